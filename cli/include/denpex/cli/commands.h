@@ -1,0 +1,51 @@
+// The subcommands of `denpex`, as library functions. Each returns the process exit code
+// (0 ok, 2 usage error, 3 unreadable or invalid input) and prints to the given streams.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace denpex::cli {
+
+struct SimulateArgs {
+  std::filesystem::path scenario;
+  std::filesystem::path out;
+  std::optional<std::uint64_t> seed;
+  std::vector<std::string> overrides;  // --set field=value
+};
+int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err);
+
+struct DiagnoseArgs {
+  std::filesystem::path incident;
+  std::filesystem::path json;  // empty: no JSON file
+  std::string strategy = "engine";
+  int threads = 0;
+};
+int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err);
+
+struct ScoreArgs {
+  std::filesystem::path truth;
+  std::filesystem::path diagnosis;
+  std::filesystem::path json;
+};
+int RunScore(const ScoreArgs& args, std::ostream& out, std::ostream& err);
+
+struct EvalArgs {
+  std::vector<std::filesystem::path> scenarios;  // files or directories of *.textproto
+  int seeds = 5;
+  std::filesystem::path json;
+  std::filesystem::path work_dir;  // empty: a temporary directory, removed afterwards
+  std::vector<std::string> strategies = {"engine", "first-error"};
+};
+int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err);
+
+struct DemoArgs {
+  std::filesystem::path out = "denpex-demo";
+};
+int RunDemo(const DemoArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace denpex::cli

@@ -1,0 +1,104 @@
+#include "denpex/cli/commands.h"
+
+#include <chrono>
+#include <iostream>
+#include <system_error>
+
+#include "denpex/engine/engine.h"
+#include "denpex/proto/json_io.h"
+#include "denpex/scorer/scorer.h"
+#include "denpex/sim/simulator.h"
+#include "eval_internal.h"
+
+namespace denpex::cli {
+namespace fs = std::filesystem;
+
+namespace {
+int Fail(std::ostream& err, std::string_view cmd, const Status& st) {
+  err << "denpex " << cmd << ": " << st.message() << "\n";
+  return ExitCodeFor(st);
+}
+
+// True when `p` is `dir` or lies under it (after resolving what exists of both paths).
+bool IsInside(const fs::path& p, const fs::path& dir) {
+  std::error_code ec;
+  const fs::path a = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  const fs::path b = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  auto [ia, ib] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  return ib == b.end();
+}
+}  // namespace
+
+int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) {
+  auto scenario = sim::LoadScenario(args.scenario, args.overrides);
+  if (!scenario.ok()) {
+    err << scenario.status().message() << "\n";
+    return ExitCodeFor(scenario.status());
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto result = sim::Simulate(*scenario, {.out_dir = args.out, .seed = args.seed});
+  if (!result.ok()) return Fail(err, "simulate", result.status());
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto& s = result->stats;
+  out << "simulated " << scenario->name() << " (seed " << result->truth.seed() << ", "
+      << result->truth.job().world_size() << " ranks): " << s.events << " events, " << s.lines
+      << " lines, " << s.bytes << " bytes in " << s.files << " files, " << secs << " s\n"
+      << "  incident: " << (args.out / "incident").string() << "\n"
+      << "  truth:    " << (args.out / "truth.json").string() << "\n";
+  return kExitOk;
+}
+
+int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) {
+  auto strategy = engine::ParseStrategy(args.strategy);
+  if (!strategy) {
+    err << "denpex diagnose: unknown --strategy '" << args.strategy << "' (engine, first-error)\n";
+    return kExitUsage;
+  }
+  if (!args.json.empty() && IsInside(args.json, args.incident)) {
+    err << "denpex diagnose: refusing to write " << args.json.string()
+        << " inside the incident directory; the engine never modifies an incident. "
+           "Choose a --json path outside it.\n";
+    return kExitUsage;
+  }
+  auto d = engine::Diagnose(args.incident, {.strategy = *strategy, .threads = args.threads});
+  if (!d.ok()) return Fail(err, "diagnose", d.status());
+  out << engine::RenderText(*d);
+  if (!args.json.empty()) {
+    if (auto st = proto::WriteJsonFile(args.json, *d); !st.ok()) return Fail(err, "diagnose", st);
+  }
+  return kExitOk;
+}
+
+int RunScore(const ScoreArgs& args, std::ostream& out, std::ostream& err) {
+  v1::Truth truth;
+  if (auto st = proto::ReadJsonFile(args.truth, &truth); !st.ok()) return Fail(err, "score", st);
+  v1::Diagnosis diagnosis;
+  if (auto st = proto::ReadJsonFile(args.diagnosis, &diagnosis); !st.ok()) return Fail(err, "score", st);
+  const v1::IncidentScore score = scorer::ScoreIncident(truth, diagnosis);
+  out << scorer::RenderIncident(score);
+  if (!args.json.empty()) {
+    if (auto st = proto::WriteJsonFile(args.json, score); !st.ok()) return Fail(err, "score", st);
+  }
+  return kExitOk;
+}
+
+int RunDemo(const DemoArgs& args, std::ostream& out, std::ostream& err) {
+  auto scenario = sim::ParseScenario(sim::DefaultScenarioText(), "<embedded default scenario>");
+  if (!scenario.ok()) return Fail(err, "demo", scenario.status());
+  out << "denpex demo: " << scenario->description() << "\n"
+      << "  simulating " << scenario->name() << " into " << args.out.string() << " ...\n";
+  auto run = RunIncident(*scenario, scenario->seed(), args.out, {"engine", "first-error"});
+  if (!run.ok()) return Fail(err, "demo", run.status());
+  out << "  simulated in " << run->simulate_seconds << " s; diagnosing "
+      << (args.out / "incident").string() << "\n\n";
+  out << engine::RenderText(run->diagnoses[0]) << "\n";
+  out << "score against " << (args.out / "truth.json").string() << ":\n";
+  for (const auto& s : run->scores) out << scorer::RenderIncident(s);
+  if (auto st = proto::WriteJsonFile(args.out / "diagnosis.json", run->diagnoses[0]); !st.ok()) {
+    return Fail(err, "demo", st);
+  }
+  out << "\ndiagnosis JSON: " << (args.out / "diagnosis.json").string() << "\n";
+  return kExitOk;
+}
+
+}  // namespace denpex::cli

@@ -1,0 +1,41 @@
+// Start here: the diagnosis engine. An incident directory goes in (logs as a real job left
+// them); a Diagnosis comes out. The engine never writes into the incident directory, never
+// follows links out of it, never reads ground truth and never links the simulator.
+//
+//   auto d = engine::Diagnose("out/incident", {});
+//   std::cout << engine::RenderText(*d);
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "denpex/common/status.h"
+#include "denpex/v1/diagnosis.pb.h"
+
+namespace denpex::engine {
+
+// The real analysis and the naive baselines it is measured against.
+enum class Strategy {
+  kEngine,      // progress per process group + launcher evidence (the product)
+  kFirstError,  // baseline: the rank of the earliest NCCL watchdog timeout line
+};
+
+std::optional<Strategy> ParseStrategy(std::string_view name);
+std::string_view StrategyName(Strategy s);
+
+struct DiagnoseOptions {
+  Strategy strategy = Strategy::kEngine;
+  int threads = 0;  // 0 = all cores; results do not depend on it
+};
+
+// kNotFound / kInvalidInput when the directory is missing, not a directory, or holds no
+// readable log. Unreadable or malformed files inside it are counted in Diagnosis.input.
+Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir,
+                               const DiagnoseOptions& options);
+
+// The human summary printed by `denpex diagnose`.
+std::string RenderText(const v1::Diagnosis& diagnosis);
+
+}  // namespace denpex::engine

@@ -1,0 +1,28 @@
+// Protobuf JSON with snake_case field names, to and from files. The one place that decides
+// how Denpex's contracts look on disk.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <google/protobuf/message.h>
+
+#include "denpex/common/status.h"
+
+namespace denpex::proto {
+
+// Pretty-printed JSON, snake_case names, enum names as strings, default values omitted.
+std::string ToJson(const google::protobuf::Message& msg);
+
+// Writes ToJson(msg) + "\n" to `path` (replacing it atomically via a temporary file).
+Status WriteJsonFile(const std::filesystem::path& path, const google::protobuf::Message& msg);
+
+// Parses JSON into `msg`; unknown fields are an error. The message names `source`.
+Status FromJson(std::string_view json, std::string_view source, google::protobuf::Message* msg);
+Status ReadJsonFile(const std::filesystem::path& path, google::protobuf::Message* msg);
+
+// Reads a whole file; kNotFound / kIoError name the path.
+Result<std::string> ReadFile(const std::filesystem::path& path);
+Status WriteFile(const std::filesystem::path& path, std::string_view data);
+
+}  // namespace denpex::proto

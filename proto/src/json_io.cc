@@ -1,0 +1,71 @@
+#include "denpex/proto/json_io.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+namespace denpex::proto {
+
+namespace pbu = google::protobuf::util;
+
+std::string ToJson(const google::protobuf::Message& msg) {
+  pbu::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  opts.preserve_proto_field_names = true;
+  std::string out;
+  // Only fails for messages with Any fields of unknown types; we have none.
+  (void)pbu::MessageToJsonString(msg, &out, opts);
+  return out;
+}
+
+Result<std::string> ReadFile(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Status::NotFound(path.string() + ": no such file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError(path.string() + ": cannot open for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return Status::IoError(path.string() + ": read error");
+  return ss.str();
+}
+
+Status WriteFile(const std::filesystem::path& path, std::string_view data) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Status::IoError(path.string() + ": cannot open for writing");
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    if (!out) return Status::IoError(path.string() + ": write error");
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Status::IoError(path.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+Status WriteJsonFile(const std::filesystem::path& path, const google::protobuf::Message& msg) {
+  return WriteFile(path, ToJson(msg) + "\n");
+}
+
+Status FromJson(std::string_view json, std::string_view source, google::protobuf::Message* msg) {
+  pbu::JsonParseOptions opts;
+  opts.ignore_unknown_fields = false;
+  auto st = pbu::JsonStringToMessage(std::string(json), msg, opts);
+  if (!st.ok()) {
+    return Status::InvalidInput(std::string(source) + ": not a valid " +
+                                std::string(msg->GetDescriptor()->full_name()) + " JSON: " +
+                                std::string(st.message()));
+  }
+  return Status::Ok();
+}
+
+Status ReadJsonFile(const std::filesystem::path& path, google::protobuf::Message* msg) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  return FromJson(*text, path.string(), msg);
+}
+
+}  // namespace denpex::proto
