@@ -1,0 +1,177 @@
+// The `denpex` binary end to end: exit codes, messages, the eval acceptance criterion of
+// issue #2, and that diagnose leaves the incident directory untouched.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "denpex/proto/json_io.h"
+#include "denpex/v1/diagnosis.pb.h"
+#include "denpex/v1/score.pb.h"
+#include "denpex/v1/truth.pb.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Run Denpex(const std::string& args) {
+  const std::string cmd = std::string(DENPEX_BINARY) + " " + args + " 2>&1";
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = fs::temp_directory_path() / ("denpex-e2e-" + std::to_string(rd()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string Scenario(const std::string& name) {
+  return (fs::path(DENPEX_SOURCE_DIR) / "scenarios" / name).string();
+}
+
+// Path -> (size, contents hash) of every file under `dir`.
+std::map<std::string, std::size_t> Snapshot(const fs::path& dir) {
+  std::map<std::string, std::size_t> snap;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) {
+      snap[e.path().string()] = 0;
+      continue;
+    }
+    std::ifstream in(e.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    snap[e.path().string()] = std::hash<std::string>{}(ss.str());
+  }
+  return snap;
+}
+
+TEST(Cli, HelpListsSubcommandsAndExitCodes) {
+  const Run r = Denpex("--help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* s : {"simulate", "diagnose", "score", "eval", "demo", "Exit codes"}) {
+    EXPECT_NE(r.output.find(s), std::string::npos) << s;
+  }
+  EXPECT_EQ(Denpex("diagnose --help").code, 0);
+}
+
+TEST(Cli, UnknownFlagIsAUsageError) { EXPECT_EQ(Denpex("diagnose --no-such-flag x").code, 2); }
+
+TEST(Cli, ScenarioWithUnknownFieldIsRejectedWithLocation) {
+  TempDir tmp;
+  const fs::path bad = tmp.path() / "typo.textproto";
+  std::ofstream(bad) << "name: \"typo\"\njob {\n  nodse: 4\n}\n";
+  const Run r = Denpex("simulate " + bad.string() + " --out " + (tmp.path() / "o").string());
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find(bad.string() + ":3:"), std::string::npos) << r.output;
+}
+
+TEST(Cli, DiagnoseMissingDirectoryExits3) {
+  const Run r = Denpex("diagnose /nonexistent/denpex/incident");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.output.find("/nonexistent/denpex/incident"), std::string::npos) << r.output;
+}
+
+TEST(Cli, DiagnoseEmptyDirectoryExits3) {
+  TempDir tmp;
+  const Run r = Denpex("diagnose " + tmp.path().string());
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find(tmp.path().string()), std::string::npos) << r.output;
+}
+
+TEST(Cli, SimulateDiagnoseScoreRoundTripLeavesIncidentUntouched) {
+  TempDir tmp;
+  const fs::path out = tmp.path() / "run";
+  Run r = Denpex("simulate " + Scenario("smoke/sigkill_4096.textproto") + " --out " + out.string() +
+                 " --seed 3");
+  ASSERT_EQ(r.code, 0) << r.output;
+  ASSERT_TRUE(fs::exists(out / "truth.json"));
+  ASSERT_FALSE(fs::exists(out / "incident" / "truth.json"));
+
+  const auto before = Snapshot(out / "incident");
+  const fs::path diag = tmp.path() / "diagnosis.json";
+  r = Denpex("diagnose " + (out / "incident").string() + " --json " + diag.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(Snapshot(out / "incident"), before);
+
+  // --json inside the incident directory is refused, and nothing is written there.
+  r = Denpex("diagnose " + (out / "incident").string() + " --json " +
+             (out / "incident" / "d.json").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(Snapshot(out / "incident"), before);
+
+  const fs::path score = tmp.path() / "score.json";
+  r = Denpex("score --truth " + (out / "truth.json").string() + " --diagnosis " + diag.string() +
+             " --json " + score.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  denpex::v1::IncidentScore s;
+  ASSERT_TRUE(denpex::proto::ReadJsonFile(score, &s).ok());
+  EXPECT_TRUE(s.initiator_rank_correct()) << r.output;
+  EXPECT_TRUE(s.initiator_node_correct());
+  EXPECT_TRUE(s.owner_correct());
+}
+
+TEST(Cli, ScoreRejectsMalformedJsonWithItsPath) {
+  TempDir tmp;
+  const fs::path bad = tmp.path() / "bad.json";
+  std::ofstream(bad) << "{ not json";
+  const Run r = Denpex("score --truth " + bad.string() + " --diagnosis " + bad.string());
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.output.find(bad.string()), std::string::npos);
+}
+
+// Issue #2's acceptance criterion: over scenarios/smoke/ with 5 seeds the engine names the
+// right initiator every time, and the first-error baseline is printed beside it.
+TEST(Cli, EvalSmokeSuiteEngineRightEverySeedBaselineBeside) {
+  TempDir tmp;
+  const fs::path report_path = tmp.path() / "report.json";
+  const Run r = Denpex("eval " + Scenario("smoke") + " --seeds 5 --json " + report_path.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("first-error"), std::string::npos) << r.output;
+  denpex::v1::EvalReport report;
+  ASSERT_TRUE(denpex::proto::ReadJsonFile(report_path, &report).ok());
+  int engine_runs = 0;
+  for (const auto& s : report.incidents()) {
+    if (s.strategy() != "engine") continue;
+    ++engine_runs;
+    EXPECT_TRUE(s.initiator_rank_correct()) << s.incident() << " seed " << s.seed();
+    EXPECT_TRUE(s.owner_correct()) << s.incident() << " seed " << s.seed();
+  }
+  EXPECT_GE(engine_runs, 5);
+}
+
+TEST(Cli, DemoPrintsVerdictAndScore) {
+  TempDir tmp;
+  const Run r = Denpex("demo --out " + (tmp.path() / "demo").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("DIAGNOSED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("initiator rank RIGHT"), std::string::npos) << r.output;
+}
+
+}  // namespace
