@@ -21,14 +21,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
+struct CmdResult {
   int code = -1;
   std::string output;  // stdout and stderr
 };
 
-Run Denpex(const std::string& args) {
+CmdResult Denpex(const std::string& args) {
   const std::string cmd = std::string(DENPEX_BINARY) + " " + args + " 2>&1";
-  Run r;
+  CmdResult r;
   FILE* p = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf{};
   size_t n;
@@ -73,7 +73,7 @@ std::map<std::string, std::size_t> Snapshot(const fs::path& dir) {
 }
 
 TEST(Cli, HelpListsSubcommandsAndExitCodes) {
-  const Run r = Denpex("--help");
+  const CmdResult r = Denpex("--help");
   EXPECT_EQ(r.code, 0);
   for (const char* s : {"simulate", "diagnose", "score", "eval", "demo", "Exit codes"}) {
     EXPECT_NE(r.output.find(s), std::string::npos) << s;
@@ -87,20 +87,20 @@ TEST(Cli, ScenarioWithUnknownFieldIsRejectedWithLocation) {
   TempDir tmp;
   const fs::path bad = tmp.path() / "typo.textproto";
   std::ofstream(bad) << "name: \"typo\"\njob {\n  nodse: 4\n}\n";
-  const Run r = Denpex("simulate " + bad.string() + " --out " + (tmp.path() / "o").string());
+  const CmdResult r = Denpex("simulate " + bad.string() + " --out " + (tmp.path() / "o").string());
   EXPECT_EQ(r.code, 3) << r.output;
   EXPECT_NE(r.output.find(bad.string() + ":3:"), std::string::npos) << r.output;
 }
 
 TEST(Cli, DiagnoseMissingDirectoryExits3) {
-  const Run r = Denpex("diagnose /nonexistent/denpex/incident");
+  const CmdResult r = Denpex("diagnose /nonexistent/denpex/incident");
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.output.find("/nonexistent/denpex/incident"), std::string::npos) << r.output;
 }
 
 TEST(Cli, DiagnoseEmptyDirectoryExits3) {
   TempDir tmp;
-  const Run r = Denpex("diagnose " + tmp.path().string());
+  const CmdResult r = Denpex("diagnose " + tmp.path().string());
   EXPECT_EQ(r.code, 3) << r.output;
   EXPECT_NE(r.output.find(tmp.path().string()), std::string::npos) << r.output;
 }
@@ -108,7 +108,7 @@ TEST(Cli, DiagnoseEmptyDirectoryExits3) {
 TEST(Cli, SimulateDiagnoseScoreRoundTripLeavesIncidentUntouched) {
   TempDir tmp;
   const fs::path out = tmp.path() / "run";
-  Run r = Denpex("simulate " + Scenario("smoke/sigkill_4096.textproto") + " --out " + out.string() +
+  CmdResult r = Denpex("simulate " + Scenario("smoke/sigkill_4096.textproto") + " --out " + out.string() +
                  " --seed 3");
   ASSERT_EQ(r.code, 0) << r.output;
   ASSERT_TRUE(fs::exists(out / "truth.json"));
@@ -141,7 +141,7 @@ TEST(Cli, ScoreRejectsMalformedJsonWithItsPath) {
   TempDir tmp;
   const fs::path bad = tmp.path() / "bad.json";
   std::ofstream(bad) << "{ not json";
-  const Run r = Denpex("score --truth " + bad.string() + " --diagnosis " + bad.string());
+  const CmdResult r = Denpex("score --truth " + bad.string() + " --diagnosis " + bad.string());
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.output.find(bad.string()), std::string::npos);
 }
@@ -151,7 +151,7 @@ TEST(Cli, ScoreRejectsMalformedJsonWithItsPath) {
 TEST(Cli, EvalSmokeSuiteEngineRightEverySeedBaselineBeside) {
   TempDir tmp;
   const fs::path report_path = tmp.path() / "report.json";
-  const Run r = Denpex("eval " + Scenario("smoke") + " --seeds 5 --json " + report_path.string());
+  const CmdResult r = Denpex("eval " + Scenario("smoke") + " --seeds 5 --json " + report_path.string());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("first-error"), std::string::npos) << r.output;
   denpex::v1::EvalReport report;
@@ -168,7 +168,7 @@ TEST(Cli, EvalSmokeSuiteEngineRightEverySeedBaselineBeside) {
 
 TEST(Cli, DemoPrintsVerdictAndScore) {
   TempDir tmp;
-  const Run r = Denpex("demo --out " + (tmp.path() / "demo").string());
+  const CmdResult r = Denpex("demo --out " + (tmp.path() / "demo").string());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("DIAGNOSED"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("initiator rank RIGHT"), std::string::npos) << r.output;
