@@ -15,7 +15,8 @@ namespace {
 
 constexpr int kDefaultGpusPerNode = 8;
 constexpr int kMaxGpusPerNode = 16;         // the PCI bus-id table covers 16 GPUs
-constexpr std::int64_t kMaxWorld = 1 << 20; // event payloads hold 20-bit ids
+// Event payloads hold 20-bit ids and a job has fewer than 3 * world + 1 rendezvous.
+constexpr std::int64_t kMaxWorld = 1 << 18;
 constexpr int kMaxNodes = 99'999;           // hostnames carry at most 5 digits
 constexpr std::int64_t kDefaultJobId = 4242001;
 constexpr std::int64_t kDefaultNcclTimeoutMs = 600'000;
