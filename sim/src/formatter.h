@@ -36,8 +36,8 @@ class LineFormatter {
 
  private:
   TimeNs Local(int node, TimeNs t) const { return t + job_.clock_offset[node]; }
-  void C10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const;
-  void PgPrefix(LineBuilder& out, int rank, PgKind group) const;
+  void WriteC10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const;
+  void WritePgPrefix(LineBuilder& out, int rank, PgKind group) const;
   void WorkNccl(LineBuilder& out, const WatchdogTimeout& r) const;
   void TimeoutMessage(LineBuilder& out, const WatchdogTimeout& r) const;
   void NativeFrames(LineBuilder& out, int rank, bool rank_prefix) const;

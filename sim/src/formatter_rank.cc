@@ -76,18 +76,29 @@ void LineFormatter::Format(const TrainerIteration& r, LineBuilder& out) const {
   out.Str(" | number of nan iterations: ").Padded(0, 3, ' ').Str(" |").EndLine();
 }
 
+// The c10 header of the profile's style (docs/log_formats.md §2). torch >= 2.4:
 // [rank<G>]:[E<M><DD> <hh>:<mm>:<ss>.<nnnnnnnnn> ProcessGroupNCCL.cpp:<line>] 
-void LineFormatter::C10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const {
-  const CivilTime c = ToCivil(Local(job_.NodeOf(rank), t));
-  out.Str("[rank").Int(rank).Str("]:[E").Int(c.month).Zero(c.day, 2).Char(' ');
-  out.Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).Char('.');
-  out.Zero(c.nanos, 9).Str(" ProcessGroupNCCL.cpp:").Int(source_line).Str("] ");
+void LineFormatter::WriteC10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const {
+  switch (torch_.c10_header) {
+    case C10Header::kRankPrefixedTimestamped: {
+      const CivilTime c = ToCivil(Local(job_.NodeOf(rank), t));
+      out.Str("[rank").Int(rank).Str("]:[E").Int(c.month).Zero(c.day, 2).Char(' ');
+      out.Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).Char('.');
+      out.Zero(c.nanos, 9).Str(" ProcessGroupNCCL.cpp:").Int(source_line).Str("] ");
+      return;
+    }
+  }
 }
 
-// [PG <uid> (<desc>) Rank <r>] : torch 2.4 names every Megatron group by its description.
-void LineFormatter::PgPrefix(LineBuilder& out, int rank, PgKind group) const {
-  out.Str("[PG ").Int(job_.GroupUid(rank, group)).Str(" (").Str(PgDescription(group));
-  out.Str(") Rank ").Int(job_.GroupRank(rank, group)).Char(']');
+// The process group's log prefix in the profile's style (docs/log_formats.md §3). torch 2.4:
+// [PG <uid> (<desc>) Rank <r>]; Megatron gives every group a description.
+void LineFormatter::WritePgPrefix(LineBuilder& out, int rank, PgKind group) const {
+  switch (torch_.pg_prefix) {
+    case PgPrefix::kUidAndDescription:
+      out.Str("[PG ").Int(job_.GroupUid(rank, group)).Str(" (").Str(PgDescription(group));
+      out.Str(") Rank ").Int(job_.GroupRank(rank, group)).Char(']');
+      return;
+  }
 }
 
 void LineFormatter::WorkNccl(LineBuilder& out, const WatchdogTimeout& r) const {
@@ -99,7 +110,7 @@ void LineFormatter::WorkNccl(LineBuilder& out, const WatchdogTimeout& r) const {
 // "<pgprefix> Watchdog caught collective operation timeout: WorkNCCL(...) ran for X
 // milliseconds before timing out."
 void LineFormatter::TimeoutMessage(LineBuilder& out, const WatchdogTimeout& r) const {
-  PgPrefix(out, r.rank, r.group);
+  WritePgPrefix(out, r.rank, r.group);
   out.Str(" Watchdog caught collective operation timeout: ");
   WorkNccl(out, r);
   out.Str(" ran for ").Int(r.ran_for_ms).Str(" milliseconds before timing out.");
@@ -123,28 +134,28 @@ void LineFormatter::NativeFrames(LineBuilder& out, int rank, bool rank_prefix) c
 void LineFormatter::Format(const WatchdogTimeout& r, LineBuilder& out) const {
   Rng rng(job_.seed, StreamId::kLineTiming, static_cast<std::uint64_t>(r.rank));
   TimeNs t = r.time;
-  C10Header(out, r.rank, t, torch_.line_watchdog_timeout);
+  WriteC10Header(out, r.rank, t, torch_.line_watchdog_timeout);
   TimeoutMessage(out, r);
   out.EndLine();
   t += rng.UniformInt(20, 90) * kNsPerUs;
-  C10Header(out, r.rank, t, torch_.line_exception_detected);
-  PgPrefix(out, r.rank, r.group);
+  WriteC10Header(out, r.rank, t, torch_.line_exception_detected);
+  WritePgPrefix(out, r.rank, r.group);
   out.Str(" Exception (either an error or timeout) detected by watchdog at work: ").Int(r.seq);
   out.Str(", last enqueued NCCL work: ").Int(r.last_enqueued);
   out.Str(", last completed NCCL work: ").Int(r.last_completed).Char('.').EndLine();
   t += rng.UniformInt(5, 30) * kNsPerUs;
-  C10Header(out, r.rank, t, torch_.line_some_ops_failed);
-  PgPrefix(out, r.rank, r.group);
+  WriteC10Header(out, r.rank, t, torch_.line_some_ops_failed);
+  WritePgPrefix(out, r.rank, r.group);
   out.Str(" Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
           "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.");
   out.EndLine();
   t += rng.UniformInt(1, 8) * kNsPerUs;
-  C10Header(out, r.rank, t, torch_.line_taking_down);
-  PgPrefix(out, r.rank, r.group);
+  WriteC10Header(out, r.rank, t, torch_.line_taking_down);
+  WritePgPrefix(out, r.rank, r.group);
   out.Str(" To avoid data inconsistency, we are taking the entire process down.").EndLine();
   t += rng.UniformInt(100, 900) * kNsPerUs;
-  C10Header(out, r.rank, t, torch_.line_thread_terminated);
-  PgPrefix(out, r.rank, r.group);
+  WriteC10Header(out, r.rank, t, torch_.line_thread_terminated);
+  WritePgPrefix(out, r.rank, r.group);
   out.Str(" Process group watchdog thread terminated with exception: ");
   TimeoutMessage(out, r);
   out.EndLine();
@@ -155,7 +166,7 @@ void LineFormatter::Format(const WatchdogTimeout& r, LineBuilder& out) const {
   out.Str("[rank").Int(r.rank).Str("]:").EndLine();
   out.Str("terminate called after throwing an instance of 'c10::DistBackendError'").EndLine();
   out.Str("  what():  ");
-  PgPrefix(out, r.rank, r.group);
+  WritePgPrefix(out, r.rank, r.group);
   out.Str(" Process group watchdog thread terminated with exception: ");
   TimeoutMessage(out, r);
   out.EndLine();

@@ -28,12 +28,15 @@ Model::Model(const Job& job, const FaultPlan& fault, RecordSink& sink)
   workers_.set_exit_listener(&launcher_);
 }
 
-// Far beyond any plausible end: the fault step (pipeline steps are up to pp + 2 compute
-// times long), then a few watchdog timeouts and SIGTERM graces, then ten minutes.
+// Far beyond any plausible end: the steps up to the fault (each generously pp + 2 compute
+// times long), then a few watchdog timeouts and SIGTERM graces, then ten minutes. Computed
+// in double and capped, so extreme scenarios cannot overflow it.
 TimeNs Model::Horizon() const {
-  const TimeNs steps = static_cast<TimeNs>(fault_.step + 10) * job_.step_time * (job_.pp + 2);
-  return job_.start + 60 * kNsPerSec + steps + 4 * (job_.nccl_timeout + job_.sigterm_grace) +
-         600 * kNsPerSec;
+  const double steps = static_cast<double>(fault_.step + 10) * static_cast<double>(job_.step_time) *
+                       static_cast<double>(job_.pp + 2);
+  const double horizon = static_cast<double>(job_.start) + 660.0 * kNsPerSec + steps +
+                         4.0 * static_cast<double>(job_.nccl_timeout + job_.sigterm_grace);
+  return horizon < 4e18 ? static_cast<TimeNs>(horizon) : static_cast<TimeNs>(4e18);
 }
 
 Outcome Model::Run() {

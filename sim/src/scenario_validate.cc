@@ -2,6 +2,7 @@
 // ones docs/scenario_format.md lists; a change here changes that file in the same commit.
 // Every error names the offending field's location (Locator) and says what to do.
 #include <charconv>
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -24,6 +25,10 @@ constexpr std::int64_t kDefaultMonitorIntervalMs = 100;
 constexpr std::int64_t kDefaultSigtermGraceMs = 30'000;
 constexpr std::int64_t kMaxDurationMs = 7LL * 24 * 3600 * 1000;  // a week
 constexpr int kDefaultWarmupSteps = 20;
+constexpr int kMaxSteps = 100'000;                   // every step is simulated, rank by rank
+constexpr std::int64_t kMaxStepTimeMs = 3'600'000;   // an hour
+constexpr int kMaxTpCollectives = 1000;
+constexpr std::int64_t kMinNcclTimeoutMs = 10'000;
 constexpr std::int64_t kDefaultStepTimeMs = 1500;
 constexpr int kDefaultTpCollectives = 4;
 constexpr double kDefaultComputeJitter = 0.02;
@@ -206,6 +211,19 @@ Status FillTraining(v1::Training* t, const Locator& loc) {
                          StrD(t->compute_jitter()) + ")",
                      "it is a relative sigma: 0.02 is 2%");
   }
+  if (t->warmup_steps() > kMaxSteps) {
+    return loc.Error("training.warmup_steps", "training.warmup_steps is at most " + Str(kMaxSteps),
+                     "every step is simulated; a few tens show the job's rhythm");
+  }
+  if (t->step_time_ms() > kMaxStepTimeMs) {
+    return loc.Error("training.step_time_ms", "training.step_time_ms is at most an hour",
+                     "give the compute time of one step in milliseconds");
+  }
+  if (t->tp_collectives_per_step() > kMaxTpCollectives) {
+    return loc.Error("training.tp_collectives_per_step",
+                     "training.tp_collectives_per_step is at most " + Str(kMaxTpCollectives),
+                     "a few per step (forward and backward) is typical");
+  }
   if (t->warmup_steps() == 0) t->set_warmup_steps(kDefaultWarmupSteps);
   if (t->step_time_ms() == 0) t->set_step_time_ms(kDefaultStepTimeMs);
   if (t->tp_collectives_per_step() == 0) t->set_tp_collectives_per_step(kDefaultTpCollectives);
@@ -231,6 +249,19 @@ Status FillClocksAndStart(v1::Scenario* s, const Locator& loc) {
   return Status::Ok();
 }
 
+// A timeout shorter than a healthy wait would fire without any fault; the model's waits last
+// up to a few seconds at start-up and about a step afterwards.
+Status CheckTimeoutAgainstSteps(const v1::Scenario& s, const Locator& loc) {
+  const std::int64_t floor =
+      std::max<std::int64_t>(kMinNcclTimeoutMs, 4 * s.training().step_time_ms());
+  if (s.timeouts().nccl_timeout_ms() >= floor) return Status::Ok();
+  return loc.Error({"timeouts.nccl_timeout_ms", "training.step_time_ms"},
+                   "timeouts.nccl_timeout_ms " + Str(s.timeouts().nccl_timeout_ms()) +
+                       " would fire on healthy collectives (it must be at least " + Str(floor) +
+                       " ms, the larger of 10 s and 4 step times)",
+                   "raise the timeout or shorten training.step_time_ms");
+}
+
 Status CheckFault(v1::Fault* f, const std::string& path, std::int64_t world, int warmup,
                   const Locator& loc) {
   if (f->kind() == v1::FAULT_KIND_UNSPECIFIED || !v1::FaultKind_IsValid(f->kind())) {
@@ -252,6 +283,10 @@ Status CheckFault(v1::Fault* f, const std::string& path, std::int64_t world, int
                      path + ".at_fraction must be in [0, 1) (got " +
                          StrD(f->at_fraction()) + ")",
                      "a fraction of the step's compute time; leave it out to draw one");
+  }
+  if (f->has_step() && f->step() > kMaxSteps) {
+    return loc.Error(path + ".step", path + ".step is at most " + Str(kMaxSteps),
+                     "every step before the fault is simulated; fault earlier");
   }
   if (!f->has_step()) f->set_step(warmup);
   return Status::Ok();
@@ -284,6 +319,7 @@ Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
   if (s->launcher() == v1::LAUNCHER_UNSPECIFIED) s->set_launcher(v1::LAUNCHER_TORCHRUN);
   DENPEX_RETURN_IF_ERROR(FillFormat(s->mutable_format(), loc));
   DENPEX_RETURN_IF_ERROR(FillTraining(s->mutable_training(), loc));
+  DENPEX_RETURN_IF_ERROR(CheckTimeoutAgainstSteps(*s, loc));
   DENPEX_RETURN_IF_ERROR(FillClocksAndStart(s, loc));
   return CheckFaults(s, loc);
 }
