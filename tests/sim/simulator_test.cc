@@ -189,6 +189,90 @@ TEST(Simulator, ProcessGroupUidsAndRanksFollowMegatronCreationOrder) {
   EXPECT_EQ(comm_id(peer[2]), comm_id(lines[1]));  // their TP group
 }
 
+// The contract (docs/log_formats.md §6), line by line, on the initiator's node of a 2-node job.
+TEST(Simulator, InitiatorsTorchrunLogHasTheDocumentedShape) {
+  const fs::path out = FreshDir();
+  MustSimulate(MustParse(kTwoNodes), out);
+  const std::string glog = R"([WE]0302 09:\d\d:\d\d\.\d{3}000 \d+ torch/distributed/)";
+  const std::string py = R"(  File "/usr/local/lib/python3\.10/dist-packages/torch/distributed/)";
+  std::vector<std::string> want = {
+      glog + R"(run\.py:779\] $)",
+      glog + R"(run\.py:779\] \*{41}$)",
+      glog + R"(run\.py:779\] Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, .* as needed\. $)",
+      glog + R"(run\.py:779\] \*{41}$)"};
+  for (int i = 0; i < 7; ++i) {
+    want.push_back(glog + R"(elastic/multiprocessing/api\.py:858\] Sending process \d+ closing signal SIGTERM$)");
+  }
+  for (const char* line : {
+           R"(elastic/multiprocessing/api\.py:833\] failed \(exitcode: -9\) local_rank: 5 \(pid: (\d+)\) of binary: /usr/bin/python3$)",
+       }) {
+    want.push_back(glog + line);
+  }
+  for (std::string line : std::vector<std::string>{
+           R"(Traceback \(most recent call last\):$)",
+           R"(  File "/usr/local/bin/torchrun", line 8, in <module>$)",
+           R"(    sys\.exit\(main\(\)\)$)",
+           py + R"(elastic/multiprocessing/errors/__init__\.py", line 348, in wrapper$)",
+           R"(    return f\(\*args, \*\*kwargs\)$)",
+           py + R"(run\.py", line 901, in main$)",
+           R"(    run\(args\)$)",
+           py + R"(run\.py", line 892, in run$)",
+           R"(    elastic_launch\($)",
+           py + R"(launcher/api\.py", line 133, in __call__$)",
+           R"(    return launch_agent\(self\._config, self\._entrypoint, list\(args\)\)$)",
+           py + R"(launcher/api\.py", line 264, in launch_agent$)",
+           R"(    raise ChildFailedError\($)",
+           R"(torch\.distributed\.elastic\.multiprocessing\.errors\.ChildFailedError: $)",
+           R"(={50,60}$)", R"(train\.py FAILED$)", R"(-{50,60}$)", R"(Failures:$)",
+           R"(  <NO_OTHER_FAILURES>$)", R"(-{50,60}$)", R"(Root Cause \(first observed failure\):$)",
+           R"(\[0\]:$)", R"(  time      : 2026-03-02_09:\d\d:\d\d$)", R"(  host      : gpu-0001$)",
+           R"(  rank      : 5 \(local_rank: 5\)$)", R"(  exitcode  : -9 \(pid: \d+\)$)",
+           R"(  error_file: <N/A>$)", R"(  traceback : Signal 9 \(SIGKILL\) received by PID \d+$)",
+           R"(={50,60}$)"}) {
+    want.push_back(line);
+  }
+  const auto lines = ReadLines(out / "incident/gpu-0001/torchrun.log");
+  ASSERT_EQ(lines.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE(std::regex_match(lines[i], std::regex("^" + want[i]))) << "line " << i + 1 << ": " << lines[i];
+  }
+  // The rules are as wide as the widest table line, here "  traceback : Signal 9 ..."
+  // (torch caps them at 60).
+  const std::string& widest = lines[lines.size() - 2];
+  EXPECT_EQ(lines[26].size(), widest.size());
+  EXPECT_EQ(lines.back().size(), widest.size());
+}
+
+// The contract (docs/log_formats.md §3) for one rank's watchdog block, line by line.
+TEST(Simulator, WatchdogBlockHasTheDocumentedShape) {
+  const fs::path out = FreshDir();
+  MustSimulate(MustParse(kTwoNodes), out);
+  const auto lines = ReadLines(RankFile(out, "gpu-0002", 8));
+  const std::string c10 = R"(\[rank8\]:\[E302 09:\d\d:\d\d\.\d{9} ProcessGroupNCCL\.cpp:)";
+  const std::string pg = R"(\[PG \d+ \((TENSOR|PIPELINE|DATA)_[A-Z_]+\) Rank \d\])";
+  const std::string work = R"(WorkNCCL\(SeqNum=\d+, OpType=(ALLREDUCE|SEND|RECV), NumelIn=\d+, NumelOut=\d+, Timeout\(ms\)=600000\))";
+  const std::string timeout = pg + " Watchdog caught collective operation timeout: " + work +
+                              R"( ran for \d+ milliseconds before timing out\.)";
+  const std::string frame = R"(frame #\d: .* \(0x[0-9a-f]+ in /.*\.so(\.6)?\)$)";
+  std::vector<std::string> want = {
+      c10 + "607\\] " + timeout + "$",
+      c10 + "1664\\] " + pg + R"( Exception \(either an error or timeout\) detected by watchdog at work: \d+, last enqueued NCCL work: \d+, last completed NCCL work: \d+\.$)",
+      c10 + "621\\] " + pg + R"( Some NCCL operations have failed or timed out\. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data\.$)",
+      c10 + "627\\] " + pg + R"( To avoid data inconsistency, we are taking the entire process down\.$)",
+      c10 + "1515\\] " + pg + " Process group watchdog thread terminated with exception: " + timeout + "$",
+      R"(\[rank8\]:Exception raised from checkTimeout at \.\./torch/csrc/distributed/c10d/ProcessGroupNCCL\.cpp:609 \(most recent call first\):$)"};
+  for (int i = 0; i < 7; ++i) want.push_back(R"(\[rank8\]:)" + frame);
+  want.push_back(R"(\[rank8\]:$)");
+  want.push_back(R"(terminate called after throwing an instance of 'c10::DistBackendError'$)");
+  want.push_back("  what\\(\\):  " + pg + " Process group watchdog thread terminated with exception: " + timeout + "$");
+  want.push_back(R"(Exception raised from checkTimeout at \.\./torch/csrc/distributed/c10d/ProcessGroupNCCL\.cpp:609 \(most recent call first\):$)");
+  for (int i = 0; i < 7; ++i) want.push_back(frame);
+  ASSERT_EQ(lines.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE(std::regex_match(lines[i], std::regex("^" + want[i]))) << "line " << i + 1 << ": " << lines[i];
+  }
+}
+
 TEST(Simulator, LastRanksUnflushedStdoutIsLostWhenKilled) {
   const fs::path out = FreshDir();
   MustSimulate(MustParse(kTwoNodes, {"faults[0].rank=15", "training.warmup_steps=30"}), out);
