@@ -16,8 +16,8 @@ namespace denpex::sim {
 // Where, within the lines one AgentFailureReport produced, the lines a truth cites are
 // (0-based, counted from the first line of the report).
 struct ReportLineOffsets {
-  std::int64_t failed_line = 0;      // "... failed (exitcode: ...) local_rank: ..."
-  std::int64_t root_rank_line = 0;   // "  rank      : <G> (local_rank: <lr>)" of the root cause
+  std::int64_t failed_line = 0;     // "... failed (exitcode: ...) local_rank: ..."
+  std::int64_t root_rank_line = 0;  // "  rank      : <G> (local_rank: <lr>)" of the root cause
 };
 
 class LineFormatter {

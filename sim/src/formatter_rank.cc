@@ -15,9 +15,12 @@ constexpr std::string_view kBusIds[] = {"18000", "2a000", "3a000", "5d000", "9a0
 
 std::string_view OpName(OpType op) {
   switch (op) {
-    case OpType::kAllreduce: return "ALLREDUCE";
-    case OpType::kSend: return "SEND";
-    case OpType::kRecv: return "RECV";
+    case OpType::kAllreduce:
+      return "ALLREDUCE";
+    case OpType::kSend:
+      return "SEND";
+    case OpType::kRecv:
+      return "RECV";
   }
   return "";
 }
@@ -77,7 +80,7 @@ void LineFormatter::Format(const TrainerIteration& r, LineBuilder& out) const {
 }
 
 // The c10 header of the profile's style (docs/log_formats.md §2). torch >= 2.4:
-// [rank<G>]:[E<M><DD> <hh>:<mm>:<ss>.<nnnnnnnnn> ProcessGroupNCCL.cpp:<line>] 
+// [rank<G>]:[E<M><DD> <hh>:<mm>:<ss>.<nnnnnnnnn> ProcessGroupNCCL.cpp:<line>]
 void LineFormatter::WriteC10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const {
   switch (torch_.c10_header) {
     case C10Header::kRankPrefixedTimestamped: {
@@ -146,8 +149,9 @@ void LineFormatter::Format(const WatchdogTimeout& r, LineBuilder& out) const {
   t += rng.UniformInt(5, 30) * kNsPerUs;
   WriteC10Header(out, r.rank, t, torch_.line_some_ops_failed);
   WritePgPrefix(out, r.rank, r.group);
-  out.Str(" Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
-          "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.");
+  out.Str(
+      " Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
+      "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.");
   out.EndLine();
   t += rng.UniformInt(1, 8) * kNsPerUs;
   WriteC10Header(out, r.rank, t, torch_.line_taking_down);
@@ -159,8 +163,9 @@ void LineFormatter::Format(const WatchdogTimeout& r, LineBuilder& out) const {
   out.Str(" Process group watchdog thread terminated with exception: ");
   TimeoutMessage(out, r);
   out.EndLine();
-  out.Str("[rank").Int(r.rank).Str("]:Exception raised from checkTimeout at "
-                                    "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:");
+  out.Str("[rank").Int(r.rank).Str(
+      "]:Exception raised from checkTimeout at "
+      "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:");
   out.Int(torch_.line_check_timeout_raise).Str(" (most recent call first):").EndLine();
   NativeFrames(out, r.rank, /*rank_prefix=*/true);
   out.Str("[rank").Int(r.rank).Str("]:").EndLine();
@@ -170,8 +175,9 @@ void LineFormatter::Format(const WatchdogTimeout& r, LineBuilder& out) const {
   out.Str(" Process group watchdog thread terminated with exception: ");
   TimeoutMessage(out, r);
   out.EndLine();
-  out.Str("Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/"
-          "ProcessGroupNCCL.cpp:");
+  out.Str(
+      "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/"
+      "ProcessGroupNCCL.cpp:");
   out.Int(torch_.line_check_timeout_raise).Str(" (most recent call first):").EndLine();
   NativeFrames(out, r.rank, /*rank_prefix=*/false);
 }

@@ -23,11 +23,16 @@ constexpr int kMaxRuleWidth = 60;
 
 std::string_view SignalName(int signal) {
   switch (signal) {
-    case 6: return "SIGABRT";
-    case 9: return "SIGKILL";
-    case 11: return "SIGSEGV";
-    case 15: return "SIGTERM";
-    default: return "SIGNAL";
+    case 6:
+      return "SIGABRT";
+    case 9:
+      return "SIGKILL";
+    case 11:
+      return "SIGSEGV";
+    case 15:
+      return "SIGTERM";
+    default:
+      return "SIGNAL";
   }
 }
 
@@ -97,8 +102,9 @@ std::string LineFormatter::FailureBlock(int index, const AgentFailure& f, int no
     b.Str("  traceback : Signal ").Int(-f.exit_code).Str(" (").Str(SignalName(-f.exit_code));
     b.Str(") received by PID ").Int(pid).EndLine();
   } else {
-    b.Str("  traceback : To enable traceback see: "
-          "https://pytorch.org/docs/stable/elastic/errors.html")
+    b.Str(
+         "  traceback : To enable traceback see: "
+         "https://pytorch.org/docs/stable/elastic/errors.html")
         .EndLine();
   }
   return text;

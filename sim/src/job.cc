@@ -10,40 +10,56 @@ namespace denpex::sim {
 
 std::string_view PgDescription(PgKind kind) {
   switch (kind) {
-    case PgKind::kDefault: return "default_pg";
-    case PgKind::kTensor: return "TENSOR_MODEL_PARALLEL_GROUP";
-    case PgKind::kPipeline: return "PIPELINE_MODEL_PARALLEL_GROUP";
-    case PgKind::kData: return "DATA_PARALLEL_GROUP";
+    case PgKind::kDefault:
+      return "default_pg";
+    case PgKind::kTensor:
+      return "TENSOR_MODEL_PARALLEL_GROUP";
+    case PgKind::kPipeline:
+      return "PIPELINE_MODEL_PARALLEL_GROUP";
+    case PgKind::kData:
+      return "DATA_PARALLEL_GROUP";
   }
   return "";
 }
 
 int Job::GroupUid(int rank, PgKind kind) const {
   switch (kind) {
-    case PgKind::kDefault: return 0;
-    case PgKind::kTensor: return 1 + rank / tp;
-    case PgKind::kPipeline: return 1 + NumTpGroups() + rank % (tp * dp);
-    case PgKind::kData: return 1 + NumTpGroups() + NumPpGroups() + PpRank(rank) * tp + TpRank(rank);
+    case PgKind::kDefault:
+      return 0;
+    case PgKind::kTensor:
+      return 1 + rank / tp;
+    case PgKind::kPipeline:
+      return 1 + NumTpGroups() + rank % (tp * dp);
+    case PgKind::kData:
+      return 1 + NumTpGroups() + NumPpGroups() + PpRank(rank) * tp + TpRank(rank);
   }
   return 0;
 }
 
 int Job::GroupRank(int rank, PgKind kind) const {
   switch (kind) {
-    case PgKind::kDefault: return rank;
-    case PgKind::kTensor: return TpRank(rank);
-    case PgKind::kPipeline: return PpRank(rank);
-    case PgKind::kData: return DpRank(rank);
+    case PgKind::kDefault:
+      return rank;
+    case PgKind::kTensor:
+      return TpRank(rank);
+    case PgKind::kPipeline:
+      return PpRank(rank);
+    case PgKind::kData:
+      return DpRank(rank);
   }
   return 0;
 }
 
 int Job::GroupSize(PgKind kind) const {
   switch (kind) {
-    case PgKind::kDefault: return world;
-    case PgKind::kTensor: return tp;
-    case PgKind::kPipeline: return pp;
-    case PgKind::kData: return dp;
+    case PgKind::kDefault:
+      return world;
+    case PgKind::kTensor:
+      return tp;
+    case PgKind::kPipeline:
+      return pp;
+    case PgKind::kData:
+      return dp;
   }
   return 0;
 }
@@ -58,9 +74,12 @@ PgKind Job::KindOfGroup(int uid) const {
 
 int Job::GroupMember(int uid, int i) const {
   switch (KindOfGroup(uid)) {
-    case PgKind::kDefault: return i;
-    case PgKind::kTensor: return (uid - 1) * tp + i;
-    case PgKind::kPipeline: return (uid - 1 - NumTpGroups()) + i * tp * dp;
+    case PgKind::kDefault:
+      return i;
+    case PgKind::kTensor:
+      return (uid - 1) * tp + i;
+    case PgKind::kPipeline:
+      return (uid - 1 - NumTpGroups()) + i * tp * dp;
     case PgKind::kData: {
       const int index = uid - 1 - NumTpGroups() - NumPpGroups();  // pp_rank * tp + tp_rank
       return (index / tp) * tp * dp + index % tp + i * tp;

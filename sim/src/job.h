@@ -36,8 +36,8 @@ struct Workload {
   TimeNs p2p_cost = 1'500 * kNsPerUs;
   TimeNs dp_cost = 45 * kNsPerMs;
   TimeNs barrier_cost = 1 * kNsPerMs;
-  int train_iters = 100'000;         // the "/<N>" of the iteration line
-  int samples_per_replica = 8;       // global batch = dp * this
+  int train_iters = 100'000;    // the "/<N>" of the iteration line
+  int samples_per_replica = 8;  // global batch = dp * this
 };
 
 struct Job {
@@ -54,10 +54,10 @@ struct Job {
   bool nccl_debug_info = false;
   Workload workload;
   // Per node / per rank facts.
-  std::vector<std::string> hostnames;  // node -> "gpu-0001"
-  std::vector<TimeNs> clock_offset;    // node -> printed time minus true time
-  std::vector<std::int32_t> agent_pid; // node -> torchrun's pid
-  std::vector<TimeNs> agent_start;     // node -> when torchrun printed its banner
+  std::vector<std::string> hostnames;    // node -> "gpu-0001"
+  std::vector<TimeNs> clock_offset;      // node -> printed time minus true time
+  std::vector<std::int32_t> agent_pid;   // node -> torchrun's pid
+  std::vector<TimeNs> agent_start;       // node -> when torchrun printed its banner
   std::vector<std::int32_t> worker_pid;  // rank -> pid
 
   int NodeOf(int rank) const { return rank / gpus_per_node; }

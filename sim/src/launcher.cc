@@ -50,7 +50,8 @@ void Launcher::OnPoll(int node, TimeNs t) {
   report.failure_count = 0;
   const int first = node * job_.gpus_per_node;
   for (int rank = first; rank < first + job_.gpus_per_node; ++rank) {
-    if (!workers_.alive(rank)) report.failures[report.failure_count++] = {rank, workers_.exit_code(rank)};
+    if (!workers_.alive(rank))
+      report.failures[report.failure_count++] = {rank, workers_.exit_code(rank)};
   }
   Rng& rng = rng_[node];
   TimeNs all_gone = t;

@@ -9,9 +9,10 @@ namespace denpex::sim {
 FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
   FaultPlan plan;
   const auto stream = static_cast<std::uint64_t>(fault_index) * 2;
-  plan.rank = fault.has_rank()
-                  ? fault.rank()
-                  : static_cast<int>(Rng(job.seed, StreamId::kFaultPlan, stream).UniformInt(0, job.world));
+  plan.rank =
+      fault.has_rank()
+          ? fault.rank()
+          : static_cast<int>(Rng(job.seed, StreamId::kFaultPlan, stream).UniformInt(0, job.world));
   plan.step = fault.step();
   plan.at_fraction = fault.has_at_fraction()
                          ? fault.at_fraction()
@@ -53,25 +54,49 @@ Outcome Model::Run() {
     ++out.events;
   }
   out.end_time = out.reached_horizon ? horizon : 0;
-  for (int rank = 0; rank < job_.world; ++rank) out.end_time = std::max(out.end_time, workers_.exit_time(rank));
-  for (int node = 0; node < job_.nodes; ++node) out.end_time = std::max(out.end_time, launcher_.exit_time(node));
+  for (int rank = 0; rank < job_.world; ++rank)
+    out.end_time = std::max(out.end_time, workers_.exit_time(rank));
+  for (int node = 0; node < job_.nodes; ++node)
+    out.end_time = std::max(out.end_time, launcher_.exit_time(node));
   return out;
 }
 
 void Model::Dispatch(const Event& e) {
   const auto id = static_cast<int>(e.id());
   switch (e.kind()) {
-    case EventKind::kRankStart: workers_.OnStart(id, e.time); break;
-    case EventKind::kRankResume: workers_.OnResume(id, e.time); break;
-    case EventKind::kRendezvousDone: workers_.OnRendezvousDone(e.id(), e.time); break;
-    case EventKind::kFaultKill: workers_.OnFaultKill(id, e.time); break;
-    case EventKind::kWatchdogCheck: workers_.OnWatchdogCheck(id, e.time); break;
-    case EventKind::kWatchdogFire: workers_.OnWatchdogFire(id, e.time); break;
-    case EventKind::kTermDeath: launcher_.OnTermDeath(id, e.time); break;
-    case EventKind::kAgentStart: launcher_.OnAgentStart(id, e.time); break;
-    case EventKind::kAgentPoll: launcher_.OnPoll(id, e.time); break;
-    case EventKind::kAgentReport: launcher_.OnReport(id, e.time); break;
-    case EventKind::kAgentExit: launcher_.OnAgentExit(id, e.time); break;
+    case EventKind::kRankStart:
+      workers_.OnStart(id, e.time);
+      break;
+    case EventKind::kRankResume:
+      workers_.OnResume(id, e.time);
+      break;
+    case EventKind::kRendezvousDone:
+      workers_.OnRendezvousDone(e.id(), e.time);
+      break;
+    case EventKind::kFaultKill:
+      workers_.OnFaultKill(id, e.time);
+      break;
+    case EventKind::kWatchdogCheck:
+      workers_.OnWatchdogCheck(id, e.time);
+      break;
+    case EventKind::kWatchdogFire:
+      workers_.OnWatchdogFire(id, e.time);
+      break;
+    case EventKind::kTermDeath:
+      launcher_.OnTermDeath(id, e.time);
+      break;
+    case EventKind::kAgentStart:
+      launcher_.OnAgentStart(id, e.time);
+      break;
+    case EventKind::kAgentPoll:
+      launcher_.OnPoll(id, e.time);
+      break;
+    case EventKind::kAgentReport:
+      launcher_.OnReport(id, e.time);
+      break;
+    case EventKind::kAgentExit:
+      launcher_.OnAgentExit(id, e.time);
+      break;
   }
 }
 

@@ -26,7 +26,7 @@ enum class NativeLibrary : std::uint8_t { kC10, kTorchCuda, kStdCxx, kLibc, kCou
 struct NativeFrame {
   std::string_view symbol;  // "c10::Error::Error(c10::SourceLocation, std::string) + 0x96"
   NativeLibrary library;
-  std::uint64_t offset;     // address minus the library's load address
+  std::uint64_t offset;  // address minus the library's load address
 };
 
 struct PythonFrame {
@@ -42,18 +42,18 @@ struct TorchProfile {
   C10Header c10_header;
   PgPrefix pg_prefix;
   // ProcessGroupNCCL.cpp lines of the watchdog block, in print order.
-  int line_watchdog_timeout;    // "Watchdog caught collective operation timeout"
-  int line_exception_detected;  // "Exception (either an error or timeout) detected ..."
-  int line_some_ops_failed;     // "Some NCCL operations have failed or timed out. ..."
-  int line_taking_down;         // "To avoid data inconsistency, ..."
-  int line_thread_terminated;   // "Process group watchdog thread terminated with exception"
-  int line_check_timeout_raise; // "Exception raised from checkTimeout at ...:<line>"
+  int line_watchdog_timeout;     // "Watchdog caught collective operation timeout"
+  int line_exception_detected;   // "Exception (either an error or timeout) detected ..."
+  int line_some_ops_failed;      // "Some NCCL operations have failed or timed out. ..."
+  int line_taking_down;          // "To avoid data inconsistency, ..."
+  int line_thread_terminated;    // "Process group watchdog thread terminated with exception"
+  int line_check_timeout_raise;  // "Exception raised from checkTimeout at ...:<line>"
   std::span<const NativeFrame> watchdog_frames;
   std::string_view native_lib_paths[static_cast<int>(NativeLibrary::kCount)];
   // torchrun agent (Python): file:line of the banner, SIGTERM and failure lines.
-  int line_run_banner;   // torch/distributed/run.py
-  int line_api_sigterm;  // torch/distributed/elastic/multiprocessing/api.py
-  int line_api_failed;   // same file
+  int line_run_banner;          // torch/distributed/run.py
+  int line_api_sigterm;         // torch/distributed/elastic/multiprocessing/api.py
+  int line_api_failed;          // same file
   std::string_view python_lib;  // "/usr/local/lib/python3.10/dist-packages"
   std::span<const PythonFrame> torchrun_traceback;
 };

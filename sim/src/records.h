@@ -54,7 +54,7 @@ struct WatchdogTimeout {
   PgKind group;
   OpType op;
   std::int64_t numel;
-  std::int64_t seq;             // the timed-out work
+  std::int64_t seq;  // the timed-out work
   std::int64_t last_enqueued;
   std::int64_t last_completed;
   std::int64_t timeout_ms;

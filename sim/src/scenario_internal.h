@@ -5,12 +5,12 @@
 //   --set <path>=<value>: <what>; hint: <what to do>
 #pragma once
 
+#include <google/protobuf/text_format.h>
+
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <google/protobuf/text_format.h>
 
 #include "denpex/common/status.h"
 #include "denpex/v1/scenario.pb.h"
@@ -32,7 +32,8 @@ std::string FormatFieldPath(const std::vector<PathSegment>& path);
 class Locator {
  public:
   using ParseInfoTree = google::protobuf::TextFormat::ParseInfoTree;
-  Locator(std::string source, const ParseInfoTree* tree) : source_(std::move(source)), tree_(tree) {}
+  Locator(std::string source, const ParseInfoTree* tree)
+      : source_(std::move(source)), tree_(tree) {}
 
   // Remembers that `--set <arg>` set the field at canonical `path`.
   void RecordOverride(const std::string& path, const std::string& arg) { overrides_[path] = arg; }

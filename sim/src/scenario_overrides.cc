@@ -29,9 +29,9 @@ Status UnknownFieldError(std::string_view arg, const std::string& name, const pb
                          std::string_view where) {
   const std::vector<std::string> names = FieldNames(d);
   auto best = ClosestName(name, names);
-  return OverrideError(arg, "no field " + Quoted(name) + " in " + std::string(where),
-                       best ? "did you mean " + Quoted(*best) + "?"
-                            : "valid fields there are: " + JoinNames(names));
+  return OverrideError(
+      arg, "no field " + Quoted(name) + " in " + std::string(where),
+      best ? "did you mean " + Quoted(*best) + "?" : "valid fields there are: " + JoinNames(names));
 }
 
 template <typename T>
@@ -81,8 +81,14 @@ std::string SetScalar(pb::Message* msg, const pb::FieldDescriptor* field, std::s
       return {};
     }
     case pb::FieldDescriptor::CPPTYPE_BOOL:
-      if (value == "true" || value == "1") { r->SetBool(msg, field, true); return {}; }
-      if (value == "false" || value == "0") { r->SetBool(msg, field, false); return {}; }
+      if (value == "true" || value == "1") {
+        r->SetBool(msg, field, true);
+        return {};
+      }
+      if (value == "false" || value == "0") {
+        r->SetBool(msg, field, false);
+        return {};
+      }
       return "expected true or false";
     case pb::FieldDescriptor::CPPTYPE_STRING: {
       // Quotes are optional: --set name=x and --set 'name="x"' mean the same.

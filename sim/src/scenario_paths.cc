@@ -117,7 +117,8 @@ void CollectEnumValues(const pb::Descriptor* desc, std::string_view field_name, 
         if (!name.ends_with("_UNSPECIFIED")) out->push_back(name);
       }
     }
-    if (f->message_type() != nullptr) CollectEnumValues(f->message_type(), field_name, depth + 1, out);
+    if (f->message_type() != nullptr)
+      CollectEnumValues(f->message_type(), field_name, depth + 1, out);
   }
 }
 }  // namespace

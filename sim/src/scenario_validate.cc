@@ -1,8 +1,8 @@
 // Defaults and semantic validation of a parsed scenario. The rules and defaults are the
 // ones docs/scenario_format.md lists; a change here changes that file in the same commit.
 // Every error names the offending field's location (Locator) and says what to do.
-#include <charconv>
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <string>
 
@@ -15,18 +15,18 @@ namespace denpex::sim {
 namespace {
 
 constexpr int kDefaultGpusPerNode = 8;
-constexpr int kMaxGpusPerNode = 16;         // the PCI bus-id table covers 16 GPUs
+constexpr int kMaxGpusPerNode = 16;  // the PCI bus-id table covers 16 GPUs
 // Event payloads hold 20-bit ids and a job has fewer than 3 * world + 1 rendezvous.
 constexpr std::int64_t kMaxWorld = 1 << 18;
-constexpr int kMaxNodes = 99'999;           // hostnames carry at most 5 digits
+constexpr int kMaxNodes = 99'999;  // hostnames carry at most 5 digits
 constexpr std::int64_t kDefaultJobId = 4242001;
 constexpr std::int64_t kDefaultNcclTimeoutMs = 600'000;
 constexpr std::int64_t kDefaultMonitorIntervalMs = 100;
 constexpr std::int64_t kDefaultSigtermGraceMs = 30'000;
 constexpr std::int64_t kMaxDurationMs = 7LL * 24 * 3600 * 1000;  // a week
 constexpr int kDefaultWarmupSteps = 20;
-constexpr int kMaxSteps = 100'000;                   // every step is simulated, rank by rank
-constexpr std::int64_t kMaxStepTimeMs = 3'600'000;   // an hour
+constexpr int kMaxSteps = 100'000;                  // every step is simulated, rank by rank
+constexpr std::int64_t kMaxStepTimeMs = 3'600'000;  // an hour
 constexpr int kMaxTpCollectives = 1000;
 constexpr std::int64_t kMinNcclTimeoutMs = 10'000;
 constexpr std::int64_t kDefaultStepTimeMs = 1500;
@@ -62,8 +62,9 @@ Status CheckNonNegative(const Locator& loc, std::string_view path, std::int64_t 
 }
 
 Status CheckDurationMs(const Locator& loc, std::string_view path, std::int64_t v) {
-  DENPEX_RETURN_IF_ERROR(CheckNonNegative(loc, path, v, "give a duration in milliseconds, or "
-                                                        "leave it out for the default"));
+  DENPEX_RETURN_IF_ERROR(CheckNonNegative(loc, path, v,
+                                          "give a duration in milliseconds, or "
+                                          "leave it out for the default"));
   if (v <= kMaxDurationMs) return Status::Ok();
   return loc.Error(path, std::string(path) + " is longer than a week (" + Str(v) + " ms)",
                    "durations are milliseconds: 600000 is 10 minutes");
@@ -87,8 +88,8 @@ Status ValidateJobFields(const v1::Scenario& s, const Locator& loc) {
   }
   if (j.gpus_per_node() < 0 || j.gpus_per_node() > kMaxGpusPerNode) {
     return loc.Error("job.gpus_per_node",
-                     "job.gpus_per_node must be between 1 and " + Str(kMaxGpusPerNode) +
-                         " (got " + Str(j.gpus_per_node()) + ")",
+                     "job.gpus_per_node must be between 1 and " + Str(kMaxGpusPerNode) + " (got " +
+                         Str(j.gpus_per_node()) + ")",
                      "leave it out for the default of 8");
   }
   const std::pair<std::string_view, int> dims[] = {
@@ -116,10 +117,10 @@ Status FillJob(v1::Job* j, const Locator& loc) {
   if (j->job_id() == 0) j->set_job_id(kDefaultJobId);
   const std::int64_t world = std::int64_t{j->nodes()} * j->gpus_per_node();
   if (world > kMaxWorld) {
-    return loc.Error({"job.nodes", "job.gpus_per_node"},
-                     "the job has " + Str(world) + " ranks; at most " + Str(kMaxWorld) +
-                         " are supported",
-                     "lower job.nodes");
+    return loc.Error(
+        {"job.nodes", "job.gpus_per_node"},
+        "the job has " + Str(world) + " ranks; at most " + Str(kMaxWorld) + " are supported",
+        "lower job.nodes");
   }
   if (j->gpus_per_node() % j->tp() != 0) {
     return loc.Error("job.tp",
@@ -128,8 +129,8 @@ Status FillJob(v1::Job* j, const Locator& loc) {
                      "use a tp that divides " + Str(j->gpus_per_node()));
   }
   const std::int64_t tp_pp = std::int64_t{j->tp()} * j->pp();
-  const std::string shape = Str(j->nodes()) + " nodes x " + Str(j->gpus_per_node()) +
-                            " GPUs = " + Str(world) + " ranks";
+  const std::string shape =
+      Str(j->nodes()) + " nodes x " + Str(j->gpus_per_node()) + " GPUs = " + Str(world) + " ranks";
   if (j->dp() == 0) {
     if (world % tp_pp != 0) {
       return loc.Error({"job.pp", "job.tp", "job.nodes", "job"},
@@ -142,9 +143,9 @@ Status FillJob(v1::Job* j, const Locator& loc) {
     return loc.Error({"job", "job.dp", "job.tp", "job.pp", "job.nodes", "job.gpus_per_node"},
                      "tp*pp*dp = " + Str(j->tp()) + "*" + Str(j->pp()) + "*" + Str(j->dp()) +
                          " = " + Str(tp_pp * j->dp()) + " but the job has " + shape,
-                     world % tp_pp == 0 ? "set dp: " + Str(world / tp_pp) +
-                                              ", or leave dp out to derive it"
-                                        : "tp*pp*dp must equal nodes*gpus_per_node");
+                     world % tp_pp == 0
+                         ? "set dp: " + Str(world / tp_pp) + ", or leave dp out to derive it"
+                         : "tp*pp*dp must equal nodes*gpus_per_node");
   }
   return Status::Ok();
 }
@@ -206,10 +207,10 @@ Status FillTraining(v1::Training* t, const Locator& loc) {
   DENPEX_RETURN_IF_ERROR(
       CheckNonNegative(loc, "training.log_interval", t->log_interval(), "leave it out for 1"));
   if (!(t->compute_jitter() >= 0 && t->compute_jitter() < 1)) {
-    return loc.Error("training.compute_jitter",
-                     "training.compute_jitter must be in [0, 1) (got " +
-                         StrD(t->compute_jitter()) + ")",
-                     "it is a relative sigma: 0.02 is 2%");
+    return loc.Error(
+        "training.compute_jitter",
+        "training.compute_jitter must be in [0, 1) (got " + StrD(t->compute_jitter()) + ")",
+        "it is a relative sigma: 0.02 is 2%");
   }
   if (t->warmup_steps() > kMaxSteps) {
     return loc.Error("training.warmup_steps", "training.warmup_steps is at most " + Str(kMaxSteps),
@@ -236,10 +237,10 @@ Status FillClocksAndStart(v1::Scenario* s, const Locator& loc) {
   v1::Clocks* c = s->mutable_clocks();
   if (!c->has_skew_sigma_ms()) c->set_skew_sigma_ms(kDefaultSkewSigmaMs);
   if (!(c->skew_sigma_ms() >= 0 && c->skew_sigma_ms() <= kMaxSkewSigmaMs)) {
-    return loc.Error("clocks.skew_sigma_ms",
-                     "clocks.skew_sigma_ms must be in [0, 60000] (got " +
-                         StrD(c->skew_sigma_ms()) + ")",
-                     "a sigma in milliseconds; 0 disables skew");
+    return loc.Error(
+        "clocks.skew_sigma_ms",
+        "clocks.skew_sigma_ms must be in [0, 60000] (got " + StrD(c->skew_sigma_ms()) + ")",
+        "a sigma in milliseconds; 0 disables skew");
   }
   if (s->start_time().empty()) s->set_start_time(kDefaultStartTime);
   if (!ParseRfc3339(s->start_time())) {
@@ -269,19 +270,19 @@ Status CheckFault(v1::Fault* f, const std::string& path, std::int64_t world, int
                      "set kind: FAULT_KIND_SIGKILL");
   }
   if (f->has_rank() && (f->rank() < 0 || f->rank() >= world)) {
-    return loc.Error(path + ".rank",
-                     path + ".rank " + Str(f->rank()) + " is outside the job's ranks [0, " +
-                         Str(world) + ")",
-                     "use a rank below " + Str(world) + ", or leave it out to draw one");
+    return loc.Error(
+        path + ".rank",
+        path + ".rank " + Str(f->rank()) + " is outside the job's ranks [0, " + Str(world) + ")",
+        "use a rank below " + Str(world) + ", or leave it out to draw one");
   }
   if (f->has_step() && f->step() < 0) {
-    return loc.Error(path + ".step", path + ".step must not be negative (got " + Str(f->step()) + ")",
+    return loc.Error(path + ".step",
+                     path + ".step must not be negative (got " + Str(f->step()) + ")",
                      "steps count from 0; leave it out to fault right after warmup");
   }
   if (f->has_at_fraction() && !(f->at_fraction() >= 0 && f->at_fraction() < 1)) {
     return loc.Error(path + ".at_fraction",
-                     path + ".at_fraction must be in [0, 1) (got " +
-                         StrD(f->at_fraction()) + ")",
+                     path + ".at_fraction must be in [0, 1) (got " + StrD(f->at_fraction()) + ")",
                      "a fraction of the step's compute time; leave it out to draw one");
   }
   if (f->has_step() && f->step() > kMaxSteps) {

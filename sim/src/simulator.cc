@@ -33,11 +33,13 @@ Status PrepareOutDir(const fs::path& out_dir) {
   if (out_dir.empty()) return Status::InvalidArgument("simulate: no output directory given");
   std::error_code ec;
   if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec)) {
-    return Status::InvalidArgument(out_dir.string() + " exists and is not a directory; choose "
+    return Status::InvalidArgument(out_dir.string() +
+                                   " exists and is not a directory; choose "
                                    "another --out");
   }
   fs::remove_all(out_dir / "incident", ec);
-  if (ec) return Status::IoError((out_dir / "incident").string() + ": cannot remove: " + ec.message());
+  if (ec)
+    return Status::IoError((out_dir / "incident").string() + ": cannot remove: " + ec.message());
   fs::create_directories(out_dir, ec);
   if (ec) return Status::IoError(out_dir.string() + ": cannot create: " + ec.message());
   return Status::Ok();

@@ -37,12 +37,13 @@ void FillRecovery(const std::string& host, int rank, v1::Truth* truth) {
   inspect->set_target(host);
   inspect->set_text("Rank " + std::to_string(rank) + " on " + host +
                     " was killed by SIGKILL and printed nothing; check the host's kernel log "
-                    "(OOM killer) and the scheduler's records for " + host +
-                    " before scheduling work on it again.");
+                    "(OOM killer) and the scheduler's records for " +
+                    host + " before scheduling work on it again.");
   v1::Precondition* restart = recovery->add_preconditions();
   restart->set_action("restart_job");
-  restart->set_text("Every other rank failed as a consequence (NCCL watchdog timeouts and "
-                    "torchrun teardown); restart the job from its latest checkpoint.");
+  restart->set_text(
+      "Every other rank failed as a consequence (NCCL watchdog timeouts and "
+      "torchrun teardown); restart the job from its latest checkpoint.");
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // The worker processes' training loop and NCCL operations (see workers.h). What they print
 // (NCCL init lines, iteration lines, the watchdog block) is in workers_output.cc.
-#include <algorithm>
-
 #include "workers.h"
+
+#include <algorithm>
 
 namespace denpex::sim {
 
@@ -21,7 +21,8 @@ Workers::Workers(const Job& job, const FaultPlan& fault, EventQueue& queue, Reco
     seq_completed_[k].assign(n, 0);
   }
   compute_rng_.reserve(n);
-  for (std::size_t r = 0; r < n; ++r) compute_rng_.emplace_back(job.seed, StreamId::kRankCompute, r);
+  for (std::size_t r = 0; r < n; ++r)
+    compute_rng_.emplace_back(job.seed, StreamId::kRankCompute, r);
   exit_code_.assign(n, 0);
   exit_time_.assign(n, -1);
   BuildPrograms();
@@ -83,7 +84,8 @@ void Workers::Run(int rank, TimeNs t) {
         queue_.Push(t + kNsPerSec, EventKind::kRankResume, static_cast<std::uint32_t>(rank));
         return;
       case Op::kCompute:
-        queue_.Push(t + ComputeSlice(rank), EventKind::kRankResume, static_cast<std::uint32_t>(rank));
+        queue_.Push(t + ComputeSlice(rank), EventKind::kRankResume,
+                    static_cast<std::uint32_t>(rank));
         return;
       case Op::kStepBegin:
         StartStep(rank, t);
@@ -182,51 +184,69 @@ TimeNs Workers::ComputeSlice(int rank) {
 std::uint32_t Workers::RendezvousOf(int rank, Op op) const {
   switch (op) {
     case Op::kRecvPrev:
-    case Op::kSendPrev: return rendezvous_.ChannelId(rank, /*toward_next=*/false);
+    case Op::kSendPrev:
+      return rendezvous_.ChannelId(rank, /*toward_next=*/false);
     case Op::kRecvNext:
-    case Op::kSendNext: return rendezvous_.ChannelId(rank, /*toward_next=*/true);
-    default: return rendezvous_.GroupId(rank, GroupKindOf(op));
+    case Op::kSendNext:
+      return rendezvous_.ChannelId(rank, /*toward_next=*/true);
+    default:
+      return rendezvous_.GroupId(rank, GroupKindOf(op));
   }
 }
 
 PgKind Workers::GroupKindOf(Op op) {
   switch (op) {
-    case Op::kTpAllreduce: return PgKind::kTensor;
-    case Op::kDpAllreduce: return PgKind::kData;
+    case Op::kTpAllreduce:
+      return PgKind::kTensor;
+    case Op::kDpAllreduce:
+      return PgKind::kData;
     case Op::kRecvPrev:
     case Op::kSendNext:
     case Op::kRecvNext:
-    case Op::kSendPrev: return PgKind::kPipeline;
-    default: return PgKind::kDefault;
+    case Op::kSendPrev:
+      return PgKind::kPipeline;
+    default:
+      return PgKind::kDefault;
   }
 }
 
 OpType Workers::OpTypeOf(Op op) {
   switch (op) {
     case Op::kSendNext:
-    case Op::kSendPrev: return OpType::kSend;
+    case Op::kSendPrev:
+      return OpType::kSend;
     case Op::kRecvPrev:
-    case Op::kRecvNext: return OpType::kRecv;
-    default: return OpType::kAllreduce;  // a barrier is an all-reduce of one element
+    case Op::kRecvNext:
+      return OpType::kRecv;
+    default:
+      return OpType::kAllreduce;  // a barrier is an all-reduce of one element
   }
 }
 
 std::int64_t Workers::NumelOf(Op op) const {
   switch (GroupKindOf(op)) {
-    case PgKind::kTensor: return job_.workload.tp_numel;
-    case PgKind::kData: return job_.workload.dp_numel;
-    case PgKind::kPipeline: return job_.workload.p2p_numel;
-    case PgKind::kDefault: return job_.workload.barrier_numel;
+    case PgKind::kTensor:
+      return job_.workload.tp_numel;
+    case PgKind::kData:
+      return job_.workload.dp_numel;
+    case PgKind::kPipeline:
+      return job_.workload.p2p_numel;
+    case PgKind::kDefault:
+      return job_.workload.barrier_numel;
   }
   return 0;
 }
 
 TimeNs Workers::CostOf(Op op) const {
   switch (GroupKindOf(op)) {
-    case PgKind::kTensor: return job_.workload.tp_cost;
-    case PgKind::kData: return job_.workload.dp_cost;
-    case PgKind::kPipeline: return job_.workload.p2p_cost;
-    case PgKind::kDefault: return job_.workload.barrier_cost;
+    case PgKind::kTensor:
+      return job_.workload.tp_cost;
+    case PgKind::kData:
+      return job_.workload.dp_cost;
+    case PgKind::kPipeline:
+      return job_.workload.p2p_cost;
+    case PgKind::kDefault:
+      return job_.workload.barrier_cost;
   }
   return 0;
 }

@@ -62,8 +62,17 @@ class Workers {
 
  private:
   enum class Op : std::uint8_t {
-    kInit, kBarrier, kStepBegin, kRecvPrev, kSendNext, kCompute, kTpAllreduce, kRecvNext,
-    kSendPrev, kDpAllreduce, kStepEnd,
+    kInit,
+    kBarrier,
+    kStepBegin,
+    kRecvPrev,
+    kSendNext,
+    kCompute,
+    kTpAllreduce,
+    kRecvNext,
+    kSendPrev,
+    kDpAllreduce,
+    kStepEnd,
   };
   static constexpr std::uint16_t kStepBeginPc = 2;  // after kInit, kBarrier
 

@@ -11,7 +11,8 @@ namespace denpex::sim {
 
 namespace fs = std::filesystem;
 
-IncidentWriter::IncidentWriter(const Job& job, const LineFormatter& formatter, fs::path incident_dir)
+IncidentWriter::IncidentWriter(const Job& job, const LineFormatter& formatter,
+                               fs::path incident_dir)
     : job_(job), formatter_(formatter), dir_(std::move(incident_dir)) {
   files_.resize(static_cast<std::size_t>(job.nodes + job.world));
   stdout_.resize(static_cast<std::size_t>(job.world));

@@ -25,7 +25,7 @@ namespace denpex::sim {
 
 // A line of a torchrun.log a truth cites: where it is and what it says.
 struct CitedLine {
-  std::string file;  // relative to the incident dir: "gpu-0137/torchrun.log"
+  std::string file;       // relative to the incident dir: "gpu-0137/torchrun.log"
   std::int64_t line = 0;  // 1-based
   std::string text;
 };
@@ -47,7 +47,8 @@ class IncidentWriter : public RecordSink {
   static constexpr std::size_t kStdoutBufferBytes = 4096;
   static constexpr std::size_t kFlushThresholdBytes = 1 << 20;
 
-  IncidentWriter(const Job& job, const LineFormatter& formatter, std::filesystem::path incident_dir);
+  IncidentWriter(const Job& job, const LineFormatter& formatter,
+                 std::filesystem::path incident_dir);
 
   // Creates incident/ and one directory per host (incident_dir must not exist).
   Status CreateDirectories();
@@ -72,8 +73,8 @@ class IncidentWriter : public RecordSink {
 
  private:
   struct File {
-    std::string data;         // not yet written to disk
-    std::int64_t lines = 0;   // lines in the file so far (written or buffered)
+    std::string data;        // not yet written to disk
+    std::int64_t lines = 0;  // lines in the file so far (written or buffered)
     bool created = false;
   };
   struct StdoutBuffer {
@@ -93,8 +94,8 @@ class IncidentWriter : public RecordSink {
   const Job& job_;
   const LineFormatter& formatter_;
   std::filesystem::path dir_;
-  std::vector<File> files_;            // agent files, then rank files
-  std::vector<StdoutBuffer> stdout_;   // per rank: Python's unflushed stdout
+  std::vector<File> files_;                     // agent files, then rank files
+  std::vector<StdoutBuffer> stdout_;            // per rank: Python's unflushed stdout
   std::vector<AgentReportCitation> citations_;  // per node
   std::string scratch_;
   WriterStats stats_;

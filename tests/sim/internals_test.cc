@@ -91,13 +91,14 @@ TEST(EventQueue, OrdersByTimeThenInsertion) {
     const Event e = q.Pop();
     order.emplace_back(e.time, e.id());
   }
-  const std::vector<std::pair<TimeNs, std::uint32_t>> want = {{10, 2}, {10, 3}, {20, kMaxEventId}, {30, 1}};
+  const std::vector<std::pair<TimeNs, std::uint32_t>> want = {
+      {10, 2}, {10, 3}, {20, kMaxEventId}, {30, 1}};
   EXPECT_EQ(order, want);
 }
 
 Job LayoutJob(int nodes, int tp, int pp) {
-  auto s = testing_util::MustParse("job { nodes: " + std::to_string(nodes) + " tp: " +
-                                   std::to_string(tp) + " pp: " + std::to_string(pp) +
+  auto s = testing_util::MustParse("job { nodes: " + std::to_string(nodes) +
+                                   " tp: " + std::to_string(tp) + " pp: " + std::to_string(pp) +
                                    " }\nfaults { kind: FAULT_KIND_SIGKILL }");
   return Job::Build(s, 1);
 }
@@ -110,7 +111,8 @@ TEST(Job, MegatronLayoutKeepsTensorGroupsInsideANode) {
   for (int rank = 0; rank < job.world; ++rank) {
     EXPECT_EQ(rank, job.TpRank(rank) + job.tp * (job.DpRank(rank) + job.dp * job.PpRank(rank)));
     const int uid = job.GroupUid(rank, PgKind::kTensor);
-    for (int i = 0; i < job.tp; ++i) EXPECT_EQ(job.NodeOf(job.GroupMember(uid, i)), job.NodeOf(rank));
+    for (int i = 0; i < job.tp; ++i)
+      EXPECT_EQ(job.NodeOf(job.GroupMember(uid, i)), job.NodeOf(rank));
   }
 }
 

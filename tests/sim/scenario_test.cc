@@ -61,19 +61,22 @@ TEST(Scenario, SyntaxErrorsCarryLocationAndHint) {
 }
 
 TEST(Scenario, LayoutMismatchPointsAtTheJobBlock) {
-  const Status st = ParseError("name: \"x\"\n\n  job { nodes: 4 tp: 8 pp: 2 dp: 4 }\n"
-                               "faults { kind: FAULT_KIND_SIGKILL }\n");
+  const Status st = ParseError(
+      "name: \"x\"\n\n  job { nodes: 4 tp: 8 pp: 2 dp: 4 }\n"
+      "faults { kind: FAULT_KIND_SIGKILL }\n");
   EXPECT_THAT(st.message(), StartsWith("s.textproto:3:3: tp*pp*dp = 8*2*4 = 64 but the job has "
                                        "4 nodes x 8 GPUs = 32 ranks; hint: set dp: 2"));
 }
 
 TEST(Scenario, TensorParallelGroupsMustFitInANode) {
   const Status st = ParseError("job { nodes: 4 gpus_per_node: 8\n tp: 16 }\nfaults { kind: 1 }\n");
-  EXPECT_THAT(st.message(), StartsWith("s.textproto:2:2: job.tp 16 does not divide gpus_per_node 8"));
+  EXPECT_THAT(st.message(),
+              StartsWith("s.textproto:2:2: job.tp 16 does not divide gpus_per_node 8"));
 }
 
 TEST(Scenario, FaultRankOutOfRangeIsLocated) {
-  const Status st = ParseError("job { nodes: 2 }\nfaults {\n  kind: FAULT_KIND_SIGKILL\n  rank: 16\n}\n");
+  const Status st =
+      ParseError("job { nodes: 2 }\nfaults {\n  kind: FAULT_KIND_SIGKILL\n  rank: 16\n}\n");
   EXPECT_THAT(st.message(), StartsWith("s.textproto:4:3: faults[0].rank 16 is outside the job's "
                                        "ranks [0, 16)"));
 }
@@ -90,8 +93,10 @@ TEST(Scenario, SemanticRulesAreEnforced) {
   EXPECT_THAT(ParseError("job { nodes: 1 }\ntimeouts { nccl_timeout_ms: -5 }\nfaults { kind: 1 }")
                   .message(),
               StartsWith("s.textproto:2:12: timeouts.nccl_timeout_ms must not be negative"));
-  EXPECT_THAT(ParseError("job { nodes: 1 }\nformat { torch: \"2.1\" }\nfaults { kind: 1 }").message(),
-              StartsWith("s.textproto:2:10: torch profile \"2.1\" is not supported yet; hint: use \"2.4\""));
+  EXPECT_THAT(
+      ParseError("job { nodes: 1 }\nformat { torch: \"2.1\" }\nfaults { kind: 1 }").message(),
+      StartsWith(
+          "s.textproto:2:10: torch profile \"2.1\" is not supported yet; hint: use \"2.4\""));
   EXPECT_THAT(ParseError("job { nodes: 1 }\nformat { nccl: \"9\" }\nfaults { kind: 1 }").message(),
               HasSubstr("nccl profile \"9\" is not a known release"));
   EXPECT_THAT(ParseError("job { nodes: 1 }\nstart_time: \"noon\"\nfaults { kind: 1 }").message(),
@@ -120,7 +125,7 @@ TEST(Scenario, DefaultsAreFilledAsDocumented) {
   EXPECT_DOUBLE_EQ(s->training().compute_jitter(), 0.02);
   EXPECT_DOUBLE_EQ(s->clocks().skew_sigma_ms(), 50);
   EXPECT_EQ(s->start_time(), "2026-03-02T09:00:00Z");
-  EXPECT_EQ(s->faults(0).step(), 20);           // defaults to warmup_steps
+  EXPECT_EQ(s->faults(0).step(), 20);            // defaults to warmup_steps
   EXPECT_FALSE(s->faults(0).has_rank());         // drawn at simulation time
   EXPECT_FALSE(s->faults(0).has_at_fraction());  // drawn at simulation time
 }
@@ -132,10 +137,14 @@ TEST(Scenario, ZeroSkewIsKeptBecauseItIsExplicit) {
 }
 
 TEST(Scenario, SetOverridesSingularFieldsOfEveryType) {
-  const std::vector<std::string> sets = {"job.nodes=4", "faults[0].rank=31",
-                                         "format.nccl_debug_info=true", "name=renamed",
-                                         "training.compute_jitter=0.1", "launcher=LAUNCHER_TORCHRUN",
-                                         "faults[0].kind=1", "seed=99"};
+  const std::vector<std::string> sets = {"job.nodes=4",
+                                         "faults[0].rank=31",
+                                         "format.nccl_debug_info=true",
+                                         "name=renamed",
+                                         "training.compute_jitter=0.1",
+                                         "launcher=LAUNCHER_TORCHRUN",
+                                         "faults[0].kind=1",
+                                         "seed=99"};
   auto s = ParseScenario(kSmall, "s", sets);
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->job().nodes(), 4);
@@ -150,9 +159,11 @@ TEST(Scenario, SetOverridesSingularFieldsOfEveryType) {
 TEST(Scenario, SetWithABadPathSuggestsTheField) {
   const Status st = ParseError(kSmall, {"job.node=4"});
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(st.message(), "--set job.node=4: no field 'node' in 'job'; hint: did you mean 'nodes'?");
+  EXPECT_EQ(st.message(),
+            "--set job.node=4: no field 'node' in 'job'; hint: did you mean 'nodes'?");
   EXPECT_THAT(ParseError(kSmall, {"faults.rank=1"}).message(), HasSubstr("'faults' is repeated"));
-  EXPECT_THAT(ParseError(kSmall, {"faults[3].rank=1"}).message(), HasSubstr("'faults' has 1 entries"));
+  EXPECT_THAT(ParseError(kSmall, {"faults[3].rank=1"}).message(),
+              HasSubstr("'faults' has 1 entries"));
   EXPECT_THAT(ParseError(kSmall, {"job=1"}).message(), HasSubstr("'job' is a block"));
   EXPECT_THAT(ParseError(kSmall, {"job.nodes"}).message(), HasSubstr("expected field.path=value"));
   EXPECT_THAT(ParseError(kSmall, {"job.nodes=many"}).message(),
@@ -175,7 +186,8 @@ TEST(Scenario, EmbeddedDefaultScenarioParses) {
 
 TEST(Scenario, EveryScenarioFileInTheRepositoryLoads) {
   for (const char* name : {"sigkill_4096", "sigkill_1024_debug", "sigkill_2048_long_timeout"}) {
-    auto s = LoadScenario(std::string(DENPEX_SOURCE_DIR) + "/scenarios/smoke/" + name + ".textproto");
+    auto s =
+        LoadScenario(std::string(DENPEX_SOURCE_DIR) + "/scenarios/smoke/" + name + ".textproto");
     EXPECT_TRUE(s.ok()) << name << ": " << s.status().message();
   }
 }

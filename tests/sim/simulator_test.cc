@@ -73,7 +73,8 @@ TEST(Simulator, EveryOtherRankTimesOutOrIsTornDownByItsAgent) {
   for (int rank = 0; rank < 32; ++rank) {
     const std::string host = "gpu-000" + std::to_string(rank / 8 + 1);
     const std::string log = ReadAll(RankFile(out, host, rank));
-    const bool timed_out = log.find("Watchdog caught collective operation timeout") != std::string::npos;
+    const bool timed_out =
+        log.find("Watchdog caught collective operation timeout") != std::string::npos;
     if (rank == initiator) {
       EXPECT_FALSE(timed_out);
       continue;
@@ -81,7 +82,8 @@ TEST(Simulator, EveryOtherRankTimesOutOrIsTornDownByItsAgent) {
     const std::size_t colon = log.find(':');
     const std::string pid = log.substr(colon + 1, log.find(':', colon + 1) - colon - 1);
     const std::string agent = ReadAll(out / "incident" / host / "torchrun.log");
-    const bool sigtermed = agent.find("Sending process " + pid + " closing signal SIGTERM") != std::string::npos;
+    const bool sigtermed =
+        agent.find("Sending process " + pid + " closing signal SIGTERM") != std::string::npos;
     EXPECT_TRUE(timed_out || sigtermed) << "rank " << rank << " pid " << pid;
   }
 }
@@ -125,7 +127,8 @@ TEST(Simulator, SecondaryErrorsCountWatchdogLinesAndOtherNodesReports) {
   const SimulateResult r = MustSimulate(MustParse(kFourNodes), out);
   int watchdog = 0, reports = 0;
   for (const auto& [path, text] : ReadTree(out / "incident")) {
-    for (std::size_t p = text.find(":607] "); p != std::string::npos; p = text.find(":607] ", p + 1)) {
+    for (std::size_t p = text.find(":607] "); p != std::string::npos;
+         p = text.find(":607] ", p + 1)) {
       ++watchdog;
     }
     if (path.ends_with("torchrun.log") && !path.starts_with(r.truth.initiator().node()) &&
@@ -143,7 +146,8 @@ TEST(Simulator, WatchdogReportsTheBlockedWorkAndItsSequenceNumbers) {
   MustSimulate(MustParse(kFourNodes), out);
   const std::regex first(
       R"(^\[rank(\d+)\]:\[E302 \d\d:\d\d:\d\d\.\d{9} ProcessGroupNCCL\.cpp:607\] \[PG (\d+) \(([A-Z_a-z]+)\) Rank (\d+)\] Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), OpType=([A-Z]+), NumelIn=\d+, NumelOut=\d+, Timeout\(ms\)=600000\) ran for (\d+) milliseconds before timing out\.$)");
-  const std::regex second(R"(detected by watchdog at work: (\d+), last enqueued NCCL work: (\d+), last completed NCCL work: (\d+)\.$)");
+  const std::regex second(
+      R"(detected by watchdog at work: (\d+), last enqueued NCCL work: (\d+), last completed NCCL work: (\d+)\.$)");
   int blocks = 0;
   for (const auto& [path, text] : ReadTree(out / "incident")) {
     if (path.ends_with("torchrun.log")) continue;
@@ -153,9 +157,9 @@ TEST(Simulator, WatchdogReportsTheBlockedWorkAndItsSequenceNumbers) {
     ASSERT_TRUE(std::regex_match(lines[0], m1, first)) << path << ": " << lines[0];
     ASSERT_TRUE(std::regex_search(lines[1], m2, second)) << lines[1];
     EXPECT_THAT(path, HasSubstr("rank_" + m1[1].str() + ".log"));
-    EXPECT_EQ(m2[1], m1[5]);                                          // at work = SeqNum
-    EXPECT_EQ(m2[2], m1[5]);                                          // last enqueued = SeqNum
-    EXPECT_EQ(std::stoi(m2[3]), std::stoi(m1[5]) - 1);                // the one before completed
+    EXPECT_EQ(m2[1], m1[5]);                            // at work = SeqNum
+    EXPECT_EQ(m2[2], m1[5]);                            // last enqueued = SeqNum
+    EXPECT_EQ(std::stoi(m2[3]), std::stoi(m1[5]) - 1);  // the one before completed
     EXPECT_GE(std::stoi(m1[7]), 600000);
     EXPECT_LT(std::stoi(m1[7]), 600000 + 5000);
     EXPECT_EQ(lines[14], "terminate called after throwing an instance of 'c10::DistBackendError'");
@@ -196,16 +200,19 @@ TEST(Simulator, InitiatorsTorchrunLogHasTheDocumentedShape) {
   const std::string glog = R"([WE]0302 09:\d\d:\d\d\.\d{3}000 \d+ torch/distributed/)";
   const std::string py = R"(  File "/usr/local/lib/python3\.10/dist-packages/torch/distributed/)";
   std::vector<std::string> want = {
-      glog + R"(run\.py:779\] $)",
-      glog + R"(run\.py:779\] \*{41}$)",
-      glog + R"(run\.py:779\] Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, .* as needed\. $)",
+      glog + R"(run\.py:779\] $)", glog + R"(run\.py:779\] \*{41}$)",
+      glog +
+          R"(run\.py:779\] Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, .* as needed\. $)",
       glog + R"(run\.py:779\] \*{41}$)"};
   for (int i = 0; i < 7; ++i) {
-    want.push_back(glog + R"(elastic/multiprocessing/api\.py:858\] Sending process \d+ closing signal SIGTERM$)");
+    want.push_back(
+        glog +
+        R"(elastic/multiprocessing/api\.py:858\] Sending process \d+ closing signal SIGTERM$)");
   }
-  for (const char* line : {
-           R"(elastic/multiprocessing/api\.py:833\] failed \(exitcode: -9\) local_rank: 5 \(pid: (\d+)\) of binary: /usr/bin/python3$)",
-       }) {
+  for (
+      const char* line : {
+          R"(elastic/multiprocessing/api\.py:833\] failed \(exitcode: -9\) local_rank: 5 \(pid: (\d+)\) of binary: /usr/bin/python3$)",
+      }) {
     want.push_back(glog + line);
   }
   for (std::string line : std::vector<std::string>{
@@ -223,18 +230,28 @@ TEST(Simulator, InitiatorsTorchrunLogHasTheDocumentedShape) {
            py + R"(launcher/api\.py", line 264, in launch_agent$)",
            R"(    raise ChildFailedError\($)",
            R"(torch\.distributed\.elastic\.multiprocessing\.errors\.ChildFailedError: $)",
-           R"(={50,60}$)", R"(train\.py FAILED$)", R"(-{50,60}$)", R"(Failures:$)",
-           R"(  <NO_OTHER_FAILURES>$)", R"(-{50,60}$)", R"(Root Cause \(first observed failure\):$)",
-           R"(\[0\]:$)", R"(  time      : 2026-03-02_09:\d\d:\d\d$)", R"(  host      : gpu-0001$)",
-           R"(  rank      : 5 \(local_rank: 5\)$)", R"(  exitcode  : -9 \(pid: \d+\)$)",
-           R"(  error_file: <N/A>$)", R"(  traceback : Signal 9 \(SIGKILL\) received by PID \d+$)",
+           R"(={50,60}$)",
+           R"(train\.py FAILED$)",
+           R"(-{50,60}$)",
+           R"(Failures:$)",
+           R"(  <NO_OTHER_FAILURES>$)",
+           R"(-{50,60}$)",
+           R"(Root Cause \(first observed failure\):$)",
+           R"(\[0\]:$)",
+           R"(  time      : 2026-03-02_09:\d\d:\d\d$)",
+           R"(  host      : gpu-0001$)",
+           R"(  rank      : 5 \(local_rank: 5\)$)",
+           R"(  exitcode  : -9 \(pid: \d+\)$)",
+           R"(  error_file: <N/A>$)",
+           R"(  traceback : Signal 9 \(SIGKILL\) received by PID \d+$)",
            R"(={50,60}$)"}) {
     want.push_back(line);
   }
   const auto lines = ReadLines(out / "incident/gpu-0001/torchrun.log");
   ASSERT_EQ(lines.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
-    EXPECT_TRUE(std::regex_match(lines[i], std::regex("^" + want[i]))) << "line " << i + 1 << ": " << lines[i];
+    EXPECT_TRUE(std::regex_match(lines[i], std::regex("^" + want[i])))
+        << "line " << i + 1 << ": " << lines[i];
   }
   // The rules are as wide as the widest table line, here "  traceback : Signal 9 ..."
   // (torch caps them at 60).
@@ -250,26 +267,34 @@ TEST(Simulator, WatchdogBlockHasTheDocumentedShape) {
   const auto lines = ReadLines(RankFile(out, "gpu-0002", 8));
   const std::string c10 = R"(\[rank8\]:\[E302 09:\d\d:\d\d\.\d{9} ProcessGroupNCCL\.cpp:)";
   const std::string pg = R"(\[PG \d+ \((TENSOR|PIPELINE|DATA)_[A-Z_]+\) Rank \d\])";
-  const std::string work = R"(WorkNCCL\(SeqNum=\d+, OpType=(ALLREDUCE|SEND|RECV), NumelIn=\d+, NumelOut=\d+, Timeout\(ms\)=600000\))";
+  const std::string work =
+      R"(WorkNCCL\(SeqNum=\d+, OpType=(ALLREDUCE|SEND|RECV), NumelIn=\d+, NumelOut=\d+, Timeout\(ms\)=600000\))";
   const std::string timeout = pg + " Watchdog caught collective operation timeout: " + work +
                               R"( ran for \d+ milliseconds before timing out\.)";
   const std::string frame = R"(frame #\d: .* \(0x[0-9a-f]+ in /.*\.so(\.6)?\)$)";
   std::vector<std::string> want = {
       c10 + "607\\] " + timeout + "$",
-      c10 + "1664\\] " + pg + R"( Exception \(either an error or timeout\) detected by watchdog at work: \d+, last enqueued NCCL work: \d+, last completed NCCL work: \d+\.$)",
-      c10 + "621\\] " + pg + R"( Some NCCL operations have failed or timed out\. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data\.$)",
-      c10 + "627\\] " + pg + R"( To avoid data inconsistency, we are taking the entire process down\.$)",
-      c10 + "1515\\] " + pg + " Process group watchdog thread terminated with exception: " + timeout + "$",
+      c10 + "1664\\] " + pg +
+          R"( Exception \(either an error or timeout\) detected by watchdog at work: \d+, last enqueued NCCL work: \d+, last completed NCCL work: \d+\.$)",
+      c10 + "621\\] " + pg +
+          R"( Some NCCL operations have failed or timed out\. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data\.$)",
+      c10 + "627\\] " + pg +
+          R"( To avoid data inconsistency, we are taking the entire process down\.$)",
+      c10 + "1515\\] " + pg +
+          " Process group watchdog thread terminated with exception: " + timeout + "$",
       R"(\[rank8\]:Exception raised from checkTimeout at \.\./torch/csrc/distributed/c10d/ProcessGroupNCCL\.cpp:609 \(most recent call first\):$)"};
   for (int i = 0; i < 7; ++i) want.push_back(R"(\[rank8\]:)" + frame);
   want.push_back(R"(\[rank8\]:$)");
   want.push_back(R"(terminate called after throwing an instance of 'c10::DistBackendError'$)");
-  want.push_back("  what\\(\\):  " + pg + " Process group watchdog thread terminated with exception: " + timeout + "$");
-  want.push_back(R"(Exception raised from checkTimeout at \.\./torch/csrc/distributed/c10d/ProcessGroupNCCL\.cpp:609 \(most recent call first\):$)");
+  want.push_back("  what\\(\\):  " + pg +
+                 " Process group watchdog thread terminated with exception: " + timeout + "$");
+  want.push_back(
+      R"(Exception raised from checkTimeout at \.\./torch/csrc/distributed/c10d/ProcessGroupNCCL\.cpp:609 \(most recent call first\):$)");
   for (int i = 0; i < 7; ++i) want.push_back(frame);
   ASSERT_EQ(lines.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
-    EXPECT_TRUE(std::regex_match(lines[i], std::regex("^" + want[i]))) << "line " << i + 1 << ": " << lines[i];
+    EXPECT_TRUE(std::regex_match(lines[i], std::regex("^" + want[i])))
+        << "line " << i + 1 << ": " << lines[i];
   }
 }
 
@@ -284,18 +309,21 @@ TEST(Simulator, LastRanksUnflushedStdoutIsLostWhenKilled) {
   EXPECT_LE(log.size() % 4096, 4096u);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     EXPECT_THAT(lines[i], StartsWith(" [2026-03-02 09:00:"));
-    EXPECT_THAT(lines[i], HasSubstr("] iteration " + std::string(8 - std::to_string(i + 1).size(), ' ') +
-                                    std::to_string(i + 1) + "/  100000 | consumed samples:"));
+    EXPECT_THAT(lines[i],
+                HasSubstr("] iteration " + std::string(8 - std::to_string(i + 1).size(), ' ') +
+                          std::to_string(i + 1) + "/  100000 | consumed samples:"));
   }
 }
 
 TEST(Simulator, ClockSkewStaysWithinFourSigmaAndZeroDisablesIt) {
   // Agents start 200-900 ms after the job (true time); the banner shows the node's clock.
-  const std::regex banner(R"(^W0302 09:00:(\d\d)\.(\d{3})000 \d+ torch/distributed/run\.py:779\] $)");
+  const std::regex banner(
+      R"(^W0302 09:00:(\d\d)\.(\d{3})000 \d+ torch/distributed/run\.py:779\] $)");
   auto banner_offsets_ms = [&](const fs::path& out, int nodes) {
     std::vector<int> ms;
     for (int n = 1; n <= nodes; ++n) {
-      const auto lines = ReadLines(out / "incident" / ("gpu-000" + std::to_string(n)) / "torchrun.log");
+      const auto lines =
+          ReadLines(out / "incident" / ("gpu-000" + std::to_string(n)) / "torchrun.log");
       std::smatch m;
       EXPECT_TRUE(std::regex_match(lines.at(0), m, banner)) << lines.at(0);
       ms.push_back(std::stoi(m[1]) * 1000 + std::stoi(m[2]));
@@ -354,7 +382,8 @@ TEST(Simulator, DefaultScenarioCascadesAcross4096Ranks) {
   EXPECT_GT(r.stats.events, 100'000u);
   EXPECT_GT(r.truth.cascade().secondary_errors(), 1000);
   const auto lines = ReadLines(out / "incident" / r.truth.evidence(0).file());
-  EXPECT_EQ(lines.at(static_cast<std::size_t>(r.truth.evidence(0).line() - 1)), r.truth.evidence(0).text());
+  EXPECT_EQ(lines.at(static_cast<std::size_t>(r.truth.evidence(0).line() - 1)),
+            r.truth.evidence(0).text());
   fs::remove_all(out);
 }
 
