@@ -1,3 +1,4 @@
+// The torchrun agents' behaviour (see launcher.h): banner, grid polls, teardown, report.
 #include "launcher.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The event loop (see model.h): schedules the processes' starts, dispatches events by kind
+// to the workers or the agents, stops at the safety horizon; and the fault's resolution.
 #include "model.h"
 
 #include <algorithm>

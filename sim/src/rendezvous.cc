@@ -1,3 +1,4 @@
+// Rendezvous bookkeeping (see rendezvous.h): sizes, members and the arrival rule.
 #include "rendezvous.h"
 
 #include <algorithm>

@@ -21,6 +21,7 @@ Status OverrideError(std::string_view arg, std::string_view what, std::string_vi
 
 std::vector<std::string> FieldNames(const pb::Descriptor* d) {
   std::vector<std::string> names;
+  names.reserve(static_cast<std::size_t>(d->field_count()));
   for (int i = 0; i < d->field_count(); ++i) names.push_back(d->field(i)->name());
   return names;
 }
@@ -120,6 +121,7 @@ std::string SetScalar(pb::Message* msg, const pb::FieldDescriptor* field, std::s
 std::string ValueHint(const pb::FieldDescriptor* field) {
   if (field->enum_type() == nullptr) return "write the value as in the scenario file";
   std::vector<std::string> names;
+  names.reserve(static_cast<std::size_t>(field->enum_type()->value_count()));
   for (int i = 0; i < field->enum_type()->value_count(); ++i) {
     names.push_back(field->enum_type()->value(i)->name());
   }

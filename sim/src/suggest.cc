@@ -1,3 +1,4 @@
+// Edit-distance suggestions and name lists for error messages (see suggest.h).
 #include "suggest.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// The LineBuilder's decimal formatting (see text.h): padded integers, %.Nf and %.NE.
 #include "text.h"
 
 #include <cmath>

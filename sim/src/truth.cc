@@ -1,3 +1,4 @@
+// Builds truth.json (see truth.h) from the model's final state and the writer's citations.
 #include "truth.h"
 
 #include "denpex/common/time.h"

@@ -1,3 +1,5 @@
+// The incident writer (see writer.h): routing records to files, stdout buffering, and
+// writing each file with open/write/close.
 #include "writer.h"
 
 #include <fcntl.h>
@@ -14,7 +16,7 @@ namespace fs = std::filesystem;
 IncidentWriter::IncidentWriter(const Job& job, const LineFormatter& formatter,
                                fs::path incident_dir)
     : job_(job), formatter_(formatter), dir_(std::move(incident_dir)) {
-  files_.resize(static_cast<std::size_t>(job.nodes + job.world));
+  files_.resize(static_cast<std::size_t>(job.nodes) + static_cast<std::size_t>(job.world));
   stdout_.resize(static_cast<std::size_t>(job.world));
   citations_.resize(static_cast<std::size_t>(job.nodes));
 }
