@@ -1,8 +1,76 @@
+// Simulate(): validates the scenario, resolves the job and the fault against the seed, runs
+// the model with the incident writer as its record sink, and writes truth.json. The one place
+// that wires model, formatter, writer and truth together.
 #include "denpex/sim/simulator.h"
 
+#include <system_error>
+
+#include "denpex/proto/json_io.h"
+#include "formatter.h"
+#include "job.h"
+#include "model.h"
+#include "profiles.h"
+#include "scenario_internal.h"
+#include "truth.h"
+#include "writer.h"
+
 namespace denpex::sim {
-// Placeholder until the simulator lands.
-Result<SimulateResult> Simulate(const v1::Scenario&, const SimulateOptions&) {
-  return Status::Internal("simulate: not implemented yet");
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A scenario built in code has not been through ParseScenario: fill and check it the same way.
+Result<v1::Scenario> Validated(const v1::Scenario& scenario) {
+  v1::Scenario s = scenario;
+  Locator locator("<scenario '" + s.name() + "'>", nullptr);
+  DENPEX_RETURN_IF_ERROR(FillDefaultsAndValidate(&s, locator));
+  return s;
 }
+
+// out_dir/incident is replaced, so a rerun never mixes old and new files.
+Status PrepareOutDir(const fs::path& out_dir) {
+  if (out_dir.empty()) return Status::InvalidArgument("simulate: no output directory given");
+  std::error_code ec;
+  if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec)) {
+    return Status::InvalidArgument(out_dir.string() +
+                                   " exists and is not a directory; choose "
+                                   "another --out");
+  }
+  fs::remove_all(out_dir / "incident", ec);
+  if (ec)
+    return Status::IoError((out_dir / "incident").string() + ": cannot remove: " + ec.message());
+  fs::create_directories(out_dir, ec);
+  if (ec) return Status::IoError(out_dir.string() + ": cannot create: " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions& options) {
+  auto scenario = Validated(input);
+  if (!scenario.ok()) return scenario.status();
+  DENPEX_RETURN_IF_ERROR(PrepareOutDir(options.out_dir));
+
+  const Job job = Job::Build(*scenario, options.seed.value_or(scenario->seed()));
+  const FaultPlan fault = PlanFault(scenario->faults(0), job, 0);
+  const LineFormatter formatter(job, *FindTorchProfile(scenario->format().torch()),
+                                *FindNcclProfile(scenario->format().nccl()));
+  IncidentWriter writer(job, formatter, options.out_dir / "incident");
+  DENPEX_RETURN_IF_ERROR(writer.CreateDirectories());
+
+  Model model(job, fault, writer);
+  const Outcome outcome = model.Run();
+  DENPEX_RETURN_IF_ERROR(writer.Finish());
+
+  SimulateResult result;
+  result.truth = BuildTruth({*scenario, job, fault, model, outcome, writer});
+  DENPEX_RETURN_IF_ERROR(proto::WriteJsonFile(options.out_dir / "truth.json", result.truth));
+  result.stats.events = outcome.events;
+  result.stats.lines = writer.stats().lines;
+  result.stats.bytes = writer.stats().bytes;
+  result.stats.files = writer.stats().files;
+  return result;
+}
+
 }  // namespace denpex::sim

@@ -32,8 +32,8 @@ Result<v1::Scenario> LoadScenario(const std::filesystem::path& path,
 std::string_view DefaultScenarioText();
 
 struct SimulateOptions {
-  std::filesystem::path out_dir;     // receives incident/ and truth.json
-  std::optional<std::uint64_t> seed; // overrides scenario.seed
+  std::filesystem::path out_dir;      // receives incident/ and truth.json
+  std::optional<std::uint64_t> seed;  // overrides scenario.seed
 };
 
 struct SimulateStats {

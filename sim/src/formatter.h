@@ -1,0 +1,54 @@
+// Records -> log lines, in the shapes of one version profile (docs/log_formats.md). Applies
+// each node's clock offset to every printed time. Knows nothing about files: it appends to
+// a LineBuilder that the writer points at the right buffer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "job.h"
+#include "profiles.h"
+#include "records.h"
+#include "text.h"
+
+namespace denpex::sim {
+
+// Where, within the lines one AgentFailureReport produced, the lines a truth cites are
+// (0-based, counted from the first line of the report).
+struct ReportLineOffsets {
+  std::int64_t failed_line = 0;     // "... failed (exitcode: ...) local_rank: ..."
+  std::int64_t root_rank_line = 0;  // "  rank      : <G> (local_rank: <lr>)" of the root cause
+};
+
+class LineFormatter {
+ public:
+  LineFormatter(const Job& job, const TorchProfile& torch, const NcclProfile& nccl);
+
+  // Worker output (a rank's file).
+  void Format(const NcclVersionBanner& r, LineBuilder& out) const;
+  void Format(const NcclCommInit& r, LineBuilder& out) const;
+  void Format(const TrainerIteration& r, LineBuilder& out) const;
+  void Format(const WatchdogTimeout& r, LineBuilder& out) const;
+  // torchrun agent output (a node's torchrun.log).
+  void Format(const AgentBanner& r, LineBuilder& out) const;
+  void Format(const AgentSigterm& r, LineBuilder& out) const;
+  ReportLineOffsets Format(const AgentFailureReport& r, LineBuilder& out) const;
+
+ private:
+  TimeNs Local(int node, TimeNs t) const { return t + job_.clock_offset[node]; }
+  void WriteC10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const;
+  void WritePgPrefix(LineBuilder& out, int rank, PgKind group) const;
+  void WorkNccl(LineBuilder& out, const WatchdogTimeout& r) const;
+  void TimeoutMessage(LineBuilder& out, const WatchdogTimeout& r) const;
+  void NativeFrames(LineBuilder& out, int rank, bool rank_prefix) const;
+  void GlogHeader(LineBuilder& out, char severity, int node, TimeNs t, std::string_view file,
+                  int line) const;
+  void Traceback(LineBuilder& out) const;
+  std::string FailureBlock(int index, const AgentFailure& f, int node, TimeNs poll_time) const;
+
+  const Job& job_;
+  const TorchProfile& torch_;
+  const NcclProfile& nccl_;
+};
+
+}  // namespace denpex::sim

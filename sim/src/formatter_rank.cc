@@ -1,0 +1,185 @@
+// The lines a worker process prints into its rank_<R>.log: NCCL init lines (§4), Megatron's
+// iteration line (§5) and the ProcessGroupNCCL watchdog block (§3) of docs/log_formats.md.
+#include "formatter.h"
+#include "rng.h"
+
+namespace denpex::sim {
+
+namespace {
+
+// NCCL's spelling of the PCI bus id of local GPU i on an HGX-style board ("18000" is
+// 0000:18:00.0). 16 entries: validation caps gpus_per_node at 16.
+constexpr std::string_view kBusIds[] = {"18000", "2a000", "3a000", "5d000", "9a000", "ab000",
+                                        "ba000", "db000", "1b000", "2b000", "3b000", "5e000",
+                                        "9b000", "ac000", "bb000", "dc000"};
+
+std::string_view OpName(OpType op) {
+  switch (op) {
+    case OpType::kAllreduce:
+      return "ALLREDUCE";
+    case OpType::kSend:
+      return "SEND";
+    case OpType::kRecv:
+      return "RECV";
+  }
+  return "";
+}
+
+// Per-process random addresses: the stream index packs (rank, what) so each is independent.
+enum AddressSlot : std::uint64_t { kLibraryBases = 0, kCommPointers = 1 };
+Rng AddressRng(const Job& job, int rank, AddressSlot slot) {
+  return Rng(job.seed, StreamId::kRankAddresses, static_cast<std::uint64_t>(rank) * 4 + slot);
+}
+
+}  // namespace
+
+LineFormatter::LineFormatter(const Job& job, const TorchProfile& torch, const NcclProfile& nccl)
+    : job_(job), torch_(torch), nccl_(nccl) {}
+
+void LineFormatter::Format(const NcclVersionBanner&, LineBuilder& out) const {
+  out.Str(nccl_.version_banner).EndLine();
+}
+
+// <host>:<pid>:<pid> [<dev>] NCCL INFO comm 0x<ptr> rank <r> nranks <n> cudaDev <dev>
+//   nvmlDev <dev> busId <bus> commId 0x<id> - Init COMPLETE
+void LineFormatter::Format(const NcclCommInit& r, LineBuilder& out) const {
+  const int node = job_.NodeOf(r.rank);
+  const int dev = job_.LocalRank(r.rank);
+  const int pid = job_.worker_pid[r.rank];
+  Rng ptr = AddressRng(job_, r.rank, kCommPointers);
+  std::uint64_t comm = 0;
+  for (int k = 0; k <= static_cast<int>(r.group); ++k) comm = ptr.Next();
+  comm = 0x550000000000ULL | (comm & 0xfffffffff0ULL);  // a 16-byte aligned heap pointer
+  const std::uint64_t comm_id =
+      Rng(job_.seed, StreamId::kCommId, static_cast<std::uint64_t>(job_.GroupUid(r.rank, r.group)))
+          .Next();
+  out.Str(job_.hostnames[node]).Char(':').Int(pid).Char(':').Int(pid);
+  out.Str(" [").Int(dev).Str("] NCCL INFO comm 0x").Hex(comm);
+  out.Str(" rank ").Int(job_.GroupRank(r.rank, r.group));
+  out.Str(" nranks ").Int(job_.GroupSize(r.group));
+  out.Str(" cudaDev ").Int(dev).Str(" nvmlDev ").Int(dev).Str(" busId ").Str(kBusIds[dev]);
+  out.Str(" commId 0x").Hex(comm_id).Str(" - Init COMPLETE").EndLine();
+}
+
+//  [2026-03-02 09:00:36] iteration        1/  100000 | consumed samples: ... |
+void LineFormatter::Format(const TrainerIteration& r, LineBuilder& out) const {
+  const CivilTime c = ToCivil(Local(job_.NodeOf(r.rank), r.time));
+  const std::int64_t global_batch = std::int64_t{job_.dp} * job_.workload.samples_per_replica;
+  out.Str(" [").Zero(c.year, 4).Char('-').Zero(c.month, 2).Char('-').Zero(c.day, 2);
+  out.Char(' ').Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2);
+  out.Str("] iteration ").Padded(r.iteration, 8, ' ').Char('/');
+  out.Padded(job_.workload.train_iters, 8, ' ');
+  out.Str(" | consumed samples: ").Padded(r.iteration * global_batch, 12, ' ');
+  out.Str(" | elapsed time per iteration (ms): ").Fixed(r.elapsed_ms, 1);
+  out.Str(" | learning rate: ").Sci(r.learning_rate, 6);
+  out.Str(" | global batch size: ").Padded(global_batch, 5, ' ');
+  out.Str(" | lm loss: ").Sci(r.loss, 6);
+  out.Str(" | loss scale: 1.0 | grad norm: ").Fixed(r.grad_norm, 3);
+  out.Str(" | number of skipped iterations: ").Padded(0, 3, ' ');
+  out.Str(" | number of nan iterations: ").Padded(0, 3, ' ').Str(" |").EndLine();
+}
+
+// The c10 header of the profile's style (docs/log_formats.md §2). torch >= 2.4:
+// [rank<G>]:[E<M><DD> <hh>:<mm>:<ss>.<nnnnnnnnn> ProcessGroupNCCL.cpp:<line>]
+void LineFormatter::WriteC10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const {
+  switch (torch_.c10_header) {
+    case C10Header::kRankPrefixedTimestamped: {
+      const CivilTime c = ToCivil(Local(job_.NodeOf(rank), t));
+      out.Str("[rank").Int(rank).Str("]:[E").Int(c.month).Zero(c.day, 2).Char(' ');
+      out.Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).Char('.');
+      out.Zero(c.nanos, 9).Str(" ProcessGroupNCCL.cpp:").Int(source_line).Str("] ");
+      return;
+    }
+  }
+}
+
+// The process group's log prefix in the profile's style (docs/log_formats.md §3). torch 2.4:
+// [PG <uid> (<desc>) Rank <r>]; Megatron gives every group a description.
+void LineFormatter::WritePgPrefix(LineBuilder& out, int rank, PgKind group) const {
+  switch (torch_.pg_prefix) {
+    case PgPrefix::kUidAndDescription:
+      out.Str("[PG ").Int(job_.GroupUid(rank, group)).Str(" (").Str(PgDescription(group));
+      out.Str(") Rank ").Int(job_.GroupRank(rank, group)).Char(']');
+      return;
+  }
+}
+
+void LineFormatter::WorkNccl(LineBuilder& out, const WatchdogTimeout& r) const {
+  out.Str("WorkNCCL(SeqNum=").Int(r.seq).Str(", OpType=").Str(OpName(r.op));
+  out.Str(", NumelIn=").Int(r.numel).Str(", NumelOut=").Int(r.numel);
+  out.Str(", Timeout(ms)=").Int(r.timeout_ms).Char(')');
+}
+
+// "<pgprefix> Watchdog caught collective operation timeout: WorkNCCL(...) ran for X
+// milliseconds before timing out."
+void LineFormatter::TimeoutMessage(LineBuilder& out, const WatchdogTimeout& r) const {
+  WritePgPrefix(out, r.rank, r.group);
+  out.Str(" Watchdog caught collective operation timeout: ");
+  WorkNccl(out, r);
+  out.Str(" ran for ").Int(r.ran_for_ms).Str(" milliseconds before timing out.");
+}
+
+void LineFormatter::NativeFrames(LineBuilder& out, int rank, bool rank_prefix) const {
+  Rng rng = AddressRng(job_, rank, kLibraryBases);
+  std::uint64_t base[static_cast<int>(NativeLibrary::kCount)];
+  for (std::uint64_t& b : base) b = 0x7f0000000000ULL | (rng.Next() & 0xfffffff000ULL);
+  int index = 0;
+  for (const NativeFrame& f : torch_.watchdog_frames) {
+    const auto lib = static_cast<int>(f.library);
+    if (rank_prefix) out.Str("[rank").Int(rank).Str("]:");
+    out.Str("frame #").Int(index++).Str(": ").Str(f.symbol).Str(" (0x").Hex(base[lib] + f.offset);
+    out.Str(" in ").Str(torch_.native_lib_paths[lib]).Char(')').EndLine();
+  }
+}
+
+// The watchdog block, in torch 2.4's order (docs/log_formats.md §3): five c10 lines, the
+// prefixed exception with its frames, then libstdc++'s unprefixed terminate message.
+void LineFormatter::Format(const WatchdogTimeout& r, LineBuilder& out) const {
+  Rng rng(job_.seed, StreamId::kLineTiming, static_cast<std::uint64_t>(r.rank));
+  TimeNs t = r.time;
+  WriteC10Header(out, r.rank, t, torch_.line_watchdog_timeout);
+  TimeoutMessage(out, r);
+  out.EndLine();
+  t += rng.UniformInt(20, 90) * kNsPerUs;
+  WriteC10Header(out, r.rank, t, torch_.line_exception_detected);
+  WritePgPrefix(out, r.rank, r.group);
+  out.Str(" Exception (either an error or timeout) detected by watchdog at work: ").Int(r.seq);
+  out.Str(", last enqueued NCCL work: ").Int(r.last_enqueued);
+  out.Str(", last completed NCCL work: ").Int(r.last_completed).Char('.').EndLine();
+  t += rng.UniformInt(5, 30) * kNsPerUs;
+  WriteC10Header(out, r.rank, t, torch_.line_some_ops_failed);
+  WritePgPrefix(out, r.rank, r.group);
+  out.Str(
+      " Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
+      "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.");
+  out.EndLine();
+  t += rng.UniformInt(1, 8) * kNsPerUs;
+  WriteC10Header(out, r.rank, t, torch_.line_taking_down);
+  WritePgPrefix(out, r.rank, r.group);
+  out.Str(" To avoid data inconsistency, we are taking the entire process down.").EndLine();
+  t += rng.UniformInt(100, 900) * kNsPerUs;
+  WriteC10Header(out, r.rank, t, torch_.line_thread_terminated);
+  WritePgPrefix(out, r.rank, r.group);
+  out.Str(" Process group watchdog thread terminated with exception: ");
+  TimeoutMessage(out, r);
+  out.EndLine();
+  out.Str("[rank").Int(r.rank).Str(
+      "]:Exception raised from checkTimeout at "
+      "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:");
+  out.Int(torch_.line_check_timeout_raise).Str(" (most recent call first):").EndLine();
+  NativeFrames(out, r.rank, /*rank_prefix=*/true);
+  out.Str("[rank").Int(r.rank).Str("]:").EndLine();
+  out.Str("terminate called after throwing an instance of 'c10::DistBackendError'").EndLine();
+  out.Str("  what():  ");
+  WritePgPrefix(out, r.rank, r.group);
+  out.Str(" Process group watchdog thread terminated with exception: ");
+  TimeoutMessage(out, r);
+  out.EndLine();
+  out.Str(
+      "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/"
+      "ProcessGroupNCCL.cpp:");
+  out.Int(torch_.line_check_timeout_raise).Str(" (most recent call first):").EndLine();
+  NativeFrames(out, r.rank, /*rank_prefix=*/false);
+}
+
+}  // namespace denpex::sim

@@ -1,0 +1,148 @@
+// The lines a torchrun agent prints into its node's torchrun.log (docs/log_formats.md §6):
+// the OMP_NUM_THREADS banner, SIGTERM notices, and the failure report (the "failed" line,
+// Python's traceback of ChildFailedError and its table, laid out as torch.distributed.elastic
+// lays it out: rules as wide as the widest line, at most 60).
+#include <algorithm>
+
+#include "formatter.h"
+
+namespace denpex::sim {
+
+namespace {
+
+constexpr std::string_view kRunPy = "torch/distributed/run.py";
+constexpr std::string_view kApiPy = "torch/distributed/elastic/multiprocessing/api.py";
+constexpr std::string_view kStars = "*****************************************";
+constexpr std::string_view kOmpBanner =
+    "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to "
+    "avoid your system being overloaded, please further tune the variable for optimal "
+    "performance in your application as needed. ";
+constexpr std::string_view kScript = "train.py";
+constexpr std::string_view kBinary = "/usr/bin/python3";
+constexpr int kMaxRuleWidth = 60;
+
+std::string_view SignalName(int signal) {
+  switch (signal) {
+    case 6:
+      return "SIGABRT";
+    case 9:
+      return "SIGKILL";
+    case 11:
+      return "SIGSEGV";
+    case 15:
+      return "SIGTERM";
+    default:
+      return "SIGNAL";
+  }
+}
+
+std::int64_t LongestLine(std::string_view text) {
+  std::int64_t longest = 0;
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    longest = std::max<std::int64_t>(longest, static_cast<std::int64_t>(line.size()));
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  return longest;
+}
+
+}  // namespace
+
+// <L><MM><DD> <hh>:<mm>:<ss>.<uuuuuu> <pid> <file>:<line>] : Python logging in glog style,
+// millisecond resolution printed as microseconds.
+void LineFormatter::GlogHeader(LineBuilder& out, char severity, int node, TimeNs t,
+                               std::string_view file, int line) const {
+  const CivilTime c = ToCivil(Local(node, t));
+  out.Char(severity).Zero(c.month, 2).Zero(c.day, 2).Char(' ');
+  out.Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).Char('.');
+  out.Zero(c.nanos / kNsPerMs * 1000, 6).Char(' ').Int(job_.agent_pid[node]).Char(' ');
+  out.Str(file).Char(':').Int(line).Str("] ");
+}
+
+void LineFormatter::Format(const AgentBanner& r, LineBuilder& out) const {
+  for (std::string_view text : {std::string_view(), kStars, kOmpBanner, kStars}) {
+    GlogHeader(out, 'W', r.node, r.time, kRunPy, torch_.line_run_banner);
+    out.Str(text).EndLine();
+  }
+}
+
+void LineFormatter::Format(const AgentSigterm& r, LineBuilder& out) const {
+  GlogHeader(out, 'W', r.node, r.time, kApiPy, torch_.line_api_sigterm);
+  out.Str("Sending process ").Int(job_.worker_pid[r.rank]).Str(" closing signal SIGTERM").EndLine();
+}
+
+void LineFormatter::Traceback(LineBuilder& out) const {
+  out.Str("Traceback (most recent call last):").EndLine();
+  for (const PythonFrame& f : torch_.torchrun_traceback) {
+    out.Str("  File \"");
+    if (!f.file.starts_with('/')) out.Str(torch_.python_lib).Char('/');
+    out.Str(f.file).Str("\", line ").Int(f.line).Str(", in ").Str(f.function).EndLine();
+    out.Str("    ").Str(f.code).EndLine();
+  }
+}
+
+// One "[i]:" entry of the ChildFailedError table (7 lines).
+std::string LineFormatter::FailureBlock(int index, const AgentFailure& f, int node,
+                                        TimeNs poll_time) const {
+  std::string text;
+  LineBuilder b(&text);
+  const CivilTime c = ToCivil(Local(node, poll_time));
+  const int pid = job_.worker_pid[f.rank];
+  b.Char('[').Int(index).Str("]:").EndLine();
+  b.Str("  time      : ").Zero(c.year, 4).Char('-').Zero(c.month, 2).Char('-').Zero(c.day, 2);
+  b.Char('_').Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).EndLine();
+  b.Str("  host      : ").Str(job_.hostnames[node]).EndLine();
+  b.Str("  rank      : ").Int(f.rank).Str(" (local_rank: ").Int(job_.LocalRank(f.rank));
+  b.Char(')').EndLine();
+  b.Str("  exitcode  : ").Int(f.exit_code).Str(" (pid: ").Int(pid).Char(')').EndLine();
+  b.Str("  error_file: <N/A>").EndLine();
+  if (f.exit_code < 0) {
+    b.Str("  traceback : Signal ").Int(-f.exit_code).Str(" (").Str(SignalName(-f.exit_code));
+    b.Str(") received by PID ").Int(pid).EndLine();
+  } else {
+    b.Str(
+         "  traceback : To enable traceback see: "
+         "https://pytorch.org/docs/stable/elastic/errors.html")
+        .EndLine();
+  }
+  return text;
+}
+
+ReportLineOffsets LineFormatter::Format(const AgentFailureReport& r, LineBuilder& out) const {
+  constexpr std::int64_t kRankLineInBlock = 3;  // "[i]:", time, host, rank
+  ReportLineOffsets offsets;
+  const std::int64_t first_line = out.lines();
+  const AgentFailure& root = r.failures[0];
+  GlogHeader(out, 'E', r.node, r.time, kApiPy, torch_.line_api_failed);
+  out.Str("failed (exitcode: ").Int(root.exit_code).Str(") local_rank: ");
+  out.Int(job_.LocalRank(root.rank)).Str(" (pid: ").Int(job_.worker_pid[root.rank]);
+  out.Str(") of binary: ").Str(kBinary).EndLine();
+  Traceback(out);
+  std::string blocks[16];
+  std::int64_t width = static_cast<std::int64_t>(kScript.size()) + 7;  // "train.py FAILED"
+  for (int i = 0; i < r.failure_count; ++i) {
+    blocks[i] = FailureBlock(i, r.failures[i], r.node, r.poll_time);
+    width = std::max(width, LongestLine(blocks[i]));
+  }
+  width = std::min<std::int64_t>(width, kMaxRuleWidth);
+  const std::string rule_eq(static_cast<std::size_t>(width), '=');
+  const std::string rule_dash(static_cast<std::size_t>(width), '-');
+  out.Str("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ").EndLine();
+  out.Str(rule_eq).EndLine();
+  out.Str(kScript).Str(" FAILED").EndLine();
+  out.Str(rule_dash).EndLine();
+  out.Str("Failures:").EndLine();
+  if (r.failure_count == 1) out.Str("  <NO_OTHER_FAILURES>").EndLine();
+  for (int i = 1; i < r.failure_count; ++i) out.Str(blocks[i]).AddLines(7);
+  out.Str(rule_dash).EndLine();
+  out.Str("Root Cause (first observed failure):").EndLine();
+  offsets.root_rank_line = out.lines() - first_line + kRankLineInBlock;
+  out.Str(blocks[0]).AddLines(7);
+  out.Str(rule_eq).EndLine();
+  offsets.failed_line = 0;
+  return offsets;
+}
+
+}  // namespace denpex::sim

@@ -1,0 +1,149 @@
+// Builds the Job from a validated scenario: layout arithmetic, hostnames and the per-node and
+// per-rank draws (clock offsets, pids, start times) from their seeded streams.
+#include "job.h"
+
+#include <algorithm>
+
+#include "rng.h"
+
+namespace denpex::sim {
+
+std::string_view PgDescription(PgKind kind) {
+  switch (kind) {
+    case PgKind::kDefault:
+      return "default_pg";
+    case PgKind::kTensor:
+      return "TENSOR_MODEL_PARALLEL_GROUP";
+    case PgKind::kPipeline:
+      return "PIPELINE_MODEL_PARALLEL_GROUP";
+    case PgKind::kData:
+      return "DATA_PARALLEL_GROUP";
+  }
+  return "";
+}
+
+int Job::GroupUid(int rank, PgKind kind) const {
+  switch (kind) {
+    case PgKind::kDefault:
+      return 0;
+    case PgKind::kTensor:
+      return 1 + rank / tp;
+    case PgKind::kPipeline:
+      return 1 + NumTpGroups() + rank % (tp * dp);
+    case PgKind::kData:
+      return 1 + NumTpGroups() + NumPpGroups() + PpRank(rank) * tp + TpRank(rank);
+  }
+  return 0;
+}
+
+int Job::GroupRank(int rank, PgKind kind) const {
+  switch (kind) {
+    case PgKind::kDefault:
+      return rank;
+    case PgKind::kTensor:
+      return TpRank(rank);
+    case PgKind::kPipeline:
+      return PpRank(rank);
+    case PgKind::kData:
+      return DpRank(rank);
+  }
+  return 0;
+}
+
+int Job::GroupSize(PgKind kind) const {
+  switch (kind) {
+    case PgKind::kDefault:
+      return world;
+    case PgKind::kTensor:
+      return tp;
+    case PgKind::kPipeline:
+      return pp;
+    case PgKind::kData:
+      return dp;
+  }
+  return 0;
+}
+
+PgKind Job::KindOfGroup(int uid) const {
+  if (uid == 0) return PgKind::kDefault;
+  uid -= 1;
+  if (uid < NumTpGroups()) return PgKind::kTensor;
+  uid -= NumTpGroups();
+  return uid < NumPpGroups() ? PgKind::kPipeline : PgKind::kData;
+}
+
+int Job::GroupMember(int uid, int i) const {
+  switch (KindOfGroup(uid)) {
+    case PgKind::kDefault:
+      return i;
+    case PgKind::kTensor:
+      return (uid - 1) * tp + i;
+    case PgKind::kPipeline:
+      return (uid - 1 - NumTpGroups()) + i * tp * dp;
+    case PgKind::kData: {
+      const int index = uid - 1 - NumTpGroups() - NumPpGroups();  // pp_rank * tp + tp_rank
+      return (index / tp) * tp * dp + index % tp + i * tp;
+    }
+  }
+  return 0;
+}
+
+namespace {
+
+// prefix + zero-padded (node + 1): "gpu-" -> gpu-0001.
+std::string Hostname(const std::string& prefix, int node, int digits) {
+  const std::string n = std::to_string(node + 1);
+  std::string out = prefix;
+  out.append(static_cast<std::size_t>(std::max(0, digits - static_cast<int>(n.size()))), '0');
+  out += n;
+  return out;
+}
+
+// Per-node draws: clock offset (normal, clamped to +-4 sigma so it stays bounded), torchrun's
+// start and pid, and its workers' pids (spawned one after another).
+void DrawNodes(Job& job, const std::string& prefix, double skew_sigma_ms) {
+  const int digits = std::max<int>(4, static_cast<int>(std::to_string(job.nodes).size()));
+  const double limit = 4.0 * skew_sigma_ms;
+  for (int node = 0; node < job.nodes; ++node) {
+    job.hostnames.push_back(Hostname(prefix, node, digits));
+    Rng skew(job.seed, StreamId::kNodeSkew, static_cast<std::uint64_t>(node));
+    const double offset_ms = std::clamp(skew.Normal() * skew_sigma_ms, -limit, limit);
+    job.clock_offset.push_back(static_cast<TimeNs>(offset_ms * static_cast<double>(kNsPerMs)));
+    Rng procs(job.seed, StreamId::kNodeProcesses, static_cast<std::uint64_t>(node));
+    job.agent_start.push_back(job.start + procs.UniformInt(200, 900) * kNsPerMs);
+    const auto agent = static_cast<std::int32_t>(procs.UniformInt(10'000, 3'000'000));
+    job.agent_pid.push_back(agent);
+    std::int32_t pid = agent + static_cast<std::int32_t>(procs.UniformInt(30, 90));
+    for (int local = 0; local < job.gpus_per_node; ++local) {
+      job.worker_pid.push_back(pid);
+      pid += static_cast<std::int32_t>(procs.UniformInt(1, 5));
+    }
+  }
+}
+
+}  // namespace
+
+Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
+  Job job;
+  job.seed = seed;
+  job.nodes = s.job().nodes();
+  job.gpus_per_node = s.job().gpus_per_node();
+  job.world = job.nodes * job.gpus_per_node;
+  job.tp = s.job().tp();
+  job.pp = s.job().pp();
+  job.dp = s.job().dp();
+  job.start = ParseRfc3339(s.start_time()).value_or(0);
+  job.nccl_timeout = s.timeouts().nccl_timeout_ms() * kNsPerMs;
+  job.monitor_interval = s.timeouts().monitor_interval_ms() * kNsPerMs;
+  job.sigterm_grace = s.timeouts().sigterm_grace_ms() * kNsPerMs;
+  job.step_time = s.training().step_time_ms() * kNsPerMs;
+  job.warmup_steps = s.training().warmup_steps();
+  job.tp_rounds = s.training().tp_collectives_per_step();
+  job.log_interval = s.training().log_interval();
+  job.compute_jitter = s.training().compute_jitter();
+  job.nccl_debug_info = s.format().nccl_debug_info();
+  DrawNodes(job, s.job().hostname_prefix(), s.clocks().skew_sigma_ms());
+  return job;
+}
+
+}  // namespace denpex::sim

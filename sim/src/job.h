@@ -1,0 +1,82 @@
+// The static facts of one simulated job: cluster shape, the Megatron parallel layout, process
+// groups and their uids, hostnames, process ids, per-node clock offsets and the timing
+// parameters, all resolved from the scenario and the seed before the first event. Immutable
+// once built; the model, formatters and truth builder all read it.
+//
+// Layout (Megatron order): rank = tp_rank + tp * (dp_rank + dp * pp_rank). Tensor-parallel
+// groups are contiguous ranks inside a node; data-parallel groups stride tp; pipeline groups
+// stride tp * dp. Process groups are created, on every rank, in this order: uid 0 default_pg
+// (all ranks), then the TP groups, the PP groups and the DP groups, each family in Megatron's
+// creation order, so a group's uid is the same on all its members.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "denpex/common/time.h"
+#include "denpex/v1/scenario.pb.h"
+
+namespace denpex::sim {
+
+enum class PgKind : std::uint8_t { kDefault, kTensor, kPipeline, kData };
+inline constexpr int kNumPgKinds = 4;
+
+std::string_view PgDescription(PgKind kind);  // "default_pg", "TENSOR_MODEL_PARALLEL_GROUP", ...
+
+// Constants of the modelled trainer: message sizes and collective costs. Not scenario
+// fields (yet): they shape the numbers printed, not the failure.
+struct Workload {
+  std::int64_t tp_numel = 16'777'216;   // activations of one TP all-reduce
+  std::int64_t p2p_numel = 16'777'216;  // activations / gradients between stages
+  std::int64_t dp_numel = 40'000'000;   // one gradient bucket
+  std::int64_t barrier_numel = 1;
+  TimeNs tp_cost = 2 * kNsPerMs;
+  TimeNs p2p_cost = 1'500 * kNsPerUs;
+  TimeNs dp_cost = 45 * kNsPerMs;
+  TimeNs barrier_cost = 1 * kNsPerMs;
+  int train_iters = 100'000;    // the "/<N>" of the iteration line
+  int samples_per_replica = 8;  // global batch = dp * this
+};
+
+struct Job {
+  static Job Build(const v1::Scenario& scenario, std::uint64_t seed);
+
+  // Shape.
+  std::uint64_t seed = 0;
+  int nodes = 0, gpus_per_node = 0, world = 0, tp = 1, pp = 1, dp = 1;
+  // Timing (ns; absolute times are ns since the epoch, true time).
+  TimeNs start = 0;
+  TimeNs nccl_timeout = 0, monitor_interval = 0, sigterm_grace = 0, step_time = 0;
+  int warmup_steps = 0, tp_rounds = 0, log_interval = 1;
+  double compute_jitter = 0;
+  bool nccl_debug_info = false;
+  Workload workload;
+  // Per node / per rank facts.
+  std::vector<std::string> hostnames;    // node -> "gpu-0001"
+  std::vector<TimeNs> clock_offset;      // node -> printed time minus true time
+  std::vector<std::int32_t> agent_pid;   // node -> torchrun's pid
+  std::vector<TimeNs> agent_start;       // node -> when torchrun printed its banner
+  std::vector<std::int32_t> worker_pid;  // rank -> pid
+
+  int NodeOf(int rank) const { return rank / gpus_per_node; }
+  int LocalRank(int rank) const { return rank % gpus_per_node; }
+  int TpRank(int rank) const { return rank % tp; }
+  int DpRank(int rank) const { return rank / tp % dp; }
+  int PpRank(int rank) const { return rank / (tp * dp); }
+
+  // Process groups.
+  int NumTpGroups() const { return world / tp; }
+  int NumPpGroups() const { return world / pp; }
+  int NumDpGroups() const { return world / dp; }
+  int NumGroups() const { return 1 + NumTpGroups() + NumPpGroups() + NumDpGroups(); }
+  int GroupUid(int rank, PgKind kind) const;
+  int GroupRank(int rank, PgKind kind) const;  // position in the sorted member list
+  int GroupSize(PgKind kind) const;
+  PgKind KindOfGroup(int uid) const;
+  // The member of group `uid` at group rank `i` (members sorted by global rank).
+  int GroupMember(int uid, int i) const;
+};
+
+}  // namespace denpex::sim

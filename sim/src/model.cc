@@ -1,0 +1,105 @@
+// The event loop (see model.h): schedules the processes' starts, dispatches events by kind
+// to the workers or the agents, stops at the safety horizon; and the fault's resolution.
+#include "model.h"
+
+#include <algorithm>
+
+#include "rng.h"
+
+namespace denpex::sim {
+
+FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
+  FaultPlan plan;
+  const auto stream = static_cast<std::uint64_t>(fault_index) * 2;
+  plan.rank =
+      fault.has_rank()
+          ? fault.rank()
+          : static_cast<int>(Rng(job.seed, StreamId::kFaultPlan, stream).UniformInt(0, job.world));
+  plan.step = fault.step();
+  plan.at_fraction = fault.has_at_fraction()
+                         ? fault.at_fraction()
+                         : Rng(job.seed, StreamId::kFaultPlan, stream + 1).Uniform();
+  plan.offset = static_cast<TimeNs>(plan.at_fraction * static_cast<double>(job.step_time));
+  return plan;
+}
+
+Model::Model(const Job& job, const FaultPlan& fault, RecordSink& sink)
+    : job_(job),
+      fault_(fault),
+      workers_(job, fault, queue_, sink),
+      launcher_(job, queue_, sink, workers_) {
+  workers_.set_exit_listener(&launcher_);
+}
+
+// Far beyond any plausible end: the steps up to the fault (each generously pp + 2 compute
+// times long), then a few watchdog timeouts and SIGTERM graces, then ten minutes. Computed
+// in double and capped, so extreme scenarios cannot overflow it.
+TimeNs Model::Horizon() const {
+  const double steps = static_cast<double>(fault_.step + 10) * static_cast<double>(job_.step_time) *
+                       static_cast<double>(job_.pp + 2);
+  const double horizon = static_cast<double>(job_.start) + 660.0 * kNsPerSec + steps +
+                         4.0 * static_cast<double>(job_.nccl_timeout + job_.sigterm_grace);
+  return horizon < 4e18 ? static_cast<TimeNs>(horizon) : static_cast<TimeNs>(4e18);
+}
+
+Outcome Model::Run() {
+  workers_.ScheduleStarts();
+  launcher_.ScheduleStarts();
+  Outcome out;
+  const TimeNs horizon = Horizon();
+  while (!queue_.empty()) {
+    if (queue_.top().time > horizon) {
+      out.reached_horizon = true;
+      break;
+    }
+    Dispatch(queue_.Pop());
+    ++out.events;
+  }
+  out.end_time = out.reached_horizon ? horizon : 0;
+  for (int rank = 0; rank < job_.world; ++rank)
+    out.end_time = std::max(out.end_time, workers_.exit_time(rank));
+  for (int node = 0; node < job_.nodes; ++node)
+    out.end_time = std::max(out.end_time, launcher_.exit_time(node));
+  return out;
+}
+
+void Model::Dispatch(const Event& e) {
+  const auto id = static_cast<int>(e.id());
+  switch (e.kind()) {
+    case EventKind::kRankStart:
+      workers_.OnStart(id, e.time);
+      break;
+    case EventKind::kRankResume:
+      workers_.OnResume(id, e.time);
+      break;
+    case EventKind::kRendezvousDone:
+      workers_.OnRendezvousDone(e.id(), e.time);
+      break;
+    case EventKind::kFaultKill:
+      workers_.OnFaultKill(id, e.time);
+      break;
+    case EventKind::kWatchdogCheck:
+      workers_.OnWatchdogCheck(id, e.time);
+      break;
+    case EventKind::kWatchdogFire:
+      workers_.OnWatchdogFire(id, e.time);
+      break;
+    case EventKind::kTermDeath:
+      launcher_.OnTermDeath(id, e.time);
+      break;
+    case EventKind::kAgentStart:
+      launcher_.OnAgentStart(id, e.time);
+      break;
+    case EventKind::kAgentPoll:
+      launcher_.OnPoll(id, e.time);
+      break;
+    case EventKind::kAgentReport:
+      launcher_.OnReport(id, e.time);
+      break;
+    case EventKind::kAgentExit:
+      launcher_.OnAgentExit(id, e.time);
+      break;
+  }
+}
+
+}  // namespace denpex::sim

@@ -1,0 +1,44 @@
+// The discrete-event model of one job: owns the event queue, the workers and the torchrun
+// agents, and runs events in (time, sequence) order until no process is alive (or a safety
+// horizon passes). It only emits typed records to a RecordSink; it never formats text.
+#pragma once
+
+#include <cstdint>
+
+#include "event_queue.h"
+#include "job.h"
+#include "launcher.h"
+#include "records.h"
+#include "workers.h"
+
+namespace denpex::sim {
+
+// The fault resolved against the seed: the rank and instant when the scenario leaves them out.
+FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index);
+
+struct Outcome {
+  std::uint64_t events = 0;
+  TimeNs end_time = 0;           // the last process (worker or agent) exited
+  bool reached_horizon = false;  // stopped with processes still alive
+};
+
+class Model {
+ public:
+  Model(const Job& job, const FaultPlan& fault, RecordSink& sink);
+  Outcome Run();
+
+  const Workers& workers() const { return workers_; }
+  const Launcher& launcher() const { return launcher_; }
+
+ private:
+  void Dispatch(const Event& e);
+  TimeNs Horizon() const;
+
+  const Job& job_;
+  FaultPlan fault_;
+  EventQueue queue_;
+  Workers workers_;
+  Launcher launcher_;
+};
+
+}  // namespace denpex::sim

@@ -1,0 +1,75 @@
+// Version profiles: everything about a line's shape that differs between torch and NCCL
+// releases, kept as data (source line numbers, prefix styles, stack frames, tracebacks) so
+// that adding a release (issue #3: torch 1.13, 2.1, 2.6) is a new table row plus, at most,
+// a new enumerator handled by the formatter. Only torch 2.4 / NCCL 2.21.5 are filled in.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace denpex::sim {
+
+// How a c10 (C++) log line starts (docs/log_formats.md §2).
+enum class C10Header : std::uint8_t {
+  kRankPrefixedTimestamped,  // torch >= 2.4: "[rank<G>]:[E302 09:10:36.123456789 File.cpp:607] "
+};
+
+// How ProcessGroupNCCL names its process group (docs/log_formats.md §3).
+enum class PgPrefix : std::uint8_t {
+  kUidAndDescription,  // torch 2.4: "[PG <uid> (<desc>) Rank <r>]", "[PG <uid> Rank <r>]"
+};
+
+// Shared objects whose load addresses appear in native stack frames.
+enum class NativeLibrary : std::uint8_t { kC10, kTorchCuda, kStdCxx, kLibc, kCount };
+
+struct NativeFrame {
+  std::string_view symbol;  // "c10::Error::Error(c10::SourceLocation, std::string) + 0x96"
+  NativeLibrary library;
+  std::uint64_t offset;  // address minus the library's load address
+};
+
+struct PythonFrame {
+  std::string_view file;  // absolute, or relative to TorchProfile::python_lib
+  int line;
+  std::string_view function;
+  std::string_view code;
+};
+
+struct TorchProfile {
+  std::string_view name;  // "2.4"
+  bool supported;         // false: known release whose shapes are not implemented yet
+  C10Header c10_header;
+  PgPrefix pg_prefix;
+  // ProcessGroupNCCL.cpp lines of the watchdog block, in print order.
+  int line_watchdog_timeout;     // "Watchdog caught collective operation timeout"
+  int line_exception_detected;   // "Exception (either an error or timeout) detected ..."
+  int line_some_ops_failed;      // "Some NCCL operations have failed or timed out. ..."
+  int line_taking_down;          // "To avoid data inconsistency, ..."
+  int line_thread_terminated;    // "Process group watchdog thread terminated with exception"
+  int line_check_timeout_raise;  // "Exception raised from checkTimeout at ...:<line>"
+  std::span<const NativeFrame> watchdog_frames;
+  std::string_view native_lib_paths[static_cast<int>(NativeLibrary::kCount)];
+  // torchrun agent (Python): file:line of the banner, SIGTERM and failure lines.
+  int line_run_banner;          // torch/distributed/run.py
+  int line_api_sigterm;         // torch/distributed/elastic/multiprocessing/api.py
+  int line_api_failed;          // same file
+  std::string_view python_lib;  // "/usr/local/lib/python3.10/dist-packages"
+  std::span<const PythonFrame> torchrun_traceback;
+};
+
+struct NcclProfile {
+  std::string_view name;  // "2.21.5"
+  bool supported;
+  std::string_view version_banner;  // "NCCL version 2.21.5+cuda12.4"
+};
+
+// nullptr when the name is not a known release at all.
+const TorchProfile* FindTorchProfile(std::string_view name);
+const NcclProfile* FindNcclProfile(std::string_view name);
+
+// Names for hints: the releases the formatters implement.
+std::string_view SupportedTorchProfiles();  // "\"2.4\""
+std::string_view SupportedNcclProfiles();   // "\"2.21.5\""
+
+}  // namespace denpex::sim

@@ -1,0 +1,114 @@
+// What the model says happened, as typed records: plain structs in one std::variant. The
+// model never builds strings; formatters (formatter.h) turn records into the lines of a
+// version profile, and the writer (writer.h) puts those lines into files. Times are true
+// times (ns since the epoch); the formatter applies each node's clock offset.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <variant>
+
+#include "denpex/common/time.h"
+#include "job.h"
+
+namespace denpex::sim {
+
+enum class OpType : std::uint8_t { kAllreduce, kSend, kRecv };
+
+// Exit codes as torchrun reports them: minus the signal number.
+inline constexpr int kExitSigkill = -9;
+inline constexpr int kExitSigabrt = -6;
+inline constexpr int kExitSigterm = -15;
+
+// --- worker (rank) output ------------------------------------------------------------------
+
+// "NCCL version ..." (stdout, flushed): once per process, at its first communicator where it
+// is rank 0.
+struct NcclVersionBanner {
+  int rank;
+  TimeNs time;
+};
+
+// "... NCCL INFO comm 0x... rank r nranks n ... - Init COMPLETE" (stdout, flushed).
+struct NcclCommInit {
+  int rank;
+  TimeNs time;
+  PgKind group;
+};
+
+// Megatron's iteration line (stdout, block-buffered).
+struct TrainerIteration {
+  int rank;
+  TimeNs time;
+  int iteration;
+  double elapsed_ms;  // per iteration, averaged over the log interval
+  double learning_rate;
+  double loss;
+  double grad_norm;
+};
+
+// The ProcessGroupNCCL watchdog block (stderr, unbuffered), printed just before SIGABRT.
+struct WatchdogTimeout {
+  int rank;
+  TimeNs time;
+  PgKind group;
+  OpType op;
+  std::int64_t numel;
+  std::int64_t seq;  // the timed-out work
+  std::int64_t last_enqueued;
+  std::int64_t last_completed;
+  std::int64_t timeout_ms;
+  std::int64_t ran_for_ms;
+};
+
+// A worker process ended: by a signal (exit_code < 0) its unflushed stdout is lost.
+struct WorkerExit {
+  int rank;
+  TimeNs time;
+  int exit_code;
+};
+
+// --- torchrun agent output (the node's torchrun.log) ---------------------------------------
+
+struct AgentBanner {
+  int node;
+  TimeNs time;
+};
+
+struct AgentSigterm {
+  int node;
+  TimeNs time;
+  int rank;  // the worker being stopped
+};
+
+struct AgentFailure {
+  int rank;
+  int exit_code;
+};
+
+// "failed (exitcode: ...)", the traceback and the ChildFailedError table. failures[0] is the
+// root cause; the rest were seen exited in the same poll.
+struct AgentFailureReport {
+  int node;
+  TimeNs time;       // when it is printed (after the other workers were stopped)
+  TimeNs poll_time;  // when the failures were observed: the table's "time" field
+  int failure_count;
+  std::array<AgentFailure, 16> failures;
+};
+
+struct AgentExit {
+  int node;
+  TimeNs time;
+};
+
+using Record = std::variant<NcclVersionBanner, NcclCommInit, TrainerIteration, WatchdogTimeout,
+                            WorkerExit, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit>;
+
+// Where the model sends records (the incident writer in production, a recorder in tests).
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  virtual void Emit(const Record& record) = 0;
+};
+
+}  // namespace denpex::sim

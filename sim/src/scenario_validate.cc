@@ -1,0 +1,328 @@
+// Defaults and semantic validation of a parsed scenario. The rules and defaults are the
+// ones docs/scenario_format.md lists; a change here changes that file in the same commit.
+// Every error names the offending field's location (Locator) and says what to do.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "denpex/common/time.h"
+#include "profiles.h"
+#include "scenario_internal.h"
+
+namespace denpex::sim {
+
+namespace {
+
+constexpr int kDefaultGpusPerNode = 8;
+constexpr int kMaxGpusPerNode = 16;  // the PCI bus-id table covers 16 GPUs
+// Event payloads hold 20-bit ids and a job has fewer than 3 * world + 1 rendezvous.
+constexpr std::int64_t kMaxWorld = 1 << 18;
+constexpr int kMaxNodes = 99'999;  // hostnames carry at most 5 digits
+constexpr std::int64_t kDefaultJobId = 4242001;
+constexpr std::int64_t kDefaultNcclTimeoutMs = 600'000;
+constexpr std::int64_t kDefaultMonitorIntervalMs = 100;
+constexpr std::int64_t kDefaultSigtermGraceMs = 30'000;
+constexpr std::int64_t kMaxDurationMs = 7LL * 24 * 3600 * 1000;  // a week
+constexpr int kDefaultWarmupSteps = 20;
+constexpr int kMaxSteps = 100'000;                  // every step is simulated, rank by rank
+constexpr std::int64_t kMaxStepTimeMs = 3'600'000;  // an hour
+constexpr int kMaxTpCollectives = 1000;
+constexpr std::int64_t kMinNcclTimeoutMs = 10'000;
+constexpr std::int64_t kDefaultStepTimeMs = 1500;
+constexpr int kDefaultTpCollectives = 4;
+constexpr double kDefaultComputeJitter = 0.02;
+constexpr double kDefaultSkewSigmaMs = 50;
+constexpr double kMaxSkewSigmaMs = 60'000;
+constexpr const char* kDefaultStartTime = "2026-03-02T09:00:00Z";
+
+std::string Str(std::int64_t v) { return std::to_string(v); }
+
+// Shortest text that reads back as `v` ("1", "0.25"), for echoing a value in a message.
+std::string StrD(double v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : "?";
+}
+
+bool ValidHostnamePrefix(const std::string& p) {
+  if (p.empty()) return false;
+  for (char c : p) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return p != "." && p != "..";
+}
+
+Status CheckNonNegative(const Locator& loc, std::string_view path, std::int64_t v,
+                        std::string_view hint) {
+  if (v >= 0) return Status::Ok();
+  return loc.Error(path, std::string(path) + " must not be negative (got " + Str(v) + ")", hint);
+}
+
+Status CheckDurationMs(const Locator& loc, std::string_view path, std::int64_t v) {
+  DENPEX_RETURN_IF_ERROR(CheckNonNegative(loc, path, v,
+                                          "give a duration in milliseconds, or "
+                                          "leave it out for the default"));
+  if (v <= kMaxDurationMs) return Status::Ok();
+  return loc.Error(path, std::string(path) + " is longer than a week (" + Str(v) + " ms)",
+                   "durations are milliseconds: 600000 is 10 minutes");
+}
+
+// Shape fields one by one, before defaults (zero means "default", negative is an error).
+Status ValidateJobFields(const v1::Scenario& s, const Locator& loc) {
+  if (!s.has_job()) {
+    return loc.Error("job", "the scenario has no job block",
+                     "add job { nodes: N } (gpus_per_node defaults to 8)");
+  }
+  const v1::Job& j = s.job();
+  if (j.nodes() < 1) {
+    return loc.Error({"job.nodes", "job"},
+                     "job.nodes must be at least 1 (got " + Str(j.nodes()) + ")",
+                     "set job { nodes: N }, the number of hosts");
+  }
+  if (j.nodes() > kMaxNodes) {
+    return loc.Error("job.nodes", "job.nodes is at most " + Str(kMaxNodes),
+                     "simulate fewer, larger nodes");
+  }
+  if (j.gpus_per_node() < 0 || j.gpus_per_node() > kMaxGpusPerNode) {
+    return loc.Error("job.gpus_per_node",
+                     "job.gpus_per_node must be between 1 and " + Str(kMaxGpusPerNode) + " (got " +
+                         Str(j.gpus_per_node()) + ")",
+                     "leave it out for the default of 8");
+  }
+  const std::pair<std::string_view, int> dims[] = {
+      {"job.tp", j.tp()}, {"job.pp", j.pp()}, {"job.dp", j.dp()}};
+  for (auto [path, v] : dims) {
+    if (v < 0) {
+      return loc.Error(path, std::string(path) + " must be at least 1 (got " + Str(v) + ")",
+                       "leave it out for the default");
+    }
+  }
+  if (!j.hostname_prefix().empty() && !ValidHostnamePrefix(j.hostname_prefix())) {
+    return loc.Error("job.hostname_prefix",
+                     "job.hostname_prefix '" + j.hostname_prefix() + "' is not a hostname prefix",
+                     "use letters, digits, '-', '_' or '.', e.g. \"gpu-\"");
+  }
+  return CheckNonNegative(loc, "job.job_id", j.job_id(), "leave it out for the default 4242001");
+}
+
+// Defaults and the parallel layout: world = nodes * gpus_per_node = tp * pp * dp.
+Status FillJob(v1::Job* j, const Locator& loc) {
+  if (j->gpus_per_node() == 0) j->set_gpus_per_node(kDefaultGpusPerNode);
+  if (j->tp() == 0) j->set_tp(1);
+  if (j->pp() == 0) j->set_pp(1);
+  if (j->hostname_prefix().empty()) j->set_hostname_prefix("gpu-");
+  if (j->job_id() == 0) j->set_job_id(kDefaultJobId);
+  const std::int64_t world = std::int64_t{j->nodes()} * j->gpus_per_node();
+  if (world > kMaxWorld) {
+    return loc.Error(
+        {"job.nodes", "job.gpus_per_node"},
+        "the job has " + Str(world) + " ranks; at most " + Str(kMaxWorld) + " are supported",
+        "lower job.nodes");
+  }
+  if (j->gpus_per_node() % j->tp() != 0) {
+    return loc.Error("job.tp",
+                     "job.tp " + Str(j->tp()) + " does not divide gpus_per_node " +
+                         Str(j->gpus_per_node()) + " (tensor-parallel groups stay inside a node)",
+                     "use a tp that divides " + Str(j->gpus_per_node()));
+  }
+  const std::int64_t tp_pp = std::int64_t{j->tp()} * j->pp();
+  const std::string shape =
+      Str(j->nodes()) + " nodes x " + Str(j->gpus_per_node()) + " GPUs = " + Str(world) + " ranks";
+  if (j->dp() == 0) {
+    if (world % tp_pp != 0) {
+      return loc.Error({"job.pp", "job.tp", "job.nodes", "job"},
+                       "tp*pp = " + Str(tp_pp) + " does not divide the world size (" + shape + ")",
+                       "choose tp and pp whose product divides " + Str(world));
+    }
+    j->set_dp(static_cast<std::int32_t>(world / tp_pp));
+  }
+  if (tp_pp * j->dp() != world) {
+    return loc.Error({"job", "job.dp", "job.tp", "job.pp", "job.nodes", "job.gpus_per_node"},
+                     "tp*pp*dp = " + Str(j->tp()) + "*" + Str(j->pp()) + "*" + Str(j->dp()) +
+                         " = " + Str(tp_pp * j->dp()) + " but the job has " + shape,
+                     world % tp_pp == 0
+                         ? "set dp: " + Str(world / tp_pp) + ", or leave dp out to derive it"
+                         : "tp*pp*dp must equal nodes*gpus_per_node");
+  }
+  return Status::Ok();
+}
+
+Status FillTimeouts(v1::Timeouts* t, const Locator& loc) {
+  DENPEX_RETURN_IF_ERROR(CheckDurationMs(loc, "timeouts.nccl_timeout_ms", t->nccl_timeout_ms()));
+  DENPEX_RETURN_IF_ERROR(
+      CheckDurationMs(loc, "timeouts.monitor_interval_ms", t->monitor_interval_ms()));
+  DENPEX_RETURN_IF_ERROR(CheckDurationMs(loc, "timeouts.sigterm_grace_ms", t->sigterm_grace_ms()));
+  if (t->nccl_timeout_ms() == 0) t->set_nccl_timeout_ms(kDefaultNcclTimeoutMs);
+  if (t->monitor_interval_ms() == 0) t->set_monitor_interval_ms(kDefaultMonitorIntervalMs);
+  if (t->sigterm_grace_ms() == 0) t->set_sigterm_grace_ms(kDefaultSigtermGraceMs);
+  return Status::Ok();
+}
+
+Status CheckLauncher(const v1::Scenario& s, const Locator& loc) {
+  switch (s.launcher()) {
+    case v1::LAUNCHER_UNSPECIFIED:
+    case v1::LAUNCHER_TORCHRUN:
+      return Status::Ok();
+    case v1::LAUNCHER_SRUN:
+    case v1::LAUNCHER_KUBERNETES:
+    case v1::LAUNCHER_RAY:
+      return loc.Error("launcher",
+                       "launcher " + v1::Launcher_Name(s.launcher()) + " is not simulated yet",
+                       "use LAUNCHER_TORCHRUN (or leave launcher out)");
+    default:
+      return loc.Error("launcher", "launcher " + Str(s.launcher()) + " is not a Launcher value",
+                       "use LAUNCHER_TORCHRUN (or leave launcher out)");
+  }
+}
+
+Status FillFormat(v1::FormatProfile* f, const Locator& loc) {
+  if (f->torch().empty()) f->set_torch("2.4");
+  if (f->nccl().empty()) f->set_nccl("2.21.5");
+  const TorchProfile* torch = FindTorchProfile(f->torch());
+  if (torch == nullptr || !torch->supported) {
+    return loc.Error("format.torch",
+                     "torch profile \"" + f->torch() + "\" is " +
+                         (torch == nullptr ? "not a known release" : "not supported yet"),
+                     "use " + std::string(SupportedTorchProfiles()));
+  }
+  const NcclProfile* nccl = FindNcclProfile(f->nccl());
+  if (nccl == nullptr || !nccl->supported) {
+    return loc.Error("format.nccl",
+                     "nccl profile \"" + f->nccl() + "\" is " +
+                         (nccl == nullptr ? "not a known release" : "not supported yet"),
+                     "use " + std::string(SupportedNcclProfiles()));
+  }
+  return Status::Ok();
+}
+
+Status FillTraining(v1::Training* t, const Locator& loc) {
+  DENPEX_RETURN_IF_ERROR(CheckNonNegative(loc, "training.warmup_steps", t->warmup_steps(),
+                                          "the number of healthy steps before the fault"));
+  DENPEX_RETURN_IF_ERROR(CheckDurationMs(loc, "training.step_time_ms", t->step_time_ms()));
+  DENPEX_RETURN_IF_ERROR(CheckNonNegative(loc, "training.tp_collectives_per_step",
+                                          t->tp_collectives_per_step(), "leave it out for 4"));
+  DENPEX_RETURN_IF_ERROR(
+      CheckNonNegative(loc, "training.log_interval", t->log_interval(), "leave it out for 1"));
+  if (!(t->compute_jitter() >= 0 && t->compute_jitter() < 1)) {
+    return loc.Error(
+        "training.compute_jitter",
+        "training.compute_jitter must be in [0, 1) (got " + StrD(t->compute_jitter()) + ")",
+        "it is a relative sigma: 0.02 is 2%");
+  }
+  if (t->warmup_steps() > kMaxSteps) {
+    return loc.Error("training.warmup_steps", "training.warmup_steps is at most " + Str(kMaxSteps),
+                     "every step is simulated; a few tens show the job's rhythm");
+  }
+  if (t->step_time_ms() > kMaxStepTimeMs) {
+    return loc.Error("training.step_time_ms", "training.step_time_ms is at most an hour",
+                     "give the compute time of one step in milliseconds");
+  }
+  if (t->tp_collectives_per_step() > kMaxTpCollectives) {
+    return loc.Error("training.tp_collectives_per_step",
+                     "training.tp_collectives_per_step is at most " + Str(kMaxTpCollectives),
+                     "a few per step (forward and backward) is typical");
+  }
+  if (t->warmup_steps() == 0) t->set_warmup_steps(kDefaultWarmupSteps);
+  if (t->step_time_ms() == 0) t->set_step_time_ms(kDefaultStepTimeMs);
+  if (t->tp_collectives_per_step() == 0) t->set_tp_collectives_per_step(kDefaultTpCollectives);
+  if (t->log_interval() == 0) t->set_log_interval(1);
+  if (t->compute_jitter() == 0) t->set_compute_jitter(kDefaultComputeJitter);
+  return Status::Ok();
+}
+
+Status FillClocksAndStart(v1::Scenario* s, const Locator& loc) {
+  v1::Clocks* c = s->mutable_clocks();
+  if (!c->has_skew_sigma_ms()) c->set_skew_sigma_ms(kDefaultSkewSigmaMs);
+  if (!(c->skew_sigma_ms() >= 0 && c->skew_sigma_ms() <= kMaxSkewSigmaMs)) {
+    return loc.Error(
+        "clocks.skew_sigma_ms",
+        "clocks.skew_sigma_ms must be in [0, 60000] (got " + StrD(c->skew_sigma_ms()) + ")",
+        "a sigma in milliseconds; 0 disables skew");
+  }
+  if (s->start_time().empty()) s->set_start_time(kDefaultStartTime);
+  if (!ParseRfc3339(s->start_time())) {
+    return loc.Error("start_time", "start_time \"" + s->start_time() + "\" is not RFC 3339",
+                     "write it like \"2026-03-02T09:00:00Z\"");
+  }
+  return Status::Ok();
+}
+
+// A timeout shorter than a healthy wait would fire without any fault; the model's waits last
+// up to a few seconds at start-up and about a step afterwards.
+Status CheckTimeoutAgainstSteps(const v1::Scenario& s, const Locator& loc) {
+  const std::int64_t floor =
+      std::max<std::int64_t>(kMinNcclTimeoutMs, 4 * s.training().step_time_ms());
+  if (s.timeouts().nccl_timeout_ms() >= floor) return Status::Ok();
+  return loc.Error({"timeouts.nccl_timeout_ms", "training.step_time_ms"},
+                   "timeouts.nccl_timeout_ms " + Str(s.timeouts().nccl_timeout_ms()) +
+                       " would fire on healthy collectives (it must be at least " + Str(floor) +
+                       " ms, the larger of 10 s and 4 step times)",
+                   "raise the timeout or shorten training.step_time_ms");
+}
+
+Status CheckFault(v1::Fault* f, const std::string& path, std::int64_t world, int warmup,
+                  const Locator& loc) {
+  if (f->kind() == v1::FAULT_KIND_UNSPECIFIED || !v1::FaultKind_IsValid(f->kind())) {
+    return loc.Error({path + ".kind", path}, path + ".kind is missing or unknown",
+                     "set kind: FAULT_KIND_SIGKILL");
+  }
+  if (f->has_rank() && (f->rank() < 0 || f->rank() >= world)) {
+    return loc.Error(
+        path + ".rank",
+        path + ".rank " + Str(f->rank()) + " is outside the job's ranks [0, " + Str(world) + ")",
+        "use a rank below " + Str(world) + ", or leave it out to draw one");
+  }
+  if (f->has_step() && f->step() < 0) {
+    return loc.Error(path + ".step",
+                     path + ".step must not be negative (got " + Str(f->step()) + ")",
+                     "steps count from 0; leave it out to fault right after warmup");
+  }
+  if (f->has_at_fraction() && !(f->at_fraction() >= 0 && f->at_fraction() < 1)) {
+    return loc.Error(path + ".at_fraction",
+                     path + ".at_fraction must be in [0, 1) (got " + StrD(f->at_fraction()) + ")",
+                     "a fraction of the step's compute time; leave it out to draw one");
+  }
+  if (f->has_step() && f->step() > kMaxSteps) {
+    return loc.Error(path + ".step", path + ".step is at most " + Str(kMaxSteps),
+                     "every step before the fault is simulated; fault earlier");
+  }
+  if (!f->has_step()) f->set_step(warmup);
+  return Status::Ok();
+}
+
+Status CheckFaults(v1::Scenario* s, const Locator& loc) {
+  if (s->faults_size() == 0) {
+    return loc.Error("faults", "the scenario injects no fault",
+                     "add faults { kind: FAULT_KIND_SIGKILL }");
+  }
+  if (s->faults_size() > 1) {
+    return loc.Error("faults[1]", "this version simulates one fault per scenario",
+                     "keep a single faults { ... } block");
+  }
+  const std::int64_t world = std::int64_t{s->job().nodes()} * s->job().gpus_per_node();
+  for (int i = 0; i < s->faults_size(); ++i) {
+    DENPEX_RETURN_IF_ERROR(CheckFault(s->mutable_faults(i), "faults[" + Str(i) + "]", world,
+                                      s->training().warmup_steps(), loc));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
+  DENPEX_RETURN_IF_ERROR(ValidateJobFields(*s, loc));
+  DENPEX_RETURN_IF_ERROR(FillJob(s->mutable_job(), loc));
+  DENPEX_RETURN_IF_ERROR(FillTimeouts(s->mutable_timeouts(), loc));
+  DENPEX_RETURN_IF_ERROR(CheckLauncher(*s, loc));
+  if (s->launcher() == v1::LAUNCHER_UNSPECIFIED) s->set_launcher(v1::LAUNCHER_TORCHRUN);
+  DENPEX_RETURN_IF_ERROR(FillFormat(s->mutable_format(), loc));
+  DENPEX_RETURN_IF_ERROR(FillTraining(s->mutable_training(), loc));
+  DENPEX_RETURN_IF_ERROR(CheckTimeoutAgainstSteps(*s, loc));
+  DENPEX_RETURN_IF_ERROR(FillClocksAndStart(s, loc));
+  return CheckFaults(s, loc);
+}
+
+}  // namespace denpex::sim

@@ -1,0 +1,61 @@
+// A small append-only text builder for the hot path: integers, zero-padded and right-aligned
+// fields, hex, fixed and scientific decimals, appended straight into a std::string. No
+// snprintf, no iostreams, no locale: the same bytes on every platform.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace denpex::sim {
+
+class LineBuilder {
+ public:
+  explicit LineBuilder(std::string* out) : out_(out) {}
+
+  LineBuilder& Str(std::string_view s) {
+    out_->append(s);
+    return *this;
+  }
+  LineBuilder& Char(char c) {
+    out_->push_back(c);
+    return *this;
+  }
+  LineBuilder& Int(std::int64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out_->append(buf, static_cast<std::size_t>(r.ptr - buf));
+    return *this;
+  }
+  // Right-aligned in `width` columns, padded with `fill` ('0' for zero padding; a minus sign
+  // goes before the zeros only for fill ' ').
+  LineBuilder& Padded(std::int64_t v, int width, char fill);
+  LineBuilder& Zero(std::int64_t v, int width) { return Padded(v, width, '0'); }
+  // Lowercase hex without a prefix.
+  LineBuilder& Hex(std::uint64_t v) {
+    char buf[20];
+    auto r = std::to_chars(buf, buf + sizeof buf, v, 16);
+    out_->append(buf, static_cast<std::size_t>(r.ptr - buf));
+    return *this;
+  }
+  // printf("%.<decimals>f"), rounding half away from zero.
+  LineBuilder& Fixed(double v, int decimals);
+  // printf("%.<decimals>E"): 1.234567E-04.
+  LineBuilder& Sci(double v, int decimals);
+  // Ends the line: appends '\n' and counts it.
+  void EndLine() {
+    out_->push_back('\n');
+    ++lines_;
+  }
+  // Counts `n` lines appended through Str() (a pre-built block that ends in '\n').
+  void AddLines(std::int64_t n) { lines_ += n; }
+  std::int64_t lines() const { return lines_; }
+  std::string& out() { return *out_; }
+
+ private:
+  std::string* out_;
+  std::int64_t lines_ = 0;
+};
+
+}  // namespace denpex::sim

@@ -1,0 +1,254 @@
+// The worker processes' training loop and NCCL operations (see workers.h). What they print
+// (NCCL init lines, iteration lines, the watchdog block) is in workers_output.cc.
+#include "workers.h"
+
+#include <algorithm>
+
+namespace denpex::sim {
+
+Workers::Workers(const Job& job, const FaultPlan& fault, EventQueue& queue, RecordSink& sink)
+    : job_(job), fault_(fault), queue_(queue), sink_(sink), rendezvous_(job) {
+  const auto n = static_cast<std::size_t>(job.world);
+  alive_.assign(n, 1);
+  pc_.assign(n, 0);
+  step_.assign(n, 0);
+  waiting_.assign(n, -1);
+  waiting_op_.assign(n, Op::kInit);
+  enqueued_at_.assign(n, 0);
+  watchdog_armed_.assign(n, 0);
+  for (int k = 0; k < kNumPgKinds; ++k) {
+    seq_enqueued_[k].assign(n, 0);
+    seq_completed_[k].assign(n, 0);
+  }
+  compute_rng_.reserve(n);
+  for (std::size_t r = 0; r < n; ++r)
+    compute_rng_.emplace_back(job.seed, StreamId::kRankCompute, r);
+  exit_code_.assign(n, 0);
+  exit_time_.assign(n, -1);
+  BuildPrograms();
+}
+
+void Workers::BuildPrograms() {
+  for (int variant = 0; variant < 4; ++variant) {
+    const bool has_prev = (variant & 1) != 0;
+    const bool has_next = (variant & 2) != 0;
+    std::vector<Op>& p = programs_[variant];
+    p = {Op::kInit, Op::kBarrier, Op::kStepBegin};
+    if (has_prev) p.push_back(Op::kRecvPrev);
+    if (has_next) p.push_back(Op::kSendNext);
+    for (int i = 0; i < job_.tp_rounds; ++i) {
+      p.push_back(Op::kCompute);
+      if (job_.tp > 1) p.push_back(Op::kTpAllreduce);
+    }
+    if (has_next) p.push_back(Op::kRecvNext);
+    if (has_prev) p.push_back(Op::kSendPrev);
+    if (job_.dp > 1) p.push_back(Op::kDpAllreduce);
+    p.push_back(Op::kStepEnd);
+  }
+}
+
+const std::vector<Workers::Op>& Workers::ProgramOf(int rank) const {
+  const int stage = job_.PpRank(rank);
+  return programs_[(stage > 0 ? 1 : 0) | (stage < job_.pp - 1 ? 2 : 0)];
+}
+
+void Workers::ScheduleStarts() {
+  // Python imports, model construction: a few seconds after torchrun spawned the worker.
+  for (int rank = 0; rank < job_.world; ++rank) {
+    Rng rng(job_.seed, StreamId::kRankStart, static_cast<std::uint64_t>(rank));
+    const TimeNs t = job_.agent_start[job_.NodeOf(rank)] + rng.UniformInt(3'000, 6'000) * kNsPerMs;
+    queue_.Push(t, EventKind::kRankStart, static_cast<std::uint32_t>(rank));
+  }
+}
+
+void Workers::OnStart(int rank, TimeNs t) {
+  if (!alive_[rank]) return;
+  if (job_.nccl_debug_info) EmitNcclInit(rank, t);
+  Run(rank, t);
+}
+
+void Workers::OnResume(int rank, TimeNs t) {
+  if (!alive_[rank]) return;
+  ++pc_[rank];
+  Run(rank, t);
+}
+
+// Executes the rank's program from its pc until an operation takes time (compute: a resume
+// event) or blocks (a rendezvous: resumed by its completion).
+void Workers::Run(int rank, TimeNs t) {
+  const std::vector<Op>& program = ProgramOf(rank);
+  while (true) {
+    const Op op = program[pc_[rank]];
+    switch (op) {
+      case Op::kInit:  // NCCL communicators being created (the init lines were printed)
+        queue_.Push(t + kNsPerSec, EventKind::kRankResume, static_cast<std::uint32_t>(rank));
+        return;
+      case Op::kCompute:
+        queue_.Push(t + ComputeSlice(rank), EventKind::kRankResume,
+                    static_cast<std::uint32_t>(rank));
+        return;
+      case Op::kStepBegin:
+        StartStep(rank, t);
+        ++pc_[rank];
+        continue;
+      case Op::kStepEnd:
+        EndStep(rank, t);
+        pc_[rank] = kStepBeginPc;
+        continue;
+      default:
+        Enqueue(rank, op, t);
+        return;
+    }
+  }
+}
+
+// The rank enqueues NCCL work and waits for it: its sequence number on the group advances,
+// its watchdog covers it, and the rendezvous completes when the last member arrives.
+void Workers::Enqueue(int rank, Op op, TimeNs t) {
+  const auto kind = static_cast<int>(GroupKindOf(op));
+  ++seq_enqueued_[kind][rank];
+  const std::uint32_t id = RendezvousOf(rank, op);
+  waiting_[rank] = static_cast<std::int32_t>(id);
+  waiting_op_[rank] = op;
+  enqueued_at_[rank] = t;
+  if (!watchdog_armed_[rank]) {
+    watchdog_armed_[rank] = 1;
+    queue_.Push(t + job_.nccl_timeout, EventKind::kWatchdogCheck, static_cast<std::uint32_t>(rank));
+  }
+  if (rendezvous_.Arrive(id, t)) {
+    queue_.Push(rendezvous_.LastArrival(id) + CostOf(op), EventKind::kRendezvousDone, id);
+  }
+}
+
+void Workers::OnRendezvousDone(std::uint32_t id, TimeNs t) {
+  rendezvous_.Reset(id);
+  const int size = rendezvous_.Size(id);
+  for (int i = 0; i < size; ++i) {
+    const int m = rendezvous_.Member(id, i);
+    if (!alive_[m]) continue;  // died in the last microseconds of the transfer
+    const auto kind = static_cast<int>(GroupKindOf(waiting_op_[m]));
+    seq_completed_[kind][m] = seq_enqueued_[kind][m];
+    waiting_[m] = -1;
+    ++pc_[m];
+    Run(m, t);
+  }
+}
+
+void Workers::StartStep(int rank, TimeNs t) {
+  if (rank == fault_.rank && step_[rank] == fault_.step && fault_time_ < 0) {
+    fault_time_ = t + fault_.offset;
+    queue_.Push(fault_time_, EventKind::kFaultKill, static_cast<std::uint32_t>(rank));
+  }
+  if (rank == job_.world - 1 && step_[rank] == 0) last_log_time_ = t;  // the first interval
+}
+
+// The watchdog: one pending check per rank at its current work's deadline. A check that
+// finds the rank past the deadline in the same work schedules the abort after the
+// watchdog's poll delay; otherwise it re-arms for the work the rank is in now (if any).
+void Workers::OnWatchdogCheck(int rank, TimeNs t) {
+  watchdog_armed_[rank] = 0;
+  if (!alive_[rank] || waiting_[rank] < 0) return;
+  const TimeNs deadline = enqueued_at_[rank] + job_.nccl_timeout;
+  if (deadline > t) {
+    watchdog_armed_[rank] = 1;
+    queue_.Push(deadline, EventKind::kWatchdogCheck, static_cast<std::uint32_t>(rank));
+    return;
+  }
+  Rng rng(job_.seed, StreamId::kRankWatchdog, static_cast<std::uint64_t>(rank));
+  watchdog_armed_[rank] = 1;
+  queue_.Push(t + rng.UniformInt(0, 100 * kNsPerMs), EventKind::kWatchdogFire,
+              static_cast<std::uint32_t>(rank));
+}
+
+void Workers::OnFaultKill(int rank, TimeNs t) { Die(rank, t, kExitSigkill); }
+
+void Workers::Terminate(int rank, TimeNs t) { Die(rank, t, kExitSigterm); }
+
+void Workers::Die(int rank, TimeNs t, int exit_code) {
+  if (!alive_[rank]) return;
+  alive_[rank] = 0;
+  exit_code_[rank] = static_cast<std::int8_t>(exit_code);
+  exit_time_[rank] = t;
+  // Work it had joined can no longer complete: its GPU kernels are gone with it.
+  if (waiting_[rank] >= 0) rendezvous_.Poison(static_cast<std::uint32_t>(waiting_[rank]));
+  sink_.Emit(WorkerExit{rank, t, exit_code});
+  if (listener_ != nullptr) listener_->OnWorkerExit(rank, t);
+}
+
+TimeNs Workers::ComputeSlice(int rank) {
+  const double mean = static_cast<double>(job_.step_time) / job_.tp_rounds;
+  const double factor = std::max(0.1, 1.0 + job_.compute_jitter * compute_rng_[rank].Normal());
+  return static_cast<TimeNs>(mean * factor);
+}
+
+std::uint32_t Workers::RendezvousOf(int rank, Op op) const {
+  switch (op) {
+    case Op::kRecvPrev:
+    case Op::kSendPrev:
+      return rendezvous_.ChannelId(rank, /*toward_next=*/false);
+    case Op::kRecvNext:
+    case Op::kSendNext:
+      return rendezvous_.ChannelId(rank, /*toward_next=*/true);
+    default:
+      return rendezvous_.GroupId(rank, GroupKindOf(op));
+  }
+}
+
+PgKind Workers::GroupKindOf(Op op) {
+  switch (op) {
+    case Op::kTpAllreduce:
+      return PgKind::kTensor;
+    case Op::kDpAllreduce:
+      return PgKind::kData;
+    case Op::kRecvPrev:
+    case Op::kSendNext:
+    case Op::kRecvNext:
+    case Op::kSendPrev:
+      return PgKind::kPipeline;
+    default:
+      return PgKind::kDefault;
+  }
+}
+
+OpType Workers::OpTypeOf(Op op) {
+  switch (op) {
+    case Op::kSendNext:
+    case Op::kSendPrev:
+      return OpType::kSend;
+    case Op::kRecvPrev:
+    case Op::kRecvNext:
+      return OpType::kRecv;
+    default:
+      return OpType::kAllreduce;  // a barrier is an all-reduce of one element
+  }
+}
+
+std::int64_t Workers::NumelOf(Op op) const {
+  switch (GroupKindOf(op)) {
+    case PgKind::kTensor:
+      return job_.workload.tp_numel;
+    case PgKind::kData:
+      return job_.workload.dp_numel;
+    case PgKind::kPipeline:
+      return job_.workload.p2p_numel;
+    case PgKind::kDefault:
+      return job_.workload.barrier_numel;
+  }
+  return 0;
+}
+
+TimeNs Workers::CostOf(Op op) const {
+  switch (GroupKindOf(op)) {
+    case PgKind::kTensor:
+      return job_.workload.tp_cost;
+    case PgKind::kData:
+      return job_.workload.dp_cost;
+    case PgKind::kPipeline:
+      return job_.workload.p2p_cost;
+    case PgKind::kDefault:
+      return job_.workload.barrier_cost;
+  }
+  return 0;
+}
+
+}  // namespace denpex::sim

@@ -1,0 +1,121 @@
+// The worker processes (one per rank): their training loop, their NCCL work and its
+// watchdog, and their deaths. State is struct-of-arrays indexed by rank, so 131,072 ranks
+// stay a few tens of MB and each event touches a few cache lines.
+//
+// Each rank runs a fixed program per step (built once per pipeline position):
+//   [RECV from previous stage] [SEND to next stage]           forward activations
+//   tp_rounds x (compute slice, TP ALLREDUCE)
+//   [RECV from next stage] [SEND to previous stage]            backward gradients
+//   DP ALLREDUCE, end of step (the last rank prints the iteration line)
+// The forward chain runs stage 0 -> pp-1 and the backward chain pp-1 -> 0, so every rank's
+// operations are ordered consistently with one global order: the loop cannot deadlock.
+// Operations are synchronous: a rank waits in at most one NCCL operation at a time, which
+// is the one its watchdog reports.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "event_queue.h"
+#include "job.h"
+#include "records.h"
+#include "rendezvous.h"
+#include "rng.h"
+
+namespace denpex::sim {
+
+// The fault to inject, resolved from the scenario and the seed.
+struct FaultPlan {
+  int rank = 0;
+  int step = 0;
+  double at_fraction = 0;
+  TimeNs offset = 0;  // into the step: at_fraction * step_time
+};
+
+// Told when a worker process exits (the torchrun agent listens).
+class WorkerExitListener {
+ public:
+  virtual ~WorkerExitListener() = default;
+  virtual void OnWorkerExit(int rank, TimeNs time) = 0;
+};
+
+class Workers {
+ public:
+  Workers(const Job& job, const FaultPlan& fault, EventQueue& queue, RecordSink& sink);
+  void set_exit_listener(WorkerExitListener* listener) { listener_ = listener; }
+
+  void ScheduleStarts();
+  void OnStart(int rank, TimeNs t);
+  void OnResume(int rank, TimeNs t);
+  void OnRendezvousDone(std::uint32_t id, TimeNs t);
+  void OnWatchdogCheck(int rank, TimeNs t);
+  void OnWatchdogFire(int rank, TimeNs t);
+  void OnFaultKill(int rank, TimeNs t);
+  void Terminate(int rank, TimeNs t);  // SIGTERM: exits without printing
+
+  bool alive(int rank) const { return alive_[rank] != 0; }
+  int exit_code(int rank) const { return exit_code_[rank]; }
+  TimeNs exit_time(int rank) const { return exit_time_[rank]; }
+  TimeNs fault_time() const { return fault_time_; }
+  std::uint64_t watchdog_timeouts() const { return watchdog_timeouts_; }
+
+ private:
+  enum class Op : std::uint8_t {
+    kInit,
+    kBarrier,
+    kStepBegin,
+    kRecvPrev,
+    kSendNext,
+    kCompute,
+    kTpAllreduce,
+    kRecvNext,
+    kSendPrev,
+    kDpAllreduce,
+    kStepEnd,
+  };
+  static constexpr std::uint16_t kStepBeginPc = 2;  // after kInit, kBarrier
+
+  void BuildPrograms();
+  const std::vector<Op>& ProgramOf(int rank) const;
+  void Run(int rank, TimeNs t);
+  void Enqueue(int rank, Op op, TimeNs t);
+  void StartStep(int rank, TimeNs t);
+  void EndStep(int rank, TimeNs t);
+  void EmitNcclInit(int rank, TimeNs t);
+  void Die(int rank, TimeNs t, int exit_code);
+  TimeNs ComputeSlice(int rank);
+  std::uint32_t RendezvousOf(int rank, Op op) const;
+  static PgKind GroupKindOf(Op op);
+  static OpType OpTypeOf(Op op);
+  std::int64_t NumelOf(Op op) const;
+  TimeNs CostOf(Op op) const;
+
+  const Job& job_;
+  FaultPlan fault_;
+  EventQueue& queue_;
+  RecordSink& sink_;
+  WorkerExitListener* listener_ = nullptr;
+  Rendezvous rendezvous_;
+  std::array<std::vector<Op>, 4> programs_;  // by (has previous stage, has next stage)
+
+  // Per-rank state (struct of arrays).
+  std::vector<std::uint8_t> alive_;
+  std::vector<std::uint16_t> pc_;
+  std::vector<std::int32_t> step_;
+  std::vector<std::int32_t> waiting_;  // rendezvous id the rank waits in, or -1
+  std::vector<Op> waiting_op_;
+  std::vector<TimeNs> enqueued_at_;
+  std::vector<std::uint8_t> watchdog_armed_;
+  std::array<std::vector<std::int32_t>, kNumPgKinds> seq_enqueued_;
+  std::array<std::vector<std::int32_t>, kNumPgKinds> seq_completed_;
+  std::vector<Rng> compute_rng_;
+  std::vector<std::int8_t> exit_code_;
+  std::vector<TimeNs> exit_time_;
+
+  TimeNs fault_time_ = -1;
+  TimeNs last_log_time_ = 0;  // the logging rank's previous iteration line
+  std::uint64_t watchdog_timeouts_ = 0;
+};
+
+}  // namespace denpex::sim

@@ -1,0 +1,73 @@
+// What worker processes print: NCCL communicator init lines (with NCCL_DEBUG=INFO), the last
+// rank's iteration line at the end of a step, and the watchdog block before the abort. The
+// values are decided here; their text is the formatter's business.
+#include <cmath>
+
+#include "workers.h"
+
+namespace denpex::sim {
+
+// One communicator per process group the rank belongs to (size > 1), created at start-up in
+// group-creation order; the NCCL version banner comes with the process's first communicator
+// in which it is rank 0 (NCCL prints it once per process).
+void Workers::EmitNcclInit(int rank, TimeNs t) {
+  Rng rng(job_.seed, StreamId::kNcclInit, static_cast<std::uint64_t>(rank));
+  bool banner_printed = false;
+  for (int k = 0; k < kNumPgKinds; ++k) {
+    const auto kind = static_cast<PgKind>(k);
+    if (job_.GroupSize(kind) < 2) continue;
+    t += rng.UniformInt(20, 180) * kNsPerMs;
+    if (!banner_printed && job_.GroupRank(rank, kind) == 0) {
+      sink_.Emit(NcclVersionBanner{rank, t});
+      banner_printed = true;
+    }
+    sink_.Emit(NcclCommInit{rank, t, kind});
+  }
+}
+
+// The last rank (Megatron's logging rank) prints an iteration line every log_interval steps.
+void Workers::EndStep(int rank, TimeNs t) {
+  const int iteration = ++step_[rank];
+  if (rank != job_.world - 1 || iteration % job_.log_interval != 0) return;
+  Rng rng(job_.seed, StreamId::kTrainer, static_cast<std::uint64_t>(iteration));
+  const double it = iteration;
+  TrainerIteration line{};
+  line.rank = rank;
+  line.time = t;
+  line.iteration = iteration;
+  line.elapsed_ms = static_cast<double>(t - last_log_time_) / job_.log_interval / kNsPerMs;
+  line.learning_rate = 1.5e-4 * std::min(1.0, it / 2000.0);
+  line.loss = 2.1 + 8.6 * std::exp(-it / 450.0) + 0.03 * rng.Normal();
+  line.grad_norm = 0.9 + 6.0 * std::exp(-it / 120.0) + 0.05 * std::fabs(rng.Normal());
+  last_log_time_ = t;
+  sink_.Emit(line);
+}
+
+void Workers::OnWatchdogFire(int rank, TimeNs t) {
+  watchdog_armed_[rank] = 0;
+  if (!alive_[rank] || waiting_[rank] < 0) return;
+  if (enqueued_at_[rank] + job_.nccl_timeout > t) {  // its work completed meanwhile
+    watchdog_armed_[rank] = 1;
+    queue_.Push(enqueued_at_[rank] + job_.nccl_timeout, EventKind::kWatchdogCheck,
+                static_cast<std::uint32_t>(rank));
+    return;
+  }
+  const Op op = waiting_op_[rank];
+  const auto kind = static_cast<int>(GroupKindOf(op));
+  WatchdogTimeout w{};
+  w.rank = rank;
+  w.time = t;
+  w.group = GroupKindOf(op);
+  w.op = OpTypeOf(op);
+  w.numel = NumelOf(op);
+  w.seq = seq_enqueued_[kind][rank];
+  w.last_enqueued = seq_enqueued_[kind][rank];
+  w.last_completed = seq_completed_[kind][rank];
+  w.timeout_ms = job_.nccl_timeout / kNsPerMs;
+  w.ran_for_ms = (t - enqueued_at_[rank]) / kNsPerMs;
+  sink_.Emit(w);
+  ++watchdog_timeouts_;
+  Die(rank, t, kExitSigabrt);
+}
+
+}  // namespace denpex::sim

@@ -1,0 +1,167 @@
+// The simulator's building blocks on their own: the text builder, random streams, the event
+// queue, the parallel layout and the rendezvous rule.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "event_queue.h"
+#include "job.h"
+#include "rendezvous.h"
+#include "rng.h"
+#include "sim_test_util.h"
+#include "text.h"
+
+namespace denpex::sim {
+namespace {
+
+std::string Built(void (*f)(LineBuilder&)) {
+  std::string s;
+  LineBuilder b(&s);
+  f(b);
+  return s;
+}
+
+TEST(LineBuilder, FormatsIntegersPaddingAndHexLikePrintf) {
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Int(-42).Char(' ').Int(0); }), "-42 0");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Padded(7, 8, ' '); }), "       7");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Zero(5, 2).Zero(123456789, 9).Zero(-3, 3); }),
+            "05123456789-03");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Padded(123456, 3, ' '); }), "123456");  // never truncates
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Hex(0x7f3b2c1d4e5aULL); }), "7f3b2c1d4e5a");
+}
+
+TEST(LineBuilder, FormatsFixedAndScientificLikePrintf) {
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Fixed(1523.44, 1); }), "1523.4");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Fixed(0.0625, 3); }), "0.063");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Fixed(-2.5, 0); }), "-3");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Sci(1.5e-4, 6); }), "1.500000E-04");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Sci(10.65868, 6); }), "1.065868E+01");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Sci(9.9999999, 6); }), "1.000000E+01");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Sci(0, 6); }), "0.000000E+00");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Sci(1000, 2); }), "1.00E+03");
+}
+
+TEST(LineBuilder, CountsLines) {
+  std::string s;
+  LineBuilder b(&s);
+  b.Str("a").EndLine();
+  b.Str("b\nc\n").AddLines(2);
+  EXPECT_EQ(b.lines(), 3);
+  EXPECT_EQ(s, "a\nb\nc\n");
+}
+
+TEST(Rng, StreamsAreReproducibleAndIndependent) {
+  Rng a(1, StreamId::kRankCompute, 7), b(1, StreamId::kRankCompute, 7);
+  Rng c(1, StreamId::kRankCompute, 8), d(2, StreamId::kRankCompute, 7), e(1, StreamId::kAgent, 7);
+  const std::uint64_t first = a.Next();
+  EXPECT_EQ(first, b.Next());
+  EXPECT_NE(first, c.Next());
+  EXPECT_NE(first, d.Next());
+  EXPECT_NE(first, e.Next());
+}
+
+TEST(Rng, UniformAndNormalHaveTheRightShape) {
+  Rng rng(42, StreamId::kTrainer, 0);
+  double sum = 0, sum_sq = 0;
+  constexpr int kN = 200'000;
+  for (int i = 0; i < kN; ++i) {
+    const double u = rng.Uniform();
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+    const std::int64_t k = rng.UniformInt(3, 9);
+    ASSERT_GE(k, 3);
+    ASSERT_LT(k, 9);
+    const double z = rng.Normal();
+    sum += z;
+    sum_sq += z * z;
+  }
+  EXPECT_NEAR(sum / kN, 0.0, 0.01);
+  EXPECT_NEAR(sum_sq / kN, 1.0, 0.02);
+}
+
+TEST(EventQueue, OrdersByTimeThenInsertion) {
+  EventQueue q;
+  q.Push(30, EventKind::kAgentPoll, 1);
+  q.Push(10, EventKind::kRankResume, 2);
+  q.Push(10, EventKind::kFaultKill, 3);
+  q.Push(20, EventKind::kRendezvousDone, kMaxEventId);
+  std::vector<std::pair<TimeNs, std::uint32_t>> order;
+  while (!q.empty()) {
+    const Event e = q.Pop();
+    order.emplace_back(e.time, e.id());
+  }
+  const std::vector<std::pair<TimeNs, std::uint32_t>> want = {
+      {10, 2}, {10, 3}, {20, kMaxEventId}, {30, 1}};
+  EXPECT_EQ(order, want);
+}
+
+Job LayoutJob(int nodes, int tp, int pp) {
+  auto s = testing_util::MustParse("job { nodes: " + std::to_string(nodes) +
+                                   " tp: " + std::to_string(tp) + " pp: " + std::to_string(pp) +
+                                   " }\nfaults { kind: FAULT_KIND_SIGKILL }");
+  return Job::Build(s, 1);
+}
+
+TEST(Job, MegatronLayoutKeepsTensorGroupsInsideANode) {
+  const Job job = LayoutJob(4, 4, 2);  // 32 ranks, dp 4
+  EXPECT_EQ(job.dp, 4);
+  EXPECT_EQ(job.hostnames[0], "gpu-0001");
+  EXPECT_EQ(job.hostnames[3], "gpu-0004");
+  for (int rank = 0; rank < job.world; ++rank) {
+    EXPECT_EQ(rank, job.TpRank(rank) + job.tp * (job.DpRank(rank) + job.dp * job.PpRank(rank)));
+    const int uid = job.GroupUid(rank, PgKind::kTensor);
+    for (int i = 0; i < job.tp; ++i)
+      EXPECT_EQ(job.NodeOf(job.GroupMember(uid, i)), job.NodeOf(rank));
+  }
+}
+
+TEST(Job, GroupUidsAreSharedByMembersAndFollowCreationOrder) {
+  const Job job = LayoutJob(4, 4, 2);
+  // uid 0 default, then 8 TP groups (1..8), 16 PP groups (9..24), 8 DP groups (25..32).
+  EXPECT_EQ(job.NumGroups(), 1 + 8 + 16 + 8);
+  std::set<int> uids;
+  for (int rank = 0; rank < job.world; ++rank) {
+    for (PgKind kind : {PgKind::kDefault, PgKind::kTensor, PgKind::kPipeline, PgKind::kData}) {
+      const int uid = job.GroupUid(rank, kind);
+      uids.insert(uid);
+      EXPECT_EQ(job.KindOfGroup(uid), kind);
+      // The member at this rank's group rank is this rank: members sorted, uid shared.
+      EXPECT_EQ(job.GroupMember(uid, job.GroupRank(rank, kind)), rank);
+      for (int i = 1; i < job.GroupSize(kind); ++i) {
+        EXPECT_LT(job.GroupMember(uid, i - 1), job.GroupMember(uid, i));
+      }
+    }
+  }
+  EXPECT_EQ(static_cast<int>(uids.size()), job.NumGroups());
+  EXPECT_EQ(job.GroupUid(0, PgKind::kTensor), 1);
+  EXPECT_EQ(job.GroupUid(0, PgKind::kPipeline), 9);
+  EXPECT_EQ(job.GroupUid(0, PgKind::kData), 25);
+  EXPECT_EQ(job.GroupMember(job.GroupUid(5, PgKind::kData), 1), 5);  // DP strides tp
+}
+
+TEST(Rendezvous, CompletesOnlyWhenEveryMemberArrivedAndNoneDied) {
+  const Job job = LayoutJob(1, 4, 2);  // 8 ranks: TP groups {0..3}, {4..7}
+  Rendezvous rv(job);
+  const std::uint32_t tp0 = rv.GroupId(0, PgKind::kTensor);
+  EXPECT_FALSE(rv.Arrive(tp0, 100));
+  EXPECT_FALSE(rv.Arrive(tp0, 300));
+  EXPECT_FALSE(rv.Arrive(tp0, 200));
+  EXPECT_TRUE(rv.Arrive(tp0, 150));
+  EXPECT_EQ(rv.LastArrival(tp0), 300);
+  rv.Reset(tp0);
+  rv.Arrive(tp0, 400);
+  rv.Poison(tp0);  // an arrived member died
+  rv.Arrive(tp0, 401);
+  rv.Arrive(tp0, 402);
+  EXPECT_FALSE(rv.Arrive(tp0, 403));
+  // A p2p channel joins the same (tp, dp) position of adjacent stages.
+  const std::uint32_t ch = rv.ChannelId(1, /*toward_next=*/true);
+  EXPECT_EQ(ch, rv.ChannelId(1 + 4, /*toward_next=*/false));
+  EXPECT_EQ(rv.Size(ch), 2);
+  EXPECT_EQ(rv.Member(ch, 0), 1);
+  EXPECT_EQ(rv.Member(ch, 1), 5);
+}
+
+}  // namespace
+}  // namespace denpex::sim
