@@ -1,0 +1,73 @@
+#include "analyze/cascade.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace denpex::engine {
+namespace {
+
+struct Accumulator {
+  std::string family;
+  std::int32_t count = 0;
+  std::set<std::int32_t> ranks;
+  TimeNs first_time = 0;
+};
+
+void Add(std::map<StrId, Accumulator>* groups, StrId signature, const char* family,
+         std::int32_t rank, TimeNs time) {
+  Accumulator& a = (*groups)[signature];
+  if (a.count == 0 || time < a.first_time) a.first_time = time;
+  a.family = family;
+  a.count += 1;
+  if (rank >= 0) a.ranks.insert(rank);
+}
+
+}  // namespace
+
+CascadeSummary SummarizeCascade(const Incident& inc, const JobFacts& facts,
+                                const std::vector<std::int32_t>& excluded,
+                                std::int32_t initiator_node) {
+  auto is_excluded = [&](std::int32_t r) {
+    return std::find(excluded.begin(), excluded.end(), r) != excluded.end();
+  };
+  CascadeSummary out;
+  for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
+    const RankFacts& rf = facts.ranks[r];
+    if (!is_excluded(r) && (rf.timeouts > 0 || rf.torn_down || rf.exit_event >= 0)) {
+      out.secondary_ranks.push_back(r);
+    }
+  }
+  std::map<StrId, Accumulator> groups;
+  for (std::int32_t i : facts.timeouts) {
+    const Event& e = inc.events[i];
+    if (is_excluded(e.rank)) continue;
+    Add(&groups, e.signature, "nccl_watchdog", e.rank, e.time);
+    ++out.secondary_errors;
+  }
+  for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
+    if (n == initiator_node) continue;
+    for (std::int32_t i : facts.nodes[n].reports) {
+      const Event& e = inc.events[i];
+      const std::int32_t rank = e.rank >= 0 ? e.rank : facts.nodes[n].failed_rank;
+      Add(&groups, e.signature, "torchrun", rank, e.time);
+      ++out.secondary_errors;
+    }
+  }
+  out.grouped_errors = out.secondary_errors;  // one incident per job in this slice
+  for (const auto& [signature, a] : groups) {
+    out.groups.push_back({.signature = signature,
+                          .family = a.family,
+                          .count = a.count,
+                          .ranks = static_cast<std::int32_t>(a.ranks.size()),
+                          .first_time = a.first_time});
+  }
+  std::sort(out.groups.begin(), out.groups.end(), [&](const auto& a, const auto& b) {
+    return std::make_tuple(-a.count, a.first_time, inc.str(a.signature)) <
+           std::make_tuple(-b.count, b.first_time, inc.str(b.signature));
+  });
+  return out;
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,48 @@
+#include "analyze/describe.h"
+
+#include <algorithm>
+
+namespace denpex::engine {
+
+std::string ClockTime(TimeNs t) { return FormatRfc3339(t).substr(11, 12); }
+
+std::string RankList(std::vector<std::int32_t> ranks) {
+  constexpr std::size_t kMaxRuns = 6;
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::string out;
+  std::size_t runs = 0, i = 0;
+  for (; i < ranks.size() && runs < kMaxRuns; ++runs) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(ranks[i]);
+    if (j > i) out += (j == i + 1 ? ", " : "-") + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  if (i < ranks.size()) out += " and " + std::to_string(ranks.size() - i) + " more";
+  return out;
+}
+
+std::string NodeName(const Incident& inc, std::int32_t node) {
+  return node >= 0 ? inc.nodes[node] : std::string("an unknown node");
+}
+
+std::string Where(const Incident& inc, const Event& e) {
+  return inc.files[e.file].path + ":" + std::to_string(e.line);
+}
+
+std::string ExitPhrase(std::int32_t exit_code) {
+  switch (exit_code) {
+    case -6: return "SIGABRT (exit -6)";
+    case -7: return "SIGBUS (exit -7)";
+    case -9: return "SIGKILL (exit -9)";
+    case -11: return "SIGSEGV (exit -11)";
+    case -15: return "SIGTERM (exit -15)";
+    default:
+      return exit_code < 0 ? "signal " + std::to_string(-exit_code) + " (exit " + std::to_string(exit_code) + ")"
+                           : "exit code " + std::to_string(exit_code);
+  }
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,24 @@
+// Small phrases the strategies build their sentences from.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "denpex/common/time.h"
+#include "ingest/incident.h"
+
+namespace denpex::engine {
+
+// "09:17:03.412" (the node's clock, as printed).
+std::string ClockTime(TimeNs t);
+// "0-7", "3, 11, 19", "0-3, 8 and 12 more".
+std::string RankList(std::vector<std::int32_t> ranks);
+// The node's name, or "an unknown node".
+std::string NodeName(const Incident& inc, std::int32_t node);
+// "gpu-0001/torchrun.log:12".
+std::string Where(const Incident& inc, const Event& e);
+// "SIGKILL (exit -9)", "exit code 1".
+std::string ExitPhrase(std::int32_t exit_code);
+
+}  // namespace denpex::engine

@@ -1,0 +1,163 @@
+#include "analyze/facts.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace denpex::engine {
+namespace {
+
+std::int32_t NodeOfHost(const Incident& inc, std::string_view host) {
+  auto it = std::lower_bound(inc.nodes.begin(), inc.nodes.end(), host);
+  return it != inc.nodes.end() && *it == host ? static_cast<std::int32_t>(it - inc.nodes.begin()) : -1;
+}
+
+void SetNode(RankFacts* r, std::int32_t node) {
+  if (r->node < 0) r->node = node;
+}
+
+// Ranks named by files: rank_<R>.log and `[rank<G>]:` prefixes. A rank's node is the
+// directory its own log sits in.
+void CollectRankLogs(const Incident& inc, JobFacts* jf) {
+  for (const LogFile& f : inc.files) {
+    if (f.name_rank >= 0) {
+      jf->EnsureRank(f.name_rank);
+      jf->ranks[f.name_rank].has_log = true;
+      SetNode(&jf->ranks[f.name_rank], f.node);
+    }
+    for (std::int32_t r : f.prefix_ranks) {
+      jf->EnsureRank(r);
+      jf->ranks[r].has_log = true;
+      if (!f.agent) SetNode(&jf->ranks[r], f.node);
+    }
+    if (f.agent && f.node >= 0) jf->nodes[f.node].agent_log = true;
+  }
+}
+
+void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
+  const Event& e = inc.events[index];
+  const std::int32_t node = inc.files[e.file].node;
+  if (e.rank >= 0) jf->EnsureRank(e.rank);
+  if (std::holds_alternative<WatchdogTimeout>(e.detail) && e.rank >= 0) {
+    jf->ranks[e.rank].timeouts += 1;
+    jf->timeouts.push_back(index);
+  } else if (std::holds_alternative<PythonError>(e.detail) && e.rank >= 0) {
+    if (jf->ranks[e.rank].python_error < 0) jf->ranks[e.rank].python_error = index;
+  } else if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) {
+    RankFacts& r = jf->ranks[e.rank];
+    SetNode(&r, node >= 0 ? node : NodeOfHost(inc, inc.str(fe->host)));
+    if (r.local_rank < 0) r.local_rank = fe->local_rank;
+    if (r.table_entry < 0 || fe->root_cause) r.table_entry = index;
+  } else if (std::holds_alternative<WorkerFailed>(e.detail) && node >= 0) {
+    NodeFacts& n = jf->nodes[node];
+    if (n.first_failure < 0) n.first_failure = index;
+    n.reports.push_back(index);
+  } else if (std::holds_alternative<WorkerSignalled>(e.detail) && node >= 0) {
+    jf->nodes[node].signalled += 1;
+  }
+}
+
+// A node's ranks, and local ranks where the table did not give them: torchrun numbers a
+// node's workers contiguously, so local = global - first when the node's ranks are contiguous.
+void AssignNodeRanks(JobFacts* jf) {
+  for (std::int32_t r = 0; r < static_cast<std::int32_t>(jf->ranks.size()); ++r) {
+    if (jf->ranks[r].node >= 0) jf->nodes[jf->ranks[r].node].ranks.push_back(r);
+  }
+  for (NodeFacts& n : jf->nodes) {
+    if (n.ranks.empty() || n.ranks.back() - n.ranks.front() + 1 != static_cast<int>(n.ranks.size())) continue;
+    for (std::int32_t r : n.ranks) {
+      if (jf->ranks[r].local_rank < 0) jf->ranks[r].local_rank = r - n.ranks.front();
+    }
+  }
+}
+
+std::int32_t GlobalRankOf(const JobFacts& jf, const NodeFacts& n, std::int32_t local_rank) {
+  for (std::int32_t r : n.ranks) {
+    if (jf.ranks[r].local_rank == local_rank) return r;
+  }
+  return -1;
+}
+
+// What the agents said about their workers: who exited first, with what code, and who was
+// torn down after it.
+void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    const auto* fe = std::get_if<FailureEntry>(&e.detail);
+    if (!fe || jf->ranks[e.rank].exit_event >= 0) continue;
+    RankFacts& r = jf->ranks[e.rank];
+    r.exit_event = i;
+    r.exit_code = fe->exit_code;
+    r.exit_time = e.time;
+  }
+  for (NodeFacts& n : jf->nodes) {
+    if (n.first_failure < 0) continue;
+    const Event& e = inc.events[n.first_failure];
+    const auto& wf = std::get<WorkerFailed>(e.detail);
+    n.failed_rank = GlobalRankOf(*jf, n, wf.local_rank);
+    if (n.failed_rank < 0) continue;
+    RankFacts& r = jf->ranks[n.failed_rank];
+    r.exit_event = n.first_failure;  // finer time than the table's one-second stamp
+    r.exit_code = wf.exit_code;
+    r.exit_time = e.time;
+    if (n.signalled == 0) continue;
+    for (std::int32_t other : n.ranks) {
+      RankFacts& o = jf->ranks[other];
+      if (other != n.failed_rank && (o.exit_event < 0 || o.exit_code == kExitSigterm)) o.torn_down = true;
+    }
+  }
+}
+
+// An agent log whose `failed` line is missing still counts one report per table.
+void CountTableOnlyReports(const Incident& inc, JobFacts* jf) {
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    const auto* fe = std::get_if<FailureEntry>(&e.detail);
+    const std::int32_t node = inc.files[e.file].node;
+    if (fe && fe->root_cause && node >= 0 && jf->nodes[node].first_failure < 0) {
+      jf->nodes[node].reports.push_back(i);
+    }
+  }
+}
+
+}  // namespace
+
+void PlaceUnloggedRanks(JobFacts* jf) {
+  const auto n = static_cast<std::int32_t>(jf->ranks.size());
+  std::vector<std::int32_t> below(n, -1);
+  for (std::int32_t r = 1; r < n; ++r) below[r] = jf->ranks[r - 1].node >= 0 ? jf->ranks[r - 1].node : below[r - 1];
+  std::int32_t above = -1;
+  for (std::int32_t r = n - 1; r >= 0; --r) {
+    RankFacts& rf = jf->ranks[r];
+    if (rf.node < 0 && below[r] >= 0 && below[r] == above) {
+      NodeFacts& node = jf->nodes[above];
+      rf.node = above;
+      node.ranks.insert(std::lower_bound(node.ranks.begin(), node.ranks.end(), r), r);
+      if (node.ranks.back() - node.ranks.front() + 1 == static_cast<int>(node.ranks.size())) {
+        rf.local_rank = r - node.ranks.front();
+      }
+    }
+    if (rf.node >= 0) above = rf.node;
+  }
+}
+
+JobFacts CollectFacts(const Incident& inc) {
+  JobFacts jf;
+  jf.nodes.resize(inc.nodes.size());
+  CollectRankLogs(inc, &jf);
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) CollectEvent(inc, i, &jf);
+  AssignNodeRanks(&jf);
+  ApplyLauncherEvidence(inc, &jf);
+  CountTableOnlyReports(inc, &jf);
+
+  auto key = [&](std::int32_t i) { return std::make_tuple(inc.events[i].time, inc.events[i].rank, i); };
+  std::sort(jf.timeouts.begin(), jf.timeouts.end(), [&](auto a, auto b) { return key(a) < key(b); });
+  for (std::int32_t i : jf.timeouts) {
+    RankFacts& r = jf.ranks[inc.events[i].rank];
+    if (r.first_timeout < 0) r.first_timeout = i;
+  }
+  if (jf.HasWave()) jf.wave_start = inc.events[jf.timeouts.front()].time;
+  for (const RankFacts& r : jf.ranks) jf.ranks_seen += r.has_log ? 1 : 0;
+  return jf;
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,60 @@
+// JobFacts: what each rank and each node did, as its logs and its torchrun agent tell it.
+// Built once from the Incident; the strategies read it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ingest/incident.h"
+
+namespace denpex::engine {
+
+struct RankFacts {
+  std::int32_t node = -1;        // index into Incident::nodes
+  std::int32_t local_rank = -1;
+  bool has_log = false;          // a rank_<R>.log file or `[rank<R>]:` lines
+  std::int32_t first_timeout = -1;  // event index of its earliest watchdog timeout
+  std::int32_t timeouts = 0;
+  std::int32_t exit_event = -1;  // the agent's word that it exited: `failed` line or table entry
+  std::int32_t exit_code = 0;
+  TimeNs exit_time = 0;
+  std::int32_t table_entry = -1;    // the ChildFailedError entry naming it
+  std::int32_t python_error = -1;   // the last line of its own Python traceback
+  bool torn_down = false;  // its agent SIGTERMed it after another local worker had failed
+};
+
+struct NodeFacts {
+  std::vector<std::int32_t> ranks;   // global ranks, sorted
+  bool agent_log = false;
+  std::int32_t first_failure = -1;   // event index of the agent's first `failed (exitcode` line
+  std::int32_t failed_rank = -1;     // the global rank that line names, when it can be mapped
+  std::int32_t signalled = 0;        // `Sending process P closing signal` lines
+  std::vector<std::int32_t> reports; // agent failure reports: one event index each
+};
+
+struct JobFacts {
+  std::vector<RankFacts> ranks;  // by global rank: 0 .. world size - 1
+  std::vector<NodeFacts> nodes;  // parallel to Incident::nodes
+  std::int32_t ranks_seen = 0;   // ranks with a log of their own
+  std::vector<std::int32_t> timeouts;  // watchdog timeout events by (printed time, rank)
+  TimeNs wave_start = 0;  // printed time of the earliest timeout (when there is one)
+
+  bool HasWave() const { return !timeouts.empty(); }
+  void EnsureRank(std::int32_t rank) {
+    if (rank >= static_cast<std::int32_t>(ranks.size())) ranks.resize(rank + 1);
+  }
+};
+
+JobFacts CollectFacts(const Incident& inc);
+
+// A rank with no log of its own (an inferred group member) sits on the node of its
+// neighbours when the nearest logged ranks below and above it share one: torchrun numbers a
+// node's workers contiguously.
+void PlaceUnloggedRanks(JobFacts* facts);
+
+// Exit codes as torchrun prints them (negative: killed by that signal).
+inline constexpr std::int32_t kExitSigabrt = -6;
+inline constexpr std::int32_t kExitSigkill = -9;
+inline constexpr std::int32_t kExitSigterm = -15;
+
+}  // namespace denpex::engine

@@ -1,0 +1,67 @@
+// Finding: what a strategy concludes, before it is written as a v1::Diagnosis. Cited lines
+// are event indexes here; the report quotes them from the files.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "denpex/common/time.h"
+#include "denpex/v1/diagnosis.pb.h"
+#include "parse/strings.h"
+
+namespace denpex::engine {
+
+struct Citation {
+  std::int32_t event = -1;
+  v1::EvidenceRole role = v1::EVIDENCE_ROLE_UNSPECIFIED;
+};
+
+struct CandidateScore {
+  std::int32_t rank = -1;
+  std::int32_t node = -1;
+  double score = 0;
+};
+
+struct ErrorGroupSummary {
+  StrId signature = kNoStr;
+  std::string family;
+  std::int32_t count = 0;
+  std::int32_t ranks = 0;
+  TimeNs first_time = 0;
+};
+
+struct CascadeSummary {
+  std::vector<std::int32_t> secondary_ranks;  // sorted
+  std::int32_t secondary_errors = 0;
+  std::int32_t grouped_errors = 0;
+  std::vector<ErrorGroupSummary> groups;  // most frequent first
+};
+
+struct Action {
+  std::string action;
+  std::string target;
+  std::string text;
+};
+
+struct Finding {
+  std::string strategy;
+  v1::Verdict verdict = v1::VERDICT_UNSPECIFIED;
+  std::string reason;
+  std::int32_t rank = -1;
+  std::int32_t node = -1;
+  std::int32_t local_rank = -1;
+  std::optional<TimeNs> time;
+  v1::FailureClass failure_class = v1::FAILURE_CLASS_UNSPECIFIED;
+  double confidence = 0;
+  v1::Owner owner = v1::OWNER_UNSPECIFIED;
+  std::vector<CandidateScore> candidates;  // most likely first
+  CascadeSummary cascade;
+  std::vector<Citation> evidence;  // initiating lines first
+  std::vector<Action> recovery;
+  std::int32_t ranks_seen = 0;
+  std::int32_t world_size = 0;
+};
+
+}  // namespace denpex::engine

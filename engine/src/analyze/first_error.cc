@@ -1,0 +1,53 @@
+// Baseline `first-error`: what a person grepping the logs finds first. The rank of the
+// earliest `Watchdog caught collective operation timeout` line by printed timestamp, with no
+// clock-skew correction and no notion of who was silent. It exists so the evaluation shows
+// what the engine adds.
+#include <algorithm>
+
+#include "analyze/cascade.h"
+#include "analyze/describe.h"
+#include "analyze/facts.h"
+#include "analyze/strategies.h"
+
+namespace denpex::engine {
+
+Finding AnalyzeFirstError(const Incident& inc) {
+  const JobFacts facts = CollectFacts(inc);
+  Finding f;
+  f.strategy = "first-error";
+  f.ranks_seen = facts.ranks_seen;
+  f.world_size = static_cast<std::int32_t>(facts.ranks.size());
+  f.owner = v1::OWNER_UNKNOWN;
+  if (!facts.HasWave()) {
+    f.verdict = v1::VERDICT_INCONCLUSIVE;
+    f.reason = "No NCCL watchdog timeout line in the logs.";
+    f.cascade = SummarizeCascade(inc, facts, {}, -1);
+    return f;
+  }
+  const std::int32_t first = facts.timeouts.front();
+  const Event& e = inc.events[first];
+  const RankFacts& r = facts.ranks[e.rank];
+  f.verdict = v1::VERDICT_DIAGNOSED;
+  f.rank = e.rank;
+  f.node = r.node;
+  f.local_rank = r.local_rank;
+  f.time = e.time;
+  f.confidence = 0.5;
+  f.reason = "Rank " + std::to_string(e.rank) + " printed the earliest NCCL watchdog timeout (" +
+             Where(inc, e) + " at " + ClockTime(e.time) + ").";
+  // Candidates: the first three distinct ranks to time out, in printed order.
+  for (std::int32_t i : facts.timeouts) {
+    const std::int32_t rank = inc.events[i].rank;
+    const bool seen = std::any_of(f.candidates.begin(), f.candidates.end(),
+                                  [&](const CandidateScore& c) { return c.rank == rank; });
+    if (seen) continue;
+    f.candidates.push_back({rank, facts.ranks[rank].node, 1.0 / (f.candidates.size() + 1)});
+    if (f.candidates.size() == 3) break;
+  }
+  f.evidence.push_back({first, v1::EVIDENCE_ROLE_INITIATING});
+  f.cascade = SummarizeCascade(inc, facts, {e.rank}, r.node);
+  f.recovery.push_back({"restart_job", "", "Restart the job from the newest checkpoint."});
+  return f;
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,157 @@
+#include "analyze/groups.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <utility>
+
+namespace denpex::engine {
+namespace {
+
+// Stops the stride search on pathological inputs (it is linear in practice).
+constexpr std::int64_t kSearchBudget = 20'000'000;
+
+std::vector<ProcessGroup> CollectReports(const Incident& inc, const JobFacts& facts) {
+  std::vector<ProcessGroup> groups;
+  std::map<std::pair<StrId, StrId>, std::size_t> index;
+  std::set<std::pair<std::size_t, std::int32_t>> seen;  // (group, rank)
+  for (std::int32_t i : facts.timeouts) {  // time order: a rank's first timeout per group wins
+    const Event& e = inc.events[i];
+    const auto& w = std::get<WatchdogTimeout>(e.detail);
+    auto [it, added] = index.try_emplace({w.pg, w.pg_desc}, groups.size());
+    if (added) groups.push_back({.uid = w.pg, .desc = w.pg_desc});
+    if (!seen.insert({it->second, e.rank}).second) continue;
+    groups[it->second].reports.push_back({.rank = e.rank,
+                                          .group_rank = w.group_rank,
+                                          .seq = w.seq,
+                                          .last_enqueued = w.last_enqueued,
+                                          .event = i});
+  }
+  for (auto& g : groups) {
+    std::sort(g.reports.begin(), g.reports.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.group_rank, a.rank) < std::tie(b.group_rank, b.rank);
+    });
+  }
+  return groups;
+}
+
+// The base of `g` under `stride`, when every reporter sits where the progression says.
+std::optional<std::int64_t> BaseFor(const ProcessGroup& g, std::int64_t stride) {
+  const GroupReport& first = g.reports.front();
+  const std::int64_t base = first.rank - stride * first.group_rank;
+  if (base < 0) return std::nullopt;
+  for (const auto& r : g.reports) {
+    if (r.rank != base + stride * r.group_rank) return std::nullopt;
+  }
+  return base;
+}
+
+// The stride shown by a group whose reporters hold two different group ranks; 0 when the
+// group shows none (or none that fits).
+std::int64_t DirectStride(const ProcessGroup& g) {
+  const GroupReport& lo = g.reports.front();
+  const GroupReport& hi = g.reports.back();
+  if (hi.group_rank == lo.group_rank) return 0;
+  const std::int64_t dg = hi.rank - lo.rank, dr = hi.group_rank - lo.group_rank;
+  if (dg <= 0 || dg % dr != 0 || !BaseFor(g, dg / dr)) return 0;
+  return dg / dr;
+}
+
+// Groups of one kind (same description) partition the ranks: no rank is in two of them. When
+// no group shows its stride directly (each has reporters at one group rank only, e.g. the
+// one survivor of a pair), the stride is the only one under which the groups, each grown to
+// `size` members, never claim one reporter twice. 0 when none or several qualify.
+std::int64_t PartitionStride(const std::vector<ProcessGroup*>& kind, std::int64_t size) {
+  std::map<std::int32_t, std::size_t> owner;  // reporter rank -> group within the kind
+  std::int64_t max_stride = -1;
+  for (std::size_t gi = 0; gi < kind.size(); ++gi) {
+    for (const auto& r : kind[gi]->reports) {
+      owner[r.rank] = gi;
+      if (r.group_rank > 0) {
+        const std::int64_t bound = r.rank / r.group_rank;
+        max_stride = max_stride < 0 ? bound : std::min(max_stride, bound);
+      }
+    }
+  }
+  std::int64_t found = 0, budget = kSearchBudget;
+  for (std::int64_t stride = 1; stride <= max_stride && budget > 0; ++stride) {
+    bool consistent = true;
+    for (std::size_t gi = 0; gi < kind.size() && consistent; ++gi) {
+      const auto base = BaseFor(*kind[gi], stride);
+      consistent = base.has_value();
+      for (std::int64_t k = 0; consistent && k < size; ++k, --budget) {
+        auto it = owner.find(static_cast<std::int32_t>(*base + stride * k));
+        consistent = it == owner.end() || it->second == gi;
+      }
+    }
+    if (!consistent) continue;
+    if (found != 0) return 0;  // ambiguous
+    found = stride;
+  }
+  return budget > 0 ? found : 0;
+}
+
+// Members of each group of one kind.
+void InferKind(const std::vector<ProcessGroup*>& kind, std::int64_t world_size, bool default_pg) {
+  std::int64_t size = 0;
+  std::set<std::int64_t> direct;
+  for (const ProcessGroup* g : kind) {
+    size = std::max<std::int64_t>(size, g->reports.back().group_rank + 1);
+    if (const std::int64_t s = DirectStride(*g)) direct.insert(s);
+  }
+  if (default_pg) size = std::max(size, world_size);
+  std::int64_t stride = 0;
+  if (direct.size() == 1) {
+    stride = *direct.begin();
+  } else if (direct.empty() && size > 1) {
+    stride = PartitionStride(kind, size);
+  }
+  for (ProcessGroup* g : kind) {
+    const std::int64_t own = DirectStride(*g);
+    const std::int64_t s = own != 0 ? own : stride;
+    const auto base = s != 0 ? BaseFor(*g, s) : std::nullopt;
+    if (!base) continue;
+    for (std::int64_t k = 0; k < size; ++k) g->members.push_back(static_cast<std::int32_t>(*base + s * k));
+  }
+}
+
+}  // namespace
+
+std::vector<ProcessGroup> InferGroups(const Incident& inc, const JobFacts& facts) {
+  std::vector<ProcessGroup> groups = CollectReports(inc, facts);
+  // Kinds: groups sharing a description (TENSOR_MODEL_PARALLEL_GROUP, ...); a group without
+  // one is a kind of its own.
+  std::map<std::pair<StrId, std::size_t>, std::vector<ProcessGroup*>> kinds;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const StrId desc = groups[i].desc;
+    kinds[{desc, desc == kNoStr ? i : 0}].push_back(&groups[i]);
+  }
+  const StrId default_pg = [&] {
+    for (const auto& g : groups) {
+      if (inc.str(g.desc) == "default_pg") return g.desc;
+    }
+    return kNoStr;
+  }();
+  for (auto& [key, kind] : kinds) {
+    InferKind(kind, static_cast<std::int64_t>(facts.ranks.size()),
+              key.first != kNoStr && key.first == default_pg);
+  }
+  return groups;
+}
+
+const GroupReport* ReportAt(const ProcessGroup& g, std::int32_t group_rank) {
+  auto it = std::lower_bound(g.reports.begin(), g.reports.end(), group_rank,
+                             [](const GroupReport& r, std::int32_t gr) { return r.group_rank < gr; });
+  return it != g.reports.end() && it->group_rank == group_rank ? &*it : nullptr;
+}
+
+bool WaitsOn(const ProcessGroup& g, const GroupReport& reporter, std::int32_t group_rank) {
+  const GroupReport* m = ReportAt(g, group_rank);
+  if (!m) return true;
+  if (m->rank == reporter.rank) return false;
+  return m->last_enqueued >= 0 && reporter.seq >= 0 && m->last_enqueued < reporter.seq;
+}
+
+}  // namespace denpex::engine

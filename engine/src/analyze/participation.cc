@@ -1,0 +1,284 @@
+// The engine strategy. Reasons about who stopped participating, not about who complained
+// first: launcher exits and group progress are scored (scoring.h), the leader is named only
+// when it clearly leads, and everything cited is a line an operator can open.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "analyze/cascade.h"
+#include "analyze/describe.h"
+#include "analyze/facts.h"
+#include "analyze/groups.h"
+#include "analyze/scoring.h"
+#include "analyze/strategies.h"
+#include "analyze/wait_graph.h"
+
+namespace denpex::engine {
+namespace {
+
+constexpr std::size_t kMaxCandidates = 10;
+constexpr std::size_t kMaxEvidence = 8;
+constexpr std::size_t kMaxWaiterCitations = 3;
+
+// Everything the strategy has worked out, shared by the helpers below.
+struct Analysis {
+  const Incident& inc;
+  JobFacts facts;
+  std::vector<ProcessGroup> groups;
+  WaitAnalysis waits;
+  std::vector<RankScore> scores;
+};
+
+// The earliest report, per group, of a rank blocked directly on `rank`.
+std::vector<std::int32_t> DirectWaiters(const Analysis& a, std::int32_t rank) {
+  std::vector<std::int32_t> events;
+  for (const ProcessGroup& g : a.groups) {
+    auto at = std::find(g.members.begin(), g.members.end(), rank);
+    if (at == g.members.end()) continue;
+    const auto k = static_cast<std::int32_t>(at - g.members.begin());
+    std::int32_t best = -1;
+    for (const GroupReport& rep : g.reports) {
+      if (!WaitsOn(g, rep, k)) continue;
+      if (best < 0 || a.inc.events[rep.event].time < a.inc.events[best].time) best = rep.event;
+    }
+    if (best >= 0) events.push_back(best);
+  }
+  std::sort(events.begin(), events.end(), [&](auto x, auto y) {
+    return std::tie(a.inc.events[x].time, x) < std::tie(a.inc.events[y].time, y);
+  });
+  return events;
+}
+
+// When the collectives `rank` never joined were started: the printed time of a waiter's
+// timeout minus how long it had been running.
+std::optional<TimeNs> StallTime(const Analysis& a, std::int32_t rank) {
+  std::optional<TimeNs> t;
+  for (std::int32_t i : DirectWaiters(a, rank)) {
+    const Event& e = a.inc.events[i];
+    const auto& w = std::get<WatchdogTimeout>(e.detail);
+    const TimeNs started = e.time - std::max<std::int64_t>(w.ran_for_ms, 0) * kNsPerMs;
+    if (!t || started < *t) t = started;
+  }
+  return t;
+}
+
+void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
+  const RankFacts& r = a.facts.ranks[rank];
+  if (OwnExit(a.facts, rank)) {
+    f->time = r.exit_time;
+    if (r.exit_code == -11 || r.exit_code == -7) {
+      f->failure_class = v1::FAILURE_CLASS_SEGFAULT;
+      f->owner = v1::OWNER_APPLICATION;
+    } else if (r.exit_code > 0) {
+      f->failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION;
+      f->owner = v1::OWNER_APPLICATION;
+    } else {
+      f->failure_class = v1::FAILURE_CLASS_SIGNAL_KILL;  // the logs do not say who sent it
+      f->owner = v1::OWNER_UNKNOWN;
+    }
+  } else if (r.python_error >= 0) {
+    f->failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION;
+    f->owner = v1::OWNER_APPLICATION;
+    f->time = StallTime(a, rank);
+  } else {
+    f->failure_class = v1::FAILURE_CLASS_HANG;  // silent, and no word that it exited
+    f->owner = v1::OWNER_UNKNOWN;
+    f->time = StallTime(a, rank);
+  }
+}
+
+std::string WaitersPhrase(const Analysis& a, std::int32_t rank) {
+  const std::int32_t n = a.waits.explains[rank];
+  if (n == 0) return "";
+  return std::to_string(n) + " of the " + std::to_string(a.waits.reporters) +
+         " ranks that timed out were waiting on it in " + std::to_string(a.waits.blocking_groups[rank]) +
+         " process group" + (a.waits.blocking_groups[rank] == 1 ? "" : "s");
+}
+
+std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding& f) {
+  const RankFacts& r = a.facts.ranks[rank];
+  std::string who = "Rank " + std::to_string(rank) + " (" + NodeName(a.inc, r.node);
+  if (r.local_rank >= 0) who += ", local rank " + std::to_string(r.local_rank);
+  who += ")";
+  const std::string waiting = WaitersPhrase(a, rank);
+  if (OwnExit(a.facts, rank)) {
+    std::string s = who + " exited with " + ExitPhrase(r.exit_code) + " at " + ClockTime(r.exit_time);
+    s += r.python_error >= 0 ? " after raising " + std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type))
+                             : " without printing an error";
+    if (a.facts.HasWave() && r.exit_time < a.facts.wave_start - kSkewWindow) {
+      s += ", " + std::to_string((a.facts.wave_start - r.exit_time) / kNsPerSec) +
+           " s before the first NCCL watchdog timeout";
+    } else if (a.facts.HasWave()) {
+      s += ", within the clock-skew window of the first NCCL watchdog timeout";
+    }
+    s += "; " + std::to_string(f.cascade.secondary_ranks.size()) + " ranks then timed out or were torn down";
+    return s + (waiting.empty() ? "." : ", and " + waiting + ".");
+  }
+  std::string s = who + " printed no timeout of its own while " + waiting;
+  if (f.time) s += "; it stopped participating at about " + ClockTime(*f.time);
+  return s + ".";
+}
+
+void DiagnosedRecovery(const Analysis& a, std::int32_t rank, Finding* f) {
+  const RankFacts& r = a.facts.ranks[rank];
+  const std::string node = NodeName(a.inc, r.node);
+  const std::string at = f->time ? " around " + ClockTime(*f->time) : "";
+  const std::string rk = "rank " + std::to_string(rank);
+  switch (f->failure_class) {
+    case v1::FAILURE_CLASS_SIGNAL_KILL:
+      f->recovery.push_back({"inspect_host_logs", node,
+                             "Check the kernel log of " + node + at + " for the OOM killer or a hardware event: nothing in the job's logs says why " +
+                                 rk + " was killed by " + ExitPhrase(r.exit_code) + "."});
+      break;
+    case v1::FAILURE_CLASS_SEGFAULT:
+      f->recovery.push_back({"inspect_core_dump", rk,
+                             "Read the core dump or stderr of " + rk + " on " + node + " (and check /dev/shm on " + node +
+                                 " for a SIGBUS) before resuming: the same crash will recur."});
+      break;
+    case v1::FAILURE_CLASS_PYTHON_EXCEPTION:
+      f->recovery.push_back({"fix_application", rk,
+                             "Fix the exception " + rk + " raised" +
+                                 (r.python_error >= 0 ? " (" + Where(a.inc, a.inc.events[r.python_error]) + ")" : "") +
+                                 " before resuming: the job will fail again the same way."});
+      break;
+    default:
+      f->recovery.push_back({"inspect_rank", rk,
+                             "Take the stack of " + rk + " on " + node + " (py-spy dump) and check its GPU before restarting: it stopped issuing collectives" +
+                                 at + " while nothing says it exited; drain " + node + " if the GPU does not respond."});
+  }
+}
+
+void Diagnose(const Analysis& a, Finding* f) {
+  const RankScore& top = a.scores.front();
+  const double second = a.scores.size() > 1 ? a.scores[1].total() : 0;
+  const std::int32_t rank = top.rank;
+  const RankFacts& r = a.facts.ranks[rank];
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = rank;
+  f->node = r.node;
+  f->local_rank = r.local_rank;
+  Classify(a, rank, f);
+  const double support = top.launcher > 0 && top.progress > 0 ? 0.95
+                         : top.launcher > 0                   ? 0.85
+                                                              : 0.6 + 0.3 * a.waits.explains[rank] / std::max(1, a.waits.reporters);
+  f->confidence = (1 - second / top.total()) * support;
+  f->cascade = SummarizeCascade(a.inc, a.facts, {rank}, r.node);
+
+  if (r.node >= 0 && a.facts.nodes[r.node].failed_rank == rank) {
+    f->evidence.push_back({a.facts.nodes[r.node].first_failure, v1::EVIDENCE_ROLE_INITIATING});
+  }
+  if (r.table_entry >= 0) f->evidence.push_back({r.table_entry, v1::EVIDENCE_ROLE_INITIATING});
+  if (r.python_error >= 0) f->evidence.push_back({r.python_error, v1::EVIDENCE_ROLE_INITIATING});
+  const auto waiters = DirectWaiters(a, rank);
+  for (std::size_t i = 0; i < waiters.size() && i < kMaxWaiterCitations; ++i) {
+    f->evidence.push_back({waiters[i], v1::EVIDENCE_ROLE_CORROBORATING});
+  }
+  f->reason = DiagnosedReason(a, rank, *f);
+  DiagnosedRecovery(a, rank, f);
+}
+
+// The top candidates cannot be told apart: say so, name them and their node.
+void Undecided(const Analysis& a, Finding* f) {
+  const double top = a.scores.front().total();
+  std::vector<std::int32_t> tied;
+  std::set<std::int32_t> nodes;
+  for (const RankScore& s : a.scores) {
+    if (s.total() * kLeadRatio < top) break;
+    tied.push_back(s.rank);
+    nodes.insert(a.facts.ranks[s.rank].node);
+  }
+  f->verdict = v1::VERDICT_INCONCLUSIVE;
+  f->owner = v1::OWNER_UNKNOWN;
+  f->confidence = 0.6 / tied.size();
+  f->cascade = SummarizeCascade(a.inc, a.facts, tied, nodes.size() == 1 ? *nodes.begin() : -1);
+  for (std::int32_t r : tied) {
+    const auto t = StallTime(a, r);
+    if (t && (!f->time || *t < *f->time)) f->time = t;
+  }
+  const auto waiters = DirectWaiters(a, tied.front());
+  for (std::size_t i = 0; i < waiters.size() && i < kMaxWaiterCitations; ++i) {
+    f->evidence.push_back({waiters[i], v1::EVIDENCE_ROLE_CORROBORATING});
+  }
+  if (nodes.size() == 1 && *nodes.begin() >= 0) {
+    const std::int32_t node = *nodes.begin();
+    const std::string name = NodeName(a.inc, node);
+    f->node = node;
+    f->reason = "Ranks " + RankList(tied) + " on " + name +
+                " stopped participating together and the logs cannot tell which was first: " +
+                (a.facts.nodes[node].agent_log ? "its torchrun agent log names no first failure among them"
+                                               : "there is no torchrun agent log for " + name) + ".";
+    f->recovery.push_back({"collect_logs", name,
+                           "Collect the torchrun agent log and the kernel log of " + name + ": ranks " + RankList(tied) +
+                               " stopped participating together, and the logs in hand cannot tell which was first."});
+    return;
+  }
+  f->reason = "Ranks " + RankList(tied) + " on " + std::to_string(nodes.size()) +
+              " nodes are equally likely to have stopped first; the logs do not separate them.";
+  f->recovery.push_back({"collect_logs", "",
+                         "Collect the torchrun agent logs and kernel logs of the nodes of ranks " + RankList(tied) +
+                             ": the logs in hand cannot tell which stopped first."});
+}
+
+void NoCandidate(const Analysis& a, Finding* f) {
+  f->verdict = v1::VERDICT_INCONCLUSIVE;
+  f->owner = v1::OWNER_UNKNOWN;
+  f->cascade = SummarizeCascade(a.inc, a.facts, {}, -1);
+  f->reason = a.facts.HasWave()
+                  ? std::to_string(a.waits.reporters) +
+                        " ranks timed out, but no silent member of their process groups and no launcher exit stands out: the logs do not show who stopped first."
+                  : "No NCCL watchdog timeout, launcher failure or traceback in the logs: nothing shows a rank that stopped participating.";
+}
+
+// One representative secondary error of each kind, after what is already cited.
+void AddConsequences(const Analysis& a, Finding* f) {
+  auto cited = [&](std::int32_t e) {
+    return std::any_of(f->evidence.begin(), f->evidence.end(), [&](const Citation& c) { return c.event == e; });
+  };
+  for (std::int32_t i : a.facts.timeouts) {
+    if (a.inc.events[i].rank == f->rank) continue;
+    if (!cited(i)) f->evidence.push_back({i, v1::EVIDENCE_ROLE_CONSEQUENCE});
+    break;
+  }
+  for (std::int32_t n = 0; n < static_cast<std::int32_t>(a.facts.nodes.size()); ++n) {
+    if (n == f->node || a.facts.nodes[n].reports.empty()) continue;
+    f->evidence.push_back({a.facts.nodes[n].reports.front(), v1::EVIDENCE_ROLE_CONSEQUENCE});
+    break;
+  }
+  if (f->evidence.size() > kMaxEvidence) f->evidence.resize(kMaxEvidence);
+}
+
+}  // namespace
+
+Finding AnalyzeParticipation(const Incident& inc) {
+  Analysis a{.inc = inc, .facts = CollectFacts(inc)};
+  a.groups = InferGroups(inc, a.facts);
+  for (const auto& g : a.groups) {
+    for (std::int32_t m : g.members) a.facts.EnsureRank(m);  // silent members beyond the logs
+  }
+  PlaceUnloggedRanks(&a.facts);
+  a.waits = AnalyzeWaits(a.facts, a.groups);
+  a.scores = ScoreRanks(a.facts, a.waits);
+
+  Finding f;
+  f.strategy = "engine";
+  f.ranks_seen = a.facts.ranks_seen;
+  f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
+  for (std::size_t i = 0; i < a.scores.size() && i < kMaxCandidates; ++i) {
+    const RankScore& s = a.scores[i];
+    f.candidates.push_back({s.rank, a.facts.ranks[s.rank].node, s.total()});
+  }
+  if (a.scores.empty()) {
+    NoCandidate(a, &f);
+  } else if (a.scores.size() == 1 || a.scores[1].total() * kLeadRatio < a.scores[0].total()) {
+    Diagnose(a, &f);
+  } else {
+    Undecided(a, &f);
+  }
+  AddConsequences(a, &f);
+  f.recovery.push_back({"restart_job", "",
+                        "Restart the whole job from the newest checkpoint that verifies (checkpoints were not evaluated by this diagnosis); "
+                        "the ranks of the cascade failed as a consequence and need no action of their own."});
+  return f;
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,52 @@
+#include "analyze/scoring.h"
+
+#include <algorithm>
+
+namespace denpex::engine {
+namespace {
+
+double LauncherScore(const JobFacts& facts, std::int32_t rank) {
+  const RankFacts& r = facts.ranks[rank];
+  double score = r.python_error >= 0 ? kTraceback : 0;
+  if (!OwnExit(facts, rank)) return score;
+  if (!facts.HasWave() || r.exit_time < facts.wave_start - kSkewWindow) return score + kLauncherEarly;
+  if (r.exit_time <= facts.wave_start + kSkewWindow) return score + kLauncherNear;
+  return score + kLauncherLate;
+}
+
+// Torn down by its agent after a local worker failed before the wave: it died before it
+// could time out, so its silence says nothing about it.
+bool TornDownEarly(const JobFacts& facts, std::int32_t rank) {
+  const RankFacts& r = facts.ranks[rank];
+  if (!r.torn_down || r.node < 0) return false;
+  const std::int32_t first = facts.nodes[r.node].failed_rank;
+  return first >= 0 && (!facts.HasWave() || facts.ranks[first].exit_time < facts.wave_start - kSkewWindow);
+}
+
+}  // namespace
+
+bool OwnExit(const JobFacts& facts, std::int32_t rank) {
+  const RankFacts& r = facts.ranks[rank];
+  return r.exit_event >= 0 && !r.torn_down && r.timeouts == 0;
+}
+
+std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& waits) {
+  std::vector<RankScore> out;
+  for (std::int32_t rank = 0; rank < static_cast<std::int32_t>(waits.explains.size()); ++rank) {
+    RankScore s{.rank = rank};
+    if (rank < static_cast<std::int32_t>(facts.ranks.size())) {
+      s.launcher = LauncherScore(facts, rank);
+      s.torn_down_early = TornDownEarly(facts, rank);
+    }
+    if (waits.reporters > 0 && waits.explains[rank] > 0) {
+      s.progress = kProgress * waits.explains[rank] / waits.reporters;
+      if (s.torn_down_early) s.progress *= kTornDown;
+    }
+    if (s.total() > 0) out.push_back(s);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RankScore& a, const RankScore& b) { return a.total() > b.total(); });
+  return out;
+}
+
+}  // namespace denpex::engine

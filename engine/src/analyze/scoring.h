@@ -1,0 +1,41 @@
+// Scoring: how strongly the evidence points at each rank. Two independent kinds of evidence:
+//   launcher  — its torchrun agent saw it exit (by a signal, or with an exception) while it
+//               had printed no timeout of its own, before the watchdog wave;
+//   progress  — it is a silent member of groups whose other members timed out waiting, and
+//               a share of all reporters is stuck behind it (wait_graph.h).
+// The weights are few and fixed so an operator can redo the arithmetic from the cited lines
+// (docs/diagnosis_format.md).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analyze/facts.h"
+#include "analyze/wait_graph.h"
+
+namespace denpex::engine {
+
+inline constexpr double kLauncherEarly = 8;   // exited well before the first timeout
+inline constexpr double kLauncherNear = 3;    // exited within the clock-skew window of it
+inline constexpr double kLauncherLate = 1;    // exited after it
+inline constexpr double kTraceback = 2;       // printed a Python exception of its own
+inline constexpr double kProgress = 4;        // times the share of reporters stuck behind it
+inline constexpr double kTornDown = 0.25;     // factor for ranks torn down by their agent early
+inline constexpr double kLeadRatio = 1.5;     // the leader must beat the runner-up by this
+inline constexpr TimeNs kSkewWindow = 30 * kNsPerSec;  // cross-node clock skew tolerated
+
+struct RankScore {
+  std::int32_t rank = -1;
+  double launcher = 0;
+  double progress = 0;
+  bool torn_down_early = false;
+  double total() const { return launcher + progress; }
+};
+
+// Ranks with any score, most likely first (ties by rank number).
+std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& waits);
+
+// True when the rank exited on its own account (not as a victim or a torn-down worker).
+bool OwnExit(const JobFacts& facts, std::int32_t rank);
+
+}  // namespace denpex::engine

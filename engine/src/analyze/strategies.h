@@ -1,0 +1,17 @@
+// The strategies: the engine's analysis and the naive baseline it is measured against.
+// Each turns an Incident into a Finding.
+#pragma once
+
+#include "analyze/finding.h"
+#include "ingest/incident.h"
+
+namespace denpex::engine {
+
+// The product: participation per process group plus launcher evidence (participation.cc).
+Finding AnalyzeParticipation(const Incident& inc);
+
+// Baseline: the rank of the earliest `Watchdog caught collective operation timeout` line by
+// printed timestamp, with no clock-skew correction (first_error.cc).
+Finding AnalyzeFirstError(const Incident& inc);
+
+}  // namespace denpex::engine

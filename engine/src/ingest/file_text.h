@@ -1,0 +1,43 @@
+// The bytes of one file: memory-mapped, or read into memory when the file is small. Opened
+// read-only and without following a symbolic link.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "denpex/common/status.h"
+
+namespace denpex::engine {
+
+class FileText {
+ public:
+  static Result<FileText> Open(const std::filesystem::path& path);
+
+  FileText(FileText&& other) noexcept;
+  FileText& operator=(FileText&& other) noexcept;
+  FileText(const FileText&) = delete;
+  FileText& operator=(const FileText&) = delete;
+  ~FileText();
+
+  std::string_view view() const { return {data_, size_}; }
+  // True when the first bytes hold a NUL: not a text log.
+  bool LooksBinary() const;
+
+ private:
+  FileText() = default;
+  void Release();
+
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+  void* map_ = nullptr;  // non-null when mapped
+  std::vector<char> buffer_;
+};
+
+// `length` bytes at `offset` of `path` (one cited line, re-read when a report quotes it).
+Result<std::string> ReadSpan(const std::filesystem::path& path, std::uint64_t offset,
+                             std::uint32_t length);
+
+}  // namespace denpex::engine

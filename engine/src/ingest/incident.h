@@ -1,0 +1,53 @@
+// Incident: everything ingest and parse learned from an incident directory, merged in a fixed
+// order (files sorted by path, events in line order), so nothing downstream depends on the
+// thread count. The analysis reads only this.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "denpex/common/status.h"
+#include "parse/event.h"
+#include "parse/strings.h"
+
+namespace denpex::engine {
+
+struct LogFile {
+  std::string path;              // relative to the incident dir
+  std::int32_t node = -1;        // index into Incident::nodes; -1 at the top level
+  std::int32_t name_rank = -1;   // R of rank_<R>.log
+  std::vector<std::int32_t> prefix_ranks;  // distinct `[rank<G>]:` ranks inside
+  bool agent = false;            // a torchrun agent's console
+  bool readable = false;         // opened, and text
+};
+
+struct InputCounts {
+  std::int32_t files = 0;
+  std::int64_t bytes = 0;
+  std::int64_t lines = 0;
+  std::int64_t malformed_lines = 0;
+  std::int32_t unreadable_files = 0;
+  std::vector<std::string> problems;  // the first few dozen
+  std::int32_t problems_omitted = 0;   // beyond those
+};
+
+struct Incident {
+  std::filesystem::path root;       // canonical incident directory
+  std::vector<LogFile> files;
+  std::vector<std::string> nodes;   // node (host directory) names, sorted
+  std::vector<Event> events;        // file order, then line order; times resolved
+  StringTable strings;
+  InputCounts input;
+  std::optional<int> year;          // from the lines that carry one
+
+  std::string_view str(StrId id) const { return strings.Get(id); }
+};
+
+// Walks, reads and parses `dir` (parallel over files; `threads` 0 = all cores). kNotFound /
+// kInvalidInput when the directory is missing, not a directory, or holds no readable log.
+Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads);
+
+}  // namespace denpex::engine

@@ -1,0 +1,365 @@
+#include "parse/lines.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "parse/event.h"
+
+namespace denpex::engine {
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsSeverity(char c) { return c == 'I' || c == 'W' || c == 'E' || c == 'F'; }
+
+// A cursor over one line. Every method consumes only on success.
+class Scanner {
+ public:
+  explicit Scanner(std::string_view s) : s_(s) {}
+
+  std::string_view Rest() const { return s_.substr(pos_); }
+  char Peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
+
+  bool Char(char c) {
+    if (pos_ >= s_.size() || s_[pos_] != c) return false;
+    ++pos_;
+    return true;
+  }
+  bool Lit(std::string_view lit) {
+    if (!Rest().starts_with(lit)) return false;
+    pos_ += lit.size();
+    return true;
+  }
+  void SkipSpaces() {
+    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
+  }
+  // An unsigned decimal of min..max digits.
+  bool Digits(int min, int max, std::int64_t* v) {
+    std::int64_t x = 0;
+    int n = 0;
+    while (n < max && pos_ + n < s_.size() && IsDigit(s_[pos_ + n])) {
+      x = x * 10 + (s_[pos_ + n] - '0');
+      ++n;
+    }
+    if (n < min || (pos_ + n < s_.size() && IsDigit(s_[pos_ + n]))) return false;
+    pos_ += n;
+    *v = x;
+    return true;
+  }
+  // A signed decimal (at most 18 digits).
+  bool Int(std::int64_t* v) {
+    const size_t start = pos_;
+    const bool neg = Char('-');
+    if (!Digits(1, 18, v)) {
+      pos_ = start;
+      return false;
+    }
+    if (neg) *v = -*v;
+    return true;
+  }
+  // The text up to (not including) the first character of `stops`, or to the end.
+  std::string_view Token(std::string_view stops) {
+    const size_t start = pos_;
+    while (pos_ < s_.size() && stops.find(s_[pos_]) == std::string_view::npos) ++pos_;
+    return s_.substr(start, pos_ - start);
+  }
+  // Moves past the first occurrence of `lit`.
+  bool SkipPast(std::string_view lit) {
+    const size_t at = s_.find(lit, pos_);
+    if (at == std::string_view::npos) return false;
+    pos_ = at + lit.size();
+    return true;
+  }
+
+ private:
+  std::string_view s_;
+  size_t pos_ = 0;
+};
+
+// `hh:mm:ss.f` with 1..9 fraction digits, as nanoseconds of the day.
+bool TimeOfDay(Scanner* s, TimeNs* ns_of_day) {
+  std::int64_t h, m, sec, frac = 0;
+  if (!s->Digits(2, 2, &h) || !s->Char(':') || !s->Digits(2, 2, &m) || !s->Char(':') ||
+      !s->Digits(2, 2, &sec) || h > 23 || m > 59 || sec > 60) {
+    return false;
+  }
+  if (s->Char('.')) {
+    const std::string_view digits = s->Rest().substr(0, 9);
+    int n = 0;
+    while (n < static_cast<int>(digits.size()) && IsDigit(digits[n])) ++n;
+    if (n == 0 || !s->Digits(n, n, &frac)) return false;
+    for (int i = n; i < 9; ++i) frac *= 10;
+  }
+  *ns_of_day = ((h * 60 + m) * 60 + sec) * kNsPerSec + frac;
+  return true;
+}
+
+// A yearless month/day plus time of day, placed in kPlaceholderYear.
+bool YearlessTime(std::int64_t month, std::int64_t day, TimeNs ns_of_day, TimeNs* out) {
+  if (month < 1 || month > 12 || day < 1 || day > 31) return false;
+  *out = DaysFromCivil(kPlaceholderYear, static_cast<int>(month), static_cast<int>(day)) * 86400 *
+             kNsPerSec + ns_of_day;
+  return true;
+}
+
+// The integer after the first occurrence of `key` in `s`.
+bool IntAfter(std::string_view s, std::string_view key, std::int64_t* v) {
+  Scanner sc(s);
+  return sc.SkipPast(key) && sc.Int(v);
+}
+
+}  // namespace
+
+Match StripRankPrefix(std::string_view* line, std::int32_t* rank) {
+  if (!line->starts_with("[rank")) return Match::kNo;
+  Scanner s(line->substr(5));
+  std::int64_t r;
+  if (!s.Digits(1, 9, &r) || !s.Char(']') || !s.Char(':') || r > kMaxRank) return Match::kMalformed;
+  *rank = static_cast<std::int32_t>(r);
+  *line = s.Rest();
+  return Match::kYes;
+}
+
+Match ParseC10Header(std::string_view line, C10Header* out) {
+  Scanner s(line);
+  std::int64_t month_day, source_line;
+  if (!s.Char('[') || !IsSeverity(s.Peek())) return Match::kNo;
+  out->severity = line[1];
+  s.Char(out->severity);
+  if (!s.Digits(3, 4, &month_day)) return Match::kNo;  // E302 = March 2, E1016 = October 16
+  TimeNs ns_of_day;
+  if (!s.Char(' ') || !TimeOfDay(&s, &ns_of_day) || !s.Char(' ') ||
+      !YearlessTime(month_day / 100, month_day % 100, ns_of_day, &out->time)) {
+    return Match::kMalformed;
+  }
+  out->source = s.Token(":] ");
+  if (!s.Char(':') || !s.Digits(1, 7, &source_line) || !s.Char(']')) return Match::kMalformed;
+  out->source_line = source_line;
+  s.Char(' ');
+  out->message = s.Rest();
+  return Match::kYes;
+}
+
+Match ParsePgPrefix(std::string_view* text, PgPrefix* out) {
+  Scanner s(*text);
+  if (!s.Char('[')) return Match::kNo;
+  bool pg = false;
+  if (s.Lit("PG ID ")) {  // torch 2.5+: [PG ID <id> PG GUID <guid>(<desc>) Rank <r>]
+    pg = true;
+    s.Token(" ]");
+    if (!s.Lit(" PG GUID ")) return Match::kMalformed;
+    out->uid = s.Token(" (]");
+  } else if (s.Lit("PG ")) {  // torch 2.3/2.4: [PG <uid> (<desc>) Rank <r>], [PG  Rank <r>]
+    pg = true;
+    out->uid = s.Token(" (]");
+  }
+  if (pg) {
+    s.Char(' ');
+    if (s.Char('(')) {
+      out->desc = s.Token(")");
+      if (!s.Char(')')) return Match::kMalformed;
+      s.Char(' ');
+    }
+  }
+  std::int64_t r;
+  if (!s.Lit("Rank ")) return pg ? Match::kMalformed : Match::kNo;
+  if (!s.Digits(1, 9, &r) || !s.Char(']') || r > kMaxRank) return Match::kMalformed;
+  out->group_rank = static_cast<std::int32_t>(r);
+  s.Char(' ');
+  *text = s.Rest();
+  return Match::kYes;
+}
+
+Match ParseWatchdogTimeout(std::string_view message, WatchdogTimeoutFields* out) {
+  static constexpr std::string_view kLead = "Watchdog caught collective operation timeout: WorkNCCL(";
+  if (!message.starts_with(kLead)) return Match::kNo;
+  const std::string_view work = message.substr(kLead.size());
+  IntAfter(work, "SeqNum=", &out->seq);  // absent in old builds
+  Scanner op(work);
+  if (op.SkipPast("OpType=")) out->op = op.Token(",)");
+  if (out->seq < 0 && out->op.empty()) return Match::kMalformed;
+  IntAfter(work, "Timeout(ms)=", &out->timeout_ms);
+  IntAfter(work, ") ran for ", &out->ran_for_ms);
+  return Match::kYes;
+}
+
+Match ParseWatchdogStatus(std::string_view message, WatchdogStatus* out) {
+  Scanner s(message);
+  if (!s.SkipPast("last enqueued ")) return Match::kNo;
+  s.Lit("NCCL ");
+  if (!s.Lit("work: ") || !s.Int(&out->last_enqueued)) return Match::kMalformed;
+  if (!s.SkipPast("last completed ")) return Match::kMalformed;
+  s.Lit("NCCL ");
+  if (!s.Lit("work: ") || !s.Int(&out->last_completed)) return Match::kMalformed;
+  return Match::kYes;
+}
+
+Match ParseGlogHeader(std::string_view line, GlogHeader* out) {
+  Scanner s(line);
+  std::int64_t month_day, source_line;
+  if (!IsSeverity(s.Peek())) return Match::kNo;
+  out->severity = line[0];
+  s.Char(out->severity);
+  if (!s.Digits(4, 4, &month_day) || !s.Char(' ')) return Match::kNo;  // W0302 = March 2
+  TimeNs ns_of_day;
+  if (!TimeOfDay(&s, &ns_of_day) || !s.Char(' ') || !s.Digits(1, 20, &out->pid) ||
+      !s.Char(' ') || !YearlessTime(month_day / 100, month_day % 100, ns_of_day, &out->time)) {
+    return Match::kMalformed;
+  }
+  out->source = s.Token(":] ");
+  if (!s.Char(':') || !s.Digits(1, 7, &source_line) || !s.Char(']')) return Match::kMalformed;
+  s.Char(' ');
+  out->message = s.Rest();
+  return Match::kYes;
+}
+
+Match ParseWorkerFailed(std::string_view message, WorkerFailedFields* out) {
+  Scanner s(message);
+  if (!s.Lit("failed (exitcode: ")) return Match::kNo;
+  std::int64_t code, local_rank;
+  if (!s.Int(&code) || !s.Lit(") local_rank: ") || !s.Digits(1, 9, &local_rank) ||
+      !s.Lit(" (pid: ") || !s.Digits(1, 20, &out->pid) || !s.Char(')')) {
+    return Match::kMalformed;
+  }
+  out->exit_code = static_cast<std::int32_t>(code);
+  out->local_rank = static_cast<std::int32_t>(local_rank);
+  return Match::kYes;
+}
+
+Match ParseWorkerSignalled(std::string_view message, std::int64_t* pid,
+                           std::string_view* signal) {
+  Scanner s(message);
+  if (!s.Lit("Sending process ")) return Match::kNo;
+  if (!s.Digits(1, 20, pid) || !s.Lit(" closing signal ")) return Match::kMalformed;
+  *signal = s.Token(" ");
+  return signal->empty() ? Match::kMalformed : Match::kYes;
+}
+
+bool SplitTableField(std::string_view line, TableField* out) {
+  Scanner s(line);
+  s.SkipSpaces();
+  out->name = s.Token(" :");
+  if (out->name.empty()) return false;
+  for (char c : out->name) {
+    if (!((c >= 'a' && c <= 'z') || c == '_')) return false;
+  }
+  s.SkipSpaces();
+  if (!s.Char(':')) return false;
+  s.SkipSpaces();
+  std::string_view value = s.Rest();
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  out->value = value;
+  return true;
+}
+
+bool ParseTableTime(std::string_view value, TimeNs* out) {
+  if (value.size() != 19 || value[10] != '_') return false;
+  char buf[19];
+  std::memcpy(buf, value.data(), sizeof buf);
+  buf[10] = 'T';
+  const auto t = ParseRfc3339(std::string_view(buf, sizeof buf));
+  if (!t) return false;
+  *out = *t;
+  return true;
+}
+
+bool ParseRankField(std::string_view value, std::int32_t* rank, std::int32_t* local_rank) {
+  Scanner s(value);
+  std::int64_t r, l;
+  if (!s.Digits(1, 9, &r) || !s.Lit(" (local_rank: ") || !s.Digits(1, 9, &l) || !s.Char(')') ||
+      r > kMaxRank) {
+    return false;
+  }
+  *rank = static_cast<std::int32_t>(r);
+  *local_rank = static_cast<std::int32_t>(l);
+  return true;
+}
+
+bool ParseExitcodeField(std::string_view value, std::int32_t* exit_code, std::int64_t* pid) {
+  Scanner s(value);
+  std::int64_t code;
+  if (!s.Int(&code) || !s.Lit(" (pid: ") || !s.Digits(1, 20, pid) || !s.Char(')')) return false;
+  *exit_code = static_cast<std::int32_t>(code);
+  return true;
+}
+
+bool IsTableEntryStart(std::string_view line) {
+  Scanner s(line);
+  std::int64_t k;
+  return s.Char('[') && s.Digits(1, 6, &k) && s.Lit("]:") && s.Rest().empty();
+}
+
+Match ParseIteration(std::string_view line, TimeNs* time, std::int64_t* iteration,
+                     std::int64_t* total) {
+  Scanner s(line);
+  if (!s.Lit(" [") || !IsDigit(s.Peek())) return Match::kNo;
+  const std::string_view stamp = s.Rest().substr(0, 19);  // 2026-03-02 09:00:31
+  Scanner after(s.Rest().substr(stamp.size()));
+  if (!after.Lit("] iteration ")) return Match::kNo;
+  const auto t = ParseRfc3339(stamp);
+  after.SkipSpaces();
+  if (!t || !after.Digits(1, 12, iteration) || !after.Char('/')) return Match::kMalformed;
+  after.SkipSpaces();
+  if (!after.Digits(1, 12, total)) return Match::kMalformed;
+  *time = *t;
+  return Match::kYes;
+}
+
+Match ParseCommInit(std::string_view line, CommInitFields* out) {
+  Scanner s(line);
+  if (!s.SkipPast(" NCCL INFO comm 0x")) return Match::kNo;
+  if (!line.ends_with("Init COMPLETE")) return Match::kNo;
+  std::int64_t rank, nranks, dev;
+  if (!IntAfter(s.Rest(), " rank ", &rank) || !IntAfter(s.Rest(), " nranks ", &nranks) ||
+      !IntAfter(s.Rest(), " cudaDev ", &dev) || !s.SkipPast(" commId ")) {
+    return Match::kMalformed;
+  }
+  out->comm_id = s.Token(" ");
+  out->comm_rank = static_cast<std::int32_t>(rank);
+  out->nranks = static_cast<std::int32_t>(nranks);
+  out->cuda_dev = static_cast<std::int32_t>(dev);
+  return out->comm_id.empty() ? Match::kMalformed : Match::kYes;
+}
+
+bool ParsePythonErrorLine(std::string_view line, std::string_view* type) {
+  Scanner s(line);
+  const std::string_view name = s.Token(": ");
+  if (name.empty() || !(s.Peek() == ':' || s.Rest().empty())) return false;
+  const char c0 = name.front();
+  if (!((c0 >= 'A' && c0 <= 'Z') || (c0 >= 'a' && c0 <= 'z') || c0 == '_')) return false;
+  for (char c : name) {
+    const bool word = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || IsDigit(c) ||
+                      c == '_' || c == '.';
+    if (!word) return false;
+  }
+  const std::string_view last = name.substr(name.rfind('.') + 1);
+  if (!(last.ends_with("Error") || last.ends_with("Exception") || last.ends_with("Interrupt") ||
+        last == "SystemExit")) {
+    return false;
+  }
+  *type = name;
+  return true;
+}
+
+std::string MaskSignature(std::string_view message) {
+  static constexpr size_t kMaxSignature = 240;
+  std::string out;
+  out.reserve(std::min(message.size(), kMaxSignature) + 16);
+  for (size_t i = 0; i < message.size() && out.size() < kMaxSignature;) {
+    const char c = message[i];
+    if (c == '0' && i + 1 < message.size() && (message[i + 1] == 'x' || message[i + 1] == 'X')) {
+      i += 2;
+      while (i < message.size() && std::isxdigit(static_cast<unsigned char>(message[i]))) ++i;
+      out += "<hex>";
+    } else if (IsDigit(c)) {
+      while (i < message.size() && IsDigit(message[i])) ++i;
+      out += "<n>";
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace denpex::engine

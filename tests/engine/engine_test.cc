@@ -1,0 +1,202 @@
+// The engine's behaviour on whole incidents written by fixture.h.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "denpex/engine/engine.h"
+#include "fixture.h"
+
+namespace denpex::engine {
+namespace {
+namespace fs = std::filesystem;
+using testing::Fault;
+using testing::TempDir;
+
+v1::Diagnosis DiagnoseOk(const fs::path& dir, Strategy strategy = Strategy::kEngine) {
+  auto d = Diagnose(dir, {.strategy = strategy, .threads = 2});
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  return d.ok() ? *d : v1::Diagnosis();
+}
+
+// The text of line `n` (1-based) of `file`.
+std::string LineOf(const fs::path& file, int n) {
+  const std::string text = testing::Slurp(file);
+  std::size_t start = 0;
+  for (int i = 1; i < n; ++i) start = text.find('\n', start) + 1;
+  return text.substr(start, text.find('\n', start) - start);
+}
+
+bool Cites(const v1::Diagnosis& d, const std::string& needle, v1::EvidenceRole role) {
+  return std::any_of(d.evidence().begin(), d.evidence().end(), [&](const v1::Evidence& e) {
+    return e.role() == role && e.text().find(needle) != std::string::npos;
+  });
+}
+
+TEST(Engine, FindsSilentRankFromLauncherExit) {
+  TempDir tmp;
+  testing::Incident spec;  // 4 nodes x 8, TP8 x PP2 x DP2; rank 3 SIGKILLed
+  spec.initiator = 3;
+  spec.skew_ms = {{0, 40}, {1, -35}, {2, 120}, {3, -80}};
+  testing::WriteIncident(tmp.path(), spec);
+
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 3);
+  EXPECT_EQ(d.initiator().node(), "gpu-0001");
+  EXPECT_EQ(d.initiator().local_rank(), 3);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL);
+  EXPECT_EQ(d.owner(), v1::OWNER_UNKNOWN);
+  EXPECT_GT(d.initiator().confidence(), 0.8);
+  EXPECT_EQ(d.initiator().time().substr(0, 19), "2026-03-02T09:17:03");  // the year came from the table
+  ASSERT_GE(d.candidates_size(), 1);
+  EXPECT_EQ(d.candidates(0).rank(), 3);
+  EXPECT_EQ(d.strategy(), "engine");
+
+  // Initiating evidence: the agent's `failed` line and the table's `rank` line, verbatim.
+  EXPECT_TRUE(Cites(d, "failed (exitcode: -9) local_rank: 3", v1::EVIDENCE_ROLE_INITIATING));
+  EXPECT_TRUE(Cites(d, "  rank      : 3 (local_rank: 3)", v1::EVIDENCE_ROLE_INITIATING));
+  EXPECT_TRUE(Cites(d, "Watchdog caught collective operation timeout", v1::EVIDENCE_ROLE_CORROBORATING));
+  EXPECT_LE(d.evidence_size(), 8);
+  for (const auto& e : d.evidence()) EXPECT_EQ(e.text(), LineOf(tmp.path() / e.file(), e.line())) << e.file();
+
+  // Cascade: 24 ranks timed out, 7 were torn down; 24 watchdog lines + 3 other agents' reports.
+  EXPECT_EQ(d.cascade().secondary_ranks_size(), 31);
+  EXPECT_EQ(std::count(d.cascade().secondary_ranks().begin(), d.cascade().secondary_ranks().end(), 3), 0);
+  EXPECT_EQ(d.cascade().secondary_errors(), 27);
+  EXPECT_EQ(d.cascade().grouped_errors(), 27);
+  int grouped = 0;
+  for (const auto& g : d.cascade().groups()) grouped += g.count();
+  EXPECT_EQ(grouped, 27);
+
+  ASSERT_GE(d.recovery().preconditions_size(), 1);
+  EXPECT_EQ(d.recovery().preconditions(0).action(), "inspect_host_logs");
+  EXPECT_EQ(d.recovery().preconditions(0).target(), "gpu-0001");
+  EXPECT_EQ(d.input().world_size(), 32);
+  EXPECT_EQ(d.input().ranks_seen(), 32);
+  EXPECT_EQ(d.input().malformed_lines(), 0);
+  EXPECT_EQ(d.input().files(), 36);
+}
+
+TEST(Engine, FirstErrorBaselineNamesAVictim) {
+  TempDir tmp;
+  testing::Incident spec;
+  spec.skew_ms = {{2, -500}};  // node 2's clock is behind: its ranks look first
+  testing::WriteIncident(tmp.path(), spec);
+
+  const v1::Diagnosis d = DiagnoseOk(tmp.path(), Strategy::kFirstError);
+  EXPECT_EQ(d.strategy(), "first-error");
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED);
+  EXPECT_EQ(d.owner(), v1::OWNER_UNKNOWN);
+  EXPECT_EQ(d.initiator().rank(), 21);  // a victim on gpu-0003 (its earliest stamp), not rank 3
+  EXPECT_EQ(d.initiator().node(), "gpu-0003");
+  EXPECT_TRUE(Cites(d, "[rank21]:", v1::EVIDENCE_ROLE_INITIATING));
+}
+
+TEST(Engine, InconclusiveWhenNodeRanksIndistinguishable) {
+  TempDir tmp;
+  testing::Incident spec;
+  spec.initiator = 3;
+  testing::WriteIncident(tmp.path(), spec);
+  fs::remove(tmp.path() / "gpu-0001" / "torchrun.log");  // nothing says which of 0-7 went first
+
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_INCONCLUSIVE) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1);
+  EXPECT_EQ(d.initiator().node(), "gpu-0001");
+  EXPECT_NE(d.reason().find("gpu-0001"), std::string::npos) << d.reason();
+  EXPECT_NE(d.reason().find("0-7"), std::string::npos) << d.reason();
+  ASSERT_EQ(d.candidates_size(), 8);
+  for (const auto& c : d.candidates()) {
+    EXPECT_EQ(c.node(), "gpu-0001");
+    EXPECT_LT(c.rank(), 8);
+  }
+  ASSERT_GE(d.recovery().preconditions_size(), 1);
+  EXPECT_EQ(d.recovery().preconditions(0).target(), "gpu-0001");
+}
+
+TEST(Engine, NamesSilentMemberFromGroupProgress) {
+  TempDir tmp;
+  testing::Incident spec;
+  spec.job = {.nodes = 2, .gpus = 8, .tp = 8, .pp = 1, .dp = 2};
+  spec.fault = Fault::kHang;
+  spec.initiator = 5;
+  spec.agent_logs = false;
+  spec.skew_ms = {{1, -900}};
+  testing::WriteIncident(tmp.path(), spec);
+
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 5);
+  EXPECT_EQ(d.initiator().node(), "gpu-0001");
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HANG);
+  // It stopped when the collectives it never joined started, i.e. at the fault.
+  EXPECT_EQ(d.initiator().time().substr(0, 19), "2026-03-02T09:17:03");
+  EXPECT_EQ(d.cascade().secondary_ranks_size(), 15);
+  EXPECT_TRUE(Cites(d, "[PG 1 (TENSOR_MODEL_PARALLEL_GROUP) Rank", v1::EVIDENCE_ROLE_CORROBORATING));
+}
+
+TEST(Engine, HungRankTornDownByItsAgentIsStillNamed) {
+  TempDir tmp;
+  testing::Incident spec;
+  spec.job = {.nodes = 2, .gpus = 8, .tp = 8, .pp = 1, .dp = 2};
+  spec.fault = Fault::kHang;
+  spec.initiator = 5;  // its TP peers abort first; their agent then SIGTERMs it
+  testing::WriteIncident(tmp.path(), spec);
+
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 5);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HANG);
+  EXPECT_EQ(d.owner(), v1::OWNER_UNKNOWN);
+}
+
+TEST(Engine, VictimsKilledBeforeTheirWatchdogAreNotBlamed) {
+  TempDir tmp;
+  testing::Incident spec;
+  spec.initiator = 3;
+  spec.cut_short = {8, 9, 26, 27, 28};  // SIGTERMed by their agents before they could time out
+  testing::WriteIncident(tmp.path(), spec);
+
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 3);
+  EXPECT_EQ(d.cascade().secondary_ranks_size(), 31);  // they are still part of the cascade
+  EXPECT_EQ(d.cascade().secondary_errors(), 24 - 5 + 3);
+}
+
+TEST(Engine, NamesSilentMemberWhoseWholeLogIsMissing) {
+  TempDir tmp;
+  testing::Incident spec;
+  spec.job = {.nodes = 2, .gpus = 8, .tp = 8, .pp = 1, .dp = 2};
+  spec.fault = Fault::kHang;
+  spec.initiator = 5;
+  spec.agent_logs = false;
+  testing::WriteIncident(tmp.path(), spec);
+  fs::remove(tmp.path() / "gpu-0001" / "rank_5.log");
+
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 5);
+  EXPECT_EQ(d.initiator().node(), "gpu-0001");  // between ranks 4 and 6, which sit there
+  EXPECT_EQ(d.input().ranks_seen(), 15);
+  EXPECT_EQ(d.input().world_size(), 16);
+}
+
+TEST(Engine, RenderTextSaysVerdictInitiatorAndEvidence) {
+  TempDir tmp;
+  testing::WriteIncident(tmp.path(), testing::Incident{});
+  const std::string text = RenderText(DiagnoseOk(tmp.path()));
+  for (const char* s : {"DIAGNOSED", "rank 3 on gpu-0001", "local rank 3", "SIGNAL_KILL", "gpu-0001/torchrun.log:",
+                        "[INITIATING]", "candidates", "cascade", "inspect_host_logs", "world size 32"}) {
+    EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
+  }
+}
+
+TEST(Engine, StrategyNamesRoundTrip) {
+  for (Strategy s : {Strategy::kEngine, Strategy::kFirstError}) EXPECT_EQ(ParseStrategy(StrategyName(s)), s);
+  EXPECT_FALSE(ParseStrategy("loudest").has_value());
+}
+
+}  // namespace
+}  // namespace denpex::engine

@@ -1,0 +1,252 @@
+// Recognisers, one line shape at a time (docs/log_formats.md §2–§6), and the per-file parser
+// on multi-line records.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fixture.h"
+#include "parse/lines.h"
+#include "parse/log_parser.h"
+
+namespace denpex::engine {
+namespace {
+
+TimeNs At(const char* rfc3339) { return *ParseRfc3339(rfc3339); }
+// Placeholder-year times, as the recognisers return them for yearless stamps.
+TimeNs Yearless(const char* rest) { return At((std::string("2000-") + rest).c_str()); }
+
+TEST(Lines, RankPrefixIsStrippedAndMalformedOnesAreFlagged) {
+  std::string_view line = "[rank1091]:[E302 09:27:14.123456789 ProcessGroupNCCL.cpp:607] x";
+  std::int32_t rank = -1;
+  ASSERT_EQ(StripRankPrefix(&line, &rank), Match::kYes);
+  EXPECT_EQ(rank, 1091);
+  EXPECT_TRUE(line.starts_with("[E302"));
+  std::string_view bad = "[rankX]: hello";
+  EXPECT_EQ(StripRankPrefix(&bad, &rank), Match::kMalformed);
+  std::string_view other = "[default0]:[rank0]: hi";
+  EXPECT_EQ(StripRankPrefix(&other, &rank), Match::kNo);
+}
+
+TEST(Lines, C10HeaderHasUnpaddedMonthAndNanoseconds) {
+  C10Header h;
+  ASSERT_EQ(ParseC10Header("[E302 09:27:14.123456789 ProcessGroupNCCL.cpp:607] msg", &h), Match::kYes);
+  EXPECT_EQ(h.severity, 'E');
+  EXPECT_EQ(h.time, Yearless("03-02T09:27:14.123456789Z"));
+  EXPECT_EQ(h.source, "ProcessGroupNCCL.cpp");
+  EXPECT_EQ(h.source_line, 607);
+  EXPECT_EQ(h.message, "msg");
+  ASSERT_EQ(ParseC10Header("[W1016 23:59:59.000000001 socket.cpp:1] m", &h), Match::kYes);
+  EXPECT_EQ(h.time, Yearless("10-16T23:59:59.000000001Z"));
+  EXPECT_EQ(ParseC10Header("[E ProcessGroupNCCL.cpp:737] old shape", &h), Match::kNo);
+  EXPECT_EQ(ParseC10Header("[E1302 09:27:14.1 x.cpp:1] month 13", &h), Match::kMalformed);
+  EXPECT_EQ(ParseC10Header("[E302 9:27:14.1 x.cpp:1] bad hour", &h), Match::kMalformed);
+}
+
+TEST(Lines, PgPrefixVariants) {
+  struct Case {
+    const char* text;
+    const char* uid;
+    const char* desc;
+    int group_rank;
+  };
+  for (const Case& c : {Case{"[PG 3 (TENSOR_MODEL_PARALLEL_GROUP) Rank 1] rest", "3", "TENSOR_MODEL_PARALLEL_GROUP", 1},
+                        Case{"[PG 3 Rank 1] rest", "3", "", 1}, Case{"[Rank 1] rest", "", "", 1},
+                        Case{"[PG ID 0 PG GUID 0(default_pg) Rank 1] rest", "0", "default_pg", 1},
+                        Case{"[PG ID 11 PG GUID 119 Rank 7] rest", "119", "", 7},
+                        Case{"[PG  Rank 1] rest", "", "", 1}}) {
+    std::string_view text = c.text;
+    PgPrefix pg;
+    ASSERT_EQ(ParsePgPrefix(&text, &pg), Match::kYes) << c.text;
+    EXPECT_EQ(pg.uid, c.uid) << c.text;
+    EXPECT_EQ(pg.desc, c.desc) << c.text;
+    EXPECT_EQ(pg.group_rank, c.group_rank) << c.text;
+    EXPECT_EQ(text, "rest") << c.text;
+  }
+  std::string_view bad = "[PG 3 (x) Rank ?] rest";
+  PgPrefix pg;
+  EXPECT_EQ(ParsePgPrefix(&bad, &pg), Match::kMalformed);
+}
+
+TEST(Lines, WatchdogTimeoutAndStatusFields) {
+  WatchdogTimeoutFields f;
+  ASSERT_EQ(ParseWatchdogTimeout("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=86, OpType=ALLREDUCE, "
+                                 "NumelIn=4194304, NumelOut=4194304, Timeout(ms)=600000) ran for 600104 milliseconds "
+                                 "before timing out.",
+                                 &f),
+            Match::kYes);
+  EXPECT_EQ(f.seq, 86);
+  EXPECT_EQ(f.op, "ALLREDUCE");
+  EXPECT_EQ(f.timeout_ms, 600000);
+  EXPECT_EQ(f.ran_for_ms, 600104);
+  WatchdogStatus st;
+  ASSERT_EQ(ParseWatchdogStatus("Exception (either an error or timeout) detected by watchdog at work: 86, last "
+                                "enqueued NCCL work: 87, last completed NCCL work: 85.",
+                                &st),
+            Match::kYes);
+  EXPECT_EQ(st.last_enqueued, 87);
+  EXPECT_EQ(st.last_completed, 85);
+  ASSERT_EQ(ParseWatchdogStatus(" failure detected by watchdog at work sequence id: 5 PG status: last enqueued "
+                                "work: 5, last completed work: 4",
+                                &st),
+            Match::kYes);
+  EXPECT_EQ(st.last_enqueued, 5);
+  EXPECT_EQ(ParseWatchdogStatus("Some NCCL operations have failed or timed out.", &st), Match::kNo);
+}
+
+TEST(Lines, GlogPythonHeaderAndAgentMessages) {
+  GlogHeader h;
+  ASSERT_EQ(ParseGlogHeader("E0302 09:17:03.512000 139872 torch/distributed/elastic/multiprocessing/api.py:833] "
+                            "failed (exitcode: -9) local_rank: 3 (pid: 31243) of binary: /usr/bin/python3",
+                            &h),
+            Match::kYes);
+  EXPECT_EQ(h.severity, 'E');
+  EXPECT_EQ(h.time, Yearless("03-02T09:17:03.512Z"));
+  EXPECT_EQ(h.pid, 139872);
+  WorkerFailedFields f;
+  ASSERT_EQ(ParseWorkerFailed(h.message, &f), Match::kYes);
+  EXPECT_EQ(f.exit_code, -9);
+  EXPECT_EQ(f.local_rank, 3);
+  EXPECT_EQ(f.pid, 31243);
+  std::int64_t pid;
+  std::string_view signal;
+  ASSERT_EQ(ParseWorkerSignalled("Sending process 31240 closing signal SIGTERM", &pid, &signal), Match::kYes);
+  EXPECT_EQ(pid, 31240);
+  EXPECT_EQ(signal, "SIGTERM");
+  ASSERT_EQ(ParseGlogHeader("W0302 09:00:00.512000 139872 torch/distributed/run.py:779] ", &h), Match::kYes);
+  EXPECT_EQ(h.message, "");
+  EXPECT_EQ(ParseWorkerFailed("failed (exitcode: x) local_rank: 3", &f), Match::kMalformed);
+}
+
+TEST(Lines, ChildFailedErrorTableFields) {
+  TableField f;
+  ASSERT_TRUE(SplitTableField("  rank      : 1091 (local_rank: 3)", &f));
+  EXPECT_EQ(f.name, "rank");
+  std::int32_t rank, local;
+  ASSERT_TRUE(ParseRankField(f.value, &rank, &local));
+  EXPECT_EQ(rank, 1091);
+  EXPECT_EQ(local, 3);
+  ASSERT_TRUE(SplitTableField("  exitcode  : -9 (pid: 31247)", &f));
+  std::int32_t code;
+  std::int64_t pid;
+  ASSERT_TRUE(ParseExitcodeField(f.value, &code, &pid));
+  EXPECT_EQ(code, -9);
+  EXPECT_EQ(pid, 31247);
+  ASSERT_TRUE(SplitTableField("  error_file: <N/A>", &f));
+  EXPECT_EQ(f.name, "error_file");
+  EXPECT_EQ(f.value, "<N/A>");
+  TimeNs t;
+  ASSERT_TRUE(ParseTableTime("2026-03-02_09:17:03", &t));
+  EXPECT_EQ(t, At("2026-03-02T09:17:03Z"));
+  EXPECT_FALSE(ParseTableTime("2026-03-02 09:17:03", &t));
+  EXPECT_TRUE(IsTableEntryStart("[0]:"));
+  EXPECT_FALSE(IsTableEntryStart("[0]: x"));
+}
+
+TEST(Lines, TrainerCommInitPythonErrorAndMasking) {
+  TimeNs t;
+  std::int64_t it, total;
+  ASSERT_EQ(ParseIteration(" [2026-03-02 09:00:31] iteration       10/    1000 | consumed samples: 10240 |", &t, &it, &total),
+            Match::kYes);
+  EXPECT_EQ(t, At("2026-03-02T09:00:31Z"));
+  EXPECT_EQ(it, 10);
+  EXPECT_EQ(total, 1000);
+  CommInitFields c;
+  ASSERT_EQ(ParseCommInit("gpu-0001:31240:31240 [3] NCCL INFO comm 0x5581 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId "
+                          "4e000 commId 0x9f2c - Init COMPLETE",
+                          &c),
+            Match::kYes);
+  EXPECT_EQ(c.comm_rank, 3);
+  EXPECT_EQ(c.nranks, 8);
+  EXPECT_EQ(c.comm_id, "0x9f2c");
+  std::string_view type;
+  EXPECT_TRUE(ParsePythonErrorLine("torch.OutOfMemoryError: CUDA out of memory.", &type));
+  EXPECT_EQ(type, "torch.OutOfMemoryError");
+  EXPECT_FALSE(ParsePythonErrorLine("frame #0: c10::Error", &type));
+  EXPECT_EQ(MaskSignature("[PG 3 Rank 1] SeqNum=86, ptr 0x7f2a ran for 600104 ms"),
+            "[PG <n> Rank <n>] SeqNum=<n>, ptr <hex> ran for <n> ms");
+}
+
+TEST(LogParser, WatchdogBlockIsOneEventWithItsStatus) {
+  const std::string text =
+      "[rank9]:[E302 09:27:14.123456789 ProcessGroupNCCL.cpp:607] [PG 5 (DATA_PARALLEL_GROUP) Rank 1] Watchdog caught "
+      "collective operation timeout: WorkNCCL(SeqNum=21, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+      "ran for 600100 milliseconds before timing out.\n"
+      "[rank9]:[E302 09:27:14.123456789 ProcessGroupNCCL.cpp:1664] [PG 5 (DATA_PARALLEL_GROUP) Rank 1] Exception (either "
+      "an error or timeout) detected by watchdog at work: 21, last enqueued NCCL work: 21, last completed NCCL work: 20.\n"
+      "[rank9]:[E302 09:27:14.123456789 ProcessGroupNCCL.cpp:1515] [PG 5 (DATA_PARALLEL_GROUP) Rank 1] Process group "
+      "watchdog thread terminated with exception: [PG 5 (DATA_PARALLEL_GROUP) Rank 1] Watchdog caught collective "
+      "operation timeout: WorkNCCL(SeqNum=21, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for "
+      "600100 milliseconds before timing out.\n"
+      "  what():  [PG 5 (DATA_PARALLEL_GROUP) Rank 1] Process group watchdog thread terminated with exception: x\n"
+      "[rank9]:[E302 garbage\n";
+  const ParsedLog log = ParseLog(text, 0, 9);
+  ASSERT_EQ(log.events.size(), 1u);
+  const Event& e = log.events[0];
+  EXPECT_EQ(e.rank, 9);
+  EXPECT_EQ(e.line, 1u);
+  EXPECT_EQ(e.offset, 0u);
+  const auto& w = std::get<WatchdogTimeout>(e.detail);
+  EXPECT_EQ(log.strings.Get(w.pg), "5");
+  EXPECT_EQ(log.strings.Get(w.pg_desc), "DATA_PARALLEL_GROUP");
+  EXPECT_EQ(w.group_rank, 1);
+  EXPECT_EQ(w.seq, 21);
+  EXPECT_EQ(w.last_enqueued, 21);
+  EXPECT_EQ(w.last_completed, 20);
+  EXPECT_EQ(log.lines, 5);
+  EXPECT_EQ(log.malformed, 1);
+  EXPECT_EQ(log.prefix_ranks, std::vector<std::int32_t>{9});
+}
+
+TEST(LogParser, ChildFailedErrorTableEntriesCiteTheirRankLine) {
+  const std::string text =
+      "E0302 09:17:03.512000 139872 torch/distributed/elastic/multiprocessing/api.py:833] failed (exitcode: -9) "
+      "local_rank: 3 (pid: 31243) of binary: /usr/bin/python3\n"
+      "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+      "============================================================\n"
+      "train.py FAILED\n"
+      "------------------------------------------------------------\n"
+      "Failures:\n"
+      "[1]:\n"
+      "  time      : 2026-03-02_09:17:03\n"
+      "  host      : gpu-0137\n"
+      "  rank      : 1090 (local_rank: 2)\n"
+      "  exitcode  : -15 (pid: 31242)\n"
+      "------------------------------------------------------------\n"
+      "Root Cause (first observed failure):\n"
+      "[0]:\n"
+      "  time      : 2026-03-02_09:17:03\n"
+      "  host      : gpu-0137\n"
+      "  rank      : 1091 (local_rank: 3)\n"
+      "  exitcode  : -9 (pid: 31243)\n"
+      "  error_file: <N/A>\n"
+      "  traceback : Signal 9 (SIGKILL) received by PID 31243\n"
+      "============================================================\n";
+  const ParsedLog log = ParseLog(text, 0, -1);
+  EXPECT_TRUE(log.agent);
+  ASSERT_EQ(log.events.size(), 3u);
+  EXPECT_EQ(std::get<WorkerFailed>(log.events[0].detail).local_rank, 3);
+  const auto& other = std::get<FailureEntry>(log.events[1].detail);
+  EXPECT_FALSE(other.root_cause);
+  EXPECT_EQ(log.events[1].rank, 1090);
+  EXPECT_EQ(other.exit_code, -15);
+  const auto& root = std::get<FailureEntry>(log.events[2].detail);
+  EXPECT_TRUE(root.root_cause);
+  EXPECT_EQ(log.events[2].rank, 1091);
+  EXPECT_EQ(log.events[2].line, 17u);
+  EXPECT_EQ(root.exit_code, -9);
+  EXPECT_EQ(root.pid, 31243);
+  EXPECT_EQ(log.strings.Get(root.host), "gpu-0137");
+  EXPECT_EQ(log.events[2].time, At("2026-03-02T09:17:03Z"));
+  EXPECT_EQ(log.malformed, 0);
+}
+
+TEST(LogParser, FixtureStampsMatchTheContract) {
+  const TimeNs t = At("2026-10-16T09:27:14.123456789Z");
+  EXPECT_EQ(testing::C10Stamp('E', t), "E1016 09:27:14.123456789");
+  EXPECT_EQ(testing::C10Stamp('E', At("2026-03-02T09:27:14.1Z")), "E302 09:27:14.100000000");
+  EXPECT_EQ(testing::GlogStamp('W', At("2026-03-02T09:17:03.412Z")), "W0302 09:17:03.412000");
+  EXPECT_EQ(testing::TableStamp(t), "2026-10-16_09:27:14");
+}
+
+}  // namespace
+}  // namespace denpex::engine
