@@ -17,7 +17,8 @@ enum class EventKind : std::uint8_t {
   kRankStart,       // id: rank; the worker process starts (NCCL init, first barrier)
   kRankResume,      // id: rank; a compute slice ended
   kRendezvousDone,  // id: rendezvous; the collective / p2p transfer completes for everyone
-  kFaultKill,       // id: rank; SIGKILL
+  kFault,           // id: rank (node for node faults; 0 for job faults); the fault fires
+  kRankExit,        // id: rank; a rank that raised finishes exiting (exit code 1)
   kWatchdogCheck,   // id: rank; the rank's oldest pending work reaches its timeout
   kWatchdogFire,    // id: rank; the watchdog's poll notices it and aborts the process
   kTermDeath,       // id: rank; a worker the agent sent SIGTERM exits

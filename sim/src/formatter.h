@@ -29,6 +29,8 @@ class LineFormatter {
   void Format(const NcclCommInit& r, LineBuilder& out) const;
   void Format(const TrainerIteration& r, LineBuilder& out) const;
   void Format(const WatchdogTimeout& r, LineBuilder& out) const;
+  void Format(const PythonException& r, LineBuilder& out) const;  // formatter_app.cc
+  void Format(const SegfaultDump& r, LineBuilder& out) const;
   // torchrun agent output (a node's torchrun.log).
   void Format(const AgentBanner& r, LineBuilder& out) const;
   void Format(const AgentSigterm& r, LineBuilder& out) const;

@@ -21,6 +21,10 @@ std::string_view OpName(OpType op) {
       return "SEND";
     case OpType::kRecv:
       return "RECV";
+    case OpType::kAllgatherBase:
+      return "_ALLGATHER_BASE";
+    case OpType::kReduceScatterBase:
+      return "_REDUCE_SCATTER_BASE";
   }
   return "";
 }

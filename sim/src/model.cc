@@ -4,24 +4,7 @@
 
 #include <algorithm>
 
-#include "rng.h"
-
 namespace denpex::sim {
-
-FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
-  FaultPlan plan;
-  const auto stream = static_cast<std::uint64_t>(fault_index) * 2;
-  plan.rank =
-      fault.has_rank()
-          ? fault.rank()
-          : static_cast<int>(Rng(job.seed, StreamId::kFaultPlan, stream).UniformInt(0, job.world));
-  plan.step = fault.step();
-  plan.at_fraction = fault.has_at_fraction()
-                         ? fault.at_fraction()
-                         : Rng(job.seed, StreamId::kFaultPlan, stream + 1).Uniform();
-  plan.offset = static_cast<TimeNs>(plan.at_fraction * static_cast<double>(job.step_time));
-  return plan;
-}
 
 Model::Model(const Job& job, const FaultPlan& fault, RecordSink& sink)
     : job_(job),
@@ -75,8 +58,11 @@ void Model::Dispatch(const Event& e) {
     case EventKind::kRendezvousDone:
       workers_.OnRendezvousDone(e.id(), e.time);
       break;
-    case EventKind::kFaultKill:
-      workers_.OnFaultKill(id, e.time);
+    case EventKind::kFault:
+      workers_.OnFault(e.id(), e.time);
+      break;
+    case EventKind::kRankExit:
+      workers_.OnExceptionExit(id, e.time);
       break;
     case EventKind::kWatchdogCheck:
       workers_.OnWatchdogCheck(id, e.time);

@@ -6,15 +6,13 @@
 #include <cstdint>
 
 #include "event_queue.h"
+#include "faults.h"
 #include "job.h"
 #include "launcher.h"
 #include "records.h"
 #include "workers.h"
 
 namespace denpex::sim {
-
-// The fault resolved against the seed: the rank and instant when the scenario leaves them out.
-FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index);
 
 struct Outcome {
   std::uint64_t events = 0;

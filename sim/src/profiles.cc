@@ -53,6 +53,7 @@ constexpr TorchProfile kTorchProfiles[] = {
      .line_api_sigterm = 858,
      .line_api_failed = 833,
      .python_lib = "/usr/local/lib/python3.10/dist-packages",
+     .rank_prefixed_tracebacks = true,
      .torchrun_traceback = kTorchrunTraceback24},
     // Known releases whose shapes land with issue #3.
     {.name = "1.13", .supported = false},

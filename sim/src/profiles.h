@@ -55,6 +55,8 @@ struct TorchProfile {
   int line_api_sigterm;         // torch/distributed/elastic/multiprocessing/api.py
   int line_api_failed;          // same file
   std::string_view python_lib;  // "/usr/local/lib/python3.10/dist-packages"
+  // torch >= 2.2 prefixes every line of an uncaught exception's traceback with "[rank<G>]: ".
+  bool rank_prefixed_tracebacks;
   std::span<const PythonFrame> torchrun_traceback;
 };
 

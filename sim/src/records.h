@@ -13,12 +13,16 @@
 
 namespace denpex::sim {
 
-enum class OpType : std::uint8_t { kAllreduce, kSend, kRecv };
+enum class OpType : std::uint8_t { kAllreduce, kSend, kRecv, kAllgatherBase, kReduceScatterBase };
 
 // Exit codes as torchrun reports them: minus the signal number.
 inline constexpr int kExitSigkill = -9;
 inline constexpr int kExitSigabrt = -6;
 inline constexpr int kExitSigterm = -15;
+inline constexpr int kExitSigsegv = -11;
+inline constexpr int kExitException = 1;
+// Internal: the process vanished with its node; no launcher ever reports it.
+inline constexpr int kExitNodeLost = -128;
 
 // --- worker (rank) output ------------------------------------------------------------------
 
@@ -53,12 +57,28 @@ struct WatchdogTimeout {
   TimeNs time;
   PgKind group;
   OpType op;
-  std::int64_t numel;
-  std::int64_t seq;  // the timed-out work
+  std::int64_t numel;      // NumelIn
+  std::int64_t numel_out;  // NumelOut
+  std::int64_t seq;        // the timed-out work
   std::int64_t last_enqueued;
   std::int64_t last_completed;
   std::int64_t timeout_ms;
   std::int64_t ran_for_ms;
+};
+
+// An uncaught Python exception's traceback (stderr), printed just before the rank exits 1.
+// `variant` picks one of the profile's tracebacks.
+struct PythonException {
+  int rank;
+  TimeNs time;
+  int variant;
+};
+
+// Python faulthandler's dump after SIGSEGV (stderr, written by a signal handler).
+struct SegfaultDump {
+  int rank;
+  TimeNs time;
+  int variant;
 };
 
 // A worker process ended: by a signal (exit_code < 0) its unflushed stdout is lost.
@@ -101,8 +121,15 @@ struct AgentExit {
   TimeNs time;
 };
 
+// The node vanished: everything its processes had not yet written is lost.
+struct NodeLost {
+  int node;
+  TimeNs time;
+};
+
 using Record = std::variant<NcclVersionBanner, NcclCommInit, TrainerIteration, WatchdogTimeout,
-                            WorkerExit, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit>;
+                            PythonException, SegfaultDump, WorkerExit, AgentBanner, AgentSigterm,
+                            AgentFailureReport, AgentExit, NodeLost>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).
 class RecordSink {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "denpex/common/time.h"
+#include "faults.h"
 #include "profiles.h"
 #include "scenario_internal.h"
 
@@ -263,12 +264,45 @@ Status CheckTimeoutAgainstSteps(const v1::Scenario& s, const Locator& loc) {
                    "raise the timeout or shorten training.step_time_ms");
 }
 
+// "FAULT_KIND_SIGKILL, FAULT_KIND_SIGSEGV, ..." for hints.
+std::string FaultKindList() {
+  std::string out;
+  for (int k = 1; v1::FaultKind_IsValid(k); ++k) {
+    if (FindFault(static_cast<v1::FaultKind>(k)) == nullptr) continue;
+    if (!out.empty()) out += ", ";
+    out += v1::FaultKind_Name(static_cast<v1::FaultKind>(k));
+  }
+  return out;
+}
+
+Status CheckFaultKind(const v1::Fault& f, const std::string& path, const v1::Scenario& s,
+                      const Locator& loc) {
+  const FaultTraits* traits = FindFault(f.kind());
+  if (traits == nullptr) {
+    return loc.Error({path + ".kind", path}, path + ".kind is missing or unknown",
+                     "set kind to one of " + FaultKindList());
+  }
+  if (traits->needs_slurm && s.launcher() != v1::LAUNCHER_SRUN) {
+    return loc.Error({path + ".kind", "launcher"},
+                     v1::FaultKind_Name(f.kind()) + " needs a scheduler, but the launcher is " +
+                         v1::Launcher_Name(s.launcher()),
+                     "set launcher: LAUNCHER_SRUN");
+  }
+  if (f.has_node() && traits->scope != FaultScope::kNode) {
+    return loc.Error(path + ".node", path + ".node applies to node faults only",
+                     "give the rank with rank: N instead");
+  }
+  if (f.has_node() && (f.node() < 0 || f.node() >= s.job().nodes())) {
+    return loc.Error(path + ".node",
+                     path + ".node " + Str(f.node()) + " is outside the job's nodes [0, " +
+                         Str(s.job().nodes()) + ")",
+                     "use a node below " + Str(s.job().nodes()) + ", or leave it out to draw one");
+  }
+  return Status::Ok();
+}
+
 Status CheckFault(v1::Fault* f, const std::string& path, std::int64_t world, int warmup,
                   const Locator& loc) {
-  if (f->kind() == v1::FAULT_KIND_UNSPECIFIED || !v1::FaultKind_IsValid(f->kind())) {
-    return loc.Error({path + ".kind", path}, path + ".kind is missing or unknown",
-                     "set kind: FAULT_KIND_SIGKILL");
-  }
   if (f->has_rank() && (f->rank() < 0 || f->rank() >= world)) {
     return loc.Error(
         path + ".rank",
@@ -295,8 +329,9 @@ Status CheckFault(v1::Fault* f, const std::string& path, std::int64_t world, int
 
 Status CheckFaults(v1::Scenario* s, const Locator& loc) {
   if (s->faults_size() == 0) {
-    return loc.Error("faults", "the scenario injects no fault",
-                     "add faults { kind: FAULT_KIND_SIGKILL }");
+    return loc.Error(
+        "faults", "the scenario injects no fault",
+        "add faults { kind: FAULT_KIND_SIGKILL } (or another of " + FaultKindList() + ")");
   }
   if (s->faults_size() > 1) {
     return loc.Error("faults[1]", "this version simulates one fault per scenario",
@@ -304,6 +339,7 @@ Status CheckFaults(v1::Scenario* s, const Locator& loc) {
   }
   const std::int64_t world = std::int64_t{s->job().nodes()} * s->job().gpus_per_node();
   for (int i = 0; i < s->faults_size(); ++i) {
+    DENPEX_RETURN_IF_ERROR(CheckFaultKind(s->faults(i), "faults[" + Str(i) + "]", *s, loc));
     DENPEX_RETURN_IF_ERROR(CheckFault(s->mutable_faults(i), "faults[" + Str(i) + "]", world,
                                       s->training().warmup_steps(), loc));
   }

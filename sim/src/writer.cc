@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -14,11 +15,10 @@ namespace denpex::sim {
 namespace fs = std::filesystem;
 
 IncidentWriter::IncidentWriter(const Job& job, const LineFormatter& formatter,
-                               fs::path incident_dir)
-    : job_(job), formatter_(formatter), dir_(std::move(incident_dir)) {
+                               fs::path incident_dir, CitationPlan plan)
+    : job_(job), formatter_(formatter), dir_(std::move(incident_dir)), plan_(std::move(plan)) {
   files_.resize(static_cast<std::size_t>(job.nodes) + static_cast<std::size_t>(job.world));
   stdout_.resize(static_cast<std::size_t>(job.world));
-  citations_.resize(static_cast<std::size_t>(job.nodes));
 }
 
 Status IncidentWriter::CreateDirectories() {
@@ -43,19 +43,71 @@ void IncidentWriter::Emit(const Record& record) {
 }
 
 template <typename R>
-void IncidentWriter::AppendTo(int file, const R& record) {
+std::int64_t IncidentWriter::AppendTo(int file, const R& record) {
   File& f = files_[file];
+  const std::int64_t first = f.lines;
   LineBuilder out(&f.data);
   formatter_.Format(record, out);
   f.lines += out.lines();
-  MaybeFlush(file);
+  return first;
+}
+
+// Copies the text of the file's 0-based line `line` (still in the buffer: callers remember a
+// line right after appending it, before any flush).
+void IncidentWriter::Remember(Cite what, int subject, TimeNs time, int file, std::int64_t line) {
+  const File& f = files_[file];
+  std::size_t begin = f.data.size();  // the start of line f.lines (one past the end)
+  for (std::int64_t i = f.lines; i > line; --i) {
+    const std::size_t nl = begin >= 2 ? f.data.rfind('\n', begin - 2) : std::string::npos;
+    begin = nl == std::string::npos ? 0 : nl + 1;
+  }
+  const std::size_t end = f.data.find('\n', begin);
+  citations_.push_back(
+      {what, subject, time, {RelativePath(file), line + 1, f.data.substr(begin, end - begin)}});
+}
+
+const Citation* IncidentWriter::Find(Cite what, int subject) const {
+  for (const Citation& c : citations_) {
+    if (c.what == what && c.subject == subject) return &c;
+  }
+  return nullptr;
 }
 
 // NCCL writes through C stdio and flushes each line: it reaches the file at once, ahead of
 // anything still waiting in Python's own stdout buffer.
-void IncidentWriter::Handle(const NcclVersionBanner& r) { AppendTo(RankFile(r.rank), r); }
-void IncidentWriter::Handle(const NcclCommInit& r) { AppendTo(RankFile(r.rank), r); }
-void IncidentWriter::Handle(const WatchdogTimeout& r) { AppendTo(RankFile(r.rank), r); }
+void IncidentWriter::Handle(const NcclVersionBanner& r) {
+  AppendTo(RankFile(r.rank), r);
+  MaybeFlush(RankFile(r.rank));
+}
+void IncidentWriter::Handle(const NcclCommInit& r) {
+  AppendTo(RankFile(r.rank), r);
+  MaybeFlush(RankFile(r.rank));
+}
+
+// stderr lines (c10, Python tracebacks, faulthandler) are unbuffered.
+void IncidentWriter::Handle(const WatchdogTimeout& r) {
+  const int file = RankFile(r.rank);
+  const std::int64_t first = AppendTo(file, r);
+  if (std::binary_search(plan_.watchdog_ranks.begin(), plan_.watchdog_ranks.end(), r.rank)) {
+    Remember(Cite::kWatchdog, r.rank, r.time, file, first);
+  }
+  MaybeFlush(file);
+}
+
+void IncidentWriter::Handle(const PythonException& r) {
+  const int file = RankFile(r.rank);
+  AppendTo(file, r);
+  if (r.rank == plan_.rank)
+    Remember(Cite::kException, r.rank, r.time, file, files_[file].lines - 1);
+  MaybeFlush(file);
+}
+
+void IncidentWriter::Handle(const SegfaultDump& r) {
+  const int file = RankFile(r.rank);
+  const std::int64_t first = AppendTo(file, r);
+  if (r.rank == plan_.rank) Remember(Cite::kSegfault, r.rank, r.time, file, first);
+  MaybeFlush(file);
+}
 
 // Python's stdout to a file is block-buffered: a line that does not fit in the buffer first
 // pushes the buffered lines to the file.
@@ -90,29 +142,34 @@ void IncidentWriter::Handle(const WorkerExit& r) {
 }
 
 void IncidentWriter::Handle(const AgentBanner& r) { AppendTo(AgentFile(r.node), r); }
-void IncidentWriter::Handle(const AgentSigterm& r) { AppendTo(AgentFile(r.node), r); }
+void IncidentWriter::Handle(const AgentSigterm& r) {
+  const std::int64_t first = AppendTo(AgentFile(r.node), r);
+  if (r.rank == plan_.rank) Remember(Cite::kAgentSigterm, r.rank, r.time, AgentFile(r.node), first);
+}
 void IncidentWriter::Handle(const AgentExit& r) { Flush(AgentFile(r.node)); }
 
-// Also remembers where the report's citable lines landed (for the truth).
+// The node's agent file ends where it ends; its ranks' files were closed by their exits.
+void IncidentWriter::Handle(const NodeLost& r) {
+  const int file = AgentFile(r.node);
+  if (r.node == plan_.node && files_[file].lines > 0) {
+    Remember(Cite::kLastLine, r.node, r.time, file, files_[file].lines - 1);
+  }
+  Flush(file);
+}
+
+// Also remembers where the initiator node's citable lines landed (for the truth).
 void IncidentWriter::Handle(const AgentFailureReport& r) {
-  File& f = files_[AgentFile(r.node)];
-  const std::size_t start = f.data.size();
-  const std::int64_t lines_before = f.lines;
+  const int file = AgentFile(r.node);
+  File& f = files_[file];
+  const std::int64_t first = f.lines;
   LineBuilder out(&f.data);
   const ReportLineOffsets offsets = formatter_.Format(r, out);
   f.lines += out.lines();
-  auto line_text = [&](std::int64_t offset) {
-    std::size_t pos = start;
-    for (std::int64_t i = 0; i < offset; ++i) pos = f.data.find('\n', pos) + 1;
-    return f.data.substr(pos, f.data.find('\n', pos) - pos);
-  };
-  AgentReportCitation& c = citations_[r.node];
-  c.present = true;
-  c.failed = {RelativePath(AgentFile(r.node)), lines_before + offsets.failed_line + 1,
-              line_text(offsets.failed_line)};
-  c.root_rank = {RelativePath(AgentFile(r.node)), lines_before + offsets.root_rank_line + 1,
-                 line_text(offsets.root_rank_line)};
-  MaybeFlush(AgentFile(r.node));
+  if (r.node == plan_.node) {
+    Remember(Cite::kAgentFailed, r.node, r.time, file, first + offsets.failed_line);
+    Remember(Cite::kAgentRootRank, r.node, r.time, file, first + offsets.root_rank_line);
+  }
+  MaybeFlush(file);
 }
 
 void IncidentWriter::MaybeFlush(int file) {

@@ -23,17 +23,37 @@
 
 namespace denpex::sim {
 
-// A line of a torchrun.log a truth cites: where it is and what it says.
+// A line a truth cites: where it is and what it says.
 struct CitedLine {
   std::string file;       // relative to the incident dir: "gpu-0137/torchrun.log"
   std::int64_t line = 0;  // 1-based
   std::string text;
 };
 
-struct AgentReportCitation {
-  bool present = false;
-  CitedLine failed;     // "... failed (exitcode: ...) local_rank: ..."
-  CitedLine root_rank;  // "  rank      : <G> (local_rank: <lr>)"
+// The kinds of lines the writer remembers for the truth.
+enum class Cite : std::uint8_t {
+  kAgentFailed,    // subject node: "... failed (exitcode: ...) local_rank: ..."
+  kAgentRootRank,  // subject node: "  rank      : <G> (local_rank: <lr>)" of the root cause
+  kAgentSigterm,   // subject rank: "Sending process <pid> closing signal SIGTERM"
+  kException,      // subject rank: the last line of its Python traceback
+  kSegfault,       // subject rank: "Fatal Python error: Segmentation fault"
+  kWatchdog,       // subject rank: the first line of its watchdog block
+  kLastLine,       // subject node: the last line its agent wrote before the node vanished
+};
+
+struct Citation {
+  Cite what;
+  int subject;  // a rank or a node, by kind
+  TimeNs time;  // true time of the record
+  CitedLine line;
+};
+
+// Whose lines to remember: the fault's rank and node, and the ranks whose watchdog blocks
+// may be cited (sorted). Everything else is not tracked, so memory stays small at any scale.
+struct CitationPlan {
+  int rank = -1;
+  int node = -1;
+  std::vector<int> watchdog_ranks;
 };
 
 struct WriterStats {
@@ -47,8 +67,8 @@ class IncidentWriter : public RecordSink {
   static constexpr std::size_t kStdoutBufferBytes = 4096;
   static constexpr std::size_t kFlushThresholdBytes = 1 << 20;
 
-  IncidentWriter(const Job& job, const LineFormatter& formatter,
-                 std::filesystem::path incident_dir);
+  IncidentWriter(const Job& job, const LineFormatter& formatter, std::filesystem::path incident_dir,
+                 CitationPlan plan);
 
   // Creates incident/ and one directory per host (incident_dir must not exist).
   Status CreateDirectories();
@@ -57,7 +77,9 @@ class IncidentWriter : public RecordSink {
   // their unflushed stdout is not). Returns the first I/O error met.
   Status Finish();
 
-  const AgentReportCitation& citation(int node) const { return citations_[node]; }
+  // The remembered line of that kind and subject; nullptr when it was never written.
+  const Citation* Find(Cite what, int subject) const;
+  const std::vector<Citation>& citations() const { return citations_; }
   const WriterStats& stats() const { return stats_; }
 
   // Record handlers (public for std::visit; not part of the interface).
@@ -65,11 +87,14 @@ class IncidentWriter : public RecordSink {
   void Handle(const NcclCommInit& r);
   void Handle(const TrainerIteration& r);
   void Handle(const WatchdogTimeout& r);
+  void Handle(const PythonException& r);
+  void Handle(const SegfaultDump& r);
   void Handle(const WorkerExit& r);
   void Handle(const AgentBanner& r);
   void Handle(const AgentSigterm& r);
   void Handle(const AgentFailureReport& r);
   void Handle(const AgentExit& r);
+  void Handle(const NodeLost& r);
 
  private:
   struct File {
@@ -85,8 +110,10 @@ class IncidentWriter : public RecordSink {
   int AgentFile(int node) const { return node; }
   int RankFile(int rank) const { return job_.nodes + rank; }
   std::string RelativePath(int file) const;
+  // Formats the record at the end of the file; returns the line index it starts at.
   template <typename R>
-  void AppendTo(int file, const R& record);
+  std::int64_t AppendTo(int file, const R& record);
+  void Remember(Cite what, int subject, TimeNs time, int file, std::int64_t line);
   void MoveStdoutToFile(int rank);
   void MaybeFlush(int file);
   void Flush(int file);
@@ -94,9 +121,10 @@ class IncidentWriter : public RecordSink {
   const Job& job_;
   const LineFormatter& formatter_;
   std::filesystem::path dir_;
-  std::vector<File> files_;                     // agent files, then rank files
-  std::vector<StdoutBuffer> stdout_;            // per rank: Python's unflushed stdout
-  std::vector<AgentReportCitation> citations_;  // per node
+  std::vector<File> files_;           // agent files, then rank files
+  std::vector<StdoutBuffer> stdout_;  // per rank: Python's unflushed stdout
+  CitationPlan plan_;
+  std::vector<Citation> citations_;
   std::string scratch_;
   WriterStats stats_;
   Status error_;
