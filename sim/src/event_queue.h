@@ -26,6 +26,9 @@ enum class EventKind : std::uint8_t {
   kAgentPoll,       // id: node; the agent's monitor loop looks at its workers
   kAgentReport,     // id: node; all workers are gone: the agent reports and raises
   kAgentExit,       // id: node; the agent process exits
+  kSrunReport,      // id: node; srun prints the node's task exits
+  kSlurmNodeDown,   // id: node (| phase bit); slurmctld finds the node silent / sets it DOWN
+  kStepKill,        // id: 0; KillWait is over: SIGKILL the step's remaining tasks
 };
 
 inline constexpr std::uint32_t kMaxEventId = (1u << 20) - 1;

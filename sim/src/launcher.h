@@ -28,7 +28,6 @@ class Launcher : public WorkerExitListener {
   void OnWorkerExit(int rank, TimeNs t) override;
   void OnNodeLost(int node, TimeNs t) override;
   void OnPoll(int node, TimeNs t);
-  void OnTermDeath(int rank, TimeNs t) { workers_.Terminate(rank, t); }
   void OnReport(int node, TimeNs t);
   void OnAgentExit(int node, TimeNs t);
 

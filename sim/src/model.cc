@@ -10,8 +10,13 @@ Model::Model(const Job& job, const FaultPlan& fault, RecordSink& sink)
     : job_(job),
       fault_(fault),
       workers_(job, fault, queue_, sink),
-      launcher_(job, queue_, sink, workers_) {
-  workers_.set_exit_listener(&launcher_);
+      launcher_(job, queue_, sink, workers_),
+      slurm_(job, fault, queue_, sink, workers_) {
+  if (job.launcher == v1::LAUNCHER_SRUN) {
+    workers_.set_exit_listener(&slurm_);
+  } else {
+    workers_.set_exit_listener(&launcher_);
+  }
 }
 
 // Far beyond any plausible end: the steps up to the fault (each generously pp + 2 compute
@@ -21,13 +26,18 @@ TimeNs Model::Horizon() const {
   const double steps = static_cast<double>(fault_.step + 10) * static_cast<double>(job_.step_time) *
                        static_cast<double>(job_.pp + 2);
   const double horizon = static_cast<double>(job_.start) + 660.0 * kNsPerSec + steps +
-                         4.0 * static_cast<double>(job_.nccl_timeout + job_.sigterm_grace);
+                         4.0 * static_cast<double>(job_.nccl_timeout + job_.sigterm_grace +
+                                                   job_.kill_wait + job_.slurmd_timeout);
   return horizon < 4e18 ? static_cast<TimeNs>(horizon) : static_cast<TimeNs>(4e18);
 }
 
 Outcome Model::Run() {
   workers_.ScheduleStarts();
-  launcher_.ScheduleStarts();
+  if (job_.launcher == v1::LAUNCHER_SRUN) {
+    slurm_.ScheduleStarts();
+  } else {
+    launcher_.ScheduleStarts();
+  }
   Outcome out;
   const TimeNs horizon = Horizon();
   while (!queue_.empty()) {
@@ -43,6 +53,7 @@ Outcome Model::Run() {
     out.end_time = std::max(out.end_time, workers_.exit_time(rank));
   for (int node = 0; node < job_.nodes; ++node)
     out.end_time = std::max(out.end_time, launcher_.exit_time(node));
+  out.end_time = std::max(out.end_time, slurm_.end_time());
   return out;
 }
 
@@ -59,7 +70,11 @@ void Model::Dispatch(const Event& e) {
       workers_.OnRendezvousDone(e.id(), e.time);
       break;
     case EventKind::kFault:
-      workers_.OnFault(e.id(), e.time);
+      if (fault_.traits->scope == FaultScope::kJob) {
+        slurm_.OnJobFault(e.time);
+      } else {
+        workers_.OnFault(e.id(), e.time);
+      }
       break;
     case EventKind::kRankExit:
       workers_.OnExceptionExit(id, e.time);
@@ -71,7 +86,16 @@ void Model::Dispatch(const Event& e) {
       workers_.OnWatchdogFire(id, e.time);
       break;
     case EventKind::kTermDeath:
-      launcher_.OnTermDeath(id, e.time);
+      workers_.Terminate(id, e.time);
+      break;
+    case EventKind::kSrunReport:
+      slurm_.OnReport(id, e.time);
+      break;
+    case EventKind::kSlurmNodeDown:
+      slurm_.OnControllerCheck(e.id(), e.time);
+      break;
+    case EventKind::kStepKill:
+      slurm_.OnStepKill(e.time);
       break;
     case EventKind::kAgentStart:
       launcher_.OnAgentStart(id, e.time);

@@ -10,6 +10,7 @@
 #include "job.h"
 #include "launcher.h"
 #include "records.h"
+#include "slurm.h"
 #include "workers.h"
 
 namespace denpex::sim {
@@ -27,6 +28,7 @@ class Model {
 
   const Workers& workers() const { return workers_; }
   const Launcher& launcher() const { return launcher_; }
+  const SlurmLauncher& slurm() const { return slurm_; }
 
  private:
   void Dispatch(const Event& e);
@@ -36,7 +38,8 @@ class Model {
   FaultPlan fault_;
   EventQueue queue_;
   Workers workers_;
-  Launcher launcher_;
+  Launcher launcher_;    // torchrun agents (LAUNCHER_TORCHRUN)
+  SlurmLauncher slurm_;  // srun and Slurm (LAUNCHER_SRUN)
 };
 
 }  // namespace denpex::sim

@@ -66,7 +66,25 @@ constexpr NcclProfile kNcclProfiles[] = {
     {.name = "2.18.5", .supported = false, .version_banner = "NCCL version 2.18.5+cuda12.2"},
 };
 
+constexpr SlurmProfile kSlurmProfiles[] = {
+    {.name = "22.05",
+     .terminating_step = "srun: Terminating StepId=",
+     .node_failure = " DUE TO NODE FAILURE"},
+    {.name = "23.02",
+     .terminating_step = "srun: launch/slurm: _step_signal: Terminating StepId=",
+     .node_failure = " DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"},
+};
+
 }  // namespace
+
+const SlurmProfile* FindSlurmProfile(std::string_view name) {
+  for (const SlurmProfile& p : kSlurmProfiles) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::string_view SupportedSlurmProfiles() { return "\"22.05\", \"23.02\""; }
 
 const TorchProfile* FindTorchProfile(std::string_view name) {
   for (const TorchProfile& p : kTorchProfiles) {

@@ -127,9 +127,64 @@ struct NodeLost {
   TimeNs time;
 };
 
+// --- Slurm (srun's stderr and slurmstepd's lines in slurm-<jobid>.out; slurmctld.log) -----
+
+// "srun: error: <host>: task<s> <list>: <status>": tasks of one node that exited with the
+// same status, reported together.
+struct SrunTaskExits {
+  int node;
+  TimeNs time;
+  int exit_code;
+  int count;
+  std::array<int, 16> ranks;  // ascending
+};
+
+enum class SrunNotice : std::uint8_t {
+  kTerminatingStep,  // KillOnBadExit: "srun: launch/slurm: _step_signal: Terminating StepId=J.0"
+  kStepAborted,      // "srun: Job step aborted: Waiting up to 32 seconds for job step to finish."
+  kNodeFailure,      // "srun: error: Node failure on <host>"
+};
+
+struct SrunMessage {
+  TimeNs time;
+  SrunNotice notice;
+  int node;  // kNodeFailure
+};
+
+// Why the scheduler cancelled: the "DUE TO ..." of slurmstepd's line.
+enum class CancelReason : std::uint8_t { kNone, kTimeLimit, kPreemption, kNodeFailure };
+
+// "slurmstepd: error: *** STEP J.0 ON <host> CANCELLED AT <time>[ DUE TO ...] ***" (or JOB J).
+struct StepdCancelled {
+  int node;
+  TimeNs time;
+  CancelReason reason;
+  bool whole_job;  // "JOB J" (the batch step's line) rather than "STEP J.0"
+};
+
+enum class CtldEvent : std::uint8_t {
+  kAllocate,       // "sched: Allocate JobId=J NodeList=... #CPUs=... Partition=..."
+  kTimeLimit,      // "Time limit exhausted for JobId=J"
+  kKillRequest,    // "_slurm_rpc_kill_job: REQUEST_KILL_JOB JobId=J uid 1000"
+  kPreempted,      // "preempted JobId=J has been killed to reclaim resources for JobId=K"
+  kNotResponding,  // "error: Nodes <host> not responding"
+  kSetDown,        // "error: Nodes <host> not responding, setting DOWN"
+  kKillOnFailed,   // "Killing JobId=J on failed node <host>"
+  kJobComplete,    // "_job_complete: JobId=J WEXITSTATUS <n>" / "WTERMSIG <n>"
+  kJobDone,        // "_job_complete: JobId=J done"
+};
+
+struct CtldLine {
+  TimeNs time;
+  CtldEvent event;
+  int node;    // kNotResponding, kSetDown, kKillOnFailed
+  int status;  // kJobComplete: the exit status (>= 0) or minus the signal
+};
+
 using Record = std::variant<NcclVersionBanner, NcclCommInit, TrainerIteration, WatchdogTimeout,
                             PythonException, SegfaultDump, WorkerExit, AgentBanner, AgentSigterm,
-                            AgentFailureReport, AgentExit, NodeLost>;
+                            AgentFailureReport, AgentExit, NodeLost, SrunTaskExits, SrunMessage,
+                            StepdCancelled, CtldLine>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).
 class RecordSink {

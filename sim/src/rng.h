@@ -25,6 +25,7 @@ enum class StreamId : std::uint64_t {
   kLineTiming = 11,      // index: rank (microsecond spacing of multi-line blocks)
   kNcclInit = 12,        // index: rank (when each communicator finished initialising)
   kFaultBehaviour = 13,  // index: rank (delays of the fault's own behaviour)
+  kSlurm = 14,           // index: 0 (srun and Slurm daemons' delays)
 };
 
 // splitmix64's output function: a strong 64-bit mixer.

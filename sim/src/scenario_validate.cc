@@ -24,6 +24,8 @@ constexpr std::int64_t kDefaultJobId = 4242001;
 constexpr std::int64_t kDefaultNcclTimeoutMs = 600'000;
 constexpr std::int64_t kDefaultMonitorIntervalMs = 100;
 constexpr std::int64_t kDefaultSigtermGraceMs = 30'000;
+constexpr std::int64_t kDefaultKillWaitMs = 30'000;
+constexpr std::int64_t kDefaultSlurmdTimeoutMs = 300'000;
 constexpr std::int64_t kMaxDurationMs = 7LL * 24 * 3600 * 1000;  // a week
 constexpr int kDefaultWarmupSteps = 20;
 constexpr int kMaxSteps = 100'000;                  // every step is simulated, rank by rank
@@ -166,20 +168,52 @@ Status CheckLauncher(const v1::Scenario& s, const Locator& loc) {
   switch (s.launcher()) {
     case v1::LAUNCHER_UNSPECIFIED:
     case v1::LAUNCHER_TORCHRUN:
-      return Status::Ok();
     case v1::LAUNCHER_SRUN:
+      return Status::Ok();
     case v1::LAUNCHER_KUBERNETES:
     case v1::LAUNCHER_RAY:
       return loc.Error("launcher",
                        "launcher " + v1::Launcher_Name(s.launcher()) + " is not simulated yet",
-                       "use LAUNCHER_TORCHRUN (or leave launcher out)");
+                       "use LAUNCHER_TORCHRUN or LAUNCHER_SRUN");
     default:
       return loc.Error("launcher", "launcher " + Str(s.launcher()) + " is not a Launcher value",
                        "use LAUNCHER_TORCHRUN (or leave launcher out)");
   }
 }
 
+// Layout defaults to the launcher's; srun leaves only its combined output.
+Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
+  const bool srun = s->launcher() == v1::LAUNCHER_SRUN;
+  if (s->layout() == v1::LAYOUT_UNSPECIFIED) {
+    s->set_layout(srun ? v1::LAYOUT_SLURM_OUT : v1::LAYOUT_PER_RANK_FILES);
+  }
+  if (!v1::Layout_IsValid(s->layout())) {
+    return loc.Error("layout", "layout " + Str(s->layout()) + " is not a Layout value",
+                     "use LAYOUT_PER_RANK_FILES, LAYOUT_TORCHRUN_LOG_DIR or LAYOUT_SLURM_OUT");
+  }
+  if (srun != (s->layout() == v1::LAYOUT_SLURM_OUT)) {
+    return loc.Error({"layout", "launcher"},
+                     "layout " + v1::Layout_Name(s->layout()) + " does not fit launcher " +
+                         v1::Launcher_Name(s->launcher()),
+                     srun ? "srun leaves LAYOUT_SLURM_OUT (or leave layout out)"
+                          : "torchrun leaves LAYOUT_PER_RANK_FILES or LAYOUT_TORCHRUN_LOG_DIR");
+  }
+  v1::Slurm* slurm = s->mutable_slurm();
+  DENPEX_RETURN_IF_ERROR(CheckDurationMs(loc, "slurm.kill_wait_ms", slurm->kill_wait_ms()));
+  DENPEX_RETURN_IF_ERROR(
+      CheckDurationMs(loc, "slurm.slurmd_timeout_ms", slurm->slurmd_timeout_ms()));
+  if (slurm->kill_wait_ms() == 0) slurm->set_kill_wait_ms(kDefaultKillWaitMs);
+  if (slurm->slurmd_timeout_ms() == 0) slurm->set_slurmd_timeout_ms(kDefaultSlurmdTimeoutMs);
+  if (slurm->partition().empty()) slurm->set_partition("gpu");
+  return Status::Ok();
+}
+
 Status FillFormat(v1::FormatProfile* f, const Locator& loc) {
+  if (f->slurm().empty()) f->set_slurm("23.02");
+  if (FindSlurmProfile(f->slurm()) == nullptr) {
+    return loc.Error("format.slurm", "slurm profile \"" + f->slurm() + "\" is not supported",
+                     "use " + std::string(SupportedSlurmProfiles()));
+  }
   if (f->torch().empty()) f->set_torch("2.4");
   if (f->nccl().empty()) f->set_nccl("2.21.5");
   const TorchProfile* torch = FindTorchProfile(f->torch());
@@ -354,6 +388,7 @@ Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
   DENPEX_RETURN_IF_ERROR(FillTimeouts(s->mutable_timeouts(), loc));
   DENPEX_RETURN_IF_ERROR(CheckLauncher(*s, loc));
   if (s->launcher() == v1::LAUNCHER_UNSPECIFIED) s->set_launcher(v1::LAUNCHER_TORCHRUN);
+  DENPEX_RETURN_IF_ERROR(FillLayoutAndSlurm(s, loc));
   DENPEX_RETURN_IF_ERROR(FillFormat(s->mutable_format(), loc));
   DENPEX_RETURN_IF_ERROR(FillTraining(s->mutable_training(), loc));
   DENPEX_RETURN_IF_ERROR(CheckTimeoutAgainstSteps(*s, loc));

@@ -74,7 +74,8 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   const Job job = Job::Build(*scenario, options.seed.value_or(scenario->seed()));
   const FaultPlan fault = PlanFault(scenario->faults(0), job, 0);
   const LineFormatter formatter(job, *FindTorchProfile(scenario->format().torch()),
-                                *FindNcclProfile(scenario->format().nccl()));
+                                *FindNcclProfile(scenario->format().nccl()),
+                                *FindSlurmProfile(scenario->format().slurm()));
   IncidentWriter writer(job, formatter, options.out_dir / "incident", PlanCitations(job, fault));
   DENPEX_RETURN_IF_ERROR(writer.CreateDirectories());
 

@@ -29,7 +29,50 @@ const Citation* FirstPeerWatchdog(const IncidentWriter& writer, int except) {
   return best;
 }
 
+// The srun launcher reports ranks in slurm-<jobid>.out, and the controller logs node and
+// scheduler events in slurmctld.log.
+void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
+  const IncidentWriter& w = in.writer;
+  const int rank = in.fault.rank;
+  constexpr auto kInit = v1::EVIDENCE_ROLE_INITIATING;
+  constexpr auto kCorr = v1::EVIDENCE_ROLE_CORROBORATING;
+  auto ctld = [&](CtldEvent e) { return w.Find(Cite::kCtld, static_cast<int>(e)); };
+  switch (in.fault.action()) {
+    case FaultAction::kSigkill:
+      AddEvidence(w.Find(Cite::kSrunTask, rank), kInit, truth);
+      return;
+    case FaultAction::kSegfault:
+      AddEvidence(w.Find(Cite::kSegfault, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kSrunTask, rank), kCorr, truth);
+      return;
+    case FaultAction::kException:
+      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kSrunTask, rank), kCorr, truth);
+      return;
+    case FaultAction::kHang:
+      AddEvidence(FirstPeerWatchdog(w, rank), v1::EVIDENCE_ROLE_CONSEQUENCE, truth);
+      return;
+    case FaultAction::kMismatch:
+      AddEvidence(w.Find(Cite::kWatchdog, rank), kInit, truth);
+      AddEvidence(FirstPeerWatchdog(w, rank), kCorr, truth);
+      return;
+    case FaultAction::kNodeLoss:
+      AddEvidence(ctld(CtldEvent::kSetDown), kInit, truth);
+      AddEvidence(ctld(CtldEvent::kKillOnFailed), kCorr, truth);
+      return;
+    case FaultAction::kSchedulerCancel: {
+      const Citation* c = ctld(CtldEvent::kTimeLimit);
+      if (c == nullptr) c = ctld(CtldEvent::kKillRequest);
+      if (c == nullptr) c = ctld(CtldEvent::kPreempted);
+      AddEvidence(c, kInit, truth);
+      AddEvidence(w.Find(Cite::kStepdJob, 0), kCorr, truth);
+      return;
+    }
+  }
+}
+
 void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
+  if (in.job.launcher == v1::LAUNCHER_SRUN) return SrunEvidenceFor(in, truth);
   const IncidentWriter& w = in.writer;
   const int rank = in.fault.rank, node = in.fault.node;
   constexpr auto kInit = v1::EVIDENCE_ROLE_INITIATING;
@@ -77,8 +120,9 @@ bool IsInitiating(const TruthInputs& in, int rank) {
 }
 
 // Every other rank that died is a consequence. Secondary errors: each watchdog timeout line
-// (but the initiator's own, when it is the evidence), and each agent failure report on a
-// node other than the initiator's.
+// (but the initiator's own, when it is the evidence), and each launcher report that is not
+// the initiator's: torchrun agent failure reports on other nodes, srun task-exit lines that
+// do not name the initiator.
 void FillCascade(const TruthInputs& in, v1::Truth* truth) {
   v1::Cascade* cascade = truth->mutable_cascade();
   const Workers& workers = in.model.workers();
@@ -87,8 +131,13 @@ void FillCascade(const TruthInputs& in, v1::Truth* truth) {
   }
   std::int64_t errors = static_cast<std::int64_t>(workers.watchdog_timeouts());
   if (in.fault.rank >= 0 && in.writer.Find(Cite::kWatchdog, in.fault.rank) != nullptr) --errors;
-  for (int node = 0; node < in.job.nodes; ++node) {
-    if (node != in.fault.node && in.model.launcher().reported(node)) ++errors;
+  if (in.job.launcher == v1::LAUNCHER_SRUN) {
+    errors += in.model.slurm().task_lines();
+    if (in.fault.rank >= 0 && in.writer.Find(Cite::kSrunTask, in.fault.rank) != nullptr) --errors;
+  } else {
+    for (int node = 0; node < in.job.nodes; ++node) {
+      if (node != in.fault.node && in.model.launcher().reported(node)) ++errors;
+    }
   }
   cascade->set_secondary_errors(static_cast<std::int32_t>(errors));
   cascade->set_grouped_errors(static_cast<std::int32_t>(errors));

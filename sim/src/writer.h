@@ -1,7 +1,10 @@
 // The incident writer: receives the model's records, has the formatter turn them into lines,
-// and lays the lines out as a torchrun job leaves them (docs/log_formats.md §1):
-//   incident/<host>/torchrun.log   the agent's console
-//   incident/<host>/rank_<R>.log   stdout + stderr of rank R
+// and lays the lines out as the job's launcher leaves them (docs/log_formats.md §1):
+//   LAYOUT_PER_RANK_FILES    <host>/torchrun.log, <host>/rank_<R>.log (stdout + stderr)
+//   LAYOUT_TORCHRUN_LOG_DIR  <host>/torchrun.log and, per local rank,
+//                            <host>/logs/<run>_<sfx>/attempt_0/<lr>/{stdout.log,stderr.log}
+//   LAYOUT_SLURM_OUT         slurm-<jobid>.out (every task's output, "R: "-labelled, and srun's
+//                            and slurmstepd's lines), slurmctld.log
 // It models stdio buffering: stdout lines of the trainer wait in a 4 KiB buffer that is
 // written when full and lost when the process dies by a signal; stderr (c10) lines and NCCL's
 // flushed stdout lines go straight to the file.
@@ -39,6 +42,9 @@ enum class Cite : std::uint8_t {
   kSegfault,       // subject rank: "Fatal Python error: Segmentation fault"
   kWatchdog,       // subject rank: the first line of its watchdog block
   kLastLine,       // subject node: the last line its agent wrote before the node vanished
+  kSrunTask,       // subject rank: the "srun: error: <host>: task(s) ...: <status>" line with it
+  kCtld,           // subject CtldEvent: the controller's line (the first of each event)
+  kStepdJob,       // subject 0: the first "*** JOB J ON ... CANCELLED AT ... ***" line
 };
 
 struct Citation {
@@ -70,7 +76,7 @@ class IncidentWriter : public RecordSink {
   IncidentWriter(const Job& job, const LineFormatter& formatter, std::filesystem::path incident_dir,
                  CitationPlan plan);
 
-  // Creates incident/ and one directory per host (incident_dir must not exist).
+  // Creates incident/ and the layout's directories (incident_dir must not exist).
   Status CreateDirectories();
   void Emit(const Record& record) override;
   // Writes everything still buffered (files of processes still alive at the end included;
@@ -95,6 +101,10 @@ class IncidentWriter : public RecordSink {
   void Handle(const AgentFailureReport& r);
   void Handle(const AgentExit& r);
   void Handle(const NodeLost& r);
+  void Handle(const SrunTaskExits& r);
+  void Handle(const SrunMessage& r);
+  void Handle(const StepdCancelled& r);
+  void Handle(const CtldLine& r);
 
  private:
   struct File {
@@ -107,12 +117,21 @@ class IncidentWriter : public RecordSink {
     std::int64_t lines = 0;
   };
 
+  // The layout (writer_files.cc): which file each stream goes to, and its path.
+  bool Combined() const { return job_.layout == v1::LAYOUT_SLURM_OUT; }
   int AgentFile(int node) const { return node; }
-  int RankFile(int rank) const { return job_.nodes + rank; }
+  int OutFile(int rank) const { return Combined() ? kSlurmOut : job_.nodes + rank; }
+  int ErrFile(int rank) const;
+  static constexpr int kSlurmOut = 0, kCtldLog = 1;
+  std::size_t FileCount() const;
   std::string RelativePath(int file) const;
-  // Formats the record at the end of the file; returns the line index it starts at.
+  std::string LogDirOf(int node) const;  // <host>/logs/<run>_<sfx>/attempt_0
+
+  // Formats the record at the end of the file, each line labelled "<rank>: " in the
+  // combined layout; returns the line index it starts at.
   template <typename R>
-  std::int64_t AppendTo(int file, const R& record);
+  std::int64_t AppendTo(int file, int rank, const R& record);
+  void AppendText(File& f, int rank, std::string_view text, std::int64_t lines);
   void Remember(Cite what, int subject, TimeNs time, int file, std::int64_t line);
   void MoveStdoutToFile(int rank);
   void MaybeFlush(int file);
@@ -121,7 +140,8 @@ class IncidentWriter : public RecordSink {
   const Job& job_;
   const LineFormatter& formatter_;
   std::filesystem::path dir_;
-  std::vector<File> files_;           // agent files, then rank files
+  int label_width_;  // srun pads labels to the widest task id
+  std::vector<File> files_;
   std::vector<StdoutBuffer> stdout_;  // per rank: Python's unflushed stdout
   CitationPlan plan_;
   std::vector<Citation> citations_;
