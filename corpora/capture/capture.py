@@ -32,6 +32,7 @@ import socket
 import subprocess
 import sys
 import time
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -79,7 +80,7 @@ OUTCOME = {
     "kill_in_save": ("FAULT_KIND_KILL_DURING_CHECKPOINT", "OWNER_UNKNOWN",
                      "FAILURE_CLASS_SIGNAL_KILL"),
     "node_loss": ("FAULT_KIND_NODE_LOSS", "OWNER_HOST", "FAILURE_CLASS_NODE_LOSS"),
-    "agent_lost": ("FAULT_KIND_AGENT_LOST", "OWNER_HOST", "FAILURE_CLASS_NODE_LOSS"),
+    "agent_lost": ("FAULT_KIND_AGENT_LOST", "OWNER_UNKNOWN", "FAILURE_CLASS_NODE_LOSS"),
     "scancel": ("FAULT_KIND_SCHEDULER_CANCEL", "OWNER_SCHEDULER",
                 "FAILURE_CLASS_SCHEDULER_CANCEL"),
     "preemption": ("FAULT_KIND_SCHEDULER_PREEMPTION", "OWNER_SCHEDULER",
@@ -88,7 +89,7 @@ OUTCOME = {
                    "FAILURE_CLASS_SCHEDULER_TIME_LIMIT"),
 }
 FATAL_TO_PEERS = {"sigkill", "hang", "sigstop", "exception", "exit", "oom", "kill_in_save",
-                  "node_loss", "agent_lost"}
+                  "node_loss"}
 
 MEMCG_LIMIT = 900 * 1024 * 1024  # torchrun oom: the faulting worker's memory cgroup
 SLURM_MEM = "2000M"              # slurm oom: the whole job's memory (task/cgroup)
@@ -190,13 +191,11 @@ def new_dmesg(before):
     return after
 
 
-def own_memory_cgroup():
-    with open("/proc/self/cgroup") as f:
-        for line in f:
-            _, ctrls, path = line.rstrip("\n").split(":", 2)
-            if "memory" in ctrls.split(","):
-                return "/sys/fs/cgroup/memory" + path
-    raise RuntimeError("no cgroup v1 memory controller for this process")
+def memory_cgroup_root():
+    root = "/sys/fs/cgroup/memory"
+    if not os.path.exists(os.path.join(root, "cgroup.procs")):
+        raise RuntimeError("no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory")
+    return root
 
 
 def install_bin():
@@ -226,7 +225,7 @@ def run_torchrun(inc, run_dir, incident):
     fault_record = os.path.join(run_dir, "fault.json")
     memcg = None
     if inc["fault"] == "oom":
-        memcg = os.path.join(own_memory_cgroup(), f"denpex-capture-{inc['id']}")
+        memcg = os.path.join(memory_cgroup_root(), f"denpex-capture-{inc['id']}")
         if os.path.isdir(memcg):
             os.rmdir(memcg)
         os.mkdir(memcg)
@@ -253,7 +252,8 @@ def run_torchrun(inc, run_dir, incident):
             agents[node] = subprocess.Popen(in_uts(node, argv), cwd=incident, env=env,
                                             stdout=logs[node], stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 240
+        # A surviving agent waits up to 300 s in its exit barrier for a lost one.
+        deadline = time.monotonic() + (420 if "node" in inc else 240)
         if inc["fault"] in ("node_loss", "agent_lost"):
             # Inject during step 11: after rank 0 reported the checkpoint of step 10.
             ok = wait_for_text(os.path.join(incident, "node-a", "rank_0.log"),
@@ -333,6 +333,7 @@ class Slurm:
         for d in ("etc", "state", "spool", "log", "munge"):
             os.makedirs(os.path.join(r, d), exist_ok=True)
         os.chmod(os.path.join(r, "munge"), 0o700)
+        os.makedirs(os.path.join(r, "spool", f"slurmd.{SLURM_NODE}"), exist_ok=True)
         ctld_port, d_port = free_port(), free_port()
         conf = f"""# written by corpora/capture/capture.py
 ClusterName=denpex
@@ -354,6 +355,7 @@ SlurmctldDebug=info
 SlurmdDebug=info
 FirstJobId={self.first_job_id}
 MpiDefault=none
+MailProg=/bin/true
 ProctrackType=proctrack/cgroup
 TaskPlugin=task/cgroup
 JobAcctGatherType=jobacct_gather/none
@@ -397,7 +399,7 @@ PartitionName=urgent Nodes={SLURM_NODE} Default=NO MaxTime=INFINITE State=UP Pri
         if not wait_for_path(f"{r}/munge/munge.socket", 10):
             raise RuntimeError("munged did not start")
         self.procs["slurmctld"] = subprocess.Popen(
-            ["slurmctld", "-D", "-i", "-f", self.conf], env=self.env(),
+            in_uts(SLURM_NODE, ["slurmctld", "-D", "-i", "-f", self.conf]), env=self.env(),
             stdout=open(f"{r}/log/slurmctld.console", "wb"), stderr=subprocess.STDOUT)
         self.procs["slurmd"] = subprocess.Popen(
             in_uts(SLURM_NODE, ["slurmd", "-D", "-N", SLURM_NODE, "-f", self.conf]),
@@ -427,6 +429,14 @@ PartitionName=urgent Nodes={SLURM_NODE} Default=NO MaxTime=INFINITE State=UP Pri
                 kill_tree(p.pid)
                 p.wait()
         self.procs.clear()
+        # task/cgroup and proctrack/cgroup leave their (empty) per-node cgroup directories.
+        for ctrl in ("memory", "freezer"):
+            top = f"/sys/fs/cgroup/{ctrl}/slurm_{SLURM_NODE}"
+            for dirpath, _, _ in sorted(os.walk(top), key=lambda w: -len(w[0])):
+                try:
+                    os.rmdir(dirpath)
+                except OSError:
+                    pass
 
     def run(self, argv, **kw):
         return subprocess.run(argv, env=self.env(), capture_output=True, text=True, **kw)
@@ -527,7 +537,8 @@ srun --label {PY} {BIN}/train.py {args}
             with open(os.path.join(incident, SLURM_NODE, "dmesg.log"), "w") as f:
                 f.writelines(lines)
     fault = json.load(open(fault_record)) if os.path.exists(fault_record) else None
-    command = (f"sbatch {' '.join(sbatch_opts)} job.sbatch, where job.sbatch runs: "
+    command = (f"sbatch --chdir=<incident> {' '.join(sbatch_opts)} job.sbatch, where "
+               f"job.sbatch sets MASTER_ADDR=127.0.0.1 MASTER_PORT={port} and runs: "
                f"srun --label {PY} {BIN}/train.py {args}")
     return dict(start=start, end=end, fault=fault, job_id=job_id, job_state=state,
                 command=command, world_size=4, nodes=1, per_node=4, out_file=out_file)
@@ -597,7 +608,11 @@ def checkpoint_outcome(inc, incident):
             ok = state.get("step") == step
             why = "" if ok else f"holds step {state.get('step')}"
         except Exception as e:  # noqa: BLE001 - any load failure rejects the file
-            ok, why = False, f"torch.load fails: {type(e).__name__}: {str(e).splitlines()[0]}"
+            size = os.path.getsize(os.path.join(d, name))
+            zipped = zipfile.is_zipfile(os.path.join(d, name))
+            ok, why = False, (f"{size} bytes, {'a' if zipped else 'not a'} complete zip "
+                              f"archive; torch.load fails: {type(e).__name__}: "
+                              f"{str(e).splitlines()[0]}")
         if ok:
             chosen = (step, name)
             break
@@ -661,6 +676,10 @@ def build_expected(inc, res, incident):
                 "time_limit": "DUE TO TIME LIMIT ***"}[f]
         ev.append(evidence(incident, out_rel, INIT, f"*** JOB {jid} ON {SLURM_NODE} CANCELLED AT",
                            tail))
+        ctld = {"scancel": f"REQUEST_KILL_JOB JobId={jid} ",
+                "preemption": f"preempted JobId={jid} has been killed",
+                "time_limit": f"Time limit exhausted for JobId={jid}"}[f]
+        ev.append(evidence(incident, "slurmctld.log", CORR, ctld))
     # hang, sigstop, node_loss, agent_lost: the initiator printed nothing, and no launcher
     # line names it; the evidence list stays empty (see PRODUCED.md).
     ev = [e for e in ev if e]
@@ -755,6 +774,9 @@ def write_produced(inc, res, outdir, vers):
                 if inc["launcher"] == "torchrun" else
                 f" The job ran with --mem={SLURM_MEM} enforced by task/cgroup (cgroup v1); "
                 f"`{SLURM_NODE}/dmesg.log` holds the kernel log lines printed during the capture.")
+    if inc["fault"] == "time_limit":
+        note += (" The event has no `time`: the harness does not see the moment Slurm acts "
+                 "(slurmctld checks time limits periodically).")
     if inc["launcher"] == "slurm":
         note += (f" Job {res['job_id']} ended in state {res['job_state']}; slurmctld.log and "
                  f"{SLURM_NODE}/slurmd.log are the daemons' whole logs for this capture.")

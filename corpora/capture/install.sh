@@ -5,7 +5,7 @@
 # Not part of CI: only `corpora/capture/capture.sh` needs these.
 set -euo pipefail
 
-pkgs=(python3-torch python3-numpy slurmctld slurmd slurm-client munge util-linux procps)
+pkgs=(python3-torch python3-numpy python3-protobuf protobuf-compiler slurmctld slurmd slurm-client munge util-linux procps)
 
 missing=()
 for p in "${pkgs[@]}"; do
