@@ -48,9 +48,11 @@ class LineFormatter {
   void WritePgPrefix(LineBuilder& out, int rank, PgKind group) const;
   void WorkNccl(LineBuilder& out, const WatchdogTimeout& r) const;
   void TimeoutMessage(LineBuilder& out, const WatchdogTimeout& r) const;
+  void ThreadTerminated(LineBuilder& out, const WatchdogTimeout& r) const;
   void NativeFrames(LineBuilder& out, int rank, bool rank_prefix) const;
-  void GlogHeader(LineBuilder& out, char severity, int node, TimeNs t, std::string_view file,
-                  int line) const;
+  enum class Logger : std::uint8_t { kRun, kApi };  // torch.distributed.run / ...api
+  void AgentHeader(LineBuilder& out, char severity, int node, TimeNs t, Logger logger,
+                   int line) const;
   void Traceback(LineBuilder& out) const;
   void SlurmTime(LineBuilder& out, TimeNs local, bool millis) const;
   std::string FailureBlock(int index, const AgentFailure& f, int node, TimeNs poll_time) const;

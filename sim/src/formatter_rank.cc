@@ -95,6 +95,9 @@ void LineFormatter::WriteC10Header(LineBuilder& out, int rank, TimeNs t, int sou
       out.Zero(c.nanos, 9).Str(" ProcessGroupNCCL.cpp:").Int(source_line).Str("] ");
       return;
     }
+    case C10Header::kSeverityAndFile:
+      out.Str("[E ProcessGroupNCCL.cpp:").Int(source_line).Str("] ");
+      return;
   }
 }
 
@@ -106,12 +109,21 @@ void LineFormatter::WritePgPrefix(LineBuilder& out, int rank, PgKind group) cons
       out.Str("[PG ").Int(job_.GroupUid(rank, group)).Str(" (").Str(PgDescription(group));
       out.Str(") Rank ").Int(job_.GroupRank(rank, group)).Char(']');
       return;
+    case PgPrefix::kRankOnly:
+      out.Str("[Rank ").Int(job_.GroupRank(rank, group)).Char(']');
+      return;
+    case PgPrefix::kIdAndGuid: {
+      const int uid = job_.GroupUid(rank, group);
+      out.Str("[PG ID ").Int(uid).Str(" PG GUID ").Int(uid).Char('(').Str(PgDescription(group));
+      out.Str(") Rank ").Int(job_.GroupRank(rank, group)).Char(']');
+      return;
+    }
   }
 }
 
 void LineFormatter::WorkNccl(LineBuilder& out, const WatchdogTimeout& r) const {
   out.Str("WorkNCCL(SeqNum=").Int(r.seq).Str(", OpType=").Str(OpName(r.op));
-  out.Str(", NumelIn=").Int(r.numel).Str(", NumelOut=").Int(r.numel);
+  if (torch_.work_numel) out.Str(", NumelIn=").Int(r.numel).Str(", NumelOut=").Int(r.numel_out);
   out.Str(", Timeout(ms)=").Int(r.timeout_ms).Char(')');
 }
 
@@ -137,8 +149,9 @@ void LineFormatter::NativeFrames(LineBuilder& out, int rank, bool rank_prefix) c
   }
 }
 
-// The watchdog block, in torch 2.4's order (docs/log_formats.md §3): five c10 lines, the
-// prefixed exception with its frames, then libstdc++'s unprefixed terminate message.
+// The watchdog block (docs/log_formats.md §3), in the profile's shape. torch 2.4: five c10
+// lines, the prefixed exception with its frames, then libstdc++'s unprefixed terminate
+// message with the frames again. Older releases drop lines, prefixes and frames.
 void LineFormatter::Format(const WatchdogTimeout& r, LineBuilder& out) const {
   Rng rng(job_.seed, StreamId::kLineTiming, static_cast<std::uint64_t>(r.rank));
   TimeNs t = r.time;
@@ -146,45 +159,73 @@ void LineFormatter::Format(const WatchdogTimeout& r, LineBuilder& out) const {
   TimeoutMessage(out, r);
   out.EndLine();
   t += rng.UniformInt(20, 90) * kNsPerUs;
-  WriteC10Header(out, r.rank, t, torch_.line_exception_detected);
-  WritePgPrefix(out, r.rank, r.group);
-  out.Str(" Exception (either an error or timeout) detected by watchdog at work: ").Int(r.seq);
-  out.Str(", last enqueued NCCL work: ").Int(r.last_enqueued);
-  out.Str(", last completed NCCL work: ").Int(r.last_completed).Char('.').EndLine();
+  if (torch_.exception_detected_line) {
+    WriteC10Header(out, r.rank, t, torch_.line_exception_detected);
+    WritePgPrefix(out, r.rank, r.group);
+    out.Str(" Exception (either an error or timeout) detected by watchdog at work: ").Int(r.seq);
+    out.Str(", last enqueued NCCL work: ").Int(r.last_enqueued);
+    out.Str(", last completed NCCL work: ").Int(r.last_completed).Char('.').EndLine();
+  }
   t += rng.UniformInt(5, 30) * kNsPerUs;
   WriteC10Header(out, r.rank, t, torch_.line_some_ops_failed);
-  WritePgPrefix(out, r.rank, r.group);
+  if (torch_.prefix_inconsistency) {
+    WritePgPrefix(out, r.rank, r.group);
+    out.Char(' ');
+  }
   out.Str(
-      " Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
+      "Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
       "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.");
+  if (!torch_.split_inconsistency) {
+    out.Str(" To avoid this inconsistency, we are taking the entire process down.");
+  }
   out.EndLine();
   t += rng.UniformInt(1, 8) * kNsPerUs;
-  WriteC10Header(out, r.rank, t, torch_.line_taking_down);
-  WritePgPrefix(out, r.rank, r.group);
-  out.Str(" To avoid data inconsistency, we are taking the entire process down.").EndLine();
+  if (torch_.split_inconsistency) {
+    WriteC10Header(out, r.rank, t, torch_.line_taking_down);
+    if (torch_.prefix_inconsistency) {
+      WritePgPrefix(out, r.rank, r.group);
+      out.Char(' ');
+    }
+    out.Str("To avoid data inconsistency, we are taking the entire process down.").EndLine();
+  }
   t += rng.UniformInt(100, 900) * kNsPerUs;
-  WriteC10Header(out, r.rank, t, torch_.line_thread_terminated);
-  WritePgPrefix(out, r.rank, r.group);
-  out.Str(" Process group watchdog thread terminated with exception: ");
-  TimeoutMessage(out, r);
-  out.EndLine();
-  out.Str("[rank").Int(r.rank).Str(
-      "]:Exception raised from checkTimeout at "
-      "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:");
-  out.Int(torch_.line_check_timeout_raise).Str(" (most recent call first):").EndLine();
-  NativeFrames(out, r.rank, /*rank_prefix=*/true);
-  out.Str("[rank").Int(r.rank).Str("]:").EndLine();
-  out.Str("terminate called after throwing an instance of 'c10::DistBackendError'").EndLine();
+  if (!torch_.terminated_message.empty()) {
+    WriteC10Header(out, r.rank, t, torch_.line_thread_terminated);
+    ThreadTerminated(out, r);
+    out.EndLine();
+  }
+  const bool frames = !torch_.watchdog_frames.empty();
+  if (frames) {
+    out.Str("[rank").Int(r.rank).Str(
+        "]:Exception raised from checkTimeout at "
+        "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:");
+    out.Int(torch_.line_check_timeout_raise).Str(" (most recent call first):").EndLine();
+    NativeFrames(out, r.rank, /*rank_prefix=*/true);
+    out.Str("[rank").Int(r.rank).Str("]:").EndLine();
+  }
+  out.Str("terminate called after throwing an instance of '").Str(torch_.exception_class);
+  out.Str("'").EndLine();
   out.Str("  what():  ");
-  WritePgPrefix(out, r.rank, r.group);
-  out.Str(" Process group watchdog thread terminated with exception: ");
-  TimeoutMessage(out, r);
+  if (torch_.terminated_message.empty()) {
+    TimeoutMessage(out, r);
+  } else {
+    ThreadTerminated(out, r);
+  }
   out.EndLine();
-  out.Str(
-      "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/"
-      "ProcessGroupNCCL.cpp:");
-  out.Int(torch_.line_check_timeout_raise).Str(" (most recent call first):").EndLine();
-  NativeFrames(out, r.rank, /*rank_prefix=*/false);
+  if (frames) {
+    out.Str(
+        "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.cpp:");
+    out.Int(torch_.line_check_timeout_raise).Str(" (most recent call first):").EndLine();
+    NativeFrames(out, r.rank, /*rank_prefix=*/false);
+  }
+}
+
+// "<pgprefix> Process group watchdog thread terminated with exception: <timeout message>"
+void LineFormatter::ThreadTerminated(LineBuilder& out, const WatchdogTimeout& r) const {
+  WritePgPrefix(out, r.rank, r.group);
+  out.Char(' ').Str(torch_.terminated_message);
+  TimeoutMessage(out, r);
 }
 
 }  // namespace denpex::sim

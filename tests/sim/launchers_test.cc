@@ -159,3 +159,67 @@ TEST(Layouts, ALayoutThatDoesNotFitTheLauncherIsRejected) {
 
 }  // namespace
 }  // namespace denpex::sim
+
+namespace denpex::sim {
+namespace {
+
+// The first lines of rank 12's watchdog block (it waits in a pipeline SEND) per profile.
+std::vector<std::string> WatchdogHead(const std::string& torch, std::size_t n) {
+  const fs::path out = testing_util::FreshDir(torch);
+  testing_util::MustSimulate(
+      testing_util::MustParse(kSrun, {"launcher=LAUNCHER_TORCHRUN", "format.torch=" + torch}), out);
+  auto lines = testing_util::ReadLines(out / "incident/gpu-0002/rank_12.log");
+  lines.resize(std::min(lines.size(), n));
+  return lines;
+}
+
+TEST(Profiles, Torch113PrintsOneInconsistencyLineAndNoNumel) {
+  const auto l = WatchdogHead("1.13", 4);
+  ASSERT_EQ(l.size(), 4u);
+  EXPECT_THAT(l[0],
+              testing::MatchesRegex(
+                  "\\[E ProcessGroupNCCL.cpp:737\\] \\[Rank 1\\] Watchdog caught collective "
+                  "operation timeout: WorkNCCL\\(SeqNum=8, OpType=SEND, Timeout\\(ms\\)=600000\\) "
+                  "ran for [0-9]+ milliseconds before timing out\\."));
+  EXPECT_THAT(l[1], testing::EndsWith(
+                        "To avoid this inconsistency, we are taking the entire process down."));
+  EXPECT_EQ(l[2], "terminate called after throwing an instance of 'std::runtime_error'");
+  EXPECT_THAT(l[3], StartsWith("  what():  [Rank 1] Watchdog caught collective operation timeout"));
+}
+
+TEST(Profiles, Torch21NamesTheNcclWatchdogThreadWithoutRankPrefixes) {
+  const auto l = WatchdogHead("2.1", 6);
+  ASSERT_EQ(l.size(), 6u);
+  EXPECT_THAT(l[0], StartsWith("[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught"));
+  EXPECT_EQ(l[2],
+            "[E ProcessGroupNCCL.cpp:495] To avoid data inconsistency, we are taking the entire "
+            "process down.");
+  EXPECT_THAT(l[3], StartsWith("[E ProcessGroupNCCL.cpp:916] [Rank 1] NCCL watchdog thread "
+                               "terminated with exception: [Rank 1] Watchdog caught"));
+  EXPECT_EQ(l[4], "terminate called after throwing an instance of 'std::runtime_error'");
+}
+
+TEST(Profiles, Torch26UsesPgIdAndGuidPrefixes) {
+  const auto l = WatchdogHead("2.6", 1);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_THAT(l[0],
+              testing::MatchesRegex(
+                  "\\[rank12\\]:\\[E302 09:10:[0-9.]+ ProcessGroupNCCL.cpp:616\\] \\[PG ID 9 PG "
+                  "GUID 9\\(PIPELINE_MODEL_PARALLEL_GROUP\\) Rank 1\\] Watchdog caught .*"));
+}
+
+TEST(Profiles, OlderTorchrunAgentsLogThroughPythonLoggingFormats) {
+  for (const auto& [torch, failed] :
+       {std::pair<std::string, std::string>{
+            "1.13", "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6)"},
+        {"2.1", "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -6)"}}) {
+    const fs::path out = testing_util::FreshDir(torch);
+    testing_util::MustSimulate(
+        testing_util::MustParse(kSrun, {"launcher=LAUNCHER_TORCHRUN", "format.torch=" + torch}),
+        out);
+    EXPECT_THAT(testing_util::ReadAll(out / "incident/gpu-0002/torchrun.log"), HasSubstr(failed));
+  }
+}
+
+}  // namespace
+}  // namespace denpex::sim
