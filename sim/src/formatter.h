@@ -27,6 +27,7 @@ class LineFormatter {
 
   // Worker output (a rank's file).
   void Format(const NcclVersionBanner& r, LineBuilder& out) const;
+  void Format(const NcclProcessInfo& r, LineBuilder& out) const;  // formatter_nccl.cc
   void Format(const NcclCommInit& r, LineBuilder& out) const;
   void Format(const TrainerIteration& r, LineBuilder& out) const;
   void Format(const WatchdogTimeout& r, LineBuilder& out) const;
@@ -47,6 +48,7 @@ class LineFormatter {
   void WriteC10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const;
   void WritePgPrefix(LineBuilder& out, int rank, PgKind group) const;
   void WorkNccl(LineBuilder& out, const WatchdogTimeout& r) const;
+  void NcclPrefix(LineBuilder& out, int rank) const;  // "<host>:<pid>:<pid> [<dev>] NCCL INFO "
   void TimeoutMessage(LineBuilder& out, const WatchdogTimeout& r) const;
   void ThreadTerminated(LineBuilder& out, const WatchdogTimeout& r) const;
   void NativeFrames(LineBuilder& out, int rank, bool rank_prefix) const;

@@ -7,12 +7,6 @@ namespace denpex::sim {
 
 namespace {
 
-// NCCL's spelling of the PCI bus id of local GPU i on an HGX-style board ("18000" is
-// 0000:18:00.0). 16 entries: validation caps gpus_per_node at 16.
-constexpr std::string_view kBusIds[] = {"18000", "2a000", "3a000", "5d000", "9a000", "ab000",
-                                        "ba000", "db000", "1b000", "2b000", "3b000", "5e000",
-                                        "9b000", "ac000", "bb000", "dc000"};
-
 std::string_view OpName(OpType op) {
   switch (op) {
     case OpType::kAllreduce:
@@ -30,7 +24,7 @@ std::string_view OpName(OpType op) {
 }
 
 // Per-process random addresses: the stream index packs (rank, what) so each is independent.
-enum AddressSlot : std::uint64_t { kLibraryBases = 0, kCommPointers = 1 };
+enum AddressSlot : std::uint64_t { kLibraryBases = 0 };
 Rng AddressRng(const Job& job, int rank, AddressSlot slot) {
   return Rng(job.seed, StreamId::kRankAddresses, static_cast<std::uint64_t>(rank) * 4 + slot);
 }
@@ -43,27 +37,6 @@ LineFormatter::LineFormatter(const Job& job, const TorchProfile& torch, const Nc
 
 void LineFormatter::Format(const NcclVersionBanner&, LineBuilder& out) const {
   out.Str(nccl_.version_banner).EndLine();
-}
-
-// <host>:<pid>:<pid> [<dev>] NCCL INFO comm 0x<ptr> rank <r> nranks <n> cudaDev <dev>
-//   nvmlDev <dev> busId <bus> commId 0x<id> - Init COMPLETE
-void LineFormatter::Format(const NcclCommInit& r, LineBuilder& out) const {
-  const int node = job_.NodeOf(r.rank);
-  const int dev = job_.LocalRank(r.rank);
-  const int pid = job_.worker_pid[r.rank];
-  Rng ptr = AddressRng(job_, r.rank, kCommPointers);
-  std::uint64_t comm = 0;
-  for (int k = 0; k <= static_cast<int>(r.group); ++k) comm = ptr.Next();
-  comm = 0x550000000000ULL | (comm & 0xfffffffff0ULL);  // a 16-byte aligned heap pointer
-  const std::uint64_t comm_id =
-      Rng(job_.seed, StreamId::kCommId, static_cast<std::uint64_t>(job_.GroupUid(r.rank, r.group)))
-          .Next();
-  out.Str(job_.hostnames[node]).Char(':').Int(pid).Char(':').Int(pid);
-  out.Str(" [").Int(dev).Str("] NCCL INFO comm 0x").Hex(comm);
-  out.Str(" rank ").Int(job_.GroupRank(r.rank, r.group));
-  out.Str(" nranks ").Int(job_.GroupSize(r.group));
-  out.Str(" cudaDev ").Int(dev).Str(" nvmlDev ").Int(dev).Str(" busId ").Str(kBusIds[dev]);
-  out.Str(" commId 0x").Hex(comm_id).Str(" - Init COMPLETE").EndLine();
 }
 
 //  [2026-03-02 09:00:36] iteration        1/  100000 | consumed samples: ... |

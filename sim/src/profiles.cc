@@ -189,8 +189,19 @@ constexpr TorchProfile kTorchProfiles[] = {
 };
 
 constexpr NcclProfile kNcclProfiles[] = {
-    {.name = "2.21.5", .supported = true, .version_banner = "NCCL version 2.21.5+cuda12.4"},
-    {.name = "2.18.5", .supported = true, .version_banner = "NCCL version 2.18.5+cuda12.2"},
+    {.name = "2.21.5",
+     .supported = true,
+     .version_banner = "NCCL version 2.21.5+cuda12.4",
+     .net_plugin = "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
+     .p2p_transport = "P2P/CUMEM/read",
+     .cuda_driver = 12040},
+    {.name = "2.18.5",
+     .supported = true,
+     .version_banner = "NCCL version 2.18.5+cuda12.2",
+     .net_plugin = "NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: "
+                   "cannot open shared object file: No such file or directory",
+     .p2p_transport = "P2P/IPC/read",
+     .cuda_driver = 12020},
 };
 
 constexpr SlurmProfile kSlurmProfiles[] = {

@@ -82,6 +82,9 @@ struct NcclProfile {
   std::string_view name;  // "2.21.5"
   bool supported;
   std::string_view version_banner;  // "NCCL version 2.21.5+cuda12.4"
+  std::string_view net_plugin;      // the "NET/Plugin..." line's text after "NCCL INFO "
+  std::string_view p2p_transport;   // intra-node channel transport: "P2P/CUMEM/read"
+  int cuda_driver;                  // "cudaDriverVersion <n>"
 };
 
 // Wording that changed between Slurm releases (docs/log_formats.md §10).

@@ -223,3 +223,25 @@ TEST(Profiles, OlderTorchrunAgentsLogThroughPythonLoggingFormats) {
 
 }  // namespace
 }  // namespace denpex::sim
+
+namespace denpex::sim {
+namespace {
+
+TEST(NcclInfo, EachCommunicatorLogsItsRingChannelsOverNvlinkOrItsOwnNic) {
+  const fs::path out = testing_util::FreshDir();
+  testing_util::MustSimulate(
+      testing_util::MustParse(kSrun, {"launcher=LAUNCHER_TORCHRUN", "format.nccl_debug_info=true",
+                                      "format.nccl=2.18.5"}),
+      out);
+  const std::string log = testing_util::ReadAll(out / "incident/gpu-0001/rank_3.log");
+  // rank 3: TP ring 3 -> 0 stays on the node; its PP peer (rank 11) is on gpu-0002, via mlx5_3.
+  EXPECT_THAT(log, HasSubstr("gpu-0001:"));
+  EXPECT_THAT(log, HasSubstr("] NCCL INFO Bootstrap : Using ib0:10.64.0.1<0>\n"));
+  EXPECT_THAT(log, HasSubstr("] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2"));
+  EXPECT_THAT(log, HasSubstr("] NCCL INFO Channel 00/0 : 3[3] -> 0[0] via P2P/IPC/read\n"));
+  EXPECT_THAT(log,
+              HasSubstr("] NCCL INFO Channel 15/0 : 0[3] -> 1[3] [send] via NET/IB/3/GDRDMA\n"));
+}
+
+}  // namespace
+}  // namespace denpex::sim
