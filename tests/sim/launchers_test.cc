@@ -245,3 +245,30 @@ TEST(NcclInfo, EachCommunicatorLogsItsRingChannelsOverNvlinkOrItsOwnNic) {
 
 }  // namespace
 }  // namespace denpex::sim
+
+namespace denpex::sim {
+namespace {
+
+TEST(Clocks, HeavyTailGivesAFewNodesOffsetsOfSecondsAndKeepsTheRestNormal) {
+  const fs::path out = testing_util::FreshDir();
+  // 64 nodes: the banner's time on each node is the agent's start (0.2-0.9 s) plus its offset.
+  const v1::Scenario s = testing_util::MustParse(
+      "job { nodes: 64 }\nclocks { heavy_tailed: true skew_max_ms: 5000 }\nseed: 4\n"
+      "training { warmup_steps: 1 }\nfaults { kind: FAULT_KIND_SIGKILL rank: 0 }\n");
+  testing_util::MustSimulate(s, out);
+  int far = 0;
+  for (int node = 1; node <= 64; ++node) {
+    char host[16];
+    std::snprintf(host, sizeof host, "gpu-%04d", node);
+    const std::string first = testing_util::ReadLines(out / "incident" / host / "torchrun.log")[0];
+    // W0302 hh:mm:ss.uuuuuu : seconds since 09:00:00 as printed.
+    const double printed = (std::stod(first.substr(6, 2)) - 9) * 3600 +
+                           std::stod(first.substr(9, 2)) * 60 + std::stod(first.substr(12, 9));
+    if (printed < 0.2 - 0.21 || printed > 0.9 + 0.21) ++far;
+  }
+  EXPECT_GE(far, 1);
+  EXPECT_LE(far, 12);
+}
+
+}  // namespace
+}  // namespace denpex::sim
