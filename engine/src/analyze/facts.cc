@@ -33,14 +33,26 @@ void CollectRankLogs(const Incident& inc, JobFacts* jf) {
   }
 }
 
+// An error a rank raised itself, as opposed to one it reported about its peers (a watchdog
+// abort, a NCCL or gloo error after a peer died).
+bool IsOwnError(const Event& e) {
+  if (!std::holds_alternative<PythonError>(e.detail)) return false;
+  switch (e.family) {
+    case Family::kPython: case Family::kCuda: case Family::kCudaOom: case Family::kFsdp: case Family::kHostOom:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
   const Event& e = inc.events[index];
-  const std::int32_t node = inc.files[e.file].node;
+  const std::int32_t node = e.node;
   if (e.rank >= 0) jf->EnsureRank(e.rank);
   if (std::holds_alternative<WatchdogTimeout>(e.detail) && e.rank >= 0) {
     jf->ranks[e.rank].timeouts += 1;
     jf->timeouts.push_back(index);
-  } else if (std::holds_alternative<PythonError>(e.detail) && e.rank >= 0) {
+  } else if (IsOwnError(e) && e.rank >= 0) {
     if (jf->ranks[e.rank].python_error < 0) jf->ranks[e.rank].python_error = index;
   } else if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) {
     RankFacts& r = jf->ranks[e.rank];
@@ -112,7 +124,7 @@ void CountTableOnlyReports(const Incident& inc, JobFacts* jf) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
     const auto* fe = std::get_if<FailureEntry>(&e.detail);
-    const std::int32_t node = inc.files[e.file].node;
+    const std::int32_t node = e.node;
     if (fe && fe->root_cause && node >= 0 && jf->nodes[node].first_failure < 0) {
       jf->nodes[node].reports.push_back(i);
     }

@@ -3,7 +3,6 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
-#include <type_traits>
 #include <utility>
 
 #include "ingest/file_text.h"
@@ -38,7 +37,12 @@ FileResult ReadAndParse(const SourceFile& f, std::uint32_t index) {
     r.problem = f.rel + ": binary file (NUL bytes), skipped";
     return r;
   }
-  r.log = ParseLog(text->view(), index, f.name_rank);
+  const FileContext ctx{.file = index,
+                        .name_rank = f.name_rank,
+                        .local_rank = f.local_rank,
+                        .kernel = f.kernel,
+                        .prefixes = SniffPrefixes(text->view())};
+  r.log = ParseLog(text->view(), ctx);
   return r;
 }
 
@@ -54,30 +58,6 @@ std::vector<FileResult> ParseBatch(const std::vector<SourceFile>& files, std::si
     });
   });
   return results;
-}
-
-// Calls f(StrId&) for every interned string an event holds.
-template <typename F>
-void ForEachStrId(Event& e, F&& f) {
-  f(e.signature);
-  std::visit(
-      [&](auto& d) {
-        using T = std::decay_t<decltype(d)>;
-        if constexpr (std::is_same_v<T, WatchdogTimeout>) {
-          f(d.pg);
-          f(d.pg_desc);
-          f(d.op);
-        } else if constexpr (std::is_same_v<T, WorkerSignalled>) {
-          f(d.signal);
-        } else if constexpr (std::is_same_v<T, FailureEntry>) {
-          f(d.host);
-        } else if constexpr (std::is_same_v<T, CommInit>) {
-          f(d.comm_id);
-        } else if constexpr (std::is_same_v<T, PythonError>) {
-          f(d.type);
-        }
-      },
-      e.detail);
 }
 
 void AddProblem(InputCounts* in, std::string problem) {
@@ -122,11 +102,7 @@ void ResolveYears(Incident* inc) {
 
 // Records one file and merges its events; returns 1 when it was readable text.
 int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
-  LogFile f{.path = src.rel, .name_rank = src.name_rank};
-  if (!src.node.empty()) {
-    f.node = static_cast<std::int32_t>(std::lower_bound(inc->nodes.begin(), inc->nodes.end(), src.node) -
-                                       inc->nodes.begin());
-  }
+  LogFile f{.path = src.rel, .name_rank = src.name_rank, .local_rank = src.local_rank};
   inc->input.files += 1;
   inc->input.bytes += r.bytes;
   const bool readable = r.problem.empty();
@@ -136,13 +112,65 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
   } else {
     f.readable = true;
     f.agent = r.log.agent;
+    f.task_labels = r.log.task_labels;
+    f.local_tags = r.log.local_tags;
     f.prefix_ranks = std::move(r.log.prefix_ranks);
     inc->input.lines += r.log.lines;
-    inc->input.malformed_lines += r.log.malformed;
+    inc->input.malformed_lines += r.log.malformed + r.log.broken;
+    inc->input.joined_lines += r.log.joined;
+    inc->input.broken_records += r.log.broken;
+    inc->input.untimed_events += r.log.untimed;
     Merge(std::move(r), inc);
   }
   inc->files.push_back(std::move(f));
   return readable ? 1 : 0;
+}
+
+// Nodes are the directories files sit in plus the hosts lines name (NCCL `host:pid:tid`, pdsh
+// prefixes, torchrun table `host :` fields): a combined srun log has no directories. An event
+// belongs to its file's node, else to the host it names.
+void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc) {
+  std::vector<std::string> names;
+  for (const auto& f : sources) {
+    if (!f.node.empty()) names.push_back(f.node);
+  }
+  for (const Event& e : inc->events) {
+    if (e.host != kNoStr) names.emplace_back(inc->str(e.host));
+    if (const auto* fe = std::get_if<FailureEntry>(&e.detail); fe && fe->host != kNoStr) {
+      names.emplace_back(inc->str(fe->host));
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  inc->nodes = std::move(names);
+  auto index = [&](std::string_view name) -> std::int32_t {
+    if (name.empty()) return -1;
+    auto it = std::lower_bound(inc->nodes.begin(), inc->nodes.end(), name);
+    return it != inc->nodes.end() && *it == name ? static_cast<std::int32_t>(it - inc->nodes.begin()) : -1;
+  };
+  for (std::size_t i = 0; i < sources.size(); ++i) inc->files[i].node = index(sources[i].node);
+  std::vector<std::int32_t> host_node(inc->strings.size(), -2);
+  for (Event& e : inc->events) {
+    e.node = inc->files[e.file].node;
+    if (e.node >= 0 || e.host == kNoStr) continue;
+    if (host_node[e.host] == -2) host_node[e.host] = index(inc->str(e.host));
+    e.node = host_node[e.host];
+  }
+}
+
+void NoteRecovery(Incident* inc) {
+  const InputCounts& in = inc->input;
+  if (in.joined_lines > 0) {
+    AddProblem(&inc->input, std::to_string(in.joined_lines) + " hard-wrapped lines joined to the line they continue");
+  }
+  if (in.broken_records > 0) {
+    AddProblem(&inc->input, std::to_string(in.broken_records) + " records cut short and read as far as they go (counted as malformed)");
+  }
+  if (in.untimed_events > 0) {
+    AddProblem(&inc->input, std::to_string(in.untimed_events) +
+                                " events carry no time of their own (torch <= 2.3 c10 lines, tracebacks): ordered by "
+                                "the nearest stamped line of their file");
+  }
 }
 
 }  // namespace
@@ -156,11 +184,6 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads) {
   }
   Incident inc;
   inc.root = listing->root;
-  for (const auto& f : listing->files) {
-    if (!f.node.empty()) inc.nodes.push_back(f.node);
-  }
-  std::sort(inc.nodes.begin(), inc.nodes.end());
-  inc.nodes.erase(std::unique(inc.nodes.begin(), inc.nodes.end()), inc.nodes.end());
   for (auto& p : listing->problems) AddProblem(&inc.input, std::move(p));
 
   tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
@@ -173,7 +196,9 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads) {
   if (readable == 0) {
     return Status::InvalidInput("no readable log files under " + dir.string() + hint);
   }
+  ResolveNodes(listing->files, &inc);
   ResolveYears(&inc);
+  NoteRecovery(&inc);
   return inc;
 }
 
