@@ -89,8 +89,10 @@ bool NvrmLine(std::string_view msg, StringTable* strings, Recognised* out) {
     out->kind = Kind::kFallenOffBus;
     out->detail = Xid{.code = -1, .pci = strings->Intern(NormalisePci(s.Token(" "), buf)), .text = InternCapped(strings, msg)};
   } else if (s.Lit("GPU ") && msg.find("RmInitAdapter failed") != std::string_view::npos) {
+    const std::string_view rest = s.Rest();
     out->kind = Kind::kRmInitFailed;
-    out->detail = Xid{.code = -1, .pci = strings->Intern(NormalisePci(s.Token(": "), buf)), .text = InternCapped(strings, msg)};
+    out->detail = Xid{.code = -1, .pci = strings->Intern(NormalisePci(rest.substr(0, rest.find(": ")), buf)),
+                      .text = InternCapped(strings, msg)};
   } else {
     return false;
   }

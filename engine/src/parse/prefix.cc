@@ -73,7 +73,9 @@ bool Host(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
     if (!IsHostChar(c)) return false;
   }
   if (!IsIpv4(tok)) {
-    if (!policy.hosts || !IsAlpha(tok[0])) return false;
+    // A host name has a digit, a dash or a dot (`gr064`, `gpu-worker-1`); `NVRM: ` has none.
+    const bool hostlike = tok.find_first_of("0123456789-.") != std::string_view::npos;
+    if (!policy.hosts || !IsAlpha(tok[0]) || !hostlike) return false;
     static constexpr std::string_view kWords[] = {"srun", "slurmstepd", "slurmd", "kernel", "kern", "error", "warning",
                                                   "NCCL", "Traceback", "WARNING", "INFO", "ERROR", "DEBUG", "CRITICAL"};
     for (std::string_view w : kWords) {
@@ -147,6 +149,7 @@ Match StripRankPrefix(std::string_view* line, std::int32_t* rank) {
   std::int64_t r;
   if (!s.Digits(1, 9, &r) || !s.Char(']') || !s.Char(':') || r > kMaxRank) return Match::kMalformed;
   *rank = static_cast<std::int32_t>(r);
+  s.Char(' ');  // torch ≥ 2.3 prints Python lines as `[rank0]: Traceback ...`, C++ ones as `[rank0]:[E...`
   *line = s.Rest();
   return Match::kYes;
 }

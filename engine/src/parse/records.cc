@@ -205,7 +205,7 @@ void LogParser::Unheaded(const Parsed& p) {
             RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
             (c == 'E' && RecogniseSlurm(msg, &out_.strings, &r)) ||
             (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));
-  } else if (c == '[' || c == '*') {
+  } else if (c == '[' || c == '*' || c == '_') {
     found = RecogniseSlurm(msg, &out_.strings, &r);
   } else if (c == '/' || c == '.') {
     found = RecogniseDeviceAssert(msg, &out_.strings, &r);
