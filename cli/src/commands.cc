@@ -69,6 +69,11 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
   return kExitOk;
 }
 
+int RunEvents(const EventsArgs& args, std::ostream& out, std::ostream& err) {
+  const Status st = engine::WriteEvents(args.incident, {.threads = args.threads, .family = args.family}, out);
+  return st.ok() ? kExitOk : Fail(err, "events", st);
+}
+
 int RunScore(const ScoreArgs& args, std::ostream& out, std::ostream& err) {
   v1::Truth truth;
   if (auto st = proto::ReadJsonFile(args.truth, &truth); !st.ok()) return Fail(err, "score", st);

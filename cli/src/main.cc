@@ -39,6 +39,14 @@ int main(int argc, char** argv) {
   diag->footer(kExitCodes);
   diag->callback([&] { rc = RunDiagnose(diag_args, std::cout, std::cerr); });
 
+  EventsArgs events_args;
+  auto* events = app.add_subcommand("events", "Print the events the engine recognised, one JSON object per line");
+  events->add_option("incident", events_args.incident, "Incident directory")->required();
+  events->add_option("--family", events_args.family, "Only this family (nccl_watchdog, xid, slurm, ...)");
+  events->add_option("--threads", events_args.threads, "Worker threads (0 = all cores)")->capture_default_str();
+  events->footer(kExitCodes);
+  events->callback([&] { rc = RunEvents(events_args, std::cout, std::cerr); });
+
   ScoreArgs score_args;
   auto* score = app.add_subcommand("score", "Score a diagnosis against ground truth");
   score->add_option("--truth", score_args.truth, "truth.json")->required();

@@ -4,6 +4,9 @@
 #include "analyze/strategies.h"
 #include "ingest/incident.h"
 #include "report/diagnosis.h"
+#include "report/events_json.h"
+
+#include <ostream>
 
 namespace denpex::engine {
 
@@ -27,6 +30,20 @@ Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir, const 
   const Finding finding = options.strategy == Strategy::kFirstError ? AnalyzeFirstError(*incident)
                                                                     : AnalyzeParticipation(*incident);
   return ToDiagnosis(*incident, finding);
+}
+
+Status WriteEvents(const std::filesystem::path& incident_dir, const EventsOptions& options, std::ostream& out) {
+  auto incident = LoadIncident(incident_dir, options.threads);
+  if (!incident.ok()) return incident.status();
+  std::string line;
+  for (const Event& e : incident->events) {
+    if (!options.family.empty() && FamilyName(e.family) != options.family) continue;
+    line.clear();
+    AppendEventJson(*incident, e, &line);
+    line.push_back('\n');
+    out << line;
+  }
+  return out.good() ? Status::Ok() : Status::IoError("cannot write the events");
 }
 
 }  // namespace denpex::engine

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 
 #include "denpex/engine/engine.h"
@@ -196,6 +197,35 @@ TEST(Engine, RenderTextSaysVerdictInitiatorAndEvidence) {
 TEST(Engine, StrategyNamesRoundTrip) {
   for (Strategy s : {Strategy::kEngine, Strategy::kFirstError}) EXPECT_EQ(ParseStrategy(StrategyName(s)), s);
   EXPECT_FALSE(ParseStrategy("loudest").has_value());
+}
+
+}  // namespace
+}  // namespace denpex::engine
+
+namespace denpex::engine {
+namespace {
+
+TEST(EngineEvents, OneJsonObjectPerLineWithFamilyKindAndPlace) {
+  TempDir dir;
+  testing::WriteIncident(dir.path(), {});
+  std::ostringstream out;
+  ASSERT_TRUE(WriteEvents(dir.path(), {.threads = 2}, out).ok());
+  std::istringstream lines(out.str());
+  std::string line;
+  int n = 0, timeouts = 0;
+  while (std::getline(lines, line)) {
+    ++n;
+    EXPECT_TRUE(line.starts_with("{\"time\":") && line.ends_with("}}")) << line;
+    EXPECT_NE(line.find("\"file\":\""), std::string::npos) << line;
+    EXPECT_NE(line.find("\"line\":"), std::string::npos) << line;
+    if (line.find("\"family\":\"nccl_watchdog\",\"kind\":\"watchdog_timeout\"") != std::string::npos) ++timeouts;
+  }
+  EXPECT_GT(n, timeouts);
+  EXPECT_GT(timeouts, 0);
+  std::ostringstream only;
+  ASSERT_TRUE(WriteEvents(dir.path(), {.threads = 1, .family = "torchrun"}, only).ok());
+  EXPECT_EQ(only.str().find("nccl_watchdog"), std::string::npos);
+  EXPECT_NE(only.str().find("\"kind\":\"worker_failed\""), std::string::npos);
 }
 
 }  // namespace

@@ -168,8 +168,9 @@ void NoteRecovery(Incident* inc) {
   }
   if (in.untimed_events > 0) {
     AddProblem(&inc->input, std::to_string(in.untimed_events) +
-                                " events carry no time of their own (torch <= 2.3 c10 lines, tracebacks): ordered by "
-                                "the nearest stamped line of their file");
+                                " events carry no time of their own (torch <= 2.3 c10 lines, tracebacks, NCCL INFO): they "
+                                "take the time of the stamped line before them in their file, or none, and are "
+                                "ordered by their place in it");
   }
 }
 

@@ -174,7 +174,7 @@ struct Event {
   TimeNs time = 0;
   Clock clock = Clock::kNone;
   bool time_borrowed = false;    // no stamp of its own (torch ≤ 2.3 c10, tracebacks): the time of
-                                 // the nearest stamped line before it in the file (after, if none)
+                                 // the nearest stamped line before it in the file (none: kNone)
   Family family = Family::kOther;
   Kind kind = Kind::kUnknownError;
   std::int32_t rank = -1;        // global rank; -1 when the line does not say

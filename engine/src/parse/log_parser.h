@@ -34,7 +34,7 @@ struct ParsedLog {
   std::int64_t malformed = 0;
   std::int64_t joined = 0;     // hard-wrapped lines put back together
   std::int64_t broken = 0;     // records cut short that could not be recovered
-  std::int64_t untimed = 0;    // events that borrowed a neighbour's time
+  std::int64_t untimed = 0;    // events with no stamp of their own (borrowed, or none)
   bool agent = false;          // carries torchrun / torch.distributed.elastic agent lines
   bool task_labels = false;    // srun --label task ids
   bool local_tags = false;     // torchrun `[default<L>]:` tags

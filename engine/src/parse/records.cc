@@ -75,14 +75,7 @@ void LogParser::NoteTime(const Parsed& p) {
   } else if (p.header.clock != Clock::kNone) {
     last_time_ = p.header.time;
     last_clock_ = p.header.clock;
-  } else {
-    return;
   }
-  for (std::size_t i : awaiting_time_) {
-    out_.events[i].time = last_time_;
-    out_.events[i].clock = last_clock_;
-  }
-  awaiting_time_.clear();
 }
 
 Event LogParser::NewEvent(const Parsed& p, EventDetail detail) {
@@ -93,7 +86,7 @@ Event LogParser::NewEvent(const Parsed& p, EventDetail detail) {
   } else if (p.header.clock != Clock::kNone) {
     e.time = p.header.time;
     e.clock = p.header.clock;
-  } else {
+  } else if (last_clock_ != Clock::kNone) {
     e.time = last_time_;
     e.clock = last_clock_;
     e.time_borrowed = true;
@@ -116,10 +109,7 @@ void LogParser::Emit(const Parsed& p, Recognised&& r) {
   e.kind = r.kind;
   if (!r.host.empty() && e.host == kNoStr) e.host = out_.strings.Intern(r.host);
   if (r.error) e.signature = out_.strings.Intern(MaskSignature(p.header.message.substr(0, kMaxKeptText)));
-  if (e.time_borrowed) {
-    ++out_.untimed;
-    if (e.clock == Clock::kNone) awaiting_time_.push_back(out_.events.size());
-  }
+  out_.untimed += e.clock == Clock::kNone || e.time_borrowed ? 1 : 0;
   out_.events.push_back(std::move(e));
 }
 
@@ -324,7 +314,7 @@ void LogParser::FlushEntry() {
   if (std::get<FailureEntry>(table_.entry.detail).root_cause) {
     table_.entry.signature = out_.strings.Intern("ChildFailedError: Root Cause (first observed failure)");
   }
-  if (table_.entry.time_borrowed) ++out_.untimed;
+  out_.untimed += table_.entry.clock == Clock::kNone || table_.entry.time_borrowed ? 1 : 0;
   out_.events.push_back(std::move(table_.entry));
 }
 

@@ -73,7 +73,6 @@ class LogParser {
   // Time of the last stamped line, lent to the events that follow without one.
   TimeNs last_time_ = 0;
   Clock last_clock_ = Clock::kNone;
-  std::vector<std::size_t> awaiting_time_;  // events before the first stamped line
 
   struct Table {
     bool open = false;

@@ -27,6 +27,13 @@ struct DiagnoseArgs {
 };
 int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err);
 
+struct EventsArgs {
+  std::filesystem::path incident;
+  std::string family;  // empty: every family
+  int threads = 0;
+};
+int RunEvents(const EventsArgs& args, std::ostream& out, std::ostream& err);
+
 struct ScoreArgs {
   std::filesystem::path truth;
   std::filesystem::path diagnosis;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,5 +38,14 @@ Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir,
 
 // The human summary printed by `denpex diagnose`.
 std::string RenderText(const v1::Diagnosis& diagnosis);
+
+struct EventsOptions {
+  int threads = 0;
+  std::string family;  // only this family (`nccl_watchdog`, `xid`, ...); empty: all
+};
+
+// `denpex events`: every event the engine recognised, one JSON object per line, in file order
+// then line order (docs/events_format.md). Same errors as Diagnose.
+Status WriteEvents(const std::filesystem::path& incident_dir, const EventsOptions& options, std::ostream& out);
 
 }  // namespace denpex::engine
