@@ -14,6 +14,8 @@ std::string ToJson(const google::protobuf::Message& msg) {
   pbu::JsonPrintOptions opts;
   opts.add_whitespace = true;
   opts.preserve_proto_field_names = true;
+  // Print zeros and empty strings too: rank 0 is an answer, not an absent field.
+  opts.always_print_primitive_fields = true;
   std::string out;
   // Only fails for messages with Any fields of unknown types; we have none.
   (void)pbu::MessageToJsonString(msg, &out, opts);

@@ -11,7 +11,8 @@
 
 namespace denpex::proto {
 
-// Pretty-printed JSON, snake_case names, enum names as strings, default values omitted.
+// Pretty-printed JSON, snake_case names, enum names as strings. Scalar fields are printed
+// even when they hold their default (rank 0 is an answer), unset sub-messages are omitted.
 std::string ToJson(const google::protobuf::Message& msg);
 
 // Writes ToJson(msg) + "\n" to `path` (replacing it atomically via a temporary file).
