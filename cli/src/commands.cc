@@ -51,7 +51,7 @@ int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) 
 int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) {
   auto strategy = engine::ParseStrategy(args.strategy);
   if (!strategy) {
-    err << "denpex diagnose: unknown --strategy '" << args.strategy << "' (engine, first-error)\n";
+    err << "denpex diagnose: unknown --strategy '" << args.strategy << "' (engine, first-error, loudest, elastic-root-cause)\n";
     return kExitUsage;
   }
   if (!args.json.empty() && IsInside(args.json, args.incident)) {

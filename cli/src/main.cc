@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   auto* diag = app.add_subcommand("diagnose", "Diagnose an incident directory (never modifies it)");
   diag->add_option("incident", diag_args.incident, "Incident directory")->required();
   diag->add_option("--json", diag_args.json, "Write the diagnosis JSON here (outside the incident)");
-  diag->add_option("--strategy", diag_args.strategy, "engine | first-error (baseline)")
+  diag->add_option("--strategy", diag_args.strategy, "engine | first-error | loudest | elastic-root-cause (baselines)")
       ->capture_default_str();
   diag->add_option("--threads", diag_args.threads, "Worker threads (0 = all cores)")->capture_default_str();
   diag->footer(kExitCodes);

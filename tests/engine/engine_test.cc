@@ -195,8 +195,22 @@ TEST(Engine, RenderTextSaysVerdictInitiatorAndEvidence) {
 }
 
 TEST(Engine, StrategyNamesRoundTrip) {
-  for (Strategy s : {Strategy::kEngine, Strategy::kFirstError}) EXPECT_EQ(ParseStrategy(StrategyName(s)), s);
-  EXPECT_FALSE(ParseStrategy("loudest").has_value());
+  for (Strategy s : {Strategy::kEngine, Strategy::kFirstError, Strategy::kLoudest, Strategy::kElasticRootCause}) {
+    EXPECT_EQ(ParseStrategy(StrategyName(s)), s);
+  }
+  EXPECT_FALSE(ParseStrategy("random").has_value());
+}
+
+TEST(Engine, BaselinesNameTheLoudestRankAndTheFirstObservedFailure) {
+  TempDir dir;
+  testing::WriteIncident(dir.path(), {.initiator = 3});
+  const v1::Diagnosis root = DiagnoseOk(dir.path(), Strategy::kElasticRootCause);
+  EXPECT_EQ(root.strategy(), "elastic-root-cause");
+  EXPECT_EQ(root.verdict(), v1::VERDICT_DIAGNOSED);
+  EXPECT_EQ(root.initiator().rank(), 3);  // its agent saw it exit first
+  const v1::Diagnosis loud = DiagnoseOk(dir.path(), Strategy::kLoudest);
+  EXPECT_EQ(loud.strategy(), "loudest");
+  EXPECT_NE(loud.initiator().rank(), 3);  // the killed rank printed nothing
 }
 
 }  // namespace

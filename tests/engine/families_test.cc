@@ -443,3 +443,33 @@ TEST(Families, SrunLabelledTracebacksInterleaveWithoutMixing) {
 
 }  // namespace
 }  // namespace denpex::engine
+
+namespace denpex::engine {
+namespace {
+
+TEST(Families, SlurmctldAndSrunNodeLossAndSchedulerWords) {
+  ExpectEach({
+      {"[2026-03-02T09:05:21.549] error: Nodes gpu-0001 not responding, setting DOWN", Family::kSlurm,
+       Kind::kNodeFailure},
+      {"[2026-03-02T09:05:21.549] Killing JobId=4242001 on failed node gpu-0001", Family::kSlurm, Kind::kNodeFailure},
+      {"[2026-03-02T09:05:21.549] Time limit exhausted for JobId=4242001", Family::kSlurm, Kind::kCancelled},
+      {"[2026-03-02T09:05:21.549] _slurm_rpc_kill_job: REQUEST_KILL_JOB JobId=4242001 uid 1000", Family::kSlurm,
+       Kind::kCancelled},
+      {"[2026-03-02T09:05:21.549] preempted JobId=4242001 has been killed to reclaim resources for JobId=9",
+       Family::kSlurm, Kind::kCancelled},
+      {"srun: error: Node failure on gpu-0001", Family::kSlurm, Kind::kNodeFailure},
+      {"srun: launch/slurm: _step_signal: Terminating StepId=4242001.0", Family::kSlurm, Kind::kStepAborted},
+      {"srun: error: gpu-0001: task 5: Segmentation fault", Family::kSlurm, Kind::kTaskExit},
+  });
+}
+
+TEST(Families, FaulthandlerDumpIsAFatalSignal) {
+  const ParsedLog log = ParseLog("Fatal Python error: Segmentation fault\n\nThread 0x00007f3c6e4c1480 (most recent call first):\n",
+                                 FileContext{.name_rank = 7});
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].kind, Kind::kFatalSignal);
+  EXPECT_EQ(log.events[0].rank, 7);
+}
+
+}  // namespace
+}  // namespace denpex::engine

@@ -7,13 +7,13 @@
 
 #include "ingest/file_text.h"
 #include "ingest/incident.h"
+#include "ingest/resolve.h"
 #include "ingest/walk.h"
 #include "parse/log_parser.h"
 
 namespace denpex::engine {
 namespace {
 
-constexpr std::size_t kMaxProblems = 40;
 // Files are parsed in batches of this many and merged after each, so the per-file results
 // alive at once stay bounded at 131k ranks.
 constexpr std::size_t kBatchFiles = 4096;
@@ -60,13 +60,6 @@ std::vector<FileResult> ParseBatch(const std::vector<SourceFile>& files, std::si
   return results;
 }
 
-void AddProblem(InputCounts* in, std::string problem) {
-  if (in->problems.size() < kMaxProblems) {
-    in->problems.push_back(std::move(problem));
-  } else {
-    ++in->problems_omitted;
-  }
-}
 
 // Appends one file's events to the incident, re-interning their strings.
 void Merge(FileResult&& r, Incident* inc) {
@@ -75,28 +68,6 @@ void Merge(FileResult&& r, Incident* inc) {
   for (Event& e : r.log.events) {
     ForEachStrId(e, [&](StrId& id) { id = remap[id]; });
     inc->events.push_back(std::move(e));
-  }
-}
-
-// c10 and glog stamps carry no year: take it from the earliest line that does (the torchrun
-// table, the trainer's iteration line), minding a job that runs across New Year.
-void ResolveYears(Incident* inc) {
-  const Event* ref = nullptr;
-  for (const Event& e : inc->events) {
-    if (e.clock == Clock::kFull && (!ref || e.time < ref->time)) ref = &e;
-  }
-  const CivilTime r = ref ? ToCivil(ref->time) : CivilTime{};
-  if (ref) {
-    inc->year = r.year;
-  } else {
-    AddProblem(&inc->input, "no line carries a year (c10 and torchrun stamps omit it): times are shown in 1970");
-  }
-  for (Event& e : inc->events) {
-    if (e.clock != Clock::kNoYear) continue;
-    CivilTime c = ToCivil(e.time);
-    c.year = r.year + (c.month < r.month - 6 ? 1 : 0) - (c.month > r.month + 6 ? 1 : 0);
-    e.time = FromCivil(c);
-    e.clock = Clock::kFull;
   }
 }
 
@@ -126,54 +97,6 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
   return readable ? 1 : 0;
 }
 
-// Nodes are the directories files sit in plus the hosts lines name (NCCL `host:pid:tid`, pdsh
-// prefixes, torchrun table `host :` fields): a combined srun log has no directories. An event
-// belongs to its file's node, else to the host it names.
-void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc) {
-  std::vector<std::string> names;
-  for (const auto& f : sources) {
-    if (!f.node.empty()) names.push_back(f.node);
-  }
-  for (const Event& e : inc->events) {
-    if (e.host != kNoStr) names.emplace_back(inc->str(e.host));
-    if (const auto* fe = std::get_if<FailureEntry>(&e.detail); fe && fe->host != kNoStr) {
-      names.emplace_back(inc->str(fe->host));
-    }
-  }
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  inc->nodes = std::move(names);
-  auto index = [&](std::string_view name) -> std::int32_t {
-    if (name.empty()) return -1;
-    auto it = std::lower_bound(inc->nodes.begin(), inc->nodes.end(), name);
-    return it != inc->nodes.end() && *it == name ? static_cast<std::int32_t>(it - inc->nodes.begin()) : -1;
-  };
-  for (std::size_t i = 0; i < sources.size(); ++i) inc->files[i].node = index(sources[i].node);
-  std::vector<std::int32_t> host_node(inc->strings.size(), -2);
-  for (Event& e : inc->events) {
-    e.node = inc->files[e.file].node;
-    if (e.node >= 0 || e.host == kNoStr) continue;
-    if (host_node[e.host] == -2) host_node[e.host] = index(inc->str(e.host));
-    e.node = host_node[e.host];
-  }
-}
-
-void NoteRecovery(Incident* inc) {
-  const InputCounts& in = inc->input;
-  if (in.joined_lines > 0) {
-    AddProblem(&inc->input, std::to_string(in.joined_lines) + " hard-wrapped lines joined to the line they continue");
-  }
-  if (in.broken_records > 0) {
-    AddProblem(&inc->input, std::to_string(in.broken_records) + " records cut short and read as far as they go (counted as malformed)");
-  }
-  if (in.untimed_events > 0) {
-    AddProblem(&inc->input, std::to_string(in.untimed_events) +
-                                " events carry no time of their own (torch <= 2.3 c10 lines, tracebacks, NCCL INFO): they "
-                                "take the time of the stamped line before them in their file, or none, and are "
-                                "ordered by their place in it");
-  }
-}
-
 }  // namespace
 
 Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads) {
@@ -198,6 +121,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads) {
     return Status::InvalidInput("no readable log files under " + dir.string() + hint);
   }
   ResolveNodes(listing->files, &inc);
+  ResolveRanks(&inc);
   ResolveYears(&inc);
   NoteRecovery(&inc);
   return inc;

@@ -141,6 +141,14 @@ bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) 
   return true;
 }
 
+bool RecogniseFatalSignal(std::string_view msg, StringTable* strings, Recognised* out) {
+  if (!msg.starts_with("Fatal Python error: ")) return false;
+  out->family = Family::kPython;
+  out->kind = Kind::kFatalSignal;
+  out->detail = PythonError{.type = strings->Intern("Fatal Python error"), .message = InternCapped(strings, msg.substr(20))};
+  return true;
+}
+
 bool RecogniseDeviceAssert(std::string_view msg, StringTable* strings, Recognised* out) {
   if (!msg.ends_with(" failed.") || !Has(msg, "Assertion `")) return false;
   out->family = Family::kCuda;

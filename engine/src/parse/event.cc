@@ -56,6 +56,7 @@ std::string_view KindName(Kind k) {
     case Kind::kStepAborted: return "step_aborted";
     case Kind::kStepTerminated: return "step_terminated";
     case Kind::kJobComplete: return "job_complete";
+    case Kind::kNodeFailure: return "node_failure";
     case Kind::kWorkerFailed: return "worker_failed";
     case Kind::kWorkerSignalled: return "worker_signalled";
     case Kind::kFailureEntry: return "failure_entry";
@@ -78,6 +79,7 @@ std::string_view KindName(Kind k) {
     case Kind::kGlooIoException: return "io_exception";
     case Kind::kIteration: return "iteration";
     case Kind::kException: return "exception";
+    case Kind::kFatalSignal: return "fatal_signal";
   }
   return "unknown_error";
 }

@@ -35,7 +35,7 @@ enum class Kind : std::uint8_t {
   // xid
   kXid, kFallenOffBus, kRmInitFailed,
   // slurm
-  kCancelled, kTaskExit, kSlurmOom, kStepAborted, kStepTerminated, kJobComplete,
+  kCancelled, kTaskExit, kSlurmOom, kStepAborted, kStepTerminated, kJobComplete, kNodeFailure,
   // torchrun
   kWorkerFailed, kWorkerSignalled, kFailureEntry, kGroupFailed, kRendezvousError,
   // deepspeed
@@ -45,7 +45,7 @@ enum class Kind : std::uint8_t {
   kRayletOomKills, kGlooConnectionClosed, kGlooReadError, kGlooTimeout, kGlooConnectFailed,
   kGlooIoException,
   // trainer, python
-  kIteration, kException,
+  kIteration, kException, kFatalSignal,
 };
 
 std::string_view FamilyName(Family f);

@@ -32,6 +32,8 @@ bool RecogniseWhat(std::string_view msg, StringTable* strings, Recognised* out);
 // NCCL debug output: `host:pid:tid [dev] NCCL INFO ...` (communicator init only) and
 // `host:pid:tid [dev] file.cc:line NCCL WARN ...` (IB completion, socket, CUDA failures).
 bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out);
+// Python faulthandler: `Fatal Python error: Segmentation fault` (also Bus error, Aborted).
+bool RecogniseFatalSignal(std::string_view msg, StringTable* strings, Recognised* out);
 // `<file>.cu:92: operator(): block: [..], thread: [..] Assertion `...` failed.`
 bool RecogniseDeviceAssert(std::string_view msg, StringTable* strings, Recognised* out);
 

@@ -84,7 +84,13 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
   if (msg.starts_with("srun: ")) {
     msg.remove_prefix(6);
     if (SrunTask(msg, strings, out)) return true;
-    if (msg.starts_with("Job step aborted") || msg.starts_with("Terminating ") || msg.starts_with("Force Terminated")) {
+    if (msg.starts_with("error: Node failure on ")) {
+      out->family = Family::kSlurm;
+      out->kind = Kind::kNodeFailure;
+      out->detail = SlurmNote{.reason = strings->Intern("NODE FAILURE"), .node = strings->Intern(msg.substr(23))};
+      return true;
+    }
+    if (msg.starts_with("Job step aborted") || Has(msg, "Terminating ") || msg.starts_with("Force Terminated")) {
       out->family = Family::kSlurm;
       out->kind = Kind::kStepAborted;
       out->detail = Note{InternCapped(strings, msg)};
@@ -99,6 +105,30 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
     out->family = Family::kSlurm;
     out->kind = Kind::kSlurmOom;
     out->detail = SlurmNote{.reason = strings->Intern("OOM")};
+    return true;
+  }
+  if (const bool down = msg.starts_with("Nodes "); down || msg.starts_with("Killing JobId=")) {
+    // slurmctld: `error: Nodes gpu-1 not responding[, setting DOWN]`, `Killing JobId=1 on failed node gpu-1`
+    if (!Has(msg, down ? " not responding" : " on failed node ")) return false;
+    const std::string_view node = down ? TokenAfter(msg, "Nodes ", " ") : TokenAfter(msg, "on failed node ", " ");
+    out->family = Family::kSlurm;
+    out->kind = Kind::kNodeFailure;
+    out->detail = SlurmNote{.reason = strings->Intern(down ? (Has(msg, "setting DOWN") ? "DOWN" : "NOT RESPONDING")
+                                                           : "KILLED ON FAILED NODE"),
+                            .node = strings->Intern(node)};
+    return true;
+  }
+  // slurmctld's word that the scheduler ends the job.
+  struct Reason {
+    std::string_view opens;
+    std::string_view reason;
+  };
+  for (const Reason& r : {Reason{"Time limit exhausted for JobId=", "TIME LIMIT"},
+                          Reason{"_slurm_rpc_kill_job: REQUEST_KILL_JOB", "CANCELLED"}, Reason{"preempted JobId=", "PREEMPTION"}}) {
+    if (!msg.starts_with(r.opens)) continue;
+    out->family = Family::kSlurm;
+    out->kind = Kind::kCancelled;
+    out->detail = SlurmNote{.reason = strings->Intern(r.reason)};
     return true;
   }
   if (msg.starts_with("_job_complete: JobId=")) {  // slurmctld: `WTERMSIG 9` / `WEXITSTATUS 1`

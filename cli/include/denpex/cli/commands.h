@@ -46,7 +46,7 @@ struct EvalArgs {
   int seeds = 5;
   std::filesystem::path json;
   std::filesystem::path work_dir;  // empty: a temporary directory, removed afterwards
-  std::vector<std::string> strategies = {"engine", "first-error"};
+  std::vector<std::string> strategies = {"engine", "first-error", "loudest", "elastic-root-cause"};
 };
 int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err);
 

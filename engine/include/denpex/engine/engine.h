@@ -21,6 +21,8 @@ namespace denpex::engine {
 enum class Strategy {
   kEngine,      // progress per process group + launcher evidence (the product)
   kFirstError,  // baseline: the rank of the earliest NCCL watchdog timeout line
+  kLoudest,     // baseline: the rank with the most error lines
+  kElasticRootCause,  // baseline: the rank of the earliest torchrun "first observed failure"
 };
 
 std::optional<Strategy> ParseStrategy(std::string_view name);
