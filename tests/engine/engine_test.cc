@@ -149,7 +149,7 @@ TEST(Engine, HungRankTornDownByItsAgentIsStillNamed) {
   EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
   EXPECT_EQ(d.initiator().rank(), 5);
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HANG);
-  EXPECT_EQ(d.owner(), v1::OWNER_UNKNOWN);
+  EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
 }
 
 TEST(Engine, VictimsKilledBeforeTheirWatchdogAreNotBlamed) {

@@ -45,9 +45,47 @@ bool IsOwnError(const Event& e) {
   }
 }
 
+std::int32_t NodeNamed(const Incident& inc, StrId host) { return host == kNoStr ? -1 : NodeOfHost(inc, inc.str(host)); }
+
+// Slurm: srun's word on each task's end (with the task's host), the controller's or stepd's
+// word that the scheduler ended the job, and that a node failed.
+void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, JobFacts* jf) {
+  const Event& e = inc.events[index];
+  const std::string_view reason = inc.str(n.reason);
+  if (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom) {
+    jf->srun_reports.push_back(index);
+    const std::int32_t node = NodeNamed(inc, n.node);
+    for (std::int32_t r : ParseTaskList(inc.str(n.tasks))) {
+      jf->EnsureRank(r);
+      RankFacts& rf = jf->ranks[r];
+      SetNode(&rf, node);
+      if (rf.exit_event >= 0) continue;
+      rf.exit_event = index;
+      rf.exit_code = SrunExitCode(reason, n.exit_code);
+      rf.exit_time = e.time;
+      rf.torn_down = rf.exit_code == kExitSigterm;  // srun's teardown after another task ended
+    }
+  } else if (e.kind == Kind::kNodeFailure) {
+    const std::int32_t node = NodeNamed(inc, n.node);
+    if (node >= 0 && jf->nodes[node].lost < 0) jf->nodes[node].lost = index;
+  } else if (e.kind == Kind::kCancelled && jf->scheduler_end < 0) {
+    v1::FailureClass c = v1::FAILURE_CLASS_UNSPECIFIED;
+    if (reason == "TIME LIMIT") c = v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT;
+    if (reason == "PREEMPTION") c = v1::FAILURE_CLASS_SCHEDULER_PREEMPTION;
+    if (reason == "CANCELLED" && n.node == kNoStr) c = v1::FAILURE_CLASS_SCHEDULER_CANCEL;  // slurmctld's kill RPC
+    if (c == v1::FAILURE_CLASS_UNSPECIFIED) return;  // srun's own termination, or a node failure
+    jf->scheduler_end = index;
+    jf->scheduler_class = c;
+  }
+}
+
 void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
   const Event& e = inc.events[index];
   const std::int32_t node = e.node;
+  if (const auto* sn = std::get_if<SlurmNote>(&e.detail)) {
+    CollectSlurm(inc, index, *sn, jf);
+    return;
+  }
   if (e.rank >= 0) jf->EnsureRank(e.rank);
   if (std::holds_alternative<WatchdogTimeout>(e.detail) && e.rank >= 0) {
     jf->ranks[e.rank].timeouts += 1;
@@ -132,6 +170,43 @@ void CountTableOnlyReports(const Incident& inc, JobFacts* jf) {
 }
 
 }  // namespace
+
+std::vector<std::int32_t> ParseTaskList(std::string_view tasks) {
+  std::vector<std::int32_t> out;
+  std::int64_t lo = -1, cur = -1;
+  auto flush = [&] {
+    if (cur < 0) return;
+    for (std::int64_t r = lo < 0 ? cur : lo; r <= cur && r <= kMaxRank && out.size() <= kMaxRank; ++r) {
+      out.push_back(static_cast<std::int32_t>(r));
+    }
+    lo = cur = -1;
+  };
+  for (char c : tasks) {
+    if (c >= '0' && c <= '9') {
+      cur = (cur < 0 ? 0 : cur) * 10 + (c - '0');
+      if (cur > kMaxRank) return {};
+    } else if (c == '-' && cur >= 0) {
+      lo = cur;
+      cur = -1;
+    } else if (c == ',') {
+      flush();
+    } else {
+      return {};
+    }
+  }
+  flush();
+  return out;
+}
+
+std::int32_t SrunExitCode(std::string_view reason, std::int32_t exited_code) {
+  if (reason == "Exited") return exited_code;
+  if (reason == "Killed" || reason == "Out Of Memory") return kExitSigkill;
+  if (reason == "Aborted") return kExitSigabrt;
+  if (reason == "Terminated") return kExitSigterm;
+  if (reason == "Segmentation fault") return -11;
+  if (reason == "Bus error") return -7;
+  return -1;
+}
 
 void PlaceUnloggedRanks(JobFacts* jf) {
   const auto n = static_cast<std::int32_t>(jf->ranks.size());

@@ -11,6 +11,7 @@
 
 #include "denpex/common/status.h"
 #include "parse/event.h"
+#include "parse/log_parser.h"
 #include "parse/strings.h"
 
 namespace denpex::engine {
@@ -25,6 +26,7 @@ struct LogFile {
   bool task_labels = false;      // srun --label output
   bool local_tags = false;       // torchrun `[default<L>]:` tags
   bool readable = false;         // opened, and text
+  LineSpan last_line;            // its last non-empty line
 };
 
 struct InputCounts {

@@ -86,6 +86,7 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
     f.task_labels = r.log.task_labels;
     f.local_tags = r.log.local_tags;
     f.prefix_ranks = std::move(r.log.prefix_ranks);
+    f.last_line = r.log.last_line;
     inc->input.lines += r.log.lines;
     inc->input.malformed_lines += r.log.malformed + r.log.broken;
     inc->input.joined_lines += r.log.joined;

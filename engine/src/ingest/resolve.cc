@@ -56,6 +56,10 @@ void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc) {
     if (const auto* fe = std::get_if<FailureEntry>(&e.detail); fe && fe->host != kNoStr) {
       names.emplace_back(inc->str(fe->host));
     }
+    if (const auto* sn = std::get_if<SlurmNote>(&e.detail);
+        sn && sn->node != kNoStr && (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom || e.kind == Kind::kNodeFailure)) {
+      names.emplace_back(inc->str(sn->node));
+    }
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());

@@ -18,6 +18,8 @@ struct Recognised {
   EventDetail detail;
   bool error = true;   // an error record: grouped by masked signature
   std::string_view host;  // the host the line names (NCCL `host:pid:tid`), when it does
+  TimeNs time = 0;        // a time the message itself states (Slurm's `CANCELLED AT <time>`)
+  bool timed = false;
 };
 
 // Text kept in events is capped (a collapsed paste can make a 1 MiB "line").

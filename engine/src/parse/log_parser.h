@@ -17,6 +17,13 @@ namespace denpex::engine {
 // Longer lines are counted as malformed and skipped (a collapsed paste, a binary blob).
 inline constexpr std::size_t kMaxLineBytes = 1 << 20;
 
+// A line of a file, by place (what a report quotes when no event stands for it).
+struct LineSpan {
+  std::uint32_t line = 0;  // 0: none
+  std::uint64_t offset = 0;
+  std::uint32_t length = 0;
+};
+
 // What the file's name and place say about its lines.
 struct FileContext {
   std::uint32_t file = 0;         // stored in each event
@@ -35,6 +42,7 @@ struct ParsedLog {
   std::int64_t joined = 0;     // hard-wrapped lines put back together
   std::int64_t broken = 0;     // records cut short that could not be recovered
   std::int64_t untimed = 0;    // events with no stamp of their own (borrowed, or none)
+  LineSpan last_line;          // the file's last non-empty line (where a lost node's log stops)
   bool agent = false;          // carries torchrun / torch.distributed.elastic agent lines
   bool task_labels = false;    // srun --label task ids
   bool local_tags = false;     // torchrun `[default<L>]:` tags

@@ -38,6 +38,7 @@ void LogParser::Line(const LineRef& line) {
   }
   if (has_wrapped_ && JoinWrapped(line)) return;
   if (line.text.empty()) return;
+  out_.last_line = {line.number, line.offset, static_cast<std::uint32_t>(line.text.size())};
   Process(line, static_cast<std::uint32_t>(line.text.size()), 0);
 }
 
@@ -105,6 +106,11 @@ Event LogParser::NewEvent(const Parsed& p, EventDetail detail) {
 
 void LogParser::Emit(const Parsed& p, Recognised&& r) {
   Event e = NewEvent(p, std::move(r.detail));
+  if (r.timed && (e.clock == Clock::kNone || e.time_borrowed)) {
+    e.time = r.time;
+    e.clock = Clock::kFull;
+    e.time_borrowed = false;
+  }
   e.family = r.family;
   e.kind = r.kind;
   if (!r.host.empty() && e.host == kNoStr) e.host = out_.strings.Intern(r.host);

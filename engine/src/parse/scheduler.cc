@@ -41,6 +41,8 @@ bool Banner(std::string_view msg, StringTable* strings, Recognised* out) {
     reason = "CANCELLED";  // scancel: no reason given
   }
   n.reason = strings->Intern(reason);
+  Scanner at(body);
+  if (at.SkipPast(" AT ") && ScanDateTime(&at, &out->time)) out->timed = true;  // no zone: the node's clock
   out->family = Family::kSlurm;
   out->detail = n;
   return true;
