@@ -1,6 +1,7 @@
 #include "analyze/facts.h"
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 
 namespace denpex::engine {
@@ -13,6 +14,27 @@ std::int32_t NodeOfHost(const Incident& inc, std::string_view host) {
 
 void SetNode(RankFacts* r, std::int32_t node) {
   if (r->node < 0) r->node = node;
+}
+
+// A torchrun log dir's `<L>/` folder names a worker even when it printed nothing (an empty
+// stderr.log): its global rank is its node's base plus L, the base shown by any sibling folder
+// whose lines carry `[rank<G>]:`.
+void RanksOfLocalFolders(const Incident& inc, JobFacts* jf) {
+  std::map<std::int32_t, std::int32_t> base;  // node -> global rank of its local rank 0
+  for (const LogFile& f : inc.files) {
+    if (f.node >= 0 && f.local_rank >= 0 && f.prefix_ranks.size() == 1 && f.prefix_ranks[0] >= f.local_rank) {
+      base.emplace(f.node, f.prefix_ranks[0] - f.local_rank);
+    }
+  }
+  for (const LogFile& f : inc.files) {
+    if (f.node < 0 || f.local_rank < 0 || !f.prefix_ranks.empty() || !f.readable) continue;
+    auto it = base.find(f.node);
+    if (it == base.end()) continue;
+    const std::int32_t r = it->second + f.local_rank;
+    jf->EnsureRank(r);
+    jf->ranks[r].has_log = true;
+    SetNode(&jf->ranks[r], f.node);
+  }
 }
 
 // Ranks named by files: rank_<R>.log and `[rank<G>]:` prefixes. A rank's node is the
@@ -31,6 +53,7 @@ void CollectRankLogs(const Incident& inc, JobFacts* jf) {
     }
     if (f.agent && f.node >= 0) jf->nodes[f.node].agent_log = true;
   }
+  RanksOfLocalFolders(inc, jf);
 }
 
 // An error a rank raised itself, as opposed to one it reported about its peers (a watchdog

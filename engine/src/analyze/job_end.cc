@@ -119,8 +119,8 @@ void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t n
     }
   }
   f->cascade = SummarizeCascade(inc, facts, n.ranks, node);
-  f->reason = "Node " + name + " was lost: all " + std::to_string(n.ranks.size()) +
-              " of its ranks went silent together with no error and no exit of their own, and " +
+  const std::string ranks = n.ranks.empty() ? "its ranks" : "all " + std::to_string(n.ranks.size()) + " of its ranks";
+  f->reason = "Node " + name + " was lost: " + ranks + " went silent together with no error and no exit of their own, and " +
               (n.lost >= 0 ? "Slurm reports the node failed (" + Where(inc, inc.events[n.lost]) + ")"
                            : "its torchrun agent log stops without a failure report while other nodes' agents reported") +
               ".";

@@ -50,6 +50,7 @@ struct Incident {
   StringTable strings;
   InputCounts input;
   std::optional<int> year;          // from the lines that carry one
+  TimeNs first_dated = 0;           // earliest full-date stamp on any line (0: none)
 
   std::string_view str(StrId id) const { return strings.Get(id); }
 };

@@ -87,6 +87,9 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
     f.local_tags = r.log.local_tags;
     f.prefix_ranks = std::move(r.log.prefix_ranks);
     f.last_line = r.log.last_line;
+    if (r.log.first_dated != 0 && (inc->first_dated == 0 || r.log.first_dated < inc->first_dated)) {
+      inc->first_dated = r.log.first_dated;
+    }
     inc->input.lines += r.log.lines;
     inc->input.malformed_lines += r.log.malformed + r.log.broken;
     inc->input.joined_lines += r.log.joined;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 
 namespace denpex::engine {
@@ -24,11 +25,12 @@ void AddProblem(InputCounts* in, std::string problem) {
 // c10 and glog stamps carry no year: take it from the earliest line that does (the torchrun
 // table, the trainer's iteration line), minding a job that runs across New Year.
 void ResolveYears(Incident* inc) {
-  const Event* ref = nullptr;
+  std::optional<TimeNs> ref;
+  if (inc->first_dated != 0) ref = inc->first_dated;
   for (const Event& e : inc->events) {
-    if (e.clock == Clock::kFull && (!ref || e.time < ref->time)) ref = &e;
+    if (e.clock == Clock::kFull && (!ref || e.time < *ref)) ref = e.time;
   }
-  const CivilTime r = ref ? ToCivil(ref->time) : CivilTime{};
+  const CivilTime r = ref ? ToCivil(*ref) : CivilTime{};
   if (ref) {
     inc->year = r.year;
   } else {

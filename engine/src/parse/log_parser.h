@@ -43,6 +43,7 @@ struct ParsedLog {
   std::int64_t broken = 0;     // records cut short that could not be recovered
   std::int64_t untimed = 0;    // events with no stamp of their own (borrowed, or none)
   LineSpan last_line;          // the file's last non-empty line (where a lost node's log stops)
+  TimeNs first_dated = 0;      // the first stamp with a full date (year) on any line; 0: none
   bool agent = false;          // carries torchrun / torch.distributed.elastic agent lines
   bool task_labels = false;    // srun --label task ids
   bool local_tags = false;     // torchrun `[default<L>]:` tags

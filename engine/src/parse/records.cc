@@ -74,6 +74,7 @@ void LogParser::NoteTime(const Parsed& p) {
     last_time_ = p.origin.time;
     last_clock_ = Clock::kFull;
   } else if (p.header.clock != Clock::kNone) {
+    if (p.header.clock == Clock::kFull && out_.first_dated == 0) out_.first_dated = p.header.time;
     last_time_ = p.header.time;
     last_clock_ = p.header.clock;
   }
