@@ -16,9 +16,24 @@ void SetNode(RankFacts* r, std::int32_t node) {
   if (r->node < 0) r->node = node;
 }
 
+// When every node whose base is known sits at base = (its place among the nodes) x G for one G,
+// nodes are numbered in name order with G workers each (torchrun's node ranks as the job's
+// hosts sort): the base of a node whose workers all stayed silent follows.
+void ExtendBases(const Incident& inc, std::map<std::int32_t, std::int32_t>* base) {
+  if (base->empty() || base->size() == inc.nodes.size()) return;
+  std::int32_t g = -1;
+  for (const auto& [node, b] : *base) {
+    if (node == 0 ? b != 0 : b % node != 0) return;
+    if (node > 0 && g >= 0 && b / node != g) return;
+    if (node > 0) g = b / node;
+  }
+  if (g <= 0) return;
+  for (std::int32_t n = 0; n < static_cast<std::int32_t>(inc.nodes.size()); ++n) base->emplace(n, n * g);
+}
+
 // A torchrun log dir's `<L>/` folder names a worker even when it printed nothing (an empty
 // stderr.log): its global rank is its node's base plus L, the base shown by any sibling folder
-// whose lines carry `[rank<G>]:`.
+// whose lines carry `[rank<G>]:` (or by the other nodes' numbering, ExtendBases).
 void RanksOfLocalFolders(const Incident& inc, JobFacts* jf) {
   std::map<std::int32_t, std::int32_t> base;  // node -> global rank of its local rank 0
   for (const LogFile& f : inc.files) {
@@ -26,6 +41,7 @@ void RanksOfLocalFolders(const Incident& inc, JobFacts* jf) {
       base.emplace(f.node, f.prefix_ranks[0] - f.local_rank);
     }
   }
+  ExtendBases(inc, &base);
   for (const LogFile& f : inc.files) {
     if (f.node < 0 || f.local_rank < 0 || !f.prefix_ranks.empty() || !f.readable) continue;
     auto it = base.find(f.node);
