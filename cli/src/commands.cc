@@ -51,7 +51,7 @@ int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) 
 int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) {
   auto strategy = engine::ParseStrategy(args.strategy);
   if (!strategy) {
-    err << "denpex diagnose: unknown --strategy '" << args.strategy << "' (engine, first-error)\n";
+    err << "denpex diagnose: unknown --strategy '" << args.strategy << "' (engine, first-error, loudest, elastic-root-cause)\n";
     return kExitUsage;
   }
   if (!args.json.empty() && IsInside(args.json, args.incident)) {
@@ -67,6 +67,11 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
     if (auto st = proto::WriteJsonFile(args.json, *d); !st.ok()) return Fail(err, "diagnose", st);
   }
   return kExitOk;
+}
+
+int RunEvents(const EventsArgs& args, std::ostream& out, std::ostream& err) {
+  const Status st = engine::WriteEvents(args.incident, {.threads = args.threads, .family = args.family}, out);
+  return st.ok() ? kExitOk : Fail(err, "events", st);
 }
 
 int RunScore(const ScoreArgs& args, std::ostream& out, std::ostream& err) {

@@ -40,11 +40,19 @@ int main(int argc, char** argv) {
   auto* diag = app.add_subcommand("diagnose", "Diagnose an incident directory (never modifies it)");
   diag->add_option("incident", diag_args.incident, "Incident directory")->required();
   diag->add_option("--json", diag_args.json, "Write the diagnosis JSON here (outside the incident)");
-  diag->add_option("--strategy", diag_args.strategy, "engine | first-error (baseline)")
+  diag->add_option("--strategy", diag_args.strategy, "engine | first-error | loudest | elastic-root-cause (baselines)")
       ->capture_default_str();
   diag->add_option("--threads", diag_args.threads, "Worker threads (0 = all cores)")->capture_default_str();
   diag->footer(kExitCodes);
   diag->callback([&] { rc = RunDiagnose(diag_args, std::cout, std::cerr); });
+
+  EventsArgs events_args;
+  auto* events = app.add_subcommand("events", "Print the events the engine recognised, one JSON object per line");
+  events->add_option("incident", events_args.incident, "Incident directory")->required();
+  events->add_option("--family", events_args.family, "Only this family (nccl_watchdog, xid, slurm, ...)");
+  events->add_option("--threads", events_args.threads, "Worker threads (0 = all cores)")->capture_default_str();
+  events->footer(kExitCodes);
+  events->callback([&] { rc = RunEvents(events_args, std::cout, std::cerr); });
 
   ScoreArgs score_args;
   auto* score = app.add_subcommand("score", "Score a diagnosis against ground truth");

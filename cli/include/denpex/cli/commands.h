@@ -27,6 +27,13 @@ struct DiagnoseArgs {
 };
 int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err);
 
+struct EventsArgs {
+  std::filesystem::path incident;
+  std::string family;  // empty: every family
+  int threads = 0;
+};
+int RunEvents(const EventsArgs& args, std::ostream& out, std::ostream& err);
+
 struct ScoreArgs {
   std::filesystem::path truth;
   std::filesystem::path diagnosis;
@@ -39,7 +46,7 @@ struct EvalArgs {
   int seeds = 5;
   std::filesystem::path json;
   std::filesystem::path work_dir;  // empty: a temporary directory, removed afterwards
-  std::vector<std::string> strategies = {"engine", "first-error"};
+  std::vector<std::string> strategies = {"engine", "first-error", "loudest", "elastic-root-cause"};
 };
 int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err);
 
