@@ -4,6 +4,7 @@
 #include <iostream>
 #include <system_error>
 
+#include "denpex/engine/checkpoint.h"
 #include "denpex/engine/engine.h"
 #include "denpex/proto/json_io.h"
 #include "denpex/scorer/scorer.h"
@@ -83,6 +84,35 @@ int RunScore(const ScoreArgs& args, std::ostream& out, std::ostream& err) {
   out << scorer::RenderIncident(score);
   if (!args.json.empty()) {
     if (auto st = proto::WriteJsonFile(args.json, score); !st.ok()) return Fail(err, "score", st);
+  }
+  return kExitOk;
+}
+
+int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std::ostream& err) {
+  engine::CheckpointOptions opts{.world_size = args.world_size,
+                                 .dims = {.tp = args.tp, .pp = args.pp, .dp = args.dp},
+                                 .deep_crc = args.deep};
+  if (!args.not_after.empty()) {
+    opts.not_after = ParseRfc3339(args.not_after);
+    if (!opts.not_after) {
+      err << "denpex checkpoint verify: --not-after '" << args.not_after
+          << "' is not an RFC 3339 time (2026-03-02T09:17:03Z)\n";
+      return kExitUsage;
+    }
+  }
+  if (!args.json.empty() && IsInside(args.json, args.dir)) {
+    err << "denpex checkpoint verify: refusing to write " << args.json.string()
+        << " inside the checkpoint directory; the verifier never modifies it. "
+           "Choose a --json path outside it.\n";
+    return kExitUsage;
+  }
+  auto report = engine::VerifyCheckpointDir(args.dir, opts);
+  if (!report.ok()) return Fail(err, "checkpoint verify", report.status());
+  out << engine::RenderCheckpointText(*report);
+  if (!args.json.empty()) {
+    if (auto st = proto::WriteJsonFile(args.json, engine::ToProto(*report)); !st.ok()) {
+      return Fail(err, "checkpoint verify", st);
+    }
   }
   return kExitOk;
 }

@@ -72,6 +72,25 @@ int main(int argc, char** argv) {
   eval->footer(kExitCodes);
   eval->callback([&] { rc = RunEval(eval_args, std::cout, std::cerr); });
 
+  CheckpointVerifyArgs ckpt_args;
+  auto* ckpt = app.add_subcommand("checkpoint", "Checkpoint tools (read-only)");
+  ckpt->require_subcommand(1);
+  auto* verify = ckpt->add_subcommand(
+      "verify", "Verify the checkpoints in DIR newest first; say which one is safe to resume from");
+  verify->add_option("dir", ckpt_args.dir, "Checkpoint directory")->required();
+  verify->add_option("--json", ckpt_args.json, "Write the report JSON here (outside DIR)");
+  verify->add_flag("--deep", ckpt_args.deep,
+                   "Also check the CRC-32 of every zip record (reads whole files)");
+  verify->add_option("--world-size", ckpt_args.world_size, "World size of the job that will resume")
+      ->check(CLI::Range(0, 1 << 24));
+  verify->add_option("--tp", ckpt_args.tp, "Tensor-parallel size")->check(CLI::Range(0, 1 << 24));
+  verify->add_option("--pp", ckpt_args.pp, "Pipeline-parallel size")->check(CLI::Range(0, 1 << 24));
+  verify->add_option("--dp", ckpt_args.dp, "Data-parallel size")->check(CLI::Range(0, 1 << 24));
+  verify->add_option("--not-after", ckpt_args.not_after,
+                     "RFC 3339 time of the initiating fault: later checkpoints are suspect");
+  verify->footer(kExitCodes);
+  verify->callback([&] { rc = RunCheckpointVerify(ckpt_args, std::cout, std::cerr); });
+
   DemoArgs demo_args;
   auto* demo = app.add_subcommand("demo", "The embedded default: simulate 4,096 ranks with one "
                                           "SIGKILLed rank, diagnose, score");

@@ -50,6 +50,18 @@ struct EvalArgs {
 };
 int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err);
 
+struct CheckpointVerifyArgs {
+  std::filesystem::path dir;
+  std::filesystem::path json;  // empty: no JSON file
+  bool deep = false;           // CRC-32 of every zip record (reads whole files)
+  int world_size = 0;          // 0: unknown
+  int tp = 0;
+  int pp = 0;
+  int dp = 0;
+  std::string not_after;  // RFC 3339 time of the initiating fault; empty: none
+};
+int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std::ostream& err);
+
 struct DemoArgs {
   std::filesystem::path out = "denpex-demo";
 };
