@@ -57,8 +57,8 @@ Result<IncidentRun> RunIncident(const v1::Scenario& scenario, std::uint64_t seed
     auto d = engine::Diagnose(dir / "incident", {.strategy = *strategy});
     if (!d.ok()) return d.status();
     const double secs = SecondsSince(t1);
-    v1::IncidentScore score = scorer::ScoreIncident(run.truth, *d);
-    score.set_diagnose_seconds(secs);
+    v1::IncidentScore score =
+        scorer::ScoreIncident(run.truth, *d, {.diagnose_seconds = secs});
     run.diagnoses.push_back(std::move(*d));
     run.scores.push_back(std::move(score));
   }
