@@ -17,7 +17,8 @@ enum class EventKind : std::uint8_t {
   kRankStart,       // id: rank; the worker process starts (NCCL init, first barrier)
   kRankResume,      // id: rank; a compute slice ended
   kRendezvousDone,  // id: rendezvous; the collective / p2p transfer completes for everyone
-  kFaultKill,       // id: rank; SIGKILL
+  kFault,           // id: rank (node for node faults; 0 for job faults); the fault fires
+  kRankExit,        // id: rank; a rank that raised finishes exiting (exit code 1)
   kWatchdogCheck,   // id: rank; the rank's oldest pending work reaches its timeout
   kWatchdogFire,    // id: rank; the watchdog's poll notices it and aborts the process
   kTermDeath,       // id: rank; a worker the agent sent SIGTERM exits
@@ -25,6 +26,9 @@ enum class EventKind : std::uint8_t {
   kAgentPoll,       // id: node; the agent's monitor loop looks at its workers
   kAgentReport,     // id: node; all workers are gone: the agent reports and raises
   kAgentExit,       // id: node; the agent process exits
+  kSrunReport,      // id: node; srun prints the node's task exits
+  kSlurmNodeDown,   // id: node (| phase bit); slurmctld finds the node silent / sets it DOWN
+  kStepKill,        // id: 0; KillWait is over: SIGKILL the step's remaining tasks
 };
 
 inline constexpr std::uint32_t kMaxEventId = (1u << 20) - 1;

@@ -22,17 +22,25 @@ struct ReportLineOffsets {
 
 class LineFormatter {
  public:
-  LineFormatter(const Job& job, const TorchProfile& torch, const NcclProfile& nccl);
+  LineFormatter(const Job& job, const TorchProfile& torch, const NcclProfile& nccl,
+                const SlurmProfile& slurm);
 
   // Worker output (a rank's file).
   void Format(const NcclVersionBanner& r, LineBuilder& out) const;
   void Format(const NcclCommInit& r, LineBuilder& out) const;
   void Format(const TrainerIteration& r, LineBuilder& out) const;
   void Format(const WatchdogTimeout& r, LineBuilder& out) const;
+  void Format(const PythonException& r, LineBuilder& out) const;  // formatter_app.cc
+  void Format(const SegfaultDump& r, LineBuilder& out) const;
   // torchrun agent output (a node's torchrun.log).
   void Format(const AgentBanner& r, LineBuilder& out) const;
   void Format(const AgentSigterm& r, LineBuilder& out) const;
   ReportLineOffsets Format(const AgentFailureReport& r, LineBuilder& out) const;
+  // srun, slurmstepd and slurmctld (formatter_slurm.cc).
+  void Format(const SrunTaskExits& r, LineBuilder& out) const;
+  void Format(const SrunMessage& r, LineBuilder& out) const;
+  void Format(const StepdCancelled& r, LineBuilder& out) const;
+  void Format(const CtldLine& r, LineBuilder& out) const;
 
  private:
   TimeNs Local(int node, TimeNs t) const { return t + job_.clock_offset[node]; }
@@ -44,11 +52,13 @@ class LineFormatter {
   void GlogHeader(LineBuilder& out, char severity, int node, TimeNs t, std::string_view file,
                   int line) const;
   void Traceback(LineBuilder& out) const;
+  void SlurmTime(LineBuilder& out, TimeNs local, bool millis) const;
   std::string FailureBlock(int index, const AgentFailure& f, int node, TimeNs poll_time) const;
 
   const Job& job_;
   const TorchProfile& torch_;
   const NcclProfile& nccl_;
+  const SlurmProfile& slurm_;
 };
 
 }  // namespace denpex::sim

@@ -21,6 +21,10 @@ std::string_view OpName(OpType op) {
       return "SEND";
     case OpType::kRecv:
       return "RECV";
+    case OpType::kAllgatherBase:
+      return "_ALLGATHER_BASE";
+    case OpType::kReduceScatterBase:
+      return "_REDUCE_SCATTER_BASE";
   }
   return "";
 }
@@ -33,8 +37,9 @@ Rng AddressRng(const Job& job, int rank, AddressSlot slot) {
 
 }  // namespace
 
-LineFormatter::LineFormatter(const Job& job, const TorchProfile& torch, const NcclProfile& nccl)
-    : job_(job), torch_(torch), nccl_(nccl) {}
+LineFormatter::LineFormatter(const Job& job, const TorchProfile& torch, const NcclProfile& nccl,
+                             const SlurmProfile& slurm)
+    : job_(job), torch_(torch), nccl_(nccl), slurm_(slurm) {}
 
 void LineFormatter::Format(const NcclVersionBanner&, LineBuilder& out) const {
   out.Str(nccl_.version_banner).EndLine();

@@ -142,7 +142,17 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.log_interval = s.training().log_interval();
   job.compute_jitter = s.training().compute_jitter();
   job.nccl_debug_info = s.format().nccl_debug_info();
+  job.launcher = s.launcher();
+  job.layout = s.layout();
+  job.job_id = s.job().job_id();
+  job.kill_on_bad_exit = s.slurm().kill_on_bad_exit();
+  job.kill_wait = s.slurm().kill_wait_ms() * kNsPerMs;
+  job.slurmd_timeout = s.slurm().slurmd_timeout_ms() * kNsPerMs;
+  job.partition = s.slurm().partition();
   DrawNodes(job, s.job().hostname_prefix(), s.clocks().skew_sigma_ms());
+  job.controller_offset = static_cast<TimeNs>(
+      Rng(seed, StreamId::kNodeSkew, static_cast<std::uint64_t>(job.nodes)).Normal() *
+      s.clocks().skew_sigma_ms() * static_cast<double>(kNsPerMs) / 4);
   return job;
 }
 

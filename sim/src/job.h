@@ -52,6 +52,14 @@ struct Job {
   int warmup_steps = 0, tp_rounds = 0, log_interval = 1;
   double compute_jitter = 0;
   bool nccl_debug_info = false;
+  // Launcher, layout and scheduler.
+  v1::Launcher launcher = v1::LAUNCHER_TORCHRUN;
+  v1::Layout layout = v1::LAYOUT_PER_RANK_FILES;
+  std::int64_t job_id = 0;
+  bool kill_on_bad_exit = false;
+  TimeNs kill_wait = 0, slurmd_timeout = 0;
+  std::string partition;
+  TimeNs controller_offset = 0;  // slurmctld's host clock minus true time
   Workload workload;
   // Per node / per rank facts.
   std::vector<std::string> hostnames;    // node -> "gpu-0001"

@@ -11,6 +11,7 @@ Launcher::Launcher(const Job& job, EventQueue& queue, RecordSink& sink, Workers&
   phase_.assign(n, Phase::kMonitoring);
   poll_pending_.assign(n, 0);
   reported_.assign(n, 0);
+  lost_.assign(n, 0);
   exit_time_.assign(n, -1);
   report_.resize(n);
   rng_.reserve(n);
@@ -70,6 +71,7 @@ void Launcher::OnPoll(int node, TimeNs t) {
 }
 
 void Launcher::OnReport(int node, TimeNs t) {
+  if (lost_[node]) return;
   AgentFailureReport& report = report_[node];
   report.time = t;
   reported_[node] = 1;
@@ -78,7 +80,16 @@ void Launcher::OnReport(int node, TimeNs t) {
               static_cast<std::uint32_t>(node));
 }
 
+// The agent vanished with its node: no report, no exit line.
+void Launcher::OnNodeLost(int node, TimeNs t) {
+  phase_[node] = Phase::kExited;
+  lost_[node] = 1;
+  exit_time_[node] = t;
+  sink_.Emit(NodeLost{node, t});
+}
+
 void Launcher::OnAgentExit(int node, TimeNs t) {
+  if (lost_[node]) return;
   phase_[node] = Phase::kExited;
   exit_time_[node] = t;
   sink_.Emit(AgentExit{node, t});

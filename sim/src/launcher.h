@@ -26,13 +26,14 @@ class Launcher : public WorkerExitListener {
   void ScheduleStarts();
   void OnAgentStart(int node, TimeNs t);
   void OnWorkerExit(int rank, TimeNs t) override;
+  void OnNodeLost(int node, TimeNs t) override;
   void OnPoll(int node, TimeNs t);
-  void OnTermDeath(int rank, TimeNs t) { workers_.Terminate(rank, t); }
   void OnReport(int node, TimeNs t);
   void OnAgentExit(int node, TimeNs t);
 
   bool reported(int node) const { return reported_[node] != 0; }
   bool exited(int node) const { return phase_[node] == Phase::kExited; }
+  bool lost(int node) const { return lost_[node] != 0; }
   TimeNs exit_time(int node) const { return exit_time_[node]; }
 
  private:
@@ -46,6 +47,7 @@ class Launcher : public WorkerExitListener {
   std::vector<Phase> phase_;
   std::vector<std::uint8_t> poll_pending_;
   std::vector<std::uint8_t> reported_;
+  std::vector<std::uint8_t> lost_;
   std::vector<TimeNs> exit_time_;
   std::vector<AgentFailureReport> report_;  // per node, filled by the poll that saw failures
   std::vector<Rng> rng_;                    // per node: teardown delays

@@ -4,31 +4,19 @@
 
 #include <algorithm>
 
-#include "rng.h"
-
 namespace denpex::sim {
-
-FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
-  FaultPlan plan;
-  const auto stream = static_cast<std::uint64_t>(fault_index) * 2;
-  plan.rank =
-      fault.has_rank()
-          ? fault.rank()
-          : static_cast<int>(Rng(job.seed, StreamId::kFaultPlan, stream).UniformInt(0, job.world));
-  plan.step = fault.step();
-  plan.at_fraction = fault.has_at_fraction()
-                         ? fault.at_fraction()
-                         : Rng(job.seed, StreamId::kFaultPlan, stream + 1).Uniform();
-  plan.offset = static_cast<TimeNs>(plan.at_fraction * static_cast<double>(job.step_time));
-  return plan;
-}
 
 Model::Model(const Job& job, const FaultPlan& fault, RecordSink& sink)
     : job_(job),
       fault_(fault),
       workers_(job, fault, queue_, sink),
-      launcher_(job, queue_, sink, workers_) {
-  workers_.set_exit_listener(&launcher_);
+      launcher_(job, queue_, sink, workers_),
+      slurm_(job, fault, queue_, sink, workers_) {
+  if (job.launcher == v1::LAUNCHER_SRUN) {
+    workers_.set_exit_listener(&slurm_);
+  } else {
+    workers_.set_exit_listener(&launcher_);
+  }
 }
 
 // Far beyond any plausible end: the steps up to the fault (each generously pp + 2 compute
@@ -38,13 +26,18 @@ TimeNs Model::Horizon() const {
   const double steps = static_cast<double>(fault_.step + 10) * static_cast<double>(job_.step_time) *
                        static_cast<double>(job_.pp + 2);
   const double horizon = static_cast<double>(job_.start) + 660.0 * kNsPerSec + steps +
-                         4.0 * static_cast<double>(job_.nccl_timeout + job_.sigterm_grace);
+                         4.0 * static_cast<double>(job_.nccl_timeout + job_.sigterm_grace +
+                                                   job_.kill_wait + job_.slurmd_timeout);
   return horizon < 4e18 ? static_cast<TimeNs>(horizon) : static_cast<TimeNs>(4e18);
 }
 
 Outcome Model::Run() {
   workers_.ScheduleStarts();
-  launcher_.ScheduleStarts();
+  if (job_.launcher == v1::LAUNCHER_SRUN) {
+    slurm_.ScheduleStarts();
+  } else {
+    launcher_.ScheduleStarts();
+  }
   Outcome out;
   const TimeNs horizon = Horizon();
   while (!queue_.empty()) {
@@ -60,6 +53,7 @@ Outcome Model::Run() {
     out.end_time = std::max(out.end_time, workers_.exit_time(rank));
   for (int node = 0; node < job_.nodes; ++node)
     out.end_time = std::max(out.end_time, launcher_.exit_time(node));
+  out.end_time = std::max(out.end_time, slurm_.end_time());
   return out;
 }
 
@@ -75,8 +69,15 @@ void Model::Dispatch(const Event& e) {
     case EventKind::kRendezvousDone:
       workers_.OnRendezvousDone(e.id(), e.time);
       break;
-    case EventKind::kFaultKill:
-      workers_.OnFaultKill(id, e.time);
+    case EventKind::kFault:
+      if (fault_.traits->scope == FaultScope::kJob) {
+        slurm_.OnJobFault(e.time);
+      } else {
+        workers_.OnFault(e.id(), e.time);
+      }
+      break;
+    case EventKind::kRankExit:
+      workers_.OnExceptionExit(id, e.time);
       break;
     case EventKind::kWatchdogCheck:
       workers_.OnWatchdogCheck(id, e.time);
@@ -85,7 +86,16 @@ void Model::Dispatch(const Event& e) {
       workers_.OnWatchdogFire(id, e.time);
       break;
     case EventKind::kTermDeath:
-      launcher_.OnTermDeath(id, e.time);
+      workers_.Terminate(id, e.time);
+      break;
+    case EventKind::kSrunReport:
+      slurm_.OnReport(id, e.time);
+      break;
+    case EventKind::kSlurmNodeDown:
+      slurm_.OnControllerCheck(e.id(), e.time);
+      break;
+    case EventKind::kStepKill:
+      slurm_.OnStepKill(e.time);
       break;
     case EventKind::kAgentStart:
       launcher_.OnAgentStart(id, e.time);

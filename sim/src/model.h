@@ -6,15 +6,14 @@
 #include <cstdint>
 
 #include "event_queue.h"
+#include "faults.h"
 #include "job.h"
 #include "launcher.h"
 #include "records.h"
+#include "slurm.h"
 #include "workers.h"
 
 namespace denpex::sim {
-
-// The fault resolved against the seed: the rank and instant when the scenario leaves them out.
-FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index);
 
 struct Outcome {
   std::uint64_t events = 0;
@@ -29,6 +28,7 @@ class Model {
 
   const Workers& workers() const { return workers_; }
   const Launcher& launcher() const { return launcher_; }
+  const SlurmLauncher& slurm() const { return slurm_; }
 
  private:
   void Dispatch(const Event& e);
@@ -38,7 +38,8 @@ class Model {
   FaultPlan fault_;
   EventQueue queue_;
   Workers workers_;
-  Launcher launcher_;
+  Launcher launcher_;    // torchrun agents (LAUNCHER_TORCHRUN)
+  SlurmLauncher slurm_;  // srun and Slurm (LAUNCHER_SRUN)
 };
 
 }  // namespace denpex::sim

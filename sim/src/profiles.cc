@@ -53,6 +53,7 @@ constexpr TorchProfile kTorchProfiles[] = {
      .line_api_sigterm = 858,
      .line_api_failed = 833,
      .python_lib = "/usr/local/lib/python3.10/dist-packages",
+     .rank_prefixed_tracebacks = true,
      .torchrun_traceback = kTorchrunTraceback24},
     // Known releases whose shapes land with issue #3.
     {.name = "1.13", .supported = false},
@@ -65,7 +66,25 @@ constexpr NcclProfile kNcclProfiles[] = {
     {.name = "2.18.5", .supported = false, .version_banner = "NCCL version 2.18.5+cuda12.2"},
 };
 
+constexpr SlurmProfile kSlurmProfiles[] = {
+    {.name = "22.05",
+     .terminating_step = "srun: Terminating StepId=",
+     .node_failure = " DUE TO NODE FAILURE"},
+    {.name = "23.02",
+     .terminating_step = "srun: launch/slurm: _step_signal: Terminating StepId=",
+     .node_failure = " DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"},
+};
+
 }  // namespace
+
+const SlurmProfile* FindSlurmProfile(std::string_view name) {
+  for (const SlurmProfile& p : kSlurmProfiles) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::string_view SupportedSlurmProfiles() { return "\"22.05\", \"23.02\""; }
 
 const TorchProfile* FindTorchProfile(std::string_view name) {
   for (const TorchProfile& p : kTorchProfiles) {

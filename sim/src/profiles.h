@@ -55,6 +55,8 @@ struct TorchProfile {
   int line_api_sigterm;         // torch/distributed/elastic/multiprocessing/api.py
   int line_api_failed;          // same file
   std::string_view python_lib;  // "/usr/local/lib/python3.10/dist-packages"
+  // torch >= 2.2 prefixes every line of an uncaught exception's traceback with "[rank<G>]: ".
+  bool rank_prefixed_tracebacks;
   std::span<const PythonFrame> torchrun_traceback;
 };
 
@@ -64,12 +66,21 @@ struct NcclProfile {
   std::string_view version_banner;  // "NCCL version 2.21.5+cuda12.4"
 };
 
+// Wording that changed between Slurm releases (docs/log_formats.md §10).
+struct SlurmProfile {
+  std::string_view name;              // "23.02"
+  std::string_view terminating_step;  // srun's line when KillOnBadExit ends the step
+  std::string_view node_failure;      // slurmstepd's " DUE TO NODE FAILURE..." suffix
+};
+
 // nullptr when the name is not a known release at all.
 const TorchProfile* FindTorchProfile(std::string_view name);
 const NcclProfile* FindNcclProfile(std::string_view name);
+const SlurmProfile* FindSlurmProfile(std::string_view name);
 
 // Names for hints: the releases the formatters implement.
 std::string_view SupportedTorchProfiles();  // "\"2.4\""
 std::string_view SupportedNcclProfiles();   // "\"2.21.5\""
+std::string_view SupportedSlurmProfiles();  // "\"22.05\", \"23.02\""
 
 }  // namespace denpex::sim

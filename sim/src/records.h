@@ -13,12 +13,16 @@
 
 namespace denpex::sim {
 
-enum class OpType : std::uint8_t { kAllreduce, kSend, kRecv };
+enum class OpType : std::uint8_t { kAllreduce, kSend, kRecv, kAllgatherBase, kReduceScatterBase };
 
 // Exit codes as torchrun reports them: minus the signal number.
 inline constexpr int kExitSigkill = -9;
 inline constexpr int kExitSigabrt = -6;
 inline constexpr int kExitSigterm = -15;
+inline constexpr int kExitSigsegv = -11;
+inline constexpr int kExitException = 1;
+// Internal: the process vanished with its node; no launcher ever reports it.
+inline constexpr int kExitNodeLost = -128;
 
 // --- worker (rank) output ------------------------------------------------------------------
 
@@ -53,12 +57,28 @@ struct WatchdogTimeout {
   TimeNs time;
   PgKind group;
   OpType op;
-  std::int64_t numel;
-  std::int64_t seq;  // the timed-out work
+  std::int64_t numel;      // NumelIn
+  std::int64_t numel_out;  // NumelOut
+  std::int64_t seq;        // the timed-out work
   std::int64_t last_enqueued;
   std::int64_t last_completed;
   std::int64_t timeout_ms;
   std::int64_t ran_for_ms;
+};
+
+// An uncaught Python exception's traceback (stderr), printed just before the rank exits 1.
+// `variant` picks one of the profile's tracebacks.
+struct PythonException {
+  int rank;
+  TimeNs time;
+  int variant;
+};
+
+// Python faulthandler's dump after SIGSEGV (stderr, written by a signal handler).
+struct SegfaultDump {
+  int rank;
+  TimeNs time;
+  int variant;
 };
 
 // A worker process ended: by a signal (exit_code < 0) its unflushed stdout is lost.
@@ -101,8 +121,70 @@ struct AgentExit {
   TimeNs time;
 };
 
+// The node vanished: everything its processes had not yet written is lost.
+struct NodeLost {
+  int node;
+  TimeNs time;
+};
+
+// --- Slurm (srun's stderr and slurmstepd's lines in slurm-<jobid>.out; slurmctld.log) -----
+
+// "srun: error: <host>: task<s> <list>: <status>": tasks of one node that exited with the
+// same status, reported together.
+struct SrunTaskExits {
+  int node;
+  TimeNs time;
+  int exit_code;
+  int count;
+  std::array<int, 16> ranks;  // ascending
+};
+
+enum class SrunNotice : std::uint8_t {
+  kTerminatingStep,  // KillOnBadExit: "srun: launch/slurm: _step_signal: Terminating StepId=J.0"
+  kStepAborted,      // "srun: Job step aborted: Waiting up to 32 seconds for job step to finish."
+  kNodeFailure,      // "srun: error: Node failure on <host>"
+};
+
+struct SrunMessage {
+  TimeNs time;
+  SrunNotice notice;
+  int node;  // kNodeFailure
+};
+
+// Why the scheduler cancelled: the "DUE TO ..." of slurmstepd's line.
+enum class CancelReason : std::uint8_t { kNone, kTimeLimit, kPreemption, kNodeFailure };
+
+// "slurmstepd: error: *** STEP J.0 ON <host> CANCELLED AT <time>[ DUE TO ...] ***" (or JOB J).
+struct StepdCancelled {
+  int node;
+  TimeNs time;
+  CancelReason reason;
+  bool whole_job;  // "JOB J" (the batch step's line) rather than "STEP J.0"
+};
+
+enum class CtldEvent : std::uint8_t {
+  kAllocate,       // "sched: Allocate JobId=J NodeList=... #CPUs=... Partition=..."
+  kTimeLimit,      // "Time limit exhausted for JobId=J"
+  kKillRequest,    // "_slurm_rpc_kill_job: REQUEST_KILL_JOB JobId=J uid 1000"
+  kPreempted,      // "preempted JobId=J has been killed to reclaim resources for JobId=K"
+  kNotResponding,  // "error: Nodes <host> not responding"
+  kSetDown,        // "error: Nodes <host> not responding, setting DOWN"
+  kKillOnFailed,   // "Killing JobId=J on failed node <host>"
+  kJobComplete,    // "_job_complete: JobId=J WEXITSTATUS <n>" / "WTERMSIG <n>"
+  kJobDone,        // "_job_complete: JobId=J done"
+};
+
+struct CtldLine {
+  TimeNs time;
+  CtldEvent event;
+  int node;    // kNotResponding, kSetDown, kKillOnFailed
+  int status;  // kJobComplete: the exit status (>= 0) or minus the signal
+};
+
 using Record = std::variant<NcclVersionBanner, NcclCommInit, TrainerIteration, WatchdogTimeout,
-                            WorkerExit, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit>;
+                            PythonException, SegfaultDump, WorkerExit, AgentBanner, AgentSigterm,
+                            AgentFailureReport, AgentExit, NodeLost, SrunTaskExits, SrunMessage,
+                            StepdCancelled, CtldLine>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).
 class RecordSink {

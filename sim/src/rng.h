@@ -12,18 +12,20 @@ namespace denpex::sim {
 // What a stream is for; the numbers are part of the output's identity (changing one changes
 // every incident), so append, never renumber.
 enum class StreamId : std::uint64_t {
-  kFaultPlan = 1,      // index: fault * 2 (rank), fault * 2 + 1 (at_fraction)
-  kNodeSkew = 2,       // index: node
-  kNodeProcesses = 3,  // index: node (agent start, pids)
-  kAgent = 4,          // index: node (teardown delays)
-  kRankCompute = 5,    // index: rank (compute jitter)
-  kRankWatchdog = 6,   // index: rank (watchdog poll delay)
-  kRankStart = 7,      // index: rank (process start)
-  kTrainer = 8,        // index: iteration (loss, grad norm)
-  kRankAddresses = 9,  // index: rank (library load addresses, communicator pointers)
-  kCommId = 10,        // index: process-group uid
-  kLineTiming = 11,    // index: rank (microsecond spacing of multi-line blocks)
-  kNcclInit = 12,      // index: rank (when each communicator finished initialising)
+  kFaultPlan = 1,        // index: fault * 2 (rank), fault * 2 + 1 (at_fraction)
+  kNodeSkew = 2,         // index: node
+  kNodeProcesses = 3,    // index: node (agent start, pids)
+  kAgent = 4,            // index: node (teardown delays)
+  kRankCompute = 5,      // index: rank (compute jitter)
+  kRankWatchdog = 6,     // index: rank (watchdog poll delay)
+  kRankStart = 7,        // index: rank (process start)
+  kTrainer = 8,          // index: iteration (loss, grad norm)
+  kRankAddresses = 9,    // index: rank (library load addresses, communicator pointers)
+  kCommId = 10,          // index: process-group uid
+  kLineTiming = 11,      // index: rank (microsecond spacing of multi-line blocks)
+  kNcclInit = 12,        // index: rank (when each communicator finished initialising)
+  kFaultBehaviour = 13,  // index: rank (delays of the fault's own behaviour)
+  kSlurm = 14,           // index: 0 (srun and Slurm daemons' delays)
 };
 
 // splitmix64's output function: a strong 64-bit mixer.

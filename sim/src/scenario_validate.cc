@@ -7,6 +7,7 @@
 #include <string>
 
 #include "denpex/common/time.h"
+#include "faults.h"
 #include "profiles.h"
 #include "scenario_internal.h"
 
@@ -23,6 +24,8 @@ constexpr std::int64_t kDefaultJobId = 4242001;
 constexpr std::int64_t kDefaultNcclTimeoutMs = 600'000;
 constexpr std::int64_t kDefaultMonitorIntervalMs = 100;
 constexpr std::int64_t kDefaultSigtermGraceMs = 30'000;
+constexpr std::int64_t kDefaultKillWaitMs = 30'000;
+constexpr std::int64_t kDefaultSlurmdTimeoutMs = 300'000;
 constexpr std::int64_t kMaxDurationMs = 7LL * 24 * 3600 * 1000;  // a week
 constexpr int kDefaultWarmupSteps = 20;
 constexpr int kMaxSteps = 100'000;                  // every step is simulated, rank by rank
@@ -165,20 +168,52 @@ Status CheckLauncher(const v1::Scenario& s, const Locator& loc) {
   switch (s.launcher()) {
     case v1::LAUNCHER_UNSPECIFIED:
     case v1::LAUNCHER_TORCHRUN:
-      return Status::Ok();
     case v1::LAUNCHER_SRUN:
+      return Status::Ok();
     case v1::LAUNCHER_KUBERNETES:
     case v1::LAUNCHER_RAY:
       return loc.Error("launcher",
                        "launcher " + v1::Launcher_Name(s.launcher()) + " is not simulated yet",
-                       "use LAUNCHER_TORCHRUN (or leave launcher out)");
+                       "use LAUNCHER_TORCHRUN or LAUNCHER_SRUN");
     default:
       return loc.Error("launcher", "launcher " + Str(s.launcher()) + " is not a Launcher value",
                        "use LAUNCHER_TORCHRUN (or leave launcher out)");
   }
 }
 
+// Layout defaults to the launcher's; srun leaves only its combined output.
+Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
+  const bool srun = s->launcher() == v1::LAUNCHER_SRUN;
+  if (s->layout() == v1::LAYOUT_UNSPECIFIED) {
+    s->set_layout(srun ? v1::LAYOUT_SLURM_OUT : v1::LAYOUT_PER_RANK_FILES);
+  }
+  if (!v1::Layout_IsValid(s->layout())) {
+    return loc.Error("layout", "layout " + Str(s->layout()) + " is not a Layout value",
+                     "use LAYOUT_PER_RANK_FILES, LAYOUT_TORCHRUN_LOG_DIR or LAYOUT_SLURM_OUT");
+  }
+  if (srun != (s->layout() == v1::LAYOUT_SLURM_OUT)) {
+    return loc.Error({"layout", "launcher"},
+                     "layout " + v1::Layout_Name(s->layout()) + " does not fit launcher " +
+                         v1::Launcher_Name(s->launcher()),
+                     srun ? "srun leaves LAYOUT_SLURM_OUT (or leave layout out)"
+                          : "torchrun leaves LAYOUT_PER_RANK_FILES or LAYOUT_TORCHRUN_LOG_DIR");
+  }
+  v1::Slurm* slurm = s->mutable_slurm();
+  DENPEX_RETURN_IF_ERROR(CheckDurationMs(loc, "slurm.kill_wait_ms", slurm->kill_wait_ms()));
+  DENPEX_RETURN_IF_ERROR(
+      CheckDurationMs(loc, "slurm.slurmd_timeout_ms", slurm->slurmd_timeout_ms()));
+  if (slurm->kill_wait_ms() == 0) slurm->set_kill_wait_ms(kDefaultKillWaitMs);
+  if (slurm->slurmd_timeout_ms() == 0) slurm->set_slurmd_timeout_ms(kDefaultSlurmdTimeoutMs);
+  if (slurm->partition().empty()) slurm->set_partition("gpu");
+  return Status::Ok();
+}
+
 Status FillFormat(v1::FormatProfile* f, const Locator& loc) {
+  if (f->slurm().empty()) f->set_slurm("23.02");
+  if (FindSlurmProfile(f->slurm()) == nullptr) {
+    return loc.Error("format.slurm", "slurm profile \"" + f->slurm() + "\" is not supported",
+                     "use " + std::string(SupportedSlurmProfiles()));
+  }
   if (f->torch().empty()) f->set_torch("2.4");
   if (f->nccl().empty()) f->set_nccl("2.21.5");
   const TorchProfile* torch = FindTorchProfile(f->torch());
@@ -263,12 +298,45 @@ Status CheckTimeoutAgainstSteps(const v1::Scenario& s, const Locator& loc) {
                    "raise the timeout or shorten training.step_time_ms");
 }
 
+// "FAULT_KIND_SIGKILL, FAULT_KIND_SIGSEGV, ..." for hints.
+std::string FaultKindList() {
+  std::string out;
+  for (int k = 1; v1::FaultKind_IsValid(k); ++k) {
+    if (FindFault(static_cast<v1::FaultKind>(k)) == nullptr) continue;
+    if (!out.empty()) out += ", ";
+    out += v1::FaultKind_Name(static_cast<v1::FaultKind>(k));
+  }
+  return out;
+}
+
+Status CheckFaultKind(const v1::Fault& f, const std::string& path, const v1::Scenario& s,
+                      const Locator& loc) {
+  const FaultTraits* traits = FindFault(f.kind());
+  if (traits == nullptr) {
+    return loc.Error({path + ".kind", path}, path + ".kind is missing or unknown",
+                     "set kind to one of " + FaultKindList());
+  }
+  if (traits->needs_slurm && s.launcher() != v1::LAUNCHER_SRUN) {
+    return loc.Error({path + ".kind", "launcher"},
+                     v1::FaultKind_Name(f.kind()) + " needs a scheduler, but the launcher is " +
+                         v1::Launcher_Name(s.launcher()),
+                     "set launcher: LAUNCHER_SRUN");
+  }
+  if (f.has_node() && traits->scope != FaultScope::kNode) {
+    return loc.Error(path + ".node", path + ".node applies to node faults only",
+                     "give the rank with rank: N instead");
+  }
+  if (f.has_node() && (f.node() < 0 || f.node() >= s.job().nodes())) {
+    return loc.Error(path + ".node",
+                     path + ".node " + Str(f.node()) + " is outside the job's nodes [0, " +
+                         Str(s.job().nodes()) + ")",
+                     "use a node below " + Str(s.job().nodes()) + ", or leave it out to draw one");
+  }
+  return Status::Ok();
+}
+
 Status CheckFault(v1::Fault* f, const std::string& path, std::int64_t world, int warmup,
                   const Locator& loc) {
-  if (f->kind() == v1::FAULT_KIND_UNSPECIFIED || !v1::FaultKind_IsValid(f->kind())) {
-    return loc.Error({path + ".kind", path}, path + ".kind is missing or unknown",
-                     "set kind: FAULT_KIND_SIGKILL");
-  }
   if (f->has_rank() && (f->rank() < 0 || f->rank() >= world)) {
     return loc.Error(
         path + ".rank",
@@ -295,8 +363,9 @@ Status CheckFault(v1::Fault* f, const std::string& path, std::int64_t world, int
 
 Status CheckFaults(v1::Scenario* s, const Locator& loc) {
   if (s->faults_size() == 0) {
-    return loc.Error("faults", "the scenario injects no fault",
-                     "add faults { kind: FAULT_KIND_SIGKILL }");
+    return loc.Error(
+        "faults", "the scenario injects no fault",
+        "add faults { kind: FAULT_KIND_SIGKILL } (or another of " + FaultKindList() + ")");
   }
   if (s->faults_size() > 1) {
     return loc.Error("faults[1]", "this version simulates one fault per scenario",
@@ -304,6 +373,7 @@ Status CheckFaults(v1::Scenario* s, const Locator& loc) {
   }
   const std::int64_t world = std::int64_t{s->job().nodes()} * s->job().gpus_per_node();
   for (int i = 0; i < s->faults_size(); ++i) {
+    DENPEX_RETURN_IF_ERROR(CheckFaultKind(s->faults(i), "faults[" + Str(i) + "]", *s, loc));
     DENPEX_RETURN_IF_ERROR(CheckFault(s->mutable_faults(i), "faults[" + Str(i) + "]", world,
                                       s->training().warmup_steps(), loc));
   }
@@ -318,6 +388,7 @@ Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
   DENPEX_RETURN_IF_ERROR(FillTimeouts(s->mutable_timeouts(), loc));
   DENPEX_RETURN_IF_ERROR(CheckLauncher(*s, loc));
   if (s->launcher() == v1::LAUNCHER_UNSPECIFIED) s->set_launcher(v1::LAUNCHER_TORCHRUN);
+  DENPEX_RETURN_IF_ERROR(FillLayoutAndSlurm(s, loc));
   DENPEX_RETURN_IF_ERROR(FillFormat(s->mutable_format(), loc));
   DENPEX_RETURN_IF_ERROR(FillTraining(s->mutable_training(), loc));
   DENPEX_RETURN_IF_ERROR(CheckTimeoutAgainstSteps(*s, loc));

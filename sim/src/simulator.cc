@@ -3,6 +3,7 @@
 // that wires model, formatter, writer and truth together.
 #include "denpex/sim/simulator.h"
 
+#include <algorithm>
 #include <system_error>
 
 #include "denpex/proto/json_io.h"
@@ -45,6 +46,24 @@ Status PrepareOutDir(const fs::path& out_dir) {
   return Status::Ok();
 }
 
+// The lines the truth may cite: the fault's own, and the watchdog blocks of every rank that
+// shares a process group with the initiator (the first of them to time out is cited).
+CitationPlan PlanCitations(const Job& job, const FaultPlan& fault) {
+  CitationPlan plan;
+  plan.rank = fault.rank;
+  plan.node = fault.node;
+  if (fault.traits->scope != FaultScope::kRank) return plan;
+  for (PgKind kind : {PgKind::kTensor, PgKind::kPipeline, PgKind::kData}) {
+    const int uid = job.GroupUid(fault.rank, kind);
+    for (int i = 0; i < job.GroupSize(kind); ++i)
+      plan.watchdog_ranks.push_back(job.GroupMember(uid, i));
+  }
+  std::sort(plan.watchdog_ranks.begin(), plan.watchdog_ranks.end());
+  plan.watchdog_ranks.erase(std::unique(plan.watchdog_ranks.begin(), plan.watchdog_ranks.end()),
+                            plan.watchdog_ranks.end());
+  return plan;
+}
+
 }  // namespace
 
 Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions& options) {
@@ -55,8 +74,9 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   const Job job = Job::Build(*scenario, options.seed.value_or(scenario->seed()));
   const FaultPlan fault = PlanFault(scenario->faults(0), job, 0);
   const LineFormatter formatter(job, *FindTorchProfile(scenario->format().torch()),
-                                *FindNcclProfile(scenario->format().nccl()));
-  IncidentWriter writer(job, formatter, options.out_dir / "incident");
+                                *FindNcclProfile(scenario->format().nccl()),
+                                *FindSlurmProfile(scenario->format().slurm()));
+  IncidentWriter writer(job, formatter, options.out_dir / "incident", PlanCitations(job, fault));
   DENPEX_RETURN_IF_ERROR(writer.CreateDirectories());
 
   Model model(job, fault, writer);

@@ -1,5 +1,8 @@
 // Builds truth.json (see truth.h) from the model's final state and the writer's citations.
+// The evidence rules per fault action are in EvidenceFor(); docs/truth_format.md states them.
 #include "truth.h"
+
+#include <algorithm>
 
 #include "denpex/common/time.h"
 
@@ -7,77 +10,197 @@ namespace denpex::sim {
 
 namespace {
 
-void AddEvidence(const CitedLine& line, v1::Truth* truth) {
+void AddEvidence(const Citation* c, v1::EvidenceRole role, v1::Truth* truth) {
+  if (c == nullptr) return;
   v1::Evidence* e = truth->add_evidence();
-  e->set_file(line.file);
-  e->set_line(static_cast<std::int32_t>(line.line));
-  e->set_text(line.text);
-  e->set_role(v1::EVIDENCE_ROLE_INITIATING);
+  e->set_file(c->line.file);
+  e->set_line(static_cast<std::int32_t>(c->line.line));
+  e->set_text(c->line.text);
+  e->set_role(role);
 }
 
-// Every other rank that died is a consequence; each watchdog timeout line, and each agent
-// failure report on a node other than the initiator's, is one secondary error.
-void FillCascade(const TruthInputs& in, int initiator_node, v1::Truth* truth) {
+// The earliest watchdog block of a rank other than `except` (the first peer to time out).
+const Citation* FirstPeerWatchdog(const IncidentWriter& writer, int except) {
+  const Citation* best = nullptr;
+  for (const Citation& c : writer.citations()) {
+    if (c.what != Cite::kWatchdog || c.subject == except) continue;
+    if (best == nullptr || c.time < best->time) best = &c;
+  }
+  return best;
+}
+
+// The srun launcher reports ranks in slurm-<jobid>.out, and the controller logs node and
+// scheduler events in slurmctld.log.
+void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
+  const IncidentWriter& w = in.writer;
+  const int rank = in.fault.rank;
+  constexpr auto kInit = v1::EVIDENCE_ROLE_INITIATING;
+  constexpr auto kCorr = v1::EVIDENCE_ROLE_CORROBORATING;
+  auto ctld = [&](CtldEvent e) { return w.Find(Cite::kCtld, static_cast<int>(e)); };
+  switch (in.fault.action()) {
+    case FaultAction::kSigkill:
+      AddEvidence(w.Find(Cite::kSrunTask, rank), kInit, truth);
+      return;
+    case FaultAction::kSegfault:
+      AddEvidence(w.Find(Cite::kSegfault, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kSrunTask, rank), kCorr, truth);
+      return;
+    case FaultAction::kException:
+      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kSrunTask, rank), kCorr, truth);
+      return;
+    case FaultAction::kHang:
+      AddEvidence(FirstPeerWatchdog(w, rank), v1::EVIDENCE_ROLE_CONSEQUENCE, truth);
+      return;
+    case FaultAction::kMismatch:
+      AddEvidence(w.Find(Cite::kWatchdog, rank), kInit, truth);
+      AddEvidence(FirstPeerWatchdog(w, rank), kCorr, truth);
+      return;
+    case FaultAction::kNodeLoss:
+      AddEvidence(ctld(CtldEvent::kSetDown), kInit, truth);
+      AddEvidence(ctld(CtldEvent::kKillOnFailed), kCorr, truth);
+      return;
+    case FaultAction::kSchedulerCancel: {
+      const Citation* c = ctld(CtldEvent::kTimeLimit);
+      if (c == nullptr) c = ctld(CtldEvent::kKillRequest);
+      if (c == nullptr) c = ctld(CtldEvent::kPreempted);
+      AddEvidence(c, kInit, truth);
+      AddEvidence(w.Find(Cite::kStepdJob, 0), kCorr, truth);
+      return;
+    }
+  }
+}
+
+void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
+  if (in.job.launcher == v1::LAUNCHER_SRUN) return SrunEvidenceFor(in, truth);
+  const IncidentWriter& w = in.writer;
+  const int rank = in.fault.rank, node = in.fault.node;
+  constexpr auto kInit = v1::EVIDENCE_ROLE_INITIATING;
+  constexpr auto kCorr = v1::EVIDENCE_ROLE_CORROBORATING;
+  switch (in.fault.action()) {
+    case FaultAction::kSigkill:
+      AddEvidence(w.Find(Cite::kAgentFailed, node), kInit, truth);
+      AddEvidence(w.Find(Cite::kAgentRootRank, node), kInit, truth);
+      return;
+    case FaultAction::kSegfault:
+      AddEvidence(w.Find(Cite::kSegfault, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kAgentFailed, node), kCorr, truth);
+      return;
+    case FaultAction::kException:
+      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kAgentFailed, node), kCorr, truth);
+      return;
+    case FaultAction::kHang:
+      AddEvidence(FirstPeerWatchdog(w, rank), v1::EVIDENCE_ROLE_CONSEQUENCE, truth);
+      AddEvidence(w.Find(Cite::kAgentSigterm, rank), kCorr, truth);
+      return;
+    case FaultAction::kMismatch:
+      AddEvidence(w.Find(Cite::kWatchdog, rank), kInit, truth);
+      AddEvidence(FirstPeerWatchdog(w, rank), kCorr, truth);
+      return;
+    case FaultAction::kNodeLoss:
+      AddEvidence(w.Find(Cite::kLastLine, node), kCorr, truth);
+      return;
+    case FaultAction::kSchedulerCancel:
+      return;
+  }
+}
+
+// The ranks hit by the fault itself: the rank, or every rank of the lost node.
+bool IsInitiating(const TruthInputs& in, int rank) {
+  switch (in.fault.traits->scope) {
+    case FaultScope::kRank:
+      return rank == in.fault.rank;
+    case FaultScope::kNode:
+      return in.job.NodeOf(rank) == in.fault.node;
+    case FaultScope::kJob:
+      return false;
+  }
+  return false;
+}
+
+// Every other rank that died is a consequence. Secondary errors: each watchdog timeout line
+// (but the initiator's own, when it is the evidence), and each launcher report that is not
+// the initiator's: torchrun agent failure reports on other nodes, srun task-exit lines that
+// do not name the initiator.
+void FillCascade(const TruthInputs& in, v1::Truth* truth) {
   v1::Cascade* cascade = truth->mutable_cascade();
   const Workers& workers = in.model.workers();
   for (int rank = 0; rank < in.job.world; ++rank) {
-    if (rank != in.fault.rank && !workers.alive(rank)) cascade->add_secondary_ranks(rank);
+    if (!IsInitiating(in, rank) && !workers.alive(rank)) cascade->add_secondary_ranks(rank);
   }
   std::int64_t errors = static_cast<std::int64_t>(workers.watchdog_timeouts());
-  for (int node = 0; node < in.job.nodes; ++node) {
-    if (node != initiator_node && in.model.launcher().reported(node)) ++errors;
+  if (in.fault.rank >= 0 && in.writer.Find(Cite::kWatchdog, in.fault.rank) != nullptr) --errors;
+  if (in.job.launcher == v1::LAUNCHER_SRUN) {
+    errors += in.model.slurm().task_lines();
+    if (in.fault.rank >= 0 && in.writer.Find(Cite::kSrunTask, in.fault.rank) != nullptr) --errors;
+  } else {
+    for (int node = 0; node < in.job.nodes; ++node) {
+      if (node != in.fault.node && in.model.launcher().reported(node)) ++errors;
+    }
   }
   cascade->set_secondary_errors(static_cast<std::int32_t>(errors));
   cascade->set_grouped_errors(static_cast<std::int32_t>(errors));
 }
 
-void FillRecovery(const std::string& host, int rank, v1::Truth* truth) {
+std::string Who(const TruthInputs& in) {
+  switch (in.fault.traits->scope) {
+    case FaultScope::kRank:
+      return "Rank " + std::to_string(in.fault.rank) + " on " + in.job.hostnames[in.fault.node];
+    case FaultScope::kNode:
+      return "Node " + in.job.hostnames[in.fault.node];
+    case FaultScope::kJob:
+      return "The job";
+  }
+  return "";
+}
+
+void FillRecovery(const TruthInputs& in, v1::Truth* truth) {
+  const FaultTraits& traits = *in.fault.traits;
+  std::string text(traits.recovery_text);
+  const std::size_t at = text.find("{who}");
+  if (at != std::string::npos) text.replace(at, 5, Who(in));
   v1::Recovery* recovery = truth->mutable_recovery();
-  v1::Precondition* inspect = recovery->add_preconditions();
-  inspect->set_action("inspect_host_logs");
-  inspect->set_target(host);
-  inspect->set_text("Rank " + std::to_string(rank) + " on " + host +
-                    " was killed by SIGKILL and printed nothing; check the host's kernel log "
-                    "(OOM killer) and the scheduler's records for " +
-                    host + " before scheduling work on it again.");
+  v1::Precondition* first = recovery->add_preconditions();
+  first->set_action(std::string(traits.recovery_action));
+  if (in.fault.node >= 0) first->set_target(in.job.hostnames[in.fault.node]);
+  first->set_text(text);
   v1::Precondition* restart = recovery->add_preconditions();
   restart->set_action("restart_job");
   restart->set_text(
-      "Every other rank failed as a consequence (NCCL watchdog timeouts and "
-      "torchrun teardown); restart the job from its latest checkpoint.");
+      "Every other rank failed as a consequence (NCCL watchdog timeouts and launcher "
+      "teardown); restart the job from its latest checkpoint.");
+}
+
+void FillInitiator(const TruthInputs& in, TimeNs fault_time, v1::Truth* truth) {
+  v1::Initiator* init = truth->mutable_initiator();
+  const bool rank_known = in.fault.traits->scope == FaultScope::kRank;
+  init->set_rank(rank_known ? in.fault.rank : -1);
+  if (in.fault.node >= 0) init->set_node(in.job.hostnames[in.fault.node]);
+  init->set_local_rank(rank_known ? in.job.LocalRank(in.fault.rank) : -1);
+  init->set_time(FormatRfc3339(fault_time));
+  init->set_failure_class(in.fault.traits->failure_class);
+  init->set_confidence(1.0);
+  truth->set_owner(in.fault.traits->owner);
 }
 
 }  // namespace
 
 v1::Truth BuildTruth(const TruthInputs& in) {
   v1::Truth truth;
-  const int rank = in.fault.rank;
-  const int node = in.job.NodeOf(rank);
-  const std::string& host = in.job.hostnames[node];
   const TimeNs fault_time = in.model.workers().fault_time();
   truth.set_scenario(in.scenario.name());
   truth.set_seed(in.job.seed);
   truth.set_verdict(v1::VERDICT_DIAGNOSED);
-  v1::Initiator* init = truth.mutable_initiator();
-  init->set_rank(rank);
-  init->set_node(host);
-  init->set_local_rank(in.job.LocalRank(rank));
-  init->set_time(FormatRfc3339(fault_time));
-  init->set_failure_class(v1::FAILURE_CLASS_SIGNAL_KILL);
-  init->set_confidence(1.0);
-  truth.set_owner(v1::OWNER_UNKNOWN);  // nothing in the logs says why it was killed
-  FillCascade(in, node, &truth);
-  const AgentReportCitation& cited = in.writer.citation(node);
-  if (cited.present) {
-    AddEvidence(cited.failed, &truth);
-    AddEvidence(cited.root_rank, &truth);
-  }
+  FillInitiator(in, fault_time, &truth);
+  FillCascade(in, &truth);
+  EvidenceFor(in, &truth);
   truth.mutable_checkpoint()->set_decision(v1::CHECKPOINT_DECISION_NOT_EVALUATED);
-  FillRecovery(host, rank, &truth);
+  FillRecovery(in, &truth);
   v1::InjectedEvent* event = truth.add_events();
-  event->set_kind(v1::FaultKind_Name(v1::FAULT_KIND_SIGKILL));
-  event->set_rank(rank);
-  event->set_node(host);
+  event->set_kind(v1::FaultKind_Name(in.fault.kind()));
+  event->set_rank(in.fault.traits->scope == FaultScope::kRank ? in.fault.rank : -1);
+  if (in.fault.node >= 0) event->set_node(in.job.hostnames[in.fault.node]);
   event->set_time(FormatRfc3339(fault_time));
   event->set_step(in.fault.step);
   v1::JobFacts* facts = truth.mutable_job();

@@ -10,6 +10,7 @@ Workers::Workers(const Job& job, const FaultPlan& fault, EventQueue& queue, Reco
     : job_(job), fault_(fault), queue_(queue), sink_(sink), rendezvous_(job) {
   const auto n = static_cast<std::size_t>(job.world);
   alive_.assign(n, 1);
+  stopped_.assign(n, 0);
   pc_.assign(n, 0);
   step_.assign(n, 0);
   waiting_.assign(n, -1);
@@ -68,7 +69,7 @@ void Workers::OnStart(int rank, TimeNs t) {
 }
 
 void Workers::OnResume(int rank, TimeNs t) {
-  if (!alive_[rank]) return;
+  if (!alive_[rank] || stopped_[rank]) return;
   ++pc_[rank];
   Run(rank, t);
 }
@@ -108,6 +109,9 @@ void Workers::Enqueue(int rank, Op op, TimeNs t) {
   const auto kind = static_cast<int>(GroupKindOf(op));
   ++seq_enqueued_[kind][rank];
   const std::uint32_t id = RendezvousOf(rank, op);
+  if (mismatch_armed_ && rank == fault_.rank && IsMismatchTarget(rank, op)) {
+    ApplyMismatch(rank, op, id);
+  }
   waiting_[rank] = static_cast<std::int32_t>(id);
   waiting_op_[rank] = op;
   enqueued_at_[rank] = t;
@@ -129,15 +133,21 @@ void Workers::OnRendezvousDone(std::uint32_t id, TimeNs t) {
     const auto kind = static_cast<int>(GroupKindOf(waiting_op_[m]));
     seq_completed_[kind][m] = seq_enqueued_[kind][m];
     waiting_[m] = -1;
+    if (stopped_[m]) continue;  // hung: the work completed, but it issues nothing more
     ++pc_[m];
     Run(m, t);
   }
 }
 
+// The fault is timed from the step start of the rank it hits (a node's first rank, rank 0
+// for a job-wide fault).
 void Workers::StartStep(int rank, TimeNs t) {
-  if (rank == fault_.rank && step_[rank] == fault_.step && fault_time_ < 0) {
+  const bool job_fault = fault_.traits->scope == FaultScope::kJob;
+  const int trigger = job_fault ? 0 : fault_.rank;
+  if (rank == trigger && step_[rank] == fault_.step && fault_time_ < 0) {
     fault_time_ = t + fault_.offset;
-    queue_.Push(fault_time_, EventKind::kFaultKill, static_cast<std::uint32_t>(rank));
+    const int id = job_fault ? 0 : fault_.traits->scope == FaultScope::kNode ? fault_.node : rank;
+    queue_.Push(fault_time_, EventKind::kFault, static_cast<std::uint32_t>(id));
   }
   if (rank == job_.world - 1 && step_[rank] == 0) last_log_time_ = t;  // the first interval
 }
@@ -160,9 +170,9 @@ void Workers::OnWatchdogCheck(int rank, TimeNs t) {
               static_cast<std::uint32_t>(rank));
 }
 
-void Workers::OnFaultKill(int rank, TimeNs t) { Die(rank, t, kExitSigkill); }
-
 void Workers::Terminate(int rank, TimeNs t) { Die(rank, t, kExitSigterm); }
+
+void Workers::Signal(int rank, TimeNs t, int exit_code) { Die(rank, t, exit_code); }
 
 void Workers::Die(int rank, TimeNs t, int exit_code) {
   if (!alive_[rank]) return;
@@ -172,7 +182,7 @@ void Workers::Die(int rank, TimeNs t, int exit_code) {
   // Work it had joined can no longer complete: its GPU kernels are gone with it.
   if (waiting_[rank] >= 0) rendezvous_.Poison(static_cast<std::uint32_t>(waiting_[rank]));
   sink_.Emit(WorkerExit{rank, t, exit_code});
-  if (listener_ != nullptr) listener_->OnWorkerExit(rank, t);
+  if (listener_ != nullptr && exit_code != kExitNodeLost) listener_->OnWorkerExit(rank, t);
 }
 
 TimeNs Workers::ComputeSlice(int rank) {

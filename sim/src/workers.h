@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "event_queue.h"
+#include "faults.h"
 #include "job.h"
 #include "records.h"
 #include "rendezvous.h"
@@ -25,19 +26,12 @@
 
 namespace denpex::sim {
 
-// The fault to inject, resolved from the scenario and the seed.
-struct FaultPlan {
-  int rank = 0;
-  int step = 0;
-  double at_fraction = 0;
-  TimeNs offset = 0;  // into the step: at_fraction * step_time
-};
-
-// Told when a worker process exits (the torchrun agent listens).
+// Told when a worker process exits (the launcher listens), and when a whole node vanishes.
 class WorkerExitListener {
  public:
   virtual ~WorkerExitListener() = default;
   virtual void OnWorkerExit(int rank, TimeNs time) = 0;
+  virtual void OnNodeLost(int node, TimeNs time) = 0;
 };
 
 class Workers {
@@ -51,14 +45,19 @@ class Workers {
   void OnRendezvousDone(std::uint32_t id, TimeNs t);
   void OnWatchdogCheck(int rank, TimeNs t);
   void OnWatchdogFire(int rank, TimeNs t);
-  void OnFaultKill(int rank, TimeNs t);
-  void Terminate(int rank, TimeNs t);  // SIGTERM: exits without printing
+  // The fault fires (workers_faults.cc): `id` is the rank, or the node for a node fault.
+  void OnFault(std::uint32_t id, TimeNs t);
+  void OnExceptionExit(int rank, TimeNs t);        // the interpreter finished tearing down
+  void Terminate(int rank, TimeNs t);              // SIGTERM: exits without printing
+  void Signal(int rank, TimeNs t, int exit_code);  // dies by a signal sent from outside
 
   bool alive(int rank) const { return alive_[rank] != 0; }
   int exit_code(int rank) const { return exit_code_[rank]; }
   TimeNs exit_time(int rank) const { return exit_time_[rank]; }
   TimeNs fault_time() const { return fault_time_; }
   std::uint64_t watchdog_timeouts() const { return watchdog_timeouts_; }
+  // The rank's collectives on its TP group (DP when tp = 1) the mismatch hit, or -1.
+  std::int64_t mismatch_seq() const { return mismatch_seq_; }
 
  private:
   enum class Op : std::uint8_t {
@@ -84,6 +83,10 @@ class Workers {
   void EndStep(int rank, TimeNs t);
   void EmitNcclInit(int rank, TimeNs t);
   void Die(int rank, TimeNs t, int exit_code);
+  void FireRankFault(int rank, TimeNs t);
+  void LoseNode(int node, TimeNs t);
+  bool IsMismatchTarget(int rank, Op op) const;
+  void ApplyMismatch(int rank, Op op, std::uint32_t rendezvous);
   TimeNs ComputeSlice(int rank);
   std::uint32_t RendezvousOf(int rank, Op op) const;
   static PgKind GroupKindOf(Op op);
@@ -101,6 +104,7 @@ class Workers {
 
   // Per-rank state (struct of arrays).
   std::vector<std::uint8_t> alive_;
+  std::vector<std::uint8_t> stopped_;  // alive but no longer runs its program (hang, exiting)
   std::vector<std::uint16_t> pc_;
   std::vector<std::int32_t> step_;
   std::vector<std::int32_t> waiting_;  // rendezvous id the rank waits in, or -1
@@ -114,6 +118,13 @@ class Workers {
   std::vector<TimeNs> exit_time_;
 
   TimeNs fault_time_ = -1;
+  // Collective mismatch: armed when the fault fires, applied to the rank's next collective.
+  bool mismatch_armed_ = false;
+  std::int64_t mismatch_seq_ = -1;
+  OpType mismatch_op_ = OpType::kAllreduce;
+  std::int64_t mismatch_numel_ = 0;
+  std::int64_t mismatch_numel_out_ = 0;
+  std::int32_t mismatch_rendezvous_ = -1;
   TimeNs last_log_time_ = 0;  // the logging rank's previous iteration line
   std::uint64_t watchdog_timeouts_ = 0;
 };

@@ -60,6 +60,12 @@ void Workers::OnWatchdogFire(int rank, TimeNs t) {
   w.group = GroupKindOf(op);
   w.op = OpTypeOf(op);
   w.numel = NumelOf(op);
+  w.numel_out = w.numel;
+  if (rank == fault_.rank && waiting_[rank] == mismatch_rendezvous_) {  // its odd collective
+    w.op = mismatch_op_;
+    w.numel = mismatch_numel_;
+    w.numel_out = mismatch_numel_out_;
+  }
   w.seq = seq_enqueued_[kind][rank];
   w.last_enqueued = seq_enqueued_[kind][rank];
   w.last_completed = seq_completed_[kind][rank];

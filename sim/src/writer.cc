@@ -1,64 +1,121 @@
-// The incident writer (see writer.h): routing records to files, stdout buffering, and
-// writing each file with open/write/close.
+// The incident writer (see writer.h): routing records to files, labelling, stdout buffering,
+// and remembering the lines the truth cites. Paths and disk I/O are in writer_files.cc.
 #include "writer.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <system_error>
+#include <algorithm>
 
 namespace denpex::sim {
 
 namespace fs = std::filesystem;
 
 IncidentWriter::IncidentWriter(const Job& job, const LineFormatter& formatter,
-                               fs::path incident_dir)
-    : job_(job), formatter_(formatter), dir_(std::move(incident_dir)) {
-  files_.resize(static_cast<std::size_t>(job.nodes) + static_cast<std::size_t>(job.world));
+                               fs::path incident_dir, CitationPlan plan)
+    : job_(job),
+      formatter_(formatter),
+      dir_(std::move(incident_dir)),
+      label_width_(static_cast<int>(std::to_string(std::max(0, job.world - 1)).size())),
+      plan_(std::move(plan)) {
+  files_.resize(FileCount());
   stdout_.resize(static_cast<std::size_t>(job.world));
-  citations_.resize(static_cast<std::size_t>(job.nodes));
-}
-
-Status IncidentWriter::CreateDirectories() {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec) return Status::IoError(dir_.string() + ": cannot create: " + ec.message());
-  for (const std::string& host : job_.hostnames) {
-    fs::create_directory(dir_ / host, ec);
-    if (ec) return Status::IoError((dir_ / host).string() + ": cannot create: " + ec.message());
-  }
-  return Status::Ok();
-}
-
-std::string IncidentWriter::RelativePath(int file) const {
-  if (file < job_.nodes) return job_.hostnames[file] + "/torchrun.log";
-  const int rank = file - job_.nodes;
-  return job_.hostnames[job_.NodeOf(rank)] + "/rank_" + std::to_string(rank) + ".log";
 }
 
 void IncidentWriter::Emit(const Record& record) {
   std::visit([this](const auto& r) { Handle(r); }, record);
 }
 
-template <typename R>
-void IncidentWriter::AppendTo(int file, const R& record) {
-  File& f = files_[file];
+// `rank` >= 0 in the combined layout: every line gets srun's "<rank>: " label.
+void IncidentWriter::AppendText(File& f, int rank, std::string_view text, std::int64_t lines) {
+  if (rank < 0 || !Combined()) {
+    f.data.append(text);
+    f.lines += lines;
+    return;
+  }
   LineBuilder out(&f.data);
-  formatter_.Format(record, out);
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    out.Padded(rank, label_width_, ' ').Str(": ").Str(text.substr(0, nl)).EndLine();
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+  }
   f.lines += out.lines();
-  MaybeFlush(file);
+}
+
+template <typename R>
+std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record) {
+  File& f = files_[file];
+  const std::int64_t first = f.lines;
+  if (rank < 0 || !Combined()) {
+    LineBuilder out(&f.data);
+    formatter_.Format(record, out);
+    f.lines += out.lines();
+    return first;
+  }
+  scratch_.clear();
+  LineBuilder out(&scratch_);
+  formatter_.Format(record, out);
+  AppendText(f, rank, scratch_, out.lines());
+  return first;
+}
+
+// Copies the text of the file's 0-based line `line` (still in the buffer: callers remember a
+// line right after appending it, before any flush).
+void IncidentWriter::Remember(Cite what, int subject, TimeNs time, int file, std::int64_t line) {
+  const File& f = files_[file];
+  std::size_t begin = f.data.size();  // the start of line f.lines (one past the end)
+  for (std::int64_t i = f.lines; i > line; --i) {
+    const std::size_t nl = begin >= 2 ? f.data.rfind('\n', begin - 2) : std::string::npos;
+    begin = nl == std::string::npos ? 0 : nl + 1;
+  }
+  const std::size_t end = f.data.find('\n', begin);
+  citations_.push_back(
+      {what, subject, time, {RelativePath(file), line + 1, f.data.substr(begin, end - begin)}});
+}
+
+const Citation* IncidentWriter::Find(Cite what, int subject) const {
+  for (const Citation& c : citations_) {
+    if (c.what == what && c.subject == subject) return &c;
+  }
+  return nullptr;
 }
 
 // NCCL writes through C stdio and flushes each line: it reaches the file at once, ahead of
 // anything still waiting in Python's own stdout buffer.
-void IncidentWriter::Handle(const NcclVersionBanner& r) { AppendTo(RankFile(r.rank), r); }
-void IncidentWriter::Handle(const NcclCommInit& r) { AppendTo(RankFile(r.rank), r); }
-void IncidentWriter::Handle(const WatchdogTimeout& r) { AppendTo(RankFile(r.rank), r); }
+void IncidentWriter::Handle(const NcclVersionBanner& r) {
+  AppendTo(OutFile(r.rank), r.rank, r);
+  MaybeFlush(OutFile(r.rank));
+}
+void IncidentWriter::Handle(const NcclCommInit& r) {
+  AppendTo(OutFile(r.rank), r.rank, r);
+  MaybeFlush(OutFile(r.rank));
+}
 
-// Python's stdout to a file is block-buffered: a line that does not fit in the buffer first
-// pushes the buffered lines to the file.
+// stderr lines (c10, Python tracebacks, faulthandler) are unbuffered.
+void IncidentWriter::Handle(const WatchdogTimeout& r) {
+  const int file = ErrFile(r.rank);
+  const std::int64_t first = AppendTo(file, r.rank, r);
+  if (std::binary_search(plan_.watchdog_ranks.begin(), plan_.watchdog_ranks.end(), r.rank)) {
+    Remember(Cite::kWatchdog, r.rank, r.time, file, first);
+  }
+  MaybeFlush(file);
+}
+
+void IncidentWriter::Handle(const PythonException& r) {
+  const int file = ErrFile(r.rank);
+  AppendTo(file, r.rank, r);
+  if (r.rank == plan_.rank) {
+    Remember(Cite::kException, r.rank, r.time, file, files_[file].lines - 1);
+  }
+  MaybeFlush(file);
+}
+
+void IncidentWriter::Handle(const SegfaultDump& r) {
+  const int file = ErrFile(r.rank);
+  const std::int64_t first = AppendTo(file, r.rank, r);
+  if (r.rank == plan_.rank) Remember(Cite::kSegfault, r.rank, r.time, file, first);
+  MaybeFlush(file);
+}
+
+// Python's stdout to a file or pipe is block-buffered: a line that does not fit in the
+// buffer first pushes the buffered lines out.
 void IncidentWriter::Handle(const TrainerIteration& r) {
   scratch_.clear();
   LineBuilder out(&scratch_);
@@ -73,88 +130,81 @@ void IncidentWriter::Handle(const TrainerIteration& r) {
 
 void IncidentWriter::MoveStdoutToFile(int rank) {
   StdoutBuffer& buf = stdout_[rank];
-  File& f = files_[RankFile(rank)];
-  f.data += buf.data;
-  f.lines += buf.lines;
+  AppendText(files_[OutFile(rank)], rank, buf.data, buf.lines);
   buf.data.clear();
   buf.lines = 0;
-  MaybeFlush(RankFile(rank));
+  MaybeFlush(OutFile(rank));
 }
 
-// A process that dies by a signal loses its unflushed stdout; the file is complete now.
+// A process that dies by a signal (or with its node) loses its unflushed stdout; its own
+// files are complete now.
 void IncidentWriter::Handle(const WorkerExit& r) {
   if (r.exit_code >= 0) MoveStdoutToFile(r.rank);
   std::string().swap(stdout_[r.rank].data);
   stdout_[r.rank].lines = 0;
-  Flush(RankFile(r.rank));
+  if (Combined()) return;
+  Flush(OutFile(r.rank));
+  if (ErrFile(r.rank) != OutFile(r.rank)) Flush(ErrFile(r.rank));
 }
 
-void IncidentWriter::Handle(const AgentBanner& r) { AppendTo(AgentFile(r.node), r); }
-void IncidentWriter::Handle(const AgentSigterm& r) { AppendTo(AgentFile(r.node), r); }
+void IncidentWriter::Handle(const AgentBanner& r) { AppendTo(AgentFile(r.node), -1, r); }
+void IncidentWriter::Handle(const AgentSigterm& r) {
+  const std::int64_t first = AppendTo(AgentFile(r.node), -1, r);
+  if (r.rank == plan_.rank) Remember(Cite::kAgentSigterm, r.rank, r.time, AgentFile(r.node), first);
+}
 void IncidentWriter::Handle(const AgentExit& r) { Flush(AgentFile(r.node)); }
 
-// Also remembers where the report's citable lines landed (for the truth).
+// The node's agent file ends where it ends; its ranks' files were closed by their exits.
+void IncidentWriter::Handle(const NodeLost& r) {
+  if (Combined()) return;
+  const int file = AgentFile(r.node);
+  if (r.node == plan_.node && files_[file].lines > 0) {
+    Remember(Cite::kLastLine, r.node, r.time, file, files_[file].lines - 1);
+  }
+  Flush(file);
+}
+
+// Also remembers where the initiator node's citable lines landed (for the truth).
 void IncidentWriter::Handle(const AgentFailureReport& r) {
-  File& f = files_[AgentFile(r.node)];
-  const std::size_t start = f.data.size();
-  const std::int64_t lines_before = f.lines;
+  const int file = AgentFile(r.node);
+  File& f = files_[file];
+  const std::int64_t first = f.lines;
   LineBuilder out(&f.data);
   const ReportLineOffsets offsets = formatter_.Format(r, out);
   f.lines += out.lines();
-  auto line_text = [&](std::int64_t offset) {
-    std::size_t pos = start;
-    for (std::int64_t i = 0; i < offset; ++i) pos = f.data.find('\n', pos) + 1;
-    return f.data.substr(pos, f.data.find('\n', pos) - pos);
-  };
-  AgentReportCitation& c = citations_[r.node];
-  c.present = true;
-  c.failed = {RelativePath(AgentFile(r.node)), lines_before + offsets.failed_line + 1,
-              line_text(offsets.failed_line)};
-  c.root_rank = {RelativePath(AgentFile(r.node)), lines_before + offsets.root_rank_line + 1,
-                 line_text(offsets.root_rank_line)};
-  MaybeFlush(AgentFile(r.node));
-}
-
-void IncidentWriter::MaybeFlush(int file) {
-  if (files_[file].data.size() >= kFlushThresholdBytes) Flush(file);
-}
-
-void IncidentWriter::Flush(int file) {
-  File& f = files_[file];
-  if (f.created && f.data.empty()) return;
-  if (error_.ok()) {
-    const std::string path = (dir_ / RelativePath(file)).string();
-    const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (f.created ? O_APPEND : O_TRUNC);
-    const int fd = ::open(path.c_str(), flags, 0644);
-    if (fd < 0) {
-      error_ = Status::IoError(path + ": cannot open: " + std::strerror(errno));
-    } else {
-      std::size_t done = 0;
-      while (done < f.data.size()) {
-        const ssize_t n = ::write(fd, f.data.data() + done, f.data.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-          error_ = Status::IoError(path + ": write failed: " + std::strerror(errno));
-          break;
-        }
-        done += static_cast<std::size_t>(n);
-      }
-      if (::close(fd) != 0 && error_.ok()) {
-        error_ = Status::IoError(path + ": close failed: " + std::strerror(errno));
-      }
-    }
+  if (r.node == plan_.node) {
+    Remember(Cite::kAgentFailed, r.node, r.time, file, first + offsets.failed_line);
+    Remember(Cite::kAgentRootRank, r.node, r.time, file, first + offsets.root_rank_line);
   }
-  if (!f.created) ++stats_.files;
-  f.created = true;
-  stats_.bytes += f.data.size();
-  std::string().swap(f.data);
+  MaybeFlush(file);
 }
 
-Status IncidentWriter::Finish() {
-  for (int file = 0; file < static_cast<int>(files_.size()); ++file) Flush(file);
-  stats_.lines = 0;
-  for (const File& f : files_) stats_.lines += static_cast<std::uint64_t>(f.lines);
-  return error_;
+void IncidentWriter::Handle(const SrunTaskExits& r) {
+  const std::int64_t first = AppendTo(kSlurmOut, -1, r);
+  const auto* end = r.ranks.begin() + r.count;
+  if (std::find(r.ranks.begin(), end, plan_.rank) != end) {
+    Remember(Cite::kSrunTask, plan_.rank, r.time, kSlurmOut, first);
+  }
+  MaybeFlush(kSlurmOut);
+}
+
+void IncidentWriter::Handle(const SrunMessage& r) {
+  AppendTo(kSlurmOut, -1, r);
+  MaybeFlush(kSlurmOut);
+}
+
+void IncidentWriter::Handle(const StepdCancelled& r) {
+  const std::int64_t first = AppendTo(kSlurmOut, -1, r);
+  if (r.whole_job && Find(Cite::kStepdJob, 0) == nullptr) {
+    Remember(Cite::kStepdJob, 0, r.time, kSlurmOut, first);
+  }
+  MaybeFlush(kSlurmOut);
+}
+
+void IncidentWriter::Handle(const CtldLine& r) {
+  const std::int64_t first = AppendTo(kCtldLog, -1, r);
+  const int event = static_cast<int>(r.event);
+  if (Find(Cite::kCtld, event) == nullptr) Remember(Cite::kCtld, event, r.time, kCtldLog, first);
 }
 
 }  // namespace denpex::sim

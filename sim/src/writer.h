@@ -1,7 +1,10 @@
 // The incident writer: receives the model's records, has the formatter turn them into lines,
-// and lays the lines out as a torchrun job leaves them (docs/log_formats.md §1):
-//   incident/<host>/torchrun.log   the agent's console
-//   incident/<host>/rank_<R>.log   stdout + stderr of rank R
+// and lays the lines out as the job's launcher leaves them (docs/log_formats.md §1):
+//   LAYOUT_PER_RANK_FILES    <host>/torchrun.log, <host>/rank_<R>.log (stdout + stderr)
+//   LAYOUT_TORCHRUN_LOG_DIR  <host>/torchrun.log and, per local rank,
+//                            <host>/logs/<run>_<sfx>/attempt_0/<lr>/{stdout.log,stderr.log}
+//   LAYOUT_SLURM_OUT         slurm-<jobid>.out (every task's output, "R: "-labelled, and srun's
+//                            and slurmstepd's lines), slurmctld.log
 // It models stdio buffering: stdout lines of the trainer wait in a 4 KiB buffer that is
 // written when full and lost when the process dies by a signal; stderr (c10) lines and NCCL's
 // flushed stdout lines go straight to the file.
@@ -23,17 +26,40 @@
 
 namespace denpex::sim {
 
-// A line of a torchrun.log a truth cites: where it is and what it says.
+// A line a truth cites: where it is and what it says.
 struct CitedLine {
   std::string file;       // relative to the incident dir: "gpu-0137/torchrun.log"
   std::int64_t line = 0;  // 1-based
   std::string text;
 };
 
-struct AgentReportCitation {
-  bool present = false;
-  CitedLine failed;     // "... failed (exitcode: ...) local_rank: ..."
-  CitedLine root_rank;  // "  rank      : <G> (local_rank: <lr>)"
+// The kinds of lines the writer remembers for the truth.
+enum class Cite : std::uint8_t {
+  kAgentFailed,    // subject node: "... failed (exitcode: ...) local_rank: ..."
+  kAgentRootRank,  // subject node: "  rank      : <G> (local_rank: <lr>)" of the root cause
+  kAgentSigterm,   // subject rank: "Sending process <pid> closing signal SIGTERM"
+  kException,      // subject rank: the last line of its Python traceback
+  kSegfault,       // subject rank: "Fatal Python error: Segmentation fault"
+  kWatchdog,       // subject rank: the first line of its watchdog block
+  kLastLine,       // subject node: the last line its agent wrote before the node vanished
+  kSrunTask,       // subject rank: the "srun: error: <host>: task(s) ...: <status>" line with it
+  kCtld,           // subject CtldEvent: the controller's line (the first of each event)
+  kStepdJob,       // subject 0: the first "*** JOB J ON ... CANCELLED AT ... ***" line
+};
+
+struct Citation {
+  Cite what;
+  int subject;  // a rank or a node, by kind
+  TimeNs time;  // true time of the record
+  CitedLine line;
+};
+
+// Whose lines to remember: the fault's rank and node, and the ranks whose watchdog blocks
+// may be cited (sorted). Everything else is not tracked, so memory stays small at any scale.
+struct CitationPlan {
+  int rank = -1;
+  int node = -1;
+  std::vector<int> watchdog_ranks;
 };
 
 struct WriterStats {
@@ -47,17 +73,19 @@ class IncidentWriter : public RecordSink {
   static constexpr std::size_t kStdoutBufferBytes = 4096;
   static constexpr std::size_t kFlushThresholdBytes = 1 << 20;
 
-  IncidentWriter(const Job& job, const LineFormatter& formatter,
-                 std::filesystem::path incident_dir);
+  IncidentWriter(const Job& job, const LineFormatter& formatter, std::filesystem::path incident_dir,
+                 CitationPlan plan);
 
-  // Creates incident/ and one directory per host (incident_dir must not exist).
+  // Creates incident/ and the layout's directories (incident_dir must not exist).
   Status CreateDirectories();
   void Emit(const Record& record) override;
   // Writes everything still buffered (files of processes still alive at the end included;
   // their unflushed stdout is not). Returns the first I/O error met.
   Status Finish();
 
-  const AgentReportCitation& citation(int node) const { return citations_[node]; }
+  // The remembered line of that kind and subject; nullptr when it was never written.
+  const Citation* Find(Cite what, int subject) const;
+  const std::vector<Citation>& citations() const { return citations_; }
   const WriterStats& stats() const { return stats_; }
 
   // Record handlers (public for std::visit; not part of the interface).
@@ -65,11 +93,18 @@ class IncidentWriter : public RecordSink {
   void Handle(const NcclCommInit& r);
   void Handle(const TrainerIteration& r);
   void Handle(const WatchdogTimeout& r);
+  void Handle(const PythonException& r);
+  void Handle(const SegfaultDump& r);
   void Handle(const WorkerExit& r);
   void Handle(const AgentBanner& r);
   void Handle(const AgentSigterm& r);
   void Handle(const AgentFailureReport& r);
   void Handle(const AgentExit& r);
+  void Handle(const NodeLost& r);
+  void Handle(const SrunTaskExits& r);
+  void Handle(const SrunMessage& r);
+  void Handle(const StepdCancelled& r);
+  void Handle(const CtldLine& r);
 
  private:
   struct File {
@@ -82,11 +117,22 @@ class IncidentWriter : public RecordSink {
     std::int64_t lines = 0;
   };
 
+  // The layout (writer_files.cc): which file each stream goes to, and its path.
+  bool Combined() const { return job_.layout == v1::LAYOUT_SLURM_OUT; }
   int AgentFile(int node) const { return node; }
-  int RankFile(int rank) const { return job_.nodes + rank; }
+  int OutFile(int rank) const { return Combined() ? kSlurmOut : job_.nodes + rank; }
+  int ErrFile(int rank) const;
+  static constexpr int kSlurmOut = 0, kCtldLog = 1;
+  std::size_t FileCount() const;
   std::string RelativePath(int file) const;
+  std::string LogDirOf(int node) const;  // <host>/logs/<run>_<sfx>/attempt_0
+
+  // Formats the record at the end of the file, each line labelled "<rank>: " in the
+  // combined layout; returns the line index it starts at.
   template <typename R>
-  void AppendTo(int file, const R& record);
+  std::int64_t AppendTo(int file, int rank, const R& record);
+  void AppendText(File& f, int rank, std::string_view text, std::int64_t lines);
+  void Remember(Cite what, int subject, TimeNs time, int file, std::int64_t line);
   void MoveStdoutToFile(int rank);
   void MaybeFlush(int file);
   void Flush(int file);
@@ -94,9 +140,11 @@ class IncidentWriter : public RecordSink {
   const Job& job_;
   const LineFormatter& formatter_;
   std::filesystem::path dir_;
-  std::vector<File> files_;                     // agent files, then rank files
-  std::vector<StdoutBuffer> stdout_;            // per rank: Python's unflushed stdout
-  std::vector<AgentReportCitation> citations_;  // per node
+  int label_width_;  // srun pads labels to the widest task id
+  std::vector<File> files_;
+  std::vector<StdoutBuffer> stdout_;  // per rank: Python's unflushed stdout
+  CitationPlan plan_;
+  std::vector<Citation> citations_;
   std::string scratch_;
   WriterStats stats_;
   Status error_;

@@ -84,7 +84,7 @@ TEST(EventQueue, OrdersByTimeThenInsertion) {
   EventQueue q;
   q.Push(30, EventKind::kAgentPoll, 1);
   q.Push(10, EventKind::kRankResume, 2);
-  q.Push(10, EventKind::kFaultKill, 3);
+  q.Push(10, EventKind::kFault, 3);
   q.Push(20, EventKind::kRendezvousDone, kMaxEventId);
   std::vector<std::pair<TimeNs, std::uint32_t>> order;
   while (!q.empty()) {

@@ -49,7 +49,7 @@ TEST(Scenario, BadEnumValueNamesItsColumnAndSuggestsTheValue) {
 }
 
 TEST(Scenario, NumericEnumOutsideTheEnumIsRejected) {
-  const Status st = ParseError("job { nodes: 1 }\nfaults { kind: 7 }\n");
+  const Status st = ParseError("job { nodes: 1 }\nfaults { kind: 77 }\n");
   EXPECT_THAT(st.message(), StartsWith("s.textproto:2:10: faults[0].kind is missing or unknown"));
 }
 

@@ -1,0 +1,89 @@
+// The fault registry table and the resolution of a scenario's fault against the seed.
+#include "faults.h"
+
+#include "job.h"
+#include "rng.h"
+
+namespace denpex::sim {
+
+namespace {
+
+constexpr FaultTraits kFaults[] = {
+    {v1::FAULT_KIND_SIGKILL, FaultScope::kRank, FaultAction::kSigkill, v1::OWNER_UNKNOWN,
+     v1::FAILURE_CLASS_SIGNAL_KILL, false, "inspect_host_logs",
+     "{who} was killed by SIGKILL and printed nothing; check the host's kernel log (OOM killer) "
+     "and the scheduler's records before scheduling work on it again."},
+    {v1::FAULT_KIND_SIGSEGV, FaultScope::kRank, FaultAction::kSegfault, v1::OWNER_APPLICATION,
+     v1::FAILURE_CLASS_SEGFAULT, false, "fix_application",
+     "{who} crashed with a segmentation fault; the faulthandler stack names the code to fix "
+     "(or the native extension to update) before restarting."},
+    {v1::FAULT_KIND_EXCEPTION, FaultScope::kRank, FaultAction::kException, v1::OWNER_APPLICATION,
+     v1::FAILURE_CLASS_PYTHON_EXCEPTION, false, "fix_application",
+     "{who} raised an uncaught Python exception; fix what its traceback names before "
+     "restarting."},
+    {v1::FAULT_KIND_HANG, FaultScope::kRank, FaultAction::kHang, v1::OWNER_APPLICATION,
+     v1::FAILURE_CLASS_HANG, false, "fix_application",
+     "{who} stopped issuing collectives while its peers waited for it; take a stack dump "
+     "(py-spy) of a rerun and fix the code path that blocks before restarting."},
+    {v1::FAULT_KIND_COLLECTIVE_MISMATCH, FaultScope::kRank, FaultAction::kMismatch,
+     v1::OWNER_APPLICATION, v1::FAILURE_CLASS_COLLECTIVE_MISMATCH, false, "fix_application",
+     "{who} issued a collective that differs from its peers' (op or size); fix the "
+     "rank-dependent code path, and rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL to confirm."},
+    {v1::FAULT_KIND_NODE_LOSS, FaultScope::kNode, FaultAction::kNodeLoss, v1::OWNER_HOST,
+     v1::FAILURE_CLASS_NODE_LOSS, false, "drain_node",
+     "{who} disappeared (its logs stop mid-run); drain it and check its BMC/console logs "
+     "before it takes work again."},
+    {v1::FAULT_KIND_TIME_LIMIT, FaultScope::kJob, FaultAction::kSchedulerCancel,
+     v1::OWNER_SCHEDULER, v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT, true, "extend_time_limit",
+     "{who} reached its Slurm time limit; resubmit with a longer --time or checkpoint more "
+     "often."},
+    {v1::FAULT_KIND_SCANCEL, FaultScope::kJob, FaultAction::kSchedulerCancel, v1::OWNER_SCHEDULER,
+     v1::FAILURE_CLASS_SCHEDULER_CANCEL, true, "confirm_cancel",
+     "{who} was cancelled (scancel); confirm with its owner or the admins that this was "
+     "intended."},
+    {v1::FAULT_KIND_PREEMPTION, FaultScope::kJob, FaultAction::kSchedulerCancel,
+     v1::OWNER_SCHEDULER, v1::FAILURE_CLASS_SCHEDULER_PREEMPTION, true, "resubmit",
+     "{who} was preempted by a higher-priority job; resubmit (or let Slurm requeue it)."},
+};
+
+}  // namespace
+
+const FaultTraits* FindFault(v1::FaultKind kind) {
+  for (const FaultTraits& t : kFaults) {
+    if (t.kind == kind) return &t;
+  }
+  return nullptr;
+}
+
+FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
+  FaultPlan plan;
+  plan.traits = FindFault(fault.kind());
+  const auto stream = static_cast<std::uint64_t>(fault_index) * 4;
+  const int drawn_rank =
+      static_cast<int>(Rng(job.seed, StreamId::kFaultPlan, stream).UniformInt(0, job.world));
+  switch (plan.traits->scope) {
+    case FaultScope::kRank:
+      plan.rank = fault.has_rank() ? fault.rank() : drawn_rank;
+      plan.node = job.NodeOf(plan.rank);
+      break;
+    case FaultScope::kNode:
+      plan.node = fault.has_node() ? fault.node()
+                                   : job.NodeOf(fault.has_rank() ? fault.rank() : drawn_rank);
+      plan.rank = plan.node * job.gpus_per_node;
+      break;
+    case FaultScope::kJob:
+      plan.rank = -1;
+      plan.node = -1;
+      break;
+  }
+  plan.step = fault.step();
+  plan.at_fraction = fault.has_at_fraction()
+                         ? fault.at_fraction()
+                         : Rng(job.seed, StreamId::kFaultPlan, stream + 1).Uniform();
+  plan.offset = static_cast<TimeNs>(plan.at_fraction * static_cast<double>(job.step_time));
+  plan.variant =
+      static_cast<int>(Rng(job.seed, StreamId::kFaultPlan, stream + 2).UniformInt(0, 1 << 20));
+  return plan;
+}
+
+}  // namespace denpex::sim

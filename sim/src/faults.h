@@ -1,0 +1,63 @@
+// The fault registry: one row per FaultKind saying what the fault hits (a rank, a node, the
+// job), what the model does when it fires, and what the truth says about it (owner, failure
+// class, what to do before restarting). Adding a fault family is a row here, a case in
+// Workers::OnFault (or the scheduler), and an evidence rule in truth_evidence.cc.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "denpex/common/time.h"
+#include "denpex/v1/scenario.pb.h"
+#include "denpex/v1/vocabulary.pb.h"
+
+namespace denpex::sim {
+
+struct Job;
+
+enum class FaultScope : std::uint8_t { kRank, kNode, kJob };
+
+// What the model does at the fault's instant.
+enum class FaultAction : std::uint8_t {
+  kSigkill,          // the rank dies at once, silently
+  kSegfault,         // faulthandler dump on stderr, then death by SIGSEGV
+  kException,        // Python traceback on stderr, exit(1) after the interpreter tears down
+  kHang,             // the rank never issues another collective
+  kMismatch,         // the rank's next collective differs from its peers': nobody completes
+  kNodeLoss,         // every process of the node vanishes, the agent too
+  kSchedulerCancel,  // the scheduler signals every task (time limit, scancel, preemption)
+};
+
+struct FaultTraits {
+  v1::FaultKind kind;
+  FaultScope scope;
+  FaultAction action;
+  v1::Owner owner;
+  v1::FailureClass failure_class;
+  bool needs_slurm;  // only the srun launcher has a scheduler that can do it
+  // Recovery: the first precondition's action verb and sentence ("{who}" is replaced by
+  // "rank R on HOST", "HOST" or "the job").
+  std::string_view recovery_action;
+  std::string_view recovery_text;
+};
+
+// nullptr for FAULT_KIND_UNSPECIFIED and values not in the table.
+const FaultTraits* FindFault(v1::FaultKind kind);
+
+// The fault resolved against the seed: who and when, and the drawn details of its shape.
+struct FaultPlan {
+  const FaultTraits* traits = nullptr;
+  int rank = 0;  // kRank: the rank; kNode: the node's first rank; kJob: -1
+  int node = 0;  // kRank/kNode: its node; kJob: -1
+  int step = 0;
+  double at_fraction = 0;
+  TimeNs offset = 0;  // into the step: at_fraction * step_time
+  int variant = 0;    // which traceback / which mismatch (drawn)
+
+  v1::FaultKind kind() const { return traits->kind; }
+  FaultAction action() const { return traits->action; }
+};
+
+FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index);
+
+}  // namespace denpex::sim

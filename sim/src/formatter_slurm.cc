@@ -1,0 +1,159 @@
+// The lines of srun, slurmstepd and slurmctld (docs/log_formats.md §10-12). srun's lines have
+// no timestamp; slurmstepd's carry the node's clock to the second; slurmctld's log prefixes
+// "[YYYY-MM-DDThh:mm:ss.mmm] " in the controller's clock.
+#include <algorithm>
+
+#include "formatter.h"
+
+namespace denpex::sim {
+
+namespace {
+
+// How srun words a task's end: a signal's description, or the exit code.
+void TaskStatus(int exit_code, LineBuilder& out) {
+  switch (exit_code) {
+    case -9:
+      out.Str("Killed");
+      return;
+    case -6:
+      out.Str("Aborted");
+      return;
+    case -15:
+      out.Str("Terminated");
+      return;
+    case -11:
+      out.Str("Segmentation fault");
+      return;
+    case -7:
+      out.Str("Bus error");
+      return;
+    default:
+      out.Str("Exited with exit code ").Int(exit_code);
+  }
+}
+
+// "0-3,5,7-9": ascending ids compressed into ranges.
+void IdRanges(const int* ids, int count, LineBuilder& out) {
+  for (int i = 0; i < count;) {
+    int j = i;
+    while (j + 1 < count && ids[j + 1] == ids[j] + 1) ++j;
+    if (i > 0) out.Char(',');
+    out.Int(ids[i]);
+    if (j > i) out.Char('-').Int(ids[j]);
+    i = j + 1;
+  }
+}
+
+}  // namespace
+
+// YYYY-MM-DDThh:mm:ss[.mmm]
+void LineFormatter::SlurmTime(LineBuilder& out, TimeNs local, bool millis) const {
+  const CivilTime c = ToCivil(local);
+  out.Zero(c.year, 4).Char('-').Zero(c.month, 2).Char('-').Zero(c.day, 2).Char('T');
+  out.Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2);
+  if (millis) out.Char('.').Zero(c.nanos / kNsPerMs, 3);
+}
+
+// srun: error: gpu-0002: tasks 8-15: Terminated
+void LineFormatter::Format(const SrunTaskExits& r, LineBuilder& out) const {
+  out.Str("srun: error: ").Str(job_.hostnames[r.node]).Str(r.count > 1 ? ": tasks " : ": task ");
+  IdRanges(r.ranks.data(), r.count, out);
+  out.Str(": ");
+  TaskStatus(r.exit_code, out);
+  out.EndLine();
+}
+
+void LineFormatter::Format(const SrunMessage& r, LineBuilder& out) const {
+  switch (r.notice) {
+    case SrunNotice::kTerminatingStep:
+      out.Str(slurm_.terminating_step).Int(job_.job_id).Str(".0").EndLine();
+      return;
+    case SrunNotice::kStepAborted:
+      out.Str("srun: Job step aborted: Waiting up to ").Int(job_.kill_wait / kNsPerSec + 2);
+      out.Str(" seconds for job step to finish.").EndLine();
+      return;
+    case SrunNotice::kNodeFailure:
+      out.Str("srun: error: Node failure on ").Str(job_.hostnames[r.node]).EndLine();
+      return;
+  }
+}
+
+// slurmstepd: error: *** STEP 4242001.0 ON gpu-0001 CANCELLED AT 2026-03-02T13:00:00 DUE TO
+// TIME LIMIT ***
+void LineFormatter::Format(const StepdCancelled& r, LineBuilder& out) const {
+  out.Str("slurmstepd: error: *** ").Str(r.whole_job ? "JOB " : "STEP ").Int(job_.job_id);
+  if (!r.whole_job) out.Str(".0");
+  out.Str(" ON ").Str(job_.hostnames[r.node]).Str(" CANCELLED AT ");
+  SlurmTime(out, Local(r.node, r.time), false);
+  switch (r.reason) {
+    case CancelReason::kNone:
+      break;
+    case CancelReason::kTimeLimit:
+      out.Str(" DUE TO TIME LIMIT");
+      break;
+    case CancelReason::kPreemption:
+      out.Str(" DUE TO PREEMPTION");
+      break;
+    case CancelReason::kNodeFailure:
+      out.Str(slurm_.node_failure);
+      break;
+  }
+  out.Str(" ***").EndLine();
+}
+
+void LineFormatter::Format(const CtldLine& r, LineBuilder& out) const {
+  out.Char('[');
+  SlurmTime(out, r.time + job_.controller_offset, true);
+  out.Str("] ");
+  const std::string_view host = r.node >= 0 ? std::string_view(job_.hostnames[r.node]) : "";
+  switch (r.event) {
+    case CtldEvent::kAllocate: {
+      out.Str("sched: Allocate JobId=").Int(job_.job_id).Str(" NodeList=");
+      const std::string& first = job_.hostnames.front();
+      const std::string& last = job_.hostnames.back();
+      const std::size_t digits = std::min(first.size(), last.size());
+      std::size_t prefix = 0;
+      while (prefix < digits && (first[prefix] < '0' || first[prefix] > '9')) ++prefix;
+      if (job_.nodes == 1) {
+        out.Str(first);
+      } else {
+        out.Str(std::string_view(first).substr(0, prefix)).Char('[');
+        out.Str(std::string_view(first).substr(prefix)).Char('-');
+        out.Str(std::string_view(last).substr(prefix)).Char(']');
+      }
+      out.Str(" #CPUs=").Int(std::int64_t{job_.nodes} * 112).Str(" Partition=");
+      out.Str(job_.partition);
+      break;
+    }
+    case CtldEvent::kTimeLimit:
+      out.Str("Time limit exhausted for JobId=").Int(job_.job_id);
+      break;
+    case CtldEvent::kKillRequest:
+      out.Str("_slurm_rpc_kill_job: REQUEST_KILL_JOB JobId=").Int(job_.job_id).Str(" uid 1000");
+      break;
+    case CtldEvent::kPreempted:
+      out.Str("preempted JobId=").Int(job_.job_id);
+      out.Str(" has been killed to reclaim resources for JobId=").Int(job_.job_id + 37);
+      break;
+    case CtldEvent::kNotResponding:
+      out.Str("error: Nodes ").Str(host).Str(" not responding");
+      break;
+    case CtldEvent::kSetDown:
+      out.Str("error: Nodes ").Str(host).Str(" not responding, setting DOWN");
+      break;
+    case CtldEvent::kKillOnFailed:
+      out.Str("Killing JobId=").Int(job_.job_id).Str(" on failed node ").Str(host);
+      break;
+    case CtldEvent::kJobComplete:
+      out.Str("_job_complete: JobId=").Int(job_.job_id);
+      if (r.status >= 0) out.Str(" WEXITSTATUS ").Int(r.status);
+      if (r.status < 0) out.Str(" WTERMSIG ").Int(-r.status);
+      break;
+    case CtldEvent::kJobDone:
+      out.Str("_job_complete: JobId=").Int(job_.job_id).Str(" done");
+      break;
+  }
+  out.EndLine();
+}
+
+}  // namespace denpex::sim

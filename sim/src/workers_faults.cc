@@ -1,0 +1,84 @@
+// What the workers do when a rank or node fault fires (see faults.h for the registry): die
+// silently, dump a segfault, raise, hang, issue a mismatched collective, vanish with the node.
+// Job-wide faults (the scheduler's) are the launcher's business, not the workers'.
+#include "workers.h"
+
+namespace denpex::sim {
+
+void Workers::OnFault(std::uint32_t id, TimeNs t) {
+  if (fault_.traits->scope == FaultScope::kNode) {
+    LoseNode(static_cast<int>(id), t);
+  } else {
+    FireRankFault(static_cast<int>(id), t);
+  }
+}
+
+void Workers::FireRankFault(int rank, TimeNs t) {
+  if (!alive_[rank]) return;
+  Rng rng(job_.seed, StreamId::kFaultBehaviour, static_cast<std::uint64_t>(rank));
+  switch (fault_.action()) {
+    case FaultAction::kSigkill:
+      Die(rank, t, kExitSigkill);
+      return;
+    case FaultAction::kSegfault:
+      sink_.Emit(SegfaultDump{rank, t, fault_.variant});
+      Die(rank, t + rng.UniformInt(50, 400) * kNsPerUs, kExitSigsegv);
+      return;
+    case FaultAction::kException:
+      // The traceback is printed at once; the interpreter then tears down (atexit handlers,
+      // NCCL communicator destructors) before the process exits with status 1.
+      sink_.Emit(PythonException{rank, t, fault_.variant});
+      stopped_[rank] = 1;
+      queue_.Push(t + rng.UniformInt(300, 1500) * kNsPerMs, EventKind::kRankExit,
+                  static_cast<std::uint32_t>(rank));
+      return;
+    case FaultAction::kHang:
+      stopped_[rank] = 1;
+      return;
+    case FaultAction::kMismatch:
+      mismatch_armed_ = true;
+      return;
+    case FaultAction::kNodeLoss:
+    case FaultAction::kSchedulerCancel:
+      return;  // not rank faults
+  }
+}
+
+void Workers::OnExceptionExit(int rank, TimeNs t) { Die(rank, t, kExitException); }
+
+// Every process of the node vanishes at the same instant, its agent with it: nothing more is
+// written, and what sat in buffers is gone.
+void Workers::LoseNode(int node, TimeNs t) {
+  const int first = node * job_.gpus_per_node;
+  for (int rank = first; rank < first + job_.gpus_per_node; ++rank) Die(rank, t, kExitNodeLost);
+  if (listener_ != nullptr) listener_->OnNodeLost(node, t);
+}
+
+// The collective the mismatch hits: the rank's next TP all-reduce (DP when tp = 1, a
+// pipeline send when the job has neither).
+bool Workers::IsMismatchTarget(int, Op op) const {
+  if (job_.tp > 1) return op == Op::kTpAllreduce;
+  if (job_.dp > 1) return op == Op::kDpAllreduce;
+  return op == Op::kSendNext || op == Op::kSendPrev;
+}
+
+// Variant 0: a different op (an all-gather where the peers all-reduce); variant 1: the same
+// op with a different element count. Either way the instance can never complete: NCCL hangs.
+void Workers::ApplyMismatch(int rank, Op op, std::uint32_t rendezvous) {
+  mismatch_armed_ = false;
+  mismatch_rendezvous_ = static_cast<std::int32_t>(rendezvous);
+  mismatch_seq_ = seq_enqueued_[static_cast<int>(GroupKindOf(op))][rank];
+  const std::int64_t numel = NumelOf(op);
+  if (fault_.variant % 2 == 0 && OpTypeOf(op) == OpType::kAllreduce) {
+    mismatch_op_ = OpType::kAllgatherBase;
+    mismatch_numel_ = numel / job_.GroupSize(GroupKindOf(op));
+    mismatch_numel_out_ = mismatch_numel_ * job_.GroupSize(GroupKindOf(op));
+  } else {
+    mismatch_op_ = OpTypeOf(op);
+    mismatch_numel_ = numel + 4096 * (1 + fault_.variant % 7);
+    mismatch_numel_out_ = mismatch_numel_;
+  }
+  rendezvous_.Poison(rendezvous);
+}
+
+}  // namespace denpex::sim

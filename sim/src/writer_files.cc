@@ -1,0 +1,120 @@
+// The incident writer's layouts and disk I/O (see writer.h): file numbering and paths per
+// layout, directory creation, and writing each file with open/write/close.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "rng.h"
+#include "writer.h"
+
+namespace denpex::sim {
+
+namespace fs = std::filesystem;
+
+// Files: LAYOUT_SLURM_OUT: slurm-<jobid>.out, slurmctld.log. Otherwise agent files (one per
+// node), then the ranks' stdout files, then (log-dir layout only) their stderr files.
+std::size_t IncidentWriter::FileCount() const {
+  if (Combined()) return 2;
+  const auto nodes = static_cast<std::size_t>(job_.nodes);
+  const auto world = static_cast<std::size_t>(job_.world);
+  return nodes + world * (job_.layout == v1::LAYOUT_TORCHRUN_LOG_DIR ? 2 : 1);
+}
+
+int IncidentWriter::ErrFile(int rank) const {
+  if (job_.layout == v1::LAYOUT_TORCHRUN_LOG_DIR) return job_.nodes + job_.world + rank;
+  return OutFile(rank);
+}
+
+// torchrun --log-dir <dir> makes <dir>/<run id>_<8 random characters>/attempt_<n>/ (Python's
+// tempfile.mkdtemp); the run id is the rendezvous id, here the scheduler's job id.
+std::string IncidentWriter::LogDirOf(int node) const {
+  static constexpr std::string_view kChars = "abcdefghijklmnopqrstuvwxyz0123456789_";
+  Rng rng(job_.seed, StreamId::kNodeProcesses, static_cast<std::uint64_t>(node) + (1ULL << 32));
+  std::string dir = job_.hostnames[node] + "/logs/" + std::to_string(job_.job_id) + "_";
+  for (int i = 0; i < 8; ++i) dir += kChars[rng.UniformInt(0, kChars.size())];
+  return dir + "/attempt_0";
+}
+
+std::string IncidentWriter::RelativePath(int file) const {
+  if (Combined()) {
+    return file == kSlurmOut ? "slurm-" + std::to_string(job_.job_id) + ".out" : "slurmctld.log";
+  }
+  if (file < job_.nodes) return job_.hostnames[file] + "/torchrun.log";
+  const bool err = file >= job_.nodes + job_.world;
+  const int rank = file - job_.nodes - (err ? job_.world : 0);
+  const int node = job_.NodeOf(rank);
+  if (job_.layout == v1::LAYOUT_TORCHRUN_LOG_DIR) {
+    return LogDirOf(node) + "/" + std::to_string(job_.LocalRank(rank)) +
+           (err ? "/stderr.log" : "/stdout.log");
+  }
+  return job_.hostnames[node] + "/rank_" + std::to_string(rank) + ".log";
+}
+
+Status IncidentWriter::CreateDirectories() {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) return Status::IoError(dir_.string() + ": cannot create: " + ec.message());
+  if (Combined()) return Status::Ok();
+  for (int node = 0; node < job_.nodes; ++node) {
+    fs::create_directory(dir_ / job_.hostnames[node], ec);
+    if (!ec && job_.layout == v1::LAYOUT_TORCHRUN_LOG_DIR) {
+      const fs::path attempt = dir_ / LogDirOf(node);
+      fs::create_directories(attempt, ec);
+      for (int local = 0; local < job_.gpus_per_node && !ec; ++local) {
+        fs::create_directory(attempt / std::to_string(local), ec);
+      }
+    }
+    if (ec) {
+      return Status::IoError((dir_ / job_.hostnames[node]).string() +
+                             ": cannot create: " + ec.message());
+    }
+  }
+  return Status::Ok();
+}
+
+void IncidentWriter::MaybeFlush(int file) {
+  if (files_[file].data.size() >= kFlushThresholdBytes) Flush(file);
+}
+
+void IncidentWriter::Flush(int file) {
+  File& f = files_[file];
+  if (f.created && f.data.empty()) return;
+  if (error_.ok()) {
+    const std::string path = (dir_ / RelativePath(file)).string();
+    const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (f.created ? O_APPEND : O_TRUNC);
+    const int fd = ::open(path.c_str(), flags, 0644);
+    if (fd < 0) {
+      error_ = Status::IoError(path + ": cannot open: " + std::strerror(errno));
+    } else {
+      std::size_t done = 0;
+      while (done < f.data.size()) {
+        const ssize_t n = ::write(fd, f.data.data() + done, f.data.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          error_ = Status::IoError(path + ": write failed: " + std::strerror(errno));
+          break;
+        }
+        done += static_cast<std::size_t>(n);
+      }
+      if (::close(fd) != 0 && error_.ok()) {
+        error_ = Status::IoError(path + ": close failed: " + std::strerror(errno));
+      }
+    }
+  }
+  if (!f.created) ++stats_.files;
+  f.created = true;
+  stats_.bytes += f.data.size();
+  std::string().swap(f.data);
+}
+
+Status IncidentWriter::Finish() {
+  for (int file = 0; file < static_cast<int>(files_.size()); ++file) Flush(file);
+  stats_.lines = 0;
+  for (const File& f : files_) stats_.lines += static_cast<std::uint64_t>(f.lines);
+  return error_;
+}
+
+}  // namespace denpex::sim

@@ -1,0 +1,147 @@
+// Each fault family on a small job (2 nodes x 8 GPUs, TP4 x PP2 x DP2): what the logs show,
+// and that the truth names the right initiator, owner and class and cites lines that exist.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim_test_util.h"
+
+namespace denpex::sim {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+using namespace testing_util;
+
+constexpr const char* kSmall = R"(name: "small"
+seed: 3
+job { nodes: 2 tp: 4 pp: 2 }
+training { warmup_steps: 3 }
+faults { kind: FAULT_KIND_SIGKILL rank: 5 }
+)";
+
+SimulateResult RunFault(const fs::path& out, const std::string& kind,
+                        std::vector<std::string> more = {}) {
+  more.push_back("faults[0].kind=" + kind);
+  return MustSimulate(MustParse(kSmall, more), out);
+}
+
+std::string Log(const fs::path& out, const std::string& rel) {
+  return ReadAll(out / "incident" / rel);
+}
+
+void ExpectEvidenceMatchesFiles(const fs::path& out, const v1::Truth& truth) {
+  for (const v1::Evidence& e : truth.evidence()) {
+    const auto lines = ReadLines(out / "incident" / e.file());
+    ASSERT_GE(e.line(), 1);
+    ASSERT_LE(static_cast<std::size_t>(e.line()), lines.size()) << e.file();
+    EXPECT_EQ(lines[static_cast<std::size_t>(e.line() - 1)], e.text());
+  }
+}
+
+TEST(Faults, SegfaultDumpsFaulthandlerAndItsAgentReportsSignal11) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = RunFault(out, "FAULT_KIND_SIGSEGV");
+  EXPECT_THAT(Log(out, "gpu-0001/rank_5.log"),
+              StartsWith("Fatal Python error: Segmentation fault\n\nThread 0x00007f"));
+  EXPECT_THAT(Log(out, "gpu-0001/torchrun.log"), HasSubstr("failed (exitcode: -11) local_rank: 5"));
+  EXPECT_THAT(Log(out, "gpu-0001/torchrun.log"), HasSubstr("Signal 11 (SIGSEGV) received by PID"));
+  EXPECT_EQ(r.truth.owner(), v1::OWNER_APPLICATION);
+  EXPECT_EQ(r.truth.initiator().failure_class(), v1::FAILURE_CLASS_SEGFAULT);
+  ASSERT_EQ(r.truth.evidence_size(), 2);
+  EXPECT_EQ(r.truth.evidence(0).text(), "Fatal Python error: Segmentation fault");
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(Faults, ExceptionPrintsARankPrefixedTracebackAndExitsOne) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = RunFault(out, "FAULT_KIND_EXCEPTION");
+  const auto lines = ReadLines(out / "incident/gpu-0001/rank_5.log");
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], "[rank5]: Traceback (most recent call last):");
+  for (const std::string& l : lines) EXPECT_THAT(l, StartsWith("[rank5]: "));
+  EXPECT_THAT(Log(out, "gpu-0001/torchrun.log"), HasSubstr("failed (exitcode: 1) local_rank: 5"));
+  EXPECT_EQ(r.truth.initiator().failure_class(), v1::FAILURE_CLASS_PYTHON_EXCEPTION);
+  ASSERT_GE(r.truth.evidence_size(), 1);
+  EXPECT_EQ(r.truth.evidence(0).text(), lines.back());
+  EXPECT_EQ(r.truth.evidence(0).role(), v1::EVIDENCE_ROLE_INITIATING);
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(Faults, ExceptionOnTheLoggingRankKeepsItsStdoutBecauseItExitsNormally) {
+  const fs::path out = FreshDir();
+  RunFault(out, "FAULT_KIND_EXCEPTION", {"faults[0].rank=15"});
+  EXPECT_THAT(Log(out, "gpu-0002/rank_15.log"), HasSubstr("] iteration        3/"));
+}
+
+TEST(Faults, HungRankPrintsNoWatchdogAndIsTornDownWhileItsPeersTimeOut) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = RunFault(out, "FAULT_KIND_HANG");
+  EXPECT_THAT(Log(out, "gpu-0001/rank_5.log"), Not(HasSubstr("Watchdog caught")));
+  for (int peer : {4, 6, 7}) {
+    EXPECT_THAT(Log(out, "gpu-0001/rank_" + std::to_string(peer) + ".log"),
+                HasSubstr("Watchdog caught collective operation timeout"));
+  }
+  EXPECT_EQ(r.truth.initiator().failure_class(), v1::FAILURE_CLASS_HANG);
+  ASSERT_EQ(r.truth.evidence_size(), 2);
+  EXPECT_THAT(r.truth.evidence(0).text(), HasSubstr("Watchdog caught collective operation"));
+  EXPECT_THAT(r.truth.evidence(1).text(), HasSubstr("closing signal SIGTERM"));
+  EXPECT_EQ(r.truth.cascade().secondary_ranks_size(), 15);
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(Faults, MismatchedRankTimesOutOnTheSameSeqWithADifferentOpOrSize) {
+  for (std::uint64_t seed : {1, 2, 3, 4}) {
+    const fs::path out = FreshDir(std::to_string(seed));
+    const SimulateResult r =
+        RunFault(out, "FAULT_KIND_COLLECTIVE_MISMATCH", {"seed=" + std::to_string(seed)});
+    ASSERT_EQ(r.truth.evidence_size(), 2);
+    const std::string odd = r.truth.evidence(0).text(), peer = r.truth.evidence(1).text();
+    auto work = [](const std::string& l) { return l.substr(l.find("WorkNCCL(")); };
+    auto seq = [&](const std::string& l) { return work(l).substr(0, work(l).find(',')); };
+    EXPECT_THAT(odd, StartsWith("[rank5]:"));
+    EXPECT_EQ(seq(odd), seq(peer));
+    EXPECT_NE(work(odd).substr(0, work(odd).find(", Timeout")),
+              work(peer).substr(0, work(peer).find(", Timeout")));
+    EXPECT_EQ(r.truth.initiator().failure_class(), v1::FAILURE_CLASS_COLLECTIVE_MISMATCH);
+    ExpectEvidenceMatchesFiles(out, r.truth);
+  }
+}
+
+TEST(Faults, LostNodeLogsStopWithoutAReportAndTruthNamesTheNodeNotARank) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = RunFault(out, "FAULT_KIND_NODE_LOSS", {"faults[0].node=1"});
+  const std::string agent = Log(out, "gpu-0002/torchrun.log");
+  EXPECT_THAT(agent, Not(HasSubstr("failed (exitcode")));
+  EXPECT_THAT(agent, Not(HasSubstr("closing signal")));
+  EXPECT_EQ(r.truth.initiator().rank(), -1);
+  EXPECT_EQ(r.truth.initiator().node(), "gpu-0002");
+  EXPECT_EQ(r.truth.owner(), v1::OWNER_HOST);
+  EXPECT_EQ(r.truth.initiator().failure_class(), v1::FAILURE_CLASS_NODE_LOSS);
+  for (int rank : r.truth.cascade().secondary_ranks()) EXPECT_LT(rank, 8);
+  EXPECT_EQ(r.truth.cascade().secondary_ranks_size(), 8);
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(Faults, SchedulerFaultsNeedTheSrunLauncher) {
+  auto s = ParseScenario(kSmall, "s.textproto",
+                         std::vector<std::string>{"faults[0].kind=FAULT_KIND_TIME_LIMIT"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("needs a scheduler"));
+  EXPECT_THAT(s.status().message(), HasSubstr("hint: set launcher: LAUNCHER_SRUN"));
+}
+
+TEST(Faults, NodeOutOfRangeAndNodeOnARankFaultAreRejectedWithLocation) {
+  const std::string lost = "job { nodes: 2 }\nfaults { kind: FAULT_KIND_NODE_LOSS node: 2 }\n";
+  auto a = ParseScenario(lost, "s.textproto");
+  ASSERT_FALSE(a.ok());
+  EXPECT_THAT(a.status().message(), StartsWith("s.textproto:2:"));
+  EXPECT_THAT(a.status().message(), HasSubstr("outside the job's nodes [0, 2)"));
+  const std::string kill = "job { nodes: 2 }\nfaults { kind: FAULT_KIND_SIGKILL node: 1 }\n";
+  auto b = ParseScenario(kill, "s.textproto");
+  ASSERT_FALSE(b.ok());
+  EXPECT_THAT(b.status().message(), HasSubstr("applies to node faults only"));
+}
+
+}  // namespace
+}  // namespace denpex::sim

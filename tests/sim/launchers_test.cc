@@ -1,0 +1,161 @@
+// The srun launcher with Slurm around it, and the torchrun --log-dir layout, on small jobs.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "sim_test_util.h"
+
+namespace denpex::sim {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+using namespace testing_util;
+
+constexpr const char* kSrun = R"(name: "srun_small"
+seed: 3
+job { nodes: 2 tp: 4 pp: 2 }
+launcher: LAUNCHER_SRUN
+training { warmup_steps: 3 }
+faults { kind: FAULT_KIND_SIGKILL rank: 5 }
+)";
+
+std::vector<std::string> Unlabelled(const std::vector<std::string>& lines) {
+  std::vector<std::string> out;
+  static const std::regex kLabel("^ ?[0-9]+: .*");
+  for (const std::string& l : lines) {
+    if (!std::regex_match(l, kLabel)) out.push_back(l);
+  }
+  return out;
+}
+
+void ExpectEvidenceMatchesFiles(const fs::path& out, const v1::Truth& truth) {
+  ASSERT_GT(truth.evidence_size(), 0);
+  for (const v1::Evidence& e : truth.evidence()) {
+    const auto lines = ReadLines(out / "incident" / e.file());
+    ASSERT_LE(static_cast<std::size_t>(e.line()), lines.size()) << e.file();
+    EXPECT_EQ(lines[static_cast<std::size_t>(e.line() - 1)], e.text());
+  }
+}
+
+TEST(Srun, LeavesOnlyTheCombinedOutputAndTheControllerLog) {
+  const fs::path out = FreshDir();
+  MustSimulate(MustParse(kSrun), out);
+  const auto tree = ReadTree(out / "incident");
+  ASSERT_EQ(tree.size(), 2u);
+  EXPECT_TRUE(tree.count("slurm-4242001.out"));
+  EXPECT_THAT(tree.at("slurmctld.log"), StartsWith("[2026-03-02T09:00:00."));
+  EXPECT_THAT(tree.at("slurmctld.log"),
+              HasSubstr("] sched: Allocate JobId=4242001 NodeList=gpu-[0001-0002] #CPUs=224 "
+                        "Partition=gpu\n"));
+}
+
+TEST(Srun, LabelsEveryTaskLineWithItsPaddedTaskId) {
+  const fs::path out = FreshDir();
+  MustSimulate(MustParse(kSrun, {"faults[0].kind=FAULT_KIND_EXCEPTION"}), out);
+  const std::string text = ReadAll(out / "incident/slurm-4242001.out");
+  EXPECT_THAT(text, StartsWith(" 5: [rank5]: Traceback (most recent call last):\n"));
+  EXPECT_THAT(text, HasSubstr("\n12: [rank12]:[E302 "));
+}
+
+TEST(Srun, KillOnBadExitEndsTheStepRightAfterTheKilledTask) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = MustSimulate(MustParse(kSrun, {"slurm.kill_on_bad_exit=true"}), out);
+  const auto lines = Unlabelled(ReadLines(out / "incident/slurm-4242001.out"));
+  ASSERT_GE(lines.size(), 4u);
+  EXPECT_EQ(lines[0], "srun: error: gpu-0001: task 5: Killed");
+  EXPECT_EQ(lines[1], "srun: launch/slurm: _step_signal: Terminating StepId=4242001.0");
+  EXPECT_THAT(lines[2], StartsWith("slurmstepd: error: *** STEP 4242001.0 ON gpu-0001 "
+                                   "CANCELLED AT 2026-03-02T09:00:"));
+  EXPECT_THAT(ReadAll(out / "incident/slurm-4242001.out"),
+              HasSubstr("srun: error: gpu-0002: tasks 8-15: Terminated\n"));
+  EXPECT_THAT(ReadAll(out / "incident/slurm-4242001.out"), Not(HasSubstr("Watchdog caught")));
+  EXPECT_EQ(r.truth.evidence(0).text(), "srun: error: gpu-0001: task 5: Killed");
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(Srun, WithoutKillOnBadExitTheOthersAbortOnTheirWatchdogs) {
+  const fs::path out = FreshDir();
+  MustSimulate(MustParse(kSrun), out);
+  const std::string text = ReadAll(out / "incident/slurm-4242001.out");
+  EXPECT_THAT(text, HasSubstr("Watchdog caught collective operation timeout"));
+  EXPECT_THAT(text, HasSubstr(": Aborted\n"));
+  EXPECT_THAT(text, Not(HasSubstr("Terminating StepId")));
+}
+
+TEST(Srun, Slurm2205WordsTheStepTerminationDifferently) {
+  const fs::path out = FreshDir();
+  MustSimulate(MustParse(kSrun, {"slurm.kill_on_bad_exit=true", "format.slurm=22.05"}), out);
+  EXPECT_THAT(ReadAll(out / "incident/slurm-4242001.out"),
+              HasSubstr("\nsrun: Terminating StepId=4242001.0\n"));
+}
+
+TEST(Srun, TimeLimitCancelsTheJobAndTruthNamesTheScheduler) {
+  const fs::path out = FreshDir();
+  const SimulateResult r =
+      MustSimulate(MustParse(kSrun, {"faults[0].kind=FAULT_KIND_TIME_LIMIT"}), out);
+  EXPECT_EQ(r.truth.owner(), v1::OWNER_SCHEDULER);
+  EXPECT_EQ(r.truth.initiator().failure_class(), v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT);
+  EXPECT_EQ(r.truth.initiator().rank(), -1);
+  EXPECT_EQ(r.truth.cascade().secondary_ranks_size(), 16);
+  ASSERT_EQ(r.truth.evidence_size(), 2);
+  EXPECT_THAT(r.truth.evidence(0).text(), HasSubstr("] Time limit exhausted for JobId=4242001"));
+  EXPECT_THAT(r.truth.evidence(1).text(),
+              testing::MatchesRegex("slurmstepd: error: \\*\\*\\* JOB 4242001 ON gpu-0001 "
+                                    "CANCELLED AT 2026-03-02T09:00:[0-9]{2} DUE TO TIME LIMIT "
+                                    "\\*\\*\\*"));
+  EXPECT_THAT(
+      ReadAll(out / "incident/slurm-4242001.out"),
+      HasSubstr("srun: Job step aborted: Waiting up to 32 seconds for job step to finish."));
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(Srun, LostNodeIsSetDownByTheControllerWhichKillsTheJob) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = MustSimulate(
+      MustParse(kSrun, {"faults[0].kind=FAULT_KIND_NODE_LOSS", "format.slurm=22.05"}), out);
+  EXPECT_EQ(r.truth.owner(), v1::OWNER_HOST);
+  EXPECT_THAT(r.truth.evidence(0).text(),
+              HasSubstr("error: Nodes gpu-0001 not responding, setting DOWN"));
+  const std::string text = ReadAll(out / "incident/slurm-4242001.out");
+  EXPECT_THAT(text, HasSubstr("srun: error: Node failure on gpu-0001\n"));
+  EXPECT_THAT(text, HasSubstr(" DUE TO NODE FAILURE ***\n"));
+  EXPECT_THAT(text, Not(HasSubstr("Watchdog caught")));  // 300 s < 600 s
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(LogDir, SplitsEachLocalRanksStdoutAndStderrUnderTheRunDirectory) {
+  const fs::path out = FreshDir();
+  const v1::Scenario s =
+      MustParse(kSrun, {"launcher=LAUNCHER_TORCHRUN", "layout=LAYOUT_TORCHRUN_LOG_DIR",
+                        "format.nccl_debug_info=true"});
+  const SimulateResult r = MustSimulate(s, out);
+  const auto tree = ReadTree(out / "incident");
+  EXPECT_EQ(tree.size(), 2u + 2u * 16u);
+  static const std::regex kPath(
+      "gpu-000[12]/logs/4242001_[a-z0-9_]{8}/attempt_0/[0-7]/std(out|err)\\.log");
+  for (const auto& [path, text] : tree) {
+    if (path.ends_with("torchrun.log")) continue;
+    EXPECT_TRUE(std::regex_match(path, kPath)) << path;
+    if (path.ends_with("stdout.log") && !text.empty()) {
+      EXPECT_THAT(text, HasSubstr("NCCL INFO"));
+    }
+    if (path.ends_with("stderr.log")) {
+      EXPECT_THAT(text, Not(HasSubstr("NCCL INFO")));
+    }
+  }
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(Layouts, ALayoutThatDoesNotFitTheLauncherIsRejected) {
+  auto s =
+      ParseScenario(kSrun, "s.textproto", std::vector<std::string>{"layout=LAYOUT_PER_RANK_FILES"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("does not fit launcher LAUNCHER_SRUN"));
+  EXPECT_THAT(s.status().message(), HasSubstr("--set layout=LAYOUT_PER_RANK_FILES"));
+}
+
+}  // namespace
+}  // namespace denpex::sim
