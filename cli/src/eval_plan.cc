@@ -42,19 +42,22 @@ class FirstError : public pb::io::ErrorCollector {
   std::string message_;
 };
 
-// The scenario files of a directory (*.textproto, not suites), sorted.
-Result<std::vector<fs::path>> ScenarioFiles(const fs::path& dir) {
-  std::vector<fs::path> found;
+// The scenario files and the suite files of a directory, each sorted.
+struct Listing {
+  std::vector<fs::path> scenarios, suites;
+};
+
+Result<Listing> ListDirectory(const fs::path& dir) {
+  Listing l;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".textproto" && !IsSuiteFile(e.path())) found.push_back(e.path());
+    if (e.path().extension() != ".textproto") continue;
+    (IsSuiteFile(e.path()) ? l.suites : l.scenarios).push_back(e.path());
   }
   if (ec) return Status::IoError(dir.string() + ": " + ec.message());
-  std::sort(found.begin(), found.end());
-  if (found.empty()) {
-    return Status::InvalidInput(dir.string() + ": no *.textproto scenarios in this directory");
-  }
-  return found;
+  std::sort(l.scenarios.begin(), l.scenarios.end());
+  std::sort(l.suites.begin(), l.suites.end());
+  return l;
 }
 
 // One suite entry (or a path named on the command line) expanded into scenarios.
@@ -67,9 +70,12 @@ Result<Expanded> ExpandEntry(const fs::path& path, const v1::SuiteEntry& entry) 
   std::error_code ec;
   std::vector<fs::path> files;
   if (fs::is_directory(path, ec)) {
-    auto listed = ScenarioFiles(path);
+    auto listed = ListDirectory(path);
     if (!listed.ok()) return listed.status();
-    files = std::move(*listed);
+    if (listed->scenarios.empty()) {
+      return Status::InvalidInput(path.string() + ": no *.textproto scenarios in this directory");
+    }
+    files = std::move(listed->scenarios);
   } else if (fs::exists(path, ec)) {
     files.push_back(path);
   } else {
@@ -150,6 +156,20 @@ struct Planner {
     return Status::Ok();
   }
 
+  // A command-line input: a suite file, a scenario file, or a directory, whose suites
+  // run as suites and whose scenarios run under "cli".
+  Status AddInput(const fs::path& in) {
+    if (IsSuiteFile(in)) return AddSuite(in);
+    std::error_code ec;
+    if (fs::is_directory(in, ec)) {
+      auto listed = ListDirectory(in);
+      if (!listed.ok()) return listed.status();
+      for (const auto& suite : listed->suites) DENPEX_RETURN_IF_ERROR(AddSuite(suite));
+      if (!listed->suites.empty() && listed->scenarios.empty()) return Status::Ok();
+    }
+    return AddScenarios("cli", in, v1::SuiteEntry{}, in.string());
+  }
+
   Status AddSuite(const fs::path& path) {
     auto suite = LoadSuite(path);
     if (!suite.ok()) return suite.status();
@@ -193,11 +213,7 @@ Result<EvalPlan> PlanEval(const std::vector<fs::path>& inputs,
   Planner p{.seeds = seeds};
   for (const auto& in : inputs) {
     p.plan.inputs.push_back(in.string());
-    if (IsSuiteFile(in)) {
-      DENPEX_RETURN_IF_ERROR(p.AddSuite(in));
-    } else {
-      DENPEX_RETURN_IF_ERROR(p.AddScenarios("cli", in, v1::SuiteEntry{}, in.string()));
-    }
+    DENPEX_RETURN_IF_ERROR(p.AddInput(in));
   }
   for (const auto& c : corpora) {
     p.plan.inputs.push_back("--corpus " + c.string());

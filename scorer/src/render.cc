@@ -11,36 +11,40 @@ namespace {
 // "—" when a metric does not apply to any incident of the group.
 std::string PctOr(double v, int n) { return n > 0 ? Pct(v) : "    - "; }
 
-std::string Row(const v1::AggregateScore& g) {
-  return "| " + Pad(g.group(), 20) + " | " + Pad(g.strategy(), 18) + " | " +
+std::string Row(const v1::AggregateScore& g, size_t group_width) {
+  return "| " + Pad(g.group(), group_width) + " | " + Pad(g.strategy(), 18) + " | " +
          Pad(std::to_string(g.incidents()), 4) + " | " + Pad(Pct(g.initiator_rank_top1()), 6) +
          " | " + Pad(Pct(g.initiator_node_top1()), 6) + " | " +
          Pad(Pct(g.initiator_rank_top3()), 6) + " | " + Pct(g.owner_accuracy()) + " | " +
          Pct(g.failure_class_accuracy()) + " | " + Pad(Pct(g.coverage()), 8) + " | " +
-         Pad(Pct(g.precision_committed()), 9) + " | " + Pad(Pct(g.evidence_recall()), 8) +
-         " | " + Pad(PctOr(g.cascade_compression(), g.cascade_incidents()), 8) + " | " +
+         Pad(PctOr(g.precision_committed(), g.committed()), 9) + " | " +
+         Pad(Pct(g.evidence_recall()), 8) + " | " +
+         Pad(PctOr(g.cascade_compression(), g.cascade_incidents()), 8) + " | " +
          Pad(PctOr(g.checkpoint_accuracy(), g.checkpoint_incidents()), 6) + " |\n";
 }
 
 }  // namespace
 
 std::string RenderTable(const v1::EvalReport& report, bool all_groups) {
-  std::string out =
-      "| group                | strategy           | n    | rank@1 | node@1 | rank@3 | owner  | "
-      "class  | coverage | precision | evidence | compress | ckpt   |\n"
-      "|----------------------|--------------------|------|--------|--------|--------|--------|-"
-      "-------|----------|-----------|----------|----------|--------|\n";
   // Groups in the order the first strategy lists them; each group's strategies together.
   std::vector<std::string> groups;
+  size_t width = 20;
   for (const auto& g : report.aggregates()) {
     if (!all_groups && g.group() != "overall") continue;
     if (std::find(groups.begin(), groups.end(), g.group()) == groups.end()) {
       groups.push_back(g.group());
+      width = std::max(width, g.group().size());
     }
   }
+  std::string out = "| " + Pad("group", width) +
+                    " | strategy           | n    | rank@1 | node@1 | rank@3 | owner  | class  | "
+                    "coverage | precision | evidence | compress | ckpt   |\n|" +
+                    std::string(width + 2, '-') +
+                    "|--------------------|------|--------|--------|--------|--------|--------|"
+                    "----------|-----------|----------|----------|--------|\n";
   for (const auto& group : groups) {
     for (const auto& g : report.aggregates()) {
-      if (g.group() == group) out += Row(g);
+      if (g.group() == group) out += Row(g, width);
     }
   }
   return out;

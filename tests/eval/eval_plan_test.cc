@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "denpex/proto/json_io.h"
 #include "eval_internal.h"
@@ -71,6 +72,29 @@ TEST(EvalPlan, SuiteEntriesApplyOverridesWeightsAndIds) {
   EXPECT_EQ(plan->jobs.back().id, "sigkill_4096@1024");
   EXPECT_DOUBLE_EQ(plan->jobs.back().weight, 3.0);
   EXPECT_EQ(plan->jobs.back().scenario->job().nodes(), 128);
+}
+
+TEST(EvalPlan, DirectoryOfSuitesRunsEachSuiteUnderItsName) {
+  auto plan = PlanEval({kSource / "scenarios/suites/families"}, {}, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  std::set<std::string> suites;
+  for (const auto& j : plan->jobs) suites.insert(j.suite);
+  EXPECT_TRUE(suites.count("family-sigkill"));
+  EXPECT_TRUE(suites.count("family-node-loss"));
+  EXPECT_FALSE(suites.count("cli"));
+}
+
+TEST(EvalPlan, CommittedSuitesLoadAndCalibratedWeightsAreTheLlama3Counts) {
+  for (const char* suite : {"smoke", "scale", "gate", "calibrated"}) {
+    auto plan = PlanEval({kSource / "scenarios/suites" / (std::string(suite) + ".suite.textproto")},
+                         {}, 1);
+    EXPECT_TRUE(plan.ok()) << suite << ": " << plan.status().message();
+  }
+  auto calibrated = PlanEval({kSource / "scenarios/suites/calibrated.suite.textproto"}, {}, 1);
+  ASSERT_TRUE(calibrated.ok());
+  double total = 0;
+  for (const auto& j : calibrated->jobs) total += j.weight;
+  EXPECT_NEAR(total, 109.0, 1e-9);  // the Llama 3 rows a simulated family stands for
 }
 
 TEST(EvalPlan, DuplicateIncidentInOneSuiteIsAnError) {
