@@ -156,6 +156,16 @@ struct Planner {
     return Status::Ok();
   }
 
+  // Weights are relative within a suite: scaled so that their mean over the suite's jobs
+  // is 1, so a weighted suite counts as many incidents as it has in "overall".
+  void NormalizeWeights(size_t first) {
+    double total = 0;
+    for (size_t i = first; i < plan.jobs.size(); ++i) total += plan.jobs[i].weight;
+    if (total <= 0) return;
+    const double scale = static_cast<double>(plan.jobs.size() - first) / total;
+    for (size_t i = first; i < plan.jobs.size(); ++i) plan.jobs[i].weight *= scale;
+  }
+
   // A command-line input: a suite file, a scenario file, or a directory, whose suites
   // run as suites and whose scenarios run under "cli".
   Status AddInput(const fs::path& in) {
@@ -174,11 +184,13 @@ struct Planner {
     auto suite = LoadSuite(path);
     if (!suite.ok()) return suite.status();
     const fs::path base = path.parent_path();
+    const size_t first = plan.jobs.size();
     for (int i = 0; i < suite->scenarios_size(); ++i) {
       const auto& entry = suite->scenarios(i);
       const std::string where = path.string() + ": scenarios[" + std::to_string(i) + "]";
       DENPEX_RETURN_IF_ERROR(AddScenarios(suite->name(), base / entry.path(), entry, where));
     }
+    NormalizeWeights(first);
     for (const auto& c : suite->corpora()) DENPEX_RETURN_IF_ERROR(AddCorpus(base / c));
     return Status::Ok();
   }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <map>
 #include <set>
 
 #include "denpex/proto/json_io.h"
@@ -68,9 +69,12 @@ TEST(EvalPlan, SuiteEntriesApplyOverridesWeightsAndIds) {
     EXPECT_EQ(j.suite, "mine");
     total += j.weight;
   }
-  EXPECT_DOUBLE_EQ(total, 9.0);  // the directory's weight is split over its 3 scenarios
+  // The directory's weight 6 is split over its 3 scenarios (2 each) against 3 for the
+  // single entry; then scaled to a mean of 1 over the 4 jobs (x 4/9).
+  EXPECT_DOUBLE_EQ(total, 4.0);
   EXPECT_EQ(plan->jobs.back().id, "sigkill_4096@1024");
-  EXPECT_DOUBLE_EQ(plan->jobs.back().weight, 3.0);
+  EXPECT_DOUBLE_EQ(plan->jobs.back().weight, 4.0 / 3.0);
+  EXPECT_DOUBLE_EQ(plan->jobs.front().weight, 8.0 / 9.0);
   EXPECT_EQ(plan->jobs.back().scenario->job().nodes(), 128);
 }
 
@@ -92,9 +96,16 @@ TEST(EvalPlan, CommittedSuitesLoadAndCalibratedWeightsAreTheLlama3Counts) {
   }
   auto calibrated = PlanEval({kSource / "scenarios/suites/calibrated.suite.textproto"}, {}, 1);
   ASSERT_TRUE(calibrated.ok());
+  std::map<std::string, double> weight;
   double total = 0;
-  for (const auto& j : calibrated->jobs) total += j.weight;
-  EXPECT_NEAR(total, 109.0, 1e-9);  // the Llama 3 rows a simulated family stands for
+  for (const auto& j : calibrated->jobs) {
+    weight[j.id] = j.weight;
+    total += j.weight;
+  }
+  EXPECT_NEAR(total, static_cast<double>(calibrated->jobs.size()), 1e-9);  // mean weight 1
+  // Relative weights are the Llama 3 counts: exception 54/3 + 2, hang 7, node loss 32 + 14.
+  EXPECT_NEAR(weight["exception@1k"] / weight["hang@1k"], 20.0 / 7.0, 1e-9);
+  EXPECT_NEAR(weight["node_loss_srun@16k"] / weight["hang@4k"], 32.0 / 7.0, 1e-9);
 }
 
 TEST(EvalPlan, DuplicateIncidentInOneSuiteIsAnError) {
