@@ -42,7 +42,14 @@ int main(int argc, char** argv) {
   sim->add_option("scenario", sim_args.scenario, "Scenario file (.textproto)")->required();
   sim->add_option("--out", sim_args.out, "Output directory")->required();
   sim->add_option("--seed", sim_args.seed, "Seed (overrides the scenario's)");
-  sim->add_option("--set", sim_args.overrides, "Override a field: --set job.nodes=64 (repeatable)");
+  sim->add_option("--set", sim_args.overrides,
+                  "Override a field: --set job.nodes=64 (repeatable). Knobs: job.{nodes,tp,pp,dp},"
+                  " launcher=LAUNCHER_TORCHRUN|LAUNCHER_SRUN, layout=LAYOUT_PER_RANK_FILES|"
+                  "LAYOUT_TORCHRUN_LOG_DIR|LAYOUT_SLURM_OUT, format.{torch=1.13|2.1|2.4|2.6,"
+                  "nccl=2.18.5|2.21.5,slurm=22.05|23.02,nccl_debug_info}, faults[0].{kind,rank,"
+                  "node,step,at_fraction}, timeouts.nccl_timeout_ms, slurm.{kill_on_bad_exit,"
+                  "kill_wait_ms,slurmd_timeout_ms}, clocks.skew_sigma_ms, training.* "
+                  "(docs/scenario_format.md)");
   sim->footer(kExitCodes);
   sim->callback([&] { rc = RunSimulate(sim_args, std::cout, std::cerr); });
 

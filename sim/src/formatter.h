@@ -27,6 +27,7 @@ class LineFormatter {
 
   // Worker output (a rank's file).
   void Format(const NcclVersionBanner& r, LineBuilder& out) const;
+  void Format(const NcclProcessInfo& r, LineBuilder& out) const;  // formatter_nccl.cc
   void Format(const NcclCommInit& r, LineBuilder& out) const;
   void Format(const TrainerIteration& r, LineBuilder& out) const;
   void Format(const WatchdogTimeout& r, LineBuilder& out) const;
@@ -47,10 +48,13 @@ class LineFormatter {
   void WriteC10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const;
   void WritePgPrefix(LineBuilder& out, int rank, PgKind group) const;
   void WorkNccl(LineBuilder& out, const WatchdogTimeout& r) const;
+  void NcclPrefix(LineBuilder& out, int rank) const;  // "<host>:<pid>:<pid> [<dev>] NCCL INFO "
   void TimeoutMessage(LineBuilder& out, const WatchdogTimeout& r) const;
+  void ThreadTerminated(LineBuilder& out, const WatchdogTimeout& r) const;
   void NativeFrames(LineBuilder& out, int rank, bool rank_prefix) const;
-  void GlogHeader(LineBuilder& out, char severity, int node, TimeNs t, std::string_view file,
-                  int line) const;
+  enum class Logger : std::uint8_t { kRun, kApi };  // torch.distributed.run / ...api
+  void AgentHeader(LineBuilder& out, char severity, int node, TimeNs t, Logger logger,
+                   int line) const;
   void Traceback(LineBuilder& out) const;
   void SlurmTime(LineBuilder& out, TimeNs local, bool millis) const;
   std::string FailureBlock(int index, const AgentFailure& f, int node, TimeNs poll_time) const;

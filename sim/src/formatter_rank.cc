@@ -7,12 +7,6 @@ namespace denpex::sim {
 
 namespace {
 
-// NCCL's spelling of the PCI bus id of local GPU i on an HGX-style board ("18000" is
-// 0000:18:00.0). 16 entries: validation caps gpus_per_node at 16.
-constexpr std::string_view kBusIds[] = {"18000", "2a000", "3a000", "5d000", "9a000", "ab000",
-                                        "ba000", "db000", "1b000", "2b000", "3b000", "5e000",
-                                        "9b000", "ac000", "bb000", "dc000"};
-
 std::string_view OpName(OpType op) {
   switch (op) {
     case OpType::kAllreduce:
@@ -30,7 +24,7 @@ std::string_view OpName(OpType op) {
 }
 
 // Per-process random addresses: the stream index packs (rank, what) so each is independent.
-enum AddressSlot : std::uint64_t { kLibraryBases = 0, kCommPointers = 1 };
+enum AddressSlot : std::uint64_t { kLibraryBases = 0 };
 Rng AddressRng(const Job& job, int rank, AddressSlot slot) {
   return Rng(job.seed, StreamId::kRankAddresses, static_cast<std::uint64_t>(rank) * 4 + slot);
 }
@@ -43,27 +37,6 @@ LineFormatter::LineFormatter(const Job& job, const TorchProfile& torch, const Nc
 
 void LineFormatter::Format(const NcclVersionBanner&, LineBuilder& out) const {
   out.Str(nccl_.version_banner).EndLine();
-}
-
-// <host>:<pid>:<pid> [<dev>] NCCL INFO comm 0x<ptr> rank <r> nranks <n> cudaDev <dev>
-//   nvmlDev <dev> busId <bus> commId 0x<id> - Init COMPLETE
-void LineFormatter::Format(const NcclCommInit& r, LineBuilder& out) const {
-  const int node = job_.NodeOf(r.rank);
-  const int dev = job_.LocalRank(r.rank);
-  const int pid = job_.worker_pid[r.rank];
-  Rng ptr = AddressRng(job_, r.rank, kCommPointers);
-  std::uint64_t comm = 0;
-  for (int k = 0; k <= static_cast<int>(r.group); ++k) comm = ptr.Next();
-  comm = 0x550000000000ULL | (comm & 0xfffffffff0ULL);  // a 16-byte aligned heap pointer
-  const std::uint64_t comm_id =
-      Rng(job_.seed, StreamId::kCommId, static_cast<std::uint64_t>(job_.GroupUid(r.rank, r.group)))
-          .Next();
-  out.Str(job_.hostnames[node]).Char(':').Int(pid).Char(':').Int(pid);
-  out.Str(" [").Int(dev).Str("] NCCL INFO comm 0x").Hex(comm);
-  out.Str(" rank ").Int(job_.GroupRank(r.rank, r.group));
-  out.Str(" nranks ").Int(job_.GroupSize(r.group));
-  out.Str(" cudaDev ").Int(dev).Str(" nvmlDev ").Int(dev).Str(" busId ").Str(kBusIds[dev]);
-  out.Str(" commId 0x").Hex(comm_id).Str(" - Init COMPLETE").EndLine();
 }
 
 //  [2026-03-02 09:00:36] iteration        1/  100000 | consumed samples: ... |
@@ -95,6 +68,9 @@ void LineFormatter::WriteC10Header(LineBuilder& out, int rank, TimeNs t, int sou
       out.Zero(c.nanos, 9).Str(" ProcessGroupNCCL.cpp:").Int(source_line).Str("] ");
       return;
     }
+    case C10Header::kSeverityAndFile:
+      out.Str("[E ProcessGroupNCCL.cpp:").Int(source_line).Str("] ");
+      return;
   }
 }
 
@@ -106,12 +82,21 @@ void LineFormatter::WritePgPrefix(LineBuilder& out, int rank, PgKind group) cons
       out.Str("[PG ").Int(job_.GroupUid(rank, group)).Str(" (").Str(PgDescription(group));
       out.Str(") Rank ").Int(job_.GroupRank(rank, group)).Char(']');
       return;
+    case PgPrefix::kRankOnly:
+      out.Str("[Rank ").Int(job_.GroupRank(rank, group)).Char(']');
+      return;
+    case PgPrefix::kIdAndGuid: {
+      const int uid = job_.GroupUid(rank, group);
+      out.Str("[PG ID ").Int(uid).Str(" PG GUID ").Int(uid).Char('(').Str(PgDescription(group));
+      out.Str(") Rank ").Int(job_.GroupRank(rank, group)).Char(']');
+      return;
+    }
   }
 }
 
 void LineFormatter::WorkNccl(LineBuilder& out, const WatchdogTimeout& r) const {
   out.Str("WorkNCCL(SeqNum=").Int(r.seq).Str(", OpType=").Str(OpName(r.op));
-  out.Str(", NumelIn=").Int(r.numel).Str(", NumelOut=").Int(r.numel);
+  if (torch_.work_numel) out.Str(", NumelIn=").Int(r.numel).Str(", NumelOut=").Int(r.numel_out);
   out.Str(", Timeout(ms)=").Int(r.timeout_ms).Char(')');
 }
 
@@ -137,8 +122,9 @@ void LineFormatter::NativeFrames(LineBuilder& out, int rank, bool rank_prefix) c
   }
 }
 
-// The watchdog block, in torch 2.4's order (docs/log_formats.md §3): five c10 lines, the
-// prefixed exception with its frames, then libstdc++'s unprefixed terminate message.
+// The watchdog block (docs/log_formats.md §3), in the profile's shape. torch 2.4: five c10
+// lines, the prefixed exception with its frames, then libstdc++'s unprefixed terminate
+// message with the frames again. Older releases drop lines, prefixes and frames.
 void LineFormatter::Format(const WatchdogTimeout& r, LineBuilder& out) const {
   Rng rng(job_.seed, StreamId::kLineTiming, static_cast<std::uint64_t>(r.rank));
   TimeNs t = r.time;
@@ -146,45 +132,73 @@ void LineFormatter::Format(const WatchdogTimeout& r, LineBuilder& out) const {
   TimeoutMessage(out, r);
   out.EndLine();
   t += rng.UniformInt(20, 90) * kNsPerUs;
-  WriteC10Header(out, r.rank, t, torch_.line_exception_detected);
-  WritePgPrefix(out, r.rank, r.group);
-  out.Str(" Exception (either an error or timeout) detected by watchdog at work: ").Int(r.seq);
-  out.Str(", last enqueued NCCL work: ").Int(r.last_enqueued);
-  out.Str(", last completed NCCL work: ").Int(r.last_completed).Char('.').EndLine();
+  if (torch_.exception_detected_line) {
+    WriteC10Header(out, r.rank, t, torch_.line_exception_detected);
+    WritePgPrefix(out, r.rank, r.group);
+    out.Str(" Exception (either an error or timeout) detected by watchdog at work: ").Int(r.seq);
+    out.Str(", last enqueued NCCL work: ").Int(r.last_enqueued);
+    out.Str(", last completed NCCL work: ").Int(r.last_completed).Char('.').EndLine();
+  }
   t += rng.UniformInt(5, 30) * kNsPerUs;
   WriteC10Header(out, r.rank, t, torch_.line_some_ops_failed);
-  WritePgPrefix(out, r.rank, r.group);
+  if (torch_.prefix_inconsistency) {
+    WritePgPrefix(out, r.rank, r.group);
+    out.Char(' ');
+  }
   out.Str(
-      " Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
+      "Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
       "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.");
+  if (!torch_.split_inconsistency) {
+    out.Str(" To avoid this inconsistency, we are taking the entire process down.");
+  }
   out.EndLine();
   t += rng.UniformInt(1, 8) * kNsPerUs;
-  WriteC10Header(out, r.rank, t, torch_.line_taking_down);
-  WritePgPrefix(out, r.rank, r.group);
-  out.Str(" To avoid data inconsistency, we are taking the entire process down.").EndLine();
+  if (torch_.split_inconsistency) {
+    WriteC10Header(out, r.rank, t, torch_.line_taking_down);
+    if (torch_.prefix_inconsistency) {
+      WritePgPrefix(out, r.rank, r.group);
+      out.Char(' ');
+    }
+    out.Str("To avoid data inconsistency, we are taking the entire process down.").EndLine();
+  }
   t += rng.UniformInt(100, 900) * kNsPerUs;
-  WriteC10Header(out, r.rank, t, torch_.line_thread_terminated);
-  WritePgPrefix(out, r.rank, r.group);
-  out.Str(" Process group watchdog thread terminated with exception: ");
-  TimeoutMessage(out, r);
-  out.EndLine();
-  out.Str("[rank").Int(r.rank).Str(
-      "]:Exception raised from checkTimeout at "
-      "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:");
-  out.Int(torch_.line_check_timeout_raise).Str(" (most recent call first):").EndLine();
-  NativeFrames(out, r.rank, /*rank_prefix=*/true);
-  out.Str("[rank").Int(r.rank).Str("]:").EndLine();
-  out.Str("terminate called after throwing an instance of 'c10::DistBackendError'").EndLine();
+  if (!torch_.terminated_message.empty()) {
+    WriteC10Header(out, r.rank, t, torch_.line_thread_terminated);
+    ThreadTerminated(out, r);
+    out.EndLine();
+  }
+  const bool frames = !torch_.watchdog_frames.empty();
+  if (frames) {
+    out.Str("[rank").Int(r.rank).Str(
+        "]:Exception raised from checkTimeout at "
+        "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:");
+    out.Int(torch_.line_check_timeout_raise).Str(" (most recent call first):").EndLine();
+    NativeFrames(out, r.rank, /*rank_prefix=*/true);
+    out.Str("[rank").Int(r.rank).Str("]:").EndLine();
+  }
+  out.Str("terminate called after throwing an instance of '").Str(torch_.exception_class);
+  out.Str("'").EndLine();
   out.Str("  what():  ");
-  WritePgPrefix(out, r.rank, r.group);
-  out.Str(" Process group watchdog thread terminated with exception: ");
-  TimeoutMessage(out, r);
+  if (torch_.terminated_message.empty()) {
+    TimeoutMessage(out, r);
+  } else {
+    ThreadTerminated(out, r);
+  }
   out.EndLine();
-  out.Str(
-      "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/"
-      "ProcessGroupNCCL.cpp:");
-  out.Int(torch_.line_check_timeout_raise).Str(" (most recent call first):").EndLine();
-  NativeFrames(out, r.rank, /*rank_prefix=*/false);
+  if (frames) {
+    out.Str(
+        "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.cpp:");
+    out.Int(torch_.line_check_timeout_raise).Str(" (most recent call first):").EndLine();
+    NativeFrames(out, r.rank, /*rank_prefix=*/false);
+  }
+}
+
+// "<pgprefix> Process group watchdog thread terminated with exception: <timeout message>"
+void LineFormatter::ThreadTerminated(LineBuilder& out, const WatchdogTimeout& r) const {
+  WritePgPrefix(out, r.rank, r.group);
+  out.Char(' ').Str(torch_.terminated_message);
+  TimeoutMessage(out, r);
 }
 
 }  // namespace denpex::sim

@@ -12,6 +12,8 @@ namespace {
 
 constexpr std::string_view kRunPy = "torch/distributed/run.py";
 constexpr std::string_view kApiPy = "torch/distributed/elastic/multiprocessing/api.py";
+constexpr std::string_view kRunLogger = "torch.distributed.run";
+constexpr std::string_view kApiLogger = "torch.distributed.elastic.multiprocessing.api";
 constexpr std::string_view kStars = "*****************************************";
 constexpr std::string_view kOmpBanner =
     "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to "
@@ -50,26 +52,57 @@ std::int64_t LongestLine(std::string_view text) {
 
 }  // namespace
 
-// <L><MM><DD> <hh>:<mm>:<ss>.<uuuuuu> <pid> <file>:<line>] : Python logging in glog style,
-// millisecond resolution printed as microseconds.
-void LineFormatter::GlogHeader(LineBuilder& out, char severity, int node, TimeNs t,
-                               std::string_view file, int line) const {
+namespace {
+std::string_view LevelName(char severity) {
+  switch (severity) {
+    case 'E':
+      return "ERROR";
+    case 'W':
+      return "WARNING";
+    default:
+      return "INFO";
+  }
+}
+}  // namespace
+
+// The agent's Python logging header in the profile's style (docs/log_formats.md §6):
+//   glog (>= 2.2)  <L><MM><DD> <hh>:<mm>:<ss>.<uuuuuu> <pid> <file>:<line>]
+//   2.1            [<YYYY>-<MM>-<DD> <hh>:<mm>:<ss>,<mmm>] <logger>: [<LEVEL>]
+//   <= 2.0         <LEVEL>:<logger>:
+void LineFormatter::AgentHeader(LineBuilder& out, char severity, int node, TimeNs t, Logger logger,
+                                int line) const {
+  const bool run = logger == Logger::kRun;
   const CivilTime c = ToCivil(Local(node, t));
-  out.Char(severity).Zero(c.month, 2).Zero(c.day, 2).Char(' ');
-  out.Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).Char('.');
-  out.Zero(c.nanos / kNsPerMs * 1000, 6).Char(' ').Int(job_.agent_pid[node]).Char(' ');
-  out.Str(file).Char(':').Int(line).Str("] ");
+  switch (torch_.agent_style) {
+    case AgentLogStyle::kGlog:
+      out.Char(severity).Zero(c.month, 2).Zero(c.day, 2).Char(' ');
+      out.Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).Char('.');
+      out.Zero(c.nanos / kNsPerMs * 1000, 6).Char(' ').Int(job_.agent_pid[node]).Char(' ');
+      out.Str(run ? kRunPy : kApiPy).Char(':').Int(line).Str("] ");
+      return;
+    case AgentLogStyle::kBracketed:
+      out.Char('[').Zero(c.year, 4).Char('-').Zero(c.month, 2).Char('-').Zero(c.day, 2);
+      out.Char(' ').Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2);
+      out.Char(',').Zero(c.nanos / kNsPerMs, 3).Str("] ").Str(run ? kRunLogger : kApiLogger);
+      out.Str(": [").Str(LevelName(severity)).Str("] ");
+      return;
+    case AgentLogStyle::kLogger:
+      out.Str(LevelName(severity)).Char(':').Str(run ? kRunLogger : kApiLogger).Char(':');
+      return;
+  }
 }
 
 void LineFormatter::Format(const AgentBanner& r, LineBuilder& out) const {
+  const bool logger = torch_.agent_style == AgentLogStyle::kLogger;  // one header, then bare
   for (std::string_view text : {std::string_view(), kStars, kOmpBanner, kStars}) {
-    GlogHeader(out, 'W', r.node, r.time, kRunPy, torch_.line_run_banner);
+    if (!logger || text.empty())
+      AgentHeader(out, 'W', r.node, r.time, Logger::kRun, torch_.line_run_banner);
     out.Str(text).EndLine();
   }
 }
 
 void LineFormatter::Format(const AgentSigterm& r, LineBuilder& out) const {
-  GlogHeader(out, 'W', r.node, r.time, kApiPy, torch_.line_api_sigterm);
+  AgentHeader(out, 'W', r.node, r.time, Logger::kApi, torch_.line_api_sigterm);
   out.Str("Sending process ").Int(job_.worker_pid[r.rank]).Str(" closing signal SIGTERM").EndLine();
 }
 
@@ -115,7 +148,7 @@ ReportLineOffsets LineFormatter::Format(const AgentFailureReport& r, LineBuilder
   ReportLineOffsets offsets;
   const std::int64_t first_line = out.lines();
   const AgentFailure& root = r.failures[0];
-  GlogHeader(out, 'E', r.node, r.time, kApiPy, torch_.line_api_failed);
+  AgentHeader(out, 'E', r.node, r.time, Logger::kApi, torch_.line_api_failed);
   out.Str("failed (exitcode: ").Int(root.exit_code).Str(") local_rank: ");
   out.Int(job_.LocalRank(root.rank)).Str(" (pid: ").Int(job_.worker_pid[root.rank]);
   out.Str(") of binary: ").Str(kBinary).EndLine();

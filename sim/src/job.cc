@@ -3,6 +3,7 @@
 #include "job.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "rng.h"
 
@@ -101,13 +102,25 @@ std::string Hostname(const std::string& prefix, int node, int digits) {
 
 // Per-node draws: clock offset (normal, clamped to +-4 sigma so it stays bounded), torchrun's
 // start and pid, and its workers' pids (spawned one after another).
-void DrawNodes(Job& job, const std::string& prefix, double skew_sigma_ms) {
+// A heavy-tailed node's offset: log-uniform magnitude in [4 sigma, max], random sign.
+double HeavyTailOffsetMs(Rng& rng, double sigma_ms, double max_ms) {
+  const double lo = std::max(1.0, 4.0 * sigma_ms);
+  const double hi = std::max(lo, max_ms);
+  const double magnitude = lo * std::pow(hi / lo, rng.Uniform());
+  return rng.Uniform() < 0.5 ? -magnitude : magnitude;
+}
+
+void DrawNodes(Job& job, const std::string& prefix, const v1::Clocks& clocks) {
+  const double skew_sigma_ms = clocks.skew_sigma_ms();
   const int digits = std::max<int>(4, static_cast<int>(std::to_string(job.nodes).size()));
   const double limit = 4.0 * skew_sigma_ms;
   for (int node = 0; node < job.nodes; ++node) {
     job.hostnames.push_back(Hostname(prefix, node, digits));
     Rng skew(job.seed, StreamId::kNodeSkew, static_cast<std::uint64_t>(node));
-    const double offset_ms = std::clamp(skew.Normal() * skew_sigma_ms, -limit, limit);
+    double offset_ms = std::clamp(skew.Normal() * skew_sigma_ms, -limit, limit);
+    if (clocks.heavy_tailed() && skew.Uniform() < 0.05) {
+      offset_ms = HeavyTailOffsetMs(skew, skew_sigma_ms, clocks.skew_max_ms());
+    }
     job.clock_offset.push_back(static_cast<TimeNs>(offset_ms * static_cast<double>(kNsPerMs)));
     Rng procs(job.seed, StreamId::kNodeProcesses, static_cast<std::uint64_t>(node));
     job.agent_start.push_back(job.start + procs.UniformInt(200, 900) * kNsPerMs);
@@ -149,7 +162,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.kill_wait = s.slurm().kill_wait_ms() * kNsPerMs;
   job.slurmd_timeout = s.slurm().slurmd_timeout_ms() * kNsPerMs;
   job.partition = s.slurm().partition();
-  DrawNodes(job, s.job().hostname_prefix(), s.clocks().skew_sigma_ms());
+  DrawNodes(job, s.job().hostname_prefix(), s.clocks());
   job.controller_offset = static_cast<TimeNs>(
       Rng(seed, StreamId::kNodeSkew, static_cast<std::uint64_t>(job.nodes)).Normal() *
       s.clocks().skew_sigma_ms() * static_cast<double>(kNsPerMs) / 4);

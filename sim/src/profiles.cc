@@ -33,6 +33,52 @@ constexpr PythonFrame kTorchrunTraceback24[] = {
     {"torch/distributed/launcher/api.py", 264, "launch_agent", "raise ChildFailedError("},
 };
 
+// torch 2.6.x: same frames, other offsets.
+constexpr NativeFrame kWatchdogFrames26[] = {
+    {"c10::Error::Error(c10::SourceLocation, std::string) + 0x96", NativeLibrary::kC10, 0x99a96},
+    {"c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+     "std::ratio<1l, 1000l> > >) + 0x2b0",
+     NativeLibrary::kTorchCuda, 0x11f7c40},
+    {"c10d::ProcessGroupNCCL::watchdogHandler() + 0x617", NativeLibrary::kTorchCuda, 0x11fa4e7},
+    {"c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d", NativeLibrary::kTorchCuda, 0x11fbc6d},
+    {"<unknown function> + 0xecdb4", NativeLibrary::kStdCxx, 0xecdb4},
+    {"<unknown function> + 0x9caa4", NativeLibrary::kLibc, 0x9caa4},
+    {"<unknown function> + 0x129c3c", NativeLibrary::kLibc, 0x129c3c},
+};
+
+constexpr PythonFrame kTorchrunTraceback26[] = {
+    {"/usr/local/bin/torchrun", 8, "<module>", "sys.exit(main())"},
+    {"torch/distributed/elastic/multiprocessing/errors/__init__.py", 355, "wrapper",
+     "return f(*args, **kwargs)"},
+    {"torch/distributed/run.py", 918, "main", "run(args)"},
+    {"torch/distributed/run.py", 909, "run", "elastic_launch("},
+    {"torch/distributed/launcher/api.py", 138, "__call__",
+     "return launch_agent(self._config, self._entrypoint, list(args))"},
+    {"torch/distributed/launcher/api.py", 269, "launch_agent", "raise ChildFailedError("},
+};
+
+constexpr PythonFrame kTorchrunTraceback21[] = {
+    {"/usr/local/bin/torchrun", 8, "<module>", "sys.exit(main())"},
+    {"torch/distributed/elastic/multiprocessing/errors/__init__.py", 346, "wrapper",
+     "return f(*args, **kwargs)"},
+    {"torch/distributed/run.py", 806, "main", "run(args)"},
+    {"torch/distributed/run.py", 797, "run", "elastic_launch("},
+    {"torch/distributed/launcher/api.py", 134, "__call__",
+     "return launch_agent(self._config, self._entrypoint, list(args))"},
+    {"torch/distributed/launcher/api.py", 264, "launch_agent", "raise ChildFailedError("},
+};
+
+constexpr PythonFrame kTorchrunTraceback113[] = {
+    {"/usr/local/bin/torchrun", 8, "<module>", "sys.exit(main())"},
+    {"torch/distributed/elastic/multiprocessing/errors/__init__.py", 346, "wrapper",
+     "return f(*args, **kwargs)"},
+    {"torch/distributed/run.py", 762, "main", "run(args)"},
+    {"torch/distributed/run.py", 753, "run", "elastic_launch("},
+    {"torch/distributed/launcher/api.py", 132, "__call__",
+     "return launch_agent(self._config, self._entrypoint, list(args))"},
+    {"torch/distributed/launcher/api.py", 246, "launch_agent", "raise ChildFailedError("},
+};
+
 constexpr TorchProfile kTorchProfiles[] = {
     {.name = "2.4",
      .supported = true,
@@ -54,16 +100,108 @@ constexpr TorchProfile kTorchProfiles[] = {
      .line_api_failed = 833,
      .python_lib = "/usr/local/lib/python3.10/dist-packages",
      .rank_prefixed_tracebacks = true,
-     .torchrun_traceback = kTorchrunTraceback24},
-    // Known releases whose shapes land with issue #3.
-    {.name = "1.13", .supported = false},
-    {.name = "2.1", .supported = false},
-    {.name = "2.6", .supported = false},
+     .torchrun_traceback = kTorchrunTraceback24,
+     .work_numel = true,
+     .exception_detected_line = true,
+     .split_inconsistency = true,
+     .prefix_inconsistency = true,
+     .terminated_message = "Process group watchdog thread terminated with exception: ",
+     .exception_class = "c10::DistBackendError",
+     .agent_style = AgentLogStyle::kGlog},
+    {.name = "2.6",
+     .supported = true,
+     .c10_header = C10Header::kRankPrefixedTimestamped,
+     .pg_prefix = PgPrefix::kIdAndGuid,
+     .line_watchdog_timeout = 616,
+     .line_exception_detected = 1785,
+     .line_some_ops_failed = 630,
+     .line_taking_down = 636,
+     .line_thread_terminated = 1601,
+     .line_check_timeout_raise = 618,
+     .watchdog_frames = kWatchdogFrames26,
+     .native_lib_paths = {"/usr/local/lib/python3.12/dist-packages/torch/lib/libc10.so",
+                          "/usr/local/lib/python3.12/dist-packages/torch/lib/libtorch_cuda.so",
+                          "/lib/x86_64-linux-gnu/libstdc++.so.6",
+                          "/lib/x86_64-linux-gnu/libc.so.6"},
+     .line_run_banner = 792,
+     .line_api_sigterm = 897,
+     .line_api_failed = 869,
+     .python_lib = "/usr/local/lib/python3.12/dist-packages",
+     .rank_prefixed_tracebacks = true,
+     .torchrun_traceback = kTorchrunTraceback26,
+     .work_numel = true,
+     .exception_detected_line = true,
+     .split_inconsistency = true,
+     .prefix_inconsistency = true,
+     .terminated_message = "Process group watchdog thread terminated with exception: ",
+     .exception_class = "c10::DistBackendError",
+     .agent_style = AgentLogStyle::kGlog},
+    {.name = "2.1",
+     .supported = true,
+     .c10_header = C10Header::kSeverityAndFile,
+     .pg_prefix = PgPrefix::kRankOnly,
+     .line_watchdog_timeout = 475,
+     .line_exception_detected = 0,
+     .line_some_ops_failed = 489,
+     .line_taking_down = 495,
+     .line_thread_terminated = 916,
+     .line_check_timeout_raise = 0,
+     .watchdog_frames = {},
+     .native_lib_paths = {},
+     .line_run_banner = 0,
+     .line_api_sigterm = 0,
+     .line_api_failed = 0,
+     .python_lib = "/usr/local/lib/python3.10/dist-packages",
+     .rank_prefixed_tracebacks = false,
+     .torchrun_traceback = kTorchrunTraceback21,
+     .work_numel = true,
+     .exception_detected_line = false,
+     .split_inconsistency = true,
+     .prefix_inconsistency = false,
+     .terminated_message = "NCCL watchdog thread terminated with exception: ",
+     .exception_class = "std::runtime_error",
+     .agent_style = AgentLogStyle::kBracketed},
+    {.name = "1.13",
+     .supported = true,
+     .c10_header = C10Header::kSeverityAndFile,
+     .pg_prefix = PgPrefix::kRankOnly,
+     .line_watchdog_timeout = 737,
+     .line_exception_detected = 0,
+     .line_some_ops_failed = 414,
+     .line_taking_down = 0,
+     .line_thread_terminated = 0,
+     .line_check_timeout_raise = 0,
+     .watchdog_frames = {},
+     .native_lib_paths = {},
+     .line_run_banner = 0,
+     .line_api_sigterm = 0,
+     .line_api_failed = 0,
+     .python_lib = "/usr/local/lib/python3.8/dist-packages",
+     .rank_prefixed_tracebacks = false,
+     .torchrun_traceback = kTorchrunTraceback113,
+     .work_numel = false,
+     .exception_detected_line = false,
+     .split_inconsistency = false,
+     .prefix_inconsistency = false,
+     .terminated_message = "",
+     .exception_class = "std::runtime_error",
+     .agent_style = AgentLogStyle::kLogger},
 };
 
 constexpr NcclProfile kNcclProfiles[] = {
-    {.name = "2.21.5", .supported = true, .version_banner = "NCCL version 2.21.5+cuda12.4"},
-    {.name = "2.18.5", .supported = false, .version_banner = "NCCL version 2.18.5+cuda12.2"},
+    {.name = "2.21.5",
+     .supported = true,
+     .version_banner = "NCCL version 2.21.5+cuda12.4",
+     .net_plugin = "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
+     .p2p_transport = "P2P/CUMEM/read",
+     .cuda_driver = 12040},
+    {.name = "2.18.5",
+     .supported = true,
+     .version_banner = "NCCL version 2.18.5+cuda12.2",
+     .net_plugin = "NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: "
+                   "cannot open shared object file: No such file or directory",
+     .p2p_transport = "P2P/IPC/read",
+     .cuda_driver = 12020},
 };
 
 constexpr SlurmProfile kSlurmProfiles[] = {
@@ -100,7 +238,7 @@ const NcclProfile* FindNcclProfile(std::string_view name) {
   return nullptr;
 }
 
-std::string_view SupportedTorchProfiles() { return "\"2.4\""; }
-std::string_view SupportedNcclProfiles() { return "\"2.21.5\""; }
+std::string_view SupportedTorchProfiles() { return "\"1.13\", \"2.1\", \"2.4\" or \"2.6\""; }
+std::string_view SupportedNcclProfiles() { return "\"2.18.5\" or \"2.21.5\""; }
 
 }  // namespace denpex::sim

@@ -13,11 +13,21 @@ namespace denpex::sim {
 // How a c10 (C++) log line starts (docs/log_formats.md §2).
 enum class C10Header : std::uint8_t {
   kRankPrefixedTimestamped,  // torch >= 2.4: "[rank<G>]:[E302 09:10:36.123456789 File.cpp:607] "
+  kSeverityAndFile,          // torch <= 2.3: "[E ProcessGroupNCCL.cpp:475] "
 };
 
 // How ProcessGroupNCCL names its process group (docs/log_formats.md §3).
 enum class PgPrefix : std::uint8_t {
   kUidAndDescription,  // torch 2.4: "[PG <uid> (<desc>) Rank <r>]", "[PG <uid> Rank <r>]"
+  kRankOnly,           // torch <= 2.2: "[Rank <r>]"
+  kIdAndGuid,          // torch 2.5-2.6: "[PG ID <uid> PG GUID <uid>(<desc>) Rank <r>]"
+};
+
+// How the torchrun agent's Python logging starts a line (docs/log_formats.md §6).
+enum class AgentLogStyle : std::uint8_t {
+  kGlog,       // torch >= 2.2: "W0302 09:00:00.512000 139872 torch/distributed/run.py:779] "
+  kBracketed,  // torch 2.1: "[2026-03-02 09:00:00,512] torch.distributed.run: [WARNING] "
+  kLogger,     // torch <= 2.0: "WARNING:torch.distributed.run:"
 };
 
 // Shared objects whose load addresses appear in native stack frames.
@@ -58,12 +68,23 @@ struct TorchProfile {
   // torch >= 2.2 prefixes every line of an uncaught exception's traceback with "[rank<G>]: ".
   bool rank_prefixed_tracebacks;
   std::span<const PythonFrame> torchrun_traceback;
+  // Watchdog block shape.
+  bool work_numel;               // WorkNCCL(...) carries NumelIn/NumelOut (torch >= 2.0)
+  bool exception_detected_line;  // "Exception (either an error or timeout) detected ..." (2.4-2.6)
+  bool split_inconsistency;      // "Some NCCL ..." and "To avoid ..." are two lines (>= 2.0)
+  bool prefix_inconsistency;     // ... and carry the group prefix (>= 2.4)
+  std::string_view terminated_message;  // "" (1.13: what() is the timeout message itself)
+  std::string_view exception_class;     // "c10::DistBackendError", "std::runtime_error"
+  AgentLogStyle agent_style;
 };
 
 struct NcclProfile {
   std::string_view name;  // "2.21.5"
   bool supported;
   std::string_view version_banner;  // "NCCL version 2.21.5+cuda12.4"
+  std::string_view net_plugin;      // the "NET/Plugin..." line's text after "NCCL INFO "
+  std::string_view p2p_transport;   // intra-node channel transport: "P2P/CUMEM/read"
+  int cuda_driver;                  // "cudaDriverVersion <n>"
 };
 
 // Wording that changed between Slurm releases (docs/log_formats.md §10).

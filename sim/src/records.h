@@ -33,7 +33,15 @@ struct NcclVersionBanner {
   TimeNs time;
 };
 
-// "... NCCL INFO comm 0x... rank r nranks n ... - Init COMPLETE" (stdout, flushed).
+// NCCL_DEBUG=INFO's per-process lines before the first communicator (bootstrap interface,
+// network plugin, driver, IB devices) (stdout, flushed).
+struct NcclProcessInfo {
+  int rank;
+  TimeNs time;
+};
+
+// "... NCCL INFO comm 0x... rank r nranks n ... - Init START" through "- Init COMPLETE":
+// one communicator's set-up block (stdout, flushed).
 struct NcclCommInit {
   int rank;
   TimeNs time;
@@ -181,10 +189,10 @@ struct CtldLine {
   int status;  // kJobComplete: the exit status (>= 0) or minus the signal
 };
 
-using Record = std::variant<NcclVersionBanner, NcclCommInit, TrainerIteration, WatchdogTimeout,
-                            PythonException, SegfaultDump, WorkerExit, AgentBanner, AgentSigterm,
-                            AgentFailureReport, AgentExit, NodeLost, SrunTaskExits, SrunMessage,
-                            StepdCancelled, CtldLine>;
+using Record = std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration,
+                            WatchdogTimeout, PythonException, SegfaultDump, WorkerExit, AgentBanner,
+                            AgentSigterm, AgentFailureReport, AgentExit, NodeLost, SrunTaskExits,
+                            SrunMessage, StepdCancelled, CtldLine>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).
 class RecordSink {

@@ -277,6 +277,13 @@ Status FillClocksAndStart(v1::Scenario* s, const Locator& loc) {
         "clocks.skew_sigma_ms must be in [0, 60000] (got " + StrD(c->skew_sigma_ms()) + ")",
         "a sigma in milliseconds; 0 disables skew");
   }
+  if (!(c->skew_max_ms() >= 0 && c->skew_max_ms() <= kMaxSkewSigmaMs)) {
+    return loc.Error(
+        "clocks.skew_max_ms",
+        "clocks.skew_max_ms must be in [0, 60000] (got " + StrD(c->skew_max_ms()) + ")",
+        "the largest heavy-tailed offset in milliseconds; 5000 is the default");
+  }
+  if (c->skew_max_ms() == 0) c->set_skew_max_ms(5000);
   if (s->start_time().empty()) s->set_start_time(kDefaultStartTime);
   if (!ParseRfc3339(s->start_time())) {
     return loc.Error("start_time", "start_time \"" + s->start_time() + "\" is not RFC 3339",

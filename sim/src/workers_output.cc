@@ -13,6 +13,7 @@ namespace denpex::sim {
 void Workers::EmitNcclInit(int rank, TimeNs t) {
   Rng rng(job_.seed, StreamId::kNcclInit, static_cast<std::uint64_t>(rank));
   bool banner_printed = false;
+  sink_.Emit(NcclProcessInfo{rank, t});
   for (int k = 0; k < kNumPgKinds; ++k) {
     const auto kind = static_cast<PgKind>(k);
     if (job_.GroupSize(kind) < 2) continue;

@@ -83,6 +83,10 @@ void IncidentWriter::Handle(const NcclVersionBanner& r) {
   AppendTo(OutFile(r.rank), r.rank, r);
   MaybeFlush(OutFile(r.rank));
 }
+void IncidentWriter::Handle(const NcclProcessInfo& r) {
+  AppendTo(OutFile(r.rank), r.rank, r);
+  MaybeFlush(OutFile(r.rank));
+}
 void IncidentWriter::Handle(const NcclCommInit& r) {
   AppendTo(OutFile(r.rank), r.rank, r);
   MaybeFlush(OutFile(r.rank));

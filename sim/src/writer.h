@@ -90,6 +90,7 @@ class IncidentWriter : public RecordSink {
 
   // Record handlers (public for std::visit; not part of the interface).
   void Handle(const NcclVersionBanner& r);
+  void Handle(const NcclProcessInfo& r);
   void Handle(const NcclCommInit& r);
   void Handle(const TrainerIteration& r);
   void Handle(const WatchdogTimeout& r);

@@ -159,3 +159,116 @@ TEST(Layouts, ALayoutThatDoesNotFitTheLauncherIsRejected) {
 
 }  // namespace
 }  // namespace denpex::sim
+
+namespace denpex::sim {
+namespace {
+
+// The first lines of rank 12's watchdog block (it waits in a pipeline SEND) per profile.
+std::vector<std::string> WatchdogHead(const std::string& torch, std::size_t n) {
+  const fs::path out = testing_util::FreshDir(torch);
+  testing_util::MustSimulate(
+      testing_util::MustParse(kSrun, {"launcher=LAUNCHER_TORCHRUN", "format.torch=" + torch}), out);
+  auto lines = testing_util::ReadLines(out / "incident/gpu-0002/rank_12.log");
+  lines.resize(std::min(lines.size(), n));
+  return lines;
+}
+
+TEST(Profiles, Torch113PrintsOneInconsistencyLineAndNoNumel) {
+  const auto l = WatchdogHead("1.13", 4);
+  ASSERT_EQ(l.size(), 4u);
+  EXPECT_THAT(l[0],
+              testing::MatchesRegex(
+                  "\\[E ProcessGroupNCCL.cpp:737\\] \\[Rank 1\\] Watchdog caught collective "
+                  "operation timeout: WorkNCCL\\(SeqNum=8, OpType=SEND, Timeout\\(ms\\)=600000\\) "
+                  "ran for [0-9]+ milliseconds before timing out\\."));
+  EXPECT_THAT(l[1], testing::EndsWith(
+                        "To avoid this inconsistency, we are taking the entire process down."));
+  EXPECT_EQ(l[2], "terminate called after throwing an instance of 'std::runtime_error'");
+  EXPECT_THAT(l[3], StartsWith("  what():  [Rank 1] Watchdog caught collective operation timeout"));
+}
+
+TEST(Profiles, Torch21NamesTheNcclWatchdogThreadWithoutRankPrefixes) {
+  const auto l = WatchdogHead("2.1", 6);
+  ASSERT_EQ(l.size(), 6u);
+  EXPECT_THAT(l[0], StartsWith("[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught"));
+  EXPECT_EQ(l[2],
+            "[E ProcessGroupNCCL.cpp:495] To avoid data inconsistency, we are taking the entire "
+            "process down.");
+  EXPECT_THAT(l[3], StartsWith("[E ProcessGroupNCCL.cpp:916] [Rank 1] NCCL watchdog thread "
+                               "terminated with exception: [Rank 1] Watchdog caught"));
+  EXPECT_EQ(l[4], "terminate called after throwing an instance of 'std::runtime_error'");
+}
+
+TEST(Profiles, Torch26UsesPgIdAndGuidPrefixes) {
+  const auto l = WatchdogHead("2.6", 1);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_THAT(l[0],
+              testing::MatchesRegex(
+                  "\\[rank12\\]:\\[E302 09:10:[0-9.]+ ProcessGroupNCCL.cpp:616\\] \\[PG ID 9 PG "
+                  "GUID 9\\(PIPELINE_MODEL_PARALLEL_GROUP\\) Rank 1\\] Watchdog caught .*"));
+}
+
+TEST(Profiles, OlderTorchrunAgentsLogThroughPythonLoggingFormats) {
+  for (const auto& [torch, failed] :
+       {std::pair<std::string, std::string>{
+            "1.13", "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6)"},
+        {"2.1", "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -6)"}}) {
+    const fs::path out = testing_util::FreshDir(torch);
+    testing_util::MustSimulate(
+        testing_util::MustParse(kSrun, {"launcher=LAUNCHER_TORCHRUN", "format.torch=" + torch}),
+        out);
+    EXPECT_THAT(testing_util::ReadAll(out / "incident/gpu-0002/torchrun.log"), HasSubstr(failed));
+  }
+}
+
+}  // namespace
+}  // namespace denpex::sim
+
+namespace denpex::sim {
+namespace {
+
+TEST(NcclInfo, EachCommunicatorLogsItsRingChannelsOverNvlinkOrItsOwnNic) {
+  const fs::path out = testing_util::FreshDir();
+  testing_util::MustSimulate(
+      testing_util::MustParse(kSrun, {"launcher=LAUNCHER_TORCHRUN", "format.nccl_debug_info=true",
+                                      "format.nccl=2.18.5"}),
+      out);
+  const std::string log = testing_util::ReadAll(out / "incident/gpu-0001/rank_3.log");
+  // rank 3: TP ring 3 -> 0 stays on the node; its PP peer (rank 11) is on gpu-0002, via mlx5_3.
+  EXPECT_THAT(log, HasSubstr("gpu-0001:"));
+  EXPECT_THAT(log, HasSubstr("] NCCL INFO Bootstrap : Using ib0:10.64.0.1<0>\n"));
+  EXPECT_THAT(log, HasSubstr("] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2"));
+  EXPECT_THAT(log, HasSubstr("] NCCL INFO Channel 00/0 : 3[3] -> 0[0] via P2P/IPC/read\n"));
+  EXPECT_THAT(log,
+              HasSubstr("] NCCL INFO Channel 15/0 : 0[3] -> 1[3] [send] via NET/IB/3/GDRDMA\n"));
+}
+
+}  // namespace
+}  // namespace denpex::sim
+
+namespace denpex::sim {
+namespace {
+
+TEST(Clocks, HeavyTailGivesAFewNodesOffsetsOfSecondsAndKeepsTheRestNormal) {
+  const fs::path out = testing_util::FreshDir();
+  // 64 nodes: the banner's time on each node is the agent's start (0.2-0.9 s) plus its offset.
+  const v1::Scenario s = testing_util::MustParse(
+      "job { nodes: 64 }\nclocks { heavy_tailed: true skew_max_ms: 5000 }\nseed: 4\n"
+      "training { warmup_steps: 1 }\nfaults { kind: FAULT_KIND_SIGKILL rank: 0 }\n");
+  testing_util::MustSimulate(s, out);
+  int far = 0;
+  for (int node = 1; node <= 64; ++node) {
+    char host[16];
+    std::snprintf(host, sizeof host, "gpu-%04d", node);
+    const std::string first = testing_util::ReadLines(out / "incident" / host / "torchrun.log")[0];
+    // W0302 hh:mm:ss.uuuuuu : seconds since 09:00:00 as printed.
+    const double printed = (std::stod(first.substr(6, 2)) - 9) * 3600 +
+                           std::stod(first.substr(9, 2)) * 60 + std::stod(first.substr(12, 9));
+    if (printed < 0.2 - 0.21 || printed > 0.9 + 0.21) ++far;
+  }
+  EXPECT_GE(far, 1);
+  EXPECT_LE(far, 12);
+}
+
+}  // namespace
+}  // namespace denpex::sim

@@ -94,9 +94,9 @@ TEST(Scenario, SemanticRulesAreEnforced) {
                   .message(),
               StartsWith("s.textproto:2:12: timeouts.nccl_timeout_ms must not be negative"));
   EXPECT_THAT(
-      ParseError("job { nodes: 1 }\nformat { torch: \"2.1\" }\nfaults { kind: 1 }").message(),
-      StartsWith(
-          "s.textproto:2:10: torch profile \"2.1\" is not supported yet; hint: use \"2.4\""));
+      ParseError("job { nodes: 1 }\nformat { torch: \"2.2\" }\nfaults { kind: 1 }").message(),
+      StartsWith("s.textproto:2:10: torch profile \"2.2\" is not a known release; hint: use "
+                 "\"1.13\", \"2.1\", \"2.4\" or \"2.6\""));
   EXPECT_THAT(ParseError("job { nodes: 1 }\nformat { nccl: \"9\" }\nfaults { kind: 1 }").message(),
               HasSubstr("nccl profile \"9\" is not a known release"));
   EXPECT_THAT(ParseError("job { nodes: 1 }\nstart_time: \"noon\"\nfaults { kind: 1 }").message(),

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -17,11 +18,19 @@ namespace denpex::sim::testing_util {
 
 namespace fs = std::filesystem;
 
-// A fresh directory under the test temp dir, named after the running test.
+// Where test incidents go: tmpfs when the machine has one (simulated incidents are thousands
+// of small files, and creating files on a shared disk is slow), else the test temp dir.
+inline fs::path TestRoot() {
+  std::error_code ec;
+  if (fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) return "/dev/shm";
+  return ::testing::TempDir();
+}
+
+// A fresh directory under the test root, named after the running test.
 inline fs::path FreshDir(const std::string& suffix = "") {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path dir = fs::path(::testing::TempDir()) /
-                 (std::string("denpex_") + info->test_suite_name() + "_" + info->name() + suffix);
+  fs::path dir =
+      TestRoot() / (std::string("denpex_") + info->test_suite_name() + "_" + info->name() + suffix);
   fs::remove_all(dir);
   return dir;
 }

@@ -1,0 +1,109 @@
+// NCCL_DEBUG=INFO output of a worker (docs/log_formats.md §4): the per-process lines before its
+// first communicator, and each communicator's set-up block from "Init START" to
+// "Init COMPLETE" (affinity, trees, ring channels with their transports, thresholds). It is
+// most of a real job's log volume at scale.
+#include "formatter.h"
+#include "rng.h"
+
+namespace denpex::sim {
+
+namespace {
+
+// NCCL's spelling of the PCI bus id of local GPU i on an HGX-style board ("18000" is
+// 0000:18:00.0). 16 entries: validation caps gpus_per_node at 16.
+constexpr std::string_view kBusIds[] = {"18000", "2a000", "3a000", "5d000", "9a000", "ab000",
+                                        "ba000", "db000", "1b000", "2b000", "3b000", "5e000",
+                                        "9b000", "ac000", "bb000", "dc000"};
+constexpr int kChannels = 16;
+
+// "10.<a>.<b>.<c>": the node's address on its IB OOB interface.
+void NodeAddress(LineBuilder& out, int node) {
+  const int n = node + 1;
+  out.Str("10.").Int(64 + (n >> 16)).Char('.').Int((n >> 8) & 255).Char('.').Int(n & 255);
+}
+
+}  // namespace
+
+void LineFormatter::NcclPrefix(LineBuilder& out, int rank) const {
+  const int pid = job_.worker_pid[rank];
+  out.Str(job_.hostnames[job_.NodeOf(rank)]).Char(':').Int(pid).Char(':').Int(pid);
+  out.Str(" [").Int(job_.LocalRank(rank)).Str("] NCCL INFO ");
+}
+
+void LineFormatter::Format(const NcclProcessInfo& r, LineBuilder& out) const {
+  const int node = job_.NodeOf(r.rank);
+  NcclPrefix(out, r.rank);
+  out.Str("Bootstrap : Using ib0:");
+  NodeAddress(out, node);
+  out.Str("<0>").EndLine();
+  NcclPrefix(out, r.rank);
+  out.Str(nccl_.net_plugin).EndLine();
+  NcclPrefix(out, r.rank);
+  out.Str("cudaDriverVersion ").Int(nccl_.cuda_driver).EndLine();
+  NcclPrefix(out, r.rank);
+  out.Str("NET/IB : Using");
+  for (int nic = 0; nic < job_.gpus_per_node; ++nic) {
+    out.Str(" [").Int(nic).Str("]mlx5_").Int(nic).Str(":1/IB");
+  }
+  out.Str(" ; OOB ib0:");
+  NodeAddress(out, node);
+  out.Str("<0>").EndLine();
+  NcclPrefix(out, r.rank);
+  out.Str("Using network IB").EndLine();
+}
+
+// One communicator's set-up: a ring over the group's members in group-rank order; a hop to
+// another node goes through the GPU's own NIC (GPUDirect RDMA), a hop inside it over NVLink.
+void LineFormatter::Format(const NcclCommInit& r, LineBuilder& out) const {
+  const int dev = job_.LocalRank(r.rank);
+  Rng ptr(job_.seed, StreamId::kRankAddresses, static_cast<std::uint64_t>(r.rank) * 4 + 1);
+  std::uint64_t comm = 0;
+  for (int k = 0; k <= static_cast<int>(r.group); ++k) comm = ptr.Next();
+  comm = 0x550000000000ULL | (comm & 0xfffffffff0ULL);  // a 16-byte aligned heap pointer
+  const int uid = job_.GroupUid(r.rank, r.group);
+  const std::uint64_t comm_id =
+      Rng(job_.seed, StreamId::kCommId, static_cast<std::uint64_t>(uid)).Next();
+  const int grank = job_.GroupRank(r.rank, r.group);
+  const int size = job_.GroupSize(r.group);
+  auto comm_line = [&](std::string_view what) {
+    NcclPrefix(out, r.rank);
+    out.Str("comm 0x").Hex(comm).Str(" rank ").Int(grank).Str(" nranks ").Int(size);
+    out.Str(" cudaDev ").Int(dev).Str(" nvmlDev ").Int(dev).Str(" busId ").Str(kBusIds[dev]);
+    out.Str(" commId 0x").Hex(comm_id).Str(what).EndLine();
+  };
+  comm_line(" - Init START");
+  NcclPrefix(out, r.rank);
+  out.Str("Setting affinity for GPU ");
+  out.Int(dev).Str(dev < job_.gpus_per_node / 2 ? " to ffffffff,00000000"
+                                                : " to 00000000,ffffffff");
+  out.EndLine();
+  const int next = job_.GroupMember(uid, (grank + 1) % size);
+  const int prev_rank = (grank + size - 1) % size;
+  NcclPrefix(out, r.rank);
+  out.Str("Trees [0] ").Int((grank + 1) % size == 0 ? -1 : (grank + 1) % size).Str("/-1/-1->");
+  out.Int(grank).Str("->").Int(grank == 0 ? -1 : prev_rank).EndLine();
+  NcclPrefix(out, r.rank);
+  out.Str("P2P Chunksize set to 131072").EndLine();
+  const bool remote = job_.NodeOf(next) != job_.NodeOf(r.rank);
+  for (int c = 0; c < kChannels; ++c) {
+    NcclPrefix(out, r.rank);
+    out.Str("Channel ").Zero(c, 2).Str("/0 : ").Int(grank).Char('[').Int(dev).Str("] -> ");
+    out.Int((grank + 1) % size).Char('[').Int(job_.LocalRank(next)).Str("] ");
+    if (remote) {
+      out.Str("[send] via NET/IB/").Int(dev).Str("/GDRDMA").EndLine();
+    } else {
+      out.Str("via ").Str(nccl_.p2p_transport).EndLine();
+    }
+  }
+  for (std::string_view line :
+       {std::string_view("Connected all rings"), std::string_view("Connected all trees"),
+        std::string_view("threadThresholds 8/8/64 | 128/8/64 | 512 | 512"),
+        std::string_view("16 coll channels, 16 collnet channels, 0 nvls channels, 16 p2p "
+                         "channels, 2 p2p channels per peer")}) {
+    NcclPrefix(out, r.rank);
+    out.Str(line).EndLine();
+  }
+  comm_line(" - Init COMPLETE");
+}
+
+}  // namespace denpex::sim
