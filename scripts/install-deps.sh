@@ -2,8 +2,13 @@
 # Installs Denpex's build and test dependencies from Debian 12 packages.
 # Idempotent: does nothing (and needs no network) when every package is already installed.
 #
-#   scripts/install-deps.sh            # build + test dependencies
-#   scripts/install-deps.sh --print    # list the packages and exit
+#   scripts/install-deps.sh                  # build + test dependencies
+#   scripts/install-deps.sh --report-tests   # ... plus chromium, for the HTML report test
+#   scripts/install-deps.sh --print          # list the packages and exit
+#
+# chromium (≈100 MB download, ≈300 MB installed with its libraries) is a group of its own:
+# only Eval.HtmlReportRendersTablesTimelineAndIncidentsInHeadlessChromium needs it, and that
+# test skips with a message when it is absent. CI (.ci/run) installs the group.
 set -euo pipefail
 
 packages=(
@@ -13,7 +18,11 @@ packages=(
   libgtest-dev libgmock-dev catch2
 )
 
-if [[ "${1:-}" == "--print" ]]; then
+if [[ " $* " == *" --report-tests "* ]]; then
+  packages+=(chromium)
+fi
+
+if [[ " $* " == *" --print "* ]]; then
   printf '%s\n' "${packages[@]}"
   exit 0
 fi

@@ -1,6 +1,16 @@
-#include <algorithm>
+// `denpex eval` and `denpex eval merge`: plan the jobs (eval_plan.cc), run them in
+// parallel with TBB, score, aggregate, write the reports (report_*.cc), apply the
+// regression gate. The report never depends on the thread count: every job writes its own
+// slot and the slots are read in plan order.
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <iostream>
+#include <mutex>
 #include <random>
 #include <system_error>
 
@@ -10,129 +20,310 @@
 #include "denpex/scorer/scorer.h"
 #include "denpex/sim/simulator.h"
 #include "eval_internal.h"
+#include "report.h"
 
 namespace denpex::cli {
 namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
 
 namespace {
-double SecondsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+double SecondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Expands directories into their *.textproto files, sorted, so runs are reproducible.
-Result<std::vector<fs::path>> ExpandScenarioPaths(const std::vector<fs::path>& inputs) {
-  std::vector<fs::path> out;
-  for (const auto& p : inputs) {
-    std::error_code ec;
-    if (fs::is_directory(p, ec)) {
-      std::vector<fs::path> found;
-      for (const auto& e : fs::directory_iterator(p, ec)) {
-        if (e.path().extension() == ".textproto") found.push_back(e.path());
-      }
-      std::sort(found.begin(), found.end());
-      if (found.empty()) return Status::InvalidInput(p.string() + ": no *.textproto scenarios in this directory");
-      out.insert(out.end(), found.begin(), found.end());
-    } else if (fs::exists(p, ec)) {
-      out.push_back(p);
-    } else {
-      return Status::NotFound(p.string() + ": no such scenario file or directory");
-    }
+// Where simulated incidents live while they are scored (each is removed once scored): a
+// fresh directory under $TMPDIR when set, else under /dev/shm (tmpfs: a 16k-rank incident
+// is ~18k files, written 10-20x faster than to disk), else the system temp directory.
+fs::path ScratchRoot() {
+  fs::path base = fs::temp_directory_path();
+  if (std::getenv("TMPDIR") == nullptr && access("/dev/shm", W_OK) == 0) base = "/dev/shm";
+  std::random_device rd;
+  return base / ("denpex-eval-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
+}
+
+// A single updating line on a terminal; nothing otherwise.
+class Progress {
+ public:
+  Progress(bool enabled, std::ostream& err, size_t total)
+      : enabled_(enabled), err_(err), total_(total), t0_(Clock::now()) {}
+  void Done(const EvalJob& job) {
+    const size_t n = ++done_;
+    if (!enabled_) return;
+    std::lock_guard lock(mu_);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "[%zu/%zu] %3.0f%% %6.1f s  ", n, total_,
+                  100.0 * static_cast<double>(n) / static_cast<double>(total_),
+                  SecondsSince(t0_));
+    err_ << "\r\033[2K" << buf << job.suite << "/" << job.id << " seed " << job.seed
+         << std::flush;
   }
+  ~Progress() {
+    if (enabled_ && done_ > 0) err_ << "\r\033[2K" << std::flush;
+  }
+
+ private:
+  bool enabled_;
+  std::ostream& err_;
+  size_t total_;
+  Clock::time_point t0_;
+  std::atomic<size_t> done_{0};
+  std::mutex mu_;
+};
+
+struct RunConfig {
+  std::vector<std::string> strategies;
+  scorer::ScoreOptions score;
+  fs::path work;
+  bool keep = false;  // --work-dir: keep the simulated incidents
+  int diagnose_threads = 0;
+};
+
+struct JobOutcome {
+  std::vector<v1::IncidentScore> scores;
+  v1::IncidentDetail detail;
+  std::string error;  // empty: the job ran
+};
+
+std::string JobName(const EvalJob& job) {
+  return job.suite + "/" + job.id + (job.scenario ? " seed " + std::to_string(job.seed) : "");
+}
+
+JobOutcome RunJob(const EvalJob& job, const RunConfig& cfg) {
+  JobOutcome out;
+  const fs::path dir = cfg.work / job.suite / job.id / ("seed-" + std::to_string(job.seed));
+  auto run = job.scenario ? RunIncident(*job.scenario, job.seed, dir, cfg.strategies,
+                                        cfg.score, cfg.diagnose_threads)
+                          : DiagnoseAndScore(job.corpus_dir / "incident", job.expected,
+                                             cfg.strategies, cfg.score, cfg.diagnose_threads);
+  std::error_code ec;
+  if (job.scenario && !cfg.keep) fs::remove_all(dir, ec);
+  if (!run.ok()) {
+    out.error = JobName(job) + ": " + run.status().message();
+    return out;
+  }
+  for (auto& s : run->scores) {
+    s.set_suite(job.suite);
+    s.set_incident(job.id);
+    s.set_seed(job.seed);
+    s.set_weight(job.weight);
+  }
+  out.scores = std::move(run->scores);
+  out.detail.set_suite(job.suite);
+  out.detail.set_incident(job.id);
+  out.detail.set_seed(job.seed);
+  *out.detail.mutable_diagnosis() = TrimForReport(run->diagnoses[0]);
+  *out.detail.mutable_timeline() = TimelineOf(run->truth, run->diagnoses[0]);
+  out.detail.set_diagnosis_text(engine::RenderText(run->diagnoses[0]));
   return out;
 }
+
+std::vector<JobOutcome> RunJobs(const std::vector<EvalJob>& jobs, RunConfig cfg, int threads,
+                                Progress& progress) {
+  tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
+  // Parallel jobs each diagnose on one thread: the cores are already busy, and the
+  // measured wall time stays comparable between strategies.
+  cfg.diagnose_threads = arena.max_concurrency() > 1 && jobs.size() > 1 ? 1 : 0;
+  std::vector<JobOutcome> outcomes(jobs.size());
+  arena.execute([&] {
+    tbb::parallel_for(size_t{0}, jobs.size(), [&](size_t i) {
+      outcomes[i] = RunJob(jobs[i], cfg);
+      progress.Done(jobs[i]);
+    });
+  });
+  return outcomes;
+}
+
+int Fail(std::ostream& err, std::string_view cmd, const Status& st) {
+  err << "denpex " << cmd << ": " << st.message() << "\n";
+  return ExitCodeFor(st);
+}
+
+// --json, --markdown, --html, --write-gate: whichever were given.
+Status WriteReports(const v1::EvalReport& report, const fs::path& json, const fs::path& md,
+                    const fs::path& html) {
+  if (!json.empty()) DENPEX_RETURN_IF_ERROR(proto::WriteJsonFile(json, report));
+  if (!md.empty()) DENPEX_RETURN_IF_ERROR(proto::WriteFile(md, RenderMarkdown(report)));
+  if (!html.empty()) DENPEX_RETURN_IF_ERROR(proto::WriteFile(html, RenderHtml(report)));
+  return Status::Ok();
+}
+
+// kExitOk, kExitRegression when a tracked metric dropped, or the code of a read error.
+int ApplyGate(const fs::path& gate, const v1::EvalReport& report, std::ostream& out,
+              std::ostream& err) {
+  if (gate.empty()) return kExitOk;
+  v1::GateBaseline baseline;
+  if (auto st = proto::ReadJsonFile(gate, &baseline); !st.ok()) return Fail(err, "eval", st);
+  const auto failures = scorer::CheckGate(baseline, report);
+  if (failures.empty()) {
+    out << "gate: " << baseline.metrics_size() << " tracked metrics at or above "
+        << gate.string() << "\n";
+    return kExitOk;
+  }
+  err << "gate: " << failures.size() << " of " << baseline.metrics_size()
+      << " tracked metrics dropped below " << gate.string() << ":\n";
+  for (const auto& f : failures) err << "  " << f << "\n";
+  return kExitRegression;
+}
+
+v1::EvalReport BuildReport(std::vector<JobOutcome>& outcomes) {
+  v1::EvalReport report;
+  std::vector<v1::IncidentScore> all;
+  for (auto& o : outcomes) {
+    if (!o.error.empty()) {
+      report.mutable_run()->add_failures(o.error);
+      continue;
+    }
+    for (auto& s : o.scores) all.push_back(std::move(s));
+    *report.add_details() = std::move(o.detail);
+  }
+  for (auto& a : scorer::Aggregate(all)) *report.add_aggregates() = std::move(a);
+  for (auto& s : all) *report.add_incidents() = std::move(s);
+  return report;
+}
+
+Status CheckArgs(const EvalArgs& args) {
+  if (args.seeds < 1) return Status::InvalidArgument("--seeds must be at least 1");
+  if (args.jobs < 0) return Status::InvalidArgument("--jobs must be 0 (all cores) or more");
+  if (args.manual_triage_minutes < 0) {
+    return Status::InvalidArgument("--manual-triage-minutes must not be negative");
+  }
+  if (args.scenarios.empty() && args.corpora.empty()) {
+    return Status::InvalidArgument(
+        "nothing to evaluate: give scenario files, directories, suite files "
+        "(*.suite.textproto) or --corpus DIR");
+  }
+  return Status::Ok();
+}
+
+// The command that rewrites a gate baseline: recorded in the baseline file itself.
+std::string RefreshCommand(const EvalArgs& args) {
+  std::string cmd = "denpex eval";
+  for (const auto& in : args.scenarios) (cmd += ' ') += in.string();
+  for (const auto& c : args.corpora) cmd += " --corpus " + c.string();
+  cmd += " --seeds " + std::to_string(args.seeds) + " --strategies";
+  for (const auto& s : args.strategies) cmd += " " + s;
+  return cmd + " --write-gate " + args.write_gate.string();
+}
+
 }  // namespace
 
-Result<IncidentRun> RunIncident(const v1::Scenario& scenario, std::uint64_t seed,
-                                const fs::path& dir, const std::vector<std::string>& strategies) {
+Result<IncidentRun> DiagnoseAndScore(const fs::path& incident_dir, const v1::Truth& truth,
+                                     const std::vector<std::string>& strategies,
+                                     const scorer::ScoreOptions& options, int threads) {
   IncidentRun run;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto sim = sim::Simulate(scenario, {.out_dir = dir, .seed = seed});
-  if (!sim.ok()) return sim.status();
-  run.simulate_seconds = SecondsSince(t0);
-  run.truth = sim->truth;
+  run.truth = truth;
   for (const auto& name : strategies) {
     auto strategy = engine::ParseStrategy(name);
     if (!strategy) return Status::InvalidArgument("unknown strategy '" + name + "'");
-    const auto t1 = std::chrono::steady_clock::now();
-    auto d = engine::Diagnose(dir / "incident", {.strategy = *strategy});
+    const auto t0 = Clock::now();
+    auto d = engine::Diagnose(incident_dir, {.strategy = *strategy, .threads = threads});
     if (!d.ok()) return d.status();
-    const double secs = SecondsSince(t1);
-    v1::IncidentScore score = scorer::ScoreIncident(run.truth, *d);
-    score.set_diagnose_seconds(secs);
+    scorer::ScoreOptions o = options;
+    o.diagnose_seconds = SecondsSince(t0);
+    run.scores.push_back(scorer::ScoreIncident(truth, *d, o));
     run.diagnoses.push_back(std::move(*d));
-    run.scores.push_back(std::move(score));
   }
   return run;
 }
 
+Result<IncidentRun> RunIncident(const v1::Scenario& scenario, std::uint64_t seed,
+                                const fs::path& dir, const std::vector<std::string>& strategies,
+                                const scorer::ScoreOptions& options, int threads) {
+  const auto t0 = Clock::now();
+  auto sim = sim::Simulate(scenario, {.out_dir = dir, .seed = seed});
+  if (!sim.ok()) return sim.status();
+  const double simulate_seconds = SecondsSince(t0);
+  auto run = DiagnoseAndScore(dir / "incident", sim->truth, strategies, options, threads);
+  if (run.ok()) run->simulate_seconds = simulate_seconds;
+  return run;
+}
+
 int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
-  if (args.seeds < 1) {
-    err << "denpex eval: --seeds must be at least 1\n";
-    return kExitUsage;
+  const auto t0 = Clock::now();
+  if (auto st = CheckArgs(args); !st.ok()) return Fail(err, "eval", st);
+  auto strategies = ResolveStrategies(args.strategies, args.baselines);
+  if (!strategies.ok()) return Fail(err, "eval", strategies.status());
+  Shard shard;
+  if (!args.shard.empty()) {
+    auto parsed = ParseShard(args.shard);
+    if (!parsed.ok()) return Fail(err, "eval", parsed.status());
+    shard = *parsed;
   }
-  for (const auto& s : args.strategies) {
-    if (!engine::ParseStrategy(s)) {
-      err << "denpex eval: unknown strategy '" << s << "'\n";
-      return kExitUsage;
+  auto plan = PlanEval(args.scenarios, args.corpora, args.seeds);
+  if (!plan.ok()) return Fail(err, "eval", plan.status());
+  std::vector<EvalJob> jobs;
+  for (size_t i = 0; i < plan->jobs.size(); ++i) {
+    if (static_cast<int>(i % static_cast<size_t>(shard.count)) == shard.index) {
+      jobs.push_back(plan->jobs[i]);
     }
-  }
-  auto paths = ExpandScenarioPaths(args.scenarios);
-  if (!paths.ok()) {
-    err << "denpex eval: " << paths.status().message() << "\n";
-    return ExitCodeFor(paths.status());
-  }
-  std::vector<v1::Scenario> scenarios;
-  for (const auto& p : *paths) {
-    auto sc = sim::LoadScenario(p);
-    if (!sc.ok()) {
-      err << sc.status().message() << "\n";
-      return ExitCodeFor(sc.status());
-    }
-    scenarios.push_back(std::move(*sc));
   }
 
+  RunConfig cfg{.strategies = *strategies,
+                .score = {.manual_triage_minutes = args.manual_triage_minutes},
+                .work = args.work_dir.empty() ? ScratchRoot() : args.work_dir,
+                .keep = !args.work_dir.empty()};
+  std::vector<JobOutcome> outcomes;
+  {
+    Progress progress(args.progress, err, jobs.size());
+    outcomes = RunJobs(jobs, cfg, args.jobs, progress);
+  }
   std::error_code ec;
-  fs::path work = args.work_dir;
-  const bool temporary = work.empty();
-  if (temporary) {
-    std::random_device rd;
-    work = fs::temp_directory_path() / ("denpex-eval-" + std::to_string(rd()));
-  }
-  fs::create_directories(work, ec);
+  if (!cfg.keep) fs::remove_all(cfg.work, ec);
 
-  v1::EvalReport report;
-  int failures = 0;
-  for (const auto& sc : scenarios) {
-    for (int i = 0; i < args.seeds; ++i) {
-      const std::uint64_t seed = sc.seed() + static_cast<std::uint64_t>(i);
-      const fs::path dir = work / sc.name() / ("seed-" + std::to_string(seed));
-      auto run = RunIncident(sc, seed, dir, args.strategies);
-      if (!run.ok()) {
-        err << "denpex eval: " << sc.name() << " seed " << seed << ": " << run.status().message() << "\n";
-        ++failures;
-        continue;
-      }
-      for (auto& s : run->scores) *report.add_incidents() = s;
-      out << "  " << sc.name() << " seed " << seed << ":";
-      for (const auto& s : run->scores) {
-        out << "  " << s.strategy() << "=" << (s.inconclusive() ? "inconclusive" : s.initiator_rank_correct() ? "right" : "wrong");
-      }
-      out << "\n" << std::flush;
-      if (temporary) fs::remove_all(dir, ec);
+  v1::EvalReport report = BuildReport(outcomes);
+  auto* run = report.mutable_run();
+  for (const auto& in : plan->inputs) run->add_inputs(in);
+  for (const auto& s : *strategies) run->add_strategies(s);
+  run->set_seeds(args.seeds);
+  if (!args.shard.empty()) run->set_shard(args.shard);
+  run->set_jobs_total(static_cast<int>(plan->jobs.size()));
+  run->set_jobs_run(static_cast<int>(jobs.size()));
+  run->set_threads(tbb::task_arena(args.jobs > 0 ? args.jobs : tbb::task_arena::automatic)
+                       .max_concurrency());
+  run->set_manual_triage_minutes(args.manual_triage_minutes);
+  run->set_wall_seconds(SecondsSince(t0));
+
+  for (const auto& f : run->failures()) err << "denpex eval: " << f << "\n";
+  out << scorer::RenderTable(report) << "\n"
+      << "evaluated " << jobs.size() << " of " << plan->jobs.size() << " jobs with "
+      << strategies->size() << " strategies in " << run->wall_seconds() << " s on "
+      << run->threads() << " threads\n";
+  if (auto st = WriteReports(report, args.json, args.markdown, args.html); !st.ok()) {
+    return Fail(err, "eval", st);
+  }
+  if (!args.write_gate.empty()) {
+    auto baseline = scorer::MakeGateBaseline(report, 0);
+    baseline.set_suite(run->inputs().empty() ? "" : run->inputs(0));
+    baseline.set_refresh(RefreshCommand(args));
+    if (auto st = proto::WriteJsonFile(args.write_gate, baseline); !st.ok()) {
+      return Fail(err, "eval", st);
     }
   }
-  if (temporary) fs::remove_all(work, ec);
+  if (run->failures_size() > 0) return kExitBadInput;
+  return ApplyGate(args.gate, report, out, err);
+}
 
-  std::vector<v1::IncidentScore> all(report.incidents().begin(), report.incidents().end());
-  for (auto& a : scorer::Aggregate(all)) *report.add_aggregates() = std::move(a);
-  out << "\n" << scorer::RenderTable(report);
-  if (!args.json.empty()) {
-    if (auto st = proto::WriteJsonFile(args.json, report); !st.ok()) {
-      err << "denpex eval: " << st.message() << "\n";
-      return ExitCodeFor(st);
+int RunEvalMerge(const EvalMergeArgs& args, std::ostream& out, std::ostream& err) {
+  std::vector<v1::EvalReport> shards(args.reports.size());
+  for (size_t i = 0; i < args.reports.size(); ++i) {
+    if (auto st = proto::ReadJsonFile(args.reports[i], &shards[i]); !st.ok()) {
+      return Fail(err, "eval merge", st);
     }
   }
-  return failures == 0 ? kExitOk : kExitBadInput;
+  auto merged = scorer::MergeReports(shards);
+  if (!merged.ok()) return Fail(err, "eval merge", merged.status());
+  out << scorer::RenderTable(*merged) << "\n"
+      << "merged " << shards.size() << " reports: " << merged->run().jobs_run() << " of "
+      << merged->run().jobs_total() << " jobs\n";
+  if (merged->run().jobs_run() < merged->run().jobs_total()) {
+    err << "denpex eval merge: warning: " << merged->run().jobs_total() - merged->run().jobs_run()
+        << " jobs are in none of these reports; is a shard missing?\n";
+  }
+  if (auto st = WriteReports(*merged, args.out, args.markdown, args.html); !st.ok()) {
+    return Fail(err, "eval merge", st);
+  }
+  if (merged->run().failures_size() > 0) return kExitBadInput;
+  return ApplyGate(args.gate, *merged, out, err);
 }
 
 }  // namespace denpex::cli

@@ -1,13 +1,17 @@
-// Shared by `denpex eval` and `denpex demo`: one scenario and seed, simulated, diagnosed by
-// each strategy, and scored.
+// The pieces of `denpex eval` (and `denpex demo`), private to the CLI library:
+//   plan    inputs (scenarios, directories, suite files, corpora) -> a sorted job list
+//   run     one job: simulate (or take a frozen incident), diagnose with each strategy, score
+//   report  Markdown and HTML renderings of an EvalReport (report.h)
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "denpex/common/status.h"
+#include "denpex/scorer/scorer.h"
 #include "denpex/v1/diagnosis.pb.h"
 #include "denpex/v1/scenario.pb.h"
 #include "denpex/v1/score.pb.h"
@@ -22,10 +26,58 @@ struct IncidentRun {
   double simulate_seconds = 0;
 };
 
-// Simulates `scenario` with `seed` into `dir` (dir/incident, dir/truth.json), diagnoses it
-// with each strategy and scores each diagnosis against the truth.
+// Diagnoses `incident_dir` with each strategy and scores each diagnosis against `truth`.
+Result<IncidentRun> DiagnoseAndScore(const std::filesystem::path& incident_dir,
+                                     const v1::Truth& truth,
+                                     const std::vector<std::string>& strategies,
+                                     const scorer::ScoreOptions& options, int threads);
+
+// Simulates `scenario` with `seed` into `dir` (dir/incident, dir/truth.json), then
+// DiagnoseAndScore.
 Result<IncidentRun> RunIncident(const v1::Scenario& scenario, std::uint64_t seed,
                                 const std::filesystem::path& dir,
-                                const std::vector<std::string>& strategies);
+                                const std::vector<std::string>& strategies,
+                                const scorer::ScoreOptions& options = {}, int threads = 0);
+
+// One unit of evaluation work: a scenario with one seed, or one frozen corpus incident.
+struct EvalJob {
+  std::string suite;  // suite name, "cli", or "corpus:<dir name>"
+  std::string id;     // incident name in the report
+  std::uint64_t seed = 0;
+  double weight = 1;
+  std::optional<v1::Scenario> scenario;  // simulated job
+  std::filesystem::path corpus_dir;      // frozen job: corpus_dir/incident + expected
+  v1::Truth expected;                    // frozen job: corpus_dir/expected.json
+};
+
+struct EvalPlan {
+  std::vector<EvalJob> jobs;  // sorted by (suite, id, seed): the order shards index
+  std::vector<std::string> inputs;
+};
+
+// Expands scenario files, directories of *.textproto, suite files (*.suite.textproto) and
+// corpus directories into jobs. Scenario errors name file:line:column.
+Result<EvalPlan> PlanEval(const std::vector<std::filesystem::path>& inputs,
+                          const std::vector<std::filesystem::path>& corpora, int seeds);
+
+// Parses a suite file (denpex.v1.Suite, textproto); errors name file:line:column.
+Result<v1::Suite> LoadSuite(const std::filesystem::path& path);
+
+// "I/N" with 0 <= I < N.
+struct Shard {
+  int index = 0, count = 1;
+};
+Result<Shard> ParseShard(const std::string& text);
+
+// The strategies an eval compares: `asked` (each must be known to the engine), then with
+// `baselines` every baseline the engine knows that is not already there. kInvalidArgument
+// names the unknown strategy and lists the known ones.
+Result<std::vector<std::string>> ResolveStrategies(const std::vector<std::string>& asked,
+                                                   bool baselines);
+
+// Report extras built from a diagnosis: the bounded copy embedded in reports, and the
+// incident timeline (report_timeline.cc).
+v1::Diagnosis TrimForReport(const v1::Diagnosis& d);
+v1::Timeline TimelineOf(const v1::Truth& truth, const v1::Diagnosis& d);
 
 }  // namespace denpex::cli

@@ -1,6 +1,9 @@
 // `denpex`: flag parsing only. Every subcommand is one call into denpex_cli_lib.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <iostream>
 
 #include "denpex/cli/commands.h"
@@ -9,8 +12,22 @@
 namespace {
 constexpr const char* kExitCodes =
     "Exit codes: 0 success (an INCONCLUSIVE verdict is a success), 2 usage error, "
-    "3 unreadable or invalid input, 1 internal error.";
+    "3 unreadable or invalid input, 4 regression gate failed (eval --gate), 1 internal error.";
+
+// The flags of issue #6 (suites, baselines, shards, reports, gate).
+void AddEvalFlags(CLI::App* eval, denpex::cli::EvalArgs& a) {
+  eval->add_option("--corpus", a.corpora, "Frozen incidents: DIR/<id>/{incident/,expected.json}");
+  eval->add_flag("--baselines", a.baselines, "Add every baseline strategy the engine knows");
+  eval->add_option("--jobs", a.jobs, "Parallel jobs (0 = all cores)")->capture_default_str();
+  eval->add_option("--shard", a.shard, "Run shard I of N (0-based): every N-th job from the I-th");
+  eval->add_option("--markdown", a.markdown, "Write a Markdown report here");
+  eval->add_option("--html", a.html, "Write a self-contained HTML report here");
+  eval->add_option("--gate", a.gate, "Exit 4 when a metric tracked in this baseline dropped");
+  eval->add_option("--write-gate", a.write_gate, "Write a gate baseline from this run");
+  eval->add_option("--manual-triage-minutes", a.manual_triage_minutes,
+                   "Also score GPU-hours saved against this manual triage time");
 }
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace denpex::cli;
@@ -63,14 +80,29 @@ int main(int argc, char** argv) {
   score->callback([&] { rc = RunScore(score_args, std::cout, std::cerr); });
 
   EvalArgs eval_args;
-  auto* eval = app.add_subcommand("eval", "Simulate, diagnose and score scenarios; print a table");
-  eval->add_option("scenarios", eval_args.scenarios, "Scenario files or directories")->required();
+  auto* eval = app.add_subcommand("eval", "Simulate, diagnose and score scenarios, suites and "
+                                          "corpora; print a table (docs/evaluation.md)");
+  eval->add_option("scenarios", eval_args.scenarios,
+                   "Scenario files, directories of them, or suite files (*.suite.textproto)");
   eval->add_option("--seeds", eval_args.seeds, "Seeds per scenario (seed, seed+1, ...)")->capture_default_str();
   eval->add_option("--json", eval_args.json, "Write the report JSON here");
   eval->add_option("--work-dir", eval_args.work_dir, "Keep the simulated incidents here");
   eval->add_option("--strategies", eval_args.strategies, "Strategies to compare")->capture_default_str();
+  AddEvalFlags(eval, eval_args);
   eval->footer(kExitCodes);
-  eval->callback([&] { rc = RunEval(eval_args, std::cout, std::cerr); });
+  EvalMergeArgs merge_args;
+  auto* merge = eval->add_subcommand("merge", "Merge shard reports (--shard I/N) into one report");
+  merge->add_option("reports", merge_args.reports, "EvalReport JSON files")->required();
+  merge->add_option("--out", merge_args.out, "Write the merged report JSON here");
+  merge->add_option("--markdown", merge_args.markdown, "Write a Markdown report here");
+  merge->add_option("--html", merge_args.html, "Write a self-contained HTML report here");
+  merge->add_option("--gate", merge_args.gate, "Exit 4 when a metric tracked in this baseline dropped");
+  merge->callback([&] { rc = RunEvalMerge(merge_args, std::cout, std::cerr); });
+  eval->callback([&] {
+    if (merge->parsed()) return;
+    eval_args.progress = isatty(fileno(stderr)) != 0;
+    rc = RunEval(eval_args, std::cout, std::cerr);
+  });
 
   CheckpointVerifyArgs ckpt_args;
   auto* ckpt = app.add_subcommand("checkpoint", "Checkpoint tools (read-only)");

@@ -1,5 +1,6 @@
 // The subcommands of `denpex`, as library functions. Each returns the process exit code
-// (0 ok, 2 usage error, 3 unreadable or invalid input) and prints to the given streams.
+// (0 ok, 2 usage error, 3 unreadable or invalid input, 4 regression-gate failure) and
+// prints to the given streams.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,9 @@
 #include <vector>
 
 namespace denpex::cli {
+
+// `denpex eval --gate`: a tracked metric dropped below the committed baseline.
+inline constexpr int kExitRegression = 4;
 
 struct SimulateArgs {
   std::filesystem::path scenario;
@@ -46,9 +50,26 @@ struct EvalArgs {
   int seeds = 5;
   std::filesystem::path json;
   std::filesystem::path work_dir;  // empty: a temporary directory, removed afterwards
-  std::vector<std::string> strategies = {"engine", "first-error", "loudest", "elastic-root-cause"};
+  std::vector<std::string> strategies = {"engine", "first-error"};  // --baselines adds the rest
+  // Issue #6 (docs/evaluation.md): suites, baselines, parallel jobs, shards, reports, gate.
+  std::vector<std::filesystem::path> corpora;  // --corpus: frozen incidents with expected.json
+  bool baselines = false;                      // add every baseline the engine knows
+  int jobs = 0;                                // parallel jobs; 0 = all cores
+  std::string shard;                           // "I/N": run every N-th job from the I-th
+  std::filesystem::path markdown, html;        // more report formats
+  std::filesystem::path gate;                  // exit 4 when a tracked metric drops
+  std::filesystem::path write_gate;            // write a gate baseline from this run
+  double manual_triage_minutes = 0;            // > 0: score gpu_hours_triage_saved
+  bool progress = false;                       // one updating progress line on `err`
 };
 int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err);
+
+struct EvalMergeArgs {
+  std::vector<std::filesystem::path> reports;  // EvalReport JSON files of one run's shards
+  std::filesystem::path out, markdown, html;
+  std::filesystem::path gate;
+};
+int RunEvalMerge(const EvalMergeArgs& args, std::ostream& out, std::ostream& err);
 
 struct CheckpointVerifyArgs {
   std::filesystem::path dir;

@@ -1,25 +1,58 @@
-// Start here: the scorer. Compares a Diagnosis with the Truth of the same incident and
-// aggregates scores per strategy and fault family. Depends only on proto and common.
+// Start here: the scorer. Compares a Diagnosis with the Truth of the same incident,
+// aggregates scores per strategy and group, merges shard reports and checks a report
+// against a regression-gate baseline. Depends only on proto and common. Every definition
+// here is the one docs/evaluation.md publishes; change both together.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "denpex/common/status.h"
 #include "denpex/v1/diagnosis.pb.h"
 #include "denpex/v1/score.pb.h"
 #include "denpex/v1/truth.pb.h"
 
 namespace denpex::scorer {
 
-v1::IncidentScore ScoreIncident(const v1::Truth& truth, const v1::Diagnosis& diagnosis);
+struct ScoreOptions {
+  double diagnose_seconds = 0;       // the strategy's wall time
+  double manual_triage_minutes = 0;  // > 0: also score gpu_hours_triage_saved
+};
 
-// One aggregate per (strategy, group): "overall" and "family:<family>", sorted.
+// One incident, one strategy. Grouping fields (suite, weight) are left for the caller.
+v1::IncidentScore ScoreIncident(const v1::Truth& truth, const v1::Diagnosis& diagnosis,
+                                const ScoreOptions& options = {});
+
+// "<1k", "1k", "2k-4k", "8k-16k", "32k+"; "unknown" for a world size of 0.
+std::string ScaleBucket(int world_size);
+
+// One aggregate per (strategy, group): "overall", then "suite:*", "family:*", "launcher:*"
+// and "scale:*" (buckets in size order). Strategies in order of first appearance.
 std::vector<v1::AggregateScore> Aggregate(const std::vector<v1::IncidentScore>& scores);
 
-// A fixed-width table of the aggregates, engine first, for terminals and Markdown.
-std::string RenderTable(const v1::EvalReport& report);
+// Incidents in report order: by (suite, incident, seed), strategies in the order given,
+// unknown strategies last. Stable, so equal keys keep their order.
+void SortIncidents(const std::vector<std::string>& strategies,
+                   std::vector<v1::IncidentScore>* scores);
+
+// Joins shard reports into one: incidents and details concatenated and sorted, aggregates
+// recomputed. Fails when two reports hold the same (suite, incident, seed, strategy) or
+// were run with different strategies.
+Result<v1::EvalReport> MergeReports(const std::vector<v1::EvalReport>& shards);
+
+// A fixed-width table of the "overall" aggregates (all groups with `all_groups`), for
+// terminals and Markdown.
+std::string RenderTable(const v1::EvalReport& report, bool all_groups = true);
 
 // The text printed by `denpex score`.
 std::string RenderIncident(const v1::IncidentScore& score);
+
+// Regression gate. The tracked metrics: for the first strategy, in "overall" and every
+// "family:*" and "scale:*" group, each quality metric that applies there.
+v1::GateBaseline MakeGateBaseline(const v1::EvalReport& report, double tolerance);
+
+// One line per tracked metric that dropped by more than the tolerance, or is missing.
+std::vector<std::string> CheckGate(const v1::GateBaseline& baseline,
+                                   const v1::EvalReport& report);
 
 }  // namespace denpex::scorer

@@ -1,0 +1,49 @@
+// Renderings of an EvalReport for people: Markdown (report_markdown.cc), a self-contained
+// HTML page (report_html.cc) and the SVG timeline it embeds (report_timeline.cc). The
+// columns both formats share live in report_common.cc. What each metric means:
+// docs/evaluation.md.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "denpex/v1/score.pb.h"
+
+namespace denpex::cli {
+
+std::string RenderMarkdown(const v1::EvalReport& report);
+std::string RenderHtml(const v1::EvalReport& report);
+
+// An SVG chart of one incident: x = seconds after the truth's fault, y = rank.
+std::string TimelineSvg(const v1::Timeline& timeline, int width, int height);
+
+// One column of an aggregate table.
+struct Column {
+  const char* header;
+  const char* tip;  // a short definition, shown as a tooltip in HTML
+  std::string (*cell)(const v1::AggregateScore&);
+};
+
+// "Localization": top-1/top-3, owner, class, abstention.
+const std::vector<Column>& LocalizationColumns();
+// "Evidence, cascade, checkpoint, time".
+const std::vector<Column>& OutcomeColumns();
+
+// The group kinds of the report in order, e.g. {"overall", "suite", "family", ...}, and the
+// groups of one kind in report order.
+std::vector<std::string> GroupKinds(const v1::EvalReport& report);
+std::vector<std::string> GroupsOfKind(const v1::EvalReport& report, const std::string& kind);
+// The aggregates of one group, strategies in report order.
+std::vector<const v1::AggregateScore*> RowsOf(const v1::EvalReport& report,
+                                              const std::string& group);
+
+// One line about the run: inputs, strategies, seeds, jobs, wall time.
+std::string RunSummary(const v1::EvalRun& run);
+
+// Escapes &, <, > and " for HTML and SVG text and attributes.
+std::string HtmlEscape(const std::string& s);
+
+// "RIGHT", "wrong", "abstained" for a per-incident cell, with the answered rank.
+std::string AnswerCell(const v1::IncidentScore& s);
+
+}  // namespace denpex::cli

@@ -1,0 +1,151 @@
+// What the Markdown and HTML reports share: the metric columns, the grouping of aggregates
+// into sections, the run summary and per-incident answer cells.
+#include <algorithm>
+#include <cstdio>
+
+#include "report.h"
+
+namespace denpex::cli {
+namespace {
+
+std::string Pct(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * v);
+  return buf;
+}
+std::string Num(double v, const char* fmt) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+// "-" when the metric applies to no incident of the group.
+std::string PctIf(double v, int n) { return n > 0 ? Pct(v) : "-"; }
+std::string NumIf(double v, int n, const char* fmt) { return n > 0 ? Num(v, fmt) : "-"; }
+
+}  // namespace
+
+const std::vector<Column>& LocalizationColumns() {
+  static const std::vector<Column> kColumns = {
+      {"n", "incidents", [](const auto& g) { return std::to_string(g.incidents()); }},
+      {"rank@1", "committed to the right initiator rank",
+       [](const auto& g) { return Pct(g.initiator_rank_top1()); }},
+      {"node@1", "committed to the right initiator node",
+       [](const auto& g) { return Pct(g.initiator_node_top1()); }},
+      {"rank@3", "right rank among the first three candidates",
+       [](const auto& g) { return Pct(g.initiator_rank_top3()); }},
+      {"owner", "committed to the right owner",
+       [](const auto& g) { return Pct(g.owner_accuracy()); }},
+      {"class", "committed to the right failure class",
+       [](const auto& g) { return Pct(g.failure_class_accuracy()); }},
+      {"coverage", "committed (not INCONCLUSIVE) / incidents",
+       [](const auto& g) { return Pct(g.coverage()); }},
+      {"precision", "right rank among committed answers",
+       [](const auto& g) { return PctIf(g.precision_committed(), g.committed()); }},
+  };
+  return kColumns;
+}
+
+const std::vector<Column>& OutcomeColumns() {
+  static const std::vector<Column> kColumns = {
+      {"evidence recall", "required citations cited",
+       [](const auto& g) { return Pct(g.evidence_recall()); }},
+      {"evidence precision", "INITIATING citations that are required (committed answers)",
+       [](const auto& g) { return PctIf(g.evidence_precision(), g.committed()); }},
+      {"compression", "secondary errors grouped under the right initiator / all",
+       [](const auto& g) { return PctIf(g.cascade_compression(), g.cascade_incidents()); }},
+      {"purity", "listed secondary ranks that truly are secondary",
+       [](const auto& g) { return PctIf(g.cascade_purity(), g.purity_incidents()); }},
+      {"ckpt right", "checkpoint decision and step as the truth's",
+       [](const auto& g) { return PctIf(g.checkpoint_accuracy(), g.checkpoint_incidents()); }},
+      {"ckpt unsafe", "resumed from a checkpoint newer than the newest safe one",
+       [](const auto& g) {
+         return PctIf(g.checkpoint_unsafe_rate(), g.checkpoint_incidents());
+       }},
+      {"excess steps", "steps older than the newest safe checkpoint (safe resumes)",
+       [](const auto& g) {
+         return NumIf(g.checkpoint_excess_steps(), g.checkpoint_safe_resumes(), "%.1f");
+       }},
+      {"diagnose s", "mean wall time of the strategy",
+       [](const auto& g) { return Num(g.diagnose_seconds(), "%.3f"); }},
+      {"answer after fault s", "job end - fault + wall time",
+       [](const auto& g) {
+         return NumIf(g.answer_after_fault_seconds(), g.timed_incidents(), "%.1f");
+       }},
+      {"GPU-h recovered", "mean per incident: cascade GPU-hours a right answer avoids",
+       [](const auto& g) {
+         return NumIf(g.gpu_hours_recovered(), g.timed_incidents(), "%.1f");
+       }},
+  };
+  return kColumns;
+}
+
+std::vector<std::string> GroupKinds(const v1::EvalReport& report) {
+  std::vector<std::string> kinds;
+  for (const auto& g : report.aggregates()) {
+    const auto colon = g.group().find(':');
+    const std::string kind = colon == std::string::npos ? g.group() : g.group().substr(0, colon);
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+  }
+  return kinds;
+}
+
+std::vector<std::string> GroupsOfKind(const v1::EvalReport& report, const std::string& kind) {
+  std::vector<std::string> groups;
+  for (const auto& g : report.aggregates()) {
+    const bool match = g.group() == kind || g.group().rfind(kind + ":", 0) == 0;
+    if (match && std::find(groups.begin(), groups.end(), g.group()) == groups.end()) {
+      groups.push_back(g.group());
+    }
+  }
+  return groups;
+}
+
+std::vector<const v1::AggregateScore*> RowsOf(const v1::EvalReport& report,
+                                              const std::string& group) {
+  std::vector<const v1::AggregateScore*> rows;
+  for (const auto& g : report.aggregates()) {
+    if (g.group() == group) rows.push_back(&g);
+  }
+  return rows;
+}
+
+std::string RunSummary(const v1::EvalRun& run) {
+  std::string inputs, strategies;
+  for (const auto& s : run.inputs()) inputs += (inputs.empty() ? "" : ", ") + s;
+  for (const auto& s : run.strategies()) strategies += (strategies.empty() ? "" : ", ") + s;
+  std::string out = "Inputs: " + inputs + ". Strategies: " + strategies + ". Seeds per scenario: " +
+                    std::to_string(run.seeds()) + ". Jobs: " + std::to_string(run.jobs_run()) +
+                    " of " + std::to_string(run.jobs_total());
+  if (!run.shard().empty()) out += " (shard " + run.shard() + ")";
+  if (run.shards_merged() > 0) out += " (" + std::to_string(run.shards_merged()) + " reports merged)";
+  out += ". Wall time: " + Num(run.wall_seconds(), "%.1f") + " s";
+  if (run.threads() > 0) out += " on " + std::to_string(run.threads()) + " threads";
+  if (run.manual_triage_minutes() > 0) {
+    out += ". Manual triage time: " + Num(run.manual_triage_minutes(), "%.0f") + " min";
+  }
+  return out + ".";
+}
+
+std::string HtmlEscape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string AnswerCell(const v1::IncidentScore& s) {
+  if (s.inconclusive()) return s.initiator_rank_correct() ? "abstained (right)" : "abstained";
+  const std::string who = s.answer_rank() >= 0 ? "rank " + std::to_string(s.answer_rank())
+                                               : s.answer_node();
+  return (s.initiator_rank_correct() ? "RIGHT " : "wrong ") + who;
+}
+
+}  // namespace denpex::cli

@@ -1,0 +1,166 @@
+// The HTML report (`denpex eval --html FILE`): one self-contained page (inline CSS, JS and
+// SVG; no external resource) with the aggregate tables, the cascade timeline of the first
+// incident, and one row per incident that opens to show its diagnosis.
+#include <map>
+#include <tuple>
+
+#include "denpex/proto/json_io.h"
+#include "report.h"
+
+namespace denpex::cli {
+namespace {
+
+// Incidents past this many are listed without their embedded diagnosis (bounded size).
+constexpr int kMaxEmbedded = 300;
+
+constexpr const char* kStyle = R"(<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}h3{font-size:15px}
+table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #ddd;padding:3px 8px}
+th{background:#f3f3f3;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
+tr.first td{border-top:2px solid #999}tr.engine td{font-weight:600}
+table.incidents tr.row{cursor:pointer}table.incidents tr.row:hover{background:#f7f7ff}
+.right{color:#176f2c}.wrong{color:#b3261e}.abstain{color:#8a6d00}
+tr.detail td{background:#fafafa}pre{white-space:pre-wrap;font-size:12px;margin:4px 0}
+svg.timeline{background:#fff}svg .plot{fill:#fbfbfb;stroke:#bbb}svg .tick{font-size:11px;fill:#555}
+svg .pt.fault{fill:#b3261e}svg .pt.initiator{fill:none;stroke:#1a56c4;stroke-width:3}
+svg .wave.group{stroke:#e08a00;stroke-width:3;opacity:.7}svg .wave.end{stroke:#666;stroke-dasharray:4 3}
+svg .wave.fault{stroke:#b3261e}.legend span{margin-right:16px}
+</style>)";
+
+constexpr const char* kScript = R"(<script>
+document.querySelectorAll('table.incidents tr.row').forEach(function(r){
+  r.addEventListener('click',function(){var d=r.nextElementSibling;d.hidden=!d.hidden;});});
+</script>)";
+
+constexpr const char* kLegend =
+    "<p class=\"legend\"><span style=\"color:#b3261e\">&#9679; injected fault (truth)</span>"
+    "<span style=\"color:#1a56c4\">&#9675; initiator named by the diagnosis</span>"
+    "<span style=\"color:#e08a00\">&#9474; first error of each error group (wave front)</span>"
+    "<span style=\"color:#666\">&#9478; job end</span></p>";
+
+std::string Table(const v1::EvalReport& report, const std::vector<std::string>& groups,
+                  const std::vector<Column>& cols) {
+  std::string out = "<table class=\"aggregates\"><tr><th>group</th><th>strategy</th>";
+  for (const auto& c : cols) {
+    out += "<th title=\"" + HtmlEscape(c.tip) + "\">" + HtmlEscape(c.header) + "</th>";
+  }
+  out += "</tr>";
+  for (const auto& group : groups) {
+    bool first = true;
+    for (const auto* g : RowsOf(report, group)) {
+      const bool engine = report.run().strategies_size() > 0 &&
+                          g->strategy() == report.run().strategies(0);
+      out += std::string("<tr class=\"") + (first ? "first " : "") + (engine ? "engine" : "") +
+             "\"><td>" + HtmlEscape(group) + "</td><td>" + HtmlEscape(g->strategy()) + "</td>";
+      for (const auto& c : cols) out += "<td class=\"num\">" + HtmlEscape(c.cell(*g)) + "</td>";
+      out += "</tr>";
+      first = false;
+    }
+  }
+  return out + "</table>";
+}
+
+std::string FirstTimeline(const v1::EvalReport& report);
+
+// The overall tables, the first incident's timeline, then the tables per group kind.
+std::string Sections(const v1::EvalReport& report) {
+  std::string out;
+  for (const auto& kind : GroupKinds(report)) {
+    const auto groups = GroupsOfKind(report, kind);
+    out += "<h2>" + HtmlEscape(kind == "overall" ? std::string("Overall") : "By " + kind) + "</h2>";
+    out += "<h3>Localization</h3>" + Table(report, groups, LocalizationColumns());
+    out += "<h3>Evidence, cascade, checkpoint, time</h3>" +
+           Table(report, groups, OutcomeColumns());
+    if (kind == "overall") out += FirstTimeline(report);
+  }
+  return out;
+}
+
+std::string AnswerTd(const v1::IncidentScore* s) {
+  if (s == nullptr) return "<td>-</td>";
+  const char* cls = s->inconclusive() ? "abstain" : s->initiator_rank_correct() ? "right" : "wrong";
+  return std::string("<td class=\"") + cls + "\">" + HtmlEscape(AnswerCell(*s)) + "</td>";
+}
+
+std::string DetailCell(const v1::IncidentDetail& d, int colspan) {
+  std::string out = "<tr class=\"detail\" hidden><td colspan=\"" + std::to_string(colspan) + "\">";
+  out += "<pre>" + HtmlEscape(d.diagnosis_text()) + "</pre>";
+  if (d.timeline().points_size() > 0) out += TimelineSvg(d.timeline(), 640, 200);
+  out += "<details><summary>diagnosis JSON (" + HtmlEscape(d.diagnosis().strategy()) +
+         ", trimmed)</summary><pre>" + HtmlEscape(proto::ToJson(d.diagnosis())) + "</pre></details>";
+  return out + "</td></tr>";
+}
+
+std::string Incidents(const v1::EvalReport& report) {
+  using Key = std::tuple<std::string, std::string, std::uint64_t>;
+  std::map<Key, std::map<std::string, const v1::IncidentScore*>> scores;
+  for (const auto& s : report.incidents()) {
+    scores[{s.suite(), s.incident(), s.seed()}][s.strategy()] = &s;
+  }
+  const auto& strategies = report.run().strategies();
+  std::string out =
+      "<h2>Incidents</h2><p>Click a row to open the diagnosis of the first strategy.</p>"
+      "<table class=\"incidents\"><tr><th>suite</th><th>incident</th><th>seed</th>"
+      "<th>family</th><th>ranks</th><th>truth</th>";
+  for (const auto& s : strategies) out += "<th>" + HtmlEscape(s) + "</th>";
+  out += "</tr>";
+  const int colspan = 6 + strategies.size();
+  int embedded = 0;
+  for (const auto& d : report.details()) {
+    const auto& by = scores[{d.suite(), d.incident(), d.seed()}];
+    if (by.empty()) continue;
+    const v1::IncidentScore& any = *by.begin()->second;
+    const std::string truth = any.truth_rank() >= 0 ? "rank " + std::to_string(any.truth_rank()) +
+                                                          " on " + any.truth_node()
+                                                    : any.truth_node();
+    out += "<tbody><tr class=\"row\"><td>" + HtmlEscape(d.suite()) + "</td><td>" + HtmlEscape(d.incident()) +
+           "</td><td class=\"num\">" + std::to_string(d.seed()) + "</td><td>" +
+           HtmlEscape(any.family()) + "</td><td class=\"num\">" + std::to_string(any.world_size()) +
+           "</td><td>" + HtmlEscape(truth) + "</td>";
+    for (const auto& s : strategies) {
+      auto it = by.find(s);
+      out += AnswerTd(it == by.end() ? nullptr : it->second);
+    }
+    out += "</tr>";
+    if (embedded++ < kMaxEmbedded) out += DetailCell(d, colspan);
+    else out += "<tr class=\"detail\" hidden><td colspan=\"" + std::to_string(colspan) +
+                "\">not embedded (report size bound); see the JSON report</td></tr>";
+    out += "</tbody>";
+  }
+  return out + "</table>";
+}
+
+std::string FirstTimeline(const v1::EvalReport& report) {
+  for (const auto& d : report.details()) {
+    if (d.timeline().points_size() == 0) continue;
+    return "<h2>Cascade timeline: " + HtmlEscape(d.suite() + "/" + d.incident()) + " seed " +
+           std::to_string(d.seed()) + "</h2><p>Each mark is placed at its time after the "
+           "injected fault (truth clock; the diagnosis' times are in the node's clock) and at "
+           "its rank. Error groups are drawn as wave fronts at their first error: per-rank "
+           "first-error times are not part of a diagnosis.</p>" +
+           kLegend + TimelineSvg(d.timeline(), 960, 320);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string RenderHtml(const v1::EvalReport& report) {
+  std::string out = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+                    "<title>Denpex evaluation report</title>";
+  out += kStyle;
+  out += "</head><body><h1>Denpex evaluation report</h1><p class=\"run\">" +
+         HtmlEscape(RunSummary(report.run())) +
+         " Metric definitions: docs/evaluation.md; <b>-</b> means the metric applies to no "
+         "incident of the group.</p>";
+  if (report.run().failures_size() > 0) {
+    out += "<h2>Jobs that failed</h2><ul class=\"failures\">";
+    for (const auto& f : report.run().failures()) out += "<li>" + HtmlEscape(f) + "</li>";
+    out += "</ul>";
+  }
+  out += Sections(report) + Incidents(report);
+  return out + kScript + "</body></html>\n";
+}
+
+}  // namespace denpex::cli

@@ -1,0 +1,174 @@
+// The incident timeline: built from the truth (fault and end times, injected events) and
+// a diagnosis (its initiator and the first time of each error group), and drawn as SVG.
+// Per-rank first-error times are not in a Diagnosis; until the engine lists events, each
+// error group is one wave front at its first time, labelled with its count and ranks.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "denpex/common/time.h"
+#include "eval_internal.h"
+#include "report.h"
+
+namespace denpex::cli {
+namespace {
+
+constexpr int kMaxSecondaryRanks = 64;
+constexpr int kMaxCandidates = 5;
+constexpr int kMaxGroups = 8;
+constexpr int kMaxProblems = 5;
+
+std::optional<double> SecondsAfter(const std::string& t, std::optional<TimeNs> origin) {
+  const auto v = ParseRfc3339(t);
+  if (!v || !origin) return std::nullopt;
+  return static_cast<double>(*v - *origin) / kNsPerSec;
+}
+
+v1::TimelinePoint Point(const std::string& kind, int rank, const std::string& node,
+                        double seconds, const std::string& label) {
+  v1::TimelinePoint p;
+  p.set_kind(kind);
+  p.set_rank(rank);
+  p.set_node(node);
+  p.set_seconds(seconds);
+  p.set_label(label);
+  return p;
+}
+
+std::string F(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+}  // namespace
+
+v1::Diagnosis TrimForReport(const v1::Diagnosis& d) {
+  v1::Diagnosis t = d;
+  auto* ranks = t.mutable_cascade()->mutable_secondary_ranks();
+  if (ranks->size() > kMaxSecondaryRanks) ranks->Truncate(kMaxSecondaryRanks);
+  if (t.candidates_size() > kMaxCandidates) {
+    t.mutable_candidates()->DeleteSubrange(kMaxCandidates, t.candidates_size() - kMaxCandidates);
+  }
+  auto* groups = t.mutable_cascade()->mutable_groups();
+  if (groups->size() > kMaxGroups) groups->DeleteSubrange(kMaxGroups, groups->size() - kMaxGroups);
+  auto* problems = t.mutable_input()->mutable_problems();
+  if (problems->size() > kMaxProblems) {
+    problems->DeleteSubrange(kMaxProblems, problems->size() - kMaxProblems);
+  }
+  if (!d.has_cascade()) t.clear_cascade();
+  if (!d.has_input()) t.clear_input();
+  return t;
+}
+
+v1::Timeline TimelineOf(const v1::Truth& truth, const v1::Diagnosis& d) {
+  v1::Timeline tl;
+  tl.set_source("diagnosis");
+  tl.set_world_size(truth.job().world_size());
+  tl.set_fault_time(truth.job().fault_time());
+  tl.set_end_time(truth.job().end_time());
+  std::optional<TimeNs> origin = ParseRfc3339(truth.job().fault_time());
+  if (!origin) origin = ParseRfc3339(truth.initiator().time());
+  if (!origin) return tl;
+  for (const auto& e : truth.events()) {
+    if (auto s = SecondsAfter(e.time(), origin)) {
+      *tl.add_points() = Point("fault", e.rank(), e.node(), *s, "injected " + e.kind());
+    }
+  }
+  if (auto s = SecondsAfter(d.initiator().time(), origin);
+      s && d.verdict() == v1::VERDICT_DIAGNOSED) {
+    *tl.add_points() = Point("initiator", d.initiator().rank(), d.initiator().node(), *s,
+                             "initiator named by " + d.strategy());
+  }
+  for (const auto& g : d.cascade().groups()) {
+    auto s = SecondsAfter(g.first_time(), origin);
+    if (!s) continue;
+    auto p = Point("group", -1, "", *s,
+                   g.family() + ": " + std::to_string(g.count()) + " errors on " +
+                       std::to_string(g.ranks()) + " ranks");
+    p.set_count(g.count());
+    p.set_ranks(g.ranks());
+    *tl.add_points() = std::move(p);
+  }
+  if (auto s = SecondsAfter(truth.job().end_time(), origin)) {
+    *tl.add_points() = Point("end", -1, "", *s, "last process exited");
+  }
+  return tl;
+}
+
+namespace {
+
+// Maps seconds and ranks to pixels.
+struct Frame {
+  static constexpr int kLeft = 80, kRight = 20, kTop = 20, kBottom = 40;
+  int width, height, world;
+  double lo, hi;
+  double pw() const { return width - kLeft - kRight; }
+  double ph() const { return height - kTop - kBottom; }
+  double X(double s) const { return kLeft + (s - lo) / (hi - lo) * pw(); }
+  double Y(int rank) const { return kTop + ph() - (rank + 0.5) / world * ph(); }
+};
+
+std::string Text(double x, double y, const char* anchor, const std::string& text) {
+  return "<text x=\"" + F(x) + "\" y=\"" + F(y) + "\" class=\"tick\" text-anchor=\"" + anchor +
+         "\">" + HtmlEscape(text) + "</text>";
+}
+
+std::string Axes(const Frame& f) {
+  std::string svg = "<rect x=\"" + std::to_string(Frame::kLeft) + "\" y=\"" +
+                    std::to_string(Frame::kTop) + "\" width=\"" + F(f.pw()) + "\" height=\"" +
+                    F(f.ph()) + "\" class=\"plot\"/>";
+  for (int i = 0; i <= 4; ++i) {
+    const double s = f.lo + (f.hi - f.lo) * i / 4;
+    svg += Text(f.X(s), f.height - Frame::kBottom + 16, "middle", F(s) + " s");
+  }
+  for (int r : {0, f.world - 1}) {
+    svg += Text(Frame::kLeft - 6, f.Y(r) + 4, "end", "rank " + std::to_string(r));
+  }
+  return svg + Text(Frame::kLeft + f.pw() / 2, f.height - 6, "middle",
+                    "seconds after the fault (truth)");
+}
+
+// A dot at (time, rank) for a rank's event; a full-height wave front otherwise. Each mark
+// carries its label as a tooltip and, beside it, as text.
+std::string Mark(const Frame& f, const v1::TimelinePoint& p, int nth_wave) {
+  const std::string title = "<title>" + HtmlEscape(p.label()) + " at " + F(p.seconds()) + " s" +
+                            (p.rank() >= 0 ? ", rank " + std::to_string(p.rank()) : "") +
+                            "</title>";
+  const double x = f.X(p.seconds());
+  const bool right_half = x > Frame::kLeft + f.pw() / 2;
+  const char* anchor = right_half ? "end" : "start";
+  const double tx = right_half ? x - 8 : x + 8;
+  if (p.rank() >= 0) {
+    const double y = f.Y(p.rank());
+    const double ty = p.kind() == "initiator" ? y + 16 : y - 8;
+    return "<circle class=\"pt " + p.kind() + "\" cx=\"" + F(x) + "\" cy=\"" + F(y) +
+           "\" r=\"6\">" + title + "</circle>" +
+           Text(tx, ty, anchor, p.label() + " (rank " + std::to_string(p.rank()) + ")");
+  }
+  return "<line class=\"wave " + p.kind() + "\" x1=\"" + F(x) + "\" x2=\"" + F(x) + "\" y1=\"" +
+         std::to_string(Frame::kTop) + "\" y2=\"" + F(Frame::kTop + f.ph()) + "\">" + title +
+         "</line>" + Text(tx, Frame::kTop + 14 + 14 * nth_wave, anchor, p.label());
+}
+
+}  // namespace
+
+std::string TimelineSvg(const v1::Timeline& tl, int width, int height) {
+  Frame f{.width = width, .height = height, .world = std::max(1, tl.world_size()), .lo = 0,
+          .hi = 1};
+  for (const auto& p : tl.points()) {
+    f.lo = std::min(f.lo, p.seconds());
+    f.hi = std::max(f.hi, p.seconds());
+  }
+  f.hi += (f.hi - f.lo) * 0.05;
+  std::string svg = "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+                    std::to_string(width) + "\" height=\"" + std::to_string(height) +
+                    "\" viewBox=\"0 0 " + std::to_string(width) + " " +
+                    std::to_string(height) + "\" role=\"img\">" + Axes(f);
+  int waves = 0;
+  for (const auto& p : tl.points()) svg += Mark(f, p, p.rank() >= 0 ? 0 : waves++);
+  return svg + "</svg>";
+}
+
+}  // namespace denpex::cli

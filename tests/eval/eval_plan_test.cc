@@ -1,0 +1,198 @@
+// `denpex eval` planning (cli/src/eval_plan.cc): suites, directories, overrides, weights,
+// corpora, shards and strategies, in process.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <map>
+#include <set>
+
+#include "denpex/proto/json_io.h"
+#include "eval_internal.h"
+
+namespace denpex::cli {
+namespace {
+namespace fs = std::filesystem;
+
+const fs::path kSource = DENPEX_SOURCE_DIR;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = fs::temp_directory_path() / ("denpex-plan-" + std::to_string(rd()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  fs::path Write(const std::string& name, const std::string& text) const {
+    fs::create_directories((path_ / name).parent_path());
+    std::ofstream(path_ / name) << text;
+    return path_ / name;
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string Smoke(const std::string& file) { return (kSource / "scenarios/smoke" / file).string(); }
+
+TEST(EvalPlan, JobsAreSortedBySuiteIncidentSeedWhateverTheInputOrder) {
+  auto a = PlanEval({Smoke("sigkill_4096.textproto"), Smoke("sigkill_1024_debug.textproto")}, {}, 2);
+  auto b = PlanEval({Smoke("sigkill_1024_debug.textproto"), Smoke("sigkill_4096.textproto")}, {}, 2);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok());
+  ASSERT_EQ(a->jobs.size(), 4u);
+  for (size_t i = 0; i < a->jobs.size(); ++i) {
+    EXPECT_EQ(a->jobs[i].id, b->jobs[i].id);
+    EXPECT_EQ(a->jobs[i].seed, b->jobs[i].seed);
+    EXPECT_EQ(a->jobs[i].suite, "cli");
+  }
+  EXPECT_EQ(a->jobs[0].id, "sigkill_1024_debug");
+  EXPECT_EQ(a->jobs[1].seed, a->jobs[0].seed + 1);
+}
+
+TEST(EvalPlan, SuiteEntriesApplyOverridesWeightsAndIds) {
+  TempDir tmp;
+  const auto suite = tmp.Write("s.suite.textproto",
+                               "name: \"mine\"\n"
+                               "scenarios { path: \"" + Smoke("sigkill_4096.textproto") +
+                                   "\" set: \"job.nodes=128\" set: \"job.dp=0\" weight: 3 }\n"
+                                   "scenarios { path: \"" + (kSource / "scenarios/smoke").string() +
+                                   "\" weight: 6 }\n");
+  auto plan = PlanEval({suite}, {}, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->jobs.size(), 4u);
+  double total = 0;
+  for (const auto& j : plan->jobs) {
+    EXPECT_EQ(j.suite, "mine");
+    total += j.weight;
+  }
+  // The directory's weight 6 is split over its 3 scenarios (2 each) against 3 for the
+  // single entry; then scaled to a mean of 1 over the 4 jobs (x 4/9).
+  EXPECT_DOUBLE_EQ(total, 4.0);
+  EXPECT_EQ(plan->jobs.back().id, "sigkill_4096@1024");
+  EXPECT_DOUBLE_EQ(plan->jobs.back().weight, 4.0 / 3.0);
+  EXPECT_DOUBLE_EQ(plan->jobs.front().weight, 8.0 / 9.0);
+  EXPECT_EQ(plan->jobs.back().scenario->job().nodes(), 128);
+}
+
+TEST(EvalPlan, DirectoryOfSuitesRunsEachSuiteUnderItsName) {
+  auto plan = PlanEval({kSource / "scenarios/suites/families"}, {}, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  std::set<std::string> suites;
+  for (const auto& j : plan->jobs) suites.insert(j.suite);
+  EXPECT_TRUE(suites.count("family-sigkill"));
+  EXPECT_TRUE(suites.count("family-node-loss"));
+  EXPECT_FALSE(suites.count("cli"));
+}
+
+TEST(EvalPlan, CommittedSuitesLoadAndCalibratedWeightsAreTheLlama3Counts) {
+  for (const char* suite : {"smoke", "scale", "gate", "calibrated"}) {
+    auto plan = PlanEval({kSource / "scenarios/suites" / (std::string(suite) + ".suite.textproto")},
+                         {}, 1);
+    EXPECT_TRUE(plan.ok()) << suite << ": " << plan.status().message();
+  }
+  auto calibrated = PlanEval({kSource / "scenarios/suites/calibrated.suite.textproto"}, {}, 1);
+  ASSERT_TRUE(calibrated.ok());
+  std::map<std::string, double> weight;
+  double total = 0;
+  for (const auto& j : calibrated->jobs) {
+    weight[j.id] = j.weight;
+    total += j.weight;
+  }
+  EXPECT_NEAR(total, static_cast<double>(calibrated->jobs.size()), 1e-9);  // mean weight 1
+  // Relative weights are the Llama 3 counts: exception 54/3 + 2, hang 7, node loss 32 + 14.
+  EXPECT_NEAR(weight["exception@1k"] / weight["hang@1k"], 20.0 / 7.0, 1e-9);
+  EXPECT_NEAR(weight["node_loss_srun@16k"] / weight["hang@4k"], 32.0 / 7.0, 1e-9);
+}
+
+TEST(EvalPlan, DuplicateIncidentInOneSuiteIsAnError) {
+  TempDir tmp;
+  const auto suite = tmp.Write("dup.suite.textproto",
+                               "scenarios { path: \"" + Smoke("sigkill_4096.textproto") + "\" }\n"
+                               "scenarios { path: \"" + Smoke("sigkill_4096.textproto") + "\" }\n");
+  auto plan = PlanEval({suite}, {}, 1);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("appears twice"), std::string::npos);
+}
+
+TEST(EvalPlan, SuiteSyntaxErrorNamesFileLineColumn) {
+  TempDir tmp;
+  const auto suite = tmp.Write("bad.suite.textproto", "name: \"x\"\nscenarios { pth: \"a\" }\n");
+  auto loaded = LoadSuite(suite);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find(suite.string() + ":2:"), std::string::npos)
+      << loaded.status().message();
+}
+
+TEST(EvalPlan, SuiteNameDefaultsToFileStemAndEmptySuiteIsRejected) {
+  TempDir tmp;
+  auto named = LoadSuite(tmp.Write("nightly.suite.textproto", "corpora: \"c\"\n"));
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->name(), "nightly");
+  EXPECT_FALSE(LoadSuite(tmp.Write("empty.suite.textproto", "name: \"e\"\n")).ok());
+}
+
+TEST(EvalPlan, MissingScenarioPathIsNotFound) {
+  auto plan = PlanEval({"/nonexistent/denpex.textproto"}, {}, 1);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kNotFound);
+}
+
+TEST(EvalPlan, CorpusDirectoriesBecomeOneJobPerIncident) {
+  TempDir tmp;
+  for (const char* id : {"b_exit", "a_kill"}) {
+    fs::create_directories(tmp.path() / "real" / id / "incident");
+    tmp.Write(std::string("real/") + id + "/expected.json",
+              std::string("{\"scenario\": \"") + id + "\", \"verdict\": \"VERDICT_DIAGNOSED\"}");
+  }
+  auto plan = PlanEval({}, {tmp.path() / "real/"}, 5);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->jobs.size(), 2u);  // seeds do not apply to frozen incidents
+  EXPECT_EQ(plan->jobs[0].suite, "corpus:real");
+  EXPECT_EQ(plan->jobs[0].id, "a_kill");
+  EXPECT_EQ(plan->jobs[0].expected.scenario(), "a_kill");
+  EXPECT_FALSE(plan->jobs[0].scenario.has_value());
+}
+
+TEST(EvalPlan, CorpusWithMalformedExpectedNamesTheFile) {
+  TempDir tmp;
+  fs::create_directories(tmp.path() / "c/x/incident");
+  tmp.Write("c/x/expected.json", "{\"no_such_field\": 1}");
+  auto plan = PlanEval({}, {tmp.path() / "c"}, 1);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("expected.json"), std::string::npos);
+}
+
+TEST(EvalShard, ParsesIndexOverCountAndRejectsTheRest) {
+  auto s = ParseShard("3/8");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->index, 3);
+  EXPECT_EQ(s->count, 8);
+  for (const char* bad : {"8/8", "-1/4", "1/0", "1", "a/b", "1/2x", " 1/2"}) {
+    EXPECT_FALSE(ParseShard(bad).ok()) << bad;
+  }
+}
+
+TEST(EvalStrategies, UnknownStrategyListsTheKnownOnes) {
+  auto r = ResolveStrategies({"engine", "no-such"}, false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("known: engine, first-error"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(EvalStrategies, BaselinesAddEveryKnownBaselineOnceAfterTheAskedOnes) {
+  auto r = ResolveStrategies({"engine", "first-error"}, true);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)[0], "engine");
+  EXPECT_EQ(std::count(r->begin(), r->end(), "first-error"), 1);
+  auto only = ResolveStrategies({"engine"}, true);
+  ASSERT_TRUE(only.ok());
+  EXPECT_GE(only->size(), 2u);
+}
+
+}  // namespace
+}  // namespace denpex::cli

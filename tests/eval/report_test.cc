@@ -1,0 +1,132 @@
+// Reports of an evaluation (cli/src/report_*.cc), in process: Markdown tables, the
+// self-contained HTML page, the timeline and the bounded diagnosis copy.
+#include <gtest/gtest.h>
+
+#include "denpex/scorer/scorer.h"
+#include "eval_internal.h"
+#include "report.h"
+
+namespace denpex::cli {
+namespace {
+
+v1::Truth Truth() {
+  v1::Truth t;
+  t.set_scenario("sigkill");
+  t.set_verdict(v1::VERDICT_DIAGNOSED);
+  t.mutable_initiator()->set_rank(3);
+  t.mutable_initiator()->set_node("gpu-0001");
+  auto* e = t.add_events();
+  e->set_kind("FAULT_KIND_SIGKILL");
+  e->set_rank(3);
+  e->set_time("2026-03-02T09:00:30Z");
+  auto* job = t.mutable_job();
+  job->set_world_size(32);
+  job->set_fault_time("2026-03-02T09:00:30Z");
+  job->set_end_time("2026-03-02T09:10:40Z");
+  return t;
+}
+
+v1::Diagnosis Diagnosis(const std::string& strategy, int rank) {
+  v1::Diagnosis d;
+  d.set_strategy(strategy);
+  d.set_verdict(v1::VERDICT_DIAGNOSED);
+  d.mutable_initiator()->set_rank(rank);
+  d.mutable_initiator()->set_node("gpu-0001");
+  d.mutable_initiator()->set_time("2026-03-02T09:00:31Z");
+  auto* g = d.mutable_cascade()->add_groups();
+  g->set_family("nccl_watchdog");
+  g->set_count(24);
+  g->set_ranks(24);
+  g->set_first_time("2026-03-02T09:10:30Z");
+  for (int r = 0; r < 200; ++r) d.mutable_cascade()->add_secondary_ranks(r);
+  return d;
+}
+
+v1::EvalReport Report() {
+  v1::EvalReport r;
+  r.mutable_run()->add_strategies("engine");
+  r.mutable_run()->add_strategies("first-error");
+  r.mutable_run()->add_inputs("scenarios/smoke");
+  std::vector<v1::IncidentScore> scores;
+  for (const auto& [strategy, rank] : {std::pair{"engine", 3}, std::pair{"first-error", 9}}) {
+    auto s = scorer::ScoreIncident(Truth(), Diagnosis(strategy, rank));
+    s.set_suite("smoke");
+    scores.push_back(s);
+  }
+  for (const auto& a : scorer::Aggregate(scores)) *r.add_aggregates() = a;
+  for (const auto& s : scores) *r.add_incidents() = s;
+  auto* d = r.add_details();
+  d->set_suite("smoke");
+  d->set_incident("sigkill");
+  *d->mutable_diagnosis() = TrimForReport(Diagnosis("engine", 3));
+  *d->mutable_timeline() = TimelineOf(Truth(), Diagnosis("engine", 3));
+  d->set_diagnosis_text("verdict DIAGNOSED <rank 3>");
+  return r;
+}
+
+TEST(EvalReportTimeline, PointsAreSecondsAfterTheTruthFault) {
+  const auto tl = TimelineOf(Truth(), Diagnosis("engine", 3));
+  EXPECT_EQ(tl.source(), "diagnosis");
+  ASSERT_EQ(tl.points_size(), 4);
+  EXPECT_EQ(tl.points(0).kind(), "fault");
+  EXPECT_DOUBLE_EQ(tl.points(0).seconds(), 0.0);
+  EXPECT_EQ(tl.points(1).kind(), "initiator");
+  EXPECT_DOUBLE_EQ(tl.points(1).seconds(), 1.0);
+  EXPECT_EQ(tl.points(2).kind(), "group");
+  EXPECT_DOUBLE_EQ(tl.points(2).seconds(), 600.0);
+  EXPECT_EQ(tl.points(2).count(), 24);
+  EXPECT_EQ(tl.points(3).kind(), "end");
+  EXPECT_DOUBLE_EQ(tl.points(3).seconds(), 610.0);
+}
+
+TEST(EvalReportTimeline, NoFaultTimeGivesNoPoints) {
+  v1::Truth t = Truth();
+  t.mutable_job()->clear_fault_time();
+  t.mutable_initiator()->clear_time();
+  EXPECT_EQ(TimelineOf(t, Diagnosis("engine", 3)).points_size(), 0);
+}
+
+TEST(EvalReportTimeline, SvgDrawsEveryPointWithItsLabel) {
+  const std::string svg = TimelineSvg(TimelineOf(Truth(), Diagnosis("engine", 3)), 600, 200);
+  EXPECT_EQ(svg.rfind("<svg class=\"timeline\"", 0), 0u);
+  EXPECT_NE(svg.find("<circle class=\"pt fault\""), std::string::npos);
+  EXPECT_NE(svg.find("<line class=\"wave group\""), std::string::npos);
+  EXPECT_NE(svg.find("nccl_watchdog: 24 errors on 24 ranks"), std::string::npos);
+}
+
+TEST(EvalReportTrim, EmbeddedDiagnosisIsBounded) {
+  const auto t = TrimForReport(Diagnosis("engine", 3));
+  EXPECT_EQ(t.cascade().secondary_ranks_size(), 64);
+  EXPECT_EQ(t.initiator().rank(), 3);
+  EXPECT_FALSE(TrimForReport(v1::Diagnosis{}).has_cascade());
+}
+
+TEST(EvalReportMarkdown, ShowsEachGroupWithEngineBesideBaselineAndIncidentRows) {
+  const std::string md = RenderMarkdown(Report());
+  EXPECT_NE(md.find("## Overall"), std::string::npos);
+  EXPECT_NE(md.find("## By family"), std::string::npos);
+  EXPECT_NE(md.find("| family:sigkill | engine |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| family:sigkill | first-error |"), std::string::npos);
+  EXPECT_NE(md.find("| smoke | sigkill | 0 | sigkill | 32 | rank 3 on gpu-0001 | RIGHT rank 3 | "
+                    "wrong rank 9 |"),
+            std::string::npos)
+      << md;
+}
+
+TEST(EvalReportHtml, IsSelfContainedWithTablesTimelineAndIncidentRows) {
+  const std::string html = RenderHtml(Report());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  for (const char* part : {"<table class=\"aggregates\"", "<svg class=\"timeline\"",
+                           "<table class=\"incidents\"", "<tr class=\"row\"",
+                           "<tr class=\"detail\" hidden", "<style>", "<script>"}) {
+    EXPECT_NE(html.find(part), std::string::npos) << part;
+  }
+  // Nothing is fetched: no external stylesheet, script, image or font.
+  for (const char* external : {"<link", " src=", "url(", "@import", "https://"}) {
+    EXPECT_EQ(html.find(external), std::string::npos) << external;
+  }
+  EXPECT_NE(html.find("verdict DIAGNOSED &lt;rank 3&gt;"), std::string::npos);  // escaped
+}
+
+}  // namespace
+}  // namespace denpex::cli

@@ -1,0 +1,276 @@
+// Per-incident metrics (scorer/src/metrics.cc) and their edge cases: no initiator, several
+// initiators, INCONCLUSIVE, missing checkpoints, missing times.
+#include <gtest/gtest.h>
+
+#include "denpex/scorer/scorer.h"
+#include "fixtures.h"
+
+namespace denpex::scorer {
+namespace {
+using testing::Cite;
+using testing::Diagnosed;
+using testing::Resume;
+using testing::SigkillTruth;
+using testing::WithCheckpoints;
+
+TEST(ScorerInitiator, RightInitiatorScoresEveryField) {
+  v1::Diagnosis d = Diagnosed(1091, "GPU-0137");  // node names compare case-insensitively
+  Cite(&d, "gpu-0137/torchrun.log", 12, v1::EVIDENCE_ROLE_INITIATING);
+  Cite(&d, "gpu-0137/torchrun.log", 40, v1::EVIDENCE_ROLE_INITIATING);
+  const auto s = ScoreIncident(SigkillTruth(), d);
+  EXPECT_TRUE(s.initiator_rank_correct());
+  EXPECT_TRUE(s.initiator_node_correct());
+  EXPECT_TRUE(s.initiator_rank_top3());
+  EXPECT_TRUE(s.owner_correct());
+  EXPECT_TRUE(s.failure_class_correct());
+  EXPECT_DOUBLE_EQ(s.evidence_recall(), 1.0);
+  EXPECT_DOUBLE_EQ(s.evidence_precision(), 1.0);
+  EXPECT_EQ(s.family(), "sigkill");
+  EXPECT_EQ(s.launcher(), "torchrun");
+  EXPECT_EQ(s.scale(), "2k-4k");
+  EXPECT_EQ(s.truth_rank(), 1091);
+  EXPECT_EQ(s.answer_rank(), 1091);
+}
+
+TEST(ScorerInitiator, VictimOnSameNodeIsRightNodeWrongRank) {
+  const auto s = ScoreIncident(SigkillTruth(), Diagnosed(1090, "gpu-0137"));
+  EXPECT_FALSE(s.initiator_rank_correct());
+  EXPECT_TRUE(s.initiator_node_correct());
+}
+
+TEST(ScorerInitiator, RightRankInSecondOrThirdCandidateCountsForTop3Only) {
+  v1::Diagnosis d = Diagnosed(17, "gpu-0003");
+  d.add_candidates()->set_rank(5);
+  d.add_candidates()->set_rank(1091);
+  d.add_candidates()->set_rank(2000);
+  const auto s = ScoreIncident(SigkillTruth(), d);
+  EXPECT_FALSE(s.initiator_rank_correct());
+  EXPECT_TRUE(s.initiator_rank_top3());
+
+  v1::Diagnosis fourth = Diagnosed(17, "gpu-0003");
+  for (int r : {5, 6, 1091}) fourth.add_candidates()->set_rank(r);
+  EXPECT_FALSE(ScoreIncident(SigkillTruth(), fourth).initiator_rank_top3());
+}
+
+TEST(ScorerInitiator, InconclusiveIsNeverCountedCorrectButKeepsTopK) {
+  v1::Diagnosis d = Diagnosed(1091, "gpu-0137");
+  d.set_verdict(v1::VERDICT_INCONCLUSIVE);
+  const auto s = ScoreIncident(SigkillTruth(), d);
+  EXPECT_TRUE(s.inconclusive());
+  EXPECT_FALSE(s.initiator_rank_correct());
+  EXPECT_FALSE(s.owner_correct());
+  EXPECT_TRUE(s.initiator_rank_top3());
+  EXPECT_DOUBLE_EQ(s.evidence_precision(), 0.0);
+  EXPECT_EQ(s.answer_rank(), -1);
+  EXPECT_DOUBLE_EQ(s.cascade_compression(), 0.0);  // grouped under no initiator
+  EXPECT_DOUBLE_EQ(s.gpu_hours_recovered(), 0.0);
+}
+
+TEST(ScorerInitiator, NodeOnlyTruthIsMatchedAtNodeLevel) {
+  v1::Truth t = SigkillTruth();
+  t.mutable_initiator()->set_rank(-1);  // e.g. a whole node was lost
+  const auto s = ScoreIncident(t, Diagnosed(1094, "gpu-0137"));
+  EXPECT_TRUE(s.initiator_rank_correct());
+  EXPECT_TRUE(s.initiator_rank_top3());
+  EXPECT_FALSE(ScoreIncident(t, Diagnosed(9, "gpu-0002")).initiator_rank_correct());
+}
+
+TEST(ScorerInitiator, SeveralInjectedEventsScoreAgainstTheFirstInitiator) {
+  v1::Truth t = SigkillTruth();
+  auto* later = t.add_events();  // a later, independent event on another rank
+  later->set_kind("FAULT_KIND_HANG");
+  later->set_rank(3000);
+  EXPECT_TRUE(ScoreIncident(t, Diagnosed(1091, "gpu-0137")).initiator_rank_correct());
+  const auto second = ScoreIncident(t, Diagnosed(3000, "gpu-0376"));
+  EXPECT_FALSE(second.initiator_rank_correct());
+  EXPECT_EQ(second.family(), "sigkill");
+}
+
+TEST(ScorerInitiator, NoInitiatorInTruthRewardsAbstainingOnly) {
+  v1::Truth t;  // nothing injected, nothing to find
+  t.mutable_job()->set_world_size(1024);
+  v1::Diagnosis abstain;
+  abstain.set_verdict(v1::VERDICT_INCONCLUSIVE);
+  const auto a = ScoreIncident(t, abstain);
+  EXPECT_EQ(a.family(), "none");
+  EXPECT_TRUE(a.initiator_rank_correct());
+  EXPECT_EQ(a.truth_rank(), -1);
+  const auto c = ScoreIncident(t, Diagnosed(0, "gpu-0001"));  // rank 0 is not "no rank"
+  EXPECT_FALSE(c.initiator_rank_correct());
+  EXPECT_FALSE(c.initiator_rank_top3());
+}
+
+TEST(ScorerInitiator, InconclusiveTruthExpectsInconclusiveOnItsNode) {
+  v1::Truth t = SigkillTruth();
+  t.set_verdict(v1::VERDICT_INCONCLUSIVE);  // e.g. the node's logs were lost
+  t.mutable_initiator()->set_rank(-1);
+  v1::Diagnosis d = Diagnosed(-1, "gpu-0137");
+  d.set_verdict(v1::VERDICT_INCONCLUSIVE);
+  const auto s = ScoreIncident(t, d);
+  EXPECT_TRUE(s.initiator_rank_correct());
+  EXPECT_TRUE(s.initiator_node_correct());
+  EXPECT_FALSE(ScoreIncident(t, Diagnosed(1091, "gpu-0137")).initiator_rank_correct());
+}
+
+TEST(ScorerEvidence, PartialAndWrongCitationsLowerRecallAndPrecision) {
+  v1::Diagnosis d = Diagnosed(1091, "gpu-0137");
+  Cite(&d, "gpu-0137/torchrun.log", 12, v1::EVIDENCE_ROLE_INITIATING);
+  Cite(&d, "gpu-0001/rank_0.log", 3, v1::EVIDENCE_ROLE_INITIATING);
+  Cite(&d, "gpu-0002/rank_9.log", 5, v1::EVIDENCE_ROLE_CONSEQUENCE);  // not judged
+  const auto s = ScoreIncident(SigkillTruth(), d);
+  EXPECT_DOUBLE_EQ(s.evidence_recall(), 0.5);
+  EXPECT_DOUBLE_EQ(s.evidence_precision(), 0.5);
+}
+
+TEST(ScorerEvidence, NothingRequiredAndNothingCitedIsPerfect) {
+  v1::Truth t = SigkillTruth();
+  t.clear_evidence();  // a silent hang: no line shows the fault
+  const auto s = ScoreIncident(t, Diagnosed(1091, "gpu-0137"));
+  EXPECT_DOUBLE_EQ(s.evidence_recall(), 1.0);
+  EXPECT_DOUBLE_EQ(s.evidence_precision(), 1.0);
+}
+
+TEST(ScorerCascade, CompressionIsGroupedOverSecondaryCappedAtOne) {
+  v1::Diagnosis d = Diagnosed(1091, "gpu-0137");
+  d.mutable_cascade()->set_grouped_errors(75);
+  EXPECT_DOUBLE_EQ(ScoreIncident(SigkillTruth(), d).cascade_compression(), 0.75);
+  d.mutable_cascade()->set_grouped_errors(130);  // counted more than there are
+  EXPECT_DOUBLE_EQ(ScoreIncident(SigkillTruth(), d).cascade_compression(), 1.0);
+}
+
+TEST(ScorerCascade, CompressionUnderTheWrongInitiatorIsZero) {
+  v1::Diagnosis d = Diagnosed(1090, "gpu-0137");
+  d.mutable_cascade()->set_grouped_errors(100);
+  EXPECT_DOUBLE_EQ(ScoreIncident(SigkillTruth(), d).cascade_compression(), 0.0);
+}
+
+TEST(ScorerCascade, NoSecondaryErrorsInTruthLeavesCompressionUnset) {
+  v1::Truth t = SigkillTruth();
+  t.mutable_cascade()->set_secondary_errors(0);  // e.g. gloo prints no watchdog lines
+  EXPECT_FALSE(ScoreIncident(t, Diagnosed(1091, "gpu-0137")).has_cascade_compression());
+}
+
+TEST(ScorerCascade, PurityIsShareOfListedRanksThatAreTrulySecondary) {
+  v1::Diagnosis d = Diagnosed(1091, "gpu-0137");
+  for (int r : {1088, 1089, 1091, 7}) d.mutable_cascade()->add_secondary_ranks(r);
+  EXPECT_DOUBLE_EQ(ScoreIncident(SigkillTruth(), d).cascade_purity(), 0.5);
+}
+
+TEST(ScorerCascade, PurityUnsetWhenNothingListedOrTruthHasNoCascade) {
+  EXPECT_FALSE(ScoreIncident(SigkillTruth(), Diagnosed(1091, "gpu-0137")).has_cascade_purity());
+  v1::Truth t = SigkillTruth();
+  t.clear_cascade();
+  v1::Diagnosis d = Diagnosed(1091, "gpu-0137");
+  d.mutable_cascade()->add_secondary_ranks(3);
+  EXPECT_FALSE(ScoreIncident(t, d).has_cascade_purity());
+}
+
+TEST(ScorerCheckpoint, NewestSafeCheckpointIsCorrectWithNoExcess) {
+  v1::Diagnosis d = Diagnosed(1091, "gpu-0137");
+  Resume(&d, "step_10.pt", 10);
+  const auto s = ScoreIncident(WithCheckpoints(SigkillTruth()), d);
+  EXPECT_TRUE(s.checkpoint_correct());
+  EXPECT_FALSE(s.checkpoint_unsafe());
+  EXPECT_EQ(s.checkpoint_excess_steps(), 0);
+  EXPECT_EQ(s.checkpoint_rewind_steps(), 5);  // the newest directory (15) was broken
+}
+
+TEST(ScorerCheckpoint, NewestDirectoryThatIsBrokenIsUnsafe) {
+  v1::Diagnosis d = Diagnosed(1091, "gpu-0137", "newest-checkpoint");
+  Resume(&d, "step_15.pt", 15);
+  const auto s = ScoreIncident(WithCheckpoints(SigkillTruth()), d);
+  EXPECT_FALSE(s.checkpoint_correct());
+  EXPECT_TRUE(s.checkpoint_unsafe());
+  EXPECT_FALSE(s.has_checkpoint_excess_steps());
+}
+
+TEST(ScorerCheckpoint, OlderSafeCheckpointCountsExcessSteps) {
+  v1::Diagnosis d = Diagnosed(1091, "gpu-0137");
+  Resume(&d, "step_5.pt", 5);
+  const auto s = ScoreIncident(WithCheckpoints(SigkillTruth()), d);
+  EXPECT_FALSE(s.checkpoint_correct());
+  EXPECT_FALSE(s.checkpoint_unsafe());
+  EXPECT_EQ(s.checkpoint_excess_steps(), 5);
+  EXPECT_EQ(s.checkpoint_rewind_steps(), 10);
+}
+
+TEST(ScorerCheckpoint, MissingCheckpointsInTruthLeaveCheckpointMetricsUnset) {
+  v1::Diagnosis d = Diagnosed(1091, "gpu-0137");
+  Resume(&d, "step_10.pt", 10);
+  const auto s = ScoreIncident(SigkillTruth(), d);
+  EXPECT_FALSE(s.has_checkpoint_correct());
+  EXPECT_FALSE(s.checkpoint_unsafe());
+  EXPECT_FALSE(s.has_checkpoint_excess_steps());
+}
+
+TEST(ScorerCheckpoint, NoSafeCheckpointRequiresSayingSo) {
+  v1::Truth t = SigkillTruth();
+  t.mutable_checkpoint()->set_decision(v1::CHECKPOINT_DECISION_NO_SAFE_CHECKPOINT);
+  auto* r = t.mutable_checkpoint()->add_rejected();
+  r->set_path("step_5.pt");
+  r->set_step(5);
+  v1::Diagnosis none = Diagnosed(1091, "gpu-0137");
+  none.mutable_checkpoint()->set_decision(v1::CHECKPOINT_DECISION_NO_SAFE_CHECKPOINT);
+  EXPECT_TRUE(ScoreIncident(t, none).checkpoint_correct());
+
+  v1::Diagnosis resumed = Diagnosed(1091, "gpu-0137");
+  Resume(&resumed, "step_5.pt", 5);
+  EXPECT_TRUE(ScoreIncident(t, resumed).checkpoint_unsafe());
+
+  v1::Diagnosis not_evaluated = Diagnosed(1091, "gpu-0137");  // e.g. a baseline
+  const auto s = ScoreIncident(t, not_evaluated);
+  EXPECT_FALSE(s.checkpoint_correct());
+  EXPECT_FALSE(s.checkpoint_unsafe());
+}
+
+TEST(ScorerTime, AnswerTimeAndGpuHoursComeFromTruthTimestamps) {
+  const auto s = ScoreIncident(SigkillTruth(), Diagnosed(1091, "gpu-0137"),
+                               {.diagnose_seconds = 1.5});
+  EXPECT_DOUBLE_EQ(s.diagnose_seconds(), 1.5);
+  EXPECT_DOUBLE_EQ(s.answer_after_fault_seconds(), 601.5);
+  EXPECT_DOUBLE_EQ(s.cascade_gpu_hours(), 4096.0 * 600 / 3600);
+  EXPECT_DOUBLE_EQ(s.gpu_hours_recovered(), 4096.0 * 598.5 / 3600);
+  EXPECT_FALSE(s.has_gpu_hours_triage_saved());
+}
+
+TEST(ScorerTime, WrongAnswerRecoversNothing) {
+  const auto s = ScoreIncident(SigkillTruth(), Diagnosed(5, "gpu-0001"),
+                               {.diagnose_seconds = 1.0, .manual_triage_minutes = 30});
+  EXPECT_DOUBLE_EQ(s.gpu_hours_recovered(), 0.0);
+  EXPECT_DOUBLE_EQ(s.gpu_hours_triage_saved(), 0.0);
+  EXPECT_GT(s.cascade_gpu_hours(), 0.0);
+}
+
+TEST(ScorerTime, ManualTriageTimeIsAnExplicitParameter) {
+  const auto s = ScoreIncident(SigkillTruth(), Diagnosed(1091, "gpu-0137"),
+                               {.diagnose_seconds = 60, .manual_triage_minutes = 30});
+  EXPECT_DOUBLE_EQ(s.gpu_hours_triage_saved(), 4096.0 * (1800 - 60) / 3600);
+}
+
+TEST(ScorerTime, MissingTimestampsLeaveTimeMetricsUnset) {
+  v1::Truth t = SigkillTruth();
+  t.mutable_job()->clear_end_time();
+  const auto s = ScoreIncident(t, Diagnosed(1091, "gpu-0137"));
+  EXPECT_FALSE(s.has_answer_after_fault_seconds());
+  EXPECT_FALSE(s.has_gpu_hours_recovered());
+}
+
+TEST(ScorerGrouping, ScaleBucketsFollowWorldSize) {
+  EXPECT_EQ(ScaleBucket(0), "unknown");
+  EXPECT_EQ(ScaleBucket(4), "<1k");
+  EXPECT_EQ(ScaleBucket(1024), "1k");
+  EXPECT_EQ(ScaleBucket(2048), "2k-4k");
+  EXPECT_EQ(ScaleBucket(4096), "2k-4k");
+  EXPECT_EQ(ScaleBucket(8192), "8k-16k");
+  EXPECT_EQ(ScaleBucket(16384), "8k-16k");
+  EXPECT_EQ(ScaleBucket(131072), "32k+");
+}
+
+TEST(ScorerGrouping, MissingLauncherIsUnspecified) {
+  v1::Truth t = SigkillTruth();
+  t.mutable_job()->clear_launcher();
+  EXPECT_EQ(ScoreIncident(t, Diagnosed(1091, "gpu-0137")).launcher(), "unspecified");
+}
+
+}  // namespace
+}  // namespace denpex::scorer
