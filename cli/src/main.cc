@@ -71,8 +71,7 @@ int main(int argc, char** argv) {
   run->add_option("--max-bytes", run_args.max_bytes, "Cap of each task's log, e.g. 64MiB (0: none)")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  run->add_option("--rank-env", run_args.rank_env, "Variables that hold the global rank, first set wins")
-      ->delimiter(',')
+  run->add_option("--rank-env", run_args.rank_env, "Variables that may hold the global rank, first set wins")
       ->capture_default_str();
   run->add_option("--host", run_args.host, "Name of the node directory (default: the host name)");
   run->add_flag("--no-tee", run_args.no_tee, "Do not copy the command's output to the console");

@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "denpex/cli/commands.h"
@@ -43,7 +44,12 @@ int RunRun(const RunArgs& args, std::ostream& /*out*/, std::ostream& err) {
   o.out_dir = args.out;
   o.command = args.command;
   o.max_bytes = args.max_bytes;
-  o.rank_env = args.rank_env;
+  o.rank_env.clear();
+  for (std::size_t at = 0; at <= args.rank_env.size();) {
+    const std::size_t comma = std::min(args.rank_env.find(',', at), args.rank_env.size());
+    if (comma > at) o.rank_env.push_back(args.rank_env.substr(at, comma - at));
+    at = comma + 1;
+  }
   o.host = args.host;
   if (args.no_tee) o.console_out = o.console_err = -1;
   o.kernel_log = !args.no_kernel_log;

@@ -15,8 +15,9 @@ namespace {
 constexpr std::size_t kSignatureBytes = 256;
 constexpr std::size_t kCopyChunk = 1 << 20;
 
-Result<Fd> OpenForWriting(const fs::path& path, int extra_flags) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | extra_flags, 0644);
+// `access`: O_WRONLY, or O_RDWR for a log that reads its tail back when it drops the middle.
+Result<Fd> OpenForWriting(const fs::path& path, int access, int extra_flags) {
+  const int fd = ::open(path.c_str(), access | O_CREAT | O_CLOEXEC | extra_flags, 0644);
   if (fd < 0) return Status::IoError(ErrnoText("cannot open " + path.string(), errno));
   return Fd(fd);
 }
@@ -80,7 +81,7 @@ std::string MaskedSignature(std::string_view line) {
 // ---------------------------------------------------------------------------- CappedLog
 
 Result<CappedLog> CappedLog::Open(const fs::path& path, std::uint64_t max_bytes, std::string errors_name) {
-  auto fd = OpenForWriting(path, 0);
+  auto fd = OpenForWriting(path, O_RDWR, 0);
   if (!fd.ok()) return fd.status();
   struct stat st {};
   if (::fstat(fd->get(), &st) != 0) return Status::IoError(ErrnoText("cannot stat " + path.string(), errno));
@@ -171,7 +172,7 @@ void CappedLog::Fail(Status st) {
 // ---------------------------------------------------------------------------- ErrorIndex
 
 Result<ErrorIndex> ErrorIndex::Open(const fs::path& path, std::size_t max_distinct, std::uint64_t max_bytes) {
-  auto fd = OpenForWriting(path, O_APPEND);
+  auto fd = OpenForWriting(path, O_WRONLY, O_APPEND);
   if (!fd.ok()) return fd.status();
   ErrorIndex index;
   index.fd_ = std::move(*fd);

@@ -55,8 +55,8 @@ struct RunArgs {
   std::filesystem::path out;
   std::vector<std::string> command;
   std::uint64_t max_bytes = 256ull << 20;  // of each task's log; 0: no cap
-  std::vector<std::string> rank_env = {"RANK", "SLURM_PROCID"};
-  std::string host;  // empty: the host name
+  std::string rank_env = "RANK,SLURM_PROCID";  // comma-separated; the first one set names the rank
+  std::string host;                            // empty: the host name
   bool no_tee = false;
   bool no_kernel_log = false;
   bool no_nvidia_smi = false;
