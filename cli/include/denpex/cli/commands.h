@@ -88,4 +88,19 @@ struct DemoArgs {
 };
 int RunDemo(const DemoArgs& args, std::ostream& out, std::ostream& err);
 
+// `denpex run`: the collection wrapper (docs/run_wrapper.md). Returns the wrapped command's
+// exit code; when the command was killed by a signal, the wrapper dies by the same signal
+// (so that torchrun and srun report the task as they would without it).
+struct RunArgs {
+  std::filesystem::path out;
+  std::vector<std::string> command;
+  std::uint64_t max_bytes = 256ull << 20;  // of each task's log; 0: no cap
+  std::string rank_env = "RANK,SLURM_PROCID";  // comma-separated; the first one set names the rank
+  std::string host;                            // empty: the host name
+  bool no_tee = false;
+  bool no_kernel_log = false;
+  bool no_nvidia_smi = false;
+};
+int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err);
+
 }  // namespace denpex::cli
