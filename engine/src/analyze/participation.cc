@@ -65,6 +65,7 @@ std::optional<TimeNs> StallTime(const Analysis& a, std::int32_t rank) {
   std::optional<TimeNs> t;
   for (std::int32_t i : DirectWaiters(a, rank)) {
     const Event& e = a.inc.events[i];
+    if (e.clock == Clock::kNone) continue;
     const auto& w = std::get<WatchdogTimeout>(e.detail);
     const TimeNs started = e.time - std::max<std::int64_t>(w.ran_for_ms, 0) * kNsPerMs;
     if (!t || started < *t) t = started;
@@ -78,7 +79,9 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     const Event& e = a.inc.events[m->event];
     f->failure_class = v1::FAILURE_CLASS_COLLECTIVE_MISMATCH;
     f->owner = v1::OWNER_APPLICATION;
-    f->time = e.time - std::max<std::int64_t>(std::get<WatchdogTimeout>(e.detail).ran_for_ms, 0) * kNsPerMs;
+    if (e.clock != Clock::kNone) {
+      f->time = e.time - std::max<std::int64_t>(std::get<WatchdogTimeout>(e.detail).ran_for_ms, 0) * kNsPerMs;
+    }
   } else if (OwnExit(a.facts, rank)) {
     f->time = r.exit_time;
     if (r.exit_code == -11 || r.exit_code == -7) {
