@@ -125,6 +125,8 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     CollectSlurm(inc, index, *sn, jf);
     return;
   }
+  // A rank's own line that names its host (NCCL `host:pid:tid`, a pdsh prefix) places it.
+  if (e.rank >= 0 && e.node >= 0 && !inc.files[e.file].agent) SetNode(&jf->ranks[e.rank], e.node);
   if (e.rank >= 0) jf->EnsureRank(e.rank);
   if (std::holds_alternative<WatchdogTimeout>(e.detail) && e.rank >= 0) {
     jf->ranks[e.rank].timeouts += 1;
@@ -257,6 +259,8 @@ void PlaceUnloggedRanks(JobFacts* jf) {
     if (rf.node < 0 && below[r] >= 0 && below[r] == above) {
       NodeFacts& node = jf->nodes[above];
       rf.node = above;
+      // Its agent SIGTERMed the workers left after another one failed: this one among them.
+      rf.torn_down |= node.signalled > 0 && node.failed_rank != r && rf.exit_event < 0 && rf.timeouts == 0;
       node.ranks.insert(std::lower_bound(node.ranks.begin(), node.ranks.end(), r), r);
       if (node.ranks.back() - node.ranks.front() + 1 == static_cast<int>(node.ranks.size())) {
         rf.local_rank = r - node.ranks.front();
