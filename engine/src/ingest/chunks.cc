@@ -46,13 +46,15 @@ void Append(ParsedLog&& from, ParsedLog* into) {
 
 }  // namespace
 
-ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes) {
+ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes,
+                       const FileText* source) {
   if (text.size() <= chunk_bytes) return ParseLog(text, ctx);
   const std::vector<std::size_t> starts = ChunkStarts(text, chunk_bytes);
   std::vector<ParsedLog> parts(starts.size());
   tbb::parallel_for(std::size_t{0}, starts.size(), [&](std::size_t i) {
     const std::size_t end = i + 1 < starts.size() ? starts[i + 1] : text.size();
     parts[i] = ParseLog(text.substr(starts[i], end - starts[i]), ctx, 1, starts[i]);
+    if (source) source->Release(starts[i], end - starts[i]);
   });
   ParsedLog out = std::move(parts[0]);
   for (std::size_t i = 1; i < parts.size(); ++i) Append(std::move(parts[i]), &out);

@@ -6,6 +6,7 @@
 
 #include <string_view>
 
+#include "ingest/file_text.h"
 #include "parse/log_parser.h"
 
 namespace denpex::engine {
@@ -13,7 +14,9 @@ namespace denpex::engine {
 inline constexpr std::size_t kChunkBytes = 32 << 20;
 
 // ParseLog over `text`, in parallel chunks when it is larger than kChunkBytes.
-// `chunk_bytes` is a parameter for the tests.
-ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes = kChunkBytes);
+// `chunk_bytes` is a parameter for the tests. `source`, when given, is the mapping `text` views:
+// each chunk's pages are released once it is parsed.
+ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes = kChunkBytes,
+                       const FileText* source = nullptr);
 
 }  // namespace denpex::engine

@@ -43,7 +43,7 @@ FileResult ReadAndParse(const SourceFile& f, std::uint32_t index) {
                         .local_rank = f.local_rank,
                         .kernel = f.kernel,
                         .prefixes = SniffPrefixes(text->view())};
-  r.log = ParseChunked(text->view(), ctx);
+  r.log = ParseChunked(text->view(), ctx, kChunkBytes, &*text);
   return r;
 }
 
