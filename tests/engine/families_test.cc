@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ingest/chunks.h"
 #include "parse/families.h"
 #include "parse/log_parser.h"
 
@@ -469,6 +470,36 @@ TEST(Families, FaulthandlerDumpIsAFatalSignal) {
   ASSERT_EQ(log.events.size(), 1u);
   EXPECT_EQ(log.events[0].kind, Kind::kFatalSignal);
   EXPECT_EQ(log.events[0].rank, 7);
+}
+
+}  // namespace
+}  // namespace denpex::engine
+
+
+namespace denpex::engine {
+namespace {
+
+TEST(Chunks, ChunkedParseEqualsWholeFileParse) {
+  std::string text;
+  for (int i = 0; i < 400; ++i) {
+    text += std::to_string(i % 16) + ": [rank" + std::to_string(i % 16) +
+            "]:[E302 09:27:14.1 ProcessGroupNCCL.cpp:607] [PG 1 Rank 3] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=21, OpType=ALLREDUCE, NumelIn=5, NumelOut=5, Timeout(ms)=600000) ran for 600100 "
+            "milliseconds before timing out.\n";
+    text += "gpu-01:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n";
+    if (i % 50 == 0) text += "srun: error: gpu-0" + std::to_string(i) + ": task 3: Killed\n";
+  }
+  const FileContext ctx{.file = 2, .prefixes = SniffPrefixes(text)};
+  const ParsedLog whole = ParseLog(text, ctx);
+  const ParsedLog chunked = ParseChunked(text, ctx, 4096);
+  ASSERT_EQ(chunked.events.size(), whole.events.size());
+  EXPECT_EQ(chunked.lines, whole.lines);
+  EXPECT_EQ(chunked.last_line.line, whole.last_line.line);
+  for (std::size_t i = 0; i < whole.events.size(); ++i) {
+    EXPECT_EQ(chunked.events[i].line, whole.events[i].line) << i;
+    EXPECT_EQ(chunked.events[i].offset, whole.events[i].offset) << i;
+    EXPECT_EQ(chunked.strings.Get(chunked.events[i].signature), whole.strings.Get(whole.events[i].signature)) << i;
+  }
 }
 
 }  // namespace

@@ -13,12 +13,16 @@ struct Accumulator {
   std::int32_t count = 0;
   std::set<std::int32_t> ranks;
   TimeNs first_time = 0;
+  bool timed = false;
 };
 
 void Add(std::map<StrId, Accumulator>* groups, StrId signature, const char* family,
-         std::int32_t rank, TimeNs time) {
+         std::int32_t rank, const Event& e) {
   Accumulator& a = (*groups)[signature];
-  if (a.count == 0 || time < a.first_time) a.first_time = time;
+  if (e.clock != Clock::kNone && (!a.timed || e.time < a.first_time)) {
+    a.first_time = e.time;
+    a.timed = true;
+  }
   a.family = family;
   a.count += 1;
   if (rank >= 0) a.ranks.insert(rank);
@@ -43,7 +47,7 @@ CascadeSummary SummarizeCascade(const Incident& inc, const JobFacts& facts,
   for (std::int32_t i : facts.timeouts) {
     const Event& e = inc.events[i];
     if (is_excluded(e.rank)) continue;
-    Add(&groups, e.signature, "nccl_watchdog", e.rank, e.time);
+    Add(&groups, e.signature, "nccl_watchdog", e.rank, e);
     ++out.secondary_errors;
   }
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
@@ -51,7 +55,7 @@ CascadeSummary SummarizeCascade(const Incident& inc, const JobFacts& facts,
     for (std::int32_t i : facts.nodes[n].reports) {
       const Event& e = inc.events[i];
       const std::int32_t rank = e.rank >= 0 ? e.rank : facts.nodes[n].failed_rank;
-      Add(&groups, e.signature, "torchrun", rank, e.time);
+      Add(&groups, e.signature, "torchrun", rank, e);
       ++out.secondary_errors;
     }
   }
@@ -61,7 +65,8 @@ CascadeSummary SummarizeCascade(const Incident& inc, const JobFacts& facts,
                           .family = a.family,
                           .count = a.count,
                           .ranks = static_cast<std::int32_t>(a.ranks.size()),
-                          .first_time = a.first_time});
+                          .first_time = a.first_time,
+                          .timed = a.timed});
   }
   std::sort(out.groups.begin(), out.groups.end(), [&](const auto& a, const auto& b) {
     return std::make_tuple(-a.count, a.first_time, inc.str(a.signature)) <

@@ -125,6 +125,8 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     CollectSlurm(inc, index, *sn, jf);
     return;
   }
+  // A rank's own line that names its host (NCCL `host:pid:tid`, a pdsh prefix) places it.
+  if (e.rank >= 0 && e.node >= 0 && !inc.files[e.file].agent) SetNode(&jf->ranks[e.rank], e.node);
   if (e.rank >= 0) jf->EnsureRank(e.rank);
   if (std::holds_alternative<WatchdogTimeout>(e.detail) && e.rank >= 0) {
     jf->ranks[e.rank].timeouts += 1;
@@ -247,6 +249,46 @@ std::int32_t SrunExitCode(std::string_view reason, std::int32_t exited_code) {
   return -1;
 }
 
+namespace {
+
+void Place(JobFacts* jf, std::int32_t r, std::int32_t node_index) {
+  RankFacts& rf = jf->ranks[r];
+  NodeFacts& node = jf->nodes[node_index];
+  rf.node = node_index;
+  node.ranks.insert(std::lower_bound(node.ranks.begin(), node.ranks.end(), r), r);
+  if (node.ranks.back() - node.ranks.front() + 1 == static_cast<int>(node.ranks.size())) {
+    rf.local_rank = r - node.ranks.front();
+  }
+  // Its agent SIGTERMed the workers left after another one failed: this one among them.
+  rf.torn_down |= node.signalled > 0 && node.failed_rank != r && rf.exit_event < 0 && rf.timeouts == 0;
+}
+
+// When the nodes that show all their ranks hold G contiguous ranks from a multiple of G, every
+// node does (one rank per GPU, numbered node by node): a rank with no node of its own goes to
+// the node that holds the other ranks of its block of G.
+void PlaceByBlocks(JobFacts* jf) {
+  std::map<std::size_t, int> sizes;
+  for (const NodeFacts& n : jf->nodes) {
+    const std::size_t g = n.ranks.size();
+    if (g > 0 && static_cast<std::size_t>(n.ranks.back() - n.ranks.front() + 1) == g && n.ranks.front() % g == 0) sizes[g]++;
+  }
+  if (sizes.size() != 1 || sizes.begin()->second < 2) return;
+  const std::int32_t g = static_cast<std::int32_t>(sizes.begin()->first);
+  std::map<std::int32_t, std::int32_t> block;  // first rank of a block -> node
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(jf->nodes.size()); ++i) {
+    const auto& ranks = jf->nodes[i].ranks;
+    if (ranks.empty() || ranks.front() / g != ranks.back() / g) continue;
+    if (!block.emplace(ranks.front() / g * g, i).second) block[ranks.front() / g * g] = -1;  // two nodes claim it
+  }
+  for (std::int32_t r = 0; r < static_cast<std::int32_t>(jf->ranks.size()); ++r) {
+    if (jf->ranks[r].node >= 0) continue;
+    auto it = block.find(r / g * g);
+    if (it != block.end() && it->second >= 0) Place(jf, r, it->second);
+  }
+}
+
+}  // namespace
+
 void PlaceUnloggedRanks(JobFacts* jf) {
   const auto n = static_cast<std::int32_t>(jf->ranks.size());
   std::vector<std::int32_t> below(n, -1);
@@ -254,16 +296,10 @@ void PlaceUnloggedRanks(JobFacts* jf) {
   std::int32_t above = -1;
   for (std::int32_t r = n - 1; r >= 0; --r) {
     RankFacts& rf = jf->ranks[r];
-    if (rf.node < 0 && below[r] >= 0 && below[r] == above) {
-      NodeFacts& node = jf->nodes[above];
-      rf.node = above;
-      node.ranks.insert(std::lower_bound(node.ranks.begin(), node.ranks.end(), r), r);
-      if (node.ranks.back() - node.ranks.front() + 1 == static_cast<int>(node.ranks.size())) {
-        rf.local_rank = r - node.ranks.front();
-      }
-    }
+    if (rf.node < 0 && below[r] >= 0 && below[r] == above) Place(jf, r, above);
     if (rf.node >= 0) above = rf.node;
   }
+  PlaceByBlocks(jf);
 }
 
 JobFacts CollectFacts(const Incident& inc) {

@@ -38,6 +38,7 @@ struct ErrorGroupSummary {
   std::int32_t count = 0;
   std::int32_t ranks = 0;
   TimeNs first_time = 0;
+  bool timed = false;  // some line of the group carries a time
 };
 
 struct CascadeSummary {

@@ -50,10 +50,16 @@ bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   const Event& end = inc.events[facts.scheduler_end];
   const bool timed = end.clock != Clock::kNone;
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
+    if (!OwnExit(facts, r)) continue;
     const RankFacts& rf = facts.ranks[r];
-    // A rank failed on its own first (an untimed SIGKILL or SIGTERM may be the scheduler's own).
+    const Event& exit = inc.events[rf.exit_event];
+    // Did it fail on its own first? By time when both lines carry one, by place when they share
+    // a file; otherwise only a death the scheduler does not deal (not SIGKILL, not SIGTERM).
     const bool signal = rf.exit_code == kExitSigkill || rf.exit_code == kExitSigterm;
-    if (OwnExit(facts, r) && (timed ? rf.exit_time < end.time - kSkewWindow : !signal)) return false;
+    const bool first = timed && exit.clock != Clock::kNone ? exit.time < end.time - kSkewWindow
+                       : exit.file == end.file        ? exit.line < end.line
+                                                      : !signal;
+    if (first) return false;
   }
   if (facts.HasWave() && (!timed || facts.wave_start < end.time - kSkewWindow)) return false;
   f->verdict = v1::VERDICT_DIAGNOSED;

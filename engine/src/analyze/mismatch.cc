@@ -14,11 +14,15 @@ Shape ShapeOf(const WatchdogTimeout& w) { return {w.op, w.numel_in, w.numel_out}
 }  // namespace
 
 std::vector<Mismatch> FindMismatches(const Incident& inc, const JobFacts& facts) {
-  // (group uid, description, SeqNum) -> the reporters' timeout events
-  std::map<std::tuple<StrId, StrId, std::int64_t>, std::vector<std::int32_t>> collectives;
+  // (group uid, description, SeqNum, base) -> the reporters' timeout events. A group printed
+  // without a uid (torch ≤ 2.3 `[Rank r]`) is told apart by its base, global - group rank: the
+  // contiguous groups (tensor parallel) whose members sit next to each other.
+  std::map<std::tuple<StrId, StrId, std::int64_t, std::int64_t>, std::vector<std::int32_t>> collectives;
   for (std::int32_t i : facts.timeouts) {
-    const auto& w = std::get<WatchdogTimeout>(inc.events[i].detail);
-    if (w.seq >= 0) collectives[{w.pg, w.pg_desc, w.seq}].push_back(i);
+    const Event& e = inc.events[i];
+    const auto& w = std::get<WatchdogTimeout>(e.detail);
+    const std::int64_t base = w.pg == kNoStr ? std::int64_t{e.rank} - w.group_rank : 0;
+    if (w.seq >= 0) collectives[{w.pg, w.pg_desc, w.seq, base}].push_back(i);
   }
   std::vector<Mismatch> out;
   for (const auto& [key, events] : collectives) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "analyze/cascade.h"
+#include "analyze/clocks.h"
 #include "analyze/describe.h"
 #include "analyze/facts.h"
 #include "analyze/groups.h"
@@ -28,6 +29,7 @@ struct Analysis {
   JobFacts facts;
   std::vector<ProcessGroup> groups;
   WaitAnalysis waits;
+  ClockOffsets clocks;
   std::vector<Mismatch> mismatches;
   std::vector<RankScore> scores;
 
@@ -65,8 +67,9 @@ std::optional<TimeNs> StallTime(const Analysis& a, std::int32_t rank) {
   std::optional<TimeNs> t;
   for (std::int32_t i : DirectWaiters(a, rank)) {
     const Event& e = a.inc.events[i];
+    if (e.clock == Clock::kNone) continue;
     const auto& w = std::get<WatchdogTimeout>(e.detail);
-    const TimeNs started = e.time - std::max<std::int64_t>(w.ran_for_ms, 0) * kNsPerMs;
+    const TimeNs started = a.clocks.Aligned(e) - std::max<std::int64_t>(w.ran_for_ms, 0) * kNsPerMs;
     if (!t || started < *t) t = started;
   }
   return t;
@@ -78,7 +81,9 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     const Event& e = a.inc.events[m->event];
     f->failure_class = v1::FAILURE_CLASS_COLLECTIVE_MISMATCH;
     f->owner = v1::OWNER_APPLICATION;
-    f->time = e.time - std::max<std::int64_t>(std::get<WatchdogTimeout>(e.detail).ran_for_ms, 0) * kNsPerMs;
+    if (e.clock != Clock::kNone) {
+      f->time = e.time - std::max<std::int64_t>(std::get<WatchdogTimeout>(e.detail).ran_for_ms, 0) * kNsPerMs;
+    }
   } else if (OwnExit(a.facts, rank)) {
     f->time = r.exit_time;
     if (r.exit_code == -11 || r.exit_code == -7) {
@@ -174,9 +179,10 @@ void DiagnosedRecovery(const Analysis& a, std::int32_t rank, Finding* f) {
   }
 }
 
-void Diagnose(const Analysis& a, Finding* f) {
-  const RankScore& top = a.scores.front();
-  const double second = a.scores.size() > 1 ? a.scores[1].total() : 0;
+void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
+  const RankScore& top = chosen < 0 ? a.scores.front()
+                                    : *std::find_if(a.scores.begin(), a.scores.end(), [&](const RankScore& s) { return s.rank == chosen; });
+  const double second = chosen >= 0 ? top.total() / kLeadRatio : a.scores.size() > 1 ? a.scores[1].total() : 0;
   const std::int32_t rank = top.rank;
   const RankFacts& r = a.facts.ranks[rank];
   f->verdict = v1::VERDICT_DIAGNOSED;
@@ -207,6 +213,25 @@ void Diagnose(const Analysis& a, Finding* f) {
   }
   f->reason = DiagnosedReason(a, rank, *f);
   DiagnosedRecovery(a, rank, f);
+}
+
+// Among candidates the scores cannot separate, the one whose blocked collectives were started
+// clearly first (aligned clocks): the stall spread from it. -1 when none leads by kStallLead.
+std::int32_t FirstToStall(const Analysis& a, const std::vector<std::int32_t>& tied) {
+  std::int32_t first = -1;
+  std::optional<TimeNs> best, runner_up;
+  for (std::int32_t r : tied) {
+    const auto t = StallTime(a, r);
+    if (!t) return -1;  // one of them cannot be placed in time
+    if (!best || *t < *best) {
+      runner_up = best;
+      best = t;
+      first = r;
+    } else if (!runner_up || *t < *runner_up) {
+      runner_up = t;
+    }
+  }
+  return runner_up && *runner_up - *best > kStallLead ? first : -1;
 }
 
 // The top candidates cannot be told apart: say so, name them and their node.
@@ -279,6 +304,13 @@ void AddConsequences(const Analysis& a, Finding* f) {
   if (f->evidence.size() > kMaxEvidence) f->evidence.resize(kMaxEvidence);
 }
 
+// Scores tie, but one candidate's collectives stalled clearly first: name it, and say why.
+void DiagnoseFirstToStall(const Analysis& a, std::int32_t rank, Finding* f) {
+  Diagnose(a, f, rank);
+  f->reason += " Other ranks scored alike, but the collectives waiting on rank " + std::to_string(rank) +
+               " were started first (clocks aligned per node), so the stall spread from it.";
+}
+
 // The ranks that lead: the top one when it clearly leads, else every rank within the lead ratio.
 std::vector<std::int32_t> Leaders(const Analysis& a, bool leads) {
   std::vector<std::int32_t> out;
@@ -298,6 +330,8 @@ Finding AnalyzeParticipation(const Incident& inc) {
   f.ranks_seen = a.facts.ranks_seen;
   f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
   if (SchedulerEndedJob(inc, a.facts, &f)) return f;
+  a.clocks = AlignClocks(inc, a.facts);
+  ApplyOffsets(inc, a.clocks, &a.facts);
 
   a.groups = InferGroups(inc, a.facts);
   for (const auto& g : a.groups) {
@@ -322,6 +356,8 @@ Finding AnalyzeParticipation(const Incident& inc) {
     NoCandidate(a, &f);
   } else if (leads) {
     Diagnose(a, &f);
+  } else if (const std::int32_t first = FirstToStall(a, Leaders(a, false)); first >= 0) {
+    DiagnoseFirstToStall(a, first, &f);
   } else {
     Undecided(a, &f);
   }

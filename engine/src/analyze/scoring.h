@@ -24,6 +24,7 @@ inline constexpr double kProgress = 4;        // times the share of reporters st
 inline constexpr double kTornDown = 0.25;     // factor for ranks torn down by their agent early
 inline constexpr double kLeadRatio = 1.5;     // the leader must beat the runner-up by this
 inline constexpr TimeNs kSkewWindow = 30 * kNsPerSec;  // cross-node clock skew tolerated
+inline constexpr TimeNs kStallLead = 250 * kNsPerMs;   // aligned stall times this far apart are ordered
 
 struct RankScore {
   std::int32_t rank = -1;

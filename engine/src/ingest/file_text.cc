@@ -75,6 +75,14 @@ Result<FileText> FileText::Open(const std::filesystem::path& path) {
   return text;
 }
 
+void FileText::Release(std::size_t offset, std::size_t length) const {
+  if (!map_ || offset >= size_) return;
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t begin = (offset + page - 1) / page * page;  // whole pages inside the range only
+  const std::size_t end = std::min(offset + length, size_) / page * page;
+  if (end > begin) ::madvise(static_cast<char*>(map_) + begin, end - begin, MADV_DONTNEED);
+}
+
 FileText::FileText(FileText&& other) noexcept { *this = std::move(other); }
 
 FileText& FileText::operator=(FileText&& other) noexcept {

@@ -25,6 +25,9 @@ class FileText {
   std::string_view view() const { return {data_, size_}; }
   // True when the first bytes hold a NUL: not a text log.
   bool LooksBinary() const;
+  // Drops the mapped pages of [offset, offset + length) from this process once parsed, so a
+  // 2 GB file never sits whole in its resident set (the page cache keeps them). No-op when read.
+  void Release(std::size_t offset, std::size_t length) const;
 
  private:
   FileText() = default;

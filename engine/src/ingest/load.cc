@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "ingest/chunks.h"
 #include "ingest/file_text.h"
 #include "ingest/incident.h"
 #include "ingest/resolve.h"
@@ -42,7 +43,7 @@ FileResult ReadAndParse(const SourceFile& f, std::uint32_t index) {
                         .local_rank = f.local_rank,
                         .kernel = f.kernel,
                         .prefixes = SniffPrefixes(text->view())};
-  r.log = ParseLog(text->view(), ctx);
+  r.log = ParseChunked(text->view(), ctx, kChunkBytes, &*text);
   return r;
 }
 

@@ -242,6 +242,7 @@ std::int64_t LogParser::StreamOf(const Parsed& p) const {
 // it becomes the event (RecogniseException), with the rank of the stream it was printed on.
 bool LogParser::Traceback(const Parsed& p) {
   const std::string_view msg = p.header.message;
+  if (tracebacks_.empty() && msg[0] != 'T') return false;
   const std::int64_t stream = StreamOf(p);
   auto open = std::find_if(tracebacks_.begin(), tracebacks_.end(), [&](const auto& t) { return t.first == stream; });
   if (msg.starts_with("Traceback (most recent call last):")) {
@@ -361,8 +362,7 @@ void LogParser::Watchdog(const Parsed& p, int joins) {
                                            .numel_out = f.numel_out,
                                            .timeout_ms = f.timeout_ms,
                                            .ran_for_ms = f.ran_for_ms}};
-    std::erase_if(open_watchdogs_, [&](const auto& w) { return w.first == p.rank; });
-    open_watchdogs_.emplace_back(p.rank, out_.events.size());
+    open_watchdogs_[p.rank] = out_.events.size();
     Emit(p, std::move(r));
     return;
   }
@@ -380,9 +380,9 @@ void LogParser::WatchdogMessage(const Parsed& p, std::string_view text) {
   if (ms == Match::kMalformed) ++out_.malformed;
   if (ms == Match::kYes) {
     // The status line belongs to the rank's open watchdog block on the same process group.
-    for (const auto& [r, index] : open_watchdogs_) {
-      auto& w = std::get<WatchdogTimeout>(out_.events[index].detail);
-      if (r == p.rank && out_.strings.Get(w.pg) == pg.uid && w.group_rank == pg.group_rank && w.last_enqueued < 0) {
+    if (auto it = open_watchdogs_.find(p.rank); it != open_watchdogs_.end()) {
+      auto& w = std::get<WatchdogTimeout>(out_.events[it->second].detail);
+      if (out_.strings.Get(w.pg) == pg.uid && w.group_rank == pg.group_rank && w.last_enqueued < 0) {
         w.last_enqueued = st.last_enqueued;
         w.last_completed = st.last_completed;
       }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -82,7 +83,7 @@ class LogParser {
   } table_;
   std::vector<std::pair<std::int64_t, std::uint32_t>> tracebacks_;  // (stream, first line)
   // Per rank, the last watchdog timeout event, awaiting its `last enqueued` status line.
-  std::vector<std::pair<std::int32_t, std::size_t>> open_watchdogs_;
+  std::unordered_map<std::int32_t, std::size_t> open_watchdogs_;
   // A watchdog timeout line cut by a terminal: kept until the next line says whether it goes on.
   std::string wrapped_;
   LineRef wrapped_line_{};

@@ -67,7 +67,12 @@ class Scanner {
   // The text up to (not including) the first character of `stops`, or to the end.
   std::string_view Token(std::string_view stops) {
     const std::size_t start = pos_;
-    while (pos_ < s_.size() && stops.find(s_[pos_]) == std::string_view::npos) ++pos_;
+    for (; pos_ < s_.size(); ++pos_) {
+      const char c = s_[pos_];
+      bool stop = false;
+      for (char x : stops) stop |= c == x;  // a few stops: a loop beats a memchr per byte
+      if (stop) break;
+    }
     return s_.substr(start, pos_ - start);
   }
   // Moves past the first occurrence of `lit`.

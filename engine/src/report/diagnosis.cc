@@ -55,7 +55,7 @@ void FillCascade(const Incident& inc, const CascadeSummary& c, v1::Cascade* out)
     eg->set_family(g.family);
     eg->set_count(g.count);
     eg->set_ranks(g.ranks);
-    eg->set_first_time(FormatRfc3339(g.first_time));
+    if (g.timed) eg->set_first_time(FormatRfc3339(g.first_time));
   }
 }
 

@@ -1,0 +1,77 @@
+// engine_bench INCIDENT_DIR [--threads N] [--repeat K]
+// Times the engine on an incident already in the page cache: ingest + parse alone (LoadIncident,
+// best of K), then the whole diagnosis (engine::Diagnose, best of K). Prints the answer first
+// (the caller checks it against the truth), then bytes/s, lines/s, events/s, wall time and the
+// process's peak RSS. A benchmark, not a test: run_engine_bench.sh drives it.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "denpex/engine/engine.h"
+#include "ingest/incident.h"
+
+namespace {
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+long PeakRssKiB() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: engine_bench INCIDENT_DIR [--threads N] [--repeat K] [--parse-only]\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  int threads = 0, repeat = 3;
+  bool parse_only = false;
+  for (int i = 2; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--parse-only")) parse_only = true;
+  }
+  using namespace denpex::engine;
+  double parse_best = 1e9;
+  std::int64_t bytes = 0, lines = 0, events = 0, files = 0;
+  for (int k = 0; k < repeat; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto inc = LoadIncident(dir, threads);
+    const double s = Seconds(t0);
+    if (!inc.ok()) {
+      std::fprintf(stderr, "engine_bench: %s\n", inc.status().message().c_str());
+      return 3;
+    }
+    parse_best = std::min(parse_best, s);
+    bytes = inc->input.bytes, lines = inc->input.lines, events = static_cast<std::int64_t>(inc->events.size());
+    files = inc->input.files;
+  }
+  std::printf("parse: %lld files, %lld bytes, %lld lines, %lld events in %.3f s: %.2f GB/s, %.1f M lines/s, %.2f M events/s\n",
+              static_cast<long long>(files), static_cast<long long>(bytes), static_cast<long long>(lines),
+              static_cast<long long>(events), parse_best, bytes / parse_best / 1e9, lines / parse_best / 1e6,
+              events / parse_best / 1e6);
+  if (parse_only) return 0;
+  double diag_best = 1e9;
+  denpex::v1::Diagnosis d;
+  for (int k = 0; k < repeat; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = Diagnose(dir, {.threads = threads});
+    diag_best = std::min(diag_best, Seconds(t0));
+    if (!r.ok()) return 3;
+    d = *r;
+  }
+  std::printf("answer: verdict %s rank %d node %s\n", denpex::v1::Verdict_Name(d.verdict()).c_str(),
+              d.initiator().rank(), d.initiator().node().c_str());
+  std::printf("diagnose: %.3f s wall (best of %d), peak RSS %.1f MiB\n", diag_best, repeat, PeakRssKiB() / 1024.0);
+  return 0;
+}

@@ -1,0 +1,22 @@
+// Large files are parsed in chunks, in parallel (a 2 GB combined srun log must use every
+// core). Chunk boundaries fall after a newline and depend only on the file's bytes, never on
+// the thread count; the chunks' results are merged in order, lines renumbered. A multi-line
+// record cut by a boundary is read as two broken halves (counted like any broken record).
+#pragma once
+
+#include <string_view>
+
+#include "ingest/file_text.h"
+#include "parse/log_parser.h"
+
+namespace denpex::engine {
+
+inline constexpr std::size_t kChunkBytes = 32 << 20;
+
+// ParseLog over `text`, in parallel chunks when it is larger than kChunkBytes.
+// `chunk_bytes` is a parameter for the tests. `source`, when given, is the mapping `text` views:
+// each chunk's pages are released once it is parsed.
+ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes = kChunkBytes,
+                       const FileText* source = nullptr);
+
+}  // namespace denpex::engine

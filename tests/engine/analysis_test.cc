@@ -1,0 +1,95 @@
+// Whole-job findings on small hand-written incidents: the scheduler ended the job, a node was
+// lost, a rank issued a mismatched collective, srun's own words about its tasks.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "denpex/engine/engine.h"
+#include "fixture.h"
+
+namespace denpex::engine {
+namespace {
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+void Write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+v1::Diagnosis DiagnoseDir(const fs::path& dir) {
+  auto d = Diagnose(dir, {.threads = 1});
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  return d.ok() ? *d : v1::Diagnosis();
+}
+
+// torch 2.1 c10 lines (no time, `[Rank r]` only) as srun --label prints them.
+std::string Timeout(int rank, int group_rank, int seq, const char* op, long numel) {
+  return std::to_string(rank) + ": [E ProcessGroupNCCL.cpp:475] [Rank " + std::to_string(group_rank) +
+         "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=" + std::to_string(seq) + ", OpType=" + op +
+         ", NumelIn=" + std::to_string(numel) + ", NumelOut=" + std::to_string(numel) +
+         ", Timeout(ms)=600000) ran for 600089 milliseconds before timing out.\n";
+}
+
+TEST(Analysis, OddCollectiveAmongPeersIsAMismatchEvenWithoutGroupIds) {
+  TempDir dir;
+  std::string out;
+  for (int r = 0; r < 8; ++r) out += Timeout(r, r % 4, 35, r == 6 ? "_ALLGATHER_BASE" : "ALLREDUCE", r == 6 ? 2097152 : 16777216);
+  Write(dir.path() / "slurm-1.out", out);
+  const v1::Diagnosis d = DiagnoseDir(dir.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 6);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_COLLECTIVE_MISMATCH);
+  EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
+  EXPECT_TRUE(d.initiator().time().empty());  // torch 2.1 lines carry no time: none is made up
+}
+
+TEST(Analysis, SchedulerTimeLimitBeforeAnyFailureNamesTheScheduler) {
+  TempDir dir;
+  Write(dir.path() / "slurm-4242.out",
+        "slurmstepd: error: *** JOB 4242 ON gpu-0001 CANCELLED AT 2026-03-02T13:00:00 DUE TO TIME LIMIT ***\n"
+        "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n"
+        "srun: error: gpu-0001: tasks 0-7: Terminated\n"
+        "srun: error: gpu-0002: tasks 8-15: Killed\n");
+  Write(dir.path() / "slurmctld.log", "[2026-03-02T13:00:00.120] Time limit exhausted for JobId=4242\n");
+  const v1::Diagnosis d = DiagnoseDir(dir.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1);
+  EXPECT_EQ(d.owner(), v1::OWNER_SCHEDULER);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT);
+}
+
+TEST(Analysis, RankKilledBeforeTheCancellationIsNotTheSchedulers) {
+  TempDir dir;
+  Write(dir.path() / "slurm-4242.out",
+        "srun: error: gpu-0001: task 3: Killed\n"
+        "srun: launch/slurm: _step_signal: Terminating StepId=4242.0\n"
+        "slurmstepd: error: *** STEP 4242.0 ON gpu-0001 CANCELLED AT 2026-03-02T09:00:01 ***\n"
+        "srun: error: gpu-0001: tasks 0-2,4-7: Terminated\n");
+  const v1::Diagnosis d = DiagnoseDir(dir.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 3);
+  EXPECT_EQ(d.initiator().node(), "gpu-0001");
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL);
+}
+
+TEST(Analysis, NodeWhoseAgentLogStopsWhileItsRanksAreSilentIsLost) {
+  TempDir dir;
+  testing::Job job{.nodes = 4, .gpus = 8, .tp = 8, .pp = 2, .dp = 2};
+  // Node 1's ranks hang silently; its torchrun log stops without a report: as a lost node.
+  testing::WriteIncident(dir.path(), {.job = job, .fault = testing::Fault::kHang, .initiator = 8});
+  const fs::path agent = dir.path() / job.Host(1) / "torchrun.log";
+  const std::string text = testing::Slurp(agent);
+  Write(agent, text.substr(0, text.find('\n') + 1));  // its first line only
+  for (int r = 8; r < 16; ++r) Write(dir.path() / job.Host(1) / ("rank_" + std::to_string(r) + ".log"), "");
+  const v1::Diagnosis d = DiagnoseDir(dir.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1);
+  EXPECT_EQ(d.initiator().node(), job.Host(1));
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_NODE_LOSS);
+  EXPECT_EQ(d.owner(), v1::OWNER_HOST);
+}
+
+}  // namespace
+}  // namespace denpex::engine
