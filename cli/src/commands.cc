@@ -4,6 +4,7 @@
 #include <iostream>
 #include <system_error>
 
+#include "denpex/engine/checkpoint.h"
 #include "denpex/engine/engine.h"
 #include "denpex/proto/json_io.h"
 #include "denpex/scorer/scorer.h"
@@ -51,7 +52,7 @@ int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) 
 int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) {
   auto strategy = engine::ParseStrategy(args.strategy);
   if (!strategy) {
-    err << "denpex diagnose: unknown --strategy '" << args.strategy << "' (engine, first-error)\n";
+    err << "denpex diagnose: unknown --strategy '" << args.strategy << "' (engine, first-error, loudest, elastic-root-cause)\n";
     return kExitUsage;
   }
   if (!args.json.empty() && IsInside(args.json, args.incident)) {
@@ -69,6 +70,11 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
   return kExitOk;
 }
 
+int RunEvents(const EventsArgs& args, std::ostream& out, std::ostream& err) {
+  const Status st = engine::WriteEvents(args.incident, {.threads = args.threads, .family = args.family}, out);
+  return st.ok() ? kExitOk : Fail(err, "events", st);
+}
+
 int RunScore(const ScoreArgs& args, std::ostream& out, std::ostream& err) {
   v1::Truth truth;
   if (auto st = proto::ReadJsonFile(args.truth, &truth); !st.ok()) return Fail(err, "score", st);
@@ -78,6 +84,35 @@ int RunScore(const ScoreArgs& args, std::ostream& out, std::ostream& err) {
   out << scorer::RenderIncident(score);
   if (!args.json.empty()) {
     if (auto st = proto::WriteJsonFile(args.json, score); !st.ok()) return Fail(err, "score", st);
+  }
+  return kExitOk;
+}
+
+int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std::ostream& err) {
+  engine::CheckpointOptions opts{.world_size = args.world_size,
+                                 .dims = {.tp = args.tp, .pp = args.pp, .dp = args.dp},
+                                 .deep_crc = args.deep};
+  if (!args.not_after.empty()) {
+    opts.not_after = ParseRfc3339(args.not_after);
+    if (!opts.not_after) {
+      err << "denpex checkpoint verify: --not-after '" << args.not_after
+          << "' is not an RFC 3339 time (2026-03-02T09:17:03Z)\n";
+      return kExitUsage;
+    }
+  }
+  if (!args.json.empty() && IsInside(args.json, args.dir)) {
+    err << "denpex checkpoint verify: refusing to write " << args.json.string()
+        << " inside the checkpoint directory; the verifier never modifies it. "
+           "Choose a --json path outside it.\n";
+    return kExitUsage;
+  }
+  auto report = engine::VerifyCheckpointDir(args.dir, opts);
+  if (!report.ok()) return Fail(err, "checkpoint verify", report.status());
+  out << engine::RenderCheckpointText(*report);
+  if (!args.json.empty()) {
+    if (auto st = proto::WriteJsonFile(args.json, engine::ToProto(*report)); !st.ok()) {
+      return Fail(err, "checkpoint verify", st);
+    }
   }
   return kExitOk;
 }

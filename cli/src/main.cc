@@ -58,11 +58,19 @@ int main(int argc, char** argv) {
   auto* diag = app.add_subcommand("diagnose", "Diagnose an incident directory (never modifies it)");
   diag->add_option("incident", diag_args.incident, "Incident directory")->required();
   diag->add_option("--json", diag_args.json, "Write the diagnosis JSON here (outside the incident)");
-  diag->add_option("--strategy", diag_args.strategy, "engine | first-error (baseline)")
+  diag->add_option("--strategy", diag_args.strategy, "engine | first-error | loudest | elastic-root-cause (baselines)")
       ->capture_default_str();
   diag->add_option("--threads", diag_args.threads, "Worker threads (0 = all cores)")->capture_default_str();
   diag->footer(kExitCodes);
   diag->callback([&] { rc = RunDiagnose(diag_args, std::cout, std::cerr); });
+
+  EventsArgs events_args;
+  auto* events = app.add_subcommand("events", "Print the events the engine recognised, one JSON object per line");
+  events->add_option("incident", events_args.incident, "Incident directory")->required();
+  events->add_option("--family", events_args.family, "Only this family (nccl_watchdog, xid, slurm, ...)");
+  events->add_option("--threads", events_args.threads, "Worker threads (0 = all cores)")->capture_default_str();
+  events->footer(kExitCodes);
+  events->callback([&] { rc = RunEvents(events_args, std::cout, std::cerr); });
 
   ScoreArgs score_args;
   auto* score = app.add_subcommand("score", "Score a diagnosis against ground truth");
@@ -97,12 +105,49 @@ int main(int argc, char** argv) {
     rc = RunEval(eval_args, std::cout, std::cerr);
   });
 
+  CheckpointVerifyArgs ckpt_args;
+  auto* ckpt = app.add_subcommand("checkpoint", "Checkpoint tools (read-only)");
+  ckpt->require_subcommand(1);
+  auto* verify = ckpt->add_subcommand(
+      "verify", "Verify the checkpoints in DIR newest first; say which one is safe to resume from");
+  verify->add_option("dir", ckpt_args.dir, "Checkpoint directory")->required();
+  verify->add_option("--json", ckpt_args.json, "Write the report JSON here (outside DIR)");
+  verify->add_flag("--deep", ckpt_args.deep,
+                   "Also check the CRC-32 of every zip record (reads whole files)");
+  verify->add_option("--world-size", ckpt_args.world_size, "World size of the job that will resume")
+      ->check(CLI::Range(0, 1 << 24));
+  verify->add_option("--tp", ckpt_args.tp, "Tensor-parallel size")->check(CLI::Range(0, 1 << 24));
+  verify->add_option("--pp", ckpt_args.pp, "Pipeline-parallel size")->check(CLI::Range(0, 1 << 24));
+  verify->add_option("--dp", ckpt_args.dp, "Data-parallel size")->check(CLI::Range(0, 1 << 24));
+  verify->add_option("--not-after", ckpt_args.not_after,
+                     "RFC 3339 time of the initiating fault: later checkpoints are suspect");
+  verify->footer(kExitCodes);
+  verify->callback([&] { rc = RunCheckpointVerify(ckpt_args, std::cout, std::cerr); });
+
   DemoArgs demo_args;
   auto* demo = app.add_subcommand("demo", "The embedded default: simulate 4,096 ranks with one "
                                           "SIGKILLed rank, diagnose, score");
   demo->add_option("--out", demo_args.out, "Where to write the incident")->capture_default_str();
   demo->footer(kExitCodes);
   demo->callback([&] { rc = RunDemo(demo_args, std::cout, std::cerr); });
+
+  RunArgs run_args;
+  auto* run = app.add_subcommand("run", "Run a training command and collect its output, identity and exit "
+                                        "into an incident directory: denpex run --out DIR -- COMMAND...");
+  run->add_option("--out", run_args.out, "Incident directory (DIR/<host>/rank_<R>.log, ...)")->required();
+  run->add_option("--max-bytes", run_args.max_bytes, "Cap of each task's log, e.g. 64MiB (0: none)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  run->add_option("--rank-env", run_args.rank_env, "Variables that may hold the global rank, first set wins")
+      ->capture_default_str();
+  run->add_option("--host", run_args.host, "Name of the node directory (default: the host name)");
+  run->add_flag("--no-tee", run_args.no_tee, "Do not copy the command's output to the console");
+  run->add_flag("--no-kernel-log", run_args.no_kernel_log, "Do not read the kernel log (/dev/kmsg)");
+  run->add_flag("--no-nvidia-smi", run_args.no_nvidia_smi, "Do not take an nvidia-smi snapshot at the end");
+  run->add_option("command", run_args.command, "The command and its arguments, after --")->required();
+  run->footer("Exit code: the command's (or its signal); 126/127 when it cannot be started, 2 usage error, "
+              "3 when DIR cannot be written.");
+  run->callback([&] { rc = RunRun(run_args, std::cout, std::cerr); });
 
   try {
     app.parse(argc, argv);

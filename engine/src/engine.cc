@@ -4,12 +4,17 @@
 #include "analyze/strategies.h"
 #include "ingest/incident.h"
 #include "report/diagnosis.h"
+#include "report/events_json.h"
+
+#include <ostream>
 
 namespace denpex::engine {
 
 std::optional<Strategy> ParseStrategy(std::string_view name) {
   if (name == "engine") return Strategy::kEngine;
   if (name == "first-error") return Strategy::kFirstError;
+  if (name == "loudest") return Strategy::kLoudest;
+  if (name == "elastic-root-cause") return Strategy::kElasticRootCause;
   return std::nullopt;
 }
 
@@ -17,6 +22,8 @@ std::string_view StrategyName(Strategy s) {
   switch (s) {
     case Strategy::kEngine: return "engine";
     case Strategy::kFirstError: return "first-error";
+    case Strategy::kLoudest: return "loudest";
+    case Strategy::kElasticRootCause: return "elastic-root-cause";
   }
   return "engine";
 }
@@ -24,9 +31,28 @@ std::string_view StrategyName(Strategy s) {
 Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir, const DiagnoseOptions& options) {
   auto incident = LoadIncident(incident_dir, options.threads);
   if (!incident.ok()) return incident.status();
-  const Finding finding = options.strategy == Strategy::kFirstError ? AnalyzeFirstError(*incident)
-                                                                    : AnalyzeParticipation(*incident);
+  Finding finding;
+  switch (options.strategy) {
+    case Strategy::kEngine: finding = AnalyzeParticipation(*incident); break;
+    case Strategy::kFirstError: finding = AnalyzeFirstError(*incident); break;
+    case Strategy::kLoudest: finding = AnalyzeLoudest(*incident); break;
+    case Strategy::kElasticRootCause: finding = AnalyzeElasticRootCause(*incident); break;
+  }
   return ToDiagnosis(*incident, finding);
+}
+
+Status WriteEvents(const std::filesystem::path& incident_dir, const EventsOptions& options, std::ostream& out) {
+  auto incident = LoadIncident(incident_dir, options.threads);
+  if (!incident.ok()) return incident.status();
+  std::string line;
+  for (const Event& e : incident->events) {
+    if (!options.family.empty() && FamilyName(e.family) != options.family) continue;
+    line.clear();
+    AppendEventJson(*incident, e, &line);
+    line.push_back('\n');
+    out << line;
+  }
+  return out.good() ? Status::Ok() : Status::IoError("cannot write the events");
 }
 
 }  // namespace denpex::engine

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 
 #include "denpex/engine/engine.h"
@@ -148,7 +149,7 @@ TEST(Engine, HungRankTornDownByItsAgentIsStillNamed) {
   EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
   EXPECT_EQ(d.initiator().rank(), 5);
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HANG);
-  EXPECT_EQ(d.owner(), v1::OWNER_UNKNOWN);
+  EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
 }
 
 TEST(Engine, VictimsKilledBeforeTheirWatchdogAreNotBlamed) {
@@ -194,8 +195,51 @@ TEST(Engine, RenderTextSaysVerdictInitiatorAndEvidence) {
 }
 
 TEST(Engine, StrategyNamesRoundTrip) {
-  for (Strategy s : {Strategy::kEngine, Strategy::kFirstError}) EXPECT_EQ(ParseStrategy(StrategyName(s)), s);
-  EXPECT_FALSE(ParseStrategy("loudest").has_value());
+  for (Strategy s : {Strategy::kEngine, Strategy::kFirstError, Strategy::kLoudest, Strategy::kElasticRootCause}) {
+    EXPECT_EQ(ParseStrategy(StrategyName(s)), s);
+  }
+  EXPECT_FALSE(ParseStrategy("random").has_value());
+}
+
+TEST(Engine, BaselinesNameTheLoudestRankAndTheFirstObservedFailure) {
+  TempDir dir;
+  testing::WriteIncident(dir.path(), {.initiator = 3});
+  const v1::Diagnosis root = DiagnoseOk(dir.path(), Strategy::kElasticRootCause);
+  EXPECT_EQ(root.strategy(), "elastic-root-cause");
+  EXPECT_EQ(root.verdict(), v1::VERDICT_DIAGNOSED);
+  EXPECT_EQ(root.initiator().rank(), 3);  // its agent saw it exit first
+  const v1::Diagnosis loud = DiagnoseOk(dir.path(), Strategy::kLoudest);
+  EXPECT_EQ(loud.strategy(), "loudest");
+  EXPECT_NE(loud.initiator().rank(), 3);  // the killed rank printed nothing
+}
+
+}  // namespace
+}  // namespace denpex::engine
+
+namespace denpex::engine {
+namespace {
+
+TEST(EngineEvents, OneJsonObjectPerLineWithFamilyKindAndPlace) {
+  TempDir dir;
+  testing::WriteIncident(dir.path(), {});
+  std::ostringstream out;
+  ASSERT_TRUE(WriteEvents(dir.path(), {.threads = 2}, out).ok());
+  std::istringstream lines(out.str());
+  std::string line;
+  int n = 0, timeouts = 0;
+  while (std::getline(lines, line)) {
+    ++n;
+    EXPECT_TRUE(line.starts_with("{\"time\":") && line.ends_with("}}")) << line;
+    EXPECT_NE(line.find("\"file\":\""), std::string::npos) << line;
+    EXPECT_NE(line.find("\"line\":"), std::string::npos) << line;
+    if (line.find("\"family\":\"nccl_watchdog\",\"kind\":\"watchdog_timeout\"") != std::string::npos) ++timeouts;
+  }
+  EXPECT_GT(n, timeouts);
+  EXPECT_GT(timeouts, 0);
+  std::ostringstream only;
+  ASSERT_TRUE(WriteEvents(dir.path(), {.threads = 1, .family = "torchrun"}, only).ok());
+  EXPECT_EQ(only.str().find("nccl_watchdog"), std::string::npos);
+  EXPECT_NE(only.str().find("\"kind\":\"worker_failed\""), std::string::npos);
 }
 
 }  // namespace

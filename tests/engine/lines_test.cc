@@ -180,8 +180,13 @@ TEST(LogParser, WatchdogBlockIsOneEventWithItsStatus) {
       "  what():  [PG 5 (DATA_PARALLEL_GROUP) Rank 1] Process group watchdog thread terminated with exception: x\n"
       "[rank9]:[E302 garbage\n";
   const ParsedLog log = ParseLog(text, 0, 9);
-  ASSERT_EQ(log.events.size(), 1u);
+  // The timeout (with its status line), then the watchdog's termination and the abort's what().
+  ASSERT_EQ(log.events.size(), 3u);
+  EXPECT_EQ(log.events[1].kind, Kind::kWatchdogTerminated);
+  EXPECT_EQ(log.events[2].kind, Kind::kWatchdogTerminated);
   const Event& e = log.events[0];
+  EXPECT_EQ(e.family, Family::kNcclWatchdog);
+  EXPECT_EQ(e.kind, Kind::kWatchdogTimeout);
   EXPECT_EQ(e.rank, 9);
   EXPECT_EQ(e.line, 1u);
   EXPECT_EQ(e.offset, 0u);

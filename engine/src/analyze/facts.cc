@@ -1,6 +1,7 @@
 #include "analyze/facts.h"
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 
 namespace denpex::engine {
@@ -13,6 +14,43 @@ std::int32_t NodeOfHost(const Incident& inc, std::string_view host) {
 
 void SetNode(RankFacts* r, std::int32_t node) {
   if (r->node < 0) r->node = node;
+}
+
+// When every node whose base is known sits at base = (its place among the nodes) x G for one G,
+// nodes are numbered in name order with G workers each (torchrun's node ranks as the job's
+// hosts sort): the base of a node whose workers all stayed silent follows.
+void ExtendBases(const Incident& inc, std::map<std::int32_t, std::int32_t>* base) {
+  if (base->empty() || base->size() == inc.nodes.size()) return;
+  std::int32_t g = -1;
+  for (const auto& [node, b] : *base) {
+    if (node == 0 ? b != 0 : b % node != 0) return;
+    if (node > 0 && g >= 0 && b / node != g) return;
+    if (node > 0) g = b / node;
+  }
+  if (g <= 0) return;
+  for (std::int32_t n = 0; n < static_cast<std::int32_t>(inc.nodes.size()); ++n) base->emplace(n, n * g);
+}
+
+// A torchrun log dir's `<L>/` folder names a worker even when it printed nothing (an empty
+// stderr.log): its global rank is its node's base plus L, the base shown by any sibling folder
+// whose lines carry `[rank<G>]:` (or by the other nodes' numbering, ExtendBases).
+void RanksOfLocalFolders(const Incident& inc, JobFacts* jf) {
+  std::map<std::int32_t, std::int32_t> base;  // node -> global rank of its local rank 0
+  for (const LogFile& f : inc.files) {
+    if (f.node >= 0 && f.local_rank >= 0 && f.prefix_ranks.size() == 1 && f.prefix_ranks[0] >= f.local_rank) {
+      base.emplace(f.node, f.prefix_ranks[0] - f.local_rank);
+    }
+  }
+  ExtendBases(inc, &base);
+  for (const LogFile& f : inc.files) {
+    if (f.node < 0 || f.local_rank < 0 || !f.prefix_ranks.empty() || !f.readable) continue;
+    auto it = base.find(f.node);
+    if (it == base.end()) continue;
+    const std::int32_t r = it->second + f.local_rank;
+    jf->EnsureRank(r);
+    jf->ranks[r].has_log = true;
+    SetNode(&jf->ranks[r], f.node);
+  }
 }
 
 // Ranks named by files: rank_<R>.log and `[rank<G>]:` prefixes. A rank's node is the
@@ -31,16 +69,67 @@ void CollectRankLogs(const Incident& inc, JobFacts* jf) {
     }
     if (f.agent && f.node >= 0) jf->nodes[f.node].agent_log = true;
   }
+  RanksOfLocalFolders(inc, jf);
+}
+
+// An error a rank raised itself, as opposed to one it reported about its peers (a watchdog
+// abort, a NCCL or gloo error after a peer died).
+bool IsOwnError(const Event& e) {
+  if (!std::holds_alternative<PythonError>(e.detail)) return false;
+  switch (e.family) {
+    case Family::kPython: case Family::kCuda: case Family::kCudaOom: case Family::kFsdp: case Family::kHostOom:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::int32_t NodeNamed(const Incident& inc, StrId host) { return host == kNoStr ? -1 : NodeOfHost(inc, inc.str(host)); }
+
+// Slurm: srun's word on each task's end (with the task's host), the controller's or stepd's
+// word that the scheduler ended the job, and that a node failed.
+void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, JobFacts* jf) {
+  const Event& e = inc.events[index];
+  const std::string_view reason = inc.str(n.reason);
+  if (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom) {
+    jf->srun_reports.push_back(index);
+    const std::int32_t node = NodeNamed(inc, n.node);
+    for (std::int32_t r : ParseTaskList(inc.str(n.tasks))) {
+      jf->EnsureRank(r);
+      RankFacts& rf = jf->ranks[r];
+      SetNode(&rf, node);
+      if (rf.exit_event >= 0) continue;
+      rf.exit_event = index;
+      rf.exit_code = SrunExitCode(reason, n.exit_code);
+      rf.exit_time = e.time;
+      rf.torn_down = rf.exit_code == kExitSigterm;  // srun's teardown after another task ended
+    }
+  } else if (e.kind == Kind::kNodeFailure) {
+    const std::int32_t node = NodeNamed(inc, n.node);
+    if (node >= 0 && jf->nodes[node].lost < 0) jf->nodes[node].lost = index;
+  } else if (e.kind == Kind::kCancelled && jf->scheduler_end < 0) {
+    v1::FailureClass c = v1::FAILURE_CLASS_UNSPECIFIED;
+    if (reason == "TIME LIMIT") c = v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT;
+    if (reason == "PREEMPTION") c = v1::FAILURE_CLASS_SCHEDULER_PREEMPTION;
+    if (reason == "CANCELLED" && n.node == kNoStr) c = v1::FAILURE_CLASS_SCHEDULER_CANCEL;  // slurmctld's kill RPC
+    if (c == v1::FAILURE_CLASS_UNSPECIFIED) return;  // srun's own termination, or a node failure
+    jf->scheduler_end = index;
+    jf->scheduler_class = c;
+  }
 }
 
 void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
   const Event& e = inc.events[index];
-  const std::int32_t node = inc.files[e.file].node;
+  const std::int32_t node = e.node;
+  if (const auto* sn = std::get_if<SlurmNote>(&e.detail)) {
+    CollectSlurm(inc, index, *sn, jf);
+    return;
+  }
   if (e.rank >= 0) jf->EnsureRank(e.rank);
   if (std::holds_alternative<WatchdogTimeout>(e.detail) && e.rank >= 0) {
     jf->ranks[e.rank].timeouts += 1;
     jf->timeouts.push_back(index);
-  } else if (std::holds_alternative<PythonError>(e.detail) && e.rank >= 0) {
+  } else if (IsOwnError(e) && e.rank >= 0) {
     if (jf->ranks[e.rank].python_error < 0) jf->ranks[e.rank].python_error = index;
   } else if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) {
     RankFacts& r = jf->ranks[e.rank];
@@ -112,7 +201,7 @@ void CountTableOnlyReports(const Incident& inc, JobFacts* jf) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
     const auto* fe = std::get_if<FailureEntry>(&e.detail);
-    const std::int32_t node = inc.files[e.file].node;
+    const std::int32_t node = e.node;
     if (fe && fe->root_cause && node >= 0 && jf->nodes[node].first_failure < 0) {
       jf->nodes[node].reports.push_back(i);
     }
@@ -120,6 +209,43 @@ void CountTableOnlyReports(const Incident& inc, JobFacts* jf) {
 }
 
 }  // namespace
+
+std::vector<std::int32_t> ParseTaskList(std::string_view tasks) {
+  std::vector<std::int32_t> out;
+  std::int64_t lo = -1, cur = -1;
+  auto flush = [&] {
+    if (cur < 0) return;
+    for (std::int64_t r = lo < 0 ? cur : lo; r <= cur && r <= kMaxRank && out.size() <= kMaxRank; ++r) {
+      out.push_back(static_cast<std::int32_t>(r));
+    }
+    lo = cur = -1;
+  };
+  for (char c : tasks) {
+    if (c >= '0' && c <= '9') {
+      cur = (cur < 0 ? 0 : cur) * 10 + (c - '0');
+      if (cur > kMaxRank) return {};
+    } else if (c == '-' && cur >= 0) {
+      lo = cur;
+      cur = -1;
+    } else if (c == ',') {
+      flush();
+    } else {
+      return {};
+    }
+  }
+  flush();
+  return out;
+}
+
+std::int32_t SrunExitCode(std::string_view reason, std::int32_t exited_code) {
+  if (reason == "Exited") return exited_code;
+  if (reason == "Killed" || reason == "Out Of Memory") return kExitSigkill;
+  if (reason == "Aborted") return kExitSigabrt;
+  if (reason == "Terminated") return kExitSigterm;
+  if (reason == "Segmentation fault") return -11;
+  if (reason == "Bus error") return -7;
+  return -1;
+}
 
 void PlaceUnloggedRanks(JobFacts* jf) {
   const auto n = static_cast<std::int32_t>(jf->ranks.size());

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "denpex/v1/vocabulary.pb.h"
 #include "ingest/incident.h"
 
 namespace denpex::engine {
@@ -30,6 +31,7 @@ struct NodeFacts {
   std::int32_t failed_rank = -1;     // the global rank that line names, when it can be mapped
   std::int32_t signalled = 0;        // `Sending process P closing signal` lines
   std::vector<std::int32_t> reports; // agent failure reports: one event index each
+  std::int32_t lost = -1;            // event index of a Slurm word that the node failed
 };
 
 struct JobFacts {
@@ -38,6 +40,10 @@ struct JobFacts {
   std::int32_t ranks_seen = 0;   // ranks with a log of their own
   std::vector<std::int32_t> timeouts;  // watchdog timeout events by (printed time, rank)
   TimeNs wave_start = 0;  // printed time of the earliest timeout (when there is one)
+  // The scheduler's word that it ended the job (slurmctld, or slurmstepd with a reason).
+  std::int32_t scheduler_end = -1;
+  v1::FailureClass scheduler_class = v1::FAILURE_CLASS_UNSPECIFIED;
+  std::vector<std::int32_t> srun_reports;  // `srun: error: <host>: task…` lines, in file order
 
   bool HasWave() const { return !timeouts.empty(); }
   void EnsureRank(std::int32_t rank) {
@@ -51,6 +57,11 @@ JobFacts CollectFacts(const Incident& inc);
 // neighbours when the nearest logged ranks below and above it share one: torchrun numbers a
 // node's workers contiguously.
 void PlaceUnloggedRanks(JobFacts* facts);
+
+// Global ranks of an srun task list (`2,4-5,7`); empty when it does not parse.
+std::vector<std::int32_t> ParseTaskList(std::string_view tasks);
+// Exit code srun's status stands for: `Killed` -9, `Aborted` -6, `Exited` (its code), ...
+std::int32_t SrunExitCode(std::string_view reason, std::int32_t exited_code);
 
 // Exit codes as torchrun prints them (negative: killed by that signal).
 inline constexpr std::int32_t kExitSigabrt = -6;

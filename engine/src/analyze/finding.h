@@ -9,12 +9,20 @@
 
 #include "denpex/common/time.h"
 #include "denpex/v1/diagnosis.pb.h"
+#include "parse/log_parser.h"
 #include "parse/strings.h"
 
 namespace denpex::engine {
 
 struct Citation {
   std::int32_t event = -1;
+  v1::EvidenceRole role = v1::EVIDENCE_ROLE_UNSPECIFIED;
+};
+
+// A cited line no event stands for (the last line of a log that stops).
+struct LineCitation {
+  std::uint32_t file = 0;
+  LineSpan span;
   v1::EvidenceRole role = v1::EVIDENCE_ROLE_UNSPECIFIED;
 };
 
@@ -59,6 +67,7 @@ struct Finding {
   std::vector<CandidateScore> candidates;  // most likely first
   CascadeSummary cascade;
   std::vector<Citation> evidence;  // initiating lines first
+  std::vector<LineCitation> lines;  // cited after `evidence`
   std::vector<Action> recovery;
   std::int32_t ranks_seen = 0;
   std::int32_t world_size = 0;

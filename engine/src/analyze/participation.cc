@@ -9,6 +9,8 @@
 #include "analyze/describe.h"
 #include "analyze/facts.h"
 #include "analyze/groups.h"
+#include "analyze/job_end.h"
+#include "analyze/mismatch.h"
 #include "analyze/scoring.h"
 #include "analyze/strategies.h"
 #include "analyze/wait_graph.h"
@@ -26,7 +28,15 @@ struct Analysis {
   JobFacts facts;
   std::vector<ProcessGroup> groups;
   WaitAnalysis waits;
+  std::vector<Mismatch> mismatches;
   std::vector<RankScore> scores;
+
+  const Mismatch* MismatchOf(std::int32_t rank) const {
+    for (const Mismatch& m : mismatches) {
+      if (m.rank == rank) return &m;
+    }
+    return nullptr;
+  }
 };
 
 // The earliest report, per group, of a rank blocked directly on `rank`.
@@ -64,7 +74,12 @@ std::optional<TimeNs> StallTime(const Analysis& a, std::int32_t rank) {
 
 void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
   const RankFacts& r = a.facts.ranks[rank];
-  if (OwnExit(a.facts, rank)) {
+  if (const Mismatch* m = a.MismatchOf(rank)) {
+    const Event& e = a.inc.events[m->event];
+    f->failure_class = v1::FAILURE_CLASS_COLLECTIVE_MISMATCH;
+    f->owner = v1::OWNER_APPLICATION;
+    f->time = e.time - std::max<std::int64_t>(std::get<WatchdogTimeout>(e.detail).ran_for_ms, 0) * kNsPerMs;
+  } else if (OwnExit(a.facts, rank)) {
     f->time = r.exit_time;
     if (r.exit_code == -11 || r.exit_code == -7) {
       f->failure_class = v1::FAILURE_CLASS_SEGFAULT;
@@ -81,8 +96,8 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     f->owner = v1::OWNER_APPLICATION;
     f->time = StallTime(a, rank);
   } else {
-    f->failure_class = v1::FAILURE_CLASS_HANG;  // silent, and no word that it exited
-    f->owner = v1::OWNER_UNKNOWN;
+    f->failure_class = v1::FAILURE_CLASS_HANG;  // silent, and no word that it exited: alive, stuck
+    f->owner = v1::OWNER_APPLICATION;
     f->time = StallTime(a, rank);
   }
 }
@@ -101,6 +116,13 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
   if (r.local_rank >= 0) who += ", local rank " + std::to_string(r.local_rank);
   who += ")";
   const std::string waiting = WaitersPhrase(a, rank);
+  if (const Mismatch* m = a.MismatchOf(rank)) {
+    const auto& own = std::get<WatchdogTimeout>(a.inc.events[m->event].detail);
+    const auto& peer = std::get<WatchdogTimeout>(a.inc.events[m->peer_event].detail);
+    return who + " issued " + std::string(a.inc.str(own.op)) + " (" + std::to_string(own.numel_in) + " elements) as collective " +
+           std::to_string(own.seq) + " of its process group while its peers issued " + std::string(a.inc.str(peer.op)) + " (" +
+           std::to_string(peer.numel_in) + " elements): a collective mismatch, so every member timed out.";
+  }
   if (OwnExit(a.facts, rank)) {
     std::string s = who + " exited with " + ExitPhrase(r.exit_code) + " at " + ClockTime(r.exit_time);
     s += r.python_error >= 0 ? " after raising " + std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type))
@@ -134,6 +156,10 @@ void DiagnosedRecovery(const Analysis& a, std::int32_t rank, Finding* f) {
       f->recovery.push_back({"inspect_core_dump", rk,
                              "Read the core dump or stderr of " + rk + " on " + node + " (and check /dev/shm on " + node +
                                  " for a SIGBUS) before resuming: the same crash will recur."});
+      break;
+    case v1::FAILURE_CLASS_COLLECTIVE_MISMATCH:
+      f->recovery.push_back({"fix_application", rk,
+                             "Fix the code path that made " + rk + " issue a different collective than its peers (a rank-dependent branch or shape) before resuming: the job will hang the same way."});
       break;
     case v1::FAILURE_CLASS_PYTHON_EXCEPTION:
       f->recovery.push_back({"fix_application", rk,
@@ -169,6 +195,12 @@ void Diagnose(const Analysis& a, Finding* f) {
   }
   if (r.table_entry >= 0) f->evidence.push_back({r.table_entry, v1::EVIDENCE_ROLE_INITIATING});
   if (r.python_error >= 0) f->evidence.push_back({r.python_error, v1::EVIDENCE_ROLE_INITIATING});
+  if (const Mismatch* m = a.MismatchOf(rank)) {
+    f->evidence.push_back({m->event, v1::EVIDENCE_ROLE_INITIATING});
+    f->evidence.push_back({m->peer_event, v1::EVIDENCE_ROLE_CORROBORATING});
+  } else if (r.exit_event >= 0 && a.inc.events[r.exit_event].family == Family::kSlurm) {
+    f->evidence.push_back({r.exit_event, v1::EVIDENCE_ROLE_INITIATING});  // srun's word on its end
+  }
   const auto waiters = DirectWaiters(a, rank);
   for (std::size_t i = 0; i < waiters.size() && i < kMaxWaiterCitations; ++i) {
     f->evidence.push_back({waiters[i], v1::EVIDENCE_ROLE_CORROBORATING});
@@ -247,29 +279,48 @@ void AddConsequences(const Analysis& a, Finding* f) {
   if (f->evidence.size() > kMaxEvidence) f->evidence.resize(kMaxEvidence);
 }
 
+// The ranks that lead: the top one when it clearly leads, else every rank within the lead ratio.
+std::vector<std::int32_t> Leaders(const Analysis& a, bool leads) {
+  std::vector<std::int32_t> out;
+  for (const RankScore& s : a.scores) {
+    if (!out.empty() && (leads || s.total() * kLeadRatio < a.scores.front().total())) break;
+    out.push_back(s.rank);
+  }
+  return out;
+}
+
 }  // namespace
 
 Finding AnalyzeParticipation(const Incident& inc) {
   Analysis a{.inc = inc, .facts = CollectFacts(inc)};
+  Finding f;
+  f.strategy = "engine";
+  f.ranks_seen = a.facts.ranks_seen;
+  f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
+  if (SchedulerEndedJob(inc, a.facts, &f)) return f;
+
   a.groups = InferGroups(inc, a.facts);
   for (const auto& g : a.groups) {
     for (std::int32_t m : g.members) a.facts.EnsureRank(m);  // silent members beyond the logs
   }
   PlaceUnloggedRanks(&a.facts);
   a.waits = AnalyzeWaits(a.facts, a.groups);
-  a.scores = ScoreRanks(a.facts, a.waits);
-
-  Finding f;
-  f.strategy = "engine";
-  f.ranks_seen = a.facts.ranks_seen;
+  a.mismatches = FindMismatches(inc, a.facts);
+  std::vector<std::int32_t> odd;
+  for (const Mismatch& m : a.mismatches) odd.push_back(m.rank);
+  a.scores = ScoreRanks(a.facts, a.waits, odd);
   f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
   for (std::size_t i = 0; i < a.scores.size() && i < kMaxCandidates; ++i) {
     const RankScore& s = a.scores[i];
     f.candidates.push_back({s.rank, a.facts.ranks[s.rank].node, s.total()});
   }
-  if (a.scores.empty()) {
+  const bool leads = a.scores.size() == 1 || (!a.scores.empty() && a.scores[1].total() * kLeadRatio < a.scores[0].total());
+  const std::int32_t lost = LostNode(inc, a.facts, Leaders(a, leads));
+  if (lost >= 0) {
+    DiagnoseNodeLoss(inc, a.facts, lost, &f);
+  } else if (a.scores.empty()) {
     NoCandidate(a, &f);
-  } else if (a.scores.size() == 1 || a.scores[1].total() * kLeadRatio < a.scores[0].total()) {
+  } else if (leads) {
     Diagnose(a, &f);
   } else {
     Undecided(a, &f);

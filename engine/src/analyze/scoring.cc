@@ -30,15 +30,18 @@ bool OwnExit(const JobFacts& facts, std::int32_t rank) {
   return r.exit_event >= 0 && !r.torn_down && r.timeouts == 0;
 }
 
-std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& waits) {
+std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& waits,
+                                  const std::vector<std::int32_t>& mismatched) {
   std::vector<RankScore> out;
-  for (std::int32_t rank = 0; rank < static_cast<std::int32_t>(waits.explains.size()); ++rank) {
+  const auto world = std::max<std::size_t>(waits.explains.size(), facts.ranks.size());
+  for (std::int32_t rank = 0; rank < static_cast<std::int32_t>(world); ++rank) {
     RankScore s{.rank = rank};
     if (rank < static_cast<std::int32_t>(facts.ranks.size())) {
       s.launcher = LauncherScore(facts, rank);
       s.torn_down_early = TornDownEarly(facts, rank);
     }
-    if (waits.reporters > 0 && waits.explains[rank] > 0) {
+    if (std::find(mismatched.begin(), mismatched.end(), rank) != mismatched.end()) s.mismatch = kMismatch;
+    if (rank < static_cast<std::int32_t>(waits.explains.size()) && waits.reporters > 0 && waits.explains[rank] > 0) {
       s.progress = kProgress * waits.explains[rank] / waits.reporters;
       if (s.torn_down_early) s.progress *= kTornDown;
     }

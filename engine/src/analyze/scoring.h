@@ -19,6 +19,7 @@ inline constexpr double kLauncherEarly = 8;   // exited well before the first ti
 inline constexpr double kLauncherNear = 3;    // exited within the clock-skew window of it
 inline constexpr double kLauncherLate = 1;    // exited after it
 inline constexpr double kTraceback = 2;       // printed a Python exception of its own
+inline constexpr double kMismatch = 8;        // its collective's op or size differs from its peers' (mismatch.h)
 inline constexpr double kProgress = 4;        // times the share of reporters stuck behind it
 inline constexpr double kTornDown = 0.25;     // factor for ranks torn down by their agent early
 inline constexpr double kLeadRatio = 1.5;     // the leader must beat the runner-up by this
@@ -28,12 +29,14 @@ struct RankScore {
   std::int32_t rank = -1;
   double launcher = 0;
   double progress = 0;
+  double mismatch = 0;
   bool torn_down_early = false;
-  double total() const { return launcher + progress; }
+  double total() const { return launcher + progress + mismatch; }
 };
 
 // Ranks with any score, most likely first (ties by rank number).
-std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& waits);
+std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& waits,
+                                  const std::vector<std::int32_t>& mismatched);
 
 // True when the rank exited on its own account (not as a victim or a torn-down worker).
 bool OwnExit(const JobFacts& facts, std::int32_t rank);

@@ -1,4 +1,4 @@
-// The strategies: the engine's analysis and the naive baseline it is measured against.
+// The strategies: the engine's analysis and the naive baselines it is measured against.
 // Each turns an Incident into a Finding.
 #pragma once
 
@@ -13,5 +13,10 @@ Finding AnalyzeParticipation(const Incident& inc);
 // Baseline: the rank of the earliest `Watchdog caught collective operation timeout` line by
 // printed timestamp, with no clock-skew correction (first_error.cc).
 Finding AnalyzeFirstError(const Incident& inc);
+
+// Baselines: the rank with the most error lines; the rank of the earliest torchrun
+// "Root Cause (first observed failure)" entry (baselines.cc).
+Finding AnalyzeLoudest(const Incident& inc);
+Finding AnalyzeElasticRootCause(const Incident& inc);
 
 }  // namespace denpex::engine

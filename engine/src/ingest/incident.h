@@ -11,17 +11,22 @@
 
 #include "denpex/common/status.h"
 #include "parse/event.h"
+#include "parse/log_parser.h"
 #include "parse/strings.h"
 
 namespace denpex::engine {
 
 struct LogFile {
   std::string path;              // relative to the incident dir
-  std::int32_t node = -1;        // index into Incident::nodes; -1 at the top level
+  std::int32_t node = -1;        // index into Incident::nodes; -1 when its path names none
   std::int32_t name_rank = -1;   // R of rank_<R>.log
+  std::int32_t local_rank = -1;  // L of a torchrun log dir's `<L>/` folder
   std::vector<std::int32_t> prefix_ranks;  // distinct `[rank<G>]:` ranks inside
   bool agent = false;            // a torchrun agent's console
+  bool task_labels = false;      // srun --label output
+  bool local_tags = false;       // torchrun `[default<L>]:` tags
   bool readable = false;         // opened, and text
+  LineSpan last_line;            // its last non-empty line
 };
 
 struct InputCounts {
@@ -30,6 +35,9 @@ struct InputCounts {
   std::int64_t lines = 0;
   std::int64_t malformed_lines = 0;
   std::int32_t unreadable_files = 0;
+  std::int64_t joined_lines = 0;    // hard-wrapped lines put back together
+  std::int64_t broken_records = 0;  // records cut short that could not be recovered
+  std::int64_t untimed_events = 0;  // events with no stamp of their own (time borrowed)
   std::vector<std::string> problems;  // the first few dozen
   std::int32_t problems_omitted = 0;   // beyond those
 };
@@ -37,11 +45,12 @@ struct InputCounts {
 struct Incident {
   std::filesystem::path root;       // canonical incident directory
   std::vector<LogFile> files;
-  std::vector<std::string> nodes;   // node (host directory) names, sorted
-  std::vector<Event> events;        // file order, then line order; times resolved
+  std::vector<std::string> nodes;   // node names (directories, hosts the lines name), sorted
+  std::vector<Event> events;        // file order, then line order; times and nodes resolved
   StringTable strings;
   InputCounts input;
   std::optional<int> year;          // from the lines that carry one
+  TimeNs first_dated = 0;           // earliest full-date stamp on any line (0: none)
 
   std::string_view str(StrId id) const { return strings.Get(id); }
 };

@@ -3,18 +3,17 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
-#include <type_traits>
 #include <utility>
 
 #include "ingest/file_text.h"
 #include "ingest/incident.h"
+#include "ingest/resolve.h"
 #include "ingest/walk.h"
 #include "parse/log_parser.h"
 
 namespace denpex::engine {
 namespace {
 
-constexpr std::size_t kMaxProblems = 40;
 // Files are parsed in batches of this many and merged after each, so the per-file results
 // alive at once stay bounded at 131k ranks.
 constexpr std::size_t kBatchFiles = 4096;
@@ -38,7 +37,12 @@ FileResult ReadAndParse(const SourceFile& f, std::uint32_t index) {
     r.problem = f.rel + ": binary file (NUL bytes), skipped";
     return r;
   }
-  r.log = ParseLog(text->view(), index, f.name_rank);
+  const FileContext ctx{.file = index,
+                        .name_rank = f.name_rank,
+                        .local_rank = f.local_rank,
+                        .kernel = f.kernel,
+                        .prefixes = SniffPrefixes(text->view())};
+  r.log = ParseLog(text->view(), ctx);
   return r;
 }
 
@@ -56,37 +60,6 @@ std::vector<FileResult> ParseBatch(const std::vector<SourceFile>& files, std::si
   return results;
 }
 
-// Calls f(StrId&) for every interned string an event holds.
-template <typename F>
-void ForEachStrId(Event& e, F&& f) {
-  f(e.signature);
-  std::visit(
-      [&](auto& d) {
-        using T = std::decay_t<decltype(d)>;
-        if constexpr (std::is_same_v<T, WatchdogTimeout>) {
-          f(d.pg);
-          f(d.pg_desc);
-          f(d.op);
-        } else if constexpr (std::is_same_v<T, WorkerSignalled>) {
-          f(d.signal);
-        } else if constexpr (std::is_same_v<T, FailureEntry>) {
-          f(d.host);
-        } else if constexpr (std::is_same_v<T, CommInit>) {
-          f(d.comm_id);
-        } else if constexpr (std::is_same_v<T, PythonError>) {
-          f(d.type);
-        }
-      },
-      e.detail);
-}
-
-void AddProblem(InputCounts* in, std::string problem) {
-  if (in->problems.size() < kMaxProblems) {
-    in->problems.push_back(std::move(problem));
-  } else {
-    ++in->problems_omitted;
-  }
-}
 
 // Appends one file's events to the incident, re-interning their strings.
 void Merge(FileResult&& r, Incident* inc) {
@@ -98,35 +71,9 @@ void Merge(FileResult&& r, Incident* inc) {
   }
 }
 
-// c10 and glog stamps carry no year: take it from the earliest line that does (the torchrun
-// table, the trainer's iteration line), minding a job that runs across New Year.
-void ResolveYears(Incident* inc) {
-  const Event* ref = nullptr;
-  for (const Event& e : inc->events) {
-    if (e.clock == Clock::kFull && (!ref || e.time < ref->time)) ref = &e;
-  }
-  const CivilTime r = ref ? ToCivil(ref->time) : CivilTime{};
-  if (ref) {
-    inc->year = r.year;
-  } else {
-    AddProblem(&inc->input, "no line carries a year (c10 and torchrun stamps omit it): times are shown in 1970");
-  }
-  for (Event& e : inc->events) {
-    if (e.clock != Clock::kNoYear) continue;
-    CivilTime c = ToCivil(e.time);
-    c.year = r.year + (c.month < r.month - 6 ? 1 : 0) - (c.month > r.month + 6 ? 1 : 0);
-    e.time = FromCivil(c);
-    e.clock = Clock::kFull;
-  }
-}
-
 // Records one file and merges its events; returns 1 when it was readable text.
 int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
-  LogFile f{.path = src.rel, .name_rank = src.name_rank};
-  if (!src.node.empty()) {
-    f.node = static_cast<std::int32_t>(std::lower_bound(inc->nodes.begin(), inc->nodes.end(), src.node) -
-                                       inc->nodes.begin());
-  }
+  LogFile f{.path = src.rel, .name_rank = src.name_rank, .local_rank = src.local_rank};
   inc->input.files += 1;
   inc->input.bytes += r.bytes;
   const bool readable = r.problem.empty();
@@ -136,9 +83,18 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
   } else {
     f.readable = true;
     f.agent = r.log.agent;
+    f.task_labels = r.log.task_labels;
+    f.local_tags = r.log.local_tags;
     f.prefix_ranks = std::move(r.log.prefix_ranks);
+    f.last_line = r.log.last_line;
+    if (r.log.first_dated != 0 && (inc->first_dated == 0 || r.log.first_dated < inc->first_dated)) {
+      inc->first_dated = r.log.first_dated;
+    }
     inc->input.lines += r.log.lines;
-    inc->input.malformed_lines += r.log.malformed;
+    inc->input.malformed_lines += r.log.malformed + r.log.broken;
+    inc->input.joined_lines += r.log.joined;
+    inc->input.broken_records += r.log.broken;
+    inc->input.untimed_events += r.log.untimed;
     Merge(std::move(r), inc);
   }
   inc->files.push_back(std::move(f));
@@ -156,11 +112,6 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads) {
   }
   Incident inc;
   inc.root = listing->root;
-  for (const auto& f : listing->files) {
-    if (!f.node.empty()) inc.nodes.push_back(f.node);
-  }
-  std::sort(inc.nodes.begin(), inc.nodes.end());
-  inc.nodes.erase(std::unique(inc.nodes.begin(), inc.nodes.end()), inc.nodes.end());
   for (auto& p : listing->problems) AddProblem(&inc.input, std::move(p));
 
   tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
@@ -173,7 +124,10 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads) {
   if (readable == 0) {
     return Status::InvalidInput("no readable log files under " + dir.string() + hint);
   }
+  ResolveNodes(listing->files, &inc);
+  ResolveRanks(&inc);
   ResolveYears(&inc);
+  NoteRecovery(&inc);
   return inc;
 }
 

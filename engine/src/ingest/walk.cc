@@ -27,9 +27,38 @@ void NoteLink(const fs::directory_entry& entry, const fs::path& root, const std:
   }
 }
 
-// A simulated run's ground truth (written beside the incident dir) is never opened, even
-// when someone copies it inside.
-bool IsGroundTruth(const fs::path& p) { return p.stem() == "truth" && p.extension() == ".json"; }
+// A simulated run's ground truth (written beside the incident dir) and a frozen incident's
+// expected outcome are never opened, even when someone copies them inside.
+bool IsGroundTruth(const fs::path& p) {
+  return (p.stem() == "truth" || p.stem() == "expected") && p.extension() == ".json";
+}
+
+bool AllDigits(std::string_view s) {
+  return !s.empty() && s.size() <= 7 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool IsAttempt(std::string_view s) { return s.starts_with("attempt_") && AllDigits(s.substr(8)); }
+
+bool IsGenericFolder(std::string_view s) {
+  static constexpr std::string_view kNames[] = {"logs", "log", "output", "outputs", "kernel", "dmesg", "slurm",
+                                                "k8s", "kubernetes", "ray", "torchrun", "journal", "syslog", "events"};
+  return std::find(std::begin(kNames), std::end(kNames), s) != std::end(kNames);
+}
+
+std::vector<std::string_view> Folders(std::string_view rel) {
+  std::vector<std::string_view> parts;
+  for (std::size_t at = rel.find('/'); at != std::string_view::npos; at = rel.find('/')) {
+    parts.push_back(rel.substr(0, at));
+    rel.remove_prefix(at + 1);
+  }
+  return parts;  // the file name itself is left out
+}
+
+bool IsKernelLogName(std::string_view name) {
+  return name.find("dmesg") != std::string_view::npos || name.starts_with("kern") ||
+         name.find("journal") != std::string_view::npos || name.find("syslog") != std::string_view::npos ||
+         name == "messages";
+}
 
 }  // namespace
 
@@ -44,6 +73,24 @@ std::int32_t RankFromFileName(std::string_view name) {
     r = r * 10 + (c - '0');
   }
   return r <= kMaxRank ? r : -1;
+}
+
+std::string NodeOfPath(std::string_view rel) {
+  const std::vector<std::string_view> dirs = Folders(rel);
+  for (std::size_t i = dirs.size(); i-- > 0;) {
+    const bool run_dir = i + 1 < dirs.size() && IsAttempt(dirs[i + 1]);
+    if (IsAttempt(dirs[i]) || AllDigits(dirs[i]) || run_dir || IsGenericFolder(dirs[i])) continue;
+    return std::string(dirs[i]);
+  }
+  return {};
+}
+
+std::int32_t LocalRankOfPath(std::string_view rel) {
+  const std::vector<std::string_view> dirs = Folders(rel);
+  if (dirs.size() < 2 || !IsAttempt(dirs[dirs.size() - 2]) || !AllDigits(dirs.back())) return -1;
+  std::int32_t l = 0;
+  for (char c : dirs.back()) l = l * 10 + (c - '0');
+  return l;
 }
 
 Result<Listing> ListIncident(const fs::path& dir) {
@@ -79,11 +126,13 @@ Result<Listing> ListIncident(const fs::path& dir) {
     } else if (IsGroundTruth(p)) {
       out.problems.push_back(rel + ": ground truth of a simulated run, never read by the engine");
     } else {
-      const bool top = p.parent_path() == out.root;
+      const std::string name = p.filename().string();
       out.files.push_back({.path = p,
                            .rel = rel,
-                           .node = top ? std::string() : p.parent_path().filename().string(),
-                           .name_rank = RankFromFileName(p.filename().string())});
+                           .node = NodeOfPath(rel),
+                           .name_rank = RankFromFileName(name),
+                           .local_rank = LocalRankOfPath(rel),
+                           .kernel = IsKernelLogName(name)});
     }
   }
   std::sort(out.files.begin(), out.files.end(),

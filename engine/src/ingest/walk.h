@@ -12,10 +12,12 @@
 namespace denpex::engine {
 
 struct SourceFile {
-  std::filesystem::path path;   // as it is opened (canonical incident dir + relative path)
-  std::string rel;              // relative to the incident dir, '/'-separated
-  std::string node;             // the parent directory's name; empty at the top level
-  std::int32_t name_rank = -1;  // R of `rank_<R>.log`
+  std::filesystem::path path;    // as it is opened (canonical incident dir + relative path)
+  std::string rel;               // relative to the incident dir, '/'-separated
+  std::string node;              // NodeOfPath; empty when the path names none
+  std::int32_t name_rank = -1;   // R of `rank_<R>.log`
+  std::int32_t local_rank = -1;  // L of a torchrun log dir's `attempt_<N>/<L>/stdout.log`
+  bool kernel = false;           // a kernel log by its name (dmesg, kern.log, journal, syslog)
 };
 
 struct Listing {
@@ -29,5 +31,11 @@ Result<Listing> ListIncident(const std::filesystem::path& dir);
 
 // R when `name` is `rank_<R>.log`, else -1.
 std::int32_t RankFromFileName(std::string_view name);
+
+// The node a file belongs to: the nearest directory above it that is not part of a torchrun
+// log dir (`<run_id>_*/attempt_<N>/<L>/`) nor a generic folder name (`logs`, `kernel`, ...).
+std::string NodeOfPath(std::string_view rel);
+// L when `rel` ends in `attempt_<N>/<L>/<file>` (torchrun --log_dir), else -1.
+std::int32_t LocalRankOfPath(std::string_view rel);
 
 }  // namespace denpex::engine

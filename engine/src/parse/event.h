@@ -1,10 +1,12 @@
 // Event: one recognised log record, flat and small. A multi-line record (the watchdog block,
-// one entry of the ChildFailedError table) is one event. Events never own text: strings are
+// a Python traceback, one entry of the ChildFailedError table) is one event. Events never own text: strings are
 // interned (StrId), and the cited line is found again by its byte offset when a report
 // quotes it.
 #pragma once
 
 #include <cstdint>
+#include <string_view>
+#include <type_traits>
 #include <variant>
 
 #include "denpex/common/time.h"
@@ -12,22 +14,70 @@
 
 namespace denpex::engine {
 
+// Families of ../shared/reference/log-formats.md and `denpex events` (docs/events_format.md).
+enum class Family : std::uint8_t {
+  kOther, kNcclWatchdog, kNccl, kCuda, kCudaOom, kHostOom, kXid, kSlurm, kTorchrun,
+  kDeepSpeed, kFsdp, kKubernetes, kRay, kGloo, kTrainer, kPython,
+};
+
+// What a record says, within its family. Names (KindName) are stable: they are printed.
+enum class Kind : std::uint8_t {
+  kUnknownError,  // other: an error-looking line no recogniser knows
+  // nccl_watchdog
+  kWatchdogTimeout, kBlockingWaitTimeout, kWatchdogTerminated, kTakingDown, kHeartbeatTimeout,
+  kWatchdogStuck, kDumpSignal,
+  // nccl
+  kCommInit, kNcclWarn, kIbCompletionError, kSocketError, kNcclError, kDuplicateGpu,
+  // cuda, cuda_oom
+  kCudaError, kDeviceAssert, kCudaOom,
+  // host_oom
+  kOomKill, kOomInvoked, kDataLoaderKilled, kCpuAllocFailed,
+  // xid
+  kXid, kFallenOffBus, kRmInitFailed,
+  // slurm
+  kCancelled, kTaskExit, kSlurmOom, kStepAborted, kStepTerminated, kJobComplete, kNodeFailure,
+  // torchrun
+  kWorkerFailed, kWorkerSignalled, kFailureEntry, kGroupFailed, kRendezvousError,
+  // deepspeed
+  kLauncherExit, kKillingSubprocess,
+  // fsdp, kubernetes, ray, gloo
+  kFsdpError, kEvicted, kOomKilled, kCrashLoop, kContainerExit, kActorDied, kRayOom,
+  kRayletOomKills, kGlooConnectionClosed, kGlooReadError, kGlooTimeout, kGlooConnectFailed,
+  kGlooIoException,
+  // trainer, python
+  kIteration, kException, kFatalSignal,
+};
+
+std::string_view FamilyName(Family f);
+std::string_view KindName(Kind k);
+
 // The torch ProcessGroupNCCL watchdog block (docs/log_formats.md §3): its first line
-// (`Watchdog caught collective operation timeout`) plus the `last enqueued / last completed`
-// numbers of the line that follows it.
+// (`Watchdog caught collective operation timeout`, or `Work ... timed out in blocking wait`)
+// plus the `last enqueued / last completed` numbers of the status line that follows it.
 struct WatchdogTimeout {
   StrId pg = kNoStr;       // process-group uid as printed; kNoStr for `[Rank r]` / `[PG  Rank r]`
   StrId pg_desc = kNoStr;  // TENSOR_MODEL_PARALLEL_GROUP, default_pg, ...; kNoStr when absent
   std::int32_t group_rank = -1;  // rank within the process group
   std::int64_t seq = -1;         // SeqNum of the collective that timed out
   StrId op = kNoStr;             // ALLREDUCE, RECV, ...
+  std::int64_t numel_in = -1;
+  std::int64_t numel_out = -1;
   std::int64_t timeout_ms = -1;
   std::int64_t ran_for_ms = -1;
   std::int64_t last_enqueued = -1;   // -1 until the status line is seen
   std::int64_t last_completed = -1;
 };
 
-// torchrun agent: `failed (exitcode: X) local_rank: L (pid: P) of binary: ...` (§6).
+// Any other watchdog line (termination, heartbeat, flight-recorder dump signal).
+struct WatchdogNote {
+  StrId pg = kNoStr;
+  std::int32_t group_rank = -1;
+  std::int32_t from_rank = -1;  // `Received a dump signal ... from  rank N`
+  StrId text = kNoStr;          // the message after the process-group prefix (capped)
+};
+
+// torchrun agent: `failed (exitcode: X) local_rank: L (pid: P) of binary: ...` (§6); also
+// DeepSpeed's `... exits with return code = X` (local_rank -1).
 struct WorkerFailed {
   std::int32_t local_rank = -1;
   std::int32_t exit_code = 0;
@@ -64,31 +114,116 @@ struct CommInit {
   std::int32_t cuda_dev = -1;
 };
 
-// The `SomeError: message` line that ends a rank's Python traceback.
-struct PythonError {
-  StrId type = kNoStr;
+// `host:pid:tid [dev] file.cc:line NCCL WARN msg` and the IB/socket errors it reports.
+struct NcclWarn {
+  std::int64_t pid = 0;
+  std::int32_t cuda_dev = -1;
+  StrId peer = kNoStr;         // IB / socket peer as printed
+  std::int32_t status = -1;    // IB completion status (12 retry exceeded, 5 flushed)
+  StrId text = kNoStr;         // the message after `NCCL WARN ` (capped)
 };
 
-using EventDetail = std::variant<WatchdogTimeout, WorkerFailed, WorkerSignalled, FailureEntry,
-                                 Iteration, CommInit, PythonError>;
+// An exception: the `Type: message` line that ends a traceback, or `what():` of a C++ abort.
+// Its family says which kind (CUDA error, CUDA OOM, gloo, NCCL error, FSDP, Ray, plain Python).
+struct PythonError {
+  StrId type = kNoStr;
+  StrId message = kNoStr;  // capped
+  std::int32_t gpu = -1;   // CUDA OOM: `GPU 0`
+};
+
+// The kernel OOM killer (`Killed process N (comm)`), Slurm's and Ray's OOM notices.
+struct OomKill {
+  std::int64_t pid = 0;
+  StrId comm = kNoStr;  // process name; may contain spaces
+};
+
+// `NVRM: Xid (PCI:0000:52:00): 79, pid=..., name=..., GPU has fallen off the bus.`
+struct Xid {
+  std::int32_t code = -1;  // -1 for the multi-line "fallen off the bus" form without a code
+  StrId pci = kNoStr;      // normalised: lower-case `dddd:bb:dd`
+  std::int64_t pid = -1;
+  StrId process = kNoStr;
+  StrId text = kNoStr;     // the details (capped)
+};
+
+// Slurm: a cancellation (`DUE TO TIME LIMIT`), srun's task exit lines, OOM notices,
+// slurmctld `WTERMSIG`.
+struct SlurmNote {
+  StrId reason = kNoStr;    // TIME LIMIT, PREEMPTION, NODE FAILURE, Exited, Killed, ...
+  StrId node = kNoStr;      // as printed
+  StrId tasks = kNoStr;     // `2,4-5,7`
+  std::int32_t exit_code = 0;
+};
+
+// Anything else worth showing (`denpex events`): the message, masked for grouping.
+struct Note {
+  StrId text = kNoStr;
+};
+
+using EventDetail = std::variant<Note, WatchdogTimeout, WatchdogNote, WorkerFailed, WorkerSignalled,
+                                 FailureEntry, Iteration, CommInit, NcclWarn, PythonError, OomKill, Xid,
+                                 SlurmNote>;
 
 enum class Clock : std::uint8_t {
-  kNone,    // the line carries no time
-  kFull,    // a full date and time
-  kNoYear,  // c10 / glog stamps: held in the year 2000 until the incident's year is known
+  kNone,       // the line carries no time, and none could be borrowed
+  kFull,       // a full date and time
+  kNoYear,     // c10 / glog / syslog stamps: held in the year 2000 until the incident's year is known
 };
 
 struct Event {
   TimeNs time = 0;
   Clock clock = Clock::kNone;
-  std::int32_t rank = -1;      // global rank; -1 when the line does not say
-  std::uint32_t file = 0;      // index into the incident's files
-  std::uint32_t line = 0;      // 1-based line of the cited text
-  std::uint64_t offset = 0;    // byte offset of that line in its file
-  std::uint32_t length = 0;    // its length in bytes (without the newline)
-  StrId signature = kNoStr;    // masked message, for cascade grouping (error events only)
+  bool time_borrowed = false;    // no stamp of its own (torch ≤ 2.3 c10, tracebacks): the time of
+                                 // the nearest stamped line before it in the file (none: kNone)
+  Family family = Family::kOther;
+  Kind kind = Kind::kUnknownError;
+  std::int32_t rank = -1;        // global rank; -1 when the line does not say
+  std::int32_t local_rank = -1;  // `[default<L>]:`, a torchrun log dir's `<L>/` folder
+  std::int32_t task = -1;        // srun `--label` task id
+  std::int32_t node = -1;        // index into the incident's nodes (set at merge); -1 unknown
+  StrId host = kNoStr;           // host the line names (pdsh prefix, NCCL `host:pid:tid`)
+  std::uint32_t file = 0;        // index into the incident's files
+  std::uint32_t line = 0;        // 1-based line of the cited text
+  std::uint64_t offset = 0;      // byte offset of that line in its file
+  std::uint32_t length = 0;      // its length in bytes (without the newline)
+  StrId signature = kNoStr;      // masked message, for cascade grouping (error events only)
   EventDetail detail;
 };
+
+// Calls f(StrId&) for every interned string an event holds (to re-intern it into another table).
+template <typename F>
+void ForEachStrId(Event& e, F&& f) {
+  f(e.signature);
+  f(e.host);
+  std::visit(
+      [&](auto& d) {
+        using T = std::decay_t<decltype(d)>;
+        if constexpr (std::is_same_v<T, Note>) {
+          f(d.text);
+        } else if constexpr (std::is_same_v<T, WatchdogTimeout>) {
+          f(d.pg), f(d.pg_desc), f(d.op);
+        } else if constexpr (std::is_same_v<T, WatchdogNote>) {
+          f(d.pg), f(d.text);
+        } else if constexpr (std::is_same_v<T, WorkerSignalled>) {
+          f(d.signal);
+        } else if constexpr (std::is_same_v<T, FailureEntry>) {
+          f(d.host);
+        } else if constexpr (std::is_same_v<T, CommInit>) {
+          f(d.comm_id);
+        } else if constexpr (std::is_same_v<T, NcclWarn>) {
+          f(d.peer), f(d.text);
+        } else if constexpr (std::is_same_v<T, PythonError>) {
+          f(d.type), f(d.message);
+        } else if constexpr (std::is_same_v<T, OomKill>) {
+          f(d.comm);
+        } else if constexpr (std::is_same_v<T, Xid>) {
+          f(d.pci), f(d.process), f(d.text);
+        } else if constexpr (std::is_same_v<T, SlurmNote>) {
+          f(d.reason), f(d.node), f(d.tasks);
+        }
+      },
+      e.detail);
+}
 
 // Larger rank numbers are treated as malformed (a corrupted line must not size an array).
 inline constexpr std::int32_t kMaxRank = (1 << 22) - 1;

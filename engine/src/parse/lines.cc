@@ -5,120 +5,15 @@
 #include <cstring>
 
 #include "parse/event.h"
+#include "parse/scan.h"
 
 namespace denpex::engine {
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsSeverity(char c) { return c == 'I' || c == 'W' || c == 'E' || c == 'F'; }
-
-// A cursor over one line. Every method consumes only on success.
-class Scanner {
- public:
-  explicit Scanner(std::string_view s) : s_(s) {}
-
-  std::string_view Rest() const { return s_.substr(pos_); }
-  char Peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
-
-  bool Char(char c) {
-    if (pos_ >= s_.size() || s_[pos_] != c) return false;
-    ++pos_;
-    return true;
-  }
-  bool Lit(std::string_view lit) {
-    if (!Rest().starts_with(lit)) return false;
-    pos_ += lit.size();
-    return true;
-  }
-  void SkipSpaces() {
-    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
-  }
-  // An unsigned decimal of min..max digits.
-  bool Digits(int min, int max, std::int64_t* v) {
-    std::int64_t x = 0;
-    int n = 0;
-    while (n < max && pos_ + n < s_.size() && IsDigit(s_[pos_ + n])) {
-      x = x * 10 + (s_[pos_ + n] - '0');
-      ++n;
-    }
-    if (n < min || (pos_ + n < s_.size() && IsDigit(s_[pos_ + n]))) return false;
-    pos_ += n;
-    *v = x;
-    return true;
-  }
-  // A signed decimal (at most 18 digits).
-  bool Int(std::int64_t* v) {
-    const size_t start = pos_;
-    const bool neg = Char('-');
-    if (!Digits(1, 18, v)) {
-      pos_ = start;
-      return false;
-    }
-    if (neg) *v = -*v;
-    return true;
-  }
-  // The text up to (not including) the first character of `stops`, or to the end.
-  std::string_view Token(std::string_view stops) {
-    const size_t start = pos_;
-    while (pos_ < s_.size() && stops.find(s_[pos_]) == std::string_view::npos) ++pos_;
-    return s_.substr(start, pos_ - start);
-  }
-  // Moves past the first occurrence of `lit`.
-  bool SkipPast(std::string_view lit) {
-    const size_t at = s_.find(lit, pos_);
-    if (at == std::string_view::npos) return false;
-    pos_ = at + lit.size();
-    return true;
-  }
-
- private:
-  std::string_view s_;
-  size_t pos_ = 0;
-};
-
 // `hh:mm:ss.f` with 1..9 fraction digits, as nanoseconds of the day.
-bool TimeOfDay(Scanner* s, TimeNs* ns_of_day) {
-  std::int64_t h, m, sec, frac = 0;
-  if (!s->Digits(2, 2, &h) || !s->Char(':') || !s->Digits(2, 2, &m) || !s->Char(':') ||
-      !s->Digits(2, 2, &sec) || h > 23 || m > 59 || sec > 60) {
-    return false;
-  }
-  if (s->Char('.')) {
-    const std::string_view digits = s->Rest().substr(0, 9);
-    int n = 0;
-    while (n < static_cast<int>(digits.size()) && IsDigit(digits[n])) ++n;
-    if (n == 0 || !s->Digits(n, n, &frac)) return false;
-    for (int i = n; i < 9; ++i) frac *= 10;
-  }
-  *ns_of_day = ((h * 60 + m) * 60 + sec) * kNsPerSec + frac;
-  return true;
-}
-
-// A yearless month/day plus time of day, placed in kPlaceholderYear.
-bool YearlessTime(std::int64_t month, std::int64_t day, TimeNs ns_of_day, TimeNs* out) {
-  if (month < 1 || month > 12 || day < 1 || day > 31) return false;
-  *out = DaysFromCivil(kPlaceholderYear, static_cast<int>(month), static_cast<int>(day)) * 86400 *
-             kNsPerSec + ns_of_day;
-  return true;
-}
-
-// The integer after the first occurrence of `key` in `s`.
-bool IntAfter(std::string_view s, std::string_view key, std::int64_t* v) {
-  Scanner sc(s);
-  return sc.SkipPast(key) && sc.Int(v);
-}
+bool TimeOfDay(Scanner* s, TimeNs* ns_of_day) { return ScanTimeOfDay(s, ns_of_day); }
 
 }  // namespace
-
-Match StripRankPrefix(std::string_view* line, std::int32_t* rank) {
-  if (!line->starts_with("[rank")) return Match::kNo;
-  Scanner s(line->substr(5));
-  std::int64_t r;
-  if (!s.Digits(1, 9, &r) || !s.Char(']') || !s.Char(':') || r > kMaxRank) return Match::kMalformed;
-  *rank = static_cast<std::int32_t>(r);
-  *line = s.Rest();
-  return Match::kYes;
-}
 
 Match ParseC10Header(std::string_view line, C10Header* out) {
   Scanner s(line);
@@ -172,12 +67,22 @@ Match ParsePgPrefix(std::string_view* text, PgPrefix* out) {
 
 Match ParseWatchdogTimeout(std::string_view message, WatchdogTimeoutFields* out) {
   static constexpr std::string_view kLead = "Watchdog caught collective operation timeout: WorkNCCL(";
-  if (!message.starts_with(kLead)) return Match::kNo;
-  const std::string_view work = message.substr(kLead.size());
+  static constexpr std::string_view kBlocking = "Work WorkNCCL(";
+  std::string_view work;
+  if (message.starts_with(kLead)) {
+    work = message.substr(kLead.size());
+  } else if (message.starts_with(kBlocking) && message.find(") timed out in blocking wait") != std::string_view::npos) {
+    work = message.substr(kBlocking.size());
+    out->blocking = true;
+  } else {
+    return Match::kNo;
+  }
   IntAfter(work, "SeqNum=", &out->seq);  // absent in old builds
   Scanner op(work);
   if (op.SkipPast("OpType=")) out->op = op.Token(",)");
   if (out->seq < 0 && out->op.empty()) return Match::kMalformed;
+  IntAfter(work, "NumelIn=", &out->numel_in);
+  IntAfter(work, "NumelOut=", &out->numel_out);
   IntAfter(work, "Timeout(ms)=", &out->timeout_ms);
   IntAfter(work, ") ran for ", &out->ran_for_ms);
   return Match::kYes;

@@ -9,13 +9,9 @@
 #include <string_view>
 
 #include "denpex/common/time.h"
+#include "parse/scan.h"
 
 namespace denpex::engine {
-
-enum class Match { kNo, kYes, kMalformed };
-
-// `[rank<G>]:` (torch ≥ 2.2). On kYes, `*line` is advanced past the prefix.
-Match StripRankPrefix(std::string_view* line, std::int32_t* rank);
 
 // c10 header `[<L><M><DD> hh:mm:ss.nnnnnnnnn <File>.cpp:<line>] <message>`; the month is not
 // zero-padded (E302, E1016) and there is no year: `time` is in kPlaceholderYear.
@@ -40,16 +36,20 @@ Match ParsePgPrefix(std::string_view* text, PgPrefix* out);
 
 // `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=.., OpType=.., ...,
 // Timeout(ms)=..) ran for X milliseconds before timing out.` (the text after the prefix).
+// Also `Work WorkNCCL(...) timed out in blocking wait.` (`blocking` set).
 struct WatchdogTimeoutFields {
   std::int64_t seq = -1;
   std::string_view op;
+  std::int64_t numel_in = -1;
+  std::int64_t numel_out = -1;
+  bool blocking = false;
   std::int64_t timeout_ms = -1;
   std::int64_t ran_for_ms = -1;
 };
 Match ParseWatchdogTimeout(std::string_view message, WatchdogTimeoutFields* out);
 
-// `... last enqueued NCCL work: E, last completed NCCL work: C.` (torch 2.3–2.6) or
-// `... last enqueued work: E, last completed work: C` (2.7+).
+// `... last enqueued NCCL work: E, last completed NCCL work: C.` (torch 2.3–2.6, also after
+// `Timeout at NCCL work: W,`) or `... last enqueued work: E, last completed work: C` (2.7+).
 struct WatchdogStatus {
   std::int64_t last_enqueued = -1;
   std::int64_t last_completed = -1;

@@ -1,6 +1,7 @@
-// ParseLog: one log file's text in, its events out. Runs on one file at a time (files are
-// parsed in parallel); lines are string_views into the file's mapping, and nothing is
-// allocated per line: a line costs a few first-byte tests unless it has a shape that matters.
+// ParseLog: one log file's text in, its events out. Runs on one file (or one chunk of a large
+// file) at a time, in parallel; lines are string_views into the file's mapping, and nothing is
+// allocated per line: a line costs its prefix and header tests, and a byte test or two per
+// family, unless it has a shape that matters.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "parse/event.h"
+#include "parse/prefix.h"
 #include "parse/strings.h"
 
 namespace denpex::engine {
@@ -15,17 +17,46 @@ namespace denpex::engine {
 // Longer lines are counted as malformed and skipped (a collapsed paste, a binary blob).
 inline constexpr std::size_t kMaxLineBytes = 1 << 20;
 
+// A line of a file, by place (what a report quotes when no event stands for it).
+struct LineSpan {
+  std::uint32_t line = 0;  // 0: none
+  std::uint64_t offset = 0;
+  std::uint32_t length = 0;
+};
+
+// What the file's name and place say about its lines.
+struct FileContext {
+  std::uint32_t file = 0;         // stored in each event
+  std::int32_t name_rank = -1;    // rank_<R>.log: the rank of lines with no rank prefix
+  std::int32_t local_rank = -1;   // torchrun --log_dir `<L>/stdout.log`
+  bool kernel = false;            // dmesg, kern.log, journal, syslog: read NVRM / OOM-killer lines
+  PrefixPolicy prefixes;          // from SniffPrefixes on the file's first lines
+};
+
 struct ParsedLog {
   std::vector<Event> events;  // in line order; StrIds refer to `strings`
   StringTable strings;
   std::vector<std::int32_t> prefix_ranks;  // distinct `[rank<G>]:` ranks, sorted
   std::int64_t lines = 0;
   std::int64_t malformed = 0;
-  bool agent = false;  // carries torchrun / torch.distributed.elastic agent lines
+  std::int64_t joined = 0;     // hard-wrapped lines put back together
+  std::int64_t broken = 0;     // records cut short that could not be recovered
+  std::int64_t untimed = 0;    // events with no stamp of their own (borrowed, or none)
+  LineSpan last_line;          // the file's last non-empty line (where a lost node's log stops)
+  TimeNs first_dated = 0;      // the first stamp with a full date (year) on any line; 0: none
+  bool agent = false;          // carries torchrun / torch.distributed.elastic agent lines
+  bool task_labels = false;    // srun --label task ids
+  bool local_tags = false;     // torchrun `[default<L>]:` tags
 };
 
-// `file` is stored in each event; `file_rank` (from a rank_<R>.log name, else -1) is the rank
-// of lines that carry no `[rank<G>]:` prefix.
-ParsedLog ParseLog(std::string_view text, std::uint32_t file, std::int32_t file_rank);
+// `first_line` is the 1-based number of the first line of `text` (a chunk of a larger file
+// starts past 1) and `base_offset` its byte offset in the file.
+ParsedLog ParseLog(std::string_view text, const FileContext& ctx, std::uint32_t first_line = 1,
+                   std::uint64_t base_offset = 0);
+
+// The old entry point, for files with nothing but a name rank.
+inline ParsedLog ParseLog(std::string_view text, std::uint32_t file, std::int32_t file_rank) {
+  return ParseLog(text, FileContext{.file = file, .name_rank = file_rank, .prefixes = SniffPrefixes(text)});
+}
 
 }  // namespace denpex::engine

@@ -59,15 +59,15 @@ void FillCascade(const Incident& inc, const CascadeSummary& c, v1::Cascade* out)
   }
 }
 
-void FillEvidence(const Incident& inc, const Finding& f, v1::Diagnosis* d) {
-  for (const Citation& c : f.evidence) {
-    const Event& e = inc.events[c.event];
-    const LogFile& file = inc.files[e.file];
-    v1::Evidence* ev = d->add_evidence();
-    ev->set_file(ValidUtf8(file.path));
-    ev->set_line(static_cast<std::int32_t>(e.line));
-    ev->set_role(c.role);
-    auto text = ReadSpan(inc.root / file.path, e.offset, e.length);
+void Cite(const Incident& inc, std::uint32_t file_index, const LineSpan& span, v1::EvidenceRole role,
+          v1::Diagnosis* d) {
+  const LogFile& file = inc.files[file_index];
+  v1::Evidence* ev = d->add_evidence();
+  ev->set_file(ValidUtf8(file.path));
+  ev->set_line(static_cast<std::int32_t>(span.line));
+  ev->set_role(role);
+  {
+    auto text = ReadSpan(inc.root / file.path, span.offset, span.length);
     if (text.ok()) {
       std::string_view t = *text;
       if (!t.empty() && t.back() == '\r') t.remove_suffix(1);
@@ -76,6 +76,14 @@ void FillEvidence(const Incident& inc, const Finding& f, v1::Diagnosis* d) {
       d->mutable_input()->add_problems(ValidUtf8(text.status().message()));
     }
   }
+}
+
+void FillEvidence(const Incident& inc, const Finding& f, v1::Diagnosis* d) {
+  for (const Citation& c : f.evidence) {
+    const Event& e = inc.events[c.event];
+    Cite(inc, e.file, {e.line, e.offset, e.length}, c.role, d);
+  }
+  for (const LineCitation& c : f.lines) Cite(inc, c.file, c.span, c.role, d);
 }
 
 }  // namespace

@@ -31,6 +31,13 @@ struct DiagnoseArgs {
 };
 int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err);
 
+struct EventsArgs {
+  std::filesystem::path incident;
+  std::string family;  // empty: every family
+  int threads = 0;
+};
+int RunEvents(const EventsArgs& args, std::ostream& out, std::ostream& err);
+
 struct ScoreArgs {
   std::filesystem::path truth;
   std::filesystem::path diagnosis;
@@ -43,7 +50,7 @@ struct EvalArgs {
   int seeds = 5;
   std::filesystem::path json;
   std::filesystem::path work_dir;  // empty: a temporary directory, removed afterwards
-  std::vector<std::string> strategies = {"engine", "first-error"};
+  std::vector<std::string> strategies = {"engine", "first-error"};  // --baselines adds the rest
   // Issue #6 (docs/evaluation.md): suites, baselines, parallel jobs, shards, reports, gate.
   std::vector<std::filesystem::path> corpora;  // --corpus: frozen incidents with expected.json
   bool baselines = false;                      // add every baseline the engine knows
@@ -64,9 +71,36 @@ struct EvalMergeArgs {
 };
 int RunEvalMerge(const EvalMergeArgs& args, std::ostream& out, std::ostream& err);
 
+struct CheckpointVerifyArgs {
+  std::filesystem::path dir;
+  std::filesystem::path json;  // empty: no JSON file
+  bool deep = false;           // CRC-32 of every zip record (reads whole files)
+  int world_size = 0;          // 0: unknown
+  int tp = 0;
+  int pp = 0;
+  int dp = 0;
+  std::string not_after;  // RFC 3339 time of the initiating fault; empty: none
+};
+int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std::ostream& err);
+
 struct DemoArgs {
   std::filesystem::path out = "denpex-demo";
 };
 int RunDemo(const DemoArgs& args, std::ostream& out, std::ostream& err);
+
+// `denpex run`: the collection wrapper (docs/run_wrapper.md). Returns the wrapped command's
+// exit code; when the command was killed by a signal, the wrapper dies by the same signal
+// (so that torchrun and srun report the task as they would without it).
+struct RunArgs {
+  std::filesystem::path out;
+  std::vector<std::string> command;
+  std::uint64_t max_bytes = 256ull << 20;  // of each task's log; 0: no cap
+  std::string rank_env = "RANK,SLURM_PROCID";  // comma-separated; the first one set names the rank
+  std::string host;                            // empty: the host name
+  bool no_tee = false;
+  bool no_kernel_log = false;
+  bool no_nvidia_smi = false;
+};
+int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace denpex::cli

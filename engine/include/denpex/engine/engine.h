@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,8 @@ namespace denpex::engine {
 enum class Strategy {
   kEngine,      // progress per process group + launcher evidence (the product)
   kFirstError,  // baseline: the rank of the earliest NCCL watchdog timeout line
+  kLoudest,     // baseline: the rank with the most error lines
+  kElasticRootCause,  // baseline: the rank of the earliest torchrun "first observed failure"
 };
 
 std::optional<Strategy> ParseStrategy(std::string_view name);
@@ -37,5 +40,14 @@ Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir,
 
 // The human summary printed by `denpex diagnose`.
 std::string RenderText(const v1::Diagnosis& diagnosis);
+
+struct EventsOptions {
+  int threads = 0;
+  std::string family;  // only this family (`nccl_watchdog`, `xid`, ...); empty: all
+};
+
+// `denpex events`: every event the engine recognised, one JSON object per line, in file order
+// then line order (docs/events_format.md). Same errors as Diagnose.
+Status WriteEvents(const std::filesystem::path& incident_dir, const EventsOptions& options, std::ostream& out);
 
 }  // namespace denpex::engine

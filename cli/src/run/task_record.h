@@ -1,0 +1,86 @@
+// What identifies a wrapped task (host, rank, the launcher's environment), the names of its
+// files in the layout, and its machine-readable record `<stem>.task.json`
+// (docs/run_wrapper.md "task.json").
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "denpex/common/status.h"
+#include "denpex/common/time.h"
+#include "run/child.h"
+#include "run/task_log.h"
+
+namespace denpex::cli::run {
+
+// The environment variables recorded in task.json when set (launcher and scheduler identity).
+const std::vector<std::string>& RecordedEnvNames();
+
+// Looks up an environment variable; nullptr when unset.
+using EnvLookup = std::function<const char*(const char*)>;
+
+struct TaskIdentity {
+  std::string host;                      // the node directory's name
+  std::optional<std::int64_t> rank;      // global rank, from the first set variable of rank_env
+  std::string rank_source;               // that variable's name
+  std::string stem;                      // rank_<R>, else task_<SLURM_PROCID>, else pid_<pid>
+  std::optional<std::int64_t> local_rank;  // LOCAL_RANK, else SLURM_LOCALID
+  std::vector<std::pair<std::string, std::string>> env;  // RecordedEnvNames() that are set
+};
+
+// `rank_env`: the variables that may hold the global rank, in order (default RANK,
+// SLURM_PROCID). A value that is not a non-negative integer is ignored.
+TaskIdentity DescribeTask(std::string host, const std::vector<std::string>& rank_env, pid_t wrapper_pid,
+                          const EnvLookup& env);
+
+struct SignalNote {
+  int signal = 0;
+  pid_t sender = 0;
+  TimeNs time = 0;
+  bool forwarded = false;
+};
+
+// Something collected beside the log (kernel log, nvidia-smi): where it went and how it went.
+struct SideFile {
+  std::string status;  // "ok", "unavailable: ...", "disabled", "not found", "failed: ..."
+  std::string file;    // relative to the node directory; empty when nothing was written
+  std::uint64_t lines = 0;
+};
+
+struct TaskRecord {
+  TaskIdentity id;
+  std::vector<std::string> command;
+  std::string cwd;
+  pid_t wrapper_pid = 0;
+  pid_t child_pid = 0;
+  pid_t child_pgid = 0;
+  TimeNs start = 0;
+  TimeNs end = 0;  // 0 while running
+  ExitInfo exit;
+  std::string start_error;  // why the command could not be started
+  std::vector<SignalNote> signals;
+  std::string log_file, errors_file;
+  std::uint64_t max_bytes = 0;
+  LogCounts log;
+  ErrorCounts errors;
+  std::string log_error;  // a write error that stopped the log files
+  SideFile kernel, nvidia_smi;
+};
+
+std::string RenderTaskJson(const TaskRecord& r);
+
+// Writes `contents` to a temporary file beside `path` and renames it over `path`: a reader
+// sees the old record or the new one, never half of one.
+Status WriteFileAtomically(const std::filesystem::path& path, std::string_view contents);
+
+// `s` as a JSON string literal (quotes included); bytes that are not UTF-8 become U+FFFD.
+std::string JsonString(std::string_view s);
+
+}  // namespace denpex::cli::run

@@ -1,0 +1,134 @@
+// Checkpoint verification: which checkpoint in a directory is safe to resume from, with the
+// evidence. Candidates are found by directory and file name (never by trusting a pointer
+// such as DeepSpeed's `latest`), verified newest first with ordered checks, and the newest
+// one that passes is chosen. When the disk cannot decide, the answer is INCONCLUSIVE.
+//
+//   auto r = engine::VerifyCheckpointDir("/ckpt", {.world_size = 512});
+//   std::cout << engine::RenderCheckpointText(*r);   // r->outcome is the v1 contract
+//
+// Read-only and bounded: never writes into the directory, never follows a symbolic link out
+// of it, and reads headers, tails, central directories and sizes only (whole files only
+// with `deep_crc`). docs/checkpoint_verification.md describes every check.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "denpex/common/status.h"
+#include "denpex/common/time.h"
+#include "denpex/v1/diagnosis.pb.h"
+
+namespace denpex::engine {
+
+// The on-disk layout of one candidate.
+enum class CheckpointFormat {
+  kUnknown,
+  kTemporary,     // a save that never finished: `.tmp`, Orbax tmp dir, HF tmp-checkpoint-N
+  kTorchSave,     // one torch.save file (zip, or the legacy pickle format)
+  kSafetensors,   // one .safetensors file
+  kDcp,           // PyTorch distributed checkpoint: .metadata + __R_T.distcp
+  kDeepSpeed,     // global_stepN/ with model states and ZeRO shards
+  kMegatron,      // iter_N/mp_rank_XX[_YYY]/model_optim_rng.pt
+  kMegatronDist,  // iter_N/ with metadata.json + DCP files (torch_dist)
+  kHfTrainer,     // checkpoint-N/ with trainer_state.json
+  kOrbax,         // N/ with commit_success.txt / _CHECKPOINT_METADATA
+  kNemo,          // NeMo 2.0: weights/ (Megatron dist) + context/
+};
+
+enum class CheckpointVerdict {
+  kValid,         // every check passed
+  kIncomplete,    // the save did not finish (missing, truncated, unfinished marker)
+  kCorrupt,       // complete in size but inconsistent (bad structure, CRC, stale metadata)
+  kIncompatible,  // complete, but cannot resume under the given topology (ZeRO DP size)
+  kInconclusive,  // the disk cannot decide (unknown format or dims, unreadable file)
+};
+
+// The checks, in the order they run. A candidate stops at its first definitive failure.
+enum class CheckKind {
+  kExistence,   // the directory/file and its completion marker; no tmp or unfinished marker
+  kShardCount,  // the expected file set from the world size and parallel dimensions
+  kSizes,       // zero-byte files, slices against file sizes
+  kFormat,      // zip EOCD + central directory, safetensors header, pickle walk, CRC (deep)
+  kMetadata,    // JSON/pickle metadata parses and agrees with the files
+  kStep,        // the step in the name agrees with the step recorded inside
+};
+
+struct CheckpointCheck {
+  CheckKind kind = CheckKind::kExistence;
+  CheckpointVerdict result = CheckpointVerdict::kValid;  // kValid: passed
+  std::string detail;                                    // evidence: file, offset, expected
+};
+
+struct CheckpointCandidate {
+  std::string path;        // relative to the checkpoint directory; "." for the directory itself
+  std::int64_t step = -1;  // from the name; -1 when the name holds none
+  CheckpointFormat format = CheckpointFormat::kUnknown;
+  CheckpointVerdict verdict = CheckpointVerdict::kInconclusive;
+  bool evaluated = false;          // false: older than the chosen one, so not read
+  bool suspect = false;            // modified after CheckpointOptions::not_after
+  std::optional<TimeNs> modified;  // newest mtime of the candidate and its direct entries
+  std::vector<CheckpointCheck> checks;
+  std::vector<std::string> warnings;  // passed, but worth knowing (missing rng_state_3.pth)
+
+  // The first failing (or undecided) check's detail, or the suspicion; empty when VALID.
+  std::string Reason() const;
+};
+
+// What a pointer file (`latest`, `latest_checkpointed_iteration.txt`) says.
+struct CheckpointPointer {
+  std::string file;        // relative to the checkpoint directory
+  std::string target;      // its content, trimmed
+  std::int64_t step = -1;  // the step it names, -1 when unknown
+  std::string problem;     // "empty", "names a missing checkpoint", ...; empty when fine
+};
+
+struct CheckpointReport {
+  std::string dir;
+  std::vector<CheckpointCandidate> candidates;  // newest first
+  std::optional<CheckpointPointer> pointer;
+  v1::CheckpointOutcome outcome;        // the contract: decision, path, step, rejected
+  std::int64_t last_written_step = -1;  // the newest step on disk, finished or not
+  std::int64_t steps_lost = -1;         // last_written_step - chosen step; RESUME only
+  std::string summary;                  // one sentence an operator reads
+  std::vector<std::string> notes;       // pointer disagreement, how to force the choice
+};
+
+struct ParallelDims {
+  int tp = 0;  // 0: unknown
+  int pp = 0;
+  int dp = 0;
+};
+
+struct CheckpointOptions {
+  int world_size = 0;  // of the job that will resume; 0: unknown
+  ParallelDims dims;
+  bool deep_crc = false;  // read whole files: CRC-32 of every zip record
+  // The initiating fault: candidates modified after it are suspect and not chosen.
+  std::optional<TimeNs> not_after;
+};
+
+// kNotFound when `dir` does not exist, kInvalidInput when it is not a directory, kIoError
+// when it cannot be listed. Unreadable files inside it make candidates INCONCLUSIVE.
+Result<CheckpointReport> VerifyCheckpointDir(const std::filesystem::path& dir,
+                                             const CheckpointOptions& options);
+
+// VerifyCheckpointDir(...).outcome: what a Diagnosis carries.
+Result<v1::CheckpointOutcome> VerifyCheckpoints(const std::filesystem::path& dir,
+                                                const CheckpointOptions& options);
+
+// The human report printed by `denpex checkpoint verify`: every candidate newest first,
+// with its checks.
+std::string RenderCheckpointText(const CheckpointReport& report);
+
+// The report as the JSON contract written by `denpex checkpoint verify --json`.
+v1::CheckpointVerification ToProto(const CheckpointReport& report);
+
+std::string_view FormatName(CheckpointFormat f);    // "torch.save", "DeepSpeed", ...
+std::string_view VerdictName(CheckpointVerdict v);  // "VALID", "INCOMPLETE", ...
+std::string_view CheckName(CheckKind k);            // "existence", "shard_count", ...
+
+}  // namespace denpex::engine

@@ -1,0 +1,91 @@
+// Baselines `loudest` and `elastic-root-cause`: what an operator reading the logs by hand
+// would conclude. They exist so the evaluation shows what the engine adds.
+//   loudest             the rank with the most error lines (a grep | sort | uniq -c).
+//   elastic-root-cause  the rank of the earliest torchrun "Root Cause (first observed failure)"
+//                       entry: the first process an agent saw exit, often a victim.
+#include <algorithm>
+#include <map>
+
+#include "analyze/cascade.h"
+#include "analyze/describe.h"
+#include "analyze/facts.h"
+#include "analyze/strategies.h"
+
+namespace denpex::engine {
+namespace {
+
+Finding Start(const Incident& inc, const JobFacts& facts, const char* name) {
+  Finding f;
+  f.strategy = name;
+  f.ranks_seen = facts.ranks_seen;
+  f.world_size = static_cast<std::int32_t>(facts.ranks.size());
+  f.owner = v1::OWNER_UNKNOWN;
+  f.cascade = SummarizeCascade(inc, facts, {}, -1);
+  return f;
+}
+
+void Name(const Incident& inc, const JobFacts& facts, std::int32_t rank, std::int32_t event, Finding* f) {
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = rank;
+  f->node = facts.ranks[rank].node;
+  f->local_rank = facts.ranks[rank].local_rank;
+  if (inc.events[event].clock != Clock::kNone) f->time = inc.events[event].time;
+  f->confidence = 0.5;
+  f->evidence.push_back({event, v1::EVIDENCE_ROLE_INITIATING});
+  f->cascade = SummarizeCascade(inc, facts, {rank}, f->node);
+  f->recovery.push_back({"restart_job", "", "Restart the job from the newest checkpoint."});
+}
+
+}  // namespace
+
+Finding AnalyzeLoudest(const Incident& inc) {
+  const JobFacts facts = CollectFacts(inc);
+  Finding f = Start(inc, facts, "loudest");
+  std::map<std::int32_t, std::pair<std::int32_t, std::int32_t>> count;  // rank -> (errors, first event)
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (e.signature == kNoStr || e.rank < 0) continue;
+    auto [it, added] = count.try_emplace(e.rank, 0, i);
+    it->second.first += 1;
+  }
+  if (count.empty()) {
+    f.verdict = v1::VERDICT_INCONCLUSIVE;
+    f.reason = "No error line names a rank.";
+    return f;
+  }
+  std::vector<std::pair<std::int32_t, std::int32_t>> ranked;  // (errors, rank)
+  for (const auto& [rank, c] : count) ranked.emplace_back(c.first, rank);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::size_t i = 0; i < ranked.size() && i < 3; ++i) {
+    f.candidates.push_back({ranked[i].second, facts.ranks[ranked[i].second].node, static_cast<double>(ranked[i].first)});
+  }
+  const std::int32_t rank = ranked.front().second;
+  Name(inc, facts, rank, count[rank].second, &f);
+  f.reason = "Rank " + std::to_string(rank) + " printed the most error lines (" + std::to_string(ranked.front().first) + ").";
+  return f;
+}
+
+Finding AnalyzeElasticRootCause(const Incident& inc) {
+  const JobFacts facts = CollectFacts(inc);
+  Finding f = Start(inc, facts, "elastic-root-cause");
+  std::int32_t best = -1;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    const auto* fe = std::get_if<FailureEntry>(&e.detail);
+    if (!fe || !fe->root_cause || e.rank < 0) continue;
+    if (best < 0 || e.time < inc.events[best].time) best = i;
+  }
+  if (best < 0) {
+    f.verdict = v1::VERDICT_INCONCLUSIVE;
+    f.reason = "No torchrun \"Root Cause (first observed failure)\" table in the logs.";
+    return f;
+  }
+  const Event& e = inc.events[best];
+  f.candidates.push_back({e.rank, facts.ranks[e.rank].node, 1.0});
+  Name(inc, facts, e.rank, best, &f);
+  f.reason = "Rank " + std::to_string(e.rank) + " is the earliest \"Root Cause (first observed failure)\" of a torchrun agent (" +
+             Where(inc, e) + ").";
+  return f;
+}
+
+}  // namespace denpex::engine

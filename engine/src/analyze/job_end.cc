@@ -1,0 +1,133 @@
+#include "analyze/job_end.h"
+
+#include <algorithm>
+#include <set>
+
+#include "analyze/cascade.h"
+#include "analyze/describe.h"
+#include "analyze/scoring.h"
+
+namespace denpex::engine {
+namespace {
+
+std::string ClassPhrase(v1::FailureClass c) {
+  switch (c) {
+    case v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT: return "ended the job at its time limit";
+    case v1::FAILURE_CLASS_SCHEDULER_PREEMPTION: return "preempted the job";
+    default: return "cancelled the job";
+  }
+}
+
+// The first slurmstepd `CANCELLED` line: what every node saw of the scheduler's decision.
+std::int32_t FirstStepdCancel(const Incident& inc) {
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    const auto* n = std::get_if<SlurmNote>(&e.detail);
+    if (n && e.kind == Kind::kCancelled && n->node != kNoStr) return i;
+  }
+  return -1;
+}
+
+bool AllSilent(const JobFacts& facts, const NodeFacts& node) {
+  return !node.ranks.empty() && std::all_of(node.ranks.begin(), node.ranks.end(), [&](std::int32_t r) {
+           const RankFacts& rf = facts.ranks[r];
+           return rf.timeouts == 0 && rf.exit_event < 0 && rf.python_error < 0;
+         });
+}
+
+// The agent log of `node` exists and stops with no failure report and no SIGTERM, while some
+// other node's agent reported a failure.
+bool AgentLogStops(const JobFacts& facts, std::int32_t node) {
+  const NodeFacts& n = facts.nodes[node];
+  if (!n.agent_log || !n.reports.empty() || n.signalled > 0) return false;
+  return std::any_of(facts.nodes.begin(), facts.nodes.end(), [](const NodeFacts& o) { return !o.reports.empty(); });
+}
+
+}  // namespace
+
+bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
+  if (facts.scheduler_end < 0) return false;
+  const Event& end = inc.events[facts.scheduler_end];
+  const bool timed = end.clock != Clock::kNone;
+  for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
+    const RankFacts& rf = facts.ranks[r];
+    // A rank failed on its own first (an untimed SIGKILL or SIGTERM may be the scheduler's own).
+    const bool signal = rf.exit_code == kExitSigkill || rf.exit_code == kExitSigterm;
+    if (OwnExit(facts, r) && (timed ? rf.exit_time < end.time - kSkewWindow : !signal)) return false;
+  }
+  if (facts.HasWave() && (!timed || facts.wave_start < end.time - kSkewWindow)) return false;
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->failure_class = facts.scheduler_class;
+  f->owner = v1::OWNER_SCHEDULER;
+  f->confidence = 0.9;
+  if (timed) f->time = end.time;
+  f->evidence.push_back({facts.scheduler_end, v1::EVIDENCE_ROLE_INITIATING});
+  if (const std::int32_t stepd = FirstStepdCancel(inc); stepd >= 0 && stepd != facts.scheduler_end) {
+    f->evidence.push_back({stepd, v1::EVIDENCE_ROLE_CORROBORATING});
+  }
+  f->cascade = SummarizeCascade(inc, facts, {}, -1);
+  f->reason = "The scheduler " + ClassPhrase(facts.scheduler_class) + " (" + Where(inc, end) +
+              (timed ? " at " + ClockTime(end.time) : "") + ") before any rank failed on its own; " +
+              std::to_string(f->cascade.secondary_ranks.size()) + " ranks were ended by it.";
+  f->recovery.push_back({"adjust_allocation", "",
+                         facts.scheduler_class == v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT
+                             ? "Resubmit with a longer time limit, or checkpoint more often than the time left after the last checkpoint."
+                             : "Resubmit the job; nothing in the ranks failed, so no code or hardware needs fixing first."});
+  return true;
+}
+
+std::int32_t LostNode(const Incident& inc, const JobFacts& facts, const std::vector<std::int32_t>& leaders) {
+  (void)inc;
+  std::set<std::int32_t> nodes;
+  for (std::int32_t r : leaders) nodes.insert(r < static_cast<std::int32_t>(facts.ranks.size()) ? facts.ranks[r].node : -1);
+  std::int32_t node = nodes.size() == 1 ? *nodes.begin() : -1;
+  if (node < 0) {  // silent ranks of an srun job: no line ties them to a host, Slurm names it
+    if (!nodes.empty() && nodes != std::set<std::int32_t>{-1}) return -1;
+    for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
+      if (facts.nodes[n].lost >= 0) {
+        if (node >= 0) return -1;  // two nodes lost: not this rule
+        node = n;
+      }
+    }
+    return node >= 0 && facts.nodes[node].ranks.empty() ? node : -1;
+  }
+  const NodeFacts& n = facts.nodes[node];
+  if (!AllSilent(facts, n)) return -1;
+  return n.lost >= 0 || AgentLogStops(facts, node) ? node : -1;
+}
+
+void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t node, Finding* f) {
+  const NodeFacts& n = facts.nodes[node];
+  const std::string name = NodeName(inc, node);
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = -1;
+  f->local_rank = -1;
+  f->node = node;
+  f->failure_class = v1::FAILURE_CLASS_NODE_LOSS;
+  f->owner = v1::OWNER_HOST;
+  f->confidence = n.lost >= 0 ? 0.9 : 0.8;
+  f->evidence.clear();
+  f->lines.clear();
+  if (n.lost >= 0) {
+    f->evidence.push_back({n.lost, v1::EVIDENCE_ROLE_INITIATING});
+    if (inc.events[n.lost].clock != Clock::kNone) f->time = inc.events[n.lost].time;
+  }
+  for (std::uint32_t i = 0; i < inc.files.size(); ++i) {  // where its agent's log stops
+    const LogFile& file = inc.files[i];
+    if (file.node == node && file.agent && file.last_line.line > 0) {
+      f->lines.push_back({i, file.last_line, v1::EVIDENCE_ROLE_CORROBORATING});
+    }
+  }
+  f->cascade = SummarizeCascade(inc, facts, n.ranks, node);
+  const std::string ranks = n.ranks.empty() ? "its ranks" : "all " + std::to_string(n.ranks.size()) + " of its ranks";
+  f->reason = "Node " + name + " was lost: " + ranks + " went silent together with no error and no exit of their own, and " +
+              (n.lost >= 0 ? "Slurm reports the node failed (" + Where(inc, inc.events[n.lost]) + ")"
+                           : "its torchrun agent log stops without a failure report while other nodes' agents reported") +
+              ".";
+  f->recovery.clear();
+  f->recovery.push_back({"drain_node", name,
+                         "Drain " + name + " and check its power, kernel log (panic, hardware errors) and BMC event log before "
+                             "returning it to service; restart the job without it."});
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,28 @@
+// Findings about the whole job or a whole node, which no single rank's score expresses:
+//   the scheduler ended the job (time limit, scancel, preemption) before any rank failed;
+//   a node was lost (every rank of it silent, and its agent log stops without a word, or Slurm
+//   says the node failed).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analyze/facts.h"
+#include "analyze/finding.h"
+#include "ingest/incident.h"
+
+namespace denpex::engine {
+
+// True, and `f` filled, when the scheduler's word that it ended the job comes before any
+// rank's own failure and before the watchdog wave (within the clock-skew window).
+bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f);
+
+// The node lost, when the leading candidates (`leaders`) all sit on one node that shows it
+// (-1 when not): every rank of it silent and with no exit of its own, and Slurm's word that it
+// failed or an agent log of it that stops with no failure report while other agents reported.
+std::int32_t LostNode(const Incident& inc, const JobFacts& facts, const std::vector<std::int32_t>& leaders);
+
+// Fills `f` for a lost node (the verdict names the node; rank -1).
+void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t node, Finding* f);
+
+}  // namespace denpex::engine

@@ -1,0 +1,167 @@
+#include "checkpoint/layouts.h"
+
+#include <algorithm>
+
+#include "checkpoint/byte_file.h"
+#include "checkpoint/json.h"
+#include "checkpoint/safetensors.h"
+#include "checkpoint/torch_file.h"
+
+namespace denpex::engine::ckpt {
+namespace {
+
+constexpr std::uint64_t kMaxJson = 64ull << 20;
+
+std::string Rel(const Entry& e, const VerifyContext& ctx) {
+  const auto rel = e.path.lexically_relative(ctx.root);
+  return rel.empty() ? e.name : rel.generic_string();
+}
+
+Finding CheckOneFile(const Entry& e, const VerifyContext& ctx) {
+  if (e.kind == EntryKind::kLinkOut)
+    return Inconclusive("a symbolic link out of the checkpoint directory; not followed");
+  auto f = ByteFile::Open(e.path);
+  if (!f.ok()) return Unreadable("file", f.status());
+  if (EndsWith(e.name, ".safetensors")) return CheckSafetensorsFile(*f);
+  if (EndsWith(e.name, ".json") || e.name == "_CHECKPOINT_METADATA" || e.name == "_METADATA") {
+    if (f->size() > kMaxJson)
+      return Inconclusive("larger than " + Thousands(kMaxJson) + " bytes; not parsed");
+    auto text = f->Read(0, f->size());
+    if (!text.ok()) return Unreadable("file", text.status());
+    if (!ParseJsonObject(*text).ok()) return Corrupt("not a JSON object (truncated or damaged)");
+    return Valid("JSON parses");
+  }
+  return CheckTorchFile(*f, ctx.options.deep_crc);
+}
+
+// The step a torch.save file records about itself, if it holds one of the usual keys.
+std::optional<std::int64_t> RecordedStep(const Entry& e) {
+  auto f = ByteFile::Open(e.path);
+  if (!f.ok()) return std::nullopt;
+  auto obj = ReadTorchObject(*f);
+  if (!obj) return std::nullopt;
+  for (const char* key : {"global_step", "iteration", "global_steps", "step"}) {
+    if (auto v = obj->GetInt(obj->root, key)) return v;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void Checks::Saw(const Listing& l) {
+  if (!c_.modified || l.newest > *c_.modified) c_.modified = l.newest;
+}
+
+bool Checks::stopped() const {
+  return std::any_of(c_.checks.begin(), c_.checks.end(), [](const CheckpointCheck& c) {
+    return c.result != CheckpointVerdict::kValid && c.result != CheckpointVerdict::kInconclusive;
+  });
+}
+
+CheckpointVerdict Checks::Verdict() const {
+  bool undecided = false;
+  for (const CheckpointCheck& c : c_.checks) {
+    if (c.result == CheckpointVerdict::kInconclusive) undecided = true;
+    if (c.result != CheckpointVerdict::kValid && c.result != CheckpointVerdict::kInconclusive)
+      return c.result;
+  }
+  return undecided || c_.checks.empty() ? CheckpointVerdict::kInconclusive
+                                        : CheckpointVerdict::kValid;
+}
+
+std::string FewNames(const std::vector<std::string>& names, std::size_t shown) {
+  std::string out;
+  for (std::size_t k = 0; k < names.size() && k < shown; ++k)
+    out += (k == 0 ? "" : ", ") + names[k];
+  if (names.size() > shown) out += " and " + std::to_string(names.size() - shown) + " more";
+  return out;
+}
+
+void CheckFileSet(const std::vector<const Entry*>& files, const VerifyContext& ctx,
+                  Checks& checks) {
+  std::vector<std::string> empty;
+  std::uint64_t bytes = 0;
+  for (const Entry* e : files) {
+    bytes += e->size;
+    if (e->kind == EntryKind::kFile && e->size == 0 && !EndsWith(e->name, ".distcp"))
+      empty.push_back(Rel(*e, ctx));
+  }
+  if (!empty.empty()) {
+    return checks.Add(CheckKind::kSizes,
+                      Incomplete(FewNames(empty) + (empty.size() == 1 ? " is" : " are") +
+                                 " empty (0 bytes): the save stopped right after opening "
+                                 "(torch.load: 'EOFError: Ran out of input')"));
+  }
+  checks.Pass(CheckKind::kSizes, std::to_string(files.size()) +
+                                     (files.size() == 1 ? " file, " : " files, ") +
+                                     Thousands(bytes) + " bytes, none empty");
+  Finding undecided;
+  std::string single;
+  for (const Entry* e : files) {
+    Finding r = CheckOneFile(*e, ctx);
+    if (r.rejects())
+      return checks.Add(CheckKind::kFormat, {r.verdict, Rel(*e, ctx) + ": " + r.detail});
+    if (r.verdict == CheckpointVerdict::kInconclusive && undecided.ok())
+      undecided = {r.verdict, Rel(*e, ctx) + ": " + r.detail};
+    single = r.detail;
+  }
+  if (!undecided.ok()) return checks.Add(CheckKind::kFormat, undecided);
+  checks.Pass(CheckKind::kFormat,
+              files.size() == 1 ? single : std::to_string(files.size()) + " files verified");
+}
+
+std::optional<Listing> ListSub(const Entry& dir, const VerifyContext& ctx, Checks& checks,
+                               CheckKind kind) {
+  auto l = ListDir(dir.path, ctx.root);
+  if (!l.ok()) {
+    checks.Add(kind, Unreadable(Rel(dir, ctx), l.status()));
+    return std::nullopt;
+  }
+  checks.Saw(*l);
+  return std::move(*l);
+}
+
+void VerifySingleFile(const Entry& file, CheckpointFormat format, const VerifyContext& ctx,
+                      Checks& checks) {
+  if (file.kind == EntryKind::kLinkOut) {
+    return checks.Add(
+        CheckKind::kExistence,
+        Inconclusive("a symbolic link out of the checkpoint directory; not followed"));
+  }
+  checks.Pass(CheckKind::kExistence, "file present, " + Thousands(file.size) + " bytes");
+  CheckFileSet({&file}, ctx, checks);
+  if (checks.stopped() || format != CheckpointFormat::kTorchSave || checks.step() < 0) return;
+  if (auto inside = RecordedStep(file)) {
+    if (*inside == checks.step()) {
+      checks.Pass(CheckKind::kStep,
+                  "the file records step " + std::to_string(*inside) + ", as its name says");
+    } else {
+      checks.Warn("the file records step " + std::to_string(*inside) + " but its name says " +
+                  std::to_string(checks.step()));
+    }
+  }
+}
+
+CheckpointFormat ClassifyDir(std::string_view name, const Listing& dir) {
+  using F = CheckpointFormat;
+  if (name.find(".orbax-checkpoint-tmp") != std::string_view::npos ||
+      StartsWith(name, "tmp-checkpoint-") || EndsWith(name, ".tmp")) {
+    return F::kTemporary;
+  }
+  if (dir.FindFile("commit_success.txt") || dir.FindFile("_CHECKPOINT_METADATA")) return F::kOrbax;
+  if (dir.FindFile("trainer_state.json") || StartsWith(name, "checkpoint-")) return F::kHfTrainer;
+  if (dir.FindDir("weights") && dir.FindDir("context")) return F::kNemo;
+  if (dir.FindFile("metadata.json")) return F::kMegatronDist;
+  bool rank_dirs = false, ds_files = false, dcp_files = false;
+  for (const Entry& e : dir.entries) {
+    rank_dirs |= e.kind == EntryKind::kDir && StartsWith(e.name, "mp_rank_");
+    ds_files |= EndsWith(e.name, "_model_states.pt") || EndsWith(e.name, "optim_states.pt");
+    dcp_files |= e.name == ".metadata" || e.name == ".metadata.tmp" || EndsWith(e.name, ".distcp");
+  }
+  if (rank_dirs) return F::kMegatron;
+  if (ds_files) return F::kDeepSpeed;
+  if (dcp_files) return StartsWith(name, "iter_") ? F::kMegatronDist : F::kDcp;
+  return F::kUnknown;
+}
+
+}  // namespace denpex::engine::ckpt

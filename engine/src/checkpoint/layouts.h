@@ -1,0 +1,68 @@
+// The per-layout verifiers. Each runs the ordered checks of checkpoints.md §0.3 on one
+// candidate (existence, shard count, sizes, format, metadata, step) and records them; the
+// first definitive failure ends the candidate. One file per layout family.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkpoint/finding.h"
+#include "checkpoint/listing.h"
+#include "denpex/engine/checkpoint.h"
+
+namespace denpex::engine::ckpt {
+
+struct VerifyContext {
+  const CheckpointOptions& options;
+  std::filesystem::path root;                // canonical checkpoint directory
+  std::optional<std::int64_t> tracker_step;  // Megatron latest_checkpointed_iteration.txt
+};
+
+// Records checks on one candidate.
+class Checks {
+ public:
+  explicit Checks(CheckpointCandidate& c) : c_(c) {}
+
+  void Add(CheckKind kind, const Finding& f) { c_.checks.push_back({kind, f.verdict, f.detail}); }
+  void Pass(CheckKind kind, std::string detail) { Add(kind, Valid(std::move(detail))); }
+  void Warn(std::string warning) { c_.warnings.push_back(std::move(warning)); }
+  // The candidate's files include this listing: its mtimes count for suspicion.
+  void Saw(const Listing& l);
+  // A definitive failure has been recorded: stop checking.
+  bool stopped() const;
+  // The first definitive failure's verdict; else INCONCLUSIVE if a check was undecided.
+  CheckpointVerdict Verdict() const;
+  std::int64_t step() const { return c_.step; }
+
+ private:
+  CheckpointCandidate& c_;
+};
+
+// kSizes then kFormat over a set of files: zero-byte files are INCOMPLETE, then each file
+// is read by the reader its name implies (.safetensors, .json, else torch.save).
+void CheckFileSet(const std::vector<const Entry*>& files, const VerifyContext& ctx, Checks& checks);
+
+// A listing one level down, or the failure recorded as `kind` when it cannot be read.
+std::optional<Listing> ListSub(const Entry& dir, const VerifyContext& ctx, Checks& checks,
+                               CheckKind kind);
+
+// "a, b, c and 4 more": a few names for a message.
+std::string FewNames(const std::vector<std::string>& names, std::size_t shown = 3);
+
+void VerifySingleFile(const Entry& file, CheckpointFormat format, const VerifyContext& ctx,
+                      Checks& checks);
+void VerifyDcp(const Listing& dir, const VerifyContext& ctx, Checks& checks);
+void VerifyDeepSpeed(const Listing& dir, const VerifyContext& ctx, Checks& checks);
+void VerifyMegatron(const Listing& dir, const VerifyContext& ctx, Checks& checks);
+void VerifyMegatronDist(const Listing& dir, const VerifyContext& ctx, Checks& checks);
+void VerifyNemo(const Listing& dir, const VerifyContext& ctx, Checks& checks);
+void VerifyHfTrainer(const Listing& dir, const VerifyContext& ctx, Checks& checks);
+void VerifyOrbax(const Listing& dir, const VerifyContext& ctx, Checks& checks);
+
+// Recognises a checkpoint directory's layout from its name and entries.
+CheckpointFormat ClassifyDir(std::string_view name, const Listing& dir);
+
+}  // namespace denpex::engine::ckpt

@@ -1,0 +1,251 @@
+#include "checkpoint/torch_file.h"
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <utility>
+
+namespace denpex::engine::ckpt {
+namespace {
+
+constexpr std::uint64_t kMaxPickle = 256ull << 20;
+// pickle(0x1950a86a20f9469cfc6c), protocol 2: the first bytes of every legacy torch.save file.
+constexpr std::string_view kLegacyMagic =
+    "\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19\x2e";
+constexpr std::string_view kZipMagic = "PK\x03\x04";
+
+std::string Hex(std::string_view b) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : b) {
+    if (!out.empty()) out += ' ';
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
+// Bytes per element of a legacy storage class ("torch.FloatStorage"); 0 when unknown.
+std::uint64_t ElementSize(std::string_view cls) {
+  static const std::map<std::string_view, std::uint64_t, std::less<>> kSizes = {
+      {"DoubleStorage", 8},   {"FloatStorage", 4},        {"HalfStorage", 2},
+      {"BFloat16Storage", 2}, {"LongStorage", 8},         {"IntStorage", 4},
+      {"ShortStorage", 2},    {"CharStorage", 1},         {"ByteStorage", 1},
+      {"BoolStorage", 1},     {"ComplexFloatStorage", 8}, {"ComplexDoubleStorage", 16},
+      {"QInt8Storage", 1},    {"QUInt8Storage", 1},       {"QInt32Storage", 4},
+      {"QUInt4x2Storage", 1}, {"QUInt2x4Storage", 1},     {"UntypedStorage", 1}};
+  const auto dot = cls.rfind('.');
+  auto it = kSizes.find(dot == std::string_view::npos ? cls : cls.substr(dot + 1));
+  return it == kSizes.end() ? 0 : it->second;
+}
+
+// The five legacy pickles (magic, protocol, sys_info, object, storage keys), read from a
+// head of the file that grows until they fit.
+struct LegacyPickles {
+  Finding finding;
+  std::vector<Pickle> pickles;
+};
+
+LegacyPickles ReadLegacyPickles(const ByteFile& f) {
+  LegacyPickles out;
+  for (std::uint64_t head = std::min<std::uint64_t>(f.size(), 64 << 10);;
+       head = std::min(f.size(), head * 4)) {
+    auto bytes = f.Read(0, head);
+    if (!bytes.ok()) return {Unreadable("legacy pickles", bytes.status()), {}};
+    out.pickles.clear();
+    std::size_t pos = 0;
+    for (int k = 0; k < 5; ++k) {
+      Pickle p = RunPickle(*bytes, pos);
+      if (p.error == PickleError::kTruncated && head < f.size()) break;  // read more
+      if (p.error == PickleError::kTruncated) {
+        out.finding =
+            Incomplete("legacy format: the file ends inside pickle " + std::to_string(k + 1) +
+                       " of 5 (" + Thousands(f.size()) + " bytes): truncated");
+        return out;
+      }
+      if (p.error == PickleError::kMalformed) {
+        out.finding = Corrupt("legacy format: pickle " + std::to_string(k + 1) +
+                              " is malformed: " + p.error_detail);
+        return out;
+      }
+      if (p.error == PickleError::kUnsupported) {
+        out.finding =
+            Inconclusive("legacy format: pickle " + std::to_string(k + 1) + ": " + p.error_detail);
+        return out;
+      }
+      pos = p.end;
+      out.pickles.push_back(std::move(p));
+    }
+    if (out.pickles.size() == 5) return out;
+    if (head >= kMaxPickle) {
+      out.finding =
+          Inconclusive("legacy format: the pickles exceed " + Thousands(kMaxPickle) + " bytes");
+      return out;
+    }
+  }
+}
+
+// Storage key -> (element size, numel) from the object pickle's persistent ids
+// ('storage', <class>, key, location, numel[, view]).
+struct StorageInfo {
+  std::uint64_t element_size = 0;
+  std::uint64_t numel = 0;
+};
+
+Finding CheckLegacy(const ByteFile& f) {
+  LegacyPickles lp = ReadLegacyPickles(f);
+  if (!lp.finding.ok()) return lp.finding;
+  const Pickle& obj = lp.pickles[3];
+  const Pickle& keys = lp.pickles[4];
+  std::map<std::string, StorageInfo, std::less<>> storages;
+  for (const PyValue& pid : obj.persistent_ids) {
+    auto t = obj.Items(pid);
+    if (t.size() < 5 || obj.Str(t[0]) != "storage" || t[4].kind != PyValue::Kind::kInt ||
+        t[4].i < 0) {
+      return Inconclusive(
+          "legacy format: a persistent id is not ('storage', class, key, location, numel)");
+    }
+    const std::uint64_t es = ElementSize(obj.Str(t[1]));
+    if (es == 0)
+      return Inconclusive("legacy format: unknown storage class '" + std::string(obj.Str(t[1])) +
+                          "'");
+    storages[std::string(obj.Str(t[2]))] = {es, static_cast<std::uint64_t>(t[4].i)};
+  }
+  std::uint64_t pos = keys.end;
+  const auto key_list = keys.Items(keys.root);
+  for (const PyValue& k : key_list) {
+    auto it = storages.find(keys.Str(k));
+    if (it == storages.end())
+      return Inconclusive("legacy format: storage key '" + std::string(keys.Str(k)) +
+                          "' has no type");
+    if (f.size() - pos < 8) {
+      return Incomplete("legacy format: the file ends before storage '" + it->first + "' (" +
+                        Thousands(f.size()) + " bytes): truncated");
+    }
+    auto head = f.Read(pos, 8);
+    if (!head.ok()) return Unreadable("legacy storage header", head.status());
+    const std::uint64_t numel = Le64(*head, 0);
+    if (numel != it->second.numel) {
+      return Corrupt("legacy format: storage '" + it->first + "' at offset " + Thousands(pos) +
+                     " says " + Thousands(numel) + " elements, the pickle says " +
+                     Thousands(it->second.numel));
+    }
+    const std::uint64_t need = numel * it->second.element_size;
+    if (numel != 0 && need / numel != it->second.element_size)
+      return Corrupt("legacy format: storage size overflows");
+    if (need > f.size() - pos - 8) {
+      return Incomplete(
+          "legacy format: storage '" + it->first + "' needs " +
+          Thousands(need - (f.size() - pos - 8)) +
+          " more bytes than the file holds (torch.load: 'unexpected EOF'): truncated");
+    }
+    pos += 8 + need;
+  }
+  return Valid("legacy format, " + std::to_string(key_list.size()) + " storages, sizes add up");
+}
+
+const ZipEntry* FindEntry(const ZipArchive& a, std::string_view name) {
+  for (const ZipEntry& e : a.entries) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+// `.storage_alignment` (a decimal number) when present, else torch's default 64.
+std::uint64_t StorageAlignment(const ByteFile& f, const ZipEntry* record) {
+  if (record == nullptr || record->size == 0 || record->size > 20 || record->method != 0) return 64;
+  auto text = f.Read(record->data_offset, record->size);
+  if (!text.ok()) return 64;
+  std::uint64_t v = 0;
+  for (char c : *text) {
+    if (c < '0' || c > '9') return 64;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return v == 0 || v > (1u << 20) ? 64 : v;
+}
+
+}  // namespace
+
+Finding CheckTorchArchive(const ByteFile& f, const ZipArchive& archive) {
+  if (archive.entries.empty()) return Corrupt("the archive has no records: not a torch.save file");
+  const std::string& first = archive.entries.front().name;
+  const auto slash = first.find('/');
+  if (slash == std::string::npos || slash == 0) {
+    return Corrupt("file in archive is not in a subdirectory: " + first +
+                   " (not written by torch.save)");
+  }
+  const std::string prefix = first.substr(0, slash + 1);
+  for (const ZipEntry& e : archive.entries) {
+    if (e.name.compare(0, prefix.size(), prefix) != 0) {
+      return Corrupt("records under two folders ('" + prefix + "', '" + e.name +
+                     "'): not written by torch.save");
+    }
+  }
+  if (FindEntry(archive, prefix + "data.pkl") == nullptr) {
+    return Corrupt("no " + prefix + "data.pkl record: not a torch.save archive");
+  }
+  const std::uint64_t align =
+      StorageAlignment(f, FindEntry(archive, prefix + ".storage_alignment"));
+  for (const ZipEntry& e : archive.entries) {
+    if (e.padded && (e.data_offset - archive.start) % align != 0) {
+      return Corrupt("record '" + e.name + "' starts at offset " +
+                     Thousands(e.data_offset - archive.start) +
+                     ", not a multiple of the storage alignment " + std::to_string(align));
+    }
+  }
+  return Valid(std::string(archive.zip64 ? "zip64" : "zip") + ", " +
+               std::to_string(archive.entries.size()) + " records under " + prefix);
+}
+
+Finding CheckTorchFile(const ByteFile& f, bool deep_crc) {
+  if (f.size() == 0) {
+    return Incomplete(
+        "empty (0 bytes): the save was killed right after it opened the file "
+        "(torch.load: 'EOFError: Ran out of input')");
+  }
+  auto head = f.Read(0, std::min<std::uint64_t>(f.size(), kLegacyMagic.size()));
+  if (!head.ok()) return Unreadable("file header", head.status());
+  const std::string_view h = *head;
+  if (h.size() < kZipMagic.size() && kZipMagic.substr(0, h.size()) == h) {
+    return Incomplete("only " + std::to_string(h.size()) + " bytes: truncated");
+  }
+  if (h.substr(0, kZipMagic.size()) == kZipMagic) {
+    ZipRead z = ReadZip(f, f.size(), 0);
+    if (!z.finding.ok()) return z.finding;
+    Finding torch = CheckTorchArchive(f, z.archive);
+    if (!torch.ok() || !deep_crc) return torch;
+    Finding crc = CheckZipCrcs(f, z.archive);
+    return crc.ok() ? Valid(torch.detail + "; " + crc.detail) : crc;
+  }
+  if (kLegacyMagic.substr(0, h.size()) == h) {
+    if (h.size() < kLegacyMagic.size())
+      return Incomplete("legacy format: truncated inside the magic number");
+    return CheckLegacy(f);
+  }
+  if (h.substr(0, 8) == "PYTORCH1")
+    return Inconclusive("the PYTORCH1 preview format is not supported");
+  return Corrupt("not a torch.save file: it starts with " + Hex(h.substr(0, 4)) +
+                 " (torch.load: 'Invalid magic number; corrupt file?')");
+}
+
+std::optional<Pickle> ReadTorchObject(const ByteFile& f) {
+  auto head = f.Read(0, std::min<std::uint64_t>(f.size(), 4));
+  if (!head.ok() || head->size() < 4) return std::nullopt;
+  if (*head != kZipMagic) {
+    LegacyPickles lp = ReadLegacyPickles(f);
+    if (!lp.finding.ok() || lp.pickles.size() != 5) return std::nullopt;
+    return std::move(lp.pickles[3]);
+  }
+  ZipRead z = ReadZip(f, f.size(), 0);
+  if (!z.finding.ok() || z.archive.entries.empty()) return std::nullopt;
+  const std::string& first = z.archive.entries.front().name;
+  const ZipEntry* pkl = FindEntry(z.archive, first.substr(0, first.find('/') + 1) + "data.pkl");
+  if (pkl == nullptr || pkl->method != 0 || pkl->size > kMaxPickle) return std::nullopt;
+  auto bytes = f.Read(pkl->data_offset, pkl->size);
+  if (!bytes.ok()) return std::nullopt;
+  Pickle p = RunPickle(*bytes);
+  if (!p.ok()) return std::nullopt;
+  return p;
+}
+
+}  // namespace denpex::engine::ckpt

@@ -1,0 +1,237 @@
+// The public entry point: enumerate candidates, verify them newest first until one is VALID
+// (and not suspect), and decide RESUME / NO_SAFE_CHECKPOINT / INCONCLUSIVE.
+#include <algorithm>
+#include <system_error>
+
+#include "checkpoint/candidates.h"
+#include "checkpoint/layouts.h"
+#include "denpex/engine/checkpoint.h"
+
+namespace denpex::engine {
+namespace {
+
+using ckpt::Candidate;
+using ckpt::Checks;
+using ckpt::EntryKind;
+using ckpt::VerifyContext;
+
+std::string TemporaryReason(const std::string& name) {
+  if (name.find(".orbax-checkpoint-tmp") != std::string::npos) {
+    return "an Orbax temporary directory: the rename that commits the step never happened (Orbax: "
+           "'Found "
+           "incomplete checkpoint')";
+  }
+  if (name.rfind("tmp-checkpoint-", 0) == 0) {
+    return "a Trainer staging directory never renamed to checkpoint-N (transformers 4.36-4.38 "
+           "multi-node rename "
+           "race)";
+  }
+  return "a temporary file or directory left by a save that did not finish";
+}
+
+void RunChecks(const Candidate& c, const VerifyContext& ctx, Checks& checks) {
+  using F = CheckpointFormat;
+  if (c.entry.kind == EntryKind::kLinkOut) {
+    return checks.Add(
+        CheckKind::kExistence,
+        ckpt::Inconclusive("a symbolic link out of the checkpoint directory; not followed"));
+  }
+  if (!c.unfinished_marker.empty()) {
+    return checks.Add(
+        CheckKind::kExistence,
+        ckpt::Incomplete(c.unfinished_marker + " is present: NeMo removes that marker only after "
+                                               "every rank finished the save"));
+  }
+  if (c.report.format == F::kTemporary)
+    return checks.Add(CheckKind::kExistence, ckpt::Incomplete(TemporaryReason(c.entry.name)));
+  if (c.report.format == F::kTorchSave || c.report.format == F::kSafetensors) {
+    return ckpt::VerifySingleFile(c.entry, c.report.format, ctx, checks);
+  }
+  if (!c.listing)
+    return checks.Add(CheckKind::kExistence, ckpt::Inconclusive("the directory cannot be listed"));
+  const ckpt::Listing& l = *c.listing;
+  switch (c.report.format) {
+    case F::kDcp:
+      return ckpt::VerifyDcp(l, ctx, checks);
+    case F::kDeepSpeed:
+      return ckpt::VerifyDeepSpeed(l, ctx, checks);
+    case F::kMegatron:
+      return ckpt::VerifyMegatron(l, ctx, checks);
+    case F::kMegatronDist:
+      return ckpt::VerifyMegatronDist(l, ctx, checks);
+    case F::kNemo:
+      return ckpt::VerifyNemo(l, ctx, checks);
+    case F::kHfTrainer:
+      return ckpt::VerifyHfTrainer(l, ctx, checks);
+    case F::kOrbax:
+      return ckpt::VerifyOrbax(l, ctx, checks);
+    default:
+      break;
+  }
+  std::vector<std::string> names;
+  for (const auto& e : l.entries) names.push_back(e.name);
+  checks.Add(CheckKind::kExistence,
+             ckpt::Inconclusive("a directory in no layout this verifier knows (" +
+                                (names.empty() ? "empty" : ckpt::FewNames(names, 4)) + ")"));
+}
+
+void Verify(Candidate& c, const VerifyContext& ctx) {
+  Checks checks(c.report);
+  RunChecks(c, ctx, checks);
+  c.report.evaluated = true;
+  c.report.verdict = checks.Verdict();
+  c.report.suspect =
+      ctx.options.not_after && c.report.modified && *c.report.modified > *ctx.options.not_after;
+}
+
+// How to make the framework load the chosen checkpoint instead of what its pointer says.
+std::string ForceHint(const CheckpointCandidate& c) {
+  const std::string n = std::to_string(c.step);
+  switch (c.format) {
+    case CheckpointFormat::kDeepSpeed:
+      return "load it with engine.load_checkpoint(dir, tag=\"" + c.path + "\") or write \"" +
+             c.path + "\" into latest";
+    case CheckpointFormat::kMegatron:
+    case CheckpointFormat::kMegatronDist:
+      return "pass --ckpt-step " + n + " or write " + n + " into latest_checkpointed_iteration.txt";
+    case CheckpointFormat::kHfTrainer:
+      return "pass resume_from_checkpoint=\"<dir>/" + c.path + "\" to trainer.train()";
+    case CheckpointFormat::kOrbax:
+      return "restore step " + n + " explicitly (CheckpointManager.restore(" + n + "))";
+    default:
+      return "load " + c.path + " explicitly";
+  }
+}
+
+// Resolves the pointer against the candidates and says where it disagrees with the choice.
+void ExplainPointer(CheckpointReport& r, const std::vector<Candidate>& cands,
+                    const CheckpointCandidate* chosen) {
+  const bool has_ds = std::any_of(cands.begin(), cands.end(), [](const Candidate& c) {
+    return c.report.format == CheckpointFormat::kDeepSpeed;
+  });
+  if (!r.pointer) {
+    if (has_ds)
+      r.notes.push_back(
+          "no `latest` file: DeepSpeed's load_checkpoint() would silently start from scratch");
+    return;
+  }
+  CheckpointPointer& p = *r.pointer;
+  if (!p.problem.empty()) {
+    r.notes.push_back(p.file + " is " + p.problem + "; candidates were found by directory name");
+    return;
+  }
+  const bool by_step = p.file != "latest";
+  const auto it = std::find_if(cands.begin(), cands.end(), [&](const Candidate& c) {
+    return by_step ? c.report.step == p.step && p.step >= 0
+                   : c.report.path == p.target || c.entry.name == p.target;
+  });
+  if (it == cands.end()) {
+    p.problem = "names " + p.target +
+                ", which is not in the directory (deleted by rotation, or never written)";
+    r.notes.push_back(p.file + " " + p.problem);
+    return;
+  }
+  if (chosen == nullptr || &it->report == chosen) return;
+  const CheckpointCandidate& t = it->report;
+  r.notes.push_back(p.file + " names " + t.path +
+                    (t.evaluated
+                         ? " (" + std::string(VerdictName(t.verdict)) + ": " + t.Reason() + ")"
+                         : " (older than the choice)") +
+                    "; to resume from " + chosen->path + ", " + ForceHint(*chosen));
+}
+
+void Decide(CheckpointReport& r, const std::vector<Candidate>& cands, bool unordered) {
+  const CheckpointCandidate* chosen = nullptr;
+  const CheckpointCandidate* blocker = nullptr;  // undecided and newer than the choice
+  const CheckpointCandidate* suspect_valid = nullptr;
+  for (const Candidate& c : cands) {
+    const CheckpointCandidate& k = c.report;
+    if (!k.evaluated) continue;
+    if (k.verdict == CheckpointVerdict::kValid && !k.suspect) chosen = &k;
+    if (k.verdict == CheckpointVerdict::kValid && k.suspect && !suspect_valid) suspect_valid = &k;
+    if (k.verdict == CheckpointVerdict::kInconclusive && !blocker && !chosen) blocker = &k;
+    if (k.verdict != CheckpointVerdict::kValid || k.suspect) {
+      auto* rej = r.outcome.add_rejected();
+      rej->set_path(k.path);
+      rej->set_step(k.step);
+      rej->set_reason(k.Reason());
+    }
+  }
+  for (const Candidate& c : cands)
+    r.last_written_step = std::max(r.last_written_step, c.report.step);
+  auto& o = r.outcome;
+  if (chosen && !blocker) {
+    o.set_decision(v1::CHECKPOINT_DECISION_RESUME);
+    o.set_path(chosen->path);
+    o.set_step(chosen->step);
+    if (chosen->step >= 0) r.steps_lost = r.last_written_step - chosen->step;
+    r.summary = "resume from " + chosen->path + " (step " + std::to_string(chosen->step) +
+                "), the newest checkpoint that verifies";
+    if (r.steps_lost > 0)
+      r.summary += "; " + std::to_string(r.steps_lost) +
+                   " steps lost against the last written step " +
+                   std::to_string(r.last_written_step);
+  } else if (blocker || suspect_valid || (cands.empty() && unordered)) {
+    o.set_decision(v1::CHECKPOINT_DECISION_INCONCLUSIVE);
+    if (blocker) {
+      r.summary = "cannot decide: " + blocker->path + " (step " + std::to_string(blocker->step) +
+                  ") could not be verified: " + blocker->Reason();
+      if (chosen)
+        r.summary += "; if it is unusable, " + chosen->path + " (step " +
+                     std::to_string(chosen->step) + ") verifies";
+    } else if (suspect_valid) {
+      r.summary = "cannot decide: the only checkpoint that verifies, " + suspect_valid->path +
+                  ", was written after the initiating fault";
+    } else {
+      r.summary =
+          "no checkpoint this verifier recognizes: the entries carry no step in their names";
+    }
+  } else {
+    o.set_decision(v1::CHECKPOINT_DECISION_NO_SAFE_CHECKPOINT);
+    r.summary = cands.empty() ? "no checkpoints found"
+                              : "no checkpoint verifies: " + std::to_string(cands.size()) +
+                                    " candidates rejected";
+  }
+  ExplainPointer(r, cands, o.decision() == v1::CHECKPOINT_DECISION_RESUME ? chosen : nullptr);
+}
+
+}  // namespace
+
+Result<CheckpointReport> VerifyCheckpointDir(const std::filesystem::path& dir,
+                                             const CheckpointOptions& options) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(dir, ec);
+  if (!std::filesystem::exists(st))
+    return Status::NotFound(dir.string() + ": no such checkpoint directory");
+  if (!std::filesystem::is_directory(st))
+    return Status::InvalidInput(dir.string() + ": not a directory");
+  const auto root = std::filesystem::canonical(dir, ec);
+  if (ec) return Status::IoError(dir.string() + ": " + ec.message());
+  auto listing = ckpt::ListDir(root, root);
+  if (!listing.ok()) return listing.status();
+
+  CheckpointReport report;
+  report.dir = dir.string();
+  report.pointer = ckpt::ReadPointer(*listing);
+  VerifyContext ctx{options, root, std::nullopt};
+  if (report.pointer && report.pointer->file != "latest" && report.pointer->step >= 0) {
+    ctx.tracker_step = report.pointer->step;
+  }
+  std::vector<Candidate> cands = ckpt::FindCandidates(*listing);
+  for (Candidate& c : cands) {
+    Verify(c, ctx);
+    if (c.report.verdict == CheckpointVerdict::kValid && !c.report.suspect) break;
+  }
+  Decide(report, cands, ckpt::HasUnorderedCheckpoints(*listing));
+  for (Candidate& c : cands) report.candidates.push_back(std::move(c.report));
+  return report;
+}
+
+Result<v1::CheckpointOutcome> VerifyCheckpoints(const std::filesystem::path& dir,
+                                                const CheckpointOptions& options) {
+  auto r = VerifyCheckpointDir(dir, options);
+  if (!r.ok()) return r.status();
+  return std::move(r->outcome);
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,128 @@
+// After the merge: what no single file can say. Nodes named by lines, ranks of lines that only
+// carry a task id or a local rank, and the year of year-less stamps.
+#include "ingest/resolve.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <utility>
+
+namespace denpex::engine {
+namespace {
+
+constexpr std::size_t kMaxProblems = 40;
+
+}  // namespace
+
+void AddProblem(InputCounts* in, std::string problem) {
+  if (in->problems.size() < kMaxProblems) {
+    in->problems.push_back(std::move(problem));
+  } else {
+    ++in->problems_omitted;
+  }
+}
+
+// c10 and glog stamps carry no year: take it from the earliest line that does (the torchrun
+// table, the trainer's iteration line), minding a job that runs across New Year.
+void ResolveYears(Incident* inc) {
+  std::optional<TimeNs> ref;
+  if (inc->first_dated != 0) ref = inc->first_dated;
+  for (const Event& e : inc->events) {
+    if (e.clock == Clock::kFull && (!ref || e.time < *ref)) ref = e.time;
+  }
+  const CivilTime r = ref ? ToCivil(*ref) : CivilTime{};
+  if (ref) {
+    inc->year = r.year;
+  } else {
+    AddProblem(&inc->input, "no line carries a year (c10 and torchrun stamps omit it): times are shown in 1970");
+  }
+  for (Event& e : inc->events) {
+    if (e.clock != Clock::kNoYear) continue;
+    CivilTime c = ToCivil(e.time);
+    c.year = r.year + (c.month < r.month - 6 ? 1 : 0) - (c.month > r.month + 6 ? 1 : 0);
+    e.time = FromCivil(c);
+    e.clock = Clock::kFull;
+  }
+}
+
+// Nodes are the directories files sit in plus the hosts lines name (NCCL `host:pid:tid`, pdsh
+// prefixes, torchrun table `host :` fields): a combined srun log has no directories. An event
+// belongs to its file's node, else to the host it names.
+void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc) {
+  std::vector<std::string> names;
+  for (const auto& f : sources) {
+    if (!f.node.empty()) names.push_back(f.node);
+  }
+  for (const Event& e : inc->events) {
+    if (e.host != kNoStr) names.emplace_back(inc->str(e.host));
+    if (const auto* fe = std::get_if<FailureEntry>(&e.detail); fe && fe->host != kNoStr) {
+      names.emplace_back(inc->str(fe->host));
+    }
+    if (const auto* sn = std::get_if<SlurmNote>(&e.detail);
+        sn && sn->node != kNoStr && (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom || e.kind == Kind::kNodeFailure)) {
+      names.emplace_back(inc->str(sn->node));
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  inc->nodes = std::move(names);
+  auto index = [&](std::string_view name) -> std::int32_t {
+    if (name.empty()) return -1;
+    auto it = std::lower_bound(inc->nodes.begin(), inc->nodes.end(), name);
+    return it != inc->nodes.end() && *it == name ? static_cast<std::int32_t>(it - inc->nodes.begin()) : -1;
+  };
+  for (std::size_t i = 0; i < sources.size(); ++i) inc->files[i].node = index(sources[i].node);
+  std::vector<std::int32_t> host_node(inc->strings.size(), -2);
+  for (Event& e : inc->events) {
+    e.node = inc->files[e.file].node;
+    if (e.node >= 0 || e.host == kNoStr) continue;
+    if (host_node[e.host] == -2) host_node[e.host] = index(inc->str(e.host));
+    e.node = host_node[e.host];
+  }
+}
+
+void NoteRecovery(Incident* inc) {
+  const InputCounts& in = inc->input;
+  if (in.joined_lines > 0) {
+    AddProblem(&inc->input, std::to_string(in.joined_lines) + " hard-wrapped lines joined to the line they continue");
+  }
+  if (in.broken_records > 0) {
+    AddProblem(&inc->input, std::to_string(in.broken_records) + " records cut short and read as far as they go (counted as malformed)");
+  }
+  if (in.untimed_events > 0) {
+    AddProblem(&inc->input, std::to_string(in.untimed_events) +
+                                " events carry no time of their own (torch <= 2.3 c10 lines, tracebacks, NCCL INFO): they "
+                                "take the time of the stamped line before them in their file, or none, and are "
+                                "ordered by their place in it");
+  }
+}
+
+// A line's rank when it has no rank of its own: the one rank its file's prefixes name (a torchrun
+// log dir's stderr.log), its srun task id when srun started the ranks itself (no torchrun tags),
+// or the rank that other lines give its (node, local rank) (the log dir's stdout.log).
+void ResolveRanks(Incident* inc) {
+  std::map<std::pair<std::int32_t, std::int32_t>, std::int32_t> by_local;
+  for (const Event& e : inc->events) {
+    if (e.rank >= 0 && e.node >= 0 && e.local_rank >= 0) by_local.emplace(std::make_pair(e.node, e.local_rank), e.rank);
+    if (const auto* fe = std::get_if<FailureEntry>(&e.detail); fe && e.rank >= 0 && fe->host != kNoStr) {
+      auto it = std::lower_bound(inc->nodes.begin(), inc->nodes.end(), inc->str(fe->host));
+      if (it != inc->nodes.end() && *it == inc->str(fe->host)) {
+        by_local.emplace(std::make_pair(static_cast<std::int32_t>(it - inc->nodes.begin()), fe->local_rank), e.rank);
+      }
+    }
+  }
+  for (Event& e : inc->events) {
+    if (e.rank >= 0) continue;
+    const LogFile& f = inc->files[e.file];
+    if (f.prefix_ranks.size() == 1 && !f.agent) {
+      e.rank = f.prefix_ranks.front();
+    } else if (e.task >= 0 && f.task_labels && !f.local_tags) {
+      e.rank = e.task;
+    } else if (e.local_rank >= 0 && e.node >= 0) {
+      auto it = by_local.find({e.node, e.local_rank});
+      if (it != by_local.end()) e.rank = it->second;
+    }
+  }
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,23 @@
+// Resolution steps run once every file is merged (resolve.cc).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ingest/incident.h"
+#include "ingest/walk.h"
+
+namespace denpex::engine {
+
+// Appends to the report's problems (at most a few dozen; the rest are counted).
+void AddProblem(InputCounts* in, std::string problem);
+// Node names from directories and the hosts lines name; each event's node.
+void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc);
+// Ranks of lines that carry only a task id or a local rank.
+void ResolveRanks(Incident* inc);
+// The year of year-less stamps, from the earliest full date.
+void ResolveYears(Incident* inc);
+// Problems that say how many lines were joined, cut short or untimed.
+void NoteRecovery(Incident* inc);
+
+}  // namespace denpex::engine

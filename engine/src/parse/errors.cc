@@ -1,0 +1,160 @@
+// Exceptions and NCCL debug lines (../shared/reference/log-formats.md §3–§5, §11–§13): what a
+// rank's own process printed about the error that ended it.
+#include <algorithm>
+
+#include "parse/families.h"
+#include "parse/lines.h"
+#include "parse/scan.h"
+
+namespace denpex::engine {
+namespace {
+
+bool Has(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
+
+// `... (GPU 0; 79.15 GiB total capacity ...` (≤ 2.0) and `... GPU 0 has a total capacity ...`.
+std::int32_t OomGpu(std::string_view msg) {
+  std::int64_t gpu = -1;
+  if (!IntAfter(msg, "(GPU ", &gpu)) IntAfter(msg, ". GPU ", &gpu);
+  return gpu >= 0 && gpu < 1024 ? static_cast<std::int32_t>(gpu) : -1;
+}
+
+Kind GlooKind(std::string_view msg) {
+  if (Has(msg, "Connection closed by peer")) return Kind::kGlooConnectionClosed;
+  if (Has(msg, "Read error") || Has(msg, "Connection reset by peer")) return Kind::kGlooReadError;
+  if (Has(msg, "Timed out waiting")) return Kind::kGlooTimeout;
+  if (Has(msg, "connectFullMesh")) return Kind::kGlooConnectFailed;
+  return Kind::kGlooIoException;
+}
+
+// Family and kind of an exception from its type and message.
+void Classify(std::string_view type, std::string_view msg, Recognised* out) {
+  auto set = [&](Family f, Kind k) {
+    out->family = f;
+    out->kind = k;
+  };
+  if (type.ends_with("OutOfMemoryError") && type.starts_with("ray.")) {
+    set(Family::kRay, Kind::kRayOom);
+  } else if (type.ends_with("OutOfMemoryError") || msg.starts_with("CUDA out of memory")) {
+    set(Family::kCudaOom, Kind::kCudaOom);
+  } else if (type.starts_with("ray.")) {
+    set(Family::kRay, Kind::kActorDied);
+  } else if (Has(msg, "Watchdog caught collective operation timeout") || Has(msg, "watchdog thread terminated")) {
+    set(Family::kNcclWatchdog, Kind::kWatchdogTerminated);
+  } else if (Has(msg, "NCCL error") || Has(msg, "NCCL communicator was aborted")) {
+    set(Family::kNccl, Kind::kNcclError);
+  } else if (Has(msg, "CUDA error: ") || msg.starts_with("CUDA error")) {
+    set(Family::kCuda, Kind::kCudaError);
+  } else if (Has(msg, "gloo/") || Has(msg, "Connection closed by peer") || type.starts_with("gloo::")) {
+    set(Family::kGloo, GlooKind(msg));
+  } else if (Has(msg, "DataLoader worker (pid") && Has(msg, "killed by signal")) {
+    set(Family::kHostOom, Kind::kDataLoaderKilled);
+  } else if (Has(msg, "DefaultCPUAllocator: can't allocate memory")) {
+    set(Family::kHostOom, Kind::kCpuAllocFailed);
+  } else if (Has(msg, "FlatParameter") || Has(msg, "Must flatten tensors") || Has(msg, "FSDP")) {
+    set(Family::kFsdp, Kind::kFsdpError);
+  } else if (Has(type, "elastic.rendezvous") || Has(type, "Rendezvous")) {
+    set(Family::kTorchrun, Kind::kRendezvousError);
+  } else {
+    set(Family::kPython, Kind::kException);
+  }
+}
+
+}  // namespace
+
+StrId InternCapped(StringTable* strings, std::string_view text) {
+  return strings->Intern(text.substr(0, kMaxKeptText));
+}
+
+bool RecogniseException(std::string_view msg, StringTable* strings, Recognised* out) {
+  std::string_view type;
+  if (msg.empty() || !IsAlpha(msg[0]) || !ParsePythonErrorLine(msg, &type)) return false;
+  std::string_view text = msg.substr(type.size());
+  if (text.starts_with(":")) text.remove_prefix(1);
+  while (text.starts_with(" ")) text.remove_prefix(1);
+  Classify(type, text, out);
+  out->detail = PythonError{.type = strings->Intern(type),
+                            .message = InternCapped(strings, text),
+                            .gpu = out->kind == Kind::kCudaOom ? OomGpu(text) : -1};
+  return true;
+}
+
+bool RecogniseWhat(std::string_view msg, StringTable* strings, Recognised* out) {
+  Scanner s(msg);
+  s.SkipSpaces();
+  if (!s.Lit("what():")) return false;
+  s.SkipSpaces();
+  const std::string_view text = s.Rest();
+  Classify("what()", text, out);
+  out->detail = PythonError{.type = strings->Intern("what()"), .message = InternCapped(strings, text)};
+  return true;
+}
+
+bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) {
+  Scanner s(msg);
+  const std::string_view host = s.Token(": [");
+  std::int64_t pid, tid, dev = -1;
+  if (host.empty() || !s.Char(':') || !s.Digits(1, 12, &pid) || !s.Char(':') || !s.Digits(1, 12, &tid) ||
+      !s.Lit(" [")) {
+    return false;
+  }
+  s.Digits(1, 4, &dev);
+  s.Token("]");
+  if (!s.Lit("] ")) return false;
+  out->host = host;
+  if (s.Lit("NCCL INFO ")) {
+    CommInitFields f;
+    if (!s.Rest().starts_with("comm 0x") || ParseCommInit(msg, &f) != Match::kYes) return false;
+    out->family = Family::kNccl;
+    out->kind = Kind::kCommInit;
+    out->error = false;
+    out->detail = CommInit{strings->Intern(f.comm_id), f.comm_rank, f.nranks, f.cuda_dev};
+    return true;
+  }
+  if (!s.SkipPast("NCCL WARN ")) return false;
+  const std::string_view text = s.Rest();
+  NcclWarn w{.pid = pid, .cuda_dev = static_cast<std::int32_t>(dev), .text = InternCapped(strings, text)};
+  out->family = Family::kNccl;
+  out->kind = Kind::kNcclWarn;
+  if (Has(text, "Got completion")) {
+    out->kind = Kind::kIbCompletionError;
+    std::int64_t status = -1;
+    if (!IntAfter(text, "status=", &status)) IntAfter(text, "with error ", &status);
+    w.status = static_cast<std::int32_t>(status);
+    w.peer = strings->Intern(TokenAfter(text, "from peer ", " "));
+  } else if (Has(text, "Connection closed by remote peer") || Has(text, "Connection reset by peer") ||
+             Has(text, "socket") || Has(text, "Connect to ")) {
+    out->kind = Kind::kSocketError;
+    std::string_view peer = TokenAfter(text, "remote peer ", " ");
+    if (peer.empty()) peer = TokenAfter(text, " from ", " ");
+    if (peer.empty()) peer = TokenAfter(text, "Connect to ", " ");
+    w.peer = strings->Intern(peer);
+  } else if (Has(text, "Duplicate GPU detected")) {
+    out->kind = Kind::kDuplicateGpu;
+  } else if (Has(text, "Cuda failure") && Has(text, "out of memory")) {
+    out->family = Family::kCudaOom;
+    out->kind = Kind::kCudaOom;
+  } else if (Has(text, "Cuda failure")) {
+    out->family = Family::kCuda;
+    out->kind = Kind::kCudaError;
+  }
+  out->detail = w;
+  return true;
+}
+
+bool RecogniseFatalSignal(std::string_view msg, StringTable* strings, Recognised* out) {
+  if (!msg.starts_with("Fatal Python error: ")) return false;
+  out->family = Family::kPython;
+  out->kind = Kind::kFatalSignal;
+  out->detail = PythonError{.type = strings->Intern("Fatal Python error"), .message = InternCapped(strings, msg.substr(20))};
+  return true;
+}
+
+bool RecogniseDeviceAssert(std::string_view msg, StringTable* strings, Recognised* out) {
+  if (!msg.ends_with(" failed.") || !Has(msg, "Assertion `")) return false;
+  out->family = Family::kCuda;
+  out->kind = Kind::kDeviceAssert;
+  out->detail = Note{InternCapped(strings, msg)};
+  return true;
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,87 @@
+#include "parse/event.h"
+
+namespace denpex::engine {
+
+std::string_view FamilyName(Family f) {
+  switch (f) {
+    case Family::kOther: return "other";
+    case Family::kNcclWatchdog: return "nccl_watchdog";
+    case Family::kNccl: return "nccl";
+    case Family::kCuda: return "cuda";
+    case Family::kCudaOom: return "cuda_oom";
+    case Family::kHostOom: return "host_oom";
+    case Family::kXid: return "xid";
+    case Family::kSlurm: return "slurm";
+    case Family::kTorchrun: return "torchrun";
+    case Family::kDeepSpeed: return "deepspeed";
+    case Family::kFsdp: return "fsdp";
+    case Family::kKubernetes: return "kubernetes";
+    case Family::kRay: return "ray";
+    case Family::kGloo: return "gloo";
+    case Family::kTrainer: return "trainer";
+    case Family::kPython: return "python";
+  }
+  return "other";
+}
+
+std::string_view KindName(Kind k) {
+  switch (k) {
+    case Kind::kUnknownError: return "unknown_error";
+    case Kind::kWatchdogTimeout: return "watchdog_timeout";
+    case Kind::kBlockingWaitTimeout: return "blocking_wait_timeout";
+    case Kind::kWatchdogTerminated: return "watchdog_terminated";
+    case Kind::kTakingDown: return "taking_process_down";
+    case Kind::kHeartbeatTimeout: return "heartbeat_timeout";
+    case Kind::kWatchdogStuck: return "watchdog_stuck";
+    case Kind::kDumpSignal: return "dump_signal";
+    case Kind::kCommInit: return "comm_init";
+    case Kind::kNcclWarn: return "warn";
+    case Kind::kIbCompletionError: return "ib_completion_error";
+    case Kind::kSocketError: return "socket_error";
+    case Kind::kNcclError: return "nccl_error";
+    case Kind::kDuplicateGpu: return "duplicate_gpu";
+    case Kind::kCudaError: return "cuda_error";
+    case Kind::kDeviceAssert: return "device_assert";
+    case Kind::kCudaOom: return "cuda_oom";
+    case Kind::kOomKill: return "oom_kill";
+    case Kind::kOomInvoked: return "oom_invoked";
+    case Kind::kDataLoaderKilled: return "dataloader_killed";
+    case Kind::kCpuAllocFailed: return "cpu_alloc_failed";
+    case Kind::kXid: return "xid";
+    case Kind::kFallenOffBus: return "fallen_off_bus";
+    case Kind::kRmInitFailed: return "rm_init_failed";
+    case Kind::kCancelled: return "cancelled";
+    case Kind::kTaskExit: return "task_exit";
+    case Kind::kSlurmOom: return "oom";
+    case Kind::kStepAborted: return "step_aborted";
+    case Kind::kStepTerminated: return "step_terminated";
+    case Kind::kJobComplete: return "job_complete";
+    case Kind::kNodeFailure: return "node_failure";
+    case Kind::kWorkerFailed: return "worker_failed";
+    case Kind::kWorkerSignalled: return "worker_signalled";
+    case Kind::kFailureEntry: return "failure_entry";
+    case Kind::kGroupFailed: return "worker_group_failed";
+    case Kind::kRendezvousError: return "rendezvous_error";
+    case Kind::kLauncherExit: return "launcher_exit";
+    case Kind::kKillingSubprocess: return "killing_subprocess";
+    case Kind::kFsdpError: return "fsdp_error";
+    case Kind::kEvicted: return "evicted";
+    case Kind::kOomKilled: return "oom_killed";
+    case Kind::kCrashLoop: return "crash_loop_back_off";
+    case Kind::kContainerExit: return "container_exit";
+    case Kind::kActorDied: return "actor_died";
+    case Kind::kRayOom: return "ray_oom";
+    case Kind::kRayletOomKills: return "raylet_oom_kills";
+    case Kind::kGlooConnectionClosed: return "connection_closed";
+    case Kind::kGlooReadError: return "read_error";
+    case Kind::kGlooTimeout: return "timeout";
+    case Kind::kGlooConnectFailed: return "connect_failed";
+    case Kind::kGlooIoException: return "io_exception";
+    case Kind::kIteration: return "iteration";
+    case Kind::kException: return "exception";
+    case Kind::kFatalSignal: return "fatal_signal";
+  }
+  return "unknown_error";
+}
+
+}  // namespace denpex::engine

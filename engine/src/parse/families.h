@@ -1,0 +1,60 @@
+// Recognisers for the failure families of ../shared/reference/log-formats.md §3–§13, each on
+// a message whose prefixes and header are already stripped (prefix.h, headers.h). A
+// recogniser interns the fields it keeps into `strings` and says which family and kind the
+// record is; it never allocates otherwise, and costs a byte test or two on other lines.
+#pragma once
+
+#include <string_view>
+
+#include "parse/event.h"
+#include "parse/headers.h"
+#include "parse/strings.h"
+
+namespace denpex::engine {
+
+struct Recognised {
+  Family family = Family::kOther;
+  Kind kind = Kind::kUnknownError;
+  EventDetail detail;
+  bool error = true;   // an error record: grouped by masked signature
+  std::string_view host;  // the host the line names (NCCL `host:pid:tid`), when it does
+  TimeNs time = 0;        // a time the message itself states (Slurm's `CANCELLED AT <time>`)
+  bool timed = false;
+};
+
+// Text kept in events is capped (a collapsed paste can make a 1 MiB "line").
+inline constexpr std::size_t kMaxKeptText = 512;
+StrId InternCapped(StringTable* strings, std::string_view text);
+
+// errors.cc: the `Type: message` line that ends a traceback (or stands alone), classified by
+// its content: CUDA error, CUDA OOM, NCCL error, gloo, FSDP, Ray, host allocation, Python.
+bool RecogniseException(std::string_view msg, StringTable* strings, Recognised* out);
+// `  what():  <msg>` of a C++ abort (the watchdog's, a CUDA check's, gloo's).
+bool RecogniseWhat(std::string_view msg, StringTable* strings, Recognised* out);
+// NCCL debug output: `host:pid:tid [dev] NCCL INFO ...` (communicator init only) and
+// `host:pid:tid [dev] file.cc:line NCCL WARN ...` (IB completion, socket, CUDA failures).
+bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out);
+// Python faulthandler: `Fatal Python error: Segmentation fault` (also Bus error, Aborted).
+bool RecogniseFatalSignal(std::string_view msg, StringTable* strings, Recognised* out);
+// `<file>.cu:92: operator(): block: [..], thread: [..] Assertion `...` failed.`
+bool RecogniseDeviceAssert(std::string_view msg, StringTable* strings, Recognised* out);
+
+// kernel.cc: NVRM Xid lines and their multi-line "fallen off the bus" form; the OOM killer.
+bool RecogniseKernel(std::string_view msg, StringTable* strings, Recognised* out);
+// Normalises a PCI id of any producer (`PCI:0000:52:00`, `0000:41:00.0`, `00000000:52:00.0`,
+// `GPU0000:A1:00.0`) to lower-case `dddd:bb:dd`; empty when it is not one.
+std::string_view NormalisePci(std::string_view id, char (&buf)[16]);
+
+// scheduler.cc: Slurm (srun, slurmstepd, slurmd, slurmctld), torchrun agent messages, DeepSpeed
+// launcher, Kubernetes, Ray.
+bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out);
+bool RecogniseAgent(std::string_view msg, StringTable* strings, Recognised* out);
+bool RecogniseDeepSpeed(std::string_view msg, StringTable* strings, Recognised* out);
+bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised* out);
+bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out);
+
+// watchdog.cc: ProcessGroupNCCL lines after the c10 header (timeouts are parsed by the
+// caller, which joins them with their status line; this takes the other messages).
+bool RecogniseWatchdogNote(std::string_view msg, StringTable* strings, Recognised* out);
+
+}  // namespace denpex::engine

@@ -1,0 +1,435 @@
+#include "parse/records.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "parse/lines.h"
+#include "parse/scan.h"
+
+namespace denpex::engine {
+namespace {
+
+constexpr std::string_view kChildFailed = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError";
+constexpr int kMaxJoins = 3;                 // physical lines one wrapped watchdog line may span
+constexpr std::uint32_t kNoticeSpan = 4;     // lines a multi-line NVRM notice may span
+
+bool Has(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
+
+bool IsAgentSource(std::string_view source) {
+  return Has(source, "torch/distributed") || Has(source, "torch.distributed") || source == "run";
+}
+
+// Kernel messages that open with their own words (and so need no kernel-log context).
+bool LooksKernel(std::string_view msg) {
+  return msg.starts_with("NVRM: ") || msg.starts_with("Out of memory: ") || msg.starts_with("Killed process ") ||
+         msg.starts_with("oom-kill:") || msg.starts_with("Memory cgroup out of memory: ");
+}
+
+}  // namespace
+
+LogParser::LogParser(const FileContext& ctx) : ctx_(ctx) {}
+
+void LogParser::Line(const LineRef& line) {
+  ++out_.lines;
+  if (line.text.size() > kMaxLineBytes) {
+    ++out_.malformed;
+    FlushWrapped();
+    return;
+  }
+  if (has_wrapped_ && JoinWrapped(line)) return;
+  if (line.text.empty()) return;
+  out_.last_line = {line.number, line.offset, static_cast<std::uint32_t>(line.text.size())};
+  Process(line, static_cast<std::uint32_t>(line.text.size()), 0);
+}
+
+void LogParser::Process(const LineRef& line, std::uint32_t cite_length, int joins) {
+  Parsed p{.ref = line, .cite_length = cite_length};
+  std::string_view body = line.text;
+  StripPrefixes(&body, ctx_.prefixes, &p.origin);
+  if (p.origin.malformed) {
+    ++out_.malformed;
+    return;
+  }
+  p.rank = p.origin.rank >= 0 ? p.origin.rank : ctx_.name_rank;
+  if (p.origin.rank >= 0) NoteRank(p.origin.rank);
+  out_.task_labels |= p.origin.task >= 0;
+  out_.local_tags |= p.origin.local_rank >= 0;
+  if (ParseHeader(body, &p.header) == Match::kMalformed) ++out_.malformed;
+  NoteTime(p);
+  if (p.header.kind == HeaderKind::kC10 && p.header.source.starts_with("ProcessGroupNCCL")) {
+    Watchdog(p, joins);
+  } else {
+    Dispatch(p);
+  }
+}
+
+void LogParser::NoteRank(std::int32_t rank) {
+  if (rank == last_rank_) return;
+  last_rank_ = rank;
+  out_.prefix_ranks.push_back(rank);
+}
+
+void LogParser::NoteTime(const Parsed& p) {
+  if (p.origin.timed) {
+    last_time_ = p.origin.time;
+    last_clock_ = Clock::kFull;
+  } else if (p.header.clock != Clock::kNone) {
+    if (p.header.clock == Clock::kFull && out_.first_dated == 0) out_.first_dated = p.header.time;
+    last_time_ = p.header.time;
+    last_clock_ = p.header.clock;
+  }
+}
+
+Event LogParser::NewEvent(const Parsed& p, EventDetail detail) {
+  Event e;
+  if (p.origin.timed) {
+    e.time = p.origin.time;
+    e.clock = Clock::kFull;
+  } else if (p.header.clock != Clock::kNone) {
+    e.time = p.header.time;
+    e.clock = p.header.clock;
+  } else if (last_clock_ != Clock::kNone) {
+    e.time = last_time_;
+    e.clock = last_clock_;
+    e.time_borrowed = true;
+  }
+  e.rank = p.rank;
+  e.local_rank = p.origin.local_rank >= 0 ? p.origin.local_rank : ctx_.local_rank;
+  e.task = p.origin.task;
+  if (!p.origin.host.empty()) e.host = out_.strings.Intern(p.origin.host);
+  e.file = ctx_.file;
+  e.line = p.ref.number;
+  e.offset = p.ref.offset;
+  e.length = p.cite_length;
+  e.detail = std::move(detail);
+  return e;
+}
+
+void LogParser::Emit(const Parsed& p, Recognised&& r) {
+  Event e = NewEvent(p, std::move(r.detail));
+  if (r.timed && (e.clock == Clock::kNone || e.time_borrowed)) {
+    e.time = r.time;
+    e.clock = Clock::kFull;
+    e.time_borrowed = false;
+  }
+  e.family = r.family;
+  e.kind = r.kind;
+  if (!r.host.empty() && e.host == kNoStr) e.host = out_.strings.Intern(r.host);
+  if (r.error) e.signature = out_.strings.Intern(MaskSignature(p.header.message.substr(0, kMaxKeptText)));
+  out_.untimed += e.clock == Clock::kNone || e.time_borrowed ? 1 : 0;
+  out_.events.push_back(std::move(e));
+}
+
+void LogParser::Dispatch(const Parsed& p) {
+  const Header& h = p.header;
+  const std::string_view msg = h.message;
+  if (has_pending_gpu_ && ConfirmFallenOff(p)) return;
+  if (h.kind != HeaderKind::kNone && h.kind != HeaderKind::kBracketTime && table_.open) {
+    FlushEntry();
+    table_.open = false;
+  }
+  Recognised r;
+  bool found = false;
+  switch (h.kind) {
+    case HeaderKind::kC10:
+      found = RecogniseAgent(msg, &out_.strings, &r);
+      if (!found && (h.severity == 'E' || h.severity == 'F')) {
+        r = Recognised{.detail = Note{InternCapped(&out_.strings, msg)}};
+        found = true;
+      }
+      break;
+    case HeaderKind::kGlog:
+    case HeaderKind::kPython:
+      if (IsAgentSource(h.source)) {
+        out_.agent = true;
+        found = RecogniseAgent(msg, &out_.strings, &r);
+      } else if (h.source.ends_with(".go")) {
+        found = RecogniseKubernetes(msg, &out_.strings, &r);
+      }
+      break;
+    case HeaderKind::kDeepSpeed:
+      found = RecogniseDeepSpeed(msg, &out_.strings, &r);
+      break;
+    case HeaderKind::kRay:
+      found = RecogniseRay(msg, &out_.strings, &r);
+      break;
+    case HeaderKind::kKernel:
+    case HeaderKind::kSyslog:
+      found = RecogniseKernel(msg, &out_.strings, &r);
+      break;
+    case HeaderKind::kBracketTime:
+    case HeaderKind::kNone:
+      Unheaded(p);
+      return;
+  }
+  if (!found) return;
+  if (r.kind == Kind::kFallenOffBus) {  // wait for the notice's last line
+    has_pending_gpu_ = true;
+    pending_gpu_ = p;
+    pending_gpu_record_ = std::move(r);
+    return;
+  }
+  Emit(p, std::move(r));
+}
+
+// Lines with no logging header (or only a bracketed time): tracebacks, the torchrun table, NCCL
+// debug lines, Slurm, kernel lines in a plain dump, the trainer's iteration line.
+void LogParser::Unheaded(const Parsed& p) {
+  const std::string_view msg = p.header.message;
+  if (msg.empty() || TableLine(p) || Traceback(p)) return;
+  Recognised r;
+  bool found = false;
+  const char c = msg[0];
+  if (c == ' ' || c == '\t') {
+    if (msg.starts_with(" [")) {
+      TimeNs t;
+      std::int64_t iteration, total;
+      const Match m = ParseIteration(msg, &t, &iteration, &total);
+      out_.malformed += m == Match::kMalformed ? 1 : 0;
+      if (m != Match::kYes) return;
+      Parsed q = p;
+      q.header.time = t;
+      q.header.clock = Clock::kFull;
+      found = true;
+      r = Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = Iteration{iteration, total}, .error = false};
+      Emit(q, std::move(r));
+      return;
+    }
+    found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r);
+  } else if (IsAlpha(c) || IsDigit(c)) {
+    found = ((ctx_.kernel || LooksKernel(msg)) && RecogniseKernel(msg, &out_.strings, &r)) ||
+            (c == 's' && RecogniseSlurm(msg, &out_.strings, &r)) || RecogniseNccl(msg, &out_.strings, &r) ||
+            (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
+            ((c == 'N' || c == 'K' || c == 'T' || c == 'p') && RecogniseSlurm(msg, &out_.strings, &r)) ||
+            RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
+            (c == 'E' && RecogniseSlurm(msg, &out_.strings, &r)) ||
+            (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));
+  } else if (c == '[' || c == '*' || c == '_') {
+    found = RecogniseSlurm(msg, &out_.strings, &r);
+  } else if (c == '/' || c == '.') {
+    found = RecogniseDeviceAssert(msg, &out_.strings, &r);
+  }
+  if (found && r.kind == Kind::kFallenOffBus) {
+    has_pending_gpu_ = true;
+    pending_gpu_ = p;
+    pending_gpu_record_ = std::move(r);
+  } else if (found) {
+    Emit(p, std::move(r));
+  }
+}
+
+bool LogParser::ConfirmFallenOff(const Parsed& p) {
+  if (p.ref.number > pending_gpu_.ref.number + kNoticeSpan) {
+    has_pending_gpu_ = false;
+    return false;
+  }
+  if (!Has(p.header.message, "fallen off the bus")) return false;
+  has_pending_gpu_ = false;
+  Emit(pending_gpu_, std::move(pending_gpu_record_));
+  return true;
+}
+
+// ---- Python tracebacks ----------------------------------------------------------------
+
+std::int64_t LogParser::StreamOf(const Parsed& p) const {
+  const std::size_t host = p.origin.host.empty() ? 0 : std::hash<std::string_view>{}(p.origin.host);
+  return static_cast<std::int64_t>(host ^ (static_cast<std::size_t>(p.rank + 1) << 1) ^
+                                   (static_cast<std::size_t>(p.origin.task + 1) << 24) ^
+                                   (static_cast<std::size_t>(p.origin.local_rank + 1) << 44));
+}
+
+// A traceback is one record: its frames are skipped, and the `Type: message` line that ends
+// it becomes the event (RecogniseException), with the rank of the stream it was printed on.
+bool LogParser::Traceback(const Parsed& p) {
+  const std::string_view msg = p.header.message;
+  const std::int64_t stream = StreamOf(p);
+  auto open = std::find_if(tracebacks_.begin(), tracebacks_.end(), [&](const auto& t) { return t.first == stream; });
+  if (msg.starts_with("Traceback (most recent call last):")) {
+    if (open == tracebacks_.end()) tracebacks_.emplace_back(stream, p.ref.number);
+    return true;
+  }
+  if (open == tracebacks_.end()) return false;
+  if (msg[0] == ' ' || msg[0] == '\t' || msg[0] == '^' || msg[0] == '~') return true;  // frames, carets
+  tracebacks_.erase(open);
+  return false;  // the closing line: recognised by the caller like any exception line
+}
+
+// ---- ChildFailedError table ------------------------------------------------------------
+
+bool LogParser::TableLine(const Parsed& p) {
+  const std::string_view text = p.header.message;
+  if (text.starts_with(kChildFailed)) {
+    FlushEntry();
+    table_ = Table{.open = true};
+    out_.agent = true;
+    tracebacks_.clear();
+    return true;
+  }
+  if (!table_.open) return false;
+  if (text.starts_with("Root Cause") || text.starts_with("Failures:")) {
+    FlushEntry();
+    table_.root_cause = text[0] == 'R';
+  } else if (IsTableEntryStart(text)) {
+    FlushEntry();
+    table_.in_entry = true;
+    table_.entry = NewEvent(p, FailureEntry{.root_cause = table_.root_cause});
+    table_.entry.family = Family::kTorchrun;
+    table_.entry.kind = Kind::kFailureEntry;
+    table_.entry.rank = -1;
+  } else if (text[0] == '=' || text[0] == '-') {
+    FlushEntry();
+  } else if (text[0] == ' ' && table_.in_entry) {
+    ReadTableField(p);
+  } else if (text[0] != ' ' && !text.ends_with(" FAILED")) {
+    FlushEntry();
+    table_.open = false;
+    return false;
+  }
+  return true;
+}
+
+void LogParser::ReadTableField(const Parsed& p) {
+  TableField f;
+  if (!SplitTableField(p.header.message, &f)) return;  // e.g. `  <NO_OTHER_FAILURES>`
+  Event& e = table_.entry;
+  auto& entry = std::get<FailureEntry>(e.detail);
+  bool ok = true;
+  if (f.name == "time") {
+    ok = ParseTableTime(f.value, &e.time);
+    if (ok) {
+      e.clock = Clock::kFull;
+      e.time_borrowed = false;
+    }
+  } else if (f.name == "host") {
+    entry.host = out_.strings.Intern(f.value);
+  } else if (f.name == "rank") {
+    ok = ParseRankField(f.value, &e.rank, &entry.local_rank);
+    e.line = p.ref.number;  // the line a diagnosis cites
+    e.offset = p.ref.offset;
+    e.length = p.cite_length;
+  } else if (f.name == "exitcode") {
+    ok = ParseExitcodeField(f.value, &entry.exit_code, &entry.pid);
+  }
+  if (!ok) ++out_.malformed;
+}
+
+void LogParser::FlushEntry() {
+  if (!table_.in_entry) return;
+  table_.in_entry = false;
+  if (table_.entry.rank < 0) {
+    ++out_.malformed;  // an entry without a readable `rank` field
+    return;
+  }
+  if (std::get<FailureEntry>(table_.entry.detail).root_cause) {
+    table_.entry.signature = out_.strings.Intern("ChildFailedError: Root Cause (first observed failure)");
+  }
+  out_.untimed += table_.entry.clock == Clock::kNone || table_.entry.time_borrowed ? 1 : 0;
+  out_.events.push_back(std::move(table_.entry));
+}
+
+// ---- ProcessGroupNCCL ------------------------------------------------------------------
+
+void LogParser::Watchdog(const Parsed& p, int joins) {
+  std::string_view text = p.header.message;
+  PgPrefix pg;
+  const Match mp = ParsePgPrefix(&text, &pg);
+  if (mp == Match::kMalformed) {
+    ++out_.malformed;
+    return;
+  }
+  if (text.starts_with("Watchdog caught collective operation timeout") && !Has(text, "before timing out") &&
+      joins < kMaxJoins) {
+    if (p.ref.text.data() != wrapped_.data()) wrapped_.assign(p.ref.text);  // the rest is on the next line
+    wrapped_line_ = p.ref;
+    wrapped_cite_ = p.cite_length;
+    wrapped_joins_ = joins;
+    has_wrapped_ = true;
+    return;
+  }
+  WatchdogTimeoutFields f;
+  const Match mt = ParseWatchdogTimeout(text, &f);
+  if (mt == Match::kMalformed) ++out_.malformed;
+  if (mt == Match::kYes) {
+    Recognised r{.family = Family::kNcclWatchdog,
+                 .kind = f.blocking ? Kind::kBlockingWaitTimeout : Kind::kWatchdogTimeout,
+                 .detail = WatchdogTimeout{.pg = out_.strings.Intern(pg.uid),
+                                           .pg_desc = out_.strings.Intern(pg.desc),
+                                           .group_rank = pg.group_rank,
+                                           .seq = f.seq,
+                                           .op = out_.strings.Intern(f.op),
+                                           .numel_in = f.numel_in,
+                                           .numel_out = f.numel_out,
+                                           .timeout_ms = f.timeout_ms,
+                                           .ran_for_ms = f.ran_for_ms}};
+    std::erase_if(open_watchdogs_, [&](const auto& w) { return w.first == p.rank; });
+    open_watchdogs_.emplace_back(p.rank, out_.events.size());
+    Emit(p, std::move(r));
+    return;
+  }
+  if (mt == Match::kMalformed) return;
+  WatchdogMessage(p, text);
+  (void)pg;
+}
+
+void LogParser::WatchdogMessage(const Parsed& p, std::string_view text) {
+  std::string_view rest = p.header.message;
+  PgPrefix pg;
+  ParsePgPrefix(&rest, &pg);
+  WatchdogStatus st;
+  const Match ms = ParseWatchdogStatus(text, &st);
+  if (ms == Match::kMalformed) ++out_.malformed;
+  if (ms == Match::kYes) {
+    // The status line belongs to the rank's open watchdog block on the same process group.
+    for (const auto& [r, index] : open_watchdogs_) {
+      auto& w = std::get<WatchdogTimeout>(out_.events[index].detail);
+      if (r == p.rank && out_.strings.Get(w.pg) == pg.uid && w.group_rank == pg.group_rank && w.last_enqueued < 0) {
+        w.last_enqueued = st.last_enqueued;
+        w.last_completed = st.last_completed;
+      }
+    }
+    return;
+  }
+  Recognised r;
+  if (!RecogniseWatchdogNote(text, &out_.strings, &r)) return;
+  if (auto* n = std::get_if<WatchdogNote>(&r.detail)) {
+    n->pg = out_.strings.Intern(pg.uid);
+    n->group_rank = pg.group_rank;
+  }
+  Emit(p, std::move(r));
+}
+
+bool LogParser::JoinWrapped(const LineRef& line) {
+  // A continuation has no prefix and no header of its own: it is the cut line's tail.
+  std::string_view body = line.text;
+  LineOrigin o;
+  Header h;
+  const bool continues = !body.empty() && StripPrefixes(&body, ctx_.prefixes, &o) == 0 &&
+                         ParseHeader(body, &h) == Match::kNo && body[0] != '[';
+  if (!continues) {
+    FlushWrapped();
+    return false;
+  }
+  has_wrapped_ = false;
+  wrapped_.append(line.text);
+  ++out_.joined;
+  Process({wrapped_, wrapped_line_.offset, wrapped_line_.number}, wrapped_cite_, wrapped_joins_ + 1);
+  return true;
+}
+
+// The cut line had no continuation: read what it holds, and count it.
+void LogParser::FlushWrapped() {
+  if (!has_wrapped_) return;
+  has_wrapped_ = false;
+  ++out_.broken;
+  Process({wrapped_, wrapped_line_.offset, wrapped_line_.number}, wrapped_cite_, kMaxJoins);
+}
+
+ParsedLog LogParser::Finish() {
+  FlushWrapped();
+  FlushEntry();
+  std::sort(out_.prefix_ranks.begin(), out_.prefix_ranks.end());
+  out_.prefix_ranks.erase(std::unique(out_.prefix_ranks.begin(), out_.prefix_ranks.end()), out_.prefix_ranks.end());
+  return std::move(out_);
+}
+
+}  // namespace denpex::engine

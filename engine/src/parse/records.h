@@ -1,0 +1,98 @@
+// LogParser: the per-file state machine behind ParseLog. It strips each line's prefixes and
+// header, hands the message to the family recognisers (families.h) after a cheap test of its
+// first bytes, and joins multi-line records: the watchdog block (timeout + status line), a
+// Python traceback (one event, at its `Type: message` line), the ChildFailedError table (one
+// event per entry), the driver's multi-line "fallen off the bus" notice, and watchdog lines a
+// terminal hard-wrapped.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "parse/families.h"
+#include "parse/headers.h"
+#include "parse/log_parser.h"
+#include "parse/prefix.h"
+
+namespace denpex::engine {
+
+// Where a line sits in its file.
+struct LineRef {
+  std::string_view text;
+  std::uint64_t offset;
+  std::uint32_t number;
+};
+
+class LogParser {
+ public:
+  explicit LogParser(const FileContext& ctx);
+
+  void Line(const LineRef& line);
+  ParsedLog Finish();
+
+ private:
+  // A line once its prefixes and header are read.
+  struct Parsed {
+    LineRef ref;               // `text` may be a joined copy; offset/number are the first line's
+    std::uint32_t cite_length = 0;  // bytes of the first physical line, as a report quotes it
+    LineOrigin origin;
+    Header header;
+    std::int32_t rank = -1;
+  };
+
+  void Process(const LineRef& line, std::uint32_t cite_length, int joins);
+
+  void Dispatch(const Parsed& p);
+  void Unheaded(const Parsed& p);
+  void Emit(const Parsed& p, Recognised&& r);
+  Event NewEvent(const Parsed& p, EventDetail detail);
+  void NoteRank(std::int32_t rank);
+  void NoteTime(const Parsed& p);
+
+  // ProcessGroupNCCL (the watchdog block; wrapped timeout lines are joined first).
+  void Watchdog(const Parsed& p, int joins);
+  bool JoinWrapped(const LineRef& line);
+  void FlushWrapped();
+  void WatchdogMessage(const Parsed& p, std::string_view text);
+  // Python tracebacks, per stream (a combined log interleaves ranks).
+  std::int64_t StreamOf(const Parsed& p) const;
+  bool Traceback(const Parsed& p);
+  // The ChildFailedError table (§9).
+  bool TableLine(const Parsed& p);
+  void ReadTableField(const Parsed& p);
+  void FlushEntry();
+  // The driver's multi-line "fallen off the bus" notice.
+  bool ConfirmFallenOff(const Parsed& p);
+
+  FileContext ctx_;
+  ParsedLog out_;
+  std::int32_t last_rank_ = -1;
+  // Time of the last stamped line, lent to the events that follow without one.
+  TimeNs last_time_ = 0;
+  Clock last_clock_ = Clock::kNone;
+
+  struct Table {
+    bool open = false;
+    bool root_cause = false;
+    bool in_entry = false;
+    Event entry;  // FailureEntry detail; rank/line set by the `rank :` field
+  } table_;
+  std::vector<std::pair<std::int64_t, std::uint32_t>> tracebacks_;  // (stream, first line)
+  // Per rank, the last watchdog timeout event, awaiting its `last enqueued` status line.
+  std::vector<std::pair<std::int32_t, std::size_t>> open_watchdogs_;
+  // A watchdog timeout line cut by a terminal: kept until the next line says whether it goes on.
+  std::string wrapped_;
+  LineRef wrapped_line_{};
+  std::uint32_t wrapped_cite_ = 0;
+  int wrapped_joins_ = 0;
+  bool has_wrapped_ = false;
+  // `NVRM: The NVIDIA GPU <pci>` seen; confirmed by "fallen off the bus" within a few lines.
+  bool has_pending_gpu_ = false;
+  Parsed pending_gpu_;
+  Recognised pending_gpu_record_;
+};
+
+}  // namespace denpex::engine

@@ -1,0 +1,98 @@
+// Scanner: a cursor over one line, shared by the recognisers. Every method consumes only on
+// success, so a failed alternative leaves the cursor where it was. No allocation.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "denpex/common/time.h"
+
+namespace denpex::engine {
+
+// What a recogniser says of a line: not its shape, parsed, or its shape with a field that does
+// not parse (counted as malformed by the caller, which moves on).
+enum class Match { kNo, kYes, kMalformed };
+
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+inline bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+inline bool IsSeverity(char c) { return c == 'I' || c == 'W' || c == 'E' || c == 'F'; }
+
+class Scanner {
+ public:
+  explicit Scanner(std::string_view s) : s_(s) {}
+
+  std::string_view Rest() const { return s_.substr(pos_); }
+  std::size_t pos() const { return pos_; }
+  bool AtEnd() const { return pos_ >= s_.size(); }
+  char Peek(std::size_t ahead = 0) const { return pos_ + ahead < s_.size() ? s_[pos_ + ahead] : '\0'; }
+
+  bool Char(char c) {
+    if (pos_ >= s_.size() || s_[pos_] != c) return false;
+    ++pos_;
+    return true;
+  }
+  bool Lit(std::string_view lit) {
+    if (!Rest().starts_with(lit)) return false;
+    pos_ += lit.size();
+    return true;
+  }
+  void SkipSpaces() {
+    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
+  }
+  void Skip(std::size_t n) { pos_ = n > s_.size() - pos_ ? s_.size() : pos_ + n; }
+  // An unsigned decimal of min..max digits, not followed by another digit.
+  bool Digits(int min, int max, std::int64_t* v) {
+    std::int64_t x = 0;
+    int n = 0;
+    while (n < max && pos_ + n < s_.size() && IsDigit(s_[pos_ + n])) {
+      x = x * 10 + (s_[pos_ + n] - '0');
+      ++n;
+    }
+    if (n < min || (pos_ + n < s_.size() && IsDigit(s_[pos_ + n]))) return false;
+    pos_ += n;
+    *v = x;
+    return true;
+  }
+  // A signed decimal (at most 18 digits).
+  bool Int(std::int64_t* v) {
+    const std::size_t start = pos_;
+    const bool neg = Char('-');
+    if (!Digits(1, 18, v)) {
+      pos_ = start;
+      return false;
+    }
+    if (neg) *v = -*v;
+    return true;
+  }
+  // The text up to (not including) the first character of `stops`, or to the end.
+  std::string_view Token(std::string_view stops) {
+    const std::size_t start = pos_;
+    while (pos_ < s_.size() && stops.find(s_[pos_]) == std::string_view::npos) ++pos_;
+    return s_.substr(start, pos_ - start);
+  }
+  // Moves past the first occurrence of `lit`.
+  bool SkipPast(std::string_view lit) {
+    const std::size_t at = s_.find(lit, pos_);
+    if (at == std::string_view::npos) return false;
+    pos_ = at + lit.size();
+    return true;
+  }
+
+ private:
+  std::string_view s_;
+  std::size_t pos_ = 0;
+};
+
+// `hh:mm:ss[.f]` with 1..9 fraction digits (a `,` before them too: Python logging), as
+// nanoseconds of the day.
+bool ScanTimeOfDay(Scanner* s, TimeNs* ns_of_day);
+// `YYYY-MM-DD` then `T`, `_` or ` `, then a time of day; as UTC (no zone is read).
+bool ScanDateTime(Scanner* s, TimeNs* out);
+// A yearless month/day plus time of day, placed in kPlaceholderYear.
+bool YearlessTime(std::int64_t month, std::int64_t day, TimeNs ns_of_day, TimeNs* out);
+// The integer after the first occurrence of `key` in `s`.
+bool IntAfter(std::string_view s, std::string_view key, std::int64_t* v);
+// The text after the first `key` in `s` up to one of `stops` (empty when `key` is absent).
+std::string_view TokenAfter(std::string_view s, std::string_view key, std::string_view stops);
+
+}  // namespace denpex::engine

@@ -1,0 +1,249 @@
+// Launchers and schedulers (../shared/reference/log-formats.md §8–§10, §12): Slurm's srun,
+// slurmstepd, slurmd and slurmctld; the torchrun agent; the DeepSpeed launcher; Kubernetes;
+// Ray's raylet.
+#include "parse/families.h"
+#include "parse/lines.h"
+#include "parse/scan.h"
+
+namespace denpex::engine {
+namespace {
+
+bool Has(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
+
+std::string_view TrimLeft(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  return s;
+}
+
+// `*** JOB 123 ON node-1 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***` and the
+// older forms (`*** JOB 830329 CANCELLED AT ... DUE TO TIME LIMIT on n447 ***`,
+// `*** STEP 1.0 FAILED (non-zero exit code or other failure mode) ***`).
+bool Banner(std::string_view msg, StringTable* strings, Recognised* out) {
+  Scanner s(msg);
+  if (!s.SkipPast("*** ")) return false;
+  const std::string_view body = s.Rest();
+  if (!body.ends_with(" ***")) return false;
+  SlurmNote n;
+  n.node = strings->Intern(TokenAfter(body, " ON ", " "));
+  if (n.node == kNoStr) n.node = strings->Intern(TokenAfter(body, " on ", " "));
+  std::string_view reason = TokenAfter(body, " DUE TO ", "*");
+  if (reason.ends_with(" ")) reason.remove_suffix(1);
+  if (const std::size_t on = reason.find(" on "); on != std::string_view::npos) reason = reason.substr(0, on);
+  if (const std::size_t comma = reason.find(','); comma != std::string_view::npos) reason = reason.substr(0, comma);
+  out->kind = Kind::kCancelled;
+  if (Has(body, "STEPD TERMINATED")) {
+    out->kind = Kind::kStepTerminated;
+  } else if (Has(body, " FAILED")) {
+    reason = "FAILED";
+  } else if (!Has(body, "CANCELLED")) {
+    return false;
+  } else if (reason.empty()) {
+    reason = "CANCELLED";  // scancel: no reason given
+  }
+  n.reason = strings->Intern(reason);
+  Scanner at(body);
+  if (at.SkipPast(" AT ") && ScanDateTime(&at, &out->time)) out->timed = true;  // no zone: the node's clock
+  out->family = Family::kSlurm;
+  out->detail = n;
+  return true;
+}
+
+// `srun: error: node-3: task 5: Exited with exit code 1`, `tasks 2,4-5,7: Terminated`,
+// `task 0: Out Of Memory`, `task 0: Killed`, `task 289: Bus error`.
+bool SrunTask(std::string_view msg, StringTable* strings, Recognised* out) {
+  Scanner s(msg);
+  if (!s.Lit("error: ")) return false;
+  const std::string_view node = s.Token(":");
+  if (!s.Lit(": task")) return false;
+  s.Char('s');
+  s.Char(' ');
+  const std::string_view tasks = s.Token(":");
+  if (tasks.empty() || !s.Lit(": ")) return false;
+  SlurmNote n{.node = strings->Intern(node), .tasks = strings->Intern(tasks)};
+  std::string_view reason = s.Rest();
+  std::int64_t code = 0;
+  if (reason.starts_with("Exited with exit code ")) {
+    IntAfter(reason, "exit code ", &code);
+    reason = "Exited";
+  }
+  n.exit_code = static_cast<std::int32_t>(code);
+  n.reason = strings->Intern(reason);
+  out->family = Family::kSlurm;
+  out->kind = reason == "Out Of Memory" ? Kind::kSlurmOom : Kind::kTaskExit;
+  out->detail = n;
+  return true;
+}
+
+}  // namespace
+
+bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out) {
+  Scanner s(msg);
+  if (s.Char('[')) {  // slurmd: `[63532.0] error: ...`
+    s.Token("]");
+    s.Lit("] ");
+    msg = s.Rest();
+  }
+  if (msg.starts_with("srun: ")) {
+    msg.remove_prefix(6);
+    if (SrunTask(msg, strings, out)) return true;
+    if (msg.starts_with("error: Node failure on ")) {
+      out->family = Family::kSlurm;
+      out->kind = Kind::kNodeFailure;
+      out->detail = SlurmNote{.reason = strings->Intern("NODE FAILURE"), .node = strings->Intern(msg.substr(23))};
+      return true;
+    }
+    if (msg.starts_with("Job step aborted") || Has(msg, "Terminating ") || msg.starts_with("Force Terminated")) {
+      out->family = Family::kSlurm;
+      out->kind = Kind::kStepAborted;
+      out->detail = Note{InternCapped(strings, msg)};
+      return true;
+    }
+    return Banner(msg, strings, out);
+  }
+  if (msg.starts_with("slurmstepd")) msg = TokenAfter(msg, ": ", "\n");
+  if (msg.starts_with("error: ")) msg.remove_prefix(7);
+  if (msg.starts_with("*** ")) return Banner(msg, strings, out);
+  if (msg.starts_with("Detected ") && (Has(msg, " oom-kill event") || Has(msg, " oom_kill event"))) {
+    out->family = Family::kSlurm;
+    out->kind = Kind::kSlurmOom;
+    out->detail = SlurmNote{.reason = strings->Intern("OOM")};
+    return true;
+  }
+  if (const bool down = msg.starts_with("Nodes "); down || msg.starts_with("Killing JobId=")) {
+    // slurmctld: `error: Nodes gpu-1 not responding[, setting DOWN]`, `Killing JobId=1 on failed node gpu-1`
+    if (!Has(msg, down ? " not responding" : " on failed node ")) return false;
+    const std::string_view node = down ? TokenAfter(msg, "Nodes ", " ") : TokenAfter(msg, "on failed node ", " ");
+    out->family = Family::kSlurm;
+    out->kind = Kind::kNodeFailure;
+    out->detail = SlurmNote{.reason = strings->Intern(down ? (Has(msg, "setting DOWN") ? "DOWN" : "NOT RESPONDING")
+                                                           : "KILLED ON FAILED NODE"),
+                            .node = strings->Intern(node)};
+    return true;
+  }
+  // slurmctld's word that the scheduler ends the job.
+  struct Reason {
+    std::string_view opens;
+    std::string_view reason;
+  };
+  for (const Reason& r : {Reason{"Time limit exhausted for JobId=", "TIME LIMIT"},
+                          Reason{"_slurm_rpc_kill_job: REQUEST_KILL_JOB", "CANCELLED"}, Reason{"preempted JobId=", "PREEMPTION"}}) {
+    if (!msg.starts_with(r.opens)) continue;
+    out->family = Family::kSlurm;
+    out->kind = Kind::kCancelled;
+    out->detail = SlurmNote{.reason = strings->Intern(r.reason)};
+    return true;
+  }
+  if (msg.starts_with("_job_complete: JobId=")) {  // slurmctld: `WTERMSIG 9` / `WEXITSTATUS 1`
+    std::int64_t v = 0;
+    SlurmNote n;
+    if (IntAfter(msg, "WTERMSIG ", &v)) {
+      n.exit_code = static_cast<std::int32_t>(-v);
+    } else if (IntAfter(msg, "WEXITSTATUS ", &v)) {
+      n.exit_code = static_cast<std::int32_t>(v);
+    }
+    n.reason = strings->Intern(TokenAfter(msg, "JobId=", " "));
+    out->family = Family::kSlurm;
+    out->kind = Kind::kJobComplete;
+    out->error = n.exit_code != 0;
+    out->detail = n;
+    return true;
+  }
+  return false;
+}
+
+bool RecogniseAgent(std::string_view msg, StringTable* strings, Recognised* out) {
+  out->family = Family::kTorchrun;
+  WorkerFailedFields f;
+  if (ParseWorkerFailed(msg, &f) == Match::kYes) {
+    out->kind = Kind::kWorkerFailed;
+    out->detail = WorkerFailed{.local_rank = f.local_rank, .exit_code = f.exit_code, .pid = f.pid};
+    return true;
+  }
+  std::int64_t pid;
+  std::string_view signal;
+  if (ParseWorkerSignalled(msg, &pid, &signal) == Match::kYes) {
+    out->kind = Kind::kWorkerSignalled;
+    out->error = false;
+    out->detail = WorkerSignalled{pid, strings->Intern(signal)};
+    return true;
+  }
+  Scanner s(msg);
+  if (s.Lit("Unable to shutdown process ") && s.Digits(1, 12, &pid)) {  // `... forcefully exitting via 9`
+    out->kind = Kind::kWorkerSignalled;
+    out->error = false;
+    out->detail = WorkerSignalled{pid, strings->Intern("SIGKILL")};
+    return true;
+  }
+  if (msg.starts_with("Local worker group finished (FAILED)")) {
+    out->kind = Kind::kGroupFailed;
+    out->error = false;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  if (Has(msg, "[c10d] The client socket has timed out") || Has(msg, "RendezvousConnectionError") ||
+      Has(msg, "failed to bind")) {
+    out->kind = Kind::kRendezvousError;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  return false;
+}
+
+bool RecogniseDeepSpeed(std::string_view msg, StringTable* strings, Recognised* out) {
+  std::int64_t v;
+  if (Has(msg, " exits with return code = ") && IntAfter(msg, "return code = ", &v)) {
+    out->family = Family::kDeepSpeed;
+    out->kind = Kind::kLauncherExit;
+    out->detail = WorkerFailed{.exit_code = static_cast<std::int32_t>(v)};
+    return true;
+  }
+  Scanner s(msg);
+  if (s.Lit("Killing subprocess ") && s.Digits(1, 12, &v)) {
+    out->family = Family::kDeepSpeed;
+    out->kind = Kind::kKillingSubprocess;
+    out->error = false;
+    out->detail = WorkerSignalled{v, strings->Intern("SIGKILL")};
+    return true;
+  }
+  (void)strings;
+  return false;
+}
+
+bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised* out) {
+  const std::string_view t = TrimLeft(msg);
+  Kind kind;
+  if (t.starts_with("Warning ") && Has(t, " Evicted ")) {
+    kind = Kind::kEvicted;
+  } else if (t.starts_with("Reason:")) {
+    const std::string_view r = TrimLeft(t.substr(7));
+    if (r.starts_with("OOMKilled")) {
+      kind = Kind::kOomKilled;
+    } else if (r.starts_with("CrashLoopBackOff")) {
+      kind = Kind::kCrashLoop;
+    } else if (r.starts_with("Evicted")) {
+      kind = Kind::kEvicted;
+    } else {
+      return false;
+    }
+  } else if (t.starts_with("command terminated with exit code ")) {
+    kind = Kind::kContainerExit;
+  } else if (t.starts_with("\"Eviction manager: pods ranked for eviction\"")) {
+    kind = Kind::kEvicted;
+  } else {
+    return false;
+  }
+  out->family = Family::kKubernetes;
+  out->kind = kind;
+  out->detail = Note{InternCapped(strings, t)};
+  return true;
+}
+
+bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out) {
+  if (!Has(msg, "killed due to memory pressure (OOM)")) return false;
+  out->family = Family::kRay;
+  out->kind = Kind::kRayletOomKills;
+  out->detail = Note{InternCapped(strings, msg)};
+  return true;
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,43 @@
+// ProcessGroupNCCL's other messages (../shared/reference/log-formats.md §2): the abort that
+// follows a timeout, the watchdog's termination, the heartbeat monitor and the flight
+// recorder's dump signal. The timeout itself and its status line are parsed in lines.cc.
+#include "parse/families.h"
+#include "parse/scan.h"
+
+namespace denpex::engine {
+
+bool RecogniseWatchdogNote(std::string_view msg, StringTable* strings, Recognised* out) {
+  WatchdogNote n;
+  out->family = Family::kNcclWatchdog;
+  if (msg.starts_with("Some NCCL operations have failed or timed out")) {
+    out->kind = Kind::kTakingDown;
+  } else if (msg.starts_with("Process group watchdog thread terminated with exception: ") ||
+             msg.starts_with("NCCL watchdog thread terminated with exception: ")) {
+    const std::string_view what = TokenAfter(msg, "exception: ", "\n");
+    out->kind = Kind::kWatchdogTerminated;
+    if (what.find("CUDA error") != std::string_view::npos) {  // the watchdog reports a CUDA fault
+      out->family = Family::kCuda;
+      out->kind = Kind::kCudaError;
+    }
+  } else if (msg.starts_with("Heartbeat monitor timed out")) {
+    out->kind = Kind::kHeartbeatTimeout;
+  } else if (msg.find("watchdog got stuck for ") != std::string_view::npos) {
+    out->kind = Kind::kWatchdogStuck;
+  } else if (msg.starts_with("Received a dump signal")) {
+    out->kind = Kind::kDumpSignal;
+    out->error = false;
+    std::int64_t r = -1;
+    Scanner s(msg);
+    if (s.SkipPast(" from ")) {
+      s.SkipSpaces();
+      if (s.Lit("rank ") && s.Digits(1, 9, &r)) n.from_rank = static_cast<std::int32_t>(r);
+    }
+  } else {
+    return false;
+  }
+  n.text = InternCapped(strings, msg);
+  out->detail = n;
+  return true;
+}
+
+}  // namespace denpex::engine

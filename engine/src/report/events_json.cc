@@ -1,0 +1,144 @@
+#include "report/events_json.h"
+
+#include <cstdio>
+#include <type_traits>
+
+#include "report/diagnosis.h"
+
+namespace denpex::engine {
+namespace {
+
+void AppendString(std::string_view s, std::string* out) {
+  const std::string valid = ValidUtf8(s);
+  out->push_back('"');
+  for (char c : valid) {
+    switch (c) {
+      case '"': *out += "\\\""; break;
+      case '\\': *out += "\\\\"; break;
+      case '\n': *out += "\\n"; break;
+      case '\t': *out += "\\t"; break;
+      case '\r': *out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          *out += buf;
+        } else {
+          out->push_back(c);
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+// Writes `"key":value` pairs, with a comma before all but the first.
+class Fields {
+ public:
+  Fields(const Incident& inc, std::string* out) : inc_(inc), out_(out) {}
+  void Key(std::string_view key) {
+    if (!first_) out_->push_back(',');
+    first_ = false;
+    AppendString(key, out_);
+    out_->push_back(':');
+  }
+  void Int(std::string_view key, std::int64_t v) {
+    Key(key);
+    *out_ += std::to_string(v);
+  }
+  // Omitted when negative (unknown).
+  void Known(std::string_view key, std::int64_t v) {
+    if (v >= 0) Int(key, v);
+  }
+  void Bool(std::string_view key, bool v) {
+    Key(key);
+    *out_ += v ? "true" : "false";
+  }
+  void Str(std::string_view key, std::string_view v) {
+    Key(key);
+    AppendString(v, out_);
+  }
+  // Omitted when empty.
+  void Id(std::string_view key, StrId id) {
+    if (id != kNoStr) Str(key, inc_.str(id));
+  }
+
+ private:
+  const Incident& inc_;
+  std::string* out_;
+  bool first_ = true;
+};
+
+void DetailFields(const EventDetail& detail, Fields* f) {
+  std::visit(
+      [&](const auto& d) {
+        using T = std::decay_t<decltype(d)>;
+        if constexpr (std::is_same_v<T, Note>) {
+          f->Id("text", d.text);
+        } else if constexpr (std::is_same_v<T, WatchdogTimeout>) {
+          f->Id("pg", d.pg), f->Id("pg_desc", d.pg_desc), f->Known("group_rank", d.group_rank);
+          f->Known("seq", d.seq), f->Id("op", d.op), f->Known("numel_in", d.numel_in), f->Known("numel_out", d.numel_out);
+          f->Known("timeout_ms", d.timeout_ms), f->Known("ran_for_ms", d.ran_for_ms);
+          f->Known("last_enqueued", d.last_enqueued), f->Known("last_completed", d.last_completed);
+        } else if constexpr (std::is_same_v<T, WatchdogNote>) {
+          f->Id("pg", d.pg), f->Known("group_rank", d.group_rank), f->Known("from_rank", d.from_rank), f->Id("text", d.text);
+        } else if constexpr (std::is_same_v<T, WorkerFailed>) {
+          f->Known("local_rank", d.local_rank), f->Int("exit_code", d.exit_code);
+          if (d.pid > 0) f->Int("pid", d.pid);
+        } else if constexpr (std::is_same_v<T, WorkerSignalled>) {
+          f->Int("pid", d.pid), f->Id("signal", d.signal);
+        } else if constexpr (std::is_same_v<T, FailureEntry>) {
+          f->Bool("root_cause", d.root_cause), f->Known("local_rank", d.local_rank), f->Int("exit_code", d.exit_code);
+          f->Int("pid", d.pid), f->Id("host", d.host);
+        } else if constexpr (std::is_same_v<T, Iteration>) {
+          f->Int("iteration", d.iteration), f->Int("total", d.total);
+        } else if constexpr (std::is_same_v<T, CommInit>) {
+          f->Id("comm_id", d.comm_id), f->Known("comm_rank", d.comm_rank), f->Int("nranks", d.nranks);
+          f->Known("cuda_dev", d.cuda_dev);
+        } else if constexpr (std::is_same_v<T, NcclWarn>) {
+          f->Int("pid", d.pid), f->Known("cuda_dev", d.cuda_dev), f->Id("peer", d.peer), f->Known("status", d.status);
+          f->Id("text", d.text);
+        } else if constexpr (std::is_same_v<T, PythonError>) {
+          f->Id("type", d.type), f->Id("message", d.message), f->Known("gpu", d.gpu);
+        } else if constexpr (std::is_same_v<T, OomKill>) {
+          if (d.pid > 0) f->Int("pid", d.pid);
+          f->Id("comm", d.comm);
+        } else if constexpr (std::is_same_v<T, Xid>) {
+          f->Known("code", d.code), f->Id("pci", d.pci), f->Known("pid", d.pid), f->Id("process", d.process);
+          f->Id("text", d.text);
+        } else if constexpr (std::is_same_v<T, SlurmNote>) {
+          f->Id("reason", d.reason), f->Id("node", d.node), f->Id("tasks", d.tasks);
+          if (d.exit_code != 0) f->Int("exit_code", d.exit_code);
+        }
+      },
+      detail);
+}
+
+}  // namespace
+
+void AppendEventJson(const Incident& inc, const Event& e, std::string* out) {
+  out->push_back('{');
+  Fields f(inc, out);
+  if (e.clock == Clock::kNone) {
+    f.Key("time");
+    *out += "null";
+  } else {
+    f.Str("time", FormatRfc3339(e.time));
+  }
+  if (e.time_borrowed) f.Bool("time_borrowed", true);
+  if (e.node >= 0) f.Str("node", inc.nodes[e.node]);
+  f.Known("rank", e.rank);
+  f.Known("local_rank", e.local_rank);
+  f.Known("task", e.task);
+  f.Str("file", inc.files[e.file].path);
+  f.Int("line", e.line);
+  f.Str("family", FamilyName(e.family));
+  f.Str("kind", KindName(e.kind));
+  f.Key("fields");
+  out->push_back('{');
+  Fields inner(inc, out);
+  DetailFields(e.detail, &inner);
+  out->push_back('}');
+  out->push_back('}');
+}
+
+}  // namespace denpex::engine

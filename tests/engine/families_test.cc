@@ -1,0 +1,475 @@
+// The family recognisers on the real line shapes of each version in
+// ../shared/reference/log-formats.md §2–§13, through the per-file parser (so prefixes, headers
+// and multi-line joins are exercised as in a real log).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "parse/families.h"
+#include "parse/log_parser.h"
+
+namespace denpex::engine {
+namespace {
+
+ParsedLog Parse(const std::string& text, bool kernel = false) {
+  return ParseLog(text, FileContext{.kernel = kernel, .prefixes = SniffPrefixes(text)});
+}
+
+struct Case {
+  const char* line;
+  Family family;
+  Kind kind;
+};
+
+void ExpectEach(const std::vector<Case>& cases, bool kernel = false) {
+  for (const Case& c : cases) {
+    const ParsedLog log = Parse(std::string(c.line) + "\n", kernel);
+    ASSERT_EQ(log.events.size(), 1u) << c.line;
+    EXPECT_EQ(FamilyName(log.events[0].family), FamilyName(c.family)) << c.line;
+    EXPECT_EQ(KindName(log.events[0].kind), KindName(c.kind)) << c.line;
+  }
+}
+
+template <typename T>
+const T& Only(const ParsedLog& log) {
+  EXPECT_EQ(log.events.size(), 1u);
+  return std::get<T>(log.events.at(0).detail);
+}
+
+TEST(Families, WatchdogTimeoutOfEachTorchVersion) {
+  constexpr const char* kLines[] = {
+      // 2.4 with a description, 2.3 without, 2.5+ GUID, sub-group without description, empty name
+      "[rank7]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] [PG 0 (default_pg) Rank 7] Watchdog caught "
+      "collective operation timeout: WorkNCCL(SeqNum=86, OpType=ALLREDUCE, NumelIn=4, NumelOut=4, Timeout(ms)=600000) "
+      "ran for 600104 milliseconds before timing out.",
+      "[rank4]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] [PG 5 Rank 0] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=86, OpType=_ALLGATHER_BASE, NumelIn=4, NumelOut=32, Timeout(ms)=600000) ran for 600104 "
+      "milliseconds before timing out.",
+      "[rank1]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:616] [PG ID 0 PG GUID 0(default_pg) Rank 1] Watchdog caught "
+      "collective operation timeout: WorkNCCL(SeqNum=86, OpType=BROADCAST, NumelIn=4, NumelOut=4, Timeout(ms)=600000) ran "
+      "for 600104 milliseconds before timing out.",
+      "[rank13]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:616] [PG ID 11 PG GUID 119 Rank 1] Watchdog caught "
+      "collective operation timeout: WorkNCCL(SeqNum=86, OpType=RECV, NumelIn=4, NumelOut=4, Timeout(ms)=600000) ran for "
+      "600104 milliseconds before timing out.",
+      "[rank1]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:616] [PG  Rank 1] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=86, OpType=ALLTOALL_BASE, NumelIn=4, NumelOut=4, Timeout(ms)=600000) ran for 600104 "
+      "milliseconds before timing out.",
+      // torch 1.13: no time, no rank prefix, no Numel fields; older still: no SeqNum
+      "[E ProcessGroupNCCL.cpp:737] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=86, "
+      "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800163 milliseconds before timing out.",
+      "[E ProcessGroupNCCL.cpp:587] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE, "
+      "Timeout(ms)=1800000) ran for 1800163 milliseconds before timing out.",
+  };
+  for (const char* line : kLines) {
+    const ParsedLog log = Parse(std::string(line) + "\n");
+    const auto& w = Only<WatchdogTimeout>(log);
+    EXPECT_EQ(log.events[0].kind, Kind::kWatchdogTimeout) << line;
+    EXPECT_GE(w.group_rank, 0) << line;
+    EXPECT_FALSE(log.strings.Get(w.op).empty()) << line;
+    EXPECT_GT(w.timeout_ms, 0) << line;
+  }
+  const ParsedLog log = Parse(std::string(kLines[3]) + "\n");
+  const auto& w = Only<WatchdogTimeout>(log);
+  EXPECT_EQ(log.events[0].rank, 13);  // global rank from [rank13]
+  EXPECT_EQ(w.group_rank, 1);         // process-group rank from [... Rank 1]
+  EXPECT_EQ(log.strings.Get(w.pg), "119");
+  EXPECT_EQ(w.numel_in, 4);
+}
+
+TEST(Families, WatchdogStatusLineOfEachVersionJoinsTheTimeout) {
+  const std::string timeout =
+      "[rank1]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:616] [PG ID 0 PG GUID 0(default_pg) Rank 1] Watchdog "
+      "caught collective operation timeout: WorkNCCL(SeqNum=86, OpType=ALLREDUCE, NumelIn=4, NumelOut=4, "
+      "Timeout(ms)=600000) ran for 600104 milliseconds before timing out.\n";
+  for (const char* status :
+       {"[rank1]:[E1206 18:44:12.7 ProcessGroupNCCL.cpp:1664] [PG ID 0 PG GUID 0(default_pg) Rank 1] Exception (either an "
+        "error or timeout) detected by watchdog at work: 86, last enqueued NCCL work: 86, last completed NCCL work: 85.",
+        "[rank1]:[E1206 18:44:12.7 ProcessGroupNCCL.cpp:1664] [PG ID 0 PG GUID 0(default_pg) Rank 1]  failure detected by "
+        "watchdog at work sequence id: 86 PG status: last enqueued work: 86, last completed work: 85",
+        "[rank1]:[E1206 18:44:12.7 ProcessGroupNCCL.cpp:1664] [PG ID 0 PG GUID 0(default_pg) Rank 1] Timeout at NCCL "
+        "work: 86, last enqueued NCCL work: 86, last completed NCCL work: 85."}) {
+    const ParsedLog log = Parse(timeout + status + "\n");
+    const auto& w = Only<WatchdogTimeout>(log);
+    EXPECT_EQ(w.last_enqueued, 86) << status;
+    EXPECT_EQ(w.last_completed, 85) << status;
+  }
+}
+
+TEST(Families, OtherWatchdogMessages) {
+  ExpectEach({
+      {"[rank0]:[E1206 18:44:12.7 ProcessGroupNCCL.cpp:1] [Rank 0] Work WorkNCCL(SeqNum=9, OpType=ALLREDUCE, "
+       "Timeout(ms)=60000) timed out in blocking wait (TORCH_NCCL_BLOCKING_WAIT=1).",
+       Family::kNcclWatchdog, Kind::kBlockingWaitTimeout},
+      {"[rank0]:[E1206 18:44:12.7 ProcessGroupNCCL.cpp:1] [PG 0 Rank 0] Heartbeat monitor timed out! Process will be "
+       "terminated after dumping debug info. workMetaList_.size()=2",
+       Family::kNcclWatchdog, Kind::kHeartbeatTimeout},
+      {"[rank1]:[F1206 18:44:12.7 ProcessGroupNCCL.cpp:1] [PG 0 Rank 1] [PG 0 Rank 1] ProcessGroupNCCL's watchdog got "
+       "stuck for 480 seconds without making progress in monitoring enqueued collectives.",
+       Family::kNcclWatchdog, Kind::kWatchdogStuck},
+      {"[rank5]:[E1206 18:44:12.7 ProcessGroupNCCL.cpp:1] [PG 0 Rank 5] Received a dump signal due to a collective "
+       "timeout from  rank 34 and we will try our best to dump the debug info.",
+       Family::kNcclWatchdog, Kind::kDumpSignal},
+      {"[rank5]:[E1206 18:44:12.7 ProcessGroupNCCL.cpp:1] [PG 0 Rank 5] Process group watchdog thread terminated with "
+       "exception: CUDA error: unspecified launch failure",
+       Family::kCuda, Kind::kCudaError},
+      {"[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
+       "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data. To avoid this inconsistency, we "
+       "are taking the entire process down.",
+       Family::kNcclWatchdog, Kind::kTakingDown},
+  });
+  const ParsedLog log = Parse(
+      "[rank5]:[E1206 18:44:12.7 ProcessGroupNCCL.cpp:1] [PG 0 Rank 5] Received a dump signal due to a collective "
+      "timeout from  rank 34 and we will try our best to dump the debug info.\n");
+  EXPECT_EQ(Only<WatchdogNote>(log).from_rank, 34);
+}
+
+TEST(Families, HardWrappedWatchdogLineIsJoinedAndABrokenOneCounted) {
+  ParsedLog log = Parse(
+      "[rank3]:[E302 09:27:14.1 ProcessGroupNCCL.cpp:607] [PG 1 Rank 3] Watchdog caught collective operation timeout: "
+      "WorkNCCL(SeqNum=21, OpType=ALLREDUCE, NumelIn=5, NumelOut=5\n"
+      "164000, Timeout(ms)=600000) ran for 600100 milliseconds before timing out.\n");
+  const auto& w = Only<WatchdogTimeout>(log);
+  EXPECT_EQ(w.numel_out, 5164000);
+  EXPECT_EQ(w.ran_for_ms, 600100);
+  EXPECT_EQ(log.joined, 1);
+  EXPECT_EQ(log.events[0].line, 1u);
+  log = Parse(
+      "[rank3]:[E302 09:27:14.1 ProcessGroupNCCL.cpp:607] [PG 1 Rank 3] Watchdog caught collective operation timeout: "
+      "WorkNCCL(SeqNum=21, OpType=ALLREDUCE, NumelIn=5\n"
+      "[rank3]:[E302 09:27:14.1 ProcessGroupNCCL.cpp:621] [PG 1 Rank 3] Some NCCL operations have failed or timed out.\n");
+  EXPECT_EQ(log.broken, 1);
+  ASSERT_EQ(log.events.size(), 2u);
+  EXPECT_EQ(std::get<WatchdogTimeout>(log.events[0].detail).seq, 21);
+}
+
+TEST(Families, NcclDebugLinesOf218And221) {
+  ExpectEach({
+      {"gpu-01:3309:3309 [3] NCCL INFO comm 0x55d0 rank 3 nranks 16 cudaDev 3 nvmlDev 3 busId 4b000 commId "
+       "0x1c2f - Init COMPLETE",
+       Family::kNccl, Kind::kCommInit},
+      {"gpu-01:3309:3412 [3] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion with error 12, opcode 0, len 0, "
+       "vendor err 129",
+       Family::kNccl, Kind::kIbCompletionError},
+      {"gpu-01:3309:3412 [3] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<34567> with "
+       "error 12, opcode 0, len 0, vendor err 129",
+       Family::kNccl, Kind::kIbCompletionError},
+      {"gpu-01:3309:3412 [3] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<34567> with "
+       "status=12 opcode=0 len=0 vendor err 129 (Recv) localGid fe80::1 remoteGidsfe80::2",
+       Family::kNccl, Kind::kIbCompletionError},
+      {"gpu-01:3309:3412 [3] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer "
+       "gpu-02<45678>",
+       Family::kNccl, Kind::kSocketError},
+      {"gpu-01:3309:3309 [1] init.cc:1 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000",
+       Family::kNccl, Kind::kDuplicateGpu},
+      {"678c7278cb2d:3309:3309 [0] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'", Family::kCudaOom,
+       Kind::kCudaOom},
+      {"[2025-05-12 17:31:38] gpu-01:3309:3309 [0] enqueue.cc:1 NCCL WARN Cuda failure 700 'an illegal memory access "
+       "was encountered'",
+       Family::kCuda, Kind::kCudaError},
+  });
+  ParsedLog log = Parse(
+      "gpu-01:3309:3412 [3] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<34567> with "
+      "status=5 opcode=0 len=0 vendor err 249 (Send) localGid fe80::1 remoteGidsfe80::2\n");
+  const auto& w = Only<NcclWarn>(log);
+  EXPECT_EQ(w.status, 5);
+  EXPECT_EQ(log.strings.Get(w.peer), "10.0.0.2<34567>");
+  EXPECT_EQ(log.strings.Get(log.events[0].host), "gpu-01");
+  log = Parse("gpu-01:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n");
+  EXPECT_TRUE(log.events.empty());  // INFO noise is not an event
+}
+
+TEST(Families, ExceptionsClassifiedByTheirText) {
+  ExpectEach({
+      {"RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:514, unhandled system error, NCCL "
+       "version 2.4.8",
+       Family::kNccl, Kind::kNcclError},
+      {"torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1331, "
+       "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.5",
+       Family::kNccl, Kind::kNcclError},
+      {"RuntimeError: CUDA error: an illegal memory access was encountered", Family::kCuda, Kind::kCudaError},
+      {"  what():  CUDA error: unspecified launch failure", Family::kCuda, Kind::kCudaError},
+      {"/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [109,0,0], thread: [124,0,0] "
+       "Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.",
+       Family::kCuda, Kind::kDeviceAssert},
+      {"RuntimeError: DataLoader worker (pid 4242) is killed by signal: Killed.", Family::kHostOom,
+       Kind::kDataLoaderKilled},
+      {"RuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate memory: you "
+       "tried to allocate 1000 bytes.",
+       Family::kHostOom, Kind::kCpuAllocFailed},
+      {"ValueError: `FlatParameter` requires uniform dtype but got torch.float16 and torch.float32", Family::kFsdp,
+       Kind::kFsdpError},
+      {"ValueError: Must flatten tensors with uniform dtype but got torch.bfloat16 and torch.float32", Family::kFsdp,
+       Kind::kFsdpError},
+      {"ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.", Family::kRay,
+       Kind::kActorDied},
+      {"ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.", Family::kRay,
+       Kind::kRayOom},
+      {"ZeroDivisionError: division by zero", Family::kPython, Kind::kException},
+  });
+}
+
+TEST(Families, CudaOomOfEachEra) {
+  struct Oom {
+    const char* line;
+    int gpu;
+  };
+  for (const Oom& c : {
+           Oom{"RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; 14.2 "
+               "GiB already allocated; 3.1 MiB free; 14.4 GiB cached)",
+               0},
+           Oom{"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 3; 79.15 GiB total "
+               "capacity; 70 GiB already allocated; 1 GiB free; 75 GiB reserved in total by PyTorch) If reserved memory "
+               "is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for "
+               "Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+               3},
+           Oom{"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacty "
+               "of 79.15 GiB of which 1.2 GiB is free.",
+               0},
+           Oom{"[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 5 has a total "
+               "capacity of 79.15 GiB of which 10.00 MiB is free.",
+               5},
+       }) {
+    const ParsedLog log = Parse(std::string(c.line) + "\n");
+    const auto& e = Only<PythonError>(log);
+    EXPECT_EQ(log.events[0].family, Family::kCudaOom) << c.line;
+    EXPECT_EQ(e.gpu, c.gpu) << c.line;
+  }
+}
+
+TEST(Families, HostOomKillerWordingsOfOldAndNewKernels) {
+  ExpectEach(
+      {
+          {"Out of memory: Kill process 4242 (python3) score 900 or sacrifice child", Family::kHostOom, Kind::kOomKill},
+          {"Killed process 4242 (python3) total-vm:100kB, anon-rss:90kB, file-rss:0kB, shmem-rss:0kB", Family::kHostOom,
+           Kind::kOomKill},
+          {"Memory cgroup out of memory: Kill process 4242 (python3) score 1 or sacrifice child", Family::kHostOom,
+           Kind::kOomKill},
+          {"Out of memory: Killed process 4242 (GC Thread#9) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, "
+           "UID:0 pgtables:1kB oom_score_adj:0",
+           Family::kHostOom, Kind::kOomKill},
+          {"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=x,mems_allowed=0-1,oom_memcg=/k,task_memcg=/k/"
+           "crio-1.scope,task=python3,pid=4242,uid=0",
+           Family::kHostOom, Kind::kOomInvoked},
+          {"python3 invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0",
+           Family::kHostOom, Kind::kOomInvoked},
+      },
+      /*kernel=*/true);
+  const ParsedLog log = Parse("Out of memory: Killed process 4242 (GC Thread#9) total-vm:1kB\n");
+  const auto& k = Only<OomKill>(log);
+  EXPECT_EQ(k.pid, 4242);
+  EXPECT_EQ(log.strings.Get(k.comm), "GC Thread#9");
+}
+
+TEST(Families, XidOfEachDriverEraWithItsPciIdNormalised) {
+  struct X {
+    const char* line;
+    int code;
+    const char* pci;
+    std::int64_t pid;
+    const char* name;
+  };
+  for (const X& c : {
+           X{"[  518.05] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.", 79, "0000:3b:00", -1, ""},
+           X{"[  518.05] NVRM: Xid (PCI:0000:01:00): 31, pid=2560, Ch 0000003a, intr 10000000. MMU Fault: ENGINE "
+             "GRAPHICS GPC6 GPCCLIENT_T1_13 faulted @ 0x6f6f_320c2000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ",
+             31, "0000:01:00", 2560, ""},
+           X{"[  518.05] NVRM: Xid (PCI:0009:52:00): 48, pid=1234, name=python3, An uncorrectable double bit error (DBE) "
+             "has been detected on GPU in the framebuffer at [physAddr 0x1] partition 1, subpartition 0.",
+             48, "0009:52:00", 1234, "python3"},
+           X{"[  518.05] NVRM: Xid (PCI:0000:B3:00): 45, pid='<unknown>', name=<unknown>, Ch 00000001 caused by previous "
+             "Xid 149",
+             45, "0000:b3:00", -1, ""},
+       }) {
+    const ParsedLog log = Parse(std::string(c.line) + "\n", true);
+    const auto& x = Only<Xid>(log);
+    EXPECT_EQ(x.code, c.code) << c.line;
+    EXPECT_EQ(log.strings.Get(x.pci), c.pci) << c.line;
+    EXPECT_EQ(x.pid, c.pid) << c.line;
+    EXPECT_EQ(log.strings.Get(x.process), c.name) << c.line;
+  }
+  char buf[16];
+  EXPECT_EQ(NormalisePci("0000:41:00.0", buf), "0000:41:00");
+  EXPECT_EQ(NormalisePci("00000000:52:00.0", buf), "0000:52:00");
+  EXPECT_EQ(NormalisePci("GPU0000:A1:00.0", buf), "0000:a1:00");
+  EXPECT_EQ(NormalisePci("busId 4b000", buf), "");
+}
+
+TEST(Families, MultiLineFallenOffTheBusNoticeIsOneEvent) {
+  const ParsedLog log = Parse(
+      "[  600.1] NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+      "[  600.1] NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+      "[  600.1] NVRM: fallen off the bus and is not responding to commands.\n",
+      true);
+  const auto& x = Only<Xid>(log);
+  EXPECT_EQ(log.events[0].kind, Kind::kFallenOffBus);
+  EXPECT_EQ(log.strings.Get(x.pci), "0000:b3:00");
+  EXPECT_EQ(log.events[0].line, 1u);
+  ExpectEach({{"NVRM: GPU 0000:41:00.0: RmInitAdapter failed! (0x62:0x40:2404)", Family::kXid, Kind::kRmInitFailed}},
+             true);
+}
+
+TEST(Families, SlurmWordingsOfStepdSrunSlurmdAndSlurmctld) {
+  ExpectEach({
+      {"slurmstepd: error: *** JOB 123 ON gpu-07 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***",
+       Family::kSlurm, Kind::kCancelled},
+      {"slurmstepd: error: *** STEP 123.0 ON gpu-07 CANCELLED AT 2024-01-01T00:00:00 DUE TO PREEMPTION ***",
+       Family::kSlurm, Kind::kCancelled},
+      {"slurmstepd: error: *** JOB 123 ON gpu-07 CANCELLED AT 2024-01-01T00:00:00 DUE TO NODE FAILURE, SEE SLURMCTLD "
+       "LOG FOR DETAILS ***",
+       Family::kSlurm, Kind::kCancelled},
+      {"slurmstepd: *** JOB 830329 CANCELLED AT 2019-01-01T00:00:00 DUE TO TIME LIMIT on n447 ***", Family::kSlurm,
+       Kind::kCancelled},
+      {"srun: *** STEP 12.0 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***", Family::kSlurm, Kind::kCancelled},
+      {"slurmstepd: error: *** STEP 12.0 ON gpu-07 CANCELLED AT 2024-01-01T00:00:00 ***", Family::kSlurm,
+       Kind::kCancelled},
+      {"srun: error: gpu-07: task 5: Exited with exit code 1", Family::kSlurm, Kind::kTaskExit},
+      {"srun: error: gpu-07: tasks 2,4-5,7: Terminated", Family::kSlurm, Kind::kTaskExit},
+      {"srun: error: gpu-07: task 0: Out Of Memory", Family::kSlurm, Kind::kSlurmOom},
+      {"srun: error: gpu-07: task 289: Bus error", Family::kSlurm, Kind::kTaskExit},
+      {"srun: Job step aborted: Waiting up to 32 seconds for job step to finish.", Family::kSlurm, Kind::kStepAborted},
+      {"srun: Terminating StepId=440575.0", Family::kSlurm, Kind::kStepAborted},
+      {"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup. Some of your processes may have "
+       "been killed by the cgroup out-of-memory handler.",
+       Family::kSlurm, Kind::kSlurmOom},
+      {"slurmstepd: error: Detected 1 oom_kill event in StepId=11300781.0. Some of the step tasks have been OOM Killed.",
+       Family::kSlurm, Kind::kSlurmOom},
+      {"[2020-12-14T09:43:55.500] [63532.0] error: *** STEP 63532.0 STEPD TERMINATED ON cn106 AT "
+       "2020-12-14T09:43:55 DUE TO JOB NOT ENDING WITH SIGNALS ***",
+       Family::kSlurm, Kind::kStepTerminated},
+      {"[2024-01-01T00:00:00.000] _job_complete: JobId=127441 WTERMSIG 9", Family::kSlurm, Kind::kJobComplete},
+  });
+  ParsedLog log = Parse("slurmstepd: error: *** JOB 123 ON gpu-07 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***\n");
+  auto n = Only<SlurmNote>(log);
+  EXPECT_EQ(log.strings.Get(n.reason), "TIME LIMIT");
+  EXPECT_EQ(log.strings.Get(n.node), "gpu-07");
+  log = Parse("srun: error: gpu-07: tasks 2,4-5,7: Exited with exit code 1\n");
+  n = Only<SlurmNote>(log);
+  EXPECT_EQ(log.strings.Get(n.tasks), "2,4-5,7");
+  EXPECT_EQ(n.exit_code, 1);
+}
+
+TEST(Families, TorchrunAgentDeepSpeedLauncher) {
+  ExpectEach({
+      {"E0302 09:17:03.552000 139872 torch/distributed/elastic/multiprocessing/api.py:833] failed (exitcode: -9) "
+       "local_rank: 3 (pid: 31243) of binary: /usr/bin/python3",
+       Family::kTorchrun, Kind::kWorkerFailed},
+      {"ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 3309) of binary: "
+       "/usr/bin/python3",
+       Family::kTorchrun, Kind::kWorkerFailed},
+      {"WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3310 closing signal SIGTERM",
+       Family::kTorchrun, Kind::kWorkerSignalled},
+      {"W0302 09:17:33.1 1 torch/distributed/elastic/multiprocessing/api.py:1] Unable to shutdown process 3310 via 15, "
+       "forcefully exitting via 9",
+       Family::kTorchrun, Kind::kWorkerSignalled},
+      {"[E socket.cpp:860] [c10d] The client socket has timed out after 60s while trying to connect to (GPU03, 29500).",
+       Family::kTorchrun, Kind::kRendezvousError},
+      {"[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py'] exits "
+       "with return code = -9",
+       Family::kDeepSpeed, Kind::kLauncherExit},
+      {"[2023-04-14 13:11:27,885] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 4242", Family::kDeepSpeed,
+       Kind::kKillingSubprocess},
+  });
+  const ParsedLog log = Parse("[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['p'] exits with return code = -9\n");
+  EXPECT_EQ(Only<WorkerFailed>(log).exit_code, -9);
+}
+
+TEST(Families, KubernetesAndRay) {
+  ExpectEach({
+      {"  Warning  Evicted  12m (x2 over 13m)  kubelet, node-1  The node was low on resource: memory. Container x was "
+       "using 9402820Ki, which exceeds its request of 7G.",
+       Family::kKubernetes, Kind::kEvicted},
+      {"      Reason:       OOMKilled", Family::kKubernetes, Kind::kOomKilled},
+      {"      Reason:       CrashLoopBackOff", Family::kKubernetes, Kind::kCrashLoop},
+      {"command terminated with exit code 137", Family::kKubernetes, Kind::kContainerExit},
+      {"I0528 16:05:50.514706 2269385 eviction_manager.go:405] \"Eviction manager: pods ranked for eviction\" pods=[a]",
+       Family::kKubernetes, Kind::kEvicted},
+      {"(raylet) [2024-01-01 00:00:00,000 E 1 2] node_manager.cc:3084: 4 Workers (tasks / actors) killed due to memory "
+       "pressure (OOM), 0 Workers crashed due to other reasons",
+       Family::kRay, Kind::kRayletOomKills},
+  });
+}
+
+TEST(Families, GlooErrorsOfEachBuild) {
+  ExpectEach({
+      {"RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [10.0.0.1]:4242",
+       Family::kGloo, Kind::kGlooConnectionClosed},
+      {"RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer "
+       "[10.0.0.1]:4242",
+       Family::kGloo, Kind::kGlooConnectionClosed},
+      {"RuntimeError: [/var/lib/jenkins/workspace/third_party/gloo/gloo/transport/tcp/pair.cc:589] Read error "
+       "[10.0.0.1]:4242: Connection reset by peer",
+       Family::kGloo, Kind::kGlooReadError},
+      {"RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for "
+       "recv operation to complete",
+       Family::kGloo, Kind::kGlooTimeout},
+      {"RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+       Family::kGloo, Kind::kGlooConnectFailed},
+  });
+}
+
+TEST(Families, TracebackIsOneEventAtItsLastLineOnItsOwnRank) {
+  const ParsedLog log = Parse(
+      "[rank2]:Traceback (most recent call last):\n"
+      "[rank5]:Traceback (most recent call last):\n"
+      "[rank2]:  File \"/app/train.py\", line 10, in <module>\n"
+      "[rank2]:    main()\n"
+      "[rank5]:  File \"/app/train.py\", line 12, in <module>\n"
+      "[rank2]:ValueError: bad batch\n"
+      "[rank5]:RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "
+      "[10.0.0.1]:4242\n");
+  ASSERT_EQ(log.events.size(), 2u);
+  EXPECT_EQ(log.events[0].rank, 2);
+  EXPECT_EQ(log.events[0].family, Family::kPython);
+  EXPECT_EQ(log.events[0].line, 6u);
+  EXPECT_EQ(log.strings.Get(std::get<PythonError>(log.events[0].detail).message), "bad batch");
+  EXPECT_EQ(log.events[1].rank, 5);
+  EXPECT_EQ(log.events[1].family, Family::kGloo);
+}
+
+TEST(Families, SrunLabelledTracebacksInterleaveWithoutMixing) {
+  const ParsedLog log = Parse(
+      "3: Traceback (most recent call last):\n"
+      "1: Traceback (most recent call last):\n"
+      "3:   File \"train.py\", line 1, in <module>\n"
+      "1:   File \"train.py\", line 1, in <module>\n"
+      "1: KeyError: 'x'\n"
+      "3: ZeroDivisionError: division by zero\n");
+  ASSERT_EQ(log.events.size(), 2u);
+  EXPECT_EQ(log.events[0].task, 1);
+  EXPECT_EQ(log.events[1].task, 3);
+  EXPECT_TRUE(log.task_labels);
+}
+
+}  // namespace
+}  // namespace denpex::engine
+
+namespace denpex::engine {
+namespace {
+
+TEST(Families, SlurmctldAndSrunNodeLossAndSchedulerWords) {
+  ExpectEach({
+      {"[2026-03-02T09:05:21.549] error: Nodes gpu-0001 not responding, setting DOWN", Family::kSlurm,
+       Kind::kNodeFailure},
+      {"[2026-03-02T09:05:21.549] Killing JobId=4242001 on failed node gpu-0001", Family::kSlurm, Kind::kNodeFailure},
+      {"[2026-03-02T09:05:21.549] Time limit exhausted for JobId=4242001", Family::kSlurm, Kind::kCancelled},
+      {"[2026-03-02T09:05:21.549] _slurm_rpc_kill_job: REQUEST_KILL_JOB JobId=4242001 uid 1000", Family::kSlurm,
+       Kind::kCancelled},
+      {"[2026-03-02T09:05:21.549] preempted JobId=4242001 has been killed to reclaim resources for JobId=9",
+       Family::kSlurm, Kind::kCancelled},
+      {"srun: error: Node failure on gpu-0001", Family::kSlurm, Kind::kNodeFailure},
+      {"srun: launch/slurm: _step_signal: Terminating StepId=4242001.0", Family::kSlurm, Kind::kStepAborted},
+      {"srun: error: gpu-0001: task 5: Segmentation fault", Family::kSlurm, Kind::kTaskExit},
+  });
+}
+
+TEST(Families, FaulthandlerDumpIsAFatalSignal) {
+  const ParsedLog log = ParseLog("Fatal Python error: Segmentation fault\n\nThread 0x00007f3c6e4c1480 (most recent call first):\n",
+                                 FileContext{.name_rank = 7});
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].kind, Kind::kFatalSignal);
+  EXPECT_EQ(log.events[0].rank, 7);
+}
+
+}  // namespace
+}  // namespace denpex::engine

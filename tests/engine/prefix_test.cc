@@ -1,0 +1,229 @@
+// Stacked prefixes and line headers, on the real shapes of ../shared/reference/log-formats.md
+// §1 (one test per producer; versions in the test names where the shape changed).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "parse/headers.h"
+#include "parse/log_parser.h"
+#include "parse/prefix.h"
+
+namespace denpex::engine {
+namespace {
+
+TimeNs At(const char* rfc3339) { return *ParseRfc3339(rfc3339); }
+TimeNs Yearless(const char* rest) { return At((std::string("2000-") + rest).c_str()); }
+
+struct Stripped {
+  std::string_view body;
+  LineOrigin origin;
+  int count = 0;
+};
+
+Stripped Strip(std::string_view line, PrefixPolicy policy = {}) {
+  Stripped s{.body = line};
+  s.count = StripPrefixes(&s.body, policy, &s.origin);
+  return s;
+}
+
+TEST(Prefixes, ContainerStampThenTorchRankPrefix) {
+  const auto s = Strip("2025-07-03T14:20:51.565839352Z [rank3]:[E703 14:20:51.565 ProcessGroupNCCL.cpp:607] m");
+  EXPECT_EQ(s.count, 2);
+  EXPECT_TRUE(s.origin.timed);
+  EXPECT_EQ(s.origin.time, At("2025-07-03T14:20:51.565839352Z"));
+  EXPECT_EQ(s.origin.rank, 3);
+  EXPECT_TRUE(s.body.starts_with("[E703"));
+}
+
+TEST(Prefixes, CloudWatchAndMinuteCollectorStamps) {
+  auto s = Strip("  | 2024-11-28T07:42:11.525Z | NCCL WARN x");
+  EXPECT_EQ(s.origin.time, At("2024-11-28T07:42:11.525Z"));
+  EXPECT_EQ(s.body, "NCCL WARN x");
+  s = Strip(" 2025-02-18 12:54 host:1:2 [0] NCCL INFO x");
+  EXPECT_EQ(s.origin.time, At("2025-02-18T12:54:00Z"));
+  EXPECT_EQ(s.body, "host:1:2 [0] NCCL INFO x");
+}
+
+TEST(Prefixes, SrunLabelIsATaskIdPaddedToTheWidestTask) {
+  auto s = Strip("13: [rank13]:Traceback (most recent call last):");
+  EXPECT_EQ(s.origin.task, 13);
+  EXPECT_EQ(s.origin.rank, 13);
+  EXPECT_EQ(s.body, "Traceback (most recent call last):");
+  s = Strip("  3: RuntimeError: boom");
+  EXPECT_EQ(s.origin.task, 3);
+  EXPECT_EQ(s.body, "RuntimeError: boom");
+}
+
+TEST(Prefixes, HostNamesNeedTheFilePolicyButAddressesDoNot) {
+  auto s = Strip("gr064: [2023-04-14 13:11:27,885] [INFO] x");
+  EXPECT_TRUE(s.origin.host.empty());
+  s = Strip("gr064: [2023-04-14 13:11:27,885] [INFO] x", {.hosts = true});
+  EXPECT_EQ(s.origin.host, "gr064");
+  s = Strip("192.168.13.81: RuntimeError: x");
+  EXPECT_EQ(s.origin.host, "192.168.13.81");
+  EXPECT_EQ(s.body, "RuntimeError: x");
+  // Words that open ordinary lines are never hosts, whatever the policy.
+  s = Strip("RuntimeError: CUDA error: x", {.hosts = true});
+  EXPECT_EQ(s.count, 0);
+  s = Strip("srun: error: node-1: task 3: Killed", {.hosts = true});
+  EXPECT_EQ(s.count, 0);
+}
+
+TEST(Prefixes, SniffTakesHostsOnlyWhenMostLinesCarryOne) {
+  EXPECT_TRUE(SniffPrefixes("rdma-test-gpu-worker-1: a\nrdma-test-gpu-worker-0: b\nrdma-test-gpu-worker-1: c\n").hosts);
+  EXPECT_FALSE(SniffPrefixes("RuntimeError: a\nplain line\nanother: b\n").hosts);
+}
+
+TEST(Prefixes, OpenMpiTagGivesTheRank) {
+  const auto s = Strip("[1,3]<stdout>:Epoch 1");
+  EXPECT_EQ(s.origin.rank, 3);
+  EXPECT_EQ(s.body, "Epoch 1");
+}
+
+TEST(Prefixes, TorchrunRoleTagThenGlobalRank) {
+  const auto s = Strip("[default3]:[rank11]:RuntimeError: x");
+  EXPECT_EQ(s.origin.local_rank, 3);
+  EXPECT_EQ(s.origin.rank, 11);
+  EXPECT_EQ(s.body, "RuntimeError: x");
+}
+
+TEST(Prefixes, TorchXAndNemoRolesCarryTheLocalRank) {
+  auto s = Strip("trainer/0 [2]:RuntimeError: x");
+  EXPECT_EQ(s.origin.local_rank, 2);
+  EXPECT_EQ(s.body, "RuntimeError: x");
+  s = Strip("nemo.collections.llm.api.pretrain/0 [default5]:hello");
+  EXPECT_EQ(s.origin.local_rank, 5);
+  EXPECT_EQ(s.body, "hello");
+}
+
+TEST(Prefixes, RayForwardingTagsPlainAndColoured) {
+  auto s = Strip("(RayWorkerVllm pid=7046) RuntimeError: x");
+  EXPECT_EQ(s.body, "RuntimeError: x");
+  s = Strip("\x1b[1;36m(VllmWorker rank=0 pid=13543)\x1b[0;0m INFO x");
+  EXPECT_EQ(s.body, "INFO x");
+}
+
+TEST(Prefixes, TableEntryOpenerAndMalformedRankPrefix) {
+  auto s = Strip("[0]:");
+  EXPECT_EQ(s.count, 0);  // a ChildFailedError entry, not a TorchX tag
+  s = Strip("[rankX]: hello");
+  EXPECT_TRUE(s.origin.malformed);
+}
+
+Header Head(std::string_view line) {
+  Header h;
+  ParseHeader(line, &h);
+  return h;
+}
+
+TEST(Headers, C10Torch24HasAnUnpaddedMonthAndNoYear) {
+  for (auto [line, when] : {std::pair{"[E626 01:02:03.123456789 ProcessGroupNCCL.cpp:607] m", "06-26T01:02:03.123456789Z"},
+                            std::pair{"[E1016 01:02:03.000000001 ProcessGroupNCCL.cpp:607] m", "10-16T01:02:03.000000001Z"},
+                            std::pair{"[E808 23:59:59.5 x.cpp:1] m", "08-08T23:59:59.5Z"}}) {
+    const Header h = Head(line);
+    EXPECT_EQ(h.kind, HeaderKind::kC10) << line;
+    EXPECT_EQ(h.clock, Clock::kNoYear) << line;
+    EXPECT_EQ(h.time, Yearless(when)) << line;
+    EXPECT_EQ(h.message, "m") << line;
+  }
+}
+
+TEST(Headers, C10Torch23AndOlderHasNoTime) {
+  const Header h = Head("[E ProcessGroupNCCL.cpp:737] [Rank 3] Watchdog caught collective operation timeout");
+  EXPECT_EQ(h.kind, HeaderKind::kC10);
+  EXPECT_EQ(h.clock, Clock::kNone);
+  EXPECT_EQ(h.severity, 'E');
+  EXPECT_EQ(h.source, "ProcessGroupNCCL.cpp");
+  EXPECT_EQ(h.message, "[Rank 3] Watchdog caught collective operation timeout");
+}
+
+TEST(Headers, GlogPythonOfTorch22AndThreadIdOf24) {
+  Header h = Head("W0801 12:06:43.813000 18684 torch/distributed/elastic/multiprocessing/api.py:900] Sending process 1 closing signal SIGTERM");
+  EXPECT_EQ(h.kind, HeaderKind::kGlog);
+  EXPECT_EQ(h.time, Yearless("08-01T12:06:43.813Z"));
+  EXPECT_EQ(h.source, "torch/distributed/elastic/multiprocessing/api.py");
+  h = Head("E0302 09:17:03.412000 139785762685568 site-packages/torch/distributed/elastic/agent/server/api.py:1] x");
+  EXPECT_EQ(h.kind, HeaderKind::kGlog);
+  EXPECT_EQ(h.message, "x");
+}
+
+TEST(Headers, PythonLoggingShapesOfTorch19To22) {
+  Header h = Head("WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 3309 closing signal SIGTERM");
+  EXPECT_EQ(h.kind, HeaderKind::kPython);
+  EXPECT_EQ(h.source, "torch.distributed.elastic.multiprocessing.api");
+  EXPECT_EQ(h.message, "Sending process 3309 closing signal SIGTERM");
+  h = Head("[INFO] 2021-09-13 22:17:26,651 run: Using nproc_per_node=8");
+  EXPECT_EQ(h.kind, HeaderKind::kPython);
+  EXPECT_EQ(h.time, At("2021-09-13T22:17:26.651Z"));
+  EXPECT_EQ(h.message, "Using nproc_per_node=8");
+  h = Head("[2024-03-18 17:38:50,208] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1)");
+  EXPECT_EQ(h.kind, HeaderKind::kPython);
+  EXPECT_EQ(h.severity, 'E');
+  EXPECT_EQ(h.time, At("2024-03-18T17:38:50.208Z"));
+  EXPECT_EQ(h.message, "failed (exitcode: 1)");
+}
+
+TEST(Headers, DeepSpeedRayAndBracketedIso) {
+  Header h = Head("[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['python'] exits with return code = -9");
+  EXPECT_EQ(h.kind, HeaderKind::kDeepSpeed);
+  EXPECT_EQ(h.source, "launch.py");
+  EXPECT_EQ(h.message, "['python'] exits with return code = -9");
+  h = Head("[2021-09-14 10:11:21,947 I 2122527 2122927] actor_manager.cc:153: Actor died");
+  EXPECT_EQ(h.kind, HeaderKind::kRay);
+  EXPECT_EQ(h.message, "Actor died");
+  h = Head("[2025-05-12 17:31:38] host:1:2 [0] transport/net_ib.cc:1 NCCL WARN x");
+  EXPECT_EQ(h.kind, HeaderKind::kBracketTime);
+  EXPECT_EQ(h.time, At("2025-05-12T17:31:38Z"));
+  h = Head("[2020-12-14T09:43:55.500] [63532.0] error: *** x ***");
+  EXPECT_EQ(h.time, At("2020-12-14T09:43:55.5Z"));
+  EXPECT_EQ(h.message, "[63532.0] error: *** x ***");
+}
+
+TEST(Headers, KernelStampsOfEveryDmesgMode) {
+  Header h = Head("[  518.050606] NVRM: Xid x");
+  EXPECT_EQ(h.kind, HeaderKind::kKernel);
+  EXPECT_EQ(h.clock, Clock::kNone);  // uptime: no wall time
+  EXPECT_EQ(h.message, "NVRM: Xid x");
+  h = Head("[Wed Sep 29 07:12:20 2021] NVRM: Xid x");
+  EXPECT_EQ(h.time, At("2021-09-29T07:12:20Z"));
+  EXPECT_EQ(h.message, "NVRM: Xid x");
+  h = Head("[  +0.000316] NVRM: x");
+  EXPECT_EQ(h.message, "NVRM: x");
+  h = Head("[  518.050606] [ T1946] NVRM: y");
+  EXPECT_EQ(h.message, "NVRM: y");
+  h = Head("May 15 23:09:30 gpu-01 kernel: [ 518.05] Out of memory: Killed process 1 (python)");
+  EXPECT_EQ(h.kind, HeaderKind::kSyslog);
+  EXPECT_EQ(h.time, Yearless("05-15T23:09:30Z"));
+  EXPECT_EQ(h.message, "Out of memory: Killed process 1 (python)");
+  h = Head("kwi 15 07:56:59 gpu-01 kernel: NVRM: x");  // a localised month: no time, still read
+  EXPECT_EQ(h.kind, HeaderKind::kSyslog);
+  EXPECT_EQ(h.message, "NVRM: x");
+}
+
+TEST(Headers, IsoKernelStampWithZoneBecomesUtc) {
+  const ParsedLog log = ParseLog(
+      "2024-04-29T14:55:41,678628+02:00 gpu-01 kernel: Out of memory: Killed process 4242 (python3) total-vm:1kB\n",
+      FileContext{});
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].time, At("2024-04-29T12:55:41.678628Z"));
+  EXPECT_EQ(log.events[0].kind, Kind::kOomKill);
+}
+
+TEST(Headers, UntimedC10EventsBorrowTheTimeOfTheStampedLineBeforeThem) {
+  const ParsedLog log = ParseLog(
+      "[E ProcessGroupNCCL.cpp:737] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, "
+      "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800163 milliseconds before timing out.\n"
+      "[2023-01-05 10:00:00,000] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -6) "
+      "local_rank: 3 (pid: 9) of binary: /usr/bin/python3\n"
+      "[E ProcessGroupNCCL.cpp:737] [Rank 3] Some NCCL operations have failed or timed out.\n",
+      FileContext{.name_rank = 3});
+  ASSERT_EQ(log.events.size(), 3u);
+  EXPECT_EQ(log.events[0].clock, Clock::kNone);  // nothing stamped before it
+  EXPECT_FALSE(log.events[1].time_borrowed);
+  EXPECT_TRUE(log.events[2].time_borrowed);
+  EXPECT_EQ(log.events[2].time, At("2023-01-05T10:00:00Z"));
+  EXPECT_EQ(log.untimed, 2);
+}
+
+}  // namespace
+}  // namespace denpex::engine
