@@ -16,7 +16,8 @@ constexpr const char* kExitCodes =
 
 // The flags of issue #6 (suites, baselines, shards, reports, gate).
 void AddEvalFlags(CLI::App* eval, denpex::cli::EvalArgs& a) {
-  eval->add_option("--corpus", a.corpora, "Frozen incidents: DIR/<id>/{incident/,expected.json}");
+  eval->add_option("--corpus", a.corpora, "Frozen incidents: DIR/<id>/{incident/,expected.json}")
+      ->allow_extra_args(false);  // one DIR per --corpus; repeat the flag for more
   eval->add_flag("--baselines", a.baselines, "Add every baseline strategy the engine knows");
   eval->add_option("--jobs", a.jobs, "Parallel jobs (0 = all cores)")->capture_default_str();
   eval->add_option("--shard", a.shard, "Run shard I of N (0-based): every N-th job from the I-th");
