@@ -2,8 +2,11 @@
 # Installs Denpex's build and test dependencies from Debian 12 packages.
 # Idempotent: does nothing (and needs no network) when every package is already installed.
 #
-#   scripts/install-deps.sh            # build + test dependencies
-#   scripts/install-deps.sh --print    # list the packages and exit
+#   scripts/install-deps.sh                   # build + test dependencies
+#   scripts/install-deps.sh --with-services   # also PyTorch, Slurm and munge: the real
+#                                             # torchrun and srun the `denpex run` e2e tests
+#                                             # drive (scripts/services.sh starts Slurm)
+#   scripts/install-deps.sh --print [--with-services]   # list the packages and exit
 set -euo pipefail
 
 packages=(
@@ -12,8 +15,24 @@ packages=(
   libboost-graph-dev libtbb-dev libcli11-dev
   libgtest-dev libgmock-dev catch2
 )
+service_packages=(
+  python3-torch python3-numpy
+  slurmctld slurmd slurm-client munge
+  util-linux procps
+)
 
-if [[ "${1:-}" == "--print" ]]; then
+print=0
+services=0
+for arg in "$@"; do
+  case "$arg" in
+    --print) print=1 ;;
+    --with-services) services=1 ;;
+    *) echo "usage: scripts/install-deps.sh [--with-services] [--print]" >&2; exit 2 ;;
+  esac
+done
+if ((services)); then packages+=("${service_packages[@]}"); fi
+
+if ((print)); then
   printf '%s\n' "${packages[@]}"
   exit 0
 fi
@@ -32,4 +51,16 @@ echo "install-deps: installing ${missing[*]}" >&2
 sudo=()
 if [[ $(id -u) -ne 0 ]]; then sudo=(sudo); fi
 "${sudo[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+# The slurm and munge packages start their services from their maintainer scripts; the
+# tests start their own (scripts/services.sh), so keep the packages from starting any.
+policy=/usr/sbin/policy-rc.d
+created_policy=0
+if ((services)) && [[ ! -e $policy ]]; then
+  printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
+  "${sudo[@]}" chmod +x "$policy"
+  created_policy=1
+fi
+status=0
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 || status=$?
+if ((created_policy)); then "${sudo[@]}" rm -f "$policy"; fi
+exit "$status"
