@@ -324,7 +324,7 @@ Result<WrapperResult> RunWrapped(const WrapperOptions& o, const EnvLookup& env) 
     return res;
   }
   rec.child_pid = child->pid;
-  rec.child_pgid = child->pgid;
+  rec.child_pgid = child->pgid > 0 ? child->pgid : 0;
   log->AddNote("started pid " + std::to_string(child->pid) + ": " + JoinCommand(o.command), WallNow());
   log->Flush();
   SaveRecord(o, res);
