@@ -32,19 +32,20 @@ bool Required() {
   return v != nullptr && std::string(v) == "1";
 }
 
-#define SKIP_OR_FAIL(why)                                                            \
-  do {                                                                               \
-    if (Required()) FAIL() << (why) << " (DENPEX_REQUIRE_SERVICES=1)";               \
-    GTEST_SKIP() << (why) << "; install and start them: scripts/install-deps.sh "    \
-                             "--with-services && scripts/services.sh start";         \
+#define SKIP_OR_FAIL(why)                                                \
+  do {                                                                   \
+    if (Required()) FAIL() << (why) << " (DENPEX_REQUIRE_SERVICES=1)";   \
+    GTEST_SKIP() << (why)                                                \
+                 << "; install and start them: scripts/install-deps.sh " \
+                    "--with-services && scripts/services.sh start";      \
   } while (0)
 
 // A child process with its own process group, a clean environment, and its output in a file;
 // killed with its whole group if it outlives the test.
 class Job {
  public:
-  Job(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, const fs::path& output,
-      const fs::path& cwd) {
+  Job(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+      const fs::path& output, const fs::path& cwd) {
     std::vector<std::string> a = argv;
     std::vector<char*> cargv;
     for (auto& s : a) cargv.push_back(s.data());
@@ -95,7 +96,8 @@ class Job {
 };
 
 // Runs argv to its end (60 s at most); its exit code, or -1.
-int RunToEnd(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, const fs::path& output) {
+int RunToEnd(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+             const fs::path& output) {
   Job job(argv, env, output, fs::temp_directory_path());
   if (!job.WaitUntil(std::chrono::steady_clock::now() + std::chrono::seconds(60))) return -1;
   return WIFEXITED(job.status()) ? WEXITSTATUS(job.status()) : -1;
@@ -110,7 +112,8 @@ std::map<std::string, std::string> CleanEnv(std::map<std::string, std::string> e
 }
 
 bool HaveTorch(const fs::path& scratch) {
-  return RunToEnd({kPython, "-c", "import torch.distributed.run"}, CleanEnv(), scratch / "torch-check.log") == 0;
+  return RunToEnd({kPython, "-c", "import torch.distributed.run"}, CleanEnv(),
+                  scratch / "torch-check.log") == 0;
 }
 
 // The Slurm configuration of a running cluster: $SLURM_CONF, else scripts/services.sh's.
@@ -123,9 +126,12 @@ std::string SlurmConf(const fs::path& scratch) {
   }
   if (!fs::exists(conf)) return {};
   const fs::path out = scratch / "sinfo.log";
-  if (RunToEnd({"/usr/bin/sinfo", "-h", "-o", "%T"}, CleanEnv({{"SLURM_CONF", conf}}), out) != 0) return {};
+  if (RunToEnd({"/usr/bin/sinfo", "-h", "-o", "%T"}, CleanEnv({{"SLURM_CONF", conf}}), out) != 0)
+    return {};
   const std::string state = ReadFile(out);
-  return (state.find("idle") != std::string::npos || state.find("mix") != std::string::npos) ? conf : std::string();
+  return (state.find("idle") != std::string::npos || state.find("mix") != std::string::npos)
+             ? conf
+             : std::string();
 }
 
 int FreePort() {
@@ -144,15 +150,15 @@ int FreePort() {
 // peers fail at once (the kernel closes its sockets); the long collective timeout only keeps
 // a slow start on a busy machine from failing the rendezvous.
 std::vector<std::string> TrainCommand(const fs::path& scratch, int rank) {
-  return {kPython,         (fs::path(DENPEX_SOURCE_DIR) / "corpora/capture/train.py").string(),
-          "--steps",       "8",
-          "--ckpt-every",  "100",
-          "--ckpt-dir",    (scratch / "checkpoints").string(),
-          "--compute-s",   "0.1",
-          "--timeout-s",   "60",
-          "--fault",       "sigkill",
-          "--fault-rank",  std::to_string(rank),
-          "--fault-step",  "4"};
+  return {kPython,        (fs::path(DENPEX_SOURCE_DIR) / "corpora/capture/train.py").string(),
+          "--steps",      "8",
+          "--ckpt-every", "100",
+          "--ckpt-dir",   (scratch / "checkpoints").string(),
+          "--compute-s",  "0.1",
+          "--timeout-s",  "60",
+          "--fault",      "sigkill",
+          "--fault-rank", std::to_string(rank),
+          "--fault-step", "4"};
 }
 
 std::string Field(const std::string& json, const std::string& key) {
@@ -178,7 +184,8 @@ void ExpectLayout(const fs::path& out, const std::map<int, std::string>& node_of
       EXPECT_EQ(Field(task, "signal_name"), "\"SIGKILL\"") << task;
       const std::vector<std::string> notes = Payload(dir / (stem + ".log"), /*notes=*/true);
       ASSERT_FALSE(notes.empty());
-      EXPECT_NE(notes.back().find("killed by signal 9 (SIGKILL)"), std::string::npos) << notes.back();
+      EXPECT_NE(notes.back().find("killed by signal 9 (SIGKILL)"), std::string::npos)
+          << notes.back();
     } else {
       EXPECT_NE(Field(task, "state"), "\"running\"");
     }
@@ -188,15 +195,16 @@ void ExpectLayout(const fs::path& out, const std::map<int, std::string>& node_of
 // `denpex diagnose` on the wrapper's output alone.
 v1::Diagnosis Diagnose(const fs::path& out, const fs::path& scratch) {
   const fs::path json = scratch / "diagnosis.json";
-  const int rc = RunToEnd({DENPEX_BINARY, "diagnose", out.string(), "--json", json.string()}, CleanEnv(),
-                          scratch / "diagnose.txt");
+  const int rc = RunToEnd({DENPEX_BINARY, "diagnose", out.string(), "--json", json.string()},
+                          CleanEnv(), scratch / "diagnose.txt");
   EXPECT_EQ(rc, 0) << ReadFile(scratch / "diagnose.txt");
   v1::Diagnosis d;
   EXPECT_TRUE(proto::ReadJsonFile(json, &d).ok());
   return d;
 }
 
-void ExpectDiagnosed(const v1::Diagnosis& d, int rank, const std::string& node, const fs::path& scratch) {
+void ExpectDiagnosed(const v1::Diagnosis& d, int rank, const std::string& node,
+                     const fs::path& scratch) {
   EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << ReadFile(scratch / "diagnose.txt");
   EXPECT_EQ(d.initiator().rank(), rank) << ReadFile(scratch / "diagnose.txt");
   EXPECT_EQ(d.initiator().node(), node);
@@ -206,9 +214,9 @@ void ExpectDiagnosed(const v1::Diagnosis& d, int rank, const std::string& node, 
 struct JobRun {
   std::string unavailable;  // why the job could not be run: the tests skip (or fail in CI)
   TempDir scratch;
-  fs::path out;             // the wrapper's incident directory
-  std::string node;         // the killed rank's node
-  bool finished = false;    // the launcher ended before the time limit
+  fs::path out;           // the wrapper's incident directory
+  std::string node;       // the killed rank's node
+  bool finished = false;  // the launcher ended before the time limit
 };
 
 // Two torchrun agents on loopback (node-a: ranks 0-1, node-b: ranks 2-3); rank 3 is killed.
@@ -229,16 +237,39 @@ const JobRun& TorchrunJob() {
     const std::string node = node_rank == 0 ? "node-a" : "node-b";
     // torch 1.13 under Python 3.11 needs non-zero --redirects/--tee to start
     // (corpora/real/FORMATS-OBSERVED.md §9); they apply to the wrapper's stderr.
-    std::vector<std::string> argv = {kPython, "-m", "torch.distributed.run", "--nnodes", "2", "--node_rank",
-                                     std::to_string(node_rank), "--nproc_per_node", "2", "--master_addr",
-                                     "127.0.0.1", "--master_port", std::to_string(port), "--redirects", "2", "--tee",
-                                     "2", "--monitor_interval", "0.5", "--log_dir",
-                                     (run.scratch.path() / "torchelastic" / node).string(), "--no_python",
-                                     DENPEX_BINARY, "run", "--out", run.out.string(), "--host", node,
-                                     "--no-nvidia-smi", "--"};
+    std::vector<std::string> argv = {kPython,
+                                     "-m",
+                                     "torch.distributed.run",
+                                     "--nnodes",
+                                     "2",
+                                     "--node_rank",
+                                     std::to_string(node_rank),
+                                     "--nproc_per_node",
+                                     "2",
+                                     "--master_addr",
+                                     "127.0.0.1",
+                                     "--master_port",
+                                     std::to_string(port),
+                                     "--redirects",
+                                     "2",
+                                     "--tee",
+                                     "2",
+                                     "--monitor_interval",
+                                     "0.5",
+                                     "--log_dir",
+                                     (run.scratch.path() / "torchelastic" / node).string(),
+                                     "--no_python",
+                                     DENPEX_BINARY,
+                                     "run",
+                                     "--out",
+                                     run.out.string(),
+                                     "--host",
+                                     node,
+                                     "--no-nvidia-smi",
+                                     "--"};
     for (const std::string& a : TrainCommand(run.scratch.path(), 3)) argv.push_back(a);
-    agents.push_back(std::make_unique<Job>(argv, CleanEnv(), run.scratch.path() / ("agent-" + node + ".log"),
-                                           run.scratch.path()));
+    agents.push_back(std::make_unique<Job>(
+        argv, CleanEnv(), run.scratch.path() / ("agent-" + node + ".log"), run.scratch.path()));
   }
   const auto deadline = std::chrono::steady_clock::now() + kJobLimit;
   run.finished = true;
@@ -263,12 +294,24 @@ const JobRun& SrunJob() {
   }
   run.out = run.scratch.path() / "incident";
   fs::create_directories(run.out);
-  std::vector<std::string> argv = {"/usr/bin/srun", "--label", "--ntasks", "4", "--nodes", "1",
-                                   "--kill-on-bad-exit=0", DENPEX_BINARY, "run", "--out", run.out.string(),
-                                   "--no-nvidia-smi", "--"};
+  std::vector<std::string> argv = {"/usr/bin/srun",
+                                   "--label",
+                                   "--ntasks",
+                                   "4",
+                                   "--nodes",
+                                   "1",
+                                   "--kill-on-bad-exit=0",
+                                   DENPEX_BINARY,
+                                   "run",
+                                   "--out",
+                                   run.out.string(),
+                                   "--no-nvidia-smi",
+                                   "--"};
   for (const std::string& a : TrainCommand(run.scratch.path(), 1)) argv.push_back(a);
   Job srun(argv,
-           CleanEnv({{"SLURM_CONF", conf}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", std::to_string(FreePort())}}),
+           CleanEnv({{"SLURM_CONF", conf},
+                     {"MASTER_ADDR", "127.0.0.1"},
+                     {"MASTER_PORT", std::to_string(FreePort())}}),
            run.scratch.path() / "srun.out", run.scratch.path());
   run.finished = srun.WaitUntil(std::chrono::steady_clock::now() + kJobLimit);
   // The node is whatever host name the tasks saw (sn01 under scripts/services.sh).
@@ -279,7 +322,8 @@ const JobRun& SrunJob() {
 TEST(RunE2eTorchrun, TheWrapperRecordsEveryRankAndTorchrunStillSeesTheKill) {
   const JobRun& run = TorchrunJob();
   if (!run.unavailable.empty()) SKIP_OR_FAIL(run.unavailable);
-  ASSERT_TRUE(run.finished) << "the torchrun agents did not finish within " << kJobLimit.count() << " s";
+  ASSERT_TRUE(run.finished) << "the torchrun agents did not finish within " << kJobLimit.count()
+                            << " s";
   ExpectLayout(run.out, {{0, "node-a"}, {1, "node-a"}, {2, "node-b"}, {3, "node-b"}}, 3);
   // The wrapper died by its command's signal, so torchrun saw rank 3 die by SIGKILL.
   const std::string agent = ReadFile(run.scratch.path() / "agent-node-b.log");
@@ -300,10 +344,12 @@ TEST(RunE2eSrun, TheWrapperRecordsEveryTaskAndSrunStillSeesTheKill) {
   const JobRun& run = SrunJob();
   if (!run.unavailable.empty()) SKIP_OR_FAIL(run.unavailable);
   const std::string srun = ReadFile(run.scratch.path() / "srun.out");
-  ASSERT_TRUE(run.finished) << "srun did not finish within " << kJobLimit.count() << " s:\n" << srun;
+  ASSERT_TRUE(run.finished) << "srun did not finish within " << kJobLimit.count() << " s:\n"
+                            << srun;
   ASSERT_FALSE(run.node.empty()) << "the wrapper wrote nothing; srun said:\n" << srun;
   ExpectLayout(run.out, {{0, run.node}, {1, run.node}, {2, run.node}, {3, run.node}}, 1);
-  EXPECT_NE(srun.find("task 1: Killed"), std::string::npos) << "srun saw task 1 die by SIGKILL:\n" << srun;
+  EXPECT_NE(srun.find("task 1: Killed"), std::string::npos) << "srun saw task 1 die by SIGKILL:\n"
+                                                            << srun;
 }
 
 // PENDING ENGINE SUPPORT, as above.
