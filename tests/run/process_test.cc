@@ -195,6 +195,53 @@ TEST(RunProcess, KeepsReadingWhatAChildOfTheCommandWritesJustAfterItExits) {
             (std::vector<std::string>{"early", "late"}));
 }
 
+TEST(RunProcess, KernelLinesPrintedWhileTheTaskRanGoToTheNodesKernelLog) {
+  if (::access("/dev/kmsg", R_OK | W_OK) != 0) {
+    GTEST_SKIP() << "/dev/kmsg is not readable and writable here (needs root)";
+  }
+  TempDir dir;
+  const std::string marker = "denpex run test marker " + std::to_string(::getpid());
+  Process p({"run", "--out", (dir.path() / "out").string(), "--host", "h", "--no-nvidia-smi", "--",
+             "sh", "-c", "echo '" + marker + "' > /dev/kmsg"},
+            dir.path(), {{"RANK", "0"}});
+  ASSERT_EQ(p.Wait(), 0);
+  const std::string kernel = ReadFile(dir.path() / "out" / "h" / "kernel.log");
+  const std::size_t at = kernel.find(marker);
+  ASSERT_NE(at, std::string::npos) << kernel;
+  EXPECT_EQ(kernel.rfind('[', at), kernel.rfind('\n', at) + 1)
+      << "dmesg's `[uptime] message` shape";
+  const auto task = TaskJson(dir.path() / "out" / "h" / "rank_0.task.json");
+  EXPECT_EQ(Field(task, "kernel_log").fields().at("status").string_value(), "ok");
+}
+
+TEST(RunProcess, LocalRankZeroTakesTheNvidiaSmiSnapshot) {
+  TempDir dir;
+  const fs::path bin = dir.path() / "bin";
+  fs::create_directories(bin);
+  {
+    std::ofstream fake(bin / "nvidia-smi");
+    fake << "#!/bin/sh\necho 'NVIDIA-SMI has failed because it could not communicate with the "
+            "NVIDIA "
+            "driver.'\nexit 9\n";
+  }
+  fs::permissions(bin / "nvidia-smi", fs::perms::owner_all);
+  const std::string path = bin.string() + ":/usr/bin:/bin";
+  for (const char* local_rank : {"0", "1"}) {
+    Process p({"run", "--out", (dir.path() / "out").string(), "--host", "h", "--no-kernel-log",
+               "--", "true"},
+              dir.path(), {{"RANK", local_rank}, {"LOCAL_RANK", local_rank}, {"PATH", path}});
+    ASSERT_EQ(p.Wait(), 0);
+  }
+  EXPECT_EQ(ReadFile(dir.path() / "out" / "h" / "nvidia-smi.log"),
+            "NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.\n");
+  const auto zero = Field(TaskJson(dir.path() / "out" / "h" / "rank_0.task.json"), "nvidia_smi");
+  EXPECT_EQ(zero.fields().at("status").string_value(), "failed: nvidia-smi exited with code 9");
+  EXPECT_EQ(zero.fields().at("file").string_value(), "nvidia-smi.log");
+  const auto one = Field(TaskJson(dir.path() / "out" / "h" / "rank_1.task.json"), "nvidia_smi");
+  EXPECT_EQ(one.fields().at("status").string_value(),
+            "skipped: local rank 0 takes the node's snapshot");
+}
+
 TEST(RunProcess, RejectsBadUsage) {
   TempDir dir;
   Process no_command({"run", "--out", (dir.path() / "out").string()}, dir.path());
