@@ -360,5 +360,46 @@ TEST(RunE2eSrun, DISABLED_DiagnoseNamesTheKilledRankFromTheWrappersOutput) {
   ExpectDiagnosed(Diagnose(run.out, run.scratch.path()), 1, run.node, run.scratch.path());
 }
 
+// scancel: slurmstepd signals every process of the step, so the command gets SIGTERM once,
+// from Slurm, and the wrapper records it without sending it again.
+TEST(RunE2eSrun, ScancelReachesTheCommandOnceAndIsRecorded) {
+  TempDir scratch;
+  const std::string conf = SlurmConf(scratch.path());
+  if (conf.empty()) SKIP_OR_FAIL("no Slurm is running (SLURM_CONF, or scripts/services.sh start)");
+  const fs::path out = scratch.path() / "incident";
+  const std::string name = "denpex-scancel-" + std::to_string(::getpid());
+  Job srun({"/usr/bin/srun", "--label", "--ntasks", "2", "--job-name", name, DENPEX_BINARY, "run",
+            "--out", out.string(), "--no-nvidia-smi", "--", "/bin/sh", "-c",
+            "trap 'echo got TERM; exit 5' TERM; echo ready; while :; do sleep 0.05; done"},
+           CleanEnv({{"SLURM_CONF", conf}}), scratch.path() / "srun.out", scratch.path());
+  std::string node;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator(out, ec)) node = e.path().filename().string();
+        return !node.empty() &&
+               ReadFile(out / node / "rank_0.log").find(" ready\n") != std::string::npos &&
+               ReadFile(out / node / "rank_1.log").find(" ready\n") != std::string::npos;
+      },
+      std::chrono::seconds(30)))
+      << ReadFile(scratch.path() / "srun.out");
+  ASSERT_EQ(RunToEnd({"/usr/bin/scancel", "--name", name}, CleanEnv({{"SLURM_CONF", conf}}),
+                     scratch.path() / "scancel.out"),
+            0);
+  ASSERT_TRUE(srun.WaitUntil(std::chrono::steady_clock::now() + std::chrono::seconds(30)));
+  const std::vector<std::string> lines = Payload(out / node / "rank_0.log", /*notes=*/true);
+  int got = 0;
+  for (const std::string& l : lines) got += l == "got TERM" ? 1 : 0;
+  EXPECT_EQ(got, 1) << ReadFile(out / node / "rank_0.log");
+  EXPECT_NE(ReadFile(out / node / "rank_0.log").find("[denpex-run] received SIGTERM from pid "),
+            std::string::npos);
+  EXPECT_NE(ReadFile(out / node / "rank_0.log")
+                .find("; not forwarded: slurmstepd sends it to every process of the step"),
+            std::string::npos);
+  const std::string task = ReadFile(out / node / "rank_0.task.json");
+  EXPECT_EQ(Field(task, "forwarded"), "false");
+  EXPECT_EQ(Field(task, "code"), "5");
+}
+
 }  // namespace
 }  // namespace denpex::run_test
