@@ -134,21 +134,28 @@ int main(int argc, char** argv) {
   demo->callback([&] { rc = RunDemo(demo_args, std::cout, std::cerr); });
 
   RunArgs run_args;
-  auto* run = app.add_subcommand("run", "Run a training command and collect its output, identity and exit "
-                                        "into an incident directory: denpex run --out DIR -- COMMAND...");
-  run->add_option("--out", run_args.out, "Incident directory (DIR/<host>/rank_<R>.log, ...)")->required();
+  auto* run = app.add_subcommand("run",
+                                 "Run a training command and collect its output, identity and exit "
+                                 "into an incident directory: denpex run --out DIR -- COMMAND...");
+  run->add_option("--out", run_args.out, "Incident directory (DIR/<host>/rank_<R>.log, ...)")
+      ->required();
   run->add_option("--max-bytes", run_args.max_bytes, "Cap of each task's log, e.g. 64MiB (0: none)")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  run->add_option("--rank-env", run_args.rank_env, "Variables that may hold the global rank, first set wins")
+  run->add_option("--rank-env", run_args.rank_env,
+                  "Variables that may hold the global rank, first set wins")
       ->capture_default_str();
   run->add_option("--host", run_args.host, "Name of the node directory (default: the host name)");
   run->add_flag("--no-tee", run_args.no_tee, "Do not copy the command's output to the console");
-  run->add_flag("--no-kernel-log", run_args.no_kernel_log, "Do not read the kernel log (/dev/kmsg)");
-  run->add_flag("--no-nvidia-smi", run_args.no_nvidia_smi, "Do not take an nvidia-smi snapshot at the end");
-  run->add_option("command", run_args.command, "The command and its arguments, after --")->required();
-  run->footer("Exit code: the command's (or its signal); 126/127 when it cannot be started, 2 usage error, "
-              "3 when DIR cannot be written.");
+  run->add_flag("--no-kernel-log", run_args.no_kernel_log,
+                "Do not read the kernel log (/dev/kmsg)");
+  run->add_flag("--no-nvidia-smi", run_args.no_nvidia_smi,
+                "Do not take an nvidia-smi snapshot at the end");
+  run->add_option("command", run_args.command, "The command and its arguments, after --")
+      ->required();
+  run->footer(
+      "Exit code: the command's (or its signal); 126/127 when it cannot be started, 2 usage error, "
+      "3 when DIR cannot be written.");
   run->callback([&] { rc = RunRun(run_args, std::cout, std::cerr); });
 
   try {

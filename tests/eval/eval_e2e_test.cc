@@ -175,7 +175,7 @@ TEST(Eval, CommittedGateBaselineHolds) {
 
 TEST(Eval, HtmlReportRendersTablesTimelineAndIncidentsInHeadlessChromium) {
   if (Shell("command -v chromium").code != 0) {
-    GTEST_SKIP() << "chromium is not installed; `scripts/install-deps.sh --report-tests` "
+    GTEST_SKIP() << "chromium is not installed; `scripts/install-deps.sh --with-services` "
                     "installs it (Debian package chromium)";
   }
   TempDir tmp;

@@ -94,7 +94,7 @@ int RunDemo(const DemoArgs& args, std::ostream& out, std::ostream& err);
 struct RunArgs {
   std::filesystem::path out;
   std::vector<std::string> command;
-  std::uint64_t max_bytes = 256ull << 20;  // of each task's log; 0: no cap
+  std::uint64_t max_bytes = 256ull << 20;      // of each task's log; 0: no cap
   std::string rank_env = "RANK,SLURM_PROCID";  // comma-separated; the first one set names the rank
   std::string host;                            // empty: the host name
   bool no_tee = false;
