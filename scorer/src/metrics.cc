@@ -50,8 +50,13 @@ bool SameNode(const std::string& a, const std::string& b) {
   return !a.empty() && Lower(a) == Lower(b);
 }
 
+// A job-level initiator (rank -1 and no node: the scheduler ended the whole job) is matched
+// by an answer that also names no rank and no node.
+bool JobLevel(int rank, const std::string& node) { return rank < 0 && node.empty(); }
+
 // A truth that names only a node (rank -1) is matched at node level.
 bool MatchesInitiator(const v1::Initiator& want, int rank, const std::string& node) {
+  if (JobLevel(want.rank(), want.node())) return JobLevel(rank, node);
   return want.rank() >= 0 ? rank == want.rank() : SameNode(node, want.node());
 }
 
@@ -78,7 +83,10 @@ void ScoreInitiator(const v1::Truth& truth, const v1::Diagnosis& d, v1::Incident
     s->set_failure_class_correct(!committed);
     return;
   }
-  const bool node_ok = committed && SameNode(d.initiator().node(), want.node());
+  const bool node_ok =
+      committed && (JobLevel(want.rank(), want.node())
+                        ? JobLevel(d.initiator().rank(), d.initiator().node())
+                        : SameNode(d.initiator().node(), want.node()));
   const bool rank_ok =
       committed && MatchesInitiator(want, d.initiator().rank(), d.initiator().node());
   bool top3 = rank_ok;

@@ -75,6 +75,25 @@ TEST(ScorerInitiator, NodeOnlyTruthIsMatchedAtNodeLevel) {
   EXPECT_FALSE(ScoreIncident(t, Diagnosed(9, "gpu-0002")).initiator_rank_correct());
 }
 
+TEST(ScorerInitiator, JobLevelTruthIsMatchedOnlyByAJobLevelAnswer) {
+  v1::Truth t = SigkillTruth();  // the scheduler ended the whole job: no rank, no node
+  t.mutable_initiator()->set_rank(-1);
+  t.mutable_initiator()->set_node("");
+  t.mutable_initiator()->set_failure_class(v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT);
+  t.set_owner(v1::OWNER_SCHEDULER);
+  v1::Diagnosis job = Diagnosed(-1, "");
+  job.mutable_initiator()->set_failure_class(v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT);
+  job.set_owner(v1::OWNER_SCHEDULER);
+  const auto s = ScoreIncident(t, job);
+  EXPECT_TRUE(s.initiator_rank_correct());
+  EXPECT_TRUE(s.initiator_node_correct());
+  EXPECT_TRUE(s.owner_correct());
+  EXPECT_TRUE(s.failure_class_correct());
+  const auto blamed = ScoreIncident(t, Diagnosed(7, "gpu-0001"));  // a rank blamed instead
+  EXPECT_FALSE(blamed.initiator_rank_correct());
+  EXPECT_FALSE(blamed.initiator_node_correct());
+}
+
 TEST(ScorerInitiator, SeveralInjectedEventsScoreAgainstTheFirstInitiator) {
   v1::Truth t = SigkillTruth();
   auto* later = t.add_events();  // a later, independent event on another rank

@@ -50,7 +50,7 @@ struct EvalArgs {
   int seeds = 5;
   std::filesystem::path json;
   std::filesystem::path work_dir;  // empty: a temporary directory, removed afterwards
-  std::vector<std::string> strategies = {"engine", "first-error", "loudest", "elastic-root-cause"};  // --baselines adds the rest
+  std::vector<std::string> strategies = {"engine", "first-error"};  // --baselines adds the rest
   // Issue #6 (docs/evaluation.md): suites, baselines, parallel jobs, shards, reports, gate.
   std::vector<std::filesystem::path> corpora;  // --corpus: frozen incidents with expected.json
   bool baselines = false;                      // add every baseline the engine knows
