@@ -78,6 +78,17 @@ TEST(EvalPlan, SuiteEntriesApplyOverridesWeightsAndIds) {
   EXPECT_EQ(plan->jobs.back().scenario->job().nodes(), 128);
 }
 
+TEST(EvalPlan, FirstIncidentOfEachSuiteGetsThePerRankTimeline) {
+  auto plan = PlanEval({kSource / "scenarios/suites/families/hang.suite.textproto",
+                        kSource / "scenarios/suites/smoke.suite.textproto"},
+                       {}, 2);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  std::map<std::string, int> marked;
+  for (const auto& j : plan->jobs) marked[j.suite] += j.rank_timeline ? 1 : 0;
+  EXPECT_EQ(marked, (std::map<std::string, int>{{"family-hang", 1}, {"smoke", 1}}));
+  EXPECT_TRUE(plan->jobs.front().rank_timeline);
+}
+
 TEST(EvalPlan, DirectoryOfSuitesRunsEachSuiteUnderItsName) {
   auto plan = PlanEval({kSource / "scenarios/suites/families"}, {}, 1);
   ASSERT_TRUE(plan.ok()) << plan.status().message();

@@ -75,23 +75,17 @@ TEST(ScorerInitiator, NodeOnlyTruthIsMatchedAtNodeLevel) {
   EXPECT_FALSE(ScoreIncident(t, Diagnosed(9, "gpu-0002")).initiator_rank_correct());
 }
 
-TEST(ScorerInitiator, JobLevelTruthIsMatchedOnlyByAJobLevelAnswer) {
-  v1::Truth t = SigkillTruth();  // the scheduler ended the whole job: no rank, no node
+TEST(ScorerInitiator, JobLevelTruthIsMatchedByAJobLevelAnswerOnly) {
+  v1::Truth t = SigkillTruth();  // the scheduler ended the whole job
   t.mutable_initiator()->set_rank(-1);
-  t.mutable_initiator()->set_node("");
-  t.mutable_initiator()->set_failure_class(v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT);
-  t.set_owner(v1::OWNER_SCHEDULER);
-  v1::Diagnosis job = Diagnosed(-1, "");
-  job.mutable_initiator()->set_failure_class(v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT);
-  job.set_owner(v1::OWNER_SCHEDULER);
-  const auto s = ScoreIncident(t, job);
-  EXPECT_TRUE(s.initiator_rank_correct());
-  EXPECT_TRUE(s.initiator_node_correct());
-  EXPECT_TRUE(s.owner_correct());
-  EXPECT_TRUE(s.failure_class_correct());
-  const auto blamed = ScoreIncident(t, Diagnosed(7, "gpu-0001"));  // a rank blamed instead
-  EXPECT_FALSE(blamed.initiator_rank_correct());
-  EXPECT_FALSE(blamed.initiator_node_correct());
+  t.mutable_initiator()->clear_node();
+  const auto job = ScoreIncident(t, Diagnosed(-1, ""));
+  EXPECT_TRUE(job.initiator_rank_correct());
+  EXPECT_TRUE(job.initiator_node_correct());
+  const auto rank = ScoreIncident(t, Diagnosed(0, "gpu-0001"));
+  EXPECT_FALSE(rank.initiator_rank_correct());
+  EXPECT_FALSE(rank.initiator_node_correct());
+  EXPECT_FALSE(rank.initiator_rank_top3());
 }
 
 TEST(ScorerInitiator, SeveralInjectedEventsScoreAgainstTheFirstInitiator) {
