@@ -62,9 +62,9 @@ std::string Table(const v1::EvalReport& report, const std::vector<std::string>& 
   return out + "</table>";
 }
 
-std::string FirstTimeline(const v1::EvalReport& report);
+std::string FeaturedTimeline(const v1::EvalReport& report);
 
-// The overall tables, the first incident's timeline, then the tables per group kind.
+// The overall tables, the featured incident timeline, then the tables per group kind.
 std::string Sections(const v1::EvalReport& report) {
   std::string out;
   for (const auto& kind : GroupKinds(report)) {
@@ -73,7 +73,7 @@ std::string Sections(const v1::EvalReport& report) {
     out += "<h3>Localization</h3>" + Table(report, groups, LocalizationColumns());
     out += "<h3>Evidence, cascade, checkpoint, time</h3>" +
            Table(report, groups, OutcomeColumns());
-    if (kind == "overall") out += FirstTimeline(report);
+    if (kind == "overall") out += FeaturedTimeline(report);
   }
   return out;
 }
@@ -132,14 +132,19 @@ std::string Incidents(const v1::EvalReport& report) {
   return out + "</table>";
 }
 
-// The timeline of the first incident with per-rank first errors (else of the first
-// incident), whole and, when it has them, zoomed on the wave of first errors.
-std::string FirstTimeline(const v1::EvalReport& report) {
+// The timeline of the largest incident with per-rank first errors (else of the first
+// incident with a timeline), whole and, when it has them, zoomed on the wave.
+std::string FeaturedTimeline(const v1::EvalReport& report) {
+  auto ranked = [](const v1::IncidentDetail& d) {
+    return d.timeline().source().rfind("events", 0) == 0;
+  };
   const v1::IncidentDetail* chosen = nullptr;
   for (const auto& d : report.details()) {
-    const bool ranks = d.timeline().source().rfind("events", 0) == 0;
-    if (ranks || (chosen == nullptr && d.timeline().points_size() > 0)) chosen = &d;
-    if (ranks) break;
+    if (d.timeline().points_size() == 0) continue;
+    if (chosen == nullptr || (ranked(d) && !ranked(*chosen)) ||
+        (ranked(d) && d.timeline().world_size() > chosen->timeline().world_size())) {
+      chosen = &d;
+    }
   }
   if (chosen == nullptr) return "";
   const auto& tl = chosen->timeline();
