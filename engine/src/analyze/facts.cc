@@ -128,13 +128,13 @@ bool IsPeerError(const Event& e) {
 void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
   const Event& e = inc.events[index];
   const std::int32_t node = e.node;
+  if (e.rank >= 0) jf->EnsureRank(e.rank);
   if (const auto* sn = std::get_if<SlurmNote>(&e.detail)) {
     CollectSlurm(inc, index, *sn, jf);
     return;
   }
   // A rank's own line that names its host (NCCL `host:pid:tid`, a pdsh prefix) places it.
   if (e.rank >= 0 && e.node >= 0 && !inc.files[e.file].agent) SetNode(&jf->ranks[e.rank], e.node);
-  if (e.rank >= 0) jf->EnsureRank(e.rank);
   if (std::holds_alternative<WatchdogTimeout>(e.detail) && e.rank >= 0) {
     jf->ranks[e.rank].timeouts += 1;
     jf->timeouts.push_back(index);
