@@ -27,7 +27,7 @@ bool TornDownEarly(const JobFacts& facts, std::int32_t rank) {
 
 bool OwnExit(const JobFacts& facts, std::int32_t rank) {
   const RankFacts& r = facts.ranks[rank];
-  return r.exit_event >= 0 && !r.torn_down && r.timeouts == 0;
+  return r.exit_event >= 0 && !r.torn_down && r.timeouts == 0 && (r.peer_error < 0 || r.python_error >= 0);
 }
 
 std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& waits,
