@@ -3,9 +3,14 @@
 #
 #   ./bootstrap.sh demo   install dependencies, build, and run the embedded default incident
 #                         (4,096 ranks, one rank SIGKILLed): simulate -> diagnose -> score
-#   ./bootstrap.sh test   install dependencies, build, and run the whole test suite (CI runs this)
+#   ./bootstrap.sh test   install dependencies, build, and run the whole test suite (CI runs this);
+#                         the `denpex run` e2e tests drive real torchrun and real srun, so this
+#                         also installs PyTorch, Slurm and munge and starts a single-node Slurm
+#                         on loopback around the tests (scripts/services.sh)
 #
 # BUILD_DIR (default: build) and JOBS (default: 2) can be set in the environment.
+# DENPEX_NO_SERVICES=1: test without installing or starting the services (their tests skip).
+# DENPEX_REQUIRE_SERVICES=1 (CI): fail rather than skip when they cannot be had.
 set -euo pipefail
 cd "$(dirname "$0")"
 mode="${1:-}"
@@ -17,7 +22,13 @@ case "$mode" in
   *) echo "usage: ./bootstrap.sh demo|test" >&2; exit 2 ;;
 esac
 
-scripts/install-deps.sh
+with_services=0
+if [[ $mode == test && ${DENPEX_NO_SERVICES:-} != 1 ]]; then with_services=1; fi
+if ((with_services)); then
+  scripts/install-deps.sh --with-services
+else
+  scripts/install-deps.sh
+fi
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DDENPEX_BUILD_TESTS="$([[ $mode == test ]] && echo ON || echo OFF)" \
   -DDENPEX_WERROR="${CI:+ON}" >/dev/null
@@ -25,5 +36,19 @@ cmake --build "$build_dir" -j "$jobs"
 
 if [[ $mode == demo ]]; then
   exec "$build_dir/cli/denpex" demo --out "$build_dir/demo"
+fi
+
+# A single-node Slurm for the srun tests, stopped on the way out whatever the tests say
+# (unless it was already running before).
+if ((with_services)) && ! scripts/services.sh status; then
+  if conf="$(scripts/services.sh start)"; then
+    export "${conf?}"  # SLURM_CONF=<file>
+    trap 'scripts/services.sh stop || true' EXIT
+  elif [[ ${DENPEX_REQUIRE_SERVICES:-} == 1 ]]; then
+    echo "bootstrap: the Slurm services did not start (DENPEX_REQUIRE_SERVICES=1)" >&2
+    exit 1
+  else
+    echo "bootstrap: Slurm did not start; the srun tests of \`denpex run\` will be skipped" >&2
+  fi
 fi
 ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure

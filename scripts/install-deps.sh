@@ -2,13 +2,12 @@
 # Installs Denpex's build and test dependencies from Debian 12 packages.
 # Idempotent: does nothing (and needs no network) when every package is already installed.
 #
-#   scripts/install-deps.sh                  # build + test dependencies
-#   scripts/install-deps.sh --report-tests   # ... plus chromium, for the HTML report test
-#   scripts/install-deps.sh --print          # list the packages and exit
-#
-# chromium (≈100 MB download, ≈300 MB installed with its libraries) is a group of its own:
-# only Eval.HtmlReportRendersTablesTimelineAndIncidentsInHeadlessChromium needs it, and that
-# test skips with a message when it is absent. CI (.ci/run) installs the group.
+#   scripts/install-deps.sh                   # build + test dependencies
+#   scripts/install-deps.sh --with-services   # also what the whole test suite drives for real:
+#                                             # PyTorch, Slurm and munge (`denpex run` e2e tests;
+#                                             # scripts/services.sh starts Slurm) and chromium
+#                                             # (the HTML report is rendered headless)
+#   scripts/install-deps.sh --print [--with-services]   # list the packages and exit
 set -euo pipefail
 
 packages=(
@@ -17,12 +16,25 @@ packages=(
   libboost-graph-dev libtbb-dev libcli11-dev
   libgtest-dev libgmock-dev catch2
 )
+service_packages=(
+  python3-torch python3-numpy
+  slurmctld slurmd slurm-client munge
+  util-linux procps
+  chromium
+)
 
-if [[ " $* " == *" --report-tests "* ]]; then
-  packages+=(chromium)
-fi
+print=0
+services=0
+for arg in "$@"; do
+  case "$arg" in
+    --print) print=1 ;;
+    --with-services) services=1 ;;
+    *) echo "usage: scripts/install-deps.sh [--with-services] [--print]" >&2; exit 2 ;;
+  esac
+done
+if ((services)); then packages+=("${service_packages[@]}"); fi
 
-if [[ " $* " == *" --print "* ]]; then
+if ((print)); then
   printf '%s\n' "${packages[@]}"
   exit 0
 fi
@@ -41,4 +53,16 @@ echo "install-deps: installing ${missing[*]}" >&2
 sudo=()
 if [[ $(id -u) -ne 0 ]]; then sudo=(sudo); fi
 "${sudo[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+# The slurm and munge packages start their services from their maintainer scripts; the
+# tests start their own (scripts/services.sh), so keep the packages from starting any.
+policy=/usr/sbin/policy-rc.d
+created_policy=0
+if ((services)) && [[ ! -e $policy ]]; then
+  printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
+  "${sudo[@]}" chmod +x "$policy"
+  created_policy=1
+fi
+status=0
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2 || status=$?
+if ((created_policy)); then "${sudo[@]}" rm -f "$policy"; fi
+exit "$status"

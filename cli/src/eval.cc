@@ -88,6 +88,12 @@ std::string JobName(const EvalJob& job) {
   return job.suite + "/" + job.id + (job.scenario ? " seed " + std::to_string(job.seed) : "");
 }
 
+// A simulated incident is removed once scored, unless --work-dir asked to keep it.
+void RemoveScratch(const EvalJob& job, const fs::path& dir, const RunConfig& cfg) {
+  std::error_code ec;
+  if (job.scenario && !cfg.keep) fs::remove_all(dir, ec);
+}
+
 JobOutcome RunJob(const EvalJob& job, const RunConfig& cfg) {
   JobOutcome out;
   const fs::path dir = cfg.work / job.suite / job.id / ("seed-" + std::to_string(job.seed));
@@ -95,10 +101,9 @@ JobOutcome RunJob(const EvalJob& job, const RunConfig& cfg) {
                                         cfg.score, cfg.diagnose_threads)
                           : DiagnoseAndScore(job.corpus_dir / "incident", job.expected,
                                              cfg.strategies, cfg.score, cfg.diagnose_threads);
-  std::error_code ec;
-  if (job.scenario && !cfg.keep) fs::remove_all(dir, ec);
   if (!run.ok()) {
     out.error = JobName(job) + ": " + run.status().message();
+    RemoveScratch(job, dir, cfg);
     return out;
   }
   for (auto& s : run->scores) {
@@ -113,7 +118,16 @@ JobOutcome RunJob(const EvalJob& job, const RunConfig& cfg) {
   out.detail.set_seed(job.seed);
   *out.detail.mutable_diagnosis() = TrimForReport(run->diagnoses[0]);
   *out.detail.mutable_timeline() = TimelineOf(run->truth, run->diagnoses[0]);
+  if (job.rank_timeline) {
+    const fs::path incident = job.scenario ? dir / "incident" : job.corpus_dir / "incident";
+    // A missing event listing is not a failed job: the scores stand without it.
+    auto* tl = out.detail.mutable_timeline();
+    if (auto st = AddRankFirstErrors(incident, cfg.diagnose_threads, tl); !st.ok()) {
+      tl->set_source(tl->source() + " (no event listing: " + st.message() + ")");
+    }
+  }
   out.detail.set_diagnosis_text(engine::RenderText(run->diagnoses[0]));
+  RemoveScratch(job, dir, cfg);
   return out;
 }
 

@@ -48,6 +48,7 @@ struct EvalJob {
   std::optional<v1::Scenario> scenario;  // simulated job
   std::filesystem::path corpus_dir;      // frozen job: corpus_dir/incident + expected
   v1::Truth expected;                    // frozen job: corpus_dir/expected.json
+  bool rank_timeline = false;            // also list the engine's events for the timeline
 };
 
 struct EvalPlan {
@@ -79,5 +80,10 @@ Result<std::vector<std::string>> ResolveStrategies(const std::vector<std::string
 // incident timeline (report_timeline.cc).
 v1::Diagnosis TrimForReport(const v1::Diagnosis& d);
 v1::Timeline TimelineOf(const v1::Truth& truth, const v1::Diagnosis& d);
+// Adds each rank's first error (from the engine's event listing, docs/events_format.md) to
+// `timeline` as "rank" points, at most kMaxRankPoints (every k-th rank beyond that).
+inline constexpr int kMaxRankPoints = 2000;
+Status AddRankFirstErrors(const std::filesystem::path& incident_dir, int threads,
+                          v1::Timeline* timeline);
 
 }  // namespace denpex::cli

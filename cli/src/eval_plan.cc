@@ -234,6 +234,10 @@ Result<EvalPlan> PlanEval(const std::vector<fs::path>& inputs,
   std::stable_sort(p.plan.jobs.begin(), p.plan.jobs.end(), [](const auto& a, const auto& b) {
     return std::tie(a.suite, a.id, a.seed) < std::tie(b.suite, b.id, b.seed);
   });
+  // The first incident of each suite gets a per-rank timeline (one more pass over its logs).
+  for (size_t i = 0; i < p.plan.jobs.size(); ++i) {
+    p.plan.jobs[i].rank_timeline = i == 0 || p.plan.jobs[i].suite != p.plan.jobs[i - 1].suite;
+  }
   return std::move(p.plan);
 }
 

@@ -16,7 +16,8 @@ constexpr const char* kExitCodes =
 
 // The flags of issue #6 (suites, baselines, shards, reports, gate).
 void AddEvalFlags(CLI::App* eval, denpex::cli::EvalArgs& a) {
-  eval->add_option("--corpus", a.corpora, "Frozen incidents: DIR/<id>/{incident/,expected.json}");
+  eval->add_option("--corpus", a.corpora, "Frozen incidents: DIR/<id>/{incident/,expected.json}")
+      ->allow_extra_args(false);  // one DIR per --corpus; repeat the flag for more
   eval->add_flag("--baselines", a.baselines, "Add every baseline strategy the engine knows");
   eval->add_option("--jobs", a.jobs, "Parallel jobs (0 = all cores)")->capture_default_str();
   eval->add_option("--shard", a.shard, "Run shard I of N (0-based): every N-th job from the I-th");
@@ -48,7 +49,9 @@ int main(int argc, char** argv) {
                   "LAYOUT_TORCHRUN_LOG_DIR|LAYOUT_SLURM_OUT, format.{torch=1.13|2.1|2.4|2.6,"
                   "nccl=2.18.5|2.21.5,slurm=22.05|23.02,nccl_debug_info}, faults[0].{kind,rank,"
                   "node,step,at_fraction}, timeouts.nccl_timeout_ms, slurm.{kill_on_bad_exit,"
-                  "kill_wait_ms,slurmd_timeout_ms}, clocks.skew_sigma_ms, training.* "
+                  "kill_wait_ms,slurmd_timeout_ms}, clocks.skew_sigma_ms, training.*, "
+                  "realism.{benign_warnings,loud_rank,kernel_logs,old_ecc_event,"
+                  "missing_node_fraction,truncated_node_fraction,damage_initiator_node} "
                   "(docs/scenario_format.md)");
   sim->footer(kExitCodes);
   sim->callback([&] { rc = RunSimulate(sim_args, std::cout, std::cerr); });
@@ -131,21 +134,28 @@ int main(int argc, char** argv) {
   demo->callback([&] { rc = RunDemo(demo_args, std::cout, std::cerr); });
 
   RunArgs run_args;
-  auto* run = app.add_subcommand("run", "Run a training command and collect its output, identity and exit "
-                                        "into an incident directory: denpex run --out DIR -- COMMAND...");
-  run->add_option("--out", run_args.out, "Incident directory (DIR/<host>/rank_<R>.log, ...)")->required();
+  auto* run = app.add_subcommand("run",
+                                 "Run a training command and collect its output, identity and exit "
+                                 "into an incident directory: denpex run --out DIR -- COMMAND...");
+  run->add_option("--out", run_args.out, "Incident directory (DIR/<host>/rank_<R>.log, ...)")
+      ->required();
   run->add_option("--max-bytes", run_args.max_bytes, "Cap of each task's log, e.g. 64MiB (0: none)")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  run->add_option("--rank-env", run_args.rank_env, "Variables that may hold the global rank, first set wins")
+  run->add_option("--rank-env", run_args.rank_env,
+                  "Variables that may hold the global rank, first set wins")
       ->capture_default_str();
   run->add_option("--host", run_args.host, "Name of the node directory (default: the host name)");
   run->add_flag("--no-tee", run_args.no_tee, "Do not copy the command's output to the console");
-  run->add_flag("--no-kernel-log", run_args.no_kernel_log, "Do not read the kernel log (/dev/kmsg)");
-  run->add_flag("--no-nvidia-smi", run_args.no_nvidia_smi, "Do not take an nvidia-smi snapshot at the end");
-  run->add_option("command", run_args.command, "The command and its arguments, after --")->required();
-  run->footer("Exit code: the command's (or its signal); 126/127 when it cannot be started, 2 usage error, "
-              "3 when DIR cannot be written.");
+  run->add_flag("--no-kernel-log", run_args.no_kernel_log,
+                "Do not read the kernel log (/dev/kmsg)");
+  run->add_flag("--no-nvidia-smi", run_args.no_nvidia_smi,
+                "Do not take an nvidia-smi snapshot at the end");
+  run->add_option("command", run_args.command, "The command and its arguments, after --")
+      ->required();
+  run->footer(
+      "Exit code: the command's (or its signal); 126/127 when it cannot be started, 2 usage error, "
+      "3 when DIR cannot be written.");
   run->callback([&] { rc = RunRun(run_args, std::cout, std::cerr); });
 
   try {

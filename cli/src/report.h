@@ -14,8 +14,10 @@ namespace denpex::cli {
 std::string RenderMarkdown(const v1::EvalReport& report);
 std::string RenderHtml(const v1::EvalReport& report);
 
-// An SVG chart of one incident: x = seconds after the truth's fault, y = rank.
-std::string TimelineSvg(const v1::Timeline& timeline, int width, int height);
+// An SVG chart of one incident: x = seconds after the truth's fault, y = rank. With
+// `zoom_on_ranks`, x spans only the ranks' first errors (the cascade wave up close).
+std::string TimelineSvg(const v1::Timeline& timeline, int width, int height,
+                        bool zoom_on_ranks = false);
 
 // One column of an aggregate table.
 struct Column {

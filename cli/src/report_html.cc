@@ -25,7 +25,7 @@ tr.detail td{background:#fafafa}pre{white-space:pre-wrap;font-size:12px;margin:4
 svg.timeline{background:#fff}svg .plot{fill:#fbfbfb;stroke:#bbb}svg .tick{font-size:11px;fill:#555}
 svg .pt.fault{fill:#b3261e}svg .pt.initiator{fill:none;stroke:#1a56c4;stroke-width:3}
 svg .wave.group{stroke:#e08a00;stroke-width:3;opacity:.7}svg .wave.end{stroke:#666;stroke-dasharray:4 3}
-svg .wave.fault{stroke:#b3261e}.legend span{margin-right:16px}
+svg .wave.fault{stroke:#b3261e}svg .pt.rank{fill:#555;opacity:.6}.legend span{margin-right:16px}
 </style>)";
 
 constexpr const char* kScript = R"(<script>
@@ -37,7 +37,8 @@ constexpr const char* kLegend =
     "<p class=\"legend\"><span style=\"color:#b3261e\">&#9679; injected fault (truth)</span>"
     "<span style=\"color:#1a56c4\">&#9675; initiator named by the diagnosis</span>"
     "<span style=\"color:#e08a00\">&#9474; first error of each error group (wave front)</span>"
-    "<span style=\"color:#666\">&#9478; job end</span></p>";
+    "<span style=\"color:#666\">&#9478; job end</span>"
+    "<span style=\"color:#555\">&#183; a rank's first error (event listing)</span></p>";
 
 std::string Table(const v1::EvalReport& report, const std::vector<std::string>& groups,
                   const std::vector<Column>& cols) {
@@ -131,17 +132,27 @@ std::string Incidents(const v1::EvalReport& report) {
   return out + "</table>";
 }
 
+// The timeline of the first incident with per-rank first errors (else of the first
+// incident), whole and, when it has them, zoomed on the wave of first errors.
 std::string FirstTimeline(const v1::EvalReport& report) {
+  const v1::IncidentDetail* chosen = nullptr;
   for (const auto& d : report.details()) {
-    if (d.timeline().points_size() == 0) continue;
-    return "<h2>Cascade timeline: " + HtmlEscape(d.suite() + "/" + d.incident()) + " seed " +
-           std::to_string(d.seed()) + "</h2><p>Each mark is placed at its time after the "
-           "injected fault (truth clock; the diagnosis' times are in the node's clock) and at "
-           "its rank. Error groups are drawn as wave fronts at their first error: per-rank "
-           "first-error times are not part of a diagnosis.</p>" +
-           kLegend + TimelineSvg(d.timeline(), 960, 320);
+    const bool ranks = d.timeline().source().rfind("events", 0) == 0;
+    if (ranks || (chosen == nullptr && d.timeline().points_size() > 0)) chosen = &d;
+    if (ranks) break;
   }
-  return "";
+  if (chosen == nullptr) return "";
+  const auto& tl = chosen->timeline();
+  std::string out = "<h2>Cascade timeline: " +
+                    HtmlEscape(chosen->suite() + "/" + chosen->incident()) + " seed " +
+                    std::to_string(chosen->seed()) + "</h2><p>Marks sit at their time after the "
+                    "injected fault (the truth's clock; logged times are in each node's clock) "
+                    "and at their rank. Points from: " + HtmlEscape(tl.source()) + ".</p>" +
+                    kLegend + TimelineSvg(tl, 960, 320);
+  if (tl.source().rfind("events", 0) == 0) {
+    out += "<h3>The wave of first errors, up close</h3>" + TimelineSvg(tl, 960, 320, true);
+  }
+  return out;
 }
 
 }  // namespace

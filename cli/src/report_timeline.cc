@@ -1,13 +1,18 @@
-// The incident timeline: built from the truth (fault and end times, injected events) and
-// a diagnosis (its initiator and the first time of each error group), and drawn as SVG.
-// Per-rank first-error times are not in a Diagnosis; until the engine lists events, each
-// error group is one wave front at its first time, labelled with its count and ranks.
+// The incident timeline: built from the truth (fault and end times, injected events), a
+// diagnosis (its initiator and the first time of each error group) and, for chosen
+// incidents, each rank's first error from the engine's event listing; drawn as SVG.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <optional>
+#include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "denpex/common/time.h"
+#include "denpex/engine/engine.h"
 #include "eval_internal.h"
 #include "report.h"
 
@@ -42,7 +47,66 @@ std::string F(double v) {
   return buf;
 }
 
+// The value of a top-level key of one `denpex events` line (docs/events_format.md): a
+// string's text or a number's digits. Keys are looked up before "fields", whose texts are
+// escaped, so a key cannot match inside them.
+std::optional<std::string_view> JsonValue(std::string_view line, std::string_view key) {
+  line = line.substr(0, line.find("\"fields\":"));
+  std::string pattern(1, '"');
+  (pattern += key) += "\":";
+  const size_t at = line.find(pattern);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = line.substr(at + pattern.size());
+  if (rest.starts_with('"')) {
+    const size_t end = rest.find('"', 1);
+    if (end == std::string_view::npos) return std::nullopt;
+    return rest.substr(1, end - 1);
+  }
+  return rest.substr(0, rest.find_first_of(",}"));
+}
+
+struct FirstError {
+  TimeNs time;
+  std::string node, what;
+};
+
 }  // namespace
+
+Status AddRankFirstErrors(const std::filesystem::path& incident_dir, int threads,
+                          v1::Timeline* tl) {
+  const auto origin = ParseRfc3339(tl->fault_time());
+  if (!origin) return Status::InvalidInput("the truth has no fault time");
+  std::ostringstream events;
+  DENPEX_RETURN_IF_ERROR(engine::WriteEvents(incident_dir, {.threads = threads}, events));
+  std::map<int, FirstError> first;  // by rank
+  std::istringstream in(events.str());
+  for (std::string line; std::getline(in, line);) {
+    const auto family = JsonValue(line, "family");
+    const auto kind = JsonValue(line, "kind");
+    const auto rank = JsonValue(line, "rank");
+    const auto time = JsonValue(line, "time");
+    if (!family || !kind || !rank || !time || *family == "trainer" || *kind == "comm_init") {
+      continue;  // progress and set-up lines are not errors; unranked lines have no row
+    }
+    const auto t = ParseRfc3339(*time);
+    const int r = std::atoi(std::string(*rank).c_str());
+    if (!t) continue;
+    auto it = first.find(r);
+    if (it != first.end() && it->second.time <= *t) continue;
+    first[r] = {*t, std::string(JsonValue(line, "node").value_or("")),
+                std::string(*family) + " " + std::string(*kind)};
+  }
+  const size_t stride = (first.size() + kMaxRankPoints - 1) / kMaxRankPoints;
+  size_t i = 0;
+  for (const auto& [rank, e] : first) {
+    if (i++ % std::max<size_t>(1, stride) != 0) continue;
+    *tl->add_points() = Point("rank", rank, e.node,
+                              static_cast<double>(e.time - *origin) / kNsPerSec,
+                              "first error: " + e.what);
+  }
+  tl->set_source(stride > 1 ? "events (one rank in " + std::to_string(stride) + ")" : "events");
+  return Status::Ok();
+}
 
 v1::Diagnosis TrimForReport(const v1::Diagnosis& d) {
   v1::Diagnosis t = d;
@@ -140,6 +204,10 @@ std::string Mark(const Frame& f, const v1::TimelinePoint& p, int nth_wave) {
   const bool right_half = x > Frame::kLeft + f.pw() / 2;
   const char* anchor = right_half ? "end" : "start";
   const double tx = right_half ? x - 8 : x + 8;
+  if (p.kind() == "rank") {  // one of up to thousands: a small dot, no text
+    return "<circle class=\"pt rank\" cx=\"" + F(x) + "\" cy=\"" + F(f.Y(p.rank())) +
+           "\" r=\"1.5\">" + title + "</circle>";
+  }
   if (p.rank() >= 0) {
     const double y = f.Y(p.rank());
     const double ty = p.kind() == "initiator" ? y + 16 : y - 8;
@@ -154,20 +222,36 @@ std::string Mark(const Frame& f, const v1::TimelinePoint& p, int nth_wave) {
 
 }  // namespace
 
-std::string TimelineSvg(const v1::Timeline& tl, int width, int height) {
+std::string TimelineSvg(const v1::Timeline& tl, int width, int height, bool zoom_on_ranks) {
   Frame f{.width = width, .height = height, .world = std::max(1, tl.world_size()), .lo = 0,
           .hi = 1};
+  std::vector<double> ranks;  // the ranks' first errors, in seconds
   for (const auto& p : tl.points()) {
-    f.lo = std::min(f.lo, p.seconds());
-    f.hi = std::max(f.hi, p.seconds());
+    if (p.kind() == "rank") ranks.push_back(p.seconds());
   }
-  f.hi += (f.hi - f.lo) * 0.05;
+  const bool zoom = zoom_on_ranks && !ranks.empty();
+  if (zoom) {  // from the 2nd percentile (the initiator's own node falls early) to the last
+    std::sort(ranks.begin(), ranks.end());
+    f.lo = ranks[ranks.size() / 50];
+    f.hi = ranks.back();
+  } else {
+    for (const auto& p : tl.points()) {
+      f.lo = std::min(f.lo, p.seconds());
+      f.hi = std::max(f.hi, p.seconds());
+    }
+  }
+  const double pad = std::max(0.5, (f.hi - f.lo) * 0.05);
+  f.hi += pad;
+  if (zoom) f.lo -= pad;
   std::string svg = "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
                     std::to_string(width) + "\" height=\"" + std::to_string(height) +
                     "\" viewBox=\"0 0 " + std::to_string(width) + " " +
                     std::to_string(height) + "\" role=\"img\">" + Axes(f);
   int waves = 0;
-  for (const auto& p : tl.points()) svg += Mark(f, p, p.rank() >= 0 ? 0 : waves++);
+  for (const auto& p : tl.points()) {
+    if (zoom && (p.seconds() < f.lo || p.seconds() > f.hi)) continue;
+    svg += Mark(f, p, p.rank() >= 0 ? 0 : waves++);
+  }
   return svg + "</svg>";
 }
 

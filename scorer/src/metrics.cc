@@ -50,8 +50,13 @@ bool SameNode(const std::string& a, const std::string& b) {
   return !a.empty() && Lower(a) == Lower(b);
 }
 
-// A truth that names only a node (rank -1) is matched at node level.
+// The whole job is the initiator (the scheduler ended it): no rank, no node.
+bool JobLevel(const v1::Initiator& i) { return i.rank() < 0 && i.node().empty(); }
+
+// A truth that names only a node (rank -1) is matched at node level; a job-level truth by
+// an answer that names neither a rank nor a node.
 bool MatchesInitiator(const v1::Initiator& want, int rank, const std::string& node) {
+  if (JobLevel(want)) return rank < 0 && node.empty();
   return want.rank() >= 0 ? rank == want.rank() : SameNode(node, want.node());
 }
 
@@ -78,7 +83,9 @@ void ScoreInitiator(const v1::Truth& truth, const v1::Diagnosis& d, v1::Incident
     s->set_failure_class_correct(!committed);
     return;
   }
-  const bool node_ok = committed && SameNode(d.initiator().node(), want.node());
+  const bool node_ok =
+      committed && (JobLevel(want) ? d.initiator().node().empty()
+                                   : SameNode(d.initiator().node(), want.node()));
   const bool rank_ok =
       committed && MatchesInitiator(want, d.initiator().rank(), d.initiator().node());
   bool top3 = rank_ok;

@@ -20,6 +20,9 @@ struct ReportLineOffsets {
   std::int64_t root_rank_line = 0;  // "  rank      : <G> (local_rank: <lr>)" of the root cause
 };
 
+// NCCL's spelling of local GPU i's PCI bus id: "ab000" is 0000:ab:00.0.
+std::string_view NcclBusId(int local_gpu);
+
 class LineFormatter {
  public:
   LineFormatter(const Job& job, const TorchProfile& torch, const NcclProfile& nccl,
@@ -33,6 +36,9 @@ class LineFormatter {
   void Format(const WatchdogTimeout& r, LineBuilder& out) const;
   void Format(const PythonException& r, LineBuilder& out) const;  // formatter_app.cc
   void Format(const SegfaultDump& r, LineBuilder& out) const;
+  // Realism (formatter_noise.cc): benign warnings and the node's kernel log.
+  void Format(const BenignWarning& r, LineBuilder& out) const;
+  void Format(const KernelMessage& r, LineBuilder& out) const;
   // torchrun agent output (a node's torchrun.log).
   void Format(const AgentBanner& r, LineBuilder& out) const;
   void Format(const AgentSigterm& r, LineBuilder& out) const;
@@ -46,6 +52,9 @@ class LineFormatter {
  private:
   TimeNs Local(int node, TimeNs t) const { return t + job_.clock_offset[node]; }
   void WriteC10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const;
+  // Any c10 line: severity 'E'/'W'/'I', source file and line; `rank` < 0: no "[rank<G>]:".
+  void WriteC10Line(LineBuilder& out, int rank, int node, TimeNs t, char severity,
+                    std::string_view file, int source_line) const;
   void WritePgPrefix(LineBuilder& out, int rank, PgKind group) const;
   void WorkNccl(LineBuilder& out, const WatchdogTimeout& r) const;
   void NcclPrefix(LineBuilder& out, int rank) const;  // "<host>:<pid>:<pid> [<dev>] NCCL INFO "

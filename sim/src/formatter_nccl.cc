@@ -24,6 +24,8 @@ void NodeAddress(LineBuilder& out, int node) {
 
 }  // namespace
 
+std::string_view NcclBusId(int local_gpu) { return kBusIds[local_gpu]; }
+
 void LineFormatter::NcclPrefix(LineBuilder& out, int rank) const {
   const int pid = job_.worker_pid[rank];
   out.Str(job_.hostnames[job_.NodeOf(rank)]).Char(':').Int(pid).Char(':').Int(pid);

@@ -60,16 +60,22 @@ void LineFormatter::Format(const TrainerIteration& r, LineBuilder& out) const {
 // The c10 header of the profile's style (docs/log_formats.md §2). torch >= 2.4:
 // [rank<G>]:[E<M><DD> <hh>:<mm>:<ss>.<nnnnnnnnn> ProcessGroupNCCL.cpp:<line>]
 void LineFormatter::WriteC10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const {
+  WriteC10Line(out, rank, job_.NodeOf(rank), t, 'E', "ProcessGroupNCCL.cpp", source_line);
+}
+
+void LineFormatter::WriteC10Line(LineBuilder& out, int rank, int node, TimeNs t, char severity,
+                                 std::string_view file, int source_line) const {
   switch (torch_.c10_header) {
     case C10Header::kRankPrefixedTimestamped: {
-      const CivilTime c = ToCivil(Local(job_.NodeOf(rank), t));
-      out.Str("[rank").Int(rank).Str("]:[E").Int(c.month).Zero(c.day, 2).Char(' ');
+      const CivilTime c = ToCivil(Local(node, t));
+      if (rank >= 0) out.Str("[rank").Int(rank).Str("]:");
+      out.Char('[').Char(severity).Int(c.month).Zero(c.day, 2).Char(' ');
       out.Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).Char('.');
-      out.Zero(c.nanos, 9).Str(" ProcessGroupNCCL.cpp:").Int(source_line).Str("] ");
+      out.Zero(c.nanos, 9).Char(' ').Str(file).Char(':').Int(source_line).Str("] ");
       return;
     }
     case C10Header::kSeverityAndFile:
-      out.Str("[E ProcessGroupNCCL.cpp:").Int(source_line).Str("] ");
+      out.Char('[').Char(severity).Char(' ').Str(file).Char(':').Int(source_line).Str("] ");
       return;
   }
 }

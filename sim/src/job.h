@@ -40,6 +40,19 @@ struct Workload {
   int samples_per_replica = 8;  // global batch = dp * this
 };
 
+// What a node's files suffered before they reached the incident (realism.*_node_fraction).
+enum class NodeDamage : std::uint8_t { kNone, kMissing, kTruncated };
+
+// The realism plan (scenario `realism`), resolved after the fault is planned because the loud
+// rank, the ECC node and the damaged nodes avoid the initiator (simulator.cc: PlanNoise).
+struct Noise {
+  bool benign_warnings = false;
+  int loud_rank = -1;  // repeats a UserWarning every step; -1: none
+  bool kernel_logs = false;
+  int ecc_node = -1;               // an old corrected ECC event in its kern.log; -1: none
+  std::vector<NodeDamage> damage;  // node -> damage (empty: none anywhere)
+};
+
 struct Job {
   static Job Build(const v1::Scenario& scenario, std::uint64_t seed);
 
@@ -67,6 +80,7 @@ struct Job {
   std::vector<std::int32_t> agent_pid;   // node -> torchrun's pid
   std::vector<TimeNs> agent_start;       // node -> when torchrun printed its banner
   std::vector<std::int32_t> worker_pid;  // rank -> pid
+  Noise noise;                           // filled by PlanNoise once the fault is known
 
   int NodeOf(int rank) const { return rank / gpus_per_node; }
   int LocalRank(int rank) const { return rank % gpus_per_node; }

@@ -96,6 +96,42 @@ struct WorkerExit {
   int exit_code;
 };
 
+// Benign warnings (stderr, unbuffered): realism noise that every real job prints.
+enum class WarningKind : std::uint8_t {
+  kSocketFamily,     // c10 "[W ... socket.cpp] [c10d] The client socket cannot be initialized ..."
+  kTypedStorage,     // Python "UserWarning: TypedStorage is deprecated ..." + its source line
+  kBarrierDevice,    // c10 ProcessGroupNCCL "... using GPU <n> to perform barrier as devices ..."
+  kAutogradFallback  // Python "UserWarning: c10d::allreduce_: an autograd kernel was not ..."
+};
+
+struct BenignWarning {
+  int rank;
+  TimeNs time;
+  WarningKind kind;
+};
+
+// --- kernel log (<host>/kern.log) -------------------------------------------------------------
+
+enum class KernelEvent : std::uint8_t {
+  kLinuxVersion,  // "Linux version 5.15.0-105-generic ..."
+  kCommandLine,   // "Command line: BOOT_IMAGE=..."
+  kNicFirmware,   // "mlx5_core <pci>: firmware version: ..." (arg: NIC index)
+  kNicLinkUp,     // "mlx5_core <pci> <ifname>: Link up" (arg: NIC index)
+  kNvidiaTaint,   // "nvidia: loading out-of-tree module taints kernel."
+  kNvrmLoaded,    // "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.161.08 ..."
+  kGpuAt,         // "NVRM: GPU at PCI:<bus>: GPU-<uuid>" (arg: GPU)
+  kGpuSerial,     // "NVRM: GPU Board Serial Number: <n>" (arg: GPU)
+  kXid63,         // "NVRM: Xid (PCI:<bus>): 63, pid='<unknown>', name=<unknown>, Row Remapper ..."
+};
+
+struct KernelMessage {
+  int node;
+  TimeNs time;
+  TimeNs boot;  // when the node booted (the "[uptime]" is time - boot)
+  KernelEvent event;
+  int arg;
+};
+
 // --- torchrun agent output (the node's torchrun.log) ---------------------------------------
 
 struct AgentBanner {
@@ -189,10 +225,11 @@ struct CtldLine {
   int status;  // kJobComplete: the exit status (>= 0) or minus the signal
 };
 
-using Record = std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration,
-                            WatchdogTimeout, PythonException, SegfaultDump, WorkerExit, AgentBanner,
-                            AgentSigterm, AgentFailureReport, AgentExit, NodeLost, SrunTaskExits,
-                            SrunMessage, StepdCancelled, CtldLine>;
+using Record =
+    std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration,
+                 WatchdogTimeout, PythonException, SegfaultDump, WorkerExit, BenignWarning,
+                 KernelMessage, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, NodeLost,
+                 SrunTaskExits, SrunMessage, StepdCancelled, CtldLine>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).
 class RecordSink {

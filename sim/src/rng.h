@@ -26,6 +26,8 @@ enum class StreamId : std::uint64_t {
   kNcclInit = 12,        // index: rank (when each communicator finished initialising)
   kFaultBehaviour = 13,  // index: rank (delays of the fault's own behaviour)
   kSlurm = 14,           // index: 0 (srun and Slurm daemons' delays)
+  kNoise = 15,           // index: 0 (loud rank, ECC node), 1 + node (damage), see noise.cc
+  kKernel = 16,          // index: node (boot time, kernel message timing)
 };
 
 // splitmix64's output function: a strong 64-bit mixer.

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "denpex/common/time.h"
 #include "faults.h"
@@ -292,6 +293,33 @@ Status FillClocksAndStart(v1::Scenario* s, const Locator& loc) {
   return Status::Ok();
 }
 
+// Absent realism booleans are on; the damage fractions are shares of the nodes.
+Status FillRealism(v1::Realism* r, const Locator& loc) {
+  if (!r->has_benign_warnings()) r->set_benign_warnings(true);
+  if (!r->has_loud_rank()) r->set_loud_rank(true);
+  if (!r->has_kernel_logs()) r->set_kernel_logs(true);
+  if (!r->has_old_ecc_event()) r->set_old_ecc_event(r->kernel_logs());
+  const std::pair<const char*, double> fractions[] = {
+      {"realism.missing_node_fraction", r->missing_node_fraction()},
+      {"realism.truncated_node_fraction", r->truncated_node_fraction()}};
+  for (const auto& [path, v] : fractions) {
+    if (!(v >= 0 && v <= 1)) {
+      return loc.Error(path, std::string(path) + " must be in [0, 1] (got " + StrD(v) + ")",
+                       "a share of the nodes, e.g. 0.05");
+    }
+  }
+  if (r->missing_node_fraction() + r->truncated_node_fraction() > 1) {
+    return loc.Error("realism.truncated_node_fraction",
+                     "realism.missing_node_fraction + truncated_node_fraction exceeds 1",
+                     "a node is either missing or truncated; lower one of them");
+  }
+  if (r->old_ecc_event() && !r->kernel_logs()) {
+    return loc.Error("realism.old_ecc_event", "realism.old_ecc_event needs kernel_logs",
+                     "set kernel_logs: true, or old_ecc_event: false");
+  }
+  return Status::Ok();
+}
+
 // A timeout shorter than a healthy wait would fire without any fault; the model's waits last
 // up to a few seconds at start-up and about a step afterwards.
 Status CheckTimeoutAgainstSteps(const v1::Scenario& s, const Locator& loc) {
@@ -400,6 +428,7 @@ Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
   DENPEX_RETURN_IF_ERROR(FillTraining(s->mutable_training(), loc));
   DENPEX_RETURN_IF_ERROR(CheckTimeoutAgainstSteps(*s, loc));
   DENPEX_RETURN_IF_ERROR(FillClocksAndStart(s, loc));
+  DENPEX_RETURN_IF_ERROR(FillRealism(s->mutable_realism(), loc));
   return CheckFaults(s, loc);
 }
 

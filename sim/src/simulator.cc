@@ -10,6 +10,7 @@
 #include "formatter.h"
 #include "job.h"
 #include "model.h"
+#include "noise.h"
 #include "profiles.h"
 #include "scenario_internal.h"
 #include "truth.h"
@@ -71,14 +72,16 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   if (!scenario.ok()) return scenario.status();
   DENPEX_RETURN_IF_ERROR(PrepareOutDir(options.out_dir));
 
-  const Job job = Job::Build(*scenario, options.seed.value_or(scenario->seed()));
+  Job job = Job::Build(*scenario, options.seed.value_or(scenario->seed()));
   const FaultPlan fault = PlanFault(scenario->faults(0), job, 0);
+  job.noise = PlanNoise(scenario->realism(), job, fault);
   const LineFormatter formatter(job, *FindTorchProfile(scenario->format().torch()),
                                 *FindNcclProfile(scenario->format().nccl()),
                                 *FindSlurmProfile(scenario->format().slurm()));
   IncidentWriter writer(job, formatter, options.out_dir / "incident", PlanCitations(job, fault));
   DENPEX_RETURN_IF_ERROR(writer.CreateDirectories());
 
+  EmitKernelBoot(job, writer);
   Model model(job, fault, writer);
   const Outcome outcome = model.Run();
   DENPEX_RETURN_IF_ERROR(writer.Finish());

@@ -10,8 +10,9 @@ namespace denpex::sim {
 
 namespace {
 
+// A line that did not survive (realism: its file is missing or cut) cannot be required.
 void AddEvidence(const Citation* c, v1::EvidenceRole role, v1::Truth* truth) {
-  if (c == nullptr) return;
+  if (c == nullptr || !c->intact) return;
   v1::Evidence* e = truth->add_evidence();
   e->set_file(c->line.file);
   e->set_line(static_cast<std::int32_t>(c->line.line));
@@ -19,11 +20,12 @@ void AddEvidence(const Citation* c, v1::EvidenceRole role, v1::Truth* truth) {
   e->set_role(role);
 }
 
-// The earliest watchdog block of a rank other than `except` (the first peer to time out).
+// The earliest surviving watchdog block of a rank other than `except` (the first peer to
+// time out whose line is in the incident).
 const Citation* FirstPeerWatchdog(const IncidentWriter& writer, int except) {
   const Citation* best = nullptr;
   for (const Citation& c : writer.citations()) {
-    if (c.what != Cite::kWatchdog || c.subject == except) continue;
+    if (c.what != Cite::kWatchdog || c.subject == except || !c.intact) continue;
     if (best == nullptr || c.time < best->time) best = &c;
   }
   return best;

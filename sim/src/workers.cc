@@ -64,6 +64,7 @@ void Workers::ScheduleStarts() {
 
 void Workers::OnStart(int rank, TimeNs t) {
   if (!alive_[rank]) return;
+  EmitStartupWarnings(rank, t);
   if (job_.nccl_debug_info) EmitNcclInit(rank, t);
   Run(rank, t);
 }
@@ -97,6 +98,9 @@ void Workers::Run(int rank, TimeNs t) {
         pc_[rank] = kStepBeginPc;
         continue;
       default:
+        if (op == Op::kBarrier && job_.noise.benign_warnings) {
+          sink_.Emit(BenignWarning{rank, t, WarningKind::kBarrierDevice});
+        }
         Enqueue(rank, op, t);
         return;
     }
@@ -150,6 +154,10 @@ void Workers::StartStep(int rank, TimeNs t) {
     queue_.Push(fault_time_, EventKind::kFault, static_cast<std::uint32_t>(id));
   }
   if (rank == job_.world - 1 && step_[rank] == 0) last_log_time_ = t;  // the first interval
+  // Realism: the loud rank runs with PYTHONWARNINGS=always, so its warning repeats each step.
+  if (rank == job_.noise.loud_rank) {
+    sink_.Emit(BenignWarning{rank, t, WarningKind::kAutogradFallback});
+  }
 }
 
 // The watchdog: one pending check per rank at its current work's deadline. A check that

@@ -82,6 +82,7 @@ class Workers {
   void StartStep(int rank, TimeNs t);
   void EndStep(int rank, TimeNs t);
   void EmitNcclInit(int rank, TimeNs t);
+  void EmitStartupWarnings(int rank, TimeNs t);
   void Die(int rank, TimeNs t, int exit_code);
   void FireRankFault(int rank, TimeNs t);
   void LoseNode(int node, TimeNs t);

@@ -26,6 +26,16 @@ void Workers::EmitNcclInit(int rank, TimeNs t) {
   }
 }
 
+// Realism: the start-up warnings every rank prints (the TCPStore client's IPv6 attempt, the
+// checkpoint loader's TypedStorage warning), a few hundred ms apart.
+void Workers::EmitStartupWarnings(int rank, TimeNs t) {
+  if (!job_.noise.benign_warnings) return;
+  Rng rng(job_.seed, StreamId::kLineTiming, (1ULL << 32) + static_cast<std::uint64_t>(rank));
+  sink_.Emit(
+      BenignWarning{rank, t - rng.UniformInt(200, 900) * kNsPerMs, WarningKind::kSocketFamily});
+  sink_.Emit(BenignWarning{rank, t + rng.UniformInt(1, 40) * kNsPerMs, WarningKind::kTypedStorage});
+}
+
 // The last rank (Megatron's logging rank) prints an iteration line every log_interval steps.
 void Workers::EndStep(int rank, TimeNs t) {
   const int iteration = ++step_[rank];

@@ -15,6 +15,7 @@ IncidentWriter::IncidentWriter(const Job& job, const LineFormatter& formatter,
       dir_(std::move(incident_dir)),
       label_width_(static_cast<int>(std::to_string(std::max(0, job.world - 1)).size())),
       plan_(std::move(plan)) {
+  kern_base_ = static_cast<int>(LayoutFileCount());
   files_.resize(FileCount());
   stdout_.resize(static_cast<std::size_t>(job.world));
 }
@@ -66,8 +67,12 @@ void IncidentWriter::Remember(Cite what, int subject, TimeNs time, int file, std
     begin = nl == std::string::npos ? 0 : nl + 1;
   }
   const std::size_t end = f.data.find('\n', begin);
-  citations_.push_back(
-      {what, subject, time, {RelativePath(file), line + 1, f.data.substr(begin, end - begin)}});
+  citations_.push_back({what,
+                        subject,
+                        time,
+                        {RelativePath(file), line + 1, f.data.substr(begin, end - begin)},
+                        file,
+                        DamageOf(file) != NodeDamage::kMissing});
 }
 
 const Citation* IncidentWriter::Find(Cite what, int subject) const {
@@ -150,6 +155,14 @@ void IncidentWriter::Handle(const WorkerExit& r) {
   Flush(OutFile(r.rank));
   if (ErrFile(r.rank) != OutFile(r.rank)) Flush(ErrFile(r.rank));
 }
+
+// Warnings go to stderr, unbuffered.
+void IncidentWriter::Handle(const BenignWarning& r) {
+  AppendTo(ErrFile(r.rank), r.rank, r);
+  MaybeFlush(ErrFile(r.rank));
+}
+
+void IncidentWriter::Handle(const KernelMessage& r) { AppendTo(KernFile(r.node), -1, r); }
 
 void IncidentWriter::Handle(const AgentBanner& r) { AppendTo(AgentFile(r.node), -1, r); }
 void IncidentWriter::Handle(const AgentSigterm& r) {

@@ -9,6 +9,10 @@
 // written when full and lost when the process dies by a signal; stderr (c10) lines and NCCL's
 // flushed stdout lines go straight to the file.
 //
+// Realism: each node's kern.log follows the layout's files; a missing node's files are never
+// written and a truncated node's are cut mid-line at the end, and citations of lines that did
+// not survive are marked so the truth does not require them.
+//
 // Files are buffered in memory and written with open/write/close when their process exits
 // (or a buffer passes 1 MiB), so at most one file descriptor is open at a time however many
 // ranks there are. Lines of one file stay in the order the process printed them.
@@ -52,6 +56,8 @@ struct Citation {
   int subject;  // a rank or a node, by kind
   TimeNs time;  // true time of the record
   CitedLine line;
+  int file = -1;       // the writer's file number
+  bool intact = true;  // false: its file is missing or was cut before the line's end
 };
 
 // Whose lines to remember: the fault's rank and node, and the ranks whose watchdog blocks
@@ -97,6 +103,8 @@ class IncidentWriter : public RecordSink {
   void Handle(const PythonException& r);
   void Handle(const SegfaultDump& r);
   void Handle(const WorkerExit& r);
+  void Handle(const BenignWarning& r);
+  void Handle(const KernelMessage& r);
   void Handle(const AgentBanner& r);
   void Handle(const AgentSigterm& r);
   void Handle(const AgentFailureReport& r);
@@ -124,6 +132,10 @@ class IncidentWriter : public RecordSink {
   int OutFile(int rank) const { return Combined() ? kSlurmOut : job_.nodes + rank; }
   int ErrFile(int rank) const;
   static constexpr int kSlurmOut = 0, kCtldLog = 1;
+  int KernFile(int node) const { return kern_base_ + node; }
+  int NodeOfFile(int file) const;  // -1: a job-wide file (slurm-<jobid>.out, slurmctld.log)
+  NodeDamage DamageOf(int file) const;
+  std::size_t LayoutFileCount() const;  // the launcher's files, before the kernel logs
   std::size_t FileCount() const;
   std::string RelativePath(int file) const;
   std::string LogDirOf(int node) const;  // <host>/logs/<run>_<sfx>/attempt_0
@@ -137,11 +149,13 @@ class IncidentWriter : public RecordSink {
   void MoveStdoutToFile(int rank);
   void MaybeFlush(int file);
   void Flush(int file);
+  Status Truncate(int file);  // realism: cuts a damaged node's file mid-line (writer_files.cc)
 
   const Job& job_;
   const LineFormatter& formatter_;
   std::filesystem::path dir_;
   int label_width_;  // srun pads labels to the widest task id
+  int kern_base_;    // the first kernel log's file number
   std::vector<File> files_;
   std::vector<StdoutBuffer> stdout_;  // per rank: Python's unflushed stdout
   CitationPlan plan_;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -16,7 +17,26 @@ namespace fs = std::filesystem;
 
 // Files: LAYOUT_SLURM_OUT: slurm-<jobid>.out, slurmctld.log. Otherwise agent files (one per
 // node), then the ranks' stdout files, then (log-dir layout only) their stderr files.
+// Then, with kernel logs, one <host>/kern.log per node.
 std::size_t IncidentWriter::FileCount() const {
+  return LayoutFileCount() + (job_.noise.kernel_logs ? static_cast<std::size_t>(job_.nodes) : 0);
+}
+
+int IncidentWriter::NodeOfFile(int file) const {
+  if (file >= kern_base_) return file - kern_base_;
+  if (Combined()) return -1;
+  if (file < job_.nodes) return file;
+  const int rank = (file - job_.nodes) % job_.world;
+  return job_.NodeOf(rank);
+}
+
+NodeDamage IncidentWriter::DamageOf(int file) const {
+  if (job_.noise.damage.empty()) return NodeDamage::kNone;
+  const int node = NodeOfFile(file);
+  return node < 0 ? NodeDamage::kNone : job_.noise.damage[node];
+}
+
+std::size_t IncidentWriter::LayoutFileCount() const {
   if (Combined()) return 2;
   const auto nodes = static_cast<std::size_t>(job_.nodes);
   const auto world = static_cast<std::size_t>(job_.world);
@@ -39,6 +59,7 @@ std::string IncidentWriter::LogDirOf(int node) const {
 }
 
 std::string IncidentWriter::RelativePath(int file) const {
+  if (file >= kern_base_) return job_.hostnames[file - kern_base_] + "/kern.log";
   if (Combined()) {
     return file == kSlurmOut ? "slurm-" + std::to_string(job_.job_id) + ".out" : "slurmctld.log";
   }
@@ -57,8 +78,9 @@ Status IncidentWriter::CreateDirectories() {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) return Status::IoError(dir_.string() + ": cannot create: " + ec.message());
-  if (Combined()) return Status::Ok();
+  if (Combined() && !job_.noise.kernel_logs) return Status::Ok();
   for (int node = 0; node < job_.nodes; ++node) {
+    if (!job_.noise.damage.empty() && job_.noise.damage[node] == NodeDamage::kMissing) continue;
     fs::create_directory(dir_ / job_.hostnames[node], ec);
     if (!ec && job_.layout == v1::LAYOUT_TORCHRUN_LOG_DIR) {
       const fs::path attempt = dir_ / LogDirOf(node);
@@ -82,6 +104,10 @@ void IncidentWriter::MaybeFlush(int file) {
 void IncidentWriter::Flush(int file) {
   File& f = files_[file];
   if (f.created && f.data.empty()) return;
+  if (DamageOf(file) == NodeDamage::kMissing) {  // never collected: dropped unwritten
+    std::string().swap(f.data);
+    return;
+  }
   if (error_.ok()) {
     const std::string path = (dir_ / RelativePath(file)).string();
     const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (f.created ? O_APPEND : O_TRUNC);
@@ -113,8 +139,46 @@ void IncidentWriter::Flush(int file) {
 Status IncidentWriter::Finish() {
   for (int file = 0; file < static_cast<int>(files_.size()); ++file) Flush(file);
   stats_.lines = 0;
-  for (const File& f : files_) stats_.lines += static_cast<std::uint64_t>(f.lines);
+  for (int file = 0; file < static_cast<int>(files_.size()); ++file) {
+    if (DamageOf(file) == NodeDamage::kMissing) continue;
+    if (DamageOf(file) == NodeDamage::kTruncated && error_.ok()) error_ = Truncate(file);
+    stats_.lines += static_cast<std::uint64_t>(files_[file].lines);
+  }
   return error_;
+}
+
+// Cuts the file at a drawn 30-95% of its bytes, moved off a line boundary so the last line
+// ends mid-line; keeps the complete lines' count and marks the citations past it.
+Status IncidentWriter::Truncate(int file) {
+  File& f = files_[file];
+  if (!f.created) return Status::Ok();
+  const std::string path = (dir_ / RelativePath(file)).string();
+  std::error_code ec;
+  const auto size = static_cast<std::int64_t>(fs::file_size(path, ec));
+  if (ec) return Status::IoError(path + ": cannot stat: " + ec.message());
+  Rng rng(job_.seed, StreamId::kNoise, (1ULL << 40) + static_cast<std::uint64_t>(file));
+  std::int64_t cut =
+      static_cast<std::int64_t>(static_cast<double>(size) * (0.3 + 0.65 * rng.Uniform()));
+  std::string head(static_cast<std::size_t>(cut), '\0');
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::IoError(path + ": cannot open: " + std::strerror(errno));
+  const ssize_t n = ::pread(fd, head.data(), head.size(), 0);
+  ::close(fd);
+  if (n != static_cast<ssize_t>(head.size())) return Status::IoError(path + ": short read");
+  if (cut > 1 && head[static_cast<std::size_t>(cut - 1)] == '\n') {  // mid-line, not at its end
+    const std::size_t prev = head.rfind('\n', static_cast<std::size_t>(cut - 2));
+    const std::int64_t start = prev == std::string::npos ? 0 : static_cast<std::int64_t>(prev) + 1;
+    cut = start + (cut - 1 - start) / 2;
+    head.resize(static_cast<std::size_t>(cut));
+  }
+  if (::truncate(path.c_str(), cut) != 0) {
+    return Status::IoError(path + ": cannot truncate: " + std::strerror(errno));
+  }
+  f.lines = static_cast<std::int64_t>(std::count(head.begin(), head.end(), '\n'));
+  for (Citation& c : citations_) {
+    if (c.file == file && c.line.line > f.lines) c.intact = false;
+  }
+  return Status::Ok();
 }
 
 }  // namespace denpex::sim

@@ -149,6 +149,15 @@ TEST(LegacyTorch, AStorageSizeThatDisagreesWithThePickleIsCorrupt) {
   EXPECT_EQ(Torch(bytes).verdict, V::kCorrupt);
 }
 
+TEST(LegacyTorch, AnotherProtocolVersionIsCorrupt) {
+  std::string bytes = LegacyTorch(4);
+  ASSERT_EQ(bytes.substr(15, 6), std::string("\x80\x02M\xe9\x03.", 6));  // pickle(1001)
+  bytes[18] = '\xe8';
+  const Finding f = Torch(bytes);
+  EXPECT_EQ(f.verdict, V::kCorrupt);
+  EXPECT_NE(f.detail.find("Invalid protocol version"), std::string::npos) << f.detail;
+}
+
 TEST(Safetensors, HeaderOffsetsAndExactSizeVerify) {
   const std::string full =
       Safetensors({{"a", "F32", {4, 4}}, {"b", "BF16", {3}}, {"c", "I64", {2, 2}}});

@@ -9,7 +9,7 @@ namespace denpex::ckpt_test {
 namespace {
 
 void Le(std::string& out, std::uint64_t v, int bytes) {
-  for (int k = 0; k < bytes; ++k) out += static_cast<char>((v >> (8 * k)) & 0xFF);
+  for (int k = 0; k < bytes; ++k) out += static_cast<char>(k < 8 ? (v >> (8 * k)) & 0xFF : 0);
 }
 
 std::uint32_t Crc(const std::string& data) {

@@ -175,7 +175,7 @@ TEST(Eval, CommittedGateBaselineHolds) {
 
 TEST(Eval, HtmlReportRendersTablesTimelineAndIncidentsInHeadlessChromium) {
   if (Shell("command -v chromium").code != 0) {
-    GTEST_SKIP() << "chromium is not installed; `scripts/install-deps.sh --report-tests` "
+    GTEST_SKIP() << "chromium is not installed; `scripts/install-deps.sh --with-services` "
                     "installs it (Debian package chromium)";
   }
   TempDir tmp;
@@ -185,7 +185,8 @@ TEST(Eval, HtmlReportRendersTablesTimelineAndIncidentsInHeadlessChromium) {
                             " --dump-dom file://" + tmp / "r.html");
   ASSERT_EQ(dom.code, 0) << dom.output;
   for (const char* part : {"<table class=\"aggregates\"", "<svg class=\"timeline\"",
-                           "<circle class=\"pt fault\"", "<table class=\"incidents\"",
+                           "<circle class=\"pt fault\"", "<circle class=\"pt rank\"",
+                           "The wave of first errors", "<table class=\"incidents\"",
                            "<tr class=\"row\"", ">engine<", ">first-error<"}) {
     EXPECT_NE(dom.output.find(part), std::string::npos) << part;
   }

@@ -78,6 +78,17 @@ TEST(EvalPlan, SuiteEntriesApplyOverridesWeightsAndIds) {
   EXPECT_EQ(plan->jobs.back().scenario->job().nodes(), 128);
 }
 
+TEST(EvalPlan, FirstIncidentOfEachSuiteGetsThePerRankTimeline) {
+  auto plan = PlanEval({kSource / "scenarios/suites/families/hang.suite.textproto",
+                        kSource / "scenarios/suites/smoke.suite.textproto"},
+                       {}, 2);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  std::map<std::string, int> marked;
+  for (const auto& j : plan->jobs) marked[j.suite] += j.rank_timeline ? 1 : 0;
+  EXPECT_EQ(marked, (std::map<std::string, int>{{"family-hang", 1}, {"smoke", 1}}));
+  EXPECT_TRUE(plan->jobs.front().rank_timeline);
+}
+
 TEST(EvalPlan, DirectoryOfSuitesRunsEachSuiteUnderItsName) {
   auto plan = PlanEval({kSource / "scenarios/suites/families"}, {}, 1);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
@@ -103,9 +114,10 @@ TEST(EvalPlan, CommittedSuitesLoadAndCalibratedWeightsAreTheLlama3Counts) {
     total += j.weight;
   }
   EXPECT_NEAR(total, static_cast<double>(calibrated->jobs.size()), 1e-9);  // mean weight 1
-  // Relative weights are the Llama 3 counts: exception 54/3 + 2, hang 7, node loss 32 + 14.
-  EXPECT_NEAR(weight["exception@1k"] / weight["hang@1k"], 20.0 / 7.0, 1e-9);
-  EXPECT_NEAR(weight["node_loss_srun@16k"] / weight["hang@4k"], 32.0 / 7.0, 1e-9);
+  // Relative weights are the Llama 3 counts split over each family's scenarios: exception
+  // 54/3 + 2 over 3, hang 7 over 3, node loss under srun 32 over 2.
+  EXPECT_NEAR(weight["exception_1024_torch113"] / weight["hang_1024_torchrun"], 20.0 / 7.0, 1e-6);
+  EXPECT_NEAR(weight["node_loss_4096_srun"] / weight["hang_1024_torchrun"], 48.0 / 7.0, 1e-6);
 }
 
 TEST(EvalPlan, DuplicateIncidentInOneSuiteIsAnError) {

@@ -86,6 +86,28 @@ TEST(EvalReportTimeline, NoFaultTimeGivesNoPoints) {
   EXPECT_EQ(TimelineOf(t, Diagnosis("engine", 3)).points_size(), 0);
 }
 
+TEST(EvalReportTimeline, RankFirstErrorsNeedTheTruthFaultTime) {
+  v1::Timeline tl;  // no fault time: nothing to place the ranks against
+  const Status st = AddRankFirstErrors("/nonexistent", 1, &tl);
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(tl.points_size(), 0);
+}
+
+TEST(EvalReportTimeline, ZoomSpansTheRanksFirstErrors) {
+  v1::Timeline tl = TimelineOf(Truth(), Diagnosis("engine", 3));
+  for (int r = 0; r < 32; ++r) {
+    auto* p = tl.add_points();
+    p->set_kind("rank");
+    p->set_rank(r);
+    p->set_seconds(600.0 + r * 0.01);
+  }
+  const std::string whole = TimelineSvg(tl, 600, 200);
+  const std::string zoomed = TimelineSvg(tl, 600, 200, true);
+  EXPECT_NE(whole.find(">0.0 s<"), std::string::npos) << whole;
+  EXPECT_EQ(zoomed.find(">0.0 s<"), std::string::npos);  // the fault at 0 s is outside
+  EXPECT_NE(zoomed.find("<circle class=\"pt rank\""), std::string::npos);
+}
+
 TEST(EvalReportTimeline, SvgDrawsEveryPointWithItsLabel) {
   const std::string svg = TimelineSvg(TimelineOf(Truth(), Diagnosis("engine", 3)), 600, 200);
   EXPECT_EQ(svg.rfind("<svg class=\"timeline\"", 0), 0u);

@@ -120,21 +120,27 @@ TEST(TaskLog, WritesEachLineWithItsStampAndEscapesNul) {
 }
 
 TEST(ErrorSignature, MasksNumbersAndHexSoRepeatsShareOne) {
-  EXPECT_EQ(MaskedSignature("[rank12]: RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer "
-                            "[127.0.0.1]:45775"),
-            "[rank#]: RuntimeError: [./gloo/transport/tcp/pair.cc:#] Connection closed by peer [#.#.#.#]:#");
+  EXPECT_EQ(
+      MaskedSignature(
+          "[rank12]: RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer "
+          "[127.0.0.1]:45775"),
+      "[rank#]: RuntimeError: [./gloo/transport/tcp/pair.cc:#] Connection closed by peer "
+      "[#.#.#.#]:#");
   EXPECT_EQ(MaskedSignature("frame #3: 0x7f3c6e4c1480 in libc"), "frame ##: 0x# in libc");
   EXPECT_EQ(MaskedSignature(std::string(1000, 'a')).size(), 256u);
 }
 
 TEST(ErrorSignature, RecognisesTheErrorLookingLines) {
-  for (const char* l : {"RuntimeError: x", "srun: error: sn01: task 1: Killed", "Traceback (most recent call last):",
-                        "train.py FAILED", "NCCL WARN Net : Connection closed", "[E ProcessGroupNCCL.cpp:607] Watchdog caught",
-                        "CUDA error: an illegal memory access", "torch.cuda.OutOfMemoryError: CUDA out of memory",
-                        "NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus."}) {
+  for (const char* l :
+       {"RuntimeError: x", "srun: error: sn01: task 1: Killed",
+        "Traceback (most recent call last):", "train.py FAILED",
+        "NCCL WARN Net : Connection closed", "[E ProcessGroupNCCL.cpp:607] Watchdog caught",
+        "CUDA error: an illegal memory access", "torch.cuda.OutOfMemoryError: CUDA out of memory",
+        "NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus."}) {
     EXPECT_TRUE(LooksLikeError(l)) << l;
   }
-  for (const char* l : {"rank=3 step=4/20 loss=0.1", "saved checkpoint", "errors=0", "no failure"}) {
+  for (const char* l :
+       {"rank=3 step=4/20 loss=0.1", "saved checkpoint", "errors=0", "no failure"}) {
     EXPECT_FALSE(LooksLikeError(l)) << l;
   }
 }

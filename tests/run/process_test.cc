@@ -14,8 +14,10 @@ namespace denpex::run_test {
 namespace {
 
 // The wrapper's flags for these tests: no kernel log, no nvidia-smi, host "h".
-std::vector<std::string> RunArgs(const fs::path& out, const std::string& script, std::vector<std::string> extra = {}) {
-  std::vector<std::string> a = {"run", "--out", out.string(), "--host", "h", "--no-kernel-log", "--no-nvidia-smi"};
+std::vector<std::string> RunArgs(const fs::path& out, const std::string& script,
+                                 std::vector<std::string> extra = {}) {
+  std::vector<std::string> a = {"run", "--out",           out.string(),     "--host",
+                                "h",   "--no-kernel-log", "--no-nvidia-smi"};
   a.insert(a.end(), extra.begin(), extra.end());
   a.insert(a.end(), {"--", "sh", "-c", script});
   return a;
@@ -31,12 +33,14 @@ const google::protobuf::Struct& Field(const google::protobuf::Struct& s, const s
   return s.fields().at(key).struct_value();
 }
 
-bool LogHas(const fs::path& log, const std::string& text) { return ReadFile(log).find(text) != std::string::npos; }
+bool LogHas(const fs::path& log, const std::string& text) {
+  return ReadFile(log).find(text) != std::string::npos;
+}
 
 TEST(RunProcess, ExitsWithTheCommandsCodeAndRecordsIt) {
   TempDir dir;
-  Process p(RunArgs(dir.path() / "out", "echo hi; exit 3", {"--rank-env", "NO_SUCH_VAR"}), dir.path(),
-            {{"SLURM_PROCID", ""}});
+  Process p(RunArgs(dir.path() / "out", "echo hi; exit 3", {"--rank-env", "NO_SUCH_VAR"}),
+            dir.path(), {{"SLURM_PROCID", ""}});
   const int ws = p.Wait();
   ASSERT_TRUE(WIFEXITED(ws));
   EXPECT_EQ(WEXITSTATUS(ws), 3);
@@ -53,8 +57,8 @@ TEST(RunProcess, ExitsWithTheCommandsCodeAndRecordsIt) {
 
 TEST(RunProcess, CopiesStdoutAndStderrToTheConsoleUnchanged) {
   TempDir dir;
-  Process p(RunArgs(dir.path() / "out", R"(printf 'a\r\nb\000c\npartial'; printf 'e1\ne2' >&2)"), dir.path(),
-            {{"RANK", "5"}});
+  Process p(RunArgs(dir.path() / "out", R"(printf 'a\r\nb\000c\npartial'; printf 'e1\ne2' >&2)"),
+            dir.path(), {{"RANK", "5"}});
   ASSERT_EQ(p.Wait(), 0);
   EXPECT_EQ(p.Stdout(), std::string("a\r\nb\0c\npartial", 14));
   EXPECT_EQ(p.Stderr(), "e1\ne2");
@@ -66,16 +70,18 @@ TEST(RunProcess, CopiesStdoutAndStderrToTheConsoleUnchanged) {
 TEST(RunProcess, LosesNoLineWhenTheCommandIsSigkilled) {
   TempDir dir;
   constexpr int kLines = 50'000;
-  Process p(RunArgs(dir.path() / "out",
-                    "i=0; while [ $i -lt " + std::to_string(kLines) + " ]; do echo \"line $i\"; i=$((i+1)); done; kill -9 $$"),
-            dir.path(), {{"RANK", "1"}});
+  Process p(
+      RunArgs(dir.path() / "out", "i=0; while [ $i -lt " + std::to_string(kLines) +
+                                      " ]; do echo \"line $i\"; i=$((i+1)); done; kill -9 $$"),
+      dir.path(), {{"RANK", "1"}});
   const int ws = p.Wait();
   ASSERT_TRUE(WIFSIGNALED(ws)) << "the wrapper dies by the command's signal";
   EXPECT_EQ(WTERMSIG(ws), SIGKILL);
   const fs::path node = dir.path() / "out" / "h";
   const std::vector<std::string> lines = Payload(node / "rank_1.log");
   ASSERT_EQ(lines.size(), static_cast<std::size_t>(kLines));
-  for (int i = 0; i < kLines; ++i) ASSERT_EQ(lines[static_cast<std::size_t>(i)], "line " + std::to_string(i));
+  for (int i = 0; i < kLines; ++i)
+    ASSERT_EQ(lines[static_cast<std::size_t>(i)], "line " + std::to_string(i));
   const auto exit = Field(TaskJson(node / "rank_1.task.json"), "exit");
   EXPECT_EQ(exit.fields().at("signal_name").string_value(), "SIGKILL");
   EXPECT_EQ(exit.fields().at("wrapper_exit_code").number_value(), 137);
@@ -126,8 +132,8 @@ TEST(RunProcess, LosesNothingWhenTheWrapperIsSigtermed) {
   const fs::path log = dir.path() / "out" / "h" / "rank_2.log";
   // Each line goes to stdout first, then to a file of the command's own: every line in that
   // file was written to the pipe before the command died.
-  Process p(RunArgs(dir.path() / "out",
-                    "i=0; while :; do echo \"line $i\"; echo \"line $i\" >> '" + side.string() + "'; i=$((i+1)); done"),
+  Process p(RunArgs(dir.path() / "out", "i=0; while :; do echo \"line $i\"; echo \"line $i\" >> '" +
+                                            side.string() + "'; i=$((i+1)); done"),
             dir.path(), {{"RANK", "2"}});
   ASSERT_TRUE(WaitFor([&] { return Lines(ReadFile(side)).size() >= 2000; }));
   p.Signal(SIGTERM);
@@ -146,42 +152,103 @@ TEST(RunProcess, LosesNothingWhenTheWrapperIsSigtermed) {
 
 TEST(RunProcess, ACommandThatCannotBeFoundExits127) {
   TempDir dir;
-  Process p({"run", "--out", (dir.path() / "out").string(), "--host", "h", "--no-kernel-log", "--", "denpex-no-such-cmd"},
+  Process p({"run", "--out", (dir.path() / "out").string(), "--host", "h", "--no-kernel-log", "--",
+             "denpex-no-such-cmd"},
             dir.path(), {{"RANK", "0"}});
   const int ws = p.Wait();
   ASSERT_TRUE(WIFEXITED(ws));
   EXPECT_EQ(WEXITSTATUS(ws), 127);
-  EXPECT_NE(p.Stderr().find("denpex run: cannot run denpex-no-such-cmd: No such file or directory"), std::string::npos);
-  EXPECT_EQ(Field(TaskJson(dir.path() / "out" / "h" / "rank_0.task.json"), "exit").fields().at("state").string_value(),
+  EXPECT_NE(p.Stderr().find("denpex run: cannot run denpex-no-such-cmd: No such file or directory"),
+            std::string::npos);
+  EXPECT_EQ(Field(TaskJson(dir.path() / "out" / "h" / "rank_0.task.json"), "exit")
+                .fields()
+                .at("state")
+                .string_value(),
             "not_started");
 }
 
 TEST(RunProcess, TheCommandDiesWhenTheWrapperIsSigkilled) {
   TempDir dir;
   const fs::path pidfile = dir.path() / "child.pid";
-  Process p(RunArgs(dir.path() / "out", "echo $$ > '" + pidfile.string() + "'; exec sleep 30"), dir.path(),
-            {{"RANK", "0"}});
+  Process p(RunArgs(dir.path() / "out", "echo $$ > '" + pidfile.string() + "'; exec sleep 30"),
+            dir.path(), {{"RANK", "0"}});
   ASSERT_TRUE(WaitFor([&] { return ReadFile(pidfile).size() > 1; }));
   const pid_t child = std::stoi(ReadFile(pidfile));
   p.Signal(SIGKILL);
   p.Wait();
-  EXPECT_TRUE(WaitFor([&] { return ::kill(child, 0) != 0 || ReadFile("/proc/" + std::to_string(child) + "/stat").find(" Z ") != std::string::npos; },
-                      std::chrono::seconds(5)))
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return ::kill(child, 0) != 0 ||
+               ReadFile("/proc/" + std::to_string(child) + "/stat").find(" Z ") !=
+                   std::string::npos;
+      },
+      std::chrono::seconds(5)))
       << "no job left running unseen";
 }
 
 TEST(RunProcess, KeepsReadingWhatAChildOfTheCommandWritesJustAfterItExits) {
   TempDir dir;
-  Process p(RunArgs(dir.path() / "out", "(sleep 0.3; echo late) & echo early"), dir.path(), {{"RANK", "0"}});
+  Process p(RunArgs(dir.path() / "out", "(sleep 0.3; echo late) & echo early"), dir.path(),
+            {{"RANK", "0"}});
   ASSERT_EQ(p.Wait(), 0);
-  EXPECT_EQ(Payload(dir.path() / "out" / "h" / "rank_0.log"), (std::vector<std::string>{"early", "late"}));
+  EXPECT_EQ(Payload(dir.path() / "out" / "h" / "rank_0.log"),
+            (std::vector<std::string>{"early", "late"}));
+}
+
+TEST(RunProcess, KernelLinesPrintedWhileTheTaskRanGoToTheNodesKernelLog) {
+  if (::access("/dev/kmsg", R_OK | W_OK) != 0) {
+    GTEST_SKIP() << "/dev/kmsg is not readable and writable here (needs root)";
+  }
+  TempDir dir;
+  const std::string marker = "denpex run test marker " + std::to_string(::getpid());
+  Process p({"run", "--out", (dir.path() / "out").string(), "--host", "h", "--no-nvidia-smi", "--",
+             "sh", "-c", "echo '" + marker + "' > /dev/kmsg"},
+            dir.path(), {{"RANK", "0"}});
+  ASSERT_EQ(p.Wait(), 0);
+  const std::string kernel = ReadFile(dir.path() / "out" / "h" / "kernel.log");
+  const std::size_t at = kernel.find(marker);
+  ASSERT_NE(at, std::string::npos) << kernel;
+  EXPECT_EQ(kernel.rfind('[', at), kernel.rfind('\n', at) + 1)
+      << "dmesg's `[uptime] message` shape";
+  const auto task = TaskJson(dir.path() / "out" / "h" / "rank_0.task.json");
+  EXPECT_EQ(Field(task, "kernel_log").fields().at("status").string_value(), "ok");
+}
+
+TEST(RunProcess, LocalRankZeroTakesTheNvidiaSmiSnapshot) {
+  TempDir dir;
+  const fs::path bin = dir.path() / "bin";
+  fs::create_directories(bin);
+  {
+    std::ofstream fake(bin / "nvidia-smi");
+    fake << "#!/bin/sh\necho 'NVIDIA-SMI has failed because it could not communicate with the "
+            "NVIDIA "
+            "driver.'\nexit 9\n";
+  }
+  fs::permissions(bin / "nvidia-smi", fs::perms::owner_all);
+  const std::string path = bin.string() + ":/usr/bin:/bin";
+  for (const char* local_rank : {"0", "1"}) {
+    Process p({"run", "--out", (dir.path() / "out").string(), "--host", "h", "--no-kernel-log",
+               "--", "true"},
+              dir.path(), {{"RANK", local_rank}, {"LOCAL_RANK", local_rank}, {"PATH", path}});
+    ASSERT_EQ(p.Wait(), 0);
+  }
+  EXPECT_EQ(ReadFile(dir.path() / "out" / "h" / "nvidia-smi.log"),
+            "NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.\n");
+  const auto zero = Field(TaskJson(dir.path() / "out" / "h" / "rank_0.task.json"), "nvidia_smi");
+  EXPECT_EQ(zero.fields().at("status").string_value(), "failed: nvidia-smi exited with code 9");
+  EXPECT_EQ(zero.fields().at("file").string_value(), "nvidia-smi.log");
+  const auto one = Field(TaskJson(dir.path() / "out" / "h" / "rank_1.task.json"), "nvidia_smi");
+  EXPECT_EQ(one.fields().at("status").string_value(),
+            "skipped: local rank 0 takes the node's snapshot");
 }
 
 TEST(RunProcess, RejectsBadUsage) {
   TempDir dir;
   Process no_command({"run", "--out", (dir.path() / "out").string()}, dir.path());
   EXPECT_EQ(WEXITSTATUS(no_command.Wait()), 2);
-  Process tiny_cap({"run", "--out", (dir.path() / "out").string(), "--max-bytes", "100", "--", "true"}, dir.path());
+  Process tiny_cap(
+      {"run", "--out", (dir.path() / "out").string(), "--max-bytes", "100", "--", "true"},
+      dir.path());
   EXPECT_EQ(WEXITSTATUS(tiny_cap.Wait()), 2);
   Process bad_dir({"run", "--out", "/proc/denpex-cannot-write", "--", "true"}, dir.path());
   EXPECT_EQ(WEXITSTATUS(bad_dir.Wait()), 3);

@@ -56,7 +56,8 @@ inline std::vector<std::string> Lines(const std::string& text) {
 constexpr std::size_t kStampBytes = 28;
 
 inline bool HasStamp(const std::string& l) {
-  return l.size() >= kStampBytes && l[4] == '-' && l[10] == 'T' && l[19] == '.' && l[26] == 'Z' && l[27] == ' ';
+  return l.size() >= kStampBytes && l[4] == '-' && l[10] == 'T' && l[19] == '.' && l[26] == 'Z' &&
+         l[27] == ' ';
 }
 
 // The lines of a log with the stamps removed; the wrapper's own `[denpex-run]` lines are
@@ -129,7 +130,8 @@ class Process {
 };
 
 // Polls `cond` every 10 ms for up to `limit`.
-inline bool WaitFor(const std::function<bool()>& cond, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+inline bool WaitFor(const std::function<bool()>& cond,
+                    std::chrono::milliseconds limit = std::chrono::seconds(20)) {
   const auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
     if (cond()) return true;

@@ -1,11 +1,12 @@
 // The size cap of a task's log (head, marker, tail) and the error lines it must never lose.
+#include "run/task_log.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "denpex/common/time.h"
-#include "run/task_log.h"
 #include "run_test_util.h"
 
 namespace denpex::cli::run {
@@ -17,7 +18,9 @@ using run_test::TempDir;
 
 constexpr TimeNs kT0 = 1'772'442'000 * kNsPerSec;
 
-std::string Numbered(int i) { return "step " + std::to_string(i) + " loss=0.125 " + std::string(40, '.'); }
+std::string Numbered(int i) {
+  return "step " + std::to_string(i) + " loss=0.125 " + std::string(40, '.');
+}
 
 TEST(CappedLog, KeepsTheHeadAndTheNewestTailAndCountsWhatItDropped) {
   TempDir dir;
@@ -36,8 +39,10 @@ TEST(CappedLog, KeepsTheHeadAndTheNewestTailAndCountsWhatItDropped) {
   EXPECT_LE(text.size(), kCap + 1024);
   const std::size_t marker_at = text.find("[denpex-run] --max-bytes");
   ASSERT_NE(marker_at, std::string::npos);
-  const std::size_t marker_len = text.find('\n', marker_at) + 1 - (marker_at - run_test::kStampBytes);
-  EXPECT_EQ(text.size(), counts.bytes + marker_len - counts.omitted_bytes) << "the byte counts add up";
+  const std::size_t marker_len =
+      text.find('\n', marker_at) + 1 - (marker_at - run_test::kStampBytes);
+  EXPECT_EQ(text.size(), counts.bytes + marker_len - counts.omitted_bytes)
+      << "the byte counts add up";
 
   const std::vector<std::string> payload = Payload(dir.path() / "rank_1.log", /*notes=*/true);
   ASSERT_GT(payload.size(), 10u);
@@ -63,9 +68,10 @@ TEST(CappedLog, KeepsTheHeadAndTheNewestTailAndCountsWhatItDropped) {
   EXPECT_EQ(markers, 1);
   EXPECT_EQ(payload.size() - 1 + counts.omitted_lines, static_cast<std::size_t>(kLines))
       << "the marker counts every dropped line";
-  EXPECT_NE(text.find("omitted " + std::string(14 - std::to_string(counts.omitted_lines).size(), ' ') +
-                      std::to_string(counts.omitted_lines) + " lines"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("omitted " + std::string(14 - std::to_string(counts.omitted_lines).size(), ' ') +
+                std::to_string(counts.omitted_lines) + " lines"),
+      std::string::npos)
       << "the marker's counts are rewritten in place";
 }
 
@@ -74,17 +80,28 @@ TEST(CappedLog, KeepsTheEarliestDistinctErrorLinesEvenWhenTheMiddleIsDropped) {
   auto log = TaskLog::Open(dir.path() / "rank_2.log", dir.path() / "rank_2.errors.log", 64 * 1024);
   ASSERT_TRUE(log.ok());
   for (int i = 0; i < 40'000; ++i) {
-    if (i == 20'000) log->AddLine("RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:45775", kT0 + i);
-    if (i == 20'001) log->AddLine("RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:40001", kT0 + i);
+    if (i == 20'000)
+      log->AddLine(
+          "RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer "
+          "[127.0.0.1]:45775",
+          kT0 + i);
+    if (i == 20'001)
+      log->AddLine(
+          "RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer "
+          "[127.0.0.1]:40001",
+          kT0 + i);
     if (i == 20'002) log->AddLine("NCCL WARN Cuda failure 'out of memory'", kT0 + i);
     log->AddLine(Numbered(i), kT0 + i);
     log->Flush();
   }
   const std::string main_log = ReadFile(dir.path() / "rank_2.log");
-  EXPECT_EQ(main_log.find("Connection closed by peer"), std::string::npos) << "dropped from the middle";
+  EXPECT_EQ(main_log.find("Connection closed by peer"), std::string::npos)
+      << "dropped from the middle";
   const std::vector<std::string> errors = Payload(dir.path() / "rank_2.errors.log");
   ASSERT_EQ(errors.size(), 2u) << ReadFile(dir.path() / "rank_2.errors.log");
-  EXPECT_EQ(errors[0], "RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:45775")
+  EXPECT_EQ(errors[0],
+            "RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer "
+            "[127.0.0.1]:45775")
       << "the earliest of the two lines with one signature";
   EXPECT_EQ(errors[1], "NCCL WARN Cuda failure 'out of memory'");
   EXPECT_EQ(log->errors().counts().matched, 3u);
@@ -104,14 +121,16 @@ TEST(CappedLog, WithoutACapKeepsEveryLine) {
 TEST(CappedLog, ARestartedTaskAppendsToItsLog) {
   TempDir dir;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    auto log = TaskLog::Open(dir.path() / "rank_0.log", dir.path() / "rank_0.errors.log", 64 * 1024);
+    auto log =
+        TaskLog::Open(dir.path() / "rank_0.log", dir.path() / "rank_0.errors.log", 64 * 1024);
     ASSERT_TRUE(log.ok());
     log->AddLine("attempt " + std::to_string(attempt), kT0);
     log->AddLine("RuntimeError: attempt " + std::to_string(attempt), kT0);
     log->Flush();
   }
   EXPECT_EQ(Payload(dir.path() / "rank_0.log"),
-            (std::vector<std::string>{"attempt 0", "RuntimeError: attempt 0", "attempt 1", "RuntimeError: attempt 1"}));
+            (std::vector<std::string>{"attempt 0", "RuntimeError: attempt 0", "attempt 1",
+                                      "RuntimeError: attempt 1"}));
   EXPECT_EQ(Payload(dir.path() / "rank_0.errors.log").size(), 2u);
 }
 

@@ -1,4 +1,6 @@
 // What identifies a task (its file names in the layout) and task.json.
+#include "run/task_record.h"
+
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
@@ -6,7 +8,6 @@
 #include <map>
 #include <string>
 
-#include "run/task_record.h"
 #include "run_test_util.h"
 
 namespace denpex::cli::run {
@@ -22,9 +23,12 @@ EnvLookup Env(std::map<std::string, std::string> vars) {
 const std::vector<std::string> kDefaultRankEnv = {"RANK", "SLURM_PROCID"};
 
 TEST(TaskIdentity, UnderTorchrunTheFileIsNamedByRank) {
-  const TaskIdentity id = DescribeTask(
-      "node-b", kDefaultRankEnv, 100,
-      Env({{"RANK", "3"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "4"}, {"TORCHELASTIC_RUN_ID", "r1"}, {"HOME", "/x"}}));
+  const TaskIdentity id = DescribeTask("node-b", kDefaultRankEnv, 100,
+                                       Env({{"RANK", "3"},
+                                            {"LOCAL_RANK", "1"},
+                                            {"WORLD_SIZE", "4"},
+                                            {"TORCHELASTIC_RUN_ID", "r1"},
+                                            {"HOME", "/x"}}));
   EXPECT_EQ(id.stem, "rank_3");
   EXPECT_EQ(id.rank, 3);
   EXPECT_EQ(id.rank_source, "RANK");
@@ -35,8 +39,9 @@ TEST(TaskIdentity, UnderTorchrunTheFileIsNamedByRank) {
 }
 
 TEST(TaskIdentity, UnderSrunTheTaskIdIsTheRank) {
-  const TaskIdentity id = DescribeTask("sn01", kDefaultRankEnv, 100,
-                                       Env({{"SLURM_PROCID", "2"}, {"SLURM_LOCALID", "2"}, {"SLURM_JOB_ID", "4200"}}));
+  const TaskIdentity id =
+      DescribeTask("sn01", kDefaultRankEnv, 100,
+                   Env({{"SLURM_PROCID", "2"}, {"SLURM_LOCALID", "2"}, {"SLURM_JOB_ID", "4200"}}));
   EXPECT_EQ(id.stem, "rank_2");
   EXPECT_EQ(id.rank_source, "SLURM_PROCID");
   EXPECT_EQ(id.local_rank, 2);
@@ -47,12 +52,15 @@ TEST(TaskIdentity, WithoutARankVariableTheSlurmTaskOrThePidNamesTheFile) {
   EXPECT_EQ(DescribeTask("h", kDefaultRankEnv, 4242, Env({})).stem, "pid_4242");
   EXPECT_EQ(DescribeTask("h", kDefaultRankEnv, 4242, Env({{"RANK", "x1"}})).stem, "pid_4242")
       << "a value that is not a rank is ignored";
-  EXPECT_EQ(DescribeTask("h", {"OMPI_COMM_WORLD_RANK"}, 1, Env({{"OMPI_COMM_WORLD_RANK", "7"}})).stem, "rank_7");
+  EXPECT_EQ(
+      DescribeTask("h", {"OMPI_COMM_WORLD_RANK"}, 1, Env({{"OMPI_COMM_WORLD_RANK", "7"}})).stem,
+      "rank_7");
 }
 
 TEST(TaskJson, IsValidJsonWithTheIdentityAndTheExit) {
   TaskRecord r;
-  r.id = DescribeTask("node-b", kDefaultRankEnv, 100, Env({{"RANK", "3"}, {"CUDA_VISIBLE_DEVICES", "0,1"}}));
+  r.id = DescribeTask("node-b", kDefaultRankEnv, 100,
+                      Env({{"RANK", "3"}, {"CUDA_VISIBLE_DEVICES", "0,1"}}));
   r.command = {"python3", "train.py", "--note", "a \"quoted\"\targ\xff"};
   r.cwd = "/work";
   r.wrapper_pid = 100;

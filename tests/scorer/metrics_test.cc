@@ -75,6 +75,19 @@ TEST(ScorerInitiator, NodeOnlyTruthIsMatchedAtNodeLevel) {
   EXPECT_FALSE(ScoreIncident(t, Diagnosed(9, "gpu-0002")).initiator_rank_correct());
 }
 
+TEST(ScorerInitiator, JobLevelTruthIsMatchedByAJobLevelAnswerOnly) {
+  v1::Truth t = SigkillTruth();  // the scheduler ended the whole job
+  t.mutable_initiator()->set_rank(-1);
+  t.mutable_initiator()->clear_node();
+  const auto job = ScoreIncident(t, Diagnosed(-1, ""));
+  EXPECT_TRUE(job.initiator_rank_correct());
+  EXPECT_TRUE(job.initiator_node_correct());
+  const auto rank = ScoreIncident(t, Diagnosed(0, "gpu-0001"));
+  EXPECT_FALSE(rank.initiator_rank_correct());
+  EXPECT_FALSE(rank.initiator_node_correct());
+  EXPECT_FALSE(rank.initiator_rank_top3());
+}
+
 TEST(ScorerInitiator, SeveralInjectedEventsScoreAgainstTheFirstInitiator) {
   v1::Truth t = SigkillTruth();
   auto* later = t.add_events();  // a later, independent event on another rank

@@ -1,5 +1,6 @@
 // Same scenario and seed give byte-identical incident/ and truth.json, for every fault kind in
-// every layout its launcher allows (small shapes); and the scenario library covers each
+// every layout its launcher allows (small shapes), realism noise and damaged nodes included;
+// and the scenario library covers each
 // family as issue #3 asks.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@ seed: 9
 job { nodes: 3 tp: 2 pp: 2 }
 training { warmup_steps: 3 }
 format { nccl_debug_info: true }
+realism { missing_node_fraction: 0.3 truncated_node_fraction: 0.3 }
 faults { kind: FAULT_KIND_SIGKILL }
 )";
 

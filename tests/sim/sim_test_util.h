@@ -58,7 +58,13 @@ inline std::map<std::string, std::string> ReadTree(const fs::path& dir) {
   return files;
 }
 
+// Shape tests read clean logs: a scenario text without a `realism` block gets the realism
+// noise switched off (realism_test.cc and the determinism test set it explicitly).
 inline v1::Scenario MustParse(std::string_view text, std::vector<std::string> overrides = {}) {
+  if (text.find("realism") == std::string_view::npos) {
+    overrides.insert(overrides.begin(), {"realism.benign_warnings=false", "realism.loud_rank=false",
+                                         "realism.kernel_logs=false"});
+  }
   auto s = ParseScenario(text, "test", overrides);
   EXPECT_TRUE(s.ok()) << s.status().message();
   return s.ok() ? *s : v1::Scenario();

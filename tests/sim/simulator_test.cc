@@ -386,7 +386,7 @@ TEST(Simulator, DefaultScenarioCascadesAcross4096Ranks) {
   const SimulateResult r = MustSimulate(*s, out);
   EXPECT_EQ(r.truth.job().world_size(), 4096);
   EXPECT_EQ(r.truth.cascade().secondary_ranks_size(), 4095);
-  EXPECT_EQ(r.stats.files, 4096u + 512u);
+  EXPECT_EQ(r.stats.files, 4096u + 512u + 512u);  // rank files, torchrun.log, kern.log
   EXPECT_GT(r.stats.events, 100'000u);
   EXPECT_GT(r.truth.cascade().secondary_errors(), 1000);
   const auto lines = ReadLines(out / "incident" / r.truth.evidence(0).file());

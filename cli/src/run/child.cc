@@ -31,22 +31,29 @@ ExitInfo ExitFromWaitStatus(int status) {
 
 int ShellExitCode(const ExitInfo& e) {
   switch (e.kind) {
-    case ExitInfo::Kind::kExited: return e.code;
-    case ExitInfo::Kind::kSignaled: return 128 + e.signal;
-    case ExitInfo::Kind::kNotStarted: return e.code != 0 ? e.code : 127;
-    case ExitInfo::Kind::kRunning: break;
+    case ExitInfo::Kind::kExited:
+      return e.code;
+    case ExitInfo::Kind::kSignaled:
+      return 128 + e.signal;
+    case ExitInfo::Kind::kNotStarted:
+      return e.code != 0 ? e.code : 127;
+    case ExitInfo::Kind::kRunning:
+      break;
   }
   return 127;
 }
 
 std::string DescribeExit(const ExitInfo& e) {
   switch (e.kind) {
-    case ExitInfo::Kind::kExited: return "exited with code " + std::to_string(e.code);
+    case ExitInfo::Kind::kExited:
+      return "exited with code " + std::to_string(e.code);
     case ExitInfo::Kind::kSignaled:
       return "killed by signal " + std::to_string(e.signal) + " (" + SignalName(e.signal) + ")" +
              (e.core_dumped ? ", core dumped" : "");
-    case ExitInfo::Kind::kRunning: return "still running";
-    case ExitInfo::Kind::kNotStarted: return "could not be started";
+    case ExitInfo::Kind::kRunning:
+      return "still running";
+    case ExitInfo::Kind::kNotStarted:
+      return "could not be started";
   }
   return "unknown";
 }
@@ -59,11 +66,13 @@ Result<SignalGuard> SignalGuard::Install() {
   sigaddset(&set, SIGCHLD);
   for (int sig : kForwardedSignals) sigaddset(&set, sig);
   SignalGuard g;
-  if (::sigprocmask(SIG_BLOCK, &set, &g.old_mask_) != 0) return Status::Internal(ErrnoText("sigprocmask", errno));
+  if (::sigprocmask(SIG_BLOCK, &set, &g.old_mask_) != 0)
+    return Status::Internal(ErrnoText("sigprocmask", errno));
   g.active_ = true;  // from here on the destructor restores the mask
   g.fd_.Reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!g.fd_.valid()) return Status::Internal(ErrnoText("signalfd", errno));
-  struct sigaction ign {}, dfl {};
+  struct sigaction ign {
+  }, dfl{};
   ign.sa_handler = SIG_IGN;
   dfl.sa_handler = SIG_DFL;
   ::sigaction(SIGPIPE, &ign, &g.old_pipe_);
@@ -72,7 +81,11 @@ Result<SignalGuard> SignalGuard::Install() {
 }
 
 SignalGuard::SignalGuard(SignalGuard&& o) noexcept
-    : active_(o.active_), fd_(std::move(o.fd_)), old_mask_(o.old_mask_), old_pipe_(o.old_pipe_), old_chld_(o.old_chld_) {
+    : active_(o.active_),
+      fd_(std::move(o.fd_)),
+      old_mask_(o.old_mask_),
+      old_pipe_(o.old_pipe_),
+      old_chld_(o.old_chld_) {
   o.active_ = false;
 }
 
@@ -105,8 +118,8 @@ Result<PipePair> MakePipe() {
 }
 
 // In the child, between fork and exec: only async-signal-safe calls.
-[[noreturn]] void ExecChild(char* const* argv, const sigset_t& mask, bool own_group, pid_t parent, int out,
-                            int err, int status) {
+[[noreturn]] void ExecChild(char* const* argv, const sigset_t& mask, bool own_group, pid_t parent,
+                            int out, int err, int status) {
   if (own_group) ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the wrapper is already gone
@@ -124,7 +137,8 @@ Result<PipePair> MakePipe() {
 
 }  // namespace
 
-Result<Child> SpawnChild(const std::vector<std::string>& argv, const sigset_t& child_mask, bool own_group) {
+Result<Child> SpawnChild(const std::vector<std::string>& argv, const sigset_t& child_mask,
+                         bool own_group) {
   if (argv.empty()) return Status::InvalidArgument("no command to run");
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
@@ -140,7 +154,8 @@ Result<Child> SpawnChild(const std::vector<std::string>& argv, const sigset_t& c
   const pid_t pid = ::fork();
   if (pid < 0) return Status::Internal(ErrnoText("fork", errno));
   if (pid == 0) {
-    ExecChild(cargv.data(), child_mask, own_group, parent, out->write.get(), err->write.get(), status->write.get());
+    ExecChild(cargv.data(), child_mask, own_group, parent, out->write.get(), err->write.get(),
+              status->write.get());
   }
   Child child;
   child.pid = pid;

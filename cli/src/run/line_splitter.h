@@ -20,7 +20,8 @@ inline constexpr std::size_t kMaxLineBytes = 64 * 1024;
 
 class LineSplitter {
  public:
-  explicit LineSplitter(std::size_t max_line = kMaxLineBytes) : max_(max_line == 0 ? 1 : max_line) {}
+  explicit LineSplitter(std::size_t max_line = kMaxLineBytes)
+      : max_(max_line == 0 ? 1 : max_line) {}
 
   // Feeds `bytes` read at `now`; calls emit(std::string_view line, TimeNs first_byte_time)
   // for every line completed (or cut at max_line) by them.
@@ -39,8 +40,8 @@ class LineSplitter {
   }
 
   std::size_t max_;
-  std::string pending_;       // the start of a line whose '\n' has not arrived
-  TimeNs pending_time_ = 0;   // when its first byte was read
+  std::string pending_;      // the start of a line whose '\n' has not arrived
+  TimeNs pending_time_ = 0;  // when its first byte was read
 };
 
 template <typename Emit>

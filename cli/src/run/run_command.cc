@@ -36,8 +36,8 @@ int DieLike(int sig) {
 
 int RunRun(const RunArgs& args, std::ostream& /*out*/, std::ostream& err) {
   if (args.max_bytes != 0 && args.max_bytes < kMinMaxBytes) {
-    err << "denpex run: --max-bytes " << args.max_bytes << " is too small; use 0 (no cap) or at least "
-        << kMinMaxBytes << "\n";
+    err << "denpex run: --max-bytes " << args.max_bytes
+        << " is too small; use 0 (no cap) or at least " << kMinMaxBytes << "\n";
     return kExitUsage;
   }
   run::WrapperOptions o;

@@ -66,7 +66,8 @@ std::vector<std::string_view> SplitLines(std::string_view text) {
 bool CollectOutput(Child& c, std::chrono::steady_clock::time_point deadline, std::string* out) {
   Fd* streams[] = {&c.out, &c.err};
   while (c.out.valid() || c.err.valid()) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return false;
     pollfd fds[2];
     nfds_t n = 0;
@@ -173,7 +174,8 @@ Status MergeKernelLog(const fs::path& node_dir, const std::vector<std::string>& 
   Fd dir(::open(node_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir.valid()) return Status::IoError(ErrnoText("cannot open " + node_dir.string(), errno));
   while (::flock(dir.get(), LOCK_EX) != 0) {
-    if (errno != EINTR) return Status::IoError(ErrnoText("cannot lock " + node_dir.string(), errno));
+    if (errno != EINTR)
+      return Status::IoError(ErrnoText("cannot lock " + node_dir.string(), errno));
   }
   const fs::path path = node_dir / "kernel.log";
   const bool exists = ::access(path.c_str(), F_OK) == 0;
@@ -205,11 +207,13 @@ std::optional<std::string> FindInPath(std::string_view name) {
   while (true) {
     const std::size_t colon = dirs.find(':');
     std::string candidate(dirs.substr(0, colon));
-    if (candidate.empty()) candidate.push_back('.');  // an empty PATH entry is the current directory
+    if (candidate.empty())
+      candidate.push_back('.');  // an empty PATH entry is the current directory
     candidate.push_back('/');
     candidate.append(name);
     struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
       return candidate;
     }
     if (colon == std::string_view::npos) return std::nullopt;
@@ -217,7 +221,8 @@ std::optional<std::string> FindInPath(std::string_view name) {
   }
 }
 
-SideFile SnapshotNvidiaSmi(const fs::path& node_dir, const sigset_t& child_mask, std::chrono::milliseconds limit) {
+SideFile SnapshotNvidiaSmi(const fs::path& node_dir, const sigset_t& child_mask,
+                           std::chrono::milliseconds limit) {
   SideFile f;
   const auto exe = FindInPath("nvidia-smi");
   if (!exe) {
@@ -226,7 +231,8 @@ SideFile SnapshotNvidiaSmi(const fs::path& node_dir, const sigset_t& child_mask,
   }
   auto child = SpawnChild({*exe}, child_mask, /*own_group=*/false);
   if (!child.ok() || child->exec_errno != 0) {
-    f.status = "failed: " + (child.ok() ? ErrnoText("exec " + *exe, child->exec_errno) : child.status().message());
+    f.status = "failed: " + (child.ok() ? ErrnoText("exec " + *exe, child->exec_errno)
+                                        : child.status().message());
     return f;
   }
   std::string output;
@@ -239,7 +245,9 @@ SideFile SnapshotNvidiaSmi(const fs::path& node_dir, const sigset_t& child_mask,
   if (!finished) {
     f.status = "timed out after " + std::to_string(limit.count()) + " ms";
   } else {
-    f.status = (e.kind == ExitInfo::Kind::kExited && e.code == 0) ? "ok" : "failed: nvidia-smi " + DescribeExit(e);
+    f.status = (e.kind == ExitInfo::Kind::kExited && e.code == 0)
+                   ? "ok"
+                   : "failed: nvidia-smi " + DescribeExit(e);
   }
   if (Status st = WriteFileAtomically(node_dir / "nvidia-smi.log", output); !st.ok()) {
     f.status += "; " + st.message();

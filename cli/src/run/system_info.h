@@ -30,7 +30,8 @@ std::optional<std::string> FormatKmsgRecord(std::string_view record);
 // Reads the kernel log records that appear after Open(), without blocking.
 class KernelLogReader {
  public:
-  static constexpr std::uint64_t kMaxBytes = 8u << 20;  // beyond this, later lines are counted, not kept
+  static constexpr std::uint64_t kMaxBytes =
+      8u << 20;  // beyond this, later lines are counted, not kept
 
   // `path` is /dev/kmsg but for tests. Never fails: status() says why nothing is read.
   static KernelLogReader Open(const char* path = "/dev/kmsg");

@@ -29,7 +29,9 @@ std::string Padded(std::uint64_t n, std::size_t width) {
   return s;
 }
 
-bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool IsHex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Reads [from, to) of `fd` in chunks, calling fn(std::string_view chunk, offset); stops early
@@ -38,10 +40,12 @@ template <typename Fn>
 Status ScanRange(int fd, std::uint64_t from, std::uint64_t to, Fn&& fn) {
   std::string buf(std::min<std::uint64_t>(kCopyChunk, to > from ? to - from : 1), '\0');
   while (from < to) {
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), to - from));
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), to - from));
     const ssize_t n = ::pread(fd, buf.data(), want, static_cast<off_t>(from));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Status::IoError(n < 0 ? ErrnoText("pread", errno) : "pread: unexpected end of file");
+    if (n <= 0)
+      return Status::IoError(n < 0 ? ErrnoText("pread", errno) : "pread: unexpected end of file");
     if (!fn(std::string_view(buf.data(), static_cast<std::size_t>(n)), from)) return Status::Ok();
     from += static_cast<std::uint64_t>(n);
   }
@@ -52,8 +56,8 @@ Status ScanRange(int fd, std::uint64_t from, std::uint64_t to, Fn&& fn) {
 
 bool LooksLikeError(std::string_view line) {
   static constexpr std::array<std::string_view, 10> kSignatures = {
-      "Error", "error:", "Traceback", "FAILED", "Killed", "NCCL WARN", "Watchdog caught", "CUDA error",
-      "out of memory", "Xid"};
+      "Error",     "error:",          "Traceback",  "FAILED",        "Killed",
+      "NCCL WARN", "Watchdog caught", "CUDA error", "out of memory", "Xid"};
   return std::any_of(kSignatures.begin(), kSignatures.end(),
                      [&](std::string_view s) { return line.find(s) != std::string_view::npos; });
 }
@@ -64,7 +68,8 @@ std::string MaskedSignature(std::string_view line) {
   std::size_t i = 0;
   while (i < line.size() && out.size() < kSignatureBytes) {
     const char c = line[i];
-    if (c == '0' && i + 2 < line.size() && (line[i + 1] == 'x' || line[i + 1] == 'X') && IsHex(line[i + 2])) {
+    if (c == '0' && i + 2 < line.size() && (line[i + 1] == 'x' || line[i + 1] == 'X') &&
+        IsHex(line[i + 2])) {
       out += "0x#";
       for (i += 2; i < line.size() && IsHex(line[i]);) ++i;
     } else if (IsDigit(c)) {
@@ -80,11 +85,13 @@ std::string MaskedSignature(std::string_view line) {
 
 // ---------------------------------------------------------------------------- CappedLog
 
-Result<CappedLog> CappedLog::Open(const fs::path& path, std::uint64_t max_bytes, std::string errors_name) {
+Result<CappedLog> CappedLog::Open(const fs::path& path, std::uint64_t max_bytes,
+                                  std::string errors_name) {
   auto fd = OpenForWriting(path, O_RDWR, 0);
   if (!fd.ok()) return fd.status();
   struct stat st {};
-  if (::fstat(fd->get(), &st) != 0) return Status::IoError(ErrnoText("cannot stat " + path.string(), errno));
+  if (::fstat(fd->get(), &st) != 0)
+    return Status::IoError(ErrnoText("cannot stat " + path.string(), errno));
   CappedLog log;
   log.fd_ = std::move(*fd);
   log.max_ = max_bytes;
@@ -96,8 +103,9 @@ Result<CappedLog> CappedLog::Open(const fs::path& path, std::uint64_t max_bytes,
 
 std::string CappedLog::Marker(std::string_view stamp) const {
   // Fixed width, so that Compact() can rewrite the counts in place.
-  return std::string(stamp) + " " + std::string(kNotePrefix) + "--max-bytes " + std::to_string(max_) +
-         " reached: omitted " + Padded(counts_.omitted_lines, 14) + " lines (" + Padded(counts_.omitted_bytes, 16) +
+  return std::string(stamp) + " " + std::string(kNotePrefix) + "--max-bytes " +
+         std::to_string(max_) + " reached: omitted " + Padded(counts_.omitted_lines, 14) +
+         " lines (" + Padded(counts_.omitted_bytes, 16) +
          " bytes) here; the earliest distinct error lines are in " + errors_name_ + "\n";
 }
 
@@ -138,26 +146,31 @@ void CappedLog::Compact() {
 Status CappedLog::CompactOrError() {
   const std::uint64_t from = std::max(tail_start_ + 1, end_ - max_ / 4);
   std::uint64_t cut = end_;
-  DENPEX_RETURN_IF_ERROR(ScanRange(fd_.get(), from - 1, end_, [&](std::string_view chunk, std::uint64_t off) {
-    const std::size_t nl = chunk.find('\n');
-    if (nl == std::string_view::npos) return true;
-    cut = off + nl + 1;
-    return false;
-  }));
+  DENPEX_RETURN_IF_ERROR(
+      ScanRange(fd_.get(), from - 1, end_, [&](std::string_view chunk, std::uint64_t off) {
+        const std::size_t nl = chunk.find('\n');
+        if (nl == std::string_view::npos) return true;
+        cut = off + nl + 1;
+        return false;
+      }));
   if (cut >= end_) return Status::Ok();  // one line fills the tail: nothing to drop yet
   std::uint64_t dropped_lines = 0;
-  DENPEX_RETURN_IF_ERROR(ScanRange(fd_.get(), tail_start_, cut, [&](std::string_view chunk, std::uint64_t) {
-    dropped_lines += static_cast<std::uint64_t>(std::count(chunk.begin(), chunk.end(), '\n'));
-    return true;
-  }));
+  DENPEX_RETURN_IF_ERROR(
+      ScanRange(fd_.get(), tail_start_, cut, [&](std::string_view chunk, std::uint64_t) {
+        dropped_lines += static_cast<std::uint64_t>(std::count(chunk.begin(), chunk.end(), '\n'));
+        return true;
+      }));
   std::uint64_t to = tail_start_;
-  DENPEX_RETURN_IF_ERROR(ScanRange(fd_.get(), cut, end_, [&](std::string_view chunk, std::uint64_t) {
-    if (Status st = PWriteAll(fd_.get(), chunk, to); !st.ok()) return false;
-    to += chunk.size();
-    return true;
-  }));
-  if (to != tail_start_ + (end_ - cut)) return Status::IoError("pwrite failed while dropping the middle of the log");
-  if (::ftruncate(fd_.get(), static_cast<off_t>(to)) != 0) return Status::IoError(ErrnoText("ftruncate", errno));
+  DENPEX_RETURN_IF_ERROR(
+      ScanRange(fd_.get(), cut, end_, [&](std::string_view chunk, std::uint64_t) {
+        if (Status st = PWriteAll(fd_.get(), chunk, to); !st.ok()) return false;
+        to += chunk.size();
+        return true;
+      }));
+  if (to != tail_start_ + (end_ - cut))
+    return Status::IoError("pwrite failed while dropping the middle of the log");
+  if (::ftruncate(fd_.get(), static_cast<off_t>(to)) != 0)
+    return Status::IoError(ErrnoText("ftruncate", errno));
   counts_.omitted_lines += dropped_lines;
   counts_.omitted_bytes += cut - tail_start_;
   end_ = to;
@@ -171,7 +184,8 @@ void CappedLog::Fail(Status st) {
 
 // ---------------------------------------------------------------------------- ErrorIndex
 
-Result<ErrorIndex> ErrorIndex::Open(const fs::path& path, std::size_t max_distinct, std::uint64_t max_bytes) {
+Result<ErrorIndex> ErrorIndex::Open(const fs::path& path, std::size_t max_distinct,
+                                    std::uint64_t max_bytes) {
   auto fd = OpenForWriting(path, O_WRONLY, O_APPEND);
   if (!fd.ok()) return fd.status();
   ErrorIndex index;
@@ -209,7 +223,8 @@ void ErrorIndex::Flush() {
 
 // ---------------------------------------------------------------------------- TaskLog
 
-Result<TaskLog> TaskLog::Open(const fs::path& log_path, const fs::path& errors_path, std::uint64_t max_bytes) {
+Result<TaskLog> TaskLog::Open(const fs::path& log_path, const fs::path& errors_path,
+                              std::uint64_t max_bytes) {
   auto log = CappedLog::Open(log_path, max_bytes, errors_path.filename().string());
   if (!log.ok()) return log.status();
   auto errors = ErrorIndex::Open(errors_path);
@@ -225,7 +240,8 @@ const std::string& TaskLog::Stamp(TimeNs t) {
   }
   if (stamp_.size() == 27) {
     std::int64_t us = (t % kNsPerSec) / kNsPerUs;
-    for (int i = 25; i >= 20; --i, us /= 10) stamp_[static_cast<std::size_t>(i)] = static_cast<char>('0' + us % 10);
+    for (int i = 25; i >= 20; --i, us /= 10)
+      stamp_[static_cast<std::size_t>(i)] = static_cast<char>('0' + us % 10);
   }
   return stamp_;
 }

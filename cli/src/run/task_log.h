@@ -42,7 +42,7 @@ struct LogCounts {
   std::uint64_t bytes = 0;          // bytes handed to the log, stamps included
   std::uint64_t omitted_lines = 0;  // dropped from the middle by the cap
   std::uint64_t omitted_bytes = 0;
-  bool capped = false;              // the head filled up and the marker was written
+  bool capped = false;  // the head filled up and the marker was written
 };
 
 class CappedLog {
@@ -116,8 +116,8 @@ class ErrorIndex {
 // the file stays text) and feeds both files.
 class TaskLog {
  public:
-  static Result<TaskLog> Open(const std::filesystem::path& log_path, const std::filesystem::path& errors_path,
-                              std::uint64_t max_bytes);
+  static Result<TaskLog> Open(const std::filesystem::path& log_path,
+                              const std::filesystem::path& errors_path, std::uint64_t max_bytes);
 
   void AddLine(std::string_view line, TimeNs t);
   // A line of the wrapper's own: `<stamp> [denpex-run] <text>`. It goes to the error index
@@ -136,9 +136,9 @@ class TaskLog {
 
   CappedLog log_;
   ErrorIndex errors_;
-  std::string line_;          // scratch: the formatted line
+  std::string line_;  // scratch: the formatted line
   std::int64_t stamp_sec_ = -1;
-  std::string stamp_;         // "YYYY-MM-DDThh:mm:ss.uuuuuuZ" of the last line
+  std::string stamp_;  // "YYYY-MM-DDThh:mm:ss.uuuuuuZ" of the last line
 };
 
 }  // namespace denpex::cli::run

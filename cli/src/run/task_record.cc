@@ -42,7 +42,8 @@ class Object {
     const std::string pad(static_cast<std::size_t>(indent + 2), ' ');
     std::string s = "{\n";
     for (std::size_t i = 0; i < fields_.size(); ++i) {
-      s += pad + JsonString(fields_[i].first) + ": " + fields_[i].second + (i + 1 < fields_.size() ? ",\n" : "\n");
+      s += pad + JsonString(fields_[i].first) + ": " + fields_[i].second +
+           (i + 1 < fields_.size() ? ",\n" : "\n");
     }
     return s + std::string(static_cast<std::size_t>(indent), ' ') + "}";
   }
@@ -53,10 +54,14 @@ class Object {
 
 std::string ExitState(ExitInfo::Kind k) {
   switch (k) {
-    case ExitInfo::Kind::kRunning: return "running";
-    case ExitInfo::Kind::kExited: return "exited";
-    case ExitInfo::Kind::kSignaled: return "signaled";
-    case ExitInfo::Kind::kNotStarted: return "not_started";
+    case ExitInfo::Kind::kRunning:
+      return "running";
+    case ExitInfo::Kind::kExited:
+      return "exited";
+    case ExitInfo::Kind::kSignaled:
+      return "signaled";
+    case ExitInfo::Kind::kNotStarted:
+      return "not_started";
   }
   return "unknown";
 }
@@ -66,7 +71,9 @@ std::string RenderExit(const TaskRecord& r) {
   o.Str("state", ExitState(r.exit.kind)).Str("description", DescribeExit(r.exit));
   if (r.exit.kind == ExitInfo::Kind::kExited) o.Int("code", r.exit.code);
   if (r.exit.kind == ExitInfo::Kind::kSignaled) {
-    o.Int("signal", r.exit.signal).Str("signal_name", SignalName(r.exit.signal)).Bool("core_dumped", r.exit.core_dumped);
+    o.Int("signal", r.exit.signal)
+        .Str("signal_name", SignalName(r.exit.signal))
+        .Bool("core_dumped", r.exit.core_dumped);
   }
   if (r.exit.kind != ExitInfo::Kind::kRunning) o.Int("wrapper_exit_code", ShellExitCode(r.exit));
   return o.Render(2);
@@ -90,9 +97,13 @@ std::string RenderSignals(const std::vector<SignalNote>& signals) {
 
 std::string RenderLog(const TaskRecord& r) {
   Object o;
-  o.Str("file", r.log_file).Str("errors_file", r.errors_file).Int("max_bytes", static_cast<std::int64_t>(r.max_bytes));
-  o.Int("lines", static_cast<std::int64_t>(r.log.lines)).Int("bytes", static_cast<std::int64_t>(r.log.bytes));
-  o.Bool("capped", r.log.capped).Int("omitted_lines", static_cast<std::int64_t>(r.log.omitted_lines));
+  o.Str("file", r.log_file)
+      .Str("errors_file", r.errors_file)
+      .Int("max_bytes", static_cast<std::int64_t>(r.max_bytes));
+  o.Int("lines", static_cast<std::int64_t>(r.log.lines))
+      .Int("bytes", static_cast<std::int64_t>(r.log.bytes));
+  o.Bool("capped", r.log.capped)
+      .Int("omitted_lines", static_cast<std::int64_t>(r.log.omitted_lines));
   o.Int("omitted_bytes", static_cast<std::int64_t>(r.log.omitted_bytes));
   o.Int("error_lines", static_cast<std::int64_t>(r.errors.matched));
   o.Int("error_lines_kept", static_cast<std::int64_t>(r.errors.kept));
@@ -119,12 +130,13 @@ std::string RenderStrings(const std::vector<std::string>& v) {
 const std::vector<std::string>& RecordedEnvNames() {
   static const std::vector<std::string> kNames = {
       // torchrun / torchelastic
-      "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK", "ROLE_NAME",
-      "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "MASTER_ADDR",
-      "MASTER_PORT",
+      "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
+      "ROLE_NAME", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS",
+      "MASTER_ADDR", "MASTER_PORT",
       // Slurm
-      "SLURM_JOB_ID", "SLURM_JOB_NAME", "SLURM_STEP_ID", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID",
-      "SLURM_NTASKS", "SLURM_JOB_NODELIST", "SLURMD_NODENAME", "SLURM_RESTART_COUNT",
+      "SLURM_JOB_ID", "SLURM_JOB_NAME", "SLURM_STEP_ID", "SLURM_PROCID", "SLURM_LOCALID",
+      "SLURM_NODEID", "SLURM_NTASKS", "SLURM_JOB_NODELIST", "SLURMD_NODENAME",
+      "SLURM_RESTART_COUNT",
       // MPI launchers
       "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK",
       // Kubernetes (the downward API names in common use) and Ray
@@ -134,8 +146,8 @@ const std::vector<std::string>& RecordedEnvNames() {
   return kNames;
 }
 
-TaskIdentity DescribeTask(std::string host, const std::vector<std::string>& rank_env, pid_t wrapper_pid,
-                          const EnvLookup& env) {
+TaskIdentity DescribeTask(std::string host, const std::vector<std::string>& rank_env,
+                          pid_t wrapper_pid, const EnvLookup& env) {
   TaskIdentity id;
   id.host = std::move(host);
   for (const std::string& name : RecordedEnvNames()) {
@@ -165,10 +177,13 @@ std::string RenderTaskJson(const TaskRecord& r) {
   for (const auto& [k, v] : r.id.env) env.Str(k, v);
   Object o;
   o.Str("format", "denpex.run.task.v1").Str("host", r.id.host).OptInt("rank", r.id.rank);
-  o.Str("rank_source", r.id.rank_source).OptInt("local_rank", r.id.local_rank).Str("stem", r.id.stem);
+  o.Str("rank_source", r.id.rank_source)
+      .OptInt("local_rank", r.id.local_rank)
+      .Str("stem", r.id.stem);
   o.Add("command", RenderStrings(r.command)).Str("cwd", r.cwd);
   o.Int("wrapper_pid", r.wrapper_pid).Int("pid", r.child_pid).Int("pgid", r.child_pgid);
-  o.Str("start_time", FormatStamp(r.start)).Add("end_time", r.end ? JsonString(FormatStamp(r.end)) : "null");
+  o.Str("start_time", FormatStamp(r.start))
+      .Add("end_time", r.end ? JsonString(FormatStamp(r.end)) : "null");
   o.Add("exit", RenderExit(r));
   if (!r.start_error.empty()) o.Str("start_error", r.start_error);
   o.Add("signals_received", RenderSignals(r.signals));
@@ -188,7 +203,8 @@ Status WriteFileAtomically(const fs::path& path, std::string_view contents) {
   Status st = WriteAll(fd.get(), contents);
   fd.Reset();
   if (st.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {
-    st = Status::IoError(ErrnoText("cannot rename " + tmp.string() + " to " + path.string(), errno));
+    st =
+        Status::IoError(ErrnoText("cannot rename " + tmp.string() + " to " + path.string(), errno));
   }
   if (!st.ok()) ::unlink(tmp.c_str());
   return st;
@@ -213,9 +229,13 @@ std::string JsonString(std::string_view s) {
       ++i;
       continue;
     }
-    const std::size_t len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+    const std::size_t len = c >= 0xF0 && c <= 0xF4  ? 4
+                            : c >= 0xE0 && c < 0xF0 ? 3
+                            : c >= 0xC2 && c < 0xE0 ? 2
+                                                    : 0;
     bool valid = len != 0 && i + len <= s.size();
-    for (std::size_t k = 1; valid && k < len; ++k) valid = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+    for (std::size_t k = 1; valid && k < len; ++k)
+      valid = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
     if (valid) {
       out.append(s.substr(i, len));
       i += len;

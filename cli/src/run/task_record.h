@@ -27,18 +27,18 @@ const std::vector<std::string>& RecordedEnvNames();
 using EnvLookup = std::function<const char*(const char*)>;
 
 struct TaskIdentity {
-  std::string host;                      // the node directory's name
-  std::optional<std::int64_t> rank;      // global rank, from the first set variable of rank_env
-  std::string rank_source;               // that variable's name
-  std::string stem;                      // rank_<R>, else task_<SLURM_PROCID>, else pid_<pid>
+  std::string host;                        // the node directory's name
+  std::optional<std::int64_t> rank;        // global rank, from the first set variable of rank_env
+  std::string rank_source;                 // that variable's name
+  std::string stem;                        // rank_<R>, else task_<SLURM_PROCID>, else pid_<pid>
   std::optional<std::int64_t> local_rank;  // LOCAL_RANK, else SLURM_LOCALID
   std::vector<std::pair<std::string, std::string>> env;  // RecordedEnvNames() that are set
 };
 
 // `rank_env`: the variables that may hold the global rank, in order (default RANK,
 // SLURM_PROCID). A value that is not a non-negative integer is ignored.
-TaskIdentity DescribeTask(std::string host, const std::vector<std::string>& rank_env, pid_t wrapper_pid,
-                          const EnvLookup& env);
+TaskIdentity DescribeTask(std::string host, const std::vector<std::string>& rank_env,
+                          pid_t wrapper_pid, const EnvLookup& env);
 
 struct SignalNote {
   int signal = 0;

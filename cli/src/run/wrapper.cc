@@ -78,7 +78,13 @@ class Session {
  public:
   Session(const WrapperOptions& o, TaskLog* log, TaskRecord* rec, Child* child, int signal_fd,
           KernelLogReader* kmsg, Delivery delivery)
-      : o_(o), log_(log), rec_(rec), child_(child), signal_fd_(signal_fd), kmsg_(kmsg), delivery_(delivery),
+      : o_(o),
+        log_(log),
+        rec_(rec),
+        child_(child),
+        signal_fd_(signal_fd),
+        kmsg_(kmsg),
+        delivery_(delivery),
         streams_{Stream{&child->out, o.console_out, "stdout", LineSplitter()},
                  Stream{&child->err, o.console_err, "stderr", LineSplitter()}} {}
 
@@ -121,12 +127,15 @@ void Session::Run() {
     if (kmsg_at != 4) fds[n++] = {kmsg_->fd(), POLLIN, 0};
     int timeout = -1;
     if (child_done_) {
-      timeout = static_cast<int>(
-          std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(drain_until_ - Clock::now()).count()));
+      timeout = static_cast<int>(std::max<std::int64_t>(
+          0, std::chrono::duration_cast<std::chrono::milliseconds>(drain_until_ - Clock::now())
+                 .count()));
     }
     if (::poll(fds, n, timeout) < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
-      log_->AddNote(ErrnoText("poll failed", errno) + "; waiting for the command without reading its output", WallNow());
+      log_->AddNote(
+          ErrnoText("poll failed", errno) + "; waiting for the command without reading its output",
+          WallNow());
       Reap(/*block=*/true);
       break;
     }
@@ -159,7 +168,8 @@ ssize_t Session::ReadStream(Stream& s) {
   log_->Flush();
   if (s.console >= 0) {
     if (Status st = WriteConsole(s.console, data); !st.ok()) {
-      log_->AddNote(std::string("stopped copying ") + s.name + " to the console: " + st.message(), WallNow());
+      log_->AddNote(std::string("stopped copying ") + s.name + " to the console: " + st.message(),
+                    WallNow());
       log_->Flush();
       s.console = -1;
     }
@@ -187,12 +197,14 @@ void Session::HandleSignals() {
 void Session::Forward(const signalfd_siginfo& info) {
   const int sig = static_cast<int>(info.ssi_signo);
   SignalNote note{.signal = sig, .sender = static_cast<pid_t>(info.ssi_pid), .time = WallNow()};
-  std::string text = "received " + SignalName(sig) + " from pid " + std::to_string(info.ssi_pid) + "; ";
+  std::string text =
+      "received " + SignalName(sig) + " from pid " + std::to_string(info.ssi_pid) + "; ";
   if (child_done_) {
     text += "not forwarded: the command had already exited";
   } else if (delivery_.interactive && info.ssi_code == SI_KERNEL) {
     text += "not forwarded: the terminal sent it to the command too";
-  } else if (delivery_.slurm_step && ProcessName(static_cast<pid_t>(info.ssi_pid)) == "slurmstepd") {
+  } else if (delivery_.slurm_step &&
+             ProcessName(static_cast<pid_t>(info.ssi_pid)) == "slurmstepd") {
     text += "not forwarded: slurmstepd sends it to every process of the step";
   } else {
     const bool group = child_->pgid > 0 && ::kill(-child_->pgid, sig) == 0;
@@ -233,17 +245,20 @@ void Session::Reap(bool block) {
 
 void SaveRecord(const WrapperOptions& o, const WrapperResult& res) {
   const fs::path path = res.node_dir / (res.record.id.stem + ".task.json");
-  if (Status st = WriteFileAtomically(path, RenderTaskJson(res.record)); !st.ok() && o.console_err >= 0) {
+  if (Status st = WriteFileAtomically(path, RenderTaskJson(res.record));
+      !st.ok() && o.console_err >= 0) {
     (void)WriteAll(o.console_err, "denpex run: " + st.message() + "\n");
   }
 }
 
 // After the child: the exit line, the counts, the kernel log and nvidia-smi, task.json.
-void Finish(const WrapperOptions& o, WrapperResult* res, TaskLog* log, KernelLogReader* kmsg, const sigset_t& mask) {
+void Finish(const WrapperOptions& o, WrapperResult* res, TaskLog* log, KernelLogReader* kmsg,
+            const sigset_t& mask) {
   TaskRecord& rec = res->record;
   if (rec.exit.kind != ExitInfo::Kind::kNotStarted) {
     const bool failed = rec.exit.kind != ExitInfo::Kind::kExited || rec.exit.code != 0;
-    log->AddNote("pid " + std::to_string(rec.child_pid) + " " + DescribeExit(rec.exit), WallNow(), failed);
+    log->AddNote("pid " + std::to_string(rec.child_pid) + " " + DescribeExit(rec.exit), WallNow(),
+                 failed);
   }
   log->Flush();
   rec.log = log->log().counts();
@@ -251,13 +266,17 @@ void Finish(const WrapperOptions& o, WrapperResult* res, TaskLog* log, KernelLog
   const auto& err = log->log().error() ? log->log().error() : log->errors().error();
   if (err) {
     rec.log_error = err->message();
-    if (o.console_err >= 0) (void)WriteAll(o.console_err, "denpex run: log files stopped: " + err->message() + "\n");
+    if (o.console_err >= 0)
+      (void)WriteAll(o.console_err, "denpex run: log files stopped: " + err->message() + "\n");
   }
   if (o.kernel_log && kmsg->fd() >= 0) {
     kmsg->ReadAvailable();
     Status st = MergeKernelLog(res->node_dir, kmsg->lines());
-    rec.kernel = {.status = st.ok() ? kmsg->status() : st.message(), .file = "kernel.log", .lines = kmsg->lines().size()};
-    if (kmsg->lost() > 0) rec.kernel.status += "; " + std::to_string(kmsg->lost()) + " records lost";
+    rec.kernel = {.status = st.ok() ? kmsg->status() : st.message(),
+                  .file = "kernel.log",
+                  .lines = kmsg->lines().size()};
+    if (kmsg->lost() > 0)
+      rec.kernel.status += "; " + std::to_string(kmsg->lost()) + " records lost";
   }
   res->exit_code = ShellExitCode(rec.exit);
   const bool takes_snapshot = !rec.id.local_rank || *rec.id.local_rank == 0;
@@ -288,7 +307,8 @@ std::string HostName() {
 }
 
 Result<WrapperResult> RunWrapped(const WrapperOptions& o, const EnvLookup& env) {
-  if (o.command.empty()) return Status::InvalidArgument("no command given: denpex run --out DIR -- COMMAND...");
+  if (o.command.empty())
+    return Status::InvalidArgument("no command given: denpex run --out DIR -- COMMAND...");
   WrapperResult res;
   TaskRecord& rec = res.record;
   rec.wrapper_pid = ::getpid();
@@ -300,11 +320,13 @@ Result<WrapperResult> RunWrapped(const WrapperOptions& o, const EnvLookup& env) 
   rec.id = DescribeTask(o.host.empty() ? HostName() : o.host, o.rank_env, rec.wrapper_pid, env);
   res.node_dir = o.out_dir / rec.id.host;
   if (fs::create_directories(res.node_dir, ec); ec) {
-    return Status::IoError("cannot create " + res.node_dir.string() + ": " + ec.message() + "; choose a writable --out");
+    return Status::IoError("cannot create " + res.node_dir.string() + ": " + ec.message() +
+                           "; choose a writable --out");
   }
   rec.log_file = rec.id.stem + ".log";
   rec.errors_file = rec.id.stem + ".errors.log";
-  auto log = TaskLog::Open(res.node_dir / rec.log_file, res.node_dir / rec.errors_file, o.max_bytes);
+  auto log =
+      TaskLog::Open(res.node_dir / rec.log_file, res.node_dir / rec.errors_file, o.max_bytes);
   if (!log.ok()) return log.status();
   KernelLogReader kmsg = o.kernel_log ? KernelLogReader::Open() : KernelLogReader();
   rec.kernel.status = o.kernel_log ? kmsg.status() : "disabled (--no-kernel-log)";
@@ -312,10 +334,12 @@ Result<WrapperResult> RunWrapped(const WrapperOptions& o, const EnvLookup& env) 
   auto guard = SignalGuard::Install();
   if (!guard.ok()) return guard.status();
   const Delivery delivery = DetectDelivery();
-  auto child = SpawnChild(o.command, guard->old_mask(), !delivery.interactive && !delivery.slurm_step);
+  auto child =
+      SpawnChild(o.command, guard->old_mask(), !delivery.interactive && !delivery.slurm_step);
   if (!child.ok()) return child.status();
   if (child->exec_errno != 0) {
-    rec.exit = {.kind = ExitInfo::Kind::kNotStarted, .code = child->exec_errno == ENOENT ? 127 : 126};
+    rec.exit = {.kind = ExitInfo::Kind::kNotStarted,
+                .code = child->exec_errno == ENOENT ? 127 : 126};
     rec.start_error = ErrnoText("cannot run " + o.command[0], child->exec_errno);
     rec.end = WallNow();
     log->AddNote(rec.start_error, rec.end, /*is_error=*/true);
@@ -324,8 +348,9 @@ Result<WrapperResult> RunWrapped(const WrapperOptions& o, const EnvLookup& env) 
     return res;
   }
   rec.child_pid = child->pid;
-  rec.child_pgid = child->pgid;
-  log->AddNote("started pid " + std::to_string(child->pid) + ": " + JoinCommand(o.command), WallNow());
+  rec.child_pgid = child->pgid > 0 ? child->pgid : 0;
+  log->AddNote("started pid " + std::to_string(child->pid) + ": " + JoinCommand(o.command),
+               WallNow());
   log->Flush();
   SaveRecord(o, res);
   Session(o, &*log, &rec, &*child, guard->fd(), &kmsg, delivery).Run();

@@ -32,8 +32,8 @@ struct WrapperOptions {
   std::vector<std::string> command;
   std::uint64_t max_bytes = kDefaultMaxBytes;  // of <stem>.log; 0: no cap
   std::vector<std::string> rank_env = {"RANK", "SLURM_PROCID"};
-  std::string host;                  // empty: this machine's host name
-  int console_out = STDOUT_FILENO;   // where the child's stdout is copied; -1: nowhere
+  std::string host;                 // empty: this machine's host name
+  int console_out = STDOUT_FILENO;  // where the child's stdout is copied; -1: nowhere
   int console_err = STDERR_FILENO;
   bool kernel_log = true;
   bool nvidia_smi = true;
@@ -50,7 +50,8 @@ struct WrapperResult {
 
 // Runs the command to its end. Fails only when the layout cannot be created (the command is
 // then not started); a write error later stops the files, never the command.
-Result<WrapperResult> RunWrapped(const WrapperOptions& options, const EnvLookup& env = &std::getenv);
+Result<WrapperResult> RunWrapped(const WrapperOptions& options,
+                                 const EnvLookup& env = &std::getenv);
 
 // This machine's host name as a directory name ('/' replaced; "localhost" when empty).
 std::string HostName();

@@ -44,7 +44,8 @@ Finding AnalyzeLoudest(const Incident& inc) {
   std::map<std::int32_t, std::pair<std::int32_t, std::int32_t>> count;  // rank -> (errors, first event)
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
-    if (e.signature == kNoStr || e.rank < 0) continue;
+    // Only ranks the facts know (an event can name a rank no file or table confirms).
+    if (e.signature == kNoStr || e.rank < 0 || e.rank >= static_cast<std::int32_t>(facts.ranks.size())) continue;
     auto [it, added] = count.try_emplace(e.rank, 0, i);
     it->second.first += 1;
   }
@@ -72,7 +73,7 @@ Finding AnalyzeElasticRootCause(const Incident& inc) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
     const auto* fe = std::get_if<FailureEntry>(&e.detail);
-    if (!fe || !fe->root_cause || e.rank < 0) continue;
+    if (!fe || !fe->root_cause || e.rank < 0 || e.rank >= static_cast<std::int32_t>(facts.ranks.size())) continue;
     if (best < 0 || e.time < inc.events[best].time) best = i;
   }
   if (best < 0) {

@@ -97,6 +97,14 @@ Finding CheckLegacy(const ByteFile& f) {
   if (!lp.finding.ok()) return lp.finding;
   const Pickle& obj = lp.pickles[3];
   const Pickle& keys = lp.pickles[4];
+  const PyValue& protocol = lp.pickles[1].root;
+  if (protocol.kind != PyValue::Kind::kInt || protocol.i != 1001) {
+    return Corrupt(
+        "legacy format: the protocol version is not 1001 (torch.load: 'Invalid protocol version')");
+  }
+  if (keys.root.kind != PyValue::Kind::kList) {
+    return Corrupt("legacy format: the fifth pickle is not the list of storage keys");
+  }
   std::map<std::string, StorageInfo, std::less<>> storages;
   for (const PyValue& pid : obj.persistent_ids) {
     auto t = obj.Items(pid);

@@ -50,7 +50,7 @@ struct EvalArgs {
   int seeds = 5;
   std::filesystem::path json;
   std::filesystem::path work_dir;  // empty: a temporary directory, removed afterwards
-  std::vector<std::string> strategies = {"engine", "first-error", "loudest", "elastic-root-cause"};  // --baselines adds the rest
+  std::vector<std::string> strategies = {"engine", "first-error"};  // --baselines adds the rest
   // Issue #6 (docs/evaluation.md): suites, baselines, parallel jobs, shards, reports, gate.
   std::vector<std::filesystem::path> corpora;  // --corpus: frozen incidents with expected.json
   bool baselines = false;                      // add every baseline the engine knows
@@ -94,7 +94,7 @@ int RunDemo(const DemoArgs& args, std::ostream& out, std::ostream& err);
 struct RunArgs {
   std::filesystem::path out;
   std::vector<std::string> command;
-  std::uint64_t max_bytes = 256ull << 20;  // of each task's log; 0: no cap
+  std::uint64_t max_bytes = 256ull << 20;      // of each task's log; 0: no cap
   std::string rank_env = "RANK,SLURM_PROCID";  // comma-separated; the first one set names the rank
   std::string host;                            // empty: the host name
   bool no_tee = false;

@@ -1,0 +1,27 @@
+// libFuzzer target: every checkpoint reader over the same arbitrary bytes (torch.save zip and
+// legacy files, the zip end records, safetensors headers, the pickle machine). None may crash,
+// hang, read out of bounds or allocate more than the input justifies.
+//
+//   build/fuzz/checkpoint/checkpoint_fuzzer -max_total_time=300 fuzz/checkpoint/seeds
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "checkpoint/byte_file.h"
+#include "checkpoint/pickle.h"
+#include "checkpoint/safetensors.h"
+#include "checkpoint/torch_file.h"
+#include "checkpoint/zip.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace denpex::engine::ckpt;
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  const ByteFile f = ByteFile::FromBytes(bytes);
+  (void)CheckTorchFile(f, /*deep_crc=*/true);
+  (void)CheckSafetensorsFile(f);
+  (void)ReadTorchObject(f);
+  (void)ReadZip(f, f.size(), std::nullopt);
+  (void)RunPickle(bytes);
+  return 0;
+}

@@ -1,0 +1,149 @@
+// Realism lines (docs/log_formats.md §13, §14): the benign warnings every rank prints, and
+// a node's kernel log in rsyslog's kern.log shape.
+#include "formatter.h"
+#include "rng.h"
+
+namespace denpex::sim {
+
+namespace {
+
+constexpr std::string_view kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+constexpr std::string_view kNicPci[] = {"0000:0c:00.0", "0000:0c:00.1"};
+constexpr std::string_view kNicName[] = {"enp12s0f0np0", "enp12s0f1np1"};
+
+constexpr std::string_view kTypedStorage =
+    "UserWarning: TypedStorage is deprecated. It will be removed in the future and "
+    "UntypedStorage will be the only storage class. This should only matter to you if you are "
+    "using storages directly.  To access UntypedStorage directly, use tensor.untyped_storage() "
+    "instead of tensor.storage()";
+constexpr std::string_view kAutogradFallback =
+    "UserWarning: c10d::allreduce_: an autograd kernel was not registered to the Autograd "
+    "key(s) but we are trying to backprop through it. This may lead to silently incorrect "
+    "behavior. This behavior is deprecated and will be removed in a future version of PyTorch. "
+    "If your operator is differentiable, please ensure you have registered an autograd kernel "
+    "to the correct Autograd key (e.g. DispatchKey::Autograd, "
+    "DispatchKey::CompositeImplicitAutograd). If your operator is not differentiable, or to "
+    "squash this warning and use the previous behavior, please register "
+    "torch::CppFunction::makeFallthrough() to DispatchKey::Autograd. (Triggered internally at "
+    "../torch/csrc/autograd/autograd_not_implemented_fallback.cpp:63.)";
+constexpr std::string_view kBarrierDevice =
+    " using GPU <n> to perform barrier as devices used by this process are currently unknown. "
+    "This can potentially cause a hang if this rank to GPU mapping is incorrect.";
+
+// Lowercase hex, zero-padded to `digits`.
+void HexDigits(LineBuilder& out, std::uint64_t v, int digits) {
+  for (int i = digits - 1; i >= 0; --i) out.Char("0123456789abcdef"[(v >> (4 * i)) & 15]);
+}
+
+// "8-4-4-4-12" hex from two words.
+void Uuid(LineBuilder& out, std::uint64_t a, std::uint64_t b) {
+  HexDigits(out, a >> 32, 8);
+  out.Char('-');
+  HexDigits(out, (a >> 16) & 0xffff, 4);
+  out.Char('-');
+  HexDigits(out, a & 0xffff, 4);
+  out.Char('-');
+  HexDigits(out, b >> 48, 4);
+  out.Char('-');
+  HexDigits(out, b & 0xffffffffffffULL, 12);
+}
+
+}  // namespace
+
+// c10 warnings go through the c10 header of the profile; Python warnings are
+// "<file>:<line>: <Category>: <message>" and the source line of the call, indented by two.
+void LineFormatter::Format(const BenignWarning& r, LineBuilder& out) const {
+  const int node = job_.NodeOf(r.rank);
+  const bool c10_ranked = torch_.c10_header == C10Header::kRankPrefixedTimestamped;
+  switch (r.kind) {
+    case WarningKind::kSocketFamily:  // before init_process_group knows the rank: no prefix
+      WriteC10Line(out, -1, node, r.time, 'W', "socket.cpp", 697);
+      out.Str("[c10d] The client socket cannot be initialized to connect to [");
+      out.Str(job_.hostnames[0]).Str("]:29500 (errno: 97 - Address family not supported by ");
+      out.Str("protocol).").EndLine();
+      return;
+    case WarningKind::kTypedStorage:
+      out.Str(torch_.python_lib).Str("/torch/_utils.py:831: ").Str(kTypedStorage).EndLine();
+      out.Str("  return self.fget.__get__(instance, owner)()").EndLine();
+      return;
+    case WarningKind::kBarrierDevice: {
+      WriteC10Line(out, r.rank, node, r.time, 'W', "ProcessGroupNCCL.cpp",
+                   c10_ranked ? 4115 : 2291);
+      const std::string_view text = kBarrierDevice;
+      const std::size_t n = text.find("<n>");
+      if (torch_.pg_prefix == PgPrefix::kRankOnly) {
+        out.Str("Rank ").Int(r.rank);
+      } else {
+        WritePgPrefix(out, r.rank, PgKind::kDefault);
+        out.Char(' ');
+      }
+      out.Str(text.substr(0, n)).Int(job_.LocalRank(r.rank)).Str(text.substr(n + 3));
+      out.Str("Specify device_ids in barrier() to force use of a particular device");
+      out.Str(c10_ranked ? ",or call init_process_group() with a device_id." : ".").EndLine();
+      return;
+    }
+    case WarningKind::kAutogradFallback:
+      out.Str(torch_.python_lib).Str("/torch/autograd/graph.py:744: ").Str(kAutogradFallback);
+      out.EndLine();
+      out.Str("  return Variable._execution_engine.run_backward(  # Calls into the C++ engine ");
+      out.Str("to run the backward pass").EndLine();
+      return;
+  }
+}
+
+// rsyslog: "Mar  2 08:55:01 gpu-0001 kernel: [  518.050606] <message>" (local clock; the
+// bracket is the kernel's uptime, "%5lu.%06lu").
+void LineFormatter::Format(const KernelMessage& r, LineBuilder& out) const {
+  const CivilTime c = ToCivil(Local(r.node, r.time));
+  out.Str(kMonths[c.month - 1]).Char(' ').Padded(c.day, 2, ' ').Char(' ');
+  out.Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).Char(' ');
+  out.Str(job_.hostnames[r.node]).Str(" kernel: [");
+  const TimeNs up = r.time - r.boot;
+  out.Padded(up / kNsPerSec, 5, ' ').Char('.').Zero(up % kNsPerSec / kNsPerUs, 6).Str("] ");
+  const auto gpu_word = [&](std::uint64_t salt) {
+    return Mix64(job_.seed ^ Mix64((static_cast<std::uint64_t>(r.node) << 8) + r.arg + salt));
+  };
+  switch (r.event) {
+    case KernelEvent::kLinuxVersion:
+      out.Str("Linux version 5.15.0-105-generic (buildd@lcy02-amd64-007) (gcc (Ubuntu ");
+      out.Str("11.4.0-1ubuntu1~22.04) 11.4.0, GNU ld (GNU Binutils for Ubuntu) 2.38) ");
+      out.Str("#115-Ubuntu SMP Mon Apr 15 09:52:04 UTC 2024 (Ubuntu 5.15.0-105.115-generic ");
+      out.Str("5.15.148)");
+      break;
+    case KernelEvent::kCommandLine:
+      out.Str("Command line: BOOT_IMAGE=/boot/vmlinuz-5.15.0-105-generic root=UUID=");
+      Uuid(out, gpu_word(1000), gpu_word(1001));
+      out.Str(" ro console=tty0 console=ttyS0,115200n8 iommu=pt");
+      break;
+    case KernelEvent::kNicFirmware:
+      out.Str("mlx5_core ").Str(kNicPci[r.arg]).Str(": firmware version: 28.39.2048");
+      break;
+    case KernelEvent::kNicLinkUp:
+      out.Str("mlx5_core ").Str(kNicPci[r.arg]).Char(' ').Str(kNicName[r.arg]).Str(": Link up");
+      break;
+    case KernelEvent::kNvidiaTaint:
+      out.Str("nvidia: loading out-of-tree module taints kernel.");
+      break;
+    case KernelEvent::kNvrmLoaded:
+      out.Str("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.161.08  Thu Feb 29 16:56:05 ");
+      out.Str("UTC 2024");
+      break;
+    case KernelEvent::kGpuAt:
+      out.Str("NVRM: GPU at PCI:0000:").Str(NcclBusId(r.arg).substr(0, 2)).Str(":00: GPU-");
+      Uuid(out, gpu_word(0), gpu_word(1));
+      break;
+    case KernelEvent::kGpuSerial:
+      out.Str("NVRM: GPU Board Serial Number: 16528230").Zero(gpu_word(2) % 100000, 5);
+      break;
+    case KernelEvent::kXid63:
+      out.Str("NVRM: Xid (PCI:0000:").Str(NcclBusId(r.arg).substr(0, 2));
+      out.Str(":00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x");
+      HexDigits(out, 0x100000000ULL + (gpu_word(3) & 0xfffffff), 12);
+      out.Str(") marked for remapping, reset gpu to activate.");
+      break;
+  }
+  out.EndLine();
+}
+
+}  // namespace denpex::sim

@@ -1,0 +1,95 @@
+// The realism plan and the kernel log's boot lines (see noise.h).
+#include "noise.h"
+
+#include <algorithm>
+
+#include "rng.h"
+
+namespace denpex::sim {
+
+namespace {
+
+constexpr TimeNs kHour = 3600 * kNsPerSec;
+constexpr TimeNs kDay = 24 * kHour;
+
+// A node other than `avoid` (the initiator's), drawn; -1 when there is none.
+int OtherNode(Rng& rng, const Job& job, int avoid) {
+  if (job.nodes < 2 && avoid == 0) return -1;
+  int node = static_cast<int>(rng.UniformInt(0, job.nodes));
+  if (node == avoid) node = (node + 1) % job.nodes;
+  return node;
+}
+
+std::vector<NodeDamage> PlanDamage(const v1::Realism& r, const Job& job, int initiator_node) {
+  const double missing = r.missing_node_fraction();
+  const double truncated = r.truncated_node_fraction();
+  if (missing <= 0 && truncated <= 0) return {};
+  std::vector<NodeDamage> damage(static_cast<std::size_t>(job.nodes), NodeDamage::kNone);
+  for (int node = 0; node < job.nodes; ++node) {
+    if (node == initiator_node && !r.damage_initiator_node()) continue;
+    const double u =
+        Rng(job.seed, StreamId::kNoise, 1 + static_cast<std::uint64_t>(node)).Uniform();
+    if (u < missing) {
+      damage[node] = NodeDamage::kMissing;
+    } else if (u < missing + truncated) {
+      damage[node] = NodeDamage::kTruncated;
+    }
+  }
+  return damage;
+}
+
+}  // namespace
+
+Noise PlanNoise(const v1::Realism& realism, const Job& job, const FaultPlan& fault) {
+  Noise noise;
+  Rng rng(job.seed, StreamId::kNoise, 0);
+  noise.benign_warnings = realism.benign_warnings();
+  if (realism.loud_rank() && job.nodes > 1) {
+    // Not the initiator, nor any rank of its node: a red herring must point elsewhere.
+    const int node = OtherNode(rng, job, fault.node);
+    noise.loud_rank =
+        node * job.gpus_per_node + static_cast<int>(rng.UniformInt(0, job.gpus_per_node));
+  }
+  noise.kernel_logs = realism.kernel_logs();
+  if (realism.kernel_logs() && realism.old_ecc_event()) {
+    noise.ecc_node = OtherNode(rng, job, fault.node);
+  }
+  noise.damage = PlanDamage(realism, job, fault.node);
+  return noise;
+}
+
+// rsyslog's kern.log from the boot on: the kernel banner, the NICs, the NVIDIA driver, and
+// on the ECC node a corrected-error row remapping (Xid 63) hours before the job.
+void EmitKernelBoot(const Job& job, RecordSink& sink) {
+  if (!job.noise.kernel_logs) return;
+  for (int node = 0; node < job.nodes; ++node) {
+    Rng rng(job.seed, StreamId::kKernel, static_cast<std::uint64_t>(node));
+    const TimeNs uptime = rng.UniformInt(2 * kDay, 40 * kDay);
+    const TimeNs boot = job.start - uptime;
+    auto emit = [&](TimeNs at, KernelEvent event, int arg) {
+      sink.Emit(KernelMessage{node, boot + at, boot, event, arg});
+    };
+    emit(0, KernelEvent::kLinuxVersion, 0);
+    emit(0, KernelEvent::kCommandLine, 0);
+    TimeNs t = rng.UniformInt(3'800, 4'600) * kNsPerMs;
+    for (int nic = 0; nic < 2; ++nic) {
+      emit(t + rng.UniformInt(1, 90'000) * kNsPerUs * (nic + 1), KernelEvent::kNicFirmware, nic);
+    }
+    t += rng.UniformInt(9'000, 14'000) * kNsPerMs;
+    emit(t, KernelEvent::kNvidiaTaint, 0);
+    emit(t + rng.UniformInt(40, 900) * kNsPerUs, KernelEvent::kNvrmLoaded, 0);
+    t += rng.UniformInt(2'000, 6'000) * kNsPerMs;
+    for (int nic = 0; nic < 2; ++nic) {
+      emit(t + rng.UniformInt(1, 400'000) * kNsPerUs * (nic + 1), KernelEvent::kNicLinkUp, nic);
+    }
+    if (node != job.noise.ecc_node) continue;
+    const TimeNs latest = std::min(uptime - kHour, 10 * kDay);
+    const TimeNs at = uptime - rng.UniformInt(2 * kHour, std::max(latest, 2 * kHour + 1));
+    const int gpu = static_cast<int>(rng.UniformInt(0, job.gpus_per_node));
+    emit(at, KernelEvent::kGpuAt, gpu);
+    emit(at, KernelEvent::kGpuSerial, gpu);
+    emit(at + rng.UniformInt(1, 300) * kNsPerUs, KernelEvent::kXid63, gpu);
+  }
+}
+
+}  // namespace denpex::sim

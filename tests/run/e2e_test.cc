@@ -1,0 +1,405 @@
+// `denpex run` under the real launchers (issue #5): a DDP job (corpora/capture/train.py, gloo
+// on CPU, world size 4) whose rank is SIGKILLed, once under two torchrun agents on loopback
+// and once under srun on the single-node Slurm of scripts/services.sh. For each: the layout
+// the wrapper wrote and that the launcher still sees the rank die by SIGKILL; and that
+// `denpex diagnose` on the wrapper's output alone names the killed rank and its node (kept
+// DISABLED_ until the engine reads the wrapper's layout; see the note at those tests).
+//
+// They skip when PyTorch (/usr/bin/python3 with torch) or Slurm is missing, unless
+// DENPEX_REQUIRE_SERVICES=1 (CI), where they fail instead.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "denpex/proto/json_io.h"
+#include "denpex/v1/diagnosis.pb.h"
+#include "run_test_util.h"
+
+namespace denpex::run_test {
+namespace {
+
+constexpr const char* kPython = "/usr/bin/python3";
+constexpr auto kJobLimit = std::chrono::seconds(90);
+
+bool Required() {
+  const char* v = std::getenv("DENPEX_REQUIRE_SERVICES");
+  return v != nullptr && std::string(v) == "1";
+}
+
+#define SKIP_OR_FAIL(why)                                                \
+  do {                                                                   \
+    if (Required()) FAIL() << (why) << " (DENPEX_REQUIRE_SERVICES=1)";   \
+    GTEST_SKIP() << (why)                                                \
+                 << "; install and start them: scripts/install-deps.sh " \
+                    "--with-services && scripts/services.sh start";      \
+  } while (0)
+
+// A child process with its own process group, a clean environment, and its output in a file;
+// killed with its whole group if it outlives the test.
+class Job {
+ public:
+  Job(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+      const fs::path& output, const fs::path& cwd) {
+    std::vector<std::string> a = argv;
+    std::vector<char*> cargv;
+    for (auto& s : a) cargv.push_back(s.data());
+    cargv.push_back(nullptr);
+    std::vector<std::string> e;
+    for (const auto& [k, v] : env) e.push_back(k + "=" + v);
+    std::vector<char*> cenv;
+    for (auto& s : e) cenv.push_back(s.data());
+    cenv.push_back(nullptr);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::setpgid(0, 0);
+      const int in = ::open("/dev/null", O_RDONLY);
+      const int out = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(in, 0);
+      ::dup2(out, 1);
+      ::dup2(out, 2);
+      if (::chdir(cwd.c_str()) != 0) ::_exit(126);
+      ::execve(cargv[0], cargv.data(), cenv.data());
+      ::_exit(127);
+    }
+  }
+  ~Job() {
+    if (!done_) {
+      ::kill(-pid_, SIGKILL);
+      ::waitpid(pid_, &status_, 0);
+    }
+  }
+  // Waits until `deadline`; false when the job was still running (it is then killed).
+  bool WaitUntil(std::chrono::steady_clock::time_point deadline) {
+    while (!done_) {
+      const pid_t p = ::waitpid(pid_, &status_, WNOHANG);
+      if (p == pid_) {
+        done_ = true;
+        break;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
+  }
+  int status() const { return status_; }
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = 0;
+  bool done_ = false;
+};
+
+// Runs argv to its end (60 s at most); its exit code, or -1.
+int RunToEnd(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+             const fs::path& output) {
+  Job job(argv, env, output, fs::temp_directory_path());
+  if (!job.WaitUntil(std::chrono::steady_clock::now() + std::chrono::seconds(60))) return -1;
+  return WIFEXITED(job.status()) ? WEXITSTATUS(job.status()) : -1;
+}
+
+std::map<std::string, std::string> CleanEnv(std::map<std::string, std::string> extra = {}) {
+  // As on a cluster node: no PYTHONUNBUFFERED, so stdout to a pipe is block-buffered.
+  std::map<std::string, std::string> env = {
+      {"PATH", "/usr/sbin:/usr/bin:/sbin:/bin"}, {"HOME", "/root"}, {"LANG", "C.UTF-8"}};
+  env.merge(extra);
+  return env;
+}
+
+bool HaveTorch(const fs::path& scratch) {
+  return RunToEnd({kPython, "-c", "import torch.distributed.run"}, CleanEnv(),
+                  scratch / "torch-check.log") == 0;
+}
+
+// The Slurm configuration of a running cluster: $SLURM_CONF, else scripts/services.sh's.
+std::string SlurmConf(const fs::path& scratch) {
+  std::string conf;
+  if (const char* c = std::getenv("SLURM_CONF")) conf = c;
+  if (conf.empty()) {
+    const char* d = std::getenv("DENPEX_SERVICES_DIR");
+    conf = std::string(d ? d : "/tmp/denpex-services") + "/etc/slurm.conf";
+  }
+  if (!fs::exists(conf)) return {};
+  const fs::path out = scratch / "sinfo.log";
+  if (RunToEnd({"/usr/bin/sinfo", "-h", "-o", "%T"}, CleanEnv({{"SLURM_CONF", conf}}), out) != 0)
+    return {};
+  const std::string state = ReadFile(out);
+  return (state.find("idle") != std::string::npos || state.find("mix") != std::string::npos)
+             ? conf
+             : std::string();
+}
+
+int FreePort() {
+  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(s);
+  return ntohs(a.sin_port);
+}
+
+// train.py: 8 steps of 0.1 s, `rank` SIGKILLs itself after the forward pass of step 4. Its
+// peers fail at once (the kernel closes its sockets); the long collective timeout only keeps
+// a slow start on a busy machine from failing the rendezvous.
+std::vector<std::string> TrainCommand(const fs::path& scratch, int rank) {
+  return {kPython,        (fs::path(DENPEX_SOURCE_DIR) / "corpora/capture/train.py").string(),
+          "--steps",      "8",
+          "--ckpt-every", "100",
+          "--ckpt-dir",   (scratch / "checkpoints").string(),
+          "--compute-s",  "0.1",
+          "--timeout-s",  "60",
+          "--fault",      "sigkill",
+          "--fault-rank", std::to_string(rank),
+          "--fault-step", "4"};
+}
+
+std::string Field(const std::string& json, const std::string& key) {
+  const std::size_t at = json.find("\"" + key + "\": ");
+  if (at == std::string::npos) return {};
+  const std::size_t from = at + key.size() + 4;
+  return json.substr(from, json.find_first_of(",\n", from) - from);
+}
+
+// What the wrapper must have written for a world of 4 with `killed` SIGKILLed.
+void ExpectLayout(const fs::path& out, const std::map<int, std::string>& node_of_rank, int killed) {
+  for (const auto& [rank, node] : node_of_rank) {
+    const fs::path dir = out / node;
+    const std::string stem = "rank_" + std::to_string(rank);
+    ASSERT_TRUE(fs::exists(dir / (stem + ".log"))) << dir / (stem + ".log");
+    ASSERT_TRUE(fs::exists(dir / (stem + ".errors.log")));
+    const std::string task = ReadFile(dir / (stem + ".task.json"));
+    EXPECT_EQ(Field(task, "rank"), std::to_string(rank));
+    EXPECT_EQ(Field(task, "host"), "\"" + node + "\"");
+    EXPECT_NE(Field(task, "end_time"), "null") << "every wrapper recorded its end";
+    EXPECT_TRUE(fs::exists(dir / "kernel.log"));
+    if (rank == killed) {
+      EXPECT_EQ(Field(task, "signal_name"), "\"SIGKILL\"") << task;
+      const std::vector<std::string> notes = Payload(dir / (stem + ".log"), /*notes=*/true);
+      ASSERT_FALSE(notes.empty());
+      EXPECT_NE(notes.back().find("killed by signal 9 (SIGKILL)"), std::string::npos)
+          << notes.back();
+    } else {
+      EXPECT_NE(Field(task, "state"), "\"running\"");
+    }
+  }
+}
+
+// `denpex diagnose` on the wrapper's output alone.
+v1::Diagnosis Diagnose(const fs::path& out, const fs::path& scratch) {
+  const fs::path json = scratch / "diagnosis.json";
+  const int rc = RunToEnd({DENPEX_BINARY, "diagnose", out.string(), "--json", json.string()},
+                          CleanEnv(), scratch / "diagnose.txt");
+  EXPECT_EQ(rc, 0) << ReadFile(scratch / "diagnose.txt");
+  v1::Diagnosis d;
+  EXPECT_TRUE(proto::ReadJsonFile(json, &d).ok());
+  return d;
+}
+
+void ExpectDiagnosed(const v1::Diagnosis& d, int rank, const std::string& node,
+                     const fs::path& scratch) {
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << ReadFile(scratch / "diagnose.txt");
+  EXPECT_EQ(d.initiator().rank(), rank) << ReadFile(scratch / "diagnose.txt");
+  EXPECT_EQ(d.initiator().node(), node);
+}
+
+// One wrapped job, run at most once per test process (ctest runs each test in its own).
+struct JobRun {
+  std::string unavailable;  // why the job could not be run: the tests skip (or fail in CI)
+  TempDir scratch;
+  fs::path out;           // the wrapper's incident directory
+  std::string node;       // the killed rank's node
+  bool finished = false;  // the launcher ended before the time limit
+};
+
+// Two torchrun agents on loopback (node-a: ranks 0-1, node-b: ranks 2-3); rank 3 is killed.
+const JobRun& TorchrunJob() {
+  static JobRun run;
+  static bool done = false;
+  if (done) return run;
+  done = true;
+  if (!HaveTorch(run.scratch.path())) {
+    run.unavailable = "PyTorch is not installed (/usr/bin/python3 -c 'import torch')";
+    return run;
+  }
+  run.out = run.scratch.path() / "incident";
+  run.node = "node-b";
+  const int port = FreePort();
+  std::vector<std::unique_ptr<Job>> agents;
+  for (int node_rank = 0; node_rank < 2; ++node_rank) {
+    const std::string node = node_rank == 0 ? "node-a" : "node-b";
+    // torch 1.13 under Python 3.11 needs non-zero --redirects/--tee to start
+    // (corpora/real/FORMATS-OBSERVED.md §9); they apply to the wrapper's stderr.
+    std::vector<std::string> argv = {kPython,
+                                     "-m",
+                                     "torch.distributed.run",
+                                     "--nnodes",
+                                     "2",
+                                     "--node_rank",
+                                     std::to_string(node_rank),
+                                     "--nproc_per_node",
+                                     "2",
+                                     "--master_addr",
+                                     "127.0.0.1",
+                                     "--master_port",
+                                     std::to_string(port),
+                                     "--redirects",
+                                     "2",
+                                     "--tee",
+                                     "2",
+                                     "--monitor_interval",
+                                     "0.5",
+                                     "--log_dir",
+                                     (run.scratch.path() / "torchelastic" / node).string(),
+                                     "--no_python",
+                                     DENPEX_BINARY,
+                                     "run",
+                                     "--out",
+                                     run.out.string(),
+                                     "--host",
+                                     node,
+                                     "--no-nvidia-smi",
+                                     "--"};
+    for (const std::string& a : TrainCommand(run.scratch.path(), 3)) argv.push_back(a);
+    agents.push_back(std::make_unique<Job>(
+        argv, CleanEnv(), run.scratch.path() / ("agent-" + node + ".log"), run.scratch.path()));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kJobLimit;
+  run.finished = true;
+  for (auto& a : agents) run.finished = a->WaitUntil(deadline) && run.finished;
+  return run;
+}
+
+// `srun --label` with 4 tasks on the Slurm of scripts/services.sh; task (rank) 1 is killed.
+const JobRun& SrunJob() {
+  static JobRun run;
+  static bool done = false;
+  if (done) return run;
+  done = true;
+  if (!HaveTorch(run.scratch.path())) {
+    run.unavailable = "PyTorch is not installed (/usr/bin/python3 -c 'import torch')";
+    return run;
+  }
+  const std::string conf = SlurmConf(run.scratch.path());
+  if (conf.empty()) {
+    run.unavailable = "no Slurm is running (SLURM_CONF, or scripts/services.sh start)";
+    return run;
+  }
+  run.out = run.scratch.path() / "incident";
+  fs::create_directories(run.out);
+  std::vector<std::string> argv = {"/usr/bin/srun",
+                                   "--label",
+                                   "--ntasks",
+                                   "4",
+                                   "--nodes",
+                                   "1",
+                                   "--kill-on-bad-exit=0",
+                                   DENPEX_BINARY,
+                                   "run",
+                                   "--out",
+                                   run.out.string(),
+                                   "--no-nvidia-smi",
+                                   "--"};
+  for (const std::string& a : TrainCommand(run.scratch.path(), 1)) argv.push_back(a);
+  Job srun(argv,
+           CleanEnv({{"SLURM_CONF", conf},
+                     {"MASTER_ADDR", "127.0.0.1"},
+                     {"MASTER_PORT", std::to_string(FreePort())}}),
+           run.scratch.path() / "srun.out", run.scratch.path());
+  run.finished = srun.WaitUntil(std::chrono::steady_clock::now() + kJobLimit);
+  // The node is whatever host name the tasks saw (sn01 under scripts/services.sh).
+  for (const auto& e : fs::directory_iterator(run.out)) run.node = e.path().filename().string();
+  return run;
+}
+
+TEST(RunE2eTorchrun, TheWrapperRecordsEveryRankAndTorchrunStillSeesTheKill) {
+  const JobRun& run = TorchrunJob();
+  if (!run.unavailable.empty()) SKIP_OR_FAIL(run.unavailable);
+  ASSERT_TRUE(run.finished) << "the torchrun agents did not finish within " << kJobLimit.count()
+                            << " s";
+  ExpectLayout(run.out, {{0, "node-a"}, {1, "node-a"}, {2, "node-b"}, {3, "node-b"}}, 3);
+  // The wrapper died by its command's signal, so torchrun saw rank 3 die by SIGKILL.
+  const std::string agent = ReadFile(run.scratch.path() / "agent-node-b.log");
+  EXPECT_NE(agent.find("Signal 9 (SIGKILL) received by PID"), std::string::npos) << agent;
+}
+
+// PENDING ENGINE SUPPORT: enable (drop DISABLED_) once the engine ingests the `denpex run`
+// layout (docs/log_formats.md §15: the RFC 3339 stamp prefix and the `[denpex-run]` exit
+// lines). The engine on main reads no event from these files and answers INCONCLUSIVE.
+TEST(RunE2eTorchrun, DISABLED_DiagnoseNamesTheKilledRankFromTheWrappersOutput) {
+  const JobRun& run = TorchrunJob();
+  if (!run.unavailable.empty()) SKIP_OR_FAIL(run.unavailable);
+  ASSERT_TRUE(run.finished);
+  ExpectDiagnosed(Diagnose(run.out, run.scratch.path()), 3, "node-b", run.scratch.path());
+}
+
+TEST(RunE2eSrun, TheWrapperRecordsEveryTaskAndSrunStillSeesTheKill) {
+  const JobRun& run = SrunJob();
+  if (!run.unavailable.empty()) SKIP_OR_FAIL(run.unavailable);
+  const std::string srun = ReadFile(run.scratch.path() / "srun.out");
+  ASSERT_TRUE(run.finished) << "srun did not finish within " << kJobLimit.count() << " s:\n"
+                            << srun;
+  ASSERT_FALSE(run.node.empty()) << "the wrapper wrote nothing; srun said:\n" << srun;
+  ExpectLayout(run.out, {{0, run.node}, {1, run.node}, {2, run.node}, {3, run.node}}, 1);
+  EXPECT_NE(srun.find("task 1: Killed"), std::string::npos) << "srun saw task 1 die by SIGKILL:\n"
+                                                            << srun;
+}
+
+// PENDING ENGINE SUPPORT, as above.
+TEST(RunE2eSrun, DISABLED_DiagnoseNamesTheKilledRankFromTheWrappersOutput) {
+  const JobRun& run = SrunJob();
+  if (!run.unavailable.empty()) SKIP_OR_FAIL(run.unavailable);
+  ASSERT_TRUE(run.finished);
+  ExpectDiagnosed(Diagnose(run.out, run.scratch.path()), 1, run.node, run.scratch.path());
+}
+
+// scancel: slurmstepd signals every process of the step, so the command gets SIGTERM once,
+// from Slurm, and the wrapper records it without sending it again.
+TEST(RunE2eSrun, ScancelReachesTheCommandOnceAndIsRecorded) {
+  TempDir scratch;
+  const std::string conf = SlurmConf(scratch.path());
+  if (conf.empty()) SKIP_OR_FAIL("no Slurm is running (SLURM_CONF, or scripts/services.sh start)");
+  const fs::path out = scratch.path() / "incident";
+  const std::string name = "denpex-scancel-" + std::to_string(::getpid());
+  Job srun({"/usr/bin/srun", "--label", "--ntasks", "2", "--job-name", name, DENPEX_BINARY, "run",
+            "--out", out.string(), "--no-nvidia-smi", "--", "/bin/sh", "-c",
+            "trap 'echo got TERM; exit 5' TERM; echo ready; while :; do sleep 0.05; done"},
+           CleanEnv({{"SLURM_CONF", conf}}), scratch.path() / "srun.out", scratch.path());
+  std::string node;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator(out, ec)) node = e.path().filename().string();
+        return !node.empty() &&
+               ReadFile(out / node / "rank_0.log").find(" ready\n") != std::string::npos &&
+               ReadFile(out / node / "rank_1.log").find(" ready\n") != std::string::npos;
+      },
+      std::chrono::seconds(30)))
+      << ReadFile(scratch.path() / "srun.out");
+  ASSERT_EQ(RunToEnd({"/usr/bin/scancel", "--name", name}, CleanEnv({{"SLURM_CONF", conf}}),
+                     scratch.path() / "scancel.out"),
+            0);
+  ASSERT_TRUE(srun.WaitUntil(std::chrono::steady_clock::now() + std::chrono::seconds(30)));
+  const std::vector<std::string> lines = Payload(out / node / "rank_0.log", /*notes=*/true);
+  int got = 0;
+  for (const std::string& l : lines) got += l == "got TERM" ? 1 : 0;
+  EXPECT_EQ(got, 1) << ReadFile(out / node / "rank_0.log");
+  EXPECT_NE(ReadFile(out / node / "rank_0.log").find("[denpex-run] received SIGTERM from pid "),
+            std::string::npos);
+  EXPECT_NE(ReadFile(out / node / "rank_0.log")
+                .find("; not forwarded: slurmstepd sends it to every process of the step"),
+            std::string::npos);
+  const std::string task = ReadFile(out / node / "rank_0.task.json");
+  EXPECT_EQ(Field(task, "forwarded"), "false");
+  EXPECT_EQ(Field(task, "code"), "5");
+}
+
+}  // namespace
+}  // namespace denpex::run_test
