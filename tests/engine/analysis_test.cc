@@ -93,3 +93,20 @@ TEST(Analysis, NodeWhoseAgentLogStopsWhileItsRanksAreSilentIsLost) {
 
 }  // namespace
 }  // namespace denpex::engine
+
+namespace denpex::engine {
+namespace {
+
+TEST(Analysis, EveryStrategyCopesWithLabelledSlurmLinesOnly) {
+  TempDir dir;
+  Write(dir.path() / "slurm-9.out",
+        "7: slurmstepd: error: *** STEP 9.0 ON sn01 CANCELLED AT 2026-03-02T13:00:00 DUE TO PREEMPTION ***\n"
+        "srun: error: sn01: tasks 0-7: Terminated\n");
+  for (Strategy s : {Strategy::kEngine, Strategy::kFirstError, Strategy::kLoudest, Strategy::kElasticRootCause}) {
+    auto d = Diagnose(dir.path(), {.strategy = s, .threads = 1});
+    ASSERT_TRUE(d.ok()) << StrategyName(s);
+  }
+}
+
+}  // namespace
+}  // namespace denpex::engine

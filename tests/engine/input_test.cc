@@ -3,6 +3,8 @@
 // modifies the incident, and its answer does not depend on the thread count.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <map>
 #include <string>
@@ -135,6 +137,35 @@ TEST(EngineInput, ResultIsIndependentOfThreadCount) {
     EXPECT_EQ(proto::ToJson(*one), proto::ToJson(*two));
     EXPECT_EQ(proto::ToJson(*one), proto::ToJson(*all));
   }
+}
+
+}  // namespace
+}  // namespace denpex::engine
+
+namespace denpex::engine {
+namespace {
+
+TEST(EngineInput, TruncatedFilesAndFifosAreCountedAndTheRestDiagnosed) {
+  TempDir tmp;
+  testing::WriteIncident(tmp.path(), testing::Incident{});
+  const fs::path node = tmp.path() / "gpu-0003";
+  // Cut mid-record: a watchdog line with no end, a traceback with no last line, a table entry.
+  std::ofstream(node / "rank_20.log", std::ios::app | std::ios::binary)
+      << "[rank20]:[E302 09:27:14.000000000 ProcessGroupNCCL.cpp:607] [PG 9 Rank 0] Watchdog caught collective "
+         "operation timeout: WorkNCCL(SeqNum=1, OpTy";
+  std::ofstream(node / "rank_21.log", std::ios::app | std::ios::binary)
+      << "[rank21]: Traceback (most recent call last):\n[rank21]:   File \"train.py\", line 1";
+  std::ofstream(node / "torchrun.log", std::ios::app | std::ios::binary)
+      << "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \nRoot Cause (first observed failure):\n[0]:\n  ti";
+  // As root every file is readable; a FIFO stands for a file that cannot be read as a log.
+  ASSERT_EQ(::mkfifo((node / "pipe.log").c_str(), 0644), 0);
+  std::ofstream(tmp.path() / "expected.json") << "{\"initiator\": {\"rank\": 17}}\n";
+  auto d = Diagnose(tmp.path(), {.threads = 2});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->initiator().rank(), 3);
+  EXPECT_TRUE(HasProblem(*d, "gpu-0003/pipe.log: not a regular file"));
+  EXPECT_TRUE(HasProblem(*d, "expected.json: ground truth"));
+  EXPECT_GE(d->input().malformed_lines(), 1);  // the table entry without a rank
 }
 
 }  // namespace

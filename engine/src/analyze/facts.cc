@@ -118,19 +118,28 @@ void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, J
   }
 }
 
+// An error a rank reported about its peers: gloo's closed or timed-out pair, a NCCL error, the
+// watchdog's abort of a collective.
+bool IsPeerError(const Event& e) {
+  return e.family == Family::kGloo || e.kind == Kind::kNcclError || e.kind == Kind::kWatchdogTerminated ||
+         e.kind == Kind::kSocketError || e.kind == Kind::kIbCompletionError;
+}
+
 void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
   const Event& e = inc.events[index];
   const std::int32_t node = e.node;
+  if (e.rank >= 0) jf->EnsureRank(e.rank);
   if (const auto* sn = std::get_if<SlurmNote>(&e.detail)) {
     CollectSlurm(inc, index, *sn, jf);
     return;
   }
   // A rank's own line that names its host (NCCL `host:pid:tid`, a pdsh prefix) places it.
   if (e.rank >= 0 && e.node >= 0 && !inc.files[e.file].agent) SetNode(&jf->ranks[e.rank], e.node);
-  if (e.rank >= 0) jf->EnsureRank(e.rank);
   if (std::holds_alternative<WatchdogTimeout>(e.detail) && e.rank >= 0) {
     jf->ranks[e.rank].timeouts += 1;
     jf->timeouts.push_back(index);
+  } else if (IsPeerError(e) && e.rank >= 0) {
+    if (jf->ranks[e.rank].peer_error < 0) jf->ranks[e.rank].peer_error = index;
   } else if (IsOwnError(e) && e.rank >= 0) {
     if (jf->ranks[e.rank].python_error < 0) jf->ranks[e.rank].python_error = index;
   } else if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) {
@@ -318,7 +327,10 @@ JobFacts CollectFacts(const Incident& inc) {
     if (r.first_timeout < 0) r.first_timeout = i;
   }
   if (jf.HasWave()) jf.wave_start = inc.events[jf.timeouts.front()].time;
-  for (const RankFacts& r : jf.ranks) jf.ranks_seen += r.has_log ? 1 : 0;
+  for (const RankFacts& r : jf.ranks) {
+    jf.ranks_seen += r.has_log ? 1 : 0;
+    jf.peer_reporters += r.peer_error >= 0 && r.timeouts == 0 ? 1 : 0;
+  }
   return jf;
 }
 

@@ -21,6 +21,9 @@ struct RankFacts {
   TimeNs exit_time = 0;
   std::int32_t table_entry = -1;    // the ChildFailedError entry naming it
   std::int32_t python_error = -1;   // the last line of its own Python traceback
+  // Its first error about a peer (gloo `Connection closed by peer`, a NCCL error, the watchdog's
+  // abort): it failed because another rank did.
+  std::int32_t peer_error = -1;
   bool torn_down = false;  // its agent SIGTERMed it after another local worker had failed
 };
 
@@ -44,6 +47,7 @@ struct JobFacts {
   std::int32_t scheduler_end = -1;
   v1::FailureClass scheduler_class = v1::FAILURE_CLASS_UNSPECIFIED;
   std::vector<std::int32_t> srun_reports;  // `srun: error: <host>: task…` lines, in file order
+  std::int32_t peer_reporters = 0;  // ranks with a peer error (gloo, NCCL) but no watchdog timeout
 
   bool HasWave() const { return !timeouts.empty(); }
   void EnsureRank(std::int32_t rank) {

@@ -85,7 +85,12 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
       f->time = e.time - std::max<std::int64_t>(std::get<WatchdogTimeout>(e.detail).ran_for_ms, 0) * kNsPerMs;
     }
   } else if (OwnExit(a.facts, rank)) {
-    f->time = r.exit_time;
+    // The exit line's time; torch 1.13's agent lines carry none, its table entry does.
+    if (a.inc.events[r.exit_event].clock != Clock::kNone) {
+      f->time = r.exit_time;
+    } else if (r.table_entry >= 0 && a.inc.events[r.table_entry].clock != Clock::kNone) {
+      f->time = a.clocks.Aligned(a.inc.events[r.table_entry]);
+    }
     if (r.exit_code == -11 || r.exit_code == -7) {
       f->failure_class = v1::FAILURE_CLASS_SEGFAULT;
       f->owner = v1::OWNER_APPLICATION;
@@ -129,7 +134,7 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
            std::to_string(peer.numel_in) + " elements): a collective mismatch, so every member timed out.";
   }
   if (OwnExit(a.facts, rank)) {
-    std::string s = who + " exited with " + ExitPhrase(r.exit_code) + " at " + ClockTime(r.exit_time);
+    std::string s = who + " exited with " + ExitPhrase(r.exit_code) + (f.time ? " at " + ClockTime(*f.time) : "");
     s += r.python_error >= 0 ? " after raising " + std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type))
                              : " without printing an error";
     if (a.facts.HasWave() && r.exit_time < a.facts.wave_start - kSkewWindow) {

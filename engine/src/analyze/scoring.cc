@@ -27,7 +27,11 @@ bool TornDownEarly(const JobFacts& facts, std::int32_t rank) {
 
 bool OwnExit(const JobFacts& facts, std::int32_t rank) {
   const RankFacts& r = facts.ranks[rank];
-  return r.exit_event >= 0 && !r.torn_down && r.timeouts == 0;
+  // SIGABRT during a watchdog wave is the watchdog's own teardown, even when the rank's
+  // watchdog lines were lost (a truncated log): a consequence.
+  const bool watchdog_abort = r.exit_code == kExitSigabrt && facts.HasWave();
+  return r.exit_event >= 0 && !r.torn_down && r.timeouts == 0 && !watchdog_abort &&
+         (r.peer_error < 0 || r.python_error >= 0);
 }
 
 std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& waits,

@@ -190,9 +190,16 @@ void LogParser::Unheaded(const Parsed& p) {
       Parsed q = p;
       q.header.time = t;
       q.header.clock = Clock::kFull;
-      found = true;
-      r = Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = Iteration{iteration, total}, .error = false};
-      Emit(q, std::move(r));
+      if (out_.first_dated == 0) out_.first_dated = t;
+      if (auto it = last_iteration_.find(p.rank); it != last_iteration_.end()) {
+        Event& e = out_.events[it->second];
+        e = NewEvent(q, Iteration{iteration, total});
+        e.family = Family::kTrainer;
+        e.kind = Kind::kIteration;
+        return;
+      }
+      last_iteration_[p.rank] = out_.events.size();
+      Emit(q, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = Iteration{iteration, total}, .error = false});
       return;
     }
     found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r);

@@ -84,6 +84,9 @@ class LogParser {
   std::vector<std::pair<std::int64_t, std::uint32_t>> tracebacks_;  // (stream, first line)
   // Per rank, the last watchdog timeout event, awaiting its `last enqueued` status line.
   std::unordered_map<std::int32_t, std::size_t> open_watchdogs_;
+  // Per rank, its latest iteration event: a newer iteration line replaces it (progress noise
+  // would otherwise be millions of events; the latest is what shows where a rank stopped).
+  std::unordered_map<std::int32_t, std::size_t> last_iteration_;
   // A watchdog timeout line cut by a terminal: kept until the next line says whether it goes on.
   std::string wrapped_;
   LineRef wrapped_line_{};
