@@ -684,8 +684,11 @@ def build_expected(inc, res, incident):
     # line names it; the evidence list stays empty (see PRODUCED.md).
     ev = [e for e in ev if e]
 
-    initiator = {"rank": rank, "node": node, "local_rank": lr, "failure_class": fclass,
-                 "confidence": 1}
+    # The scheduler ended the whole job: a job-level initiator names no node
+    # (docs/truth_format.md); the event still says where it happened.
+    job_level = f in ("scancel", "preemption", "time_limit")
+    initiator = {"rank": rank, "node": "" if job_level else node, "local_rank": lr,
+                 "failure_class": fclass, "confidence": 1}
     event = {"kind": kind, "rank": rank, "node": node}
     if fault.get("time"):
         initiator["time"] = fault["time"]
