@@ -26,12 +26,23 @@ inline fs::path TestRoot() {
   return ::testing::TempDir();
 }
 
-// A fresh directory under the test root, named after the running test.
+// A fresh directory under the test root, named after the running test and this process, so
+// two test runs at once (two worktrees, ctest -j) never share one.
 inline fs::path FreshDir(const std::string& suffix = "") {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path dir =
-      TestRoot() / (std::string("denpex_") + info->test_suite_name() + "_" + info->name() + suffix);
+  fs::path dir = TestRoot() / (std::string("denpex_") + std::to_string(::getpid()) + "_" +
+                               info->test_suite_name() + "_" + info->name() + suffix);
   fs::remove_all(dir);
+  // Removed when the test process exits: tmpfs is memory, and the pid makes names unique.
+  struct Cleanup {
+    std::vector<fs::path> dirs;
+    ~Cleanup() {
+      std::error_code ec;
+      for (const auto& d : dirs) fs::remove_all(d, ec);
+    }
+  };
+  static Cleanup cleanup;
+  cleanup.dirs.push_back(dir);
   return dir;
 }
 
