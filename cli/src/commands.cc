@@ -61,7 +61,7 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
            "Choose a --json path outside it.\n";
     return kExitUsage;
   }
-  auto d = engine::Diagnose(args.incident, {.strategy = *strategy, .threads = args.threads});
+  auto d = engine::Diagnose(args.incident, {.strategy = *strategy, .threads = args.threads, .control = args.control});
   if (!d.ok()) return Fail(err, "diagnose", d.status());
   out << engine::RenderText(*d);
   if (!args.json.empty()) {

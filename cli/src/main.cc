@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
   diag->add_option("--strategy", diag_args.strategy, "engine | first-error | loudest | elastic-root-cause (baselines)")
       ->capture_default_str();
   diag->add_option("--threads", diag_args.threads, "Worker threads (0 = all cores)")->capture_default_str();
+  diag->add_option("--control", diag_args.control,
+                   "A healthy run of the same job: fail-slow ranks are measured against their own timers there");
   diag->footer(kExitCodes);
   diag->callback([&] { rc = RunDiagnose(diag_args, std::cout, std::cerr); });
 

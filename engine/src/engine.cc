@@ -6,6 +6,7 @@
 #include "report/diagnosis.h"
 #include "report/events_json.h"
 
+#include <optional>
 #include <ostream>
 
 namespace denpex::engine {
@@ -31,9 +32,18 @@ std::string_view StrategyName(Strategy s) {
 Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir, const DiagnoseOptions& options) {
   auto incident = LoadIncident(incident_dir, options.threads);
   if (!incident.ok()) return incident.status();
+  std::optional<Incident> control;
+  if (!options.control.empty()) {
+    auto loaded = LoadIncident(options.control, options.threads);
+    if (!loaded.ok()) {
+      return Status::InvalidArgument("--control " + options.control.string() + ": " + loaded.status().message() +
+                                     " (give the incident directory of a healthy run of the same job)");
+    }
+    control = std::move(*loaded);
+  }
   Finding finding;
   switch (options.strategy) {
-    case Strategy::kEngine: finding = AnalyzeParticipation(*incident); break;
+    case Strategy::kEngine: finding = AnalyzeParticipation(*incident, control ? &*control : nullptr); break;
     case Strategy::kFirstError: finding = AnalyzeFirstError(*incident); break;
     case Strategy::kLoudest: finding = AnalyzeLoudest(*incident); break;
     case Strategy::kElasticRootCause: finding = AnalyzeElasticRootCause(*incident); break;

@@ -44,6 +44,15 @@ constexpr FaultTraits kFaults[] = {
     {v1::FAULT_KIND_PREEMPTION, FaultScope::kJob, FaultAction::kSchedulerCancel,
      v1::OWNER_SCHEDULER, v1::FAILURE_CLASS_SCHEDULER_PREEMPTION, true, "resubmit",
      "{who} was preempted by a higher-priority job; resubmit (or let Slurm requeue it)."},
+    {v1::FAULT_KIND_STRAGGLER, FaultScope::kRank, FaultAction::kSlowdown,
+     v1::OWNER_GPU_HARDWARE, v1::FAILURE_CLASS_STRAGGLER, false, "inspect_gpu",
+     "{who} computes slower than its peers every step (a throttled GPU: thermal, power brake or "
+     "a PCIe link downgrade); check its clock event reasons and PCIe link, or exclude the GPU, "
+     "before restarting."},
+    {v1::FAULT_KIND_SLOW_NODE, FaultScope::kNode, FaultAction::kSlowdown, v1::OWNER_HOST,
+     v1::FAILURE_CLASS_STRAGGLER, false, "drain_node",
+     "every rank of {who} computes slower than its peers (a noisy host: CPU contention or a "
+     "rogue process); drain it or find what else runs there before restarting."},
 };
 
 }  // namespace
@@ -83,6 +92,16 @@ FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
   plan.offset = static_cast<TimeNs>(plan.at_fraction * static_cast<double>(job.step_time));
   plan.variant =
       static_cast<int>(Rng(job.seed, StreamId::kFaultPlan, stream + 2).UniformInt(0, 1 << 20));
+  if (plan.action() == FaultAction::kSlowdown) {
+    // Fail-slow starts with the fault step: every compute slice of it is slow.
+    plan.at_fraction = 0;
+    plan.offset = 0;
+    plan.slowdown = fault.has_slowdown()
+                        ? fault.slowdown()
+                        : 1.25 + 0.75 * Rng(job.seed, StreamId::kFaultPlan, stream + 3).Uniform();
+    plan.slow_steps = fault.has_slow_steps() ? fault.slow_steps() : 12;
+    plan.stall = fault.stall();
+  }
   return plan;
 }
 

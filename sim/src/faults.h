@@ -26,6 +26,7 @@ enum class FaultAction : std::uint8_t {
   kMismatch,         // the rank's next collective differs from its peers': nobody completes
   kNodeLoss,         // every process of the node vanishes, the agent too
   kSchedulerCancel,  // the scheduler signals every task (time limit, scancel, preemption)
+  kSlowdown,         // fail-slow: the rank's (or node's) compute takes `slowdown` times longer
 };
 
 struct FaultTraits {
@@ -53,6 +54,10 @@ struct FaultPlan {
   double at_fraction = 0;
   TimeNs offset = 0;  // into the step: at_fraction * step_time
   int variant = 0;    // which traceback / which mismatch (drawn)
+  // kSlowdown: the compute factor, how many slow steps, and whether the rank then stalls.
+  double slowdown = 1;
+  int slow_steps = 0;
+  bool stall = false;
 
   v1::FaultKind kind() const { return traits->kind; }
   FaultAction action() const { return traits->action; }

@@ -155,6 +155,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.log_interval = s.training().log_interval();
   job.compute_jitter = s.training().compute_jitter();
   job.nccl_debug_info = s.format().nccl_debug_info();
+  job.per_rank_timers = s.training().per_rank_timers();
   job.launcher = s.launcher();
   job.layout = s.layout();
   job.job_id = s.job().job_id();

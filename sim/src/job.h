@@ -65,6 +65,7 @@ struct Job {
   int warmup_steps = 0, tp_rounds = 0, log_interval = 1;
   double compute_jitter = 0;
   bool nccl_debug_info = false;
+  bool per_rank_timers = false;  // DeepSpeed-style per-rank timer lines every log_interval
   // Launcher, layout and scheduler.
   v1::Launcher launcher = v1::LAUNCHER_TORCHRUN;
   v1::Layout layout = v1::LAYOUT_PER_RANK_FILES;

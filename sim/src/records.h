@@ -59,6 +59,19 @@ struct TrainerIteration {
   double grad_norm;
 };
 
+// DeepSpeed-style per-rank timers (`[Rank R] time (ms) | fwd: ... | bwd_allreduce: ...`),
+// printed by every rank at the end of a step (stderr, unbuffered). The model knows compute
+// (time outside NCCL work) and wait (time blocked in collectives) of the step.
+struct RankTimers {
+  int rank;
+  TimeNs time;
+  double compute_ms;
+  double wait_ms;
+  double fwd_share;     // drawn: the forward part of compute, ~1/3
+  double optimizer_ms;  // drawn: the optimizer step (cosmetic)
+  bool slow;            // the fault slowed this step (for the truth's citation)
+};
+
 // The ProcessGroupNCCL watchdog block (stderr, unbuffered), printed just before SIGABRT.
 struct WatchdogTimeout {
   int rank;
@@ -226,7 +239,7 @@ struct CtldLine {
 };
 
 using Record =
-    std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration,
+    std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers,
                  WatchdogTimeout, PythonException, SegfaultDump, WorkerExit, BenignWarning,
                  KernelMessage, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, NodeLost,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine>;

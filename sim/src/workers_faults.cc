@@ -6,6 +6,10 @@
 namespace denpex::sim {
 
 void Workers::OnFault(std::uint32_t id, TimeNs t) {
+  if (fault_.action() == FaultAction::kSlowdown) {
+    slow_active_ = true;  // ComputeSlice reads it; AfterSlowStep ends the run
+    return;
+  }
   if (fault_.traits->scope == FaultScope::kNode) {
     LoseNode(static_cast<int>(id), t);
   } else {
@@ -40,7 +44,21 @@ void Workers::FireRankFault(int rank, TimeNs t) {
       return;
     case FaultAction::kNodeLoss:
     case FaultAction::kSchedulerCancel:
-      return;  // not rank faults
+    case FaultAction::kSlowdown:
+      return;  // not handled here
+  }
+}
+
+// Fail-slow ends in one of two ways once the slow steps are done: the logs are collected from
+// the running job (every rank stops at the same step: nothing more is printed), or the slow
+// rank's GPU stalls for good (it issues nothing more; its peers' watchdogs fire later).
+void Workers::AfterSlowStep(int rank) {
+  if (fault_.action() != FaultAction::kSlowdown || fault_time_ < 0) return;
+  if (step_[rank] < fault_.step + fault_.slow_steps) return;
+  if (!fault_.stall) {
+    stopped_[rank] = 1;
+  } else if (rank == fault_.rank) {
+    stall_pending_ = true;  // Run stops it in its next compute slice
   }
 }
 

@@ -137,6 +137,16 @@ void IncidentWriter::Handle(const TrainerIteration& r) {
   buf.lines += out.lines();
 }
 
+// Timer lines go through the logger unbuffered (stderr, or stdout with PYTHONUNBUFFERED=1).
+void IncidentWriter::Handle(const RankTimers& r) {
+  const int file = ErrFile(r.rank);
+  const std::int64_t first = AppendTo(file, r.rank, r);
+  if (r.slow && r.rank == plan_.rank && Find(Cite::kSlowTimers, r.rank) == nullptr) {
+    Remember(Cite::kSlowTimers, r.rank, r.time, file, first);
+  }
+  MaybeFlush(file);
+}
+
 void IncidentWriter::MoveStdoutToFile(int rank) {
   StdoutBuffer& buf = stdout_[rank];
   AppendText(files_[OutFile(rank)], rank, buf.data, buf.lines);

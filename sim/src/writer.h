@@ -49,6 +49,7 @@ enum class Cite : std::uint8_t {
   kSrunTask,       // subject rank: the "srun: error: <host>: task(s) ...: <status>" line with it
   kCtld,           // subject CtldEvent: the controller's line (the first of each event)
   kStepdJob,       // subject 0: the first "*** JOB J ON ... CANCELLED AT ... ***" line
+  kSlowTimers,     // subject rank: its first per-rank timer line of a slowed step
 };
 
 struct Citation {
@@ -99,6 +100,7 @@ class IncidentWriter : public RecordSink {
   void Handle(const NcclProcessInfo& r);
   void Handle(const NcclCommInit& r);
   void Handle(const TrainerIteration& r);
+  void Handle(const RankTimers& r);
   void Handle(const WatchdogTimeout& r);
   void Handle(const PythonException& r);
   void Handle(const SegfaultDump& r);

@@ -46,6 +46,8 @@ enum class Kind : std::uint8_t {
   kGlooIoException,
   // trainer, python
   kIteration, kException, kFatalSignal,
+  // trainer: per-rank timers (DeepSpeed `[Rank R] time (ms) | fwd: ...`)
+  kStepTimers,
 };
 
 std::string_view FamilyName(Family f);
@@ -106,6 +108,14 @@ struct Iteration {
   std::int64_t total = 0;
 };
 
+// Per-rank step timers (§5): DeepSpeed's `time (ms) | name: value | ...` of one rank, split
+// into compute (fwd, bwd_inner, ...) and collective wait (*allreduce*, *allgather*, *comm*,
+// *wait*, send/recv); the optimizer `step` is neither.
+struct StepTimers {
+  float compute_ms = 0;
+  float wait_ms = 0;
+};
+
 // NCCL communicator init, NCCL_DEBUG=INFO (§4).
 struct CommInit {
   StrId comm_id = kNoStr;
@@ -162,7 +172,7 @@ struct Note {
 
 using EventDetail = std::variant<Note, WatchdogTimeout, WatchdogNote, WorkerFailed, WorkerSignalled,
                                  FailureEntry, Iteration, CommInit, NcclWarn, PythonError, OomKill, Xid,
-                                 SlurmNote>;
+                                 SlurmNote, StepTimers>;
 
 enum class Clock : std::uint8_t {
   kNone,       // the line carries no time, and none could be borrowed

@@ -114,6 +114,7 @@ void LogParser::Emit(const Parsed& p, Recognised&& r) {
   }
   e.family = r.family;
   e.kind = r.kind;
+  if (e.rank < 0 && r.rank >= 0) e.rank = r.rank;
   if (!r.host.empty() && e.host == kNoStr) e.host = out_.strings.Intern(r.host);
   if (r.error) e.signature = out_.strings.Intern(MaskSignature(p.header.message.substr(0, kMaxKeptText)));
   out_.untimed += e.clock == Clock::kNone || e.time_borrowed ? 1 : 0;
@@ -148,7 +149,7 @@ void LogParser::Dispatch(const Parsed& p) {
       }
       break;
     case HeaderKind::kDeepSpeed:
-      found = RecogniseDeepSpeed(msg, &out_.strings, &r);
+      found = RecogniseStepTimers(msg, &r) || RecogniseDeepSpeed(msg, &out_.strings, &r);
       break;
     case HeaderKind::kRay:
       found = RecogniseRay(msg, &out_.strings, &r);
@@ -204,7 +205,8 @@ void LogParser::Unheaded(const Parsed& p) {
     }
     found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r);
   } else if (IsAlpha(c) || IsDigit(c)) {
-    found = ((ctx_.kernel || LooksKernel(msg)) && RecogniseKernel(msg, &out_.strings, &r)) ||
+    found = (c == 't' && RecogniseStepTimers(msg, &r)) ||
+            ((ctx_.kernel || LooksKernel(msg)) && RecogniseKernel(msg, &out_.strings, &r)) ||
             (c == 's' && RecogniseSlurm(msg, &out_.strings, &r)) || RecogniseNccl(msg, &out_.strings, &r) ||
             (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
             ((c == 'N' || c == 'K' || c == 'T' || c == 'p') && RecogniseSlurm(msg, &out_.strings, &r)) ||

@@ -31,6 +31,10 @@ std::string_view StrategyName(Strategy s);
 struct DiagnoseOptions {
   Strategy strategy = Strategy::kEngine;
   int threads = 0;  // 0 = all cores; results do not depend on it
+  // A healthy run of the same job (`diagnose --control DIR`): the fail-slow detector measures
+  // each rank's step timers against that rank's own in the control, not only against its
+  // peers'. Empty: none.
+  std::filesystem::path control;
 };
 
 // kNotFound / kInvalidInput when the directory is missing, not a directory, or holds no
