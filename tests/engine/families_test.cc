@@ -479,6 +479,44 @@ TEST(Families, FaulthandlerDumpIsAFatalSignal) {
 namespace denpex::engine {
 namespace {
 
+// Per-rank step timers as DeepSpeed's log_dist prints them (short names of >= 0.10.1, the older
+// names with `rank=R`, the microstep line without a rank): compute and wait by timer name.
+TEST(Families, StepTimersOfEachDeepSpeedShape) {
+  struct TimerCase {
+    const char* line;
+    std::int32_t rank;
+    float compute, wait;
+  };
+  const TimerCase cases[] = {
+      {"[2023-07-19 14:09:21,612] [INFO] [logging.py:96:log_dist] [Rank 17] time (ms) | fwd: 316.00 | bwd: 747.31 | "
+       "bwd_inner: 514.96 | bwd_allreduce: 232.28 | step: 663.59",
+       17, 316.00f + 514.96f, 232.28f},
+      {"[2021-10-08 20:18:46,393] [INFO] [logging.py:68:log_dist] [Rank 0] rank=0 time (ms) | forward: 316.00 | "
+       "backward: 747.31 | backward_inner: 514.96 | backward_allreduce: 232.28 | step: 663.59",
+       0, 316.00f + 514.96f, 232.28f},
+      {"time (ms) | forward_microstep: 193.65 | backward_microstep: 329.25 | backward_inner_microstep: 329.14 | "
+       "backward_allreduce_microstep: 0.05 | step_microstep: 0.92",
+       -1, 193.65f + 329.14f, 0.05f},
+      // No *_inner split: the whole backward is compute.
+      {"[2024-01-02 03:04:05,678] [INFO] [logging.py:96:log_dist] [Rank 3] time (ms) | fwd: 100.00 | bwd: 200.00 | "
+       "step: 5.00",
+       3, 300.0f, 0.0f},
+  };
+  for (const TimerCase& c : cases) {
+    const ParsedLog log = Parse(std::string(c.line) + "\n");
+    ASSERT_EQ(log.events.size(), 1u) << c.line;
+    const Event& e = log.events[0];
+    EXPECT_EQ(KindName(e.kind), "step_timers") << c.line;
+    EXPECT_EQ(e.rank, c.rank) << c.line;
+    const auto& t = std::get<StepTimers>(e.detail);
+    EXPECT_NEAR(t.compute_ms, c.compute, 0.01) << c.line;
+    EXPECT_NEAR(t.wait_ms, c.wait, 0.01) << c.line;
+  }
+  // Not timers: a value that is not a number, an optimizer-only breakdown with a bad field.
+  EXPECT_TRUE(Parse("[2023-07-19 14:09:21,612] [INFO] [logging.py:96:log_dist] [Rank 1] time (ms) | fwd: n/a\n").events.empty());
+  EXPECT_TRUE(Parse("time (ms) | fwd 12.0\n").events.empty());
+}
+
 TEST(Chunks, ChunkedParseEqualsWholeFileParse) {
   std::string text;
   for (int i = 0; i < 400; ++i) {
