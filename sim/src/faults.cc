@@ -53,6 +53,11 @@ constexpr FaultTraits kFaults[] = {
      v1::FAILURE_CLASS_STRAGGLER, false, "drain_node",
      "every rank of {who} computes slower than its peers (a noisy host: CPU contention or a "
      "rogue process); drain it or find what else runs there before restarting."},
+    {v1::FAULT_KIND_NIC_FAILURE, FaultScope::kRank, FaultAction::kNicFailure, v1::OWNER_NETWORK,
+     v1::FAILURE_CLASS_NETWORK, false, "inspect_nic",
+     "the IB NIC of {who} stopped completing work (NCCL retry exceeded, status 12); check the "
+     "port (ibstat, link flaps, symbol errors) and its cable or switch port, or exclude the "
+     "node, before restarting."},
 };
 
 }  // namespace

@@ -27,6 +27,7 @@ enum class FaultAction : std::uint8_t {
   kNodeLoss,         // every process of the node vanishes, the agent too
   kSchedulerCancel,  // the scheduler signals every task (time limit, scancel, preemption)
   kSlowdown,         // fail-slow: the rank's (or node's) compute takes `slowdown` times longer
+  kNicFailure,       // the rank's IB NIC fails: completion errors, then NCCL aborts on both ends
 };
 
 struct FaultTraits {

@@ -72,6 +72,29 @@ struct RankTimers {
   bool slow;            // the fault slowed this step (for the truth's citation)
 };
 
+// NCCL's WARN for a failed IB work completion (NCCL_DEBUG=WARN or INFO), printed by the
+// proxy progress thread: status 12 (transport retry counter exceeded, vendor err 129) on a
+// link whose far end stopped answering, status 5 (work request flushed, vendor err 249) on a
+// queue pair torn down after another error.
+struct NcclIbError {
+  int rank;
+  TimeNs time;
+  int peer;    // the rank at the other end (its node's address is printed)
+  int status;  // 12 or 5
+  bool send;   // "(Send)" or "(Recv)"
+};
+
+// ProcessGroupNCCL's watchdog thread caught NCCL's asynchronous error on the rank's
+// communicator (after the IB error): the c10 line with NCCL's message and "Last error:", then
+// the C++ terminate. The process aborts (exit -6) right after.
+struct NcclAsyncError {
+  int rank;
+  TimeNs time;
+  PgKind group;
+  bool remote;  // ncclRemoteError (the peer's end failed) rather than ncclSystemError
+  int peer;     // the peer the last error names
+};
+
 // The ProcessGroupNCCL watchdog block (stderr, unbuffered), printed just before SIGABRT.
 struct WatchdogTimeout {
   int rank;
@@ -240,6 +263,7 @@ struct CtldLine {
 
 using Record =
     std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers,
+                 NcclIbError, NcclAsyncError,
                  WatchdogTimeout, PythonException, SegfaultDump, WorkerExit, BenignWarning,
                  KernelMessage, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, NodeLost,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine>;

@@ -73,6 +73,9 @@ void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       return;
     case FaultAction::kSlowdown:
       return SlowdownEvidence(in, truth);
+    case FaultAction::kNicFailure:
+      AddEvidence(in.writer.Find(Cite::kIbError, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
+      return;
     case FaultAction::kSchedulerCancel: {
       const Citation* c = ctld(CtldEvent::kTimeLimit);
       if (c == nullptr) c = ctld(CtldEvent::kKillRequest);
@@ -116,6 +119,9 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       return;
     case FaultAction::kSlowdown:
       return SlowdownEvidence(in, truth);
+    case FaultAction::kNicFailure:
+      AddEvidence(in.writer.Find(Cite::kIbError, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
+      return;
     case FaultAction::kSchedulerCancel:
       return;
   }

@@ -94,6 +94,11 @@ class Workers {
   bool IsSlowed(int rank) const;  // fail-slow: the fault has fired and hits this rank
   void EmitTimers(int rank, TimeNs t);
   void AfterSlowStep(int rank);  // fail-slow: collection or stall once the slow steps are done
+  // NIC failure (workers_network.cc): the failed NIC's rank and its peers across the node
+  // boundary print IB completion errors and abort; their other peers see flushed work.
+  std::vector<int> InterNodePeers(int rank) const;
+  void FailNic(int rank, TimeNs t);
+  void AbortOnNcclError(int rank, TimeNs t);
   std::uint32_t RendezvousOf(int rank, Op op) const;
   static PgKind GroupKindOf(Op op);
   static OpType OpTypeOf(Op op);
@@ -135,6 +140,7 @@ class Workers {
   std::int32_t mismatch_rendezvous_ = -1;
   bool slow_active_ = false;  // fail-slow: the fault fired
   bool stall_pending_ = false;  // fail-slow with stall: the slow rank's next kernel never ends
+  std::vector<int> nic_peers_;  // NIC failure: the failed NIC's peers across nodes (abort too)
   TimeNs last_step_end_ = 0;
   TimeNs last_log_time_ = 0;  // the logging rank's previous iteration line
   std::uint64_t watchdog_timeouts_ = 0;

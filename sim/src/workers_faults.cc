@@ -42,6 +42,9 @@ void Workers::FireRankFault(int rank, TimeNs t) {
     case FaultAction::kMismatch:
       mismatch_armed_ = true;
       return;
+    case FaultAction::kNicFailure:
+      FailNic(rank, t);
+      return;
     case FaultAction::kNodeLoss:
     case FaultAction::kSchedulerCancel:
     case FaultAction::kSlowdown:
@@ -62,7 +65,10 @@ void Workers::AfterSlowStep(int rank) {
   }
 }
 
-void Workers::OnExceptionExit(int rank, TimeNs t) { Die(rank, t, kExitException); }
+void Workers::OnExceptionExit(int rank, TimeNs t) {
+  if (fault_.action() == FaultAction::kNicFailure) return AbortOnNcclError(rank, t);
+  Die(rank, t, kExitException);
+}
 
 // Every process of the node vanishes at the same instant, its agent with it: nothing more is
 // written, and what sat in buffers is gone.

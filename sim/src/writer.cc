@@ -147,6 +147,21 @@ void IncidentWriter::Handle(const RankTimers& r) {
   MaybeFlush(file);
 }
 
+// NCCL WARN lines and the watchdog's NCCL error are flushed / unbuffered.
+void IncidentWriter::Handle(const NcclIbError& r) {
+  const int file = OutFile(r.rank);
+  const std::int64_t first = AppendTo(file, r.rank, r);
+  if (r.rank == plan_.rank && r.status == 12 && Find(Cite::kIbError, r.rank) == nullptr) {
+    Remember(Cite::kIbError, r.rank, r.time, file, first);
+  }
+  MaybeFlush(file);
+}
+
+void IncidentWriter::Handle(const NcclAsyncError& r) {
+  AppendTo(ErrFile(r.rank), r.rank, r);
+  MaybeFlush(ErrFile(r.rank));
+}
+
 void IncidentWriter::MoveStdoutToFile(int rank) {
   StdoutBuffer& buf = stdout_[rank];
   AppendText(files_[OutFile(rank)], rank, buf.data, buf.lines);

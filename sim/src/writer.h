@@ -50,6 +50,7 @@ enum class Cite : std::uint8_t {
   kCtld,           // subject CtldEvent: the controller's line (the first of each event)
   kStepdJob,       // subject 0: the first "*** JOB J ON ... CANCELLED AT ... ***" line
   kSlowTimers,     // subject rank: its first per-rank timer line of a slowed step
+  kIbError,        // subject rank: its first NCCL IB completion error (status 12)
 };
 
 struct Citation {
@@ -101,6 +102,8 @@ class IncidentWriter : public RecordSink {
   void Handle(const NcclCommInit& r);
   void Handle(const TrainerIteration& r);
   void Handle(const RankTimers& r);
+  void Handle(const NcclIbError& r);
+  void Handle(const NcclAsyncError& r);
   void Handle(const WatchdogTimeout& r);
   void Handle(const PythonException& r);
   void Handle(const SegfaultDump& r);

@@ -13,6 +13,7 @@
 #include "analyze/job_end.h"
 #include "analyze/mismatch.h"
 #include "analyze/scoring.h"
+#include "analyze/network.h"
 #include "analyze/straggler.h"
 #include "analyze/strategies.h"
 #include "analyze/wait_graph.h"
@@ -387,6 +388,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     DiagnoseStalledStraggler(a, *slow, &f);
   } else if (lost >= 0) {
     DiagnoseNodeLoss(inc, a.facts, lost, &f);
+  } else if (const std::optional<NetworkFault> net = FindNetworkFault(inc, a.facts)) {
+    DiagnoseNetworkFault(inc, a.facts, *net, &f);
   } else if (a.scores.empty()) {
     NoCandidate(a, &f);
   } else if (leads) {
