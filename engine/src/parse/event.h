@@ -37,7 +37,7 @@ enum class Kind : std::uint8_t {
   // slurm
   kCancelled, kTaskExit, kSlurmOom, kStepAborted, kStepTerminated, kJobComplete, kNodeFailure,
   // torchrun
-  kWorkerFailed, kWorkerSignalled, kFailureEntry, kGroupFailed, kRendezvousError,
+  kWorkerFailed, kWorkerSignalled, kFailureEntry, kGroupFailed, kRendezvousError, kExitBarrier,
   // deepspeed
   kLauncherExit, kKillingSubprocess,
   // fsdp, kubernetes, ray, gloo

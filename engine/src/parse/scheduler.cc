@@ -180,6 +180,11 @@ bool RecogniseAgent(std::string_view msg, StringTable* strings, Recognised* out)
     out->detail = Note{InternCapped(strings, msg)};
     return true;
   }
+  if (msg.starts_with("Error waiting on exit barrier")) {  // torch 1.13: `... Elapsed: 300.74 seconds`
+    out->kind = Kind::kExitBarrier;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
   if (Has(msg, "[c10d] The client socket has timed out") || Has(msg, "RendezvousConnectionError") ||
       Has(msg, "failed to bind")) {
     out->kind = Kind::kRendezvousError;
