@@ -146,6 +146,18 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     if (e.family == Family::kGloo) (e.kind == Kind::kGlooTimeout ? jf->gloo_timeouts : jf->gloo_closed) += 1;
   } else if (IsOwnError(e) && e.rank >= 0) {
     if (jf->ranks[e.rank].python_error < 0) jf->ranks[e.rank].python_error = index;
+  } else if (e.kind == Kind::kProcessExit) {
+    // `denpex run`'s word on the process it wraps: the rank's own exit, with a time.
+    if (e.rank < 0) return;
+    const auto& wf = std::get<WorkerFailed>(e.detail);
+    RankFacts& r = jf->ranks[e.rank];
+    if (wf.exit_code == 0 || r.exit_event >= 0) return;
+    r.exit_event = index;
+    r.exit_code = wf.exit_code;
+    r.exit_time = e.time;
+    if (r.pid == 0) r.pid = wf.pid;
+  } else if (e.kind == Kind::kProcessSignalled) {
+    if (e.rank >= 0) jf->ranks[e.rank].torn_down = true;  // stopped from outside (a teardown), not failed on its own
   } else if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) {
     RankFacts& r = jf->ranks[e.rank];
     SetNode(&r, node >= 0 ? node : NodeOfHost(inc, inc.str(fe->host)));
@@ -206,9 +218,11 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
     if (n.failed_rank < 0) continue;
     RankFacts& r = jf->ranks[n.failed_rank];
     if (r.pid == 0) r.pid = wf.pid;
-    r.exit_event = n.first_failure;  // finer time than the table's one-second stamp
-    r.exit_code = wf.exit_code;
-    r.exit_time = e.time;
+    if (r.exit_event < 0 || inc.events[r.exit_event].kind != Kind::kProcessExit) {
+      r.exit_event = n.first_failure;  // finer time than the table's one-second stamp
+      r.exit_code = wf.exit_code;
+      r.exit_time = e.time;
+    }
     if (n.signalled == 0) continue;
     for (std::int32_t other : n.ranks) {
       RankFacts& o = jf->ranks[other];

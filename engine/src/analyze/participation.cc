@@ -269,8 +269,9 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   if (const Mismatch* m = a.MismatchOf(rank)) {
     f->evidence.push_back({m->event, v1::EVIDENCE_ROLE_INITIATING});
     f->evidence.push_back({m->peer_event, v1::EVIDENCE_ROLE_CORROBORATING});
-  } else if (r.exit_event >= 0 && a.inc.events[r.exit_event].family == Family::kSlurm) {
-    f->evidence.push_back({r.exit_event, v1::EVIDENCE_ROLE_INITIATING});  // srun's word on its end
+  } else if (r.exit_event >= 0 && (a.inc.events[r.exit_event].family == Family::kSlurm ||
+                                    a.inc.events[r.exit_event].kind == Kind::kProcessExit)) {
+    f->evidence.push_back({r.exit_event, v1::EVIDENCE_ROLE_INITIATING});  // srun's or `denpex run`'s word on its end
   }
   auto waiters = DirectWaiters(a, rank);
   if (waiters.empty() && top.progress > 0) waiters = GlooReporters(a);

@@ -81,6 +81,8 @@ std::string_view KindName(Kind k) {
     case Kind::kIteration: return "iteration";
     case Kind::kException: return "exception";
     case Kind::kFatalSignal: return "fatal_signal";
+    case Kind::kProcessExit: return "process_exit";
+    case Kind::kProcessSignalled: return "process_signalled";
   }
   return "unknown_error";
 }

@@ -220,7 +220,7 @@ void LogParser::Unheaded(const Parsed& p) {
             (c == 'E' && RecogniseSlurm(msg, &out_.strings, &r)) ||
             (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));
   } else if (c == '[' || c == '*' || c == '_') {
-    found = RecogniseSlurm(msg, &out_.strings, &r);
+    found = (c == '[' && RecogniseWrapper(msg, &out_.strings, &r)) || RecogniseSlurm(msg, &out_.strings, &r);
   } else if (c == '/' || c == '.') {
     found = RecogniseDeviceAssert(msg, &out_.strings, &r);
   }
