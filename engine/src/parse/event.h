@@ -37,7 +37,7 @@ enum class Kind : std::uint8_t {
   // slurm
   kCancelled, kTaskExit, kSlurmOom, kStepAborted, kStepTerminated, kJobComplete, kNodeFailure,
   // torchrun
-  kWorkerFailed, kWorkerSignalled, kFailureEntry, kGroupFailed, kRendezvousError,
+  kWorkerFailed, kWorkerSignalled, kFailureEntry, kGroupFailed, kRendezvousError, kExitBarrier,
   // deepspeed
   kLauncherExit, kKillingSubprocess,
   // fsdp, kubernetes, ray, gloo
@@ -48,6 +48,8 @@ enum class Kind : std::uint8_t {
   kIteration, kException, kFatalSignal,
   // trainer: per-rank timers (DeepSpeed `[Rank R] time (ms) | fwd: ...`)
   kStepTimers,
+  // other: `denpex run`'s own lines about the process it wraps (docs/run_wrapper.md)
+  kProcessExit, kProcessSignalled,
 };
 
 std::string_view FamilyName(Family f);
