@@ -58,6 +58,14 @@ constexpr FaultTraits kFaults[] = {
      "the IB NIC of {who} stopped completing work (NCCL retry exceeded, status 12); check the "
      "port (ibstat, link flaps, symbol errors) and its cable or switch port, or exclude the "
      "node, before restarting."},
+    {v1::FAULT_KIND_NCCL_BOOTSTRAP, FaultScope::kNode, FaultAction::kNcclSetup, v1::OWNER_NETWORK,
+     v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_network_config",
+     "{who} has no network interface that NCCL_SOCKET_IFNAME names (NCCL bootstrap found none); "
+     "fix the interface name or the node's network configuration before restarting."},
+    {v1::FAULT_KIND_DUPLICATE_GPU, FaultScope::kNode, FaultAction::kNcclSetup,
+     v1::OWNER_APPLICATION, v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_launch_config",
+     "two ranks on {who} were given the same GPU (the CUDA_VISIBLE_DEVICES / LOCAL_RANK mapping "
+     "of the launch script); fix the device assignment before restarting."},
 };
 
 }  // namespace

@@ -28,6 +28,7 @@ enum class FaultAction : std::uint8_t {
   kSchedulerCancel,  // the scheduler signals every task (time limit, scancel, preemption)
   kSlowdown,         // fail-slow: the rank's (or node's) compute takes `slowdown` times longer
   kNicFailure,       // the rank's IB NIC fails: completion errors, then NCCL aborts on both ends
+  kNcclSetup,        // the node's ranks fail in NCCL init (bootstrap interface, duplicate GPU)
 };
 
 struct FaultTraits {

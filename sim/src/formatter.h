@@ -36,6 +36,7 @@ class LineFormatter {
   void Format(const RankTimers& r, LineBuilder& out) const;
   void Format(const NcclIbError& r, LineBuilder& out) const;     // formatter_nccl.cc
   void Format(const NcclAsyncError& r, LineBuilder& out) const;  // formatter_nccl.cc
+  void Format(const NcclSetupFailure& r, LineBuilder& out) const;  // formatter_nccl.cc
   void Format(const WatchdogTimeout& r, LineBuilder& out) const;
   void Format(const PythonException& r, LineBuilder& out) const;  // formatter_app.cc
   void Format(const SegfaultDump& r, LineBuilder& out) const;

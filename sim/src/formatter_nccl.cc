@@ -55,6 +55,65 @@ void LineFormatter::Format(const NcclIbError& r, LineBuilder& out) const {
   out.EndLine();
 }
 
+// NCCL init failing on one rank (docs/log_formats.md §4c): the WARN, or the traceback of the
+// first barrier whose NCCL error carries NCCL's last error.
+void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
+  const int dev = job_.LocalRank(r.rank);
+  auto last_error = [&] {
+    if (r.duplicate) {
+      out.Str("Duplicate GPU detected : rank ").Int(r.rank).Str(" and rank ").Int(r.other);
+      out.Str(" both on CUDA device ").Str(NcclBusId(job_.LocalRank(r.other)));
+    } else {
+      out.Str("Bootstrap : no socket interface found");
+    }
+  };
+  if (!r.traceback) {
+    const int pid = job_.worker_pid[r.rank];
+    out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(pid);
+    out.Str(" [").Int(dev).Str(r.duplicate ? "] init.cc:872 NCCL WARN " : "] bootstrap.cc:108 NCCL WARN ");
+    last_error();
+    out.EndLine();
+    return;
+  }
+  const bool old = torch_.name == "1.13";
+  const std::string_view py = torch_.python_lib;
+  const std::string_view lines[] = {
+      "Traceback (most recent call last):",
+      "  File \"/workspace/megatron-lm/pretrain_gpt.py\", line 278, in <module>",
+      "    pretrain(",
+      "  File \"/workspace/megatron-lm/megatron/training/training.py\", line 274, in pretrain",
+      "    initialize_megatron(",
+      "  File \"/workspace/megatron-lm/megatron/training/initialize.py\", line 282, in _initialize_distributed",
+      "    torch.distributed.barrier()",
+  };
+  auto prefix = [&] {
+    if (torch_.rank_prefixed_tracebacks) out.Str("[rank").Int(r.rank).Str("]: ");
+  };
+  for (std::string_view line : lines) {
+    prefix();
+    out.Str(line).EndLine();
+  }
+  prefix();
+  out.Str("  File \"").Str(py).Str("/torch/distributed/distributed_c10d.py\", line ");
+  out.Int(old ? 3145 : 4159).Str(", in barrier").EndLine();
+  prefix();
+  out.Str(old ? "    work = default_pg.barrier(opts=opts)" : "    work = group.barrier(opts=opts)").EndLine();
+  prefix();
+  out.Str(old ? "RuntimeError" : "torch.distributed.DistBackendError");
+  out.Str(": NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:").Int(old ? 1201 : 1970);
+  out.Str(r.duplicate ? ", invalid usage (run with NCCL_DEBUG=WARN for details)"
+                      : ", internal error - please report this issue to the NCCL developers");
+  out.Str(", NCCL version ").Str(nccl_.name).EndLine();
+  prefix();
+  out.Str(r.duplicate ? "ncclInvalidUsage: This usually reflects invalid usage of NCCL library."
+                      : "ncclInternalError: Internal check failed.").EndLine();
+  prefix();
+  out.Str("Last error:").EndLine();
+  prefix();
+  last_error();
+  out.EndLine();
+}
+
 // The watchdog thread's end after NCCL reported the error asynchronously (torch >= 2.2 with
 // TORCH_NCCL_ASYNC_ERROR_HANDLING=3), then the C++ terminate:
 //   [rank5]:[E302 ... ProcessGroupNCCL.cpp:1515] [PG 3 (DATA_PARALLEL_GROUP) Rank 1] Process

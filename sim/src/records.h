@@ -95,6 +95,18 @@ struct NcclAsyncError {
   int peer;     // the peer the last error names
 };
 
+// A rank's NCCL communicator init fails (FAULT_KIND_NCCL_BOOTSTRAP / DUPLICATE_GPU): NCCL's
+// WARN (stdout, flushed; `traceback` false) and then the Python traceback of the first barrier
+// ending in torch's NCCL error with NCCL's "Last error:" (stderr; `traceback` true).
+struct NcclSetupFailure {
+  int rank;
+  TimeNs time;
+  bool duplicate;  // "Duplicate GPU detected" rather than "Bootstrap : no socket interface found"
+  int other;       // duplicate: the other rank on the same GPU
+  bool traceback;
+  bool cite;       // the truth cites this WARN (the lowest failing rank's)
+};
+
 // The ProcessGroupNCCL watchdog block (stderr, unbuffered), printed just before SIGABRT.
 struct WatchdogTimeout {
   int rank;
@@ -263,7 +275,7 @@ struct CtldLine {
 
 using Record =
     std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers,
-                 NcclIbError, NcclAsyncError,
+                 NcclIbError, NcclAsyncError, NcclSetupFailure,
                  WatchdogTimeout, PythonException, SegfaultDump, WorkerExit, BenignWarning,
                  KernelMessage, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, NodeLost,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine>;

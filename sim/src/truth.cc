@@ -76,6 +76,9 @@ void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     case FaultAction::kNicFailure:
       AddEvidence(in.writer.Find(Cite::kIbError, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
+    case FaultAction::kNcclSetup:
+      AddEvidence(in.writer.Find(Cite::kSetupWarn, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
+      return;
     case FaultAction::kSchedulerCancel: {
       const Citation* c = ctld(CtldEvent::kTimeLimit);
       if (c == nullptr) c = ctld(CtldEvent::kKillRequest);
@@ -121,6 +124,9 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       return SlowdownEvidence(in, truth);
     case FaultAction::kNicFailure:
       AddEvidence(in.writer.Find(Cite::kIbError, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
+      return;
+    case FaultAction::kNcclSetup:
+      AddEvidence(in.writer.Find(Cite::kSetupWarn, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
     case FaultAction::kSchedulerCancel:
       return;

@@ -69,6 +69,7 @@ void Workers::ScheduleStarts() {
 void Workers::OnStart(int rank, TimeNs t) {
   if (!alive_[rank]) return;
   EmitStartupWarnings(rank, t);
+  if (SetupFails(rank)) return FailSetup(rank, t);
   if (job_.nccl_debug_info) EmitNcclInit(rank, t);
   Run(rank, t);
 }

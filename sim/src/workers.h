@@ -99,6 +99,9 @@ class Workers {
   std::vector<int> InterNodePeers(int rank) const;
   void FailNic(int rank, TimeNs t);
   void AbortOnNcclError(int rank, TimeNs t);
+  // NCCL set-up failure (workers_network.cc): does it hit this rank, and its failing init.
+  bool SetupFails(int rank) const;
+  void FailSetup(int rank, TimeNs t);
   std::uint32_t RendezvousOf(int rank, Op op) const;
   static PgKind GroupKindOf(Op op);
   static OpType OpTypeOf(Op op);

@@ -6,6 +6,7 @@
 namespace denpex::sim {
 
 void Workers::OnFault(std::uint32_t id, TimeNs t) {
+  if (fault_.action() == FaultAction::kNcclSetup) return;  // it struck at init (FailSetup)
   if (fault_.action() == FaultAction::kSlowdown) {
     slow_active_ = true;  // ComputeSlice reads it; AfterSlowStep ends the run
     return;
@@ -48,6 +49,7 @@ void Workers::FireRankFault(int rank, TimeNs t) {
     case FaultAction::kNodeLoss:
     case FaultAction::kSchedulerCancel:
     case FaultAction::kSlowdown:
+    case FaultAction::kNcclSetup:
       return;  // not handled here
   }
 }

@@ -74,4 +74,31 @@ void Workers::AbortOnNcclError(int rank, TimeNs t) {
   }
 }
 
+// FAULT_KIND_NCCL_BOOTSTRAP fails every rank of the node; FAULT_KIND_DUPLICATE_GPU the two
+// local ranks d-1 and d (d drawn) that were given the same GPU.
+bool Workers::SetupFails(int rank) const {
+  if (fault_.action() != FaultAction::kNcclSetup || job_.NodeOf(rank) != fault_.node) return false;
+  if (fault_.kind() == v1::FAULT_KIND_NCCL_BOOTSTRAP) return true;
+  const int d = 1 + fault_.variant % std::max(1, job_.gpus_per_node - 1);
+  const int local = job_.LocalRank(rank);
+  return local == d || local == d - 1;
+}
+
+// Communicator init starts with the first barrier (about a second after the process started):
+// NCCL warns, torch raises from barrier(), and the interpreter exits 1 after tearing down.
+void Workers::FailSetup(int rank, TimeNs t) {
+  Rng rng(job_.seed, StreamId::kFaultBehaviour, static_cast<std::uint64_t>(rank));
+  const bool duplicate = fault_.kind() == v1::FAULT_KIND_DUPLICATE_GPU;
+  const int d = 1 + fault_.variant % std::max(1, job_.gpus_per_node - 1);
+  const int first = fault_.node * job_.gpus_per_node;
+  const int lowest = duplicate ? first + d - 1 : first;
+  const int other = job_.LocalRank(rank) == d ? rank - 1 : rank + 1;
+  const TimeNs warn = t + rng.UniformInt(900, 1'300) * kNsPerMs;
+  if (fault_time_ < 0 || warn < fault_time_) fault_time_ = warn;
+  sink_.Emit(NcclSetupFailure{rank, warn, duplicate, other, false, rank == lowest});
+  sink_.Emit(NcclSetupFailure{rank, warn + rng.UniformInt(1, 30) * kNsPerMs, duplicate, other, true, false});
+  stopped_[rank] = 1;
+  queue_.Push(warn + rng.UniformInt(300, 1'500) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
+}
+
 }  // namespace denpex::sim

@@ -179,6 +179,15 @@ void IncidentWriter::Handle(const NcclAsyncError& r) {
   MaybeFlush(ErrFile(r.rank));
 }
 
+void IncidentWriter::Handle(const NcclSetupFailure& r) {
+  const int file = r.traceback ? ErrFile(r.rank) : OutFile(r.rank);
+  const std::int64_t first = AppendTo(file, r.rank, r);
+  if (r.cite && !r.traceback && job_.NodeOf(r.rank) == plan_.node) {
+    Remember(Cite::kSetupWarn, plan_.node, r.time, file, first);
+  }
+  MaybeFlush(file);
+}
+
 void IncidentWriter::MoveStdoutToFile(int rank) {
   StdoutBuffer& buf = stdout_[rank];
   AppendText(Buffer(OutFile(rank)), rank, buf.data, buf.lines);

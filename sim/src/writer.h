@@ -54,6 +54,7 @@ enum class Cite : std::uint8_t {
   kStepdJob,       // subject 0: the first "*** JOB J ON ... CANCELLED AT ... ***" line
   kSlowTimers,     // subject rank: its first per-rank timer line of a slowed step
   kIbError,        // subject rank: its first NCCL IB completion error (status 12)
+  kSetupWarn,      // subject node: the NCCL set-up WARN of its lowest failing rank
 };
 
 struct Citation {
@@ -110,6 +111,7 @@ class IncidentWriter : public RecordSink {
   void Handle(const RankTimers& r);
   void Handle(const NcclIbError& r);
   void Handle(const NcclAsyncError& r);
+  void Handle(const NcclSetupFailure& r);
   void Handle(const WatchdogTimeout& r);
   void Handle(const PythonException& r);
   void Handle(const SegfaultDump& r);

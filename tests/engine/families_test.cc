@@ -517,6 +517,29 @@ TEST(Families, StepTimersOfEachDeepSpeedShape) {
   EXPECT_TRUE(Parse("time (ms) | fwd 12.0\n").events.empty());
 }
 
+// NCCL set-up WARNs as NCCL prints them (the bootstrap finding no interface, the duplicate GPU
+// check), and the traceback's last line they end in.
+TEST(Families, NcclSetupWarnsAndTheirTorchError) {
+  ParsedLog log = Parse("gpu-0041:1592838:1592838 [2] bootstrap.cc:108 NCCL WARN Bootstrap : no socket interface found\n");
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(FamilyName(log.events[0].family), "nccl");
+  EXPECT_EQ(log.strings.Get(std::get<NcclWarn>(log.events[0].detail).text), "Bootstrap : no socket interface found");
+  log = Parse("gpu-0220:4242:4242 [1] init.cc:872 NCCL WARN Duplicate GPU detected : rank 1753 and rank 1752 both on CUDA device 2a000\n");
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(KindName(log.events[0].kind), "duplicate_gpu");
+  log = Parse(
+      "Traceback (most recent call last):\n"
+      "  File \"/workspace/x.py\", line 1, in <module>\n"
+      "    torch.distributed.barrier()\n"
+      "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, internal "
+      "error - please report this issue to the NCCL developers, NCCL version 2.21.5\n"
+      "ncclInternalError: Internal check failed.\n"
+      "Last error:\n"
+      "Bootstrap : no socket interface found\n");
+  ASSERT_GE(log.events.size(), 1u);
+  EXPECT_EQ(log.strings.Get(std::get<PythonError>(log.events[0].detail).type), "torch.distributed.DistBackendError");
+}
+
 TEST(Chunks, ChunkedParseEqualsWholeFileParse) {
   std::string text;
   for (int i = 0; i < 400; ++i) {

@@ -34,8 +34,9 @@ class Network : public ::testing::Test {
       training { warmup_steps: 4 step_time_ms: 400 }
       timeouts { nccl_timeout_ms: 60000 }
       realism { kernel_logs: false }
-      faults { kind: FAULT_KIND_NIC_FAILURE rank: 77 }
+      faults { kind: FAULT_KIND_NIC_FAILURE }
     )pb";
+    if (sets.empty() || sets.front().find("faults[0].kind") == std::string::npos) sets.push_back("faults[0].rank=77");
     auto scenario = sim::ParseScenario(kJob, name, sets);
     EXPECT_TRUE(scenario.ok()) << scenario.status().message();
     auto result = sim::Simulate(*scenario, {.out_dir = dir_ / name, .seed = seed});
@@ -59,6 +60,24 @@ TEST_F(Network, FailedNicIsNamedFromTheIbErrorMatrixInEachNcclShape) {
     const std::string& cited = d->evidence(0).text();
     EXPECT_TRUE(cited.find("status=12") != std::string::npos || cited.find("with error 12,") != std::string::npos) << cited;
     EXPECT_GT(d->cascade().secondary_ranks_size(), 0);
+  }
+}
+
+// A node whose ranks fail NCCL init is named (rank -1), class NCCL_SETUP; the owner says who
+// fixes it: the network for a missing bootstrap interface, the job's launch for a shared GPU.
+TEST_F(Network, NcclSetupFailureNamesTheNodeAndWhoFixesIt) {
+  const std::pair<const char*, v1::Owner> cases[] = {{"FAULT_KIND_NCCL_BOOTSTRAP", v1::OWNER_NETWORK},
+                                                     {"FAULT_KIND_DUPLICATE_GPU", v1::OWNER_APPLICATION}};
+  for (const auto& [kind, owner] : cases) {
+    const fs::path incident = Simulate(kind, {std::string("faults[0].kind=") + kind, "faults[0].node=5"}, 4);
+    auto d = engine::Diagnose(incident, {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->initiator().rank(), -1) << kind << ": " << d->reason();
+    EXPECT_EQ(d->initiator().node(), "gpu-0006") << kind << ": " << d->reason();
+    EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NCCL_SETUP) << kind;
+    EXPECT_EQ(d->owner(), owner) << kind;
+    ASSERT_GE(d->evidence_size(), 1);
+    EXPECT_NE(d->evidence(0).text().find(" NCCL WARN "), std::string::npos) << d->evidence(0).text();
   }
 }
 

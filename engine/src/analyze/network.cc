@@ -119,4 +119,62 @@ void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const Netw
   f->cascade = SummarizeCascade(inc, facts, {n.rank}, n.node);
 }
 
+std::optional<SetupFailure> FindNcclSetup(const Incident& inc, const JobFacts& facts) {
+  std::map<std::int32_t, SetupFailure> by_node;
+  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+    const Event& e = inc.events[i];
+    if (e.family != Family::kNccl || e.rank < 0) continue;
+    const bool duplicate = e.kind == Kind::kDuplicateGpu;
+    if (!duplicate) {
+      if (e.kind != Kind::kSocketError && e.kind != Kind::kNcclWarn) continue;
+      const std::string_view text = inc.str(std::get<NcclWarn>(e.detail).text);
+      if (!text.starts_with("Bootstrap") || text.find("no socket interface") == std::string_view::npos) continue;
+    }
+    SetupFailure& s = by_node[NodeOf(inc, facts, e)];
+    s.duplicate = s.duplicate || duplicate;
+    if (std::find(s.ranks.begin(), s.ranks.end(), e.rank) != s.ranks.end()) continue;
+    s.ranks.push_back(e.rank);
+    if (s.first_event < 0 || e.rank < inc.events[s.first_event].rank) s.first_event = static_cast<std::int32_t>(i);
+  }
+  if (by_node.size() != 1 || by_node.begin()->first < 0) return std::nullopt;  // none, or job-wide
+  SetupFailure s = by_node.begin()->second;
+  s.node = by_node.begin()->first;
+  std::sort(s.ranks.begin(), s.ranks.end());
+  return s;
+}
+
+void DiagnoseNcclSetup(const Incident& inc, const JobFacts& facts, const SetupFailure& s, Finding* f) {
+  const std::string node = NodeName(inc, s.node);
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = -1;
+  f->node = s.node;
+  f->local_rank = -1;
+  f->failure_class = v1::FAILURE_CLASS_NCCL_SETUP;
+  f->owner = s.duplicate ? v1::OWNER_APPLICATION : v1::OWNER_NETWORK;
+  f->confidence = 0.9;
+  for (std::int32_t r : s.ranks) f->candidates.push_back({r, s.node, 1.0});
+  f->evidence.push_back({s.first_event, v1::EVIDENCE_ROLE_INITIATING});
+  for (std::int32_t r : s.ranks) {
+    if (r < static_cast<std::int32_t>(facts.ranks.size()) && facts.ranks[r].python_error >= 0) {
+      f->evidence.push_back({facts.ranks[r].python_error, v1::EVIDENCE_ROLE_CORROBORATING});
+      break;
+    }
+  }
+  if (s.duplicate) {
+    f->reason = "NCCL's communicator init failed on " + node + ": ranks " + RankList(s.ranks) +
+                " were given the same GPU (`Duplicate GPU detected`), so they raised from the first barrier and every other rank waited there; "
+                "the launch configuration (CUDA_VISIBLE_DEVICES / LOCAL_RANK) of " + node + " is wrong.";
+    f->recovery.push_back({"fix_launch_config", node,
+                           "Fix the GPU assignment of the launch script on " + node + " (ranks " + RankList(s.ranks) +
+                               " shared a GPU) before restarting: each local rank needs its own device."});
+  } else {
+    f->reason = "NCCL's bootstrap found no socket interface on " + node + " (ranks " + RankList(s.ranks) +
+                "), so they raised from the first barrier and every other rank waited there: the interface NCCL_SOCKET_IFNAME names is missing on " +
+                node + ".";
+    f->recovery.push_back({"fix_network_config", node,
+                           "Check the network interfaces of " + node + " against NCCL_SOCKET_IFNAME (ip addr) and fix the name or the node before restarting."});
+  }
+  f->cascade = SummarizeCascade(inc, facts, s.ranks, s.node);
+}
+
 }  // namespace denpex::engine

@@ -34,4 +34,21 @@ std::optional<NetworkFault> FindNetworkFault(const Incident& inc, const JobFacts
 // Fills `f`: the rank, class NETWORK, owner NETWORK, evidence, reason, recovery.
 void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const NetworkFault& n, Finding* f);
 
+// NCCL set-up failures: NCCL's WARN that communicator init failed on a rank — `Bootstrap : no
+// socket interface found` (the node lacks the interface NCCL_SOCKET_IFNAME names) or
+// `Duplicate GPU detected : rank A and rank B both on CUDA device D` (the launch gave two ranks
+// one GPU). When every such WARN comes from one node, that node is the initiator.
+struct SetupFailure {
+  std::int32_t node = -1;
+  std::vector<std::int32_t> ranks;  // the ranks that warned, sorted
+  std::int32_t first_event = -1;    // the lowest such rank's WARN
+  bool duplicate = false;
+};
+
+std::optional<SetupFailure> FindNcclSetup(const Incident& inc, const JobFacts& facts);
+
+// Fills `f`: the node (rank -1), class NCCL_SETUP, owner NETWORK (bootstrap) or APPLICATION
+// (duplicate GPU: the launch configuration), evidence, reason, recovery.
+void DiagnoseNcclSetup(const Incident& inc, const JobFacts& facts, const SetupFailure& s, Finding* f);
+
 }  // namespace denpex::engine

@@ -446,7 +446,9 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   const bool leads = a.scores.size() == 1 || (!a.scores.empty() && a.scores[1].total() * kLeadRatio < a.scores[0].total());
   const std::int32_t lost = LostNode(inc, a.facts, Leaders(a, leads));
   const std::optional<Straggler> slow = FindStraggler(inc, a.facts, control);
-  if (slow && StragglerExplains(a, *slow, leads, lost)) {
+  if (const std::optional<SetupFailure> setup = FindNcclSetup(inc, a.facts)) {
+    DiagnoseNcclSetup(inc, a.facts, *setup, &f);
+  } else if (slow && StragglerExplains(a, *slow, leads, lost)) {
     DiagnoseStalledStraggler(a, *slow, &f);
   } else if (lost >= 0) {
     DiagnoseNodeLoss(inc, a.facts, lost, &f);
