@@ -59,6 +59,8 @@ struct Incident {
 
 // Walks, reads and parses `dir` (parallel over files; `threads` 0 = all cores). kNotFound /
 // kInvalidInput when the directory is missing, not a directory, or holds no readable log.
-Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads);
+// `skip`: a checkpoint directory inside `dir` that is not to be read as logs.
+Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
+                              const std::filesystem::path& skip = {});
 
 }  // namespace denpex::engine

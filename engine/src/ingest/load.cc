@@ -141,8 +141,9 @@ void DropCopies(Incident* inc) {
 
 }  // namespace
 
-Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads) {
-  auto listing = ListIncident(dir);
+Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
+                              const std::filesystem::path& skip) {
+  auto listing = ListIncident(dir, skip);
   if (!listing.ok()) return listing.status();
   const std::string hint = ": pass the directory that holds the job's logs";
   if (listing->files.empty()) {

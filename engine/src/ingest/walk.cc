@@ -64,6 +64,15 @@ bool IsKernelLogName(std::string_view name) {
          name == "messages";
 }
 
+// The job's checkpoints are verified separately (analyze/checkpoints.cc), never read as logs.
+bool IsCheckpointDir(const fs::path& p, int depth, const fs::path& skip) {
+  if (!skip.empty() && p == skip) return true;
+  if (depth != 0) return false;
+  const std::string name = p.filename().string();
+  return std::find(std::begin(kCheckpointFolders), std::end(kCheckpointFolders), name) !=
+         std::end(kCheckpointFolders);
+}
+
 }  // namespace
 
 std::int32_t RankFromFileName(std::string_view name) {
@@ -98,7 +107,7 @@ std::int32_t LocalRankOfPath(std::string_view rel) {
   return l;
 }
 
-Result<Listing> ListIncident(const fs::path& dir) {
+Result<Listing> ListIncident(const fs::path& dir, const fs::path& skip) {
   constexpr std::string_view kHint = ": pass the directory that holds the job's logs";
   std::error_code ec;
   const fs::file_status st = fs::status(dir, ec);
@@ -111,6 +120,7 @@ Result<Listing> ListIncident(const fs::path& dir) {
   Listing out;
   out.root = fs::canonical(dir, ec);
   if (ec) return Status::IoError("cannot resolve " + dir.string() + ": " + ec.message());
+  const fs::path skip_canonical = skip.empty() ? fs::path() : fs::weakly_canonical(skip, ec);
 
   fs::recursive_directory_iterator it(out.root, fs::directory_options::skip_permission_denied, ec);
   if (ec) return Status::IoError("cannot list " + dir.string() + ": " + ec.message());
@@ -125,6 +135,7 @@ Result<Listing> ListIncident(const fs::path& dir) {
     if (entry.is_symlink(ec)) {
       NoteLink(entry, out.root, rel, &out.problems);
     } else if (entry.is_directory(ec)) {
+      if (IsCheckpointDir(p, it.depth(), skip_canonical)) it.disable_recursion_pending();
       continue;
     } else if (!entry.is_regular_file(ec)) {
       out.problems.push_back(rel + ": not a regular file, skipped");

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "denpex/common/status.h"
@@ -29,8 +30,13 @@ struct Listing {
   std::vector<std::string> problems;  // "rel: what was wrong"
 };
 
-// kNotFound when `dir` does not exist, kInvalidInput when it is not a directory.
-Result<Listing> ListIncident(const std::filesystem::path& dir);
+// Folders directly inside an incident directory that hold the job's checkpoints, not logs:
+// ingest never reads them; `denpex diagnose` verifies the first one it finds.
+inline constexpr std::string_view kCheckpointFolders[] = {"checkpoints", "checkpoint", "ckpt", "ckpts"};
+
+// kNotFound when `dir` does not exist, kInvalidInput when it is not a directory. The
+// checkpoint folders and `skip` (a checkpoint directory given explicitly) are not listed.
+Result<Listing> ListIncident(const std::filesystem::path& dir, const std::filesystem::path& skip = {});
 
 // R when `name` is `rank_<R>.log` (or `denpex run`'s `rank_<R>.errors.log`), else -1.
 std::int32_t RankFromFileName(std::string_view name);
