@@ -83,7 +83,7 @@ class Tree {
   Status error_;
 };
 
-std::string Cut2(const std::string& bytes) { return bytes.substr(0, bytes.size() / 2); }
+std::string FirstHalf(const std::string& bytes) { return bytes.substr(0, bytes.size() / 2); }
 
 std::string Padded(int v, int width) {
   char buf[16];
@@ -112,7 +112,7 @@ Coords CoordsOf(int rank, const Shape& s) {
 
 void TorchSave(Tree& tree, const std::string& name, std::int64_t step, Cut cut, TimeNs t) {
   const std::string bytes = TorchState(name.substr(0, name.size() - 3), {{"step", step}}, 256);
-  tree.Put(name, cut == Cut::kTruncate ? Cut2(bytes) : cut == Cut::kMissing ? "" : bytes, t);
+  tree.Put(name, cut == Cut::kTruncate ? FirstHalf(bytes) : cut == Cut::kMissing ? "" : bytes, t);
 }
 
 // DCP: every rank writes __R_0.distcp holding one torch.save archive; ranks in `dedup` own
@@ -126,7 +126,7 @@ void Dcp(Tree& tree, const std::string& dir, const Shape& s, int victim, Cut cut
     const std::string bytes = empty ? "" : TorchState("archive", {{"rank", r}}, 32);
     if (!empty) items.push_back({file, 0, bytes.size()});
     if (r == victim && cut == Cut::kMissing) continue;
-    tree.Put(fs::path(dir) / file, r == victim && cut == Cut::kTruncate ? Cut2(bytes) : bytes, t);
+    tree.Put(fs::path(dir) / file, r == victim && cut == Cut::kTruncate ? FirstHalf(bytes) : bytes, t);
   }
   if (cut != Cut::kTruncate) tree.Put(fs::path(dir) / ".metadata", ckpt::DcpMetadata(items), t);
 }
@@ -146,7 +146,7 @@ void DeepSpeed(Tree& tree, const std::string& dir, std::int64_t step, const Shap
       const bool hit = d == v.dp && m == victim_mp;
       if (hit && cut == Cut::kMissing) continue;
       const std::string bytes = TorchState(name, {{"partition_count", s.dp}}, 128);
-      tree.Put(fs::path(dir) / (name + ".pt"), hit && cut == Cut::kTruncate ? Cut2(bytes) : bytes, t);
+      tree.Put(fs::path(dir) / (name + ".pt"), hit && cut == Cut::kTruncate ? FirstHalf(bytes) : bytes, t);
     }
   }
 }
@@ -158,8 +158,12 @@ void Megatron(Tree& tree, const std::string& dir, std::int64_t step, const Shape
     for (int pp = 0; pp < s.pp; ++pp) {
       const bool hit = tp == v.tp && pp == v.pp;
       if (hit && cut == Cut::kMissing) continue;
-      const std::string rank_dir =
-          "mp_rank_" + Padded(tp, 2) + (s.pp > 1 ? "_" + Padded(pp, 3) : "");
+      char rank_dir[32];  // mp_rank_TT, or mp_rank_TT_PPP with pipeline parallelism
+      if (s.pp > 1) {
+        std::snprintf(rank_dir, sizeof rank_dir, "mp_rank_%02d_%03d", tp, pp);
+      } else {
+        std::snprintf(rank_dir, sizeof rank_dir, "mp_rank_%02d", tp);
+      }
       const ckpt::Py args = Object("argparse.Namespace",
                                    Dict({{Str("tensor_model_parallel_size"), Int(s.tp)},
                                          {Str("pipeline_model_parallel_size"), Int(s.pp)},
@@ -169,7 +173,7 @@ void Megatron(Tree& tree, const std::string& dir, std::int64_t step, const Shape
           Dict({{Str("iteration"), Int(step)}, {Str("checkpoint_version"), Int(3)}, {Str("args"), args}}),
           std::string(64, 'm'));
       tree.Put(fs::path(dir) / rank_dir / "model_optim_rng.pt",
-               hit && cut == Cut::kTruncate ? Cut2(bytes) : bytes, t);
+               hit && cut == Cut::kTruncate ? FirstHalf(bytes) : bytes, t);
     }
   }
 }
