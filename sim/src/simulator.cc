@@ -80,7 +80,8 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   const LineFormatter formatter(job, *FindTorchProfile(scenario->format().torch()),
                                 *FindNcclProfile(scenario->format().nccl()),
                                 *FindSlurmProfile(scenario->format().slurm()));
-  IncidentWriter writer(job, formatter, options.out_dir / "incident", PlanCitations(job, fault));
+  IncidentWriter writer(job, formatter, options.out_dir / "incident", PlanCitations(job, fault),
+                        options.writer_threads);
   DENPEX_RETURN_IF_ERROR(writer.CreateDirectories());
 
   EmitKernelBoot(job, writer);

@@ -1,11 +1,12 @@
 // The simulator's building blocks on their own: the text builder, random streams, the event
-// queue, the parallel layout and the rendezvous rule.
+// queue, the writer pool, the parallel layout and the rendezvous rule.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <set>
 
 #include "event_queue.h"
+#include "file_pool.h"
 #include "job.h"
 #include "rendezvous.h"
 #include "rng.h"
@@ -101,6 +102,35 @@ Job LayoutJob(int nodes, int tp, int pp) {
                                    " tp: " + std::to_string(tp) + " pp: " + std::to_string(pp) +
                                    " }\nfaults { kind: FAULT_KIND_SIGKILL }");
   return Job::Build(s, 1);
+}
+
+// Jobs of one key land in submission order (create, then appends), even with a pending-bytes
+// bound far below the total; a file that cannot be opened is reported by path.
+TEST(FilePool, KeepsEachFilesOrderAndReportsTheFirstError) {
+  namespace fs = std::filesystem;
+  const fs::path dir = testing_util::FreshDir();
+  fs::create_directories(dir);
+  std::string expected[4];
+  {
+    FilePool pool(3, /*max_pending_bytes=*/64);
+    for (int i = 0; i < 400; ++i) {
+      const int file = i % 4;
+      const std::string text = std::to_string(i) + "\n";
+      expected[file] += text;
+      pool.Submit(static_cast<std::size_t>(file),
+                  {(dir / std::to_string(file)).string(), text, /*append=*/i >= 4});
+    }
+    EXPECT_TRUE(pool.Finish().ok());
+  }
+  for (int file = 0; file < 4; ++file) {
+    EXPECT_EQ(testing_util::ReadAll(dir / std::to_string(file)), expected[file]);
+  }
+  FilePool failing(1);
+  failing.Submit(0, {(dir / "no_such_dir" / "f").string(), "x", false});
+  const Status status = failing.Finish();
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("no_such_dir/f: cannot open"), std::string::npos)
+      << status.message();
 }
 
 TEST(Job, MegatronLayoutKeepsTensorGroupsInsideANode) {

@@ -26,6 +26,7 @@ struct LogFile {
   bool task_labels = false;      // srun --label output
   bool local_tags = false;       // torchrun `[default<L>]:` tags
   bool readable = false;         // opened, and text
+  bool copy = false;             // `denpex run`'s `<stem>.errors.log` (SourceFile::copy)
   LineSpan last_line;            // its last non-empty line
 };
 

@@ -54,6 +54,10 @@ std::vector<std::string_view> Folders(std::string_view rel) {
   return parts;  // the file name itself is left out
 }
 
+// `denpex run` side files: the identity record (JSON, not a log) and the error-line copy.
+constexpr std::string_view kTaskSuffix = ".task.json";
+constexpr std::string_view kErrorsSuffix = ".errors.log";
+
 bool IsKernelLogName(std::string_view name) {
   return name.find("dmesg") != std::string_view::npos || name.starts_with("kern") ||
          name.find("journal") != std::string_view::npos || name.find("syslog") != std::string_view::npos ||
@@ -73,6 +77,7 @@ bool IsCheckpointDir(const fs::path& p, int depth, const fs::path& skip) {
 
 std::int32_t RankFromFileName(std::string_view name) {
   constexpr std::string_view kPrefix = "rank_", kSuffix = ".log";
+  if (name.ends_with(kErrorsSuffix)) name.remove_suffix(kErrorsSuffix.size() - kSuffix.size());
   if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return -1;
   const std::string_view digits = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
   if (digits.empty() || digits.size() > 7) return -1;
@@ -136,6 +141,8 @@ Result<Listing> ListIncident(const fs::path& dir, const fs::path& skip) {
       out.problems.push_back(rel + ": not a regular file, skipped");
     } else if (IsGroundTruth(p)) {
       out.problems.push_back(rel + ": ground truth of a simulated run, never read by the engine");
+    } else if (rel.ends_with(kTaskSuffix)) {
+      continue;  // `denpex run`'s identity record: its facts are in the rank's own log too
     } else {
       const std::string name = p.filename().string();
       out.files.push_back({.path = p,
@@ -143,7 +150,8 @@ Result<Listing> ListIncident(const fs::path& dir, const fs::path& skip) {
                            .node = NodeOfPath(rel),
                            .name_rank = RankFromFileName(name),
                            .local_rank = LocalRankOfPath(rel),
-                           .kernel = IsKernelLogName(name)});
+                           .kernel = IsKernelLogName(name),
+                           .copy = name.ends_with(kErrorsSuffix)});
     }
   }
   std::sort(out.files.begin(), out.files.end(),
