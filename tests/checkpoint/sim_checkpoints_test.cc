@@ -79,7 +79,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"DEEPSPEED", "WORLD_SIZE_MISMATCH"}, Case{"DEEPSPEED", "WRITTEN_AFTER_FAULT"},
                       Case{"MEGATRON", "NONE"}, Case{"MEGATRON", "KILL_DURING_SAVE"},
                       Case{"MEGATRON", "MISSING_SHARD"}, Case{"MEGATRON", "UNKNOWN_FORMAT"}),
-    [](const auto& info) { return std::string(info.param.layout) + "_" + info.param.damage; });
+    [](const auto& p) { return std::string(p.param.layout) + "_" + p.param.damage; });
 
 TEST(SimCheckpointFiles, PointersFollowEachFrameworksWriteOrder) {
   ckpt_test::TempDir tmp;
