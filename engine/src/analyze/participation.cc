@@ -14,6 +14,7 @@
 #include "analyze/mismatch.h"
 #include "analyze/scoring.h"
 #include "analyze/network.h"
+#include "analyze/fail_slow.h"
 #include "analyze/straggler.h"
 #include "analyze/strategies.h"
 #include "analyze/wait_graph.h"
@@ -406,7 +407,7 @@ bool StragglerExplains(const Analysis& a, const Straggler& s, bool leads, std::i
 }
 
 void DiagnoseStalledStraggler(const Analysis& a, const Straggler& s, Finding* f) {
-  DiagnoseStraggler(a.inc, a.facts, s, f);
+  DiagnoseFailSlow(a.inc, a.facts, s, f);
   const std::int32_t lead = s.whole_node ? s.ranks.front() : s.lead();
   const std::string waiting = WaitersPhrase(a, lead);
   if (!waiting.empty()) f->reason += " It then stopped participating: " + waiting + ".";
@@ -445,7 +446,7 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   }
   const bool leads = a.scores.size() == 1 || (!a.scores.empty() && a.scores[1].total() * kLeadRatio < a.scores[0].total());
   const std::int32_t lost = LostNode(inc, a.facts, Leaders(a, leads));
-  const std::optional<Straggler> slow = FindStraggler(inc, a.facts, control);
+  const std::optional<Straggler> slow = FindFailSlow(inc, a.facts, control);
   if (const std::optional<SetupFailure> setup = FindNcclSetup(inc, a.facts)) {
     DiagnoseNcclSetup(inc, a.facts, *setup, &f);
   } else if (slow && StragglerExplains(a, *slow, leads, lost)) {
@@ -456,6 +457,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     DiagnoseLostAgent(inc, a.facts, agent, &f);
   } else if (const std::optional<NetworkFault> net = FindNetworkFault(inc, a.facts)) {
     DiagnoseNetworkFault(inc, a.facts, *net, &f);
+  } else if (a.scores.empty() && !a.facts.HasWave() && FindStraggler(inc, a.facts, &f)) {
+    return f;
   } else if (a.scores.empty()) {
     NoCandidate(a, &f);
   } else if (leads) {
