@@ -32,6 +32,8 @@ constexpr int kDefaultWarmupSteps = 20;
 constexpr int kMaxSteps = 100'000;                  // every step is simulated, rank by rank
 constexpr std::int64_t kMaxStepTimeMs = 3'600'000;  // an hour
 constexpr int kMaxTpCollectives = 1000;
+constexpr int kMaxMicrobatches = 64;
+constexpr int kMaxOpsPerStep = 16384;  // microbatches x TP collectives (a rank's program)
 constexpr std::int64_t kMinNcclTimeoutMs = 10'000;
 constexpr std::int64_t kDefaultStepTimeMs = 1500;
 constexpr int kDefaultTpCollectives = 4;
@@ -261,7 +263,26 @@ Status FillTraining(v1::Training* t, const Locator& loc) {
                      "training.tp_collectives_per_step is at most " + Str(kMaxTpCollectives),
                      "a few per step (forward and backward) is typical");
   }
+  DENPEX_RETURN_IF_ERROR(CheckNonNegative(loc, "training.microbatches", t->microbatches(),
+                                          "leave it out for 1 (no pipeline interleaving)"));
+  if (t->microbatches() > kMaxMicrobatches) {
+    return loc.Error("training.microbatches",
+                     "training.microbatches is at most " + Str(kMaxMicrobatches),
+                     "a few times the pipeline depth is typical (e.g. 2 x pp)");
+  }
+  if (std::int64_t{t->microbatches()} * std::max(4, t->tp_collectives_per_step()) >
+      kMaxOpsPerStep) {
+    return loc.Error({"training.microbatches", "training.tp_collectives_per_step"},
+                     "training.microbatches x training.tp_collectives_per_step is at most " +
+                         Str(kMaxOpsPerStep),
+                     "lower either: each is one operation of every rank's step");
+  }
   if (t->warmup_steps() == 0) t->set_warmup_steps(kDefaultWarmupSteps);
+  if (t->microbatches() == 0) t->set_microbatches(1);
+  if (t->data_parallel() == v1::DATA_PARALLEL_UNSPECIFIED) {
+    t->set_data_parallel(v1::DATA_PARALLEL_DDP);
+  }
+  if (t->trainer_log() == v1::TRAINER_LOG_UNSPECIFIED) t->set_trainer_log(v1::TRAINER_LOG_MEGATRON);
   if (t->step_time_ms() == 0) t->set_step_time_ms(kDefaultStepTimeMs);
   if (t->tp_collectives_per_step() == 0) t->set_tp_collectives_per_step(kDefaultTpCollectives);
   if (t->log_interval() == 0) t->set_log_interval(1);
