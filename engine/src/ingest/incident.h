@@ -57,6 +57,7 @@ struct Incident {
 
 // Walks, reads and parses `dir` (parallel over files; `threads` 0 = all cores). kNotFound /
 // kInvalidInput when the directory is missing, not a directory, or holds no readable log.
-Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads);
+// `every_line` turns the pre-filter off (FileContext::every_line): the same result, slower.
+Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads, bool every_line = false);
 
 }  // namespace denpex::engine

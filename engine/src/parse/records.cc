@@ -5,6 +5,7 @@
 
 #include "parse/lines.h"
 #include "parse/scan.h"
+#include "parse/triggers.h"
 
 namespace denpex::engine {
 namespace {
@@ -29,7 +30,9 @@ bool LooksKernel(std::string_view msg) {
 
 LogParser::LogParser(const FileContext& ctx) : ctx_(ctx) {}
 
-void LogParser::Line(const LineRef& line) {
+void LogParser::Line(const LineRef& line, TriggerLevel level, bool opening) {
+  level_ = level;
+  opening_ = opening;
   ++out_.lines;
   if (line.text.size() > kMaxLineBytes) {
     ++out_.malformed;
@@ -37,6 +40,7 @@ void LogParser::Line(const LineRef& line) {
     return;
   }
   if (has_wrapped_ && JoinWrapped(line)) return;
+  level_ = level;  // FlushWrapped read the cut line as its own
   if (line.text.empty()) return;
   out_.last_line = {line.number, line.offset, static_cast<std::uint32_t>(line.text.size())};
   Process(line, static_cast<std::uint32_t>(line.text.size()), 0);
@@ -52,9 +56,9 @@ void LogParser::Process(const LineRef& line, std::uint32_t cite_length, int join
   }
   p.rank = p.origin.rank >= 0 ? p.origin.rank : ctx_.name_rank;
   if (p.origin.rank >= 0) NoteRank(p.origin.rank);
-  out_.task_labels |= p.origin.task >= 0;
+  out_.task_labels |= p.origin.task >= 0 && level_ != TriggerLevel::kNone;
   out_.local_tags |= p.origin.local_rank >= 0;
-  if (ParseHeader(body, &p.header) == Match::kMalformed) ++out_.malformed;
+  if (ParseHeader(body, &p.header) == Match::kMalformed && level_ == TriggerLevel::kRecord) ++out_.malformed;
   NoteTime(p);
   if (p.header.kind == HeaderKind::kC10 && p.header.source.starts_with("ProcessGroupNCCL")) {
     Watchdog(p, joins);
@@ -73,11 +77,99 @@ void LogParser::NoteTime(const Parsed& p) {
   if (p.origin.timed) {
     last_time_ = p.origin.time;
     last_clock_ = Clock::kFull;
+    gaps_.clear();
   } else if (p.header.clock != Clock::kNone) {
-    if (p.header.clock == Clock::kFull && out_.first_dated == 0) out_.first_dated = p.header.time;
+    if (p.header.clock == Clock::kFull && out_.first_dated == 0 && (level_ == TriggerLevel::kRecord || opening_)) {
+      out_.first_dated = p.header.time;
+    }
     last_time_ = p.header.time;
     last_clock_ = p.header.clock;
+    gaps_.clear();
   }
+}
+
+void LogParser::PrefixLine(const LineRef& line) {
+  ++out_.lines;
+  if (line.text.size() > kMaxLineBytes) {
+    ++out_.malformed;
+    return;
+  }
+  std::string_view body = line.text;
+  LineOrigin o;
+  StripPrefixes(&body, ctx_.prefixes, &o);
+  if (o.malformed) {
+    ++out_.malformed;
+    return;
+  }
+  if (o.rank >= 0) NoteRank(o.rank);
+  out_.task_labels |= o.task >= 0;
+  out_.local_tags |= o.local_rank >= 0;
+}
+
+namespace {
+
+// The stamp NoteTime would take from a line, if any.
+bool LineStamp(std::string_view line, const PrefixPolicy& policy, TimeNs* time, Clock* clock) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.empty() || line.size() > kMaxLineBytes) return false;
+  LineOrigin o;
+  StripPrefixes(&line, policy, &o);
+  if (o.malformed) return false;
+  if (o.timed) {
+    *time = o.time;
+    *clock = Clock::kFull;
+    return true;
+  }
+  Header h;
+  ParseHeader(line, &h);
+  *time = h.time;
+  *clock = h.clock;
+  return h.clock != Clock::kNone;
+}
+
+}  // namespace
+
+void LogParser::DateLine(const LineRef& line) {
+  if (out_.first_dated != 0 || line.text.empty() || line.text.size() > kMaxLineBytes) return;
+  std::string_view body = line.text;
+  LineOrigin o;
+  StripPrefixes(&body, ctx_.prefixes, &o);
+  if (o.malformed || o.timed) return;
+  Header h;
+  ParseHeader(body, &h);
+  if (h.clock == Clock::kFull) out_.first_dated = h.time;
+}
+
+void LogParser::Gap(std::string_view lines) {
+  if (!lines.empty()) gaps_.push_back(lines);
+}
+
+void LogParser::Skip(std::int64_t lines, std::int64_t long_lines) {
+  out_.lines += lines;
+  out_.malformed += long_lines;
+}
+
+void LogParser::ResolveGaps() {
+  if (gaps_.empty()) return;
+  for (auto gap = gaps_.rbegin(); gap != gaps_.rend(); ++gap) {
+    std::string_view rest = *gap;
+    if (!rest.empty() && rest.back() == '\n') rest.remove_suffix(1);
+    for (;;) {
+      const std::size_t nl = rest.rfind('\n');
+      const std::string_view line = nl == std::string_view::npos ? rest : rest.substr(nl + 1);
+      TimeNs t;
+      Clock c;
+      if (LineStamp(line, ctx_.prefixes, &t, &c)) {
+        last_time_ = t;
+        last_clock_ = c;
+        gaps_.clear();
+        return;
+      }
+      if (nl == std::string_view::npos) break;
+      rest = rest.substr(0, nl);
+    }
+  }
+  gaps_.clear();
 }
 
 Event LogParser::NewEvent(const Parsed& p, EventDetail detail) {
@@ -88,10 +180,13 @@ Event LogParser::NewEvent(const Parsed& p, EventDetail detail) {
   } else if (p.header.clock != Clock::kNone) {
     e.time = p.header.time;
     e.clock = p.header.clock;
-  } else if (last_clock_ != Clock::kNone) {
-    e.time = last_time_;
-    e.clock = last_clock_;
-    e.time_borrowed = true;
+  } else {
+    ResolveGaps();  // the lines skipped since the last stamp may hold a later one
+    if (last_clock_ != Clock::kNone) {
+      e.time = last_time_;
+      e.clock = last_clock_;
+      e.time_borrowed = true;
+    }
   }
   e.rank = p.rank;
   e.local_rank = p.origin.local_rank >= 0 ? p.origin.local_rank : ctx_.local_rank;
@@ -342,7 +437,7 @@ void LogParser::Watchdog(const Parsed& p, int joins) {
   PgPrefix pg;
   const Match mp = ParsePgPrefix(&text, &pg);
   if (mp == Match::kMalformed) {
-    ++out_.malformed;
+    out_.malformed += level_ == TriggerLevel::kRecord ? 1 : 0;
     return;
   }
   if (text.starts_with("Watchdog caught collective operation timeout") && !Has(text, "before timing out") &&
@@ -419,6 +514,7 @@ bool LogParser::JoinWrapped(const LineRef& line) {
   has_wrapped_ = false;
   wrapped_.append(line.text);
   ++out_.joined;
+  level_ = TriggerLevel::kRecord;  // the cut line's
   Process({wrapped_, wrapped_line_.offset, wrapped_line_.number}, wrapped_cite_, wrapped_joins_ + 1);
   return true;
 }
@@ -428,6 +524,7 @@ void LogParser::FlushWrapped() {
   if (!has_wrapped_) return;
   has_wrapped_ = false;
   ++out_.broken;
+  level_ = TriggerLevel::kRecord;
   Process({wrapped_, wrapped_line_.offset, wrapped_line_.number}, wrapped_cite_, kMaxJoins);
 }
 
@@ -438,5 +535,19 @@ ParsedLog LogParser::Finish() {
   out_.prefix_ranks.erase(std::unique(out_.prefix_ranks.begin(), out_.prefix_ranks.end()), out_.prefix_ranks.end());
   return std::move(out_);
 }
+
+// What LogParser itself reads beyond the family recognisers (triggers.h): c10 error lines
+// (kept as notes), multi-line records, trainer progress, and the sources that mark a file as a
+// launcher's.
+namespace {
+constexpr Trigger kRecordTriggers[] = {
+    {"[E"}, {"[F"},                            // c10 `[E0302 ...` / `[E File.cpp:..]`: E and F lines are notes
+    {"Traceback (most recent call last):"},    // opens a traceback
+    {"ChildFailedError"},                      // opens the torchrun failure table
+    {"] iteration "},                          // Megatron progress (a rank's last step)
+    {"torch/distributed"}, {"torch.distributed"}, {"run:"},  // agent sources: the file is a launcher's
+};
+}  // namespace
+std::span<const Trigger> RecordTriggers() { return kRecordTriggers; }
 
 }  // namespace denpex::engine
