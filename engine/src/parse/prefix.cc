@@ -17,7 +17,7 @@ bool Stamp(Scanner* s, LineOrigin* out) {
   Scanner t = *s;
   const bool table = t.Lit("  | ");
   if (!table) t.Char(' ');
-  if (!IsDigit(t.Peek())) return false;
+  if (!IsDigit(t.Peek()) || t.Peek(4) != '-') return false;  // YYYY-: most digit-led prefixes are srun labels
   Scanner dt = t;
   TimeNs time;
   if (ScanDateTime(&dt, &time)) {

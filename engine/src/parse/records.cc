@@ -108,10 +108,31 @@ void LogParser::PrefixLine(const LineRef& line) {
 
 namespace {
 
+bool DigitsAround(std::string_view s, std::size_t at, char sep, int groups) {
+  // `dd<sep>dd` (groups 2) or `dd<sep>dd<sep>dd` (groups 3) with `s[at]` the first separator.
+  if (at < 2 || !IsDigit(s[at - 1]) || !IsDigit(s[at - 2])) return false;
+  for (int g = 1; g < groups; ++g, at += 3) {
+    if (at + 2 >= s.size() || !IsDigit(s[at + 1]) || !IsDigit(s[at + 2])) return false;
+    if (g + 1 < groups && (at + 3 >= s.size() || s[at + 3] != sep)) return false;
+  }
+  return true;
+}
+
+// Every stamp the prefixes and headers read holds a time of day `hh:mm:ss` or a date
+// `YYYY-MM-DD` (a collector's minute-resolution stamp): a line with neither has none.
+bool MayHoldStamp(std::string_view line) {
+  for (const char sep : {':', '-'}) {
+    for (std::size_t at = line.find(sep); at != std::string_view::npos; at = line.find(sep, at + 1)) {
+      if (DigitsAround(line, at, sep, sep == ':' ? 3 : 2)) return true;
+    }
+  }
+  return false;
+}
+
 // The stamp NoteTime would take from a line, if any.
 bool LineStamp(std::string_view line, const PrefixPolicy& policy, TimeNs* time, Clock* clock) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (line.empty() || line.size() > kMaxLineBytes) return false;
+  if (line.empty() || line.size() > kMaxLineBytes || !MayHoldStamp(line)) return false;
   LineOrigin o;
   StripPrefixes(&line, policy, &o);
   if (o.malformed) return false;
@@ -219,7 +240,11 @@ void LogParser::Dispatch(const Parsed& p) {
   const Header& h = p.header;
   const std::string_view msg = h.message;
   if (has_pending_gpu_ && ConfirmFallenOff(p)) return;
-  if (h.kind != HeaderKind::kNone && h.kind != HeaderKind::kBracketTime && table_.open) {
+  if (h.kind == HeaderKind::kNone || h.kind == HeaderKind::kBracketTime) {
+    Unheaded(p);
+    return;
+  }
+  if (table_.open) {
     FlushEntry();
     table_.open = false;
   }
@@ -254,8 +279,7 @@ void LogParser::Dispatch(const Parsed& p) {
       break;
     case HeaderKind::kBracketTime:
     case HeaderKind::kNone:
-      Unheaded(p);
-      return;
+      return;  // read above
   }
   if (!found) return;
   if (r.kind == Kind::kFallenOffBus) {  // wait for the notice's last line
@@ -267,36 +291,48 @@ void LogParser::Dispatch(const Parsed& p) {
   Emit(p, std::move(r));
 }
 
+// Megatron's iteration line: a rank's latest replaces its earlier one (progress noise would
+// otherwise be millions of events; the latest is what shows where a rank stopped).
+void LogParser::IterationLine(const Parsed& p) {
+  TimeNs t;
+  std::int64_t iteration, total;
+  const Match m = ParseIteration(p.header.message, &t, &iteration, &total);
+  out_.malformed += m == Match::kMalformed ? 1 : 0;
+  if (m != Match::kYes) return;
+  Parsed q = p;
+  q.header.time = t;
+  q.header.clock = Clock::kFull;
+  if (out_.first_dated == 0) out_.first_dated = t;
+  if (p.rank != last_iteration_rank_ || last_iteration_index_ == kNoIndex) {
+    const auto it = last_iteration_.find(p.rank);
+    last_iteration_rank_ = p.rank;
+    last_iteration_index_ = it == last_iteration_.end() ? kNoIndex : it->second;
+  }
+  if (last_iteration_index_ != kNoIndex) {
+    Event& e = out_.events[last_iteration_index_];
+    e = NewEvent(q, Iteration{iteration, total});
+    e.family = Family::kTrainer;
+    e.kind = Kind::kIteration;
+    return;
+  }
+  last_iteration_[p.rank] = last_iteration_index_ = out_.events.size();
+  last_iteration_rank_ = p.rank;
+  Emit(q, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = Iteration{iteration, total}, .error = false});
+}
+
 // Lines with no logging header (or only a bracketed time): tracebacks, the torchrun table, NCCL
 // debug lines, Slurm, kernel lines in a plain dump, the trainer's iteration line.
 void LogParser::Unheaded(const Parsed& p) {
   const std::string_view msg = p.header.message;
   if (msg.empty() || TableLine(p) || Traceback(p)) return;
+  if (msg.starts_with(" [")) {
+    IterationLine(p);
+    return;
+  }
   Recognised r;
   bool found = false;
   const char c = msg[0];
   if (c == ' ' || c == '\t') {
-    if (msg.starts_with(" [")) {
-      TimeNs t;
-      std::int64_t iteration, total;
-      const Match m = ParseIteration(msg, &t, &iteration, &total);
-      out_.malformed += m == Match::kMalformed ? 1 : 0;
-      if (m != Match::kYes) return;
-      Parsed q = p;
-      q.header.time = t;
-      q.header.clock = Clock::kFull;
-      if (out_.first_dated == 0) out_.first_dated = t;
-      if (auto it = last_iteration_.find(p.rank); it != last_iteration_.end()) {
-        Event& e = out_.events[it->second];
-        e = NewEvent(q, Iteration{iteration, total});
-        e.family = Family::kTrainer;
-        e.kind = Kind::kIteration;
-        return;
-      }
-      last_iteration_[p.rank] = out_.events.size();
-      Emit(q, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = Iteration{iteration, total}, .error = false});
-      return;
-    }
     found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r);
   } else if (IsAlpha(c) || IsDigit(c)) {
     found = ((ctx_.kernel || LooksKernel(msg)) && RecogniseKernel(msg, &out_.strings, &r)) ||

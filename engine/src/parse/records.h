@@ -70,6 +70,7 @@ class LogParser {
 
   void Dispatch(const Parsed& p);
   void Unheaded(const Parsed& p);
+  void IterationLine(const Parsed& p);
   void Emit(const Parsed& p, Recognised&& r);
   Event NewEvent(const Parsed& p, EventDetail detail);
   void NoteRank(std::int32_t rank);
@@ -112,6 +113,9 @@ class LogParser {
   // Per rank, its latest iteration event: a newer iteration line replaces it (progress noise
   // would otherwise be millions of events; the latest is what shows where a rank stopped).
   std::unordered_map<std::int32_t, std::size_t> last_iteration_;
+  static constexpr std::size_t kNoIndex = ~std::size_t{0};
+  std::int32_t last_iteration_rank_ = -2;        // the last lookup, kept: progress lines come in runs
+  std::size_t last_iteration_index_ = kNoIndex;
   // A watchdog timeout line cut by a terminal: kept until the next line says whether it goes on.
   std::string wrapped_;
   LineRef wrapped_line_{};

@@ -70,16 +70,20 @@ class CostModel {
     for (double& f : freq_) f /= total;
   }
   double operator()(const NibbleSets& s) const {
+    bool accept[3][256];
     double p = 1;
     for (int k = 0; k < 3; ++k) {
       double q = 0;
-      for (int x = 0; x < 256; ++x) q += Accepts(s, k, static_cast<unsigned char>(x)) ? freq_[x] : 0;
+      for (int x = 0; x < 256; ++x) {
+        accept[k][x] = (s.lo[k] >> (x & 15) & 1) && (s.hi[k] >> (x >> 4) & 1);
+        q += accept[k][x] ? freq_[x] : 0;
+      }
       p *= q;
     }
     if (p == 0) return 0;
     std::size_t hits = 0;
     for (std::size_t i = 0; i + 2 < kChatter.size(); ++i) {
-      hits += Accepts(s, 0, At(i)) && Accepts(s, 1, At(i + 1)) && Accepts(s, 2, At(i + 2)) ? 1 : 0;
+      hits += accept[0][At(i)] && accept[1][At(i + 1)] && accept[2][At(i + 2)] ? 1 : 0;
     }
     return p + static_cast<double>(hits) / static_cast<double>(kChatter.size());
   }
@@ -91,7 +95,6 @@ class CostModel {
   }
 
  private:
-  static bool Accepts(const NibbleSets& s, int k, unsigned char c) { return (s.lo[k] >> (c & 15) & 1) && (s.hi[k] >> (c >> 4) & 1); }
   static unsigned char At(std::size_t i) { return static_cast<unsigned char>(kChatter[i]); }
   double freq_[256];
 };
@@ -168,7 +171,7 @@ LineFilter::LineFilter(std::span<const Trigger> triggers) {
     for (std::size_t i = 0; i < offsets.size(); ++i) offsets[i] = i;
     std::stable_sort(offsets.begin(), offsets.end(),
                      [&](std::size_t a, std::size_t b) { return cost_of.Exact(t.literal, a) < cost_of.Exact(t.literal, b); });
-    offsets.resize(std::min<std::size_t>(offsets.size(), 12));
+    offsets.resize(std::min<std::size_t>(offsets.size(), 4));
     std::size_t best_offset = 0, best_bucket = 0;
     double best = 1e300;
     for (std::size_t off : offsets) {
@@ -297,6 +300,7 @@ inline bool ScanFrom(const LineFilter& filter, const Block& block, std::string_v
 struct LineFilterScan {
   struct FirstHit {
     std::size_t from;
+    TriggerLevel* level;
     bool Try(const LineFilter& f, std::string_view text, std::size_t q, unsigned buckets) const;
   };
   struct AnyHit {
@@ -306,7 +310,8 @@ struct LineFilterScan {
 };
 
 bool LineFilterScan::FirstHit::Try(const LineFilter& f, std::string_view text, std::size_t q, unsigned buckets) const {
-  return f.Verify(text, q, buckets, from, text.size()) != TriggerLevel::kNone;
+  *level = f.Verify(text, q, buckets, from, text.size());
+  return *level != TriggerLevel::kNone;
 }
 
 bool LineFilterScan::AnyHit::Try(const LineFilter& f, std::string_view text, std::size_t q, unsigned buckets) const {
@@ -336,7 +341,8 @@ DENPEX_AVX2 __attribute__((flatten)) void ClassifyAvx2(const LineFilter& f, cons
 
 LineFilter::Found LineFilter::Next(std::string_view text, std::size_t from, std::size_t long_line) const {
   LineCount count{.line_start = from};
-  const LineFilterScan::FirstHit hit{from};
+  TriggerLevel first = TriggerLevel::kNone;
+  const LineFilterScan::FirstHit hit{from, &first};
   bool found;
 #ifdef DENPEX_X86
   if (avx2_) {
@@ -354,7 +360,8 @@ LineFilter::Found LineFilter::Next(std::string_view text, std::size_t from, std:
   }
   const void* nl = std::memchr(text.data() + r.begin, '\n', text.size() - r.begin);
   r.end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) : text.size();
-  r.level = Classify(text.substr(r.begin, r.end - r.begin));
+  // A record trigger is the highest level; a prefix trigger may share its line with one.
+  r.level = IsRecord(first) ? first : Classify(text.substr(r.begin, r.end - r.begin));
   return r;
 }
 
