@@ -71,6 +71,20 @@ TEST(LineFilter, CountsLongLinesAndAnUnterminatedLastLine) {
   EXPECT_EQ(text.substr(f.begin), "last");
 }
 
+TEST(LineFilter, FindsTheLastTimeOrDateAnywhere) {
+  EXPECT_EQ(LastStampPattern("no stamp here: 1:2 and 12-x", 27), std::string_view::npos);
+  for (std::size_t pad = 0; pad < 80; ++pad) {
+    for (const std::string stamp : {"09:27:14", "2026-03", "E0302 23:59:60"}) {
+      const std::string text = std::string(pad, 'x') + stamp + " tail 1:2 gpu-01 12-x";
+      const std::size_t at = LastStampPattern(text, text.size());
+      ASSERT_NE(at, std::string_view::npos) << stamp << " at " << pad;
+      EXPECT_GE(at, pad) << stamp;  // inside the stamp, not in the tail's near misses
+      EXPECT_LT(at, pad + stamp.size()) << stamp;
+      EXPECT_EQ(LastStampPattern(text, pad), std::string_view::npos);  // nothing before it
+    }
+  }
+}
+
 TEST(LineFilter, ParsedLineNumbersStayExact) {
   std::string text;
   for (int i = 0; i < 3000; ++i) {

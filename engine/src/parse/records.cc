@@ -171,23 +171,24 @@ void LogParser::Skip(std::int64_t lines, std::int64_t long_lines) {
 }
 
 void LogParser::ResolveGaps() {
-  if (gaps_.empty()) return;
   for (auto gap = gaps_.rbegin(); gap != gaps_.rend(); ++gap) {
-    std::string_view rest = *gap;
-    if (!rest.empty() && rest.back() == '\n') rest.remove_suffix(1);
-    for (;;) {
-      const std::size_t nl = rest.rfind('\n');
-      const std::string_view line = nl == std::string_view::npos ? rest : rest.substr(nl + 1);
+    // The last line that may hold a stamp, then the one before it, until one does.
+    for (std::size_t end = gap->size(); end > 0;) {
+      const std::size_t at = LastStampPattern(*gap, end);
+      if (at == std::string_view::npos) break;
+      const std::size_t nl = gap->rfind('\n', at);
+      const std::size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
+      const std::size_t stop = gap->find('\n', at);
       TimeNs t;
       Clock c;
-      if (LineStamp(line, ctx_.prefixes, &t, &c)) {
+      if (LineStamp(gap->substr(begin, (stop == std::string_view::npos ? gap->size() : stop) - begin), ctx_.prefixes, &t,
+                    &c)) {
         last_time_ = t;
         last_clock_ = c;
         gaps_.clear();
         return;
       }
-      if (nl == std::string_view::npos) break;
-      rest = rest.substr(0, nl);
+      end = begin;
     }
   }
   gaps_.clear();

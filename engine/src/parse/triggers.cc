@@ -379,6 +379,76 @@ TriggerLevel LineFilter::Classify(std::string_view line) const {
   return level;
 }
 
+namespace {
+
+bool IsDigitByte(unsigned char c) { return c >= '0' && c <= '9'; }
+
+// Bit j: a pattern starts at p[j], j < 32 (reads p[0..64)).
+std::uint32_t StampStarts(std::uint64_t d, std::uint64_t colon, std::uint64_t hyphen) {
+  const std::uint64_t time = d & d >> 1 & colon >> 2 & d >> 3 & d >> 4 & colon >> 5 & d >> 6 & d >> 7;
+  const std::uint64_t date = d & d >> 1 & hyphen >> 2 & d >> 3 & d >> 4;
+  return static_cast<std::uint32_t>(time | date);
+}
+
+std::uint32_t StampStartsScalar(const unsigned char* p) {
+  std::uint64_t d = 0, colon = 0, hyphen = 0;
+  for (int j = 0; j < 64; ++j) {
+    d |= static_cast<std::uint64_t>(IsDigitByte(p[j])) << j;
+    colon |= static_cast<std::uint64_t>(p[j] == ':') << j;
+    hyphen |= static_cast<std::uint64_t>(p[j] == '-') << j;
+  }
+  return StampStarts(d, colon, hyphen);
+}
+
+#ifdef DENPEX_X86
+DENPEX_AVX2 std::uint32_t StampStartsAvx2(const unsigned char* p) {
+  std::uint64_t d = 0, colon = 0, hyphen = 0;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * h));
+    // c - '0' < 10 unsigned: as signed bytes, ((c - '0') ^ 0x80) < 10 - 128.
+    const __m256i shifted = _mm256_xor_si256(_mm256_sub_epi8(c, _mm256_set1_epi8('0')),
+                                             _mm256_set1_epi8(static_cast<char>(0x80)));
+    const __m256i digit = _mm256_cmpgt_epi8(_mm256_set1_epi8(static_cast<char>(10 - 128)), shifted);
+    const int shift = 32 * h;
+    d |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm256_movemask_epi8(digit))) << shift;
+    colon |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_set1_epi8(':'))))) << shift;
+    hyphen |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_set1_epi8('-'))))) << shift;
+  }
+  return StampStarts(d, colon, hyphen);
+}
+#endif
+
+}  // namespace
+
+std::size_t LastStampPattern(std::string_view text, std::size_t end) {
+#ifdef DENPEX_X86
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+#else
+  constexpr bool avx2 = false;
+#endif
+  const auto* data = reinterpret_cast<const unsigned char*>(text.data());
+  alignas(32) unsigned char window[64];
+  // Blocks of 32 starts, from the end; each reads the 32 bytes after it too (zeros past `end`).
+  for (std::size_t top = end; top > 0;) {
+    const std::size_t i = top >= 32 ? top - 32 : 0;
+    std::memset(window, 0, sizeof window);
+    std::memcpy(window, data + i, std::min<std::size_t>(64, end - i));
+    std::uint32_t starts;
+#ifdef DENPEX_X86
+    if (avx2) {
+      starts = StampStartsAvx2(window);
+    } else
+#endif
+    {
+      starts = StampStartsScalar(window);
+    }
+    if (top - i < 32) starts &= (1u << (top - i)) - 1;
+    if (starts != 0) return i + 31 - static_cast<std::size_t>(std::countl_zero(starts));
+    top = i;
+  }
+  return std::string_view::npos;
+}
+
 std::vector<Trigger> AllTriggers() {
   std::vector<Trigger> all;
   for (auto table : {PrefixTriggers(), RecordTriggers(), WatchdogTriggers(), ErrorTriggers(), KernelTriggers(),

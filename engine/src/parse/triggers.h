@@ -48,6 +48,10 @@ std::span<const Trigger> SchedulerTriggers();  // scheduler.cc: Slurm, torchrun 
 // Every family's triggers (the list ParseLog uses).
 std::vector<Trigger> AllTriggers();
 
+// The last place in text[0, end) where a time of day `dd:dd:dd` or a date `dd-dd` starts
+// (npos: none). Every stamp the parser reads holds one, so a line without one has no stamp.
+std::size_t LastStampPattern(std::string_view text, std::size_t end);
+
 class LineFilter {
  public:
   explicit LineFilter(std::span<const Trigger> triggers);
