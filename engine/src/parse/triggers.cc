@@ -401,7 +401,7 @@ std::uint32_t StampStartsScalar(const unsigned char* p) {
 }
 
 #ifdef DENPEX_X86
-DENPEX_AVX2 std::uint32_t StampStartsAvx2(const unsigned char* p) {
+DENPEX_AVX2 inline std::uint32_t StampStartsAvx2(const unsigned char* p) {
   std::uint64_t d = 0, colon = 0, hyphen = 0;
   for (int h = 0; h < 2; ++h) {
     const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * h));
@@ -420,33 +420,43 @@ DENPEX_AVX2 std::uint32_t StampStartsAvx2(const unsigned char* p) {
 
 }  // namespace
 
-std::size_t LastStampPattern(std::string_view text, std::size_t end) {
-#ifdef DENPEX_X86
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-#else
-  constexpr bool avx2 = false;
-#endif
+namespace {
+
+// Blocks of 32 starts, from the end; each reads the 32 bytes after it too (zeros past `end`).
+template <typename Starts>
+inline std::size_t LastStampPatternWith(std::string_view text, std::size_t end, Starts&& starts_at) {
   const auto* data = reinterpret_cast<const unsigned char*>(text.data());
   alignas(32) unsigned char window[64];
-  // Blocks of 32 starts, from the end; each reads the 32 bytes after it too (zeros past `end`).
   for (std::size_t top = end; top > 0;) {
     const std::size_t i = top >= 32 ? top - 32 : 0;
-    std::memset(window, 0, sizeof window);
-    std::memcpy(window, data + i, std::min<std::size_t>(64, end - i));
-    std::uint32_t starts;
-#ifdef DENPEX_X86
-    if (avx2) {
-      starts = StampStartsAvx2(window);
-    } else
-#endif
-    {
-      starts = StampStartsScalar(window);
+    const unsigned char* p = data + i;
+    if (end - i < 64) {
+      std::memset(window, 0, sizeof window);
+      std::memcpy(window, p, end - i);
+      p = window;
     }
+    std::uint32_t starts = starts_at(p);
     if (top - i < 32) starts &= (1u << (top - i)) - 1;
     if (starts != 0) return i + 31 - static_cast<std::size_t>(std::countl_zero(starts));
     top = i;
   }
   return std::string_view::npos;
+}
+
+#ifdef DENPEX_X86
+DENPEX_AVX2 __attribute__((flatten)) std::size_t LastStampPatternAvx2(std::string_view text, std::size_t end) {
+  return LastStampPatternWith(text, end, [](const unsigned char* p) DENPEX_AVX2 { return StampStartsAvx2(p); });
+}
+#endif
+
+}  // namespace
+
+std::size_t LastStampPattern(std::string_view text, std::size_t end) {
+#ifdef DENPEX_X86
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return LastStampPatternAvx2(text, end);
+#endif
+  return LastStampPatternWith(text, end, [](const unsigned char* p) { return StampStartsScalar(p); });
 }
 
 std::vector<Trigger> AllTriggers() {
