@@ -25,8 +25,8 @@ cat "${files[@]}" >/dev/null  # warm the page cache
 timeit() {  # "wall cpu": the best wall time of three runs of "$@" and the CPU (user + sys) of that run, in seconds
   local best="" cpu="" line
   for _ in 1 2 3; do
-    line=$( { /usr/bin/time -f "%e %U %S" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
-    read -r w u s <<<"$line"
+    /usr/bin/time -o "$WORK/time.txt" -f "%e %U %S" "$@" >/dev/null 2>&1 || true
+    read -r w u s < <(tail -1 "$WORK/time.txt")
     if [[ -z $best ]] || awk -v a="$w" -v b="$best" 'BEGIN {exit !(a < b)}'; then
       best=$w
       cpu=$(awk -v u="$u" -v s="$s" 'BEGIN {printf "%.2f", u + s}')

@@ -162,7 +162,7 @@ TEST(Prefilter, GivesWhatReadingEveryLineGivesOnEveryFamily) {
       const fs::path out = Scratch(path.stem().string() + "_" + std::to_string(seed));
       auto sim = sim::Simulate(*scenario, {.out_dir = out, .seed = seed});
       ASSERT_TRUE(sim.ok()) << path << ": " << sim.status().message();
-      auto every = LoadIncident(out / "incident", 2, /*every_line=*/true);
+      auto every = LoadIncident(out / "incident", 2, {}, /*every_line=*/true);
       auto fast = LoadIncident(out / "incident", 2);
       ASSERT_TRUE(every.ok() && fast.ok()) << path;
       EXPECT_GT(every->events.size(), 0u) << path;

@@ -26,7 +26,9 @@ struct LogFile {
   bool task_labels = false;      // srun --label output
   bool local_tags = false;       // torchrun `[default<L>]:` tags
   bool readable = false;         // opened, and text
+  bool copy = false;             // `denpex run`'s `<stem>.errors.log` (SourceFile::copy)
   LineSpan last_line;            // its last non-empty line
+  bool cut = false;              // it ends mid-line (no final newline): a truncated file
 };
 
 struct InputCounts {
@@ -57,7 +59,9 @@ struct Incident {
 
 // Walks, reads and parses `dir` (parallel over files; `threads` 0 = all cores). kNotFound /
 // kInvalidInput when the directory is missing, not a directory, or holds no readable log.
-// `every_line` turns the pre-filter off (FileContext::every_line): the same result, slower.
-Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads, bool every_line = false);
+// `skip`: a checkpoint directory inside `dir` that is not to be read as logs. `every_line`
+// turns the pre-filter off (FileContext::every_line): the same result, slower.
+Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
+                              const std::filesystem::path& skip = {}, bool every_line = false);
 
 }  // namespace denpex::engine

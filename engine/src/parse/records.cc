@@ -16,6 +16,10 @@ constexpr std::uint32_t kNoticeSpan = 4;     // lines a multi-line NVRM notice m
 
 bool Has(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
 
+// The banner torchrun prints at start (torch/distributed/run.py), with no logging prefix, even
+// in an agent log that says nothing else (its node was lost before any worker failed).
+constexpr std::string_view kTorchrunBanner = "Setting OMP_NUM_THREADS environment variable for each process";
+
 bool IsAgentSource(std::string_view source) {
   return Has(source, "torch/distributed") || Has(source, "torch.distributed") || source == "run";
 }
@@ -330,12 +334,17 @@ void LogParser::Unheaded(const Parsed& p) {
     IterationLine(p);
     return;
   }
+  if (msg[0] == 'S' && msg.starts_with(kTorchrunBanner)) {  // torchrun's start banner: an agent log
+    out_.agent = true;
+    return;
+  }
   Recognised r;
   bool found = false;
   const char c = msg[0];
   if (c == ' ' || c == '\t') {
     found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r);
   } else if (IsAlpha(c) || IsDigit(c)) {
+    if ((c == 'r' || c == 's') && (p.origin.timed || p.header.clock != Clock::kNone) && StepLine(p)) return;
     found = ((ctx_.kernel || LooksKernel(msg)) && RecogniseKernel(msg, &out_.strings, &r)) ||
             (c == 's' && RecogniseSlurm(msg, &out_.strings, &r)) || RecogniseNccl(msg, &out_.strings, &r) ||
             (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
@@ -344,7 +353,7 @@ void LogParser::Unheaded(const Parsed& p) {
             (c == 'E' && RecogniseSlurm(msg, &out_.strings, &r)) ||
             (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));
   } else if (c == '[' || c == '*' || c == '_') {
-    found = RecogniseSlurm(msg, &out_.strings, &r);
+    found = (c == '[' && RecogniseWrapper(msg, &out_.strings, &r)) || RecogniseSlurm(msg, &out_.strings, &r);
   } else if (c == '/' || c == '.') {
     found = RecogniseDeviceAssert(msg, &out_.strings, &r);
   }
@@ -556,6 +565,37 @@ bool LogParser::JoinWrapped(const LineRef& line) {
   return true;
 }
 
+// A key=value step line (`rank=2 step=8/20 ... data_ms=1502.4 step_ms=1760.0`): one event per
+// rank, its last step line, tracking since when the rank's own part has been most of each step.
+bool LogParser::StepLine(const Parsed& p) {
+  StepMetricsFields f;
+  if (!Has(p.header.message, "data_ms=") || ParseStepMetrics(p.header.message, &f) != Match::kYes) return false;
+  Iteration it{.iteration = f.step, .total = f.total, .data_us = f.data_us, .step_us = f.step_us};
+  const bool slow = f.step_us > 0 && 2 * f.data_us >= f.step_us;
+  auto at = last_step_.find(p.rank);
+  if (at != last_step_.end()) {
+    const auto& before = std::get<Iteration>(out_.events[at->second].detail);
+    if (slow && before.slow_since >= 0) {
+      it.slow_since = before.slow_since;
+      it.slow_at = before.slow_at;
+    }
+  }
+  if (slow && it.slow_since < 0) {
+    it.slow_since = f.step;
+    it.slow_at = (p.origin.timed ? p.origin.time : p.header.time) - f.step_us * 1000;
+  }
+  if (at != last_step_.end()) {
+    Event& e = out_.events[at->second];
+    e = NewEvent(p, it);
+    e.family = Family::kTrainer;
+    e.kind = Kind::kIteration;
+    return true;
+  }
+  last_step_[p.rank] = out_.events.size();
+  Emit(p, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = it, .error = false});
+  return true;
+}
+
 // The cut line had no continuation: read what it holds, and count it.
 void LogParser::FlushWrapped() {
   if (!has_wrapped_) return;
@@ -582,6 +622,8 @@ constexpr Trigger kRecordTriggers[] = {
     {"Traceback (most recent call last):"},    // opens a traceback
     {"ChildFailedError"},                      // opens the torchrun failure table
     {"] iteration "},                          // Megatron progress (a rank's last step)
+    {"data_ms="},                              // key=value step lines (StepLine)
+    {"Setting OMP_NUM_THREADS environment variable for each process"},  // torchrun's banner: an agent log
     {"torch/distributed"}, {"torch.distributed"}, {"run:"},  // agent sources: the file is a launcher's
 };
 }  // namespace

@@ -116,6 +116,8 @@ class LogParser {
   static constexpr std::size_t kNoIndex = ~std::size_t{0};
   std::int32_t last_iteration_rank_ = -2;        // the last lookup, kept: progress lines come in runs
   std::size_t last_iteration_index_ = kNoIndex;
+  std::unordered_map<std::int32_t, std::size_t> last_step_;  // key=value step lines, by rank
+  bool StepLine(const Parsed& p);
   // A watchdog timeout line cut by a terminal: kept until the next line says whether it goes on.
   std::string wrapped_;
   LineRef wrapped_line_{};
