@@ -52,6 +52,9 @@ class LineFormatter {
  private:
   TimeNs Local(int node, TimeNs t) const { return t + job_.clock_offset[node]; }
   void WriteC10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const;
+  void MegatronIteration(const TrainerIteration& r, LineBuilder& out) const;
+  void DeepSpeedStep(const TrainerIteration& r, LineBuilder& out) const;
+  void DeepSpeedPrefix(LineBuilder& out, int node, TimeNs t) const;
   // Any c10 line: severity 'E'/'W'/'I', source file and line; `rank` < 0: no "[rank<G>]:".
   void WriteC10Line(LineBuilder& out, int rank, int node, TimeNs t, char severity,
                     std::string_view file, int source_line) const;

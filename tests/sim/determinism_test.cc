@@ -87,6 +87,25 @@ TEST(Determinism, OutputDoesNotDependOnTheNumberOfWriterThreads) {
   }
 }
 
+// The training knobs (1F1B microbatches, ZeRO, DeepSpeed lines) in every layout.
+TEST(Determinism, PipelineScheduleAndTrainerKnobsAreByteIdenticalAcrossRuns) {
+  for (const char* launcher_layout : {"LAUNCHER_TORCHRUN LAYOUT_PER_RANK_FILES",
+                                      "LAUNCHER_TORCHRUN LAYOUT_TORCHRUN_LOG_DIR",
+                                      "LAUNCHER_SRUN LAYOUT_SLURM_OUT"}) {
+    SCOPED_TRACE(launcher_layout);
+    const char* space = std::strchr(launcher_layout, ' ');
+    const v1::Scenario s = MustParse(
+        kBase, {"job.nodes=4", "launcher=" + std::string(launcher_layout, space),
+                "layout=" + std::string(space + 1), "training.microbatches=4",
+                "training.data_parallel=DATA_PARALLEL_ZERO",
+                "training.trainer_log=TRAINER_LOG_DEEPSPEED", "faults[0].kind=FAULT_KIND_HANG"});
+    const fs::path a = FreshDir("_a"), b = FreshDir("_b");
+    MustSimulate(s, a);
+    MustSimulate(s, b);
+    EXPECT_TRUE(ReadTree(a) == ReadTree(b));
+  }
+}
+
 TEST(ScenarioLibrary, EachFaultFamilyHasThreeScenariosBetween1kAnd16kRanks) {
   std::map<std::string, int> per_kind;
   for (const auto& e : fs::directory_iterator(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families")) {

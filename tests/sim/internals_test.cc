@@ -43,6 +43,20 @@ TEST(LineBuilder, FormatsFixedAndScientificLikePrintf) {
   EXPECT_EQ(Built([](LineBuilder& b) { b.Sci(1000, 2); }), "1.00E+03");
 }
 
+TEST(LineBuilder, FormatsFloatsLikePythonRepr) {
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(0.00015); }), "0.00015");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(0.0001); }), "0.0001");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(1.5e-05); }), "1.5e-05");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(7.5e-08); }), "7.5e-08");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(60.0); }), "60.0");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(61.05); }), "61.05");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(7.864669709950182); }), "7.864669709950182");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(-2.5); }), "-2.5");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(1e16); }), "1e+16");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(123456789012345.0); }), "123456789012345.0");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(0.0); }), "0.0");
+}
+
 TEST(LineBuilder, CountsLines) {
   std::string s;
   LineBuilder b(&s);
