@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "profiles.h"
 #include "rng.h"
 
 namespace denpex::sim {
@@ -155,6 +156,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.log_interval = s.training().log_interval();
   job.compute_jitter = s.training().compute_jitter();
   job.nccl_debug_info = s.format().nccl_debug_info();
+  job.driver = FindDriverProfile(s.format().driver().empty() ? "535" : s.format().driver());
   job.launcher = s.launcher();
   job.layout = s.layout();
   job.job_id = s.job().job_id();

@@ -55,6 +55,8 @@ class Workers {
   int exit_code(int rank) const { return exit_code_[rank]; }
   TimeNs exit_time(int rank) const { return exit_time_[rank]; }
   TimeNs fault_time() const { return fault_time_; }
+  // The rank the kernel OOM killer took (host OOM), or -1.
+  int oom_killed() const { return oom_killed_; }
   std::uint64_t watchdog_timeouts() const { return watchdog_timeouts_; }
   // The rank's collectives on its TP group (DP when tp = 1) the mismatch hit, or -1.
   std::int64_t mismatch_seq() const { return mismatch_seq_; }
@@ -119,6 +121,7 @@ class Workers {
   std::vector<TimeNs> exit_time_;
 
   TimeNs fault_time_ = -1;
+  int oom_killed_ = -1;
   // Collective mismatch: armed when the fault fires, applied to the rank's next collective.
   bool mismatch_armed_ = false;
   std::int64_t mismatch_seq_ = -1;

@@ -9,7 +9,7 @@
 // written when full and lost when the process dies by a signal; stderr (c10) lines and NCCL's
 // flushed stdout lines go straight to the file.
 //
-// Realism: each node's kern.log follows the layout's files; a missing node's files are never
+// Realism: each node's kern.log (and nvidia-smi.log) follows the layout's files; a missing node's files are never
 // written and a truncated node's are cut mid-line at the end, and citations of lines that did
 // not survive are marked so the truth does not require them.
 //
@@ -49,6 +49,7 @@ enum class Cite : std::uint8_t {
   kSrunTask,       // subject rank: the "srun: error: <host>: task(s) ...: <status>" line with it
   kCtld,           // subject CtldEvent: the controller's line (the first of each event)
   kStepdJob,       // subject 0: the first "*** JOB J ON ... CANCELLED AT ... ***" line
+  kKernel,         // subject node: the fault's initiating kern.log line (Xid, OOM kill)
 };
 
 struct Citation {
@@ -105,6 +106,8 @@ class IncidentWriter : public RecordSink {
   void Handle(const WorkerExit& r);
   void Handle(const BenignWarning& r);
   void Handle(const KernelMessage& r);
+  void Handle(const CudaFailure& r);
+  void Handle(const NvidiaSmiSnapshot& r);
   void Handle(const AgentBanner& r);
   void Handle(const AgentSigterm& r);
   void Handle(const AgentFailureReport& r);
@@ -133,6 +136,7 @@ class IncidentWriter : public RecordSink {
   int ErrFile(int rank) const;
   static constexpr int kSlurmOut = 0, kCtldLog = 1;
   int KernFile(int node) const { return kern_base_ + node; }
+  int SmiFile(int node) const { return smi_base_ + node; }
   int NodeOfFile(int file) const;  // -1: a job-wide file (slurm-<jobid>.out, slurmctld.log)
   NodeDamage DamageOf(int file) const;
   std::size_t LayoutFileCount() const;  // the launcher's files, before the kernel logs
@@ -156,6 +160,7 @@ class IncidentWriter : public RecordSink {
   std::filesystem::path dir_;
   int label_width_;  // srun pads labels to the widest task id
   int kern_base_;    // the first kernel log's file number
+  int smi_base_;     // the first nvidia-smi.log's file number
   std::vector<File> files_;
   std::vector<StdoutBuffer> stdout_;  // per rank: Python's unflushed stdout
   CitationPlan plan_;
