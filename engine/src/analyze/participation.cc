@@ -130,7 +130,7 @@ std::optional<KernelCause> KernelCauseOf(const Analysis& a, std::int32_t rank, F
   if (!c) return std::nullopt;
   const bool oom = c->failure_class == v1::FAILURE_CLASS_HOST_OOM;
   const bool killed = f->failure_class == v1::FAILURE_CLASS_SIGNAL_KILL || f->failure_class == v1::FAILURE_CLASS_HOST_OOM;
-  if (oom != killed) return std::nullopt;  // the OOM killer explains a killed rank, and only that
+  if (oom && !killed) return std::nullopt;  // the OOM killer explains a killed rank, and only that
   f->failure_class = c->failure_class;
   f->owner = c->owner;
   return c;
