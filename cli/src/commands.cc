@@ -52,7 +52,8 @@ int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) 
 int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) {
   auto strategy = engine::ParseStrategy(args.strategy);
   if (!strategy) {
-    err << "denpex diagnose: unknown --strategy '" << args.strategy << "' (engine, first-error, loudest, elastic-root-cause)\n";
+    err << "denpex diagnose: unknown --strategy '" << args.strategy
+        << "' (engine, first-error, loudest, elastic-root-cause, newest-checkpoint)\n";
     return kExitUsage;
   }
   if (!args.json.empty() && IsInside(args.json, args.incident)) {
@@ -61,7 +62,14 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
            "Choose a --json path outside it.\n";
     return kExitUsage;
   }
-  auto d = engine::Diagnose(args.incident, {.strategy = *strategy, .threads = args.threads});
+  if (!args.json.empty() && !args.checkpoint_dir.empty() && IsInside(args.json, args.checkpoint_dir)) {
+    err << "denpex diagnose: refusing to write " << args.json.string()
+        << " inside the checkpoint directory; choose a --json path outside it.\n";
+    return kExitUsage;
+  }
+  auto d = engine::Diagnose(args.incident, {.strategy = *strategy,
+                                            .threads = args.threads,
+                                            .checkpoint_dir = args.checkpoint_dir});
   if (!d.ok()) return Fail(err, "diagnose", d.status());
   out << engine::RenderText(*d);
   if (!args.json.empty()) {

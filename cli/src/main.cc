@@ -60,8 +60,12 @@ int main(int argc, char** argv) {
   auto* diag = app.add_subcommand("diagnose", "Diagnose an incident directory (never modifies it)");
   diag->add_option("incident", diag_args.incident, "Incident directory")->required();
   diag->add_option("--json", diag_args.json, "Write the diagnosis JSON here (outside the incident)");
-  diag->add_option("--strategy", diag_args.strategy, "engine | first-error | loudest | elastic-root-cause (baselines)")
+  diag->add_option("--strategy", diag_args.strategy,
+                   "engine | first-error | loudest | elastic-root-cause | newest-checkpoint (baselines)")
       ->capture_default_str();
+  diag->add_option("--checkpoint-dir", diag_args.checkpoint_dir,
+                   "The job's checkpoint directory, verified read-only (default: a checkpoints/ "
+                   "folder inside the incident, if any)");
   diag->add_option("--threads", diag_args.threads, "Worker threads (0 = all cores)")->capture_default_str();
   diag->footer(kExitCodes);
   diag->callback([&] { rc = RunDiagnose(diag_args, std::cout, std::cerr); });

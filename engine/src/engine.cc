@@ -1,6 +1,7 @@
 // Diagnose: ingest + parse (LoadIncident), one strategy (analyze/), report (report/).
 #include "denpex/engine/engine.h"
 
+#include "analyze/checkpoints.h"
 #include "analyze/strategies.h"
 #include "ingest/incident.h"
 #include "report/diagnosis.h"
@@ -15,6 +16,7 @@ std::optional<Strategy> ParseStrategy(std::string_view name) {
   if (name == "first-error") return Strategy::kFirstError;
   if (name == "loudest") return Strategy::kLoudest;
   if (name == "elastic-root-cause") return Strategy::kElasticRootCause;
+  if (name == "newest-checkpoint") return Strategy::kNewestCheckpoint;
   return std::nullopt;
 }
 
@@ -24,21 +26,37 @@ std::string_view StrategyName(Strategy s) {
     case Strategy::kFirstError: return "first-error";
     case Strategy::kLoudest: return "loudest";
     case Strategy::kElasticRootCause: return "elastic-root-cause";
+    case Strategy::kNewestCheckpoint: return "newest-checkpoint";
   }
   return "engine";
 }
 
 Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir, const DiagnoseOptions& options) {
-  auto incident = LoadIncident(incident_dir, options.threads);
+  auto incident = LoadIncident(incident_dir, options.threads, options.checkpoint_dir);
   if (!incident.ok()) return incident.status();
+  // Only the engine and the checkpoint baseline judge checkpoints; the log baselines leave
+  // them NOT_EVALUATED.
+  const bool judges_checkpoints =
+      options.strategy == Strategy::kEngine || options.strategy == Strategy::kNewestCheckpoint;
+  auto ckpt_dir = FindCheckpointDir(incident->root, options.checkpoint_dir);
+  if (!ckpt_dir.ok()) return ckpt_dir.status();
   Finding finding;
   switch (options.strategy) {
     case Strategy::kEngine: finding = AnalyzeParticipation(*incident); break;
     case Strategy::kFirstError: finding = AnalyzeFirstError(*incident); break;
     case Strategy::kLoudest: finding = AnalyzeLoudest(*incident); break;
     case Strategy::kElasticRootCause: finding = AnalyzeElasticRootCause(*incident); break;
+    case Strategy::kNewestCheckpoint:
+      finding = AnalyzeFirstError(*incident);
+      finding.strategy = "newest-checkpoint";
+      break;
   }
-  return ToDiagnosis(*incident, finding);
+  v1::Diagnosis d = ToDiagnosis(*incident, finding);
+  if (judges_checkpoints && *ckpt_dir) {
+    AttachCheckpoints(*incident, finding, **ckpt_dir,
+                      options.strategy == Strategy::kNewestCheckpoint, &d);
+  }
+  return d;
 }
 
 Status WriteEvents(const std::filesystem::path& incident_dir, const EventsOptions& options, std::ostream& out) {

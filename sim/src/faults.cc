@@ -68,7 +68,7 @@ constexpr FaultTraits kFaults[] = {
      "{who} ran out of GPU memory (HBM); reduce the micro-batch or activation memory (or set "
      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) before restarting."},
     {v1::FAULT_KIND_HOST_OOM, FaultScope::kRank, FaultAction::kHostOom, v1::OWNER_HOST,
-     v1::FAILURE_CLASS_HOST_OOM, false, "fix_host_memory",
+     v1::FAILURE_CLASS_HOST_OOM, false, "reduce_host_memory",
      "{who} was killed by the kernel OOM killer (host memory); lower host-memory use (data "
      "loader workers, pinned buffers, offload) or raise the job's memory limit before "
      "restarting."},

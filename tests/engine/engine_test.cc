@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -240,6 +241,95 @@ TEST(EngineEvents, OneJsonObjectPerLineWithFamilyKindAndPlace) {
   ASSERT_TRUE(WriteEvents(dir.path(), {.threads = 1, .family = "torchrun"}, only).ok());
   EXPECT_EQ(only.str().find("nccl_watchdog"), std::string::npos);
   EXPECT_NE(only.str().find("\"kind\":\"worker_failed\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace denpex::engine
+
+namespace denpex::engine {
+namespace {
+
+void Write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+// A gloo victim's traceback end as Debian's torch 1.13 prints it (corpora/real/FORMATS-OBSERVED.md §5).
+std::string GlooVictim(const std::string& stamp, const std::string& what) {
+  return stamp + "Traceback (most recent call last):\n" + stamp + "  File \"train.py\", line 203, in main\n" + stamp +
+         "RuntimeError: [./gloo/transport/tcp/" + what + "\n";
+}
+
+// `denpex run` layout (docs/log_formats.md §15): rank 3 SIGKILLed; the others lose their
+// connection to it. The `[denpex-run]` exit line is rank 3's exit; errors.log copies count once;
+// task.json is not read as a log.
+TEST(Engine, ReadsTheRunWrapperLayout) {
+  TempDir tmp;
+  const fs::path dir = tmp.path();
+  const std::string s = "2026-11-29T17:05:19.093087Z ";
+  for (int r = 0; r < 3; ++r) {
+    const fs::path log = dir / (r < 2 ? "node-a" : "node-b") / ("rank_" + std::to_string(r) + ".log");
+    const std::string text = "2026-11-29T17:05:15.410661Z [denpex-run] started pid 2818" + std::to_string(r) + ": python3 train.py\n" +
+                             GlooVictim(s, "pair.cc:598] Connection closed by peer [127.0.0.1]:30378") +
+                             "2026-11-29T17:05:19.814139Z [denpex-run] pid 2818" + std::to_string(r) + " exited with code 1\n";
+    Write(log, text);
+    Write(fs::path(log).replace_extension(".errors.log"), GlooVictim(s, "pair.cc:598] Connection closed by peer [127.0.0.1]:30378"));
+    Write(fs::path(log).replace_extension(".task.json"), "{\"rank\": " + std::to_string(r) + "}\n");
+  }
+  Write(dir / "node-b/rank_3.log",
+        "2026-11-29T17:05:15.410661Z [denpex-run] started pid 28185: python3 train.py\n"
+        "2026-11-29T17:05:19.083552Z [denpex-run] pid 28185 killed by signal 9 (SIGKILL)\n");
+  const v1::Diagnosis d = DiagnoseOk(dir);
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 3) << d.reason();
+  EXPECT_EQ(d.initiator().node(), "node-b");
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL);
+  EXPECT_TRUE(Cites(d, "[denpex-run] pid 28185 killed by signal 9", v1::EVIDENCE_ROLE_INITIATING));
+  // Events: 3 gloo errors + 3 exits of the victims + rank 3's exit; the errors.log copies add none.
+  EXPECT_EQ(d.input().events(), 7) << "each victim's error counts once, not again from its errors.log";
+  EXPECT_EQ(d.input().files(), 7) << "the three task.json are not logs";
+}
+
+// gloo: rank 2 hangs (alive, silent) while every peer times out on it; its agent tears it down
+// after rank 3's (a victim's) exit. The silent rank is named, class HANG.
+TEST(Engine, NamesTheSilentGlooRankEveryPeerTimedOutOn) {
+  TempDir tmp;
+  const fs::path dir = tmp.path();
+  const std::string step = "2026-11-29 16:25:45.497 rank=R step=11/20 loss=5.8 data_ms=0.1 step_ms=259.3\n";
+  for (int r : {0, 1, 3}) {
+    Write(dir / (r < 2 ? "node-a" : "node-b") / ("rank_" + std::to_string(r) + ".log"),
+          step + GlooVictim("", "unbound_buffer.cc:81] Timed out waiting 20000ms for recv operation to complete"));
+  }
+  Write(dir / "node-b/rank_2.log", "2026-11-29 16:25:42,637 INFO [rank2] train: process group ready\n");
+  Write(dir / "node-b/torchrun.log",
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 26009 closing signal SIGTERM\n"
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 1 (pid: 26013) of binary: /w.sh\n");
+  const v1::Diagnosis d = DiagnoseOk(dir);
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 2) << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HANG);
+  EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
+}
+
+// The kernel OOM killer's `Killed process P` of the pid the agent names for the SIGKILLed rank,
+// in that node's dmesg, makes the class HOST_OOM and the owner the host.
+TEST(Engine, KernelOomKillOfTheInitiatorsPidSetsHostOom) {
+  TempDir tmp;
+  const fs::path dir = tmp.path();
+  Write(dir / "node-a/rank_0.log", GlooVictim("", "pair.cc:598] Connection closed by peer [127.0.0.1]:1"));
+  Write(dir / "node-a/rank_1.log", "2026-11-29 16:27:40,000 INFO [rank1] train: process group ready\n");
+  Write(dir / "node-a/torchrun.log",
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 27430 closing signal SIGTERM\n"
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 1 (pid: 27431) of binary: /w.sh\n");
+  Write(dir / "node-a/dmesg.log",
+        "[ 2686.172733] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,task=python3,pid=27431,uid=0\n"
+        "[ 2686.172760] Memory cgroup out of memory: Killed process 27431 (python3) total-vm:2505652kB, anon-rss:1683056kB, "
+        "file-rss:127164kB, shmem-rss:0kB, UID:0 pgtables:4096kB oom_score_adj:0\n");
+  const v1::Diagnosis d = DiagnoseOk(dir);
+  EXPECT_EQ(d.initiator().rank(), 1) << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HOST_OOM) << d.reason();
+  EXPECT_EQ(d.owner(), v1::OWNER_HOST);
+  EXPECT_TRUE(Cites(d, "Killed process 27431", v1::EVIDENCE_ROLE_INITIATING));
 }
 
 }  // namespace

@@ -166,7 +166,7 @@ TEST(Hardware, OomKillerTakingTheRanksPidIsHostMemory) {
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HOST_OOM) << d.reason();
   EXPECT_EQ(d.owner(), v1::OWNER_HOST);
   EXPECT_TRUE(Cites(d, "Out of memory: Killed process 31243", v1::EVIDENCE_ROLE_INITIATING));
-  EXPECT_EQ(d.recovery().preconditions(0).action(), "fix_host_memory");
+  EXPECT_EQ(d.recovery().preconditions(0).action(), "reduce_host_memory");
 }
 
 TEST(Hardware, OomKillOfAnotherProcessIsNotTheRanks) {

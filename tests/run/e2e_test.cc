@@ -2,8 +2,7 @@
 // on CPU, world size 4) whose rank is SIGKILLed, once under two torchrun agents on loopback
 // and once under srun on the single-node Slurm of scripts/services.sh. For each: the layout
 // the wrapper wrote and that the launcher still sees the rank die by SIGKILL; and that
-// `denpex diagnose` on the wrapper's output alone names the killed rank and its node (kept
-// DISABLED_ until the engine reads the wrapper's layout; see the note at those tests).
+// `denpex diagnose` on the wrapper's output alone names the killed rank and its node.
 //
 // They skip when PyTorch (/usr/bin/python3 with torch) or Slurm is missing, unless
 // DENPEX_REQUIRE_SERVICES=1 (CI), where they fail instead.
@@ -332,10 +331,9 @@ TEST(RunE2eTorchrun, TheWrapperRecordsEveryRankAndTorchrunStillSeesTheKill) {
   EXPECT_NE(agent.find("Signal 9 (SIGKILL) received by PID"), std::string::npos) << agent;
 }
 
-// PENDING ENGINE SUPPORT: enable (drop DISABLED_) once the engine ingests the `denpex run`
-// layout (docs/log_formats.md §15: the RFC 3339 stamp prefix and the `[denpex-run]` exit
-// lines). The engine on main reads no event from these files and answers INCONCLUSIVE.
-TEST(RunE2eTorchrun, DISABLED_DiagnoseNamesTheKilledRankFromTheWrappersOutput) {
+// The engine reads the `denpex run` layout (docs/log_formats.md §15): the RFC 3339 stamp
+// prefix, the `[denpex-run]` exit lines as each rank's exit, `*.errors.log` as copies.
+TEST(RunE2eTorchrun, DiagnoseNamesTheKilledRankFromTheWrappersOutput) {
   const JobRun& run = TorchrunJob();
   if (!run.unavailable.empty()) SKIP_OR_FAIL(run.unavailable);
   ASSERT_TRUE(run.finished);
@@ -354,8 +352,8 @@ TEST(RunE2eSrun, TheWrapperRecordsEveryTaskAndSrunStillSeesTheKill) {
                                                             << srun;
 }
 
-// PENDING ENGINE SUPPORT, as above.
-TEST(RunE2eSrun, DISABLED_DiagnoseNamesTheKilledRankFromTheWrappersOutput) {
+// The same under srun.
+TEST(RunE2eSrun, DiagnoseNamesTheKilledRankFromTheWrappersOutput) {
   const JobRun& run = SrunJob();
   if (!run.unavailable.empty()) SKIP_OR_FAIL(run.unavailable);
   ASSERT_TRUE(run.finished);

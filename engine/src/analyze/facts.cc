@@ -103,6 +103,7 @@ void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, J
       rf.exit_code = SrunExitCode(reason, n.exit_code);
       rf.exit_time = e.time;
       rf.torn_down = rf.exit_code == kExitSigterm;  // srun's teardown after another task ended
+      if (rf.host_cause < 0 && HostCauseOf(e, &rf.host_class, &rf.host_owner)) rf.host_cause = index;
     }
   } else if (e.kind == Kind::kNodeFailure) {
     const std::int32_t node = NodeNamed(inc, n.node);
@@ -139,20 +140,40 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     jf->ranks[e.rank].timeouts += 1;
     jf->timeouts.push_back(index);
   } else if (IsPeerError(e) && e.rank >= 0) {
-    if (jf->ranks[e.rank].peer_error < 0) jf->ranks[e.rank].peer_error = index;
+    RankFacts& r = jf->ranks[e.rank];
+    if (r.peer_error >= 0) return;
+    r.peer_error = index;
+    if (e.family == Family::kGloo) (e.kind == Kind::kGlooTimeout ? jf->gloo_timeouts : jf->gloo_closed) += 1;
   } else if (IsOwnError(e) && e.rank >= 0) {
     if (jf->ranks[e.rank].python_error < 0) jf->ranks[e.rank].python_error = index;
+  } else if (e.kind == Kind::kProcessExit) {
+    // `denpex run`'s word on the process it wraps: the rank's own exit, with a time.
+    if (e.rank < 0) return;
+    const auto& wf = std::get<WorkerFailed>(e.detail);
+    RankFacts& r = jf->ranks[e.rank];
+    if (wf.exit_code == 0 || r.exit_event >= 0) return;
+    r.exit_event = index;
+    r.exit_code = wf.exit_code;
+    r.exit_time = e.time;
+    if (r.pid == 0) r.pid = wf.pid;
+  } else if (e.kind == Kind::kProcessSignalled) {
+    if (e.rank >= 0) jf->ranks[e.rank].torn_down = true;  // stopped from outside (a teardown), not failed on its own
   } else if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) {
     RankFacts& r = jf->ranks[e.rank];
     SetNode(&r, node >= 0 ? node : NodeOfHost(inc, inc.str(fe->host)));
     if (r.local_rank < 0) r.local_rank = fe->local_rank;
+    if (r.pid == 0) r.pid = fe->pid;
     if (r.table_entry < 0 || fe->root_cause) r.table_entry = index;
   } else if (std::holds_alternative<WorkerFailed>(e.detail) && node >= 0) {
     NodeFacts& n = jf->nodes[node];
     if (n.first_failure < 0) n.first_failure = index;
     n.reports.push_back(index);
-  } else if (std::holds_alternative<WorkerSignalled>(e.detail) && node >= 0) {
-    jf->nodes[node].signalled += 1;
+  } else if (const auto* ws = std::get_if<WorkerSignalled>(&e.detail); ws && node >= 0 && e.family == Family::kTorchrun) {
+    // `Unable to shutdown process P via 15, forcefully exitting via 9` follows the SIGTERM line
+    // of the same worker: a second word about one teardown, the worker did not react to SIGTERM.
+    (inc.str(ws->signal) == "SIGKILL" ? jf->nodes[node].forced_kills : jf->nodes[node].signalled) += 1;
+  } else if (e.kind == Kind::kExitBarrier && node >= 0 && jf->nodes[node].exit_barrier < 0) {
+    jf->nodes[node].exit_barrier = index;
   }
 }
 
@@ -196,9 +217,12 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
     n.failed_rank = GlobalRankOf(*jf, n, wf.local_rank);
     if (n.failed_rank < 0) continue;
     RankFacts& r = jf->ranks[n.failed_rank];
-    r.exit_event = n.first_failure;  // finer time than the table's one-second stamp
-    r.exit_code = wf.exit_code;
-    r.exit_time = e.time;
+    if (r.pid == 0) r.pid = wf.pid;
+    if (r.exit_event < 0 || inc.events[r.exit_event].kind != Kind::kProcessExit) {
+      r.exit_event = n.first_failure;  // finer time than the table's one-second stamp
+      r.exit_code = wf.exit_code;
+      r.exit_time = e.time;
+    }
     if (n.signalled == 0) continue;
     for (std::int32_t other : n.ranks) {
       RankFacts& o = jf->ranks[other];
@@ -219,7 +243,54 @@ void CountTableOnlyReports(const Incident& inc, JobFacts* jf) {
   }
 }
 
+// Kernel evidence about a process (the OOM killer's `Killed process P`) explains the death of
+// the rank whose agent named that pid, on the node whose kernel log printed it. Without a pid
+// match it explains the one rank of that node killed by SIGKILL, when there is exactly one.
+void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    v1::FailureClass cls;
+    v1::Owner owner;
+    const auto* kill = std::get_if<OomKill>(&e.detail);
+    if (!kill || e.node < 0 || !HostCauseOf(e, &cls, &owner)) continue;
+    std::int32_t match = -1, killed = -1, killed_count = 0;
+    for (std::int32_t r : jf->nodes[e.node].ranks) {
+      const RankFacts& rf = jf->ranks[r];
+      if (kill->pid > 0 && rf.pid == kill->pid) match = r;
+      if (rf.exit_event >= 0 && rf.exit_code == kExitSigkill && !rf.torn_down) {
+        killed = r;
+        ++killed_count;
+      }
+    }
+    if (match < 0 && killed_count == 1 && (kill->pid <= 0 || jf->ranks[killed].pid == 0)) match = killed;
+    if (match < 0 || jf->ranks[match].host_cause >= 0) continue;
+    RankFacts& rf = jf->ranks[match];
+    rf.host_cause = i;
+    rf.host_class = cls;
+    rf.host_owner = owner;
+  }
+}
+
 }  // namespace
+
+bool HostCauseOf(const Event& e, v1::FailureClass* cls, v1::Owner* owner) {
+  struct Row {
+    Kind kind;
+    v1::FailureClass cls;
+    v1::Owner owner;
+  };
+  static constexpr Row kRows[] = {
+      {Kind::kOomKill, v1::FAILURE_CLASS_HOST_OOM, v1::OWNER_HOST},   // kernel: `Killed process P (comm)`
+      {Kind::kSlurmOom, v1::FAILURE_CLASS_HOST_OOM, v1::OWNER_HOST},  // srun: `task N: Out Of Memory`
+  };
+  for (const Row& row : kRows) {
+    if (row.kind != e.kind) continue;
+    *cls = row.cls;
+    *owner = row.owner;
+    return true;
+  }
+  return false;
+}
 
 std::vector<std::int32_t> ParseTaskList(std::string_view tasks) {
   std::vector<std::int32_t> out;
@@ -318,6 +389,7 @@ JobFacts CollectFacts(const Incident& inc) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) CollectEvent(inc, i, &jf);
   AssignNodeRanks(&jf);
   ApplyLauncherEvidence(inc, &jf);
+  ApplyHostEvidence(inc, &jf);
   CountTableOnlyReports(inc, &jf);
 
   auto key = [&](std::int32_t i) { return std::make_tuple(inc.events[i].time, inc.events[i].rank, i); };

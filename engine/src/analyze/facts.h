@@ -25,6 +25,12 @@ struct RankFacts {
   // abort): it failed because another rank did.
   std::int32_t peer_error = -1;
   bool torn_down = false;  // its agent SIGTERMed it after another local worker had failed
+  std::int64_t pid = 0;     // as its agent's `failed` line or table entry names it
+  // Host evidence of why it died (the kernel OOM killer of its pid, srun's `Out Of Memory` of its
+  // task): the event, and the class and owner it stands for (HostCauseOf).
+  std::int32_t host_cause = -1;
+  v1::FailureClass host_class = v1::FAILURE_CLASS_UNSPECIFIED;
+  v1::Owner host_owner = v1::OWNER_UNSPECIFIED;
 };
 
 struct NodeFacts {
@@ -33,6 +39,8 @@ struct NodeFacts {
   std::int32_t first_failure = -1;   // event index of the agent's first `failed (exitcode` line
   std::int32_t failed_rank = -1;     // the global rank that line names, when it can be mapped
   std::int32_t signalled = 0;        // `Sending process P closing signal` lines
+  std::int32_t forced_kills = 0;     // `Unable to shutdown process P via 15, forcefully exitting via 9`
+  std::int32_t exit_barrier = -1;    // event index of its agent's `Error waiting on exit barrier`
   std::vector<std::int32_t> reports; // agent failure reports: one event index each
   std::int32_t lost = -1;            // event index of a Slurm word that the node failed
 };
@@ -48,6 +56,10 @@ struct JobFacts {
   v1::FailureClass scheduler_class = v1::FAILURE_CLASS_UNSPECIFIED;
   std::vector<std::int32_t> srun_reports;  // `srun: error: <host>: task…` lines, in file order
   std::int32_t peer_reporters = 0;  // ranks with a peer error (gloo, NCCL) but no watchdog timeout
+  // gloo (no watchdog, no sequence numbers): ranks whose first peer error is a gloo timeout (a
+  // peer alive but silent) or a closed / reset connection (a peer gone).
+  std::int32_t gloo_timeouts = 0;
+  std::int32_t gloo_closed = 0;
 
   bool HasWave() const { return !timeouts.empty(); }
   void EnsureRank(std::int32_t rank) {
@@ -56,6 +68,11 @@ struct JobFacts {
 };
 
 JobFacts CollectFacts(const Incident& inc);
+
+// The class and owner a host-level event stands for when it names a rank's process (by pid, or
+// by its task): the kernel OOM killer and Slurm's OOM notice -> host OOM, owner host. Add rows
+// here (Xid, ...) to let more kernel evidence classify the initiator. False for other events.
+bool HostCauseOf(const Event& e, v1::FailureClass* cls, v1::Owner* owner);
 
 // A rank with no log of its own (an inferred group member) sits on the node of its
 // neighbours when the nearest logged ranks below and above it share one: torchrun numbers a

@@ -59,16 +59,6 @@ bool IsXidLine(const Event& e) { return e.kind == Kind::kXid || e.kind == Kind::
 
 bool InWindow(TimeNs t, TimeNs when, TimeNs before, TimeNs after) { return t >= when - before && t <= when + after; }
 
-// The process id of the rank as its launcher printed it (agent `failed` line, table entry).
-std::int64_t PidOfRank(const Incident& inc, const RankFacts& r) {
-  for (std::int32_t i : {r.exit_event, r.table_entry}) {
-    if (i < 0) continue;
-    if (const auto* wf = std::get_if<WorkerFailed>(&inc.events[i].detail); wf && wf->pid > 0) return wf->pid;
-    if (const auto* fe = std::get_if<FailureEntry>(&inc.events[i].detail); fe && fe->pid > 0) return fe->pid;
-  }
-  return 0;
-}
-
 // The latest Xid 154's recovery action (`... to 0x2 (Node Reboot Required)`), if any.
 std::string RecoveryActionOf(const Incident& inc, const std::vector<std::int32_t>& burst) {
   std::string out;
@@ -185,42 +175,6 @@ std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, 
   return c;
 }
 
-// The OOM killer took the rank's process (its pid when the launcher printed it), or srun
-// reported the task Out Of Memory.
-std::optional<KernelCause> OomCause(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks, std::int32_t rank,
-                                    std::optional<TimeNs> when) {
-  const RankFacts& r = facts.ranks[rank];
-  const std::int64_t pid = PidOfRank(inc, r);
-  std::int32_t kill = -1;
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()) && when; ++i) {
-    const Event& e = inc.events[i];
-    if (e.kind != Kind::kOomKill || e.node != r.node || e.clock == Clock::kNone) continue;
-    if (!InWindow(clocks.Aligned(e), *when, 5 * kMinute, kMinute)) continue;
-    const auto& k = std::get<OomKill>(e.detail);
-    const std::string_view comm = inc.str(k.comm);
-    if (pid > 0 ? k.pid == pid : (comm.starts_with("python") || comm.starts_with("pt_main"))) {
-      kill = i;
-      break;
-    }
-  }
-  const bool srun_oom = r.exit_event >= 0 && inc.events[r.exit_event].kind == Kind::kSlurmOom;
-  if (kill < 0 && !srun_oom) return std::nullopt;
-  const std::string name = NodeName(inc, r.node);
-  KernelCause c;
-  c.failure_class = v1::FAILURE_CLASS_HOST_OOM;
-  c.owner = v1::OWNER_HOST;
-  c.initiating = kill >= 0 ? kill : r.exit_event;
-  const std::string where = Where(inc, inc.events[c.initiating]);
-  c.phrase = kill >= 0 ? "The kernel OOM killer on " + name + " killed its process" + (pid > 0 ? " (pid " + std::to_string(pid) + ")" : "") +
-                             " (" + where + "): host memory, not GPU memory, ran out."
-                       : "srun reports the task Out Of Memory (" + where + "): the cgroup OOM killer took it; host memory ran out.";
-  c.recovery.push_back({"fix_host_memory", name,
-                        "Host memory ran out on " + name + " (" + where +
-                            "): lower the job's host-memory use per node (data-loader workers, pinned buffers, CPU offload, checkpoint "
-                            "staging) or raise its memory limit before resuming; the same step will be killed again otherwise."});
-  return c;
-}
-
 }  // namespace
 
 std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t rank, std::string* how) {
@@ -249,10 +203,8 @@ std::optional<KernelCause> FindKernelCause(const Incident& inc, const JobFacts& 
                                            std::int32_t rank, std::optional<TimeNs> when) {
   if (rank < 0 || rank >= static_cast<std::int32_t>(facts.ranks.size()) || facts.ranks[rank].node < 0) return std::nullopt;
   if (!when && facts.HasWave()) when = facts.wave_start;
-  if (when) {
-    if (auto c = XidCause(inc, facts, clocks, rank, *when)) return c;
-  }
-  return OomCause(inc, facts, clocks, rank, when);
+  if (!when) return std::nullopt;
+  return XidCause(inc, facts, clocks, rank, *when);
 }
 
 bool ClassOfOwnError(const Event& e, v1::FailureClass* failure_class, v1::Owner* owner) {

@@ -102,6 +102,53 @@ std::int32_t LostNode(const Incident& inc, const JobFacts& facts, const std::vec
   return n.lost >= 0 || AgentLogStops(facts, node) ? node : -1;
 }
 
+std::int32_t LostAgent(const JobFacts& facts) {
+  const bool rank_failed = std::any_of(facts.ranks.begin(), facts.ranks.end(), [](const RankFacts& r) {
+    return r.timeouts > 0 || r.peer_error >= 0 || r.python_error >= 0 || r.exit_event >= 0;
+  });
+  if (rank_failed) return -1;
+  std::int32_t waited = 0, lost = -1;
+  for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
+    const NodeFacts& node = facts.nodes[n];
+    if (node.exit_barrier >= 0) {
+      ++waited;
+    } else if (node.agent_log && node.reports.empty() && node.signalled == 0) {
+      if (lost >= 0) return -1;  // two agents silent: not this rule
+      lost = n;
+    }
+  }
+  return waited > 0 ? lost : -1;
+}
+
+void DiagnoseLostAgent(const Incident& inc, const JobFacts& facts, std::int32_t node, Finding* f) {
+  const std::string name = NodeName(inc, node);
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = -1;
+  f->local_rank = -1;
+  f->node = node;
+  f->failure_class = v1::FAILURE_CLASS_NODE_LOSS;
+  f->owner = v1::OWNER_UNKNOWN;
+  f->confidence = 0.7;
+  std::int32_t barrier = -1;
+  for (const NodeFacts& n : facts.nodes) {
+    if (n.exit_barrier >= 0 && (barrier < 0 || n.exit_barrier < barrier)) barrier = n.exit_barrier;
+  }
+  f->evidence.push_back({barrier, v1::EVIDENCE_ROLE_CORROBORATING});
+  for (std::uint32_t i = 0; i < inc.files.size(); ++i) {  // where its agent's log stops
+    const LogFile& file = inc.files[i];
+    if (file.node == node && file.agent && file.last_line.line > 0) {
+      f->lines.push_back({i, file.last_line, v1::EVIDENCE_ROLE_INITIATING});
+    }
+  }
+  f->cascade = SummarizeCascade(inc, facts, {}, node);
+  f->reason = "The torchrun agent of " + name + " was lost: no rank failed, the agent of " +
+              NodeName(inc, inc.events[barrier].node) + " timed out in the exit barrier waiting for it (" +
+              Where(inc, inc.events[barrier]) + "), and " + name + "'s agent log stops with no word after its start.";
+  f->recovery.push_back({"inspect_host_logs", name,
+                         "Check " + name + " for what ended its torchrun agent (the kernel log for the OOM killer, the "
+                             "scheduler's or an operator's kill) and for orphaned workers still running there before restarting."});
+}
+
 void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t node, Finding* f) {
   const NodeFacts& n = facts.nodes[node];
   const std::string name = NodeName(inc, node);

@@ -25,4 +25,13 @@ std::int32_t LostNode(const Incident& inc, const JobFacts& facts, const std::vec
 // Fills `f` for a lost node (the verdict names the node; rank -1).
 void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t node, Finding* f);
 
+// The node whose torchrun agent alone was lost (-1 when not): no rank failed or reported a
+// peer, some agent timed out in the exit barrier waiting for the others, and exactly one other
+// agent's log stops with no word at all. Its workers may have run on as orphans.
+std::int32_t LostAgent(const JobFacts& facts);
+
+// Fills `f` for a lost agent: class node loss, owner unknown (the host ran on; nothing says who
+// ended the agent).
+void DiagnoseLostAgent(const Incident& inc, const JobFacts& facts, std::int32_t node, Finding* f);
+
 }  // namespace denpex::engine

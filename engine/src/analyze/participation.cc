@@ -62,6 +62,15 @@ std::vector<std::int32_t> DirectWaiters(const Analysis& a, std::int32_t rank) {
   return events;
 }
 
+// gloo: every rank's first error about a peer, in file order of the ranks.
+std::vector<std::int32_t> GlooReporters(const Analysis& a) {
+  std::vector<std::int32_t> out;
+  for (const RankFacts& r : a.facts.ranks) {
+    if (r.peer_error >= 0 && a.inc.events[r.peer_error].family == Family::kGloo) out.push_back(r.peer_error);
+  }
+  return out;
+}
+
 // When the collectives `rank` never joined were started: the printed time of a waiter's
 // timeout minus how long it had been running.
 std::optional<TimeNs> StallTime(const Analysis& a, std::int32_t rank) {
@@ -72,6 +81,31 @@ std::optional<TimeNs> StallTime(const Analysis& a, std::int32_t rank) {
     const auto& w = std::get<WatchdogTimeout>(e.detail);
     const TimeNs started = a.clocks.Aligned(e) - std::max<std::int64_t>(w.ran_for_ms, 0) * kNsPerMs;
     if (!t || started < *t) t = started;
+  }
+  return t;
+}
+
+// True when its agent had to SIGKILL it after SIGTERM: every worker the agent tore down on its
+// node (this one among them) outlived the SIGTERM.
+bool Unresponsive(const JobFacts& facts, std::int32_t rank) {
+  const RankFacts& r = facts.ranks[rank];
+  if (!r.torn_down || r.node < 0 || facts.nodes[r.node].forced_kills == 0) return false;
+  std::int32_t torn = 0;
+  for (std::int32_t o : facts.nodes[r.node].ranks) torn += facts.ranks[o].torn_down ? 1 : 0;
+  return facts.nodes[r.node].forced_kills >= torn;
+}
+
+// gloo: when the silent rank stopped, from the earliest peer that timed out on it. A traceback
+// line has no time of its own; the one it borrowed is the reporter's last line before the
+// wait, which is when the collective it waited in began.
+std::optional<TimeNs> GlooStallTime(const Analysis& a) {
+  std::optional<TimeNs> t;
+  for (const RankFacts& r : a.facts.ranks) {
+    if (r.peer_error < 0) continue;
+    const Event& e = a.inc.events[r.peer_error];
+    if (e.kind != Kind::kGlooTimeout || e.clock == Clock::kNone || !e.time_borrowed) continue;
+    const TimeNs at = a.clocks.Aligned(e);
+    if (!t || at < *t) t = at;
   }
   return t;
 }
@@ -92,7 +126,10 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     } else if (r.table_entry >= 0 && a.inc.events[r.table_entry].clock != Clock::kNone) {
       f->time = a.clocks.Aligned(a.inc.events[r.table_entry]);
     }
-    if (r.exit_code == -11 || r.exit_code == -7) {
+    if (r.host_cause >= 0) {  // the host says why (the kernel OOM killer of its pid, ...)
+      f->failure_class = r.host_class;
+      f->owner = r.host_owner;
+    } else if (r.exit_code == -11 || r.exit_code == -7) {
       f->failure_class = v1::FAILURE_CLASS_SEGFAULT;
       f->owner = v1::OWNER_APPLICATION;
     } else if (r.exit_code > 0) {
@@ -108,29 +145,33 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     f->owner = v1::OWNER_APPLICATION;
     ClassOfOwnError(a.inc.events[r.python_error], &f->failure_class, &f->owner);
     f->time = StallTime(a, rank);
+  } else if (!a.facts.HasWave() && a.facts.gloo_timeouts == 0 && a.facts.gloo_closed > 0) {
+    // Its peers lost the connection to it (gloo), and nothing says it exited: it died unseen.
+    f->failure_class = v1::FAILURE_CLASS_SIGNAL_KILL;
+    f->owner = v1::OWNER_UNKNOWN;
   } else {
     f->failure_class = v1::FAILURE_CLASS_HANG;  // silent, and no word that it exited: alive, stuck
-    f->owner = v1::OWNER_APPLICATION;
+    // A worker that outlived its agent's SIGTERM (`Unable to shutdown process ... via 15`) was
+    // stopped or in uninterruptible sleep: not the application's own code at work.
+    f->owner = Unresponsive(a.facts, rank) ? v1::OWNER_UNKNOWN : v1::OWNER_APPLICATION;
     f->time = StallTime(a, rank);
+    if (!f->time) f->time = GlooStallTime(a);
   }
 }
 
-// The kernel's word on the rank (an Xid burst on its GPU, the OOM killer) replaces what its
-// exit alone says when it explains it: a CUDA error, a hang, a kill or a crash. A Python
-// exception or a CUDA OOM of its own is not a GPU's doing, whatever the kernel logged.
+// The kernel's word on the rank's GPU (an Xid burst) replaces what its exit alone says when it
+// explains it: a CUDA error, a hang, a kill or a crash. A Python exception, a CUDA OOM or a host
+// OOM (facts' host evidence) is not the GPU's doing, whatever the kernel logged.
 std::optional<KernelCause> KernelCauseOf(const Analysis& a, std::int32_t rank, Finding* f) {
   switch (f->failure_class) {
     case v1::FAILURE_CLASS_CUDA_ERROR: case v1::FAILURE_CLASS_HANG: case v1::FAILURE_CLASS_SIGNAL_KILL:
-    case v1::FAILURE_CLASS_SEGFAULT: case v1::FAILURE_CLASS_HOST_OOM:
+    case v1::FAILURE_CLASS_SEGFAULT:
       break;
     default:
       return std::nullopt;
   }
   auto c = FindKernelCause(a.inc, a.facts, a.clocks, rank, f->time);
   if (!c) return std::nullopt;
-  const bool oom = c->failure_class == v1::FAILURE_CLASS_HOST_OOM;
-  const bool killed = f->failure_class == v1::FAILURE_CLASS_SIGNAL_KILL || f->failure_class == v1::FAILURE_CLASS_HOST_OOM;
-  if (oom && !killed) return std::nullopt;  // the OOM killer explains a killed rank, and only that
   f->failure_class = c->failure_class;
   f->owner = c->owner;
   return c;
@@ -159,6 +200,7 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
   }
   if (OwnExit(a.facts, rank)) {
     std::string s = who + " exited with " + ExitPhrase(r.exit_code) + (f.time ? " at " + ClockTime(*f.time) : "");
+    if (r.host_cause >= 0) s += " (the host says why: " + Where(a.inc, a.inc.events[r.host_cause]) + ")";
     s += r.python_error >= 0 ? " after raising " + std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type))
                              : " without printing an error";
     if (a.facts.HasWave() && r.exit_time < a.facts.wave_start - kSkewWindow) {
@@ -169,6 +211,14 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
     }
     s += "; " + std::to_string(f.cascade.secondary_ranks.size()) + " ranks then timed out or were torn down";
     return s + (waiting.empty() ? "." : ", and " + waiting + ".");
+  }
+  if (waiting.empty() && a.facts.gloo_timeouts + a.facts.gloo_closed > 0) {  // gloo: no groups, no SeqNum
+    std::string s = who + " reported nothing about its peers while " + std::to_string(a.facts.gloo_timeouts) +
+                    " ranks timed out in gloo waiting on a peer and " + std::to_string(a.facts.gloo_closed) +
+                    " lost their connection to one";
+    if (Unresponsive(a.facts, rank)) s += "; its agent's SIGTERM did not end it, so it was stopped or stuck in the kernel";
+    if (f.time) s += "; it stopped participating at about " + ClockTime(*f.time);
+    return s + ".";
   }
   std::string s = who + " printed no timeout of its own while " + waiting;
   if (f.time) s += "; it stopped participating at about " + ClockTime(*f.time);
@@ -198,15 +248,16 @@ void DiagnosedRecovery(const Analysis& a, std::int32_t rank, const std::optional
                                  ": lower the micro-batch, sequence length or activation memory (recomputation, offload), or set "
                                  "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, before resuming; the same step will fail again otherwise."});
       break;
-    case v1::FAILURE_CLASS_HOST_OOM:
-      f->recovery.push_back({"fix_host_memory", node,
-                             "Host memory ran out for " + rk + " on " + node + own +
-                                 ": lower host-memory use (data-loader workers, pinned buffers, CPU offload) or raise the memory limit before resuming."});
-      break;
     case v1::FAILURE_CLASS_SIGNAL_KILL:
       f->recovery.push_back({"inspect_host_logs", node,
                              "Check the kernel log of " + node + at + " for the OOM killer or a hardware event: nothing in the job's logs says why " +
                                  rk + " was killed by " + ExitPhrase(r.exit_code) + "."});
+      break;
+    case v1::FAILURE_CLASS_HOST_OOM:
+      f->recovery.push_back({"reduce_host_memory", rk,
+                             "The host ran out of memory and killed " + rk + " on " + node + at +
+                                 ": lower its host memory use (data loader workers, pinned buffers, CPU copies of checkpoints) "
+                                 "or raise the job's memory limit before resuming."});
       break;
     case v1::FAILURE_CLASS_SEGFAULT:
       f->recovery.push_back({"inspect_core_dump", rk,
@@ -253,17 +304,20 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   }
   if (r.table_entry >= 0) f->evidence.push_back({r.table_entry, v1::EVIDENCE_ROLE_INITIATING});
   if (r.python_error >= 0) f->evidence.push_back({r.python_error, v1::EVIDENCE_ROLE_INITIATING});
+  if (r.host_cause >= 0 && r.host_cause != r.exit_event && OwnExit(a.facts, rank)) f->evidence.push_back({r.host_cause, v1::EVIDENCE_ROLE_INITIATING});
   if (const Mismatch* m = a.MismatchOf(rank)) {
     f->evidence.push_back({m->event, v1::EVIDENCE_ROLE_INITIATING});
     f->evidence.push_back({m->peer_event, v1::EVIDENCE_ROLE_CORROBORATING});
-  } else if (r.exit_event >= 0 && a.inc.events[r.exit_event].family == Family::kSlurm) {
-    f->evidence.push_back({r.exit_event, v1::EVIDENCE_ROLE_INITIATING});  // srun's word on its end
+  } else if (r.exit_event >= 0 && (a.inc.events[r.exit_event].family == Family::kSlurm ||
+                                    a.inc.events[r.exit_event].kind == Kind::kProcessExit)) {
+    f->evidence.push_back({r.exit_event, v1::EVIDENCE_ROLE_INITIATING});  // srun's or `denpex run`'s word on its end
   }
   if (cause) {
     if (cause->initiating != r.exit_event) f->evidence.push_back({cause->initiating, v1::EVIDENCE_ROLE_INITIATING});
     for (std::int32_t i : cause->related) f->evidence.push_back({i, v1::EVIDENCE_ROLE_CORROBORATING});
   }
-  const auto waiters = DirectWaiters(a, rank);
+  auto waiters = DirectWaiters(a, rank);
+  if (waiters.empty() && top.progress > 0) waiters = GlooReporters(a);
   for (std::size_t i = 0; i < waiters.size() && i < kMaxWaiterCitations; ++i) {
     f->evidence.push_back({waiters[i], v1::EVIDENCE_ROLE_CORROBORATING});
   }
@@ -409,6 +463,8 @@ Finding AnalyzeParticipation(const Incident& inc) {
   const std::int32_t lost = LostNode(inc, a.facts, Leaders(a, leads));
   if (lost >= 0) {
     DiagnoseNodeLoss(inc, a.facts, lost, &f);
+  } else if (const std::int32_t agent = a.scores.empty() ? LostAgent(a.facts) : -1; agent >= 0) {
+    DiagnoseLostAgent(inc, a.facts, agent, &f);
   } else if (a.scores.empty()) {
     NoCandidate(a, &f);
   } else if (leads) {

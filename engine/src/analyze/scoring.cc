@@ -14,13 +14,31 @@ double LauncherScore(const JobFacts& facts, std::int32_t rank) {
   return score + kLauncherLate;
 }
 
-// Torn down by its agent after a local worker failed before the wave: it died before it
-// could time out, so its silence says nothing about it.
+// Torn down by its agent after a local worker failed on its own before the wave: it died
+// before it could time out, so its silence says nothing about it. (Torn down after a victim's
+// exit, it had as long as that victim to report a peer, and did not.)
 bool TornDownEarly(const JobFacts& facts, std::int32_t rank) {
   const RankFacts& r = facts.ranks[rank];
   if (!r.torn_down || r.node < 0) return false;
   const std::int32_t first = facts.nodes[r.node].failed_rank;
-  return first >= 0 && (!facts.HasWave() || facts.ranks[first].exit_time < facts.wave_start - kSkewWindow);
+  return first >= 0 && OwnExit(facts, first) &&
+         (!facts.HasWave() || facts.ranks[first].exit_time < facts.wave_start - kSkewWindow);
+}
+
+// gloo has no watchdog and no sequence numbers: a member with a log that reported nothing about
+// its peers, while others failed against a peer (timed out on one alive but silent, or lost
+// the connection to one gone), is where their waits end.
+bool SilentMember(const RankFacts& r) {
+  return r.has_log && r.timeouts == 0 && r.peer_error < 0 && r.python_error < 0;
+}
+
+double SilenceScore(const JobFacts& facts, std::int32_t rank) {
+  const std::int32_t reporters = facts.gloo_timeouts + facts.gloo_closed;
+  if (facts.HasWave() || reporters == 0 || !SilentMember(facts.ranks[rank])) return 0;
+  std::int32_t silent = 0;
+  for (const RankFacts& r : facts.ranks) silent += SilentMember(r) ? 1 : 0;
+  const std::int32_t others = std::max(1, facts.ranks_seen - silent);
+  return kProgress * std::min(1.0, static_cast<double>(reporters) / others);
 }
 
 }  // namespace
@@ -43,6 +61,7 @@ std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& wai
     if (rank < static_cast<std::int32_t>(facts.ranks.size())) {
       s.launcher = LauncherScore(facts, rank);
       s.torn_down_early = TornDownEarly(facts, rank);
+      s.progress = SilenceScore(facts, rank) * (s.torn_down_early ? kTornDown : 1);
     }
     if (std::find(mismatched.begin(), mismatched.end(), rank) != mismatched.end()) s.mismatch = kMismatch;
     if (rank < static_cast<std::int32_t>(waits.explains.size()) && waits.reporters > 0 && waits.explains[rank] > 0) {

@@ -2,7 +2,9 @@
 //   launcher  — its torchrun agent saw it exit (by a signal, or with an exception) while it
 //               had printed no timeout of its own, before the watchdog wave;
 //   progress  — it is a silent member of groups whose other members timed out waiting, and
-//               a share of all reporters is stuck behind it (wait_graph.h).
+//               a share of all reporters is stuck behind it (wait_graph.h); with gloo (no
+//               watchdog, no groups) it reported nothing while the other ranks failed against
+//               a peer, and the share is theirs among the ranks that were not silent.
 // The weights are few and fixed so an operator can redo the arithmetic from the cited lines
 // (docs/diagnosis_format.md).
 #pragma once

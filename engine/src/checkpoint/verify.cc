@@ -234,4 +234,41 @@ Result<v1::CheckpointOutcome> VerifyCheckpoints(const std::filesystem::path& dir
   return std::move(r->outcome);
 }
 
+Result<v1::CheckpointOutcome> NewestCheckpointBlindly(const std::filesystem::path& dir) {
+  std::error_code ec;
+  const auto root = std::filesystem::canonical(dir, ec);
+  if (ec) return Status::NotFound(dir.string() + ": no such checkpoint directory");
+  auto listing = ckpt::ListDir(root, root);
+  if (!listing.ok()) return listing.status();
+  v1::CheckpointOutcome o;
+  const std::vector<Candidate> cands = ckpt::FindCandidates(*listing);
+  const auto pointer = ckpt::ReadPointer(*listing);
+  if (pointer && pointer->problem.empty() && !pointer->target.empty()) {
+    const bool by_step = pointer->file != "latest";
+    o.set_decision(v1::CHECKPOINT_DECISION_RESUME);
+    o.set_path(by_step ? "" : pointer->target);
+    o.set_step(pointer->step);
+    for (const Candidate& c : cands) {
+      if (by_step ? c.report.step == pointer->step : c.entry.name == pointer->target) {
+        o.set_path(c.report.path);
+        o.set_step(c.report.step);
+        break;
+      }
+    }
+    o.set_summary("resume from " + pointer->file + " -> " + pointer->target + " (not verified)");
+    return o;
+  }
+  for (const Candidate& c : cands) {
+    if (c.report.format == CheckpointFormat::kTemporary || c.report.step < 0) continue;
+    o.set_decision(v1::CHECKPOINT_DECISION_RESUME);
+    o.set_path(c.report.path);
+    o.set_step(c.report.step);
+    o.set_summary("resume from the highest step on disk, " + c.report.path + " (not verified)");
+    return o;
+  }
+  o.set_decision(v1::CHECKPOINT_DECISION_NO_SAFE_CHECKPOINT);
+  o.set_summary("no checkpoint carries a step in its name");
+  return o;
+}
+
 }  // namespace denpex::engine

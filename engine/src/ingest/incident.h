@@ -26,6 +26,7 @@ struct LogFile {
   bool task_labels = false;      // srun --label output
   bool local_tags = false;       // torchrun `[default<L>]:` tags
   bool readable = false;         // opened, and text
+  bool copy = false;             // `denpex run`'s `<stem>.errors.log` (SourceFile::copy)
   LineSpan last_line;            // its last non-empty line
 };
 
@@ -57,6 +58,8 @@ struct Incident {
 
 // Walks, reads and parses `dir` (parallel over files; `threads` 0 = all cores). kNotFound /
 // kInvalidInput when the directory is missing, not a directory, or holds no readable log.
-Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads);
+// `skip`: a checkpoint directory inside `dir` that is not to be read as logs.
+Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
+                              const std::filesystem::path& skip = {});
 
 }  // namespace denpex::engine

@@ -3,6 +3,10 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "ingest/chunks.h"
@@ -74,7 +78,7 @@ void Merge(FileResult&& r, Incident* inc) {
 
 // Records one file and merges its events; returns 1 when it was readable text.
 int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
-  LogFile f{.path = src.rel, .name_rank = src.name_rank, .local_rank = src.local_rank};
+  LogFile f{.path = src.rel, .name_rank = src.name_rank, .local_rank = src.local_rank, .copy = src.copy};
   inc->input.files += 1;
   inc->input.bytes += r.bytes;
   const bool readable = r.problem.empty();
@@ -102,10 +106,41 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
   return readable ? 1 : 0;
 }
 
+// `denpex run`'s `<stem>.errors.log` repeats lines of `<stem>.log` with the same stamps: an
+// event of the copy that its main log also holds (same time, kind and signature) is dropped,
+// so a line counts once. What the copy alone kept (the main log was capped) stays.
+void DropCopies(Incident* inc) {
+  std::map<std::string, std::uint32_t> by_path;
+  bool any = false;
+  for (std::uint32_t i = 0; i < inc->files.size(); ++i) {
+    by_path.emplace(inc->files[i].path, i);
+    any |= inc->files[i].copy;
+  }
+  if (!any) return;
+  constexpr std::string_view kErrors = ".errors.log";
+  std::vector<std::int64_t> main_of(inc->files.size(), -1);
+  for (std::uint32_t i = 0; i < inc->files.size(); ++i) {
+    const std::string& p = inc->files[i].path;
+    if (!inc->files[i].copy) continue;
+    auto it = by_path.find(p.substr(0, p.size() - kErrors.size()) + ".log");
+    if (it != by_path.end() && inc->files[it->second].readable) main_of[i] = it->second;
+  }
+  using Key = std::tuple<std::uint32_t, TimeNs, Kind, StrId>;
+  std::set<Key> in_main;
+  for (const Event& e : inc->events) {
+    if (!inc->files[e.file].copy) in_main.insert({e.file, e.time, e.kind, e.signature});
+  }
+  std::erase_if(inc->events, [&](const Event& e) {
+    const std::int64_t m = main_of[e.file];
+    return m >= 0 && in_main.contains({static_cast<std::uint32_t>(m), e.time, e.kind, e.signature});
+  });
+}
+
 }  // namespace
 
-Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads) {
-  auto listing = ListIncident(dir);
+Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
+                              const std::filesystem::path& skip) {
+  auto listing = ListIncident(dir, skip);
   if (!listing.ok()) return listing.status();
   const std::string hint = ": pass the directory that holds the job's logs";
   if (listing->files.empty()) {
@@ -125,6 +160,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads) {
   if (readable == 0) {
     return Status::InvalidInput("no readable log files under " + dir.string() + hint);
   }
+  DropCopies(&inc);
   ResolveNodes(listing->files, &inc);
   ResolveRanks(&inc);
   ResolveYears(&inc);

@@ -54,16 +54,30 @@ std::vector<std::string_view> Folders(std::string_view rel) {
   return parts;  // the file name itself is left out
 }
 
+// `denpex run` side files: the identity record (JSON, not a log) and the error-line copy.
+constexpr std::string_view kTaskSuffix = ".task.json";
+constexpr std::string_view kErrorsSuffix = ".errors.log";
+
 bool IsKernelLogName(std::string_view name) {
   return name.find("dmesg") != std::string_view::npos || name.starts_with("kern") ||
          name.find("journal") != std::string_view::npos || name.find("syslog") != std::string_view::npos ||
          name == "messages";
 }
 
+// The job's checkpoints are verified separately (analyze/checkpoints.cc), never read as logs.
+bool IsCheckpointDir(const fs::path& p, int depth, const fs::path& skip) {
+  if (!skip.empty() && p == skip) return true;
+  if (depth != 0) return false;
+  const std::string name = p.filename().string();
+  return std::find(std::begin(kCheckpointFolders), std::end(kCheckpointFolders), name) !=
+         std::end(kCheckpointFolders);
+}
+
 }  // namespace
 
 std::int32_t RankFromFileName(std::string_view name) {
   constexpr std::string_view kPrefix = "rank_", kSuffix = ".log";
+  if (name.ends_with(kErrorsSuffix)) name.remove_suffix(kErrorsSuffix.size() - kSuffix.size());
   if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return -1;
   const std::string_view digits = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
   if (digits.empty() || digits.size() > 7) return -1;
@@ -93,7 +107,7 @@ std::int32_t LocalRankOfPath(std::string_view rel) {
   return l;
 }
 
-Result<Listing> ListIncident(const fs::path& dir) {
+Result<Listing> ListIncident(const fs::path& dir, const fs::path& skip) {
   constexpr std::string_view kHint = ": pass the directory that holds the job's logs";
   std::error_code ec;
   const fs::file_status st = fs::status(dir, ec);
@@ -106,6 +120,7 @@ Result<Listing> ListIncident(const fs::path& dir) {
   Listing out;
   out.root = fs::canonical(dir, ec);
   if (ec) return Status::IoError("cannot resolve " + dir.string() + ": " + ec.message());
+  const fs::path skip_canonical = skip.empty() ? fs::path() : fs::weakly_canonical(skip, ec);
 
   fs::recursive_directory_iterator it(out.root, fs::directory_options::skip_permission_denied, ec);
   if (ec) return Status::IoError("cannot list " + dir.string() + ": " + ec.message());
@@ -120,11 +135,14 @@ Result<Listing> ListIncident(const fs::path& dir) {
     if (entry.is_symlink(ec)) {
       NoteLink(entry, out.root, rel, &out.problems);
     } else if (entry.is_directory(ec)) {
+      if (IsCheckpointDir(p, it.depth(), skip_canonical)) it.disable_recursion_pending();
       continue;
     } else if (!entry.is_regular_file(ec)) {
       out.problems.push_back(rel + ": not a regular file, skipped");
     } else if (IsGroundTruth(p)) {
       out.problems.push_back(rel + ": ground truth of a simulated run, never read by the engine");
+    } else if (rel.ends_with(kTaskSuffix)) {
+      continue;  // `denpex run`'s identity record: its facts are in the rank's own log too
     } else {
       const std::string name = p.filename().string();
       out.files.push_back({.path = p,
@@ -132,7 +150,8 @@ Result<Listing> ListIncident(const fs::path& dir) {
                            .node = NodeOfPath(rel),
                            .name_rank = RankFromFileName(name),
                            .local_rank = LocalRankOfPath(rel),
-                           .kernel = IsKernelLogName(name)});
+                           .kernel = IsKernelLogName(name),
+                           .copy = name.ends_with(kErrorsSuffix)});
     }
   }
   std::sort(out.files.begin(), out.files.end(),

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "denpex/common/status.h"
@@ -18,6 +19,9 @@ struct SourceFile {
   std::int32_t name_rank = -1;   // R of `rank_<R>.log`
   std::int32_t local_rank = -1;  // L of a torchrun log dir's `attempt_<N>/<L>/stdout.log`
   bool kernel = false;           // a kernel log by its name (dmesg, kern.log, journal, syslog)
+  // `denpex run`'s `<stem>.errors.log`: a copy of lines of `<stem>.log` (docs/run_wrapper.md),
+  // evidence only where the main log lost them (capped, or missing).
+  bool copy = false;
 };
 
 struct Listing {
@@ -26,10 +30,15 @@ struct Listing {
   std::vector<std::string> problems;  // "rel: what was wrong"
 };
 
-// kNotFound when `dir` does not exist, kInvalidInput when it is not a directory.
-Result<Listing> ListIncident(const std::filesystem::path& dir);
+// Folders directly inside an incident directory that hold the job's checkpoints, not logs:
+// ingest never reads them; `denpex diagnose` verifies the first one it finds.
+inline constexpr std::string_view kCheckpointFolders[] = {"checkpoints", "checkpoint", "ckpt", "ckpts"};
 
-// R when `name` is `rank_<R>.log`, else -1.
+// kNotFound when `dir` does not exist, kInvalidInput when it is not a directory. The
+// checkpoint folders and `skip` (a checkpoint directory given explicitly) are not listed.
+Result<Listing> ListIncident(const std::filesystem::path& dir, const std::filesystem::path& skip = {});
+
+// R when `name` is `rank_<R>.log` (or `denpex run`'s `rank_<R>.errors.log`), else -1.
 std::int32_t RankFromFileName(std::string_view name);
 
 // The node a file belongs to: the nearest directory above it that is not part of a torchrun

@@ -64,6 +64,7 @@ std::string_view KindName(Kind k) {
     case Kind::kFailureEntry: return "failure_entry";
     case Kind::kGroupFailed: return "worker_group_failed";
     case Kind::kRendezvousError: return "rendezvous_error";
+    case Kind::kExitBarrier: return "exit_barrier";
     case Kind::kLauncherExit: return "launcher_exit";
     case Kind::kKillingSubprocess: return "killing_subprocess";
     case Kind::kFsdpError: return "fsdp_error";
@@ -82,6 +83,8 @@ std::string_view KindName(Kind k) {
     case Kind::kIteration: return "iteration";
     case Kind::kException: return "exception";
     case Kind::kFatalSignal: return "fatal_signal";
+    case Kind::kProcessExit: return "process_exit";
+    case Kind::kProcessSignalled: return "process_signalled";
   }
   return "unknown_error";
 }

@@ -37,7 +37,7 @@ enum class Kind : std::uint8_t {
   // slurm
   kCancelled, kTaskExit, kSlurmOom, kStepAborted, kStepTerminated, kJobComplete, kNodeFailure,
   // torchrun
-  kWorkerFailed, kWorkerSignalled, kFailureEntry, kGroupFailed, kRendezvousError,
+  kWorkerFailed, kWorkerSignalled, kFailureEntry, kGroupFailed, kRendezvousError, kExitBarrier,
   // deepspeed
   kLauncherExit, kKillingSubprocess,
   // fsdp, kubernetes, ray, gloo
@@ -46,6 +46,8 @@ enum class Kind : std::uint8_t {
   kGlooIoException,
   // trainer, python
   kIteration, kException, kFatalSignal,
+  // other: `denpex run`'s own lines about the process it wraps (docs/run_wrapper.md)
+  kProcessExit, kProcessSignalled,
 };
 
 std::string_view FamilyName(Family f);

@@ -56,6 +56,9 @@ bool RecogniseAgent(std::string_view msg, StringTable* strings, Recognised* out)
 bool RecogniseDeepSpeed(std::string_view msg, StringTable* strings, Recognised* out);
 bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised* out);
 bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out);
+// `[denpex-run] pid P killed by signal N (SIG)`, `... exited with code N`, `... received SIGTERM
+// from pid P; forwarded ...` (docs/log_formats.md §15).
+bool RecogniseWrapper(std::string_view msg, StringTable* strings, Recognised* out);
 
 // watchdog.cc: ProcessGroupNCCL lines after the c10 header (timeouts are parsed by the
 // caller, which joins them with their status line; this takes the other messages).

@@ -15,6 +15,10 @@ constexpr std::uint32_t kNoticeSpan = 4;     // lines a multi-line NVRM notice m
 
 bool Has(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
 
+// The banner torchrun prints at start (torch/distributed/run.py), with no logging prefix, even
+// in an agent log that says nothing else (its node was lost before any worker failed).
+constexpr std::string_view kTorchrunBanner = "Setting OMP_NUM_THREADS environment variable for each process";
+
 bool IsAgentSource(std::string_view source) {
   return Has(source, "torch/distributed") || Has(source, "torch.distributed") || source == "run";
 }
@@ -177,6 +181,10 @@ void LogParser::Dispatch(const Parsed& p) {
 void LogParser::Unheaded(const Parsed& p) {
   const std::string_view msg = p.header.message;
   if (msg.empty() || TableLine(p) || Traceback(p)) return;
+  if (msg[0] == 'S' && msg.starts_with(kTorchrunBanner)) {  // torchrun's start banner: an agent log
+    out_.agent = true;
+    return;
+  }
   Recognised r;
   bool found = false;
   const char c = msg[0];
@@ -212,7 +220,7 @@ void LogParser::Unheaded(const Parsed& p) {
             (c == 'E' && RecogniseSlurm(msg, &out_.strings, &r)) ||
             (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));
   } else if (c == '[' || c == '*' || c == '_') {
-    found = RecogniseSlurm(msg, &out_.strings, &r);
+    found = (c == '[' && RecogniseWrapper(msg, &out_.strings, &r)) || RecogniseSlurm(msg, &out_.strings, &r);
   } else if (c == '/' || c == '.') {
     found = RecogniseDeviceAssert(msg, &out_.strings, &r);
   } else if (c == '|') {

@@ -180,10 +180,47 @@ bool RecogniseAgent(std::string_view msg, StringTable* strings, Recognised* out)
     out->detail = Note{InternCapped(strings, msg)};
     return true;
   }
+  if (msg.starts_with("Error waiting on exit barrier")) {  // torch 1.13: `... Elapsed: 300.74 seconds`
+    out->kind = Kind::kExitBarrier;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
   if (Has(msg, "[c10d] The client socket has timed out") || Has(msg, "RendezvousConnectionError") ||
       Has(msg, "failed to bind")) {
     out->kind = Kind::kRendezvousError;
     out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  return false;
+}
+
+bool RecogniseWrapper(std::string_view msg, StringTable* strings, Recognised* out) {
+  Scanner s(msg);
+  if (!s.Lit("[denpex-run] ")) return false;
+  std::int64_t pid, n;
+  out->family = Family::kOther;
+  if (s.Lit("pid ") && s.Digits(1, 12, &pid) && s.Char(' ')) {
+    if (s.Lit("killed by signal ") && s.Digits(1, 3, &n)) {
+      out->kind = Kind::kProcessExit;
+      out->detail = WorkerFailed{.exit_code = -static_cast<std::int32_t>(n), .pid = pid};
+      return true;
+    }
+    if (s.Lit("exited with code ") && s.Digits(1, 3, &n)) {
+      out->kind = Kind::kProcessExit;
+      out->error = n != 0;
+      out->detail = WorkerFailed{.exit_code = static_cast<std::int32_t>(n), .pid = pid};
+      return true;
+    }
+    return false;
+  }
+  Scanner r(msg);
+  r.Lit("[denpex-run] ");
+  if (r.Lit("received ")) {
+    const std::string_view signal = r.Token(" ");
+    if (!signal.starts_with("SIG") || !r.Lit(" from pid ") || !r.Digits(1, 12, &pid)) return false;
+    out->kind = Kind::kProcessSignalled;
+    out->error = false;
+    out->detail = WorkerSignalled{pid, strings->Intern(signal)};
     return true;
   }
   return false;

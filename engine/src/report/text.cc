@@ -73,6 +73,23 @@ void Cascade(const v1::Diagnosis& d, std::string* out) {
   }
 }
 
+void Checkpoint(const v1::Diagnosis& d, std::string* out) {
+  const v1::CheckpointOutcome& c = d.checkpoint();
+  if (c.decision() == v1::CHECKPOINT_DECISION_NOT_EVALUATED ||
+      c.decision() == v1::CHECKPOINT_DECISION_UNSPECIFIED) {
+    return;
+  }
+  *out += "\ncheckpoint (" + c.dir() + ")\n  " +
+          Short(v1::CheckpointDecision_Name(c.decision()), "CHECKPOINT_DECISION_");
+  if (c.decision() == v1::CHECKPOINT_DECISION_RESUME) {
+    *out += " from " + c.path() + " (step " + std::to_string(c.step()) + ")";
+  }
+  *out += "\n  " + c.summary() + "\n";
+  for (const auto& r : c.rejected()) {
+    *out += "  rejected " + r.path() + " (step " + std::to_string(r.step()) + "): " + r.reason() + "\n";
+  }
+}
+
 void Recovery(const v1::Diagnosis& d, std::string* out) {
   if (d.recovery().preconditions().empty()) return;
   *out += "\nbefore resuming\n";
@@ -102,6 +119,7 @@ std::string RenderText(const v1::Diagnosis& d) {
   Evidence(d, &out);
   Candidates(d, &out);
   Cascade(d, &out);
+  Checkpoint(d, &out);
   Recovery(d, &out);
   Input(d, &out);
   return out;

@@ -120,6 +120,13 @@ Result<CheckpointReport> VerifyCheckpointDir(const std::filesystem::path& dir,
 Result<v1::CheckpointOutcome> VerifyCheckpoints(const std::filesystem::path& dir,
                                                 const CheckpointOptions& options);
 
+// The newest-checkpoint baseline: what a job's own resume logic loads without verifying
+// anything: the target of the pointer file (`latest`, `latest_checkpointed_iteration.txt`)
+// when there is one, else the candidate with the highest step in its name (temporary names
+// excluded, as HF's get_last_checkpoint skips them). RESUME from it, or NO_SAFE_CHECKPOINT
+// when nothing carries a step. Reads directory listings and the pointer only.
+Result<v1::CheckpointOutcome> NewestCheckpointBlindly(const std::filesystem::path& dir);
+
 // The human report printed by `denpex checkpoint verify`: every candidate newest first,
 // with its checks.
 std::string RenderCheckpointText(const CheckpointReport& report);

@@ -23,6 +23,8 @@ enum class Strategy {
   kFirstError,  // baseline: the rank of the earliest NCCL watchdog timeout line
   kLoudest,     // baseline: the rank with the most error lines
   kElasticRootCause,  // baseline: the rank of the earliest torchrun "first observed failure"
+  kNewestCheckpoint,  // baseline: first-error's initiator, and resume from the newest checkpoint
+                      // (the `latest` pointer, else the highest step) without verifying it
 };
 
 std::optional<Strategy> ParseStrategy(std::string_view name);
@@ -31,10 +33,16 @@ std::string_view StrategyName(Strategy s);
 struct DiagnoseOptions {
   Strategy strategy = Strategy::kEngine;
   int threads = 0;  // 0 = all cores; results do not depend on it
+  // The job's checkpoint directory (`--checkpoint-dir`). Empty: a `checkpoints/` (or
+  // `checkpoint/`, `ckpt/`, `ckpts/`) folder directly inside the incident directory, if any.
+  // Verified read-only with the world size the logs show; checkpoints modified after the
+  // initiating fault are not trusted (docs/checkpoint_verification.md, "In a diagnosis").
+  std::filesystem::path checkpoint_dir;
 };
 
 // kNotFound / kInvalidInput when the directory is missing, not a directory, or holds no
-// readable log. Unreadable or malformed files inside it are counted in Diagnosis.input.
+// readable log; kNotFound when an explicit `checkpoint_dir` does not exist. Unreadable or
+// malformed files inside it are counted in Diagnosis.input.
 Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir,
                                const DiagnoseOptions& options);
 

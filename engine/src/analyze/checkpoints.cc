@@ -1,0 +1,227 @@
+#include "analyze/checkpoints.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <system_error>
+
+#include "denpex/engine/checkpoint.h"
+#include "ingest/walk.h"
+
+namespace denpex::engine {
+namespace fs = std::filesystem;
+namespace {
+
+// Log files are written until the job's last line; a copy made later carries later times.
+// Beyond this much after the last stamped line, the file times are not the job's.
+constexpr TimeNs kCopySlack = 15 * 60 * kNsPerSec;
+
+bool IsInside(const fs::path& p, const fs::path& root) {
+  auto [pi, ri] = std::mismatch(p.begin(), p.end(), root.begin(), root.end());
+  return ri == root.end();
+}
+
+std::optional<TimeNs> ModTime(const fs::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<TimeNs>(st.st_mtim.tv_sec) * kNsPerSec + st.st_mtim.tv_nsec;
+}
+
+std::string Minutes(TimeNs d) { return std::to_string(d / (60 * kNsPerSec)) + " min"; }
+
+std::string Joined(const std::string& dir, const std::string& path) {
+  if (path.empty() || path == ".") return dir;
+  return dir.empty() ? path : dir + "/" + path;
+}
+
+// Lines that report a failure as it happens (not warnings, not progress, not noise).
+bool ReportsFailure(Kind k) {
+  switch (k) {
+    case Kind::kWatchdogTimeout: case Kind::kBlockingWaitTimeout: case Kind::kTaskExit:
+    case Kind::kWorkerFailed: case Kind::kWorkerSignalled: case Kind::kFailureEntry: case Kind::kException:
+    case Kind::kFatalSignal: case Kind::kCancelled: case Kind::kStepAborted:
+    case Kind::kStepTerminated: case Kind::kNodeFailure: case Kind::kCudaError:
+    case Kind::kDeviceAssert: case Kind::kCudaOom: case Kind::kOomKill: case Kind::kXid:
+    case Kind::kFallenOffBus: case Kind::kNcclError: case Kind::kIbCompletionError:
+    case Kind::kSocketError: case Kind::kGlooConnectionClosed: case Kind::kGlooReadError:
+    case Kind::kGlooTimeout: case Kind::kEvicted: case Kind::kOomKilled:
+    case Kind::kContainerExit: case Kind::kActorDied:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool Stamped(const Event& e) { return e.clock != Clock::kNone && !e.time_borrowed; }
+
+// When the job was evidently failing: the first stamped line that reports a failure, after
+// training began (an old ECC event in a kernel log is not this job's fault), a watchdog
+// timeout counted from when its collective began. It is at or just after the initiating
+// fault; the initiator's own time can be far earlier (a SIGKILLed rank's last line). nullopt
+// when no such line carries a time.
+std::optional<TimeNs> FailureOnset(const Incident& inc) {
+  TimeNs training = 0;
+  for (const Event& e : inc.events) {
+    if (e.kind == Kind::kIteration && Stamped(e) && (training == 0 || e.time < training)) training = e.time;
+  }
+  std::optional<TimeNs> onset;
+  for (const Event& e : inc.events) {
+    if (!ReportsFailure(e.kind) || !Stamped(e) || e.time < training) continue;
+    TimeNs t = e.time;
+    // A watchdog timeout reports a collective that began `ran_for` earlier, waiting for the
+    // initiator: progress stopped then (srun's task-exit lines carry no time at all).
+    if (const auto* w = std::get_if<WatchdogTimeout>(&e.detail); w != nullptr && w->ran_for_ms > 0)
+      t = std::max(training, t - w->ran_for_ms * kNsPerMs);
+    if (!onset || t < *onset) onset = t;
+  }
+  return onset;
+}
+
+// The recovery step the checkpoint outcome implies.
+Action CheckpointAction(const v1::CheckpointOutcome& o, const std::vector<std::string>& notes) {
+  const std::string& dir = o.dir();
+  switch (o.decision()) {
+    case v1::CHECKPOINT_DECISION_RESUME: {
+      std::string text = "Resume from step " + std::to_string(o.step()) + " at " +
+                         Joined(dir, o.path()) + ", the newest checkpoint that verifies";
+      if (o.steps_lost() > 0) {
+        text += " (" + std::to_string(o.steps_lost()) + " steps lost against step " +
+                std::to_string(o.last_written_step()) + ")";
+      }
+      for (int k = 0; k < o.rejected_size() && k < 2; ++k) {
+        text += k == 0 ? "; do not resume from " : ", nor from ";
+        text += o.rejected(k).path() + " (" + o.rejected(k).reason() + ")";
+      }
+      if (!notes.empty()) text += "; " + notes.front();
+      return {"resume_from_checkpoint", Joined(dir, o.path()), text + "."};
+    }
+    case v1::CHECKPOINT_DECISION_NO_SAFE_CHECKPOINT:
+      return {"no_safe_checkpoint", dir,
+              "No checkpoint in " + dir + " verifies (" + o.summary() +
+                  "); restart from an older copy or from scratch, not from the newest directory."};
+    default:
+      return {"verify_checkpoint", dir,
+              "The checkpoints in " + dir + " could not be verified (" + o.summary() +
+                  "); check them by hand before resuming, and do not trust the newest name or "
+                  "the latest pointer."};
+  }
+}
+
+// The analysis's generic restart sentence, made specific now that checkpoints were read.
+void RewordRestart(const v1::CheckpointOutcome& o, std::vector<Action>* recovery) {
+  constexpr std::string_view kGeneric =
+      "the newest checkpoint that verifies (checkpoints were not evaluated by this diagnosis)";
+  const std::string specific = o.decision() == v1::CHECKPOINT_DECISION_RESUME
+                                   ? "step " + std::to_string(o.step()) + " (" +
+                                         Joined(o.dir(), o.path()) + ", verified)"
+                                   : "a checkpoint only once one is known to be safe (below)";
+  for (Action& a : *recovery) {
+    if (a.action != "restart_job") continue;
+    if (const auto at = a.text.find(kGeneric); at != std::string::npos)
+      a.text.replace(at, kGeneric.size(), specific);
+  }
+}
+
+v1::CheckpointOutcome Verified(const Incident& inc, const Finding& f, const CheckpointDir& dir,
+                               std::vector<std::string>* notes) {
+  v1::CheckpointOutcome o;
+  CheckpointOptions opts{.world_size = f.world_size};
+  std::string why;
+  const bool times = FileTimesPreserved(inc, &why);
+  const std::optional<TimeNs> fault = FailureOnset(inc) ? FailureOnset(inc) : f.time;
+  if (times && fault) opts.not_after = *fault;
+  auto r = VerifyCheckpointDir(dir.path, opts);
+  if (!r.ok()) {
+    o.set_decision(v1::CHECKPOINT_DECISION_INCONCLUSIVE);
+    o.set_summary(r.status().message());
+    return o;
+  }
+  o = r->outcome;
+  o.set_summary(r->summary);
+  o.set_last_written_step(std::max<std::int64_t>(0, r->last_written_step));
+  o.set_steps_lost(std::max<std::int64_t>(0, r->steps_lost));
+  if (!times) {
+    o.set_summary(o.summary() + " (file times not compared with the fault: " + why + ")");
+  } else if (!fault) {
+    o.set_summary(o.summary() + " (no fault time: checkpoints written after it cannot be told)");
+  }
+  *notes = r->notes;
+  return o;
+}
+
+}  // namespace
+
+Result<std::optional<CheckpointDir>> FindCheckpointDir(const fs::path& incident_root,
+                                                       const fs::path& given) {
+  std::error_code ec;
+  if (!given.empty()) {
+    if (!fs::is_directory(given, ec)) {
+      return Status::NotFound("--checkpoint-dir " + given.string() +
+                              " is not a directory: pass the folder the job saved checkpoints in");
+    }
+    const fs::path canon = fs::canonical(given, ec);
+    const bool inside = !ec && IsInside(canon, incident_root);
+    return std::optional<CheckpointDir>(CheckpointDir{
+        given, inside ? canon.lexically_relative(incident_root).generic_string() : given.string()});
+  }
+  for (std::string_view name : kCheckpointFolders) {
+    const fs::path p = incident_root / name;
+    if (fs::is_directory(fs::symlink_status(p, ec))) {
+      return std::optional<CheckpointDir>(CheckpointDir{p, std::string(name)});
+    }
+  }
+  return std::optional<CheckpointDir>();
+}
+
+bool FileTimesPreserved(const Incident& inc, std::string* why) {
+  TimeNs last_logged = 0;
+  for (const Event& e : inc.events) {
+    if (Stamped(e)) last_logged = std::max(last_logged, e.time);
+  }
+  if (last_logged == 0) {
+    *why = "no log line carries a date";
+    return false;
+  }
+  TimeNs newest = 0;
+  for (const LogFile& lf : inc.files) {
+    if (auto t = ModTime(inc.root / lf.path)) newest = std::max(newest, *t);
+  }
+  if (newest > last_logged + kCopySlack) {
+    *why = "the log files were modified " + Minutes(newest - last_logged) +
+           " after their last logged line, so the incident was copied without its file times";
+    return false;
+  }
+  return true;
+}
+
+void AttachCheckpoints(const Incident& inc, const Finding& f, const CheckpointDir& dir, bool blind,
+                       v1::Diagnosis* d) {
+  v1::CheckpointOutcome o;
+  std::vector<std::string> notes;
+  if (blind) {
+    auto r = NewestCheckpointBlindly(dir.path);
+    if (r.ok()) {
+      o = *r;
+    } else {
+      o.set_decision(v1::CHECKPOINT_DECISION_INCONCLUSIVE);
+      o.set_summary(r.status().message());
+    }
+  } else {
+    o = Verified(inc, f, dir, &notes);
+  }
+  o.set_dir(dir.shown);
+  *d->mutable_checkpoint() = o;
+  std::vector<Action> recovery;
+  for (const auto& p : d->recovery().preconditions()) recovery.push_back({p.action(), p.target(), p.text()});
+  RewordRestart(o, &recovery);
+  recovery.push_back(CheckpointAction(o, notes));
+  d->mutable_recovery()->clear_preconditions();
+  for (const Action& a : recovery) {
+    v1::Precondition* p = d->mutable_recovery()->add_preconditions();
+    p->set_action(a.action);
+    p->set_target(a.target);
+    p->set_text(a.text);
+  }
+}
+
+}  // namespace denpex::engine
