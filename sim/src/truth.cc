@@ -113,10 +113,12 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
       AddEvidence(w.Find(Cite::kKernel, node), kInit, truth);
       AddEvidence(w.Find(Cite::kAgentFailed, node), kCorr, truth);
+      AddEvidence(w.Find(Cite::kAgentRootRank, node), kCorr, truth);
       return;
-    case FaultAction::kHostOom:
+    case FaultAction::kHostOom:  // killed silently: the agent's report names it, the kernel says why
       AddEvidence(w.Find(Cite::kKernel, node), kInit, truth);
-      AddEvidence(w.Find(Cite::kAgentFailed, node), kCorr, truth);
+      AddEvidence(w.Find(Cite::kAgentFailed, node), kInit, truth);
+      AddEvidence(w.Find(Cite::kAgentRootRank, node), kInit, truth);
       return;
     case FaultAction::kNodeLoss:
       AddEvidence(w.Find(Cite::kLastLine, node), kCorr, truth);
