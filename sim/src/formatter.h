@@ -63,6 +63,9 @@ class LineFormatter {
   void OomMessage(LineBuilder& out, int rank, int variant) const;
   void AssertLines(LineBuilder& out, int variant) const;
   void WriteC10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const;
+  void MegatronIteration(const TrainerIteration& r, LineBuilder& out) const;
+  void DeepSpeedStep(const TrainerIteration& r, LineBuilder& out) const;
+  void DeepSpeedPrefix(LineBuilder& out, int node, TimeNs t) const;
   // Any c10 line: severity 'E'/'W'/'I', source file and line; `rank` < 0: no "[rank<G>]:".
   void WriteC10Line(LineBuilder& out, int rank, int node, TimeNs t, char severity,
                     std::string_view file, int source_line) const;

@@ -39,8 +39,42 @@ void LineFormatter::Format(const NcclVersionBanner&, LineBuilder& out) const {
   out.Str(nccl_.version_banner).EndLine();
 }
 
-//  [2026-03-02 09:00:36] iteration        1/  100000 | consumed samples: ... |
 void LineFormatter::Format(const TrainerIteration& r, LineBuilder& out) const {
+  if (job_.trainer_log == v1::TRAINER_LOG_DEEPSPEED) {
+    DeepSpeedStep(r, out);
+  } else {
+    MegatronIteration(r, out);
+  }
+}
+
+// Python logging's asctime and DeepSpeed's prefix: "[2026-03-02 09:00:36,123] [INFO] [".
+void LineFormatter::DeepSpeedPrefix(LineBuilder& out, int node, TimeNs t) const {
+  const CivilTime c = ToCivil(Local(node, t));
+  out.Char('[').Zero(c.year, 4).Char('-').Zero(c.month, 2).Char('-').Zero(c.day, 2);
+  out.Char(' ').Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2);
+  out.Char(',').Zero(c.nanos / 1'000'000, 3).Str("] [INFO] [");
+}
+
+// DeepSpeed's engine at steps_per_print (rank 0, stdout through Python logging):
+//   [<date> <time>,<ms>] [INFO] [logging.py:96:log_dist] [Rank 0] step=<n>, skipped=0, lr=[<lr>], mom=[[0.9, 0.95]]
+//   [<date> <time>,<ms>] [INFO] [timer.py:215:stop] epoch=0/micro_step=<n*M>/global_step=<n>, RunningAvgSamplesPerSec=<f>, CurrSamplesPerSec=<f>, MemAllocated=<f>GB, MaxMemAllocated=<f>GB
+void LineFormatter::DeepSpeedStep(const TrainerIteration& r, LineBuilder& out) const {
+  const int node = job_.NodeOf(r.rank);
+  const double samples = static_cast<double>(job_.dp) * job_.workload.samples_per_replica;
+  const double per_sec = r.elapsed_ms > 0 ? samples * 1000.0 / r.elapsed_ms : 0;
+  DeepSpeedPrefix(out, node, r.time);
+  out.Str("logging.py:96:log_dist] [Rank 0] step=").Int(r.iteration).Str(", skipped=0, lr=[");
+  out.PyFloat(r.learning_rate).Str("], mom=[[0.9, 0.95]]").EndLine();
+  DeepSpeedPrefix(out, node, r.time + 450 * kNsPerUs);
+  out.Str("timer.py:215:stop] epoch=0/micro_step=").Int(std::int64_t{r.iteration} * job_.microbatches);
+  out.Str("/global_step=").Int(r.iteration).Str(", RunningAvgSamplesPerSec=").PyFloat(per_sec * 0.998);
+  out.Str(", CurrSamplesPerSec=").PyFloat(per_sec).Str(", MemAllocated=");
+  out.PyFloat(r.mem_allocated_gb).Str("GB, MaxMemAllocated=").PyFloat(r.max_mem_allocated_gb);
+  out.Str("GB").EndLine();
+}
+
+//  [2026-03-02 09:00:36] iteration        1/  100000 | consumed samples: ... |
+void LineFormatter::MegatronIteration(const TrainerIteration& r, LineBuilder& out) const {
   const CivilTime c = ToCivil(Local(job_.NodeOf(r.rank), r.time));
   const std::int64_t global_batch = std::int64_t{job_.dp} * job_.workload.samples_per_replica;
   out.Str(" [").Zero(c.year, 4).Char('-').Zero(c.month, 2).Char('-').Zero(c.day, 2);

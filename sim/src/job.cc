@@ -155,6 +155,9 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.tp_rounds = s.training().tp_collectives_per_step();
   job.log_interval = s.training().log_interval();
   job.compute_jitter = s.training().compute_jitter();
+  job.microbatches = std::max(1, s.training().microbatches());
+  job.zero = s.training().data_parallel() == v1::DATA_PARALLEL_ZERO;
+  job.trainer_log = s.training().trainer_log();
   job.nccl_debug_info = s.format().nccl_debug_info();
   job.driver = FindDriverProfile(s.format().driver().empty() ? "535" : s.format().driver());
   job.launcher = s.launcher();

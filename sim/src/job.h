@@ -67,6 +67,9 @@ struct Job {
   TimeNs start = 0;
   TimeNs nccl_timeout = 0, monitor_interval = 0, sigterm_grace = 0, step_time = 0;
   int warmup_steps = 0, tp_rounds = 0, log_interval = 1;
+  int microbatches = 1;                 // 1F1B microbatches per step
+  bool zero = false;                    // DP: reduce-scatter + all-gather instead of all-reduce
+  v1::TrainerLog trainer_log = v1::TRAINER_LOG_MEGATRON;
   double compute_jitter = 0;
   bool nccl_debug_info = false;
   const DriverProfile* driver = nullptr;  // the NVRM lines' era (profiles.h)
@@ -87,6 +90,8 @@ struct Job {
   std::vector<std::int32_t> worker_pid;  // rank -> pid
   Noise noise;                           // filled by PlanNoise once the fault is known
 
+  // The rank that prints the per-step lines: Megatron's last rank, DeepSpeed's rank 0.
+  int LoggingRank() const { return trainer_log == v1::TRAINER_LOG_DEEPSPEED ? 0 : world - 1; }
   int NodeOf(int rank) const { return rank / gpus_per_node; }
   int LocalRank(int rank) const { return rank % gpus_per_node; }
   int TpRank(int rank) const { return rank % tp; }

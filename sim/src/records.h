@@ -59,6 +59,8 @@ struct TrainerIteration {
   double learning_rate;
   double loss;
   double grad_norm;
+  double mem_allocated_gb = 0;      // DeepSpeed's timer line (rounded to 0.01 GB)
+  double max_mem_allocated_gb = 0;
 };
 
 // The ProcessGroupNCCL watchdog block (stderr, unbuffered), printed just before SIGABRT.

@@ -32,6 +32,8 @@ constexpr int kDefaultWarmupSteps = 20;
 constexpr int kMaxSteps = 100'000;                  // every step is simulated, rank by rank
 constexpr std::int64_t kMaxStepTimeMs = 3'600'000;  // an hour
 constexpr int kMaxTpCollectives = 1000;
+constexpr int kMaxMicrobatches = 64;
+constexpr int kMaxOpsPerStep = 16384;  // microbatches x TP collectives (a rank's program)
 constexpr std::int64_t kMinNcclTimeoutMs = 10'000;
 constexpr std::int64_t kDefaultStepTimeMs = 1500;
 constexpr int kDefaultTpCollectives = 4;
@@ -266,7 +268,26 @@ Status FillTraining(v1::Training* t, const Locator& loc) {
                      "training.tp_collectives_per_step is at most " + Str(kMaxTpCollectives),
                      "a few per step (forward and backward) is typical");
   }
+  DENPEX_RETURN_IF_ERROR(CheckNonNegative(loc, "training.microbatches", t->microbatches(),
+                                          "leave it out for 1 (no pipeline interleaving)"));
+  if (t->microbatches() > kMaxMicrobatches) {
+    return loc.Error("training.microbatches",
+                     "training.microbatches is at most " + Str(kMaxMicrobatches),
+                     "a few times the pipeline depth is typical (e.g. 2 x pp)");
+  }
+  if (std::int64_t{t->microbatches()} * std::max(4, t->tp_collectives_per_step()) >
+      kMaxOpsPerStep) {
+    return loc.Error({"training.microbatches", "training.tp_collectives_per_step"},
+                     "training.microbatches x training.tp_collectives_per_step is at most " +
+                         Str(kMaxOpsPerStep),
+                     "lower either: each is one operation of every rank's step");
+  }
   if (t->warmup_steps() == 0) t->set_warmup_steps(kDefaultWarmupSteps);
+  if (t->microbatches() == 0) t->set_microbatches(1);
+  if (t->data_parallel() == v1::DATA_PARALLEL_UNSPECIFIED) {
+    t->set_data_parallel(v1::DATA_PARALLEL_DDP);
+  }
+  if (t->trainer_log() == v1::TRAINER_LOG_UNSPECIFIED) t->set_trainer_log(v1::TRAINER_LOG_MEGATRON);
   if (t->step_time_ms() == 0) t->set_step_time_ms(kDefaultStepTimeMs);
   if (t->tp_collectives_per_step() == 0) t->set_tp_collectives_per_step(kDefaultTpCollectives);
   if (t->log_interval() == 0) t->set_log_interval(1);
@@ -327,6 +348,31 @@ Status FillRealism(v1::Realism* r, bool gpu_fault, const Locator& loc) {
   if (r->old_ecc_event() && !r->kernel_logs()) {
     return loc.Error("realism.old_ecc_event", "realism.old_ecc_event needs kernel_logs",
                      "set kernel_logs: true, or old_ecc_event: false");
+  }
+  return Status::Ok();
+}
+
+// Checkpointing: counts are positive when given; a world-size change must fit the model
+// parallel grid (DeepSpeed names shards by DP x MP).
+Status CheckCheckpointing(const v1::Scenario& s, const Locator& loc) {
+  if (!s.has_checkpointing()) return Status::Ok();
+  const v1::Checkpointing& c = s.checkpointing();
+  const std::pair<const char*, std::int64_t> counts[] = {
+      {"checkpointing.every_steps", c.every_steps()},
+      {"checkpointing.keep", c.keep()},
+      {"checkpointing.saved_world_size", c.saved_world_size()}};
+  for (const auto& [path, v] : counts) {
+    if (v < 0) {
+      return loc.Error(path, std::string(path) + " must not be negative (got " + Str(v) + ")",
+                       "leave it out for the default");
+    }
+  }
+  const int mp = s.job().tp() * s.job().pp();
+  if (c.saved_world_size() > 0 && mp > 0 && c.saved_world_size() % mp != 0) {
+    return loc.Error("checkpointing.saved_world_size",
+                     "checkpointing.saved_world_size " + Str(c.saved_world_size()) +
+                         " is not a multiple of tp * pp = " + Str(mp),
+                     "the run that saved it had the same model-parallel grid");
   }
   return Status::Ok();
 }
@@ -450,6 +496,7 @@ Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
     gpu_fault |= f.kind() >= v1::FAULT_KIND_XID_FALLEN_OFF_BUS && f.kind() <= v1::FAULT_KIND_DEVICE_ASSERT;
   }
   DENPEX_RETURN_IF_ERROR(FillRealism(s->mutable_realism(), gpu_fault, loc));
+  DENPEX_RETURN_IF_ERROR(CheckCheckpointing(*s, loc));
   return CheckFaults(s, loc);
 }
 

@@ -85,4 +85,37 @@ LineBuilder& LineBuilder::Sci(double v, int decimals) {
   return *this;
 }
 
+LineBuilder& LineBuilder::PyFloat(double v) {
+  char buf[40];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  const std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));  // "-1.2345e-06"
+  const std::size_t e = sci.find('e');
+  const bool negative = sci.front() == '-';
+  std::string digits;
+  for (char c : sci.substr(0, e)) {
+    if (c >= '0' && c <= '9') digits.push_back(c);
+  }
+  int exponent = 0;
+  std::from_chars(sci.data() + e + (sci[e + 1] == '+' ? 2 : 1), sci.data() + sci.size(), exponent);
+  if (negative) Char('-');
+  if (exponent < -4 || exponent >= 16) {
+    Char(digits[0]);
+    if (digits.size() > 1) Char('.').Str(std::string_view(digits).substr(1));
+    Char('e').Char(exponent < 0 ? '-' : '+').Zero(exponent < 0 ? -exponent : exponent, 2);
+    return *this;
+  }
+  if (exponent < 0) {
+    Str("0.").Str(std::string(static_cast<std::size_t>(-exponent - 1), '0')).Str(digits);
+    return *this;
+  }
+  const auto int_digits = static_cast<std::size_t>(exponent) + 1;
+  if (digits.size() <= int_digits) {
+    Str(digits).Str(std::string(int_digits - digits.size(), '0')).Str(".0");
+  } else {
+    Str(std::string_view(digits).substr(0, int_digits)).Char('.');
+    Str(std::string_view(digits).substr(int_digits));
+  }
+  return *this;
+}
+
 }  // namespace denpex::sim

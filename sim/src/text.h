@@ -43,6 +43,9 @@ class LineBuilder {
   LineBuilder& Fixed(double v, int decimals);
   // printf("%.<decimals>E"): 1.234567E-04.
   LineBuilder& Sci(double v, int decimals);
+  // Python's repr(float): the shortest digits that read back as v, positional for exponents
+  // -4..15 ("0.00015", "7.864669709950182", "60.0"), otherwise "1.5e-05", "1e+16".
+  LineBuilder& PyFloat(double v);
   // Ends the line: appends '\n' and counts it.
   void EndLine() {
     out_->push_back('\n');

@@ -206,6 +206,22 @@ void FillInitiator(const TruthInputs& in, TimeNs fault_time, v1::Truth* truth) {
   truth->set_owner(in.fault.traits->owner);
 }
 
+// truth.job.launcher as docs/truth_format.md names it ("" for a launcher it does not name).
+std::string LauncherName(v1::Launcher launcher) {
+  switch (launcher) {
+    case v1::LAUNCHER_TORCHRUN:
+      return "torchrun";
+    case v1::LAUNCHER_SRUN:
+      return "srun";
+    case v1::LAUNCHER_KUBERNETES:
+      return "kubernetes";
+    case v1::LAUNCHER_RAY:
+      return "ray";
+    default:
+      return "";
+  }
+}
+
 }  // namespace
 
 v1::Truth BuildTruth(const TruthInputs& in) {
@@ -232,6 +248,7 @@ v1::Truth BuildTruth(const TruthInputs& in) {
   facts->set_start_time(FormatRfc3339(in.job.start));
   facts->set_fault_time(FormatRfc3339(fault_time));
   facts->set_end_time(FormatRfc3339(in.outcome.end_time));
+  facts->set_launcher(LauncherName(in.job.launcher));
   return truth;
 }
 

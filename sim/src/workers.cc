@@ -32,27 +32,72 @@ Workers::Workers(const Job& job, const FaultPlan& fault, EventQueue& queue, Reco
 }
 
 void Workers::BuildPrograms() {
-  for (int variant = 0; variant < 4; ++variant) {
-    const bool has_prev = (variant & 1) != 0;
-    const bool has_next = (variant & 2) != 0;
-    std::vector<Op>& p = programs_[variant];
-    p = {Op::kInit, Op::kBarrier, Op::kStepBegin};
-    if (has_prev) p.push_back(Op::kRecvPrev);
-    if (has_next) p.push_back(Op::kSendNext);
-    for (int i = 0; i < job_.tp_rounds; ++i) {
-      p.push_back(Op::kCompute);
-      if (job_.tp > 1) p.push_back(Op::kTpAllreduce);
-    }
-    if (has_next) p.push_back(Op::kRecvNext);
-    if (has_prev) p.push_back(Op::kSendPrev);
-    if (job_.dp > 1) p.push_back(Op::kDpAllreduce);
-    p.push_back(Op::kStepEnd);
+  programs_.resize(static_cast<std::size_t>(job_.pp));
+  for (int stage = 0; stage < job_.pp; ++stage) {
+    programs_[stage] = job_.microbatches > 1 ? OneFOneBProgram(stage) : OneMicrobatchProgram(stage);
+  }
+  int slices = 0;
+  for (Op op : programs_[0]) slices += op == Op::kCompute ? 1 : 0;
+  slice_mean_ = static_cast<double>(job_.step_time) / std::max(1, slices);
+}
+
+void Workers::AppendPass(std::vector<Op>& p, int rounds) const {
+  for (int i = 0; i < rounds; ++i) {
+    p.push_back(Op::kCompute);
+    if (job_.tp > 1) p.push_back(Op::kTpAllreduce);
   }
 }
 
+// The DP sync closes the step: DDP all-reduces the gradients; ZeRO/FSDP reduce-scatters them
+// and all-gathers the updated parameter shards.
+std::vector<Workers::Op> Workers::OneMicrobatchProgram(int stage) const {
+  const bool has_prev = stage > 0, has_next = stage < job_.pp - 1;
+  std::vector<Op> p = {Op::kInit, Op::kBarrier, Op::kStepBegin};
+  if (has_prev) p.push_back(Op::kRecvPrev);
+  if (has_next) p.push_back(Op::kSendNext);
+  AppendPass(p, job_.tp_rounds);
+  if (has_next) p.push_back(Op::kRecvNext);
+  if (has_prev) p.push_back(Op::kSendPrev);
+  if (job_.dp > 1 && job_.zero) p.insert(p.end(), {Op::kDpReduceScatter, Op::kDpAllgather});
+  if (job_.dp > 1 && !job_.zero) p.push_back(Op::kDpAllreduce);
+  p.push_back(Op::kStepEnd);
+  return p;
+}
+
+// Megatron's forward_backward_pipelining_without_interleaving, op for op (batched p2p).
+std::vector<Workers::Op> Workers::OneFOneBProgram(int stage) const {
+  const bool first = stage == 0, last = stage == job_.pp - 1;
+  const int m = job_.microbatches;
+  const int warmup = std::min(job_.pp - stage - 1, m);
+  const int steady = m - warmup;
+  const int forward_rounds = std::max(1, job_.tp_rounds / 2);
+  const int backward_rounds = std::max(1, job_.tp_rounds - forward_rounds);
+  std::vector<Op> p = {Op::kInit, Op::kBarrier, Op::kStepBegin};
+  for (int i = 0; i < warmup; ++i) {
+    if (!first) p.push_back(Op::kRecvPrev);  // recv_forward
+    AppendPass(p, forward_rounds);
+    if (!last) p.push_back(Op::kSendNext);  // send_forward
+  }
+  if (steady > 0 && !first) p.push_back(Op::kRecvPrev);
+  for (int i = 0; i < steady; ++i) {
+    AppendPass(p, forward_rounds);
+    if (!last) p.push_back(Op::kSendNextRecvNext);
+    AppendPass(p, backward_rounds);
+    if (!first) p.push_back(i == steady - 1 ? Op::kSendPrev : Op::kSendPrevRecvPrev);
+  }
+  for (int i = 0; i < warmup; ++i) {
+    if (!last) p.push_back(Op::kRecvNext);  // recv_backward
+    AppendPass(p, backward_rounds);
+    if (!first) p.push_back(Op::kSendPrev);  // send_backward
+  }
+  if (job_.dp > 1 && job_.zero) p.insert(p.end(), {Op::kDpReduceScatter, Op::kDpAllgather});
+  if (job_.dp > 1 && !job_.zero) p.push_back(Op::kDpAllreduce);
+  p.push_back(Op::kStepEnd);
+  return p;
+}
+
 const std::vector<Workers::Op>& Workers::ProgramOf(int rank) const {
-  const int stage = job_.PpRank(rank);
-  return programs_[(stage > 0 ? 1 : 0) | (stage < job_.pp - 1 ? 2 : 0)];
+  return programs_[job_.PpRank(rank)];
 }
 
 void Workers::ScheduleStarts() {
@@ -155,7 +200,7 @@ void Workers::StartStep(int rank, TimeNs t) {
     const int id = job_fault ? 0 : fault_.traits->scope == FaultScope::kNode ? fault_.node : rank;
     queue_.Push(fault_time_, EventKind::kFault, static_cast<std::uint32_t>(id));
   }
-  if (rank == job_.world - 1 && step_[rank] == 0) last_log_time_ = t;  // the first interval
+  if (rank == job_.LoggingRank() && step_[rank] == 0) last_log_time_ = t;  // the first interval
   // Realism: the loud rank runs with PYTHONWARNINGS=always, so its warning repeats each step.
   if (rank == job_.noise.loud_rank) {
     sink_.Emit(BenignWarning{rank, t, WarningKind::kAutogradFallback});
@@ -197,7 +242,7 @@ void Workers::Die(int rank, TimeNs t, int exit_code) {
 }
 
 TimeNs Workers::ComputeSlice(int rank) {
-  const double mean = static_cast<double>(job_.step_time) / job_.tp_rounds;
+  const double mean = slice_mean_;
   const double factor = std::max(0.1, 1.0 + job_.compute_jitter * compute_rng_[rank].Normal());
   return static_cast<TimeNs>(mean * factor);
 }
@@ -206,9 +251,11 @@ std::uint32_t Workers::RendezvousOf(int rank, Op op) const {
   switch (op) {
     case Op::kRecvPrev:
     case Op::kSendPrev:
+    case Op::kSendPrevRecvPrev:
       return rendezvous_.ChannelId(rank, /*toward_next=*/false);
     case Op::kRecvNext:
     case Op::kSendNext:
+    case Op::kSendNextRecvNext:
       return rendezvous_.ChannelId(rank, /*toward_next=*/true);
     default:
       return rendezvous_.GroupId(rank, GroupKindOf(op));
@@ -220,11 +267,15 @@ PgKind Workers::GroupKindOf(Op op) {
     case Op::kTpAllreduce:
       return PgKind::kTensor;
     case Op::kDpAllreduce:
+    case Op::kDpReduceScatter:
+    case Op::kDpAllgather:
       return PgKind::kData;
     case Op::kRecvPrev:
     case Op::kSendNext:
     case Op::kRecvNext:
     case Op::kSendPrev:
+    case Op::kSendNextRecvNext:
+    case Op::kSendPrevRecvPrev:
       return PgKind::kPipeline;
     default:
       return PgKind::kDefault;
@@ -238,13 +289,22 @@ OpType Workers::OpTypeOf(Op op) {
       return OpType::kSend;
     case Op::kRecvPrev:
     case Op::kRecvNext:
+    case Op::kSendNextRecvNext:  // a batched send+recv waits on its receive
+    case Op::kSendPrevRecvPrev:
       return OpType::kRecv;
+    case Op::kDpReduceScatter:
+      return OpType::kReduceScatterBase;
+    case Op::kDpAllgather:
+      return OpType::kAllgatherBase;
     default:
       return OpType::kAllreduce;  // a barrier is an all-reduce of one element
   }
 }
 
+// ZeRO/FSDP's flat buffers: the reduce-scatter takes the whole bucket in and leaves a
+// 1/dp shard; the all-gather takes the shard in and gives the bucket out.
 std::int64_t Workers::NumelOf(Op op) const {
+  if (op == Op::kDpAllgather) return job_.workload.dp_numel / job_.dp;
   switch (GroupKindOf(op)) {
     case PgKind::kTensor:
       return job_.workload.tp_numel;
@@ -256,6 +316,12 @@ std::int64_t Workers::NumelOf(Op op) const {
       return job_.workload.barrier_numel;
   }
   return 0;
+}
+
+std::int64_t Workers::NumelOutOf(Op op) const {
+  if (op == Op::kDpReduceScatter) return job_.workload.dp_numel / job_.dp;
+  if (op == Op::kDpAllgather) return job_.workload.dp_numel;
+  return NumelOf(op);
 }
 
 TimeNs Workers::CostOf(Op op) const {

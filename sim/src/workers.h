@@ -2,13 +2,22 @@
 // watchdog, and their deaths. State is struct-of-arrays indexed by rank, so 131,072 ranks
 // stay a few tens of MB and each event touches a few cache lines.
 //
-// Each rank runs a fixed program per step (built once per pipeline position):
+// Each rank runs a fixed program per step (built once per pipeline stage). With one
+// microbatch (training.microbatches = 1):
 //   [RECV from previous stage] [SEND to next stage]           forward activations
 //   tp_rounds x (compute slice, TP ALLREDUCE)
 //   [RECV from next stage] [SEND to previous stage]            backward gradients
-//   DP ALLREDUCE, end of step (the last rank prints the iteration line)
+//   DP sync, end of step (the logging rank prints the trainer's lines)
 // The forward chain runs stage 0 -> pp-1 and the backward chain pp-1 -> 0, so every rank's
 // operations are ordered consistently with one global order: the loop cannot deadlock.
+// With M > 1 microbatches the step is Megatron's 1F1B schedule (with batched p2p): stage s
+// runs W = min(pp - s - 1, M) warm-up forwards, then M - W rounds of (forward,
+// send_forward_recv_backward, backward, send_backward_recv_forward), then W backwards; a
+// forward is (recv activations, compute + TP all-reduce rounds, send activations), a
+// backward the same toward the previous stage. Neighbouring stages issue their channel's
+// operations in the same order, so it cannot deadlock either. The DP sync is an ALLREDUCE
+// (DDP) or a _REDUCE_SCATTER_BASE of the gradients and an _ALLGATHER_BASE of the updated
+// parameters (ZeRO/FSDP, training.data_parallel).
 // Operations are synchronous: a rank waits in at most one NCCL operation at a time, which
 // is the one its watchdog reports.
 #pragma once
@@ -74,10 +83,17 @@ class Workers {
     kSendPrev,
     kDpAllreduce,
     kStepEnd,
+    kSendNextRecvNext,  // 1F1B: send_forward_recv_backward (one batched p2p operation)
+    kSendPrevRecvPrev,  // 1F1B: send_backward_recv_forward
+    kDpReduceScatter,   // ZeRO/FSDP: gradients
+    kDpAllgather,       // ZeRO/FSDP: updated parameters
   };
   static constexpr std::uint16_t kStepBeginPc = 2;  // after kInit, kBarrier
 
   void BuildPrograms();
+  std::vector<Op> OneMicrobatchProgram(int stage) const;
+  std::vector<Op> OneFOneBProgram(int stage) const;
+  void AppendPass(std::vector<Op>& p, int rounds) const;  // compute + TP all-reduce rounds
   const std::vector<Op>& ProgramOf(int rank) const;
   void Run(int rank, TimeNs t);
   void Enqueue(int rank, Op op, TimeNs t);
@@ -95,6 +111,7 @@ class Workers {
   static PgKind GroupKindOf(Op op);
   static OpType OpTypeOf(Op op);
   std::int64_t NumelOf(Op op) const;
+  std::int64_t NumelOutOf(Op op) const;
   TimeNs CostOf(Op op) const;
 
   const Job& job_;
@@ -103,7 +120,8 @@ class Workers {
   RecordSink& sink_;
   WorkerExitListener* listener_ = nullptr;
   Rendezvous rendezvous_;
-  std::array<std::vector<Op>, 4> programs_;  // by (has previous stage, has next stage)
+  std::vector<std::vector<Op>> programs_;  // by pipeline stage
+  double slice_mean_ = 0;                   // mean compute slice (ns)
 
   // Per-rank state (struct of arrays).
   std::vector<std::uint8_t> alive_;

@@ -77,8 +77,9 @@ void Workers::LoseNode(int node, TimeNs t) {
 // pipeline send when the job has neither).
 bool Workers::IsMismatchTarget(int, Op op) const {
   if (job_.tp > 1) return op == Op::kTpAllreduce;
-  if (job_.dp > 1) return op == Op::kDpAllreduce;
-  return op == Op::kSendNext || op == Op::kSendPrev;
+  if (job_.dp > 1) return op == Op::kDpAllreduce || op == Op::kDpReduceScatter;
+  return op == Op::kSendNext || op == Op::kSendPrev || op == Op::kSendNextRecvNext ||
+         op == Op::kSendPrevRecvPrev;
 }
 
 // Variant 0: a different op (an all-gather where the peers all-reduce); variant 1: the same
@@ -95,7 +96,7 @@ void Workers::ApplyMismatch(int rank, Op op, std::uint32_t rendezvous) {
   } else {
     mismatch_op_ = OpTypeOf(op);
     mismatch_numel_ = numel + 4096 * (1 + fault_.variant % 7);
-    mismatch_numel_out_ = mismatch_numel_;
+    mismatch_numel_out_ = NumelOutOf(op) + 4096 * (1 + fault_.variant % 7);
   }
   rendezvous_.Poison(rendezvous);
 }

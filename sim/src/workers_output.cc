@@ -36,10 +36,11 @@ void Workers::EmitStartupWarnings(int rank, TimeNs t) {
   sink_.Emit(BenignWarning{rank, t + rng.UniformInt(1, 40) * kNsPerMs, WarningKind::kTypedStorage});
 }
 
-// The last rank (Megatron's logging rank) prints an iteration line every log_interval steps.
+// The logging rank (Megatron's last rank, DeepSpeed's rank 0) prints the trainer's lines
+// every log_interval steps.
 void Workers::EndStep(int rank, TimeNs t) {
   const int iteration = ++step_[rank];
-  if (rank != job_.world - 1 || iteration % job_.log_interval != 0) return;
+  if (rank != job_.LoggingRank() || iteration % job_.log_interval != 0) return;
   Rng rng(job_.seed, StreamId::kTrainer, static_cast<std::uint64_t>(iteration));
   const double it = iteration;
   TrainerIteration line{};
@@ -50,6 +51,10 @@ void Workers::EndStep(int rank, TimeNs t) {
   line.learning_rate = 1.5e-4 * std::min(1.0, it / 2000.0);
   line.loss = 2.1 + 8.6 * std::exp(-it / 450.0) + 0.03 * rng.Normal();
   line.grad_norm = 0.9 + 6.0 * std::exp(-it / 120.0) + 0.05 * std::fabs(rng.Normal());
+  if (job_.trainer_log == v1::TRAINER_LOG_DEEPSPEED) {  // round(bytes / 2**30, 2), as printed
+    line.mem_allocated_gb = std::round(100 * (38.0 + 0.4 * rng.Uniform())) / 100;
+    line.max_mem_allocated_gb = std::round(100 * (61.0 + 0.1 * rng.Uniform())) / 100;
+  }
   last_log_time_ = t;
   sink_.Emit(line);
 }
@@ -71,7 +76,7 @@ void Workers::OnWatchdogFire(int rank, TimeNs t) {
   w.group = GroupKindOf(op);
   w.op = OpTypeOf(op);
   w.numel = NumelOf(op);
-  w.numel_out = w.numel;
+  w.numel_out = NumelOutOf(op);
   if (rank == fault_.rank && waiting_[rank] == mismatch_rendezvous_) {  // its odd collective
     w.op = mismatch_op_;
     w.numel = mismatch_numel_;

@@ -9,12 +9,14 @@ namespace denpex::sim {
 namespace fs = std::filesystem;
 
 IncidentWriter::IncidentWriter(const Job& job, const LineFormatter& formatter,
-                               fs::path incident_dir, CitationPlan plan)
+                               fs::path incident_dir, CitationPlan plan, int writer_threads)
     : job_(job),
       formatter_(formatter),
       dir_(std::move(incident_dir)),
+      dir_prefix_((dir_ / "").string()),
       label_width_(static_cast<int>(std::to_string(std::max(0, job.world - 1)).size())),
-      plan_(std::move(plan)) {
+      plan_(std::move(plan)),
+      pool_(writer_threads) {
   kern_base_ = static_cast<int>(LayoutFileCount());
   smi_base_ = kern_base_ + (job.noise.kernel_logs ? job.nodes : 0);
   files_.resize(FileCount());
@@ -41,9 +43,24 @@ void IncidentWriter::AppendText(File& f, int rank, std::string_view text, std::i
   f.lines += out.lines();
 }
 
+// Rank files are reserved at once (no regrowth copies); the combined file reuses a buffer
+// the pool has written, sized for a whole flush.
+IncidentWriter::File& IncidentWriter::Buffer(int file) {
+  File& f = files_[file];
+  if (f.data.capacity() != 0) return f;
+  if (file == kSlurmOut && Combined()) {
+    f.data = pool_.TakeBuffer(kFlushThresholdBytes);
+    f.data.reserve(kFlushThresholdBytes + (64 << 10));
+  } else if (file >= job_.nodes && file < kern_base_ && !Combined()) {
+    f.data = pool_.TakeBuffer(kRankFileReserveBytes);
+    f.data.reserve(kRankFileReserveBytes);
+  }
+  return f;
+}
+
 template <typename R>
 std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record) {
-  File& f = files_[file];
+  File& f = Buffer(file);
   const std::int64_t first = f.lines;
   if (rank < 0 || !Combined()) {
     LineBuilder out(&f.data);
@@ -140,7 +157,7 @@ void IncidentWriter::Handle(const TrainerIteration& r) {
 
 void IncidentWriter::MoveStdoutToFile(int rank) {
   StdoutBuffer& buf = stdout_[rank];
-  AppendText(files_[OutFile(rank)], rank, buf.data, buf.lines);
+  AppendText(Buffer(OutFile(rank)), rank, buf.data, buf.lines);
   buf.data.clear();
   buf.lines = 0;
   MaybeFlush(OutFile(rank));
@@ -174,8 +191,9 @@ void IncidentWriter::Handle(const CudaFailure& r) {
   scratch_.clear();
   LineBuilder out(&scratch_);
   const std::int64_t error_line = formatter_.Format(r, out);
-  const std::int64_t first = files_[file].lines;
-  AppendText(files_[file], r.rank, scratch_, out.lines());
+  File& f = Buffer(file);
+  const std::int64_t first = f.lines;
+  AppendText(f, r.rank, scratch_, out.lines());
   if (r.rank == plan_.rank) Remember(Cite::kException, r.rank, r.time, file, first + error_line);
   MaybeFlush(file);
 }
@@ -205,7 +223,7 @@ void IncidentWriter::Handle(const NodeLost& r) {
 // Also remembers where the initiator node's citable lines landed (for the truth).
 void IncidentWriter::Handle(const AgentFailureReport& r) {
   const int file = AgentFile(r.node);
-  File& f = files_[file];
+  File& f = Buffer(file);
   const std::int64_t first = f.lines;
   LineBuilder out(&f.data);
   const ReportLineOffsets offsets = formatter_.Format(r, out);

@@ -13,9 +13,11 @@
 // written and a truncated node's are cut mid-line at the end, and citations of lines that did
 // not survive are marked so the truth does not require them.
 //
-// Files are buffered in memory and written with open/write/close when their process exits
-// (or a buffer passes 1 MiB), so at most one file descriptor is open at a time however many
-// ranks there are. Lines of one file stay in the order the process printed them.
+// Files are buffered in memory and handed to a small pool of writer threads (file_pool.h)
+// when their process exits (or a buffer passes 1 MiB); each hand-over is one open, one write
+// and one close on a pool thread, so the process holds at most one descriptor per pool thread
+// however many ranks there are, and simulating overlaps the kernel's file work. Lines of one
+// file stay in the order the process printed them, for any number of pool threads.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "denpex/common/status.h"
+#include "file_pool.h"
 #include "formatter.h"
 #include "job.h"
 #include "records.h"
@@ -79,9 +82,12 @@ class IncidentWriter : public RecordSink {
  public:
   static constexpr std::size_t kStdoutBufferBytes = 4096;
   static constexpr std::size_t kFlushThresholdBytes = 1 << 20;
+  static constexpr std::size_t kRankFlushBytes = 8 << 10;
+  static constexpr std::size_t kRankFileReserveBytes = kRankFlushBytes + (4 << 10);
 
+  // writer_threads: the pool's threads (0: write inline); the bytes do not depend on it.
   IncidentWriter(const Job& job, const LineFormatter& formatter, std::filesystem::path incident_dir,
-                 CitationPlan plan);
+                 CitationPlan plan, int writer_threads = 1);
 
   // Creates incident/ and the layout's directories (incident_dir must not exist).
   Status CreateDirectories();
@@ -122,6 +128,7 @@ class IncidentWriter : public RecordSink {
   struct File {
     std::string data;        // not yet written to disk
     std::int64_t lines = 0;  // lines in the file so far (written or buffered)
+    std::int64_t bytes = 0;  // bytes handed to the pool so far
     bool created = false;
   };
   struct StdoutBuffer {
@@ -149,6 +156,7 @@ class IncidentWriter : public RecordSink {
   template <typename R>
   std::int64_t AppendTo(int file, int rank, const R& record);
   void AppendText(File& f, int rank, std::string_view text, std::int64_t lines);
+  File& Buffer(int file);  // the file's buffer, with room reserved on first use
   void Remember(Cite what, int subject, TimeNs time, int file, std::int64_t line);
   void MoveStdoutToFile(int rank);
   void MaybeFlush(int file);
@@ -158,6 +166,7 @@ class IncidentWriter : public RecordSink {
   const Job& job_;
   const LineFormatter& formatter_;
   std::filesystem::path dir_;
+  std::string dir_prefix_;  // dir_ and a separator: file paths are built as plain strings
   int label_width_;  // srun pads labels to the widest task id
   int kern_base_;    // the first kernel log's file number
   int smi_base_;     // the first nvidia-smi.log's file number
@@ -168,6 +177,7 @@ class IncidentWriter : public RecordSink {
   std::string scratch_;
   WriterStats stats_;
   Status error_;
+  FilePool pool_;  // last: its threads stop before the buffers above go
 };
 
 }  // namespace denpex::sim

@@ -101,10 +101,18 @@ Status IncidentWriter::CreateDirectories() {
   return Status::Ok();
 }
 
+// A rank file is handed over once it holds a few KiB (its NCCL init lines, typically), so
+// its buffer goes back to the pool for the next rank instead of every rank's start-up
+// staying in memory until the cascade.
 void IncidentWriter::MaybeFlush(int file) {
-  if (files_[file].data.size() >= kFlushThresholdBytes) Flush(file);
+  const bool rank_file = !Combined() && file >= job_.nodes && file < kern_base_;
+  if (files_[file].data.size() >= (rank_file ? kRankFlushBytes : kFlushThresholdBytes)) {
+    Flush(file);
+  }
 }
 
+// Hands the buffered bytes to the pool (one open/write/close there); the file is created by
+// its first hand-over and appended to by the next.
 void IncidentWriter::Flush(int file) {
   File& f = files_[file];
   if (f.created && f.data.empty()) return;
@@ -112,36 +120,18 @@ void IncidentWriter::Flush(int file) {
     std::string().swap(f.data);
     return;
   }
-  if (error_.ok()) {
-    const std::string path = (dir_ / RelativePath(file)).string();
-    const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (f.created ? O_APPEND : O_TRUNC);
-    const int fd = ::open(path.c_str(), flags, 0644);
-    if (fd < 0) {
-      error_ = Status::IoError(path + ": cannot open: " + std::strerror(errno));
-    } else {
-      std::size_t done = 0;
-      while (done < f.data.size()) {
-        const ssize_t n = ::write(fd, f.data.data() + done, f.data.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-          error_ = Status::IoError(path + ": write failed: " + std::strerror(errno));
-          break;
-        }
-        done += static_cast<std::size_t>(n);
-      }
-      if (::close(fd) != 0 && error_.ok()) {
-        error_ = Status::IoError(path + ": close failed: " + std::strerror(errno));
-      }
-    }
-  }
   if (!f.created) ++stats_.files;
-  f.created = true;
   stats_.bytes += f.data.size();
-  std::string().swap(f.data);
+  f.bytes += static_cast<std::int64_t>(f.data.size());
+  pool_.Submit(static_cast<std::size_t>(file),
+               {dir_prefix_ + RelativePath(file), std::move(f.data), f.created});
+  f.created = true;
+  std::string().swap(f.data);  // a moved-from string may keep its bytes
 }
 
 Status IncidentWriter::Finish() {
   for (int file = 0; file < static_cast<int>(files_.size()); ++file) Flush(file);
+  error_ = pool_.Finish();
   stats_.lines = 0;
   for (int file = 0; file < static_cast<int>(files_.size()); ++file) {
     if (DamageOf(file) == NodeDamage::kMissing) continue;
@@ -157,9 +147,7 @@ Status IncidentWriter::Truncate(int file) {
   File& f = files_[file];
   if (!f.created) return Status::Ok();
   const std::string path = (dir_ / RelativePath(file)).string();
-  std::error_code ec;
-  const auto size = static_cast<std::int64_t>(fs::file_size(path, ec));
-  if (ec) return Status::IoError(path + ": cannot stat: " + ec.message());
+  const std::int64_t size = f.bytes;
   Rng rng(job_.seed, StreamId::kNoise, (1ULL << 40) + static_cast<std::uint64_t>(file));
   std::int64_t cut =
       static_cast<std::int64_t>(static_cast<double>(size) * (0.3 + 0.65 * rng.Uniform()));

@@ -1,11 +1,12 @@
 // The simulator's building blocks on their own: the text builder, random streams, the event
-// queue, the parallel layout and the rendezvous rule.
+// queue, the writer pool, the parallel layout and the rendezvous rule.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <set>
 
 #include "event_queue.h"
+#include "file_pool.h"
 #include "job.h"
 #include "rendezvous.h"
 #include "rng.h"
@@ -40,6 +41,20 @@ TEST(LineBuilder, FormatsFixedAndScientificLikePrintf) {
   EXPECT_EQ(Built([](LineBuilder& b) { b.Sci(9.9999999, 6); }), "1.000000E+01");
   EXPECT_EQ(Built([](LineBuilder& b) { b.Sci(0, 6); }), "0.000000E+00");
   EXPECT_EQ(Built([](LineBuilder& b) { b.Sci(1000, 2); }), "1.00E+03");
+}
+
+TEST(LineBuilder, FormatsFloatsLikePythonRepr) {
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(0.00015); }), "0.00015");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(0.0001); }), "0.0001");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(1.5e-05); }), "1.5e-05");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(7.5e-08); }), "7.5e-08");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(60.0); }), "60.0");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(61.05); }), "61.05");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(7.864669709950182); }), "7.864669709950182");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(-2.5); }), "-2.5");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(1e16); }), "1e+16");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(123456789012345.0); }), "123456789012345.0");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.PyFloat(0.0); }), "0.0");
 }
 
 TEST(LineBuilder, CountsLines) {
@@ -101,6 +116,35 @@ Job LayoutJob(int nodes, int tp, int pp) {
                                    " tp: " + std::to_string(tp) + " pp: " + std::to_string(pp) +
                                    " }\nfaults { kind: FAULT_KIND_SIGKILL }");
   return Job::Build(s, 1);
+}
+
+// Jobs of one key land in submission order (create, then appends), even with a pending-bytes
+// bound far below the total; a file that cannot be opened is reported by path.
+TEST(FilePool, KeepsEachFilesOrderAndReportsTheFirstError) {
+  namespace fs = std::filesystem;
+  const fs::path dir = testing_util::FreshDir();
+  fs::create_directories(dir);
+  std::string expected[4];
+  {
+    FilePool pool(3, /*max_pending_bytes=*/64);
+    for (int i = 0; i < 400; ++i) {
+      const int file = i % 4;
+      const std::string text = std::to_string(i) + "\n";
+      expected[file] += text;
+      pool.Submit(static_cast<std::size_t>(file),
+                  {(dir / std::to_string(file)).string(), text, /*append=*/i >= 4});
+    }
+    EXPECT_TRUE(pool.Finish().ok());
+  }
+  for (int file = 0; file < 4; ++file) {
+    EXPECT_EQ(testing_util::ReadAll(dir / std::to_string(file)), expected[file]);
+  }
+  FilePool failing(1);
+  failing.Submit(0, {(dir / "no_such_dir" / "f").string(), "x", false});
+  const Status status = failing.Finish();
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("no_such_dir/f: cannot open"), std::string::npos)
+      << status.message();
 }
 
 TEST(Job, MegatronLayoutKeepsTensorGroupsInsideANode) {

@@ -52,6 +52,18 @@ TEST(Srun, LeavesOnlyTheCombinedOutputAndTheControllerLog) {
                         "Partition=gpu\n"));
 }
 
+// truth.job.launcher names the launcher (the evaluation groups scores by it).
+TEST(Srun, TruthNamesTheLauncher) {
+  const fs::path srun = FreshDir("_srun"), torchrun = FreshDir("_torchrun");
+  EXPECT_EQ(MustSimulate(MustParse(kSrun), srun).truth.job().launcher(), "srun");
+  EXPECT_EQ(MustSimulate(MustParse(kSrun, {"launcher=LAUNCHER_TORCHRUN",
+                                           "layout=LAYOUT_PER_RANK_FILES"}),
+                         torchrun)
+                .truth.job()
+                .launcher(),
+            "torchrun");
+}
+
 TEST(Srun, LabelsEveryTaskLineWithItsPaddedTaskId) {
   const fs::path out = FreshDir();
   MustSimulate(MustParse(kSrun, {"faults[0].kind=FAULT_KIND_EXCEPTION"}), out);

@@ -28,6 +28,7 @@ struct LogFile {
   bool readable = false;         // opened, and text
   bool copy = false;             // `denpex run`'s `<stem>.errors.log` (SourceFile::copy)
   LineSpan last_line;            // its last non-empty line
+  bool cut = false;              // it ends mid-line (no final newline): a truncated file
 };
 
 struct InputCounts {

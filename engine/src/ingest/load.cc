@@ -28,6 +28,7 @@ struct FileResult {
   ParsedLog log;
   std::int64_t bytes = 0;
   std::string problem;  // set when the file could not be read as text
+  bool cut = false;     // the text ends without a newline
 };
 
 FileResult ReadAndParse(const SourceFile& f, std::uint32_t index) {
@@ -38,6 +39,7 @@ FileResult ReadAndParse(const SourceFile& f, std::uint32_t index) {
     return r;
   }
   r.bytes = static_cast<std::int64_t>(text->view().size());
+  r.cut = !text->view().empty() && text->view().back() != '\n';
   if (text->LooksBinary()) {
     r.problem = f.rel + ": binary file (NUL bytes), skipped";
     return r;
@@ -92,6 +94,7 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
     f.local_tags = r.log.local_tags;
     f.prefix_ranks = std::move(r.log.prefix_ranks);
     f.last_line = r.log.last_line;
+    f.cut = r.cut;
     if (r.log.first_dated != 0 && (inc->first_dated == 0 || r.log.first_dated < inc->first_dated)) {
       inc->first_dated = r.log.first_dated;
     }

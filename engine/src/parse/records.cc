@@ -212,6 +212,7 @@ void LogParser::Unheaded(const Parsed& p) {
     }
     found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r);
   } else if (IsAlpha(c) || IsDigit(c)) {
+    if ((c == 'r' || c == 's') && (p.origin.timed || p.header.clock != Clock::kNone) && StepLine(p)) return;
     found = ((ctx_.kernel || LooksKernel(msg)) && RecogniseKernel(msg, &out_.strings, &r)) ||
             (c == 's' && RecogniseSlurm(msg, &out_.strings, &r)) || RecogniseNccl(msg, &out_.strings, &r) ||
             (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
@@ -431,6 +432,37 @@ bool LogParser::JoinWrapped(const LineRef& line) {
   wrapped_.append(line.text);
   ++out_.joined;
   Process({wrapped_, wrapped_line_.offset, wrapped_line_.number}, wrapped_cite_, wrapped_joins_ + 1);
+  return true;
+}
+
+// A key=value step line (`rank=2 step=8/20 ... data_ms=1502.4 step_ms=1760.0`): one event per
+// rank, its last step line, tracking since when the rank's own part has been most of each step.
+bool LogParser::StepLine(const Parsed& p) {
+  StepMetricsFields f;
+  if (!Has(p.header.message, "data_ms=") || ParseStepMetrics(p.header.message, &f) != Match::kYes) return false;
+  Iteration it{.iteration = f.step, .total = f.total, .data_us = f.data_us, .step_us = f.step_us};
+  const bool slow = f.step_us > 0 && 2 * f.data_us >= f.step_us;
+  auto at = last_step_.find(p.rank);
+  if (at != last_step_.end()) {
+    const auto& before = std::get<Iteration>(out_.events[at->second].detail);
+    if (slow && before.slow_since >= 0) {
+      it.slow_since = before.slow_since;
+      it.slow_at = before.slow_at;
+    }
+  }
+  if (slow && it.slow_since < 0) {
+    it.slow_since = f.step;
+    it.slow_at = (p.origin.timed ? p.origin.time : p.header.time) - f.step_us * 1000;
+  }
+  if (at != last_step_.end()) {
+    Event& e = out_.events[at->second];
+    e = NewEvent(p, it);
+    e.family = Family::kTrainer;
+    e.kind = Kind::kIteration;
+    return true;
+  }
+  last_step_[p.rank] = out_.events.size();
+  Emit(p, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = it, .error = false});
   return true;
 }
 

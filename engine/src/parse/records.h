@@ -87,6 +87,8 @@ class LogParser {
   // Per rank, its latest iteration event: a newer iteration line replaces it (progress noise
   // would otherwise be millions of events; the latest is what shows where a rank stopped).
   std::unordered_map<std::int32_t, std::size_t> last_iteration_;
+  std::unordered_map<std::int32_t, std::size_t> last_step_;  // key=value step lines, by rank
+  bool StepLine(const Parsed& p);
   // A watchdog timeout line cut by a terminal: kept until the next line says whether it goes on.
   std::string wrapped_;
   LineRef wrapped_line_{};

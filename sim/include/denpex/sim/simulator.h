@@ -34,6 +34,7 @@ std::string_view DefaultScenarioText();
 struct SimulateOptions {
   std::filesystem::path out_dir;      // receives incident/ and truth.json
   std::optional<std::uint64_t> seed;  // overrides scenario.seed
+  int writer_threads = 1;             // threads writing files (0: inline); bytes are the same
 };
 
 struct SimulateStats {

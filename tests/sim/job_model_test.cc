@@ -1,0 +1,122 @@
+// The step schedule and trainer knobs of `training` (docs/scenario_format.md): 1F1B pipeline
+// microbatches, DDP vs ZeRO/FSDP data parallelism, Megatron vs DeepSpeed step lines; what the
+// watchdogs name under each, and that bad values are rejected with a position and a hint.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+
+#include "sim_test_util.h"
+
+namespace denpex::sim {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using namespace testing_util;
+
+// 8 nodes x 8 GPUs: TP2 x PP2 x DP16; rank 13 (node 1, stage 0) hangs mid-step. Its TP and
+// PP peers (nodes 1 and 5) time out first; its DP peers on nodes 0, 2 and 3 finished their
+// own replicas' passes and wait in the DP sync until their own watchdogs fire.
+constexpr const char* kPipeline = R"(name: "pipeline"
+seed: 4
+job { nodes: 8 tp: 2 pp: 2 }
+training { warmup_steps: 3 microbatches: 6 }
+faults { kind: FAULT_KIND_HANG rank: 13 }
+)";
+
+// Every watchdog's "OpType=..., NumelIn=..., NumelOut=..." in the incident.
+std::multiset<std::string> WatchdogOps(const fs::path& out) {
+  static const std::regex kWork(R"(Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=\d+, (OpType=\w+, NumelIn=\d+, NumelOut=\d+))");
+  std::multiset<std::string> ops;
+  for (const auto& [path, text] : ReadTree(out / "incident")) {
+    for (std::sregex_iterator it(text.begin(), text.end(), kWork), end; it != end; ++it) {
+      ops.insert((*it)[1]);
+    }
+  }
+  return ops;
+}
+
+TEST(JobModel, OneFOneBWithZeroNamesPipelineTensorAndShardedDataParallelOps) {
+  const fs::path out = FreshDir();
+  const SimulateResult r =
+      MustSimulate(MustParse(kPipeline, {"training.data_parallel=DATA_PARALLEL_ZERO"}), out);
+  EXPECT_EQ(r.truth.initiator().rank(), 13);
+  const auto ops = WatchdogOps(out);
+  ASSERT_FALSE(ops.empty());
+  // The hung rank's DP peers wait to reduce-scatter the gradient bucket (40 M elements) into
+  // 1/dp shards.
+  EXPECT_GT(ops.count("OpType=_REDUCE_SCATTER_BASE, NumelIn=40000000, NumelOut=2500000"), 0u);
+  for (const std::string& op : ops) {
+    EXPECT_TRUE(op.starts_with("OpType=_REDUCE_SCATTER_BASE") || op.starts_with("OpType=RECV") ||
+                op.starts_with("OpType=SEND") || op.starts_with("OpType=ALLREDUCE, NumelIn=16777216"))
+        << op;  // no DDP all-reduce of the 40 M bucket under ZeRO
+  }
+}
+
+TEST(JobModel, DdpAllReducesTheBucketAndMicrobatchesAdvanceThePipelineSeqNum) {
+  const fs::path one = FreshDir("_1"), six = FreshDir("_6");
+  MustSimulate(MustParse(kPipeline, {"training.microbatches=1"}), one);
+  MustSimulate(MustParse(kPipeline), six);
+  EXPECT_GT(WatchdogOps(six).count("OpType=ALLREDUCE, NumelIn=40000000, NumelOut=40000000"), 0u);
+  // The highest SeqNum a PIPELINE group's watchdog reports: with 6 microbatches stage 0 issues
+  // 7 p2p operations a step (1 warm-up send, 5 batched send+recv, 1 cool-down recv), not 2.
+  const auto max_pp_seq = [](const fs::path& out) {
+    static const std::regex kPp(R"(PIPELINE_MODEL_PARALLEL_GROUP\) Rank \d\] Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+))");
+    int best = 0;
+    for (const auto& [path, text] : ReadTree(out / "incident")) {
+      for (std::sregex_iterator it(text.begin(), text.end(), kPp), end; it != end; ++it) {
+        best = std::max(best, std::stoi((*it)[1]));
+      }
+    }
+    return best;
+  };
+  // Three healthy steps before the hang: 3 x 2 (+ the hung step's) against 3 x 7 (+ ...).
+  EXPECT_GT(max_pp_seq(one), 0);
+  EXPECT_LE(max_pp_seq(one), 3 * 2 + 2);
+  EXPECT_GE(max_pp_seq(six), 3 * 7);
+}
+
+TEST(JobModel, DeepSpeedTrainerLinesComeFromRankZero) {
+  const fs::path out = FreshDir();
+  // An exception exits normally (code 1): rank 0 is SIGTERMed, so give it enough steps for
+  // its 4 KiB stdout buffer to have been written out several times.
+  MustSimulate(MustParse(kPipeline, {"training.trainer_log=TRAINER_LOG_DEEPSPEED",
+                                     "training.warmup_steps=40", "faults[0].kind=FAULT_KIND_EXCEPTION"}),
+               out);
+  const std::string rank0 = ReadAll(out / "incident" / "gpu-0001" / "rank_0.log");
+  EXPECT_TRUE(std::regex_search(rank0, std::regex(R"((^|\n)\[2026-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] \[INFO\] \[logging\.py:96:log_dist\] \[Rank 0\] step=1, skipped=0, lr=\[7\.5e-08\], mom=\[\[0\.9, 0\.95\]\]\n)")))
+      << rank0.substr(0, 2000);
+  EXPECT_TRUE(std::regex_search(rank0, std::regex(R"(\] \[INFO\] \[timer\.py:215:stop\] epoch=0/micro_step=12/global_step=2, RunningAvgSamplesPerSec=[0-9.]+, CurrSamplesPerSec=[0-9.]+, MemAllocated=[0-9.]+GB, MaxMemAllocated=[0-9.]+GB\n)")));
+  EXPECT_THAT(ReadAll(out / "incident" / "gpu-0008" / "rank_63.log"), Not(HasSubstr("iteration")));
+}
+
+TEST(JobModel, BadMicrobatchesAreRejectedWithPositionAndHint) {
+  auto s = ParseScenario(R"(name: "x"
+job { nodes: 4 tp: 2 pp: 4 }
+training { microbatches: 65 }
+faults { kind: FAULT_KIND_HANG }
+)", "bad.textproto");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("bad.textproto:3:"));
+  EXPECT_THAT(s.status().message(), HasSubstr("training.microbatches is at most 64"));
+  s = ParseScenario(R"(name: "x"
+job { nodes: 4 tp: 2 pp: 4 }
+training { microbatches: 64 tp_collectives_per_step: 300 }
+faults { kind: FAULT_KIND_HANG }
+)", "big.textproto");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("big.textproto:3:"));
+  s = ParseScenario(R"(name: "x"
+job { nodes: 4 tp: 2 pp: 4 }
+training { data_parallel: DATA_PARALLEL_ZERO3 }
+faults { kind: FAULT_KIND_HANG }
+)", "enum.textproto");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("enum.textproto:3:"));
+  EXPECT_THAT(s.status().message(), HasSubstr("DATA_PARALLEL_ZERO"));
+}
+
+}  // namespace
+}  // namespace denpex::sim
