@@ -68,6 +68,24 @@ TEST_P(GoldenTest, EngineNamesTheExpectedInitiatorOwnerAndClass) {
   }
 }
 
+// Checkpoints (issue #7): where the incident holds checkpoints/ and expected.json judges them,
+// the diagnosis decides the same (the truncated torch.save of tr_kill_in_save_rank0 rejected),
+// and never resumes from a checkpoint the expectation rejects.
+TEST_P(GoldenTest, EngineDecidesTheExpectedCheckpoint) {
+  const fs::path dir = kCorpora / GetParam();
+  v1::Truth truth;
+  ASSERT_TRUE(proto::ReadJsonFile(dir / "expected.json", &truth).ok());
+  const auto want = truth.checkpoint().decision();
+  if (want == v1::CHECKPOINT_DECISION_UNSPECIFIED || want == v1::CHECKPOINT_DECISION_NOT_EVALUATED) {
+    GTEST_SKIP() << "expected.json does not judge checkpoints";
+  }
+  auto diagnosis = engine::Diagnose(dir / "incident", {.strategy = engine::Strategy::kEngine, .threads = 1});
+  ASSERT_TRUE(diagnosis.ok()) << diagnosis.status().message();
+  const v1::IncidentScore score = scorer::ScoreIncident(truth, *diagnosis);
+  EXPECT_TRUE(score.checkpoint_correct()) << diagnosis->checkpoint().summary();
+  EXPECT_FALSE(score.checkpoint_unsafe()) << diagnosis->checkpoint().summary();
+}
+
 std::string TestName(const testing::TestParamInfo<std::string>& info) {
   std::string name = info.param;
   for (char& c : name) {

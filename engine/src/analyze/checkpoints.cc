@@ -55,14 +55,15 @@ bool ReportsFailure(Kind k) {
 bool Stamped(const Event& e) { return e.clock != Clock::kNone && !e.time_borrowed; }
 
 // When the job was evidently failing: the first stamped line that reports a failure, after
-// training began (an old ECC event in a kernel log is not this job's fault), a watchdog
+// the job's first line (an old ECC event in a kernel log is not this job's fault), a watchdog
 // timeout counted from when its collective began. It is at or just after the initiating
 // fault; the initiator's own time can be far earlier (a SIGKILLed rank's last line). nullopt
 // when no such line carries a time.
 std::optional<TimeNs> FailureOnset(const Incident& inc) {
+  // The job's first stamped line; kernel Xid lines can be days older than the job.
   TimeNs training = 0;
   for (const Event& e : inc.events) {
-    if (e.kind == Kind::kIteration && Stamped(e) && (training == 0 || e.time < training)) training = e.time;
+    if (e.family != Family::kXid && Stamped(e) && (training == 0 || e.time < training)) training = e.time;
   }
   // No iteration line survived (the logging rank's buffered stdout died with it): the job's own
   // earliest stamped line stands for its start, so a kernel log's days-old Xid is still not it.
@@ -78,7 +79,8 @@ std::optional<TimeNs> FailureOnset(const Incident& inc) {
   std::optional<TimeNs> onset;
   for (const Event& e : inc.events) {
     if (!ReportsFailure(e.kind) || !Stamped(e) || e.time < training) continue;
-    TimeNs t = e.time;
+    // torchrun's failure table stamps whole seconds: the failure lies within that second.
+    TimeNs t = e.kind == Kind::kFailureEntry ? e.time + kNsPerSec - 1 : e.time;
     // A watchdog timeout reports a collective that began `ran_for` earlier, waiting for the
     // initiator: progress stopped then (srun's task-exit lines carry no time at all).
     if (const auto* w = std::get_if<WatchdogTimeout>(&e.detail); w != nullptr && w->ran_for_ms > 0)

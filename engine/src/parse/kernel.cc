@@ -2,6 +2,7 @@
 // reports and the OOM killer, in every wording listed there.
 #include "parse/families.h"
 #include "parse/scan.h"
+#include "parse/triggers.h"
 
 namespace denpex::engine {
 namespace {
@@ -182,5 +183,17 @@ bool RecogniseKernel(std::string_view msg, StringTable* strings, Recognised* out
     default: return msg.find(" invoked oom-killer: ") != std::string_view::npos && OomKiller(msg, strings, out);
   }
 }
+
+// Lines RecogniseKernel can match (triggers.h).
+namespace {
+constexpr Trigger kKernelTriggers[] = {
+    {"NVRM: "},        // Xid, "The NVIDIA GPU ... fallen off the bus", RmInitAdapter failed
+    {"Killed process "}, {"Kill process "},  // the OOM killer's victim (also after "Out of memory: ")
+    {"oom-kill"},      // `oom-kill:constraint=...`, `... invoked oom-killer: ...`
+    {"| 0000"},        // RecogniseNvidiaSmi: a GPU row's `| 00000000:5D:00.0 Off |` (8-digit domain)
+    {"device handle for GPU"},  // RecogniseNvidiaSmi: `Unable to determine the device handle for GPU...`
+};
+}  // namespace
+std::span<const Trigger> KernelTriggers() { return kKernelTriggers; }
 
 }  // namespace denpex::engine
