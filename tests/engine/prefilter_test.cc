@@ -127,6 +127,15 @@ std::string Dump(const Incident& inc) {
   return out;
 }
 
+// Removes a scratch directory when it goes out of scope, also when an assertion returns early.
+struct Removed {
+  fs::path dir;
+  ~Removed() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
 fs::path Scratch(const std::string& name) {
   std::error_code ec;
   const fs::path root = fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0 ? fs::path("/dev/shm")
@@ -160,6 +169,7 @@ TEST(Prefilter, GivesWhatReadingEveryLineGivesOnEveryFamily) {
     ASSERT_TRUE(scenario.ok()) << path << ": " << scenario.status().message();
     for (std::uint64_t seed : {1, 2}) {
       const fs::path out = Scratch(path.stem().string() + "_" + std::to_string(seed));
+      const Removed removed{out};
       auto sim = sim::Simulate(*scenario, {.out_dir = out, .seed = seed});
       ASSERT_TRUE(sim.ok()) << path << ": " << sim.status().message();
       auto every = LoadIncident(out / "incident", 2, {}, /*every_line=*/true);
@@ -175,7 +185,6 @@ TEST(Prefilter, GivesWhatReadingEveryLineGivesOnEveryFamily) {
                       << a.substr(from, a.find('\n', i) - from) << "\npre-filtered:\n"
                       << b.substr(from, b.find('\n', i) - from);
       }
-      fs::remove_all(out);
     }
   }
 }
@@ -186,6 +195,7 @@ TEST(Prefilter, ChunkedCombinedLogMatches) {
   auto scenario = Small(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families/hang_4096_srun.textproto");
   ASSERT_TRUE(scenario.ok());
   const fs::path out = Scratch("chunked");
+  const Removed removed{out};
   ASSERT_TRUE(sim::Simulate(*scenario, {.out_dir = out}).ok());
   for (const auto& e : fs::directory_iterator(out / "incident")) {
     if (e.path().extension() != ".out") continue;
@@ -213,7 +223,6 @@ TEST(Prefilter, ChunkedCombinedLogMatches) {
     EXPECT_EQ(fast.prefix_ranks, every.prefix_ranks);
     EXPECT_EQ(fast.last_line.line, every.last_line.line);
   }
-  fs::remove_all(out);
 }
 
 }  // namespace

@@ -13,11 +13,11 @@ namespace {
 class Driver {
  public:
   Driver(std::string_view text, const FileContext& ctx, std::uint32_t first_line, std::uint64_t base_offset)
-      : text_(text), ctx_(ctx), parser_(ctx), number_(first_line - 1), base_(base_offset) {}
+      : text_(text), ctx_(ctx), parser_(ctx), number_(first_line - 1), first_(first_line), base_(base_offset) {}
 
   ParsedLog Run() {
     while (pos_ < text_.size()) {
-      if (ctx_.every_line || parser_.NeedsEveryLine() || (opening_ < kOpeningLines && !parser_.HasFirstDated())) {
+      if (ctx_.every_line || parser_.NeedsEveryLine() || (Opening() && !parser_.HasFirstDated())) {
         OneLine();
       } else {
         Jump();
@@ -28,6 +28,8 @@ class Driver {
   }
 
  private:
+  // The next line is among the first kOpeningLines of the text.
+  bool Opening() const { return number_ + 1 - first_ < kOpeningLines; }
   std::size_t EndOf(std::size_t begin) const {
     const void* nl = std::memchr(text_.data() + begin, '\n', text_.size() - begin);
     return nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text_.data()) : text_.size();
@@ -47,7 +49,7 @@ class Driver {
   void OneLine() {
     const std::size_t end = EndOf(pos_);
     const TriggerLevel level = LineFilter::Default().Classify(text_.substr(pos_, end - pos_));
-    const bool opening = opening_++ < kOpeningLines;
+    const bool opening = Opening();
     if (ctx_.every_line || parser_.NeedsEveryLine() || level == TriggerLevel::kRecord) {
       Whole(end, level, opening);
       return;
@@ -112,7 +114,7 @@ class Driver {
   std::size_t pos_ = 0;        // the next line's start
   std::size_t read_end_ = 0;   // just past the last line read whole
   std::uint32_t number_;       // the last line's number so far
-  std::uint32_t opening_ = 0;  // lines seen one by one at the start
+  std::uint32_t first_;        // the text's first line number
   std::uint64_t base_;
 };
 

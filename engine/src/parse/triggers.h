@@ -8,8 +8,9 @@
 //
 // The contract, for whoever adds a recogniser: when your recogniser can return true for a
 // line, that line holds one of the literals in your family's table. Add a row when you add a
-// shape. `PrefilterTest.*` parses simulated incidents of every family twice (every line read,
-// and pre-filtered) and fails when the two differ, so a missing row shows up there.
+// shape. `Prefilter.*` (tests/engine/prefilter_test.cc) parses simulated incidents of every
+// family twice (every line read, and pre-filtered) and fails when the two differ, so a missing
+// row shows up there; `LineFilter.*` checks that every row is found wherever it sits.
 //
 // LineFilter finds lines with any trigger literal with a Teddy-style SIMD search (nibble
 // lookup tables over 3-byte fingerprints, 8 buckets; Langdale's algorithm from Hyperscan, as
@@ -72,7 +73,7 @@ class LineFilter {
   TriggerLevel Classify(std::string_view line) const;
 
   std::size_t size() const { return literals_.size(); }
-  // Buckets and fingerprints, one line per literal (for tuning; see bench/engine).
+  // Buckets and fingerprints, one line per literal (to see what the cost model chose).
   std::string Describe() const;
 
  private:
