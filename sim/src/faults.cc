@@ -44,6 +44,43 @@ constexpr FaultTraits kFaults[] = {
     {v1::FAULT_KIND_PREEMPTION, FaultScope::kJob, FaultAction::kSchedulerCancel,
      v1::OWNER_SCHEDULER, v1::FAILURE_CLASS_SCHEDULER_PREEMPTION, true, "resubmit",
      "{who} was preempted by a higher-priority job; resubmit (or let Slurm requeue it)."},
+    // GPU hardware: recovery as NVIDIA's Xid catalog prescribes (docs/scenario_format.md).
+    {v1::FAULT_KIND_XID_FALLEN_OFF_BUS, FaultScope::kRank, FaultAction::kCudaError,
+     v1::OWNER_GPU_HARDWARE, v1::FAILURE_CLASS_GPU_FALLEN_OFF_BUS, false, "reboot_node",
+     "The GPU of {who} fell off the bus (Xid 79): drain the node, reboot it (RESTART_BM), check "
+     "its PCIe, power and thermal event logs, and RMA the board if it recurs."},
+    {v1::FAULT_KIND_XID_ECC, FaultScope::kRank, FaultAction::kCudaError, v1::OWNER_GPU_HARDWARE,
+     v1::FAILURE_CLASS_GPU_ECC, false, "reset_gpu",
+     "The GPU of {who} had an uncorrectable ECC error (Xid 48): reset the GPU (or reboot), then "
+     "confirm no remapping is pending or failed; drain and RMA it if row remapping failed "
+     "(Xid 64)."},
+    {v1::FAULT_KIND_XID_NVLINK, FaultScope::kRank, FaultAction::kCudaError,
+     v1::OWNER_GPU_HARDWARE, v1::FAILURE_CLASS_GPU_NVLINK, false, "reset_gpu",
+     "The GPU of {who} reported a fatal NVLink error (Xid 74): reset the GPU (or reboot the "
+     "node) and check its NVLink error counters before it takes work again."},
+    {v1::FAULT_KIND_XID_GSP, FaultScope::kRank, FaultAction::kCudaError, v1::OWNER_GPU_HARDWARE,
+     v1::FAILURE_CLASS_GPU_OTHER, false, "reset_gpu",
+     "The GSP firmware of the GPU of {who} failed (Xid 120/119): reset the GPU; power-cycle the "
+     "node if the error persists."},
+    // Memory tiers.
+    {v1::FAULT_KIND_CUDA_OOM, FaultScope::kRank, FaultAction::kCudaError, v1::OWNER_APPLICATION,
+     v1::FAILURE_CLASS_CUDA_OOM, false, "fix_application",
+     "{who} ran out of GPU memory (HBM); reduce the micro-batch or activation memory (or set "
+     "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) before restarting."},
+    {v1::FAULT_KIND_HOST_OOM, FaultScope::kRank, FaultAction::kHostOom, v1::OWNER_HOST,
+     v1::FAILURE_CLASS_HOST_OOM, false, "reduce_host_memory",
+     "{who} was killed by the kernel OOM killer (host memory); lower host-memory use (data "
+     "loader workers, pinned buffers, offload) or raise the job's memory limit before "
+     "restarting."},
+    // CUDA errors in the application.
+    {v1::FAULT_KIND_CUDA_ILLEGAL_ADDRESS, FaultScope::kRank, FaultAction::kCudaError,
+     v1::OWNER_APPLICATION, v1::FAILURE_CLASS_CUDA_ERROR, false, "fix_application",
+     "{who} made an illegal memory access (Xid 31, an application-level MMU fault); rerun with "
+     "CUDA_LAUNCH_BLOCKING=1 or compute-sanitizer to find the kernel before restarting."},
+    {v1::FAULT_KIND_DEVICE_ASSERT, FaultScope::kRank, FaultAction::kCudaError,
+     v1::OWNER_APPLICATION, v1::FAILURE_CLASS_CUDA_ERROR, false, "fix_application",
+     "{who} hit a device-side assert (an index out of bounds); fix the input or the indexing "
+     "that the assertion names before restarting."},
     {v1::FAULT_KIND_STRAGGLER, FaultScope::kRank, FaultAction::kSlowdown,
      v1::OWNER_GPU_HARDWARE, v1::FAILURE_CLASS_STRAGGLER, false, "inspect_gpu",
      "{who} computes slower than its peers every step (a throttled GPU: thermal, power brake or "

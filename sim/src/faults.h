@@ -1,7 +1,8 @@
 // The fault registry: one row per FaultKind saying what the fault hits (a rank, a node, the
 // job), what the model does when it fires, and what the truth says about it (owner, failure
 // class, what to do before restarting). Adding a fault family is a row here, a case in
-// Workers::OnFault (or the scheduler), and an evidence rule in truth_evidence.cc.
+// Workers::OnFault (or the scheduler), and an evidence rule in truth.cc; a GPU fault's
+// kernel-log burst and CUDA error are in gpu_faults.cc.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,11 @@ enum class FaultAction : std::uint8_t {
   kMismatch,         // the rank's next collective differs from its peers': nobody completes
   kNodeLoss,         // every process of the node vanishes, the agent too
   kSchedulerCancel,  // the scheduler signals every task (time limit, scancel, preemption)
+  // The rank's GPU (or the rank's own kernel) fails: the node's kern.log gets the fault's
+  // Xid burst (gpu_faults.cc), the rank raises a CUDA error at its next synchronisation and
+  // exits 1 after the interpreter tears down.
+  kCudaError,
+  kHostOom,  // the kernel OOM killer SIGKILLs the rank (kern.log lines, srun "Out Of Memory")
   kSlowdown,         // fail-slow: the rank's (or node's) compute takes `slowdown` times longer
   kNicFailure,       // the rank's IB NIC fails: completion errors, then NCCL aborts on both ends
   kNcclSetup,        // the node's ranks fail in NCCL init (bootstrap interface, duplicate GPU)

@@ -43,6 +43,10 @@ class LineFormatter {
   // Realism (formatter_noise.cc): benign warnings and the node's kernel log.
   void Format(const BenignWarning& r, LineBuilder& out) const;
   void Format(const KernelMessage& r, LineBuilder& out) const;
+  // GPU, memory and CUDA faults (formatter_gpu.cc). Returns the 0-based line, within what it
+  // appended, of the error line a truth cites (`RuntimeError: CUDA error: ...`).
+  std::int64_t Format(const CudaFailure& r, LineBuilder& out) const;
+  void Format(const NvidiaSmiSnapshot& r, LineBuilder& out) const;
   // torchrun agent output (a node's torchrun.log).
   void Format(const AgentBanner& r, LineBuilder& out) const;
   void Format(const AgentSigterm& r, LineBuilder& out) const;
@@ -55,6 +59,13 @@ class LineFormatter {
 
  private:
   TimeNs Local(int node, TimeNs t) const { return t + job_.clock_offset[node]; }
+  void KernelPrefix(const KernelMessage& r, LineBuilder& out) const;
+  void FormatFaultKernel(const KernelMessage& r, std::uint64_t word, LineBuilder& out) const;
+  void XidAttribution(LineBuilder& out, int pid) const;
+  void XidBody(const KernelMessage& r, std::uint64_t word, LineBuilder& out) const;
+  int PidOfGpu(const KernelMessage& r) const;
+  void OomMessage(LineBuilder& out, int rank, int variant) const;
+  void AssertLines(LineBuilder& out, int variant) const;
   void WriteC10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const;
   void MegatronIteration(const TrainerIteration& r, LineBuilder& out) const;
   void DeepSpeedStep(const TrainerIteration& r, LineBuilder& out) const;

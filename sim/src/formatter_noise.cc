@@ -92,15 +92,19 @@ void LineFormatter::Format(const BenignWarning& r, LineBuilder& out) const {
   }
 }
 
-// rsyslog: "Mar  2 08:55:01 gpu-0001 kernel: [  518.050606] <message>" (local clock; the
-// bracket is the kernel's uptime, "%5lu.%06lu").
-void LineFormatter::Format(const KernelMessage& r, LineBuilder& out) const {
+// rsyslog: "Mar  2 08:55:01 gpu-0001 kernel: [  518.050606] " (local clock; the bracket is the
+// kernel's uptime, "%5lu.%06lu").
+void LineFormatter::KernelPrefix(const KernelMessage& r, LineBuilder& out) const {
   const CivilTime c = ToCivil(Local(r.node, r.time));
   out.Str(kMonths[c.month - 1]).Char(' ').Padded(c.day, 2, ' ').Char(' ');
   out.Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).Char(' ');
   out.Str(job_.hostnames[r.node]).Str(" kernel: [");
   const TimeNs up = r.time - r.boot;
   out.Padded(up / kNsPerSec, 5, ' ').Char('.').Zero(up % kNsPerSec / kNsPerUs, 6).Str("] ");
+}
+
+void LineFormatter::Format(const KernelMessage& r, LineBuilder& out) const {
+  KernelPrefix(r, out);
   const auto gpu_word = [&](std::uint64_t salt) {
     return Mix64(job_.seed ^ Mix64((static_cast<std::uint64_t>(r.node) << 8) + r.arg + salt));
   };
@@ -126,8 +130,8 @@ void LineFormatter::Format(const KernelMessage& r, LineBuilder& out) const {
       out.Str("nvidia: loading out-of-tree module taints kernel.");
       break;
     case KernelEvent::kNvrmLoaded:
-      out.Str("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.161.08  Thu Feb 29 16:56:05 ");
-      out.Str("UTC 2024");
+      out.Str("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  ").Str(job_.driver->version);
+      out.Str("  ").Str(job_.driver->built);
       break;
     case KernelEvent::kGpuAt:
       out.Str("NVRM: GPU at PCI:0000:").Str(NcclBusId(r.arg).substr(0, 2)).Str(":00: GPU-");
@@ -137,10 +141,14 @@ void LineFormatter::Format(const KernelMessage& r, LineBuilder& out) const {
       out.Str("NVRM: GPU Board Serial Number: 16528230").Zero(gpu_word(2) % 100000, 5);
       break;
     case KernelEvent::kXid63:
-      out.Str("NVRM: Xid (PCI:0000:").Str(NcclBusId(r.arg).substr(0, 2));
-      out.Str(":00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x");
+      out.Str("NVRM: Xid (PCI:0000:").Str(NcclBusId(r.arg).substr(0, 2)).Str(":00): 63, ");
+      XidAttribution(out, 0);
+      out.Str("Row Remapper: New row (0x");
       HexDigits(out, 0x100000000ULL + (gpu_word(3) & 0xfffffff), 12);
       out.Str(") marked for remapping, reset gpu to activate.");
+      break;
+    default:  // fault lines (formatter_gpu.cc)
+      FormatFaultKernel(r, gpu_word(static_cast<std::uint64_t>(r.code) * 7 + r.detail + 17), out);
       break;
   }
   out.EndLine();

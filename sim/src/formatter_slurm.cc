@@ -15,6 +15,9 @@ void TaskStatus(int exit_code, LineBuilder& out) {
     case -9:
       out.Str("Killed");
       return;
+    case kExitOomKilled:
+      out.Str("Out Of Memory");
+      return;
     case -6:
       out.Str("Aborted");
       return;
@@ -74,6 +77,16 @@ void LineFormatter::Format(const SrunMessage& r, LineBuilder& out) const {
       return;
     case SrunNotice::kNodeFailure:
       out.Str("srun: error: Node failure on ").Str(job_.hostnames[r.node]).EndLine();
+      return;
+    case SrunNotice::kOomEvent:  // the cgroup v2 wording of 23.02, the v1 wording before
+      out.Str("slurmstepd: error: Detected 1 ");
+      if (slurm_.name == "22.05") {
+        out.Str("oom-kill event(s) in StepId=").Int(job_.job_id).Str(".0 cgroup. Some of your ");
+        out.Str("processes may have been killed by the cgroup out-of-memory handler.").EndLine();
+      } else {
+        out.Str("oom_kill event in StepId=").Int(job_.job_id).Str(".0. Some of the step tasks ");
+        out.Str("have been OOM Killed.").EndLine();
+      }
       return;
   }
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "profiles.h"
 #include "rng.h"
 
 namespace denpex::sim {
@@ -158,6 +159,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.zero = s.training().data_parallel() == v1::DATA_PARALLEL_ZERO;
   job.trainer_log = s.training().trainer_log();
   job.nccl_debug_info = s.format().nccl_debug_info();
+  job.driver = FindDriverProfile(s.format().driver().empty() ? "535" : s.format().driver());
   job.per_rank_timers = s.training().per_rank_timers();
   job.launcher = s.launcher();
   job.layout = s.layout();

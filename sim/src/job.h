@@ -45,8 +45,12 @@ enum class NodeDamage : std::uint8_t { kNone, kMissing, kTruncated };
 
 // The realism plan (scenario `realism`), resolved after the fault is planned because the loud
 // rank, the ECC node and the damaged nodes avoid the initiator (simulator.cc: PlanNoise).
+struct DriverProfile;
+
 struct Noise {
   bool benign_warnings = false;
+  bool xid45_on_kill = false;  // a SIGKILLed worker leaves Xid 45 on its GPU
+  bool nvidia_smi = false;     // <host>/nvidia-smi.log at the end
   int loud_rank = -1;  // repeats a UserWarning every step; -1: none
   bool kernel_logs = false;
   int ecc_node = -1;               // an old corrected ECC event in its kern.log; -1: none
@@ -68,6 +72,7 @@ struct Job {
   v1::TrainerLog trainer_log = v1::TRAINER_LOG_MEGATRON;
   double compute_jitter = 0;
   bool nccl_debug_info = false;
+  const DriverProfile* driver = nullptr;  // the NVRM lines' era (profiles.h)
   bool per_rank_timers = false;  // DeepSpeed-style per-rank timer lines every log_interval
   // Launcher, layout and scheduler.
   v1::Launcher launcher = v1::LAUNCHER_TORCHRUN;

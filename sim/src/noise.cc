@@ -51,6 +51,8 @@ Noise PlanNoise(const v1::Realism& realism, const Job& job, const FaultPlan& fau
         node * job.gpus_per_node + static_cast<int>(rng.UniformInt(0, job.gpus_per_node));
   }
   noise.kernel_logs = realism.kernel_logs();
+  noise.xid45_on_kill = realism.kernel_logs() && realism.xid45_on_kill();
+  noise.nvidia_smi = realism.nvidia_smi();
   if (realism.kernel_logs() && realism.old_ecc_event()) {
     noise.ecc_node = OtherNode(rng, job, fault.node);
   }

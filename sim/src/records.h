@@ -23,6 +23,8 @@ inline constexpr int kExitSigsegv = -11;
 inline constexpr int kExitException = 1;
 // Internal: the process vanished with its node; no launcher ever reports it.
 inline constexpr int kExitNodeLost = -128;
+// Internal, srun's task lines only: SIGKILLed by the cgroup OOM killer ("Out Of Memory").
+inline constexpr int kExitOomKilled = -120;
 
 // --- worker (rank) output ------------------------------------------------------------------
 
@@ -160,6 +162,26 @@ struct BenignWarning {
   WarningKind kind;
 };
 
+// A CUDA error the rank's main thread raises at its next synchronisation (stderr, then exit 1):
+// the traceback's last line is `RuntimeError: CUDA error: <what>` (or torch's OOM error), with
+// the era's hint lines; a device-side assert is preceded by its per-thread assertion lines.
+enum class CudaFailureKind : std::uint8_t {
+  kUnspecifiedLaunch,  // "unspecified launch failure" (a GPU gone or reset under the process)
+  kUnknown,            // "unknown error"
+  kEccUncorrectable,   // "uncorrectable ECC error encountered"
+  kNvlinkUncorrectable,  // "an uncorrectable NVLink error was detected during the execution"
+  kIllegalAddress,     // "an illegal memory access was encountered"
+  kDeviceAssert,       // "device-side assert triggered"
+  kOutOfMemory,        // torch's caching allocator: "CUDA out of memory. Tried to allocate ..."
+};
+
+struct CudaFailure {
+  int rank;
+  TimeNs time;
+  CudaFailureKind kind;
+  int variant;  // drawn: sizes, assertion line count
+};
+
 // --- kernel log (<host>/kern.log) -------------------------------------------------------------
 
 enum class KernelEvent : std::uint8_t {
@@ -172,6 +194,16 @@ enum class KernelEvent : std::uint8_t {
   kGpuAt,         // "NVRM: GPU at PCI:<bus>: GPU-<uuid>" (arg: GPU)
   kGpuSerial,     // "NVRM: GPU Board Serial Number: <n>" (arg: GPU)
   kXid63,         // "NVRM: Xid (PCI:<bus>): 63, pid='<unknown>', name=<unknown>, Row Remapper ..."
+  // Faults (formatter_gpu.cc); arg: the GPU.
+  kXid,           // "NVRM: Xid (PCI:<bus>): <code>, [pid=..., name=..., ]<text>" (code, detail)
+  kGpuFellOff,    // "NVRM: GPU 0000:<bus>.0: GPU has fallen off the bus."
+  kCrashDump,     // "NVRM: A GPU crash dump has been created. ..."
+  kGspRateLimit,  // "NVRM: Rate limiting GSP RPC error prints for GPU at PCI:... (printing 1 of every 30). ..."
+  // The OOM killer (pid: the victim).
+  kOomInvoked,    // "python3 invoked oom-killer: gfp_mask=..., order=0, oom_score_adj=0"
+  kOomConstraint, // "oom-kill:constraint=CONSTRAINT_NONE,...,task=python3,pid=N,uid=1000"
+  kOomKilled,     // "Out of memory: Killed process N (python3) total-vm:..."
+  kOomReaped,     // "oom_reaper: reaped process N (python3), now anon-rss:0kB, ..."
 };
 
 struct KernelMessage {
@@ -180,6 +212,18 @@ struct KernelMessage {
   TimeNs boot;  // when the node booted (the "[uptime]" is time - boot)
   KernelEvent event;
   int arg;
+  int code = 0;    // kXid: the Xid number
+  int detail = 0;  // kXid: which body (link number, variant); kOom*: the process's pid
+  bool cite = false;  // the truth cites this line (the fault's initiating kernel line)
+};
+
+// `nvidia-smi` run on the node when the job ended (<host>/nvidia-smi.log): the GPU table with
+// each GPU's bus id; a GPU that fell off the bus is reported as unreachable instead.
+struct NvidiaSmiSnapshot {
+  int node;
+  TimeNs time;
+  int lost_gpu;  // -1: none
+  int ecc_gpu;   // -1: none; its volatile uncorrectable ECC count is non-zero
 };
 
 // --- torchrun agent output (the node's torchrun.log) ---------------------------------------
@@ -237,6 +281,7 @@ enum class SrunNotice : std::uint8_t {
   kTerminatingStep,  // KillOnBadExit: "srun: launch/slurm: _step_signal: Terminating StepId=J.0"
   kStepAborted,      // "srun: Job step aborted: Waiting up to 32 seconds for job step to finish."
   kNodeFailure,      // "srun: error: Node failure on <host>"
+  kOomEvent,         // slurmstepd: "Detected 1 oom_kill event in StepId=J.0. ..." (node)
 };
 
 struct SrunMessage {
@@ -279,7 +324,7 @@ using Record =
     std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers,
                  NcclIbError, NcclAsyncError, NcclSetupFailure,
                  WatchdogTimeout, PythonException, SegfaultDump, WorkerExit, BenignWarning,
-                 KernelMessage, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, NodeLost,
+                 CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, NodeLost,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).

@@ -219,6 +219,11 @@ Status FillFormat(v1::FormatProfile* f, const Locator& loc) {
   }
   if (f->torch().empty()) f->set_torch("2.4");
   if (f->nccl().empty()) f->set_nccl("2.21.5");
+  if (f->driver().empty()) f->set_driver("535");
+  if (FindDriverProfile(f->driver()) == nullptr) {
+    return loc.Error("format.driver", "driver profile \"" + f->driver() + "\" is not supported",
+                     "use " + std::string(SupportedDriverProfiles()));
+  }
   const TorchProfile* torch = FindTorchProfile(f->torch());
   if (torch == nullptr || !torch->supported) {
     return loc.Error("format.torch",
@@ -315,11 +320,17 @@ Status FillClocksAndStart(v1::Scenario* s, const Locator& loc) {
 }
 
 // Absent realism booleans are on; the damage fractions are shares of the nodes.
-Status FillRealism(v1::Realism* r, const Locator& loc) {
+Status FillRealism(v1::Realism* r, bool gpu_fault, const Locator& loc) {
   if (!r->has_benign_warnings()) r->set_benign_warnings(true);
   if (!r->has_loud_rank()) r->set_loud_rank(true);
   if (!r->has_kernel_logs()) r->set_kernel_logs(true);
   if (!r->has_old_ecc_event()) r->set_old_ecc_event(r->kernel_logs());
+  if (!r->has_xid45_on_kill()) r->set_xid45_on_kill(r->kernel_logs());
+  if (!r->has_nvidia_smi()) r->set_nvidia_smi(gpu_fault);
+  if (r->xid45_on_kill() && !r->kernel_logs()) {
+    return loc.Error("realism.xid45_on_kill", "realism.xid45_on_kill needs kernel_logs",
+                     "set kernel_logs: true, or xid45_on_kill: false");
+  }
   const std::pair<const char*, double> fractions[] = {
       {"realism.missing_node_fraction", r->missing_node_fraction()},
       {"realism.truncated_node_fraction", r->truncated_node_fraction()}};
@@ -402,6 +413,12 @@ Status CheckFaultKind(const v1::Fault& f, const std::string& path, const v1::Sce
                      v1::FaultKind_Name(f.kind()) + " needs a scheduler, but the launcher is " +
                          v1::Launcher_Name(s.launcher()),
                      "set launcher: LAUNCHER_SRUN");
+  }
+  if (f.kind() == v1::FAULT_KIND_XID_GSP && !FindDriverProfile(s.format().driver())->gsp) {
+    return loc.Error({path + ".kind", "format.driver"},
+                     "FAULT_KIND_XID_GSP needs a driver with GSP firmware, but format.driver is " +
+                         s.format().driver(),
+                     "set format.driver: \"535\" or \"560\"");
   }
   if (f.has_node() && traits->scope != FaultScope::kNode) {
     return loc.Error(path + ".node", path + ".node applies to node faults only",
@@ -491,7 +508,11 @@ Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
   DENPEX_RETURN_IF_ERROR(FillTraining(s->mutable_training(), loc));
   DENPEX_RETURN_IF_ERROR(CheckTimeoutAgainstSteps(*s, loc));
   DENPEX_RETURN_IF_ERROR(FillClocksAndStart(s, loc));
-  DENPEX_RETURN_IF_ERROR(FillRealism(s->mutable_realism(), loc));
+  bool gpu_fault = false;
+  for (const v1::Fault& f : s->faults()) {
+    gpu_fault |= f.kind() >= v1::FAULT_KIND_XID_FALLEN_OFF_BUS && f.kind() <= v1::FAULT_KIND_DEVICE_ASSERT;
+  }
+  DENPEX_RETURN_IF_ERROR(FillRealism(s->mutable_realism(), gpu_fault, loc));
   DENPEX_RETURN_IF_ERROR(CheckCheckpointing(*s, loc));
   DENPEX_RETURN_IF_ERROR(CheckFaults(s, loc));
   // Fail-slow is seen only in per-rank timing: the timers default on for those kinds.

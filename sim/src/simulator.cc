@@ -12,6 +12,7 @@
 #include "formatter.h"
 #include "job.h"
 #include "model.h"
+#include "gpu_faults.h"
 #include "noise.h"
 #include "profiles.h"
 #include "scenario_internal.h"
@@ -87,6 +88,7 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   EmitKernelBoot(job, writer);
   Model model(job, fault, writer);
   const Outcome outcome = model.Run();
+  EmitNvidiaSmi(job, fault, outcome.end_time, writer);
   DENPEX_RETURN_IF_ERROR(writer.Finish());
 
   std::optional<v1::CheckpointOutcome> checkpoints;

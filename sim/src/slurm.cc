@@ -42,14 +42,23 @@ void SlurmLauncher::OnReport(int node, TimeNs t) {
     if (!workers_.alive(rank) && !reported_[rank]) pending.push_back(rank);
   }
   bool bad_exit = false;
+  // The cgroup OOM killer's victim: slurmstepd notes the event, srun says "Out Of Memory".
+  auto status = [&](int rank) {
+    return rank == workers_.oom_killed() ? kExitOomKilled : workers_.exit_code(rank);
+  };
+  for (int rank : pending) {
+    if (rank == workers_.oom_killed()) {
+      sink_.Emit(SrunMessage{t - rng_.UniformInt(1, 20) * kNsPerMs, SrunNotice::kOomEvent, node});
+    }
+  }
   while (!pending.empty()) {  // one line per status, in order of the first rank's status
     SrunTaskExits line{};
     line.node = node;
     line.time = t;
-    line.exit_code = workers_.exit_code(pending[0]);
+    line.exit_code = status(pending[0]);
     std::vector<int> rest;
     for (int rank : pending) {
-      if (workers_.exit_code(rank) != line.exit_code) {
+      if (status(rank) != line.exit_code) {
         rest.push_back(rank);
         continue;
       }

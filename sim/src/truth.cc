@@ -67,6 +67,15 @@ void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       AddEvidence(w.Find(Cite::kWatchdog, rank), kInit, truth);
       AddEvidence(FirstPeerWatchdog(w, rank), kCorr, truth);
       return;
+    case FaultAction::kCudaError:
+      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kKernel, in.fault.node), kInit, truth);
+      AddEvidence(w.Find(Cite::kSrunTask, rank), kCorr, truth);
+      return;
+    case FaultAction::kHostOom:
+      AddEvidence(w.Find(Cite::kKernel, in.fault.node), kInit, truth);
+      AddEvidence(w.Find(Cite::kSrunTask, rank), kInit, truth);
+      return;
     case FaultAction::kNodeLoss:
       AddEvidence(ctld(CtldEvent::kSetDown), kInit, truth);
       AddEvidence(ctld(CtldEvent::kKillOnFailed), kCorr, truth);
@@ -116,6 +125,17 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     case FaultAction::kMismatch:
       AddEvidence(w.Find(Cite::kWatchdog, rank), kInit, truth);
       AddEvidence(FirstPeerWatchdog(w, rank), kCorr, truth);
+      return;
+    case FaultAction::kCudaError:
+      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kKernel, node), kInit, truth);
+      AddEvidence(w.Find(Cite::kAgentFailed, node), kCorr, truth);
+      AddEvidence(w.Find(Cite::kAgentRootRank, node), kCorr, truth);
+      return;
+    case FaultAction::kHostOom:  // killed silently: the agent's report names it, the kernel says why
+      AddEvidence(w.Find(Cite::kKernel, node), kInit, truth);
+      AddEvidence(w.Find(Cite::kAgentFailed, node), kInit, truth);
+      AddEvidence(w.Find(Cite::kAgentRootRank, node), kInit, truth);
       return;
     case FaultAction::kNodeLoss:
       AddEvidence(w.Find(Cite::kLastLine, node), kCorr, truth);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "gpu_faults.h"
+
 namespace denpex::sim {
 
 Workers::Workers(const Job& job, const FaultPlan& fault, EventQueue& queue, RecordSink& sink)
@@ -252,6 +254,7 @@ void Workers::Die(int rank, TimeNs t, int exit_code) {
   // Work it had joined can no longer complete: its GPU kernels are gone with it.
   if (waiting_[rank] >= 0) rendezvous_.Poison(static_cast<std::uint32_t>(waiting_[rank]));
   sink_.Emit(WorkerExit{rank, t, exit_code});
+  if (exit_code == kExitSigkill) EmitKillCleanup(job_, rank, t, sink_);  // the driver's Xid 45
   if (listener_ != nullptr && exit_code != kExitNodeLost) listener_->OnWorkerExit(rank, t);
 }
 

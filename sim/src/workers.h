@@ -64,6 +64,8 @@ class Workers {
   int exit_code(int rank) const { return exit_code_[rank]; }
   TimeNs exit_time(int rank) const { return exit_time_[rank]; }
   TimeNs fault_time() const { return fault_time_; }
+  // The rank the kernel OOM killer took (host OOM), or -1.
+  int oom_killed() const { return oom_killed_; }
   std::uint64_t watchdog_timeouts() const { return watchdog_timeouts_; }
   // The last step end of any rank (the end of a run no process left: fail-slow collection).
   TimeNs last_step_end() const { return last_step_end_; }
@@ -152,6 +154,7 @@ class Workers {
   std::vector<TimeNs> compute_ns_;  // per-rank timers: compute time in the step so far
 
   TimeNs fault_time_ = -1;
+  int oom_killed_ = -1;
   // Collective mismatch: armed when the fault fires, applied to the rank's next collective.
   bool mismatch_armed_ = false;
   std::int64_t mismatch_seq_ = -1;

@@ -3,6 +3,8 @@
 // Job-wide faults (the scheduler's) are the launcher's business, not the workers'.
 #include "workers.h"
 
+#include "gpu_faults.h"
+
 namespace denpex::sim {
 
 void Workers::OnFault(std::uint32_t id, TimeNs t) {
@@ -42,6 +44,23 @@ void Workers::FireRankFault(int rank, TimeNs t) {
       return;
     case FaultAction::kMismatch:
       mismatch_armed_ = true;
+      return;
+    case FaultAction::kCudaError: {
+      // The CUDA error surfaces at the rank's next synchronisation; the interpreter then
+      // tears down as after any exception. The kernel lines span the fault to the exit.
+      const TimeNs raise_at = t + rng.UniformInt(5, 400) * kNsPerMs;
+      const TimeNs exit_at = raise_at + rng.UniformInt(300, 1500) * kNsPerMs;
+      EmitFaultKernelLines(job_, fault_, rank, t, exit_at, sink_);
+      sink_.Emit(CudaFailure{rank, raise_at, CudaFailureOf(fault_), fault_.variant});
+      stopped_[rank] = 1;
+      queue_.Push(exit_at, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
+      return;
+    }
+    case FaultAction::kHostOom:
+      // The kernel picks the rank's process (the largest RSS) and SIGKILLs it.
+      EmitOomKill(job_, rank, t, sink_);
+      oom_killed_ = rank;
+      Die(rank, t + rng.UniformInt(3, 45) * kNsPerMs, kExitSigkill);
       return;
     case FaultAction::kNicFailure:
       FailNic(rank, t);

@@ -18,6 +18,7 @@ IncidentWriter::IncidentWriter(const Job& job, const LineFormatter& formatter,
       plan_(std::move(plan)),
       pool_(writer_threads) {
   kern_base_ = static_cast<int>(LayoutFileCount());
+  smi_base_ = kern_base_ + (job.noise.kernel_logs ? job.nodes : 0);
   files_.resize(FileCount());
   stdout_.resize(static_cast<std::size_t>(job.world));
 }
@@ -213,7 +214,28 @@ void IncidentWriter::Handle(const BenignWarning& r) {
   MaybeFlush(ErrFile(r.rank));
 }
 
-void IncidentWriter::Handle(const KernelMessage& r) { AppendTo(KernFile(r.node), -1, r); }
+void IncidentWriter::Handle(const KernelMessage& r) {
+  const std::int64_t first = AppendTo(KernFile(r.node), -1, r);
+  if (r.cite && r.node == plan_.node) Remember(Cite::kKernel, r.node, r.time, KernFile(r.node), first);
+}
+
+// The CUDA error (stderr, unbuffered); the cited line is its `RuntimeError: CUDA error:` line.
+void IncidentWriter::Handle(const CudaFailure& r) {
+  const int file = ErrFile(r.rank);
+  scratch_.clear();
+  LineBuilder out(&scratch_);
+  const std::int64_t error_line = formatter_.Format(r, out);
+  File& f = Buffer(file);
+  const std::int64_t first = f.lines;
+  AppendText(f, r.rank, scratch_, out.lines());
+  if (r.rank == plan_.rank) Remember(Cite::kException, r.rank, r.time, file, first + error_line);
+  MaybeFlush(file);
+}
+
+void IncidentWriter::Handle(const NvidiaSmiSnapshot& r) {
+  AppendTo(SmiFile(r.node), -1, r);
+  Flush(SmiFile(r.node));
+}
 
 void IncidentWriter::Handle(const AgentBanner& r) { AppendTo(AgentFile(r.node), -1, r); }
 void IncidentWriter::Handle(const AgentSigterm& r) {

@@ -9,7 +9,7 @@
 // written when full and lost when the process dies by a signal; stderr (c10) lines and NCCL's
 // flushed stdout lines go straight to the file.
 //
-// Realism: each node's kern.log follows the layout's files; a missing node's files are never
+// Realism: each node's kern.log (and nvidia-smi.log) follows the layout's files; a missing node's files are never
 // written and a truncated node's are cut mid-line at the end, and citations of lines that did
 // not survive are marked so the truth does not require them.
 //
@@ -52,6 +52,7 @@ enum class Cite : std::uint8_t {
   kSrunTask,       // subject rank: the "srun: error: <host>: task(s) ...: <status>" line with it
   kCtld,           // subject CtldEvent: the controller's line (the first of each event)
   kStepdJob,       // subject 0: the first "*** JOB J ON ... CANCELLED AT ... ***" line
+  kKernel,         // subject node: the fault's initiating kern.log line (Xid, OOM kill)
   kSlowTimers,     // subject rank: its first per-rank timer line of a slowed step
   kIbError,        // subject rank: its first NCCL IB completion error (status 12)
   kSetupWarn,      // subject node: the NCCL set-up WARN of its lowest failing rank
@@ -118,6 +119,8 @@ class IncidentWriter : public RecordSink {
   void Handle(const WorkerExit& r);
   void Handle(const BenignWarning& r);
   void Handle(const KernelMessage& r);
+  void Handle(const CudaFailure& r);
+  void Handle(const NvidiaSmiSnapshot& r);
   void Handle(const AgentBanner& r);
   void Handle(const AgentSigterm& r);
   void Handle(const AgentFailureReport& r);
@@ -147,6 +150,7 @@ class IncidentWriter : public RecordSink {
   int ErrFile(int rank) const;
   static constexpr int kSlurmOut = 0, kCtldLog = 1;
   int KernFile(int node) const { return kern_base_ + node; }
+  int SmiFile(int node) const { return smi_base_ + node; }
   int NodeOfFile(int file) const;  // -1: a job-wide file (slurm-<jobid>.out, slurmctld.log)
   NodeDamage DamageOf(int file) const;
   std::size_t LayoutFileCount() const;  // the launcher's files, before the kernel logs
@@ -172,6 +176,7 @@ class IncidentWriter : public RecordSink {
   std::string dir_prefix_;  // dir_ and a separator: file paths are built as plain strings
   int label_width_;  // srun pads labels to the widest task id
   int kern_base_;    // the first kernel log's file number
+  int smi_base_;     // the first nvidia-smi.log's file number
   std::vector<File> files_;
   std::vector<StdoutBuffer> stdout_;  // per rank: Python's unflushed stdout
   CitationPlan plan_;

@@ -19,10 +19,13 @@ namespace fs = std::filesystem;
 // node), then the ranks' stdout files, then (log-dir layout only) their stderr files.
 // Then, with kernel logs, one <host>/kern.log per node.
 std::size_t IncidentWriter::FileCount() const {
-  return LayoutFileCount() + (job_.noise.kernel_logs ? static_cast<std::size_t>(job_.nodes) : 0);
+  const auto nodes = static_cast<std::size_t>(job_.nodes);
+  return LayoutFileCount() + (job_.noise.kernel_logs ? nodes : 0) +
+         (job_.noise.nvidia_smi ? nodes : 0);
 }
 
 int IncidentWriter::NodeOfFile(int file) const {
+  if (file >= smi_base_) return file - smi_base_;
   if (file >= kern_base_) return file - kern_base_;
   if (Combined()) return -1;
   if (file < job_.nodes) return file;
@@ -59,6 +62,7 @@ std::string IncidentWriter::LogDirOf(int node) const {
 }
 
 std::string IncidentWriter::RelativePath(int file) const {
+  if (file >= smi_base_) return job_.hostnames[file - smi_base_] + "/nvidia-smi.log";
   if (file >= kern_base_) return job_.hostnames[file - kern_base_] + "/kern.log";
   if (Combined()) {
     return file == kSlurmOut ? "slurm-" + std::to_string(job_.job_id) + ".out" : "slurmctld.log";
@@ -78,7 +82,7 @@ Status IncidentWriter::CreateDirectories() {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) return Status::IoError(dir_.string() + ": cannot create: " + ec.message());
-  if (Combined() && !job_.noise.kernel_logs) return Status::Ok();
+  if (Combined() && !job_.noise.kernel_logs && !job_.noise.nvidia_smi) return Status::Ok();
   for (int node = 0; node < job_.nodes; ++node) {
     if (!job_.noise.damage.empty() && job_.noise.damage[node] == NodeDamage::kMissing) continue;
     fs::create_directory(dir_ / job_.hostnames[node], ec);

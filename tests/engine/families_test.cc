@@ -565,3 +565,111 @@ TEST(Chunks, ChunkedParseEqualsWholeFileParse) {
 
 }  // namespace
 }  // namespace denpex::engine
+
+namespace denpex::engine {
+namespace {
+
+TEST(Families, XidBodiesOfTheGpuCascadesInSyslogShape) {
+  struct X {
+    const char* line;
+    int code;
+    std::int64_t pid;
+  };
+  const std::string p = "Mar  2 09:00:21 gpu-0084 kernel: [2726584.934322] ";
+  for (const X& c : {
+           X{"NVRM: Xid (PCI:0000:ab:00): 94, pid=2000550, name=python3, Contained: SM (0x1). RST: No, D-RST: No", 94, 2000550},
+           X{"NVRM: Xid (PCI:0000:ab:00): 95, pid='<unknown>', Uncontained: LTC TAG (0x2,0x0). RST: Yes, D-RST: No", 95, -1},
+           X{"NVRM: Xid (PCI:0000:ab:00): 154, pid='<unknown>', name=<unknown>, GPU recovery action changed from 0x0 (None) "
+             "to 0x1 (GPU Reset Required)",
+             154, -1},
+           X{"NVRM: Xid (PCI:0000:ab:00): 119, pid=805, name=nv_queue, Timeout after 6s of waiting for RPC response from GPU5 "
+             "GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).",
+             119, 805},
+           X{"NVRM: Xid (PCI:0000:ab:00): 74, pid='<unknown>', name=<unknown>, NVLink: fatal error detected on link 7", 74, -1},
+       }) {
+    const ParsedLog log = Parse(p + c.line + "\n", true);
+    const auto& x = Only<Xid>(log);
+    EXPECT_EQ(x.code, c.code) << c.line;
+    EXPECT_EQ(x.pid, c.pid) << c.line;
+    EXPECT_EQ(log.strings.Get(x.pci), "0000:ab:00");
+  }
+}
+
+TEST(Families, NvidiaSmiRowsGiveEachIndexItsBusId) {
+  const ParsedLog log = Parse(
+      "Unable to determine the device handle for GPU0000:AB:00.0: Unknown Error\n"
+      "Mon Mar  2 09:10:23 2026       \n"
+      "| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |\n"
+      "|=========================================+======================+======================|\n"
+      "|   3  NVIDIA H100 80GB HBM3          On  | 00000000:5D:00.0 Off |                    0 |\n"
+      "| N/A   33C    P0             113W / 700W |      4MiB / 81559MiB |      0%      Default |\n"
+      "|  12  NVIDIA A100-SXM4-80GB          On  | 00000009:0A:00.0 Off |                    0 |\n");
+  ASSERT_EQ(log.events.size(), 3u);
+  EXPECT_EQ(log.events[0].kind, Kind::kGpuUnreachable);
+  EXPECT_EQ(log.strings.Get(std::get<GpuSlot>(log.events[0].detail).pci), "0000:ab:00");
+  EXPECT_EQ(log.events[1].kind, Kind::kGpuSlot);
+  EXPECT_EQ(std::get<GpuSlot>(log.events[1].detail).index, 3);
+  EXPECT_EQ(log.strings.Get(std::get<GpuSlot>(log.events[1].detail).pci), "0000:5d:00");
+  EXPECT_EQ(std::get<GpuSlot>(log.events[2].detail).index, 12);
+  EXPECT_EQ(log.strings.Get(std::get<GpuSlot>(log.events[2].detail).pci), "0009:0a:00");
+}
+
+TEST(Families, NcclBusIdOfEverySpellingIsNormalised) {
+  const ParsedLog log = Parse(
+      "gpu-0001:31243:31243 [3] NCCL INFO comm 0x55d0c8a4e0 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId 5d000 commId "
+      "0x7a1b - Init COMPLETE\n");
+  EXPECT_EQ(log.strings.Get(Only<CommInit>(log).pci), "0000:5d:00");
+  char buf[16];
+  EXPECT_EQ(NcclBusIdToPci("9b000", buf), "0000:9b:00");
+  EXPECT_EQ(NcclBusIdToPci("1801000", buf), "0018:01:00");
+  EXPECT_EQ(NcclBusIdToPci("12", buf), "");
+  EXPECT_EQ(NormalisePci("PCI:0000:18:00", buf), "0000:18:00");
+  EXPECT_EQ(NormalisePci("0000:18:00.0", buf), "0000:18:00");
+  EXPECT_EQ(NormalisePci("00000000:18:00.0", buf), "0000:18:00");
+}
+
+TEST(Families, CudaErrorWithTheHintLinesOfEachEraIsOneEvent) {
+  for (const char* text : {
+           "Traceback (most recent call last):\n"
+           "  File \"/workspace/megatron-lm/pretrain_gpt.py\", line 166, in loss_func\n"
+           "    num_tokens = loss_mask.sum().clone().detach().to(torch.int)\n"
+           "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+           "CUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be "
+           "incorrect.\n"
+           "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n",
+           "[rank5]: Traceback (most recent call last):\n"
+           "[rank5]:   File \"/workspace/megatron-lm/pretrain_gpt.py\", line 166, in loss_func\n"
+           "[rank5]:     num_tokens = loss_mask.sum().clone().detach().to(torch.int)\n"
+           "[rank5]: RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+           "[rank5]: CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+           "might be incorrect.\n"
+           "[rank5]: For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+           "[rank5]: Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"
+           "[rank5]: \n",
+       }) {
+    const ParsedLog log = Parse(text);
+    ASSERT_EQ(log.events.size(), 1u) << text;
+    EXPECT_EQ(log.events[0].family, Family::kCuda);
+    EXPECT_EQ(log.events[0].line, 4u);
+  }
+}
+
+TEST(Families, TorchOomOf21And24AsTheSimulatorWritesThem) {
+  ExpectEach({
+      {"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a total capacty of 79.15 GiB "
+       "of which 464.00 MiB is free. Including non-PyTorch memory, this process has 78.69 GiB memory in use. Of the "
+       "allocated memory 75.47 GiB is allocated by PyTorch, and 2.63 GiB is reserved by PyTorch but unallocated. If "
+       "reserved but unallocated memory is large try setting max_split_size_mb to avoid fragmentation.  See documentation "
+       "for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+       Family::kCudaOom, Kind::kCudaOom},
+      {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a total capacity of 79.15 GiB of "
+       "which 464.00 MiB is free. Including non-PyTorch memory, this process has 78.69 GiB memory in use. Of the allocated "
+       "memory 75.47 GiB is allocated by PyTorch, and 2.63 GiB is reserved by PyTorch but unallocated. If reserved but "
+       "unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  "
+       "See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+       Family::kCudaOom, Kind::kCudaOom},
+  });
+}
+
+}  // namespace
+}  // namespace denpex::engine

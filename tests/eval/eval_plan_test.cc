@@ -118,6 +118,8 @@ TEST(EvalPlan, CommittedSuitesLoadAndCalibratedWeightsAreTheLlama3Counts) {
   // 54/3 + 2 over 3, hang 7 over 3, node loss under srun 32 over 2.
   EXPECT_NEAR(weight["exception_1024_torch113"] / weight["hang_1024_torchrun"], 20.0 / 7.0, 1e-6);
   EXPECT_NEAR(weight["node_loss_4096_srun"] / weight["hang_1024_torchrun"], 48.0 / 7.0, 1e-6);
+  // GPU HBM3 + SRAM memory 72 + 19 on the one ECC scenario.
+  EXPECT_NEAR(weight["xid_ecc_4096_srun_driver470"] / weight["hang_1024_torchrun"], 91.0 * 3.0 / 7.0, 1e-6);
 }
 
 TEST(EvalPlan, DuplicateIncidentInOneSuiteIsAnError) {

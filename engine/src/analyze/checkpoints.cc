@@ -87,6 +87,17 @@ std::optional<TimeNs> FailureOnset(const Incident& inc) {
   for (const Event& e : inc.events) {
     if (e.family != Family::kXid && Stamped(e) && (training == 0 || e.time < training)) training = e.time;
   }
+  // No iteration line survived (the logging rank's buffered stdout died with it): the job's own
+  // earliest stamped line stands for its start, so a kernel log's days-old Xid is still not it.
+  for (const Event& e : inc.events) {
+    if (training != 0) break;
+    if (e.family == Family::kXid || e.family == Family::kHostOom || !Stamped(e)) continue;
+    TimeNs first = e.time;
+    for (const Event& o : inc.events) {
+      if (o.family != Family::kXid && o.family != Family::kHostOom && Stamped(o) && o.time < first) first = o.time;
+    }
+    training = first;
+  }
   std::optional<TimeNs> onset;
   for (const Event& e : inc.events) {
     if (!ReportsFailure(e.kind) || !Stamped(e) || e.time < training) continue;

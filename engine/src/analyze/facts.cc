@@ -271,7 +271,10 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
       }
     }
     if (match < 0 && killed_count == 1 && (kill->pid <= 0 || jf->ranks[killed].pid == 0)) match = killed;
-    if (match < 0 || jf->ranks[match].host_cause >= 0) continue;
+    // The kernel's line says more than srun's `Out Of Memory` (which pid, how much memory): it
+    // takes that one's place; srun's line stays cited as the rank's exit.
+    const std::int32_t had = match < 0 ? -1 : jf->ranks[match].host_cause;
+    if (match < 0 || (had >= 0 && inc.events[had].kind != Kind::kSlurmOom)) continue;
     RankFacts& rf = jf->ranks[match];
     rf.host_cause = i;
     rf.host_class = cls;

@@ -10,6 +10,7 @@
 #include "analyze/describe.h"
 #include "analyze/facts.h"
 #include "analyze/groups.h"
+#include "analyze/hardware.h"
 #include "analyze/job_end.h"
 #include "analyze/mismatch.h"
 #include "analyze/scoring.h"
@@ -23,7 +24,7 @@ namespace denpex::engine {
 namespace {
 
 constexpr std::size_t kMaxCandidates = 10;
-constexpr std::size_t kMaxEvidence = 8;
+constexpr std::size_t kMaxEvidence = 10;
 constexpr std::size_t kMaxWaiterCitations = 3;
 
 // Everything the strategy has worked out, shared by the helpers below.
@@ -137,6 +138,7 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     } else if (r.exit_code > 0) {
       f->failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION;
       f->owner = v1::OWNER_APPLICATION;
+      if (r.python_error >= 0) ClassOfOwnError(a.inc.events[r.python_error], &f->failure_class, &f->owner);
     } else {
       f->failure_class = v1::FAILURE_CLASS_SIGNAL_KILL;  // the logs do not say who sent it
       f->owner = v1::OWNER_UNKNOWN;
@@ -144,6 +146,7 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
   } else if (r.python_error >= 0) {
     f->failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION;
     f->owner = v1::OWNER_APPLICATION;
+    ClassOfOwnError(a.inc.events[r.python_error], &f->failure_class, &f->owner);
     f->time = StallTime(a, rank);
   } else if (!a.facts.HasWave() && a.facts.gloo_timeouts == 0 && a.facts.gloo_closed > 0) {
     // Its peers lost the connection to it (gloo), and nothing says it exited: it died unseen.
@@ -157,6 +160,24 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     f->time = StallTime(a, rank);
     if (!f->time) f->time = GlooStallTime(a);
   }
+}
+
+// The kernel's word on the rank's GPU (an Xid burst) replaces what its exit alone says when it
+// explains it: a CUDA error, a hang, a kill or a crash. A Python exception, a CUDA OOM or a host
+// OOM (facts' host evidence) is not the GPU's doing, whatever the kernel logged.
+std::optional<KernelCause> KernelCauseOf(const Analysis& a, std::int32_t rank, Finding* f) {
+  switch (f->failure_class) {
+    case v1::FAILURE_CLASS_CUDA_ERROR: case v1::FAILURE_CLASS_HANG: case v1::FAILURE_CLASS_SIGNAL_KILL:
+    case v1::FAILURE_CLASS_SEGFAULT:
+      break;
+    default:
+      return std::nullopt;
+  }
+  auto c = FindKernelCause(a.inc, a.facts, a.clocks, rank, f->time);
+  if (!c) return std::nullopt;
+  f->failure_class = c->failure_class;
+  f->owner = c->owner;
+  return c;
 }
 
 std::string WaitersPhrase(const Analysis& a, std::int32_t rank) {
@@ -207,12 +228,29 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
   return s + ".";
 }
 
-void DiagnosedRecovery(const Analysis& a, std::int32_t rank, Finding* f) {
+void DiagnosedRecovery(const Analysis& a, std::int32_t rank, const std::optional<KernelCause>& cause, Finding* f) {
   const RankFacts& r = a.facts.ranks[rank];
   const std::string node = NodeName(a.inc, r.node);
   const std::string at = f->time ? " around " + ClockTime(*f->time) : "";
   const std::string rk = "rank " + std::to_string(rank);
+  if (cause && !cause->recovery.empty()) {
+    f->recovery.insert(f->recovery.end(), cause->recovery.begin(), cause->recovery.end());
+    return;
+  }
+  const std::string own = r.python_error >= 0 ? " (" + Where(a.inc, a.inc.events[r.python_error]) + ")" : "";
   switch (f->failure_class) {
+    case v1::FAILURE_CLASS_CUDA_ERROR:
+      f->recovery.push_back({"fix_application", rk,
+                             "Find the kernel behind the CUDA error of " + rk + own +
+                                 " (rerun with CUDA_LAUNCH_BLOCKING=1 or compute-sanitizer) and fix it before resuming; check the kernel log of " +
+                                 node + " for an Xid on its GPU if the error does not reproduce."});
+      break;
+    case v1::FAILURE_CLASS_CUDA_OOM:
+      f->recovery.push_back({"fix_application", rk,
+                             rk + " ran out of GPU memory (HBM)" + own +
+                                 ": lower the micro-batch, sequence length or activation memory (recomputation, offload), or set "
+                                 "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, before resuming; the same step will fail again otherwise."});
+      break;
     case v1::FAILURE_CLASS_SIGNAL_KILL:
       f->recovery.push_back({"inspect_host_logs", node,
                              "Check the kernel log of " + node + at + " for the OOM killer or a hardware event: nothing in the job's logs says why " +
@@ -257,6 +295,7 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   f->node = r.node;
   f->local_rank = r.local_rank;
   Classify(a, rank, f);
+  const std::optional<KernelCause> cause = KernelCauseOf(a, rank, f);
   const double support = top.launcher > 0 && top.progress > 0 ? 0.95
                          : top.launcher > 0                   ? 0.85
                                                               : 0.6 + 0.3 * a.waits.explains[rank] / std::max(1, a.waits.reporters);
@@ -276,13 +315,18 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
                                     a.inc.events[r.exit_event].kind == Kind::kProcessExit)) {
     f->evidence.push_back({r.exit_event, v1::EVIDENCE_ROLE_INITIATING});  // srun's or `denpex run`'s word on its end
   }
+  if (cause) {
+    if (cause->initiating != r.exit_event) f->evidence.push_back({cause->initiating, v1::EVIDENCE_ROLE_INITIATING});
+    for (std::int32_t i : cause->related) f->evidence.push_back({i, v1::EVIDENCE_ROLE_CORROBORATING});
+  }
   auto waiters = DirectWaiters(a, rank);
   if (waiters.empty() && top.progress > 0) waiters = GlooReporters(a);
   for (std::size_t i = 0; i < waiters.size() && i < kMaxWaiterCitations; ++i) {
     f->evidence.push_back({waiters[i], v1::EVIDENCE_ROLE_CORROBORATING});
   }
   f->reason = DiagnosedReason(a, rank, *f);
-  DiagnosedRecovery(a, rank, f);
+  if (cause) f->reason += " " + cause->phrase;
+  DiagnosedRecovery(a, rank, cause, f);
 }
 
 // Among candidates the scores cannot separate, the one whose blocked collectives were started

@@ -108,7 +108,9 @@ bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) 
     out->family = Family::kNccl;
     out->kind = Kind::kCommInit;
     out->error = false;
-    out->detail = CommInit{strings->Intern(f.comm_id), f.comm_rank, f.nranks, f.cuda_dev};
+    char buf[16];
+    out->detail = CommInit{strings->Intern(f.comm_id), f.comm_rank, f.nranks, f.cuda_dev,
+                           strings->Intern(NcclBusIdToPci(f.bus_id, buf))};
     return true;
   }
   if (!s.SkipPast("NCCL WARN ")) return false;

@@ -50,6 +50,8 @@ std::string_view KindName(Kind k) {
     case Kind::kXid: return "xid";
     case Kind::kFallenOffBus: return "fallen_off_bus";
     case Kind::kRmInitFailed: return "rm_init_failed";
+    case Kind::kGpuSlot: return "gpu_slot";
+    case Kind::kGpuUnreachable: return "gpu_unreachable";
     case Kind::kCancelled: return "cancelled";
     case Kind::kTaskExit: return "task_exit";
     case Kind::kSlurmOom: return "oom";

@@ -33,7 +33,7 @@ enum class Kind : std::uint8_t {
   // host_oom
   kOomKill, kOomInvoked, kDataLoaderKilled, kCpuAllocFailed,
   // xid
-  kXid, kFallenOffBus, kRmInitFailed,
+  kXid, kFallenOffBus, kRmInitFailed, kGpuSlot, kGpuUnreachable,
   // slurm
   kCancelled, kTaskExit, kSlurmOom, kStepAborted, kStepTerminated, kJobComplete, kNodeFailure,
   // torchrun
@@ -130,6 +130,14 @@ struct CommInit {
   std::int32_t comm_rank = -1;
   std::int32_t nranks = 0;
   std::int32_t cuda_dev = -1;
+  StrId pci = kNoStr;  // its GPU from `busId 9b000`, normalised `dddd:bb:dd`; kNoStr when absent
+};
+
+// One GPU of an `nvidia-smi` table (`|   3  NVIDIA H100 ... | 00000000:5D:00.0 Off |`), or a
+// GPU nvidia-smi could not reach (`Unable to determine the device handle for GPU0000:5D:00.0`).
+struct GpuSlot {
+  std::int32_t index = -1;  // nvidia-smi's index; -1 for an unreachable GPU
+  StrId pci = kNoStr;       // normalised `dddd:bb:dd`
 };
 
 // `host:pid:tid [dev] file.cc:line NCCL WARN msg` and the IB/socket errors it reports.
@@ -180,7 +188,7 @@ struct Note {
 
 using EventDetail = std::variant<Note, WatchdogTimeout, WatchdogNote, WorkerFailed, WorkerSignalled,
                                  FailureEntry, Iteration, CommInit, NcclWarn, PythonError, OomKill, Xid,
-                                 SlurmNote, StepTimers>;
+                                 SlurmNote, StepTimers, GpuSlot>;
 
 enum class Clock : std::uint8_t {
   kNone,       // the line carries no time, and none could be borrowed
@@ -227,7 +235,9 @@ void ForEachStrId(Event& e, F&& f) {
         } else if constexpr (std::is_same_v<T, FailureEntry>) {
           f(d.host);
         } else if constexpr (std::is_same_v<T, CommInit>) {
-          f(d.comm_id);
+          f(d.comm_id), f(d.pci);
+        } else if constexpr (std::is_same_v<T, GpuSlot>) {
+          f(d.pci);
         } else if constexpr (std::is_same_v<T, NcclWarn>) {
           f(d.peer), f(d.text);
         } else if constexpr (std::is_same_v<T, PythonError>) {

@@ -42,6 +42,10 @@ bool RecogniseDeviceAssert(std::string_view msg, StringTable* strings, Recognise
 
 // kernel.cc: NVRM Xid lines and their multi-line "fallen off the bus" form; the OOM killer.
 bool RecogniseKernel(std::string_view msg, StringTable* strings, Recognised* out);
+// nvidia-smi's table rows and its `Unable to determine the device handle for GPU<pci>` line.
+bool RecogniseNvidiaSmi(std::string_view msg, StringTable* strings, Recognised* out);
+// NCCL's packed bus id (`9b000`, `1009b000`) as a normalised `dddd:bb:dd`; empty when it is not one.
+std::string_view NcclBusIdToPci(std::string_view bus_id, char (&buf)[16]);
 // Normalises a PCI id of any producer (`PCI:0000:52:00`, `0000:41:00.0`, `00000000:52:00.0`,
 // `GPU0000:A1:00.0`) to lower-case `dddd:bb:dd`; empty when it is not one.
 std::string_view NormalisePci(std::string_view id, char (&buf)[16]);

@@ -123,6 +123,58 @@ std::string_view NormalisePci(std::string_view id, char (&buf)[16]) {
   return {buf, n};
 }
 
+std::string_view NcclBusIdToPci(std::string_view id, char (&buf)[16]) {
+  const std::size_t n = id.size();
+  if (n < 5 || n > 13) return {};
+  for (char c : id) {
+    if (!IsHex(c)) return {};
+  }
+  // domain (the digits before the last five, zero-padded to 4), bus, device; the function
+  // digit is dropped as in an Xid's `PCI:dddd:bb:dd`.
+  const std::string_view domain = id.substr(0, n - 5), bus = id.substr(n - 5, 2), dev = id.substr(n - 3, 2);
+  if (domain.size() > 4) return {};
+  std::size_t k = 0;
+  for (std::size_t i = domain.size(); i < 4; ++i) buf[k++] = '0';
+  for (char c : domain) buf[k++] = Lower(c);
+  buf[k++] = ':';
+  for (char c : bus) buf[k++] = Lower(c);
+  buf[k++] = ':';
+  for (char c : dev) buf[k++] = Lower(c);
+  return {buf, k};
+}
+
+// `|   3  NVIDIA H100 80GB HBM3          On  | 00000000:5D:00.0 Off |   0 |` (the first row of
+// a GPU in the default table) and `Unable to determine the device handle for GPU0000:5D:00.0:
+// Unknown Error` (the GPU is gone).
+bool RecogniseNvidiaSmi(std::string_view msg, StringTable* strings, Recognised* out) {
+  char buf[16];
+  if (msg.starts_with("Unable to determine the device handle for ")) {
+    const std::string_view rest = msg.substr(43);
+    const std::string_view pci = NormalisePci(rest.substr(0, rest.find(": ")), buf);
+    if (pci.empty()) return false;
+    out->family = Family::kXid;
+    out->kind = Kind::kGpuUnreachable;
+    out->detail = GpuSlot{.index = -1, .pci = strings->Intern(pci)};
+    return true;
+  }
+  Scanner s(msg);
+  std::int64_t index;
+  if (!s.Lit("|")) return false;
+  s.SkipSpaces();
+  if (!s.Digits(1, 3, &index) || !s.Lit("  ")) return false;
+  const std::string_view rest = s.Rest();
+  const std::size_t bar = rest.find("| ");
+  if (bar == std::string_view::npos) return false;
+  const std::string_view after = rest.substr(bar + 2);
+  const std::string_view pci = NormalisePci(after.substr(0, after.find(' ')), buf);
+  if (pci.empty()) return false;
+  out->family = Family::kXid;
+  out->kind = Kind::kGpuSlot;
+  out->error = false;
+  out->detail = GpuSlot{.index = static_cast<std::int32_t>(index), .pci = strings->Intern(pci)};
+  return true;
+}
+
 bool RecogniseKernel(std::string_view msg, StringTable* strings, Recognised* out) {
   if (msg.size() < 8) return false;
   switch (msg[0]) {
@@ -138,6 +190,8 @@ constexpr Trigger kKernelTriggers[] = {
     {"NVRM: "},        // Xid, "The NVIDIA GPU ... fallen off the bus", RmInitAdapter failed
     {"Killed process "}, {"Kill process "},  // the OOM killer's victim (also after "Out of memory: ")
     {"oom-kill"},      // `oom-kill:constraint=...`, `... invoked oom-killer: ...`
+    {"| 0000"},        // RecogniseNvidiaSmi: a GPU row's `| 00000000:5D:00.0 Off |` (8-digit domain)
+    {"device handle for GPU"},  // RecogniseNvidiaSmi: `Unable to determine the device handle for GPU...`
 };
 }  // namespace
 std::span<const Trigger> KernelTriggers() { return kKernelTriggers; }

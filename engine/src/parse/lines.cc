@@ -268,6 +268,7 @@ Match ParseCommInit(std::string_view line, CommInitFields* out) {
   out->comm_rank = static_cast<std::int32_t>(rank);
   out->nranks = static_cast<std::int32_t>(nranks);
   out->cuda_dev = static_cast<std::int32_t>(dev);
+  out->bus_id = TokenAfter(line, " busId ", " ");
   return out->comm_id.empty() ? Match::kMalformed : Match::kYes;
 }
 

@@ -111,6 +111,7 @@ struct CommInitFields {
   std::int32_t comm_rank = -1;
   std::int32_t nranks = 0;
   std::int32_t cuda_dev = -1;
+  std::string_view bus_id;  // NCCL's packed PCI id: `9b000` is 0000:9b:00.0; empty when absent
 };
 Match ParseCommInit(std::string_view line, CommInitFields* out);
 

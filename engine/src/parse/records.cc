@@ -358,7 +358,10 @@ void LogParser::Unheaded(const Parsed& p) {
     found = (c == '[' && RecogniseWrapper(msg, &out_.strings, &r)) || RecogniseSlurm(msg, &out_.strings, &r);
   } else if (c == '/' || c == '.') {
     found = RecogniseDeviceAssert(msg, &out_.strings, &r);
+  } else if (c == '|') {
+    found = RecogniseNvidiaSmi(msg, &out_.strings, &r);
   }
+  if (!found && c == 'U') found = RecogniseNvidiaSmi(msg, &out_.strings, &r);
   if (found && r.kind == Kind::kFallenOffBus) {
     has_pending_gpu_ = true;
     pending_gpu_ = p;

@@ -94,7 +94,9 @@ void DetailFields(const EventDetail& detail, Fields* f) {
           f->Known("data_us", d.data_us), f->Known("step_us", d.step_us), f->Known("slow_since", d.slow_since);
         } else if constexpr (std::is_same_v<T, CommInit>) {
           f->Id("comm_id", d.comm_id), f->Known("comm_rank", d.comm_rank), f->Int("nranks", d.nranks);
-          f->Known("cuda_dev", d.cuda_dev);
+          f->Known("cuda_dev", d.cuda_dev), f->Id("pci", d.pci);
+        } else if constexpr (std::is_same_v<T, GpuSlot>) {
+          f->Known("index", d.index), f->Id("pci", d.pci);
         } else if constexpr (std::is_same_v<T, NcclWarn>) {
           f->Int("pid", d.pid), f->Known("cuda_dev", d.cuda_dev), f->Id("peer", d.peer), f->Known("status", d.status);
           f->Id("text", d.text);

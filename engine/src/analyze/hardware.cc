@@ -1,0 +1,229 @@
+#include "analyze/hardware.h"
+
+#include <algorithm>
+
+#include "analyze/describe.h"
+
+namespace denpex::engine {
+namespace {
+
+constexpr TimeNs kMinute = 60 * kNsPerSec;
+// An Xid explains a failure when it was logged shortly before it (a hung rank's stall time is
+// an estimate, and the CUDA error surfaces at the next synchronisation) or just after it.
+constexpr TimeNs kXidBefore = 20 * kMinute, kXidAfter = 2 * kMinute;
+
+// What an Xid code says, for the codes that can start an incident (the catalog's initiating
+// codes). Secondary codes (43, 45, 63, 92, 121, 154) are not here: they never explain one.
+struct XidMeaning {
+  std::int32_t code;
+  v1::FailureClass failure_class;
+  bool application;  // an application's fault (the catalog's RESTART_APP, application owner)
+  int priority;      // the most telling code of a burst wins
+  std::string_view what;
+};
+
+constexpr XidMeaning kXids[] = {
+    {79, v1::FAILURE_CLASS_GPU_FALLEN_OFF_BUS, false, 100, "the GPU fell off the bus"},
+    {-1, v1::FAILURE_CLASS_GPU_FALLEN_OFF_BUS, false, 99, "the GPU fell off the bus"},
+    {48, v1::FAILURE_CLASS_GPU_ECC, false, 90, "an uncorrectable double-bit ECC error"},
+    {95, v1::FAILURE_CLASS_GPU_ECC, false, 88, "an uncontained memory error"},
+    {64, v1::FAILURE_CLASS_GPU_ECC, false, 87, "a row-remapping failure"},
+    {94, v1::FAILURE_CLASS_GPU_ECC, false, 86, "a contained memory error"},
+    {140, v1::FAILURE_CLASS_GPU_ECC, false, 85, "an unrecoverable ECC error escape"},
+    {171, v1::FAILURE_CLASS_GPU_ECC, false, 84, "an uncorrectable DRAM error"},
+    {74, v1::FAILURE_CLASS_GPU_NVLINK, false, 80, "a fatal NVLink error"},
+    {136, v1::FAILURE_CLASS_GPU_NVLINK, false, 79, "an NVLink training failure"},
+    {149, v1::FAILURE_CLASS_GPU_NVLINK, false, 78, "an NVLink network error"},
+    {120, v1::FAILURE_CLASS_GPU_OTHER, false, 70, "a GSP firmware error"},
+    {119, v1::FAILURE_CLASS_GPU_OTHER, false, 69, "GSP RPC timeouts"},
+    {62, v1::FAILURE_CLASS_GPU_OTHER, false, 68, "a micro-controller halt"},
+    {46, v1::FAILURE_CLASS_GPU_OTHER, false, 67, "a GPU timeout"},
+    {109, v1::FAILURE_CLASS_GPU_OTHER, false, 66, "a context-switch timeout"},
+    {158, v1::FAILURE_CLASS_GPU_OTHER, false, 65, "a fatal GPU timeout"},
+    {8, v1::FAILURE_CLASS_GPU_OTHER, false, 64, "the GPU stopped processing"},
+    {32, v1::FAILURE_CLASS_GPU_OTHER, false, 63, "a corrupted push buffer (PCIe)"},
+    {38, v1::FAILURE_CLASS_GPU_OTHER, false, 62, "a driver firmware error"},
+    {31, v1::FAILURE_CLASS_CUDA_ERROR, true, 50, "a GPU memory page fault (MMU fault)"},
+    {13, v1::FAILURE_CLASS_CUDA_ERROR, true, 49, "a graphics engine exception"},
+    {137, v1::FAILURE_CLASS_CUDA_ERROR, true, 48, "an illegal NVLink peer access"},
+};
+
+const XidMeaning* MeaningOf(std::int32_t code) {
+  for (const XidMeaning& m : kXids) {
+    if (m.code == code) return &m;
+  }
+  return nullptr;
+}
+
+bool IsXidLine(const Event& e) { return e.kind == Kind::kXid || e.kind == Kind::kFallenOffBus; }
+
+bool InWindow(TimeNs t, TimeNs when, TimeNs before, TimeNs after) { return t >= when - before && t <= when + after; }
+
+// The latest Xid 154's recovery action (`... to 0x2 (Node Reboot Required)`), if any.
+std::string RecoveryActionOf(const Incident& inc, const std::vector<std::int32_t>& burst) {
+  std::string out;
+  for (std::int32_t i : burst) {
+    const auto& x = std::get<Xid>(inc.events[i].detail);
+    if (x.code != 154) continue;
+    const std::string_view text = inc.str(x.text);
+    const std::size_t to = text.rfind(" to 0x");
+    const std::size_t open = text.find('(', to == std::string_view::npos ? 0 : to);
+    const std::size_t close = text.find(')', open == std::string_view::npos ? 0 : open);
+    if (to != std::string_view::npos && open != std::string_view::npos && close != std::string_view::npos) {
+      out = std::string(text.substr(open + 1, close - open - 1));
+    }
+  }
+  return out;
+}
+
+bool HasCode(const Incident& inc, const std::vector<std::int32_t>& burst, std::int32_t code) {
+  return std::any_of(burst.begin(), burst.end(), [&](std::int32_t i) { return std::get<Xid>(inc.events[i].detail).code == code; });
+}
+
+// The catalog's first action for the winning code (§1.3 "Immediate", §2.4), or the driver's own
+// recovery action when an Xid 154 states one.
+Action GpuAction(const Incident& inc, const std::vector<std::int32_t>& burst, const XidMeaning& m, const std::string& node,
+                 const std::string& gpu, const std::string& cited) {
+  const std::string target = node + " GPU " + gpu;
+  const std::string driver = RecoveryActionOf(inc, burst);
+  const std::string said = driver.empty() ? "" : " The driver's recovery action (Xid 154) is \"" + driver + "\".";
+  if (HasCode(inc, burst, 64)) {
+    return {"drain_and_rma", target,
+            "Row remapping failed on GPU " + gpu + " of " + node + " (Xid 64, " + cited +
+                "): drain the GPU (exclude it from the allocation) and start the RMA flow; do not resume on it." + said};
+  }
+  switch (m.failure_class) {
+    case v1::FAILURE_CLASS_GPU_FALLEN_OFF_BUS:
+      return {"reboot_node", node,
+              "GPU " + gpu + " of " + node + " fell off the bus (" + cited + "): drain " + node +
+                  " and reboot it (NVIDIA: RESTART_BM), check its PCIe, power and thermal event logs, and RMA the board if it recurs." + said};
+    case v1::FAILURE_CLASS_GPU_ECC:
+      if (m.code == 94 || (!HasCode(inc, burst, 95) && HasCode(inc, burst, 94) && m.code != 48)) {
+        return {"restart_app", target,
+                "GPU " + gpu + " of " + node + " contained a memory error to the job's process (" + cited +
+                    "): the restart clears it; reset the GPU when convenient so its pending row remap takes effect." + said};
+      }
+      return {"reset_gpu", target,
+              "Reset GPU " + gpu + " of " + node + " (nvidia-smi -r, or reboot the node) after " + std::string(m.what) + " (" + cited +
+                  "); before it takes work again `nvidia-smi -q` must show Remapped Rows Pending: No, Remapping Failure Occurred: No and a "
+                  "volatile uncorrectable count of 0, else drain it and follow the RMA flow." + said};
+    case v1::FAILURE_CLASS_GPU_NVLINK:
+      return {"reset_gpu", target,
+              "Reset GPU " + gpu + " of " + node + " (or reboot the node) after " + std::string(m.what) + " (" + cited +
+                  "), then check `nvidia-smi nvlink -e` on it and its NVLink peers; drain it if the link errors recur." + said};
+    default:
+      return {"reset_gpu", target,
+              "Reset GPU " + gpu + " of " + node + " after " + std::string(m.what) + " (" + cited +
+                  "); power-cycle the node if the error persists." + said};
+  }
+}
+
+Action Canary(const std::string& node) {
+  return {"run_canary", node,
+          "Before the full allocation returns, run a canary at production shape that includes " + node +
+              " (the job's nodes and GPUs per node: an NCCL all-reduce test and a few training steps); resume only if it passes."};
+}
+
+// The burst on the rank's GPU (or, with no topology evidence, on the one GPU of the node that
+// shows an initiating Xid), and its most telling line.
+std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks, std::int32_t rank,
+                                    TimeNs when) {
+  const std::int32_t node = facts.ranks[rank].node;
+  std::string how;
+  const std::string gpu = GpuOfRank(inc, facts, rank, &how);
+  std::vector<std::int32_t> burst;
+  std::int32_t best = -1;
+  const XidMeaning* best_m = nullptr;
+  std::string best_pci;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (e.node != node || !IsXidLine(e) || e.clock == Clock::kNone) continue;
+    if (!InWindow(clocks.Aligned(e), when, kXidBefore, kXidAfter)) continue;
+    const auto& x = std::get<Xid>(e.detail);
+    const std::string_view pci = inc.str(x.pci);
+    if (!gpu.empty() && pci != gpu) continue;
+    const XidMeaning* m = MeaningOf(e.kind == Kind::kFallenOffBus ? -1 : x.code);
+    if (m == nullptr) continue;
+    if (best_m == nullptr || m->priority > best_m->priority) best = i, best_m = m, best_pci = std::string(pci);
+  }
+  if (best < 0) return std::nullopt;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (e.node != node || !IsXidLine(e) || e.clock == Clock::kNone) continue;
+    if (inc.str(std::get<Xid>(e.detail).pci) == best_pci && InWindow(clocks.Aligned(e), when, kXidBefore, kXidAfter)) burst.push_back(i);
+  }
+  const Event& e = inc.events[best];
+  const RankFacts& r = facts.ranks[rank];
+  const std::string name = NodeName(inc, node);
+  const std::string code = e.kind == Kind::kFallenOffBus ? "fallen off the bus" : "Xid " + std::to_string(best_m->code);
+  const std::string mapped = how.empty() ? "the only GPU of " + name + " with an initiating Xid (no busId line or nvidia-smi table maps its GPU)"
+                                         : "local rank " + std::to_string(r.local_rank) + "'s GPU by " + how;
+  KernelCause c;
+  c.failure_class = best_m->failure_class;
+  c.owner = best_m->application ? v1::OWNER_APPLICATION : v1::OWNER_GPU_HARDWARE;
+  c.initiating = best;
+  for (std::int32_t i : burst) {
+    if (i != best && c.related.size() < 2) c.related.push_back(i);
+  }
+  c.phrase = "The kernel log of " + name + " shows " + code + " (" + std::string(best_m->what) + ") on GPU " + best_pci + ", " + mapped +
+             ", at " + ClockTime(clocks.Aligned(e)) + (burst.size() > 1 ? ", in a burst of " + std::to_string(burst.size()) + " Xid lines" : "") +
+             (best_m->application ? ": the application's fault, reported by the driver." : ": the GPU failed under the rank.");
+  if (!best_m->application) {
+    c.recovery.push_back(GpuAction(inc, burst, *best_m, name, best_pci, code + " at " + Where(inc, e)));
+    c.recovery.push_back(Canary(name));
+  }
+  return c;
+}
+
+}  // namespace
+
+std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t rank, std::string* how) {
+  const RankFacts& r = facts.ranks[rank];
+  for (const Event& e : inc.events) {
+    if (e.rank != rank || e.kind != Kind::kCommInit) continue;
+    const auto& c = std::get<CommInit>(e.detail);
+    if (c.pci != kNoStr) {
+      *how = "its NCCL busId line (" + Where(inc, e) + ")";
+      return std::string(inc.str(c.pci));
+    }
+  }
+  if (r.node < 0 || r.local_rank < 0) return {};
+  for (const Event& e : inc.events) {
+    if (e.node != r.node || e.kind != Kind::kGpuSlot) continue;
+    const auto& s = std::get<GpuSlot>(e.detail);
+    if (s.index == r.local_rank) {
+      *how = "nvidia-smi index " + std::to_string(s.index) + " (" + Where(inc, e) + ")";
+      return std::string(inc.str(s.pci));
+    }
+  }
+  return {};
+}
+
+std::optional<KernelCause> FindKernelCause(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks,
+                                           std::int32_t rank, std::optional<TimeNs> when) {
+  if (rank < 0 || rank >= static_cast<std::int32_t>(facts.ranks.size()) || facts.ranks[rank].node < 0) return std::nullopt;
+  if (!when && facts.HasWave()) when = facts.wave_start;
+  if (!when) return std::nullopt;
+  return XidCause(inc, facts, clocks, rank, *when);
+}
+
+bool ClassOfOwnError(const Event& e, v1::FailureClass* failure_class, v1::Owner* owner) {
+  switch (e.family) {
+    case Family::kCuda:
+      *failure_class = v1::FAILURE_CLASS_CUDA_ERROR;
+      *owner = v1::OWNER_APPLICATION;
+      return true;
+    case Family::kCudaOom:
+      *failure_class = v1::FAILURE_CLASS_CUDA_OOM;
+      *owner = v1::OWNER_APPLICATION;
+      return true;
+    case Family::kHostOom:
+      *failure_class = v1::FAILURE_CLASS_HOST_OOM;
+      *owner = v1::OWNER_HOST;
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,44 @@
+// GPU evidence for the initiating rank: what the node's kernel log (with nvidia-smi and NCCL's
+// busId lines for the topology) says about the rank's own GPU. An Xid burst on it makes the
+// owner GPU hardware (or, for an application's MMU fault, links the Xid to the CUDA error).
+// Recovery preconditions follow NVIDIA's Xid catalog (../shared/reference/hardware-scheduler.md
+// §1.3-§1.5, §2.4). Host evidence about the rank's process (the OOM killer) is facts.h's
+// HostCauseOf.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyze/clocks.h"
+#include "analyze/facts.h"
+#include "analyze/finding.h"
+#include "ingest/incident.h"
+
+namespace denpex::engine {
+
+// The rank's GPU as a normalised PCI id (`dddd:bb:dd`), from the topology evidence the job
+// left: its own NCCL `busId` line first, else the node's nvidia-smi table at index = local
+// rank (CUDA's default order). Empty when neither is there. `how` says which.
+std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t rank, std::string* how);
+
+struct KernelCause {
+  v1::FailureClass failure_class = v1::FAILURE_CLASS_UNSPECIFIED;
+  v1::Owner owner = v1::OWNER_UNSPECIFIED;
+  std::int32_t initiating = -1;        // the Xid line that explains the failure
+  std::vector<std::int32_t> related;   // other lines of the same burst worth citing
+  std::string phrase;                  // a sentence for the diagnosis' reason
+  std::vector<Action> recovery;        // before the generic restart
+};
+
+// What the kernel says about the GPU of `rank`, failing around `when` (aligned time; nullopt:
+// the first watchdog timeout).
+// Xids long before the job (an old corrected ECC event) and secondary Xids (45 after a kill,
+// 43, 63 alone, 154) never explain a failure on their own.
+std::optional<KernelCause> FindKernelCause(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks,
+                                           std::int32_t rank, std::optional<TimeNs> when);
+
+// Failure class and owner of a rank's own error line (CUDA error, CUDA OOM, host allocation).
+bool ClassOfOwnError(const Event& e, v1::FailureClass* failure_class, v1::Owner* owner);
+
+}  // namespace denpex::engine

@@ -1,0 +1,399 @@
+// GPU, memory and CUDA failure lines (docs/log_formats.md "cuda_errors", "cuda_oom", "xid",
+// "host_oom", "nvidia_smi"): the CUDA error a rank raises, the NVRM Xid lines of each driver
+// era, the OOM killer's report, and the nvidia-smi table. Not hot paths: a fault's lines.
+#include "formatter.h"
+#include "rng.h"
+
+namespace denpex::sim {
+
+namespace {
+
+constexpr std::string_view kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+constexpr std::string_view kDays[] = {"Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"};
+
+// Where a CUDA error surfaces: the loss's .item() at the end of the forward step.
+constexpr std::string_view kCudaFrames[] = {
+    "Traceback (most recent call last):",
+    "  File \"/workspace/megatron-lm/pretrain_gpt.py\", line 278, in <module>",
+    "    pretrain(",
+    "  File \"/workspace/megatron-lm/megatron/training/training.py\", line 386, in pretrain",
+    "    iteration, num_floating_point_operations_so_far = train(",
+    "  File \"/workspace/megatron-lm/megatron/training/training.py\", line 1402, in train",
+    "    train_step(forward_step_func,",
+    "  File \"/workspace/megatron-lm/megatron/training/training.py\", line 754, in train_step",
+    "    losses_reduced = forward_backward_func(",
+    "  File \"/workspace/megatron-lm/megatron/core/pipeline_parallel/schedules.py\", line 1380, in "
+    "forward_backward_pipelining_without_interleaving",
+    "    output_tensor, num_tokens = forward_step(",
+    "  File \"/workspace/megatron-lm/megatron/core/pipeline_parallel/schedules.py\", line 290, in "
+    "forward_step",
+    "    output_tensor, num_tokens = loss_func(output_tensor)",
+    "  File \"/workspace/megatron-lm/pretrain_gpt.py\", line 166, in loss_func",
+    "    num_tokens = loss_mask.sum().clone().detach().to(torch.int)",
+};
+
+// The OOM surfaces in the attention's softmax allocation instead.
+constexpr std::string_view kOomFrames[] = {
+    "  File \"{py}/torch/nn/modules/module.py\", line 1562, in _call_impl",
+    "    return forward_call(*args, **kwargs)",
+    "  File \"/workspace/megatron-lm/megatron/core/transformer/dot_product_attention.py\", line "
+    "172, in forward",
+    "    attention_probs: Tensor = self.scale_mask_softmax(attention_scores, attention_mask)",
+};
+
+std::string_view CudaMessage(CudaFailureKind k) {
+  switch (k) {
+    case CudaFailureKind::kUnspecifiedLaunch: return "unspecified launch failure";
+    case CudaFailureKind::kUnknown: return "unknown error";
+    case CudaFailureKind::kEccUncorrectable: return "uncorrectable ECC error encountered";
+    case CudaFailureKind::kNvlinkUncorrectable:
+      return "an uncorrectable NVLink error was detected during the execution";
+    case CudaFailureKind::kIllegalAddress: return "an illegal memory access was encountered";
+    case CudaFailureKind::kDeviceAssert: return "device-side assert triggered";
+    case CudaFailureKind::kOutOfMemory: return "out of memory";
+  }
+  return "unknown error";
+}
+
+// "2.00 GiB" from MiB.
+void Size(LineBuilder& out, std::int64_t mib) {
+  if (mib < 1024) {
+    out.Fixed(static_cast<double>(mib), 2).Str(" MiB");
+  } else {
+    out.Fixed(static_cast<double>(mib) / 1024.0, 2).Str(" GiB");
+  }
+}
+
+void Hex0(LineBuilder& out, std::uint64_t v, int digits) {
+  for (int i = digits - 1; i >= 0; --i) out.Char("0123456789abcdef"[(v >> (4 * i)) & 15]);
+}
+
+// "0000:18:00" for local GPU i.
+void XidPci(LineBuilder& out, int gpu) {
+  out.Str("0000:").Str(NcclBusId(gpu).substr(0, 2)).Str(":00");
+}
+
+}  // namespace
+
+// torch's caching allocator message per era (docs/log_formats.md "cuda_oom").
+void LineFormatter::OomMessage(LineBuilder& out, int rank, int variant) const {
+  const std::int64_t want = 512 * (1 + variant % 8);  // MiB
+  const std::int64_t total = 81'049, free_mib = 300 + variant % 700;
+  const std::int64_t in_use = total - free_mib, reserved_free = 1'024 + variant % 2'048;
+  const std::int64_t allocated = in_use - reserved_free - 600;
+  const int gpu = job_.LocalRank(rank);
+  const std::string_view v = torch_.name;
+  out.Str(v == "1.13" || v == "2.1" ? "torch.cuda.OutOfMemoryError" : "torch.OutOfMemoryError");
+  out.Str(": CUDA out of memory. Tried to allocate ");
+  Size(out, want);
+  if (v == "1.13") {
+    out.Str(" (GPU ").Int(gpu).Str("; ");
+    Size(out, total);
+    out.Str(" total capacity; ");
+    Size(out, allocated);
+    out.Str(" already allocated; ");
+    Size(out, free_mib);
+    out.Str(" free; ");
+    Size(out, allocated + reserved_free);
+    out.Str(" reserved in total by PyTorch) If reserved memory is >> allocated memory try ");
+    out.Str("setting max_split_size_mb to avoid fragmentation.  See documentation for Memory ");
+    out.Str("Management and PYTORCH_CUDA_ALLOC_CONF");
+    return;
+  }
+  out.Str(". GPU ").Int(gpu).Str(v == "2.1" ? " has a total capacty of " : " has a total capacity of ");
+  Size(out, total);
+  out.Str(" of which ");
+  Size(out, free_mib);
+  out.Str(" is free. Including non-PyTorch memory, this process has ");
+  Size(out, in_use);
+  out.Str(" memory in use. Of the allocated memory ");
+  Size(out, allocated);
+  out.Str(" is allocated by PyTorch, and ");
+  Size(out, reserved_free);
+  out.Str(" is reserved by PyTorch but unallocated. If reserved but unallocated memory is large ");
+  if (v == "2.1") {
+    out.Str("try setting max_split_size_mb to avoid fragmentation.  See documentation for ");
+    out.Str("Memory Management and PYTORCH_CUDA_ALLOC_CONF");
+  } else {
+    out.Str("try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid ");
+    out.Str("fragmentation.  See documentation for Memory Management  ");
+    out.Str("(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
+  }
+}
+
+// Device-side assertion lines, one per failing GPU thread (CUDA printf: no rank prefix).
+void LineFormatter::AssertLines(LineBuilder& out, int variant) const {
+  const bool old = torch_.name == "1.13" || torch_.name == "2.1";
+  const int threads = 96 + variant % 225;
+  const int block0 = 37 + variant % 300;
+  for (int i = 0; i < threads; ++i) {
+    out.Str(old ? "../aten/src/ATen/native/cuda/IndexKernel.cu:92" : "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92");
+    out.Str(": operator(): block: [").Int(block0 + i / 32).Str(",0,0], thread: [");
+    out.Int(96 + i % 32).Str(",0,0] Assertion `");
+    out.Str(old ? "index >= -sizes[i] && index < sizes[i]" : "-sizes[i] <= index && index < sizes[i]");
+    out.Str(" && \"index out of bounds\"` failed.").EndLine();
+  }
+}
+
+std::int64_t LineFormatter::Format(const CudaFailure& r, LineBuilder& out) const {
+  const bool ranked = torch_.rank_prefixed_tracebacks;
+  auto prefix = [&] {
+    if (ranked) out.Str("[rank").Int(r.rank).Str("]: ");
+  };
+  if (r.kind == CudaFailureKind::kDeviceAssert) AssertLines(out, r.variant);
+  for (std::string_view line : kCudaFrames) {
+    prefix();
+    out.Str(line).EndLine();
+  }
+  if (r.kind == CudaFailureKind::kOutOfMemory) {
+    for (std::string_view line : kOomFrames) {
+      prefix();
+      const std::size_t at = line.find("{py}");
+      if (at == std::string_view::npos) {
+        out.Str(line);
+      } else {
+        out.Str(line.substr(0, at)).Str(torch_.python_lib).Str(line.substr(at + 4));
+      }
+      out.EndLine();
+    }
+    prefix();
+    const std::int64_t error_line = out.lines();
+    OomMessage(out, r.rank, r.variant);
+    out.EndLine();
+    return error_line;
+  }
+  prefix();
+  const std::int64_t error_line = out.lines();
+  out.Str("RuntimeError: CUDA error: ").Str(CudaMessage(r.kind)).EndLine();
+  const std::string_view v = torch_.name;
+  prefix();
+  out.Str(v == "1.13" ? "CUDA kernel errors might be asynchronously reported at some other API "
+                        "call,so the stacktrace below might be incorrect."
+                      : "CUDA kernel errors might be asynchronously reported at some other API "
+                        "call, so the stacktrace below might be incorrect.");
+  out.EndLine();
+  prefix();
+  out.Str(v == "1.13" || v == "2.1" ? "For debugging consider passing CUDA_LAUNCH_BLOCKING=1."
+                                    : "For debugging consider passing CUDA_LAUNCH_BLOCKING=1");
+  out.EndLine();
+  if (v != "1.13") {
+    prefix();
+    out.Str("Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.").EndLine();
+  }
+  prefix();
+  out.EndLine();
+  return error_line;
+}
+
+// "pid=N, name=comm, " / "pid='<unknown>', name=<unknown>, " / "pid=N, " / nothing, by era.
+void LineFormatter::XidAttribution(LineBuilder& out, int pid) const {
+  switch (job_.driver->attribution) {
+    case sim::XidAttribution::kNone:
+      return;
+    case sim::XidAttribution::kPid:
+      if (pid > 0) {
+        out.Str("pid=").Int(pid).Str(", ");
+      } else {
+        out.Str("pid='<unknown>', ");
+      }
+      return;
+    case sim::XidAttribution::kPidName:
+      if (pid > 0) {
+        out.Str("pid=").Int(pid).Str(", name=python3, ");
+      } else {
+        out.Str("pid='<unknown>', name=<unknown>, ");
+      }
+      return;
+  }
+}
+
+// The Xid's text after "NVRM: Xid (PCI:...): <code>, ".
+void LineFormatter::XidBody(const KernelMessage& r, std::uint64_t word, LineBuilder& out) const {
+  const bool old = job_.driver->attribution == sim::XidAttribution::kNone;
+  switch (r.code) {
+    case 79:
+      XidAttribution(out, 0);
+      out.Str("GPU has fallen off the bus.");
+      return;
+    case 48:
+      XidAttribution(out, 0);
+      out.Str("An uncorrectable double bit error (DBE) has been detected on GPU in the ");
+      out.Str("framebuffer at physAddr 0x").Str("7f");
+      Hex0(out, word & 0xfffffff, 7);
+      out.Str(" partition ").Int(static_cast<int>(word >> 40) % 8).Str(", subpartition ");
+      out.Int(static_cast<int>(word >> 44) % 2);
+      return;
+    case 63:
+      XidAttribution(out, 0);
+      out.Str("Row Remapper: New row (0x");
+      Hex0(out, 0x100000000ULL + (word & 0xfffffff), 12);
+      out.Str(") marked for remapping, reset gpu to activate.");
+      return;
+    case 64:
+      XidAttribution(out, 0);
+      out.Str("Row Remapper: Failed to mark row (0x");
+      Hex0(out, 0x100000000ULL + (word & 0xfffffff), 12);
+      out.Str(") for remapping, no spare rows left in bank.");
+      return;
+    case 94:
+      XidAttribution(out, PidOfGpu(r));
+      out.Str("Contained: SM (0x1). RST: No, D-RST: No");
+      return;
+    case 95:
+      XidAttribution(out, PidOfGpu(r));
+      out.Str("Uncontained: LTC TAG (0x2,0x0). RST: Yes, D-RST: No");
+      return;
+    case 45:
+      XidAttribution(out, PidOfGpu(r));
+      out.Str("Ch 000000").Str(std::string_view("0810182028303840").substr(2 * (r.arg % 8), 2));
+      return;
+    case 154:
+      XidAttribution(out, 0);
+      out.Str(r.detail == 2 ? "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)"
+                            : "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)");
+      return;
+    case 74:
+      XidAttribution(out, 0);
+      out.Str("NVLink: fatal error detected on link ").Int(r.detail);
+      return;
+    case 120:
+      XidAttribution(out, 0);
+      out.Str("GSP task timeout @ pc:0x");
+      Hex0(out, 0x4b00000 + (word & 0xfffff), 7);
+      out.Str(", partition:0#").Int(r.detail);
+      return;
+    case 119:
+      if (job_.driver->attribution == sim::XidAttribution::kPidName) {
+        out.Str("pid=").Int(800 + r.arg).Str(", name=nv_queue, ");
+      }
+      if (job_.driver->gsp_timeout_long) {
+        out.Str("Timeout after 6s of waiting for RPC response from GPU").Int(r.arg);
+        out.Str(" GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).");
+      } else {
+        out.Str("Timeout waiting for RPC from GSP! Expected function 76 (GSP_RM_CONTROL) ");
+        out.Str("(0x20802a02 0x8).");
+      }
+      return;
+    case 31:
+      XidAttribution(out, r.detail);
+      out.Str(old ? "Ch 0000003a, intr 10000000. " : "channel 0x00000002, intr 00000000. ");
+      out.Str("MMU Fault: ENGINE GRAPHICS GPC").Int(static_cast<int>(word % 8));
+      out.Str(" GPCCLIENT_T1_").Int(static_cast<int>(word >> 8) % 16).Str(" faulted @ 0x7f");
+      Hex0(out, (word >> 16) & 0xff, 2);
+      out.Str("_");
+      Hex0(out, (word >> 24) & 0xfffff000, 8);
+      out.Str(". Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ");
+      return;
+    case 43:
+      XidAttribution(out, r.detail);
+      out.Str(old ? "Ch 00000020, engmask 00000101" : "Ch 00000008");
+      return;
+    default:
+      XidAttribution(out, 0);
+      return;
+  }
+}
+
+// The pid of the process on the message's GPU (the rank of that node and local GPU).
+int LineFormatter::PidOfGpu(const KernelMessage& r) const {
+  const int rank = r.node * job_.gpus_per_node + r.arg;
+  return rank < job_.world ? job_.worker_pid[rank] : 0;
+}
+
+void LineFormatter::FormatFaultKernel(const KernelMessage& r, std::uint64_t word,
+                                      LineBuilder& out) const {
+  switch (r.event) {
+    case KernelEvent::kXid:
+      out.Str("NVRM: Xid (PCI:");
+      XidPci(out, r.arg);
+      out.Str("): ").Int(r.code).Str(", ");
+      XidBody(r, word, out);
+      return;
+    case KernelEvent::kGpuFellOff:
+      out.Str("NVRM: GPU 0000:").Str(NcclBusId(r.arg).substr(0, 2)).Str(":00.0: GPU has fallen off the bus.");
+      return;
+    case KernelEvent::kCrashDump:
+      out.Str("NVRM: A GPU crash dump has been created. If possible, please run").EndLine();
+      KernelPrefix(r, out);
+      out.Str("NVRM: nvidia-bug-report.sh as root to collect this data before").EndLine();
+      KernelPrefix(r, out);
+      out.Str("NVRM: the NVIDIA kernel module is unloaded.");
+      return;
+    case KernelEvent::kGspRateLimit:
+      out.Str("NVRM: Rate limiting GSP RPC error prints for GPU at PCI:");
+      XidPci(out, r.arg);
+      out.Str(" (printing 1 of every 30).  The GPU likely needs to be reset.");
+      return;
+    case KernelEvent::kOomInvoked:
+      out.Str("python3 invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), ");
+      out.Str("order=0, oom_score_adj=0");
+      return;
+    case KernelEvent::kOomConstraint:
+      if (job_.launcher == v1::LAUNCHER_SRUN) {
+        out.Str("oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0-1,");
+        out.Str("oom_memcg=/system.slice/slurmstepd.scope/job_").Int(job_.job_id);
+        out.Str(",task_memcg=/system.slice/slurmstepd.scope/job_").Int(job_.job_id);
+        out.Str("/step_0/user/task_").Int(r.arg);
+      } else {
+        out.Str("oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,");
+        out.Str("global_oom,task_memcg=/user.slice/user-1000.slice/session-3.scope");
+      }
+      out.Str(",task=python3,pid=").Int(r.detail).Str(",uid=1000");
+      return;
+    case KernelEvent::kOomKilled:
+      out.Str(job_.launcher == v1::LAUNCHER_SRUN ? "Memory cgroup out of memory: " : "Out of memory: ");
+      out.Str("Killed process ").Int(r.detail).Str(" (python3) total-vm:");
+      out.Int(180'000'000 + static_cast<std::int64_t>(word % 40'000'000)).Str("kB, anon-rss:");
+      out.Int(120'000'000 + static_cast<std::int64_t>((word >> 20) % 40'000'000));
+      out.Str("kB, file-rss:").Int(300'000 + static_cast<std::int64_t>(word % 90'000));
+      out.Str("kB, shmem-rss:2097152kB, UID:1000 pgtables:").Int(250'000 + static_cast<std::int64_t>(word % 9'000));
+      out.Str("kB oom_score_adj:0");
+      return;
+    case KernelEvent::kOomReaped:
+      out.Str("oom_reaper: reaped process ").Int(r.detail);
+      out.Str(" (python3), now anon-rss:0kB, file-rss:0kB, shmem-rss:2097152kB");
+      return;
+    default:
+      return;
+  }
+}
+
+// nvidia-smi's default table (535 layout): one row group per GPU, upper-case bus ids.
+void LineFormatter::Format(const NvidiaSmiSnapshot& r, LineBuilder& out) const {
+  const TimeNs local = Local(r.node, r.time);
+  const CivilTime c = ToCivil(local);
+  const std::int64_t days = DaysFromCivil(c.year, c.month, c.day);
+  auto bus = [&](int gpu) {
+    std::string b(NcclBusId(gpu).substr(0, 2));
+    for (char& ch : b) ch = static_cast<char>(ch >= 'a' ? ch - 'a' + 'A' : ch);
+    return b;
+  };
+  if (r.lost_gpu >= 0) {
+    out.Str("Unable to determine the device handle for GPU0000:").Str(bus(r.lost_gpu)).Str(":00.0: Unknown Error").EndLine();
+  }
+  out.Str(kDays[((days % 7) + 7) % 7]).Char(' ').Str(kMonths[c.month - 1]).Char(' ').Padded(c.day, 2, ' ');
+  out.Char(' ').Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).Char(' ').Int(c.year);
+  out.Str("       ").EndLine();
+  const std::string_view rule = "+---------------------------------------------------------------------------------------+";
+  const std::string_view split = "+-----------------------------------------+----------------------+----------------------+";
+  out.Str(rule).EndLine();
+  out.Str("| NVIDIA-SMI ").Str(job_.driver->version).Str("             Driver Version: ");
+  out.Str(job_.driver->version).Str("   CUDA Version: 12.2     |").EndLine();
+  out.Str("|-----------------------------------------+----------------------+----------------------+").EndLine();
+  out.Str("| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |").EndLine();
+  out.Str("| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |").EndLine();
+  out.Str("|                                         |                      |               MIG M. |").EndLine();
+  out.Str("|=========================================+======================+======================|").EndLine();
+  for (int gpu = 0; gpu < job_.gpus_per_node; ++gpu) {
+    if (gpu == r.lost_gpu) continue;
+    out.Str("| ").Padded(gpu, 3, ' ').Str("  NVIDIA H100 80GB HBM3          On  | 00000000:").Str(bus(gpu));
+    out.Str(":00.0 Off |                    ").Int(gpu == r.ecc_gpu ? 1 : 0).Str(" |").EndLine();
+    out.Str("| N/A   ").Int(31 + (gpu * 7 + r.node) % 9).Str("C    P0             ");
+    out.Int(110 + (gpu * 13 + r.node) % 80).Str("W / 700W |      4MiB / 81559MiB |      0%      Default |").EndLine();
+    out.Str("|                                         |                      |             Disabled |").EndLine();
+    out.Str(split).EndLine();
+  }
+}
+
+}  // namespace denpex::sim

@@ -1,0 +1,181 @@
+// Kernel evidence on the initiating rank (analyze/hardware.cc): an Xid burst on its GPU, mapped
+// through nvidia-smi or NCCL's busId lines, makes the owner GPU hardware with the catalog's
+// recovery and a canary; the OOM killer taking its pid makes it host memory; red herrings (an
+// old corrected ECC event, Xid 45 after the kill, an Xid on another GPU) are not blamed.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "denpex/engine/engine.h"
+#include "fixture.h"
+
+namespace denpex::engine {
+namespace {
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+// The fixture's job: 4 nodes x 8 GPUs; rank 3 (gpu-0001, local rank 3, pid 31243) is
+// SIGKILLed at 09:17:03.412 on 2 March.
+constexpr const char* kBus[] = {"18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"};
+
+void Append(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::app) << text;
+}
+
+std::string Kern(const std::string& stamp, const std::string& msg) {
+  return stamp + " gpu-0001 kernel: [2726584.934322] " + msg + "\n";
+}
+
+void NvidiaSmi(const fs::path& dir) {
+  std::string t =
+      "Mon Mar  2 09:28:01 2026       \n"
+      "| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |\n"
+      "|=========================================+======================+======================|\n";
+  for (int i = 0; i < 8; ++i) {
+    t += "|   " + std::to_string(i) + "  NVIDIA H100 80GB HBM3          On  | 00000000:" + kBus[i] +
+         ":00.0 Off |                    0 |\n";
+    t += "| N/A   33C    P0             113W / 700W |      4MiB / 81559MiB |      0%      Default |\n";
+  }
+  Append(dir / "gpu-0001" / "nvidia-smi.log", t);
+}
+
+struct Job {
+  TempDir dir;
+  Job() {
+    testing::Incident spec;
+    testing::WriteIncident(dir.path(), spec);
+    // The red herring every node may carry: a corrected row remap days before the job.
+    Append(dir.path() / "gpu-0001" / "kern.log",
+           Kern("Feb 24 03:12:44", "NVRM: Xid (PCI:0000:18:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row "
+                                   "(0x000108e5ac96) marked for remapping, reset gpu to activate."));
+  }
+  void Kernel(const std::string& stamp, const std::string& msg) const { Append(dir.path() / "gpu-0001" / "kern.log", Kern(stamp, msg)); }
+  v1::Diagnosis Run() const {
+    auto d = Diagnose(dir.path(), {.threads = 1});
+    EXPECT_TRUE(d.ok()) << d.status().message();
+    return d.ok() ? *d : v1::Diagnosis();
+  }
+};
+
+bool Cites(const v1::Diagnosis& d, const std::string& text, v1::EvidenceRole role) {
+  for (const auto& e : d.evidence()) {
+    if (e.text().find(text) != std::string::npos && e.role() == role) return true;
+  }
+  return false;
+}
+
+bool HasAction(const v1::Diagnosis& d, const std::string& action) {
+  for (const auto& p : d.recovery().preconditions()) {
+    if (p.action() == action) return true;
+  }
+  return false;
+}
+
+TEST(Hardware, EccBurstOnTheInitiatorsGpuIsGpuHardwareWithTheCatalogsRecovery) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  job.Kernel("Mar  2 09:17:03", "NVRM: GPU at PCI:0000:5d:00: GPU-6fb75e7b-b3ce-ded9-59c5-ef768292bb4f");
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit "
+                                "error (DBE) has been detected on GPU in the framebuffer at physAddr 0x7fdb481b7 partition 3, "
+                                "subpartition 1");
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row "
+                                "(0x000102bbb798) marked for remapping, reset gpu to activate.");
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 95, pid=31243, name=python3, Uncontained: LTC TAG (0x2,0x0). "
+                                "RST: Yes, D-RST: No");
+  job.Kernel("Mar  2 09:17:04", "NVRM: Xid (PCI:0000:5d:00): 45, pid=31243, name=python3, Ch 00000010");
+  job.Kernel("Mar  2 09:17:04", "NVRM: Xid (PCI:0000:5d:00): 154, pid='<unknown>', name=<unknown>, GPU recovery action changed "
+                                "from 0x0 (None) to 0x1 (GPU Reset Required)");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().rank(), 3);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_GPU_ECC) << d.reason();
+  EXPECT_EQ(d.owner(), v1::OWNER_GPU_HARDWARE);
+  EXPECT_TRUE(Cites(d, "): 48, pid=", v1::EVIDENCE_ROLE_INITIATING));
+  EXPECT_FALSE(Cites(d, "): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x000108e5ac96)", v1::EVIDENCE_ROLE_INITIATING));
+  ASSERT_GE(d.recovery().preconditions_size(), 2);
+  EXPECT_EQ(d.recovery().preconditions(0).action(), "reset_gpu");
+  EXPECT_NE(d.recovery().preconditions(0).text().find("GPU Reset Required"), std::string::npos);
+  EXPECT_TRUE(HasAction(d, "run_canary"));
+  EXPECT_NE(d.reason().find("nvidia-smi index 3"), std::string::npos) << d.reason();
+}
+
+TEST(Hardware, RowRemapFailureMeansDrainAndRma) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 48, pid=31243, An uncorrectable double bit error (DBE) has been "
+                                "detected on GPU in the framebuffer at physAddr 0x7fdb481b7 partition 3, subpartition 1");
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 64, pid=31243, Row Remapper: Failed to mark row (0x000102bbb798) "
+                                "for remapping, no spare rows left in bank.");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_GPU_ECC);
+  ASSERT_GE(d.recovery().preconditions_size(), 1);
+  EXPECT_EQ(d.recovery().preconditions(0).action(), "drain_and_rma");
+}
+
+TEST(Hardware, FallenOffTheBusMappedByNcclBusIdOn418EraLines) {
+  Job job;
+  Append(job.dir.path() / "gpu-0001" / "rank_3.log",
+         "gpu-0001:31243:31243 [3] NCCL INFO comm 0x55d0c8a4e0 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId 5d000 commId "
+         "0x7a1b - Init COMPLETE\n");
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 79, GPU has fallen off the bus.");
+  job.Kernel("Mar  2 09:17:03", "NVRM: GPU 0000:5d:00.0: GPU has fallen off the bus.");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_GPU_FALLEN_OFF_BUS) << d.reason();
+  EXPECT_EQ(d.owner(), v1::OWNER_GPU_HARDWARE);
+  EXPECT_NE(d.reason().find("NCCL busId"), std::string::npos) << d.reason();
+  EXPECT_EQ(d.recovery().preconditions(0).action(), "reboot_node");
+}
+
+TEST(Hardware, WithoutTopologyTheOnlyGpuWithAnInitiatingXidIsTaken) {
+  Job job;
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 74, pid='<unknown>', name=<unknown>, NVLink: fatal error detected on "
+                                "link 7");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_GPU_NVLINK) << d.reason();
+  EXPECT_NE(d.reason().find("the only GPU"), std::string::npos) << d.reason();
+}
+
+TEST(Hardware, XidOnAnotherGpuOfTheNodeIsNotTheInitiators) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:ab:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL);
+}
+
+TEST(Hardware, Xid45AfterTheKillAndAnOldCorrectedEccEventAreNotBlamed) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 45, pid=31243, name=python3, Ch 00000010");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().rank(), 3);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL) << d.reason();
+  EXPECT_FALSE(Cites(d, "NVRM", v1::EVIDENCE_ROLE_INITIATING));
+}
+
+TEST(Hardware, OomKillerTakingTheRanksPidIsHostMemory) {
+  Job job;
+  job.Kernel("Mar  2 09:17:03", "python3 invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, "
+                                "oom_score_adj=0");
+  job.Kernel("Mar  2 09:17:03", "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,"
+                                "task_memcg=/user.slice,task=python3,pid=31243,uid=1000");
+  job.Kernel("Mar  2 09:17:03", "Out of memory: Killed process 31243 (python3) total-vm:188963166kB, anon-rss:156559720kB, "
+                                "file-rss:301234kB, shmem-rss:2097152kB, UID:1000 pgtables:251234kB oom_score_adj:0");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HOST_OOM) << d.reason();
+  EXPECT_EQ(d.owner(), v1::OWNER_HOST);
+  EXPECT_TRUE(Cites(d, "Out of memory: Killed process 31243", v1::EVIDENCE_ROLE_INITIATING));
+  EXPECT_EQ(d.recovery().preconditions(0).action(), "reduce_host_memory");
+}
+
+TEST(Hardware, OomKillOfAnotherProcessIsNotTheRanks) {
+  Job job;
+  job.Kernel("Mar  2 09:17:03", "Out of memory: Killed process 999 (python3) total-vm:1kB, anon-rss:1kB, file-rss:0kB, "
+                                "shmem-rss:0kB, UID:0 pgtables:1kB oom_score_adj:0");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL) << d.reason();
+}
+
+}  // namespace
+}  // namespace denpex::engine

@@ -1,0 +1,195 @@
+// The GPU hardware, memory and CUDA error faults (sim/src/gpu_faults.cc, formatter_gpu.cc) on a
+// small job (2 nodes x 8 GPUs): the kernel log's Xid burst in each driver era, the rank's CUDA
+// error, the host OOM killer, Xid 45 after a kill, nvidia-smi, and truths that cite lines that
+// exist.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "sim_test_util.h"
+
+namespace denpex::sim {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using namespace testing_util;
+
+constexpr const char* kSmall = R"(name: "small"
+seed: 3
+job { nodes: 2 tp: 4 pp: 2 }
+training { warmup_steps: 3 }
+realism { benign_warnings: false loud_rank: false }
+faults { kind: FAULT_KIND_SIGKILL rank: 5 }
+)";
+
+SimulateResult RunKind(const fs::path& out, const std::string& kind, std::vector<std::string> more = {}) {
+  more.push_back("faults[0].kind=" + kind);
+  return MustSimulate(MustParse(kSmall, more), out);
+}
+
+std::string Log(const fs::path& out, const std::string& rel) { return ReadAll(out / "incident" / rel); }
+
+void ExpectEvidenceMatchesFiles(const fs::path& out, const v1::Truth& truth) {
+  for (const v1::Evidence& e : truth.evidence()) {
+    const auto lines = ReadLines(out / "incident" / e.file());
+    ASSERT_LE(static_cast<std::size_t>(e.line()), lines.size()) << e.file();
+    EXPECT_EQ(lines[static_cast<std::size_t>(e.line() - 1)], e.text());
+  }
+}
+
+bool Cites(const v1::Truth& t, const std::string& file, const std::string& text) {
+  return std::any_of(t.evidence().begin(), t.evidence().end(), [&](const v1::Evidence& e) {
+    return e.file() == file && e.text().find(text) != std::string::npos && e.role() == v1::EVIDENCE_ROLE_INITIATING;
+  });
+}
+
+TEST(GpuFaults, FallenOffTheBusBurstThenCudaErrorOnTheRankOfThatGpu) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = RunKind(out, "FAULT_KIND_XID_FALLEN_OFF_BUS");
+  const std::string kern = Log(out, "gpu-0001/kern.log");
+  // Rank 5 is local rank 5: GPU 0000:ab:00.
+  EXPECT_THAT(kern, HasSubstr("NVRM: GPU at PCI:0000:ab:00: GPU-"));
+  EXPECT_THAT(kern, HasSubstr("NVRM: Xid (PCI:0000:ab:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."));
+  EXPECT_THAT(kern, HasSubstr("NVRM: GPU 0000:ab:00.0: GPU has fallen off the bus."));
+  EXPECT_THAT(kern, HasSubstr("NVRM: nvidia-bug-report.sh as root to collect this data before"));
+  EXPECT_THAT(kern, HasSubstr("Timeout waiting for RPC from GSP! Expected function 76"));
+  EXPECT_THAT(kern, HasSubstr("NVRM: Rate limiting GSP RPC error prints for GPU at PCI:0000:ab:00 (printing 1 of every 30)."));
+  EXPECT_THAT(Log(out, "gpu-0001/rank_5.log"), HasSubstr("[rank5]: RuntimeError: CUDA error: "));
+  EXPECT_THAT(Log(out, "gpu-0001/nvidia-smi.log"),
+              HasSubstr("Unable to determine the device handle for GPU0000:AB:00.0: Unknown Error"));
+  EXPECT_EQ(r.truth.owner(), v1::OWNER_GPU_HARDWARE);
+  EXPECT_EQ(r.truth.initiator().failure_class(), v1::FAILURE_CLASS_GPU_FALLEN_OFF_BUS);
+  EXPECT_TRUE(Cites(r.truth, "gpu-0001/kern.log", "): 79, "));
+  EXPECT_TRUE(Cites(r.truth, "gpu-0001/rank_5.log", "RuntimeError: CUDA error: "));
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(GpuFaults, XidAttributionFollowsTheDriverEra) {
+  const fs::path a = FreshDir("418"), b = FreshDir("470"), c = FreshDir("560");
+  RunKind(a, "FAULT_KIND_XID_FALLEN_OFF_BUS", {"format.driver=418"});
+  RunKind(b, "FAULT_KIND_XID_ECC", {"format.driver=470"});
+  RunKind(c, "FAULT_KIND_XID_ECC", {"format.driver=560"});
+  const std::string k418 = Log(a, "gpu-0001/kern.log");
+  EXPECT_THAT(k418, HasSubstr("NVRM: Xid (PCI:0000:ab:00): 79, GPU has fallen off the bus."));
+  EXPECT_THAT(k418, Not(HasSubstr("GSP")));
+  EXPECT_THAT(k418, HasSubstr("Kernel Module  418.87.01"));
+  const std::string k470 = Log(b, "gpu-0001/kern.log");
+  EXPECT_THAT(k470, HasSubstr("): 48, pid='<unknown>', An uncorrectable double bit error (DBE)"));
+  EXPECT_THAT(k470, Not(HasSubstr("name=")));
+  EXPECT_THAT(k470, Not(HasSubstr("): 154, ")));
+  const std::string k560 = Log(c, "gpu-0001/kern.log");
+  EXPECT_THAT(k560, HasSubstr("): 45, pid="));
+  EXPECT_THAT(k560, HasSubstr("GPU recovery action changed from 0x0 (None) to 0x"));
+}
+
+TEST(GpuFaults, EccBurstIsDbeThenRemapThenContainmentWithinMilliseconds) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = RunKind(out, "FAULT_KIND_XID_ECC");
+  const auto lines = ReadLines(out / "incident/gpu-0001/kern.log");
+  std::vector<int> codes;
+  for (const std::string& l : lines) {
+    const auto at = l.find("NVRM: Xid (PCI:0000:ab:00): ");
+    if (at != std::string::npos) codes.push_back(std::stoi(l.substr(at + 28)));
+  }
+  ASSERT_GE(codes.size(), 4u);
+  EXPECT_EQ(codes[0], 48);
+  EXPECT_TRUE(codes[1] == 63 || codes[1] == 64);
+  EXPECT_TRUE(codes[2] == 94 || codes[2] == 95);
+  EXPECT_EQ(codes[3], 45);
+  EXPECT_THAT(Log(out, "gpu-0001/rank_5.log"), HasSubstr("CUDA error: uncorrectable ECC error encountered"));
+  EXPECT_EQ(r.truth.initiator().failure_class(), v1::FAILURE_CLASS_GPU_ECC);
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(GpuFaults, NvlinkErrorIsAlsoReportedByTheLinkPeer) {
+  const fs::path out = FreshDir();
+  RunKind(out, "FAULT_KIND_XID_NVLINK");
+  const std::string kern = Log(out, "gpu-0001/kern.log");
+  EXPECT_THAT(kern, HasSubstr("NVRM: Xid (PCI:0000:ab:00): 74, pid='<unknown>', name=<unknown>, NVLink: fatal error detected on link"));
+  EXPECT_THAT(kern, HasSubstr("NVRM: Xid (PCI:0000:9a:00): 74, "));  // GPU 4, its peer
+}
+
+TEST(GpuFaults, GspFaultNeedsADriverWithGsp) {
+  const std::vector<std::string> set = {"faults[0].kind=FAULT_KIND_XID_GSP", "format.driver=470"};
+  auto s = ParseScenario(kSmall, "test", set);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("format.driver"));
+}
+
+TEST(GpuFaults, HostOomKillerLinesNameTheRanksPidAndItDiesBySigkill) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = RunKind(out, "FAULT_KIND_HOST_OOM");
+  const std::string agent = Log(out, "gpu-0001/torchrun.log");
+  EXPECT_THAT(agent, HasSubstr("failed (exitcode: -9) local_rank: 5"));
+  const std::string kern = Log(out, "gpu-0001/kern.log");
+  EXPECT_THAT(kern, HasSubstr("python3 invoked oom-killer: gfp_mask="));
+  EXPECT_THAT(kern, HasSubstr("Out of memory: Killed process "));
+  EXPECT_THAT(kern, HasSubstr("oom_reaper: reaped process "));
+  EXPECT_THAT(kern, HasSubstr("): 45, pid="));  // the driver cleans up the killed process's channels
+  EXPECT_EQ(r.truth.owner(), v1::OWNER_HOST);
+  EXPECT_EQ(r.truth.initiator().failure_class(), v1::FAILURE_CLASS_HOST_OOM);
+  EXPECT_TRUE(Cites(r.truth, "gpu-0001/kern.log", "Out of memory: Killed process "));
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(GpuFaults, HostOomUnderSrunIsOutOfMemoryInEachSlurmWording) {
+  const fs::path a = FreshDir("23"), b = FreshDir("22");
+  RunKind(a, "FAULT_KIND_HOST_OOM", {"launcher=LAUNCHER_SRUN"});
+  RunKind(b, "FAULT_KIND_HOST_OOM", {"launcher=LAUNCHER_SRUN", "format.slurm=22.05"});
+  const std::string o23 = Log(a, "slurm-4242001.out");
+  EXPECT_THAT(o23, HasSubstr("slurmstepd: error: Detected 1 oom_kill event in StepId=4242001.0. Some of the step tasks have been OOM Killed."));
+  EXPECT_THAT(o23, HasSubstr("srun: error: gpu-0001: task 5: Out Of Memory"));
+  EXPECT_THAT(Log(a, "gpu-0001/kern.log"), HasSubstr("Memory cgroup out of memory: Killed process "));
+  EXPECT_THAT(Log(b, "slurm-4242001.out"), HasSubstr("Detected 1 oom-kill event(s) in StepId=4242001.0 cgroup."));
+}
+
+TEST(GpuFaults, CudaOomInEachTorchEra) {
+  const fs::path a = FreshDir("113"), b = FreshDir("21"), c = FreshDir("24");
+  RunKind(a, "FAULT_KIND_CUDA_OOM", {"format.torch=1.13", "format.nccl=2.18.5"});
+  RunKind(b, "FAULT_KIND_CUDA_OOM", {"format.torch=2.1", "format.nccl=2.18.5"});
+  const SimulateResult r = RunKind(c, "FAULT_KIND_CUDA_OOM");
+  EXPECT_THAT(Log(a, "gpu-0001/rank_5.log"), HasSubstr("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate "));
+  EXPECT_THAT(Log(a, "gpu-0001/rank_5.log"), HasSubstr(" reserved in total by PyTorch) If reserved memory is >> allocated"));
+  EXPECT_THAT(Log(b, "gpu-0001/rank_5.log"), HasSubstr("GPU 5 has a total capacty of 79.15 GiB of which"));
+  EXPECT_THAT(Log(c, "gpu-0001/rank_5.log"), HasSubstr("[rank5]: torch.OutOfMemoryError: CUDA out of memory."));
+  EXPECT_THAT(Log(c, "gpu-0001/rank_5.log"), HasSubstr("expandable_segments:True"));
+  EXPECT_EQ(r.truth.initiator().failure_class(), v1::FAILURE_CLASS_CUDA_OOM);
+  EXPECT_EQ(r.truth.owner(), v1::OWNER_APPLICATION);
+  ExpectEvidenceMatchesFiles(c, r.truth);
+}
+
+TEST(GpuFaults, DeviceAssertPrintsHundredsOfPerThreadLines) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = RunKind(out, "FAULT_KIND_DEVICE_ASSERT");
+  const auto lines = ReadLines(out / "incident/gpu-0001/rank_5.log");
+  const auto asserts = std::count_if(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("IndexKernel.cu:92: operator(): block: [") == 0 || l.find("/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92") == 0;
+  });
+  EXPECT_GE(asserts, 96);
+  EXPECT_THAT(Log(out, "gpu-0001/rank_5.log"), HasSubstr("[rank5]: RuntimeError: CUDA error: device-side assert triggered"));
+  EXPECT_EQ(r.truth.initiator().failure_class(), v1::FAILURE_CLASS_CUDA_ERROR);
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(GpuFaults, IllegalAddressIsAnMmuFaultNamingTheRanksPid) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = RunKind(out, "FAULT_KIND_CUDA_ILLEGAL_ADDRESS");
+  const std::string kern = Log(out, "gpu-0001/kern.log");
+  EXPECT_THAT(kern, HasSubstr("): 31, pid="));
+  EXPECT_THAT(kern, HasSubstr(", name=python3, channel 0x00000002, intr 00000000. MMU Fault: ENGINE GRAPHICS GPC"));
+  EXPECT_THAT(kern, HasSubstr("): 43, pid="));
+  EXPECT_EQ(r.truth.owner(), v1::OWNER_APPLICATION);
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(GpuFaults, SigkilledWorkerLeavesXid45AndNvidiaSmiIsOffForOtherFaults) {
+  const fs::path out = FreshDir();
+  RunKind(out, "FAULT_KIND_SIGKILL");
+  EXPECT_THAT(Log(out, "gpu-0001/kern.log"), HasSubstr("NVRM: Xid (PCI:0000:ab:00): 45, pid="));
+  EXPECT_FALSE(fs::exists(out / "incident/gpu-0001/nvidia-smi.log"));
+}
+
+}  // namespace
+}  // namespace denpex::sim
