@@ -158,6 +158,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.zero = s.training().data_parallel() == v1::DATA_PARALLEL_ZERO;
   job.trainer_log = s.training().trainer_log();
   job.nccl_debug_info = s.format().nccl_debug_info();
+  job.dump_on_timeout = s.timeouts().dump_on_timeout();
   job.launcher = s.launcher();
   job.layout = s.layout();
   job.job_id = s.job().job_id();

@@ -68,6 +68,7 @@ struct Job {
   v1::TrainerLog trainer_log = v1::TRAINER_LOG_MEGATRON;
   double compute_jitter = 0;
   bool nccl_debug_info = false;
+  bool dump_on_timeout = false;  // TORCH_NCCL_DUMP_ON_TIMEOUT: flight-recorder dump lines
   // Launcher, layout and scheduler.
   v1::Launcher launcher = v1::LAUNCHER_TORCHRUN;
   v1::Layout layout = v1::LAYOUT_PER_RANK_FILES;
