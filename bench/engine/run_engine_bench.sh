@@ -11,7 +11,7 @@ DENPEX=$BUILD/cli/denpex
 BENCH=$BUILD/bench/engine/engine_bench
 WORK=${TMPDIR:-/tmp}/denpex-engine-bench
 TARGET_BYTES=${TARGET_BYTES:-2147483648}
-LITERAL="Terminating StepId"   # one line in the whole incident
+LITERAL="Killed"   # srun's line for the SIGKILLed task: once in the whole incident (checked below)
 rm -rf "$WORK"
 mkdir -p "$WORK"
 
@@ -19,18 +19,20 @@ mkdir -p "$WORK"
 "$DENPEX" simulate scenarios/scale/crash_16384.textproto --out "$WORK/16k" >/dev/null
 python3 bench/engine/pad_noise.py "$WORK/16k/incident" "$TARGET_BYTES"
 want=$(python3 -c "import json,sys; t=json.load(open(sys.argv[1])); print(t['initiator']['rank'])" "$WORK/16k/truth.json")
-files=("$WORK"/16k/incident/*)
+mapfile -t files < <(find "$WORK/16k/incident" -type f | sort)  # slurm-*.out, slurmctld.log, <node>/kern.log
 cat "${files[@]}" >/dev/null  # warm the page cache
 
-timeit() {  # the best wall time of three runs of "$@", in seconds (output discarded)
-  local best="" t0 t1
+timeit() {  # "wall cpu": the best wall time of three runs of "$@" and the CPU (user + sys) of that run, in seconds
+  local best="" cpu="" line
   for _ in 1 2 3; do
-    t0=$(date +%s%N)
-    "$@" >/dev/null || true
-    t1=$(date +%s%N)
-    if [[ -z $best || $((t1 - t0)) -lt $best ]]; then best=$((t1 - t0)); fi
+    /usr/bin/time -o "$WORK/time.txt" -f "%e %U %S" "$@" >/dev/null 2>&1 || true
+    read -r w u s < <(tail -1 "$WORK/time.txt")
+    if [[ -z $best ]] || awk -v a="$w" -v b="$best" 'BEGIN {exit !(a < b)}'; then
+      best=$w
+      cpu=$(awk -v u="$u" -v s="$s" 'BEGIN {printf "%.2f", u + s}')
+    fi
   done
-  awk -v ns="$best" 'BEGIN {printf "%.3f", ns / 1e9}'
+  echo "$best $cpu"
 }
 bytes=$(cat "${files[@]}" | wc -c)
 
@@ -39,11 +41,13 @@ bytes=$(cat "${files[@]}" | wc -c)
 grep -q "rank $want " "$WORK/answer.txt" || { echo "wrong answer: want rank $want" >&2; exit 1; }
 
 # 3. Parse throughput on the same files: grep -c, rg -c, the engine.
-g=$(timeit grep -c "$LITERAL" "${files[@]}")
-r=$(timeit rg -c "$LITERAL" "${files[@]}")
-awk -v b="$bytes" -v t="$g" 'BEGIN {printf "grep -c: %s s, %.2f GB/s\n", t, b / t / 1e9}'
-awk -v b="$bytes" -v t="$r" 'BEGIN {printf "rg -c:   %s s, %.2f GB/s\n", t, b / t / 1e9}' 
+echo "\"$LITERAL\" occurs on $(cat "${files[@]}" | grep -c "$LITERAL") line(s)"
+read -r g gc <<<"$(timeit grep -c "$LITERAL" "${files[@]}")"
+read -r r rc <<<"$(timeit rg -c "$LITERAL" "${files[@]}")"
+awk -v b="$bytes" -v t="$g" -v c="$gc" 'BEGIN {printf "grep -c: %s s wall (%.2f GB/s), %s s CPU\n", t, b / t / 1e9, c}'
+awk -v b="$bytes" -v t="$r" -v c="$rc" 'BEGIN {printf "rg -c:   %s s wall (%.2f GB/s), %s s CPU\n", t, b / t / 1e9, c}'
+uptime  # the load the numbers were taken under
 "$BENCH" "$WORK/16k/incident" --threads 2 --repeat 3
 # 4. The whole diagnosis as a user runs it: wall time and peak RSS of the process.
-/usr/bin/time -f "denpex diagnose: %e s wall, %M KiB peak RSS" "$DENPEX" diagnose "$WORK/16k/incident" --threads 2 >/dev/null
+/usr/bin/time -f "denpex diagnose: %e s wall, %U s user + %S s sys, %M KiB peak RSS" "$DENPEX" diagnose "$WORK/16k/incident" --threads 2 >/dev/null
 rm -rf "$WORK"

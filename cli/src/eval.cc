@@ -190,6 +190,7 @@ v1::EvalReport BuildReport(std::vector<JobOutcome>& outcomes) {
     for (auto& s : o.scores) all.push_back(std::move(s));
     *report.add_details() = std::move(o.detail);
   }
+  scorer::CompareCheckpointRewind(&all);
   for (auto& a : scorer::Aggregate(all)) *report.add_aggregates() = std::move(a);
   for (auto& s : all) *report.add_incidents() = std::move(s);
   return report;

@@ -65,6 +65,19 @@ const std::vector<Column>& OutcomeColumns() {
        [](const auto& g) {
          return NumIf(g.checkpoint_excess_steps(), g.checkpoint_safe_resumes(), "%.1f");
        }},
+      {"unsafe resumes", "incidents resumed from an unsafe checkpoint (count)",
+       [](const auto& g) {
+         return g.checkpoint_incidents() > 0 ? std::to_string(g.checkpoint_unsafe_resumes())
+                                             : std::string("-");
+       }},
+      {"newest safe", "resumed from exactly the newest safe checkpoint, where one exists",
+       [](const auto& g) {
+         return PctIf(g.checkpoint_newest_safe_rate(), g.checkpoint_resume_incidents());
+       }},
+      {"rewind avoided", "steps kept vs the newest-checkpoint baseline (unsafe resume = step 0)",
+       [](const auto& g) {
+         return NumIf(g.checkpoint_rewind_avoided(), g.checkpoint_rewind_compared(), "%.1f");
+       }},
       {"diagnose s", "mean wall time of the strategy",
        [](const auto& g) { return Num(g.diagnose_seconds(), "%.3f"); }},
       {"answer after fault s", "job end - fault + wall time",

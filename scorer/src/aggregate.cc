@@ -27,7 +27,8 @@ struct Mean {
 struct Acc {
   int n = 0, committed = 0;
   Mean rank, node, top3, owner, cls, recall, precision, coverage, precision_committed;
-  Mean compression, purity, ckpt_correct, ckpt_unsafe, excess, rewind;
+  Mean compression, purity, ckpt_correct, ckpt_unsafe, excess, rewind, newest_safe, avoided;
+  int unsafe_resumes = 0;
   Mean diagnose, answer, cascade_gh, recovered_gh, triage_gh;
   double diagnose_max = 0, weight = 0;
 
@@ -53,7 +54,10 @@ struct Acc {
     if (s.has_checkpoint_correct()) {
       ckpt_correct.Add(s.checkpoint_correct(), w);
       ckpt_unsafe.Add(s.checkpoint_unsafe(), w);
+      unsafe_resumes += s.checkpoint_unsafe() ? 1 : 0;
     }
+    if (s.has_checkpoint_newest_safe()) newest_safe.Add(s.checkpoint_newest_safe(), w);
+    if (s.has_checkpoint_rewind_avoided()) avoided.Add(static_cast<double>(s.checkpoint_rewind_avoided()), w);
     if (s.has_checkpoint_excess_steps()) excess.Add(s.checkpoint_excess_steps(), w);
     if (s.has_checkpoint_rewind_steps()) rewind.Add(s.checkpoint_rewind_steps(), w);
     diagnose.Add(s.diagnose_seconds(), w);
@@ -90,6 +94,11 @@ struct Acc {
     g.set_checkpoint_excess_steps(excess.Value());
     g.set_checkpoint_rewind_steps(rewind.Value());
     g.set_checkpoint_safe_resumes(excess.n);
+    g.set_checkpoint_unsafe_resumes(unsafe_resumes);
+    g.set_checkpoint_newest_safe_rate(newest_safe.Value());
+    g.set_checkpoint_resume_incidents(newest_safe.n);
+    g.set_checkpoint_rewind_avoided(avoided.Value());
+    g.set_checkpoint_rewind_compared(avoided.n);
     g.set_diagnose_seconds(diagnose.Value());
     g.set_diagnose_seconds_max(diagnose_max);
     g.set_answer_after_fault_seconds(answer.Value());

@@ -1,8 +1,10 @@
 // Per-incident metrics: one Diagnosis against the Truth of the same incident. The
 // definitions are the ones docs/evaluation.md publishes; change both together.
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "denpex/common/time.h"
@@ -129,17 +131,25 @@ void ScoreCheckpoint(const v1::Truth& truth, const v1::Diagnosis& d, v1::Inciden
   }
   const auto& got = d.checkpoint();
   const bool resume_wanted = want.decision() == v1::CHECKPOINT_DECISION_RESUME;
+  const bool resumed = got.decision() == v1::CHECKPOINT_DECISION_RESUME;
   s->set_checkpoint_correct(got.decision() == want.decision() &&
                             (!resume_wanted || got.step() == want.step()));
-  if (got.decision() != v1::CHECKPOINT_DECISION_RESUME) return;
+  if (resume_wanted) s->set_checkpoint_newest_safe(resumed && got.step() == want.step());
+  if (!resumed) return;
+  s->set_checkpoint_resume_step(got.step());
 
-  std::int64_t newest = resume_wanted ? want.step() : -1;
+  // The newest safe step bounds a safe resume: RESUME's step, or for INCONCLUSIVE (an
+  // unknown newer format) the older save that verifies, when the truth names one.
+  const bool bounded = resume_wanted ||
+                       (want.decision() == v1::CHECKPOINT_DECISION_INCONCLUSIVE && !want.path().empty());
+  std::int64_t newest = bounded ? want.step() : -1;
   bool rejected_path = false;
   for (const auto& r : want.rejected()) {
     newest = std::max(newest, r.step());
     rejected_path |= !got.path().empty() && r.path() == got.path();
   }
-  const bool unsafe = !resume_wanted || got.step() > want.step() || rejected_path;
+  newest = std::max(newest, want.last_written_step());
+  const bool unsafe = !bounded || got.step() > want.step() || rejected_path;
   s->set_checkpoint_unsafe(unsafe);
   if (unsafe) return;
   s->set_checkpoint_excess_steps(want.step() - got.step());
@@ -201,6 +211,29 @@ v1::IncidentScore ScoreIncident(const v1::Truth& truth, const v1::Diagnosis& d,
   ScoreCheckpoint(truth, d, &s);
   ScoreTime(truth, options, &s);
   return s;
+}
+
+namespace {
+
+// The step a checkpoint decision really lets the run continue from (see
+// IncidentScore.checkpoint_rewind_avoided).
+std::int64_t EffectiveStep(const v1::IncidentScore& s) {
+  return s.has_checkpoint_resume_step() && !s.checkpoint_unsafe() ? s.checkpoint_resume_step() : 0;
+}
+
+}  // namespace
+
+void CompareCheckpointRewind(std::vector<v1::IncidentScore>* scores, const std::string& baseline) {
+  std::map<std::tuple<std::string, std::string, std::uint64_t>, std::int64_t> base;
+  for (const auto& s : *scores) {
+    if (s.strategy() == baseline && s.has_checkpoint_correct())
+      base[{s.suite(), s.incident(), s.seed()}] = EffectiveStep(s);
+  }
+  for (auto& s : *scores) {
+    if (!s.has_checkpoint_correct()) continue;
+    const auto it = base.find({s.suite(), s.incident(), s.seed()});
+    if (it != base.end()) s.set_checkpoint_rewind_avoided(EffectiveStep(s) - it->second);
+  }
 }
 
 }  // namespace denpex::scorer

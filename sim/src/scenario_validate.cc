@@ -341,6 +341,31 @@ Status FillRealism(v1::Realism* r, const Locator& loc) {
   return Status::Ok();
 }
 
+// Checkpointing: counts are positive when given; a world-size change must fit the model
+// parallel grid (DeepSpeed names shards by DP x MP).
+Status CheckCheckpointing(const v1::Scenario& s, const Locator& loc) {
+  if (!s.has_checkpointing()) return Status::Ok();
+  const v1::Checkpointing& c = s.checkpointing();
+  const std::pair<const char*, std::int64_t> counts[] = {
+      {"checkpointing.every_steps", c.every_steps()},
+      {"checkpointing.keep", c.keep()},
+      {"checkpointing.saved_world_size", c.saved_world_size()}};
+  for (const auto& [path, v] : counts) {
+    if (v < 0) {
+      return loc.Error(path, std::string(path) + " must not be negative (got " + Str(v) + ")",
+                       "leave it out for the default");
+    }
+  }
+  const int mp = s.job().tp() * s.job().pp();
+  if (c.saved_world_size() > 0 && mp > 0 && c.saved_world_size() % mp != 0) {
+    return loc.Error("checkpointing.saved_world_size",
+                     "checkpointing.saved_world_size " + Str(c.saved_world_size()) +
+                         " is not a multiple of tp * pp = " + Str(mp),
+                     "the run that saved it had the same model-parallel grid");
+  }
+  return Status::Ok();
+}
+
 // A timeout shorter than a healthy wait would fire without any fault; the model's waits last
 // up to a few seconds at start-up and about a step afterwards.
 Status CheckTimeoutAgainstSteps(const v1::Scenario& s, const Locator& loc) {
@@ -457,6 +482,7 @@ Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
   }
   DENPEX_RETURN_IF_ERROR(FillClocksAndStart(s, loc));
   DENPEX_RETURN_IF_ERROR(FillRealism(s->mutable_realism(), loc));
+  DENPEX_RETURN_IF_ERROR(CheckCheckpointing(*s, loc));
   return CheckFaults(s, loc);
 }
 

@@ -4,8 +4,10 @@
 #include "denpex/sim/simulator.h"
 
 #include <algorithm>
+#include <optional>
 #include <system_error>
 
+#include "checkpoints.h"
 #include "denpex/proto/json_io.h"
 #include "formatter.h"
 #include "job.h"
@@ -87,8 +89,20 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   const Outcome outcome = model.Run();
   DENPEX_RETURN_IF_ERROR(writer.Finish());
 
+  std::optional<v1::CheckpointOutcome> checkpoints;
+  if (scenario->has_checkpointing()) {
+    const fs::path incident = options.out_dir / "incident";
+    auto written = WriteCheckpoints(scenario->checkpointing(), job, fault,
+                                    {model.workers().fault_time(), outcome.end_time}, incident);
+    if (!written.ok()) return written.status();
+    checkpoints = std::move(*written);
+    // The checkpoints' times are compared with the fault: the logs carry the job's times too.
+    DENPEX_RETURN_IF_ERROR(StampLogTimes(incident, outcome.end_time));
+  }
+
   SimulateResult result;
   result.truth = BuildTruth({*scenario, job, fault, model, outcome, writer});
+  if (checkpoints) *result.truth.mutable_checkpoint() = *checkpoints;
   DENPEX_RETURN_IF_ERROR(proto::WriteJsonFile(options.out_dir / "truth.json", result.truth));
   result.stats.events = outcome.events;
   result.stats.lines = writer.stats().lines;

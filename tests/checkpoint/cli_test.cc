@@ -2,6 +2,7 @@
 // (0 for any decision, 2 usage, 3 missing or unreadable directory).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <sstream>
 
 #include "denpex/cli/commands.h"
@@ -58,6 +59,27 @@ TEST(CheckpointVerifyCli, ExitCodesForMissingDirectoriesAndUsageErrors) {
   EXPECT_FALSE(fs::exists(t.path() / "x.json"));
   EXPECT_EQ(Verify({.dir = t.path(), .not_after = "yesterday"}), 2);
   EXPECT_EQ(Verify({.dir = t.path(), .not_after = "2026-03-02T09:17:03Z"}), 0);
+}
+
+// `denpex diagnose --checkpoint-dir`: a missing directory is unreadable input (3); a --json
+// inside the checkpoint directory is refused (2); the text names the decision.
+TEST(DiagnoseCheckpointDirCli, VerifiesTheGivenDirectoryAndRefusesToWriteIntoIt) {
+  const std::filesystem::path incident =
+      std::filesystem::path(DENPEX_SOURCE_DIR) / "corpora/real/tr_kill_in_save_rank0/incident";
+  if (!std::filesystem::exists(incident)) GTEST_SKIP() << "no real corpus";
+  TempDir t;
+  Put(t.path() / "step_10.pt", TorchState("step_10", {{"step", 10}}));
+  Put(t.path() / "step_20.pt", "");
+  std::ostringstream out, err;
+  ASSERT_EQ(RunDiagnose({.incident = incident, .checkpoint_dir = t.path()}, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("RESUME from step_10.pt"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("resume_from_checkpoint"), std::string::npos) << out.str();
+  std::ostringstream o2, e2;
+  EXPECT_EQ(RunDiagnose({.incident = incident, .checkpoint_dir = t.path() / "nope"}, o2, e2), 3);
+  EXPECT_NE(e2.str().find("--checkpoint-dir"), std::string::npos) << e2.str();
+  std::ostringstream o3, e3;
+  EXPECT_EQ(RunDiagnose({.incident = incident, .json = t.path() / "d.json", .checkpoint_dir = t.path()}, o3, e3), 2);
+  EXPECT_FALSE(std::filesystem::exists(t.path() / "d.json"));
 }
 
 }  // namespace

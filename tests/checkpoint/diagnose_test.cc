@@ -76,13 +76,13 @@ TEST_F(DiagnoseCheckpoints, FindsTheIncidentsCheckpointsAndRejectsTheTruncatedSa
 TEST_F(DiagnoseCheckpoints, ACheckpointWrittenAfterTheFaultIsNotTrustedWhenFileTimesAreKept) {
   ckpt_test::TempDir tmp;
   const fs::path inc = CopyIncident(tmp);
-  // As the job left them: logs end at the job's end; step_10.pt finished during the teardown,
-  // after torchrun recorded the failure (16:28:34, the first stamped failure line).
+  // As the job left them: logs end at the job's end; step_10.pt was finished by an async
+  // writer after torchrun's failure table (stamped 16:28:34, whole seconds) was written.
   for (const auto& e : fs::recursive_directory_iterator(inc)) {
     if (e.is_regular_file()) SetTime(e.path(), expected_.job().end_time());
   }
   SetTime(inc / "checkpoints" / "step_5.pt", "2026-11-29T16:28:26Z");
-  SetTime(inc / "checkpoints" / "step_10.pt", "2026-11-29T16:28:34.5Z");
+  SetTime(inc / "checkpoints" / "step_10.pt", "2026-11-29T16:28:35.5Z");
   SetTime(inc / "checkpoints" / "step_15.pt", expected_.job().fault_time());
   auto d = Diagnose(inc, {});
   ASSERT_TRUE(d.ok()) << d.status().message();

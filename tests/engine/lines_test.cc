@@ -42,6 +42,18 @@ TEST(Lines, C10HeaderHasUnpaddedMonthAndNanoseconds) {
   EXPECT_EQ(ParseC10Header("[E302 9:27:14.1 x.cpp:1] bad hour", &h), Match::kMalformed);
 }
 
+// A key=value trainer step line as the real corpus's train.py prints it (corpora/real).
+TEST(Lines, StepMetricsKeyValueLine) {
+  StepMetricsFields f;
+  ASSERT_EQ(ParseStepMetrics("rank=2 step=8/20 loss=10.10004 data_ms=1502.4 step_ms=1760.0", &f), Match::kYes);
+  EXPECT_EQ(f.step, 8);
+  EXPECT_EQ(f.total, 20);
+  EXPECT_EQ(f.data_us, 1502400);
+  EXPECT_EQ(f.step_us, 1760000);
+  EXPECT_EQ(ParseStepMetrics("rank=2 step=8/20 loss=10.1", &f), Match::kNo);  // no durations: not this shape
+  EXPECT_EQ(ParseStepMetrics("step=x data_ms=1 step_ms=2", &f), Match::kMalformed);
+}
+
 TEST(Lines, PgPrefixVariants) {
   struct Case {
     const char* text;

@@ -1,6 +1,8 @@
 // Aggregation per strategy and group, report order, shard merging and the regression gate.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "denpex/scorer/scorer.h"
 #include "fixtures.h"
 
@@ -103,6 +105,31 @@ TEST(ScorerAggregate, MetricsThatApplyToSomeIncidentsAverageOverThoseOnly) {
   EXPECT_EQ(agg[0].cascade_incidents(), 1);
   EXPECT_DOUBLE_EQ(agg[0].cascade_compression(), 0.5);
   EXPECT_EQ(agg[0].timed_incidents(), 2);
+  EXPECT_EQ(agg[0].checkpoint_resume_incidents(), 1);
+  EXPECT_DOUBLE_EQ(agg[0].checkpoint_newest_safe_rate(), 1.0);
+  EXPECT_EQ(agg[0].checkpoint_unsafe_resumes(), 0);
+  EXPECT_EQ(agg[0].checkpoint_rewind_compared(), 0);  // no baseline: nothing compared
+}
+
+TEST(ScorerAggregate, CheckpointCountsUnsafeResumesAndRewindAvoided) {
+  const v1::Truth t = WithCheckpoints(SigkillTruth());
+  v1::Diagnosis engine = Diagnosed(1091, "gpu-0137");
+  Resume(&engine, "step_10.pt", 10);
+  v1::Diagnosis blind = Diagnosed(1091, "gpu-0137", "newest-checkpoint");
+  Resume(&blind, "step_15.pt", 15);
+  std::vector<v1::IncidentScore> scores = {ScoreIncident(t, engine), ScoreIncident(t, blind)};
+  CompareCheckpointRewind(&scores);
+  const auto agg = Aggregate(scores);
+  ASSERT_EQ(agg[0].strategy(), "engine");
+  EXPECT_EQ(agg[0].checkpoint_unsafe_resumes(), 0);
+  EXPECT_DOUBLE_EQ(agg[0].checkpoint_rewind_avoided(), 10);
+  EXPECT_EQ(agg[0].checkpoint_rewind_compared(), 1);
+  const auto base = std::find_if(agg.begin(), agg.end(), [](const auto& a) {
+    return a.strategy() == "newest-checkpoint" && a.group() == "overall";
+  });
+  ASSERT_NE(base, agg.end());
+  EXPECT_EQ(base->checkpoint_unsafe_resumes(), 1);
+  EXPECT_DOUBLE_EQ(base->checkpoint_newest_safe_rate(), 0.0);
 }
 
 TEST(ScorerAggregate, AggregateOfNothingIsEmpty) { EXPECT_TRUE(Aggregate({}).empty()); }

@@ -236,6 +236,71 @@ TEST(ScorerCheckpoint, NoSafeCheckpointRequiresSayingSo) {
   EXPECT_FALSE(s.checkpoint_unsafe());
 }
 
+TEST(ScorerCheckpoint, NewestSafeIsSetOnlyWhenTheTruthResumes) {
+  v1::Diagnosis d = Diagnosed(1091, "gpu-0137");
+  Resume(&d, "step_10.pt", 10);
+  const auto s = ScoreIncident(WithCheckpoints(SigkillTruth()), d);
+  EXPECT_TRUE(s.checkpoint_newest_safe());
+  EXPECT_EQ(s.checkpoint_resume_step(), 10);
+  v1::Diagnosis older = Diagnosed(1091, "gpu-0137");
+  Resume(&older, "step_5.pt", 5);
+  EXPECT_FALSE(ScoreIncident(WithCheckpoints(SigkillTruth()), older).checkpoint_newest_safe());
+  v1::Truth none = SigkillTruth();
+  none.mutable_checkpoint()->set_decision(v1::CHECKPOINT_DECISION_NO_SAFE_CHECKPOINT);
+  EXPECT_FALSE(ScoreIncident(none, d).has_checkpoint_newest_safe());
+  EXPECT_FALSE(ScoreIncident(SigkillTruth(), d).has_checkpoint_newest_safe());  // no truth
+}
+
+// Truth INCONCLUSIVE: the newest save is in an unknown format; step_10.pt, older, verifies.
+v1::Truth UnknownFormatTruth() {
+  v1::Truth t = WithCheckpoints(SigkillTruth());
+  t.mutable_checkpoint()->set_decision(v1::CHECKPOINT_DECISION_INCONCLUSIVE);
+  t.mutable_checkpoint()->mutable_rejected(0)->set_path("step_15");
+  t.mutable_checkpoint()->mutable_rejected(0)->set_reason("a format no verifier knows");
+  return t;
+}
+
+TEST(ScorerCheckpoint, InconclusiveTruthIsAnsweredByAbstaining) {
+  v1::Diagnosis abstain = Diagnosed(1091, "gpu-0137");
+  abstain.mutable_checkpoint()->set_decision(v1::CHECKPOINT_DECISION_INCONCLUSIVE);
+  const auto a = ScoreIncident(UnknownFormatTruth(), abstain);
+  EXPECT_TRUE(a.checkpoint_correct());
+  EXPECT_FALSE(a.checkpoint_unsafe());
+  EXPECT_FALSE(a.has_checkpoint_resume_step());
+
+  v1::Diagnosis trusted = Diagnosed(1091, "gpu-0137", "newest-checkpoint");
+  Resume(&trusted, "step_15", 15);  // the unverifiable newest: unsafe
+  const auto b = ScoreIncident(UnknownFormatTruth(), trusted);
+  EXPECT_FALSE(b.checkpoint_correct());
+  EXPECT_TRUE(b.checkpoint_unsafe());
+
+  v1::Diagnosis older = Diagnosed(1091, "gpu-0137");
+  Resume(&older, "step_10.pt", 10);  // safe, but it should have abstained
+  const auto c = ScoreIncident(UnknownFormatTruth(), older);
+  EXPECT_FALSE(c.checkpoint_correct());
+  EXPECT_FALSE(c.checkpoint_unsafe());
+}
+
+TEST(ScorerCheckpoint, RewindAvoidedComparesWithTheNewestCheckpointBaseline) {
+  const v1::Truth t = WithCheckpoints(SigkillTruth());
+  v1::Diagnosis engine = Diagnosed(1091, "gpu-0137");
+  Resume(&engine, "step_10.pt", 10);
+  v1::Diagnosis blind = Diagnosed(1091, "gpu-0137", "newest-checkpoint");
+  Resume(&blind, "step_15.pt", 15);  // broken: the run restarts from scratch
+  v1::Diagnosis logs = Diagnosed(1091, "gpu-0137", "first-error");  // NOT_EVALUATED
+  std::vector<v1::IncidentScore> scores = {ScoreIncident(t, engine), ScoreIncident(t, blind),
+                                           ScoreIncident(t, logs), ScoreIncident(SigkillTruth(), engine)};
+  scores[3].set_incident("no-checkpoints");
+  CompareCheckpointRewind(&scores);
+  EXPECT_EQ(scores[0].checkpoint_rewind_avoided(), 10);  // 10 - 0
+  EXPECT_EQ(scores[1].checkpoint_rewind_avoided(), 0);
+  EXPECT_EQ(scores[2].checkpoint_rewind_avoided(), 0);   // resumed nothing, as the baseline
+  EXPECT_FALSE(scores[3].has_checkpoint_rewind_avoided());  // no checkpoint truth
+  std::vector<v1::IncidentScore> alone = {ScoreIncident(t, engine)};
+  CompareCheckpointRewind(&alone);  // no baseline ran
+  EXPECT_FALSE(alone[0].has_checkpoint_rewind_avoided());
+}
+
 TEST(ScorerTime, AnswerTimeAndGpuHoursComeFromTruthTimestamps) {
   const auto s = ScoreIncident(SigkillTruth(), Diagnosed(1091, "gpu-0137"),
                                {.diagnose_seconds = 1.5});

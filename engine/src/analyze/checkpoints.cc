@@ -15,6 +15,9 @@ namespace {
 // Log files are written until the job's last line; a copy made later carries later times.
 // Beyond this much after the last stamped line, the file times are not the job's.
 constexpr TimeNs kCopySlack = 15 * 60 * kNsPerSec;
+// Every log and checkpoint file written within this window: a checkout or a copy, not a job (a
+// job's saves of different steps and its last log lines are seconds apart at least).
+constexpr TimeNs kCopyBurst = 100 * kNsPerMs;
 
 bool IsInside(const fs::path& p, const fs::path& root) {
   auto [pi, ri] = std::mismatch(p.begin(), p.end(), root.begin(), root.end());
@@ -28,6 +31,25 @@ std::optional<TimeNs> ModTime(const fs::path& p) {
 }
 
 std::string Minutes(TimeNs d) { return std::to_string(d / (60 * kNsPerSec)) + " min"; }
+
+// The oldest and newest modification time over the incident's log files and the regular files
+// under the checkpoint directory (links not followed); {0, 0} when none could be read.
+std::pair<TimeNs, TimeNs> ModTimeSpan(const Incident& inc, const fs::path& checkpoint_dir) {
+  TimeNs lo = 0;
+  TimeNs hi = 0;
+  auto take = [&](const fs::path& p) {
+    if (auto t = ModTime(p)) {
+      lo = lo == 0 ? *t : std::min(lo, *t);
+      hi = std::max(hi, *t);
+    }
+  };
+  for (const LogFile& lf : inc.files) take(inc.root / lf.path);
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(checkpoint_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec) && !it->is_symlink(ec)) take(it->path());
+  }
+  return {lo, hi};
+}
 
 std::string Joined(const std::string& dir, const std::string& path) {
   if (path.empty() || path == ".") return dir;
@@ -55,19 +77,21 @@ bool ReportsFailure(Kind k) {
 bool Stamped(const Event& e) { return e.clock != Clock::kNone && !e.time_borrowed; }
 
 // When the job was evidently failing: the first stamped line that reports a failure, after
-// training began (an old ECC event in a kernel log is not this job's fault), a watchdog
+// the job's first line (an old ECC event in a kernel log is not this job's fault), a watchdog
 // timeout counted from when its collective began. It is at or just after the initiating
 // fault; the initiator's own time can be far earlier (a SIGKILLed rank's last line). nullopt
 // when no such line carries a time.
 std::optional<TimeNs> FailureOnset(const Incident& inc) {
+  // The job's first stamped line; kernel Xid lines can be days older than the job.
   TimeNs training = 0;
   for (const Event& e : inc.events) {
-    if (e.kind == Kind::kIteration && Stamped(e) && (training == 0 || e.time < training)) training = e.time;
+    if (e.family != Family::kXid && Stamped(e) && (training == 0 || e.time < training)) training = e.time;
   }
   std::optional<TimeNs> onset;
   for (const Event& e : inc.events) {
     if (!ReportsFailure(e.kind) || !Stamped(e) || e.time < training) continue;
-    TimeNs t = e.time;
+    // torchrun's failure table stamps whole seconds: the failure lies within that second.
+    TimeNs t = e.kind == Kind::kFailureEntry ? e.time + kNsPerSec - 1 : e.time;
     // A watchdog timeout reports a collective that began `ran_for` earlier, waiting for the
     // initiator: progress stopped then (srun's task-exit lines carry no time at all).
     if (const auto* w = std::get_if<WatchdogTimeout>(&e.detail); w != nullptr && w->ran_for_ms > 0)
@@ -127,7 +151,7 @@ v1::CheckpointOutcome Verified(const Incident& inc, const Finding& f, const Chec
   v1::CheckpointOutcome o;
   CheckpointOptions opts{.world_size = f.world_size};
   std::string why;
-  const bool times = FileTimesPreserved(inc, &why);
+  const bool times = FileTimesPreserved(inc, dir.path, &why);
   const std::optional<TimeNs> fault = FailureOnset(inc) ? FailureOnset(inc) : f.time;
   if (times && fault) opts.not_after = *fault;
   auto r = VerifyCheckpointDir(dir.path, opts);
@@ -173,7 +197,7 @@ Result<std::optional<CheckpointDir>> FindCheckpointDir(const fs::path& incident_
   return std::optional<CheckpointDir>();
 }
 
-bool FileTimesPreserved(const Incident& inc, std::string* why) {
+bool FileTimesPreserved(const Incident& inc, const fs::path& checkpoint_dir, std::string* why) {
   TimeNs last_logged = 0;
   for (const Event& e : inc.events) {
     if (Stamped(e)) last_logged = std::max(last_logged, e.time);
@@ -189,6 +213,15 @@ bool FileTimesPreserved(const Incident& inc, std::string* why) {
   if (newest > last_logged + kCopySlack) {
     *why = "the log files were modified " + Minutes(newest - last_logged) +
            " after their last logged line, so the incident was copied without its file times";
+    return false;
+  }
+  // A job that saved and ran on leaves its files' times spread over the run; a copy or a
+  // checkout writes every file within one burst, whatever the logs span.
+  const auto [oldest, newest_any] = ModTimeSpan(inc, checkpoint_dir);
+  if (oldest > 0 && newest_any - oldest <= kCopyBurst) {
+    *why = "every log and checkpoint file was modified within the same " +
+           std::to_string(kCopyBurst / kNsPerMs) +
+           " ms, so the incident was copied or checked out without its file times";
     return false;
   }
   return true;

@@ -27,9 +27,11 @@ Result<std::optional<CheckpointDir>> FindCheckpointDir(const std::filesystem::pa
                                                        const std::filesystem::path& given);
 
 // Whether file modification times in the incident can be compared with the logged times:
-// false when the newest log file was modified long after the last line any log stamped (the
-// incident was copied or checked out, losing the times). `why` says which.
-bool FileTimesPreserved(const Incident& inc, std::string* why);
+// false when the newest log file was modified long after the last line any log stamped, or
+// when every log and checkpoint file was modified within the same 100 ms (the incident was
+// copied or checked out, losing the times). `why` says which.
+bool FileTimesPreserved(const Incident& inc, const std::filesystem::path& checkpoint_dir,
+                        std::string* why);
 
 // Verifies `dir` and fills d->checkpoint and a recovery precondition. `blind`: the
 // newest-checkpoint baseline (trusts the pointer or the highest step, reads no file).

@@ -72,10 +72,18 @@ void CollectRankLogs(const Incident& inc, JobFacts* jf) {
   RanksOfLocalFolders(inc, jf);
 }
 
+// The event is the last line of a file cut mid-line: its text stops short, so what it was
+// (`what():  [PG ID 12` of a watchdog abort, `Exception` of `Exception raised from ...`) is
+// not known.
+bool CutShort(const Incident& inc, const Event& e) {
+  const LogFile& f = inc.files[e.file];
+  return f.cut && e.line == f.last_line.line;
+}
+
 // An error a rank raised itself, as opposed to one it reported about its peers (a watchdog
 // abort, a NCCL or gloo error after a peer died).
-bool IsOwnError(const Event& e) {
-  if (!std::holds_alternative<PythonError>(e.detail)) return false;
+bool IsOwnError(const Incident& inc, const Event& e) {
+  if (!std::holds_alternative<PythonError>(e.detail) || CutShort(inc, e)) return false;
   switch (e.family) {
     case Family::kPython: case Family::kCuda: case Family::kCudaOom: case Family::kFsdp: case Family::kHostOom:
       return true;
@@ -144,7 +152,7 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     if (r.peer_error >= 0) return;
     r.peer_error = index;
     if (e.family == Family::kGloo) (e.kind == Kind::kGlooTimeout ? jf->gloo_timeouts : jf->gloo_closed) += 1;
-  } else if (IsOwnError(e) && e.rank >= 0) {
+  } else if (IsOwnError(inc, e) && e.rank >= 0) {
     if (jf->ranks[e.rank].python_error < 0) jf->ranks[e.rank].python_error = index;
   } else if (e.kind == Kind::kProcessExit) {
     // `denpex run`'s word on the process it wraps: the rank's own exit, with a time.

@@ -13,6 +13,7 @@
 #include "analyze/job_end.h"
 #include "analyze/mismatch.h"
 #include "analyze/scoring.h"
+#include "analyze/straggler.h"
 #include "analyze/strategies.h"
 #include "analyze/wait_graph.h"
 
@@ -421,6 +422,8 @@ Finding AnalyzeParticipation(const Incident& inc) {
     DiagnoseNodeLoss(inc, a.facts, lost, &f);
   } else if (const std::int32_t agent = a.scores.empty() ? LostAgent(a.facts) : -1; agent >= 0) {
     DiagnoseLostAgent(inc, a.facts, agent, &f);
+  } else if (a.scores.empty() && !a.facts.HasWave() && FindStraggler(inc, a.facts, &f)) {
+    return f;
   } else if (a.scores.empty()) {
     NoCandidate(a, &f);
   } else if (leads) {

@@ -28,6 +28,7 @@ struct LogFile {
   bool readable = false;         // opened, and text
   bool copy = false;             // `denpex run`'s `<stem>.errors.log` (SourceFile::copy)
   LineSpan last_line;            // its last non-empty line
+  bool cut = false;              // it ends mid-line (no final newline): a truncated file
 };
 
 struct InputCounts {
@@ -58,8 +59,9 @@ struct Incident {
 
 // Walks, reads and parses `dir` (parallel over files; `threads` 0 = all cores). kNotFound /
 // kInvalidInput when the directory is missing, not a directory, or holds no readable log.
-// `skip`: a checkpoint directory inside `dir` that is not to be read as logs.
+// `skip`: a checkpoint directory inside `dir` that is not to be read as logs. `every_line`
+// turns the pre-filter off (FileContext::every_line): the same result, slower.
 Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
-                              const std::filesystem::path& skip = {});
+                              const std::filesystem::path& skip = {}, bool every_line = false);
 
 }  // namespace denpex::engine

@@ -28,9 +28,10 @@ struct FileResult {
   ParsedLog log;
   std::int64_t bytes = 0;
   std::string problem;  // set when the file could not be read as text
+  bool cut = false;     // the text ends without a newline
 };
 
-FileResult ReadAndParse(const SourceFile& f, std::uint32_t index) {
+FileResult ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_line) {
   FileResult r;
   auto text = FileText::Open(f.path);
   if (!text.ok()) {
@@ -38,6 +39,7 @@ FileResult ReadAndParse(const SourceFile& f, std::uint32_t index) {
     return r;
   }
   r.bytes = static_cast<std::int64_t>(text->view().size());
+  r.cut = !text->view().empty() && text->view().back() != '\n';
   if (text->LooksBinary()) {
     r.problem = f.rel + ": binary file (NUL bytes), skipped";
     return r;
@@ -46,19 +48,20 @@ FileResult ReadAndParse(const SourceFile& f, std::uint32_t index) {
                         .name_rank = f.name_rank,
                         .local_rank = f.local_rank,
                         .kernel = f.kernel,
-                        .prefixes = SniffPrefixes(text->view())};
+                        .prefixes = SniffPrefixes(text->view()),
+                        .every_line = every_line};
   r.log = ParseChunked(text->view(), ctx, kChunkBytes, &*text);
   return r;
 }
 
 // Files [begin, end) parsed in parallel; results in file order.
 std::vector<FileResult> ParseBatch(const std::vector<SourceFile>& files, std::size_t begin, std::size_t end,
-                                   tbb::task_arena* arena) {
+                                   tbb::task_arena* arena, bool every_line) {
   std::vector<FileResult> results(end - begin);
   arena->execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(begin, end), [&](const auto& range) {
       for (std::size_t i = range.begin(); i != range.end(); ++i) {
-        results[i - begin] = ReadAndParse(files[i], static_cast<std::uint32_t>(i));
+        results[i - begin] = ReadAndParse(files[i], static_cast<std::uint32_t>(i), every_line);
       }
     });
   });
@@ -92,6 +95,7 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
     f.local_tags = r.log.local_tags;
     f.prefix_ranks = std::move(r.log.prefix_ranks);
     f.last_line = r.log.last_line;
+    f.cut = r.cut;
     if (r.log.first_dated != 0 && (inc->first_dated == 0 || r.log.first_dated < inc->first_dated)) {
       inc->first_dated = r.log.first_dated;
     }
@@ -139,7 +143,7 @@ void DropCopies(Incident* inc) {
 }  // namespace
 
 Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
-                              const std::filesystem::path& skip) {
+                              const std::filesystem::path& skip, bool every_line) {
   auto listing = ListIncident(dir, skip);
   if (!listing.ok()) return listing.status();
   const std::string hint = ": pass the directory that holds the job's logs";
@@ -154,7 +158,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
   int readable = 0;
   for (std::size_t begin = 0; begin < listing->files.size(); begin += kBatchFiles) {
     const std::size_t end = std::min(listing->files.size(), begin + kBatchFiles);
-    std::vector<FileResult> batch = ParseBatch(listing->files, begin, end, &arena);
+    std::vector<FileResult> batch = ParseBatch(listing->files, begin, end, &arena, every_line);
     for (std::size_t i = begin; i < end; ++i) readable += AddFile(listing->files[i], std::move(batch[i - begin]), &inc);
   }
   if (readable == 0) {

@@ -5,6 +5,7 @@
 #include "parse/families.h"
 #include "parse/lines.h"
 #include "parse/scan.h"
+#include "parse/triggers.h"
 
 namespace denpex::engine {
 namespace {
@@ -156,5 +157,17 @@ bool RecogniseDeviceAssert(std::string_view msg, StringTable* strings, Recognise
   out->detail = Note{InternCapped(strings, msg)};
   return true;
 }
+
+// Lines these recognisers can match (triggers.h).
+namespace {
+constexpr Trigger kErrorTriggers[] = {
+    {"Error"}, {"Exception"}, {"Interrupt"}, {"SystemExit"},  // RecogniseException: the type's name
+    {"what():"},                                               // RecogniseWhat
+    {"Init COMPLETE"}, {"NCCL WARN "},                         // RecogniseNccl
+    {"Fatal Python error: "},                                  // RecogniseFatalSignal
+    {"Assertion `"},                                           // RecogniseDeviceAssert
+};
+}  // namespace
+std::span<const Trigger> ErrorTriggers() { return kErrorTriggers; }
 
 }  // namespace denpex::engine

@@ -102,10 +102,16 @@ struct FailureEntry {
   StrId host = kNoStr;
 };
 
-// Megatron iteration line (§5).
+// Megatron iteration line (§5), or a key=value step line (ParseStepMetrics). For the latter, the
+// event is the rank's last step line and carries how long its own part (`data_ms`) took of the
+// step, and since which step (and from when) that part has been most of every step.
 struct Iteration {
   std::int64_t iteration = 0;
   std::int64_t total = 0;
+  std::int64_t data_us = -1;     // -1 when the line does not say
+  std::int64_t step_us = -1;
+  std::int64_t slow_since = -1;  // first step of the current run where data_us >= step_us / 2
+  TimeNs slow_at = 0;            // when that step began (its line's time - step_us)
 };
 
 // NCCL communicator init, NCCL_DEBUG=INFO (§4).

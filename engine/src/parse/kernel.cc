@@ -2,6 +2,7 @@
 // reports and the OOM killer, in every wording listed there.
 #include "parse/families.h"
 #include "parse/scan.h"
+#include "parse/triggers.h"
 
 namespace denpex::engine {
 namespace {
@@ -130,5 +131,15 @@ bool RecogniseKernel(std::string_view msg, StringTable* strings, Recognised* out
     default: return msg.find(" invoked oom-killer: ") != std::string_view::npos && OomKiller(msg, strings, out);
   }
 }
+
+// Lines RecogniseKernel can match (triggers.h).
+namespace {
+constexpr Trigger kKernelTriggers[] = {
+    {"NVRM: "},        // Xid, "The NVIDIA GPU ... fallen off the bus", RmInitAdapter failed
+    {"Killed process "}, {"Kill process "},  // the OOM killer's victim (also after "Out of memory: ")
+    {"oom-kill"},      // `oom-kill:constraint=...`, `... invoked oom-killer: ...`
+};
+}  // namespace
+std::span<const Trigger> KernelTriggers() { return kKernelTriggers; }
 
 }  // namespace denpex::engine

@@ -210,6 +210,51 @@ Match ParseIteration(std::string_view line, TimeNs* time, std::int64_t* iteratio
   return Match::kYes;
 }
 
+namespace {
+
+// `1502.4` -> 1502400 (microseconds of a value in milliseconds); false when it is not a number.
+bool MillisToMicros(std::string_view v, std::int64_t* us) {
+  Scanner s(v);
+  std::int64_t whole = 0, frac = 0;
+  if (!s.Digits(1, 12, &whole)) return false;
+  std::int64_t scale = 1000;
+  if (s.Char('.')) {
+    for (char c : s.Rest()) {
+      if (!IsDigit(c)) return false;
+      if (scale > 1) frac = frac * 10 + (c - '0'), scale /= 10;
+    }
+    frac *= scale;
+  } else if (!s.Rest().empty()) {
+    return false;
+  }
+  *us = whole * 1000 + frac;
+  return true;
+}
+
+}  // namespace
+
+Match ParseStepMetrics(std::string_view msg, StepMetricsFields* out) {
+  *out = {};
+  while (!msg.empty()) {
+    const std::size_t sp = msg.find(' ');
+    const std::string_view token = msg.substr(0, sp);
+    msg = sp == std::string_view::npos ? std::string_view() : msg.substr(sp + 1);
+    const std::size_t eq = token.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = token.substr(0, eq), value = token.substr(eq + 1);
+    if (key == "step") {
+      Scanner s(value);
+      if (!s.Digits(1, 12, &out->step)) return Match::kMalformed;
+      if (s.Char('/') && !s.Digits(1, 12, &out->total)) return Match::kMalformed;
+    } else if (key == "data_ms" && !MillisToMicros(value, &out->data_us)) {
+      return Match::kMalformed;
+    } else if (key == "step_ms" && !MillisToMicros(value, &out->step_us)) {
+      return Match::kMalformed;
+    }
+  }
+  return out->step >= 0 && out->data_us >= 0 && out->step_us >= 0 ? Match::kYes : Match::kNo;
+}
+
 Match ParseCommInit(std::string_view line, CommInitFields* out) {
   Scanner s(line);
   if (!s.SkipPast(" NCCL INFO comm 0x")) return Match::kNo;

@@ -89,6 +89,18 @@ bool ParseExitcodeField(std::string_view value, std::int32_t* exit_code, std::in
 bool IsTableEntryStart(std::string_view line);
 
 // Megatron ` [YYYY-MM-DD hh:mm:ss] iteration <i>/<N> | ...`.
+// A key=value step line of a trainer (`rank=2 step=8/20 loss=10.1 data_ms=1502.4 step_ms=1760.0`,
+// corpora/real/FORMATS-OBSERVED.md): the step, the total when printed, and the two durations in
+// microseconds (`data_ms`: the rank's own time before the step's collectives, `step_ms`: the
+// whole step). kNo unless `step=`, `data_ms=` and `step_ms=` are all there.
+struct StepMetricsFields {
+  std::int64_t step = -1;
+  std::int64_t total = 0;
+  std::int64_t data_us = -1;
+  std::int64_t step_us = -1;
+};
+Match ParseStepMetrics(std::string_view msg, StepMetricsFields* out);
+
 Match ParseIteration(std::string_view line, TimeNs* time, std::int64_t* iteration,
                      std::int64_t* total);
 

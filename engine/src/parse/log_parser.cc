@@ -1,33 +1,128 @@
 #include "parse/log_parser.h"
 
-#include <algorithm>
 #include <cstring>
-#include <string>
-#include <utility>
 
-#include "parse/families.h"
-#include "parse/headers.h"
-#include "parse/lines.h"
 #include "parse/records.h"
-#include "parse/scan.h"
+#include "parse/triggers.h"
 
 namespace denpex::engine {
+namespace {
+
+// Walks one text: lines with a trigger (and every line while a record is open) go to the
+// parser whole; the others are counted, and handed over as gaps only for their stamps.
+class Driver {
+ public:
+  Driver(std::string_view text, const FileContext& ctx, std::uint32_t first_line, std::uint64_t base_offset)
+      : text_(text), ctx_(ctx), parser_(ctx), number_(first_line - 1), first_(first_line), base_(base_offset) {}
+
+  ParsedLog Run() {
+    while (pos_ < text_.size()) {
+      if (ctx_.every_line || parser_.NeedsEveryLine() || (Opening() && !parser_.HasFirstDated())) {
+        OneLine();
+      } else {
+        Jump();
+      }
+    }
+    NoteLastLine();
+    return parser_.Finish();
+  }
+
+ private:
+  // The next line is among the first kOpeningLines of the text.
+  bool Opening() const { return number_ + 1 - first_ < kOpeningLines; }
+  std::size_t EndOf(std::size_t begin) const {
+    const void* nl = std::memchr(text_.data() + begin, '\n', text_.size() - begin);
+    return nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text_.data()) : text_.size();
+  }
+  LineRef Ref(std::size_t begin, std::size_t end) {
+    std::string_view line = text_.substr(begin, end - begin);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    return {line, base_ + begin, ++number_};
+  }
+  // The line at pos_, read whole (or, an opening line without a trigger, for its stamp).
+  void Whole(std::size_t end, TriggerLevel level, bool opening) {
+    if (pos_ > read_end_) parser_.Gap(text_.substr(read_end_, pos_ - read_end_));
+    parser_.Line(Ref(pos_, end), level, opening);
+    read_end_ = pos_ = end + 1;
+  }
+
+  void OneLine() {
+    const std::size_t end = EndOf(pos_);
+    const TriggerLevel level = LineFilter::Default().Classify(text_.substr(pos_, end - pos_));
+    const bool opening = Opening();
+    if (ctx_.every_line || parser_.NeedsEveryLine() || level == TriggerLevel::kRecord) {
+      Whole(end, level, opening);
+      return;
+    }
+    const LineRef ref = Ref(pos_, end);
+    if (level == TriggerLevel::kPrefix) {
+      parser_.PrefixLine(ref);
+    } else {
+      parser_.Skip(1, ref.text.size() > kMaxLineBytes ? 1 : 0);
+    }
+    parser_.DateLine(ref);
+    pos_ = end + 1;
+  }
+
+  // Past the lines without a trigger, to the next line with one.
+  void Jump() {
+    const LineFilter::Found f = LineFilter::Default().Next(text_, pos_, kMaxLineBytes);
+    const std::int64_t unterminated = !f.found && f.begin < text_.size() ? 1 : 0;
+    parser_.Skip(f.newlines + unterminated, f.long_lines);
+    number_ += static_cast<std::uint32_t>(f.newlines + unterminated);
+    if (!f.found) {
+      pos_ = text_.size();
+      return;
+    }
+    pos_ = f.begin;
+    if (f.level == TriggerLevel::kPrefix) {
+      parser_.PrefixLine(Ref(f.begin, f.end));
+      pos_ = f.end + 1;
+    } else {
+      Whole(f.end, f.level, false);
+    }
+  }
+
+  // The last non-empty line, when no line read whole comes after it (those set it themselves).
+  void NoteLastLine() {
+    std::size_t end = text_.size();
+    while (end > read_end_) {
+      std::size_t begin = end;
+      while (begin > read_end_ && text_[begin - 1] != '\n') --begin;
+      std::size_t len = end - begin;
+      if (len > 0 && text_[end - 1] == '\r') --len;
+      if (len > 0 && len <= kMaxLineBytes) {
+        const auto number = static_cast<std::uint32_t>(number_ - LinesAfter(end));
+        parser_.LastLine({number, base_ + begin, static_cast<std::uint32_t>(len)});
+        return;
+      }
+      if (begin == read_end_) return;
+      end = begin - 1;
+    }
+  }
+  // Lines after the one that ends at `end` (its '\n' or the text's end).
+  std::int64_t LinesAfter(std::size_t end) const {
+    std::int64_t n = 0;
+    for (std::size_t i = end; i < text_.size(); ++i) n += text_[i] == '\n' ? 1 : 0;
+    if (n > 0 && text_.back() == '\n') --n;  // the text's own last newline ends a line, not one after
+    return n;
+  }
+
+  std::string_view text_;
+  const FileContext& ctx_;
+  LogParser parser_;
+  std::size_t pos_ = 0;        // the next line's start
+  std::size_t read_end_ = 0;   // just past the last line read whole
+  std::uint32_t number_;       // the last line's number so far
+  std::uint32_t first_;        // the text's first line number
+  std::uint64_t base_;
+};
+
+}  // namespace
 
 ParsedLog ParseLog(std::string_view text, const FileContext& ctx, std::uint32_t first_line,
                    std::uint64_t base_offset) {
-  LogParser parser(ctx);
-  std::uint64_t offset = 0;
-  std::uint32_t number = first_line - 1;
-  while (offset < text.size()) {
-    const char* start = text.data() + offset;
-    const void* nl = std::memchr(start, '\n', text.size() - offset);
-    const std::size_t len = nl ? static_cast<const char*>(nl) - start : text.size() - offset;
-    std::string_view line(start, len);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    parser.Line({line, base_offset + offset, ++number});
-    offset += len + 1;
-  }
-  return parser.Finish();
+  return Driver(text, ctx, first_line, base_offset).Run();
 }
 
 }  // namespace denpex::engine

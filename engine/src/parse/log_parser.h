@@ -1,7 +1,9 @@
 // ParseLog: one log file's text in, its events out. Runs on one file (or one chunk of a large
 // file) at a time, in parallel; lines are string_views into the file's mapping, and nothing is
-// allocated per line: a line costs its prefix and header tests, and a byte test or two per
-// family, unless it has a shape that matters.
+// allocated per line. A SIMD pre-filter (triggers.h) finds the lines that hold a trigger
+// literal of some recogniser; only those are read whole (prefixes, header, recognisers), and
+// every other line costs its share of a newline count, so line numbers stay exact. While a
+// multi-line record is open, every line is read whole.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,9 @@ namespace denpex::engine {
 
 // Longer lines are counted as malformed and skipped (a collapsed paste, a binary blob).
 inline constexpr std::size_t kMaxLineBytes = 1 << 20;
+// The first lines of each file (or chunk) are searched for a stamp with a year even when they
+// hold no trigger: a launcher's banner often is the only line that carries one.
+inline constexpr std::uint32_t kOpeningLines = 64;
 
 // A line of a file, by place (what a report quotes when no event stands for it).
 struct LineSpan {
@@ -31,6 +36,7 @@ struct FileContext {
   std::int32_t local_rank = -1;   // torchrun --log_dir `<L>/stdout.log`
   bool kernel = false;            // dmesg, kern.log, journal, syslog: read NVRM / OOM-killer lines
   PrefixPolicy prefixes;          // from SniffPrefixes on the file's first lines
+  bool every_line = false;        // read every line whole: the reference the pre-filter is tested against
 };
 
 struct ParsedLog {
@@ -38,14 +44,16 @@ struct ParsedLog {
   StringTable strings;
   std::vector<std::int32_t> prefix_ranks;  // distinct `[rank<G>]:` ranks, sorted
   std::int64_t lines = 0;
-  std::int64_t malformed = 0;
+  std::int64_t malformed = 0;  // longer than kMaxLineBytes, a broken `[rank` prefix, or a line with a
+                               // record trigger (or inside a record) whose fields do not parse
   std::int64_t joined = 0;     // hard-wrapped lines put back together
   std::int64_t broken = 0;     // records cut short that could not be recovered
   std::int64_t untimed = 0;    // events with no stamp of their own (borrowed, or none)
   LineSpan last_line;          // the file's last non-empty line (where a lost node's log stops)
-  TimeNs first_dated = 0;      // the first stamp with a full date (year) on any line; 0: none
+  TimeNs first_dated = 0;      // the first stamp with a full date (year) on a line with a record
+                               // trigger or among the first kOpeningLines of a chunk; 0: none
   bool agent = false;          // carries torchrun / torch.distributed.elastic agent lines
-  bool task_labels = false;    // srun --label task ids
+  bool task_labels = false;    // srun --label task ids (on a line with a trigger)
   bool local_tags = false;     // torchrun `[default<L>]:` tags
 };
 

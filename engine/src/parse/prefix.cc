@@ -4,6 +4,7 @@
 
 #include "parse/event.h"
 #include "parse/scan.h"
+#include "parse/triggers.h"
 
 namespace denpex::engine {
 namespace {
@@ -16,7 +17,7 @@ bool Stamp(Scanner* s, LineOrigin* out) {
   Scanner t = *s;
   const bool table = t.Lit("  | ");
   if (!table) t.Char(' ');
-  if (!IsDigit(t.Peek())) return false;
+  if (!IsDigit(t.Peek()) || t.Peek(4) != '-') return false;  // YYYY-: most digit-led prefixes are srun labels
   Scanner dt = t;
   TimeNs time;
   if (ScanDateTime(&dt, &time)) {
@@ -199,5 +200,17 @@ PrefixPolicy SniffPrefixes(std::string_view text) {
   }
   return {.hosts = lines > 0 && hosted * 4 >= lines * 3};
 }
+
+// Prefixes whose content the parser keeps for its file (triggers.h): the ranks of `[rank<G>]:`
+// and OpenMPI tags, and whether torchrun's `[default<L>]:` tags are used.
+namespace {
+constexpr Trigger kPrefixTriggers[] = {
+    {"[rank", TriggerLevel::kPrefix},       // torch `[rank<G>]:` (also a broken one: counted as malformed)
+    {"]<stdout>:", TriggerLevel::kPrefix},  // OpenMPI `[<job>,<rank>]<stdout>:`
+    {"]<stderr>:", TriggerLevel::kPrefix},
+    {"]:", TriggerLevel::kPrefix},          // torchrun `[default<L>]:`, TorchX `[<L>]:`
+};
+}  // namespace
+std::span<const Trigger> PrefixTriggers() { return kPrefixTriggers; }
 
 }  // namespace denpex::engine

@@ -5,6 +5,7 @@
 
 #include "parse/lines.h"
 #include "parse/scan.h"
+#include "parse/triggers.h"
 
 namespace denpex::engine {
 namespace {
@@ -33,7 +34,9 @@ bool LooksKernel(std::string_view msg) {
 
 LogParser::LogParser(const FileContext& ctx) : ctx_(ctx) {}
 
-void LogParser::Line(const LineRef& line) {
+void LogParser::Line(const LineRef& line, TriggerLevel level, bool opening) {
+  level_ = level;
+  opening_ = opening;
   ++out_.lines;
   if (line.text.size() > kMaxLineBytes) {
     ++out_.malformed;
@@ -41,6 +44,7 @@ void LogParser::Line(const LineRef& line) {
     return;
   }
   if (has_wrapped_ && JoinWrapped(line)) return;
+  level_ = level;  // FlushWrapped read the cut line as its own
   if (line.text.empty()) return;
   out_.last_line = {line.number, line.offset, static_cast<std::uint32_t>(line.text.size())};
   Process(line, static_cast<std::uint32_t>(line.text.size()), 0);
@@ -56,9 +60,9 @@ void LogParser::Process(const LineRef& line, std::uint32_t cite_length, int join
   }
   p.rank = p.origin.rank >= 0 ? p.origin.rank : ctx_.name_rank;
   if (p.origin.rank >= 0) NoteRank(p.origin.rank);
-  out_.task_labels |= p.origin.task >= 0;
+  out_.task_labels |= p.origin.task >= 0 && level_ != TriggerLevel::kNone;
   out_.local_tags |= p.origin.local_rank >= 0;
-  if (ParseHeader(body, &p.header) == Match::kMalformed) ++out_.malformed;
+  if (ParseHeader(body, &p.header) == Match::kMalformed && level_ == TriggerLevel::kRecord) ++out_.malformed;
   NoteTime(p);
   if (p.header.kind == HeaderKind::kC10 && p.header.source.starts_with("ProcessGroupNCCL")) {
     Watchdog(p, joins);
@@ -77,11 +81,121 @@ void LogParser::NoteTime(const Parsed& p) {
   if (p.origin.timed) {
     last_time_ = p.origin.time;
     last_clock_ = Clock::kFull;
+    gaps_.clear();
   } else if (p.header.clock != Clock::kNone) {
-    if (p.header.clock == Clock::kFull && out_.first_dated == 0) out_.first_dated = p.header.time;
+    if (p.header.clock == Clock::kFull && out_.first_dated == 0 && (level_ == TriggerLevel::kRecord || opening_)) {
+      out_.first_dated = p.header.time;
+    }
     last_time_ = p.header.time;
     last_clock_ = p.header.clock;
+    gaps_.clear();
   }
+}
+
+void LogParser::PrefixLine(const LineRef& line) {
+  ++out_.lines;
+  if (line.text.size() > kMaxLineBytes) {
+    ++out_.malformed;
+    return;
+  }
+  std::string_view body = line.text;
+  LineOrigin o;
+  StripPrefixes(&body, ctx_.prefixes, &o);
+  if (o.malformed) {
+    ++out_.malformed;
+    return;
+  }
+  if (o.rank >= 0) NoteRank(o.rank);
+  out_.task_labels |= o.task >= 0;
+  out_.local_tags |= o.local_rank >= 0;
+}
+
+namespace {
+
+bool DigitsAround(std::string_view s, std::size_t at, char sep, int groups) {
+  // `dd<sep>dd` (groups 2) or `dd<sep>dd<sep>dd` (groups 3) with `s[at]` the first separator.
+  if (at < 2 || !IsDigit(s[at - 1]) || !IsDigit(s[at - 2])) return false;
+  for (int g = 1; g < groups; ++g, at += 3) {
+    if (at + 2 >= s.size() || !IsDigit(s[at + 1]) || !IsDigit(s[at + 2])) return false;
+    if (g + 1 < groups && (at + 3 >= s.size() || s[at + 3] != sep)) return false;
+  }
+  return true;
+}
+
+// Every stamp the prefixes and headers read holds a time of day `hh:mm:ss` or a date
+// `YYYY-MM-DD` (a collector's minute-resolution stamp): a line with neither has none.
+bool MayHoldStamp(std::string_view line) {
+  for (const char sep : {':', '-'}) {
+    for (std::size_t at = line.find(sep); at != std::string_view::npos; at = line.find(sep, at + 1)) {
+      if (DigitsAround(line, at, sep, sep == ':' ? 3 : 2)) return true;
+    }
+  }
+  return false;
+}
+
+// The stamp NoteTime would take from a line, if any.
+bool LineStamp(std::string_view line, const PrefixPolicy& policy, TimeNs* time, Clock* clock) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.empty() || line.size() > kMaxLineBytes || !MayHoldStamp(line)) return false;
+  LineOrigin o;
+  StripPrefixes(&line, policy, &o);
+  if (o.malformed) return false;
+  if (o.timed) {
+    *time = o.time;
+    *clock = Clock::kFull;
+    return true;
+  }
+  Header h;
+  ParseHeader(line, &h);
+  *time = h.time;
+  *clock = h.clock;
+  return h.clock != Clock::kNone;
+}
+
+}  // namespace
+
+void LogParser::DateLine(const LineRef& line) {
+  if (out_.first_dated != 0 || line.text.empty() || line.text.size() > kMaxLineBytes) return;
+  std::string_view body = line.text;
+  LineOrigin o;
+  StripPrefixes(&body, ctx_.prefixes, &o);
+  if (o.malformed || o.timed) return;
+  Header h;
+  ParseHeader(body, &h);
+  if (h.clock == Clock::kFull) out_.first_dated = h.time;
+}
+
+void LogParser::Gap(std::string_view lines) {
+  if (!lines.empty()) gaps_.push_back(lines);
+}
+
+void LogParser::Skip(std::int64_t lines, std::int64_t long_lines) {
+  out_.lines += lines;
+  out_.malformed += long_lines;
+}
+
+void LogParser::ResolveGaps() {
+  for (auto gap = gaps_.rbegin(); gap != gaps_.rend(); ++gap) {
+    // The last line that may hold a stamp, then the one before it, until one does.
+    for (std::size_t end = gap->size(); end > 0;) {
+      const std::size_t at = LastStampPattern(*gap, end);
+      if (at == std::string_view::npos) break;
+      const std::size_t nl = gap->rfind('\n', at);
+      const std::size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
+      const std::size_t stop = gap->find('\n', at);
+      TimeNs t;
+      Clock c;
+      if (LineStamp(gap->substr(begin, (stop == std::string_view::npos ? gap->size() : stop) - begin), ctx_.prefixes, &t,
+                    &c)) {
+        last_time_ = t;
+        last_clock_ = c;
+        gaps_.clear();
+        return;
+      }
+      end = begin;
+    }
+  }
+  gaps_.clear();
 }
 
 Event LogParser::NewEvent(const Parsed& p, EventDetail detail) {
@@ -92,10 +206,13 @@ Event LogParser::NewEvent(const Parsed& p, EventDetail detail) {
   } else if (p.header.clock != Clock::kNone) {
     e.time = p.header.time;
     e.clock = p.header.clock;
-  } else if (last_clock_ != Clock::kNone) {
-    e.time = last_time_;
-    e.clock = last_clock_;
-    e.time_borrowed = true;
+  } else {
+    ResolveGaps();  // the lines skipped since the last stamp may hold a later one
+    if (last_clock_ != Clock::kNone) {
+      e.time = last_time_;
+      e.clock = last_clock_;
+      e.time_borrowed = true;
+    }
   }
   e.rank = p.rank;
   e.local_rank = p.origin.local_rank >= 0 ? p.origin.local_rank : ctx_.local_rank;
@@ -128,7 +245,11 @@ void LogParser::Dispatch(const Parsed& p) {
   const Header& h = p.header;
   const std::string_view msg = h.message;
   if (has_pending_gpu_ && ConfirmFallenOff(p)) return;
-  if (h.kind != HeaderKind::kNone && h.kind != HeaderKind::kBracketTime && table_.open) {
+  if (h.kind == HeaderKind::kNone || h.kind == HeaderKind::kBracketTime) {
+    Unheaded(p);
+    return;
+  }
+  if (table_.open) {
     FlushEntry();
     table_.open = false;
   }
@@ -163,8 +284,7 @@ void LogParser::Dispatch(const Parsed& p) {
       break;
     case HeaderKind::kBracketTime:
     case HeaderKind::kNone:
-      Unheaded(p);
-      return;
+      return;  // read above
   }
   if (!found) return;
   if (r.kind == Kind::kFallenOffBus) {  // wait for the notice's last line
@@ -176,11 +296,44 @@ void LogParser::Dispatch(const Parsed& p) {
   Emit(p, std::move(r));
 }
 
+// Megatron's iteration line: a rank's latest replaces its earlier one (progress noise would
+// otherwise be millions of events; the latest is what shows where a rank stopped).
+void LogParser::IterationLine(const Parsed& p) {
+  TimeNs t;
+  std::int64_t iteration, total;
+  const Match m = ParseIteration(p.header.message, &t, &iteration, &total);
+  out_.malformed += m == Match::kMalformed ? 1 : 0;
+  if (m != Match::kYes) return;
+  Parsed q = p;
+  q.header.time = t;
+  q.header.clock = Clock::kFull;
+  if (out_.first_dated == 0) out_.first_dated = t;
+  if (p.rank != last_iteration_rank_ || last_iteration_index_ == kNoIndex) {
+    const auto it = last_iteration_.find(p.rank);
+    last_iteration_rank_ = p.rank;
+    last_iteration_index_ = it == last_iteration_.end() ? kNoIndex : it->second;
+  }
+  if (last_iteration_index_ != kNoIndex) {
+    Event& e = out_.events[last_iteration_index_];
+    e = NewEvent(q, Iteration{iteration, total});
+    e.family = Family::kTrainer;
+    e.kind = Kind::kIteration;
+    return;
+  }
+  last_iteration_[p.rank] = last_iteration_index_ = out_.events.size();
+  last_iteration_rank_ = p.rank;
+  Emit(q, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = Iteration{iteration, total}, .error = false});
+}
+
 // Lines with no logging header (or only a bracketed time): tracebacks, the torchrun table, NCCL
 // debug lines, Slurm, kernel lines in a plain dump, the trainer's iteration line.
 void LogParser::Unheaded(const Parsed& p) {
   const std::string_view msg = p.header.message;
   if (msg.empty() || TableLine(p) || Traceback(p)) return;
+  if (msg.starts_with(" [")) {
+    IterationLine(p);
+    return;
+  }
   if (msg[0] == 'S' && msg.starts_with(kTorchrunBanner)) {  // torchrun's start banner: an agent log
     out_.agent = true;
     return;
@@ -189,29 +342,9 @@ void LogParser::Unheaded(const Parsed& p) {
   bool found = false;
   const char c = msg[0];
   if (c == ' ' || c == '\t') {
-    if (msg.starts_with(" [")) {
-      TimeNs t;
-      std::int64_t iteration, total;
-      const Match m = ParseIteration(msg, &t, &iteration, &total);
-      out_.malformed += m == Match::kMalformed ? 1 : 0;
-      if (m != Match::kYes) return;
-      Parsed q = p;
-      q.header.time = t;
-      q.header.clock = Clock::kFull;
-      if (out_.first_dated == 0) out_.first_dated = t;
-      if (auto it = last_iteration_.find(p.rank); it != last_iteration_.end()) {
-        Event& e = out_.events[it->second];
-        e = NewEvent(q, Iteration{iteration, total});
-        e.family = Family::kTrainer;
-        e.kind = Kind::kIteration;
-        return;
-      }
-      last_iteration_[p.rank] = out_.events.size();
-      Emit(q, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = Iteration{iteration, total}, .error = false});
-      return;
-    }
     found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r);
   } else if (IsAlpha(c) || IsDigit(c)) {
+    if ((c == 'r' || c == 's') && (p.origin.timed || p.header.clock != Clock::kNone) && StepLine(p)) return;
     found = ((ctx_.kernel || LooksKernel(msg)) && RecogniseKernel(msg, &out_.strings, &r)) ||
             (c == 's' && RecogniseSlurm(msg, &out_.strings, &r)) || RecogniseNccl(msg, &out_.strings, &r) ||
             (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
@@ -350,7 +483,7 @@ void LogParser::Watchdog(const Parsed& p, int joins) {
   PgPrefix pg;
   const Match mp = ParsePgPrefix(&text, &pg);
   if (mp == Match::kMalformed) {
-    ++out_.malformed;
+    out_.malformed += level_ == TriggerLevel::kRecord ? 1 : 0;
     return;
   }
   if (text.starts_with("Watchdog caught collective operation timeout") && !Has(text, "before timing out") &&
@@ -427,7 +560,39 @@ bool LogParser::JoinWrapped(const LineRef& line) {
   has_wrapped_ = false;
   wrapped_.append(line.text);
   ++out_.joined;
+  level_ = TriggerLevel::kRecord;  // the cut line's
   Process({wrapped_, wrapped_line_.offset, wrapped_line_.number}, wrapped_cite_, wrapped_joins_ + 1);
+  return true;
+}
+
+// A key=value step line (`rank=2 step=8/20 ... data_ms=1502.4 step_ms=1760.0`): one event per
+// rank, its last step line, tracking since when the rank's own part has been most of each step.
+bool LogParser::StepLine(const Parsed& p) {
+  StepMetricsFields f;
+  if (!Has(p.header.message, "data_ms=") || ParseStepMetrics(p.header.message, &f) != Match::kYes) return false;
+  Iteration it{.iteration = f.step, .total = f.total, .data_us = f.data_us, .step_us = f.step_us};
+  const bool slow = f.step_us > 0 && 2 * f.data_us >= f.step_us;
+  auto at = last_step_.find(p.rank);
+  if (at != last_step_.end()) {
+    const auto& before = std::get<Iteration>(out_.events[at->second].detail);
+    if (slow && before.slow_since >= 0) {
+      it.slow_since = before.slow_since;
+      it.slow_at = before.slow_at;
+    }
+  }
+  if (slow && it.slow_since < 0) {
+    it.slow_since = f.step;
+    it.slow_at = (p.origin.timed ? p.origin.time : p.header.time) - f.step_us * 1000;
+  }
+  if (at != last_step_.end()) {
+    Event& e = out_.events[at->second];
+    e = NewEvent(p, it);
+    e.family = Family::kTrainer;
+    e.kind = Kind::kIteration;
+    return true;
+  }
+  last_step_[p.rank] = out_.events.size();
+  Emit(p, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = it, .error = false});
   return true;
 }
 
@@ -436,6 +601,7 @@ void LogParser::FlushWrapped() {
   if (!has_wrapped_) return;
   has_wrapped_ = false;
   ++out_.broken;
+  level_ = TriggerLevel::kRecord;
   Process({wrapped_, wrapped_line_.offset, wrapped_line_.number}, wrapped_cite_, kMaxJoins);
 }
 
@@ -446,5 +612,21 @@ ParsedLog LogParser::Finish() {
   out_.prefix_ranks.erase(std::unique(out_.prefix_ranks.begin(), out_.prefix_ranks.end()), out_.prefix_ranks.end());
   return std::move(out_);
 }
+
+// What LogParser itself reads beyond the family recognisers (triggers.h): c10 error lines
+// (kept as notes), multi-line records, trainer progress, and the sources that mark a file as a
+// launcher's.
+namespace {
+constexpr Trigger kRecordTriggers[] = {
+    {"[E"}, {"[F"},                            // c10 `[E0302 ...` / `[E File.cpp:..]`: E and F lines are notes
+    {"Traceback (most recent call last):"},    // opens a traceback
+    {"ChildFailedError"},                      // opens the torchrun failure table
+    {"] iteration "},                          // Megatron progress (a rank's last step)
+    {"data_ms="},                              // key=value step lines (StepLine)
+    {"Setting OMP_NUM_THREADS environment variable for each process"},  // torchrun's banner: an agent log
+    {"torch/distributed"}, {"torch.distributed"}, {"run:"},  // agent sources: the file is a launcher's
+};
+}  // namespace
+std::span<const Trigger> RecordTriggers() { return kRecordTriggers; }
 
 }  // namespace denpex::engine

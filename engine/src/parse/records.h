@@ -17,6 +17,7 @@
 #include "parse/headers.h"
 #include "parse/log_parser.h"
 #include "parse/prefix.h"
+#include "parse/triggers.h"
 
 namespace denpex::engine {
 
@@ -31,7 +32,26 @@ class LogParser {
  public:
   explicit LogParser(const FileContext& ctx);
 
-  void Line(const LineRef& line);
+  // A line read whole. `level` is what the line filter found in it (triggers.h): malformed
+  // headers are counted, and stamps with a year noted, only on lines with a record trigger or
+  // `opening` lines (the first of a chunk), so the count never depends on which other lines
+  // are read whole.
+  void Line(const LineRef& line, TriggerLevel level, bool opening = false);
+  // A line whose only trigger is a prefix: its prefixes are read, its message is not.
+  void PrefixLine(const LineRef& line);
+  // An opening line not read whole: only its stamp, for the first stamp with a year.
+  void DateLine(const LineRef& line);
+  // Lines that were not read whole, ending just before the next line read whole: the time of
+  // the last stamped one is lent to the next event that has none (found only when needed).
+  void Gap(std::string_view lines);
+  // Lines counted but not read (`long_lines` of them longer than kMaxLineBytes: malformed).
+  void Skip(std::int64_t lines, std::int64_t long_lines);
+  // The file's last non-empty line, when it comes after every line read whole.
+  void LastLine(const LineSpan& span) { out_.last_line = span; }
+  // Multi-line state is open (a watchdog line cut short, a traceback, the torchrun table, an
+  // NVRM notice): every line must be read whole until it closes.
+  bool NeedsEveryLine() const { return has_wrapped_ || has_pending_gpu_ || table_.open || !tracebacks_.empty(); }
+  bool HasFirstDated() const { return out_.first_dated != 0; }
   ParsedLog Finish();
 
  private:
@@ -45,9 +65,12 @@ class LogParser {
   };
 
   void Process(const LineRef& line, std::uint32_t cite_length, int joins);
+  // The time of the last stamped line of the pending gaps, into last_time_.
+  void ResolveGaps();
 
   void Dispatch(const Parsed& p);
   void Unheaded(const Parsed& p);
+  void IterationLine(const Parsed& p);
   void Emit(const Parsed& p, Recognised&& r);
   Event NewEvent(const Parsed& p, EventDetail detail);
   void NoteRank(std::int32_t rank);
@@ -70,6 +93,9 @@ class LogParser {
 
   FileContext ctx_;
   ParsedLog out_;
+  TriggerLevel level_ = TriggerLevel::kNone;  // of the line being read
+  bool opening_ = false;
+  std::vector<std::string_view> gaps_;         // not yet searched for a stamp, oldest first
   std::int32_t last_rank_ = -1;
   // Time of the last stamped line, lent to the events that follow without one.
   TimeNs last_time_ = 0;
@@ -87,6 +113,11 @@ class LogParser {
   // Per rank, its latest iteration event: a newer iteration line replaces it (progress noise
   // would otherwise be millions of events; the latest is what shows where a rank stopped).
   std::unordered_map<std::int32_t, std::size_t> last_iteration_;
+  static constexpr std::size_t kNoIndex = ~std::size_t{0};
+  std::int32_t last_iteration_rank_ = -2;        // the last lookup, kept: progress lines come in runs
+  std::size_t last_iteration_index_ = kNoIndex;
+  std::unordered_map<std::int32_t, std::size_t> last_step_;  // key=value step lines, by rank
+  bool StepLine(const Parsed& p);
   // A watchdog timeout line cut by a terminal: kept until the next line says whether it goes on.
   std::string wrapped_;
   LineRef wrapped_line_{};

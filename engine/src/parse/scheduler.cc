@@ -4,6 +4,7 @@
 #include "parse/families.h"
 #include "parse/lines.h"
 #include "parse/scan.h"
+#include "parse/triggers.h"
 
 namespace denpex::engine {
 namespace {
@@ -282,5 +283,30 @@ bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out) {
   out->detail = Note{InternCapped(strings, msg)};
   return true;
 }
+
+// Lines these recognisers can match (triggers.h).
+namespace {
+constexpr Trigger kSchedulerTriggers[] = {
+    // RecogniseSlurm
+    {": task"},  // srun: error: <node>: task(s) <ids>: <reason>
+    {"Node failure on "}, {"Job step aborted"}, {"Terminating "}, {"Force Terminated"},
+    {"*** "},    // banners: CANCELLED, FAILED, STEPD TERMINATED
+    {"oom-kill event"}, {"oom_kill event"}, {" not responding"}, {"Killing JobId="},
+    {"Time limit exhausted for JobId="}, {"REQUEST_KILL_JOB"}, {"preempted JobId="}, {"_job_complete: JobId="},
+    // RecogniseAgent
+    {"failed (exitcode: "}, {"Sending process "}, {"Unable to shutdown process "},
+    {"Local worker group finished (FAILED)"}, {"The client socket has timed out"}, {"RendezvousConnectionError"},
+    {"failed to bind"}, {"Error waiting on exit barrier"},
+    // RecogniseWrapper
+    {"[denpex-run] "},
+    // RecogniseDeepSpeed
+    {" exits with return code = "}, {"Killing subprocess "},
+    // RecogniseKubernetes
+    {" Evicted "}, {"Reason:"}, {"command terminated with exit code "}, {"Eviction manager: pods ranked for eviction"},
+    // RecogniseRay
+    {"killed due to memory pressure (OOM)"},
+};
+}  // namespace
+std::span<const Trigger> SchedulerTriggers() { return kSchedulerTriggers; }
 
 }  // namespace denpex::engine

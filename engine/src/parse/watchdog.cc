@@ -3,6 +3,7 @@
 // recorder's dump signal. The timeout itself and its status line are parsed in lines.cc.
 #include "parse/families.h"
 #include "parse/scan.h"
+#include "parse/triggers.h"
 
 namespace denpex::engine {
 
@@ -39,5 +40,20 @@ bool RecogniseWatchdogNote(std::string_view msg, StringTable* strings, Recognise
   out->detail = n;
   return true;
 }
+
+// ProcessGroupNCCL lines the parser reads (the timeout block in records.cc, notes above).
+namespace {
+constexpr Trigger kWatchdogTriggers[] = {
+    {"Watchdog caught collective operation timeout"},  // the timeout (also a hard-wrapped one)
+    {"Work WorkNCCL("},                                // blocking-wait timeout
+    {"last enqueued "},                                // the status line after a timeout
+    {"Some NCCL operations have failed or timed out"},
+    {"watchdog thread terminated with exception: "},
+    {"Heartbeat monitor timed out"},
+    {"watchdog got stuck for "},
+    {"Received a dump signal"},
+};
+}  // namespace
+std::span<const Trigger> WatchdogTriggers() { return kWatchdogTriggers; }
 
 }  // namespace denpex::engine

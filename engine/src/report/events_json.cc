@@ -91,6 +91,7 @@ void DetailFields(const EventDetail& detail, Fields* f) {
           f->Int("pid", d.pid), f->Id("host", d.host);
         } else if constexpr (std::is_same_v<T, Iteration>) {
           f->Int("iteration", d.iteration), f->Int("total", d.total);
+          f->Known("data_us", d.data_us), f->Known("step_us", d.step_us), f->Known("slow_since", d.slow_since);
         } else if constexpr (std::is_same_v<T, CommInit>) {
           f->Id("comm_id", d.comm_id), f->Known("comm_rank", d.comm_rank), f->Int("nranks", d.nranks);
           f->Known("cuda_dev", d.cuda_dev);

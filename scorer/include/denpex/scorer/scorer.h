@@ -23,6 +23,11 @@ struct ScoreOptions {
 v1::IncidentScore ScoreIncident(const v1::Truth& truth, const v1::Diagnosis& diagnosis,
                                 const ScoreOptions& options = {});
 
+// Sets checkpoint_rewind_avoided on every score the truth judged checkpoints for, against
+// `baseline`'s score of the same (suite, incident, seed); left unset without one.
+void CompareCheckpointRewind(std::vector<v1::IncidentScore>* scores,
+                             const std::string& baseline = "newest-checkpoint");
+
 // "<1k", "1k", "2k-4k", "8k-16k", "32k+"; "unknown" for a world size of 0.
 std::string ScaleBucket(int world_size);
 

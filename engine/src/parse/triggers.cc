@@ -1,0 +1,471 @@
+#include "parse/triggers.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define DENPEX_X86 1
+#endif
+
+namespace denpex::engine {
+namespace {
+
+// Lines of the kind that make up most of a large incident and never hold a trigger: the
+// fingerprints are placed on bytes that are rare in them (a bucket accepts the cross product
+// of its literals' nibbles, so it also matters which literals share one).
+constexpr std::string_view kChatter =
+    "12493: gpu-1562:2752775:2752775 [5] NCCL INFO Channel 01/0 : 12493[5] -> 12494[6] via P2P/CUMEM/read\n"
+    " 3491: gpu-0437:993821:993821 [3] NCCL INFO Channel 09/0 : 52[3] -> 53[3] [send] via NET/IB/3/GDRDMA\n"
+    "gpu-0218:635442:635442 [6] NCCL INFO Trees [0] 90/-1/-1->89->88\n"
+    "gpu-0221:2777299:2777299 [3] NCCL INFO Connected all rings\n"
+    "gpu-0816:2105886:2105886 [7] NCCL INFO Setting affinity for GPU 7 to 00000000,ffffffff\n"
+    "gpu-0231:692725:692725 [7] NCCL INFO threadThresholds 8/8/64 | 128/8/64 | 512 | 512\n"
+    "gpu-1462:70476:70476 [1] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.64.5.155<0>\n"
+    "gpu-1558:2726437:2726437 [6] NCCL INFO comm 0x550f824207d0 rank 12462 nranks 16384 cudaDev 6 nvmlDev 6 "
+    "busId ba000 commId 0x74766af07776959e - Init START\n"
+    "gpu-0860:4007:4104 [7] NCCL INFO [Proxy Service 3] Connected to proxy localRank 7 -> connection 0x7f00012345\n"
+    " [2026-03-02 08:52:02] iteration 2/ 100000 | consumed samples: 1024 | elapsed time per iteration (ms): 1500.2 | "
+    "learning rate: 3.0E-04 | lm loss: 2.002E+00 | loss scale: 1.0 | grad norm: 0.02 |\n"
+    "[I302 09:00:02.353504107 ProcessGroupNCCL.cpp:912] [PG 0 (default_pg) Rank 3] ProcessGroupNCCL initialization "
+    "options: size: 16384, global rank: 3, TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0\n"
+    "/usr/local/lib/python3.10/dist-packages/torch/_utils.py:831: UserWarning: TypedStorage is deprecated. It will be "
+    "removed in the future and UntypedStorage will be the only storage class.\n"
+    "  return self.fget.__get__(instance, owner)()\n"
+    "frame #6: clone + 0x44 (0x7f042bd90850 in /lib/x86_64-linux-gnu/libc.so.6)\n"
+    "I0302 09:00:01.123000 12345 torch/distributed/run.py:792] Starting elastic_operator with launch configs:\n"
+    "Jan 22 12:35:09 gpu-0001 kernel: [    4.509753] mlx5_core 0000:0c:00.0: firmware version: 28.39.2048\n";
+
+constexpr std::uint16_t kAllNibbles = 0xffff;
+
+// Nibble sets of one bucket, per fingerprint byte.
+struct NibbleSets {
+  std::uint16_t lo[3] = {0, 0, 0};
+  std::uint16_t hi[3] = {0, 0, 0};
+};
+
+NibbleSets With(NibbleSets s, std::string_view lit, std::size_t offset) {
+  for (int k = 0; k < 3; ++k) {
+    if (offset + k < lit.size()) {
+      const auto c = static_cast<unsigned char>(lit[offset + k]);
+      s.lo[k] |= static_cast<std::uint16_t>(1u << (c & 15));
+      s.hi[k] |= static_cast<std::uint16_t>(1u << (c >> 4));
+    } else {  // a 2-byte literal: any third byte
+      s.lo[k] = s.hi[k] = kAllNibbles;
+    }
+  }
+  return s;
+}
+
+// How often a bucket's fingerprint would fire on chatter: its matches in kChatter, plus the
+// chance under independent byte frequencies (for patterns the sample happens not to hold).
+class CostModel {
+ public:
+  CostModel() {
+    for (double& f : freq_) f = 0.05;
+    for (char c : kChatter) freq_[static_cast<unsigned char>(c)] += 1;
+    double total = 0;
+    for (double f : freq_) total += f;
+    for (double& f : freq_) f /= total;
+  }
+  double operator()(const NibbleSets& s) const {
+    bool accept[3][256];
+    double p = 1;
+    for (int k = 0; k < 3; ++k) {
+      double q = 0;
+      for (int x = 0; x < 256; ++x) {
+        accept[k][x] = (s.lo[k] >> (x & 15) & 1) && (s.hi[k] >> (x >> 4) & 1);
+        q += accept[k][x] ? freq_[x] : 0;
+      }
+      p *= q;
+    }
+    if (p == 0) return 0;
+    std::size_t hits = 0;
+    for (std::size_t i = 0; i + 2 < kChatter.size(); ++i) {
+      hits += accept[0][At(i)] && accept[1][At(i + 1)] && accept[2][At(i + 2)] ? 1 : 0;
+    }
+    return p + static_cast<double>(hits) / static_cast<double>(kChatter.size());
+  }
+  // The chance of one exact fingerprint under independent bytes.
+  double Exact(std::string_view lit, std::size_t offset) const {
+    double p = 1;
+    for (std::size_t k = offset; k < offset + 3 && k < lit.size(); ++k) p *= freq_[static_cast<unsigned char>(lit[k])];
+    return p;
+  }
+
+ private:
+  static unsigned char At(std::size_t i) { return static_cast<unsigned char>(kChatter[i]); }
+  double freq_[256];
+};
+
+bool IsRecord(TriggerLevel l) { return l == TriggerLevel::kRecord; }
+
+#ifdef DENPEX_X86
+#define DENPEX_AVX2 __attribute__((target("avx2")))
+
+// The 32 positions at p: bit j of the result is set when a fingerprint may start at p + j
+// (its bucket bits go to buckets[j]); bit j of *newlines when p[j] is '\n'. Reads p[0..34).
+struct Avx2Block {
+  __m256i lo[3], hi[3];
+
+  DENPEX_AVX2 explicit Avx2Block(const std::array<std::array<unsigned char, 16>, 3>& l,
+                                 const std::array<std::array<unsigned char, 16>, 3>& h) {
+    for (int k = 0; k < 3; ++k) {
+      lo[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(l[k].data())));
+      hi[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h[k].data())));
+    }
+  }
+  DENPEX_AVX2 std::uint32_t operator()(const unsigned char* p, unsigned char* buckets, std::uint32_t* newlines) const {
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    const __m256i c0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    __m256i acc = _mm256_set1_epi8(-1);
+    for (int k = 0; k < 3; ++k) {
+      const __m256i c = k == 0 ? c0 : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + k));
+      const __m256i l = _mm256_shuffle_epi8(lo[k], _mm256_and_si256(c, low4));
+      const __m256i h = _mm256_shuffle_epi8(hi[k], _mm256_and_si256(_mm256_srli_epi16(c, 4), low4));
+      acc = _mm256_and_si256(acc, _mm256_and_si256(l, h));
+    }
+    *newlines = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c0, _mm256_set1_epi8('\n'))));
+    const auto none = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(acc, _mm256_setzero_si256())));
+    if (none == 0xffffffffu) return 0;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(buckets), acc);
+    return ~none;
+  }
+};
+#endif
+
+// The same, one byte at a time (CPUs without AVX2).
+struct ScalarBlock {
+  const std::array<std::array<unsigned char, 16>, 3>& lo;
+  const std::array<std::array<unsigned char, 16>, 3>& hi;
+
+  std::uint32_t operator()(const unsigned char* p, unsigned char* buckets, std::uint32_t* newlines) const {
+    std::uint32_t cand = 0, nl = 0;
+    for (int j = 0; j < 32; ++j) {
+      unsigned char m = 0xff;
+      for (int k = 0; k < 3; ++k) m &= lo[k][p[j + k] & 15] & hi[k][p[j + k] >> 4];
+      buckets[j] = m;
+      cand |= (m != 0 ? 1u : 0u) << j;
+      nl |= (p[j] == '\n' ? 1u : 0u) << j;
+    }
+    *newlines = nl;
+    return cand;
+  }
+};
+
+}  // namespace
+
+LineFilter::LineFilter(std::span<const Trigger> triggers) {
+  const CostModel cost_of;
+  std::vector<Trigger> order(triggers.begin(), triggers.end());
+  // Shortest first: they have the fewest fingerprints to choose from (a 2-byte literal accepts
+  // any third byte, so it must not share a bucket with much else).
+  std::stable_sort(order.begin(), order.end(), [](const Trigger& a, const Trigger& b) { return a.literal.size() < b.literal.size(); });
+  std::array<NibbleSets, 8> sets{};
+  std::array<double, 8> cost{};
+  for (const Trigger& t : order) {
+    if (t.literal.size() < 2) continue;  // too short to be selective; the tables never hold one
+    // The few rarest fingerprints of the literal, then the bucket where it adds least.
+    std::vector<std::size_t> offsets(t.literal.size() >= 3 ? t.literal.size() - 2 : 1);
+    for (std::size_t i = 0; i < offsets.size(); ++i) offsets[i] = i;
+    std::stable_sort(offsets.begin(), offsets.end(),
+                     [&](std::size_t a, std::size_t b) { return cost_of.Exact(t.literal, a) < cost_of.Exact(t.literal, b); });
+    offsets.resize(std::min<std::size_t>(offsets.size(), 4));
+    std::size_t best_offset = 0, best_bucket = 0;
+    double best = 1e300;
+    for (std::size_t off : offsets) {
+      for (std::size_t b = 0; b < 8; ++b) {
+        const double delta = cost_of(With(sets[b], t.literal, off)) - cost[b];
+        if (delta < best) best = delta, best_offset = off, best_bucket = b;
+      }
+    }
+    sets[best_bucket] = With(sets[best_bucket], t.literal, best_offset);
+    cost[best_bucket] += best;
+    buckets_[best_bucket].push_back(static_cast<std::uint16_t>(literals_.size()));
+    Literal l{std::string(t.literal), static_cast<std::uint8_t>(best_offset), t.level};
+    for (std::size_t k = 0; k < 3 && best_offset + k < t.literal.size(); ++k) {
+      l.fingerprint |= static_cast<std::uint32_t>(static_cast<unsigned char>(t.literal[best_offset + k])) << (8 * k);
+      l.mask |= 0xffu << (8 * k);
+    }
+    literals_.push_back(std::move(l));
+  }
+  for (int k = 0; k < 3; ++k) {
+    for (int n = 0; n < 16; ++n) {
+      for (int b = 0; b < 8; ++b) {
+        lo_[k][n] |= static_cast<unsigned char>((sets[b].lo[k] >> n & 1) << b);
+        hi_[k][n] |= static_cast<unsigned char>((sets[b].hi[k] >> n & 1) << b);
+      }
+    }
+  }
+#ifdef DENPEX_X86
+  avx2_ = __builtin_cpu_supports("avx2");
+#endif
+}
+
+std::string LineFilter::Describe() const {
+  std::string out;
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    for (std::uint16_t i : buckets_[b]) {
+      const Literal& l = literals_[i];
+      out += "bucket " + std::to_string(b) + " fingerprint '" + l.text.substr(l.offset, 3) + "' of '" + l.text + "'\n";
+    }
+  }
+  return out;
+}
+
+const LineFilter& LineFilter::Default() {
+  static const LineFilter filter(AllTriggers());
+  return filter;
+}
+
+TriggerLevel LineFilter::Verify(std::string_view text, std::size_t q, unsigned buckets, std::size_t lo,
+                                std::size_t hi) const {
+  std::uint32_t word = 0;  // the 3 bytes at q (0 past the text)
+  for (std::size_t k = 0; k < 3 && q + k < text.size(); ++k) {
+    word |= static_cast<std::uint32_t>(static_cast<unsigned char>(text[q + k])) << (8 * k);
+  }
+  TriggerLevel level = TriggerLevel::kNone;
+  for (; buckets != 0; buckets &= buckets - 1) {
+    for (std::uint16_t i : buckets_[std::countr_zero(buckets)]) {
+      const Literal& l = literals_[i];
+      if ((word & l.mask) != l.fingerprint) continue;
+      if (q < lo + l.offset || q - l.offset + l.text.size() > hi) continue;
+      if (std::memcmp(text.data() + q - l.offset, l.text.data(), l.text.size()) != 0) continue;
+      if (IsRecord(l.level)) return l.level;
+      level = l.level;
+    }
+  }
+  return level;
+}
+
+namespace {
+
+// Counts newlines of a 32-byte block into the scan state, and lines longer than `limit`.
+struct LineCount {
+  std::int64_t newlines = 0;
+  std::int64_t long_lines = 0;
+  std::size_t line_start = 0;  // start of the line the scan is in
+
+  void Add(std::string_view text, std::size_t base, std::uint32_t nl, std::size_t limit) {
+    if (nl == 0) return;
+    const std::size_t first = base + static_cast<std::size_t>(std::countr_zero(nl));
+    if (first - line_start > limit) long_lines += LongLine(text, line_start, first, limit);
+    newlines += std::popcount(nl);
+    line_start = base + 31 - static_cast<std::size_t>(std::countl_zero(nl)) + 1;
+  }
+  static int LongLine(std::string_view text, std::size_t begin, std::size_t end, std::size_t limit) {
+    std::size_t n = end - begin;
+    if (n > 0 && text[end - 1] == '\r') --n;
+    return n > limit ? 1 : 0;
+  }
+};
+
+// The scan loop, over any block evaluator. Stops at the first position whose fingerprint
+// verifies; `on_hit` says what to return there.
+template <typename Block, typename OnHit>
+inline bool ScanFrom(const LineFilter& filter, const Block& block, std::string_view text, std::size_t from,
+                     std::size_t limit, LineCount* count, OnHit&& on_hit) {
+  const auto* data = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  alignas(32) unsigned char buckets[32];
+  alignas(32) unsigned char tail[64];
+  for (std::size_t i = from; i < n; i += 32) {
+    const unsigned char* p = data + i;
+    std::uint32_t valid = 0xffffffffu;
+    if (n - i < 34) {  // the last bytes: a zero-padded copy, so no load reads past the text
+      std::memset(tail, 0, sizeof tail);
+      std::memcpy(tail, p, n - i);
+      p = tail;
+      if (n - i < 32) valid = (1u << (n - i)) - 1;
+    }
+    std::uint32_t nl;
+    std::uint32_t cand = block(p, buckets, &nl) & valid;
+    nl &= valid;
+    for (; cand != 0; cand &= cand - 1) {
+      const unsigned j = static_cast<unsigned>(std::countr_zero(cand));
+      if (on_hit.Try(filter, text, i + j, buckets[j])) {
+        count->Add(text, i, nl & ((1u << j) - 1), limit);
+        return true;
+      }
+    }
+    count->Add(text, i, nl, limit);
+  }
+  return false;
+}
+
+}  // namespace
+
+// Declared here so the AVX2 and scalar instantiations share one body.
+struct LineFilterScan {
+  struct FirstHit {
+    std::size_t from;
+    TriggerLevel* level;
+    bool Try(const LineFilter& f, std::string_view text, std::size_t q, unsigned buckets) const;
+  };
+  struct AnyHit {
+    TriggerLevel* level;
+    bool Try(const LineFilter& f, std::string_view text, std::size_t q, unsigned buckets) const;
+  };
+};
+
+bool LineFilterScan::FirstHit::Try(const LineFilter& f, std::string_view text, std::size_t q, unsigned buckets) const {
+  *level = f.Verify(text, q, buckets, from, text.size());
+  return *level != TriggerLevel::kNone;
+}
+
+bool LineFilterScan::AnyHit::Try(const LineFilter& f, std::string_view text, std::size_t q, unsigned buckets) const {
+  const TriggerLevel l = f.Verify(text, q, buckets, 0, text.size());
+  if (static_cast<int>(l) > static_cast<int>(*level)) *level = l;
+  return IsRecord(*level);  // stop at the first record trigger
+}
+
+namespace {
+
+#ifdef DENPEX_X86
+DENPEX_AVX2 __attribute__((flatten)) bool ScanAvx2(const LineFilter& f, const std::array<std::array<unsigned char, 16>, 3>& lo,
+                                                   const std::array<std::array<unsigned char, 16>, 3>& hi, std::string_view text,
+                                                   std::size_t from, std::size_t limit, LineCount* count,
+                                                   LineFilterScan::FirstHit hit) {
+  return ScanFrom(f, Avx2Block(lo, hi), text, from, limit, count, hit);
+}
+DENPEX_AVX2 __attribute__((flatten)) void ClassifyAvx2(const LineFilter& f, const std::array<std::array<unsigned char, 16>, 3>& lo,
+                                                       const std::array<std::array<unsigned char, 16>, 3>& hi,
+                                                       std::string_view line, LineFilterScan::AnyHit hit) {
+  LineCount count;
+  ScanFrom(f, Avx2Block(lo, hi), line, 0, ~std::size_t{0}, &count, hit);
+}
+#endif
+
+}  // namespace
+
+LineFilter::Found LineFilter::Next(std::string_view text, std::size_t from, std::size_t long_line) const {
+  LineCount count{.line_start = from};
+  TriggerLevel first = TriggerLevel::kNone;
+  const LineFilterScan::FirstHit hit{from, &first};
+  bool found;
+#ifdef DENPEX_X86
+  if (avx2_) {
+    found = ScanAvx2(*this, lo_, hi_, text, from, long_line, &count, hit);
+  } else
+#endif
+  {
+    found = ScanFrom(*this, ScalarBlock{lo_, hi_}, text, from, long_line, &count, hit);
+  }
+  Found r{.found = found, .begin = count.line_start, .newlines = count.newlines, .long_lines = count.long_lines};
+  if (!found) {
+    r.end = text.size();
+    if (r.begin < text.size()) r.long_lines += LineCount::LongLine(text, r.begin, text.size(), long_line);
+    return r;
+  }
+  const void* nl = std::memchr(text.data() + r.begin, '\n', text.size() - r.begin);
+  r.end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) : text.size();
+  // A record trigger is the highest level; a prefix trigger may share its line with one.
+  r.level = IsRecord(first) ? first : Classify(text.substr(r.begin, r.end - r.begin));
+  return r;
+}
+
+TriggerLevel LineFilter::Classify(std::string_view line) const {
+  TriggerLevel level = TriggerLevel::kNone;
+  const LineFilterScan::AnyHit hit{&level};
+#ifdef DENPEX_X86
+  if (avx2_) {
+    ClassifyAvx2(*this, lo_, hi_, line, hit);
+    return level;
+  }
+#endif
+  LineCount count;
+  ScanFrom(*this, ScalarBlock{lo_, hi_}, line, 0, ~std::size_t{0}, &count, hit);
+  return level;
+}
+
+namespace {
+
+bool IsDigitByte(unsigned char c) { return c >= '0' && c <= '9'; }
+
+// Bit j: a pattern starts at p[j], j < 32 (reads p[0..64)).
+std::uint32_t StampStarts(std::uint64_t d, std::uint64_t colon, std::uint64_t hyphen) {
+  const std::uint64_t time = d & d >> 1 & colon >> 2 & d >> 3 & d >> 4 & colon >> 5 & d >> 6 & d >> 7;
+  const std::uint64_t date = d & d >> 1 & hyphen >> 2 & d >> 3 & d >> 4;
+  return static_cast<std::uint32_t>(time | date);
+}
+
+std::uint32_t StampStartsScalar(const unsigned char* p) {
+  std::uint64_t d = 0, colon = 0, hyphen = 0;
+  for (int j = 0; j < 64; ++j) {
+    d |= static_cast<std::uint64_t>(IsDigitByte(p[j])) << j;
+    colon |= static_cast<std::uint64_t>(p[j] == ':') << j;
+    hyphen |= static_cast<std::uint64_t>(p[j] == '-') << j;
+  }
+  return StampStarts(d, colon, hyphen);
+}
+
+#ifdef DENPEX_X86
+DENPEX_AVX2 inline std::uint32_t StampStartsAvx2(const unsigned char* p) {
+  std::uint64_t d = 0, colon = 0, hyphen = 0;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * h));
+    // c - '0' < 10 unsigned: as signed bytes, ((c - '0') ^ 0x80) < 10 - 128.
+    const __m256i shifted = _mm256_xor_si256(_mm256_sub_epi8(c, _mm256_set1_epi8('0')),
+                                             _mm256_set1_epi8(static_cast<char>(0x80)));
+    const __m256i digit = _mm256_cmpgt_epi8(_mm256_set1_epi8(static_cast<char>(10 - 128)), shifted);
+    const int shift = 32 * h;
+    d |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm256_movemask_epi8(digit))) << shift;
+    colon |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_set1_epi8(':'))))) << shift;
+    hyphen |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_set1_epi8('-'))))) << shift;
+  }
+  return StampStarts(d, colon, hyphen);
+}
+#endif
+
+}  // namespace
+
+namespace {
+
+// Blocks of 32 starts, from the end; each reads the 32 bytes after it too (zeros past `end`).
+template <typename Starts>
+inline std::size_t LastStampPatternWith(std::string_view text, std::size_t end, Starts&& starts_at) {
+  const auto* data = reinterpret_cast<const unsigned char*>(text.data());
+  alignas(32) unsigned char window[64];
+  for (std::size_t top = end; top > 0;) {
+    const std::size_t i = top >= 32 ? top - 32 : 0;
+    const unsigned char* p = data + i;
+    if (end - i < 64) {
+      std::memset(window, 0, sizeof window);
+      std::memcpy(window, p, end - i);
+      p = window;
+    }
+    std::uint32_t starts = starts_at(p);
+    if (top - i < 32) starts &= (1u << (top - i)) - 1;
+    if (starts != 0) return i + 31 - static_cast<std::size_t>(std::countl_zero(starts));
+    top = i;
+  }
+  return std::string_view::npos;
+}
+
+#ifdef DENPEX_X86
+DENPEX_AVX2 __attribute__((flatten)) std::size_t LastStampPatternAvx2(std::string_view text, std::size_t end) {
+  return LastStampPatternWith(text, end, [](const unsigned char* p) DENPEX_AVX2 { return StampStartsAvx2(p); });
+}
+#endif
+
+}  // namespace
+
+std::size_t LastStampPattern(std::string_view text, std::size_t end) {
+#ifdef DENPEX_X86
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return LastStampPatternAvx2(text, end);
+#endif
+  return LastStampPatternWith(text, end, [](const unsigned char* p) { return StampStartsScalar(p); });
+}
+
+std::vector<Trigger> AllTriggers() {
+  std::vector<Trigger> all;
+  for (auto table : {PrefixTriggers(), RecordTriggers(), WatchdogTriggers(), ErrorTriggers(), KernelTriggers(),
+                     SchedulerTriggers()}) {
+    all.insert(all.end(), table.begin(), table.end());
+  }
+  return all;
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,102 @@
+// Trigger literals: the pre-filter that lets ParseLog skip the lines no recogniser can use.
+//
+// Every recogniser family declares, in one table next to its recogniser, the literals a line
+// must hold for that recogniser to do anything with it: emit an event, open or close a
+// multi-line record, or change what the parser knows about its file. A line that holds none
+// of the literals of any family is counted and never read closely; most lines of a large
+// incident (NCCL INFO chatter, warnings, progress bars) are such lines.
+//
+// The contract, for whoever adds a recogniser: when your recogniser can return true for a
+// line, that line holds one of the literals in your family's table. Add a row when you add a
+// shape. `Prefilter.*` (tests/engine/prefilter_test.cc) parses simulated incidents of every
+// family twice (every line read, and pre-filtered) and fails when the two differ, so a missing
+// row shows up there; `LineFilter.*` checks that every row is found wherever it sits.
+//
+// LineFilter finds lines with any trigger literal with a Teddy-style SIMD search (nibble
+// lookup tables over 3-byte fingerprints, 8 buckets; Langdale's algorithm from Hyperscan, as
+// ripgrep also uses it) and counts the newlines it passes, so line numbers stay exact.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace denpex::engine {
+
+// What a line holding the literal needs.
+enum class TriggerLevel : std::uint8_t {
+  kNone,    // no literal: counted only
+  kPrefix,  // only its prefixes matter (`[rank<G>]:`, `[default<L>]:`): read them, not the message
+  kRecord,  // it may be (part of) a record: read it whole
+};
+
+struct Trigger {
+  std::string_view literal;  // 2 bytes or more, no newline
+  TriggerLevel level = TriggerLevel::kRecord;
+};
+
+// The tables, one per recogniser family, each defined beside its recogniser.
+std::span<const Trigger> PrefixTriggers();     // prefix.cc: rank, MPI and local-rank tags
+std::span<const Trigger> RecordTriggers();     // records.cc: c10 errors, tracebacks, the torchrun table, iterations
+std::span<const Trigger> WatchdogTriggers();   // watchdog.cc: ProcessGroupNCCL timeouts, status and notes
+std::span<const Trigger> ErrorTriggers();      // errors.cc: exceptions, what(), NCCL WARN / comm init, asserts
+std::span<const Trigger> KernelTriggers();     // kernel.cc: NVRM Xid, OOM killer
+std::span<const Trigger> SchedulerTriggers();  // scheduler.cc: Slurm, torchrun agent, DeepSpeed, Kubernetes, Ray
+
+// Every family's triggers (the list ParseLog uses).
+std::vector<Trigger> AllTriggers();
+
+// The last place in text[0, end) where a time of day `dd:dd:dd` or a date `dd-dd` starts
+// (npos: none). Every stamp the parser reads holds one, so a line without one has no stamp.
+std::size_t LastStampPattern(std::string_view text, std::size_t end);
+
+class LineFilter {
+ public:
+  explicit LineFilter(std::span<const Trigger> triggers);
+  // The filter over AllTriggers(), built once.
+  static const LineFilter& Default();
+
+  struct Found {
+    bool found = false;
+    std::size_t begin = 0;        // the line that holds a trigger: [begin, end), end at its '\n'
+    std::size_t end = 0;          //   or at the end of the text
+    TriggerLevel level = TriggerLevel::kNone;
+    std::int64_t newlines = 0;    // newlines in [from, begin) (all of [from, size) when not found)
+    std::int64_t long_lines = 0;  // lines in [from, begin) longer than `long_line` bytes ('\r' not counted)
+  };
+  // The first line at or after `from` (a line start) that holds a trigger.
+  Found Next(std::string_view text, std::size_t from, std::size_t long_line) const;
+  // The highest level of any trigger in `line` (kNone: none).
+  TriggerLevel Classify(std::string_view line) const;
+
+  std::size_t size() const { return literals_.size(); }
+  // Buckets and fingerprints, one line per literal (to see what the cost model chose).
+  std::string Describe() const;
+
+ private:
+  friend struct LineFilterScan;
+  struct Literal {
+    std::string text;
+    std::uint8_t offset = 0;  // where its fingerprint starts in it
+    TriggerLevel level = TriggerLevel::kRecord;
+    std::uint32_t fingerprint = 0;  // its fingerprint bytes, little-endian (2 for a 2-byte literal)
+    std::uint32_t mask = 0;
+  };
+  // Bucket bits of candidate fingerprints at p[0..n) (n <= 32); p[0..n+2) must be readable.
+  std::uint32_t Candidates(const unsigned char* p, unsigned char* buckets) const;
+  // The level of the literals of `buckets` whose fingerprint is at `q` and that lie in [lo, hi).
+  TriggerLevel Verify(std::string_view text, std::size_t q, unsigned buckets, std::size_t lo,
+                      std::size_t hi) const;
+
+  static constexpr int kWidth = 3;  // fingerprint bytes
+  alignas(32) std::array<std::array<unsigned char, 16>, kWidth> lo_{};  // bucket bits per low nibble
+  alignas(32) std::array<std::array<unsigned char, 16>, kWidth> hi_{};  // ... per high nibble
+  std::vector<Literal> literals_;
+  std::array<std::vector<std::uint16_t>, 8> buckets_;  // literal indexes per bucket
+  bool avx2_ = false;
+};
+
+}  // namespace denpex::engine

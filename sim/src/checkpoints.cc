@@ -1,0 +1,372 @@
+#include "checkpoints.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "ckpt_bytes.h"
+
+namespace denpex::sim {
+namespace fs = std::filesystem;
+namespace {
+
+using ckpt::Dict;
+using ckpt::Int;
+using ckpt::Object;
+using ckpt::Str;
+using ckpt::TorchState;
+
+constexpr TimeNs kSaveTime = 200 * kNsPerMs;  // one save, when nothing interrupts it
+
+// How the save being written is broken.
+enum class Cut { kNone, kTruncate, kMissing };
+
+struct Shape {
+  int world = 1, tp = 1, pp = 1, dp = 1;
+  int mp() const { return tp * pp; }
+};
+
+// Writes files and remembers the time each path should carry; Stamp() applies them.
+class Tree {
+ public:
+  explicit Tree(fs::path root) : root_(std::move(root)) {}
+
+  void Put(const fs::path& rel, const std::string& bytes, TimeNs t) {
+    const fs::path p = root_ / rel;
+    std::error_code ec;
+    fs::create_directories(p.parent_path(), ec);
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out && error_.ok()) error_ = Status::IoError(p.string() + ": cannot write");
+    for (fs::path q = rel; !q.empty(); q = q.parent_path()) Touch(q, t);
+  }
+  void Dir(const fs::path& rel, TimeNs t) {
+    std::error_code ec;
+    fs::create_directories(root_ / rel, ec);
+    Touch(rel, t);
+  }
+  // Files first, then directories deepest first: creating an entry changes its parent's time.
+  Status Stamp() {
+    std::vector<std::pair<fs::path, TimeNs>> order(times_.begin(), times_.end());
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      return std::distance(a.first.begin(), a.first.end()) >
+             std::distance(b.first.begin(), b.first.end());
+    });
+    TimeNs newest = 0;
+    for (const auto& [rel, t] : order) {
+      SetTime(root_ / rel, t);
+      newest = std::max(newest, t);
+    }
+    SetTime(root_, newest);
+    return error_;
+  }
+  static void SetTime(const fs::path& p, TimeNs t) {
+    const timespec ts{static_cast<time_t>(t / kNsPerSec), static_cast<long>(t % kNsPerSec)};
+    const timespec both[2] = {ts, ts};
+    ::utimensat(AT_FDCWD, p.c_str(), both, AT_SYMLINK_NOFOLLOW);
+  }
+
+ private:
+  void Touch(const fs::path& rel, TimeNs t) {
+    TimeNs& at = times_[rel];
+    at = std::max(at, t);
+  }
+  fs::path root_;
+  std::map<fs::path, TimeNs> times_;
+  Status error_;
+};
+
+std::string FirstHalf(const std::string& bytes) { return bytes.substr(0, bytes.size() / 2); }
+
+std::string Padded(int v, int width) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%0*d", width, v);
+  return buf;
+}
+
+// The name a save of `step` gets in the layout (a directory unless torch.save).
+std::string SaveName(v1::CheckpointLayout layout, std::int64_t step) {
+  const std::string n = std::to_string(step);
+  switch (layout) {
+    case v1::CHECKPOINT_LAYOUT_DCP: return "step_" + n;
+    case v1::CHECKPOINT_LAYOUT_DEEPSPEED: return "global_step" + n;
+    case v1::CHECKPOINT_LAYOUT_MEGATRON: return "iter_" + Padded(static_cast<int>(step), 7);
+    default: return "step_" + n + ".pt";
+  }
+}
+
+// The victim's coordinates in the Megatron order rank = tp + TP * (dp + DP * pp).
+struct Coords {
+  int tp = 0, dp = 0, pp = 0;
+};
+Coords CoordsOf(int rank, const Shape& s) {
+  return {rank % s.tp, (rank / s.tp) % s.dp, rank / (s.tp * s.dp)};
+}
+
+void TorchSave(Tree& tree, const std::string& name, std::int64_t step, Cut cut, TimeNs t) {
+  const std::string bytes = TorchState(name.substr(0, name.size() - 3), {{"step", step}}, 256);
+  tree.Put(name, cut == Cut::kTruncate ? FirstHalf(bytes) : cut == Cut::kMissing ? "" : bytes, t);
+}
+
+// DCP: every rank writes __R_0.distcp holding one torch.save archive; ranks in `dedup` own
+// no unique tensor and write a zero-byte file; the coordinator writes .metadata last.
+void Dcp(Tree& tree, const std::string& dir, const Shape& s, int victim, Cut cut, bool dedup,
+         TimeNs t) {
+  std::vector<ckpt::DcpItem> items;
+  for (int r = 0; r < s.world; ++r) {
+    const std::string file = "__" + std::to_string(r) + "_0.distcp";
+    const bool empty = dedup && r % 64 == 63;
+    const std::string bytes = empty ? "" : TorchState("archive", {{"rank", r}}, 32);
+    if (!empty) items.push_back({file, 0, bytes.size()});
+    if (r == victim && cut == Cut::kMissing) continue;
+    tree.Put(fs::path(dir) / file, r == victim && cut == Cut::kTruncate ? FirstHalf(bytes) : bytes, t);
+  }
+  if (cut != Cut::kTruncate) tree.Put(fs::path(dir) / ".metadata", ckpt::DcpMetadata(items), t);
+}
+
+void DeepSpeed(Tree& tree, const std::string& dir, std::int64_t step, const Shape& s, int victim,
+               Cut cut, TimeNs t) {
+  const Coords v = CoordsOf(victim, s);
+  const int victim_mp = v.tp + s.tp * v.pp;
+  for (int m = 0; m < s.mp(); ++m) {
+    const std::string mm = Padded(m, 2);
+    const std::string model = "mp_rank_" + mm + "_model_states";
+    tree.Put(fs::path(dir) / (model + ".pt"),
+             TorchState(model, {{"global_steps", step}, {"dp_world_size", s.dp}, {"mp_world_size", s.mp()}}),
+             t);
+    for (int d = 0; d < s.dp; ++d) {
+      const std::string name = "zero_pp_rank_" + std::to_string(d) + "_mp_rank_" + mm + "_optim_states";
+      const bool hit = d == v.dp && m == victim_mp;
+      if (hit && cut == Cut::kMissing) continue;
+      const std::string bytes = TorchState(name, {{"partition_count", s.dp}}, 128);
+      tree.Put(fs::path(dir) / (name + ".pt"), hit && cut == Cut::kTruncate ? FirstHalf(bytes) : bytes, t);
+    }
+  }
+}
+
+void Megatron(Tree& tree, const std::string& dir, std::int64_t step, const Shape& s, int victim,
+              Cut cut, TimeNs t) {
+  const Coords v = CoordsOf(victim, s);
+  for (int tp = 0; tp < s.tp; ++tp) {
+    for (int pp = 0; pp < s.pp; ++pp) {
+      const bool hit = tp == v.tp && pp == v.pp;
+      if (hit && cut == Cut::kMissing) continue;
+      char rank_dir[32];  // mp_rank_TT, or mp_rank_TT_PPP with pipeline parallelism
+      if (s.pp > 1) {
+        std::snprintf(rank_dir, sizeof rank_dir, "mp_rank_%02d_%03d", tp, pp);
+      } else {
+        std::snprintf(rank_dir, sizeof rank_dir, "mp_rank_%02d", tp);
+      }
+      const ckpt::Py args = Object("argparse.Namespace",
+                                   Dict({{Str("tensor_model_parallel_size"), Int(s.tp)},
+                                         {Str("pipeline_model_parallel_size"), Int(s.pp)},
+                                         {Str("world_size"), Int(s.world)}}));
+      std::string bytes = ckpt::TorchZip(
+          "model_optim_rng",
+          Dict({{Str("iteration"), Int(step)}, {Str("checkpoint_version"), Int(3)}, {Str("args"), args}}),
+          std::string(64, 'm'));
+      tree.Put(fs::path(dir) / rank_dir / "model_optim_rng.pt",
+               hit && cut == Cut::kTruncate ? FirstHalf(bytes) : bytes, t);
+    }
+  }
+}
+
+// A custom writer's files: no layout any verifier knows.
+void Unknown(Tree& tree, const std::string& dir, std::int64_t step, TimeNs t) {
+  std::string blob(512, '\0');
+  for (std::size_t k = 0; k < blob.size(); ++k) blob[k] = static_cast<char>((k * 131 + step) & 0xFF);
+  tree.Put(fs::path(dir) / "state.msgpack", blob, t);
+  tree.Put(fs::path(dir) / "index.txt", "step " + std::to_string(step) + "\n", t);
+}
+
+struct SaveSpec {
+  std::int64_t step = 0;
+  TimeNs done = 0;
+  Cut cut = Cut::kNone;
+  bool unknown = false;
+  bool dedup = false;
+  Shape shape;
+};
+
+std::string Save(Tree& tree, v1::CheckpointLayout layout, const SaveSpec& s, int victim) {
+  std::string name = SaveName(layout, s.step);
+  if (s.unknown) {
+    if (layout == v1::CHECKPOINT_LAYOUT_TORCH_SAVE) name = "step_" + std::to_string(s.step);
+    Unknown(tree, name, s.step, s.done);
+    return name;
+  }
+  switch (layout) {
+    case v1::CHECKPOINT_LAYOUT_DCP: Dcp(tree, name, s.shape, victim, s.cut, s.dedup, s.done); break;
+    case v1::CHECKPOINT_LAYOUT_DEEPSPEED: DeepSpeed(tree, name, s.step, s.shape, victim, s.cut, s.done); break;
+    case v1::CHECKPOINT_LAYOUT_MEGATRON: Megatron(tree, name, s.step, s.shape, victim, s.cut, s.done); break;
+    default: TorchSave(tree, name, s.step, s.cut, s.done); break;
+  }
+  return name;
+}
+
+// Why the truth rejects the newest save.
+std::string Reason(v1::CheckpointDamage d, v1::CheckpointLayout layout) {
+  switch (d) {
+    case v1::CHECKPOINT_DAMAGE_KILL_DURING_SAVE:
+      return "the save was in flight when the fault hit: a file is cut short" +
+             std::string(layout == v1::CHECKPOINT_LAYOUT_DCP ? " and .metadata was never written" : "");
+    case v1::CHECKPOINT_DAMAGE_MISSING_SHARD: return "a rank's shard is missing";
+    case v1::CHECKPOINT_DAMAGE_WORLD_SIZE_MISMATCH:
+      return "saved with another DP size: ZeRO shards do not reshard";
+    case v1::CHECKPOINT_DAMAGE_WRITTEN_AFTER_FAULT:
+      return "finished after the initiating fault, while the cascade was under way";
+    case v1::CHECKPOINT_DAMAGE_UNKNOWN_FORMAT: return "a format no verifier knows";
+    default: return "";
+  }
+}
+
+bool NewestUnsafe(v1::CheckpointDamage d, v1::CheckpointLayout layout) {
+  switch (d) {
+    case v1::CHECKPOINT_DAMAGE_NONE:
+    case v1::CHECKPOINT_DAMAGE_HARMLESS_LOOKALIKE: return false;
+    case v1::CHECKPOINT_DAMAGE_WORLD_SIZE_MISMATCH: return layout == v1::CHECKPOINT_LAYOUT_DEEPSPEED;
+    default: return true;
+  }
+}
+
+// The pointer file a layout keeps, naming the save it names (nullptr: none).
+void WritePointer(Tree& tree, v1::CheckpointLayout layout, const std::vector<SaveSpec>& saves,
+                  const std::vector<std::string>& names, v1::CheckpointDamage damage) {
+  if (saves.empty() || layout == v1::CHECKPOINT_LAYOUT_DCP) return;
+  std::size_t at = saves.size() - 1;
+  // torch.save's `latest` and Megatron's tracker are written once the save is complete on
+  // every rank; DeepSpeed's rank 0 writes `latest` before the barrier (checkpoints.md §3.1).
+  const bool unfinished = damage == v1::CHECKPOINT_DAMAGE_KILL_DURING_SAVE ||
+                          (damage == v1::CHECKPOINT_DAMAGE_MISSING_SHARD &&
+                           layout == v1::CHECKPOINT_LAYOUT_TORCH_SAVE);
+  if (unfinished && layout != v1::CHECKPOINT_LAYOUT_DEEPSPEED) {
+    if (at == 0) return;
+    --at;
+  }
+  if (layout == v1::CHECKPOINT_LAYOUT_MEGATRON) {
+    tree.Put("latest_checkpointed_iteration.txt", std::to_string(saves[at].step), saves[at].done);
+  } else {
+    tree.Put("latest", names[at], saves[at].done);
+  }
+}
+
+}  // namespace
+
+Result<v1::CheckpointOutcome> WriteCheckpoints(const v1::Checkpointing& c, const Job& job,
+                                               const FaultPlan& fault, const CheckpointTimes& t,
+                                               const fs::path& incident_dir) {
+  const v1::CheckpointLayout layout =
+      c.layout() == v1::CHECKPOINT_LAYOUT_UNSPECIFIED ? v1::CHECKPOINT_LAYOUT_TORCH_SAVE : c.layout();
+  const int every = c.every_steps() > 0 ? c.every_steps() : 5;
+  const int keep = c.keep() > 0 ? c.keep() : 3;
+  const v1::CheckpointDamage damage = c.damage();
+  const Shape shape{job.world, job.tp, job.pp, job.dp};
+  const int victim = fault.rank >= 0 ? fault.rank : 0;
+
+  // Saves after every `every` completed steps, up to the fault's step; the newest `keep` stay.
+  std::vector<SaveSpec> saves;
+  const TimeNs step_start = t.fault - fault.offset;  // the fault's step began here
+  for (std::int64_t s = every; s <= fault.step; s += every) {
+    const TimeNs start = step_start - (fault.step - s) * job.step_time;
+    saves.push_back({s, start + std::min(kSaveTime, (t.fault - start) / 2), Cut::kNone, false,
+                     false, shape});
+  }
+  if (saves.size() > static_cast<std::size_t>(keep)) saves.erase(saves.begin(), saves.end() - keep);
+
+  Tree tree(incident_dir / "checkpoints");
+  tree.Dir("", step_start);
+  if (!saves.empty()) {
+    SaveSpec& newest = saves.back();
+    switch (damage) {
+      case v1::CHECKPOINT_DAMAGE_KILL_DURING_SAVE:
+        newest.cut = Cut::kTruncate;
+        newest.done = t.fault;
+        break;
+      case v1::CHECKPOINT_DAMAGE_MISSING_SHARD: newest.cut = Cut::kMissing; break;
+      case v1::CHECKPOINT_DAMAGE_WORLD_SIZE_MISMATCH: {
+        const int ws = c.saved_world_size() > 0 ? c.saved_world_size() : 2 * job.world;
+        newest.shape.world = ws;
+        newest.shape.dp = ws / (job.tp * job.pp);
+        break;
+      }
+      case v1::CHECKPOINT_DAMAGE_WRITTEN_AFTER_FAULT:
+        newest.done = t.fault + std::max<TimeNs>(2 * kNsPerSec, (t.end - t.fault) / 2);
+        break;
+      case v1::CHECKPOINT_DAMAGE_UNKNOWN_FORMAT: newest.unknown = true; break;
+      case v1::CHECKPOINT_DAMAGE_HARMLESS_LOOKALIKE: newest.dedup = true; break;
+      default: break;
+    }
+  }
+  std::vector<std::string> names;
+  for (const SaveSpec& s : saves) names.push_back(Save(tree, layout, s, victim));
+  WritePointer(tree, layout, saves, names, damage);
+  if (damage == v1::CHECKPOINT_DAMAGE_HARMLESS_LOOKALIKE && layout != v1::CHECKPOINT_LAYOUT_DCP &&
+      saves.size() >= 2) {
+    // A leftover of an older interrupted save that rotation never removed.
+    const SaveSpec& old = saves[saves.size() - 2];
+    tree.Put(SaveName(layout, old.step + every / 2) + ".tmp", "", old.done + kSaveTime);
+  }
+  DENPEX_RETURN_IF_ERROR(tree.Stamp());
+
+  v1::CheckpointOutcome o;
+  o.set_dir("checkpoints");
+  if (saves.empty()) {
+    o.set_decision(v1::CHECKPOINT_DECISION_NO_SAFE_CHECKPOINT);
+    o.set_summary("no save happened before the fault");
+    return o;
+  }
+  const bool unsafe = NewestUnsafe(damage, layout);
+  std::size_t chosen = saves.size();  // none
+  if (!unsafe) chosen = saves.size() - 1;
+  else if (saves.size() >= 2) chosen = saves.size() - 2;
+  if (unsafe) {
+    v1::RejectedCheckpoint* r = o.add_rejected();
+    r->set_path(damage == v1::CHECKPOINT_DAMAGE_UNKNOWN_FORMAT &&
+                        layout == v1::CHECKPOINT_LAYOUT_TORCH_SAVE
+                    ? "step_" + std::to_string(saves.back().step)
+                    : names.back());
+    r->set_step(saves.back().step);
+    r->set_reason(Reason(damage, layout));
+  }
+  o.set_last_written_step(saves.back().step);
+  if (chosen < saves.size()) {
+    o.set_path(names[chosen]);
+    o.set_step(saves[chosen].step);
+    o.set_steps_lost(saves.back().step - saves[chosen].step);
+  }
+  if (damage == v1::CHECKPOINT_DAMAGE_UNKNOWN_FORMAT) {
+    o.set_decision(v1::CHECKPOINT_DECISION_INCONCLUSIVE);
+    o.set_summary("the newest save is in a format no verifier knows");
+  } else if (chosen < saves.size()) {
+    o.set_decision(v1::CHECKPOINT_DECISION_RESUME);
+    o.set_summary("resume from " + names[chosen]);
+  } else {
+    o.set_decision(v1::CHECKPOINT_DECISION_NO_SAFE_CHECKPOINT);
+    o.set_summary("the only save kept is unsafe");
+  }
+  return o;
+}
+
+Status StampLogTimes(const fs::path& incident_dir, TimeNs t) {
+  std::error_code ec;
+  fs::recursive_directory_iterator it(incident_dir, ec);
+  if (ec) return Status::IoError(incident_dir.string() + ": " + ec.message());
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) return Status::IoError(incident_dir.string() + ": " + ec.message());
+    if (it.depth() == 0 && it->path().filename() == "checkpoints") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file(ec)) Tree::SetTime(it->path(), t);
+  }
+  return Status::Ok();
+}
+
+}  // namespace denpex::sim

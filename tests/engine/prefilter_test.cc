@@ -1,0 +1,229 @@
+// The line pre-filter (engine/src/parse/triggers.h): the SIMD search finds every trigger
+// literal wherever it sits and counts lines exactly, and a pre-filtered parse gives exactly
+// what reading every line gives, on simulated incidents of every family (so a recogniser
+// whose family table lacks a row for a shape the simulator writes fails here).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "denpex/sim/simulator.h"
+#include "ingest/chunks.h"
+#include "ingest/incident.h"
+#include "parse/log_parser.h"
+#include "parse/triggers.h"
+#include "report/events_json.h"
+
+namespace denpex::engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kChatterLine =
+    "12493: gpu-1562:2752775:2752775 [5] NCCL INFO Channel 01/0 : 12493[5] -> 12494[6] via P2P/CUMEM/read";
+
+TEST(LineFilter, FindsEveryTriggerAtEveryOffsetAndCountsLines) {
+  const LineFilter& filter = LineFilter::Default();
+  for (const Trigger& t : AllTriggers()) {
+    for (std::size_t at = 0; at < 70; at += 3) {
+      // Chatter lines around a line holding the literal at `at`, so the literal falls at every
+      // place in a 32-byte block and across blocks.
+      std::string line = std::string(kChatterLine.substr(0, at)) + std::string(t.literal) + " tail";
+      std::string text;
+      for (int i = 0; i < 5; ++i) text += std::string(kChatterLine) + "\n";
+      const std::size_t begin = text.size();
+      text += line + "\n" + std::string(kChatterLine) + "\n";
+      const LineFilter::Found f = filter.Next(text, 0, kMaxLineBytes);
+      ASSERT_TRUE(f.found) << "'" << t.literal << "' at " << at;
+      EXPECT_EQ(f.begin, begin) << t.literal;
+      EXPECT_EQ(f.end, begin + line.size()) << t.literal;
+      EXPECT_EQ(f.newlines, 5) << t.literal;
+      EXPECT_GE(static_cast<int>(f.level), static_cast<int>(t.level)) << t.literal;
+      EXPECT_GE(static_cast<int>(filter.Classify(line)), static_cast<int>(t.level)) << t.literal;
+      // The literal as the very end of the text (the zero-padded tail).
+      const std::string tail = std::string(kChatterLine) + "\n" + line.substr(0, at + t.literal.size());
+      const LineFilter::Found g = filter.Next(tail, 0, kMaxLineBytes);
+      ASSERT_TRUE(g.found) << t.literal << " at the end";
+      EXPECT_EQ(g.newlines, 1);
+    }
+  }
+}
+
+TEST(LineFilter, ChatterHoldsNoTrigger) {
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += std::string(kChatterLine) + "\n";
+  const LineFilter::Found f = LineFilter::Default().Next(text, 0, kMaxLineBytes);
+  EXPECT_FALSE(f.found);
+  EXPECT_EQ(f.newlines, 1000);
+  EXPECT_EQ(f.long_lines, 0);
+  EXPECT_EQ(f.begin, text.size());  // no unterminated last line
+}
+
+TEST(LineFilter, CountsLongLinesAndAnUnterminatedLastLine) {
+  std::string text = "short\n" + std::string(100, 'x') + "\r\n" + std::string(101, 'y') + "\n" +
+                     std::string(5000, 'z') + "\nlast";
+  const LineFilter::Found f = LineFilter::Default().Next(text, 0, 100);
+  EXPECT_FALSE(f.found);
+  EXPECT_EQ(f.newlines, 4);
+  EXPECT_EQ(f.long_lines, 2);  // 101 y's and 5000 z's; 100 x's plus '\r' is not long
+  EXPECT_EQ(text.substr(f.begin), "last");
+}
+
+TEST(LineFilter, FindsTheLastTimeOrDateAnywhere) {
+  EXPECT_EQ(LastStampPattern("no stamp here: 1:2 and 12-x", 27), std::string_view::npos);
+  for (std::size_t pad = 0; pad < 80; ++pad) {
+    for (const std::string stamp : {"09:27:14", "2026-03", "E0302 23:59:60"}) {
+      const std::string text = std::string(pad, 'x') + stamp + " tail 1:2 gpu-01 12-x";
+      const std::size_t at = LastStampPattern(text, text.size());
+      ASSERT_NE(at, std::string_view::npos) << stamp << " at " << pad;
+      EXPECT_GE(at, pad) << stamp;  // inside the stamp, not in the tail's near misses
+      EXPECT_LT(at, pad + stamp.size()) << stamp;
+      EXPECT_EQ(LastStampPattern(text, pad), std::string_view::npos);  // nothing before it
+    }
+  }
+}
+
+TEST(LineFilter, ParsedLineNumbersStayExact) {
+  std::string text;
+  for (int i = 0; i < 3000; ++i) {
+    text += std::string(kChatterLine) + "\n";
+    if (i % 700 == 3) text += "RuntimeError: boom " + std::to_string(i) + "\n";
+  }
+  const ParsedLog fast = ParseLog(text, FileContext{.prefixes = SniffPrefixes(text)});
+  const ParsedLog every = ParseLog(text, FileContext{.prefixes = SniffPrefixes(text), .every_line = true});
+  ASSERT_EQ(fast.events.size(), 5u);
+  EXPECT_EQ(fast.lines, every.lines);
+  for (std::size_t i = 0; i < fast.events.size(); ++i) {
+    EXPECT_EQ(fast.events[i].line, every.events[i].line);
+    EXPECT_EQ(fast.events[i].offset, every.events[i].offset);
+    EXPECT_EQ(text.substr(fast.events[i].offset, fast.events[i].length).substr(0, 14), "RuntimeError: ");
+  }
+  EXPECT_EQ(fast.last_line.line, every.last_line.line);
+  EXPECT_EQ(fast.last_line.offset, every.last_line.offset);
+}
+
+// Everything an incident holds, as text: events as `denpex events` prints them, then each
+// file's facts and the input counts.
+std::string Dump(const Incident& inc) {
+  std::string out;
+  for (const Event& e : inc.events) {
+    AppendEventJson(inc, e, &out);
+    out += " time=" + std::to_string(e.time) + " borrowed=" + std::to_string(e.time_borrowed) + "\n";
+  }
+  for (const LogFile& f : inc.files) {
+    out += f.path + " agent=" + std::to_string(f.agent) + " labels=" + std::to_string(f.task_labels) +
+           " tags=" + std::to_string(f.local_tags) + " last=" + std::to_string(f.last_line.line) + "@" +
+           std::to_string(f.last_line.offset) + "+" + std::to_string(f.last_line.length) + " ranks=";
+    for (std::int32_t r : f.prefix_ranks) out += std::to_string(r) + ",";
+    out += "\n";
+  }
+  const InputCounts& in = inc.input;
+  out += "lines=" + std::to_string(in.lines) + " malformed=" + std::to_string(in.malformed_lines) +
+         " joined=" + std::to_string(in.joined_lines) + " broken=" + std::to_string(in.broken_records) +
+         " untimed=" + std::to_string(in.untimed_events) + " first_dated=" + std::to_string(inc.first_dated) +
+         " year=" + std::to_string(inc.year.value_or(0)) + "\n";
+  return out;
+}
+
+// Removes a scratch directory when it goes out of scope, also when an assertion returns early.
+struct Removed {
+  fs::path dir;
+  ~Removed() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+fs::path Scratch(const std::string& name) {
+  std::error_code ec;
+  const fs::path root = fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0 ? fs::path("/dev/shm")
+                                                                                            : fs::temp_directory_path();
+  const fs::path dir = root / ("denpex_prefilter_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(dir, ec);
+  return dir;
+}
+
+// The scenario at a small scale (the smallest node count its layout accepts).
+Result<v1::Scenario> Small(const fs::path& path) {
+  for (const char* nodes : {"job.nodes=16", "job.nodes=32", "job.nodes=64", "job.nodes=128"}) {
+    const std::vector<std::string> overrides{nodes};
+    auto s = sim::LoadScenario(path, overrides);
+    if (s.ok()) return s;
+  }
+  return sim::LoadScenario(path);
+}
+
+TEST(Prefilter, GivesWhatReadingEveryLineGivesOnEveryFamily) {
+  std::vector<fs::path> scenarios;
+  for (const char* dir : {"scenarios/families", "scenarios/smoke"}) {
+    for (const auto& e : fs::directory_iterator(fs::path(DENPEX_SOURCE_DIR) / dir)) {
+      if (e.path().extension() == ".textproto") scenarios.push_back(e.path());
+    }
+  }
+  std::sort(scenarios.begin(), scenarios.end());
+  ASSERT_GE(scenarios.size(), 20u);
+  for (const fs::path& path : scenarios) {
+    auto scenario = Small(path);
+    ASSERT_TRUE(scenario.ok()) << path << ": " << scenario.status().message();
+    for (std::uint64_t seed : {1, 2}) {
+      const fs::path out = Scratch(path.stem().string() + "_" + std::to_string(seed));
+      const Removed removed{out};
+      auto sim = sim::Simulate(*scenario, {.out_dir = out, .seed = seed});
+      ASSERT_TRUE(sim.ok()) << path << ": " << sim.status().message();
+      auto every = LoadIncident(out / "incident", 2, {}, /*every_line=*/true);
+      auto fast = LoadIncident(out / "incident", 2);
+      ASSERT_TRUE(every.ok() && fast.ok()) << path;
+      EXPECT_GT(every->events.size(), 0u) << path;
+      const std::string a = Dump(*every), b = Dump(*fast);
+      if (a != b) {  // the first difference, not two walls of text
+        std::size_t i = 0;
+        while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+        const std::size_t from = a.rfind('\n', i) == std::string::npos ? 0 : a.rfind('\n', i) + 1;
+        ADD_FAILURE() << path << " seed " << seed << ": the pre-filtered parse differs; every line read:\n"
+                      << a.substr(from, a.find('\n', i) - from) << "\npre-filtered:\n"
+                      << b.substr(from, b.find('\n', i) - from);
+      }
+    }
+  }
+}
+
+// Chunks of a combined log, each with its own opening lines and gaps: the same as reading
+// every line of the same chunks.
+TEST(Prefilter, ChunkedCombinedLogMatches) {
+  auto scenario = Small(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families/hang_4096_srun.textproto");
+  ASSERT_TRUE(scenario.ok());
+  const fs::path out = Scratch("chunked");
+  const Removed removed{out};
+  ASSERT_TRUE(sim::Simulate(*scenario, {.out_dir = out}).ok());
+  for (const auto& e : fs::directory_iterator(out / "incident")) {
+    if (e.path().extension() != ".out") continue;
+    std::string text;
+    {
+      std::FILE* f = std::fopen(e.path().c_str(), "rb");
+      ASSERT_NE(f, nullptr);
+      char buf[1 << 16];
+      for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+      std::fclose(f);
+    }
+    FileContext ctx{.prefixes = SniffPrefixes(text)};
+    const ParsedLog fast = ParseChunked(text, ctx, 16 << 10);
+    ctx.every_line = true;
+    const ParsedLog every = ParseChunked(text, ctx, 16 << 10);
+    ASSERT_EQ(fast.events.size(), every.events.size());
+    EXPECT_GT(fast.events.size(), 0u);
+    for (std::size_t i = 0; i < fast.events.size(); ++i) {
+      EXPECT_EQ(fast.events[i].line, every.events[i].line) << i;
+      EXPECT_EQ(fast.events[i].time, every.events[i].time) << i;
+      EXPECT_EQ(fast.events[i].kind, every.events[i].kind) << i;
+    }
+    EXPECT_EQ(fast.lines, every.lines);
+    EXPECT_EQ(fast.malformed, every.malformed);
+    EXPECT_EQ(fast.prefix_ranks, every.prefix_ranks);
+    EXPECT_EQ(fast.last_line.line, every.last_line.line);
+  }
+}
+
+}  // namespace
+}  // namespace denpex::engine

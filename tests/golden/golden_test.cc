@@ -1,0 +1,104 @@
+// Golden: every frozen incident under corpora/ (DIR/<id>/{incident/,expected.json}, found at any
+// depth) through the engine and the scorer. The engine must name the expected initiator (its
+// rank; its node when the truth names only a node; neither when the scheduler ended the job),
+// the expected owner, and the expected failure class where expected.json gives one, and must
+// not abstain. Replaying needs neither PyTorch nor Slurm: only the frozen files.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "denpex/engine/engine.h"
+#include "denpex/proto/json_io.h"
+#include "denpex/scorer/scorer.h"
+#include "denpex/v1/truth.pb.h"
+
+namespace denpex {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kCorpora = fs::path(DENPEX_SOURCE_DIR) / "corpora";
+
+// Every directory under corpora/ that holds incident/ and expected.json, relative to corpora/.
+std::vector<std::string> FrozenIncidents() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(kCorpora, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_directory(ec)) continue;
+    if (it->path().filename() == "incident") {
+      it.disable_recursion_pending();  // the logs themselves hold no incidents
+      continue;
+    }
+    if (fs::is_directory(it->path() / "incident", ec) && fs::is_regular_file(it->path() / "expected.json", ec)) {
+      out.push_back(fs::relative(it->path(), kCorpora).generic_string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class GoldenTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenTest, EngineNamesTheExpectedInitiatorOwnerAndClass) {
+  const fs::path dir = kCorpora / GetParam();
+  v1::Truth truth;
+  const Status read = proto::ReadJsonFile(dir / "expected.json", &truth);
+  ASSERT_TRUE(read.ok()) << read.message();
+  auto diagnosis = engine::Diagnose(dir / "incident", {.strategy = engine::Strategy::kEngine, .threads = 1});
+  ASSERT_TRUE(diagnosis.ok()) << diagnosis.status().message();
+  const v1::IncidentScore score = scorer::ScoreIncident(truth, *diagnosis);
+  const std::string said = "the engine said: " + diagnosis->reason();
+  if (truth.verdict() == v1::VERDICT_INCONCLUSIVE) {
+    EXPECT_TRUE(score.inconclusive()) << "the logs cannot tell, yet " << said;
+    return;
+  }
+  EXPECT_FALSE(score.inconclusive()) << said;
+  EXPECT_TRUE(score.initiator_rank_correct())
+      << "expected initiator rank " << truth.initiator().rank() << " node '" << truth.initiator().node() << "', got rank "
+      << diagnosis->initiator().rank() << " node '" << diagnosis->initiator().node() << "'; " << said;
+  EXPECT_TRUE(score.owner_correct()) << "expected owner " << v1::Owner_Name(truth.owner()) << ", got "
+                                     << v1::Owner_Name(diagnosis->owner()) << "; " << said;
+  if (truth.initiator().failure_class() != v1::FAILURE_CLASS_UNSPECIFIED) {
+    EXPECT_TRUE(score.failure_class_correct())
+        << "expected class " << v1::FailureClass_Name(truth.initiator().failure_class()) << ", got "
+        << v1::FailureClass_Name(diagnosis->initiator().failure_class()) << "; " << said;
+  }
+}
+
+// Checkpoints (issue #7): where the incident holds checkpoints/ and expected.json judges them,
+// the diagnosis decides the same (the truncated torch.save of tr_kill_in_save_rank0 rejected),
+// and never resumes from a checkpoint the expectation rejects.
+TEST_P(GoldenTest, EngineDecidesTheExpectedCheckpoint) {
+  const fs::path dir = kCorpora / GetParam();
+  v1::Truth truth;
+  ASSERT_TRUE(proto::ReadJsonFile(dir / "expected.json", &truth).ok());
+  const auto want = truth.checkpoint().decision();
+  if (want == v1::CHECKPOINT_DECISION_UNSPECIFIED || want == v1::CHECKPOINT_DECISION_NOT_EVALUATED) {
+    GTEST_SKIP() << "expected.json does not judge checkpoints";
+  }
+  auto diagnosis = engine::Diagnose(dir / "incident", {.strategy = engine::Strategy::kEngine, .threads = 1});
+  ASSERT_TRUE(diagnosis.ok()) << diagnosis.status().message();
+  const v1::IncidentScore score = scorer::ScoreIncident(truth, *diagnosis);
+  EXPECT_TRUE(score.checkpoint_correct()) << diagnosis->checkpoint().summary();
+  EXPECT_FALSE(score.checkpoint_unsafe()) << diagnosis->checkpoint().summary();
+}
+
+std::string TestName(const testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpora, GoldenTest, testing::ValuesIn(FrozenIncidents()), TestName);
+
+TEST(Golden, CorporaHoldFrozenIncidents) {
+  EXPECT_GE(FrozenIncidents().size(), 16u) << "no frozen incidents found under " << kCorpora;
+}
+
+}  // namespace
+}  // namespace denpex
