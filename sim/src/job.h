@@ -73,6 +73,7 @@ struct Job {
   double compute_jitter = 0;
   bool nccl_debug_info = false;
   const DriverProfile* driver = nullptr;  // the NVRM lines' era (profiles.h)
+  bool dump_on_timeout = false;  // TORCH_NCCL_DUMP_ON_TIMEOUT: flight-recorder dump lines
   // Launcher, layout and scheduler.
   v1::Launcher launcher = v1::LAUNCHER_TORCHRUN;
   v1::Layout layout = v1::LAYOUT_PER_RANK_FILES;
