@@ -29,6 +29,7 @@ enum class EventKind : std::uint8_t {
   kSrunReport,      // id: node; srun prints the node's task exits
   kSlurmNodeDown,   // id: node (| phase bit); slurmctld finds the node silent / sets it DOWN
   kStepKill,        // id: 0; KillWait is over: SIGKILL the step's remaining tasks
+  kWatchdogAbort,   // id: rank; the flight-recorder dump is over: the watchdog aborts
 };
 
 inline constexpr std::uint32_t kMaxEventId = (1u << 20) - 1;

@@ -70,6 +70,7 @@ class LineFormatter {
   void MegatronIteration(const TrainerIteration& r, LineBuilder& out) const;
   void DeepSpeedStep(const TrainerIteration& r, LineBuilder& out) const;
   void DeepSpeedPrefix(LineBuilder& out, int node, TimeNs t) const;
+  void FlightRecorderDump(LineBuilder& out, const WatchdogTimeout& r, TimeNs t) const;
   // Any c10 line: severity 'E'/'W'/'I', source file and line; `rank` < 0: no "[rank<G>]:".
   void WriteC10Line(LineBuilder& out, int rank, int node, TimeNs t, char severity,
                     std::string_view file, int source_line) const;

@@ -189,6 +189,43 @@ void LineFormatter::NativeFrames(LineBuilder& out, int rank, bool rank_prefix) c
 // The watchdog block (docs/log_formats.md §3), in the profile's shape. torch 2.4: five c10
 // lines, the prefixed exception with its frames, then libstdc++'s unprefixed terminate
 // message with the frames again. Older releases drop lines, prefixes and frames.
+// TORCH_NCCL_DUMP_ON_TIMEOUT with no trace buffer (docs/log_formats.md §3): the watchdog
+// signals the dump, and the heartbeat monitor, on its next wake-up, prints for default_pg
+// that it received the signal "from this local rank" and prepares the dump.
+void LineFormatter::FlightRecorderDump(LineBuilder& out, const WatchdogTimeout& r,
+                                       TimeNs t) const {
+  Rng rng(job_.seed, StreamId::kLineTiming, (1ULL << 33) + static_cast<std::uint64_t>(r.rank));
+  t += rng.UniformInt(10, 80) * kNsPerUs;
+  WriteC10Header(out, r.rank, t, torch_.line_trace_not_found);
+  out.Str(
+      "Stack trace of the failed collective not found, potentially because FlightRecorder is "
+      "disabled. You can enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero "
+      "value.");
+  out.EndLine();
+  t += rng.UniformInt(20, 120) * kNsPerUs;
+  WriteC10Header(out, r.rank, t, torch_.line_first_pg_dump);
+  WritePgPrefix(out, r.rank, r.group);
+  out.Str(" First PG on this rank to signal dumping.").EndLine();
+  t = r.time + r.dump_signal_delay;
+  WriteC10Header(out, r.rank, t, torch_.line_dump_signal);
+  WritePgPrefix(out, r.rank, PgKind::kDefault);
+  out.Str(
+      " Received a dump signal due to a collective timeout from this local rank and we will "
+      "try our best to dump the debug info. Last enqueued NCCL work: ");
+  out.Int(r.default_enqueued).Str(", last completed NCCL work: ").Int(r.default_completed);
+  out.Str(
+      ".This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used "
+      "across ranks, the order of collectives is not same for all ranks or the scheduled "
+      "collective, for some reason, didn't run. Additionally, this can be caused by GIL "
+      "deadlock or other reasons such as network errors or bugs in the communications library "
+      "(e.g. NCCL), etc. ");
+  out.EndLine();
+  t += rng.UniformInt(50, 300) * kNsPerUs;
+  WriteC10Header(out, r.rank, t, torch_.line_preparing_dump);
+  WritePgPrefix(out, r.rank, PgKind::kDefault);
+  out.Str(" ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1").EndLine();
+}
+
 void LineFormatter::Format(const WatchdogTimeout& r, LineBuilder& out) const {
   Rng rng(job_.seed, StreamId::kLineTiming, static_cast<std::uint64_t>(r.rank));
   TimeNs t = r.time;
@@ -202,6 +239,10 @@ void LineFormatter::Format(const WatchdogTimeout& r, LineBuilder& out) const {
     out.Str(" Exception (either an error or timeout) detected by watchdog at work: ").Int(r.seq);
     out.Str(", last enqueued NCCL work: ").Int(r.last_enqueued);
     out.Str(", last completed NCCL work: ").Int(r.last_completed).Char('.').EndLine();
+  }
+  if (r.dump_signal_delay > 0) {
+    FlightRecorderDump(out, r, t);
+    t = r.time + r.dump_abort_delay - rng.UniformInt(200, 900) * kNsPerUs;
   }
   t += rng.UniformInt(5, 30) * kNsPerUs;
   WriteC10Header(out, r.rank, t, torch_.line_some_ops_failed);

@@ -96,6 +96,9 @@ void Model::Dispatch(const Event& e) {
     case EventKind::kSlurmNodeDown:
       slurm_.OnControllerCheck(e.id(), e.time);
       break;
+    case EventKind::kWatchdogAbort:
+      workers_.OnWatchdogAbort(id, e.time);
+      break;
     case EventKind::kStepKill:
       slurm_.OnStepKill(e.time);
       break;

@@ -76,6 +76,14 @@ struct TorchProfile {
   std::string_view terminated_message;  // "" (1.13: what() is the timeout message itself)
   std::string_view exception_class;     // "c10::DistBackendError", "std::runtime_error"
   AgentLogStyle agent_style;
+  // Flight recorder (TORCH_NCCL_DUMP_ON_TIMEOUT, torch >= 2.4): ProcessGroupNCCL.cpp lines of
+  // "Stack trace of the failed collective not found", "First PG on this rank to signal
+  // dumping.", "Received a dump signal ..." and "ProcessGroupNCCL preparing to dump debug
+  // info."; 0: the profile has no flight recorder.
+  int line_trace_not_found = 0;
+  int line_first_pg_dump = 0;
+  int line_dump_signal = 0;
+  int line_preparing_dump = 0;
 };
 
 struct NcclProfile {

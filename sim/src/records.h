@@ -124,6 +124,13 @@ struct WatchdogTimeout {
   std::int64_t last_completed;
   std::int64_t timeout_ms;
   std::int64_t ran_for_ms;
+  // Flight recorder (dump_on_timeout): when the heartbeat monitor wakes to the dump signal
+  // (after `time`; 0: no dump lines), the process is aborted at time + dump_abort_delay, and
+  // default_pg's work counters its lines print.
+  TimeNs dump_signal_delay = 0;
+  TimeNs dump_abort_delay = 0;
+  std::int64_t default_enqueued = 0;
+  std::int64_t default_completed = 0;
 };
 
 // An uncaught Python exception's traceback (stderr), printed just before the rank exits 1.

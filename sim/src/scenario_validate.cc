@@ -507,6 +507,13 @@ Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
   DENPEX_RETURN_IF_ERROR(FillFormat(s->mutable_format(), loc));
   DENPEX_RETURN_IF_ERROR(FillTraining(s->mutable_training(), loc));
   DENPEX_RETURN_IF_ERROR(CheckTimeoutAgainstSteps(*s, loc));
+  if (s->timeouts().dump_on_timeout() &&
+      FindTorchProfile(s->format().torch())->line_dump_signal == 0) {
+    return loc.Error({"timeouts.dump_on_timeout", "format.torch"},
+                     "timeouts.dump_on_timeout needs the flight recorder, which torch " +
+                         s->format().torch() + " does not have",
+                     "set format.torch to 2.4 or later, or leave dump_on_timeout out");
+  }
   DENPEX_RETURN_IF_ERROR(FillClocksAndStart(s, loc));
   bool gpu_fault = false;
   for (const v1::Fault& f : s->faults()) {

@@ -54,6 +54,7 @@ class Workers {
   void OnRendezvousDone(std::uint32_t id, TimeNs t);
   void OnWatchdogCheck(int rank, TimeNs t);
   void OnWatchdogFire(int rank, TimeNs t);
+  void OnWatchdogAbort(int rank, TimeNs t);  // after the flight-recorder dump
   // The fault fires (workers_faults.cc): `id` is the rank, or the node for a node fault.
   void OnFault(std::uint32_t id, TimeNs t);
   void OnExceptionExit(int rank, TimeNs t);        // the interpreter finished tearing down

@@ -107,9 +107,23 @@ void Workers::OnWatchdogFire(int rank, TimeNs t) {
   w.last_completed = seq_completed_[kind][rank];
   w.timeout_ms = job_.nccl_timeout / kNsPerMs;
   w.ran_for_ms = (t - enqueued_at_[rank]) / kNsPerMs;
+  if (job_.dump_on_timeout) {  // the monitor thread wakes, dumps (no trace buffer), aborts
+    Rng rng(job_.seed, StreamId::kRankWatchdog, (1ULL << 32) + static_cast<std::uint64_t>(rank));
+    w.dump_signal_delay = rng.UniformInt(50, 400) * kNsPerMs;
+    w.dump_abort_delay = w.dump_signal_delay + rng.UniformInt(2, 6) * kNsPerMs;
+    w.default_enqueued = seq_enqueued_[static_cast<int>(PgKind::kDefault)][rank];
+    w.default_completed = seq_completed_[static_cast<int>(PgKind::kDefault)][rank];
+  }
   sink_.Emit(w);
   ++watchdog_timeouts_;
-  Die(rank, t, kExitSigabrt);
+  if (!job_.dump_on_timeout) {
+    Die(rank, t, kExitSigabrt);
+    return;
+  }
+  stopped_[rank] = 1;  // its watchdog is down; it waits for the dump, then aborts
+  queue_.Push(t + w.dump_abort_delay, EventKind::kWatchdogAbort, static_cast<std::uint32_t>(rank));
 }
+
+void Workers::OnWatchdogAbort(int rank, TimeNs t) { Die(rank, t, kExitSigabrt); }
 
 }  // namespace denpex::sim

@@ -87,7 +87,8 @@ TEST(Determinism, OutputDoesNotDependOnTheNumberOfWriterThreads) {
   }
 }
 
-// The training knobs (1F1B microbatches, ZeRO, DeepSpeed lines) in every layout.
+// The training knobs (1F1B microbatches, ZeRO, DeepSpeed lines) and the flight recorder in
+// every layout.
 TEST(Determinism, PipelineScheduleAndTrainerKnobsAreByteIdenticalAcrossRuns) {
   for (const char* launcher_layout : {"LAUNCHER_TORCHRUN LAYOUT_PER_RANK_FILES",
                                       "LAUNCHER_TORCHRUN LAYOUT_TORCHRUN_LOG_DIR",
@@ -98,7 +99,8 @@ TEST(Determinism, PipelineScheduleAndTrainerKnobsAreByteIdenticalAcrossRuns) {
         kBase, {"job.nodes=4", "launcher=" + std::string(launcher_layout, space),
                 "layout=" + std::string(space + 1), "training.microbatches=4",
                 "training.data_parallel=DATA_PARALLEL_ZERO",
-                "training.trainer_log=TRAINER_LOG_DEEPSPEED", "faults[0].kind=FAULT_KIND_HANG"});
+                "training.trainer_log=TRAINER_LOG_DEEPSPEED", "timeouts.dump_on_timeout=true",
+                "faults[0].kind=FAULT_KIND_HANG"});
     const fs::path a = FreshDir("_a"), b = FreshDir("_b");
     MustSimulate(s, a);
     MustSimulate(s, b);

@@ -1,6 +1,7 @@
 // The step schedule and trainer knobs of `training` (docs/scenario_format.md): 1F1B pipeline
 // microbatches, DDP vs ZeRO/FSDP data parallelism, Megatron vs DeepSpeed step lines; what the
-// watchdogs name under each, and that bad values are rejected with a position and a hint.
+// watchdogs name under each, the flight-recorder lines of timeouts.dump_on_timeout, and that
+// bad values are rejected with a position and a hint.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -90,6 +91,50 @@ TEST(JobModel, DeepSpeedTrainerLinesComeFromRankZero) {
       << rank0.substr(0, 2000);
   EXPECT_TRUE(std::regex_search(rank0, std::regex(R"(\] \[INFO\] \[timer\.py:215:stop\] epoch=0/micro_step=12/global_step=2, RunningAvgSamplesPerSec=[0-9.]+, CurrSamplesPerSec=[0-9.]+, MemAllocated=[0-9.]+GB, MaxMemAllocated=[0-9.]+GB\n)")));
   EXPECT_THAT(ReadAll(out / "incident" / "gpu-0008" / "rank_63.log"), Not(HasSubstr("iteration")));
+}
+
+// TORCH_NCCL_DUMP_ON_TIMEOUT: each timed-out rank prints the flight-recorder lines between
+// its timeout report and "Some NCCL operations ...", the monitor's for default_pg.
+TEST(FlightRecorder, EveryTimedOutRankSignalsTheDumpBeforeItIsTakenDown) {
+  const fs::path out = FreshDir();
+  MustSimulate(MustParse(kPipeline, {"format.torch=2.6", "timeouts.dump_on_timeout=true"}), out);
+  int blocks = 0;
+  for (const auto& [path, text] : ReadTree(out / "incident")) {
+    const std::size_t caught = text.find("Watchdog caught collective operation timeout");
+    if (caught == std::string::npos || path.find("rank_") == std::string::npos) continue;
+    ++blocks;
+    const std::size_t not_found = text.find("] Stack trace of the failed collective not found", caught);
+    const std::size_t first = text.find("] First PG on this rank to signal dumping.\n", caught);
+    const std::size_t signal = text.find(
+        "(default_pg) Rank ", first);
+    const std::size_t received = text.find(
+        "Received a dump signal due to a collective timeout from this local rank and we will try "
+        "our best to dump the debug info. Last enqueued NCCL work: ", caught);
+    const std::size_t preparing =
+        text.find("ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1\n", caught);
+    const std::size_t some_failed = text.find("Some NCCL operations have failed", caught);
+    ASSERT_NE(some_failed, std::string::npos) << path;
+    EXPECT_LT(not_found, first) << path;
+    EXPECT_LT(first, signal) << path;
+    EXPECT_LT(signal, received) << path;
+    EXPECT_LT(received, preparing) << path;
+    EXPECT_LT(preparing, some_failed) << path;
+  }
+  EXPECT_GT(blocks, 10);
+}
+
+TEST(FlightRecorder, NeedsATorchWithAFlightRecorder) {
+  auto s = ParseScenario(R"(name: "x"
+job { nodes: 4 tp: 2 pp: 4 }
+format { torch: "2.1" }
+timeouts { dump_on_timeout: true }
+faults { kind: FAULT_KIND_HANG }
+)", "fr.textproto");
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("fr.textproto:4:"));
+  EXPECT_THAT(s.status().message(),
+              HasSubstr("timeouts.dump_on_timeout needs the flight recorder, which torch 2.1"));
+  EXPECT_THAT(s.status().message(), HasSubstr("set format.torch to 2.4 or later"));
 }
 
 TEST(JobModel, BadMicrobatchesAreRejectedWithPositionAndHint) {
