@@ -69,7 +69,8 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
   }
   auto d = engine::Diagnose(args.incident, {.strategy = *strategy,
                                             .threads = args.threads,
-                                            .checkpoint_dir = args.checkpoint_dir});
+                                            .checkpoint_dir = args.checkpoint_dir,
+                                            .control = args.control});
   if (!d.ok()) return Fail(err, "diagnose", d.status());
   out << engine::RenderText(*d);
   if (!args.json.empty()) {

@@ -48,11 +48,11 @@ int main(int argc, char** argv) {
                   " launcher=LAUNCHER_TORCHRUN|LAUNCHER_SRUN, layout=LAYOUT_PER_RANK_FILES|"
                   "LAYOUT_TORCHRUN_LOG_DIR|LAYOUT_SLURM_OUT, format.{torch=1.13|2.1|2.4|2.6,"
                   "nccl=2.18.5|2.21.5,slurm=22.05|23.02,driver=418|470|535|560,nccl_debug_info}, faults[0].{kind,rank,"
-                  "node,step,at_fraction}, timeouts.{nccl_timeout_ms,dump_on_timeout}, slurm.{kill_on_bad_exit,"
+                  "node,step,at_fraction,slowdown,slow_steps,stall}, timeouts.{nccl_timeout_ms,dump_on_timeout}, slurm.{kill_on_bad_exit,"
                   "kill_wait_ms,slurmd_timeout_ms}, clocks.skew_sigma_ms, training.{warmup_steps,"
                   "step_time_ms,tp_collectives_per_step,log_interval,compute_jitter,microbatches"
                   " (1F1B),data_parallel=DATA_PARALLEL_DDP|DATA_PARALLEL_ZERO,trainer_log="
-                  "TRAINER_LOG_MEGATRON|TRAINER_LOG_DEEPSPEED}, "
+                  "TRAINER_LOG_MEGATRON|TRAINER_LOG_DEEPSPEED,per_rank_timers}, "
                   "realism.{benign_warnings,loud_rank,kernel_logs,old_ecc_event,xid45_on_kill,nvidia_smi,"
                   "missing_node_fraction,truncated_node_fraction,damage_initiator_node} "
                   "(docs/scenario_format.md)");
@@ -70,6 +70,8 @@ int main(int argc, char** argv) {
                    "The job's checkpoint directory, verified read-only (default: a checkpoints/ "
                    "folder inside the incident, if any)");
   diag->add_option("--threads", diag_args.threads, "Worker threads (0 = all cores)")->capture_default_str();
+  diag->add_option("--control", diag_args.control,
+                   "A healthy run of the same job: fail-slow ranks are measured against their own timers there");
   diag->footer(kExitCodes);
   diag->callback([&] { rc = RunDiagnose(diag_args, std::cout, std::cerr); });
 

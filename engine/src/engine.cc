@@ -7,6 +7,7 @@
 #include "report/diagnosis.h"
 #include "report/events_json.h"
 
+#include <optional>
 #include <ostream>
 
 namespace denpex::engine {
@@ -40,9 +41,18 @@ Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir, const 
       options.strategy == Strategy::kEngine || options.strategy == Strategy::kNewestCheckpoint;
   auto ckpt_dir = FindCheckpointDir(incident->root, options.checkpoint_dir);
   if (!ckpt_dir.ok()) return ckpt_dir.status();
+  std::optional<Incident> control;
+  if (!options.control.empty()) {
+    auto loaded = LoadIncident(options.control, options.threads);
+    if (!loaded.ok()) {
+      return Status::InvalidArgument("--control " + options.control.string() + ": " + loaded.status().message() +
+                                     " (give the incident directory of a healthy run of the same job)");
+    }
+    control = std::move(*loaded);
+  }
   Finding finding;
   switch (options.strategy) {
-    case Strategy::kEngine: finding = AnalyzeParticipation(*incident); break;
+    case Strategy::kEngine: finding = AnalyzeParticipation(*incident, control ? &*control : nullptr); break;
     case Strategy::kFirstError: finding = AnalyzeFirstError(*incident); break;
     case Strategy::kLoudest: finding = AnalyzeLoudest(*incident); break;
     case Strategy::kElasticRootCause: finding = AnalyzeElasticRootCause(*incident); break;

@@ -81,6 +81,28 @@ constexpr FaultTraits kFaults[] = {
      v1::OWNER_APPLICATION, v1::FAILURE_CLASS_CUDA_ERROR, false, "fix_application",
      "{who} hit a device-side assert (an index out of bounds); fix the input or the indexing "
      "that the assertion names before restarting."},
+    {v1::FAULT_KIND_STRAGGLER, FaultScope::kRank, FaultAction::kSlowdown,
+     v1::OWNER_GPU_HARDWARE, v1::FAILURE_CLASS_STRAGGLER, false, "inspect_gpu",
+     "{who} computes slower than its peers every step (a throttled GPU: thermal, power brake or "
+     "a PCIe link downgrade); check its clock event reasons and PCIe link, or exclude the GPU, "
+     "before restarting."},
+    {v1::FAULT_KIND_SLOW_NODE, FaultScope::kNode, FaultAction::kSlowdown, v1::OWNER_HOST,
+     v1::FAILURE_CLASS_STRAGGLER, false, "drain_node",
+     "every rank of {who} computes slower than its peers (a noisy host: CPU contention or a "
+     "rogue process); drain it or find what else runs there before restarting."},
+    {v1::FAULT_KIND_NIC_FAILURE, FaultScope::kRank, FaultAction::kNicFailure, v1::OWNER_NETWORK,
+     v1::FAILURE_CLASS_NETWORK, false, "inspect_nic",
+     "the IB NIC of {who} stopped completing work (NCCL retry exceeded, status 12); check the "
+     "port (ibstat, link flaps, symbol errors) and its cable or switch port, or exclude the "
+     "node, before restarting."},
+    {v1::FAULT_KIND_NCCL_BOOTSTRAP, FaultScope::kNode, FaultAction::kNcclSetup, v1::OWNER_NETWORK,
+     v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_network_config",
+     "{who} has no network interface that NCCL_SOCKET_IFNAME names (NCCL bootstrap found none); "
+     "fix the interface name or the node's network configuration before restarting."},
+    {v1::FAULT_KIND_DUPLICATE_GPU, FaultScope::kNode, FaultAction::kNcclSetup,
+     v1::OWNER_APPLICATION, v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_launch_config",
+     "two ranks on {who} were given the same GPU (the CUDA_VISIBLE_DEVICES / LOCAL_RANK mapping "
+     "of the launch script); fix the device assignment before restarting."},
 };
 
 }  // namespace
@@ -120,6 +142,16 @@ FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
   plan.offset = static_cast<TimeNs>(plan.at_fraction * static_cast<double>(job.step_time));
   plan.variant =
       static_cast<int>(Rng(job.seed, StreamId::kFaultPlan, stream + 2).UniformInt(0, 1 << 20));
+  if (plan.action() == FaultAction::kSlowdown) {
+    // Fail-slow starts with the fault step: every compute slice of it is slow.
+    plan.at_fraction = 0;
+    plan.offset = 0;
+    plan.slowdown = fault.has_slowdown()
+                        ? fault.slowdown()
+                        : 1.25 + 0.75 * Rng(job.seed, StreamId::kFaultPlan, stream + 3).Uniform();
+    plan.slow_steps = fault.has_slow_steps() ? fault.slow_steps() : 12;
+    plan.stall = fault.stall();
+  }
   return plan;
 }
 

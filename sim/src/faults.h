@@ -32,6 +32,9 @@ enum class FaultAction : std::uint8_t {
   // exits 1 after the interpreter tears down.
   kCudaError,
   kHostOom,  // the kernel OOM killer SIGKILLs the rank (kern.log lines, srun "Out Of Memory")
+  kSlowdown,         // fail-slow: the rank's (or node's) compute takes `slowdown` times longer
+  kNicFailure,       // the rank's IB NIC fails: completion errors, then NCCL aborts on both ends
+  kNcclSetup,        // the node's ranks fail in NCCL init (bootstrap interface, duplicate GPU)
 };
 
 struct FaultTraits {
@@ -59,6 +62,10 @@ struct FaultPlan {
   double at_fraction = 0;
   TimeNs offset = 0;  // into the step: at_fraction * step_time
   int variant = 0;    // which traceback / which mismatch (drawn)
+  // kSlowdown: the compute factor, how many slow steps, and whether the rank then stalls.
+  double slowdown = 1;
+  int slow_steps = 0;
+  bool stall = false;
 
   v1::FaultKind kind() const { return traits->kind; }
   FaultAction action() const { return traits->action; }

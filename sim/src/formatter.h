@@ -33,6 +33,10 @@ class LineFormatter {
   void Format(const NcclProcessInfo& r, LineBuilder& out) const;  // formatter_nccl.cc
   void Format(const NcclCommInit& r, LineBuilder& out) const;
   void Format(const TrainerIteration& r, LineBuilder& out) const;
+  void Format(const RankTimers& r, LineBuilder& out) const;
+  void Format(const NcclIbError& r, LineBuilder& out) const;     // formatter_nccl.cc
+  void Format(const NcclAsyncError& r, LineBuilder& out) const;  // formatter_nccl.cc
+  void Format(const NcclSetupFailure& r, LineBuilder& out) const;  // formatter_nccl.cc
   void Format(const WatchdogTimeout& r, LineBuilder& out) const;
   void Format(const PythonException& r, LineBuilder& out) const;  // formatter_app.cc
   void Format(const SegfaultDump& r, LineBuilder& out) const;

@@ -26,6 +26,129 @@ void NodeAddress(LineBuilder& out, int node) {
 
 std::string_view NcclBusId(int local_gpu) { return kBusIds[local_gpu]; }
 
+// The IB completion WARN of the profile's NCCL (docs/log_formats.md §4b):
+//   2.21: <host>:<pid>:<tid> [<dev>] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion
+//         from peer 10.64.0.12<43187> with status=12 opcode=0 len=0 vendor err 129 (Send)
+//         localGid ::ffff:10.64.0.5 remoteGids::ffff:10.64.0.12
+//   2.18: ... transport/net_ib.cc:1335 NCCL WARN NET/IB : Got completion from peer
+//         10.64.0.12<43187> with error 12, opcode 0, len 0, vendor err 129
+void LineFormatter::Format(const NcclIbError& r, LineBuilder& out) const {
+  const int pid = job_.worker_pid[r.rank];
+  const int node = job_.NodeOf(r.rank), peer_node = job_.NodeOf(r.peer);
+  const bool v218 = nccl_.name.starts_with("2.18");
+  const int port = 40000 + (r.peer * 7919 + r.rank * 104729) % 20000;
+  const int vendor = r.status == 12 ? 129 : 249;
+  out.Str(job_.hostnames[node]).Char(':').Int(pid).Char(':').Int(pid + 7 + job_.LocalRank(r.rank));
+  out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] transport/net_ib.cc:");
+  out.Int(v218 ? 1335 : 1696).Str(" NCCL WARN NET/IB : Got completion from peer ");
+  NodeAddress(out, peer_node);
+  out.Char('<').Int(port).Char('>');
+  if (v218) {
+    out.Str(" with error ").Int(r.status).Str(", opcode 0, len 0, vendor err ").Int(vendor).EndLine();
+    return;
+  }
+  out.Str(" with status=").Int(r.status).Str(" opcode=0 len=0 vendor err ").Int(vendor);
+  out.Str(r.send ? " (Send)" : " (Recv)").Str(" localGid ::ffff:");
+  NodeAddress(out, node);
+  out.Str(" remoteGids::ffff:");
+  NodeAddress(out, peer_node);
+  out.EndLine();
+}
+
+// NCCL init failing on one rank (docs/log_formats.md §4c): the WARN, or the traceback of the
+// first barrier whose NCCL error carries NCCL's last error.
+void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
+  const int dev = job_.LocalRank(r.rank);
+  auto last_error = [&] {
+    if (r.duplicate) {
+      out.Str("Duplicate GPU detected : rank ").Int(r.rank).Str(" and rank ").Int(r.other);
+      out.Str(" both on CUDA device ").Str(NcclBusId(job_.LocalRank(r.other)));
+    } else {
+      out.Str("Bootstrap : no socket interface found");
+    }
+  };
+  if (!r.traceback) {
+    const int pid = job_.worker_pid[r.rank];
+    out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(pid);
+    out.Str(" [").Int(dev).Str(r.duplicate ? "] init.cc:872 NCCL WARN " : "] bootstrap.cc:108 NCCL WARN ");
+    last_error();
+    out.EndLine();
+    return;
+  }
+  const bool old = torch_.name == "1.13";
+  const std::string_view py = torch_.python_lib;
+  const std::string_view lines[] = {
+      "Traceback (most recent call last):",
+      "  File \"/workspace/megatron-lm/pretrain_gpt.py\", line 278, in <module>",
+      "    pretrain(",
+      "  File \"/workspace/megatron-lm/megatron/training/training.py\", line 274, in pretrain",
+      "    initialize_megatron(",
+      "  File \"/workspace/megatron-lm/megatron/training/initialize.py\", line 282, in _initialize_distributed",
+      "    torch.distributed.barrier()",
+  };
+  auto prefix = [&] {
+    if (torch_.rank_prefixed_tracebacks) out.Str("[rank").Int(r.rank).Str("]: ");
+  };
+  for (std::string_view line : lines) {
+    prefix();
+    out.Str(line).EndLine();
+  }
+  prefix();
+  out.Str("  File \"").Str(py).Str("/torch/distributed/distributed_c10d.py\", line ");
+  out.Int(old ? 3145 : 4159).Str(", in barrier").EndLine();
+  prefix();
+  out.Str(old ? "    work = default_pg.barrier(opts=opts)" : "    work = group.barrier(opts=opts)").EndLine();
+  prefix();
+  out.Str(old ? "RuntimeError" : "torch.distributed.DistBackendError");
+  out.Str(": NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:").Int(old ? 1201 : 1970);
+  out.Str(r.duplicate ? ", invalid usage (run with NCCL_DEBUG=WARN for details)"
+                      : ", internal error - please report this issue to the NCCL developers");
+  out.Str(", NCCL version ").Str(nccl_.name).EndLine();
+  prefix();
+  out.Str(r.duplicate ? "ncclInvalidUsage: This usually reflects invalid usage of NCCL library."
+                      : "ncclInternalError: Internal check failed.").EndLine();
+  prefix();
+  out.Str("Last error:").EndLine();
+  prefix();
+  last_error();
+  out.EndLine();
+}
+
+// The watchdog thread's end after NCCL reported the error asynchronously (torch >= 2.2 with
+// TORCH_NCCL_ASYNC_ERROR_HANDLING=3), then the C++ terminate:
+//   [rank5]:[E302 ... ProcessGroupNCCL.cpp:1515] [PG 3 (DATA_PARALLEL_GROUP) Rank 1] Process
+//   group watchdog thread terminated with exception: NCCL error: remote process exited or there
+//   was a network error, NCCL version 2.21.5
+//   ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.
+//   Last error:
+//   NET/IB : Got completion from peer 10.64.0.12<43187> with status=12 ...
+void LineFormatter::Format(const NcclAsyncError& r, LineBuilder& out) const {
+  const std::string_view version = nccl_.name;
+  auto message = [&] {
+    WritePgPrefix(out, r.rank, r.group);
+    out.Str(" Process group watchdog thread terminated with exception: NCCL error: ");
+    out.Str(r.remote ? "remote process exited or there was a network error"
+                     : "unhandled system error (run with NCCL_DEBUG=INFO for details)");
+    out.Str(", NCCL version ").Str(version).EndLine();
+    out.Str(r.remote ? "ncclRemoteError: A call failed possibly due to a network error or a remote "
+                       "process exiting prematurely."
+                     : "ncclSystemError: System call (e.g. socket, malloc) or external library call "
+                       "failed or device error. ");
+    out.EndLine();
+    out.Str("Last error:").EndLine();
+    out.Str("NET/IB : Got completion from peer ");
+    NodeAddress(out, job_.NodeOf(r.peer));
+    out.Str("<").Int(40000 + (r.peer * 7919 + r.rank * 104729) % 20000).Str("> with status=12 opcode=0 len=0 vendor err 129");
+  };
+  WriteC10Header(out, r.rank, r.time, torch_.line_thread_terminated);
+  message();
+  out.EndLine();
+  out.Str("terminate called after throwing an instance of '").Str(torch_.exception_class).Str("'").EndLine();
+  out.Str("  what():  ");
+  message();
+  out.EndLine();
+}
+
 void LineFormatter::NcclPrefix(LineBuilder& out, int rank) const {
   const int pid = job_.worker_pid[rank];
   out.Str(job_.hostnames[job_.NodeOf(rank)]).Char(':').Int(pid).Char(':').Int(pid);

@@ -91,6 +91,30 @@ void LineFormatter::MegatronIteration(const TrainerIteration& r, LineBuilder& ou
   out.Str(" | number of nan iterations: ").Padded(0, 3, ' ').Str(" |").EndLine();
 }
 
+// DeepSpeed's timer line through its log_dist logger, printed by every rank. DeepSpeed
+// >= 0.10.1 (torch >= 2.4 profiles) shortened the names; older releases print `rank=R` too:
+//   [2026-03-02 09:00:41,512] [INFO] [logging.py:96:log_dist] [Rank 17] time (ms) | fwd: 498.12 |
+//     bwd: 1010.40 | bwd_inner: 1002.51 | bwd_allreduce: 7.89 | step: 11.20
+//   ... [Rank 17] rank=17 time (ms) | forward: 498.12 | backward: ... | backward_inner: ... |
+//     backward_allreduce: ... | step: ...
+// The simulator charges every NCCL wait of the step (TP, PP, DP) to bwd_allreduce.
+void LineFormatter::Format(const RankTimers& r, LineBuilder& out) const {
+  const CivilTime c = ToCivil(Local(job_.NodeOf(r.rank), r.time));
+  const bool short_names = torch_.name != "1.13" && torch_.name != "2.1";
+  out.Char('[').Zero(c.year, 4).Char('-').Zero(c.month, 2).Char('-').Zero(c.day, 2);
+  out.Char(' ').Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2);
+  out.Char(',').Zero(c.nanos / 1'000'000, 3).Str("] [INFO] [logging.py:96:log_dist] [Rank ");
+  out.Int(r.rank).Str("] ");
+  if (!short_names) out.Str("rank=").Int(r.rank).Char(' ');
+  const double fwd = r.compute_ms * r.fwd_share;
+  const double bwd_inner = r.compute_ms - fwd;
+  out.Str("time (ms) | ").Str(short_names ? "fwd: " : "forward: ").Fixed(fwd, 2);
+  out.Str(short_names ? " | bwd: " : " | backward: ").Fixed(bwd_inner + r.wait_ms, 2);
+  out.Str(short_names ? " | bwd_inner: " : " | backward_inner: ").Fixed(bwd_inner, 2);
+  out.Str(short_names ? " | bwd_allreduce: " : " | backward_allreduce: ").Fixed(r.wait_ms, 2);
+  out.Str(" | step: ").Fixed(r.optimizer_ms, 2).EndLine();
+}
+
 // The c10 header of the profile's style (docs/log_formats.md §2). torch >= 2.4:
 // [rank<G>]:[E<M><DD> <hh>:<mm>:<ss>.<nnnnnnnnn> ProcessGroupNCCL.cpp:<line>]
 void LineFormatter::WriteC10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const {

@@ -23,8 +23,9 @@ Model::Model(const Job& job, const FaultPlan& fault, RecordSink& sink)
 // times long), then a few watchdog timeouts and SIGTERM graces, then ten minutes. Computed
 // in double and capped, so extreme scenarios cannot overflow it.
 TimeNs Model::Horizon() const {
-  const double steps = static_cast<double>(fault_.step + 10) * static_cast<double>(job_.step_time) *
-                       static_cast<double>(job_.pp + 2);
+  const double slow = static_cast<double>(fault_.slow_steps) * fault_.slowdown;  // fail-slow
+  const double steps = (static_cast<double>(fault_.step + 10) + slow) *
+                       static_cast<double>(job_.step_time) * static_cast<double>(job_.pp + 2);
   const double horizon = static_cast<double>(job_.start) + 660.0 * kNsPerSec + steps +
                          4.0 * static_cast<double>(job_.nccl_timeout + job_.sigterm_grace +
                                                    job_.kill_wait + job_.slurmd_timeout);
@@ -48,7 +49,8 @@ Outcome Model::Run() {
     Dispatch(queue_.Pop());
     ++out.events;
   }
-  out.end_time = out.reached_horizon ? horizon : 0;
+  // A run nothing ended (fail-slow logs collected from the running job) ends at its last step.
+  out.end_time = out.reached_horizon ? horizon : workers_.last_step_end();
   for (int rank = 0; rank < job_.world; ++rank)
     out.end_time = std::max(out.end_time, workers_.exit_time(rank));
   for (int node = 0; node < job_.nodes; ++node)

@@ -63,6 +63,54 @@ struct TrainerIteration {
   double max_mem_allocated_gb = 0;
 };
 
+// DeepSpeed-style per-rank timers (`[Rank R] time (ms) | fwd: ... | bwd_allreduce: ...`),
+// printed by every rank at the end of a step (stderr, unbuffered). The model knows compute
+// (time outside NCCL work) and wait (time blocked in collectives) of the step.
+struct RankTimers {
+  int rank;
+  TimeNs time;
+  double compute_ms;
+  double wait_ms;
+  double fwd_share;     // drawn: the forward part of compute, ~1/3
+  double optimizer_ms;  // drawn: the optimizer step (cosmetic)
+  bool slow;            // the fault slowed this step (for the truth's citation)
+};
+
+// NCCL's WARN for a failed IB work completion (NCCL_DEBUG=WARN or INFO), printed by the
+// proxy progress thread: status 12 (transport retry counter exceeded, vendor err 129) on a
+// link whose far end stopped answering, status 5 (work request flushed, vendor err 249) on a
+// queue pair torn down after another error.
+struct NcclIbError {
+  int rank;
+  TimeNs time;
+  int peer;    // the rank at the other end (its node's address is printed)
+  int status;  // 12 or 5
+  bool send;   // "(Send)" or "(Recv)"
+};
+
+// ProcessGroupNCCL's watchdog thread caught NCCL's asynchronous error on the rank's
+// communicator (after the IB error): the c10 line with NCCL's message and "Last error:", then
+// the C++ terminate. The process aborts (exit -6) right after.
+struct NcclAsyncError {
+  int rank;
+  TimeNs time;
+  PgKind group;
+  bool remote;  // ncclRemoteError (the peer's end failed) rather than ncclSystemError
+  int peer;     // the peer the last error names
+};
+
+// A rank's NCCL communicator init fails (FAULT_KIND_NCCL_BOOTSTRAP / DUPLICATE_GPU): NCCL's
+// WARN (stdout, flushed; `traceback` false) and then the Python traceback of the first barrier
+// ending in torch's NCCL error with NCCL's "Last error:" (stderr; `traceback` true).
+struct NcclSetupFailure {
+  int rank;
+  TimeNs time;
+  bool duplicate;  // "Duplicate GPU detected" rather than "Bootstrap : no socket interface found"
+  int other;       // duplicate: the other rank on the same GPU
+  bool traceback;
+  bool cite;       // the truth cites this WARN (the lowest failing rank's)
+};
+
 // The ProcessGroupNCCL watchdog block (stderr, unbuffered), printed just before SIGABRT.
 struct WatchdogTimeout {
   int rank;
@@ -280,7 +328,8 @@ struct CtldLine {
 };
 
 using Record =
-    std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration,
+    std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers,
+                 NcclIbError, NcclAsyncError, NcclSetupFailure,
                  WatchdogTimeout, PythonException, SegfaultDump, WorkerExit, BenignWarning,
                  CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, NodeLost,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine>;

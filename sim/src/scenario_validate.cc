@@ -424,6 +424,23 @@ Status CheckFaultKind(const v1::Fault& f, const std::string& path, const v1::Sce
     return loc.Error(path + ".node", path + ".node applies to node faults only",
                      "give the rank with rank: N instead");
   }
+  const bool slow = traits->action == FaultAction::kSlowdown;
+  if (!slow && (f.has_slowdown() || f.has_slow_steps() || f.stall())) {
+    return loc.Error(path + (f.has_slowdown() ? ".slowdown" : f.has_slow_steps() ? ".slow_steps" : ".stall"),
+                     "slowdown, slow_steps and stall apply to the fail-slow kinds only",
+                     "use kind: FAULT_KIND_STRAGGLER or FAULT_KIND_SLOW_NODE, or remove them");
+  }
+  if (f.has_slowdown() && !(f.slowdown() >= 1 && f.slowdown() <= 100)) {
+    return loc.Error(path + ".slowdown",
+                     path + ".slowdown must be in [1, 100] (got " + StrD(f.slowdown()) + ")",
+                     "a factor on the compute time: 1.5 is 50% slower, 1 a healthy control run; "
+                     "leave it out to draw one");
+  }
+  if (f.has_slow_steps() && (f.slow_steps() < 3 || f.slow_steps() > 1000)) {
+    return loc.Error(path + ".slow_steps",
+                     path + ".slow_steps must be in [3, 1000] (got " + Str(f.slow_steps()) + ")",
+                     "a fail-slow signal must persist for a few steps; leave it out for 12");
+  }
   if (f.has_node() && (f.node() < 0 || f.node() >= s.job().nodes())) {
     return loc.Error(path + ".node",
                      path + ".node " + Str(f.node()) + " is outside the job's nodes [0, " +
@@ -504,7 +521,14 @@ Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
   }
   DENPEX_RETURN_IF_ERROR(FillRealism(s->mutable_realism(), gpu_fault, loc));
   DENPEX_RETURN_IF_ERROR(CheckCheckpointing(*s, loc));
-  return CheckFaults(s, loc);
+  DENPEX_RETURN_IF_ERROR(CheckFaults(s, loc));
+  // Fail-slow is seen only in per-rank timing: the timers default on for those kinds.
+  v1::Training* t = s->mutable_training();
+  if (!t->has_per_rank_timers()) {
+    const FaultTraits* traits = FindFault(s->faults(0).kind());
+    t->set_per_rank_timers(traits->action == FaultAction::kSlowdown);
+  }
+  return Status::Ok();
 }
 
 }  // namespace denpex::sim

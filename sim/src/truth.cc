@@ -31,6 +31,15 @@ const Citation* FirstPeerWatchdog(const IncidentWriter& writer, int except) {
   return best;
 }
 
+// Fail-slow: the slow rank's (the slow node's first rank's) first timer line of a slowed step;
+// when it then stalled, the first peer's watchdog timeout too.
+void SlowdownEvidence(const TruthInputs& in, v1::Truth* truth) {
+  AddEvidence(in.writer.Find(Cite::kSlowTimers, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
+  if (in.fault.stall) {
+    AddEvidence(FirstPeerWatchdog(in.writer, in.fault.rank), v1::EVIDENCE_ROLE_CONSEQUENCE, truth);
+  }
+}
+
 // The srun launcher reports ranks in slurm-<jobid>.out, and the controller logs node and
 // scheduler events in slurmctld.log.
 void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
@@ -70,6 +79,14 @@ void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     case FaultAction::kNodeLoss:
       AddEvidence(ctld(CtldEvent::kSetDown), kInit, truth);
       AddEvidence(ctld(CtldEvent::kKillOnFailed), kCorr, truth);
+      return;
+    case FaultAction::kSlowdown:
+      return SlowdownEvidence(in, truth);
+    case FaultAction::kNicFailure:
+      AddEvidence(in.writer.Find(Cite::kIbError, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
+      return;
+    case FaultAction::kNcclSetup:
+      AddEvidence(in.writer.Find(Cite::kSetupWarn, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
     case FaultAction::kSchedulerCancel: {
       const Citation* c = ctld(CtldEvent::kTimeLimit);
@@ -122,6 +139,14 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       return;
     case FaultAction::kNodeLoss:
       AddEvidence(w.Find(Cite::kLastLine, node), kCorr, truth);
+      return;
+    case FaultAction::kSlowdown:
+      return SlowdownEvidence(in, truth);
+    case FaultAction::kNicFailure:
+      AddEvidence(in.writer.Find(Cite::kIbError, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
+      return;
+    case FaultAction::kNcclSetup:
+      AddEvidence(in.writer.Find(Cite::kSetupWarn, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
     case FaultAction::kSchedulerCancel:
       return;
@@ -189,6 +214,12 @@ void FillRecovery(const TruthInputs& in, v1::Truth* truth) {
   first->set_text(text);
   v1::Precondition* restart = recovery->add_preconditions();
   restart->set_action("restart_job");
+  if (traits.action == FaultAction::kSlowdown && !in.fault.stall) {
+    restart->set_text(
+        "The job is still running, slowed to the pace of its slowest rank; restart it from its "
+        "latest checkpoint once the slow hardware is excluded.");
+    return;
+  }
   restart->set_text(
       "Every other rank failed as a consequence (NCCL watchdog timeouts and launcher "
       "teardown); restart the job from its latest checkpoint.");

@@ -28,6 +28,10 @@ Workers::Workers(const Job& job, const FaultPlan& fault, EventQueue& queue, Reco
     compute_rng_.emplace_back(job.seed, StreamId::kRankCompute, r);
   exit_code_.assign(n, 0);
   exit_time_.assign(n, -1);
+  if (job.per_rank_timers) {
+    step_start_.assign(n, 0);
+    compute_ns_.assign(n, 0);
+  }
   BuildPrograms();
 }
 
@@ -112,6 +116,7 @@ void Workers::ScheduleStarts() {
 void Workers::OnStart(int rank, TimeNs t) {
   if (!alive_[rank]) return;
   EmitStartupWarnings(rank, t);
+  if (SetupFails(rank)) return FailSetup(rank, t);
   if (job_.nccl_debug_info) EmitNcclInit(rank, t);
   Run(rank, t);
 }
@@ -132,10 +137,17 @@ void Workers::Run(int rank, TimeNs t) {
       case Op::kInit:  // NCCL communicators being created (the init lines were printed)
         queue_.Push(t + kNsPerSec, EventKind::kRankResume, static_cast<std::uint32_t>(rank));
         return;
-      case Op::kCompute:
-        queue_.Push(t + ComputeSlice(rank), EventKind::kRankResume,
-                    static_cast<std::uint32_t>(rank));
+      case Op::kCompute: {
+        if (stall_pending_ && rank == fault_.rank) {  // fail-slow: the GPU stalls mid-step
+          stall_pending_ = false;
+          stopped_[rank] = 1;
+          return;
+        }
+        const TimeNs slice = ComputeSlice(rank);
+        if (job_.per_rank_timers) compute_ns_[rank] += slice;
+        queue_.Push(t + slice, EventKind::kRankResume, static_cast<std::uint32_t>(rank));
         return;
+      }
       case Op::kStepBegin:
         StartStep(rank, t);
         ++pc_[rank];
@@ -143,6 +155,7 @@ void Workers::Run(int rank, TimeNs t) {
       case Op::kStepEnd:
         EndStep(rank, t);
         pc_[rank] = kStepBeginPc;
+        if (stopped_[rank]) return;  // fail-slow: collected, or the slow rank stalled
         continue;
       default:
         if (op == Op::kBarrier && job_.noise.benign_warnings) {
@@ -201,6 +214,10 @@ void Workers::StartStep(int rank, TimeNs t) {
     queue_.Push(fault_time_, EventKind::kFault, static_cast<std::uint32_t>(id));
   }
   if (rank == job_.LoggingRank() && step_[rank] == 0) last_log_time_ = t;  // the first interval
+  if (job_.per_rank_timers) {
+    step_start_[rank] = t;
+    compute_ns_[rank] = 0;
+  }
   // Realism: the loud rank runs with PYTHONWARNINGS=always, so its warning repeats each step.
   if (rank == job_.noise.loud_rank) {
     sink_.Emit(BenignWarning{rank, t, WarningKind::kAutogradFallback});
@@ -243,8 +260,15 @@ void Workers::Die(int rank, TimeNs t, int exit_code) {
 
 TimeNs Workers::ComputeSlice(int rank) {
   const double mean = slice_mean_;
-  const double factor = std::max(0.1, 1.0 + job_.compute_jitter * compute_rng_[rank].Normal());
+  double factor = std::max(0.1, 1.0 + job_.compute_jitter * compute_rng_[rank].Normal());
+  if (IsSlowed(rank)) factor *= fault_.slowdown;
   return static_cast<TimeNs>(mean * factor);
+}
+
+bool Workers::IsSlowed(int rank) const {
+  if (!slow_active_) return false;
+  return fault_.traits->scope == FaultScope::kNode ? job_.NodeOf(rank) == fault_.node
+                                                   : rank == fault_.rank;
 }
 
 std::uint32_t Workers::RendezvousOf(int rank, Op op) const {

@@ -68,6 +68,8 @@ class Workers {
   // The rank the kernel OOM killer took (host OOM), or -1.
   int oom_killed() const { return oom_killed_; }
   std::uint64_t watchdog_timeouts() const { return watchdog_timeouts_; }
+  // The last step end of any rank (the end of a run no process left: fail-slow collection).
+  TimeNs last_step_end() const { return last_step_end_; }
   // The rank's collectives on its TP group (DP when tp = 1) the mismatch hit, or -1.
   std::int64_t mismatch_seq() const { return mismatch_seq_; }
 
@@ -108,6 +110,17 @@ class Workers {
   bool IsMismatchTarget(int rank, Op op) const;
   void ApplyMismatch(int rank, Op op, std::uint32_t rendezvous);
   TimeNs ComputeSlice(int rank);
+  bool IsSlowed(int rank) const;  // fail-slow: the fault has fired and hits this rank
+  void EmitTimers(int rank, TimeNs t);
+  void AfterSlowStep(int rank);  // fail-slow: collection or stall once the slow steps are done
+  // NIC failure (workers_network.cc): the failed NIC's rank and its peers across the node
+  // boundary print IB completion errors and abort; their other peers see flushed work.
+  std::vector<int> InterNodePeers(int rank) const;
+  void FailNic(int rank, TimeNs t);
+  void AbortOnNcclError(int rank, TimeNs t);
+  // NCCL set-up failure (workers_network.cc): does it hit this rank, and its failing init.
+  bool SetupFails(int rank) const;
+  void FailSetup(int rank, TimeNs t);
   std::uint32_t RendezvousOf(int rank, Op op) const;
   static PgKind GroupKindOf(Op op);
   static OpType OpTypeOf(Op op);
@@ -138,6 +151,8 @@ class Workers {
   std::vector<Rng> compute_rng_;
   std::vector<std::int8_t> exit_code_;
   std::vector<TimeNs> exit_time_;
+  std::vector<TimeNs> step_start_;  // per-rank timers: when the step began
+  std::vector<TimeNs> compute_ns_;  // per-rank timers: compute time in the step so far
 
   TimeNs fault_time_ = -1;
   int oom_killed_ = -1;
@@ -148,6 +163,10 @@ class Workers {
   std::int64_t mismatch_numel_ = 0;
   std::int64_t mismatch_numel_out_ = 0;
   std::int32_t mismatch_rendezvous_ = -1;
+  bool slow_active_ = false;  // fail-slow: the fault fired
+  bool stall_pending_ = false;  // fail-slow with stall: the slow rank's next kernel never ends
+  std::vector<int> nic_peers_;  // NIC failure: the failed NIC's peers across nodes (abort too)
+  TimeNs last_step_end_ = 0;
   TimeNs last_log_time_ = 0;  // the logging rank's previous iteration line
   std::uint64_t watchdog_timeouts_ = 0;
 };

@@ -8,6 +8,11 @@
 namespace denpex::sim {
 
 void Workers::OnFault(std::uint32_t id, TimeNs t) {
+  if (fault_.action() == FaultAction::kNcclSetup) return;  // it struck at init (FailSetup)
+  if (fault_.action() == FaultAction::kSlowdown) {
+    slow_active_ = true;  // ComputeSlice reads it; AfterSlowStep ends the run
+    return;
+  }
   if (fault_.traits->scope == FaultScope::kNode) {
     LoseNode(static_cast<int>(id), t);
   } else {
@@ -57,13 +62,34 @@ void Workers::FireRankFault(int rank, TimeNs t) {
       oom_killed_ = rank;
       Die(rank, t + rng.UniformInt(3, 45) * kNsPerMs, kExitSigkill);
       return;
+    case FaultAction::kNicFailure:
+      FailNic(rank, t);
+      return;
     case FaultAction::kNodeLoss:
     case FaultAction::kSchedulerCancel:
-      return;  // not rank faults
+    case FaultAction::kSlowdown:
+    case FaultAction::kNcclSetup:
+      return;  // not handled here
   }
 }
 
-void Workers::OnExceptionExit(int rank, TimeNs t) { Die(rank, t, kExitException); }
+// Fail-slow ends in one of two ways once the slow steps are done: the logs are collected from
+// the running job (every rank stops at the same step: nothing more is printed), or the slow
+// rank's GPU stalls for good (it issues nothing more; its peers' watchdogs fire later).
+void Workers::AfterSlowStep(int rank) {
+  if (fault_.action() != FaultAction::kSlowdown || fault_time_ < 0) return;
+  if (step_[rank] < fault_.step + fault_.slow_steps) return;
+  if (!fault_.stall) {
+    stopped_[rank] = 1;
+  } else if (rank == fault_.rank) {
+    stall_pending_ = true;  // Run stops it in its next compute slice
+  }
+}
+
+void Workers::OnExceptionExit(int rank, TimeNs t) {
+  if (fault_.action() == FaultAction::kNicFailure) return AbortOnNcclError(rank, t);
+  Die(rank, t, kExitException);
+}
 
 // Every process of the node vanishes at the same instant, its agent with it: nothing more is
 // written, and what sat in buffers is gone.

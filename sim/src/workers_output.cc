@@ -1,6 +1,7 @@
 // What worker processes print: NCCL communicator init lines (with NCCL_DEBUG=INFO), the last
 // rank's iteration line at the end of a step, and the watchdog block before the abort. The
 // values are decided here; their text is the formatter's business.
+#include <algorithm>
 #include <cmath>
 
 #include "workers.h"
@@ -40,6 +41,9 @@ void Workers::EmitStartupWarnings(int rank, TimeNs t) {
 // every log_interval steps.
 void Workers::EndStep(int rank, TimeNs t) {
   const int iteration = ++step_[rank];
+  last_step_end_ = std::max(last_step_end_, t);
+  if (job_.per_rank_timers && iteration % job_.log_interval == 0) EmitTimers(rank, t);
+  AfterSlowStep(rank);
   if (rank != job_.LoggingRank() || iteration % job_.log_interval != 0) return;
   Rng rng(job_.seed, StreamId::kTrainer, static_cast<std::uint64_t>(iteration));
   const double it = iteration;
@@ -57,6 +61,22 @@ void Workers::EndStep(int rank, TimeNs t) {
   }
   last_log_time_ = t;
   sink_.Emit(line);
+}
+
+// Every rank's timers for the step it just finished: compute (its own kernels) and the wait
+// in NCCL work (the rest of the step). A slow rank computes longest and waits least.
+void Workers::EmitTimers(int rank, TimeNs t) {
+  Rng rng(job_.seed, StreamId::kLineTiming,
+          (2ULL << 32) + static_cast<std::uint64_t>(rank) * 4096 + static_cast<std::uint64_t>(step_[rank] % 4096));
+  RankTimers r{};
+  r.rank = rank;
+  r.time = t + rng.UniformInt(200, 2000) * kNsPerUs;
+  r.compute_ms = static_cast<double>(compute_ns_[rank]) / kNsPerMs;
+  r.wait_ms = static_cast<double>(t - step_start_[rank] - compute_ns_[rank]) / kNsPerMs;
+  r.fwd_share = 0.31 + 0.04 * rng.Uniform();
+  r.optimizer_ms = 9.0 + 4.0 * rng.Uniform();
+  r.slow = IsSlowed(rank);
+  sink_.Emit(r);
 }
 
 void Workers::OnWatchdogFire(int rank, TimeNs t) {

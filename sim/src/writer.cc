@@ -155,6 +155,40 @@ void IncidentWriter::Handle(const TrainerIteration& r) {
   buf.lines += out.lines();
 }
 
+// Timer lines go through the logger unbuffered (stderr, or stdout with PYTHONUNBUFFERED=1).
+void IncidentWriter::Handle(const RankTimers& r) {
+  const int file = ErrFile(r.rank);
+  const std::int64_t first = AppendTo(file, r.rank, r);
+  if (r.slow && r.rank == plan_.rank && Find(Cite::kSlowTimers, r.rank) == nullptr) {
+    Remember(Cite::kSlowTimers, r.rank, r.time, file, first);
+  }
+  MaybeFlush(file);
+}
+
+// NCCL WARN lines and the watchdog's NCCL error are flushed / unbuffered.
+void IncidentWriter::Handle(const NcclIbError& r) {
+  const int file = OutFile(r.rank);
+  const std::int64_t first = AppendTo(file, r.rank, r);
+  if (r.rank == plan_.rank && r.status == 12 && Find(Cite::kIbError, r.rank) == nullptr) {
+    Remember(Cite::kIbError, r.rank, r.time, file, first);
+  }
+  MaybeFlush(file);
+}
+
+void IncidentWriter::Handle(const NcclAsyncError& r) {
+  AppendTo(ErrFile(r.rank), r.rank, r);
+  MaybeFlush(ErrFile(r.rank));
+}
+
+void IncidentWriter::Handle(const NcclSetupFailure& r) {
+  const int file = r.traceback ? ErrFile(r.rank) : OutFile(r.rank);
+  const std::int64_t first = AppendTo(file, r.rank, r);
+  if (r.cite && !r.traceback && job_.NodeOf(r.rank) == plan_.node) {
+    Remember(Cite::kSetupWarn, plan_.node, r.time, file, first);
+  }
+  MaybeFlush(file);
+}
+
 void IncidentWriter::MoveStdoutToFile(int rank) {
   StdoutBuffer& buf = stdout_[rank];
   AppendText(Buffer(OutFile(rank)), rank, buf.data, buf.lines);

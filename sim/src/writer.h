@@ -53,6 +53,9 @@ enum class Cite : std::uint8_t {
   kCtld,           // subject CtldEvent: the controller's line (the first of each event)
   kStepdJob,       // subject 0: the first "*** JOB J ON ... CANCELLED AT ... ***" line
   kKernel,         // subject node: the fault's initiating kern.log line (Xid, OOM kill)
+  kSlowTimers,     // subject rank: its first per-rank timer line of a slowed step
+  kIbError,        // subject rank: its first NCCL IB completion error (status 12)
+  kSetupWarn,      // subject node: the NCCL set-up WARN of its lowest failing rank
 };
 
 struct Citation {
@@ -106,6 +109,10 @@ class IncidentWriter : public RecordSink {
   void Handle(const NcclProcessInfo& r);
   void Handle(const NcclCommInit& r);
   void Handle(const TrainerIteration& r);
+  void Handle(const RankTimers& r);
+  void Handle(const NcclIbError& r);
+  void Handle(const NcclAsyncError& r);
+  void Handle(const NcclSetupFailure& r);
   void Handle(const WatchdogTimeout& r);
   void Handle(const PythonException& r);
   void Handle(const SegfaultDump& r);

@@ -479,6 +479,67 @@ TEST(Families, FaulthandlerDumpIsAFatalSignal) {
 namespace denpex::engine {
 namespace {
 
+// Per-rank step timers as DeepSpeed's log_dist prints them (short names of >= 0.10.1, the older
+// names with `rank=R`, the microstep line without a rank): compute and wait by timer name.
+TEST(Families, StepTimersOfEachDeepSpeedShape) {
+  struct TimerCase {
+    const char* line;
+    std::int32_t rank;
+    float compute, wait;
+  };
+  const TimerCase cases[] = {
+      {"[2023-07-19 14:09:21,612] [INFO] [logging.py:96:log_dist] [Rank 17] time (ms) | fwd: 316.00 | bwd: 747.31 | "
+       "bwd_inner: 514.96 | bwd_allreduce: 232.28 | step: 663.59",
+       17, 316.00f + 514.96f, 232.28f},
+      {"[2021-10-08 20:18:46,393] [INFO] [logging.py:68:log_dist] [Rank 0] rank=0 time (ms) | forward: 316.00 | "
+       "backward: 747.31 | backward_inner: 514.96 | backward_allreduce: 232.28 | step: 663.59",
+       0, 316.00f + 514.96f, 232.28f},
+      {"time (ms) | forward_microstep: 193.65 | backward_microstep: 329.25 | backward_inner_microstep: 329.14 | "
+       "backward_allreduce_microstep: 0.05 | step_microstep: 0.92",
+       -1, 193.65f + 329.14f, 0.05f},
+      // No *_inner split: the whole backward is compute.
+      {"[2024-01-02 03:04:05,678] [INFO] [logging.py:96:log_dist] [Rank 3] time (ms) | fwd: 100.00 | bwd: 200.00 | "
+       "step: 5.00",
+       3, 300.0f, 0.0f},
+  };
+  for (const TimerCase& c : cases) {
+    const ParsedLog log = Parse(std::string(c.line) + "\n");
+    ASSERT_EQ(log.events.size(), 1u) << c.line;
+    const Event& e = log.events[0];
+    EXPECT_EQ(KindName(e.kind), "step_timers") << c.line;
+    EXPECT_EQ(e.rank, c.rank) << c.line;
+    const auto& t = std::get<StepTimers>(e.detail);
+    EXPECT_NEAR(t.compute_ms, c.compute, 0.01) << c.line;
+    EXPECT_NEAR(t.wait_ms, c.wait, 0.01) << c.line;
+  }
+  // Not timers: a value that is not a number, an optimizer-only breakdown with a bad field.
+  EXPECT_TRUE(Parse("[2023-07-19 14:09:21,612] [INFO] [logging.py:96:log_dist] [Rank 1] time (ms) | fwd: n/a\n").events.empty());
+  EXPECT_TRUE(Parse("time (ms) | fwd 12.0\n").events.empty());
+}
+
+// NCCL set-up WARNs as NCCL prints them (the bootstrap finding no interface, the duplicate GPU
+// check), and the traceback's last line they end in.
+TEST(Families, NcclSetupWarnsAndTheirTorchError) {
+  ParsedLog log = Parse("gpu-0041:1592838:1592838 [2] bootstrap.cc:108 NCCL WARN Bootstrap : no socket interface found\n");
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(FamilyName(log.events[0].family), "nccl");
+  EXPECT_EQ(log.strings.Get(std::get<NcclWarn>(log.events[0].detail).text), "Bootstrap : no socket interface found");
+  log = Parse("gpu-0220:4242:4242 [1] init.cc:872 NCCL WARN Duplicate GPU detected : rank 1753 and rank 1752 both on CUDA device 2a000\n");
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(KindName(log.events[0].kind), "duplicate_gpu");
+  log = Parse(
+      "Traceback (most recent call last):\n"
+      "  File \"/workspace/x.py\", line 1, in <module>\n"
+      "    torch.distributed.barrier()\n"
+      "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, internal "
+      "error - please report this issue to the NCCL developers, NCCL version 2.21.5\n"
+      "ncclInternalError: Internal check failed.\n"
+      "Last error:\n"
+      "Bootstrap : no socket interface found\n");
+  ASSERT_GE(log.events.size(), 1u);
+  EXPECT_EQ(log.strings.Get(std::get<PythonError>(log.events[0].detail).type), "torch.distributed.DistBackendError");
+}
+
 TEST(Chunks, ChunkedParseEqualsWholeFileParse) {
   std::string text;
   for (int i = 0; i < 400; ++i) {

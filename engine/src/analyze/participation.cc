@@ -14,6 +14,8 @@
 #include "analyze/job_end.h"
 #include "analyze/mismatch.h"
 #include "analyze/scoring.h"
+#include "analyze/network.h"
+#include "analyze/fail_slow.h"
 #include "analyze/straggler.h"
 #include "analyze/strategies.h"
 #include "analyze/wait_graph.h"
@@ -433,9 +435,35 @@ std::vector<std::int32_t> Leaders(const Analysis& a, bool leads) {
   return out;
 }
 
+// A straggler found from the timers is the initiator when nothing else explains the incident:
+// no rank failed at all, or the rank the others waited on is a slow one that then stalled (it
+// did not exit or raise on its own, and issued no odd collective).
+bool StragglerExplains(const Analysis& a, const Straggler& s, bool leads, std::int32_t lost) {
+  if (lost >= 0) return false;
+  if (a.scores.empty()) return true;
+  for (std::int32_t r : Leaders(a, leads)) {
+    const bool slow = std::find(s.ranks.begin(), s.ranks.end(), r) != s.ranks.end() ||
+                      (s.whole_node && a.facts.ranks[r].node == s.node);
+    if (!slow) continue;
+    return !OwnExit(a.facts, r) && a.facts.ranks[r].python_error < 0 && a.MismatchOf(r) == nullptr;
+  }
+  return false;
+}
+
+void DiagnoseStalledStraggler(const Analysis& a, const Straggler& s, Finding* f) {
+  DiagnoseFailSlow(a.inc, a.facts, s, f);
+  const std::int32_t lead = s.whole_node ? s.ranks.front() : s.lead();
+  const std::string waiting = WaitersPhrase(a, lead);
+  if (!waiting.empty()) f->reason += " It then stopped participating: " + waiting + ".";
+  const auto waiters = DirectWaiters(a, lead);
+  for (std::size_t i = 0; i < waiters.size() && i < kMaxWaiterCitations; ++i) {
+    f->evidence.push_back({waiters[i], v1::EVIDENCE_ROLE_CORROBORATING});
+  }
+}
+
 }  // namespace
 
-Finding AnalyzeParticipation(const Incident& inc) {
+Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   Analysis a{.inc = inc, .facts = CollectFacts(inc)};
   Finding f;
   f.strategy = "engine";
@@ -462,10 +490,17 @@ Finding AnalyzeParticipation(const Incident& inc) {
   }
   const bool leads = a.scores.size() == 1 || (!a.scores.empty() && a.scores[1].total() * kLeadRatio < a.scores[0].total());
   const std::int32_t lost = LostNode(inc, a.facts, Leaders(a, leads));
-  if (lost >= 0) {
+  const std::optional<Straggler> slow = FindFailSlow(inc, a.facts, control);
+  if (const std::optional<SetupFailure> setup = FindNcclSetup(inc, a.facts)) {
+    DiagnoseNcclSetup(inc, a.facts, *setup, &f);
+  } else if (slow && StragglerExplains(a, *slow, leads, lost)) {
+    DiagnoseStalledStraggler(a, *slow, &f);
+  } else if (lost >= 0) {
     DiagnoseNodeLoss(inc, a.facts, lost, &f);
   } else if (const std::int32_t agent = a.scores.empty() ? LostAgent(a.facts) : -1; agent >= 0) {
     DiagnoseLostAgent(inc, a.facts, agent, &f);
+  } else if (const std::optional<NetworkFault> net = FindNetworkFault(inc, a.facts)) {
+    DiagnoseNetworkFault(inc, a.facts, *net, &f);
   } else if (a.scores.empty() && !a.facts.HasWave() && FindStraggler(inc, a.facts, &f)) {
     return f;
   } else if (a.scores.empty()) {
@@ -478,6 +513,12 @@ Finding AnalyzeParticipation(const Incident& inc) {
     Undecided(a, &f);
   }
   AddConsequences(a, &f);
+  if (f.failure_class == v1::FAILURE_CLASS_STRAGGLER && f.cascade.secondary_ranks.empty()) {
+    f.recovery.push_back({"restart_job", "",
+                          "The job still runs at the pace of its slowest rank: restart it from the newest checkpoint that verifies once the slow "
+                          "hardware is excluded (checkpoints were not evaluated by this diagnosis)."});
+    return f;
+  }
   f.recovery.push_back({"restart_job", "",
                         "Restart the whole job from the newest checkpoint that verifies (checkpoints were not evaluated by this diagnosis); "
                         "the ranks of the cascade failed as a consequence and need no action of their own."});

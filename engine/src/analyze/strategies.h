@@ -8,7 +8,8 @@
 namespace denpex::engine {
 
 // The product: participation per process group plus launcher evidence (participation.cc).
-Finding AnalyzeParticipation(const Incident& inc);
+// `control`: a healthy run of the same job, or nullptr (fail-slow detection, straggler.h).
+Finding AnalyzeParticipation(const Incident& inc, const Incident* control = nullptr);
 
 // Baseline: the rank of the earliest `Watchdog caught collective operation timeout` line by
 // printed timestamp, with no clock-skew correction (first_error.cc).

@@ -81,6 +81,7 @@ std::string_view KindName(Kind k) {
     case Kind::kGlooConnectFailed: return "connect_failed";
     case Kind::kGlooIoException: return "io_exception";
     case Kind::kIteration: return "iteration";
+    case Kind::kStepTimers: return "step_timers";
     case Kind::kException: return "exception";
     case Kind::kFatalSignal: return "fatal_signal";
     case Kind::kProcessExit: return "process_exit";

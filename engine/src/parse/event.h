@@ -46,6 +46,8 @@ enum class Kind : std::uint8_t {
   kGlooIoException,
   // trainer, python
   kIteration, kException, kFatalSignal,
+  // trainer: per-rank timers (DeepSpeed `[Rank R] time (ms) | fwd: ...`)
+  kStepTimers,
   // other: `denpex run`'s own lines about the process it wraps (docs/run_wrapper.md)
   kProcessExit, kProcessSignalled,
 };
@@ -114,6 +116,14 @@ struct Iteration {
   TimeNs slow_at = 0;            // when that step began (its line's time - step_us)
 };
 
+// Per-rank step timers (§5): DeepSpeed's `time (ms) | name: value | ...` of one rank, split
+// into compute (fwd, bwd_inner, ...) and collective wait (*allreduce*, *allgather*, *comm*,
+// *wait*, send/recv); the optimizer `step` is neither.
+struct StepTimers {
+  float compute_ms = 0;
+  float wait_ms = 0;
+};
+
 // NCCL communicator init, NCCL_DEBUG=INFO (§4).
 struct CommInit {
   StrId comm_id = kNoStr;
@@ -178,7 +188,7 @@ struct Note {
 
 using EventDetail = std::variant<Note, WatchdogTimeout, WatchdogNote, WorkerFailed, WorkerSignalled,
                                  FailureEntry, Iteration, CommInit, NcclWarn, PythonError, OomKill, Xid,
-                                 SlurmNote, GpuSlot>;
+                                 SlurmNote, StepTimers, GpuSlot>;
 
 enum class Clock : std::uint8_t {
   kNone,       // the line carries no time, and none could be borrowed

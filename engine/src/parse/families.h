@@ -20,6 +20,7 @@ struct Recognised {
   std::string_view host;  // the host the line names (NCCL `host:pid:tid`), when it does
   TimeNs time = 0;        // a time the message itself states (Slurm's `CANCELLED AT <time>`)
   bool timed = false;
+  std::int32_t rank = -1;  // a global rank the message itself states (DeepSpeed `[Rank R]`)
 };
 
 // Text kept in events is capped (a collapsed paste can make a 1 MiB "line").
@@ -54,6 +55,8 @@ std::string_view NormalisePci(std::string_view id, char (&buf)[16]);
 bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out);
 bool RecogniseAgent(std::string_view msg, StringTable* strings, Recognised* out);
 bool RecogniseDeepSpeed(std::string_view msg, StringTable* strings, Recognised* out);
+// timers.cc: per-rank timers `[Rank R] [rank=R ]time (ms) | fwd: 498.12 | ... | step: 11.20`.
+bool RecogniseStepTimers(std::string_view msg, Recognised* out);
 bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised* out);
 bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out);
 // `[denpex-run] pid P killed by signal N (SIG)`, `... exited with code N`, `... received SIGTERM

@@ -235,6 +235,7 @@ void LogParser::Emit(const Parsed& p, Recognised&& r) {
   }
   e.family = r.family;
   e.kind = r.kind;
+  if (e.rank < 0 && r.rank >= 0) e.rank = r.rank;
   if (!r.host.empty() && e.host == kNoStr) e.host = out_.strings.Intern(r.host);
   if (r.error) e.signature = out_.strings.Intern(MaskSignature(p.header.message.substr(0, kMaxKeptText)));
   out_.untimed += e.clock == Clock::kNone || e.time_borrowed ? 1 : 0;
@@ -273,7 +274,7 @@ void LogParser::Dispatch(const Parsed& p) {
       }
       break;
     case HeaderKind::kDeepSpeed:
-      found = RecogniseDeepSpeed(msg, &out_.strings, &r);
+      found = RecogniseStepTimers(msg, &r) || RecogniseDeepSpeed(msg, &out_.strings, &r);
       break;
     case HeaderKind::kRay:
       found = RecogniseRay(msg, &out_.strings, &r);
@@ -345,7 +346,8 @@ void LogParser::Unheaded(const Parsed& p) {
     found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r);
   } else if (IsAlpha(c) || IsDigit(c)) {
     if ((c == 'r' || c == 's') && (p.origin.timed || p.header.clock != Clock::kNone) && StepLine(p)) return;
-    found = ((ctx_.kernel || LooksKernel(msg)) && RecogniseKernel(msg, &out_.strings, &r)) ||
+    found = (c == 't' && RecogniseStepTimers(msg, &r)) ||
+            ((ctx_.kernel || LooksKernel(msg)) && RecogniseKernel(msg, &out_.strings, &r)) ||
             (c == 's' && RecogniseSlurm(msg, &out_.strings, &r)) || RecogniseNccl(msg, &out_.strings, &r) ||
             (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
             ((c == 'N' || c == 'K' || c == 'T' || c == 'p') && RecogniseSlurm(msg, &out_.strings, &r)) ||
@@ -626,6 +628,7 @@ constexpr Trigger kRecordTriggers[] = {
     {"ChildFailedError"},                      // opens the torchrun failure table
     {"] iteration "},                          // Megatron progress (a rank's last step)
     {"data_ms="},                              // key=value step lines (StepLine)
+    {"time (ms) |"},                           // DeepSpeed per-rank timers (timers.cc, fail-slow)
     {"Setting OMP_NUM_THREADS environment variable for each process"},  // torchrun's banner: an agent log
     {"torch/distributed"}, {"torch.distributed"}, {"run:"},  // agent sources: the file is a launcher's
 };

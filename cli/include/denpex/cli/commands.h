@@ -28,6 +28,7 @@ struct DiagnoseArgs {
   std::filesystem::path json;  // empty: no JSON file
   std::string strategy = "engine";
   int threads = 0;
+  std::filesystem::path control;  // a healthy run of the same job; empty: none
   std::filesystem::path checkpoint_dir;  // empty: a checkpoints/ folder inside the incident
 };
 int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err);

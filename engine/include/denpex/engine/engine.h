@@ -38,6 +38,10 @@ struct DiagnoseOptions {
   // Verified read-only with the world size the logs show; checkpoints modified after the
   // initiating fault are not trusted (docs/checkpoint_verification.md, "In a diagnosis").
   std::filesystem::path checkpoint_dir;
+  // A healthy run of the same job (`diagnose --control DIR`): the fail-slow detector measures
+  // each rank's step timers against that rank's own in the control, not only against its
+  // peers'. Empty: none.
+  std::filesystem::path control;
 };
 
 // kNotFound / kInvalidInput when the directory is missing, not a directory, or holds no

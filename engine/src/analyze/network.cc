@@ -1,0 +1,180 @@
+// The IB error matrix (see network.h).
+#include "analyze/network.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include "analyze/cascade.h"
+#include "analyze/describe.h"
+
+namespace denpex::engine {
+namespace {
+
+// "10.64.0.26<55968>" -> "10.64.0.26"; "::ffff:10.64.0.27" -> "10.64.0.27".
+std::string_view Address(std::string_view s) {
+  s = s.substr(0, s.find('<'));
+  if (s.starts_with("::ffff:")) s.remove_prefix(7);
+  return s;
+}
+
+// The reporter's own address, which NCCL >= 2.19 prints as `localGid ::ffff:<ip>`.
+std::string_view LocalAddress(std::string_view text) {
+  const std::size_t at = text.find("localGid ");
+  if (at == std::string_view::npos) return {};
+  std::string_view rest = text.substr(at + 9);
+  return Address(rest.substr(0, rest.find(' ')));
+}
+
+std::int32_t NodeOf(const Incident& inc, const JobFacts& facts, const Event& e) {
+  if (e.rank >= 0 && e.rank < static_cast<std::int32_t>(facts.ranks.size()) && facts.ranks[e.rank].node >= 0) {
+    return facts.ranks[e.rank].node;
+  }
+  (void)inc;
+  return e.node;
+}
+
+struct Reporter {
+  std::int32_t first12 = -1;  // event index of its first status-12 WARN
+  std::set<std::string> peers12, peers5;
+};
+
+}  // namespace
+
+std::optional<NetworkFault> FindNetworkFault(const Incident& inc, const JobFacts& facts) {
+  std::map<std::int32_t, Reporter> reporters;
+  std::map<std::string, std::int32_t> node_of_address;  // from the reporters' localGid
+  std::vector<std::pair<std::string, std::int32_t>> named;  // (peer address, event) of status 12
+  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+    const Event& e = inc.events[i];
+    if (e.kind != Kind::kIbCompletionError || e.rank < 0) continue;
+    const auto& w = std::get<NcclWarn>(e.detail);
+    const std::string peer(Address(inc.str(w.peer)));
+    const std::string_view local = LocalAddress(inc.str(w.text));
+    const std::int32_t node = NodeOf(inc, facts, e);
+    if (!local.empty() && node >= 0) node_of_address.emplace(std::string(local), node);
+    Reporter& r = reporters[e.rank];
+    if (w.status == 12) {
+      if (r.first12 < 0) r.first12 = static_cast<std::int32_t>(i);
+      r.peers12.insert(peer);
+      named.emplace_back(peer, static_cast<std::int32_t>(i));
+    } else {
+      r.peers5.insert(peer);
+    }
+  }
+  // Status-12 reports naming each node (when its address is known).
+  std::map<std::int32_t, std::vector<std::int32_t>> named_node;
+  for (const auto& [peer, event] : named) {
+    if (auto it = node_of_address.find(peer); it != node_of_address.end()) named_node[it->second].push_back(event);
+  }
+  NetworkFault best;
+  for (const auto& [rank, r] : reporters) {
+    if (r.first12 < 0) continue;
+    const std::int32_t node = NodeOf(inc, facts, inc.events[r.first12]);
+    double score = static_cast<double>(r.peers12.size()) + 0.5 * static_cast<double>(r.peers5.size());
+    std::vector<std::int32_t> by;
+    if (auto it = named_node.find(node); node >= 0 && it != named_node.end()) {
+      for (std::int32_t ev : it->second) {
+        if (inc.events[ev].rank != rank) by.push_back(ev);
+      }
+      score += static_cast<double>(by.size());
+    }
+    if (score > best.score || (score == best.score && rank < best.rank)) {
+      best.runner_up = std::max(best.runner_up, best.score);
+      best = NetworkFault{rank, node, r.first12, std::move(by), score, best.runner_up, 0};
+    } else {
+      best.runner_up = std::max(best.runner_up, score);
+    }
+  }
+  if (best.rank < 0 || best.score < kNicLeadRatio * best.runner_up) return std::nullopt;
+  best.reporters = static_cast<std::int32_t>(reporters.size());
+  return best;
+}
+
+void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const NetworkFault& n, Finding* f) {
+  const std::string node = NodeName(inc, n.node);
+  const std::int32_t local = n.rank < static_cast<std::int32_t>(facts.ranks.size()) ? facts.ranks[n.rank].local_rank
+                                                                                    : inc.events[n.first_event].local_rank;
+  const Event& first = inc.events[n.first_event];
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = n.rank;
+  f->node = n.node;
+  f->local_rank = local >= 0 ? local : std::get<NcclWarn>(first.detail).cuda_dev;
+  f->failure_class = v1::FAILURE_CLASS_NETWORK;
+  f->owner = v1::OWNER_NETWORK;
+  f->confidence = (1 - n.runner_up / n.score) * 0.95;
+  if (first.clock != Clock::kNone && !first.time_borrowed) f->time = first.time;
+  f->candidates.push_back({n.rank, n.node, n.score});
+  const std::string nic = f->local_rank >= 0 ? "the NIC of GPU " + std::to_string(f->local_rank) + " on " + node : "the NIC of rank " + std::to_string(n.rank);
+  f->reason = "Rank " + std::to_string(n.rank) + " (" + node + ") reported failed IB completions (retry exceeded, status 12" +
+              std::string(n.named_by.empty() ? "" : ", and " + std::to_string(n.named_by.size()) + " ranks on other nodes reported status 12 naming " + node) +
+              "): the bad row and column of the IB error matrix of " + std::to_string(n.reporters) +
+              " reporting ranks point at " + nic + "; the flushed work (status 5) and NCCL errors elsewhere are consequences.";
+  f->evidence.push_back({n.first_event, v1::EVIDENCE_ROLE_INITIATING});
+  for (std::size_t i = 0; i < n.named_by.size() && i < 3; ++i) f->evidence.push_back({n.named_by[i], v1::EVIDENCE_ROLE_CORROBORATING});
+  f->recovery.push_back({"inspect_nic", node,
+                         "Check " + nic + " (ibstat: port state and rate; link flaps, symbol errors, the cable and switch port) and exclude " + node +
+                             " until it passes ib_write_bw: rank " + std::to_string(n.rank) + "'s IB work stopped completing."});
+  f->cascade = SummarizeCascade(inc, facts, {n.rank}, n.node);
+}
+
+std::optional<SetupFailure> FindNcclSetup(const Incident& inc, const JobFacts& facts) {
+  std::map<std::int32_t, SetupFailure> by_node;
+  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+    const Event& e = inc.events[i];
+    if (e.family != Family::kNccl || e.rank < 0) continue;
+    const bool duplicate = e.kind == Kind::kDuplicateGpu;
+    if (!duplicate) {
+      if (e.kind != Kind::kSocketError && e.kind != Kind::kNcclWarn) continue;
+      const std::string_view text = inc.str(std::get<NcclWarn>(e.detail).text);
+      if (!text.starts_with("Bootstrap") || text.find("no socket interface") == std::string_view::npos) continue;
+    }
+    SetupFailure& s = by_node[NodeOf(inc, facts, e)];
+    s.duplicate = s.duplicate || duplicate;
+    if (std::find(s.ranks.begin(), s.ranks.end(), e.rank) != s.ranks.end()) continue;
+    s.ranks.push_back(e.rank);
+    if (s.first_event < 0 || e.rank < inc.events[s.first_event].rank) s.first_event = static_cast<std::int32_t>(i);
+  }
+  if (by_node.size() != 1 || by_node.begin()->first < 0) return std::nullopt;  // none, or job-wide
+  SetupFailure s = by_node.begin()->second;
+  s.node = by_node.begin()->first;
+  std::sort(s.ranks.begin(), s.ranks.end());
+  return s;
+}
+
+void DiagnoseNcclSetup(const Incident& inc, const JobFacts& facts, const SetupFailure& s, Finding* f) {
+  const std::string node = NodeName(inc, s.node);
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = -1;
+  f->node = s.node;
+  f->local_rank = -1;
+  f->failure_class = v1::FAILURE_CLASS_NCCL_SETUP;
+  f->owner = s.duplicate ? v1::OWNER_APPLICATION : v1::OWNER_NETWORK;
+  f->confidence = 0.9;
+  for (std::int32_t r : s.ranks) f->candidates.push_back({r, s.node, 1.0});
+  f->evidence.push_back({s.first_event, v1::EVIDENCE_ROLE_INITIATING});
+  for (std::int32_t r : s.ranks) {
+    if (r < static_cast<std::int32_t>(facts.ranks.size()) && facts.ranks[r].python_error >= 0) {
+      f->evidence.push_back({facts.ranks[r].python_error, v1::EVIDENCE_ROLE_CORROBORATING});
+      break;
+    }
+  }
+  if (s.duplicate) {
+    f->reason = "NCCL's communicator init failed on " + node + ": ranks " + RankList(s.ranks) +
+                " were given the same GPU (`Duplicate GPU detected`), so they raised from the first barrier and every other rank waited there; "
+                "the launch configuration (CUDA_VISIBLE_DEVICES / LOCAL_RANK) of " + node + " is wrong.";
+    f->recovery.push_back({"fix_launch_config", node,
+                           "Fix the GPU assignment of the launch script on " + node + " (ranks " + RankList(s.ranks) +
+                               " shared a GPU) before restarting: each local rank needs its own device."});
+  } else {
+    f->reason = "NCCL's bootstrap found no socket interface on " + node + " (ranks " + RankList(s.ranks) +
+                "), so they raised from the first barrier and every other rank waited there: the interface NCCL_SOCKET_IFNAME names is missing on " +
+                node + ".";
+    f->recovery.push_back({"fix_network_config", node,
+                           "Check the network interfaces of " + node + " against NCCL_SOCKET_IFNAME (ip addr) and fix the name or the node before restarting."});
+  }
+  f->cascade = SummarizeCascade(inc, facts, s.ranks, s.node);
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,54 @@
+// NCCL network faults from NCCL's IB completion WARNs (docs/log_formats.md §4b): the rank x
+// rank error matrix of who reported a failed completion against whom. A failed NIC is a bad
+// row and column: its rank reports retry-exceeded (status 12) on one link and flushed work
+// (status 5) on its others, and the ranks across its links report status 12 naming its node.
+// Status 5 elsewhere is a consequence (queue pairs torn down after a peer aborted).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "analyze/facts.h"
+#include "analyze/finding.h"
+#include "ingest/incident.h"
+
+namespace denpex::engine {
+
+struct NetworkFault {
+  std::int32_t rank = -1;         // the rank whose NIC failed
+  std::int32_t node = -1;
+  std::int32_t first_event = -1;  // its first status-12 WARN
+  std::vector<std::int32_t> named_by;  // other ranks' status-12 WARNs naming its node
+  double score = 0, runner_up = 0;
+  std::int32_t reporters = 0;     // ranks with an IB completion error
+};
+
+// The lead must exceed the runner-up by this factor (a single bad link scores both ends alike).
+inline constexpr double kNicLeadRatio = 1.25;
+
+// nullopt without status-12 WARNs, or when no reporter clearly leads (a link between two
+// nodes, or every peer naming a node that printed nothing: a lost node, left to job_end.h).
+std::optional<NetworkFault> FindNetworkFault(const Incident& inc, const JobFacts& facts);
+
+// Fills `f`: the rank, class NETWORK, owner NETWORK, evidence, reason, recovery.
+void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const NetworkFault& n, Finding* f);
+
+// NCCL set-up failures: NCCL's WARN that communicator init failed on a rank — `Bootstrap : no
+// socket interface found` (the node lacks the interface NCCL_SOCKET_IFNAME names) or
+// `Duplicate GPU detected : rank A and rank B both on CUDA device D` (the launch gave two ranks
+// one GPU). When every such WARN comes from one node, that node is the initiator.
+struct SetupFailure {
+  std::int32_t node = -1;
+  std::vector<std::int32_t> ranks;  // the ranks that warned, sorted
+  std::int32_t first_event = -1;    // the lowest such rank's WARN
+  bool duplicate = false;
+};
+
+std::optional<SetupFailure> FindNcclSetup(const Incident& inc, const JobFacts& facts);
+
+// Fills `f`: the node (rank -1), class NCCL_SETUP, owner NETWORK (bootstrap) or APPLICATION
+// (duplicate GPU: the launch configuration), evidence, reason, recovery.
+void DiagnoseNcclSetup(const Incident& inc, const JobFacts& facts, const SetupFailure& s, Finding* f);
+
+}  // namespace denpex::engine

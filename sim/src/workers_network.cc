@@ -1,0 +1,104 @@
+// A failed IB NIC (FAULT_KIND_NIC_FAILURE): what its rank and the ranks across its links print
+// and when they abort. NCCL's transport retries run out on the failed NIC's first link (status
+// 12, both ends), its other queue pairs are flushed (status 5); the watchdog threads of the
+// ranks at both ends then catch NCCL's asynchronous error and abort the processes (-6), and
+// the failed ranks' other peers across nodes see their work flushed (status 5) and wait on.
+#include "workers.h"
+
+#include <algorithm>
+
+namespace denpex::sim {
+
+// The rank's neighbours in its DP ring and its pipeline, where they sit on another node: the
+// links its NIC carries (TP peers are on the same node, over NVLink).
+std::vector<int> Workers::InterNodePeers(int rank) const {
+  std::vector<int> peers;
+  auto add = [&](int p) {
+    if (p != rank && job_.NodeOf(p) != job_.NodeOf(rank) &&
+        std::find(peers.begin(), peers.end(), p) == peers.end()) {
+      peers.push_back(p);
+    }
+  };
+  const int tp_i = job_.TpRank(rank), dp_i = job_.DpRank(rank), pp_i = job_.PpRank(rank);
+  auto at = [&](int dp, int pp) { return tp_i + job_.tp * (dp + job_.dp * pp); };
+  if (job_.dp > 1) {
+    add(at((dp_i + 1) % job_.dp, pp_i));
+    add(at((dp_i + job_.dp - 1) % job_.dp, pp_i));
+  }
+  if (pp_i + 1 < job_.pp) add(at(dp_i, pp_i + 1));
+  if (pp_i > 0) add(at(dp_i, pp_i - 1));
+  return peers;
+}
+
+// The NIC stops completing work: the rank's NCCL work never finishes (it stops issuing), and
+// after the transport's retries (NCCL_IB_TIMEOUT x NCCL_IB_RETRY_CNT, seconds) both ends of
+// its links report, then abort a few hundred ms later.
+void Workers::FailNic(int rank, TimeNs t) {
+  Rng rng(job_.seed, StreamId::kFaultBehaviour, static_cast<std::uint64_t>(rank));
+  stopped_[rank] = 1;
+  nic_peers_ = InterNodePeers(rank);
+  if (nic_peers_.empty()) {  // a single-node job: nothing crosses the NIC; it just hangs
+    return;
+  }
+  const TimeNs retry = t + rng.UniformInt(2'000, 9'000) * kNsPerMs;
+  sink_.Emit(NcclIbError{rank, retry, nic_peers_.front(), 12, true});
+  for (std::size_t i = 1; i < nic_peers_.size(); ++i) {
+    sink_.Emit(NcclIbError{rank, retry + rng.UniformInt(1, 5'000) * kNsPerUs, nic_peers_[i], 5, true});
+  }
+  queue_.Push(retry + rng.UniformInt(100, 600) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
+  for (int p : nic_peers_) {
+    const TimeNs seen = retry + rng.UniformInt(0, 40'000) * kNsPerUs;
+    sink_.Emit(NcclIbError{p, seen, rank, 12, false});
+    stopped_[p] = 1;
+    queue_.Push(seen + rng.UniformInt(100, 600) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(p));
+  }
+}
+
+// The watchdog thread caught the NCCL error: it prints it and the process aborts. A peer of
+// the failed NIC that aborts tears down its other links: their far ends see flushed work.
+void Workers::AbortOnNcclError(int rank, TimeNs t) {
+  if (!alive_[rank]) return;
+  const bool failed = rank == fault_.rank;
+  const int named = failed ? nic_peers_.front() : fault_.rank;
+  const PgKind group = job_.dp > 1 ? PgKind::kData : PgKind::kPipeline;
+  sink_.Emit(NcclAsyncError{rank, t, group, !failed, named});
+  Die(rank, t + 200 * kNsPerUs, kExitSigabrt);
+  if (failed) return;
+  Rng rng(job_.seed, StreamId::kFaultBehaviour, (1ULL << 32) + static_cast<std::uint64_t>(rank));
+  for (int q : InterNodePeers(rank)) {
+    if (q == fault_.rank || !alive_[q] ||
+        std::find(nic_peers_.begin(), nic_peers_.end(), q) != nic_peers_.end()) {
+      continue;
+    }
+    sink_.Emit(NcclIbError{q, t + rng.UniformInt(5, 60) * kNsPerMs, rank, 5, false});
+  }
+}
+
+// FAULT_KIND_NCCL_BOOTSTRAP fails every rank of the node; FAULT_KIND_DUPLICATE_GPU the two
+// local ranks d-1 and d (d drawn) that were given the same GPU.
+bool Workers::SetupFails(int rank) const {
+  if (fault_.action() != FaultAction::kNcclSetup || job_.NodeOf(rank) != fault_.node) return false;
+  if (fault_.kind() == v1::FAULT_KIND_NCCL_BOOTSTRAP) return true;
+  const int d = 1 + fault_.variant % std::max(1, job_.gpus_per_node - 1);
+  const int local = job_.LocalRank(rank);
+  return local == d || local == d - 1;
+}
+
+// Communicator init starts with the first barrier (about a second after the process started):
+// NCCL warns, torch raises from barrier(), and the interpreter exits 1 after tearing down.
+void Workers::FailSetup(int rank, TimeNs t) {
+  Rng rng(job_.seed, StreamId::kFaultBehaviour, static_cast<std::uint64_t>(rank));
+  const bool duplicate = fault_.kind() == v1::FAULT_KIND_DUPLICATE_GPU;
+  const int d = 1 + fault_.variant % std::max(1, job_.gpus_per_node - 1);
+  const int first = fault_.node * job_.gpus_per_node;
+  const int lowest = duplicate ? first + d - 1 : first;
+  const int other = job_.LocalRank(rank) == d ? rank - 1 : rank + 1;
+  const TimeNs warn = t + rng.UniformInt(900, 1'300) * kNsPerMs;
+  if (fault_time_ < 0 || warn < fault_time_) fault_time_ = warn;
+  sink_.Emit(NcclSetupFailure{rank, warn, duplicate, other, false, rank == lowest});
+  sink_.Emit(NcclSetupFailure{rank, warn + rng.UniformInt(1, 30) * kNsPerMs, duplicate, other, true, false});
+  stopped_[rank] = 1;
+  queue_.Push(warn + rng.UniformInt(300, 1'500) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
+}
+
+}  // namespace denpex::sim

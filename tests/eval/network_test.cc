@@ -1,0 +1,106 @@
+// The IB error matrix against the simulator: a failed NIC is named (rank, class and owner
+// NETWORK) from NCCL's completion WARNs in the 2.19+ shape (with localGid) and the 2.18 shape
+// (without), and a single bad link, whose two ends look alike, names no rank.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "denpex/engine/engine.h"
+#include "denpex/sim/simulator.h"
+
+namespace denpex {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Network : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("denpex_network_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path Simulate(const std::string& name, std::vector<std::string> sets, std::uint64_t seed) {
+    constexpr char kJob[] = R"pb(
+      name: "network_test"
+      job { nodes: 32 tp: 8 pp: 2 }
+      training { warmup_steps: 4 step_time_ms: 400 }
+      timeouts { nccl_timeout_ms: 60000 }
+      realism { kernel_logs: false }
+      faults { kind: FAULT_KIND_NIC_FAILURE }
+    )pb";
+    if (sets.empty() || sets.front().find("faults[0].kind") == std::string::npos) sets.push_back("faults[0].rank=77");
+    auto scenario = sim::ParseScenario(kJob, name, sets);
+    EXPECT_TRUE(scenario.ok()) << scenario.status().message();
+    auto result = sim::Simulate(*scenario, {.out_dir = dir_ / name, .seed = seed});
+    EXPECT_TRUE(result.ok()) << result.status().message();
+    return dir_ / name / "incident";
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Network, FailedNicIsNamedFromTheIbErrorMatrixInEachNcclShape) {
+  for (const std::string version : {"2.21.5", "2.18.5"}) {
+    const std::string nccl = "format.nccl=" + version;
+    const fs::path incident = Simulate("nic" + version, {nccl}, 3);
+    auto d = engine::Diagnose(incident, {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->initiator().rank(), 77) << nccl << ": " << d->reason();
+    EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << nccl;
+    EXPECT_EQ(d->owner(), v1::OWNER_NETWORK) << nccl;
+    ASSERT_GE(d->evidence_size(), 1);
+    const std::string& cited = d->evidence(0).text();
+    EXPECT_TRUE(cited.find("status=12") != std::string::npos || cited.find("with error 12,") != std::string::npos) << cited;
+    EXPECT_GT(d->cascade().secondary_ranks_size(), 0);
+  }
+}
+
+// A node whose ranks fail NCCL init is named (rank -1), class NCCL_SETUP; the owner says who
+// fixes it: the network for a missing bootstrap interface, the job's launch for a shared GPU.
+TEST_F(Network, NcclSetupFailureNamesTheNodeAndWhoFixesIt) {
+  const std::pair<const char*, v1::Owner> cases[] = {{"FAULT_KIND_NCCL_BOOTSTRAP", v1::OWNER_NETWORK},
+                                                     {"FAULT_KIND_DUPLICATE_GPU", v1::OWNER_APPLICATION}};
+  for (const auto& [kind, owner] : cases) {
+    const fs::path incident = Simulate(kind, {std::string("faults[0].kind=") + kind, "faults[0].node=5"}, 4);
+    auto d = engine::Diagnose(incident, {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->initiator().rank(), -1) << kind << ": " << d->reason();
+    EXPECT_EQ(d->initiator().node(), "gpu-0006") << kind << ": " << d->reason();
+    EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NCCL_SETUP) << kind;
+    EXPECT_EQ(d->owner(), owner) << kind;
+    ASSERT_GE(d->evidence_size(), 1);
+    EXPECT_NE(d->evidence(0).text().find(" NCCL WARN "), std::string::npos) << d->evidence(0).text();
+  }
+}
+
+// Both ends of one link report retry exceeded against each other: nothing tells which NIC.
+TEST_F(Network, OneBadLinkBetweenTwoNodesNamesNoRank) {
+  const fs::path incident = dir_ / "link";
+  const std::string warn =
+      " transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer {peer}<41488> with status=12 opcode=0 len=0 "
+      "vendor err 129 (Send) localGid ::ffff:{self} remoteGids::ffff:{peer}\n";
+  auto write = [&](const std::string& host, int rank, const std::string& self, const std::string& peer) {
+    fs::create_directories(incident / host);
+    std::string line = host + ":100:107 [0]" + warn;
+    for (const auto& [key, value] : {std::pair{std::string("{peer}"), peer}, {"{self}", self}, {"{peer}", peer}}) {
+      line.replace(line.find(key), key.size(), value);
+    }
+    std::ofstream(incident / host / ("rank_" + std::to_string(rank) + ".log")) << line;
+  };
+  write("gpu-0001", 0, "10.64.0.1", "10.64.0.2");
+  write("gpu-0002", 8, "10.64.0.2", "10.64.0.1");
+  auto d = engine::Diagnose(incident, {.threads = 1});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_NE(d->initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << d->reason();
+}
+
+}  // namespace
+}  // namespace denpex
