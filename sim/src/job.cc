@@ -160,8 +160,8 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.trainer_log = s.training().trainer_log();
   job.nccl_debug_info = s.format().nccl_debug_info();
   job.driver = FindDriverProfile(s.format().driver().empty() ? "535" : s.format().driver());
-  job.per_rank_timers = s.training().per_rank_timers();
   job.dump_on_timeout = s.timeouts().dump_on_timeout();
+  job.per_rank_timers = s.training().per_rank_timers();
   job.launcher = s.launcher();
   job.layout = s.layout();
   job.job_id = s.job().job_id();

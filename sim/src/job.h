@@ -73,8 +73,8 @@ struct Job {
   double compute_jitter = 0;
   bool nccl_debug_info = false;
   const DriverProfile* driver = nullptr;  // the NVRM lines' era (profiles.h)
-  bool per_rank_timers = false;  // DeepSpeed-style per-rank timer lines every log_interval
   bool dump_on_timeout = false;  // TORCH_NCCL_DUMP_ON_TIMEOUT: flight-recorder dump lines
+  bool per_rank_timers = false;  // DeepSpeed-style per-rank timer lines every log_interval
   // Launcher, layout and scheduler.
   v1::Launcher launcher = v1::LAUNCHER_TORCHRUN;
   v1::Layout layout = v1::LAYOUT_PER_RANK_FILES;
