@@ -120,6 +120,8 @@ TEST(EvalPlan, CommittedSuitesLoadAndCalibratedWeightsAreTheLlama3Counts) {
   EXPECT_NEAR(weight["node_loss_4096_srun"] / weight["hang_1024_torchrun"], 48.0 / 7.0, 1e-6);
   // GPU HBM3 + SRAM memory 72 + 19 on the one ECC scenario.
   EXPECT_NEAR(weight["xid_ecc_4096_srun_driver470"] / weight["hang_1024_torchrun"], 91.0 * 3.0 / 7.0, 1e-6);
+  // Network Switch/Cable 35 + NIC 7 over the three NIC-failure scenarios.
+  EXPECT_NEAR(weight["nic_failure_1024_torchrun"] / weight["hang_1024_torchrun"], 14.0 * 3.0 / 7.0, 1e-6);
 }
 
 TEST(EvalPlan, DuplicateIncidentInOneSuiteIsAnError) {
