@@ -57,10 +57,7 @@ struct Saved {
 
 Saved ReadSaved(const Entry* e) {
   Saved s;
-  if (e == nullptr) return s;
-  auto f = ByteFile::Open(e->path);
-  if (!f.ok()) return s;
-  auto obj = ReadTorchObject(*f);
+  auto obj = e != nullptr ? ReadTorchObject(e->path) : std::nullopt;
   if (!obj) return s;
   s.dp = obj->GetInt(obj->root, "dp_world_size");
   s.mp = obj->GetInt(obj->root, "mp_world_size");

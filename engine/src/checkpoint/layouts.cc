@@ -36,9 +36,7 @@ Finding CheckOneFile(const Entry& e, const VerifyContext& ctx) {
 
 // The step a torch.save file records about itself, if it holds one of the usual keys.
 std::optional<std::int64_t> RecordedStep(const Entry& e) {
-  auto f = ByteFile::Open(e.path);
-  if (!f.ok()) return std::nullopt;
-  auto obj = ReadTorchObject(*f);
+  auto obj = ReadTorchObject(e.path);
   if (!obj) return std::nullopt;
   for (const char* key : {"global_step", "iteration", "global_steps", "step"}) {
     if (auto v = obj->GetInt(obj->root, key)) return v;

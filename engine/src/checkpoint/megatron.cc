@@ -43,10 +43,7 @@ struct Saved {
 
 Saved ReadSaved(const Entry* e) {
   Saved s;
-  if (e == nullptr) return s;
-  auto f = ByteFile::Open(e->path);
-  if (!f.ok()) return s;
-  auto obj = ReadTorchObject(*f);
+  auto obj = e != nullptr ? ReadTorchObject(e->path) : std::nullopt;
   if (!obj) return s;
   s.iteration = obj->GetInt(obj->root, "iteration");
   if (const PyValue* args = obj->Get(obj->root, "args")) {

@@ -256,4 +256,10 @@ std::optional<Pickle> ReadTorchObject(const ByteFile& f) {
   return p;
 }
 
+std::optional<Pickle> ReadTorchObject(const std::filesystem::path& path) {
+  auto f = ByteFile::Open(path);
+  if (!f.ok()) return std::nullopt;
+  return ReadTorchObject(*f);
+}
+
 }  // namespace denpex::engine::ckpt

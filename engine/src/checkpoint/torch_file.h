@@ -2,6 +2,7 @@
 // (still written by DeepSpeed engines built without a config). checkpoints.md §2.1, §2.2.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 
 #include "checkpoint/byte_file.h"
@@ -23,5 +24,7 @@ Finding CheckTorchArchive(const ByteFile& f, const ZipArchive& archive);
 // of fields such as `dp_world_size` or `iteration`. nullopt when the file is not a readable
 // torch.save file or the pickle is too large to read.
 std::optional<Pickle> ReadTorchObject(const ByteFile& f);
+// The same for a file by path; nullopt also when it cannot be opened.
+std::optional<Pickle> ReadTorchObject(const std::filesystem::path& path);
 
 }  // namespace denpex::engine::ckpt
