@@ -139,7 +139,7 @@ void DeepSpeed(Tree& tree, const std::string& dir, std::int64_t step, const Shap
     const std::string mm = Padded(m, 2);
     const std::string model = "mp_rank_" + mm + "_model_states";
     tree.Put(fs::path(dir) / (model + ".pt"),
-             TorchState(model, {{"global_steps", step}, {"dp_world_size", s.dp}, {"mp_world_size", s.mp()}}),
+             TorchState(model, {{"global_steps", step}, {"dp_world_size", s.dp}, {"mp_world_size", s.mp()}}, 64),
              t);
     for (int d = 0; d < s.dp; ++d) {
       const std::string name = "zero_pp_rank_" + std::to_string(d) + "_mp_rank_" + mm + "_optim_states";
@@ -171,7 +171,7 @@ void Megatron(Tree& tree, const std::string& dir, std::int64_t step, const Shape
       std::string bytes = ckpt::TorchZip(
           "model_optim_rng",
           Dict({{Str("iteration"), Int(step)}, {Str("checkpoint_version"), Int(3)}, {Str("args"), args}}),
-          std::string(64, 'm'));
+          {std::string(64, 'm')});
       tree.Put(fs::path(dir) / rank_dir / "model_optim_rng.pt",
                hit && cut == Cut::kTruncate ? FirstHalf(bytes) : bytes, t);
     }

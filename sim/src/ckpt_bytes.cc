@@ -1,6 +1,6 @@
 #include "ckpt_bytes.h"
 
-#include <cstdint>
+#include <algorithm>
 #include <map>
 
 namespace denpex::sim::ckpt {
@@ -116,13 +116,14 @@ class Emitter {
           out_ += 't';
         }
         break;
+      case Py::kList:
       case Py::kDict:
-        out_ += '}';
+        out_ += v.kind == Py::kList ? ']' : '}';
         Memoize();
         if (!v.items.empty()) {
           out_ += '(';
           for (const Py& x : v.items) Emit(x);
-          out_ += 'u';
+          out_ += v.kind == Py::kList ? 'e' : 'u';
         }
         break;
       case Py::kObject:
@@ -149,12 +150,34 @@ class Emitter {
   std::uint32_t next_ = 0;
 };
 
-// An uncompressed ZIP64 archive with data descriptors, records 64-byte aligned.
-std::string Zip(const std::vector<std::pair<std::string, std::string>>& records) {
-  struct {
-    bool zip64 = true, saturate = false, crc = true;
-    std::uint64_t align = 64;
-  } o;
+}  // namespace
+
+Py None() { return {}; }
+Py Int(std::int64_t v) { return {Py::kInt, v, {}, {}}; }
+Py Str(std::string s) { return {Py::kStr, 0, std::move(s), {}}; }
+Py Global(std::string name) { return {Py::kGlobal, 0, std::move(name), {}}; }
+Py Tuple(std::vector<Py> items) { return {Py::kTuple, 0, {}, std::move(items)}; }
+Py List(std::vector<Py> items) { return {Py::kList, 0, {}, std::move(items)}; }
+Py Dict(std::vector<std::pair<Py, Py>> items) {
+  Py d{Py::kDict, 0, {}, {}};
+  for (auto& [k, v] : items) {
+    d.items.push_back(std::move(k));
+    d.items.push_back(std::move(v));
+  }
+  return d;
+}
+Py Object(std::string cls, Py state) {
+  return {Py::kObject, 0, {}, {Global(std::move(cls)), std::move(state)}};
+}
+Py Reduce(Py callable, Py args) {
+  return {Py::kReduce, 0, {}, {std::move(callable), std::move(args)}};
+}
+Py Persistent(Py id) { return {Py::kPid, 0, {}, {std::move(id)}}; }
+
+std::string PickleBytes(const Py& v, int protocol) { return Emitter(protocol).Finish(v); }
+
+std::string Zip(const std::vector<std::pair<std::string, std::string>>& records,
+                const ZipOptions& o) {
   std::string out, cd;
   for (const auto& [name, data] : records) {
     const std::uint64_t off = out.size();
@@ -229,49 +252,26 @@ std::string Zip(const std::vector<std::pair<std::string, std::string>>& records)
   return out;
 }
 
-Py Global(std::string name) { return {Py::kGlobal, 0, std::move(name), {}}; }
-Py Tuple(std::vector<Py> items) { return {Py::kTuple, 0, {}, std::move(items)}; }
-Py Reduce(Py callable, Py args) {
-  return {Py::kReduce, 0, {}, {std::move(callable), std::move(args)}};
+std::string TorchZip(const std::string& prefix, const Py& obj,
+                     const std::vector<std::string>& storages, const ZipOptions& o) {
+  std::vector<std::pair<std::string, std::string>> records = {
+      {prefix + "/data.pkl", PickleBytes(obj)},
+      {prefix + "/.format_version", "1"},
+      {prefix + "/.storage_alignment", "64"},
+      {prefix + "/byteorder", "little"}};
+  for (std::size_t k = 0; k < storages.size(); ++k)
+    records.push_back({prefix + "/data/" + std::to_string(k), storages[k]});
+  records.push_back({prefix + "/version", "3\n"});
+  records.push_back({prefix + "/.data/serialization_id", std::string(40, '7')});
+  return Zip(records, o);
 }
-Py Persistent(Py id) { return {Py::kPid, 0, {}, {std::move(id)}}; }
 
-// _rebuild_tensor_v2 over the persistent id ('storage', FloatStorage, key, 'cpu', numel).
 Py Tensor(const std::string& key, std::int64_t numel) {
   const Py pid =
       Tuple({Str("storage"), Global("torch.FloatStorage"), Str(key), Str("cpu"), Int(numel)});
   return Reduce(
       Global("torch._utils._rebuild_tensor_v2"),
       Tuple({Persistent(pid), Int(0), Tuple({Int(numel)}), Tuple({Int(1)}), None(), None()}));
-}
-
-}  // namespace
-
-Py None() { return {}; }
-Py Int(std::int64_t v) { return {Py::kInt, v, {}, {}}; }
-Py Str(std::string s) { return {Py::kStr, 0, std::move(s), {}}; }
-Py Dict(std::vector<std::pair<Py, Py>> items) {
-  Py d{Py::kDict, 0, {}, {}};
-  for (auto& [k, v] : items) {
-    d.items.push_back(std::move(k));
-    d.items.push_back(std::move(v));
-  }
-  return d;
-}
-Py Object(std::string cls, Py state) {
-  return {Py::kObject, 0, {}, {Global(std::move(cls)), std::move(state)}};
-}
-
-std::string PickleBytes(const Py& v, int protocol) { return Emitter(protocol).Finish(v); }
-
-std::string TorchZip(const std::string& prefix, const Py& obj, const std::string& storage) {
-  return Zip({{prefix + "/data.pkl", PickleBytes(obj)},
-              {prefix + "/.format_version", "1"},
-              {prefix + "/.storage_alignment", "64"},
-              {prefix + "/byteorder", "little"},
-              {prefix + "/data/0", storage},
-              {prefix + "/version", "3\n"},
-              {prefix + "/.data/serialization_id", std::string(40, '7')}});
 }
 
 std::string TorchState(const std::string& prefix,
@@ -283,7 +283,48 @@ std::string TorchState(const std::string& prefix,
       {Str("model"), Dict({{Str("w"), Tensor("0", static_cast<std::int64_t>(tensor_bytes / 4))}})});
   std::string storage(tensor_bytes, '\0');
   for (std::size_t k = 0; k < storage.size(); ++k) storage[k] = static_cast<char>(k * 7);
-  return TorchZip(prefix, Dict(std::move(items)), storage);
+  return TorchZip(prefix, Dict(std::move(items)), {storage});
+}
+
+std::string LegacyTorch(std::size_t n) {
+  std::string out("\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19\x2e", 15);
+  out += PickleBytes(Int(1001));
+  out +=
+      PickleBytes(Dict({{Str("protocol_version"), Int(1001)},
+                        {Str("type_sizes"), Dict({{Str("int"), Int(4)}, {Str("long"), Int(4)}})}}));
+  out += PickleBytes(Dict({{Str("step"), Int(3)},
+                           {Str("w"), Tensor("94000", static_cast<std::int64_t>(n))},
+                           {Str("b"), Tensor("94001", 2)}}));
+  out += PickleBytes(List({Str("94000"), Str("94001")}));
+  Le(out, n, 8);
+  out += std::string(n * 4, '\x11');
+  Le(out, 2, 8);
+  out += std::string(8, '\x22');
+  return out;
+}
+
+std::string Safetensors(const std::vector<TensorSpec>& tensors, bool data) {
+  static const std::map<std::string, std::uint64_t> kSize = {
+      {"F32", 4}, {"BF16", 2}, {"I64", 8}, {"U8", 1}};
+  std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";
+  std::uint64_t at = 0;
+  for (const TensorSpec& t : tensors) {
+    std::uint64_t bytes = kSize.count(t.dtype) ? kSize.at(t.dtype) : 1;
+    std::string shape;
+    for (std::uint64_t d : t.shape) {
+      if (!shape.empty()) shape += ',';
+      shape += std::to_string(d);
+      bytes *= d;
+    }
+    header += ",\"" + t.name + "\":{\"dtype\":\"" + t.dtype + "\",\"shape\":[" + shape +
+              "],\"data_offsets\":[" + std::to_string(at) + "," + std::to_string(at + bytes) + "]}";
+    at += bytes;
+  }
+  header += "}";
+  header += std::string((8 - header.size() % 8) % 8, ' ');
+  std::string out;
+  Le(out, header.size(), 8);
+  return out + header + (data ? std::string(at, '\x5a') : std::string());
 }
 
 std::string DcpMetadata(const std::vector<DcpItem>& items) {
@@ -291,7 +332,7 @@ std::string DcpMetadata(const std::vector<DcpItem>& items) {
   for (std::size_t k = 0; k < items.size(); ++k) {
     storage.push_back(
         {Object("torch.distributed.checkpoint.metadata.MetadataIndex",
-                Dict({{Str("fqn"), Str("model.w." + std::to_string(k))},
+                Dict({{Str("fqn"), Str(std::to_string(k))},
                       {Str("offset"), None()},
                       {Str("index"), None()}})),
          Object("torch.distributed.checkpoint.filesystem._StorageInfo",

@@ -1,7 +1,7 @@
-// Real checkpoint bytes for the simulator's checkpoint writer (checkpoints.md §2): a pickle
-// emitter, torch.save zip archives (stored records, "FB" alignment padding, data descriptors,
-// ZIP64 end records) and DCP `.metadata`. Small on purpose: a few hundred bytes per file, but
-// every structure the verifier reads is the real one.
+// Real checkpoint bytes, written from checkpoints.md §2 directly (they share no code with the
+// verifier): a pickle emitter, torch.save zip files (stored records, "FB" alignment padding,
+// data descriptors, ZIP64 end records), legacy torch.save files, safetensors files and DCP
+// `.metadata`. The simulator's checkpoint writer and the verifier's tests both use them.
 #pragma once
 
 #include <cstdint>
@@ -13,34 +13,71 @@ namespace denpex::sim::ckpt {
 
 // A Python value to pickle.
 struct Py {
-  enum Kind { kNone, kInt, kStr, kGlobal, kTuple, kDict, kObject, kReduce, kPid } kind = kNone;
+  enum Kind {
+    kNone,
+    kInt,
+    kStr,
+    kGlobal,
+    kTuple,
+    kList,
+    kDict,
+    kObject,
+    kReduce,
+    kPid
+  } kind = kNone;
   std::int64_t i = 0;
   std::string s;          // kStr; kGlobal "module.name"
-  std::vector<Py> items;  // tuple items; dict key, value, ...; object: {class, state}
+  std::vector<Py> items;  // tuple/list items; dict key, value, ...; object: {class, state}
 };
 Py None();
 Py Int(std::int64_t v);
 Py Str(std::string s);
+Py Global(std::string module_dot_name);
+Py Tuple(std::vector<Py> items);
+Py List(std::vector<Py> items);
 Py Dict(std::vector<std::pair<Py, Py>> items);
-Py Object(std::string cls, Py state);  // NEWOBJ + BUILD, as dataclasses and Namespace pickle
+Py Object(std::string cls, Py state);  // NEWOBJ + BUILD, as dataclasses pickle
+Py Reduce(Py callable, Py args);       // callable(*args)
+Py Persistent(Py id);                  // BINPERSID
 
-// Protocol 2 (torch.save) or 4 (pickle.dump); repeated strings are memoized.
+// Protocol 2 (torch.save) or 4 (pickle.dump); repeated strings are memoized and recalled.
 std::string PickleBytes(const Py& v, int protocol = 2);
 
-// A torch.save zip of `obj` (data.pkl) and one float storage under `prefix/`, in the record
-// order PyTorch 2.4 writes.
-std::string TorchZip(const std::string& prefix, const Py& obj, const std::string& storage);
+struct ZipOptions {
+  bool zip64 = true;         // ZIP64 end record + locator, as torch always writes
+  bool saturate = false;     // 0xFFFFFFFF in the central directory + ZIP64 extra fields
+  bool crc = true;           // false: CRC 0, as set_crc32_options(False)
+  std::uint64_t align = 64;  // "FB" padding so record data is aligned
+};
+// An uncompressed zip with data descriptors, records in the given order.
+std::string Zip(const std::vector<std::pair<std::string, std::string>>& records,
+                const ZipOptions& o = {});
 
-// A state dict {ints..., "model": {"w": a float tensor of tensor_bytes / 4 elements}}.
+// A torch.save zip of `obj` (data.pkl) with `storages` raw records under `prefix/`.
+std::string TorchZip(const std::string& prefix, const Py& obj,
+                     const std::vector<std::string>& storages = {}, const ZipOptions& o = {});
+// A typical state dict: {int fields..., "model": {"w": a float tensor in storage 0}}.
 std::string TorchState(const std::string& prefix,
                        const std::vector<std::pair<std::string, std::int64_t>>& ints,
-                       std::size_t tensor_bytes = 64);
+                       std::size_t tensor_bytes = 256);
+// The tensor entry TorchState uses: _rebuild_tensor_v2 over persistent id ('storage', ...).
+Py Tensor(const std::string& key, std::int64_t numel);
+// The legacy format: magic, protocol, sys_info, the object, the keys, the storage blocks.
+std::string LegacyTorch(std::size_t float_elements = 16);
 
+struct TensorSpec {
+  std::string name;
+  std::string dtype = "F32";
+  std::vector<std::uint64_t> shape;
+};
+// With `data` false, only the length and the header (the file is then sized by the caller).
+std::string Safetensors(const std::vector<TensorSpec>& tensors, bool data = true);
+
+// DCP `.metadata` (protocol 4): one _StorageInfo per (file, offset, length).
 struct DcpItem {
   std::string file;
   std::uint64_t offset = 0, length = 0;
 };
-// DCP `.metadata` (pickle protocol 4): Metadata with one _StorageInfo per item.
 std::string DcpMetadata(const std::vector<DcpItem>& items);
 
 }  // namespace denpex::sim::ckpt
