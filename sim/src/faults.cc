@@ -103,6 +103,12 @@ constexpr FaultTraits kFaults[] = {
      v1::OWNER_APPLICATION, v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_launch_config",
      "two ranks on {who} were given the same GPU (the CUDA_VISIBLE_DEVICES / LOCAL_RANK mapping "
      "of the launch script); fix the device assignment before restarting."},
+    {v1::FAULT_KIND_SLURMD_UNRESPONSIVE, FaultScope::kNode, FaultAction::kSlurmdSilent,
+     v1::OWNER_SCHEDULER, v1::FAILURE_CLASS_SCHEDULER_NODE_FAILURE, true, "resume_node",
+     "slurmctld set {who} DOWN because its slurmd stopped answering (Reason=Not responding) "
+     "while the host and its ranks kept training; check slurmd and munge there and the "
+     "controller's network path to it, then return it to service (scontrol update "
+     "NodeName=<host> State=RESUME) or leave it out of the restart."},
 };
 
 }  // namespace

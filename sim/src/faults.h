@@ -35,6 +35,9 @@ enum class FaultAction : std::uint8_t {
   kSlowdown,         // fail-slow: the rank's (or node's) compute takes `slowdown` times longer
   kNicFailure,       // the rank's IB NIC fails: completion errors, then NCCL aborts on both ends
   kNcclSetup,        // the node's ranks fail in NCCL init (bootstrap interface, duplicate GPU)
+  // The node's slurmd stops answering the controller; its ranks train on until slurmctld
+  // sets the node DOWN and ends the job (slurm.cc), then slurmd answers again.
+  kSlurmdSilent,
 };
 
 struct FaultTraits {

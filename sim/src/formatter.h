@@ -56,9 +56,13 @@ class LineFormatter {
   void Format(const SrunMessage& r, LineBuilder& out) const;
   void Format(const StepdCancelled& r, LineBuilder& out) const;
   void Format(const CtldLine& r, LineBuilder& out) const;
+  void Format(const BatchBanner& r, LineBuilder& out) const;
+  void Format(const CheckpointResumed& r, LineBuilder& out) const;
+  void Format(const ResumedIteration& r, LineBuilder& out) const { Format(r.line, out); }
 
  private:
   TimeNs Local(int node, TimeNs t) const { return t + job_.clock_offset[node]; }
+  void NodeList(int excluded, LineBuilder& out) const;  // Slurm's compressed hostlist
   void KernelPrefix(const KernelMessage& r, LineBuilder& out) const;
   void FormatFaultKernel(const KernelMessage& r, std::uint64_t word, LineBuilder& out) const;
   void XidAttribution(LineBuilder& out, int pid) const;

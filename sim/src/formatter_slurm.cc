@@ -2,6 +2,7 @@
 // no timestamp; slurmstepd's carry the node's clock to the second; slurmctld's log prefixes
 // "[YYYY-MM-DDThh:mm:ss.mmm] " in the controller's clock.
 #include <algorithm>
+#include <cstdlib>
 
 #include "formatter.h"
 
@@ -120,24 +121,13 @@ void LineFormatter::Format(const CtldLine& r, LineBuilder& out) const {
   out.Str("] ");
   const std::string_view host = r.node >= 0 ? std::string_view(job_.hostnames[r.node]) : "";
   switch (r.event) {
-    case CtldEvent::kAllocate: {
+    case CtldEvent::kAllocate:
+    case CtldEvent::kReallocate:
       out.Str("sched: Allocate JobId=").Int(job_.job_id).Str(" NodeList=");
-      const std::string& first = job_.hostnames.front();
-      const std::string& last = job_.hostnames.back();
-      const std::size_t digits = std::min(first.size(), last.size());
-      std::size_t prefix = 0;
-      while (prefix < digits && (first[prefix] < '0' || first[prefix] > '9')) ++prefix;
-      if (job_.nodes == 1) {
-        out.Str(first);
-      } else {
-        out.Str(std::string_view(first).substr(0, prefix)).Char('[');
-        out.Str(std::string_view(first).substr(prefix)).Char('-');
-        out.Str(std::string_view(last).substr(prefix)).Char(']');
-      }
+      NodeList(r.event == CtldEvent::kReallocate ? r.node : -1, out);
       out.Str(" #CPUs=").Int(std::int64_t{job_.nodes} * 112).Str(" Partition=");
       out.Str(job_.partition);
       break;
-    }
     case CtldEvent::kTimeLimit:
       out.Str("Time limit exhausted for JobId=").Int(job_.job_id);
       break;
@@ -165,8 +155,58 @@ void LineFormatter::Format(const CtldLine& r, LineBuilder& out) const {
     case CtldEvent::kJobDone:
       out.Str("_job_complete: JobId=").Int(job_.job_id).Str(" done");
       break;
+    case CtldEvent::kRequeue:  // job_mgr.c: info("requeue %pJ due to failure of node %s")
+      out.Str("requeue JobId=").Int(job_.job_id).Str(" due to failure of node ").Str(host);
+      break;
+    case CtldEvent::kNowResponding:
+      out.Str("Node ").Str(host).Str(" now responding");
+      break;
   }
   out.EndLine();
+}
+
+// The job's hostlist as Slurm compresses it: "gpu-[0001-0128]"; with `excluded` >= 0 that node
+// is left out and the next spare host takes its place: "gpu-[0001-0006,0008-0129]".
+void LineFormatter::NodeList(int excluded, LineBuilder& out) const {
+  const std::string& first = job_.hostnames.front();
+  std::size_t prefix = 0;
+  while (prefix < first.size() && (first[prefix] < '0' || first[prefix] > '9')) ++prefix;
+  const int width = static_cast<int>(first.size() - prefix);
+  const int base = job_.nodes == 0 ? 1 : std::atoi(first.c_str() + prefix);
+  if (job_.nodes == 1 && excluded < 0) {
+    out.Str(first);
+    return;
+  }
+  out.Str(std::string_view(first).substr(0, prefix)).Char('[');
+  auto range = [&](int lo, int hi) {  // host numbers, inclusive
+    out.Zero(lo, width);
+    if (hi > lo) out.Char('-').Zero(hi, width);
+  };
+  const int last = base + job_.nodes - 1;
+  if (excluded < 0) {
+    range(base, last);
+  } else {
+    const int gone = base + excluded;
+    if (gone > base) range(base, gone - 1);
+    if (gone > base) out.Char(',');
+    range(gone + 1, last + 1);
+  }
+  out.Char(']');
+}
+
+// A requeue-aware batch script echoes its environment first: the restart count tells the
+// runs apart in the one output file they share.
+void LineFormatter::Format(const BatchBanner& r, LineBuilder& out) const {
+  out.Str("SLURM_JOB_ID=").Int(job_.job_id).Str(" SLURM_RESTART_COUNT=").Int(r.restart_count);
+  out.Str(" SLURM_JOB_NODELIST=");
+  NodeList(r.excluded_node, out);
+  out.EndLine();
+}
+
+// Megatron's checkpointing.py (print_rank_0) once the resumed run has loaded its checkpoint.
+void LineFormatter::Format(const CheckpointResumed& r, LineBuilder& out) const {
+  out.Str(" successfully loaded checkpoint from /checkpoints/").Int(job_.job_id);
+  out.Str(" at iteration ").Int(r.iteration).EndLine();
 }
 
 }  // namespace denpex::sim

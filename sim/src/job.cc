@@ -166,6 +166,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.layout = s.layout();
   job.job_id = s.job().job_id();
   job.kill_on_bad_exit = s.slurm().kill_on_bad_exit();
+  job.requeue = s.slurm().requeue();
   job.kill_wait = s.slurm().kill_wait_ms() * kNsPerMs;
   job.slurmd_timeout = s.slurm().slurmd_timeout_ms() * kNsPerMs;
   job.partition = s.slurm().partition();

@@ -80,6 +80,7 @@ struct Job {
   v1::Layout layout = v1::LAYOUT_PER_RANK_FILES;
   std::int64_t job_id = 0;
   bool kill_on_bad_exit = false;
+  bool requeue = false;  // sbatch --requeue: a node failure requeues the job
   TimeNs kill_wait = 0, slurmd_timeout = 0;
   std::string partition;
   TimeNs controller_offset = 0;  // slurmctld's host clock minus true time

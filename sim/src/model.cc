@@ -74,6 +74,8 @@ void Model::Dispatch(const Event& e) {
     case EventKind::kFault:
       if (fault_.traits->scope == FaultScope::kJob) {
         slurm_.OnJobFault(e.time);
+      } else if (fault_.action() == FaultAction::kSlurmdSilent) {
+        slurm_.OnSlurmdSilent(id, e.time);
       } else {
         workers_.OnFault(e.id(), e.time);
       }

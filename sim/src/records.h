@@ -318,13 +318,39 @@ enum class CtldEvent : std::uint8_t {
   kKillOnFailed,   // "Killing JobId=J on failed node <host>"
   kJobComplete,    // "_job_complete: JobId=J WEXITSTATUS <n>" / "WTERMSIG <n>"
   kJobDone,        // "_job_complete: JobId=J done"
+  kRequeue,        // "requeue JobId=J due to failure of node <host>" (sbatch --requeue)
+  kNowResponding,  // "Node <host> now responding" (its slurmd answers again)
+  kReallocate,     // the requeued run's "sched: Allocate ..." (without the failed node)
 };
 
 struct CtldLine {
   TimeNs time;
   CtldEvent event;
-  int node;    // kNotResponding, kSetDown, kKillOnFailed
+  int node;    // kNotResponding, kSetDown, kKillOnFailed, kRequeue, kNowResponding;
+               // kReallocate: the node left out of the new allocation
   int status;  // kJobComplete: the exit status (>= 0) or minus the signal
+};
+
+// A requeue-aware batch script's first line, at the start of each run (unlabelled):
+// "SLURM_JOB_ID=J SLURM_RESTART_COUNT=N SLURM_JOB_NODELIST=<list>".
+struct BatchBanner {
+  TimeNs time;
+  int restart_count;
+  int excluded_node;  // the node the run's allocation leaves out (-1: none)
+};
+
+// Megatron's line once the requeued run has loaded its checkpoint (rank 0):
+// " successfully loaded checkpoint from <dir> at iteration K".
+struct CheckpointResumed {
+  int rank;
+  TimeNs time;
+  int iteration;
+};
+
+// An iteration line of the requeued run: written through at once (the run is still going
+// when the logs are collected, and these are the lines it had flushed).
+struct ResumedIteration {
+  TrainerIteration line;
 };
 
 using Record =
@@ -332,7 +358,8 @@ using Record =
                  NcclIbError, NcclAsyncError, NcclSetupFailure,
                  WatchdogTimeout, PythonException, SegfaultDump, WorkerExit, BenignWarning,
                  CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, NodeLost,
-                 SrunTaskExits, SrunMessage, StepdCancelled, CtldLine>;
+                 SrunTaskExits, SrunMessage, StepdCancelled, CtldLine, BatchBanner,
+                 CheckpointResumed, ResumedIteration>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).
 class RecordSink {

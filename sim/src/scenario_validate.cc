@@ -393,8 +393,8 @@ Status CheckTimeoutAgainstSteps(const v1::Scenario& s, const Locator& loc) {
 // "FAULT_KIND_SIGKILL, FAULT_KIND_SIGSEGV, ..." for hints.
 std::string FaultKindList() {
   std::string out;
-  for (int k = 1; v1::FaultKind_IsValid(k); ++k) {
-    if (FindFault(static_cast<v1::FaultKind>(k)) == nullptr) continue;
+  for (int k = 1; k <= v1::FaultKind_MAX; ++k) {
+    if (!v1::FaultKind_IsValid(k) || FindFault(static_cast<v1::FaultKind>(k)) == nullptr) continue;
     if (!out.empty()) out += ", ";
     out += v1::FaultKind_Name(static_cast<v1::FaultKind>(k));
   }

@@ -20,6 +20,7 @@ SlurmLauncher::SlurmLauncher(const Job& job, const FaultPlan& fault, EventQueue&
 
 void SlurmLauncher::ScheduleStarts() {
   sink_.Emit(CtldLine{job_.start, CtldEvent::kAllocate, -1, 0});
+  if (job_.requeue) sink_.Emit(BatchBanner{job_.start + rng_.UniformInt(50, 400) * kNsPerMs, 0, -1});
 }
 
 // slurmstepd tells srun about exits; tasks of a node that exit close together arrive in one
@@ -36,6 +37,7 @@ void SlurmLauncher::OnWorkerExit(int rank, TimeNs t) {
 
 void SlurmLauncher::OnReport(int node, TimeNs t) {
   report_pending_[node] = 0;
+  if (node == silent_node_) return;  // srun gave up on the node with its failure
   const int first = node * job_.gpus_per_node;
   std::vector<int> pending;
   for (int rank = first; rank < first + job_.gpus_per_node; ++rank) {
@@ -94,7 +96,7 @@ void SlurmLauncher::CancelStep(TimeNs t, CancelReason reason, bool by_scheduler)
       queue_.Push(exits + rng_.UniformInt(0, 30) * kNsPerMs, EventKind::kTermDeath,
                   static_cast<std::uint32_t>(rank));
     }
-    if (!live) continue;
+    if (!live || node == silent_node_) continue;  // its slurmd never passes the kill on
     if (!job_line) sink_.Emit(StepdCancelled{node, at, reason, true});
     job_line = true;
     sink_.Emit(StepdCancelled{node, at, reason, false});
@@ -117,28 +119,75 @@ void SlurmLauncher::OnJobFault(TimeNs t) {
 }
 
 // The controller pings a silent node: "not responding" after a third of SlurmdTimeout, DOWN
-// after all of it; a job still running there is killed.
+// after all of it; a job still running there is killed (or requeued).
 void SlurmLauncher::OnNodeLost(int node, TimeNs t) {
+  ScheduleControllerChecks(node, t);
+  for (int i = 0; i < job_.gpus_per_node; ++i) TaskGone(t);
+}
+
+// Only slurmd went quiet: the controller's view is the same as for a lost node, but the
+// node's ranks train on until the job is ended.
+void SlurmLauncher::OnSlurmdSilent(int node, TimeNs t) {
+  silent_node_ = node;
+  ScheduleControllerChecks(node, t);
+}
+
+void SlurmLauncher::ScheduleControllerChecks(int node, TimeNs t) {
   const auto id = static_cast<std::uint32_t>(node);
   queue_.Push(t + job_.slurmd_timeout / 3 + rng_.UniformInt(0, 20'000) * kNsPerMs,
               EventKind::kSlurmNodeDown, id);
   queue_.Push(t + job_.slurmd_timeout + rng_.UniformInt(0, 20'000) * kNsPerMs,
               EventKind::kSlurmNodeDown, id | kDownPhaseBit);
-  for (int i = 0; i < job_.gpus_per_node; ++i) TaskGone(t);
 }
 
 void SlurmLauncher::OnControllerCheck(std::uint32_t id, TimeNs t) {
-  const int node = static_cast<int>(id & ~kDownPhaseBit);
-  if ((id & kDownPhaseBit) == 0) {
-    sink_.Emit(CtldLine{t, CtldEvent::kNotResponding, node, 0});
-    return;
+  const int node = static_cast<int>(id & ~kPhaseBits);
+  switch (id & kPhaseBits) {
+    case 0:
+      sink_.Emit(CtldLine{t, CtldEvent::kNotResponding, node, 0});
+      return;
+    case kDownPhaseBit:
+      return NodeDown(node, t);
+    case kRespondPhaseBit:
+      sink_.Emit(CtldLine{t, CtldEvent::kNowResponding, node, 0});
+      return;
+    default:
+      return StartRequeuedRun(t);
   }
+}
+
+void SlurmLauncher::NodeDown(int node, TimeNs t) {
   sink_.Emit(CtldLine{t, CtldEvent::kSetDown, node, 0});
+  if (node == silent_node_) {  // slurmd recovers; the node stays DOWN until an admin resumes it
+    queue_.Push(t + rng_.UniformInt(30, 240) * kNsPerSec, EventKind::kSlurmNodeDown,
+                static_cast<std::uint32_t>(node) | kRespondPhaseBit);
+  }
   if (tasks_left_ == 0 || step_cancelled_) return;
-  sink_.Emit(CtldLine{t, CtldEvent::kKillOnFailed, node, 0});
+  failed_node_ = node;
+  requeued_ = job_.requeue;
+  sink_.Emit(CtldLine{t, requeued_ ? CtldEvent::kRequeue : CtldEvent::kKillOnFailed, node, 0});
   const TimeNs at = t + rng_.UniformInt(5, 50) * kNsPerMs;
   sink_.Emit(SrunMessage{at, SrunNotice::kNodeFailure, node});
   CancelStep(at, CancelReason::kNodeFailure, true);
+}
+
+// The requeued job is eligible again after the credential lifetime (~2 min): a new
+// allocation without the failed node; the batch script's banner, the checkpoint load and a
+// few iterations of the new run follow in the same slurm-<jobid>.out.
+void SlurmLauncher::StartRequeuedRun(TimeNs t) {
+  sink_.Emit(CtldLine{t, CtldEvent::kReallocate, failed_node_, 0});
+  TimeNs at = t + rng_.UniformInt(300, 1500) * kNsPerMs;
+  sink_.Emit(BatchBanner{at, 1, failed_node_});
+  const int saved = workers_.last_iteration() / 10 * 10;  // --save-interval 10
+  at += rng_.UniformInt(40, 120) * kNsPerSec;             // start-up, NCCL init, checkpoint load
+  sink_.Emit(CheckpointResumed{0, at, saved});
+  const double elapsed_ms = workers_.last_elapsed_ms() > 0 ? workers_.last_elapsed_ms() : 1500.0;
+  for (int k = 1; k <= 5; ++k) {
+    const double first = k == 1 ? 4.0 : 1.0;  // the first iteration warms up
+    at += static_cast<TimeNs>(elapsed_ms * first * static_cast<double>(kNsPerMs));
+    sink_.Emit(ResumedIteration{workers_.IterationLine(saved + k, at, elapsed_ms * first)});
+  }
+  end_time_ = at;
 }
 
 void SlurmLauncher::OnStepKill(TimeNs t) {
@@ -147,10 +196,16 @@ void SlurmLauncher::OnStepKill(TimeNs t) {
   }
 }
 
-// The last task is gone: the batch script ends and the controller completes the job.
+// The last task is gone: the batch script ends and the controller completes the job, or,
+// requeued, schedules its next run.
 void SlurmLauncher::TaskGone(TimeNs t) {
   if (--tasks_left_ > 0) return;
   end_time_ = t + rng_.UniformInt(50, 300) * kNsPerMs;
+  if (requeued_) {
+    queue_.Push(end_time_ + rng_.UniformInt(121, 180) * kNsPerSec, EventKind::kSlurmNodeDown,
+                static_cast<std::uint32_t>(failed_node_) | kPhaseBits);
+    return;
+  }
   bool failed = false;
   for (int rank = 0; rank < job_.world && !failed; ++rank) failed = workers_.exit_code(rank) != 0;
   const int status = cancelled_by_scheduler_ ? kExitSigterm : failed ? 1 : 0;

@@ -77,8 +77,10 @@ void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       AddEvidence(w.Find(Cite::kSrunTask, rank), kInit, truth);
       return;
     case FaultAction::kNodeLoss:
+    case FaultAction::kSlurmdSilent:  // and, later, "Node <host> now responding"
       AddEvidence(ctld(CtldEvent::kSetDown), kInit, truth);
       AddEvidence(ctld(CtldEvent::kKillOnFailed), kCorr, truth);
+      AddEvidence(ctld(CtldEvent::kRequeue), kCorr, truth);
       return;
     case FaultAction::kSlowdown:
       return SlowdownEvidence(in, truth);
@@ -149,6 +151,7 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       AddEvidence(in.writer.Find(Cite::kSetupWarn, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
     case FaultAction::kSchedulerCancel:
+    case FaultAction::kSlurmdSilent:  // srun only
       return;
   }
 }
@@ -158,8 +161,8 @@ bool IsInitiating(const TruthInputs& in, int rank) {
   switch (in.fault.traits->scope) {
     case FaultScope::kRank:
       return rank == in.fault.rank;
-    case FaultScope::kNode:
-      return in.job.NodeOf(rank) == in.fault.node;
+    case FaultScope::kNode:  // a node the controller only declared failed kept its ranks running
+      return in.fault.action() != FaultAction::kSlurmdSilent && in.job.NodeOf(rank) == in.fault.node;
     case FaultScope::kJob:
       return false;
   }
@@ -218,6 +221,13 @@ void FillRecovery(const TruthInputs& in, v1::Truth* truth) {
     restart->set_text(
         "The job is still running, slowed to the pace of its slowest rank; restart it from its "
         "latest checkpoint once the slow hardware is excluded.");
+    return;
+  }
+  if (in.job.requeue && traits.scope == FaultScope::kNode) {
+    restart->set_action("verify_requeued_run");
+    restart->set_text(
+        "Slurm requeued the job (--requeue) and its next run resumed from the latest "
+        "checkpoint on a new allocation without the failed node; confirm it is making progress.");
     return;
   }
   restart->set_text(

@@ -70,6 +70,10 @@ class Workers {
   std::uint64_t watchdog_timeouts() const { return watchdog_timeouts_; }
   // The last step end of any rank (the end of a run no process left: fail-slow collection).
   TimeNs last_step_end() const { return last_step_end_; }
+  // The trainer's line for `iteration` (workers_output.cc); the last one printed and its pace.
+  TrainerIteration IterationLine(int iteration, TimeNs t, double elapsed_ms) const;
+  int last_iteration() const { return last_iteration_; }
+  double last_elapsed_ms() const { return last_elapsed_ms_; }
   // The rank's collectives on its TP group (DP when tp = 1) the mismatch hit, or -1.
   std::int64_t mismatch_seq() const { return mismatch_seq_; }
 
@@ -168,6 +172,8 @@ class Workers {
   std::vector<int> nic_peers_;  // NIC failure: the failed NIC's peers across nodes (abort too)
   TimeNs last_step_end_ = 0;
   TimeNs last_log_time_ = 0;  // the logging rank's previous iteration line
+  int last_iteration_ = 0;
+  double last_elapsed_ms_ = 0;
   std::uint64_t watchdog_timeouts_ = 0;
 };
 

@@ -69,6 +69,7 @@ void Workers::FireRankFault(int rank, TimeNs t) {
     case FaultAction::kSchedulerCancel:
     case FaultAction::kSlowdown:
     case FaultAction::kNcclSetup:
+    case FaultAction::kSlurmdSilent:
       return;  // not handled here
   }
 }

@@ -45,13 +45,24 @@ void Workers::EndStep(int rank, TimeNs t) {
   if (job_.per_rank_timers && iteration % job_.log_interval == 0) EmitTimers(rank, t);
   AfterSlowStep(rank);
   if (rank != job_.LoggingRank() || iteration % job_.log_interval != 0) return;
+  const double elapsed_ms = static_cast<double>(t - last_log_time_) / job_.log_interval / kNsPerMs;
+  const TrainerIteration line = IterationLine(iteration, t, elapsed_ms);
+  last_iteration_ = iteration;
+  last_elapsed_ms_ = elapsed_ms;
+  last_log_time_ = t;
+  sink_.Emit(line);
+}
+
+// The logging rank's line for `iteration`: the loss curve is a function of the iteration, so
+// a run resumed from a checkpoint prints the same numbers again.
+TrainerIteration Workers::IterationLine(int iteration, TimeNs t, double elapsed_ms) const {
   Rng rng(job_.seed, StreamId::kTrainer, static_cast<std::uint64_t>(iteration));
   const double it = iteration;
   TrainerIteration line{};
-  line.rank = rank;
+  line.rank = job_.LoggingRank();
   line.time = t;
   line.iteration = iteration;
-  line.elapsed_ms = static_cast<double>(t - last_log_time_) / job_.log_interval / kNsPerMs;
+  line.elapsed_ms = elapsed_ms;
   line.learning_rate = 1.5e-4 * std::min(1.0, it / 2000.0);
   line.loss = 2.1 + 8.6 * std::exp(-it / 450.0) + 0.03 * rng.Normal();
   line.grad_norm = 0.9 + 6.0 * std::exp(-it / 120.0) + 0.05 * std::fabs(rng.Normal());
@@ -59,8 +70,7 @@ void Workers::EndStep(int rank, TimeNs t) {
     line.mem_allocated_gb = std::round(100 * (38.0 + 0.4 * rng.Uniform())) / 100;
     line.max_mem_allocated_gb = std::round(100 * (61.0 + 0.1 * rng.Uniform())) / 100;
   }
-  last_log_time_ = t;
-  sink_.Emit(line);
+  return line;
 }
 
 // Every rank's timers for the step it just finished: compute (its own kernels) and the wait

@@ -297,4 +297,20 @@ void IncidentWriter::Handle(const CtldLine& r) {
   if (Find(Cite::kCtld, event) == nullptr) Remember(Cite::kCtld, event, r.time, kCtldLog, first);
 }
 
+// The requeued run (slurm.requeue) appends to the same slurm-<jobid>.out.
+void IncidentWriter::Handle(const BatchBanner& r) {
+  AppendTo(kSlurmOut, -1, r);
+  MaybeFlush(kSlurmOut);
+}
+
+void IncidentWriter::Handle(const CheckpointResumed& r) {
+  AppendTo(OutFile(r.rank), r.rank, r);
+  MaybeFlush(OutFile(r.rank));
+}
+
+void IncidentWriter::Handle(const ResumedIteration& r) {
+  AppendTo(OutFile(r.line.rank), r.line.rank, r);
+  MaybeFlush(OutFile(r.line.rank));
+}
+
 }  // namespace denpex::sim

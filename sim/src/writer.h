@@ -130,6 +130,9 @@ class IncidentWriter : public RecordSink {
   void Handle(const SrunMessage& r);
   void Handle(const StepdCancelled& r);
   void Handle(const CtldLine& r);
+  void Handle(const BatchBanner& r);
+  void Handle(const CheckpointResumed& r);
+  void Handle(const ResumedIteration& r);
 
  private:
   struct File {

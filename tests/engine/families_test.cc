@@ -464,6 +464,29 @@ TEST(Families, SlurmctldAndSrunNodeLossAndSchedulerWords) {
   });
 }
 
+// A requeued job and a node whose slurmd came back: slurmctld's requeue names the node (a node
+// failure), `Requeuing`, slurmstepd's JOB REQUEUE banner, a later run's SLURM_RESTART_COUNT echo
+// (the first run's 0 is not a requeue) and `now responding`.
+TEST(Families, SlurmRequeueAndNodeReturnWords) {
+  ExpectEach({
+      {"[2026-03-02T09:05:59.224] requeue JobId=4242001 due to failure of node gpu-0012", Family::kSlurm,
+       Kind::kNodeFailure},
+      {"[2026-03-02T09:05:59.224] Requeuing JobId=4242001", Family::kSlurm, Kind::kRequeue},
+      {"[2026-03-02T09:09:39.834] Node gpu-0012 now responding", Family::kSlurm, Kind::kNodeResponding},
+      {"slurmstepd: error: *** JOB 31182239 ON sh-06-34 CANCELLED AT 2018-11-05T10:35:06 DUE TO JOB REQUEUE ***",
+       Family::kSlurm, Kind::kCancelled},
+      {"SLURM_JOB_ID=4242001 SLURM_RESTART_COUNT=1 SLURM_JOB_NODELIST=gpu-[0001-0011,0013-0017]", Family::kSlurm,
+       Kind::kRequeue},
+  });
+  const ParsedLog requeue = Parse("[2026-03-02T09:05:59.224] requeue JobId=4242001 due to failure of node gpu-0012\n");
+  const auto& n = Only<SlurmNote>(requeue);
+  EXPECT_EQ(requeue.strings.Get(n.node), "gpu-0012");
+  EXPECT_EQ(requeue.strings.Get(n.reason), "REQUEUED");
+  const ParsedLog restart = Parse("SLURM_JOB_ID=4242001 SLURM_RESTART_COUNT=2 SLURM_JOB_NODELIST=gpu-[0001-0016]\n");
+  EXPECT_EQ(Only<SlurmNote>(restart).exit_code, 2);  // the restart count
+  EXPECT_TRUE(Parse("SLURM_JOB_ID=4242001 SLURM_RESTART_COUNT=0 SLURM_JOB_NODELIST=gpu-[0001-0016]\n").events.empty());
+}
+
 TEST(Families, FaulthandlerDumpIsAFatalSignal) {
   const ParsedLog log = ParseLog("Fatal Python error: Segmentation fault\n\nThread 0x00007f3c6e4c1480 (most recent call first):\n",
                                  FileContext{.name_rank = 7});

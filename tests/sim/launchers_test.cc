@@ -124,6 +124,69 @@ TEST(Srun, TimeLimitCancelsTheJobAndTruthNamesTheScheduler) {
   ExpectEvidenceMatchesFiles(out, r.truth);
 }
 
+// slurmd of node 1 stops answering while the host trains on: the controller's view is a node
+// failure, but the trainer's iteration lines go on past its first "not responding", the node's
+// tasks get neither a slurmstepd nor an srun line, and its slurmd answers again later.
+TEST(Srun, SilentSlurmdIsSetDownWhileItsRanksTrainOn) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = MustSimulate(
+      MustParse(kSrun, {"faults[0].kind=FAULT_KIND_SLURMD_UNRESPONSIVE", "faults[0].node=1"}), out);
+  EXPECT_EQ(r.truth.owner(), v1::OWNER_SCHEDULER);
+  EXPECT_EQ(r.truth.initiator().failure_class(), v1::FAILURE_CLASS_SCHEDULER_NODE_FAILURE);
+  EXPECT_EQ(r.truth.initiator().node(), "gpu-0002");
+  EXPECT_EQ(r.truth.cascade().secondary_ranks_size(), 16);  // the scheduler ended every rank
+  const std::string ctld = ReadAll(out / "incident/slurmctld.log");
+  const auto silent = ctld.find("] error: Nodes gpu-0002 not responding\n");
+  const auto down = ctld.find("] error: Nodes gpu-0002 not responding, setting DOWN\n");
+  const auto kill = ctld.find("] Killing JobId=4242001 on failed node gpu-0002\n");
+  const auto back = ctld.find("] Node gpu-0002 now responding\n");
+  ASSERT_NE(silent, std::string::npos);
+  EXPECT_LT(silent, down);
+  EXPECT_LT(down, kill);
+  EXPECT_LT(kill, back);
+  EXPECT_NE(back, std::string::npos);
+  const std::string text = ReadAll(out / "incident/slurm-4242001.out");
+  EXPECT_THAT(text, HasSubstr("srun: error: Node failure on gpu-0002\n"));
+  EXPECT_THAT(text, Not(HasSubstr(" ON gpu-0002 CANCELLED AT")));
+  EXPECT_THAT(text, Not(HasSubstr("srun: error: gpu-0002:")));
+  EXPECT_THAT(text, HasSubstr("srun: error: gpu-0001: tasks 0-7: Terminated\n"));
+  // Progress went on: many more iteration lines than the warm-up steps before the fault.
+  std::size_t iterations = 0;
+  for (const std::string& line : ReadLines(out / "incident/slurm-4242001.out")) {
+    iterations += line.find("] iteration ") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_GT(iterations, 50u);
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+// sbatch --requeue: the controller requeues instead of killing, the job starts again without
+// the failed node, and the next run appends to the same output from its checkpoint.
+TEST(Srun, RequeuedJobAppendsItsNextRunToTheSameOutput) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = MustSimulate(
+      MustParse(kSrun, {"faults[0].kind=FAULT_KIND_NODE_LOSS", "faults[0].node=0", "slurm.requeue=true"}),
+      out);
+  const std::string ctld = ReadAll(out / "incident/slurmctld.log");
+  EXPECT_THAT(ctld, HasSubstr("] requeue JobId=4242001 due to failure of node gpu-0001\n"));
+  EXPECT_THAT(ctld, Not(HasSubstr("Killing JobId")));
+  EXPECT_THAT(ctld, Not(HasSubstr("_job_complete")));
+  EXPECT_THAT(ctld, HasSubstr("] sched: Allocate JobId=4242001 NodeList=gpu-[0002-0003] #CPUs=224 Partition=gpu\n"));
+  const auto lines = ReadLines(out / "incident/slurm-4242001.out");
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], "SLURM_JOB_ID=4242001 SLURM_RESTART_COUNT=0 SLURM_JOB_NODELIST=gpu-[0001-0002]");
+  const std::string text = ReadAll(out / "incident/slurm-4242001.out");
+  const auto failure = text.find("srun: error: Node failure on gpu-0001\n");
+  const auto banner = text.find("\nSLURM_JOB_ID=4242001 SLURM_RESTART_COUNT=1 SLURM_JOB_NODELIST=gpu-[0002-0003]\n");
+  const auto resumed = text.find("\n 0:  successfully loaded checkpoint from /checkpoints/4242001 at iteration ");
+  ASSERT_NE(failure, std::string::npos);
+  EXPECT_LT(failure, banner);
+  EXPECT_LT(banner, resumed);
+  EXPECT_NE(resumed, std::string::npos);
+  EXPECT_EQ(r.truth.owner(), v1::OWNER_HOST);
+  EXPECT_EQ(r.truth.recovery().preconditions(1).action(), "verify_requeued_run");
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
 TEST(Srun, LostNodeIsSetDownByTheControllerWhichKillsTheJob) {
   const fs::path out = FreshDir();
   const SimulateResult r = MustSimulate(

@@ -94,6 +94,18 @@ bool IsOwnError(const Incident& inc, const Event& e) {
 
 std::int32_t NodeNamed(const Incident& inc, StrId host) { return host == kNoStr ? -1 : NodeOfHost(inc, inc.str(host)); }
 
+// slurmctld's and srun's words about one node (reason as RecogniseSlurm interns it).
+void CollectNodeFailure(std::int32_t index, std::string_view reason, NodeFacts* node) {
+  if (reason == "RESPONDING") {
+    if (node->responding < 0) node->responding = index;
+    return;
+  }
+  if (node->lost < 0) node->lost = index;
+  if (reason == "NOT RESPONDING" && node->not_responding < 0) node->not_responding = index;
+  if (reason == "DOWN" && node->down < 0) node->down = index;
+  if ((reason == "KILLED ON FAILED NODE" || reason == "REQUEUED") && node->job_ended < 0) node->job_ended = index;
+}
+
 // Slurm: srun's word on each task's end (with the task's host), the controller's or stepd's
 // word that the scheduler ended the job, and that a node failed.
 void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, JobFacts* jf) {
@@ -113,9 +125,17 @@ void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, J
       rf.torn_down = rf.exit_code == kExitSigterm;  // srun's teardown after another task ended
       if (rf.host_cause < 0 && HostCauseOf(e, &rf.host_class, &rf.host_owner)) rf.host_cause = index;
     }
-  } else if (e.kind == Kind::kNodeFailure) {
+  } else if (e.kind == Kind::kNodeFailure || e.kind == Kind::kNodeResponding) {
     const std::int32_t node = NodeNamed(inc, n.node);
-    if (node >= 0 && jf->nodes[node].lost < 0) jf->nodes[node].lost = index;
+    if (node >= 0) CollectNodeFailure(index, reason, &jf->nodes[node]);
+    if (reason == "REQUEUED" && jf->requeue < 0) jf->requeue = index;
+  } else if (e.kind == Kind::kRequeue && n.exit_code > 0) {  // a later run's `SLURM_RESTART_COUNT=<n>`
+    if (jf->next_run < 0) jf->next_run = index;
+    jf->restart_count = std::max(jf->restart_count, n.exit_code);
+  } else if (e.kind == Kind::kRequeue) {  // slurmctld's `Requeuing JobId=`
+    if (jf->requeue < 0) jf->requeue = index;
+  } else if (e.kind == Kind::kCancelled && reason == "JOB REQUEUE") {
+    if (jf->requeue < 0) jf->requeue = index;
   } else if (e.kind == Kind::kCancelled && jf->scheduler_end < 0) {
     v1::FailureClass c = v1::FAILURE_CLASS_UNSPECIFIED;
     if (reason == "TIME LIMIT") c = v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT;

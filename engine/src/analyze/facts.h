@@ -43,6 +43,12 @@ struct NodeFacts {
   std::int32_t exit_barrier = -1;    // event index of its agent's `Error waiting on exit barrier`
   std::vector<std::int32_t> reports; // agent failure reports: one event index each
   std::int32_t lost = -1;            // event index of a Slurm word that the node failed
+  // slurmctld's view of it (event indices): first `not responding`, `setting DOWN`, the job's
+  // kill or requeue on it, and `now responding` (its slurmd answered again).
+  std::int32_t not_responding = -1;
+  std::int32_t down = -1;
+  std::int32_t job_ended = -1;
+  std::int32_t responding = -1;
 };
 
 struct JobFacts {
@@ -55,6 +61,13 @@ struct JobFacts {
   std::int32_t scheduler_end = -1;
   v1::FailureClass scheduler_class = v1::FAILURE_CLASS_UNSPECIFIED;
   std::vector<std::int32_t> srun_reports;  // `srun: error: <host>: task…` lines, in file order
+  // A requeued job (sbatch --requeue): the scheduler's word of it (slurmctld's requeue,
+  // slurmstepd's `DUE TO JOB REQUEUE`), the first line of the next run in its output file (a
+  // batch script's `SLURM_RESTART_COUNT=<n>`, n >= 1) and the highest restart count printed;
+  // -1 / 0 when not seen.
+  std::int32_t requeue = -1;
+  std::int32_t next_run = -1;
+  std::int32_t restart_count = 0;
   std::int32_t peer_reporters = 0;  // ranks with a peer error (gloo, NCCL) but no watchdog timeout
   // gloo (no watchdog, no sequence numbers): ranks whose first peer error is a gloo timeout (a
   // peer alive but silent) or a closed / reset connection (a peer gone).

@@ -43,7 +43,97 @@ bool AgentLogStops(const JobFacts& facts, std::int32_t node) {
   return std::any_of(facts.nodes.begin(), facts.nodes.end(), [](const NodeFacts& o) { return !o.reports.empty(); });
 }
 
+// The last training-progress line (trainer iteration) of the run that failed: a later run of a
+// requeued job (after `next_run` in the same file) does not count. -1 when there is none.
+std::int32_t LastProgress(const Incident& inc, const JobFacts& facts) {
+  const Event* boundary = facts.next_run >= 0 ? &inc.events[facts.next_run] : nullptr;
+  std::int32_t best = -1;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (e.kind != Kind::kIteration || e.clock == Clock::kNone) continue;
+    if (boundary != nullptr && e.file == boundary->file && e.line > boundary->line) continue;
+    if (best < 0 || e.time > inc.events[best].time) best = i;
+  }
+  return best;
+}
+
+// The one node slurmctld found silent (-1 when none or several).
+std::int32_t ControllerFailedNode(const JobFacts& facts) {
+  std::int32_t node = -1;
+  for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
+    if (facts.nodes[n].not_responding < 0 && facts.nodes[n].down < 0) continue;
+    if (node >= 0) return -1;
+    node = n;
+  }
+  return node;
+}
+
+bool AnyRankFailed(const JobFacts& facts) {
+  for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
+    if (OwnExit(facts, r) || facts.ranks[r].python_error >= 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+bool SchedulerFailedNode(const Incident& inc, const JobFacts& facts, Finding* f) {
+  const std::int32_t node = ControllerFailedNode(facts);
+  if (node < 0 || AnyRankFailed(facts)) return false;
+  const NodeFacts& n = facts.nodes[node];
+  const Event& silent = inc.events[n.not_responding >= 0 ? n.not_responding : n.down];
+  const std::int32_t progress = LastProgress(inc, facts);
+  if (silent.clock == Clock::kNone || progress < 0) return false;
+  const Event& last = inc.events[progress];
+  // A lost host stops the job's progress at once (its peers block on it); a silent slurmd does not.
+  if (last.time <= silent.time) return false;
+  const TimeNs ended = n.down >= 0 && inc.events[n.down].clock != Clock::kNone ? inc.events[n.down].time : silent.time;
+  if (facts.HasWave() && facts.wave_start < ended - kSkewWindow) return false;
+  const std::string name = NodeName(inc, node);
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = -1;
+  f->local_rank = -1;
+  f->node = node;
+  f->failure_class = v1::FAILURE_CLASS_SCHEDULER_NODE_FAILURE;
+  f->owner = v1::OWNER_SCHEDULER;
+  f->confidence = n.responding >= 0 ? 0.9 : 0.8;
+  f->time = silent.time;
+  f->evidence.push_back({n.down >= 0 ? n.down : n.not_responding, v1::EVIDENCE_ROLE_INITIATING});
+  if (n.job_ended >= 0) f->evidence.push_back({n.job_ended, v1::EVIDENCE_ROLE_CORROBORATING});
+  f->evidence.push_back({progress, v1::EVIDENCE_ROLE_CORROBORATING});
+  if (n.responding >= 0) f->evidence.push_back({n.responding, v1::EVIDENCE_ROLE_CORROBORATING});
+  f->cascade = SummarizeCascade(inc, facts, {}, -1);
+  f->reason = "Slurm declared " + name + " failed and ended the job, but the node was not lost: slurmctld found it not responding (" +
+              Where(inc, silent) + " at " + ClockTime(silent.time) + ") while the job kept training until " + ClockTime(last.time) +
+              " (" + Where(inc, last) + "), and no rank failed on its own" +
+              (n.responding >= 0 ? "; its slurmd answered again later (" + Where(inc, inc.events[n.responding]) + ")" : "") +
+              ". The node's slurmd or the controller's path to it failed, not the host; " +
+              std::to_string(f->cascade.secondary_ranks.size()) + " ranks were ended by the scheduler.";
+  f->recovery.push_back({"resume_node", name,
+                         "`scontrol show node " + name + "` shows it DOWN (Reason=Not responding): check slurmd and munge on " + name +
+                             " and the controller's network path to it, then return it with `scontrol update NodeName=" + name +
+                             " State=RESUME` (or leave it out of the restart); the host and its GPUs need no repair."});
+  return true;
+}
+
+void NoteRequeue(const Incident& inc, const JobFacts& facts, Finding* f) {
+  if (facts.requeue < 0 && facts.next_run < 0) return;
+  const std::int32_t word = facts.requeue >= 0 ? facts.requeue : facts.next_run;
+  const bool cited = std::any_of(f->evidence.begin(), f->evidence.end(), [&](const Citation& c) { return c.event == word; });
+  if (!cited) f->evidence.push_back({word, v1::EVIDENCE_ROLE_CONTEXT});
+  f->reason += " Slurm requeued the job (" + Where(inc, inc.events[word]) + ")";
+  if (facts.next_run >= 0) {
+    f->reason += " and its next run (SLURM_RESTART_COUNT=" + std::to_string(facts.restart_count) + ") started in the same output (" +
+                 Where(inc, inc.events[facts.next_run]) + ")";
+  }
+  f->reason += "; this diagnosis is of the run that failed.";
+  for (Action& p : f->recovery) {
+    if (p.action != "restart_job") continue;
+    p.action = "verify_requeued_run";
+    p.text = "Slurm restarted the job by itself (--requeue): confirm the requeued run resumed from the newest checkpoint that verifies, "
+             "runs without the failed node, and makes progress; no manual restart is needed.";
+  }
+}
 
 bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   if (facts.scheduler_end < 0) return false;
@@ -161,10 +251,16 @@ void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t n
   f->confidence = n.lost >= 0 ? 0.9 : 0.8;
   f->evidence.clear();
   f->lines.clear();
-  if (n.lost >= 0) {
-    f->evidence.push_back({n.lost, v1::EVIDENCE_ROLE_INITIATING});
-    if (inc.events[n.lost].clock != Clock::kNone) f->time = inc.events[n.lost].time;
+  const std::int32_t word = n.down >= 0 ? n.down : n.lost;  // the controller's DOWN, else any Slurm word
+  if (word >= 0) {
+    f->evidence.push_back({word, v1::EVIDENCE_ROLE_INITIATING});
+    if (inc.events[word].clock != Clock::kNone) f->time = inc.events[word].time;
   }
+  // The job's progress stopped with the node, minutes before the controller gave up on it.
+  if (const std::int32_t last = LastProgress(inc, facts); last >= 0 && f->time && inc.events[last].time < *f->time) {
+    f->time = inc.events[last].time;
+  }
+  if (n.job_ended >= 0) f->evidence.push_back({n.job_ended, v1::EVIDENCE_ROLE_CORROBORATING});
   for (std::uint32_t i = 0; i < inc.files.size(); ++i) {  // where its agent's log stops
     const LogFile& file = inc.files[i];
     if (file.node == node && file.agent && file.last_line.line > 0) {
@@ -174,7 +270,7 @@ void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t n
   f->cascade = SummarizeCascade(inc, facts, n.ranks, node);
   const std::string ranks = n.ranks.empty() ? "its ranks" : "all " + std::to_string(n.ranks.size()) + " of its ranks";
   f->reason = "Node " + name + " was lost: " + ranks + " went silent together with no error and no exit of their own, and " +
-              (n.lost >= 0 ? "Slurm reports the node failed (" + Where(inc, inc.events[n.lost]) + ")"
+              (word >= 0 ? "Slurm reports the node failed (" + Where(inc, inc.events[word]) + ")"
                            : "its torchrun agent log stops without a failure report while other nodes' agents reported") +
               ".";
   f->recovery.clear();

@@ -17,6 +17,17 @@ namespace denpex::engine {
 // rank's own failure and before the watchdog wave (within the clock-skew window).
 bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f);
 
+// True, and `f` filled, when Slurm declared one node failed (slurmctld `not responding`, `setting
+// DOWN`) and ended or requeued the job, though the node was not lost: the job kept training after
+// the controller first found the node silent, and no rank failed on its own. Its slurmd (or the
+// controller's path to it) failed, not the host: class SCHEDULER_NODE_FAILURE, owner scheduler.
+bool SchedulerFailedNode(const Incident& inc, const JobFacts& facts, Finding* f);
+
+// A requeued job (sbatch --requeue): names the requeue and the next run in the reason, and
+// makes the restart precondition "verify the requeued run" (no-op when the job was not requeued).
+// The diagnosis is of the run that failed; the next run's lines only say that it resumed.
+void NoteRequeue(const Incident& inc, const JobFacts& facts, Finding* f);
+
 // The node lost, when the leading candidates (`leaders`) all sit on one node that shows it
 // (-1 when not): every rank of it silent and with no exit of its own, and Slurm's word that it
 // failed or an agent log of it that stops with no failure report while other agents reported.

@@ -470,6 +470,11 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   f.ranks_seen = a.facts.ranks_seen;
   f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
   if (SchedulerEndedJob(inc, a.facts, &f)) return f;
+  if (SchedulerFailedNode(inc, a.facts, &f)) {
+    f.recovery.push_back({"restart_job", "", "Restart the job from the newest checkpoint that verifies; nothing in the ranks failed."});
+    NoteRequeue(inc, a.facts, &f);
+    return f;
+  }
   a.clocks = AlignClocks(inc, a.facts);
   ApplyOffsets(inc, a.clocks, &a.facts);
 
@@ -522,6 +527,7 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   f.recovery.push_back({"restart_job", "",
                         "Restart the whole job from the newest checkpoint that verifies (checkpoints were not evaluated by this diagnosis); "
                         "the ranks of the cascade failed as a consequence and need no action of their own."});
+  NoteRequeue(inc, a.facts, &f);
   return f;
 }
 

@@ -59,7 +59,8 @@ void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc) {
       names.emplace_back(inc->str(fe->host));
     }
     if (const auto* sn = std::get_if<SlurmNote>(&e.detail);
-        sn && sn->node != kNoStr && (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom || e.kind == Kind::kNodeFailure)) {
+        sn && sn->node != kNoStr && (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom || e.kind == Kind::kNodeFailure ||
+                                             e.kind == Kind::kNodeResponding)) {
       names.emplace_back(inc->str(sn->node));
     }
   }

@@ -59,6 +59,8 @@ std::string_view KindName(Kind k) {
     case Kind::kStepTerminated: return "step_terminated";
     case Kind::kJobComplete: return "job_complete";
     case Kind::kNodeFailure: return "node_failure";
+    case Kind::kRequeue: return "requeue";
+    case Kind::kNodeResponding: return "node_responding";
     case Kind::kWorkerFailed: return "worker_failed";
     case Kind::kWorkerSignalled: return "worker_signalled";
     case Kind::kFailureEntry: return "failure_entry";

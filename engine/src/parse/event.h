@@ -36,6 +36,7 @@ enum class Kind : std::uint8_t {
   kXid, kFallenOffBus, kRmInitFailed, kGpuSlot, kGpuUnreachable,
   // slurm
   kCancelled, kTaskExit, kSlurmOom, kStepAborted, kStepTerminated, kJobComplete, kNodeFailure,
+  kRequeue, kNodeResponding,
   // torchrun
   kWorkerFailed, kWorkerSignalled, kFailureEntry, kGroupFailed, kRendezvousError, kExitBarrier,
   // deepspeed

@@ -352,7 +352,7 @@ void LogParser::Unheaded(const Parsed& p) {
             (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
             ((c == 'N' || c == 'K' || c == 'T' || c == 'p') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
-            (c == 'E' && RecogniseSlurm(msg, &out_.strings, &r)) ||
+            ((c == 'E' || c == 'S') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));
   } else if (c == '[' || c == '*' || c == '_') {
     found = (c == '[' && RecogniseWrapper(msg, &out_.strings, &r)) || RecogniseSlurm(msg, &out_.strings, &r);
@@ -367,6 +367,12 @@ void LogParser::Unheaded(const Parsed& p) {
     pending_gpu_ = p;
     pending_gpu_record_ = std::move(r);
   } else if (found) {
+    // A requeued job's next run starts (`SLURM_RESTART_COUNT=<n>`): its iteration lines are new
+    // events, so the failed run's last iteration stays where that run stopped.
+    if (r.kind == Kind::kRequeue) {
+      last_iteration_.clear();
+      last_iteration_index_ = kNoIndex;
+    }
     Emit(p, std::move(r));
   }
 }

@@ -75,6 +75,37 @@ bool SrunTask(std::string_view msg, StringTable* strings, Recognised* out) {
   return true;
 }
 
+// The job's requeue and its node's return: slurmctld's `requeue JobId=1 due to failure of node
+// gpu-1` (job_mgr.c, a node failure of an sbatch --requeue job: a node-failure event naming the
+// node), `Requeuing JobId=1`, `Node gpu-1 now responding` (node_mgr.c), and a batch script's
+// echo of `SLURM_RESTART_COUNT=<n>` (n >= 1: a later run of a requeued job).
+bool Requeue(std::string_view msg, StringTable* strings, Recognised* out) {
+  if (msg.starts_with("requeue JobId=") && Has(msg, " due to failure of node ")) {
+    out->family = Family::kSlurm;
+    out->kind = Kind::kNodeFailure;
+    out->detail = SlurmNote{.reason = strings->Intern("REQUEUED"),
+                            .node = strings->Intern(TokenAfter(msg, "failure of node ", " "))};
+    return true;
+  }
+  std::int64_t count = 0;
+  const bool requeuing = msg.starts_with("Requeuing JobId=");
+  if (requeuing || (Has(msg, "SLURM_RESTART_COUNT=") && IntAfter(msg, "SLURM_RESTART_COUNT=", &count) && count > 0)) {
+    out->family = Family::kSlurm;
+    out->kind = Kind::kRequeue;
+    out->error = false;
+    out->detail = SlurmNote{.reason = strings->Intern("REQUEUED"), .exit_code = static_cast<std::int32_t>(count)};
+    return true;
+  }
+  if (msg.starts_with("Node ") && msg.ends_with(" now responding")) {
+    out->family = Family::kSlurm;
+    out->kind = Kind::kNodeResponding;
+    out->error = false;
+    out->detail = SlurmNote{.reason = strings->Intern("RESPONDING"), .node = strings->Intern(TokenAfter(msg, "Node ", " "))};
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out) {
@@ -110,6 +141,7 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
     out->detail = SlurmNote{.reason = strings->Intern("OOM")};
     return true;
   }
+  if (Requeue(msg, strings, out)) return true;
   if (const bool down = msg.starts_with("Nodes "); down || msg.starts_with("Killing JobId=")) {
     // slurmctld: `error: Nodes gpu-1 not responding[, setting DOWN]`, `Killing JobId=1 on failed node gpu-1`
     if (!Has(msg, down ? " not responding" : " on failed node ")) return false;
@@ -293,6 +325,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"*** "},    // banners: CANCELLED, FAILED, STEPD TERMINATED
     {"oom-kill event"}, {"oom_kill event"}, {" not responding"}, {"Killing JobId="},
     {"Time limit exhausted for JobId="}, {"REQUEST_KILL_JOB"}, {"preempted JobId="}, {"_job_complete: JobId="},
+    {"due to failure of node "}, {"Requeuing JobId="}, {" now responding"}, {"SLURM_RESTART_COUNT="},
     // RecogniseAgent
     {"failed (exitcode: "}, {"Sending process "}, {"Unable to shutdown process "},
     {"Local worker group finished (FAILED)"}, {"The client socket has timed out"}, {"RendezvousConnectionError"},
