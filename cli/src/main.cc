@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
   sim->add_option("--seed", sim_args.seed, "Seed (overrides the scenario's)");
   sim->add_option("--set", sim_args.overrides,
                   "Override a field: --set job.nodes=64 (repeatable). Knobs: job.{nodes,tp,pp,dp},"
-                  " launcher=LAUNCHER_TORCHRUN|LAUNCHER_SRUN, layout=LAYOUT_PER_RANK_FILES|"
-                  "LAYOUT_TORCHRUN_LOG_DIR|LAYOUT_SLURM_OUT, format.{torch=1.13|2.1|2.4|2.6,"
+                  " launcher=LAUNCHER_TORCHRUN|LAUNCHER_SRUN|LAUNCHER_MPIRUN, layout=LAYOUT_PER_RANK_FILES|"
+                  "LAYOUT_TORCHRUN_LOG_DIR|LAYOUT_SLURM_OUT|LAYOUT_MPIRUN_OUT, format.{torch=1.13|2.1|2.4|2.6,"
                   "nccl=2.18.5|2.21.5,slurm=22.05|23.02,driver=418|470|535|560,nccl_debug_info}, faults[0].{kind,rank,"
                   "node,step,at_fraction,slowdown,slow_steps,stall}, timeouts.{nccl_timeout_ms,dump_on_timeout}, slurm.{kill_on_bad_exit,"
                   "kill_wait_ms,slurmd_timeout_ms,requeue}, clocks.skew_sigma_ms, training.{warmup_steps,"

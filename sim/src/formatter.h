@@ -57,6 +57,7 @@ class LineFormatter {
   void Format(const StepdCancelled& r, LineBuilder& out) const;
   void Format(const CtldLine& r, LineBuilder& out) const;
   void Format(const BatchBanner& r, LineBuilder& out) const;
+  void Format(const MpirunNotice& r, LineBuilder& out) const;  // formatter_mpirun.cc
   void Format(const CheckpointResumed& r, LineBuilder& out) const;
   void Format(const ResumedIteration& r, LineBuilder& out) const { Format(r.line, out); }
 

@@ -11,9 +11,12 @@ Model::Model(const Job& job, const FaultPlan& fault, RecordSink& sink)
       fault_(fault),
       workers_(job, fault, queue_, sink),
       launcher_(job, queue_, sink, workers_),
-      slurm_(job, fault, queue_, sink, workers_) {
+      slurm_(job, fault, queue_, sink, workers_),
+      mpirun_(job, queue_, sink, workers_) {
   if (job.launcher == v1::LAUNCHER_SRUN) {
     workers_.set_exit_listener(&slurm_);
+  } else if (job.launcher == v1::LAUNCHER_MPIRUN) {
+    workers_.set_exit_listener(&mpirun_);
   } else {
     workers_.set_exit_listener(&launcher_);
   }
@@ -36,9 +39,9 @@ Outcome Model::Run() {
   workers_.ScheduleStarts();
   if (job_.launcher == v1::LAUNCHER_SRUN) {
     slurm_.ScheduleStarts();
-  } else {
+  } else if (job_.launcher != v1::LAUNCHER_MPIRUN) {
     launcher_.ScheduleStarts();
-  }
+  }  // mpirun starts the ranks itself: nothing of its own to schedule
   Outcome out;
   const TimeNs horizon = Horizon();
   while (!queue_.empty()) {
@@ -56,6 +59,7 @@ Outcome Model::Run() {
   for (int node = 0; node < job_.nodes; ++node)
     out.end_time = std::max(out.end_time, launcher_.exit_time(node));
   out.end_time = std::max(out.end_time, slurm_.end_time());
+  out.end_time = std::max(out.end_time, mpirun_.end_time());
   return out;
 }
 
@@ -92,8 +96,12 @@ void Model::Dispatch(const Event& e) {
     case EventKind::kTermDeath:
       workers_.Terminate(id, e.time);
       break;
-    case EventKind::kSrunReport:
-      slurm_.OnReport(id, e.time);
+    case EventKind::kSrunReport:  // under mpirun: the HNP's word that a node's orted is gone
+      if (job_.launcher == v1::LAUNCHER_MPIRUN) {
+        mpirun_.OnDaemonLost(id, e.time);
+      } else {
+        slurm_.OnReport(id, e.time);
+      }
       break;
     case EventKind::kSlurmNodeDown:
       slurm_.OnControllerCheck(e.id(), e.time);
@@ -102,7 +110,11 @@ void Model::Dispatch(const Event& e) {
       workers_.OnWatchdogAbort(id, e.time);
       break;
     case EventKind::kStepKill:
-      slurm_.OnStepKill(e.time);
+      if (job_.launcher == v1::LAUNCHER_MPIRUN) {
+        mpirun_.OnKill(e.time);
+      } else {
+        slurm_.OnStepKill(e.time);
+      }
       break;
     case EventKind::kAgentStart:
       launcher_.OnAgentStart(id, e.time);

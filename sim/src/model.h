@@ -9,6 +9,7 @@
 #include "faults.h"
 #include "job.h"
 #include "launcher.h"
+#include "mpirun.h"
 #include "records.h"
 #include "slurm.h"
 #include "workers.h"
@@ -40,6 +41,7 @@ class Model {
   Workers workers_;
   Launcher launcher_;    // torchrun agents (LAUNCHER_TORCHRUN)
   SlurmLauncher slurm_;  // srun and Slurm (LAUNCHER_SRUN)
+  MpirunLauncher mpirun_;  // Open MPI's mpirun (LAUNCHER_MPIRUN)
 };
 
 }  // namespace denpex::sim

@@ -353,13 +353,31 @@ struct ResumedIteration {
   TrainerIteration line;
 };
 
+// --- Open MPI's mpirun (its own messages in mpirun.out) -------------------------------------
+
+enum class MpiNotice : std::uint8_t {
+  kExitCode,   // "Primary job  terminated normally, ..." + "mpirun detected that one or more
+               // processes exited with non-zero status, ..." (Process name / Exit code)
+  kSignal,     // "Primary job ..." + "mpirun noticed that process rank R with PID P on node H
+               // exited on signal N (Name)."
+  kLostDaemon, // "ORTE has lost communication with a remote daemon." (HNP / remote daemon)
+};
+
+struct MpirunNotice {
+  TimeNs time;
+  MpiNotice notice;
+  int rank;  // kExitCode, kSignal: the first rank that failed
+  int node;  // kLostDaemon: the node whose orted was lost
+  int exit_code;
+};
+
 using Record =
     std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers,
                  NcclIbError, NcclAsyncError, NcclSetupFailure,
                  WatchdogTimeout, PythonException, SegfaultDump, WorkerExit, BenignWarning,
                  CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, NodeLost,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine, BatchBanner,
-                 CheckpointResumed, ResumedIteration>;
+                 CheckpointResumed, ResumedIteration, MpirunNotice>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).
 class RecordSink {

@@ -28,6 +28,7 @@ enum class StreamId : std::uint64_t {
   kSlurm = 14,           // index: 0 (srun and Slurm daemons' delays)
   kNoise = 15,           // index: 0 (loud rank, ECC node), 1 + node (damage), see noise.cc
   kKernel = 16,          // index: node (boot time, kernel message timing)
+  kMpirun = 35,          // index: 0 (mpirun's detection and teardown delays)
 };
 
 // splitmix64's output function: a strong 64-bit mixer.

@@ -172,6 +172,7 @@ Status CheckLauncher(const v1::Scenario& s, const Locator& loc) {
     case v1::LAUNCHER_UNSPECIFIED:
     case v1::LAUNCHER_TORCHRUN:
     case v1::LAUNCHER_SRUN:
+    case v1::LAUNCHER_MPIRUN:
       return Status::Ok();
     case v1::LAUNCHER_KUBERNETES:
     case v1::LAUNCHER_RAY:
@@ -184,22 +185,28 @@ Status CheckLauncher(const v1::Scenario& s, const Locator& loc) {
   }
 }
 
-// Layout defaults to the launcher's; srun leaves only its combined output.
+// Layout defaults to the launcher's; srun and mpirun leave only their combined output.
 Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
   const bool srun = s->launcher() == v1::LAUNCHER_SRUN;
+  const bool mpirun = s->launcher() == v1::LAUNCHER_MPIRUN;
   if (s->layout() == v1::LAYOUT_UNSPECIFIED) {
-    s->set_layout(srun ? v1::LAYOUT_SLURM_OUT : v1::LAYOUT_PER_RANK_FILES);
+    s->set_layout(srun     ? v1::LAYOUT_SLURM_OUT
+                  : mpirun ? v1::LAYOUT_MPIRUN_OUT
+                           : v1::LAYOUT_PER_RANK_FILES);
   }
   if (!v1::Layout_IsValid(s->layout())) {
     return loc.Error("layout", "layout " + Str(s->layout()) + " is not a Layout value",
-                     "use LAYOUT_PER_RANK_FILES, LAYOUT_TORCHRUN_LOG_DIR or LAYOUT_SLURM_OUT");
+                     "use LAYOUT_PER_RANK_FILES, LAYOUT_TORCHRUN_LOG_DIR, LAYOUT_SLURM_OUT or "
+                     "LAYOUT_MPIRUN_OUT");
   }
-  if (srun != (s->layout() == v1::LAYOUT_SLURM_OUT)) {
+  if (srun != (s->layout() == v1::LAYOUT_SLURM_OUT) ||
+      mpirun != (s->layout() == v1::LAYOUT_MPIRUN_OUT)) {
     return loc.Error({"layout", "launcher"},
                      "layout " + v1::Layout_Name(s->layout()) + " does not fit launcher " +
                          v1::Launcher_Name(s->launcher()),
-                     srun ? "srun leaves LAYOUT_SLURM_OUT (or leave layout out)"
-                          : "torchrun leaves LAYOUT_PER_RANK_FILES or LAYOUT_TORCHRUN_LOG_DIR");
+                     srun     ? "srun leaves LAYOUT_SLURM_OUT (or leave layout out)"
+                     : mpirun ? "mpirun leaves LAYOUT_MPIRUN_OUT (or leave layout out)"
+                              : "torchrun leaves LAYOUT_PER_RANK_FILES or LAYOUT_TORCHRUN_LOG_DIR");
   }
   v1::Slurm* slurm = s->mutable_slurm();
   DENPEX_RETURN_IF_ERROR(CheckDurationMs(loc, "slurm.kill_wait_ms", slurm->kill_wait_ms()));

@@ -101,8 +101,60 @@ void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
   }
 }
 
+// mpirun names the first rank that failed (or the node whose daemon it lost) in mpirun.out.
+void MpirunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
+  const IncidentWriter& w = in.writer;
+  const int rank = in.fault.rank;
+  constexpr auto kInit = v1::EVIDENCE_ROLE_INITIATING;
+  constexpr auto kCorr = v1::EVIDENCE_ROLE_CORROBORATING;
+  switch (in.fault.action()) {
+    case FaultAction::kSigkill:
+      AddEvidence(w.Find(Cite::kMpirun, rank), kInit, truth);
+      return;
+    case FaultAction::kSegfault:
+      AddEvidence(w.Find(Cite::kSegfault, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kMpirun, rank), kCorr, truth);
+      return;
+    case FaultAction::kException:
+      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kMpirun, rank), kCorr, truth);
+      return;
+    case FaultAction::kCudaError:
+      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kKernel, in.fault.node), kInit, truth);
+      AddEvidence(w.Find(Cite::kMpirun, rank), kCorr, truth);
+      return;
+    case FaultAction::kHostOom:
+      AddEvidence(w.Find(Cite::kKernel, in.fault.node), kInit, truth);
+      AddEvidence(w.Find(Cite::kMpirun, rank), kInit, truth);
+      return;
+    case FaultAction::kHang:
+      AddEvidence(FirstPeerWatchdog(w, rank), v1::EVIDENCE_ROLE_CONSEQUENCE, truth);
+      return;
+    case FaultAction::kMismatch:
+      AddEvidence(w.Find(Cite::kWatchdog, rank), kInit, truth);
+      AddEvidence(FirstPeerWatchdog(w, rank), kCorr, truth);
+      return;
+    case FaultAction::kNodeLoss:
+      AddEvidence(w.Find(Cite::kMpirun, in.fault.node), kInit, truth);
+      return;
+    case FaultAction::kSlowdown:
+      return SlowdownEvidence(in, truth);
+    case FaultAction::kNicFailure:
+      AddEvidence(w.Find(Cite::kIbError, rank), kInit, truth);
+      return;
+    case FaultAction::kNcclSetup:
+      AddEvidence(w.Find(Cite::kSetupWarn, in.fault.node), kInit, truth);
+      return;
+    case FaultAction::kSchedulerCancel:
+    case FaultAction::kSlurmdSilent:
+      return;  // srun only
+  }
+}
+
 void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
   if (in.job.launcher == v1::LAUNCHER_SRUN) return SrunEvidenceFor(in, truth);
+  if (in.job.launcher == v1::LAUNCHER_MPIRUN) return MpirunEvidenceFor(in, truth);
   const IncidentWriter& w = in.writer;
   const int rank = in.fault.rank, node = in.fault.node;
   constexpr auto kInit = v1::EVIDENCE_ROLE_INITIATING;
@@ -258,6 +310,8 @@ std::string LauncherName(v1::Launcher launcher) {
       return "kubernetes";
     case v1::LAUNCHER_RAY:
       return "ray";
+    case v1::LAUNCHER_MPIRUN:
+      return "mpirun";
     default:
       return "";
   }

@@ -27,8 +27,10 @@ void IncidentWriter::Emit(const Record& record) {
   std::visit([this](const auto& r) { Handle(r); }, record);
 }
 
-// `rank` >= 0 in the combined layout: every line gets srun's "<rank>: " label.
-void IncidentWriter::AppendText(File& f, int rank, std::string_view text, std::int64_t lines) {
+// `rank` >= 0 in a combined layout: every line gets srun's "<rank>: " label, or mpirun's
+// --tag-output "[1,<rank>]<stdout>:" (Open MPI 4: no space before the text).
+void IncidentWriter::AppendText(File& f, int rank, std::string_view text, std::int64_t lines,
+                                bool out_stream) {
   if (rank < 0 || !Combined()) {
     f.data.append(text);
     f.lines += lines;
@@ -37,7 +39,12 @@ void IncidentWriter::AppendText(File& f, int rank, std::string_view text, std::i
   LineBuilder out(&f.data);
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
-    out.Padded(rank, label_width_, ' ').Str(": ").Str(text.substr(0, nl)).EndLine();
+    if (Mpirun()) {
+      out.Str("[1,").Int(rank).Str(out_stream ? "]<stdout>:" : "]<stderr>:");
+    } else {
+      out.Padded(rank, label_width_, ' ').Str(": ");
+    }
+    out.Str(text.substr(0, nl)).EndLine();
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
   }
   f.lines += out.lines();
@@ -59,7 +66,7 @@ IncidentWriter::File& IncidentWriter::Buffer(int file) {
 }
 
 template <typename R>
-std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record) {
+std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record, bool out_stream) {
   File& f = Buffer(file);
   const std::int64_t first = f.lines;
   if (rank < 0 || !Combined()) {
@@ -71,7 +78,7 @@ std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record) {
   scratch_.clear();
   LineBuilder out(&scratch_);
   formatter_.Format(record, out);
-  AppendText(f, rank, scratch_, out.lines());
+  AppendText(f, rank, scratch_, out.lines(), out_stream);
   return first;
 }
 
@@ -103,15 +110,15 @@ const Citation* IncidentWriter::Find(Cite what, int subject) const {
 // NCCL writes through C stdio and flushes each line: it reaches the file at once, ahead of
 // anything still waiting in Python's own stdout buffer.
 void IncidentWriter::Handle(const NcclVersionBanner& r) {
-  AppendTo(OutFile(r.rank), r.rank, r);
+  AppendTo(OutFile(r.rank), r.rank, r, true);
   MaybeFlush(OutFile(r.rank));
 }
 void IncidentWriter::Handle(const NcclProcessInfo& r) {
-  AppendTo(OutFile(r.rank), r.rank, r);
+  AppendTo(OutFile(r.rank), r.rank, r, true);
   MaybeFlush(OutFile(r.rank));
 }
 void IncidentWriter::Handle(const NcclCommInit& r) {
-  AppendTo(OutFile(r.rank), r.rank, r);
+  AppendTo(OutFile(r.rank), r.rank, r, true);
   MaybeFlush(OutFile(r.rank));
 }
 
@@ -168,7 +175,7 @@ void IncidentWriter::Handle(const RankTimers& r) {
 // NCCL WARN lines and the watchdog's NCCL error are flushed / unbuffered.
 void IncidentWriter::Handle(const NcclIbError& r) {
   const int file = OutFile(r.rank);
-  const std::int64_t first = AppendTo(file, r.rank, r);
+  const std::int64_t first = AppendTo(file, r.rank, r, true);
   if (r.rank == plan_.rank && r.status == 12 && Find(Cite::kIbError, r.rank) == nullptr) {
     Remember(Cite::kIbError, r.rank, r.time, file, first);
   }
@@ -182,7 +189,7 @@ void IncidentWriter::Handle(const NcclAsyncError& r) {
 
 void IncidentWriter::Handle(const NcclSetupFailure& r) {
   const int file = r.traceback ? ErrFile(r.rank) : OutFile(r.rank);
-  const std::int64_t first = AppendTo(file, r.rank, r);
+  const std::int64_t first = AppendTo(file, r.rank, r, !r.traceback);
   if (r.cite && !r.traceback && job_.NodeOf(r.rank) == plan_.node) {
     Remember(Cite::kSetupWarn, plan_.node, r.time, file, first);
   }
@@ -191,7 +198,7 @@ void IncidentWriter::Handle(const NcclSetupFailure& r) {
 
 void IncidentWriter::MoveStdoutToFile(int rank) {
   StdoutBuffer& buf = stdout_[rank];
-  AppendText(Buffer(OutFile(rank)), rank, buf.data, buf.lines);
+  AppendText(Buffer(OutFile(rank)), rank, buf.data, buf.lines, true);
   buf.data.clear();
   buf.lines = 0;
   MaybeFlush(OutFile(rank));
@@ -304,13 +311,23 @@ void IncidentWriter::Handle(const BatchBanner& r) {
 }
 
 void IncidentWriter::Handle(const CheckpointResumed& r) {
-  AppendTo(OutFile(r.rank), r.rank, r);
+  AppendTo(OutFile(r.rank), r.rank, r, true);
   MaybeFlush(OutFile(r.rank));
 }
 
 void IncidentWriter::Handle(const ResumedIteration& r) {
-  AppendTo(OutFile(r.line.rank), r.line.rank, r);
+  AppendTo(OutFile(r.line.rank), r.line.rank, r, true);
   MaybeFlush(OutFile(r.line.rank));
+}
+
+// mpirun's own messages: mpirun.out, unlabelled; the first failure's block is cited.
+void IncidentWriter::Handle(const MpirunNotice& r) {
+  const std::int64_t first = AppendTo(kSlurmOut, -1, r);
+  const int subject = r.notice == MpiNotice::kLostDaemon ? r.node : r.rank;
+  if (Find(Cite::kMpirun, subject) == nullptr) {
+    Remember(Cite::kMpirun, subject, r.time, kSlurmOut, first + MpirunCitedLine(r));
+  }
+  MaybeFlush(kSlurmOut);
 }
 
 }  // namespace denpex::sim

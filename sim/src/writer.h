@@ -5,6 +5,8 @@
 //                            <host>/logs/<run>_<sfx>/attempt_0/<lr>/{stdout.log,stderr.log}
 //   LAYOUT_SLURM_OUT         slurm-<jobid>.out (every task's output, "R: "-labelled, and srun's
 //                            and slurmstepd's lines), slurmctld.log
+//   LAYOUT_MPIRUN_OUT        mpirun.out (every rank's output tagged "[1,R]<stdout>:" /
+//                            "[1,R]<stderr>:", and mpirun's own messages)
 // It models stdio buffering: stdout lines of the trainer wait in a 4 KiB buffer that is
 // written when full and lost when the process dies by a signal; stderr (c10) lines and NCCL's
 // flushed stdout lines go straight to the file.
@@ -56,7 +58,12 @@ enum class Cite : std::uint8_t {
   kSlowTimers,     // subject rank: its first per-rank timer line of a slowed step
   kIbError,        // subject rank: its first NCCL IB completion error (status 12)
   kSetupWarn,      // subject node: the NCCL set-up WARN of its lowest failing rank
+  kMpirun,         // subject rank (node for a lost daemon): mpirun's line naming it
 };
+
+// The line of an MpirunNotice block that names the rank or node, counted from the block's
+// first line (formatter_mpirun.cc).
+std::int64_t MpirunCitedLine(const MpirunNotice& r);
 
 struct Citation {
   Cite what;
@@ -133,6 +140,7 @@ class IncidentWriter : public RecordSink {
   void Handle(const BatchBanner& r);
   void Handle(const CheckpointResumed& r);
   void Handle(const ResumedIteration& r);
+  void Handle(const MpirunNotice& r);
 
  private:
   struct File {
@@ -147,7 +155,10 @@ class IncidentWriter : public RecordSink {
   };
 
   // The layout (writer_files.cc): which file each stream goes to, and its path.
-  bool Combined() const { return job_.layout == v1::LAYOUT_SLURM_OUT; }
+  bool Combined() const {
+    return job_.layout == v1::LAYOUT_SLURM_OUT || job_.layout == v1::LAYOUT_MPIRUN_OUT;
+  }
+  bool Mpirun() const { return job_.layout == v1::LAYOUT_MPIRUN_OUT; }
   int AgentFile(int node) const { return node; }
   int OutFile(int rank) const { return Combined() ? kSlurmOut : job_.nodes + rank; }
   int ErrFile(int rank) const;
@@ -163,9 +174,11 @@ class IncidentWriter : public RecordSink {
 
   // Formats the record at the end of the file, each line labelled "<rank>: " in the
   // combined layout; returns the line index it starts at.
+  // `out_stream`: the line is the process's stdout (mpirun tags it "<stdout>", else "<stderr>").
   template <typename R>
-  std::int64_t AppendTo(int file, int rank, const R& record);
-  void AppendText(File& f, int rank, std::string_view text, std::int64_t lines);
+  std::int64_t AppendTo(int file, int rank, const R& record, bool out_stream = false);
+  void AppendText(File& f, int rank, std::string_view text, std::int64_t lines,
+                  bool out_stream = false);
   File& Buffer(int file);  // the file's buffer, with room reserved on first use
   void Remember(Cite what, int subject, TimeNs time, int file, std::int64_t line);
   void MoveStdoutToFile(int rank);

@@ -65,6 +65,7 @@ std::string IncidentWriter::RelativePath(int file) const {
   if (file >= smi_base_) return job_.hostnames[file - smi_base_] + "/nvidia-smi.log";
   if (file >= kern_base_) return job_.hostnames[file - kern_base_] + "/kern.log";
   if (Combined()) {
+    if (Mpirun()) return file == kSlurmOut ? "mpirun.out" : "mpirun-unused.log";
     return file == kSlurmOut ? "slurm-" + std::to_string(job_.job_id) + ".out" : "slurmctld.log";
   }
   if (file < job_.nodes) return job_.hostnames[file] + "/torchrun.log";
@@ -116,6 +117,7 @@ void IncidentWriter::MaybeFlush(int file) {
 void IncidentWriter::Flush(int file) {
   File& f = files_[file];
   if (f.created && f.data.empty()) return;
+  if (Mpirun() && file == kCtldLog) return;  // mpirun has no controller log
   if (DamageOf(file) == NodeDamage::kMissing) {  // never collected: dropped unwritten
     std::string().swap(f.data);
     return;

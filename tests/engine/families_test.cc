@@ -487,6 +487,38 @@ TEST(Families, SlurmRequeueAndNodeReturnWords) {
   EXPECT_TRUE(Parse("SLURM_JOB_ID=4242001 SLURM_RESTART_COUNT=0 SLURM_JOB_NODELIST=gpu-[0001-0016]\n").events.empty());
 }
 
+// Bare metal: Open MPI 4 (mpirun), PRRTE (prterun, wrapped before `signal`), mpiexec; the
+// first failed process of the exit-code block, the lost orted; pdsh's ssh exit 255 and ssh's
+// connect failure name a node.
+TEST(Families, BareMetalLauncherWords) {
+  ExpectEach({
+      {"mpirun noticed that process rank 3 with PID 12345 on node gpu-0001 exited on signal 9 (Killed).",
+       Family::kBareMetal, Kind::kTaskExit},
+      {"prterun noticed that process rank 2 with PID 1617008 on node cpu155 exited on", Family::kBareMetal,
+       Kind::kTaskExit},
+      {"mpiexec noticed that process rank 0 with PID 0 on node fv-az99-305 exited on signal 6 (Aborted).",
+       Family::kBareMetal, Kind::kTaskExit},
+      {"  Process name: [[25106,1],17]", Family::kBareMetal, Kind::kTaskExit},
+      {"  Remote daemon: [[17757,0],13] on node node1001", Family::kBareMetal, Kind::kNodeFailure},
+      {"pdsh@gpu-0001: gpu-0007: ssh exited with exit code 255", Family::kBareMetal, Kind::kNodeFailure},
+      {"ssh: connect to host gpu-0007 port 22: Connection timed out", Family::kBareMetal, Kind::kNodeFailure},
+  });
+  const ParsedLog noticed =
+      Parse("mpirun noticed that process rank 3 with PID 12345 on node gpu-0001 exited on signal 11 (Segmentation fault).\n");
+  const auto& n = Only<SlurmNote>(noticed);
+  EXPECT_EQ(noticed.strings.Get(n.tasks), "3");
+  EXPECT_EQ(noticed.strings.Get(n.node), "gpu-0001");
+  EXPECT_EQ(noticed.strings.Get(n.reason), "Segmentation fault");
+  EXPECT_EQ(n.exit_code, -11);
+  const ParsedLog first = Parse("  Process name: [[25106,1],17]\n");
+  EXPECT_EQ(first.strings.Get(Only<SlurmNote>(first).tasks), "17");
+  const ParsedLog pdsh = Parse("pdsh@gpu-0001: gpu-0007: ssh exited with exit code 255\n");
+  EXPECT_EQ(pdsh.strings.Get(Only<SlurmNote>(pdsh).node), "gpu-0007");
+  // A remote command's own non-zero exit is not a lost node; other tools' "noticed" are not mpirun's.
+  EXPECT_TRUE(Parse("pdsh@gpu-0001: gpu-0007: ssh exited with exit code 1\n").events.empty());
+  EXPECT_TRUE(Parse("monitor noticed that process rank 3 with PID 1 on node x exited on signal 9 (Killed).\n").events.empty());
+}
+
 TEST(Families, FaulthandlerDumpIsAFatalSignal) {
   const ParsedLog log = ParseLog("Fatal Python error: Segmentation fault\n\nThread 0x00007f3c6e4c1480 (most recent call first):\n",
                                  FileContext{.name_rank = 7});

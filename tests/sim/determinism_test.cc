@@ -30,8 +30,8 @@ struct Case {
   std::vector<std::string> extra;  // further overrides (slurm.requeue=true)
 };
 
-// The fault kinds 1-17 in every layout their launcher allows (the scheduler's kinds under srun
-// only), the slurmd kind, and the requeued job (a node failure of an sbatch --requeue job: the
+// The fault kinds 1-17 in every layout their launcher allows (torchrun's two, srun's, mpirun's;
+// the scheduler's kinds under srun only), the slurmd kind, and the requeued job (a node failure of an sbatch --requeue job: the
 // next run appends to the same slurm-<jobid>.out).
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
@@ -46,6 +46,7 @@ std::vector<Case> AllCases() {
     if (!scheduler) {
       cases.push_back({kind, "LAUNCHER_TORCHRUN", "LAYOUT_PER_RANK_FILES", {}});
       cases.push_back({kind, "LAUNCHER_TORCHRUN", "LAYOUT_TORCHRUN_LOG_DIR", {}});
+      cases.push_back({kind, "LAUNCHER_MPIRUN", "LAYOUT_MPIRUN_OUT", {}});
     }
     cases.push_back({kind, "LAUNCHER_SRUN", "LAYOUT_SLURM_OUT", {}});
   }

@@ -187,6 +187,53 @@ TEST(Srun, RequeuedJobAppendsItsNextRunToTheSameOutput) {
   ExpectEvidenceMatchesFiles(out, r.truth);
 }
 
+// Open MPI's mpirun: every line tagged "[1,R]<stdout>:" or "<stderr>:" in mpirun.out; the
+// first failure aborts the job with its block naming the rank, the others print nothing more.
+TEST(Mpirun, FirstNonZeroExitAbortsTheJobAndNamesTheProcess) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = MustSimulate(
+      MustParse(kSrun, {"launcher=LAUNCHER_MPIRUN", "layout=LAYOUT_MPIRUN_OUT", "faults[0].kind=FAULT_KIND_EXCEPTION"}),
+      out);
+  const auto tree = ReadTree(out / "incident");
+  ASSERT_EQ(tree.size(), 1u);
+  const std::string text = tree.at("mpirun.out");
+  EXPECT_THAT(text, StartsWith("[1,5]<stderr>:[rank5]: Traceback (most recent call last):\n"));
+  EXPECT_THAT(text, HasSubstr("\nPrimary job  terminated normally, but 1 process returned\n"
+                              "a non-zero exit code. Per user-direction, the job has been aborted.\n"));
+  EXPECT_THAT(text, HasSubstr("\nmpirun detected that one or more processes exited with non-zero status, thus "
+                              "causing\nthe job to be terminated. The first process to do so was:\n\n"
+                              "  Process name: [["));
+  EXPECT_THAT(text, HasSubstr(",1],5]\n  Exit code:    1\n"));
+  EXPECT_THAT(text, Not(HasSubstr("Watchdog caught")));  // aborted long before any timeout
+  EXPECT_EQ(r.truth.job().launcher(), "mpirun");
+  ASSERT_EQ(r.truth.evidence_size(), 2);
+  EXPECT_THAT(r.truth.evidence(1).text(), testing::MatchesRegex("  Process name: \\[\\[[0-9]+,1\\],5\\]"));
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(Mpirun, SignalDeathIsNoticedWithRankPidAndNode) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = MustSimulate(MustParse(kSrun, {"launcher=LAUNCHER_MPIRUN"}), out);
+  const std::string text = ReadAll(out / "incident/mpirun.out");
+  EXPECT_THAT(text, testing::ContainsRegex("\nmpirun noticed that process rank 5 with PID [0-9]+ on node gpu-0001 "
+                                           "exited on signal 9 \\(Killed\\)\\.\n"));
+  EXPECT_THAT(text, HasSubstr("]<stdout>: [2026-03-02 "));  // the trainer's stdout lines
+  EXPECT_THAT(r.truth.evidence(0).text(), StartsWith("mpirun noticed that process rank 5 "));
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(Mpirun, LostNodeIsALostDaemon) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = MustSimulate(
+      MustParse(kSrun, {"launcher=LAUNCHER_MPIRUN", "faults[0].kind=FAULT_KIND_NODE_LOSS", "faults[0].node=1"}), out);
+  const std::string text = ReadAll(out / "incident/mpirun.out");
+  EXPECT_THAT(text, HasSubstr("\nORTE has lost communication with a remote daemon.\n\n  HNP daemon   : [["));
+  EXPECT_THAT(text, HasSubstr(",0],0] on node login-01\n  Remote daemon: [["));
+  EXPECT_THAT(text, HasSubstr(",0],2] on node gpu-0002\n"));
+  EXPECT_THAT(r.truth.evidence(0).text(), HasSubstr("Remote daemon: [["));
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
 TEST(Srun, LostNodeIsSetDownByTheControllerWhichKillsTheJob) {
   const fs::path out = FreshDir();
   const SimulateResult r = MustSimulate(

@@ -20,6 +20,7 @@ std::string_view FamilyName(Family f) {
     case Family::kGloo: return "gloo";
     case Family::kTrainer: return "trainer";
     case Family::kPython: return "python";
+    case Family::kBareMetal: return "bare_metal";
   }
   return "other";
 }

@@ -18,6 +18,7 @@ namespace denpex::engine {
 enum class Family : std::uint8_t {
   kOther, kNcclWatchdog, kNccl, kCuda, kCudaOom, kHostOom, kXid, kSlurm, kTorchrun,
   kDeepSpeed, kFsdp, kKubernetes, kRay, kGloo, kTrainer, kPython,
+  kBareMetal,  // Open MPI's mpirun / PRRTE's prterun, pdsh and ssh fan-out
 };
 
 // What a record says, within its family. Names (KindName) are stable: they are printed.

@@ -343,7 +343,8 @@ void LogParser::Unheaded(const Parsed& p) {
   bool found = false;
   const char c = msg[0];
   if (c == ' ' || c == '\t') {
-    found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r);
+    found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
+            RecogniseBareMetal(msg, &out_.strings, &r);
   } else if (IsAlpha(c) || IsDigit(c)) {
     if ((c == 'r' || c == 's') && (p.origin.timed || p.header.clock != Clock::kNone) && StepLine(p)) return;
     found = (c == 't' && RecogniseStepTimers(msg, &r)) ||
@@ -353,6 +354,7 @@ void LogParser::Unheaded(const Parsed& p) {
             ((c == 'N' || c == 'K' || c == 'T' || c == 'p') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
             ((c == 'E' || c == 'S') && RecogniseSlurm(msg, &out_.strings, &r)) ||
+            ((c == 'm' || c == 'p' || c == 'o' || c == 's') && RecogniseBareMetal(msg, &out_.strings, &r)) ||
             (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));
   } else if (c == '[' || c == '*' || c == '_') {
     found = (c == '[' && RecogniseWrapper(msg, &out_.strings, &r)) || RecogniseSlurm(msg, &out_.strings, &r);

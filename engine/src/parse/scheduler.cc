@@ -308,6 +308,70 @@ bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised*
   return true;
 }
 
+namespace {
+
+bool TaskExit(std::string_view rank, std::string_view reason, std::int32_t code, std::string_view node,
+              StringTable* strings, Recognised* out) {
+  out->family = Family::kBareMetal;
+  out->kind = Kind::kTaskExit;
+  out->detail = SlurmNote{.reason = strings->Intern(reason), .node = strings->Intern(node), .tasks = strings->Intern(rank),
+                          .exit_code = code};
+  return true;
+}
+
+bool LostNode(std::string_view node, std::string_view reason, StringTable* strings, Recognised* out) {
+  out->family = Family::kBareMetal;
+  out->kind = Kind::kNodeFailure;
+  out->detail = SlurmNote{.reason = strings->Intern(reason), .node = strings->Intern(node)};
+  return true;
+}
+
+// `mpirun noticed that process rank 3 with PID 12345 on node gpu-0001 exited on signal 9 (Killed).`
+// PRRTE may wrap before `signal`: the first line alone still names the rank (status `signal`).
+bool MpiNoticed(std::string_view msg, StringTable* strings, Recognised* out) {
+  const std::size_t at = msg.find(" noticed that process rank ");
+  if (at == std::string_view::npos) return false;
+  const std::string_view tool = msg.substr(0, at);
+  if (tool != "mpirun" && tool != "prterun" && tool != "mpiexec" && tool != "orterun") return false;
+  const std::string_view rank = TokenAfter(msg, "process rank ", " ");
+  if (rank.empty()) return false;
+  std::int64_t signal = 0;
+  std::string_view reason = "signal";
+  if (IntAfter(msg, "exited on signal ", &signal)) {
+    reason = TokenAfter(msg, "(", ")");
+    if (reason.empty()) reason = "signal";
+  }
+  return TaskExit(rank, reason, static_cast<std::int32_t>(-signal), TokenAfter(msg, " on node ", " "), strings, out);
+}
+
+}  // namespace
+
+bool RecogniseBareMetal(std::string_view msg, StringTable* strings, Recognised* out) {
+  const std::string_view t = TrimLeft(msg);
+  if (t.starts_with("Process name: [[")) {  // mpirun detected ... The first process to do so was:
+    const std::string_view rank = TokenAfter(t, ",1],", "]");
+    if (rank.empty()) return false;
+    return TaskExit(rank, "Exited", 1, "", strings, out);  // its `Exit code:` line follows
+  }
+  if (t.starts_with("Remote daemon: [[")) {  // ORTE has lost communication with a remote daemon.
+    const std::string_view node = TokenAfter(t, " on node ", " ");
+    return !node.empty() && LostNode(node, "LOST DAEMON", strings, out);
+  }
+  if (MpiNoticed(t, strings, out)) return true;
+  if (t.starts_with("pdsh@") && Has(t, ": ssh exited with exit code 255")) {  // pdsh@h: gpu-7: ssh exited ...
+    Scanner s(t);
+    s.Token(":");
+    s.Lit(": ");
+    const std::string_view node = s.Token(":");
+    return !node.empty() && LostNode(node, "SSH FAILED", strings, out);
+  }
+  if (t.starts_with("ssh: connect to host ")) {  // ssh: connect to host gpu-7 port 22: Connection timed out
+    const std::string_view node = TokenAfter(t, "connect to host ", " ");
+    return !node.empty() && LostNode(node, "SSH UNREACHABLE", strings, out);
+  }
+  return false;
+}
+
 bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out) {
   if (!Has(msg, "killed due to memory pressure (OOM)")) return false;
   out->family = Family::kRay;
@@ -338,6 +402,9 @@ constexpr Trigger kSchedulerTriggers[] = {
     {" Evicted "}, {"Reason:"}, {"command terminated with exit code "}, {"Eviction manager: pods ranked for eviction"},
     // RecogniseRay
     {"killed due to memory pressure (OOM)"},
+    // RecogniseBareMetal
+    {" noticed that process rank "}, {"Process name: [["}, {"Remote daemon: [["}, {": ssh exited with exit code 255"},
+    {"ssh: connect to host "},
 };
 }  // namespace
 std::span<const Trigger> SchedulerTriggers() { return kSchedulerTriggers; }
