@@ -186,11 +186,15 @@ void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const Netw
                              " until it passes ib_write_bw: rank " + std::to_string(n.rank) + "'s IB work stopped completing."});
 }
 
+// Orders a node's set-up WARNs: by local rank where the file names it (torchrun --log-dir
+// before any rank is known), else by global rank (the same order within one node).
+std::int32_t SetupOrder(const Event& e) { return e.local_rank >= 0 ? e.local_rank : e.rank; }
+
 std::optional<SetupFailure> FindNcclSetup(const Incident& inc, const JobFacts& facts) {
   std::map<std::int32_t, SetupFailure> by_node;
   for (std::size_t i = 0; i < inc.events.size(); ++i) {
     const Event& e = inc.events[i];
-    if (e.family != Family::kNccl || e.rank < 0) continue;
+    if (e.family != Family::kNccl || (e.rank < 0 && e.node < 0)) continue;
     const bool duplicate = e.kind == Kind::kDuplicateGpu;
     bool connect = false;
     if (!duplicate) {
@@ -202,9 +206,12 @@ std::optional<SetupFailure> FindNcclSetup(const Incident& inc, const JobFacts& f
     SetupFailure& s = by_node[NodeOf(inc, facts, e)];
     s.duplicate = s.duplicate || duplicate;
     s.connect = s.connect || connect;
-    if (std::find(s.ranks.begin(), s.ranks.end(), e.rank) != s.ranks.end()) continue;
-    s.ranks.push_back(e.rank);
-    if (s.first_event < 0 || e.rank < inc.events[s.first_event].rank) s.first_event = static_cast<std::int32_t>(i);
+    // A rank's first WARN counts; one whose rank is unknown (its process died before it was
+    // named) still counts for its node, and may lead the evidence by its local rank.
+    s.warned.insert(SetupOrder(e));
+    if (e.rank >= 0 && std::find(s.ranks.begin(), s.ranks.end(), e.rank) != s.ranks.end()) continue;
+    if (e.rank >= 0) s.ranks.push_back(e.rank);
+    if (s.first_event < 0 || SetupOrder(e) < SetupOrder(inc.events[s.first_event])) s.first_event = static_cast<std::int32_t>(i);
   }
   if (by_node.size() != 1 || by_node.begin()->first < 0) return std::nullopt;  // none, or job-wide
   SetupFailure s = by_node.begin()->second;
@@ -223,6 +230,12 @@ void DiagnoseNcclSetup(const Incident& inc, const JobFacts& facts, const SetupFa
   f->owner = s.duplicate ? v1::OWNER_APPLICATION : v1::OWNER_NETWORK;
   f->confidence = 0.9;
   for (std::int32_t r : s.ranks) f->candidates.push_back({r, s.node, 1.0});
+  if (s.ranks.empty()) f->candidates.push_back({-1, s.node, 1.0});
+  const auto warned = static_cast<std::int32_t>(s.warned.size());
+  std::string ranks = std::to_string(warned) + " of its ranks";
+  if (!s.ranks.empty()) {
+    ranks = static_cast<std::int32_t>(s.ranks.size()) >= warned ? "ranks " + RankList(s.ranks) : ranks + ", among them " + RankList(s.ranks);
+  }
   f->evidence.push_back({s.first_event, v1::EVIDENCE_ROLE_INITIATING});
   for (std::int32_t r : s.ranks) {
     if (r < static_cast<std::int32_t>(facts.ranks.size()) && facts.ranks[r].python_error >= 0) {
@@ -231,21 +244,20 @@ void DiagnoseNcclSetup(const Incident& inc, const JobFacts& facts, const SetupFa
     }
   }
   if (s.duplicate) {
-    f->reason = "NCCL's communicator init failed on " + node + ": ranks " + RankList(s.ranks) +
+    f->reason = "NCCL's communicator init failed on " + node + ": " + ranks +
                 " were given the same GPU (`Duplicate GPU detected`), so they raised from the first barrier and every other rank waited there; "
                 "the launch configuration (CUDA_VISIBLE_DEVICES / LOCAL_RANK) of " + node + " is wrong.";
     f->recovery.push_back({"fix_launch_config", node,
-                           "Fix the GPU assignment of the launch script on " + node + " (ranks " + RankList(s.ranks) +
-                               " shared a GPU) before restarting: each local rank needs its own device."});
+                           "Fix the GPU assignment of the launch script on " + node + " (" + ranks + " shared a GPU) before restarting: each local rank needs its own device."});
   } else if (s.connect) {
-    f->reason = "NCCL's bootstrap connects from " + node + " (ranks " + RankList(s.ranks) +
+    f->reason = "NCCL's bootstrap connects from " + node + " (" + ranks +
                 ") gave up (`Connection timed out` / `refused` after NCCL's retries) while every other node connected, so they raised from the first "
                 "barrier and every other rank waited there: " + node + " cannot reach the bootstrap root (a route, a firewall, the interface NCCL_SOCKET_IFNAME names).";
     f->recovery.push_back({"fix_network_config", node,
                            "Check the route and firewall from " + node + " to the bootstrap root (rank 0's host; ping and nc to its NCCL port on the "
                            "NCCL_SOCKET_IFNAME interface) and fix them or exclude " + node + " before restarting."});
   } else {
-    f->reason = "NCCL's bootstrap found no socket interface on " + node + " (ranks " + RankList(s.ranks) +
+    f->reason = "NCCL's bootstrap found no socket interface on " + node + " (" + ranks +
                 "), so they raised from the first barrier and every other rank waited there: the interface NCCL_SOCKET_IFNAME names is missing on " +
                 node + ".";
     f->recovery.push_back({"fix_network_config", node,

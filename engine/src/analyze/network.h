@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "analyze/facts.h"
@@ -48,7 +49,8 @@ void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const Netw
 // node is the initiator.
 struct SetupFailure {
   std::int32_t node = -1;
-  std::vector<std::int32_t> ranks;  // the ranks that warned, sorted
+  std::vector<std::int32_t> ranks;  // the ranks that warned, sorted (those whose rank is known)
+  std::set<std::int32_t> warned;    // the processes that warned, by local rank where known
   std::int32_t first_event = -1;    // the lowest such rank's WARN
   bool duplicate = false;
   bool connect = false;             // bootstrap connects that gave up (timed out, refused)
