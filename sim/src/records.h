@@ -113,7 +113,6 @@ struct NcclSetupFailure {
   bool duplicate;  // "Duplicate GPU detected" rather than "Bootstrap : no socket interface found"
   int other;       // duplicate: the other rank on the same GPU
   bool traceback;
-  bool cite;       // the truth cites this WARN (the lowest failing rank's)
   bool timeout = false;  // FAULT_KIND_BOOTSTRAP_TIMEOUT: the connect to the bootstrap root timed out
 };
 

@@ -110,15 +110,13 @@ void Workers::FailSetup(int rank, TimeNs t) {
   Rng rng(job_.seed, StreamId::kFaultBehaviour, static_cast<std::uint64_t>(rank));
   const bool duplicate = fault_.kind() == v1::FAULT_KIND_DUPLICATE_GPU;
   const int d = 1 + fault_.variant % std::max(1, job_.gpus_per_node - 1);
-  const int first = fault_.node * job_.gpus_per_node;
-  const int lowest = duplicate ? first + d - 1 : first;
   const int other = job_.LocalRank(rank) == d ? rank - 1 : rank + 1;
   // A connect that times out retries (NCCL_SOCKET_RETRY_CNT, growing sleeps) for about a minute.
   const bool timeout = fault_.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT;
   const TimeNs warn = t + (timeout ? rng.UniformInt(60'000, 75'000) : rng.UniformInt(900, 1'300)) * kNsPerMs;
   if (fault_time_ < 0 || warn < fault_time_) fault_time_ = warn;
-  sink_.Emit(NcclSetupFailure{rank, warn, duplicate, other, false, rank == lowest, timeout});
-  sink_.Emit(NcclSetupFailure{rank, warn + rng.UniformInt(1, 30) * kNsPerMs, duplicate, other, true, false, timeout});
+  sink_.Emit(NcclSetupFailure{rank, warn, duplicate, other, false, timeout});
+  sink_.Emit(NcclSetupFailure{rank, warn + rng.UniformInt(1, 30) * kNsPerMs, duplicate, other, true, timeout});
   stopped_[rank] = 1;
   queue_.Push(warn + rng.UniformInt(300, 1'500) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
 }
