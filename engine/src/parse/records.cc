@@ -201,30 +201,37 @@ void LogParser::ResolveGaps() {
 
 Event LogParser::NewEvent(const Parsed& p, EventDetail detail) {
   Event e;
-  if (p.origin.timed) {
-    e.time = p.origin.time;
-    e.clock = Clock::kFull;
-  } else if (p.header.clock != Clock::kNone) {
-    e.time = p.header.time;
-    e.clock = p.header.clock;
-  } else {
-    ResolveGaps();  // the lines skipped since the last stamp may hold a later one
-    if (last_clock_ != Clock::kNone) {
-      e.time = last_time_;
-      e.clock = last_clock_;
-      e.time_borrowed = true;
-    }
-  }
-  e.rank = p.rank;
-  e.local_rank = p.origin.local_rank >= 0 ? p.origin.local_rank : ctx_.local_rank;
-  e.task = p.origin.task;
-  if (!p.origin.host.empty()) e.host = out_.strings.Intern(p.origin.host);
-  e.file = ctx_.file;
-  e.line = p.ref.number;
-  e.offset = p.ref.offset;
-  e.length = p.cite_length;
+  PlaceEvent(p, &e);
   e.detail = std::move(detail);
   return e;
+}
+
+void LogParser::PlaceEvent(const Parsed& p, Event* e) {
+  e->time_borrowed = false;
+  if (p.origin.timed) {
+    e->time = p.origin.time;
+    e->clock = Clock::kFull;
+  } else if (p.header.clock != Clock::kNone) {
+    e->time = p.header.time;
+    e->clock = p.header.clock;
+  } else {
+    ResolveGaps();  // the lines skipped since the last stamp may hold a later one
+    e->time = 0;
+    e->clock = Clock::kNone;
+    if (last_clock_ != Clock::kNone) {
+      e->time = last_time_;
+      e->clock = last_clock_;
+      e->time_borrowed = true;
+    }
+  }
+  e->rank = p.rank;
+  e->local_rank = p.origin.local_rank >= 0 ? p.origin.local_rank : ctx_.local_rank;
+  e->task = p.origin.task;
+  e->host = p.origin.host.empty() ? kNoStr : out_.strings.Intern(p.origin.host);
+  e->file = ctx_.file;
+  e->line = p.ref.number;
+  e->offset = p.ref.offset;
+  e->length = p.cite_length;
 }
 
 void LogParser::Emit(const Parsed& p, Recognised&& r) {
@@ -315,11 +322,10 @@ void LogParser::IterationLine(const Parsed& p) {
     last_iteration_rank_ = p.rank;
     last_iteration_index_ = it == last_iteration_.end() ? kNoIndex : it->second;
   }
-  if (last_iteration_index_ != kNoIndex) {
+  if (last_iteration_index_ != kNoIndex) {  // in place: the rest of the event is as its first line left it
     Event& e = out_.events[last_iteration_index_];
-    e = NewEvent(q, Iteration{iteration, total});
-    e.family = Family::kTrainer;
-    e.kind = Kind::kIteration;
+    PlaceEvent(q, &e);
+    std::get<Iteration>(e.detail) = Iteration{iteration, total};
     return;
   }
   last_iteration_[p.rank] = last_iteration_index_ = out_.events.size();

@@ -78,6 +78,8 @@ class LogParser {
   bool ProgressLine(const LineRef& line);
   void Emit(const Parsed& p, Recognised&& r);
   Event NewEvent(const Parsed& p, EventDetail detail);
+  // Sets what NewEvent takes from the line (time, rank, place), leaving the rest of `*e`.
+  void PlaceEvent(const Parsed& p, Event* e);
   void NoteRank(std::int32_t rank);
   void NoteTime(const Parsed& p);
 
