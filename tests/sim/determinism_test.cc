@@ -30,16 +30,15 @@ struct Case {
   std::vector<std::string> extra;  // further overrides (slurm.requeue=true)
 };
 
-// The fault kinds 1-17 in every layout their launcher allows (torchrun's two, srun's, mpirun's;
-// the scheduler's kinds under srun only), the slurmd kind, and the requeued job (a node failure of an sbatch --requeue job: the
-// next run appends to the same slurm-<jobid>.out).
+// Every fault kind (gaps between ranges included) in every layout its launcher allows
+// (torchrun's two, srun's, mpirun's; the scheduler's kinds under srun only), and the requeued job
+// (a node failure of an sbatch --requeue job: the next run appends to the same slurm-<jobid>.out).
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
-  std::vector<int> kinds;
-  for (int k = 1; v1::FaultKind_IsValid(k); ++k) kinds.push_back(k);
-  kinds.push_back(v1::FAULT_KIND_SLURMD_UNRESPONSIVE);
-  for (int k : kinds) {
-    const std::string kind = v1::FaultKind_Name(static_cast<v1::FaultKind>(k));
+  const auto* kinds = v1::FaultKind_descriptor();  // every value, gaps between ranges included
+  for (int i = 0; i < kinds->value_count(); ++i) {
+    if (kinds->value(i)->number() == 0) continue;
+    const std::string kind = kinds->value(i)->name();
     const bool scheduler = kind == "FAULT_KIND_TIME_LIMIT" || kind == "FAULT_KIND_SCANCEL" ||
                            kind == "FAULT_KIND_PREEMPTION" ||
                            kind == "FAULT_KIND_SLURMD_UNRESPONSIVE";
@@ -142,8 +141,8 @@ TEST(ScenarioLibrary, EachFaultFamilyHasThreeScenariosBetween1kAnd16kRanks) {
   }
   for (const char* kind :
        {"FAULT_KIND_SIGKILL", "FAULT_KIND_SIGSEGV", "FAULT_KIND_EXCEPTION", "FAULT_KIND_HANG",
-        "FAULT_KIND_COLLECTIVE_MISMATCH", "FAULT_KIND_NODE_LOSS",
-        "FAULT_KIND_SLURMD_UNRESPONSIVE"}) {
+        "FAULT_KIND_COLLECTIVE_MISMATCH", "FAULT_KIND_NODE_LOSS", "FAULT_KIND_SOCKET_RESET",
+        "FAULT_KIND_BOOTSTRAP_TIMEOUT", "FAULT_KIND_SLURMD_UNRESPONSIVE"}) {
     EXPECT_GE(per_kind[kind], 3) << kind;
   }
 }
