@@ -155,7 +155,7 @@ void MpirunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       AddEvidence(w.Find(Cite::kIbError, rank), kInit, truth);
       return;
     case FaultAction::kNcclSetup:
-      AddEvidence(w.Find(Cite::kSetupWarn, in.fault.node), kInit, truth);
+      AddEvidence(LowestSetupWarn(in), kInit, truth);
       return;
     case FaultAction::kSchedulerCancel:
     case FaultAction::kSlurmdSilent:
