@@ -312,8 +312,9 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->evidence.push_back({m->event, v1::EVIDENCE_ROLE_INITIATING});
     f->evidence.push_back({m->peer_event, v1::EVIDENCE_ROLE_CORROBORATING});
   } else if (r.exit_event >= 0 && (a.inc.events[r.exit_event].family == Family::kSlurm ||
+                                    a.inc.events[r.exit_event].family == Family::kBareMetal ||
                                     a.inc.events[r.exit_event].kind == Kind::kProcessExit)) {
-    f->evidence.push_back({r.exit_event, v1::EVIDENCE_ROLE_INITIATING});  // srun's or `denpex run`'s word on its end
+    f->evidence.push_back({r.exit_event, v1::EVIDENCE_ROLE_INITIATING});  // srun's, mpirun's or `denpex run`'s word on its end
   }
   if (cause) {
     if (cause->initiating != r.exit_event) f->evidence.push_back({cause->initiating, v1::EVIDENCE_ROLE_INITIATING});
