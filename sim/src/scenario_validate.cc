@@ -189,7 +189,6 @@ v1::Layout OwnLayout(v1::Launcher launcher) {
   switch (launcher) {
     case v1::LAUNCHER_SRUN: return v1::LAYOUT_SLURM_OUT;
     case v1::LAUNCHER_KUBERNETES: return v1::LAYOUT_KUBECTL_LOGS;
-    case v1::LAUNCHER_RAY: return v1::LAYOUT_RAY_DRIVER;
     default: return v1::LAYOUT_UNSPECIFIED;
   }
 }
@@ -200,7 +199,7 @@ std::string LayoutHint(v1::Launcher launcher) {
   return v1::Launcher_Name(launcher) + " leaves " + v1::Layout_Name(own) + " (or leave layout out)";
 }
 
-// Layout defaults to the launcher's; srun, Kubernetes and Ray leave only their own.
+// Layout defaults to the launcher's; srun and Kubernetes leave only their own.
 Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
   const bool srun = s->launcher() == v1::LAUNCHER_SRUN;
   const v1::Layout own = OwnLayout(s->launcher());
@@ -211,8 +210,7 @@ Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
     return loc.Error("layout", "layout " + Str(s->layout()) + " is not a Layout value",
                      "use LAYOUT_PER_RANK_FILES, LAYOUT_TORCHRUN_LOG_DIR or LAYOUT_SLURM_OUT");
   }
-  const bool own_only = s->layout() == v1::LAYOUT_SLURM_OUT || s->layout() == v1::LAYOUT_KUBECTL_LOGS ||
-                        s->layout() == v1::LAYOUT_RAY_DRIVER;
+  const bool own_only = s->layout() == v1::LAYOUT_SLURM_OUT || s->layout() == v1::LAYOUT_KUBECTL_LOGS;
   if (own != v1::LAYOUT_UNSPECIFIED ? s->layout() != own : own_only) {
     return loc.Error({"layout", "launcher"},
                      "layout " + v1::Layout_Name(s->layout()) + " does not fit launcher " +
