@@ -103,6 +103,15 @@ constexpr FaultTraits kFaults[] = {
      v1::OWNER_APPLICATION, v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_launch_config",
      "two ranks on {who} were given the same GPU (the CUDA_VISIBLE_DEVICES / LOCAL_RANK mapping "
      "of the launch script); fix the device assignment before restarting."},
+    {v1::FAULT_KIND_SOCKET_RESET, FaultScope::kRank, FaultAction::kNicFailure, v1::OWNER_NETWORK,
+     v1::FAILURE_CLASS_NETWORK, false, "inspect_nic",
+     "the network link of {who} reset under NCCL's socket transport (Connection reset by peer "
+     "on its sockets); check its NIC and link (ip -s link, ethtool -S: carrier changes, resets) "
+     "and the switch port, or exclude the node, before restarting."},
+    {v1::FAULT_KIND_BOOTSTRAP_TIMEOUT, FaultScope::kNode, FaultAction::kNcclSetup,
+     v1::OWNER_NETWORK, v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_network_config",
+     "{who} cannot reach NCCL's bootstrap root (its connects time out); check its route and "
+     "firewall to the root's address on the NCCL_SOCKET_IFNAME interface before restarting."},
 };
 
 }  // namespace
@@ -134,6 +143,12 @@ FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
       plan.rank = -1;
       plan.node = -1;
       break;
+  }
+  // The bootstrap root is rank 0's node: a drawn node that cannot reach it is another one.
+  if (fault.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT && !fault.has_node() && plan.node == 0 &&
+      job.nodes > 1) {
+    plan.node = 1;
+    plan.rank = job.gpus_per_node;
   }
   plan.step = fault.step();
   plan.at_fraction = fault.has_at_fraction()

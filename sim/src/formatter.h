@@ -35,6 +35,8 @@ class LineFormatter {
   void Format(const TrainerIteration& r, LineBuilder& out) const;
   void Format(const RankTimers& r, LineBuilder& out) const;
   void Format(const NcclIbError& r, LineBuilder& out) const;     // formatter_nccl.cc
+  void FormatSocketError(const NcclIbError& r, LineBuilder& out) const;  // NET/Socket
+  void SocketErrorText(const NcclIbError& r, LineBuilder& out) const;
   void Format(const NcclAsyncError& r, LineBuilder& out) const;  // formatter_nccl.cc
   void Format(const NcclSetupFailure& r, LineBuilder& out) const;  // formatter_nccl.cc
   void Format(const WatchdogTimeout& r, LineBuilder& out) const;

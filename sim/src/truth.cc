@@ -40,6 +40,17 @@ void SlowdownEvidence(const TruthInputs& in, v1::Truth* truth) {
   }
 }
 
+// NCCL set-up: the WARN of the node's lowest failing rank whose line survived (realism may lose
+// a rank's file; any of the node's WARNs is the same evidence).
+const Citation* LowestSetupWarn(const TruthInputs& in) {
+  const int first = in.fault.node * in.job.gpus_per_node;
+  for (int rank = first; rank < first + in.job.gpus_per_node; ++rank) {
+    const Citation* c = in.writer.Find(Cite::kSetupWarn, rank);
+    if (c != nullptr && c->intact) return c;
+  }
+  return nullptr;
+}
+
 // The srun launcher reports ranks in slurm-<jobid>.out, and the controller logs node and
 // scheduler events in slurmctld.log.
 void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
@@ -86,7 +97,7 @@ void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       AddEvidence(in.writer.Find(Cite::kIbError, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
     case FaultAction::kNcclSetup:
-      AddEvidence(in.writer.Find(Cite::kSetupWarn, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
+      AddEvidence(LowestSetupWarn(in), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
     case FaultAction::kSchedulerCancel: {
       const Citation* c = ctld(CtldEvent::kTimeLimit);
@@ -146,7 +157,7 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       AddEvidence(in.writer.Find(Cite::kIbError, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
     case FaultAction::kNcclSetup:
-      AddEvidence(in.writer.Find(Cite::kSetupWarn, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
+      AddEvidence(LowestSetupWarn(in), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
     case FaultAction::kSchedulerCancel:
       return;

@@ -117,6 +117,7 @@ class Workers {
   // boundary print IB completion errors and abort; their other peers see flushed work.
   std::vector<int> InterNodePeers(int rank) const;
   void FailNic(int rank, TimeNs t);
+  void ResetSockets(int rank, TimeNs t, Rng& rng);  // FailNic under NET/Socket
   void AbortOnNcclError(int rank, TimeNs t);
   // NCCL set-up failure (workers_network.cc): does it hit this rank, and its failing init.
   bool SetupFails(int rank) const;

@@ -183,9 +183,7 @@ void IncidentWriter::Handle(const NcclAsyncError& r) {
 void IncidentWriter::Handle(const NcclSetupFailure& r) {
   const int file = r.traceback ? ErrFile(r.rank) : OutFile(r.rank);
   const std::int64_t first = AppendTo(file, r.rank, r);
-  if (r.cite && !r.traceback && job_.NodeOf(r.rank) == plan_.node) {
-    Remember(Cite::kSetupWarn, plan_.node, r.time, file, first);
-  }
+  if (!r.traceback && job_.NodeOf(r.rank) == plan_.node) Remember(Cite::kSetupWarn, r.rank, r.time, file, first);
   MaybeFlush(file);
 }
 

@@ -55,7 +55,7 @@ enum class Cite : std::uint8_t {
   kKernel,         // subject node: the fault's initiating kern.log line (Xid, OOM kill)
   kSlowTimers,     // subject rank: its first per-rank timer line of a slowed step
   kIbError,        // subject rank: its first NCCL IB completion error (status 12)
-  kSetupWarn,      // subject node: the NCCL set-up WARN of its lowest failing rank
+  kSetupWarn,      // subject rank: the NCCL set-up WARN of a failing rank of the fault's node
 };
 
 struct Citation {
