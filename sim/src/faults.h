@@ -38,6 +38,7 @@ enum class FaultAction : std::uint8_t {
   // The node's slurmd stops answering the controller; its ranks train on until slurmctld
   // sets the node DOWN and ends the job (slurm.cc), then slurmd answers again.
   kSlurmdSilent,
+  kEvict,            // Kubernetes: the kubelet SIGTERMs the pod's torchrun, which stops its workers
 };
 
 struct FaultTraits {
@@ -51,6 +52,8 @@ struct FaultTraits {
   // "rank R on HOST", "HOST" or "the job").
   std::string_view recovery_action;
   std::string_view recovery_text;
+  // The only launcher that can do it (LAUNCHER_UNSPECIFIED: any).
+  v1::Launcher needs_launcher = v1::LAUNCHER_UNSPECIFIED;
 };
 
 // nullptr for FAULT_KIND_UNSPECIFIED and values not in the table.

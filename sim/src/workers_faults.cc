@@ -13,7 +13,10 @@ void Workers::OnFault(std::uint32_t id, TimeNs t) {
     slow_active_ = true;  // ComputeSlice reads it; AfterSlowStep ends the run
     return;
   }
-  if (fault_.traits->scope == FaultScope::kNode) {
+  if (fault_.action() == FaultAction::kEvict) {
+    fault_time_ = t;
+    if (listener_ != nullptr) listener_->OnNodeEvicted(static_cast<int>(id), t);
+  } else if (fault_.traits->scope == FaultScope::kNode) {
     LoseNode(static_cast<int>(id), t);
   } else {
     FireRankFault(static_cast<int>(id), t);
@@ -70,6 +73,7 @@ void Workers::FireRankFault(int rank, TimeNs t) {
     case FaultAction::kSlowdown:
     case FaultAction::kNcclSetup:
     case FaultAction::kSlurmdSilent:
+    case FaultAction::kEvict:
       return;  // not handled here
   }
 }

@@ -132,6 +132,7 @@ class IncidentWriter : public RecordSink {
   void Handle(const AgentSigterm& r);
   void Handle(const AgentFailureReport& r);
   void Handle(const AgentExit& r);
+  void Handle(const AgentSignalled& r);
   void Handle(const NodeLost& r);
   void Handle(const SrunTaskExits& r);
   void Handle(const SrunMessage& r);
@@ -159,8 +160,15 @@ class IncidentWriter : public RecordSink {
     return job_.layout == v1::LAYOUT_SLURM_OUT || job_.layout == v1::LAYOUT_MPIRUN_OUT;
   }
   bool Mpirun() const { return job_.layout == v1::LAYOUT_MPIRUN_OUT; }
+  // Kubernetes: one file per pod (kubectl logs) with torchrun's and its workers' output, the
+  // workers' lines tagged `[default<L>]:` (torchrun --tee 3).
+  bool PodLogs() const { return job_.layout == v1::LAYOUT_KUBECTL_LOGS; }
+  bool Labelled() const { return Combined() || PodLogs(); }
+  bool Stamped(int file) const { return PodLogs() && job_.pod_timestamps && file < job_.nodes; }
   int AgentFile(int node) const { return node; }
-  int OutFile(int rank) const { return Combined() ? kSlurmOut : job_.nodes + rank; }
+  int OutFile(int rank) const {
+    return Combined() ? kSlurmOut : PodLogs() ? job_.NodeOf(rank) : job_.nodes + rank;
+  }
   int ErrFile(int rank) const;
   static constexpr int kSlurmOut = 0, kCtldLog = 1;
   int KernFile(int node) const { return kern_base_ + node; }
@@ -177,7 +185,7 @@ class IncidentWriter : public RecordSink {
   // `out_stream`: the line is the process's stdout (mpirun tags it "<stdout>", else "<stderr>").
   template <typename R>
   std::int64_t AppendTo(int file, int rank, const R& record, bool out_stream = false);
-  void AppendText(File& f, int rank, std::string_view text, std::int64_t lines,
+  void AppendText(int file, int rank, std::string_view text, std::int64_t lines,
                   bool out_stream = false);
   File& Buffer(int file);  // the file's buffer, with room reserved on first use
   void Remember(Cite what, int subject, TimeNs time, int file, std::int64_t line);
@@ -198,6 +206,7 @@ class IncidentWriter : public RecordSink {
   CitationPlan plan_;
   std::vector<Citation> citations_;
   std::string scratch_;
+  TimeNs stamp_ = 0;  // the record being written: `kubectl logs --timestamps` stamps its lines
   WriterStats stats_;
   Status error_;
   FilePool pool_;  // last: its threads stop before the buffers above go
