@@ -365,6 +365,7 @@ struct CheckpointResumed {
 // when the logs are collected, and these are the lines it had flushed).
 struct ResumedIteration {
   TrainerIteration line;
+  TimeNs time;  // line.time (every record has one)
 };
 
 // --- Open MPI's mpirun (its own messages in mpirun.out) -------------------------------------

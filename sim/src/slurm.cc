@@ -185,7 +185,8 @@ void SlurmLauncher::StartRequeuedRun(TimeNs t) {
   for (int k = 1; k <= 5; ++k) {
     const double first = k == 1 ? 4.0 : 1.0;  // the first iteration warms up
     at += static_cast<TimeNs>(elapsed_ms * first * static_cast<double>(kNsPerMs));
-    sink_.Emit(ResumedIteration{workers_.IterationLine(saved + k, at, elapsed_ms * first)});
+    const TrainerIteration line = workers_.IterationLine(saved + k, at, elapsed_ms * first);
+    sink_.Emit(ResumedIteration{line, line.time});
   }
   end_time_ = at;
 }
