@@ -248,8 +248,8 @@ TEST(EngineEvents, OneJsonObjectPerLineWithFamilyKindAndPlace) {
 TEST(EngineEvents, EveryFamilyOfTheIssueCanBeAskedFor) {
   const std::vector<std::string> issue = {"nccl_watchdog", "nccl", "cuda", "cuda_oom", "host_oom", "xid",
                                           "slurm", "torchrun", "deepspeed", "fsdp", "kubernetes", "ray",
-                                          "gloo", "trainer", "python", "other"};
-  EXPECT_EQ(EventFamilies(), issue);
+                                          "gloo", "trainer", "python", "bare_metal", "other"};
+  EXPECT_EQ(EventFamilies(), issue);  // and issue #9's bare_metal (mpirun, pdsh, ssh)
   TempDir dir;
   testing::WriteIncident(dir.path(), {});
   for (const std::string& family : issue) {
