@@ -125,6 +125,18 @@ void IncidentWriter::Handle(const WatchdogTimeout& r) {
   MaybeFlush(file);
 }
 
+void IncidentWriter::Handle(const WatchdogAftermath& r) {
+  const int file = ErrFile(r.timeout.rank);
+  AppendTo(file, r.timeout.rank, r);
+  MaybeFlush(file);
+}
+
+void IncidentWriter::Handle(const DumpSignalObserved& r) {
+  const int file = ErrFile(r.rank);
+  AppendTo(file, r.rank, r);
+  MaybeFlush(file);
+}
+
 void IncidentWriter::Handle(const PythonException& r) {
   const int file = ErrFile(r.rank);
   AppendTo(file, r.rank, r);

@@ -114,6 +114,8 @@ class IncidentWriter : public RecordSink {
   void Handle(const NcclAsyncError& r);
   void Handle(const NcclSetupFailure& r);
   void Handle(const WatchdogTimeout& r);
+  void Handle(const DumpSignalObserved& r);
+  void Handle(const WatchdogAftermath& r);
   void Handle(const PythonException& r);
   void Handle(const SegfaultDump& r);
   void Handle(const WorkerExit& r);
