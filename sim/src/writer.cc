@@ -16,6 +16,7 @@ IncidentWriter::IncidentWriter(const Job& job, const LineFormatter& formatter,
       dir_prefix_((dir_ / "").string()),
       label_width_(static_cast<int>(std::to_string(std::max(0, job.world - 1)).size())),
       plan_(std::move(plan)),
+      split_rng_(job.seed, StreamId::kNoise, 0x5117'0000ULL),
       pool_(writer_threads) {
   kern_base_ = static_cast<int>(LayoutFileCount());
   smi_base_ = kern_base_ + (job.noise.kernel_logs ? job.nodes : 0);
@@ -27,20 +28,54 @@ void IncidentWriter::Emit(const Record& record) {
   std::visit([this](const auto& r) { Handle(r); }, record);
 }
 
-// `rank` >= 0 in the combined layout: every line gets srun's "<rank>: " label.
-void IncidentWriter::AppendText(File& f, int rank, std::string_view text, std::int64_t lines) {
+// `rank` >= 0 in the combined layout: every line gets srun's "<rank>: " label. With
+// realism.interleaved_line_rate, a task's line (of a record the truth never cites: `may_split`)
+// can be split by the next task's write: "<A>: <head>" waits, the other task's labelled line
+// follows on the same physical line, and "<A>: <tail>" comes on the next one. The line count
+// is unchanged (two lines in, two lines out).
+void IncidentWriter::AppendText(File& f, int rank, std::string_view text, std::int64_t lines,
+                                bool may_split) {
   if (rank < 0 || !Combined()) {
+    if (&f == &files_[kSlurmOut]) CompleteSplit();
     f.data.append(text);
     f.lines += lines;
     return;
   }
+  if (!may_split) CompleteSplit();
   LineBuilder out(&f.data);
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
-    out.Padded(rank, label_width_, ' ').Str(": ").Str(text.substr(0, nl)).EndLine();
+    const std::string_view line = text.substr(0, nl);
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (split_.pending && split_.rank != rank) {  // the waiting head's line is cut here
+      out.Padded(rank, label_width_, ' ').Str(": ").Str(line).EndLine();
+      out.Padded(split_.rank, label_width_, ' ').Str(": ").Str(split_.tail).EndLine();
+      split_.pending = false;
+      continue;
+    }
+    CompleteSplit();
+    out.Padded(rank, label_width_, ' ').Str(": ");
+    if (may_split && job_.interleaved_line_rate > 0 && line.size() >= kMinSplitBytes &&
+        split_rng_.Uniform() < job_.interleaved_line_rate) {
+      const std::size_t at = static_cast<std::size_t>(split_rng_.UniformInt(1, static_cast<std::int64_t>(line.size()) - 1));
+      out.Str(line.substr(0, at));
+      split_ = {true, rank, std::string(line.substr(at))};
+      ++stats_.interleaved_lines;
+      continue;
+    }
+    out.Str(line).EndLine();
   }
   f.lines += out.lines();
+}
+
+// A head still waiting when something else is written: srun relays its tail at once.
+void IncidentWriter::CompleteSplit() {
+  if (!split_.pending) return;
+  split_.pending = false;
+  File& f = files_[kSlurmOut];
+  f.data.append(split_.tail);
+  f.data.push_back('\n');
+  f.lines += 1;
 }
 
 // Rank files are reserved at once (no regrowth copies); the combined file reuses a buffer
@@ -59,8 +94,9 @@ IncidentWriter::File& IncidentWriter::Buffer(int file) {
 }
 
 template <typename R>
-std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record) {
+std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record, bool may_split) {
   File& f = Buffer(file);
+  if (!may_split) CompleteSplit();  // a cited line's `first` must be exact
   const std::int64_t first = f.lines;
   if (rank < 0 || !Combined()) {
     LineBuilder out(&f.data);
@@ -71,7 +107,7 @@ std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record) {
   scratch_.clear();
   LineBuilder out(&scratch_);
   formatter_.Format(record, out);
-  AppendText(f, rank, scratch_, out.lines());
+  AppendText(f, rank, scratch_, out.lines(), may_split);
   return first;
 }
 
@@ -103,37 +139,36 @@ const Citation* IncidentWriter::Find(Cite what, int subject) const {
 // NCCL writes through C stdio and flushes each line: it reaches the file at once, ahead of
 // anything still waiting in Python's own stdout buffer.
 void IncidentWriter::Handle(const NcclVersionBanner& r) {
-  AppendTo(OutFile(r.rank), r.rank, r);
+  AppendTo(OutFile(r.rank), r.rank, r, /*may_split=*/true);
   MaybeFlush(OutFile(r.rank));
 }
 void IncidentWriter::Handle(const NcclProcessInfo& r) {
-  AppendTo(OutFile(r.rank), r.rank, r);
+  AppendTo(OutFile(r.rank), r.rank, r, /*may_split=*/true);
   MaybeFlush(OutFile(r.rank));
 }
 void IncidentWriter::Handle(const NcclCommInit& r) {
-  AppendTo(OutFile(r.rank), r.rank, r);
+  AppendTo(OutFile(r.rank), r.rank, r, /*may_split=*/true);
   MaybeFlush(OutFile(r.rank));
 }
 
 // stderr lines (c10, Python tracebacks, faulthandler) are unbuffered.
 void IncidentWriter::Handle(const WatchdogTimeout& r) {
   const int file = ErrFile(r.rank);
-  const std::int64_t first = AppendTo(file, r.rank, r);
-  if (std::binary_search(plan_.watchdog_ranks.begin(), plan_.watchdog_ranks.end(), r.rank)) {
-    Remember(Cite::kWatchdog, r.rank, r.time, file, first);
-  }
+  const bool cited = std::binary_search(plan_.watchdog_ranks.begin(), plan_.watchdog_ranks.end(), r.rank);
+  const std::int64_t first = AppendTo(file, r.rank, r, /*may_split=*/!cited);
+  if (cited) Remember(Cite::kWatchdog, r.rank, r.time, file, first);
   MaybeFlush(file);
 }
 
 void IncidentWriter::Handle(const WatchdogAftermath& r) {
   const int file = ErrFile(r.timeout.rank);
-  AppendTo(file, r.timeout.rank, r);
+  AppendTo(file, r.timeout.rank, r, /*may_split=*/true);
   MaybeFlush(file);
 }
 
 void IncidentWriter::Handle(const DumpSignalObserved& r) {
   const int file = ErrFile(r.rank);
-  AppendTo(file, r.rank, r);
+  AppendTo(file, r.rank, r, /*may_split=*/true);
   MaybeFlush(file);
 }
 
@@ -222,7 +257,7 @@ void IncidentWriter::Handle(const WorkerExit& r) {
 
 // Warnings go to stderr, unbuffered.
 void IncidentWriter::Handle(const BenignWarning& r) {
-  AppendTo(ErrFile(r.rank), r.rank, r);
+  AppendTo(ErrFile(r.rank), r.rank, r, /*may_split=*/true);
   MaybeFlush(ErrFile(r.rank));
 }
 
