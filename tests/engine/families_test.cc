@@ -171,6 +171,37 @@ TEST(Families, AsyncErrorHandlingBlockingWaitAndHeartbeatShapes) {
   EXPECT_EQ(log.events[0].signature, kNoStr);
 }
 
+// srun relays output in pieces: task 100's whole line lands inside task 423's, whose tail
+// comes next with its own label (docs/log_formats.md §1c). Each line goes to its own rank.
+TEST(Families, SrunInterleavedLineIsSplitByItsLabelAndRejoined) {
+  const std::string head =
+      " 423: [rank423]:[E302 09:10:22.380742497 ProcessGroupNCCL.cpp:607] [PG 12 (TENSOR_MODEL_PARALLEL_GROUP) Rank 1] "
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpT";
+  const std::string other =
+      " 100: [rank100]:[E302 09:10:22.381004211 ProcessGroupNCCL.cpp:607] [PG 5 (TENSOR_MODEL_PARALLEL_GROUP) Rank 0] "
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=5, NumelOut=5, "
+      "Timeout(ms)=600000) ran for 600045 milliseconds before timing out.\n";
+  const std::string tail =
+      " 423: ype=ALLREDUCE, NumelIn=5, NumelOut=5, Timeout(ms)=600000) ran for 600046 milliseconds before timing out.\n";
+  ParsedLog log = Parse(head + other + tail);
+  ASSERT_EQ(log.events.size(), 2u);
+  EXPECT_EQ(log.events[0].rank, 100);
+  EXPECT_EQ(std::get<WatchdogTimeout>(log.events[0].detail).ran_for_ms, 600045);
+  EXPECT_EQ(log.events[1].rank, 423);
+  EXPECT_EQ(std::get<WatchdogTimeout>(log.events[1].detail).ran_for_ms, 600046);
+  EXPECT_EQ(log.events[1].line, 1u);  // cited where its head is
+  EXPECT_EQ(log.interleaved, 1);
+  EXPECT_EQ(log.malformed, 0);
+
+  // The tail never comes (the next line is another task's): the head is counted, never read
+  // as task 423's or task 100's.
+  log = Parse(head + other + " 512: [rank512]: done\n");
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].rank, 100);
+  EXPECT_EQ(log.malformed, 1);
+  EXPECT_EQ(log.interleaved, 0);
+}
+
 TEST(Families, HardWrappedWatchdogLineIsJoinedAndABrokenOneCounted) {
   ParsedLog log = Parse(
       "[rank3]:[E302 09:27:14.1 ProcessGroupNCCL.cpp:607] [PG 1 Rank 3] Watchdog caught collective operation timeout: "

@@ -42,6 +42,14 @@ std::int32_t LabelEndingAt(std::string_view text, std::size_t at, std::size_t wi
   return static_cast<std::int32_t>(v);
 }
 
+// `file.py:831: UserWarning`, `Utils.hpp:133: Warning`: digits between a colon and `: ` are a
+// source line, not a label (a real cut rarely ends in a colon and digits).
+bool AfterColonAndDigits(std::string_view text, std::size_t label_start) {
+  std::size_t i = label_start;
+  while (i > 0 && IsDigit(text[i - 1])) --i;
+  return i > 0 && text[i - 1] == ':';
+}
+
 // Where another task's label of the same width starts inside `line` (past its own label), and
 // that task; npos when there is none. One-digit labels (jobs of 10 tasks or fewer) must be
 // followed by a bracket, as `[rank3]:` and c10 headers are: `x: ` is ordinary text.
@@ -50,7 +58,7 @@ std::size_t EmbeddedLabel(std::string_view line, std::size_t width, std::int32_t
        colon = line.find(": ", colon + 1)) {
     if (colon < 2 * width + 2) continue;  // the head holds at least one byte
     const std::int32_t task = LabelEndingAt(line, colon, width);
-    if (task < 0 || task == own) continue;
+    if (task < 0 || task == own || AfterColonAndDigits(line, colon - width)) continue;
     if (width == 1 && (colon + 2 >= line.size() || line[colon + 2] != '[')) continue;
     return colon - width;
   }
