@@ -205,7 +205,7 @@ void Workers::OnWatchdogAbort(std::uint32_t id, TimeNs t) {
   if (aftermath_.empty() || aftermath_[rank].reaction == WatchdogReaction::kTearDown) {
     return Die(rank, t, kExitSigabrt);  // after the flight-recorder dump
   }
-  sink_.Emit(WatchdogAftermath{aftermath_[rank]});
+  sink_.Emit(WatchdogAftermath{t, aftermath_[rank]});
   Rng rng(job_.seed, StreamId::kRankWatchdog, (5ULL << 32) + static_cast<std::uint64_t>(rank));
   if (what == kAbortRaised) {  // the interpreter unwinds, then exits 1
     queue_.Push(t + rng.UniformInt(150, 900) * kNsPerMs, EventKind::kWatchdogAbort,
