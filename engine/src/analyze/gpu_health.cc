@@ -66,6 +66,8 @@ struct Reader {
   std::string section, scope;     // its indent-4 section (`ECC Errors`) and indent-8 scope (`Volatile`)
   std::int32_t dcgm_gpu = -1;     // `| -> 3 ...` of dcgmi health; a failing GPU of dcgmi diag
   std::string diag_test;          // the dcgmi diag row being continued
+  bool in_diag = false;           // past `Successfully ran diagnostic` / a `Fail - GPU:` row
+  int throttle_rank = 0;          // of the cited clocks reason of the current -q GPU
 
   HealthLine Here(const LineSpan& span) const { return {file, span}; }
 
@@ -82,6 +84,7 @@ void Reader::Query(std::string_view line, const LineSpan& span) {
     const std::string pci = Pci(body.substr(4));
     if (!pci.empty()) {
       query = &At(out, pci, -1, "");
+      throttle_rank = 0;
       section.clear();
       scope.clear();
     }
@@ -106,12 +109,14 @@ void Reader::QueryValue(std::string_view key, std::string_view value, const Line
   } else if (key == "Minor Number") {
     if (g.index < 0) g.index = static_cast<std::int32_t>(ToInt(value, -1));
   } else if (section == "Clocks Event Reasons" || section == "Clocks Throttle Reasons") {
-    bool* flag = key == "HW Slowdown" ? &g.hw_slowdown : key == "HW Thermal Slowdown" ? &g.hw_thermal
-                 : key == "HW Power Brake Slowdown" ? &g.hw_power_brake : key == "SW Thermal Slowdown" ? &g.sw_thermal : nullptr;
-    if (flag != nullptr && active) {
-      // The most specific reason is the one to cite: thermal or power brake over HW Slowdown.
-      if (!*flag && (g.throttle_line.file < 0 || flag != &g.hw_slowdown)) g.throttle_line = Here(span);
-      *flag = true;
+    // The most specific reason is the one to cite: HW thermal or power brake, then SW thermal,
+    // then the generic HW Slowdown.
+    const int rank = key == "HW Thermal Slowdown" || key == "HW Power Brake Slowdown" ? 3 : key == "SW Thermal Slowdown" ? 2
+                     : key == "HW Slowdown"                                           ? 1
+                                                                                      : 0;
+    if (rank > 0 && active) {
+      (rank == 1 ? g.hw_slowdown : rank == 2 ? g.sw_thermal : key == "HW Thermal Slowdown" ? g.hw_thermal : g.hw_power_brake) = true;
+      if (rank > throttle_rank) throttle_rank = rank, g.throttle_line = Here(span);
     }
   } else if (section == "ECC Errors") {
     const std::int64_t n = ToInt(value);
@@ -148,23 +153,23 @@ void Reader::DcgmTable(std::string_view line, const LineSpan& span) {
     return;
   }
   if (!left.empty() && !left.starts_with("->") && left != "Warning") diag_test = std::string(left);
+  if (left == "Diagnostic") in_diag = true;
   if (right.starts_with("Fail - GPU: ")) {
+    in_diag = true;
     dcgm_gpu = static_cast<std::int32_t>(ToInt(right.substr(12), -1));
     if (dcgm_gpu >= 0) {
       GpuHealth& g = At(out, "", dcgm_gpu, "");
-      g.dcgm = "dcgmi diag: " + diag_test + " failed";
+      g.dcgm += (g.dcgm.empty() ? "" : "; ") + std::string("dcgmi diag: ") + diag_test + " failed";
       if (g.memory_line.file < 0 && diag_test.find("Row Remap") != std::string::npos) g.memory_line = Here(span);
     }
     return;
   }
   if (dcgm_gpu < 0 || right.empty() || right == "Failure" || right == "Warning" || right == "Healthy") return;
-  if (left.empty() || left == "Warning") {
-    GpuHealth& g = At(out, "", dcgm_gpu, "");
-    if (g.dcgm.starts_with("dcgmi diag") && left == "Warning") {
-      g.dcgm += ": " + std::string(right);
-    } else if (left.empty() && !g.dcgm.starts_with("dcgmi diag")) {
-      g.dcgm += (g.dcgm.empty() ? "dcgmi health: " : " ") + std::string(right);
-    }
+  GpuHealth& g = At(out, "", dcgm_gpu, "");
+  if (in_diag && left == "Warning") {
+    g.dcgm += ": " + std::string(right);
+  } else if (!in_diag && left.empty()) {
+    g.dcgm += (g.dcgm.empty() ? "dcgmi health: " : " ") + std::string(right);
   }
 }
 
