@@ -214,6 +214,7 @@ static void CorroborateThrottle(const Incident& inc, const JobFacts& facts, std:
   std::string how;
   const std::string pci = GpuOfRank(inc, facts, rank, &how, &health);
   const GpuHealth* g = health.ByPci(pci);
+  if (g != nullptr && g->Throttled()) f->gpu = pci;
   if (g == nullptr || !g->Throttled()) return;
   std::string why = g->hw_thermal || g->sw_thermal ? "thermal slowdown" : g->hw_power_brake ? "power brake slowdown" : "HW slowdown";
   f->reason += " Its GPU " + pci + " (by " + how + ") shows its clocks held down by " + why + " (" + HealthWhere(inc, g->throttle_line) +

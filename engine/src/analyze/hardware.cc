@@ -167,6 +167,7 @@ std::optional<KernelCause> HealthCause(const Incident& inc, const JobFacts& fact
   KernelCause c;
   c.failure_class = v1::FAILURE_CLASS_GPU_ECC;
   c.owner = v1::OWNER_GPU_HARDWARE;
+  c.gpu = g->pci;
   c.phrase = "No kernel log shows an Xid for it, but GPU " + g->pci + " of " + name + " (" +
              (how.empty() ? "the node's only GPU with a memory fault" : "local rank " + std::to_string(r.local_rank) + "'s GPU by " + how) +
              ") had an uncorrectable memory error: the GPU failed under the rank.";
@@ -226,6 +227,7 @@ std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, 
   c.failure_class = best_m->failure_class;
   c.owner = best_m->application ? v1::OWNER_APPLICATION : v1::OWNER_GPU_HARDWARE;
   c.initiating = best;
+  c.gpu = best_pci;
   for (std::int32_t i : burst) {
     if (i != best && c.related.size() < 2) c.related.push_back(i);
   }

@@ -37,8 +37,11 @@ struct KernelCause {
   std::int32_t initiating = -1;        // the Xid line that explains the failure; -1: health files only
   std::vector<std::int32_t> related;   // other lines of the same burst worth citing
   std::vector<LineCitation> lines;     // nvidia-smi -q / DCGM lines (no event stands for them)
+  std::string gpu;                     // the GPU it names (`dddd:bb:dd`)
   std::string phrase;                  // a sentence for the diagnosis' reason
   std::vector<Action> recovery;        // before the generic restart
+
+  bool application() const { return owner == v1::OWNER_APPLICATION; }
 };
 
 // What the kernel says about the GPU of `rank`, failing around `when` (aligned time; nullopt:
