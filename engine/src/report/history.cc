@@ -188,6 +188,8 @@ Status RecordHistory(const fs::path& path, const History& existing, const v1::Hi
   std::string line;
   const auto st = google::protobuf::util::MessageToJsonString(entry, &line, opts);
   if (!st.ok()) return Status::Internal("history entry: " + std::string(st.message()));
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   std::ofstream out(path, std::ios::binary | std::ios::app);
   if (!out) return Status::IoError(path.string() + ": cannot append to the history store");
   out << line << "\n";
