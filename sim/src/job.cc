@@ -145,8 +145,35 @@ void DrawGpuOrder(Job& job) {
     std::int8_t* order = job.gpu_of_local.data() + static_cast<std::ptrdiff_t>(node) * n;
     for (int l = 0; l < n; ++l) order[l] = static_cast<std::int8_t>((l + n / 2) % n);
     if (job.gpu_order != v1::GPU_ORDER_UUID) continue;
-    Rng rng(job.seed, StreamId::kNodeProcesses, static_cast<std::uint64_t>(node) + (2ULL << 32));
+    Rng rng(job.seed, StreamId::kNodeProcesses, static_cast<std::uint64_t>(node) + (3ULL << 32));
     for (int l = n - 1; l > 0; --l) std::swap(order[l], order[rng.UniformInt(0, l + 1)]);
+  }
+}
+
+// Kubernetes: the drawn hostnames become the nodes' names; the processes see their pod's
+// hostname. PyTorchJob: <job>-master-0 and <job>-worker-<i>; JobSet (one replicated job,
+// indexed): hostname <jobset>-workers-0-<i>, pod name with the Job controller's 5-character
+// suffix.
+void NamePods(Job& job, const v1::Kubernetes& k) {
+  static constexpr std::string_view kSuffixChars = "bcdfghjklmnpqrstvwxz2456789";
+  job.kube_controller = k.controller();
+  job.pod_timestamps = k.timestamps();
+  job.kube_job = k.job_name();
+  job.kube_namespace = k.namespace_();
+  job.node_names = job.hostnames;
+  for (int node = 0; node < job.nodes; ++node) {
+    std::string host, pod;
+    if (k.controller() == v1::KUBE_CONTROLLER_JOBSET) {
+      host = k.job_name() + "-workers-0-" + std::to_string(node);
+      Rng rng(job.seed, StreamId::kNodeProcesses, static_cast<std::uint64_t>(node) + (2ULL << 32));
+      pod = host + "-";
+      for (int i = 0; i < 5; ++i) pod += kSuffixChars[rng.UniformInt(0, kSuffixChars.size())];
+    } else {
+      host = node == 0 ? k.job_name() + "-master-0" : k.job_name() + "-worker-" + std::to_string(node - 1);
+      pod = host;
+    }
+    job.hostnames[node] = host;
+    job.pod_names.push_back(pod);
   }
 }
 
@@ -182,6 +209,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.zero = s.training().data_parallel() == v1::DATA_PARALLEL_ZERO;
   job.trainer_log = s.training().trainer_log();
   job.nccl_debug_info = s.format().nccl_debug_info();
+  for (const v1::Fault& f : s.faults()) job.nccl_socket |= f.kind() == v1::FAULT_KIND_SOCKET_RESET;
   job.driver = FindDriverProfile(s.format().driver().empty() ? "535" : s.format().driver());
   job.dump_on_timeout = s.timeouts().dump_on_timeout();
   job.per_rank_timers = s.training().per_rank_timers();
@@ -195,6 +223,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   DrawNodes(job, s.job().hostname_prefix(), s.clocks());
   job.gpu_order = s.realism().gpu_order();
   DrawGpuOrder(job);
+  if (job.launcher == v1::LAUNCHER_KUBERNETES) NamePods(job, s.kubernetes());
   job.controller_offset = static_cast<TimeNs>(
       Rng(seed, StreamId::kNodeSkew, static_cast<std::uint64_t>(job.nodes)).Normal() *
       s.clocks().skew_sigma_ms() * static_cast<double>(kNsPerMs) / 4);
