@@ -35,6 +35,7 @@ enum class FaultAction : std::uint8_t {
   kSlowdown,         // fail-slow: the rank's (or node's) compute takes `slowdown` times longer
   kNicFailure,       // the rank's IB NIC fails: completion errors, then NCCL aborts on both ends
   kNcclSetup,        // the node's ranks fail in NCCL init (bootstrap interface, duplicate GPU)
+  kEvict,            // Kubernetes: the kubelet SIGTERMs the pod's torchrun, which stops its workers
 };
 
 struct FaultTraits {
@@ -48,6 +49,8 @@ struct FaultTraits {
   // "rank R on HOST", "HOST" or "the job").
   std::string_view recovery_action;
   std::string_view recovery_text;
+  // The only launcher that can do it (LAUNCHER_UNSPECIFIED: any).
+  v1::Launcher needs_launcher = v1::LAUNCHER_UNSPECIFIED;
 };
 
 // nullptr for FAULT_KIND_UNSPECIFIED and values not in the table.

@@ -271,6 +271,15 @@ struct AgentExit {
   TimeNs time;
 };
 
+// torchrun itself got SIGTERM (Kubernetes: the kubelet stops the pod, evicted or deleted):
+// "Received Signals.SIGTERM death signal, shutting down workers" before it stops its workers
+// (`exception` false), then the SignalException traceback once they are gone (true).
+struct AgentSignalled {
+  int node;
+  TimeNs time;
+  bool exception;
+};
+
 // The node vanished: everything its processes had not yet written is lost.
 struct NodeLost {
   int node;
@@ -336,7 +345,7 @@ using Record =
     std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers,
                  NcclIbError, NcclAsyncError, NcclSetupFailure,
                  WatchdogTimeout, PythonException, SegfaultDump, WorkerExit, BenignWarning,
-                 CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, NodeLost,
+                 CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).

@@ -41,6 +41,8 @@ class WorkerExitListener {
   virtual ~WorkerExitListener() = default;
   virtual void OnWorkerExit(int rank, TimeNs time) = 0;
   virtual void OnNodeLost(int node, TimeNs time) = 0;
+  // Kubernetes: the kubelet SIGTERMs the node's pod (FAULT_KIND_POD_EVICTION).
+  virtual void OnNodeEvicted(int /*node*/, TimeNs /*time*/) {}
 };
 
 class Workers {

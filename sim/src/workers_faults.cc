@@ -13,7 +13,10 @@ void Workers::OnFault(std::uint32_t id, TimeNs t) {
     slow_active_ = true;  // ComputeSlice reads it; AfterSlowStep ends the run
     return;
   }
-  if (fault_.traits->scope == FaultScope::kNode) {
+  if (fault_.action() == FaultAction::kEvict) {
+    fault_time_ = t;
+    if (listener_ != nullptr) listener_->OnNodeEvicted(static_cast<int>(id), t);
+  } else if (fault_.traits->scope == FaultScope::kNode) {
     LoseNode(static_cast<int>(id), t);
   } else {
     FireRankFault(static_cast<int>(id), t);
@@ -69,6 +72,7 @@ void Workers::FireRankFault(int rank, TimeNs t) {
     case FaultAction::kSchedulerCancel:
     case FaultAction::kSlowdown:
     case FaultAction::kNcclSetup:
+    case FaultAction::kEvict:
       return;  // not handled here
   }
 }

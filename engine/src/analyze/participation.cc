@@ -15,6 +15,7 @@
 #include "analyze/mismatch.h"
 #include "analyze/scoring.h"
 #include "analyze/network.h"
+#include "analyze/platform.h"
 #include "analyze/fail_slow.h"
 #include "analyze/straggler.h"
 #include "analyze/strategies.h"
@@ -508,7 +509,9 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   const bool leads = a.scores.size() == 1 || (!a.scores.empty() && a.scores[1].total() * kLeadRatio < a.scores[0].total());
   const std::int32_t lost = LostNode(inc, a.facts, Leaders(a, leads));
   const std::optional<Straggler> slow = FindFailSlow(inc, a.facts, control);
-  if (const std::optional<SetupFailure> setup = FindNcclSetup(inc, a.facts)) {
+  if (PlatformEndedJob(inc, a.facts, &f)) {
+    // a pod evicted, OOMKilled, or its node NotReady (analyze/platform.h)
+  } else if (const std::optional<SetupFailure> setup = FindNcclSetup(inc, a.facts)) {
     DiagnoseNcclSetup(inc, a.facts, *setup, &f);
   } else if (slow && StragglerExplains(a, *slow, leads, lost)) {
     DiagnoseStalledStraggler(a, *slow, &f);
