@@ -48,13 +48,15 @@ int main(int argc, char** argv) {
                   " launcher=LAUNCHER_TORCHRUN|LAUNCHER_SRUN|LAUNCHER_MPIRUN, layout=LAYOUT_PER_RANK_FILES|"
                   "LAYOUT_TORCHRUN_LOG_DIR|LAYOUT_SLURM_OUT|LAYOUT_MPIRUN_OUT, format.{torch=1.13|2.1|2.4|2.6,"
                   "nccl=2.18.5|2.21.5,slurm=22.05|23.02,driver=418|470|535|560,nccl_debug_info}, faults[0].{kind,rank,"
-                  "node,step,at_fraction,slowdown,slow_steps,stall}, timeouts.{nccl_timeout_ms,dump_on_timeout}, slurm.{kill_on_bad_exit,"
+                  "node,step,at_fraction,slowdown,slow_steps,stall}, timeouts.{nccl_timeout_ms,dump_on_timeout,"
+                  "async_error_handling=0-3,blocking_wait,heartbeat_timeout_ms,watchdog_stuck_fraction}, "
+                  "slurm.{kill_on_bad_exit,"
                   "kill_wait_ms,slurmd_timeout_ms,requeue}, clocks.skew_sigma_ms, training.{warmup_steps,"
                   "step_time_ms,tp_collectives_per_step,log_interval,compute_jitter,microbatches"
                   " (1F1B),data_parallel=DATA_PARALLEL_DDP|DATA_PARALLEL_ZERO,trainer_log="
                   "TRAINER_LOG_MEGATRON|TRAINER_LOG_DEEPSPEED,per_rank_timers}, "
                   "realism.{benign_warnings,loud_rank,kernel_logs,old_ecc_event,xid45_on_kill,nvidia_smi,"
-                  "missing_node_fraction,truncated_node_fraction,damage_initiator_node} "
+                  "missing_node_fraction,truncated_node_fraction,damage_initiator_node,interleaved_line_rate} "
                   "(docs/scenario_format.md)");
   sim->footer(kExitCodes);
   sim->callback([&] { rc = RunSimulate(sim_args, std::cout, std::cerr); });
@@ -72,6 +74,11 @@ int main(int argc, char** argv) {
   diag->add_option("--threads", diag_args.threads, "Worker threads (0 = all cores)")->capture_default_str();
   diag->add_option("--control", diag_args.control,
                    "A healthy run of the same job: fail-slow ranks are measured against their own timers there");
+  diag->add_option("--history", diag_args.history,
+                   "The node/GPU history store (JSON lines, docs/history_format.md): earlier incidents of the initiator's "
+                   "node and GPU, read only unless --record-history");
+  diag->add_flag("--record-history", diag_args.record_history,
+                 "Append this diagnosis to the --history store (never inside the incident)");
   diag->footer(kExitCodes);
   diag->callback([&] { rc = RunDiagnose(diag_args, std::cout, std::cerr); });
 

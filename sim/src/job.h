@@ -51,6 +51,8 @@ struct Noise {
   bool benign_warnings = false;
   bool xid45_on_kill = false;  // a SIGKILLed worker leaves Xid 45 on its GPU
   bool nvidia_smi = false;     // <host>/nvidia-smi.log at the end
+  bool nvidia_smi_query = false;  // ... with `nvidia-smi -q` after the table
+  bool dcgm = false;              // ... and DCGM's health, diag and exporter output
   int loud_rank = -1;  // repeats a UserWarning every step; -1: none
   bool kernel_logs = false;
   int ecc_node = -1;               // an old corrected ECC event in its kern.log; -1: none
@@ -75,6 +77,11 @@ struct Job {
   bool nccl_socket = false;  // NCCL_IB_DISABLE=1: NET/Socket transport (FAULT_KIND_SOCKET_RESET)
   const DriverProfile* driver = nullptr;  // the NVRM lines' era (profiles.h)
   bool dump_on_timeout = false;  // TORCH_NCCL_DUMP_ON_TIMEOUT: flight-recorder dump lines
+  int async_error_handling = 3;  // TORCH_NCCL_ASYNC_ERROR_HANDLING (0-3)
+  bool blocking_wait = false;    // TORCH_NCCL_BLOCKING_WAIT=1
+  TimeNs heartbeat_timeout = 0;  // TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC
+  double watchdog_stuck_fraction = 0;  // ncclCommAbort hangs on this share of timed-out ranks
+  double interleaved_line_rate = 0;    // srun splits this share of task lines (combined file)
   bool per_rank_timers = false;  // DeepSpeed-style per-rank timer lines every log_interval
   // Launcher, layout and scheduler.
   v1::Launcher launcher = v1::LAUNCHER_TORCHRUN;
@@ -100,6 +107,10 @@ struct Job {
   std::vector<std::int32_t> agent_pid;   // node -> torchrun's pid
   std::vector<TimeNs> agent_start;       // node -> when torchrun printed its banner
   std::vector<std::int32_t> worker_pid;  // rank -> pid
+  // CUDA_VISIBLE_DEVICES (realism.gpu_order): node * gpus_per_node + local rank -> the
+  // nvidia-smi index of the GPU it runs on. Empty: CUDA's default order (the identity).
+  v1::GpuOrder gpu_order = v1::GPU_ORDER_UNSPECIFIED;
+  std::vector<std::int8_t> gpu_of_local;
   Noise noise;                           // filled by PlanNoise once the fault is known
 
   // The rank that prints the per-step lines: Megatron's last rank, DeepSpeed's rank 0.
@@ -108,6 +119,12 @@ struct Job {
   // The machine: its kern.log folder, the truth's node.
   const std::string& NodeName(int node) const { return node_names.empty() ? hostnames[node] : node_names[node]; }
   int LocalRank(int rank) const { return rank % gpus_per_node; }
+  // The nvidia-smi index (and PCI bus id slot) of the GPU the rank runs on.
+  int PhysicalGpu(int rank) const {
+    return gpu_of_local.empty() ? LocalRank(rank) : gpu_of_local[static_cast<std::size_t>(rank)];
+  }
+  // The local rank that runs on the node's GPU `gpu` (nvidia-smi index).
+  int LocalOfGpu(int node, int gpu) const;
   int TpRank(int rank) const { return rank % tp; }
   int DpRank(int rank) const { return rank / tp % dp; }
   int PpRank(int rank) const { return rank / (tp * dp); }
