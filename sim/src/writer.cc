@@ -40,7 +40,7 @@ void IncidentWriter::Emit(const Record& record) {
 // other task's labelled line follows on the same physical line, and "<A>: <tail>" comes on the
 // next one. The line count is unchanged (two lines in, two lines out).
 void IncidentWriter::AppendText(int file, int rank, std::string_view text, std::int64_t lines,
-                                Put put) {
+                                LinePolicy put) {
   File& f = Buffer(file);
   const bool stamped = Stamped(file);
   const bool splits = put.may_split && rank >= 0 && Combined() && !Mpirun() && file == kSlurmOut;
@@ -114,7 +114,7 @@ IncidentWriter::File& IncidentWriter::Buffer(int file) {
 }
 
 template <typename R>
-std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record, Put put) {
+std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record, LinePolicy put) {
   File& f = Buffer(file);
   if (!put.may_split) CompleteSplit();  // a cited line's `first` must be exact
   const std::int64_t first = f.lines;

@@ -90,6 +90,14 @@ struct WriterStats {
   std::uint64_t interleaved_lines = 0;  // task lines srun's interleaving split in two
 };
 
+// How a record's lines go out: `may_split` — never cited, so srun's interleaving may split them
+// (realism.interleaved_line_rate); `out_stream` — the process's stdout (mpirun tags the line
+// "<stdout>", else "<stderr>").
+struct LinePolicy {
+  bool may_split = false;
+  bool out_stream = false;
+};
+
 class IncidentWriter : public RecordSink {
  public:
   static constexpr std::size_t kStdoutBufferBytes = 4096;
@@ -186,16 +194,9 @@ class IncidentWriter : public RecordSink {
 
   // Formats the record at the end of the file, each line labelled "<rank>: " in the
   // combined layout; returns the line index it starts at.
-  // How a record's lines go out: `may_split` — never cited, so srun's interleaving may split them
-  // (realism.interleaved_line_rate); `out_stream` — the process's stdout (mpirun tags the line
-  // "<stdout>", else "<stderr>").
-  struct Put {
-    bool may_split = false;
-    bool out_stream = false;
-  };
   template <typename R>
-  std::int64_t AppendTo(int file, int rank, const R& record, Put put = {});
-  void AppendText(int file, int rank, std::string_view text, std::int64_t lines, Put put = {});
+  std::int64_t AppendTo(int file, int rank, const R& record, LinePolicy put = {});
+  void AppendText(int file, int rank, std::string_view text, std::int64_t lines, LinePolicy put = {});
   void CompleteSplit();  // writes the waiting tail of a split line (slurm-<jobid>.out)
   File& Buffer(int file);  // the file's buffer, with room reserved on first use
   void Remember(Cite what, int subject, TimeNs time, int file, std::int64_t line);
