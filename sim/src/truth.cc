@@ -31,16 +31,17 @@ const Citation* FirstPeerWatchdog(const IncidentWriter& writer, int except) {
   return best;
 }
 
-// A job-wide exception: the earliest exception line that survived, and a second rank's.
+// A job-wide exception: every rank raised the same error at about the same time, so no rank's
+// line is more initiating than another's; the lowest surviving rank's is cited, and the next.
 void JobExceptionEvidence(const IncidentWriter& w, v1::Truth* truth) {
   const Citation* first = nullptr;
   const Citation* second = nullptr;
   for (const Citation& c : w.citations()) {
     if (c.what != Cite::kException || !c.intact) continue;
-    if (first == nullptr || c.time < first->time) {
+    if (first == nullptr || c.subject < first->subject) {
       second = first;
       first = &c;
-    } else if (second == nullptr || c.time < second->time) {
+    } else if (second == nullptr || c.subject < second->subject) {
       second = &c;
     }
   }
