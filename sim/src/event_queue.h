@@ -30,15 +30,16 @@ enum class EventKind : std::uint8_t {
   kSlurmNodeDown,   // id: node (| phase bit); slurmctld finds the node silent / sets it DOWN
   kStepKill,        // id: 0; KillWait is over: SIGKILL the step's remaining tasks
   kWatchdogAbort,   // id: rank; the flight-recorder dump is over: the watchdog aborts
+  kPodSignal,       // id: node; Kubernetes: the kubelet SIGTERMs the pod's torchrun (cleanup)
 };
 
 inline constexpr std::uint32_t kMaxEventId = (1u << 20) - 1;
 
 struct Event {
   TimeNs time;
-  std::uint64_t order;  // seq << 24 | kind << 20 | id
+  std::uint64_t order;  // seq << 25 | kind << 20 | id
 
-  EventKind kind() const { return static_cast<EventKind>((order >> 20) & 0xf); }
+  EventKind kind() const { return static_cast<EventKind>((order >> 20) & 0x1f); }
   std::uint32_t id() const { return static_cast<std::uint32_t>(order & kMaxEventId); }
 };
 
@@ -46,7 +47,7 @@ class EventQueue {
  public:
   void Push(TimeNs time, EventKind kind, std::uint32_t id) {
     const std::uint64_t order =
-        (next_seq_++ << 24) | (static_cast<std::uint64_t>(kind) << 20) | (id & kMaxEventId);
+        (next_seq_++ << 25) | (static_cast<std::uint64_t>(kind) << 20) | (id & kMaxEventId);
     heap_.push_back({time, order});
     std::push_heap(heap_.begin(), heap_.end(), Later);
   }

@@ -135,6 +135,29 @@ constexpr FaultTraits kFaults[] = {
      v1::OWNER_APPLICATION, v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_launch_config",
      "two ranks on {who} were given the same GPU (the CUDA_VISIBLE_DEVICES / LOCAL_RANK mapping "
      "of the launch script); fix the device assignment before restarting."},
+    // Kubernetes: the pod's container hit its memory limit; cgroup v2 kills the whole group
+    // (torchrun and every worker) at once, as a lost node's processes vanish.
+    {v1::FAULT_KIND_POD_OOMKILLED, FaultScope::kNode, FaultAction::kNodeLoss, v1::OWNER_HOST,
+     v1::FAILURE_CLASS_HOST_OOM, false, "reduce_host_memory",
+     "the container of {who}'s pod was OOMKilled (exit code 137) at its memory limit; lower the "
+     "workers' host memory (data loader workers, pinned buffers, checkpoint copies) or raise the "
+     "container's memory limit before restarting.",
+     v1::LAUNCHER_KUBERNETES},
+    {v1::FAULT_KIND_POD_EVICTION, FaultScope::kNode, FaultAction::kEvict, v1::OWNER_SCHEDULER,
+     v1::FAILURE_CLASS_SCHEDULER_EVICTION, false, "resubmit",
+     "the kubelet of {who} evicted the job's pod under node memory pressure; nothing in the job "
+     "failed: set memory requests equal to limits (Guaranteed QoS) or find what else uses the "
+     "node's memory, then resubmit.",
+     v1::LAUNCHER_KUBERNETES},
+    {v1::FAULT_KIND_SOCKET_RESET, FaultScope::kRank, FaultAction::kNicFailure, v1::OWNER_NETWORK,
+     v1::FAILURE_CLASS_NETWORK, false, "inspect_nic",
+     "the network link of {who} reset under NCCL's socket transport (Connection reset by peer "
+     "on its sockets); check its NIC and link (ip -s link, ethtool -S: carrier changes, resets) "
+     "and the switch port, or exclude the node, before restarting."},
+    {v1::FAULT_KIND_BOOTSTRAP_TIMEOUT, FaultScope::kNode, FaultAction::kNcclSetup,
+     v1::OWNER_NETWORK, v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_network_config",
+     "{who} cannot reach NCCL's bootstrap root (its connects time out); check its route and "
+     "firewall to the root's address on the NCCL_SOCKET_IFNAME interface before restarting."},
 };
 
 }  // namespace
@@ -177,6 +200,12 @@ FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
       plan.rank = -1;
       plan.node = -1;
       break;
+  }
+  // The bootstrap root is rank 0's node: a drawn node that cannot reach it is another one.
+  if (fault.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT && !fault.has_node() && plan.node == 0 &&
+      job.nodes > 1) {
+    plan.node = 1;
+    plan.rank = job.gpus_per_node;
   }
   plan.step = fault.step();
   plan.at_fraction = fault.has_at_fraction()

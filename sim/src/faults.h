@@ -39,6 +39,7 @@ enum class FaultAction : std::uint8_t {
   // Every rank raises the same Python exception at once (loading the checkpoint it resumes
   // from) and exits 1: the job fails as one, no rank waits on another.
   kJobException,
+  kEvict,            // Kubernetes: the kubelet SIGTERMs the pod's torchrun, which stops its workers
 };
 
 struct FaultTraits {
@@ -52,6 +53,8 @@ struct FaultTraits {
   // "rank R on HOST", "HOST" or "the job").
   std::string_view recovery_action;
   std::string_view recovery_text;
+  // The only launcher that can do it (LAUNCHER_UNSPECIFIED: any).
+  v1::Launcher needs_launcher = v1::LAUNCHER_UNSPECIFIED;
 };
 
 // nullptr for FAULT_KIND_UNSPECIFIED and values not in the table.

@@ -35,6 +35,8 @@ class LineFormatter {
   void Format(const TrainerIteration& r, LineBuilder& out) const;
   void Format(const RankTimers& r, LineBuilder& out) const;
   void Format(const NcclIbError& r, LineBuilder& out) const;     // formatter_nccl.cc
+  void FormatSocketError(const NcclIbError& r, LineBuilder& out) const;  // NET/Socket
+  void SocketErrorText(const NcclIbError& r, LineBuilder& out) const;
   void Format(const NcclAsyncError& r, LineBuilder& out) const;  // formatter_nccl.cc
   void Format(const NcclSetupFailure& r, LineBuilder& out) const;  // formatter_nccl.cc
   void Format(const WatchdogTimeout& r, LineBuilder& out) const;
@@ -52,6 +54,7 @@ class LineFormatter {
   // torchrun agent output (a node's torchrun.log).
   void Format(const AgentBanner& r, LineBuilder& out) const;
   void Format(const AgentSigterm& r, LineBuilder& out) const;
+  void Format(const AgentSignalled& r, LineBuilder& out) const;
   ReportLineOffsets Format(const AgentFailureReport& r, LineBuilder& out) const;
   // srun, slurmstepd and slurmctld (formatter_slurm.cc).
   void Format(const SrunTaskExits& r, LineBuilder& out) const;
@@ -82,7 +85,7 @@ class LineFormatter {
   void TimeoutMessage(LineBuilder& out, const WatchdogTimeout& r) const;
   void ThreadTerminated(LineBuilder& out, const WatchdogTimeout& r) const;
   void NativeFrames(LineBuilder& out, int rank, bool rank_prefix) const;
-  enum class Logger : std::uint8_t { kRun, kApi };  // torch.distributed.run / ...api
+  enum class Logger : std::uint8_t { kRun, kApi, kAgent };  // torch.distributed.run / ...api / agent.server.api
   void AgentHeader(LineBuilder& out, char severity, int node, TimeNs t, Logger logger,
                    int line) const;
   void Traceback(LineBuilder& out) const;

@@ -33,6 +33,7 @@ std::string_view NcclBusId(int local_gpu) { return kBusIds[local_gpu]; }
 //   2.18: ... transport/net_ib.cc:1335 NCCL WARN NET/IB : Got completion from peer
 //         10.64.0.12<43187> with error 12, opcode 0, len 0, vendor err 129
 void LineFormatter::Format(const NcclIbError& r, LineBuilder& out) const {
+  if (r.socket) return FormatSocketError(r, out);
   const int pid = job_.worker_pid[r.rank];
   const int node = job_.NodeOf(r.rank), peer_node = job_.NodeOf(r.peer);
   const bool v218 = nccl_.name.starts_with("2.18");
@@ -55,14 +56,64 @@ void LineFormatter::Format(const NcclIbError& r, LineBuilder& out) const {
   out.EndLine();
 }
 
+// The text of a socket WARN after `NCCL WARN ` (docs/log_formats.md §4b), also the "Last
+// error:" of the watchdog's exception: the reporter's own socket failing (status 12), or the
+// far end closing (status 5; NCCL >= 2.19 prints the peer's host name, 2.18 its address):
+//   socketProgressOpt: Call to recv from 10.64.0.12<43187> failed : Connection reset by peer
+//   socketProgress: Connection closed by remote peer gpu-0012<43187>           (2.21)
+//   Net : Connection closed by remote peer 10.64.0.12<43187>                   (2.18)
+void LineFormatter::SocketErrorText(const NcclIbError& r, LineBuilder& out) const {
+  const int peer_node = job_.NodeOf(r.peer);
+  const int port = 40000 + (r.peer * 7919 + r.rank * 104729) % 20000;
+  if (r.status == 12) {
+    out.Str("socketProgressOpt: Call to recv from ");
+    NodeAddress(out, peer_node);
+    out.Char('<').Int(port).Str("> failed : Connection reset by peer");
+    return;
+  }
+  if (nccl_.name.starts_with("2.18")) {
+    out.Str("Net : Connection closed by remote peer ");
+    NodeAddress(out, peer_node);
+  } else {
+    out.Str("socketProgress: Connection closed by remote peer ").Str(job_.hostnames[peer_node]);
+  }
+  out.Char('<').Int(port).Char('>');
+}
+
+// NCCL_IB_DISABLE=1: the socket WARN from misc/socket.cc; NCCL >= 2.19 then adds the socket
+// transport's own WARN (`NET/Socket : socket progress error`) from its proxy thread.
+void LineFormatter::FormatSocketError(const NcclIbError& r, LineBuilder& out) const {
+  const int pid = job_.worker_pid[r.rank];
+  const bool v218 = nccl_.name.starts_with("2.18");
+  const int tid = pid + 7 + job_.LocalRank(r.rank);
+  auto prefix = [&](std::string_view where) {
+    out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(tid);
+    out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] ").Str(where).Str(" NCCL WARN ");
+  };
+  prefix(r.status == 12 ? (v218 ? "misc/socket.cc:441" : "misc/socket.cc:64")
+                        : (v218 ? "misc/socket.cc:459" : "misc/socket.cc:82"));
+  SocketErrorText(r, out);
+  out.EndLine();
+  if (v218) return;
+  prefix("transport/net_socket.cc:549");
+  out.Str("NET/Socket : socket progress error").EndLine();
+}
+
 // NCCL init failing on one rank (docs/log_formats.md §4c): the WARN, or the traceback of the
 // first barrier whose NCCL error carries NCCL's last error.
 void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
   const int dev = job_.LocalRank(r.rank);
+  const bool v218 = nccl_.name.starts_with("2.18");
   auto last_error = [&] {
     if (r.duplicate) {
       out.Str("Duplicate GPU detected : rank ").Int(r.rank).Str(" and rank ").Int(r.other);
       out.Str(" both on CUDA device ").Str(NcclBusId(job_.LocalRank(r.other)));
+    } else if (r.timeout && v218) {  // the bootstrap root: rank 0's node
+      out.Str("socketStartConnect: Connect to ");
+      NodeAddress(out, 0);
+      out.Char('<').Int(29400 + static_cast<int>(job_.seed % 600)).Str("> failed : Connection timed out");
+    } else if (r.timeout) {
+      out.Str("socketPollConnect: connect returned Connection timed out, exceeded error retry count (35)");
     } else {
       out.Str("Bootstrap : no socket interface found");
     }
@@ -70,7 +121,9 @@ void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
   if (!r.traceback) {
     const int pid = job_.worker_pid[r.rank];
     out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(pid);
-    out.Str(" [").Int(dev).Str(r.duplicate ? "] init.cc:872 NCCL WARN " : "] bootstrap.cc:108 NCCL WARN ");
+    out.Str(" [").Int(dev).Str(r.duplicate ? "] init.cc:872 NCCL WARN "
+                               : r.timeout ? (v218 ? "] misc/socket.cc:484 NCCL WARN " : "] misc/socket.cc:544 NCCL WARN ")
+                                           : "] bootstrap.cc:108 NCCL WARN ");
     last_error();
     out.EndLine();
     return;
@@ -101,11 +154,17 @@ void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
   prefix();
   out.Str(old ? "RuntimeError" : "torch.distributed.DistBackendError");
   out.Str(": NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:").Int(old ? 1201 : 1970);
+  // 2.21 returns ncclRemoteError once the connect retries run out, 2.18 ncclSystemError.
+  const bool remote = r.timeout && !v218;
   out.Str(r.duplicate ? ", invalid usage (run with NCCL_DEBUG=WARN for details)"
+          : remote    ? ", remote process exited or there was a network error"
+          : r.timeout ? ", unhandled system error (run with NCCL_DEBUG=INFO for details)"
                       : ", internal error - please report this issue to the NCCL developers");
   out.Str(", NCCL version ").Str(nccl_.name).EndLine();
   prefix();
   out.Str(r.duplicate ? "ncclInvalidUsage: This usually reflects invalid usage of NCCL library."
+          : remote    ? "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely."
+          : r.timeout ? "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. "
                       : "ncclInternalError: Internal check failed.").EndLine();
   prefix();
   out.Str("Last error:").EndLine();
@@ -136,6 +195,10 @@ void LineFormatter::Format(const NcclAsyncError& r, LineBuilder& out) const {
                        "failed or device error. ");
     out.EndLine();
     out.Str("Last error:").EndLine();
+    if (r.socket) {
+      SocketErrorText(NcclIbError{r.rank, r.time, r.peer, r.remote ? 5 : 12, false, true}, out);
+      return;
+    }
     out.Str("NET/IB : Got completion from peer ");
     NodeAddress(out, job_.NodeOf(r.peer));
     out.Str("<").Int(40000 + (r.peer * 7919 + r.rank * 104729) % 20000).Str("> with status=12 opcode=0 len=0 vendor err 129");
@@ -165,6 +228,17 @@ void LineFormatter::Format(const NcclProcessInfo& r, LineBuilder& out) const {
   out.Str(nccl_.net_plugin).EndLine();
   NcclPrefix(out, r.rank);
   out.Str("cudaDriverVersion ").Int(nccl_.cuda_driver).EndLine();
+  if (job_.nccl_socket) {  // NCCL_IB_DISABLE=1
+    NcclPrefix(out, r.rank);
+    out.Str("NCCL_IB_DISABLE set by environment to 1.").EndLine();
+    NcclPrefix(out, r.rank);
+    out.Str("NET/Socket : Using [0]ib0:");
+    NodeAddress(out, node);
+    out.Str("<0>").EndLine();
+    NcclPrefix(out, r.rank);
+    out.Str("Using network Socket").EndLine();
+    return;
+  }
   NcclPrefix(out, r.rank);
   out.Str("NET/IB : Using");
   for (int nic = 0; nic < job_.gpus_per_node; ++nic) {
@@ -215,7 +289,11 @@ void LineFormatter::Format(const NcclCommInit& r, LineBuilder& out) const {
     out.Str("Channel ").Zero(c, 2).Str("/0 : ").Int(grank).Char('[').Int(dev).Str("] -> ");
     out.Int((grank + 1) % size).Char('[').Int(job_.LocalRank(next)).Str("] ");
     if (remote) {
-      out.Str("[send] via NET/IB/").Int(dev).Str("/GDRDMA").EndLine();
+      if (job_.nccl_socket) {
+        out.Str("[send] via NET/Socket/0").EndLine();
+      } else {
+        out.Str("[send] via NET/IB/").Int(dev).Str("/GDRDMA").EndLine();
+      }
     } else {
       out.Str("via ").Str(nccl_.p2p_transport).EndLine();
     }

@@ -14,6 +14,8 @@ constexpr std::string_view kRunPy = "torch/distributed/run.py";
 constexpr std::string_view kApiPy = "torch/distributed/elastic/multiprocessing/api.py";
 constexpr std::string_view kRunLogger = "torch.distributed.run";
 constexpr std::string_view kApiLogger = "torch.distributed.elastic.multiprocessing.api";
+constexpr std::string_view kAgentPy = "torch/distributed/elastic/agent/server/api.py";
+constexpr std::string_view kAgentLogger = "torch.distributed.elastic.agent.server.api";
 constexpr std::string_view kStars = "*****************************************";
 constexpr std::string_view kOmpBanner =
     "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to "
@@ -72,22 +74,24 @@ std::string_view LevelName(char severity) {
 void LineFormatter::AgentHeader(LineBuilder& out, char severity, int node, TimeNs t, Logger logger,
                                 int line) const {
   const bool run = logger == Logger::kRun;
+  const std::string_view file = run ? kRunPy : logger == Logger::kAgent ? kAgentPy : kApiPy;
+  const std::string_view name = run ? kRunLogger : logger == Logger::kAgent ? kAgentLogger : kApiLogger;
   const CivilTime c = ToCivil(Local(node, t));
   switch (torch_.agent_style) {
     case AgentLogStyle::kGlog:
       out.Char(severity).Zero(c.month, 2).Zero(c.day, 2).Char(' ');
       out.Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).Char('.');
       out.Zero(c.nanos / kNsPerMs * 1000, 6).Char(' ').Int(job_.agent_pid[node]).Char(' ');
-      out.Str(run ? kRunPy : kApiPy).Char(':').Int(line).Str("] ");
+      out.Str(file).Char(':').Int(line).Str("] ");
       return;
     case AgentLogStyle::kBracketed:
       out.Char('[').Zero(c.year, 4).Char('-').Zero(c.month, 2).Char('-').Zero(c.day, 2);
       out.Char(' ').Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2);
-      out.Char(',').Zero(c.nanos / kNsPerMs, 3).Str("] ").Str(run ? kRunLogger : kApiLogger);
+      out.Char(',').Zero(c.nanos / kNsPerMs, 3).Str("] ").Str(name);
       out.Str(": [").Str(LevelName(severity)).Str("] ");
       return;
     case AgentLogStyle::kLogger:
-      out.Str(LevelName(severity)).Char(':').Str(run ? kRunLogger : kApiLogger).Char(':');
+      out.Str(LevelName(severity)).Char(':').Str(name).Char(':');
       return;
   }
 }
@@ -104,6 +108,40 @@ void LineFormatter::Format(const AgentBanner& r, LineBuilder& out) const {
 void LineFormatter::Format(const AgentSigterm& r, LineBuilder& out) const {
   AgentHeader(out, 'W', r.node, r.time, Logger::kApi, torch_.line_api_sigterm);
   out.Str("Sending process ").Int(job_.worker_pid[r.rank]).Str(" closing signal SIGTERM").EndLine();
+}
+
+// torchrun got SIGTERM itself (the kubelet stopping its pod): the agent's warning, and once its
+// workers are gone the SignalException its signal handler raised, out of the monitor loop.
+void LineFormatter::Format(const AgentSignalled& r, LineBuilder& out) const {
+  constexpr int kAgentRunLine = 704, kInvokeRunLine = 860, kHandlerLine = 84;
+  if (!r.exception) {
+    AgentHeader(out, 'W', r.node, r.time, Logger::kAgent, kAgentRunLine);
+    out.Str("Received Signals.SIGTERM death signal, shutting down workers").EndLine();
+    return;
+  }
+  // The launcher's frames down to launch_agent, which was running the agent, not raising.
+  out.Str("Traceback (most recent call last):").EndLine();
+  const auto& frames = torch_.torchrun_traceback;
+  struct Frame {
+    std::string_view file;
+    int line;
+    std::string_view function, code;
+  };
+  auto frame = [&](const Frame& f) {
+    out.Str("  File \"");
+    if (!f.file.starts_with('/')) out.Str(torch_.python_lib).Char('/');
+    out.Str(f.file).Str("\", line ").Int(f.line).Str(", in ").Str(f.function).EndLine();
+    out.Str("    ").Str(f.code).EndLine();
+  };
+  for (std::size_t i = 0; i + 1 < frames.size(); ++i) frame({frames[i].file, frames[i].line, frames[i].function, frames[i].code});
+  frame({"torch/distributed/launcher/api.py", frames.empty() ? 255 : frames.back().line - 9, "launch_agent", "result = agent.run()"});
+  frame({"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
+  frame({kAgentPy, kAgentRunLine - 7, "run", "result = self._invoke_run(role)"});
+  frame({kAgentPy, kInvokeRunLine, "_invoke_run", "time.sleep(monitor_interval)"});
+  frame({kApiPy, kHandlerLine, "_terminate_process_handler",
+         "raise SignalException(f\"Process {os.getpid()} got signal: {sigval}\", sigval=sigval)"});
+  out.Str("torch.distributed.elastic.multiprocessing.api.SignalException: Process ").Int(job_.agent_pid[r.node]);
+  out.Str(" got signal: 15").EndLine();
 }
 
 void LineFormatter::Traceback(LineBuilder& out) const {

@@ -135,6 +135,33 @@ void DrawNodes(Job& job, const std::string& prefix, const v1::Clocks& clocks) {
   }
 }
 
+// Kubernetes: the drawn hostnames become the nodes' names; the processes see their pod's
+// hostname. PyTorchJob: <job>-master-0 and <job>-worker-<i>; JobSet (one replicated job,
+// indexed): hostname <jobset>-workers-0-<i>, pod name with the Job controller's 5-character
+// suffix.
+void NamePods(Job& job, const v1::Kubernetes& k) {
+  static constexpr std::string_view kSuffixChars = "bcdfghjklmnpqrstvwxz2456789";
+  job.kube_controller = k.controller();
+  job.pod_timestamps = k.timestamps();
+  job.kube_job = k.job_name();
+  job.kube_namespace = k.namespace_();
+  job.node_names = job.hostnames;
+  for (int node = 0; node < job.nodes; ++node) {
+    std::string host, pod;
+    if (k.controller() == v1::KUBE_CONTROLLER_JOBSET) {
+      host = k.job_name() + "-workers-0-" + std::to_string(node);
+      Rng rng(job.seed, StreamId::kNodeProcesses, static_cast<std::uint64_t>(node) + (2ULL << 32));
+      pod = host + "-";
+      for (int i = 0; i < 5; ++i) pod += kSuffixChars[rng.UniformInt(0, kSuffixChars.size())];
+    } else {
+      host = node == 0 ? k.job_name() + "-master-0" : k.job_name() + "-worker-" + std::to_string(node - 1);
+      pod = host;
+    }
+    job.hostnames[node] = host;
+    job.pod_names.push_back(pod);
+  }
+}
+
 }  // namespace
 
 Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
@@ -159,6 +186,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.zero = s.training().data_parallel() == v1::DATA_PARALLEL_ZERO;
   job.trainer_log = s.training().trainer_log();
   job.nccl_debug_info = s.format().nccl_debug_info();
+  for (const v1::Fault& f : s.faults()) job.nccl_socket |= f.kind() == v1::FAULT_KIND_SOCKET_RESET;
   job.driver = FindDriverProfile(s.format().driver().empty() ? "535" : s.format().driver());
   job.dump_on_timeout = s.timeouts().dump_on_timeout();
   job.per_rank_timers = s.training().per_rank_timers();
@@ -170,6 +198,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.slurmd_timeout = s.slurm().slurmd_timeout_ms() * kNsPerMs;
   job.partition = s.slurm().partition();
   DrawNodes(job, s.job().hostname_prefix(), s.clocks());
+  if (job.launcher == v1::LAUNCHER_KUBERNETES) NamePods(job, s.kubernetes());
   job.controller_offset = static_cast<TimeNs>(
       Rng(seed, StreamId::kNodeSkew, static_cast<std::uint64_t>(job.nodes)).Normal() *
       s.clocks().skew_sigma_ms() * static_cast<double>(kNsPerMs) / 4);

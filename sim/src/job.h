@@ -73,6 +73,7 @@ struct Job {
   v1::TrainerLog trainer_log = v1::TRAINER_LOG_MEGATRON;
   double compute_jitter = 0;
   bool nccl_debug_info = false;
+  bool nccl_socket = false;  // NCCL_IB_DISABLE=1: NET/Socket transport (FAULT_KIND_SOCKET_RESET)
   const DriverProfile* driver = nullptr;  // the NVRM lines' era (profiles.h)
   bool dump_on_timeout = false;  // TORCH_NCCL_DUMP_ON_TIMEOUT: flight-recorder dump lines
   bool per_rank_timers = false;  // DeepSpeed-style per-rank timer lines every log_interval
@@ -86,7 +87,15 @@ struct Job {
   TimeNs controller_offset = 0;  // slurmctld's host clock minus true time
   Workload workload;
   // Per node / per rank facts.
-  std::vector<std::string> hostnames;    // node -> "gpu-0001"
+  // node -> the name its processes print (NCCL `host:`, torchrun's table): "gpu-0001"; under
+  // Kubernetes the pod's hostname ("llama-worker-3", "llama-workers-0-3").
+  std::vector<std::string> hostnames;
+  // Kubernetes: node -> the Kubernetes node ("gpu-0004") and the pod name; empty otherwise.
+  std::vector<std::string> node_names;
+  std::vector<std::string> pod_names;
+  v1::KubeController kube_controller = v1::KUBE_CONTROLLER_UNSPECIFIED;
+  bool pod_timestamps = false;
+  std::string kube_job, kube_namespace;
   std::vector<TimeNs> clock_offset;      // node -> printed time minus true time
   std::vector<std::int32_t> agent_pid;   // node -> torchrun's pid
   std::vector<TimeNs> agent_start;       // node -> when torchrun printed its banner
@@ -96,6 +105,8 @@ struct Job {
   // The rank that prints the per-step lines: Megatron's last rank, DeepSpeed's rank 0.
   int LoggingRank() const { return trainer_log == v1::TRAINER_LOG_DEEPSPEED ? 0 : world - 1; }
   int NodeOf(int rank) const { return rank / gpus_per_node; }
+  // The machine: its kern.log folder, the truth's node.
+  const std::string& NodeName(int node) const { return node_names.empty() ? hostnames[node] : node_names[node]; }
   int LocalRank(int rank) const { return rank % gpus_per_node; }
   int TpRank(int rank) const { return rank % tp; }
   int DpRank(int rank) const { return rank / tp % dp; }

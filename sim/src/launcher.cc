@@ -5,8 +5,9 @@
 
 namespace denpex::sim {
 
-Launcher::Launcher(const Job& job, EventQueue& queue, RecordSink& sink, Workers& workers)
-    : job_(job), queue_(queue), sink_(sink), workers_(workers) {
+Launcher::Launcher(const Job& job, EventQueue& queue, RecordSink& sink, Workers& workers,
+                   bool oom_group_kill)
+    : job_(job), queue_(queue), sink_(sink), workers_(workers), oom_group_kill_(oom_group_kill) {
   const auto n = static_cast<std::size_t>(job.nodes);
   phase_.assign(n, Phase::kMonitoring);
   poll_pending_.assign(n, 0);
@@ -14,6 +15,9 @@ Launcher::Launcher(const Job& job, EventQueue& queue, RecordSink& sink, Workers&
   lost_.assign(n, 0);
   exit_time_.assign(n, -1);
   report_.resize(n);
+  signalled_.assign(n, 0);
+  pod_end_.assign(n, PodEnd::kRunning);
+  signal_time_.assign(n, -1);
   rng_.reserve(n);
   for (std::size_t node = 0; node < n; ++node) rng_.emplace_back(job.seed, StreamId::kAgent, node);
 }
@@ -55,6 +59,11 @@ void Launcher::OnPoll(int node, TimeNs t) {
     if (!workers_.alive(rank))
       report.failures[report.failure_count++] = {rank, workers_.exit_code(rank)};
   }
+  StopWorkers(node, t);
+}
+
+void Launcher::StopWorkers(int node, TimeNs t) {
+  const int first = node * job_.gpus_per_node;
   Rng& rng = rng_[node];
   TimeNs all_gone = t;
   TimeNs print = t;
@@ -72,10 +81,14 @@ void Launcher::OnPoll(int node, TimeNs t) {
 
 void Launcher::OnReport(int node, TimeNs t) {
   if (lost_[node]) return;
-  AgentFailureReport& report = report_[node];
-  report.time = t;
-  reported_[node] = 1;
-  sink_.Emit(report);
+  if (signalled_[node]) {
+    sink_.Emit(AgentSignalled{node, t, true});
+  } else {
+    AgentFailureReport& report = report_[node];
+    report.time = t;
+    reported_[node] = 1;
+    sink_.Emit(report);
+  }
   queue_.Push(t + rng_[node].UniformInt(30, 120) * kNsPerMs, EventKind::kAgentExit,
               static_cast<std::uint32_t>(node));
 }
@@ -86,6 +99,46 @@ void Launcher::OnNodeLost(int node, TimeNs t) {
   lost_[node] = 1;
   exit_time_[node] = t;
   sink_.Emit(NodeLost{node, t});
+  if (!kubernetes()) return;
+  if (oom_group_kill_) {
+    PodFailed(node, t, PodEnd::kOomKilled);  // the container exits 137 at once
+  } else {
+    // The node controller marks the node NotReady after its grace period (40 s), the taint
+    // manager deletes its pods after the 300 s toleration: only then does the job see it.
+    PodFailed(node, t + 340 * kNsPerSec + rng_[node].UniformInt(0, 5'000) * kNsPerMs, PodEnd::kNodeLost);
+  }
+}
+
+// torchrun's SignalException handler: the warning, SIGTERM to the workers, and once they are
+// gone the traceback and the exit (OnReport). A pod already stopping ignores it.
+void Launcher::OnNodeEvicted(int node, TimeNs t) {
+  pod_end_[node] = PodEnd::kEvicted;
+  OnPodSignal(node, t);
+}
+
+void Launcher::OnPodSignal(int node, TimeNs t) {
+  if (phase_[node] != Phase::kMonitoring || lost_[node]) return;
+  if (pod_end_[node] == PodEnd::kRunning) pod_end_[node] = PodEnd::kDeleted;
+  phase_[node] = Phase::kStopping;
+  signalled_[node] = 1;
+  signal_time_[node] = t;
+  sink_.Emit(AgentSignalled{node, t, false});
+  StopWorkers(node, t);
+}
+
+// The controller (PyTorchJob, JobSet with backoffLimit 0) sees a pod fail, marks the job failed
+// and deletes the other pods: their kubelets SIGTERM each torchrun a moment later.
+void Launcher::PodFailed(int node, TimeNs t, PodEnd how) {
+  if (pod_end_[node] == PodEnd::kRunning || how != PodEnd::kError) pod_end_[node] = how;
+  if (job_failed_ >= 0) return;
+  first_failed_pod_ = node;
+  Rng& rng = rng_[node];
+  job_failed_ = t + rng.UniformInt(200, 2'500) * kNsPerMs;
+  for (int other = 0; other < job_.nodes; ++other) {
+    if (other == node) continue;
+    queue_.Push(job_failed_ + rng.UniformInt(50, 900) * kNsPerMs, EventKind::kPodSignal,
+                static_cast<std::uint32_t>(other));
+  }
 }
 
 void Launcher::OnAgentExit(int node, TimeNs t) {
@@ -93,6 +146,9 @@ void Launcher::OnAgentExit(int node, TimeNs t) {
   phase_[node] = Phase::kExited;
   exit_time_[node] = t;
   sink_.Emit(AgentExit{node, t});
+  if (!kubernetes()) return;
+  if (pod_end_[node] == PodEnd::kRunning) pod_end_[node] = PodEnd::kError;
+  if (pod_end_[node] != PodEnd::kDeleted) PodFailed(node, t, pod_end_[node]);
 }
 
 }  // namespace denpex::sim

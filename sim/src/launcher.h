@@ -21,7 +21,8 @@ namespace denpex::sim {
 
 class Launcher : public WorkerExitListener {
  public:
-  Launcher(const Job& job, EventQueue& queue, RecordSink& sink, Workers& workers);
+  Launcher(const Job& job, EventQueue& queue, RecordSink& sink, Workers& workers,
+           bool oom_group_kill = false);
 
   void ScheduleStarts();
   void OnAgentStart(int node, TimeNs t);
@@ -30,15 +31,28 @@ class Launcher : public WorkerExitListener {
   void OnPoll(int node, TimeNs t);
   void OnReport(int node, TimeNs t);
   void OnAgentExit(int node, TimeNs t);
+  // Kubernetes: the kubelet SIGTERMs the pod's torchrun, for an eviction or because the
+  // controller deletes the pods of a failed job (kPodSignal).
+  void OnNodeEvicted(int node, TimeNs t) override;
+  void OnPodSignal(int node, TimeNs t);
 
   bool reported(int node) const { return reported_[node] != 0; }
   bool exited(int node) const { return phase_[node] == Phase::kExited; }
   bool lost(int node) const { return lost_[node] != 0; }
   TimeNs exit_time(int node) const { return exit_time_[node]; }
+  // Kubernetes: how each pod ended, and when the controller saw the first pod fail (-1: none).
+  enum class PodEnd : std::uint8_t { kRunning, kError, kOomKilled, kEvicted, kNodeLost, kDeleted };
+  PodEnd pod_end(int node) const { return pod_end_[node]; }
+  TimeNs pod_signal_time(int node) const { return signal_time_[node]; }
+  TimeNs job_failed_time() const { return job_failed_; }
+  int first_failed_pod() const { return first_failed_pod_; }
 
  private:
   enum class Phase : std::uint8_t { kMonitoring, kStopping, kExited };
   TimeNs NextPollAfter(int node, TimeNs t) const;
+  void StopWorkers(int node, TimeNs t);          // SIGTERM to every live worker, then report
+  void PodFailed(int node, TimeNs t, PodEnd how);  // Kubernetes: the controller reacts
+  bool kubernetes() const { return job_.launcher == v1::LAUNCHER_KUBERNETES; }
 
   const Job& job_;
   EventQueue& queue_;
@@ -51,6 +65,12 @@ class Launcher : public WorkerExitListener {
   std::vector<TimeNs> exit_time_;
   std::vector<AgentFailureReport> report_;  // per node, filled by the poll that saw failures
   std::vector<Rng> rng_;                    // per node: teardown delays
+  std::vector<std::uint8_t> signalled_;     // per node: torchrun itself got SIGTERM
+  std::vector<PodEnd> pod_end_;
+  std::vector<TimeNs> signal_time_;
+  TimeNs job_failed_ = -1;
+  int first_failed_pod_ = -1;
+  bool oom_group_kill_ = false;  // FAULT_KIND_POD_OOMKILLED: a "lost" node is an OOMKilled pod
 };
 
 }  // namespace denpex::sim

@@ -10,7 +10,7 @@ Model::Model(const Job& job, const FaultPlan& fault, RecordSink& sink)
     : job_(job),
       fault_(fault),
       workers_(job, fault, queue_, sink),
-      launcher_(job, queue_, sink, workers_),
+      launcher_(job, queue_, sink, workers_, fault.kind() == v1::FAULT_KIND_POD_OOMKILLED),
       slurm_(job, fault, queue_, sink, workers_) {
   if (job.launcher == v1::LAUNCHER_SRUN) {
     workers_.set_exit_listener(&slurm_);
@@ -113,6 +113,9 @@ void Model::Dispatch(const Event& e) {
       break;
     case EventKind::kAgentExit:
       launcher_.OnAgentExit(id, e.time);
+      break;
+    case EventKind::kPodSignal:
+      launcher_.OnPodSignal(id, e.time);
       break;
   }
 }

@@ -86,6 +86,10 @@ struct NcclIbError {
   int peer;    // the rank at the other end (its node's address is printed)
   int status;  // 12 or 5
   bool send;   // "(Send)" or "(Recv)"
+  // NCCL_IB_DISABLE=1 (NET/Socket): status 12 prints the reporter's own failed socket
+  // (`Call to recv from <peer> failed : Connection reset by peer`), status 5 the far end
+  // closing (`Connection closed by remote peer <peer's host>`).
+  bool socket = false;
 };
 
 // ProcessGroupNCCL's watchdog thread caught NCCL's asynchronous error on the rank's
@@ -97,6 +101,7 @@ struct NcclAsyncError {
   PgKind group;
   bool remote;  // ncclRemoteError (the peer's end failed) rather than ncclSystemError
   int peer;     // the peer the last error names
+  bool socket = false;  // NET/Socket: the last error is the socket WARN (remote: closed by peer)
 };
 
 // A rank's NCCL communicator init fails (FAULT_KIND_NCCL_BOOTSTRAP / DUPLICATE_GPU): NCCL's
@@ -108,7 +113,7 @@ struct NcclSetupFailure {
   bool duplicate;  // "Duplicate GPU detected" rather than "Bootstrap : no socket interface found"
   int other;       // duplicate: the other rank on the same GPU
   bool traceback;
-  bool cite;       // the truth cites this WARN (the lowest failing rank's)
+  bool timeout = false;  // FAULT_KIND_BOOTSTRAP_TIMEOUT: the connect to the bootstrap root timed out
 };
 
 // The ProcessGroupNCCL watchdog block (stderr, unbuffered), printed just before SIGABRT.
@@ -294,6 +299,15 @@ struct AgentExit {
   TimeNs time;
 };
 
+// torchrun itself got SIGTERM (Kubernetes: the kubelet stops the pod, evicted or deleted):
+// "Received Signals.SIGTERM death signal, shutting down workers" before it stops its workers
+// (`exception` false), then the SignalException traceback once they are gone (true).
+struct AgentSignalled {
+  int node;
+  TimeNs time;
+  bool exception;
+};
+
 // The node vanished: everything its processes had not yet written is lost.
 struct NodeLost {
   int node;
@@ -359,7 +373,7 @@ using Record =
     std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers,
                  NcclIbError, NcclAsyncError, NcclSetupFailure,
                  WatchdogTimeout, PythonException, DeepSpeedLine, SegfaultDump, WorkerExit, BenignWarning,
-                 CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, NodeLost,
+                 CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).

@@ -172,35 +172,60 @@ Status CheckLauncher(const v1::Scenario& s, const Locator& loc) {
     case v1::LAUNCHER_UNSPECIFIED:
     case v1::LAUNCHER_TORCHRUN:
     case v1::LAUNCHER_SRUN:
-      return Status::Ok();
     case v1::LAUNCHER_KUBERNETES:
+      return Status::Ok();
     case v1::LAUNCHER_RAY:
       return loc.Error("launcher",
                        "launcher " + v1::Launcher_Name(s.launcher()) + " is not simulated yet",
-                       "use LAUNCHER_TORCHRUN or LAUNCHER_SRUN");
+                       "use LAUNCHER_TORCHRUN, LAUNCHER_SRUN or LAUNCHER_KUBERNETES");
     default:
       return loc.Error("launcher", "launcher " + Str(s.launcher()) + " is not a Launcher value",
                        "use LAUNCHER_TORCHRUN (or leave launcher out)");
   }
 }
 
-// Layout defaults to the launcher's; srun leaves only its combined output.
+// The layout a launcher leaves by default; srun and Kubernetes leave only that one.
+v1::Layout OwnLayout(v1::Launcher launcher) {
+  switch (launcher) {
+    case v1::LAUNCHER_SRUN: return v1::LAYOUT_SLURM_OUT;
+    case v1::LAUNCHER_KUBERNETES: return v1::LAYOUT_KUBECTL_LOGS;
+    default: return v1::LAYOUT_UNSPECIFIED;
+  }
+}
+
+std::string LayoutHint(v1::Launcher launcher) {
+  const v1::Layout own = OwnLayout(launcher);
+  if (own == v1::LAYOUT_UNSPECIFIED) return "torchrun leaves LAYOUT_PER_RANK_FILES or LAYOUT_TORCHRUN_LOG_DIR";
+  return v1::Launcher_Name(launcher) + " leaves " + v1::Layout_Name(own) + " (or leave layout out)";
+}
+
+// Layout defaults to the launcher's; srun and Kubernetes leave only their own.
 Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
   const bool srun = s->launcher() == v1::LAUNCHER_SRUN;
+  const v1::Layout own = OwnLayout(s->launcher());
   if (s->layout() == v1::LAYOUT_UNSPECIFIED) {
-    s->set_layout(srun ? v1::LAYOUT_SLURM_OUT : v1::LAYOUT_PER_RANK_FILES);
+    s->set_layout(own != v1::LAYOUT_UNSPECIFIED ? own : v1::LAYOUT_PER_RANK_FILES);
   }
   if (!v1::Layout_IsValid(s->layout())) {
     return loc.Error("layout", "layout " + Str(s->layout()) + " is not a Layout value",
                      "use LAYOUT_PER_RANK_FILES, LAYOUT_TORCHRUN_LOG_DIR or LAYOUT_SLURM_OUT");
   }
-  if (srun != (s->layout() == v1::LAYOUT_SLURM_OUT)) {
+  const bool own_only = s->layout() == v1::LAYOUT_SLURM_OUT || s->layout() == v1::LAYOUT_KUBECTL_LOGS;
+  if (own != v1::LAYOUT_UNSPECIFIED ? s->layout() != own : own_only) {
     return loc.Error({"layout", "launcher"},
                      "layout " + v1::Layout_Name(s->layout()) + " does not fit launcher " +
                          v1::Launcher_Name(s->launcher()),
-                     srun ? "srun leaves LAYOUT_SLURM_OUT (or leave layout out)"
-                          : "torchrun leaves LAYOUT_PER_RANK_FILES or LAYOUT_TORCHRUN_LOG_DIR");
+                     LayoutHint(s->launcher()));
   }
+  (void)srun;
+  v1::Kubernetes* k = s->mutable_kubernetes();
+  if (k->controller() == v1::KUBE_CONTROLLER_UNSPECIFIED) k->set_controller(v1::KUBE_CONTROLLER_PYTORCHJOB);
+  if (!v1::KubeController_IsValid(k->controller())) {
+    return loc.Error("kubernetes.controller", "kubernetes.controller " + Str(k->controller()) + " is not a KubeController value",
+                     "use KUBE_CONTROLLER_PYTORCHJOB or KUBE_CONTROLLER_JOBSET");
+  }
+  if (k->job_name().empty()) k->set_job_name("llama");
+  if (k->namespace_().empty()) k->set_namespace_("training");
   v1::Slurm* slurm = s->mutable_slurm();
   DENPEX_RETURN_IF_ERROR(CheckDurationMs(loc, "slurm.kill_wait_ms", slurm->kill_wait_ms()));
   DENPEX_RETURN_IF_ERROR(
@@ -393,7 +418,9 @@ Status CheckTimeoutAgainstSteps(const v1::Scenario& s, const Locator& loc) {
 // "FAULT_KIND_SIGKILL, FAULT_KIND_SIGSEGV, ..." for hints.
 std::string FaultKindList() {
   std::string out;
-  for (int k = 1; v1::FaultKind_IsValid(k); ++k) {
+  const auto* kinds = v1::FaultKind_descriptor();
+  for (int i = 0; i < kinds->value_count(); ++i) {
+    const int k = kinds->value(i)->number();
     if (FindFault(static_cast<v1::FaultKind>(k)) == nullptr) continue;
     if (!out.empty()) out += ", ";
     out += v1::FaultKind_Name(static_cast<v1::FaultKind>(k));
@@ -413,6 +440,16 @@ Status CheckFaultKind(const v1::Fault& f, const std::string& path, const v1::Sce
                      v1::FaultKind_Name(f.kind()) + " needs a scheduler, but the launcher is " +
                          v1::Launcher_Name(s.launcher()),
                      "set launcher: LAUNCHER_SRUN");
+  }
+  if (traits->needs_launcher != v1::LAUNCHER_UNSPECIFIED && s.launcher() != traits->needs_launcher) {
+    return loc.Error({path + ".kind", "launcher"},
+                     v1::FaultKind_Name(f.kind()) + " happens only under " + v1::Launcher_Name(traits->needs_launcher) +
+                         ", but the launcher is " + v1::Launcher_Name(s.launcher()),
+                     "set launcher: " + v1::Launcher_Name(traits->needs_launcher));
+  }
+  if (s.launcher() == v1::LAUNCHER_KUBERNETES && traits->needs_slurm) {
+    return loc.Error({path + ".kind", "launcher"}, v1::FaultKind_Name(f.kind()) + " is a Slurm fault",
+                     "use FAULT_KIND_POD_EVICTION for the platform ending a pod");
   }
   if (f.kind() == v1::FAULT_KIND_XID_GSP && !FindDriverProfile(s.format().driver())->gsp) {
     return loc.Error({path + ".kind", "format.driver"},
@@ -446,6 +483,14 @@ Status CheckFaultKind(const v1::Fault& f, const std::string& path, const v1::Sce
                      path + ".node " + Str(f.node()) + " is outside the job's nodes [0, " +
                          Str(s.job().nodes()) + ")",
                      "use a node below " + Str(s.job().nodes()) + ", or leave it out to draw one");
+  }
+  // The bootstrap root is rank 0's node: it cannot fail to reach itself.
+  const bool on_root = f.has_node() ? f.node() == 0 : f.has_rank() && f.rank() < s.job().gpus_per_node();
+  if (f.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT && (s.job().nodes() < 2 || on_root)) {
+    return loc.Error(f.has_node() ? path + ".node" : f.has_rank() ? path + ".rank" : "job.nodes",
+                     "FAULT_KIND_BOOTSTRAP_TIMEOUT needs a node other than node 0 (the bootstrap root, "
+                     "rank 0's node) in a job of at least 2 nodes",
+                     "pick node: 1 or higher (or leave node and rank out to draw one), and nodes >= 2");
   }
   return Status::Ok();
 }

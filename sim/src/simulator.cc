@@ -11,6 +11,7 @@
 #include "denpex/proto/json_io.h"
 #include "formatter.h"
 #include "job.h"
+#include "kubernetes.h"
 #include "model.h"
 #include "gpu_faults.h"
 #include "noise.h"
@@ -102,8 +103,15 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
     DENPEX_RETURN_IF_ERROR(StampLogTimes(incident, outcome.end_time));
   }
 
+  std::optional<KubeCitations> kube;
+  if (job.launcher == v1::LAUNCHER_KUBERNETES) {
+    auto written = WriteKubernetesFiles(job, fault, model, outcome.end_time, options.out_dir / "incident");
+    if (!written.ok()) return written.status();
+    kube = std::move(*written);
+  }
+
   SimulateResult result;
-  result.truth = BuildTruth({*scenario, job, fault, model, outcome, writer});
+  result.truth = BuildTruth({*scenario, job, fault, model, outcome, writer, kube ? &*kube : nullptr});
   if (checkpoints) *result.truth.mutable_checkpoint() = *checkpoints;
   DENPEX_RETURN_IF_ERROR(proto::WriteJsonFile(options.out_dir / "truth.json", result.truth));
   result.stats.events = outcome.events;

@@ -58,6 +58,17 @@ void SlowdownEvidence(const TruthInputs& in, v1::Truth* truth) {
   }
 }
 
+// NCCL set-up: the WARN of the node's lowest failing rank whose line survived (realism may lose
+// a rank's file; any of the node's WARNs is the same evidence).
+const Citation* LowestSetupWarn(const TruthInputs& in) {
+  const int first = in.fault.node * in.job.gpus_per_node;
+  for (int rank = first; rank < first + in.job.gpus_per_node; ++rank) {
+    const Citation* c = in.writer.Find(Cite::kSetupWarn, rank);
+    if (c != nullptr && c->intact) return c;
+  }
+  return nullptr;
+}
+
 // The srun launcher reports ranks in slurm-<jobid>.out, and the controller logs node and
 // scheduler events in slurmctld.log.
 void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
@@ -104,7 +115,9 @@ void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       AddEvidence(in.writer.Find(Cite::kIbError, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
     case FaultAction::kNcclSetup:
-      AddEvidence(in.writer.Find(Cite::kSetupWarn, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
+      AddEvidence(LowestSetupWarn(in), v1::EVIDENCE_ROLE_INITIATING, truth);
+      return;
+    case FaultAction::kEvict:
       return;
     case FaultAction::kJobException:
       return JobExceptionEvidence(w, truth);
@@ -119,8 +132,40 @@ void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
   }
 }
 
+void AddKube(const CitedLine& c, v1::EvidenceRole role, v1::Truth* truth) {
+  if (c.line == 0) return;
+  v1::Evidence* e = truth->add_evidence();
+  e->set_file(c.file);
+  e->set_line(static_cast<std::int32_t>(c.line));
+  e->set_text(c.text);
+  e->set_role(role);
+}
+
+// Kubernetes' own word on the pod or node the fault hit; false for faults it says nothing about.
+bool KubeEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
+  if (in.kube == nullptr) return false;
+  const KubeCitations& k = *in.kube;
+  switch (in.fault.kind()) {
+    case v1::FAULT_KIND_POD_OOMKILLED:
+      AddKube(k.pod_reason, v1::EVIDENCE_ROLE_INITIATING, truth);
+      AddKube(k.oom_event, v1::EVIDENCE_ROLE_CORROBORATING, truth);
+      return true;
+    case v1::FAULT_KIND_POD_EVICTION:
+      AddKube(k.evicted, v1::EVIDENCE_ROLE_INITIATING, truth);
+      AddKube(k.pod_reason, v1::EVIDENCE_ROLE_CORROBORATING, truth);
+      return true;
+    case v1::FAULT_KIND_NODE_LOSS:
+      AddKube(k.not_ready, v1::EVIDENCE_ROLE_INITIATING, truth);
+      AddEvidence(in.writer.Find(Cite::kLastLine, in.fault.node), v1::EVIDENCE_ROLE_CORROBORATING, truth);
+      return true;
+    default:
+      return false;
+  }
+}
+
 void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
   if (in.job.launcher == v1::LAUNCHER_SRUN) return SrunEvidenceFor(in, truth);
+  if (KubeEvidenceFor(in, truth)) return;
   const IncidentWriter& w = in.writer;
   const int rank = in.fault.rank, node = in.fault.node;
   constexpr auto kInit = v1::EVIDENCE_ROLE_INITIATING;
@@ -166,11 +211,12 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       AddEvidence(in.writer.Find(Cite::kIbError, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
     case FaultAction::kNcclSetup:
-      AddEvidence(in.writer.Find(Cite::kSetupWarn, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
+      AddEvidence(LowestSetupWarn(in), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
     case FaultAction::kJobException:
       return JobExceptionEvidence(w, truth);
     case FaultAction::kSchedulerCancel:
+    case FaultAction::kEvict:
       return;
   }
 }
@@ -216,9 +262,9 @@ void FillCascade(const TruthInputs& in, v1::Truth* truth) {
 std::string Who(const TruthInputs& in) {
   switch (in.fault.traits->scope) {
     case FaultScope::kRank:
-      return "Rank " + std::to_string(in.fault.rank) + " on " + in.job.hostnames[in.fault.node];
+      return "Rank " + std::to_string(in.fault.rank) + " on " + in.job.NodeName(in.fault.node);
     case FaultScope::kNode:
-      return "Node " + in.job.hostnames[in.fault.node];
+      return "Node " + in.job.NodeName(in.fault.node);
     case FaultScope::kJob:
       return "The job";
   }
@@ -233,7 +279,7 @@ void FillRecovery(const TruthInputs& in, v1::Truth* truth) {
   v1::Recovery* recovery = truth->mutable_recovery();
   v1::Precondition* first = recovery->add_preconditions();
   first->set_action(std::string(traits.recovery_action));
-  if (in.fault.node >= 0) first->set_target(in.job.hostnames[in.fault.node]);
+  if (in.fault.node >= 0) first->set_target(in.job.NodeName(in.fault.node));
   first->set_text(text);
   v1::Precondition* restart = recovery->add_preconditions();
   restart->set_action("restart_job");
@@ -252,7 +298,7 @@ void FillInitiator(const TruthInputs& in, TimeNs fault_time, v1::Truth* truth) {
   v1::Initiator* init = truth->mutable_initiator();
   const bool rank_known = in.fault.traits->scope == FaultScope::kRank;
   init->set_rank(rank_known ? in.fault.rank : -1);
-  if (in.fault.node >= 0) init->set_node(in.job.hostnames[in.fault.node]);
+  if (in.fault.node >= 0) init->set_node(in.job.NodeName(in.fault.node));
   init->set_local_rank(rank_known ? in.job.LocalRank(in.fault.rank) : -1);
   init->set_time(FormatRfc3339(fault_time));
   init->set_failure_class(in.fault.traits->failure_class);
@@ -292,7 +338,7 @@ v1::Truth BuildTruth(const TruthInputs& in) {
   v1::InjectedEvent* event = truth.add_events();
   event->set_kind(v1::FaultKind_Name(in.fault.kind()));
   event->set_rank(in.fault.traits->scope == FaultScope::kRank ? in.fault.rank : -1);
-  if (in.fault.node >= 0) event->set_node(in.job.hostnames[in.fault.node]);
+  if (in.fault.node >= 0) event->set_node(in.job.NodeName(in.fault.node));
   event->set_time(FormatRfc3339(fault_time));
   event->set_step(in.fault.step);
   v1::JobFacts* facts = truth.mutable_job();

@@ -7,6 +7,7 @@
 #include "denpex/v1/truth.pb.h"
 #include "job.h"
 #include "model.h"
+#include "kubernetes.h"
 #include "writer.h"
 
 namespace denpex::sim {
@@ -18,6 +19,7 @@ struct TruthInputs {
   const Model& model;
   const Outcome& outcome;
   const IncidentWriter& writer;
+  const KubeCitations* kube = nullptr;  // LAUNCHER_KUBERNETES: the kubectl lines it may cite
 };
 
 v1::Truth BuildTruth(const TruthInputs& in);

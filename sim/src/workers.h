@@ -41,6 +41,8 @@ class WorkerExitListener {
   virtual ~WorkerExitListener() = default;
   virtual void OnWorkerExit(int rank, TimeNs time) = 0;
   virtual void OnNodeLost(int node, TimeNs time) = 0;
+  // Kubernetes: the kubelet SIGTERMs the node's pod (FAULT_KIND_POD_EVICTION).
+  virtual void OnNodeEvicted(int /*node*/, TimeNs /*time*/) {}
 };
 
 class Workers {
@@ -120,6 +122,7 @@ class Workers {
   // boundary print IB completion errors and abort; their other peers see flushed work.
   std::vector<int> InterNodePeers(int rank) const;
   void FailNic(int rank, TimeNs t);
+  void ResetSockets(int rank, TimeNs t, Rng& rng);  // FailNic under NET/Socket
   void AbortOnNcclError(int rank, TimeNs t);
   // NCCL set-up failure (workers_network.cc): does it hit this rank, and its failing init.
   bool SetupFails(int rank) const;

@@ -15,6 +15,9 @@ void Workers::OnFault(std::uint32_t id, TimeNs t) {
   }
   if (fault_.action() == FaultAction::kJobException) {
     RaiseEverywhere(t);
+  } else if (fault_.action() == FaultAction::kEvict) {
+    fault_time_ = t;
+    if (listener_ != nullptr) listener_->OnNodeEvicted(static_cast<int>(id), t);
   } else if (fault_.traits->scope == FaultScope::kNode) {
     LoseNode(static_cast<int>(id), t);
   } else {
@@ -74,6 +77,7 @@ void Workers::FireRankFault(int rank, TimeNs t) {
     case FaultAction::kSlowdown:
     case FaultAction::kNcclSetup:
     case FaultAction::kJobException:
+    case FaultAction::kEvict:
       return;  // not handled here
   }
 }

@@ -40,6 +40,7 @@ void Workers::FailNic(int rank, TimeNs t) {
   if (nic_peers_.empty()) {  // a single-node job: nothing crosses the NIC; it just hangs
     return;
   }
+  if (job_.nccl_socket) return ResetSockets(rank, t, rng);
   const TimeNs retry = t + rng.UniformInt(2'000, 9'000) * kNsPerMs;
   sink_.Emit(NcclIbError{rank, retry, nic_peers_.front(), 12, true});
   for (std::size_t i = 1; i < nic_peers_.size(); ++i) {
@@ -54,6 +55,25 @@ void Workers::FailNic(int rank, TimeNs t) {
   }
 }
 
+// FAULT_KIND_SOCKET_RESET (NET/Socket): the link resets under the rank's sockets. Its proxy
+// threads' next recv on each link fails at once (`Connection reset by peer`, naming each
+// peer), the ranks across those links see the connection closed (naming its host); both ends
+// abort a few hundred ms later.
+void Workers::ResetSockets(int rank, TimeNs t, Rng& rng) {
+  const TimeNs reset = t + rng.UniformInt(20, 400) * kNsPerMs;
+  for (std::size_t i = 0; i < nic_peers_.size(); ++i) {
+    const TimeNs at = reset + (i == 0 ? 0 : rng.UniformInt(1, 3'000) * kNsPerUs);
+    sink_.Emit(NcclIbError{rank, at, nic_peers_[i], 12, i % 2 == 0, true});
+  }
+  queue_.Push(reset + rng.UniformInt(100, 600) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
+  for (int p : nic_peers_) {
+    const TimeNs seen = reset + rng.UniformInt(0, 20'000) * kNsPerUs;
+    sink_.Emit(NcclIbError{p, seen, rank, 5, false, true});
+    stopped_[p] = 1;
+    queue_.Push(seen + rng.UniformInt(100, 600) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(p));
+  }
+}
+
 // The watchdog thread caught the NCCL error: it prints it and the process aborts. A peer of
 // the failed NIC that aborts tears down its other links: their far ends see flushed work.
 void Workers::AbortOnNcclError(int rank, TimeNs t) {
@@ -61,7 +81,7 @@ void Workers::AbortOnNcclError(int rank, TimeNs t) {
   const bool failed = rank == fault_.rank;
   const int named = failed ? nic_peers_.front() : fault_.rank;
   const PgKind group = job_.dp > 1 ? PgKind::kData : PgKind::kPipeline;
-  sink_.Emit(NcclAsyncError{rank, t, group, !failed, named});
+  sink_.Emit(NcclAsyncError{rank, t, group, !failed, named, job_.nccl_socket});
   Die(rank, t + 200 * kNsPerUs, kExitSigabrt);
   if (failed) return;
   Rng rng(job_.seed, StreamId::kFaultBehaviour, (1ULL << 32) + static_cast<std::uint64_t>(rank));
@@ -70,7 +90,7 @@ void Workers::AbortOnNcclError(int rank, TimeNs t) {
         std::find(nic_peers_.begin(), nic_peers_.end(), q) != nic_peers_.end()) {
       continue;
     }
-    sink_.Emit(NcclIbError{q, t + rng.UniformInt(5, 60) * kNsPerMs, rank, 5, false});
+    sink_.Emit(NcclIbError{q, t + rng.UniformInt(5, 60) * kNsPerMs, rank, 5, false, job_.nccl_socket});
   }
 }
 
@@ -78,7 +98,7 @@ void Workers::AbortOnNcclError(int rank, TimeNs t) {
 // local ranks d-1 and d (d drawn) that were given the same GPU.
 bool Workers::SetupFails(int rank) const {
   if (fault_.action() != FaultAction::kNcclSetup || job_.NodeOf(rank) != fault_.node) return false;
-  if (fault_.kind() == v1::FAULT_KIND_NCCL_BOOTSTRAP) return true;
+  if (fault_.kind() != v1::FAULT_KIND_DUPLICATE_GPU) return true;  // bootstrap: every rank
   const int d = 1 + fault_.variant % std::max(1, job_.gpus_per_node - 1);
   const int local = job_.LocalRank(rank);
   return local == d || local == d - 1;
@@ -90,13 +110,13 @@ void Workers::FailSetup(int rank, TimeNs t) {
   Rng rng(job_.seed, StreamId::kFaultBehaviour, static_cast<std::uint64_t>(rank));
   const bool duplicate = fault_.kind() == v1::FAULT_KIND_DUPLICATE_GPU;
   const int d = 1 + fault_.variant % std::max(1, job_.gpus_per_node - 1);
-  const int first = fault_.node * job_.gpus_per_node;
-  const int lowest = duplicate ? first + d - 1 : first;
   const int other = job_.LocalRank(rank) == d ? rank - 1 : rank + 1;
-  const TimeNs warn = t + rng.UniformInt(900, 1'300) * kNsPerMs;
+  // A connect that times out retries (NCCL_SOCKET_RETRY_CNT, growing sleeps) for about a minute.
+  const bool timeout = fault_.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT;
+  const TimeNs warn = t + (timeout ? rng.UniformInt(60'000, 75'000) : rng.UniformInt(900, 1'300)) * kNsPerMs;
   if (fault_time_ < 0 || warn < fault_time_) fault_time_ = warn;
-  sink_.Emit(NcclSetupFailure{rank, warn, duplicate, other, false, rank == lowest});
-  sink_.Emit(NcclSetupFailure{rank, warn + rng.UniformInt(1, 30) * kNsPerMs, duplicate, other, true, false});
+  sink_.Emit(NcclSetupFailure{rank, warn, duplicate, other, false, timeout});
+  sink_.Emit(NcclSetupFailure{rank, warn + rng.UniformInt(1, 30) * kNsPerMs, duplicate, other, true, timeout});
   stopped_[rank] = 1;
   queue_.Push(warn + rng.UniformInt(300, 1'500) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
 }

@@ -24,20 +24,38 @@ IncidentWriter::IncidentWriter(const Job& job, const LineFormatter& formatter,
 }
 
 void IncidentWriter::Emit(const Record& record) {
-  std::visit([this](const auto& r) { Handle(r); }, record);
+  std::visit([this](const auto& r) {
+    stamp_ = r.time;
+    Handle(r);
+  }, record);
 }
 
-// `rank` >= 0 in the combined layout: every line gets srun's "<rank>: " label.
-void IncidentWriter::AppendText(File& f, int rank, std::string_view text, std::int64_t lines) {
-  if (rank < 0 || !Combined()) {
+// `rank` >= 0 in the combined layout: every line gets srun's "<rank>: " label; in pod logs a
+// worker's line gets torchrun's "[default<L>]:" tag, and with --timestamps every pod-log line
+// opens with the container runtime's RFC3339Nano stamp (the node's clock).
+void IncidentWriter::AppendText(int file, int rank, std::string_view text, std::int64_t lines) {
+  File& f = Buffer(file);
+  const bool stamped = Stamped(file);
+  if (!stamped && (rank < 0 || !Labelled())) {
     f.data.append(text);
     f.lines += lines;
     return;
   }
+  const CivilTime c = ToCivil(stamp_ + (stamped ? job_.clock_offset[file] : 0));
   LineBuilder out(&f.data);
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
-    out.Padded(rank, label_width_, ' ').Str(": ").Str(text.substr(0, nl)).EndLine();
+    if (stamped) {
+      out.Zero(c.year, 4).Char('-').Zero(c.month, 2).Char('-').Zero(c.day, 2).Char('T');
+      out.Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).Char('.');
+      out.Zero(c.nanos, 9).Str("Z ");
+    }
+    if (rank >= 0 && Combined()) {
+      out.Padded(rank, label_width_, ' ').Str(": ");
+    } else if (rank >= 0 && PodLogs()) {
+      out.Str("[default").Int(job_.LocalRank(rank)).Str("]:");
+    }
+    out.Str(text.substr(0, nl)).EndLine();
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
   }
   f.lines += out.lines();
@@ -62,7 +80,7 @@ template <typename R>
 std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record) {
   File& f = Buffer(file);
   const std::int64_t first = f.lines;
-  if (rank < 0 || !Combined()) {
+  if (!Stamped(file) && (rank < 0 || !Labelled())) {
     LineBuilder out(&f.data);
     formatter_.Format(record, out);
     f.lines += out.lines();
@@ -71,7 +89,7 @@ std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record) {
   scratch_.clear();
   LineBuilder out(&scratch_);
   formatter_.Format(record, out);
-  AppendText(f, rank, scratch_, out.lines());
+  AppendText(file, rank, scratch_, out.lines());
   return first;
 }
 
@@ -127,15 +145,14 @@ void IncidentWriter::Handle(const WatchdogTimeout& r) {
 
 // The traceback (stderr, unbuffered). The cited line is its exception line; when the whole job
 // raised (a checkpoint load: no fault rank), every rank's is remembered and the truth cites the
-// earliest that survived.
+// lowest rank's that survived.
 void IncidentWriter::Handle(const PythonException& r) {
   const int file = ErrFile(r.rank);
   scratch_.clear();
   LineBuilder out(&scratch_);
   const std::int64_t cited = formatter_.Format(r, out);
-  File& f = Buffer(file);
-  const std::int64_t first = f.lines;
-  AppendText(f, r.rank, scratch_, out.lines());
+  const std::int64_t first = Buffer(file).lines;
+  AppendText(file, r.rank, scratch_, out.lines());
   if (r.rank == plan_.rank || plan_.rank < 0) {
     Remember(Cite::kException, r.rank, r.time, file, first + cited);
   }
@@ -204,15 +221,13 @@ void IncidentWriter::Handle(const NcclAsyncError& r) {
 void IncidentWriter::Handle(const NcclSetupFailure& r) {
   const int file = r.traceback ? ErrFile(r.rank) : OutFile(r.rank);
   const std::int64_t first = AppendTo(file, r.rank, r);
-  if (r.cite && !r.traceback && job_.NodeOf(r.rank) == plan_.node) {
-    Remember(Cite::kSetupWarn, plan_.node, r.time, file, first);
-  }
+  if (!r.traceback && job_.NodeOf(r.rank) == plan_.node) Remember(Cite::kSetupWarn, r.rank, r.time, file, first);
   MaybeFlush(file);
 }
 
 void IncidentWriter::MoveStdoutToFile(int rank) {
   StdoutBuffer& buf = stdout_[rank];
-  AppendText(Buffer(OutFile(rank)), rank, buf.data, buf.lines);
+  AppendText(OutFile(rank), rank, buf.data, buf.lines);
   buf.data.clear();
   buf.lines = 0;
   MaybeFlush(OutFile(rank));
@@ -246,9 +261,8 @@ void IncidentWriter::Handle(const CudaFailure& r) {
   scratch_.clear();
   LineBuilder out(&scratch_);
   const std::int64_t error_line = formatter_.Format(r, out);
-  File& f = Buffer(file);
-  const std::int64_t first = f.lines;
-  AppendText(f, r.rank, scratch_, out.lines());
+  const std::int64_t first = Buffer(file).lines;
+  AppendText(file, r.rank, scratch_, out.lines());
   if (r.rank == plan_.rank) Remember(Cite::kException, r.rank, r.time, file, first + error_line);
   MaybeFlush(file);
 }
@@ -264,6 +278,10 @@ void IncidentWriter::Handle(const AgentSigterm& r) {
   if (r.rank == plan_.rank) Remember(Cite::kAgentSigterm, r.rank, r.time, AgentFile(r.node), first);
 }
 void IncidentWriter::Handle(const AgentExit& r) { Flush(AgentFile(r.node)); }
+void IncidentWriter::Handle(const AgentSignalled& r) {
+  AppendTo(AgentFile(r.node), -1, r);
+  MaybeFlush(AgentFile(r.node));
+}
 
 // The node's agent file ends where it ends; its ranks' files were closed by their exits.
 void IncidentWriter::Handle(const NodeLost& r) {
@@ -278,11 +296,11 @@ void IncidentWriter::Handle(const NodeLost& r) {
 // Also remembers where the initiator node's citable lines landed (for the truth).
 void IncidentWriter::Handle(const AgentFailureReport& r) {
   const int file = AgentFile(r.node);
-  File& f = Buffer(file);
-  const std::int64_t first = f.lines;
-  LineBuilder out(&f.data);
+  const std::int64_t first = Buffer(file).lines;
+  scratch_.clear();
+  LineBuilder out(&scratch_);
   const ReportLineOffsets offsets = formatter_.Format(r, out);
-  f.lines += out.lines();
+  AppendText(file, -1, scratch_, out.lines());
   if (r.node == plan_.node) {
     Remember(Cite::kAgentFailed, r.node, r.time, file, first + offsets.failed_line);
     Remember(Cite::kAgentRootRank, r.node, r.time, file, first + offsets.root_rank_line);

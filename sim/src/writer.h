@@ -55,7 +55,7 @@ enum class Cite : std::uint8_t {
   kKernel,         // subject node: the fault's initiating kern.log line (Xid, OOM kill)
   kSlowTimers,     // subject rank: its first per-rank timer line of a slowed step
   kIbError,        // subject rank: its first NCCL IB completion error (status 12)
-  kSetupWarn,      // subject node: the NCCL set-up WARN of its lowest failing rank
+  kSetupWarn,      // subject rank: the NCCL set-up WARN of a failing rank of the fault's node
 };
 
 struct Citation {
@@ -126,6 +126,7 @@ class IncidentWriter : public RecordSink {
   void Handle(const AgentSigterm& r);
   void Handle(const AgentFailureReport& r);
   void Handle(const AgentExit& r);
+  void Handle(const AgentSignalled& r);
   void Handle(const NodeLost& r);
   void Handle(const SrunTaskExits& r);
   void Handle(const SrunMessage& r);
@@ -146,8 +147,15 @@ class IncidentWriter : public RecordSink {
 
   // The layout (writer_files.cc): which file each stream goes to, and its path.
   bool Combined() const { return job_.layout == v1::LAYOUT_SLURM_OUT; }
+  // Kubernetes: one file per pod (kubectl logs) with torchrun's and its workers' output, the
+  // workers' lines tagged `[default<L>]:` (torchrun --tee 3).
+  bool PodLogs() const { return job_.layout == v1::LAYOUT_KUBECTL_LOGS; }
+  bool Labelled() const { return Combined() || PodLogs(); }
+  bool Stamped(int file) const { return PodLogs() && job_.pod_timestamps && file < job_.nodes; }
   int AgentFile(int node) const { return node; }
-  int OutFile(int rank) const { return Combined() ? kSlurmOut : job_.nodes + rank; }
+  int OutFile(int rank) const {
+    return Combined() ? kSlurmOut : PodLogs() ? job_.NodeOf(rank) : job_.nodes + rank;
+  }
   int ErrFile(int rank) const;
   static constexpr int kSlurmOut = 0, kCtldLog = 1;
   int KernFile(int node) const { return kern_base_ + node; }
@@ -163,7 +171,7 @@ class IncidentWriter : public RecordSink {
   // combined layout; returns the line index it starts at.
   template <typename R>
   std::int64_t AppendTo(int file, int rank, const R& record);
-  void AppendText(File& f, int rank, std::string_view text, std::int64_t lines);
+  void AppendText(int file, int rank, std::string_view text, std::int64_t lines);
   File& Buffer(int file);  // the file's buffer, with room reserved on first use
   void Remember(Cite what, int subject, TimeNs time, int file, std::int64_t line);
   void MoveStdoutToFile(int rank);
@@ -183,6 +191,7 @@ class IncidentWriter : public RecordSink {
   CitationPlan plan_;
   std::vector<Citation> citations_;
   std::string scratch_;
+  TimeNs stamp_ = 0;  // the record being written: `kubectl logs --timestamps` stamps its lines
   WriterStats stats_;
   Status error_;
   FilePool pool_;  // last: its threads stop before the buffers above go

@@ -41,6 +41,7 @@ NodeDamage IncidentWriter::DamageOf(int file) const {
 
 std::size_t IncidentWriter::LayoutFileCount() const {
   if (Combined()) return 2;
+  if (PodLogs()) return static_cast<std::size_t>(job_.nodes);
   const auto nodes = static_cast<std::size_t>(job_.nodes);
   const auto world = static_cast<std::size_t>(job_.world);
   return nodes + world * (job_.layout == v1::LAYOUT_TORCHRUN_LOG_DIR ? 2 : 1);
@@ -62,8 +63,9 @@ std::string IncidentWriter::LogDirOf(int node) const {
 }
 
 std::string IncidentWriter::RelativePath(int file) const {
-  if (file >= smi_base_) return job_.hostnames[file - smi_base_] + "/nvidia-smi.log";
-  if (file >= kern_base_) return job_.hostnames[file - kern_base_] + "/kern.log";
+  if (file >= smi_base_) return job_.NodeName(file - smi_base_) + "/nvidia-smi.log";
+  if (file >= kern_base_) return job_.NodeName(file - kern_base_) + "/kern.log";
+  if (PodLogs()) return "pods/" + job_.pod_names[file] + ".log";
   if (Combined()) {
     return file == kSlurmOut ? "slurm-" + std::to_string(job_.job_id) + ".out" : "slurmctld.log";
   }
@@ -82,10 +84,12 @@ Status IncidentWriter::CreateDirectories() {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) return Status::IoError(dir_.string() + ": cannot create: " + ec.message());
-  if (Combined() && !job_.noise.kernel_logs && !job_.noise.nvidia_smi) return Status::Ok();
+  if (PodLogs()) fs::create_directory(dir_ / "pods", ec);
+  if (ec) return Status::IoError((dir_ / "pods").string() + ": cannot create: " + ec.message());
+  if (Labelled() && !job_.noise.kernel_logs && !job_.noise.nvidia_smi) return Status::Ok();
   for (int node = 0; node < job_.nodes; ++node) {
     if (!job_.noise.damage.empty() && job_.noise.damage[node] == NodeDamage::kMissing) continue;
-    fs::create_directory(dir_ / job_.hostnames[node], ec);
+    fs::create_directory(dir_ / job_.NodeName(node), ec);
     if (!ec && job_.layout == v1::LAYOUT_TORCHRUN_LOG_DIR) {
       const fs::path attempt = dir_ / LogDirOf(node);
       fs::create_directories(attempt, ec);
@@ -94,7 +98,7 @@ Status IncidentWriter::CreateDirectories() {
       }
     }
     if (ec) {
-      return Status::IoError((dir_ / job_.hostnames[node]).string() +
+      return Status::IoError((dir_ / job_.NodeName(node)).string() +
                              ": cannot create: " + ec.message());
     }
   }

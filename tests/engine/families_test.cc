@@ -180,6 +180,36 @@ TEST(Families, NcclDebugLinesOf218And221) {
   EXPECT_TRUE(log.events.empty());  // INFO noise is not an event
 }
 
+// NET/Socket WARNs (NCCL_IB_DISABLE=1) in each NCCL wording, with the peer they name: the
+// reporter's own socket reset (an address), the far end closing (2.21: a host name; 2.18: an
+// address), the transport's own WARN (no peer), and the bootstrap's connects that gave up.
+TEST(Families, NcclSocketWarnsNameTheirPeer) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"gpu-0032:1357286:1357294 [1] misc/socket.cc:64 NCCL WARN socketProgressOpt: Call to recv from 10.64.0.1<45440> "
+       "failed : Connection reset by peer",
+       "10.64.0.1<45440>"},
+      {"gpu-0001:1014139:1014147 [1] misc/socket.cc:82 NCCL WARN socketProgress: Connection closed by remote peer "
+       "gpu-0032<56560>",
+       "gpu-0032<56560>"},
+      {"gpu-0001:1014139:1014147 [1] misc/socket.cc:459 NCCL WARN Net : Connection closed by remote peer "
+       "10.64.0.32<56560>",
+       "10.64.0.32<56560>"},
+      {"gpu-0001:1014139:1014147 [1] transport/net_socket.cc:549 NCCL WARN NET/Socket : socket progress error", ""},
+      {"gpu-0467:571680:571680 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.64.0.1<29551> failed : "
+       "Connection timed out",
+       "10.64.0.1<29551>"},
+      {"gpu-0111:2229101:2229101 [0] misc/socket.cc:544 NCCL WARN socketPollConnect: connect returned Connection timed "
+       "out, exceeded error retry count (35)",
+       ""},
+  };
+  for (const auto& [line, peer] : cases) {
+    ParsedLog log = Parse(std::string(line) + "\n");
+    ASSERT_EQ(log.events.size(), 1u) << line;
+    EXPECT_EQ(KindName(log.events[0].kind), "socket_error") << line;
+    EXPECT_EQ(log.strings.Get(std::get<NcclWarn>(log.events[0].detail).peer), peer) << line;
+  }
+}
+
 TEST(Families, ExceptionsClassifiedByTheirText) {
   ExpectEach({
       {"RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:514, unhandled system error, NCCL "

@@ -12,6 +12,7 @@
 #include "denpex/sim/simulator.h"
 #include "ingest/chunks.h"
 #include "ingest/incident.h"
+#include "parse/lines.h"
 #include "parse/log_parser.h"
 #include "parse/triggers.h"
 #include "report/events_json.h"
@@ -102,6 +103,94 @@ TEST(LineFilter, ParsedLineNumbersStayExact) {
   }
   EXPECT_EQ(fast.last_line.line, every.last_line.line);
   EXPECT_EQ(fast.last_line.offset, every.last_line.offset);
+}
+
+// Megatron iteration lines take a shortcut past the prefix and header parsers (LogParser::
+// ProgressLine); every_line reads them the general way. Both must agree on every shape near the
+// shortcut's edges: srun labels of any width, no label, 8-digit "labels", stamps that change
+// date or do not parse, cut lines, and iteration lines inside a traceback.
+TEST(Prefilter, ProgressLinesMatchTheGeneralParser) {
+  const std::vector<std::string> shapes = {
+      "%s [2026-03-02 08:50:%02d] iteration %d/ 100000 | consumed samples: 512 | lm loss: 2.0E+00 |",
+      "%s [2026-03-03 23:59:%02d] iteration      %d/  100000 | elapsed time per iteration (ms): 1500.2 |",
+      "%s [2026-13-02 08:50:%02d] iteration %d/ 100000 |",   // no such month: malformed
+      "%s [2026-03-02 24:50:%02d] iteration %d/ 100000 |",   // no such hour
+      "%s [2026-03-02T08:51:%02d] iteration %d/100000 |",
+      "%s [2026-03-02 08:52:%02d.5] iteration %d/ 100000 |", // a fraction: not the 19-byte stamp
+      "%s [2026-03-02 08:53:%02d] iteration %d/ x |",        // no total
+      "%s [2026-03-02 08:54:%02d] iteration x%d",
+      "%s [2026-03-02 08:55:%02d]  iteration %d/ 1 |",       // not `] iteration `
+      "%s [2026-03-02 08:56:%02d",
+  };
+  const std::vector<std::string> labels = {"", "3:", "  7:", "12345:", "1234567:", "12345678:", " 0:", "x1:"};
+  std::string text = "gpu-0001:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 8 cudaDev 0 busId 1000 commId 0x2 - Init COMPLETE\n";
+  char buf[512];
+  for (int i = 0; i < 400; ++i) {
+    const std::string& label = labels[static_cast<std::size_t>(i * 7) % labels.size()];
+    std::snprintf(buf, sizeof buf, shapes[static_cast<std::size_t>(i * 3) % shapes.size()].c_str(), label.c_str(), i % 61, i);
+    text += std::string(buf) + "\n";
+    if (i % 37 == 5) text += "Traceback (most recent call last):\n  File \"x.py\", line 1\n";
+    if (i % 37 == 6) text += "RuntimeError: boom\n";
+    if (i % 53 == 9) text += "[rank3]: RuntimeError: rank " + std::to_string(i) + "\n";
+    if (i % 41 == 2) text += std::string(kChatterLine) + "\n";
+  }
+  text += " [2026-03-02 08:57:00] iteration 9/ 10 |";  // the last line, unterminated
+  for (const std::int32_t name_rank : {-1, 5}) {
+    const FileContext ctx{.name_rank = name_rank, .prefixes = SniffPrefixes(text)};
+    FileContext every_ctx = ctx;
+    every_ctx.every_line = true;
+    const ParsedLog fast = ParseLog(text, ctx), every = ParseLog(text, every_ctx);
+    ASSERT_EQ(fast.events.size(), every.events.size());
+    EXPECT_GT(fast.events.size(), 3u);
+    for (std::size_t i = 0; i < fast.events.size(); ++i) {
+      const Event &a = fast.events[i], &b = every.events[i];
+      EXPECT_EQ(a.line, b.line) << i;
+      EXPECT_EQ(a.time, b.time) << i;
+      EXPECT_EQ(a.clock, b.clock) << i;
+      EXPECT_EQ(a.kind, b.kind) << i;
+      EXPECT_EQ(a.rank, b.rank) << i;
+      EXPECT_EQ(a.task, b.task) << i;
+      EXPECT_EQ(a.offset, b.offset) << i;
+      EXPECT_EQ(a.length, b.length) << i;
+      if (const auto* it = std::get_if<Iteration>(&a.detail)) {
+        EXPECT_EQ(it->iteration, std::get<Iteration>(b.detail).iteration) << i;
+        EXPECT_EQ(it->total, std::get<Iteration>(b.detail).total) << i;
+      }
+    }
+    EXPECT_EQ(fast.lines, every.lines);
+    EXPECT_EQ(fast.malformed, every.malformed);
+    EXPECT_GT(fast.malformed, 0);
+    EXPECT_EQ(fast.untimed, every.untimed);
+    EXPECT_EQ(fast.first_dated, every.first_dated);
+    EXPECT_EQ(fast.task_labels, every.task_labels);
+    EXPECT_EQ(fast.prefix_ranks, every.prefix_ranks);
+    EXPECT_EQ(fast.last_line.line, every.last_line.line);
+    EXPECT_EQ(fast.last_line.offset, every.last_line.offset);
+  }
+}
+
+// ParseIteration keeps the date of the last stamp it read; what it gives is what reading each
+// stamp whole gives, when the date changes, the time does not parse, or the stamp is longer.
+TEST(Prefilter, IterationStampCacheGivesWhatParsingTheStampGives) {
+  IterationStampCache cache;
+  const std::vector<std::string> stamps = {"2026-03-02 08:50:01", "2026-03-02 08:50:02", "2026-03-02T23:59:60",
+                                           "2026-03-02 24:00:00", "2026-03-02 23:60:00", "2026-03-03 00:00:00",
+                                           "2026-03-02 0a:00:00", "2026-03-03 00:00:07.25", "2026-03-03 00:00:08",
+                                           "2026-03-0x 00:00:01", "2026-03-03 00:00:09", "2026-03-03_00:00:10",
+                                           "2024-02-29 12:00:00", "2024-02-29 12:00:01"};
+  for (int round = 0; round < 2; ++round) {
+    for (const std::string& stamp : stamps) {
+      const std::string line = " [" + stamp + "] iteration 7/ 100 |";
+      TimeNs t1 = -1, t2 = -1;
+      std::int64_t i1 = -1, i2 = -1, n1 = -1, n2 = -1;
+      const Match m1 = ParseIteration(line, &t1, &i1, &n1, &cache);
+      const Match m2 = ParseIteration(line, &t2, &i2, &n2);
+      EXPECT_EQ(m1, m2) << stamp;
+      EXPECT_EQ(t1, t2) << stamp;
+      EXPECT_EQ(i1, i2) << stamp;
+      EXPECT_EQ(n1, n2) << stamp;
+    }
+  }
 }
 
 // Everything an incident holds, as text: events as `denpex events` prints them, then each

@@ -1,6 +1,7 @@
 // The IB error matrix against the simulator: a failed NIC is named (rank, class and owner
 // NETWORK) from NCCL's completion WARNs in the 2.19+ shape (with localGid) and the 2.18 shape
-// (without), and a single bad link, whose two ends look alike, names no rank.
+// (without), the socket transport's reset link likewise, and a single bad link, whose two ends
+// look alike, names no rank.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -67,6 +68,7 @@ TEST_F(Network, FailedNicIsNamedFromTheIbErrorMatrixInEachNcclShape) {
 // fixes it: the network for a missing bootstrap interface, the job's launch for a shared GPU.
 TEST_F(Network, NcclSetupFailureNamesTheNodeAndWhoFixesIt) {
   const std::pair<const char*, v1::Owner> cases[] = {{"FAULT_KIND_NCCL_BOOTSTRAP", v1::OWNER_NETWORK},
+                                                     {"FAULT_KIND_BOOTSTRAP_TIMEOUT", v1::OWNER_NETWORK},
                                                      {"FAULT_KIND_DUPLICATE_GPU", v1::OWNER_APPLICATION}};
   for (const auto& [kind, owner] : cases) {
     const fs::path incident = Simulate(kind, {std::string("faults[0].kind=") + kind, "faults[0].node=5"}, 4);
@@ -79,6 +81,42 @@ TEST_F(Network, NcclSetupFailureNamesTheNodeAndWhoFixesIt) {
     ASSERT_GE(d->evidence_size(), 1);
     EXPECT_NE(d->evidence(0).text().find(" NCCL WARN "), std::string::npos) << d->evidence(0).text();
   }
+}
+
+// NET/Socket (FAULT_KIND_SOCKET_RESET): the rank whose sockets were reset is named from the
+// socket WARN matrix in NCCL 2.21's wording (peers name its host) and 2.18's (peers name an
+// address the WARNs cannot map: its row alone leads).
+TEST_F(Network, ResetSocketLinkIsNamedFromTheSocketMatrixInEachNcclShape) {
+  for (const std::string version : {"2.21.5", "2.18.5"}) {
+    const std::string nccl = "format.nccl=" + version;
+    const fs::path incident = Simulate("socket" + version, {"faults[0].kind=FAULT_KIND_SOCKET_RESET", "faults[0].rank=77", nccl}, 5);
+    auto d = engine::Diagnose(incident, {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->initiator().rank(), 77) << nccl << ": " << d->reason();
+    EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << nccl;
+    EXPECT_EQ(d->owner(), v1::OWNER_NETWORK) << nccl;
+    ASSERT_GE(d->evidence_size(), 1);
+    EXPECT_NE(d->evidence(0).text().find("Connection reset by peer"), std::string::npos) << d->evidence(0).text();
+    EXPECT_NE(d->reason().find("socket"), std::string::npos) << d->reason();
+  }
+}
+
+// A process that dies under NET/Socket leaves its peers each one reset socket naming it: no
+// reporter's row stands out, so the socket matrix names none of the victims.
+TEST_F(Network, VictimsOfOneDeadPeerAreNotNamed) {
+  const fs::path incident = dir_ / "dead_peer";
+  auto write = [&](const std::string& host, int rank) {
+    fs::create_directories(incident / host);
+    std::ofstream(incident / host / ("rank_" + std::to_string(rank) + ".log"))
+        << host << ":100:107 [0] misc/socket.cc:64 NCCL WARN socketProgressOpt: Call to recv from 10.64.0.9<41488> failed : "
+        << "Connection reset by peer\n";
+  };
+  write("gpu-0001", 0);
+  write("gpu-0002", 8);
+  write("gpu-0003", 16);
+  auto d = engine::Diagnose(incident, {.threads = 1});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_NE(d->initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << d->reason();
 }
 
 // Both ends of one link report retry exceeded against each other: nothing tells which NIC.

@@ -31,10 +31,15 @@ struct Case {
 
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
-  for (int k = 1; v1::FaultKind_IsValid(k); ++k) {
-    const std::string kind = v1::FaultKind_Name(static_cast<v1::FaultKind>(k));
+  const auto* kinds = v1::FaultKind_descriptor();  // every value, gaps between ranges included
+  for (int i = 0; i < kinds->value_count(); ++i) {
+    if (kinds->value(i)->number() == 0) continue;
+    const std::string kind = kinds->value(i)->name();
     const bool scheduler = kind == "FAULT_KIND_TIME_LIMIT" || kind == "FAULT_KIND_SCANCEL" ||
                            kind == "FAULT_KIND_PREEMPTION";
+    const bool kubernetes = kind == "FAULT_KIND_POD_OOMKILLED" || kind == "FAULT_KIND_POD_EVICTION";
+    if (!scheduler) cases.push_back({kind, "LAUNCHER_KUBERNETES", "LAYOUT_KUBECTL_LOGS"});
+    if (kubernetes) continue;
     if (!scheduler) {
       cases.push_back({kind, "LAUNCHER_TORCHRUN", "LAYOUT_PER_RANK_FILES"});
       cases.push_back({kind, "LAUNCHER_TORCHRUN", "LAYOUT_TORCHRUN_LOG_DIR"});
@@ -70,11 +75,13 @@ TEST(Determinism, EveryFaultKindInEveryLayoutIsByteIdenticalAcrossRuns) {
 TEST(Determinism, OutputDoesNotDependOnTheNumberOfWriterThreads) {
   for (const char* layout : {"LAUNCHER_TORCHRUN LAYOUT_PER_RANK_FILES",
                              "LAUNCHER_TORCHRUN LAYOUT_TORCHRUN_LOG_DIR",
-                             "LAUNCHER_SRUN LAYOUT_SLURM_OUT"}) {
+                             "LAUNCHER_SRUN LAYOUT_SLURM_OUT",
+                             "LAUNCHER_KUBERNETES LAYOUT_KUBECTL_LOGS"}) {
     SCOPED_TRACE(layout);
     const std::string launcher(layout, std::strchr(layout, ' '));
     const v1::Scenario s = MustParse(kBase, {"job.nodes=16", "launcher=" + launcher,
-                                             "layout=" + std::string(std::strchr(layout, ' ') + 1)});
+                                             "layout=" + std::string(std::strchr(layout, ' ') + 1),
+                                             "kubernetes.timestamps=true"});
     std::optional<std::map<std::string, std::string>> first;
     for (int threads : {0, 1, 3}) {
       std::string suffix = std::to_string(threads);
@@ -124,7 +131,9 @@ TEST(ScenarioLibrary, EachFaultFamilyHasThreeScenariosBetween1kAnd16kRanks) {
        {"FAULT_KIND_SIGKILL", "FAULT_KIND_SIGSEGV", "FAULT_KIND_EXCEPTION", "FAULT_KIND_HANG",
         "FAULT_KIND_COLLECTIVE_MISMATCH", "FAULT_KIND_NODE_LOSS", "FAULT_KIND_DEEPSPEED_ERROR",
         "FAULT_KIND_FSDP_ERROR", "FAULT_KIND_CHECKPOINT_LOAD_ERROR", "FAULT_KIND_PINNED_OOM",
-        "FAULT_KIND_OFFLOAD_HOST_OOM", "FAULT_KIND_SAVE_OOM_HBM", "FAULT_KIND_SAVE_OOM_HOST"}) {
+        "FAULT_KIND_OFFLOAD_HOST_OOM", "FAULT_KIND_SAVE_OOM_HBM", "FAULT_KIND_SAVE_OOM_HOST",
+        "FAULT_KIND_SOCKET_RESET",
+        "FAULT_KIND_BOOTSTRAP_TIMEOUT", "FAULT_KIND_POD_OOMKILLED", "FAULT_KIND_POD_EVICTION"}) {
     EXPECT_GE(per_kind[kind], 3) << kind;
   }
 }

@@ -65,7 +65,9 @@ void CollectRankLogs(const Incident& inc, JobFacts* jf) {
     for (std::int32_t r : f.prefix_ranks) {
       jf->EnsureRank(r);
       jf->ranks[r].has_log = true;
-      if (!f.agent) SetNode(&jf->ranks[r], f.node);
+      // An agent log holds its node's workers when they are tagged `[default<L>]:` (a pod's
+      // `kubectl logs`: torchrun and its workers share the container's output).
+      if (!f.agent || f.local_tags) SetNode(&jf->ranks[r], f.node);
     }
     if (f.agent && f.node >= 0) jf->nodes[f.node].agent_log = true;
   }

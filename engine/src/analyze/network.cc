@@ -36,26 +36,80 @@ std::int32_t NodeOf(const Incident& inc, const JobFacts& facts, const Event& e) 
 }
 
 struct Reporter {
-  std::int32_t first12 = -1;  // event index of its first status-12 WARN
+  std::int32_t first12 = -1;  // event index of its first status-12 WARN (or own socket failure)
   std::set<std::string> peers12, peers5;
 };
+
+// A socket WARN (NET/Socket, docs/log_formats.md §4b) in the matrix: the reporter's own socket
+// failing on a peer (`Call to recv from <peer> failed : Connection reset by peer`) counts as
+// status 12 (its row); the far end closing (`Connection closed by remote peer <peer>`) names
+// the peer (its column), as status 12 from across a link does. Other socket WARNs (no peer,
+// connects) are not part of the matrix.
+enum class SocketRole { kNone, kOwn, kClosed };
+
+SocketRole RoleOf(std::string_view text) {
+  if (text.find("Connection closed by remote peer") != std::string_view::npos) return SocketRole::kClosed;
+  if (text.find("Call to recv from ") != std::string_view::npos || text.find("Call to send to ") != std::string_view::npos) {
+    return SocketRole::kOwn;
+  }
+  return SocketRole::kNone;
+}
+
+// Node names as printed (NCCL >= 2.19 names the closing peer by host name), lower-cased.
+std::map<std::string, std::int32_t> NodesByName(const Incident& inc) {
+  std::map<std::string, std::int32_t> out;
+  for (std::size_t n = 0; n < inc.nodes.size(); ++n) {
+    std::string name = inc.nodes[n];
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    out.emplace(std::move(name), static_cast<std::int32_t>(n));
+  }
+  return out;
+}
+
+// A connect that gave up (docs/log_formats.md §4c): `socketStartConnect: Connect to <ip><port>
+// failed : Connection timed out` (NCCL 2.18), `socketPollConnect: connect returned Connection
+// timed out, exceeded error retry count (35)` (2.19-2.22), `socketPollConnect: connect to
+// <ip><port> returned Connection refused, exceeded error retry count after 35 attempts` (2.23+).
+bool IsConnectFailure(std::string_view text) {
+  const bool connect = text.find("Connect to ") != std::string_view::npos || text.find("connect to ") != std::string_view::npos ||
+                       text.find("connect returned ") != std::string_view::npos;
+  const bool gave_up = text.find(" failed : ") != std::string_view::npos || text.find("exceeded error retry count") != std::string_view::npos;
+  return connect && gave_up;
+}
 
 }  // namespace
 
 std::optional<NetworkFault> FindNetworkFault(const Incident& inc, const JobFacts& facts) {
   std::map<std::int32_t, Reporter> reporters;
-  std::map<std::string, std::int32_t> node_of_address;  // from the reporters' localGid
+  std::map<std::string, std::int32_t> node_of_address = NodesByName(inc);  // and the reporters' localGid
   std::vector<std::pair<std::string, std::int32_t>> named;  // (peer address, event) of status 12
+  bool socket = false;
   for (std::size_t i = 0; i < inc.events.size(); ++i) {
     const Event& e = inc.events[i];
-    if (e.kind != Kind::kIbCompletionError || e.rank < 0) continue;
+    if ((e.kind != Kind::kIbCompletionError && e.kind != Kind::kSocketError) || e.rank < 0) continue;
     const auto& w = std::get<NcclWarn>(e.detail);
-    const std::string peer(Address(inc.str(w.peer)));
+    std::string peer(Address(inc.str(w.peer)));
+    SocketRole role = SocketRole::kNone;
+    if (e.kind == Kind::kSocketError) {
+      role = RoleOf(inc.str(w.text));
+      if (role == SocketRole::kNone || peer.empty()) continue;
+      std::transform(peer.begin(), peer.end(), peer.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    }
     const std::string_view local = LocalAddress(inc.str(w.text));
     const std::int32_t node = NodeOf(inc, facts, e);
     if (!local.empty() && node >= 0) node_of_address.emplace(std::string(local), node);
+    if (role == SocketRole::kClosed) {  // the column only: it names the peer's node
+      named.emplace_back(peer, static_cast<std::int32_t>(i));
+      continue;
+    }
     Reporter& r = reporters[e.rank];
-    if (w.status == 12) {
+    if (role == SocketRole::kOwn) {
+      if (r.first12 < 0) {
+        r.first12 = static_cast<std::int32_t>(i);
+        socket = true;
+      }
+      r.peers12.insert(peer);
+    } else if (w.status == 12) {
       if (r.first12 < 0) r.first12 = static_cast<std::int32_t>(i);
       r.peers12.insert(peer);
       named.emplace_back(peer, static_cast<std::int32_t>(i));
@@ -82,13 +136,15 @@ std::optional<NetworkFault> FindNetworkFault(const Incident& inc, const JobFacts
     }
     if (score > best.score || (score == best.score && rank < best.rank)) {
       best.runner_up = std::max(best.runner_up, best.score);
-      best = NetworkFault{rank, node, r.first12, std::move(by), score, best.runner_up, 0};
+      best = NetworkFault{rank, node, r.first12, std::move(by), score, best.runner_up, 0, false,
+                          static_cast<std::int32_t>(r.peers12.size())};
     } else {
       best.runner_up = std::max(best.runner_up, score);
     }
   }
   if (best.rank < 0 || best.score < kNicLeadRatio * best.runner_up) return std::nullopt;
   best.reporters = static_cast<std::int32_t>(reporters.size());
+  best.socket = socket && inc.events[best.first_event].kind == Kind::kSocketError;
   return best;
 }
 
@@ -107,34 +163,55 @@ void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const Netw
   if (first.clock != Clock::kNone && !first.time_borrowed) f->time = first.time;
   f->candidates.push_back({n.rank, n.node, n.score});
   const std::string nic = f->local_rank >= 0 ? "the NIC of GPU " + std::to_string(f->local_rank) + " on " + node : "the NIC of rank " + std::to_string(n.rank);
+  f->evidence.push_back({n.first_event, v1::EVIDENCE_ROLE_INITIATING});
+  for (std::size_t i = 0; i < n.named_by.size() && i < 3; ++i) f->evidence.push_back({n.named_by[i], v1::EVIDENCE_ROLE_CORROBORATING});
+  f->cascade = SummarizeCascade(inc, facts, {n.rank}, n.node);
+  if (n.socket) {
+    f->reason = "Rank " + std::to_string(n.rank) + " (" + node + ", NCCL's socket transport) had its sockets to " +
+                std::to_string(n.row) + " peer(s) on other nodes reset (`Connection reset by peer`)" +
+                std::string(n.named_by.empty() ? "" : ", and " + std::to_string(n.named_by.size()) + " ranks on other nodes saw their connection to " + node + " closed") +
+                ": the bad row and column of the socket error matrix point at the network link of rank " + std::to_string(n.rank) + " on " + node +
+                "; the closed connections and NCCL errors elsewhere are consequences.";
+    f->recovery.push_back({"inspect_nic", node,
+                           "Check the network link of " + node + " (ip -s link and ethtool -S: carrier changes, NIC resets, drops; the cable and switch port) and exclude " +
+                               node + " until it holds a link under load: rank " + std::to_string(n.rank) + "'s sockets were reset."});
+    return;
+  }
   f->reason = "Rank " + std::to_string(n.rank) + " (" + node + ") reported failed IB completions (retry exceeded, status 12" +
               std::string(n.named_by.empty() ? "" : ", and " + std::to_string(n.named_by.size()) + " ranks on other nodes reported status 12 naming " + node) +
               "): the bad row and column of the IB error matrix of " + std::to_string(n.reporters) +
               " reporting ranks point at " + nic + "; the flushed work (status 5) and NCCL errors elsewhere are consequences.";
-  f->evidence.push_back({n.first_event, v1::EVIDENCE_ROLE_INITIATING});
-  for (std::size_t i = 0; i < n.named_by.size() && i < 3; ++i) f->evidence.push_back({n.named_by[i], v1::EVIDENCE_ROLE_CORROBORATING});
   f->recovery.push_back({"inspect_nic", node,
                          "Check " + nic + " (ibstat: port state and rate; link flaps, symbol errors, the cable and switch port) and exclude " + node +
                              " until it passes ib_write_bw: rank " + std::to_string(n.rank) + "'s IB work stopped completing."});
-  f->cascade = SummarizeCascade(inc, facts, {n.rank}, n.node);
 }
+
+// Orders a node's set-up WARNs: by local rank where the file names it (torchrun --log-dir
+// before any rank is known), else by global rank (the same order within one node).
+std::int32_t SetupOrder(const Event& e) { return e.local_rank >= 0 ? e.local_rank : e.rank; }
 
 std::optional<SetupFailure> FindNcclSetup(const Incident& inc, const JobFacts& facts) {
   std::map<std::int32_t, SetupFailure> by_node;
   for (std::size_t i = 0; i < inc.events.size(); ++i) {
     const Event& e = inc.events[i];
-    if (e.family != Family::kNccl || e.rank < 0) continue;
+    if (e.family != Family::kNccl || (e.rank < 0 && e.node < 0)) continue;
     const bool duplicate = e.kind == Kind::kDuplicateGpu;
+    bool connect = false;
     if (!duplicate) {
       if (e.kind != Kind::kSocketError && e.kind != Kind::kNcclWarn) continue;
       const std::string_view text = inc.str(std::get<NcclWarn>(e.detail).text);
-      if (!text.starts_with("Bootstrap") || text.find("no socket interface") == std::string_view::npos) continue;
+      connect = IsConnectFailure(text);
+      if (!connect && (!text.starts_with("Bootstrap") || text.find("no socket interface") == std::string_view::npos)) continue;
     }
     SetupFailure& s = by_node[NodeOf(inc, facts, e)];
     s.duplicate = s.duplicate || duplicate;
-    if (std::find(s.ranks.begin(), s.ranks.end(), e.rank) != s.ranks.end()) continue;
-    s.ranks.push_back(e.rank);
-    if (s.first_event < 0 || e.rank < inc.events[s.first_event].rank) s.first_event = static_cast<std::int32_t>(i);
+    s.connect = s.connect || connect;
+    // A rank's first WARN counts; one whose rank is unknown (its process died before it was
+    // named) still counts for its node, and may lead the evidence by its local rank.
+    s.warned.insert(SetupOrder(e));
+    if (e.rank >= 0 && std::find(s.ranks.begin(), s.ranks.end(), e.rank) != s.ranks.end()) continue;
+    if (e.rank >= 0) s.ranks.push_back(e.rank);
+    if (s.first_event < 0 || SetupOrder(e) < SetupOrder(inc.events[s.first_event])) s.first_event = static_cast<std::int32_t>(i);
   }
   if (by_node.size() != 1 || by_node.begin()->first < 0) return std::nullopt;  // none, or job-wide
   SetupFailure s = by_node.begin()->second;
@@ -153,6 +230,12 @@ void DiagnoseNcclSetup(const Incident& inc, const JobFacts& facts, const SetupFa
   f->owner = s.duplicate ? v1::OWNER_APPLICATION : v1::OWNER_NETWORK;
   f->confidence = 0.9;
   for (std::int32_t r : s.ranks) f->candidates.push_back({r, s.node, 1.0});
+  if (s.ranks.empty()) f->candidates.push_back({-1, s.node, 1.0});
+  const auto warned = static_cast<std::int32_t>(s.warned.size());
+  std::string ranks = std::to_string(warned) + " of its ranks";
+  if (!s.ranks.empty()) {
+    ranks = static_cast<std::int32_t>(s.ranks.size()) >= warned ? "ranks " + RankList(s.ranks) : ranks + ", among them " + RankList(s.ranks);
+  }
   f->evidence.push_back({s.first_event, v1::EVIDENCE_ROLE_INITIATING});
   for (std::int32_t r : s.ranks) {
     if (r < static_cast<std::int32_t>(facts.ranks.size()) && facts.ranks[r].python_error >= 0) {
@@ -161,14 +244,20 @@ void DiagnoseNcclSetup(const Incident& inc, const JobFacts& facts, const SetupFa
     }
   }
   if (s.duplicate) {
-    f->reason = "NCCL's communicator init failed on " + node + ": ranks " + RankList(s.ranks) +
+    f->reason = "NCCL's communicator init failed on " + node + ": " + ranks +
                 " were given the same GPU (`Duplicate GPU detected`), so they raised from the first barrier and every other rank waited there; "
                 "the launch configuration (CUDA_VISIBLE_DEVICES / LOCAL_RANK) of " + node + " is wrong.";
     f->recovery.push_back({"fix_launch_config", node,
-                           "Fix the GPU assignment of the launch script on " + node + " (ranks " + RankList(s.ranks) +
-                               " shared a GPU) before restarting: each local rank needs its own device."});
+                           "Fix the GPU assignment of the launch script on " + node + " (" + ranks + " shared a GPU) before restarting: each local rank needs its own device."});
+  } else if (s.connect) {
+    f->reason = "NCCL's bootstrap connects from " + node + " (" + ranks +
+                ") gave up (`Connection timed out` / `refused` after NCCL's retries) while every other node connected, so they raised from the first "
+                "barrier and every other rank waited there: " + node + " cannot reach the bootstrap root (a route, a firewall, the interface NCCL_SOCKET_IFNAME names).";
+    f->recovery.push_back({"fix_network_config", node,
+                           "Check the route and firewall from " + node + " to the bootstrap root (rank 0's host; ping and nc to its NCCL port on the "
+                           "NCCL_SOCKET_IFNAME interface) and fix them or exclude " + node + " before restarting."});
   } else {
-    f->reason = "NCCL's bootstrap found no socket interface on " + node + " (ranks " + RankList(s.ranks) +
+    f->reason = "NCCL's bootstrap found no socket interface on " + node + " (" + ranks +
                 "), so they raised from the first barrier and every other rank waited there: the interface NCCL_SOCKET_IFNAME names is missing on " +
                 node + ".";
     f->recovery.push_back({"fix_network_config", node,

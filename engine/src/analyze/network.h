@@ -1,5 +1,8 @@
-// NCCL network faults from NCCL's IB completion WARNs (docs/log_formats.md §4b): the rank x
-// rank error matrix of who reported a failed completion against whom. A failed NIC is a bad
+// NCCL network faults from NCCL's IB completion WARNs and, under NCCL's socket transport, its
+// socket WARNs (docs/log_formats.md §4b): the rank x rank error matrix of who reported a
+// failed completion (a reset socket) against whom. A reset link is a bad row (its rank's
+// sockets to each peer fail: `Connection reset by peer`) and column (the peers see
+// `Connection closed by remote peer <its host>`). A failed NIC is a bad
 // row and column: its rank reports retry-exceeded (status 12) on one link and flushed work
 // (status 5) on its others, and the ranks across its links report status 12 naming its node.
 // Status 5 elsewhere is a consequence (queue pairs torn down after a peer aborted).
@@ -7,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "analyze/facts.h"
@@ -21,7 +25,9 @@ struct NetworkFault {
   std::int32_t first_event = -1;  // its first status-12 WARN
   std::vector<std::int32_t> named_by;  // other ranks' status-12 WARNs naming its node
   double score = 0, runner_up = 0;
-  std::int32_t reporters = 0;     // ranks with an IB completion error
+  std::int32_t reporters = 0;     // ranks with an IB completion error (or own socket failure)
+  bool socket = false;            // found from NET/Socket WARNs (NCCL_IB_DISABLE=1)
+  std::int32_t row = 0;           // the peers its own failed completions or sockets name
 };
 
 // The lead must exceed the runner-up by this factor (a single bad link scores both ends alike).
@@ -37,12 +43,17 @@ void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const Netw
 // NCCL set-up failures: NCCL's WARN that communicator init failed on a rank — `Bootstrap : no
 // socket interface found` (the node lacks the interface NCCL_SOCKET_IFNAME names) or
 // `Duplicate GPU detected : rank A and rank B both on CUDA device D` (the launch gave two ranks
-// one GPU). When every such WARN comes from one node, that node is the initiator.
+// one GPU) or a bootstrap connect that gave up (`socketStartConnect: Connect to <root> failed :
+// Connection timed out`, `socketPollConnect: connect returned ..., exceeded error retry count`:
+// the node cannot reach the bootstrap root). When every such WARN comes from one node, that
+// node is the initiator.
 struct SetupFailure {
   std::int32_t node = -1;
-  std::vector<std::int32_t> ranks;  // the ranks that warned, sorted
+  std::vector<std::int32_t> ranks;  // the ranks that warned, sorted (those whose rank is known)
+  std::set<std::int32_t> warned;    // the processes that warned, by local rank where known
   std::int32_t first_event = -1;    // the lowest such rank's WARN
   bool duplicate = false;
+  bool connect = false;             // bootstrap connects that gave up (timed out, refused)
 };
 
 std::optional<SetupFailure> FindNcclSetup(const Incident& inc, const JobFacts& facts);

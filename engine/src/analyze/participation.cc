@@ -15,6 +15,7 @@
 #include "analyze/mismatch.h"
 #include "analyze/scoring.h"
 #include "analyze/network.h"
+#include "analyze/platform.h"
 #include "analyze/fail_slow.h"
 #include "analyze/straggler.h"
 #include "analyze/strategies.h"
@@ -432,15 +433,32 @@ void NoCandidate(const Analysis& a, Finding* f) {
 }
 
 // One representative secondary error of each kind, after what is already cited.
+// The first peer's watchdog timeout: the earliest by printed time. Untimed lines (torch <= 2.3
+// c10 lines borrow their neighbours' times, so their order is the files') say nothing about
+// who timed out first; then a rank on the initiator's node leads, blocked directly on it (its
+// tensor-parallel peers); among those, one file's order (srun's single output) is the order
+// they were printed in.
+std::int32_t FirstPeerTimeout(const Analysis& a, const Finding& f) {
+  std::int32_t first = -1, near = -1;
+  for (std::int32_t i : a.facts.timeouts) {
+    const Event& e = a.inc.events[i];
+    if (e.rank == f.rank) continue;
+    if (first < 0) {
+      first = i;
+      if (f.node < 0 || (e.clock != Clock::kNone && !e.time_borrowed)) return first;
+    }
+    if (a.facts.ranks[e.rank].node != f.node) continue;
+    const Event* n = near >= 0 ? &a.inc.events[near] : nullptr;
+    if (n == nullptr || (n->file == e.file && e.line < n->line)) near = i;
+  }
+  return near >= 0 ? near : first;
+}
+
 void AddConsequences(const Analysis& a, Finding* f) {
   auto cited = [&](std::int32_t e) {
     return std::any_of(f->evidence.begin(), f->evidence.end(), [&](const Citation& c) { return c.event == e; });
   };
-  for (std::int32_t i : a.facts.timeouts) {
-    if (a.inc.events[i].rank == f->rank) continue;
-    if (!cited(i)) f->evidence.push_back({i, v1::EVIDENCE_ROLE_CONSEQUENCE});
-    break;
-  }
+  if (const std::int32_t i = FirstPeerTimeout(a, *f); i >= 0 && !cited(i)) f->evidence.push_back({i, v1::EVIDENCE_ROLE_CONSEQUENCE});
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(a.facts.nodes.size()); ++n) {
     if (n == f->node || a.facts.nodes[n].reports.empty()) continue;
     f->evidence.push_back({a.facts.nodes[n].reports.front(), v1::EVIDENCE_ROLE_CONSEQUENCE});
@@ -523,7 +541,9 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   const bool leads = a.scores.size() == 1 || (!a.scores.empty() && a.scores[1].total() * kLeadRatio < a.scores[0].total());
   const std::int32_t lost = LostNode(inc, a.facts, Leaders(a, leads));
   const std::optional<Straggler> slow = FindFailSlow(inc, a.facts, control);
-  if (const std::optional<SetupFailure> setup = FindNcclSetup(inc, a.facts)) {
+  if (PlatformEndedJob(inc, a.facts, &f)) {
+    // a pod evicted, OOMKilled, or its node NotReady (analyze/platform.h)
+  } else if (const std::optional<SetupFailure> setup = FindNcclSetup(inc, a.facts)) {
     DiagnoseNcclSetup(inc, a.facts, *setup, &f);
   } else if (slow && StragglerExplains(a, *slow, leads, lost)) {
     DiagnoseStalledStraggler(a, *slow, &f);

@@ -45,18 +45,55 @@ void ResolveYears(Incident* inc) {
   }
 }
 
+namespace {
+
+std::string_view Stem(std::string_view rel) {
+  if (const std::size_t slash = rel.rfind('/'); slash != std::string_view::npos) rel.remove_prefix(slash + 1);
+  if (const std::size_t dot = rel.find('.'); dot != std::string_view::npos) rel = rel.substr(0, dot);
+  return rel;
+}
+
+// Kubernetes: `kubectl describe pod` names the node a pod ran on (`Node:  gpu-0004/10.0.0.4`);
+// the pod is the describe file's name. A pod's processes print its hostname: the pod name, or
+// for a Job's indexed pods the name without the Job controller's 5-character suffix.
+std::map<std::string, std::string, std::less<>> PodAliases(const std::vector<SourceFile>& sources, const Incident& inc) {
+  std::map<std::string, std::string, std::less<>> alias;
+  for (const Event& e : inc.events) {
+    if (e.kind != Kind::kPodNode || e.host == kNoStr) continue;
+    const std::string_view pod = Stem(sources[e.file].rel);
+    const std::string node(inc.str(e.host));
+    if (pod.empty() || pod == node) continue;
+    alias.emplace(std::string(pod), node);
+    const std::size_t dash = pod.rfind('-');
+    if (dash != std::string_view::npos && pod.size() - dash == 6) alias.emplace(std::string(pod.substr(0, dash)), node);
+  }
+  return alias;
+}
+
+}  // namespace
+
 // Nodes are the directories files sit in plus the hosts lines name (NCCL `host:pid:tid`, pdsh
 // prefixes, torchrun table `host :` fields): a combined srun log has no directories. An event
-// belongs to its file's node, else to the host it names.
+// belongs to its file's node, else to the host it names. Pod names resolve to their node.
 void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc) {
+  const auto alias = PodAliases(sources, *inc);
+  auto real = [&](std::string_view name) -> std::string_view {
+    const auto it = alias.find(name);
+    return it == alias.end() ? name : std::string_view(it->second);
+  };
+  std::vector<std::string> file_node(sources.size());
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    file_node[i] = sources[i].node.empty() && !alias.empty() ? std::string(real(Stem(sources[i].rel))) : sources[i].node;
+    if (sources[i].node.empty() && file_node[i] == Stem(sources[i].rel) && !alias.contains(file_node[i])) file_node[i].clear();
+  }
   std::vector<std::string> names;
-  for (const auto& f : sources) {
-    if (!f.node.empty()) names.push_back(f.node);
+  for (const auto& n : file_node) {
+    if (!n.empty()) names.push_back(n);
   }
   for (const Event& e : inc->events) {
-    if (e.host != kNoStr) names.emplace_back(inc->str(e.host));
+    if (e.host != kNoStr) names.emplace_back(real(inc->str(e.host)));
     if (const auto* fe = std::get_if<FailureEntry>(&e.detail); fe && fe->host != kNoStr) {
-      names.emplace_back(inc->str(fe->host));
+      names.emplace_back(real(inc->str(fe->host)));
     }
     if (const auto* sn = std::get_if<SlurmNote>(&e.detail);
         sn && sn->node != kNoStr && (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom || e.kind == Kind::kNodeFailure)) {
@@ -68,10 +105,11 @@ void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc) {
   inc->nodes = std::move(names);
   auto index = [&](std::string_view name) -> std::int32_t {
     if (name.empty()) return -1;
+    name = real(name);
     auto it = std::lower_bound(inc->nodes.begin(), inc->nodes.end(), name);
     return it != inc->nodes.end() && *it == name ? static_cast<std::int32_t>(it - inc->nodes.begin()) : -1;
   };
-  for (std::size_t i = 0; i < sources.size(); ++i) inc->files[i].node = index(sources[i].node);
+  for (std::size_t i = 0; i < sources.size(); ++i) inc->files[i].node = index(file_node[i]);
   std::vector<std::int32_t> host_node(inc->strings.size(), -2);
   for (Event& e : inc->events) {
     e.node = inc->files[e.file].node;
@@ -108,6 +146,8 @@ void ResolveRanks(Incident* inc) {
       auto it = std::lower_bound(inc->nodes.begin(), inc->nodes.end(), inc->str(fe->host));
       if (it != inc->nodes.end() && *it == inc->str(fe->host)) {
         by_local.emplace(std::make_pair(static_cast<std::int32_t>(it - inc->nodes.begin()), fe->local_rank), e.rank);
+      } else if (e.node >= 0) {  // a pod's hostname: the table sits in the pod's own log
+        by_local.emplace(std::make_pair(e.node, fe->local_rank), e.rank);
       }
     }
   }

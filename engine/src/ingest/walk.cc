@@ -41,7 +41,8 @@ bool IsAttempt(std::string_view s) { return s.starts_with("attempt_") && AllDigi
 
 bool IsGenericFolder(std::string_view s) {
   static constexpr std::string_view kNames[] = {"logs", "log", "output", "outputs", "kernel", "dmesg", "slurm",
-                                                "k8s", "kubernetes", "ray", "torchrun", "journal", "syslog", "events"};
+                                                "k8s", "kubernetes", "ray", "torchrun", "journal", "syslog", "events",
+                                                "pods", "describe"};
   return std::find(std::begin(kNames), std::end(kNames), s) != std::end(kNames);
 }
 

@@ -82,6 +82,11 @@ std::string_view KindName(Kind k) {
     case Kind::kActorDied: return "actor_died";
     case Kind::kRayOom: return "ray_oom";
     case Kind::kRayletOomKills: return "raylet_oom_kills";
+    case Kind::kPodNode: return "pod_node";
+    case Kind::kNodeNotReady: return "node_not_ready";
+    case Kind::kPodKilling: return "pod_killing";
+    case Kind::kJobFailed: return "job_failed";
+    case Kind::kAgentSignalled: return "agent_signalled";
     case Kind::kGlooConnectionClosed: return "connection_closed";
     case Kind::kGlooReadError: return "read_error";
     case Kind::kGlooTimeout: return "timeout";

@@ -46,7 +46,8 @@ enum class Kind : std::uint8_t {
   kZeroError, kOffloadError, kPipelineError, kCheckpointLoad, kOverflow, kMemoryUsage,
   // fsdp, kubernetes, ray, gloo
   kFsdpError, kEvicted, kOomKilled, kCrashLoop, kContainerExit, kActorDied, kRayOom,
-  kRayletOomKills, kGlooConnectionClosed, kGlooReadError, kGlooTimeout, kGlooConnectFailed,
+  kRayletOomKills, kPodNode, kNodeNotReady, kPodKilling, kJobFailed, kAgentSignalled,
+  kGlooConnectionClosed, kGlooReadError, kGlooTimeout, kGlooConnectFailed,
   kGlooIoException,
   // trainer, python
   kIteration, kException, kFatalSignal,

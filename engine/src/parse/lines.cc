@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <optional>
 
 #include "parse/event.h"
 #include "parse/scan.h"
@@ -194,14 +195,46 @@ bool IsTableEntryStart(std::string_view line) {
   return s.Char('[') && s.Digits(1, 6, &k) && s.Lit("]:") && s.Rest().empty();
 }
 
+namespace {
+
+// `YYYY-MM-DD hh:mm:ss` whose date is the cache's: its time, as ParseRfc3339 gives it.
+bool CachedStamp(std::string_view stamp, const IterationStampCache& cache, TimeNs* out) {
+  if (!cache.valid || stamp.size() != 19 || std::memcmp(stamp.data(), cache.date, sizeof cache.date) != 0 ||
+      (stamp[10] != 'T' && stamp[10] != ' ') || stamp[13] != ':' || stamp[16] != ':') {
+    return false;
+  }
+  for (int k : {11, 12, 14, 15, 17, 18}) {
+    if (!IsDigit(stamp[k])) return false;
+  }
+  const int h = (stamp[11] - '0') * 10 + (stamp[12] - '0'), m = (stamp[14] - '0') * 10 + (stamp[15] - '0'),
+            sec = (stamp[17] - '0') * 10 + (stamp[18] - '0');
+  if (h > 23 || m > 59 || sec > 60) return false;
+  *out = cache.midnight + (h * 3600 + m * 60 + sec) * kNsPerSec;
+  return true;
+}
+
+}  // namespace
+
 Match ParseIteration(std::string_view line, TimeNs* time, std::int64_t* iteration,
-                     std::int64_t* total) {
+                     std::int64_t* total, IterationStampCache* cache) {
   Scanner s(line);
   if (!s.Lit(" [") || !IsDigit(s.Peek())) return Match::kNo;
   const std::string_view stamp = s.Rest().substr(0, 19);  // 2026-03-02 09:00:31
   Scanner after(s.Rest().substr(stamp.size()));
   if (!after.Lit("] iteration ")) return Match::kNo;
-  const auto t = ParseRfc3339(stamp);
+  std::optional<TimeNs> t;
+  TimeNs cached;
+  if (cache && CachedStamp(stamp, *cache, &cached)) {
+    t = cached;
+  } else {
+    t = ParseRfc3339(stamp);
+    if (cache && t && stamp.size() == 19) {  // a plain stamp (no fraction or zone): its date for the next lines
+      std::memcpy(cache->date, stamp.data(), sizeof cache->date);
+      const auto two = [&](int k) { return (stamp[k] - '0') * 10 + (stamp[k + 1] - '0'); };
+      cache->midnight = *t - (two(11) * 3600 + two(14) * 60 + two(17)) * kNsPerSec;
+      cache->valid = true;
+    }
+  }
   after.SkipSpaces();
   if (!t || !after.Digits(1, 12, iteration) || !after.Char('/')) return Match::kMalformed;
   after.SkipSpaces();

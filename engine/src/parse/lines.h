@@ -101,8 +101,15 @@ struct StepMetricsFields {
 };
 Match ParseStepMetrics(std::string_view msg, StepMetricsFields* out);
 
+// The date of the last stamp ParseIteration read: the lines of a run share it, so only their
+// time of day is read (the result is what ParseRfc3339 gives).
+struct IterationStampCache {
+  char date[10] = {};
+  TimeNs midnight = 0;
+  bool valid = false;
+};
 Match ParseIteration(std::string_view line, TimeNs* time, std::int64_t* iteration,
-                     std::int64_t* total);
+                     std::int64_t* total, IterationStampCache* cache = nullptr);
 
 // `<host>:<pid>:<tid> [<dev>] NCCL INFO comm 0x.. rank r nranks n cudaDev d ... commId 0x..
 // - Init COMPLETE`.

@@ -47,6 +47,7 @@ void LogParser::Line(const LineRef& line, TriggerLevel level, bool opening) {
   level_ = level;  // FlushWrapped read the cut line as its own
   if (line.text.empty()) return;
   out_.last_line = {line.number, line.offset, static_cast<std::uint32_t>(line.text.size())};
+  if (level == TriggerLevel::kRecord && !ctx_.every_line && !NeedsEveryLine() && ProgressLine(line)) return;
   Process(line, static_cast<std::uint32_t>(line.text.size()), 0);
 }
 
@@ -81,14 +82,14 @@ void LogParser::NoteTime(const Parsed& p) {
   if (p.origin.timed) {
     last_time_ = p.origin.time;
     last_clock_ = Clock::kFull;
-    gaps_.clear();
+    ClearGaps();
   } else if (p.header.clock != Clock::kNone) {
     if (p.header.clock == Clock::kFull && out_.first_dated == 0 && (level_ == TriggerLevel::kRecord || opening_)) {
       out_.first_dated = p.header.time;
     }
     last_time_ = p.header.time;
     last_clock_ = p.header.clock;
-    gaps_.clear();
+    ClearGaps();
   }
 }
 
@@ -166,7 +167,9 @@ void LogParser::DateLine(const LineRef& line) {
 }
 
 void LogParser::Gap(std::string_view lines) {
-  if (!lines.empty()) gaps_.push_back(lines);
+  if (lines.empty()) return;
+  if (gaps_begin_ == nullptr) gaps_begin_ = lines.data();
+  gaps_end_ = lines.data() + lines.size();
 }
 
 void LogParser::Skip(std::int64_t lines, std::int64_t long_lines) {
@@ -175,55 +178,60 @@ void LogParser::Skip(std::int64_t lines, std::int64_t long_lines) {
 }
 
 void LogParser::ResolveGaps() {
-  for (auto gap = gaps_.rbegin(); gap != gaps_.rend(); ++gap) {
-    // The last line that may hold a stamp, then the one before it, until one does.
-    for (std::size_t end = gap->size(); end > 0;) {
-      const std::size_t at = LastStampPattern(*gap, end);
-      if (at == std::string_view::npos) break;
-      const std::size_t nl = gap->rfind('\n', at);
-      const std::size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
-      const std::size_t stop = gap->find('\n', at);
-      TimeNs t;
-      Clock c;
-      if (LineStamp(gap->substr(begin, (stop == std::string_view::npos ? gap->size() : stop) - begin), ctx_.prefixes, &t,
-                    &c)) {
-        last_time_ = t;
-        last_clock_ = c;
-        gaps_.clear();
-        return;
-      }
-      end = begin;
+  if (gaps_begin_ == nullptr) return;
+  const std::string_view gap(gaps_begin_, static_cast<std::size_t>(gaps_end_ - gaps_begin_));
+  ClearGaps();
+  // The last line that may hold a stamp, then the one before it, until one does.
+  for (std::size_t end = gap.size(); end > 0;) {
+    const std::size_t at = LastStampPattern(gap, end);
+    if (at == std::string_view::npos) return;
+    const std::size_t nl = gap.rfind('\n', at);
+    const std::size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
+    const std::size_t stop = gap.find('\n', at);
+    TimeNs t;
+    Clock c;
+    if (LineStamp(gap.substr(begin, (stop == std::string_view::npos ? gap.size() : stop) - begin), ctx_.prefixes, &t, &c)) {
+      last_time_ = t;
+      last_clock_ = c;
+      return;
     }
+    end = begin;
   }
-  gaps_.clear();
 }
 
 Event LogParser::NewEvent(const Parsed& p, EventDetail detail) {
   Event e;
-  if (p.origin.timed) {
-    e.time = p.origin.time;
-    e.clock = Clock::kFull;
-  } else if (p.header.clock != Clock::kNone) {
-    e.time = p.header.time;
-    e.clock = p.header.clock;
-  } else {
-    ResolveGaps();  // the lines skipped since the last stamp may hold a later one
-    if (last_clock_ != Clock::kNone) {
-      e.time = last_time_;
-      e.clock = last_clock_;
-      e.time_borrowed = true;
-    }
-  }
-  e.rank = p.rank;
-  e.local_rank = p.origin.local_rank >= 0 ? p.origin.local_rank : ctx_.local_rank;
-  e.task = p.origin.task;
-  if (!p.origin.host.empty()) e.host = out_.strings.Intern(p.origin.host);
-  e.file = ctx_.file;
-  e.line = p.ref.number;
-  e.offset = p.ref.offset;
-  e.length = p.cite_length;
+  PlaceEvent(p, &e);
   e.detail = std::move(detail);
   return e;
+}
+
+void LogParser::PlaceEvent(const Parsed& p, Event* e) {
+  e->time_borrowed = false;
+  if (p.origin.timed) {
+    e->time = p.origin.time;
+    e->clock = Clock::kFull;
+  } else if (p.header.clock != Clock::kNone) {
+    e->time = p.header.time;
+    e->clock = p.header.clock;
+  } else {
+    ResolveGaps();  // the lines skipped since the last stamp may hold a later one
+    e->time = 0;
+    e->clock = Clock::kNone;
+    if (last_clock_ != Clock::kNone) {
+      e->time = last_time_;
+      e->clock = last_clock_;
+      e->time_borrowed = true;
+    }
+  }
+  e->rank = p.rank;
+  e->local_rank = p.origin.local_rank >= 0 ? p.origin.local_rank : ctx_.local_rank;
+  e->task = p.origin.task;
+  e->host = p.origin.host.empty() ? kNoStr : out_.strings.Intern(p.origin.host);
+  e->file = ctx_.file;
+  e->line = p.ref.number;
+  e->offset = p.ref.offset;
+  e->length = p.cite_length;
 }
 
 void LogParser::Emit(const Parsed& p, Recognised&& r) {
@@ -302,7 +310,7 @@ void LogParser::Dispatch(const Parsed& p) {
 void LogParser::IterationLine(const Parsed& p) {
   TimeNs t;
   std::int64_t iteration, total;
-  const Match m = ParseIteration(p.header.message, &t, &iteration, &total);
+  const Match m = ParseIteration(p.header.message, &t, &iteration, &total, &iteration_stamps_);
   out_.malformed += m == Match::kMalformed ? 1 : 0;
   if (m != Match::kYes) return;
   Parsed q = p;
@@ -314,16 +322,42 @@ void LogParser::IterationLine(const Parsed& p) {
     last_iteration_rank_ = p.rank;
     last_iteration_index_ = it == last_iteration_.end() ? kNoIndex : it->second;
   }
-  if (last_iteration_index_ != kNoIndex) {
+  if (last_iteration_index_ != kNoIndex) {  // in place: the rest of the event is as its first line left it
     Event& e = out_.events[last_iteration_index_];
-    e = NewEvent(q, Iteration{iteration, total});
-    e.family = Family::kTrainer;
-    e.kind = Kind::kIteration;
+    PlaceEvent(q, &e);
+    std::get<Iteration>(e.detail) = Iteration{iteration, total};
     return;
   }
   last_iteration_[p.rank] = last_iteration_index_ = out_.events.size();
   last_iteration_rank_ = p.rank;
   Emit(q, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = Iteration{iteration, total}, .error = false});
+}
+
+bool LogParser::ProgressLine(const LineRef& line) {
+  // StripPrefixes takes an srun label `  13: ` here and stops at the ` [` after it (no stamp,
+  // host or tag starts that way); ParseHeader reads no header in ` [`; Unheaded sends the
+  // message to IterationLine while no table or traceback is open (NeedsEveryLine is false).
+  const std::string_view text = line.text;
+  std::size_t i = 0;
+  std::int32_t task = -1;
+  if (text.size() > 2 && text[0] == ' ' && text[1] == '[') {
+  } else {
+    while (i < text.size() && text[i] == ' ') ++i;
+    const std::size_t digits = i;
+    std::int32_t v = 0;
+    while (i < text.size() && i - digits < 8 && IsDigit(text[i])) v = v * 10 + (text[i++] - '0');
+    if (i == digits || i - digits > 7 || text.substr(i, 4) != ":  [") return false;
+    task = v;
+    i += 2;
+  }
+  if (i + 2 >= text.size() || !IsDigit(text[i + 2])) return false;
+  Parsed p{.ref = line, .cite_length = static_cast<std::uint32_t>(text.size())};
+  p.origin.task = task;
+  p.rank = ctx_.name_rank;
+  p.header.message = text.substr(i);
+  out_.task_labels |= task >= 0;
+  IterationLine(p);
+  return true;
 }
 
 // Lines with no logging header (or only a bracketed time): tracebacks, the torchrun table, NCCL

@@ -15,6 +15,7 @@
 
 #include "parse/families.h"
 #include "parse/headers.h"
+#include "parse/lines.h"
 #include "parse/log_parser.h"
 #include "parse/prefix.h"
 #include "parse/triggers.h"
@@ -44,6 +45,7 @@ class LogParser {
   // Lines that were not read whole, ending just before the next line read whole: the time of
   // the last stamped one is lent to the next event that has none (found only when needed).
   void Gap(std::string_view lines);
+  void ClearGaps() { gaps_begin_ = gaps_end_ = nullptr; }
   // Lines counted but not read (`long_lines` of them longer than kMaxLineBytes: malformed).
   void Skip(std::int64_t lines, std::int64_t long_lines);
   // The file's last non-empty line, when it comes after every line read whole.
@@ -71,8 +73,13 @@ class LogParser {
   void Dispatch(const Parsed& p);
   void Unheaded(const Parsed& p);
   void IterationLine(const Parsed& p);
+  // A Megatron iteration line in its common shape (an srun label or nothing before ` [`),
+  // read without the general prefix and header parsers: what Process would do with it.
+  bool ProgressLine(const LineRef& line);
   void Emit(const Parsed& p, Recognised&& r);
   Event NewEvent(const Parsed& p, EventDetail detail);
+  // Sets what NewEvent takes from the line (time, rank, place), leaving the rest of `*e`.
+  void PlaceEvent(const Parsed& p, Event* e);
   void NoteRank(std::int32_t rank);
   void NoteTime(const Parsed& p);
 
@@ -95,7 +102,11 @@ class LogParser {
   ParsedLog out_;
   TriggerLevel level_ = TriggerLevel::kNone;  // of the line being read
   bool opening_ = false;
-  std::vector<std::string_view> gaps_;         // not yet searched for a stamp, oldest first
+  // The lines not yet searched for a stamp: from the oldest gap's start to the newest gap's end.
+  // The lines read whole in between hold no stamp (each one that does sets last_time_ and
+  // empties this), so searching them too finds what searching each gap would.
+  const char* gaps_begin_ = nullptr;
+  const char* gaps_end_ = nullptr;
   std::int32_t last_rank_ = -1;
   // Time of the last stamped line, lent to the events that follow without one.
   TimeNs last_time_ = 0;
@@ -117,6 +128,7 @@ class LogParser {
   std::int32_t last_iteration_rank_ = -2;        // the last lookup, kept: progress lines come in runs
   std::size_t last_iteration_index_ = kNoIndex;
   std::unordered_map<std::int32_t, std::size_t> last_step_;  // key=value step lines, by rank
+  IterationStampCache iteration_stamps_;  // progress lines of a run share their date
   bool StepLine(const Parsed& p);
   // A watchdog timeout line cut by a terminal: kept until the next line says whether it goes on.
   std::string wrapped_;

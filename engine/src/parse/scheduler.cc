@@ -177,6 +177,12 @@ bool RecogniseAgent(std::string_view msg, StringTable* strings, Recognised* out)
     out->detail = WorkerSignalled{pid, strings->Intern("SIGKILL")};
     return true;
   }
+  if (msg.starts_with("Received Signals.SIGTERM death signal") || msg.starts_with("Received SIGTERM death signal")) {
+    out->kind = Kind::kAgentSignalled;  // torchrun itself was SIGTERMed (a pod stopped, a job cancelled)
+    out->error = false;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
   if (msg.starts_with("Local worker group finished (FAILED)")) {
     out->kind = Kind::kGroupFailed;
     out->error = false;
@@ -287,11 +293,72 @@ bool RecogniseDeepSpeed(std::string_view msg, StringTable* strings, Recognised* 
   return false;
 }
 
+namespace {
+
+// The next run of non-blank characters; advances past it and the blanks after it.
+std::string_view Word(std::string_view* s) {
+  *s = TrimLeft(*s);
+  std::size_t n = 0;
+  while (n < s->size() && (*s)[n] != ' ' && (*s)[n] != '\t') ++n;
+  const std::string_view w = s->substr(0, n);
+  *s = TrimLeft(s->substr(n));
+  return w;
+}
+
+bool IsAge(std::string_view w) {  // `45s`, `3m12s`, `12m`, `2d`, `<unknown>`, `12m (x2 over 13m)`
+  if (w == "<unknown>") return true;
+  return !w.empty() && IsDigit(w.front()) && (w.back() == 's' || w.back() == 'm' || w.back() == 'h' || w.back() == 'd');
+}
+
+// A row of `kubectl get events` (`LAST SEEN  TYPE  REASON  OBJECT  MESSAGE`) or of the Events
+// table of `kubectl describe` (`Type  Reason  Age  From  Message`), by its reason.
+bool EventRow(std::string_view t, StringTable* strings, Recognised* out) {
+  std::string_view rest = t;
+  std::string_view type = Word(&rest);
+  if (IsAge(type)) type = Word(&rest);
+  if (type != "Warning" && type != "Normal") return false;
+  const std::string_view reason = Word(&rest);
+  std::string_view object = Word(&rest);  // `pod/<name>`, `node/<name>`, `pytorchjob/<name>`; describe: the age
+  std::string_view name;
+  if (const std::size_t slash = object.find('/'); slash != std::string_view::npos && slash + 1 < object.size()) {
+    name = object.substr(slash + 1);
+    object = object.substr(0, slash);
+  }
+  const bool node = object == "node";
+  Kind kind;
+  bool error = true;
+  if (reason == "Evicted") {
+    kind = Kind::kEvicted;
+  } else if (reason == "OOMKilling") {  // node-problem-detector's kernel monitor
+    kind = Kind::kOomKilled;
+  } else if (reason == "NodeNotReady") {
+    kind = Kind::kNodeNotReady;
+    error = node;  // the node's own row; its pods' `Node is not ready` rows follow from it
+  } else if (reason == "Killing" || reason == "TaintManagerEviction" || reason == "SuccessfulDeletePod") {
+    kind = Kind::kPodKilling;
+    error = false;
+  } else if (reason == "PyTorchJobFailed" || reason == "FailedJobs" || reason == "BackoffLimitExceeded") {
+    kind = Kind::kJobFailed;
+    error = false;
+  } else {
+    return false;
+  }
+  out->family = Family::kKubernetes;
+  out->kind = kind;
+  out->error = error;
+  if (object == "pod" || node) out->host = name;
+  out->detail = Note{InternCapped(strings, t)};
+  return true;
+}
+
+}  // namespace
+
 bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised* out) {
   const std::string_view t = TrimLeft(msg);
   Kind kind;
-  if (t.starts_with("Warning ") && Has(t, " Evicted ")) {
-    kind = Kind::kEvicted;
+  bool error = true;
+  if (t.starts_with("Warning ") || t.starts_with("Normal ") || (!t.empty() && IsDigit(t.front()))) {
+    return EventRow(t, strings, out);
   } else if (t.starts_with("Reason:")) {
     const std::string_view r = TrimLeft(t.substr(7));
     if (r.starts_with("OOMKilled")) {
@@ -303,6 +370,13 @@ bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised*
     } else {
       return false;
     }
+  } else if (t.starts_with("Node:") && msg.starts_with("Node:")) {  // describe pod: `Node:  <node>/<ip>`
+    const std::string_view v = TrimLeft(t.substr(5));
+    const std::size_t slash = v.find('/');
+    if (slash == 0 || slash == std::string_view::npos) return false;
+    out->host = v.substr(0, slash);
+    kind = Kind::kPodNode;
+    error = false;
   } else if (t.starts_with("command terminated with exit code ")) {
     kind = Kind::kContainerExit;
   } else if (t.starts_with("\"Eviction manager: pods ranked for eviction\"")) {
@@ -312,6 +386,7 @@ bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised*
   }
   out->family = Family::kKubernetes;
   out->kind = kind;
+  out->error = error;
   out->detail = Note{InternCapped(strings, t)};
   return true;
 }
@@ -342,8 +417,11 @@ constexpr Trigger kSchedulerTriggers[] = {
     // RecogniseDeepSpeed
     {" exits with return code = "}, {"Killing subprocess "},
     {"OVERFLOW! Rank "}, {"Grad overflow on iteration"}, {"loss scale overflow! "}, {"CPU Virtual Memory:"},
+    {"death signal, shutting down workers"},
     // RecogniseKubernetes
     {" Evicted "}, {"Reason:"}, {"command terminated with exit code "}, {"Eviction manager: pods ranked for eviction"},
+    {"OOMKilling"}, {"NodeNotReady"}, {"Killing "}, {"TaintManagerEviction"}, {"SuccessfulDeletePod"},
+    {"PyTorchJobFailed"}, {"FailedJobs"}, {"BackoffLimitExceeded"}, {"Node:"},
     // RecogniseRay
     {"killed due to memory pressure (OOM)"},
 };

@@ -68,35 +68,65 @@ class CostModel {
     double total = 0;
     for (double f : freq_) total += f;
     for (double& f : freq_) f /= total;
+    // The sample's 3-byte windows: sorted (for Exact), and as bit sets per byte and nibble.
+    for (std::size_t i = 0; i + 2 < kChatter.size(); ++i) {
+      windows_.push_back(static_cast<std::uint32_t>(At(i)) | static_cast<std::uint32_t>(At(i + 1)) << 8 |
+                         static_cast<std::uint32_t>(At(i + 2)) << 16);
+      for (int k = 0; k < 3; ++k) {
+        lo_[k][At(i + k) & 15][i / 64] |= std::uint64_t{1} << (i % 64);
+        hi_[k][At(i + k) >> 4][i / 64] |= std::uint64_t{1} << (i % 64);
+      }
+    }
+    std::sort(windows_.begin(), windows_.end());
   }
   double operator()(const NibbleSets& s) const {
-    bool accept[3][256];
     double p = 1;
     for (int k = 0; k < 3; ++k) {
       double q = 0;
-      for (int x = 0; x < 256; ++x) {
-        accept[k][x] = (s.lo[k] >> (x & 15) & 1) && (s.hi[k] >> (x >> 4) & 1);
-        q += accept[k][x] ? freq_[x] : 0;
+      for (unsigned hi = s.hi[k]; hi != 0; hi &= hi - 1) {
+        for (unsigned lo = s.lo[k]; lo != 0; lo &= lo - 1) q += freq_[std::countr_zero(hi) << 4 | std::countr_zero(lo)];
       }
       p *= q;
     }
     if (p == 0) return 0;
-    std::size_t hits = 0;
-    for (std::size_t i = 0; i + 2 < kChatter.size(); ++i) {
-      hits += accept[0][At(i)] && accept[1][At(i + 1)] && accept[2][At(i + 2)] ? 1 : 0;
+    Bits accepted;
+    accepted.fill(~std::uint64_t{0});
+    for (int k = 0; k < 3; ++k) {
+      Bits lo{}, hi{};
+      for (unsigned n = s.lo[k]; n != 0; n &= n - 1) Or(lo_[k][std::countr_zero(n)], &lo);
+      for (unsigned n = s.hi[k]; n != 0; n &= n - 1) Or(hi_[k][std::countr_zero(n)], &hi);
+      for (std::size_t w = 0; w < kWords; ++w) accepted[w] &= lo[w] & hi[w];
     }
+    std::size_t hits = 0;
+    for (std::uint64_t w : accepted) hits += static_cast<std::size_t>(std::popcount(w));
     return p + static_cast<double>(hits) / static_cast<double>(kChatter.size());
   }
-  // The chance of one exact fingerprint under independent bytes.
+  // How often one exact fingerprint fires: its matches in kChatter, plus its chance under
+  // independent bytes.
   double Exact(std::string_view lit, std::size_t offset) const {
     double p = 1;
     for (std::size_t k = offset; k < offset + 3 && k < lit.size(); ++k) p *= freq_[static_cast<unsigned char>(lit[k])];
-    return p;
+    std::size_t hits = 0;
+    if (offset + 3 <= lit.size()) {
+      const std::uint32_t bytes = static_cast<unsigned char>(lit[offset]) | static_cast<unsigned char>(lit[offset + 1]) << 8 |
+                                  static_cast<std::uint32_t>(static_cast<unsigned char>(lit[offset + 2])) << 16;
+      const auto range = std::equal_range(windows_.begin(), windows_.end(), bytes);
+      hits = static_cast<std::size_t>(range.second - range.first);
+    }
+    return p + static_cast<double>(hits) / static_cast<double>(kChatter.size());
   }
 
  private:
+  static constexpr std::size_t kWords = (kChatter.size() + 63) / 64;
+  using Bits = std::array<std::uint64_t, kWords>;  // bit i: the window at kChatter[i]
+  static void Or(const Bits& from, Bits* into) {
+    for (std::size_t w = 0; w < kWords; ++w) (*into)[w] |= from[w];
+  }
   static unsigned char At(std::size_t i) { return static_cast<unsigned char>(kChatter[i]); }
   double freq_[256];
+  std::vector<std::uint32_t> windows_;  // little-endian
+  Bits lo_[3][16] = {};                 // windows whose byte k has this low nibble
+  Bits hi_[3][16] = {};
 };
 
 bool IsRecord(TriggerLevel l) { return l == TriggerLevel::kRecord; }
@@ -166,12 +196,13 @@ LineFilter::LineFilter(std::span<const Trigger> triggers) {
   std::array<double, 8> cost{};
   for (const Trigger& t : order) {
     if (t.literal.size() < 2) continue;  // too short to be selective; the tables never hold one
-    // The few rarest fingerprints of the literal, then the bucket where it adds least.
+    // Every fingerprint of the literal, rarest first (in the sample, then by byte frequency: the
+    // order breaks ties), in the bucket where it adds least. The sample's bit sets make one
+    // evaluation cheap enough to try them all (the filter is built once, in ~3 ms).
     std::vector<std::size_t> offsets(t.literal.size() >= 3 ? t.literal.size() - 2 : 1);
     for (std::size_t i = 0; i < offsets.size(); ++i) offsets[i] = i;
     std::stable_sort(offsets.begin(), offsets.end(),
                      [&](std::size_t a, std::size_t b) { return cost_of.Exact(t.literal, a) < cost_of.Exact(t.literal, b); });
-    offsets.resize(std::min<std::size_t>(offsets.size(), 4));
     std::size_t best_offset = 0, best_bucket = 0;
     double best = 1e300;
     for (std::size_t off : offsets) {
@@ -247,12 +278,14 @@ struct LineCount {
   std::int64_t long_lines = 0;
   std::size_t line_start = 0;  // start of the line the scan is in
 
-  void Add(std::string_view text, std::size_t base, std::uint32_t nl, std::size_t limit) {
+  // `nl`: the newlines of the block at `base` (bit j: base + j).
+  template <typename Mask>
+  void Add(std::string_view text, std::size_t base, Mask nl, std::size_t limit) {
     if (nl == 0) return;
     const std::size_t first = base + static_cast<std::size_t>(std::countr_zero(nl));
     if (first - line_start > limit) long_lines += LongLine(text, line_start, first, limit);
     newlines += std::popcount(nl);
-    line_start = base + 31 - static_cast<std::size_t>(std::countl_zero(nl)) + 1;
+    line_start = base + sizeof(Mask) * 8 - static_cast<std::size_t>(std::countl_zero(nl));
   }
   static int LongLine(std::string_view text, std::size_t begin, std::size_t end, std::size_t limit) {
     std::size_t n = end - begin;
@@ -268,9 +301,26 @@ inline bool ScanFrom(const LineFilter& filter, const Block& block, std::string_v
                      std::size_t limit, LineCount* count, OnHit&& on_hit) {
   const auto* data = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
-  alignas(32) unsigned char buckets[32];
+  alignas(32) unsigned char buckets[64];
   alignas(32) unsigned char tail[64];
-  for (std::size_t i = from; i < n; i += 32) {
+  std::size_t i = from;
+  // 64 bytes a step while two whole blocks (and the 2 bytes after them) are readable: one
+  // branch for both blocks' candidates, one line count for their newlines.
+  for (; i + 66 <= n; i += 64) {
+    std::uint32_t nl_lo, nl_hi;
+    const std::uint32_t lo = block(data + i, buckets, &nl_lo);
+    const std::uint32_t hi = block(data + i + 32, buckets + 32, &nl_hi);
+    const std::uint64_t nl = nl_lo | static_cast<std::uint64_t>(nl_hi) << 32;
+    for (std::uint64_t cand = lo | static_cast<std::uint64_t>(hi) << 32; cand != 0; cand &= cand - 1) {
+      const unsigned j = static_cast<unsigned>(std::countr_zero(cand));
+      if (on_hit.Try(filter, text, i + j, buckets[j])) {
+        count->Add(text, i, nl & ((std::uint64_t{1} << j) - 1), limit);
+        return true;
+      }
+    }
+    count->Add(text, i, nl, limit);
+  }
+  for (; i < n; i += 32) {
     const unsigned char* p = data + i;
     std::uint32_t valid = 0xffffffffu;
     if (n - i < 34) {  // the last bytes: a zero-padded copy, so no load reads past the text
@@ -301,6 +351,7 @@ struct LineFilterScan {
   struct FirstHit {
     std::size_t from;
     TriggerLevel* level;
+    std::size_t* at;  // where the verified fingerprint starts (inside the line, before its end)
     bool Try(const LineFilter& f, std::string_view text, std::size_t q, unsigned buckets) const;
   };
   struct AnyHit {
@@ -311,6 +362,7 @@ struct LineFilterScan {
 
 bool LineFilterScan::FirstHit::Try(const LineFilter& f, std::string_view text, std::size_t q, unsigned buckets) const {
   *level = f.Verify(text, q, buckets, from, text.size());
+  *at = q;
   return *level != TriggerLevel::kNone;
 }
 
@@ -342,7 +394,8 @@ DENPEX_AVX2 __attribute__((flatten)) void ClassifyAvx2(const LineFilter& f, cons
 LineFilter::Found LineFilter::Next(std::string_view text, std::size_t from, std::size_t long_line) const {
   LineCount count{.line_start = from};
   TriggerLevel first = TriggerLevel::kNone;
-  const LineFilterScan::FirstHit hit{from, &first};
+  std::size_t at = from;
+  const LineFilterScan::FirstHit hit{from, &first, &at};
   bool found;
 #ifdef DENPEX_X86
   if (avx2_) {
@@ -358,7 +411,7 @@ LineFilter::Found LineFilter::Next(std::string_view text, std::size_t from, std:
     if (r.begin < text.size()) r.long_lines += LineCount::LongLine(text, r.begin, text.size(), long_line);
     return r;
   }
-  const void* nl = std::memchr(text.data() + r.begin, '\n', text.size() - r.begin);
+  const void* nl = std::memchr(text.data() + at, '\n', text.size() - at);  // a literal holds no newline
   r.end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) : text.size();
   // A record trigger is the highest level; a prefix trigger may share its line with one.
   r.level = IsRecord(first) ? first : Classify(text.substr(r.begin, r.end - r.begin));

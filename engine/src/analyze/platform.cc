@@ -1,0 +1,156 @@
+#include "analyze/platform.h"
+
+#include <string>
+
+#include "analyze/cascade.h"
+#include "analyze/describe.h"
+#include "analyze/job_end.h"
+
+namespace denpex::engine {
+namespace {
+
+// What Kubernetes said about one node (its pod).
+struct PodWord {
+  std::int32_t evicted = -1;     // `Warning Evicted pod/<pod> The node was low on resource: ...`
+  std::int32_t pod_status = -1;  // describe: `Reason: Evicted` (pod) or `Reason: OOMKilled` (container)
+  std::int32_t oom_killed = -1;  // describe `Reason: OOMKilled`, or node-problem-detector's `OOMKilling`
+  std::int32_t oom_event = -1;   // the `OOMKilling` row
+  std::int32_t not_ready = -1;   // `NodeNotReady node/<node> ... status is now: NodeNotReady`
+  std::int32_t signalled = -1;   // torchrun: `Received Signals.SIGTERM death signal, shutting down workers`
+};
+
+std::vector<PodWord> CollectPodWords(const Incident& inc) {
+  std::vector<PodWord> w(inc.nodes.size());
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (e.node < 0 || e.node >= static_cast<std::int32_t>(w.size())) continue;
+    PodWord& p = w[e.node];
+    auto first = [&](std::int32_t* slot) {
+      if (*slot < 0) *slot = i;
+    };
+    if (e.family == Family::kTorchrun && e.kind == Kind::kAgentSignalled) first(&p.signalled);
+    if (e.family != Family::kKubernetes) continue;
+    const bool row = inc.str(std::get<Note>(e.detail).text).find(' ') != std::string_view::npos &&
+                     !inc.str(std::get<Note>(e.detail).text).starts_with("Reason:");
+    switch (e.kind) {
+      case Kind::kEvicted:
+        first(row ? &p.evicted : &p.pod_status);
+        break;
+      case Kind::kOomKilled:
+        first(&p.oom_killed);
+        if (row) {
+          first(&p.oom_event);
+        } else {
+          first(&p.pod_status);
+        }
+        break;
+      case Kind::kNodeNotReady:
+        if (inc.str(std::get<Note>(e.detail).text).find(" node/") != std::string_view::npos) first(&p.not_ready);
+        break;
+      default:
+        break;
+    }
+  }
+  return w;
+}
+
+// The one node with the word, or -1 (none, or several: not this rule).
+template <typename Pick>
+std::int32_t OnlyNode(const std::vector<PodWord>& w, Pick pick) {
+  std::int32_t found = -1;
+  for (std::int32_t n = 0; n < static_cast<std::int32_t>(w.size()); ++n) {
+    if (pick(w[n]) < 0) continue;
+    if (found >= 0) return -1;
+    found = n;
+  }
+  return found;
+}
+
+void PodLogEnd(const Incident& inc, std::int32_t node, v1::EvidenceRole role, Finding* f) {
+  for (std::uint32_t i = 0; i < inc.files.size(); ++i) {
+    const LogFile& file = inc.files[i];
+    if (file.node == node && file.agent && file.last_line.line > 0) f->lines.push_back({i, file.last_line, role});
+  }
+}
+
+void NodeLevel(const Incident& inc, const JobFacts& facts, std::int32_t node, Finding* f) {
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = -1;
+  f->local_rank = -1;
+  f->node = node;
+  f->evidence.clear();
+  f->lines.clear();
+  f->recovery.clear();
+  const std::vector<std::int32_t> ranks = node < static_cast<std::int32_t>(facts.nodes.size()) ? facts.nodes[node].ranks
+                                                                                                 : std::vector<std::int32_t>{};
+  f->cascade = SummarizeCascade(inc, facts, ranks, node);
+}
+
+void Evicted(const Incident& inc, const JobFacts& facts, std::int32_t node, const PodWord& p, Finding* f) {
+  NodeLevel(inc, facts, node, f);
+  const std::string name = NodeName(inc, node);
+  f->failure_class = v1::FAILURE_CLASS_SCHEDULER_EVICTION;
+  f->owner = v1::OWNER_SCHEDULER;
+  f->confidence = 0.9;
+  const Event& e = inc.events[p.evicted >= 0 ? p.evicted : p.pod_status];
+  if (e.clock != Clock::kNone) f->time = e.time;
+  f->evidence.push_back({p.evicted >= 0 ? p.evicted : p.pod_status, v1::EVIDENCE_ROLE_INITIATING});
+  if (p.evicted >= 0 && p.pod_status >= 0) f->evidence.push_back({p.pod_status, v1::EVIDENCE_ROLE_CORROBORATING});
+  if (p.signalled >= 0) f->evidence.push_back({p.signalled, v1::EVIDENCE_ROLE_CORROBORATING});
+  f->reason = "The kubelet of " + name + " evicted the job's pod under node memory pressure (" + Where(inc, e) +
+              "): its torchrun was sent SIGTERM and stopped its workers before any rank failed on its own; the other "
+              "pods were then deleted by the job's controller. The platform ended the job; " +
+              std::to_string(f->cascade.secondary_ranks.size()) + " ranks were stopped with it.";
+  f->recovery.push_back({"resubmit", name,
+                         "Nothing in the job failed: find what else used " + name +
+                             "'s memory (or give the pod Guaranteed QoS: memory requests equal to limits) and resubmit."});
+}
+
+void OomKilled(const Incident& inc, const JobFacts& facts, std::int32_t node, const PodWord& p, Finding* f) {
+  NodeLevel(inc, facts, node, f);
+  const std::string name = NodeName(inc, node);
+  f->failure_class = v1::FAILURE_CLASS_HOST_OOM;
+  f->owner = v1::OWNER_HOST;
+  f->confidence = 0.9;
+  const std::int32_t init = p.pod_status >= 0 ? p.pod_status : p.oom_killed;
+  if (inc.events[init].clock != Clock::kNone) f->time = inc.events[init].time;
+  f->evidence.push_back({init, v1::EVIDENCE_ROLE_INITIATING});
+  if (p.oom_event >= 0 && p.oom_event != init) f->evidence.push_back({p.oom_event, v1::EVIDENCE_ROLE_CORROBORATING});
+  PodLogEnd(inc, node, v1::EVIDENCE_ROLE_CORROBORATING, f);
+  f->reason = "The container of the job's pod on " + name + " was OOMKilled at its memory limit (" + Where(inc, inc.events[init]) +
+              "): every process of the pod, torchrun too, was killed at once, and its log stops mid-run; the other pods "
+              "were then deleted by the job's controller (" + std::to_string(f->cascade.secondary_ranks.size()) + " ranks).";
+  f->recovery.push_back({"reduce_host_memory", name,
+                         "Lower the workers' host memory (data loader workers, pinned buffers, CPU copies of checkpoints) "
+                         "or raise the container's memory limit before resuming: the pod will be OOMKilled again."});
+}
+
+}  // namespace
+
+bool PlatformEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
+  const std::vector<PodWord> words = CollectPodWords(inc);
+  if (words.empty()) return false;
+  if (const std::int32_t n = OnlyNode(words, [](const PodWord& p) { return p.pod_status >= 0 && p.evicted < 0 ? p.oom_killed : -1; });
+      n >= 0) {
+    OomKilled(inc, facts, n, words[n], f);
+    return true;
+  }
+  if (const std::int32_t n = OnlyNode(words, [](const PodWord& p) { return p.evicted >= 0 ? p.evicted : p.pod_status >= 0 && p.oom_killed < 0 ? p.pod_status : -1; });
+      n >= 0) {
+    Evicted(inc, facts, n, words[n], f);
+    return true;
+  }
+  if (const std::int32_t n = OnlyNode(words, [](const PodWord& p) { return p.not_ready; }); n >= 0) {
+    JobFacts with = facts;
+    with.nodes[n].lost = words[n].not_ready;
+    DiagnoseNodeLoss(inc, with, n, f);
+    if (const std::size_t at = f->reason.find("Slurm reports"); at != std::string::npos) {
+      f->reason.replace(at, 13, "Kubernetes reports");
+    }
+    f->reason += " Its pod was deleted after the NotReady toleration, and the job's controller then deleted the other pods.";
+    return true;
+  }
+  return false;
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,18 @@
+// The platform's word on a pod (Kubernetes, docs/log_formats.md §16): `kubectl get events` and
+// `kubectl describe pod` say a pod was evicted, OOMKilled, or that its node went NotReady. The
+// engine tells "the platform ended the job" (an eviction: no rank failed on its own) from "a
+// rank failed and the platform cleaned up" (the controller deleting the other pods: `Killing`
+// events and torchrun's `Received Signals.SIGTERM death signal` everywhere but the initiator).
+#pragma once
+
+#include "analyze/facts.h"
+#include "analyze/finding.h"
+#include "ingest/incident.h"
+
+namespace denpex::engine {
+
+// True, and `f` filled, when a pod's end explains the job: evicted (owner scheduler), its
+// container OOMKilled at the memory limit (host OOM), or its node NotReady (node loss).
+bool PlatformEndedJob(const Incident& inc, const JobFacts& facts, Finding* f);
+
+}  // namespace denpex::engine

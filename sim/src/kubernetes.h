@@ -1,0 +1,31 @@
+// Kubernetes (LAUNCHER_KUBERNETES): what an operator collects with kubectl once the job has
+// failed, written after the run from the model's final state (docs/log_formats.md §16):
+//   events.txt           kubectl get events --sort-by=.lastTimestamp (pods, nodes, the job)
+//   describe/<pod>.txt   kubectl describe pod: node, status, container state, exit code
+//   pytorchjob.txt       kubectl describe pytorchjob (or jobset.txt: kubectl describe jobset)
+// The pods' own logs (pods/<pod>.log) come from the incident writer.
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "denpex/common/status.h"
+#include "faults.h"
+#include "job.h"
+#include "model.h"
+#include "writer.h"
+
+namespace denpex::sim {
+
+// The lines of these files a truth cites.
+struct KubeCitations {
+  CitedLine evicted;        // events.txt: `Warning Evicted pod/<pod> The node was low on ...`
+  CitedLine pod_reason;     // describe: `Reason: Evicted` (pod) / `Reason: OOMKilled` (container)
+  CitedLine oom_event;      // events.txt: node-problem-detector's `OOMKilling` row
+  CitedLine not_ready;      // events.txt: `NodeNotReady node/<node> Node <node> status is now: NodeNotReady`
+};
+
+Result<KubeCitations> WriteKubernetesFiles(const Job& job, const FaultPlan& fault, const Model& model,
+                                           TimeNs end_time, const std::filesystem::path& incident_dir);
+
+}  // namespace denpex::sim
