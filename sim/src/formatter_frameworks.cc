@@ -1,5 +1,5 @@
 // The DeepSpeed and FSDP errors and the memory-tier tracebacks of issue #8, in the frameworks'
-// real wording (docs/log_formats.md §10-§11): ZeRO stage, offload and pipeline-engine errors,
+// real wording (docs/log_formats.md §21-§23): ZeRO stage, offload and pipeline-engine errors,
 // FSDP's FlatParameter checks, checkpoint-load errors (DP world-size mismatch, a missing ZeRO
 // shard, a state-dict size mismatch), the DataLoader's pin-memory thread, and an out of memory
 // while gathering a full state dict for a save. The placeholders are formatter_app.cc's, plus
