@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "denpex/common/time.h"
+#include "records.h"
 #include "denpex/v1/scenario.pb.h"
 #include "denpex/v1/vocabulary.pb.h"
 
@@ -35,6 +36,9 @@ enum class FaultAction : std::uint8_t {
   kSlowdown,         // fail-slow: the rank's (or node's) compute takes `slowdown` times longer
   kNicFailure,       // the rank's IB NIC fails: completion errors, then NCCL aborts on both ends
   kNcclSetup,        // the node's ranks fail in NCCL init (bootstrap interface, duplicate GPU)
+  // Every rank raises the same Python exception at once (loading the checkpoint it resumes
+  // from) and exits 1: the job fails as one, no rank waits on another.
+  kJobException,
   kEvict,            // Kubernetes: the kubelet SIGTERMs the pod's torchrun, which stops its workers
 };
 
@@ -64,7 +68,7 @@ struct FaultPlan {
   int step = 0;
   double at_fraction = 0;
   TimeNs offset = 0;  // into the step: at_fraction * step_time
-  int variant = 0;    // which traceback / which mismatch (drawn)
+  int variant = 0;    // which traceback / which mismatch (drawn, or the scenario's `variant`)
   // kSlowdown: the compute factor, how many slow steps, and whether the rank then stalls.
   double slowdown = 1;
   int slow_steps = 0;
@@ -75,5 +79,8 @@ struct FaultPlan {
 };
 
 FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index);
+
+// Whose traceback a kException / kJobException fault prints (records.h AppError).
+AppError AppErrorOf(v1::FaultKind kind);
 
 }  // namespace denpex::sim

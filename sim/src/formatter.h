@@ -45,7 +45,9 @@ class LineFormatter {
   void Format(const WatchdogTimeout& r, LineBuilder& out) const;
   void Format(const DumpSignalObserved& r, LineBuilder& out) const;  // formatter_watchdog.cc
   void Format(const WatchdogAftermath& r, LineBuilder& out) const;
-  void Format(const PythonException& r, LineBuilder& out) const;  // formatter_app.cc
+  // formatter_app.cc; returns the 0-based line, within what it appended, that a truth cites.
+  std::int64_t Format(const PythonException& r, LineBuilder& out) const;
+  void Format(const DeepSpeedLine& r, LineBuilder& out) const;  // formatter_rank.cc
   void Format(const SegfaultDump& r, LineBuilder& out) const;
   // Realism (formatter_noise.cc): benign warnings and the node's kernel log.
   void Format(const BenignWarning& r, LineBuilder& out) const;

@@ -76,7 +76,7 @@ void Model::Dispatch(const Event& e) {
       workers_.OnRendezvousDone(e.id(), e.time);
       break;
     case EventKind::kFault:
-      if (fault_.traits->scope == FaultScope::kJob) {
+      if (fault_.traits->scope == FaultScope::kJob && fault_.action() != FaultAction::kJobException) {
         slurm_.OnJobFault(e.time);
       } else {
         workers_.OnFault(e.id(), e.time);

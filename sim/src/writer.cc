@@ -189,13 +189,33 @@ void IncidentWriter::Handle(const DumpSignalObserved& r) {
   MaybeFlush(file);
 }
 
+// The traceback (stderr, unbuffered). The cited line is its exception line; when the whole job
+// raised (a checkpoint load: no fault rank), every rank's is remembered and the truth cites the
+// lowest rank's that survived.
 void IncidentWriter::Handle(const PythonException& r) {
   const int file = ErrFile(r.rank);
-  AppendTo(file, r.rank, r);
-  if (r.rank == plan_.rank) {
-    Remember(Cite::kException, r.rank, r.time, file, files_[file].lines - 1);
+  scratch_.clear();
+  LineBuilder out(&scratch_);
+  const std::int64_t cited = formatter_.Format(r, out);
+  const std::int64_t first = Buffer(file).lines;
+  AppendText(file, r.rank, scratch_, out.lines());
+  if (r.rank == plan_.rank || plan_.rank < 0) {
+    Remember(Cite::kException, r.rank, r.time, file, first + cited);
   }
   MaybeFlush(file);
+}
+
+// DeepSpeed's logger lines go through Python's stdout buffer, like the step lines.
+void IncidentWriter::Handle(const DeepSpeedLine& r) {
+  scratch_.clear();
+  LineBuilder out(&scratch_);
+  formatter_.Format(r, out);
+  StdoutBuffer& buf = stdout_[r.rank];
+  if (!buf.data.empty() && buf.data.size() + scratch_.size() > kStdoutBufferBytes) {
+    MoveStdoutToFile(r.rank);
+  }
+  buf.data += scratch_;
+  buf.lines += out.lines();
 }
 
 void IncidentWriter::Handle(const SegfaultDump& r) {

@@ -46,7 +46,7 @@ enum class Cite : std::uint8_t {
   kAgentFailed,    // subject node: "... failed (exitcode: ...) local_rank: ..."
   kAgentRootRank,  // subject node: "  rank      : <G> (local_rank: <lr>)" of the root cause
   kAgentSigterm,   // subject rank: "Sending process <pid> closing signal SIGTERM"
-  kException,      // subject rank: the last line of its Python traceback
+  kException,      // subject rank: the exception line of its Python traceback
   kSegfault,       // subject rank: "Fatal Python error: Segmentation fault"
   kWatchdog,       // subject rank: the first line of its watchdog block
   kLastLine,       // subject node: the last line its agent wrote before the node vanished
@@ -119,6 +119,7 @@ class IncidentWriter : public RecordSink {
   void Handle(const DumpSignalObserved& r);
   void Handle(const WatchdogAftermath& r);
   void Handle(const PythonException& r);
+  void Handle(const DeepSpeedLine& r);
   void Handle(const SegfaultDump& r);
   void Handle(const WorkerExit& r);
   void Handle(const BenignWarning& r);

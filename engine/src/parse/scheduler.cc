@@ -1,6 +1,8 @@
 // Launchers and schedulers (../shared/reference/log-formats.md §8–§10, §12): Slurm's srun,
 // slurmstepd, slurmd and slurmctld; the torchrun agent; the DeepSpeed launcher; Kubernetes;
 // Ray's raylet.
+#include <charconv>
+
 #include "parse/families.h"
 #include "parse/lines.h"
 #include "parse/scan.h"
@@ -233,7 +235,45 @@ bool RecogniseWrapper(std::string_view msg, StringTable* strings, Recognised* ou
   return false;
 }
 
+namespace {
+
+// The decimal number after `key` (`used = 1956.1`); false when there is none.
+bool DecimalAfter(std::string_view s, std::string_view key, double* v) {
+  const std::size_t at = s.find(key);
+  if (at == std::string_view::npos) return false;
+  const char* begin = s.data() + at + key.size();
+  const auto [end, ec] = std::from_chars(begin, s.data() + s.size(), *v);
+  return ec == std::errc() && end != begin;
+}
+
+// DeepSpeed's routine rank-0 notes (§10): the fp16 loss scaler's overflow (`[deepspeed]
+// OVERFLOW! Rank 0 Skipping step. ...`, `Grad overflow on iteration N`) and see_memory_usage's
+// `CPU Virtual Memory:  used = X GB, percent = Y%`. Not errors: an overflow skips one step.
+bool RecogniseDeepSpeedNote(std::string_view msg, StringTable* strings, Recognised* out) {
+  if (Has(msg, "OVERFLOW! Rank ") || Has(msg, "Grad overflow on iteration") ||
+      Has(msg, "loss scale overflow! ")) {
+    out->family = Family::kDeepSpeed;
+    out->kind = Kind::kOverflow;
+    out->error = false;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  double used = 0, percent = 0;
+  if (Has(msg, "CPU Virtual Memory:") && DecimalAfter(msg, "used = ", &used) &&
+      DecimalAfter(msg, "percent = ", &percent)) {
+    out->family = Family::kDeepSpeed;
+    out->kind = Kind::kMemoryUsage;
+    out->error = false;
+    out->detail = HostMemory{static_cast<float>(used), static_cast<float>(percent)};
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool RecogniseDeepSpeed(std::string_view msg, StringTable* strings, Recognised* out) {
+  if (RecogniseDeepSpeedNote(msg, strings, out)) return true;
   std::int64_t v;
   if (Has(msg, " exits with return code = ") && IntAfter(msg, "return code = ", &v)) {
     out->family = Family::kDeepSpeed;
@@ -376,6 +416,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"[denpex-run] "},
     // RecogniseDeepSpeed
     {" exits with return code = "}, {"Killing subprocess "},
+    {"OVERFLOW! Rank "}, {"Grad overflow on iteration"}, {"loss scale overflow! "}, {"CPU Virtual Memory:"},
     {"death signal, shutting down workers"},
     // RecogniseKubernetes
     {" Evicted "}, {"Reason:"}, {"command terminated with exit code "}, {"Eviction manager: pods ranked for eviction"},
