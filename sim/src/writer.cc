@@ -197,6 +197,7 @@ void IncidentWriter::Handle(const PythonException& r) {
   scratch_.clear();
   LineBuilder out(&scratch_);
   const std::int64_t cited = formatter_.Format(r, out);
+  CompleteSplit();  // a cited line's `first` must be exact
   const std::int64_t first = Buffer(file).lines;
   AppendText(file, r.rank, scratch_, out.lines());
   if (r.rank == plan_.rank || plan_.rank < 0) {
