@@ -472,6 +472,51 @@ TEST(Families, SrunLabelledTracebacksInterleaveWithoutMixing) {
   EXPECT_TRUE(log.task_labels);
 }
 
+
+// kubectl's words on pods and nodes (docs/log_formats.md §16): `kubectl get events` rows (the
+// age first), the Events table of `kubectl describe` (type first), describe's status fields, and
+// torchrun's own word that it was SIGTERMed.
+TEST(Families, KubernetesEventsDescribeAndTorchrunSignal) {
+  ExpectEach({
+      {"3m12s       Warning   Evicted               pod/llama-worker-3          The node was low on resource: memory. "
+       "Threshold quantity: 100Mi, available: 87204Ki. Container pytorch was using 1523410944Ki, request is 1Ti, has "
+       "larger consumption of memory.",
+       Family::kKubernetes, Kind::kEvicted},
+      {"  Warning  Evicted  12m (x2 over 13m)  kubelet, gpu-0004  The node was low on resource: memory. Container "
+       "pytorch was using 9402820Ki, which exceeds its request of 7G.",
+       Family::kKubernetes, Kind::kEvicted},
+      {"96s         Warning   OOMKilling            node/gpu-0084               Memory cgroup out of memory: Killed "
+       "process 2000535 (python3) total-vm:187563412kB, anon-rss:161204880kB, file-rss:1263344kB, shmem-rss:0kB, "
+       "UID:0 pgtables:318816kB oom_score_adj:-997",
+       Family::kKubernetes, Kind::kOomKilled},
+      {"6m40s       Normal    NodeNotReady          node/gpu-0004               Node gpu-0004 status is now: NodeNotReady",
+       Family::kKubernetes, Kind::kNodeNotReady},
+      {"2m          Normal    Killing               pod/llama-worker-5          Stopping container pytorch",
+       Family::kKubernetes, Kind::kPodKilling},
+      {"96s         Warning   PyTorchJobFailed      pytorchjob/llama            PyTorchJob llama is failed because 1 "
+       "Worker replica(s) failed.",
+       Family::kKubernetes, Kind::kJobFailed},
+      {"      Reason:       OOMKilled", Family::kKubernetes, Kind::kOomKilled},
+      {"Reason:           Evicted", Family::kKubernetes, Kind::kEvicted},
+      {"Node:             gpu-0004/10.128.0.5", Family::kKubernetes, Kind::kPodNode},
+      {"W0302 09:31:02.112000 2000467 torch/distributed/elastic/agent/server/api.py:704] Received Signals.SIGTERM "
+       "death signal, shutting down workers",
+       Family::kTorchrun, Kind::kAgentSignalled},
+  });
+  const ParsedLog node = Parse("Node:             gpu-0004/10.128.0.5\n");
+  ASSERT_EQ(node.events.size(), 1u);
+  EXPECT_EQ(node.strings.Get(node.events[0].host), "gpu-0004");
+  const ParsedLog row = Parse("3m12s   Warning   Evicted   pod/llama-worker-3   The node was low on resource: memory.\n");
+  ASSERT_EQ(row.events.size(), 1u);
+  EXPECT_EQ(row.strings.Get(row.events[0].host), "llama-worker-3");
+  // Other rows and fields are not the platform's word on the failure.
+  for (const char* other : {"2m38s       Normal    Scheduled             pod/llama-worker-3          Successfully assigned "
+                            "training/llama-worker-3 to gpu-0004",
+                            "      Reason:       Error", "LAST SEEN   TYPE      REASON    OBJECT    MESSAGE"}) {
+    EXPECT_TRUE(Parse(std::string(other) + "\n").events.empty()) << other;
+  }
+}
+
 }  // namespace
 }  // namespace denpex::engine
 
