@@ -517,6 +517,42 @@ TEST(Families, KubernetesEventsDescribeAndTorchrunSignal) {
   }
 }
 
+
+// Ray's words (docs/log_formats.md §21): the trainer's worker table, the fields and cause of the
+// driver's ActorDiedError, the GCS's verdict on a silent node, the raylet's memory monitor.
+TEST(Families, RayWorkerTableActorDeathGcsAndRaylet) {
+  ExpectEach({
+      {"(TorchTrainer pid=2113462) - (node_id=1aa5e1ee84784dc358529a248d03723f8ede42ba1f04755223d41e61, ip=10.64.0.2, "
+       "pid=2113554) world_rank=0, local_rank=0, node_rank=0",
+       Family::kRay, Kind::kRayWorker},
+      {"ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.", Family::kRay, Kind::kActorDied},
+      {"\tpid: 2883959", Family::kRay, Kind::kActorField},
+      {"\tip: 10.64.0.48", Family::kRay, Kind::kActorField},
+      {"The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker "
+       "unexpectedly exits with a connection error code 2. End of file.",
+       Family::kRay, Kind::kActorCause},
+      {"The actor died because its node has died. Node Id: 1aa5e1ee84784dc358529a248d03723f8ede42ba1f04755223d41e61",
+       Family::kRay, Kind::kActorCause},
+      {"[2026-03-02 09:00:52,123 W 2113422 2113422] gcs_node_manager.cc:144: The node with node id: "
+       "1aa5e1ee84784dc358529a248d03723f8ede42ba1f04755223d41e61 and address: 10.64.0.7 and node name: 10.64.0.7 has been "
+       "marked dead because the detector has missed too many heartbeats from it. This can happen when a \t(1) raylet "
+       "crashes unexpectedly (OOM, etc.) ",
+       Family::kRay, Kind::kRayNodeDead},
+      {"(raylet) [2026-03-02 09:00:20,976 E 2883851 2883851] (raylet) node_manager.cc:3069: 1 Workers (tasks / actors) "
+       "killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: 1b3b, IP: 10.64.0.48) "
+       "over the last time period.",
+       Family::kRay, Kind::kRayletOomKills},
+  });
+  // A worker's line carries its node's address in Ray's prefix.
+  const ParsedLog worker = Parse("(RayTrainWorker pid=2883959, ip=10.64.0.48) Fatal Python error: Segmentation fault\n");
+  ASSERT_EQ(worker.events.size(), 1u);
+  EXPECT_EQ(worker.strings.Get(worker.events[0].host), "10.64.0.48");
+  const ParsedLog table = Parse("(TorchTrainer pid=21) - (node_id=1a, ip=10.64.0.9, pid=77) world_rank=70, local_rank=6, node_rank=8\n");
+  ASSERT_EQ(table.events.size(), 1u);
+  EXPECT_EQ(table.events[0].rank, 70);
+  EXPECT_EQ(table.strings.Get(table.events[0].host), "10.64.0.9");
+}
+
 }  // namespace
 }  // namespace denpex::engine
 
