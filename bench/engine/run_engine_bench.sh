@@ -47,7 +47,10 @@ read -r r rc <<<"$(timeit rg -c "$LITERAL" "${files[@]}")"
 awk -v b="$bytes" -v t="$g" -v c="$gc" 'BEGIN {printf "grep -c: %s s wall (%.2f GB/s), %s s CPU\n", t, b / t / 1e9, c}'
 awk -v b="$bytes" -v t="$r" -v c="$rc" 'BEGIN {printf "rg -c:   %s s wall (%.2f GB/s), %s s CPU\n", t, b / t / 1e9, c}'
 uptime  # the load the numbers were taken under
-"$BENCH" "$WORK/16k/incident" --threads 2 --repeat 3
+"$BENCH" "$WORK/16k/incident" --threads 2 --repeat 3 | tee "$WORK/engine.txt"
+# Issue #4's parse targets, on wall times of this run: >= 2.5x grep -c and >= 60% of rg -c.
+e=$(sed -n 's/^parse: .* in \([0-9.]*\) s: .*/\1/p' "$WORK/engine.txt")
+awk -v e="$e" -v g="$g" -v r="$r" 'BEGIN {printf "engine parse %.3f s: %.2fx grep -c (target 2.5x), %.0f%% of rg -c (target 60%%)\n", e, g / e, 100 * r / e}'
 # 4. The whole diagnosis as a user runs it: wall time and peak RSS of the process.
 /usr/bin/time -f "denpex diagnose: %e s wall, %U s user + %S s sys, %M KiB peak RSS" "$DENPEX" diagnose "$WORK/16k/incident" --threads 2 >/dev/null
 rm -rf "$WORK"

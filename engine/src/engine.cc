@@ -7,6 +7,7 @@
 #include "report/diagnosis.h"
 #include "report/events_json.h"
 
+#include <algorithm>
 #include <optional>
 #include <ostream>
 
@@ -69,7 +70,24 @@ Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir, const 
   return d;
 }
 
+std::vector<std::string> EventFamilies() {
+  std::vector<std::string> names;
+  for (int f = static_cast<int>(Family::kOther) + 1; FamilyName(static_cast<Family>(f)) != "other"; ++f) {
+    names.emplace_back(FamilyName(static_cast<Family>(f)));
+  }
+  names.emplace_back(FamilyName(Family::kOther));
+  return names;
+}
+
 Status WriteEvents(const std::filesystem::path& incident_dir, const EventsOptions& options, std::ostream& out) {
+  if (!options.family.empty()) {
+    const std::vector<std::string> families = EventFamilies();
+    if (std::find(families.begin(), families.end(), options.family) == families.end()) {
+      std::string known;
+      for (const std::string& f : families) known += (known.empty() ? "" : ", ") + f;
+      return Status::InvalidArgument("--family " + options.family + ": not a family; use one of " + known);
+    }
+  }
   auto incident = LoadIncident(incident_dir, options.threads);
   if (!incident.ok()) return incident.status();
   std::string line;

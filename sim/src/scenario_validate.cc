@@ -490,6 +490,14 @@ Status CheckFaultKind(const v1::Fault& f, const std::string& path, const v1::Sce
                          Str(s.job().nodes()) + ")",
                      "use a node below " + Str(s.job().nodes()) + ", or leave it out to draw one");
   }
+  // The bootstrap root is rank 0's node: it cannot fail to reach itself.
+  const bool on_root = f.has_node() ? f.node() == 0 : f.has_rank() && f.rank() < s.job().gpus_per_node();
+  if (f.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT && (s.job().nodes() < 2 || on_root)) {
+    return loc.Error(f.has_node() ? path + ".node" : f.has_rank() ? path + ".rank" : "job.nodes",
+                     "FAULT_KIND_BOOTSTRAP_TIMEOUT needs a node other than node 0 (the bootstrap root, "
+                     "rank 0's node) in a job of at least 2 nodes",
+                     "pick node: 1 or higher (or leave node and rank out to draw one), and nodes >= 2");
+  }
   return Status::Ok();
 }
 

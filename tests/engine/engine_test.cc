@@ -243,6 +243,26 @@ TEST(EngineEvents, OneJsonObjectPerLineWithFamilyKindAndPlace) {
   EXPECT_NE(only.str().find("\"kind\":\"worker_failed\""), std::string::npos);
 }
 
+// Issue #4 names the families `denpex events` can emit; each is accepted, and anything else is
+// a usage error that lists them.
+TEST(EngineEvents, EveryFamilyOfTheIssueCanBeAskedFor) {
+  const std::vector<std::string> issue = {"nccl_watchdog", "nccl", "cuda", "cuda_oom", "host_oom", "xid",
+                                          "slurm", "torchrun", "deepspeed", "fsdp", "kubernetes", "ray",
+                                          "gloo", "trainer", "python", "other"};
+  EXPECT_EQ(EventFamilies(), issue);
+  TempDir dir;
+  testing::WriteIncident(dir.path(), {});
+  for (const std::string& family : issue) {
+    std::ostringstream out;
+    EXPECT_TRUE(WriteEvents(dir.path(), {.threads = 1, .family = family}, out).ok()) << family;
+  }
+  std::ostringstream out;
+  const Status bad = WriteEvents(dir.path(), {.threads = 1, .family = "watchdog"}, out);
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("nccl_watchdog, nccl, cuda"), std::string::npos) << bad.message();
+  EXPECT_TRUE(out.str().empty());
+}
+
 }  // namespace
 }  // namespace denpex::engine
 

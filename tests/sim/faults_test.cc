@@ -143,5 +143,20 @@ TEST(Faults, NodeOutOfRangeAndNodeOnARankFaultAreRejectedWithLocation) {
   EXPECT_THAT(b.status().message(), HasSubstr("applies to node faults only"));
 }
 
+// The bootstrap root (rank 0's node) cannot time out connecting to itself: node 0, a rank on
+// it, or a one-node job is rejected at its line; node 1 is fine.
+TEST(Faults, BootstrapTimeoutOnTheRootNodeIsRejectedWithLocation) {
+  for (const char* fault : {"node: 0", "rank: 3"}) {
+    const std::string text = std::string("job { nodes: 2 }\nfaults { kind: FAULT_KIND_BOOTSTRAP_TIMEOUT ") + fault + " }\n";
+    auto a = ParseScenario(text, "s.textproto");
+    ASSERT_FALSE(a.ok()) << fault;
+    EXPECT_THAT(a.status().message(), StartsWith("s.textproto:2:")) << fault;
+    EXPECT_THAT(a.status().message(), HasSubstr("bootstrap root")) << fault;
+  }
+  auto one = ParseScenario("job { nodes: 1 }\nfaults { kind: FAULT_KIND_BOOTSTRAP_TIMEOUT }\n", "s.textproto");
+  EXPECT_FALSE(one.ok());
+  EXPECT_TRUE(ParseScenario("job { nodes: 2 }\nfaults { kind: FAULT_KIND_BOOTSTRAP_TIMEOUT node: 1 }\n", "s.textproto").ok());
+}
+
 }  // namespace
 }  // namespace denpex::sim

@@ -278,12 +278,14 @@ struct LineCount {
   std::int64_t long_lines = 0;
   std::size_t line_start = 0;  // start of the line the scan is in
 
-  void Add(std::string_view text, std::size_t base, std::uint32_t nl, std::size_t limit) {
+  // `nl`: the newlines of the block at `base` (bit j: base + j).
+  template <typename Mask>
+  void Add(std::string_view text, std::size_t base, Mask nl, std::size_t limit) {
     if (nl == 0) return;
     const std::size_t first = base + static_cast<std::size_t>(std::countr_zero(nl));
     if (first - line_start > limit) long_lines += LongLine(text, line_start, first, limit);
     newlines += std::popcount(nl);
-    line_start = base + 31 - static_cast<std::size_t>(std::countl_zero(nl)) + 1;
+    line_start = base + sizeof(Mask) * 8 - static_cast<std::size_t>(std::countl_zero(nl));
   }
   static int LongLine(std::string_view text, std::size_t begin, std::size_t end, std::size_t limit) {
     std::size_t n = end - begin;
@@ -299,9 +301,26 @@ inline bool ScanFrom(const LineFilter& filter, const Block& block, std::string_v
                      std::size_t limit, LineCount* count, OnHit&& on_hit) {
   const auto* data = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
-  alignas(32) unsigned char buckets[32];
+  alignas(32) unsigned char buckets[64];
   alignas(32) unsigned char tail[64];
-  for (std::size_t i = from; i < n; i += 32) {
+  std::size_t i = from;
+  // 64 bytes a step while two whole blocks (and the 2 bytes after them) are readable: one
+  // branch for both blocks' candidates, one line count for their newlines.
+  for (; i + 66 <= n; i += 64) {
+    std::uint32_t nl_lo, nl_hi;
+    const std::uint32_t lo = block(data + i, buckets, &nl_lo);
+    const std::uint32_t hi = block(data + i + 32, buckets + 32, &nl_hi);
+    const std::uint64_t nl = nl_lo | static_cast<std::uint64_t>(nl_hi) << 32;
+    for (std::uint64_t cand = lo | static_cast<std::uint64_t>(hi) << 32; cand != 0; cand &= cand - 1) {
+      const unsigned j = static_cast<unsigned>(std::countr_zero(cand));
+      if (on_hit.Try(filter, text, i + j, buckets[j])) {
+        count->Add(text, i, nl & ((std::uint64_t{1} << j) - 1), limit);
+        return true;
+      }
+    }
+    count->Add(text, i, nl, limit);
+  }
+  for (; i < n; i += 32) {
     const unsigned char* p = data + i;
     std::uint32_t valid = 0xffffffffu;
     if (n - i < 34) {  // the last bytes: a zero-padded copy, so no load reads past the text
@@ -332,6 +351,7 @@ struct LineFilterScan {
   struct FirstHit {
     std::size_t from;
     TriggerLevel* level;
+    std::size_t* at;  // where the verified fingerprint starts (inside the line, before its end)
     bool Try(const LineFilter& f, std::string_view text, std::size_t q, unsigned buckets) const;
   };
   struct AnyHit {
@@ -342,6 +362,7 @@ struct LineFilterScan {
 
 bool LineFilterScan::FirstHit::Try(const LineFilter& f, std::string_view text, std::size_t q, unsigned buckets) const {
   *level = f.Verify(text, q, buckets, from, text.size());
+  *at = q;
   return *level != TriggerLevel::kNone;
 }
 
@@ -373,7 +394,8 @@ DENPEX_AVX2 __attribute__((flatten)) void ClassifyAvx2(const LineFilter& f, cons
 LineFilter::Found LineFilter::Next(std::string_view text, std::size_t from, std::size_t long_line) const {
   LineCount count{.line_start = from};
   TriggerLevel first = TriggerLevel::kNone;
-  const LineFilterScan::FirstHit hit{from, &first};
+  std::size_t at = from;
+  const LineFilterScan::FirstHit hit{from, &first, &at};
   bool found;
 #ifdef DENPEX_X86
   if (avx2_) {
@@ -389,7 +411,7 @@ LineFilter::Found LineFilter::Next(std::string_view text, std::size_t from, std:
     if (r.begin < text.size()) r.long_lines += LineCount::LongLine(text, r.begin, text.size(), long_line);
     return r;
   }
-  const void* nl = std::memchr(text.data() + r.begin, '\n', text.size() - r.begin);
+  const void* nl = std::memchr(text.data() + at, '\n', text.size() - at);  // a literal holds no newline
   r.end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) : text.size();
   // A record trigger is the highest level; a prefix trigger may share its line with one.
   r.level = IsRecord(first) ? first : Classify(text.substr(r.begin, r.end - r.begin));

@@ -10,6 +10,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "denpex/common/status.h"
@@ -58,8 +59,14 @@ struct EventsOptions {
   std::string family;  // only this family (`nccl_watchdog`, `xid`, ...); empty: all
 };
 
+// The families an event can have (docs/events_format.md): `nccl_watchdog`, `nccl`, `cuda`,
+// `cuda_oom`, `host_oom`, `xid`, `slurm`, `torchrun`, `deepspeed`, `fsdp`, `kubernetes`, `ray`,
+// `gloo`, `trainer`, `python`, `other`.
+std::vector<std::string> EventFamilies();
+
 // `denpex events`: every event the engine recognised, one JSON object per line, in file order
-// then line order (docs/events_format.md). Same errors as Diagnose.
+// then line order (docs/events_format.md). Same errors as Diagnose; a `family` that is not one
+// of EventFamilies() is an invalid argument.
 Status WriteEvents(const std::filesystem::path& incident_dir, const EventsOptions& options, std::ostream& out);
 
 }  // namespace denpex::engine
