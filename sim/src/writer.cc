@@ -221,7 +221,7 @@ void IncidentWriter::Handle(const WorkerExit& r) {
   if (r.exit_code >= 0) MoveStdoutToFile(r.rank);
   std::string().swap(stdout_[r.rank].data);
   stdout_[r.rank].lines = 0;
-  if (OneFile()) return;
+  if (OneFile() || PodLogs()) return;  // the pod's file is torchrun's too: handed over at its exit
   Flush(OutFile(r.rank));
   if (ErrFile(r.rank) != OutFile(r.rank)) Flush(ErrFile(r.rank));
 }
@@ -295,8 +295,12 @@ void IncidentWriter::Handle(const AgentSignalled& r) {
 void IncidentWriter::Handle(const NodeLost& r) {
   if (OneFile()) return;
   const int file = AgentFile(r.node);
-  if (r.node == plan_.node && files_[file].lines > 0) {
-    Remember(Cite::kLastLine, r.node, r.time, file, files_[file].lines - 1);
+  File& f = files_[file];
+  if (r.node == plan_.node && f.lines > 0 && f.data.empty()) {  // a pod log just handed over
+    citations_.push_back({Cite::kLastLine, r.node, r.time, {RelativePath(file), f.lines, f.tail}, file,
+                          DamageOf(file) != NodeDamage::kMissing});
+  } else if (r.node == plan_.node && f.lines > 0) {
+    Remember(Cite::kLastLine, r.node, r.time, file, f.lines - 1);
   }
   Flush(file);
 }

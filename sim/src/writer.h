@@ -146,6 +146,7 @@ class IncidentWriter : public RecordSink {
     std::int64_t lines = 0;  // lines in the file so far (written or buffered)
     std::int64_t bytes = 0;  // bytes handed to the pool so far
     bool created = false;
+    std::string tail;  // agent and pod files: the last line handed to the pool (a lost node's last line)
   };
   struct StdoutBuffer {
     std::string data;

@@ -126,6 +126,11 @@ void IncidentWriter::Flush(int file) {
     return;
   }
   if (!f.created) ++stats_.files;
+  if (file < job_.nodes && !OneFile() && !f.data.empty()) {
+    const std::size_t end = f.data.back() == '\n' ? f.data.size() - 1 : f.data.size();
+    const std::size_t nl = f.data.rfind('\n', end == 0 ? 0 : end - 1);
+    f.tail.assign(f.data, nl == std::string::npos ? 0 : nl + 1, end - (nl == std::string::npos ? 0 : nl + 1));
+  }
   stats_.bytes += f.data.size();
   f.bytes += static_cast<std::int64_t>(f.data.size());
   pool_.Submit(static_cast<std::size_t>(file),
