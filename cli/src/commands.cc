@@ -6,6 +6,7 @@
 
 #include "denpex/engine/checkpoint.h"
 #include "denpex/engine/engine.h"
+#include "denpex/engine/history.h"
 #include "denpex/proto/json_io.h"
 #include "denpex/scorer/scorer.h"
 #include "denpex/sim/simulator.h"
@@ -67,11 +68,33 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
         << " inside the checkpoint directory; choose a --json path outside it.\n";
     return kExitUsage;
   }
+  if (args.record_history && args.history.empty()) {
+    err << "denpex diagnose: --record-history needs --history FILE (the store to append to)\n";
+    return kExitUsage;
+  }
+  if (args.record_history && IsInside(args.history, args.incident)) {
+    err << "denpex diagnose: refusing to write the history store " << args.history.string()
+        << " inside the incident directory; the engine never modifies an incident. Keep the store outside it.\n";
+    return kExitUsage;
+  }
   auto d = engine::Diagnose(args.incident, {.strategy = *strategy,
                                             .threads = args.threads,
                                             .checkpoint_dir = args.checkpoint_dir,
                                             .control = args.control});
   if (!d.ok()) return Fail(err, "diagnose", d.status());
+  if (!args.history.empty()) {
+    auto history = engine::ReadHistory(args.history);
+    if (!history.ok()) return Fail(err, "diagnose", history.status());
+    for (const std::string& p : history->problems) {
+      err << "denpex diagnose: " << p << "\n";
+      d->mutable_input()->add_problems(p);
+    }
+    engine::ApplyHistory(*history, args.history.string(), args.incident, &*d);
+    if (args.record_history) {
+      const Status st = engine::RecordHistory(args.history, *history, engine::HistoryEntryOf(*d, args.incident), args.incident);
+      if (!st.ok()) return Fail(err, "diagnose", st);
+    }
+  }
   out << engine::RenderText(*d);
   if (!args.json.empty()) {
     if (auto st = proto::WriteJsonFile(args.json, *d); !st.ok()) return Fail(err, "diagnose", st);

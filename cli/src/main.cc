@@ -72,6 +72,11 @@ int main(int argc, char** argv) {
   diag->add_option("--threads", diag_args.threads, "Worker threads (0 = all cores)")->capture_default_str();
   diag->add_option("--control", diag_args.control,
                    "A healthy run of the same job: fail-slow ranks are measured against their own timers there");
+  diag->add_option("--history", diag_args.history,
+                   "The node/GPU history store (JSON lines, docs/history_format.md): earlier incidents of the initiator's "
+                   "node and GPU, read only unless --record-history");
+  diag->add_flag("--record-history", diag_args.record_history,
+                 "Append this diagnosis to the --history store (never inside the incident)");
   diag->footer(kExitCodes);
   diag->callback([&] { rc = RunDiagnose(diag_args, std::cout, std::cerr); });
 

@@ -81,6 +81,11 @@ constexpr FaultTraits kFaults[] = {
      v1::OWNER_APPLICATION, v1::FAILURE_CLASS_CUDA_ERROR, false, "fix_application",
      "{who} hit a device-side assert (an index out of bounds); fix the input or the indexing "
      "that the assertion names before restarting."},
+    {v1::FAULT_KIND_XID_APP_EXCEPTION, FaultScope::kRank, FaultAction::kCudaError,
+     v1::OWNER_APPLICATION, v1::FAILURE_CLASS_CUDA_ERROR, false, "fix_application",
+     "{who} faulted in a kernel (the driver's Xid 13 graphics exception or Xid 43 channel reset "
+     "name its process; the GPU is fine); find the kernel with compute-sanitizer and fix it "
+     "before restarting."},
     {v1::FAULT_KIND_STRAGGLER, FaultScope::kRank, FaultAction::kSlowdown,
      v1::OWNER_GPU_HARDWARE, v1::FAILURE_CLASS_STRAGGLER, false, "inspect_gpu",
      "{who} computes slower than its peers every step (a throttled GPU: thermal, power brake or "

@@ -78,6 +78,17 @@ class LineFormatter {
   void XidAttribution(LineBuilder& out, int pid) const;
   void XidBody(const KernelMessage& r, std::uint64_t word, LineBuilder& out) const;
   int PidOfGpu(const KernelMessage& r) const;
+  // `GPU-8-4-4-4-12` of the node's GPU (nvidia-smi index), as NVRM, nvidia-smi and DCGM print it.
+  void GpuUuid(LineBuilder& out, int node, int gpu) const;
+  // formatter_gpu_health.cc: `nvidia-smi -L`, `nvidia-smi -q`, DCGM after the table.
+  void NvidiaSmiList(const NvidiaSmiSnapshot& r, LineBuilder& out) const;
+  void NvidiaSmiQuery(const NvidiaSmiSnapshot& r, LineBuilder& out) const;
+  void NvidiaSmiQueryGpu(const NvidiaSmiSnapshot& r, int gpu, LineBuilder& out) const;
+  void DcgmHealth(const NvidiaSmiSnapshot& r, LineBuilder& out) const;
+  void DcgmDiag(const NvidiaSmiSnapshot& r, LineBuilder& out) const;
+  void DcgmMetrics(const NvidiaSmiSnapshot& r, LineBuilder& out) const;
+  // The launch script's `CUDA_VISIBLE_DEVICES=...` line (realism.gpu_order).
+  void VisibleDevices(int node, LineBuilder& out) const;
   void OomMessage(LineBuilder& out, int rank, int variant) const;
   void AssertLines(LineBuilder& out, int variant) const;
   void WriteC10Header(LineBuilder& out, int rank, TimeNs t, int source_line) const;

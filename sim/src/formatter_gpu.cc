@@ -50,6 +50,7 @@ std::string_view CudaMessage(CudaFailureKind k) {
     case CudaFailureKind::kNvlinkUncorrectable:
       return "an uncorrectable NVLink error was detected during the execution";
     case CudaFailureKind::kIllegalAddress: return "an illegal memory access was encountered";
+    case CudaFailureKind::kIllegalInstruction: return "an illegal instruction was encountered";
     case CudaFailureKind::kDeviceAssert: return "device-side assert triggered";
     case CudaFailureKind::kOutOfMemory: return "out of memory";
   }
@@ -285,6 +286,27 @@ void LineFormatter::XidBody(const KernelMessage& r, std::uint64_t word, LineBuil
       Hex0(out, (word >> 24) & 0xfffff000, 8);
       out.Str(". Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ");
       return;
+    case 13: {  // detail: 4 * TPC index + which line (warp exception, global exception, ESR)
+      XidAttribution(out, PidOfGpu(r));
+      const int gpc = static_cast<int>(word % 8), tpc = (static_cast<int>(word >> 8) + r.detail / 4) % 9;
+      const int sm = r.detail / 4 % 2;
+      switch (r.detail % 4) {
+        case 0:
+          out.Str("Graphics SM Warp Exception on (GPC ").Int(gpc).Str(", TPC ").Int(tpc).Str(", SM ").Int(sm);
+          out.Str("): Out Of Range Address");
+          return;
+        case 1:
+          out.Str("Graphics SM Global Exception on (GPC ").Int(gpc).Str(", TPC ").Int(tpc).Str(", SM ").Int(sm);
+          out.Str("): Multiple Warp Errors");
+          return;
+        default:
+          out.Str("Graphics Exception: ESR 0x5").Int(gpc).Str("e").Int(tpc).Str("48=0x");
+          Hex0(out, 0x1000e + (word >> 20 & 0xfff), 7);
+          out.Str(" 0x5").Int(gpc).Str("e").Int(tpc).Str("50=0x20 0x5").Int(gpc).Str("e").Int(tpc).Str("44=0xd3eff2 0x5");
+          out.Int(gpc).Str("e").Int(tpc).Str("4c=0x17f");
+          return;
+      }
+    }
     case 43:
       XidAttribution(out, r.detail);
       out.Str(old ? "Ch 00000020, engmask 00000101" : "Ch 00000008");
@@ -297,7 +319,7 @@ void LineFormatter::XidBody(const KernelMessage& r, std::uint64_t word, LineBuil
 
 // The pid of the process on the message's GPU (the rank of that node and local GPU).
 int LineFormatter::PidOfGpu(const KernelMessage& r) const {
-  const int rank = r.node * job_.gpus_per_node + r.arg;
+  const int rank = r.node * job_.gpus_per_node + job_.LocalOfGpu(r.node, r.arg);
   return rank < job_.world ? job_.worker_pid[rank] : 0;
 }
 
@@ -393,6 +415,13 @@ void LineFormatter::Format(const NvidiaSmiSnapshot& r, LineBuilder& out) const {
     out.Int(110 + (gpu * 13 + r.node) % 80).Str("W / 700W |      4MiB / 81559MiB |      0%      Default |").EndLine();
     out.Str("|                                         |                      |             Disabled |").EndLine();
     out.Str(split).EndLine();
+  }
+  if (job_.gpu_order == v1::GPU_ORDER_UUID) NvidiaSmiList(r, out);
+  if (job_.noise.nvidia_smi_query) NvidiaSmiQuery(r, out);
+  if (job_.noise.dcgm) {
+    DcgmHealth(r, out);
+    DcgmDiag(r, out);
+    DcgmMetrics(r, out);
   }
 }
 

@@ -107,7 +107,7 @@ void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
   auto last_error = [&] {
     if (r.duplicate) {
       out.Str("Duplicate GPU detected : rank ").Int(r.rank).Str(" and rank ").Int(r.other);
-      out.Str(" both on CUDA device ").Str(NcclBusId(job_.LocalRank(r.other)));
+      out.Str(" both on CUDA device ").Str(NcclBusId(job_.PhysicalGpu(r.other)));
     } else if (r.timeout && v218) {  // the bootstrap root: rank 0's node
       out.Str("socketStartConnect: Connect to ");
       NodeAddress(out, 0);
@@ -267,7 +267,8 @@ void LineFormatter::Format(const NcclCommInit& r, LineBuilder& out) const {
   auto comm_line = [&](std::string_view what) {
     NcclPrefix(out, r.rank);
     out.Str("comm 0x").Hex(comm).Str(" rank ").Int(grank).Str(" nranks ").Int(size);
-    out.Str(" cudaDev ").Int(dev).Str(" nvmlDev ").Int(dev).Str(" busId ").Str(kBusIds[dev]);
+    const int nvml = job_.PhysicalGpu(r.rank);  // CUDA_VISIBLE_DEVICES renumbers cudaDev only
+    out.Str(" cudaDev ").Int(dev).Str(" nvmlDev ").Int(nvml).Str(" busId ").Str(kBusIds[nvml]);
     out.Str(" commId 0x").Hex(comm_id).Str(what).EndLine();
   };
   comm_line(" - Init START");

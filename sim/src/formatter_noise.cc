@@ -103,6 +103,14 @@ void LineFormatter::KernelPrefix(const KernelMessage& r, LineBuilder& out) const
   out.Padded(up / kNsPerSec, 5, ' ').Char('.').Zero(up % kNsPerSec / kNsPerUs, 6).Str("] ");
 }
 
+void LineFormatter::GpuUuid(LineBuilder& out, int node, int gpu) const {
+  const auto word = [&](std::uint64_t salt) {
+    return Mix64(job_.seed ^ Mix64((static_cast<std::uint64_t>(node) << 8) + static_cast<std::uint64_t>(gpu) + salt));
+  };
+  out.Str("GPU-");
+  Uuid(out, word(0), word(1));
+}
+
 void LineFormatter::Format(const KernelMessage& r, LineBuilder& out) const {
   KernelPrefix(r, out);
   const auto gpu_word = [&](std::uint64_t salt) {
@@ -134,8 +142,8 @@ void LineFormatter::Format(const KernelMessage& r, LineBuilder& out) const {
       out.Str("  ").Str(job_.driver->built);
       break;
     case KernelEvent::kGpuAt:
-      out.Str("NVRM: GPU at PCI:0000:").Str(NcclBusId(r.arg).substr(0, 2)).Str(":00: GPU-");
-      Uuid(out, gpu_word(0), gpu_word(1));
+      out.Str("NVRM: GPU at PCI:0000:").Str(NcclBusId(r.arg).substr(0, 2)).Str(":00: ");
+      GpuUuid(out, r.node, r.arg);
       break;
     case KernelEvent::kGpuSerial:
       out.Str("NVRM: GPU Board Serial Number: 16528230").Zero(gpu_word(2) % 100000, 5);

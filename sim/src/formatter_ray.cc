@@ -1,4 +1,4 @@
-// Ray's lines (docs/log_formats.md §21): the trainer's worker table and the trial's
+// Ray's lines (docs/log_formats.md §23): the trainer's worker table and the trial's
 // ActorDiedError in driver.log, the raylet's memory-monitor summary forwarded to the driver,
 // the GCS's verdict on a silent node in gcs_server.out. Wording of Ray 2.x.
 #include "formatter.h"

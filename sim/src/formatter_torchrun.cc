@@ -97,6 +97,7 @@ void LineFormatter::AgentHeader(LineBuilder& out, char severity, int node, TimeN
 }
 
 void LineFormatter::Format(const AgentBanner& r, LineBuilder& out) const {
+  if (job_.gpu_order != v1::GPU_ORDER_UNSPECIFIED) VisibleDevices(r.node, out);
   const bool logger = torch_.agent_style == AgentLogStyle::kLogger;  // one header, then bare
   for (std::string_view text : {std::string_view(), kStars, kOmpBanner, kStars}) {
     if (!logger || text.empty())

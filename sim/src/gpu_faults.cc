@@ -5,6 +5,7 @@
 // an application's MMU fault 31 then 43.
 #include "gpu_faults.h"
 
+#include "noise.h"
 #include "profiles.h"
 #include "rng.h"
 
@@ -114,6 +115,25 @@ void MmuFault(KernelBurst& b, Rng& rng, int gpu, int pid, TimeNs t) {
   b.Xid(t + rng.UniformInt(1, 15) * kNsPerMs, gpu, 43, pid);
 }
 
+// An application's kernel fault: Xid 13's SM warp / global exception and ESR lines for each
+// faulting TPC (one burst), then the channel reset 43; or (odd variants) 43 alone.
+void AppException(KernelBurst& b, Rng& rng, int gpu, int pid, int variant, TimeNs t) {
+  Context(b, t, gpu);
+  if (variant % 2 == 1) {
+    b.Xid(t, gpu, 43, pid, true);
+    return;
+  }
+  const int tpcs = 2 + variant % 3;
+  TimeNs at = t;
+  for (int i = 0; i < tpcs; ++i) {
+    for (int body = 0; body < 3; ++body) {
+      b.Xid(at, gpu, 13, body + 4 * i, i == 0 && body == 0);
+      at += rng.UniformInt(1, 40) * kNsPerUs;
+    }
+  }
+  b.Xid(at + rng.UniformInt(1, 15) * kNsPerMs, gpu, 43, pid);
+}
+
 }  // namespace
 
 TimeNs NodeBoot(const Job& job, int node) {
@@ -136,6 +156,9 @@ CudaFailureKind CudaFailureOf(const FaultPlan& fault) {
       return CudaFailureKind::kIllegalAddress;
     case v1::FAULT_KIND_DEVICE_ASSERT:
       return CudaFailureKind::kDeviceAssert;
+    case v1::FAULT_KIND_XID_APP_EXCEPTION:
+      return fault.variant % 2 == 0 ? CudaFailureKind::kIllegalInstruction
+                                    : CudaFailureKind::kUnspecifiedLaunch;
     default:
       return CudaFailureKind::kUnspecifiedLaunch;
   }
@@ -144,7 +167,7 @@ CudaFailureKind CudaFailureOf(const FaultPlan& fault) {
 void EmitFaultKernelLines(const Job& job, const FaultPlan& fault, int rank, TimeNs t,
                           TimeNs exit_at, RecordSink& sink) {
   if (!job.noise.kernel_logs) return;
-  const int node = job.NodeOf(rank), gpu = job.LocalRank(rank);
+  const int node = job.NodeOf(rank), gpu = job.PhysicalGpu(rank);
   KernelBurst b(job, node, sink);
   Rng rng(job.seed, StreamId::kKernel, (1ULL << 32) + static_cast<std::uint64_t>(rank));
   switch (fault.kind()) {
@@ -158,6 +181,8 @@ void EmitFaultKernelLines(const Job& job, const FaultPlan& fault, int rank, Time
       return Gsp(job, b, rng, gpu, t, exit_at);
     case v1::FAULT_KIND_CUDA_ILLEGAL_ADDRESS:
       return MmuFault(b, rng, gpu, job.worker_pid[rank], t);
+    case v1::FAULT_KIND_XID_APP_EXCEPTION:
+      return AppException(b, rng, gpu, job.worker_pid[rank], fault.variant, t);
     default:
       return;  // CUDA OOM and device asserts leave nothing in the kernel log
   }
@@ -179,18 +204,41 @@ void EmitKillCleanup(const Job& job, int rank, TimeNs t, RecordSink& sink) {
   if (!job.noise.xid45_on_kill) return;
   KernelBurst b(job, job.NodeOf(rank), sink);
   Rng rng(job.seed, StreamId::kKernel, (2ULL << 32) + static_cast<std::uint64_t>(rank));
-  b.Xid(t + rng.UniformInt(1, 50) * kNsPerMs, job.LocalRank(rank), 45, job.worker_pid[rank]);
+  b.Xid(t + rng.UniformInt(1, 50) * kNsPerMs, job.PhysicalGpu(rank), 45, job.worker_pid[rank]);
+}
+
+// The last Xid DCGM saw on the fault's GPU (DCGM_FI_DEV_XID_ERRORS).
+int LastXid(const FaultPlan& fault) {
+  switch (fault.kind()) {
+    case v1::FAULT_KIND_XID_FALLEN_OFF_BUS: return 79;
+    case v1::FAULT_KIND_XID_ECC: return 48;
+    case v1::FAULT_KIND_XID_NVLINK: return 74;
+    case v1::FAULT_KIND_XID_GSP: return 119;
+    case v1::FAULT_KIND_CUDA_ILLEGAL_ADDRESS: return 43;
+    case v1::FAULT_KIND_XID_APP_EXCEPTION: return 43;
+    default: return 0;
+  }
 }
 
 void EmitNvidiaSmi(const Job& job, const FaultPlan& fault, TimeNs t, RecordSink& sink) {
   if (!job.noise.nvidia_smi) return;
   const bool rank_fault = fault.rank >= 0 && fault.traits->scope == FaultScope::kRank;
-  const int gpu = rank_fault ? job.LocalRank(fault.rank) : -1;
+  const int gpu = rank_fault ? job.PhysicalGpu(fault.rank) : -1;
+  const int old_ecc_gpu = OldEccGpu(job);
   for (int node = 0; node < job.nodes; ++node) {
     const bool hit = rank_fault && node == fault.node;
     NvidiaSmiSnapshot s{node, t + (node % 97) * kNsPerMs, -1, -1};
     if (hit && fault.kind() == v1::FAULT_KIND_XID_FALLEN_OFF_BUS) s.lost_gpu = gpu;
-    if (hit && fault.kind() == v1::FAULT_KIND_XID_ECC) s.ecc_gpu = gpu;
+    if (hit && fault.kind() == v1::FAULT_KIND_XID_ECC) {
+      s.ecc_gpu = gpu;
+      s.remap = fault.variant % 3 == 2 ? RemapState::kFailed : RemapState::kPending;
+    }
+    if (hit && fault.kind() == v1::FAULT_KIND_STRAGGLER && fault.variant % 3 != 2) {
+      s.throttle_gpu = gpu;  // variant 2: a PCIe link downgrade, which no clock reason shows
+      s.throttle = fault.variant % 3 == 0 ? Throttle::kThermal : Throttle::kPowerBrake;
+    }
+    if (hit && LastXid(fault) != 0) s.xid_gpu = gpu, s.xid = LastXid(fault);
+    if (node == job.noise.ecc_node) s.corrected_gpu = old_ecc_gpu;
     sink.Emit(s);
   }
 }

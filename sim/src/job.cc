@@ -135,6 +135,21 @@ void DrawNodes(Job& job, const std::string& prefix, const v1::Clocks& clocks) {
   }
 }
 
+// CUDA_VISIBLE_DEVICES per node: the second half first (ROTATED), or a drawn order of the
+// device plugin's UUIDs (UUID).
+void DrawGpuOrder(Job& job) {
+  if (job.gpu_order == v1::GPU_ORDER_UNSPECIFIED) return;
+  const int n = job.gpus_per_node;
+  job.gpu_of_local.resize(static_cast<std::size_t>(job.world));
+  for (int node = 0; node < job.nodes; ++node) {
+    std::int8_t* order = job.gpu_of_local.data() + static_cast<std::ptrdiff_t>(node) * n;
+    for (int l = 0; l < n; ++l) order[l] = static_cast<std::int8_t>((l + n / 2) % n);
+    if (job.gpu_order != v1::GPU_ORDER_UUID) continue;
+    Rng rng(job.seed, StreamId::kNodeProcesses, static_cast<std::uint64_t>(node) + (3ULL << 32));
+    for (int l = n - 1; l > 0; --l) std::swap(order[l], order[rng.UniformInt(0, l + 1)]);
+  }
+}
+
 // Kubernetes: the drawn hostnames become the nodes' names; the processes see their pod's
 // hostname. PyTorchJob: <job>-master-0 and <job>-worker-<i>; JobSet (one replicated job,
 // indexed): hostname <jobset>-workers-0-<i>, pod name with the Job controller's 5-character
@@ -163,6 +178,14 @@ void NamePods(Job& job, const v1::Kubernetes& k) {
 }
 
 }  // namespace
+
+int Job::LocalOfGpu(int node, int gpu) const {
+  if (gpu_of_local.empty()) return gpu;
+  for (int l = 0; l < gpus_per_node; ++l) {
+    if (gpu_of_local[static_cast<std::size_t>(node * gpus_per_node + l)] == gpu) return l;
+  }
+  return gpu;
+}
 
 Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   Job job;
@@ -198,6 +221,8 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.slurmd_timeout = s.slurm().slurmd_timeout_ms() * kNsPerMs;
   job.partition = s.slurm().partition();
   DrawNodes(job, s.job().hostname_prefix(), s.clocks());
+  job.gpu_order = s.realism().gpu_order();
+  DrawGpuOrder(job);
   if (job.launcher == v1::LAUNCHER_KUBERNETES) NamePods(job, s.kubernetes());
   if (job.launcher == v1::LAUNCHER_RAY) {  // Ray names its nodes by IP address
     for (int node = 0; node < job.nodes; ++node) {

@@ -51,6 +51,8 @@ struct Noise {
   bool benign_warnings = false;
   bool xid45_on_kill = false;  // a SIGKILLed worker leaves Xid 45 on its GPU
   bool nvidia_smi = false;     // <host>/nvidia-smi.log at the end
+  bool nvidia_smi_query = false;  // ... with `nvidia-smi -q` after the table
+  bool dcgm = false;              // ... and DCGM's health, diag and exporter output
   int loud_rank = -1;  // repeats a UserWarning every step; -1: none
   bool kernel_logs = false;
   int ecc_node = -1;               // an old corrected ECC event in its kern.log; -1: none
@@ -99,6 +101,10 @@ struct Job {
   std::vector<std::int32_t> agent_pid;   // node -> torchrun's pid
   std::vector<TimeNs> agent_start;       // node -> when torchrun printed its banner
   std::vector<std::int32_t> worker_pid;  // rank -> pid
+  // CUDA_VISIBLE_DEVICES (realism.gpu_order): node * gpus_per_node + local rank -> the
+  // nvidia-smi index of the GPU it runs on. Empty: CUDA's default order (the identity).
+  v1::GpuOrder gpu_order = v1::GPU_ORDER_UNSPECIFIED;
+  std::vector<std::int8_t> gpu_of_local;
   Noise noise;                           // filled by PlanNoise once the fault is known
 
   // The rank that prints the per-step lines: Megatron's last rank, DeepSpeed's rank 0.
@@ -107,6 +113,12 @@ struct Job {
   // The machine: its kern.log folder, the truth's node.
   const std::string& NodeName(int node) const { return node_names.empty() ? hostnames[node] : node_names[node]; }
   int LocalRank(int rank) const { return rank % gpus_per_node; }
+  // The nvidia-smi index (and PCI bus id slot) of the GPU the rank runs on.
+  int PhysicalGpu(int rank) const {
+    return gpu_of_local.empty() ? LocalRank(rank) : gpu_of_local[static_cast<std::size_t>(rank)];
+  }
+  // The local rank that runs on the node's GPU `gpu` (nvidia-smi index).
+  int LocalOfGpu(int node, int gpu) const;
   int TpRank(int rank) const { return rank % tp; }
   int DpRank(int rank) const { return rank / tp % dp; }
   int PpRank(int rank) const { return rank / (tp * dp); }

@@ -53,6 +53,8 @@ Noise PlanNoise(const v1::Realism& realism, const Job& job, const FaultPlan& fau
   noise.kernel_logs = realism.kernel_logs();
   noise.xid45_on_kill = realism.kernel_logs() && realism.xid45_on_kill();
   noise.nvidia_smi = realism.nvidia_smi();
+  noise.nvidia_smi_query = realism.nvidia_smi_query();
+  noise.dcgm = realism.dcgm();
   if (realism.kernel_logs() && realism.old_ecc_event()) {
     noise.ecc_node = OtherNode(rng, job, fault.node);
   }
@@ -60,37 +62,65 @@ Noise PlanNoise(const v1::Realism& realism, const Job& job, const FaultPlan& fau
   return noise;
 }
 
+namespace {
+
+// One node's boot-time kernel lines, drawn in one order (EmitKernelBoot prints them; the
+// nvidia-smi snapshot needs the old ECC event's GPU).
+struct BootDraws {
+  TimeNs uptime = 0, nic_firmware[2] = {}, taint = 0, nvrm = 0, nic_up[2] = {};
+  TimeNs ecc_at = 0, ecc_xid = 0;
+  int ecc_gpu = -1;
+};
+
+BootDraws DrawBoot(const Job& job, int node) {
+  BootDraws d;
+  Rng rng(job.seed, StreamId::kKernel, static_cast<std::uint64_t>(node));
+  d.uptime = rng.UniformInt(2 * kDay, 40 * kDay);
+  TimeNs t = rng.UniformInt(3'800, 4'600) * kNsPerMs;
+  for (int nic = 0; nic < 2; ++nic) {
+    d.nic_firmware[nic] = t + rng.UniformInt(1, 90'000) * kNsPerUs * (nic + 1);
+  }
+  t += rng.UniformInt(9'000, 14'000) * kNsPerMs;
+  d.taint = t;
+  d.nvrm = t + rng.UniformInt(40, 900) * kNsPerUs;
+  t += rng.UniformInt(2'000, 6'000) * kNsPerMs;
+  for (int nic = 0; nic < 2; ++nic) {
+    d.nic_up[nic] = t + rng.UniformInt(1, 400'000) * kNsPerUs * (nic + 1);
+  }
+  if (node != job.noise.ecc_node) return d;
+  const TimeNs latest = std::min(d.uptime - kHour, 10 * kDay);
+  d.ecc_at = d.uptime - rng.UniformInt(2 * kHour, std::max(latest, 2 * kHour + 1));
+  d.ecc_gpu = static_cast<int>(rng.UniformInt(0, job.gpus_per_node));
+  d.ecc_xid = d.ecc_at + rng.UniformInt(1, 300) * kNsPerUs;
+  return d;
+}
+
+}  // namespace
+
+int OldEccGpu(const Job& job) {
+  return job.noise.ecc_node < 0 ? -1 : DrawBoot(job, job.noise.ecc_node).ecc_gpu;
+}
+
 // rsyslog's kern.log from the boot on: the kernel banner, the NICs, the NVIDIA driver, and
 // on the ECC node a corrected-error row remapping (Xid 63) hours before the job.
 void EmitKernelBoot(const Job& job, RecordSink& sink) {
   if (!job.noise.kernel_logs) return;
   for (int node = 0; node < job.nodes; ++node) {
-    Rng rng(job.seed, StreamId::kKernel, static_cast<std::uint64_t>(node));
-    const TimeNs uptime = rng.UniformInt(2 * kDay, 40 * kDay);
-    const TimeNs boot = job.start - uptime;
+    const BootDraws d = DrawBoot(job, node);
+    const TimeNs boot = job.start - d.uptime;
     auto emit = [&](TimeNs at, KernelEvent event, int arg) {
       sink.Emit(KernelMessage{node, boot + at, boot, event, arg});
     };
     emit(0, KernelEvent::kLinuxVersion, 0);
     emit(0, KernelEvent::kCommandLine, 0);
-    TimeNs t = rng.UniformInt(3'800, 4'600) * kNsPerMs;
-    for (int nic = 0; nic < 2; ++nic) {
-      emit(t + rng.UniformInt(1, 90'000) * kNsPerUs * (nic + 1), KernelEvent::kNicFirmware, nic);
-    }
-    t += rng.UniformInt(9'000, 14'000) * kNsPerMs;
-    emit(t, KernelEvent::kNvidiaTaint, 0);
-    emit(t + rng.UniformInt(40, 900) * kNsPerUs, KernelEvent::kNvrmLoaded, 0);
-    t += rng.UniformInt(2'000, 6'000) * kNsPerMs;
-    for (int nic = 0; nic < 2; ++nic) {
-      emit(t + rng.UniformInt(1, 400'000) * kNsPerUs * (nic + 1), KernelEvent::kNicLinkUp, nic);
-    }
-    if (node != job.noise.ecc_node) continue;
-    const TimeNs latest = std::min(uptime - kHour, 10 * kDay);
-    const TimeNs at = uptime - rng.UniformInt(2 * kHour, std::max(latest, 2 * kHour + 1));
-    const int gpu = static_cast<int>(rng.UniformInt(0, job.gpus_per_node));
-    emit(at, KernelEvent::kGpuAt, gpu);
-    emit(at, KernelEvent::kGpuSerial, gpu);
-    emit(at + rng.UniformInt(1, 300) * kNsPerUs, KernelEvent::kXid63, gpu);
+    for (int nic = 0; nic < 2; ++nic) emit(d.nic_firmware[nic], KernelEvent::kNicFirmware, nic);
+    emit(d.taint, KernelEvent::kNvidiaTaint, 0);
+    emit(d.nvrm, KernelEvent::kNvrmLoaded, 0);
+    for (int nic = 0; nic < 2; ++nic) emit(d.nic_up[nic], KernelEvent::kNicLinkUp, nic);
+    if (d.ecc_gpu < 0) continue;
+    emit(d.ecc_at, KernelEvent::kGpuAt, d.ecc_gpu);
+    emit(d.ecc_at, KernelEvent::kGpuSerial, d.ecc_gpu);
+    emit(d.ecc_xid, KernelEvent::kXid63, d.ecc_gpu);
   }
 }
 

@@ -17,4 +17,7 @@ Noise PlanNoise(const v1::Realism& realism, const Job& job, const FaultPlan& fau
 // as KernelMessage records in time order per node. Nothing when kernel logs are off.
 void EmitKernelBoot(const Job& job, RecordSink& sink);
 
+// The GPU (nvidia-smi index) of the old corrected ECC event on job.noise.ecc_node; -1: none.
+int OldEccGpu(const Job& job);
+
 }  // namespace denpex::sim

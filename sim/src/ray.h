@@ -1,4 +1,4 @@
-// The Ray launcher (LAUNCHER_RAY, docs/log_formats.md §21): Ray Train's TorchTrainer runs one
+// The Ray launcher (LAUNCHER_RAY, docs/log_formats.md §23): Ray Train's TorchTrainer runs one
 // RayTrainWorker actor per GPU; the driver waits on their training futures. When a worker
 // process dies, the driver's ray.get raises ActorDiedError 20-300 ms later; when a node dies,
 // the GCS marks it dead once it has missed its health checks (15-45 s) and the actors on it die

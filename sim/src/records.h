@@ -183,6 +183,7 @@ enum class CudaFailureKind : std::uint8_t {
   kEccUncorrectable,   // "uncorrectable ECC error encountered"
   kNvlinkUncorrectable,  // "an uncorrectable NVLink error was detected during the execution"
   kIllegalAddress,     // "an illegal memory access was encountered"
+  kIllegalInstruction,  // "an illegal instruction was encountered"
   kDeviceAssert,       // "device-side assert triggered"
   kOutOfMemory,        // torch's caching allocator: "CUDA out of memory. Tried to allocate ..."
 };
@@ -229,6 +230,9 @@ struct KernelMessage {
   bool cite = false;  // the truth cites this line (the fault's initiating kernel line)
 };
 
+enum class RemapState : std::uint8_t { kNone, kPending, kFailed };
+enum class Throttle : std::uint8_t { kNone, kThermal, kPowerBrake };
+
 // `nvidia-smi` run on the node when the job ended (<host>/nvidia-smi.log): the GPU table with
 // each GPU's bus id; a GPU that fell off the bus is reported as unreachable instead.
 struct NvidiaSmiSnapshot {
@@ -236,6 +240,13 @@ struct NvidiaSmiSnapshot {
   TimeNs time;
   int lost_gpu;  // -1: none
   int ecc_gpu;   // -1: none; its volatile uncorrectable ECC count is non-zero
+  // `nvidia-smi -q` and DCGM (realism.nvidia_smi_query, realism.dcgm; formatter_gpu_health.cc).
+  RemapState remap = RemapState::kNone;  // ecc_gpu's row remapper
+  int corrected_gpu = -1;  // an old corrected error: aggregate correctable, one remapped row
+  int throttle_gpu = -1;   // a fail-slow GPU and why its clocks are held down
+  Throttle throttle = Throttle::kNone;
+  int xid_gpu = -1;        // DCGM_FI_DEV_XID_ERRORS: the last Xid of this GPU
+  int xid = 0;
 };
 
 // --- torchrun agent output (the node's torchrun.log) ---------------------------------------

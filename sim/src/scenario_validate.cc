@@ -351,6 +351,7 @@ Status FillRealism(v1::Realism* r, bool gpu_fault, const Locator& loc) {
   if (!r->has_old_ecc_event()) r->set_old_ecc_event(r->kernel_logs());
   if (!r->has_xid45_on_kill()) r->set_xid45_on_kill(r->kernel_logs());
   if (!r->has_nvidia_smi()) r->set_nvidia_smi(gpu_fault);
+  if (r->nvidia_smi_query() || r->dcgm()) r->set_nvidia_smi(true);  // one epilogue runs them all
   if (r->xid45_on_kill() && !r->kernel_logs()) {
     return loc.Error("realism.xid45_on_kill", "realism.xid45_on_kill needs kernel_logs",
                      "set kernel_logs: true, or xid45_on_kill: false");
@@ -568,9 +569,16 @@ Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
   DENPEX_RETURN_IF_ERROR(FillClocksAndStart(s, loc));
   bool gpu_fault = false;
   for (const v1::Fault& f : s->faults()) {
-    gpu_fault |= f.kind() >= v1::FAULT_KIND_XID_FALLEN_OFF_BUS && f.kind() <= v1::FAULT_KIND_DEVICE_ASSERT;
+    gpu_fault |= (f.kind() >= v1::FAULT_KIND_XID_FALLEN_OFF_BUS && f.kind() <= v1::FAULT_KIND_DEVICE_ASSERT) ||
+                 f.kind() == v1::FAULT_KIND_XID_APP_EXCEPTION;
   }
   DENPEX_RETURN_IF_ERROR(FillRealism(s->mutable_realism(), gpu_fault, loc));
+  if (s->realism().gpu_order() != v1::GPU_ORDER_UNSPECIFIED && s->launcher() != v1::LAUNCHER_TORCHRUN) {
+    return loc.Error({"realism.gpu_order", "launcher"},
+                     "realism.gpu_order prints CUDA_VISIBLE_DEVICES in the node's torchrun log, but the launcher is " +
+                         v1::Launcher_Name(s->launcher()),
+                     "use launcher: LAUNCHER_TORCHRUN, or leave gpu_order out");
+  }
   DENPEX_RETURN_IF_ERROR(CheckCheckpointing(*s, loc));
   DENPEX_RETURN_IF_ERROR(CheckFaults(s, loc));
   // Fail-slow is seen only in per-rank timing: the timers default on for those kinds.

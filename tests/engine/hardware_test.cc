@@ -7,8 +7,11 @@
 #include <fstream>
 #include <string>
 
+#include "analyze/facts.h"
+#include "analyze/hardware.h"
 #include "denpex/engine/engine.h"
 #include "fixture.h"
+#include "ingest/incident.h"
 
 namespace denpex::engine {
 namespace {
@@ -175,6 +178,114 @@ TEST(Hardware, OomKillOfAnotherProcessIsNotTheRanks) {
                                 "shmem-rss:0kB, UID:0 pgtables:1kB oom_score_adj:0");
   const v1::Diagnosis d = job.Run();
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL) << d.reason();
+}
+
+// The node's launch set CUDA_VISIBLE_DEVICES=4,5,6,7,0,1,2,3: local rank 3 runs on nvidia-smi
+// index 7 (0000:db:00). The Xid there is the initiator's; read by index = local rank it would
+// be local rank 7's, and the kill stays unexplained.
+void RotatedLaunch(const Job& job) {
+  Append(job.dir.path() / "gpu-0001" / "torchrun.log", "CUDA_VISIBLE_DEVICES=4,5,6,7,0,1,2,3\n");
+}
+
+constexpr const char* kEccOnDb =
+    "NVRM: Xid (PCI:0000:db:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been "
+    "detected on GPU in the framebuffer at physAddr 0x7fdb481b7 partition 3, subpartition 1";
+
+TEST(Hardware, CudaVisibleDevicesMapsTheXidsBusIdToTheRightLocalRank) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  RotatedLaunch(job);
+  job.Kernel("Mar  2 09:17:03", kEccOnDb);
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().rank(), 3);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_GPU_ECC) << d.reason();
+  EXPECT_NE(d.reason().find("CUDA_VISIBLE_DEVICES"), std::string::npos) << d.reason();
+}
+
+TEST(Hardware, WithoutTheCudaVisibleDevicesLineTheSameXidIsAnotherRanks) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  job.Kernel("Mar  2 09:17:03", kEccOnDb);
+  EXPECT_EQ(job.Run().initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL);
+}
+
+TEST(Hardware, BusIdToRankGoesThroughTheMappingAndIgnoringItGivesTheWrongRank) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  RotatedLaunch(job);
+  auto inc = LoadIncident(job.dir.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  const JobFacts facts = CollectFacts(*inc);
+  const std::int32_t node = facts.ranks[3].node;
+  const NodeGpuHealth health = ReadNodeGpuHealth(*inc, node);
+  ASSERT_EQ(health.visible.size(), 8u);
+  EXPECT_EQ(RankOfGpu(*inc, facts, node, "0000:db:00", &health), 3);    // index 7 = local rank 3
+  EXPECT_EQ(RankOfGpu(*inc, facts, node, "0000:db:00", nullptr), 7);    // ignoring the mapping
+  EXPECT_EQ(RankOfGpu(*inc, facts, node, "0000:18:00", &health), 4);    // index 0 = local rank 4
+}
+
+TEST(Hardware, NoKernelLogButNvidiaSmiQueryShowsTheRanksGpuFailedItsRowRemap) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  fs::remove(job.dir.path() / "gpu-0001" / "kern.log");
+  Append(job.dir.path() / "gpu-0001" / "nvidia-smi.log",
+         "GPU 00000000:5D:00.0\n"
+         "    ECC Errors\n"
+         "        Volatile\n"
+         "            DRAM Uncorrectable            : 1\n"
+         "    Remapped Rows\n"
+         "        Pending                           : No\n"
+         "        Remapping Failure Occurred        : Yes\n");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_GPU_ECC) << d.reason();
+  EXPECT_EQ(d.owner(), v1::OWNER_GPU_HARDWARE);
+  ASSERT_GE(d.recovery().preconditions_size(), 2);
+  EXPECT_EQ(d.recovery().preconditions(0).action(), "drain_and_rma");
+  EXPECT_TRUE(HasAction(d, "run_canary"));
+  EXPECT_TRUE(Cites(d, "Remapping Failure Occurred", v1::EVIDENCE_ROLE_CORROBORATING));
+}
+
+TEST(Hardware, AnOldCorrectedCountInNvidiaSmiQueryIsNotBlamed) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  Append(job.dir.path() / "gpu-0001" / "nvidia-smi.log",
+         "GPU 00000000:5D:00.0\n"
+         "    ECC Errors\n"
+         "        Aggregate\n"
+         "            DRAM Correctable              : 177\n"
+         "    Remapped Rows\n"
+         "        Correctable Error                 : 1\n"
+         "        Pending                           : No\n");
+  EXPECT_EQ(job.Run().initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL);
+}
+
+TEST(Hardware, Xid43AloneIsTheApplicationsFaultAndTheGpuIsFine) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 43, pid=31243, name=python3, Ch 00000008");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_CUDA_ERROR) << d.reason();
+  EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
+  EXPECT_FALSE(HasAction(d, "reset_gpu"));
+}
+
+TEST(Hardware, AnXid13BurstIsOneIncidentOfTheApplication) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  for (int tpc = 0; tpc < 3; ++tpc) {
+    const std::string where = "(GPC 4, TPC " + std::to_string(tpc) + ", SM 0)";
+    job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 13, pid=31243, name=python3, Graphics SM Warp Exception on " + where +
+                                      ": Out Of Range Address");
+    job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 13, pid=31243, name=python3, Graphics SM Global Exception on " +
+                                      where + ": Multiple Warp Errors");
+    job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 13, pid=31243, name=python3, Graphics Exception: ESR "
+                                  "0x5e4648=0x1000e 0x5e4650=0x20 0x5e4644=0xd3eff2 0x5e464c=0x17f");
+  }
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 43, pid=31243, name=python3, Ch 00000008");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_CUDA_ERROR) << d.reason();
+  EXPECT_NE(d.reason().find("Xid 13"), std::string::npos) << d.reason();
+  EXPECT_NE(d.reason().find("a burst of 10 Xid lines"), std::string::npos) << d.reason();
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Kubernetes and Ray against the simulator (docs/log_formats.md §20 (Kubernetes), §21 (Ray)).
+// Kubernetes and Ray against the simulator (docs/log_formats.md §22 (Kubernetes), §23 (Ray)).
 // Kubernetes: the engine tells "the platform
 // ended the job" (a pod evicted: owner SCHEDULER) from the platform's word on why a pod died
 // (OOMKilled: host OOM; NodeNotReady: node loss), and from "a rank failed and the platform

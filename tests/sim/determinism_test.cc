@@ -101,6 +101,25 @@ TEST(Determinism, OutputDoesNotDependOnTheNumberOfWriterThreads) {
   }
 }
 
+// The GPU observability knobs (nvidia-smi -q, DCGM, CUDA_VISIBLE_DEVICES renumbering) on
+// every GPU fault kind and a straggler, in both torchrun layouts.
+TEST(Determinism, GpuHealthOutputAndGpuRenumberingAreByteIdenticalAcrossRuns) {
+  for (const char* kind : {"FAULT_KIND_XID_ECC", "FAULT_KIND_XID_FALLEN_OFF_BUS", "FAULT_KIND_XID_APP_EXCEPTION",
+                           "FAULT_KIND_STRAGGLER"}) {
+    for (const char* order : {"GPU_ORDER_ROTATED", "GPU_ORDER_UUID"}) {
+      SCOPED_TRACE(std::string(kind) + " " + order);
+      const v1::Scenario s = MustParse(
+          kBase, {"faults[0].kind=" + std::string(kind), "realism.nvidia_smi_query=true", "realism.dcgm=true",
+                  "realism.gpu_order=" + std::string(order), "format.nccl_debug_info=false",
+                  "layout=LAYOUT_TORCHRUN_LOG_DIR"});
+      const fs::path a = FreshDir("_a"), b = FreshDir("_b");
+      MustSimulate(s, a);
+      MustSimulate(s, b);
+      EXPECT_TRUE(ReadTree(a) == ReadTree(b));
+    }
+  }
+}
+
 // The training knobs (1F1B microbatches, ZeRO, DeepSpeed lines) and the flight recorder in
 // every layout.
 TEST(Determinism, PipelineScheduleAndTrainerKnobsAreByteIdenticalAcrossRuns) {

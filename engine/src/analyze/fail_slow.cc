@@ -1,6 +1,8 @@
 // Fail-slow detection from per-rank step timers (see straggler.h).
 #include "analyze/fail_slow.h"
 
+#include "analyze/hardware.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -203,6 +205,25 @@ std::optional<Straggler> FindFailSlow(const Incident& inc, const JobFacts& facts
   return s;
 }
 
+// nvidia-smi -q or DCGM showing the straggler's GPU with its clocks held down (HW slowdown,
+// thermal, power brake) corroborates the timing: the finding says so and cites the line.
+static void CorroborateThrottle(const Incident& inc, const JobFacts& facts, std::int32_t rank, Finding* f) {
+  if (facts.ranks[rank].node < 0) return;
+  const NodeGpuHealth health = ReadNodeGpuHealth(inc, facts.ranks[rank].node);
+  if (health.gpus.empty()) return;
+  std::string how;
+  const std::string pci = GpuOfRank(inc, facts, rank, &how, &health);
+  const GpuHealth* g = health.ByPci(pci);
+  if (g != nullptr && g->Throttled()) f->gpu = pci;
+  if (g == nullptr || !g->Throttled()) return;
+  std::string why = g->hw_thermal || g->sw_thermal ? "thermal slowdown" : g->hw_power_brake ? "power brake slowdown" : "HW slowdown";
+  f->reason += " Its GPU " + pci + " (by " + how + ") shows its clocks held down by " + why + " (" + HealthWhere(inc, g->throttle_line) +
+               (g->temperature >= 0 ? ", " + std::to_string(g->temperature) + " C" : "") + "): the hardware confirms the straggler.";
+  if (g->throttle_line.file >= 0) {
+    f->lines.push_back({static_cast<std::uint32_t>(g->throttle_line.file), g->throttle_line.span, v1::EVIDENCE_ROLE_CORROBORATING});
+  }
+}
+
 void DiagnoseFailSlow(const Incident& inc, const JobFacts& facts, const Straggler& s, Finding* f) {
   const std::int32_t lead = s.lead();
   const std::string node = NodeName(inc, s.node);
@@ -238,6 +259,7 @@ void DiagnoseFailSlow(const Incident& inc, const JobFacts& facts, const Straggle
     f->reason = "Rank " + std::to_string(lead) + " (" + node + ") " + how + since +
                 ": it is the straggler every other rank waits for (a throttled GPU: thermal, power brake or a PCIe link downgrade).";
     if (s.ranks.size() > 1) f->reason += " Also slow: ranks " + RankList({s.ranks.begin() + 1, s.ranks.end()}) + ".";
+    if (r != nullptr) CorroborateThrottle(inc, facts, lead, f);
     const std::string gpu = f->local_rank >= 0 ? "GPU " + std::to_string(f->local_rank) + " of " + node : "the GPU of rank " + std::to_string(lead);
     f->recovery.push_back({"inspect_gpu", node,
                            "Check " + gpu + " (nvidia-smi -q: clocks event reasons HW_SLOWDOWN, HW_THERMAL, HW_POWER_BRAKE; the PCIe link "

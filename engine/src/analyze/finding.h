@@ -61,6 +61,7 @@ struct Finding {
   std::int32_t rank = -1;
   std::int32_t node = -1;
   std::int32_t local_rank = -1;
+  std::string gpu;  // the initiator's GPU (`dddd:bb:dd`) when the evidence names it
   std::optional<TimeNs> time;
   v1::FailureClass failure_class = v1::FAILURE_CLASS_UNSPECIFIED;
   double confidence = 0;

@@ -13,7 +13,8 @@ constexpr TimeNs kMinute = 60 * kNsPerSec;
 constexpr TimeNs kXidBefore = 20 * kMinute, kXidAfter = 2 * kMinute;
 
 // What an Xid code says, for the codes that can start an incident (the catalog's initiating
-// codes). Secondary codes (43, 45, 63, 92, 121, 154) are not here: they never explain one.
+// codes, and 43 as the application's). Secondary codes (45, 63, 92, 121, 154) are not here:
+// they never explain one.
 struct XidMeaning {
   std::int32_t code;
   v1::FailureClass failure_class;
@@ -46,6 +47,9 @@ constexpr XidMeaning kXids[] = {
     {31, v1::FAILURE_CLASS_CUDA_ERROR, true, 50, "a GPU memory page fault (MMU fault)"},
     {13, v1::FAILURE_CLASS_CUDA_ERROR, true, 49, "a graphics engine exception"},
     {137, v1::FAILURE_CLASS_CUDA_ERROR, true, 48, "an illegal NVLink peer access"},
+    // Alone, a channel reset says the application's kernel faulted and the GPU is fine; after 13
+    // or 31 it is their follow-up (they rank higher).
+    {43, v1::FAILURE_CLASS_CUDA_ERROR, true, 40, "a channel reset after an application fault (the GPU is fine)"},
 };
 
 const XidMeaning* MeaningOf(std::int32_t code) {
@@ -83,10 +87,16 @@ bool HasCode(const Incident& inc, const std::vector<std::int32_t>& burst, std::i
 // The catalog's first action for the winning code (§1.3 "Immediate", §2.4), or the driver's own
 // recovery action when an Xid 154 states one.
 Action GpuAction(const Incident& inc, const std::vector<std::int32_t>& burst, const XidMeaning& m, const std::string& node,
-                 const std::string& gpu, const std::string& cited) {
+                 const std::string& gpu, const std::string& cited, const GpuHealth* health) {
   const std::string target = node + " GPU " + gpu;
   const std::string driver = RecoveryActionOf(inc, burst);
   const std::string said = driver.empty() ? "" : " The driver's recovery action (Xid 154) is \"" + driver + "\".";
+  if (health != nullptr && health->remap_failed) {
+    return {"drain_and_rma", target,
+            "Row remapping failed on GPU " + gpu + " of " + node + " (" + cited + "; " + HealthWhere(inc, health->memory_line) +
+                ": Remapping Failure Occurred): drain the GPU (exclude it from the allocation) and start the RMA flow; do not resume on it." +
+                said};
+  }
   if (HasCode(inc, burst, 64)) {
     return {"drain_and_rma", target,
             "Row remapping failed on GPU " + gpu + " of " + node + " (Xid 64, " + cited +
@@ -124,13 +134,67 @@ Action Canary(const std::string& node) {
               " (the job's nodes and GPUs per node: an NCCL all-reduce test and a few training steps); resume only if it passes."};
 }
 
+// What nvidia-smi -q / DCGM say about the GPU's memory, as a sentence and cited lines.
+void AddHealthPhrase(const Incident& inc, const GpuHealth& g, KernelCause* c) {
+  if (!g.MemoryFault() && !g.remap_pending && !g.retire_pending) return;
+  std::string s = " The GPU's health snapshot (" + HealthWhere(inc, g.memory_line) + ") shows";
+  if (g.volatile_uncorrectable > 0) s += " " + std::to_string(g.volatile_uncorrectable) + " volatile uncorrectable ECC error(s)";
+  if (g.remap_failed) s += ", a failed row remapping";
+  if (g.remap_pending) s += ", a row remap pending until the GPU is reset";
+  if (g.retire_pending) s += ", a page retirement pending until the GPU is reset";
+  if (g.last_xid > 0) s += ", DCGM's last Xid " + std::to_string(g.last_xid);
+  if (!g.dcgm.empty()) s += " (" + g.dcgm + ")";
+  c->phrase += s + ".";
+  if (g.memory_line.file >= 0) c->lines.push_back({static_cast<std::uint32_t>(g.memory_line.file), g.memory_line.span, v1::EVIDENCE_ROLE_CORROBORATING});
+}
+
+// With no Xid line (no kernel log collected), nvidia-smi -q / DCGM still tell a GPU memory
+// fault on the rank's GPU: volatile uncorrectable errors, a failed remap, a retired DBE page.
+// A corrected count alone (aggregate correctable, a remapped correctable row) never does.
+std::optional<KernelCause> HealthCause(const Incident& inc, const JobFacts& facts, std::int32_t rank, const std::string& gpu,
+                                       const std::string& how, const NodeGpuHealth& health) {
+  const GpuHealth* g = gpu.empty() ? nullptr : health.ByPci(gpu);
+  if (gpu.empty()) {  // no topology: the node's only GPU with a memory fault
+    for (const GpuHealth& h : health.gpus) {
+      if (!h.MemoryFault()) continue;
+      if (g != nullptr) return std::nullopt;
+      g = &h;
+    }
+  }
+  if (g == nullptr || !g->MemoryFault()) return std::nullopt;
+  const RankFacts& r = facts.ranks[rank];
+  const std::string name = NodeName(inc, r.node);
+  KernelCause c;
+  c.failure_class = v1::FAILURE_CLASS_GPU_ECC;
+  c.owner = v1::OWNER_GPU_HARDWARE;
+  c.gpu = g->pci;
+  c.phrase = "No kernel log shows an Xid for it, but GPU " + g->pci + " of " + name + " (" +
+             (how.empty() ? "the node's only GPU with a memory fault" : "local rank " + std::to_string(r.local_rank) + "'s GPU by " + how) +
+             ") had an uncorrectable memory error: the GPU failed under the rank.";
+  AddHealthPhrase(inc, *g, &c);
+  const std::string cited = HealthWhere(inc, g->memory_line);
+  const std::string target = name + " GPU " + g->pci;
+  if (g->remap_failed) {
+    c.recovery.push_back({"drain_and_rma", target,
+                          "Row remapping failed on GPU " + g->pci + " of " + name + " (" + cited +
+                              "): drain the GPU (exclude it from the allocation) and start the RMA flow; do not resume on it."});
+  } else {
+    c.recovery.push_back({"reset_gpu", target,
+                          "Reset GPU " + g->pci + " of " + name + " (nvidia-smi -r, or reboot the node) after its uncorrectable memory error (" + cited +
+                              "); before it takes work again `nvidia-smi -q` must show Remapped Rows Pending: No, Remapping Failure Occurred: No "
+                              "and a volatile uncorrectable count of 0, else drain it and follow the RMA flow."});
+  }
+  c.recovery.push_back(Canary(name));
+  return c;
+}
+
 // The burst on the rank's GPU (or, with no topology evidence, on the one GPU of the node that
 // shows an initiating Xid), and its most telling line.
 std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks, std::int32_t rank,
-                                    TimeNs when) {
+                                    TimeNs when, const NodeGpuHealth& health) {
   const std::int32_t node = facts.ranks[rank].node;
   std::string how;
-  const std::string gpu = GpuOfRank(inc, facts, rank, &how);
+  const std::string gpu = GpuOfRank(inc, facts, rank, &how, &health);
   std::vector<std::int32_t> burst;
   std::int32_t best = -1;
   const XidMeaning* best_m = nullptr;
@@ -146,7 +210,7 @@ std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, 
     if (m == nullptr) continue;
     if (best_m == nullptr || m->priority > best_m->priority) best = i, best_m = m, best_pci = std::string(pci);
   }
-  if (best < 0) return std::nullopt;
+  if (best < 0) return HealthCause(inc, facts, rank, gpu, how, health);
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
     if (e.node != node || !IsXidLine(e) || e.clock == Clock::kNone) continue;
@@ -158,26 +222,60 @@ std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, 
   const std::string code = e.kind == Kind::kFallenOffBus ? "fallen off the bus" : "Xid " + std::to_string(best_m->code);
   const std::string mapped = how.empty() ? "the only GPU of " + name + " with an initiating Xid (no busId line or nvidia-smi table maps its GPU)"
                                          : "local rank " + std::to_string(r.local_rank) + "'s GPU by " + how;
+  const GpuHealth* g = health.ByPci(best_pci);
   KernelCause c;
   c.failure_class = best_m->failure_class;
   c.owner = best_m->application ? v1::OWNER_APPLICATION : v1::OWNER_GPU_HARDWARE;
   c.initiating = best;
+  c.gpu = best_pci;
   for (std::int32_t i : burst) {
     if (i != best && c.related.size() < 2) c.related.push_back(i);
   }
   c.phrase = "The kernel log of " + name + " shows " + code + " (" + std::string(best_m->what) + ") on GPU " + best_pci + ", " + mapped +
              ", at " + ClockTime(clocks.Aligned(e)) + (burst.size() > 1 ? ", in a burst of " + std::to_string(burst.size()) + " Xid lines" : "") +
              (best_m->application ? ": the application's fault, reported by the driver." : ": the GPU failed under the rank.");
+  if (g != nullptr && !best_m->application) AddHealthPhrase(inc, *g, &c);
   if (!best_m->application) {
-    c.recovery.push_back(GpuAction(inc, burst, *best_m, name, best_pci, code + " at " + Where(inc, e)));
+    c.recovery.push_back(GpuAction(inc, burst, *best_m, name, best_pci, code + " at " + Where(inc, e), g));
     c.recovery.push_back(Canary(name));
   }
   return c;
 }
 
+// The GPU CUDA_VISIBLE_DEVICES gives local rank `local`: its entry, by nvidia-smi index or UUID.
+std::string VisibleGpu(const Incident& inc, const NodeGpuHealth& health, std::int32_t node, std::int32_t local, std::string* how) {
+  if (local < 0 || local >= static_cast<std::int32_t>(health.visible.size())) return {};
+  const std::string& entry = health.visible[static_cast<std::size_t>(local)];
+  const std::string listed = "CUDA_VISIBLE_DEVICES (" + HealthWhere(inc, health.visible_line) + ") lists " + entry + " as its device " +
+                             std::to_string(local);
+  if (entry.starts_with("GPU-")) {
+    const GpuHealth* g = health.ByUuid(entry);
+    if (g == nullptr || g->pci.empty()) return {};
+    *how = listed + ", which nvidia-smi shows at " + g->pci;
+    return g->pci;
+  }
+  std::int32_t index = -1;
+  for (char c : entry) {
+    if (c < '0' || c > '9') return {};
+    index = std::max(0, index) * 10 + (c - '0');
+  }
+  for (const Event& e : inc.events) {
+    if (e.node != node || e.kind != Kind::kGpuSlot) continue;
+    const auto& s = std::get<GpuSlot>(e.detail);
+    if (s.index == index) {
+      *how = listed + ", nvidia-smi index " + std::to_string(index) + " (" + Where(inc, e) + ")";
+      return std::string(inc.str(s.pci));
+    }
+  }
+  const GpuHealth* g = health.ByIndex(index);
+  if (g == nullptr || g->pci.empty()) return {};
+  *how = listed + ", nvidia-smi index " + std::to_string(index);
+  return g->pci;
+}
+
 }  // namespace
 
-std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t rank, std::string* how) {
+std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t rank, std::string* how, const NodeGpuHealth* health) {
   const RankFacts& r = facts.ranks[rank];
   for (const Event& e : inc.events) {
     if (e.rank != rank || e.kind != Kind::kCommInit) continue;
@@ -188,6 +286,10 @@ std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t r
     }
   }
   if (r.node < 0 || r.local_rank < 0) return {};
+  if (health != nullptr && !health->visible.empty()) {
+    std::string gpu = VisibleGpu(inc, *health, r.node, r.local_rank, how);
+    if (!gpu.empty()) return gpu;
+  }
   for (const Event& e : inc.events) {
     if (e.node != r.node || e.kind != Kind::kGpuSlot) continue;
     const auto& s = std::get<GpuSlot>(e.detail);
@@ -199,12 +301,22 @@ std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t r
   return {};
 }
 
+std::int32_t RankOfGpu(const Incident& inc, const JobFacts& facts, std::int32_t node, std::string_view pci, const NodeGpuHealth* health) {
+  for (std::int32_t rank = 0; rank < static_cast<std::int32_t>(facts.ranks.size()); ++rank) {
+    if (facts.ranks[rank].node != node) continue;
+    std::string how;
+    if (GpuOfRank(inc, facts, rank, &how, health) == pci) return rank;
+  }
+  return -1;
+}
+
 std::optional<KernelCause> FindKernelCause(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks,
                                            std::int32_t rank, std::optional<TimeNs> when) {
   if (rank < 0 || rank >= static_cast<std::int32_t>(facts.ranks.size()) || facts.ranks[rank].node < 0) return std::nullopt;
   if (!when && facts.HasWave()) when = facts.wave_start;
   if (!when) return std::nullopt;
-  return XidCause(inc, facts, clocks, rank, *when);
+  const NodeGpuHealth health = ReadNodeGpuHealth(inc, facts.ranks[rank].node);
+  return XidCause(inc, facts, clocks, rank, *when, health);
 }
 
 bool ClassOfOwnError(const Event& e, v1::FailureClass* failure_class, v1::Owner* owner) {

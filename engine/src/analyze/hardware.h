@@ -13,22 +13,35 @@
 #include "analyze/clocks.h"
 #include "analyze/facts.h"
 #include "analyze/finding.h"
+#include "analyze/gpu_health.h"
 #include "ingest/incident.h"
 
 namespace denpex::engine {
 
 // The rank's GPU as a normalised PCI id (`dddd:bb:dd`), from the topology evidence the job
-// left: its own NCCL `busId` line first, else the node's nvidia-smi table at index = local
-// rank (CUDA's default order). Empty when neither is there. `how` says which.
-std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t rank, std::string* how);
+// left: its own NCCL `busId` line first; else the node's CUDA_VISIBLE_DEVICES line (`health`),
+// whose local-rank-th entry names the GPU by nvidia-smi index or `GPU-<uuid>` (matched against
+// the nvidia-smi table, `-L` or `-q`); else the nvidia-smi table at index = local rank (CUDA's
+// default order). Empty when none is there. `how` says which.
+std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t rank, std::string* how,
+                      const NodeGpuHealth* health = nullptr);
+
+// The rank on `node` whose GPU (GpuOfRank) is `pci`; -1 when no rank maps to it. The way back
+// from an Xid's bus id to a global rank.
+std::int32_t RankOfGpu(const Incident& inc, const JobFacts& facts, std::int32_t node, std::string_view pci,
+                       const NodeGpuHealth* health = nullptr);
 
 struct KernelCause {
   v1::FailureClass failure_class = v1::FAILURE_CLASS_UNSPECIFIED;
   v1::Owner owner = v1::OWNER_UNSPECIFIED;
-  std::int32_t initiating = -1;        // the Xid line that explains the failure
+  std::int32_t initiating = -1;        // the Xid line that explains the failure; -1: health files only
   std::vector<std::int32_t> related;   // other lines of the same burst worth citing
+  std::vector<LineCitation> lines;     // nvidia-smi -q / DCGM lines (no event stands for them)
+  std::string gpu;                     // the GPU it names (`dddd:bb:dd`)
   std::string phrase;                  // a sentence for the diagnosis' reason
   std::vector<Action> recovery;        // before the generic restart
+
+  bool application() const { return owner == v1::OWNER_APPLICATION; }
 };
 
 // What the kernel says about the GPU of `rank`, failing around `when` (aligned time; nullopt:

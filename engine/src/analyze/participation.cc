@@ -317,8 +317,10 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->evidence.push_back({r.exit_event, v1::EVIDENCE_ROLE_INITIATING});  // srun's or `denpex run`'s word on its end
   }
   if (cause) {
-    if (cause->initiating != r.exit_event) f->evidence.push_back({cause->initiating, v1::EVIDENCE_ROLE_INITIATING});
+    if (cause->initiating >= 0 && cause->initiating != r.exit_event) f->evidence.push_back({cause->initiating, v1::EVIDENCE_ROLE_INITIATING});
     for (std::int32_t i : cause->related) f->evidence.push_back({i, v1::EVIDENCE_ROLE_CORROBORATING});
+    f->lines.insert(f->lines.end(), cause->lines.begin(), cause->lines.end());
+    if (!cause->application()) f->gpu = cause->gpu;
   }
   auto waiters = DirectWaiters(a, rank);
   if (waiters.empty() && top.progress > 0) waiters = GlooReporters(a);

@@ -112,6 +112,7 @@ v1::Diagnosis ToDiagnosis(const Incident& inc, const Finding& f) {
   ini->set_rank(f.rank);
   ini->set_node(f.node >= 0 ? ValidUtf8(inc.nodes[f.node]) : "");
   ini->set_local_rank(f.local_rank);
+  ini->set_gpu(f.gpu);
   if (f.time) ini->set_time(FormatRfc3339(*f.time));
   ini->set_failure_class(f.failure_class);
   ini->set_confidence(Round3(f.confidence));

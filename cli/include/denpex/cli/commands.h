@@ -30,6 +30,8 @@ struct DiagnoseArgs {
   int threads = 0;
   std::filesystem::path control;  // a healthy run of the same job; empty: none
   std::filesystem::path checkpoint_dir;  // empty: a checkpoints/ folder inside the incident
+  std::filesystem::path history;         // the node/GPU history store (docs/history_format.md); empty: none
+  bool record_history = false;           // append this diagnosis to `history`
 };
 int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err);
 

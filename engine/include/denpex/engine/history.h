@@ -1,0 +1,44 @@
+// The node/GPU history store (docs/history_format.md): a JSON-lines file of earlier incidents,
+// one HistoryEntry per line. `denpex diagnose --history FILE` reads it and says how often the
+// initiator's node and GPU failed before, escalating the recovery of a repeat offender (a GPU
+// with an earlier hardware incident: drain + RMA instead of a reset; a node with two or more:
+// drain it). It writes the store only when asked (`--record-history`), never inside an
+// incident directory.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "denpex/common/status.h"
+#include "denpex/v1/diagnosis.pb.h"
+
+namespace denpex::engine {
+
+struct History {
+  std::vector<v1::HistoryEntry> entries;  // in file order
+  std::vector<std::string> problems;      // "FILE:LINE: what is wrong; what to do" per bad line
+  bool exists = false;                    // false: no such file yet (an empty store)
+};
+
+// Reads the store. A missing file is an empty store; an unreadable one is kIoError. Lines that
+// are not a HistoryEntry (bad JSON, unknown field, a time that is not RFC 3339, no node) are
+// skipped and reported in `problems` with their file:line.
+Result<History> ReadHistory(const std::filesystem::path& path);
+
+// Fills diagnosis->recurrence from the entries of the initiator's node that happened before its
+// failure (entries of `incident` itself excluded), adds a sentence to the reason, and escalates
+// the recovery of a repeat offender. Does nothing without a diagnosed initiator node.
+void ApplyHistory(const History& history, const std::string& store, const std::filesystem::path& incident,
+                  v1::Diagnosis* diagnosis);
+
+// The entry this diagnosis adds to the store; `incident` as given on the command line.
+v1::HistoryEntry HistoryEntryOf(const v1::Diagnosis& diagnosis, const std::filesystem::path& incident);
+
+// Appends one line to the store (creating it). kInvalidArgument when the store lies inside
+// `incident` (the engine never writes there); an entry already in the store (same incident and
+// time) is not added twice.
+Status RecordHistory(const std::filesystem::path& path, const History& existing, const v1::HistoryEntry& entry,
+                     const std::filesystem::path& incident);
+
+}  // namespace denpex::engine

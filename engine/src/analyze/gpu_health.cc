@@ -1,0 +1,336 @@
+#include "analyze/gpu_health.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "parse/families.h"
+
+namespace denpex::engine {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '|')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '|' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+std::int64_t ToInt(std::string_view s, std::int64_t fallback = 0) {
+  s = Trim(s);
+  std::int64_t v = fallback;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() ? v : fallback;
+}
+
+int Indent(std::string_view line) {
+  int n = 0;
+  while (n < static_cast<int>(line.size()) && line[n] == ' ') ++n;
+  return n;
+}
+
+std::string Pci(std::string_view id) {
+  char buf[16];
+  return std::string(NormalisePci(Trim(id), buf));
+}
+
+// The GPU the keys name, created when none matches; fills in the keys it lacked.
+GpuHealth& At(NodeGpuHealth* h, const std::string& pci, std::int32_t index, const std::string& uuid) {
+  for (GpuHealth& g : h->gpus) {
+    const bool match = (!pci.empty() && g.pci == pci) || (!uuid.empty() && g.uuid == uuid) ||
+                       (index >= 0 && g.index == index);
+    if (!match) continue;
+    if (g.pci.empty()) g.pci = pci;
+    if (g.uuid.empty()) g.uuid = uuid;
+    if (g.index < 0) g.index = index;
+    return g;
+  }
+  h->gpus.push_back(GpuHealth{.pci = pci, .uuid = uuid, .index = index});
+  return h->gpus.back();
+}
+
+// `label="value"` inside a Prometheus sample's braces.
+std::string_view Label(std::string_view labels, std::string_view name) {
+  const std::string key = std::string(name) + "=\"";
+  std::size_t at = labels.find(key);
+  while (at != std::string_view::npos && at > 0 && labels[at - 1] != '{' && labels[at - 1] != ',') at = labels.find(key, at + 1);
+  if (at == std::string_view::npos) return {};
+  const std::size_t from = at + key.size(), to = labels.find('"', from);
+  return to == std::string_view::npos ? std::string_view() : labels.substr(from, to - from);
+}
+
+// State while reading one file top to bottom.
+struct Reader {
+  NodeGpuHealth* out;
+  std::int32_t file;
+  GpuHealth* query = nullptr;     // the `nvidia-smi -q` GPU block being read
+  std::string section, scope;     // its indent-4 section (`ECC Errors`) and indent-8 scope (`Volatile`)
+  std::int32_t dcgm_gpu = -1;     // `| -> 3 ...` of dcgmi health; a failing GPU of dcgmi diag
+  std::string diag_test;          // the dcgmi diag row being continued
+  bool in_diag = false;           // past `Successfully ran diagnostic` / a `Fail - GPU:` row
+  int throttle_rank = 0;          // of the cited clocks reason of the current -q GPU
+
+  HealthLine Here(const LineSpan& span) const { return {file, span}; }
+
+  void Query(std::string_view line, const LineSpan& span);
+  void QueryValue(std::string_view key, std::string_view value, const LineSpan& span);
+  void DcgmTable(std::string_view line, const LineSpan& span);
+  void Metric(std::string_view line, const LineSpan& span);
+};
+
+void Reader::Query(std::string_view line, const LineSpan& span) {
+  const int indent = Indent(line);
+  const std::string_view body = Trim(line);
+  if (indent == 0 && body.starts_with("GPU ") && body.find(':') != std::string_view::npos && body.find(" : ") == std::string_view::npos) {
+    const std::string pci = Pci(body.substr(4));
+    if (!pci.empty()) {
+      query = &At(out, pci, -1, "");
+      throttle_rank = 0;
+      section.clear();
+      scope.clear();
+    }
+    return;
+  }
+  if (query == nullptr) return;
+  const std::size_t colon = line.find(" : ");
+  if (colon == std::string_view::npos) {
+    if (indent == 4) section = std::string(body), scope.clear();
+    if (indent == 8) scope = std::string(body);
+    return;
+  }
+  if (indent == 4 && body.starts_with("Remapped Rows")) section = "Remapped Rows (N/A)";
+  QueryValue(Trim(line.substr(0, colon)), Trim(line.substr(colon + 3)), span);
+}
+
+void Reader::QueryValue(std::string_view key, std::string_view value, const LineSpan& span) {
+  GpuHealth& g = *query;
+  const bool active = value == "Active";
+  if (key == "GPU UUID") {
+    g.uuid = std::string(value);
+  } else if (key == "Minor Number") {
+    if (g.index < 0) g.index = static_cast<std::int32_t>(ToInt(value, -1));
+  } else if (section == "Clocks Event Reasons" || section == "Clocks Throttle Reasons") {
+    // The most specific reason is the one to cite: HW thermal or power brake, then SW thermal,
+    // then the generic HW Slowdown.
+    const int rank = key == "HW Thermal Slowdown" || key == "HW Power Brake Slowdown" ? 3 : key == "SW Thermal Slowdown" ? 2
+                     : key == "HW Slowdown"                                           ? 1
+                                                                                      : 0;
+    if (rank > 0 && active) {
+      (rank == 1 ? g.hw_slowdown : rank == 2 ? g.sw_thermal : key == "HW Thermal Slowdown" ? g.hw_thermal : g.hw_power_brake) = true;
+      if (rank > throttle_rank) throttle_rank = rank, g.throttle_line = Here(span);
+    }
+  } else if (section == "ECC Errors") {
+    const std::int64_t n = ToInt(value);
+    if (scope == "Volatile" && key.find("Uncorrectable") != std::string_view::npos && n > 0) {
+      g.volatile_uncorrectable += n;
+      if (g.memory_line.file < 0) g.memory_line = Here(span);
+    }
+    if (scope == "Aggregate" && key.ends_with("Correctable") && key.find("Uncorrectable") == std::string_view::npos) {
+      g.aggregate_correctable += n;
+    }
+  } else if (section == "Retired Pages") {
+    if (key == "Double Bit ECC") g.retired_dbe = ToInt(value);
+    if (key == "Pending Page Blacklist" && value == "Yes") g.retire_pending = true;
+  } else if (section == "Remapped Rows") {
+    if (key == "Pending" && value == "Yes") g.remap_pending = true;
+    if (key == "Remapping Failure Occurred" && value == "Yes") {
+      if (!g.remap_failed) g.memory_line = Here(span);  // the line that decides the action
+      g.remap_failed = true;
+    }
+  } else if (section == "Temperature" && key == "GPU Current Temp") {
+    g.temperature = static_cast<std::int32_t>(ToInt(value.substr(0, value.find(' ')), -1));
+  }
+}
+
+// `dcgmi health -c` and `dcgmi diag` tables: `| -> 3 | Failure |`, message rows with an empty
+// left column, `| Page Retirement/Row Remap | Fail - GPU: 3 |`, `| Warning | GPU 3 ... |`.
+void Reader::DcgmTable(std::string_view line, const LineSpan& span) {
+  const std::size_t bar = line.find('|', 1);
+  if (bar == std::string_view::npos) return;
+  const std::string_view left = Trim(line.substr(1, bar - 1)), right = Trim(line.substr(bar + 1));
+  if (left.starts_with("-> ") && !left.starts_with("-> Errors")) {
+    const std::int64_t gpu = ToInt(left.substr(3), -1);
+    if (gpu >= 0) dcgm_gpu = static_cast<std::int32_t>(gpu);
+    return;
+  }
+  if (!left.empty() && !left.starts_with("->") && left != "Warning") diag_test = std::string(left);
+  if (left == "Diagnostic") in_diag = true;
+  if (right.starts_with("Fail - GPU: ")) {
+    in_diag = true;
+    dcgm_gpu = static_cast<std::int32_t>(ToInt(right.substr(12), -1));
+    if (dcgm_gpu >= 0) {
+      GpuHealth& g = At(out, "", dcgm_gpu, "");
+      g.dcgm += (g.dcgm.empty() ? "" : "; ") + std::string("dcgmi diag: ") + diag_test + " failed";
+      if (g.memory_line.file < 0 && diag_test.find("Row Remap") != std::string::npos) g.memory_line = Here(span);
+    }
+    return;
+  }
+  if (dcgm_gpu < 0 || right.empty() || right == "Failure" || right == "Warning" || right == "Healthy") return;
+  GpuHealth& g = At(out, "", dcgm_gpu, "");
+  if (in_diag && left == "Warning") {
+    g.dcgm += ": " + std::string(right);
+  } else if (!in_diag && left.empty()) {
+    g.dcgm += (g.dcgm.empty() ? "dcgmi health: " : " ") + std::string(right);
+  }
+}
+
+// `DCGM_FI_DEV_ROW_REMAP_PENDING{gpu="3",UUID="GPU-...",pci_bus_id="00000000:5D:00.0",...} 1`.
+void Reader::Metric(std::string_view line, const LineSpan& span) {
+  const std::size_t open = line.find('{'), close = line.rfind('}');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return;
+  const std::string_view name = line.substr(8, open - 8);  // after DCGM_FI_
+  const std::string_view labels = line.substr(open, close - open + 1);
+  std::string_view value = Trim(line.substr(close + 1));
+  value = value.substr(0, value.find(' '));
+  const std::int64_t v = ToInt(value.substr(0, value.find('.')));
+  GpuHealth& g = At(out, Pci(Label(labels, "pci_bus_id")), static_cast<std::int32_t>(ToInt(Label(labels, "gpu"), -1)),
+                    std::string(Label(labels, "UUID")));
+  if (name == "DEV_XID_ERRORS" || name == "DEV_XID_ERROR") {
+    g.last_xid = static_cast<std::int32_t>(v);
+  } else if (name == "DEV_ECC_DBE_VOL_TOTAL" && v > g.volatile_uncorrectable) {
+    g.volatile_uncorrectable = v;
+    if (g.memory_line.file < 0) g.memory_line = Here(span);
+  } else if (name == "DEV_ROW_REMAP_PENDING" && v > 0) {
+    g.remap_pending = true;
+  } else if (name == "DEV_ROW_REMAP_FAILURE" && v > 0) {
+    if (!g.remap_failed) g.memory_line = Here(span);
+    g.remap_failed = true;
+  } else if (name == "DEV_CLOCKS_EVENT_REASONS" || name == "DEV_CLOCK_THROTTLE_REASONS") {
+    const bool was = g.Throttled();
+    g.hw_slowdown |= (v & 0x8) != 0;
+    g.sw_thermal |= (v & 0x20) != 0;
+    g.hw_thermal |= (v & 0x40) != 0;
+    g.hw_power_brake |= (v & 0x80) != 0;
+    if (!was && g.Throttled() && g.throttle_line.file < 0) g.throttle_line = Here(span);
+  } else if ((name == "DEV_GPU_TEMP" || name == "DEV_GPU_TEMP_CELSIUS") && g.temperature < 0) {
+    g.temperature = static_cast<std::int32_t>(v);
+  }
+}
+
+// Calls f(line, span) for every line of `text`.
+template <typename F>
+void ForEachLine(std::string_view text, F&& f) {
+  std::size_t at = 0;
+  std::uint32_t number = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    ++number;
+    std::string_view line = text.substr(at, end - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    f(line, LineSpan{number, at, static_cast<std::uint32_t>(line.size())});
+    at = end + 1;
+  }
+}
+
+bool ReadText(const std::filesystem::path& path, std::string* text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream s;
+  s << in.rdbuf();
+  *text = std::move(s).str();
+  return true;
+}
+
+bool IsHealthFile(std::string_view path) {
+  const std::string_view name = path.substr(path.rfind('/') + 1);
+  return name.find("nvidia-smi") != std::string_view::npos || name.find("nvidia_smi") != std::string_view::npos ||
+         name.find("dcgm") != std::string_view::npos || name.find("gpu-health") != std::string_view::npos;
+}
+
+}  // namespace
+
+void ParseGpuHealthText(std::string_view text, std::int32_t file, NodeGpuHealth* out) {
+  Reader r{.out = out, .file = file};
+  ForEachLine(text, [&](std::string_view line, const LineSpan& span) {
+    if (line.empty()) return;
+    if (line.starts_with("DCGM_FI_")) return r.Metric(line, span);
+    if (line.starts_with("| ")) {
+      // The nvidia-smi table's first row of a GPU: `|   3  NVIDIA H100 ...  On  | 00000000:5D:00.0 Off |`.
+      const std::string_view cells = line.substr(1);
+      const std::size_t bar = cells.find('|');
+      const std::int64_t index = ToInt(cells.substr(0, cells.find("  ", Indent(cells))), -1);
+      if (index >= 0 && bar != std::string_view::npos && Indent(cells) <= 4) {
+        const std::string_view after = Trim(cells.substr(bar + 1));
+        const std::string pci = Pci(after.substr(0, after.find(' ')));
+        if (!pci.empty()) {
+          At(out, pci, static_cast<std::int32_t>(index), "");
+          return;
+        }
+      }
+      return r.DcgmTable(line, span);
+    }
+    if (line.starts_with("GPU ") && line.find("(UUID: ") != std::string_view::npos) {  // nvidia-smi -L
+      const std::int64_t index = ToInt(line.substr(4, line.find(':') - 4), -1);
+      const std::size_t u = line.find("(UUID: ") + 7;
+      At(out, "", static_cast<std::int32_t>(index), std::string(line.substr(u, line.find(')', u) - u)));
+      return;
+    }
+    r.Query(line, span);
+  });
+}
+
+void ParseVisibleDevices(std::string_view text, std::int32_t file, NodeGpuHealth* out) {
+  static constexpr std::string_view kKey = "CUDA_VISIBLE_DEVICES=", kGpuAt = "NVRM: GPU at PCI:";
+  ForEachLine(text, [&](std::string_view line, const LineSpan& span) {
+    if (const std::size_t at = line.find(kGpuAt); at != std::string_view::npos) {  // the driver's UUID <-> bus id
+      const std::string_view rest = line.substr(at + kGpuAt.size());
+      const std::size_t sep = rest.find(": GPU-");
+      if (sep != std::string_view::npos) At(out, Pci(rest.substr(0, sep)), -1, std::string(Trim(rest.substr(sep + 2))));
+      return;
+    }
+    if (!out->visible.empty()) return;
+    const std::size_t at = line.find(kKey);
+    if (at == std::string_view::npos || (at > 0 && line[at - 1] != ' ' && line[at - 1] != '\t')) return;
+    std::string_view list = line.substr(at + kKey.size());
+    list = list.substr(0, list.find_first_of(" \t\"'"));
+    if (list.empty()) return;
+    while (!list.empty()) {
+      const std::size_t comma = list.find(',');
+      out->visible.emplace_back(list.substr(0, comma));
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    }
+    out->visible_line = {file, span};
+  });
+}
+
+NodeGpuHealth ReadNodeGpuHealth(const Incident& inc, std::int32_t node) {
+  NodeGpuHealth out;
+  if (node < 0) return out;
+  std::string text;
+  for (std::size_t i = 0; i < inc.files.size(); ++i) {
+    const LogFile& f = inc.files[i];
+    if (f.node != node || !f.readable || f.name_rank >= 0 || f.local_rank >= 0) continue;
+    if (!ReadText(inc.root / f.path, &text)) continue;
+    if (IsHealthFile(f.path)) {
+      ParseGpuHealthText(text, static_cast<std::int32_t>(i), &out);
+    } else {
+      ParseVisibleDevices(text, static_cast<std::int32_t>(i), &out);
+    }
+  }
+  return out;
+}
+
+const GpuHealth* NodeGpuHealth::ByPci(std::string_view pci) const {
+  for (const GpuHealth& g : gpus) {
+    if (!pci.empty() && g.pci == pci) return &g;
+  }
+  return nullptr;
+}
+const GpuHealth* NodeGpuHealth::ByIndex(std::int32_t index) const {
+  for (const GpuHealth& g : gpus) {
+    if (index >= 0 && g.index == index) return &g;
+  }
+  return nullptr;
+}
+const GpuHealth* NodeGpuHealth::ByUuid(std::string_view uuid) const {
+  for (const GpuHealth& g : gpus) {
+    if (!uuid.empty() && g.uuid == uuid) return &g;
+  }
+  return nullptr;
+}
+
+std::string HealthWhere(const Incident& inc, const HealthLine& l) {
+  return l.file < 0 ? std::string("?") : inc.files[static_cast<std::size_t>(l.file)].path + ":" + std::to_string(l.span.line);
+}
+
+}  // namespace denpex::engine

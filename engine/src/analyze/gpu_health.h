@@ -1,0 +1,66 @@
+// One node's GPU health snapshot, read from the files a health epilogue leaves beside the job's
+// logs (docs/log_formats.md "gpu_health"): the nvidia-smi table, `nvidia-smi -L`, `nvidia-smi
+// -q` (ECC, retired pages, remapped rows, clocks event / throttle reasons, temperature),
+// `dcgmi health -c`, `dcgmi diag -r N` and dcgm-exporter metrics text; and the launch's
+// `CUDA_VISIBLE_DEVICES=` line (numbers or `GPU-<uuid>`s) from the node's other non-rank logs.
+// Read for the one or two nodes a diagnosis names, never for the whole incident: the files are
+// opened again here (they are small), outside the line parser's hot path.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ingest/incident.h"
+
+namespace denpex::engine {
+
+// A line of a file of the incident, for citations.
+struct HealthLine {
+  std::int32_t file = -1;  // -1: none
+  LineSpan span;
+};
+
+struct GpuHealth {
+  std::string pci;   // normalised `dddd:bb:dd`; empty when no source named it
+  std::string uuid;  // `GPU-...`
+  std::int32_t index = -1;  // nvidia-smi index (table, -L, Minor Number, DCGM's gpu id)
+  std::int64_t volatile_uncorrectable = 0;  // SRAM + DRAM volatile uncorrectable, DCGM DBE_VOL
+  std::int64_t aggregate_correctable = 0;
+  bool remap_pending = false;    // Remapped Rows Pending: Yes, ROW_REMAP_PENDING 1
+  bool remap_failed = false;     // Remapping Failure Occurred: Yes, ROW_REMAP_FAILURE 1
+  bool retire_pending = false;   // Pending Page Blacklist: Yes (pre-Ampere)
+  std::int64_t retired_dbe = 0;  // Retired Pages Double Bit ECC
+  bool hw_slowdown = false, hw_thermal = false, hw_power_brake = false, sw_thermal = false;
+  std::int32_t temperature = -1;  // GPU Current Temp, C
+  std::int32_t last_xid = 0;      // DCGM_FI_DEV_XID_ERRORS
+  std::string dcgm;               // DCGM's word on it (health or diag message)
+  HealthLine memory_line;         // the line that shows its memory fault
+  HealthLine throttle_line;       // the line that shows its clocks held down
+
+  bool MemoryFault() const { return volatile_uncorrectable > 0 || remap_failed || retired_dbe > 0; }
+  bool Throttled() const { return hw_slowdown || hw_thermal || hw_power_brake || sw_thermal; }
+};
+
+struct NodeGpuHealth {
+  std::vector<GpuHealth> gpus;
+  std::vector<std::string> visible;  // CUDA_VISIBLE_DEVICES entries, local rank order
+  HealthLine visible_line;
+
+  const GpuHealth* ByPci(std::string_view pci) const;
+  const GpuHealth* ByIndex(std::int32_t index) const;
+  const GpuHealth* ByUuid(std::string_view uuid) const;
+};
+
+NodeGpuHealth ReadNodeGpuHealth(const Incident& inc, std::int32_t node);
+
+// Parses one file's text into `out` (exposed for the recogniser tests).
+void ParseGpuHealthText(std::string_view text, std::int32_t file, NodeGpuHealth* out);
+// Finds a `CUDA_VISIBLE_DEVICES=...` line in a launch log's text, and the driver's `NVRM: GPU
+// at PCI:<bus>: GPU-<uuid>` lines in a kernel log (a UUID's bus id).
+void ParseVisibleDevices(std::string_view text, std::int32_t file, NodeGpuHealth* out);
+
+// "gpu-0001/nvidia-smi.log:123".
+std::string HealthWhere(const Incident& inc, const HealthLine& l);
+
+}  // namespace denpex::engine

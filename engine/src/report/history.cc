@@ -1,0 +1,200 @@
+// The history store (denpex/engine/history.h, docs/history_format.md).
+#include "denpex/engine/history.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "denpex/common/time.h"
+
+namespace denpex::engine {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::size_t kMaxEarlier = 20;
+
+bool HardwareOwned(v1::Owner o) { return o == v1::OWNER_GPU_HARDWARE || o == v1::OWNER_HOST; }
+
+std::string Day(const std::string& rfc3339) { return rfc3339.substr(0, 10); }
+
+std::string ClassName(v1::FailureClass c) {
+  std::string name = v1::FailureClass_Name(c);
+  return name.starts_with("FAILURE_CLASS_") ? name.substr(14) : name;
+}
+
+bool Inside(const fs::path& p, const fs::path& dir) {
+  std::error_code ec;
+  const fs::path a = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  const fs::path b = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  auto [ia, ib] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  return ib == b.end();
+}
+
+std::string SameIncident(const fs::path& incident) {
+  std::error_code ec;
+  return fs::weakly_canonical(fs::absolute(incident, ec), ec).generic_string();
+}
+
+// "2026-02-11 GPU_ECC on GPU 0000:3a:00" for the reason.
+std::string Describe(const v1::HistoryEntry& e) {
+  return Day(e.time()) + " " + ClassName(e.failure_class()) + (e.gpu().empty() ? "" : " on GPU " + e.gpu());
+}
+
+// The repeat offender's recovery goes first; the reset, restart or reboot it replaces goes.
+void Escalate(v1::Diagnosis* d, const v1::Recurrence& r) {
+  const v1::Initiator& in = d->initiator();
+  std::vector<v1::Precondition> kept;
+  for (const auto& p : d->recovery().preconditions()) {
+    if (r.gpu_incidents() > 0 && (p.action() == "reset_gpu" || p.action() == "restart_app" || p.action() == "drain_and_rma")) continue;
+    if (r.node_incidents() >= 2 && (p.action() == "reboot_node" || p.action() == "drain_node")) continue;
+    kept.push_back(p);
+  }
+  std::vector<v1::Precondition> first;
+  if (r.gpu_incidents() > 0) {
+    v1::Precondition p;
+    p.set_action("drain_and_rma");
+    p.set_target(in.node() + " GPU " + in.gpu());
+    p.set_text("GPU " + in.gpu() + " of " + in.node() + " is a repeat offender (" + std::to_string(r.gpu_incidents()) +
+               " earlier incident(s) in " + r.history() + "): drain it (exclude it from the allocation) and start the RMA flow "
+               "instead of resetting it; do not resume on it.");
+    first.push_back(p);
+  }
+  if (r.node_incidents() >= 2) {
+    v1::Precondition p;
+    p.set_action("drain_node");
+    p.set_target(in.node());
+    p.set_text(in.node() + " failed " + std::to_string(r.node_incidents()) + " times before (" + r.history() +
+               "): drain it and run the field diagnostics (dcgmi diag -r 3, the vendor's board test) before it takes work again.");
+    first.push_back(p);
+  }
+  auto* pre = d->mutable_recovery()->mutable_preconditions();
+  pre->Clear();
+  for (auto& p : first) *pre->Add() = std::move(p);
+  for (auto& p : kept) *pre->Add() = std::move(p);
+}
+
+}  // namespace
+
+Result<History> ReadHistory(const fs::path& path) {
+  History h;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return h;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError(path.string() + ": cannot read the history store");
+  h.exists = true;
+  std::string line;
+  int number = 0;
+  google::protobuf::util::JsonParseOptions opts;
+  opts.ignore_unknown_fields = false;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    const std::string where = path.string() + ":" + std::to_string(number) + ": ";
+    v1::HistoryEntry e;
+    const auto st = google::protobuf::util::JsonStringToMessage(line, &e, opts);
+    if (!st.ok()) {
+      h.problems.push_back(where + "not a history entry (" + std::string(st.message()) +
+                           "); skipped. Each line is one JSON object with time, node, gpu, failure_class, owner, incident, "
+                           "action (docs/history_format.md); fix or delete the line.");
+      continue;
+    }
+    if (e.node().empty() || !ParseRfc3339(e.time())) {
+      h.problems.push_back(where + (e.node().empty() ? "no node" : "time \"" + e.time() + "\" is not RFC 3339") +
+                           "; skipped. Write \"node\": \"<hostname>\" and \"time\": \"2026-03-02T09:17:03Z\".");
+      continue;
+    }
+    h.entries.push_back(std::move(e));
+  }
+  return h;
+}
+
+void ApplyHistory(const History& history, const std::string& store, const fs::path& incident, v1::Diagnosis* d) {
+  const v1::Initiator& in = d->initiator();
+  if (d->verdict() != v1::VERDICT_DIAGNOSED || in.node().empty()) return;
+  const auto now = ParseRfc3339(in.time());
+  const std::string self = SameIncident(incident);
+  v1::Recurrence r;
+  r.set_history(store);
+  int hardware_node = 0, hardware_gpu = 0;
+  std::vector<const v1::HistoryEntry*> earlier;
+  for (const v1::HistoryEntry& e : history.entries) {
+    if (e.node() != in.node() || SameIncident(e.incident()) == self) continue;
+    const auto t = ParseRfc3339(e.time());
+    if (now && t && *t >= *now) continue;  // only what happened before this failure
+    earlier.push_back(&e);
+  }
+  std::stable_sort(earlier.begin(), earlier.end(),
+                   [](const auto* a, const auto* b) { return ParseRfc3339(a->time()) < ParseRfc3339(b->time()); });
+  for (const v1::HistoryEntry* e : earlier) {
+    const bool same_gpu = !in.gpu().empty() && e->gpu() == in.gpu();
+    r.set_node_incidents(r.node_incidents() + 1);
+    if (same_gpu) r.set_gpu_incidents(r.gpu_incidents() + 1);
+    if (HardwareOwned(e->owner())) ++hardware_node, hardware_gpu += same_gpu ? 1 : 0;
+    if (static_cast<std::size_t>(r.earlier_size()) < kMaxEarlier) *r.add_earlier() = *e;
+  }
+  if (earlier.empty()) {
+    *d->mutable_recurrence() = r;
+    return;
+  }
+  std::string s = " " + in.node() + " had " + std::to_string(r.node_incidents()) + " earlier incident(s) in " + store + " (";
+  for (std::size_t i = 0; i < earlier.size() && i < 5; ++i) s += (i ? ", " : "") + Describe(*earlier[i]);
+  if (earlier.size() > 5) s += ", and " + std::to_string(earlier.size() - 5) + " more";
+  s += ")";
+  if (!in.gpu().empty()) s += "; GPU " + in.gpu() + " had " + std::to_string(r.gpu_incidents());
+  s += ".";
+  // Escalate only a hardware failure, and only on hardware history: an application's bug that
+  // recurs on the same node says nothing about the node.
+  if (HardwareOwned(d->owner())) {
+    v1::Recurrence counted = r;
+    counted.set_gpu_incidents(in.gpu().empty() || d->owner() != v1::OWNER_GPU_HARDWARE ? 0 : hardware_gpu);
+    counted.set_node_incidents(hardware_node);
+    if (counted.gpu_incidents() > 0 || counted.node_incidents() >= 2) {
+      Escalate(d, counted);
+      r.set_escalated(true);
+      s += " A repeat offender: the recovery is escalated.";
+    }
+  }
+  d->set_reason(d->reason() + s);
+  *d->mutable_recurrence() = r;
+}
+
+v1::HistoryEntry HistoryEntryOf(const v1::Diagnosis& d, const fs::path& incident) {
+  v1::HistoryEntry e;
+  e.set_time(d.initiator().time());
+  e.set_node(d.initiator().node());
+  e.set_gpu(d.initiator().gpu());
+  e.set_failure_class(d.initiator().failure_class());
+  e.set_owner(d.owner());
+  e.set_incident(incident.generic_string());
+  if (d.recovery().preconditions_size() > 0) e.set_action(d.recovery().preconditions(0).action());
+  return e;
+}
+
+Status RecordHistory(const fs::path& path, const History& existing, const v1::HistoryEntry& entry, const fs::path& incident) {
+  if (Inside(path, incident)) {
+    return Status::InvalidArgument(path.string() + " lies inside the incident directory " + incident.string() +
+                                   "; the engine never writes there. Keep the history store outside incidents.");
+  }
+  if (entry.node().empty()) return Status::Ok();  // nothing diagnosed: nothing to remember
+  const std::string self = SameIncident(incident);
+  for (const v1::HistoryEntry& e : existing.entries) {
+    if (SameIncident(e.incident()) == self && e.time() == entry.time()) return Status::Ok();
+  }
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.preserve_proto_field_names = true;
+  std::string line;
+  const auto st = google::protobuf::util::MessageToJsonString(entry, &line, opts);
+  if (!st.ok()) return Status::Internal("history entry: " + std::string(st.message()));
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  if (!out) return Status::IoError(path.string() + ": cannot append to the history store");
+  out << line << "\n";
+  if (!out.flush()) return Status::IoError(path.string() + ": write failed");
+  return Status::Ok();
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,156 @@
+// The node/GPU history store (denpex/engine/history.h, docs/history_format.md) and `denpex
+// diagnose --history FILE [--record-history]`: earlier incidents of the initiator's node and GPU
+// are counted and named, a repeat offender's recovery is escalated (drain + RMA instead of a
+// reset), bad lines get file:line messages, and the store is written only when asked and never
+// inside the incident.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "denpex/cli/commands.h"
+#include "denpex/engine/engine.h"
+#include "denpex/engine/history.h"
+#include "fixture.h"
+
+namespace denpex::engine {
+namespace {
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+void Append(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::app) << text;
+}
+
+// The fixture's job (rank 3 on gpu-0001 SIGKILLed at 09:17:03 on 2 March) with an ECC burst on
+// its GPU (nvidia-smi index 3, 0000:5d:00).
+struct EccJob {
+  TempDir dir;
+  fs::path incident() const { return dir.path() / "incident"; }
+  EccJob() {
+    testing::WriteIncident(incident(), testing::Incident{});
+    Append(incident() / "gpu-0001" / "nvidia-smi.log",
+           "|   3  NVIDIA H100 80GB HBM3          On  | 00000000:5D:00.0 Off |                    1 |\n");
+    Append(incident() / "gpu-0001" / "kern.log",
+           "Mar  2 09:17:03 gpu-0001 kernel: [2726584.934322] NVRM: Xid (PCI:0000:5d:00): 48, pid='<unknown>', name=<unknown>, "
+           "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x7fdb481b7 "
+           "partition 3, subpartition 1\n");
+  }
+};
+
+std::string Entry(const std::string& time, const std::string& node, const std::string& gpu, const std::string& cls,
+                  const std::string& owner = "OWNER_GPU_HARDWARE") {
+  return "{\"time\":\"" + time + "\",\"node\":\"" + node + "\",\"gpu\":\"" + gpu + "\",\"failure_class\":\"" + cls +
+         "\",\"owner\":\"" + owner + "\",\"incident\":\"/incidents/" + time.substr(0, 10) + "\",\"action\":\"reset_gpu\"}\n";
+}
+
+int Diagnose(const cli::DiagnoseArgs& args, std::string* out, std::string* err) {
+  std::ostringstream o, e;
+  const int rc = cli::RunDiagnose(args, o, e);
+  *out = o.str(), *err = e.str();
+  return rc;
+}
+
+TEST(History, ARepeatOffenderGpuIsDrainedAndRmaedInsteadOfReset) {
+  EccJob job;
+  const fs::path store = job.dir.path() / "history.jsonl";
+  Append(store, Entry("2026-02-11T04:00:00Z", "gpu-0001", "0000:5d:00", "FAILURE_CLASS_GPU_ECC") +
+                    Entry("2026-02-20T04:00:00Z", "gpu-0002", "0000:5d:00", "FAILURE_CLASS_GPU_ECC") +  // another node
+                    Entry("2026-03-09T04:00:00Z", "gpu-0001", "0000:5d:00", "FAILURE_CLASS_GPU_ECC"));  // later
+  auto d = engine::Diagnose(job.incident(), {.threads = 1});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->initiator().gpu(), "0000:5d:00");
+  EXPECT_EQ(d->recovery().preconditions(0).action(), "reset_gpu");  // without history
+  auto h = ReadHistory(store);
+  ASSERT_TRUE(h.ok());
+  ApplyHistory(*h, store.string(), job.incident(), &*d);
+  EXPECT_EQ(d->recurrence().node_incidents(), 1);
+  EXPECT_EQ(d->recurrence().gpu_incidents(), 1);
+  EXPECT_TRUE(d->recurrence().escalated());
+  EXPECT_EQ(d->recovery().preconditions(0).action(), "drain_and_rma");
+  for (const auto& p : d->recovery().preconditions()) EXPECT_NE(p.action(), "reset_gpu");
+  EXPECT_NE(d->reason().find("gpu-0001 had 1 earlier incident(s)"), std::string::npos) << d->reason();
+  EXPECT_NE(d->reason().find("2026-02-11 GPU_ECC on GPU 0000:5d:00"), std::string::npos) << d->reason();
+}
+
+TEST(History, ANodeWithTwoEarlierHardwareIncidentsIsDrainedButAnApplicationsBugIsNotHeldAgainstIt) {
+  EccJob job;
+  History h;
+  for (const char* t : {"2026-01-05T04:00:00Z", "2026-02-05T04:00:00Z"}) {
+    v1::HistoryEntry e;
+    e.set_time(t), e.set_node("gpu-0001"), e.set_gpu("0000:18:00"), e.set_owner(v1::OWNER_GPU_HARDWARE);
+    e.set_failure_class(v1::FAILURE_CLASS_GPU_NVLINK), e.set_incident(std::string("/i/") + t);
+    h.entries.push_back(e);
+  }
+  auto d = engine::Diagnose(job.incident(), {.threads = 1});
+  ASSERT_TRUE(d.ok());
+  v1::Diagnosis app = *d;
+  ApplyHistory(h, "h.jsonl", job.incident(), &*d);
+  EXPECT_EQ(d->recurrence().gpu_incidents(), 0);
+  EXPECT_TRUE(d->recurrence().escalated());
+  EXPECT_EQ(d->recovery().preconditions(0).action(), "drain_node");
+  EXPECT_EQ(d->recovery().preconditions(1).action(), "reset_gpu");  // this GPU's own first time
+  app.set_owner(v1::OWNER_APPLICATION);  // an application's failure: counted, never escalated
+  ApplyHistory(h, "h.jsonl", job.incident(), &app);
+  EXPECT_EQ(app.recurrence().node_incidents(), 2);
+  EXPECT_FALSE(app.recurrence().escalated());
+}
+
+TEST(History, BadLinesAreSkippedWithTheirFileAndLine) {
+  TempDir dir;
+  const fs::path store = dir.path() / "h.jsonl";
+  Append(store, Entry("2026-02-11T04:00:00Z", "gpu-0001", "", "FAILURE_CLASS_GPU_ECC") + "not json\n\n" +
+                    "{\"time\":\"yesterday\",\"node\":\"gpu-0001\"}\n{\"node\":\"x\",\"colour\":\"red\"}\n");
+  auto h = ReadHistory(store);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->entries.size(), 1u);
+  ASSERT_EQ(h->problems.size(), 3u);
+  EXPECT_EQ(h->problems[0].rfind(store.string() + ":2: not a history entry", 0), 0u) << h->problems[0];
+  EXPECT_NE(h->problems[1].find(":4: time \"yesterday\" is not RFC 3339"), std::string::npos) << h->problems[1];
+  EXPECT_NE(h->problems[2].find(":5: "), std::string::npos) << h->problems[2];
+  auto missing = ReadHistory(dir.path() / "none.jsonl");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_FALSE(missing->exists);
+}
+
+TEST(History, TheCliReadsWithoutWritingAndRecordsOnlyWhenAskedOnce) {
+  EccJob job;
+  const fs::path store = job.dir.path() / "fleet" / "history.jsonl";
+  std::string out, err;
+  ASSERT_EQ(Diagnose({.incident = job.incident(), .threads = 1, .history = store}, &out, &err), 0) << err;
+  EXPECT_FALSE(fs::exists(store));  // read only
+  ASSERT_EQ(Diagnose({.incident = job.incident(), .threads = 1, .history = store, .record_history = true}, &out, &err), 0) << err;
+  ASSERT_EQ(Diagnose({.incident = job.incident(), .threads = 1, .history = store, .record_history = true}, &out, &err), 0) << err;
+  auto h = ReadHistory(store);
+  ASSERT_TRUE(h.ok());
+  ASSERT_EQ(h->entries.size(), 1u);  // the same incident is recorded once
+  EXPECT_EQ(h->entries[0].node(), "gpu-0001");
+  EXPECT_EQ(h->entries[0].gpu(), "0000:5d:00");
+  EXPECT_EQ(h->entries[0].failure_class(), v1::FAILURE_CLASS_GPU_ECC);
+  EXPECT_TRUE(h->problems.empty());
+}
+
+TEST(History, TheCliNeverWritesTheStoreInsideTheIncident) {
+  EccJob job;
+  const fs::path inside = job.incident() / "history.jsonl";
+  std::string out, err;
+  EXPECT_EQ(Diagnose({.incident = job.incident(), .threads = 1, .history = inside, .record_history = true}, &out, &err), 2);
+  EXPECT_NE(err.find("inside the incident directory"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(inside));
+  EXPECT_EQ(Diagnose({.incident = job.incident(), .threads = 1, .record_history = true}, &out, &err), 2);
+  EXPECT_NE(err.find("--record-history needs --history"), std::string::npos) << err;
+}
+
+TEST(History, TheCliReportsBadStoreLinesAndStillDiagnoses) {
+  EccJob job;
+  const fs::path store = job.dir.path() / "h.jsonl";
+  Append(store, "{oops\n" + Entry("2026-02-11T04:00:00Z", "gpu-0001", "0000:5d:00", "FAILURE_CLASS_GPU_ECC"));
+  std::string out, err;
+  ASSERT_EQ(Diagnose({.incident = job.incident(), .threads = 1, .history = store}, &out, &err), 0) << err;
+  EXPECT_NE(err.find(store.string() + ":1: not a history entry"), std::string::npos) << err;
+  EXPECT_NE(out.find("drain_and_rma"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace denpex::engine
