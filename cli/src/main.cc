@@ -48,13 +48,15 @@ int main(int argc, char** argv) {
                   " launcher=LAUNCHER_TORCHRUN|LAUNCHER_SRUN, layout=LAYOUT_PER_RANK_FILES|"
                   "LAYOUT_TORCHRUN_LOG_DIR|LAYOUT_SLURM_OUT, format.{torch=1.13|2.1|2.4|2.6,"
                   "nccl=2.18.5|2.21.5,slurm=22.05|23.02,driver=418|470|535|560,nccl_debug_info}, faults[0].{kind,rank,"
-                  "node,step,at_fraction,slowdown,slow_steps,stall}, timeouts.{nccl_timeout_ms,dump_on_timeout}, slurm.{kill_on_bad_exit,"
+                  "node,step,at_fraction,slowdown,slow_steps,stall}, timeouts.{nccl_timeout_ms,dump_on_timeout,"
+                  "async_error_handling=0-3,blocking_wait,heartbeat_timeout_ms,watchdog_stuck_fraction}, "
+                  "slurm.{kill_on_bad_exit,"
                   "kill_wait_ms,slurmd_timeout_ms}, clocks.skew_sigma_ms, training.{warmup_steps,"
                   "step_time_ms,tp_collectives_per_step,log_interval,compute_jitter,microbatches"
                   " (1F1B),data_parallel=DATA_PARALLEL_DDP|DATA_PARALLEL_ZERO,trainer_log="
                   "TRAINER_LOG_MEGATRON|TRAINER_LOG_DEEPSPEED,per_rank_timers}, "
                   "realism.{benign_warnings,loud_rank,kernel_logs,old_ecc_event,xid45_on_kill,nvidia_smi,"
-                  "missing_node_fraction,truncated_node_fraction,damage_initiator_node} "
+                  "missing_node_fraction,truncated_node_fraction,damage_initiator_node,interleaved_line_rate} "
                   "(docs/scenario_format.md)");
   sim->footer(kExitCodes);
   sim->callback([&] { rc = RunSimulate(sim_args, std::cout, std::cerr); });

@@ -20,6 +20,9 @@ struct ReportLineOffsets {
   std::int64_t root_rank_line = 0;  // "  rank      : <G> (local_rank: <lr>)" of the root cause
 };
 
+// ProcessGroupNCCL's line when the flight recorder has no trace buffer.
+extern const std::string_view kTraceNotFound;
+
 // NCCL's spelling of local GPU i's PCI bus id: "ab000" is 0000:ab:00.0.
 // Where the cited lines of the driver's ActorDiedError block are (0-based, within it).
 struct RayLineOffsets {
@@ -46,6 +49,8 @@ class LineFormatter {
   void Format(const NcclAsyncError& r, LineBuilder& out) const;  // formatter_nccl.cc
   void Format(const NcclSetupFailure& r, LineBuilder& out) const;  // formatter_nccl.cc
   void Format(const WatchdogTimeout& r, LineBuilder& out) const;
+  void Format(const DumpSignalObserved& r, LineBuilder& out) const;  // formatter_watchdog.cc
+  void Format(const WatchdogAftermath& r, LineBuilder& out) const;
   void Format(const PythonException& r, LineBuilder& out) const;  // formatter_app.cc
   void Format(const SegfaultDump& r, LineBuilder& out) const;
   // Realism (formatter_noise.cc): benign warnings and the node's kernel log.
@@ -103,6 +108,13 @@ class LineFormatter {
   void WorkNccl(LineBuilder& out, const WatchdogTimeout& r) const;
   void NcclPrefix(LineBuilder& out, int rank) const;  // "<host>:<pid>:<pid> [<dev>] NCCL INFO "
   void TimeoutMessage(LineBuilder& out, const WatchdogTimeout& r) const;
+  // formatter_watchdog.cc: what follows the timeout in the modes other than tear-down.
+  void FormatReaction(const WatchdogTimeout& r, TimeNs t, LineBuilder& out) const;
+  void SomeOperationsFailed(LineBuilder& out, const WatchdogTimeout& r, TimeNs t, bool take_down) const;
+  void HeartbeatMonitorKill(LineBuilder& out, const WatchdogTimeout& r, TimeNs t) const;
+  void MainThreadRaises(LineBuilder& out, const WatchdogTimeout& r) const;
+  void DumpSignalText(LineBuilder& out, std::string_view from, std::int64_t enqueued,
+                      std::int64_t completed) const;
   void ThreadTerminated(LineBuilder& out, const WatchdogTimeout& r) const;
   void NativeFrames(LineBuilder& out, int rank, bool rank_prefix) const;
   enum class Logger : std::uint8_t { kRun, kApi, kAgent };  // torch.distributed.run / ...api / agent.server.api

@@ -23,6 +23,14 @@ std::string_view OpName(OpType op) {
   return "";
 }
 
+}  // namespace
+
+const std::string_view kTraceNotFound =
+    "Stack trace of the failed collective not found, potentially because FlightRecorder is "
+    "disabled. You can enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.";
+
+namespace {
+
 // Per-process random addresses: the stream index packs (rank, what) so each is independent.
 enum AddressSlot : std::uint64_t { kLibraryBases = 0 };
 Rng AddressRng(const Job& job, int rank, AddressSlot slot) {
@@ -197,11 +205,7 @@ void LineFormatter::FlightRecorderDump(LineBuilder& out, const WatchdogTimeout& 
   Rng rng(job_.seed, StreamId::kLineTiming, (1ULL << 33) + static_cast<std::uint64_t>(r.rank));
   t += rng.UniformInt(10, 80) * kNsPerUs;
   WriteC10Header(out, r.rank, t, torch_.line_trace_not_found);
-  out.Str(
-      "Stack trace of the failed collective not found, potentially because FlightRecorder is "
-      "disabled. You can enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero "
-      "value.");
-  out.EndLine();
+  out.Str(kTraceNotFound).EndLine();
   t += rng.UniformInt(20, 120) * kNsPerUs;
   WriteC10Header(out, r.rank, t, torch_.line_first_pg_dump);
   WritePgPrefix(out, r.rank, r.group);
@@ -209,17 +213,7 @@ void LineFormatter::FlightRecorderDump(LineBuilder& out, const WatchdogTimeout& 
   t = r.time + r.dump_signal_delay;
   WriteC10Header(out, r.rank, t, torch_.line_dump_signal);
   WritePgPrefix(out, r.rank, PgKind::kDefault);
-  out.Str(
-      " Received a dump signal due to a collective timeout from this local rank and we will "
-      "try our best to dump the debug info. Last enqueued NCCL work: ");
-  out.Int(r.default_enqueued).Str(", last completed NCCL work: ").Int(r.default_completed);
-  out.Str(
-      ".This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used "
-      "across ranks, the order of collectives is not same for all ranks or the scheduled "
-      "collective, for some reason, didn't run. Additionally, this can be caused by GIL "
-      "deadlock or other reasons such as network errors or bugs in the communications library "
-      "(e.g. NCCL), etc. ");
-  out.EndLine();
+  DumpSignalText(out, "this local rank", r.default_enqueued, r.default_completed);
   t += rng.UniformInt(50, 300) * kNsPerUs;
   WriteC10Header(out, r.rank, t, torch_.line_preparing_dump);
   WritePgPrefix(out, r.rank, PgKind::kDefault);
@@ -240,9 +234,17 @@ void LineFormatter::Format(const WatchdogTimeout& r, LineBuilder& out) const {
     out.Str(", last enqueued NCCL work: ").Int(r.last_enqueued);
     out.Str(", last completed NCCL work: ").Int(r.last_completed).Char('.').EndLine();
   }
-  if (r.dump_signal_delay > 0) {
+  if (r.dump_observed) {  // the monitor dumped already; the watchdog goes on at once
+    t += rng.UniformInt(10, 80) * kNsPerUs;
+    WriteC10Header(out, r.rank, t, torch_.line_trace_not_found);
+    out.Str(kTraceNotFound).EndLine();
+  } else if (r.dump_signal_delay > 0) {
     FlightRecorderDump(out, r, t);
     t = r.time + r.dump_abort_delay - rng.UniformInt(200, 900) * kNsPerUs;
+  }
+  if (r.reaction != WatchdogReaction::kTearDown) {
+    FormatReaction(r, t, out);
+    return;
   }
   t += rng.UniformInt(5, 30) * kNsPerUs;
   WriteC10Header(out, r.rank, t, torch_.line_some_ops_failed);

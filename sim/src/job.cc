@@ -212,6 +212,11 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   for (const v1::Fault& f : s.faults()) job.nccl_socket |= f.kind() == v1::FAULT_KIND_SOCKET_RESET;
   job.driver = FindDriverProfile(s.format().driver().empty() ? "535" : s.format().driver());
   job.dump_on_timeout = s.timeouts().dump_on_timeout();
+  job.async_error_handling = s.timeouts().async_error_handling();
+  job.blocking_wait = s.timeouts().blocking_wait();
+  job.heartbeat_timeout = s.timeouts().heartbeat_timeout_ms() * kNsPerMs;
+  job.watchdog_stuck_fraction = s.timeouts().watchdog_stuck_fraction();
+  job.interleaved_line_rate = s.realism().interleaved_line_rate();
   job.per_rank_timers = s.training().per_rank_timers();
   job.launcher = s.launcher();
   job.layout = s.layout();

@@ -77,6 +77,11 @@ struct Job {
   bool nccl_socket = false;  // NCCL_IB_DISABLE=1: NET/Socket transport (FAULT_KIND_SOCKET_RESET)
   const DriverProfile* driver = nullptr;  // the NVRM lines' era (profiles.h)
   bool dump_on_timeout = false;  // TORCH_NCCL_DUMP_ON_TIMEOUT: flight-recorder dump lines
+  int async_error_handling = 3;  // TORCH_NCCL_ASYNC_ERROR_HANDLING (0-3)
+  bool blocking_wait = false;    // TORCH_NCCL_BLOCKING_WAIT=1
+  TimeNs heartbeat_timeout = 0;  // TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC
+  double watchdog_stuck_fraction = 0;  // ncclCommAbort hangs on this share of timed-out ranks
+  double interleaved_line_rate = 0;    // srun splits this share of task lines (combined file)
   bool per_rank_timers = false;  // DeepSpeed-style per-rank timer lines every log_interval
   // Launcher, layout and scheduler.
   v1::Launcher launcher = v1::LAUNCHER_TORCHRUN;

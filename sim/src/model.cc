@@ -62,6 +62,10 @@ Outcome Model::Run() {
     out.end_time = std::max(out.end_time, launcher_.exit_time(node));
   out.end_time = std::max(out.end_time, slurm_.end_time());
   out.end_time = std::max(out.end_time, ray_.end_time());
+  // A job left hanging (async error handling 0) is collected a while after its last timeout.
+  if (job_.async_error_handling == 0 && workers_.last_watchdog_fire() > 0) {
+    out.end_time = std::max(out.end_time, workers_.last_watchdog_fire() + 60 * kNsPerSec);
+  }
   return out;
 }
 
@@ -103,7 +107,7 @@ void Model::Dispatch(const Event& e) {
       slurm_.OnControllerCheck(e.id(), e.time);
       break;
     case EventKind::kWatchdogAbort:
-      workers_.OnWatchdogAbort(id, e.time);
+      workers_.OnWatchdogAbort(e.id(), e.time);
       break;
     case EventKind::kStepKill:
       slurm_.OnStepKill(e.time);

@@ -84,6 +84,24 @@ struct TorchProfile {
   int line_first_pg_dump = 0;
   int line_dump_signal = 0;
   int line_preparing_dump = 0;
+  // Async error handling and blocking wait (docs/log_formats.md §3).
+  int default_async_error_handling = 3;  // 3 SkipCleanUp (>= 2.2); 1 before (torchrun's)
+  bool skip_cleanup_mode = true;         // mode 3 exists (not in 1.13)
+  // "Work WorkNCCL(...) timed out in blocking wait<suffix>." and its source line.
+  std::string_view blocking_wait_suffix;  // " (TORCH_NCCL_BLOCKING_WAIT=1)", "" (2.6)
+  int line_blocking_wait = 0;
+  // Python classes of what the main thread raises: the timeout itself (blocking wait) and
+  // "NCCL communicator was aborted on rank r." (mode 2).
+  std::string_view timeout_error_class;  // "torch.distributed.DistBackendError", "RuntimeError"
+  std::string_view aborted_error_class;
+  // Heartbeat monitor (torch >= 2.4; 0: none): "Heartbeat monitor timed out!", "First PG on
+  // this rank that detected no heartbeat of its watchdog.", the fatal "watchdog got stuck",
+  // "Observed flight recorder dump signal from another rank via TCPStore.".
+  int line_heartbeat_timeout = 0;
+  int line_no_heartbeat_first_pg = 0;
+  int line_watchdog_stuck = 0;
+  int line_observed_dump = 0;
+  bool stuck_names_event_destroy = false;  // the fatal line says "(e.g., CudaEventDestroy)"
 };
 
 struct NcclProfile {

@@ -116,7 +116,20 @@ struct NcclSetupFailure {
   bool timeout = false;  // FAULT_KIND_BOOTSTRAP_TIMEOUT: the connect to the bootstrap root timed out
 };
 
-// The ProcessGroupNCCL watchdog block (stderr, unbuffered), printed just before SIGABRT.
+// What the rank's torch does once its watchdog caught the timeout
+// (timeouts.async_error_handling, timeouts.blocking_wait; docs/log_formats.md §3).
+enum class WatchdogReaction : std::uint8_t {
+  kTearDown,     // modes 1 and 3: "To avoid data inconsistency, ..." and SIGABRT
+  kCleanUpOnly,  // mode 2: the communicators are aborted; the main thread raises
+                 // "NCCL communicator was aborted on rank r." (traceback, exit 1)
+  kNoHandling,   // mode 0: logged only; the process hangs on
+  kBlockingWait,  // TORCH_NCCL_BLOCKING_WAIT=1: "Work ... timed out in blocking wait", the
+                  // main thread raises the timeout (traceback, exit 1)
+  kStuck,        // modes 1, 2: ncclCommAbort hangs; the heartbeat monitor kills it (SIGABRT)
+};
+
+// The ProcessGroupNCCL watchdog block (stderr, unbuffered), printed just before SIGABRT (or
+// what the reaction prints instead).
 struct WatchdogTimeout {
   int rank;
   TimeNs time;
@@ -136,6 +149,34 @@ struct WatchdogTimeout {
   TimeNs dump_abort_delay = 0;
   std::int64_t default_enqueued = 0;
   std::int64_t default_completed = 0;
+  WatchdogReaction reaction = WatchdogReaction::kTearDown;
+  TimeNs raise_delay = 0;      // kCleanUpOnly, kBlockingWait: the main thread raises then
+  TimeNs heartbeat_delay = 0;  // kStuck: the heartbeat monitor fires then
+  int pending_works = 1;       // kStuck: workMetaList_.size()
+  // The heartbeat monitor already dumped on another rank's signal (DumpSignalObserved): the
+  // block prints no dump lines of its own and the abort follows at once.
+  bool dump_observed = false;
+};
+
+// What a timed-out rank prints later, if it is still alive then: the main thread's traceback
+// (kCleanUpOnly, kBlockingWait: at timeout.time + raise_delay) or the heartbeat monitor's
+// report before it kills the process (kStuck: at timeout.time + heartbeat_delay).
+struct WatchdogAftermath {
+  TimeNs time;  // when it prints
+  WatchdogTimeout timeout;
+};
+
+// TORCH_NCCL_DUMP_ON_TIMEOUT: the heartbeat monitor of a rank whose own watchdog has not
+// fired polls the TCPStore and finds the first timed-out rank's dump signal: "Observed flight
+// recorder dump signal from another rank via TCPStore.", "Received a dump signal due to a
+// collective timeout from  rank <from> ..." and "ProcessGroupNCCL preparing to dump debug
+// info." (stderr). `from` is the first detector, itself a victim.
+struct DumpSignalObserved {
+  int rank;
+  TimeNs time;
+  int from;
+  std::int64_t default_enqueued;
+  std::int64_t default_completed;
 };
 
 // An uncaught Python exception's traceback (stderr), printed just before the rank exits 1.
@@ -388,7 +429,7 @@ struct CtldLine {
 using Record =
     std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers,
                  NcclIbError, NcclAsyncError, NcclSetupFailure,
-                 WatchdogTimeout, PythonException, SegfaultDump, WorkerExit, BenignWarning,
+                 WatchdogTimeout, WatchdogAftermath, DumpSignalObserved, PythonException, SegfaultDump, WorkerExit, BenignWarning,
                  CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost, RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine>;
 

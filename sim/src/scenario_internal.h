@@ -64,6 +64,11 @@ Status ApplyOverride(std::string_view arg, v1::Scenario* scenario, std::string* 
 // rank and at_fraction stay absent when absent: the simulator draws them from the seed.
 Status FillDefaultsAndValidate(v1::Scenario* scenario, const Locator& locator);
 
+// scenario_validate_launch.cc: the async error handling, blocking wait and heartbeat knobs of
+// `timeouts` (needs format.torch filled in), and realism.interleaved_line_rate (needs layout).
+Status CheckErrorHandling(v1::Scenario* scenario, const Locator& locator);
+Status CheckInterleaving(const v1::Scenario& scenario, const Locator& locator);
+
 // The enum-typed and message-typed field names reachable from Scenario, for suggestions.
 std::vector<std::string> EnumValueNamesForField(std::string_view field_name);
 // "job" for denpex.v1.Job: the path users write for a message type.

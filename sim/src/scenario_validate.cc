@@ -566,6 +566,8 @@ Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
                          s->format().torch() + " does not have",
                      "set format.torch to 2.4 or later, or leave dump_on_timeout out");
   }
+  DENPEX_RETURN_IF_ERROR(CheckErrorHandling(s, loc));
+  DENPEX_RETURN_IF_ERROR(CheckInterleaving(*s, loc));
   DENPEX_RETURN_IF_ERROR(FillClocksAndStart(s, loc));
   bool gpu_fault = false;
   for (const v1::Fault& f : s->faults()) {

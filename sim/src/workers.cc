@@ -19,6 +19,8 @@ Workers::Workers(const Job& job, const FaultPlan& fault, EventQueue& queue, Reco
   waiting_op_.assign(n, Op::kInit);
   enqueued_at_.assign(n, 0);
   watchdog_armed_.assign(n, 0);
+  watchdog_fired_.assign(n, 0);
+  dump_observed_.assign(n, 0);
   for (int k = 0; k < kNumPgKinds; ++k) {
     seq_enqueued_[k].assign(n, 0);
     seq_completed_[k].assign(n, 0);

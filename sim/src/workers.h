@@ -56,7 +56,15 @@ class Workers {
   void OnRendezvousDone(std::uint32_t id, TimeNs t);
   void OnWatchdogCheck(int rank, TimeNs t);
   void OnWatchdogFire(int rank, TimeNs t);
-  void OnWatchdogAbort(int rank, TimeNs t);  // after the flight-recorder dump
+  // kWatchdogAbort's id: the rank, and what happens to it. Plain: SIGABRT after the
+  // flight-recorder dump or the heartbeat monitor's report; kAbortRaised: the main thread raises
+  // (traceback), then kAbortExit (exit 1); kAbortDumpObserved: its heartbeat monitor sees
+  // another rank's dump signal.
+  static constexpr std::uint32_t kAbortRankMask = (1u << 18) - 1;
+  static constexpr std::uint32_t kAbortRaised = 1u << 18;
+  static constexpr std::uint32_t kAbortDumpObserved = 1u << 19;
+  static constexpr std::uint32_t kAbortExit = kAbortRaised | kAbortDumpObserved;  // exits 1
+  void OnWatchdogAbort(std::uint32_t id, TimeNs t);
   // The fault fires (workers_faults.cc): `id` is the rank, or the node for a node fault.
   void OnFault(std::uint32_t id, TimeNs t);
   void OnExceptionExit(int rank, TimeNs t);        // the interpreter finished tearing down
@@ -72,6 +80,8 @@ class Workers {
   std::uint64_t watchdog_timeouts() const { return watchdog_timeouts_; }
   // The last step end of any rank (the end of a run no process left: fail-slow collection).
   TimeNs last_step_end() const { return last_step_end_; }
+  // The last watchdog timeout (mode 0: the hung job's logs are collected after it).
+  TimeNs last_watchdog_fire() const { return last_watchdog_fire_; }
   // The rank's collectives on its TP group (DP when tp = 1) the mismatch hit, or -1.
   std::int64_t mismatch_seq() const { return mismatch_seq_; }
 
@@ -114,6 +124,10 @@ class Workers {
   TimeNs ComputeSlice(int rank);
   bool IsSlowed(int rank) const;  // fail-slow: the fault has fired and hits this rank
   void EmitTimers(int rank, TimeNs t);
+  // The watchdog's reaction (workers_output.cc): fills it in, returns when the process ends.
+  TimeNs React(int rank, TimeNs t, WatchdogTimeout* w) const;
+  void SignalDump(int rank, TimeNs t);   // the first timed-out rank's TCPStore dump signal
+  void ObserveDump(int rank, TimeNs t);  // another rank's heartbeat monitor finds it
   void AfterSlowStep(int rank);  // fail-slow: collection or stall once the slow steps are done
   // NIC failure (workers_network.cc): the failed NIC's rank and its peers across the node
   // boundary print IB completion errors and abort; their other peers see flushed work.
@@ -149,6 +163,8 @@ class Workers {
   std::vector<Op> waiting_op_;
   std::vector<TimeNs> enqueued_at_;
   std::vector<std::uint8_t> watchdog_armed_;
+  std::vector<std::uint8_t> watchdog_fired_;  // its watchdog caught a timeout
+  std::vector<std::uint8_t> dump_observed_;   // its monitor dumped on another rank's signal
   std::array<std::vector<std::int32_t>, kNumPgKinds> seq_enqueued_;
   std::array<std::vector<std::int32_t>, kNumPgKinds> seq_completed_;
   std::vector<Rng> compute_rng_;
@@ -172,6 +188,10 @@ class Workers {
   TimeNs last_step_end_ = 0;
   TimeNs last_log_time_ = 0;  // the logging rank's previous iteration line
   std::uint64_t watchdog_timeouts_ = 0;
+  int first_detector_ = -1;  // dump_on_timeout: the rank whose dump signal the others see
+  TimeNs last_watchdog_fire_ = 0;
+  // Per rank, the timeout whose aftermath is still to come (empty until a reaction needs it).
+  std::vector<WatchdogTimeout> aftermath_;
 };
 
 }  // namespace denpex::sim

@@ -90,6 +90,7 @@ void Workers::OnWatchdogFire(int rank, TimeNs t) {
   }
   const Op op = waiting_op_[rank];
   const auto kind = static_cast<int>(GroupKindOf(op));
+  watchdog_fired_[rank] = 1;
   WatchdogTimeout w{};
   w.rank = rank;
   w.time = t;
@@ -107,23 +108,111 @@ void Workers::OnWatchdogFire(int rank, TimeNs t) {
   w.last_completed = seq_completed_[kind][rank];
   w.timeout_ms = job_.nccl_timeout / kNsPerMs;
   w.ran_for_ms = (t - enqueued_at_[rank]) / kNsPerMs;
-  if (job_.dump_on_timeout) {  // the monitor thread wakes, dumps (no trace buffer), aborts
+  if (job_.dump_on_timeout && !dump_observed_[rank]) {  // the monitor wakes, dumps, aborts
     Rng rng(job_.seed, StreamId::kRankWatchdog, (1ULL << 32) + static_cast<std::uint64_t>(rank));
     w.dump_signal_delay = rng.UniformInt(50, 400) * kNsPerMs;
     w.dump_abort_delay = w.dump_signal_delay + rng.UniformInt(2, 6) * kNsPerMs;
     w.default_enqueued = seq_enqueued_[static_cast<int>(PgKind::kDefault)][rank];
     w.default_completed = seq_completed_[static_cast<int>(PgKind::kDefault)][rank];
   }
+  w.dump_observed = dump_observed_[rank] != 0;
+  const TimeNs later = React(rank, t, &w);
   sink_.Emit(w);
   ++watchdog_timeouts_;
-  if (!job_.dump_on_timeout) {
-    Die(rank, t, kExitSigabrt);
-    return;
+  last_watchdog_fire_ = std::max(last_watchdog_fire_, t);
+  if (job_.dump_on_timeout && first_detector_ < 0) SignalDump(rank, t);
+  switch (w.reaction) {
+    case WatchdogReaction::kNoHandling:
+      stopped_[rank] = 1;  // logged only: its main thread stays blocked on the hung kernel
+      return;
+    case WatchdogReaction::kTearDown:
+      if (later == t) return Die(rank, t, kExitSigabrt);
+      break;
+    case WatchdogReaction::kCleanUpOnly:
+    case WatchdogReaction::kBlockingWait:
+    case WatchdogReaction::kStuck:
+      if (aftermath_.empty()) aftermath_.resize(static_cast<std::size_t>(job_.world));
+      aftermath_[rank] = w;
+      break;
   }
-  stopped_[rank] = 1;  // its watchdog is down; it waits for the dump, then aborts
-  queue_.Push(t + w.dump_abort_delay, EventKind::kWatchdogAbort, static_cast<std::uint32_t>(rank));
+  stopped_[rank] = 1;  // its watchdog is down (or stuck); it waits for what comes next
+  const bool raises = w.reaction == WatchdogReaction::kCleanUpOnly ||
+                      w.reaction == WatchdogReaction::kBlockingWait;
+  queue_.Push(later, EventKind::kWatchdogAbort,
+              static_cast<std::uint32_t>(rank) | (raises ? kAbortRaised : 0u));
 }
 
-void Workers::OnWatchdogAbort(int rank, TimeNs t) { Die(rank, t, kExitSigabrt); }
+// How the rank's torch reacts to the timeout (timeouts.async_error_handling, blocking_wait,
+// watchdog_stuck_fraction): fills the record's reaction and delays, and returns when what
+// follows happens: the abort (tear-down: t, or after the flight-recorder dump), the main
+// thread's raise, the heartbeat monitor's kill (t for mode 0, which never ends).
+TimeNs Workers::React(int rank, TimeNs t, WatchdogTimeout* w) const {
+  Rng rng(job_.seed, StreamId::kRankWatchdog, (3ULL << 32) + static_cast<std::uint64_t>(rank));
+  const int mode = job_.async_error_handling;
+  if (job_.blocking_wait) {
+    w->reaction = WatchdogReaction::kBlockingWait;
+  } else if (mode == 0) {
+    w->reaction = WatchdogReaction::kNoHandling;
+    return t;
+  } else if ((mode == 1 || mode == 2) && rng.Uniform() < job_.watchdog_stuck_fraction) {
+    w->reaction = WatchdogReaction::kStuck;
+    // The monitor compares heartbeats once per timeout: the first check that finds none.
+    w->heartbeat_delay = job_.heartbeat_timeout + static_cast<TimeNs>(
+        rng.Uniform() * static_cast<double>(job_.heartbeat_timeout));
+    w->pending_works = static_cast<int>(rng.UniformInt(1, 2));
+    return t + w->heartbeat_delay;
+  } else if (mode == 2) {
+    w->reaction = WatchdogReaction::kCleanUpOnly;
+  } else {
+    w->reaction = WatchdogReaction::kTearDown;
+    return w->dump_signal_delay > 0 ? t + w->dump_abort_delay : t;
+  }
+  // The main thread raises: at once in blocking wait, at its next NCCL call after the abort
+  // in mode 2; the interpreter then unwinds and exits 1.
+  w->raise_delay = (w->reaction == WatchdogReaction::kBlockingWait ? rng.UniformInt(1, 12)
+                                                                    : rng.UniformInt(20, 400)) * kNsPerMs;
+  return t + w->raise_delay;
+}
+
+// TORCH_NCCL_DUMP_ON_TIMEOUT: the first rank to time out writes its rank into the TCPStore;
+// every other rank's heartbeat monitor (default_pg) polls the store every
+// TORCH_NCCL_COORD_CHECK_MILSEC (1 s) and, unless its own watchdog fired first, reports the
+// signal "from  rank <first>" and dumps.
+void Workers::SignalDump(int rank, TimeNs t) {
+  first_detector_ = rank;
+  for (int r = 0; r < job_.world; ++r) {
+    if (r == rank || !alive_[r]) continue;
+    Rng rng(job_.seed, StreamId::kRankWatchdog, (4ULL << 32) + static_cast<std::uint64_t>(r));
+    const TimeNs seen = t + rng.UniformInt(2, 1000) * kNsPerMs + rng.UniformInt(0, 999) * kNsPerUs;
+    queue_.Push(seen, EventKind::kWatchdogAbort, static_cast<std::uint32_t>(r) | kAbortDumpObserved);
+  }
+}
+
+void Workers::ObserveDump(int rank, TimeNs t) {
+  if (!alive_[rank] || dump_observed_[rank] || watchdog_fired_[rank]) return;
+  dump_observed_[rank] = 1;
+  sink_.Emit(DumpSignalObserved{rank, t, first_detector_,
+                                seq_enqueued_[static_cast<int>(PgKind::kDefault)][rank],
+                                seq_completed_[static_cast<int>(PgKind::kDefault)][rank]});
+}
+
+void Workers::OnWatchdogAbort(std::uint32_t id, TimeNs t) {
+  const int rank = static_cast<int>(id & kAbortRankMask);
+  const std::uint32_t what = id & ~kAbortRankMask;
+  if (what == kAbortDumpObserved) return ObserveDump(rank, t);
+  if (what == kAbortExit) return Die(rank, t, kExitException);
+  if (!alive_[rank]) return;  // torn down meanwhile: what it would have printed never came
+  if (aftermath_.empty() || aftermath_[rank].reaction == WatchdogReaction::kTearDown) {
+    return Die(rank, t, kExitSigabrt);  // after the flight-recorder dump
+  }
+  sink_.Emit(WatchdogAftermath{t, aftermath_[rank]});
+  Rng rng(job_.seed, StreamId::kRankWatchdog, (5ULL << 32) + static_cast<std::uint64_t>(rank));
+  if (what == kAbortRaised) {  // the interpreter unwinds, then exits 1
+    queue_.Push(t + rng.UniformInt(150, 900) * kNsPerMs, EventKind::kWatchdogAbort,
+                static_cast<std::uint32_t>(rank) | kAbortExit);
+    return;
+  }
+  Die(rank, t + rng.UniformInt(25, 60) * kNsPerMs, kExitSigabrt);  // LOG(FATAL): abort()
+}
 
 }  // namespace denpex::sim

@@ -16,6 +16,7 @@ IncidentWriter::IncidentWriter(const Job& job, const LineFormatter& formatter,
       dir_prefix_((dir_ / "").string()),
       label_width_(static_cast<int>(std::to_string(std::max(0, job.world - 1)).size())),
       plan_(std::move(plan)),
+      split_rng_(job.seed, StreamId::kNoise, 0x5117'0000ULL),
       pool_(writer_threads) {
   kern_base_ = static_cast<int>(LayoutFileCount());
   smi_base_ = kern_base_ + (job.noise.kernel_logs ? job.nodes : 0);
@@ -33,9 +34,16 @@ void IncidentWriter::Emit(const Record& record) {
 // `rank` >= 0 in the combined layout: every line gets srun's "<rank>: " label; in pod logs a
 // worker's line gets torchrun's "[default<L>]:" tag, and with --timestamps every pod-log line
 // opens with the container runtime's RFC3339Nano stamp (the node's clock).
-void IncidentWriter::AppendText(int file, int rank, std::string_view text, std::int64_t lines) {
+// With realism.interleaved_line_rate, a task's line in slurm-<jobid>.out (of a record the truth
+// never cites: `may_split`) can be split by the next task's write: "<A>: <head>" waits, the
+// other task's labelled line follows on the same physical line, and "<A>: <tail>" comes on the
+// next one. The line count is unchanged (two lines in, two lines out).
+void IncidentWriter::AppendText(int file, int rank, std::string_view text, std::int64_t lines,
+                                bool may_split) {
   File& f = Buffer(file);
   const bool stamped = Stamped(file);
+  const bool splits = may_split && rank >= 0 && Combined() && file == kSlurmOut;
+  if (!splits && file == kSlurmOut) CompleteSplit();
   if (!stamped && (rank < 0 || !Labelled())) {
     f.data.append(text);
     f.lines += lines;
@@ -45,6 +53,15 @@ void IncidentWriter::AppendText(int file, int rank, std::string_view text, std::
   LineBuilder out(&f.data);
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (splits && split_.pending && split_.rank != rank) {  // the waiting head's line is cut here
+      out.Padded(rank, label_width_, ' ').Str(": ").Str(line).EndLine();
+      out.Padded(split_.rank, label_width_, ' ').Str(": ").Str(split_.tail).EndLine();
+      split_.pending = false;
+      continue;
+    }
+    if (splits) CompleteSplit();
     if (stamped) {
       out.Zero(c.year, 4).Char('-').Zero(c.month, 2).Char('-').Zero(c.day, 2).Char('T');
       out.Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).Char('.');
@@ -57,10 +74,27 @@ void IncidentWriter::AppendText(int file, int rank, std::string_view text, std::
     } else if (rank >= 0 && RayDriver()) {
       out.Str("(RayTrainWorker pid=").Int(job_.worker_pid[rank]).Str(", ip=").Str(job_.hostnames[job_.NodeOf(rank)]).Str(") ");
     }
-    out.Str(text.substr(0, nl)).EndLine();
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (splits && job_.interleaved_line_rate > 0 && line.size() >= kMinSplitBytes &&
+        split_rng_.Uniform() < job_.interleaved_line_rate) {
+      const auto at = static_cast<std::size_t>(split_rng_.UniformInt(1, static_cast<std::int64_t>(line.size()) - 1));
+      out.Str(line.substr(0, at));
+      split_ = {true, rank, std::string(line.substr(at))};
+      ++stats_.interleaved_lines;
+      continue;
+    }
+    out.Str(line).EndLine();
   }
   f.lines += out.lines();
+}
+
+// A head still waiting when something else is written: srun relays its tail at once.
+void IncidentWriter::CompleteSplit() {
+  if (!split_.pending) return;
+  split_.pending = false;
+  File& f = files_[kSlurmOut];
+  f.data.append(split_.tail);
+  f.data.push_back('\n');
+  f.lines += 1;
 }
 
 // Rank files are reserved at once (no regrowth copies); the combined file reuses a buffer
@@ -79,8 +113,9 @@ IncidentWriter::File& IncidentWriter::Buffer(int file) {
 }
 
 template <typename R>
-std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record) {
+std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record, bool may_split) {
   File& f = Buffer(file);
+  if (!may_split) CompleteSplit();  // a cited line's `first` must be exact
   const std::int64_t first = f.lines;
   if (!Stamped(file) && (rank < 0 || !Labelled())) {
     LineBuilder out(&f.data);
@@ -91,7 +126,7 @@ std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record) {
   scratch_.clear();
   LineBuilder out(&scratch_);
   formatter_.Format(record, out);
-  AppendText(file, rank, scratch_, out.lines());
+  AppendText(file, rank, scratch_, out.lines(), may_split);
   return first;
 }
 
@@ -123,25 +158,36 @@ const Citation* IncidentWriter::Find(Cite what, int subject) const {
 // NCCL writes through C stdio and flushes each line: it reaches the file at once, ahead of
 // anything still waiting in Python's own stdout buffer.
 void IncidentWriter::Handle(const NcclVersionBanner& r) {
-  AppendTo(OutFile(r.rank), r.rank, r);
+  AppendTo(OutFile(r.rank), r.rank, r, /*may_split=*/true);
   MaybeFlush(OutFile(r.rank));
 }
 void IncidentWriter::Handle(const NcclProcessInfo& r) {
-  AppendTo(OutFile(r.rank), r.rank, r);
+  AppendTo(OutFile(r.rank), r.rank, r, /*may_split=*/true);
   MaybeFlush(OutFile(r.rank));
 }
 void IncidentWriter::Handle(const NcclCommInit& r) {
-  AppendTo(OutFile(r.rank), r.rank, r);
+  AppendTo(OutFile(r.rank), r.rank, r, /*may_split=*/true);
   MaybeFlush(OutFile(r.rank));
 }
 
 // stderr lines (c10, Python tracebacks, faulthandler) are unbuffered.
 void IncidentWriter::Handle(const WatchdogTimeout& r) {
   const int file = ErrFile(r.rank);
-  const std::int64_t first = AppendTo(file, r.rank, r);
-  if (std::binary_search(plan_.watchdog_ranks.begin(), plan_.watchdog_ranks.end(), r.rank)) {
-    Remember(Cite::kWatchdog, r.rank, r.time, file, first);
-  }
+  const bool cited = std::binary_search(plan_.watchdog_ranks.begin(), plan_.watchdog_ranks.end(), r.rank);
+  const std::int64_t first = AppendTo(file, r.rank, r, /*may_split=*/!cited);
+  if (cited) Remember(Cite::kWatchdog, r.rank, r.time, file, first);
+  MaybeFlush(file);
+}
+
+void IncidentWriter::Handle(const WatchdogAftermath& r) {
+  const int file = ErrFile(r.timeout.rank);
+  AppendTo(file, r.timeout.rank, r, /*may_split=*/true);
+  MaybeFlush(file);
+}
+
+void IncidentWriter::Handle(const DumpSignalObserved& r) {
+  const int file = ErrFile(r.rank);
+  AppendTo(file, r.rank, r, /*may_split=*/true);
   MaybeFlush(file);
 }
 
@@ -228,7 +274,7 @@ void IncidentWriter::Handle(const WorkerExit& r) {
 
 // Warnings go to stderr, unbuffered.
 void IncidentWriter::Handle(const BenignWarning& r) {
-  AppendTo(ErrFile(r.rank), r.rank, r);
+  AppendTo(ErrFile(r.rank), r.rank, r, /*may_split=*/true);
   MaybeFlush(ErrFile(r.rank));
 }
 

@@ -30,6 +30,7 @@
 #include "formatter.h"
 #include "job.h"
 #include "records.h"
+#include "rng.h"
 
 namespace denpex::sim {
 
@@ -83,6 +84,7 @@ struct WriterStats {
   std::uint64_t lines = 0;
   std::uint64_t bytes = 0;
   std::uint64_t files = 0;
+  std::uint64_t interleaved_lines = 0;  // task lines srun's interleaving split in two
 };
 
 class IncidentWriter : public RecordSink {
@@ -118,6 +120,8 @@ class IncidentWriter : public RecordSink {
   void Handle(const NcclAsyncError& r);
   void Handle(const NcclSetupFailure& r);
   void Handle(const WatchdogTimeout& r);
+  void Handle(const DumpSignalObserved& r);
+  void Handle(const WatchdogAftermath& r);
   void Handle(const PythonException& r);
   void Handle(const SegfaultDump& r);
   void Handle(const WorkerExit& r);
@@ -180,9 +184,12 @@ class IncidentWriter : public RecordSink {
 
   // Formats the record at the end of the file, each line labelled "<rank>: " in the
   // combined layout; returns the line index it starts at.
+  // `may_split`: the record's lines are never cited, so srun's interleaving may split them
+  // (realism.interleaved_line_rate).
   template <typename R>
-  std::int64_t AppendTo(int file, int rank, const R& record);
-  void AppendText(int file, int rank, std::string_view text, std::int64_t lines);
+  std::int64_t AppendTo(int file, int rank, const R& record, bool may_split = false);
+  void AppendText(int file, int rank, std::string_view text, std::int64_t lines, bool may_split = false);
+  void CompleteSplit();  // writes the waiting tail of a split line (slurm-<jobid>.out)
   File& Buffer(int file);  // the file's buffer, with room reserved on first use
   void Remember(Cite what, int subject, TimeNs time, int file, std::int64_t line);
   void MoveStdoutToFile(int rank);
@@ -202,6 +209,15 @@ class IncidentWriter : public RecordSink {
   CitationPlan plan_;
   std::vector<Citation> citations_;
   std::string scratch_;
+  // srun's interleaving: a task line whose head is written and whose tail waits for the next
+  // task's line (realism.interleaved_line_rate).
+  struct Split {
+    bool pending = false;
+    int rank = -1;
+    std::string tail;
+  } split_;
+  Rng split_rng_;
+  static constexpr std::size_t kMinSplitBytes = 24;
   TimeNs stamp_ = 0;  // the record being written: `kubectl logs --timestamps` stamps its lines
   WriterStats stats_;
   Status error_;

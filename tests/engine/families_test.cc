@@ -125,6 +125,83 @@ TEST(Families, OtherWatchdogMessages) {
   EXPECT_EQ(Only<WatchdogNote>(log).from_rank, 34);
 }
 
+// The async-error-handling, blocking-wait and heartbeat-monitor shapes of each torch profile
+// (docs/log_formats.md §3), as the simulator prints them and as users pasted them.
+TEST(Families, AsyncErrorHandlingBlockingWaitAndHeartbeatShapes) {
+  ExpectEach({
+      // torch 2.6: no suffix after "blocking wait".
+      {"[rank0]:[E302 09:10:22.441917925 ProcessGroupNCCL.cpp:712] [PG ID 81 PG GUID 81(DATA_PARALLEL_GROUP) Rank 0] "
+       "Work WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=40000000, NumelOut=40000000, Timeout(ms)=600000) timed out "
+       "in blocking wait.",
+       Family::kNcclWatchdog, Kind::kBlockingWaitTimeout},
+      // torch 1.13 / 2.1: `[Rank r]` and the old variable name.
+      {"[E ProcessGroupNCCL.cpp:460] [Rank 3] Work WorkNCCL(SeqNum=9, OpType=ALLREDUCE, Timeout(ms)=600000) timed out "
+       "in blocking wait (NCCL_BLOCKING_WAIT=1).",
+       Family::kNcclWatchdog, Kind::kBlockingWaitTimeout},
+      {"[rank0]:[E302 09:25:45.051337557 ProcessGroupNCCL.cpp:1417] [PG 81 (DATA_PARALLEL_GROUP) Rank 0] First PG on "
+       "this rank that detected no heartbeat of its watchdog.",
+       Family::kNcclWatchdog, Kind::kHeartbeatTimeout},
+      {"[rank25]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 25] Heartbeat monitor timed out! Process will be terminated "
+       "after dumping debug info. workMetaList_.size()=2",
+       Family::kNcclWatchdog, Kind::kHeartbeatTimeout},
+      {"[rank0]:[F302 09:25:45.071507557 ProcessGroupNCCL.cpp:1347] [PG ID 81 PG GUID 81(DATA_PARALLEL_GROUP) Rank 0] "
+       "[PG ID 81 PG GUID 81(DATA_PARALLEL_GROUP) Rank 0] ProcessGroupNCCL's watchdog got stuck for 480 seconds "
+       "without making progress in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API "
+       "(e.g., CudaEventDestroy) hang blocking the watchdog. workMetaList_.size() = 1",
+       Family::kNcclWatchdog, Kind::kWatchdogStuck},
+      {"[rank1]:[E703 21:51:54.112297123 ProcessGroupNCCL.cpp:1922] [PG ID 0 PG GUID 0(default_pg) Rank 1] Observed "
+       "flight recorder dump signal from another rank via TCPStore.",
+       Family::kNcclWatchdog, Kind::kDumpSignal},
+      // Mode 2: the main thread's next NCCL call on the aborted communicator.
+      {"[rank0]: torch.distributed.DistBackendError: NCCL communicator was aborted on rank 0.  Original reason for "
+       "failure was: [PG 81 (DATA_PARALLEL_GROUP) Rank 0] Watchdog caught collective operation timeout: "
+       "WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=40000000, NumelOut=40000000, Timeout(ms)=600000) ran for "
+       "600093 milliseconds before timing out.",
+       Family::kNcclWatchdog, Kind::kWatchdogTerminated},
+      {"RuntimeError: NCCL communicator was aborted on rank 2.",
+       Family::kNccl, Kind::kNcclError},
+  });
+  // The first detector named by a dump signal is kept as a field, and the line is no error.
+  const ParsedLog log = Parse(
+      "[rank6]:[E703 21:51:54.112142364 ProcessGroupNCCL.cpp:1987] [PG ID 0 PG GUID 0(default_pg) Rank 6] Received a "
+      "dump signal due to a collective timeout from  rank 7 and we will try our best to dump the debug info. Last "
+      "enqueued NCCL work: 56116, last completed NCCL work: 56116.This is most likely caused by incorrect usages of "
+      "collectives, e.g., wrong sizes used across ranks.\n");
+  EXPECT_EQ(Only<WatchdogNote>(log).from_rank, 7);
+  EXPECT_EQ(log.events[0].signature, kNoStr);
+}
+
+// srun relays output in pieces: task 100's whole line lands inside task 423's, whose tail
+// comes next with its own label (docs/log_formats.md §1c). Each line goes to its own rank.
+TEST(Families, SrunInterleavedLineIsSplitByItsLabelAndRejoined) {
+  const std::string head =
+      " 423: [rank423]:[E302 09:10:22.380742497 ProcessGroupNCCL.cpp:607] [PG 12 (TENSOR_MODEL_PARALLEL_GROUP) Rank 1] "
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpT";
+  const std::string other =
+      " 100: [rank100]:[E302 09:10:22.381004211 ProcessGroupNCCL.cpp:607] [PG 5 (TENSOR_MODEL_PARALLEL_GROUP) Rank 0] "
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=5, NumelOut=5, "
+      "Timeout(ms)=600000) ran for 600045 milliseconds before timing out.\n";
+  const std::string tail =
+      " 423: ype=ALLREDUCE, NumelIn=5, NumelOut=5, Timeout(ms)=600000) ran for 600046 milliseconds before timing out.\n";
+  ParsedLog log = Parse(head + other + tail);
+  ASSERT_EQ(log.events.size(), 2u);
+  EXPECT_EQ(log.events[0].rank, 100);
+  EXPECT_EQ(std::get<WatchdogTimeout>(log.events[0].detail).ran_for_ms, 600045);
+  EXPECT_EQ(log.events[1].rank, 423);
+  EXPECT_EQ(std::get<WatchdogTimeout>(log.events[1].detail).ran_for_ms, 600046);
+  EXPECT_EQ(log.events[1].line, 1u);  // cited where its head is
+  EXPECT_EQ(log.interleaved, 1);
+  EXPECT_EQ(log.malformed, 0);
+
+  // The tail never comes (the next line is another task's): the head is counted, never read
+  // as task 423's or task 100's.
+  log = Parse(head + other + " 512: [rank512]: done\n");
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].rank, 100);
+  EXPECT_EQ(log.malformed, 1);
+  EXPECT_EQ(log.interleaved, 0);
+}
+
 TEST(Families, HardWrappedWatchdogLineIsJoinedAndABrokenOneCounted) {
   ParsedLog log = Parse(
       "[rank3]:[E302 09:27:14.1 ProcessGroupNCCL.cpp:607] [PG 1 Rank 3] Watchdog caught collective operation timeout: "

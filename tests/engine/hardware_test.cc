@@ -288,5 +288,18 @@ TEST(Hardware, AnXid13BurstIsOneIncidentOfTheApplication) {
   EXPECT_NE(d.reason().find("a burst of 10 Xid lines"), std::string::npos) << d.reason();
 }
 
+TEST(Hardware, RsyslogsRepeatedXidLineIsPartOfTheBurst) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 13, pid=31243, name=python3, Graphics SM Warp Exception on "
+                                "(GPC 4, TPC 0, SM 0): Out Of Range Address");
+  Append(job.dir.path() / "gpu-0001" / "kern.log",
+         "Mar  2 09:17:03 gpu-0001 kernel: message repeated 7 times: [ NVRM: Xid (PCI:0000:5d:00): 13, pid=31243, name=python3, "
+         "Graphics SM Warp Exception on (GPC 4, TPC 0, SM 0): Out Of Range Address]\n");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_CUDA_ERROR) << d.reason();
+  EXPECT_NE(d.reason().find("a burst of 2 Xid lines"), std::string::npos) << d.reason();
+}
+
 }  // namespace
 }  // namespace denpex::engine

@@ -141,6 +141,41 @@ TEST(Determinism, PipelineScheduleAndTrainerKnobsAreByteIdenticalAcrossRuns) {
   }
 }
 
+// The torch runtime knobs (async error handling 0 and 2, blocking wait, a stuck watchdog, the
+// dump signal seen from another rank) in every layout, and srun's interleaved lines: same bytes
+// twice, and every line the truth cites is intact where it says.
+TEST(Determinism, TorchRuntimeKnobsAndSrunInterleavingAreByteIdenticalAcrossRuns) {
+  const std::vector<std::vector<std::string>> knobs = {
+      {"timeouts.async_error_handling=0"},
+      {"timeouts.async_error_handling=2"},
+      {"timeouts.blocking_wait=true"},
+      {"timeouts.async_error_handling=1", "timeouts.watchdog_stuck_fraction=0.5"},
+      {"timeouts.dump_on_timeout=true"},
+  };
+  for (const char* launcher_layout : {"LAUNCHER_TORCHRUN LAYOUT_PER_RANK_FILES",
+                                      "LAUNCHER_TORCHRUN LAYOUT_TORCHRUN_LOG_DIR",
+                                      "LAUNCHER_SRUN LAYOUT_SLURM_OUT"}) {
+    const char* space = std::strchr(launcher_layout, ' ');
+    const bool srun = std::string(space + 1) == "LAYOUT_SLURM_OUT";
+    for (std::vector<std::string> set : knobs) {
+      set.insert(set.end(), {"job.nodes=4", "format.torch=2.4", "faults[0].kind=FAULT_KIND_HANG",
+                             "launcher=" + std::string(launcher_layout, space), "layout=" + std::string(space + 1)});
+      if (srun) set.push_back("realism.interleaved_line_rate=0.05");
+      SCOPED_TRACE(::testing::PrintToString(set));
+      const v1::Scenario s = MustParse(kBase, set);
+      const fs::path a = FreshDir("_a"), b = FreshDir("_b");
+      const SimulateResult ra = MustSimulate(s, a);
+      MustSimulate(s, b);
+      EXPECT_TRUE(ReadTree(a) == ReadTree(b));
+      for (const v1::Evidence& e : ra.truth.evidence()) {
+        const auto lines = ReadLines(a / "incident" / e.file());
+        ASSERT_LE(static_cast<std::size_t>(e.line()), lines.size()) << e.file();
+        EXPECT_EQ(lines[static_cast<std::size_t>(e.line() - 1)], e.text());
+      }
+    }
+  }
+}
+
 TEST(ScenarioLibrary, EachFaultFamilyHasThreeScenariosBetween1kAnd16kRanks) {
   std::map<std::string, int> per_kind;
   for (const auto& e : fs::directory_iterator(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families")) {

@@ -95,25 +95,41 @@ TEST(JobModel, DeepSpeedTrainerLinesComeFromRankZero) {
 
 // TORCH_NCCL_DUMP_ON_TIMEOUT: each timed-out rank prints the flight-recorder lines between
 // its timeout report and "Some NCCL operations ...", the monitor's for default_pg.
+// A timed-out rank either signals the dump itself ("from this local rank", then the abort) or
+// its heartbeat monitor found the first detector's signal in the TCPStore earlier ("from  rank
+// N", N the same for everyone), and its watchdog then aborts without dumping again.
 TEST(FlightRecorder, EveryTimedOutRankSignalsTheDumpBeforeItIsTakenDown) {
   const fs::path out = FreshDir();
   MustSimulate(MustParse(kPipeline, {"format.torch=2.6", "timeouts.dump_on_timeout=true"}), out);
-  int blocks = 0;
+  int blocks = 0, local = 0, remote = 0;
+  std::set<std::string> detectors;
+  static const std::regex kFrom(R"(Received a dump signal due to a collective timeout from  rank (\d+) and)");
   for (const auto& [path, text] : ReadTree(out / "incident")) {
     const std::size_t caught = text.find("Watchdog caught collective operation timeout");
     if (caught == std::string::npos || path.find("rank_") == std::string::npos) continue;
     ++blocks;
     const std::size_t not_found = text.find("] Stack trace of the failed collective not found", caught);
+    const std::size_t some_failed = text.find("Some NCCL operations have failed", caught);
+    ASSERT_NE(some_failed, std::string::npos) << path;
+    EXPECT_LT(not_found, some_failed) << path;
+    std::smatch m;
+    const std::size_t observed = text.find("Observed flight recorder dump signal from another rank via TCPStore.");
+    if (observed != std::string::npos) {
+      ++remote;
+      EXPECT_LT(observed, caught) << path;
+      ASSERT_TRUE(std::regex_search(text, m, kFrom)) << path;
+      detectors.insert(m[1]);
+      EXPECT_EQ(text.find("First PG on this rank to signal dumping.", caught), std::string::npos) << path;
+      continue;
+    }
+    ++local;
     const std::size_t first = text.find("] First PG on this rank to signal dumping.\n", caught);
-    const std::size_t signal = text.find(
-        "(default_pg) Rank ", first);
+    const std::size_t signal = text.find("(default_pg) Rank ", first);
     const std::size_t received = text.find(
         "Received a dump signal due to a collective timeout from this local rank and we will try "
         "our best to dump the debug info. Last enqueued NCCL work: ", caught);
     const std::size_t preparing =
         text.find("ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1\n", caught);
-    const std::size_t some_failed = text.find("Some NCCL operations have failed", caught);
-    ASSERT_NE(some_failed, std::string::npos) << path;
     EXPECT_LT(not_found, first) << path;
     EXPECT_LT(first, signal) << path;
     EXPECT_LT(signal, received) << path;
@@ -121,6 +137,8 @@ TEST(FlightRecorder, EveryTimedOutRankSignalsTheDumpBeforeItIsTakenDown) {
     EXPECT_LT(preparing, some_failed) << path;
   }
   EXPECT_GT(blocks, 10);
+  EXPECT_GT(local, 0);
+  EXPECT_LE(detectors.size(), 1u);  // one first detector, named by everyone who saw its signal
 }
 
 TEST(FlightRecorder, NeedsATorchWithAFlightRecorder) {

@@ -35,6 +35,7 @@ void Append(ParsedLog&& from, ParsedLog* into) {
   into->lines += from.lines;
   into->malformed += from.malformed;
   into->joined += from.joined;
+  into->interleaved += from.interleaved;
   into->broken += from.broken;
   into->untimed += from.untimed;
   if (from.last_line.line > 0) into->last_line = {from.last_line.line + shift, from.last_line.offset, from.last_line.length};

@@ -38,6 +38,7 @@ struct InputCounts {
   std::int64_t malformed_lines = 0;
   std::int32_t unreadable_files = 0;
   std::int64_t joined_lines = 0;    // hard-wrapped lines put back together
+  std::int64_t interleaved_lines = 0;  // lines split by another srun task's line, put back together
   std::int64_t broken_records = 0;  // records cut short that could not be recovered
   std::int64_t untimed_events = 0;  // events with no stamp of their own (time borrowed)
   std::vector<std::string> problems;  // the first few dozen

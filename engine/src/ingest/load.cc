@@ -102,6 +102,7 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
     inc->input.lines += r.log.lines;
     inc->input.malformed_lines += r.log.malformed + r.log.broken;
     inc->input.joined_lines += r.log.joined;
+    inc->input.interleaved_lines += r.log.interleaved;
     inc->input.broken_records += r.log.broken;
     inc->input.untimed_events += r.log.untimed;
     Merge(std::move(r), inc);

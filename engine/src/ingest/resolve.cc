@@ -124,6 +124,10 @@ void NoteRecovery(Incident* inc) {
   if (in.joined_lines > 0) {
     AddProblem(&inc->input, std::to_string(in.joined_lines) + " hard-wrapped lines joined to the line they continue");
   }
+  if (in.interleaved_lines > 0) {
+    AddProblem(&inc->input, std::to_string(in.interleaved_lines) +
+                                " lines split by another srun task's output put back together (the rest: malformed)");
+  }
   if (in.broken_records > 0) {
     AddProblem(&inc->input, std::to_string(in.broken_records) + " records cut short and read as far as they go (counted as malformed)");
   }

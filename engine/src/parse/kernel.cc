@@ -180,6 +180,17 @@ bool RecogniseKernel(std::string_view msg, StringTable* strings, Recognised* out
   switch (msg[0]) {
     case 'N': return XidLine(msg, strings, out) || NvrmLine(msg, strings, out);
     case 'O': case 'M': case 'K': case 'o': return OomKiller(msg, strings, out);
+    case 'm':
+      // rsyslog's repeated-message reduction: `message repeated 7 times: [ NVRM: Xid (PCI:...): 13, ...]`
+      // (the repeats of one Xid line are the same burst: one more line of it).
+      if (msg.starts_with("message repeated ")) {
+        const std::size_t at = msg.find("NVRM: Xid (");
+        if (at == std::string_view::npos) return false;
+        std::string_view inner = msg.substr(at);
+        if (inner.ends_with(']')) inner.remove_suffix(1);
+        return XidLine(inner, strings, out);
+      }
+      return msg.find(" invoked oom-killer: ") != std::string_view::npos && OomKiller(msg, strings, out);
     default: return msg.find(" invoked oom-killer: ") != std::string_view::npos && OomKiller(msg, strings, out);
   }
 }

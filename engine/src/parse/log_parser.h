@@ -47,6 +47,7 @@ struct ParsedLog {
   std::int64_t malformed = 0;  // longer than kMaxLineBytes, a broken `[rank` prefix, or a line with a
                                // record trigger (or inside a record) whose fields do not parse
   std::int64_t joined = 0;     // hard-wrapped lines put back together
+  std::int64_t interleaved = 0;  // lines srun's interleaving split, put back together (interleave.cc)
   std::int64_t broken = 0;     // records cut short that could not be recovered
   std::int64_t untimed = 0;    // events with no stamp of their own (borrowed, or none)
   LineSpan last_line;          // the file's last non-empty line (where a lost node's log stops)

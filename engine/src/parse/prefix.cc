@@ -193,7 +193,7 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
 
 PrefixPolicy SniffPrefixes(std::string_view text) {
   constexpr int kSample = 64;
-  int lines = 0, hosted = 0;
+  int lines = 0, hosted = 0, labelled = 0;
   PrefixPolicy probe{.hosts = true};
   while (!text.empty() && lines < kSample) {
     const std::size_t nl = text.find('\n');
@@ -202,10 +202,13 @@ PrefixPolicy SniffPrefixes(std::string_view text) {
     if (line.empty()) continue;
     ++lines;
     LineOrigin o;
+    Scanner s(line);
+    labelled += SrunLabel(&s, &o) ? 1 : 0;
+    o = LineOrigin{};
     StripPrefixes(&line, probe, &o);
     hosted += o.host.empty() ? 0 : 1;
   }
-  return {.hosts = lines > 0 && hosted * 4 >= lines * 3};
+  return {.hosts = lines > 0 && hosted * 4 >= lines * 3, .srun_labels = lines > 0 && labelled * 2 >= lines};
 }
 
 // Prefixes whose content the parser keeps for its file (triggers.h): the ranks of `[rank<G>]:`

@@ -27,6 +27,9 @@ struct LineOrigin {
 // (`RuntimeError: ...`), so a host prefix is taken only when the file's first lines show it.
 struct PrefixPolicy {
   bool hosts = false;
+  // Most lines open with an srun `--label` task id: a combined srun output, where another
+  // task's line can be spliced into a line (interleave.cc).
+  bool srun_labels = false;
 };
 
 // Strips every prefix at the start of `*line`; returns how many were stripped.

@@ -43,10 +43,12 @@ void LogParser::Line(const LineRef& line, TriggerLevel level, bool opening) {
     FlushWrapped();
     return;
   }
+  if (has_fragment_ && JoinFragment(line)) return;
   if (has_wrapped_ && JoinWrapped(line)) return;
   level_ = level;  // FlushWrapped read the cut line as its own
   if (line.text.empty()) return;
   out_.last_line = {line.number, line.offset, static_cast<std::uint32_t>(line.text.size())};
+  if (SplitInterleaved(line)) return;
   if (level == TriggerLevel::kRecord && !ctx_.every_line && !NeedsEveryLine() && ProgressLine(line)) return;
   Process(line, static_cast<std::uint32_t>(line.text.size()), 0);
 }
@@ -649,6 +651,7 @@ void LogParser::FlushWrapped() {
 }
 
 ParsedLog LogParser::Finish() {
+  if (has_fragment_) ++out_.malformed;  // a split line's head whose tail is past the end
   FlushWrapped();
   FlushEntry();
   std::sort(out_.prefix_ranks.begin(), out_.prefix_ranks.end());

@@ -52,7 +52,9 @@ class LogParser {
   void LastLine(const LineSpan& span) { out_.last_line = span; }
   // Multi-line state is open (a watchdog line cut short, a traceback, the torchrun table, an
   // NVRM notice): every line must be read whole until it closes.
-  bool NeedsEveryLine() const { return has_wrapped_ || has_pending_gpu_ || table_.open || !tracebacks_.empty(); }
+  bool NeedsEveryLine() const {
+    return has_wrapped_ || has_fragment_ || has_pending_gpu_ || table_.open || !tracebacks_.empty();
+  }
   bool HasFirstDated() const { return out_.first_dated != 0; }
   ParsedLog Finish();
 
@@ -88,6 +90,15 @@ class LogParser {
   bool JoinWrapped(const LineRef& line);
   void FlushWrapped();
   void WatchdogMessage(const Parsed& p, std::string_view text);
+  // srun interleaving (interleave.cc): a line another task's line was spliced into is read
+  // as that task's line, and its head waits for its tail on the task's next line.
+  bool SplitInterleaved(const LineRef& line);
+  bool JoinFragment(const LineRef& line);
+  std::string fragment_;
+  LineRef fragment_line_{};
+  std::int32_t fragment_task_ = -1;
+  std::size_t fragment_width_ = 0;
+  bool has_fragment_ = false;
   // Python tracebacks, per stream (a combined log interleaves ranks).
   std::int64_t StreamOf(const Parsed& p) const;
   bool Traceback(const Parsed& p);

@@ -20,11 +20,18 @@ bool RecogniseWatchdogNote(std::string_view msg, StringTable* strings, Recognise
       out->family = Family::kCuda;
       out->kind = Kind::kCudaError;
     }
-  } else if (msg.starts_with("Heartbeat monitor timed out")) {
-    out->kind = Kind::kHeartbeatTimeout;
+  } else if (msg.starts_with("Heartbeat monitor timed out") ||
+             msg.starts_with("First PG on this rank that detected no heartbeat")) {
+    out->kind = Kind::kHeartbeatTimeout;  // its watchdog is stuck: the monitor kills the process
   } else if (msg.find("watchdog got stuck for ") != std::string_view::npos) {
     out->kind = Kind::kWatchdogStuck;
+  } else if (msg.starts_with("Observed flight recorder dump signal")) {
+    // Another rank's signal in the TCPStore: this rank is told, it did not detect anything.
+    out->kind = Kind::kDumpSignal;
+    out->error = false;
   } else if (msg.starts_with("Received a dump signal")) {
+    // `from  rank N` names the first rank whose watchdog fired: a detector (a victim), never
+    // the rank that stopped. Kept as a field for timing, not as blame.
     out->kind = Kind::kDumpSignal;
     out->error = false;
     std::int64_t r = -1;
@@ -52,6 +59,8 @@ constexpr Trigger kWatchdogTriggers[] = {
     {"Heartbeat monitor timed out"},
     {"watchdog got stuck for "},
     {"Received a dump signal"},
+    {"Observed flight recorder dump signal"},
+    {"detected no heartbeat of its watchdog"},
 };
 }  // namespace
 std::span<const Trigger> WatchdogTriggers() { return kWatchdogTriggers; }

@@ -96,7 +96,9 @@ Result<History> ReadHistory(const fs::path& path) {
     v1::HistoryEntry e;
     const auto st = google::protobuf::util::JsonStringToMessage(line, &e, opts);
     if (!st.ok()) {
-      h.problems.push_back(where + "not a history entry (" + std::string(st.message()) +
+      std::string why(st.message());
+      why = why.substr(0, why.find('\n'));  // protobuf adds the line and a caret below it
+      h.problems.push_back(where + "not a history entry (" + why +
                            "); skipped. Each line is one JSON object with time, node, gpu, failure_class, owner, incident, "
                            "action (docs/history_format.md); fix or delete the line.");
       continue;

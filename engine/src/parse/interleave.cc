@@ -1,0 +1,101 @@
+// srun --label interleaving (docs/log_formats.md §1, "srun interleaving"): srun relays a
+// task's output in pieces, and another task's piece can land inside a line:
+//    423:   return sel 100: [W302 09:00:02.446341992 socket.cpp:697] [c10d] The client ...
+//    423: f.fget.__get__(instance, owner)()
+// Task 423's line is cut after "return sel"; task 100's whole line follows on the same physical
+// line, and 423's tail comes with its own label on the next one. The embedded label has the
+// width of the leading one (srun pads every label to the widest task id), which is what finds
+// it. The other task's line is read on its own; the head waits for the next line of its task
+// and is joined to it; a head whose tail never comes is counted as malformed.
+#include "parse/records.h"
+#include "parse/scan.h"
+
+namespace denpex::engine {
+namespace {
+
+// "  12: ..." -> 4 (the label's width before ": "), and its task; 0 when the line does not
+// open with an srun label.
+std::size_t LeadingLabelWidth(std::string_view line, std::int32_t* task) {
+  std::size_t i = 0;
+  while (i < line.size() && line[i] == ' ') ++i;
+  std::int64_t v = 0;
+  const std::size_t digits = i;
+  while (i < line.size() && IsDigit(line[i]) && i - digits < 7) v = v * 10 + (line[i++] - '0');
+  if (i == digits || i + 1 >= line.size() || line[i] != ':' || line[i + 1] != ' ') return 0;
+  *task = static_cast<std::int32_t>(v);
+  return i;
+}
+
+// A label of exactly `width` characters (spaces, then digits without a leading zero) right
+// before text[at] == ':'; its task, or -1.
+std::int32_t LabelEndingAt(std::string_view text, std::size_t at, std::size_t width) {
+  if (at < width) return -1;
+  const std::string_view label = text.substr(at - width, width);
+  std::size_t i = 0;
+  while (i < label.size() && label[i] == ' ') ++i;
+  if (i == label.size() || (label[i] == '0' && i + 1 < label.size())) return -1;
+  std::int64_t v = 0;
+  for (; i < label.size(); ++i) {
+    if (!IsDigit(label[i])) return -1;
+    v = v * 10 + (label[i] - '0');
+  }
+  return static_cast<std::int32_t>(v);
+}
+
+// `file.py:831: UserWarning`, `Utils.hpp:133: Warning`: digits between a colon and `: ` are a
+// source line, not a label (a real cut rarely ends in a colon and digits).
+bool AfterColonAndDigits(std::string_view text, std::size_t label_start) {
+  std::size_t i = label_start;
+  while (i > 0 && IsDigit(text[i - 1])) --i;
+  return i > 0 && text[i - 1] == ':';
+}
+
+// Where another task's label of the same width starts inside `line` (past its own label), and
+// that task; npos when there is none. One-digit labels (jobs of 10 tasks or fewer) must be
+// followed by a bracket, as `[rank3]:` and c10 headers are: `x: ` is ordinary text.
+std::size_t EmbeddedLabel(std::string_view line, std::size_t width, std::int32_t own) {
+  for (std::size_t colon = line.find(": ", width + 2); colon != std::string_view::npos;
+       colon = line.find(": ", colon + 1)) {
+    if (colon < 2 * width + 2) continue;  // the head holds at least one byte
+    const std::int32_t task = LabelEndingAt(line, colon, width);
+    if (task < 0 || task == own || AfterColonAndDigits(line, colon - width)) continue;
+    if (width == 1 && (colon + 2 >= line.size() || line[colon + 2] != '[')) continue;
+    return colon - width;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+bool LogParser::SplitInterleaved(const LineRef& line) {
+  if (!ctx_.prefixes.srun_labels) return false;
+  std::int32_t own = -1;
+  const std::size_t width = LeadingLabelWidth(line.text, &own);
+  if (width == 0) return false;
+  const std::size_t at = EmbeddedLabel(line.text, width, own);
+  if (at == std::string_view::npos) return false;
+  fragment_.assign(line.text.substr(0, at));
+  fragment_line_ = line;
+  fragment_task_ = own;
+  fragment_width_ = width;
+  has_fragment_ = true;
+  Process({line.text.substr(at), line.offset + at, line.number}, static_cast<std::uint32_t>(line.text.size() - at), 0);
+  return true;
+}
+
+bool LogParser::JoinFragment(const LineRef& line) {
+  has_fragment_ = false;
+  std::int32_t task = -1;
+  const std::size_t width = LeadingLabelWidth(line.text, &task);
+  if (width != fragment_width_ || task != fragment_task_) {  // its tail never came
+    ++out_.malformed;
+    return false;
+  }
+  const auto cite = static_cast<std::uint32_t>(fragment_.size());
+  fragment_.append(line.text.substr(width + 2));
+  ++out_.interleaved;
+  Process({fragment_, fragment_line_.offset, fragment_line_.number}, cite, 1);
+  return true;
+}
+
+}  // namespace denpex::engine

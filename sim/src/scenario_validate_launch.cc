@@ -1,0 +1,113 @@
+// Validation of the torch runtime knobs that shape how a timed-out rank ends (async error
+// handling, blocking wait, heartbeat monitor) and of srun's line interleaving
+// (docs/scenario_format.md, `timeouts` and `realism`). Called by FillDefaultsAndValidate once
+// the format profile and the layout are filled in.
+#include <string>
+
+#include "profiles.h"
+#include "scenario_internal.h"
+
+namespace denpex::sim {
+
+namespace {
+
+constexpr std::int64_t kDefaultHeartbeatTimeoutMs = 480'000;  // TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC
+constexpr double kMaxInterleavedLineRate = 0.05;
+
+std::string Num(double v) {
+  std::string s = std::to_string(v);
+  while (s.size() > 1 && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
+Status CheckAsyncMode(v1::Timeouts* t, const TorchProfile& torch, const Locator& loc) {
+  if (!t->has_async_error_handling()) {
+    t->set_async_error_handling(torch.default_async_error_handling);
+    return Status::Ok();
+  }
+  const int mode = t->async_error_handling();
+  if (mode < 0 || mode > 3) {
+    return loc.Error("timeouts.async_error_handling",
+                     "timeouts.async_error_handling must be 0, 1, 2 or 3 (got " + std::to_string(mode) + ")",
+                     "0 NoHandling, 1 TearDown, 2 CleanUpOnly, 3 SkipCleanUp; leave it out for the default");
+  }
+  if (mode == 3 && !torch.skip_cleanup_mode) {
+    return loc.Error({"timeouts.async_error_handling", "format.torch"},
+                     "NCCL_ASYNC_ERROR_HANDLING=3 (SkipCleanUp) does not exist in torch " + std::string(torch.name),
+                     "use 1 (TearDown) with torch 1.13, or set format.torch to 2.1 or later");
+  }
+  return Status::Ok();
+}
+
+Status CheckHeartbeat(v1::Timeouts* t, const TorchProfile& torch, const Locator& loc) {
+  if (t->heartbeat_timeout_ms() < 0) {
+    return loc.Error("timeouts.heartbeat_timeout_ms", "timeouts.heartbeat_timeout_ms must not be negative",
+                     "leave it out for the default 480000 (8 minutes)");
+  }
+  if (t->heartbeat_timeout_ms() == 0) t->set_heartbeat_timeout_ms(kDefaultHeartbeatTimeoutMs);
+  const double f = t->watchdog_stuck_fraction();
+  if (!(f >= 0 && f <= 1)) {
+    return loc.Error("timeouts.watchdog_stuck_fraction",
+                     "timeouts.watchdog_stuck_fraction must be in [0, 1] (got " + Num(f) + ")",
+                     "a share of the timed-out ranks, e.g. 0.5");
+  }
+  if (f == 0) return Status::Ok();
+  if (torch.line_heartbeat_timeout == 0) {
+    return loc.Error({"timeouts.watchdog_stuck_fraction", "format.torch"},
+                     "a stuck watchdog is ended by the heartbeat monitor, which torch " + std::string(torch.name) +
+                         " does not have",
+                     "set format.torch to 2.4 or later, or leave watchdog_stuck_fraction out");
+  }
+  const int mode = t->async_error_handling();
+  if ((mode != 1 && mode != 2) || t->blocking_wait()) {
+    return loc.Error({"timeouts.watchdog_stuck_fraction", "timeouts.async_error_handling"},
+                     "only a watchdog that aborts its communicators (async_error_handling 1 or 2, no "
+                     "blocking_wait) can get stuck in ncclCommAbort",
+                     "set async_error_handling: 1, or leave watchdog_stuck_fraction out");
+  }
+  if (t->dump_on_timeout()) {
+    return loc.Error({"timeouts.watchdog_stuck_fraction", "timeouts.dump_on_timeout"},
+                     "a stuck watchdog together with dump_on_timeout is not simulated yet",
+                     "leave one of watchdog_stuck_fraction and dump_on_timeout out");
+  }
+  return Status::Ok();
+}
+
+// Combinations whose logs the simulator does not model yet are refused rather than guessed.
+Status CheckCombinations(const v1::Timeouts& t, const Locator& loc) {
+  if (t.dump_on_timeout() && (t.blocking_wait() || t.async_error_handling() == 0)) {
+    return loc.Error({"timeouts.dump_on_timeout", "timeouts.blocking_wait", "timeouts.async_error_handling"},
+                     "dump_on_timeout with blocking_wait or async_error_handling 0 is not simulated yet",
+                     "leave dump_on_timeout out, or use async_error_handling 1, 2 or 3");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckErrorHandling(v1::Scenario* s, const Locator& loc) {
+  const TorchProfile* torch = FindTorchProfile(s->format().torch());
+  v1::Timeouts* t = s->mutable_timeouts();
+  DENPEX_RETURN_IF_ERROR(CheckAsyncMode(t, *torch, loc));
+  DENPEX_RETURN_IF_ERROR(CheckHeartbeat(t, *torch, loc));
+  return CheckCombinations(*t, loc);
+}
+
+Status CheckInterleaving(const v1::Scenario& s, const Locator& loc) {
+  const double rate = s.realism().interleaved_line_rate();
+  if (!(rate >= 0 && rate <= kMaxInterleavedLineRate)) {
+    return loc.Error("realism.interleaved_line_rate",
+                     "realism.interleaved_line_rate must be in [0, " + Num(kMaxInterleavedLineRate) + "] (got " +
+                         Num(rate) + ")",
+                     "real srun outputs split well under 1 line in 1000: try 0.0005");
+  }
+  if (rate > 0 && s.layout() != v1::LAYOUT_SLURM_OUT) {
+    return loc.Error({"realism.interleaved_line_rate", "layout"},
+                     "realism.interleaved_line_rate needs the combined srun output (LAYOUT_SLURM_OUT)",
+                     "set launcher: LAUNCHER_SRUN, or leave interleaved_line_rate out");
+  }
+  return Status::Ok();
+}
+
+}  // namespace denpex::sim
