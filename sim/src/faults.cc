@@ -154,6 +154,13 @@ constexpr FaultTraits kFaults[] = {
      "failed: set memory requests equal to limits (Guaranteed QoS) or find what else uses the "
      "node's memory, then resubmit.",
      v1::LAUNCHER_KUBERNETES},
+    // Ray: the raylet's memory monitor SIGKILLs the worker it picks (the newest task).
+    {v1::FAULT_KIND_RAY_OOM_KILL, FaultScope::kRank, FaultAction::kSigkill, v1::OWNER_HOST,
+     v1::FAILURE_CLASS_HOST_OOM, false, "reduce_host_memory",
+     "Ray's memory monitor killed the worker of {who} when the node ran low on memory; lower the "
+     "workers' host memory or the number of tasks per node (or raise RAY_memory_usage_threshold "
+     "with care) before restarting.",
+     v1::LAUNCHER_RAY},
     {v1::FAULT_KIND_SOCKET_RESET, FaultScope::kRank, FaultAction::kNicFailure, v1::OWNER_NETWORK,
      v1::FAILURE_CLASS_NETWORK, false, "inspect_nic",
      "the network link of {who} reset under NCCL's socket transport (Connection reset by peer "

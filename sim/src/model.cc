@@ -11,9 +11,12 @@ Model::Model(const Job& job, const FaultPlan& fault, RecordSink& sink)
       fault_(fault),
       workers_(job, fault, queue_, sink),
       launcher_(job, queue_, sink, workers_, fault.kind() == v1::FAULT_KIND_POD_OOMKILLED),
-      slurm_(job, fault, queue_, sink, workers_) {
+      slurm_(job, fault, queue_, sink, workers_),
+      ray_(job, fault, queue_, sink, workers_) {
   if (job.launcher == v1::LAUNCHER_SRUN) {
     workers_.set_exit_listener(&slurm_);
+  } else if (job.launcher == v1::LAUNCHER_RAY) {
+    workers_.set_exit_listener(&ray_);
   } else {
     workers_.set_exit_listener(&launcher_);
   }
@@ -36,6 +39,8 @@ Outcome Model::Run() {
   workers_.ScheduleStarts();
   if (job_.launcher == v1::LAUNCHER_SRUN) {
     slurm_.ScheduleStarts();
+  } else if (job_.launcher == v1::LAUNCHER_RAY) {
+    ray_.ScheduleStarts();
   } else {
     launcher_.ScheduleStarts();
   }
@@ -56,6 +61,7 @@ Outcome Model::Run() {
   for (int node = 0; node < job_.nodes; ++node)
     out.end_time = std::max(out.end_time, launcher_.exit_time(node));
   out.end_time = std::max(out.end_time, slurm_.end_time());
+  out.end_time = std::max(out.end_time, ray_.end_time());
   // A job left hanging (async error handling 0) is collected a while after its last timeout.
   if (job_.async_error_handling == 0 && workers_.last_watchdog_fire() > 0) {
     out.end_time = std::max(out.end_time, workers_.last_watchdog_fire() + 60 * kNsPerSec);
@@ -120,6 +126,12 @@ void Model::Dispatch(const Event& e) {
       break;
     case EventKind::kPodSignal:
       launcher_.OnPodSignal(id, e.time);
+      break;
+    case EventKind::kRayDriver:
+      ray_.OnDriver(e.id(), e.time);
+      break;
+    case EventKind::kRayNodeDead:
+      ray_.OnNodeDead(id, e.time);
       break;
   }
 }

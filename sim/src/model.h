@@ -9,6 +9,7 @@
 #include "faults.h"
 #include "job.h"
 #include "launcher.h"
+#include "ray.h"
 #include "records.h"
 #include "slurm.h"
 #include "workers.h"
@@ -40,6 +41,7 @@ class Model {
   Workers workers_;
   Launcher launcher_;    // torchrun agents (LAUNCHER_TORCHRUN)
   SlurmLauncher slurm_;  // srun and Slurm (LAUNCHER_SRUN)
+  RayLauncher ray_;      // Ray Train's driver and GCS (LAUNCHER_RAY)
 };
 
 }  // namespace denpex::sim

@@ -360,6 +360,39 @@ struct AgentSignalled {
   bool exception;
 };
 
+// --- Ray (driver.log, gcs_server.out) ----------------------------------------------------------
+
+// The trainer lists its workers: `(TorchTrainer pid=P, ip=IP) Started distributed worker
+// processes:` and one `- (node_id=..., ip=..., pid=...) world_rank=R, local_rank=L, node_rank=N`
+// line per worker.
+struct RayWorkerTable {
+  TimeNs time;
+};
+
+// Why the driver's ActorDiedError says the actor died.
+enum class RayDeath : std::uint8_t { kWorkerDied, kNodeDied, kMemoryMonitor };
+
+// The driver learns that the actor of `rank` died: the trial's traceback ending in
+// `ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.`, the
+// actor's fields and the cause line.
+struct RayActorDied {
+  int rank;
+  TimeNs time;
+  RayDeath cause;
+};
+
+// GCS (gcs_server.out): the node missed too many health checks and is marked dead.
+struct RayNodeDead {
+  int node;
+  TimeNs time;
+};
+
+// The raylet's memory monitor summary, forwarded to the driver as `(raylet) ...`.
+struct RayletOomKill {
+  int node;
+  TimeNs time;
+};
+
 // The node vanished: everything its processes had not yet written is lost.
 struct NodeLost {
   int node;
@@ -427,6 +460,7 @@ using Record =
                  WatchdogTimeout, WatchdogAftermath, DumpSignalObserved, PythonException, DeepSpeedLine,
                  SegfaultDump, WorkerExit, BenignWarning,
                  CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost,
+                 RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).

@@ -163,8 +163,35 @@ bool KubeEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
   }
 }
 
+// Ray: the driver's ActorDiedError names the dead actor (its pid and ip), its cause line says
+// why; the GCS's verdict on a lost node; the raylet's memory-monitor summary.
+void RayEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
+  const IncidentWriter& w = in.writer;
+  const int rank = in.fault.rank;
+  constexpr auto kInit = v1::EVIDENCE_ROLE_INITIATING;
+  constexpr auto kCorr = v1::EVIDENCE_ROLE_CORROBORATING;
+  switch (in.fault.kind()) {
+    case v1::FAULT_KIND_NODE_LOSS:
+      AddEvidence(w.Find(Cite::kRayGcs, in.fault.node), kInit, truth);
+      AddEvidence(w.Find(Cite::kRayActorDied, rank), kCorr, truth);
+      return;
+    case v1::FAULT_KIND_RAY_OOM_KILL:
+      AddEvidence(w.Find(Cite::kRayCause, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kRaylet, in.fault.node), kCorr, truth);
+      return;
+    case v1::FAULT_KIND_SIGSEGV:
+      AddEvidence(w.Find(Cite::kSegfault, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kRayActorDied, rank), kCorr, truth);
+      return;
+    default:
+      AddEvidence(w.Find(Cite::kRayActorDied, rank), kInit, truth);
+      return;
+  }
+}
+
 void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
   if (in.job.launcher == v1::LAUNCHER_SRUN) return SrunEvidenceFor(in, truth);
+  if (in.job.launcher == v1::LAUNCHER_RAY) return RayEvidenceFor(in, truth);
   if (KubeEvidenceFor(in, truth)) return;
   const IncidentWriter& w = in.writer;
   const int rank = in.fault.rank, node = in.fault.node;

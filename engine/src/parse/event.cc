@@ -82,6 +82,10 @@ std::string_view KindName(Kind k) {
     case Kind::kActorDied: return "actor_died";
     case Kind::kRayOom: return "ray_oom";
     case Kind::kRayletOomKills: return "raylet_oom_kills";
+    case Kind::kRayWorker: return "ray_worker";
+    case Kind::kActorField: return "actor_field";
+    case Kind::kActorCause: return "actor_cause";
+    case Kind::kRayNodeDead: return "ray_node_dead";
     case Kind::kPodNode: return "pod_node";
     case Kind::kNodeNotReady: return "node_not_ready";
     case Kind::kPodKilling: return "pod_killing";

@@ -379,7 +379,10 @@ void LogParser::Unheaded(const Parsed& p) {
   bool found = false;
   const char c = msg[0];
   if (c == ' ' || c == '\t') {
-    found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r);
+    found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
+            (c == '\t' && RecogniseRay(msg, &out_.strings, &r));
+  } else if (c == '-') {
+    found = RecogniseRay(msg, &out_.strings, &r);
   } else if (IsAlpha(c) || IsDigit(c)) {
     if ((c == 'r' || c == 's') && (p.origin.timed || p.header.clock != Clock::kNone) && StepLine(p)) return;
     found = (c == 't' && RecogniseStepTimers(msg, &r)) ||
@@ -388,6 +391,7 @@ void LogParser::Unheaded(const Parsed& p) {
             (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
             ((c == 'N' || c == 'K' || c == 'T' || c == 'p') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
+            (c == 'T' && RecogniseRay(msg, &out_.strings, &r)) ||
             (c == 'E' && RecogniseSlurm(msg, &out_.strings, &r)) ||
             (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));
   } else if (c == '[' || c == '*' || c == '_') {

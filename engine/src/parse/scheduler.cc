@@ -391,12 +391,73 @@ bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised*
   return true;
 }
 
+namespace {
+
+bool IsIp(std::string_view s) {
+  int dots = 0;
+  for (char c : s) {
+    if (c == '.') {
+      ++dots;
+    } else if (!IsDigit(c)) {
+      return false;
+    }
+  }
+  return dots == 3 && !s.empty();
+}
+
+}  // namespace
+
 bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out) {
-  if (!Has(msg, "killed due to memory pressure (OOM)")) return false;
   out->family = Family::kRay;
-  out->kind = Kind::kRayletOomKills;
-  out->detail = Note{InternCapped(strings, msg)};
-  return true;
+  std::int64_t v = 0;
+  if (Has(msg, "killed due to memory pressure (OOM)")) {  // the raylet's memory-monitor summary
+    out->kind = Kind::kRayletOomKills;
+    const std::string_view ip = TokenAfter(msg, "IP: ", ")");
+    if (IsIp(ip)) out->host = ip;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  if (Has(msg, " has been marked dead because the detector has missed too many heartbeats")) {  // GCS
+    out->kind = Kind::kRayNodeDead;
+    const std::string_view ip = TokenAfter(msg, " and address: ", " ");
+    if (IsIp(ip)) out->host = ip;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  if (msg.starts_with("- (node_id=") || msg.starts_with("- (ip=")) {
+    // Ray Train's worker table: `- (node_id=<id>, ip=<ip>, pid=<pid>) world_rank=R, local_rank=L, node_rank=N`
+    const std::string_view ip = TokenAfter(msg, "ip=", ",");
+    std::int64_t pid = 0, rank = -1;
+    if (!IsIp(ip) || !IntAfter(msg, "pid=", &pid) || !IntAfter(msg, "world_rank=", &rank) || rank > kMaxRank) return false;
+    out->kind = Kind::kRayWorker;
+    out->error = false;
+    out->host = ip;
+    out->rank = static_cast<std::int32_t>(rank);
+    out->detail = WorkerSignalled{.pid = pid};  // a pid, not an exit: no launcher report
+    return true;
+  }
+  if (msg.starts_with("\tpid: ") && IntAfter(msg, "pid: ", &v)) {  // ActorDiedError's fields
+    out->kind = Kind::kActorField;
+    out->error = false;
+    out->detail = WorkerSignalled{.pid = v};
+    return true;
+  }
+  if (msg.starts_with("\tip: ") && IsIp(msg.substr(5))) {
+    out->kind = Kind::kActorField;
+    out->error = false;
+    out->host = msg.substr(5);
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  if (msg.starts_with("The actor is dead because its worker process has died.") ||
+      msg.starts_with("The actor died because its node has died.")) {
+    out->kind = Kind::kActorCause;
+    const std::string_view ip = TokenAfter(msg, "(IP: ", ",");  // the memory monitor's word names the node
+    if (IsIp(ip)) out->host = ip;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  return false;
 }
 
 // Lines these recognisers can match (triggers.h).
@@ -423,7 +484,8 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"OOMKilling"}, {"NodeNotReady"}, {"Killing "}, {"TaintManagerEviction"}, {"SuccessfulDeletePod"},
     {"PyTorchJobFailed"}, {"FailedJobs"}, {"BackoffLimitExceeded"}, {"Node:"},
     // RecogniseRay
-    {"killed due to memory pressure (OOM)"},
+    {"killed due to memory pressure (OOM)"}, {"has been marked dead because the detector"}, {"- (node_id="}, {"- (ip="},
+    {"\tpid: "}, {"\tip: "}, {"The actor is dead because"}, {"The actor died because its node has died"},
 };
 }  // namespace
 std::span<const Trigger> SchedulerTriggers() { return kSchedulerTriggers; }
