@@ -31,6 +31,8 @@ enum class EventKind : std::uint8_t {
   kStepKill,        // id: 0; KillWait is over: SIGKILL the step's remaining tasks
   kWatchdogAbort,   // id: rank; the flight-recorder dump is over: the watchdog aborts
   kPodSignal,       // id: node; Kubernetes: the kubelet SIGTERMs the pod's torchrun (cleanup)
+  kRayDriver,       // id: 0 the trainer lists its workers, 1 the driver learns an actor died
+  kRayNodeDead,     // id: node; Ray's GCS marks a silent node dead (missed heartbeats)
 };
 
 inline constexpr std::uint32_t kMaxEventId = (1u << 20) - 1;

@@ -81,6 +81,38 @@ constexpr FaultTraits kFaults[] = {
      v1::OWNER_APPLICATION, v1::FAILURE_CLASS_CUDA_ERROR, false, "fix_application",
      "{who} hit a device-side assert (an index out of bounds); fix the input or the indexing "
      "that the assertion names before restarting."},
+    // DeepSpeed and FSDP: the frameworks' own errors (formatter_frameworks.cc has the wordings).
+    {v1::FAULT_KIND_DEEPSPEED_ERROR, FaultScope::kRank, FaultAction::kException,
+     v1::OWNER_APPLICATION, v1::FAILURE_CLASS_PYTHON_EXCEPTION, false, "fix_application",
+     "{who} raised a DeepSpeed error (ZeRO partitioning, offload or the pipeline engine); fix "
+     "the model or DeepSpeed configuration its traceback names before restarting."},
+    {v1::FAULT_KIND_FSDP_ERROR, FaultScope::kRank, FaultAction::kException,
+     v1::OWNER_APPLICATION, v1::FAILURE_CLASS_PYTHON_EXCEPTION, false, "fix_application",
+     "{who} raised an FSDP error (mixed dtypes in one FlatParameter, or an unshard failure); fix "
+     "the wrapping policy or the module's dtypes before restarting."},
+    {v1::FAULT_KIND_CHECKPOINT_LOAD_ERROR, FaultScope::kJob, FaultAction::kJobException,
+     v1::OWNER_APPLICATION, v1::FAILURE_CLASS_CHECKPOINT_LOAD, false, "fix_checkpoint_config",
+     "{who} could not load the checkpoint it resumes from (every rank raised the same error); "
+     "resume with the world size and model shape that wrote it, convert it (a universal "
+     "checkpoint), or point the job at a complete one."},
+    // Memory tiers: pinned host memory, ZeRO offload's host memory, checkpoint saves.
+    {v1::FAULT_KIND_PINNED_OOM, FaultScope::kRank, FaultAction::kException,
+     v1::OWNER_APPLICATION, v1::FAILURE_CLASS_PINNED_OOM, false, "reduce_pinned_memory",
+     "{who} could not page-lock (pin) host memory for a batch; lower the pinned buffers (data "
+     "loader workers x prefetch, offload buffers) or disable pin_memory before restarting."},
+    {v1::FAULT_KIND_OFFLOAD_HOST_OOM, FaultScope::kRank, FaultAction::kHostOom, v1::OWNER_HOST,
+     v1::FAILURE_CLASS_HOST_OOM, false, "reduce_host_memory",
+     "{who} was killed by the kernel OOM killer after ZeRO offload's host memory grew step after "
+     "step; lower the offloaded state per node (more nodes, NVMe offload) or raise the job's "
+     "memory limit before restarting."},
+    {v1::FAULT_KIND_SAVE_OOM_HBM, FaultScope::kRank, FaultAction::kException,
+     v1::OWNER_APPLICATION, v1::FAILURE_CLASS_CUDA_OOM, false, "fix_application",
+     "{who} ran out of GPU memory (HBM) gathering the full state dict for a checkpoint; save "
+     "sharded state dicts (or offload the gather to CPU) before restarting."},
+    {v1::FAULT_KIND_SAVE_OOM_HOST, FaultScope::kRank, FaultAction::kHostOom, v1::OWNER_HOST,
+     v1::FAILURE_CLASS_HOST_OOM, false, "reduce_host_memory",
+     "{who} was killed by the kernel OOM killer while materialising a checkpoint in host memory; "
+     "save sharded checkpoints or raise the node's memory limit before restarting."},
     {v1::FAULT_KIND_XID_APP_EXCEPTION, FaultScope::kRank, FaultAction::kCudaError,
      v1::OWNER_APPLICATION, v1::FAILURE_CLASS_CUDA_ERROR, false, "fix_application",
      "{who} faulted in a kernel (the driver's Xid 13 graphics exception or Xid 43 channel reset "
@@ -128,6 +160,13 @@ constexpr FaultTraits kFaults[] = {
      "failed: set memory requests equal to limits (Guaranteed QoS) or find what else uses the "
      "node's memory, then resubmit.",
      v1::LAUNCHER_KUBERNETES},
+    // Ray: the raylet's memory monitor SIGKILLs the worker it picks (the newest task).
+    {v1::FAULT_KIND_RAY_OOM_KILL, FaultScope::kRank, FaultAction::kSigkill, v1::OWNER_HOST,
+     v1::FAILURE_CLASS_HOST_OOM, false, "reduce_host_memory",
+     "Ray's memory monitor killed the worker of {who} when the node ran low on memory; lower the "
+     "workers' host memory or the number of tasks per node (or raise RAY_memory_usage_threshold "
+     "with care) before restarting.",
+     v1::LAUNCHER_RAY},
     {v1::FAULT_KIND_SOCKET_RESET, FaultScope::kRank, FaultAction::kNicFailure, v1::OWNER_NETWORK,
      v1::FAILURE_CLASS_NETWORK, false, "inspect_nic",
      "the network link of {who} reset under NCCL's socket transport (Connection reset by peer "
@@ -140,6 +179,17 @@ constexpr FaultTraits kFaults[] = {
 };
 
 }  // namespace
+
+AppError AppErrorOf(v1::FaultKind kind) {
+  switch (kind) {
+    case v1::FAULT_KIND_DEEPSPEED_ERROR: return AppError::kDeepSpeed;
+    case v1::FAULT_KIND_FSDP_ERROR: return AppError::kFsdp;
+    case v1::FAULT_KIND_CHECKPOINT_LOAD_ERROR: return AppError::kCheckpointLoad;
+    case v1::FAULT_KIND_PINNED_OOM: return AppError::kPinnedMemory;
+    case v1::FAULT_KIND_SAVE_OOM_HBM: return AppError::kSaveOom;
+    default: return AppError::kMegatron;
+  }
+}
 
 const FaultTraits* FindFault(v1::FaultKind kind) {
   for (const FaultTraits& t : kFaults) {
@@ -181,7 +231,9 @@ FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
                          : Rng(job.seed, StreamId::kFaultPlan, stream + 1).Uniform();
   plan.offset = static_cast<TimeNs>(plan.at_fraction * static_cast<double>(job.step_time));
   plan.variant =
-      static_cast<int>(Rng(job.seed, StreamId::kFaultPlan, stream + 2).UniformInt(0, 1 << 20));
+      fault.has_variant()
+          ? fault.variant()
+          : static_cast<int>(Rng(job.seed, StreamId::kFaultPlan, stream + 2).UniformInt(0, 1 << 20));
   if (plan.action() == FaultAction::kSlowdown) {
     // Fail-slow starts with the fault step: every compute slice of it is slow.
     plan.at_fraction = 0;

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "denpex/common/time.h"
+#include "records.h"
 #include "denpex/v1/scenario.pb.h"
 #include "denpex/v1/vocabulary.pb.h"
 
@@ -38,6 +39,9 @@ enum class FaultAction : std::uint8_t {
   // The node's slurmd stops answering the controller; its ranks train on until slurmctld
   // sets the node DOWN and ends the job (slurm.cc), then slurmd answers again.
   kSlurmdSilent,
+  // Every rank raises the same Python exception at once (loading the checkpoint it resumes
+  // from) and exits 1: the job fails as one, no rank waits on another.
+  kJobException,
   kEvict,            // Kubernetes: the kubelet SIGTERMs the pod's torchrun, which stops its workers
 };
 
@@ -67,7 +71,7 @@ struct FaultPlan {
   int step = 0;
   double at_fraction = 0;
   TimeNs offset = 0;  // into the step: at_fraction * step_time
-  int variant = 0;    // which traceback / which mismatch (drawn)
+  int variant = 0;    // which traceback / which mismatch (drawn, or the scenario's `variant`)
   // kSlowdown: the compute factor, how many slow steps, and whether the rank then stalls.
   double slowdown = 1;
   int slow_steps = 0;
@@ -78,5 +82,8 @@ struct FaultPlan {
 };
 
 FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index);
+
+// Whose traceback a kException / kJobException fault prints (records.h AppError).
+AppError AppErrorOf(v1::FaultKind kind);
 
 }  // namespace denpex::sim

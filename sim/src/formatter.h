@@ -24,6 +24,12 @@ struct ReportLineOffsets {
 extern const std::string_view kTraceNotFound;
 
 // NCCL's spelling of local GPU i's PCI bus id: "ab000" is 0000:ab:00.0.
+// Where the cited lines of the driver's ActorDiedError block are (0-based, within it).
+struct RayLineOffsets {
+  std::int64_t error_line = 0;  // `ray.exceptions.ActorDiedError: ...`
+  std::int64_t cause_line = 0;  // `The actor is dead because ...` / `The actor died because its node has died. ...`
+};
+
 std::string_view NcclBusId(int local_gpu);
 
 class LineFormatter {
@@ -45,7 +51,9 @@ class LineFormatter {
   void Format(const WatchdogTimeout& r, LineBuilder& out) const;
   void Format(const DumpSignalObserved& r, LineBuilder& out) const;  // formatter_watchdog.cc
   void Format(const WatchdogAftermath& r, LineBuilder& out) const;
-  void Format(const PythonException& r, LineBuilder& out) const;  // formatter_app.cc
+  // formatter_app.cc; returns the 0-based line, within what it appended, that a truth cites.
+  std::int64_t Format(const PythonException& r, LineBuilder& out) const;
+  void Format(const DeepSpeedLine& r, LineBuilder& out) const;  // formatter_rank.cc
   void Format(const SegfaultDump& r, LineBuilder& out) const;
   // Realism (formatter_noise.cc): benign warnings and the node's kernel log.
   void Format(const BenignWarning& r, LineBuilder& out) const;
@@ -58,6 +66,11 @@ class LineFormatter {
   void Format(const AgentBanner& r, LineBuilder& out) const;
   void Format(const AgentSigterm& r, LineBuilder& out) const;
   void Format(const AgentSignalled& r, LineBuilder& out) const;
+  // Ray (formatter_ray.cc): driver.log, gcs_server.out.
+  void Format(const RayWorkerTable& r, LineBuilder& out) const;
+  RayLineOffsets Format(const RayActorDied& r, LineBuilder& out) const;
+  void Format(const RayNodeDead& r, LineBuilder& out) const;
+  void Format(const RayletOomKill& r, LineBuilder& out) const;
   ReportLineOffsets Format(const AgentFailureReport& r, LineBuilder& out) const;
   // srun, slurmstepd and slurmctld (formatter_slurm.cc).
   void Format(const SrunTaskExits& r, LineBuilder& out) const;

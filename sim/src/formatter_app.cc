@@ -3,6 +3,7 @@
 // dump after a segmentation fault. The texts are tables of lines with placeholders:
 //   {py} the site-packages directory, {rank} global rank, {dev} local GPU, {host} hostname,
 //   {tid} a thread id. Formatted once per incident: not a hot path.
+#include "app_text.h"
 #include "formatter.h"
 #include "rng.h"
 
@@ -136,6 +137,9 @@ struct Placeholders {
   std::string_view py, host;
   int rank, dev;
   std::uint64_t tid, tid2;
+  // Checkpoint loads: the DP world size that saved, the current one, the missing shard's DP
+  // rank and the global step resumed from.
+  int saved = 0, world = 0, shard = 0, gstep = 0;
 };
 
 // A pthread id as Python prints it: a 0x00007f... stack address.
@@ -158,31 +162,58 @@ void Expand(std::string_view text, const Placeholders& p, LineBuilder& out) {
     if (name == "dev") out.Int(p.dev);
     if (name == "tid") out.Str("0000").Hex(ThreadId(p.tid, 0x480));
     if (name == "tid2") out.Str("0000").Hex(ThreadId(p.tid2, 0x640));
+    if (name == "saved") out.Int(p.saved);
+    if (name == "world") out.Int(p.world);
+    if (name == "shard") out.Int(p.shard);
+    if (name == "gstep") out.Int(p.gstep);
     text.remove_prefix(close + 1);
   }
 }
 
 }  // namespace
 
-void LineFormatter::Format(const PythonException& r, LineBuilder& out) const {
+std::int64_t LineFormatter::Format(const PythonException& r, LineBuilder& out) const {
   Rng rng(job_.seed, StreamId::kRankAddresses, static_cast<std::uint64_t>(r.rank) * 4 + 2);
-  const Placeholders p{torch_.python_lib,
-                       job_.hostnames[job_.NodeOf(r.rank)],
-                       r.rank,
-                       job_.LocalRank(r.rank),
-                       rng.Next(),
-                       rng.Next()};
-  std::span<const std::string_view> tail = kDataLoaderTail;
-  if (r.variant % 3 == 1) tail = kNanGradTail;
-  if (r.variant % 3 == 2) tail = kShapeTail;
-  for (std::span<const std::string_view> part :
-       {std::span<const std::string_view>(kTrainFrames), tail}) {
+  Placeholders p{torch_.python_lib,
+                 job_.hostnames[job_.NodeOf(r.rank)],
+                 r.rank,
+                 job_.LocalRank(r.rank),
+                 rng.Next(),
+                 rng.Next()};
+  std::array<std::span<const std::string_view>, 2> parts{};
+  if (r.source == AppError::kMegatron) {
+    parts[0] = kTrainFrames;
+    parts[1] = kDataLoaderTail;
+    if (r.variant % 3 == 1) parts[1] = kNanGradTail;
+    if (r.variant % 3 == 2) parts[1] = kShapeTail;
+  } else {
+    const AppTraceback t = AppTracebackOf(r.source, r.variant);
+    parts = {t.head, t.tail};
+    p.world = job_.dp;
+    p.saved = job_.dp * 2;
+    const int v = r.variant < 0 ? -r.variant : r.variant;
+    p.shard = job_.dp > 1 ? 1 + (v / 3) % (job_.dp - 1) : 0;
+    p.gstep = 1000 * (1 + (v / 7) % 9);
+  }
+  std::int64_t cited = -1;
+  for (std::span<const std::string_view> part : parts) {
     for (std::string_view line : part) {
+      if (line.starts_with('!')) {
+        line.remove_prefix(1);
+        cited = out.lines();
+      }
       if (torch_.rank_prefixed_tracebacks) out.Str("[rank").Int(r.rank).Str("]: ");
       Expand(line, p, out);
       out.EndLine();
     }
   }
+  if (r.source == AppError::kSaveOom) {  // torch's OutOfMemoryError in the profile's wording
+    if (torch_.rank_prefixed_tracebacks) out.Str("[rank").Int(r.rank).Str("]: ");
+    cited = out.lines();
+    OomMessage(out, r.rank, r.variant);
+    out.EndLine();
+  }
+  return cited >= 0 ? cited : out.lines() - 1;
 }
 
 void LineFormatter::Format(const SegfaultDump& r, LineBuilder& out) const {

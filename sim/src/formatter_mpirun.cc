@@ -1,4 +1,4 @@
-// mpirun's own messages (Open MPI 4.x, ORTE; docs/log_formats.md §21). They are help-file
+// mpirun's own messages (Open MPI 4.x, ORTE; docs/log_formats.md §26). They are help-file
 // blocks between lines of 74 dashes; mpirun prints them on its stderr, unlabelled, in
 // mpirun.out. mpirun runs on the launch host (login-01), which holds the HNP daemon
 // [[J,0],0]; the orted of node i is [[J,0],i+1] and the application's processes are [[J,1],R].

@@ -1,5 +1,8 @@
 // The lines a worker process prints into its rank_<R>.log: NCCL init lines (§4), Megatron's
 // iteration line (§5) and the ProcessGroupNCCL watchdog block (§3) of docs/log_formats.md.
+#include <algorithm>
+#include <cmath>
+
 #include "formatter.h"
 #include "rng.h"
 
@@ -79,6 +82,47 @@ void LineFormatter::DeepSpeedStep(const TrainerIteration& r, LineBuilder& out) c
   out.Str(", CurrSamplesPerSec=").PyFloat(per_sec).Str(", MemAllocated=");
   out.PyFloat(r.mem_allocated_gb).Str("GB, MaxMemAllocated=").PyFloat(r.max_mem_allocated_gb);
   out.Str("GB").EndLine();
+}
+
+// DeepSpeed's other rank-0 logger lines (docs/log_formats.md §10):
+//   [<ts>] [INFO] [loss_scaler.py:183:update_scale] Grad overflow on iteration <n>
+//   [<ts>] [INFO] [loss_scaler.py:190:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768
+//   [<ts>] [INFO] [utils.py:781:see_memory_usage] After optimizer step
+//   [<ts>] [INFO] [utils.py:782:see_memory_usage] MA 38.21 GB         Max_MA 61.05 GB         CA 62.5 GB         Max_CA 63 GB 
+//   [<ts>] [INFO] [utils.py:789:see_memory_usage] CPU Virtual Memory:  used = 1956.1 GB, percent = 97.1%
+//   [<ts>] [INFO] [logging.py:96:log_dist] [Rank 0] [Torch] Checkpoint global_step<n> is about to be saved!
+void LineFormatter::Format(const DeepSpeedLine& r, LineBuilder& out) const {
+  const int node = job_.NodeOf(r.rank);
+  switch (r.note) {
+    case DeepSpeedNote::kOverflow: {
+      const auto scale = static_cast<std::int64_t>(r.loss_scale);
+      DeepSpeedPrefix(out, node, r.time);
+      out.Str("loss_scaler.py:183:update_scale] Grad overflow on iteration ").Int(r.iteration).EndLine();
+      DeepSpeedPrefix(out, node, r.time + 90 * kNsPerUs);
+      out.Str("loss_scaler.py:190:update_scale] [deepspeed] OVERFLOW! Rank ").Int(r.rank);
+      out.Str(" Skipping step. Attempted loss scale: ").Int(scale).Str(", reducing to ");
+      out.Int(std::max<std::int64_t>(1, scale / 2)).EndLine();
+      return;
+    }
+    case DeepSpeedNote::kMemoryUsage:
+      DeepSpeedPrefix(out, node, r.time);
+      out.Str("utils.py:781:see_memory_usage] After optimizer step").EndLine();
+      DeepSpeedPrefix(out, node, r.time + 60 * kNsPerUs);
+      out.Str("utils.py:782:see_memory_usage] MA ").PyFloat(r.mem_allocated_gb);
+      out.Str(" GB         Max_MA ").PyFloat(std::round(100 * (r.mem_allocated_gb + 22.8)) / 100);
+      out.Str(" GB         CA ").PyFloat(std::round(100 * (r.mem_allocated_gb + 24.3)) / 100);
+      out.Str(" GB         Max_CA ").Int(static_cast<std::int64_t>(std::round(r.mem_allocated_gb + 25)));
+      out.Str(" GB ").EndLine();
+      DeepSpeedPrefix(out, node, r.time + 700 * kNsPerUs);
+      out.Str("utils.py:789:see_memory_usage] CPU Virtual Memory:  used = ").PyFloat(r.host_used_gb);
+      out.Str(" GB, percent = ").PyFloat(r.host_percent).Str("%").EndLine();
+      return;
+    case DeepSpeedNote::kSaving:
+      DeepSpeedPrefix(out, node, r.time);
+      out.Str("logging.py:96:log_dist] [Rank ").Int(r.rank).Str("] [Torch] Checkpoint global_step");
+      out.Int(r.iteration).Str(" is about to be saved!").EndLine();
+      return;
+  }
 }
 
 //  [2026-03-02 09:00:36] iteration        1/  100000 | consumed samples: ... |

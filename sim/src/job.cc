@@ -230,6 +230,11 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.gpu_order = s.realism().gpu_order();
   DrawGpuOrder(job);
   if (job.launcher == v1::LAUNCHER_KUBERNETES) NamePods(job, s.kubernetes());
+  if (job.launcher == v1::LAUNCHER_RAY) {  // Ray names its nodes by IP address
+    for (int node = 0; node < job.nodes; ++node) {
+      job.hostnames[node] = "10.64." + std::to_string(node / 250) + "." + std::to_string(node % 250 + 2);
+    }
+  }
   job.controller_offset = static_cast<TimeNs>(
       Rng(seed, StreamId::kNodeSkew, static_cast<std::uint64_t>(job.nodes)).Normal() *
       s.clocks().skew_sigma_ms() * static_cast<double>(kNsPerMs) / 4);

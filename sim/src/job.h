@@ -56,6 +56,7 @@ struct Noise {
   int loud_rank = -1;  // repeats a UserWarning every step; -1: none
   bool kernel_logs = false;
   int ecc_node = -1;               // an old corrected ECC event in its kern.log; -1: none
+  bool deepspeed_overflow = false;  // rank 0's fp16 loss-scaler overflow notices
   std::vector<NodeDamage> damage;  // node -> damage (empty: none anywhere)
 };
 

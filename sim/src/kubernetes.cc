@@ -1,6 +1,6 @@
 // The kubectl output of a Kubernetes job (see kubernetes.h). Wording as the kubelet, the node
 // lifecycle controller, node-problem-detector, the Kubeflow training-operator and JobSet print
-// it (docs/log_formats.md §16).
+// it (docs/log_formats.md §24 (Kubernetes)).
 #include "kubernetes.h"
 
 #include <algorithm>

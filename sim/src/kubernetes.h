@@ -1,5 +1,5 @@
 // Kubernetes (LAUNCHER_KUBERNETES): what an operator collects with kubectl once the job has
-// failed, written after the run from the model's final state (docs/log_formats.md §16):
+// failed, written after the run from the model's final state (docs/log_formats.md §24 (Kubernetes)):
 //   events.txt           kubectl get events --sort-by=.lastTimestamp (pods, nodes, the job)
 //   describe/<pod>.txt   kubectl describe pod: node, status, container state, exit code
 //   pytorchjob.txt       kubectl describe pytorchjob (or jobset.txt: kubectl describe jobset)

@@ -12,11 +12,14 @@ Model::Model(const Job& job, const FaultPlan& fault, RecordSink& sink)
       workers_(job, fault, queue_, sink),
       launcher_(job, queue_, sink, workers_, fault.kind() == v1::FAULT_KIND_POD_OOMKILLED),
       slurm_(job, fault, queue_, sink, workers_),
-      mpirun_(job, queue_, sink, workers_) {
+      mpirun_(job, queue_, sink, workers_),
+      ray_(job, fault, queue_, sink, workers_) {
   if (job.launcher == v1::LAUNCHER_SRUN) {
     workers_.set_exit_listener(&slurm_);
   } else if (job.launcher == v1::LAUNCHER_MPIRUN) {
     workers_.set_exit_listener(&mpirun_);
+  } else if (job.launcher == v1::LAUNCHER_RAY) {
+    workers_.set_exit_listener(&ray_);
   } else {
     workers_.set_exit_listener(&launcher_);
   }
@@ -39,6 +42,8 @@ Outcome Model::Run() {
   workers_.ScheduleStarts();
   if (job_.launcher == v1::LAUNCHER_SRUN) {
     slurm_.ScheduleStarts();
+  } else if (job_.launcher == v1::LAUNCHER_RAY) {
+    ray_.ScheduleStarts();
   } else if (job_.launcher != v1::LAUNCHER_MPIRUN) {
     launcher_.ScheduleStarts();
   }  // mpirun starts the ranks itself: nothing of its own to schedule
@@ -60,6 +65,7 @@ Outcome Model::Run() {
     out.end_time = std::max(out.end_time, launcher_.exit_time(node));
   out.end_time = std::max(out.end_time, slurm_.end_time());
   out.end_time = std::max(out.end_time, mpirun_.end_time());
+  out.end_time = std::max(out.end_time, ray_.end_time());
   // A job left hanging (async error handling 0) is collected a while after its last timeout.
   if (job_.async_error_handling == 0 && workers_.last_watchdog_fire() > 0) {
     out.end_time = std::max(out.end_time, workers_.last_watchdog_fire() + 60 * kNsPerSec);
@@ -80,7 +86,7 @@ void Model::Dispatch(const Event& e) {
       workers_.OnRendezvousDone(e.id(), e.time);
       break;
     case EventKind::kFault:
-      if (fault_.traits->scope == FaultScope::kJob) {
+      if (fault_.traits->scope == FaultScope::kJob && fault_.action() != FaultAction::kJobException) {
         slurm_.OnJobFault(e.time);
       } else if (fault_.action() == FaultAction::kSlurmdSilent) {
         slurm_.OnSlurmdSilent(id, e.time);
@@ -134,6 +140,12 @@ void Model::Dispatch(const Event& e) {
       break;
     case EventKind::kPodSignal:
       launcher_.OnPodSignal(id, e.time);
+      break;
+    case EventKind::kRayDriver:
+      ray_.OnDriver(e.id(), e.time);
+      break;
+    case EventKind::kRayNodeDead:
+      ray_.OnNodeDead(id, e.time);
       break;
   }
 }

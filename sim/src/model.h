@@ -10,6 +10,7 @@
 #include "job.h"
 #include "launcher.h"
 #include "mpirun.h"
+#include "ray.h"
 #include "records.h"
 #include "slurm.h"
 #include "workers.h"
@@ -42,6 +43,7 @@ class Model {
   Launcher launcher_;    // torchrun agents (LAUNCHER_TORCHRUN)
   SlurmLauncher slurm_;  // srun and Slurm (LAUNCHER_SRUN)
   MpirunLauncher mpirun_;  // Open MPI's mpirun (LAUNCHER_MPIRUN)
+  RayLauncher ray_;      // Ray Train's driver and GCS (LAUNCHER_RAY)
 };
 
 }  // namespace denpex::sim

@@ -1,4 +1,4 @@
-// Open MPI's mpirun as the launcher (bare metal, docs/log_formats.md §21): it starts every
+// Open MPI's mpirun as the launcher (bare metal, docs/log_formats.md §26): it starts every
 // rank itself (one process per GPU, MPI rank = global rank) through an orted daemon per node,
 // forwards their output tagged "[1,R]<stdout>:" into mpirun.out, and aborts the whole job at
 // the first rank that exits non-zero or by a signal: it prints its "Primary job terminated

@@ -53,6 +53,7 @@ Noise PlanNoise(const v1::Realism& realism, const Job& job, const FaultPlan& fau
   noise.kernel_logs = realism.kernel_logs();
   noise.xid45_on_kill = realism.kernel_logs() && realism.xid45_on_kill();
   noise.nvidia_smi = realism.nvidia_smi();
+  noise.deepspeed_overflow = realism.deepspeed_overflow();
   noise.nvidia_smi_query = realism.nvidia_smi_query();
   noise.dcgm = realism.dcgm();
   if (realism.kernel_logs() && realism.old_ecc_event()) {

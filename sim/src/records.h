@@ -179,12 +179,40 @@ struct DumpSignalObserved {
   std::int64_t default_completed;
 };
 
+// Whose error a PythonException is: the Megatron trainer's own (FAULT_KIND_EXCEPTION), or one
+// of the frameworks' and memory tiers' of issue #8 (formatter_frameworks.cc).
+enum class AppError : std::uint8_t {
+  kMegatron,        // data loader IndexError, NaN grad norm, shape error
+  kDeepSpeed,       // ZeRO stage, offload, pipeline engine
+  kFsdp,            // FlatParameter uniform dtype / requires_grad
+  kCheckpointLoad,  // DP world-size mismatch, missing ZeRO shard, state-dict size mismatch
+  kPinnedMemory,    // the DataLoader's pin-memory thread: CUDA error: out of memory
+  kSaveOom,         // torch's OutOfMemoryError gathering a full state dict for a save
+};
+
 // An uncaught Python exception's traceback (stderr), printed just before the rank exits 1.
-// `variant` picks one of the profile's tracebacks.
+// `variant` picks one of the source's tracebacks.
 struct PythonException {
   int rank;
   TimeNs time;
   int variant;
+  AppError source = AppError::kMegatron;
+};
+
+// DeepSpeed's lines on rank 0 beside its step lines (stdout through Python logging): the fp16
+// loss scaler's overflow notices (realism, routine), `see_memory_usage` (ZeRO offload's host
+// memory), and the checkpoint save notice.
+enum class DeepSpeedNote : std::uint8_t { kOverflow, kMemoryUsage, kSaving };
+
+struct DeepSpeedLine {
+  int rank;
+  TimeNs time;
+  DeepSpeedNote note;
+  int iteration;
+  double loss_scale = 0;     // kOverflow: the scale that overflowed (halved after)
+  double host_used_gb = 0;   // kMemoryUsage: psutil's used host memory (total - available)
+  double host_percent = 0;
+  double mem_allocated_gb = 0;  // kMemoryUsage: MA / Max_MA / CA of the rank's GPU
 };
 
 // Python faulthandler's dump after SIGSEGV (stderr, written by a signal handler).
@@ -332,6 +360,39 @@ struct AgentSignalled {
   bool exception;
 };
 
+// --- Ray (driver.log, gcs_server.out) ----------------------------------------------------------
+
+// The trainer lists its workers: `(TorchTrainer pid=P, ip=IP) Started distributed worker
+// processes:` and one `- (node_id=..., ip=..., pid=...) world_rank=R, local_rank=L, node_rank=N`
+// line per worker.
+struct RayWorkerTable {
+  TimeNs time;
+};
+
+// Why the driver's ActorDiedError says the actor died.
+enum class RayDeath : std::uint8_t { kWorkerDied, kNodeDied, kMemoryMonitor };
+
+// The driver learns that the actor of `rank` died: the trial's traceback ending in
+// `ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.`, the
+// actor's fields and the cause line.
+struct RayActorDied {
+  int rank;
+  TimeNs time;
+  RayDeath cause;
+};
+
+// GCS (gcs_server.out): the node missed too many health checks and is marked dead.
+struct RayNodeDead {
+  int node;
+  TimeNs time;
+};
+
+// The raylet's memory monitor summary, forwarded to the driver as `(raylet) ...`.
+struct RayletOomKill {
+  int node;
+  TimeNs time;
+};
+
 // The node vanished: everything its processes had not yet written is lost.
 struct NodeLost {
   int node;
@@ -441,8 +502,10 @@ struct MpirunNotice {
 using Record =
     std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers,
                  NcclIbError, NcclAsyncError, NcclSetupFailure,
-                 WatchdogTimeout, WatchdogAftermath, DumpSignalObserved, PythonException, SegfaultDump, WorkerExit, BenignWarning,
+                 WatchdogTimeout, WatchdogAftermath, DumpSignalObserved, PythonException, DeepSpeedLine,
+                 SegfaultDump, WorkerExit, BenignWarning,
                  CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost,
+                 RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine, BatchBanner,
                  CheckpointResumed, ResumedIteration, MpirunNotice>;
 

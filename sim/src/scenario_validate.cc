@@ -174,11 +174,8 @@ Status CheckLauncher(const v1::Scenario& s, const Locator& loc) {
     case v1::LAUNCHER_SRUN:
     case v1::LAUNCHER_MPIRUN:
     case v1::LAUNCHER_KUBERNETES:
-      return Status::Ok();
     case v1::LAUNCHER_RAY:
-      return loc.Error("launcher",
-                       "launcher " + v1::Launcher_Name(s.launcher()) + " is not simulated yet",
-                       "use LAUNCHER_TORCHRUN, LAUNCHER_SRUN or LAUNCHER_KUBERNETES");
+      return Status::Ok();
     default:
       return loc.Error("launcher", "launcher " + Str(s.launcher()) + " is not a Launcher value",
                        "use LAUNCHER_TORCHRUN (or leave launcher out)");
@@ -191,6 +188,7 @@ v1::Layout OwnLayout(v1::Launcher launcher) {
     case v1::LAUNCHER_SRUN: return v1::LAYOUT_SLURM_OUT;
     case v1::LAUNCHER_KUBERNETES: return v1::LAYOUT_KUBECTL_LOGS;
     case v1::LAUNCHER_MPIRUN: return v1::LAYOUT_MPIRUN_OUT;
+    case v1::LAUNCHER_RAY: return v1::LAYOUT_RAY_DRIVER;
     default: return v1::LAYOUT_UNSPECIFIED;
   }
 }
@@ -201,7 +199,7 @@ std::string LayoutHint(v1::Launcher launcher) {
   return v1::Launcher_Name(launcher) + " leaves " + v1::Layout_Name(own) + " (or leave layout out)";
 }
 
-// Layout defaults to the launcher's; srun, Kubernetes and mpirun leave only their own.
+// Layout defaults to the launcher's; srun, Kubernetes, Ray and mpirun leave only their own.
 Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
   const bool srun = s->launcher() == v1::LAUNCHER_SRUN;
   const v1::Layout own = OwnLayout(s->launcher());
@@ -214,7 +212,7 @@ Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
                      "LAYOUT_MPIRUN_OUT");
   }
   const bool own_only = s->layout() == v1::LAYOUT_SLURM_OUT || s->layout() == v1::LAYOUT_KUBECTL_LOGS ||
-                        s->layout() == v1::LAYOUT_MPIRUN_OUT;
+                        s->layout() == v1::LAYOUT_RAY_DRIVER || s->layout() == v1::LAYOUT_MPIRUN_OUT;
   if (own != v1::LAYOUT_UNSPECIFIED ? s->layout() != own : own_only) {
     return loc.Error({"layout", "launcher"},
                      "layout " + v1::Layout_Name(s->layout()) + " does not fit launcher " +
@@ -451,6 +449,13 @@ Status CheckFaultKind(const v1::Fault& f, const std::string& path, const v1::Sce
                      v1::FaultKind_Name(f.kind()) + " happens only under " + v1::Launcher_Name(traits->needs_launcher) +
                          ", but the launcher is " + v1::Launcher_Name(s.launcher()),
                      "set launcher: " + v1::Launcher_Name(traits->needs_launcher));
+  }
+  const bool ray_kind = f.kind() == v1::FAULT_KIND_SIGKILL || f.kind() == v1::FAULT_KIND_SIGSEGV ||
+                        f.kind() == v1::FAULT_KIND_NODE_LOSS || f.kind() == v1::FAULT_KIND_RAY_OOM_KILL;
+  if (s.launcher() == v1::LAUNCHER_RAY && !ray_kind) {
+    return loc.Error({path + ".kind", "launcher"},
+                     v1::FaultKind_Name(f.kind()) + " is not simulated under LAUNCHER_RAY",
+                     "use FAULT_KIND_SIGKILL, FAULT_KIND_SIGSEGV, FAULT_KIND_NODE_LOSS or FAULT_KIND_RAY_OOM_KILL");
   }
   if (s.launcher() == v1::LAUNCHER_KUBERNETES && traits->needs_slurm) {
     return loc.Error({path + ".kind", "launcher"}, v1::FaultKind_Name(f.kind()) + " is a Slurm fault",

@@ -31,6 +31,24 @@ const Citation* FirstPeerWatchdog(const IncidentWriter& writer, int except) {
   return best;
 }
 
+// A job-wide exception: every rank raised the same error at about the same time, so no rank's
+// line is more initiating than another's; the lowest surviving rank's is cited, and the next.
+void JobExceptionEvidence(const IncidentWriter& w, v1::Truth* truth) {
+  const Citation* first = nullptr;
+  const Citation* second = nullptr;
+  for (const Citation& c : w.citations()) {
+    if (c.what != Cite::kException || !c.intact) continue;
+    if (first == nullptr || c.subject < first->subject) {
+      second = first;
+      first = &c;
+    } else if (second == nullptr || c.subject < second->subject) {
+      second = &c;
+    }
+  }
+  AddEvidence(first, v1::EVIDENCE_ROLE_INITIATING, truth);
+  AddEvidence(second, v1::EVIDENCE_ROLE_CORROBORATING, truth);
+}
+
 // Fail-slow: the slow rank's (the slow node's first rank's) first timer line of a slowed step;
 // when it then stalled, the first peer's watchdog timeout too.
 void SlowdownEvidence(const TruthInputs& in, v1::Truth* truth) {
@@ -103,6 +121,8 @@ void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       return;
     case FaultAction::kEvict:
       return;
+    case FaultAction::kJobException:
+      return JobExceptionEvidence(w, truth);
     case FaultAction::kSchedulerCancel: {
       const Citation* c = ctld(CtldEvent::kTimeLimit);
       if (c == nullptr) c = ctld(CtldEvent::kKillRequest);
@@ -197,9 +217,36 @@ bool KubeEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
   }
 }
 
+// Ray: the driver's ActorDiedError names the dead actor (its pid and ip), its cause line says
+// why; the GCS's verdict on a lost node; the raylet's memory-monitor summary.
+void RayEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
+  const IncidentWriter& w = in.writer;
+  const int rank = in.fault.rank;
+  constexpr auto kInit = v1::EVIDENCE_ROLE_INITIATING;
+  constexpr auto kCorr = v1::EVIDENCE_ROLE_CORROBORATING;
+  switch (in.fault.kind()) {
+    case v1::FAULT_KIND_NODE_LOSS:
+      AddEvidence(w.Find(Cite::kRayGcs, in.fault.node), kInit, truth);
+      AddEvidence(w.Find(Cite::kRayActorDied, rank), kCorr, truth);
+      return;
+    case v1::FAULT_KIND_RAY_OOM_KILL:
+      AddEvidence(w.Find(Cite::kRayCause, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kRaylet, in.fault.node), kCorr, truth);
+      return;
+    case v1::FAULT_KIND_SIGSEGV:
+      AddEvidence(w.Find(Cite::kSegfault, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kRayActorDied, rank), kCorr, truth);
+      return;
+    default:
+      AddEvidence(w.Find(Cite::kRayActorDied, rank), kInit, truth);
+      return;
+  }
+}
+
 void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
   if (in.job.launcher == v1::LAUNCHER_SRUN) return SrunEvidenceFor(in, truth);
   if (in.job.launcher == v1::LAUNCHER_MPIRUN) return MpirunEvidenceFor(in, truth);
+  if (in.job.launcher == v1::LAUNCHER_RAY) return RayEvidenceFor(in, truth);
   if (KubeEvidenceFor(in, truth)) return;
   const IncidentWriter& w = in.writer;
   const int rank = in.fault.rank, node = in.fault.node;
@@ -248,6 +295,8 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     case FaultAction::kNcclSetup:
       AddEvidence(LowestSetupWarn(in), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
+    case FaultAction::kJobException:
+      return JobExceptionEvidence(w, truth);
     case FaultAction::kSchedulerCancel:
     case FaultAction::kSlurmdSilent:  // srun only
     case FaultAction::kEvict:
@@ -262,8 +311,8 @@ bool IsInitiating(const TruthInputs& in, int rank) {
       return rank == in.fault.rank;
     case FaultScope::kNode:  // a node the controller only declared failed kept its ranks running
       return in.fault.action() != FaultAction::kSlurmdSilent && in.job.NodeOf(rank) == in.fault.node;
-    case FaultScope::kJob:
-      return false;
+    case FaultScope::kJob:  // every rank raised on its own: no rank failed because of another
+      return in.fault.action() == FaultAction::kJobException;
   }
   return false;
 }
@@ -278,6 +327,7 @@ void FillCascade(const TruthInputs& in, v1::Truth* truth) {
   for (int rank = 0; rank < in.job.world; ++rank) {
     if (!IsInitiating(in, rank) && !workers.alive(rank)) cascade->add_secondary_ranks(rank);
   }
+  if (in.fault.action() == FaultAction::kJobException) return;  // no cascade: nothing secondary
   std::int64_t errors = static_cast<std::int64_t>(workers.watchdog_timeouts());
   if (in.fault.rank >= 0 && in.writer.Find(Cite::kWatchdog, in.fault.rank) != nullptr) --errors;
   if (in.job.launcher == v1::LAUNCHER_SRUN) {

@@ -122,6 +122,9 @@ class Workers {
   void EmitStartupWarnings(int rank, TimeNs t);
   void Die(int rank, TimeNs t, int exit_code);
   void FireRankFault(int rank, TimeNs t);
+  void RaiseEverywhere(TimeNs t);
+  void EmitSaveNotice(int rank, TimeNs t);
+  void EmitDeepSpeedNotes(int rank, TimeNs t, int iteration);
   void LoseNode(int node, TimeNs t);
   bool IsMismatchTarget(int rank, Op op) const;
   void ApplyMismatch(int rank, Op op, std::uint32_t rendezvous);
@@ -179,6 +182,7 @@ class Workers {
 
   TimeNs fault_time_ = -1;
   int oom_killed_ = -1;
+  double loss_scale_ = 65536;  // DeepSpeed's fp16 dynamic loss scale (realism: overflow notices)
   // Collective mismatch: armed when the fault fires, applied to the rank's next collective.
   bool mismatch_armed_ = false;
   std::int64_t mismatch_seq_ = -1;

@@ -13,7 +13,9 @@ void Workers::OnFault(std::uint32_t id, TimeNs t) {
     slow_active_ = true;  // ComputeSlice reads it; AfterSlowStep ends the run
     return;
   }
-  if (fault_.action() == FaultAction::kEvict) {
+  if (fault_.action() == FaultAction::kJobException) {
+    RaiseEverywhere(t);
+  } else if (fault_.action() == FaultAction::kEvict) {
     fault_time_ = t;
     if (listener_ != nullptr) listener_->OnNodeEvicted(static_cast<int>(id), t);
   } else if (fault_.traits->scope == FaultScope::kNode) {
@@ -37,7 +39,8 @@ void Workers::FireRankFault(int rank, TimeNs t) {
     case FaultAction::kException:
       // The traceback is printed at once; the interpreter then tears down (atexit handlers,
       // NCCL communicator destructors) before the process exits with status 1.
-      sink_.Emit(PythonException{rank, t, fault_.variant});
+      EmitSaveNotice(rank, t);
+      sink_.Emit(PythonException{rank, t, fault_.variant, AppErrorOf(fault_.kind())});
       stopped_[rank] = 1;
       queue_.Push(t + rng.UniformInt(300, 1500) * kNsPerMs, EventKind::kRankExit,
                   static_cast<std::uint32_t>(rank));
@@ -61,6 +64,7 @@ void Workers::FireRankFault(int rank, TimeNs t) {
     }
     case FaultAction::kHostOom:
       // The kernel picks the rank's process (the largest RSS) and SIGKILLs it.
+      EmitSaveNotice(rank, t);
       EmitOomKill(job_, rank, t, sink_);
       oom_killed_ = rank;
       Die(rank, t + rng.UniformInt(3, 45) * kNsPerMs, kExitSigkill);
@@ -73,6 +77,7 @@ void Workers::FireRankFault(int rank, TimeNs t) {
     case FaultAction::kSlowdown:
     case FaultAction::kNcclSetup:
     case FaultAction::kSlurmdSilent:
+    case FaultAction::kJobException:
     case FaultAction::kEvict:
       return;  // not handled here
   }
@@ -89,6 +94,28 @@ void Workers::AfterSlowStep(int rank) {
   } else if (rank == fault_.rank) {
     stall_pending_ = true;  // Run stops it in its next compute slice
   }
+}
+
+// A checkpoint load: every rank runs the same code on the same files, so every rank raises the
+// same error within a few hundred ms (file-system latency), and exits after teardown.
+void Workers::RaiseEverywhere(TimeNs t) {
+  for (int rank = 0; rank < job_.world; ++rank) {
+    if (!alive_[rank]) continue;
+    Rng rng(job_.seed, StreamId::kFaultBehaviour, static_cast<std::uint64_t>(rank));
+    const TimeNs at = t + rng.UniformInt(0, 400'000) * kNsPerUs / 1000;
+    sink_.Emit(PythonException{rank, at, fault_.variant, AppErrorOf(fault_.kind())});
+    stopped_[rank] = 1;
+    queue_.Push(at + rng.UniformInt(300, 1500) * kNsPerMs, EventKind::kRankExit,
+                static_cast<std::uint32_t>(rank));
+  }
+}
+
+// The saving rank's DeepSpeed notice just before a checkpoint save runs out of memory.
+void Workers::EmitSaveNotice(int rank, TimeNs t) {
+  const bool save = fault_.kind() == v1::FAULT_KIND_SAVE_OOM_HOST || fault_.kind() == v1::FAULT_KIND_SAVE_OOM_HBM;
+  if (!save || job_.trainer_log != v1::TRAINER_LOG_DEEPSPEED) return;
+  DeepSpeedLine line{rank, t - 850 * kNsPerMs, DeepSpeedNote::kSaving, step_[rank]};
+  sink_.Emit(line);
 }
 
 void Workers::OnExceptionExit(int rank, TimeNs t) {

@@ -44,6 +44,7 @@ void Workers::EndStep(int rank, TimeNs t) {
   last_step_end_ = std::max(last_step_end_, t);
   if (job_.per_rank_timers && iteration % job_.log_interval == 0) EmitTimers(rank, t);
   AfterSlowStep(rank);
+  if (rank == job_.LoggingRank()) EmitDeepSpeedNotes(rank, t, iteration);
   if (rank != job_.LoggingRank() || iteration % job_.log_interval != 0) return;
   const double elapsed_ms = static_cast<double>(t - last_log_time_) / job_.log_interval / kNsPerMs;
   const TrainerIteration line = IterationLine(iteration, t, elapsed_ms);
@@ -71,6 +72,27 @@ TrainerIteration Workers::IterationLine(int iteration, TimeNs t, double elapsed_
     line.max_mem_allocated_gb = std::round(100 * (61.0 + 0.1 * rng.Uniform())) / 100;
   }
   return line;
+}
+
+// DeepSpeed's rank-0 notes at the end of a step, before its step line: the fp16 loss scaler's
+// overflow (realism: on about one step in four, the scale halves), and under ZeRO offload the
+// `see_memory_usage` report whose host memory grows from about 55% to 97% at the fault step.
+void Workers::EmitDeepSpeedNotes(int rank, TimeNs t, int iteration) {
+  if (job_.trainer_log != v1::TRAINER_LOG_DEEPSPEED) return;
+  Rng rng(job_.seed, StreamId::kTrainer, (1ULL << 40) + static_cast<std::uint64_t>(iteration));
+  if (job_.noise.deepspeed_overflow && (iteration <= 2 || rng.Uniform() < 0.25)) {
+    DeepSpeedLine o{rank, t - rng.UniformInt(2, 40) * kNsPerMs, DeepSpeedNote::kOverflow, iteration};
+    o.loss_scale = loss_scale_;
+    loss_scale_ = std::max(1.0, loss_scale_ / 2);
+    sink_.Emit(o);
+  }
+  if (fault_.kind() != v1::FAULT_KIND_OFFLOAD_HOST_OOM) return;
+  const double progress = std::min(1.0, iteration / std::max(1.0, static_cast<double>(fault_.step)));
+  DeepSpeedLine m{rank, t - rng.UniformInt(1, 30) * kNsPerMs, DeepSpeedNote::kMemoryUsage, iteration};
+  m.host_percent = std::round(10 * (55.0 + 41.5 * progress + 0.4 * rng.Uniform())) / 10;
+  m.host_used_gb = std::round(100 * 2015.56 * m.host_percent / 100) / 100;
+  m.mem_allocated_gb = std::round(100 * (38.0 + 0.4 * rng.Uniform())) / 100;
+  sink_.Emit(m);
 }
 
 // Every rank's timers for the step it just finished: compute (its own kernels) and the wait

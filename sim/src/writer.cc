@@ -74,6 +74,8 @@ void IncidentWriter::AppendText(int file, int rank, std::string_view text, std::
       out.Padded(rank, label_width_, ' ').Str(": ");
     } else if (rank >= 0 && PodLogs()) {
       out.Str("[default").Int(job_.LocalRank(rank)).Str("]:");
+    } else if (rank >= 0 && RayDriver()) {
+      out.Str("(RayTrainWorker pid=").Int(job_.worker_pid[rank]).Str(", ip=").Str(job_.hostnames[job_.NodeOf(rank)]).Str(") ");
     }
     if (splits && job_.interleaved_line_rate > 0 && line.size() >= kMinSplitBytes &&
         split_rng_.Uniform() < job_.interleaved_line_rate) {
@@ -103,7 +105,7 @@ void IncidentWriter::CompleteSplit() {
 IncidentWriter::File& IncidentWriter::Buffer(int file) {
   File& f = files_[file];
   if (f.data.capacity() != 0) return f;
-  if (file == kSlurmOut && Combined()) {
+  if (file == kSlurmOut && OneFile()) {
     f.data = pool_.TakeBuffer(kFlushThresholdBytes);
     f.data.reserve(kFlushThresholdBytes + (64 << 10));
   } else if (file >= job_.nodes && file < kern_base_ && !Combined()) {
@@ -192,13 +194,34 @@ void IncidentWriter::Handle(const DumpSignalObserved& r) {
   MaybeFlush(file);
 }
 
+// The traceback (stderr, unbuffered). The cited line is its exception line; when the whole job
+// raised (a checkpoint load: no fault rank), every rank's is remembered and the truth cites the
+// lowest rank's that survived.
 void IncidentWriter::Handle(const PythonException& r) {
   const int file = ErrFile(r.rank);
-  AppendTo(file, r.rank, r);
-  if (r.rank == plan_.rank) {
-    Remember(Cite::kException, r.rank, r.time, file, files_[file].lines - 1);
+  scratch_.clear();
+  LineBuilder out(&scratch_);
+  const std::int64_t cited = formatter_.Format(r, out);
+  CompleteSplit();  // a cited line's `first` must be exact
+  const std::int64_t first = Buffer(file).lines;
+  AppendText(file, r.rank, scratch_, out.lines());
+  if (r.rank == plan_.rank || plan_.rank < 0) {
+    Remember(Cite::kException, r.rank, r.time, file, first + cited);
   }
   MaybeFlush(file);
+}
+
+// DeepSpeed's logger lines go through Python's stdout buffer, like the step lines.
+void IncidentWriter::Handle(const DeepSpeedLine& r) {
+  scratch_.clear();
+  LineBuilder out(&scratch_);
+  formatter_.Format(r, out);
+  StdoutBuffer& buf = stdout_[r.rank];
+  if (!buf.data.empty() && buf.data.size() + scratch_.size() > kStdoutBufferBytes) {
+    MoveStdoutToFile(r.rank);
+  }
+  buf.data += scratch_;
+  buf.lines += out.lines();
 }
 
 void IncidentWriter::Handle(const SegfaultDump& r) {
@@ -268,7 +291,7 @@ void IncidentWriter::Handle(const WorkerExit& r) {
   if (r.exit_code >= 0) MoveStdoutToFile(r.rank);
   std::string().swap(stdout_[r.rank].data);
   stdout_[r.rank].lines = 0;
-  if (Combined()) return;
+  if (OneFile() || PodLogs()) return;  // the pod's file is torchrun's too: handed over at its exit
   Flush(OutFile(r.rank));
   if (ErrFile(r.rank) != OutFile(r.rank)) Flush(ErrFile(r.rank));
 }
@@ -307,6 +330,32 @@ void IncidentWriter::Handle(const AgentSigterm& r) {
   if (r.rank == plan_.rank) Remember(Cite::kAgentSigterm, r.rank, r.time, AgentFile(r.node), first);
 }
 void IncidentWriter::Handle(const AgentExit& r) { Flush(AgentFile(r.node)); }
+void IncidentWriter::Handle(const RayWorkerTable& r) {
+  AppendTo(kSlurmOut, -1, r);
+  MaybeFlush(kSlurmOut);
+}
+
+void IncidentWriter::Handle(const RayActorDied& r) {
+  const std::int64_t first = Buffer(kSlurmOut).lines;
+  scratch_.clear();
+  LineBuilder out(&scratch_);
+  const RayLineOffsets at = formatter_.Format(r, out);
+  AppendText(kSlurmOut, -1, scratch_, out.lines());
+  Remember(Cite::kRayActorDied, r.rank, r.time, kSlurmOut, first + at.error_line);
+  Remember(Cite::kRayCause, r.rank, r.time, kSlurmOut, first + at.cause_line);
+  MaybeFlush(kSlurmOut);
+}
+
+void IncidentWriter::Handle(const RayNodeDead& r) {
+  const std::int64_t first = AppendTo(kCtldLog, -1, r);
+  Remember(Cite::kRayGcs, r.node, r.time, kCtldLog, first);
+}
+
+void IncidentWriter::Handle(const RayletOomKill& r) {
+  const std::int64_t first = AppendTo(kSlurmOut, -1, r);
+  Remember(Cite::kRaylet, r.node, r.time, kSlurmOut, first);
+}
+
 void IncidentWriter::Handle(const AgentSignalled& r) {
   AppendTo(AgentFile(r.node), -1, r);
   MaybeFlush(AgentFile(r.node));
@@ -314,10 +363,14 @@ void IncidentWriter::Handle(const AgentSignalled& r) {
 
 // The node's agent file ends where it ends; its ranks' files were closed by their exits.
 void IncidentWriter::Handle(const NodeLost& r) {
-  if (Combined()) return;
+  if (OneFile()) return;
   const int file = AgentFile(r.node);
-  if (r.node == plan_.node && files_[file].lines > 0) {
-    Remember(Cite::kLastLine, r.node, r.time, file, files_[file].lines - 1);
+  File& f = files_[file];
+  if (r.node == plan_.node && f.lines > 0 && f.data.empty()) {  // a pod log just handed over
+    citations_.push_back({Cite::kLastLine, r.node, r.time, {RelativePath(file), f.lines, f.tail}, file,
+                          DamageOf(file) != NodeDamage::kMissing});
+  } else if (r.node == plan_.node && f.lines > 0) {
+    Remember(Cite::kLastLine, r.node, r.time, file, f.lines - 1);
   }
   Flush(file);
 }

@@ -48,7 +48,7 @@ enum class Cite : std::uint8_t {
   kAgentFailed,    // subject node: "... failed (exitcode: ...) local_rank: ..."
   kAgentRootRank,  // subject node: "  rank      : <G> (local_rank: <lr>)" of the root cause
   kAgentSigterm,   // subject rank: "Sending process <pid> closing signal SIGTERM"
-  kException,      // subject rank: the last line of its Python traceback
+  kException,      // subject rank: the exception line of its Python traceback
   kSegfault,       // subject rank: "Fatal Python error: Segmentation fault"
   kWatchdog,       // subject rank: the first line of its watchdog block
   kLastLine,       // subject node: the last line its agent wrote before the node vanished
@@ -60,6 +60,10 @@ enum class Cite : std::uint8_t {
   kIbError,        // subject rank: its first NCCL IB completion error (status 12)
   kSetupWarn,      // subject rank: the NCCL set-up WARN of a failing rank of the fault's node
   kMpirun,         // subject rank (node for a lost daemon): mpirun's line naming it
+  kRayActorDied,   // subject rank: the driver's `ray.exceptions.ActorDiedError: ...` line
+  kRayCause,       // subject rank: the cause line after it
+  kRayGcs,         // subject node: the GCS's `... has been marked dead ...` line
+  kRaylet,         // subject node: the raylet's memory-monitor summary in driver.log
 };
 
 // The line of an MpirunNotice block that names the rank or node, counted from the block's
@@ -134,6 +138,7 @@ class IncidentWriter : public RecordSink {
   void Handle(const DumpSignalObserved& r);
   void Handle(const WatchdogAftermath& r);
   void Handle(const PythonException& r);
+  void Handle(const DeepSpeedLine& r);
   void Handle(const SegfaultDump& r);
   void Handle(const WorkerExit& r);
   void Handle(const BenignWarning& r);
@@ -145,6 +150,10 @@ class IncidentWriter : public RecordSink {
   void Handle(const AgentFailureReport& r);
   void Handle(const AgentExit& r);
   void Handle(const AgentSignalled& r);
+  void Handle(const RayWorkerTable& r);
+  void Handle(const RayActorDied& r);
+  void Handle(const RayNodeDead& r);
+  void Handle(const RayletOomKill& r);
   void Handle(const NodeLost& r);
   void Handle(const SrunTaskExits& r);
   void Handle(const SrunMessage& r);
@@ -161,6 +170,7 @@ class IncidentWriter : public RecordSink {
     std::int64_t lines = 0;  // lines in the file so far (written or buffered)
     std::int64_t bytes = 0;  // bytes handed to the pool so far
     bool created = false;
+    std::string tail;  // agent and pod files: the last line handed to the pool (a lost node's last line)
   };
   struct StdoutBuffer {
     std::string data;
@@ -175,14 +185,17 @@ class IncidentWriter : public RecordSink {
   // Kubernetes: one file per pod (kubectl logs) with torchrun's and its workers' output, the
   // workers' lines tagged `[default<L>]:` (torchrun --tee 3).
   bool PodLogs() const { return job_.layout == v1::LAYOUT_KUBECTL_LOGS; }
-  bool Labelled() const { return Combined() || PodLogs(); }
+  // Ray: driver.log holds every worker's lines behind `(RayTrainWorker pid=P, ip=IP) `.
+  bool RayDriver() const { return job_.layout == v1::LAYOUT_RAY_DRIVER; }
+  bool Labelled() const { return Combined() || PodLogs() || RayDriver(); }
+  bool OneFile() const { return Combined() || RayDriver(); }  // one file for every rank
   bool Stamped(int file) const { return PodLogs() && job_.pod_timestamps && file < job_.nodes; }
   int AgentFile(int node) const { return node; }
   int OutFile(int rank) const {
-    return Combined() ? kSlurmOut : PodLogs() ? job_.NodeOf(rank) : job_.nodes + rank;
+    return OneFile() ? kSlurmOut : PodLogs() ? job_.NodeOf(rank) : job_.nodes + rank;
   }
   int ErrFile(int rank) const;
-  static constexpr int kSlurmOut = 0, kCtldLog = 1;
+  static constexpr int kSlurmOut = 0, kCtldLog = 1;  // Ray: driver.log, gcs_server.out
   int KernFile(int node) const { return kern_base_ + node; }
   int SmiFile(int node) const { return smi_base_ + node; }
   int NodeOfFile(int file) const;  // -1: a job-wide file (slurm-<jobid>.out, slurmctld.log)

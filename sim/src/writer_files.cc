@@ -27,7 +27,7 @@ std::size_t IncidentWriter::FileCount() const {
 int IncidentWriter::NodeOfFile(int file) const {
   if (file >= smi_base_) return file - smi_base_;
   if (file >= kern_base_) return file - kern_base_;
-  if (Combined()) return -1;
+  if (OneFile()) return -1;
   if (file < job_.nodes) return file;
   const int rank = (file - job_.nodes) % job_.world;
   return job_.NodeOf(rank);
@@ -40,7 +40,7 @@ NodeDamage IncidentWriter::DamageOf(int file) const {
 }
 
 std::size_t IncidentWriter::LayoutFileCount() const {
-  if (Combined()) return 2;
+  if (OneFile()) return 2;
   if (PodLogs()) return static_cast<std::size_t>(job_.nodes);
   const auto nodes = static_cast<std::size_t>(job_.nodes);
   const auto world = static_cast<std::size_t>(job_.world);
@@ -66,6 +66,7 @@ std::string IncidentWriter::RelativePath(int file) const {
   if (file >= smi_base_) return job_.NodeName(file - smi_base_) + "/nvidia-smi.log";
   if (file >= kern_base_) return job_.NodeName(file - kern_base_) + "/kern.log";
   if (PodLogs()) return "pods/" + job_.pod_names[file] + ".log";
+  if (RayDriver()) return file == kSlurmOut ? "driver.log" : "gcs_server.out";
   if (Combined()) {
     if (Mpirun()) return file == kSlurmOut ? "mpirun.out" : "mpirun-unused.log";
     return file == kSlurmOut ? "slurm-" + std::to_string(job_.job_id) + ".out" : "slurmctld.log";
@@ -127,6 +128,11 @@ void IncidentWriter::Flush(int file) {
     return;
   }
   if (!f.created) ++stats_.files;
+  if (file < job_.nodes && !OneFile() && !f.data.empty()) {
+    const std::size_t end = f.data.back() == '\n' ? f.data.size() - 1 : f.data.size();
+    const std::size_t nl = f.data.rfind('\n', end == 0 ? 0 : end - 1);
+    f.tail.assign(f.data, nl == std::string::npos ? 0 : nl + 1, end - (nl == std::string::npos ? 0 : nl + 1));
+  }
   stats_.bytes += f.data.size();
   f.bytes += static_cast<std::int64_t>(f.data.size());
   pool_.Submit(static_cast<std::size_t>(file),

@@ -549,6 +549,87 @@ TEST(Families, SrunLabelledTracebacksInterleaveWithoutMixing) {
   EXPECT_TRUE(log.task_labels);
 }
 
+
+// kubectl's words on pods and nodes (docs/log_formats.md §16): `kubectl get events` rows (the
+// age first), the Events table of `kubectl describe` (type first), describe's status fields, and
+// torchrun's own word that it was SIGTERMed.
+TEST(Families, KubernetesEventsDescribeAndTorchrunSignal) {
+  ExpectEach({
+      {"3m12s       Warning   Evicted               pod/llama-worker-3          The node was low on resource: memory. "
+       "Threshold quantity: 100Mi, available: 87204Ki. Container pytorch was using 1523410944Ki, request is 1Ti, has "
+       "larger consumption of memory.",
+       Family::kKubernetes, Kind::kEvicted},
+      {"  Warning  Evicted  12m (x2 over 13m)  kubelet, gpu-0004  The node was low on resource: memory. Container "
+       "pytorch was using 9402820Ki, which exceeds its request of 7G.",
+       Family::kKubernetes, Kind::kEvicted},
+      {"96s         Warning   OOMKilling            node/gpu-0084               Memory cgroup out of memory: Killed "
+       "process 2000535 (python3) total-vm:187563412kB, anon-rss:161204880kB, file-rss:1263344kB, shmem-rss:0kB, "
+       "UID:0 pgtables:318816kB oom_score_adj:-997",
+       Family::kKubernetes, Kind::kOomKilled},
+      {"6m40s       Normal    NodeNotReady          node/gpu-0004               Node gpu-0004 status is now: NodeNotReady",
+       Family::kKubernetes, Kind::kNodeNotReady},
+      {"2m          Normal    Killing               pod/llama-worker-5          Stopping container pytorch",
+       Family::kKubernetes, Kind::kPodKilling},
+      {"96s         Warning   PyTorchJobFailed      pytorchjob/llama            PyTorchJob llama is failed because 1 "
+       "Worker replica(s) failed.",
+       Family::kKubernetes, Kind::kJobFailed},
+      {"      Reason:       OOMKilled", Family::kKubernetes, Kind::kOomKilled},
+      {"Reason:           Evicted", Family::kKubernetes, Kind::kEvicted},
+      {"Node:             gpu-0004/10.128.0.5", Family::kKubernetes, Kind::kPodNode},
+      {"W0302 09:31:02.112000 2000467 torch/distributed/elastic/agent/server/api.py:704] Received Signals.SIGTERM "
+       "death signal, shutting down workers",
+       Family::kTorchrun, Kind::kAgentSignalled},
+  });
+  const ParsedLog node = Parse("Node:             gpu-0004/10.128.0.5\n");
+  ASSERT_EQ(node.events.size(), 1u);
+  EXPECT_EQ(node.strings.Get(node.events[0].host), "gpu-0004");
+  const ParsedLog row = Parse("3m12s   Warning   Evicted   pod/llama-worker-3   The node was low on resource: memory.\n");
+  ASSERT_EQ(row.events.size(), 1u);
+  EXPECT_EQ(row.strings.Get(row.events[0].host), "llama-worker-3");
+  // Other rows and fields are not the platform's word on the failure.
+  for (const char* other : {"2m38s       Normal    Scheduled             pod/llama-worker-3          Successfully assigned "
+                            "training/llama-worker-3 to gpu-0004",
+                            "      Reason:       Error", "LAST SEEN   TYPE      REASON    OBJECT    MESSAGE"}) {
+    EXPECT_TRUE(Parse(std::string(other) + "\n").events.empty()) << other;
+  }
+}
+
+
+// Ray's words (docs/log_formats.md §21): the trainer's worker table, the fields and cause of the
+// driver's ActorDiedError, the GCS's verdict on a silent node, the raylet's memory monitor.
+TEST(Families, RayWorkerTableActorDeathGcsAndRaylet) {
+  ExpectEach({
+      {"(TorchTrainer pid=2113462) - (node_id=1aa5e1ee84784dc358529a248d03723f8ede42ba1f04755223d41e61, ip=10.64.0.2, "
+       "pid=2113554) world_rank=0, local_rank=0, node_rank=0",
+       Family::kRay, Kind::kRayWorker},
+      {"ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.", Family::kRay, Kind::kActorDied},
+      {"\tpid: 2883959", Family::kRay, Kind::kActorField},
+      {"\tip: 10.64.0.48", Family::kRay, Kind::kActorField},
+      {"The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker "
+       "unexpectedly exits with a connection error code 2. End of file.",
+       Family::kRay, Kind::kActorCause},
+      {"The actor died because its node has died. Node Id: 1aa5e1ee84784dc358529a248d03723f8ede42ba1f04755223d41e61",
+       Family::kRay, Kind::kActorCause},
+      {"[2026-03-02 09:00:52,123 W 2113422 2113422] gcs_node_manager.cc:144: The node with node id: "
+       "1aa5e1ee84784dc358529a248d03723f8ede42ba1f04755223d41e61 and address: 10.64.0.7 and node name: 10.64.0.7 has been "
+       "marked dead because the detector has missed too many heartbeats from it. This can happen when a \t(1) raylet "
+       "crashes unexpectedly (OOM, etc.) ",
+       Family::kRay, Kind::kRayNodeDead},
+      {"(raylet) [2026-03-02 09:00:20,976 E 2883851 2883851] (raylet) node_manager.cc:3069: 1 Workers (tasks / actors) "
+       "killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: 1b3b, IP: 10.64.0.48) "
+       "over the last time period.",
+       Family::kRay, Kind::kRayletOomKills},
+  });
+  // A worker's line carries its node's address in Ray's prefix.
+  const ParsedLog worker = Parse("(RayTrainWorker pid=2883959, ip=10.64.0.48) Fatal Python error: Segmentation fault\n");
+  ASSERT_EQ(worker.events.size(), 1u);
+  EXPECT_EQ(worker.strings.Get(worker.events[0].host), "10.64.0.48");
+  const ParsedLog table = Parse("(TorchTrainer pid=21) - (node_id=1a, ip=10.64.0.9, pid=77) world_rank=70, local_rank=6, node_rank=8\n");
+  ASSERT_EQ(table.events.size(), 1u);
+  EXPECT_EQ(table.events[0].rank, 70);
+  EXPECT_EQ(table.strings.Get(table.events[0].host), "10.64.0.9");
+}
+
 }  // namespace
 }  // namespace denpex::engine
 

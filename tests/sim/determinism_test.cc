@@ -43,6 +43,10 @@ std::vector<Case> AllCases() {
                            kind == "FAULT_KIND_PREEMPTION" ||
                            kind == "FAULT_KIND_SLURMD_UNRESPONSIVE";
     const bool kubernetes = kind == "FAULT_KIND_POD_OOMKILLED" || kind == "FAULT_KIND_POD_EVICTION";
+    const bool ray = kind == "FAULT_KIND_SIGKILL" || kind == "FAULT_KIND_SIGSEGV" || kind == "FAULT_KIND_NODE_LOSS" ||
+                     kind == "FAULT_KIND_RAY_OOM_KILL";
+    if (ray) cases.push_back({kind, "LAUNCHER_RAY", "LAYOUT_RAY_DRIVER", {}});
+    if (kind == "FAULT_KIND_RAY_OOM_KILL") continue;
     if (!scheduler) cases.push_back({kind, "LAUNCHER_KUBERNETES", "LAYOUT_KUBECTL_LOGS", {}});
     if (kubernetes) continue;
     if (!scheduler) {
@@ -93,7 +97,8 @@ TEST(Determinism, OutputDoesNotDependOnTheNumberOfWriterThreads) {
   for (const char* layout : {"LAUNCHER_TORCHRUN LAYOUT_PER_RANK_FILES",
                              "LAUNCHER_TORCHRUN LAYOUT_TORCHRUN_LOG_DIR",
                              "LAUNCHER_SRUN LAYOUT_SLURM_OUT",
-                             "LAUNCHER_KUBERNETES LAYOUT_KUBECTL_LOGS"}) {
+                             "LAUNCHER_KUBERNETES LAYOUT_KUBECTL_LOGS",
+                             "LAUNCHER_RAY LAYOUT_RAY_DRIVER"}) {
     SCOPED_TRACE(layout);
     const std::string launcher(layout, std::strchr(layout, ' '));
     const v1::Scenario s = MustParse(kBase, {"job.nodes=16", "launcher=" + launcher,
@@ -200,9 +205,12 @@ TEST(ScenarioLibrary, EachFaultFamilyHasThreeScenariosBetween1kAnd16kRanks) {
   }
   for (const char* kind :
        {"FAULT_KIND_SIGKILL", "FAULT_KIND_SIGSEGV", "FAULT_KIND_EXCEPTION", "FAULT_KIND_HANG",
-        "FAULT_KIND_COLLECTIVE_MISMATCH", "FAULT_KIND_NODE_LOSS", "FAULT_KIND_SOCKET_RESET",
+        "FAULT_KIND_COLLECTIVE_MISMATCH", "FAULT_KIND_NODE_LOSS", "FAULT_KIND_DEEPSPEED_ERROR",
+        "FAULT_KIND_FSDP_ERROR", "FAULT_KIND_CHECKPOINT_LOAD_ERROR", "FAULT_KIND_PINNED_OOM",
+        "FAULT_KIND_OFFLOAD_HOST_OOM", "FAULT_KIND_SAVE_OOM_HBM", "FAULT_KIND_SAVE_OOM_HOST",
+        "FAULT_KIND_SOCKET_RESET",
         "FAULT_KIND_BOOTSTRAP_TIMEOUT", "FAULT_KIND_POD_OOMKILLED", "FAULT_KIND_POD_EVICTION",
-        "FAULT_KIND_SLURMD_UNRESPONSIVE"}) {
+        "FAULT_KIND_RAY_OOM_KILL", "FAULT_KIND_SLURMD_UNRESPONSIVE"}) {
     EXPECT_GE(per_kind[kind], 3) << kind;
   }
 }

@@ -88,6 +88,7 @@ bool IsOwnError(const Incident& inc, const Event& e) {
   if (!std::holds_alternative<PythonError>(e.detail) || CutShort(inc, e)) return false;
   switch (e.family) {
     case Family::kPython: case Family::kCuda: case Family::kCudaOom: case Family::kFsdp: case Family::kHostOom:
+    case Family::kDeepSpeed:
       return true;
     default:
       return false;
@@ -175,7 +176,16 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     r.peer_error = index;
     if (e.family == Family::kGloo) (e.kind == Kind::kGlooTimeout ? jf->gloo_timeouts : jf->gloo_closed) += 1;
   } else if (IsOwnError(inc, e) && e.rank >= 0) {
-    if (jf->ranks[e.rank].python_error < 0) jf->ranks[e.rank].python_error = index;
+    RankFacts& r = jf->ranks[e.rank];
+    if (r.python_error < 0) {
+      r.python_error = index;
+    } else if (inc.events[r.python_error].kind == Kind::kPinMemory) {
+      const std::string_view msg = inc.str(std::get<PythonError>(e.detail).message);
+      r.pinned_oom = r.pinned_oom || msg.find("out of memory") != std::string_view::npos;
+    }
+  } else if (const auto* hm = std::get_if<HostMemory>(&e.detail)) {
+    const std::int32_t best = jf->host_memory;
+    if (best < 0 || hm->percent >= std::get<HostMemory>(inc.events[best].detail).percent) jf->host_memory = index;
   } else if (e.kind == Kind::kProcessExit) {
     // `denpex run`'s word on the process it wraps: the rank's own exit, with a time.
     if (e.rank < 0) return;

@@ -20,7 +20,10 @@ struct RankFacts {
   std::int32_t exit_code = 0;
   TimeNs exit_time = 0;
   std::int32_t table_entry = -1;    // the ChildFailedError entry naming it
-  std::int32_t python_error = -1;   // the last line of its own Python traceback
+  std::int32_t python_error = -1;   // the first exception line of its own Python traceback(s)
+  // That exception is the DataLoader's pin-memory thread's, and the error it re-raised is an out
+  // of memory: page-locked (pinned) host memory could not be allocated.
+  bool pinned_oom = false;
   // Its first error about a peer (gloo `Connection closed by peer`, a NCCL error, the watchdog's
   // abort): it failed because another rank did.
   std::int32_t peer_error = -1;
@@ -73,6 +76,8 @@ struct JobFacts {
   // peer alive but silent) or a closed / reset connection (a peer gone).
   std::int32_t gloo_timeouts = 0;
   std::int32_t gloo_closed = 0;
+  // DeepSpeed see_memory_usage: the report of the fullest host memory (latest among equals).
+  std::int32_t host_memory = -1;
 
   bool HasWave() const { return !timeouts.empty(); }
   void EnsureRank(std::int32_t rank) {

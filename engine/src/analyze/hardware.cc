@@ -320,6 +320,11 @@ std::optional<KernelCause> FindKernelCause(const Incident& inc, const JobFacts& 
 }
 
 bool ClassOfOwnError(const Event& e, v1::FailureClass* failure_class, v1::Owner* owner) {
+  if (e.kind == Kind::kCheckpointLoad) {  // DeepSpeed, FSDP or plain torch: the checkpoint's shape
+    *failure_class = v1::FAILURE_CLASS_CHECKPOINT_LOAD;
+    *owner = v1::OWNER_APPLICATION;
+    return true;
+  }
   switch (e.family) {
     case Family::kCuda:
       *failure_class = v1::FAILURE_CLASS_CUDA_ERROR;

@@ -1,10 +1,13 @@
 #include "analyze/job_end.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "analyze/cascade.h"
 #include "analyze/describe.h"
+#include "analyze/hardware.h"
 #include "analyze/scoring.h"
 
 namespace denpex::engine {
@@ -277,6 +280,77 @@ void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t n
   f->recovery.push_back({"drain_node", name,
                          "Drain " + name + " and check its power, kernel log (panic, hardware errors) and BMC event log before "
                              "returning it to service; restart the job without it."});
+}
+
+namespace {
+
+// Share of the logged ranks that must have raised the same error for the job to have failed as
+// one: a few files may be missing or cut before the traceback.
+constexpr double kJobWideShare = 0.8;
+constexpr std::size_t kJobWideCitations = 3;
+
+// The logged ranks' own errors with the most common signature, lowest rank first (they were
+// raised together: no rank's is more initiating than another's).
+std::vector<std::int32_t> CommonOwnErrors(const Incident& inc, const JobFacts& facts, std::int32_t* logged) {
+  std::map<StrId, std::vector<std::int32_t>> by_signature;
+  *logged = 0;
+  for (const RankFacts& r : facts.ranks) {
+    if (!r.has_log) continue;
+    ++*logged;
+    if (r.python_error >= 0) by_signature[inc.events[r.python_error].signature].push_back(r.python_error);
+  }
+  std::vector<std::int32_t> best;
+  for (auto& [signature, events] : by_signature) {
+    if (events.size() > best.size()) best = std::move(events);
+  }
+  std::sort(best.begin(), best.end(), [&](std::int32_t a, std::int32_t b) {
+    return std::tie(inc.events[a].rank, a) < std::tie(inc.events[b].rank, b);
+  });
+  return best;
+}
+
+}  // namespace
+
+bool JobWideError(const Incident& inc, const JobFacts& facts, Finding* f) {
+  if (facts.HasWave()) return false;
+  std::int32_t logged = 0;
+  const std::vector<std::int32_t> errors = CommonOwnErrors(inc, facts, &logged);
+  const auto n = static_cast<std::int32_t>(errors.size());
+  if (n < 2 || n < kJobWideShare * logged) return false;
+  const Event& first = inc.events[errors.front()];
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION;
+  f->owner = v1::OWNER_APPLICATION;
+  ClassOfOwnError(first, &f->failure_class, &f->owner);
+  f->confidence = 0.95 * n / logged;
+  for (std::int32_t i : errors) {  // when it failed: the earliest of them
+    const Event& e = inc.events[i];
+    if (e.clock != Clock::kNone && (!f->time || e.time < *f->time)) f->time = e.time;
+  }
+  for (std::size_t i = 0; i < errors.size() && i < kJobWideCitations; ++i) {
+    f->evidence.push_back({errors[i], i == 0 ? v1::EVIDENCE_ROLE_INITIATING : v1::EVIDENCE_ROLE_CORROBORATING});
+  }
+  f->cascade.groups.push_back({.signature = first.signature,
+                               .family = std::string(FamilyName(first.family)),
+                               .count = n,
+                               .ranks = n,
+                               .first_time = f->time.value_or(0),
+                               .timed = f->time.has_value()});
+  const auto& err = std::get<PythonError>(first.detail);
+  const bool load = f->failure_class == v1::FAILURE_CLASS_CHECKPOINT_LOAD;
+  f->reason = std::to_string(n) + " of the " + std::to_string(logged) + " ranks with a log raised the same " +
+              std::string(inc.str(err.type)) + " (" + Where(inc, first) + ")" +
+              (load ? " loading the checkpoint the job resumes from" : "") +
+              ", and no NCCL watchdog timeout followed: the job failed as a whole, no rank because of another.";
+  f->recovery.push_back(
+      load ? Action{"fix_checkpoint_config", "",
+                    "Every rank failed to load the checkpoint (" + Where(inc, first) +
+                        "): resume with the world size and model shape that wrote it, convert it (DeepSpeed's universal "
+                        "checkpoint, DCP resharding), or point the job at a complete checkpoint before restarting."}
+           : Action{"fix_application", "",
+                    "Every rank raised the same exception (" + Where(inc, first) +
+                        "): fix the code or configuration it names before restarting; no rank or node needs action of its own."});
+  return true;
 }
 
 }  // namespace denpex::engine

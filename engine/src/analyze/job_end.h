@@ -1,7 +1,8 @@
 // Findings about the whole job or a whole node, which no single rank's score expresses:
 //   the scheduler ended the job (time limit, scancel, preemption) before any rank failed;
 //   a node was lost (every rank of it silent, and its agent log stops without a word, or Slurm
-//   says the node failed).
+//   says the node failed);
+//   every rank raised the same error on its own (loading the checkpoint the job resumes from).
 #pragma once
 
 #include <cstdint>
@@ -44,5 +45,12 @@ std::int32_t LostAgent(const JobFacts& facts);
 // Fills `f` for a lost agent: class node loss, owner unknown (the host ran on; nothing says who
 // ended the agent).
 void DiagnoseLostAgent(const Incident& inc, const JobFacts& facts, std::int32_t node, Finding* f);
+
+// True, and `f` filled, when (nearly) every rank that left a log raised the same exception of its
+// own and no watchdog wave followed: the ranks failed together, none because of another, so the
+// whole job is the initiator (rank -1, no node) and there is no cascade. The class is the
+// error's (FAILURE_CLASS_CHECKPOINT_LOAD for a checkpoint that cannot be loaded), owner the
+// application's.
+bool JobWideError(const Incident& inc, const JobFacts& facts, Finding* f);
 
 }  // namespace denpex::engine

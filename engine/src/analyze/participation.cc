@@ -140,6 +140,7 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
       f->failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION;
       f->owner = v1::OWNER_APPLICATION;
       if (r.python_error >= 0) ClassOfOwnError(a.inc.events[r.python_error], &f->failure_class, &f->owner);
+      if (r.pinned_oom) f->failure_class = v1::FAILURE_CLASS_PINNED_OOM;
     } else {
       f->failure_class = v1::FAILURE_CLASS_SIGNAL_KILL;  // the logs do not say who sent it
       f->owner = v1::OWNER_UNKNOWN;
@@ -148,6 +149,7 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     f->failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION;
     f->owner = v1::OWNER_APPLICATION;
     ClassOfOwnError(a.inc.events[r.python_error], &f->failure_class, &f->owner);
+    if (r.pinned_oom) f->failure_class = v1::FAILURE_CLASS_PINNED_OOM;
     f->time = StallTime(a, rank);
   } else if (!a.facts.HasWave() && a.facts.gloo_timeouts == 0 && a.facts.gloo_closed > 0) {
     // Its peers lost the connection to it (gloo), and nothing says it exited: it died unseen.
@@ -257,6 +259,12 @@ void DiagnosedRecovery(const Analysis& a, std::int32_t rank, const std::optional
                              "Check the kernel log of " + node + at + " for the OOM killer or a hardware event: nothing in the job's logs says why " +
                                  rk + " was killed by " + ExitPhrase(r.exit_code) + "."});
       break;
+    case v1::FAILURE_CLASS_PINNED_OOM:
+      f->recovery.push_back({"reduce_pinned_memory", rk,
+                             rk + " could not page-lock (pin) host memory" + own +
+                                 ": lower the pinned buffers (data loader workers x prefetch_factor, offload buffers) or set "
+                                 "pin_memory=False before resuming; the GPU's own memory was not the limit."});
+      break;
     case v1::FAILURE_CLASS_HOST_OOM:
       f->recovery.push_back({"reduce_host_memory", rk,
                              "The host ran out of memory and killed " + rk + " on " + node + at +
@@ -282,6 +290,19 @@ void DiagnosedRecovery(const Analysis& a, std::int32_t rank, const std::optional
       f->recovery.push_back({"inspect_rank", rk,
                              "Take the stack of " + rk + " on " + node + " (py-spy dump) and check its GPU before restarting: it stopped issuing collectives" +
                                  at + " while nothing says it exited; drain " + node + " if the GPU does not respond."});
+  }
+}
+
+// Host memory at or above this share (DeepSpeed see_memory_usage) is cited beside a host OOM.
+constexpr float kHostMemoryPressure = 90;
+
+// The memory tier a memory class stands for, as the reason's last sentence ("" for the others).
+std::string TierPhrase(v1::FailureClass c) {
+  switch (c) {
+    case v1::FAILURE_CLASS_CUDA_OOM: return " Memory tier: HBM (the GPU's own memory).";
+    case v1::FAILURE_CLASS_HOST_OOM: return " Memory tier: host (the kernel's OOM killer).";
+    case v1::FAILURE_CLASS_PINNED_OOM: return " Memory tier: pinned host memory (page-locked through CUDA).";
+    default: return "";
   }
 }
 
@@ -330,6 +351,16 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   }
   f->reason = DiagnosedReason(a, rank, *f);
   if (cause) f->reason += " " + cause->phrase;
+  f->reason += TierPhrase(f->failure_class);
+  if (f->failure_class == v1::FAILURE_CLASS_HOST_OOM && a.facts.host_memory >= 0) {
+    const Event& m = a.inc.events[a.facts.host_memory];
+    const auto& hm = std::get<HostMemory>(m.detail);
+    if (hm.percent >= kHostMemoryPressure) {
+      f->evidence.push_back({a.facts.host_memory, v1::EVIDENCE_ROLE_CORROBORATING});
+      f->reason += " DeepSpeed's see_memory_usage had reported host memory at " + std::to_string(static_cast<int>(hm.percent)) +
+                   "% (" + Where(a.inc, m) + "): offloaded state kept growing.";
+    }
+  }
   DiagnosedRecovery(a, rank, cause, f);
 }
 
@@ -496,6 +527,7 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     NoteRequeue(inc, a.facts, &f);
     return f;
   }
+  if (JobWideError(inc, a.facts, &f)) return f;
   a.clocks = AlignClocks(inc, a.facts);
   ApplyOffsets(inc, a.clocks, &a.facts);
 

@@ -1,5 +1,6 @@
 #include "analyze/platform.h"
 
+#include <optional>
 #include <string>
 
 #include "analyze/cascade.h"
@@ -125,9 +126,111 @@ void OomKilled(const Incident& inc, const JobFacts& facts, std::int32_t node, co
                          "or raise the container's memory limit before resuming: the pod will be OOMKilled again."});
 }
 
+// Ray: the driver's first ActorDiedError, its fields (`pid:`, `ip:`) and its cause line, which
+// follow it within a few lines of the same file.
+struct ActorDeath {
+  std::int32_t error = -1, cause = -1, node = -1, rank = -1;
+  std::int64_t pid = 0;
+};
+
+std::optional<ActorDeath> FirstActorDeath(const Incident& inc) {
+  constexpr std::uint32_t kBlockLines = 12;
+  ActorDeath d;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (d.error < 0) {
+      if (e.kind == Kind::kActorDied) d.error = i;
+      continue;
+    }
+    const Event& head = inc.events[d.error];
+    if (e.file != head.file || e.line <= head.line) continue;
+    if (e.line > head.line + kBlockLines) break;
+    if (e.kind == Kind::kActorField) {
+      if (const auto* w = std::get_if<WorkerSignalled>(&e.detail)) d.pid = w->pid;
+      if (e.host != kNoStr) d.node = e.node;
+    } else if (e.kind == Kind::kActorCause && d.cause < 0) {
+      d.cause = i;
+      if (d.node < 0 && e.host != kNoStr) d.node = e.node;
+    }
+  }
+  if (d.error < 0) return std::nullopt;
+  // The trainer's worker table maps the actor's (node, pid) to its world rank.
+  for (const Event& e : inc.events) {
+    const auto* w = std::get_if<WorkerSignalled>(&e.detail);
+    if (e.kind == Kind::kRayWorker && w && w->pid == d.pid && e.node == d.node && e.rank >= 0) d.rank = e.rank;
+  }
+  return d;
+}
+
+std::int32_t FirstOnNode(const Incident& inc, Kind kind, std::int32_t node) {
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    if (inc.events[i].kind == kind && inc.events[i].node == node) return i;
+  }
+  return -1;
+}
+
+bool RayEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
+  const std::optional<ActorDeath> d = FirstActorDeath(inc);
+  if (!d || d->node < 0) return false;
+  const std::string_view cause = d->cause >= 0 ? inc.str(std::get<Note>(inc.events[d->cause].detail).text) : "";
+  const std::string name = NodeName(inc, d->node);
+  const Event& died = inc.events[d->error];
+  if (cause.starts_with("The actor died because its node has died")) {
+    JobFacts with = facts;
+    with.nodes[d->node].lost = FirstOnNode(inc, Kind::kRayNodeDead, d->node);
+    DiagnoseNodeLoss(inc, with, d->node, f);
+    f->evidence.push_back({d->error, v1::EVIDENCE_ROLE_CORROBORATING});
+    f->reason = "Node " + name + " was lost: Ray's GCS marked it dead after it missed its health checks" +
+                (with.nodes[d->node].lost >= 0 ? " (" + Where(inc, inc.events[with.nodes[d->node].lost]) + ")" : "") +
+                ", and the driver's ActorDiedError (" + Where(inc, died) + ") says the actor died with its node.";
+    return true;
+  }
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = d->rank;
+  f->node = d->node;
+  f->local_rank = d->rank >= 0 && d->rank < static_cast<std::int32_t>(facts.ranks.size()) ? facts.ranks[d->rank].local_rank : -1;
+  f->confidence = d->rank >= 0 ? 0.9 : 0.6;
+  if (died.clock != Clock::kNone) f->time = died.time;
+  f->cascade = SummarizeCascade(inc, facts, d->rank >= 0 ? std::vector<std::int32_t>{d->rank} : std::vector<std::int32_t>{}, d->node);
+  const std::string who = (d->rank >= 0 ? "Rank " + std::to_string(d->rank) + " (pid " + std::to_string(d->pid) + " on " + name + ")"
+                                        : "The worker with pid " + std::to_string(d->pid) + " on " + name);
+  const std::int32_t raylet = FirstOnNode(inc, Kind::kRayletOomKills, d->node);
+  const std::int32_t segv = FirstOnNode(inc, Kind::kFatalSignal, d->node);
+  if (cause.find("running low on memory") != std::string_view::npos || raylet >= 0) {
+    f->failure_class = v1::FAILURE_CLASS_HOST_OOM;
+    f->owner = v1::OWNER_HOST;
+    f->evidence.push_back({d->cause >= 0 ? d->cause : d->error, v1::EVIDENCE_ROLE_INITIATING});
+    if (raylet >= 0) f->evidence.push_back({raylet, v1::EVIDENCE_ROLE_CORROBORATING});
+    f->reason = who + " was killed by Ray's memory monitor when its node ran low on memory (" + Where(inc, died) +
+                "); the driver then shut the other workers down.";
+    f->recovery.push_back({"reduce_host_memory", name,
+                           "Lower the workers' host memory on " + name + " (data loader workers, object store use, CPU copies) or run "
+                           "fewer tasks per node before resuming; raise RAY_memory_usage_threshold only with headroom."});
+  } else if (segv >= 0) {
+    f->failure_class = v1::FAILURE_CLASS_SEGFAULT;
+    f->owner = v1::OWNER_APPLICATION;
+    f->evidence.push_back({segv, v1::EVIDENCE_ROLE_INITIATING});
+    f->evidence.push_back({d->error, v1::EVIDENCE_ROLE_CORROBORATING});
+    f->reason = who + " crashed with a segmentation fault (" + Where(inc, inc.events[segv]) +
+                "); the driver's ActorDiedError (" + Where(inc, died) + ") followed and the other workers were shut down.";
+    f->recovery.push_back({"inspect_core_dump", name,
+                           "Read the faulthandler stack of the crashed worker and its core dump on " + name + " before resuming: the same crash will recur."});
+  } else {
+    f->failure_class = v1::FAILURE_CLASS_SIGNAL_KILL;
+    f->owner = v1::OWNER_UNKNOWN;
+    f->evidence.push_back({d->error, v1::EVIDENCE_ROLE_INITIATING});
+    f->reason = who + "'s worker process died without a word of its own (" + Where(inc, died) +
+                ": the actor's worker process died); the driver then shut the other workers down.";
+    f->recovery.push_back({"inspect_host_logs", name,
+                           "Check the kernel log of " + name + " for the OOM killer or a hardware event: nothing in the job's logs says what killed the worker."});
+  }
+  return true;
+}
+
 }  // namespace
 
 bool PlatformEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
+  if (RayEndedJob(inc, facts, f)) return true;
   const std::vector<PodWord> words = CollectPodWords(inc);
   if (words.empty()) return false;
   if (const std::int32_t n = OnlyNode(words, [](const PodWord& p) { return p.pod_status >= 0 && p.evicted < 0 ? p.oom_killed : -1; });

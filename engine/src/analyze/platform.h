@@ -1,4 +1,4 @@
-// The platform's word on a pod (Kubernetes, docs/log_formats.md §16): `kubectl get events` and
+// The platform's word on a pod (Kubernetes, docs/log_formats.md §24 (Kubernetes)): `kubectl get events` and
 // `kubectl describe pod` say a pod was evicted, OOMKilled, or that its node went NotReady. The
 // engine tells "the platform ended the job" (an eviction: no rank failed on its own) from "a
 // rank failed and the platform cleaned up" (the controller deleting the other pods: `Killing`
@@ -12,7 +12,10 @@
 namespace denpex::engine {
 
 // True, and `f` filled, when a pod's end explains the job: evicted (owner scheduler), its
-// container OOMKilled at the memory limit (host OOM), or its node NotReady (node loss).
+// container OOMKilled at the memory limit (host OOM), or its node NotReady (node loss); or, under
+// Ray, when the driver's first ActorDiedError does: the actor's node died (node loss), Ray's
+// memory monitor killed it (host OOM), or its worker process died (a segfault when its
+// faulthandler dump is on that node, else a kill nothing explains). §25 (Ray).
 bool PlatformEndedJob(const Incident& inc, const JobFacts& facts, Finding* f);
 
 }  // namespace denpex::engine

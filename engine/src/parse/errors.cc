@@ -27,6 +27,49 @@ Kind GlooKind(std::string_view msg) {
   return Kind::kGlooIoException;
 }
 
+// A checkpoint that cannot be loaded (docs/log_formats.md §10-§11): DeepSpeed's DP world-size
+// check, a missing ZeRO / DCP shard, a state dict whose shapes differ from the model's.
+bool IsCheckpointLoad(std::string_view type, std::string_view msg) {
+  if (Has(msg, "The checkpoint being loaded used a DP world size of")) return true;
+  if (Has(msg, "Error(s) in loading state_dict") || Has(msg, "size mismatch for ") ||
+      Has(msg, "Size mismatch between saved")) {
+    return true;
+  }
+  return type.ends_with("FileNotFoundError") &&
+         (Has(msg, "_optim_states.pt") || Has(msg, "_model_states.pt") || Has(msg, ".distcp"));
+}
+
+// DeepSpeed's and FSDP's own errors; false for anything else.
+bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* out) {
+  auto set = [&](Family f, Kind k) {
+    out->family = f;
+    out->kind = k;
+    return true;
+  };
+  const bool deepspeed = type.starts_with("deepspeed.");
+  if (IsCheckpointLoad(type, msg)) {
+    if (deepspeed || Has(msg, "zero_pp_rank_") || Has(msg, "mp_rank_")) return set(Family::kDeepSpeed, Kind::kCheckpointLoad);
+    if (Has(msg, "FullyShardedDataParallel") || Has(msg, "_fsdp_wrapped_module")) return set(Family::kFsdp, Kind::kCheckpointLoad);
+    return set(Family::kPython, Kind::kCheckpointLoad);
+  }
+  if (Has(type, "PipelineError") || Has(msg, "accessible in pipeline mode") ||
+      Has(msg, "incompatible with pipeline parallelism")) {
+    return set(Family::kDeepSpeed, Kind::kPipelineError);
+  }
+  if (Has(msg, "has already been reduced. Gradient computed twice") || Has(msg, "'ds_shape'") ||
+      Has(msg, "ds_summary") || Has(type, "ZeRORuntimeException")) {
+    return set(Family::kDeepSpeed, Kind::kZeroError);
+  }
+  if (Has(msg, "'cpu_adam'") || Has(msg, "DeepSpeedCPUAdam") || Has(msg, "'async_io'") || Has(msg, "aio_handle")) {
+    return set(Family::kDeepSpeed, Kind::kOffloadError);
+  }
+  if (deepspeed) return set(Family::kDeepSpeed, Kind::kException);
+  if (Has(msg, "FlatParameter") || Has(msg, "Must flatten tensors") || Has(msg, "FSDP")) {
+    return set(Family::kFsdp, Kind::kFsdpError);
+  }
+  return false;
+}
+
 // Family and kind of an exception from its type and message.
 void Classify(std::string_view type, std::string_view msg, Recognised* out) {
   auto set = [&](Family f, Kind k) {
@@ -43,6 +86,8 @@ void Classify(std::string_view type, std::string_view msg, Recognised* out) {
     set(Family::kNcclWatchdog, Kind::kWatchdogTerminated);
   } else if (Has(msg, "NCCL error") || Has(msg, "NCCL communicator was aborted")) {
     set(Family::kNccl, Kind::kNcclError);
+  } else if (Has(msg, "in pin memory thread")) {  // the DataLoader re-raises its pinning thread's error
+    set(Family::kCuda, Kind::kPinMemory);
   } else if (Has(msg, "CUDA error: ") || msg.starts_with("CUDA error")) {
     set(Family::kCuda, Kind::kCudaError);
   } else if (Has(msg, "gloo/") || Has(msg, "Connection closed by peer") || type.starts_with("gloo::")) {
@@ -51,8 +96,8 @@ void Classify(std::string_view type, std::string_view msg, Recognised* out) {
     set(Family::kHostOom, Kind::kDataLoaderKilled);
   } else if (Has(msg, "DefaultCPUAllocator: can't allocate memory")) {
     set(Family::kHostOom, Kind::kCpuAllocFailed);
-  } else if (Has(msg, "FlatParameter") || Has(msg, "Must flatten tensors") || Has(msg, "FSDP")) {
-    set(Family::kFsdp, Kind::kFsdpError);
+  } else if (ClassifyFramework(type, msg, out)) {
+    return;
   } else if (Has(type, "elastic.rendezvous") || Has(type, "Rendezvous")) {
     set(Family::kTorchrun, Kind::kRendezvousError);
   } else {

@@ -71,6 +71,13 @@ std::string_view KindName(Kind k) {
     case Kind::kLauncherExit: return "launcher_exit";
     case Kind::kKillingSubprocess: return "killing_subprocess";
     case Kind::kFsdpError: return "fsdp_error";
+    case Kind::kPinMemory: return "pin_memory";
+    case Kind::kZeroError: return "zero_error";
+    case Kind::kOffloadError: return "offload_error";
+    case Kind::kPipelineError: return "pipeline_error";
+    case Kind::kCheckpointLoad: return "checkpoint_load";
+    case Kind::kOverflow: return "overflow";
+    case Kind::kMemoryUsage: return "memory_usage";
     case Kind::kEvicted: return "evicted";
     case Kind::kOomKilled: return "oom_killed";
     case Kind::kCrashLoop: return "crash_loop_back_off";
@@ -78,6 +85,10 @@ std::string_view KindName(Kind k) {
     case Kind::kActorDied: return "actor_died";
     case Kind::kRayOom: return "ray_oom";
     case Kind::kRayletOomKills: return "raylet_oom_kills";
+    case Kind::kRayWorker: return "ray_worker";
+    case Kind::kActorField: return "actor_field";
+    case Kind::kActorCause: return "actor_cause";
+    case Kind::kRayNodeDead: return "ray_node_dead";
     case Kind::kPodNode: return "pod_node";
     case Kind::kNodeNotReady: return "node_not_ready";
     case Kind::kPodKilling: return "pod_killing";

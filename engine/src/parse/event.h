@@ -31,6 +31,8 @@ enum class Kind : std::uint8_t {
   kCommInit, kNcclWarn, kIbCompletionError, kSocketError, kNcclError, kDuplicateGpu,
   // cuda, cuda_oom
   kCudaError, kDeviceAssert, kCudaOom,
+  // cuda: `Caught RuntimeError in pin memory thread for device N.` (pinned host memory)
+  kPinMemory,
   // host_oom
   kOomKill, kOomInvoked, kDataLoaderKilled, kCpuAllocFailed,
   // xid
@@ -42,9 +44,11 @@ enum class Kind : std::uint8_t {
   kWorkerFailed, kWorkerSignalled, kFailureEntry, kGroupFailed, kRendezvousError, kExitBarrier,
   // deepspeed
   kLauncherExit, kKillingSubprocess,
+  // deepspeed, fsdp: the frameworks' own errors (errors.cc) and DeepSpeed's rank-0 notes
+  kZeroError, kOffloadError, kPipelineError, kCheckpointLoad, kOverflow, kMemoryUsage,
   // fsdp, kubernetes, ray, gloo
   kFsdpError, kEvicted, kOomKilled, kCrashLoop, kContainerExit, kActorDied, kRayOom,
-  kRayletOomKills, kPodNode, kNodeNotReady, kPodKilling, kJobFailed, kAgentSignalled,
+  kRayletOomKills, kRayWorker, kActorField, kActorCause, kRayNodeDead, kPodNode, kNodeNotReady, kPodKilling, kJobFailed, kAgentSignalled,
   kGlooConnectionClosed, kGlooReadError, kGlooTimeout, kGlooConnectFailed,
   kGlooIoException,
   // trainer, python
@@ -184,6 +188,13 @@ struct SlurmNote {
   std::int32_t exit_code = 0;
 };
 
+// DeepSpeed `see_memory_usage`: `CPU Virtual Memory:  used = 1956.1 GB, percent = 97.1%` (the
+// host's memory as psutil sees it, printed by rank 0).
+struct HostMemory {
+  float used_gb = 0;
+  float percent = 0;
+};
+
 // Anything else worth showing (`denpex events`): the message, masked for grouping.
 struct Note {
   StrId text = kNoStr;
@@ -191,7 +202,7 @@ struct Note {
 
 using EventDetail = std::variant<Note, WatchdogTimeout, WatchdogNote, WorkerFailed, WorkerSignalled,
                                  FailureEntry, Iteration, CommInit, NcclWarn, PythonError, OomKill, Xid,
-                                 SlurmNote, StepTimers, GpuSlot>;
+                                 SlurmNote, StepTimers, GpuSlot, HostMemory>;
 
 enum class Clock : std::uint8_t {
   kNone,       // the line carries no time, and none could be borrowed

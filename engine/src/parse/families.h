@@ -58,7 +58,7 @@ bool RecogniseDeepSpeed(std::string_view msg, StringTable* strings, Recognised* 
 // timers.cc: per-rank timers `[Rank R] [rank=R ]time (ms) | fwd: 498.12 | ... | step: 11.20`.
 bool RecogniseStepTimers(std::string_view msg, Recognised* out);
 bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised* out);
-// Bare-metal launchers (docs/log_formats.md §21): Open MPI's `mpirun noticed that process rank R
+// Bare-metal launchers (docs/log_formats.md §26): Open MPI's `mpirun noticed that process rank R
 // ... exited on signal N (Name).` (`prterun`, `mpiexec`), its `  Process name: [[J,1],R]` (the
 // first rank that exited non-zero) and `  Remote daemon: [[J,0],k] on node H` (a lost orted);
 // pdsh's `pdsh@h: H: ssh exited with exit code 255` and ssh's `ssh: connect to host H port 22:

@@ -127,8 +127,10 @@ bool LocalTag(Scanner* s, LineOrigin* out) {
   return true;
 }
 
-// `(RayWorkerVllm pid=7046) `, `(raylet) `, and the coloured form `\x1b[36m(...)\x1b[0m `.
-bool RayTag(Scanner* s) {
+// `(RayWorkerVllm pid=7046) `, `(raylet) `, and the coloured form `\x1b[36m(...)\x1b[0m `. A
+// worker on another node than the driver's carries its address (`(RayTrainWorker pid=2428,
+// ip=10.64.0.5) `): the line's host.
+bool RayTag(Scanner* s, LineOrigin* out) {
   Scanner t = *s;
   if (t.Lit("\x1b[")) t.Token("m"), t.Char('m');
   if (!t.Char('(')) return false;
@@ -138,6 +140,11 @@ bool RayTag(Scanner* s) {
   }
   if (t.Lit("\x1b[")) t.Token("m"), t.Char('m');
   if (!t.Char(' ')) return false;
+  if (const std::size_t ip = inner.find("ip="); ip != std::string_view::npos && out->host.empty()) {
+    std::string_view addr = inner.substr(ip + 3);
+    addr = addr.substr(0, addr.find_first_of(", "));
+    if (IsIpv4(addr)) out->host = addr;
+  }
   *s = t;
   return true;
 }
@@ -174,7 +181,7 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
       stripped = (!out->timed && Stamp(&s, out)) || (out->task < 0 && SrunLabel(&s, out)) ||
                  (out->host.empty() && IsDigit(c) && Host(&s, policy, out));
     } else if (c == '(' || c == '\x1b') {
-      stripped = RayTag(&s);
+      stripped = RayTag(&s, out);
     } else if (IsAlpha(c)) {
       stripped = (out->host.empty() && Host(&s, policy, out)) || Role(&s);
     }

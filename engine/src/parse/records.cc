@@ -380,7 +380,10 @@ void LogParser::Unheaded(const Parsed& p) {
   const char c = msg[0];
   if (c == ' ' || c == '\t') {
     found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
-            RecogniseBareMetal(msg, &out_.strings, &r);
+            RecogniseBareMetal(msg, &out_.strings, &r) ||
+            (c == '\t' && RecogniseRay(msg, &out_.strings, &r));
+  } else if (c == '-') {
+    found = RecogniseRay(msg, &out_.strings, &r);
   } else if (IsAlpha(c) || IsDigit(c)) {
     if ((c == 'r' || c == 's') && (p.origin.timed || p.header.clock != Clock::kNone) && StepLine(p)) return;
     found = (c == 't' && RecogniseStepTimers(msg, &r)) ||
@@ -389,6 +392,7 @@ void LogParser::Unheaded(const Parsed& p) {
             (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
             ((c == 'N' || c == 'K' || c == 'T' || c == 'p') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
+            (c == 'T' && RecogniseRay(msg, &out_.strings, &r)) ||
             ((c == 'E' || c == 'S') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             ((c == 'm' || c == 'p' || c == 'o' || c == 's') && RecogniseBareMetal(msg, &out_.strings, &r)) ||
             (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));

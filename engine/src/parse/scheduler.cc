@@ -1,6 +1,8 @@
 // Launchers and schedulers (../shared/reference/log-formats.md §8–§10, §12): Slurm's srun,
 // slurmstepd, slurmd and slurmctld; the torchrun agent; the DeepSpeed launcher; Kubernetes;
 // Ray's raylet.
+#include <charconv>
+
 #include "parse/families.h"
 #include "parse/lines.h"
 #include "parse/scan.h"
@@ -265,7 +267,45 @@ bool RecogniseWrapper(std::string_view msg, StringTable* strings, Recognised* ou
   return false;
 }
 
+namespace {
+
+// The decimal number after `key` (`used = 1956.1`); false when there is none.
+bool DecimalAfter(std::string_view s, std::string_view key, double* v) {
+  const std::size_t at = s.find(key);
+  if (at == std::string_view::npos) return false;
+  const char* begin = s.data() + at + key.size();
+  const auto [end, ec] = std::from_chars(begin, s.data() + s.size(), *v);
+  return ec == std::errc() && end != begin;
+}
+
+// DeepSpeed's routine rank-0 notes (§10): the fp16 loss scaler's overflow (`[deepspeed]
+// OVERFLOW! Rank 0 Skipping step. ...`, `Grad overflow on iteration N`) and see_memory_usage's
+// `CPU Virtual Memory:  used = X GB, percent = Y%`. Not errors: an overflow skips one step.
+bool RecogniseDeepSpeedNote(std::string_view msg, StringTable* strings, Recognised* out) {
+  if (Has(msg, "OVERFLOW! Rank ") || Has(msg, "Grad overflow on iteration") ||
+      Has(msg, "loss scale overflow! ")) {
+    out->family = Family::kDeepSpeed;
+    out->kind = Kind::kOverflow;
+    out->error = false;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  double used = 0, percent = 0;
+  if (Has(msg, "CPU Virtual Memory:") && DecimalAfter(msg, "used = ", &used) &&
+      DecimalAfter(msg, "percent = ", &percent)) {
+    out->family = Family::kDeepSpeed;
+    out->kind = Kind::kMemoryUsage;
+    out->error = false;
+    out->detail = HostMemory{static_cast<float>(used), static_cast<float>(percent)};
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool RecogniseDeepSpeed(std::string_view msg, StringTable* strings, Recognised* out) {
+  if (RecogniseDeepSpeedNote(msg, strings, out)) return true;
   std::int64_t v;
   if (Has(msg, " exits with return code = ") && IntAfter(msg, "return code = ", &v)) {
     out->family = Family::kDeepSpeed;
@@ -419,6 +459,18 @@ bool MpiNoticed(std::string_view msg, StringTable* strings, Recognised* out) {
   return TaskExit(rank, reason, static_cast<std::int32_t>(-signal), TokenAfter(msg, " on node ", " "), strings, out);
 }
 
+bool IsIp(std::string_view s) {
+  int dots = 0;
+  for (char c : s) {
+    if (c == '.') {
+      ++dots;
+    } else if (!IsDigit(c)) {
+      return false;
+    }
+  }
+  return dots == 3 && !s.empty();
+}
+
 }  // namespace
 
 bool RecogniseBareMetal(std::string_view msg, StringTable* strings, Recognised* out) {
@@ -448,11 +500,56 @@ bool RecogniseBareMetal(std::string_view msg, StringTable* strings, Recognised* 
 }
 
 bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out) {
-  if (!Has(msg, "killed due to memory pressure (OOM)")) return false;
   out->family = Family::kRay;
-  out->kind = Kind::kRayletOomKills;
-  out->detail = Note{InternCapped(strings, msg)};
-  return true;
+  std::int64_t v = 0;
+  if (Has(msg, "killed due to memory pressure (OOM)")) {  // the raylet's memory-monitor summary
+    out->kind = Kind::kRayletOomKills;
+    const std::string_view ip = TokenAfter(msg, "IP: ", ")");
+    if (IsIp(ip)) out->host = ip;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  if (Has(msg, " has been marked dead because the detector has missed too many heartbeats")) {  // GCS
+    out->kind = Kind::kRayNodeDead;
+    const std::string_view ip = TokenAfter(msg, " and address: ", " ");
+    if (IsIp(ip)) out->host = ip;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  if (msg.starts_with("- (node_id=") || msg.starts_with("- (ip=")) {
+    // Ray Train's worker table: `- (node_id=<id>, ip=<ip>, pid=<pid>) world_rank=R, local_rank=L, node_rank=N`
+    const std::string_view ip = TokenAfter(msg, "ip=", ",");
+    std::int64_t pid = 0, rank = -1;
+    if (!IsIp(ip) || !IntAfter(msg, "pid=", &pid) || !IntAfter(msg, "world_rank=", &rank) || rank > kMaxRank) return false;
+    out->kind = Kind::kRayWorker;
+    out->error = false;
+    out->host = ip;
+    out->rank = static_cast<std::int32_t>(rank);
+    out->detail = WorkerSignalled{.pid = pid};  // a pid, not an exit: no launcher report
+    return true;
+  }
+  if (msg.starts_with("\tpid: ") && IntAfter(msg, "pid: ", &v)) {  // ActorDiedError's fields
+    out->kind = Kind::kActorField;
+    out->error = false;
+    out->detail = WorkerSignalled{.pid = v};
+    return true;
+  }
+  if (msg.starts_with("\tip: ") && IsIp(msg.substr(5))) {
+    out->kind = Kind::kActorField;
+    out->error = false;
+    out->host = msg.substr(5);
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  if (msg.starts_with("The actor is dead because its worker process has died.") ||
+      msg.starts_with("The actor died because its node has died.")) {
+    out->kind = Kind::kActorCause;
+    const std::string_view ip = TokenAfter(msg, "(IP: ", ",");  // the memory monitor's word names the node
+    if (IsIp(ip)) out->host = ip;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  return false;
 }
 
 // Lines these recognisers can match (triggers.h).
@@ -473,13 +570,15 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"[denpex-run] "},
     // RecogniseDeepSpeed
     {" exits with return code = "}, {"Killing subprocess "},
+    {"OVERFLOW! Rank "}, {"Grad overflow on iteration"}, {"loss scale overflow! "}, {"CPU Virtual Memory:"},
     {"death signal, shutting down workers"},
     // RecogniseKubernetes
     {" Evicted "}, {"Reason:"}, {"command terminated with exit code "}, {"Eviction manager: pods ranked for eviction"},
     {"OOMKilling"}, {"NodeNotReady"}, {"Killing "}, {"TaintManagerEviction"}, {"SuccessfulDeletePod"},
     {"PyTorchJobFailed"}, {"FailedJobs"}, {"BackoffLimitExceeded"}, {"Node:"},
     // RecogniseRay
-    {"killed due to memory pressure (OOM)"},
+    {"killed due to memory pressure (OOM)"}, {"has been marked dead because the detector"}, {"- (node_id="}, {"- (ip="},
+    {"\tpid: "}, {"\tip: "}, {"The actor is dead because"}, {"The actor died because its node has died"},
     // RecogniseBareMetal
     {" noticed that process rank "}, {"Process name: [["}, {"Remote daemon: [["}, {": ssh exited with exit code 255"},
     {"ssh: connect to host "},

@@ -1,5 +1,6 @@
 #include "report/events_json.h"
 
+#include <cmath>
 #include <cstdio>
 #include <type_traits>
 
@@ -95,6 +96,8 @@ void DetailFields(const EventDetail& detail, Fields* f) {
         } else if constexpr (std::is_same_v<T, CommInit>) {
           f->Id("comm_id", d.comm_id), f->Known("comm_rank", d.comm_rank), f->Int("nranks", d.nranks);
           f->Known("cuda_dev", d.cuda_dev), f->Id("pci", d.pci);
+        } else if constexpr (std::is_same_v<T, HostMemory>) {
+          f->Int("host_used_mb", std::lround(d.used_gb * 1024)), f->Int("host_permille", std::lround(d.percent * 10));
         } else if constexpr (std::is_same_v<T, GpuSlot>) {
           f->Known("index", d.index), f->Id("pci", d.pci);
         } else if constexpr (std::is_same_v<T, NcclWarn>) {

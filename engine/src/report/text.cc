@@ -32,8 +32,10 @@ void Initiator(const v1::Diagnosis& d, std::string* out) {
     *out += "rank " + std::to_string(ini.rank());
     if (!ini.node().empty()) *out += " on " + ini.node();
     if (ini.local_rank() >= 0) *out += ", local rank " + std::to_string(ini.local_rank());
+  } else if (ini.node().empty()) {  // diagnosed: the scheduler, or every rank failing together
+    *out += d.verdict() == v1::VERDICT_DIAGNOSED ? "the whole job" : "not determined";
   } else {
-    *out += ini.node().empty() ? "not determined" : "node " + ini.node() + " (rank not determined)";
+    *out += "node " + ini.node() + " (rank not determined)";
   }
   if (!ini.time().empty()) *out += ", at " + ini.time();
   *out += "\n  class       " + Short(v1::FailureClass_Name(ini.failure_class()), "FAILURE_CLASS_") +

@@ -1,0 +1,336 @@
+// The DeepSpeed and FSDP errors and the memory-tier tracebacks of issue #8, in the frameworks'
+// real wording (docs/log_formats.md §21-§23): ZeRO stage, offload and pipeline-engine errors,
+// FSDP's FlatParameter checks, checkpoint-load errors (DP world-size mismatch, a missing ZeRO
+// shard, a state-dict size mismatch), the DataLoader's pin-memory thread, and an out of memory
+// while gathering a full state dict for a save. The placeholders are formatter_app.cc's, plus
+// {ds} DeepSpeed's package dir, {saved}/{world} DP world sizes, {shard} a DP rank, {gstep} the
+// global step resumed from. Each table marks its cited line (the exception line the engine reads
+// first) with a leading '!'; the '!' is not printed.
+#include "app_text.h"
+
+namespace denpex::sim {
+
+namespace {
+
+// The training loop's frames down to the DeepSpeed engine's forward.
+constexpr std::string_view kDsTrainFrames[] = {
+    "Traceback (most recent call last):",
+    "  File \"/workspace/train.py\", line 412, in <module>",
+    "    main()",
+    "  File \"/workspace/train.py\", line 388, in main",
+    "    loss = engine(batch)",
+};
+
+// ZeRO-2/3: a parameter's gradient hook fired twice in one backward (reentrant checkpointing
+// over shared weights).
+constexpr std::string_view kZeroReduced[] = {
+    "Traceback (most recent call last):",
+    "  File \"/workspace/train.py\", line 412, in <module>",
+    "    main()",
+    "  File \"/workspace/train.py\", line 391, in main",
+    "    engine.backward(loss)",
+    "  File \"{py}/deepspeed/utils/nvtx.py\", line 15, in wrapped_fn",
+    "    ret_val = func(*args, **kwargs)",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 2020, in backward",
+    "    self.optimizer.backward(loss, retain_graph=retain_graph)",
+    "  File \"{py}/deepspeed/runtime/zero/stage_1_and_2.py\", line 2063, in backward",
+    "    self.loss_scaler.backward(loss.float(), retain_graph=retain_graph)",
+    "  File \"{py}/deepspeed/runtime/fp16/loss_scaler.py\", line 63, in backward",
+    "    scaled_loss.backward(retain_graph=retain_graph)",
+    "  File \"{py}/torch/_tensor.py\", line 521, in backward",
+    "    torch.autograd.backward(",
+    "  File \"{py}/torch/autograd/__init__.py\", line 289, in backward",
+    "    _engine_run_backward(",
+    "  File \"{py}/torch/autograd/graph.py\", line 768, in _engine_run_backward",
+    "    return Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass",
+    "  File \"{py}/deepspeed/runtime/zero/stage_1_and_2.py\", line 903, in grad_handling_hook",
+    "    self.process_gradients(param, i)",
+    "  File \"{py}/deepspeed/runtime/zero/stage_1_and_2.py\", line 1401, in process_gradients",
+    "    self.reduce_ready_partitions_and_remove_grads(param, i)",
+    "  File \"{py}/deepspeed/runtime/zero/stage_1_and_2.py\", line 1405, in "
+    "reduce_ready_partitions_and_remove_grads",
+    "    self.reduce_independent_p_g_buckets_and_remove_grads(param, i)",
+    "  File \"{py}/deepspeed/runtime/zero/stage_1_and_2.py\", line 934, in "
+    "reduce_independent_p_g_buckets_and_remove_grads",
+    "    assert self.params_already_reduced[param_id] == False, \\",
+    "!AssertionError: The parameter 577 has already been reduced. Gradient computed twice for "
+    "this partition. Multiple gradient reduction is currently not supported",
+};
+
+// ZeRO-3: a partitioned parameter was used while its all-gather had not completed.
+constexpr std::string_view kZero3Fetch[] = {
+    "  File \"{py}/torch/nn/modules/module.py\", line 1562, in _call_impl",
+    "    return forward_call(*args, **kwargs)",
+    "  File \"{py}/deepspeed/utils/nvtx.py\", line 15, in wrapped_fn",
+    "    ret_val = func(*args, **kwargs)",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 1846, in forward",
+    "    loss = self.module(*inputs, **kwargs)",
+    "  File \"{py}/torch/nn/modules/module.py\", line 1603, in _call_impl",
+    "    result = forward_call(*args, **kwargs)",
+    "  File \"{py}/torch/nn/modules/module.py\", line 1582, in _call_impl",
+    "    args_result = hook(self, args)",
+    "  File \"{py}/deepspeed/runtime/zero/parameter_offload.py\", line 285, in "
+    "_pre_forward_module_hook",
+    "    self.pre_sub_module_forward_function(module)",
+    "  File \"{py}/deepspeed/runtime/zero/parameter_offload.py\", line 460, in "
+    "pre_sub_module_forward_function",
+    "    param_coordinator.fetch_sub_module(sub_module, forward=True)",
+    "  File \"{py}/deepspeed/runtime/zero/partitioned_param_coordinator.py\", line 350, in "
+    "fetch_sub_module",
+    "    assert param.ds_status == ZeroParamStatus.AVAILABLE, param.ds_summary()",
+    "!AssertionError: {'id': 163, 'status': 'INFLIGHT', 'numel': 16777216, 'ds_numel': "
+    "16777216, 'shape': (4096, 4096), 'ds_shape': (4096, 4096), 'requires_grad': True, "
+    "'grad_shape': None, 'persist': False, 'active_sub_modules': {371}, 'ds_tensor.shape': "
+    "torch.Size([32768])}",
+};
+
+// ZeRO-Offload: the CPU Adam extension could not be built or loaded on the node.
+constexpr std::string_view kOffloadAdam[] = {
+    "Traceback (most recent call last):",
+    "  File \"/workspace/train.py\", line 412, in <module>",
+    "    main()",
+    "  File \"/workspace/train.py\", line 317, in main",
+    "    engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model,",
+    "  File \"{py}/deepspeed/__init__.py\", line 181, in initialize",
+    "    engine = DeepSpeedEngine(args=args,",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 307, in __init__",
+    "    self._configure_optimizer(optimizer, model_parameters)",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 1230, in _configure_optimizer",
+    "    basic_optimizer = self._configure_basic_optimizer(model_parameters)",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 1307, in _configure_basic_optimizer",
+    "    optimizer = DeepSpeedCPUAdam(model_parameters,",
+    "  File \"{py}/deepspeed/ops/adam/cpu_adam.py\", line 94, in __init__",
+    "    self.ds_opt_adam = CPUAdamBuilder().load()",
+    "  File \"{py}/deepspeed/ops/op_builder/builder.py\", line 531, in load",
+    "    return self.jit_load(verbose)",
+    "  File \"{py}/deepspeed/ops/op_builder/builder.py\", line 578, in jit_load",
+    "    op_module = load(name=self.name,",
+    "  File \"{py}/torch/utils/cpp_extension.py\", line 2106, in _jit_compile",
+    "    _write_ninja_file_and_build_library(",
+    "  File \"{py}/torch/utils/cpp_extension.py\", line 2226, in _run_ninja_build",
+    "    raise RuntimeError(message) from e",
+    "!RuntimeError: Error building extension 'cpu_adam'",
+};
+
+// The pipeline engine: a rank-dependent path (an evaluation hook) called the engine directly.
+constexpr std::string_view kPipeForward[] = {
+    "  File \"{py}/torch/nn/modules/module.py\", line 1553, in _wrapped_call_impl",
+    "    return self._call_impl(*args, **kwargs)",
+    "  File \"{py}/torch/nn/modules/module.py\", line 1562, in _call_impl",
+    "    return forward_call(*args, **kwargs)",
+    "  File \"{py}/deepspeed/runtime/pipe/engine.py\", line 1319, in forward",
+    "    raise PipelineError(\"Only train_batch() is accessible in pipeline mode.\")",
+    "!deepspeed.runtime.pipe.engine.PipelineError: Only train_batch() is accessible in pipeline "
+    "mode.",
+};
+
+// FSDP1 at wrap time: one FlatParameter would mix dtypes (2.1+ wording).
+constexpr std::string_view kFsdpDtype[] = {
+    "Traceback (most recent call last):",
+    "  File \"/workspace/train.py\", line 251, in <module>",
+    "    model = FSDP(model, auto_wrap_policy=wrap_policy, device_id=torch.cuda.current_device())",
+    "  File \"{py}/torch/distributed/fsdp/fully_sharded_data_parallel.py\", line 485, in __init__",
+    "    _init_param_handle_from_module(",
+    "  File \"{py}/torch/distributed/fsdp/_init_utils.py\", line 603, in "
+    "_init_param_handle_from_module",
+    "    _init_param_handle_from_params(state, managed_params, fully_sharded_module)",
+    "  File \"{py}/torch/distributed/fsdp/_init_utils.py\", line 615, in "
+    "_init_param_handle_from_params",
+    "    handle = FlatParamHandle(",
+    "  File \"{py}/torch/distributed/fsdp/_flat_param.py\", line 583, in __init__",
+    "    self._init_flat_param_and_metadata(",
+    "  File \"{py}/torch/distributed/fsdp/_flat_param.py\", line 633, in "
+    "_init_flat_param_and_metadata",
+    "    ) = self._validate_tensors_to_flatten(params)",
+    "  File \"{py}/torch/distributed/fsdp/_flat_param.py\", line 769, in "
+    "_validate_tensors_to_flatten",
+    "    raise ValueError(",
+    "!ValueError: Must flatten tensors with uniform dtype but got torch.float16 and torch.float32",
+};
+
+// FSDP1 at wrap time: frozen and trainable parameters in one FlatParameter.
+constexpr std::string_view kFsdpGrad[] = {
+    "Traceback (most recent call last):",
+    "  File \"/workspace/train.py\", line 251, in <module>",
+    "    model = FSDP(model, auto_wrap_policy=wrap_policy, device_id=torch.cuda.current_device())",
+    "  File \"{py}/torch/distributed/fsdp/fully_sharded_data_parallel.py\", line 485, in __init__",
+    "    _init_param_handle_from_module(",
+    "  File \"{py}/torch/distributed/fsdp/_init_utils.py\", line 603, in "
+    "_init_param_handle_from_module",
+    "    _init_param_handle_from_params(state, managed_params, fully_sharded_module)",
+    "  File \"{py}/torch/distributed/fsdp/_init_utils.py\", line 615, in "
+    "_init_param_handle_from_params",
+    "    handle = FlatParamHandle(",
+    "  File \"{py}/torch/distributed/fsdp/_flat_param.py\", line 583, in __init__",
+    "    self._init_flat_param_and_metadata(",
+    "  File \"{py}/torch/distributed/fsdp/_flat_param.py\", line 633, in "
+    "_init_flat_param_and_metadata",
+    "    ) = self._validate_tensors_to_flatten(params)",
+    "  File \"{py}/torch/distributed/fsdp/_flat_param.py\", line 777, in "
+    "_validate_tensors_to_flatten",
+    "    raise ValueError(",
+    "!ValueError: Must flatten tensors with uniform requires_grad when use_orig_params=False",
+};
+
+// Frames of a resume: DeepSpeed's load_checkpoint down to the optimizer's state.
+constexpr std::string_view kDsLoadWorld[] = {
+    "Traceback (most recent call last):",
+    "  File \"/workspace/train.py\", line 412, in <module>",
+    "    main()",
+    "  File \"/workspace/train.py\", line 362, in main",
+    "    _, client_state = engine.load_checkpoint(args.load_dir, tag=args.load_tag)",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 2783, in load_checkpoint",
+    "    success = self._load_zero_checkpoint(load_dir, tag, "
+    "load_optimizer_states=load_optimizer_states)",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 2967, in _load_zero_checkpoint",
+    "    self.optimizer.load_state_dict(state_dict_list=zero_sd_list,",
+    "  File \"{py}/deepspeed/runtime/zero/stage_1_and_2.py\", line 2302, in load_state_dict",
+    "    self._load_legacy_checkpoint(state_dict_list, load_optimizer_states, "
+    "load_from_fp32_weights)",
+    "  File \"{py}/deepspeed/runtime/zero/stage_1_and_2.py\", line 2402, in _load_legacy_checkpoint",
+    "    raise ZeRORuntimeException(",
+    "!deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded used a DP "
+    "world size of {saved} but the current world size is {world}.",
+    "Automatic adjustment of ZeRO's optimizer state partitioning with a new world size is not "
+    "currently supported.",
+};
+
+constexpr std::string_view kDsLoadShard[] = {
+    "Traceback (most recent call last):",
+    "  File \"/workspace/train.py\", line 412, in <module>",
+    "    main()",
+    "  File \"/workspace/train.py\", line 362, in main",
+    "    _, client_state = engine.load_checkpoint(args.load_dir, tag=args.load_tag)",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 2783, in load_checkpoint",
+    "    success = self._load_zero_checkpoint(load_dir, tag, "
+    "load_optimizer_states=load_optimizer_states)",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 2948, in _load_zero_checkpoint",
+    "    zero_sd_list = self._get_all_zero_checkpoints(load_dir, tag)",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 3050, in _get_all_zero_checkpoints",
+    "    return self._get_all_zero_checkpoint_state_dicts(zero_ckpt_names)",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 3029, in "
+    "_get_all_zero_checkpoint_state_dicts",
+    "    _state = self.checkpoint_engine.load(",
+    "  File \"{py}/deepspeed/runtime/checkpoint_engine/torch_checkpoint_engine.py\", line 28, in "
+    "load",
+    "    partition = torch.load(path, map_location=map_location)",
+    "  File \"{py}/torch/serialization.py\", line 1065, in load",
+    "    with _open_file_like(f, 'rb') as opened_file:",
+    "  File \"{py}/torch/serialization.py\", line 468, in _open_file_like",
+    "    return _open_file(name_or_buffer, mode)",
+    "  File \"{py}/torch/serialization.py\", line 449, in __init__",
+    "    super().__init__(open(name, mode))",
+    "!FileNotFoundError: [Errno 2] No such file or directory: "
+    "'/checkpoints/run-7b/global_step{gstep}/zero_pp_rank_{shard}_mp_rank_00_optim_states.pt'",
+};
+
+constexpr std::string_view kFsdpLoadSize[] = {
+    "Traceback (most recent call last):",
+    "  File \"/workspace/train.py\", line 251, in <module>",
+    "    load_checkpoint(model, optimizer, args.resume)",
+    "  File \"/workspace/checkpointing.py\", line 88, in load_checkpoint",
+    "    model.load_state_dict(state[\"model\"])",
+    "  File \"{py}/torch/nn/modules/module.py\", line 2215, in load_state_dict",
+    "    raise RuntimeError('Error(s) in loading state_dict for {}:\\n\\t{}'.format(",
+    "!RuntimeError: Error(s) in loading state_dict for FullyShardedDataParallel:",
+    "\tsize mismatch for _fsdp_wrapped_module.model.embed_tokens.weight: copying a param with "
+    "shape torch.Size([32000, 4096]) from checkpoint, the shape in current model is "
+    "torch.Size([32064, 4096]).",
+    "\tsize mismatch for _fsdp_wrapped_module.lm_head.weight: copying a param with shape "
+    "torch.Size([32000, 4096]) from checkpoint, the shape in current model is "
+    "torch.Size([32064, 4096]).",
+};
+
+// The DataLoader's pin-memory thread re-raises in the main thread; the original error is the
+// CUDA driver refusing the page-locked allocation (cudaHostAlloc).
+constexpr std::string_view kPinned[] = {
+    "Traceback (most recent call last):",
+    "  File \"/workspace/train.py\", line 412, in <module>",
+    "    main()",
+    "  File \"/workspace/train.py\", line 380, in main",
+    "    batch = next(train_iter)",
+    "  File \"{py}/torch/utils/data/dataloader.py\", line 630, in __next__",
+    "    data = self._next_data()",
+    "  File \"{py}/torch/utils/data/dataloader.py\", line 1344, in _next_data",
+    "    return self._process_data(data)",
+    "  File \"{py}/torch/utils/data/dataloader.py\", line 1370, in _process_data",
+    "    data.reraise()",
+    "  File \"{py}/torch/_utils.py\", line 706, in reraise",
+    "    raise exception",
+    "!RuntimeError: Caught RuntimeError in pin memory thread for device {dev}.",
+    "Original Traceback (most recent call last):",
+    "  File \"{py}/torch/utils/data/_utils/pin_memory.py\", line 37, in do_one_step",
+    "    data = pin_memory(data, device)",
+    "  File \"{py}/torch/utils/data/_utils/pin_memory.py\", line 79, in pin_memory",
+    "    return type(data)({k: pin_memory(sample, device) for k, sample in data.items()})  # type: ignore[call-arg]",
+    "  File \"{py}/torch/utils/data/_utils/pin_memory.py\", line 64, in pin_memory",
+    "    return data.pin_memory(device)",
+    "RuntimeError: CUDA error: out of memory",
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+    "stacktrace below might be incorrect.",
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+    "",
+};
+
+// Gathering FSDP's FULL_STATE_DICT for torch.save: the all-gathered parameters do not fit.
+// The last line (torch's OutOfMemoryError) is the profile's wording (formatter_gpu.cc).
+constexpr std::string_view kSaveGather[] = {
+    "Traceback (most recent call last):",
+    "  File \"/workspace/train.py\", line 412, in <module>",
+    "    main()",
+    "  File \"/workspace/train.py\", line 402, in main",
+    "    save_checkpoint(model, optimizer, step)",
+    "  File \"/workspace/checkpointing.py\", line 41, in save_checkpoint",
+    "    state = model.state_dict()",
+    "  File \"{py}/torch/nn/modules/module.py\", line 1939, in state_dict",
+    "    hook_result = hook(self, destination, prefix, local_metadata)",
+    "  File \"{py}/torch/distributed/fsdp/_state_dict_utils.py\", line 715, in "
+    "_post_state_dict_hook",
+    "    processed_state_dict = _post_state_dict_hook_fn[fsdp_state._state_dict_type](",
+    "  File \"{py}/torch/distributed/fsdp/_state_dict_utils.py\", line 356, in "
+    "_full_post_state_dict_hook",
+    "    return _common_unshard_post_state_dict_hook(",
+    "  File \"{py}/torch/distributed/fsdp/_state_dict_utils.py\", line 205, in "
+    "_common_unshard_post_state_dict_hook",
+    "    param_hook(state_dict, prefix, fqn)",
+    "  File \"{py}/torch/distributed/fsdp/_state_dict_utils.py\", line 349, in param_hook",
+    "    state_dict[fqn] = state_dict[fqn].clone().detach()",
+};
+
+template <std::size_t N>
+std::span<const std::string_view> S(const std::string_view (&a)[N]) {
+  return {a, N};
+}
+
+}  // namespace
+
+AppTraceback AppTracebackOf(AppError source, int variant) {
+  const int v = variant < 0 ? -variant : variant;
+  switch (source) {
+    case AppError::kDeepSpeed:
+      switch (v % 4) {
+        case 0: return {S(kZeroReduced), {}};
+        case 1: return {S(kDsTrainFrames), S(kZero3Fetch)};
+        case 2: return {S(kOffloadAdam), {}};
+        default: return {S(kDsTrainFrames), S(kPipeForward)};
+      }
+    case AppError::kFsdp:
+      return {v % 2 == 0 ? S(kFsdpDtype) : S(kFsdpGrad), {}};
+    case AppError::kCheckpointLoad:
+      switch (v % 3) {
+        case 0: return {S(kDsLoadWorld), {}};
+        case 1: return {S(kDsLoadShard), {}};
+        default: return {S(kFsdpLoadSize), {}};
+      }
+    case AppError::kPinnedMemory:
+      return {S(kPinned), {}};
+    case AppError::kSaveOom:
+      return {S(kSaveGather), {}};
+    case AppError::kMegatron:
+      break;
+  }
+  return {};
+}
+
+}  // namespace denpex::sim

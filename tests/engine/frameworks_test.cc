@@ -1,0 +1,197 @@
+// DeepSpeed, FSDP and the memory tiers (issue #8): the recognisers on real line shapes (the
+// frameworks' own wording, per release), and the engine on small simulated jobs: a checkpoint
+// load that every rank fails is one job-level initiator with no cascade; a pinned-memory
+// failure is named as that tier; ZeRO offload's see_memory_usage report is cited beside the
+// host OOM; DeepSpeed's OVERFLOW notices on rank 0 are never blamed.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "../sim/sim_test_util.h"
+#include "denpex/engine/engine.h"
+#include "ingest/chunks.h"
+#include "parse/families.h"
+#include "parse/log_parser.h"
+
+namespace denpex::engine {
+namespace {
+
+using sim::testing_util::FreshDir;
+using sim::testing_util::MustParse;
+using sim::testing_util::MustSimulate;
+
+ParsedLog Parse(const std::string& text) {
+  return ParseLog(text, FileContext{.prefixes = SniffPrefixes(text)});
+}
+
+struct Case {
+  const char* line;
+  Family family;
+  Kind kind;
+};
+
+void ExpectEach(const std::vector<Case>& cases) {
+  for (const Case& c : cases) {
+    const ParsedLog log = Parse(std::string(c.line) + "\n");
+    ASSERT_EQ(log.events.size(), 1u) << c.line;
+    EXPECT_EQ(FamilyName(log.events[0].family), FamilyName(c.family)) << c.line;
+    EXPECT_EQ(KindName(log.events[0].kind), KindName(c.kind)) << c.line;
+  }
+}
+
+TEST(Frameworks, DeepSpeedAndFsdpErrorsOfEachRelease) {
+  ExpectEach({
+      {"[rank12]: AssertionError: The parameter 577 has already been reduced. Gradient computed twice for this "
+       "partition. Multiple gradient reduction is currently not supported",
+       Family::kDeepSpeed, Kind::kZeroError},
+      {"AssertionError: {'id': 163, 'status': 'INFLIGHT', 'numel': 16777216, 'ds_numel': 16777216, 'shape': (4096, "
+       "4096), 'ds_shape': (4096, 4096), 'requires_grad': True, 'grad_shape': None, 'persist': False, "
+       "'active_sub_modules': {371}}",
+       Family::kDeepSpeed, Kind::kZeroError},
+      {"[rank3]: RuntimeError: Error building extension 'cpu_adam'", Family::kDeepSpeed, Kind::kOffloadError},
+      {"[rank3]: deepspeed.runtime.pipe.engine.PipelineError: Only train_batch() is accessible in pipeline mode.",
+       Family::kDeepSpeed, Kind::kPipelineError},
+      {"AssertionError: ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism", Family::kDeepSpeed,
+       Kind::kPipelineError},
+      // FSDP1, 2.1+ and 2.0 wordings
+      {"[rank0]: ValueError: Must flatten tensors with uniform dtype but got torch.float16 and torch.float32",
+       Family::kFsdp, Kind::kFsdpError},
+      {"ValueError: `FlatParameter` requires uniform dtype but got torch.float16 and torch.float32", Family::kFsdp,
+       Kind::kFsdpError},
+      {"ValueError: Must flatten tensors with uniform requires_grad when use_orig_params=False", Family::kFsdp,
+       Kind::kFsdpError},
+  });
+}
+
+TEST(Frameworks, CheckpointLoadErrorsOfDeepSpeedFsdpAndDcp) {
+  ExpectEach({
+      {"[rank7]: deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded used a DP world "
+       "size of 4 but the current world size is 6.",
+       Family::kDeepSpeed, Kind::kCheckpointLoad},
+      {"FileNotFoundError: [Errno 2] No such file or directory: "
+       "'/ckpt/global_step3000/zero_pp_rank_37_mp_rank_00_optim_states.pt'",
+       Family::kDeepSpeed, Kind::kCheckpointLoad},
+      {"RuntimeError: Error(s) in loading state_dict for FullyShardedDataParallel:", Family::kFsdp,
+       Kind::kCheckpointLoad},
+      {"RuntimeError: Error(s) in loading state_dict for VocabParallelEmbedding:", Family::kPython,
+       Kind::kCheckpointLoad},
+      {"RuntimeError: Size mismatch between saved torch.Size([257152, 2048]) and current: torch.Size([131661824])",
+       Family::kPython, Kind::kCheckpointLoad},
+      // A missing file that is not a checkpoint shard stays a plain exception.
+      {"FileNotFoundError: [Errno 2] No such file or directory: '/data/train.idx'", Family::kPython,
+       Kind::kException},
+  });
+}
+
+TEST(Frameworks, PinMemoryThreadAndItsOutOfMemory) {
+  ExpectEach({
+      {"[rank5]: RuntimeError: Caught RuntimeError in pin memory thread for device 5.", Family::kCuda,
+       Kind::kPinMemory},
+      {"RuntimeError: CUDA error: out of memory", Family::kCuda, Kind::kCudaError},
+  });
+}
+
+TEST(Frameworks, DeepSpeedOverflowAndMemoryNotesAreNotErrors) {
+  const std::vector<const char*> lines = {
+      "[2024-03-08 16:33:21,415] [INFO] [loss_scaler.py:183:update_scale] Grad overflow on iteration 7",
+      "[2026-03-02 09:00:31,402] [INFO] [loss_scaler.py:190:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping "
+      "step. Attempted loss scale: 65536, reducing to 32768",
+      "[2023-04-02 11:02:03,001] [INFO] [stage_1_and_2.py:1855:step] [deepscale] OVERFLOW! Rank 0 Skipping step. "
+      "Attempted loss scale: 4294967296, reducing to 2147483648",
+      "[2024-03-08 16:33:21,416] [INFO] [unfused_optimizer.py:207:step] [deepspeed] fp16 dynamic loss scale "
+      "overflow! Skipping step. Attempted loss scale: 65536.0, reducing to 32768.0",
+  };
+  for (const char* line : lines) {
+    const ParsedLog log = Parse(std::string(line) + "\n");
+    ASSERT_EQ(log.events.size(), 1u) << line;
+    EXPECT_EQ(log.events[0].kind, Kind::kOverflow) << line;
+    EXPECT_EQ(log.events[0].signature, kNoStr) << line;  // not an error: never grouped or blamed
+  }
+  const ParsedLog log = Parse(
+      "[2024-07-24 02:13:16,632] [INFO] [utils.py:789:see_memory_usage] CPU Virtual Memory:  used = 1956.1 GB, "
+      "percent = 97.1%\n");
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].kind, Kind::kMemoryUsage);
+  const auto& m = std::get<HostMemory>(log.events[0].detail);
+  EXPECT_FLOAT_EQ(m.used_gb, 1956.1f);
+  EXPECT_FLOAT_EQ(m.percent, 97.1f);
+}
+
+// --- the engine on simulated jobs (4 nodes x 8 GPUs) ---------------------------------------
+
+constexpr const char* kJob = R"(name: "t"
+seed: 5
+job { nodes: 4 tp: 2 pp: 1 }
+training { warmup_steps: 8 data_parallel: DATA_PARALLEL_ZERO trainer_log: TRAINER_LOG_DEEPSPEED }
+realism { deepspeed_overflow: true }
+faults { kind: FAULT_KIND_SIGKILL rank: 13 }
+)";
+
+v1::Diagnosis SimulateAndDiagnose(std::vector<std::string> overrides, v1::Truth* truth = nullptr) {
+  const auto dir = FreshDir();
+  const auto r = MustSimulate(MustParse(kJob, std::move(overrides)), dir);
+  if (truth != nullptr) *truth = r.truth;
+  auto d = Diagnose(dir / "incident", {.threads = 1});
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  return d.ok() ? *d : v1::Diagnosis();
+}
+
+TEST(Frameworks, EveryRankFailingTheCheckpointLoadIsTheWholeJobWithNoCascade) {
+  for (const char* launcher : {"LAUNCHER_TORCHRUN", "LAUNCHER_SRUN"}) {
+    for (int variant = 0; variant < 3; ++variant) {
+      SCOPED_TRACE(std::string(launcher) + " variant " + std::to_string(variant));
+      v1::Truth truth;
+      const v1::Diagnosis d = SimulateAndDiagnose(
+          {"launcher=" + std::string(launcher), "faults[0].kind=FAULT_KIND_CHECKPOINT_LOAD_ERROR", "faults[0].step=0",
+           "faults[0].variant=" + std::to_string(variant)},
+          &truth);
+      EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED);
+      EXPECT_EQ(d.initiator().rank(), -1);
+      EXPECT_EQ(d.initiator().node(), "");
+      EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_CHECKPOINT_LOAD);
+      EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
+      EXPECT_EQ(d.cascade().secondary_ranks_size(), 0);
+      ASSERT_GT(d.evidence_size(), 0);
+      ASSERT_GT(truth.evidence_size(), 0);
+      EXPECT_EQ(d.evidence(0).text(), truth.evidence(0).text());  // the lowest rank's line
+    }
+  }
+}
+
+TEST(Frameworks, PinnedHostMemoryFailureIsNamedAsItsTier) {
+  const v1::Diagnosis d = SimulateAndDiagnose({"faults[0].kind=FAULT_KIND_PINNED_OOM"});
+  EXPECT_EQ(d.initiator().rank(), 13);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_PINNED_OOM);
+  EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
+  EXPECT_NE(d.reason().find("pinned"), std::string::npos) << d.reason();
+}
+
+TEST(Frameworks, OffloadHostOomCitesTheFullestMemoryReport) {
+  const v1::Diagnosis d = SimulateAndDiagnose(
+      {"faults[0].kind=FAULT_KIND_OFFLOAD_HOST_OOM", "faults[0].rank=5", "training.warmup_steps=30"});
+  EXPECT_EQ(d.initiator().rank(), 5);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HOST_OOM);
+  EXPECT_EQ(d.owner(), v1::OWNER_HOST);
+  bool cited = false;
+  for (const auto& e : d.evidence()) cited |= e.text().find("CPU Virtual Memory:  used = ") != std::string::npos;
+  EXPECT_TRUE(cited);
+  EXPECT_NE(d.reason().find("Memory tier: host"), std::string::npos) << d.reason();
+}
+
+TEST(Frameworks, DeepSpeedOverflowOnRankZeroIsNotBlamed) {
+  for (const char* kind : {"FAULT_KIND_SIGKILL", "FAULT_KIND_EXCEPTION", "FAULT_KIND_DEEPSPEED_ERROR"}) {
+    SCOPED_TRACE(kind);
+    const auto dir = FreshDir(kind);
+    MustSimulate(MustParse(kJob, {std::string("faults[0].kind=") + kind, "training.warmup_steps=30"}), dir);
+    const std::string rank0 = sim::testing_util::ReadAll(dir / "incident" / "gpu-0001" / "rank_0.log");
+    EXPECT_NE(rank0.find("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768"),
+              std::string::npos);
+    auto d = Diagnose(dir / "incident", {.threads = 1});
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->initiator().rank(), 13);
+  }
+}
+
+}  // namespace
+}  // namespace denpex::engine

@@ -1,0 +1,124 @@
+// Kubernetes and Ray against the simulator (docs/log_formats.md §24 (Kubernetes), §25 (Ray)).
+// Kubernetes: the engine tells "the platform
+// ended the job" (a pod evicted: owner SCHEDULER) from the platform's word on why a pod died
+// (OOMKilled: host OOM; NodeNotReady: node loss), and from "a rank failed and the platform
+// cleaned up" (the controller deleting the other pods after an exception), in both pod-log
+// shapes (plain, `kubectl logs --timestamps`) and both controllers (PyTorchJob, JobSet).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "denpex/engine/engine.h"
+#include "denpex/sim/simulator.h"
+
+namespace denpex {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Kubernetes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("denpex_k8s_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path Simulate(const std::string& name, std::vector<std::string> sets) {
+    constexpr char kJob[] = R"pb(
+      name: "k8s_test"
+      job { nodes: 16 tp: 8 pp: 2 }
+      launcher: LAUNCHER_KUBERNETES
+      training { warmup_steps: 4 step_time_ms: 400 }
+      timeouts { nccl_timeout_ms: 60000 }
+      faults { kind: FAULT_KIND_POD_EVICTION }
+    )pb";
+    auto scenario = sim::ParseScenario(kJob, name, sets);
+    EXPECT_TRUE(scenario.ok()) << scenario.status().message();
+    auto result = sim::Simulate(*scenario, {.out_dir = dir_ / name, .seed = 3});
+    EXPECT_TRUE(result.ok()) << result.status().message();
+    return dir_ / name / "incident";
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Kubernetes, PlatformWordOnThePodNamesNodeOwnerAndClass) {
+  struct Case {
+    const char* kind;
+    v1::FailureClass cls;
+    v1::Owner owner;
+    const char* cited;  // the initiating line's file
+  };
+  const Case cases[] = {
+      {"FAULT_KIND_POD_EVICTION", v1::FAILURE_CLASS_SCHEDULER_EVICTION, v1::OWNER_SCHEDULER, "events.txt"},
+      {"FAULT_KIND_POD_OOMKILLED", v1::FAILURE_CLASS_HOST_OOM, v1::OWNER_HOST, "describe/"},
+      {"FAULT_KIND_NODE_LOSS", v1::FAILURE_CLASS_NODE_LOSS, v1::OWNER_HOST, "events.txt"},
+  };
+  for (const Case& c : cases) {
+    for (const char* controller : {"KUBE_CONTROLLER_PYTORCHJOB", "KUBE_CONTROLLER_JOBSET"}) {
+      SCOPED_TRACE(std::string(c.kind) + " " + controller);
+      const fs::path incident =
+          Simulate(std::string(c.kind) + controller, {std::string("faults[0].kind=") + c.kind, "faults[0].node=5",
+                                                      std::string("kubernetes.controller=") + controller,
+                                                      "kubernetes.timestamps=true"});
+      auto d = engine::Diagnose(incident, {.threads = 2});
+      ASSERT_TRUE(d.ok()) << d.status().message();
+      EXPECT_EQ(d->initiator().rank(), -1) << d->reason();
+      EXPECT_EQ(d->initiator().node(), "gpu-0006") << d->reason();
+      EXPECT_EQ(d->initiator().failure_class(), c.cls) << d->reason();
+      EXPECT_EQ(d->owner(), c.owner) << d->reason();
+      ASSERT_GE(d->evidence_size(), 1);
+      EXPECT_EQ(d->evidence(0).file().rfind(c.cited, 0), 0u) << d->evidence(0).file();
+    }
+  }
+}
+
+// An exception on one rank: its pod ends in Error and the controller deletes the others, whose
+// torchruns say they got SIGTERM. That cleanup is not the platform ending the job.
+TEST_F(Kubernetes, RankFailureFollowedByCleanupIsTheRanksFault) {
+  const fs::path incident = Simulate("exception", {"faults[0].kind=FAULT_KIND_EXCEPTION", "faults[0].rank=45"});
+  auto d = engine::Diagnose(incident, {.threads = 2});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->initiator().rank(), 45) << d->reason();
+  EXPECT_EQ(d->initiator().node(), "gpu-0006") << d->reason();
+  EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_PYTHON_EXCEPTION) << d->reason();
+  EXPECT_EQ(d->owner(), v1::OWNER_APPLICATION) << d->reason();
+}
+
+// Ray: the driver's ActorDiedError names the actor by pid and ip; the trainer's worker table maps
+// it to its rank; the cause line (and the GCS's and raylet's words) say why.
+TEST_F(Kubernetes, RayActorDeathNamesRankOrNodeAndCause) {
+  struct Case {
+    const char* kind;
+    std::int32_t rank;  // -1: the node
+    v1::FailureClass cls;
+    v1::Owner owner;
+  };
+  const Case cases[] = {
+      {"FAULT_KIND_SIGKILL", 45, v1::FAILURE_CLASS_SIGNAL_KILL, v1::OWNER_UNKNOWN},
+      {"FAULT_KIND_SIGSEGV", 45, v1::FAILURE_CLASS_SEGFAULT, v1::OWNER_APPLICATION},
+      {"FAULT_KIND_RAY_OOM_KILL", 45, v1::FAILURE_CLASS_HOST_OOM, v1::OWNER_HOST},
+      {"FAULT_KIND_NODE_LOSS", -1, v1::FAILURE_CLASS_NODE_LOSS, v1::OWNER_HOST},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.kind);
+    const fs::path incident = Simulate(std::string("ray") + c.kind,
+                                       {"launcher=LAUNCHER_RAY", std::string("faults[0].kind=") + c.kind,
+                                        c.rank < 0 ? "faults[0].node=5" : "faults[0].rank=45"});
+    auto d = engine::Diagnose(incident, {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->initiator().rank(), c.rank) << d->reason();
+    EXPECT_EQ(d->initiator().node(), "10.64.0.7") << d->reason();  // Ray names nodes by address
+    EXPECT_EQ(d->initiator().failure_class(), c.cls) << d->reason();
+    EXPECT_EQ(d->owner(), c.owner) << d->reason();
+  }
+}
+
+}  // namespace
+}  // namespace denpex
