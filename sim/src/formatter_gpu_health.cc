@@ -217,7 +217,8 @@ void LineFormatter::DcgmDiag(const NvidiaSmiSnapshot& r, LineBuilder& out) const
   std::string gpus;
   for (int gpu = 0; gpu < job_.gpus_per_node; ++gpu) {
     if (gpu == r.lost_gpu) continue;
-    gpus += (gpus.empty() ? "" : ",") + std::string("2330");
+    if (!gpus.empty()) gpus += ',';
+    gpus += "2330";
   }
   out.Str("Successfully ran diagnostic for group.").EndLine();
   out.Str("+---------------------------+------------------------------------------------+").EndLine();

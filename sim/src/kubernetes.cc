@@ -43,7 +43,7 @@ std::string Rfc1123(TimeNs t) {
   return buf;
 }
 
-std::string NodeIp(const Job& job, int node) {
+std::string NodeIp(int node) {
   return "10.128." + std::to_string(node / 250) + "." + std::to_string(node % 250 + 2);
 }
 
@@ -177,7 +177,7 @@ std::string Describe(const Job& job, const Launcher& l, int node, const FaultPla
   add("Namespace:        " + job.kube_namespace);
   add("Priority:         0");
   add("Service Account:  default");
-  add("Node:             " + job.NodeName(node) + "/" + NodeIp(job, node));
+  add("Node:             " + job.NodeName(node) + "/" + NodeIp(node));
   add("Start Time:       " + Rfc1123(job.start - 40 * kNsPerSec));
   if (jobset) {
     add("Labels:           batch.kubernetes.io/job-completion-index=" + std::to_string(node));

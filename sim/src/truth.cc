@@ -179,6 +179,8 @@ void MpirunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     case FaultAction::kNcclSetup:
       AddEvidence(LowestSetupWarn(in), kInit, truth);
       return;
+    case FaultAction::kJobException:
+      return JobExceptionEvidence(w, truth);
     case FaultAction::kSchedulerCancel:
     case FaultAction::kSlurmdSilent:
     case FaultAction::kEvict:
