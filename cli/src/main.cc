@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   auto* events = app.add_subcommand("events", "Print the events the engine recognised, one JSON object per line");
   events->add_option("incident", events_args.incident, "Incident directory")->required();
   events->add_option("--family", events_args.family, "Only this family: nccl_watchdog, nccl, cuda, cuda_oom, host_oom, xid, slurm, torchrun, "
-                    "deepspeed, fsdp, kubernetes, ray, gloo, trainer, python, other");
+                    "deepspeed, fsdp, kubernetes, ray, bare_metal, gloo, trainer, python, other");
   events->add_option("--threads", events_args.threads, "Worker threads (0 = all cores)")->capture_default_str();
   events->footer(kExitCodes);
   events->callback([&] { rc = RunEvents(events_args, std::cout, std::cerr); });

@@ -84,7 +84,10 @@ Status WriteEvents(const std::filesystem::path& incident_dir, const EventsOption
     const std::vector<std::string> families = EventFamilies();
     if (std::find(families.begin(), families.end(), options.family) == families.end()) {
       std::string known;
-      for (const std::string& f : families) known += (known.empty() ? "" : ", ") + f;
+      for (const std::string& f : families) {
+        if (!known.empty()) known += ", ";
+        known += f;
+      }
       return Status::InvalidArgument("--family " + options.family + ": not a family; use one of " + known);
     }
   }

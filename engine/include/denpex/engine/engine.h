@@ -61,7 +61,7 @@ struct EventsOptions {
 
 // The families an event can have (docs/events_format.md): `nccl_watchdog`, `nccl`, `cuda`,
 // `cuda_oom`, `host_oom`, `xid`, `slurm`, `torchrun`, `deepspeed`, `fsdp`, `kubernetes`, `ray`,
-// `gloo`, `trainer`, `python`, `other`.
+// `bare_metal` (mpirun, pdsh/ssh), `gloo`, `trainer`, `python`, `other`.
 std::vector<std::string> EventFamilies();
 
 // `denpex events`: every event the engine recognised, one JSON object per line, in file order
