@@ -138,7 +138,11 @@ Action Canary(const std::string& node) {
 void AddHealthPhrase(const Incident& inc, const GpuHealth& g, KernelCause* c) {
   if (!g.MemoryFault() && !g.remap_pending && !g.retire_pending) return;
   std::string s = " The GPU's health snapshot (" + HealthWhere(inc, g.memory_line) + ") shows";
-  if (g.volatile_uncorrectable > 0) s += " " + std::to_string(g.volatile_uncorrectable) + " volatile uncorrectable ECC error(s)";
+  if (g.volatile_uncorrectable > 0) {
+    s += ' ';
+    s += std::to_string(g.volatile_uncorrectable);
+    s += " volatile uncorrectable ECC error(s)";
+  }
   if (g.remap_failed) s += ", a failed row remapping";
   if (g.remap_pending) s += ", a row remap pending until the GPU is reset";
   if (g.retire_pending) s += ", a page retirement pending until the GPU is reset";
