@@ -109,6 +109,15 @@ void CollectNodeFailure(std::int32_t index, std::string_view reason, NodeFacts* 
   if ((reason == "KILLED ON FAILED NODE" || reason == "REQUEUED") && node->job_ended < 0) node->job_ended = index;
 }
 
+// The controller's own line (`Time limit exhausted for JobId=`, no host) is the decision;
+// slurmstepd's `CANCELLED AT` (with its host) only relays it. Files are read in name order, so
+// `slurm-<jobid>.out` comes before `slurmctld.log`: a later controller line takes the place.
+bool ControllerOverStepd(const Incident& inc, const JobFacts& jf, const SlurmNote& n) {
+  if (n.node != kNoStr) return false;
+  const auto* held = std::get_if<SlurmNote>(&inc.events[jf.scheduler_end].detail);
+  return held != nullptr && held->node != kNoStr;
+}
+
 // Slurm: srun's word on each task's end (with the task's host), the controller's or stepd's
 // word that the scheduler ended the job, and that a node failed.
 void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, JobFacts* jf) {
@@ -139,7 +148,7 @@ void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, J
     if (jf->requeue < 0) jf->requeue = index;
   } else if (e.kind == Kind::kCancelled && reason == "JOB REQUEUE") {
     if (jf->requeue < 0) jf->requeue = index;
-  } else if (e.kind == Kind::kCancelled && jf->scheduler_end < 0) {
+  } else if (e.kind == Kind::kCancelled && (jf->scheduler_end < 0 || ControllerOverStepd(inc, *jf, n))) {
     v1::FailureClass c = v1::FAILURE_CLASS_UNSPECIFIED;
     if (reason == "TIME LIMIT") c = v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT;
     if (reason == "PREEMPTION") c = v1::FAILURE_CLASS_SCHEDULER_PREEMPTION;
