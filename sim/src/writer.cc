@@ -211,18 +211,23 @@ void IncidentWriter::Handle(const PythonException& r) {
   MaybeFlush(file);
 }
 
-// DeepSpeed's logger lines go through Python's stdout buffer, like the step lines.
-void IncidentWriter::Handle(const DeepSpeedLine& r) {
+// Python's stdout to a file or pipe is block-buffered: a line that does not fit in the
+// buffer first pushes the buffered lines out.
+template <typename R>
+void IncidentWriter::BufferStdout(int rank, const R& record) {
   scratch_.clear();
   LineBuilder out(&scratch_);
-  formatter_.Format(r, out);
-  StdoutBuffer& buf = stdout_[r.rank];
+  formatter_.Format(record, out);
+  StdoutBuffer& buf = stdout_[rank];
   if (!buf.data.empty() && buf.data.size() + scratch_.size() > kStdoutBufferBytes) {
-    MoveStdoutToFile(r.rank);
+    MoveStdoutToFile(rank);
   }
   buf.data += scratch_;
   buf.lines += out.lines();
 }
+
+// DeepSpeed's logger lines go through Python's stdout buffer, like the step lines.
+void IncidentWriter::Handle(const DeepSpeedLine& r) { BufferStdout(r.rank, r); }
 
 void IncidentWriter::Handle(const SegfaultDump& r) {
   const int file = ErrFile(r.rank);
@@ -231,19 +236,7 @@ void IncidentWriter::Handle(const SegfaultDump& r) {
   MaybeFlush(file);
 }
 
-// Python's stdout to a file or pipe is block-buffered: a line that does not fit in the
-// buffer first pushes the buffered lines out.
-void IncidentWriter::Handle(const TrainerIteration& r) {
-  scratch_.clear();
-  LineBuilder out(&scratch_);
-  formatter_.Format(r, out);
-  StdoutBuffer& buf = stdout_[r.rank];
-  if (!buf.data.empty() && buf.data.size() + scratch_.size() > kStdoutBufferBytes) {
-    MoveStdoutToFile(r.rank);
-  }
-  buf.data += scratch_;
-  buf.lines += out.lines();
-}
+void IncidentWriter::Handle(const TrainerIteration& r) { BufferStdout(r.rank, r); }
 
 // Timer lines go through the logger unbuffered (stderr, or stdout with PYTHONUNBUFFERED=1).
 void IncidentWriter::Handle(const RankTimers& r) {

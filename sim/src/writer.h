@@ -213,6 +213,9 @@ class IncidentWriter : public RecordSink {
   void CompleteSplit();  // writes the waiting tail of a split line (slurm-<jobid>.out)
   File& Buffer(int file);  // the file's buffer, with room reserved on first use
   void Remember(Cite what, int subject, TimeNs time, int file, std::int64_t line);
+  // Formats the record into the rank's Python stdout buffer (block-buffered, kStdoutBufferBytes).
+  template <typename R>
+  void BufferStdout(int rank, const R& record);
   void MoveStdoutToFile(int rank);
   void MaybeFlush(int file);
   void Flush(int file);
