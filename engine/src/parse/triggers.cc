@@ -255,6 +255,12 @@ std::string LineFilter::Describe() const {
   return out;
 }
 
+std::vector<std::string_view> LineFilter::Fingerprints() const {
+  std::vector<std::string_view> out;
+  for (const Literal& l : literals_) out.push_back(std::string_view(l.text).substr(l.offset, kWidth));
+  return out;
+}
+
 const LineFilter& LineFilter::Default() {
   static const LineFilter filter(AllTriggers());
   return filter;
