@@ -202,6 +202,25 @@ TEST(Families, SrunInterleavedLineIsSplitByItsLabelAndRejoined) {
   EXPECT_EQ(log.interleaved, 0);
 }
 
+// The embedded label is found wherever the cut falls (the search tests 16 bytes at a time), and
+// `key: value` pairs of the head (no digit before the colon) are not labels.
+TEST(Families, SrunInterleavedLabelIsFoundAtEveryOffset) {
+  const std::string other =
+      " 100: [rank100]:[E302 09:10:22.381004211 ProcessGroupNCCL.cpp:607] [PG 5 (TENSOR_MODEL_PARALLEL_GROUP) Rank 0] "
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=5, NumelOut=5, "
+      "Timeout(ms)=600000) ran for 600045 milliseconds before timing out.\n";
+  const std::string filler = "consumed samples: 1024 | lm loss: 2.0E+00 | grad norm: 0.02 | x";
+  for (std::size_t n = 1; n <= filler.size(); ++n) {
+    if (filler[n - 1] == ':') continue;  // `...: 100: ` reads as a source line number (AfterColonAndDigits)
+    const std::string head = " 423:  [2026-03-02 08:52:02] " + filler.substr(0, n);
+    const ParsedLog log = Parse(head + other + " 423: the rest of it\n");
+    ASSERT_EQ(log.events.size(), 1u) << n;
+    EXPECT_EQ(log.events[0].rank, 100) << n;
+    EXPECT_EQ(log.interleaved, 1) << n;
+    EXPECT_EQ(log.malformed, 0) << n;
+  }
+}
+
 TEST(Families, HardWrappedWatchdogLineIsJoinedAndABrokenOneCounted) {
   ParsedLog log = Parse(
       "[rank3]:[E302 09:27:14.1 ProcessGroupNCCL.cpp:607] [PG 1 Rank 3] Watchdog caught collective operation timeout: "

@@ -7,11 +7,44 @@
 // width of the leading one (srun pads every label to the widest task id), which is what finds
 // it. The other task's line is read on its own; the head waits for the next line of its task
 // and is joined to it; a head whose tail never comes is counted as malformed.
+#include <bit>
+#include <cstdint>
+
 #include "parse/records.h"
 #include "parse/scan.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace denpex::engine {
 namespace {
+
+// The next `: ` at or after `from` whose colon follows a digit (npos: none): only there can a
+// label end. The check runs on every srun-labelled line read whole, and most of those are
+// progress lines with half a dozen `key: value` pairs and no digit before the colon; testing
+// 16 bytes at a time costs a fraction of a find(": ") call per pair.
+std::size_t NextLabelColon(std::string_view s, std::size_t from) {
+  std::size_t i = from;
+#if defined(__SSE2__)
+  // Blocks of 16 colons, each with the byte after it (so while i + 17 <= size).
+  for (; i + 17 <= s.size(); i += 16) {
+    const auto* p = reinterpret_cast<const __m128i*>(s.data() + i);
+    const __m128i c = _mm_loadu_si128(p);
+    const __m128i next = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i + 1));
+    auto pairs = static_cast<std::uint32_t>(
+        _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(c, _mm_set1_epi8(':')), _mm_cmpeq_epi8(next, _mm_set1_epi8(' ')))));
+    for (; pairs != 0; pairs &= pairs - 1) {
+      const std::size_t at = i + static_cast<std::size_t>(std::countr_zero(pairs));
+      if (at > 0 && IsDigit(s[at - 1])) return at;
+    }
+  }
+#endif
+  for (; i + 1 < s.size(); ++i) {
+    if (s[i] == ':' && s[i + 1] == ' ' && i > 0 && IsDigit(s[i - 1])) return i;
+  }
+  return std::string_view::npos;
+}
 
 // "  12: ..." -> 4 (the label's width before ": "), and its task; 0 when the line does not
 // open with an srun label.
@@ -54,8 +87,8 @@ bool AfterColonAndDigits(std::string_view text, std::size_t label_start) {
 // that task; npos when there is none. One-digit labels (jobs of 10 tasks or fewer) must be
 // followed by a bracket, as `[rank3]:` and c10 headers are: `x: ` is ordinary text.
 std::size_t EmbeddedLabel(std::string_view line, std::size_t width, std::int32_t own) {
-  for (std::size_t colon = line.find(": ", width + 2); colon != std::string_view::npos;
-       colon = line.find(": ", colon + 1)) {
+  for (std::size_t colon = NextLabelColon(line, width + 2); colon != std::string_view::npos;
+       colon = NextLabelColon(line, colon + 1)) {
     if (colon < 2 * width + 2) continue;  // the head holds at least one byte
     const std::int32_t task = LabelEndingAt(line, colon, width);
     if (task < 0 || task == own || AfterColonAndDigits(line, colon - width)) continue;
