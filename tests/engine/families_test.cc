@@ -219,6 +219,14 @@ TEST(Families, SrunInterleavedLabelIsFoundAtEveryOffset) {
     EXPECT_EQ(log.interleaved, 1) << n;
     EXPECT_EQ(log.malformed, 0) << n;
   }
+  // Short lines too (the search takes 32, 16 or 1 byte at a time by length); one-digit labels
+  // need a bracket after them.
+  for (std::size_t n = 1; n <= 40; ++n) {
+    const std::string head = " 7: " + std::string(n, 'x');
+    const ParsedLog log = Parse(head + " 3: [x] *** hi\n 7: rest\n");  // `*** `: a record trigger
+    EXPECT_EQ(log.interleaved, 1) << n;
+    EXPECT_EQ(log.malformed, 0) << n;
+  }
 }
 
 TEST(Families, HardWrappedWatchdogLineIsJoinedAndABrokenOneCounted) {

@@ -4,10 +4,7 @@
 #include <bit>
 #include <cstring>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define DENPEX_X86 1
-#endif
+#include "parse/simd.h"
 
 namespace denpex::engine {
 namespace {
@@ -142,8 +139,6 @@ class CostModel {
 bool IsRecord(TriggerLevel l) { return l == TriggerLevel::kRecord; }
 
 #ifdef DENPEX_X86
-#define DENPEX_AVX2 __attribute__((target("avx2")))
-
 // The 32 positions at p: bit j of the result is set when a fingerprint may start at p + j
 // (its bucket bits go to buckets[j]); bit j of *newlines when p[j] is '\n'. Reads p[0..34).
 struct Avx2Block {
@@ -240,7 +235,7 @@ LineFilter::LineFilter(std::span<const Trigger> triggers) {
     }
   }
 #ifdef DENPEX_X86
-  avx2_ = __builtin_cpu_supports("avx2");
+  avx2_ = HasAvx2();
 #endif
 }
 
@@ -522,8 +517,7 @@ DENPEX_AVX2 __attribute__((flatten)) std::size_t LastStampPatternAvx2(std::strin
 
 std::size_t LastStampPattern(std::string_view text, std::size_t end) {
 #ifdef DENPEX_X86
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) return LastStampPatternAvx2(text, end);
+  if (HasAvx2()) return LastStampPatternAvx2(text, end);
 #endif
   return LastStampPatternWith(text, end, [](const unsigned char* p) { return StampStartsScalar(p); });
 }
