@@ -499,6 +499,18 @@ TEST(Families, TorchrunAgentDeepSpeedLauncher) {
        Family::kTorchrun, Kind::kWorkerSignalled},
       {"[E socket.cpp:860] [c10d] The client socket has timed out after 60s while trying to connect to (GPU03, 29500).",
        Family::kTorchrun, Kind::kRendezvousError},
+      // The c10d store's connections reset (its host gone): TCPStore's warning in each wording,
+      // and the heartbeat monitor's.
+      {"[rank12]:[W318 10:00:41.915284135 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=135, "
+       "addr=[gpu-0002]:48750, remote=[gpu-0001]:29500): Connection reset by peer",
+       Family::kTorchrun, Kind::kStoreError},
+      {"[W514 18:33:36.536327028 TCPStore.cpp:138] [c10d] recvValueWithTimeout failed on SocketImpl(fd=3, "
+       "addr=[localhost]:34658, remote=[localhost]:1234): Failed to recv, got 0 bytes. Connection was likely closed. Did the "
+       "remote server shutdown or crash?",
+       Family::kTorchrun, Kind::kStoreError},
+      {"[rank8]:[W318 10:00:41.929037914 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0 Rank 8] Failed to check the "
+       "\"should dump\" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Connection reset by peer",
+       Family::kTorchrun, Kind::kStoreError},
       {"[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py'] exits "
        "with return code = -9",
        Family::kDeepSpeed, Kind::kLauncherExit},
