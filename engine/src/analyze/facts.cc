@@ -188,6 +188,10 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     RankFacts& r = jf->ranks[e.rank];
     if (r.python_error < 0) {
       r.python_error = index;
+      // A direct pin's own CUDA error (its traceback ends in a pin_memory frame).
+      if (e.kind == Kind::kPinMemory) {
+        r.pinned_oom = inc.str(std::get<PythonError>(e.detail).message).find("out of memory") != std::string_view::npos;
+      }
     } else if (inc.events[r.python_error].kind == Kind::kPinMemory) {
       const std::string_view msg = inc.str(std::get<PythonError>(e.detail).message);
       r.pinned_oom = r.pinned_oom || msg.find("out of memory") != std::string_view::npos;
