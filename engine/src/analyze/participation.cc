@@ -383,6 +383,35 @@ std::int32_t FirstToStall(const Analysis& a, const std::vector<std::int32_t>& ti
   return runner_up && *runner_up - *best > kStallLead ? first : -1;
 }
 
+// Among candidates the scores cannot separate, the one that alone held up some collective:
+// every other member of that group had joined it and timed out waiting, so its absence there
+// is certain, while a tied rank that is only ever missing beside others (a member torn down
+// by its agent before its own watchdog fired is silent too) explains nothing on its own.
+struct SoleBlock {
+  std::int32_t rank = -1;
+  const ProcessGroup* group = nullptr;
+  std::int64_t seq = -1;
+};
+
+// The sole blocker among `tied`, or rank -1 unless exactly one of them is one.
+SoleBlock SoleBlocker(const Analysis& a, const std::vector<std::int32_t>& tied) {
+  std::map<std::int32_t, SoleBlock> sole;
+  for (const ProcessGroup& g : a.groups) {
+    std::set<std::int64_t> seen;  // one reporter per collective (SeqNum)
+    for (const GroupReport& rep : g.reports) {
+      if (!seen.insert(rep.seq).second) continue;
+      std::int32_t only = -1, count = 0;
+      for (std::size_t k = 0; k < g.members.size() && count < 2; ++k) {
+        if (!WaitsOn(g, rep, static_cast<std::int32_t>(k))) continue;
+        only = g.members[k];
+        ++count;
+      }
+      if (count == 1 && std::find(tied.begin(), tied.end(), only) != tied.end()) sole.try_emplace(only, SoleBlock{only, &g, rep.seq});
+    }
+  }
+  return sole.size() == 1 ? sole.begin()->second : SoleBlock{};
+}
+
 // The top candidates cannot be told apart: say so, name them and their node.
 void Undecided(const Analysis& a, Finding* f) {
   const double top = a.scores.front().total();
@@ -468,6 +497,15 @@ void AddConsequences(const Analysis& a, Finding* f) {
     break;
   }
   if (f->evidence.size() > kMaxEvidence) f->evidence.resize(kMaxEvidence);
+}
+
+// Scores tie, but one candidate alone held up a collective its peers had all joined.
+void DiagnoseSoleBlocker(const Analysis& a, const SoleBlock& b, Finding* f) {
+  Diagnose(a, f, b.rank);
+  f->reason += " Other ranks scored alike, but rank " + std::to_string(b.rank) + " was the only member missing from collective " +
+               std::to_string(b.seq) + " of process group " + std::string(a.inc.str(b.group->uid)) +
+               (b.group->desc != kNoStr ? " (" + std::string(a.inc.str(b.group->desc)) + ")" : "") +
+               ": every other member joined it and timed out waiting, so the stall started there.";
 }
 
 // Scores tie, but one candidate's collectives stalled clearly first: name it, and say why.
@@ -567,6 +605,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     NoCandidate(a, &f);
   } else if (leads) {
     Diagnose(a, &f);
+  } else if (const SoleBlock sole = SoleBlocker(a, Leaders(a, false)); sole.rank >= 0) {
+    DiagnoseSoleBlocker(a, sole, &f);
   } else if (const std::int32_t first = FirstToStall(a, Leaders(a, false)); first >= 0) {
     DiagnoseFirstToStall(a, first, &f);
   } else {
