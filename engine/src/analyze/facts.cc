@@ -33,12 +33,19 @@ void ExtendBases(const Incident& inc, std::map<std::int32_t, std::int32_t>* base
 
 // A torchrun log dir's `<L>/` folder names a worker even when it printed nothing (an empty
 // stderr.log): its global rank is its node's base plus L, the base shown by any sibling folder
-// whose lines carry `[rank<G>]:` (or by the other nodes' numbering, ExtendBases).
+// whose lines carry `[rank<G>]:`, or by a line of one whose rank the agent's failure table gave
+// (ingest's ResolveRanks), or by the other nodes' numbering (ExtendBases).
 void RanksOfLocalFolders(const Incident& inc, JobFacts* jf) {
   std::map<std::int32_t, std::int32_t> base;  // node -> global rank of its local rank 0
   for (const LogFile& f : inc.files) {
     if (f.node >= 0 && f.local_rank >= 0 && f.prefix_ranks.size() == 1 && f.prefix_ranks[0] >= f.local_rank) {
       base.emplace(f.node, f.prefix_ranks[0] - f.local_rank);
+    }
+  }
+  for (const Event& e : inc.events) {
+    const LogFile& f = inc.files[e.file];
+    if (e.rank >= f.local_rank && f.local_rank >= 0 && f.node >= 0 && f.prefix_ranks.empty() && !f.agent) {
+      base.emplace(f.node, e.rank - f.local_rank);
     }
   }
   ExtendBases(inc, &base);
