@@ -212,6 +212,17 @@ TEST(Frameworks, SimulatedLinesFollowEachEra) {
   }
 }
 
+// A pure FSDP job under srun: the hung rank is the last of its node and prints nothing, so
+// its node shows 7 contiguous ranks from 0 (a multiple of 7) while the others show 8: the
+// node of each block of 8 still places it.
+TEST(Frameworks, HungLastRankOfANodeUnderSrunIsPlacedOnItsNode) {
+  const v1::Diagnosis d =
+      SimulateAndDiagnose({"launcher=LAUNCHER_SRUN", "job.tp=1", "faults[0].kind=FAULT_KIND_HANG", "faults[0].rank=7"});
+  EXPECT_EQ(d.initiator().rank(), 7) << d.reason();
+  EXPECT_EQ(d.initiator().node(), "gpu-0001");
+  EXPECT_EQ(d.initiator().local_rank(), 7);
+}
+
 TEST(Frameworks, PinnedHostMemoryFailureIsNamedAsItsTier) {
   const v1::Diagnosis d = SimulateAndDiagnose({"faults[0].kind=FAULT_KIND_PINNED_OOM"});
   EXPECT_EQ(d.initiator().rank(), 13);
