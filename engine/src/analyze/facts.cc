@@ -33,12 +33,19 @@ void ExtendBases(const Incident& inc, std::map<std::int32_t, std::int32_t>* base
 
 // A torchrun log dir's `<L>/` folder names a worker even when it printed nothing (an empty
 // stderr.log): its global rank is its node's base plus L, the base shown by any sibling folder
-// whose lines carry `[rank<G>]:` (or by the other nodes' numbering, ExtendBases).
+// whose lines carry `[rank<G>]:`, or by a line of one whose rank the agent's failure table gave
+// (ingest's ResolveRanks), or by the other nodes' numbering (ExtendBases).
 void RanksOfLocalFolders(const Incident& inc, JobFacts* jf) {
   std::map<std::int32_t, std::int32_t> base;  // node -> global rank of its local rank 0
   for (const LogFile& f : inc.files) {
     if (f.node >= 0 && f.local_rank >= 0 && f.prefix_ranks.size() == 1 && f.prefix_ranks[0] >= f.local_rank) {
       base.emplace(f.node, f.prefix_ranks[0] - f.local_rank);
+    }
+  }
+  for (const Event& e : inc.events) {
+    const LogFile& f = inc.files[e.file];
+    if (e.rank >= f.local_rank && f.local_rank >= 0 && f.node >= 0 && f.prefix_ranks.empty() && !f.agent) {
+      base.emplace(f.node, e.rank - f.local_rank);
     }
   }
   ExtendBases(inc, &base);
@@ -401,15 +408,21 @@ void Place(JobFacts* jf, std::int32_t r, std::int32_t node_index) {
 
 // When the nodes that show all their ranks hold G contiguous ranks from a multiple of G, every
 // node does (one rank per GPU, numbered node by node): a rank with no node of its own goes to
-// the node that holds the other ranks of its block of G.
+// the node that holds the other ranks of its block of G. G is the size most such nodes show
+// (more than half of them): a node whose silent last rank left it one short shows another.
 void PlaceByBlocks(JobFacts* jf) {
   std::map<std::size_t, int> sizes;
+  int complete = 0;
   for (const NodeFacts& n : jf->nodes) {
     const std::size_t g = n.ranks.size();
-    if (g > 0 && static_cast<std::size_t>(n.ranks.back() - n.ranks.front() + 1) == g && n.ranks.front() % g == 0) sizes[g]++;
+    if (g > 0 && static_cast<std::size_t>(n.ranks.back() - n.ranks.front() + 1) == g && n.ranks.front() % g == 0) {
+      sizes[g]++;
+      ++complete;
+    }
   }
-  if (sizes.size() != 1 || sizes.begin()->second < 2) return;
-  const std::int32_t g = static_cast<std::int32_t>(sizes.begin()->first);
+  const auto most = std::max_element(sizes.begin(), sizes.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (most == sizes.end() || most->second < 2 || 2 * most->second <= complete) return;
+  const std::int32_t g = static_cast<std::int32_t>(most->first);
   std::map<std::int32_t, std::int32_t> block;  // first rank of a block -> node
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(jf->nodes.size()); ++i) {
     const auto& ranks = jf->nodes[i].ranks;
