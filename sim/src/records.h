@@ -379,6 +379,16 @@ struct AgentStoreFailure {
   TimeNs time;
 };
 
+// The c10d rendezvous never completed (FAULT_KIND_RENDEZVOUS_TIMEOUT). `timed_out` false: the
+// node whose agent could not reach the endpoint (a c10d connect warning, then the chained
+// traceback ending RendezvousConnectionError); true: an agent that waited out the join timeout
+// (the traceback ending `RendezvousTimeoutError`, bare).
+struct AgentRendezvousFailure {
+  int node;
+  TimeNs time;
+  bool timed_out;
+};
+
 // --- Ray (driver.log, gcs_server.out) ----------------------------------------------------------
 
 // The trainer lists its workers: `(TorchTrainer pid=P, ip=IP) Started distributed worker
@@ -524,7 +534,7 @@ using Record =
                  WatchdogTimeout, WatchdogAftermath, DumpSignalObserved, PythonException, DeepSpeedLine,
                  SegfaultDump, WorkerExit, BenignWarning,
                  CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost,
-                 StoreConnectionReset, AgentStoreFailure,
+                 StoreConnectionReset, AgentStoreFailure, AgentRendezvousFailure,
                  RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine, BatchBanner,
                  CheckpointResumed, ResumedIteration, MpirunNotice>;

@@ -120,6 +120,7 @@ void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       AddEvidence(LowestSetupWarn(in), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
     case FaultAction::kEvict:
+    case FaultAction::kRendezvousTimeout:  // torchrun only
       return;
     case FaultAction::kJobException:
       return JobExceptionEvidence(w, truth);
@@ -184,7 +185,8 @@ void MpirunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     case FaultAction::kSchedulerCancel:
     case FaultAction::kSlurmdSilent:
     case FaultAction::kEvict:
-      return;  // srun's or Kubernetes' only
+    case FaultAction::kRendezvousTimeout:
+      return;  // srun's, Kubernetes' or torchrun's only
   }
 }
 
@@ -296,6 +298,9 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       return;
     case FaultAction::kNcclSetup:
       AddEvidence(LowestSetupWarn(in), v1::EVIDENCE_ROLE_INITIATING, truth);
+      return;
+    case FaultAction::kRendezvousTimeout:  // the agent that never joined says why
+      AddEvidence(w.Find(Cite::kRendezvous, node), kInit, truth);
       return;
     case FaultAction::kJobException:
       return JobExceptionEvidence(w, truth);

@@ -590,6 +590,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   const std::optional<Straggler> slow = FindFailSlow(inc, a.facts, control);
   if (PlatformEndedJob(inc, a.facts, &f)) {
     // a pod evicted, OOMKilled, or its node NotReady (analyze/platform.h)
+  } else if (const std::optional<RendezvousGap> gap = FindRendezvousGap(inc, a.facts)) {
+    DiagnoseRendezvousGap(inc, a.facts, *gap, &f);
   } else if (const std::optional<StoreLoss> store = FindStoreLoss(inc, a.facts)) {
     DiagnoseStoreLoss(inc, a.facts, *store, &f);
   } else if (const std::optional<SetupFailure> setup = FindNcclSetup(inc, a.facts)) {
