@@ -15,6 +15,7 @@
 #include "analyze/mismatch.h"
 #include "analyze/scoring.h"
 #include "analyze/network.h"
+#include "analyze/store.h"
 #include "analyze/platform.h"
 #include "analyze/fail_slow.h"
 #include "analyze/straggler.h"
@@ -603,6 +604,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   const std::optional<Straggler> slow = FindFailSlow(inc, a.facts, control);
   if (PlatformEndedJob(inc, a.facts, &f)) {
     // a pod evicted, OOMKilled, or its node NotReady (analyze/platform.h)
+  } else if (const std::optional<StoreLoss> store = FindStoreLoss(inc, a.facts)) {
+    DiagnoseStoreLoss(inc, a.facts, *store, &f);
   } else if (const std::optional<SetupFailure> setup = FindNcclSetup(inc, a.facts)) {
     DiagnoseNcclSetup(inc, a.facts, *setup, &f);
   } else if (slow && StragglerExplains(a, *slow, leads, lost)) {
