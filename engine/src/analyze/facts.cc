@@ -291,6 +291,36 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
   }
 }
 
+// Ray: the driver's `RayTaskError` names the worker whose training function raised by its
+// (ip, pid), which the trainer's worker table maps to a rank: Ray's word on that rank's end, as
+// torchrun's `failed (exitcode: 1)` is. After the driver's first failure (that, or an
+// ActorDiedError) it shuts the worker group down: a worker with no word of its own was stopped
+// from outside, like one its torchrun agent SIGTERMed.
+void ApplyRayDriver(const Incident& inc, JobFacts* jf) {
+  std::map<std::pair<std::int32_t, std::int64_t>, std::int32_t> table;  // (node, pid) -> rank
+  std::int32_t failure = -1;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    const auto* w = std::get_if<WorkerSignalled>(&e.detail);
+    if (e.kind == Kind::kRayWorker && w && e.rank >= 0) table[{e.node, w->pid}] = e.rank;
+    if ((e.kind == Kind::kRayTaskError || e.kind == Kind::kActorDied) && failure < 0) failure = i;
+  }
+  if (failure < 0) return;
+  for (std::int32_t i = failure; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (e.kind != Kind::kRayTaskError) continue;
+    const auto it = table.find({e.node, std::get<WorkerSignalled>(e.detail).pid});
+    if (it == table.end() || it->second >= static_cast<std::int32_t>(jf->ranks.size())) continue;
+    RankFacts& r = jf->ranks[it->second];
+    if (r.exit_event >= 0) continue;
+    r.exit_event = i;
+    r.exit_code = kExitException;
+    r.exit_time = e.time;
+    r.pid = std::get<WorkerSignalled>(e.detail).pid;
+  }
+  for (RankFacts& r : jf->ranks) r.torn_down |= r.exit_event < 0 && r.timeouts == 0 && r.python_error < 0;
+}
+
 // An agent log whose `failed` line is missing still counts one report per table.
 void CountTableOnlyReports(const Incident& inc, JobFacts* jf) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
@@ -458,6 +488,7 @@ JobFacts CollectFacts(const Incident& inc) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) CollectEvent(inc, i, &jf);
   AssignNodeRanks(&jf);
   ApplyLauncherEvidence(inc, &jf);
+  ApplyRayDriver(inc, &jf);
   ApplyHostEvidence(inc, &jf);
   CountTableOnlyReports(inc, &jf);
 

@@ -205,6 +205,15 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
            std::to_string(own.seq) + " of its process group while its peers issued " + std::string(a.inc.str(peer.op)) + " (" +
            std::to_string(peer.numel_in) + " elements): a collective mismatch, so every member timed out.";
   }
+  if (OwnExit(a.facts, rank) && a.inc.events[r.exit_event].kind == Kind::kRayTaskError) {
+    const Event& e = a.inc.events[r.exit_event];
+    std::string s = who + "'s training function raised " +
+                    std::string(r.python_error >= 0 ? a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type)
+                                                    : a.inc.str(std::get<WorkerSignalled>(e.detail).signal)) +
+                    "; the Ray driver's RayTaskError (" + Where(a.inc, e) + ") relays it, and the driver then shut the other " +
+                    std::to_string(f.cascade.secondary_ranks.size()) + " workers down";
+    return s + (waiting.empty() ? "." : "; " + waiting + ".");
+  }
   if (OwnExit(a.facts, rank)) {
     std::string s = who + " exited with " + ExitPhrase(r.exit_code) + (f.time ? " at " + ClockTime(*f.time) : "");
     if (r.host_cause >= 0) s += " (the host says why: " + Where(a.inc, a.inc.events[r.host_cause]) + ")";
@@ -336,8 +345,9 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->evidence.push_back({m->peer_event, v1::EVIDENCE_ROLE_CORROBORATING});
   } else if (r.exit_event >= 0 && (a.inc.events[r.exit_event].family == Family::kSlurm ||
                                     a.inc.events[r.exit_event].family == Family::kBareMetal ||
+                                    a.inc.events[r.exit_event].kind == Kind::kRayTaskError ||
                                     a.inc.events[r.exit_event].kind == Kind::kProcessExit)) {
-    f->evidence.push_back({r.exit_event, v1::EVIDENCE_ROLE_INITIATING});  // srun's, mpirun's or `denpex run`'s word on its end
+    f->evidence.push_back({r.exit_event, v1::EVIDENCE_ROLE_INITIATING});  // srun's, mpirun's, Ray's or `denpex run`'s word on its end
   }
   if (cause) {
     if (cause->initiating >= 0 && cause->initiating != r.exit_event) f->evidence.push_back({cause->initiating, v1::EVIDENCE_ROLE_INITIATING});
