@@ -15,6 +15,7 @@
 #include "analyze/mismatch.h"
 #include "analyze/scoring.h"
 #include "analyze/network.h"
+#include "analyze/store.h"
 #include "analyze/platform.h"
 #include "analyze/fail_slow.h"
 #include "analyze/straggler.h"
@@ -412,6 +413,41 @@ std::int32_t FirstToStall(const Analysis& a, const std::vector<std::int32_t>& ti
   return runner_up && *runner_up - *best > kStallLead ? first : -1;
 }
 
+// True when some collective waits on `rank` alone: every other member of its group reported
+// a timeout in it (or a later one), so `rank` is the one member that never joined. A silent
+// rank its agent tore down is presumed to wait like its peers and so ties with the one that
+// stopped; this tells them apart, since a rank waiting in one collective cannot be the only
+// member missing from another that all its peers had reached.
+bool SoleBlocker(const Analysis& a, std::int32_t rank) {
+  for (const ProcessGroup& g : a.groups) {
+    const auto at = std::find(g.members.begin(), g.members.end(), rank);
+    if (at == g.members.end()) continue;
+    const auto k = static_cast<std::int32_t>(at - g.members.begin());
+    std::set<std::int64_t> seen;
+    for (const GroupReport& rep : g.reports) {
+      if (!seen.insert(rep.seq).second || !WaitsOn(g, rep, k)) continue;
+      std::int32_t blockers = 0;
+      for (std::int32_t j = 0; j < static_cast<std::int32_t>(g.members.size()) && blockers < 2; ++j) {
+        blockers += WaitsOn(g, rep, j) ? 1 : 0;
+      }
+      if (blockers == 1) return true;
+    }
+  }
+  return false;
+}
+
+// Among candidates the scores cannot separate, the only one that is the sole blocker of a
+// collective; -1 when none or several are.
+std::int32_t OnlySoleBlocker(const Analysis& a, const std::vector<std::int32_t>& tied) {
+  std::int32_t found = -1;
+  for (std::int32_t r : tied) {
+    if (!SoleBlocker(a, r)) continue;
+    if (found >= 0) return -1;
+    found = r;
+  }
+  return found;
+}
+
 // The top candidates cannot be told apart: say so, name them and their node.
 void Undecided(const Analysis& a, Finding* f) {
   const double top = a.scores.front().total();
@@ -506,6 +542,13 @@ void DiagnoseFirstToStall(const Analysis& a, std::int32_t rank, Finding* f) {
                " were started first (clocks aligned per node), so the stall spread from it.";
 }
 
+// Scores tie, but only one candidate is the sole member missing from a collective.
+void DiagnoseSoleBlocker(const Analysis& a, std::int32_t rank, Finding* f) {
+  Diagnose(a, f, rank);
+  f->reason += " Other silent ranks scored alike (torn down by their agents while waiting), but rank " + std::to_string(rank) +
+               " is the only member of one of its process groups that never joined the collective every other member was waiting in.";
+}
+
 // The ranks that lead: the top one when it clearly leads, else every rank within the lead ratio.
 std::vector<std::int32_t> Leaders(const Analysis& a, bool leads) {
   std::vector<std::int32_t> out;
@@ -580,6 +623,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   const std::optional<Straggler> slow = FindFailSlow(inc, a.facts, control);
   if (PlatformEndedJob(inc, a.facts, &f)) {
     // a pod evicted, OOMKilled, or its node NotReady (analyze/platform.h)
+  } else if (const std::optional<StoreLoss> store = FindStoreLoss(inc, a.facts)) {
+    DiagnoseStoreLoss(inc, a.facts, *store, &f);
   } else if (const std::optional<SetupFailure> setup = FindNcclSetup(inc, a.facts)) {
     DiagnoseNcclSetup(inc, a.facts, *setup, &f);
   } else if (slow && StragglerExplains(a, *slow, leads, lost)) {
@@ -596,6 +641,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     NoCandidate(a, &f);
   } else if (leads) {
     Diagnose(a, &f);
+  } else if (const std::int32_t sole = OnlySoleBlocker(a, Leaders(a, false)); sole >= 0) {
+    DiagnoseSoleBlocker(a, sole, &f);
   } else if (const std::int32_t first = FirstToStall(a, Leaders(a, false)); first >= 0) {
     DiagnoseFirstToStall(a, first, &f);
   } else {
