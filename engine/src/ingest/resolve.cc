@@ -34,7 +34,7 @@ void ResolveYears(Incident* inc) {
   if (ref) {
     inc->year = r.year;
   } else {
-    AddProblem(&inc->input, "no line carries a year (c10 and torchrun stamps omit it): times are shown in 1970");
+    AddProblem(&inc->input, "no line carries a year (c10 and torchrun stamps omit it): the diagnosis gives times of day only, `denpex events` shows them in 1970");
   }
   for (Event& e : inc->events) {
     if (e.clock != Clock::kNoYear) continue;
