@@ -66,6 +66,9 @@ class LineFormatter {
   void Format(const AgentBanner& r, LineBuilder& out) const;
   void Format(const AgentSigterm& r, LineBuilder& out) const;
   void Format(const AgentSignalled& r, LineBuilder& out) const;
+  // The c10d store's host lost (formatter_store.cc): a worker's and an agent's view.
+  void Format(const StoreConnectionReset& r, LineBuilder& out) const;
+  void Format(const AgentStoreFailure& r, LineBuilder& out) const;
   // Ray (formatter_ray.cc): driver.log, gcs_server.out.
   void Format(const RayWorkerTable& r, LineBuilder& out) const;
   RayLineOffsets Format(const RayActorDied& r, LineBuilder& out) const;

@@ -16,6 +16,7 @@ Launcher::Launcher(const Job& job, EventQueue& queue, RecordSink& sink, Workers&
   exit_time_.assign(n, -1);
   report_.resize(n);
   signalled_.assign(n, 0);
+  store_failed_.assign(n, 0);
   pod_end_.assign(n, PodEnd::kRunning);
   signal_time_.assign(n, -1);
   rng_.reserve(n);
@@ -83,6 +84,9 @@ void Launcher::OnReport(int node, TimeNs t) {
   if (lost_[node]) return;
   if (signalled_[node]) {
     sink_.Emit(AgentSignalled{node, t, true});
+  } else if (store_failed_[node]) {
+    reported_[node] = 1;  // its traceback is one secondary error
+    sink_.Emit(AgentStoreFailure{node, t});
   } else {
     AgentFailureReport& report = report_[node];
     report.time = t;
@@ -123,6 +127,22 @@ void Launcher::OnPodSignal(int node, TimeNs t) {
   signalled_[node] = 1;
   signal_time_[node] = t;
   sink_.Emit(AgentSignalled{node, t, false});
+  StopWorkers(node, t);
+}
+
+void Launcher::OnStoreLost(int node, TimeNs t) {
+  for (int other = 0; other < job_.nodes; ++other) {
+    if (other == node || phase_[other] != Phase::kMonitoring) continue;
+    queue_.Push(NextPollAfter(other, t) + rng_[other].UniformInt(1, 30) * kNsPerMs, EventKind::kAgentStoreError,
+                static_cast<std::uint32_t>(other));
+  }
+}
+
+// The agent's run() stops its workers on the way out (its `finally`), then the exception ends it.
+void Launcher::OnStoreError(int node, TimeNs t) {
+  if (phase_[node] != Phase::kMonitoring || lost_[node]) return;
+  phase_[node] = Phase::kStopping;
+  store_failed_[node] = 1;
   StopWorkers(node, t);
 }
 

@@ -35,6 +35,10 @@ class Launcher : public WorkerExitListener {
   // controller deletes the pods of a failed job (kPodSignal).
   void OnNodeEvicted(int node, TimeNs t) override;
   void OnPodSignal(int node, TimeNs t);
+  // FAULT_KIND_STORE_HOST_LOSS: every other agent's next monitor poll fails on the store; it
+  // stops its workers and raises RendezvousConnectionError (OnReport prints it).
+  void OnStoreLost(int node, TimeNs t) override;
+  void OnStoreError(int node, TimeNs t);
 
   bool reported(int node) const { return reported_[node] != 0; }
   bool exited(int node) const { return phase_[node] == Phase::kExited; }
@@ -66,6 +70,7 @@ class Launcher : public WorkerExitListener {
   std::vector<AgentFailureReport> report_;  // per node, filled by the poll that saw failures
   std::vector<Rng> rng_;                    // per node: teardown delays
   std::vector<std::uint8_t> signalled_;     // per node: torchrun itself got SIGTERM
+  std::vector<std::uint8_t> store_failed_;  // per node: its rendezvous store connection failed
   std::vector<PodEnd> pod_end_;
   std::vector<TimeNs> signal_time_;
   TimeNs job_failed_ = -1;

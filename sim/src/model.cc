@@ -147,6 +147,12 @@ void Model::Dispatch(const Event& e) {
     case EventKind::kRayNodeDead:
       ray_.OnNodeDead(id, e.time);
       break;
+    case EventKind::kStoreCheck:
+      workers_.OnStoreCheck(id, e.time);
+      break;
+    case EventKind::kAgentStoreError:
+      launcher_.OnStoreError(id, e.time);
+      break;
   }
 }
 

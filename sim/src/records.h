@@ -360,6 +360,25 @@ struct AgentSignalled {
   bool exception;
 };
 
+// --- the c10d store (FAULT_KIND_STORE_HOST_LOSS) ---------------------------------------------
+
+// A worker's heartbeat monitor (torch >= 2.4; nothing before) finds its connection to the c10d
+// store reset: TCPStore's `recvValue failed on SocketImpl(...)` warning and its exception frames,
+// then ProcessGroupNCCL's `Failed to check the "should dump" flag on TCPStore` (rank's stderr).
+struct StoreConnectionReset {
+  int rank;
+  TimeNs time;
+  int store_node;  // the store's host, named as the socket's remote end
+};
+
+// An agent's monitor loop finds the store gone (num_nodes_waiting -> the store's get): the
+// chained traceback ending `RendezvousConnectionError: The connection to the C10d store has
+// failed. See inner exception for details.` (the node's torchrun.log, after its SIGTERMs).
+struct AgentStoreFailure {
+  int node;
+  TimeNs time;
+};
+
 // --- Ray (driver.log, gcs_server.out) ----------------------------------------------------------
 
 // The trainer lists its workers: `(TorchTrainer pid=P, ip=IP) Started distributed worker
@@ -505,6 +524,7 @@ using Record =
                  WatchdogTimeout, WatchdogAftermath, DumpSignalObserved, PythonException, DeepSpeedLine,
                  SegfaultDump, WorkerExit, BenignWarning,
                  CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost,
+                 StoreConnectionReset, AgentStoreFailure,
                  RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine, BatchBanner,
                  CheckpointResumed, ResumedIteration, MpirunNotice>;

@@ -354,6 +354,17 @@ void IncidentWriter::Handle(const AgentSignalled& r) {
   MaybeFlush(AgentFile(r.node));
 }
 
+void IncidentWriter::Handle(const StoreConnectionReset& r) {
+  const int file = ErrFile(r.rank);
+  AppendTo(file, r.rank, r, {.may_split = true});
+  MaybeFlush(file);
+}
+
+void IncidentWriter::Handle(const AgentStoreFailure& r) {
+  AppendTo(AgentFile(r.node), -1, r);
+  MaybeFlush(AgentFile(r.node));
+}
+
 // The node's agent file ends where it ends; its ranks' files were closed by their exits.
 void IncidentWriter::Handle(const NodeLost& r) {
   if (OneFile()) return;

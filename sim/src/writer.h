@@ -150,6 +150,8 @@ class IncidentWriter : public RecordSink {
   void Handle(const AgentFailureReport& r);
   void Handle(const AgentExit& r);
   void Handle(const AgentSignalled& r);
+  void Handle(const StoreConnectionReset& r);
+  void Handle(const AgentStoreFailure& r);
   void Handle(const RayWorkerTable& r);
   void Handle(const RayActorDied& r);
   void Handle(const RayNodeDead& r);

@@ -67,6 +67,7 @@ std::string_view KindName(Kind k) {
     case Kind::kFailureEntry: return "failure_entry";
     case Kind::kGroupFailed: return "worker_group_failed";
     case Kind::kRendezvousError: return "rendezvous_error";
+    case Kind::kStoreError: return "store_error";
     case Kind::kExitBarrier: return "exit_barrier";
     case Kind::kLauncherExit: return "launcher_exit";
     case Kind::kKillingSubprocess: return "killing_subprocess";

@@ -42,6 +42,9 @@ enum class Kind : std::uint8_t {
   kRequeue, kNodeResponding,
   // torchrun
   kWorkerFailed, kWorkerSignalled, kFailureEntry, kGroupFailed, kRendezvousError, kExitBarrier,
+  // torchrun, nccl_watchdog: a c10d store connection failed (`recvValue failed on SocketImpl(...)`,
+  // `Failed to check the "should dump" flag on TCPStore`); Note, the text names the remote end
+  kStoreError,
   // deepspeed
   kLauncherExit, kKillingSubprocess,
   // deepspeed, fsdp: the frameworks' own errors (errors.cc) and DeepSpeed's rank-0 notes

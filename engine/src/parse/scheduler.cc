@@ -226,6 +226,11 @@ bool RecogniseAgent(std::string_view msg, StringTable* strings, Recognised* out)
     out->detail = Note{InternCapped(strings, msg)};
     return true;
   }
+  if (Has(msg, "failed on SocketImpl(")) {  // TCPStore: `[c10d] recvValue failed on SocketImpl(..., remote=[h]:p): ...`
+    out->kind = Kind::kStoreError;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
   if (Has(msg, "[c10d] The client socket has timed out") || Has(msg, "RendezvousConnectionError") ||
       Has(msg, "failed to bind")) {
     out->kind = Kind::kRendezvousError;
@@ -565,7 +570,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     // RecogniseAgent
     {"failed (exitcode: "}, {"Sending process "}, {"Unable to shutdown process "},
     {"Local worker group finished (FAILED)"}, {"The client socket has timed out"}, {"RendezvousConnectionError"},
-    {"failed to bind"}, {"Error waiting on exit barrier"},
+    {"failed to bind"}, {"Error waiting on exit barrier"}, {"failed on SocketImpl("},
     // RecogniseWrapper
     {"[denpex-run] "},
     // RecogniseDeepSpeed

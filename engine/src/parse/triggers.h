@@ -75,6 +75,8 @@ class LineFilter {
   std::size_t size() const { return literals_.size(); }
   // Buckets and fingerprints, one line per literal (to see what the cost model chose).
   std::string Describe() const;
+  // Each literal's fingerprint (its 2 or 3 bytes the SIMD search looks for).
+  std::vector<std::string_view> Fingerprints() const;
 
  private:
   friend struct LineFilterScan;
