@@ -27,7 +27,9 @@ extern const std::string_view kTraceNotFound;
 // Where the cited lines of the driver's ActorDiedError block are (0-based, within it).
 struct RayLineOffsets {
   std::int64_t error_line = 0;  // `ray.exceptions.ActorDiedError: ...`
-  std::int64_t cause_line = 0;  // `The actor is dead because ...` / `The actor died because its node has died. ...`
+  // `The actor is dead because ...` / `The actor died because its node has died. ...`; for a
+  // RayTaskError, the worker's exception line in it.
+  std::int64_t cause_line = 0;
 };
 
 std::string_view NcclBusId(int local_gpu);
@@ -74,6 +76,7 @@ class LineFormatter {
   // Ray (formatter_ray.cc): driver.log, gcs_server.out.
   void Format(const RayWorkerTable& r, LineBuilder& out) const;
   RayLineOffsets Format(const RayActorDied& r, LineBuilder& out) const;
+  std::int64_t TaskError(const RayActorDied& r, LineBuilder& out) const;  // formatter_ray.cc
   void Format(const RayNodeDead& r, LineBuilder& out) const;
   void Format(const RayletOomKill& r, LineBuilder& out) const;
   ReportLineOffsets Format(const AgentFailureReport& r, LineBuilder& out) const;

@@ -398,16 +398,21 @@ struct RayWorkerTable {
   TimeNs time;
 };
 
-// Why the driver's ActorDiedError says the actor died.
-enum class RayDeath : std::uint8_t { kWorkerDied, kNodeDied, kMemoryMonitor };
+// Why the driver's ActorDiedError says the actor died; kTaskError: the actor lives, but its
+// training function raised (the driver's `ray.exceptions.RayTaskError(<Exc>)`).
+enum class RayDeath : std::uint8_t { kWorkerDied, kNodeDied, kMemoryMonitor, kTaskError };
 
 // The driver learns that the actor of `rank` died: the trial's traceback ending in
 // `ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.`, the
-// actor's fields and the cause line.
+// actor's fields and the cause line. kTaskError: the traceback ends in
+// `ray.exceptions.RayTaskError(<Exc>): ray::_RayTrainWorker__execute.get_next() (pid=, ip=, ...)`,
+// the worker's frames and its exception line (`exception`, that rank's PythonException).
 struct RayActorDied {
   int rank;
   TimeNs time;
   RayDeath cause;
+  int variant = 0;                      // kTaskError: the PythonException's variant and source
+  AppError source = AppError::kMegatron;
 };
 
 // GCS (gcs_server.out): the node missed too many health checks and is marked dead.

@@ -241,6 +241,13 @@ void RayEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       AddEvidence(w.Find(Cite::kSegfault, rank), kInit, truth);
       AddEvidence(w.Find(Cite::kRayActorDied, rank), kCorr, truth);
       return;
+    case v1::FAULT_KIND_EXCEPTION:  // its own traceback; the driver's RayTaskError relays it
+      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kRayActorDied, rank), kCorr, truth);
+      return;
+    case v1::FAULT_KIND_HANG:  // silent: its peers' watchdogs say it; the driver names a victim
+      AddEvidence(FirstPeerWatchdog(w, rank), v1::EVIDENCE_ROLE_CONSEQUENCE, truth);
+      return;
     default:
       AddEvidence(w.Find(Cite::kRayActorDied, rank), kInit, truth);
       return;
