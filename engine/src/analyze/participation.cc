@@ -15,6 +15,7 @@
 #include "analyze/mismatch.h"
 #include "analyze/scoring.h"
 #include "analyze/network.h"
+#include "analyze/ib_ports.h"
 #include "analyze/store.h"
 #include "analyze/platform.h"
 #include "analyze/fail_slow.h"
@@ -639,6 +640,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     DiagnoseStoreLoss(inc, a.facts, *store, &f);
   } else if (const std::optional<SetupFailure> setup = FindNcclSetup(inc, a.facts)) {
     DiagnoseNcclSetup(inc, a.facts, *setup, &f);
+  } else if (const std::optional<SlowPort> port = a.scores.empty() ? FindSlowPort(inc, a.facts) : std::nullopt) {
+    DiagnoseSlowPort(inc, a.facts, *port, &f);  // a slow NIC: the timers name no rank, its port does
   } else if (slow && StragglerExplains(a, *slow, leads, lost)) {
     DiagnoseStalledStraggler(a, *slow, &f);
   } else if (lost >= 0) {
