@@ -397,7 +397,8 @@ void LogParser::Unheaded(const Parsed& p) {
             ((c == 'm' || c == 'p' || c == 'o' || c == 's') && RecogniseBareMetal(msg, &out_.strings, &r)) ||
             (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));
   } else if (c == '[' || c == '*' || c == '_') {
-    found = (c == '[' && RecogniseWrapper(msg, &out_.strings, &r)) || RecogniseSlurm(msg, &out_.strings, &r);
+    found = (c == '[' && (RecogniseWrapper(msg, &out_.strings, &r) || RecogniseBareMetal(msg, &out_.strings, &r))) ||
+            RecogniseSlurm(msg, &out_.strings, &r);
   } else if (c == '/' || c == '.') {
     found = RecogniseDeviceAssert(msg, &out_.strings, &r);
   } else if (c == '|') {
