@@ -690,6 +690,8 @@ TEST(Families, BareMetalLauncherWords) {
       {"  Remote daemon: [[17757,0],13] on node node1001", Family::kBareMetal, Kind::kNodeFailure},
       {"pdsh@gpu-0001: gpu-0007: ssh exited with exit code 255", Family::kBareMetal, Kind::kNodeFailure},
       {"ssh: connect to host gpu-0007 port 22: Connection timed out", Family::kBareMetal, Kind::kNodeFailure},
+      {"Connection to gpu-0007 closed by remote host.", Family::kBareMetal, Kind::kNodeFailure},
+      {"Timeout, server gpu-0007 not responding.", Family::kBareMetal, Kind::kNodeFailure},
   });
   const ParsedLog noticed =
       Parse("mpirun noticed that process rank 3 with PID 12345 on node gpu-0001 exited on signal 11 (Segmentation fault).\n");
@@ -702,6 +704,13 @@ TEST(Families, BareMetalLauncherWords) {
   EXPECT_EQ(first.strings.Get(Only<SlurmNote>(first).tasks), "17");
   const ParsedLog pdsh = Parse("pdsh@gpu-0001: gpu-0007: ssh exited with exit code 255\n");
   EXPECT_EQ(pdsh.strings.Get(Only<SlurmNote>(pdsh).node), "gpu-0007");
+  // pdsh prefixes ssh's own stderr with the host too.
+  const ParsedLog closed = Parse("gpu-0007: Connection to gpu-0007 closed by remote host.\n"
+                                 "gpu-0007: Connection to gpu-0007 closed by remote host.\n"
+                                 "gpu-0007: Connection to gpu-0007 closed by remote host.\n");
+  ASSERT_FALSE(closed.events.empty());
+  EXPECT_EQ(closed.strings.Get(std::get<SlurmNote>(closed.events[0].detail).node), "gpu-0007");
+  EXPECT_EQ(closed.strings.Get(std::get<SlurmNote>(closed.events[0].detail).reason), "SSH CLOSED");
   // A remote command's own non-zero exit is not a lost node; other tools' "noticed" are not mpirun's.
   EXPECT_TRUE(Parse("pdsh@gpu-0001: gpu-0007: ssh exited with exit code 1\n").events.empty());
   EXPECT_TRUE(Parse("monitor noticed that process rank 3 with PID 1 on node x exited on signal 9 (Killed).\n").events.empty());

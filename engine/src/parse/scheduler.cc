@@ -526,6 +526,17 @@ bool RecogniseBareMetal(std::string_view msg, StringTable* strings, Recognised* 
     const std::string_view node = TokenAfter(t, "connect to host ", " ");
     return !node.empty() && LostNode(node, "SSH UNREACHABLE", strings, out);
   }
+  // An established ssh session lost (openssh clientloop.c; ssh then exits 255): the host went
+  // away under it (`quit_message`, EPIPE: rebooted, powered off) or stopped answering keepalives
+  // (ServerAliveInterval x ServerAliveCountMax).
+  if (t.starts_with("Connection to ") && Has(t, " closed by remote host.")) {
+    const std::string_view node = TokenAfter(t, "Connection to ", " ");
+    return !node.empty() && LostNode(node, "SSH CLOSED", strings, out);
+  }
+  if (t.starts_with("Timeout, server ") && Has(t, " not responding.")) {
+    const std::string_view node = TokenAfter(t, "Timeout, server ", " ");
+    return !node.empty() && LostNode(node, "SSH TIMEOUT", strings, out);
+  }
   return false;
 }
 
@@ -611,7 +622,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"\tpid: "}, {"\tip: "}, {"The actor is dead because"}, {"The actor died because its node has died"},
     // RecogniseBareMetal
     {" noticed that process rank "}, {"Process name: ["}, {"Remote daemon: ["}, {": ssh exited with exit code 255"},
-    {"] MCW rank "}, {" bound to package["},
+    {"] MCW rank "}, {" bound to package["}, {" closed by remote host."}, {"Timeout, server "},
     {"ssh: connect to host "},
 };
 }  // namespace
