@@ -16,6 +16,7 @@
 
 #include "denpex/cli/commands.h"
 #include "denpex/engine/engine.h"
+#include "denpex/engine/history.h"
 #include "denpex/proto/json_io.h"
 #include "denpex/scorer/scorer.h"
 #include "denpex/sim/simulator.h"
@@ -227,12 +228,23 @@ Result<IncidentRun> DiagnoseAndScore(const fs::path& incident_dir, const v1::Tru
                                      const scorer::ScoreOptions& options, int threads) {
   IncidentRun run;
   run.truth = truth;
+  // A fleet's history store beside the incident (what the simulator writes for a scenario's
+  // `history`, or a frozen incident's own): read as `denpex diagnose --history` reads it.
+  std::optional<engine::History> history;
+  const fs::path store = incident_dir.parent_path() / kHistoryStore;
+  std::error_code ec;
+  if (fs::exists(store, ec)) {
+    auto read = engine::ReadHistory(store);
+    if (!read.ok()) return read.status();
+    history = std::move(*read);
+  }
   for (const auto& name : strategies) {
     auto strategy = engine::ParseStrategy(name);
     if (!strategy) return Status::InvalidArgument("unknown strategy '" + name + "'");
     const auto t0 = Clock::now();
     auto d = engine::Diagnose(incident_dir, {.strategy = *strategy, .threads = threads});
     if (!d.ok()) return d.status();
+    if (history) engine::ApplyHistory(*history, store.filename().string(), incident_dir, &*d);
     scorer::ScoreOptions o = options;
     o.diagnose_seconds = SecondsSince(t0);
     run.scores.push_back(scorer::ScoreIncident(truth, *d, o));

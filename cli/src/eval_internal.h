@@ -26,7 +26,12 @@ struct IncidentRun {
   double simulate_seconds = 0;
 };
 
-// Diagnoses `incident_dir` with each strategy and scores each diagnosis against `truth`.
+// The history store `denpex eval` reads when it lies beside an incident directory
+// (docs/history_format.md; the simulator writes it for a scenario's `history`).
+inline constexpr const char* kHistoryStore = "history.jsonl";
+
+// Diagnoses `incident_dir` with each strategy and scores each diagnosis against `truth`; with
+// a history store beside `incident_dir`, each diagnosis reads it first (as `diagnose --history`).
 Result<IncidentRun> DiagnoseAndScore(const std::filesystem::path& incident_dir,
                                      const v1::Truth& truth,
                                      const std::vector<std::string>& strategies,

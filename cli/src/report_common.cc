@@ -78,6 +78,8 @@ const std::vector<Column>& OutcomeColumns() {
        [](const auto& g) {
          return NumIf(g.checkpoint_rewind_avoided(), g.checkpoint_rewind_compared(), "%.1f");
        }},
+      {"recurrence", "history store read as the truth's: earlier node/GPU incidents, escalation",
+       [](const auto& g) { return PctIf(g.recurrence_accuracy(), g.recurrence_incidents()); }},
       {"diagnose s", "mean wall time of the strategy",
        [](const auto& g) { return Num(g.diagnose_seconds(), "%.3f"); }},
       {"answer after fault s", "job end - fault + wall time",

@@ -156,6 +156,23 @@ void ScoreCheckpoint(const v1::Truth& truth, const v1::Diagnosis& d, v1::Inciden
   s->set_checkpoint_rewind_steps(newest - got.step());
 }
 
+// The truth's history store (Truth.recurrence): the diagnosis counted the same earlier node
+// and GPU incidents, escalated exactly when the truth does, and then put the truth's first
+// precondition first. A wrong initiator reads the wrong node's history, so it scores false.
+void ScoreRecurrence(const v1::Truth& truth, const v1::Diagnosis& d, v1::IncidentScore* s) {
+  if (!truth.has_recurrence()) return;
+  const v1::Recurrence& want = truth.recurrence();
+  const v1::Recurrence& got = d.recurrence();
+  bool ok = RightAnswer(*s) && d.has_recurrence() && got.node_incidents() == want.node_incidents() &&
+            got.gpu_incidents() == want.gpu_incidents() && got.escalated() == want.escalated();
+  if (ok && want.escalated()) {
+    const auto& w = truth.recovery().preconditions();
+    const auto& g = d.recovery().preconditions();
+    ok = !w.empty() && !g.empty() && g[0].action() == w[0].action();
+  }
+  s->set_recurrence_correct(ok);
+}
+
 std::optional<TimeNs> FaultTime(const v1::Truth& truth) {
   for (const std::string& t : {truth.job().fault_time(), truth.initiator().time()}) {
     if (auto v = ParseRfc3339(t)) return v;
@@ -209,6 +226,7 @@ v1::IncidentScore ScoreIncident(const v1::Truth& truth, const v1::Diagnosis& d,
   s.set_evidence_precision(s.inconclusive() ? 0.0 : EvidencePrecision(truth, d));
   ScoreCascade(truth, d, &s);
   ScoreCheckpoint(truth, d, &s);
+  ScoreRecurrence(truth, d, &s);
   ScoreTime(truth, options, &s);
   return s;
 }

@@ -20,7 +20,8 @@ std::string Row(const v1::AggregateScore& g, size_t group_width) {
          Pad(PctOr(g.precision_committed(), g.committed()), 9) + " | " +
          Pad(Pct(g.evidence_recall()), 8) + " | " +
          Pad(PctOr(g.cascade_compression(), g.cascade_incidents()), 8) + " | " +
-         Pad(PctOr(g.checkpoint_accuracy(), g.checkpoint_incidents()), 6) + " |\n";
+         Pad(PctOr(g.checkpoint_accuracy(), g.checkpoint_incidents()), 6) + " | " +
+         Pad(PctOr(g.recurrence_accuracy(), g.recurrence_incidents()), 6) + " |\n";
 }
 
 }  // namespace
@@ -38,10 +39,10 @@ std::string RenderTable(const v1::EvalReport& report, bool all_groups) {
   }
   std::string out = "| " + Pad("group", width) +
                     " | strategy           | n    | rank@1 | node@1 | rank@3 | owner  | class  | "
-                    "coverage | precision | evidence | compress | ckpt   |\n|" +
+                    "coverage | precision | evidence | compress | ckpt   | recur  |\n|" +
                     std::string(width + 2, '-') +
                     "|--------------------|------|--------|--------|--------|--------|--------|"
-                    "----------|-----------|----------|----------|--------|\n";
+                    "----------|-----------|----------|----------|--------|--------|\n";
   for (const auto& group : groups) {
     for (const auto& g : report.aggregates()) {
       if (g.group() == group) out += Row(g, width);

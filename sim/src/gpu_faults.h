@@ -27,6 +27,9 @@ void EmitOomKill(const Job& job, int rank, TimeNs t, RecordSink& sink);
 // Xid 45 ("Preemptive cleanup") on the rank's GPU after its process was SIGKILLed.
 void EmitKillCleanup(const Job& job, int rank, TimeNs t, RecordSink& sink);
 
+// The last Xid the fault leaves on its GPU (DCGM_FI_DEV_XID_ERRORS); 0 for kinds with none.
+int LastXid(const FaultPlan& fault);
+
 // One nvidia-smi snapshot per node at `t` (the job's end), when the scenario collects them.
 void EmitNvidiaSmi(const Job& job, const FaultPlan& fault, TimeNs t, RecordSink& sink);
 

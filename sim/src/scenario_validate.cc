@@ -40,6 +40,7 @@ constexpr int kDefaultTpCollectives = 4;
 constexpr double kDefaultComputeJitter = 0.02;
 constexpr double kDefaultSkewSigmaMs = 50;
 constexpr double kMaxSkewSigmaMs = 60'000;
+constexpr int kMaxHistory = 1000;
 constexpr const char* kDefaultStartTime = "2026-03-02T09:00:00Z";
 
 std::string Str(std::int64_t v) { return std::to_string(v); }
@@ -457,11 +458,13 @@ Status CheckFaultKind(const v1::Fault& f, const std::string& path, const v1::Sce
                      "set launcher: " + v1::Launcher_Name(traits->needs_launcher));
   }
   const bool ray_kind = f.kind() == v1::FAULT_KIND_SIGKILL || f.kind() == v1::FAULT_KIND_SIGSEGV ||
-                        f.kind() == v1::FAULT_KIND_NODE_LOSS || f.kind() == v1::FAULT_KIND_RAY_OOM_KILL;
+                        f.kind() == v1::FAULT_KIND_NODE_LOSS || f.kind() == v1::FAULT_KIND_RAY_OOM_KILL ||
+                        f.kind() == v1::FAULT_KIND_EXCEPTION || f.kind() == v1::FAULT_KIND_HANG;
   if (s.launcher() == v1::LAUNCHER_RAY && !ray_kind) {
     return loc.Error({path + ".kind", "launcher"},
                      v1::FaultKind_Name(f.kind()) + " is not simulated under LAUNCHER_RAY",
-                     "use FAULT_KIND_SIGKILL, FAULT_KIND_SIGSEGV, FAULT_KIND_NODE_LOSS or FAULT_KIND_RAY_OOM_KILL");
+                     "use FAULT_KIND_SIGKILL, FAULT_KIND_SIGSEGV, FAULT_KIND_NODE_LOSS, FAULT_KIND_RAY_OOM_KILL, "
+                     "FAULT_KIND_EXCEPTION or FAULT_KIND_HANG");
   }
   if (s.launcher() == v1::LAUNCHER_KUBERNETES && traits->needs_slurm) {
     return loc.Error({path + ".kind", "launcher"}, v1::FaultKind_Name(f.kind()) + " is a Slurm fault",
@@ -556,6 +559,50 @@ Status CheckFaults(v1::Scenario* s, const Locator& loc) {
   return Status::Ok();
 }
 
+// Scenario.history: defaults, and targets the job and fault can have.
+Status FillHistory(v1::Scenario* s, const Locator& loc) {
+  if (s->history_size() > kMaxHistory) {
+    return loc.Error("history", "at most " + Str(kMaxHistory) + " earlier incidents (got " + Str(s->history_size()) + ")",
+                     "a store with a few entries per node is enough to test recurrence");
+  }
+  const FaultTraits* traits = FindFault(s->faults(0).kind());
+  for (int i = 0; i < s->history_size(); ++i) {
+    v1::PriorIncident* p = s->mutable_history(i);
+    const std::string path = "history[" + Str(i) + "]";
+    if (p->target() == v1::HISTORY_TARGET_UNSPECIFIED) p->set_target(v1::HISTORY_TARGET_SAME_GPU);
+    if (p->failure_class() == v1::FAILURE_CLASS_UNSPECIFIED) p->set_failure_class(v1::FAILURE_CLASS_GPU_ECC);
+    if (p->owner() == v1::OWNER_UNSPECIFIED) p->set_owner(v1::OWNER_GPU_HARDWARE);
+    if (p->action().empty()) p->set_action("reset_gpu");
+    if (p->days_before() == 0) p->set_days_before(7);
+    if (!(p->days_before() > 0 && p->days_before() <= 3650)) {
+      return loc.Error(path + ".days_before", path + ".days_before must be in (0, 3650] (got " + StrD(p->days_before()) + ")",
+                       "days before the fault, e.g. 7.5");
+    }
+    if (!v1::HistoryTarget_IsValid(p->target())) {
+      return loc.Error(path + ".target", path + ".target " + Str(p->target()) + " is not a HistoryTarget value",
+                       "use HISTORY_TARGET_SAME_GPU, HISTORY_TARGET_SAME_NODE or HISTORY_TARGET_OTHER_NODE");
+    }
+    if (p->target() == v1::HISTORY_TARGET_SAME_GPU && traits->scope != FaultScope::kRank) {
+      return loc.Error(path + ".target", path + ": HISTORY_TARGET_SAME_GPU needs a fault on one rank's GPU, but " +
+                                             v1::FaultKind_Name(traits->kind) + " hits a node or the whole job",
+                       "use HISTORY_TARGET_SAME_NODE or HISTORY_TARGET_OTHER_NODE");
+    }
+    if (p->target() != v1::HISTORY_TARGET_OTHER_NODE && traits->scope == FaultScope::kJob) {
+      return loc.Error(path + ".target", path + ": " + v1::FaultKind_Name(traits->kind) + " names no node to recur on",
+                       "use HISTORY_TARGET_OTHER_NODE, or a fault on a rank or node");
+    }
+    if (p->target() == v1::HISTORY_TARGET_SAME_NODE && s->job().gpus_per_node() < 2) {
+      return loc.Error(path + ".target", path + ": HISTORY_TARGET_SAME_NODE needs another GPU on the node",
+                       "set job.gpus_per_node to 2 or more, or use another target");
+    }
+    if (p->target() == v1::HISTORY_TARGET_OTHER_NODE && s->job().nodes() < 2) {
+      return loc.Error(path + ".target", path + ": HISTORY_TARGET_OTHER_NODE needs a second node",
+                       "set job.nodes to 2 or more, or use another target");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
@@ -592,6 +639,7 @@ Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
   }
   DENPEX_RETURN_IF_ERROR(CheckCheckpointing(*s, loc));
   DENPEX_RETURN_IF_ERROR(CheckFaults(s, loc));
+  DENPEX_RETURN_IF_ERROR(FillHistory(s, loc));
   // Fail-slow is seen only in per-rank timing: the timers default on for those kinds.
   v1::Training* t = s->mutable_training();
   if (!t->has_per_rank_timers()) {

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "checkpoints.h"
+#include "history.h"
 #include "denpex/proto/json_io.h"
 #include "formatter.h"
 #include "job.h"
@@ -113,6 +114,8 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   SimulateResult result;
   result.truth = BuildTruth({*scenario, job, fault, model, outcome, writer, kube ? &*kube : nullptr});
   if (checkpoints) *result.truth.mutable_checkpoint() = *checkpoints;
+  DENPEX_RETURN_IF_ERROR(WriteHistory(*scenario, job, fault, model.workers().fault_time(), options.out_dir,
+                                      &result.truth));
   DENPEX_RETURN_IF_ERROR(proto::WriteJsonFile(options.out_dir / "truth.json", result.truth));
   result.stats.events = outcome.events;
   result.stats.lines = writer.stats().lines;

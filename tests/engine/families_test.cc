@@ -202,6 +202,33 @@ TEST(Families, SrunInterleavedLineIsSplitByItsLabelAndRejoined) {
   EXPECT_EQ(log.interleaved, 0);
 }
 
+// The embedded label is found wherever the cut falls (the search tests 16 bytes at a time), and
+// `key: value` pairs of the head (no digit before the colon) are not labels.
+TEST(Families, SrunInterleavedLabelIsFoundAtEveryOffset) {
+  const std::string other =
+      " 100: [rank100]:[E302 09:10:22.381004211 ProcessGroupNCCL.cpp:607] [PG 5 (TENSOR_MODEL_PARALLEL_GROUP) Rank 0] "
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=5, NumelOut=5, "
+      "Timeout(ms)=600000) ran for 600045 milliseconds before timing out.\n";
+  const std::string filler = "consumed samples: 1024 | lm loss: 2.0E+00 | grad norm: 0.02 | x";
+  for (std::size_t n = 1; n <= filler.size(); ++n) {
+    if (filler[n - 1] == ':') continue;  // `...: 100: ` reads as a source line number (AfterColonAndDigits)
+    const std::string head = " 423:  [2026-03-02 08:52:02] " + filler.substr(0, n);
+    const ParsedLog log = Parse(head + other + " 423: the rest of it\n");
+    ASSERT_EQ(log.events.size(), 1u) << n;
+    EXPECT_EQ(log.events[0].rank, 100) << n;
+    EXPECT_EQ(log.interleaved, 1) << n;
+    EXPECT_EQ(log.malformed, 0) << n;
+  }
+  // Short lines too (the search takes 32, 16 or 1 byte at a time by length); one-digit labels
+  // need a bracket after them.
+  for (std::size_t n = 1; n <= 40; ++n) {
+    const std::string head = " 7: " + std::string(n, 'x');
+    const ParsedLog log = Parse(head + " 3: [x] *** hi\n 7: rest\n");  // `*** `: a record trigger
+    EXPECT_EQ(log.interleaved, 1) << n;
+    EXPECT_EQ(log.malformed, 0) << n;
+  }
+}
+
 TEST(Families, HardWrappedWatchdogLineIsJoinedAndABrokenOneCounted) {
   ParsedLog log = Parse(
       "[rank3]:[E302 09:27:14.1 ProcessGroupNCCL.cpp:607] [PG 1 Rank 3] Watchdog caught collective operation timeout: "
@@ -472,6 +499,18 @@ TEST(Families, TorchrunAgentDeepSpeedLauncher) {
        Family::kTorchrun, Kind::kWorkerSignalled},
       {"[E socket.cpp:860] [c10d] The client socket has timed out after 60s while trying to connect to (GPU03, 29500).",
        Family::kTorchrun, Kind::kRendezvousError},
+      // The c10d store's connections reset (its host gone): TCPStore's warning in each wording,
+      // and the heartbeat monitor's.
+      {"[rank12]:[W318 10:00:41.915284135 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=135, "
+       "addr=[gpu-0002]:48750, remote=[gpu-0001]:29500): Connection reset by peer",
+       Family::kTorchrun, Kind::kStoreError},
+      {"[W514 18:33:36.536327028 TCPStore.cpp:138] [c10d] recvValueWithTimeout failed on SocketImpl(fd=3, "
+       "addr=[localhost]:34658, remote=[localhost]:1234): Failed to recv, got 0 bytes. Connection was likely closed. Did the "
+       "remote server shutdown or crash?",
+       Family::kTorchrun, Kind::kStoreError},
+      {"[rank8]:[W318 10:00:41.929037914 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0 Rank 8] Failed to check the "
+       "\"should dump\" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Connection reset by peer",
+       Family::kTorchrun, Kind::kStoreError},
       {"[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py'] exits "
        "with return code = -9",
        Family::kDeepSpeed, Kind::kLauncherExit},

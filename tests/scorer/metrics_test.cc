@@ -350,5 +350,31 @@ TEST(ScorerGrouping, MissingLauncherIsUnspecified) {
   EXPECT_EQ(ScoreIncident(t, Diagnosed(1091, "gpu-0137")).launcher(), "unspecified");
 }
 
+// Truth.recurrence: scored only when the truth carries a history store; the counts and the
+// escalation must match, and an escalated recovery must lead with the truth's action.
+TEST(ScorerRecurrence, CountsEscalationAndFirstActionMustMatch) {
+  v1::Truth t = SigkillTruth();
+  EXPECT_FALSE(ScoreIncident(t, Diagnosed(1091, "gpu-0137")).has_recurrence_correct());
+  t.mutable_recurrence()->set_node_incidents(2);
+  t.mutable_recurrence()->set_gpu_incidents(1);
+  t.mutable_recurrence()->set_escalated(true);
+  t.mutable_recovery()->add_preconditions()->set_action("drain_and_rma");
+  v1::Diagnosis d = Diagnosed(1091, "gpu-0137");
+  *d.mutable_recurrence() = t.recurrence();
+  d.mutable_recovery()->add_preconditions()->set_action("drain_and_rma");
+  EXPECT_TRUE(ScoreIncident(t, d).recurrence_correct());
+  d.mutable_recovery()->mutable_preconditions(0)->set_action("reset_gpu");
+  EXPECT_FALSE(ScoreIncident(t, d).recurrence_correct());  // counted but not escalated
+  d.mutable_recovery()->mutable_preconditions(0)->set_action("drain_and_rma");
+  d.mutable_recurrence()->set_gpu_incidents(0);
+  EXPECT_FALSE(ScoreIncident(t, d).recurrence_correct());
+  v1::Diagnosis wrong = Diagnosed(5, "gpu-0001");  // the wrong node's history
+  *wrong.mutable_recurrence() = t.recurrence();
+  *wrong.mutable_recovery() = t.recovery();
+  EXPECT_FALSE(ScoreIncident(t, wrong).recurrence_correct());
+  v1::Diagnosis none = Diagnosed(1091, "gpu-0137");  // never read the store
+  EXPECT_FALSE(ScoreIncident(t, none).recurrence_correct());
+}
+
 }  // namespace
 }  // namespace denpex::scorer

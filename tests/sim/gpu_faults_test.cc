@@ -193,3 +193,94 @@ TEST(GpuFaults, SigkilledWorkerLeavesXid45AndNvidiaSmiIsOffForOtherFaults) {
 
 }  // namespace
 }  // namespace denpex::sim
+
+namespace denpex::sim {
+namespace {
+
+using namespace testing_util;
+
+// Scenario.history: the store is written beside incident/ (never inside), and the truth says
+// what a diagnosis reading it concludes.
+constexpr const char* kHistory = R"(name: "history"
+seed: 3
+job { nodes: 3 tp: 4 pp: 2 }
+training { warmup_steps: 3 }
+realism { benign_warnings: false loud_rank: false }
+faults { kind: FAULT_KIND_XID_ECC rank: 5 }
+)";
+
+TEST(History, SameGpuHardwareIncidentEscalatesToDrainAndRma) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = MustSimulate(
+      MustParse(std::string(kHistory) + "history { target: HISTORY_TARGET_SAME_GPU days_before: 9 }\n"
+                                        "history { target: HISTORY_TARGET_OTHER_NODE days_before: 2 }\n"),
+      out);
+  EXPECT_FALSE(fs::exists(out / "incident" / "history.jsonl"));
+  const auto lines = ReadLines(out / "history.jsonl");
+  ASSERT_EQ(lines.size(), 2u);
+  // Rank 5 is gpu-0001's local rank 5: GPU 0000:ab:00; the control is on another node.
+  EXPECT_THAT(lines[0], ::testing::HasSubstr(R"("node":"gpu-0001","gpu":"0000:ab:00","failure_class":"FAILURE_CLASS_GPU_ECC","owner":"OWNER_GPU_HARDWARE")"));
+  EXPECT_THAT(lines[0], ::testing::HasSubstr(R"("time":"2026-02-21T09:)"));
+  EXPECT_THAT(lines[1], ::testing::Not(::testing::HasSubstr(R"("node":"gpu-0001")")));
+  const v1::Recurrence& rec = r.truth.recurrence();
+  EXPECT_EQ(rec.node_incidents(), 1);
+  EXPECT_EQ(rec.gpu_incidents(), 1);
+  EXPECT_TRUE(rec.escalated());
+  ASSERT_GE(r.truth.recovery().preconditions_size(), 2);
+  EXPECT_EQ(r.truth.recovery().preconditions(0).action(), "drain_and_rma");
+  EXPECT_EQ(r.truth.recovery().preconditions(0).target(), "gpu-0001 GPU 0000:ab:00");
+  EXPECT_EQ(r.truth.recovery().preconditions(1).action(), "restart_job");  // reset_gpu replaced
+}
+
+TEST(History, TwoHardwareIncidentsOnOtherGpusDrainTheNode) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = MustSimulate(
+      MustParse(std::string(kHistory) + "history { target: HISTORY_TARGET_SAME_NODE failure_class: FAILURE_CLASS_GPU_NVLINK }\n"
+                                        "history { target: HISTORY_TARGET_SAME_NODE days_before: 30 }\n"),
+      out);
+  const v1::Recurrence& rec = r.truth.recurrence();
+  EXPECT_EQ(rec.node_incidents(), 2);
+  EXPECT_EQ(rec.gpu_incidents(), 0);
+  EXPECT_TRUE(rec.escalated());
+  ASSERT_EQ(rec.earlier_size(), 2);
+  EXPECT_LT(rec.earlier(0).time(), rec.earlier(1).time());  // oldest first
+  EXPECT_NE(rec.earlier(0).gpu(), "0000:ab:00");
+  EXPECT_EQ(r.truth.recovery().preconditions(0).action(), "drain_node");
+  EXPECT_EQ(r.truth.recovery().preconditions(1).action(), "reset_gpu");
+}
+
+TEST(History, ControlsDoNotEscalate) {
+  const fs::path out = FreshDir();
+  // Another GPU once (counted, not escalated), the same GPU for an application's OOM (never
+  // escalates), and hardware on another node (not this node's).
+  const SimulateResult r = MustSimulate(
+      MustParse(std::string(kHistory) + "history { target: HISTORY_TARGET_SAME_NODE }\n"
+                                        "history { target: HISTORY_TARGET_SAME_GPU failure_class: FAILURE_CLASS_CUDA_OOM owner: OWNER_APPLICATION }\n"
+                                        "history { target: HISTORY_TARGET_OTHER_NODE }\n"),
+      out);
+  EXPECT_EQ(r.truth.recurrence().node_incidents(), 2);
+  EXPECT_EQ(r.truth.recurrence().gpu_incidents(), 1);
+  EXPECT_FALSE(r.truth.recurrence().escalated());
+  EXPECT_EQ(r.truth.recovery().preconditions(0).action(), "reset_gpu");
+}
+
+TEST(History, NoHistoryNoStoreAndNoRecurrence) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = MustSimulate(MustParse(kHistory), out);
+  EXPECT_FALSE(fs::exists(out / "history.jsonl"));
+  EXPECT_FALSE(r.truth.has_recurrence());
+}
+
+TEST(History, SameGpuNeedsAFaultOnOneRank) {
+  auto s = ParseScenario(std::string(kHistory) + "history { target: HISTORY_TARGET_SAME_GPU }\n", "h.textproto",
+                         std::vector<std::string>{"faults[0].kind=FAULT_KIND_NODE_LOSS"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), ::testing::HasSubstr("history[0]"));
+  EXPECT_THAT(s.status().message(), ::testing::HasSubstr("HISTORY_TARGET_SAME_NODE"));
+  auto bad = ParseScenario(std::string(kHistory) + "history { days_before: -1 }\n", "h.textproto");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("days_before"));
+}
+
+}  // namespace
+}  // namespace denpex::sim

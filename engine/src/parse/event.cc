@@ -67,6 +67,7 @@ std::string_view KindName(Kind k) {
     case Kind::kFailureEntry: return "failure_entry";
     case Kind::kGroupFailed: return "worker_group_failed";
     case Kind::kRendezvousError: return "rendezvous_error";
+    case Kind::kStoreError: return "store_error";
     case Kind::kExitBarrier: return "exit_barrier";
     case Kind::kLauncherExit: return "launcher_exit";
     case Kind::kKillingSubprocess: return "killing_subprocess";
@@ -89,6 +90,7 @@ std::string_view KindName(Kind k) {
     case Kind::kRankBinding: return "rank_binding";
     case Kind::kActorField: return "actor_field";
     case Kind::kActorCause: return "actor_cause";
+    case Kind::kRayTaskError: return "ray_task_error";
     case Kind::kRayNodeDead: return "ray_node_dead";
     case Kind::kPodNode: return "pod_node";
     case Kind::kNodeNotReady: return "node_not_ready";
