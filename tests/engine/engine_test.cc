@@ -171,6 +171,62 @@ TEST(Engine, VictimsKilledBeforeTheirWatchdogAreNotBlamed) {
   EXPECT_EQ(d.cascade().secondary_errors(), 24 - 5 + 3);
 }
 
+// A ZeRO job (tp 4, dp 8): rank 1 hangs, its TP peers time out in the TP all-reduce, every
+// other rank in its DP group's reduce-scatter. Rank 9, in rank 1's DP group, was SIGTERMed by
+// its agent before its watchdog fired: silent, torn down, and as far-reaching as rank 1 in the
+// wait graph. Only rank 1 held up a collective on its own (the TP one).
+TEST(Engine, SoleBlockerOfACollectiveBreaksATieWithACutShortPeer) {
+  TempDir tmp;
+  testing::Incident spec;
+  spec.job = {.nodes = 4, .gpus = 8, .tp = 4, .pp = 1, .dp = 8};
+  spec.fault = Fault::kHang;
+  spec.initiator = 1;
+  spec.zero = true;
+  spec.cut_short = {9};
+  testing::WriteIncident(tmp.path(), spec);
+
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 1);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HANG);
+  EXPECT_NE(d.reason().find("only member missing from collective 86"), std::string::npos) << d.reason();
+  ASSERT_GE(d.candidates_size(), 2);
+  EXPECT_EQ(d.candidates(0).score(), d.candidates(1).score());  // the scores alone tie
+}
+
+// As above with the hung rank last in its TP group (group rank 3 of 4): no reporter shows the
+// group's fourth member, yet groups of one kind split the world (32 ranks) evenly, so the TP
+// group has 4 members and the silent one is rank 3.
+TEST(Engine, HungLastMemberOfTheOnlyTimedOutGroupIsStillItsMember) {
+  TempDir tmp;
+  testing::Incident spec;
+  spec.job = {.nodes = 4, .gpus = 8, .tp = 4, .pp = 1, .dp = 8};
+  spec.fault = Fault::kHang;
+  spec.initiator = 3;
+  spec.zero = true;
+  spec.cut_short = {11};
+  testing::WriteIncident(tmp.path(), spec);
+
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 3);
+  EXPECT_NE(d.reason().find("in 2 process groups"), std::string::npos) << d.reason();
+}
+
+// Two silent ranks that each alone held up a collective of their own: nothing separates them.
+TEST(Engine, TwoSoleBlockersStayInconclusive) {
+  TempDir tmp;
+  testing::Incident spec;
+  spec.job = {.nodes = 4, .gpus = 8, .tp = 4, .pp = 1, .dp = 8};
+  spec.fault = Fault::kHang;
+  spec.initiator = 3;
+  spec.cut_short = {11};  // its TP peers 8-10 time out waiting on it alone, as 0-2 on rank 3
+  testing::WriteIncident(tmp.path(), spec);
+
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_INCONCLUSIVE) << d.reason();
+}
+
 TEST(Engine, NamesSilentMemberWhoseWholeLogIsMissing) {
   TempDir tmp;
   testing::Incident spec;

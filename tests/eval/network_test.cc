@@ -104,6 +104,23 @@ TEST_F(Network, LostStoreHostIsNamedNotTheFirstToReport) {
   }
 }
 
+// A node that never joins the c10d rendezvous (FAULT_KIND_RENDEZVOUS_TIMEOUT): 31 agents time out
+// (victims), the node that could not reach the endpoint is named, in torch 2.4's and 1.13's words.
+TEST_F(Network, NodeThatNeverJoinedTheRendezvousIsNamed) {
+  for (const std::string torch : {"2.4", "1.13"}) {
+    const fs::path incident =
+        Simulate("rdzv" + torch, {"faults[0].kind=FAULT_KIND_RENDEZVOUS_TIMEOUT", "faults[0].node=9", "format.torch=" + torch}, 7);
+    auto d = engine::Diagnose(incident, {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->initiator().rank(), -1) << torch << ": " << d->reason();
+    EXPECT_EQ(d->initiator().node(), "gpu-0010") << torch << ": " << d->reason();
+    EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NCCL_SETUP) << torch;
+    EXPECT_EQ(d->owner(), v1::OWNER_NETWORK) << torch;
+    ASSERT_GE(d->evidence_size(), 1);
+    EXPECT_NE(d->evidence(0).text().find("RendezvousConnectionError"), std::string::npos) << d->evidence(0).text();
+  }
+}
+
 // NET/Socket (FAULT_KIND_SOCKET_RESET): the rank whose sockets were reset is named from the
 // socket WARN matrix in NCCL 2.21's wording (peers name its host) and 2.18's (peers name an
 // address the WARNs cannot map: its row alone leads).

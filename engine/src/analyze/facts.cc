@@ -34,12 +34,19 @@ void ExtendBases(const Incident& inc, std::map<std::int32_t, std::int32_t>* base
 
 // A torchrun log dir's `<L>/` folder names a worker even when it printed nothing (an empty
 // stderr.log): its global rank is its node's base plus L, the base shown by any sibling folder
-// whose lines carry `[rank<G>]:` (or by the other nodes' numbering, ExtendBases).
+// whose lines carry `[rank<G>]:`, or by a line of one whose rank the agent's failure table gave
+// (ingest's ResolveRanks), or by the other nodes' numbering (ExtendBases).
 void RanksOfLocalFolders(const Incident& inc, JobFacts* jf) {
   std::map<std::int32_t, std::int32_t> base;  // node -> global rank of its local rank 0
   for (const LogFile& f : inc.files) {
     if (f.node >= 0 && f.local_rank >= 0 && f.prefix_ranks.size() == 1 && f.prefix_ranks[0] >= f.local_rank) {
       base.emplace(f.node, f.prefix_ranks[0] - f.local_rank);
+    }
+  }
+  for (const Event& e : inc.events) {
+    const LogFile& f = inc.files[e.file];
+    if (e.rank >= f.local_rank && f.local_rank >= 0 && f.node >= 0 && f.prefix_ranks.empty() && !f.agent) {
+      base.emplace(f.node, e.rank - f.local_rank);
     }
   }
   ExtendBases(inc, &base);
@@ -209,6 +216,10 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     RankFacts& r = jf->ranks[e.rank];
     if (r.python_error < 0) {
       r.python_error = index;
+      // A direct pin's own CUDA error (its traceback ends in a pin_memory frame).
+      if (e.kind == Kind::kPinMemory) {
+        r.pinned_oom = inc.str(std::get<PythonError>(e.detail).message).find("out of memory") != std::string_view::npos;
+      }
     } else if (inc.events[r.python_error].kind == Kind::kPinMemory) {
       const std::string_view msg = inc.str(std::get<PythonError>(e.detail).message);
       r.pinned_oom = r.pinned_oom || msg.find("out of memory") != std::string_view::npos;
@@ -303,6 +314,36 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
       if (other != n.failed_rank && (o.exit_event < 0 || o.exit_code == kExitSigterm)) o.torn_down = true;
     }
   }
+}
+
+// Ray: the driver's `RayTaskError` names the worker whose training function raised by its
+// (ip, pid), which the trainer's worker table maps to a rank: Ray's word on that rank's end, as
+// torchrun's `failed (exitcode: 1)` is. After the driver's first failure (that, or an
+// ActorDiedError) it shuts the worker group down: a worker with no word of its own was stopped
+// from outside, like one its torchrun agent SIGTERMed.
+void ApplyRayDriver(const Incident& inc, JobFacts* jf) {
+  std::map<std::pair<std::int32_t, std::int64_t>, std::int32_t> table;  // (node, pid) -> rank
+  std::int32_t failure = -1;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    const auto* w = std::get_if<WorkerSignalled>(&e.detail);
+    if (e.kind == Kind::kRayWorker && w && e.rank >= 0) table[{e.node, w->pid}] = e.rank;
+    if ((e.kind == Kind::kRayTaskError || e.kind == Kind::kActorDied) && failure < 0) failure = i;
+  }
+  if (failure < 0) return;
+  for (std::int32_t i = failure; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (e.kind != Kind::kRayTaskError) continue;
+    const auto it = table.find({e.node, std::get<WorkerSignalled>(e.detail).pid});
+    if (it == table.end() || it->second >= static_cast<std::int32_t>(jf->ranks.size())) continue;
+    RankFacts& r = jf->ranks[it->second];
+    if (r.exit_event >= 0) continue;
+    r.exit_event = i;
+    r.exit_code = kExitException;
+    r.exit_time = e.time;
+    r.pid = std::get<WorkerSignalled>(e.detail).pid;
+  }
+  for (RankFacts& r : jf->ranks) r.torn_down |= r.exit_event < 0 && r.timeouts == 0 && r.python_error < 0;
 }
 
 std::int64_t SignalledPid(const Incident& inc, std::int32_t event) {
@@ -506,15 +547,21 @@ void Place(JobFacts* jf, std::int32_t r, std::int32_t node_index) {
 
 // When the nodes that show all their ranks hold G contiguous ranks from a multiple of G, every
 // node does (one rank per GPU, numbered node by node): a rank with no node of its own goes to
-// the node that holds the other ranks of its block of G.
+// the node that holds the other ranks of its block of G. G is the size most such nodes show
+// (more than half of them): a node whose silent last rank left it one short shows another.
 void PlaceByBlocks(JobFacts* jf) {
   std::map<std::size_t, int> sizes;
+  int complete = 0;
   for (const NodeFacts& n : jf->nodes) {
     const std::size_t g = n.ranks.size();
-    if (g > 0 && static_cast<std::size_t>(n.ranks.back() - n.ranks.front() + 1) == g && n.ranks.front() % g == 0) sizes[g]++;
+    if (g > 0 && static_cast<std::size_t>(n.ranks.back() - n.ranks.front() + 1) == g && n.ranks.front() % g == 0) {
+      sizes[g]++;
+      ++complete;
+    }
   }
-  if (sizes.size() != 1 || sizes.begin()->second < 2) return;
-  const std::int32_t g = static_cast<std::int32_t>(sizes.begin()->first);
+  const auto most = std::max_element(sizes.begin(), sizes.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (most == sizes.end() || most->second < 2 || 2 * most->second <= complete) return;
+  const std::int32_t g = static_cast<std::int32_t>(most->first);
   std::map<std::int32_t, std::int32_t> block;  // first rank of a block -> node
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(jf->nodes.size()); ++i) {
     const auto& ranks = jf->nodes[i].ranks;
@@ -550,6 +597,7 @@ JobFacts CollectFacts(const Incident& inc) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) CollectEvent(inc, i, &jf);
   AssignNodeRanks(&jf);
   ApplyLauncherEvidence(inc, &jf);
+  ApplyRayDriver(inc, &jf);
   MapSignalledPids(inc, &jf);
   ApplyHostEvidence(inc, &jf);
   CountTableOnlyReports(inc, &jf);

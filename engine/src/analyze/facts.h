@@ -110,6 +110,7 @@ std::vector<std::int32_t> ParseTaskList(std::string_view tasks);
 std::int32_t SrunExitCode(std::string_view reason, std::int32_t exited_code);
 
 // Exit codes as torchrun prints them (negative: killed by that signal).
+inline constexpr std::int32_t kExitException = 1;  // Python's exit status after an uncaught exception
 inline constexpr std::int32_t kExitSigabrt = -6;
 inline constexpr std::int32_t kExitSigkill = -9;
 inline constexpr std::int32_t kExitSigterm = -15;

@@ -140,9 +140,24 @@ void NoteRecovery(Incident* inc) {
   }
 }
 
+// torchrun numbers each agent's workers contiguously (global = the node's first rank + local
+// rank): the first rank of every node whose known (local rank, rank) pairs agree on one; a node
+// whose pairs disagree gets none.
+std::map<std::int32_t, std::int32_t> NodeBases(const std::map<std::pair<std::int32_t, std::int32_t>, std::int32_t>& by_local) {
+  std::map<std::int32_t, std::int32_t> base;
+  for (const auto& [key, rank] : by_local) {
+    const std::int32_t b = rank - key.second;
+    auto [it, added] = base.try_emplace(key.first, b);
+    if (!added && it->second != b) it->second = -1;
+  }
+  return base;
+}
+
 // A line's rank when it has no rank of its own: the one rank its file's prefixes name (a torchrun
 // log dir's stderr.log), its srun task id when srun started the ranks itself (no torchrun tags),
-// or the rank that other lines give its (node, local rank) (the log dir's stdout.log).
+// or the rank that other lines give its (node, local rank) (the log dir's stdout.log), or failing
+// that its node's first rank plus its local rank (torch <= 2.1 log dirs print no `[rank<G>]:`,
+// and the agent's table names only the workers that failed).
 void ResolveRanks(Incident* inc) {
   std::map<std::pair<std::int32_t, std::int32_t>, std::int32_t> by_local;
   for (const Event& e : inc->events) {
@@ -156,6 +171,7 @@ void ResolveRanks(Incident* inc) {
       }
     }
   }
+  const std::map<std::int32_t, std::int32_t> bases = NodeBases(by_local);
   for (Event& e : inc->events) {
     if (e.rank >= 0) continue;
     const LogFile& f = inc->files[e.file];
@@ -165,7 +181,11 @@ void ResolveRanks(Incident* inc) {
       e.rank = e.task;
     } else if (e.local_rank >= 0 && e.node >= 0) {
       auto it = by_local.find({e.node, e.local_rank});
-      if (it != by_local.end()) e.rank = it->second;
+      if (it != by_local.end()) {
+        e.rank = it->second;
+      } else if (auto b = bases.find(e.node); b != bases.end() && b->second >= 0) {
+        e.rank = b->second + e.local_rank;
+      }
     }
   }
 }

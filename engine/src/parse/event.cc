@@ -89,6 +89,7 @@ std::string_view KindName(Kind k) {
     case Kind::kRayWorker: return "ray_worker";
     case Kind::kActorField: return "actor_field";
     case Kind::kActorCause: return "actor_cause";
+    case Kind::kRayTaskError: return "ray_task_error";
     case Kind::kRayNodeDead: return "ray_node_dead";
     case Kind::kPodNode: return "pod_node";
     case Kind::kNodeNotReady: return "node_not_ready";

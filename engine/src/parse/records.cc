@@ -399,7 +399,7 @@ void LogParser::Unheaded(const Parsed& p) {
             (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
             ((c == 'N' || c == 'K' || c == 'T' || c == 'p') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
-            (c == 'T' && RecogniseRay(msg, &out_.strings, &r)) ||
+            ((c == 'T' || c == 'r') && RecogniseRay(msg, &out_.strings, &r)) ||
             ((c == 'E' || c == 'S') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             ((c == 'm' || c == 'p' || c == 'o' || c == 's') && RecogniseBareMetal(msg, &out_.strings, &r)) ||
             (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));
@@ -411,6 +411,7 @@ void LogParser::Unheaded(const Parsed& p) {
     found = RecogniseNvidiaSmi(msg, &out_.strings, &r);
   }
   if (!found && c == 'U') found = RecogniseNvidiaSmi(msg, &out_.strings, &r);
+  if (found && closed_in_pin_ && r.kind == Kind::kCudaError) r.kind = Kind::kPinMemory;  // a direct pin failed
   if (found && r.kind == Kind::kFallenOffBus) {
     has_pending_gpu_ = true;
     pending_gpu_ = p;
@@ -448,17 +449,27 @@ std::int64_t LogParser::StreamOf(const Parsed& p) const {
 
 // A traceback is one record: its frames are skipped, and the `Type: message` line that ends
 // it becomes the event (RecogniseException), with the rank of the stream it was printed on.
+// Frames reach the parser only when they hold a trigger (`pin_memory`); the innermost one is the
+// pin call when the closing line follows it within this many lines (its code line, a caret
+// line, a few lines of other tasks interleaved by srun).
+constexpr std::uint32_t kPinFrameSpan = 8;
+
 bool LogParser::Traceback(const Parsed& p) {
   const std::string_view msg = p.header.message;
+  closed_in_pin_ = false;
   if (tracebacks_.empty() && msg[0] != 'T') return false;
   const std::int64_t stream = StreamOf(p);
-  auto open = std::find_if(tracebacks_.begin(), tracebacks_.end(), [&](const auto& t) { return t.first == stream; });
+  auto open = std::find_if(tracebacks_.begin(), tracebacks_.end(), [&](const auto& t) { return t.stream == stream; });
   if (msg.starts_with("Traceback (most recent call last):")) {
-    if (open == tracebacks_.end()) tracebacks_.emplace_back(stream, p.ref.number);
+    if (open == tracebacks_.end()) tracebacks_.push_back({stream, p.ref.number});
     return true;
   }
   if (open == tracebacks_.end()) return false;
-  if (msg[0] == ' ' || msg[0] == '\t' || msg[0] == '^' || msg[0] == '~') return true;  // frames, carets
+  if (msg[0] == ' ' || msg[0] == '\t' || msg[0] == '^' || msg[0] == '~') {  // frames, carets
+    if (Has(msg, "pin_memory")) open->pin_line = p.ref.number;
+    return true;
+  }
+  closed_in_pin_ = open->pin_line > 0 && p.ref.number - open->pin_line <= kPinFrameSpan;
   tracebacks_.erase(open);
   return false;  // the closing line: recognised by the caller like any exception line
 }
@@ -681,6 +692,7 @@ namespace {
 constexpr Trigger kRecordTriggers[] = {
     {"[E"}, {"[F"},                            // c10 `[E0302 ...` / `[E File.cpp:..]`: E and F lines are notes
     {"Traceback (most recent call last):"},    // opens a traceback
+    {"pin_memory"},                            // a frame pinning host memory (a direct pin's failure)
     {"ChildFailedError"},                      // opens the torchrun failure table
     {"] iteration "},                          // Megatron progress (a rank's last step)
     {"data_ms="},                              // key=value step lines (StepLine)

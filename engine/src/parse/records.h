@@ -130,7 +130,15 @@ class LogParser {
     bool in_entry = false;
     Event entry;  // FailureEntry detail; rank/line set by the `rank :` field
   } table_;
-  std::vector<std::pair<std::int64_t, std::uint32_t>> tracebacks_;  // (stream, first line)
+  struct OpenTraceback {
+    std::int64_t stream;
+    std::uint32_t first;         // the `Traceback (most recent call last):` line
+    std::uint32_t pin_line = 0;  // its last frame line that calls pin_memory (0: none)
+  };
+  std::vector<OpenTraceback> tracebacks_;
+  // The traceback just closed ended in a pin_memory frame: its exception is a page-locked
+  // (pinned) host allocation that failed (torch's CachingHostAllocator -> cudaHostAlloc).
+  bool closed_in_pin_ = false;
   // Per rank, the last watchdog timeout event, awaiting its `last enqueued` status line.
   std::unordered_map<std::int32_t, std::size_t> open_watchdogs_;
   // Per rank, its latest iteration event: a newer iteration line replaces it (progress noise

@@ -139,8 +139,8 @@ class CostModel {
 bool IsRecord(TriggerLevel l) { return l == TriggerLevel::kRecord; }
 
 #ifdef DENPEX_X86
-// The 32 positions at p: bit j of the result is set when a fingerprint may start at p + j
-// (its bucket bits go to buckets[j]); bit j of *newlines when p[j] is '\n'. Reads p[0..34).
+// The 32 positions at p: bit j of the result is set when a fingerprint may start at p + j;
+// bit j of *newlines when p[j] is '\n'. Reads p[0..34).
 struct Avx2Block {
   __m256i lo[3], hi[3];
 
@@ -151,7 +151,7 @@ struct Avx2Block {
       hi[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h[k].data())));
     }
   }
-  DENPEX_AVX2 std::uint32_t operator()(const unsigned char* p, unsigned char* buckets, std::uint32_t* newlines) const {
+  DENPEX_AVX2 std::uint32_t operator()(const unsigned char* p, std::uint32_t* newlines) const {
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     const __m256i c0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     __m256i acc = _mm256_set1_epi8(-1);
@@ -163,8 +163,6 @@ struct Avx2Block {
     }
     *newlines = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c0, _mm256_set1_epi8('\n'))));
     const auto none = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(acc, _mm256_setzero_si256())));
-    if (none == 0xffffffffu) return 0;
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(buckets), acc);
     return ~none;
   }
 };
@@ -175,12 +173,11 @@ struct ScalarBlock {
   const std::array<std::array<unsigned char, 16>, 3>& lo;
   const std::array<std::array<unsigned char, 16>, 3>& hi;
 
-  std::uint32_t operator()(const unsigned char* p, unsigned char* buckets, std::uint32_t* newlines) const {
+  std::uint32_t operator()(const unsigned char* p, std::uint32_t* newlines) const {
     std::uint32_t cand = 0, nl = 0;
     for (int j = 0; j < 32; ++j) {
       unsigned char m = 0xff;
       for (int k = 0; k < 3; ++k) m &= lo[k][p[j + k] & 15] & hi[k][p[j + k] >> 4];
-      buckets[j] = m;
       cand |= (m != 0 ? 1u : 0u) << j;
       nl |= (p[j] == '\n' ? 1u : 0u) << j;
     }
@@ -234,6 +231,7 @@ LineFilter::LineFilter(std::span<const Trigger> triggers) {
       }
     }
   }
+  IndexFingerprints();
 #ifdef DENPEX_X86
   avx2_ = HasAvx2();
 #endif
@@ -261,24 +259,66 @@ const LineFilter& LineFilter::Default() {
   return filter;
 }
 
-TriggerLevel LineFilter::Verify(std::string_view text, std::size_t q, unsigned buckets, std::size_t lo,
-                                std::size_t hi) const {
+namespace {
+
+std::size_t FingerprintHash(std::uint32_t fingerprint, std::size_t slots) {
+  return (fingerprint * 0x9e3779b1u >> 16) & (slots - 1);
+}
+
+}  // namespace
+
+void LineFilter::IndexFingerprints() {
+  std::vector<std::uint16_t> order;  // 3-byte fingerprints, grouped
+  for (std::uint16_t i = 0; i < literals_.size(); ++i) {
+    (literals_[i].mask == 0xffffffu ? order : short_literals_).push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint16_t a, std::uint16_t b) { return literals_[a].fingerprint < literals_[b].fingerprint; });
+  std::size_t slots = 16;
+  while (slots < 4 * order.size()) slots *= 2;
+  by_fingerprint_.assign(slots, FingerprintSlot{});
+  by_fingerprint_literals_ = order;
+  for (std::size_t g = 0; g < order.size();) {
+    const std::uint32_t fp = literals_[order[g]].fingerprint;
+    std::size_t end = g;
+    while (end < order.size() && literals_[order[end]].fingerprint == fp) ++end;
+    std::size_t h = FingerprintHash(fp, slots);
+    while (by_fingerprint_[h].fingerprint != ~std::uint32_t{0}) h = (h + 1) & (slots - 1);
+    by_fingerprint_[h] = {fp, static_cast<std::uint16_t>(g), static_cast<std::uint16_t>(end - g)};
+    g = end;
+  }
+}
+
+TriggerLevel LineFilter::Verify(std::string_view text, std::size_t q, std::size_t lo, std::size_t hi) const {
   std::uint32_t word = 0;  // the 3 bytes at q (0 past the text)
   for (std::size_t k = 0; k < 3 && q + k < text.size(); ++k) {
     word |= static_cast<std::uint32_t>(static_cast<unsigned char>(text[q + k])) << (8 * k);
   }
+  // Record beats prefix, so the order the literals are tried in does not matter.
   TriggerLevel level = TriggerLevel::kNone;
-  for (; buckets != 0; buckets &= buckets - 1) {
-    for (std::uint16_t i : buckets_[std::countr_zero(buckets)]) {
-      const Literal& l = literals_[i];
-      if ((word & l.mask) != l.fingerprint) continue;
-      if (q < lo + l.offset || q - l.offset + l.text.size() > hi) continue;
-      if (std::memcmp(text.data() + q - l.offset, l.text.data(), l.text.size()) != 0) continue;
+  const auto matches = [&](const Literal& l) {
+    return q >= lo + l.offset && q - l.offset + l.text.size() <= hi &&
+           std::memcmp(text.data() + q - l.offset, l.text.data(), l.text.size()) == 0;
+  };
+  for (std::uint16_t i : short_literals_) {
+    const Literal& l = literals_[i];
+    if ((word & l.mask) != l.fingerprint || !matches(l)) continue;
+    if (IsRecord(l.level)) return l.level;
+    level = l.level;
+  }
+  const std::size_t slots = by_fingerprint_.size();
+  for (std::size_t h = FingerprintHash(word, slots);; h = (h + 1) & (slots - 1)) {
+    const FingerprintSlot& slot = by_fingerprint_[h];
+    if (slot.fingerprint == ~std::uint32_t{0}) return level;
+    if (slot.fingerprint != word) continue;
+    for (std::uint16_t k = slot.first; k < slot.first + slot.count; ++k) {
+      const Literal& l = literals_[by_fingerprint_literals_[k]];
+      if (!matches(l)) continue;
       if (IsRecord(l.level)) return l.level;
       level = l.level;
     }
+    return level;
   }
-  return level;
 }
 
 namespace {
@@ -312,19 +352,18 @@ inline bool ScanFrom(const LineFilter& filter, const Block& block, std::string_v
                      std::size_t limit, LineCount* count, OnHit&& on_hit) {
   const auto* data = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
-  alignas(32) unsigned char buckets[64];
   alignas(32) unsigned char tail[64];
   std::size_t i = from;
   // 64 bytes a step while two whole blocks (and the 2 bytes after them) are readable: one
   // branch for both blocks' candidates, one line count for their newlines.
   for (; i + 66 <= n; i += 64) {
     std::uint32_t nl_lo, nl_hi;
-    const std::uint32_t lo = block(data + i, buckets, &nl_lo);
-    const std::uint32_t hi = block(data + i + 32, buckets + 32, &nl_hi);
+    const std::uint32_t lo = block(data + i, &nl_lo);
+    const std::uint32_t hi = block(data + i + 32, &nl_hi);
     const std::uint64_t nl = nl_lo | static_cast<std::uint64_t>(nl_hi) << 32;
     for (std::uint64_t cand = lo | static_cast<std::uint64_t>(hi) << 32; cand != 0; cand &= cand - 1) {
       const unsigned j = static_cast<unsigned>(std::countr_zero(cand));
-      if (on_hit.Try(filter, text, i + j, buckets[j])) {
+      if (on_hit.Try(filter, text, i + j)) {
         count->Add(text, i, nl & ((std::uint64_t{1} << j) - 1), limit);
         return true;
       }
@@ -341,11 +380,11 @@ inline bool ScanFrom(const LineFilter& filter, const Block& block, std::string_v
       if (n - i < 32) valid = (1u << (n - i)) - 1;
     }
     std::uint32_t nl;
-    std::uint32_t cand = block(p, buckets, &nl) & valid;
+    std::uint32_t cand = block(p, &nl) & valid;
     nl &= valid;
     for (; cand != 0; cand &= cand - 1) {
       const unsigned j = static_cast<unsigned>(std::countr_zero(cand));
-      if (on_hit.Try(filter, text, i + j, buckets[j])) {
+      if (on_hit.Try(filter, text, i + j)) {
         count->Add(text, i, nl & ((1u << j) - 1), limit);
         return true;
       }
@@ -363,22 +402,22 @@ struct LineFilterScan {
     std::size_t from;
     TriggerLevel* level;
     std::size_t* at;  // where the verified fingerprint starts (inside the line, before its end)
-    bool Try(const LineFilter& f, std::string_view text, std::size_t q, unsigned buckets) const;
+    bool Try(const LineFilter& f, std::string_view text, std::size_t q) const;
   };
   struct AnyHit {
     TriggerLevel* level;
-    bool Try(const LineFilter& f, std::string_view text, std::size_t q, unsigned buckets) const;
+    bool Try(const LineFilter& f, std::string_view text, std::size_t q) const;
   };
 };
 
-bool LineFilterScan::FirstHit::Try(const LineFilter& f, std::string_view text, std::size_t q, unsigned buckets) const {
-  *level = f.Verify(text, q, buckets, from, text.size());
+bool LineFilterScan::FirstHit::Try(const LineFilter& f, std::string_view text, std::size_t q) const {
+  *level = f.Verify(text, q, from, text.size());
   *at = q;
   return *level != TriggerLevel::kNone;
 }
 
-bool LineFilterScan::AnyHit::Try(const LineFilter& f, std::string_view text, std::size_t q, unsigned buckets) const {
-  const TriggerLevel l = f.Verify(text, q, buckets, 0, text.size());
+bool LineFilterScan::AnyHit::Try(const LineFilter& f, std::string_view text, std::size_t q) const {
+  const TriggerLevel l = f.Verify(text, q, 0, text.size());
   if (static_cast<int>(l) > static_cast<int>(*level)) *level = l;
   return IsRecord(*level);  // stop at the first record trigger
 }
