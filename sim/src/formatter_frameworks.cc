@@ -293,6 +293,47 @@ constexpr std::string_view kPinned[] = {
     "",
 };
 
+// A direct page-locked allocation outside the DataLoader (torch's CachingHostAllocator calls
+// cudaHostAlloc, and its failure is a plain CUDA error): the training loop pins a batch itself,
+// or a checkpoint stager allocates a pinned host buffer. The innermost frame is the pin call.
+constexpr std::string_view kPinnedDirect[] = {
+    "Traceback (most recent call last):",
+    "  File \"/workspace/train.py\", line 412, in <module>",
+    "    main()",
+    "  File \"/workspace/train.py\", line 383, in main",
+    "    batch = to_device(batch, device)",
+    "  File \"/workspace/train.py\", line 97, in to_device",
+    "    return {k: v.pin_memory().to(device, non_blocking=True) for k, v in batch.items()}",
+    "  File \"/workspace/train.py\", line 97, in <dictcomp>",
+    "    return {k: v.pin_memory().to(device, non_blocking=True) for k, v in batch.items()}",
+    "!RuntimeError: CUDA error: out of memory",
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+    "stacktrace below might be incorrect.",
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+    "",
+};
+
+constexpr std::string_view kPinnedStaging[] = {
+    "Traceback (most recent call last):",
+    "  File \"/workspace/train.py\", line 412, in <module>",
+    "    main()",
+    "  File \"/workspace/train.py\", line 401, in main",
+    "    stager.stage(model.state_dict(), step)",
+    "  File \"/workspace/ckpt/async_stager.py\", line 58, in stage",
+    "    self._buffers = [self._alloc(t) for t in tensors]",
+    "  File \"/workspace/ckpt/async_stager.py\", line 58, in <listcomp>",
+    "    self._buffers = [self._alloc(t) for t in tensors]",
+    "  File \"/workspace/ckpt/async_stager.py\", line 41, in _alloc",
+    "    return torch.empty(t.shape, dtype=t.dtype, device=\"cpu\", pin_memory=True)",
+    "!RuntimeError: CUDA error: out of memory",
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+    "stacktrace below might be incorrect.",
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+    "",
+};
+
 // Gathering FSDP's FULL_STATE_DICT for torch.save: the all-gathered parameters do not fit.
 // The last line (torch's OutOfMemoryError) is the profile's wording (formatter_gpu.cc).
 constexpr std::string_view kSaveGather[] = {
@@ -344,8 +385,12 @@ AppTraceback AppTracebackOf(AppError source, int variant, const TorchProfile& to
         case 1: return {S(kDsLoadShard), {}};
         default: return {S(kFsdpLoadSize), {}};
       }
-    case AppError::kPinnedMemory:
-      return {S(kPinned), {}};
+    case AppError::kPinnedMemory:  // even: the DataLoader's pin-memory thread; odd: a direct pin
+      switch (v % 4) {
+        case 1: return {S(kPinnedDirect), {}};
+        case 3: return {S(kPinnedStaging), {}};
+        default: return {S(kPinned), {}};
+      }
     case AppError::kSaveOom:
       return {S(kSaveGather), {}};
     case AppError::kMegatron:

@@ -379,6 +379,16 @@ struct AgentStoreFailure {
   TimeNs time;
 };
 
+// The c10d rendezvous never completed (FAULT_KIND_RENDEZVOUS_TIMEOUT). `timed_out` false: the
+// node whose agent could not reach the endpoint (a c10d connect warning, then the chained
+// traceback ending RendezvousConnectionError); true: an agent that waited out the join timeout
+// (the traceback ending `RendezvousTimeoutError`, bare).
+struct AgentRendezvousFailure {
+  int node;
+  TimeNs time;
+  bool timed_out;
+};
+
 // --- Ray (driver.log, gcs_server.out) ----------------------------------------------------------
 
 // The trainer lists its workers: `(TorchTrainer pid=P, ip=IP) Started distributed worker
@@ -388,16 +398,21 @@ struct RayWorkerTable {
   TimeNs time;
 };
 
-// Why the driver's ActorDiedError says the actor died.
-enum class RayDeath : std::uint8_t { kWorkerDied, kNodeDied, kMemoryMonitor };
+// Why the driver's ActorDiedError says the actor died; kTaskError: the actor lives, but its
+// training function raised (the driver's `ray.exceptions.RayTaskError(<Exc>)`).
+enum class RayDeath : std::uint8_t { kWorkerDied, kNodeDied, kMemoryMonitor, kTaskError };
 
 // The driver learns that the actor of `rank` died: the trial's traceback ending in
 // `ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.`, the
-// actor's fields and the cause line.
+// actor's fields and the cause line. kTaskError: the traceback ends in
+// `ray.exceptions.RayTaskError(<Exc>): ray::_RayTrainWorker__execute.get_next() (pid=, ip=, ...)`,
+// the worker's frames and its exception line (`exception`, that rank's PythonException).
 struct RayActorDied {
   int rank;
   TimeNs time;
   RayDeath cause;
+  int variant = 0;                      // kTaskError: the PythonException's variant and source
+  AppError source = AppError::kMegatron;
 };
 
 // GCS (gcs_server.out): the node missed too many health checks and is marked dead.
@@ -508,13 +523,14 @@ enum class MpiNotice : std::uint8_t {
   kSignal,     // "Primary job ..." + "mpirun noticed that process rank R with PID P on node H
                // exited on signal N (Name)."
   kLostDaemon, // "ORTE has lost communication with a remote daemon." (HNP / remote daemon)
+  kBindings,   // --report-bindings: the node's daemon names its host and each rank it starts
 };
 
 struct MpirunNotice {
   TimeNs time;
   MpiNotice notice;
   int rank;  // kExitCode, kSignal: the first rank that failed
-  int node;  // kLostDaemon: the node whose orted was lost
+  int node;  // kLostDaemon: the node whose orted was lost; kBindings: the daemon's node
   int exit_code;
 };
 
@@ -524,7 +540,7 @@ using Record =
                  WatchdogTimeout, WatchdogAftermath, DumpSignalObserved, PythonException, DeepSpeedLine,
                  SegfaultDump, WorkerExit, BenignWarning,
                  CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost,
-                 StoreConnectionReset, AgentStoreFailure,
+                 StoreConnectionReset, AgentStoreFailure, AgentRendezvousFailure,
                  RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine, BatchBanner,
                  CheckpointResumed, ResumedIteration, MpirunNotice>;

@@ -101,6 +101,41 @@ TEST(Frameworks, PinMemoryThreadAndItsOutOfMemory) {
   });
 }
 
+// A direct pin (torch's CachingHostAllocator -> cudaHostAlloc, not the DataLoader's thread): a
+// plain CUDA error whose traceback ends in a pin_memory frame is the pinned tier; the same error
+// after any other innermost frame stays a CUDA error.
+TEST(Frameworks, DirectPinFailureIsThePinnedTierOnlyWhenTheInnermostFrameIsThePin) {
+  const std::string direct =
+      "[rank9]: Traceback (most recent call last):\n"
+      "[rank9]:   File \"/workspace/train.py\", line 412, in <module>\n"
+      "[rank9]:     main()\n"
+      "[rank9]:   File \"/usr/local/lib/python3.10/dist-packages/deepspeed/accelerator/cuda_accelerator.py\", line 219, "
+      "in pin_memory\n"
+      "[rank9]:     return tensor.pin_memory()\n"
+      "[rank9]:            ^^^^^^^^^^^^^^^^^^^\n"
+      "[rank9]: RuntimeError: CUDA error: out of memory\n";
+  ParsedLog log = Parse(direct);
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(KindName(log.events[0].kind), KindName(Kind::kPinMemory));
+  EXPECT_EQ(log.events[0].line, 7u);
+  const std::string staging =
+      "Traceback (most recent call last):\n"
+      "  File \"/workspace/ckpt/async_stager.py\", line 41, in _alloc\n"
+      "    return torch.empty(t.shape, dtype=t.dtype, device=\"cpu\", pin_memory=True)\n"
+      "RuntimeError: CUDA error: out of memory\n";
+  log = Parse(staging);
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(KindName(log.events[0].kind), KindName(Kind::kPinMemory));
+  std::string outer = "Traceback (most recent call last):\n"
+                      "  File \"/workspace/train.py\", line 97, in to_device\n"
+                      "    batch = {k: v.pin_memory() for k, v in batch.items()}\n";
+  for (int i = 0; i < 12; ++i) outer += "  File \"/workspace/model.py\", line 50, in forward\n    return self.block(x)\n";
+  outer += "RuntimeError: CUDA error: out of memory\n";
+  log = Parse(outer);
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(KindName(log.events[0].kind), KindName(Kind::kCudaError));
+}
+
 TEST(Frameworks, DeepSpeedOverflowAndMemoryNotesAreNotErrors) {
   const std::vector<const char*> lines = {
       "[2024-03-08 16:33:21,415] [INFO] [loss_scaler.py:183:update_scale] Grad overflow on iteration 7",
@@ -229,6 +264,20 @@ TEST(Frameworks, PinnedHostMemoryFailureIsNamedAsItsTier) {
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_PINNED_OOM);
   EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
   EXPECT_NE(d.reason().find("pinned"), std::string::npos) << d.reason();
+}
+
+TEST(Frameworks, DirectPinnedHostMemoryFailureIsNamedAsItsTier) {
+  for (int variant : {1, 3}) {
+    SCOPED_TRACE(variant);
+    v1::Truth truth;
+    const v1::Diagnosis d = SimulateAndDiagnose(
+        {"faults[0].kind=FAULT_KIND_PINNED_OOM", "faults[0].variant=" + std::to_string(variant)}, &truth);
+    EXPECT_EQ(d.initiator().rank(), 13);
+    EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_PINNED_OOM);
+    EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
+    ASSERT_GT(truth.evidence_size(), 0);
+    EXPECT_NE(truth.evidence(0).text().find("RuntimeError: CUDA error: out of memory"), std::string::npos);
+  }
 }
 
 TEST(Frameworks, OffloadHostOomCitesTheFullestMemoryReport) {

@@ -87,8 +87,10 @@ std::string_view KindName(Kind k) {
     case Kind::kRayOom: return "ray_oom";
     case Kind::kRayletOomKills: return "raylet_oom_kills";
     case Kind::kRayWorker: return "ray_worker";
+    case Kind::kRankBinding: return "rank_binding";
     case Kind::kActorField: return "actor_field";
     case Kind::kActorCause: return "actor_cause";
+    case Kind::kRayTaskError: return "ray_task_error";
     case Kind::kRayNodeDead: return "ray_node_dead";
     case Kind::kPodNode: return "pod_node";
     case Kind::kNodeNotReady: return "node_not_ready";
