@@ -903,6 +903,43 @@ TEST(Chunks, ChunkedParseEqualsWholeFileParse) {
   }
 }
 
+// Progress lines of srun tasks (rank not known yet) spread over many chunks: the merge keeps
+// one event per task and kind, as a single pass does, with the latest step and a slow run that
+// crosses a chunk boundary starting where it really started.
+TEST(Chunks, ChunkedProgressEqualsWholeFileParse) {
+  std::string text;
+  for (int step = 1; step <= 60; ++step) {
+    for (int task = 0; task < 8; ++task) {
+      const bool slow = task == 5 && step >= 17;
+      text += std::to_string(task) + ": 2026-11-29 16:25:41.497 rank=" + std::to_string(task) + " step=" + std::to_string(step) +
+              "/60 loss=5.8 data_ms=" + (slow ? "900.0" : "0.1") + " step_ms=1000.0\n";
+      if (task % 3 == 0) {
+        text += std::to_string(task) + ":  [2026-11-29 16:25:41] iteration        " + std::to_string(step) +
+                "/      60 | consumed samples: 100 | elapsed time per iteration (ms): 1000.0 |\n";
+      }
+    }
+  }
+  const FileContext ctx{.file = 2, .prefixes = SniffPrefixes(text)};
+  const ParsedLog whole = ParseLog(text, ctx);
+  const ParsedLog chunked = ParseChunked(text, ctx, 2048);
+  ASSERT_EQ(chunked.events.size(), whole.events.size());
+  for (std::size_t i = 0; i < whole.events.size(); ++i) {
+    ASSERT_EQ(chunked.events[i].kind, Kind::kIteration) << i;
+    const auto& c = std::get<Iteration>(chunked.events[i].detail);
+    const auto& w = std::get<Iteration>(whole.events[i].detail);
+    EXPECT_EQ(chunked.events[i].task, whole.events[i].task) << i;
+    EXPECT_EQ(chunked.events[i].line, whole.events[i].line) << i;
+    EXPECT_EQ(c.iteration, w.iteration) << i;
+    EXPECT_EQ(c.slow_since, w.slow_since) << i;
+    EXPECT_EQ(c.slow_at, w.slow_at) << i;
+  }
+  std::int64_t slow_since = -1;
+  for (const Event& e : whole.events) {
+    if (e.task == 5 && std::get<Iteration>(e.detail).data_us > 0) slow_since = std::get<Iteration>(e.detail).slow_since;
+  }
+  EXPECT_EQ(slow_since, 17);
+}
+
 }  // namespace
 }  // namespace denpex::engine
 

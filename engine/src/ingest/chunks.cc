@@ -3,6 +3,8 @@
 #include <oneapi/tbb/parallel_for.h>
 
 #include <algorithm>
+#include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -21,14 +23,55 @@ std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_by
   return starts;
 }
 
+// Progress events (Megatron iteration lines, key=value step lines) are one per rank, or per srun
+// task while the rank is unknown, holding the latest line: a single pass over the file keeps
+// one. Each chunk's parser keeps its own, so the merge folds a later chunk's into the earlier
+// event (in its place, as a single pass leaves it); without this a 16k-task srun file in 64
+// chunks kept a million progress events.
+using ProgressSlots = std::unordered_map<std::int64_t, std::size_t>;  // slot -> index in the merged events
+
+std::optional<std::int64_t> ProgressSlot(const Event& e) {
+  if (e.kind != Kind::kIteration) return std::nullopt;
+  const std::int64_t key = e.rank >= 0 || e.task < 0 ? e.rank : -2 - std::int64_t{e.task};  // records.cc's ProgressKey
+  return 2 * key + (std::get<Iteration>(e.detail).data_us >= 0 ? 1 : 0);                    // step lines apart
+}
+
+ProgressSlots SlotsOf(const ParsedLog& log) {
+  ProgressSlots slots;
+  for (std::size_t i = 0; i < log.events.size(); ++i) {
+    if (const auto slot = ProgressSlot(log.events[i])) slots.emplace(*slot, i);
+  }
+  return slots;
+}
+
+// `later`'s progress replaces `*earlier`'s; a slow run that began at the later chunk's first
+// step line of the rank goes on from the earlier chunk's.
+void FoldProgress(Event&& later, Event* earlier) {
+  const auto& a = std::get<Iteration>(earlier->detail);
+  auto& b = std::get<Iteration>(later.detail);
+  if (b.slow_from_start && a.slow_since >= 0) {
+    b.slow_since = a.slow_since;
+    b.slow_at = a.slow_at;
+    b.slow_from_start = a.slow_from_start;
+  }
+  *earlier = std::move(later);
+}
+
 // Appends `from` (the chunk after `into`'s last) to `into`: strings re-interned, lines shifted.
-void Append(ParsedLog&& from, ParsedLog* into) {
+void Append(ParsedLog&& from, ParsedLog* into, ProgressSlots* slots) {
   const auto shift = static_cast<std::uint32_t>(into->lines);
   std::vector<StrId> remap(from.strings.size());
   for (StrId id = 0; id < remap.size(); ++id) remap[id] = into->strings.Intern(from.strings.Get(id));
   for (Event& e : from.events) {
     ForEachStrId(e, [&](StrId& id) { id = remap[id]; });
     e.line += shift;
+    if (const auto slot = ProgressSlot(e)) {
+      const auto [at, fresh] = slots->try_emplace(*slot, into->events.size());
+      if (!fresh) {
+        FoldProgress(std::move(e), &into->events[at->second]);
+        continue;
+      }
+    }
     into->events.push_back(std::move(e));
   }
   into->prefix_ranks.insert(into->prefix_ranks.end(), from.prefix_ranks.begin(), from.prefix_ranks.end());
@@ -63,7 +106,8 @@ ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_
   std::size_t events = 0;
   for (const ParsedLog& part : parts) events += part.events.size();
   out.events.reserve(events);
-  for (std::size_t i = 1; i < parts.size(); ++i) Append(std::move(parts[i]), &out);
+  ProgressSlots slots = SlotsOf(out);
+  for (std::size_t i = 1; i < parts.size(); ++i) Append(std::move(parts[i]), &out, &slots);
   std::sort(out.prefix_ranks.begin(), out.prefix_ranks.end());
   out.prefix_ranks.erase(std::unique(out.prefix_ranks.begin(), out.prefix_ranks.end()), out.prefix_ranks.end());
   return out;

@@ -126,6 +126,9 @@ struct Iteration {
   std::int64_t step_us = -1;
   std::int64_t slow_since = -1;  // first step of the current run where data_us >= step_us / 2
   TimeNs slow_at = 0;            // when that step began (its line's time - step_us)
+  // The current slow run began at this parser's first step line of the rank (a chunk's parser:
+  // the run may go on from the previous chunk's; ingest/chunks.cc joins them).
+  bool slow_from_start = false;
 };
 
 // Per-rank step timers (§5): DeepSpeed's `time (ms) | name: value | ...` of one rank, split

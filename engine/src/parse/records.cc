@@ -653,6 +653,7 @@ bool LogParser::StepLine(const Parsed& p) {
       it.slow_at = before.slow_at;
     }
   }
+  it.slow_from_start = slow && (at == last_step_.end() || std::get<Iteration>(out_.events[at->second].detail).slow_from_start);
   if (slow && it.slow_since < 0) {
     it.slow_since = f.step;
     it.slow_at = (p.origin.timed ? p.origin.time : p.header.time) - f.step_us * 1000;
