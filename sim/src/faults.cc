@@ -184,6 +184,17 @@ constexpr FaultTraits kFaults[] = {
      "every other agent and rank lost the store; check its kernel log (OOM killer) and what "
      "else ran there, and drain it or move the rendezvous endpoint before restarting.",
      v1::LAUNCHER_TORCHRUN},
+    {v1::FAULT_KIND_SLOW_NIC, FaultScope::kRank, FaultAction::kSlowdown, v1::OWNER_NETWORK,
+     v1::FAILURE_CLASS_STRAGGLER, false, "inspect_nic",
+     "the IB port of {who} degraded (symbol errors, link flaps, a lower rate): its inter-node "
+     "transfers slow the whole job; reseat or replace its cable or transceiver (check the switch "
+     "port) or exclude the node before restarting."},
+    {v1::FAULT_KIND_RENDEZVOUS_TIMEOUT, FaultScope::kNode, FaultAction::kRendezvousTimeout,
+     v1::OWNER_NETWORK, v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_network_config",
+     "{who} never joined the c10d rendezvous (its agent could not reach the rendezvous endpoint, "
+     "so every other agent timed out waiting for it); check its route and firewall to the "
+     "endpoint's host and port (29400) or leave it out, then restart.",
+     v1::LAUNCHER_TORCHRUN},
 };
 
 }  // namespace
@@ -228,7 +239,8 @@ FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
       break;
   }
   // The bootstrap root is rank 0's node: a drawn node that cannot reach it is another one.
-  if (fault.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT && !fault.has_node() && plan.node == 0 &&
+  const bool needs_root = fault.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT || fault.kind() == v1::FAULT_KIND_RENDEZVOUS_TIMEOUT;
+  if (needs_root && !fault.has_node() && plan.node == 0 &&
       job.nodes > 1) {
     plan.node = 1;
     plan.rank = job.gpus_per_node;

@@ -154,18 +154,38 @@ void Expand(std::string_view text, const Placeholders& p, LineBuilder& out) {
     out.Str(text.substr(0, open));
     if (open == std::string_view::npos) return;
     const std::size_t close = text.find('}', open);
+    if (close == std::string_view::npos) {
+      out.Str(text.substr(open));
+      return;
+    }
     const std::string_view name = text.substr(open + 1, close - open - 1);
-    if (name == "py") out.Str(p.py);
-    if (name == "mg") out.Str(kMegatron);
-    if (name == "host") out.Str(p.host);
-    if (name == "rank") out.Int(p.rank);
-    if (name == "dev") out.Int(p.dev);
-    if (name == "tid") out.Str("0000").Hex(ThreadId(p.tid, 0x480));
-    if (name == "tid2") out.Str("0000").Hex(ThreadId(p.tid2, 0x640));
-    if (name == "saved") out.Int(p.saved);
-    if (name == "world") out.Int(p.world);
-    if (name == "shard") out.Int(p.shard);
-    if (name == "gstep") out.Int(p.gstep);
+    if (name == "py") {
+      out.Str(p.py);
+    } else if (name == "mg") {
+      out.Str(kMegatron);
+    } else if (name == "host") {
+      out.Str(p.host);
+    } else if (name == "rank") {
+      out.Int(p.rank);
+    } else if (name == "dev") {
+      out.Int(p.dev);
+    } else if (name == "tid") {
+      out.Str("0000").Hex(ThreadId(p.tid, 0x480));
+    } else if (name == "tid2") {
+      out.Str("0000").Hex(ThreadId(p.tid2, 0x640));
+    } else if (name == "saved") {
+      out.Int(p.saved);
+    } else if (name == "world") {
+      out.Int(p.world);
+    } else if (name == "shard") {
+      out.Int(p.shard);
+    } else if (name == "gstep") {
+      out.Int(p.gstep);
+    } else {  // Python's own braces (a dict comprehension): not a placeholder
+      out.Str(text.substr(open, 1));
+      text.remove_prefix(open + 1);
+      continue;
+    }
     text.remove_prefix(close + 1);
   }
 }
@@ -187,7 +207,7 @@ std::int64_t LineFormatter::Format(const PythonException& r, LineBuilder& out) c
     if (r.variant % 3 == 1) parts[1] = kNanGradTail;
     if (r.variant % 3 == 2) parts[1] = kShapeTail;
   } else {
-    const AppTraceback t = AppTracebackOf(r.source, r.variant);
+    const AppTraceback t = AppTracebackOf(r.source, r.variant, torch_);
     parts = {t.head, t.tail};
     p.world = job_.dp;
     p.saved = job_.dp * 2;

@@ -98,3 +98,84 @@ void LineFormatter::Format(const AgentStoreFailure& r, LineBuilder& out) const {
 }
 
 }  // namespace denpex::sim
+
+namespace denpex::sim {
+
+// FAULT_KIND_RENDEZVOUS_TIMEOUT (docs/log_formats.md §6c). The node that cannot reach the
+// endpoint: its c10d connect warning (torch >= 2.4: `failed to connect ... (errno: 110 ...)`;
+// older: `[E socket.cpp:860] ... has timed out after 60s ...`), then the chained traceback out of
+// the handler's creation. The others: the traceback out of next_rendezvous, bare
+// `RendezvousTimeoutError` (the join timeout raises it without a message).
+std::int64_t LineFormatter::Format(const AgentRendezvousFailure& r, LineBuilder& out) const {
+  constexpr int kRdzvPort = 29400;  // torchrun's c10d rendezvous port when the endpoint names none
+  constexpr std::string_view kBackend = "torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py";
+  constexpr std::string_view kDynamic = "torch/distributed/elastic/rendezvous/dynamic_rendezvous.py";
+  constexpr std::string_view kAgent = "torch/distributed/elastic/agent/server/api.py";
+  struct Frame {
+    std::string_view file;
+    int line;
+    std::string_view function, code;
+  };
+  auto frame = [&](const Frame& f) {
+    out.Str("  File \"");
+    if (!f.file.starts_with('/')) out.Str(torch_.python_lib).Char('/');
+    out.Str(f.file).Str("\", line ").Int(f.line).Str(", in ").Str(f.function).EndLine();
+    out.Str("    ").Str(f.code).EndLine();
+  };
+  const std::int64_t first = out.lines();
+  const bool modern = torch_.c10_header == C10Header::kRankPrefixedTimestamped;  // torch >= 2.4
+  const std::string& endpoint = job_.hostnames[0];
+  const auto& frames = torch_.torchrun_traceback;
+  if (!r.timed_out) {
+    WriteC10Line(out, -1, r.node, r.time - 10 * kNsPerMs, modern ? 'W' : 'E', "socket.cpp", modern ? 752 : 860);
+    if (modern) {
+      out.Str("[c10d] The client socket has failed to connect to [").Str(endpoint).Str("]:").Int(kRdzvPort);
+      out.Str(" (errno: 110 - Connection timed out).").EndLine();
+    } else {
+      out.Str("[c10d] The client socket has timed out after 60s while trying to connect to (").Str(endpoint);
+      out.Str(", ").Int(kRdzvPort).Str(").").EndLine();
+    }
+    out.Str("Traceback (most recent call last):").EndLine();
+    frame({kBackend, 159, "_create_tcp_store", "store = TCPStore("});
+    if (modern) {
+      out.Str("torch.distributed.DistNetworkError: The client socket has timed out after 60000ms while trying to connect to (");
+      out.Str(endpoint).Str(", ").Int(kRdzvPort).Str(").").EndLine();
+    } else {
+      out.Str("RuntimeError: connect() timed out. Original timeout was 60000 ms.").EndLine();
+    }
+    out.EndLine();
+    out.Str("The above exception was the direct cause of the following exception:").EndLine();
+    out.EndLine();
+    out.Str("Traceback (most recent call last):").EndLine();
+    for (std::size_t i = 0; i + 1 < frames.size(); ++i) frame({frames[i].file, frames[i].line, frames[i].function, frames[i].code});
+    frame({"torch/distributed/launcher/api.py", frames.empty() ? 246 : frames.back().line - 18, "launch_agent",
+           "rdzv_handler=rdzv_registry.get_rendezvous_handler(rdzv_parameters),"});
+    frame({"torch/distributed/elastic/rendezvous/registry.py", 66, "get_rendezvous_handler", "return handler_registry.create_handler(params)"});
+    frame({"torch/distributed/elastic/rendezvous/api.py", 367, "create_handler", "handler = creator(params)"});
+    frame({"torch/distributed/elastic/rendezvous/registry.py", 41, "_create_c10d_handler", "backend, store = create_backend(params)"});
+    frame({kBackend, 254, "create_backend", "store = _create_tcp_store(params)"});
+    frame({kBackend, 183, "_create_tcp_store", "raise RendezvousConnectionError("});
+    const std::int64_t at = out.lines() - first;
+    out.Str("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed. See "
+            "inner exception for details.")
+        .EndLine();
+    return at;
+  }
+  out.Str("Traceback (most recent call last):").EndLine();
+  for (std::size_t i = 0; i + 1 < frames.size(); ++i) frame({frames[i].file, frames[i].line, frames[i].function, frames[i].code});
+  frame({"torch/distributed/launcher/api.py", frames.empty() ? 255 : frames.back().line - 9, "launch_agent", "result = agent.run()"});
+  frame({"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
+  frame({kAgent, 697, "run", "result = self._invoke_run(role)"});
+  frame({kAgent, 836, "_invoke_run", "self._initialize_workers(self._worker_group)"});
+  frame({"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
+  frame({kAgent, 671, "_initialize_workers", "self._rendezvous(worker_group)"});
+  frame({"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
+  frame({kAgent, 500, "_rendezvous", "rdzv_info = spec.rdzv_handler.next_rendezvous()"});
+  frame({kDynamic, 1123, "next_rendezvous", "self._op_executor.run(join_op, deadline, self._get_deadline)"});
+  frame({kDynamic, 679, "run", "raise RendezvousTimeoutError"});
+  const std::int64_t at = out.lines() - first;
+  out.Str("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError").EndLine();
+  return at;
+}
+
+}  // namespace denpex::sim

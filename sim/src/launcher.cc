@@ -6,8 +6,13 @@
 namespace denpex::sim {
 
 Launcher::Launcher(const Job& job, EventQueue& queue, RecordSink& sink, Workers& workers,
-                   bool oom_group_kill)
-    : job_(job), queue_(queue), sink_(sink), workers_(workers), oom_group_kill_(oom_group_kill) {
+                   bool oom_group_kill, int rendezvous_node)
+    : job_(job),
+      queue_(queue),
+      sink_(sink),
+      workers_(workers),
+      oom_group_kill_(oom_group_kill),
+      rendezvous_node_(rendezvous_node) {
   const auto n = static_cast<std::size_t>(job.nodes);
   phase_.assign(n, Phase::kMonitoring);
   poll_pending_.assign(n, 0);
@@ -26,6 +31,11 @@ Launcher::Launcher(const Job& job, EventQueue& queue, RecordSink& sink, Workers&
 void Launcher::ScheduleStarts() {
   for (int node = 0; node < job_.nodes; ++node) {
     queue_.Push(job_.agent_start[node], EventKind::kAgentStart, static_cast<std::uint32_t>(node));
+    if (rendezvous_node_ < 0) continue;
+    // The unreachable node's TCPStore client gives up after its 60 s connect timeout; the others
+    // wait out the rendezvous join timeout (torchrun's rdzv_configs default, 900 s).
+    const TimeNs wait = (node == rendezvous_node_ ? 60 : 900) * kNsPerSec + rng_[node].UniformInt(1, 400) * kNsPerMs;
+    queue_.Push(job_.agent_start[node] + wait, EventKind::kAgentStoreError, static_cast<std::uint32_t>(node));
   }
 }
 
@@ -138,8 +148,19 @@ void Launcher::OnStoreLost(int node, TimeNs t) {
   }
 }
 
+void Launcher::OnRendezvousFailed(int node, TimeNs t) {
+  if (phase_[node] != Phase::kMonitoring) return;
+  phase_[node] = Phase::kStopping;
+  const bool timed_out = node != rendezvous_node_;
+  if (!timed_out) workers_.NoteFault(t);
+  reported_[node] = timed_out ? 1 : 0;  // each other agent's timeout is one secondary error
+  sink_.Emit(AgentRendezvousFailure{node, t, timed_out});
+  queue_.Push(t + rng_[node].UniformInt(30, 120) * kNsPerMs, EventKind::kAgentExit, static_cast<std::uint32_t>(node));
+}
+
 // The agent's run() stops its workers on the way out (its `finally`), then the exception ends it.
 void Launcher::OnStoreError(int node, TimeNs t) {
+  if (rendezvous_node_ >= 0) return OnRendezvousFailed(node, t);
   if (phase_[node] != Phase::kMonitoring || lost_[node]) return;
   phase_[node] = Phase::kStopping;
   store_failed_[node] = 1;

@@ -10,7 +10,8 @@ Model::Model(const Job& job, const FaultPlan& fault, RecordSink& sink)
     : job_(job),
       fault_(fault),
       workers_(job, fault, queue_, sink),
-      launcher_(job, queue_, sink, workers_, fault.kind() == v1::FAULT_KIND_POD_OOMKILLED),
+      launcher_(job, queue_, sink, workers_, fault.kind() == v1::FAULT_KIND_POD_OOMKILLED,
+                fault.action() == FaultAction::kRendezvousTimeout ? fault.node : -1),
       slurm_(job, fault, queue_, sink, workers_),
       mpirun_(job, queue_, sink, workers_),
       ray_(job, fault, queue_, sink, workers_) {
@@ -46,7 +47,9 @@ Outcome Model::Run() {
     ray_.ScheduleStarts();
   } else if (job_.launcher != v1::LAUNCHER_MPIRUN) {
     launcher_.ScheduleStarts();
-  }  // mpirun starts the ranks itself: nothing of its own to schedule
+  } else {
+    mpirun_.Start();  // mpirun starts the ranks itself; its daemons report their bindings
+  }
   Outcome out;
   const TimeNs horizon = Horizon();
   while (!queue_.empty()) {

@@ -379,6 +379,16 @@ struct AgentStoreFailure {
   TimeNs time;
 };
 
+// The c10d rendezvous never completed (FAULT_KIND_RENDEZVOUS_TIMEOUT). `timed_out` false: the
+// node whose agent could not reach the endpoint (a c10d connect warning, then the chained
+// traceback ending RendezvousConnectionError); true: an agent that waited out the join timeout
+// (the traceback ending `RendezvousTimeoutError`, bare).
+struct AgentRendezvousFailure {
+  int node;
+  TimeNs time;
+  bool timed_out;
+};
+
 // --- Ray (driver.log, gcs_server.out) ----------------------------------------------------------
 
 // The trainer lists its workers: `(TorchTrainer pid=P, ip=IP) Started distributed worker
@@ -513,13 +523,14 @@ enum class MpiNotice : std::uint8_t {
   kSignal,     // "Primary job ..." + "mpirun noticed that process rank R with PID P on node H
                // exited on signal N (Name)."
   kLostDaemon, // "ORTE has lost communication with a remote daemon." (HNP / remote daemon)
+  kBindings,   // --report-bindings: the node's daemon names its host and each rank it starts
 };
 
 struct MpirunNotice {
   TimeNs time;
   MpiNotice notice;
   int rank;  // kExitCode, kSignal: the first rank that failed
-  int node;  // kLostDaemon: the node whose orted was lost
+  int node;  // kLostDaemon: the node whose orted was lost; kBindings: the daemon's node
   int exit_code;
 };
 
@@ -529,7 +540,7 @@ using Record =
                  WatchdogTimeout, WatchdogAftermath, DumpSignalObserved, PythonException, DeepSpeedLine,
                  SegfaultDump, WorkerExit, BenignWarning,
                  CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost,
-                 StoreConnectionReset, AgentStoreFailure,
+                 StoreConnectionReset, AgentStoreFailure, AgentRendezvousFailure,
                  RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine, BatchBanner,
                  CheckpointResumed, ResumedIteration, MpirunNotice>;

@@ -120,6 +120,7 @@ void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       AddEvidence(LowestSetupWarn(in), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
     case FaultAction::kEvict:
+    case FaultAction::kRendezvousTimeout:  // torchrun only
       return;
     case FaultAction::kJobException:
       return JobExceptionEvidence(w, truth);
@@ -184,7 +185,8 @@ void MpirunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     case FaultAction::kSchedulerCancel:
     case FaultAction::kSlurmdSilent:
     case FaultAction::kEvict:
-      return;  // srun's or Kubernetes' only
+    case FaultAction::kRendezvousTimeout:
+      return;  // srun's, Kubernetes' or torchrun's only
   }
 }
 
@@ -253,6 +255,10 @@ void RayEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
 }
 
 void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
+  if (in.fault.kind() == v1::FAULT_KIND_SLOW_NIC) {  // its port's counters name it, not the timers
+    if (in.nic != nullptr) AddKube(*in.nic, v1::EVIDENCE_ROLE_INITIATING, truth);
+    return;
+  }
   if (in.job.launcher == v1::LAUNCHER_SRUN) return SrunEvidenceFor(in, truth);
   if (in.job.launcher == v1::LAUNCHER_MPIRUN) return MpirunEvidenceFor(in, truth);
   if (in.job.launcher == v1::LAUNCHER_RAY) return RayEvidenceFor(in, truth);
@@ -303,6 +309,9 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       return;
     case FaultAction::kNcclSetup:
       AddEvidence(LowestSetupWarn(in), v1::EVIDENCE_ROLE_INITIATING, truth);
+      return;
+    case FaultAction::kRendezvousTimeout:  // the agent that never joined says why
+      AddEvidence(w.Find(Cite::kRendezvous, node), kInit, truth);
       return;
     case FaultAction::kJobException:
       return JobExceptionEvidence(w, truth);

@@ -78,6 +78,7 @@ class Workers {
   int exit_code(int rank) const { return exit_code_[rank]; }
   TimeNs exit_time(int rank) const { return exit_time_[rank]; }
   TimeNs fault_time() const { return fault_time_; }
+  void NoteFault(TimeNs t) { fault_time_ = t; }  // a fault the launcher saw (a rendezvous timeout)
   // The rank the kernel OOM killer took (host OOM), or -1.
   int oom_killed() const { return oom_killed_; }
   std::uint64_t watchdog_timeouts() const { return watchdog_timeouts_; }
@@ -156,6 +157,7 @@ class Workers {
   std::int64_t NumelOf(Op op) const;
   std::int64_t NumelOutOf(Op op) const;
   TimeNs CostOf(Op op) const;
+  TimeNs TransferCost(std::uint32_t id, Op op) const;  // CostOf, slowed through a slow NIC
 
   const Job& job_;
   FaultPlan fault_;

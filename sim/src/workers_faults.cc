@@ -81,6 +81,7 @@ void Workers::FireRankFault(int rank, TimeNs t) {
     case FaultAction::kSlurmdSilent:
     case FaultAction::kJobException:
     case FaultAction::kEvict:
+    case FaultAction::kRendezvousTimeout:
       return;  // not handled here
   }
 }

@@ -61,6 +61,10 @@ TEST(Frameworks, DeepSpeedAndFsdpErrorsOfEachRelease) {
        Kind::kFsdpError},
       {"ValueError: Must flatten tensors with uniform requires_grad when use_orig_params=False", Family::kFsdp,
        Kind::kFsdpError},
+      // _flat_param.py's own wording (2.1+) and flat_param.py's (1.13-2.0)
+      {"[rank4]: ValueError: Must flatten tensors with uniform `requires_grad` when `use_orig_params=False`",
+       Family::kFsdp, Kind::kFsdpError},
+      {"ValueError: `FlatParameter` requires uniform `requires_grad`", Family::kFsdp, Kind::kFsdpError},
   });
 }
 
@@ -68,6 +72,11 @@ TEST(Frameworks, CheckpointLoadErrorsOfDeepSpeedFsdpAndDcp) {
   ExpectEach({
       {"[rank7]: deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded used a DP world "
        "size of 4 but the current world size is 6.",
+       Family::kDeepSpeed, Kind::kCheckpointLoad},
+      // one line, as engine.py's _load_zero_checkpoint raises it (DeepSpeed #2898, #6441)
+      {"deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded used a DP world size of 256 "
+       "but the current world size is 2. Automatic adjustment of ZeRO's optimizer state partitioning with a new "
+       "world size is not currently supported.",
        Family::kDeepSpeed, Kind::kCheckpointLoad},
       {"FileNotFoundError: [Errno 2] No such file or directory: "
        "'/ckpt/global_step3000/zero_pp_rank_37_mp_rank_00_optim_states.pt'",
@@ -90,6 +99,41 @@ TEST(Frameworks, PinMemoryThreadAndItsOutOfMemory) {
        Kind::kPinMemory},
       {"RuntimeError: CUDA error: out of memory", Family::kCuda, Kind::kCudaError},
   });
+}
+
+// A direct pin (torch's CachingHostAllocator -> cudaHostAlloc, not the DataLoader's thread): a
+// plain CUDA error whose traceback ends in a pin_memory frame is the pinned tier; the same error
+// after any other innermost frame stays a CUDA error.
+TEST(Frameworks, DirectPinFailureIsThePinnedTierOnlyWhenTheInnermostFrameIsThePin) {
+  const std::string direct =
+      "[rank9]: Traceback (most recent call last):\n"
+      "[rank9]:   File \"/workspace/train.py\", line 412, in <module>\n"
+      "[rank9]:     main()\n"
+      "[rank9]:   File \"/usr/local/lib/python3.10/dist-packages/deepspeed/accelerator/cuda_accelerator.py\", line 219, "
+      "in pin_memory\n"
+      "[rank9]:     return tensor.pin_memory()\n"
+      "[rank9]:            ^^^^^^^^^^^^^^^^^^^\n"
+      "[rank9]: RuntimeError: CUDA error: out of memory\n";
+  ParsedLog log = Parse(direct);
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(KindName(log.events[0].kind), KindName(Kind::kPinMemory));
+  EXPECT_EQ(log.events[0].line, 7u);
+  const std::string staging =
+      "Traceback (most recent call last):\n"
+      "  File \"/workspace/ckpt/async_stager.py\", line 41, in _alloc\n"
+      "    return torch.empty(t.shape, dtype=t.dtype, device=\"cpu\", pin_memory=True)\n"
+      "RuntimeError: CUDA error: out of memory\n";
+  log = Parse(staging);
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(KindName(log.events[0].kind), KindName(Kind::kPinMemory));
+  std::string outer = "Traceback (most recent call last):\n"
+                      "  File \"/workspace/train.py\", line 97, in to_device\n"
+                      "    batch = {k: v.pin_memory() for k, v in batch.items()}\n";
+  for (int i = 0; i < 12; ++i) outer += "  File \"/workspace/model.py\", line 50, in forward\n    return self.block(x)\n";
+  outer += "RuntimeError: CUDA error: out of memory\n";
+  log = Parse(outer);
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(KindName(log.events[0].kind), KindName(Kind::kCudaError));
 }
 
 TEST(Frameworks, DeepSpeedOverflowAndMemoryNotesAreNotErrors) {
@@ -159,12 +203,81 @@ TEST(Frameworks, EveryRankFailingTheCheckpointLoadIsTheWholeJobWithNoCascade) {
   }
 }
 
+// torch <= 2.1 prints no `[rank<G>]:` prefix: in a torchrun log dir (one folder per local rank)
+// a rank's lines are placed by its node's first rank, which the agent's failure table shows.
+TEST(Frameworks, CheckpointLoadInAnOldTorchLogDirIsTheWholeJob) {
+  for (const char* torch : {"2.1", "1.13"}) {
+    SCOPED_TRACE(torch);
+    const v1::Diagnosis d = SimulateAndDiagnose({"layout=LAYOUT_TORCHRUN_LOG_DIR", std::string("format.torch=") + torch,
+                                                 "format.nccl=2.18.5", "faults[0].kind=FAULT_KIND_CHECKPOINT_LOAD_ERROR",
+                                                 "faults[0].step=0", "faults[0].variant=0"});
+    EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+    EXPECT_EQ(d.initiator().rank(), -1);
+    EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_CHECKPOINT_LOAD);
+    EXPECT_EQ(d.input().ranks_seen(), 32);
+  }
+}
+
+// Each era's wording: FSDP1's FlatParameter checks (flat_param.py in 1.13, _flat_param.py's
+// "Must flatten" from 2.1), DeepSpeed's DP world-size check on one line.
+TEST(Frameworks, SimulatedLinesFollowEachEra) {
+  struct Era {
+    const char* torch;
+    const char* kind;
+    int variant;
+    const char* line;
+  };
+  const Era eras[] = {
+      {"1.13", "FAULT_KIND_FSDP_ERROR", 0, "ValueError: `FlatParameter` requires uniform dtype but got torch.float16 and torch.float32\n"},
+      {"1.13", "FAULT_KIND_FSDP_ERROR", 1, "ValueError: `FlatParameter` requires uniform `requires_grad`\n"},
+      {"2.4", "FAULT_KIND_FSDP_ERROR", 0, "ValueError: Must flatten tensors with uniform dtype but got torch.float16 and torch.float32\n"},
+      {"2.6", "FAULT_KIND_FSDP_ERROR", 1, "ValueError: Must flatten tensors with uniform `requires_grad` when `use_orig_params=False`\n"},
+      {"2.4", "FAULT_KIND_CHECKPOINT_LOAD_ERROR", 0,
+       "ZeRORuntimeException: The checkpoint being loaded used a DP world size of 32 but the current world size is 16. "
+       "Automatic adjustment of ZeRO's optimizer state partitioning with a new world size is not currently supported.\n"},
+  };
+  for (const Era& e : eras) {
+    SCOPED_TRACE(std::string(e.torch) + " " + e.kind);
+    const auto dir = FreshDir();
+    MustSimulate(MustParse(kJob, {std::string("format.torch=") + e.torch, std::string("faults[0].kind=") + e.kind,
+                                  "faults[0].step=0", "faults[0].variant=" + std::to_string(e.variant)}),
+                 dir);
+    const std::string log = sim::testing_util::ReadAll(dir / "incident" / "gpu-0002" / "rank_13.log");
+    EXPECT_NE(log.find(e.line), std::string::npos) << log;
+  }
+}
+
+// A pure FSDP job under srun: the hung rank is the last of its node and prints nothing, so
+// its node shows 7 contiguous ranks from 0 (a multiple of 7) while the others show 8: the
+// node of each block of 8 still places it.
+TEST(Frameworks, HungLastRankOfANodeUnderSrunIsPlacedOnItsNode) {
+  const v1::Diagnosis d =
+      SimulateAndDiagnose({"launcher=LAUNCHER_SRUN", "job.tp=1", "faults[0].kind=FAULT_KIND_HANG", "faults[0].rank=7"});
+  EXPECT_EQ(d.initiator().rank(), 7) << d.reason();
+  EXPECT_EQ(d.initiator().node(), "gpu-0001");
+  EXPECT_EQ(d.initiator().local_rank(), 7);
+}
+
 TEST(Frameworks, PinnedHostMemoryFailureIsNamedAsItsTier) {
   const v1::Diagnosis d = SimulateAndDiagnose({"faults[0].kind=FAULT_KIND_PINNED_OOM"});
   EXPECT_EQ(d.initiator().rank(), 13);
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_PINNED_OOM);
   EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
   EXPECT_NE(d.reason().find("pinned"), std::string::npos) << d.reason();
+}
+
+TEST(Frameworks, DirectPinnedHostMemoryFailureIsNamedAsItsTier) {
+  for (int variant : {1, 3}) {
+    SCOPED_TRACE(variant);
+    v1::Truth truth;
+    const v1::Diagnosis d = SimulateAndDiagnose(
+        {"faults[0].kind=FAULT_KIND_PINNED_OOM", "faults[0].variant=" + std::to_string(variant)}, &truth);
+    EXPECT_EQ(d.initiator().rank(), 13);
+    EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_PINNED_OOM);
+    EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
+    ASSERT_GT(truth.evidence_size(), 0);
+    EXPECT_NE(truth.evidence(0).text().find("RuntimeError: CUDA error: out of memory"), std::string::npos);
+  }
 }
 
 TEST(Frameworks, OffloadHostOomCitesTheFullestMemoryReport) {

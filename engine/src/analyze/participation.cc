@@ -15,6 +15,7 @@
 #include "analyze/mismatch.h"
 #include "analyze/scoring.h"
 #include "analyze/network.h"
+#include "analyze/ib_ports.h"
 #include "analyze/store.h"
 #include "analyze/platform.h"
 #include "analyze/fail_slow.h"
@@ -115,6 +116,36 @@ std::optional<TimeNs> GlooStallTime(const Analysis& a) {
   return t;
 }
 
+bool Stamped(const Event& e) { return e.clock != Clock::kNone && !e.time_borrowed; }
+
+// The scheduler's stamped reaction to an untimed exit line (srun's `task N: Killed`): the first
+// Slurm line after it in the same file that carries its own time (slurmstepd's `CANCELLED AT`,
+// once srun killed the step on that exit).
+std::optional<TimeNs> SchedulerReaction(const Analysis& a, const Event& exit) {
+  const Event* best = nullptr;
+  for (const Event& e : a.inc.events) {
+    if (e.file != exit.file || e.line <= exit.line || e.family != Family::kSlurm || !Stamped(e)) continue;
+    if (best == nullptr || e.line < best->line) best = &e;
+  }
+  if (best == nullptr) return std::nullopt;
+  return a.clocks.Aligned(*best);
+}
+
+// When a rank that exited on its own died. Its exit line's own time (the agent's `failed` line,
+// `denpex run`'s); else its table entry's (torch 1.13's agent lines carry none); else the host's
+// word on it (the kernel OOM killer of its pid); else when the collectives it never joined began;
+// else the scheduler's stamped reaction to it. An untimed line (srun's task exit) only borrowed
+// the time of whatever line came before it: never its time.
+std::optional<TimeNs> ExitTime(const Analysis& a, std::int32_t rank) {
+  const RankFacts& r = a.facts.ranks[rank];
+  const Event& exit = a.inc.events[r.exit_event];
+  if (Stamped(exit)) return r.exit_time;
+  if (r.table_entry >= 0 && Stamped(a.inc.events[r.table_entry])) return a.clocks.Aligned(a.inc.events[r.table_entry]);
+  if (r.host_cause >= 0 && Stamped(a.inc.events[r.host_cause])) return a.clocks.Aligned(a.inc.events[r.host_cause]);
+  if (auto t = StallTime(a, rank)) return t;
+  return SchedulerReaction(a, exit);
+}
+
 void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
   const RankFacts& r = a.facts.ranks[rank];
   if (const Mismatch* m = a.MismatchOf(rank)) {
@@ -125,12 +156,7 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
       f->time = e.time - std::max<std::int64_t>(std::get<WatchdogTimeout>(e.detail).ran_for_ms, 0) * kNsPerMs;
     }
   } else if (OwnExit(a.facts, rank)) {
-    // The exit line's time; torch 1.13's agent lines carry none, its table entry does.
-    if (a.inc.events[r.exit_event].clock != Clock::kNone) {
-      f->time = r.exit_time;
-    } else if (r.table_entry >= 0 && a.inc.events[r.table_entry].clock != Clock::kNone) {
-      f->time = a.clocks.Aligned(a.inc.events[r.table_entry]);
-    }
+    f->time = ExitTime(a, rank);
     if (r.host_cause >= 0) {  // the host says why (the kernel OOM killer of its pid, ...)
       f->failure_class = r.host_class;
       f->owner = r.host_owner;
@@ -338,7 +364,8 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->evidence.push_back({a.facts.nodes[r.node].first_failure, v1::EVIDENCE_ROLE_INITIATING});
   }
   if (r.table_entry >= 0) f->evidence.push_back({r.table_entry, v1::EVIDENCE_ROLE_INITIATING});
-  if (r.python_error >= 0) f->evidence.push_back({r.python_error, v1::EVIDENCE_ROLE_INITIATING});
+  // A DataLoader worker's error re-raised in the main process: the worker's own line is the error.
+  if (r.python_error >= 0) f->evidence.push_back({r.reraised >= 0 ? r.reraised : r.python_error, v1::EVIDENCE_ROLE_INITIATING});
   if (r.host_cause >= 0 && r.host_cause != r.exit_event && OwnExit(a.facts, rank)) f->evidence.push_back({r.host_cause, v1::EVIDENCE_ROLE_INITIATING});
   if (const Mismatch* m = a.MismatchOf(rank)) {
     f->evidence.push_back({m->event, v1::EVIDENCE_ROLE_INITIATING});
@@ -355,6 +382,9 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->lines.insert(f->lines.end(), cause->lines.begin(), cause->lines.end());
     if (!cause->application()) f->gpu = cause->gpu;
   }
+  if (r.reraised >= 0) f->evidence.push_back({r.python_error, v1::EVIDENCE_ROLE_CORROBORATING});
+  // Its agent SIGTERMed it at the teardown: it was still running (a hang, not a death).
+  if (r.signalled >= 0 && !OwnExit(a.facts, rank)) f->evidence.push_back({r.signalled, v1::EVIDENCE_ROLE_CORROBORATING});
   auto waiters = DirectWaiters(a, rank);
   if (waiters.empty() && top.progress > 0) waiters = GlooReporters(a);
   for (std::size_t i = 0; i < waiters.size() && i < kMaxWaiterCitations; ++i) {
@@ -604,10 +634,14 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   const std::optional<Straggler> slow = FindFailSlow(inc, a.facts, control);
   if (PlatformEndedJob(inc, a.facts, &f)) {
     // a pod evicted, OOMKilled, or its node NotReady (analyze/platform.h)
+  } else if (const std::optional<RendezvousGap> gap = FindRendezvousGap(inc, a.facts)) {
+    DiagnoseRendezvousGap(inc, a.facts, *gap, &f);
   } else if (const std::optional<StoreLoss> store = FindStoreLoss(inc, a.facts)) {
     DiagnoseStoreLoss(inc, a.facts, *store, &f);
   } else if (const std::optional<SetupFailure> setup = FindNcclSetup(inc, a.facts)) {
     DiagnoseNcclSetup(inc, a.facts, *setup, &f);
+  } else if (const std::optional<SlowPort> port = a.scores.empty() ? FindSlowPort(inc, a.facts) : std::nullopt) {
+    DiagnoseSlowPort(inc, a.facts, *port, &f);  // a slow NIC: the timers name no rank, its port does
   } else if (slow && StragglerExplains(a, *slow, leads, lost)) {
     DiagnoseStalledStraggler(a, *slow, &f);
   } else if (lost >= 0) {

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "analyze/cascade.h"
 #include "analyze/describe.h"
 #include "analyze/job_end.h"
 
@@ -95,6 +96,87 @@ std::optional<StoreLoss> FindStoreLoss(const Incident& inc, const JobFacts& fact
   if (silent < 0 || first_agent < 0) return std::nullopt;
   s.node = silent;
   return s;
+}
+
+namespace {
+
+bool IsJoinTimeout(const Incident& inc, const Event& e) {
+  const auto* p = std::get_if<PythonError>(&e.detail);
+  return p != nullptr && inc.str(p->type).ends_with("RendezvousTimeoutError");
+}
+
+}  // namespace
+
+std::optional<RendezvousGap> FindRendezvousGap(const Incident& inc, const JobFacts& facts) {
+  std::set<std::int32_t> timed_out;
+  std::map<std::int32_t, std::int32_t> connect;  // node -> its first other rendezvous error
+  RendezvousGap g;
+  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+    const Event& e = inc.events[i];
+    if (e.kind != Kind::kRendezvousError) continue;
+    const std::int32_t node = NodeOfEvent(facts, e);
+    if (node < 0) continue;
+    const auto index = static_cast<std::int32_t>(i);
+    if (IsJoinTimeout(inc, e)) {
+      timed_out.insert(node);
+      if (Earlier(inc, index, g.first_timeout)) g.first_timeout = index;
+    } else {
+      // The node's first, in file order; its exception line (RendezvousConnectionError) over a
+      // c10d warning before it (`[c10d] The client socket has timed out ...`).
+      auto [at, fresh] = connect.emplace(node, index);
+      if (!fresh && !std::holds_alternative<PythonError>(inc.events[at->second].detail) &&
+          std::holds_alternative<PythonError>(e.detail)) {
+        at->second = index;
+      }
+    }
+  }
+  if (timed_out.empty()) return std::nullopt;
+  std::int32_t missing = -1;
+  for (const auto& [node, event] : connect) {
+    if (timed_out.count(node) != 0) continue;
+    if (missing >= 0) return std::nullopt;  // two nodes could not connect: no one node to name
+    missing = node;
+    g.own_error = event;
+  }
+  if (missing < 0) {  // it said nothing: the one node with an agent log that did not time out
+    for (std::size_t n = 0; n < facts.nodes.size(); ++n) {
+      if (!facts.nodes[n].agent_log || timed_out.count(static_cast<std::int32_t>(n)) != 0) continue;
+      if (missing >= 0) return std::nullopt;
+      missing = static_cast<std::int32_t>(n);
+    }
+  }
+  if (missing < 0) return std::nullopt;
+  g.node = missing;
+  g.timed_out = static_cast<std::int32_t>(timed_out.size());
+  return g;
+}
+
+void DiagnoseRendezvousGap(const Incident& inc, const JobFacts& facts, const RendezvousGap& g, Finding* f) {
+  const std::string name = NodeName(inc, g.node);
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = -1;
+  f->local_rank = -1;
+  f->node = g.node;
+  f->failure_class = v1::FAILURE_CLASS_NCCL_SETUP;
+  f->owner = v1::OWNER_NETWORK;
+  f->confidence = g.own_error >= 0 ? 0.9 : 0.7;
+  f->candidates.push_back({-1, g.node, 1.0});
+  if (g.own_error >= 0) {
+    f->evidence.push_back({g.own_error, v1::EVIDENCE_ROLE_INITIATING});
+    const Event& e = inc.events[g.own_error];
+    if (e.clock != Clock::kNone && !e.time_borrowed) f->time = e.time;
+  }
+  if (g.first_timeout >= 0) f->evidence.push_back({g.first_timeout, v1::EVIDENCE_ROLE_CONSEQUENCE});
+  f->cascade = SummarizeCascade(inc, facts, {}, g.node);
+  f->reason = "The c10d rendezvous never completed: " + std::to_string(g.timed_out) +
+              " agents waited out the join timeout and raised RendezvousTimeoutError (victims), while " + name +
+              (g.own_error >= 0 ? "'s agent could not reach the rendezvous endpoint (RendezvousConnectionError: "
+                                  "its TCPStore client timed out connecting)"
+                                : "'s agent never joined and reported nothing") +
+              "; no worker started. " + name + " never joined.";
+  f->recovery.push_back({"fix_network_config", name,
+                         "Check the route and firewall from " + name + " to the rendezvous endpoint (--rdzv-endpoint host, port 29400: "
+                             "nc -zv from " + name + "), or leave " + name + " out, before restarting."});
 }
 
 void DiagnoseStoreLoss(const Incident& inc, const JobFacts& facts, const StoreLoss& s, Finding* f) {

@@ -31,4 +31,20 @@ std::optional<StoreLoss> FindStoreLoss(const Incident& inc, const JobFacts& fact
 // errors that name it as corroborating evidence.
 void DiagnoseStoreLoss(const Incident& inc, const JobFacts& facts, const StoreLoss& s, Finding* f);
 
+// A node that never joined torchrun's c10d rendezvous (docs/log_formats.md §6c): the other
+// agents raise RendezvousTimeoutError after the join timeout; the missing node's agent could not
+// reach the endpoint (RendezvousConnectionError, a c10d connect timeout) or left no error at all.
+struct RendezvousGap {
+  std::int32_t node = -1;       // the node that never joined
+  std::int32_t own_error = -1;  // its agent's connection error (event index), if it printed one
+  std::int32_t first_timeout = -1;  // the earliest other agent's RendezvousTimeoutError
+  std::int32_t timed_out = 0;   // agents that timed out waiting
+};
+
+// nullopt unless at least one agent timed out in the rendezvous and exactly one node did not.
+std::optional<RendezvousGap> FindRendezvousGap(const Incident& inc, const JobFacts& facts);
+
+// Fills `f`: the node (rank -1), class NCCL_SETUP, owner NETWORK, evidence, recovery.
+void DiagnoseRendezvousGap(const Incident& inc, const JobFacts& facts, const RendezvousGap& g, Finding* f);
+
 }  // namespace denpex::engine

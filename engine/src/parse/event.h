@@ -40,6 +40,8 @@ enum class Kind : std::uint8_t {
   // slurm
   kCancelled, kTaskExit, kSlurmOom, kStepAborted, kStepTerminated, kJobComplete, kNodeFailure,
   kRequeue, kNodeResponding,
+  // bare_metal: mpirun --report-bindings, `[host:pid] MCW rank R ...` (a rank's host, not an error)
+  kRankBinding,
   // torchrun
   kWorkerFailed, kWorkerSignalled, kFailureEntry, kGroupFailed, kRendezvousError, kExitBarrier,
   // torchrun, nccl_watchdog: a c10d store connection failed (`recvValue failed on SocketImpl(...)`,
@@ -141,6 +143,7 @@ struct CommInit {
   std::int32_t nranks = 0;
   std::int32_t cuda_dev = -1;
   StrId pci = kNoStr;  // its GPU from `busId 9b000`, normalised `dddd:bb:dd`; kNoStr when absent
+  std::int64_t pid = 0;  // the process of `host:pid:tid`
 };
 
 // One GPU of an `nvidia-smi` table (`|   3  NVIDIA H100 ... | 00000000:5D:00.0 Off |`), or a

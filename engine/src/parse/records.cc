@@ -307,6 +307,12 @@ void LogParser::Dispatch(const Parsed& p) {
   Emit(p, std::move(r));
 }
 
+// Progress lines are kept per rank; an srun-labelled line whose rank is not known yet (it is
+// resolved from the task id after the merge) per task, so two tasks' lines stay two events.
+namespace {
+std::int32_t ProgressKey(std::int32_t rank, std::int32_t task) { return rank >= 0 || task < 0 ? rank : -2 - task; }
+}  // namespace
+
 // Megatron's iteration line: a rank's latest replaces its earlier one (progress noise would
 // otherwise be millions of events; the latest is what shows where a rank stopped).
 void LogParser::IterationLine(const Parsed& p) {
@@ -319,9 +325,10 @@ void LogParser::IterationLine(const Parsed& p) {
   q.header.time = t;
   q.header.clock = Clock::kFull;
   if (out_.first_dated == 0) out_.first_dated = t;
-  if (p.rank != last_iteration_rank_ || last_iteration_index_ == kNoIndex) {
-    const auto it = last_iteration_.find(p.rank);
-    last_iteration_rank_ = p.rank;
+  const std::int32_t key = ProgressKey(p.rank, p.origin.task);
+  if (key != last_iteration_rank_ || last_iteration_index_ == kNoIndex) {
+    const auto it = last_iteration_.find(key);
+    last_iteration_rank_ = key;
     last_iteration_index_ = it == last_iteration_.end() ? kNoIndex : it->second;
   }
   if (last_iteration_index_ != kNoIndex) {  // in place: the rest of the event is as its first line left it
@@ -330,8 +337,8 @@ void LogParser::IterationLine(const Parsed& p) {
     std::get<Iteration>(e.detail) = Iteration{iteration, total};
     return;
   }
-  last_iteration_[p.rank] = last_iteration_index_ = out_.events.size();
-  last_iteration_rank_ = p.rank;
+  last_iteration_[key] = last_iteration_index_ = out_.events.size();
+  last_iteration_rank_ = key;
   Emit(q, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = Iteration{iteration, total}, .error = false});
 }
 
@@ -394,16 +401,19 @@ void LogParser::Unheaded(const Parsed& p) {
             RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
             ((c == 'T' || c == 'r') && RecogniseRay(msg, &out_.strings, &r)) ||
             ((c == 'E' || c == 'S') && RecogniseSlurm(msg, &out_.strings, &r)) ||
-            ((c == 'm' || c == 'p' || c == 'o' || c == 's') && RecogniseBareMetal(msg, &out_.strings, &r)) ||
+            ((c == 'm' || c == 'p' || c == 'o' || c == 's' || c == 'C' || c == 'T') &&
+             RecogniseBareMetal(msg, &out_.strings, &r)) ||
             (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));
   } else if (c == '[' || c == '*' || c == '_') {
-    found = (c == '[' && RecogniseWrapper(msg, &out_.strings, &r)) || RecogniseSlurm(msg, &out_.strings, &r);
+    found = (c == '[' && (RecogniseWrapper(msg, &out_.strings, &r) || RecogniseBareMetal(msg, &out_.strings, &r))) ||
+            RecogniseSlurm(msg, &out_.strings, &r);
   } else if (c == '/' || c == '.') {
     found = RecogniseDeviceAssert(msg, &out_.strings, &r);
   } else if (c == '|') {
     found = RecogniseNvidiaSmi(msg, &out_.strings, &r);
   }
   if (!found && c == 'U') found = RecogniseNvidiaSmi(msg, &out_.strings, &r);
+  if (found && closed_in_pin_ && r.kind == Kind::kCudaError) r.kind = Kind::kPinMemory;  // a direct pin failed
   if (found && r.kind == Kind::kFallenOffBus) {
     has_pending_gpu_ = true;
     pending_gpu_ = p;
@@ -441,17 +451,27 @@ std::int64_t LogParser::StreamOf(const Parsed& p) const {
 
 // A traceback is one record: its frames are skipped, and the `Type: message` line that ends
 // it becomes the event (RecogniseException), with the rank of the stream it was printed on.
+// Frames reach the parser only when they hold a trigger (`pin_memory`); the innermost one is the
+// pin call when the closing line follows it within this many lines (its code line, a caret
+// line, a few lines of other tasks interleaved by srun).
+constexpr std::uint32_t kPinFrameSpan = 8;
+
 bool LogParser::Traceback(const Parsed& p) {
   const std::string_view msg = p.header.message;
+  closed_in_pin_ = false;
   if (tracebacks_.empty() && msg[0] != 'T') return false;
   const std::int64_t stream = StreamOf(p);
-  auto open = std::find_if(tracebacks_.begin(), tracebacks_.end(), [&](const auto& t) { return t.first == stream; });
+  auto open = std::find_if(tracebacks_.begin(), tracebacks_.end(), [&](const auto& t) { return t.stream == stream; });
   if (msg.starts_with("Traceback (most recent call last):")) {
-    if (open == tracebacks_.end()) tracebacks_.emplace_back(stream, p.ref.number);
+    if (open == tracebacks_.end()) tracebacks_.push_back({stream, p.ref.number});
     return true;
   }
   if (open == tracebacks_.end()) return false;
-  if (msg[0] == ' ' || msg[0] == '\t' || msg[0] == '^' || msg[0] == '~') return true;  // frames, carets
+  if (msg[0] == ' ' || msg[0] == '\t' || msg[0] == '^' || msg[0] == '~') {  // frames, carets
+    if (Has(msg, "pin_memory")) open->pin_line = p.ref.number;
+    return true;
+  }
+  closed_in_pin_ = open->pin_line > 0 && p.ref.number - open->pin_line <= kPinFrameSpan;
   tracebacks_.erase(open);
   return false;  // the closing line: recognised by the caller like any exception line
 }
@@ -625,7 +645,7 @@ bool LogParser::StepLine(const Parsed& p) {
   if (!Has(p.header.message, "data_ms=") || ParseStepMetrics(p.header.message, &f) != Match::kYes) return false;
   Iteration it{.iteration = f.step, .total = f.total, .data_us = f.data_us, .step_us = f.step_us};
   const bool slow = f.step_us > 0 && 2 * f.data_us >= f.step_us;
-  auto at = last_step_.find(p.rank);
+  auto at = last_step_.find(ProgressKey(p.rank, p.origin.task));
   if (at != last_step_.end()) {
     const auto& before = std::get<Iteration>(out_.events[at->second].detail);
     if (slow && before.slow_since >= 0) {
@@ -644,7 +664,7 @@ bool LogParser::StepLine(const Parsed& p) {
     e.kind = Kind::kIteration;
     return true;
   }
-  last_step_[p.rank] = out_.events.size();
+  last_step_[ProgressKey(p.rank, p.origin.task)] = out_.events.size();
   Emit(p, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = it, .error = false});
   return true;
 }
@@ -674,6 +694,7 @@ namespace {
 constexpr Trigger kRecordTriggers[] = {
     {"[E"}, {"[F"},                            // c10 `[E0302 ...` / `[E File.cpp:..]`: E and F lines are notes
     {"Traceback (most recent call last):"},    // opens a traceback
+    {"pin_memory"},                            // a frame pinning host memory (a direct pin's failure)
     {"ChildFailedError"},                      // opens the torchrun failure table
     {"] iteration "},                          // Megatron progress (a rank's last step)
     {"data_ms="},                              // key=value step lines (StepLine)

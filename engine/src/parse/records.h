@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -129,16 +130,25 @@ class LogParser {
     bool in_entry = false;
     Event entry;  // FailureEntry detail; rank/line set by the `rank :` field
   } table_;
-  std::vector<std::pair<std::int64_t, std::uint32_t>> tracebacks_;  // (stream, first line)
+  struct OpenTraceback {
+    std::int64_t stream;
+    std::uint32_t first;         // the `Traceback (most recent call last):` line
+    std::uint32_t pin_line = 0;  // its last frame line that calls pin_memory (0: none)
+  };
+  std::vector<OpenTraceback> tracebacks_;
+  // The traceback just closed ended in a pin_memory frame: its exception is a page-locked
+  // (pinned) host allocation that failed (torch's CachingHostAllocator -> cudaHostAlloc).
+  bool closed_in_pin_ = false;
   // Per rank, the last watchdog timeout event, awaiting its `last enqueued` status line.
   std::unordered_map<std::int32_t, std::size_t> open_watchdogs_;
   // Per rank, its latest iteration event: a newer iteration line replaces it (progress noise
   // would otherwise be millions of events; the latest is what shows where a rank stopped).
   std::unordered_map<std::int32_t, std::size_t> last_iteration_;
   static constexpr std::size_t kNoIndex = ~std::size_t{0};
-  std::int32_t last_iteration_rank_ = -2;        // the last lookup, kept: progress lines come in runs
+  static constexpr std::int32_t kNoProgressKey = std::numeric_limits<std::int32_t>::min();
+  std::int32_t last_iteration_rank_ = kNoProgressKey;  // the last lookup (ProgressKey), kept: progress lines come in runs
   std::size_t last_iteration_index_ = kNoIndex;
-  std::unordered_map<std::int32_t, std::size_t> last_step_;  // key=value step lines, by rank
+  std::unordered_map<std::int32_t, std::size_t> last_step_;  // key=value step lines, by ProgressKey
   IterationStampCache iteration_stamps_;  // progress lines of a run share their date
   bool StepLine(const Parsed& p);
   // A watchdog timeout line cut by a terminal: kept until the next line says whether it goes on.
