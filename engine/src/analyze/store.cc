@@ -31,6 +31,25 @@ std::int32_t NodeOfEvent(const JobFacts& facts, const Event& e) {
   return e.node;
 }
 
+// A rendezvous error's words: the exception's type and message, or the line's text.
+std::string RendezvousText(const Incident& inc, const Event& e) {
+  if (const auto* p = std::get_if<PythonError>(&e.detail)) return std::string(inc.str(p->type)) + ": " + std::string(inc.str(p->message));
+  if (const auto* n = std::get_if<Note>(&e.detail)) return std::string(inc.str(n->text));
+  return {};
+}
+
+// The agent lost its store (or its rendezvous was closed under it); not a bind or connect warning.
+bool LostStore(const Incident& inc, const Event& e) {
+  const std::string text = RendezvousText(inc, e);
+  return text.find("RendezvousConnectionError") != std::string::npos || text.find("RendezvousClosedError") != std::string::npos;
+}
+
+// The agent could not reach the endpoint at all.
+bool CouldNotConnect(const Incident& inc, const Event& e) {
+  const std::string text = RendezvousText(inc, e);
+  return text.find("RendezvousConnectionError") != std::string::npos || text.find("client socket has timed out") != std::string::npos;
+}
+
 bool Earlier(const Incident& inc, std::int32_t a, std::int32_t b) {
   if (b < 0) return true;
   const Event& x = inc.events[a];
@@ -56,7 +75,7 @@ std::optional<StoreLoss> FindStoreLoss(const Incident& inc, const JobFacts& fact
     const auto index = static_cast<std::int32_t>(i);
     if (e.kind == Kind::kRendezvousError) {
       const std::int32_t node = NodeOfEvent(facts, e);
-      if (node < 0) continue;
+      if (node < 0 || !LostStore(inc, e)) continue;
       reporters.insert(node);
       if (Earlier(inc, index, first_agent)) first_agent = index;
       continue;
@@ -120,7 +139,7 @@ std::optional<RendezvousGap> FindRendezvousGap(const Incident& inc, const JobFac
     if (IsJoinTimeout(inc, e)) {
       timed_out.insert(node);
       if (Earlier(inc, index, g.first_timeout)) g.first_timeout = index;
-    } else {
+    } else if (CouldNotConnect(inc, e)) {
       // The node's first, in file order; its exception line (RendezvousConnectionError) over a
       // c10d warning before it (`[c10d] The client socket has timed out ...`).
       auto [at, fresh] = connect.emplace(node, index);
