@@ -65,6 +65,9 @@ void Append(ParsedLog&& from, ParsedLog* into, ProgressSlots* slots) {
   for (Event& e : from.events) {
     ForEachStrId(e, [&](StrId& id) { id = remap[id]; });
     e.line += shift;
+    if (e.kind == Kind::kRequeue) {  // the next run's iteration lines are new events (records.cc)
+      std::erase_if(*slots, [](const auto& kv) { return kv.first % 2 == 0; });
+    }
     if (const auto slot = ProgressSlot(e)) {
       const auto [at, fresh] = slots->try_emplace(*slot, into->events.size());
       if (!fresh) {

@@ -327,9 +327,8 @@ void LogParser::IterationLine(const Parsed& p) {
   if (out_.first_dated == 0) out_.first_dated = t;
   const std::int32_t key = ProgressKey(p.rank, p.origin.task);
   if (key != last_iteration_rank_ || last_iteration_index_ == kNoIndex) {
-    const auto it = last_iteration_.find(key);
     last_iteration_rank_ = key;
-    last_iteration_index_ = it == last_iteration_.end() ? kNoIndex : it->second;
+    last_iteration_index_ = last_iteration_.Find(key);
   }
   if (last_iteration_index_ != kNoIndex) {  // in place: the rest of the event is as its first line left it
     Event& e = out_.events[last_iteration_index_];
@@ -337,7 +336,8 @@ void LogParser::IterationLine(const Parsed& p) {
     std::get<Iteration>(e.detail) = Iteration{iteration, total};
     return;
   }
-  last_iteration_[key] = last_iteration_index_ = out_.events.size();
+  last_iteration_index_ = out_.events.size();
+  last_iteration_.Set(key, last_iteration_index_);
   last_iteration_rank_ = key;
   Emit(q, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = Iteration{iteration, total}, .error = false});
 }
@@ -422,7 +422,7 @@ void LogParser::Unheaded(const Parsed& p) {
     // A requeued job's next run starts (`SLURM_RESTART_COUNT=<n>`): its iteration lines are new
     // events, so the failed run's last iteration stays where that run stopped.
     if (r.kind == Kind::kRequeue) {
-      last_iteration_.clear();
+      last_iteration_.Clear();
       last_iteration_index_ = kNoIndex;
     }
     Emit(p, std::move(r));
@@ -645,27 +645,28 @@ bool LogParser::StepLine(const Parsed& p) {
   if (!Has(p.header.message, "data_ms=") || ParseStepMetrics(p.header.message, &f) != Match::kYes) return false;
   Iteration it{.iteration = f.step, .total = f.total, .data_us = f.data_us, .step_us = f.step_us};
   const bool slow = f.step_us > 0 && 2 * f.data_us >= f.step_us;
-  auto at = last_step_.find(ProgressKey(p.rank, p.origin.task));
-  if (at != last_step_.end()) {
-    const auto& before = std::get<Iteration>(out_.events[at->second].detail);
+  const std::int32_t key = ProgressKey(p.rank, p.origin.task);
+  const std::size_t at = last_step_.Find(key);
+  if (at != kNoIndex) {
+    const auto& before = std::get<Iteration>(out_.events[at].detail);
     if (slow && before.slow_since >= 0) {
       it.slow_since = before.slow_since;
       it.slow_at = before.slow_at;
     }
   }
-  it.slow_from_start = slow && (at == last_step_.end() || std::get<Iteration>(out_.events[at->second].detail).slow_from_start);
+  it.slow_from_start = slow && (at == kNoIndex || std::get<Iteration>(out_.events[at].detail).slow_from_start);
   if (slow && it.slow_since < 0) {
     it.slow_since = f.step;
     it.slow_at = (p.origin.timed ? p.origin.time : p.header.time) - f.step_us * 1000;
   }
-  if (at != last_step_.end()) {
-    Event& e = out_.events[at->second];
+  if (at != kNoIndex) {
+    Event& e = out_.events[at];
     e = NewEvent(p, it);
     e.family = Family::kTrainer;
     e.kind = Kind::kIteration;
     return true;
   }
-  last_step_[ProgressKey(p.rank, p.origin.task)] = out_.events.size();
+  last_step_.Set(key, out_.events.size());
   Emit(p, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = it, .error = false});
   return true;
 }
