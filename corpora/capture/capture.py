@@ -59,6 +59,8 @@ INCIDENTS = [
          step=15),
     dict(id="tr_node_loss_node_b", launcher="torchrun", fault="node_loss", node="node-b"),
     dict(id="tr_agent_lost_node_b", launcher="torchrun", fault="agent_lost", node="node-b"),
+    # Every rank resumes a checkpoint written by a narrower model: a job-level load error.
+    dict(id="tr_resume_size_mismatch", launcher="torchrun", fault="resume_mismatch", node=""),
     dict(id="sl_sigkill_task1", launcher="slurm", fault="sigkill", rank=1, step=12),
     dict(id="sl_exception_task3", launcher="slurm", fault="exception", rank=3, step=12),
     dict(id="sl_oom_task2", launcher="slurm", fault="oom", rank=2, step=12),
@@ -87,10 +89,13 @@ OUTCOME = {
                    "FAILURE_CLASS_SCHEDULER_PREEMPTION"),
     "time_limit": ("FAULT_KIND_SCHEDULER_TIME_LIMIT", "OWNER_SCHEDULER",
                    "FAILURE_CLASS_SCHEDULER_TIME_LIMIT"),
+    "resume_mismatch": ("FAULT_KIND_CHECKPOINT_LOAD_ERROR", "OWNER_APPLICATION",
+                        "FAILURE_CLASS_CHECKPOINT_LOAD"),
 }
 FATAL_TO_PEERS = {"sigkill", "hang", "sigstop", "exception", "exit", "oom", "kill_in_save",
                   "node_loss"}
 
+RESUME_HIDDEN = (64, 128)        # resume_mismatch: the width that wrote the checkpoint, the job's
 MEMCG_LIMIT = 900 * 1024 * 1024  # torchrun oom: the faulting worker's memory cgroup
 SLURM_MEM = "2000M"              # slurm oom: the whole job's memory (task/cgroup)
 
@@ -211,7 +216,25 @@ def train_args(inc, steps=STEPS, ckpt_every=CKPT_EVERY):
                         "kill_in_save"):
         a += ["--fault", inc["fault"], "--fault-rank", str(inc["rank"]),
               "--fault-step", str(inc["step"])]
+    if inc["fault"] == "resume_mismatch":
+        a += ["--hidden", str(RESUME_HIDDEN[1]), "--resume", "checkpoints"]
     return a
+
+
+def earlier_run_checkpoints(inc, run_dir, incident):
+    """resume_mismatch: the checkpoints of an earlier, narrower run of the same script (one
+    gloo process, --hidden 64, 10 steps) become the incident's checkpoints/ to resume from."""
+    work = os.path.join(run_dir, "earlier")
+    os.makedirs(work)
+    env = clean_env(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
+                    MASTER_PORT=str(free_port()))
+    with open(os.path.join(work, "train.log"), "wb") as out:
+        subprocess.run([PY, os.path.join(BIN, "train.py"), "--steps", "10", "--ckpt-every",
+                        str(CKPT_EVERY), "--ckpt-dir", "checkpoints", "--hidden",
+                        str(RESUME_HIDDEN[0])], cwd=work, env=env, stdout=out,
+                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=True,
+                       timeout=180)
+    shutil.copytree(os.path.join(work, "checkpoints"), os.path.join(incident, "checkpoints"))
 
 
 # ----------------------------------------------------------------------------- torchrun
@@ -232,6 +255,8 @@ def run_torchrun(inc, run_dir, incident):
         with open(os.path.join(memcg, "memory.limit_in_bytes"), "w") as f:
             f.write(str(MEMCG_LIMIT))
     agents, logs, cmds = {}, {}, {}
+    if inc["fault"] == "resume_mismatch":
+        earlier_run_checkpoints(inc, run_dir, incident)
     dmesg_before = dmesg_lines()
     start = utcnow()
     try:
@@ -670,6 +695,13 @@ def build_expected(inc, res, incident):
                 ev.append(e)
     elif f == "slow":
         ev.append(evidence(incident, rank_rel, INIT, f"rank={rank} step={inc['step']}/"))
+    elif f == "resume_mismatch":
+        # Every rank raised the same error loading the same file: the job is the initiator;
+        # the lowest ranks' lines are cited, as for any job-wide error.
+        for r, role in ((0, INIT), (1, CORR)):
+            n, _ = torchrun_node_of(r)
+            ev.append(evidence(incident, f"{n}/rank_{r}.log", role,
+                               "RuntimeError: Error(s) in loading state_dict for Sequential:"))
     elif f in ("scancel", "preemption", "time_limit"):
         jid = res["job_id"]
         tail = {"scancel": "***", "preemption": "DUE TO PREEMPTION ***",
@@ -686,7 +718,7 @@ def build_expected(inc, res, incident):
 
     # The scheduler ended the whole job: a job-level initiator names no node
     # (docs/truth_format.md); the event still says where it happened.
-    job_level = f in ("scancel", "preemption", "time_limit")
+    job_level = f in ("scancel", "preemption", "time_limit", "resume_mismatch")
     initiator = {"rank": rank, "node": "" if job_level else node, "local_rank": lr,
                  "failure_class": fclass, "confidence": 1}
     event = {"kind": kind, "rank": rank, "node": node}
@@ -758,6 +790,12 @@ DESCRIBE = {
                   "the node has 4 CPUs, all held by the training job",
     "time_limit": "the job is submitted with --time=1 (one minute) and 400 steps of about "
                   "0.25 s; Slurm ends it at the time limit",
+    "resume_mismatch": "every rank resumes (--resume checkpoints, strict load_state_dict "
+                       "before the first step) a checkpoint written by an earlier run of the "
+                       "same script with a 64-wide hidden layer (one gloo process, 10 steps; "
+                       "its checkpoints/ copied into the incident), while this job builds it "
+                       "128 wide (--hidden 128): every rank raises torch's size-mismatch "
+                       "RuntimeError; no rank fails because of another",
 }
 
 

@@ -29,6 +29,10 @@ Fault injection (--fault, on --fault-rank, at --fault-step):
   kill_in_save while saving the checkpoint of --fault-step (rank 0 only): writes part of the
                file, then SIGKILLs itself, leaving a truncated step_<N>.pt; `latest` still
                names the previous checkpoint
+Resuming (--resume DIR): every rank loads the checkpoint that DIR/latest names into its model
+before the first step (model.module.load_state_dict, strict) and continues from its step.
+With --hidden different from the width that wrote it, every rank's load raises torch's
+"Error(s) in loading state_dict ... size mismatch" (a job-level configuration error).
 When DENPEX_FAULT_RECORD names a file, the true time the fault fired is written there (as
 JSON) just before it fires; that file lives outside the incident directory.
 """
@@ -66,6 +70,9 @@ def parse_args():
     p.add_argument("--fault-step", type=int, default=-1)
     p.add_argument("--slow-s", type=float, default=1.5)
     p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--hidden", type=int, default=64, help="width of the MLP's hidden layer")
+    p.add_argument("--resume", default="",
+                   help="checkpoint directory to resume from (its `latest` file names the file)")
     return p.parse_args()
 
 
@@ -153,8 +160,19 @@ def main():
              os.getpid(), torch.__version__)
 
     torch.manual_seed(args.seed)
-    model = DDP(nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1)))
+    model = DDP(nn.Sequential(nn.Linear(32, args.hidden), nn.ReLU(), nn.Linear(args.hidden, 1)))
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    first = 1
+    if args.resume:
+        with open(os.path.join(args.resume, "latest")) as f:
+            path = os.path.join(args.resume, f.read().strip())
+        log.info("resuming from %s", path)
+        state = torch.load(path, map_location="cpu")
+        if rank == 0:
+            record_fault("resume", rank, state["step"])
+        model.module.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        first = state["step"] + 1
     loss_fn = nn.MSELoss()
     data = Batches(rank, args.seed)
     me = rank == args.fault_rank
@@ -162,7 +180,7 @@ def main():
         print(f"{now()} training: steps={args.steps} ckpt_every={args.ckpt_every} "
               f"world_size={world} timeout_s={args.timeout_s:g}")
 
-    for step in range(1, args.steps + 1):
+    for step in range(first, args.steps + 1):
         t0 = time.monotonic()
         if me and args.fault == "slow" and step >= args.fault_step:
             if step == args.fault_step:

@@ -5,6 +5,7 @@
 #include <span>
 #include <string_view>
 
+#include "profiles.h"
 #include "records.h"
 
 namespace denpex::sim {
@@ -16,7 +17,7 @@ struct AppTraceback {
 };
 
 // The traceback of `source` (never kMegatron: formatter_app.cc has those); `variant` picks the
-// wording.
-AppTraceback AppTracebackOf(AppError source, int variant);
+// error, `torch` the release's wording where it changed.
+AppTraceback AppTracebackOf(AppError source, int variant, const TorchProfile& torch);
 
 }  // namespace denpex::sim

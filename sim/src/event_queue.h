@@ -33,6 +33,8 @@ enum class EventKind : std::uint8_t {
   kPodSignal,       // id: node; Kubernetes: the kubelet SIGTERMs the pod's torchrun (cleanup)
   kRayDriver,       // id: 0 the trainer lists its workers, 1 the driver learns an actor died
   kRayNodeDead,     // id: node; Ray's GCS marks a silent node dead (missed heartbeats)
+  kStoreCheck,      // id: rank; its heartbeat monitor polls the c10d store, which is gone
+  kAgentStoreError, // id: node; the agent's monitor loop finds the c10d store gone (or its rendezvous fails)
 };
 
 inline constexpr std::uint32_t kMaxEventId = (1u << 20) - 1;

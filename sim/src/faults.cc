@@ -176,6 +176,20 @@ constexpr FaultTraits kFaults[] = {
      v1::OWNER_NETWORK, v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_network_config",
      "{who} cannot reach NCCL's bootstrap root (its connects time out); check its route and "
      "firewall to the root's address on the NCCL_SOCKET_IFNAME interface before restarting."},
+    // The c10d store's host lost its processes (the kernel stays up and resets their sockets):
+    // for the job, a node that vanished; the store errors everywhere else are its echo.
+    {v1::FAULT_KIND_STORE_HOST_LOSS, FaultScope::kNode, FaultAction::kNodeLoss, v1::OWNER_HOST,
+     v1::FAILURE_CLASS_NODE_LOSS, false, "drain_node",
+     "{who}, the host of the job's c10d store (the rendezvous endpoint), lost its processes, so "
+     "every other agent and rank lost the store; check its kernel log (OOM killer) and what "
+     "else ran there, and drain it or move the rendezvous endpoint before restarting.",
+     v1::LAUNCHER_TORCHRUN},
+    {v1::FAULT_KIND_RENDEZVOUS_TIMEOUT, FaultScope::kNode, FaultAction::kRendezvousTimeout,
+     v1::OWNER_NETWORK, v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_network_config",
+     "{who} never joined the c10d rendezvous (its agent could not reach the rendezvous endpoint, "
+     "so every other agent timed out waiting for it); check its route and firewall to the "
+     "endpoint's host and port (29400) or leave it out, then restart.",
+     v1::LAUNCHER_TORCHRUN},
 };
 
 }  // namespace
@@ -220,10 +234,16 @@ FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
       break;
   }
   // The bootstrap root is rank 0's node: a drawn node that cannot reach it is another one.
-  if (fault.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT && !fault.has_node() && plan.node == 0 &&
+  const bool needs_root = fault.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT || fault.kind() == v1::FAULT_KIND_RENDEZVOUS_TIMEOUT;
+  if (needs_root && !fault.has_node() && plan.node == 0 &&
       job.nodes > 1) {
     plan.node = 1;
     plan.rank = job.gpus_per_node;
+  }
+  // The c10d store lives on the rendezvous endpoint, the first node, unless the scenario says.
+  if (fault.kind() == v1::FAULT_KIND_STORE_HOST_LOSS && !fault.has_node()) {
+    plan.node = 0;
+    plan.rank = 0;
   }
   plan.step = fault.step();
   plan.at_fraction = fault.has_at_fraction()

@@ -43,6 +43,9 @@ enum class FaultAction : std::uint8_t {
   // from) and exits 1: the job fails as one, no rank waits on another.
   kJobException,
   kEvict,            // Kubernetes: the kubelet SIGTERMs the pod's torchrun, which stops its workers
+  // torchrun's c10d rendezvous never completes: the node's agent cannot reach the endpoint, the
+  // others time out waiting for it (launcher.cc); no worker starts.
+  kRendezvousTimeout,
 };
 
 struct FaultTraits {

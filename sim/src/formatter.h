@@ -27,7 +27,9 @@ extern const std::string_view kTraceNotFound;
 // Where the cited lines of the driver's ActorDiedError block are (0-based, within it).
 struct RayLineOffsets {
   std::int64_t error_line = 0;  // `ray.exceptions.ActorDiedError: ...`
-  std::int64_t cause_line = 0;  // `The actor is dead because ...` / `The actor died because its node has died. ...`
+  // `The actor is dead because ...` / `The actor died because its node has died. ...`; for a
+  // RayTaskError, the worker's exception line in it.
+  std::int64_t cause_line = 0;
 };
 
 std::string_view NcclBusId(int local_gpu);
@@ -66,9 +68,15 @@ class LineFormatter {
   void Format(const AgentBanner& r, LineBuilder& out) const;
   void Format(const AgentSigterm& r, LineBuilder& out) const;
   void Format(const AgentSignalled& r, LineBuilder& out) const;
+  // The c10d store's host lost (formatter_store.cc): a worker's and an agent's view.
+  void Format(const StoreConnectionReset& r, LineBuilder& out) const;
+  void Format(const AgentStoreFailure& r, LineBuilder& out) const;
+  // Returns the 0-based line, within what it appended, of its exception line (the truth cites it).
+  std::int64_t Format(const AgentRendezvousFailure& r, LineBuilder& out) const;
   // Ray (formatter_ray.cc): driver.log, gcs_server.out.
   void Format(const RayWorkerTable& r, LineBuilder& out) const;
   RayLineOffsets Format(const RayActorDied& r, LineBuilder& out) const;
+  std::int64_t TaskError(const RayActorDied& r, LineBuilder& out) const;  // formatter_ray.cc
   void Format(const RayNodeDead& r, LineBuilder& out) const;
   void Format(const RayletOomKill& r, LineBuilder& out) const;
   ReportLineOffsets Format(const AgentFailureReport& r, LineBuilder& out) const;

@@ -207,7 +207,7 @@ std::int64_t LineFormatter::Format(const PythonException& r, LineBuilder& out) c
     if (r.variant % 3 == 1) parts[1] = kNanGradTail;
     if (r.variant % 3 == 2) parts[1] = kShapeTail;
   } else {
-    const AppTraceback t = AppTracebackOf(r.source, r.variant);
+    const AppTraceback t = AppTracebackOf(r.source, r.variant, torch_);
     parts = {t.head, t.tail};
     p.world = job_.dp;
     p.saved = job_.dp * 2;

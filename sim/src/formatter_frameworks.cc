@@ -169,49 +169,69 @@ constexpr std::string_view kFsdpGrad[] = {
     "  File \"{py}/torch/distributed/fsdp/_flat_param.py\", line 777, in "
     "_validate_tensors_to_flatten",
     "    raise ValueError(",
-    "!ValueError: Must flatten tensors with uniform requires_grad when use_orig_params=False",
+    "!ValueError: Must flatten tensors with uniform `requires_grad` when `use_orig_params=False`",
 };
 
-// Frames of a resume: DeepSpeed's load_checkpoint down to the optimizer's state.
+// FSDP1 of torch 1.13-2.0: the wrapper flattens the managed parameters in flat_param.py's
+// _init_flat_param, which checks dtype and requires_grad itself.
+constexpr std::string_view kFsdpWrap113[] = {
+    "Traceback (most recent call last):",
+    "  File \"/workspace/train.py\", line 251, in <module>",
+    "    model = FSDP(model, auto_wrap_policy=wrap_policy, device_id=torch.cuda.current_device())",
+    "  File \"{py}/torch/distributed/fsdp/fully_sharded_data_parallel.py\", line 1054, in __init__",
+    "    self._fsdp_wrapped_module = FlattenParamsWrapper(",
+    "  File \"{py}/torch/distributed/fsdp/flatten_params_wrapper.py\", line 103, in __init__",
+    "    self._flat_param_handle = FlatParamHandle(params, module, device, config)",
+    "  File \"{py}/torch/distributed/fsdp/flat_param.py\", line 367, in __init__",
+    "    self._init_flat_param(params, module, use_orig_params)",
+    "  File \"{py}/torch/distributed/fsdp/flat_param.py\", line 437, in _init_flat_param",
+};
+
+constexpr std::string_view kFsdpDtype113[] = {
+    "    raise ValueError(",
+    "!ValueError: `FlatParameter` requires uniform dtype but got torch.float16 and torch.float32",
+};
+
+constexpr std::string_view kFsdpGrad113[] = {
+    "    raise ValueError(\"`FlatParameter` requires uniform `requires_grad`\")",
+    "!ValueError: `FlatParameter` requires uniform `requires_grad`",
+};
+
+// A resume: DeepSpeed's engine compares the checkpoint's dp_world_size with its own in
+// _load_zero_checkpoint and raises there; the message is one line (DeepSpeed #2898, #6441).
 constexpr std::string_view kDsLoadWorld[] = {
     "Traceback (most recent call last):",
     "  File \"/workspace/train.py\", line 412, in <module>",
     "    main()",
     "  File \"/workspace/train.py\", line 362, in main",
     "    _, client_state = engine.load_checkpoint(args.load_dir, tag=args.load_tag)",
-    "  File \"{py}/deepspeed/runtime/engine.py\", line 2783, in load_checkpoint",
-    "    success = self._load_zero_checkpoint(load_dir, tag, "
-    "load_optimizer_states=load_optimizer_states)",
-    "  File \"{py}/deepspeed/runtime/engine.py\", line 2967, in _load_zero_checkpoint",
-    "    self.optimizer.load_state_dict(state_dict_list=zero_sd_list,",
-    "  File \"{py}/deepspeed/runtime/zero/stage_1_and_2.py\", line 2302, in load_state_dict",
-    "    self._load_legacy_checkpoint(state_dict_list, load_optimizer_states, "
-    "load_from_fp32_weights)",
-    "  File \"{py}/deepspeed/runtime/zero/stage_1_and_2.py\", line 2402, in _load_legacy_checkpoint",
-    "    raise ZeRORuntimeException(",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 2769, in load_checkpoint",
+    "    success = self._load_zero_checkpoint(",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 2950, in _load_zero_checkpoint",
+    "    raise ZeRORuntimeException(\"The checkpoint being loaded used a DP \" \\",
     "!deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded used a DP "
-    "world size of {saved} but the current world size is {world}.",
-    "Automatic adjustment of ZeRO's optimizer state partitioning with a new world size is not "
-    "currently supported.",
+    "world size of {saved} but the current world size is {world}. Automatic adjustment of ZeRO's "
+    "optimizer state partitioning with a new world size is not currently supported.",
 };
 
+// A ZeRO shard of the tag is missing: every rank reads every shard (frames as in
+// HuangLK/transpeeder #37).
 constexpr std::string_view kDsLoadShard[] = {
     "Traceback (most recent call last):",
     "  File \"/workspace/train.py\", line 412, in <module>",
     "    main()",
     "  File \"/workspace/train.py\", line 362, in main",
     "    _, client_state = engine.load_checkpoint(args.load_dir, tag=args.load_tag)",
-    "  File \"{py}/deepspeed/runtime/engine.py\", line 2783, in load_checkpoint",
-    "    success = self._load_zero_checkpoint(load_dir, tag, "
-    "load_optimizer_states=load_optimizer_states)",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 2769, in load_checkpoint",
+    "    success = self._load_zero_checkpoint(",
     "  File \"{py}/deepspeed/runtime/engine.py\", line 2948, in _load_zero_checkpoint",
     "    zero_sd_list = self._get_all_zero_checkpoints(load_dir, tag)",
-    "  File \"{py}/deepspeed/runtime/engine.py\", line 3050, in _get_all_zero_checkpoints",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 3042, in _get_all_zero_checkpoints",
     "    return self._get_all_zero_checkpoint_state_dicts(zero_ckpt_names)",
-    "  File \"{py}/deepspeed/runtime/engine.py\", line 3029, in "
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 3014, in "
     "_get_all_zero_checkpoint_state_dicts",
     "    _state = self.checkpoint_engine.load(",
-    "  File \"{py}/deepspeed/runtime/checkpoint_engine/torch_checkpoint_engine.py\", line 28, in "
+    "  File \"{py}/deepspeed/runtime/checkpoint_engine/torch_checkpoint_engine.py\", line 22, in "
     "load",
     "    partition = torch.load(path, map_location=map_location)",
     "  File \"{py}/torch/serialization.py\", line 1065, in load",
@@ -346,7 +366,7 @@ std::span<const std::string_view> S(const std::string_view (&a)[N]) {
 
 }  // namespace
 
-AppTraceback AppTracebackOf(AppError source, int variant) {
+AppTraceback AppTracebackOf(AppError source, int variant, const TorchProfile& torch) {
   const int v = variant < 0 ? -variant : variant;
   switch (source) {
     case AppError::kDeepSpeed:
@@ -357,6 +377,7 @@ AppTraceback AppTracebackOf(AppError source, int variant) {
         default: return {S(kDsTrainFrames), S(kPipeForward)};
       }
     case AppError::kFsdp:
+      if (torch.fsdp_flat_param_wording) return {S(kFsdpWrap113), v % 2 == 0 ? S(kFsdpDtype113) : S(kFsdpGrad113)};
       return {v % 2 == 0 ? S(kFsdpDtype) : S(kFsdpGrad), {}};
     case AppError::kCheckpointLoad:
       switch (v % 3) {

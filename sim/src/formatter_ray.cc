@@ -1,6 +1,8 @@
 // Ray's lines (docs/log_formats.md §25): the trainer's worker table and the trial's
 // ActorDiedError in driver.log, the raylet's memory-monitor summary forwarded to the driver,
 // the GCS's verdict on a silent node in gcs_server.out. Wording of Ray 2.x.
+#include <vector>
+
 #include "formatter.h"
 #include "rng.h"
 
@@ -63,12 +65,17 @@ RayLineOffsets LineFormatter::Format(const RayActorDied& r, LineBuilder& out) co
       {"ray/_private/worker.py", 2667, "get", "values, debugger_breakpoint = worker.get_objects(object_refs, timeout=timeout)"},
       {"ray/_private/worker.py", 866, "get_objects", "raise value"},
   };
+  const bool task_error = r.cause == RayDeath::kTaskError;
   for (const Frame& f : kFrames) {
     out.Str("  File \"").Str(torch_.python_lib).Char('/').Str(f.file).Str("\", line ").Int(f.line);
     out.Str(", in ").Str(f.function).EndLine();
-    out.Str("    ").Str(f.code).EndLine();
+    out.Str("    ").Str(f.code).Str(task_error && &f == &kFrames[std::size(kFrames) - 1] ? ".as_instanceof_cause()" : "").EndLine();
   }
   at.error_line = 1 + 2 * static_cast<std::int64_t>(std::size(kFrames)) + 1;
+  if (task_error) {
+    at.cause_line = at.error_line + TaskError(r, out);
+    return at;
+  }
   out.Str("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.").EndLine();
   out.Str("\tclass_name: RayTrainWorker").EndLine();
   out.Str("\tactor_id: ");
@@ -113,8 +120,50 @@ RayLineOffsets LineFormatter::Format(const RayActorDied& r, LineBuilder& out) co
           .Str(job_.hostnames[node]).Str("`.").EndLine();
       break;
     }
+    case RayDeath::kTaskError:
+      break;  // TaskError above
   }
   return at;
+}
+
+// `ray.exceptions.RayTaskError(<Exc>): ray::_RayTrainWorker__execute.get_next() (pid=, ip=, ...)`,
+// Ray Train's two frames, then the worker's own traceback as its process printed it (without
+// its `Traceback` header and torch's `[rank<N>]:` prefixes). Returns the line of the worker's
+// exception, counted from the RayTaskError line.
+std::int64_t LineFormatter::TaskError(const RayActorDied& r, LineBuilder& out) const {
+  std::string body;
+  LineBuilder tb(&body);
+  const std::int64_t cited = Format(PythonException{r.rank, r.time, r.variant, r.source}, tb);
+  std::vector<std::string_view> lines;
+  for (std::string_view rest = body; !rest.empty();) {
+    const std::size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+    if (line.starts_with("[rank")) line.remove_prefix(line.find("]: ") + 3);
+    lines.push_back(line);
+  }
+  std::string_view type = lines[static_cast<std::size_t>(cited)];
+  type = type.substr(0, type.find(':'));
+  type = type.substr(type.rfind('.') + 1);
+  const int node = job_.NodeOf(r.rank);
+  out.Str("ray.exceptions.RayTaskError(").Str(type).Str("): ray::_RayTrainWorker__execute.get_next() (pid=");
+  out.Int(job_.worker_pid[r.rank]).Str(", ip=").Str(job_.hostnames[node]).Str(", actor_id=");
+  RayId(out, job_.seed, kActorSalt + static_cast<std::uint64_t>(r.rank), 32);
+  Rng rng(job_.seed, StreamId::kRankAddresses, static_cast<std::uint64_t>(r.rank) * 4 + 3);
+  out.Str(", repr=<ray.train._internal.worker_group.RayTrainWorker object at 0x7f").Hex(0x1000000000ULL | (rng.Next() & 0xffffffff0ULL));
+  out.Str(">)").EndLine();
+  out.Str("  File \"").Str(torch_.python_lib).Str("/ray/train/_internal/worker_group.py\", line 33, in __execute").EndLine();
+  out.Str("    raise skipped from exception_cause(skipped)").EndLine();
+  out.Str("  File \"").Str(torch_.python_lib).Str("/ray/train/_internal/utils.py\", line 169, in discard_return_wrapper").EndLine();
+  out.Str("    train_func(*args, **kwargs)").EndLine();
+  std::int64_t n = 5, exception_at = -1;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i] == "Traceback (most recent call last):" && i == 0) continue;
+    if (static_cast<std::int64_t>(i) == cited) exception_at = n;
+    out.Str(lines[i]).EndLine();
+    ++n;
+  }
+  return exception_at;
 }
 
 void LineFormatter::Format(const RayNodeDead& r, LineBuilder& out) const {

@@ -6,8 +6,13 @@
 namespace denpex::sim {
 
 Launcher::Launcher(const Job& job, EventQueue& queue, RecordSink& sink, Workers& workers,
-                   bool oom_group_kill)
-    : job_(job), queue_(queue), sink_(sink), workers_(workers), oom_group_kill_(oom_group_kill) {
+                   bool oom_group_kill, int rendezvous_node)
+    : job_(job),
+      queue_(queue),
+      sink_(sink),
+      workers_(workers),
+      oom_group_kill_(oom_group_kill),
+      rendezvous_node_(rendezvous_node) {
   const auto n = static_cast<std::size_t>(job.nodes);
   phase_.assign(n, Phase::kMonitoring);
   poll_pending_.assign(n, 0);
@@ -16,6 +21,7 @@ Launcher::Launcher(const Job& job, EventQueue& queue, RecordSink& sink, Workers&
   exit_time_.assign(n, -1);
   report_.resize(n);
   signalled_.assign(n, 0);
+  store_failed_.assign(n, 0);
   pod_end_.assign(n, PodEnd::kRunning);
   signal_time_.assign(n, -1);
   rng_.reserve(n);
@@ -25,6 +31,11 @@ Launcher::Launcher(const Job& job, EventQueue& queue, RecordSink& sink, Workers&
 void Launcher::ScheduleStarts() {
   for (int node = 0; node < job_.nodes; ++node) {
     queue_.Push(job_.agent_start[node], EventKind::kAgentStart, static_cast<std::uint32_t>(node));
+    if (rendezvous_node_ < 0) continue;
+    // The unreachable node's TCPStore client gives up after its 60 s connect timeout; the others
+    // wait out the rendezvous join timeout (torchrun's rdzv_configs default, 900 s).
+    const TimeNs wait = (node == rendezvous_node_ ? 60 : 900) * kNsPerSec + rng_[node].UniformInt(1, 400) * kNsPerMs;
+    queue_.Push(job_.agent_start[node] + wait, EventKind::kAgentStoreError, static_cast<std::uint32_t>(node));
   }
 }
 
@@ -83,6 +94,9 @@ void Launcher::OnReport(int node, TimeNs t) {
   if (lost_[node]) return;
   if (signalled_[node]) {
     sink_.Emit(AgentSignalled{node, t, true});
+  } else if (store_failed_[node]) {
+    reported_[node] = 1;  // its traceback is one secondary error
+    sink_.Emit(AgentStoreFailure{node, t});
   } else {
     AgentFailureReport& report = report_[node];
     report.time = t;
@@ -123,6 +137,33 @@ void Launcher::OnPodSignal(int node, TimeNs t) {
   signalled_[node] = 1;
   signal_time_[node] = t;
   sink_.Emit(AgentSignalled{node, t, false});
+  StopWorkers(node, t);
+}
+
+void Launcher::OnStoreLost(int node, TimeNs t) {
+  for (int other = 0; other < job_.nodes; ++other) {
+    if (other == node || phase_[other] != Phase::kMonitoring) continue;
+    queue_.Push(NextPollAfter(other, t) + rng_[other].UniformInt(1, 30) * kNsPerMs, EventKind::kAgentStoreError,
+                static_cast<std::uint32_t>(other));
+  }
+}
+
+void Launcher::OnRendezvousFailed(int node, TimeNs t) {
+  if (phase_[node] != Phase::kMonitoring) return;
+  phase_[node] = Phase::kStopping;
+  const bool timed_out = node != rendezvous_node_;
+  if (!timed_out) workers_.NoteFault(t);
+  reported_[node] = timed_out ? 1 : 0;  // each other agent's timeout is one secondary error
+  sink_.Emit(AgentRendezvousFailure{node, t, timed_out});
+  queue_.Push(t + rng_[node].UniformInt(30, 120) * kNsPerMs, EventKind::kAgentExit, static_cast<std::uint32_t>(node));
+}
+
+// The agent's run() stops its workers on the way out (its `finally`), then the exception ends it.
+void Launcher::OnStoreError(int node, TimeNs t) {
+  if (rendezvous_node_ >= 0) return OnRendezvousFailed(node, t);
+  if (phase_[node] != Phase::kMonitoring || lost_[node]) return;
+  phase_[node] = Phase::kStopping;
+  store_failed_[node] = 1;
   StopWorkers(node, t);
 }
 

@@ -21,8 +21,9 @@ namespace denpex::sim {
 
 class Launcher : public WorkerExitListener {
  public:
+  // `rendezvous_node`: FAULT_KIND_RENDEZVOUS_TIMEOUT's node, which never joins (-1: none).
   Launcher(const Job& job, EventQueue& queue, RecordSink& sink, Workers& workers,
-           bool oom_group_kill = false);
+           bool oom_group_kill = false, int rendezvous_node = -1);
 
   void ScheduleStarts();
   void OnAgentStart(int node, TimeNs t);
@@ -35,6 +36,13 @@ class Launcher : public WorkerExitListener {
   // controller deletes the pods of a failed job (kPodSignal).
   void OnNodeEvicted(int node, TimeNs t) override;
   void OnPodSignal(int node, TimeNs t);
+  // FAULT_KIND_STORE_HOST_LOSS: every other agent's next monitor poll fails on the store; it
+  // stops its workers and raises RendezvousConnectionError (OnReport prints it).
+  void OnStoreLost(int node, TimeNs t) override;
+  void OnStoreError(int node, TimeNs t);
+  // FAULT_KIND_RENDEZVOUS_TIMEOUT: the agent's rendezvous gives up (its connect, or the join
+  // timeout); it raises and exits, no worker having started.
+  void OnRendezvousFailed(int node, TimeNs t);
 
   bool reported(int node) const { return reported_[node] != 0; }
   bool exited(int node) const { return phase_[node] == Phase::kExited; }
@@ -66,11 +74,13 @@ class Launcher : public WorkerExitListener {
   std::vector<AgentFailureReport> report_;  // per node, filled by the poll that saw failures
   std::vector<Rng> rng_;                    // per node: teardown delays
   std::vector<std::uint8_t> signalled_;     // per node: torchrun itself got SIGTERM
+  std::vector<std::uint8_t> store_failed_;  // per node: its rendezvous store connection failed
   std::vector<PodEnd> pod_end_;
   std::vector<TimeNs> signal_time_;
   TimeNs job_failed_ = -1;
   int first_failed_pod_ = -1;
-  bool oom_group_kill_ = false;  // FAULT_KIND_POD_OOMKILLED: a "lost" node is an OOMKilled pod
+  bool oom_group_kill_ = false;
+  int rendezvous_node_ = -1;  // FAULT_KIND_POD_OOMKILLED: a "lost" node is an OOMKilled pod
 };
 
 }  // namespace denpex::sim

@@ -10,7 +10,8 @@ Model::Model(const Job& job, const FaultPlan& fault, RecordSink& sink)
     : job_(job),
       fault_(fault),
       workers_(job, fault, queue_, sink),
-      launcher_(job, queue_, sink, workers_, fault.kind() == v1::FAULT_KIND_POD_OOMKILLED),
+      launcher_(job, queue_, sink, workers_, fault.kind() == v1::FAULT_KIND_POD_OOMKILLED,
+                fault.action() == FaultAction::kRendezvousTimeout ? fault.node : -1),
       slurm_(job, fault, queue_, sink, workers_),
       mpirun_(job, queue_, sink, workers_),
       ray_(job, fault, queue_, sink, workers_) {
@@ -146,6 +147,12 @@ void Model::Dispatch(const Event& e) {
       break;
     case EventKind::kRayNodeDead:
       ray_.OnNodeDead(id, e.time);
+      break;
+    case EventKind::kStoreCheck:
+      workers_.OnStoreCheck(id, e.time);
+      break;
+    case EventKind::kAgentStoreError:
+      launcher_.OnStoreError(id, e.time);
       break;
   }
 }

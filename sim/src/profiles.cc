@@ -229,7 +229,8 @@ constexpr TorchProfile kTorchProfiles[] = {
      .blocking_wait_suffix = " (NCCL_BLOCKING_WAIT=1)",
      .line_blocking_wait = 460,
      .timeout_error_class = "RuntimeError",
-     .aborted_error_class = "RuntimeError"},
+     .aborted_error_class = "RuntimeError",
+     .fsdp_flat_param_wording = true},
 };
 
 constexpr NcclProfile kNcclProfiles[] = {

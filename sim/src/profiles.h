@@ -102,6 +102,10 @@ struct TorchProfile {
   int line_watchdog_stuck = 0;
   int line_observed_dump = 0;
   bool stuck_names_event_destroy = false;  // the fatal line says "(e.g., CudaEventDestroy)"
+  // FSDP1's FlatParameter checks: flat_param.py's _init_flat_param ("`FlatParameter` requires
+  // uniform dtype but got ...", 1.13-2.0) rather than _flat_param.py's
+  // _validate_tensors_to_flatten ("Must flatten tensors with uniform dtype ...", 2.1+).
+  bool fsdp_flat_param_wording = false;
 };
 
 struct NcclProfile {

@@ -27,7 +27,11 @@ void RayLauncher::OnDriver(std::uint32_t id, TimeNs t) {
     sink_.Emit(RayWorkerTable{t});
     return;
   }
-  Detect(t, first_rank_, fault_.kind() == v1::FAULT_KIND_RAY_OOM_KILL ? RayDeath::kMemoryMonitor : RayDeath::kWorkerDied);
+  RayDeath cause = RayDeath::kWorkerDied;
+  if (fault_.kind() == v1::FAULT_KIND_RAY_OOM_KILL) cause = RayDeath::kMemoryMonitor;
+  // The training function raised: the actor lives, ray.get returns its RayTaskError.
+  if (workers_.exit_code(first_rank_) == kExitException) cause = RayDeath::kTaskError;
+  Detect(t, first_rank_, cause);
 }
 
 void RayLauncher::OnNodeDead(int node, TimeNs t) {
@@ -36,17 +40,19 @@ void RayLauncher::OnNodeDead(int node, TimeNs t) {
 }
 
 // The driver prints the error (the raylet's OOM summary first, when its memory monitor killed
-// the worker), then shuts the worker group down.
+// the worker), then shuts the worker group down: Ray Train asks each actor to terminate and
+// gives them 5 s of patience (WorkerGroup.shutdown), but an actor busy in its training function
+// cannot run the request, so it is killed when the patience runs out.
 void RayLauncher::Detect(TimeNs t, int rank, RayDeath cause) {
   if (detected_ || rank < 0) return;
   detected_ = true;
   if (cause == RayDeath::kMemoryMonitor) sink_.Emit(RayletOomKill{job_.NodeOf(rank), t - rng_.UniformInt(5, 15) * kNsPerMs});
-  sink_.Emit(RayActorDied{rank, t, cause});
+  sink_.Emit(RayActorDied{rank, t, cause, fault_.variant, AppErrorOf(fault_.kind())});
   end_time_ = t;
   for (int r = 0; r < job_.world; ++r) {
     if (!workers_.alive(r)) continue;
-    const TimeNs death = t + rng_.UniformInt(100, 2'000) * kNsPerMs;
-    workers_.Terminate(r, death);
+    const TimeNs death = t + rng_.UniformInt(5'000, 5'400) * kNsPerMs;
+    queue_.Push(death, EventKind::kTermDeath, static_cast<std::uint32_t>(r));  // alive (and timing out) until then
     end_time_ = std::max(end_time_, death);
   }
 }

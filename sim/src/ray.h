@@ -1,9 +1,12 @@
 // The Ray launcher (LAUNCHER_RAY, docs/log_formats.md §25): Ray Train's TorchTrainer runs one
 // RayTrainWorker actor per GPU; the driver waits on their training futures. When a worker
-// process dies, the driver's ray.get raises ActorDiedError 20-300 ms later; when a node dies,
+// process dies, the driver's ray.get raises ActorDiedError 20-300 ms later (a rank's watchdog
+// abort during a hang is such a death: the driver names a victim); when a worker's training
+// function raises, the driver's ray.get raises RayTaskError(<Exc>) with the worker's
+// traceback (modelled at the worker's teardown, 0.3-1.5 s after its own traceback); when a node dies,
 // the GCS marks it dead once it has missed its health checks (15-45 s) and the actors on it die
 // with it. The driver then prints the trial's error and shuts the worker group down (the other
-// workers exit on SIGTERM, silently).
+// workers are killed 5 s later, when the shutdown's patience runs out, silently).
 #pragma once
 
 #include <cstdint>

@@ -365,6 +365,35 @@ struct AgentSignalled {
   bool exception;
 };
 
+// --- the c10d store (FAULT_KIND_STORE_HOST_LOSS) ---------------------------------------------
+
+// A worker's heartbeat monitor (torch >= 2.4; nothing before) finds its connection to the c10d
+// store reset: TCPStore's `recvValue failed on SocketImpl(...)` warning and its exception frames,
+// then ProcessGroupNCCL's `Failed to check the "should dump" flag on TCPStore` (rank's stderr).
+struct StoreConnectionReset {
+  int rank;
+  TimeNs time;
+  int store_node;  // the store's host, named as the socket's remote end
+};
+
+// An agent's monitor loop finds the store gone (num_nodes_waiting -> the store's get): the
+// chained traceback ending `RendezvousConnectionError: The connection to the C10d store has
+// failed. See inner exception for details.` (the node's torchrun.log, after its SIGTERMs).
+struct AgentStoreFailure {
+  int node;
+  TimeNs time;
+};
+
+// The c10d rendezvous never completed (FAULT_KIND_RENDEZVOUS_TIMEOUT). `timed_out` false: the
+// node whose agent could not reach the endpoint (a c10d connect warning, then the chained
+// traceback ending RendezvousConnectionError); true: an agent that waited out the join timeout
+// (the traceback ending `RendezvousTimeoutError`, bare).
+struct AgentRendezvousFailure {
+  int node;
+  TimeNs time;
+  bool timed_out;
+};
+
 // --- Ray (driver.log, gcs_server.out) ----------------------------------------------------------
 
 // The trainer lists its workers: `(TorchTrainer pid=P, ip=IP) Started distributed worker
@@ -374,16 +403,21 @@ struct RayWorkerTable {
   TimeNs time;
 };
 
-// Why the driver's ActorDiedError says the actor died.
-enum class RayDeath : std::uint8_t { kWorkerDied, kNodeDied, kMemoryMonitor };
+// Why the driver's ActorDiedError says the actor died; kTaskError: the actor lives, but its
+// training function raised (the driver's `ray.exceptions.RayTaskError(<Exc>)`).
+enum class RayDeath : std::uint8_t { kWorkerDied, kNodeDied, kMemoryMonitor, kTaskError };
 
 // The driver learns that the actor of `rank` died: the trial's traceback ending in
 // `ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.`, the
-// actor's fields and the cause line.
+// actor's fields and the cause line. kTaskError: the traceback ends in
+// `ray.exceptions.RayTaskError(<Exc>): ray::_RayTrainWorker__execute.get_next() (pid=, ip=, ...)`,
+// the worker's frames and its exception line (`exception`, that rank's PythonException).
 struct RayActorDied {
   int rank;
   TimeNs time;
   RayDeath cause;
+  int variant = 0;                      // kTaskError: the PythonException's variant and source
+  AppError source = AppError::kMegatron;
 };
 
 // GCS (gcs_server.out): the node missed too many health checks and is marked dead.
@@ -510,6 +544,7 @@ using Record =
                  WatchdogTimeout, WatchdogAftermath, DumpSignalObserved, PythonException, DeepSpeedLine,
                  SegfaultDump, WorkerExit, BenignWarning,
                  CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost,
+                 StoreConnectionReset, AgentStoreFailure, AgentRendezvousFailure,
                  RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine, BatchBanner,
                  CheckpointResumed, ResumedIteration, MpirunNotice>;

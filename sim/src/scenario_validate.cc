@@ -458,11 +458,13 @@ Status CheckFaultKind(const v1::Fault& f, const std::string& path, const v1::Sce
                      "set launcher: " + v1::Launcher_Name(traits->needs_launcher));
   }
   const bool ray_kind = f.kind() == v1::FAULT_KIND_SIGKILL || f.kind() == v1::FAULT_KIND_SIGSEGV ||
-                        f.kind() == v1::FAULT_KIND_NODE_LOSS || f.kind() == v1::FAULT_KIND_RAY_OOM_KILL;
+                        f.kind() == v1::FAULT_KIND_NODE_LOSS || f.kind() == v1::FAULT_KIND_RAY_OOM_KILL ||
+                        f.kind() == v1::FAULT_KIND_EXCEPTION || f.kind() == v1::FAULT_KIND_HANG;
   if (s.launcher() == v1::LAUNCHER_RAY && !ray_kind) {
     return loc.Error({path + ".kind", "launcher"},
                      v1::FaultKind_Name(f.kind()) + " is not simulated under LAUNCHER_RAY",
-                     "use FAULT_KIND_SIGKILL, FAULT_KIND_SIGSEGV, FAULT_KIND_NODE_LOSS or FAULT_KIND_RAY_OOM_KILL");
+                     "use FAULT_KIND_SIGKILL, FAULT_KIND_SIGSEGV, FAULT_KIND_NODE_LOSS, FAULT_KIND_RAY_OOM_KILL, "
+                     "FAULT_KIND_EXCEPTION or FAULT_KIND_HANG");
   }
   if (s.launcher() == v1::LAUNCHER_KUBERNETES && traits->needs_slurm) {
     return loc.Error({path + ".kind", "launcher"}, v1::FaultKind_Name(f.kind()) + " is a Slurm fault",

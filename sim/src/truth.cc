@@ -120,6 +120,7 @@ void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       AddEvidence(LowestSetupWarn(in), v1::EVIDENCE_ROLE_INITIATING, truth);
       return;
     case FaultAction::kEvict:
+    case FaultAction::kRendezvousTimeout:  // torchrun only
       return;
     case FaultAction::kJobException:
       return JobExceptionEvidence(w, truth);
@@ -184,7 +185,8 @@ void MpirunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     case FaultAction::kSchedulerCancel:
     case FaultAction::kSlurmdSilent:
     case FaultAction::kEvict:
-      return;  // srun's or Kubernetes' only
+    case FaultAction::kRendezvousTimeout:
+      return;  // srun's, Kubernetes' or torchrun's only
   }
 }
 
@@ -238,6 +240,13 @@ void RayEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     case v1::FAULT_KIND_SIGSEGV:
       AddEvidence(w.Find(Cite::kSegfault, rank), kInit, truth);
       AddEvidence(w.Find(Cite::kRayActorDied, rank), kCorr, truth);
+      return;
+    case v1::FAULT_KIND_EXCEPTION:  // its own traceback; the driver's RayTaskError relays it
+      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
+      AddEvidence(w.Find(Cite::kRayActorDied, rank), kCorr, truth);
+      return;
+    case v1::FAULT_KIND_HANG:  // silent: its peers' watchdogs say it; the driver names a victim
+      AddEvidence(FirstPeerWatchdog(w, rank), v1::EVIDENCE_ROLE_CONSEQUENCE, truth);
       return;
     default:
       AddEvidence(w.Find(Cite::kRayActorDied, rank), kInit, truth);
@@ -296,6 +305,9 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       return;
     case FaultAction::kNcclSetup:
       AddEvidence(LowestSetupWarn(in), v1::EVIDENCE_ROLE_INITIATING, truth);
+      return;
+    case FaultAction::kRendezvousTimeout:  // the agent that never joined says why
+      AddEvidence(w.Find(Cite::kRendezvous, node), kInit, truth);
       return;
     case FaultAction::kJobException:
       return JobExceptionEvidence(w, truth);

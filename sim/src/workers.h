@@ -43,6 +43,8 @@ class WorkerExitListener {
   virtual void OnNodeLost(int node, TimeNs time) = 0;
   // Kubernetes: the kubelet SIGTERMs the node's pod (FAULT_KIND_POD_EVICTION).
   virtual void OnNodeEvicted(int /*node*/, TimeNs /*time*/) {}
+  // The c10d store's host lost its processes (FAULT_KIND_STORE_HOST_LOSS).
+  virtual void OnStoreLost(int /*node*/, TimeNs /*time*/) {}
 };
 
 class Workers {
@@ -68,6 +70,7 @@ class Workers {
   // The fault fires (workers_faults.cc): `id` is the rank, or the node for a node fault.
   void OnFault(std::uint32_t id, TimeNs t);
   void OnExceptionExit(int rank, TimeNs t);        // the interpreter finished tearing down
+  void OnStoreCheck(int rank, TimeNs t);  // its heartbeat monitor finds the c10d store gone
   void Terminate(int rank, TimeNs t);              // SIGTERM: exits without printing
   void Signal(int rank, TimeNs t, int exit_code);  // dies by a signal sent from outside
 
@@ -75,6 +78,7 @@ class Workers {
   int exit_code(int rank) const { return exit_code_[rank]; }
   TimeNs exit_time(int rank) const { return exit_time_[rank]; }
   TimeNs fault_time() const { return fault_time_; }
+  void NoteFault(TimeNs t) { fault_time_ = t; }  // a fault the launcher saw (a rendezvous timeout)
   // The rank the kernel OOM killer took (host OOM), or -1.
   int oom_killed() const { return oom_killed_; }
   std::uint64_t watchdog_timeouts() const { return watchdog_timeouts_; }
@@ -142,6 +146,8 @@ class Workers {
   void FailNic(int rank, TimeNs t);
   void ResetSockets(int rank, TimeNs t, Rng& rng);  // FailNic under NET/Socket
   void AbortOnNcclError(int rank, TimeNs t);
+  // The c10d store's host lost (workers_network.cc): the node vanishes, the others' monitors see it.
+  void LoseStoreHost(int node, TimeNs t);
   // NCCL set-up failure (workers_network.cc): does it hit this rank, and its failing init.
   bool SetupFails(int rank) const;
   void FailSetup(int rank, TimeNs t);

@@ -18,6 +18,8 @@ void Workers::OnFault(std::uint32_t id, TimeNs t) {
   } else if (fault_.action() == FaultAction::kEvict) {
     fault_time_ = t;
     if (listener_ != nullptr) listener_->OnNodeEvicted(static_cast<int>(id), t);
+  } else if (fault_.kind() == v1::FAULT_KIND_STORE_HOST_LOSS) {
+    LoseStoreHost(static_cast<int>(id), t);
   } else if (fault_.traits->scope == FaultScope::kNode) {
     LoseNode(static_cast<int>(id), t);
   } else {
@@ -79,6 +81,7 @@ void Workers::FireRankFault(int rank, TimeNs t) {
     case FaultAction::kSlurmdSilent:
     case FaultAction::kJobException:
     case FaultAction::kEvict:
+    case FaultAction::kRendezvousTimeout:
       return;  // not handled here
   }
 }

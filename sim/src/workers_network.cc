@@ -94,6 +94,24 @@ void Workers::AbortOnNcclError(int rank, TimeNs t) {
   }
 }
 
+// FAULT_KIND_STORE_HOST_LOSS: the store host's processes vanish at once (LoseNode); the kernel
+// there resets their sockets, so every other live worker's heartbeat monitor finds its store
+// connection reset at its next check (TORCH_NCCL_COORD_CHECK_MILSEC: each second), and each
+// agent at its next monitor poll (the listener).
+void Workers::LoseStoreHost(int node, TimeNs t) {
+  LoseNode(node, t);
+  for (int rank = 0; rank < job_.world; ++rank) {
+    if (!alive_[rank]) continue;
+    Rng rng(job_.seed, StreamId::kFaultBehaviour, (3ULL << 32) + static_cast<std::uint64_t>(rank));
+    queue_.Push(t + rng.UniformInt(1, 1'000'000) * kNsPerUs, EventKind::kStoreCheck, static_cast<std::uint32_t>(rank));
+  }
+  if (listener_ != nullptr) listener_->OnStoreLost(node, t);
+}
+
+void Workers::OnStoreCheck(int rank, TimeNs t) {
+  if (alive_[rank]) sink_.Emit(StoreConnectionReset{rank, t, fault_.node});
+}
+
 // FAULT_KIND_NCCL_BOOTSTRAP fails every rank of the node; FAULT_KIND_DUPLICATE_GPU the two
 // local ranks d-1 and d (d drawn) that were given the same GPU.
 bool Workers::SetupFails(int rank) const {

@@ -354,6 +354,28 @@ void IncidentWriter::Handle(const AgentSignalled& r) {
   MaybeFlush(AgentFile(r.node));
 }
 
+void IncidentWriter::Handle(const StoreConnectionReset& r) {
+  const int file = ErrFile(r.rank);
+  AppendTo(file, r.rank, r, {.may_split = true});
+  MaybeFlush(file);
+}
+
+void IncidentWriter::Handle(const AgentStoreFailure& r) {
+  AppendTo(AgentFile(r.node), -1, r);
+  MaybeFlush(AgentFile(r.node));
+}
+
+void IncidentWriter::Handle(const AgentRendezvousFailure& r) {
+  const int file = AgentFile(r.node);
+  const std::int64_t first = Buffer(file).lines;
+  scratch_.clear();
+  LineBuilder out(&scratch_);
+  const std::int64_t error_line = formatter_.Format(r, out);
+  AppendText(file, -1, scratch_, out.lines());
+  if (r.node == plan_.node && !r.timed_out) Remember(Cite::kRendezvous, r.node, r.time, file, first + error_line);
+  Flush(file);
+}
+
 // The node's agent file ends where it ends; its ranks' files were closed by their exits.
 void IncidentWriter::Handle(const NodeLost& r) {
   if (OneFile()) return;

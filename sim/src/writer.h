@@ -64,6 +64,7 @@ enum class Cite : std::uint8_t {
   kRayCause,       // subject rank: the cause line after it
   kRayGcs,         // subject node: the GCS's `... has been marked dead ...` line
   kRaylet,         // subject node: the raylet's memory-monitor summary in driver.log
+  kRendezvous,     // subject node: its agent's RendezvousConnectionError (it never joined)
 };
 
 // The line of an MpirunNotice block that names the rank or node, counted from the block's
@@ -150,6 +151,9 @@ class IncidentWriter : public RecordSink {
   void Handle(const AgentFailureReport& r);
   void Handle(const AgentExit& r);
   void Handle(const AgentSignalled& r);
+  void Handle(const StoreConnectionReset& r);
+  void Handle(const AgentStoreFailure& r);
+  void Handle(const AgentRendezvousFailure& r);
   void Handle(const RayWorkerTable& r);
   void Handle(const RayActorDied& r);
   void Handle(const RayNodeDead& r);

@@ -3,6 +3,7 @@
 // and multi-line joins are exercised as in a real log).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -200,6 +201,59 @@ TEST(Families, SrunInterleavedLineIsSplitByItsLabelAndRejoined) {
   EXPECT_EQ(log.events[0].rank, 100);
   EXPECT_EQ(log.malformed, 1);
   EXPECT_EQ(log.interleaved, 0);
+}
+
+// srun's combined output: progress lines carry a task label and no rank yet. Each task keeps its
+// own latest progress event (two tasks' lines used to collapse into one, the last task's).
+TEST(Families, SrunLabelledProgressLinesStayOneEventPerTask) {
+  std::string text;
+  for (int step = 1; step <= 3; ++step) {
+    for (int task = 0; task < 3; ++task) {
+      text += std::to_string(task) + ": 2026-11-29 16:25:4" + std::to_string(step) + ".497 rank=" + std::to_string(task) +
+              " step=" + std::to_string(step) + "/20 loss=5.8 data_ms=" + (task == 1 ? "200.0" : "0.1") + " step_ms=259.3\n";
+    }
+    for (int task : {3, 1}) {
+      text += std::to_string(task) + ":  [2026-11-29 16:25:4" + std::to_string(step) + "] iteration        " + std::to_string(step) +
+              "/      20 | consumed samples: 100 | elapsed time per iteration (ms): 1000.0 |\n";
+    }
+  }
+  const ParsedLog log = Parse(text);
+  std::vector<std::pair<std::int32_t, std::int64_t>> seen;  // (task, iteration) of every progress event
+  for (const Event& e : log.events) {
+    if (e.kind == Kind::kIteration) seen.emplace_back(e.task, std::get<Iteration>(e.detail).iteration);
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::pair<std::int32_t, std::int64_t>>{{0, 3}, {1, 3}, {1, 3}, {2, 3}, {3, 3}}));
+  for (const Event& e : log.events) {
+    if (e.task == 1 && std::get<Iteration>(e.detail).data_us > 0) EXPECT_EQ(std::get<Iteration>(e.detail).slow_since, 1);
+  }
+}
+
+// The embedded label is found wherever the cut falls (the search tests 16 bytes at a time), and
+// `key: value` pairs of the head (no digit before the colon) are not labels.
+TEST(Families, SrunInterleavedLabelIsFoundAtEveryOffset) {
+  const std::string other =
+      " 100: [rank100]:[E302 09:10:22.381004211 ProcessGroupNCCL.cpp:607] [PG 5 (TENSOR_MODEL_PARALLEL_GROUP) Rank 0] "
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=5, NumelOut=5, "
+      "Timeout(ms)=600000) ran for 600045 milliseconds before timing out.\n";
+  const std::string filler = "consumed samples: 1024 | lm loss: 2.0E+00 | grad norm: 0.02 | x";
+  for (std::size_t n = 1; n <= filler.size(); ++n) {
+    if (filler[n - 1] == ':') continue;  // `...: 100: ` reads as a source line number (AfterColonAndDigits)
+    const std::string head = " 423:  [2026-03-02 08:52:02] " + filler.substr(0, n);
+    const ParsedLog log = Parse(head + other + " 423: the rest of it\n");
+    ASSERT_EQ(log.events.size(), 1u) << n;
+    EXPECT_EQ(log.events[0].rank, 100) << n;
+    EXPECT_EQ(log.interleaved, 1) << n;
+    EXPECT_EQ(log.malformed, 0) << n;
+  }
+  // Short lines too (the search takes 32, 16 or 1 byte at a time by length); one-digit labels
+  // need a bracket after them.
+  for (std::size_t n = 1; n <= 40; ++n) {
+    const std::string head = " 7: " + std::string(n, 'x');
+    const ParsedLog log = Parse(head + " 3: [x] *** hi\n 7: rest\n");  // `*** `: a record trigger
+    EXPECT_EQ(log.interleaved, 1) << n;
+    EXPECT_EQ(log.malformed, 0) << n;
+  }
 }
 
 TEST(Families, HardWrappedWatchdogLineIsJoinedAndABrokenOneCounted) {
@@ -472,6 +526,18 @@ TEST(Families, TorchrunAgentDeepSpeedLauncher) {
        Family::kTorchrun, Kind::kWorkerSignalled},
       {"[E socket.cpp:860] [c10d] The client socket has timed out after 60s while trying to connect to (GPU03, 29500).",
        Family::kTorchrun, Kind::kRendezvousError},
+      // The c10d store's connections reset (its host gone): TCPStore's warning in each wording,
+      // and the heartbeat monitor's.
+      {"[rank12]:[W318 10:00:41.915284135 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=135, "
+       "addr=[gpu-0002]:48750, remote=[gpu-0001]:29500): Connection reset by peer",
+       Family::kTorchrun, Kind::kStoreError},
+      {"[W514 18:33:36.536327028 TCPStore.cpp:138] [c10d] recvValueWithTimeout failed on SocketImpl(fd=3, "
+       "addr=[localhost]:34658, remote=[localhost]:1234): Failed to recv, got 0 bytes. Connection was likely closed. Did the "
+       "remote server shutdown or crash?",
+       Family::kTorchrun, Kind::kStoreError},
+      {"[rank8]:[W318 10:00:41.929037914 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0 Rank 8] Failed to check the "
+       "\"should dump\" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Connection reset by peer",
+       Family::kTorchrun, Kind::kStoreError},
       {"[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py'] exits "
        "with return code = -9",
        Family::kDeepSpeed, Kind::kLauncherExit},

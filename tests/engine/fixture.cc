@@ -53,7 +53,11 @@ int SizeOf(const Job& j, Kind k) { return k == Kind::kTp ? j.tp : k == Kind::kDp
 
 // The group a live rank times out in: the first that holds a dead rank, else the one it is
 // most plausibly stuck in behind a blocked peer.
-Group TimeoutGroup(const Job& j, int r, const std::vector<bool>& dead) {
+Group TimeoutGroup(const Job& j, int r, const std::vector<bool>& dead, bool zero) {
+  if (zero) {  // blocked behind the initiator's TP peers: in the DP group's reduce-scatter
+    Group tp = GroupOf(j, r, Kind::kTp);
+    return std::any_of(tp.members.begin(), tp.members.end(), [&](int m) { return dead[m]; }) ? tp : GroupOf(j, r, Kind::kDp);
+  }
   for (Kind k : {Kind::kTp, Kind::kDp, Kind::kPp}) {
     if (SizeOf(j, k) < 2) continue;
     Group g = GroupOf(j, r, k);
@@ -189,7 +193,7 @@ void WriteIncident(const fs::path& dir, const Incident& s) {
     if (!dead[r]) {
       const std::int64_t ran = s.timeout_ms + 100 + r % 7;
       timeout_at[r] = s.fault_time + ran * kNsPerMs + skew(node);
-      if (!s.cut_short.count(r)) text += WatchdogBlock(r, TimeoutGroup(j, r, dead), timeout_at[r], s.timeout_ms, ran);
+      if (!s.cut_short.count(r)) text += WatchdogBlock(r, TimeoutGroup(j, r, dead, s.zero), timeout_at[r], s.timeout_ms, ran);
     }
     Write(dir / j.Host(node) / ("rank_" + std::to_string(r) + ".log"), text);
   }

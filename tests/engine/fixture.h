@@ -39,6 +39,9 @@ struct Incident {
   std::map<int, std::int64_t> skew_ms;  // per node clock offset
   // Live ranks whose agent SIGTERMed them before their own watchdog fired: they print nothing.
   std::set<int> cut_short;
+  // ZeRO: live ranks outside the initiator's TP group time out in their DP group's
+  // reduce-scatter (the TP peers, in the TP all-reduce the initiator never joined).
+  bool zero = false;
 };
 
 // Writes the incident under `dir` (created).

@@ -61,6 +61,10 @@ TEST(Frameworks, DeepSpeedAndFsdpErrorsOfEachRelease) {
        Kind::kFsdpError},
       {"ValueError: Must flatten tensors with uniform requires_grad when use_orig_params=False", Family::kFsdp,
        Kind::kFsdpError},
+      // _flat_param.py's own wording (2.1+) and flat_param.py's (1.13-2.0)
+      {"[rank4]: ValueError: Must flatten tensors with uniform `requires_grad` when `use_orig_params=False`",
+       Family::kFsdp, Kind::kFsdpError},
+      {"ValueError: `FlatParameter` requires uniform `requires_grad`", Family::kFsdp, Kind::kFsdpError},
   });
 }
 
@@ -68,6 +72,11 @@ TEST(Frameworks, CheckpointLoadErrorsOfDeepSpeedFsdpAndDcp) {
   ExpectEach({
       {"[rank7]: deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded used a DP world "
        "size of 4 but the current world size is 6.",
+       Family::kDeepSpeed, Kind::kCheckpointLoad},
+      // one line, as engine.py's _load_zero_checkpoint raises it (DeepSpeed #2898, #6441)
+      {"deepspeed.runtime.zero.utils.ZeRORuntimeException: The checkpoint being loaded used a DP world size of 256 "
+       "but the current world size is 2. Automatic adjustment of ZeRO's optimizer state partitioning with a new "
+       "world size is not currently supported.",
        Family::kDeepSpeed, Kind::kCheckpointLoad},
       {"FileNotFoundError: [Errno 2] No such file or directory: "
        "'/ckpt/global_step3000/zero_pp_rank_37_mp_rank_00_optim_states.pt'",
@@ -192,6 +201,61 @@ TEST(Frameworks, EveryRankFailingTheCheckpointLoadIsTheWholeJobWithNoCascade) {
       EXPECT_EQ(d.evidence(0).text(), truth.evidence(0).text());  // the lowest rank's line
     }
   }
+}
+
+// torch <= 2.1 prints no `[rank<G>]:` prefix: in a torchrun log dir (one folder per local rank)
+// a rank's lines are placed by its node's first rank, which the agent's failure table shows.
+TEST(Frameworks, CheckpointLoadInAnOldTorchLogDirIsTheWholeJob) {
+  for (const char* torch : {"2.1", "1.13"}) {
+    SCOPED_TRACE(torch);
+    const v1::Diagnosis d = SimulateAndDiagnose({"layout=LAYOUT_TORCHRUN_LOG_DIR", std::string("format.torch=") + torch,
+                                                 "format.nccl=2.18.5", "faults[0].kind=FAULT_KIND_CHECKPOINT_LOAD_ERROR",
+                                                 "faults[0].step=0", "faults[0].variant=0"});
+    EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+    EXPECT_EQ(d.initiator().rank(), -1);
+    EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_CHECKPOINT_LOAD);
+    EXPECT_EQ(d.input().ranks_seen(), 32);
+  }
+}
+
+// Each era's wording: FSDP1's FlatParameter checks (flat_param.py in 1.13, _flat_param.py's
+// "Must flatten" from 2.1), DeepSpeed's DP world-size check on one line.
+TEST(Frameworks, SimulatedLinesFollowEachEra) {
+  struct Era {
+    const char* torch;
+    const char* kind;
+    int variant;
+    const char* line;
+  };
+  const Era eras[] = {
+      {"1.13", "FAULT_KIND_FSDP_ERROR", 0, "ValueError: `FlatParameter` requires uniform dtype but got torch.float16 and torch.float32\n"},
+      {"1.13", "FAULT_KIND_FSDP_ERROR", 1, "ValueError: `FlatParameter` requires uniform `requires_grad`\n"},
+      {"2.4", "FAULT_KIND_FSDP_ERROR", 0, "ValueError: Must flatten tensors with uniform dtype but got torch.float16 and torch.float32\n"},
+      {"2.6", "FAULT_KIND_FSDP_ERROR", 1, "ValueError: Must flatten tensors with uniform `requires_grad` when `use_orig_params=False`\n"},
+      {"2.4", "FAULT_KIND_CHECKPOINT_LOAD_ERROR", 0,
+       "ZeRORuntimeException: The checkpoint being loaded used a DP world size of 32 but the current world size is 16. "
+       "Automatic adjustment of ZeRO's optimizer state partitioning with a new world size is not currently supported.\n"},
+  };
+  for (const Era& e : eras) {
+    SCOPED_TRACE(std::string(e.torch) + " " + e.kind);
+    const auto dir = FreshDir();
+    MustSimulate(MustParse(kJob, {std::string("format.torch=") + e.torch, std::string("faults[0].kind=") + e.kind,
+                                  "faults[0].step=0", "faults[0].variant=" + std::to_string(e.variant)}),
+                 dir);
+    const std::string log = sim::testing_util::ReadAll(dir / "incident" / "gpu-0002" / "rank_13.log");
+    EXPECT_NE(log.find(e.line), std::string::npos) << log;
+  }
+}
+
+// A pure FSDP job under srun: the hung rank is the last of its node and prints nothing, so
+// its node shows 7 contiguous ranks from 0 (a multiple of 7) while the others show 8: the
+// node of each block of 8 still places it.
+TEST(Frameworks, HungLastRankOfANodeUnderSrunIsPlacedOnItsNode) {
+  const v1::Diagnosis d =
+      SimulateAndDiagnose({"launcher=LAUNCHER_SRUN", "job.tp=1", "faults[0].kind=FAULT_KIND_HANG", "faults[0].rank=7"});
+  EXPECT_EQ(d.initiator().rank(), 7) << d.reason();
+  EXPECT_EQ(d.initiator().node(), "gpu-0001");
+  EXPECT_EQ(d.initiator().local_rank(), 7);
 }
 
 TEST(Frameworks, PinnedHostMemoryFailureIsNamedAsItsTier) {

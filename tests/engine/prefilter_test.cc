@@ -62,6 +62,25 @@ TEST(LineFilter, ChatterHoldsNoTrigger) {
   EXPECT_EQ(f.begin, text.size());  // no unterminated last line
 }
 
+// The lines NCCL_DEBUG=INFO prints by the million at 16k ranks: a fingerprint found in one of
+// them sends every such line to the verifier (the mpirun and GPU-health families once put
+// `Pro` and `han` there: 8.5 M false candidates on the padded 16k-rank log).
+TEST(LineFilter, FingerprintsMissTheCommonestChatter) {
+  constexpr std::string_view kCommon[] = {
+      kChatterLine,
+      " 8727: gpu-1091:4007:4208 [7] NCCL INFO [Proxy Service 8] Connected to proxy localRank 7 -> connection 0x7f00000008",
+      " 3349: gpu-0419:4005:4005 [5] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB "
+      "[3]mlx5_3:1/IB [RO]; OOB ib0:10.13.21.1<0>",
+      "gpu-0218:635442:635442 [6] NCCL INFO Trees [0] 90/-1/-1->89->88",
+      "gpu-0221:2777299:2777299 [3] NCCL INFO Connected all rings",
+      "gpu-1558:2726437:2726437 [6] NCCL INFO comm 0x550f824207d0 rank 12462 nranks 16384 cudaDev 6 nvmlDev 6 "
+      "busId ba000 commId 0x74766af07776959e - Init START",
+  };
+  for (std::string_view fp : LineFilter::Default().Fingerprints()) {
+    for (std::string_view line : kCommon) EXPECT_EQ(line.find(fp), std::string_view::npos) << "'" << fp << "' in " << line;
+  }
+}
+
 TEST(LineFilter, CountsLongLinesAndAnUnterminatedLastLine) {
   std::string text = "short\n" + std::string(100, 'x') + "\r\n" + std::string(101, 'y') + "\n" +
                      std::string(5000, 'z') + "\nlast";
@@ -74,14 +93,16 @@ TEST(LineFilter, CountsLongLinesAndAnUnterminatedLastLine) {
 
 TEST(LineFilter, FindsTheLastTimeOrDateAnywhere) {
   EXPECT_EQ(LastStampPattern("no stamp here: 1:2 and 12-x", 27), std::string_view::npos);
-  for (std::size_t pad = 0; pad < 80; ++pad) {
+  for (std::size_t pad = 0; pad < 160; ++pad) {  // across the 64-byte blocks of the search
     for (const std::string stamp : {"09:27:14", "2026-03", "E0302 23:59:60"}) {
-      const std::string text = std::string(pad, 'x') + stamp + " tail 1:2 gpu-01 12-x";
+      const std::string text = std::string(pad, 'x') + stamp + " tail 1:2 gpu-01 12-x" + std::string(pad % 70, 'y');
       const std::size_t at = LastStampPattern(text, text.size());
       ASSERT_NE(at, std::string_view::npos) << stamp << " at " << pad;
       EXPECT_GE(at, pad) << stamp;  // inside the stamp, not in the tail's near misses
       EXPECT_LT(at, pad + stamp.size()) << stamp;
       EXPECT_EQ(LastStampPattern(text, pad), std::string_view::npos);  // nothing before it
+      // Cut by `end`: what lies past it counts as nothing, so the stamp is no longer whole.
+      EXPECT_EQ(LastStampPattern(text, pad + 4), std::string_view::npos) << stamp << " at " << pad;
     }
   }
 }

@@ -83,6 +83,44 @@ TEST_F(Network, NcclSetupFailureNamesTheNodeAndWhoFixesIt) {
   }
 }
 
+// The c10d store's host lost (FAULT_KIND_STORE_HOST_LOSS, here on node 3, not the first): every
+// other node reports losing the store first, yet the host is named, as a lost node (rank -1,
+// NODE_LOSS, HOST). torch 2.4's workers name it as their sockets' remote end; torch 2.1's print
+// nothing, and it is the one node whose agent neither raised nor reported.
+TEST_F(Network, LostStoreHostIsNamedNotTheFirstToReport) {
+  for (const std::string torch : {"2.4", "2.1"}) {
+    const fs::path incident =
+        Simulate("store" + torch, {"faults[0].kind=FAULT_KIND_STORE_HOST_LOSS", "faults[0].node=3", "format.torch=" + torch}, 6);
+    auto d = engine::Diagnose(incident, {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->initiator().rank(), -1) << torch << ": " << d->reason();
+    EXPECT_EQ(d->initiator().node(), "gpu-0004") << torch << ": " << d->reason();
+    EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NODE_LOSS) << torch;
+    EXPECT_EQ(d->owner(), v1::OWNER_HOST) << torch;
+    EXPECT_NE(d->reason().find("c10d store"), std::string::npos) << d->reason();
+    bool names_remote = false;
+    for (const auto& e : d->evidence()) names_remote = names_remote || e.text().find("remote=[gpu-0004]") != std::string::npos;
+    EXPECT_EQ(names_remote, torch == "2.4") << torch;
+  }
+}
+
+// A node that never joins the c10d rendezvous (FAULT_KIND_RENDEZVOUS_TIMEOUT): 31 agents time out
+// (victims), the node that could not reach the endpoint is named, in torch 2.4's and 1.13's words.
+TEST_F(Network, NodeThatNeverJoinedTheRendezvousIsNamed) {
+  for (const std::string torch : {"2.4", "1.13"}) {
+    const fs::path incident =
+        Simulate("rdzv" + torch, {"faults[0].kind=FAULT_KIND_RENDEZVOUS_TIMEOUT", "faults[0].node=9", "format.torch=" + torch}, 7);
+    auto d = engine::Diagnose(incident, {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->initiator().rank(), -1) << torch << ": " << d->reason();
+    EXPECT_EQ(d->initiator().node(), "gpu-0010") << torch << ": " << d->reason();
+    EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NCCL_SETUP) << torch;
+    EXPECT_EQ(d->owner(), v1::OWNER_NETWORK) << torch;
+    ASSERT_GE(d->evidence_size(), 1);
+    EXPECT_NE(d->evidence(0).text().find("RendezvousConnectionError"), std::string::npos) << d->evidence(0).text();
+  }
+}
+
 // NET/Socket (FAULT_KIND_SOCKET_RESET): the rank whose sockets were reset is named from the
 // socket WARN matrix in NCCL 2.21's wording (peers name its host) and 2.18's (peers name an
 // address the WARNs cannot map: its row alone leads).

@@ -120,5 +120,62 @@ TEST_F(Kubernetes, RayActorDeathNamesRankOrNodeAndCause) {
   }
 }
 
+// Ray: a worker's exception reaches the driver as RayTaskError(<Exc>) with the worker's pid and
+// ip (the worker table gives its rank); a hung worker is found from its peers' watchdog lines,
+// not from the ActorDiedError, which names the first peer whose watchdog aborted its process.
+TEST_F(Kubernetes, RayTaskErrorAndHangNameTheWorkersRank) {
+  struct Case {
+    const char* kind;
+    v1::FailureClass cls;
+    const char* reason;  // a phrase the reason holds
+  };
+  const Case cases[] = {
+      {"FAULT_KIND_EXCEPTION", v1::FAILURE_CLASS_PYTHON_EXCEPTION, "RayTaskError"},
+      {"FAULT_KIND_HANG", v1::FAILURE_CLASS_HANG, "printed no timeout of its own"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.kind);
+    const fs::path incident = Simulate(std::string("ray") + c.kind,
+                                       {"launcher=LAUNCHER_RAY", std::string("faults[0].kind=") + c.kind, "faults[0].rank=45"});
+    auto d = engine::Diagnose(incident, {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->verdict(), v1::VERDICT_DIAGNOSED) << d->reason();
+    EXPECT_EQ(d->initiator().rank(), 45) << d->reason();
+    EXPECT_EQ(d->initiator().node(), "10.64.0.7") << d->reason();
+    EXPECT_EQ(d->initiator().failure_class(), c.cls) << d->reason();
+    EXPECT_EQ(d->owner(), v1::OWNER_APPLICATION) << d->reason();
+    EXPECT_NE(d->reason().find(c.reason), std::string::npos) << d->reason();
+  }
+}
+
+// Kubernetes: a hung rank's peers time out; each pod's torchrun SIGTERMs its workers after the
+// first local failure, so silent victims (torn down before their own watchdog fired) sit beside
+// the hung rank in the same groups. Seed 12: a victim shares the hung rank's DP group (only the
+// hung rank is missing from its TP collective); seed 24: the kind's top group rank never
+// reported, so the DP groups are tiled over the world to include it.
+TEST_F(Kubernetes, HungRankIsNotConfusedWithTornDownVictims) {
+  constexpr char kJob[] = R"pb(
+    name: "k8s_hang"
+    job { nodes: 128 tp: 8 pp: 2 }
+    launcher: LAUNCHER_KUBERNETES
+    format { torch: "2.4" }
+    training { warmup_steps: 8 step_time_ms: 1500 }
+    faults { kind: FAULT_KIND_HANG }
+  )pb";
+  for (const std::uint64_t seed : {12u, 24u}) {
+    SCOPED_TRACE(seed);
+    auto scenario = sim::ParseScenario(kJob, "k8s_hang", {});
+    ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+    const fs::path out = dir_ / ("hang" + std::to_string(seed));
+    auto result = sim::Simulate(*scenario, {.out_dir = out, .seed = seed});
+    ASSERT_TRUE(result.ok()) << result.status().message();
+    auto d = engine::Diagnose(out / "incident", {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->verdict(), v1::VERDICT_DIAGNOSED) << d->reason();
+    EXPECT_EQ(d->initiator().rank(), seed == 12 ? 205 : 506) << d->reason();
+    EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_HANG) << d->reason();
+  }
+}
+
 }  // namespace
 }  // namespace denpex

@@ -93,6 +93,41 @@ std::int64_t PartitionStride(const std::vector<ProcessGroup*>& kind, std::int64_
   return budget > 0 ? found : 0;
 }
 
+// The size of a kind's groups when its highest group ranks never reported (they were silent,
+// or torn down before their watchdogs fired, in every group of the kind): the reporters only
+// bound it from below. The groups of a parallelism grid tile the world, so a block of
+// `stride * size` ranks divides the world and every group starts within the first `stride`
+// ranks of its block. The smallest size from `seen` up that satisfies both is never larger
+// than the true one; `seen` when none does (the world size is unknown or the groups are no grid).
+std::int64_t TiledSize(const std::vector<ProcessGroup*>& kind, std::int64_t stride, std::int64_t seen,
+                       std::int64_t world_size) {
+  if (stride <= 0 || seen <= 0 || world_size <= 0) return seen;
+  std::vector<std::int64_t> bases;
+  for (const ProcessGroup* g : kind) {
+    if (const auto b = BaseFor(*g, stride)) bases.push_back(*b);
+  }
+  for (std::int64_t n = seen; stride * n <= world_size; ++n) {
+    const std::int64_t block = stride * n;
+    if (world_size % block != 0) continue;
+    if (std::all_of(bases.begin(), bases.end(), [&](std::int64_t b) { return b % block < stride; })) return n;
+  }
+  return seen;
+}
+
+// Groups of one kind split the world into equal parts (Megatron, DeepSpeed, FSDP's hybrid
+// shards, DeviceMesh), so their size divides the world size. The size the reporters show is
+// their highest group rank + 1: when it does not divide, the last members reported nothing
+// (a hung tensor-parallel rank at the end of its group, the only group of its kind to time
+// out), and the size grows to the next divisor, by at most an eighth (or one member), so
+// that a world short of its last ranks' logs never invents many members.
+std::int64_t CompleteSize(std::int64_t size, std::int64_t world) {
+  if (size <= 1 || world <= size || world % size == 0) return size;
+  for (std::int64_t d = size + 1; d <= size + std::max<std::int64_t>(1, size / 8); ++d) {
+    if (world % d == 0) return d;
+  }
+  return size;
+}
+
 // Members of each group of one kind.
 void InferKind(const std::vector<ProcessGroup*>& kind, std::int64_t world_size, bool default_pg) {
   std::int64_t size = 0;
@@ -102,12 +137,14 @@ void InferKind(const std::vector<ProcessGroup*>& kind, std::int64_t world_size, 
     if (const std::int64_t s = DirectStride(*g)) direct.insert(s);
   }
   if (default_pg) size = std::max(size, world_size);
+  size = CompleteSize(size, world_size);
   std::int64_t stride = 0;
   if (direct.size() == 1) {
     stride = *direct.begin();
   } else if (direct.empty() && size > 1) {
     stride = PartitionStride(kind, size);
   }
+  if (!default_pg) size = TiledSize(kind, stride, size, world_size);
   for (ProcessGroup* g : kind) {
     const std::int64_t own = DirectStride(*g);
     const std::int64_t s = own != 0 ? own : stride;

@@ -15,6 +15,7 @@
 #include "analyze/mismatch.h"
 #include "analyze/scoring.h"
 #include "analyze/network.h"
+#include "analyze/store.h"
 #include "analyze/platform.h"
 #include "analyze/fail_slow.h"
 #include "analyze/straggler.h"
@@ -114,6 +115,36 @@ std::optional<TimeNs> GlooStallTime(const Analysis& a) {
   return t;
 }
 
+bool Stamped(const Event& e) { return e.clock != Clock::kNone && !e.time_borrowed; }
+
+// The scheduler's stamped reaction to an untimed exit line (srun's `task N: Killed`): the first
+// Slurm line after it in the same file that carries its own time (slurmstepd's `CANCELLED AT`,
+// once srun killed the step on that exit).
+std::optional<TimeNs> SchedulerReaction(const Analysis& a, const Event& exit) {
+  const Event* best = nullptr;
+  for (const Event& e : a.inc.events) {
+    if (e.file != exit.file || e.line <= exit.line || e.family != Family::kSlurm || !Stamped(e)) continue;
+    if (best == nullptr || e.line < best->line) best = &e;
+  }
+  if (best == nullptr) return std::nullopt;
+  return a.clocks.Aligned(*best);
+}
+
+// When a rank that exited on its own died. Its exit line's own time (the agent's `failed` line,
+// `denpex run`'s); else its table entry's (torch 1.13's agent lines carry none); else the host's
+// word on it (the kernel OOM killer of its pid); else when the collectives it never joined began;
+// else the scheduler's stamped reaction to it. An untimed line (srun's task exit) only borrowed
+// the time of whatever line came before it: never its time.
+std::optional<TimeNs> ExitTime(const Analysis& a, std::int32_t rank) {
+  const RankFacts& r = a.facts.ranks[rank];
+  const Event& exit = a.inc.events[r.exit_event];
+  if (Stamped(exit)) return r.exit_time;
+  if (r.table_entry >= 0 && Stamped(a.inc.events[r.table_entry])) return a.clocks.Aligned(a.inc.events[r.table_entry]);
+  if (r.host_cause >= 0 && Stamped(a.inc.events[r.host_cause])) return a.clocks.Aligned(a.inc.events[r.host_cause]);
+  if (auto t = StallTime(a, rank)) return t;
+  return SchedulerReaction(a, exit);
+}
+
 void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
   const RankFacts& r = a.facts.ranks[rank];
   if (const Mismatch* m = a.MismatchOf(rank)) {
@@ -124,12 +155,7 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
       f->time = e.time - std::max<std::int64_t>(std::get<WatchdogTimeout>(e.detail).ran_for_ms, 0) * kNsPerMs;
     }
   } else if (OwnExit(a.facts, rank)) {
-    // The exit line's time; torch 1.13's agent lines carry none, its table entry does.
-    if (a.inc.events[r.exit_event].clock != Clock::kNone) {
-      f->time = r.exit_time;
-    } else if (r.table_entry >= 0 && a.inc.events[r.table_entry].clock != Clock::kNone) {
-      f->time = a.clocks.Aligned(a.inc.events[r.table_entry]);
-    }
+    f->time = ExitTime(a, rank);
     if (r.host_cause >= 0) {  // the host says why (the kernel OOM killer of its pid, ...)
       f->failure_class = r.host_class;
       f->owner = r.host_owner;
@@ -203,6 +229,15 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
     return who + " issued " + std::string(a.inc.str(own.op)) + " (" + std::to_string(own.numel_in) + " elements) as collective " +
            std::to_string(own.seq) + " of its process group while its peers issued " + std::string(a.inc.str(peer.op)) + " (" +
            std::to_string(peer.numel_in) + " elements): a collective mismatch, so every member timed out.";
+  }
+  if (OwnExit(a.facts, rank) && a.inc.events[r.exit_event].kind == Kind::kRayTaskError) {
+    const Event& e = a.inc.events[r.exit_event];
+    std::string s = who + "'s training function raised " +
+                    std::string(r.python_error >= 0 ? a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type)
+                                                    : a.inc.str(std::get<WorkerSignalled>(e.detail).signal)) +
+                    "; the Ray driver's RayTaskError (" + Where(a.inc, e) + ") relays it, and the driver then shut the other " +
+                    std::to_string(f.cascade.secondary_ranks.size()) + " workers down";
+    return s + (waiting.empty() ? "." : "; " + waiting + ".");
   }
   if (OwnExit(a.facts, rank)) {
     std::string s = who + " exited with " + ExitPhrase(r.exit_code) + (f.time ? " at " + ClockTime(*f.time) : "");
@@ -328,15 +363,17 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->evidence.push_back({a.facts.nodes[r.node].first_failure, v1::EVIDENCE_ROLE_INITIATING});
   }
   if (r.table_entry >= 0) f->evidence.push_back({r.table_entry, v1::EVIDENCE_ROLE_INITIATING});
-  if (r.python_error >= 0) f->evidence.push_back({r.python_error, v1::EVIDENCE_ROLE_INITIATING});
+  // A DataLoader worker's error re-raised in the main process: the worker's own line is the error.
+  if (r.python_error >= 0) f->evidence.push_back({r.reraised >= 0 ? r.reraised : r.python_error, v1::EVIDENCE_ROLE_INITIATING});
   if (r.host_cause >= 0 && r.host_cause != r.exit_event && OwnExit(a.facts, rank)) f->evidence.push_back({r.host_cause, v1::EVIDENCE_ROLE_INITIATING});
   if (const Mismatch* m = a.MismatchOf(rank)) {
     f->evidence.push_back({m->event, v1::EVIDENCE_ROLE_INITIATING});
     f->evidence.push_back({m->peer_event, v1::EVIDENCE_ROLE_CORROBORATING});
   } else if (r.exit_event >= 0 && (a.inc.events[r.exit_event].family == Family::kSlurm ||
                                     a.inc.events[r.exit_event].family == Family::kBareMetal ||
+                                    a.inc.events[r.exit_event].kind == Kind::kRayTaskError ||
                                     a.inc.events[r.exit_event].kind == Kind::kProcessExit)) {
-    f->evidence.push_back({r.exit_event, v1::EVIDENCE_ROLE_INITIATING});  // srun's, mpirun's or `denpex run`'s word on its end
+    f->evidence.push_back({r.exit_event, v1::EVIDENCE_ROLE_INITIATING});  // srun's, mpirun's, Ray's or `denpex run`'s word on its end
   }
   if (cause) {
     if (cause->initiating >= 0 && cause->initiating != r.exit_event) f->evidence.push_back({cause->initiating, v1::EVIDENCE_ROLE_INITIATING});
@@ -344,6 +381,9 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->lines.insert(f->lines.end(), cause->lines.begin(), cause->lines.end());
     if (!cause->application()) f->gpu = cause->gpu;
   }
+  if (r.reraised >= 0) f->evidence.push_back({r.python_error, v1::EVIDENCE_ROLE_CORROBORATING});
+  // Its agent SIGTERMed it at the teardown: it was still running (a hang, not a death).
+  if (r.signalled >= 0 && !OwnExit(a.facts, rank)) f->evidence.push_back({r.signalled, v1::EVIDENCE_ROLE_CORROBORATING});
   auto waiters = DirectWaiters(a, rank);
   if (waiters.empty() && top.progress > 0) waiters = GlooReporters(a);
   for (std::size_t i = 0; i < waiters.size() && i < kMaxWaiterCitations; ++i) {
@@ -381,6 +421,35 @@ std::int32_t FirstToStall(const Analysis& a, const std::vector<std::int32_t>& ti
     }
   }
   return runner_up && *runner_up - *best > kStallLead ? first : -1;
+}
+
+// Among candidates the scores cannot separate, the one that alone held up some collective:
+// every other member of that group had joined it and timed out waiting, so its absence there
+// is certain, while a tied rank that is only ever missing beside others (a member torn down
+// by its agent before its own watchdog fired is silent too) explains nothing on its own.
+struct SoleBlock {
+  std::int32_t rank = -1;
+  const ProcessGroup* group = nullptr;
+  std::int64_t seq = -1;
+};
+
+// The sole blocker among `tied`, or rank -1 unless exactly one of them is one.
+SoleBlock SoleBlocker(const Analysis& a, const std::vector<std::int32_t>& tied) {
+  std::map<std::int32_t, SoleBlock> sole;
+  for (const ProcessGroup& g : a.groups) {
+    std::set<std::int64_t> seen;  // one reporter per collective (SeqNum)
+    for (const GroupReport& rep : g.reports) {
+      if (!seen.insert(rep.seq).second) continue;
+      std::int32_t only = -1, count = 0;
+      for (std::size_t k = 0; k < g.members.size() && count < 2; ++k) {
+        if (!WaitsOn(g, rep, static_cast<std::int32_t>(k))) continue;
+        only = g.members[k];
+        ++count;
+      }
+      if (count == 1 && std::find(tied.begin(), tied.end(), only) != tied.end()) sole.try_emplace(only, SoleBlock{only, &g, rep.seq});
+    }
+  }
+  return sole.size() == 1 ? sole.begin()->second : SoleBlock{};
 }
 
 // The top candidates cannot be told apart: say so, name them and their node.
@@ -470,6 +539,15 @@ void AddConsequences(const Analysis& a, Finding* f) {
   if (f->evidence.size() > kMaxEvidence) f->evidence.resize(kMaxEvidence);
 }
 
+// Scores tie, but one candidate alone held up a collective its peers had all joined.
+void DiagnoseSoleBlocker(const Analysis& a, const SoleBlock& b, Finding* f) {
+  Diagnose(a, f, b.rank);
+  f->reason += " Other ranks scored alike, but rank " + std::to_string(b.rank) + " was the only member missing from collective " +
+               std::to_string(b.seq) + " of process group " + std::string(a.inc.str(b.group->uid)) +
+               (b.group->desc != kNoStr ? " (" + std::string(a.inc.str(b.group->desc)) + ")" : "") +
+               ": every other member joined it and timed out waiting, so the stall started there.";
+}
+
 // Scores tie, but one candidate's collectives stalled clearly first: name it, and say why.
 void DiagnoseFirstToStall(const Analysis& a, std::int32_t rank, Finding* f) {
   Diagnose(a, f, rank);
@@ -551,6 +629,10 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   const std::optional<Straggler> slow = FindFailSlow(inc, a.facts, control);
   if (PlatformEndedJob(inc, a.facts, &f)) {
     // a pod evicted, OOMKilled, or its node NotReady (analyze/platform.h)
+  } else if (const std::optional<RendezvousGap> gap = FindRendezvousGap(inc, a.facts)) {
+    DiagnoseRendezvousGap(inc, a.facts, *gap, &f);
+  } else if (const std::optional<StoreLoss> store = FindStoreLoss(inc, a.facts)) {
+    DiagnoseStoreLoss(inc, a.facts, *store, &f);
   } else if (const std::optional<SetupFailure> setup = FindNcclSetup(inc, a.facts)) {
     DiagnoseNcclSetup(inc, a.facts, *setup, &f);
   } else if (slow && StragglerExplains(a, *slow, leads, lost)) {
@@ -567,6 +649,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     NoCandidate(a, &f);
   } else if (leads) {
     Diagnose(a, &f);
+  } else if (const SoleBlock sole = SoleBlocker(a, Leaders(a, false)); sole.rank >= 0) {
+    DiagnoseSoleBlocker(a, sole, &f);
   } else if (const std::int32_t first = FirstToStall(a, Leaders(a, false)); first >= 0) {
     DiagnoseFirstToStall(a, first, &f);
   } else {

@@ -172,6 +172,9 @@ std::int32_t FirstOnNode(const Incident& inc, Kind kind, std::int32_t node) {
 bool RayEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   const std::optional<ActorDeath> d = FirstActorDeath(inc);
   if (!d || d->node < 0) return false;
+  // The actor's process ended in its own watchdog's abort (it timed out first): a victim of a
+  // stalled peer, which the watchdog reports find.
+  if (d->rank >= 0 && d->rank < static_cast<std::int32_t>(facts.ranks.size()) && facts.ranks[d->rank].timeouts > 0) return false;
   const std::string_view cause = d->cause >= 0 ? inc.str(std::get<Note>(inc.events[d->cause].detail).text) : "";
   const std::string name = NodeName(inc, d->node);
   const Event& died = inc.events[d->error];

@@ -34,7 +34,7 @@ void ResolveYears(Incident* inc) {
   if (ref) {
     inc->year = r.year;
   } else {
-    AddProblem(&inc->input, "no line carries a year (c10 and torchrun stamps omit it): times are shown in 1970");
+    AddProblem(&inc->input, "no line carries a year (c10 and torchrun stamps omit it): the diagnosis gives times of day only, `denpex events` shows them in 1970");
   }
   for (Event& e : inc->events) {
     if (e.clock != Clock::kNoYear) continue;
@@ -90,15 +90,22 @@ void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc) {
   for (const auto& n : file_node) {
     if (!n.empty()) names.push_back(n);
   }
+  // Each distinct string once (a 16k-rank job has ~100 k events that name a host, and a few
+  // thousand hosts: sorting a copy per event was most of this serial step).
+  constexpr std::uint8_t kAsHost = 1, kAsSlurmNode = 2;
+  std::vector<std::uint8_t> seen(inc->strings.size(), 0);
+  const auto add = [&](StrId id, std::uint8_t as) {
+    if (id == kNoStr || (seen[id] & as) != 0) return;
+    seen[id] |= as;
+    names.emplace_back(as == kAsHost ? real(inc->str(id)) : inc->str(id));
+  };
   for (const Event& e : inc->events) {
-    if (e.host != kNoStr) names.emplace_back(real(inc->str(e.host)));
-    if (const auto* fe = std::get_if<FailureEntry>(&e.detail); fe && fe->host != kNoStr) {
-      names.emplace_back(real(inc->str(fe->host)));
-    }
+    add(e.host, kAsHost);
+    if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) add(fe->host, kAsHost);
     if (const auto* sn = std::get_if<SlurmNote>(&e.detail);
-        sn && sn->node != kNoStr && (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom || e.kind == Kind::kNodeFailure ||
-                                             e.kind == Kind::kNodeResponding)) {
-      names.emplace_back(inc->str(sn->node));
+        sn && (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom || e.kind == Kind::kNodeFailure ||
+               e.kind == Kind::kNodeResponding)) {
+      add(sn->node, kAsSlurmNode);
     }
   }
   std::sort(names.begin(), names.end());
@@ -140,9 +147,24 @@ void NoteRecovery(Incident* inc) {
   }
 }
 
+// torchrun numbers each agent's workers contiguously (global = the node's first rank + local
+// rank): the first rank of every node whose known (local rank, rank) pairs agree on one; a node
+// whose pairs disagree gets none.
+std::map<std::int32_t, std::int32_t> NodeBases(const std::map<std::pair<std::int32_t, std::int32_t>, std::int32_t>& by_local) {
+  std::map<std::int32_t, std::int32_t> base;
+  for (const auto& [key, rank] : by_local) {
+    const std::int32_t b = rank - key.second;
+    auto [it, added] = base.try_emplace(key.first, b);
+    if (!added && it->second != b) it->second = -1;
+  }
+  return base;
+}
+
 // A line's rank when it has no rank of its own: the one rank its file's prefixes name (a torchrun
 // log dir's stderr.log), its srun task id when srun started the ranks itself (no torchrun tags),
-// or the rank that other lines give its (node, local rank) (the log dir's stdout.log).
+// or the rank that other lines give its (node, local rank) (the log dir's stdout.log), or failing
+// that its node's first rank plus its local rank (torch <= 2.1 log dirs print no `[rank<G>]:`,
+// and the agent's table names only the workers that failed).
 void ResolveRanks(Incident* inc) {
   std::map<std::pair<std::int32_t, std::int32_t>, std::int32_t> by_local;
   for (const Event& e : inc->events) {
@@ -156,6 +178,7 @@ void ResolveRanks(Incident* inc) {
       }
     }
   }
+  const std::map<std::int32_t, std::int32_t> bases = NodeBases(by_local);
   for (Event& e : inc->events) {
     if (e.rank >= 0) continue;
     const LogFile& f = inc->files[e.file];
@@ -165,7 +188,11 @@ void ResolveRanks(Incident* inc) {
       e.rank = e.task;
     } else if (e.local_rank >= 0 && e.node >= 0) {
       auto it = by_local.find({e.node, e.local_rank});
-      if (it != by_local.end()) e.rank = it->second;
+      if (it != by_local.end()) {
+        e.rank = it->second;
+      } else if (auto b = bases.find(e.node); b != bases.end() && b->second >= 0) {
+        e.rank = b->second + e.local_rank;
+      }
     }
   }
 }

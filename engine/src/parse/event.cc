@@ -67,6 +67,7 @@ std::string_view KindName(Kind k) {
     case Kind::kFailureEntry: return "failure_entry";
     case Kind::kGroupFailed: return "worker_group_failed";
     case Kind::kRendezvousError: return "rendezvous_error";
+    case Kind::kStoreError: return "store_error";
     case Kind::kExitBarrier: return "exit_barrier";
     case Kind::kLauncherExit: return "launcher_exit";
     case Kind::kKillingSubprocess: return "killing_subprocess";
@@ -88,6 +89,7 @@ std::string_view KindName(Kind k) {
     case Kind::kRayWorker: return "ray_worker";
     case Kind::kActorField: return "actor_field";
     case Kind::kActorCause: return "actor_cause";
+    case Kind::kRayTaskError: return "ray_task_error";
     case Kind::kRayNodeDead: return "ray_node_dead";
     case Kind::kPodNode: return "pod_node";
     case Kind::kNodeNotReady: return "node_not_ready";

@@ -42,13 +42,16 @@ enum class Kind : std::uint8_t {
   kRequeue, kNodeResponding,
   // torchrun
   kWorkerFailed, kWorkerSignalled, kFailureEntry, kGroupFailed, kRendezvousError, kExitBarrier,
+  // torchrun, nccl_watchdog: a c10d store connection failed (`recvValue failed on SocketImpl(...)`,
+  // `Failed to check the "should dump" flag on TCPStore`); Note, the text names the remote end
+  kStoreError,
   // deepspeed
   kLauncherExit, kKillingSubprocess,
   // deepspeed, fsdp: the frameworks' own errors (errors.cc) and DeepSpeed's rank-0 notes
   kZeroError, kOffloadError, kPipelineError, kCheckpointLoad, kOverflow, kMemoryUsage,
   // fsdp, kubernetes, ray, gloo
   kFsdpError, kEvicted, kOomKilled, kCrashLoop, kContainerExit, kActorDied, kRayOom,
-  kRayletOomKills, kRayWorker, kActorField, kActorCause, kRayNodeDead, kPodNode, kNodeNotReady, kPodKilling, kJobFailed, kAgentSignalled,
+  kRayletOomKills, kRayWorker, kActorField, kActorCause, kRayTaskError, kRayNodeDead, kPodNode, kNodeNotReady, kPodKilling, kJobFailed, kAgentSignalled,
   kGlooConnectionClosed, kGlooReadError, kGlooTimeout, kGlooConnectFailed,
   kGlooIoException,
   // trainer, python
@@ -138,6 +141,7 @@ struct CommInit {
   std::int32_t nranks = 0;
   std::int32_t cuda_dev = -1;
   StrId pci = kNoStr;  // its GPU from `busId 9b000`, normalised `dddd:bb:dd`; kNoStr when absent
+  std::int64_t pid = 0;  // the process of `host:pid:tid`
 };
 
 // One GPU of an `nvidia-smi` table (`|   3  NVIDIA H100 ... | 00000000:5D:00.0 Off |`), or a

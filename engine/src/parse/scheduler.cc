@@ -226,6 +226,11 @@ bool RecogniseAgent(std::string_view msg, StringTable* strings, Recognised* out)
     out->detail = Note{InternCapped(strings, msg)};
     return true;
   }
+  if (Has(msg, "failed on SocketImpl(")) {  // TCPStore: `[c10d] recvValue failed on SocketImpl(..., remote=[h]:p): ...`
+    out->kind = Kind::kStoreError;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
   if (Has(msg, "[c10d] The client socket has timed out") || Has(msg, "RendezvousConnectionError") ||
       Has(msg, "failed to bind")) {
     out->kind = Kind::kRendezvousError;
@@ -528,6 +533,16 @@ bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out) {
     out->detail = WorkerSignalled{.pid = pid};  // a pid, not an exit: no launcher report
     return true;
   }
+  if (msg.starts_with("ray.exceptions.RayTaskError(")) {
+    // The driver's word that a worker's training function raised: `ray.exceptions.RayTaskError(
+    // <Exc>): ray::_RayTrainWorker__execute.get_next() (pid=<pid>, ip=<ip>, actor_id=..., repr=...)`
+    const std::string_view ip = TokenAfter(msg, " ip=", ",");
+    if (!IntAfter(msg, "(pid=", &v)) return false;
+    out->kind = Kind::kRayTaskError;
+    if (IsIp(ip)) out->host = ip;
+    out->detail = WorkerSignalled{.pid = v, .signal = strings->Intern(TokenAfter(msg, "RayTaskError(", ")"))};
+    return true;
+  }
   if (msg.starts_with("\tpid: ") && IntAfter(msg, "pid: ", &v)) {  // ActorDiedError's fields
     out->kind = Kind::kActorField;
     out->error = false;
@@ -565,7 +580,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     // RecogniseAgent
     {"failed (exitcode: "}, {"Sending process "}, {"Unable to shutdown process "},
     {"Local worker group finished (FAILED)"}, {"The client socket has timed out"}, {"RendezvousConnectionError"},
-    {"failed to bind"}, {"Error waiting on exit barrier"},
+    {"failed to bind"}, {"Error waiting on exit barrier"}, {"failed on SocketImpl("},
     // RecogniseWrapper
     {"[denpex-run] "},
     // RecogniseDeepSpeed
@@ -579,6 +594,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     // RecogniseRay
     {"killed due to memory pressure (OOM)"}, {"has been marked dead because the detector"}, {"- (node_id="}, {"- (ip="},
     {"\tpid: "}, {"\tip: "}, {"The actor is dead because"}, {"The actor died because its node has died"},
+    {"ray.exceptions.RayTaskError("},
     // RecogniseBareMetal
     {" noticed that process rank "}, {"Process name: [["}, {"Remote daemon: [["}, {": ssh exited with exit code 255"},
     {"ssh: connect to host "},

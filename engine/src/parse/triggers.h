@@ -75,6 +75,8 @@ class LineFilter {
   std::size_t size() const { return literals_.size(); }
   // Buckets and fingerprints, one line per literal (to see what the cost model chose).
   std::string Describe() const;
+  // Each literal's fingerprint (its 2 or 3 bytes the SIMD search looks for).
+  std::vector<std::string_view> Fingerprints() const;
 
  private:
   friend struct LineFilterScan;
@@ -85,17 +87,27 @@ class LineFilter {
     std::uint32_t fingerprint = 0;  // its fingerprint bytes, little-endian (2 for a 2-byte literal)
     std::uint32_t mask = 0;
   };
-  // Bucket bits of candidate fingerprints at p[0..n) (n <= 32); p[0..n+2) must be readable.
-  std::uint32_t Candidates(const unsigned char* p, unsigned char* buckets) const;
-  // The level of the literals of `buckets` whose fingerprint is at `q` and that lie in [lo, hi).
-  TriggerLevel Verify(std::string_view text, std::size_t q, unsigned buckets, std::size_t lo,
-                      std::size_t hi) const;
+  // The level of the literals whose fingerprint is at `q` and that lie in [lo, hi).
+  TriggerLevel Verify(std::string_view text, std::size_t q, std::size_t lo, std::size_t hi) const;
+  // Files literals_ by exact fingerprint (by_fingerprint_, short_literals_).
+  void IndexFingerprints();
 
   static constexpr int kWidth = 3;  // fingerprint bytes
   alignas(32) std::array<std::array<unsigned char, 16>, kWidth> lo_{};  // bucket bits per low nibble
   alignas(32) std::array<std::array<unsigned char, 16>, kWidth> hi_{};  // ... per high nibble
   std::vector<Literal> literals_;
   std::array<std::vector<std::uint16_t>, 8> buckets_;  // literal indexes per bucket
+  // A candidate is verified against the literals whose fingerprint is exactly the 3 bytes
+  // there (found by hashing them), not against every literal of its buckets: the fullest
+  // bucket holds 20-odd, and a large job's progress lines are millions of candidates.
+  struct FingerprintSlot {
+    std::uint32_t fingerprint = ~std::uint32_t{0};  // 3 bytes, little-endian; all ones: empty
+    std::uint16_t first = 0;  // its literals: by_fingerprint_literals_[first, first + count)
+    std::uint16_t count = 0;
+  };
+  std::vector<FingerprintSlot> by_fingerprint_;  // open addressing, a power of two in size
+  std::vector<std::uint16_t> by_fingerprint_literals_;
+  std::vector<std::uint16_t> short_literals_;  // 2-byte literals (a 2-byte fingerprint)
   bool avx2_ = false;
 };
 

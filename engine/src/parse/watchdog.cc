@@ -25,6 +25,9 @@ bool RecogniseWatchdogNote(std::string_view msg, StringTable* strings, Recognise
     out->kind = Kind::kHeartbeatTimeout;  // its watchdog is stuck: the monitor kills the process
   } else if (msg.find("watchdog got stuck for ") != std::string_view::npos) {
     out->kind = Kind::kWatchdogStuck;
+  } else if (msg.starts_with("Failed to check the \"should dump\" flag on TCPStore")) {
+    out->family = Family::kTorchrun;  // the heartbeat monitor lost its c10d store
+    out->kind = Kind::kStoreError;
   } else if (msg.starts_with("Observed flight recorder dump signal")) {
     // Another rank's signal in the TCPStore: this rank is told, it did not detect anything.
     out->kind = Kind::kDumpSignal;
@@ -61,6 +64,7 @@ constexpr Trigger kWatchdogTriggers[] = {
     {"Received a dump signal"},
     {"Observed flight recorder dump signal"},
     {"detected no heartbeat of its watchdog"},
+    {"flag on TCPStore"},
 };
 }  // namespace
 std::span<const Trigger> WatchdogTriggers() { return kWatchdogTriggers; }

@@ -1,0 +1,181 @@
+// What losing the c10d store's host prints (docs/log_formats.md §6b): a worker's heartbeat
+// monitor finding its store connection reset, and an agent's RendezvousConnectionError. The
+// words are torch's (TCPStore.cpp, ProcessGroupNCCL.cpp, c10d_rendezvous_backend.py as public
+// logs show them); the source line numbers are the simulator's choice (unverified).
+#include "formatter.h"
+#include "rng.h"
+
+namespace denpex::sim {
+
+namespace {
+
+constexpr int kStorePort = 29500;  // MASTER_PORT: the store the workers share with their agent
+constexpr std::string_view kConnectionReset = "Connection reset by peer";
+constexpr std::string_view kRendezvousError =
+    "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d "
+    "store has failed. See inner exception for details.";
+
+// Source lines of the two warnings and of recvBytes, per profile (torch 2.4 / 2.6 builds).
+struct StoreLines {
+  int tcpstore, should_dump, utils;
+  std::string_view csrc;  // where the build's sources were
+};
+
+StoreLines LinesOf(std::string_view profile) {
+  if (profile == "2.6") return {125, 1771, 679, "/pytorch/torch/csrc"};
+  return {141, 1662, 672, "../torch/csrc"};
+}
+
+}  // namespace
+
+// torch >= 2.4 only: older releases have no heartbeat monitor polling the store, so their
+// workers print nothing until their agent stops them.
+void LineFormatter::Format(const StoreConnectionReset& r, LineBuilder& out) const {
+  if (torch_.line_heartbeat_timeout == 0 || torch_.native_lib_paths[0].empty()) return;
+  const StoreLines lines = LinesOf(torch_.name);
+  Rng rng(job_.seed, StreamId::kLineTiming, (11ULL << 32) + static_cast<std::uint64_t>(r.rank));
+  const int node = job_.NodeOf(r.rank);
+  TimeNs t = r.time;
+  WriteC10Line(out, r.rank, node, t, 'W', "TCPStore.cpp", lines.tcpstore);
+  out.Str("[c10d] recvValue failed on SocketImpl(fd=").Int(rng.UniformInt(20, 140));
+  out.Str(", addr=[").Str(job_.hostnames[node]).Str("]:").Int(rng.UniformInt(32768, 60999));
+  out.Str(", remote=[").Str(job_.hostnames[r.store_node]).Str("]:").Int(kStorePort).Str("): ");
+  out.Str(kConnectionReset).EndLine();
+  out.Str("Exception raised from recvBytes at ").Str(lines.csrc);
+  out.Str("/distributed/c10d/Utils.hpp:").Int(lines.utils).Str(" (most recent call first):").EndLine();
+  const std::string_view c10 = torch_.native_lib_paths[0];
+  const std::string cpu = std::string(c10.substr(0, c10.rfind('/'))) + "/libtorch_cpu.so";
+  const std::uint64_t base = 0x7f0000000000ULL | (rng.Next() & 0xfffffff000ULL);
+  out.Str("frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x").Hex(base + 0x99a96);
+  out.Str(" in ").Str(c10).Char(')').EndLine();
+  out.Str("frame #1: <unknown function> + 0x5d0ffbe (0x").Hex(base + 0x1d0ffbe).Str(" in ").Str(cpu).Char(')').EndLine();
+  out.Str("frame #2: c10d::TCPStore::check(std::vector<std::string, std::allocator<std::string> > const&) + 0x2a9 (0x");
+  out.Hex(base + 0x1d0a2a9).Str(" in ").Str(cpu).Char(')').EndLine();
+  t += rng.UniformInt(100, 900) * kNsPerUs;
+  WriteC10Line(out, r.rank, node, t, 'W', "ProcessGroupNCCL.cpp", lines.should_dump);
+  WritePgPrefix(out, r.rank, PgKind::kDefault);
+  out.Str(" Failed to check the \"should dump\" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: ");
+  out.Str(kConnectionReset).EndLine();
+}
+
+// The chained traceback: the store's own error, then the rendezvous handler's, raised out of
+// the agent's monitor loop (`_invoke_run` -> `num_nodes_waiting`).
+void LineFormatter::Format(const AgentStoreFailure& r, LineBuilder& out) const {
+  constexpr std::string_view kBackend = "torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py";
+  constexpr std::string_view kDynamic = "torch/distributed/elastic/rendezvous/dynamic_rendezvous.py";
+  constexpr std::string_view kAgent = "torch/distributed/elastic/agent/server/api.py";
+  struct Frame {
+    std::string_view file;
+    int line;
+    std::string_view function, code;
+  };
+  auto frame = [&](const Frame& f) {
+    out.Str("  File \"");
+    if (!f.file.starts_with('/')) out.Str(torch_.python_lib).Char('/');
+    out.Str(f.file).Str("\", line ").Int(f.line).Str(", in ").Str(f.function).EndLine();
+    out.Str("    ").Str(f.code).EndLine();
+  };
+  (void)r;
+  const bool modern = torch_.agent_style == AgentLogStyle::kGlog;  // DistNetworkError (>= 2.2)
+  out.Str("Traceback (most recent call last):").EndLine();
+  frame({kBackend, 113, "_call_store", "return getattr(self._store, store_op)(*args, **kwargs)"});
+  out.Str(modern ? "torch.distributed.DistNetworkError: " : "RuntimeError: ").Str(kConnectionReset).EndLine();
+  out.EndLine();
+  out.Str("The above exception was the direct cause of the following exception:").EndLine();
+  out.EndLine();
+  out.Str("Traceback (most recent call last):").EndLine();
+  const auto& frames = torch_.torchrun_traceback;
+  for (std::size_t i = 0; i + 1 < frames.size(); ++i) frame({frames[i].file, frames[i].line, frames[i].function, frames[i].code});
+  frame({"torch/distributed/launcher/api.py", frames.empty() ? 255 : frames.back().line - 9, "launch_agent", "result = agent.run()"});
+  frame({"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
+  frame({kAgent, 697, "run", "result = self._invoke_run(role)"});
+  frame({kAgent, 880, "_invoke_run", "num_nodes_waiting = rdzv_handler.num_nodes_waiting()"});
+  frame({kDynamic, 1213, "num_nodes_waiting", "self._state_holder.sync()"});
+  frame({kDynamic, 428, "sync", "get_response = self._backend.get_state()"});
+  frame({kBackend, 75, "get_state", "base64_state: bytes = self._call_store(\"get\", self._key)"});
+  frame({kBackend, 119, "_call_store", "raise RendezvousConnectionError("});
+  out.Str(kRendezvousError).EndLine();
+}
+
+}  // namespace denpex::sim
+
+namespace denpex::sim {
+
+// FAULT_KIND_RENDEZVOUS_TIMEOUT (docs/log_formats.md §6c). The node that cannot reach the
+// endpoint: its c10d connect warning (torch >= 2.4: `failed to connect ... (errno: 110 ...)`;
+// older: `[E socket.cpp:860] ... has timed out after 60s ...`), then the chained traceback out of
+// the handler's creation. The others: the traceback out of next_rendezvous, bare
+// `RendezvousTimeoutError` (the join timeout raises it without a message).
+std::int64_t LineFormatter::Format(const AgentRendezvousFailure& r, LineBuilder& out) const {
+  constexpr int kRdzvPort = 29400;  // torchrun's c10d rendezvous port when the endpoint names none
+  constexpr std::string_view kBackend = "torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py";
+  constexpr std::string_view kDynamic = "torch/distributed/elastic/rendezvous/dynamic_rendezvous.py";
+  constexpr std::string_view kAgent = "torch/distributed/elastic/agent/server/api.py";
+  struct Frame {
+    std::string_view file;
+    int line;
+    std::string_view function, code;
+  };
+  auto frame = [&](const Frame& f) {
+    out.Str("  File \"");
+    if (!f.file.starts_with('/')) out.Str(torch_.python_lib).Char('/');
+    out.Str(f.file).Str("\", line ").Int(f.line).Str(", in ").Str(f.function).EndLine();
+    out.Str("    ").Str(f.code).EndLine();
+  };
+  const std::int64_t first = out.lines();
+  const bool modern = torch_.c10_header == C10Header::kRankPrefixedTimestamped;  // torch >= 2.4
+  const std::string& endpoint = job_.hostnames[0];
+  const auto& frames = torch_.torchrun_traceback;
+  if (!r.timed_out) {
+    WriteC10Line(out, -1, r.node, r.time - 10 * kNsPerMs, modern ? 'W' : 'E', "socket.cpp", modern ? 752 : 860);
+    if (modern) {
+      out.Str("[c10d] The client socket has failed to connect to [").Str(endpoint).Str("]:").Int(kRdzvPort);
+      out.Str(" (errno: 110 - Connection timed out).").EndLine();
+    } else {
+      out.Str("[c10d] The client socket has timed out after 60s while trying to connect to (").Str(endpoint);
+      out.Str(", ").Int(kRdzvPort).Str(").").EndLine();
+    }
+    out.Str("Traceback (most recent call last):").EndLine();
+    frame({kBackend, 159, "_create_tcp_store", "store = TCPStore("});
+    if (modern) {
+      out.Str("torch.distributed.DistNetworkError: The client socket has timed out after 60000ms while trying to connect to (");
+      out.Str(endpoint).Str(", ").Int(kRdzvPort).Str(").").EndLine();
+    } else {
+      out.Str("RuntimeError: connect() timed out. Original timeout was 60000 ms.").EndLine();
+    }
+    out.EndLine();
+    out.Str("The above exception was the direct cause of the following exception:").EndLine();
+    out.EndLine();
+    out.Str("Traceback (most recent call last):").EndLine();
+    for (std::size_t i = 0; i + 1 < frames.size(); ++i) frame({frames[i].file, frames[i].line, frames[i].function, frames[i].code});
+    frame({"torch/distributed/launcher/api.py", frames.empty() ? 246 : frames.back().line - 18, "launch_agent",
+           "rdzv_handler=rdzv_registry.get_rendezvous_handler(rdzv_parameters),"});
+    frame({"torch/distributed/elastic/rendezvous/registry.py", 66, "get_rendezvous_handler", "return handler_registry.create_handler(params)"});
+    frame({"torch/distributed/elastic/rendezvous/api.py", 367, "create_handler", "handler = creator(params)"});
+    frame({"torch/distributed/elastic/rendezvous/registry.py", 41, "_create_c10d_handler", "backend, store = create_backend(params)"});
+    frame({kBackend, 254, "create_backend", "store = _create_tcp_store(params)"});
+    frame({kBackend, 183, "_create_tcp_store", "raise RendezvousConnectionError("});
+    const std::int64_t at = out.lines() - first;
+    out.Str("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed. See "
+            "inner exception for details.")
+        .EndLine();
+    return at;
+  }
+  out.Str("Traceback (most recent call last):").EndLine();
+  for (std::size_t i = 0; i + 1 < frames.size(); ++i) frame({frames[i].file, frames[i].line, frames[i].function, frames[i].code});
+  frame({"torch/distributed/launcher/api.py", frames.empty() ? 255 : frames.back().line - 9, "launch_agent", "result = agent.run()"});
+  frame({"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
+  frame({kAgent, 697, "run", "result = self._invoke_run(role)"});
+  frame({kAgent, 836, "_invoke_run", "self._initialize_workers(self._worker_group)"});
+  frame({"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
+  frame({kAgent, 671, "_initialize_workers", "self._rendezvous(worker_group)"});
+  frame({"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
+  frame({kAgent, 500, "_rendezvous", "rdzv_info = spec.rdzv_handler.next_rendezvous()"});
+  frame({kDynamic, 1123, "next_rendezvous", "self._op_executor.run(join_op, deadline, self._get_deadline)"});
+  frame({kDynamic, 679, "run", "raise RendezvousTimeoutError"});
+  const std::int64_t at = out.lines() - first;
+  out.Str("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError").EndLine();
+  return at;
+}
+
+}  // namespace denpex::sim
