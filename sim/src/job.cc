@@ -226,6 +226,8 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.kill_wait = s.slurm().kill_wait_ms() * kNsPerMs;
   job.slurmd_timeout = s.slurm().slurmd_timeout_ms() * kNsPerMs;
   job.partition = s.slurm().partition();
+  job.open_mpi5 = s.bare_metal().open_mpi().starts_with("5");
+  job.report_bindings = !s.bare_metal().has_report_bindings() || s.bare_metal().report_bindings();
   DrawNodes(job, s.job().hostname_prefix(), s.clocks());
   job.gpu_order = s.realism().gpu_order();
   DrawGpuOrder(job);

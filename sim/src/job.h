@@ -95,6 +95,10 @@ struct Job {
   bool kill_on_bad_exit = false;
   bool requeue = false;  // sbatch --requeue: a node failure requeues the job
   TimeNs kill_wait = 0, slurmd_timeout = 0;
+  // mpirun (LAUNCHER_MPIRUN): Open MPI 5's PRRTE shapes instead of Open MPI 4's ORTE ones, and
+  // --report-bindings (each node's daemon names its host and the ranks it starts).
+  bool open_mpi5 = false;
+  bool report_bindings = true;
   std::string partition;
   TimeNs controller_offset = 0;  // slurmctld's host clock minus true time
   Workload workload;

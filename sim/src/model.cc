@@ -47,7 +47,9 @@ Outcome Model::Run() {
     ray_.ScheduleStarts();
   } else if (job_.launcher != v1::LAUNCHER_MPIRUN) {
     launcher_.ScheduleStarts();
-  }  // mpirun starts the ranks itself: nothing of its own to schedule
+  } else {
+    mpirun_.Start();  // mpirun starts the ranks itself; its daemons report their bindings
+  }
   Outcome out;
   const TimeNs horizon = Horizon();
   while (!queue_.empty()) {

@@ -7,6 +7,16 @@ MpirunLauncher::MpirunLauncher(const Job& job, EventQueue& queue, RecordSink& si
     : job_(job), queue_(queue), sink_(sink), workers_(workers), rng_(job.seed, StreamId::kMpirun, 0),
       ranks_left_(job.world) {}
 
+// The daemons start their ranks 0.2-1.5 s after mpirun (ssh fan-out), each printing its
+// node's binding lines before the first rank's output.
+void MpirunLauncher::Start() {
+  if (!job_.report_bindings) return;
+  for (int node = 0; node < job_.nodes; ++node) {
+    const TimeNs at = job_.start + Rng(job_.seed, StreamId::kMpirun, 1 + static_cast<std::uint64_t>(node)).UniformInt(200, 1500) * kNsPerMs;
+    sink_.Emit(MpirunNotice{at, MpiNotice::kBindings, node * job_.gpus_per_node, node, 0});
+  }
+}
+
 // The orted sees its child exit and tells the HNP; the first non-zero exit (or signal) aborts.
 void MpirunLauncher::OnWorkerExit(int rank, TimeNs t) {
   if (--ranks_left_ == 0) end_time_ = t + rng_.UniformInt(20, 200) * kNsPerMs;

@@ -7,6 +7,9 @@
 // process rank R ... exited on signal N (Name)."), then SIGTERMs (and later SIGKILLs) every
 // other rank, which prints nothing more. A lost node is noticed when its orted's connection
 // times out (TCP keepalive, minutes): "ORTE has lost communication with a remote daemon.".
+// With --report-bindings each node's daemon first prints one line per rank it starts, which
+// ties ranks to hosts (the tags do not). Open MPI 5 (PRRTE) words the blocks its own way
+// (formatter_mpirun.cc); the behaviour is the same.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +26,7 @@ class MpirunLauncher : public WorkerExitListener {
  public:
   MpirunLauncher(const Job& job, EventQueue& queue, RecordSink& sink, Workers& workers);
 
+  void Start();  // --report-bindings: each node's daemon names the ranks it starts
   void OnWorkerExit(int rank, TimeNs t) override;
   void OnNodeLost(int node, TimeNs t) override;
   void OnDaemonLost(int node, TimeNs t);  // the HNP's connection to the node's orted timed out

@@ -528,13 +528,14 @@ enum class MpiNotice : std::uint8_t {
   kSignal,     // "Primary job ..." + "mpirun noticed that process rank R with PID P on node H
                // exited on signal N (Name)."
   kLostDaemon, // "ORTE has lost communication with a remote daemon." (HNP / remote daemon)
+  kBindings,   // --report-bindings: the node's daemon names its host and each rank it starts
 };
 
 struct MpirunNotice {
   TimeNs time;
   MpiNotice notice;
   int rank;  // kExitCode, kSignal: the first rank that failed
-  int node;  // kLostDaemon: the node whose orted was lost
+  int node;  // kLostDaemon: the node whose orted was lost; kBindings: the daemon's node
   int exit_code;
 };
 

@@ -236,6 +236,12 @@ Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
   if (slurm->kill_wait_ms() == 0) slurm->set_kill_wait_ms(kDefaultKillWaitMs);
   if (slurm->slurmd_timeout_ms() == 0) slurm->set_slurmd_timeout_ms(kDefaultSlurmdTimeoutMs);
   if (slurm->partition().empty()) slurm->set_partition("gpu");
+  v1::BareMetal* bare = s->mutable_bare_metal();
+  if (bare->open_mpi().empty()) bare->set_open_mpi("4.1");
+  if (bare->open_mpi() != "4.1" && bare->open_mpi() != "5.0") {
+    return loc.Error("bare_metal.open_mpi", "bare_metal.open_mpi \"" + bare->open_mpi() + "\" is not supported",
+                     "use \"4.1\" (ORTE) or \"5.0\" (PRRTE)");
+  }
   return Status::Ok();
 }
 

@@ -32,7 +32,7 @@ void IncidentWriter::Emit(const Record& record) {
 }
 
 // `rank` >= 0 in the combined layouts: every line gets srun's "<rank>: " label or mpirun's
-// --tag-output "[1,<rank>]<stdout>:" (Open MPI 4: no space before the text); in pod logs a
+// --tag-output "[1,<rank>]<stdout>:" (Open MPI 4: no space before the text; 5: one space); in pod logs a
 // worker's line gets torchrun's "[default<L>]:" tag, and with --timestamps every pod-log line
 // opens with the container runtime's RFC3339Nano stamp (the node's clock).
 // With realism.interleaved_line_rate, a task's line in slurm-<jobid>.out (of a record the truth
@@ -70,6 +70,7 @@ void IncidentWriter::AppendText(int file, int rank, std::string_view text, std::
     }
     if (rank >= 0 && Mpirun()) {
       out.Str("[1,").Int(rank).Str(put.out_stream ? "]<stdout>:" : "]<stderr>:");
+      if (job_.open_mpi5) out.Char(' ');  // PRRTE puts a space after the tag
     } else if (rank >= 0 && Combined()) {
       out.Padded(rank, label_width_, ' ').Str(": ");
     } else if (rank >= 0 && PodLogs()) {
@@ -453,8 +454,8 @@ void IncidentWriter::Handle(const ResumedIteration& r) {
 void IncidentWriter::Handle(const MpirunNotice& r) {
   const std::int64_t first = AppendTo(kSlurmOut, -1, r);
   const int subject = r.notice == MpiNotice::kLostDaemon ? r.node : r.rank;
-  if (Find(Cite::kMpirun, subject) == nullptr) {
-    Remember(Cite::kMpirun, subject, r.time, kSlurmOut, first + MpirunCitedLine(r));
+  if (r.notice != MpiNotice::kBindings && Find(Cite::kMpirun, subject) == nullptr) {
+    Remember(Cite::kMpirun, subject, r.time, kSlurmOut, first + MpirunCitedLine(r, job_.open_mpi5));
   }
   MaybeFlush(kSlurmOut);
 }

@@ -69,7 +69,7 @@ enum class Cite : std::uint8_t {
 
 // The line of an MpirunNotice block that names the rank or node, counted from the block's
 // first line (formatter_mpirun.cc).
-std::int64_t MpirunCitedLine(const MpirunNotice& r);
+std::int64_t MpirunCitedLine(const MpirunNotice& r, bool open_mpi5);
 
 struct Citation {
   Cite what;

@@ -74,6 +74,62 @@ TEST(Analysis, RankKilledBeforeTheCancellationIsNotTheSchedulers) {
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL);
 }
 
+// The scheduler ended the job (preemption, a user's scancel: no rank is the cause) against a
+// rank that failed and Slurm cleaning up after it (KillOnBadExit: srun's termination, whose
+// slurmstepd lines carry no reason, is a consequence; the rank is the cause). The same srun
+// words follow in both; what comes first, and the controller's word, decide.
+constexpr char kTerminatedTasks[] =
+    "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n"
+    "srun: error: gpu-0001: tasks 0-7: Terminated\n"
+    "srun: error: gpu-0002: tasks 8-15: Terminated\n";
+
+TEST(Analysis, PreemptionBeforeAnyFailureNamesTheScheduler) {
+  TempDir dir;
+  Write(dir.path() / "slurm-4242.out",
+        std::string("slurmstepd: error: *** JOB 4242 ON gpu-0001 CANCELLED AT 2026-03-02T13:00:00 DUE TO PREEMPTION ***\n") +
+            kTerminatedTasks);
+  Write(dir.path() / "slurmctld.log",
+        "[2026-03-02T13:00:00.120] preempted JobId=4242 has been killed to reclaim resources for JobId=4300\n");
+  const v1::Diagnosis d = DiagnoseDir(dir.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1);
+  EXPECT_EQ(d.owner(), v1::OWNER_SCHEDULER);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SCHEDULER_PREEMPTION);
+}
+
+TEST(Analysis, UserScancelIsTheSchedulersCancelNotARank) {
+  TempDir dir;
+  Write(dir.path() / "slurm-4242.out",
+        std::string("slurmstepd: error: *** JOB 4242 ON gpu-0001 CANCELLED AT 2026-03-02T11:17:03 ***\n") + kTerminatedTasks);
+  Write(dir.path() / "slurmctld.log", "[2026-03-02T11:17:03.052] _slurm_rpc_kill_job: REQUEST_KILL_JOB JobId=4242 uid 1000\n");
+  const v1::Diagnosis d = DiagnoseDir(dir.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1);
+  EXPECT_EQ(d.owner(), v1::OWNER_SCHEDULER);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SCHEDULER_CANCEL);
+}
+
+TEST(Analysis, KillOnBadExitAfterARankRaisedIsTheRanksNotTheSchedulers) {
+  TempDir dir;
+  Write(dir.path() / "slurm-4242.out",
+        " 9: Traceback (most recent call last):\n"
+        " 9:   File \"/workspace/train.py\", line 12, in <module>\n"
+        " 9:     main()\n"
+        " 9: ValueError: loss is NaN at step 41\n"
+        "srun: error: gpu-0002: task 9: Exited with exit code 1\n"
+        "srun: launch/slurm: _step_signal: Terminating StepId=4242.0\n"
+        "slurmstepd: error: *** STEP 4242.0 ON gpu-0001 CANCELLED AT 2026-03-02T09:41:07 ***\n"
+        "slurmstepd: error: *** STEP 4242.0 ON gpu-0002 CANCELLED AT 2026-03-02T09:41:07 ***\n"
+        "srun: error: gpu-0001: tasks 0-7: Terminated\n"
+        "srun: error: gpu-0002: tasks 8,10-15: Terminated\n");
+  const v1::Diagnosis d = DiagnoseDir(dir.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 9);
+  EXPECT_EQ(d.initiator().node(), "gpu-0002");
+  EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_PYTHON_EXCEPTION);
+}
+
 TEST(Analysis, NodeWhoseAgentLogStopsWhileItsRanksAreSilentIsLost) {
   TempDir dir;
   testing::Job job{.nodes = 4, .gpus = 8, .tp = 8, .pp = 2, .dp = 2};

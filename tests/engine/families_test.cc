@@ -756,6 +756,8 @@ TEST(Families, BareMetalLauncherWords) {
       {"  Remote daemon: [[17757,0],13] on node node1001", Family::kBareMetal, Kind::kNodeFailure},
       {"pdsh@gpu-0001: gpu-0007: ssh exited with exit code 255", Family::kBareMetal, Kind::kNodeFailure},
       {"ssh: connect to host gpu-0007 port 22: Connection timed out", Family::kBareMetal, Kind::kNodeFailure},
+      {"Connection to gpu-0007 closed by remote host.", Family::kBareMetal, Kind::kNodeFailure},
+      {"Timeout, server gpu-0007 not responding.", Family::kBareMetal, Kind::kNodeFailure},
   });
   const ParsedLog noticed =
       Parse("mpirun noticed that process rank 3 with PID 12345 on node gpu-0001 exited on signal 11 (Segmentation fault).\n");
@@ -768,9 +770,38 @@ TEST(Families, BareMetalLauncherWords) {
   EXPECT_EQ(first.strings.Get(Only<SlurmNote>(first).tasks), "17");
   const ParsedLog pdsh = Parse("pdsh@gpu-0001: gpu-0007: ssh exited with exit code 255\n");
   EXPECT_EQ(pdsh.strings.Get(Only<SlurmNote>(pdsh).node), "gpu-0007");
+  // pdsh prefixes ssh's own stderr with the host too.
+  const ParsedLog closed = Parse("gpu-0007: Connection to gpu-0007 closed by remote host.\n"
+                                 "gpu-0007: Connection to gpu-0007 closed by remote host.\n"
+                                 "gpu-0007: Connection to gpu-0007 closed by remote host.\n");
+  ASSERT_FALSE(closed.events.empty());
+  EXPECT_EQ(closed.strings.Get(std::get<SlurmNote>(closed.events[0].detail).node), "gpu-0007");
+  EXPECT_EQ(closed.strings.Get(std::get<SlurmNote>(closed.events[0].detail).reason), "SSH CLOSED");
   // A remote command's own non-zero exit is not a lost node; other tools' "noticed" are not mpirun's.
   EXPECT_TRUE(Parse("pdsh@gpu-0001: gpu-0007: ssh exited with exit code 1\n").events.empty());
   EXPECT_TRUE(Parse("monitor noticed that process rank 3 with PID 1 on node x exited on signal 9 (Killed).\n").events.empty());
+}
+
+// Open MPI 5 (PRRTE) names processes and daemons by nspace (`prterun-<host>-<pid>@<job>`), and
+// --report-bindings ties a rank to its host in both versions (the tags never do).
+TEST(Families, BareMetalOpenMpi5NamesAndBindings) {
+  const ParsedLog first = Parse("   Process name: [prterun-gpu013-1009179@1,820]\n");
+  EXPECT_EQ(first.strings.Get(Only<SlurmNote>(first).tasks), "820");
+  const ParsedLog lost = Parse("  Remote daemon: [prterun-login-01-54321@0,278] on node gpu-0278\n");
+  EXPECT_EQ(lost.events[0].kind, Kind::kNodeFailure);
+  EXPECT_EQ(lost.strings.Get(Only<SlurmNote>(lost).node), "gpu-0278");
+  const std::pair<std::string, std::string_view> bindings[] = {
+      {"[gpu-0103:07633] Rank 820 bound to package[0][core:48-59]\n", "gpu-0103"},
+      {"[gpu-0103:99902] MCW rank 820 is not bound (or bound to all available processors)\n", "gpu-0103"},
+      {"[linpc1:23107] MCW rank 820 bound to socket 0[core 0[hwt 0]], socket 0[core 1[hwt 0]]: [B/B][./.]\n", "linpc1"}};
+  for (const auto& [line, host] : bindings) {
+    const ParsedLog bound = Parse(line);
+    ASSERT_EQ(bound.events.size(), 1u) << line;
+    EXPECT_EQ(bound.events[0].kind, Kind::kRankBinding) << line;
+    EXPECT_EQ(bound.events[0].rank, 820) << line;
+    EXPECT_EQ(bound.strings.Get(bound.events[0].host), host) << line;
+  }
+  EXPECT_TRUE(Parse("[gpu-0103:07633] Rank 820 says hello\n").events.empty());
 }
 
 TEST(Families, FaulthandlerDumpIsAFatalSignal) {

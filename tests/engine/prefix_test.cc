@@ -80,6 +80,24 @@ TEST(Prefixes, OpenMpiTagGivesTheRank) {
   EXPECT_EQ(s.body, "Epoch 1");
 }
 
+// PRRTE (Open MPI 5) writes a space after the tag; Open MPI 4 does not, and there a leading
+// space is the program's own (Megatron's ` [date] iteration`). The file's tagged lines decide,
+// even when they start after mpirun --report-bindings' untagged lines.
+TEST(Prefixes, OpenMpi5TagSpaceIsTheTagsNotTheLines) {
+  const std::string ompi5 =
+      "[gpu-0001:07633] Rank 0 bound to package[0][core:0-11]\n"
+      "[1,0]<stderr>: [rank0]:[W302 09:00:02.697196643 socket.cpp:697] x\n"
+      "[1,1]<stdout>:  [2026-03-02 09:00:22] iteration 3/ 100 |\n"
+      "[1,1]<stdout>: gpu-0001:1:1 [1] NCCL INFO Bootstrap\n";
+  const PrefixPolicy five = SniffPrefixes(ompi5);
+  EXPECT_TRUE(five.mpi_tag_space);
+  EXPECT_EQ(Strip("[1,1]<stdout>:  [2026-03-02 09:00:22] iteration 3", five).body, " [2026-03-02 09:00:22] iteration 3");
+  EXPECT_EQ(Strip("[1,0]<stderr>: [rank0]:x", five).origin.rank, 0);
+  const PrefixPolicy four = SniffPrefixes("[1,0]<stderr>:[rank0]:x\n[1,1]<stdout>: [2026-03-02 09:00:22] iteration 3\n[1,2]<stdout>:y\n");
+  EXPECT_FALSE(four.mpi_tag_space);
+  EXPECT_EQ(Strip("[1,1]<stdout>: [2026-03-02 09:00:22] iteration 3", four).body, " [2026-03-02 09:00:22] iteration 3");
+}
+
 TEST(Prefixes, TorchrunRoleTagThenGlobalRank) {
   const auto s = Strip("[default3]:[rank11]:RuntimeError: x");
   EXPECT_EQ(s.origin.local_rank, 3);

@@ -197,7 +197,9 @@ TEST(Mpirun, FirstNonZeroExitAbortsTheJobAndNamesTheProcess) {
   const auto tree = ReadTree(out / "incident");
   ASSERT_EQ(tree.size(), 1u);
   const std::string text = tree.at("mpirun.out");
-  EXPECT_THAT(text, StartsWith("[1,5]<stderr>:[rank5]: Traceback (most recent call last):\n"));
+  // --report-bindings: each node's daemon names its host and ranks before any rank's output.
+  EXPECT_THAT(text, testing::ContainsRegex("^\\[gpu-0001:[0-9]{5}\\] MCW rank 0 is not bound \\(or bound to all available processors\\)\n"));
+  EXPECT_THAT(text, testing::ContainsRegex("\n\\[gpu-0002:[0-9]{5}\\] MCW rank 15 is not bound [^\n]*\n\\[1,5\\]<stderr>:\\[rank5\\]: Traceback \\(most recent call last\\):\n"));
   EXPECT_THAT(text, HasSubstr("\nPrimary job  terminated normally, but 1 process returned\n"
                               "a non-zero exit code. Per user-direction, the job has been aborted.\n"));
   EXPECT_THAT(text, HasSubstr("\nmpirun detected that one or more processes exited with non-zero status, thus "
@@ -232,6 +234,49 @@ TEST(Mpirun, LostNodeIsALostDaemon) {
   EXPECT_THAT(text, HasSubstr(",0],2] on node gpu-0002\n"));
   EXPECT_THAT(r.truth.evidence(0).text(), HasSubstr("Remote daemon: [["));
   ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+// Open MPI 5 (PRRTE): a space after the tag, no "Primary job" block, the signal wrapped onto its
+// own line, nspace process names, "PRTE has lost communication", PRRTE's binding lines.
+TEST(Mpirun, OpenMpi5WritesPrrteShapes) {
+  fs::path out = FreshDir();
+  SimulateResult r = MustSimulate(
+      MustParse(kSrun, {"launcher=LAUNCHER_MPIRUN", "bare_metal.open_mpi=5.0", "faults[0].kind=FAULT_KIND_EXCEPTION"}), out);
+  std::string text = ReadAll(out / "incident/mpirun.out");
+  EXPECT_THAT(text, testing::ContainsRegex("^\\[gpu-0001:[0-9]{5}\\] Rank 0 bound to package\\[0\\]\\[core:0-11\\]\n"));
+  EXPECT_THAT(text, HasSubstr("\n[1,5]<stderr>: [rank5]: Traceback (most recent call last):\n"));
+  EXPECT_THAT(text, Not(HasSubstr("Primary job")));
+  EXPECT_THAT(text, testing::ContainsRegex("\nprterun detected that one or more processes exited with non-zero status,\n"
+                                           "thus causing the job to be terminated. The first process to do so was:\n\n"
+                                           "   Process name: \\[prterun-login-01-[0-9]+@1,5\\]\n   Exit code:    1\n"));
+  EXPECT_THAT(r.truth.evidence(1).text(), StartsWith("   Process name: [prterun-login-01-"));
+  ExpectEvidenceMatchesFiles(out, r.truth);
+
+  out = FreshDir();
+  r = MustSimulate(MustParse(kSrun, {"launcher=LAUNCHER_MPIRUN", "bare_metal.open_mpi=5.0"}), out);
+  text = ReadAll(out / "incident/mpirun.out");
+  EXPECT_THAT(text, testing::ContainsRegex("\nprterun noticed that process rank 5 with PID [0-9]+ on node gpu-0001 exited on\n"
+                                           "signal 9 \\(Killed\\)\\.\n"));
+  EXPECT_THAT(r.truth.evidence(0).text(), StartsWith("prterun noticed that process rank 5 "));
+  ExpectEvidenceMatchesFiles(out, r.truth);
+
+  out = FreshDir();
+  r = MustSimulate(MustParse(kSrun, {"launcher=LAUNCHER_MPIRUN", "bare_metal.open_mpi=5.0", "bare_metal.report_bindings=false",
+                                     "faults[0].kind=FAULT_KIND_NODE_LOSS", "faults[0].node=1"}), out);
+  text = ReadAll(out / "incident/mpirun.out");
+  EXPECT_THAT(text, Not(HasSubstr(" bound to ")));
+  EXPECT_THAT(text, testing::ContainsRegex("\nPRTE has lost communication with a remote daemon.\n\n"
+                                           "  HNP daemon   : \\[prterun-login-01-[0-9]+@0,0\\] on node login-01\n"
+                                           "  Remote daemon: \\[prterun-login-01-[0-9]+@0,2\\] on node gpu-0002\n"));
+  ExpectEvidenceMatchesFiles(out, r.truth);
+}
+
+TEST(Mpirun, UnknownOpenMpiReleaseIsRejectedNamingTheField) {
+  const std::string overrides[] = {"launcher=LAUNCHER_MPIRUN", "bare_metal.open_mpi=3.0"};
+  const auto s = ParseScenario(kSrun, "x.textproto", overrides);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("bare_metal.open_mpi"));
+  EXPECT_THAT(s.status().message(), HasSubstr("\"5.0\""));
 }
 
 TEST(Srun, LostNodeIsSetDownByTheControllerWhichKillsTheJob) {

@@ -296,6 +296,14 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
     r.exit_time = e.time;
   }
   for (NodeFacts& n : jf->nodes) {
+    if (n.first_failure < 0 && n.signalled > 0) {
+      // The agent itself was told to stop (Kubernetes deleting the pod, a scancel) and SIGTERMed
+      // its workers before any failed: each one with no word of its own was stopped from outside.
+      for (std::int32_t r : n.ranks) {
+        RankFacts& o = jf->ranks[r];
+        o.torn_down |= o.exit_event < 0 && o.timeouts == 0;
+      }
+    }
     if (n.first_failure < 0) continue;
     const Event& e = inc.events[n.first_failure];
     const auto& wf = std::get<WorkerFailed>(e.detail);

@@ -180,7 +180,7 @@ std::int32_t LostNode(const Incident& inc, const JobFacts& facts, const std::vec
   std::set<std::int32_t> nodes;
   for (std::int32_t r : leaders) nodes.insert(r < static_cast<std::int32_t>(facts.ranks.size()) ? facts.ranks[r].node : -1);
   std::int32_t node = nodes.size() == 1 ? *nodes.begin() : -1;
-  if (node < 0) {  // silent ranks of an srun job: no line ties them to a host, Slurm names it
+  if (node < 0) {  // no rank leads: the launcher (Slurm, mpirun) names the lost node
     if (!nodes.empty() && nodes != std::set<std::int32_t>{-1}) return -1;
     for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
       if (facts.nodes[n].lost >= 0) {
@@ -188,7 +188,8 @@ std::int32_t LostNode(const Incident& inc, const JobFacts& facts, const std::vec
         node = n;
       }
     }
-    return node >= 0 && facts.nodes[node].ranks.empty() ? node : -1;
+    // Its ranks, where a line ties them to it (mpirun's binding report), said nothing of their own.
+    return node >= 0 && (facts.nodes[node].ranks.empty() || AllSilent(facts, facts.nodes[node])) ? node : -1;
   }
   const NodeFacts& n = facts.nodes[node];
   if (!AllSilent(facts, n)) return -1;

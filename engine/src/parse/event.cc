@@ -87,6 +87,7 @@ std::string_view KindName(Kind k) {
     case Kind::kRayOom: return "ray_oom";
     case Kind::kRayletOomKills: return "raylet_oom_kills";
     case Kind::kRayWorker: return "ray_worker";
+    case Kind::kRankBinding: return "rank_binding";
     case Kind::kActorField: return "actor_field";
     case Kind::kActorCause: return "actor_cause";
     case Kind::kRayTaskError: return "ray_task_error";

@@ -40,6 +40,8 @@ enum class Kind : std::uint8_t {
   // slurm
   kCancelled, kTaskExit, kSlurmOom, kStepAborted, kStepTerminated, kJobComplete, kNodeFailure,
   kRequeue, kNodeResponding,
+  // bare_metal: mpirun --report-bindings, `[host:pid] MCW rank R ...` (a rank's host, not an error)
+  kRankBinding,
   // torchrun
   kWorkerFailed, kWorkerSignalled, kFailureEntry, kGroupFailed, kRendezvousError, kExitBarrier,
   // torchrun, nccl_watchdog: a c10d store connection failed (`recvValue failed on SocketImpl(...)`,

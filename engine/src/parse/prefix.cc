@@ -89,14 +89,15 @@ bool Host(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
   return true;
 }
 
-// `[1,3]<stdout>:` / `[1,3]<stderr>:` (OpenMPI --tag-output).
-bool MpiTag(Scanner* s, LineOrigin* out) {
+// `[1,3]<stdout>:` / `[1,3]<stderr>:` (OpenMPI --tag-output; PRRTE adds a space).
+bool MpiTag(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
   Scanner t = *s;
   std::int64_t job, rank;
   if (!t.Char('[') || !t.Digits(1, 9, &job) || !t.Char(',') || !t.Digits(1, 9, &rank) || !t.Char(']') ||
       !(t.Lit("<stdout>:") || t.Lit("<stderr>:")) || rank > kMaxRank) {
     return false;
   }
+  if (policy.mpi_tag_space) t.Char(' ');
   out->rank = static_cast<std::int32_t>(rank);
   *s = t;
   return true;
@@ -176,7 +177,7 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
         if (m != Match::kYes) break;
         continue;
       }
-      stripped = MpiTag(&s, out) || (line->size() > 2 && !IsSeverity((*line)[1]) && LocalTag(&s, out));
+      stripped = MpiTag(&s, policy, out) || (line->size() > 2 && !IsSeverity((*line)[1]) && LocalTag(&s, out));
     } else if (IsDigit(c) || c == ' ') {
       stripped = (!out->timed && Stamp(&s, out)) || (out->task < 0 && SrunLabel(&s, out)) ||
                  (out->host.empty() && IsDigit(c) && Host(&s, policy, out));
@@ -191,7 +192,37 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
   return n;
 }
 
+namespace {
+
+// Whether the file's OpenMPI tags are followed by a space (PRRTE) on most of the first tagged
+// lines. The tags may start far into the file (mpirun --report-bindings prints a line per rank
+// first), so the first one is looked for in the first kTagProbeBytes.
+bool MpiTagsSpaced(std::string_view text) {
+  constexpr std::size_t kTagProbeBytes = 32 << 20;
+  constexpr int kSample = 64, kMaxLines = 4096;
+  constexpr std::string_view kTag = "]<std";
+  const void* hit = memmem(text.data(), std::min(text.size(), kTagProbeBytes), kTag.data(), kTag.size());
+  if (hit == nullptr) return false;
+  const std::size_t first = static_cast<std::size_t>(static_cast<const char*>(hit) - text.data());
+  const std::size_t line_start = text.rfind('\n', first);
+  std::string_view rest = text.substr(line_start == std::string_view::npos ? 0 : line_start + 1);
+  int tagged = 0, spaced = 0;
+  for (int lines = 0; lines < kMaxLines && tagged < kSample && !rest.empty(); ++lines) {
+    const std::size_t nl = rest.find('\n');
+    Scanner s(rest.substr(0, nl));
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    LineOrigin o;
+    if (!MpiTag(&s, PrefixPolicy{}, &o)) continue;
+    ++tagged;
+    spaced += s.Peek() == ' ' ? 1 : 0;
+  }
+  return tagged > 0 && spaced * 4 >= tagged * 3;
+}
+
+}  // namespace
+
 PrefixPolicy SniffPrefixes(std::string_view text) {
+  const bool mpi_tag_space = MpiTagsSpaced(text);
   constexpr int kSample = 64;
   int lines = 0, hosted = 0, labelled = 0;
   PrefixPolicy probe{.hosts = true};
@@ -208,7 +239,9 @@ PrefixPolicy SniffPrefixes(std::string_view text) {
     StripPrefixes(&line, probe, &o);
     hosted += o.host.empty() ? 0 : 1;
   }
-  return {.hosts = lines > 0 && hosted * 4 >= lines * 3, .srun_labels = lines > 0 && labelled * 2 >= lines};
+  return {.hosts = lines > 0 && hosted * 4 >= lines * 3,
+          .srun_labels = lines > 0 && labelled * 2 >= lines,
+          .mpi_tag_space = mpi_tag_space};
 }
 
 // Prefixes whose content the parser keeps for its file (triggers.h): the ranks of `[rank<G>]:`

@@ -30,6 +30,9 @@ struct PrefixPolicy {
   // Most lines open with an srun `--label` task id: a combined srun output, where another
   // task's line can be spliced into a line (interleave.cc).
   bool srun_labels = false;
+  // OpenMPI 5 (PRRTE) writes `[1,13]<stdout>: text`, with a space after the tag that Open MPI 4
+  // does not write (there a leading space is the program's own, as in ` [date] iteration`).
+  bool mpi_tag_space = false;
 };
 
 // Strips every prefix at the start of `*line`; returns how many were stripped.

@@ -401,10 +401,12 @@ void LogParser::Unheaded(const Parsed& p) {
             RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
             ((c == 'T' || c == 'r') && RecogniseRay(msg, &out_.strings, &r)) ||
             ((c == 'E' || c == 'S') && RecogniseSlurm(msg, &out_.strings, &r)) ||
-            ((c == 'm' || c == 'p' || c == 'o' || c == 's') && RecogniseBareMetal(msg, &out_.strings, &r)) ||
+            ((c == 'm' || c == 'p' || c == 'o' || c == 's' || c == 'C' || c == 'T') &&
+             RecogniseBareMetal(msg, &out_.strings, &r)) ||
             (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));
   } else if (c == '[' || c == '*' || c == '_') {
-    found = (c == '[' && RecogniseWrapper(msg, &out_.strings, &r)) || RecogniseSlurm(msg, &out_.strings, &r);
+    found = (c == '[' && (RecogniseWrapper(msg, &out_.strings, &r) || RecogniseBareMetal(msg, &out_.strings, &r))) ||
+            RecogniseSlurm(msg, &out_.strings, &r);
   } else if (c == '/' || c == '.') {
     found = RecogniseDeviceAssert(msg, &out_.strings, &r);
   } else if (c == '|') {

@@ -464,6 +464,35 @@ bool MpiNoticed(std::string_view msg, StringTable* strings, Recognised* out) {
   return TaskExit(rank, reason, static_cast<std::int32_t>(-signal), TokenAfter(msg, " on node ", " "), strings, out);
 }
 
+// An Open MPI process name's vpid in job `jobid`: ORTE's `[[J,<jobid>],R]`, PRRTE's
+// `[prterun-<host>-<pid>@<jobid>,R]`.
+std::string_view ProcessVpid(std::string_view name, std::string_view jobid) {
+  if (name.starts_with("[[")) return TokenAfter(name, "," + std::string(jobid) + "],", "]");
+  return TokenAfter(name, "@" + std::string(jobid) + ",", "]");
+}
+
+// --report-bindings: `[<host>:<pid>] MCW rank R bound to ...` / `... is not bound (or bound to
+// all available processors)` (Open MPI 4, PRRTE's documented form) and `[<host>:<pid>] Rank R
+// bound to package[P][core:C]` (Open MPI 5): the daemon on <host> started rank R.
+bool RankBinding(std::string_view t, Recognised* out) {
+  if (!t.starts_with('[')) return false;
+  Scanner s(t.substr(1));
+  const std::string_view host = s.Token(":]");
+  std::int64_t pid = 0, rank = 0;
+  if (host.empty() || !s.Char(':') || !s.Digits(1, 9, &pid) || !s.Lit("] ")) return false;
+  if (!s.Lit("MCW rank ") && !s.Lit("Rank ")) return false;
+  if (!s.Digits(1, 9, &rank) || rank > kMaxRank || !(s.Lit(" bound to ") || s.Lit(" is not bound") || s.Lit(" not bound"))) {
+    return false;
+  }
+  out->family = Family::kBareMetal;
+  out->kind = Kind::kRankBinding;
+  out->error = false;
+  out->host = host;
+  out->rank = static_cast<std::int32_t>(rank);
+  out->detail = WorkerSignalled{.pid = 0};  // the pid printed is the daemon's, not the rank's
+  return true;
+}
+
 bool IsIp(std::string_view s) {
   int dots = 0;
   for (char c : s) {
@@ -480,12 +509,13 @@ bool IsIp(std::string_view s) {
 
 bool RecogniseBareMetal(std::string_view msg, StringTable* strings, Recognised* out) {
   const std::string_view t = TrimLeft(msg);
-  if (t.starts_with("Process name: [[")) {  // mpirun detected ... The first process to do so was:
-    const std::string_view rank = TokenAfter(t, ",1],", "]");
+  if (t.starts_with("Process name: [")) {  // mpirun / prterun detected ... The first process to do so was:
+    const std::string_view rank = ProcessVpid(t.substr(14), "1");
     if (rank.empty()) return false;
     return TaskExit(rank, "Exited", 1, "", strings, out);  // its `Exit code:` line follows
   }
-  if (t.starts_with("Remote daemon: [[")) {  // ORTE has lost communication with a remote daemon.
+  if (RankBinding(t, out)) return true;
+  if (t.starts_with("Remote daemon: [")) {  // ORTE / PRTE has lost communication with a remote daemon.
     const std::string_view node = TokenAfter(t, " on node ", " ");
     return !node.empty() && LostNode(node, "LOST DAEMON", strings, out);
   }
@@ -500,6 +530,17 @@ bool RecogniseBareMetal(std::string_view msg, StringTable* strings, Recognised* 
   if (t.starts_with("ssh: connect to host ")) {  // ssh: connect to host gpu-7 port 22: Connection timed out
     const std::string_view node = TokenAfter(t, "connect to host ", " ");
     return !node.empty() && LostNode(node, "SSH UNREACHABLE", strings, out);
+  }
+  // An established ssh session lost (openssh clientloop.c; ssh then exits 255): the host went
+  // away under it (`quit_message`, EPIPE: rebooted, powered off) or stopped answering keepalives
+  // (ServerAliveInterval x ServerAliveCountMax).
+  if (t.starts_with("Connection to ") && Has(t, " closed by remote host.")) {
+    const std::string_view node = TokenAfter(t, "Connection to ", " ");
+    return !node.empty() && LostNode(node, "SSH CLOSED", strings, out);
+  }
+  if (t.starts_with("Timeout, server ") && Has(t, " not responding.")) {
+    const std::string_view node = TokenAfter(t, "Timeout, server ", " ");
+    return !node.empty() && LostNode(node, "SSH TIMEOUT", strings, out);
   }
   return false;
 }
@@ -596,7 +637,8 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"\tpid: "}, {"\tip: "}, {"The actor is dead because"}, {"The actor died because its node has died"},
     {"ray.exceptions.RayTaskError("},
     // RecogniseBareMetal
-    {" noticed that process rank "}, {"Process name: [["}, {"Remote daemon: [["}, {": ssh exited with exit code 255"},
+    {" noticed that process rank "}, {"Process name: ["}, {"Remote daemon: ["}, {": ssh exited with exit code 255"},
+    {"] MCW rank "}, {" bound to package["}, {" closed by remote host."}, {"Timeout, server "},
     {"ssh: connect to host "},
 };
 }  // namespace

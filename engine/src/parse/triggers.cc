@@ -113,6 +113,11 @@ class CostModel {
   double Exact(std::string_view lit, std::size_t offset) const {
     double p = 1;
     for (std::size_t k = offset; k < offset + 3 && k < lit.size(); ++k) p *= freq_[static_cast<unsigned char>(lit[k])];
+    return p + Matches(lit, offset);
+  }
+  // Its matches in kChatter alone (weighted): each one costs a verification (a string compare)
+  // on every line of that kind, even where the bucket would fire anyway.
+  double Matches(std::string_view lit, std::size_t offset) const {
     std::size_t hits = 0;
     if (offset + 3 <= lit.size()) {
       const std::uint32_t bytes = static_cast<unsigned char>(lit[offset]) | static_cast<unsigned char>(lit[offset + 1]) << 8 |
@@ -120,7 +125,7 @@ class CostModel {
       const auto range = std::equal_range(windows_.begin(), windows_.end(), bytes);
       hits = static_cast<std::size_t>(range.second - range.first);
     }
-    return p + kSampleMatchWeight * static_cast<double>(hits) / static_cast<double>(kChatter.size());
+    return kSampleMatchWeight * static_cast<double>(hits) / static_cast<double>(kChatter.size());
   }
 
  private:
@@ -209,7 +214,9 @@ LineFilter::LineFilter(std::span<const Trigger> triggers) {
     double best = 1e300;
     for (std::size_t off : offsets) {
       for (std::size_t b = 0; b < 8; ++b) {
-        const double delta = cost_of(With(sets[b], t.literal, off)) - cost[b];
+        // What the bucket's fingerprints add, plus the compares of this exact fingerprint:
+        // a bucket that already fires on `Service` would otherwise take `vic` for free.
+        const double delta = cost_of(With(sets[b], t.literal, off)) - cost[b] + cost_of.Matches(t.literal, off);
         if (delta < best) best = delta, best_offset = off, best_bucket = b;
       }
     }
