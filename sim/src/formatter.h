@@ -96,6 +96,7 @@ class LineFormatter {
   void KernelPrefix(const KernelMessage& r, LineBuilder& out) const;
   void FormatFaultKernel(const KernelMessage& r, std::uint64_t word, LineBuilder& out) const;
   void XidAttribution(LineBuilder& out, int pid) const;
+  void DcgmDiagTests(const NvidiaSmiSnapshot& r, LineBuilder& out) const;
   void XidBody(const KernelMessage& r, std::uint64_t word, LineBuilder& out) const;
   int PidOfGpu(const KernelMessage& r) const;
   // `GPU-8-4-4-4-12` of the node's GPU (nvidia-smi index), as NVRM, nvidia-smi and DCGM print it.

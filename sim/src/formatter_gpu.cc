@@ -288,7 +288,7 @@ void LineFormatter::XidBody(const KernelMessage& r, std::uint64_t word, LineBuil
       return;
     case 13: {  // detail: 4 * TPC index + which line (warp exception, global exception, ESR)
       XidAttribution(out, PidOfGpu(r));
-      const int gpc = static_cast<int>(word % 8), tpc = (static_cast<int>(word >> 8) + r.detail / 4) % 9;
+      const int gpc = static_cast<int>(word % 8), tpc = (static_cast<int>((word >> 8) % 9) + r.detail / 4) % 9;
       const int sm = r.detail / 4 % 2;
       switch (r.detail % 4) {
         case 0:
@@ -327,10 +327,15 @@ void LineFormatter::FormatFaultKernel(const KernelMessage& r, std::uint64_t word
                                       LineBuilder& out) const {
   switch (r.event) {
     case KernelEvent::kXid:
+      if (r.repeats > 0) out.Str("message repeated ").Int(r.repeats).Str(" times: [ ");
       out.Str("NVRM: Xid (PCI:");
       XidPci(out, r.arg);
       out.Str("): ").Int(r.code).Str(", ");
       XidBody(r, word, out);
+      if (r.repeats > 0) out.Char(']');
+      return;
+    case KernelEvent::kSuppressed:
+      out.Str("__ratelimit: ").Int(r.detail).Str(" callbacks suppressed");
       return;
     case KernelEvent::kGpuFellOff:
       out.Str("NVRM: GPU 0000:").Str(NcclBusId(r.arg).substr(0, 2)).Str(":00.0: GPU has fallen off the bus.");

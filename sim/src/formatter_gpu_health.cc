@@ -251,7 +251,52 @@ void LineFormatter::DcgmDiag(const NvidiaSmiSnapshot& r, LineBuilder& out) const
   }
   row("Graphics Processes", "Pass");
   row("Inforom", "Pass");
+  if (job_.noise.dcgm_diag_level >= 2) DcgmDiagTests(r, out);
   out.Str("+---------------------------+------------------------------------------------+").EndLine();
+}
+
+// `dcgmi diag -r 2` / `-r 3`'s plugin tests: `Pass - All`, or `Pass - GPUs: ...` with the faulty
+// GPU's `Fail - GPU: N` row and DCGM's message for it (dcgm_errors.h wording).
+void LineFormatter::DcgmDiagTests(const NvidiaSmiSnapshot& r, LineBuilder& out) const {
+  auto row = [&](std::string_view left, std::string_view right) {
+    out.Str("| ").Str(left);
+    for (std::size_t i = left.size(); i < 26; ++i) out.Char(' ');
+    out.Str("| ").Str(right);
+    for (std::size_t i = right.size(); i < 47; ++i) out.Char(' ');
+    out.Str("|").EndLine();
+  };
+  auto test = [&](std::string_view name, int failed, const std::string& warning) {
+    if (failed < 0) {
+      row(name, "Pass - All");
+      return;
+    }
+    std::string pass = "Pass - GPUs: ";
+    bool first = true;
+    for (int gpu = 0; gpu < job_.gpus_per_node; ++gpu) {
+      if (gpu == failed || gpu == r.lost_gpu) continue;
+      pass += (first ? "" : ", ") + std::to_string(gpu);
+      first = false;
+    }
+    row(name, pass);
+    row("", "Fail - GPU: " + std::to_string(failed));
+    row("Warning", warning);
+  };
+  const int ecc = r.ecc_gpu, link = r.nvlink_gpu;
+  const std::string ecc_word =
+      ecc < 0 ? "" : "CUDA APIs have indicated that a double-bit ECC error has occured on GPU " + std::to_string(ecc) + ".";
+  const std::string link_word =
+      link < 0 ? "" : "GPU " + std::to_string(link) + "'s NvLink link " + std::to_string((link * 5 + r.node) % 18) + " is currently down";
+  out.Str("+-----  Integration  -------+------------------------------------------------+").EndLine();
+  test("PCIe", link, link_word);
+  out.Str("+-----  Hardware  ----------+------------------------------------------------+").EndLine();
+  test("GPU Memory", ecc, ecc_word);
+  if (job_.noise.dcgm_diag_level < 3) return;
+  test("Diagnostic", ecc, ecc < 0 ? "" : "Detected XID 48 for GPU " + std::to_string(ecc));
+  out.Str("+-----  Stress  ------------+------------------------------------------------+").EndLine();
+  test("Targeted Stress", -1, "");
+  test("Targeted Power", -1, "");
+  test("Memory Bandwidth", ecc, ecc < 0 ? "" : ecc_word);
+  row("EUD Test", "Skip - All");
 }
 
 // dcgm-exporter's metrics text: one `# HELP` / `# TYPE` pair per field, then one sample per

@@ -98,7 +98,9 @@ void LineFormatter::KernelPrefix(const KernelMessage& r, LineBuilder& out) const
   const CivilTime c = ToCivil(Local(r.node, r.time));
   out.Str(kMonths[c.month - 1]).Char(' ').Padded(c.day, 2, ' ').Char(' ');
   out.Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).Char(' ');
-  out.Str(job_.NodeName(r.node)).Str(" kernel: [");
+  out.Str(job_.NodeName(r.node)).Str(" kernel: ");
+  if (r.node == job_.noise.ratelimit_node) return;  // printk.time=0: no uptime stamp
+  out.Char('[');
   const TimeNs up = r.time - r.boot;
   out.Padded(up / kNsPerSec, 5, ' ').Char('.').Zero(up % kNsPerSec / kNsPerUs, 6).Str("] ");
 }

@@ -15,28 +15,79 @@ namespace {
 
 constexpr TimeNs kDay = 24 * 3600 * kNsPerSec;
 
-// Appends kernel lines of one node in time order.
+// The kernel's printk rate limit (DEFAULT_RATELIMIT_BURST): lines of one storm it lets through.
+constexpr int kPrintkBurst = 10;
+
+// Appends kernel lines of one node in time order. On a rate-limited node (realism.kernel_ratelimit)
+// rsyslog folds a line identical to the one before into one `message repeated N times: [ ... ]`
+// line, written when a different line arrives (or the burst ends); an Xid storm beyond the
+// printk burst is dropped and counted (Suppressed). The first line is always written.
 class KernelBurst {
  public:
   KernelBurst(const Job& job, int node, RecordSink& sink)
-      : job_(job), node_(node), boot_(NodeBoot(job, node)), sink_(sink) {}
+      : job_(job), node_(node), boot_(NodeBoot(job, node)), sink_(sink),
+        limited_(node == job.noise.ratelimit_node) {}
+  ~KernelBurst() { FlushRepeats(); }
 
   void Line(TimeNs t, KernelEvent event, int gpu, int code = 0, int detail = 0,
             bool cite = false) {
     if (t < last_) t = last_;  // the kernel log is monotonic
     last_ = t;
-    sink_.Emit(KernelMessage{node_, t, boot_, event, gpu, code, detail, cite});
+    const KernelMessage m{node_, t, boot_, event, gpu, code, detail, cite};
+    if (limited_ && !cite && event == KernelEvent::kXid && SameText(m, previous_)) {
+      ++repeats_;
+      repeat_time_ = t;
+      return;
+    }
+    FlushRepeats();
+    sink_.Emit(m);
+    previous_ = m;
   }
   void Xid(TimeNs t, int gpu, int code, int detail = 0, bool cite = false) {
     Line(t, KernelEvent::kXid, gpu, code, detail, cite);
   }
+  // A line of an Xid storm: dropped once the printk burst is spent on a rate-limited node.
+  void StormXid(TimeNs t, int gpu, int code, int detail, bool cite) {
+    const bool over = storm_++ >= kPrintkBurst;
+    if (limited_ && !cite && over) {
+      ++suppressed_;
+      return;
+    }
+    Xid(t, gpu, code, detail, cite);
+  }
+  // The rate limit's notice, with the next line printed after the storm.
+  void EndStorm(TimeNs t, int gpu) {
+    if (suppressed_ > 0) Line(t, KernelEvent::kSuppressed, gpu, 0, suppressed_);
+    suppressed_ = 0;
+    storm_ = 0;
+  }
+  bool limited() const { return limited_; }
 
  private:
+  // rsyslog compares the message text: same Xid, same GPU, same body (119's names no detail).
+  static bool SameText(const KernelMessage& a, const KernelMessage& b) {
+    return a.event == b.event && a.arg == b.arg && a.code == b.code && (a.code == 119 || a.detail == b.detail);
+  }
+  void FlushRepeats() {
+    if (repeats_ == 0) return;
+    KernelMessage m = previous_;
+    m.time = repeat_time_;
+    m.cite = false;
+    m.repeats = repeats_;
+    sink_.Emit(m);
+    repeats_ = 0;
+  }
+
   const Job& job_;
   int node_;
   TimeNs boot_;
   RecordSink& sink_;
+  bool limited_;
   TimeNs last_ = 0;
+  KernelMessage previous_{-1, 0, 0, KernelEvent::kLinuxVersion, -1};
+  int repeats_ = 0;
+  TimeNs repeat_time_ = 0;
+  int storm_ = 0, suppressed_ = 0;
 };
 
 // GSP RPC timeouts every ~6 s after the GPU stopped answering, then the rate-limit notice.
@@ -123,15 +174,18 @@ void AppException(KernelBurst& b, Rng& rng, int gpu, int pid, int variant, TimeN
     b.Xid(t, gpu, 43, pid, true);
     return;
   }
-  const int tpcs = 2 + variant % 3;
+  // A rate-limited node shows a storm: more faulting TPCs than the printk burst lets through.
+  const int tpcs = b.limited() ? 5 + variant % 4 : 2 + variant % 3;
   TimeNs at = t;
   for (int i = 0; i < tpcs; ++i) {
     for (int body = 0; body < 3; ++body) {
-      b.Xid(at, gpu, 13, body + 4 * i, i == 0 && body == 0);
+      b.StormXid(at, gpu, 13, body + 4 * i, i == 0 && body == 0);
       at += rng.UniformInt(1, 40) * kNsPerUs;
     }
   }
-  b.Xid(at + rng.UniformInt(1, 15) * kNsPerMs, gpu, 43, pid);
+  at += rng.UniformInt(1, 15) * kNsPerMs;
+  b.EndStorm(at, gpu);
+  b.Xid(at, gpu, 43, pid);
 }
 
 }  // namespace
@@ -238,6 +292,7 @@ void EmitNvidiaSmi(const Job& job, const FaultPlan& fault, TimeNs t, RecordSink&
       s.throttle = fault.variant % 3 == 0 ? Throttle::kThermal : Throttle::kPowerBrake;
     }
     if (hit && LastXid(fault) != 0) s.xid_gpu = gpu, s.xid = LastXid(fault);
+    if (hit && fault.kind() == v1::FAULT_KIND_XID_NVLINK) s.nvlink_gpu = gpu;
     if (node == job.noise.ecc_node) s.corrected_gpu = old_ecc_gpu;
     sink.Emit(s);
   }

@@ -53,9 +53,13 @@ struct Noise {
   bool nvidia_smi = false;     // <host>/nvidia-smi.log at the end
   bool nvidia_smi_query = false;  // ... with `nvidia-smi -q` after the table
   bool dcgm = false;              // ... and DCGM's health, diag and exporter output
+  int dcgm_diag_level = 1;        // dcgmi diag -r N
   int loud_rank = -1;  // repeats a UserWarning every step; -1: none
   bool kernel_logs = false;
   int ecc_node = -1;               // an old corrected ECC event in its kern.log; -1: none
+  // The fault node whose kern.log is rate limited (realism.kernel_ratelimit): printk.time=0,
+  // rsyslog folds repeats, printk's rate limit thins an Xid storm; -1: none.
+  int ratelimit_node = -1;
   bool deepspeed_overflow = false;  // rank 0's fp16 loss-scaler overflow notices
   std::vector<NodeDamage> damage;  // node -> damage (empty: none anywhere)
 };

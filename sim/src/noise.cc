@@ -56,10 +56,16 @@ Noise PlanNoise(const v1::Realism& realism, const Job& job, const FaultPlan& fau
   noise.deepspeed_overflow = realism.deepspeed_overflow();
   noise.nvidia_smi_query = realism.nvidia_smi_query();
   noise.dcgm = realism.dcgm();
+  noise.dcgm_diag_level = realism.dcgm_diag_level() > 0 ? realism.dcgm_diag_level() : 1;
   if (realism.kernel_logs() && realism.old_ecc_event()) {
     noise.ecc_node = OtherNode(rng, job, fault.node);
   }
   noise.damage = PlanDamage(realism, job, fault.node);
+  if (realism.kernel_logs() && realism.kernel_ratelimit() > 0 && fault.node >= 0) {
+    // Its own stream: drawing it leaves every other realism draw as it was.
+    Rng limit(job.seed, StreamId::kNoise, (1ULL << 40) + 1);
+    if (limit.Uniform() < realism.kernel_ratelimit()) noise.ratelimit_node = fault.node;
+  }
   return noise;
 }
 

@@ -186,7 +186,7 @@ enum class AppError : std::uint8_t {
   kDeepSpeed,       // ZeRO stage, offload, pipeline engine
   kFsdp,            // FlatParameter uniform dtype / requires_grad
   kCheckpointLoad,  // DP world-size mismatch, missing ZeRO shard, state-dict size mismatch
-  kPinnedMemory,    // the DataLoader's pin-memory thread: CUDA error: out of memory
+  kPinnedMemory,    // pinned host memory: the DataLoader's pin-memory thread, or a direct pin (odd variants)
   kSaveOom,         // torch's OutOfMemoryError gathering a full state dict for a save
 };
 
@@ -281,6 +281,7 @@ enum class KernelEvent : std::uint8_t {
   kGpuFellOff,    // "NVRM: GPU 0000:<bus>.0: GPU has fallen off the bus."
   kCrashDump,     // "NVRM: A GPU crash dump has been created. ..."
   kGspRateLimit,  // "NVRM: Rate limiting GSP RPC error prints for GPU at PCI:... (printing 1 of every 30). ..."
+  kSuppressed,    // printk's rate limit: "__ratelimit: <detail> callbacks suppressed"
   // The OOM killer (pid: the victim).
   kOomInvoked,    // "python3 invoked oom-killer: gfp_mask=..., order=0, oom_score_adj=0"
   kOomConstraint, // "oom-kill:constraint=CONSTRAINT_NONE,...,task=python3,pid=N,uid=1000"
@@ -297,6 +298,9 @@ struct KernelMessage {
   int code = 0;    // kXid: the Xid number
   int detail = 0;  // kXid: which body (link number, variant); kOom*: the process's pid
   bool cite = false;  // the truth cites this line (the fault's initiating kernel line)
+  // kXid: rsyslog folded this many identical repeats of the line: "message repeated <n> times:
+  // [ NVRM: Xid ...]" (0: the line itself).
+  int repeats = 0;
 };
 
 enum class RemapState : std::uint8_t { kNone, kPending, kFailed };
@@ -314,6 +318,7 @@ struct NvidiaSmiSnapshot {
   int corrected_gpu = -1;  // an old corrected error: aggregate correctable, one remapped row
   int throttle_gpu = -1;   // a fail-slow GPU and why its clocks are held down
   Throttle throttle = Throttle::kNone;
+  int nvlink_gpu = -1;     // a GPU whose NVLink failed (dcgmi diag -r 2's PCIe test fails on it)
   int xid_gpu = -1;        // DCGM_FI_DEV_XID_ERRORS: the last Xid of this GPU
   int xid = 0;
 };

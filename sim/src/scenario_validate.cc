@@ -361,6 +361,11 @@ Status FillRealism(v1::Realism* r, bool gpu_fault, const Locator& loc) {
   if (!r->has_old_ecc_event()) r->set_old_ecc_event(r->kernel_logs());
   if (!r->has_xid45_on_kill()) r->set_xid45_on_kill(r->kernel_logs());
   if (!r->has_nvidia_smi()) r->set_nvidia_smi(gpu_fault);
+  if (r->dcgm_diag_level() < 0 || r->dcgm_diag_level() > 3) {
+    return loc.Error("realism.dcgm_diag_level", "realism.dcgm_diag_level must be 1, 2 or 3 (got " + Str(r->dcgm_diag_level()) + ")",
+                     "dcgmi diag -r 1 (quick), 2 (medium: PCIe, GPU Memory) or 3 (long: Diagnostic, Stress)");
+  }
+  if (r->dcgm_diag_level() >= 2) r->set_dcgm(true);
   if (r->nvidia_smi_query() || r->dcgm()) r->set_nvidia_smi(true);  // one epilogue runs them all
   if (r->xid45_on_kill() && !r->kernel_logs()) {
     return loc.Error("realism.xid45_on_kill", "realism.xid45_on_kill needs kernel_logs",
@@ -368,7 +373,8 @@ Status FillRealism(v1::Realism* r, bool gpu_fault, const Locator& loc) {
   }
   const std::pair<const char*, double> fractions[] = {
       {"realism.missing_node_fraction", r->missing_node_fraction()},
-      {"realism.truncated_node_fraction", r->truncated_node_fraction()}};
+      {"realism.truncated_node_fraction", r->truncated_node_fraction()},
+      {"realism.kernel_ratelimit", r->kernel_ratelimit()}};
   for (const auto& [path, v] : fractions) {
     if (!(v >= 0 && v <= 1)) {
       return loc.Error(path, std::string(path) + " must be in [0, 1] (got " + StrD(v) + ")",

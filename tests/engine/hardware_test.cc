@@ -301,5 +301,65 @@ TEST(Hardware, RsyslogsRepeatedXidLineIsPartOfTheBurst) {
   EXPECT_NE(d.reason().find("a burst of 2 Xid lines"), std::string::npos) << d.reason();
 }
 
+// printk's rate limit drops the tail of an Xid 13 storm and says so; with printk.time=0 the kernel
+// lines carry no uptime. The first Xid is the initiating line; the notice is not an Xid.
+TEST(Hardware, PrintkRateLimitNoticeInsideABurstKeepsItOneIncident) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  const fs::path kern = job.dir.path() / "gpu-0001" / "kern.log";
+  Append(kern, "Mar  2 09:17:03 gpu-0001 kernel: NVRM: Xid (PCI:0000:5d:00): 13, pid=31243, name=python3, Graphics SM Warp "
+               "Exception on (GPC 4, TPC 0, SM 0): Out Of Range Address\n");
+  Append(kern, "Mar  2 09:17:03 gpu-0001 kernel: __ratelimit: 14 callbacks suppressed\n");
+  Append(kern, "Mar  2 09:17:03 gpu-0001 kernel: NVRM: Xid (PCI:0000:5d:00): 43, pid=31243, name=python3, Ch 00000008\n");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_CUDA_ERROR) << d.reason();
+  EXPECT_TRUE(Cites(d, "Graphics SM Warp Exception on (GPC 4, TPC 0, SM 0)", v1::EVIDENCE_ROLE_INITIATING)) << d.reason();
+  EXPECT_NE(d.reason().find("a burst of 2 Xid lines"), std::string::npos) << d.reason();
+}
+
+// dcgmi diag -r 2: the GPU Memory test failed on the rank's GPU: it corroborates the ECC verdict
+// (cited) and the recovery drains the GPU for RMA instead of resetting it.
+TEST(Hardware, FailedDcgmiDiagMemoryTestCorroboratesAndDrains) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double "
+                                "bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x7fdb481b7 partition 3, subpartition 1");
+  Append(job.dir.path() / "gpu-0001" / "nvidia-smi.log",
+         "Successfully ran diagnostic for group.\n"
+         "+---------------------------+------------------------------------------------+\n"
+         "| Diagnostic                | Result                                         |\n"
+         "+===========================+================================================+\n"
+         "|-----  Deployment  --------+------------------------------------------------|\n"
+         "| Page Retirement/Row Remap | Pass                                           |\n"
+         "+-----  Integration  -------+------------------------------------------------+\n"
+         "| PCIe                      | Pass - All                                     |\n"
+         "+-----  Hardware  ----------+------------------------------------------------+\n"
+         "| GPU Memory                | Pass - GPUs: 0, 1, 2, 4, 5, 6, 7               |\n"
+         "|                           | Fail - GPU: 3                                  |\n"
+         "| Warning                   | CUDA APIs have indicated that a double-bit ECC error has occured on GPU 3. |\n"
+         "+---------------------------+------------------------------------------------+\n");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_GPU_ECC) << d.reason();
+  EXPECT_TRUE(Cites(d, "Fail - GPU: 3", v1::EVIDENCE_ROLE_CORROBORATING)) << d.reason();
+  ASSERT_GT(d.recovery().preconditions_size(), 0);
+  EXPECT_EQ(d.recovery().preconditions(0).action(), "drain_and_rma");
+  EXPECT_NE(d.recovery().preconditions(0).text().find("GPU Memory"), std::string::npos);
+  EXPECT_FALSE(HasAction(d, "reset_gpu"));
+}
+
+// A deployment check failing (Persistence Mode) is configuration, not the GPU: no drain.
+TEST(Hardware, FailedDcgmiDeploymentCheckIsNotAHardwareTest) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:5d:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double "
+                                "bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x7fdb481b7 partition 3, subpartition 1");
+  Append(job.dir.path() / "gpu-0001" / "nvidia-smi.log",
+         "| Persistence Mode          | Pass - GPUs: 0, 1, 2, 4, 5, 6, 7               |\n"
+         "|                           | Fail - GPU: 3                                  |\n");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_GPU_ECC) << d.reason();
+  EXPECT_TRUE(HasAction(d, "reset_gpu"));
+}
+
 }  // namespace
 }  // namespace denpex::engine

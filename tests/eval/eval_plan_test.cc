@@ -8,7 +8,10 @@
 #include <map>
 #include <set>
 
+#include <unistd.h>
+
 #include "denpex/proto/json_io.h"
+#include "denpex/sim/simulator.h"
 #include "eval_internal.h"
 
 namespace denpex::cli {
@@ -208,6 +211,40 @@ TEST(EvalStrategies, BaselinesAddEveryKnownBaselineOnceAfterTheAskedOnes) {
   auto only = ResolveStrategies({"engine"}, true);
   ASSERT_TRUE(only.ok());
   EXPECT_GE(only->size(), 2u);
+}
+
+}  // namespace
+}  // namespace denpex::cli
+
+namespace denpex::cli {
+namespace {
+
+// The harness reads a history store beside the incident (what a scenario's `history` makes the
+// simulator write) and applies it to every strategy before scoring: the engine's recurrence is
+// scored against the truth's, a strategy that names no owner never escalates.
+TEST(EvalHistory, TheStoreBesideTheIncidentIsReadAndRecurrenceScored) {
+  const std::string text = R"(name: "h"
+seed: 3
+job { nodes: 3 tp: 4 pp: 2 }
+training { warmup_steps: 3 }
+faults { kind: FAULT_KIND_XID_ECC rank: 5 }
+history { target: HISTORY_TARGET_SAME_GPU days_before: 9 }
+history { target: HISTORY_TARGET_OTHER_NODE }
+)";
+  auto scenario = sim::ParseScenario(text, "h.textproto");
+  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+  const auto dir = std::filesystem::path(::testing::TempDir()) / ("eval_history_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto run = RunIncident(*scenario, 3, dir, {"engine", "elastic-root-cause"});
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_TRUE(std::filesystem::exists(dir / kHistoryStore));
+  ASSERT_EQ(run->scores.size(), 2u);
+  ASSERT_TRUE(run->scores[0].has_recurrence_correct());
+  EXPECT_TRUE(run->scores[0].recurrence_correct());
+  EXPECT_TRUE(run->diagnoses[0].recurrence().escalated());
+  EXPECT_EQ(run->diagnoses[0].recovery().preconditions(0).action(), "drain_and_rma");
+  EXPECT_FALSE(run->diagnoses[1].recurrence().escalated());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -282,5 +282,60 @@ TEST(History, SameGpuNeedsAFaultOnOneRank) {
   EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("days_before"));
 }
 
+// realism.kernel_ratelimit: the fault node runs printk.time=0; rsyslog folds the identical GSP
+// RPC timeouts, printk's rate limit thins an Xid 13 storm; the cited first Xid is always there.
+TEST(KernelRateLimit, RsyslogFoldsRepeatsAndPrintkSuppressesAStorm) {
+  const fs::path gsp = FreshDir("gsp"), app = FreshDir("app");
+  MustSimulate(MustParse(kHistory, {"faults[0].kind=FAULT_KIND_XID_GSP", "realism.kernel_ratelimit=1"}), gsp);
+  const std::string k = ReadAll(gsp / "incident" / "gpu-0001" / "kern.log");
+  EXPECT_THAT(k, ::testing::HasSubstr("gpu-0001 kernel: NVRM: Xid (PCI:0000:ab:00): 120, "));  // no uptime
+  EXPECT_THAT(k, ::testing::HasSubstr("gpu-0001 kernel: message repeated 2 times: [ NVRM: Xid (PCI:0000:ab:00): 119, "));
+  EXPECT_THAT(k, ::testing::Not(::testing::HasSubstr("kernel: [")));
+  const SimulateResult r =
+      MustSimulate(MustParse(kHistory, {"faults[0].kind=FAULT_KIND_XID_APP_EXCEPTION", "faults[0].variant=0",
+                                        "realism.kernel_ratelimit=1"}),
+                   app);
+  const auto lines = ReadLines(app / "incident" / "gpu-0001" / "kern.log");
+  int xid13 = 0, suppressed = -1, xid43 = -1;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find("): 13, ") != std::string::npos) ++xid13;
+    if (lines[i].find("__ratelimit: ") != std::string::npos) suppressed = static_cast<int>(i);
+    if (lines[i].find("): 43, ") != std::string::npos) xid43 = static_cast<int>(i);
+  }
+  EXPECT_EQ(xid13, 10);  // the printk burst
+  ASSERT_GE(suppressed, 0);
+  EXPECT_EQ(suppressed + 1, xid43);  // the notice comes with the next line printed
+  EXPECT_THAT(lines[static_cast<std::size_t>(suppressed)], ::testing::HasSubstr(" callbacks suppressed"));
+  bool cited = false;
+  for (const auto& e : r.truth.evidence()) cited |= e.text().find("): 13, ") != std::string::npos;
+  EXPECT_TRUE(cited);
+  // Off (the default) or another node: uptime stamps, no folding.
+  const fs::path off = FreshDir("off");
+  MustSimulate(MustParse(kHistory, {"faults[0].kind=FAULT_KIND_XID_GSP"}), off);
+  EXPECT_THAT(ReadAll(off / "incident" / "gpu-0001" / "kern.log"), ::testing::Not(::testing::HasSubstr("message repeated")));
+}
+
+// realism.dcgm_diag_level: -r 2 adds PCIe and GPU Memory (the ECC GPU fails GPU Memory), -r 3 the
+// Diagnostic, Stress and EUD rows.
+TEST(DcgmDiag, LevelsTwoAndThreeAddThePluginTestsAndTheFaultyGpuFailsThem) {
+  const fs::path two = FreshDir("two"), three = FreshDir("three"), link = FreshDir("link");
+  MustSimulate(MustParse(kHistory, {"realism.dcgm_diag_level=2"}), two);
+  const std::string s2 = ReadAll(two / "incident" / "gpu-0001" / "nvidia-smi.log");
+  EXPECT_THAT(s2, ::testing::HasSubstr("+-----  Integration  -------+"));
+  EXPECT_THAT(s2, ::testing::HasSubstr("| PCIe                      | Pass - All "));
+  EXPECT_THAT(s2, ::testing::HasSubstr("| GPU Memory                | Pass - GPUs: 0, 1, 2, 3, 4, 6, 7 "));
+  EXPECT_THAT(s2, ::testing::HasSubstr("|                           | Fail - GPU: 5 "));
+  EXPECT_THAT(s2, ::testing::HasSubstr("double-bit ECC error has occured on GPU 5."));
+  EXPECT_THAT(s2, ::testing::Not(::testing::HasSubstr("Targeted Stress")));
+  MustSimulate(MustParse(kHistory, {"realism.dcgm_diag_level=3"}), three);
+  const std::string s3 = ReadAll(three / "incident" / "gpu-0001" / "nvidia-smi.log");
+  EXPECT_THAT(s3, ::testing::HasSubstr("| Targeted Stress           | Pass - All "));
+  EXPECT_THAT(s3, ::testing::HasSubstr("| EUD Test                  | Skip - All "));
+  EXPECT_THAT(ReadAll(three / "incident" / "gpu-0002" / "nvidia-smi.log"), ::testing::HasSubstr("| GPU Memory                | Pass - All "));
+  MustSimulate(MustParse(kHistory, {"realism.dcgm_diag_level=2", "faults[0].kind=FAULT_KIND_XID_NVLINK"}), link);
+  EXPECT_THAT(ReadAll(link / "incident" / "gpu-0001" / "nvidia-smi.log"), ::testing::HasSubstr("GPU 5's NvLink link "));
+  EXPECT_FALSE(ParseScenario(kHistory, "d.textproto", std::vector<std::string>{"realism.dcgm_diag_level=4"}).ok());
+}
+
 }  // namespace
 }  // namespace denpex::sim

@@ -141,6 +141,19 @@ void Reader::QueryValue(std::string_view key, std::string_view value, const Line
   }
 }
 
+// dcgmi diag's deployment checks (level 1): software and configuration, not the GPU's hardware.
+bool IsHardwareTest(std::string_view test) {
+  static constexpr std::string_view kDeployment[] = {
+      "Denylist", "Blacklist", "NVML Library", "CUDA Main Library", "CUDA Toolkit Libraries", "Permissions and OS Blocks",
+      "Persistence Mode", "Environment Variables", "Page Retirement/Row Remap", "Graphics Processes", "Inforom",
+      "Fabric Manager"};
+  if (test.empty()) return false;
+  for (std::string_view d : kDeployment) {
+    if (test == d) return false;
+  }
+  return true;
+}
+
 // `dcgmi health -c` and `dcgmi diag` tables: `| -> 3 | Failure |`, message rows with an empty
 // left column, `| Page Retirement/Row Remap | Fail - GPU: 3 |`, `| Warning | GPU 3 ... |`.
 void Reader::DcgmTable(std::string_view line, const LineSpan& span) {
@@ -161,6 +174,12 @@ void Reader::DcgmTable(std::string_view line, const LineSpan& span) {
       GpuHealth& g = At(out, "", dcgm_gpu, "");
       g.dcgm += (g.dcgm.empty() ? "" : "; ") + std::string("dcgmi diag: ") + diag_test + " failed";
       if (g.memory_line.file < 0 && diag_test.find("Row Remap") != std::string::npos) g.memory_line = Here(span);
+      if (IsHardwareTest(diag_test) && g.diag_failed.empty()) {
+        g.diag_failed = diag_test;
+        g.diag_line = Here(span);
+        g.diag_memory = diag_test == "GPU Memory" || diag_test == "Memory Bandwidth" || diag_test == "Memtest";
+        if (g.diag_memory && g.memory_line.file < 0) g.memory_line = Here(span);
+      }
     }
     return;
   }

@@ -37,8 +37,13 @@ struct GpuHealth {
   std::string dcgm;               // DCGM's word on it (health or diag message)
   HealthLine memory_line;         // the line that shows its memory fault
   HealthLine throttle_line;       // the line that shows its clocks held down
+  // A hardware test of `dcgmi diag -r 2/3` (not a deployment check) failed on it: GPU Memory,
+  // PCIe (NVLink, link width/generation), Diagnostic, the stress tests, Memtest.
+  std::string diag_failed;        // the first failed test's name; empty: none
+  bool diag_memory = false;       // a memory test failed (GPU Memory, Memory Bandwidth, Memtest)
+  HealthLine diag_line;           // its `Fail - GPU: N` row
 
-  bool MemoryFault() const { return volatile_uncorrectable > 0 || remap_failed || retired_dbe > 0; }
+  bool MemoryFault() const { return volatile_uncorrectable > 0 || remap_failed || retired_dbe > 0 || diag_memory; }
   bool Throttled() const { return hw_slowdown || hw_thermal || hw_power_brake || sw_thermal; }
 };
 

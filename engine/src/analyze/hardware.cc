@@ -84,6 +84,18 @@ bool HasCode(const Incident& inc, const std::vector<std::int32_t>& burst, std::i
   return std::any_of(burst.begin(), burst.end(), [&](std::int32_t i) { return std::get<Xid>(inc.events[i].detail).code == code; });
 }
 
+// A field diagnostic failed on the GPU (dcgmi diag -r 2/3: GPU Memory, PCIe/NVLink, Diagnostic,
+// the stress tests): a reset does not clear a failed hardware test. Drain it and start the RMA
+// flow.
+Action DiagAction(const Incident& inc, const GpuHealth& g, const std::string& node, const std::string& target,
+                  const std::string& cited) {
+  return {"drain_and_rma", target,
+          "GPU " + g.pci + " of " + node + " failed dcgmi diag's " + g.diag_failed + " test (" + HealthWhere(inc, g.diag_line) +
+              (cited.empty() ? "" : "; " + cited) +
+              "): a failed hardware test is not cleared by a reset; drain the GPU (exclude it from the allocation) and start "
+              "the RMA flow; do not resume on it."};
+}
+
 // The catalog's first action for the winning code (§1.3 "Immediate", §2.4), or the driver's own
 // recovery action when an Xid 154 states one.
 Action GpuAction(const Incident& inc, const std::vector<std::int32_t>& burst, const XidMeaning& m, const std::string& node,
@@ -96,6 +108,9 @@ Action GpuAction(const Incident& inc, const std::vector<std::int32_t>& burst, co
             "Row remapping failed on GPU " + gpu + " of " + node + " (" + cited + "; " + HealthWhere(inc, health->memory_line) +
                 ": Remapping Failure Occurred): drain the GPU (exclude it from the allocation) and start the RMA flow; do not resume on it." +
                 said};
+  }
+  if (health != nullptr && !health->diag_failed.empty()) {
+    return DiagAction(inc, *health, node, target, cited + said);
   }
   if (HasCode(inc, burst, 64)) {
     return {"drain_and_rma", target,
@@ -136,6 +151,10 @@ Action Canary(const std::string& node) {
 
 // What nvidia-smi -q / DCGM say about the GPU's memory, as a sentence and cited lines.
 void AddHealthPhrase(const Incident& inc, const GpuHealth& g, KernelCause* c) {
+  if (!g.diag_failed.empty()) {  // the field diagnostic corroborates the verdict
+    c->phrase += " dcgmi diag failed its " + g.diag_failed + " test on the GPU (" + HealthWhere(inc, g.diag_line) + ").";
+    c->lines.push_back({static_cast<std::uint32_t>(g.diag_line.file), g.diag_line.span, v1::EVIDENCE_ROLE_CORROBORATING});
+  }
   if (!g.MemoryFault() && !g.remap_pending && !g.retire_pending) return;
   std::string s = " The GPU's health snapshot (" + HealthWhere(inc, g.memory_line) + ") shows";
   if (g.volatile_uncorrectable > 0) {
@@ -149,7 +168,10 @@ void AddHealthPhrase(const Incident& inc, const GpuHealth& g, KernelCause* c) {
   if (g.last_xid > 0) s += ", DCGM's last Xid " + std::to_string(g.last_xid);
   if (!g.dcgm.empty()) s += " (" + g.dcgm + ")";
   c->phrase += s + ".";
-  if (g.memory_line.file >= 0) c->lines.push_back({static_cast<std::uint32_t>(g.memory_line.file), g.memory_line.span, v1::EVIDENCE_ROLE_CORROBORATING});
+  const bool same = g.memory_line.file == g.diag_line.file && g.memory_line.span.line == g.diag_line.span.line;
+  if (g.memory_line.file >= 0 && !same) {
+    c->lines.push_back({static_cast<std::uint32_t>(g.memory_line.file), g.memory_line.span, v1::EVIDENCE_ROLE_CORROBORATING});
+  }
 }
 
 // With no Xid line (no kernel log collected), nvidia-smi -q / DCGM still tell a GPU memory
@@ -178,7 +200,9 @@ std::optional<KernelCause> HealthCause(const Incident& inc, const JobFacts& fact
   AddHealthPhrase(inc, *g, &c);
   const std::string cited = HealthWhere(inc, g->memory_line);
   const std::string target = name + " GPU " + g->pci;
-  if (g->remap_failed) {
+  if (!g->diag_failed.empty()) {
+    c.recovery.push_back(DiagAction(inc, *g, name, target, ""));
+  } else if (g->remap_failed) {
     c.recovery.push_back({"drain_and_rma", target,
                           "Row remapping failed on GPU " + g->pci + " of " + name + " (" + cited +
                               "): drain the GPU (exclude it from the allocation) and start the RMA flow; do not resume on it."});
