@@ -225,7 +225,9 @@ TEST(Families, SrunLabelledProgressLinesStayOneEventPerTask) {
   std::sort(seen.begin(), seen.end());
   EXPECT_EQ(seen, (std::vector<std::pair<std::int32_t, std::int64_t>>{{0, 3}, {1, 3}, {1, 3}, {2, 3}, {3, 3}}));
   for (const Event& e : log.events) {
-    if (e.task == 1 && std::get<Iteration>(e.detail).data_us > 0) EXPECT_EQ(std::get<Iteration>(e.detail).slow_since, 1);
+    if (e.task == 1 && std::get<Iteration>(e.detail).data_us > 0) {
+      EXPECT_EQ(std::get<Iteration>(e.detail).slow_since, 1);
+    }
   }
 }
 

@@ -467,8 +467,10 @@ bool MpiNoticed(std::string_view msg, StringTable* strings, Recognised* out) {
 // An Open MPI process name's vpid in job `jobid`: ORTE's `[[J,<jobid>],R]`, PRRTE's
 // `[prterun-<host>-<pid>@<jobid>,R]`.
 std::string_view ProcessVpid(std::string_view name, std::string_view jobid) {
-  if (name.starts_with("[[")) return TokenAfter(name, "," + std::string(jobid) + "],", "]");
-  return TokenAfter(name, "@" + std::string(jobid) + ",", "]");
+  const bool orte = name.starts_with("[[");
+  std::string key(orte ? "," : "@");  // appended, not `"lit" + std::string`: GCC 12's -Wrestrict false positive
+  key.append(jobid).append(orte ? "]," : ",");
+  return TokenAfter(name, key, "]");
 }
 
 // --report-bindings: `[<host>:<pid>] MCW rank R bound to ...` / `... is not bound (or bound to
