@@ -137,6 +137,9 @@ class LineFormatter {
   void AgentHeader(LineBuilder& out, char severity, int node, TimeNs t, Logger logger,
                    int line) const;
   void Traceback(LineBuilder& out) const;
+  // One traceback frame (`  File "<file>", line N, in <function>` and its code line); a relative
+  // file is under the torch profile's python_lib.
+  void Frame(LineBuilder& out, const PythonFrame& f) const;
   void SlurmTime(LineBuilder& out, TimeNs local, bool millis) const;
   std::string FailureBlock(int index, const AgentFailure& f, int node, TimeNs poll_time) const;
 

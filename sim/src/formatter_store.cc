@@ -64,36 +64,25 @@ void LineFormatter::Format(const AgentStoreFailure& r, LineBuilder& out) const {
   constexpr std::string_view kBackend = "torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py";
   constexpr std::string_view kDynamic = "torch/distributed/elastic/rendezvous/dynamic_rendezvous.py";
   constexpr std::string_view kAgent = "torch/distributed/elastic/agent/server/api.py";
-  struct Frame {
-    std::string_view file;
-    int line;
-    std::string_view function, code;
-  };
-  auto frame = [&](const Frame& f) {
-    out.Str("  File \"");
-    if (!f.file.starts_with('/')) out.Str(torch_.python_lib).Char('/');
-    out.Str(f.file).Str("\", line ").Int(f.line).Str(", in ").Str(f.function).EndLine();
-    out.Str("    ").Str(f.code).EndLine();
-  };
   (void)r;
   const bool modern = torch_.agent_style == AgentLogStyle::kGlog;  // DistNetworkError (>= 2.2)
   out.Str("Traceback (most recent call last):").EndLine();
-  frame({kBackend, 113, "_call_store", "return getattr(self._store, store_op)(*args, **kwargs)"});
+  Frame(out, {kBackend, 113, "_call_store", "return getattr(self._store, store_op)(*args, **kwargs)"});
   out.Str(modern ? "torch.distributed.DistNetworkError: " : "RuntimeError: ").Str(kConnectionReset).EndLine();
   out.EndLine();
   out.Str("The above exception was the direct cause of the following exception:").EndLine();
   out.EndLine();
   out.Str("Traceback (most recent call last):").EndLine();
   const auto& frames = torch_.torchrun_traceback;
-  for (std::size_t i = 0; i + 1 < frames.size(); ++i) frame({frames[i].file, frames[i].line, frames[i].function, frames[i].code});
-  frame({"torch/distributed/launcher/api.py", frames.empty() ? 255 : frames.back().line - 9, "launch_agent", "result = agent.run()"});
-  frame({"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
-  frame({kAgent, 697, "run", "result = self._invoke_run(role)"});
-  frame({kAgent, 880, "_invoke_run", "num_nodes_waiting = rdzv_handler.num_nodes_waiting()"});
-  frame({kDynamic, 1213, "num_nodes_waiting", "self._state_holder.sync()"});
-  frame({kDynamic, 428, "sync", "get_response = self._backend.get_state()"});
-  frame({kBackend, 75, "get_state", "base64_state: bytes = self._call_store(\"get\", self._key)"});
-  frame({kBackend, 119, "_call_store", "raise RendezvousConnectionError("});
+  for (std::size_t i = 0; i + 1 < frames.size(); ++i) Frame(out, frames[i]);
+  Frame(out, {"torch/distributed/launcher/api.py", frames.empty() ? 255 : frames.back().line - 9, "launch_agent", "result = agent.run()"});
+  Frame(out, {"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
+  Frame(out, {kAgent, 697, "run", "result = self._invoke_run(role)"});
+  Frame(out, {kAgent, 880, "_invoke_run", "num_nodes_waiting = rdzv_handler.num_nodes_waiting()"});
+  Frame(out, {kDynamic, 1213, "num_nodes_waiting", "self._state_holder.sync()"});
+  Frame(out, {kDynamic, 428, "sync", "get_response = self._backend.get_state()"});
+  Frame(out, {kBackend, 75, "get_state", "base64_state: bytes = self._call_store(\"get\", self._key)"});
+  Frame(out, {kBackend, 119, "_call_store", "raise RendezvousConnectionError("});
   out.Str(kRendezvousError).EndLine();
 }
 
@@ -111,17 +100,6 @@ std::int64_t LineFormatter::Format(const AgentRendezvousFailure& r, LineBuilder&
   constexpr std::string_view kBackend = "torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py";
   constexpr std::string_view kDynamic = "torch/distributed/elastic/rendezvous/dynamic_rendezvous.py";
   constexpr std::string_view kAgent = "torch/distributed/elastic/agent/server/api.py";
-  struct Frame {
-    std::string_view file;
-    int line;
-    std::string_view function, code;
-  };
-  auto frame = [&](const Frame& f) {
-    out.Str("  File \"");
-    if (!f.file.starts_with('/')) out.Str(torch_.python_lib).Char('/');
-    out.Str(f.file).Str("\", line ").Int(f.line).Str(", in ").Str(f.function).EndLine();
-    out.Str("    ").Str(f.code).EndLine();
-  };
   const std::int64_t first = out.lines();
   const bool modern = torch_.c10_header == C10Header::kRankPrefixedTimestamped;  // torch >= 2.4
   const std::string& endpoint = job_.hostnames[0];
@@ -136,7 +114,7 @@ std::int64_t LineFormatter::Format(const AgentRendezvousFailure& r, LineBuilder&
       out.Str(", ").Int(kRdzvPort).Str(").").EndLine();
     }
     out.Str("Traceback (most recent call last):").EndLine();
-    frame({kBackend, 159, "_create_tcp_store", "store = TCPStore("});
+    Frame(out, {kBackend, 159, "_create_tcp_store", "store = TCPStore("});
     if (modern) {
       out.Str("torch.distributed.DistNetworkError: The client socket has timed out after 60000ms while trying to connect to (");
       out.Str(endpoint).Str(", ").Int(kRdzvPort).Str(").").EndLine();
@@ -147,14 +125,14 @@ std::int64_t LineFormatter::Format(const AgentRendezvousFailure& r, LineBuilder&
     out.Str("The above exception was the direct cause of the following exception:").EndLine();
     out.EndLine();
     out.Str("Traceback (most recent call last):").EndLine();
-    for (std::size_t i = 0; i + 1 < frames.size(); ++i) frame({frames[i].file, frames[i].line, frames[i].function, frames[i].code});
-    frame({"torch/distributed/launcher/api.py", frames.empty() ? 246 : frames.back().line - 18, "launch_agent",
+    for (std::size_t i = 0; i + 1 < frames.size(); ++i) Frame(out, frames[i]);
+    Frame(out, {"torch/distributed/launcher/api.py", frames.empty() ? 246 : frames.back().line - 18, "launch_agent",
            "rdzv_handler=rdzv_registry.get_rendezvous_handler(rdzv_parameters),"});
-    frame({"torch/distributed/elastic/rendezvous/registry.py", 66, "get_rendezvous_handler", "return handler_registry.create_handler(params)"});
-    frame({"torch/distributed/elastic/rendezvous/api.py", 367, "create_handler", "handler = creator(params)"});
-    frame({"torch/distributed/elastic/rendezvous/registry.py", 41, "_create_c10d_handler", "backend, store = create_backend(params)"});
-    frame({kBackend, 254, "create_backend", "store = _create_tcp_store(params)"});
-    frame({kBackend, 183, "_create_tcp_store", "raise RendezvousConnectionError("});
+    Frame(out, {"torch/distributed/elastic/rendezvous/registry.py", 66, "get_rendezvous_handler", "return handler_registry.create_handler(params)"});
+    Frame(out, {"torch/distributed/elastic/rendezvous/api.py", 367, "create_handler", "handler = creator(params)"});
+    Frame(out, {"torch/distributed/elastic/rendezvous/registry.py", 41, "_create_c10d_handler", "backend, store = create_backend(params)"});
+    Frame(out, {kBackend, 254, "create_backend", "store = _create_tcp_store(params)"});
+    Frame(out, {kBackend, 183, "_create_tcp_store", "raise RendezvousConnectionError("});
     const std::int64_t at = out.lines() - first;
     out.Str("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed. See "
             "inner exception for details.")
@@ -162,17 +140,17 @@ std::int64_t LineFormatter::Format(const AgentRendezvousFailure& r, LineBuilder&
     return at;
   }
   out.Str("Traceback (most recent call last):").EndLine();
-  for (std::size_t i = 0; i + 1 < frames.size(); ++i) frame({frames[i].file, frames[i].line, frames[i].function, frames[i].code});
-  frame({"torch/distributed/launcher/api.py", frames.empty() ? 255 : frames.back().line - 9, "launch_agent", "result = agent.run()"});
-  frame({"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
-  frame({kAgent, 697, "run", "result = self._invoke_run(role)"});
-  frame({kAgent, 836, "_invoke_run", "self._initialize_workers(self._worker_group)"});
-  frame({"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
-  frame({kAgent, 671, "_initialize_workers", "self._rendezvous(worker_group)"});
-  frame({"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
-  frame({kAgent, 500, "_rendezvous", "rdzv_info = spec.rdzv_handler.next_rendezvous()"});
-  frame({kDynamic, 1123, "next_rendezvous", "self._op_executor.run(join_op, deadline, self._get_deadline)"});
-  frame({kDynamic, 679, "run", "raise RendezvousTimeoutError"});
+  for (std::size_t i = 0; i + 1 < frames.size(); ++i) Frame(out, frames[i]);
+  Frame(out, {"torch/distributed/launcher/api.py", frames.empty() ? 255 : frames.back().line - 9, "launch_agent", "result = agent.run()"});
+  Frame(out, {"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
+  Frame(out, {kAgent, 697, "run", "result = self._invoke_run(role)"});
+  Frame(out, {kAgent, 836, "_invoke_run", "self._initialize_workers(self._worker_group)"});
+  Frame(out, {"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
+  Frame(out, {kAgent, 671, "_initialize_workers", "self._rendezvous(worker_group)"});
+  Frame(out, {"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
+  Frame(out, {kAgent, 500, "_rendezvous", "rdzv_info = spec.rdzv_handler.next_rendezvous()"});
+  Frame(out, {kDynamic, 1123, "next_rendezvous", "self._op_executor.run(join_op, deadline, self._get_deadline)"});
+  Frame(out, {kDynamic, 679, "run", "raise RendezvousTimeoutError"});
   const std::int64_t at = out.lines() - first;
   out.Str("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError").EndLine();
   return at;

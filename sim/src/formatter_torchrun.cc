@@ -123,23 +123,12 @@ void LineFormatter::Format(const AgentSignalled& r, LineBuilder& out) const {
   // The launcher's frames down to launch_agent, which was running the agent, not raising.
   out.Str("Traceback (most recent call last):").EndLine();
   const auto& frames = torch_.torchrun_traceback;
-  struct Frame {
-    std::string_view file;
-    int line;
-    std::string_view function, code;
-  };
-  auto frame = [&](const Frame& f) {
-    out.Str("  File \"");
-    if (!f.file.starts_with('/')) out.Str(torch_.python_lib).Char('/');
-    out.Str(f.file).Str("\", line ").Int(f.line).Str(", in ").Str(f.function).EndLine();
-    out.Str("    ").Str(f.code).EndLine();
-  };
-  for (std::size_t i = 0; i + 1 < frames.size(); ++i) frame({frames[i].file, frames[i].line, frames[i].function, frames[i].code});
-  frame({"torch/distributed/launcher/api.py", frames.empty() ? 255 : frames.back().line - 9, "launch_agent", "result = agent.run()"});
-  frame({"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
-  frame({kAgentPy, kAgentRunLine - 7, "run", "result = self._invoke_run(role)"});
-  frame({kAgentPy, kInvokeRunLine, "_invoke_run", "time.sleep(monitor_interval)"});
-  frame({kApiPy, kHandlerLine, "_terminate_process_handler",
+  for (std::size_t i = 0; i + 1 < frames.size(); ++i) Frame(out, frames[i]);
+  Frame(out, {"torch/distributed/launcher/api.py", frames.empty() ? 255 : frames.back().line - 9, "launch_agent", "result = agent.run()"});
+  Frame(out, {"torch/distributed/elastic/metrics/api.py", 124, "wrapper", "result = f(*args, **kwargs)"});
+  Frame(out, {kAgentPy, kAgentRunLine - 7, "run", "result = self._invoke_run(role)"});
+  Frame(out, {kAgentPy, kInvokeRunLine, "_invoke_run", "time.sleep(monitor_interval)"});
+  Frame(out, {kApiPy, kHandlerLine, "_terminate_process_handler",
          "raise SignalException(f\"Process {os.getpid()} got signal: {sigval}\", sigval=sigval)"});
   out.Str("torch.distributed.elastic.multiprocessing.api.SignalException: Process ").Int(job_.agent_pid[r.node]);
   out.Str(" got signal: 15").EndLine();
@@ -147,12 +136,14 @@ void LineFormatter::Format(const AgentSignalled& r, LineBuilder& out) const {
 
 void LineFormatter::Traceback(LineBuilder& out) const {
   out.Str("Traceback (most recent call last):").EndLine();
-  for (const PythonFrame& f : torch_.torchrun_traceback) {
-    out.Str("  File \"");
-    if (!f.file.starts_with('/')) out.Str(torch_.python_lib).Char('/');
-    out.Str(f.file).Str("\", line ").Int(f.line).Str(", in ").Str(f.function).EndLine();
-    out.Str("    ").Str(f.code).EndLine();
-  }
+  for (const PythonFrame& f : torch_.torchrun_traceback) Frame(out, f);
+}
+
+void LineFormatter::Frame(LineBuilder& out, const PythonFrame& f) const {
+  out.Str("  File \"");
+  if (!f.file.starts_with('/')) out.Str(torch_.python_lib).Char('/');
+  out.Str(f.file).Str("\", line ").Int(f.line).Str(", in ").Str(f.function).EndLine();
+  out.Str("    ").Str(f.code).EndLine();
 }
 
 // One "[i]:" entry of the ChildFailedError table (7 lines).
