@@ -184,6 +184,11 @@ constexpr FaultTraits kFaults[] = {
      "every other agent and rank lost the store; check its kernel log (OOM killer) and what "
      "else ran there, and drain it or move the rendezvous endpoint before restarting.",
      v1::LAUNCHER_TORCHRUN},
+    {v1::FAULT_KIND_SLOW_NIC, FaultScope::kRank, FaultAction::kSlowdown, v1::OWNER_NETWORK,
+     v1::FAILURE_CLASS_STRAGGLER, false, "inspect_nic",
+     "the IB port of {who} degraded (symbol errors, link flaps, a lower rate): its inter-node "
+     "transfers slow the whole job; reseat or replace its cable or transceiver (check the switch "
+     "port) or exclude the node before restarting."},
     {v1::FAULT_KIND_RENDEZVOUS_TIMEOUT, FaultScope::kNode, FaultAction::kRendezvousTimeout,
      v1::OWNER_NETWORK, v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_network_config",
      "{who} never joined the c10d rendezvous (its agent could not reach the rendezvous endpoint, "

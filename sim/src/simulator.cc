@@ -12,6 +12,7 @@
 #include "denpex/proto/json_io.h"
 #include "formatter.h"
 #include "job.h"
+#include "ib_counters.h"
 #include "kubernetes.h"
 #include "model.h"
 #include "gpu_faults.h"
@@ -104,6 +105,14 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
     DENPEX_RETURN_IF_ERROR(StampLogTimes(incident, outcome.end_time));
   }
 
+  // Fail-slow investigations gather every node's IB port counters after the run.
+  CitedLine nic;
+  if (fault.action() == FaultAction::kSlowdown) {
+    auto written = WriteIbCounters(job, fault, options.out_dir / "incident");
+    if (!written.ok()) return written.status();
+    nic = std::move(*written);
+  }
+
   std::optional<KubeCitations> kube;
   if (job.launcher == v1::LAUNCHER_KUBERNETES) {
     auto written = WriteKubernetesFiles(job, fault, model, outcome.end_time, options.out_dir / "incident");
@@ -112,7 +121,7 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   }
 
   SimulateResult result;
-  result.truth = BuildTruth({*scenario, job, fault, model, outcome, writer, kube ? &*kube : nullptr});
+  result.truth = BuildTruth({*scenario, job, fault, model, outcome, writer, kube ? &*kube : nullptr, &nic});
   if (checkpoints) *result.truth.mutable_checkpoint() = *checkpoints;
   DENPEX_RETURN_IF_ERROR(WriteHistory(*scenario, job, fault, model.workers().fault_time(), options.out_dir,
                                       &result.truth));

@@ -255,6 +255,10 @@ void RayEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
 }
 
 void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
+  if (in.fault.kind() == v1::FAULT_KIND_SLOW_NIC) {  // its port's counters name it, not the timers
+    if (in.nic != nullptr) AddKube(*in.nic, v1::EVIDENCE_ROLE_INITIATING, truth);
+    return;
+  }
   if (in.job.launcher == v1::LAUNCHER_SRUN) return SrunEvidenceFor(in, truth);
   if (in.job.launcher == v1::LAUNCHER_MPIRUN) return MpirunEvidenceFor(in, truth);
   if (in.job.launcher == v1::LAUNCHER_RAY) return RayEvidenceFor(in, truth);

@@ -20,6 +20,7 @@ struct TruthInputs {
   const Outcome& outcome;
   const IncidentWriter& writer;
   const KubeCitations* kube = nullptr;  // LAUNCHER_KUBERNETES: the kubectl lines it may cite
+  const CitedLine* nic = nullptr;       // FAULT_KIND_SLOW_NIC: the slow port's counter line
 };
 
 v1::Truth BuildTruth(const TruthInputs& in);

@@ -187,7 +187,7 @@ void Workers::Enqueue(int rank, Op op, TimeNs t) {
     queue_.Push(t + job_.nccl_timeout, EventKind::kWatchdogCheck, static_cast<std::uint32_t>(rank));
   }
   if (rendezvous_.Arrive(id, t)) {
-    queue_.Push(rendezvous_.LastArrival(id) + CostOf(op), EventKind::kRendezvousDone, id);
+    queue_.Push(rendezvous_.LastArrival(id) + TransferCost(id, op), EventKind::kRendezvousDone, id);
   }
 }
 
@@ -264,8 +264,21 @@ void Workers::Die(int rank, TimeNs t, int exit_code) {
 TimeNs Workers::ComputeSlice(int rank) {
   const double mean = slice_mean_;
   double factor = std::max(0.1, 1.0 + job_.compute_jitter * compute_rng_[rank].Normal());
-  if (IsSlowed(rank)) factor *= fault_.slowdown;
+  if (IsSlowed(rank) && fault_.kind() != v1::FAULT_KIND_SLOW_NIC) factor *= fault_.slowdown;
   return static_cast<TimeNs>(mean * factor);
+}
+
+// FAULT_KIND_SLOW_NIC: the slow port carries the rank's DP ring and its pipeline transfers (its
+// TP peers are on its node, over NVLink): those take `slowdown` times longer.
+TimeNs Workers::TransferCost(std::uint32_t id, Op op) const {
+  const TimeNs cost = CostOf(op);
+  if (!slow_active_ || fault_.kind() != v1::FAULT_KIND_SLOW_NIC) return cost;
+  const int r = fault_.rank;
+  const int stage = job_.PpRank(r);
+  const bool via_nic = (job_.dp > 1 && id == rendezvous_.GroupId(r, PgKind::kData)) ||
+                       (stage + 1 < job_.pp && id == rendezvous_.ChannelId(r, true)) ||
+                       (stage > 0 && id == rendezvous_.ChannelId(r, false));
+  return via_nic ? static_cast<TimeNs>(static_cast<double>(cost) * fault_.slowdown) : cost;
 }
 
 bool Workers::IsSlowed(int rank) const {

@@ -157,6 +157,7 @@ class Workers {
   std::int64_t NumelOf(Op op) const;
   std::int64_t NumelOutOf(Op op) const;
   TimeNs CostOf(Op op) const;
+  TimeNs TransferCost(std::uint32_t id, Op op) const;  // CostOf, slowed through a slow NIC
 
   const Job& job_;
   FaultPlan fault_;

@@ -151,6 +151,10 @@ TEST(Engine, HungRankTornDownByItsAgentIsStillNamed) {
   EXPECT_EQ(d.initiator().rank(), 5);
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HANG);
   EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
+  // The agent names it by pid only: its 6th SIGTERM line (local ranks in order, the one in its
+  // table skipped) is local rank 5's, the line that shows it was still running at the teardown.
+  EXPECT_TRUE(Cites(d, "Sending process 31245 closing signal SIGTERM", v1::EVIDENCE_ROLE_CORROBORATING));
+  EXPECT_FALSE(Cites(d, "Sending process 31244 closing signal SIGTERM", v1::EVIDENCE_ROLE_CORROBORATING));
 }
 
 TEST(Engine, VictimsKilledBeforeTheirWatchdogAreNotBlamed) {
@@ -185,7 +189,7 @@ TEST(Engine, SoleBlockerOfACollectiveBreaksATieWithACutShortPeer) {
   EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
   EXPECT_EQ(d.initiator().rank(), 1);
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HANG);
-  EXPECT_NE(d.reason().find("only member missing from collective 86"), std::string::npos) << d.reason();
+  EXPECT_NE(d.reason().find("is the only member of one of its process groups that never joined"), std::string::npos) << d.reason();
   ASSERT_GE(d.candidates_size(), 2);
   EXPECT_EQ(d.candidates(0).score(), d.candidates(1).score());  // the scores alone tie
 }
@@ -385,6 +389,84 @@ TEST(Engine, NamesTheSilentGlooRankEveryPeerTimedOutOn) {
   EXPECT_EQ(d.initiator().rank(), 2) << d.reason();
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HANG);
   EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
+  // Rank 3 (local rank 1) is the `failed` one; the one SIGTERM left is rank 2's.
+  EXPECT_TRUE(Cites(d, "Sending process 26009 closing signal SIGTERM", v1::EVIDENCE_ROLE_CORROBORATING)) << d.reason();
+}
+
+// The agent log is cut after its `failed` line (no ChildFailedError table) and local rank 7 had
+// exited unreported, so its SIGTERM lines no longer match the node's workers one to one. Pids rise
+// with the local rank (torchrun spawns its workers in order): the lines between local rank 0's pid
+// (its `failed` line) and local rank 7's (its NCCL `host:pid:tid`) are local ranks 1-6, in order.
+TEST(Engine, HungRanksSigtermIsFoundBetweenKnownPidsWhenTheTableIsLost) {
+  TempDir tmp;
+  testing::Incident spec;
+  spec.job = {.nodes = 2, .gpus = 8, .tp = 8, .pp = 1, .dp = 2};
+  spec.fault = Fault::kHang;
+  spec.initiator = 5;
+  testing::WriteIncident(tmp.path(), spec);
+  const fs::path agent = tmp.path() / "gpu-0001/torchrun.log";
+  std::string log = testing::Slurp(agent);
+  ASSERT_NE(log.find("local_rank: 0 (pid: 31240)"), std::string::npos) << log;
+  log = log.substr(0, log.find("Traceback (most recent call last)"));
+  const std::size_t seven = log.find("Sending process 31247 closing signal SIGTERM");
+  ASSERT_NE(seven, std::string::npos);
+  log.erase(log.rfind('\n', seven) + 1, log.find('\n', seven) - log.rfind('\n', seven));
+  Write(agent, log);
+  const fs::path rank7 = tmp.path() / "gpu-0001/rank_7.log";
+  Write(rank7, "gpu-0001:31247:31247 [7] NCCL INFO comm 0x55d0c8a4e0 rank 7 nranks 8 cudaDev 7 nvmlDev 7 busId 5d000 commId "
+               "0x7a1b - Init COMPLETE\n" + testing::Slurp(rank7));
+
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.initiator().rank(), 5) << d.reason();
+  EXPECT_TRUE(Cites(d, "Sending process 31245 closing signal SIGTERM", v1::EVIDENCE_ROLE_CORROBORATING)) << d.reason();
+}
+
+// srun's `task 1: Killed` has no time: it must not take the time of the line before it (another
+// rank's 09:00:05 warning). slurmstepd's `CANCELLED AT` right after it is when srun killed the
+// step on that exit. Without that line no line carries a year: no initiator time rather than 1970.
+TEST(Engine, SrunKillTimeIsTheSchedulersNotTheLineBefore) {
+  TempDir tmp;
+  const std::string head =
+      "0: [rank0]:[W302 09:00:05.100000000 ProcessGroupNCCL.cpp:4115] [PG 0 (default_pg) Rank 0]  using GPU 0 to perform barrier\n"
+      "1: [rank1]:[W302 09:00:05.200000000 ProcessGroupNCCL.cpp:4115] [PG 0 (default_pg) Rank 1]  using GPU 1 to perform barrier\n"
+      "srun: error: gpu-01: task 1: Killed\n"
+      "srun: launch/slurm: _step_signal: Terminating StepId=42.0\n";
+  const std::string tail = "srun: error: gpu-01: task 0: Terminated\n";
+  Write(tmp.path() / "a/slurm-42.out", head + "slurmstepd: error: *** STEP 42.0 ON gpu-01 CANCELLED AT 2026-03-02T09:00:22 ***\n" + tail);
+  v1::Diagnosis d = DiagnoseOk(tmp.path() / "a");
+  EXPECT_EQ(d.initiator().rank(), 1) << d.reason();
+  EXPECT_EQ(d.initiator().time(), "2026-03-02T09:00:22.000000000Z") << d.reason();
+
+  Write(tmp.path() / "b/slurm-42.out", head + tail);
+  d = DiagnoseOk(tmp.path() / "b");
+  EXPECT_EQ(d.initiator().rank(), 1) << d.reason();
+  EXPECT_EQ(d.initiator().time(), "") << d.reason();
+}
+
+// A DataLoader worker's error re-raised in the main process (`Caught IndexError in DataLoader
+// worker process 1.`, then the worker's `Original Traceback`): the worker's own `IndexError:` line
+// is the error cited; the wrapper's line corroborates it.
+TEST(Engine, CitesTheOriginalErrorOfAReraisedDataLoaderException) {
+  TempDir tmp;
+  const fs::path dir = tmp.path();
+  Write(dir / "node-a/rank_0.log", GlooVictim("", "pair.cc:598] Connection closed by peer [127.0.0.1]:1"));
+  Write(dir / "node-a/rank_1.log",
+        "Traceback (most recent call last):\n  File \"train.py\", line 203, in main\n"
+        "IndexError: Caught IndexError in DataLoader worker process 1.\n"
+        "Original Traceback (most recent call last):\n"
+        "  File \"/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py\", line 309, in _worker_loop\n"
+        "    data = fetcher.fetch(index)\n"
+        "IndexError: index 48212336 is out of bounds for axis 0 with size 48212336\n");
+  Write(dir / "node-a/torchrun.log",
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 27430 closing signal SIGTERM\n"
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 1 (pid: 27431) of binary: /w.sh\n");
+  const v1::Diagnosis d = DiagnoseOk(dir);
+  EXPECT_EQ(d.initiator().rank(), 1) << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_PYTHON_EXCEPTION) << d.reason();
+  EXPECT_TRUE(Cites(d, "IndexError: index 48212336 is out of bounds", v1::EVIDENCE_ROLE_INITIATING));
+  EXPECT_TRUE(Cites(d, "IndexError: Caught IndexError in DataLoader worker process 1.", v1::EVIDENCE_ROLE_CORROBORATING));
+  // It exited on its own: its agent's SIGTERM line is the other worker's.
+  EXPECT_FALSE(Cites(d, "Sending process 27430", v1::EVIDENCE_ROLE_CORROBORATING));
 }
 
 // The kernel OOM killer's `Killed process P` of the pid the agent names for the SIGKILLed rank,

@@ -3,6 +3,7 @@
 // and multi-line joins are exercised as in a real log).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -200,6 +201,32 @@ TEST(Families, SrunInterleavedLineIsSplitByItsLabelAndRejoined) {
   EXPECT_EQ(log.events[0].rank, 100);
   EXPECT_EQ(log.malformed, 1);
   EXPECT_EQ(log.interleaved, 0);
+}
+
+// srun's combined output: progress lines carry a task label and no rank yet. Each task keeps its
+// own latest progress event (two tasks' lines used to collapse into one, the last task's).
+TEST(Families, SrunLabelledProgressLinesStayOneEventPerTask) {
+  std::string text;
+  for (int step = 1; step <= 3; ++step) {
+    for (int task = 0; task < 3; ++task) {
+      text += std::to_string(task) + ": 2026-11-29 16:25:4" + std::to_string(step) + ".497 rank=" + std::to_string(task) +
+              " step=" + std::to_string(step) + "/20 loss=5.8 data_ms=" + (task == 1 ? "200.0" : "0.1") + " step_ms=259.3\n";
+    }
+    for (int task : {3, 1}) {
+      text += std::to_string(task) + ":  [2026-11-29 16:25:4" + std::to_string(step) + "] iteration        " + std::to_string(step) +
+              "/      20 | consumed samples: 100 | elapsed time per iteration (ms): 1000.0 |\n";
+    }
+  }
+  const ParsedLog log = Parse(text);
+  std::vector<std::pair<std::int32_t, std::int64_t>> seen;  // (task, iteration) of every progress event
+  for (const Event& e : log.events) {
+    if (e.kind == Kind::kIteration) seen.emplace_back(e.task, std::get<Iteration>(e.detail).iteration);
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::pair<std::int32_t, std::int64_t>>{{0, 3}, {1, 3}, {1, 3}, {2, 3}, {3, 3}}));
+  for (const Event& e : log.events) {
+    if (e.task == 1 && std::get<Iteration>(e.detail).data_us > 0) EXPECT_EQ(std::get<Iteration>(e.detail).slow_since, 1);
+  }
 }
 
 // The embedded label is found wherever the cut falls (the search tests 16 bytes at a time), and

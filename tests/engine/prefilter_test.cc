@@ -93,14 +93,16 @@ TEST(LineFilter, CountsLongLinesAndAnUnterminatedLastLine) {
 
 TEST(LineFilter, FindsTheLastTimeOrDateAnywhere) {
   EXPECT_EQ(LastStampPattern("no stamp here: 1:2 and 12-x", 27), std::string_view::npos);
-  for (std::size_t pad = 0; pad < 80; ++pad) {
+  for (std::size_t pad = 0; pad < 160; ++pad) {  // across the 64-byte blocks of the search
     for (const std::string stamp : {"09:27:14", "2026-03", "E0302 23:59:60"}) {
-      const std::string text = std::string(pad, 'x') + stamp + " tail 1:2 gpu-01 12-x";
+      const std::string text = std::string(pad, 'x') + stamp + " tail 1:2 gpu-01 12-x" + std::string(pad % 70, 'y');
       const std::size_t at = LastStampPattern(text, text.size());
       ASSERT_NE(at, std::string_view::npos) << stamp << " at " << pad;
       EXPECT_GE(at, pad) << stamp;  // inside the stamp, not in the tail's near misses
       EXPECT_LT(at, pad + stamp.size()) << stamp;
       EXPECT_EQ(LastStampPattern(text, pad), std::string_view::npos);  // nothing before it
+      // Cut by `end`: what lies past it counts as nothing, so the stamp is no longer whole.
+      EXPECT_EQ(LastStampPattern(text, pad + 4), std::string_view::npos) << stamp << " at " << pad;
     }
   }
 }

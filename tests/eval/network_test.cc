@@ -121,6 +121,23 @@ TEST_F(Network, NodeThatNeverJoinedTheRendezvousIsNamed) {
   }
 }
 
+// A slow NIC (FAULT_KIND_SLOW_NIC): every rank's timers grow alike, so only the port's counters
+// (ib_counters.log) name it; in the control run (slowdown 1) the same counter files name nothing.
+TEST_F(Network, SlowNicIsNamedFromItsPortCountersAndItsControlRunFromNothing) {
+  const fs::path slow = Simulate("slow_nic", {"faults[0].kind=FAULT_KIND_SLOW_NIC", "faults[0].rank=77", "faults[0].slowdown=1.5"}, 8);
+  auto d = engine::Diagnose(slow, {.threads = 2});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->initiator().rank(), 77) << d->reason();
+  EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_STRAGGLER);
+  EXPECT_EQ(d->owner(), v1::OWNER_NETWORK);
+  ASSERT_GE(d->evidence_size(), 1);
+  EXPECT_NE(d->evidence(0).text().find("mlx5_5/ports/1/counters/symbol_error:"), std::string::npos) << d->evidence(0).text();
+  const fs::path control = Simulate("slow_nic_control", {"faults[0].kind=FAULT_KIND_SLOW_NIC", "faults[0].rank=77", "faults[0].slowdown=1"}, 8);
+  auto c = engine::Diagnose(control, {.threads = 2});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_NE(c->initiator().failure_class(), v1::FAILURE_CLASS_STRAGGLER) << c->reason();
+}
+
 // NET/Socket (FAULT_KIND_SOCKET_RESET): the rank whose sockets were reset is named from the
 // socket WARN matrix in NCCL 2.21's wording (peers name its host) and 2.18's (peers name an
 // address the WARNs cannot map: its row alone leads).

@@ -1,6 +1,7 @@
 #include "analyze/facts.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -102,6 +103,24 @@ bool IsOwnError(const Incident& inc, const Event& e) {
   }
 }
 
+// The pid of a NCCL `host:pid:tid` line; 0 for other lines.
+std::int64_t NcclPid(const Event& e) {
+  if (const auto* c = std::get_if<CommInit>(&e.detail)) return c->pid;
+  if (const auto* w = std::get_if<NcclWarn>(&e.detail)) return w->pid;
+  return 0;
+}
+
+// `wrapper` is torch's ExceptionWrapper re-raising `e` in the main process: its message is
+// `Caught <type> in DataLoader worker process N.` (or `in replica N on device D`), and `e`, the
+// end of the `Original Traceback` that follows, is the error of that type.
+bool Reraises(const Incident& inc, const Event& wrapper, const Event& e) {
+  const std::string_view msg = inc.str(std::get<PythonError>(wrapper.detail).message);
+  std::string_view type = inc.str(std::get<PythonError>(e.detail).type);
+  if (const auto dot = type.rfind('.'); dot != std::string_view::npos) type.remove_prefix(dot + 1);
+  return wrapper.file == e.file && e.line > wrapper.line && msg.starts_with("Caught ") &&
+         msg.substr(7).starts_with(type) && msg.substr(7 + type.size()).starts_with(" in ");
+}
+
 std::int32_t NodeNamed(const Incident& inc, StrId host) { return host == kNoStr ? -1 : NodeOfHost(inc, inc.str(host)); }
 
 // slurmctld's and srun's words about one node (reason as RecogniseSlurm interns it).
@@ -181,8 +200,10 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     CollectSlurm(inc, index, *sn, jf);
     return;
   }
-  // A rank's own line that names its host (NCCL `host:pid:tid`, a pdsh prefix) places it.
+  // A rank's own line that names its host (NCCL `host:pid:tid`, a pdsh prefix) places it; NCCL's
+  // `host:pid:tid` also names its process.
   if (e.rank >= 0 && e.node >= 0 && !inc.files[e.file].agent) SetNode(&jf->ranks[e.rank], e.node);
+  if (e.rank >= 0 && !inc.files[e.file].agent && jf->ranks[e.rank].pid == 0) jf->ranks[e.rank].pid = NcclPid(e);
   if (std::holds_alternative<WatchdogTimeout>(e.detail) && e.rank >= 0) {
     jf->ranks[e.rank].timeouts += 1;
     jf->timeouts.push_back(index);
@@ -202,6 +223,8 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     } else if (inc.events[r.python_error].kind == Kind::kPinMemory) {
       const std::string_view msg = inc.str(std::get<PythonError>(e.detail).message);
       r.pinned_oom = r.pinned_oom || msg.find("out of memory") != std::string_view::npos;
+    } else if (r.reraised < 0 && Reraises(inc, inc.events[r.python_error], e)) {
+      r.reraised = index;
     }
   } else if (const auto* hm = std::get_if<HostMemory>(&e.detail)) {
     const std::int32_t best = jf->host_memory;
@@ -231,7 +254,9 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
   } else if (const auto* ws = std::get_if<WorkerSignalled>(&e.detail); ws && node >= 0 && e.family == Family::kTorchrun) {
     // `Unable to shutdown process P via 15, forcefully exitting via 9` follows the SIGTERM line
     // of the same worker: a second word about one teardown, the worker did not react to SIGTERM.
-    (inc.str(ws->signal) == "SIGKILL" ? jf->nodes[node].forced_kills : jf->nodes[node].signalled) += 1;
+    const bool forced = inc.str(ws->signal) == "SIGKILL";
+    (forced ? jf->nodes[node].forced_kills : jf->nodes[node].signalled) += 1;
+    if (!forced) jf->nodes[node].sigterms.push_back(index);
   } else if (e.kind == Kind::kExitBarrier && node >= 0 && jf->nodes[node].exit_barrier < 0) {
     jf->nodes[node].exit_barrier = index;
   }
@@ -271,6 +296,14 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
     r.exit_time = e.time;
   }
   for (NodeFacts& n : jf->nodes) {
+    if (n.first_failure < 0 && n.signalled > 0) {
+      // The agent itself was told to stop (Kubernetes deleting the pod, a scancel) and SIGTERMed
+      // its workers before any failed: each one with no word of its own was stopped from outside.
+      for (std::int32_t r : n.ranks) {
+        RankFacts& o = jf->ranks[r];
+        o.torn_down |= o.exit_event < 0 && o.timeouts == 0;
+      }
+    }
     if (n.first_failure < 0) continue;
     const Event& e = inc.events[n.first_failure];
     const auto& wf = std::get<WorkerFailed>(e.detail);
@@ -319,6 +352,90 @@ void ApplyRayDriver(const Incident& inc, JobFacts* jf) {
     r.pid = std::get<WorkerSignalled>(e.detail).pid;
   }
   for (RankFacts& r : jf->ranks) r.torn_down |= r.exit_event < 0 && r.timeouts == 0 && r.python_error < 0;
+}
+
+std::int64_t SignalledPid(const Incident& inc, std::int32_t event) {
+  return std::get<WorkerSignalled>(inc.events[event].detail).pid;
+}
+
+void MarkSignalled(const Incident& inc, std::int32_t rank, std::int32_t event, JobFacts* jf) {
+  RankFacts& r = jf->ranks[rank];
+  if (r.signalled >= 0) return;
+  r.signalled = event;
+  r.pid = SignalledPid(inc, event);
+}
+
+// Maps `lines` (SIGTERM events in file order) onto `ranks` (sorted by local rank) one to one in
+// order, when there are as many of each and no rank's known pid says otherwise.
+void MapInOrder(const Incident& inc, const std::vector<std::int32_t>& lines, const std::vector<std::int32_t>& ranks,
+                JobFacts* jf) {
+  if (lines.empty() || lines.size() != ranks.size()) return;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const RankFacts& rf = jf->ranks[ranks[i]];
+    if (rf.local_rank < 0 || (i > 0 && jf->ranks[ranks[i - 1]].local_rank >= rf.local_rank)) return;
+    if (rf.signalled >= 0 || (rf.pid != 0 && rf.pid != SignalledPid(inc, lines[i]))) return;
+  }
+  for (std::size_t i = 0; i < ranks.size(); ++i) MarkSignalled(inc, ranks[i], lines[i], jf);
+}
+
+// When the table is lost (a truncated agent log), workers of known pid still split the lines:
+// torchrun spawns its workers in local-rank order, so their pids rise with the local rank, and
+// the lines between two known pids are the workers between their local ranks (when as many).
+void MapBetweenKnownPids(const Incident& inc, const NodeFacts& n, const std::vector<std::int32_t>& lines,
+                         const std::vector<std::int32_t>& running, JobFacts* jf) {
+  std::vector<std::pair<std::int32_t, std::int64_t>> known = {{-1, 0}};  // (local rank, pid), sentinels at both ends
+  for (std::int32_t r : n.ranks) {
+    if (jf->ranks[r].pid > 0 && jf->ranks[r].local_rank >= 0) known.emplace_back(jf->ranks[r].local_rank, jf->ranks[r].pid);
+  }
+  std::sort(known.begin(), known.end());
+  known.emplace_back(std::numeric_limits<std::int32_t>::max(), std::numeric_limits<std::int64_t>::max());
+  for (std::size_t k = 1; k < known.size(); ++k) {
+    if (known[k].second <= known[k - 1].second) return;  // pids do not rise with the local rank
+  }
+  for (std::size_t k = 1; k < known.size(); ++k) {
+    const auto [lo_local, lo_pid] = known[k - 1];
+    const auto [hi_local, hi_pid] = known[k];
+    std::vector<std::int32_t> segment_lines, segment_ranks;
+    for (std::int32_t i : lines) {
+      if (SignalledPid(inc, i) > lo_pid && SignalledPid(inc, i) < hi_pid) segment_lines.push_back(i);
+    }
+    for (std::int32_t r : running) {
+      if (jf->ranks[r].local_rank > lo_local && jf->ranks[r].local_rank < hi_local) segment_ranks.push_back(r);
+    }
+    MapInOrder(inc, segment_lines, segment_ranks, jf);
+  }
+}
+
+// Which worker each `Sending process <pid> closing signal SIGTERM` of an agent names. A pid the
+// worker's own lines or the agent's table gave ties it directly. Otherwise torchrun's order does:
+// its agent SIGTERMs the workers still running in local-rank order (torch's SubprocessContext
+// walks them by local rank), and those not running are the ones its ChildFailedError table (or
+// its `failed` line) names; the order is used when the node's ranks are exactly its SIGTERM
+// lines plus those, else between workers of known pid (MapBetweenKnownPids).
+void MapSignalledPids(const Incident& inc, JobFacts* jf) {
+  for (NodeFacts& n : jf->nodes) {
+    if (n.sigterms.empty()) continue;
+    std::vector<std::int32_t> lines = n.sigterms;
+    std::sort(lines.begin(), lines.end(), [&](std::int32_t x, std::int32_t y) {
+      return std::tie(inc.events[x].file, inc.events[x].line) < std::tie(inc.events[y].file, inc.events[y].line);
+    });
+    for (std::int32_t i : lines) {
+      for (std::int32_t r : n.ranks) {
+        if (SignalledPid(inc, i) > 0 && jf->ranks[r].pid == SignalledPid(inc, i)) MarkSignalled(inc, r, i, jf);
+      }
+    }
+    std::vector<std::int32_t> running;  // its ranks neither its table nor its `failed` line names, by local rank
+    for (std::int32_t r : n.ranks) {
+      if (jf->ranks[r].table_entry < 0 && r != n.failed_rank) running.push_back(r);
+    }
+    std::sort(running.begin(), running.end(),
+              [&](std::int32_t x, std::int32_t y) { return jf->ranks[x].local_rank < jf->ranks[y].local_rank; });
+    if (lines.size() == running.size()) {
+      MapInOrder(inc, lines, running, jf);
+    } else {
+      MapBetweenKnownPids(inc, n, lines, running, jf);
+    }
+  }
 }
 
 // An agent log whose `failed` line is missing still counts one report per table.
@@ -489,6 +606,7 @@ JobFacts CollectFacts(const Incident& inc) {
   AssignNodeRanks(&jf);
   ApplyLauncherEvidence(inc, &jf);
   ApplyRayDriver(inc, &jf);
+  MapSignalledPids(inc, &jf);
   ApplyHostEvidence(inc, &jf);
   CountTableOnlyReports(inc, &jf);
 

@@ -21,6 +21,9 @@ struct RankFacts {
   TimeNs exit_time = 0;
   std::int32_t table_entry = -1;    // the ChildFailedError entry naming it
   std::int32_t python_error = -1;   // the first exception line of its own Python traceback(s)
+  // The exception that one re-raised: `X: Caught X in DataLoader worker process N.` is followed
+  // by the worker's `Original Traceback` and its own `X: ...` line, the error that happened.
+  std::int32_t reraised = -1;
   // That exception is the DataLoader's pin-memory thread's, and the error it re-raised is an out
   // of memory: page-locked (pinned) host memory could not be allocated.
   bool pinned_oom = false;
@@ -28,7 +31,10 @@ struct RankFacts {
   // abort): it failed because another rank did.
   std::int32_t peer_error = -1;
   bool torn_down = false;  // its agent SIGTERMed it after another local worker had failed
-  std::int64_t pid = 0;     // as its agent's `failed` line or table entry names it
+  std::int64_t pid = 0;     // as its agent's `failed` line or table entry, or its NCCL `host:pid:tid`, names it
+  // Its agent's `Sending process <pid> closing signal SIGTERM` (event index): it was still
+  // running when the agent tore its node's workers down (MapSignalledPids in facts.cc).
+  std::int32_t signalled = -1;
   // Host evidence of why it died (the kernel OOM killer of its pid, srun's `Out Of Memory` of its
   // task): the event, and the class and owner it stands for (HostCauseOf).
   std::int32_t host_cause = -1;
@@ -42,6 +48,7 @@ struct NodeFacts {
   std::int32_t first_failure = -1;   // event index of the agent's first `failed (exitcode` line
   std::int32_t failed_rank = -1;     // the global rank that line names, when it can be mapped
   std::int32_t signalled = 0;        // `Sending process P closing signal` lines
+  std::vector<std::int32_t> sigterms;  // those lines (event indices, SIGKILL's excluded)
   std::int32_t forced_kills = 0;     // `Unable to shutdown process P via 15, forcefully exitting via 9`
   std::int32_t exit_barrier = -1;    // event index of its agent's `Error waiting on exit barrier`
   std::vector<std::int32_t> reports; // agent failure reports: one event index each

@@ -114,20 +114,6 @@ std::int64_t TiledSize(const std::vector<ProcessGroup*>& kind, std::int64_t stri
   return seen;
 }
 
-// Groups of one kind split the world into equal parts (Megatron, DeepSpeed, FSDP's hybrid
-// shards, DeviceMesh), so their size divides the world size. The size the reporters show is
-// their highest group rank + 1: when it does not divide, the last members reported nothing
-// (a hung tensor-parallel rank at the end of its group, the only group of its kind to time
-// out), and the size grows to the next divisor, by at most an eighth (or one member), so
-// that a world short of its last ranks' logs never invents many members.
-std::int64_t CompleteSize(std::int64_t size, std::int64_t world) {
-  if (size <= 1 || world <= size || world % size == 0) return size;
-  for (std::int64_t d = size + 1; d <= size + std::max<std::int64_t>(1, size / 8); ++d) {
-    if (world % d == 0) return d;
-  }
-  return size;
-}
-
 // Members of each group of one kind.
 void InferKind(const std::vector<ProcessGroup*>& kind, std::int64_t world_size, bool default_pg) {
   std::int64_t size = 0;
@@ -137,7 +123,6 @@ void InferKind(const std::vector<ProcessGroup*>& kind, std::int64_t world_size, 
     if (const std::int64_t s = DirectStride(*g)) direct.insert(s);
   }
   if (default_pg) size = std::max(size, world_size);
-  size = CompleteSize(size, world_size);
   std::int64_t stride = 0;
   if (direct.size() == 1) {
     stride = *direct.begin();

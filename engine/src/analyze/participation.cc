@@ -15,6 +15,7 @@
 #include "analyze/mismatch.h"
 #include "analyze/scoring.h"
 #include "analyze/network.h"
+#include "analyze/ib_ports.h"
 #include "analyze/store.h"
 #include "analyze/platform.h"
 #include "analyze/fail_slow.h"
@@ -115,6 +116,36 @@ std::optional<TimeNs> GlooStallTime(const Analysis& a) {
   return t;
 }
 
+bool Stamped(const Event& e) { return e.clock != Clock::kNone && !e.time_borrowed; }
+
+// The scheduler's stamped reaction to an untimed exit line (srun's `task N: Killed`): the first
+// Slurm line after it in the same file that carries its own time (slurmstepd's `CANCELLED AT`,
+// once srun killed the step on that exit).
+std::optional<TimeNs> SchedulerReaction(const Analysis& a, const Event& exit) {
+  const Event* best = nullptr;
+  for (const Event& e : a.inc.events) {
+    if (e.file != exit.file || e.line <= exit.line || e.family != Family::kSlurm || !Stamped(e)) continue;
+    if (best == nullptr || e.line < best->line) best = &e;
+  }
+  if (best == nullptr) return std::nullopt;
+  return a.clocks.Aligned(*best);
+}
+
+// When a rank that exited on its own died. Its exit line's own time (the agent's `failed` line,
+// `denpex run`'s); else its table entry's (torch 1.13's agent lines carry none); else the host's
+// word on it (the kernel OOM killer of its pid); else when the collectives it never joined began;
+// else the scheduler's stamped reaction to it. An untimed line (srun's task exit) only borrowed
+// the time of whatever line came before it: never its time.
+std::optional<TimeNs> ExitTime(const Analysis& a, std::int32_t rank) {
+  const RankFacts& r = a.facts.ranks[rank];
+  const Event& exit = a.inc.events[r.exit_event];
+  if (Stamped(exit)) return r.exit_time;
+  if (r.table_entry >= 0 && Stamped(a.inc.events[r.table_entry])) return a.clocks.Aligned(a.inc.events[r.table_entry]);
+  if (r.host_cause >= 0 && Stamped(a.inc.events[r.host_cause])) return a.clocks.Aligned(a.inc.events[r.host_cause]);
+  if (auto t = StallTime(a, rank)) return t;
+  return SchedulerReaction(a, exit);
+}
+
 void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
   const RankFacts& r = a.facts.ranks[rank];
   if (const Mismatch* m = a.MismatchOf(rank)) {
@@ -125,12 +156,7 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
       f->time = e.time - std::max<std::int64_t>(std::get<WatchdogTimeout>(e.detail).ran_for_ms, 0) * kNsPerMs;
     }
   } else if (OwnExit(a.facts, rank)) {
-    // The exit line's time; torch 1.13's agent lines carry none, its table entry does.
-    if (a.inc.events[r.exit_event].clock != Clock::kNone) {
-      f->time = r.exit_time;
-    } else if (r.table_entry >= 0 && a.inc.events[r.table_entry].clock != Clock::kNone) {
-      f->time = a.clocks.Aligned(a.inc.events[r.table_entry]);
-    }
+    f->time = ExitTime(a, rank);
     if (r.host_cause >= 0) {  // the host says why (the kernel OOM killer of its pid, ...)
       f->failure_class = r.host_class;
       f->owner = r.host_owner;
@@ -338,7 +364,8 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->evidence.push_back({a.facts.nodes[r.node].first_failure, v1::EVIDENCE_ROLE_INITIATING});
   }
   if (r.table_entry >= 0) f->evidence.push_back({r.table_entry, v1::EVIDENCE_ROLE_INITIATING});
-  if (r.python_error >= 0) f->evidence.push_back({r.python_error, v1::EVIDENCE_ROLE_INITIATING});
+  // A DataLoader worker's error re-raised in the main process: the worker's own line is the error.
+  if (r.python_error >= 0) f->evidence.push_back({r.reraised >= 0 ? r.reraised : r.python_error, v1::EVIDENCE_ROLE_INITIATING});
   if (r.host_cause >= 0 && r.host_cause != r.exit_event && OwnExit(a.facts, rank)) f->evidence.push_back({r.host_cause, v1::EVIDENCE_ROLE_INITIATING});
   if (const Mismatch* m = a.MismatchOf(rank)) {
     f->evidence.push_back({m->event, v1::EVIDENCE_ROLE_INITIATING});
@@ -355,6 +382,9 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->lines.insert(f->lines.end(), cause->lines.begin(), cause->lines.end());
     if (!cause->application()) f->gpu = cause->gpu;
   }
+  if (r.reraised >= 0) f->evidence.push_back({r.python_error, v1::EVIDENCE_ROLE_CORROBORATING});
+  // Its agent SIGTERMed it at the teardown: it was still running (a hang, not a death).
+  if (r.signalled >= 0 && !OwnExit(a.facts, rank)) f->evidence.push_back({r.signalled, v1::EVIDENCE_ROLE_CORROBORATING});
   auto waiters = DirectWaiters(a, rank);
   if (waiters.empty() && top.progress > 0) waiters = GlooReporters(a);
   for (std::size_t i = 0; i < waiters.size() && i < kMaxWaiterCitations; ++i) {
@@ -394,33 +424,39 @@ std::int32_t FirstToStall(const Analysis& a, const std::vector<std::int32_t>& ti
   return runner_up && *runner_up - *best > kStallLead ? first : -1;
 }
 
-// Among candidates the scores cannot separate, the one that alone held up some collective:
-// every other member of that group had joined it and timed out waiting, so its absence there
-// is certain, while a tied rank that is only ever missing beside others (a member torn down
-// by its agent before its own watchdog fired is silent too) explains nothing on its own.
-struct SoleBlock {
-  std::int32_t rank = -1;
-  const ProcessGroup* group = nullptr;
-  std::int64_t seq = -1;
-};
-
-// The sole blocker among `tied`, or rank -1 unless exactly one of them is one.
-SoleBlock SoleBlocker(const Analysis& a, const std::vector<std::int32_t>& tied) {
-  std::map<std::int32_t, SoleBlock> sole;
+// True when some collective waits on `rank` alone: every other member of its group reported
+// a timeout in it (or a later one), so `rank` is the one member that never joined. A silent
+// rank its agent tore down is presumed to wait like its peers and so ties with the one that
+// stopped; this tells them apart, since a rank waiting in one collective cannot be the only
+// member missing from another that all its peers had reached.
+bool SoleBlocker(const Analysis& a, std::int32_t rank) {
   for (const ProcessGroup& g : a.groups) {
-    std::set<std::int64_t> seen;  // one reporter per collective (SeqNum)
+    const auto at = std::find(g.members.begin(), g.members.end(), rank);
+    if (at == g.members.end()) continue;
+    const auto k = static_cast<std::int32_t>(at - g.members.begin());
+    std::set<std::int64_t> seen;
     for (const GroupReport& rep : g.reports) {
-      if (!seen.insert(rep.seq).second) continue;
-      std::int32_t only = -1, count = 0;
-      for (std::size_t k = 0; k < g.members.size() && count < 2; ++k) {
-        if (!WaitsOn(g, rep, static_cast<std::int32_t>(k))) continue;
-        only = g.members[k];
-        ++count;
+      if (!seen.insert(rep.seq).second || !WaitsOn(g, rep, k)) continue;
+      std::int32_t blockers = 0;
+      for (std::int32_t j = 0; j < static_cast<std::int32_t>(g.members.size()) && blockers < 2; ++j) {
+        blockers += WaitsOn(g, rep, j) ? 1 : 0;
       }
-      if (count == 1 && std::find(tied.begin(), tied.end(), only) != tied.end()) sole.try_emplace(only, SoleBlock{only, &g, rep.seq});
+      if (blockers == 1) return true;
     }
   }
-  return sole.size() == 1 ? sole.begin()->second : SoleBlock{};
+  return false;
+}
+
+// Among candidates the scores cannot separate, the only one that is the sole blocker of a
+// collective; -1 when none or several are.
+std::int32_t OnlySoleBlocker(const Analysis& a, const std::vector<std::int32_t>& tied) {
+  std::int32_t found = -1;
+  for (std::int32_t r : tied) {
+    if (!SoleBlocker(a, r)) continue;
+    if (found >= 0) return -1;
+    found = r;
+  }
+  return found;
 }
 
 // The top candidates cannot be told apart: say so, name them and their node.
@@ -510,20 +546,18 @@ void AddConsequences(const Analysis& a, Finding* f) {
   if (f->evidence.size() > kMaxEvidence) f->evidence.resize(kMaxEvidence);
 }
 
-// Scores tie, but one candidate alone held up a collective its peers had all joined.
-void DiagnoseSoleBlocker(const Analysis& a, const SoleBlock& b, Finding* f) {
-  Diagnose(a, f, b.rank);
-  f->reason += " Other ranks scored alike, but rank " + std::to_string(b.rank) + " was the only member missing from collective " +
-               std::to_string(b.seq) + " of process group " + std::string(a.inc.str(b.group->uid)) +
-               (b.group->desc != kNoStr ? " (" + std::string(a.inc.str(b.group->desc)) + ")" : "") +
-               ": every other member joined it and timed out waiting, so the stall started there.";
-}
-
 // Scores tie, but one candidate's collectives stalled clearly first: name it, and say why.
 void DiagnoseFirstToStall(const Analysis& a, std::int32_t rank, Finding* f) {
   Diagnose(a, f, rank);
   f->reason += " Other ranks scored alike, but the collectives waiting on rank " + std::to_string(rank) +
                " were started first (clocks aligned per node), so the stall spread from it.";
+}
+
+// Scores tie, but only one candidate is the sole member missing from a collective.
+void DiagnoseSoleBlocker(const Analysis& a, std::int32_t rank, Finding* f) {
+  Diagnose(a, f, rank);
+  f->reason += " Other silent ranks scored alike (torn down by their agents while waiting), but rank " + std::to_string(rank) +
+               " is the only member of one of its process groups that never joined the collective every other member was waiting in.";
 }
 
 // The ranks that lead: the top one when it clearly leads, else every rank within the lead ratio.
@@ -606,6 +640,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     DiagnoseStoreLoss(inc, a.facts, *store, &f);
   } else if (const std::optional<SetupFailure> setup = FindNcclSetup(inc, a.facts)) {
     DiagnoseNcclSetup(inc, a.facts, *setup, &f);
+  } else if (const std::optional<SlowPort> port = a.scores.empty() ? FindSlowPort(inc, a.facts) : std::nullopt) {
+    DiagnoseSlowPort(inc, a.facts, *port, &f);  // a slow NIC: the timers name no rank, its port does
   } else if (slow && StragglerExplains(a, *slow, leads, lost)) {
     DiagnoseStalledStraggler(a, *slow, &f);
   } else if (lost >= 0) {
@@ -620,7 +656,7 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     NoCandidate(a, &f);
   } else if (leads) {
     Diagnose(a, &f);
-  } else if (const SoleBlock sole = SoleBlocker(a, Leaders(a, false)); sole.rank >= 0) {
+  } else if (const std::int32_t sole = OnlySoleBlocker(a, Leaders(a, false)); sole >= 0) {
     DiagnoseSoleBlocker(a, sole, &f);
   } else if (const std::int32_t first = FirstToStall(a, Leaders(a, false)); first >= 0) {
     DiagnoseFirstToStall(a, first, &f);

@@ -18,8 +18,8 @@ namespace {
 using Graph = boost::compressed_sparse_row_graph<boost::directedS>;
 using Vertex = boost::graph_traits<Graph>::vertex_descriptor;
 
-// Tracing a search per silent rank is linear each; beyond this many, a rank's direct waiters
-// stand in for its reach.
+// Tracing a search per terminal component is linear each (its ranks share one reach); beyond
+// this many components, a rank's direct waiters stand in for its reach.
 constexpr std::size_t kMaxTraced = 1024;
 
 struct Edges {
@@ -65,21 +65,23 @@ Edges BuildEdges(const JobFacts& facts, const std::vector<ProcessGroup>& groups,
   return out;
 }
 
-// True for vertices in a terminal strongly connected component: one no wait leads out of.
-// Edges are stored reversed (waited-on -> waiter), so a component is terminal when no edge
-// enters it from another component.
-std::vector<bool> TerminalVertices(const Graph& g) {
+// The strongly connected component of each vertex, and whether it is terminal: one no wait
+// leads out of. Edges are stored reversed (waited-on -> waiter), so a component is terminal
+// when no edge enters it from another component.
+struct Components {
+  std::vector<std::size_t> of;
+  std::vector<bool> terminal;  // by component
+};
+
+Components TerminalComponents(const Graph& g) {
   const std::size_t n = boost::num_vertices(g);
-  std::vector<std::size_t> comp(n);
-  boost::strong_components(g, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, g)));
-  std::vector<bool> terminal_comp(n, true);
+  Components c{.of = std::vector<std::size_t>(n), .terminal = std::vector<bool>(n, true)};
+  boost::strong_components(g, boost::make_iterator_property_map(c.of.begin(), boost::get(boost::vertex_index, g)));
   for (auto e : boost::make_iterator_range(boost::edges(g))) {
     const auto u = boost::source(e, g), v = boost::target(e, g);
-    if (comp[u] != comp[v]) terminal_comp[comp[v]] = false;  // v waits on something outside
+    if (c.of[u] != c.of[v]) c.terminal[c.of[v]] = false;  // v waits on something outside
   }
-  std::vector<bool> terminal(n);
-  for (std::size_t v = 0; v < n; ++v) terminal[v] = terminal_comp[comp[v]];
-  return terminal;
+  return c;
 }
 
 // Counts the reporters a search reaches.
@@ -112,13 +114,17 @@ WaitAnalysis AnalyzeWaits(const JobFacts& facts, const std::vector<ProcessGroup>
   const Graph graph(boost::edges_are_unsorted_multi_pass, edges.list.begin(), edges.list.end(),
                     edges.vertices);
   auto silent = [&](std::size_t r) { return r >= facts.ranks.size() || facts.ranks[r].timeouts == 0; };
-  const std::vector<bool> terminal = TerminalVertices(graph);
+  const Components comps = TerminalComponents(graph);
 
   std::vector<boost::default_color_type> color(edges.vertices);
-  std::size_t traced = 0;
+  std::map<std::size_t, std::int32_t> reach;  // terminal component -> reporters it reaches
   for (std::size_t r = 0; r < world; ++r) {
-    if (!silent(r) || out.blocking_groups[r] == 0 || !terminal[r]) continue;
-    if (traced++ >= kMaxTraced) {
+    if (!silent(r) || out.blocking_groups[r] == 0 || !comps.terminal[comps.of[r]]) continue;
+    if (const auto it = reach.find(comps.of[r]); it != reach.end()) {  // the same component: the same reach
+      out.explains[r] = it->second;
+      continue;
+    }
+    if (reach.size() >= kMaxTraced) {
       for (auto v : boost::make_iterator_range(boost::adjacent_vertices(r, graph))) {
         for (auto w : boost::make_iterator_range(boost::adjacent_vertices(v, graph))) {
           out.explains[r] += silent(w) ? 0 : 1;
@@ -131,6 +137,7 @@ WaitAnalysis AnalyzeWaits(const JobFacts& facts, const std::vector<ProcessGroup>
         graph, static_cast<Vertex>(r),
         boost::visitor(ReachVisitor(facts, &out.explains[r]))
             .color_map(boost::make_iterator_property_map(color.begin(), boost::get(boost::vertex_index, graph))));
+    reach.emplace(comps.of[r], out.explains[r]);
   }
   return out;
 }

@@ -160,6 +160,9 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
   for (std::size_t begin = 0; begin < listing->files.size(); begin += kBatchFiles) {
     const std::size_t end = std::min(listing->files.size(), begin + kBatchFiles);
     std::vector<FileResult> batch = ParseBatch(listing->files, begin, end, &arena, every_line);
+    std::size_t events = inc.events.size();  // merged below: one allocation, not one per doubling
+    for (const FileResult& r : batch) events += r.log.events.size();
+    inc.events.reserve(events);
     for (std::size_t i = begin; i < end; ++i) readable += AddFile(listing->files[i], std::move(batch[i - begin]), &inc);
   }
   if (readable == 0) {

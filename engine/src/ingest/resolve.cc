@@ -34,7 +34,7 @@ void ResolveYears(Incident* inc) {
   if (ref) {
     inc->year = r.year;
   } else {
-    AddProblem(&inc->input, "no line carries a year (c10 and torchrun stamps omit it): times are shown in 1970");
+    AddProblem(&inc->input, "no line carries a year (c10 and torchrun stamps omit it): the diagnosis gives times of day only, `denpex events` shows them in 1970");
   }
   for (Event& e : inc->events) {
     if (e.clock != Clock::kNoYear) continue;
@@ -90,15 +90,22 @@ void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc) {
   for (const auto& n : file_node) {
     if (!n.empty()) names.push_back(n);
   }
+  // Each distinct string once (a 16k-rank job has ~100 k events that name a host, and a few
+  // thousand hosts: sorting a copy per event was most of this serial step).
+  constexpr std::uint8_t kAsHost = 1, kAsSlurmNode = 2;
+  std::vector<std::uint8_t> seen(inc->strings.size(), 0);
+  const auto add = [&](StrId id, std::uint8_t as) {
+    if (id == kNoStr || (seen[id] & as) != 0) return;
+    seen[id] |= as;
+    names.emplace_back(as == kAsHost ? real(inc->str(id)) : inc->str(id));
+  };
   for (const Event& e : inc->events) {
-    if (e.host != kNoStr) names.emplace_back(real(inc->str(e.host)));
-    if (const auto* fe = std::get_if<FailureEntry>(&e.detail); fe && fe->host != kNoStr) {
-      names.emplace_back(real(inc->str(fe->host)));
-    }
+    add(e.host, kAsHost);
+    if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) add(fe->host, kAsHost);
     if (const auto* sn = std::get_if<SlurmNote>(&e.detail);
-        sn && sn->node != kNoStr && (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom || e.kind == Kind::kNodeFailure ||
-                                             e.kind == Kind::kNodeResponding)) {
-      names.emplace_back(inc->str(sn->node));
+        sn && (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom || e.kind == Kind::kNodeFailure ||
+               e.kind == Kind::kNodeResponding)) {
+      add(sn->node, kAsSlurmNode);
     }
   }
   std::sort(names.begin(), names.end());

@@ -155,7 +155,7 @@ bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) 
     out->error = false;
     char buf[16];
     out->detail = CommInit{strings->Intern(f.comm_id), f.comm_rank, f.nranks, f.cuda_dev,
-                           strings->Intern(NcclBusIdToPci(f.bus_id, buf))};
+                           strings->Intern(NcclBusIdToPci(f.bus_id, buf)), pid};
     return true;
   }
   if (!s.SkipPast("NCCL WARN ")) return false;

@@ -143,6 +143,7 @@ struct CommInit {
   std::int32_t nranks = 0;
   std::int32_t cuda_dev = -1;
   StrId pci = kNoStr;  // its GPU from `busId 9b000`, normalised `dddd:bb:dd`; kNoStr when absent
+  std::int64_t pid = 0;  // the process of `host:pid:tid`
 };
 
 // One GPU of an `nvidia-smi` table (`|   3  NVIDIA H100 ... | 00000000:5D:00.0 Off |`), or a

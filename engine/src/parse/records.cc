@@ -307,6 +307,12 @@ void LogParser::Dispatch(const Parsed& p) {
   Emit(p, std::move(r));
 }
 
+// Progress lines are kept per rank; an srun-labelled line whose rank is not known yet (it is
+// resolved from the task id after the merge) per task, so two tasks' lines stay two events.
+namespace {
+std::int32_t ProgressKey(std::int32_t rank, std::int32_t task) { return rank >= 0 || task < 0 ? rank : -2 - task; }
+}  // namespace
+
 // Megatron's iteration line: a rank's latest replaces its earlier one (progress noise would
 // otherwise be millions of events; the latest is what shows where a rank stopped).
 void LogParser::IterationLine(const Parsed& p) {
@@ -319,9 +325,10 @@ void LogParser::IterationLine(const Parsed& p) {
   q.header.time = t;
   q.header.clock = Clock::kFull;
   if (out_.first_dated == 0) out_.first_dated = t;
-  if (p.rank != last_iteration_rank_ || last_iteration_index_ == kNoIndex) {
-    const auto it = last_iteration_.find(p.rank);
-    last_iteration_rank_ = p.rank;
+  const std::int32_t key = ProgressKey(p.rank, p.origin.task);
+  if (key != last_iteration_rank_ || last_iteration_index_ == kNoIndex) {
+    const auto it = last_iteration_.find(key);
+    last_iteration_rank_ = key;
     last_iteration_index_ = it == last_iteration_.end() ? kNoIndex : it->second;
   }
   if (last_iteration_index_ != kNoIndex) {  // in place: the rest of the event is as its first line left it
@@ -330,8 +337,8 @@ void LogParser::IterationLine(const Parsed& p) {
     std::get<Iteration>(e.detail) = Iteration{iteration, total};
     return;
   }
-  last_iteration_[p.rank] = last_iteration_index_ = out_.events.size();
-  last_iteration_rank_ = p.rank;
+  last_iteration_[key] = last_iteration_index_ = out_.events.size();
+  last_iteration_rank_ = key;
   Emit(q, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = Iteration{iteration, total}, .error = false});
 }
 
@@ -638,7 +645,7 @@ bool LogParser::StepLine(const Parsed& p) {
   if (!Has(p.header.message, "data_ms=") || ParseStepMetrics(p.header.message, &f) != Match::kYes) return false;
   Iteration it{.iteration = f.step, .total = f.total, .data_us = f.data_us, .step_us = f.step_us};
   const bool slow = f.step_us > 0 && 2 * f.data_us >= f.step_us;
-  auto at = last_step_.find(p.rank);
+  auto at = last_step_.find(ProgressKey(p.rank, p.origin.task));
   if (at != last_step_.end()) {
     const auto& before = std::get<Iteration>(out_.events[at->second].detail);
     if (slow && before.slow_since >= 0) {
@@ -657,7 +664,7 @@ bool LogParser::StepLine(const Parsed& p) {
     e.kind = Kind::kIteration;
     return true;
   }
-  last_step_[p.rank] = out_.events.size();
+  last_step_[ProgressKey(p.rank, p.origin.task)] = out_.events.size();
   Emit(p, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = it, .error = false});
   return true;
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -144,9 +145,10 @@ class LogParser {
   // would otherwise be millions of events; the latest is what shows where a rank stopped).
   std::unordered_map<std::int32_t, std::size_t> last_iteration_;
   static constexpr std::size_t kNoIndex = ~std::size_t{0};
-  std::int32_t last_iteration_rank_ = -2;        // the last lookup, kept: progress lines come in runs
+  static constexpr std::int32_t kNoProgressKey = std::numeric_limits<std::int32_t>::min();
+  std::int32_t last_iteration_rank_ = kNoProgressKey;  // the last lookup (ProgressKey), kept: progress lines come in runs
   std::size_t last_iteration_index_ = kNoIndex;
-  std::unordered_map<std::int32_t, std::size_t> last_step_;  // key=value step lines, by rank
+  std::unordered_map<std::int32_t, std::size_t> last_step_;  // key=value step lines, by ProgressKey
   IterationStampCache iteration_stamps_;  // progress lines of a run share their date
   bool StepLine(const Parsed& p);
   // A watchdog timeout line cut by a terminal: kept until the next line says whether it goes on.

@@ -55,7 +55,7 @@ void FillCascade(const Incident& inc, const CascadeSummary& c, v1::Cascade* out)
     eg->set_family(g.family);
     eg->set_count(g.count);
     eg->set_ranks(g.ranks);
-    if (g.timed) eg->set_first_time(FormatRfc3339(g.first_time));
+    if (g.timed && inc.year) eg->set_first_time(FormatRfc3339(g.first_time));
   }
 }
 
@@ -113,7 +113,8 @@ v1::Diagnosis ToDiagnosis(const Incident& inc, const Finding& f) {
   ini->set_node(f.node >= 0 ? ValidUtf8(inc.nodes[f.node]) : "");
   ini->set_local_rank(f.local_rank);
   ini->set_gpu(f.gpu);
-  if (f.time) ini->set_time(FormatRfc3339(*f.time));
+  // A time from year-less stamps with no year anywhere in the incident would read 1970: none.
+  if (f.time && inc.year) ini->set_time(FormatRfc3339(*f.time));
   ini->set_failure_class(f.failure_class);
   ini->set_confidence(Round3(f.confidence));
   for (const auto& c : f.candidates) {

@@ -1,0 +1,198 @@
+// A slow NIC from its IB port's counters (see ib_ports.h).
+#include "analyze/ib_ports.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analyze/cascade.h"
+#include "analyze/describe.h"
+
+namespace denpex::engine {
+namespace {
+
+struct Port {
+  std::int32_t node = -1, device = -1;
+  std::uint32_t file = 0;
+  std::int64_t rate = 0, symbol_error = 0, link_downed = 0, xmit_wait = -1;
+  LineSpan rate_line, symbol_line, wait_line;
+};
+
+bool IsCounterFile(std::string_view path) {
+  const std::string_view name = path.substr(path.rfind('/') + 1);
+  return name.find("ib_counters") != std::string_view::npos || name.find("ib-counters") != std::string_view::npos;
+}
+
+std::int64_t LeadingInt(std::string_view s) {
+  std::int64_t v = -1;
+  std::from_chars(s.data(), s.data() + s.size(), v);
+  return v;
+}
+
+// `/sys/class/infiniband/mlx5_3/ports/1/counters/symbol_error:0` -> the port's field.
+void ReadLine(std::string_view line, const LineSpan& span, std::map<std::int32_t, Port>* ports) {
+  constexpr std::string_view kRoot = "/sys/class/infiniband/";
+  const std::size_t root = line.find(kRoot);
+  if (root == std::string_view::npos) return;
+  std::string_view rest = line.substr(root + kRoot.size());
+  const std::string_view device = rest.substr(0, rest.find('/'));
+  const std::size_t underscore = device.rfind('_');
+  if (underscore == std::string_view::npos) return;
+  const std::int64_t index = LeadingInt(device.substr(underscore + 1));
+  const std::size_t colon = rest.find(':');
+  if (index < 0 || colon == std::string_view::npos) return;
+  const std::string_view key = rest.substr(0, colon);
+  const std::string_view value = rest.substr(colon + 1);
+  Port& p = (*ports)[static_cast<std::int32_t>(index)];
+  p.device = static_cast<std::int32_t>(index);
+  if (key.ends_with("/rate")) {
+    p.rate = LeadingInt(value);
+    p.rate_line = span;
+  } else if (key.ends_with("/symbol_error")) {
+    p.symbol_error = LeadingInt(value);
+    p.symbol_line = span;
+  } else if (key.ends_with("/link_downed")) {
+    p.link_downed = LeadingInt(value);
+  } else if (key.ends_with("/port_xmit_wait")) {
+    p.xmit_wait = LeadingInt(value);
+    p.wait_line = span;
+  }
+}
+
+std::vector<Port> ReadPorts(const Incident& inc) {
+  std::vector<Port> out;
+  for (std::size_t i = 0; i < inc.files.size(); ++i) {
+    const LogFile& f = inc.files[i];
+    if (f.node < 0 || !f.readable || f.name_rank >= 0 || !IsCounterFile(f.path)) continue;
+    std::ifstream in(inc.root / f.path, std::ios::binary);
+    if (!in) continue;
+    std::ostringstream s;
+    s << in.rdbuf();
+    const std::string text = std::move(s).str();
+    std::map<std::int32_t, Port> ports;
+    std::size_t at = 0;
+    std::uint32_t number = 0;
+    while (at < text.size()) {
+      std::size_t end = text.find('\n', at);
+      if (end == std::string::npos) end = text.size();
+      ++number;
+      ReadLine(std::string_view(text).substr(at, end - at), LineSpan{number, at, static_cast<std::uint32_t>(end - at)}, &ports);
+      at = end + 1;
+    }
+    for (auto& [device, p] : ports) {
+      p.node = f.node;
+      p.file = static_cast<std::uint32_t>(i);
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+std::string Ratio(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0fx", x);
+  return buf;
+}
+
+std::int32_t RankOf(const JobFacts& facts, std::int32_t node, std::int32_t device, std::int32_t ports_on_node) {
+  if (node < 0 || node >= static_cast<std::int32_t>(facts.nodes.size())) return -1;
+  const std::vector<std::int32_t>& ranks = facts.nodes[node].ranks;
+  for (std::int32_t r : ranks) {
+    if (r < static_cast<std::int32_t>(facts.ranks.size()) && facts.ranks[r].local_rank == device) return r;
+  }
+  // No line states local ranks (srun's labels carry global ranks only): a node's ranks are a
+  // block in launch order, one per GPU and port, when it has one per port.
+  if (ports_on_node == static_cast<std::int32_t>(ranks.size()) && device < ports_on_node) return ranks[device];
+  return -1;
+}
+
+}  // namespace
+
+std::optional<SlowPort> FindSlowPort(const Incident& inc, const JobFacts& facts) {
+  const std::vector<Port> ports = ReadPorts(inc);
+  if (ports.size() < 2) return std::nullopt;
+  std::map<std::int64_t, std::int32_t> rates;  // the job's usual rate: the most common one
+  std::vector<std::int64_t> waits;
+  for (const Port& p : ports) {
+    if (p.rate > 0) ++rates[p.rate];
+    if (p.xmit_wait >= 0) waits.push_back(p.xmit_wait);
+  }
+  std::int64_t usual = 0;
+  std::int32_t most = 0;
+  for (const auto& [rate, count] : rates) {
+    if (count > most) usual = rate, most = count;
+  }
+  std::int64_t median = 0;
+  if (!waits.empty()) {
+    std::nth_element(waits.begin(), waits.begin() + static_cast<std::ptrdiff_t>(waits.size() / 2), waits.end());
+    median = waits[waits.size() / 2];
+  }
+  // A port stands out by its rate (3) or its wait (2); errors only corroborate (1 each).
+  const Port* best = nullptr;
+  int best_score = 0, runner_up = 0;
+  for (const Port& p : ports) {
+    const bool slow_rate = usual > 0 && p.rate > 0 && p.rate < usual;
+    const bool waits_long = median > 0 && p.xmit_wait >= 10 * median;
+    if (!slow_rate && !waits_long) continue;
+    const int score = (slow_rate ? 3 : 0) + (waits_long ? 2 : 0) + (p.symbol_error >= 100 ? 1 : 0) + (p.link_downed > 0 ? 1 : 0);
+    if (score > best_score) {
+      runner_up = best_score;
+      best_score = score;
+      best = &p;
+    } else {
+      runner_up = std::max(runner_up, score);
+    }
+  }
+  if (best == nullptr || runner_up >= best_score) return std::nullopt;  // none, or two alike
+  SlowPort s;
+  s.node = best->node;
+  s.device = best->device;
+  const auto on_node = static_cast<std::int32_t>(std::count_if(ports.begin(), ports.end(), [&](const Port& p) { return p.node == best->node; }));
+  s.rank = RankOf(facts, best->node, best->device, on_node);
+  s.file = best->file;
+  s.half_rate = usual > 0 && best->rate > 0 && best->rate < usual;
+  s.symbol_error = best->symbol_error;
+  s.link_downed = best->link_downed;
+  s.wait_ratio = median > 0 && best->xmit_wait > 0 ? static_cast<double>(best->xmit_wait) / static_cast<double>(median) : 0;
+  s.line = best->symbol_error > 0 && best->symbol_line.line > 0 ? best->symbol_line
+           : s.half_rate                                        ? best->rate_line
+                                                                : best->wait_line;
+  s.ports = static_cast<std::int32_t>(ports.size());
+  return s;
+}
+
+void DiagnoseSlowPort(const Incident& inc, const JobFacts& facts, const SlowPort& p, Finding* f) {
+  const std::string node = NodeName(inc, p.node);
+  const std::string port = "mlx5_" + std::to_string(p.device);
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = p.rank;
+  f->node = p.node;
+  f->local_rank = p.device;
+  f->failure_class = v1::FAILURE_CLASS_STRAGGLER;
+  f->owner = v1::OWNER_NETWORK;
+  f->confidence = p.half_rate ? 0.9 : 0.8;
+  f->candidates.clear();
+  f->candidates.push_back({p.rank, p.node, 1.0});
+  f->lines.push_back({p.file, p.line, v1::EVIDENCE_ROLE_INITIATING});
+  std::string signs;
+  if (p.half_rate) signs += "it runs below the job's usual rate";
+  if (p.wait_ratio >= 10) signs += std::string(signs.empty() ? "" : ", ") + "its PortXmitWait is " + Ratio(p.wait_ratio) + " the median port's";
+  if (p.symbol_error > 0) signs += ", " + std::to_string(p.symbol_error) + " symbol errors";
+  if (p.link_downed > 0) signs += ", the link went down " + std::to_string(p.link_downed) + " time(s)";
+  const std::string who = p.rank >= 0 ? "rank " + std::to_string(p.rank) + " (GPU " + std::to_string(p.device) + " on " + node + ")"
+                                      : "GPU " + std::to_string(p.device) + " on " + node;
+  f->reason = "A slow NIC: of " + std::to_string(p.ports) + " IB ports, " + port + " on " + node + " (the port of " + who +
+              ") stands out: " + signs + ". Its inter-node transfers slow every collective it is in, so every rank's step "
+              "timers grow alike and name no rank; the port's counters do.";
+  f->cascade = SummarizeCascade(inc, facts, p.rank >= 0 ? std::vector<std::int32_t>{p.rank} : std::vector<std::int32_t>{}, p.node);
+  f->recovery.push_back({"inspect_nic", node,
+                         "Check " + port + " on " + node + " (ibstat: rate and state; its symbol errors and link flaps point at the cable, "
+                             "transceiver or switch port), reseat or replace it, or exclude " + node + " before restarting."});
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,37 @@
+// A slow NIC from its IB port's counters (docs/log_formats.md §5c): a collection script's
+// `grep -H . /sys/class/infiniband/*/ports/1/{rate,state,counters/...}` per node
+// (`<hostname>/ib_counters.log`, read outside the line parser). Under a slow NIC every rank's
+// step timers grow alike (each collective waits for its slowest link), so timing cannot name
+// it; the port can: a rate below the job's usual one, or a PortXmitWait far above every other
+// port's. Symbol errors and link-downed counts corroborate (a few symbol errors alone are an
+// old event, not a slow port). Port mlx5_<i> serves local GPU i.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "analyze/facts.h"
+#include "analyze/finding.h"
+#include "ingest/incident.h"
+
+namespace denpex::engine {
+
+struct SlowPort {
+  std::int32_t node = -1;
+  std::int32_t device = -1;  // mlx5_<device>: the local GPU it serves
+  std::int32_t rank = -1;    // that GPU's global rank, when known
+  std::uint32_t file = 0;
+  LineSpan line;             // its most telling line (symbol_error when it errs, else rate or xmit wait)
+  bool half_rate = false;
+  std::int64_t symbol_error = 0, link_downed = 0;
+  double wait_ratio = 0;     // its port_xmit_wait over the median port's
+  std::int32_t ports = 0;    // ports read across the job
+};
+
+// nullopt without counter files, or when no one port stands out.
+std::optional<SlowPort> FindSlowPort(const Incident& inc, const JobFacts& facts);
+
+// Fills `f`: the rank (else the node), class STRAGGLER, owner NETWORK, the counter line, recovery.
+void DiagnoseSlowPort(const Incident& inc, const JobFacts& facts, const SlowPort& p, Finding* f);
+
+}  // namespace denpex::engine

@@ -1,0 +1,20 @@
+// Each node's IB port state and counters as a collection script gathers them for a fail-slow
+// investigation (`grep -H . /sys/class/infiniband/*/ports/1/...` into <hostname>/ib_counters.log;
+// docs/log_formats.md §5c): written for the fail-slow kinds, after the run. A slow NIC
+// (FAULT_KIND_SLOW_NIC) shows on its port; healthy ports now and then carry a few symbol errors.
+#pragma once
+
+#include <filesystem>
+
+#include "denpex/common/status.h"
+#include "faults.h"
+#include "job.h"
+#include "writer.h"
+
+namespace denpex::sim {
+
+// Writes the files; returns the slow port's cited line (its symbol_error counter), empty when
+// no port is slow.
+Result<CitedLine> WriteIbCounters(const Job& job, const FaultPlan& fault, const std::filesystem::path& incident);
+
+}  // namespace denpex::sim
