@@ -640,7 +640,8 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"ray.exceptions.RayTaskError("},
     // RecogniseBareMetal
     {" noticed that process rank "}, {"Process name: ["}, {"Remote daemon: ["}, {": ssh exited with exit code 255"},
-    {"] MCW rank "}, {" bound to package["}, {" closed by remote host."}, {"Timeout, server "},
+    {"] MCW rank "}, {" bound to package["}, {" closed by remote host."},
+    // `Timeout, server <host> not responding.` reaches RecogniseBareMetal through " not responding"
     {"ssh: connect to host "},
 };
 }  // namespace
