@@ -69,125 +69,91 @@ const Citation* LowestSetupWarn(const TruthInputs& in) {
   return nullptr;
 }
 
-// The srun launcher reports ranks in slurm-<jobid>.out, and the controller logs node and
-// scheduler events in slurmctld.log.
-void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
+// A launcher that reports each rank's end (srun's `task N: <status>`, mpirun's first-failure
+// block) adds `exit`, its line for the rank, to the rank's own lines; the rest of the evidence
+// is the same under either. False for the faults the launcher itself tells (node loss, the
+// scheduler's decisions), left to the caller.
+bool RankEvidence(const TruthInputs& in, Cite exit, v1::Truth* truth) {
   const IncidentWriter& w = in.writer;
   const int rank = in.fault.rank;
   constexpr auto kInit = v1::EVIDENCE_ROLE_INITIATING;
   constexpr auto kCorr = v1::EVIDENCE_ROLE_CORROBORATING;
-  auto ctld = [&](CtldEvent e) { return w.Find(Cite::kCtld, static_cast<int>(e)); };
   switch (in.fault.action()) {
     case FaultAction::kSigkill:
-      AddEvidence(w.Find(Cite::kSrunTask, rank), kInit, truth);
-      return;
+      AddEvidence(w.Find(exit, rank), kInit, truth);
+      return true;
     case FaultAction::kSegfault:
       AddEvidence(w.Find(Cite::kSegfault, rank), kInit, truth);
-      AddEvidence(w.Find(Cite::kSrunTask, rank), kCorr, truth);
-      return;
+      AddEvidence(w.Find(exit, rank), kCorr, truth);
+      return true;
     case FaultAction::kException:
       AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
-      AddEvidence(w.Find(Cite::kSrunTask, rank), kCorr, truth);
-      return;
+      AddEvidence(w.Find(exit, rank), kCorr, truth);
+      return true;
     case FaultAction::kHang:
       AddEvidence(FirstPeerWatchdog(w, rank), v1::EVIDENCE_ROLE_CONSEQUENCE, truth);
-      return;
+      return true;
     case FaultAction::kMismatch:
       AddEvidence(w.Find(Cite::kWatchdog, rank), kInit, truth);
       AddEvidence(FirstPeerWatchdog(w, rank), kCorr, truth);
-      return;
+      return true;
     case FaultAction::kCudaError:
       AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
       AddEvidence(w.Find(Cite::kKernel, in.fault.node), kInit, truth);
-      AddEvidence(w.Find(Cite::kSrunTask, rank), kCorr, truth);
-      return;
+      AddEvidence(w.Find(exit, rank), kCorr, truth);
+      return true;
     case FaultAction::kHostOom:
       AddEvidence(w.Find(Cite::kKernel, in.fault.node), kInit, truth);
-      AddEvidence(w.Find(Cite::kSrunTask, rank), kInit, truth);
-      return;
-    case FaultAction::kNodeLoss:
-    case FaultAction::kSlurmdSilent:  // and, later, "Node <host> now responding"
-      AddEvidence(ctld(CtldEvent::kSetDown), kInit, truth);
-      AddEvidence(ctld(CtldEvent::kKillOnFailed), kCorr, truth);
-      AddEvidence(ctld(CtldEvent::kRequeue), kCorr, truth);
-      return;
+      AddEvidence(w.Find(exit, rank), kInit, truth);
+      return true;
     case FaultAction::kSlowdown:
-      return SlowdownEvidence(in, truth);
+      SlowdownEvidence(in, truth);
+      return true;
     case FaultAction::kNicFailure:
-      AddEvidence(in.writer.Find(Cite::kIbError, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
-      return;
+      AddEvidence(w.Find(Cite::kIbError, rank), kInit, truth);
+      return true;
     case FaultAction::kNcclSetup:
-      AddEvidence(LowestSetupWarn(in), v1::EVIDENCE_ROLE_INITIATING, truth);
-      return;
-    case FaultAction::kEvict:
-    case FaultAction::kRendezvousTimeout:  // torchrun only
-      return;
+      AddEvidence(LowestSetupWarn(in), kInit, truth);
+      return true;
     case FaultAction::kJobException:
-      return JobExceptionEvidence(w, truth);
-    case FaultAction::kSchedulerCancel: {
-      const Citation* c = ctld(CtldEvent::kTimeLimit);
-      if (c == nullptr) c = ctld(CtldEvent::kKillRequest);
-      if (c == nullptr) c = ctld(CtldEvent::kPreempted);
-      AddEvidence(c, kInit, truth);
-      AddEvidence(w.Find(Cite::kStepdJob, 0), kCorr, truth);
-      return;
-    }
+      JobExceptionEvidence(w, truth);
+      return true;
+    case FaultAction::kNodeLoss:
+    case FaultAction::kSlurmdSilent:
+    case FaultAction::kSchedulerCancel:
+    case FaultAction::kEvict:
+    case FaultAction::kRendezvousTimeout:
+      return false;
   }
+  return false;
+}
+
+// The srun launcher reports ranks in slurm-<jobid>.out, and the controller logs node and
+// scheduler events in slurmctld.log.
+void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
+  if (RankEvidence(in, Cite::kSrunTask, truth)) return;
+  const IncidentWriter& w = in.writer;
+  auto ctld = [&](CtldEvent e) { return w.Find(Cite::kCtld, static_cast<int>(e)); };
+  const FaultAction action = in.fault.action();
+  if (action == FaultAction::kNodeLoss || action == FaultAction::kSlurmdSilent) {  // and, later, "Node <host> now responding"
+    AddEvidence(ctld(CtldEvent::kSetDown), v1::EVIDENCE_ROLE_INITIATING, truth);
+    AddEvidence(ctld(CtldEvent::kKillOnFailed), v1::EVIDENCE_ROLE_CORROBORATING, truth);
+    AddEvidence(ctld(CtldEvent::kRequeue), v1::EVIDENCE_ROLE_CORROBORATING, truth);
+  } else if (action == FaultAction::kSchedulerCancel) {
+    const Citation* c = ctld(CtldEvent::kTimeLimit);
+    if (c == nullptr) c = ctld(CtldEvent::kKillRequest);
+    if (c == nullptr) c = ctld(CtldEvent::kPreempted);
+    AddEvidence(c, v1::EVIDENCE_ROLE_INITIATING, truth);
+    AddEvidence(w.Find(Cite::kStepdJob, 0), v1::EVIDENCE_ROLE_CORROBORATING, truth);
+  }  // eviction: Kubernetes'; a rendezvous timeout: torchrun's
 }
 
 // mpirun names the first rank that failed (or the node whose daemon it lost) in mpirun.out.
 void MpirunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
-  const IncidentWriter& w = in.writer;
-  const int rank = in.fault.rank;
-  constexpr auto kInit = v1::EVIDENCE_ROLE_INITIATING;
-  constexpr auto kCorr = v1::EVIDENCE_ROLE_CORROBORATING;
-  switch (in.fault.action()) {
-    case FaultAction::kSigkill:
-      AddEvidence(w.Find(Cite::kMpirun, rank), kInit, truth);
-      return;
-    case FaultAction::kSegfault:
-      AddEvidence(w.Find(Cite::kSegfault, rank), kInit, truth);
-      AddEvidence(w.Find(Cite::kMpirun, rank), kCorr, truth);
-      return;
-    case FaultAction::kException:
-      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
-      AddEvidence(w.Find(Cite::kMpirun, rank), kCorr, truth);
-      return;
-    case FaultAction::kCudaError:
-      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
-      AddEvidence(w.Find(Cite::kKernel, in.fault.node), kInit, truth);
-      AddEvidence(w.Find(Cite::kMpirun, rank), kCorr, truth);
-      return;
-    case FaultAction::kHostOom:
-      AddEvidence(w.Find(Cite::kKernel, in.fault.node), kInit, truth);
-      AddEvidence(w.Find(Cite::kMpirun, rank), kInit, truth);
-      return;
-    case FaultAction::kHang:
-      AddEvidence(FirstPeerWatchdog(w, rank), v1::EVIDENCE_ROLE_CONSEQUENCE, truth);
-      return;
-    case FaultAction::kMismatch:
-      AddEvidence(w.Find(Cite::kWatchdog, rank), kInit, truth);
-      AddEvidence(FirstPeerWatchdog(w, rank), kCorr, truth);
-      return;
-    case FaultAction::kNodeLoss:
-      AddEvidence(w.Find(Cite::kMpirun, in.fault.node), kInit, truth);
-      return;
-    case FaultAction::kSlowdown:
-      return SlowdownEvidence(in, truth);
-    case FaultAction::kNicFailure:
-      AddEvidence(w.Find(Cite::kIbError, rank), kInit, truth);
-      return;
-    case FaultAction::kNcclSetup:
-      AddEvidence(LowestSetupWarn(in), kInit, truth);
-      return;
-    case FaultAction::kJobException:
-      return JobExceptionEvidence(w, truth);
-    case FaultAction::kSchedulerCancel:
-    case FaultAction::kSlurmdSilent:
-    case FaultAction::kEvict:
-    case FaultAction::kRendezvousTimeout:
-      return;  // srun's, Kubernetes' or torchrun's only
-  }
+  if (RankEvidence(in, Cite::kMpirun, truth)) return;
+  if (in.fault.action() == FaultAction::kNodeLoss) {
+    AddEvidence(in.writer.Find(Cite::kMpirun, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
+  }  // the scheduler's, Kubernetes' or torchrun's faults: none under mpirun
 }
 
 void AddKube(const CitedLine& c, v1::EvidenceRole role, v1::Truth* truth) {
