@@ -52,37 +52,23 @@ class ProgressIndex {
 };
 
 // The latest iteration record per ProgressKey, in the slots themselves (open addressing on the
-// key, which for dense task or rank ids is a direct map): one memory access per progress line,
-// which the parser prefetches while it reads the line (the 16k tasks' records are 1 MB, and the
-// scan streams 32 MB past them per chunk, so each access missed the caches, twice when an
-// index pointed into a separate vector).
+// key, which for dense task or rank ids is a direct map). The 16k tasks' records of a combined
+// srun log are 1 MB, and the scan streams 32 MB past them per chunk, so updating a record as its
+// line is read missed the caches on nearly every progress line, one miss at a time (a tenth of
+// the parse; a prefetch as the line's label is read did not hide it). Updates are queued and
+// applied a batch at a time, where the misses of consecutive records overlap.
 class ProgressTable {
  public:
-  ProgressTable() : slots_(kInitialSlots) {}
+  ProgressTable() : slots_(kInitialSlots) { pending_.reserve(kBatch); }
 
-  void Prefetch(std::int32_t key) const { __builtin_prefetch(&slots_[Hash(key) & (slots_.size() - 1)], 1); }
-  // The record of `key`, made (placed before event `at`) when it has none. Valid until the next call.
-  ProgressRecord* Get(std::int32_t key, std::uint32_t at) {
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = Hash(key) & mask;; i = (i + 1) & mask) {
-      ProgressRecord& r = slots_[i];
-      if (r.line == 0) {
-        if (2 * (live_ + 1) > slots_.size()) {
-          Grow();
-          return Get(key, at);
-        }
-        ++live_;
-        r.at = at;
-        r.seq = seq_++;
-        r.rank = key >= -1 ? key : -1;  // what the key is made of, until the caller fills the rest
-        r.task = key >= -1 ? -1 : -2 - key;
-        return &r;
-      }
-      if (ProgressKey(r.rank, r.task) == key) return &r;
-    }
+  // `r` (its `at`: the events emitted before its line) becomes its key's latest record.
+  void Update(const ProgressRecord& r) {
+    pending_.push_back(r);
+    if (pending_.size() == kBatch) Flush();
   }
   // A requeued job's next run: its lines start new records, the current ones are kept as they are.
   void Close() {
+    Flush();
     for (ProgressRecord& r : slots_) {
       if (r.line != 0) closed_.push_back(r);
       r = ProgressRecord{};
@@ -101,8 +87,46 @@ class ProgressTable {
 
  private:
   static constexpr std::size_t kInitialSlots = 64;
+  static constexpr std::size_t kBatch = 256;
+  static constexpr std::size_t kAhead = 8;  // records prefetched ahead of the one applied
   static std::size_t Hash(std::int32_t key) {
     return key >= -1 ? static_cast<std::size_t>(std::int64_t{key} + 1) : static_cast<std::size_t>(-2 - std::int64_t{key});
+  }
+  static std::int32_t KeyOf(const ProgressRecord& r) { return ProgressKey(r.rank, r.task); }
+
+  void Flush() {
+    for (std::size_t k = 0; k < pending_.size(); ++k) {
+      if (k + kAhead < pending_.size()) {
+        __builtin_prefetch(&slots_[Hash(KeyOf(pending_[k + kAhead])) & (slots_.size() - 1)], 1);
+      }
+      Apply(pending_[k]);
+    }
+    pending_.clear();
+  }
+  void Apply(const ProgressRecord& r) {
+    const std::int32_t key = KeyOf(r);
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = Hash(key) & mask;; i = (i + 1) & mask) {
+      ProgressRecord& slot = slots_[i];
+      if (slot.line == 0) {
+        if (2 * (live_ + 1) > slots_.size()) {
+          Grow();
+          Apply(r);
+          return;
+        }
+        ++live_;
+        slot = r;
+        slot.seq = seq_++;
+        return;
+      }
+      if (KeyOf(slot) == key) {
+        const std::uint32_t at = slot.at, seq = slot.seq;
+        slot = r;
+        slot.at = at;
+        slot.seq = seq;
+        return;
+      }
+    }
   }
   void Grow() {
     std::vector<ProgressRecord> old(2 * slots_.size());
@@ -110,13 +134,14 @@ class ProgressTable {
     const std::size_t mask = slots_.size() - 1;
     for (const ProgressRecord& r : old) {
       if (r.line == 0) continue;
-      std::size_t i = Hash(ProgressKey(r.rank, r.task)) & mask;
+      std::size_t i = Hash(KeyOf(r)) & mask;
       while (slots_[i].line != 0) i = (i + 1) & mask;
       slots_[i] = r;
     }
   }
 
   std::vector<ProgressRecord> slots_;
+  std::vector<ProgressRecord> pending_;  // updates not applied yet, in line order
   std::vector<ProgressRecord> closed_;
   std::size_t live_ = 0;
   std::uint32_t seq_ = 0;

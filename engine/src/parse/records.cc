@@ -317,17 +317,17 @@ void LogParser::IterationLine(const Parsed& p) {
   out_.malformed += m == Match::kMalformed ? 1 : 0;
   if (m != Match::kYes) return;
   if (out_.first_dated == 0) out_.first_dated = t;
-  ProgressRecord& r = *iterations_.Get(ProgressKey(p.rank, p.origin.task), static_cast<std::uint32_t>(out_.events.size()));
-  r.time = p.origin.timed ? p.origin.time : t;  // as PlaceEvent: a collector's stamp comes first
-  r.iteration = iteration;
-  r.total = total;
-  r.offset = p.ref.offset;
-  r.line = p.ref.number;
-  r.length = p.cite_length;
-  r.rank = p.rank;
-  r.local_rank = p.origin.local_rank >= 0 ? p.origin.local_rank : ctx_.local_rank;
-  r.task = p.origin.task;
-  r.host = p.origin.host.empty() ? kNoStr : out_.strings.Intern(p.origin.host);
+  iterations_.Update({.time = p.origin.timed ? p.origin.time : t,  // as PlaceEvent: a collector's stamp comes first
+                      .iteration = iteration,
+                      .total = total,
+                      .offset = p.ref.offset,
+                      .line = p.ref.number,
+                      .length = p.cite_length,
+                      .rank = p.rank,
+                      .local_rank = p.origin.local_rank >= 0 ? p.origin.local_rank : ctx_.local_rank,
+                      .task = p.origin.task,
+                      .host = p.origin.host.empty() ? kNoStr : out_.strings.Intern(p.origin.host),
+                      .at = static_cast<std::uint32_t>(out_.events.size())});
 }
 
 bool LogParser::ProgressLine(const LineRef& line) {
@@ -348,7 +348,6 @@ bool LogParser::ProgressLine(const LineRef& line) {
     i += 2;
   }
   if (i + 2 >= text.size() || !IsDigit(text[i + 2])) return false;
-  iterations_.Prefetch(ProgressKey(ctx_.name_rank, task));  // its record, while the line is read
   Parsed p{.ref = line, .cite_length = static_cast<std::uint32_t>(text.size())};
   p.origin.task = task;
   p.rank = ctx_.name_rank;
