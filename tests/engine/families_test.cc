@@ -502,6 +502,8 @@ TEST(Families, SlurmWordingsOfStepdSrunSlurmdAndSlurmctld) {
        "2020-12-14T09:43:55 DUE TO JOB NOT ENDING WITH SIGNALS ***",
        Family::kSlurm, Kind::kStepTerminated},
       {"[2024-01-01T00:00:00.000] _job_complete: JobId=127441 WTERMSIG 9", Family::kSlurm, Kind::kJobComplete},
+      {"[2024-01-01T00:00:00.000] sched: Allocate JobId=127441 NodeList=gpu-[0001-0128] #CPUs=14336 Partition=gpu", Family::kSlurm,
+       Kind::kJobAllocated},
   });
   ParsedLog log = Parse("slurmstepd: error: *** JOB 123 ON gpu-07 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***\n");
   auto n = Only<SlurmNote>(log);
