@@ -228,6 +228,10 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
   if (in.job.launcher == v1::LAUNCHER_SRUN) return SrunEvidenceFor(in, truth);
   if (in.job.launcher == v1::LAUNCHER_MPIRUN) return MpirunEvidenceFor(in, truth);
   if (in.job.launcher == v1::LAUNCHER_RAY) return RayEvidenceFor(in, truth);
+  if (in.kube != nullptr) {  // kubernetes.restarts: the Pending replacement, and why the job ended
+    AddKube(in.kube->unplaced, v1::EVIDENCE_ROLE_CORROBORATING, truth);
+    AddKube(in.kube->job_end, v1::EVIDENCE_ROLE_CONTEXT, truth);
+  }
   if (KubeEvidenceFor(in, truth)) return;
   const IncidentWriter& w = in.writer;
   const int rank = in.fault.rank, node = in.fault.node;

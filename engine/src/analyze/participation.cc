@@ -674,6 +674,7 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
                         "Restart the whole job from the newest checkpoint that verifies (checkpoints were not evaluated by this diagnosis); "
                         "the ranks of the cascade failed as a consequence and need no action of their own."});
   NoteRequeue(inc, a.facts, &f);
+  NoteRestarts(inc, &f);
   return f;
 }
 

@@ -66,11 +66,21 @@ std::string_view Stem(std::string_view rel) {
 // Kubernetes: `kubectl describe pod` names the node a pod ran on (`Node:  gpu-0004/10.0.0.4`);
 // the pod is the describe file's name. A pod's processes print its hostname: the pod name, or
 // for a Job's indexed pods the name without the Job controller's 5-character suffix.
+// The scheduler's `Scheduled pod/<pod> Successfully assigned <ns>/<pod> to <node>` row names
+// both (the only word on a pod that is gone: a JobSet's first attempt).
+std::string_view ScheduledPod(std::string_view row) {
+  const std::size_t at = row.find(" pod/");
+  if (at == std::string_view::npos) return {};
+  row.remove_prefix(at + 5);
+  return row.substr(0, row.find(' '));
+}
+
 std::map<std::string, std::string, std::less<>> PodAliases(const std::vector<SourceFile>& sources, const Incident& inc) {
   std::map<std::string, std::string, std::less<>> alias;
   for (const Event& e : inc.events) {
     if (e.kind != Kind::kPodNode || e.host == kNoStr) continue;
-    const std::string_view pod = Stem(sources[e.file].rel);
+    const std::string_view row = inc.str(std::get<Note>(e.detail).text);
+    const std::string_view pod = row.starts_with("Node:") ? Stem(sources[e.file].rel) : ScheduledPod(row);
     const std::string node(inc.str(e.host));
     if (pod.empty() || pod == node) continue;
     alias.emplace(std::string(pod), node);
