@@ -317,9 +317,11 @@ bool IsInitiating(const TruthInputs& in, int rank) {
 }
 
 // Every other rank that died is a consequence. Secondary errors: each watchdog timeout line
-// (but the initiator's own, when it is the evidence), and each launcher report that is not
-// the initiator's: torchrun agent failure reports on other nodes, srun task-exit lines that
-// do not name the initiator.
+// (but the initiator's own, when it is the evidence), each launcher report that is not
+// the initiator's: torchrun agent failure reports on other nodes (a failure table, or the
+// agent's own RendezvousConnectionError / RendezvousTimeoutError traceback), srun task-exit
+// lines that do not name the initiator; and each worker's store connection reset (a lost
+// c10d store, torch >= 2.4).
 void FillCascade(const TruthInputs& in, v1::Truth* truth) {
   v1::Cascade* cascade = truth->mutable_cascade();
   const Workers& workers = in.model.workers();
@@ -337,6 +339,7 @@ void FillCascade(const TruthInputs& in, v1::Truth* truth) {
       if (node != in.fault.node && in.model.launcher().reported(node)) ++errors;
     }
   }
+  errors += static_cast<std::int64_t>(in.writer.stats().store_resets);
   cascade->set_secondary_errors(static_cast<std::int32_t>(errors));
   cascade->set_grouped_errors(static_cast<std::int32_t>(errors));
 }
