@@ -597,7 +597,7 @@ Status CheckFault(v1::Fault* f, const std::string& path, std::int64_t world, int
     return loc.Error(path + ".step", path + ".step is at most " + Str(kMaxSteps),
                      "every step before the fault is simulated; fault earlier");
   }
-  if (!f->has_step()) f->set_step(warmup);
+  if (!f->has_step()) f->set_step(RaisedAtSetup(f->kind()) ? 0 : warmup);
   return Status::Ok();
 }
 
