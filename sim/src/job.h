@@ -107,6 +107,9 @@ struct Job {
   // --report-bindings (each node's daemon names its host and the ranks it starts).
   bool open_mpi5 = false;
   bool report_bindings = true;
+  // pdsh (LAUNCHER_PDSH): the login host's ssh ServerAliveInterval and ServerAliveCountMax.
+  TimeNs ssh_alive_interval = 0;
+  int ssh_alive_count = 0;
   std::string partition;
   TimeNs controller_offset = 0;  // slurmctld's host clock minus true time
   Workload workload;

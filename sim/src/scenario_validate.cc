@@ -174,6 +174,7 @@ Status CheckLauncher(const v1::Scenario& s, const Locator& loc) {
     case v1::LAUNCHER_TORCHRUN:
     case v1::LAUNCHER_SRUN:
     case v1::LAUNCHER_MPIRUN:
+    case v1::LAUNCHER_PDSH:
     case v1::LAUNCHER_KUBERNETES:
     case v1::LAUNCHER_RAY:
       return Status::Ok();
@@ -183,12 +184,32 @@ Status CheckLauncher(const v1::Scenario& s, const Locator& loc) {
   }
 }
 
+// pdsh's ssh keepalive (ServerAliveInterval x ServerAliveCountMax), and its fan-out: `pdsh -f 1024`
+// runs at most 1024 sessions at once, so the rest of a larger job would never start.
+Status FillPdsh(v1::Scenario* s, const Locator& loc) {
+  v1::Pdsh* p = s->mutable_pdsh();
+  if (p->server_alive_interval_s() < 0 || p->server_alive_count_max() < 0) {
+    return loc.Error("pdsh", "pdsh.server_alive_interval_s and server_alive_count_max must not be negative",
+                     "leave them out for 30 s and 3");
+  }
+  if (p->server_alive_interval_s() == 0) p->set_server_alive_interval_s(30);
+  if (p->server_alive_count_max() == 0) p->set_server_alive_count_max(3);
+  if (s->launcher() == v1::LAUNCHER_PDSH && s->job().nodes() > 1024) {
+    return loc.Error({"launcher", "job.nodes"},
+                     "DeepSpeed runs `pdsh -f 1024`: at most 1024 nodes run at once, and job.nodes is " +
+                         std::to_string(s->job().nodes()),
+                     "use at most 1024 nodes (8192 ranks of 8 GPUs) under LAUNCHER_PDSH");
+  }
+  return Status::Ok();
+}
+
 // The layout a launcher leaves by default; srun, Kubernetes and mpirun leave only that one.
 v1::Layout OwnLayout(v1::Launcher launcher) {
   switch (launcher) {
     case v1::LAUNCHER_SRUN: return v1::LAYOUT_SLURM_OUT;
     case v1::LAUNCHER_KUBERNETES: return v1::LAYOUT_KUBECTL_LOGS;
     case v1::LAUNCHER_MPIRUN: return v1::LAYOUT_MPIRUN_OUT;
+    case v1::LAUNCHER_PDSH: return v1::LAYOUT_PDSH_OUT;
     case v1::LAUNCHER_RAY: return v1::LAYOUT_RAY_DRIVER;
     default: return v1::LAYOUT_UNSPECIFIED;
   }
@@ -240,11 +261,12 @@ Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
   }
   if (!v1::Layout_IsValid(s->layout())) {
     return loc.Error("layout", "layout " + Str(s->layout()) + " is not a Layout value",
-                     "use LAYOUT_PER_RANK_FILES, LAYOUT_TORCHRUN_LOG_DIR, LAYOUT_SLURM_OUT or "
-                     "LAYOUT_MPIRUN_OUT");
+                     "use LAYOUT_PER_RANK_FILES, LAYOUT_TORCHRUN_LOG_DIR, LAYOUT_SLURM_OUT, "
+                     "LAYOUT_MPIRUN_OUT or LAYOUT_PDSH_OUT");
   }
   const bool own_only = s->layout() == v1::LAYOUT_SLURM_OUT || s->layout() == v1::LAYOUT_KUBECTL_LOGS ||
-                        s->layout() == v1::LAYOUT_RAY_DRIVER || s->layout() == v1::LAYOUT_MPIRUN_OUT;
+                        s->layout() == v1::LAYOUT_RAY_DRIVER || s->layout() == v1::LAYOUT_MPIRUN_OUT ||
+                        s->layout() == v1::LAYOUT_PDSH_OUT;
   if (own != v1::LAYOUT_UNSPECIFIED ? s->layout() != own : own_only) {
     return loc.Error({"layout", "launcher"},
                      "layout " + v1::Layout_Name(s->layout()) + " does not fit launcher " +
@@ -270,6 +292,7 @@ Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
   if (slurm->partition().empty()) slurm->set_partition("gpu");
   v1::BareMetal* bare = s->mutable_bare_metal();
   if (bare->open_mpi().empty()) bare->set_open_mpi("4.1");
+  DENPEX_RETURN_IF_ERROR(FillPdsh(s, loc));
   if (bare->open_mpi() != "4.1" && bare->open_mpi() != "5.0") {
     return loc.Error("bare_metal.open_mpi", "bare_metal.open_mpi \"" + bare->open_mpi() + "\" is not supported",
                      "use \"4.1\" (ORTE) or \"5.0\" (PRRTE)");
@@ -574,7 +597,7 @@ Status CheckFault(v1::Fault* f, const std::string& path, std::int64_t world, int
     return loc.Error(path + ".step", path + ".step is at most " + Str(kMaxSteps),
                      "every step before the fault is simulated; fault earlier");
   }
-  if (!f->has_step()) f->set_step(warmup);
+  if (!f->has_step()) f->set_step(RaisedAtSetup(f->kind()) ? 0 : warmup);
   return Status::Ok();
 }
 

@@ -140,7 +140,10 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   Job job = Job::Build(*scenario, options.seed.value_or(scenario->seed()));
   const FaultPlan fault = PlanFault(scenario->faults(0), job, 0);
   job.noise = PlanNoise(scenario->realism(), job, fault);
-  const LineFormatter formatter(job, *FindTorchProfile(scenario->format().torch()),
+  const TorchProfile& torch = *FindTorchProfile(scenario->format().torch());
+  // The loud rank repeats the autograd fallback's warning, which torch 1.13 does not have.
+  if (torch.autograd_warning_site.empty()) job.noise.loud_rank = -1;
+  const LineFormatter formatter(job, torch,
                                 *FindNcclProfile(scenario->format().nccl()),
                                 *FindSlurmProfile(scenario->format().slurm()));
   IncidentWriter writer(job, formatter, options.out_dir / "incident", PlanCitations(job, fault),

@@ -168,6 +168,12 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
     out->detail = SlurmNote{.reason = strings->Intern(r.reason)};
     return true;
   }
+  if (msg.starts_with("sched: Allocate JobId=")) {  // slurmctld: the job's start (bounds untimed failures)
+    out->family = Family::kSlurm;
+    out->kind = Kind::kJobAllocated;
+    out->detail = SlurmNote{.reason = strings->Intern(TokenAfter(msg, "JobId=", " "))};
+    return true;
+  }
   if (msg.starts_with("_job_complete: JobId=")) {  // slurmctld: `WTERMSIG 9` / `WEXITSTATUS 1`
     std::int64_t v = 0;
     SlurmNote n;
@@ -641,6 +647,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"*** "},    // banners: CANCELLED, FAILED, STEPD TERMINATED
     {"oom-kill event"}, {"oom_kill event"}, {" not responding"}, {"Killing JobId="},
     {"Time limit exhausted for JobId="}, {"REQUEST_KILL_JOB"}, {"preempted JobId="}, {"_job_complete: JobId="},
+    {"sched: Allocate JobId="},
     {"due to failure of node "}, {"Requeuing JobId="}, {" now responding"}, {"SLURM_RESTART_COUNT="},
     // RecogniseAgent
     {"failed (exitcode: "}, {"Sending process "}, {"Unable to shutdown process "},
