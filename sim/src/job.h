@@ -66,6 +66,14 @@ struct Noise {
 
 struct Job {
   static Job Build(const v1::Scenario& scenario, std::uint64_t seed);
+  // The job's controller restarted it (kubernetes.restarts): the same job from `start`, attempt 1.
+  // JobSet recreates the pods (new 5-character suffixes); a PyTorchJob keeps its pods.
+  Job Restarted(const v1::Scenario& scenario, TimeNs start) const;
+  // PyTorchJob under kubernetes.restarts: restartPolicy OnFailure, containers restart in place and
+  // the operator deletes no pod when one fails.
+  bool KubeRestartsInPlace() const {
+    return kube_restarts > 0 && kube_controller != v1::KUBE_CONTROLLER_JOBSET;
+  }
 
   // Shape.
   std::uint64_t seed = 0;
@@ -115,6 +123,8 @@ struct Job {
   v1::KubeController kube_controller = v1::KUBE_CONTROLLER_UNSPECIFIED;
   bool pod_timestamps = false;
   std::string kube_job, kube_namespace;
+  int kube_restarts = 0;  // kubernetes.restarts: the controller restarts the failed job this often
+  int kube_attempt = 0;   // which attempt this Job runs (0: the first; 1: after the restart)
   std::vector<TimeNs> clock_offset;      // node -> printed time minus true time
   std::vector<std::int32_t> agent_pid;   // node -> torchrun's pid
   std::vector<TimeNs> agent_start;       // node -> when torchrun printed its banner

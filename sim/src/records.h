@@ -188,6 +188,8 @@ enum class AppError : std::uint8_t {
   kCheckpointLoad,  // DP world-size mismatch, missing ZeRO shard, state-dict size mismatch
   kPinnedMemory,    // pinned host memory: the DataLoader's pin-memory thread, or a direct pin (odd variants)
   kSaveOom,         // torch's OutOfMemoryError gathering a full state dict for a save
+  kDeepSpeedAio,    // the async_io op cannot be JIT-loaded for ZeRO-Infinity's NVMe offload
+  kZeroPipeline,    // ZeRO-2/3 asked of DeepSpeed's PipelineEngine
 };
 
 // An uncaught Python exception's traceback (stderr), printed just before the rank exits 1.

@@ -221,6 +221,37 @@ std::string LayoutHint(v1::Launcher launcher) {
   return v1::Launcher_Name(launcher) + " leaves " + v1::Layout_Name(own) + " (or leave layout out)";
 }
 
+// kubernetes.restarts: one restart of the whole job, under Kubernetes only. A fault that leaves
+// its node unusable needs JobSet's gang re-creation (a PyTorchJob restarts containers in place,
+// on the node that is gone); any other fault must be one that recurs in the restarted attempt.
+Status CheckKubeRestarts(const v1::Scenario& s, const Locator& loc) {
+  const int restarts = s.kubernetes().restarts();
+  if (restarts == 0) return Status::Ok();
+  if (restarts != 1) {
+    return loc.Error("kubernetes.restarts", "kubernetes.restarts " + Str(restarts) + " is not supported",
+                     "use 0 or 1 (kubectl keeps only the container before the current one)");
+  }
+  if (s.launcher() != v1::LAUNCHER_KUBERNETES) {
+    return loc.Error("kubernetes.restarts", "kubernetes.restarts needs launcher LAUNCHER_KUBERNETES",
+                     "set launcher: LAUNCHER_KUBERNETES or drop kubernetes.restarts");
+  }
+  const v1::FaultKind kind = s.faults_size() > 0 ? s.faults(0).kind() : v1::FAULT_KIND_UNSPECIFIED;
+  const bool node_gone = kind == v1::FAULT_KIND_NODE_LOSS || kind == v1::FAULT_KIND_XID_FALLEN_OFF_BUS;
+  const bool recurs = kind == v1::FAULT_KIND_EXCEPTION || kind == v1::FAULT_KIND_SIGSEGV ||
+                      kind == v1::FAULT_KIND_SIGKILL || kind == v1::FAULT_KIND_CUDA_OOM;
+  if (!node_gone && !recurs) {
+    return loc.Error({"kubernetes.restarts", "faults"}, "kubernetes.restarts does not support fault " + v1::FaultKind_Name(kind),
+                     "use FAULT_KIND_EXCEPTION, SIGSEGV, SIGKILL or CUDA_OOM (they recur), or NODE_LOSS or "
+                     "XID_FALLEN_OFF_BUS under KUBE_CONTROLLER_JOBSET (the replacement pod cannot be placed)");
+  }
+  if (node_gone && s.kubernetes().controller() != v1::KUBE_CONTROLLER_JOBSET) {
+    return loc.Error({"kubernetes.restarts", "kubernetes.controller"},
+                     "kubernetes.restarts with " + v1::FaultKind_Name(kind) + " needs KUBE_CONTROLLER_JOBSET",
+                     "a PyTorchJob restarts its containers in place, on the node the fault made unusable");
+  }
+  return Status::Ok();
+}
+
 // Layout defaults to the launcher's; srun, Kubernetes, Ray and mpirun leave only their own.
 Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
   const bool srun = s->launcher() == v1::LAUNCHER_SRUN;
@@ -251,6 +282,7 @@ Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
   }
   if (k->job_name().empty()) k->set_job_name("llama");
   if (k->namespace_().empty()) k->set_namespace_("training");
+  DENPEX_RETURN_IF_ERROR(CheckKubeRestarts(*s, loc));
   v1::Slurm* slurm = s->mutable_slurm();
   DENPEX_RETURN_IF_ERROR(CheckDurationMs(loc, "slurm.kill_wait_ms", slurm->kill_wait_ms()));
   DENPEX_RETURN_IF_ERROR(
@@ -565,7 +597,7 @@ Status CheckFault(v1::Fault* f, const std::string& path, std::int64_t world, int
     return loc.Error(path + ".step", path + ".step is at most " + Str(kMaxSteps),
                      "every step before the fault is simulated; fault earlier");
   }
-  if (!f->has_step()) f->set_step(warmup);
+  if (!f->has_step()) f->set_step(RaisedAtSetup(f->kind()) ? 0 : warmup);
   return Status::Ok();
 }
 

@@ -243,6 +243,10 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
   if (in.job.launcher == v1::LAUNCHER_MPIRUN) return MpirunEvidenceFor(in, truth);
   if (in.job.launcher == v1::LAUNCHER_PDSH) return PdshEvidenceFor(in, truth);
   if (in.job.launcher == v1::LAUNCHER_RAY) return RayEvidenceFor(in, truth);
+  if (in.kube != nullptr) {  // kubernetes.restarts: the Pending replacement, and why the job ended
+    AddKube(in.kube->unplaced, v1::EVIDENCE_ROLE_CORROBORATING, truth);
+    AddKube(in.kube->job_end, v1::EVIDENCE_ROLE_CONTEXT, truth);
+  }
   if (KubeEvidenceFor(in, truth)) return;
   const IncidentWriter& w = in.writer;
   const int rank = in.fault.rank, node = in.fault.node;
@@ -319,9 +323,11 @@ bool IsInitiating(const TruthInputs& in, int rank) {
 }
 
 // Every other rank that died is a consequence. Secondary errors: each watchdog timeout line
-// (but the initiator's own, when it is the evidence), and each launcher report that is not
-// the initiator's: torchrun agent failure reports on other nodes, srun task-exit lines that
-// do not name the initiator.
+// (but the initiator's own, when it is the evidence), each launcher report that is not
+// the initiator's: torchrun agent failure reports on other nodes (a failure table, or the
+// agent's own RendezvousConnectionError / RendezvousTimeoutError traceback), srun task-exit
+// lines that do not name the initiator; and each worker's store connection reset (a lost
+// c10d store, torch >= 2.4).
 void FillCascade(const TruthInputs& in, v1::Truth* truth) {
   v1::Cascade* cascade = truth->mutable_cascade();
   const Workers& workers = in.model.workers();
@@ -339,6 +345,7 @@ void FillCascade(const TruthInputs& in, v1::Truth* truth) {
       if (node != in.fault.node && in.model.launcher().reported(node)) ++errors;
     }
   }
+  errors += static_cast<std::int64_t>(in.writer.stats().store_resets);
   cascade->set_secondary_errors(static_cast<std::int32_t>(errors));
   cascade->set_grouped_errors(static_cast<std::int32_t>(errors));
 }

@@ -193,7 +193,9 @@ void IncidentWriter::Handle(const WatchdogAftermath& r) {
 
 void IncidentWriter::Handle(const DumpSignalObserved& r) {
   const int file = ErrFile(r.rank);
+  const std::int64_t before = Buffer(file).lines;
   AppendTo(file, r.rank, r, {.may_split = true});
+  if (Buffer(file).lines > before) ++stats_.store_resets;
   MaybeFlush(file);
 }
 
@@ -359,7 +361,9 @@ void IncidentWriter::Handle(const AgentSignalled& r) {
 
 void IncidentWriter::Handle(const StoreConnectionReset& r) {
   const int file = ErrFile(r.rank);
+  const std::int64_t before = Buffer(file).lines;
   AppendTo(file, r.rank, r, {.may_split = true});
+  if (Buffer(file).lines > before) ++stats_.store_resets;
   MaybeFlush(file);
 }
 

@@ -99,6 +99,9 @@ struct WriterStats {
   std::uint64_t bytes = 0;
   std::uint64_t files = 0;
   std::uint64_t interleaved_lines = 0;  // task lines srun's interleaving split in two
+  // Workers' store connection resets printed (torch >= 2.4: the heartbeat monitor's; older
+  // releases print none): secondary errors of a lost c10d store (truth.cc).
+  std::uint64_t store_resets = 0;
 };
 
 // How a record's lines go out: `may_split` — never cited, so srun's interleaving may split them

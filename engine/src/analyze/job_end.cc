@@ -306,7 +306,9 @@ std::vector<std::int32_t> CommonOwnErrors(const Incident& inc, const JobFacts& f
   std::map<StrId, std::vector<std::int32_t>> by_signature;
   *logged = 0;
   for (const RankFacts& r : facts.ranks) {
-    if (!r.has_log) continue;
+    // A rank that raised left a log wherever its lines sit: srun's combined --label output of
+    // torch <= 2.1 names the task on each line, never a `[rank<G>]:` prefix or a rank_<R>.log.
+    if (!r.has_log && r.python_error < 0) continue;
     ++*logged;
     if (r.python_error >= 0) by_signature[inc.events[r.python_error].signature].push_back(r.python_error);
   }
