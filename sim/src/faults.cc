@@ -207,6 +207,12 @@ constexpr FaultTraits kFaults[] = {
      "so every other agent timed out waiting for it); check its route and firewall to the "
      "endpoint's host and port (29400) or leave it out, then restart.",
      v1::LAUNCHER_TORCHRUN},
+    {v1::FAULT_KIND_STORE_JOIN_TIMEOUT, FaultScope::kNode, FaultAction::kStoreJoinTimeout,
+     v1::OWNER_HOST, v1::FAILURE_CLASS_NCCL_SETUP, false, "drain_node",
+     "{who} never launched its ranks (its ssh session from the launch host hung: no line came "
+     "back), so rank 0's TCPStore timed out waiting for them; check that an ssh command to it "
+     "returns (its home and software mounts, sshd) or leave it out of the hostfile, then restart.",
+     v1::LAUNCHER_PDSH},
 };
 
 }  // namespace
@@ -258,7 +264,8 @@ FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
       break;
   }
   // The bootstrap root is rank 0's node: a drawn node that cannot reach it is another one.
-  const bool needs_root = fault.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT || fault.kind() == v1::FAULT_KIND_RENDEZVOUS_TIMEOUT;
+  const bool needs_root = fault.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT || fault.kind() == v1::FAULT_KIND_RENDEZVOUS_TIMEOUT ||
+                          fault.kind() == v1::FAULT_KIND_STORE_JOIN_TIMEOUT;
   if (needs_root && !fault.has_node() && plan.node == 0 &&
       job.nodes > 1) {
     plan.node = 1;

@@ -46,6 +46,9 @@ enum class FaultAction : std::uint8_t {
   // torchrun's c10d rendezvous never completes: the node's agent cannot reach the endpoint, the
   // others time out waiting for it (launcher.cc); no worker starts.
   kRendezvousTimeout,
+  // A node never launches under pdsh (its ssh hangs); the static TCPStore's server on rank 0
+  // times out waiting for its clients, and every rank that joined fails on the store (workers).
+  kStoreJoinTimeout,
 };
 
 struct FaultTraits {

@@ -123,6 +123,7 @@ bool RankEvidence(const TruthInputs& in, Cite exit, v1::Truth* truth) {
     case FaultAction::kSchedulerCancel:
     case FaultAction::kEvict:
     case FaultAction::kRendezvousTimeout:
+    case FaultAction::kStoreJoinTimeout:
       return false;
   }
   return false;
@@ -163,6 +164,9 @@ void PdshEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
   if (in.fault.action() == FaultAction::kNodeLoss) {
     AddEvidence(in.writer.Find(Cite::kPdsh, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
     AddEvidence(in.writer.Find(Cite::kPdshExit, in.fault.node), v1::EVIDENCE_ROLE_CORROBORATING, truth);
+  } else if (in.fault.action() == FaultAction::kStoreJoinTimeout) {
+    // The node printed nothing; rank 0's server counts the clients that never joined.
+    AddEvidence(in.writer.Find(Cite::kStoreJoin, 0), v1::EVIDENCE_ROLE_CORROBORATING, truth);
   }  // the scheduler's, Kubernetes' or torchrun's faults: none under pdsh
 }
 
@@ -293,6 +297,8 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
       return;
     case FaultAction::kRendezvousTimeout:  // the agent that never joined says why
       AddEvidence(w.Find(Cite::kRendezvous, node), kInit, truth);
+      return;
+    case FaultAction::kStoreJoinTimeout:  // pdsh only (PdshEvidenceFor)
       return;
     case FaultAction::kJobException:
       return JobExceptionEvidence(w, truth);

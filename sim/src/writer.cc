@@ -367,6 +367,19 @@ void IncidentWriter::Handle(const StoreConnectionReset& r) {
   MaybeFlush(file);
 }
 
+// A traceback (stderr); rank 0's, the server's, is cited.
+void IncidentWriter::Handle(const StoreJoinTimeout& r) {
+  const int file = ErrFile(r.rank);
+  scratch_.clear();
+  LineBuilder out(&scratch_);
+  const std::int64_t cited = formatter_.Format(r, out);
+  CompleteSplit();
+  const std::int64_t first = Buffer(file).lines;
+  AppendText(file, r.rank, scratch_, out.lines());
+  if (r.rank == 0) Remember(Cite::kStoreJoin, 0, r.time, file, first + cited);
+  MaybeFlush(file);
+}
+
 void IncidentWriter::Handle(const AgentStoreFailure& r) {
   AppendTo(AgentFile(r.node), -1, r);
   MaybeFlush(AgentFile(r.node));

@@ -65,6 +65,7 @@ enum class Cite : std::uint8_t {
   kPdsh,           // subject rank: its node's launch.py `exits with return code` line; subject
                    // node (node loss): ssh's `Timeout, server <host> not responding.`
   kPdshExit,       // subject node: pdsh's `ssh exited with exit code <n>` line for it
+  kStoreJoin,      // subject 0: rank 0's `DistStoreError: Timed out after ... clients joined.`
   kRayActorDied,   // subject rank: the driver's `ray.exceptions.ActorDiedError: ...` line
   kRayCause,       // subject rank: the cause line after it
   kRayGcs,         // subject node: the GCS's `... has been marked dead ...` line
@@ -160,6 +161,7 @@ class IncidentWriter : public RecordSink {
   void Handle(const AgentExit& r);
   void Handle(const AgentSignalled& r);
   void Handle(const StoreConnectionReset& r);
+  void Handle(const StoreJoinTimeout& r);
   void Handle(const AgentStoreFailure& r);
   void Handle(const AgentRendezvousFailure& r);
   void Handle(const RayWorkerTable& r);

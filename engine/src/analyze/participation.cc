@@ -644,6 +644,10 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     NoteRequeue(inc, a.facts, &f);
     return f;
   }
+  if (const std::optional<StoreJoinGap> join = FindStoreJoinGap(inc, a.facts)) {
+    DiagnoseStoreJoinGap(inc, a.facts, *join, &f);  // before JobWideError: every joined rank's error is the same
+    return f;
+  }
   if (JobWideError(inc, a.facts, &f)) return f;
   a.clocks = AlignClocks(inc, a.facts);
   ApplyOffsets(inc, a.clocks, &a.facts);
