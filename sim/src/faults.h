@@ -86,6 +86,10 @@ struct FaultPlan {
 
 FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index);
 
+// True for the errors every rank raises while setting up, before the first step (FSDP's wrap,
+// deepspeed.initialize): their `step` defaults to 0 rather than the end of warm-up.
+bool RaisedAtSetup(v1::FaultKind kind);
+
 // Whose traceback a kException / kJobException fault prints (records.h AppError).
 AppError AppErrorOf(v1::FaultKind kind);
 

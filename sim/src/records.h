@@ -188,6 +188,8 @@ enum class AppError : std::uint8_t {
   kCheckpointLoad,  // DP world-size mismatch, missing ZeRO shard, state-dict size mismatch
   kPinnedMemory,    // pinned host memory: the DataLoader's pin-memory thread, or a direct pin (odd variants)
   kSaveOom,         // torch's OutOfMemoryError gathering a full state dict for a save
+  kDeepSpeedAio,    // the async_io op cannot be JIT-loaded for ZeRO-Infinity's NVMe offload
+  kZeroPipeline,    // ZeRO-2/3 asked of DeepSpeed's PipelineEngine
 };
 
 // An uncaught Python exception's traceback (stderr), printed just before the rank exits 1.
@@ -539,6 +541,28 @@ struct MpirunNotice {
   int exit_code;
 };
 
+// --- DeepSpeed's launcher over pdsh (deepspeed.log) --------------------------------------------
+
+enum class PdshNoticeKind : std::uint8_t {
+  kRunner,      // the login host: runner.py's "Using IP address ...", "Running on the following
+                // workers: ...", "cmd = pdsh -S -f 1024 -w <hosts> ... deepspeed.launcher.launch ..."
+  kLaunch,      // <host>: launch.py's start-up lines and one "process <pid> spawned with command: [...]"
+                // per local rank
+  kKilling,     // <host>: sigkill_handler's "Killing subprocess <pid>" (exit_code: the local rank)
+  kLaunchError, // <host>: "[ERROR] ... ['python', ..., '--local_rank=<last>', ...] exits with
+                // return code = <rc>" (launch.py names its last spawned command, not the failed one)
+  kSshExit,     // pdsh@login-01: <host>: ssh exited with exit code <n>
+  kSshTimeout,  // <host>: Timeout, server <host> not responding.  (then pdsh's exit code 255 line)
+};
+
+struct PdshNotice {
+  TimeNs time;
+  PdshNoticeKind kind;
+  int node;       // -1 for kRunner
+  int exit_code;  // kLaunchError: the child's return code (negative: a signal); kSshExit: ssh's
+                  // status; kKilling: the local rank
+};
+
 using Record =
     std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers,
                  NcclIbError, NcclAsyncError, NcclSetupFailure,
@@ -548,7 +572,7 @@ using Record =
                  StoreConnectionReset, AgentStoreFailure, AgentRendezvousFailure,
                  RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine, BatchBanner,
-                 CheckpointResumed, ResumedIteration, MpirunNotice>;
+                 CheckpointResumed, ResumedIteration, MpirunNotice, PdshNotice>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).
 class RecordSink {

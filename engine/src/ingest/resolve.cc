@@ -26,24 +26,34 @@ void AddProblem(InputCounts* in, std::string problem) {
   }
 }
 
-// c10 and glog stamps carry no year: take it from the earliest line that does (the torchrun
-// table, the trainer's iteration line), minding a job that runs across New Year.
+// c10, glog and syslog stamps carry no year: take it from the lines that do (slurmctld, the
+// journal's ISO stamps, `dmesg -T`, torch's agent and iteration lines, Ray's driver). Logs are
+// collected after the job, so no line is much later than the incident's latest full date: a
+// year-less stamp takes that date's year, or the year before when that would put it more than
+// a month later (a node's boot lines months old, a job across New Year). With no full date
+// anywhere the stamps stay year-less (Clock::kNoYear): `denpex events` prints them without a
+// year, the diagnosis gives times of day only.
 void ResolveYears(Incident* inc) {
-  std::optional<TimeNs> ref;
-  if (inc->first_dated != 0) ref = inc->first_dated;
+  std::optional<TimeNs> latest;
+  if (inc->first_dated != 0) latest = inc->first_dated;
   for (const Event& e : inc->events) {
-    if (e.clock == Clock::kFull && (!ref || e.time < *ref)) ref = e.time;
+    if (e.clock == Clock::kFull && (!latest || e.time > *latest)) latest = e.time;
   }
-  const CivilTime r = ref ? ToCivil(*ref) : CivilTime{};
-  if (ref) {
-    inc->year = r.year;
-  } else {
-    AddProblem(&inc->input, "no line carries a year (c10 and torchrun stamps omit it): the diagnosis gives times of day only, `denpex events` shows them in 1970");
+  if (!latest) {
+    const bool yearless = std::any_of(inc->events.begin(), inc->events.end(), [](const Event& e) { return e.clock == Clock::kNoYear; });
+    if (yearless) {
+      AddProblem(&inc->input, "no line carries a year (c10, glog and syslog stamps omit it): the diagnosis gives times of day only, "
+                              "`denpex events` prints those stamps without a year (`yearless_time`)");
+    }
+    return;
   }
+  inc->year = ToCivil(*latest).year;
+  constexpr TimeNs kLaterAtMost = 31LL * 86400 * kNsPerSec;
   for (Event& e : inc->events) {
     if (e.clock != Clock::kNoYear) continue;
     CivilTime c = ToCivil(e.time);
-    c.year = r.year + (c.month < r.month - 6 ? 1 : 0) - (c.month > r.month + 6 ? 1 : 0);
+    c.year = *inc->year;
+    if (FromCivil(c) > *latest + kLaterAtMost) c.year -= 1;
     e.time = FromCivil(c);
     e.clock = Clock::kFull;
   }
@@ -60,11 +70,21 @@ std::string_view Stem(std::string_view rel) {
 // Kubernetes: `kubectl describe pod` names the node a pod ran on (`Node:  gpu-0004/10.0.0.4`);
 // the pod is the describe file's name. A pod's processes print its hostname: the pod name, or
 // for a Job's indexed pods the name without the Job controller's 5-character suffix.
+// The scheduler's `Scheduled pod/<pod> Successfully assigned <ns>/<pod> to <node>` row names
+// both (the only word on a pod that is gone: a JobSet's first attempt).
+std::string_view ScheduledPod(std::string_view row) {
+  const std::size_t at = row.find(" pod/");
+  if (at == std::string_view::npos) return {};
+  row.remove_prefix(at + 5);
+  return row.substr(0, row.find(' '));
+}
+
 std::map<std::string, std::string, std::less<>> PodAliases(const std::vector<SourceFile>& sources, const Incident& inc) {
   std::map<std::string, std::string, std::less<>> alias;
   for (const Event& e : inc.events) {
     if (e.kind != Kind::kPodNode || e.host == kNoStr) continue;
-    const std::string_view pod = Stem(sources[e.file].rel);
+    const std::string_view row = inc.str(std::get<Note>(e.detail).text);
+    const std::string_view pod = row.starts_with("Node:") ? Stem(sources[e.file].rel) : ScheduledPod(row);
     const std::string node(inc.str(e.host));
     if (pod.empty() || pod == node) continue;
     alias.emplace(std::string(pod), node);
