@@ -146,6 +146,20 @@ TEST_F(Network, NodeThatNeverJoinedTheRendezvousIsNamed) {
   }
 }
 
+// srun's `srun: error: <host>: task(s) <ids>: <status>` lines are secondary errors on both sides
+// (the truth counts each task line but the initiator's; the engine groups those that name none
+// of its ranks), so cascade compression under srun is complete.
+TEST_F(Network, SrunTaskLinesAreGroupedAsTheTruthCountsThem) {
+  const fs::path incident = Simulate("srun_sigkill", {"launcher=LAUNCHER_SRUN", "faults[0].kind=FAULT_KIND_SIGKILL"}, 4);
+  auto d = engine::Diagnose(incident, {.threads = 2});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->initiator().rank(), 77) << d->reason();
+  EXPECT_EQ(d->cascade().grouped_errors(), truth_.cascade().secondary_errors());
+  bool srun = false;
+  for (const auto& g : d->cascade().groups()) srun = srun || g.family() == "slurm";
+  EXPECT_TRUE(srun) << "srun's task lines form a group";
+}
+
 // A slow NIC (FAULT_KIND_SLOW_NIC): every rank's timers grow alike, so only the port's counters
 // (ib_counters.log) name it; in the control run (slowdown 1) the same counter files name nothing.
 TEST_F(Network, SlowNicIsNamedFromItsPortCountersAndItsControlRunFromNothing) {
