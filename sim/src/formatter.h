@@ -87,6 +87,9 @@ class LineFormatter {
   void Format(const CtldLine& r, LineBuilder& out) const;
   void Format(const BatchBanner& r, LineBuilder& out) const;
   void Format(const MpirunNotice& r, LineBuilder& out) const;  // formatter_mpirun.cc
+  // DeepSpeed's runner and launcher over pdsh (formatter_pdsh.cc); returns the 0-based line,
+  // within what it appended, that a truth cites (the ERROR line, pdsh's exit line).
+  std::int64_t Format(const PdshNotice& r, LineBuilder& out) const;
   void Format(const CheckpointResumed& r, LineBuilder& out) const;
   void Format(const ResumedIteration& r, LineBuilder& out) const { Format(r.line, out); }
 

@@ -544,6 +544,28 @@ struct MpirunNotice {
   int exit_code;
 };
 
+// --- DeepSpeed's launcher over pdsh (deepspeed.log) --------------------------------------------
+
+enum class PdshNoticeKind : std::uint8_t {
+  kRunner,      // the login host: runner.py's "Using IP address ...", "Running on the following
+                // workers: ...", "cmd = pdsh -S -f 1024 -w <hosts> ... deepspeed.launcher.launch ..."
+  kLaunch,      // <host>: launch.py's start-up lines and one "process <pid> spawned with command: [...]"
+                // per local rank
+  kKilling,     // <host>: sigkill_handler's "Killing subprocess <pid>" (exit_code: the local rank)
+  kLaunchError, // <host>: "[ERROR] ... ['python', ..., '--local_rank=<last>', ...] exits with
+                // return code = <rc>" (launch.py names its last spawned command, not the failed one)
+  kSshExit,     // pdsh@login-01: <host>: ssh exited with exit code <n>
+  kSshTimeout,  // <host>: Timeout, server <host> not responding.  (then pdsh's exit code 255 line)
+};
+
+struct PdshNotice {
+  TimeNs time;
+  PdshNoticeKind kind;
+  int node;       // -1 for kRunner
+  int exit_code;  // kLaunchError: the child's return code (negative: a signal); kSshExit: ssh's
+                  // status; kKilling: the local rank
+};
+
 using Record =
     std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers,
                  NcclIbError, NcclAsyncError, NcclSetupFailure,
@@ -553,7 +575,7 @@ using Record =
                  StoreConnectionReset, AgentStoreFailure, AgentRendezvousFailure,
                  RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine, BatchBanner,
-                 CheckpointResumed, ResumedIteration, MpirunNotice>;
+                 CheckpointResumed, ResumedIteration, MpirunNotice, PdshNotice>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).
 class RecordSink {

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ingest/chunks.h"
@@ -502,6 +505,8 @@ TEST(Families, SlurmWordingsOfStepdSrunSlurmdAndSlurmctld) {
        "2020-12-14T09:43:55 DUE TO JOB NOT ENDING WITH SIGNALS ***",
        Family::kSlurm, Kind::kStepTerminated},
       {"[2024-01-01T00:00:00.000] _job_complete: JobId=127441 WTERMSIG 9", Family::kSlurm, Kind::kJobComplete},
+      {"[2024-01-01T00:00:00.000] sched: Allocate JobId=127441 NodeList=gpu-[0001-0128] #CPUs=14336 Partition=gpu", Family::kSlurm,
+       Kind::kJobAllocated},
   });
   ParsedLog log = Parse("slurmstepd: error: *** JOB 123 ON gpu-07 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***\n");
   auto n = Only<SlurmNote>(log);
@@ -940,6 +945,68 @@ TEST(Chunks, ChunkedProgressEqualsWholeFileParse) {
     if (e.task == 5 && std::get<Iteration>(e.detail).data_us > 0) slow_since = std::get<Iteration>(e.detail).slow_since;
   }
   EXPECT_EQ(slow_since, 17);
+}
+
+// Iteration lines are kept as compact records while the chunks are parsed and placed among the
+// other events only after the merge: every event, iteration or not, stays where and what one
+// pass over the file makes it, whatever the chunk size, across a requeue (its run's iteration
+// lines are new events) and with tasks that first print in a later chunk.
+TEST(Chunks, ChunkedIterationRecordsPlaceAsWholeFileParse) {
+  std::string text;
+  for (int run = 0; run < 2; ++run) {
+    if (run == 1) text += "SLURM_JOB_ID=4242001 SLURM_RESTART_COUNT=1 SLURM_JOB_NODELIST=gpu-[0001-0016]\n";
+    for (int step = 1; step <= 40; ++step) {
+      for (int task = 0; task < 12; ++task) {
+        if (task >= 6 + step / 8) continue;  // later tasks join later, so some first print in later chunks
+        text += (task < 10 ? " " : "") + std::to_string(task) + ":  [2026-11-29 16:" + std::to_string(10 + step) +
+                ":0" + std::to_string(task % 10) + "] iteration " + std::to_string(step + 100 * run) +
+                "/ 100000 | consumed samples: 100 | elapsed time per iteration (ms): 1000.0 |\n";
+        if ((step * 12 + task) % 37 == 0) text += "srun: error: gpu-00" + std::to_string(10 + task) + ": task " + std::to_string(task) + ": Killed\n";
+      }
+    }
+  }
+  const FileContext ctx{.file = 2, .prefixes = SniffPrefixes(text)};
+  const ParsedLog whole = ParseLog(text, ctx);
+  ASSERT_GT(whole.events.size(), 30u);
+  for (const std::size_t chunk : {std::size_t{1000}, std::size_t{2500}, std::size_t{7000}}) {
+    const ParsedLog chunked = ParseChunked(text, ctx, chunk);
+    EXPECT_TRUE(chunked.progress.empty());
+    ASSERT_EQ(chunked.events.size(), whole.events.size()) << chunk;
+    for (std::size_t i = 0; i < whole.events.size(); ++i) {
+      const Event &c = chunked.events[i], &w = whole.events[i];
+      EXPECT_EQ(c.kind, w.kind) << chunk << " " << i;
+      EXPECT_EQ(c.line, w.line) << chunk << " " << i;
+      EXPECT_EQ(c.offset, w.offset) << chunk << " " << i;
+      EXPECT_EQ(c.time, w.time) << chunk << " " << i;
+      EXPECT_EQ(c.task, w.task) << chunk << " " << i;
+      EXPECT_EQ(c.file, w.file) << chunk << " " << i;
+      if (w.kind == Kind::kIteration) {
+        EXPECT_EQ(std::get<Iteration>(c.detail).iteration, std::get<Iteration>(w.detail).iteration) << chunk << " " << i;
+      }
+    }
+  }
+  // One pass's order: an iteration event sits where its task's first line of the run is, the
+  // other events at their own lines.
+  std::map<std::pair<int, std::int32_t>, std::uint32_t> first_line;  // (run, task) -> line
+  int run = 0;
+  std::uint32_t number = 0;
+  for (std::size_t at = 0; at < text.size(); at = text.find('\n', at) + 1) {
+    const std::string_view line(text.data() + at, text.find('\n', at) - at);
+    ++number;
+    if (line.find("SLURM_RESTART_COUNT") != std::string_view::npos) ++run;
+    if (line.find("] iteration ") != std::string_view::npos) first_line.try_emplace({run, std::stoi(std::string(line))}, number);
+  }
+  std::size_t iterations = 0;
+  std::uint32_t last_place = 0;
+  int event_run = 0;
+  for (const Event& e : whole.events) {
+    event_run += e.kind == Kind::kRequeue ? 1 : 0;
+    const std::uint32_t place = e.kind == Kind::kIteration ? first_line.at({event_run, e.task}) : e.line;
+    EXPECT_GT(place, last_place) << e.line;
+    last_place = place;
+    iterations += e.kind == Kind::kIteration ? 1 : 0;
+  }
+  EXPECT_EQ(iterations, 2u * 11u);  // 11 tasks in each run
 }
 
 }  // namespace

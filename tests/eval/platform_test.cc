@@ -148,6 +148,25 @@ TEST_F(Kubernetes, RayTaskErrorAndHangNameTheWorkersRank) {
   }
 }
 
+// Ray under torch 2.1: the worker's own traceback lines carry only `(RayTrainWorker pid=, ip=)`
+// (no `[rank<N>]:`); the worker table maps that pid to the rank, so the worker's own exception
+// line is cited as initiating beside the driver's RayTaskError, as under torch 2.4.
+TEST_F(Kubernetes, RayWorkerLinesAtTorch21AreTheirRanksOwn) {
+  const fs::path incident = Simulate("ray21", {"launcher=LAUNCHER_RAY", "format.torch=2.1", "faults[0].kind=FAULT_KIND_EXCEPTION",
+                                               "faults[0].rank=45"});
+  auto d = engine::Diagnose(incident, {.threads = 2});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->initiator().rank(), 45) << d->reason();
+  bool own = false, relayed = false;
+  for (const auto& e : d->evidence()) {
+    if (e.role() != v1::EVIDENCE_ROLE_INITIATING) continue;
+    own = own || (e.text().starts_with("(RayTrainWorker pid=") && e.text().find("RayTaskError") == std::string::npos);
+    relayed = relayed || e.text().starts_with("ray.exceptions.RayTaskError(");
+  }
+  EXPECT_TRUE(own) << "the worker's own exception line is cited";
+  EXPECT_TRUE(relayed) << "the driver's RayTaskError is cited";
+}
+
 // Kubernetes: a hung rank's peers time out; each pod's torchrun SIGTERMs its workers after the
 // first local failure, so silent victims (torn down before their own watchdog fired) sit beside
 // the hung rank in the same groups. Seed 12: a victim shares the hung rank's DP group (only the

@@ -243,6 +243,16 @@ void DiagnoseLostAgent(const Incident& inc, const JobFacts& facts, std::int32_t 
                              "scheduler's or an operator's kill) and for orphaned workers still running there before restarting."});
 }
 
+namespace {
+
+// Who said the node failed: the scheduler, or a bare-metal launcher (mpirun's lost daemon,
+// pdsh's and ssh's lost session).
+std::string LostWord(const Event& word) {
+  return word.family == Family::kBareMetal ? "its launcher lost its session to the node" : "Slurm reports the node failed";
+}
+
+}  // namespace
+
 void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t node, Finding* f) {
   const NodeFacts& n = facts.nodes[node];
   const std::string name = NodeName(inc, node);
@@ -274,7 +284,7 @@ void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t n
   f->cascade = SummarizeCascade(inc, facts, n.ranks, node);
   const std::string ranks = n.ranks.empty() ? "its ranks" : "all " + std::to_string(n.ranks.size()) + " of its ranks";
   f->reason = "Node " + name + " was lost: " + ranks + " went silent together with no error and no exit of their own, and " +
-              (word >= 0 ? "Slurm reports the node failed (" + Where(inc, inc.events[word]) + ")"
+              (word >= 0 ? LostWord(inc.events[word]) + " (" + Where(inc, inc.events[word]) + ")"
                            : "its torchrun agent log stops without a failure report while other nodes' agents reported") +
               ".";
   f->recovery.clear();
