@@ -82,6 +82,7 @@ void LogParser::NoteRank(std::int32_t rank) {
 
 void LogParser::NoteTime(const Parsed& p) {
   if (p.origin.timed) {
+    if (out_.first_dated == 0 && (level_ == TriggerLevel::kRecord || opening_)) out_.first_dated = p.origin.time;
     last_time_ = p.origin.time;
     last_clock_ = Clock::kFull;
     ClearGaps();
@@ -162,7 +163,11 @@ void LogParser::DateLine(const LineRef& line) {
   std::string_view body = line.text;
   LineOrigin o;
   StripPrefixes(&body, ctx_.prefixes, &o);
-  if (o.malformed || o.timed) return;
+  if (o.malformed) return;
+  if (o.timed) {  // a collector's stamp (journal ISO, kubectl --timestamps) carries the year too
+    out_.first_dated = o.time;
+    return;
+  }
   Header h;
   ParseHeader(body, &h);
   if (h.clock == Clock::kFull) out_.first_dated = h.time;
