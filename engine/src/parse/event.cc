@@ -62,6 +62,7 @@ std::string_view KindName(Kind k) {
     case Kind::kNodeFailure: return "node_failure";
     case Kind::kRequeue: return "requeue";
     case Kind::kNodeResponding: return "node_responding";
+    case Kind::kAllocation: return "allocation";
     case Kind::kWorkerFailed: return "worker_failed";
     case Kind::kWorkerSignalled: return "worker_signalled";
     case Kind::kFailureEntry: return "failure_entry";

@@ -40,6 +40,8 @@ enum class Kind : std::uint8_t {
   // slurm
   kCancelled, kTaskExit, kSlurmOom, kStepAborted, kStepTerminated, kJobComplete, kNodeFailure,
   kRequeue, kNodeResponding,
+  // slurm: slurmctld's `sched: Allocate JobId=<j> NodeList=<hostlist> ...` (the job's nodes in task order; not an error)
+  kAllocation,
   // bare_metal: mpirun --report-bindings, `[host:pid] MCW rank R ...` (a rank's host, not an error)
   kRankBinding,
   // torchrun

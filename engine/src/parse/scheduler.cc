@@ -144,6 +144,13 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
     return true;
   }
   if (Requeue(msg, strings, out)) return true;
+  if (msg.starts_with("sched: Allocate JobId=") && Has(msg, " NodeList=")) {  // slurmctld: the job's nodes
+    out->family = Family::kSlurm;
+    out->kind = Kind::kAllocation;
+    out->error = false;
+    out->detail = SlurmNote{.reason = strings->Intern("ALLOCATED"), .node = strings->Intern(TokenAfter(msg, " NodeList=", " "))};
+    return true;
+  }
   if (const bool down = msg.starts_with("Nodes "); down || msg.starts_with("Killing JobId=")) {
     // slurmctld: `error: Nodes gpu-1 not responding[, setting DOWN]`, `Killing JobId=1 on failed node gpu-1`
     if (!Has(msg, down ? " not responding" : " on failed node ")) return false;
@@ -620,6 +627,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"oom-kill event"}, {"oom_kill event"}, {" not responding"}, {"Killing JobId="},
     {"Time limit exhausted for JobId="}, {"REQUEST_KILL_JOB"}, {"preempted JobId="}, {"_job_complete: JobId="},
     {"due to failure of node "}, {"Requeuing JobId="}, {" now responding"}, {"SLURM_RESTART_COUNT="},
+    {"sched: Allocate JobId="},
     // RecogniseAgent
     {"failed (exitcode: "}, {"Sending process "}, {"Unable to shutdown process "},
     {"Local worker group finished (FAILED)"}, {"The client socket has timed out"}, {"RendezvousConnectionError"},
