@@ -144,7 +144,7 @@ TEST_F(Network, SlowNicIsNamedFromItsPortCountersAndItsControlRunFromNothing) {
 // port's rank is named, not only its node.
 TEST_F(Network, SlowNicUnderSrunIsNamedFromTheAllocationOrder) {
   const fs::path slow = Simulate("slow_nic_srun", {"faults[0].kind=FAULT_KIND_SLOW_NIC", "faults[0].rank=77", "faults[0].slowdown=1.5",
-                                                   "launcher=LAUNCHER_SRUN"}, 8);
+                                                   "launcher=LAUNCHER_SRUN", "realism.kernel_logs=true"}, 8);
   auto d = engine::Diagnose(slow, {.threads = 2});
   ASSERT_TRUE(d.ok()) << d.status().message();
   EXPECT_EQ(d->initiator().rank(), 77) << d->reason();

@@ -209,6 +209,7 @@ std::optional<SlowPort> FindSlowPort(const Incident& inc, const JobFacts& facts)
   s.device = best->device;
   const auto on_node = static_cast<std::int32_t>(std::count_if(ports.begin(), ports.end(), [&](const Port& p) { return p.node == best->node; }));
   s.rank = RankOf(inc, facts, best->node, best->device, on_node);
+  s.by_allocation = s.rank >= 0 && facts.nodes[best->node].ranks.empty();
   s.file = best->file;
   s.half_rate = usual > 0 && best->rate > 0 && best->rate < usual;
   s.symbol_error = best->symbol_error;
@@ -253,7 +254,10 @@ void DiagnoseSlowPort(const Incident& inc, const JobFacts& facts, const SlowPort
                                       : "GPU " + std::to_string(p.device) + " on " + node;
   f->reason = "A slow NIC: of " + std::to_string(p.ports) + " IB ports, " + port + " on " + node + " (the port of " + who +
               ") stands out: " + signs + ". Its inter-node transfers slow every collective it is in, so every rank's step "
-              "timers grow alike and name no rank; the port's counters do.";
+              "timers grow alike and name no rank; the port's counters do." +
+              (p.by_allocation ? " (No line ties srun's tasks to hosts: the rank is the node's task for that GPU in slurmctld's "
+                                 "allocation order under srun's block distribution.)"
+                               : "");
   f->cascade = SummarizeCascade(inc, facts, p.rank >= 0 ? std::vector<std::int32_t>{p.rank} : std::vector<std::int32_t>{}, p.node);
   f->recovery.push_back({"inspect_nic", node,
                          "Check " + port + " on " + node + " (ibstat: rate and state; its symbol errors and link flaps point at the cable, "

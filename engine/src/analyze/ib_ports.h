@@ -23,6 +23,7 @@ struct SlowPort {
   std::int32_t node = -1;
   std::int32_t device = -1;  // mlx5_<device>: the local GPU it serves
   std::int32_t rank = -1;    // that GPU's global rank, when known
+  bool by_allocation = false;  // the rank from slurmctld's node list (srun's block distribution)
   std::uint32_t file = 0;
   LineSpan line;             // its most telling line (symbol_error when it errs, else rate or xmit wait)
   bool half_rate = false;
