@@ -113,7 +113,34 @@ void Workers::LoseStoreHost(int node, TimeNs t) {
 }
 
 void Workers::OnStoreCheck(int rank, TimeNs t) {
-  if (alive_[rank]) sink_.Emit(StoreConnectionReset{rank, t, fault_.node});
+  if (!alive_[rank]) return;
+  if (fault_.action() != FaultAction::kStoreJoinTimeout) {
+    sink_.Emit(StoreConnectionReset{rank, t, fault_.node});
+    return;
+  }
+  const int joined = job_.world - job_.gpus_per_node;
+  const auto waited = static_cast<int>(job_.nccl_timeout / kNsPerSec) + 1;
+  sink_.Emit(StoreJoinTimeout{rank, t, joined, waited});
+  Rng rng(job_.seed, StreamId::kFaultBehaviour, (4ULL << 32) + static_cast<std::uint64_t>(rank));
+  queue_.Push(t + rng.UniformInt(60, 400) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
+}
+
+// FAULT_KIND_STORE_JOIN_TIMEOUT: the fault node's ranks never start (its ssh hangs). The others
+// start as usual; rank 0's init_process_group builds the TCPStore server about a second in and
+// waits for every client for the process group's timeout, then raises (kStoreCheck on rank 0);
+// the server dies with it and every other rank, blocked in its first collective's store->get,
+// fails on the closed connection a few milliseconds later. Nothing trains.
+void Workers::ScheduleStoreJoinTimeout() {
+  NoteFault(job_.agent_start[fault_.node]);  // the moment its launcher should have started
+  Rng rng(job_.seed, StreamId::kFaultBehaviour, 5ULL << 32);
+  const TimeNs rank0_start = job_.agent_start[0] + Rng(job_.seed, StreamId::kRankStart, 0).UniformInt(3'000, 6'000) * kNsPerMs;
+  const TimeNs server = rank0_start + rng.UniformInt(500, 1'500) * kNsPerMs;
+  const TimeNs raise = server + job_.nccl_timeout + rng.UniformInt(1'000, 1'900) * kNsPerMs;
+  for (int rank = 0; rank < job_.world; ++rank) {
+    if (job_.NodeOf(rank) == fault_.node) continue;
+    const TimeNs at = rank == 0 ? raise : raise + rng.UniformInt(2, 60) * kNsPerMs;
+    queue_.Push(at, EventKind::kStoreCheck, static_cast<std::uint32_t>(rank));
+  }
 }
 
 // FAULT_KIND_NCCL_BOOTSTRAP fails every rank of the node; FAULT_KIND_DUPLICATE_GPU the two

@@ -43,10 +43,20 @@ class Network : public ::testing::Test {
     EXPECT_TRUE(scenario.ok()) << scenario.status().message();
     auto result = sim::Simulate(*scenario, {.out_dir = dir_ / name, .seed = seed});
     EXPECT_TRUE(result.ok()) << result.status().message();
+    if (result.ok()) truth_ = result->truth;
     return dir_ / name / "incident";
   }
 
+  // The error group of the diagnosis' cascade whose signature holds `text`; nullptr when none.
+  static const v1::ErrorGroup* Group(const v1::Diagnosis& d, std::string_view text) {
+    for (const auto& g : d.cascade().groups()) {
+      if (g.signature().find(text) != std::string::npos) return &g;
+    }
+    return nullptr;
+  }
+
   fs::path dir_;
+  v1::Truth truth_;  // of the last Simulate
 };
 
 TEST_F(Network, FailedNicIsNamedFromTheIbErrorMatrixInEachNcclShape) {
@@ -102,6 +112,15 @@ TEST_F(Network, LostStoreHostIsNamedNotTheFirstToReport) {
     bool names_remote = false;
     for (const auto& e : d->evidence()) names_remote = names_remote || e.text().find("remote=[gpu-0004]") != std::string::npos;
     EXPECT_EQ(names_remote, torch == "2.4") << torch;
+    // The cascade: each other agent's RendezvousConnectionError (31) and, at torch 2.4, each
+    // worker's store connection reset, exactly as many as the truth counts.
+    EXPECT_EQ(d->cascade().grouped_errors(), truth_.cascade().secondary_errors()) << torch;
+    const v1::ErrorGroup* agents = Group(*d, "RendezvousConnectionError");
+    ASSERT_NE(agents, nullptr) << torch;
+    EXPECT_EQ(agents->count(), 31) << torch;
+    const v1::ErrorGroup* resets = Group(*d, "recvValue failed on SocketImpl");
+    EXPECT_EQ(resets != nullptr, torch == "2.4") << torch;
+    if (resets != nullptr) EXPECT_EQ(resets->count(), resets->ranks()) << "one reset per worker";
   }
 }
 
@@ -119,7 +138,27 @@ TEST_F(Network, NodeThatNeverJoinedTheRendezvousIsNamed) {
     EXPECT_EQ(d->owner(), v1::OWNER_NETWORK) << torch;
     ASSERT_GE(d->evidence_size(), 1);
     EXPECT_NE(d->evidence(0).text().find("RendezvousConnectionError"), std::string::npos) << d->evidence(0).text();
+    // The cascade: the 31 other agents' RendezvousTimeoutError; the node's own error is not one.
+    EXPECT_EQ(d->cascade().grouped_errors(), 31) << torch;
+    EXPECT_EQ(truth_.cascade().secondary_errors(), 31) << torch;
+    const v1::ErrorGroup* timeouts = Group(*d, "RendezvousTimeoutError");
+    ASSERT_NE(timeouts, nullptr) << torch;
+    EXPECT_EQ(timeouts->count(), 31) << torch;
   }
+}
+
+// srun's `srun: error: <host>: task(s) <ids>: <status>` lines are secondary errors on both sides
+// (the truth counts each task line but the initiator's; the engine groups those that name none
+// of its ranks), so cascade compression under srun is complete.
+TEST_F(Network, SrunTaskLinesAreGroupedAsTheTruthCountsThem) {
+  const fs::path incident = Simulate("srun_sigkill", {"launcher=LAUNCHER_SRUN", "faults[0].kind=FAULT_KIND_SIGKILL"}, 4);
+  auto d = engine::Diagnose(incident, {.threads = 2});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->initiator().rank(), 77) << d->reason();
+  EXPECT_EQ(d->cascade().grouped_errors(), truth_.cascade().secondary_errors());
+  bool srun = false;
+  for (const auto& g : d->cascade().groups()) srun = srun || g.family() == "slurm";
+  EXPECT_TRUE(srun) << "srun's task lines form a group";
 }
 
 // A slow NIC (FAULT_KIND_SLOW_NIC): every rank's timers grow alike, so only the port's counters

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analyze/describe.h"
+#include "analyze/scoring.h"
 
 namespace denpex::engine {
 namespace {
@@ -61,7 +62,47 @@ const XidMeaning* MeaningOf(std::int32_t code) {
 
 bool IsXidLine(const Event& e) { return e.kind == Kind::kXid || e.kind == Kind::kFallenOffBus; }
 
-bool InWindow(TimeNs t, TimeNs when, TimeNs before, TimeNs after) { return t >= when - before && t <= when + after; }
+// When an Xid must have been logged to explain the failure (aligned times, inclusive).
+struct Window {
+  TimeNs lo = 0;
+  TimeNs hi = 0;
+  bool whole_job = false;  // the failure itself has no time: the job's span bounds it
+  bool Holds(TimeNs t) const { return t >= lo && t <= hi; }
+};
+
+Window Around(TimeNs when) { return {when - kXidBefore, when + kXidAfter, false}; }
+
+// When the first NCCL watchdog timeout was printed, from the timeouts that carry a time (torch
+// <= 2.1's c10 lines under srun carry none: an untimed wave says nothing about when).
+std::optional<TimeNs> TimedWaveStart(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks) {
+  std::optional<TimeNs> first;
+  for (std::int32_t i : facts.timeouts) {
+    const Event& e = inc.events[i];
+    if (e.clock == Clock::kNone) continue;
+    if (!first || clocks.Aligned(e) < *first) first = clocks.Aligned(e);
+  }
+  return first;
+}
+
+// The job's span when the failure has no time of its own (srun with torch <= 2.1: untimed c10
+// lines and tracebacks, srun's untimed task exit): from slurmctld's `Allocate` to its
+// `_job_complete` (or the scheduler's cancellation), else from the earliest to the latest
+// stamped line outside the kernel logs. nullopt when nothing of the job carries a time.
+std::optional<Window> JobWindow(const Incident& inc, const ClockOffsets& clocks) {
+  std::optional<TimeNs> start, end, first, last;
+  for (const Event& e : inc.events) {
+    if (e.clock == Clock::kNone || e.file >= inc.files.size() || inc.files[e.file].kernel) continue;
+    const TimeNs t = clocks.Aligned(e);
+    if (e.kind == Kind::kJobAllocated && (!start || t < *start)) start = t;
+    if ((e.kind == Kind::kJobComplete || e.kind == Kind::kCancelled) && (!end || t > *end)) end = t;
+    if (!first || t < *first) first = t;
+    if (!last || t > *last) last = t;
+  }
+  if (!start) start = first;
+  if (!end) end = last;
+  if (!start || *end <= *start) return std::nullopt;
+  return Window{*start - kSkewWindow, *end + kXidAfter, true};
+}
 
 // The latest Xid 154's recovery action (`... to 0x2 (Node Reboot Required)`), if any.
 std::string RecoveryActionOf(const Incident& inc, const std::vector<std::int32_t>& burst) {
@@ -219,7 +260,7 @@ std::optional<KernelCause> HealthCause(const Incident& inc, const JobFacts& fact
 // The burst on the rank's GPU (or, with no topology evidence, on the one GPU of the node that
 // shows an initiating Xid), and its most telling line.
 std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks, std::int32_t rank,
-                                    TimeNs when, const NodeGpuHealth& health) {
+                                    const Window& window, const NodeGpuHealth& health) {
   const std::int32_t node = facts.ranks[rank].node;
   std::string how;
   const std::string gpu = GpuOfRank(inc, facts, rank, &how, &health);
@@ -230,19 +271,22 @@ std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, 
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
     if (e.node != node || !IsXidLine(e) || e.clock == Clock::kNone) continue;
-    if (!InWindow(clocks.Aligned(e), when, kXidBefore, kXidAfter)) continue;
+    if (!window.Holds(clocks.Aligned(e))) continue;
     const auto& x = std::get<Xid>(e.detail);
     const std::string_view pci = inc.str(x.pci);
     if (!gpu.empty() && pci != gpu) continue;
     const XidMeaning* m = MeaningOf(e.kind == Kind::kFallenOffBus ? -1 : x.code);
     if (m == nullptr) continue;
+    // Over a whole job only the rank's own mapped GPU links an Xid to it: with no topology, a
+    // fatal Xid on some GPU of the node hours apart from an untimed CUDA error says nothing.
+    if (window.whole_job && gpu.empty()) continue;
     if (best_m == nullptr || m->priority > best_m->priority) best = i, best_m = m, best_pci = std::string(pci);
   }
   if (best < 0) return HealthCause(inc, facts, rank, gpu, how, health);
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
     if (e.node != node || !IsXidLine(e) || e.clock == Clock::kNone) continue;
-    if (inc.str(std::get<Xid>(e.detail).pci) == best_pci && InWindow(clocks.Aligned(e), when, kXidBefore, kXidAfter)) burst.push_back(i);
+    if (inc.str(std::get<Xid>(e.detail).pci) == best_pci && window.Holds(clocks.Aligned(e))) burst.push_back(i);
   }
   const Event& e = inc.events[best];
   const RankFacts& r = facts.ranks[rank];
@@ -261,6 +305,9 @@ std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, 
   }
   c.phrase = "The kernel log of " + name + " shows " + code + " (" + std::string(best_m->what) + ") on GPU " + best_pci + ", " + mapped +
              ", at " + ClockTime(clocks.Aligned(e)) + (burst.size() > 1 ? ", in a burst of " + std::to_string(burst.size()) + " Xid lines" : "") +
+             (window.whole_job ? " during the job (the rank's failure lines carry no time, so the job's span from " +
+                                     ClockTime(window.lo + kSkewWindow) + " to " + ClockTime(window.hi - kXidAfter) + " bounds it)"
+                               : "") +
              (best_m->application ? ": the application's fault, reported by the driver." : ": the GPU failed under the rank.");
   if (g != nullptr && !best_m->application) AddHealthPhrase(inc, *g, &c);
   if (!best_m->application) {
@@ -301,6 +348,33 @@ std::string VisibleGpu(const Incident& inc, const NodeGpuHealth& health, std::in
   return g->pci;
 }
 
+// nvidia-smi cannot reach a GPU that fell off the bus: it prints `Unable to determine the
+// device handle for GPU<pci>: Unknown Error` and its table skips that GPU's index. When the
+// node's table lists every index from 0 but `local`, and exactly one GPU is unreachable, that
+// GPU is local rank `local`'s (CUDA's default order).
+std::string UnreachableGpuAt(const Incident& inc, std::int32_t node, std::int32_t local, std::string* how) {
+  std::vector<bool> listed;
+  const Event* unreachable = nullptr;
+  for (const Event& e : inc.events) {
+    if (e.node != node || (e.kind != Kind::kGpuSlot && e.kind != Kind::kGpuUnreachable)) continue;
+    const auto& s = std::get<GpuSlot>(e.detail);
+    if (e.kind == Kind::kGpuUnreachable) {
+      if (unreachable != nullptr && inc.str(std::get<GpuSlot>(unreachable->detail).pci) != inc.str(s.pci)) return {};
+      unreachable = &e;
+    } else if (s.index < 4096) {
+      if (listed.size() <= static_cast<std::size_t>(s.index)) listed.resize(static_cast<std::size_t>(s.index) + 1, false);
+      listed[static_cast<std::size_t>(s.index)] = true;
+    }
+  }
+  if (unreachable == nullptr || listed.empty()) return {};
+  const std::size_t missing = static_cast<std::size_t>(std::count(listed.begin(), listed.end(), false));
+  const bool gap = static_cast<std::size_t>(local) < listed.size() ? missing == 1 && !listed[static_cast<std::size_t>(local)]
+                                                                    : missing == 0 && static_cast<std::size_t>(local) == listed.size();
+  if (!gap) return {};
+  *how = "nvidia-smi's table, which skips index " + std::to_string(local) + " and cannot reach that one GPU (" + Where(inc, *unreachable) + ")";
+  return std::string(inc.str(std::get<GpuSlot>(unreachable->detail).pci));
+}
+
 }  // namespace
 
 std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t rank, std::string* how, const NodeGpuHealth* health) {
@@ -326,7 +400,7 @@ std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t r
       return std::string(inc.str(s.pci));
     }
   }
-  return {};
+  return UnreachableGpuAt(inc, r.node, r.local_rank, how);
 }
 
 std::int32_t RankOfGpu(const Incident& inc, const JobFacts& facts, std::int32_t node, std::string_view pci, const NodeGpuHealth* health) {
@@ -341,10 +415,13 @@ std::int32_t RankOfGpu(const Incident& inc, const JobFacts& facts, std::int32_t 
 std::optional<KernelCause> FindKernelCause(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks,
                                            std::int32_t rank, std::optional<TimeNs> when) {
   if (rank < 0 || rank >= static_cast<std::int32_t>(facts.ranks.size()) || facts.ranks[rank].node < 0) return std::nullopt;
-  if (!when && facts.HasWave()) when = facts.wave_start;
-  if (!when) return std::nullopt;
+  if (!when) when = TimedWaveStart(inc, facts, clocks);
+  const std::optional<Window> window = when ? std::optional<Window>(Around(*when)) : JobWindow(inc, clocks);
   const NodeGpuHealth health = ReadNodeGpuHealth(inc, facts.ranks[rank].node);
-  return XidCause(inc, facts, clocks, rank, *when, health);
+  if (window) return XidCause(inc, facts, clocks, rank, *window, health);
+  std::string how;  // nothing is timed: only the health snapshot, which needs no time, can tell
+  const std::string gpu = GpuOfRank(inc, facts, rank, &how, &health);
+  return gpu.empty() ? std::nullopt : HealthCause(inc, facts, rank, gpu, how, health);
 }
 
 bool ClassOfOwnError(const Event& e, v1::FailureClass* failure_class, v1::Owner* owner) {

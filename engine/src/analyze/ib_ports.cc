@@ -142,7 +142,7 @@ std::vector<std::string> ExpandHostlist(std::string_view list) {
 std::int32_t AllocatedRank(const Incident& inc, const JobFacts& facts, std::int32_t node, std::int32_t device) {
   std::vector<std::string> hosts;
   for (const Event& e : inc.events) {
-    if (e.kind == Kind::kAllocation) hosts = ExpandHostlist(inc.str(std::get<SlurmNote>(e.detail).node));  // the last one: a requeue's
+    if (e.kind == Kind::kJobAllocated) hosts = ExpandHostlist(inc.str(std::get<SlurmNote>(e.detail).node));  // the last one: a requeue's
   }
   const auto world = static_cast<std::int64_t>(facts.ranks.size());
   if (hosts.empty() || world == 0 || world % static_cast<std::int64_t>(hosts.size()) != 0) return -1;

@@ -81,7 +81,7 @@ void Merge(FileResult&& r, Incident* inc) {
 
 // Records one file and merges its events; returns 1 when it was readable text.
 int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
-  LogFile f{.path = src.rel, .name_rank = src.name_rank, .local_rank = src.local_rank, .copy = src.copy};
+  LogFile f{.path = src.rel, .name_rank = src.name_rank, .local_rank = src.local_rank, .copy = src.copy, .kernel = src.kernel};
   inc->input.files += 1;
   inc->input.bytes += r.bytes;
   const bool readable = r.problem.empty();
@@ -170,6 +170,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
   }
   DropCopies(&inc);
   ResolveNodes(listing->files, &inc);
+  ResolveRayWorkers(&inc);
   ResolveRanks(&inc);
   ResolveYears(&inc);
   NoteRecovery(&inc);

@@ -59,10 +59,10 @@ std::string_view KindName(Kind k) {
     case Kind::kStepAborted: return "step_aborted";
     case Kind::kStepTerminated: return "step_terminated";
     case Kind::kJobComplete: return "job_complete";
+    case Kind::kJobAllocated: return "job_allocated";
     case Kind::kNodeFailure: return "node_failure";
     case Kind::kRequeue: return "requeue";
     case Kind::kNodeResponding: return "node_responding";
-    case Kind::kAllocation: return "allocation";
     case Kind::kWorkerFailed: return "worker_failed";
     case Kind::kWorkerSignalled: return "worker_signalled";
     case Kind::kFailureEntry: return "failure_entry";
@@ -97,6 +97,8 @@ std::string_view KindName(Kind k) {
     case Kind::kNodeNotReady: return "node_not_ready";
     case Kind::kPodKilling: return "pod_killing";
     case Kind::kJobFailed: return "job_failed";
+    case Kind::kJobRestarting: return "job_restarting";
+    case Kind::kFailedScheduling: return "failed_scheduling";
     case Kind::kAgentSignalled: return "agent_signalled";
     case Kind::kGlooConnectionClosed: return "connection_closed";
     case Kind::kGlooReadError: return "read_error";

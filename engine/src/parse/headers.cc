@@ -231,7 +231,7 @@ Match ParseHeader(std::string_view line, Header* out) {
   if (IsDigit(c)) {
     Scanner s(line);
     TimeNs t;
-    if (ScanDateTime(&s, &t) && s.Char(' ')) {
+    if (ScanDateTime(&s, &t) && (s.Char(' ') || s.Char('\t'))) {  // Python logging; Ray's `%(asctime)s\t%(levelname)s`
       Timed(out, HeaderKind::kBracketTime, t, Clock::kFull);
       out->message = s.Rest();
       HostKernel(out);

@@ -42,9 +42,14 @@ bool ScanDateTime(Scanner* s, TimeNs* out) {
     const bool plus = t.Peek() == '+';
     t.Skip(1);
     std::int64_t hh, mm = 0;
-    if (!t.Digits(2, 2, &hh)) return false;
-    t.Char(':');
-    t.Digits(2, 2, &mm);
+    if (t.Digits(4, 4, &hh)) {  // `+0000` (journalctl -o short-iso before systemd 250)
+      mm = hh % 100;
+      hh /= 100;
+    } else {
+      if (!t.Digits(2, 2, &hh)) return false;
+      t.Char(':');
+      t.Digits(2, 2, &mm);
+    }
     zone = (hh * 3600 + mm * 60) * kNsPerSec * (plus ? 1 : -1);
   }
   *out = DaysFromCivil(static_cast<int>(y), static_cast<int>(mo), static_cast<int>(d)) * 86400 * kNsPerSec + tod - zone;

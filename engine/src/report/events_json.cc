@@ -122,17 +122,26 @@ void DetailFields(const EventDetail& detail, Fields* f) {
       detail);
 }
 
+// A stamp whose year no line of the incident tells, as the log gives it: ISO 8601's year-less
+// `--MM-DDThh:mm:ss.fffffffff` (no zone: the node's clock).
+std::string YearlessTime(TimeNs t) {
+  const std::string full = FormatRfc3339(t);  // the placeholder year, then `-MM-DDT...Z`
+  const std::size_t dash = full.find('-');
+  return "-" + full.substr(dash, full.size() - dash - 1);
+}
+
 }  // namespace
 
 void AppendEventJson(const Incident& inc, const Event& e, std::string* out) {
   out->push_back('{');
   Fields f(inc, out);
-  if (e.clock == Clock::kNone) {
+  if (e.clock == Clock::kFull) {
+    f.Str("time", FormatRfc3339(e.time));
+  } else {
     f.Key("time");
     *out += "null";
-  } else {
-    f.Str("time", FormatRfc3339(e.time));
   }
+  if (e.clock == Clock::kNoYear) f.Str("yearless_time", YearlessTime(e.time));
   if (e.time_borrowed) f.Bool("time_borrowed", true);
   if (e.node >= 0) f.Str("node", inc.nodes[e.node]);
   f.Known("rank", e.rank);
