@@ -321,6 +321,9 @@ struct NvidiaSmiSnapshot {
   int throttle_gpu = -1;   // a fail-slow GPU and why its clocks are held down
   Throttle throttle = Throttle::kNone;
   int nvlink_gpu = -1;     // a GPU whose NVLink failed (dcgmi diag -r 2's PCIe test fails on it)
+  // A fail-slow GPU whose PCIe link trained down to x4 (no clock reason shows it): dcgmi diag
+  // -r 2's PCIe test fails on it with DCGM's link-width message.
+  int pcie_gpu = -1;
   int xid_gpu = -1;        // DCGM_FI_DEV_XID_ERRORS: the last Xid of this GPU
   int xid = 0;
 };
