@@ -321,6 +321,9 @@ struct NvidiaSmiSnapshot {
   int throttle_gpu = -1;   // a fail-slow GPU and why its clocks are held down
   Throttle throttle = Throttle::kNone;
   int nvlink_gpu = -1;     // a GPU whose NVLink failed (dcgmi diag -r 2's PCIe test fails on it)
+  // A fail-slow GPU whose PCIe link trained down to x4 (no clock reason shows it): dcgmi diag
+  // -r 2's PCIe test fails on it with DCGM's link-width message.
+  int pcie_gpu = -1;
   int xid_gpu = -1;        // DCGM_FI_DEV_XID_ERRORS: the last Xid of this GPU
   int xid = 0;
 };
@@ -376,6 +379,17 @@ struct StoreConnectionReset {
   int rank;
   TimeNs time;
   int store_node;  // the store's host, named as the socket's remote end
+};
+
+// The static TCPStore (init_method env://) never saw every client (FAULT_KIND_STORE_JOIN_TIMEOUT):
+// rank 0's server raises `DistStoreError: Timed out after <s> seconds waiting for clients.
+// <joined>/<world> clients joined.`; every other rank that joined then fails getting the
+// ncclUniqueId from the store that died with it (formatter_store.cc).
+struct StoreJoinTimeout {
+  int rank;
+  TimeNs time;
+  int joined;          // clients that joined, rank 0's own included
+  int waited_seconds;  // the server's elapsed wait as it prints it
 };
 
 // An agent's monitor loop finds the store gone (num_nodes_waiting -> the store's get): the
@@ -569,7 +583,7 @@ using Record =
                  WatchdogTimeout, WatchdogAftermath, DumpSignalObserved, PythonException, DeepSpeedLine,
                  SegfaultDump, WorkerExit, BenignWarning,
                  CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost,
-                 StoreConnectionReset, AgentStoreFailure, AgentRendezvousFailure,
+                 StoreConnectionReset, StoreJoinTimeout, AgentStoreFailure, AgentRendezvousFailure,
                  RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine, BatchBanner,
                  CheckpointResumed, ResumedIteration, MpirunNotice, PdshNotice>;

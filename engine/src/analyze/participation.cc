@@ -664,6 +664,10 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     NoteRequeue(inc, a.facts, &f);
     return f;
   }
+  if (const std::optional<StoreJoinGap> join = FindStoreJoinGap(inc, a.facts)) {
+    DiagnoseStoreJoinGap(inc, a.facts, *join, &f);  // before JobWideError: every joined rank's error is the same
+    return f;
+  }
   if (JobWideError(inc, a.facts, &f)) return f;
   a.clocks = AlignClocks(inc, a.facts);
   ApplyOffsets(inc, a.clocks, &a.facts);
@@ -703,6 +707,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     DiagnoseNodeLoss(inc, a.facts, lost, &f);
   } else if (const std::int32_t agent = a.scores.empty() ? LostAgent(a.facts) : -1; agent >= 0) {
     DiagnoseLostAgent(inc, a.facts, agent, &f);
+  } else if (const std::optional<LinkFault> link = FindLinkFault(inc, a.facts, a.clocks)) {
+    DiagnoseLinkFault(inc, a.facts, *link, &f);  // one hot cell of the IB error matrix
   } else if (const std::optional<NetworkFault> net = FindNetworkFault(inc, a.facts)) {
     DiagnoseNetworkFault(inc, a.facts, *net, &f);
   } else if (a.scores.empty() && !a.facts.HasWave() && FindStraggler(inc, a.facts, &f)) {
