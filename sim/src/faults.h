@@ -78,6 +78,7 @@ struct FaultPlan {
   double at_fraction = 0;
   TimeNs offset = 0;  // into the step: at_fraction * step_time
   int variant = 0;    // which traceback / which mismatch (drawn, or the scenario's `variant`)
+  int peer = -1;      // FAULT_KIND_LINK_FAILURE: the rank at the link's far end
   // kSlowdown: the compute factor, how many slow steps, and whether the rank then stalls.
   double slowdown = 1;
   int slow_steps = 0;

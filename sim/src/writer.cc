@@ -257,7 +257,7 @@ void IncidentWriter::Handle(const RankTimers& r) {
 void IncidentWriter::Handle(const NcclIbError& r) {
   const int file = OutFile(r.rank);
   const std::int64_t first = AppendTo(file, r.rank, r, {.out_stream = true});
-  if (r.rank == plan_.rank && r.status == 12 && Find(Cite::kIbError, r.rank) == nullptr) {
+  if ((r.rank == plan_.rank || r.rank == plan_.link_peer) && r.status == 12 && Find(Cite::kIbError, r.rank) == nullptr) {
     Remember(Cite::kIbError, r.rank, r.time, file, first);
   }
   MaybeFlush(file);

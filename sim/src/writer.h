@@ -59,7 +59,7 @@ enum class Cite : std::uint8_t {
   kStepdJob,       // subject 0: the first "*** JOB J ON ... CANCELLED AT ... ***" line
   kKernel,         // subject node: the fault's initiating kern.log line (Xid, OOM kill)
   kSlowTimers,     // subject rank: its first per-rank timer line of a slowed step
-  kIbError,        // subject rank: its first NCCL IB completion error (status 12)
+  kIbError,        // subject rank (the fault's, a failed link's far end): its first NCCL IB completion error (status 12)
   kSetupWarn,      // subject rank: the NCCL set-up WARN of a failing rank of the fault's node
   kMpirun,         // subject rank (node for a lost daemon): mpirun's line naming it
   kPdsh,           // subject rank: its node's launch.py `exits with return code` line; subject
@@ -91,6 +91,7 @@ struct Citation {
 struct CitationPlan {
   int rank = -1;
   int node = -1;
+  int link_peer = -1;  // FAULT_KIND_LINK_FAILURE: the far end (its first IB error is cited too)
   std::vector<int> watchdog_ranks;
 };
 
