@@ -3,6 +3,7 @@
 
 #include "analyze/checkpoints.h"
 #include "analyze/strategies.h"
+#include "ingest/attempts.h"
 #include "ingest/incident.h"
 #include "report/diagnosis.h"
 #include "report/events_json.h"
@@ -36,6 +37,8 @@ std::string_view StrategyName(Strategy s) {
 Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir, const DiagnoseOptions& options) {
   auto incident = LoadIncident(incident_dir, options.threads, options.checkpoint_dir, false, options.chunk_bytes);
   if (!incident.ok()) return incident.status();
+  // The engine looks for patient zero in a restarted job's first attempt; the baselines read all.
+  if (options.strategy == Strategy::kEngine) SetAsideLaterAttempts(&*incident);
   // Only the engine and the checkpoint baseline judge checkpoints; the log baselines leave
   // them NOT_EVALUATED.
   const bool judges_checkpoints =

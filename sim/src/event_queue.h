@@ -35,6 +35,9 @@ enum class EventKind : std::uint8_t {
   kRayNodeDead,     // id: node; Ray's GCS marks a silent node dead (missed heartbeats)
   kStoreCheck,      // id: rank; its heartbeat monitor polls the c10d store, which is gone
   kAgentStoreError, // id: node; the agent's monitor loop finds the c10d store gone (or its rendezvous fails)
+  kLaunchPoll,      // id: node; DeepSpeed's launch.py polls its children (once a second)
+  kLaunchDone,      // id: node; launch.py's children are gone: its ERROR line, exit, pdsh's line
+  kSshTimeout,      // id: node; ssh's ServerAlive probes to a dead node ran out
 };
 
 inline constexpr std::uint32_t kMaxEventId = (1u << 20) - 1;

@@ -86,10 +86,12 @@ constexpr FaultTraits kFaults[] = {
      v1::OWNER_APPLICATION, v1::FAILURE_CLASS_PYTHON_EXCEPTION, false, "fix_application",
      "{who} raised a DeepSpeed error (ZeRO partitioning, offload or the pipeline engine); fix "
      "the model or DeepSpeed configuration its traceback names before restarting."},
-    {v1::FAULT_KIND_FSDP_ERROR, FaultScope::kRank, FaultAction::kException,
+    // FSDP's wrap runs the same code over the same model on every rank: every rank raises.
+    {v1::FAULT_KIND_FSDP_ERROR, FaultScope::kJob, FaultAction::kJobException,
      v1::OWNER_APPLICATION, v1::FAILURE_CLASS_PYTHON_EXCEPTION, false, "fix_application",
-     "{who} raised an FSDP error (mixed dtypes in one FlatParameter, or an unshard failure); fix "
-     "the wrapping policy or the module's dtypes before restarting."},
+     "{who} failed as a whole: every rank raised the same FSDP error wrapping the model (mixed dtypes or mixed "
+     "requires_grad in one FlatParameter); fix the wrapping policy or the module's dtypes "
+     "before restarting."},
     {v1::FAULT_KIND_CHECKPOINT_LOAD_ERROR, FaultScope::kJob, FaultAction::kJobException,
      v1::OWNER_APPLICATION, v1::FAILURE_CLASS_CHECKPOINT_LOAD, false, "fix_checkpoint_config",
      "{who} could not load the checkpoint it resumes from (every rank raised the same error); "
@@ -189,15 +191,44 @@ constexpr FaultTraits kFaults[] = {
      "the IB port of {who} degraded (symbol errors, link flaps, a lower rate): its inter-node "
      "transfers slow the whole job; reseat or replace its cable or transceiver (check the switch "
      "port) or exclude the node before restarting."},
+    // DeepSpeed configuration errors: deepspeed.initialize raises the same on every rank.
+    {v1::FAULT_KIND_DEEPSPEED_AIO_INCOMPATIBLE, FaultScope::kJob, FaultAction::kJobException,
+     v1::OWNER_APPLICATION, v1::FAILURE_CLASS_PYTHON_EXCEPTION, false, "fix_application",
+     "{who} failed as a whole: every rank failed to load DeepSpeed's async_io op for NVMe offload (ZeRO-Infinity); "
+     "install libaio (libaio-dev / libaio-devel) in the image, or pre-build the op "
+     "(DS_BUILD_AIO=1), or offload to CPU instead before restarting."},
+    {v1::FAULT_KIND_DEEPSPEED_ZERO_PIPELINE, FaultScope::kJob, FaultAction::kJobException,
+     v1::OWNER_APPLICATION, v1::FAILURE_CLASS_PYTHON_EXCEPTION, false, "fix_application",
+     "{who} failed as a whole: every rank asked DeepSpeed's pipeline engine for ZeRO stage 2 or 3, which it does "
+     "not support; use ZeRO stage 0 or 1 with pipeline parallelism before restarting."},
+    // One link between two nodes (an HCA pair, a cable, a switch port): the rank is the end
+    // that failed first; the NICs' other links work, so neither node needs excluding.
+    {v1::FAULT_KIND_LINK_FAILURE, FaultScope::kRank, FaultAction::kNicFailure, v1::OWNER_NETWORK,
+     v1::FAILURE_CLASS_NETWORK, false, "inspect_link",
+     "the IB link between the HCA of {who} and its peer's across nodes stopped carrying traffic "
+     "(retry exceeded, status 12, on both ends); drain that link and test it (ibdiagnet, "
+     "ibporterrors or perfquery on both ports), reseat or swap the cable or move the switch port "
+     "before restarting."},
     {v1::FAULT_KIND_RENDEZVOUS_TIMEOUT, FaultScope::kNode, FaultAction::kRendezvousTimeout,
      v1::OWNER_NETWORK, v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_network_config",
      "{who} never joined the c10d rendezvous (its agent could not reach the rendezvous endpoint, "
      "so every other agent timed out waiting for it); check its route and firewall to the "
      "endpoint's host and port (29400) or leave it out, then restart.",
      v1::LAUNCHER_TORCHRUN},
+    {v1::FAULT_KIND_STORE_JOIN_TIMEOUT, FaultScope::kNode, FaultAction::kStoreJoinTimeout,
+     v1::OWNER_HOST, v1::FAILURE_CLASS_NCCL_SETUP, false, "drain_node",
+     "{who} never launched its ranks (its ssh session from the launch host hung: no line came "
+     "back), so rank 0's TCPStore timed out waiting for them; check that an ssh command to it "
+     "returns (its home and software mounts, sshd) or leave it out of the hostfile, then restart.",
+     v1::LAUNCHER_PDSH},
 };
 
 }  // namespace
+
+bool RaisedAtSetup(v1::FaultKind kind) {
+  return kind == v1::FAULT_KIND_FSDP_ERROR || kind == v1::FAULT_KIND_DEEPSPEED_AIO_INCOMPATIBLE ||
+         kind == v1::FAULT_KIND_DEEPSPEED_ZERO_PIPELINE;
+}
 
 AppError AppErrorOf(v1::FaultKind kind) {
   switch (kind) {
@@ -206,6 +237,8 @@ AppError AppErrorOf(v1::FaultKind kind) {
     case v1::FAULT_KIND_CHECKPOINT_LOAD_ERROR: return AppError::kCheckpointLoad;
     case v1::FAULT_KIND_PINNED_OOM: return AppError::kPinnedMemory;
     case v1::FAULT_KIND_SAVE_OOM_HBM: return AppError::kSaveOom;
+    case v1::FAULT_KIND_DEEPSPEED_AIO_INCOMPATIBLE: return AppError::kDeepSpeedAio;
+    case v1::FAULT_KIND_DEEPSPEED_ZERO_PIPELINE: return AppError::kZeroPipeline;
     default: return AppError::kMegatron;
   }
 }
@@ -239,7 +272,8 @@ FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
       break;
   }
   // The bootstrap root is rank 0's node: a drawn node that cannot reach it is another one.
-  const bool needs_root = fault.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT || fault.kind() == v1::FAULT_KIND_RENDEZVOUS_TIMEOUT;
+  const bool needs_root = fault.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT || fault.kind() == v1::FAULT_KIND_RENDEZVOUS_TIMEOUT ||
+                          fault.kind() == v1::FAULT_KIND_STORE_JOIN_TIMEOUT;
   if (needs_root && !fault.has_node() && plan.node == 0 &&
       job.nodes > 1) {
     plan.node = 1;
@@ -259,6 +293,10 @@ FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
       fault.has_variant()
           ? fault.variant()
           : static_cast<int>(Rng(job.seed, StreamId::kFaultPlan, stream + 2).UniformInt(0, 1 << 20));
+  if (fault.kind() == v1::FAULT_KIND_LINK_FAILURE) {
+    const std::vector<int> peers = job.InterNodePeers(plan.rank);
+    plan.peer = peers.empty() ? -1 : peers.front();
+  }
   if (plan.action() == FaultAction::kSlowdown) {
     // Fail-slow starts with the fault step: every compute slice of it is slow.
     plan.at_fraction = 0;

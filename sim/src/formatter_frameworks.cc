@@ -2,7 +2,9 @@
 // real wording (docs/log_formats.md §21-§23): ZeRO stage, offload and pipeline-engine errors,
 // FSDP's FlatParameter checks, checkpoint-load errors (DP world-size mismatch, a missing ZeRO
 // shard, a state-dict size mismatch), the DataLoader's pin-memory thread, and an out of memory
-// while gathering a full state dict for a save. The placeholders are formatter_app.cc's, plus
+// while gathering a full state dict for a save; and the DeepSpeed configuration errors every rank
+// raises in deepspeed.initialize (the async_io op for NVMe offload, ZeRO-2/3 with the pipeline
+// engine). The placeholders are formatter_app.cc's, plus
 // {ds} DeepSpeed's package dir, {saved}/{world} DP world sizes, {shard} a DP rank, {gstep} the
 // global step resumed from. Each table marks its cited line (the exception line the engine reads
 // first) with a leading '!'; the '!' is not printed.
@@ -122,6 +124,87 @@ constexpr std::string_view kPipeForward[] = {
     "    raise PipelineError(\"Only train_batch() is accessible in pipeline mode.\")",
     "!deepspeed.runtime.pipe.engine.PipelineError: Only train_batch() is accessible in pipeline "
     "mode.",
+};
+
+// DeepSpeed configuration errors every rank raises inside deepspeed.initialize (the same config
+// on every rank). ZeRO-Infinity's NVMe optimizer offload loads the async_io op in the optimizer
+// swapper; OpBuilder.jit_load refuses an op whose is_compatible() fails (libaio's io_submit not
+// found). Current releases append the builder's error_log (None for async_io).
+constexpr std::string_view kDsInitFrames[] = {
+    "Traceback (most recent call last):",
+    "  File \"/workspace/train.py\", line 412, in <module>",
+    "    main()",
+    "  File \"/workspace/train.py\", line 317, in main",
+    "    engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model,",
+};
+
+constexpr std::string_view kDsAio[] = {
+    "  File \"{py}/deepspeed/__init__.py\", line 181, in initialize",
+    "    engine = DeepSpeedEngine(args=args,",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 307, in __init__",
+    "    self._configure_optimizer(optimizer, model_parameters)",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 1252, in _configure_optimizer",
+    "    self.optimizer = self._configure_zero_optimizer(basic_optimizer)",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 1570, in _configure_zero_optimizer",
+    "    optimizer = DeepSpeedZeroOptimizer_Stage3(",
+    "  File \"{py}/deepspeed/runtime/zero/stage3.py\", line 313, in __init__",
+    "    self._configure_tensor_swapping(offload_optimizer_config, aio_config)",
+    "  File \"{py}/deepspeed/runtime/zero/stage3.py\", line 573, in _configure_tensor_swapping",
+    "    self.optimizer_swapper = swapper_type(swap_config=offload_optimizer_config,",
+    "  File \"{py}/deepspeed/runtime/swap_tensor/partitioned_optimizer_swapper.py\", line 36, in "
+    "__init__",
+    "    aio_op = AsyncIOBuilder().load()",
+    "  File \"{py}/deepspeed/ops/op_builder/builder.py\", line 531, in load",
+    "    return self.jit_load(verbose)",
+    "  File \"{py}/deepspeed/ops/op_builder/builder.py\", line 535, in jit_load",
+    "    raise RuntimeError(",
+    "!RuntimeError: Unable to JIT load the async_io op due to it not being compatible due to "
+    "hardware/software issue. None",
+};
+
+// The same before OpBuilder had an error_log (DeepSpeed 0.5-0.7: FP16_DeepSpeedZeroOptimizer_Stage3).
+constexpr std::string_view kDsAioOld[] = {
+    "  File \"{py}/deepspeed/__init__.py\", line 120, in initialize",
+    "    engine = DeepSpeedEngine(args=args,",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 239, in __init__",
+    "    self._configure_optimizer(optimizer, model_parameters)",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 881, in _configure_optimizer",
+    "    self.optimizer = self._configure_zero_optimizer(basic_optimizer)",
+    "  File \"{py}/deepspeed/runtime/engine.py\", line 1115, in _configure_zero_optimizer",
+    "    optimizer = FP16_DeepSpeedZeroOptimizer_Stage3(",
+    "  File \"{py}/deepspeed/runtime/zero/stage3.py\", line 778, in __init__",
+    "    self._configure_tensor_swapping(offload_optimizer_config, aio_config)",
+    "  File \"{py}/deepspeed/runtime/zero/stage3.py\", line 931, in _configure_tensor_swapping",
+    "    self.optimizer_swapper = swapper_type(",
+    "  File \"{py}/deepspeed/runtime/swap_tensor/partitioned_optimizer_swapper.py\", line 45, in "
+    "__init__",
+    "    aio_op = AsyncIOBuilder().load()",
+    "  File \"{py}/deepspeed/ops/op_builder/builder.py\", line 459, in load",
+    "    return self.jit_load(verbose)",
+    "  File \"{py}/deepspeed/ops/op_builder/builder.py\", line 463, in jit_load",
+    "    raise RuntimeError(",
+    "!RuntimeError: Unable to JIT load the async_io op due to it not being compatible due to "
+    "hardware/software issue.",
+};
+
+// A PipelineModule with ZeRO stage 2 or 3 in the config: PipelineEngine.__init__ asserts the
+// stage (the message is the same in every release; the check compared with 2, now with
+// ZeroStageEnum.gradients over a statement that spans lines).
+constexpr std::string_view kDsZeroPipe[] = {
+    "  File \"{py}/deepspeed/__init__.py\", line 196, in initialize",
+    "    engine = PipelineEngine(args=args,",
+    "  File \"{py}/deepspeed/runtime/pipe/engine.py\", line 69, in __init__",
+    "    assert self.zero_optimization_stage(",
+    "!AssertionError: ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism",
+};
+
+constexpr std::string_view kDsZeroPipeOld[] = {
+    "  File \"{py}/deepspeed/__init__.py\", line 139, in initialize",
+    "    engine = PipelineEngine(args=args,",
+    "  File \"{py}/deepspeed/runtime/pipe/engine.py\", line 58, in __init__",
+    "    assert self.zero_optimization_stage() < 2, \"ZeRO-2 and ZeRO-3 are incompatible with pipeline "
+    "parallelism\"",
+    "!AssertionError: ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism",
 };
 
 // FSDP1 at wrap time: one FlatParameter would mix dtypes (2.1+ wording).
@@ -393,6 +476,10 @@ AppTraceback AppTracebackOf(AppError source, int variant, const TorchProfile& to
       }
     case AppError::kSaveOom:
       return {S(kSaveGather), {}};
+    case AppError::kDeepSpeedAio:  // even: a current release's wording; odd: before error_log
+      return {S(kDsInitFrames), v % 2 == 0 ? S(kDsAio) : S(kDsAioOld)};
+    case AppError::kZeroPipeline:
+      return {S(kDsInitFrames), v % 2 == 0 ? S(kDsZeroPipe) : S(kDsZeroPipeOld)};
     case AppError::kMegatron:
       break;
   }

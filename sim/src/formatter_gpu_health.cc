@@ -286,8 +286,14 @@ void LineFormatter::DcgmDiagTests(const NvidiaSmiSnapshot& r, LineBuilder& out) 
       ecc < 0 ? "" : "CUDA APIs have indicated that a double-bit ECC error has occured on GPU " + std::to_string(ecc) + ".";
   const std::string link_word =
       link < 0 ? "" : "GPU " + std::to_string(link) + "'s NvLink link " + std::to_string((link * 5 + r.node) % 18) + " is currently down";
+  // DCGM_FR_PCIE_WIDTH_MSG as dcgm_errors.h has it ("... minimum allowed link generation of" is
+  // DCGM's own wording for the width check); the plugin's parameter is min_pci_width (16).
+  const int pcie = r.pcie_gpu;
+  const std::string pcie_word =
+      pcie < 0 ? "" : "GPU " + std::to_string(pcie) + " is running at PCI link width 4X, which is below the minimum "
+                      "allowed link generation of 16 (parameter 'min_pci_width')";
   out.Str("+-----  Integration  -------+------------------------------------------------+").EndLine();
-  test("PCIe", link, link_word);
+  test("PCIe", link >= 0 ? link : pcie, link >= 0 ? link_word : pcie_word);
   out.Str("+-----  Hardware  ----------+------------------------------------------------+").EndLine();
   test("GPU Memory", ecc, ecc_word);
   if (job_.noise.dcgm_diag_level < 3) return;

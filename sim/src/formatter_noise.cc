@@ -17,6 +17,8 @@ constexpr std::string_view kTypedStorage =
     "UntypedStorage will be the only storage class. This should only matter to you if you are "
     "using storages directly.  To access UntypedStorage directly, use tensor.untyped_storage() "
     "instead of tensor.storage()";
+// torch >= 2.1's autograd fallback (autograd_not_implemented_fallback.cpp); the profile gives
+// where it was raised (TorchProfile::autograd_*).
 constexpr std::string_view kAutogradFallback =
     "UserWarning: c10d::allreduce_: an autograd kernel was not registered to the Autograd "
     "key(s) but we are trying to backprop through it. This may lead to silently incorrect "
@@ -25,8 +27,7 @@ constexpr std::string_view kAutogradFallback =
     "to the correct Autograd key (e.g. DispatchKey::Autograd, "
     "DispatchKey::CompositeImplicitAutograd). If your operator is not differentiable, or to "
     "squash this warning and use the previous behavior, please register "
-    "torch::CppFunction::makeFallthrough() to DispatchKey::Autograd. (Triggered internally at "
-    "../torch/csrc/autograd/autograd_not_implemented_fallback.cpp:63.)";
+    "torch::CppFunction::makeFallthrough() to DispatchKey::Autograd. (Triggered internally at ";
 constexpr std::string_view kBarrierDevice =
     " using GPU <n> to perform barrier as devices used by this process are currently unknown. "
     "This can potentially cause a hang if this rank to GPU mapping is incorrect.";
@@ -83,11 +84,10 @@ void LineFormatter::Format(const BenignWarning& r, LineBuilder& out) const {
       out.Str(c10_ranked ? ",or call init_process_group() with a device_id." : ".").EndLine();
       return;
     }
-    case WarningKind::kAutogradFallback:
-      out.Str(torch_.python_lib).Str("/torch/autograd/graph.py:744: ").Str(kAutogradFallback);
-      out.EndLine();
-      out.Str("  return Variable._execution_engine.run_backward(  # Calls into the C++ engine ");
-      out.Str("to run the backward pass").EndLine();
+    case WarningKind::kAutogradFallback:  // never emitted for a release without it (simulator.cc)
+      out.Str(torch_.python_lib).Char('/').Str(torch_.autograd_warning_site).Str(": ");
+      out.Str(kAutogradFallback).Str(torch_.autograd_fallback_site).Str(".)").EndLine();
+      out.Str(torch_.autograd_warning_source).EndLine();
       return;
   }
 }

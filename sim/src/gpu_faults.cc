@@ -288,9 +288,11 @@ void EmitNvidiaSmi(const Job& job, const FaultPlan& fault, TimeNs t, RecordSink&
       s.remap = fault.variant % 3 == 2 ? RemapState::kFailed : RemapState::kPending;
     }
     if (hit && fault.kind() == v1::FAULT_KIND_STRAGGLER && fault.variant % 3 != 2) {
-      s.throttle_gpu = gpu;  // variant 2: a PCIe link downgrade, which no clock reason shows
+      s.throttle_gpu = gpu;
       s.throttle = fault.variant % 3 == 0 ? Throttle::kThermal : Throttle::kPowerBrake;
     }
+    // variant 2: a PCIe link downgrade, which no clock reason shows (only dcgmi diag's PCIe test)
+    if (hit && fault.kind() == v1::FAULT_KIND_STRAGGLER && fault.variant % 3 == 2) s.pcie_gpu = gpu;
     if (hit && LastXid(fault) != 0) s.xid_gpu = gpu, s.xid = LastXid(fault);
     if (hit && fault.kind() == v1::FAULT_KIND_XID_NVLINK) s.nvlink_gpu = gpu;
     if (node == job.noise.ecc_node) s.corrected_gpu = old_ecc_gpu;

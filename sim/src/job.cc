@@ -154,20 +154,29 @@ void DrawGpuOrder(Job& job) {
 // hostname. PyTorchJob: <job>-master-0 and <job>-worker-<i>; JobSet (one replicated job,
 // indexed): hostname <jobset>-workers-0-<i>, pod name with the Job controller's 5-character
 // suffix.
+constexpr std::string_view kSuffixChars = "bcdfghjklmnpqrstvwxz2456789";
+
+// The Job controller's 5-character pod name suffix; `attempt` draws a fresh one for a pod the
+// JobSet recreated.
+std::string PodSuffix(const Job& job, int node, int attempt) {
+  Rng rng(job.seed, StreamId::kNodeProcesses, static_cast<std::uint64_t>(node) + (static_cast<std::uint64_t>(2 + attempt) << 32));
+  std::string s;
+  for (int i = 0; i < 5; ++i) s += kSuffixChars[rng.UniformInt(0, kSuffixChars.size())];
+  return s;
+}
+
 void NamePods(Job& job, const v1::Kubernetes& k) {
-  static constexpr std::string_view kSuffixChars = "bcdfghjklmnpqrstvwxz2456789";
   job.kube_controller = k.controller();
   job.pod_timestamps = k.timestamps();
   job.kube_job = k.job_name();
   job.kube_namespace = k.namespace_();
+  job.kube_restarts = k.restarts();
   job.node_names = job.hostnames;
   for (int node = 0; node < job.nodes; ++node) {
     std::string host, pod;
     if (k.controller() == v1::KUBE_CONTROLLER_JOBSET) {
       host = k.job_name() + "-workers-0-" + std::to_string(node);
-      Rng rng(job.seed, StreamId::kNodeProcesses, static_cast<std::uint64_t>(node) + (2ULL << 32));
-      pod = host + "-";
-      for (int i = 0; i < 5; ++i) pod += kSuffixChars[rng.UniformInt(0, kSuffixChars.size())];
+      pod = host + "-" + PodSuffix(job, node, 0);
     } else {
       host = node == 0 ? k.job_name() + "-master-0" : k.job_name() + "-worker-" + std::to_string(node - 1);
       pod = host;
@@ -179,12 +188,39 @@ void NamePods(Job& job, const v1::Kubernetes& k) {
 
 }  // namespace
 
+Job Job::Restarted(const v1::Scenario& scenario, TimeNs start) const {
+  v1::Scenario s = scenario;
+  s.set_start_time(FormatRfc3339(start));
+  Job job = Build(s, seed);
+  job.kube_attempt = kube_attempt + 1;
+  if (job.kube_controller == v1::KUBE_CONTROLLER_JOBSET) {
+    for (int node = 0; node < job.nodes; ++node) job.pod_names[node] = job.hostnames[node] + "-" + PodSuffix(job, node, job.kube_attempt);
+  }
+  return job;
+}
+
 int Job::LocalOfGpu(int node, int gpu) const {
   if (gpu_of_local.empty()) return gpu;
   for (int l = 0; l < gpus_per_node; ++l) {
     if (gpu_of_local[static_cast<std::size_t>(node * gpus_per_node + l)] == gpu) return l;
   }
   return gpu;
+}
+
+std::vector<int> Job::InterNodePeers(int rank) const {
+  std::vector<int> peers;
+  auto add = [&](int p) {
+    if (p != rank && NodeOf(p) != NodeOf(rank) && std::find(peers.begin(), peers.end(), p) == peers.end()) peers.push_back(p);
+  };
+  const int tp_i = TpRank(rank), dp_i = DpRank(rank), pp_i = PpRank(rank);
+  auto at = [&](int d, int p) { return tp_i + tp * (d + dp * p); };
+  if (dp > 1) {
+    add(at((dp_i + 1) % dp, pp_i));
+    add(at((dp_i + dp - 1) % dp, pp_i));
+  }
+  if (pp_i + 1 < pp) add(at(dp_i, pp_i + 1));
+  if (pp_i > 0) add(at(dp_i, pp_i - 1));
+  return peers;
 }
 
 Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
@@ -228,6 +264,8 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.partition = s.slurm().partition();
   job.open_mpi5 = s.bare_metal().open_mpi().starts_with("5");
   job.report_bindings = !s.bare_metal().has_report_bindings() || s.bare_metal().report_bindings();
+  job.ssh_alive_interval = s.pdsh().server_alive_interval_s() * kNsPerSec;
+  job.ssh_alive_count = s.pdsh().server_alive_count_max();
   DrawNodes(job, s.job().hostname_prefix(), s.clocks());
   job.gpu_order = s.realism().gpu_order();
   DrawGpuOrder(job);

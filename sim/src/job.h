@@ -66,6 +66,14 @@ struct Noise {
 
 struct Job {
   static Job Build(const v1::Scenario& scenario, std::uint64_t seed);
+  // The job's controller restarted it (kubernetes.restarts): the same job from `start`, attempt 1.
+  // JobSet recreates the pods (new 5-character suffixes); a PyTorchJob keeps its pods.
+  Job Restarted(const v1::Scenario& scenario, TimeNs start) const;
+  // PyTorchJob under kubernetes.restarts: restartPolicy OnFailure, containers restart in place and
+  // the operator deletes no pod when one fails.
+  bool KubeRestartsInPlace() const {
+    return kube_restarts > 0 && kube_controller != v1::KUBE_CONTROLLER_JOBSET;
+  }
 
   // Shape.
   std::uint64_t seed = 0;
@@ -99,6 +107,9 @@ struct Job {
   // --report-bindings (each node's daemon names its host and the ranks it starts).
   bool open_mpi5 = false;
   bool report_bindings = true;
+  // pdsh (LAUNCHER_PDSH): the login host's ssh ServerAliveInterval and ServerAliveCountMax.
+  TimeNs ssh_alive_interval = 0;
+  int ssh_alive_count = 0;
   std::string partition;
   TimeNs controller_offset = 0;  // slurmctld's host clock minus true time
   Workload workload;
@@ -112,6 +123,8 @@ struct Job {
   v1::KubeController kube_controller = v1::KUBE_CONTROLLER_UNSPECIFIED;
   bool pod_timestamps = false;
   std::string kube_job, kube_namespace;
+  int kube_restarts = 0;  // kubernetes.restarts: the controller restarts the failed job this often
+  int kube_attempt = 0;   // which attempt this Job runs (0: the first; 1: after the restart)
   std::vector<TimeNs> clock_offset;      // node -> printed time minus true time
   std::vector<std::int32_t> agent_pid;   // node -> torchrun's pid
   std::vector<TimeNs> agent_start;       // node -> when torchrun printed its banner
@@ -137,6 +150,9 @@ struct Job {
   int TpRank(int rank) const { return rank % tp; }
   int DpRank(int rank) const { return rank / tp % dp; }
   int PpRank(int rank) const { return rank / (tp * dp); }
+  // The rank's neighbours in its DP ring and its pipeline that sit on another node: the links
+  // its NIC carries (TP peers are on the same node, over NVLink). DP ring first.
+  std::vector<int> InterNodePeers(int rank) const;
 
   // Process groups.
   int NumTpGroups() const { return world / tp; }

@@ -17,15 +17,30 @@
 
 namespace denpex::sim {
 
+// kubernetes.restarts: the attempt the controller started after the first one failed
+// (docs/log_formats.md §24, "Restarts").
+struct KubeRestart {
+  const Job* job = nullptr;            // attempt 1 (JobSet: new pod names)
+  const Launcher* launcher = nullptr;  // its agents and pods
+  TimeNs start = 0;                    // when the controller restarted the job
+  int unplaced = -1;                   // the node whose replacement pod stayed Pending, or -1
+  bool node_lost = false;              // unplaced: its node is unreachable (else a GPU short)
+};
+
 // The lines of these files a truth cites.
 struct KubeCitations {
   CitedLine evicted;        // events.txt: `Warning Evicted pod/<pod> The node was low on ...`
   CitedLine pod_reason;     // describe: `Reason: Evicted` (pod) / `Reason: OOMKilled` (container)
   CitedLine oom_event;      // events.txt: node-problem-detector's `OOMKilling` row
   CitedLine not_ready;      // events.txt: `NodeNotReady node/<node> Node <node> status is now: NodeNotReady`
+  CitedLine unplaced;       // events.txt: `FailedScheduling pod/<pod> 0/N nodes are available: ...` (restarts)
+  CitedLine job_end;        // events.txt: the restart budget ran out (BackoffLimitExceeded wording,
+                            // ReachedMaxRestarts) (restarts)
 };
 
+// `restart`: the restarted attempt (kubernetes.restarts), or null.
 Result<KubeCitations> WriteKubernetesFiles(const Job& job, const FaultPlan& fault, const Model& model,
-                                           TimeNs end_time, const std::filesystem::path& incident_dir);
+                                           TimeNs end_time, const std::filesystem::path& incident_dir,
+                                           const KubeRestart* restart = nullptr);
 
 }  // namespace denpex::sim

@@ -169,10 +169,13 @@ void Launcher::OnStoreError(int node, TimeNs t) {
 
 // The controller (PyTorchJob, JobSet with backoffLimit 0) sees a pod fail, marks the job failed
 // and deletes the other pods: their kubelets SIGTERM each torchrun a moment later.
+// A PyTorchJob with restartPolicy OnFailure (kubernetes.restarts) deletes nothing: the kubelet
+// restarts each failed container in place, and the other pods fail on their own.
 void Launcher::PodFailed(int node, TimeNs t, PodEnd how) {
   if (pod_end_[node] == PodEnd::kRunning || how != PodEnd::kError) pod_end_[node] = how;
-  if (job_failed_ >= 0) return;
+  if (job_failed_ >= 0 || (job_.KubeRestartsInPlace() && first_failed_pod_ >= 0)) return;
   first_failed_pod_ = node;
+  if (job_.KubeRestartsInPlace()) return;
   Rng& rng = rng_[node];
   job_failed_ = t + rng.UniformInt(200, 2'500) * kNsPerMs;
   for (int other = 0; other < job_.nodes; ++other) {
@@ -188,6 +191,7 @@ void Launcher::OnAgentExit(int node, TimeNs t) {
   exit_time_[node] = t;
   sink_.Emit(AgentExit{node, t});
   if (!kubernetes()) return;
+  if (node == rendezvous_node_ && job_.kube_attempt > 0) return;  // a restart's Pending pod: it never ran
   if (pod_end_[node] == PodEnd::kRunning) pod_end_[node] = PodEnd::kError;
   if (pod_end_[node] != PodEnd::kDeleted) PodFailed(node, t, pod_end_[node]);
 }

@@ -14,11 +14,14 @@ Model::Model(const Job& job, const FaultPlan& fault, RecordSink& sink)
                 fault.action() == FaultAction::kRendezvousTimeout ? fault.node : -1),
       slurm_(job, fault, queue_, sink, workers_),
       mpirun_(job, queue_, sink, workers_),
+      pdsh_(job, queue_, sink, workers_, fault.action() == FaultAction::kStoreJoinTimeout ? fault.node : -1),
       ray_(job, fault, queue_, sink, workers_) {
   if (job.launcher == v1::LAUNCHER_SRUN) {
     workers_.set_exit_listener(&slurm_);
   } else if (job.launcher == v1::LAUNCHER_MPIRUN) {
     workers_.set_exit_listener(&mpirun_);
+  } else if (job.launcher == v1::LAUNCHER_PDSH) {
+    workers_.set_exit_listener(&pdsh_);
   } else if (job.launcher == v1::LAUNCHER_RAY) {
     workers_.set_exit_listener(&ray_);
   } else {
@@ -45,6 +48,8 @@ Outcome Model::Run() {
     slurm_.ScheduleStarts();
   } else if (job_.launcher == v1::LAUNCHER_RAY) {
     ray_.ScheduleStarts();
+  } else if (job_.launcher == v1::LAUNCHER_PDSH) {
+    pdsh_.Start();  // each node's launch.py starts its ranks (at its agent_start)
   } else if (job_.launcher != v1::LAUNCHER_MPIRUN) {
     launcher_.ScheduleStarts();
   } else {
@@ -68,6 +73,7 @@ Outcome Model::Run() {
     out.end_time = std::max(out.end_time, launcher_.exit_time(node));
   out.end_time = std::max(out.end_time, slurm_.end_time());
   out.end_time = std::max(out.end_time, mpirun_.end_time());
+  out.end_time = std::max(out.end_time, pdsh_.end_time());
   out.end_time = std::max(out.end_time, ray_.end_time());
   // A job left hanging (async error handling 0) is collected a while after its last timeout.
   if (job_.async_error_handling == 0 && workers_.last_watchdog_fire() > 0) {
@@ -155,6 +161,15 @@ void Model::Dispatch(const Event& e) {
       break;
     case EventKind::kAgentStoreError:
       launcher_.OnStoreError(id, e.time);
+      break;
+    case EventKind::kLaunchPoll:
+      pdsh_.OnPoll(id, e.time);
+      break;
+    case EventKind::kLaunchDone:
+      pdsh_.OnDone(id, e.time);
+      break;
+    case EventKind::kSshTimeout:
+      pdsh_.OnSshTimeout(id, e.time);
       break;
   }
 }

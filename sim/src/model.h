@@ -10,6 +10,7 @@
 #include "job.h"
 #include "launcher.h"
 #include "mpirun.h"
+#include "pdsh.h"
 #include "ray.h"
 #include "records.h"
 #include "slurm.h"
@@ -43,6 +44,7 @@ class Model {
   Launcher launcher_;    // torchrun agents (LAUNCHER_TORCHRUN)
   SlurmLauncher slurm_;  // srun and Slurm (LAUNCHER_SRUN)
   MpirunLauncher mpirun_;  // Open MPI's mpirun (LAUNCHER_MPIRUN)
+  PdshLauncher pdsh_;      // DeepSpeed's launcher over pdsh (LAUNCHER_PDSH)
   RayLauncher ray_;      // Ray Train's driver and GCS (LAUNCHER_RAY)
 };
 

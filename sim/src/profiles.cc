@@ -79,6 +79,15 @@ constexpr PythonFrame kTorchrunTraceback113[] = {
     {"torch/distributed/launcher/api.py", 246, "launch_agent", "raise ChildFailedError("},
 };
 
+// The source line Python's warnings module echoes under the autograd fallback's UserWarning:
+// torch.autograd.backward's own call (2.1, 2.2: autograd/__init__.py), then graph.py's
+// _engine_run_backward (2.3+), which returns it.
+constexpr std::string_view kRunBackwardCall =
+    "  Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass";
+constexpr std::string_view kRunBackwardReturn =
+    "  return Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward "
+    "pass";
+
 constexpr TorchProfile kTorchProfiles[] = {
     {.name = "2.4",
      .supported = true,
@@ -123,7 +132,10 @@ constexpr TorchProfile kTorchProfiles[] = {
      .line_no_heartbeat_first_pg = 1417,
      .line_watchdog_stuck = 1266,
      .line_observed_dump = 1382,
-     .stuck_names_event_destroy = false},
+     .stuck_names_event_destroy = false,
+     .autograd_warning_site = "torch/autograd/graph.py:768",
+     .autograd_warning_source = kRunBackwardReturn,
+     .autograd_fallback_site = "../torch/csrc/autograd/autograd_not_implemented_fallback.cpp:63"},
     {.name = "2.6",
      .supported = true,
      .c10_header = C10Header::kRankPrefixedTimestamped,
@@ -167,7 +179,10 @@ constexpr TorchProfile kTorchProfiles[] = {
      .line_no_heartbeat_first_pg = 1522,
      .line_watchdog_stuck = 1347,
      .line_observed_dump = 1922,
-     .stuck_names_event_destroy = true},
+     .stuck_names_event_destroy = true,
+     .autograd_warning_site = "torch/autograd/graph.py:823",
+     .autograd_warning_source = kRunBackwardReturn,
+     .autograd_fallback_site = "/pytorch/torch/csrc/autograd/autograd_not_implemented_fallback.cpp:62"},
     {.name = "2.1",
      .supported = true,
      .c10_header = C10Header::kSeverityAndFile,
@@ -198,7 +213,10 @@ constexpr TorchProfile kTorchProfiles[] = {
      .blocking_wait_suffix = " (NCCL_BLOCKING_WAIT=1)",
      .line_blocking_wait = 568,
      .timeout_error_class = "RuntimeError",
-     .aborted_error_class = "torch.distributed.DistBackendError"},
+     .aborted_error_class = "torch.distributed.DistBackendError",
+     .autograd_warning_site = "torch/autograd/__init__.py:251",
+     .autograd_warning_source = kRunBackwardCall,
+     .autograd_fallback_site = "../torch/csrc/autograd/autograd_not_implemented_fallback.cpp:63"},
     {.name = "1.13",
      .supported = true,
      .c10_header = C10Header::kSeverityAndFile,

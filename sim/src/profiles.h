@@ -106,6 +106,13 @@ struct TorchProfile {
   // uniform dtype but got ...", 1.13-2.0) rather than _flat_param.py's
   // _validate_tensors_to_flatten ("Must flatten tensors with uniform dtype ...", 2.1+).
   bool fsdp_flat_param_wording = false;
+  // The autograd fallback's UserWarning when a backward pass runs through c10d::allreduce_ (the
+  // fallback warns since torch 2.1; empty: the release prints nothing): Python's warnings
+  // module's "<file>:<line>" of the backward call (relative to python_lib), the source line it
+  // echoes, and the C++ site of "(Triggered internally at ...)".
+  std::string_view autograd_warning_site;    // "torch/autograd/graph.py:768"
+  std::string_view autograd_warning_source;  // "  return Variable._execution_engine.run_backward(..."
+  std::string_view autograd_fallback_site;   // "../torch/csrc/autograd/autograd_not_implemented_fallback.cpp:63"
 };
 
 struct NcclProfile {

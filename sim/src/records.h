@@ -188,6 +188,8 @@ enum class AppError : std::uint8_t {
   kCheckpointLoad,  // DP world-size mismatch, missing ZeRO shard, state-dict size mismatch
   kPinnedMemory,    // pinned host memory: the DataLoader's pin-memory thread, or a direct pin (odd variants)
   kSaveOom,         // torch's OutOfMemoryError gathering a full state dict for a save
+  kDeepSpeedAio,    // the async_io op cannot be JIT-loaded for ZeRO-Infinity's NVMe offload
+  kZeroPipeline,    // ZeRO-2/3 asked of DeepSpeed's PipelineEngine
 };
 
 // An uncaught Python exception's traceback (stderr), printed just before the rank exits 1.
@@ -319,6 +321,9 @@ struct NvidiaSmiSnapshot {
   int throttle_gpu = -1;   // a fail-slow GPU and why its clocks are held down
   Throttle throttle = Throttle::kNone;
   int nvlink_gpu = -1;     // a GPU whose NVLink failed (dcgmi diag -r 2's PCIe test fails on it)
+  // A fail-slow GPU whose PCIe link trained down to x4 (no clock reason shows it): dcgmi diag
+  // -r 2's PCIe test fails on it with DCGM's link-width message.
+  int pcie_gpu = -1;
   int xid_gpu = -1;        // DCGM_FI_DEV_XID_ERRORS: the last Xid of this GPU
   int xid = 0;
 };
@@ -374,6 +379,17 @@ struct StoreConnectionReset {
   int rank;
   TimeNs time;
   int store_node;  // the store's host, named as the socket's remote end
+};
+
+// The static TCPStore (init_method env://) never saw every client (FAULT_KIND_STORE_JOIN_TIMEOUT):
+// rank 0's server raises `DistStoreError: Timed out after <s> seconds waiting for clients.
+// <joined>/<world> clients joined.`; every other rank that joined then fails getting the
+// ncclUniqueId from the store that died with it (formatter_store.cc).
+struct StoreJoinTimeout {
+  int rank;
+  TimeNs time;
+  int joined;          // clients that joined, rank 0's own included
+  int waited_seconds;  // the server's elapsed wait as it prints it
 };
 
 // An agent's monitor loop finds the store gone (num_nodes_waiting -> the store's get): the
@@ -539,16 +555,38 @@ struct MpirunNotice {
   int exit_code;
 };
 
+// --- DeepSpeed's launcher over pdsh (deepspeed.log) --------------------------------------------
+
+enum class PdshNoticeKind : std::uint8_t {
+  kRunner,      // the login host: runner.py's "Using IP address ...", "Running on the following
+                // workers: ...", "cmd = pdsh -S -f 1024 -w <hosts> ... deepspeed.launcher.launch ..."
+  kLaunch,      // <host>: launch.py's start-up lines and one "process <pid> spawned with command: [...]"
+                // per local rank
+  kKilling,     // <host>: sigkill_handler's "Killing subprocess <pid>" (exit_code: the local rank)
+  kLaunchError, // <host>: "[ERROR] ... ['python', ..., '--local_rank=<last>', ...] exits with
+                // return code = <rc>" (launch.py names its last spawned command, not the failed one)
+  kSshExit,     // pdsh@login-01: <host>: ssh exited with exit code <n>
+  kSshTimeout,  // <host>: Timeout, server <host> not responding.  (then pdsh's exit code 255 line)
+};
+
+struct PdshNotice {
+  TimeNs time;
+  PdshNoticeKind kind;
+  int node;       // -1 for kRunner
+  int exit_code;  // kLaunchError: the child's return code (negative: a signal); kSshExit: ssh's
+                  // status; kKilling: the local rank
+};
+
 using Record =
     std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers,
                  NcclIbError, NcclAsyncError, NcclSetupFailure,
                  WatchdogTimeout, WatchdogAftermath, DumpSignalObserved, PythonException, DeepSpeedLine,
                  SegfaultDump, WorkerExit, BenignWarning,
                  CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost,
-                 StoreConnectionReset, AgentStoreFailure, AgentRendezvousFailure,
+                 StoreConnectionReset, StoreJoinTimeout, AgentStoreFailure, AgentRendezvousFailure,
                  RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine, BatchBanner,
-                 CheckpointResumed, ResumedIteration, MpirunNotice>;
+                 CheckpointResumed, ResumedIteration, MpirunNotice, PdshNotice>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).
 class RecordSink {

@@ -29,6 +29,7 @@ enum class StreamId : std::uint64_t {
   kNoise = 15,           // index: 0 (loud rank, ECC node), 1 + node (damage), see noise.cc
   kKernel = 16,          // index: node (boot time, kernel message timing)
   kMpirun = 35,          // index: 0 (mpirun's detection and teardown delays)
+  kPdsh = 150,           // index: node (launch.py's poll and teardown, ssh's exit)
 };
 
 // splitmix64's output function: a strong 64-bit mixer.

@@ -174,6 +174,7 @@ Status CheckLauncher(const v1::Scenario& s, const Locator& loc) {
     case v1::LAUNCHER_TORCHRUN:
     case v1::LAUNCHER_SRUN:
     case v1::LAUNCHER_MPIRUN:
+    case v1::LAUNCHER_PDSH:
     case v1::LAUNCHER_KUBERNETES:
     case v1::LAUNCHER_RAY:
       return Status::Ok();
@@ -183,12 +184,32 @@ Status CheckLauncher(const v1::Scenario& s, const Locator& loc) {
   }
 }
 
+// pdsh's ssh keepalive (ServerAliveInterval x ServerAliveCountMax), and its fan-out: `pdsh -f 1024`
+// runs at most 1024 sessions at once, so the rest of a larger job would never start.
+Status FillPdsh(v1::Scenario* s, const Locator& loc) {
+  v1::Pdsh* p = s->mutable_pdsh();
+  if (p->server_alive_interval_s() < 0 || p->server_alive_count_max() < 0) {
+    return loc.Error("pdsh", "pdsh.server_alive_interval_s and server_alive_count_max must not be negative",
+                     "leave them out for 30 s and 3");
+  }
+  if (p->server_alive_interval_s() == 0) p->set_server_alive_interval_s(30);
+  if (p->server_alive_count_max() == 0) p->set_server_alive_count_max(3);
+  if (s->launcher() == v1::LAUNCHER_PDSH && s->job().nodes() > 1024) {
+    return loc.Error({"launcher", "job.nodes"},
+                     "DeepSpeed runs `pdsh -f 1024`: at most 1024 nodes run at once, and job.nodes is " +
+                         std::to_string(s->job().nodes()),
+                     "use at most 1024 nodes (8192 ranks of 8 GPUs) under LAUNCHER_PDSH");
+  }
+  return Status::Ok();
+}
+
 // The layout a launcher leaves by default; srun, Kubernetes and mpirun leave only that one.
 v1::Layout OwnLayout(v1::Launcher launcher) {
   switch (launcher) {
     case v1::LAUNCHER_SRUN: return v1::LAYOUT_SLURM_OUT;
     case v1::LAUNCHER_KUBERNETES: return v1::LAYOUT_KUBECTL_LOGS;
     case v1::LAUNCHER_MPIRUN: return v1::LAYOUT_MPIRUN_OUT;
+    case v1::LAUNCHER_PDSH: return v1::LAYOUT_PDSH_OUT;
     case v1::LAUNCHER_RAY: return v1::LAYOUT_RAY_DRIVER;
     default: return v1::LAYOUT_UNSPECIFIED;
   }
@@ -200,6 +221,37 @@ std::string LayoutHint(v1::Launcher launcher) {
   return v1::Launcher_Name(launcher) + " leaves " + v1::Layout_Name(own) + " (or leave layout out)";
 }
 
+// kubernetes.restarts: one restart of the whole job, under Kubernetes only. A fault that leaves
+// its node unusable needs JobSet's gang re-creation (a PyTorchJob restarts containers in place,
+// on the node that is gone); any other fault must be one that recurs in the restarted attempt.
+Status CheckKubeRestarts(const v1::Scenario& s, const Locator& loc) {
+  const int restarts = s.kubernetes().restarts();
+  if (restarts == 0) return Status::Ok();
+  if (restarts != 1) {
+    return loc.Error("kubernetes.restarts", "kubernetes.restarts " + Str(restarts) + " is not supported",
+                     "use 0 or 1 (kubectl keeps only the container before the current one)");
+  }
+  if (s.launcher() != v1::LAUNCHER_KUBERNETES) {
+    return loc.Error("kubernetes.restarts", "kubernetes.restarts needs launcher LAUNCHER_KUBERNETES",
+                     "set launcher: LAUNCHER_KUBERNETES or drop kubernetes.restarts");
+  }
+  const v1::FaultKind kind = s.faults_size() > 0 ? s.faults(0).kind() : v1::FAULT_KIND_UNSPECIFIED;
+  const bool node_gone = kind == v1::FAULT_KIND_NODE_LOSS || kind == v1::FAULT_KIND_XID_FALLEN_OFF_BUS;
+  const bool recurs = kind == v1::FAULT_KIND_EXCEPTION || kind == v1::FAULT_KIND_SIGSEGV ||
+                      kind == v1::FAULT_KIND_SIGKILL || kind == v1::FAULT_KIND_CUDA_OOM;
+  if (!node_gone && !recurs) {
+    return loc.Error({"kubernetes.restarts", "faults"}, "kubernetes.restarts does not support fault " + v1::FaultKind_Name(kind),
+                     "use FAULT_KIND_EXCEPTION, SIGSEGV, SIGKILL or CUDA_OOM (they recur), or NODE_LOSS or "
+                     "XID_FALLEN_OFF_BUS under KUBE_CONTROLLER_JOBSET (the replacement pod cannot be placed)");
+  }
+  if (node_gone && s.kubernetes().controller() != v1::KUBE_CONTROLLER_JOBSET) {
+    return loc.Error({"kubernetes.restarts", "kubernetes.controller"},
+                     "kubernetes.restarts with " + v1::FaultKind_Name(kind) + " needs KUBE_CONTROLLER_JOBSET",
+                     "a PyTorchJob restarts its containers in place, on the node the fault made unusable");
+  }
+  return Status::Ok();
+}
+
 // Layout defaults to the launcher's; srun, Kubernetes, Ray and mpirun leave only their own.
 Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
   const bool srun = s->launcher() == v1::LAUNCHER_SRUN;
@@ -209,11 +261,12 @@ Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
   }
   if (!v1::Layout_IsValid(s->layout())) {
     return loc.Error("layout", "layout " + Str(s->layout()) + " is not a Layout value",
-                     "use LAYOUT_PER_RANK_FILES, LAYOUT_TORCHRUN_LOG_DIR, LAYOUT_SLURM_OUT or "
-                     "LAYOUT_MPIRUN_OUT");
+                     "use LAYOUT_PER_RANK_FILES, LAYOUT_TORCHRUN_LOG_DIR, LAYOUT_SLURM_OUT, "
+                     "LAYOUT_MPIRUN_OUT or LAYOUT_PDSH_OUT");
   }
   const bool own_only = s->layout() == v1::LAYOUT_SLURM_OUT || s->layout() == v1::LAYOUT_KUBECTL_LOGS ||
-                        s->layout() == v1::LAYOUT_RAY_DRIVER || s->layout() == v1::LAYOUT_MPIRUN_OUT;
+                        s->layout() == v1::LAYOUT_RAY_DRIVER || s->layout() == v1::LAYOUT_MPIRUN_OUT ||
+                        s->layout() == v1::LAYOUT_PDSH_OUT;
   if (own != v1::LAYOUT_UNSPECIFIED ? s->layout() != own : own_only) {
     return loc.Error({"layout", "launcher"},
                      "layout " + v1::Layout_Name(s->layout()) + " does not fit launcher " +
@@ -229,6 +282,7 @@ Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
   }
   if (k->job_name().empty()) k->set_job_name("llama");
   if (k->namespace_().empty()) k->set_namespace_("training");
+  DENPEX_RETURN_IF_ERROR(CheckKubeRestarts(*s, loc));
   v1::Slurm* slurm = s->mutable_slurm();
   DENPEX_RETURN_IF_ERROR(CheckDurationMs(loc, "slurm.kill_wait_ms", slurm->kill_wait_ms()));
   DENPEX_RETURN_IF_ERROR(
@@ -238,6 +292,7 @@ Status FillLayoutAndSlurm(v1::Scenario* s, const Locator& loc) {
   if (slurm->partition().empty()) slurm->set_partition("gpu");
   v1::BareMetal* bare = s->mutable_bare_metal();
   if (bare->open_mpi().empty()) bare->set_open_mpi("4.1");
+  DENPEX_RETURN_IF_ERROR(FillPdsh(s, loc));
   if (bare->open_mpi() != "4.1" && bare->open_mpi() != "5.0") {
     return loc.Error("bare_metal.open_mpi", "bare_metal.open_mpi \"" + bare->open_mpi() + "\" is not supported",
                      "use \"4.1\" (ORTE) or \"5.0\" (PRRTE)");
@@ -542,7 +597,7 @@ Status CheckFault(v1::Fault* f, const std::string& path, std::int64_t world, int
     return loc.Error(path + ".step", path + ".step is at most " + Str(kMaxSteps),
                      "every step before the fault is simulated; fault earlier");
   }
-  if (!f->has_step()) f->set_step(warmup);
+  if (!f->has_step()) f->set_step(RaisedAtSetup(f->kind()) ? 0 : warmup);
   return Status::Ok();
 }
 

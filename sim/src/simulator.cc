@@ -59,6 +59,7 @@ CitationPlan PlanCitations(const Job& job, const FaultPlan& fault) {
   CitationPlan plan;
   plan.rank = fault.rank;
   plan.node = fault.node;
+  plan.link_peer = fault.peer;
   if (fault.traits->scope != FaultScope::kRank) return plan;
   for (PgKind kind : {PgKind::kTensor, PgKind::kPipeline, PgKind::kData}) {
     const int uid = job.GroupUid(fault.rank, kind);
@@ -71,6 +72,65 @@ CitationPlan PlanCitations(const Job& job, const FaultPlan& fault) {
   return plan;
 }
 
+// kubernetes.restarts: the attempt the controller starts once the first has failed. A fault
+// that leaves its node unusable (node loss, Xid 79) keeps the replacement pod Pending: the
+// others wait in the rendezvous for it (FAULT_KIND_RENDEZVOUS_TIMEOUT's model, the Pending
+// pod's node the one that never joins); any other fault recurs on the same rank.
+struct RestartPlan {
+  v1::Fault fault;
+  int unplaced = -1;
+  bool node_lost = false;
+};
+
+RestartPlan PlanRestart(const v1::Scenario& s, const FaultPlan& first) {
+  RestartPlan p;
+  if (first.kind() == v1::FAULT_KIND_NODE_LOSS || first.kind() == v1::FAULT_KIND_XID_FALLEN_OFF_BUS) {
+    p.fault.set_kind(v1::FAULT_KIND_RENDEZVOUS_TIMEOUT);
+    p.fault.set_node(first.node);
+    p.unplaced = first.node;
+    p.node_lost = first.kind() == v1::FAULT_KIND_NODE_LOSS;
+    return p;
+  }
+  p.fault = s.faults(0);
+  p.fault.set_rank(first.rank);
+  p.fault.set_step(first.step);
+  p.fault.set_at_fraction(first.at_fraction);
+  p.fault.set_variant(first.variant);
+  return p;
+}
+
+// The restarted attempt's pod logs join the first attempt's: a PyTorchJob's pods restarted in
+// place, so the first attempt's log becomes `kubectl logs --previous` (`<pod>.previous.log`); a
+// JobSet's pods are new (new names; the first attempt's logs kept as they were collected). A
+// Pending pod left no log.
+Status MergeRestartLogs(const Job& first, const Job& restarted, int unplaced, const fs::path& scratch, const fs::path& incident) {
+  std::error_code ec;
+  for (int node = 0; node < first.nodes; ++node) {
+    const fs::path pods = incident / "pods";
+    if (first.KubeRestartsInPlace()) {
+      fs::rename(pods / (first.pod_names[node] + ".log"), pods / (first.pod_names[node] + ".previous.log"), ec);
+      if (ec) return Status::IoError((pods / first.pod_names[node]).string() + ".log: cannot rename: " + ec.message());
+    }
+    if (node == unplaced) continue;
+    const std::string name = restarted.pod_names[node] + ".log";
+    fs::rename(scratch / "pods" / name, pods / name, ec);
+    if (ec) return Status::IoError((scratch / "pods" / name).string() + ": cannot move: " + ec.message());
+  }
+  fs::remove_all(scratch.parent_path(), ec);
+  return Status::Ok();
+}
+
+// A truth cites the first attempt's pod lines: under a restart in place they are now in the
+// `--previous` files.
+void CitePreviousLogs(v1::Truth* truth) {
+  for (v1::Evidence& e : *truth->mutable_evidence()) {
+    const std::string& f = e.file();
+    if (f.starts_with("pods/") && f.ends_with(".log") && !f.ends_with(".previous.log")) {
+      e.set_file(f.substr(0, f.size() - 4) + ".previous.log");
+    }
+  }
+}
+
 }  // namespace
 
 Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions& options) {
@@ -81,7 +141,10 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   Job job = Job::Build(*scenario, options.seed.value_or(scenario->seed()));
   const FaultPlan fault = PlanFault(scenario->faults(0), job, 0);
   job.noise = PlanNoise(scenario->realism(), job, fault);
-  const LineFormatter formatter(job, *FindTorchProfile(scenario->format().torch()),
+  const TorchProfile& torch = *FindTorchProfile(scenario->format().torch());
+  // The loud rank repeats the autograd fallback's warning, which torch 1.13 does not have.
+  if (torch.autograd_warning_site.empty()) job.noise.loud_rank = -1;
+  const LineFormatter formatter(job, torch,
                                 *FindNcclProfile(scenario->format().nccl()),
                                 *FindSlurmProfile(scenario->format().slurm()));
   IncidentWriter writer(job, formatter, options.out_dir / "incident", PlanCitations(job, fault),
@@ -105,17 +168,48 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
     DENPEX_RETURN_IF_ERROR(StampLogTimes(incident, outcome.end_time));
   }
 
-  // Fail-slow investigations gather every node's IB port counters after the run.
+  // Fail-slow investigations gather every node's IB port counters after the run, and so do
+  // the link failures whose ends failed together (variant 1: the counters tell them apart).
   CitedLine nic;
-  if (fault.action() == FaultAction::kSlowdown) {
+  if (fault.action() == FaultAction::kSlowdown || LinkCountersCollected(fault)) {
     auto written = WriteIbCounters(job, fault, options.out_dir / "incident");
     if (!written.ok()) return written.status();
     nic = std::move(*written);
   }
 
+  // kubernetes.restarts: the restarted attempt runs as a second model into a scratch incident.
+  std::optional<Job> job1;
+  std::optional<FaultPlan> fault1;
+  std::optional<LineFormatter> formatter1;
+  std::optional<IncidentWriter> writer1;
+  std::optional<Model> model1;
+  KubeRestart restart;
+  TimeNs last_end = outcome.end_time;
+  if (job.kube_restarts > 0) {
+    const RestartPlan plan = PlanRestart(*scenario, fault);
+    // A JobSet deletes the old Jobs (foreground) and creates new pods; the kubelet restarts a
+    // container in place after its 10 s back-off. Torchrun starts 40 s after its pod is placed.
+    restart.start = outcome.end_time + (job.KubeRestartsInPlace() ? 10 : 2) * kNsPerSec;
+    job1 = job.Restarted(*scenario, restart.start + (job.KubeRestartsInPlace() ? 0 : 40 * kNsPerSec));
+    fault1 = PlanFault(plan.fault, *job1, 0);
+    formatter1.emplace(*job1, *FindTorchProfile(scenario->format().torch()), *FindNcclProfile(scenario->format().nccl()),
+                       *FindSlurmProfile(scenario->format().slurm()));
+    const fs::path scratch = options.out_dir / "restart.scratch" / "incident";
+    std::error_code ec;
+    fs::remove_all(scratch.parent_path(), ec);
+    writer1.emplace(*job1, *formatter1, scratch, PlanCitations(*job1, *fault1), options.writer_threads);
+    DENPEX_RETURN_IF_ERROR(writer1->CreateDirectories());
+    model1.emplace(*job1, *fault1, *writer1);
+    last_end = model1->Run().end_time;
+    DENPEX_RETURN_IF_ERROR(writer1->Finish());
+    DENPEX_RETURN_IF_ERROR(MergeRestartLogs(job, *job1, plan.unplaced, scratch, options.out_dir / "incident"));
+    restart = {&*job1, &model1->launcher(), restart.start, plan.unplaced, plan.node_lost};
+  }
+
   std::optional<KubeCitations> kube;
   if (job.launcher == v1::LAUNCHER_KUBERNETES) {
-    auto written = WriteKubernetesFiles(job, fault, model, outcome.end_time, options.out_dir / "incident");
+    auto written = WriteKubernetesFiles(job, fault, model, last_end, options.out_dir / "incident",
+                                        job1 ? &restart : nullptr);
     if (!written.ok()) return written.status();
     kube = std::move(*written);
   }
@@ -123,6 +217,7 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   SimulateResult result;
   result.truth = BuildTruth({*scenario, job, fault, model, outcome, writer, kube ? &*kube : nullptr, &nic});
   if (checkpoints) *result.truth.mutable_checkpoint() = *checkpoints;
+  if (job.KubeRestartsInPlace()) CitePreviousLogs(&result.truth);
   DENPEX_RETURN_IF_ERROR(WriteHistory(*scenario, job, fault, model.workers().fault_time(), options.out_dir,
                                       &result.truth));
   DENPEX_RETURN_IF_ERROR(proto::WriteJsonFile(options.out_dir / "truth.json", result.truth));

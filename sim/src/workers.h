@@ -78,7 +78,8 @@ class Workers {
   int exit_code(int rank) const { return exit_code_[rank]; }
   TimeNs exit_time(int rank) const { return exit_time_[rank]; }
   TimeNs fault_time() const { return fault_time_; }
-  void NoteFault(TimeNs t) { fault_time_ = t; }  // a fault the launcher saw (a rendezvous timeout)
+  void NoteFault(TimeNs t) { fault_time_ = t; }
+  void ScheduleStoreJoinTimeout();  // FAULT_KIND_STORE_JOIN_TIMEOUT (workers_network.cc)  // a fault the launcher saw (a rendezvous timeout)
   // The rank the kernel OOM killer took (host OOM), or -1.
   int oom_killed() const { return oom_killed_; }
   std::uint64_t watchdog_timeouts() const { return watchdog_timeouts_; }
@@ -142,8 +143,10 @@ class Workers {
   void AfterSlowStep(int rank);  // fail-slow: collection or stall once the slow steps are done
   // NIC failure (workers_network.cc): the failed NIC's rank and its peers across the node
   // boundary print IB completion errors and abort; their other peers see flushed work.
-  std::vector<int> InterNodePeers(int rank) const;
   void FailNic(int rank, TimeNs t);
+  // FAULT_KIND_LINK_FAILURE: only the link to one peer fails; each end reports it and aborts.
+  void FailLink(int rank, TimeNs t, Rng& rng);
+  void ReportLinkEnd(int rank, TimeNs at, int peer, bool send, Rng& rng);
   void ResetSockets(int rank, TimeNs t, Rng& rng);  // FailNic under NET/Socket
   void AbortOnNcclError(int rank, TimeNs t);
   // The c10d store's host lost (workers_network.cc): the node vanishes, the others' monitors see it.

@@ -43,7 +43,7 @@ void IncidentWriter::AppendText(int file, int rank, std::string_view text, std::
                                 LinePolicy put) {
   File& f = Buffer(file);
   const bool stamped = Stamped(file);
-  const bool splits = put.may_split && rank >= 0 && Combined() && !Mpirun() && file == kSlurmOut;
+  const bool splits = put.may_split && rank >= 0 && Combined() && !Mpirun() && !Pdsh() && file == kSlurmOut;
   if (!splits && file == kSlurmOut) CompleteSplit();
   if (!stamped && (rank < 0 || !Labelled())) {
     f.data.append(text);
@@ -71,6 +71,8 @@ void IncidentWriter::AppendText(int file, int rank, std::string_view text, std::
     if (rank >= 0 && Mpirun()) {
       out.Str("[1,").Int(rank).Str(put.out_stream ? "]<stdout>:" : "]<stderr>:");
       if (job_.open_mpi5) out.Char(' ');  // PRRTE puts a space after the tag
+    } else if (rank >= 0 && Pdsh()) {
+      out.Str(job_.hostnames[job_.NodeOf(rank)]).Str(": ");
     } else if (rank >= 0 && Combined()) {
       out.Padded(rank, label_width_, ' ').Str(": ");
     } else if (rank >= 0 && PodLogs()) {
@@ -191,7 +193,9 @@ void IncidentWriter::Handle(const WatchdogAftermath& r) {
 
 void IncidentWriter::Handle(const DumpSignalObserved& r) {
   const int file = ErrFile(r.rank);
+  const std::int64_t before = Buffer(file).lines;
   AppendTo(file, r.rank, r, {.may_split = true});
+  if (Buffer(file).lines > before) ++stats_.store_resets;
   MaybeFlush(file);
 }
 
@@ -253,7 +257,7 @@ void IncidentWriter::Handle(const RankTimers& r) {
 void IncidentWriter::Handle(const NcclIbError& r) {
   const int file = OutFile(r.rank);
   const std::int64_t first = AppendTo(file, r.rank, r, {.out_stream = true});
-  if (r.rank == plan_.rank && r.status == 12 && Find(Cite::kIbError, r.rank) == nullptr) {
+  if ((r.rank == plan_.rank || r.rank == plan_.link_peer) && r.status == 12 && Find(Cite::kIbError, r.rank) == nullptr) {
     Remember(Cite::kIbError, r.rank, r.time, file, first);
   }
   MaybeFlush(file);
@@ -357,7 +361,22 @@ void IncidentWriter::Handle(const AgentSignalled& r) {
 
 void IncidentWriter::Handle(const StoreConnectionReset& r) {
   const int file = ErrFile(r.rank);
+  const std::int64_t before = Buffer(file).lines;
   AppendTo(file, r.rank, r, {.may_split = true});
+  if (Buffer(file).lines > before) ++stats_.store_resets;
+  MaybeFlush(file);
+}
+
+// A traceback (stderr); rank 0's, the server's, is cited.
+void IncidentWriter::Handle(const StoreJoinTimeout& r) {
+  const int file = ErrFile(r.rank);
+  scratch_.clear();
+  LineBuilder out(&scratch_);
+  const std::int64_t cited = formatter_.Format(r, out);
+  CompleteSplit();
+  const std::int64_t first = Buffer(file).lines;
+  AppendText(file, r.rank, scratch_, out.lines());
+  if (r.rank == 0) Remember(Cite::kStoreJoin, 0, r.time, file, first + cited);
   MaybeFlush(file);
 }
 
@@ -456,6 +475,22 @@ void IncidentWriter::Handle(const MpirunNotice& r) {
   const int subject = r.notice == MpiNotice::kLostDaemon ? r.node : r.rank;
   if (r.notice != MpiNotice::kBindings && Find(Cite::kMpirun, subject) == nullptr) {
     Remember(Cite::kMpirun, subject, r.time, kSlurmOut, first + MpirunCitedLine(r, job_.open_mpi5));
+  }
+  MaybeFlush(kSlurmOut);
+}
+
+// DeepSpeed's runner, launchers and pdsh: deepspeed.log; the fault node's ERROR line (or, for a
+// lost node, ssh's timeout line) and pdsh's exit line for it are cited.
+void IncidentWriter::Handle(const PdshNotice& r) {
+  const std::int64_t first = AppendTo(kSlurmOut, -1, r);
+  if (r.node == plan_.node && r.node >= 0) {
+    if (r.kind == PdshNoticeKind::kLaunchError && plan_.rank >= 0) {
+      Remember(Cite::kPdsh, plan_.rank, r.time, kSlurmOut, first);
+    } else if (r.kind == PdshNoticeKind::kSshTimeout) {
+      Remember(Cite::kPdsh, r.node, r.time, kSlurmOut, first);
+    } else if (r.kind == PdshNoticeKind::kSshExit) {
+      Remember(Cite::kPdshExit, r.node, r.time, kSlurmOut, first);
+    }
   }
   MaybeFlush(kSlurmOut);
 }

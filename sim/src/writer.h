@@ -7,6 +7,8 @@
 //                            and slurmstepd's lines), slurmctld.log
 //   LAYOUT_MPIRUN_OUT        mpirun.out (every rank's output tagged "[1,R]<stdout>:" /
 //                            "[1,R]<stderr>:", and mpirun's own messages)
+//   LAYOUT_PDSH_OUT          deepspeed.log (DeepSpeed's runner; every node's lines behind pdsh's
+//                            "<host>: ", and pdsh's own "pdsh@login-01: ..." lines)
 // It models stdio buffering: stdout lines of the trainer wait in a 4 KiB buffer that is
 // written when full and lost when the process dies by a signal; stderr (c10) lines and NCCL's
 // flushed stdout lines go straight to the file.
@@ -57,9 +59,13 @@ enum class Cite : std::uint8_t {
   kStepdJob,       // subject 0: the first "*** JOB J ON ... CANCELLED AT ... ***" line
   kKernel,         // subject node: the fault's initiating kern.log line (Xid, OOM kill)
   kSlowTimers,     // subject rank: its first per-rank timer line of a slowed step
-  kIbError,        // subject rank: its first NCCL IB completion error (status 12)
+  kIbError,        // subject rank (the fault's, a failed link's far end): its first NCCL IB completion error (status 12)
   kSetupWarn,      // subject rank: the NCCL set-up WARN of a failing rank of the fault's node
   kMpirun,         // subject rank (node for a lost daemon): mpirun's line naming it
+  kPdsh,           // subject rank: its node's launch.py `exits with return code` line; subject
+                   // node (node loss): ssh's `Timeout, server <host> not responding.`
+  kPdshExit,       // subject node: pdsh's `ssh exited with exit code <n>` line for it
+  kStoreJoin,      // subject 0: rank 0's `DistStoreError: Timed out after ... clients joined.`
   kRayActorDied,   // subject rank: the driver's `ray.exceptions.ActorDiedError: ...` line
   kRayCause,       // subject rank: the cause line after it
   kRayGcs,         // subject node: the GCS's `... has been marked dead ...` line
@@ -85,6 +91,7 @@ struct Citation {
 struct CitationPlan {
   int rank = -1;
   int node = -1;
+  int link_peer = -1;  // FAULT_KIND_LINK_FAILURE: the far end (its first IB error is cited too)
   std::vector<int> watchdog_ranks;
 };
 
@@ -93,6 +100,9 @@ struct WriterStats {
   std::uint64_t bytes = 0;
   std::uint64_t files = 0;
   std::uint64_t interleaved_lines = 0;  // task lines srun's interleaving split in two
+  // Workers' store connection resets printed (torch >= 2.4: the heartbeat monitor's; older
+  // releases print none): secondary errors of a lost c10d store (truth.cc).
+  std::uint64_t store_resets = 0;
 };
 
 // How a record's lines go out: `may_split` — never cited, so srun's interleaving may split them
@@ -152,6 +162,7 @@ class IncidentWriter : public RecordSink {
   void Handle(const AgentExit& r);
   void Handle(const AgentSignalled& r);
   void Handle(const StoreConnectionReset& r);
+  void Handle(const StoreJoinTimeout& r);
   void Handle(const AgentStoreFailure& r);
   void Handle(const AgentRendezvousFailure& r);
   void Handle(const RayWorkerTable& r);
@@ -167,6 +178,7 @@ class IncidentWriter : public RecordSink {
   void Handle(const CheckpointResumed& r);
   void Handle(const ResumedIteration& r);
   void Handle(const MpirunNotice& r);
+  void Handle(const PdshNotice& r);
 
  private:
   struct File {
@@ -183,9 +195,11 @@ class IncidentWriter : public RecordSink {
 
   // The layout (writer_files.cc): which file each stream goes to, and its path.
   bool Combined() const {
-    return job_.layout == v1::LAYOUT_SLURM_OUT || job_.layout == v1::LAYOUT_MPIRUN_OUT;
+    return job_.layout == v1::LAYOUT_SLURM_OUT || job_.layout == v1::LAYOUT_MPIRUN_OUT ||
+           job_.layout == v1::LAYOUT_PDSH_OUT;
   }
   bool Mpirun() const { return job_.layout == v1::LAYOUT_MPIRUN_OUT; }
+  bool Pdsh() const { return job_.layout == v1::LAYOUT_PDSH_OUT; }  // deepspeed.log, `<host>: `
   // Kubernetes: one file per pod (kubectl logs) with torchrun's and its workers' output, the
   // workers' lines tagged `[default<L>]:` (torchrun --tee 3).
   bool PodLogs() const { return job_.layout == v1::LAYOUT_KUBECTL_LOGS; }

@@ -69,6 +69,7 @@ std::string IncidentWriter::RelativePath(int file) const {
   if (RayDriver()) return file == kSlurmOut ? "driver.log" : "gcs_server.out";
   if (Combined()) {
     if (Mpirun()) return file == kSlurmOut ? "mpirun.out" : "mpirun-unused.log";
+    if (Pdsh()) return file == kSlurmOut ? "deepspeed.log" : "deepspeed-unused.log";
     return file == kSlurmOut ? "slurm-" + std::to_string(job_.job_id) + ".out" : "slurmctld.log";
   }
   if (file < job_.nodes) return job_.hostnames[file] + "/torchrun.log";
@@ -122,7 +123,7 @@ void IncidentWriter::MaybeFlush(int file) {
 void IncidentWriter::Flush(int file) {
   File& f = files_[file];
   if (f.created && f.data.empty()) return;
-  if (Mpirun() && file == kCtldLog) return;  // mpirun has no controller log
+  if ((Mpirun() || Pdsh()) && file == kCtldLog) return;  // no controller log on bare metal
   if (DamageOf(file) == NodeDamage::kMissing) {  // never collected: dropped unwritten
     std::string().swap(f.data);
     return;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "denpex/engine/engine.h"
 #include "fixture.h"
@@ -488,6 +489,60 @@ TEST(Engine, KernelOomKillOfTheInitiatorsPidSetsHostOom) {
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HOST_OOM) << d.reason();
   EXPECT_EQ(d.owner(), v1::OWNER_HOST);
   EXPECT_TRUE(Cites(d, "Killed process 27431", v1::EVIDENCE_ROLE_INITIATING));
+}
+
+// torch <= 2.2 watchdog lines (`[Rank N]`: the rank within an unnamed process group). Each
+// rank_<R>.log gets one timeout on the collective (op, numel, seq) with group rank `gr`.
+struct UnnamedTimeout {
+  int rank, group_rank;
+  const char* op;
+  std::int64_t numel, seq;
+};
+
+void WriteUnnamedIncident(const fs::path& dir, const std::vector<UnnamedTimeout>& reports, int world) {
+  for (int r = 0; r < world; ++r) {
+    const fs::path node = dir / (r < 8 ? "gpu-0001" : "gpu-0002");
+    fs::create_directories(node);
+    std::ofstream out(node / ("rank_" + std::to_string(r) + ".log"));
+    out << "[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29500.\n";
+    for (const UnnamedTimeout& t : reports) {
+      if (t.rank != r) continue;
+      out << "[E ProcessGroupNCCL.cpp:475] [Rank " << t.group_rank << "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum="
+          << t.seq << ", OpType=" << t.op << ", NumelIn=" << t.numel << ", NumelOut=" << t.numel
+          << ", Timeout(ms)=600000) ran for 600018 milliseconds before timing out.\n";
+    }
+  }
+}
+
+// torch 2.1 names no process group; the collective each rank timed out on still groups them:
+// the tensor-parallel all-reduce (SeqNum 27) shows members 0-4, 6, 7 at group ranks 0-7 but 5,
+// so rank 5 is the member they all wait on. The DP all-reduce's reports each show one group
+// rank (1) only: no stride is seen there, and nothing is inferred from them.
+TEST(Engine, UnnamedGroupsOfTorch21AreGroupedByTheirCollective) {
+  TempDir tmp;
+  std::vector<UnnamedTimeout> reports;
+  for (int r : {0, 1, 2, 3, 4, 6, 7}) reports.push_back({r, r, "ALLREDUCE", 16777216, 27});
+  for (int r = 8; r < 16; ++r) reports.push_back({r, 1, "ALLREDUCE", 40000000, 7});
+  WriteUnnamedIncident(tmp.path(), reports, 16);
+
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 5) << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HANG);
+  EXPECT_TRUE(Cites(d, "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=27", v1::EVIDENCE_ROLE_CORROBORATING));
+}
+
+// When the collectives cannot be split into groups (each pipeline pair's survivor shows group
+// rank 1 only), the engine does not guess: INCONCLUSIVE, saying why.
+TEST(Engine, UnnamedGroupsThatShowNoStrideStayInconclusive) {
+  TempDir tmp;
+  std::vector<UnnamedTimeout> reports;
+  for (int r = 8; r < 16; ++r) reports.push_back({r, 1, "RECV", 16777216, 14});
+  WriteUnnamedIncident(tmp.path(), reports, 16);
+
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_INCONCLUSIVE) << d.reason();
+  EXPECT_NE(d.reason().find("8 of the timeouts name no process group"), std::string::npos) << d.reason();
 }
 
 }  // namespace

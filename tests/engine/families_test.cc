@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ingest/chunks.h"
@@ -657,13 +660,53 @@ TEST(Families, KubernetesEventsDescribeAndTorchrunSignal) {
   ASSERT_EQ(row.events.size(), 1u);
   EXPECT_EQ(row.strings.Get(row.events[0].host), "llama-worker-3");
   // Other rows and fields are not the platform's word on the failure.
-  for (const char* other : {"2m38s       Normal    Scheduled             pod/llama-worker-3          Successfully assigned "
-                            "training/llama-worker-3 to gpu-0004",
+  for (const char* other : {"2m38s       Normal    Pulled                pod/llama-worker-3          Container image "
+                            "\"nvcr.io/nvidia/pytorch:24.05-py3\" already present on machine",
                             "      Reason:       Error", "LAST SEEN   TYPE      REASON    OBJECT    MESSAGE"}) {
     EXPECT_TRUE(Parse(std::string(other) + "\n").events.empty()) << other;
   }
 }
 
+
+// Restarts (docs/log_formats.md §24, "Restarts"): the scheduler placing a pod (its node: the only
+// word on a pod that is gone), a replacement it cannot place, JobSet's restart and its budget
+// running out, the job controller's and the training-operator's backoff limit, the kubelet's
+// back-off. None is an error of the job's own.
+TEST(Families, KubernetesRestartRows) {
+  ExpectEach({
+      {"17m         Normal    Scheduled              pod/llama-workers-0-3-x7k2p     Successfully assigned "
+       "training/llama-workers-0-3-x7k2p to gpu-0004",
+       Family::kKubernetes, Kind::kPodNode},
+      {"3m9s        Warning   FailedScheduling       pod/llama-workers-0-5-qww6k   0/512 nodes are available: 1 node(s) had "
+       "untolerated taint {node.kubernetes.io/unreachable: }, 511 Insufficient nvidia.com/gpu. preemption: 0/512 nodes are "
+       "available: 1 Preemption is not helpful for scheduling, 511 No preemption victims found for incoming pod.",
+       Family::kKubernetes, Kind::kFailedScheduling},
+      {"  Warning  FailedScheduling  16m   default-scheduler  0/512 nodes are available: 512 Insufficient nvidia.com/gpu.",
+       Family::kKubernetes, Kind::kFailedScheduling},
+      {"17m         Warning   Restarting             jobset/llama                    restarting jobset, attempt 1",
+       Family::kKubernetes, Kind::kJobRestarting},
+      {"94s         Warning   ReachedMaxRestarts     jobset/llama                    jobset failed due to reaching max number of "
+       "restarts (first failed job: llama-workers-0)",
+       Family::kKubernetes, Kind::kJobFailed},
+      {"95s         Warning   BackoffLimitExceeded   job/llama-workers-0             Job has reached the specified backoff limit",
+       Family::kKubernetes, Kind::kJobFailed},
+      {"11m         Warning   PyTorchJobFailed   pytorchjob/llama   PyTorchJob llama has failed because it has reached the "
+       "specified backoff limit",
+       Family::kKubernetes, Kind::kJobFailed},
+      {"96s         Warning   BackOff            pod/llama-worker-3   Back-off restarting failed container pytorch in pod "
+       "llama-worker-3_training(681d0337-535c-4106-a2ad-eac8c3caf9da)",
+       Family::kKubernetes, Kind::kCrashLoop},
+  });
+  const ParsedLog placed = Parse("17m   Normal   Scheduled   pod/llama-workers-0-3-x7k2p   Successfully assigned training/llama-workers-0-3-x7k2p to gpu-0004\n");
+  ASSERT_EQ(placed.events.size(), 1u);
+  EXPECT_EQ(placed.strings.Get(placed.events[0].host), "gpu-0004");
+  EXPECT_EQ(placed.events[0].signature, kNoStr);  // not an error
+  // A Pending pod runs on no node: the row names none, and is no error of the job's.
+  const ParsedLog pending = Parse("3m9s   Warning   FailedScheduling   pod/llama-workers-0-5-qww6k   0/512 nodes are available: 512 Insufficient nvidia.com/gpu.\n");
+  ASSERT_EQ(pending.events.size(), 1u);
+  EXPECT_EQ(pending.events[0].host, kNoStr);
+  EXPECT_EQ(pending.events[0].signature, kNoStr);
+}
 
 // Ray's words (docs/log_formats.md §21): the trainer's worker table, the fields and cause of the
 // driver's ActorDiedError, the GCS's verdict on a silent node, the raylet's memory monitor.
@@ -942,6 +985,68 @@ TEST(Chunks, ChunkedProgressEqualsWholeFileParse) {
     if (e.task == 5 && std::get<Iteration>(e.detail).data_us > 0) slow_since = std::get<Iteration>(e.detail).slow_since;
   }
   EXPECT_EQ(slow_since, 17);
+}
+
+// Iteration lines are kept as compact records while the chunks are parsed and placed among the
+// other events only after the merge: every event, iteration or not, stays where and what one
+// pass over the file makes it, whatever the chunk size, across a requeue (its run's iteration
+// lines are new events) and with tasks that first print in a later chunk.
+TEST(Chunks, ChunkedIterationRecordsPlaceAsWholeFileParse) {
+  std::string text;
+  for (int run = 0; run < 2; ++run) {
+    if (run == 1) text += "SLURM_JOB_ID=4242001 SLURM_RESTART_COUNT=1 SLURM_JOB_NODELIST=gpu-[0001-0016]\n";
+    for (int step = 1; step <= 40; ++step) {
+      for (int task = 0; task < 12; ++task) {
+        if (task >= 6 + step / 8) continue;  // later tasks join later, so some first print in later chunks
+        text += (task < 10 ? " " : "") + std::to_string(task) + ":  [2026-11-29 16:" + std::to_string(10 + step) +
+                ":0" + std::to_string(task % 10) + "] iteration " + std::to_string(step + 100 * run) +
+                "/ 100000 | consumed samples: 100 | elapsed time per iteration (ms): 1000.0 |\n";
+        if ((step * 12 + task) % 37 == 0) text += "srun: error: gpu-00" + std::to_string(10 + task) + ": task " + std::to_string(task) + ": Killed\n";
+      }
+    }
+  }
+  const FileContext ctx{.file = 2, .prefixes = SniffPrefixes(text)};
+  const ParsedLog whole = ParseLog(text, ctx);
+  ASSERT_GT(whole.events.size(), 30u);
+  for (const std::size_t chunk : {std::size_t{1000}, std::size_t{2500}, std::size_t{7000}}) {
+    const ParsedLog chunked = ParseChunked(text, ctx, chunk);
+    EXPECT_TRUE(chunked.progress.empty());
+    ASSERT_EQ(chunked.events.size(), whole.events.size()) << chunk;
+    for (std::size_t i = 0; i < whole.events.size(); ++i) {
+      const Event &c = chunked.events[i], &w = whole.events[i];
+      EXPECT_EQ(c.kind, w.kind) << chunk << " " << i;
+      EXPECT_EQ(c.line, w.line) << chunk << " " << i;
+      EXPECT_EQ(c.offset, w.offset) << chunk << " " << i;
+      EXPECT_EQ(c.time, w.time) << chunk << " " << i;
+      EXPECT_EQ(c.task, w.task) << chunk << " " << i;
+      EXPECT_EQ(c.file, w.file) << chunk << " " << i;
+      if (w.kind == Kind::kIteration) {
+        EXPECT_EQ(std::get<Iteration>(c.detail).iteration, std::get<Iteration>(w.detail).iteration) << chunk << " " << i;
+      }
+    }
+  }
+  // One pass's order: an iteration event sits where its task's first line of the run is, the
+  // other events at their own lines.
+  std::map<std::pair<int, std::int32_t>, std::uint32_t> first_line;  // (run, task) -> line
+  int run = 0;
+  std::uint32_t number = 0;
+  for (std::size_t at = 0; at < text.size(); at = text.find('\n', at) + 1) {
+    const std::string_view line(text.data() + at, text.find('\n', at) - at);
+    ++number;
+    if (line.find("SLURM_RESTART_COUNT") != std::string_view::npos) ++run;
+    if (line.find("] iteration ") != std::string_view::npos) first_line.try_emplace({run, std::stoi(std::string(line))}, number);
+  }
+  std::size_t iterations = 0;
+  std::uint32_t last_place = 0;
+  int event_run = 0;
+  for (const Event& e : whole.events) {
+    event_run += e.kind == Kind::kRequeue ? 1 : 0;
+    const std::uint32_t place = e.kind == Kind::kIteration ? first_line.at({event_run, e.task}) : e.line;
+    EXPECT_GT(place, last_place) << e.line;
+    last_place = place;
+    iterations += e.kind == Kind::kIteration ? 1 : 0;
+  }
+  EXPECT_EQ(iterations, 2u * 11u);  // 11 tasks in each run
 }
 
 }  // namespace

@@ -54,6 +54,15 @@ TEST(Frameworks, DeepSpeedAndFsdpErrorsOfEachRelease) {
        Family::kDeepSpeed, Kind::kPipelineError},
       {"AssertionError: ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism", Family::kDeepSpeed,
        Kind::kPipelineError},
+      // OpBuilder.jit_load refusing the async_io op NVMe offload needs: before DeepSpeed's builders
+      // had an error_log, and after (its value, None for async_io, ends the message)
+      {"RuntimeError: Unable to JIT load the async_io op due to it not being compatible due to hardware/software "
+       "issue.",
+       Family::kDeepSpeed, Kind::kOffloadError},
+      {"[rank40]: RuntimeError: Unable to JIT load the async_io op due to it not being compatible due to "
+       "hardware/software issue. None",
+       Family::kDeepSpeed, Kind::kOffloadError},
+      {"RuntimeError: Error building extension 'async_io'", Family::kDeepSpeed, Kind::kOffloadError},
       // FSDP1, 2.1+ and 2.0 wordings
       {"[rank0]: ValueError: Must flatten tensors with uniform dtype but got torch.float16 and torch.float32",
        Family::kFsdp, Kind::kFsdpError},
@@ -203,6 +212,40 @@ TEST(Frameworks, EveryRankFailingTheCheckpointLoadIsTheWholeJobWithNoCascade) {
   }
 }
 
+// Setup errors every rank raises at once (the same wrap or config on every rank, docs/diagnosis_format.md:
+// the whole job is the initiator, rank -1, the lowest rank's line cited): FSDP's FlatParameter checks,
+// the async_io op for NVMe offload, ZeRO-2/3 under the pipeline engine. Each rank raises a little
+// apart from the others (file system, import times), so the first in time is often not rank 0.
+TEST(Frameworks, SetupErrorsEveryRankRaisesAreTheWholeJob) {
+  for (const char* kind :
+       {"FAULT_KIND_FSDP_ERROR", "FAULT_KIND_DEEPSPEED_AIO_INCOMPATIBLE", "FAULT_KIND_DEEPSPEED_ZERO_PIPELINE"}) {
+    for (const char* launcher : {"LAUNCHER_TORCHRUN", "LAUNCHER_SRUN"}) {
+      // torch 1.13 under srun: only srun's task labels say whose lines they are
+      for (int variant = 0; variant < 4; ++variant) {
+        const std::string torch = variant < 2 ? "2.4" : "1.13";
+        SCOPED_TRACE(std::string(kind) + " " + launcher + " variant " + std::to_string(variant) + " torch " + torch);
+        v1::Truth truth;
+        const v1::Diagnosis d = SimulateAndDiagnose(
+            {"launcher=" + std::string(launcher), "job.pp=2", std::string("faults[0].kind=") + kind,
+             "faults[0].variant=" + std::to_string(variant), "format.torch=" + torch, "format.nccl=2.18.5"},
+            &truth);
+        EXPECT_EQ(truth.initiator().rank(), -1);
+        ASSERT_GT(truth.events_size(), 0);
+        EXPECT_EQ(truth.events(0).step(), 0);  // before the first step
+        EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+        EXPECT_EQ(d.initiator().rank(), -1) << d.reason();
+        EXPECT_EQ(d.initiator().node(), "");
+        EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_PYTHON_EXCEPTION);
+        EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
+        EXPECT_EQ(d.cascade().secondary_ranks_size(), 0);
+        ASSERT_GT(d.evidence_size(), 0);
+        ASSERT_GT(truth.evidence_size(), 0);
+        EXPECT_EQ(d.evidence(0).text(), truth.evidence(0).text());  // rank 0's line, whoever raised first
+      }
+    }
+  }
+}
+
 // torch <= 2.1 prints no `[rank<G>]:` prefix: in a torchrun log dir (one folder per local rank)
 // a rank's lines are placed by its node's first rank, which the agent's failure table shows.
 TEST(Frameworks, CheckpointLoadInAnOldTorchLogDirIsTheWholeJob) {
@@ -232,6 +275,18 @@ TEST(Frameworks, SimulatedLinesFollowEachEra) {
       {"1.13", "FAULT_KIND_FSDP_ERROR", 1, "ValueError: `FlatParameter` requires uniform `requires_grad`\n"},
       {"2.4", "FAULT_KIND_FSDP_ERROR", 0, "ValueError: Must flatten tensors with uniform dtype but got torch.float16 and torch.float32\n"},
       {"2.6", "FAULT_KIND_FSDP_ERROR", 1, "ValueError: Must flatten tensors with uniform `requires_grad` when `use_orig_params=False`\n"},
+      {"2.4", "FAULT_KIND_DEEPSPEED_AIO_INCOMPATIBLE", 0,
+       "RuntimeError: Unable to JIT load the async_io op due to it not being compatible due to hardware/software "
+       "issue. None\n"},
+      {"1.13", "FAULT_KIND_DEEPSPEED_AIO_INCOMPATIBLE", 1,
+       "builder.py\", line 463, in jit_load\n    raise RuntimeError(\nRuntimeError: Unable to JIT load the async_io op "
+       "due to it not being compatible due to hardware/software issue.\n"},
+      {"2.6", "FAULT_KIND_DEEPSPEED_ZERO_PIPELINE", 0,
+       "    assert self.zero_optimization_stage(\n[rank13]: AssertionError: ZeRO-2 and ZeRO-3 are incompatible with "
+       "pipeline parallelism\n"},
+      {"2.1", "FAULT_KIND_DEEPSPEED_ZERO_PIPELINE", 1,
+       "    assert self.zero_optimization_stage() < 2, \"ZeRO-2 and ZeRO-3 are incompatible with pipeline "
+       "parallelism\"\nAssertionError: ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\n"},
       {"2.4", "FAULT_KIND_CHECKPOINT_LOAD_ERROR", 0,
        "ZeRORuntimeException: The checkpoint being loaded used a DP world size of 32 but the current world size is 16. "
        "Automatic adjustment of ZeRO's optimizer state partitioning with a new world size is not currently supported.\n"},

@@ -108,6 +108,27 @@ TEST_F(FailSlow, StragglerThatStallsIsTheInitiatorOfTheTimeoutWave) {
   EXPECT_GT(d.cascade().secondary_ranks_size(), 0);
 }
 
+// A PCIe link downgrade (straggler variant 2) sets no clock reason; dcgmi diag -r 2's PCIe test
+// fails on the GPU ("running at PCI link width 4X"), and the finding cites that row. A throttled
+// GPU (variant 0) is confirmed by its clocks, not by a PCIe row.
+TEST_F(FailSlow, PcieLinkDowngradeIsConfirmedByDcgmDiagsPcieRow) {
+  const fs::path pcie = Simulate("pcie", kJob, {"faults[0].slowdown=1.4", "faults[0].variant=2", "realism.dcgm_diag_level=2"}, 5);
+  v1::Diagnosis d = Diagnose(pcie);
+  EXPECT_EQ(d.initiator().rank(), 77) << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_STRAGGLER);
+  EXPECT_NE(d.reason().find("failed dcgmi diag's PCIe test"), std::string::npos) << d.reason();
+  EXPECT_NE(d.reason().find("link downgrade"), std::string::npos) << d.reason();
+  bool cited = false;
+  for (const auto& e : d.evidence()) {
+    cited |= e.role() == v1::EVIDENCE_ROLE_CORROBORATING && e.text().find("| Fail - GPU: 5 ") != std::string::npos;
+  }
+  EXPECT_TRUE(cited) << "the PCIe row of GPU 5 (rank 77's local rank) is not cited";
+  const fs::path hot = Simulate("hot", kJob, {"faults[0].slowdown=1.4", "faults[0].variant=0", "realism.dcgm_diag_level=2"}, 5);
+  d = Diagnose(hot);
+  EXPECT_EQ(d.initiator().rank(), 77) << d.reason();
+  EXPECT_EQ(d.reason().find("PCIe test"), std::string::npos) << d.reason();
+}
+
 TEST_F(FailSlow, SlowNodeIsNamedAsANodeOwnedByTheHost) {
   const fs::path incident = Simulate("node", kJob, {"faults[0].kind=FAULT_KIND_SLOW_NODE", "faults[0].slowdown=1.4"}, 3);
   const v1::Diagnosis d = Diagnose(incident);

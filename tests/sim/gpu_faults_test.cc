@@ -335,6 +335,18 @@ TEST(DcgmDiag, LevelsTwoAndThreeAddThePluginTestsAndTheFaultyGpuFailsThem) {
   MustSimulate(MustParse(kHistory, {"realism.dcgm_diag_level=2", "faults[0].kind=FAULT_KIND_XID_NVLINK"}), link);
   EXPECT_THAT(ReadAll(link / "incident" / "gpu-0001" / "nvidia-smi.log"), ::testing::HasSubstr("GPU 5's NvLink link "));
   EXPECT_FALSE(ParseScenario(kHistory, "d.textproto", std::vector<std::string>{"realism.dcgm_diag_level=4"}).ok());
+  // A straggler from a PCIe link downgrade (variant 2): the PCIe test fails on its GPU with
+  // DCGM's link-width message (DCGM_FR_PCIE_WIDTH_MSG); a throttled straggler's PCIe passes.
+  const fs::path pcie = FreshDir("pcie"), hot = FreshDir("hot");
+  MustSimulate(MustParse(kHistory, {"realism.dcgm_diag_level=2", "faults[0].kind=FAULT_KIND_STRAGGLER", "faults[0].variant=2"}),
+               pcie);
+  const std::string sp = ReadAll(pcie / "incident" / "gpu-0001" / "nvidia-smi.log");
+  EXPECT_THAT(sp, ::testing::HasSubstr("| PCIe                      | Pass - GPUs: 0, 1, 2, 3, 4, 6, 7 "));
+  EXPECT_THAT(sp, ::testing::HasSubstr("GPU 5 is running at PCI link width 4X, which is below the minimum allowed link "
+                                       "generation of 16 (parameter 'min_pci_width')"));
+  MustSimulate(MustParse(kHistory, {"realism.dcgm_diag_level=2", "faults[0].kind=FAULT_KIND_STRAGGLER", "faults[0].variant=0"}),
+               hot);
+  EXPECT_THAT(ReadAll(hot / "incident" / "gpu-0001" / "nvidia-smi.log"), ::testing::HasSubstr("| PCIe                      | Pass - All "));
 }
 
 }  // namespace

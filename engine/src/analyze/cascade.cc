@@ -1,6 +1,7 @@
 #include "analyze/cascade.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -26,6 +27,50 @@ void Add(std::map<StrId, Accumulator>* groups, StrId signature, const char* fami
   a.family = family;
   a.count += 1;
   if (rank >= 0) a.ranks.insert(rank);
+}
+
+std::int32_t NodeOf(const JobFacts& facts, const Event& e) {
+  if (e.rank >= 0 && e.rank < static_cast<std::int32_t>(facts.ranks.size()) && facts.ranks[e.rank].node >= 0) {
+    return facts.ranks[e.rank].node;
+  }
+  return e.node;
+}
+
+// An agent's own rendezvous failure, the last exception of its chained traceback:
+// RendezvousConnectionError (its c10d store was lost), RendezvousTimeoutError (the join timed
+// out), RendezvousClosedError. Not the inner exception, not a c10d connect warning.
+bool AgentRendezvousError(const Incident& inc, const Event& e) {
+  if (e.kind != Kind::kRendezvousError) return false;
+  const auto* p = std::get_if<PythonError>(&e.detail);
+  if (p == nullptr) return false;
+  const std::string_view type = inc.str(p->type);
+  return type.ends_with("RendezvousConnectionError") || type.ends_with("RendezvousTimeoutError") ||
+         type.ends_with("RendezvousClosedError");
+}
+
+// The c10d store errors that are not failure reports of the launcher: each agent's rendezvous
+// error (one per node whose agent reported no worker failure: the truth's one report per
+// node), each worker's store connection reset (one per rank: its `recvValue failed` block and
+// `should dump` warning are one error). Event indices, in event order.
+std::vector<std::int32_t> StoreErrors(const Incident& inc, const JobFacts& facts,
+                                      const std::function<bool(std::int32_t)>& is_excluded,
+                                      std::int32_t initiator_node) {
+  std::vector<std::int32_t> out;
+  std::set<std::int32_t> nodes, ranks;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (e.kind != Kind::kRendezvousError && e.kind != Kind::kStoreError) continue;
+    const std::int32_t node = NodeOf(facts, e);
+    if (node >= 0 && node == initiator_node) continue;
+    if (e.kind == Kind::kStoreError) {
+      if (e.rank < 0 || is_excluded(e.rank) || !ranks.insert(e.rank).second) continue;
+    } else {
+      if (!AgentRendezvousError(inc, e) || node < 0 || !facts.nodes[node].reports.empty()) continue;
+      if (!nodes.insert(node).second) continue;
+    }
+    out.push_back(i);
+  }
+  return out;
 }
 
 }  // namespace
@@ -58,6 +103,20 @@ CascadeSummary SummarizeCascade(const Incident& inc, const JobFacts& facts,
       Add(&groups, e.signature, "torchrun", rank, e);
       ++out.secondary_errors;
     }
+  }
+  for (std::int32_t i : facts.srun_reports) {  // srun's `task(s) <ids>: <status>` lines of the others
+    const Event& e = inc.events[i];
+    const auto* n = std::get_if<SlurmNote>(&e.detail);
+    if (e.kind != Kind::kTaskExit || n == nullptr) continue;
+    const std::vector<std::int32_t> tasks = ParseTaskList(inc.str(n->tasks));
+    if (std::any_of(tasks.begin(), tasks.end(), is_excluded)) continue;
+    Add(&groups, e.signature, "slurm", tasks.empty() ? -1 : tasks.front(), e);
+    ++out.secondary_errors;
+  }
+  for (std::int32_t i : StoreErrors(inc, facts, is_excluded, initiator_node)) {
+    const Event& e = inc.events[i];
+    Add(&groups, e.signature, "torchrun", e.rank, e);
+    ++out.secondary_errors;
   }
   out.grouped_errors = out.secondary_errors;  // one incident per job in this slice
   for (const auto& [signature, a] : groups) {

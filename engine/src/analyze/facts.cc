@@ -133,6 +133,9 @@ void CollectNodeFailure(std::int32_t index, std::string_view reason, NodeFacts* 
   if (reason == "NOT RESPONDING" && node->not_responding < 0) node->not_responding = index;
   if (reason == "DOWN" && node->down < 0) node->down = index;
   if ((reason == "KILLED ON FAILED NODE" || reason == "REQUEUED") && node->job_ended < 0) node->job_ended = index;
+  // pdsh's `ssh exited with exit code 255` after ssh's own word (a timeout, a closed session):
+  // the launcher's session to the node is over.
+  if (reason == "SSH FAILED" && node->lost != index && node->job_ended < 0) node->job_ended = index;
 }
 
 // The controller's own line (`Time limit exhausted for JobId=`, no host) is the decision;

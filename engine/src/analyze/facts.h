@@ -52,7 +52,7 @@ struct NodeFacts {
   std::int32_t forced_kills = 0;     // `Unable to shutdown process P via 15, forcefully exitting via 9`
   std::int32_t exit_barrier = -1;    // event index of its agent's `Error waiting on exit barrier`
   std::vector<std::int32_t> reports; // agent failure reports: one event index each
-  std::int32_t lost = -1;            // event index of a Slurm word that the node failed
+  std::int32_t lost = -1;            // event index of a Slurm (or mpirun, pdsh, ssh) word that the node failed
   // slurmctld's view of it (event indices): first `not responding`, `setting DOWN`, the job's
   // kill or requeue on it, and `now responding` (its slurmd answered again).
   std::int32_t not_responding = -1;

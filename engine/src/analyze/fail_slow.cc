@@ -205,8 +205,28 @@ std::optional<Straggler> FindFailSlow(const Incident& inc, const JobFacts& facts
   return s;
 }
 
+// A PCIe link trained down (x16 -> x4, a lower generation) slows the GPU's host transfers with no
+// clock reason set; only dcgmi diag -r 2/3's PCIe test shows it (DCGM's "running at PCI link width
+// 4X" / "PCI link generation" message, docs/log_formats.md §20).
+static bool CorroboratePcieLink(const Incident& inc, const GpuHealth& g, const std::string& pci, const std::string& how,
+                                Finding* f) {
+  if (g.diag_failed != "PCIe") return false;
+  const bool downgraded =
+      g.dcgm.find("running at PCI link width") != std::string::npos || g.dcgm.find("running at PCI link generation") != std::string::npos;
+  f->gpu = pci;
+  f->reason += " Its GPU " + pci + " (by " + how + ") failed dcgmi diag's PCIe test (" + HealthWhere(inc, g.diag_line) + ")" +
+               (downgraded ? ": its PCIe link runs below its width or generation, a link downgrade no clock reason shows"
+                           : "") +
+               ": the hardware confirms the straggler.";
+  if (g.diag_line.file >= 0) {
+    f->lines.push_back({static_cast<std::uint32_t>(g.diag_line.file), g.diag_line.span, v1::EVIDENCE_ROLE_CORROBORATING});
+  }
+  return true;
+}
+
 // nvidia-smi -q or DCGM showing the straggler's GPU with its clocks held down (HW slowdown,
-// thermal, power brake) corroborates the timing: the finding says so and cites the line.
+// thermal, power brake), or dcgmi diag failing its PCIe test (a link downgrade), corroborates
+// the timing: the finding says so and cites the line.
 static void CorroborateThrottle(const Incident& inc, const JobFacts& facts, std::int32_t rank, Finding* f) {
   if (facts.ranks[rank].node < 0) return;
   const NodeGpuHealth health = ReadNodeGpuHealth(inc, facts.ranks[rank].node);
@@ -214,6 +234,7 @@ static void CorroborateThrottle(const Incident& inc, const JobFacts& facts, std:
   std::string how;
   const std::string pci = GpuOfRank(inc, facts, rank, &how, &health);
   const GpuHealth* g = health.ByPci(pci);
+  if (g != nullptr && !g->Throttled() && CorroboratePcieLink(inc, *g, pci, how, f)) return;
   if (g != nullptr && g->Throttled()) f->gpu = pci;
   if (g == nullptr || !g->Throttled()) return;
   std::string why = g->hw_thermal || g->sw_thermal ? "thermal slowdown" : g->hw_power_brake ? "power brake slowdown" : "HW slowdown";

@@ -13,6 +13,10 @@ namespace {
 // Stops the stride search on pathological inputs (it is linear in practice).
 constexpr std::int64_t kSearchBudget = 20'000'000;
 
+// A report whose line names no process group (torch <= 2.2 prints `[Rank N]`, N the rank within
+// the group; `[PG  Rank N]` an unnamed group): UnnamedGroups places it.
+bool Unnamed(const WatchdogTimeout& w) { return w.pg == kNoStr && w.pg_desc == kNoStr; }
+
 std::vector<ProcessGroup> CollectReports(const Incident& inc, const JobFacts& facts) {
   std::vector<ProcessGroup> groups;
   std::map<std::pair<StrId, StrId>, std::size_t> index;
@@ -20,6 +24,7 @@ std::vector<ProcessGroup> CollectReports(const Incident& inc, const JobFacts& fa
   for (std::int32_t i : facts.timeouts) {  // time order: a rank's first timeout per group wins
     const Event& e = inc.events[i];
     const auto& w = std::get<WatchdogTimeout>(e.detail);
+    if (Unnamed(w)) continue;
     auto [it, added] = index.try_emplace({w.pg, w.pg_desc}, groups.size());
     if (added) groups.push_back({.uid = w.pg, .desc = w.pg_desc});
     if (!seen.insert({it->second, e.rank}).second) continue;
@@ -141,6 +146,93 @@ void InferKind(const std::vector<ProcessGroup*>& kind, std::int64_t world_size, 
 
 }  // namespace
 
+// Unnamed groups (see Unnamed). The collective a report timed out on still tells its groups
+// apart: every member of one group waits in the same collective (OpType, NumelIn, SeqNum), so
+// the reports of one such collective are the groups of one kind. They are split into groups
+// by the stride under which the groups, each `size` members wide, never claim one reporter
+// twice (Megatron's groups are arithmetic progressions) and at least one group shows two of its
+// members (the stride is seen, not assumed): the smallest such stride. A collective whose
+// reporters fit no stride, or show one group rank per group only (a pipeline pair's survivor),
+// yields no group: its ranks are left out, not guessed.
+namespace {
+
+using Collective = std::tuple<StrId, std::int64_t, std::int64_t>;  // op, numel in, seq
+
+// The groups one stride makes of `reports` (base -> its reports); empty when two groups would
+// claim one reporter or a base would be negative.
+std::map<std::int64_t, std::vector<GroupReport>> SplitByStride(const std::vector<GroupReport>& reports, std::int64_t stride,
+                                                               std::int64_t size) {
+  std::map<std::int64_t, std::vector<GroupReport>> by_base;
+  std::map<std::int32_t, std::int64_t> base_of;  // reporter rank -> its group's base
+  for (const GroupReport& r : reports) {
+    const std::int64_t base = r.rank - stride * r.group_rank;
+    if (base < 0) return {};
+    by_base[base].push_back(r);
+    base_of[r.rank] = base;
+  }
+  bool seen = false;  // some group shows two of its members
+  for (const auto& [base, members] : by_base) {
+    seen = seen || std::any_of(members.begin(), members.end(), [&](const GroupReport& m) {
+             return m.group_rank != members.front().group_rank;
+           });
+    for (std::int64_t k = 0; k < size; ++k) {
+      const auto it = base_of.find(static_cast<std::int32_t>(base + stride * k));
+      if (it != base_of.end() && it->second != base) return {};
+    }
+  }
+  if (!seen) return {};
+  return by_base;
+}
+
+std::vector<ProcessGroup> UnnamedGroups(const Incident& inc, const JobFacts& facts) {
+  std::map<Collective, std::vector<GroupReport>> by_collective;
+  std::set<std::pair<Collective, std::int32_t>> seen;
+  for (std::int32_t i : facts.timeouts) {
+    const Event& e = inc.events[i];
+    const auto& w = std::get<WatchdogTimeout>(e.detail);
+    if (!Unnamed(w) || w.group_rank < 0 || w.seq < 0) continue;
+    const Collective c{w.op, w.numel_in, w.seq};
+    if (!seen.insert({c, e.rank}).second) continue;
+    by_collective[c].push_back({.rank = e.rank, .group_rank = w.group_rank, .seq = w.seq,
+                                .last_enqueued = w.last_enqueued, .event = i});
+  }
+  const auto world = static_cast<std::int64_t>(facts.ranks.size());
+  std::vector<ProcessGroup> out;
+  std::int64_t budget = kSearchBudget;
+  for (auto& [collective, reports] : by_collective) {
+    std::int64_t size = 0;
+    for (const GroupReport& r : reports) size = std::max<std::int64_t>(size, r.group_rank + 1);
+    if (size < 2) continue;  // one member each: no group to complete
+    std::map<std::int64_t, std::vector<GroupReport>> split;
+    std::int64_t stride = 1;
+    for (; stride * (size - 1) < world && budget > 0; ++stride) {
+      budget -= static_cast<std::int64_t>(reports.size()) * (size + 1);
+      split = SplitByStride(reports, stride, size);
+      if (!split.empty()) break;
+    }
+    if (split.empty()) continue;
+    std::vector<ProcessGroup*> kind;
+    const std::size_t first = out.size();
+    for (auto& [base, members] : split) {
+      ProcessGroup g;
+      g.reports = std::move(members);
+      std::sort(g.reports.begin(), g.reports.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.group_rank, a.rank) < std::tie(b.group_rank, b.rank);
+      });
+      out.push_back(std::move(g));
+    }
+    for (std::size_t i = first; i < out.size(); ++i) kind.push_back(&out[i]);
+    size = TiledSize(kind, stride, size, world);
+    for (ProcessGroup* g : kind) {
+      const std::int64_t base = g->reports.front().rank - stride * g->reports.front().group_rank;
+      for (std::int64_t k = 0; k < size; ++k) g->members.push_back(static_cast<std::int32_t>(base + stride * k));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<ProcessGroup> InferGroups(const Incident& inc, const JobFacts& facts) {
   std::vector<ProcessGroup> groups = CollectReports(inc, facts);
   // Kinds: groups sharing a description (TENSOR_MODEL_PARALLEL_GROUP, ...); a group without
@@ -160,6 +252,7 @@ std::vector<ProcessGroup> InferGroups(const Incident& inc, const JobFacts& facts
     InferKind(kind, static_cast<std::int64_t>(facts.ranks.size()),
               key.first != kNoStr && key.first == default_pg);
   }
+  for (ProcessGroup& g : UnnamedGroups(inc, facts)) groups.push_back(std::move(g));
   return groups;
 }
 

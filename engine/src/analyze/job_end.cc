@@ -243,6 +243,16 @@ void DiagnoseLostAgent(const Incident& inc, const JobFacts& facts, std::int32_t 
                              "scheduler's or an operator's kill) and for orphaned workers still running there before restarting."});
 }
 
+namespace {
+
+// Who said the node failed: the scheduler, or a bare-metal launcher (mpirun's lost daemon,
+// pdsh's and ssh's lost session).
+std::string LostWord(const Event& word) {
+  return word.family == Family::kBareMetal ? "its launcher lost its session to the node" : "Slurm reports the node failed";
+}
+
+}  // namespace
+
 void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t node, Finding* f) {
   const NodeFacts& n = facts.nodes[node];
   const std::string name = NodeName(inc, node);
@@ -274,7 +284,7 @@ void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t n
   f->cascade = SummarizeCascade(inc, facts, n.ranks, node);
   const std::string ranks = n.ranks.empty() ? "its ranks" : "all " + std::to_string(n.ranks.size()) + " of its ranks";
   f->reason = "Node " + name + " was lost: " + ranks + " went silent together with no error and no exit of their own, and " +
-              (word >= 0 ? "Slurm reports the node failed (" + Where(inc, inc.events[word]) + ")"
+              (word >= 0 ? LostWord(inc.events[word]) + " (" + Where(inc, inc.events[word]) + ")"
                            : "its torchrun agent log stops without a failure report while other nodes' agents reported") +
               ".";
   f->recovery.clear();
@@ -296,7 +306,9 @@ std::vector<std::int32_t> CommonOwnErrors(const Incident& inc, const JobFacts& f
   std::map<StrId, std::vector<std::int32_t>> by_signature;
   *logged = 0;
   for (const RankFacts& r : facts.ranks) {
-    if (!r.has_log) continue;
+    // A rank that raised left a log wherever its lines sit: srun's combined --label output of
+    // torch <= 2.1 names the task on each line, never a `[rank<G>]:` prefix or a rank_<R>.log.
+    if (!r.has_log && r.python_error < 0) continue;
     ++*logged;
     if (r.python_error >= 0) by_signature[inc.events[r.python_error].signature].push_back(r.python_error);
   }

@@ -342,6 +342,13 @@ std::string TierPhrase(v1::FailureClass c) {
   }
 }
 
+// The rank's node's first DeepSpeed launcher exit (`... exits with return code = N`), or -1.
+std::int32_t NodeLauncherExit(const Analysis& a, const RankFacts& r) {
+  if (r.node < 0) return -1;
+  const std::int32_t first = a.facts.nodes[r.node].first_failure;
+  return first >= 0 && a.inc.events[first].kind == Kind::kLauncherExit ? first : -1;
+}
+
 void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   const RankScore& top = chosen < 0 ? a.scores.front()
                                     : *std::find_if(a.scores.begin(), a.scores.end(), [&](const RankScore& s) { return s.rank == chosen; });
@@ -366,6 +373,11 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   if (r.table_entry >= 0) f->evidence.push_back({r.table_entry, v1::EVIDENCE_ROLE_INITIATING});
   // A DataLoader worker's error re-raised in the main process: the worker's own line is the error.
   if (r.python_error >= 0) f->evidence.push_back({r.reraised >= 0 ? r.reraised : r.python_error, v1::EVIDENCE_ROLE_INITIATING});
+  // DeepSpeed's launch.py names no rank (`<its last command> exits with return code = N`): its
+  // node's first such line, after the rank's own error, says the node's launcher ended on it.
+  if (const std::int32_t launch = NodeLauncherExit(a, r); launch >= 0 && r.python_error >= 0) {
+    f->evidence.push_back({launch, v1::EVIDENCE_ROLE_CORROBORATING});
+  }
   if (r.host_cause >= 0 && r.host_cause != r.exit_event && OwnExit(a.facts, rank)) f->evidence.push_back({r.host_cause, v1::EVIDENCE_ROLE_INITIATING});
   if (const Mismatch* m = a.MismatchOf(rank)) {
     f->evidence.push_back({m->event, v1::EVIDENCE_ROLE_INITIATING});
@@ -501,6 +513,22 @@ void Undecided(const Analysis& a, Finding* f) {
                              ": the logs in hand cannot tell which stopped first."});
 }
 
+// Timeouts whose line names no process group (torch <= 2.2: `[Rank N]` only) that no inferred
+// group holds: their collectives could not be split into groups (groups.cc, UnnamedGroups).
+std::int32_t UngroupedUnnamedTimeouts(const Analysis& a) {
+  std::set<std::int32_t> placed;
+  for (const ProcessGroup& g : a.groups) {
+    if (g.members.empty()) continue;
+    for (const GroupReport& r : g.reports) placed.insert(r.event);
+  }
+  std::int32_t n = 0;
+  for (std::int32_t i : a.facts.timeouts) {
+    const auto& w = std::get<WatchdogTimeout>(a.inc.events[i].detail);
+    n += w.pg == kNoStr && w.pg_desc == kNoStr && placed.count(i) == 0 ? 1 : 0;
+  }
+  return n;
+}
+
 void NoCandidate(const Analysis& a, Finding* f) {
   f->verdict = v1::VERDICT_INCONCLUSIVE;
   f->owner = v1::OWNER_UNKNOWN;
@@ -509,6 +537,12 @@ void NoCandidate(const Analysis& a, Finding* f) {
                   ? std::to_string(a.waits.reporters) +
                         " ranks timed out, but no silent member of their process groups and no launcher exit stands out: the logs do not show who stopped first."
                   : "No NCCL watchdog timeout, launcher failure or traceback in the logs: nothing shows a rank that stopped participating.";
+  if (const std::int32_t unnamed = a.facts.HasWave() ? UngroupedUnnamedTimeouts(a) : 0; unnamed > 0) {
+    f->reason += " " + std::to_string(unnamed) +
+                 " of the timeouts name no process group (torch <= 2.2 prints only `[Rank N]`, the rank within its group) and their "
+                 "collectives (OpType, NumelIn, SeqNum) do not split into groups that show two members each, so the rank their peers "
+                 "wait on cannot be placed (torch >= 2.4 names the process groups; the engine does not read TORCH_NCCL_DESYNC_DEBUG's report).";
+  }
 }
 
 // One representative secondary error of each kind, after what is already cited.
@@ -610,6 +644,10 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     NoteRequeue(inc, a.facts, &f);
     return f;
   }
+  if (const std::optional<StoreJoinGap> join = FindStoreJoinGap(inc, a.facts)) {
+    DiagnoseStoreJoinGap(inc, a.facts, *join, &f);  // before JobWideError: every joined rank's error is the same
+    return f;
+  }
   if (JobWideError(inc, a.facts, &f)) return f;
   a.clocks = AlignClocks(inc, a.facts);
   ApplyOffsets(inc, a.clocks, &a.facts);
@@ -648,6 +686,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     DiagnoseNodeLoss(inc, a.facts, lost, &f);
   } else if (const std::int32_t agent = a.scores.empty() ? LostAgent(a.facts) : -1; agent >= 0) {
     DiagnoseLostAgent(inc, a.facts, agent, &f);
+  } else if (const std::optional<LinkFault> link = FindLinkFault(inc, a.facts, a.clocks)) {
+    DiagnoseLinkFault(inc, a.facts, *link, &f);  // one hot cell of the IB error matrix
   } else if (const std::optional<NetworkFault> net = FindNetworkFault(inc, a.facts)) {
     DiagnoseNetworkFault(inc, a.facts, *net, &f);
   } else if (a.scores.empty() && !a.facts.HasWave() && FindStraggler(inc, a.facts, &f)) {
@@ -674,6 +714,7 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
                         "Restart the whole job from the newest checkpoint that verifies (checkpoints were not evaluated by this diagnosis); "
                         "the ranks of the cascade failed as a consequence and need no action of their own."});
   NoteRequeue(inc, a.facts, &f);
+  NoteRestarts(inc, &f);
   return f;
 }
 

@@ -230,7 +230,54 @@ bool RayEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   return true;
 }
 
+std::string_view NoteText(const Incident& inc, const Event& e) {
+  const auto* n = std::get_if<Note>(&e.detail);
+  return n ? inc.str(n->text) : std::string_view();
+}
+
+bool RestartBudgetSpent(std::string_view row) {
+  return row.find("ReachedMaxRestarts") != std::string_view::npos ||
+         row.find("has failed because it has reached the specified backoff limit") != std::string_view::npos;
+}
+
 }  // namespace
+
+void NoteRestarts(const Incident& inc, Finding* f) {
+  std::int32_t restart = -1, unplaced = -1, end = -1;
+  std::int32_t crash_loops = 0;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (e.family != Family::kKubernetes) continue;
+    const std::string_view row = NoteText(inc, e);
+    if (e.kind == Kind::kJobRestarting && restart < 0) restart = i;
+    if (e.kind == Kind::kCrashLoop) ++crash_loops;
+    if (e.kind == Kind::kJobFailed && RestartBudgetSpent(row)) end = i;
+    // `kubectl get events`' row (it names the pod) over the describe table's copy.
+    if (e.kind == Kind::kFailedScheduling && (unplaced < 0 || row.find(" pod/") != std::string_view::npos)) unplaced = i;
+  }
+  if (inc.later_attempt_files == 0 && restart < 0 && end < 0) return;
+  std::string note = " The job's controller restarted the job";
+  if (restart >= 0) note += " (" + Where(inc, inc.events[restart]) + ")";
+  if (inc.later_attempt_files > 0) {
+    note += "; the " + std::to_string(inc.later_attempt_files) +
+            " pod logs of the restarted attempt were set aside: patient zero is the first attempt's, the one whose failure started the restarts";
+  }
+  note += ".";
+  if (unplaced >= 0) {
+    const std::string_view row = NoteText(inc, inc.events[unplaced]);
+    const std::size_t at = row.find("0/");
+    note += " The restarted attempt could not place a replacement pod (" + Where(inc, inc.events[unplaced]) + ": " +
+            std::string(at == std::string_view::npos ? row : row.substr(at)) +
+            "): a scheduler and capacity fact that kept the restarted gang from running, not the cause.";
+    f->evidence.push_back({unplaced, v1::EVIDENCE_ROLE_CORROBORATING});
+  }
+  if (crash_loops > 0) note += " Kubernetes reports " + std::to_string(crash_loops) + " CrashLoopBackOff back-offs.";
+  if (end >= 0) {
+    note += " The job ended because its restart budget ran out (" + Where(inc, inc.events[end]) + "), after the failure above.";
+    f->evidence.push_back({end, v1::EVIDENCE_ROLE_CONTEXT});
+  }
+  f->reason += note;
+}
 
 bool PlatformEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   if (RayEndedJob(inc, facts, f)) return true;

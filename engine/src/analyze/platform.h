@@ -18,4 +18,13 @@ namespace denpex::engine {
 // faulthandler dump is on that node, else a kill nothing explains). §25 (Ray).
 bool PlatformEndedJob(const Incident& inc, const JobFacts& facts, Finding* f);
 
+// Kubernetes restarts (§24, "Restarts"): when the job's controller restarted the job, says so
+// after the diagnosis of the first attempt: the restart (JobSet's `Restarting`), the later
+// attempts' pod logs set aside, a replacement pod the scheduler could not place
+// (`FailedScheduling`, cited: a capacity fact, not the cause), the containers left in
+// CrashLoopBackOff, and the restart budget running out (`ReachedMaxRestarts`, a PyTorchJob's
+// `... reached the specified backoff limit`, cited as context): why the job ended, apart from
+// what started it.
+void NoteRestarts(const Incident& inc, Finding* f);
+
 }  // namespace denpex::engine

@@ -1,11 +1,12 @@
 #include "ingest/chunks.h"
 
+#include "parse/progress.h"
+
 #include <oneapi/tbb/parallel_for.h>
 
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -27,20 +28,28 @@ std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_by
 // Progress events (Megatron iteration lines, key=value step lines) are one per rank, or per srun
 // task while the rank is unknown, holding the latest line: a single pass over the file keeps
 // one. Each chunk's parser keeps its own, so the merge folds a later chunk's into the earlier
-// event (in its place, as a single pass leaves it); without this a 16k-task srun file in 64
-// chunks kept a million progress events.
-using ProgressSlots = std::unordered_map<std::int64_t, std::size_t>;  // slot -> index in the merged events
+// one (in its place, as a single pass leaves it); without this a 16k-task srun file in 64
+// chunks kept a million progress events. Iteration lines come as compact records
+// (ParsedLog::progress), placed among the events once every chunk is merged; step lines as
+// events.
+struct ProgressSlots {
+  ProgressIndex iterations;  // key -> index in the merged progress records
+  ProgressIndex steps;       // key -> index in the merged events
+};
 
-std::optional<std::int64_t> ProgressSlot(const Event& e) {
+// The key of a step-line event (records.cc's StepLine), if `e` is one.
+std::optional<std::int32_t> StepKey(const Event& e) {
   if (e.kind != Kind::kIteration) return std::nullopt;
-  const std::int64_t key = e.rank >= 0 || e.task < 0 ? e.rank : -2 - std::int64_t{e.task};  // records.cc's ProgressKey
-  return 2 * key + (std::get<Iteration>(e.detail).data_us >= 0 ? 1 : 0);                    // step lines apart
+  return ProgressKey(e.rank, e.task);
 }
 
 ProgressSlots SlotsOf(const ParsedLog& log) {
   ProgressSlots slots;
   for (std::size_t i = 0; i < log.events.size(); ++i) {
-    if (const auto slot = ProgressSlot(log.events[i])) slots.emplace(*slot, i);
+    if (const auto key = StepKey(log.events[i])) slots.steps.Set(*key, i);
+  }
+  for (std::size_t i = 0; i < log.progress.size(); ++i) {
+    slots.iterations.Set(ProgressKey(log.progress[i].rank, log.progress[i].task), i);
   }
   return slots;
 }
@@ -79,16 +88,40 @@ void MergeOpenWatchdogs(const ParsedLog& from, const std::vector<std::size_t>& p
   into->open_watchdogs.assign(open.begin(), open.end());
 }
 
+// A later chunk's iteration record (lines shifted, strings re-interned): it replaces the earlier
+// record of its key, in that one's place, or is placed where the merged events now end.
+void FoldRecord(ProgressRecord r, ParsedLog* into, ProgressIndex* iterations) {
+  const std::int32_t key = ProgressKey(r.rank, r.task);
+  const std::size_t at = iterations->Find(key);
+  if (at != ProgressIndex::kNone) {
+    r.at = into->progress[at].at;
+    into->progress[at] = r;
+    return;
+  }
+  r.at = static_cast<std::uint32_t>(into->events.size());
+  iterations->Set(key, into->progress.size());
+  into->progress.push_back(r);
+}
+
 // Appends `from` (the chunk after `into`'s last) to `into`: strings re-interned, lines shifted.
 void Append(ParsedLog&& from, ParsedLog* into, ProgressSlots* slots) {
   const auto shift = static_cast<std::uint32_t>(into->lines);
   std::vector<StrId> remap(from.strings.size());
   for (StrId id = 0; id < remap.size(); ++id) remap[id] = into->strings.Intern(from.strings.Get(id));
   CloseWatchdogs(from, remap, into);
-  std::vector<std::size_t> placed;  // from's event index -> its index in `into`
-  placed.reserve(from.events.size());
-  for (Event& e : from.events) {
-    placed.push_back(into->events.size());
+  std::vector<std::size_t> placed(from.events.size());  // from's event index -> its index in `into`
+  auto record = from.progress.begin();
+  const auto fold_records_until = [&](std::size_t at) {  // the records placed before from.events[at]
+    for (; record != from.progress.end() && record->at <= at; ++record) {
+      ProgressRecord r = *record;
+      r.line += shift;
+      r.host = remap[r.host];
+      FoldRecord(r, into, &slots->iterations);
+    }
+  };
+  for (std::size_t i = 0; i < from.events.size(); ++i) {
+    fold_records_until(i);
+    Event& e = from.events[i];
     ForEachStrId(e, [&](StrId& id) { id = remap[id]; });
     e.line += shift;
     if (e.clock == Clock::kNone && into->last_stamp_clock != Clock::kNone) {  // no stamp before it in its chunk
@@ -96,19 +129,20 @@ void Append(ParsedLog&& from, ParsedLog* into, ProgressSlots* slots) {
       e.clock = into->last_stamp_clock;
       e.time_borrowed = true;
     }
-    if (e.kind == Kind::kRequeue) {  // the next run's iteration lines are new events (records.cc)
-      std::erase_if(*slots, [](const auto& kv) { return kv.first % 2 == 0; });
-    }
-    if (const auto slot = ProgressSlot(e)) {
-      const auto [at, fresh] = slots->try_emplace(*slot, into->events.size());
-      if (!fresh) {
-        placed.back() = at->second;
-        FoldProgress(std::move(e), &into->events[at->second]);
+    if (e.kind == Kind::kRequeue) slots->iterations.Clear();  // the next run's iteration lines are new events (records.cc)
+    placed[i] = into->events.size();
+    if (const auto key = StepKey(e)) {
+      const std::size_t at = slots->steps.Find(*key);
+      if (at != ProgressIndex::kNone) {
+        placed[i] = at;
+        FoldProgress(std::move(e), &into->events[at]);
         continue;
       }
+      slots->steps.Set(*key, into->events.size());
     }
     into->events.push_back(std::move(e));
   }
+  fold_records_until(from.events.size());
   MergeOpenWatchdogs(from, placed, into);
   into->prefix_ranks.insert(into->prefix_ranks.end(), from.prefix_ranks.begin(), from.prefix_ranks.end());
   into->lines += from.lines;
@@ -160,7 +194,7 @@ void JoinOpenRecords(std::string_view text, const FileContext& ctx, std::vector<
       return;
     }
     const std::size_t end = last < starts->size() ? (*starts)[last] : text.size();
-    merged[g] = ParseLog(text.substr((*starts)[first], end - (*starts)[first]), ctx, 1, (*starts)[first]);
+    merged[g] = ParseLogPart(text.substr((*starts)[first], end - (*starts)[first]), ctx, 1, (*starts)[first]);
   });
   *parts = std::move(merged);
   *starts = std::move(merged_starts);
@@ -170,23 +204,26 @@ void JoinOpenRecords(std::string_view text, const FileContext& ctx, std::vector<
 
 ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes,
                        const FileText* source) {
-  if (text.size() <= chunk_bytes) return ParseLog(text, ctx);
+  if (text.size() <= chunk_bytes) return ParseLog(text, ctx);  // progress placed
   std::vector<std::size_t> starts = ChunkStarts(text, chunk_bytes);
   std::vector<ParsedLog> parts(starts.size());
   tbb::parallel_for(std::size_t{0}, starts.size(), [&](std::size_t i) {
     const std::size_t end = i + 1 < starts.size() ? starts[i + 1] : text.size();
-    parts[i] = ParseLog(text.substr(starts[i], end - starts[i]), ctx, 1, starts[i]);
+    parts[i] = ParseLogPart(text.substr(starts[i], end - starts[i]), ctx, 1, starts[i]);
     if (source) source->Release(starts[i], end - starts[i]);
   });
   JoinOpenRecords(text, ctx, &starts, &parts);
   ParsedLog out = std::move(parts[0]);
-  // One allocation for every chunk's events (growing by doubling copied them and faulted in
-  // fresh pages several times over on a 2 GB file).
+  // One allocation for every chunk's events and progress records, placed last (growing by
+  // doubling copied them and faulted in fresh pages several times over on a 2 GB file). The
+  // records fold into far fewer events than their sum: the capacity left unused is address
+  // space, never touched.
   std::size_t events = 0;
-  for (const ParsedLog& part : parts) events += part.events.size();
+  for (const ParsedLog& part : parts) events += part.events.size() + part.progress.size();
   out.events.reserve(events);
   ProgressSlots slots = SlotsOf(out);
   for (std::size_t i = 1; i < parts.size(); ++i) Append(std::move(parts[i]), &out, &slots);
+  PlaceProgress(&out, ctx.file);
   std::sort(out.prefix_ranks.begin(), out.prefix_ranks.end());
   out.prefix_ranks.erase(std::unique(out.prefix_ranks.begin(), out.prefix_ranks.end()), out.prefix_ranks.end());
   return out;

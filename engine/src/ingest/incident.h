@@ -30,6 +30,7 @@ struct LogFile {
   bool kernel = false;           // a kernel log by its name (dmesg, kern.log, journal, syslog)
   LineSpan last_line;            // its last non-empty line
   bool cut = false;              // it ends mid-line (no final newline): a truncated file
+  bool later_attempt = false;    // a restarted attempt's pod log, set aside (ingest/attempts.h)
 };
 
 struct InputCounts {
@@ -55,6 +56,7 @@ struct Incident {
   InputCounts input;
   std::optional<int> year;          // from the lines that carry one
   TimeNs first_dated = 0;           // earliest full-date stamp on any line (0: none)
+  std::int32_t later_attempt_files = 0;  // restarted attempts' pod logs set aside (ingest/attempts.h)
 
   std::string_view str(StrId id) const { return strings.Get(id); }
 };

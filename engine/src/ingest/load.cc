@@ -171,6 +171,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
   }
   DropCopies(&inc);
   ResolveNodes(listing->files, &inc);
+  ResolveRayWorkers(&inc);
   ResolveRanks(&inc);
   ResolveYears(&inc);
   NoteRecovery(&inc);

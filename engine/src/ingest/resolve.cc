@@ -3,9 +3,13 @@
 #include "ingest/resolve.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
+
+#include "ingest/file_text.h"
 
 namespace denpex::engine {
 namespace {
@@ -66,11 +70,21 @@ std::string_view Stem(std::string_view rel) {
 // Kubernetes: `kubectl describe pod` names the node a pod ran on (`Node:  gpu-0004/10.0.0.4`);
 // the pod is the describe file's name. A pod's processes print its hostname: the pod name, or
 // for a Job's indexed pods the name without the Job controller's 5-character suffix.
+// The scheduler's `Scheduled pod/<pod> Successfully assigned <ns>/<pod> to <node>` row names
+// both (the only word on a pod that is gone: a JobSet's first attempt).
+std::string_view ScheduledPod(std::string_view row) {
+  const std::size_t at = row.find(" pod/");
+  if (at == std::string_view::npos) return {};
+  row.remove_prefix(at + 5);
+  return row.substr(0, row.find(' '));
+}
+
 std::map<std::string, std::string, std::less<>> PodAliases(const std::vector<SourceFile>& sources, const Incident& inc) {
   std::map<std::string, std::string, std::less<>> alias;
   for (const Event& e : inc.events) {
     if (e.kind != Kind::kPodNode || e.host == kNoStr) continue;
-    const std::string_view pod = Stem(sources[e.file].rel);
+    const std::string_view row = inc.str(std::get<Note>(e.detail).text);
+    const std::string_view pod = row.starts_with("Node:") ? Stem(sources[e.file].rel) : ScheduledPod(row);
     const std::string node(inc.str(e.host));
     if (pod.empty() || pod == node) continue;
     alias.emplace(std::string(pod), node);
@@ -202,6 +216,55 @@ void ResolveRanks(Incident* inc) {
         e.rank = it->second;
       } else if (auto b = bases.find(e.node); b != bases.end() && b->second >= 0) {
         e.rank = b->second + e.local_rank;
+      }
+    }
+  }
+}
+
+namespace {
+
+// The pid of a Ray worker's line prefix: `(RayTrainWorker pid=2428, ip=10.64.0.5) ...`,
+// `(RayTrainWorker pid=2428) ...` (a worker on the driver's node), `\x1b[36m(...)\x1b[0m ...`;
+// 0 when the line has no such prefix.
+std::int64_t RayPrefixPid(std::string_view line) {
+  if (line.starts_with("\x1b[")) line.remove_prefix(std::min(line.size(), line.find('m') + 1));
+  if (!line.starts_with('(')) return 0;
+  const std::string_view inner = line.substr(1, line.find(')') - 1);
+  const std::size_t at = inner.find(" pid=");
+  if (at == std::string_view::npos) return 0;
+  std::int64_t pid = 0;
+  const std::string_view digits = inner.substr(at + 5);
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+  return ec == std::errc() && end != digits.data() ? pid : 0;
+}
+
+}  // namespace
+
+// Ray Train's worker table (`- (node_id=…, ip=<ip>, pid=<pid>) world_rank=R, …`, Kind::kRayWorker)
+// gives each worker process its rank; a worker's own lines in the same file carry only its
+// `(RayTrainWorker pid=<pid>, ip=<ip>)` prefix under torch <= 2.3 (no `[rank<G>]:`). The pid is
+// read back from the line (the prefix is stripped before the recognisers): by (node, pid) when
+// the line names its ip, by the pid alone when one table entry has it.
+void ResolveRayWorkers(Incident* inc) {
+  std::map<std::int64_t, std::vector<std::pair<std::int32_t, std::int32_t>>> by_pid;  // pid -> (node, rank)
+  std::set<std::uint32_t> files;
+  for (const Event& e : inc->events) {
+    const auto* w = std::get_if<WorkerSignalled>(&e.detail);
+    if (e.kind != Kind::kRayWorker || w == nullptr || e.rank < 0) continue;
+    by_pid[w->pid].emplace_back(e.node, e.rank);
+    files.insert(e.file);
+  }
+  for (const std::uint32_t file : files) {
+    auto text = FileText::Open(inc->root / inc->files[file].path);
+    if (!text.ok()) continue;
+    const std::string_view view = text->view();
+    for (Event& e : inc->events) {
+      if (e.file != file || e.rank >= 0 || e.offset >= view.size()) continue;
+      const auto it = by_pid.find(RayPrefixPid(view.substr(e.offset, std::min<std::size_t>(e.length, 96))));
+      if (it == by_pid.end()) continue;
+      const bool named = e.host != kNoStr;  // the prefix's ip= resolved the line's node
+      for (const auto& [node, rank] : it->second) {
+        if (named ? node == e.node : it->second.size() == 1) e.rank = rank;
       }
     }
   }

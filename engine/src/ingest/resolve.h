@@ -13,6 +13,8 @@ namespace denpex::engine {
 void AddProblem(InputCounts* in, std::string problem);
 // Node names from directories and the hosts lines name; each event's node.
 void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc);
+// Ranks of a Ray worker's lines that carry only its `(RayTrainWorker pid=…)` prefix.
+void ResolveRayWorkers(Incident* inc);
 // Ranks of lines that carry only a task id or a local rank.
 void ResolveRanks(Incident* inc);
 // The year of year-less stamps, from the latest full date (none known: they stay year-less).

@@ -60,7 +60,10 @@ bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* 
       Has(msg, "ds_summary") || Has(type, "ZeRORuntimeException")) {
     return set(Family::kDeepSpeed, Kind::kZeroError);
   }
-  if (Has(msg, "'cpu_adam'") || Has(msg, "DeepSpeedCPUAdam") || Has(msg, "'async_io'") || Has(msg, "aio_handle")) {
+  // The cpu_adam build, and the async_io op NVMe offload needs (OpBuilder.jit_load: "Unable to JIT
+  // load the async_io op due to it not being compatible ..."; its build: "... extension 'async_io'").
+  if (Has(msg, "'cpu_adam'") || Has(msg, "DeepSpeedCPUAdam") || Has(msg, "'async_io'") || Has(msg, "aio_handle") ||
+      Has(msg, "the async_io op")) {
     return set(Family::kDeepSpeed, Kind::kOffloadError);
   }
   if (deepspeed) return set(Family::kDeepSpeed, Kind::kException);

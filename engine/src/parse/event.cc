@@ -97,6 +97,8 @@ std::string_view KindName(Kind k) {
     case Kind::kNodeNotReady: return "node_not_ready";
     case Kind::kPodKilling: return "pod_killing";
     case Kind::kJobFailed: return "job_failed";
+    case Kind::kJobRestarting: return "job_restarting";
+    case Kind::kFailedScheduling: return "failed_scheduling";
     case Kind::kAgentSignalled: return "agent_signalled";
     case Kind::kGlooConnectionClosed: return "connection_closed";
     case Kind::kGlooReadError: return "read_error";

@@ -40,7 +40,7 @@ enum class Kind : std::uint8_t {
   // slurm
   kCancelled, kTaskExit, kSlurmOom, kStepAborted, kStepTerminated, kJobComplete, kNodeFailure,
   kRequeue, kNodeResponding,
-  kJobAllocated,  // slurmctld `sched: Allocate JobId=...`: the job's start (SlurmNote: reason = the job id)
+  kJobAllocated,  // slurmctld `sched: Allocate JobId=... NodeList=...`: the job's start (SlurmNote: reason = the job id, node = the hostlist)
   // bare_metal: mpirun --report-bindings, `[host:pid] MCW rank R ...` (a rank's host, not an error)
   kRankBinding,
   // torchrun
@@ -54,7 +54,7 @@ enum class Kind : std::uint8_t {
   kZeroError, kOffloadError, kPipelineError, kCheckpointLoad, kOverflow, kMemoryUsage,
   // fsdp, kubernetes, ray, gloo
   kFsdpError, kEvicted, kOomKilled, kCrashLoop, kContainerExit, kActorDied, kRayOom,
-  kRayletOomKills, kRayWorker, kActorField, kActorCause, kRayTaskError, kRayNodeDead, kPodNode, kNodeNotReady, kPodKilling, kJobFailed, kAgentSignalled,
+  kRayletOomKills, kRayWorker, kActorField, kActorCause, kRayTaskError, kRayNodeDead, kPodNode, kNodeNotReady, kPodKilling, kJobFailed, kJobRestarting, kFailedScheduling, kAgentSignalled,
   kGlooConnectionClosed, kGlooReadError, kGlooTimeout, kGlooConnectFailed,
   kGlooIoException,
   // trainer, python

@@ -15,7 +15,7 @@ class Driver {
   Driver(std::string_view text, const FileContext& ctx, std::uint32_t first_line, std::uint64_t base_offset)
       : text_(text), ctx_(ctx), parser_(ctx), number_(first_line - 1), first_(first_line), base_(base_offset) {}
 
-  ParsedLog Run() {
+  ParsedLog Run(bool place) {
     while (pos_ < text_.size()) {
       if (ctx_.every_line || parser_.NeedsEveryLine() || (Opening() && !parser_.HasFirstDated())) {
         OneLine();
@@ -25,7 +25,7 @@ class Driver {
     }
     NoteLastLine();
     if (read_end_ < text_.size()) parser_.Gap(text_.substr(read_end_));  // for the text's last stamp
-    return parser_.Finish();
+    return parser_.Finish(place);
   }
 
  private:
@@ -124,7 +124,12 @@ class Driver {
 
 ParsedLog ParseLog(std::string_view text, const FileContext& ctx, std::uint32_t first_line,
                    std::uint64_t base_offset) {
-  return Driver(text, ctx, first_line, base_offset).Run();
+  return Driver(text, ctx, first_line, base_offset).Run(true);
+}
+
+ParsedLog ParseLogPart(std::string_view text, const FileContext& ctx, std::uint32_t first_line,
+                       std::uint64_t base_offset) {
+  return Driver(text, ctx, first_line, base_offset).Run(false);
 }
 
 }  // namespace denpex::engine

@@ -50,8 +50,35 @@ struct OrphanStatus {
   std::int64_t last_completed = -1;
 };
 
+// A Megatron iteration event kept apart from `events` while a file is parsed: one per rank (or
+// srun task), holding its latest line, updated in place by each newer one. A 16k-task combined
+// log has millions of progress lines and a 2 GB one is parsed in 64 chunks: updating compact
+// records (one cache line each) instead of full events, and making events only once the
+// chunks are merged (ingest/chunks.cc), keeps ~1 M transient events from being built.
+struct alignas(64) ProgressRecord {  // one cache line
+  TimeNs time = 0;  // the line's own stamp (Clock::kFull)
+  std::int64_t iteration = 0;
+  std::int64_t total = 0;
+  std::uint64_t offset = 0;  // the latest line's, as Event
+  std::uint32_t line = 0;    // 0: an empty slot of ProgressTable
+  std::uint32_t length = 0;
+  std::int32_t rank = -1;
+  std::int32_t local_rank = -1;
+  std::int32_t task = -1;
+  StrId host = kNoStr;
+  // Its place: before `events[at]` (the events emitted before its first line); records with the
+  // same `at` keep their order.
+  std::uint32_t at = 0;
+  std::uint32_t seq = 0;  // the order the records were made in
+};
+
+// Progress is kept per rank; an srun-labelled line whose rank is not known yet (it is resolved
+// from the task id after the merge) per task, so two tasks' lines stay two events.
+inline std::int32_t ProgressKey(std::int32_t rank, std::int32_t task) { return rank >= 0 || task < 0 ? rank : -2 - task; }
+
 struct ParsedLog {
   std::vector<Event> events;  // in line order; StrIds refer to `strings`
+  std::vector<ProgressRecord> progress;  // iteration events not yet placed among `events` (ParseLogPart); in order of `at`
   StringTable strings;
   std::vector<std::int32_t> prefix_ranks;  // distinct `[rank<G>]:` ranks, sorted
   std::int64_t lines = 0;
@@ -80,6 +107,13 @@ struct ParsedLog {
 // starts past 1) and `base_offset` its byte offset in the file.
 ParsedLog ParseLog(std::string_view text, const FileContext& ctx, std::uint32_t first_line = 1,
                    std::uint64_t base_offset = 0);
+
+// ParseLog with the iteration events left in `progress`, for ParseChunked to fold across
+// chunks before placing them (PlaceProgress).
+ParsedLog ParseLogPart(std::string_view text, const FileContext& ctx, std::uint32_t first_line = 1,
+                       std::uint64_t base_offset = 0);
+// Moves `log->progress` into `log->events`, each record an iteration event of `file` at its place.
+void PlaceProgress(ParsedLog* log, std::uint32_t file);
 
 // The old entry point, for files with nothing but a name rank.
 inline ParsedLog ParseLog(std::string_view text, std::uint32_t file, std::int32_t file_rank) {

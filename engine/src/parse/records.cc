@@ -312,39 +312,27 @@ void LogParser::Dispatch(const Parsed& p) {
   Emit(p, std::move(r));
 }
 
-// Progress lines are kept per rank; an srun-labelled line whose rank is not known yet (it is
-// resolved from the task id after the merge) per task, so two tasks' lines stay two events.
-namespace {
-std::int32_t ProgressKey(std::int32_t rank, std::int32_t task) { return rank >= 0 || task < 0 ? rank : -2 - task; }
-}  // namespace
-
 // Megatron's iteration line: a rank's latest replaces its earlier one (progress noise would
-// otherwise be millions of events; the latest is what shows where a rank stopped).
+// otherwise be millions of events; the latest is what shows where a rank stopped). The record
+// becomes the event PlaceEvent and Emit would make of the line (PlaceProgress).
 void LogParser::IterationLine(const Parsed& p) {
   TimeNs t;
   std::int64_t iteration, total;
   const Match m = ParseIteration(p.header.message, &t, &iteration, &total, &iteration_stamps_);
   out_.malformed += m == Match::kMalformed ? 1 : 0;
   if (m != Match::kYes) return;
-  Parsed q = p;
-  q.header.time = t;
-  q.header.clock = Clock::kFull;
   if (out_.first_dated == 0) out_.first_dated = t;
-  const std::int32_t key = ProgressKey(p.rank, p.origin.task);
-  if (key != last_iteration_rank_ || last_iteration_index_ == kNoIndex) {
-    last_iteration_rank_ = key;
-    last_iteration_index_ = last_iteration_.Find(key);
-  }
-  if (last_iteration_index_ != kNoIndex) {  // in place: the rest of the event is as its first line left it
-    Event& e = out_.events[last_iteration_index_];
-    PlaceEvent(q, &e);
-    std::get<Iteration>(e.detail) = Iteration{iteration, total};
-    return;
-  }
-  last_iteration_index_ = out_.events.size();
-  last_iteration_.Set(key, last_iteration_index_);
-  last_iteration_rank_ = key;
-  Emit(q, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = Iteration{iteration, total}, .error = false});
+  iterations_.Update({.time = p.origin.timed ? p.origin.time : t,  // as PlaceEvent: a collector's stamp comes first
+                      .iteration = iteration,
+                      .total = total,
+                      .offset = p.ref.offset,
+                      .line = p.ref.number,
+                      .length = p.cite_length,
+                      .rank = p.rank,
+                      .local_rank = p.origin.local_rank >= 0 ? p.origin.local_rank : ctx_.local_rank,
+                      .task = p.origin.task,
+                      .host = p.origin.host.empty() ? kNoStr : out_.strings.Intern(p.origin.host),
+                      .at = static_cast<std::uint32_t>(out_.events.size())});
 }
 
 bool LogParser::ProgressLine(const LineRef& line) {
@@ -426,10 +414,7 @@ void LogParser::Unheaded(const Parsed& p) {
   } else if (found) {
     // A requeued job's next run starts (`SLURM_RESTART_COUNT=<n>`): its iteration lines are new
     // events, so the failed run's last iteration stays where that run stopped.
-    if (r.kind == Kind::kRequeue) {
-      last_iteration_.Clear();
-      last_iteration_index_ = kNoIndex;
-    }
+    if (r.kind == Kind::kRequeue) iterations_.Close();
     Emit(p, std::move(r));
   }
 }
@@ -690,7 +675,7 @@ void LogParser::FlushWrapped() {
   Process({wrapped_, wrapped_line_.offset, wrapped_line_.number}, wrapped_cite_, kMaxJoins);
 }
 
-ParsedLog LogParser::Finish() {
+ParsedLog LogParser::Finish(bool place) {
   // A record still going on at the end (not a traceback left open long ago by a killed rank):
   // a chunked parse reads this chunk again joined with the next (ingest/chunks.cc).
   constexpr std::int64_t kRecentLines = 256;
@@ -706,7 +691,49 @@ ParsedLog LogParser::Finish() {
   std::sort(out_.open_watchdogs.begin(), out_.open_watchdogs.end());
   std::sort(out_.prefix_ranks.begin(), out_.prefix_ranks.end());
   out_.prefix_ranks.erase(std::unique(out_.prefix_ranks.begin(), out_.prefix_ranks.end()), out_.prefix_ranks.end());
+  out_.progress = iterations_.Take();
+  if (place) PlaceProgress(&out_, ctx_.file);
   return std::move(out_);
+}
+
+namespace {
+
+Event ProgressEvent(const ProgressRecord& r, std::uint32_t file) {
+  Event e;
+  e.time = r.time;
+  e.clock = Clock::kFull;
+  e.family = Family::kTrainer;
+  e.kind = Kind::kIteration;
+  e.rank = r.rank;
+  e.local_rank = r.local_rank;
+  e.task = r.task;
+  e.host = r.host;
+  e.file = file;
+  e.line = r.line;
+  e.offset = r.offset;
+  e.length = r.length;
+  e.detail = Iteration{.iteration = r.iteration, .total = r.total};
+  return e;
+}
+
+}  // namespace
+
+// In place, from the back: each record goes before `events[at]`, after every event before it.
+void PlaceProgress(ParsedLog* log, std::uint32_t file) {
+  auto& events = log->events;
+  const auto& records = log->progress;
+  if (records.empty()) return;
+  std::size_t i = events.size(), k = records.size();
+  events.resize(events.size() + records.size());
+  for (std::size_t w = events.size(); k > 0;) {
+    if (i > 0 && records[k - 1].at < i) {
+      events[--w] = std::move(events[--i]);
+    } else {
+      events[--w] = ProgressEvent(records[--k], file);
+    }
+  }
+  log->progress.clear();
+  log->progress.shrink_to_fit();
 }
 
 // What LogParser itself reads beyond the family recognisers (triggers.h): c10 error lines

@@ -19,6 +19,7 @@
 #include "parse/lines.h"
 #include "parse/log_parser.h"
 #include "parse/prefix.h"
+#include "parse/progress.h"
 #include "parse/triggers.h"
 
 namespace denpex::engine {
@@ -57,7 +58,9 @@ class LogParser {
     return has_wrapped_ || has_fragment_ || has_pending_gpu_ || table_.open || !tracebacks_.empty();
   }
   bool HasFirstDated() const { return out_.first_dated != 0; }
-  ParsedLog Finish();
+  // The file's result; `place` puts the progress records among the events (ParseLog), or leaves
+  // them for ParseChunked to fold across chunks first.
+  ParsedLog Finish(bool place = true);
 
  private:
   // A line once its prefixes and header are read.
@@ -142,51 +145,12 @@ class LogParser {
   bool closed_in_pin_ = false;
   // Per rank, the last watchdog timeout event, awaiting its `last enqueued` status line.
   std::unordered_map<std::int32_t, std::size_t> open_watchdogs_;
-  // Per rank, its latest iteration event: a newer iteration line replaces it (progress noise
-  // would otherwise be millions of events; the latest is what shows where a rank stopped).
-  static constexpr std::size_t kNoIndex = ~std::size_t{0};
-  // Event index per ProgressKey (a rank, or an srun task while the rank is unknown). Flat arrays,
-  // not a hash map: a 16k-task srun file alternates tasks on every progress line, and a hash
-  // lookup per line was a tenth of the whole parse. Keys beyond kMaxFlat (no real job) spill.
-  class ProgressIndex {
-   public:
-    std::size_t Find(std::int32_t key) const {
-      const auto& v = key >= -1 ? by_rank_ : by_task_;
-      const std::size_t i = Slot(key);
-      if (i < v.size()) return v[i];
-      const auto it = spill_.find(key);
-      return it == spill_.end() ? kNoIndex : it->second;
-    }
-    void Set(std::int32_t key, std::size_t index) {
-      auto& v = key >= -1 ? by_rank_ : by_task_;
-      const std::size_t i = Slot(key);
-      if (i >= kMaxFlat) {
-        spill_[key] = index;
-        return;
-      }
-      if (i >= v.size()) v.resize(i + 1, kNoIndex);
-      v[i] = index;
-    }
-    void Clear() {
-      by_rank_.clear();
-      by_task_.clear();
-      spill_.clear();
-    }
-
-   private:
-    static constexpr std::size_t kMaxFlat = std::size_t{1} << 20;
-    static std::size_t Slot(std::int32_t key) {
-      return key >= -1 ? static_cast<std::size_t>(std::int64_t{key} + 1) : static_cast<std::size_t>(-2 - std::int64_t{key});
-    }
-    std::vector<std::size_t> by_rank_;  // [rank + 1]
-    std::vector<std::size_t> by_task_;  // [task]
-    std::unordered_map<std::int32_t, std::size_t> spill_;
-  };
-  ProgressIndex last_iteration_;
-  static constexpr std::int32_t kNoProgressKey = std::numeric_limits<std::int32_t>::min();
-  std::int32_t last_iteration_rank_ = kNoProgressKey;  // the last lookup (ProgressKey), kept: progress lines come in runs
-  std::size_t last_iteration_index_ = kNoIndex;
-  ProgressIndex last_step_;  // key=value step lines, by ProgressKey
+  // Per rank (or srun task), its latest iteration line: a newer one replaces it (progress noise
+  // would otherwise be millions of events; the latest is what shows where a rank stopped). Kept
+  // as compact records (log_parser.h), placed among the events at the end.
+  ProgressTable iterations_;
+  static constexpr std::size_t kNoIndex = ProgressIndex::kNone;
+  ProgressIndex last_step_;  // key=value step lines (index into out_.events), by ProgressKey
   IterationStampCache iteration_stamps_;  // progress lines of a run share their date
   bool StepLine(const Parsed& p);
   // A watchdog timeout line cut by a terminal: kept until the next line says whether it goes on.

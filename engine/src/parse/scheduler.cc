@@ -171,7 +171,8 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
   if (msg.starts_with("sched: Allocate JobId=")) {  // slurmctld: the job's start (bounds untimed failures)
     out->family = Family::kSlurm;
     out->kind = Kind::kJobAllocated;
-    out->detail = SlurmNote{.reason = strings->Intern(TokenAfter(msg, "JobId=", " "))};
+    out->detail = SlurmNote{.reason = strings->Intern(TokenAfter(msg, "JobId=", " ")),
+                            .node = strings->Intern(TokenAfter(msg, " NodeList=", " "))};  // the job's nodes, in task order
     return true;
   }
   if (msg.starts_with("_job_complete: JobId=")) {  // slurmctld: `WTERMSIG 9` / `WEXITSTATUS 1`
@@ -380,16 +381,38 @@ bool EventRow(std::string_view t, StringTable* strings, Recognised* out) {
   } else if (reason == "Killing" || reason == "TaintManagerEviction" || reason == "SuccessfulDeletePod") {
     kind = Kind::kPodKilling;
     error = false;
-  } else if (reason == "PyTorchJobFailed" || reason == "FailedJobs" || reason == "BackoffLimitExceeded") {
+  } else if (reason == "PyTorchJobFailed" || reason == "FailedJobs" || reason == "BackoffLimitExceeded" ||
+             reason == "ReachedMaxRestarts") {
     kind = Kind::kJobFailed;
     error = false;
+  } else if (reason == "Restarting") {  // JobSet: `restarting jobset, attempt 1`
+    kind = Kind::kJobRestarting;
+    error = false;
+  } else if (reason == "BackOff" && rest.starts_with("Back-off restarting failed container")) {
+    kind = Kind::kCrashLoop;  // the kubelet waits out the back-off before the next restart
+    error = false;
+  } else if (reason == "FailedScheduling") {  // kube-scheduler: `0/N nodes are available: ...`
+    kind = Kind::kFailedScheduling;
+    error = false;
+    name = {};  // the Pending pod runs on no node
+  } else if (reason == "Scheduled" && object == "pod") {  // `Successfully assigned <ns>/<pod> to <node>`
+    const std::size_t to = rest.rfind(" to ");
+    if (to == std::string_view::npos || !rest.starts_with("Successfully assigned ")) return false;
+    out->family = Family::kKubernetes;
+    out->kind = Kind::kPodNode;
+    out->error = false;
+    std::string_view node_name = rest.substr(to + 4);
+    while (!node_name.empty() && (node_name.back() == ' ' || node_name.back() == '\r')) node_name.remove_suffix(1);
+    out->host = node_name;
+    out->detail = Note{InternCapped(strings, t)};
+    return true;
   } else {
     return false;
   }
   out->family = Family::kKubernetes;
   out->kind = kind;
   out->error = error;
-  if (object == "pod" || node) out->host = name;
+  if ((object == "pod" || node) && !name.empty()) out->host = name;
   out->detail = Note{InternCapped(strings, t)};
   return true;
 }
@@ -625,8 +648,8 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"*** "},    // banners: CANCELLED, FAILED, STEPD TERMINATED
     {"oom-kill event"}, {"oom_kill event"}, {" not responding"}, {"Killing JobId="},
     {"Time limit exhausted for JobId="}, {"REQUEST_KILL_JOB"}, {"preempted JobId="}, {"_job_complete: JobId="},
-    {"sched: Allocate JobId="},
     {"due to failure of node "}, {"Requeuing JobId="}, {" now responding"}, {"SLURM_RESTART_COUNT="},
+    {"sched: Allocate JobId="},
     // RecogniseAgent
     {"failed (exitcode: "}, {"Sending process "}, {"Unable to shutdown process "},
     {"Local worker group finished (FAILED)"}, {"The client socket has timed out"}, {"RendezvousConnectionError"},
@@ -640,7 +663,8 @@ constexpr Trigger kSchedulerTriggers[] = {
     // RecogniseKubernetes
     {" Evicted "}, {"Reason:"}, {"command terminated with exit code "}, {"Eviction manager: pods ranked for eviction"},
     {"OOMKilling"}, {"NodeNotReady"}, {"Killing "}, {"TaintManagerEviction"}, {"SuccessfulDeletePod"},
-    {"PyTorchJobFailed"}, {"FailedJobs"}, {"BackoffLimitExceeded"}, {"Node:"},
+    {"PyTorchJobFailed"}, {"FailedJobs"}, {"BackoffLimitExceeded"}, {"Node:"}, {"ReachedMaxRestarts"},
+    {" Restarting "}, {"Back-off restarting failed container"}, {"FailedScheduling"}, {"Successfully assigned "},
     // RecogniseRay
     {"killed due to memory pressure (OOM)"}, {"has been marked dead because the detector"}, {"- (node_id="}, {"- (ip="},
     {"\tpid: "}, {"\tip: "}, {"The actor is dead because"}, {"The actor died because its node has died"},

@@ -1,0 +1,74 @@
+#include "ingest/attempts.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace denpex::engine {
+namespace {
+
+constexpr std::string_view kPrevious = ".previous.log";
+
+std::string_view Folder(std::string_view rel) {
+  const std::size_t slash = rel.rfind('/');
+  if (slash == std::string_view::npos) return {};
+  rel = rel.substr(0, slash);
+  const std::size_t up = rel.rfind('/');
+  return up == std::string_view::npos ? rel : rel.substr(up + 1);
+}
+
+std::string_view Name(std::string_view rel) {
+  const std::size_t slash = rel.rfind('/');
+  return slash == std::string_view::npos ? rel : rel.substr(slash + 1);
+}
+
+std::string_view Stem(std::string_view rel) {
+  std::string_view n = Name(rel);
+  return n.substr(0, n.find('.'));
+}
+
+// A Job controller's pod name without its 5-character suffix (`llama-workers-0-3-x7k2p` ->
+// `llama-workers-0-3`), or the name itself.
+std::string_view Hostname(std::string_view pod) {
+  const std::size_t dash = pod.rfind('-');
+  if (dash == std::string_view::npos || pod.size() - dash != 6) return pod;
+  const std::string_view suffix = pod.substr(dash + 1);
+  const bool random = std::all_of(suffix.begin(), suffix.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); });
+  return random ? pod.substr(0, dash) : pod;
+}
+
+}  // namespace
+
+void SetAsideLaterAttempts(Incident* inc) {
+  std::set<std::string, std::less<>> previous, described;
+  for (const LogFile& f : inc->files) {
+    if (f.path.ends_with(kPrevious)) previous.insert(f.path.substr(0, f.path.size() - kPrevious.size()) + ".log");
+    if (Folder(f.path) == "describe") described.emplace(Stem(f.path));
+  }
+  // JobSet: per hostname, the pod logs with and without a description.
+  std::map<std::string_view, std::pair<int, int>> by_host;  // hostname -> (described, gone)
+  for (const LogFile& f : inc->files) {
+    if (Folder(f.path) != "pods" || f.path.ends_with(kPrevious)) continue;
+    auto& [now, gone] = by_host[Hostname(Stem(f.path))];
+    ++(described.contains(Stem(f.path)) ? now : gone);
+  }
+  std::vector<std::uint8_t> later(inc->files.size(), 0);
+  for (std::size_t i = 0; i < inc->files.size(); ++i) {
+    LogFile& f = inc->files[i];
+    bool is_later = previous.contains(f.path);
+    if (!is_later && Folder(f.path) == "pods" && !f.path.ends_with(kPrevious) && described.contains(Stem(f.path))) {
+      const auto it = by_host.find(Hostname(Stem(f.path)));
+      is_later = it != by_host.end() && it->second.second > 0;
+    }
+    if (!is_later) continue;
+    f.later_attempt = true;
+    later[i] = 1;
+    ++inc->later_attempt_files;
+  }
+  if (inc->later_attempt_files == 0) return;
+  std::erase_if(inc->events, [&](const Event& e) { return later[e.file] != 0; });
+}
+
+}  // namespace denpex::engine
