@@ -471,6 +471,25 @@ std::int32_t OnlySoleBlocker(const Analysis& a, const std::vector<std::int32_t>&
   return found;
 }
 
+// Watchdog timeouts no global rank could be given to (a torch <= 2.1 pod's or log dir's lines
+// carry only the local rank, and no line of that node names its first rank): the groups they
+// belong to are incomplete. A sentence for an INCONCLUSIVE reason; empty when there are none.
+std::string UnrankedNote(const Analysis& a) {
+  const std::int32_t n = a.facts.unranked_timeouts;
+  if (n == 0) return {};
+  return " " + std::to_string(n) +
+         " watchdog timeouts could not be tied to a global rank (their lines carry a local rank at most, and nothing on "
+         "their node names its first rank), so the groups they belong to are incomplete.";
+}
+
+// A rank that no line places on a node is "silent" only as far as the logs with ranks go: when
+// some watchdog timeouts could not be tied to a global rank (UnrankedNote), one of them may be
+// its own. Such ranks are no candidates then (the ranks the engine could place still are).
+void DropUnplacedWhenTimeoutsAreUnranked(const JobFacts& facts, std::vector<RankScore>* scores) {
+  if (facts.unranked_timeouts == 0) return;
+  std::erase_if(*scores, [&](const RankScore& s) { return facts.ranks[s.rank].node < 0; });
+}
+
 // The top candidates cannot be told apart: say so, name them and their node.
 void Undecided(const Analysis& a, Finding* f) {
   const double top = a.scores.front().total();
@@ -507,7 +526,7 @@ void Undecided(const Analysis& a, Finding* f) {
     return;
   }
   f->reason = "Ranks " + RankList(tied) + " on " + std::to_string(nodes.size()) +
-              " nodes are equally likely to have stopped first; the logs do not separate them.";
+              " nodes are equally likely to have stopped first; the logs do not separate them." + UnrankedNote(a);
   f->recovery.push_back({"collect_logs", "",
                          "Collect the torchrun agent logs and kernel logs of the nodes of ranks " + RankList(tied) +
                              ": the logs in hand cannot tell which stopped first."});
@@ -543,6 +562,7 @@ void NoCandidate(const Analysis& a, Finding* f) {
                  "collectives (OpType, NumelIn, SeqNum) do not split into groups that show two members each, so the rank their peers "
                  "wait on cannot be placed (torch >= 2.4 names the process groups; the engine does not read TORCH_NCCL_DESYNC_DEBUG's report).";
   }
+  if (a.facts.HasWave()) f->reason += UnrankedNote(a);
 }
 
 // One representative secondary error of each kind, after what is already cited.
@@ -662,6 +682,7 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   std::vector<std::int32_t> odd;
   for (const Mismatch& m : a.mismatches) odd.push_back(m.rank);
   a.scores = ScoreRanks(a.facts, a.waits, odd);
+  DropUnplacedWhenTimeoutsAreUnranked(a.facts, &a.scores);
   f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
   for (std::size_t i = 0; i < a.scores.size() && i < kMaxCandidates; ++i) {
     const RankScore& s = a.scores[i];
