@@ -78,8 +78,7 @@ class Workers {
   int exit_code(int rank) const { return exit_code_[rank]; }
   TimeNs exit_time(int rank) const { return exit_time_[rank]; }
   TimeNs fault_time() const { return fault_time_; }
-  void NoteFault(TimeNs t) { fault_time_ = t; }
-  void ScheduleStoreJoinTimeout();  // FAULT_KIND_STORE_JOIN_TIMEOUT (workers_network.cc)  // a fault the launcher saw (a rendezvous timeout)
+  void NoteFault(TimeNs t) { fault_time_ = t; }  // a fault the launcher saw (a rendezvous timeout)
   // The rank the kernel OOM killer took (host OOM), or -1.
   int oom_killed() const { return oom_killed_; }
   std::uint64_t watchdog_timeouts() const { return watchdog_timeouts_; }
@@ -95,6 +94,7 @@ class Workers {
   std::int64_t mismatch_seq() const { return mismatch_seq_; }
 
  private:
+  void ScheduleStoreJoinTimeout();  // FAULT_KIND_STORE_JOIN_TIMEOUT (workers_network.cc)
   enum class Op : std::uint8_t {
     kInit,
     kBarrier,

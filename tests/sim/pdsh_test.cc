@@ -16,7 +16,7 @@ using namespace testing_util;
 
 constexpr const char* kPdsh = R"(name: "pdsh_small"
 seed: 3
-job { nodes: 4 tp: 4 pp: 2 }
+job { nodes: 4 gpus_per_node: 4 tp: 4 pp: 2 }
 launcher: LAUNCHER_PDSH
 training { warmup_steps: 3 }
 faults { kind: FAULT_KIND_EXCEPTION rank: 13 }
