@@ -120,7 +120,9 @@ TEST_F(Network, LostStoreHostIsNamedNotTheFirstToReport) {
     EXPECT_EQ(agents->count(), 31) << torch;
     const v1::ErrorGroup* resets = Group(*d, "recvValue failed on SocketImpl");
     EXPECT_EQ(resets != nullptr, torch == "2.4") << torch;
-    if (resets != nullptr) EXPECT_EQ(resets->count(), resets->ranks()) << "one reset per worker";
+    if (resets != nullptr) {
+      EXPECT_EQ(resets->count(), resets->ranks()) << "one reset per worker";
+    }
   }
 }
 
