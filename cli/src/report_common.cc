@@ -80,6 +80,8 @@ const std::vector<Column>& OutcomeColumns() {
        }},
       {"recurrence", "history store read as the truth's: earlier node/GPU incidents, escalation",
        [](const auto& g) { return PctIf(g.recurrence_accuracy(), g.recurrence_incidents()); }},
+      {"link", "the bad link's two ends (nodes, HCAs) as the truth's",
+       [](const auto& g) { return PctIf(g.link_accuracy(), g.link_incidents()); }},
       {"diagnose s", "mean wall time of the strategy",
        [](const auto& g) { return Num(g.diagnose_seconds(), "%.3f"); }},
       {"answer after fault s", "job end - fault + wall time",

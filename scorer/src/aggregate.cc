@@ -28,7 +28,7 @@ struct Acc {
   int n = 0, committed = 0;
   Mean rank, node, top3, owner, cls, recall, precision, coverage, precision_committed;
   Mean compression, purity, ckpt_correct, ckpt_unsafe, excess, rewind, newest_safe, avoided;
-  Mean recurrence;
+  Mean recurrence, link;
   int unsafe_resumes = 0;
   Mean diagnose, answer, cascade_gh, recovered_gh, triage_gh;
   double diagnose_max = 0, weight = 0;
@@ -62,6 +62,7 @@ struct Acc {
     if (s.has_checkpoint_excess_steps()) excess.Add(s.checkpoint_excess_steps(), w);
     if (s.has_checkpoint_rewind_steps()) rewind.Add(s.checkpoint_rewind_steps(), w);
     if (s.has_recurrence_correct()) recurrence.Add(s.recurrence_correct(), w);
+    if (s.has_link_correct()) link.Add(s.link_correct(), w);
     diagnose.Add(s.diagnose_seconds(), w);
     diagnose_max = std::max(diagnose_max, s.diagnose_seconds());
     if (s.has_answer_after_fault_seconds()) answer.Add(s.answer_after_fault_seconds(), w);
@@ -103,6 +104,8 @@ struct Acc {
     g.set_checkpoint_rewind_compared(avoided.n);
     g.set_recurrence_accuracy(recurrence.Value());
     g.set_recurrence_incidents(recurrence.n);
+    g.set_link_accuracy(link.Value());
+    g.set_link_incidents(link.n);
     g.set_diagnose_seconds(diagnose.Value());
     g.set_diagnose_seconds_max(diagnose_max);
     g.set_answer_after_fault_seconds(answer.Value());

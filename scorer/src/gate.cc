@@ -35,6 +35,7 @@ constexpr Tracked kTracked[] = {
     {"checkpoint_unsafe_rate", true, &v1::AggregateScore::checkpoint_incidents},
     {"checkpoint_excess_steps", true, &v1::AggregateScore::checkpoint_safe_resumes},
     {"recurrence_accuracy", false, &v1::AggregateScore::recurrence_incidents},
+    {"link_accuracy", false, &v1::AggregateScore::link_incidents},
 };
 
 bool GatedGroup(const std::string& group) {

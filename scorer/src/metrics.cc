@@ -173,6 +173,22 @@ void ScoreRecurrence(const v1::Truth& truth, const v1::Diagnosis& d, v1::Inciden
   s->set_recurrence_correct(ok);
 }
 
+// The truth's bad link (Truth.link): the diagnosis names the same two ends, in either order:
+// the same nodes, and the same HCA at each end where both name one. Which end failed first is
+// scored by rank@1 (the truth's initiator is that end), not here.
+bool SameEnd(const std::string& node, const std::string& hca, const std::string& want_node, const std::string& want_hca) {
+  return SameNode(node, want_node) && (hca.empty() || want_hca.empty() || Lower(hca) == Lower(want_hca));
+}
+
+void ScoreLink(const v1::Truth& truth, const v1::Diagnosis& d, v1::IncidentScore* s) {
+  if (!truth.has_link()) return;
+  const v1::Link& w = truth.link();
+  const v1::Link& g = d.link();
+  const bool same = SameEnd(g.node_a(), g.hca_a(), w.node_a(), w.hca_a()) && SameEnd(g.node_b(), g.hca_b(), w.node_b(), w.hca_b());
+  const bool swapped = SameEnd(g.node_a(), g.hca_a(), w.node_b(), w.hca_b()) && SameEnd(g.node_b(), g.hca_b(), w.node_a(), w.hca_a());
+  s->set_link_correct(d.verdict() == v1::VERDICT_DIAGNOSED && d.has_link() && (same || swapped));
+}
+
 std::optional<TimeNs> FaultTime(const v1::Truth& truth) {
   for (const std::string& t : {truth.job().fault_time(), truth.initiator().time()}) {
     if (auto v = ParseRfc3339(t)) return v;
@@ -227,6 +243,7 @@ v1::IncidentScore ScoreIncident(const v1::Truth& truth, const v1::Diagnosis& d,
   ScoreCascade(truth, d, &s);
   ScoreCheckpoint(truth, d, &s);
   ScoreRecurrence(truth, d, &s);
+  ScoreLink(truth, d, &s);
   ScoreTime(truth, options, &s);
   return s;
 }

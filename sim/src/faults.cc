@@ -201,12 +201,26 @@ constexpr FaultTraits kFaults[] = {
      v1::OWNER_APPLICATION, v1::FAILURE_CLASS_PYTHON_EXCEPTION, false, "fix_application",
      "{who} failed as a whole: every rank asked DeepSpeed's pipeline engine for ZeRO stage 2 or 3, which it does "
      "not support; use ZeRO stage 0 or 1 with pipeline parallelism before restarting."},
+    // One link between two nodes (an HCA pair, a cable, a switch port): the rank is the end
+    // that failed first; the NICs' other links work, so neither node needs excluding.
+    {v1::FAULT_KIND_LINK_FAILURE, FaultScope::kRank, FaultAction::kNicFailure, v1::OWNER_NETWORK,
+     v1::FAILURE_CLASS_NETWORK, false, "inspect_link",
+     "the IB link between the HCA of {who} and its peer's across nodes stopped carrying traffic "
+     "(retry exceeded, status 12, on both ends); drain that link and test it (ibdiagnet, "
+     "ibporterrors or perfquery on both ports), reseat or swap the cable or move the switch port "
+     "before restarting."},
     {v1::FAULT_KIND_RENDEZVOUS_TIMEOUT, FaultScope::kNode, FaultAction::kRendezvousTimeout,
      v1::OWNER_NETWORK, v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_network_config",
      "{who} never joined the c10d rendezvous (its agent could not reach the rendezvous endpoint, "
      "so every other agent timed out waiting for it); check its route and firewall to the "
      "endpoint's host and port (29400) or leave it out, then restart.",
      v1::LAUNCHER_TORCHRUN},
+    {v1::FAULT_KIND_STORE_JOIN_TIMEOUT, FaultScope::kNode, FaultAction::kStoreJoinTimeout,
+     v1::OWNER_HOST, v1::FAILURE_CLASS_NCCL_SETUP, false, "drain_node",
+     "{who} never launched its ranks (its ssh session from the launch host hung: no line came "
+     "back), so rank 0's TCPStore timed out waiting for them; check that an ssh command to it "
+     "returns (its home and software mounts, sshd) or leave it out of the hostfile, then restart.",
+     v1::LAUNCHER_PDSH},
 };
 
 }  // namespace
@@ -258,7 +272,8 @@ FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
       break;
   }
   // The bootstrap root is rank 0's node: a drawn node that cannot reach it is another one.
-  const bool needs_root = fault.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT || fault.kind() == v1::FAULT_KIND_RENDEZVOUS_TIMEOUT;
+  const bool needs_root = fault.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT || fault.kind() == v1::FAULT_KIND_RENDEZVOUS_TIMEOUT ||
+                          fault.kind() == v1::FAULT_KIND_STORE_JOIN_TIMEOUT;
   if (needs_root && !fault.has_node() && plan.node == 0 &&
       job.nodes > 1) {
     plan.node = 1;
@@ -278,6 +293,10 @@ FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
       fault.has_variant()
           ? fault.variant()
           : static_cast<int>(Rng(job.seed, StreamId::kFaultPlan, stream + 2).UniformInt(0, 1 << 20));
+  if (fault.kind() == v1::FAULT_KIND_LINK_FAILURE) {
+    const std::vector<int> peers = job.InterNodePeers(plan.rank);
+    plan.peer = peers.empty() ? -1 : peers.front();
+  }
   if (plan.action() == FaultAction::kSlowdown) {
     // Fail-slow starts with the fault step: every compute slice of it is slow.
     plan.at_fraction = 0;

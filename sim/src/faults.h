@@ -46,6 +46,9 @@ enum class FaultAction : std::uint8_t {
   // torchrun's c10d rendezvous never completes: the node's agent cannot reach the endpoint, the
   // others time out waiting for it (launcher.cc); no worker starts.
   kRendezvousTimeout,
+  // A node never launches under pdsh (its ssh hangs); the static TCPStore's server on rank 0
+  // times out waiting for its clients, and every rank that joined fails on the store (workers).
+  kStoreJoinTimeout,
 };
 
 struct FaultTraits {
@@ -75,6 +78,7 @@ struct FaultPlan {
   double at_fraction = 0;
   TimeNs offset = 0;  // into the step: at_fraction * step_time
   int variant = 0;    // which traceback / which mismatch (drawn, or the scenario's `variant`)
+  int peer = -1;      // FAULT_KIND_LINK_FAILURE: the rank at the link's far end
   // kSlowdown: the compute factor, how many slow steps, and whether the rank then stalls.
   double slowdown = 1;
   int slow_steps = 0;

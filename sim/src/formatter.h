@@ -70,6 +70,8 @@ class LineFormatter {
   void Format(const AgentSignalled& r, LineBuilder& out) const;
   // The c10d store's host lost (formatter_store.cc): a worker's and an agent's view.
   void Format(const StoreConnectionReset& r, LineBuilder& out) const;
+  // Returns the 0-based line, within what it appended, of its exception line.
+  std::int64_t Format(const StoreJoinTimeout& r, LineBuilder& out) const;
   void Format(const AgentStoreFailure& r, LineBuilder& out) const;
   // Returns the 0-based line, within what it appended, of its exception line (the truth cites it).
   std::int64_t Format(const AgentRendezvousFailure& r, LineBuilder& out) const;

@@ -5,6 +5,8 @@
 #include "formatter.h"
 #include "rng.h"
 
+#include <vector>
+
 namespace denpex::sim {
 
 namespace {
@@ -154,6 +156,69 @@ std::int64_t LineFormatter::Format(const AgentRendezvousFailure& r, LineBuilder&
   const std::int64_t at = out.lines() - first;
   out.Str("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError").EndLine();
   return at;
+}
+
+}  // namespace denpex::sim
+
+namespace denpex::sim {
+
+namespace {
+
+// One traceback line, behind torch's `[rank<R>]: ` where the profile prints it.
+LineBuilder& RankLine(LineBuilder& out, bool prefixed, int rank) {
+  if (prefixed) out.Str("[rank").Int(rank).Str("]: ");
+  return out;
+}
+
+}  // namespace
+
+// The static TCPStore of init_method env:// (torch/distributed/rendezvous.py) never saw every
+// client. Rank 0 hosts the server: its constructor waits for `world` clients and raises
+// DistStoreError after the process group's timeout. The server dies with that exception, so
+// each rank that joined fails its first collective's store->get of the ncclUniqueId
+// (ProcessGroupNCCL's broadcastUniqueNCCLID) on the closed connection.
+std::int64_t LineFormatter::Format(const StoreJoinTimeout& r, LineBuilder& out) const {
+  const bool prefixed = torch_.rank_prefixed_tracebacks;
+  const bool old = torch_.name == "1.13";
+  const bool recv_eof = torch_.name == "2.4" || torch_.name == "2.6";  // the c10d socket rewrite's words
+  std::vector<PythonFrame> frames;
+  if (r.rank == 0) {
+    frames = {{"/workspace/train.py", 88, "<module>", "deepspeed.init_distributed(dist_backend=\"nccl\")"},
+              {"deepspeed/comm/comm.py", 670, "init_distributed", "cdb = TorchBackend(dist_backend, timeout, init_method, rank, world_size)"},
+              {"deepspeed/comm/torch.py", 112, "__init__", "self.init_process_group(backend, timeout, init_method, rank, world_size)"},
+              {"deepspeed/comm/torch.py", 142, "init_process_group", "torch.distributed.init_process_group(backend,"},
+              {"torch/distributed/distributed_c10d.py", old ? 754 : 1361, "init_process_group", "store, rank, world_size = next(rendezvous_iterator)"},
+              {"torch/distributed/rendezvous.py", old ? 246 : 258, "_env_rendezvous_handler",
+               old ? "store = _create_c10d_store(master_addr, master_port, rank, world_size, timeout)"
+                   : "store = _create_c10d_store(master_addr, master_port, rank, world_size, timeout, use_libuv)"},
+              {"torch/distributed/rendezvous.py", old ? 176 : 185, "_create_c10d_store", "return TCPStore("}};
+  } else {
+    frames = {{"/workspace/train.py", 90, "<module>", "torch.distributed.barrier()"},
+              {"torch/distributed/distributed_c10d.py", old ? 3145 : 3696, "barrier", "work = default_pg.barrier(opts=opts)"}};
+  }
+  RankLine(out, prefixed, r.rank).Str("Traceback (most recent call last):").EndLine();
+  for (const PythonFrame& f : frames) {
+    RankLine(out, prefixed, r.rank).Str("  File \"");
+    if (!f.file.starts_with('/')) out.Str(torch_.python_lib).Char('/');
+    out.Str(f.file).Str("\", line ").Int(f.line).Str(", in ").Str(f.function).EndLine();
+    RankLine(out, prefixed, r.rank).Str("    ").Str(f.code).EndLine();
+  }
+  const std::int64_t cited = out.lines();
+  RankLine(out, prefixed, r.rank);
+  if (r.rank == 0) {
+    out.Str(old ? "RuntimeError: " : "torch.distributed.DistStoreError: ").Str("Timed out after ").Int(r.waited_seconds);
+    out.Str(" seconds waiting for clients. ").Int(r.joined).Char('/').Int(job_.world).Str(" clients joined.").EndLine();
+    return cited;
+  }
+  out.Str(old ? "RuntimeError: [" : "torch.distributed.DistBackendError: [").Int(r.rank);
+  out.Str(old ? "] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value store by key '0', "
+              : "] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', ");
+  out.Str("but store->get('0') got error: ");
+  out.Str(recv_eof ? "Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?"
+                   : kConnectionReset);
+  if (!old) out.Str(". This may indicate a possible application crash on rank 0 or a network set up issue.");
+  out.EndLine();
+  return cited;
 }
 
 }  // namespace denpex::sim

@@ -26,8 +26,13 @@ Port PortOf(const Job& job, const FaultPlan& fault, int node, int gpu) {
   Port p;
   p.xmit_wait = rng.UniformInt(2'000'000, 9'000'000);
   if (rng.Uniform() < 0.03) p.symbol_error = rng.UniformInt(1, 20);
-  const bool slow = fault.kind() == v1::FAULT_KIND_SLOW_NIC && fault.slowdown > 1 && job.NodeOf(fault.rank) == node &&
-                    job.LocalRank(fault.rank) == gpu;
+  const bool at_fault = job.NodeOf(fault.rank) == node && job.LocalRank(fault.rank) == gpu;
+  if (LinkCountersCollected(fault) && at_fault) {  // the failed link's port: errors and a flap, no slowdown
+    p.symbol_error = rng.UniformInt(500, 40'000);
+    p.link_downed = rng.UniformInt(1, 3);
+    return p;
+  }
+  const bool slow = fault.kind() == v1::FAULT_KIND_SLOW_NIC && fault.slowdown > 1 && at_fault;
   if (!slow) return p;
   p.symbol_error = rng.UniformInt(1'000, 60'000);
   p.link_downed = rng.UniformInt(1, 3);
@@ -37,6 +42,10 @@ Port PortOf(const Job& job, const FaultPlan& fault, int node, int gpu) {
 }
 
 }  // namespace
+
+bool LinkCountersCollected(const FaultPlan& fault) {
+  return fault.kind() == v1::FAULT_KIND_LINK_FAILURE && fault.variant % 2 == 1;
+}
 
 Result<CitedLine> WriteIbCounters(const Job& job, const FaultPlan& fault, const std::filesystem::path& incident) {
   CitedLine cited;

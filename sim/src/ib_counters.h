@@ -1,7 +1,9 @@
 // Each node's IB port state and counters as a collection script gathers them for a fail-slow
 // investigation (`grep -H . /sys/class/infiniband/*/ports/1/...` into <hostname>/ib_counters.log;
-// docs/log_formats.md §5c): written for the fail-slow kinds, after the run. A slow NIC
-// (FAULT_KIND_SLOW_NIC) shows on its port; healthy ports now and then carry a few symbol errors.
+// docs/log_formats.md §5c): written for the fail-slow kinds, after the run, and for a failed link
+// whose ends failed together (FAULT_KIND_LINK_FAILURE variant 1). A slow NIC (FAULT_KIND_SLOW_NIC)
+// or the failed link's first end shows on its port; healthy ports now and then carry a few
+// symbol errors.
 #pragma once
 
 #include <filesystem>
@@ -12,6 +14,9 @@
 #include "writer.h"
 
 namespace denpex::sim {
+
+// FAULT_KIND_LINK_FAILURE, variant 1: the counters were collected (its bad port errs).
+bool LinkCountersCollected(const FaultPlan& fault);
 
 // Writes the files; returns the slow port's cited line (its symbol_error counter), empty when
 // no port is slow.

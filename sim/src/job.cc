@@ -207,6 +207,22 @@ int Job::LocalOfGpu(int node, int gpu) const {
   return gpu;
 }
 
+std::vector<int> Job::InterNodePeers(int rank) const {
+  std::vector<int> peers;
+  auto add = [&](int p) {
+    if (p != rank && NodeOf(p) != NodeOf(rank) && std::find(peers.begin(), peers.end(), p) == peers.end()) peers.push_back(p);
+  };
+  const int tp_i = TpRank(rank), dp_i = DpRank(rank), pp_i = PpRank(rank);
+  auto at = [&](int d, int p) { return tp_i + tp * (d + dp * p); };
+  if (dp > 1) {
+    add(at((dp_i + 1) % dp, pp_i));
+    add(at((dp_i + dp - 1) % dp, pp_i));
+  }
+  if (pp_i + 1 < pp) add(at(dp_i, pp_i + 1));
+  if (pp_i > 0) add(at(dp_i, pp_i - 1));
+  return peers;
+}
+
 Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   Job job;
   job.seed = seed;

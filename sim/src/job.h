@@ -150,6 +150,9 @@ struct Job {
   int TpRank(int rank) const { return rank % tp; }
   int DpRank(int rank) const { return rank / tp % dp; }
   int PpRank(int rank) const { return rank / (tp * dp); }
+  // The rank's neighbours in its DP ring and its pipeline that sit on another node: the links
+  // its NIC carries (TP peers are on the same node, over NVLink). DP ring first.
+  std::vector<int> InterNodePeers(int rank) const;
 
   // Process groups.
   int NumTpGroups() const { return world / tp; }

@@ -83,6 +83,12 @@ std::string UnschedulableMessage(const Job& job, bool node_lost) {
          " No preemption victims found for incoming pod.";
 }
 
+// PyTorchJob under kubernetes.restarts: the operator counts the pods' restarts against
+// backoffLimit (one per pod) and marks the job failed once the last container has restarted.
+TimeNs BackoffLimitReached(const Job& restarted) {
+  return *std::max_element(restarted.agent_start.begin(), restarted.agent_start.end()) - 500 * kNsPerMs;
+}
+
 void StartRows(const Job& job, int node, TimeNs t0, std::vector<Row>* rows) {
   const std::string pod = "pod/" + job.pod_names[node];
   rows->push_back({t0, "Normal", "Scheduled", pod,
@@ -153,13 +159,10 @@ void RestartRows(const Job& job, const Launcher& l, const KubeRestart& r, std::v
     return;
   }
   // PyTorchJob, restartPolicy OnFailure: each container restarts in place after the kubelet's
-  // back-off; the operator counts the pods' restarts against backoffLimit (one per pod) and marks
-  // the job failed once the last container has restarted.
-  TimeNs last_restart = -1;
+  // back-off, and the operator marks the job failed at its backoffLimit.
   for (int node = 0; node < job.nodes; ++node) {
     const std::string pod = "pod/" + job.pod_names[node];
     const TimeNs t = j1.agent_start[node] - 2 * kNsPerSec;
-    last_restart = std::max(last_restart, t);
     rows->push_back({t, "Normal", "Pulled", pod, "Container image \"" + std::string(kImage) + "\" already present on machine"});
     rows->push_back({t, "Normal", "Created", pod, "Created container " + std::string(kContainer)});
     rows->push_back({t + kNsPerSec, "Normal", "Started", pod, "Started container " + std::string(kContainer)});
@@ -169,7 +172,7 @@ void RestartRows(const Job& job, const Launcher& l, const KubeRestart& r, std::v
                            job.kube_namespace + "(" + PodUid(job, node) + ")"});
     }
   }
-  rows->push_back({last_restart + 1'500 * kNsPerMs, "Warning", "PyTorchJobFailed", JobObject(job),
+  rows->push_back({BackoffLimitReached(j1), "Warning", "PyTorchJobFailed", JobObject(job),
                    "PyTorchJob " + job.kube_job + " has failed because it has reached the specified backoff limit", 5});
 }
 
@@ -278,10 +281,12 @@ void ContainerState(const Job& job, const Launcher& l, int node, std::string_vie
 }
 
 // `kubectl describe pod` of the pod running (or, restarted in place, last run) `node`'s share of
-// `job`. `first`: the first attempt's agents when `job` is a PyTorchJob's restarted attempt (the
-// container's Last State); `unplaced`: the pod the scheduler could not place (its Events).
+// `job`. `first_job`: the first attempt when `job` is a PyTorchJob's restarted attempt (the pod
+// started then; the container now waits in CrashLoopBackOff, `job`'s run its Last State);
+// `unplaced`: the pod the scheduler could not place (its Events).
 std::string Describe(const Job& job, const Launcher& l, int node, const FaultPlan& fault, TimeNs now,
-                     std::int64_t* reason_line, const Launcher* first = nullptr, const std::string* unplaced = nullptr) {
+                     std::int64_t* reason_line, const Job* first_job = nullptr, const std::string* unplaced = nullptr) {
+  const bool first = first_job != nullptr;
   const PodEnd end = l.pod_end(node);
   const bool jobset = job.kube_controller == v1::KUBE_CONTROLLER_JOBSET;
   std::vector<std::string> lines;
@@ -291,7 +296,7 @@ std::string Describe(const Job& job, const Launcher& l, int node, const FaultPla
   add("Priority:         0");
   add("Service Account:  default");
   add("Node:             " + (unplaced ? std::string("<none>") : job.NodeName(node) + "/" + NodeIp(node)));
-  if (!unplaced) add("Start Time:       " + Rfc1123(job.start - 40 * kNsPerSec));
+  if (!unplaced) add("Start Time:       " + Rfc1123((first ? first_job->start : job.start) - 40 * kNsPerSec));
   if (jobset) {
     add("Labels:           batch.kubernetes.io/job-completion-index=" + std::to_string(node));
     add("                  jobset.sigs.k8s.io/jobset-name=" + job.kube_job);
@@ -390,7 +395,7 @@ std::string DescribeJob(const Job& job, const Launcher& l) {
        "\n      Restart Policy:  " + policy + "\n  Run Policy:\n    Backoff Limit:    " + std::to_string(restarts ? job.nodes : 0) +
        "\n    Clean Pod Policy:  " + (restarts ? "None" : "Running") + "\nStatus:\n";
   if (restarts) {  // failed once every pod had restarted (the Events' PyTorchJobFailed row)
-    s += "  Conditions:\n    Last Transition Time:  " + FormatRfc3339(job.start) + "\n    Message:               PyTorchJob " + job.kube_job +
+    s += "  Conditions:\n    Last Transition Time:  " + FormatRfc3339(BackoffLimitReached(job)) + "\n    Message:               PyTorchJob " + job.kube_job +
          " has failed because it has reached the specified backoff limit\n    Reason:                PyTorchJobFailed\n"
          "    Status:                True\n    Type:                  Failed\n";
   } else if (l.job_failed_time() >= 0) {
@@ -429,7 +434,7 @@ Result<KubeCitations> WriteKubernetesFiles(const Job& job, const FaultPlan& faul
     std::int64_t reason_line = 0;
     const bool pending = restart && node == restart->unplaced;
     const std::string text =
-        Describe(now_job, now_l, node, fault, now, &reason_line, in_place ? &l : nullptr, pending ? &unplaced : nullptr);
+        Describe(now_job, now_l, node, fault, now, &reason_line, in_place ? &job : nullptr, pending ? &unplaced : nullptr);
     const std::string rel = "describe/" + now_job.pod_names[node] + ".txt";
     DENPEX_RETURN_IF_ERROR(WriteText(dir / rel, text));
     if (node == fault.node && reason_line > 0 && !restart) {

@@ -14,7 +14,7 @@ Model::Model(const Job& job, const FaultPlan& fault, RecordSink& sink)
                 fault.action() == FaultAction::kRendezvousTimeout ? fault.node : -1),
       slurm_(job, fault, queue_, sink, workers_),
       mpirun_(job, queue_, sink, workers_),
-      pdsh_(job, queue_, sink, workers_),
+      pdsh_(job, queue_, sink, workers_, fault.action() == FaultAction::kStoreJoinTimeout ? fault.node : -1),
       ray_(job, fault, queue_, sink, workers_) {
   if (job.launcher == v1::LAUNCHER_SRUN) {
     workers_.set_exit_listener(&slurm_);

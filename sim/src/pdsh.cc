@@ -7,8 +7,8 @@ namespace denpex::sim {
 
 int SshExitStatus(int return_code) { return return_code & 0xff; }
 
-PdshLauncher::PdshLauncher(const Job& job, EventQueue& queue, RecordSink& sink, Workers& workers)
-    : job_(job), queue_(queue), sink_(sink), workers_(workers), nodes_left_(job.nodes) {
+PdshLauncher::PdshLauncher(const Job& job, EventQueue& queue, RecordSink& sink, Workers& workers, int silent_node)
+    : job_(job), queue_(queue), sink_(sink), workers_(workers), silent_node_(silent_node), nodes_left_(job.nodes) {
   const auto n = static_cast<std::size_t>(job.nodes);
   phase_.assign(n, Phase::kRunning);
   poll_pending_.assign(n, 0);
@@ -24,7 +24,7 @@ void PdshLauncher::Start() {
   const TimeNs first = *std::min_element(job_.agent_start.begin(), job_.agent_start.end());
   sink_.Emit(PdshNotice{first - 350 * kNsPerMs, PdshNoticeKind::kRunner, -1, 0});
   for (int node = 0; node < job_.nodes; ++node) {
-    sink_.Emit(PdshNotice{job_.agent_start[node], PdshNoticeKind::kLaunch, node, 0});
+    if (node != silent_node_) sink_.Emit(PdshNotice{job_.agent_start[node], PdshNoticeKind::kLaunch, node, 0});
   }
 }
 

@@ -23,7 +23,9 @@ namespace denpex::sim {
 
 class PdshLauncher : public WorkerExitListener {
  public:
-  PdshLauncher(const Job& job, EventQueue& queue, RecordSink& sink, Workers& workers);
+  // `silent_node`: FAULT_KIND_STORE_JOIN_TIMEOUT's node, whose ssh session hangs before its
+  // launcher runs: it prints nothing and never returns (-1: none).
+  PdshLauncher(const Job& job, EventQueue& queue, RecordSink& sink, Workers& workers, int silent_node = -1);
 
   void Start();  // the runner's command line; each node's launch.py spawning its ranks
   void OnWorkerExit(int rank, TimeNs t) override;
@@ -48,6 +50,7 @@ class PdshLauncher : public WorkerExitListener {
   std::vector<int> next_kill_;    // per node: the local rank sigkill_handler kills next
   std::vector<int> return_code_;  // per node: the child's return code launch.py reports
   std::vector<Rng> rng_;          // per node
+  int silent_node_;
   int nodes_left_;
   TimeNs end_time_ = -1;
 };

@@ -381,6 +381,17 @@ struct StoreConnectionReset {
   int store_node;  // the store's host, named as the socket's remote end
 };
 
+// The static TCPStore (init_method env://) never saw every client (FAULT_KIND_STORE_JOIN_TIMEOUT):
+// rank 0's server raises `DistStoreError: Timed out after <s> seconds waiting for clients.
+// <joined>/<world> clients joined.`; every other rank that joined then fails getting the
+// ncclUniqueId from the store that died with it (formatter_store.cc).
+struct StoreJoinTimeout {
+  int rank;
+  TimeNs time;
+  int joined;          // clients that joined, rank 0's own included
+  int waited_seconds;  // the server's elapsed wait as it prints it
+};
+
 // An agent's monitor loop finds the store gone (num_nodes_waiting -> the store's get): the
 // chained traceback ending `RendezvousConnectionError: The connection to the C10d store has
 // failed. See inner exception for details.` (the node's torchrun.log, after its SIGTERMs).
@@ -572,7 +583,7 @@ using Record =
                  WatchdogTimeout, WatchdogAftermath, DumpSignalObserved, PythonException, DeepSpeedLine,
                  SegfaultDump, WorkerExit, BenignWarning,
                  CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost,
-                 StoreConnectionReset, AgentStoreFailure, AgentRendezvousFailure,
+                 StoreConnectionReset, StoreJoinTimeout, AgentStoreFailure, AgentRendezvousFailure,
                  RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine, BatchBanner,
                  CheckpointResumed, ResumedIteration, MpirunNotice, PdshNotice>;

@@ -59,6 +59,7 @@ CitationPlan PlanCitations(const Job& job, const FaultPlan& fault) {
   CitationPlan plan;
   plan.rank = fault.rank;
   plan.node = fault.node;
+  plan.link_peer = fault.peer;
   if (fault.traits->scope != FaultScope::kRank) return plan;
   for (PgKind kind : {PgKind::kTensor, PgKind::kPipeline, PgKind::kData}) {
     const int uid = job.GroupUid(fault.rank, kind);
@@ -167,9 +168,10 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
     DENPEX_RETURN_IF_ERROR(StampLogTimes(incident, outcome.end_time));
   }
 
-  // Fail-slow investigations gather every node's IB port counters after the run.
+  // Fail-slow investigations gather every node's IB port counters after the run, and so do
+  // the link failures whose ends failed together (variant 1: the counters tell them apart).
   CitedLine nic;
-  if (fault.action() == FaultAction::kSlowdown) {
+  if (fault.action() == FaultAction::kSlowdown || LinkCountersCollected(fault)) {
     auto written = WriteIbCounters(job, fault, options.out_dir / "incident");
     if (!written.ok()) return written.status();
     nic = std::move(*written);

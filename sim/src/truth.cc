@@ -123,6 +123,7 @@ bool RankEvidence(const TruthInputs& in, Cite exit, v1::Truth* truth) {
     case FaultAction::kSchedulerCancel:
     case FaultAction::kEvict:
     case FaultAction::kRendezvousTimeout:
+    case FaultAction::kStoreJoinTimeout:
       return false;
   }
   return false;
@@ -163,6 +164,9 @@ void PdshEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
   if (in.fault.action() == FaultAction::kNodeLoss) {
     AddEvidence(in.writer.Find(Cite::kPdsh, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
     AddEvidence(in.writer.Find(Cite::kPdshExit, in.fault.node), v1::EVIDENCE_ROLE_CORROBORATING, truth);
+  } else if (in.fault.action() == FaultAction::kStoreJoinTimeout) {
+    // The node printed nothing; rank 0's server counts the clients that never joined.
+    AddEvidence(in.writer.Find(Cite::kStoreJoin, 0), v1::EVIDENCE_ROLE_CORROBORATING, truth);
   }  // the scheduler's, Kubernetes' or torchrun's faults: none under pdsh
 }
 
@@ -235,6 +239,12 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     if (in.nic != nullptr) AddKube(*in.nic, v1::EVIDENCE_ROLE_INITIATING, truth);
     return;
   }
+  if (in.fault.kind() == v1::FAULT_KIND_LINK_FAILURE) {  // both ends' WARNs (any launcher), and its port's counters
+    AddEvidence(in.writer.Find(Cite::kIbError, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
+    if (in.nic != nullptr && !in.nic->file.empty()) AddKube(*in.nic, v1::EVIDENCE_ROLE_INITIATING, truth);
+    AddEvidence(in.writer.Find(Cite::kIbError, in.fault.peer), v1::EVIDENCE_ROLE_CORROBORATING, truth);
+    return;
+  }
   if (in.job.launcher == v1::LAUNCHER_SRUN) return SrunEvidenceFor(in, truth);
   if (in.job.launcher == v1::LAUNCHER_MPIRUN) return MpirunEvidenceFor(in, truth);
   if (in.job.launcher == v1::LAUNCHER_PDSH) return PdshEvidenceFor(in, truth);
@@ -294,6 +304,8 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     case FaultAction::kRendezvousTimeout:  // the agent that never joined says why
       AddEvidence(w.Find(Cite::kRendezvous, node), kInit, truth);
       return;
+    case FaultAction::kStoreJoinTimeout:  // pdsh only (PdshEvidenceFor)
+      return;
     case FaultAction::kJobException:
       return JobExceptionEvidence(w, truth);
     case FaultAction::kSchedulerCancel:
@@ -306,8 +318,8 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
 // The ranks hit by the fault itself: the rank, or every rank of the lost node.
 bool IsInitiating(const TruthInputs& in, int rank) {
   switch (in.fault.traits->scope) {
-    case FaultScope::kRank:
-      return rank == in.fault.rank;
+    case FaultScope::kRank:  // a failed link has two ends
+      return rank == in.fault.rank || (in.fault.kind() == v1::FAULT_KIND_LINK_FAILURE && rank == in.fault.peer);
     case FaultScope::kNode:  // a node the controller only declared failed kept its ranks running
       return in.fault.action() != FaultAction::kSlurmdSilent && in.job.NodeOf(rank) == in.fault.node;
     case FaultScope::kJob:  // every rank raised on its own: no rank failed because of another
@@ -420,6 +432,20 @@ std::string LauncherName(v1::Launcher launcher) {
 
 }  // namespace
 
+// FAULT_KIND_LINK_FAILURE: the link's two ends, the fault's rank (the end that failed first)
+// as end a; each end's HCA is the port of its GPU's rail (`mlx5_<local rank>`).
+void FillLink(const TruthInputs& in, v1::Truth* truth) {
+  if (in.fault.kind() != v1::FAULT_KIND_LINK_FAILURE || in.fault.peer < 0) return;
+  v1::Link* link = truth->mutable_link();
+  link->set_node_a(in.job.NodeName(in.job.NodeOf(in.fault.rank)));
+  link->set_hca_a("mlx5_" + std::to_string(in.job.LocalRank(in.fault.rank)));
+  link->set_rank_a(in.fault.rank);
+  link->set_node_b(in.job.NodeName(in.job.NodeOf(in.fault.peer)));
+  link->set_hca_b("mlx5_" + std::to_string(in.job.LocalRank(in.fault.peer)));
+  link->set_rank_b(in.fault.peer);
+  link->set_ordered(true);
+}
+
 v1::Truth BuildTruth(const TruthInputs& in) {
   v1::Truth truth;
   const TimeNs fault_time = in.model.workers().fault_time();
@@ -431,6 +457,7 @@ v1::Truth BuildTruth(const TruthInputs& in) {
   EvidenceFor(in, &truth);
   truth.mutable_checkpoint()->set_decision(v1::CHECKPOINT_DECISION_NOT_EVALUATED);
   FillRecovery(in, &truth);
+  FillLink(in, &truth);
   v1::InjectedEvent* event = truth.add_events();
   event->set_kind(v1::FaultKind_Name(in.fault.kind()));
   event->set_rank(in.fault.traits->scope == FaultScope::kRank ? in.fault.rank : -1);

@@ -108,6 +108,7 @@ const std::vector<Workers::Op>& Workers::ProgramOf(int rank) const {
 
 void Workers::ScheduleStarts() {
   if (fault_.action() == FaultAction::kRendezvousTimeout) return;  // the rendezvous never completes
+  if (fault_.action() == FaultAction::kStoreJoinTimeout) return ScheduleStoreJoinTimeout();
   // Python imports, model construction: a few seconds after torchrun spawned the worker.
   for (int rank = 0; rank < job_.world; ++rank) {
     Rng rng(job_.seed, StreamId::kRankStart, static_cast<std::uint64_t>(rank));

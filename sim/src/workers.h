@@ -94,6 +94,7 @@ class Workers {
   std::int64_t mismatch_seq() const { return mismatch_seq_; }
 
  private:
+  void ScheduleStoreJoinTimeout();  // FAULT_KIND_STORE_JOIN_TIMEOUT (workers_network.cc)
   enum class Op : std::uint8_t {
     kInit,
     kBarrier,
@@ -142,8 +143,10 @@ class Workers {
   void AfterSlowStep(int rank);  // fail-slow: collection or stall once the slow steps are done
   // NIC failure (workers_network.cc): the failed NIC's rank and its peers across the node
   // boundary print IB completion errors and abort; their other peers see flushed work.
-  std::vector<int> InterNodePeers(int rank) const;
   void FailNic(int rank, TimeNs t);
+  // FAULT_KIND_LINK_FAILURE: only the link to one peer fails; each end reports it and aborts.
+  void FailLink(int rank, TimeNs t, Rng& rng);
+  void ReportLinkEnd(int rank, TimeNs at, int peer, bool send, Rng& rng);
   void ResetSockets(int rank, TimeNs t, Rng& rng);  // FailNic under NET/Socket
   void AbortOnNcclError(int rank, TimeNs t);
   // The c10d store's host lost (workers_network.cc): the node vanishes, the others' monitors see it.

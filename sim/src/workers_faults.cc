@@ -82,6 +82,7 @@ void Workers::FireRankFault(int rank, TimeNs t) {
     case FaultAction::kJobException:
     case FaultAction::kEvict:
     case FaultAction::kRendezvousTimeout:
+    case FaultAction::kStoreJoinTimeout:
       return;  // not handled here
   }
 }

@@ -1,5 +1,5 @@
-// A failed IB NIC (FAULT_KIND_NIC_FAILURE): what its rank and the ranks across its links print
-// and when they abort. NCCL's transport retries run out on the failed NIC's first link (status
+// A failed IB NIC (FAULT_KIND_NIC_FAILURE) or one failed link (FAULT_KIND_LINK_FAILURE): what
+// its rank and the ranks across its links print and when they abort. NCCL's transport retries run out on the failed NIC's first link (status
 // 12, both ends), its other queue pairs are flushed (status 5); the watchdog threads of the
 // ranks at both ends then catch NCCL's asynchronous error and abort the processes (-6), and
 // the failed ranks' other peers across nodes see their work flushed (status 5) and wait on.
@@ -9,37 +9,17 @@
 
 namespace denpex::sim {
 
-// The rank's neighbours in its DP ring and its pipeline, where they sit on another node: the
-// links its NIC carries (TP peers are on the same node, over NVLink).
-std::vector<int> Workers::InterNodePeers(int rank) const {
-  std::vector<int> peers;
-  auto add = [&](int p) {
-    if (p != rank && job_.NodeOf(p) != job_.NodeOf(rank) &&
-        std::find(peers.begin(), peers.end(), p) == peers.end()) {
-      peers.push_back(p);
-    }
-  };
-  const int tp_i = job_.TpRank(rank), dp_i = job_.DpRank(rank), pp_i = job_.PpRank(rank);
-  auto at = [&](int dp, int pp) { return tp_i + job_.tp * (dp + job_.dp * pp); };
-  if (job_.dp > 1) {
-    add(at((dp_i + 1) % job_.dp, pp_i));
-    add(at((dp_i + job_.dp - 1) % job_.dp, pp_i));
-  }
-  if (pp_i + 1 < job_.pp) add(at(dp_i, pp_i + 1));
-  if (pp_i > 0) add(at(dp_i, pp_i - 1));
-  return peers;
-}
-
 // The NIC stops completing work: the rank's NCCL work never finishes (it stops issuing), and
 // after the transport's retries (NCCL_IB_TIMEOUT x NCCL_IB_RETRY_CNT, seconds) both ends of
 // its links report, then abort a few hundred ms later.
 void Workers::FailNic(int rank, TimeNs t) {
   Rng rng(job_.seed, StreamId::kFaultBehaviour, static_cast<std::uint64_t>(rank));
   stopped_[rank] = 1;
-  nic_peers_ = InterNodePeers(rank);
+  nic_peers_ = job_.InterNodePeers(rank);
   if (nic_peers_.empty()) {  // a single-node job: nothing crosses the NIC; it just hangs
     return;
   }
+  if (fault_.kind() == v1::FAULT_KIND_LINK_FAILURE) return FailLink(rank, t, rng);
   if (job_.nccl_socket) return ResetSockets(rank, t, rng);
   const TimeNs retry = t + rng.UniformInt(2'000, 9'000) * kNsPerMs;
   sink_.Emit(NcclIbError{rank, retry, nic_peers_.front(), 12, true});
@@ -53,6 +33,30 @@ void Workers::FailNic(int rank, TimeNs t) {
     stopped_[p] = 1;
     queue_.Push(seen + rng.UniformInt(100, 600) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(p));
   }
+}
+
+// FAULT_KIND_LINK_FAILURE: the link between the rank's HCA and its first peer's across nodes
+// (its DP-ring neighbour: one cable, one switch port) stops carrying packets; both NICs' other
+// links work. The rank's sends on it retry out first (status 12, Send); the far end's CTS
+// writes back over the same link retry out a few seconds later (variant 0) or, variant 1, at
+// about the same time (then only the port counters tell the ends apart, ib_counters.cc).
+void Workers::FailLink(int rank, TimeNs t, Rng& rng) {
+  const int peer = nic_peers_.front();
+  nic_peers_ = {peer};
+  const TimeNs first = t + rng.UniformInt(2'000, 9'000) * kNsPerMs;
+  const TimeNs gap = fault_.variant % 2 == 1 ? rng.UniformInt(0, 60'000) * kNsPerUs : rng.UniformInt(2'000, 6'000) * kNsPerMs;
+  stopped_[peer] = 1;  // its collective on the link never completes either
+  ReportLinkEnd(rank, first, peer, true, rng);
+  ReportLinkEnd(peer, first + gap, rank, false, rng);
+}
+
+// One end of a failed link: retry exceeded on the queue pair, then the work still posted on the
+// connection is flushed (status 5, vendor err 249); the watchdog aborts the process shortly after.
+void Workers::ReportLinkEnd(int rank, TimeNs at, int peer, bool send, Rng& rng) {
+  sink_.Emit(NcclIbError{rank, at, peer, 12, send});
+  const int flushed = static_cast<int>(rng.UniformInt(1, 3));
+  for (int i = 0; i < flushed; ++i) sink_.Emit(NcclIbError{rank, at + rng.UniformInt(1, 3'000) * kNsPerUs, peer, 5, send});
+  queue_.Push(at + rng.UniformInt(100, 600) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
 }
 
 // FAULT_KIND_SOCKET_RESET (NET/Socket): the link resets under the rank's sockets. Its proxy
@@ -83,9 +87,9 @@ void Workers::AbortOnNcclError(int rank, TimeNs t) {
   const PgKind group = job_.dp > 1 ? PgKind::kData : PgKind::kPipeline;
   sink_.Emit(NcclAsyncError{rank, t, group, !failed, named, job_.nccl_socket});
   Die(rank, t + 200 * kNsPerUs, kExitSigabrt);
-  if (failed) return;
+  if (failed && fault_.kind() != v1::FAULT_KIND_LINK_FAILURE) return;  // a link's ends both tear down their other links
   Rng rng(job_.seed, StreamId::kFaultBehaviour, (1ULL << 32) + static_cast<std::uint64_t>(rank));
-  for (int q : InterNodePeers(rank)) {
+  for (int q : job_.InterNodePeers(rank)) {
     if (q == fault_.rank || !alive_[q] ||
         std::find(nic_peers_.begin(), nic_peers_.end(), q) != nic_peers_.end()) {
       continue;
@@ -109,7 +113,34 @@ void Workers::LoseStoreHost(int node, TimeNs t) {
 }
 
 void Workers::OnStoreCheck(int rank, TimeNs t) {
-  if (alive_[rank]) sink_.Emit(StoreConnectionReset{rank, t, fault_.node});
+  if (!alive_[rank]) return;
+  if (fault_.action() != FaultAction::kStoreJoinTimeout) {
+    sink_.Emit(StoreConnectionReset{rank, t, fault_.node});
+    return;
+  }
+  const int joined = job_.world - job_.gpus_per_node;
+  const auto waited = static_cast<int>(job_.nccl_timeout / kNsPerSec) + 1;
+  sink_.Emit(StoreJoinTimeout{rank, t, joined, waited});
+  Rng rng(job_.seed, StreamId::kFaultBehaviour, (4ULL << 32) + static_cast<std::uint64_t>(rank));
+  queue_.Push(t + rng.UniformInt(60, 400) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
+}
+
+// FAULT_KIND_STORE_JOIN_TIMEOUT: the fault node's ranks never start (its ssh hangs). The others
+// start as usual; rank 0's init_process_group builds the TCPStore server about a second in and
+// waits for every client for the process group's timeout, then raises (kStoreCheck on rank 0);
+// the server dies with it and every other rank, blocked in its first collective's store->get,
+// fails on the closed connection a few milliseconds later. Nothing trains.
+void Workers::ScheduleStoreJoinTimeout() {
+  NoteFault(job_.agent_start[fault_.node]);  // the moment its launcher should have started
+  Rng rng(job_.seed, StreamId::kFaultBehaviour, 5ULL << 32);
+  const TimeNs rank0_start = job_.agent_start[0] + Rng(job_.seed, StreamId::kRankStart, 0).UniformInt(3'000, 6'000) * kNsPerMs;
+  const TimeNs server = rank0_start + rng.UniformInt(500, 1'500) * kNsPerMs;
+  const TimeNs raise = server + job_.nccl_timeout + rng.UniformInt(1'000, 1'900) * kNsPerMs;
+  for (int rank = 0; rank < job_.world; ++rank) {
+    if (job_.NodeOf(rank) == fault_.node) continue;
+    const TimeNs at = rank == 0 ? raise : raise + rng.UniformInt(2, 60) * kNsPerMs;
+    queue_.Push(at, EventKind::kStoreCheck, static_cast<std::uint32_t>(rank));
+  }
 }
 
 // FAULT_KIND_NCCL_BOOTSTRAP fails every rank of the node; FAULT_KIND_DUPLICATE_GPU the two

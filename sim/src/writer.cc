@@ -257,7 +257,7 @@ void IncidentWriter::Handle(const RankTimers& r) {
 void IncidentWriter::Handle(const NcclIbError& r) {
   const int file = OutFile(r.rank);
   const std::int64_t first = AppendTo(file, r.rank, r, {.out_stream = true});
-  if (r.rank == plan_.rank && r.status == 12 && Find(Cite::kIbError, r.rank) == nullptr) {
+  if ((r.rank == plan_.rank || r.rank == plan_.link_peer) && r.status == 12 && Find(Cite::kIbError, r.rank) == nullptr) {
     Remember(Cite::kIbError, r.rank, r.time, file, first);
   }
   MaybeFlush(file);
@@ -364,6 +364,19 @@ void IncidentWriter::Handle(const StoreConnectionReset& r) {
   const std::int64_t before = Buffer(file).lines;
   AppendTo(file, r.rank, r, {.may_split = true});
   if (Buffer(file).lines > before) ++stats_.store_resets;
+  MaybeFlush(file);
+}
+
+// A traceback (stderr); rank 0's, the server's, is cited.
+void IncidentWriter::Handle(const StoreJoinTimeout& r) {
+  const int file = ErrFile(r.rank);
+  scratch_.clear();
+  LineBuilder out(&scratch_);
+  const std::int64_t cited = formatter_.Format(r, out);
+  CompleteSplit();
+  const std::int64_t first = Buffer(file).lines;
+  AppendText(file, r.rank, scratch_, out.lines());
+  if (r.rank == 0) Remember(Cite::kStoreJoin, 0, r.time, file, first + cited);
   MaybeFlush(file);
 }
 

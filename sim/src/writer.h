@@ -59,12 +59,13 @@ enum class Cite : std::uint8_t {
   kStepdJob,       // subject 0: the first "*** JOB J ON ... CANCELLED AT ... ***" line
   kKernel,         // subject node: the fault's initiating kern.log line (Xid, OOM kill)
   kSlowTimers,     // subject rank: its first per-rank timer line of a slowed step
-  kIbError,        // subject rank: its first NCCL IB completion error (status 12)
+  kIbError,        // subject rank (the fault's, a failed link's far end): its first NCCL IB completion error (status 12)
   kSetupWarn,      // subject rank: the NCCL set-up WARN of a failing rank of the fault's node
   kMpirun,         // subject rank (node for a lost daemon): mpirun's line naming it
   kPdsh,           // subject rank: its node's launch.py `exits with return code` line; subject
                    // node (node loss): ssh's `Timeout, server <host> not responding.`
   kPdshExit,       // subject node: pdsh's `ssh exited with exit code <n>` line for it
+  kStoreJoin,      // subject 0: rank 0's `DistStoreError: Timed out after ... clients joined.`
   kRayActorDied,   // subject rank: the driver's `ray.exceptions.ActorDiedError: ...` line
   kRayCause,       // subject rank: the cause line after it
   kRayGcs,         // subject node: the GCS's `... has been marked dead ...` line
@@ -90,6 +91,7 @@ struct Citation {
 struct CitationPlan {
   int rank = -1;
   int node = -1;
+  int link_peer = -1;  // FAULT_KIND_LINK_FAILURE: the far end (its first IB error is cited too)
   std::vector<int> watchdog_ranks;
 };
 
@@ -160,6 +162,7 @@ class IncidentWriter : public RecordSink {
   void Handle(const AgentExit& r);
   void Handle(const AgentSignalled& r);
   void Handle(const StoreConnectionReset& r);
+  void Handle(const StoreJoinTimeout& r);
   void Handle(const AgentStoreFailure& r);
   void Handle(const AgentRendezvousFailure& r);
   void Handle(const RayWorkerTable& r);

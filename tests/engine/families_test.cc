@@ -660,13 +660,53 @@ TEST(Families, KubernetesEventsDescribeAndTorchrunSignal) {
   ASSERT_EQ(row.events.size(), 1u);
   EXPECT_EQ(row.strings.Get(row.events[0].host), "llama-worker-3");
   // Other rows and fields are not the platform's word on the failure.
-  for (const char* other : {"2m38s       Normal    Scheduled             pod/llama-worker-3          Successfully assigned "
-                            "training/llama-worker-3 to gpu-0004",
+  for (const char* other : {"2m38s       Normal    Pulled                pod/llama-worker-3          Container image "
+                            "\"nvcr.io/nvidia/pytorch:24.05-py3\" already present on machine",
                             "      Reason:       Error", "LAST SEEN   TYPE      REASON    OBJECT    MESSAGE"}) {
     EXPECT_TRUE(Parse(std::string(other) + "\n").events.empty()) << other;
   }
 }
 
+
+// Restarts (docs/log_formats.md §24, "Restarts"): the scheduler placing a pod (its node: the only
+// word on a pod that is gone), a replacement it cannot place, JobSet's restart and its budget
+// running out, the job controller's and the training-operator's backoff limit, the kubelet's
+// back-off. None is an error of the job's own.
+TEST(Families, KubernetesRestartRows) {
+  ExpectEach({
+      {"17m         Normal    Scheduled              pod/llama-workers-0-3-x7k2p     Successfully assigned "
+       "training/llama-workers-0-3-x7k2p to gpu-0004",
+       Family::kKubernetes, Kind::kPodNode},
+      {"3m9s        Warning   FailedScheduling       pod/llama-workers-0-5-qww6k   0/512 nodes are available: 1 node(s) had "
+       "untolerated taint {node.kubernetes.io/unreachable: }, 511 Insufficient nvidia.com/gpu. preemption: 0/512 nodes are "
+       "available: 1 Preemption is not helpful for scheduling, 511 No preemption victims found for incoming pod.",
+       Family::kKubernetes, Kind::kFailedScheduling},
+      {"  Warning  FailedScheduling  16m   default-scheduler  0/512 nodes are available: 512 Insufficient nvidia.com/gpu.",
+       Family::kKubernetes, Kind::kFailedScheduling},
+      {"17m         Warning   Restarting             jobset/llama                    restarting jobset, attempt 1",
+       Family::kKubernetes, Kind::kJobRestarting},
+      {"94s         Warning   ReachedMaxRestarts     jobset/llama                    jobset failed due to reaching max number of "
+       "restarts (first failed job: llama-workers-0)",
+       Family::kKubernetes, Kind::kJobFailed},
+      {"95s         Warning   BackoffLimitExceeded   job/llama-workers-0             Job has reached the specified backoff limit",
+       Family::kKubernetes, Kind::kJobFailed},
+      {"11m         Warning   PyTorchJobFailed   pytorchjob/llama   PyTorchJob llama has failed because it has reached the "
+       "specified backoff limit",
+       Family::kKubernetes, Kind::kJobFailed},
+      {"96s         Warning   BackOff            pod/llama-worker-3   Back-off restarting failed container pytorch in pod "
+       "llama-worker-3_training(681d0337-535c-4106-a2ad-eac8c3caf9da)",
+       Family::kKubernetes, Kind::kCrashLoop},
+  });
+  const ParsedLog placed = Parse("17m   Normal   Scheduled   pod/llama-workers-0-3-x7k2p   Successfully assigned training/llama-workers-0-3-x7k2p to gpu-0004\n");
+  ASSERT_EQ(placed.events.size(), 1u);
+  EXPECT_EQ(placed.strings.Get(placed.events[0].host), "gpu-0004");
+  EXPECT_EQ(placed.events[0].signature, kNoStr);  // not an error
+  // A Pending pod runs on no node: the row names none, and is no error of the job's.
+  const ParsedLog pending = Parse("3m9s   Warning   FailedScheduling   pod/llama-workers-0-5-qww6k   0/512 nodes are available: 512 Insufficient nvidia.com/gpu.\n");
+  ASSERT_EQ(pending.events.size(), 1u);
+  EXPECT_EQ(pending.events[0].host, kNoStr);
+  EXPECT_EQ(pending.events[0].signature, kNoStr);
+}
 
 // Ray's words (docs/log_formats.md §21): the trainer's worker table, the fields and cause of the
 // driver's ActorDiedError, the GCS's verdict on a silent node, the raylet's memory monitor.

@@ -1,13 +1,14 @@
 // The IB error matrix against the simulator: a failed NIC is named (rank, class and owner
 // NETWORK) from NCCL's completion WARNs in the 2.19+ shape (with localGid) and the 2.18 shape
-// (without), the socket transport's reset link likewise, and a single bad link, whose two ends
-// look alike, names no rank.
+// (without), the socket transport's reset link likewise; a single bad link between two nodes is
+// named as that link, with the end that failed first where the evidence says which.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -146,6 +147,20 @@ TEST_F(Network, NodeThatNeverJoinedTheRendezvousIsNamed) {
   }
 }
 
+// srun's `srun: error: <host>: task(s) <ids>: <status>` lines are secondary errors on both sides
+// (the truth counts each task line but the initiator's; the engine groups those that name none
+// of its ranks), so cascade compression under srun is complete.
+TEST_F(Network, SrunTaskLinesAreGroupedAsTheTruthCountsThem) {
+  const fs::path incident = Simulate("srun_sigkill", {"launcher=LAUNCHER_SRUN", "faults[0].kind=FAULT_KIND_SIGKILL"}, 4);
+  auto d = engine::Diagnose(incident, {.threads = 2});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->initiator().rank(), 77) << d->reason();
+  EXPECT_EQ(d->cascade().grouped_errors(), truth_.cascade().secondary_errors());
+  bool srun = false;
+  for (const auto& g : d->cascade().groups()) srun = srun || g.family() == "slurm";
+  EXPECT_TRUE(srun) << "srun's task lines form a group";
+}
+
 // A slow NIC (FAULT_KIND_SLOW_NIC): every rank's timers grow alike, so only the port's counters
 // (ib_counters.log) name it; in the control run (slowdown 1) the same counter files name nothing.
 TEST_F(Network, SlowNicIsNamedFromItsPortCountersAndItsControlRunFromNothing) {
@@ -161,6 +176,19 @@ TEST_F(Network, SlowNicIsNamedFromItsPortCountersAndItsControlRunFromNothing) {
   auto c = engine::Diagnose(control, {.threads = 2});
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_NE(c->initiator().failure_class(), v1::FAILURE_CLASS_STRAGGLER) << c->reason();
+}
+
+// Under srun with NCCL_DEBUG=WARN no line ties a task to its host or GPU; slurmctld's allocation
+// (`sched: Allocate ... NodeList=gpu-[0001-0032]`) and srun's block distribution do: the slow
+// port's rank is named, not only its node.
+TEST_F(Network, SlowNicUnderSrunIsNamedFromTheAllocationOrder) {
+  const fs::path slow = Simulate("slow_nic_srun", {"faults[0].kind=FAULT_KIND_SLOW_NIC", "faults[0].rank=77", "faults[0].slowdown=1.5",
+                                                   "launcher=LAUNCHER_SRUN", "realism.kernel_logs=true"}, 8);
+  auto d = engine::Diagnose(slow, {.threads = 2});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->initiator().rank(), 77) << d->reason();
+  EXPECT_EQ(d->initiator().node(), "gpu-0010") << d->reason();
+  EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_STRAGGLER);
 }
 
 // NET/Socket (FAULT_KIND_SOCKET_RESET): the rank whose sockets were reset is named from the
@@ -199,25 +227,74 @@ TEST_F(Network, VictimsOfOneDeadPeerAreNotNamed) {
   EXPECT_NE(d->initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << d->reason();
 }
 
-// Both ends of one link report retry exceeded against each other: nothing tells which NIC.
-TEST_F(Network, OneBadLinkBetweenTwoNodesNamesNoRank) {
-  const fs::path incident = dir_ / "link";
-  const std::string warn =
+// Both ends of one link report retry exceeded against each other, in NCCL's 2.19+ shape (the
+// later releases' ` hca mlx5_N` suffix too) and 2.18's (no localGid: the two name each other's
+// address): one hot cell. The lines carry no time and no counters say which end failed first,
+// so the pair is named (the link, both HCAs where printed), and no rank.
+TEST_F(Network, OneBadLinkBetweenTwoNodesNamesThePairNotARank) {
+  const std::string v221 =
       " transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer {peer}<41488> with status=12 opcode=0 len=0 "
-      "vendor err 129 (Send) localGid ::ffff:{self} remoteGids::ffff:{peer}\n";
-  auto write = [&](const std::string& host, int rank, const std::string& self, const std::string& peer) {
-    fs::create_directories(incident / host);
-    std::string line = host + ":100:107 [0]" + warn;
-    for (const auto& [key, value] : {std::pair{std::string("{peer}"), peer}, {"{self}", self}, {"{peer}", peer}}) {
-      line.replace(line.find(key), key.size(), value);
+      "vendor err 129 (Send) localGid ::ffff:{self} remoteGids::ffff:{peer}{hca}\n";
+  const std::string v218 =
+      " transport/net_ib.cc:1335 NCCL WARN NET/IB : Got completion from peer {peer}<41488> with error 12, opcode 0, len 0, "
+      "vendor err 129\n";
+  for (const auto& [shape, hca] : {std::pair{v221, false}, {v221, true}, {v218, false}}) {
+    const fs::path incident = dir_ / ("link" + std::to_string(shape.size()) + (hca ? "hca" : ""));
+    auto write = [&](const std::string& host, int rank, const std::string& self, const std::string& peer, const std::string& dev) {
+      fs::create_directories(incident / host);
+      std::string line = host + ":100:107 [0]" + shape;
+      const std::pair<std::string, std::string> subs[] = {
+          {"{peer}", peer}, {"{self}", self}, {"{peer}", peer}, {"{hca}", hca ? " hca " + dev : ""}};
+      for (const auto& [key, value] : subs) {
+        if (const auto at = line.find(key); at != std::string::npos) line.replace(at, key.size(), value);
+      }
+      std::ofstream(incident / host / ("rank_" + std::to_string(rank) + ".log")) << line;
+    };
+    write("gpu-0001", 0, "10.64.0.1", "10.64.0.2", "mlx5_0");
+    write("gpu-0002", 8, "10.64.0.2", "10.64.0.1", "mlx5_0");
+    auto d = engine::Diagnose(incident, {.threads = 1});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->verdict(), v1::VERDICT_DIAGNOSED) << d->reason();
+    EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << d->reason();
+    EXPECT_EQ(d->initiator().rank(), -1) << d->reason();
+    ASSERT_TRUE(d->has_link()) << d->reason();
+    EXPECT_FALSE(d->link().ordered());
+    EXPECT_EQ(d->link().node_a(), "gpu-0001");
+    EXPECT_EQ(d->link().node_b(), "gpu-0002");
+    EXPECT_EQ(d->link().hca_a(), hca ? "mlx5_0" : "");
+    ASSERT_GE(d->recovery().preconditions_size(), 1);
+    EXPECT_EQ(d->recovery().preconditions(0).action(), "inspect_link");
+    EXPECT_NE(d->reason().find("Nothing tells which end failed first"), std::string::npos) << d->reason();
+  }
+}
+
+// FAULT_KIND_LINK_FAILURE in the simulator: both ends report, every other rank times out. The
+// end that failed first is named from the order of the two ends' reports (variant 0: the far
+// end's comes seconds later) or, when they come together (variant 1), from the one port whose
+// counters err; the link is the truth's. NCCL 2.21 and 2.18 shapes.
+TEST_F(Network, BadLinkIsLocalisedAndItsFirstEndNamedInEachNcclShape) {
+  for (const std::string version : {"2.21.5", "2.18.5"}) {
+    for (const char* variant : {"0", "1"}) {
+      const std::string name = "link" + version + "_" + variant;
+      const fs::path incident = Simulate(name, {"faults[0].kind=FAULT_KIND_LINK_FAILURE", "faults[0].rank=77",
+                                                "faults[0].variant=" + std::string(variant), "format.nccl=" + version}, 5);
+      auto d = engine::Diagnose(incident, {.threads = 2});
+      ASSERT_TRUE(d.ok()) << d.status().message();
+      const std::string what = name + ": " + d->reason();
+      EXPECT_EQ(d->initiator().rank(), 77) << what;
+      EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << what;
+      EXPECT_EQ(d->owner(), v1::OWNER_NETWORK) << what;
+      ASSERT_TRUE(d->has_link()) << what;
+      EXPECT_TRUE(d->link().ordered()) << what;
+      EXPECT_EQ(d->link().rank_a(), 77) << what;
+      EXPECT_EQ(d->link().node_a(), "gpu-0010") << what;
+      if (std::string(variant) == "1") EXPECT_EQ(d->link().hca_a(), "mlx5_5") << what;
+      EXPECT_GT(d->cascade().secondary_ranks_size(), 0) << what;
+      std::ifstream truth_file(dir_ / name / "truth.json");
+      const std::string truth((std::istreambuf_iterator<char>(truth_file)), std::istreambuf_iterator<char>());
+      EXPECT_NE(truth.find("\"node_b\": \"" + d->link().node_b() + "\""), std::string::npos) << truth;
     }
-    std::ofstream(incident / host / ("rank_" + std::to_string(rank) + ".log")) << line;
-  };
-  write("gpu-0001", 0, "10.64.0.1", "10.64.0.2");
-  write("gpu-0002", 8, "10.64.0.2", "10.64.0.1");
-  auto d = engine::Diagnose(incident, {.threads = 1});
-  ASSERT_TRUE(d.ok()) << d.status().message();
-  EXPECT_NE(d->initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << d->reason();
+  }
 }
 
 }  // namespace

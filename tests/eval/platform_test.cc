@@ -196,5 +196,79 @@ TEST_F(Kubernetes, HungRankIsNotConfusedWithTornDownVictims) {
   }
 }
 
+
+// Kubernetes restarts (docs/log_formats.md §24, "Restarts"): the controller restarts the failed
+// job once and the restarted attempt fails too, louder and later. The engine names the first
+// attempt's initiator, cites the scheduler's FailedScheduling of a replacement pod as a capacity
+// fact, and says the job ended because the restart budget ran out.
+TEST_F(Kubernetes, RestartedJobIsDiagnosedFromItsFirstAttempt) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> sets;
+    std::int32_t rank;  // -1: the node
+    v1::FailureClass cls;
+    const char* first_log;  // the first attempt's pod log of the fault's node
+    bool unplaced;          // its replacement pod stays Pending
+  };
+  const Case cases[] = {
+      {"exception_pytorchjob", {"faults[0].kind=FAULT_KIND_EXCEPTION", "faults[0].rank=45"}, 45,
+       v1::FAILURE_CLASS_PYTHON_EXCEPTION, "pods/llama-worker-4.previous.log", false},
+      {"xid79_jobset", {"faults[0].kind=FAULT_KIND_XID_FALLEN_OFF_BUS", "faults[0].rank=45", "kubernetes.controller=KUBE_CONTROLLER_JOBSET"},
+       45, v1::FAILURE_CLASS_GPU_FALLEN_OFF_BUS, "pods/llama-workers-0-5-", true},
+      {"node_loss_jobset", {"faults[0].kind=FAULT_KIND_NODE_LOSS", "faults[0].node=5", "kubernetes.controller=KUBE_CONTROLLER_JOBSET",
+                            "kubernetes.timestamps=true"},
+       -1, v1::FAILURE_CLASS_NODE_LOSS, "pods/llama-workers-0-5-", true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> sets = c.sets;
+    sets.push_back("kubernetes.restarts=1");
+    const fs::path incident = Simulate(c.name, sets);
+    // Both attempts' pod logs are there: restarted in place (`--previous`) or recreated (new names).
+    int pod_logs = 0;
+    for (const auto& e : fs::directory_iterator(incident / "pods")) pod_logs += e.path().filename().string().starts_with(
+                                                                                    c.rank >= 0 && !c.unplaced ? "llama-worker-4." : "llama-workers-0-5-");
+    EXPECT_EQ(pod_logs, c.unplaced ? 1 : 2);  // a Pending pod left no log
+    auto d = engine::Diagnose(incident, {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->initiator().rank(), c.rank) << d->reason();
+    EXPECT_EQ(d->initiator().node(), "gpu-0006") << d->reason();
+    EXPECT_EQ(d->initiator().failure_class(), c.cls) << d->reason();
+    EXPECT_NE(d->reason().find("restart budget ran out"), std::string::npos) << d->reason();
+    bool first_attempt = false, unplaced = false, end = false;
+    for (const auto& e : d->evidence()) {
+      if (e.role() == v1::EVIDENCE_ROLE_INITIATING) first_attempt |= e.file().starts_with(c.first_log) || !e.file().starts_with("pods/");
+      unplaced |= e.text().find("FailedScheduling") != std::string::npos;
+      end |= e.role() == v1::EVIDENCE_ROLE_CONTEXT &&
+             (e.text().find("ReachedMaxRestarts") != std::string::npos || e.text().find("backoff limit") != std::string::npos);
+    }
+    EXPECT_TRUE(first_attempt) << d->reason();
+    EXPECT_EQ(unplaced, c.unplaced) << d->reason();
+    EXPECT_TRUE(end) << d->reason();
+  }
+}
+
+// kubernetes.restarts takes 0 or 1, under Kubernetes, with a fault that recurs or (JobSet only)
+// one that leaves its node unusable; anything else is a clear error naming the field.
+TEST(KubernetesRestarts, ScenarioValidationNamesTheField) {
+  constexpr char kJob[] = R"pb(
+    name: "k8s_restarts"
+    job { nodes: 16 tp: 8 pp: 2 }
+    launcher: LAUNCHER_KUBERNETES
+    faults { kind: FAULT_KIND_EXCEPTION }
+  )pb";
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"kubernetes.restarts=2"},
+           {"kubernetes.restarts=1", "faults[0].kind=FAULT_KIND_HANG"},
+           {"kubernetes.restarts=1", "faults[0].kind=FAULT_KIND_NODE_LOSS"},
+       }) {
+    auto s = sim::ParseScenario(kJob, "k8s_restarts", bad);
+    ASSERT_FALSE(s.ok()) << bad.back();
+    EXPECT_NE(s.status().message().find("kubernetes.restarts"), std::string::npos) << s.status().message();
+  }
+  const std::vector<std::string> good = {"kubernetes.restarts=1"};
+  EXPECT_TRUE(sim::ParseScenario(kJob, "k8s_restarts", good).ok());
+}
+
 }  // namespace
 }  // namespace denpex

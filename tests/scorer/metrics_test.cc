@@ -32,6 +32,32 @@ TEST(ScorerInitiator, RightInitiatorScoresEveryField) {
   EXPECT_EQ(s.answer_rank(), 1091);
 }
 
+// A truth with a bad link (Truth.link) scores the diagnosis' link: the same two ends in either
+// order, HCAs compared where both name one; a truth without one leaves the metric unset.
+TEST(ScorerLink, SameEndsInEitherOrderAreTheLinkOtherNodesAreNot) {
+  v1::Truth truth = SigkillTruth();
+  EXPECT_FALSE(ScoreIncident(truth, Diagnosed(1091, "gpu-0137")).has_link_correct());
+  v1::Link* want = truth.mutable_link();
+  want->set_node_a("gpu-0137");
+  want->set_hca_a("mlx5_3");
+  want->set_node_b("gpu-0138");
+  want->set_hca_b("mlx5_3");
+  auto score = [&](const std::string& a, const std::string& hca_a, const std::string& b) {
+    v1::Diagnosis d = Diagnosed(-1, "");
+    d.mutable_link()->set_node_a(a);
+    d.mutable_link()->set_hca_a(hca_a);
+    d.mutable_link()->set_node_b(b);
+    const auto s = ScoreIncident(truth, d);
+    EXPECT_TRUE(s.has_link_correct());
+    return s.link_correct();
+  };
+  EXPECT_TRUE(score("gpu-0137", "mlx5_3", "gpu-0138"));
+  EXPECT_TRUE(score("gpu-0138", "", "GPU-0137"));   // swapped, HCA unknown, case-insensitive
+  EXPECT_FALSE(score("gpu-0137", "mlx5_1", "gpu-0138"));  // the other HCA
+  EXPECT_FALSE(score("gpu-0137", "", "gpu-0139"));  // the other node pair
+  EXPECT_FALSE(ScoreIncident(truth, Diagnosed(1091, "gpu-0137")).link_correct());  // no link named
+}
+
 TEST(ScorerInitiator, VictimOnSameNodeIsRightNodeWrongRank) {
   const auto s = ScoreIncident(SigkillTruth(), Diagnosed(1090, "gpu-0137"));
   EXPECT_FALSE(s.initiator_rank_correct());

@@ -31,7 +31,7 @@ struct Case {
 };
 
 // Every fault kind (gaps between ranges included) in every layout its launcher allows
-// (torchrun's two, srun's, mpirun's; the scheduler's kinds under srun only), and the requeued job
+// (torchrun's two, srun's, mpirun's, pdsh's; the scheduler's kinds under srun only), and the requeued job
 // (a node failure of an sbatch --requeue job: the next run appends to the same slurm-<jobid>.out).
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
@@ -53,6 +53,7 @@ std::vector<Case> AllCases() {
       cases.push_back({kind, "LAUNCHER_TORCHRUN", "LAYOUT_PER_RANK_FILES", {}});
       cases.push_back({kind, "LAUNCHER_TORCHRUN", "LAYOUT_TORCHRUN_LOG_DIR", {}});
       cases.push_back({kind, "LAUNCHER_MPIRUN", "LAYOUT_MPIRUN_OUT", {}});
+      cases.push_back({kind, "LAUNCHER_PDSH", "LAYOUT_PDSH_OUT", {}});
     }
     cases.push_back({kind, "LAUNCHER_SRUN", "LAYOUT_SLURM_OUT", {}});
   }

@@ -104,6 +104,15 @@ CascadeSummary SummarizeCascade(const Incident& inc, const JobFacts& facts,
       ++out.secondary_errors;
     }
   }
+  for (std::int32_t i : facts.srun_reports) {  // srun's `task(s) <ids>: <status>` lines of the others
+    const Event& e = inc.events[i];
+    const auto* n = std::get_if<SlurmNote>(&e.detail);
+    if (e.kind != Kind::kTaskExit || n == nullptr) continue;
+    const std::vector<std::int32_t> tasks = ParseTaskList(inc.str(n->tasks));
+    if (std::any_of(tasks.begin(), tasks.end(), is_excluded)) continue;
+    Add(&groups, e.signature, "slurm", tasks.empty() ? -1 : tasks.front(), e);
+    ++out.secondary_errors;
+  }
   for (std::int32_t i : StoreErrors(inc, facts, is_excluded, initiator_node)) {
     const Event& e = inc.events[i];
     Add(&groups, e.signature, "torchrun", e.rank, e);

@@ -605,7 +605,11 @@ JobFacts CollectFacts(const Incident& inc) {
   JobFacts jf;
   jf.nodes.resize(inc.nodes.size());
   CollectRankLogs(inc, &jf);
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) CollectEvent(inc, i, &jf);
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    CollectEvent(inc, i, &jf);
+    const Event& e = inc.events[i];
+    jf.unranked_timeouts += e.rank < 0 && std::holds_alternative<WatchdogTimeout>(e.detail) ? 1 : 0;
+  }
   AssignNodeRanks(&jf);
   ApplyLauncherEvidence(inc, &jf);
   ApplyRayDriver(inc, &jf);

@@ -66,6 +66,10 @@ struct JobFacts {
   std::vector<NodeFacts> nodes;  // parallel to Incident::nodes
   std::int32_t ranks_seen = 0;   // ranks with a log of their own
   std::vector<std::int32_t> timeouts;  // watchdog timeout events by (printed time, rank)
+  // Watchdog timeouts no global rank could be given to (a torch <= 2.1 pod's lines carry only
+  // the local rank, and nothing on its node names its first rank): a rank placed on no node may
+  // have printed one of them, so it is not known to be silent.
+  std::int32_t unranked_timeouts = 0;
   TimeNs wave_start = 0;  // printed time of the earliest timeout (when there is one)
   // The scheduler's word that it ended the job (slurmctld, or slurmstepd with a reason).
   std::int32_t scheduler_end = -1;

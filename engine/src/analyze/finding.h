@@ -48,6 +48,19 @@ struct CascadeSummary {
   std::vector<ErrorGroupSummary> groups;  // most frequent first
 };
 
+// One end of a bad network link (analyze/network.h).
+struct LinkEnd {
+  std::int32_t rank = -1;
+  std::int32_t node = -1;
+  std::string hca;            // `mlx5_3`; empty when nothing names it
+  std::int32_t event = -1;    // its first status-12 WARN
+};
+
+struct LinkFinding {
+  LinkEnd a, b;               // a: the end that failed first when `ordered`
+  bool ordered = false;
+};
+
 struct Action {
   std::string action;
   std::string target;
@@ -71,6 +84,7 @@ struct Finding {
   std::vector<Citation> evidence;  // initiating lines first
   std::vector<LineCitation> lines;  // cited after `evidence`
   std::vector<Action> recovery;
+  std::optional<LinkFinding> link;  // a single bad link between two nodes
   std::int32_t ranks_seen = 0;
   std::int32_t world_size = 0;
 };

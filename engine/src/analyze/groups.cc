@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 namespace denpex::engine {
@@ -151,37 +152,57 @@ void InferKind(const std::vector<ProcessGroup*>& kind, std::int64_t world_size, 
 // the reports of one such collective are the groups of one kind. They are split into groups
 // by the stride under which the groups, each `size` members wide, never claim one reporter
 // twice (Megatron's groups are arithmetic progressions) and at least one group shows two of its
-// members (the stride is seen, not assumed): the smallest such stride. A collective whose
-// reporters fit no stride, or show one group rank per group only (a pipeline pair's survivor),
-// yields no group: its ranks are left out, not guessed.
+// members (the stride is seen, not assumed). A collective whose reporters fit no such stride,
+// or several (a handful of reports a wrong stride also fits), or show one group rank per group
+// only (a pipeline pair's survivor), yields no group: its ranks are left out, not guessed.
 namespace {
 
 using Collective = std::tuple<StrId, std::int64_t, std::int64_t>;  // op, numel in, seq
 
-// The groups one stride makes of `reports` (base -> its reports); empty when two groups would
-// claim one reporter or a base would be negative.
-std::map<std::int64_t, std::vector<GroupReport>> SplitByStride(const std::vector<GroupReport>& reports, std::int64_t stride,
-                                                               std::int64_t size) {
-  std::map<std::int64_t, std::vector<GroupReport>> by_base;
-  std::map<std::int32_t, std::int64_t> base_of;  // reporter rank -> its group's base
+// Whether `stride` splits `reports` into groups (base = rank - stride * group rank) that never
+// claim one reporter twice, `size` members each, and at least one of which shows two different
+// group ranks. `base_of` is scratch space (reporter rank -> its group's base).
+bool SplitsByStride(const std::vector<GroupReport>& reports, std::int64_t stride, std::int64_t size,
+                    std::unordered_map<std::int32_t, std::int64_t>* base_of, std::int64_t* budget) {
+  base_of->clear();
+  std::unordered_map<std::int64_t, std::int32_t> first_rank;  // base -> a member's group rank
+  bool seen = false;
   for (const GroupReport& r : reports) {
     const std::int64_t base = r.rank - stride * r.group_rank;
-    if (base < 0) return {};
-    by_base[base].push_back(r);
-    base_of[r.rank] = base;
+    if (base < 0) return false;
+    (*base_of)[r.rank] = base;
+    const auto [it, fresh] = first_rank.emplace(base, r.group_rank);
+    seen = seen || (!fresh && it->second != r.group_rank);
   }
-  bool seen = false;  // some group shows two of its members
-  for (const auto& [base, members] : by_base) {
-    seen = seen || std::any_of(members.begin(), members.end(), [&](const GroupReport& m) {
-             return m.group_rank != members.front().group_rank;
-           });
+  if (!seen) return false;
+  *budget -= static_cast<std::int64_t>(first_rank.size()) * size + static_cast<std::int64_t>(reports.size());
+  for (const auto& [base, group_rank] : first_rank) {
     for (std::int64_t k = 0; k < size; ++k) {
-      const auto it = base_of.find(static_cast<std::int32_t>(base + stride * k));
-      if (it != base_of.end() && it->second != base) return {};
+      const auto it = base_of->find(static_cast<std::int32_t>(base + stride * k));
+      if (it != base_of->end() && it->second != base) return false;
     }
   }
-  if (!seen) return {};
-  return by_base;
+  return true;
+}
+
+// The one stride that splits `reports` (SplitsByStride); 0 when none does, when several do
+// (ambiguous: nothing is inferred), or when the search ran out of budget.
+std::int64_t UniqueStride(const std::vector<GroupReport>& reports, std::int64_t size, std::int64_t world, std::int64_t* budget) {
+  std::int64_t max_stride = size > 1 ? (world - 1) / (size - 1) : 0;
+  for (const GroupReport& r : reports) {
+    if (r.group_rank > 0) max_stride = std::min<std::int64_t>(max_stride, r.rank / r.group_rank);
+  }
+  std::unordered_map<std::int32_t, std::int64_t> base_of;
+  base_of.reserve(reports.size());
+  std::int64_t found = 0;
+  for (std::int64_t stride = 1; stride <= max_stride; ++stride) {
+    if (*budget <= 0) return 0;
+    *budget -= static_cast<std::int64_t>(reports.size());
+    if (!SplitsByStride(reports, stride, size, &base_of, budget)) continue;
+    if (found != 0) return 0;  // ambiguous
+    found = stride;
+  }
+  return found;
 }
 
 std::vector<ProcessGroup> UnnamedGroups(const Incident& inc, const JobFacts& facts) {
@@ -203,14 +224,10 @@ std::vector<ProcessGroup> UnnamedGroups(const Incident& inc, const JobFacts& fac
     std::int64_t size = 0;
     for (const GroupReport& r : reports) size = std::max<std::int64_t>(size, r.group_rank + 1);
     if (size < 2) continue;  // one member each: no group to complete
+    const std::int64_t stride = UniqueStride(reports, size, world, &budget);
+    if (stride == 0) continue;
     std::map<std::int64_t, std::vector<GroupReport>> split;
-    std::int64_t stride = 1;
-    for (; stride * (size - 1) < world && budget > 0; ++stride) {
-      budget -= static_cast<std::int64_t>(reports.size()) * (size + 1);
-      split = SplitByStride(reports, stride, size);
-      if (!split.empty()) break;
-    }
-    if (split.empty()) continue;
+    for (const GroupReport& r : reports) split[r.rank - stride * r.group_rank].push_back(r);
     std::vector<ProcessGroup*> kind;
     const std::size_t first = out.size();
     for (auto& [base, members] : split) {

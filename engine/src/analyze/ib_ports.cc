@@ -2,6 +2,7 @@
 #include "analyze/ib_ports.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
@@ -99,7 +100,61 @@ std::string Ratio(double x) {
   return buf;
 }
 
-std::int32_t RankOf(const JobFacts& facts, std::int32_t node, std::int32_t device, std::int32_t ports_on_node) {
+// Slurm's hostlist as slurmctld prints it, expanded in order: "gpu-[0001-0003,0007]" ->
+// gpu-0001, gpu-0002, gpu-0003, gpu-0007 (lower-cased); empty when it does not parse.
+std::vector<std::string> ExpandHostlist(std::string_view list) {
+  std::vector<std::string> out;
+  auto lower = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+  };
+  while (!list.empty()) {
+    std::size_t end = 0;
+    for (int depth = 0; end < list.size() && (depth > 0 || list[end] != ','); ++end) depth += list[end] == '[' ? 1 : list[end] == ']' ? -1 : 0;
+    const std::string_view item = list.substr(0, end);
+    list.remove_prefix(std::min(list.size(), end + 1));
+    const std::size_t open = item.find('['), close = item.find(']');
+    if (open == std::string_view::npos) {
+      out.push_back(lower(std::string(item)));
+      continue;
+    }
+    if (close == std::string_view::npos || close < open) return {};
+    std::string_view ranges = item.substr(open + 1, close - open - 1);
+    while (!ranges.empty()) {
+      const std::string_view range = ranges.substr(0, ranges.find(','));
+      ranges.remove_prefix(std::min(ranges.size(), range.size() + 1));
+      const std::string_view lo = range.substr(0, range.find('-'));
+      const std::int64_t first = LeadingInt(lo), last = range.find('-') == std::string_view::npos ? first : LeadingInt(range.substr(range.find('-') + 1));
+      if (first < 0 || last < first || last - first > (1 << 20) || out.size() > (1U << 20)) return {};
+      for (std::int64_t n = first; n <= last; ++n) {
+        std::string digits = std::to_string(n);
+        if (digits.size() < lo.size()) digits.insert(0, lo.size() - digits.size(), '0');
+        out.push_back(lower(std::string(item.substr(0, open)) + digits + std::string(item.substr(close + 1))));
+      }
+    }
+  }
+  return out;
+}
+
+// Under srun with no line tying tasks to hosts: slurmctld's allocation lists the job's nodes,
+// and srun's default (block) distribution gives the i-th node tasks i*n .. i*n+n-1, n the
+// tasks per node (the world size over the nodes), SLURM_LOCALID k on GPU k. -1 when unknown.
+std::int32_t AllocatedRank(const Incident& inc, const JobFacts& facts, std::int32_t node, std::int32_t device) {
+  std::vector<std::string> hosts;
+  for (const Event& e : inc.events) {
+    if (e.kind == Kind::kJobAllocated) hosts = ExpandHostlist(inc.str(std::get<SlurmNote>(e.detail).node));  // the last one: a requeue's
+  }
+  const auto world = static_cast<std::int64_t>(facts.ranks.size());
+  if (hosts.empty() || world == 0 || world % static_cast<std::int64_t>(hosts.size()) != 0) return -1;
+  std::string name(inc.nodes[static_cast<std::size_t>(node)]);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const auto at = std::find(hosts.begin(), hosts.end(), name);
+  const std::int64_t per_node = world / static_cast<std::int64_t>(hosts.size());
+  if (at == hosts.end() || device >= per_node) return -1;
+  return static_cast<std::int32_t>((at - hosts.begin()) * per_node + device);
+}
+
+std::int32_t RankOf(const Incident& inc, const JobFacts& facts, std::int32_t node, std::int32_t device, std::int32_t ports_on_node) {
   if (node < 0 || node >= static_cast<std::int32_t>(facts.nodes.size())) return -1;
   const std::vector<std::int32_t>& ranks = facts.nodes[node].ranks;
   for (std::int32_t r : ranks) {
@@ -108,7 +163,7 @@ std::int32_t RankOf(const JobFacts& facts, std::int32_t node, std::int32_t devic
   // No line states local ranks (srun's labels carry global ranks only): a node's ranks are a
   // block in launch order, one per GPU and port, when it has one per port.
   if (ports_on_node == static_cast<std::int32_t>(ranks.size()) && device < ports_on_node) return ranks[device];
-  return -1;
+  return ranks.empty() ? AllocatedRank(inc, facts, node, device) : -1;
 }
 
 }  // namespace
@@ -153,7 +208,8 @@ std::optional<SlowPort> FindSlowPort(const Incident& inc, const JobFacts& facts)
   s.node = best->node;
   s.device = best->device;
   const auto on_node = static_cast<std::int32_t>(std::count_if(ports.begin(), ports.end(), [&](const Port& p) { return p.node == best->node; }));
-  s.rank = RankOf(facts, best->node, best->device, on_node);
+  s.rank = RankOf(inc, facts, best->node, best->device, on_node);
+  s.by_allocation = s.rank >= 0 && facts.nodes[best->node].ranks.empty();
   s.file = best->file;
   s.half_rate = usual > 0 && best->rate > 0 && best->rate < usual;
   s.symbol_error = best->symbol_error;
@@ -164,6 +220,16 @@ std::optional<SlowPort> FindSlowPort(const Incident& inc, const JobFacts& facts)
                                                                 : best->wait_line;
   s.ports = static_cast<std::int32_t>(ports.size());
   return s;
+}
+
+std::vector<ErringPort> FindErringPorts(const Incident& inc, const std::vector<std::int32_t>& nodes) {
+  std::vector<ErringPort> out;
+  for (const Port& p : ReadPorts(inc)) {
+    if (std::find(nodes.begin(), nodes.end(), p.node) == nodes.end()) continue;
+    if (p.symbol_error < 100 && p.link_downed <= 0) continue;
+    out.push_back({p.node, p.device, p.file, p.symbol_line, p.symbol_error, p.link_downed});
+  }
+  return out;
 }
 
 void DiagnoseSlowPort(const Incident& inc, const JobFacts& facts, const SlowPort& p, Finding* f) {
@@ -188,7 +254,10 @@ void DiagnoseSlowPort(const Incident& inc, const JobFacts& facts, const SlowPort
                                       : "GPU " + std::to_string(p.device) + " on " + node;
   f->reason = "A slow NIC: of " + std::to_string(p.ports) + " IB ports, " + port + " on " + node + " (the port of " + who +
               ") stands out: " + signs + ". Its inter-node transfers slow every collective it is in, so every rank's step "
-              "timers grow alike and name no rank; the port's counters do.";
+              "timers grow alike and name no rank; the port's counters do." +
+              (p.by_allocation ? " (No line ties srun's tasks to hosts: the rank is the node's task for that GPU in slurmctld's "
+                                 "allocation order under srun's block distribution.)"
+                               : "");
   f->cascade = SummarizeCascade(inc, facts, p.rank >= 0 ? std::vector<std::int32_t>{p.rank} : std::vector<std::int32_t>{}, p.node);
   f->recovery.push_back({"inspect_nic", node,
                          "Check " + port + " on " + node + " (ibstat: rate and state; its symbol errors and link flaps point at the cable, "

@@ -2,6 +2,7 @@
 #include "analyze/network.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -184,6 +185,176 @@ void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const Netw
   f->recovery.push_back({"inspect_nic", node,
                          "Check " + nic + " (ibstat: port state and rate; link flaps, symbol errors, the cable and switch port) and exclude " + node +
                              " until it passes ib_write_bw: rank " + std::to_string(n.rank) + "'s IB work stopped completing."});
+}
+
+namespace {
+
+// ` hca mlx5_3` at the end of the WARN (NCCL's IB transport names its device in later releases).
+std::string HcaOf(std::string_view text) {
+  const std::size_t at = text.rfind(" hca ");
+  if (at == std::string_view::npos) return {};
+  std::string_view rest = text.substr(at + 5);
+  return std::string(rest.substr(0, rest.find(' ')));
+}
+
+// A reporter's hot cells: its status-12 WARNs, the peer addresses they name.
+struct LinkReporter {
+  std::int32_t node = -1;
+  std::int32_t first = -1;  // its first status-12 WARN (event index)
+  std::set<std::string> peers;
+};
+
+// When an end reported, in aligned time: its first status-12 WARN, or its watchdog's NCCL error
+// when the WARN carries no time of its own. The same anchor for both ends, or none.
+std::optional<std::pair<TimeNs, TimeNs>> ReportTimes(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks,
+                                                     const LinkEnd& a, const LinkEnd& b, bool* by_watchdog) {
+  auto timed = [&](std::int32_t ev) { return ev >= 0 && inc.events[ev].clock != Clock::kNone && !inc.events[ev].time_borrowed; };
+  if (timed(a.event) && timed(b.event)) return std::pair{clocks.Aligned(inc.events[a.event]), clocks.Aligned(inc.events[b.event])};
+  (void)facts;
+  auto error = [&](std::int32_t r) {  // the watchdog's word that NCCL failed (its c10 line carries a time)
+    for (std::size_t i = 0; i < inc.events.size(); ++i) {
+      const Event& e = inc.events[i];
+      if (e.rank == r && (e.kind == Kind::kWatchdogTerminated || e.kind == Kind::kNcclError) && timed(static_cast<std::int32_t>(i))) {
+        return static_cast<std::int32_t>(i);
+      }
+    }
+    return -1;
+  };
+  const std::int32_t ea = error(a.rank), eb = error(b.rank);
+  *by_watchdog = true;
+  if (timed(ea) && timed(eb)) return std::pair{clocks.Aligned(inc.events[ea]), clocks.Aligned(inc.events[eb])};
+  return std::nullopt;
+}
+
+// Puts the end that failed first in `a`, when the evidence says which.
+void OrderEnds(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks, LinkFault* l) {
+  LinkEnd& a = l->link.a;
+  LinkEnd& b = l->link.b;
+  const std::vector<ErringPort> ports = FindErringPorts(inc, {a.node, b.node});
+  if (ports.size() == 1) {
+    if (ports[0].node == b.node) std::swap(a, b);
+    if (a.hca.empty()) a.hca = "mlx5_" + std::to_string(ports[0].device);
+    l->by = LinkFault::By::kCounters;
+    l->port = ports[0];
+  } else if (const auto times = ReportTimes(inc, facts, clocks, a, b, &l->by_watchdog)) {
+    const TimeNs d = times->second - times->first;
+    if (d <= -kLinkLead) std::swap(a, b);
+    if (d >= kLinkLead || d <= -kLinkLead) {
+      l->by = LinkFault::By::kTime;
+      l->lead = d < 0 ? -d : d;
+    }
+  }
+  l->link.ordered = l->by != LinkFault::By::kNone;
+}
+
+}  // namespace
+
+std::optional<LinkFault> FindLinkFault(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks) {
+  std::map<std::int32_t, LinkReporter> reporters;
+  std::map<std::string, std::int32_t> node_of_address = NodesByName(inc);
+  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+    const Event& e = inc.events[i];
+    if (e.kind != Kind::kIbCompletionError || e.rank < 0) continue;
+    const auto& w = std::get<NcclWarn>(e.detail);
+    const std::int32_t node = NodeOf(inc, facts, e);
+    const std::string_view local = LocalAddress(inc.str(w.text));
+    if (!local.empty() && node >= 0) node_of_address.emplace(std::string(local), node);
+    if (w.status != 12) continue;
+    LinkReporter& r = reporters[e.rank];
+    r.node = node;
+    if (r.first < 0) r.first = static_cast<std::int32_t>(i);
+    r.peers.insert(std::string(Address(inc.str(w.peer))));
+  }
+  if (reporters.size() != 2) return std::nullopt;
+  const auto& [rank_a, ra] = *reporters.begin();
+  const auto& [rank_b, rb] = *std::next(reporters.begin());
+  if (ra.node < 0 || rb.node < 0 || ra.node == rb.node || ra.peers.size() != 1 || rb.peers.size() != 1) return std::nullopt;
+  // Each names the other's node; addresses nothing maps must at least differ (two ends).
+  auto names = [&](const LinkReporter& r, std::int32_t other) {
+    const auto it = node_of_address.find(*r.peers.begin());
+    return it == node_of_address.end() || it->second == other;
+  };
+  if (!names(ra, rb.node) || !names(rb, ra.node) || *ra.peers.begin() == *rb.peers.begin()) return std::nullopt;
+  LinkFault l;
+  l.link.a = {rank_a, ra.node, HcaOf(inc.str(std::get<NcclWarn>(inc.events[ra.first].detail).text)), ra.first};
+  l.link.b = {rank_b, rb.node, HcaOf(inc.str(std::get<NcclWarn>(inc.events[rb.first].detail).text)), rb.first};
+  OrderEnds(inc, facts, clocks, &l);
+  return l;
+}
+
+namespace {
+
+// "rank 12 (gpu-0002, mlx5_4)" or "rank 12 (gpu-0002, the HCA of GPU 4)".
+std::string EndName(const Incident& inc, const JobFacts& facts, const LinkEnd& e) {
+  std::string hca = e.hca;
+  if (hca.empty()) {
+    const std::int32_t local = e.rank < static_cast<std::int32_t>(facts.ranks.size()) ? facts.ranks[e.rank].local_rank : -1;
+    const std::int32_t dev = local >= 0 ? local : std::get<NcclWarn>(inc.events[e.event].detail).cuda_dev;
+    hca = dev >= 0 ? "the HCA of GPU " + std::to_string(dev) : "its HCA";
+  }
+  return "rank " + std::to_string(e.rank) + " (" + NodeName(inc, e.node) + ", " + hca + ")";
+}
+
+std::string Seconds(TimeNs t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(t) / kNsPerSec);
+  return buf;
+}
+
+}  // namespace
+
+void DiagnoseLinkFault(const Incident& inc, const JobFacts& facts, const LinkFault& l, Finding* f) {
+  const LinkEnd& a = l.link.a;
+  const LinkEnd& b = l.link.b;
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->failure_class = v1::FAILURE_CLASS_NETWORK;
+  f->owner = v1::OWNER_NETWORK;
+  f->link = l.link;
+  f->candidates.clear();
+  f->candidates.push_back({a.rank, a.node, 1.0});
+  f->candidates.push_back({b.rank, b.node, l.link.ordered ? 0.5 : 1.0});
+  const Event& first = inc.events[a.event];
+  if (l.link.ordered) {
+    f->rank = a.rank;
+    f->node = a.node;
+    const std::int32_t local = a.rank < static_cast<std::int32_t>(facts.ranks.size()) ? facts.ranks[a.rank].local_rank : -1;
+    f->local_rank = local >= 0 ? local : std::get<NcclWarn>(first.detail).cuda_dev;
+    if (first.clock != Clock::kNone && !first.time_borrowed) f->time = first.time;
+  }
+  f->confidence = l.by == LinkFault::By::kCounters ? 0.85 : l.by == LinkFault::By::kTime ? 0.75 : 0.5;
+  f->evidence.push_back({a.event, v1::EVIDENCE_ROLE_INITIATING});
+  f->evidence.push_back({b.event, l.link.ordered ? v1::EVIDENCE_ROLE_CORROBORATING : v1::EVIDENCE_ROLE_INITIATING});
+  if (l.port) f->lines.push_back({l.port->file, l.port->line, v1::EVIDENCE_ROLE_INITIATING});
+  f->cascade = SummarizeCascade(inc, facts, {a.rank, b.rank}, a.node);
+  const std::string end_a = EndName(inc, facts, a), end_b = EndName(inc, facts, b);
+  std::string order;
+  switch (l.by) {
+    case LinkFault::By::kCounters:
+      order = " The end that failed first is " + end_a + ": of the two ports only mlx5_" + std::to_string(l.port->device) + " on " +
+              NodeName(inc, a.node) + " shows link errors (" + std::to_string(l.port->symbol_error) + " symbol errors, link downed " +
+              std::to_string(l.port->link_downed) + " time(s)).";
+      break;
+    case LinkFault::By::kTime:
+      order = " The end that failed first is " + end_a + ": its " +
+              (l.by_watchdog ? "watchdog caught the NCCL error " : "retry-exceeded WARN came ") + Seconds(l.lead) +
+              " before the other end's (clocks aligned across nodes" + (l.by_watchdog ? "; the WARNs carry no time" : "") + ").";
+      break;
+    case LinkFault::By::kNone:
+      order = " Nothing tells which end failed first (both reported within " + Seconds(kLinkLead) +
+              " and no port counters single one out): the pair is named, no rank.";
+      break;
+  }
+  f->reason = "One bad IB link: " + end_a + " and " + end_b +
+              " each reported retry exceeded (status 12) against the other and against no one else, one hot cell of the IB error "
+              "matrix (a failed NIC would fill its row and column): the link between " + NodeName(inc, a.node) + " and " +
+              NodeName(inc, b.node) + " (one HCA pair, its cable or switch port) stopped carrying traffic; the flushed work "
+              "(status 5) and the other ranks' NCCL errors and timeouts are consequences." + order;
+  const std::string target = NodeName(inc, a.node) + (a.hca.empty() ? "" : " " + a.hca) + " <-> " + NodeName(inc, b.node) +
+                             (b.hca.empty() ? "" : " " + b.hca);
+  f->recovery.push_back({"inspect_link", target,
+                         "Drain the link " + target + " and test it before restarting: ibdiagnet (or ibporterrors / perfquery on both ports) "
+                         "for symbol errors and link-downed counts, then reseat or swap the cable or move it to another switch port. "
+                         "Both NICs' other links worked: the nodes need not be excluded once the link is fixed or routed around."});
 }
 
 // Orders a node's set-up WARNs: by local rank where the file names it (torchrun --log-dir

@@ -13,8 +13,10 @@
 #include <set>
 #include <vector>
 
+#include "analyze/clocks.h"
 #include "analyze/facts.h"
 #include "analyze/finding.h"
+#include "analyze/ib_ports.h"
 #include "ingest/incident.h"
 
 namespace denpex::engine {
@@ -39,6 +41,29 @@ std::optional<NetworkFault> FindNetworkFault(const Incident& inc, const JobFacts
 
 // Fills `f`: the rank, class NETWORK, owner NETWORK, evidence, reason, recovery.
 void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const NetworkFault& n, Finding* f);
+
+// A single bad link (docs/diagnosis_format.md): exactly two ranks, on two nodes, report retry
+// exceeded (status 12) and each names only the other's node (the address maps to it through
+// `localGid`, or, NCCL 2.18 without it, the two name two different addresses: each other's) —
+// one hot cell of the node x node matrix, where a failed NIC is a whole row and column. Which
+// end failed first: the end whose HCA port's counters (ib_counters.log) show link errors when
+// only one does; else the end whose first status-12 WARN (or, when the WARNs carry no time,
+// its watchdog's NCCL error) came at least kLinkLead earlier in aligned time; else neither.
+struct LinkFault {
+  LinkFinding link;
+  enum class By { kNone, kCounters, kTime } by = By::kNone;
+  TimeNs lead = 0;                  // kTime: how much earlier end a reported
+  bool by_watchdog = false;         // kTime: from the watchdogs' NCCL errors (the WARNs carry no time)
+  std::optional<ErringPort> port;   // kCounters: its erring port
+};
+
+inline constexpr TimeNs kLinkLead = kNsPerSec;
+
+std::optional<LinkFault> FindLinkFault(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks);
+
+// Fills `f`: the end that failed first (rank -1 and both ends as candidates when none can be
+// chosen), class NETWORK, owner NETWORK, the link, evidence, reason, recovery `inspect_link`.
+void DiagnoseLinkFault(const Incident& inc, const JobFacts& facts, const LinkFault& l, Finding* f);
 
 // NCCL set-up failures: NCCL's WARN that communicator init failed on a rank — `Bootstrap : no
 // socket interface found` (the node lacks the interface NCCL_SOCKET_IFNAME names) or

@@ -471,6 +471,25 @@ std::int32_t OnlySoleBlocker(const Analysis& a, const std::vector<std::int32_t>&
   return found;
 }
 
+// Watchdog timeouts no global rank could be given to (a torch <= 2.1 pod's or log dir's lines
+// carry only the local rank, and no line of that node names its first rank): the groups they
+// belong to are incomplete. A sentence for an INCONCLUSIVE reason; empty when there are none.
+std::string UnrankedNote(const Analysis& a) {
+  const std::int32_t n = a.facts.unranked_timeouts;
+  if (n == 0) return {};
+  return " " + std::to_string(n) +
+         " watchdog timeouts could not be tied to a global rank (their lines carry a local rank at most, and nothing on "
+         "their node names its first rank), so the groups they belong to are incomplete.";
+}
+
+// A rank that no line places on a node is "silent" only as far as the logs with ranks go: when
+// some watchdog timeouts could not be tied to a global rank (UnrankedNote), one of them may be
+// its own. Such ranks are no candidates then (the ranks the engine could place still are).
+void DropUnplacedWhenTimeoutsAreUnranked(const JobFacts& facts, std::vector<RankScore>* scores) {
+  if (facts.unranked_timeouts == 0) return;
+  std::erase_if(*scores, [&](const RankScore& s) { return facts.ranks[s.rank].node < 0; });
+}
+
 // The top candidates cannot be told apart: say so, name them and their node.
 void Undecided(const Analysis& a, Finding* f) {
   const double top = a.scores.front().total();
@@ -507,7 +526,7 @@ void Undecided(const Analysis& a, Finding* f) {
     return;
   }
   f->reason = "Ranks " + RankList(tied) + " on " + std::to_string(nodes.size()) +
-              " nodes are equally likely to have stopped first; the logs do not separate them.";
+              " nodes are equally likely to have stopped first; the logs do not separate them." + UnrankedNote(a);
   f->recovery.push_back({"collect_logs", "",
                          "Collect the torchrun agent logs and kernel logs of the nodes of ranks " + RankList(tied) +
                              ": the logs in hand cannot tell which stopped first."});
@@ -543,6 +562,7 @@ void NoCandidate(const Analysis& a, Finding* f) {
                  "collectives (OpType, NumelIn, SeqNum) do not split into groups that show two members each, so the rank their peers "
                  "wait on cannot be placed (torch >= 2.4 names the process groups; the engine does not read TORCH_NCCL_DESYNC_DEBUG's report).";
   }
+  if (a.facts.HasWave()) f->reason += UnrankedNote(a);
 }
 
 // One representative secondary error of each kind, after what is already cited.
@@ -644,6 +664,10 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     NoteRequeue(inc, a.facts, &f);
     return f;
   }
+  if (const std::optional<StoreJoinGap> join = FindStoreJoinGap(inc, a.facts)) {
+    DiagnoseStoreJoinGap(inc, a.facts, *join, &f);  // before JobWideError: every joined rank's error is the same
+    return f;
+  }
   if (JobWideError(inc, a.facts, &f)) return f;
   a.clocks = AlignClocks(inc, a.facts);
   ApplyOffsets(inc, a.clocks, &a.facts);
@@ -658,6 +682,7 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   std::vector<std::int32_t> odd;
   for (const Mismatch& m : a.mismatches) odd.push_back(m.rank);
   a.scores = ScoreRanks(a.facts, a.waits, odd);
+  DropUnplacedWhenTimeoutsAreUnranked(a.facts, &a.scores);
   f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
   for (std::size_t i = 0; i < a.scores.size() && i < kMaxCandidates; ++i) {
     const RankScore& s = a.scores[i];
@@ -682,6 +707,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     DiagnoseNodeLoss(inc, a.facts, lost, &f);
   } else if (const std::int32_t agent = a.scores.empty() ? LostAgent(a.facts) : -1; agent >= 0) {
     DiagnoseLostAgent(inc, a.facts, agent, &f);
+  } else if (const std::optional<LinkFault> link = FindLinkFault(inc, a.facts, a.clocks)) {
+    DiagnoseLinkFault(inc, a.facts, *link, &f);  // one hot cell of the IB error matrix
   } else if (const std::optional<NetworkFault> net = FindNetworkFault(inc, a.facts)) {
     DiagnoseNetworkFault(inc, a.facts, *net, &f);
   } else if (a.scores.empty() && !a.facts.HasWave() && FindStraggler(inc, a.facts, &f)) {

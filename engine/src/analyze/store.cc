@@ -198,6 +198,102 @@ void DiagnoseRendezvousGap(const Incident& inc, const JobFacts& facts, const Ren
                              "nc -zv from " + name + "), or leave " + name + " out, before restarting."});
 }
 
+namespace {
+
+// `Timed out after 1801 seconds waiting for clients. 1016/1024 clients joined.` -> (1016, 1024).
+bool JoinCounts(std::string_view msg, std::int32_t* joined, std::int32_t* world) {
+  const std::size_t at = msg.find(" seconds waiting for clients. ");
+  if (at == std::string_view::npos || msg.find(" clients joined") == std::string_view::npos) return false;
+  std::string_view rest = msg.substr(at + 30);
+  const std::size_t slash = rest.find('/');
+  if (slash == std::string_view::npos) return false;
+  const auto number = [](std::string_view s, std::int32_t* out) {
+    std::int32_t v = 0;
+    if (s.empty() || s.size() > 9) return false;
+    for (char c : s) {
+      if (c < '0' || c > '9') return false;
+      v = v * 10 + (c - '0');
+    }
+    *out = v;
+    return true;
+  };
+  const std::size_t space = rest.find(' ', slash);
+  return number(rest.substr(0, slash), joined) &&
+         number(rest.substr(slash + 1, space == std::string_view::npos ? std::string_view::npos : space - slash - 1), world);
+}
+
+bool ClientStoreError(const Incident& inc, const Event& e) {
+  const auto* p = std::get_if<PythonError>(&e.detail);
+  return p != nullptr && inc.str(p->message).find("via c10d key-value store by key") != std::string_view::npos;
+}
+
+}  // namespace
+
+std::optional<StoreJoinGap> FindStoreJoinGap(const Incident& inc, const JobFacts& facts) {
+  StoreJoinGap g;
+  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+    const Event& e = inc.events[i];
+    const auto index = static_cast<std::int32_t>(i);
+    const auto* p = std::get_if<PythonError>(&e.detail);
+    if (p == nullptr) continue;
+    std::int32_t joined = 0, world = 0;
+    if (g.server_error < 0 && JoinCounts(inc.str(p->message), &joined, &world) && joined < world) {
+      g.server_error = index;
+      g.joined = joined;
+      g.world = world;
+    } else if (ClientStoreError(inc, e) && Earlier(inc, index, g.first_client_error)) {
+      g.first_client_error = index;
+    }
+  }
+  if (g.server_error < 0) return std::nullopt;
+  for (std::size_t n = 0; n < facts.nodes.size(); ++n) {
+    const NodeFacts& node = facts.nodes[n];
+    if (node.ranks.empty() && !node.agent_log && node.reports.empty() && node.lost < 0) {
+      g.silent.push_back(static_cast<std::int32_t>(n));
+    }
+  }
+  return g;
+}
+
+void DiagnoseStoreJoinGap(const Incident& inc, const JobFacts& facts, const StoreJoinGap& g, Finding* f) {
+  const std::int32_t missing = g.world - g.joined;
+  const std::string counted = std::to_string(g.joined) + "/" + std::to_string(g.world) + " clients joined (" +
+                              Where(inc, inc.events[g.server_error]) + ")";
+  f->evidence.push_back({g.server_error, v1::EVIDENCE_ROLE_CORROBORATING});
+  if (g.first_client_error >= 0) f->evidence.push_back({g.first_client_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
+  f->world_size = g.world;
+  if (g.silent.empty()) {
+    f->verdict = v1::VERDICT_INCONCLUSIVE;
+    f->failure_class = v1::FAILURE_CLASS_NCCL_SETUP;
+    f->reason = "Rank 0's TCPStore timed out waiting for its clients, " + counted + ": " + std::to_string(missing) +
+                " ranks never joined and printed nothing, and no node of the logs is silent, so their node is not named. "
+                "Rank 0's error and the joined ranks' store errors are consequences.";
+    return;
+  }
+  const std::int32_t node = g.silent.front();
+  const std::string name = NodeName(inc, node);
+  std::string others;
+  for (std::size_t i = 1; i < g.silent.size(); ++i) others += (i > 1 ? ", " : "") + NodeName(inc, g.silent[i]);
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = -1;
+  f->local_rank = -1;
+  f->node = node;
+  f->failure_class = v1::FAILURE_CLASS_NCCL_SETUP;
+  f->owner = v1::OWNER_HOST;
+  f->confidence = g.silent.size() == 1 ? 0.9 : 0.6;
+  for (std::int32_t n : g.silent) f->candidates.push_back({-1, n, 1.0 / static_cast<double>(g.silent.size())});
+  f->cascade = SummarizeCascade(inc, facts, {}, node);
+  f->reason = "The job never started: rank 0's TCPStore (init_method env://) timed out waiting for its clients, " + counted +
+              ". " + std::to_string(missing) + " ranks never joined and printed nothing; " + name +
+              (others.empty() ? " is the one node of the job with no line from its launcher or its ranks"
+                              : " and " + others + " are the nodes of the job with no line from their launcher or ranks") +
+              ". Rank 0's DistStoreError (the first and loudest error) and the joined ranks' store->get errors are consequences.";
+  f->recovery.push_back({"drain_node", name,
+                         "Check that " + name + " launches: an ssh command to it from the launch host returns (home and software "
+                             "mounts, sshd), and its launcher's environment (MASTER_ADDR, MASTER_PORT, RANK); or leave it out of "
+                             "the hostfile, then restart."});
+}
+
 void DiagnoseStoreLoss(const Incident& inc, const JobFacts& facts, const StoreLoss& s, Finding* f) {
   DiagnoseNodeLoss(inc, facts, s.node, f);
   const std::string name = NodeName(inc, s.node);

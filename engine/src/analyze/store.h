@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "analyze/facts.h"
 #include "analyze/finding.h"
@@ -46,5 +47,25 @@ std::optional<RendezvousGap> FindRendezvousGap(const Incident& inc, const JobFac
 
 // Fills `f`: the node (rank -1), class NCCL_SETUP, owner NETWORK, evidence, recovery.
 void DiagnoseRendezvousGap(const Incident& inc, const JobFacts& facts, const RendezvousGap& g, Finding* f);
+
+// The static TCPStore of init_method env:// never saw every client (docs/log_formats.md §26c):
+// rank 0's server raised `DistStoreError: Timed out after <s> seconds waiting for clients.
+// <joined>/<world> clients joined.`, and each rank that joined then failed on the store that died
+// with it (`store->get('0') got error: ...`). Rank 0's error is the first and every joined rank's
+// is the same, but they are all victims: the initiators are the ranks that never joined and
+// printed nothing, named by their node (a node the incident knows with no rank and no line).
+struct StoreJoinGap {
+  std::int32_t server_error = -1;        // rank 0's DistStoreError (event index)
+  std::int32_t first_client_error = -1;  // the earliest joined rank's store->get error
+  std::int32_t joined = -1, world = -1;  // as the server counts them
+  std::vector<std::int32_t> silent;      // nodes with no rank and no line of their own (sorted)
+};
+
+// nullopt unless a `... waiting for clients. M/N clients joined.` error with M < N is in the logs.
+std::optional<StoreJoinGap> FindStoreJoinGap(const Incident& inc, const JobFacts& facts);
+
+// Fills `f`: the first silent node (rank -1), class NCCL_SETUP, owner HOST; INCONCLUSIVE when no
+// node of the incident is silent (the missing ranks' node is named nowhere).
+void DiagnoseStoreJoinGap(const Incident& inc, const JobFacts& facts, const StoreJoinGap& g, Finding* f);
 
 }  // namespace denpex::engine

@@ -33,6 +33,12 @@ bool PresumedWaiting(const JobFacts& facts, std::size_t r) {
   return r < facts.ranks.size() && facts.ranks[r].torn_down && facts.ranks[r].timeouts == 0;
 }
 
+// A member placed on no node while some timeouts have no rank: one of them may be its own, so
+// nothing says it held the collective up (JobFacts::unranked_timeouts).
+bool MayHaveReported(const JobFacts& facts, std::int32_t r) {
+  return facts.unranked_timeouts > 0 && (r >= static_cast<std::int32_t>(facts.ranks.size()) || facts.ranks[r].node < 0);
+}
+
 Edges BuildEdges(const JobFacts& facts, const std::vector<ProcessGroup>& groups, std::size_t world,
                  std::vector<std::int32_t>* blocking_groups) {
   Edges out;
@@ -47,7 +53,7 @@ Edges BuildEdges(const JobFacts& facts, const std::vector<ProcessGroup>& groups,
       if (!added) continue;
       // Members the collective waits on (reporters with the same SeqNum share its edges).
       for (std::size_t k = 0; k < g.members.size(); ++k) {
-        if (!WaitsOn(g, rep, static_cast<std::int32_t>(k))) continue;
+        if (!WaitsOn(g, rep, static_cast<std::int32_t>(k)) || MayHaveReported(facts, g.members[k])) continue;
         out.list.emplace_back(g.members[k], it->second);
         if (PresumedWaiting(facts, g.members[k])) out.list.emplace_back(it->second, g.members[k]);
         blocked[k] = true;

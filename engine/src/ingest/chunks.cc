@@ -148,7 +148,7 @@ ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_
   out.events.reserve(events);
   ProgressSlots slots = SlotsOf(out);
   for (std::size_t i = 1; i < parts.size(); ++i) Append(std::move(parts[i]), &out, &slots);
-  PlaceProgress(&out);
+  PlaceProgress(&out, ctx.file);
   std::sort(out.prefix_ranks.begin(), out.prefix_ranks.end());
   out.prefix_ranks.erase(std::unique(out.prefix_ranks.begin(), out.prefix_ranks.end()), out.prefix_ranks.end());
   return out;

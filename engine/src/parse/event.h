@@ -40,7 +40,7 @@ enum class Kind : std::uint8_t {
   // slurm
   kCancelled, kTaskExit, kSlurmOom, kStepAborted, kStepTerminated, kJobComplete, kNodeFailure,
   kRequeue, kNodeResponding,
-  kJobAllocated,  // slurmctld `sched: Allocate JobId=...`: the job's start (SlurmNote: reason = the job id)
+  kJobAllocated,  // slurmctld `sched: Allocate JobId=... NodeList=...`: the job's start (SlurmNote: reason = the job id, node = the hostlist)
   // bare_metal: mpirun --report-bindings, `[host:pid] MCW rank R ...` (a rank's host, not an error)
   kRankBinding,
   // torchrun

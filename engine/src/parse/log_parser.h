@@ -44,12 +44,12 @@ struct FileContext {
 // log has millions of progress lines and a 2 GB one is parsed in 64 chunks: updating compact
 // records (one cache line each) instead of full events, and making events only once the
 // chunks are merged (ingest/chunks.cc), keeps ~1 M transient events from being built.
-struct ProgressRecord {
+struct alignas(64) ProgressRecord {  // one cache line
   TimeNs time = 0;  // the line's own stamp (Clock::kFull)
   std::int64_t iteration = 0;
   std::int64_t total = 0;
   std::uint64_t offset = 0;  // the latest line's, as Event
-  std::uint32_t line = 0;
+  std::uint32_t line = 0;    // 0: an empty slot of ProgressTable
   std::uint32_t length = 0;
   std::int32_t rank = -1;
   std::int32_t local_rank = -1;
@@ -58,7 +58,7 @@ struct ProgressRecord {
   // Its place: before `events[at]` (the events emitted before its first line); records with the
   // same `at` keep their order.
   std::uint32_t at = 0;
-  std::uint32_t file = 0;
+  std::uint32_t seq = 0;  // the order the records were made in
 };
 
 // Progress is kept per rank; an srun-labelled line whose rank is not known yet (it is resolved
@@ -94,8 +94,8 @@ ParsedLog ParseLog(std::string_view text, const FileContext& ctx, std::uint32_t 
 // chunks before placing them (PlaceProgress).
 ParsedLog ParseLogPart(std::string_view text, const FileContext& ctx, std::uint32_t first_line = 1,
                        std::uint64_t base_offset = 0);
-// Moves `log->progress` into `log->events`, each record an iteration event at its place.
-void PlaceProgress(ParsedLog* log);
+// Moves `log->progress` into `log->events`, each record an iteration event of `file` at its place.
+void PlaceProgress(ParsedLog* log, std::uint32_t file);
 
 // The old entry point, for files with nothing but a name rank.
 inline ParsedLog ParseLog(std::string_view text, std::uint32_t file, std::int32_t file_rank) {

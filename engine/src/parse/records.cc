@@ -322,27 +322,17 @@ void LogParser::IterationLine(const Parsed& p) {
   out_.malformed += m == Match::kMalformed ? 1 : 0;
   if (m != Match::kYes) return;
   if (out_.first_dated == 0) out_.first_dated = t;
-  const std::int32_t key = ProgressKey(p.rank, p.origin.task);
-  if (key != last_iteration_rank_ || last_iteration_index_ == kNoIndex) {
-    last_iteration_rank_ = key;
-    last_iteration_index_ = last_iteration_.Find(key);
-  }
-  if (last_iteration_index_ == kNoIndex) {
-    last_iteration_index_ = out_.progress.size();
-    last_iteration_.Set(key, last_iteration_index_);
-    out_.progress.push_back({.at = static_cast<std::uint32_t>(out_.events.size()), .file = ctx_.file});
-  }
-  ProgressRecord& r = out_.progress[last_iteration_index_];
-  r.time = p.origin.timed ? p.origin.time : t;  // as PlaceEvent: a collector's stamp comes first
-  r.iteration = iteration;
-  r.total = total;
-  r.offset = p.ref.offset;
-  r.line = p.ref.number;
-  r.length = p.cite_length;
-  r.rank = p.rank;
-  r.local_rank = p.origin.local_rank >= 0 ? p.origin.local_rank : ctx_.local_rank;
-  r.task = p.origin.task;
-  r.host = p.origin.host.empty() ? kNoStr : out_.strings.Intern(p.origin.host);
+  iterations_.Update({.time = p.origin.timed ? p.origin.time : t,  // as PlaceEvent: a collector's stamp comes first
+                      .iteration = iteration,
+                      .total = total,
+                      .offset = p.ref.offset,
+                      .line = p.ref.number,
+                      .length = p.cite_length,
+                      .rank = p.rank,
+                      .local_rank = p.origin.local_rank >= 0 ? p.origin.local_rank : ctx_.local_rank,
+                      .task = p.origin.task,
+                      .host = p.origin.host.empty() ? kNoStr : out_.strings.Intern(p.origin.host),
+                      .at = static_cast<std::uint32_t>(out_.events.size())});
 }
 
 bool LogParser::ProgressLine(const LineRef& line) {
@@ -424,10 +414,7 @@ void LogParser::Unheaded(const Parsed& p) {
   } else if (found) {
     // A requeued job's next run starts (`SLURM_RESTART_COUNT=<n>`): its iteration lines are new
     // events, so the failed run's last iteration stays where that run stopped.
-    if (r.kind == Kind::kRequeue) {
-      last_iteration_.Clear();
-      last_iteration_index_ = kNoIndex;
-    }
+    if (r.kind == Kind::kRequeue) iterations_.Close();
     Emit(p, std::move(r));
   }
 }
@@ -689,13 +676,14 @@ ParsedLog LogParser::Finish(bool place) {
   FlushEntry();
   std::sort(out_.prefix_ranks.begin(), out_.prefix_ranks.end());
   out_.prefix_ranks.erase(std::unique(out_.prefix_ranks.begin(), out_.prefix_ranks.end()), out_.prefix_ranks.end());
-  if (place) PlaceProgress(&out_);
+  out_.progress = iterations_.Take();
+  if (place) PlaceProgress(&out_, ctx_.file);
   return std::move(out_);
 }
 
 namespace {
 
-Event ProgressEvent(const ProgressRecord& r) {
+Event ProgressEvent(const ProgressRecord& r, std::uint32_t file) {
   Event e;
   e.time = r.time;
   e.clock = Clock::kFull;
@@ -705,7 +693,7 @@ Event ProgressEvent(const ProgressRecord& r) {
   e.local_rank = r.local_rank;
   e.task = r.task;
   e.host = r.host;
-  e.file = r.file;
+  e.file = file;
   e.line = r.line;
   e.offset = r.offset;
   e.length = r.length;
@@ -716,7 +704,7 @@ Event ProgressEvent(const ProgressRecord& r) {
 }  // namespace
 
 // In place, from the back: each record goes before `events[at]`, after every event before it.
-void PlaceProgress(ParsedLog* log) {
+void PlaceProgress(ParsedLog* log, std::uint32_t file) {
   auto& events = log->events;
   const auto& records = log->progress;
   if (records.empty()) return;
@@ -726,7 +714,7 @@ void PlaceProgress(ParsedLog* log) {
     if (i > 0 && records[k - 1].at < i) {
       events[--w] = std::move(events[--i]);
     } else {
-      events[--w] = ProgressEvent(records[--k]);
+      events[--w] = ProgressEvent(records[--k], file);
     }
   }
   log->progress.clear();

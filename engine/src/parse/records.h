@@ -146,12 +146,9 @@ class LogParser {
   std::unordered_map<std::int32_t, std::size_t> open_watchdogs_;
   // Per rank (or srun task), its latest iteration line: a newer one replaces it (progress noise
   // would otherwise be millions of events; the latest is what shows where a rank stopped). Kept
-  // as compact records in out_.progress (log_parser.h), placed among the events at the end.
+  // as compact records (log_parser.h), placed among the events at the end.
+  ProgressTable iterations_;
   static constexpr std::size_t kNoIndex = ProgressIndex::kNone;
-  ProgressIndex last_iteration_;  // index into out_.progress
-  static constexpr std::int32_t kNoProgressKey = std::numeric_limits<std::int32_t>::min();
-  std::int32_t last_iteration_rank_ = kNoProgressKey;  // the last lookup (ProgressKey), kept: progress lines come in runs
-  std::size_t last_iteration_index_ = kNoIndex;
   ProgressIndex last_step_;  // key=value step lines (index into out_.events), by ProgressKey
   IterationStampCache iteration_stamps_;  // progress lines of a run share their date
   bool StepLine(const Parsed& p);

@@ -171,7 +171,8 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
   if (msg.starts_with("sched: Allocate JobId=")) {  // slurmctld: the job's start (bounds untimed failures)
     out->family = Family::kSlurm;
     out->kind = Kind::kJobAllocated;
-    out->detail = SlurmNote{.reason = strings->Intern(TokenAfter(msg, "JobId=", " "))};
+    out->detail = SlurmNote{.reason = strings->Intern(TokenAfter(msg, "JobId=", " ")),
+                            .node = strings->Intern(TokenAfter(msg, " NodeList=", " "))};  // the job's nodes, in task order
     return true;
   }
   if (msg.starts_with("_job_complete: JobId=")) {  // slurmctld: `WTERMSIG 9` / `WEXITSTATUS 1`
@@ -647,8 +648,8 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"*** "},    // banners: CANCELLED, FAILED, STEPD TERMINATED
     {"oom-kill event"}, {"oom_kill event"}, {" not responding"}, {"Killing JobId="},
     {"Time limit exhausted for JobId="}, {"REQUEST_KILL_JOB"}, {"preempted JobId="}, {"_job_complete: JobId="},
-    {"sched: Allocate JobId="},
     {"due to failure of node "}, {"Requeuing JobId="}, {" now responding"}, {"SLURM_RESTART_COUNT="},
+    {"sched: Allocate JobId="},
     // RecogniseAgent
     {"failed (exitcode: "}, {"Sending process "}, {"Unable to shutdown process "},
     {"Local worker group finished (FAILED)"}, {"The client socket has timed out"}, {"RendezvousConnectionError"},

@@ -435,7 +435,7 @@ namespace {
 DENPEX_AVX2 __attribute__((flatten)) bool ScanAvx2(const LineFilter& f, const std::array<std::array<unsigned char, 16>, 3>& lo,
                                                    const std::array<std::array<unsigned char, 16>, 3>& hi, std::string_view text,
                                                    std::size_t from, std::size_t limit, LineCount* count,
-                                                   LineFilterScan::FirstHit hit) {
+                                                   const LineFilterScan::FirstHit& hit) {
   return ScanFrom(f, Avx2Block(lo, hi), text, from, limit, count, hit);
 }
 DENPEX_AVX2 __attribute__((flatten)) void ClassifyAvx2(const LineFilter& f, const std::array<std::array<unsigned char, 16>, 3>& lo,

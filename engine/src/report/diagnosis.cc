@@ -134,6 +134,17 @@ v1::Diagnosis ToDiagnosis(const Incident& inc, const Finding& f) {
     p->set_target(ValidUtf8(a.target));
     p->set_text(ValidUtf8(a.text));
   }
+  if (f.link) {
+    v1::Link* link = d.mutable_link();
+    auto name = [&](std::int32_t node) { return node >= 0 ? ValidUtf8(inc.nodes[node]) : std::string(); };
+    link->set_node_a(name(f.link->a.node));
+    link->set_hca_a(f.link->a.hca);
+    link->set_rank_a(f.link->a.rank);
+    link->set_node_b(name(f.link->b.node));
+    link->set_hca_b(f.link->b.hca);
+    link->set_rank_b(f.link->b.rank);
+    link->set_ordered(f.link->ordered);
+  }
   d.set_strategy(f.strategy);
   return d;
 }

@@ -1,0 +1,119 @@
+// The engine on DeepSpeed-over-pdsh incidents (deepspeed.log, docs/log_formats.md §26b/§26c),
+// written by hand: the static TCPStore's client-join timeout and a rank's error beside its
+// node's launcher exit.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+#include "denpex/engine/engine.h"
+#include "fixture.h"
+
+namespace denpex::engine {
+namespace {
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+v1::Diagnosis DiagnoseOk(const fs::path& dir) {
+  auto d = Diagnose(dir, {.strategy = Strategy::kEngine, .threads = 2});
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  return d.ok() ? *d : v1::Diagnosis();
+}
+
+void Write(const fs::path& file, const std::string& text) {
+  fs::create_directories(file.parent_path());
+  std::ofstream(file) << text;
+}
+
+bool Cites(const v1::Diagnosis& d, const std::string& needle, v1::EvidenceRole role) {
+  return std::any_of(d.evidence().begin(), d.evidence().end(), [&](const v1::Evidence& e) {
+    return e.role() == role && e.text().find(needle) != std::string::npos;
+  });
+}
+
+constexpr const char* kStamp = "[2026-03-02 09:00:05,120] [INFO] ";
+
+// Three nodes of 2 ranks; gpu-0003 never launched: no line of it in deepspeed.log, only its
+// (empty) kernel log. Rank 0's server error comes first; every joined rank's error is the same.
+std::string JoinTimeoutLog(bool with_silent_kernel_log, const fs::path& dir) {
+  std::string log = std::string(kStamp) + "[runner.py:568:main] cmd = pdsh -S -f 1024 -w gpu-0001,gpu-0002,gpu-0003 export\n";
+  for (const char* host : {"gpu-0001", "gpu-0002"}) {
+    log += std::string(host) + ": " + kStamp + "[launch.py:151:main] nnodes=3, num_local_procs=2, node_rank=0\n";
+  }
+  log += "gpu-0001: [rank0]: Traceback (most recent call last):\n";
+  log += "gpu-0001: [rank0]:   File \"/workspace/train.py\", line 88, in <module>\n";
+  log += "gpu-0001: [rank0]:     deepspeed.init_distributed(dist_backend=\"nccl\")\n";
+  log += "gpu-0001: [rank0]: torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 4/6 clients joined.\n";
+  for (int rank = 1; rank < 4; ++rank) {
+    const std::string host = rank < 2 ? "gpu-0001" : "gpu-0002";
+    const std::string p = host + ": [rank" + std::to_string(rank) + "]: ";
+    log += p + "Traceback (most recent call last):\n";
+    log += p + "  File \"/workspace/train.py\", line 90, in <module>\n";
+    log += p + "    torch.distributed.barrier()\n";
+    log += p + "torch.distributed.DistBackendError: [" + std::to_string(rank) +
+           "] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', "
+           "but store->get('0') got error: Connection reset by peer. This may indicate a possible application crash on "
+           "rank 0 or a network set up issue.\n";
+  }
+  log += "pdsh@login-01: gpu-0001: ssh exited with exit code 1\npdsh@login-01: gpu-0002: ssh exited with exit code 1\n";
+  Write(dir / "deepspeed.log", log);
+  Write(dir / "gpu-0001/kern.log", "");
+  Write(dir / "gpu-0002/kern.log", "");
+  if (with_silent_kernel_log) Write(dir / "gpu-0003/kern.log", "");
+  return log;
+}
+
+TEST(StoreJoinGap, NamesTheSilentNodeNotRankZero) {
+  TempDir tmp;
+  JoinTimeoutLog(true, tmp.path());
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1);
+  EXPECT_EQ(d.initiator().node(), "gpu-0003");
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_NCCL_SETUP);
+  EXPECT_EQ(d.owner(), v1::OWNER_HOST);
+  EXPECT_NE(d.reason().find("4/6 clients joined"), std::string::npos) << d.reason();
+  EXPECT_NE(d.reason().find("2 ranks never joined and printed nothing"), std::string::npos) << d.reason();
+  EXPECT_TRUE(Cites(d, "DistStoreError: Timed out after 601 seconds", v1::EVIDENCE_ROLE_CORROBORATING));
+  EXPECT_TRUE(Cites(d, "store->get('0') got error", v1::EVIDENCE_ROLE_CONSEQUENCE));
+  ASSERT_GE(d.recovery().preconditions_size(), 1);
+  EXPECT_EQ(d.recovery().preconditions(0).target(), "gpu-0003");
+}
+
+// The missing ranks' node is named nowhere: the engine says so rather than blame rank 0.
+TEST(StoreJoinGap, InconclusiveWhenNoKnownNodeIsSilent) {
+  TempDir tmp;
+  JoinTimeoutLog(false, tmp.path());
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_INCONCLUSIVE) << d.reason();
+  EXPECT_NE(d.reason().find("2 ranks never joined"), std::string::npos) << d.reason();
+  EXPECT_NE(d.initiator().rank(), 0);
+}
+
+// DeepSpeed's launch.py names no rank (its last command, whichever failed): its node's exit line
+// is cited beside the rank's own error, not as the initiator.
+TEST(PdshLauncher, NodesLauncherExitCorroboratesTheRanksOwnError) {
+  TempDir tmp;
+  std::string log;
+  for (const char* host : {"gpu-0001", "gpu-0002"}) {
+    log += std::string(host) + ": " + kStamp + "[launch.py:151:main] nnodes=2, num_local_procs=2, node_rank=0\n";
+  }
+  log += "gpu-0002: [rank3]: Traceback (most recent call last):\n";
+  log += "gpu-0002: [rank3]:   File \"/workspace/train.py\", line 120, in <module>\n";
+  log += "gpu-0002: [rank3]:     loss = model(batch)\n";
+  log += "gpu-0002: [rank3]: ValueError: bad batch\n";
+  log += "gpu-0002: [2026-03-02 09:00:06,310] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 4121\n";
+  log += "gpu-0002: [2026-03-02 09:00:06,520] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'train.py', "
+         "'--local_rank=1'] exits with return code = 1\n";
+  log += "pdsh@login-01: gpu-0002: ssh exited with exit code 1\n";
+  Write(tmp.path() / "deepspeed.log", log);
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.initiator().rank(), 3) << d.reason();
+  EXPECT_EQ(d.initiator().node(), "gpu-0002");
+  EXPECT_TRUE(Cites(d, "ValueError: bad batch", v1::EVIDENCE_ROLE_INITIATING));
+  EXPECT_TRUE(Cites(d, "exits with return code = 1", v1::EVIDENCE_ROLE_CORROBORATING));
+}
+
+}  // namespace
+}  // namespace denpex::engine
