@@ -114,7 +114,7 @@ void ExpectSameParse(const std::string& text, std::size_t chunk) {
 TEST(Chunking, BorrowedTimesWatchdogStatusAndDatesCrossChunkBoundaries) {
   std::string text;
   for (int i = 0; i < 200; ++i) {
-    const std::string r = std::to_string(i % 8), ss = (i % 60 < 10 ? "0" : "") + std::to_string(i % 60);
+    const std::string r = std::to_string(i % 8), ss = std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60);
     const std::string head = r + ": [rank" + r + "]:[E302 09:10:" + ss + ".100000000 ProcessGroupNCCL.cpp:";
     text += head + "607] [PG 1 Rank " + r +
             "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=21, OpType=ALLREDUCE, NumelIn=5, NumelOut=5, "
