@@ -219,8 +219,8 @@ std::vector<ProcessGroup> UnnamedGroups(const Incident& inc, const JobFacts& fac
   }
   const auto world = static_cast<std::int64_t>(facts.ranks.size());
   std::vector<ProcessGroup> out;
-  std::int64_t budget = kSearchBudget;
   for (auto& [collective, reports] : by_collective) {
+    std::int64_t budget = kSearchBudget;  // per collective: a wide one must not starve the rest
     std::int64_t size = 0;
     for (const GroupReport& r : reports) size = std::max<std::int64_t>(size, r.group_rank + 1);
     if (size < 2) continue;  // one member each: no group to complete
