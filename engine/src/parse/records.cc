@@ -732,6 +732,12 @@ void PlaceProgress(ParsedLog* log, std::uint32_t file) {
       events[--w] = ProgressEvent(records[--k], file);
     }
   }
+  // Indices into the events move past the records placed before them.
+  for (auto& [rank, index] : log->open_watchdogs) {
+    index += static_cast<std::size_t>(std::upper_bound(records.begin(), records.end(), index,
+                                                       [](std::size_t at, const ProgressRecord& r) { return at < r.at; }) -
+                                      records.begin());
+  }
   log->progress.clear();
   log->progress.shrink_to_fit();
 }
