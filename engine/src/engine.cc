@@ -35,7 +35,7 @@ std::string_view StrategyName(Strategy s) {
 }
 
 Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir, const DiagnoseOptions& options) {
-  auto incident = LoadIncident(incident_dir, options.threads, options.checkpoint_dir);
+  auto incident = LoadIncident(incident_dir, options.threads, options.checkpoint_dir, false, options.chunk_bytes);
   if (!incident.ok()) return incident.status();
   // The engine looks for patient zero in a restarted job's first attempt; the baselines read all.
   if (options.strategy == Strategy::kEngine) SetAsideLaterAttempts(&*incident);
@@ -47,7 +47,7 @@ Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir, const 
   if (!ckpt_dir.ok()) return ckpt_dir.status();
   std::optional<Incident> control;
   if (!options.control.empty()) {
-    auto loaded = LoadIncident(options.control, options.threads);
+    auto loaded = LoadIncident(options.control, options.threads, {}, false, options.chunk_bytes);
     if (!loaded.ok()) {
       return Status::InvalidArgument("--control " + options.control.string() + ": " + loaded.status().message() +
                                      " (give the incident directory of a healthy run of the same job)");

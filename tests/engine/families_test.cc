@@ -998,7 +998,7 @@ TEST(Chunks, ChunkedIterationRecordsPlaceAsWholeFileParse) {
     for (int step = 1; step <= 40; ++step) {
       for (int task = 0; task < 12; ++task) {
         if (task >= 6 + step / 8) continue;  // later tasks join later, so some first print in later chunks
-        text += (task < 10 ? " " : "") + std::to_string(task) + ":  [2026-11-29 16:" + std::to_string(10 + step) +
+        text += std::string(task < 10 ? " " : "") + std::to_string(task) + ":  [2026-11-29 16:" + std::to_string(10 + step) +
                 ":0" + std::to_string(task % 10) + "] iteration " + std::to_string(step + 100 * run) +
                 "/ 100000 | consumed samples: 100 | elapsed time per iteration (ms): 1000.0 |\n";
         if ((step * 12 + task) % 37 == 0) text += "srun: error: gpu-00" + std::to_string(10 + task) + ": task " + std::to_string(task) + ": Killed\n";

@@ -120,7 +120,9 @@ TEST_F(Network, LostStoreHostIsNamedNotTheFirstToReport) {
     EXPECT_EQ(agents->count(), 31) << torch;
     const v1::ErrorGroup* resets = Group(*d, "recvValue failed on SocketImpl");
     EXPECT_EQ(resets != nullptr, torch == "2.4") << torch;
-    if (resets != nullptr) EXPECT_EQ(resets->count(), resets->ranks()) << "one reset per worker";
+    if (resets != nullptr) {
+      EXPECT_EQ(resets->count(), resets->ranks()) << "one reset per worker";
+    }
   }
 }
 
@@ -238,8 +240,12 @@ TEST_F(Network, OneBadLinkBetweenTwoNodesNamesThePairNotARank) {
   const std::string v218 =
       " transport/net_ib.cc:1335 NCCL WARN NET/IB : Got completion from peer {peer}<41488> with error 12, opcode 0, len 0, "
       "vendor err 129\n";
-  for (const auto& [shape, hca] : {std::pair{v221, false}, {v221, true}, {v218, false}}) {
-    const fs::path incident = dir_ / ("link" + std::to_string(shape.size()) + (hca ? "hca" : ""));
+  // The IB plugin's later wording (nccl-rdma-sharp-plugins' ib_plugin.c): the status and opcode by name.
+  const std::string plugin =
+      " ib_plugin.c:1615 NCCL WARN NET/IB: Got completion from peer {peer}<41488> with status=IBV_WC_RETRY_EXC_ERR(12) "
+      "opcode=IBV_WC_SEND(0) reqSize=0 vendor_err=129 req_type=Send localGid ::ffff:{self} remoteGids::ffff:{peer}{hca}\n";
+  for (const auto& [shape, hca] : {std::pair{v221, false}, {v221, true}, {v218, false}, {plugin, true}}) {
+    const fs::path incident = dir_ / ("link" + std::to_string(shape.size()) + (hca ? "hca" : ""));  // one dir per shape
     auto write = [&](const std::string& host, int rank, const std::string& self, const std::string& peer, const std::string& dev) {
       fs::create_directories(incident / host);
       std::string line = host + ":100:107 [0]" + shape;
@@ -288,7 +294,9 @@ TEST_F(Network, BadLinkIsLocalisedAndItsFirstEndNamedInEachNcclShape) {
       EXPECT_TRUE(d->link().ordered()) << what;
       EXPECT_EQ(d->link().rank_a(), 77) << what;
       EXPECT_EQ(d->link().node_a(), "gpu-0010") << what;
-      if (std::string(variant) == "1") EXPECT_EQ(d->link().hca_a(), "mlx5_5") << what;
+      if (std::string(variant) == "1") {
+        EXPECT_EQ(d->link().hca_a(), "mlx5_5") << what;
+      }
       EXPECT_GT(d->cascade().secondary_ranks_size(), 0) << what;
       std::ifstream truth_file(dir_ / name / "truth.json");
       const std::string truth((std::istreambuf_iterator<char>(truth_file)), std::istreambuf_iterator<char>());

@@ -5,6 +5,7 @@
 #include <oneapi/tbb/parallel_for.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -66,6 +67,27 @@ void FoldProgress(Event&& later, Event* earlier) {
   *earlier = std::move(later);
 }
 
+// A status line of `from` whose timeout is still open in `into` completes it, as a single pass
+// would have (the first matching status line of the rank's last timeout).
+void CloseWatchdogs(const ParsedLog& from, const std::vector<StrId>& remap, ParsedLog* into) {
+  for (const OrphanStatus& st : from.orphan_statuses) {
+    const auto it = std::lower_bound(into->open_watchdogs.begin(), into->open_watchdogs.end(), std::make_pair(st.rank, std::size_t{0}));
+    if (it == into->open_watchdogs.end() || it->first != st.rank) continue;
+    auto& w = std::get<WatchdogTimeout>(into->events[it->second].detail);
+    if (w.pg == remap[st.pg] && w.group_rank == st.group_rank && w.last_enqueued < 0) {
+      w.last_enqueued = st.last_enqueued;
+      w.last_completed = st.last_completed;
+    }
+  }
+}
+
+// `into`'s open timeouts, with `from`'s (at their merged indices) replacing a rank's older one.
+void MergeOpenWatchdogs(const ParsedLog& from, const std::vector<std::size_t>& placed, ParsedLog* into) {
+  std::map<std::int32_t, std::size_t> open(into->open_watchdogs.begin(), into->open_watchdogs.end());
+  for (const auto& [rank, index] : from.open_watchdogs) open[rank] = placed[index];
+  into->open_watchdogs.assign(open.begin(), open.end());
+}
+
 // A later chunk's iteration record (lines shifted, strings re-interned): it replaces the earlier
 // record of its key, in that one's place, or is placed where the merged events now end.
 void FoldRecord(ProgressRecord r, ParsedLog* into, ProgressIndex* iterations) {
@@ -86,6 +108,8 @@ void Append(ParsedLog&& from, ParsedLog* into, ProgressSlots* slots) {
   const auto shift = static_cast<std::uint32_t>(into->lines);
   std::vector<StrId> remap(from.strings.size());
   for (StrId id = 0; id < remap.size(); ++id) remap[id] = into->strings.Intern(from.strings.Get(id));
+  CloseWatchdogs(from, remap, into);
+  std::vector<std::size_t> placed(from.events.size());  // from's event index -> its index in `into`
   auto record = from.progress.begin();
   const auto fold_records_until = [&](std::size_t at) {  // the records placed before from.events[at]
     for (; record != from.progress.end() && record->at <= at; ++record) {
@@ -100,10 +124,17 @@ void Append(ParsedLog&& from, ParsedLog* into, ProgressSlots* slots) {
     Event& e = from.events[i];
     ForEachStrId(e, [&](StrId& id) { id = remap[id]; });
     e.line += shift;
+    if (e.clock == Clock::kNone && into->last_stamp_clock != Clock::kNone) {  // no stamp before it in its chunk
+      e.time = into->last_stamp;
+      e.clock = into->last_stamp_clock;
+      e.time_borrowed = true;
+    }
     if (e.kind == Kind::kRequeue) slots->iterations.Clear();  // the next run's iteration lines are new events (records.cc)
+    placed[i] = into->events.size();
     if (const auto key = StepKey(e)) {
       const std::size_t at = slots->steps.Find(*key);
       if (at != ProgressIndex::kNone) {
+        placed[i] = at;
         FoldProgress(std::move(e), &into->events[at]);
         continue;
       }
@@ -112,6 +143,7 @@ void Append(ParsedLog&& from, ParsedLog* into, ProgressSlots* slots) {
     into->events.push_back(std::move(e));
   }
   fold_records_until(from.events.size());
+  MergeOpenWatchdogs(from, placed, into);
   into->prefix_ranks.insert(into->prefix_ranks.end(), from.prefix_ranks.begin(), from.prefix_ranks.end());
   into->lines += from.lines;
   into->malformed += from.malformed;
@@ -121,9 +153,51 @@ void Append(ParsedLog&& from, ParsedLog* into, ProgressSlots* slots) {
   into->untimed += from.untimed;
   if (from.last_line.line > 0) into->last_line = {from.last_line.line + shift, from.last_line.offset, from.last_line.length};
   if (into->first_dated == 0) into->first_dated = from.first_dated;
+  if (from.last_stamp_clock != Clock::kNone) {
+    into->last_stamp = from.last_stamp;
+    into->last_stamp_clock = from.last_stamp_clock;
+  }
   into->agent |= from.agent;
   into->task_labels |= from.task_labels;
   into->local_tags |= from.local_tags;
+}
+
+
+// A chunk that ends inside a record that goes on (a ChildFailedError table, a traceback still
+// printing, a wrapped or split line) is parsed again joined with the chunks after it, up to
+// kMaxJoined chunks in all, so the record is read as one pass reads it. The joined groups are
+// independent: parsed in parallel. `parts` becomes one result per group, `starts` their starts.
+constexpr std::size_t kMaxJoined = 4;
+
+void JoinOpenRecords(std::string_view text, const FileContext& ctx, std::vector<std::size_t>* starts,
+                     std::vector<ParsedLog>* parts) {
+  struct Group {
+    std::size_t first, last;  // chunks [first, last)
+  };
+  std::vector<Group> groups;
+  bool joined = false;
+  for (std::size_t i = 0; i < parts->size();) {
+    std::size_t j = i + 1;
+    while (j < parts->size() && (*parts)[j - 1].open_at_end && j - i < kMaxJoined) ++j;
+    joined |= j > i + 1;
+    groups.push_back({i, j});
+    i = j;
+  }
+  if (!joined) return;
+  std::vector<ParsedLog> merged(groups.size());
+  std::vector<std::size_t> merged_starts(groups.size());
+  tbb::parallel_for(std::size_t{0}, groups.size(), [&](std::size_t g) {
+    const auto [first, last] = groups[g];
+    merged_starts[g] = (*starts)[first];
+    if (last == first + 1) {
+      merged[g] = std::move((*parts)[first]);
+      return;
+    }
+    const std::size_t end = last < starts->size() ? (*starts)[last] : text.size();
+    merged[g] = ParseLogPart(text.substr((*starts)[first], end - (*starts)[first]), ctx, 1, (*starts)[first]);
+  });
+  *parts = std::move(merged);
+  *starts = std::move(merged_starts);
 }
 
 }  // namespace
@@ -131,13 +205,14 @@ void Append(ParsedLog&& from, ParsedLog* into, ProgressSlots* slots) {
 ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes,
                        const FileText* source) {
   if (text.size() <= chunk_bytes) return ParseLog(text, ctx);  // progress placed
-  const std::vector<std::size_t> starts = ChunkStarts(text, chunk_bytes);
+  std::vector<std::size_t> starts = ChunkStarts(text, chunk_bytes);
   std::vector<ParsedLog> parts(starts.size());
   tbb::parallel_for(std::size_t{0}, starts.size(), [&](std::size_t i) {
     const std::size_t end = i + 1 < starts.size() ? starts[i + 1] : text.size();
     parts[i] = ParseLogPart(text.substr(starts[i], end - starts[i]), ctx, 1, starts[i]);
     if (source) source->Release(starts[i], end - starts[i]);
   });
+  JoinOpenRecords(text, ctx, &starts, &parts);
   ParsedLog out = std::move(parts[0]);
   // One allocation for every chunk's events and progress records, placed last (growing by
   // doubling copied them and faulted in fresh pages several times over on a 2 GB file). The

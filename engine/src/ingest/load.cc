@@ -31,7 +31,7 @@ struct FileResult {
   bool cut = false;     // the text ends without a newline
 };
 
-FileResult ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_line) {
+FileResult ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_line, std::size_t chunk_bytes) {
   FileResult r;
   auto text = FileText::Open(f.path);
   if (!text.ok()) {
@@ -50,18 +50,18 @@ FileResult ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_lin
                         .kernel = f.kernel,
                         .prefixes = SniffPrefixes(text->view()),
                         .every_line = every_line};
-  r.log = ParseChunked(text->view(), ctx, kChunkBytes, &*text);
+  r.log = ParseChunked(text->view(), ctx, chunk_bytes, &*text);
   return r;
 }
 
 // Files [begin, end) parsed in parallel; results in file order.
 std::vector<FileResult> ParseBatch(const std::vector<SourceFile>& files, std::size_t begin, std::size_t end,
-                                   tbb::task_arena* arena, bool every_line) {
+                                   tbb::task_arena* arena, bool every_line, std::size_t chunk_bytes) {
   std::vector<FileResult> results(end - begin);
   arena->execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(begin, end), [&](const auto& range) {
       for (std::size_t i = range.begin(); i != range.end(); ++i) {
-        results[i - begin] = ReadAndParse(files[i], static_cast<std::uint32_t>(i), every_line);
+        results[i - begin] = ReadAndParse(files[i], static_cast<std::uint32_t>(i), every_line, chunk_bytes);
       }
     });
   });
@@ -144,7 +144,7 @@ void DropCopies(Incident* inc) {
 }  // namespace
 
 Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
-                              const std::filesystem::path& skip, bool every_line) {
+                              const std::filesystem::path& skip, bool every_line, std::size_t chunk_bytes) {
   auto listing = ListIncident(dir, skip);
   if (!listing.ok()) return listing.status();
   const std::string hint = ": pass the directory that holds the job's logs";
@@ -159,7 +159,8 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
   int readable = 0;
   for (std::size_t begin = 0; begin < listing->files.size(); begin += kBatchFiles) {
     const std::size_t end = std::min(listing->files.size(), begin + kBatchFiles);
-    std::vector<FileResult> batch = ParseBatch(listing->files, begin, end, &arena, every_line);
+    std::vector<FileResult> batch = ParseBatch(listing->files, begin, end, &arena, every_line,
+                                                 chunk_bytes > 0 ? chunk_bytes : kChunkBytes);
     std::size_t events = inc.events.size();  // merged below: one allocation, not one per doubling
     for (const FileResult& r : batch) events += r.log.events.size();
     inc.events.reserve(events);

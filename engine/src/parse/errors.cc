@@ -169,7 +169,10 @@ bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) 
   if (Has(text, "Got completion")) {
     out->kind = Kind::kIbCompletionError;
     std::int64_t status = -1;
-    if (!IntAfter(text, "status=", &status)) IntAfter(text, "with error ", &status);
+    // `status=12`, `with error 12,` (NCCL <= 2.18), or the IB plugin's later `status=IBV_WC_RETRY_EXC_ERR(12)`.
+    if (!IntAfter(text, "status=", &status) && !IntAfter(TokenAfter(text, "status=", " "), "(", &status)) {
+      IntAfter(text, "with error ", &status);
+    }
     w.status = static_cast<std::int32_t>(status);
     w.peer = strings->Intern(TokenAfter(text, "from peer ", " "));
   } else if (Has(text, "Connection closed by remote peer") || Has(text, "Connection reset by peer") ||

@@ -24,12 +24,14 @@ class Driver {
       }
     }
     NoteLastLine();
+    if (read_end_ < text_.size()) parser_.Gap(text_.substr(read_end_));  // for the text's last stamp
     return parser_.Finish(place);
   }
 
  private:
-  // The next line is among the first kOpeningLines of the text.
-  bool Opening() const { return number_ + 1 - first_ < kOpeningLines; }
+  // The next line is among the first kOpeningLines of the file (a later chunk has none: what
+  // a whole-file parse reads must not depend on where the chunks begin).
+  bool Opening() const { return base_ == 0 && number_ + 1 - first_ < kOpeningLines; }
   std::size_t EndOf(std::size_t begin) const {
     const void* nl = std::memchr(text_.data() + begin, '\n', text_.size() - begin);
     return nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text_.data()) : text_.size();

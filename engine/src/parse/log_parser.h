@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "parse/event.h"
@@ -20,7 +21,7 @@ namespace denpex::engine {
 inline constexpr std::size_t kMaxLineBytes = 1 << 20;
 // The first lines of each file (or chunk) are searched for a stamp with a year even when they
 // hold no trigger: a launcher's banner often is the only line that carries one.
-inline constexpr std::uint32_t kOpeningLines = 64;
+inline constexpr std::uint32_t kOpeningLines = 64;  // of the file (its first chunk), not of each chunk
 
 // A line of a file, by place (what a report quotes when no event stands for it).
 struct LineSpan {
@@ -37,6 +38,16 @@ struct FileContext {
   bool kernel = false;            // dmesg, kern.log, journal, syslog: read NVRM / OOM-killer lines
   PrefixPolicy prefixes;          // from SniffPrefixes on the file's first lines
   bool every_line = false;        // read every line whole: the reference the pre-filter is tested against
+};
+
+// A watchdog status line (`last enqueued ... last completed ...`) whose rank had no open
+// timeout in the text: the timeout is in an earlier chunk of the file (ingest/chunks.cc).
+struct OrphanStatus {
+  std::int32_t rank = -1;
+  StrId pg = kNoStr;
+  std::int32_t group_rank = -1;
+  std::int64_t last_enqueued = -1;
+  std::int64_t last_completed = -1;
 };
 
 // A Megatron iteration event kept apart from `events` while a file is parsed: one per rank (or
@@ -79,7 +90,14 @@ struct ParsedLog {
   std::int64_t untimed = 0;    // events with no stamp of their own (borrowed, or none)
   LineSpan last_line;          // the file's last non-empty line (where a lost node's log stops)
   TimeNs first_dated = 0;      // the first stamp with a full date (year) on a line with a record
-                               // trigger or among the first kOpeningLines of a chunk; 0: none
+                               // trigger or among the first kOpeningLines of the file; 0: none
+  TimeNs last_stamp = 0;       // the text's last stamp (a later chunk's untimed events borrow it)
+  Clock last_stamp_clock = Clock::kNone;  // kNone: no line of the text carries one
+  // Per rank, its last watchdog timeout event (index into `events`), open to a status line that
+  // a later chunk may hold; and the status lines this text holds for timeouts before it.
+  std::vector<std::pair<std::int32_t, std::size_t>> open_watchdogs;
+  std::vector<OrphanStatus> orphan_statuses;
+  bool open_at_end = false;    // it ends inside a record that goes on (a table, a traceback, a split line)
   bool agent = false;          // carries torchrun / torch.distributed.elastic agent lines
   bool task_labels = false;    // srun --label task ids (on a line with a trigger)
   bool local_tags = false;     // torchrun `[default<L>]:` tags

@@ -59,10 +59,9 @@ class ProgressIndex {
 // applied a batch at a time, where the misses of consecutive records overlap.
 class ProgressTable {
  public:
-  ProgressTable() : slots_(kInitialSlots) { pending_.reserve(kBatch); }
-
   // `r` (its `at`: the events emitted before its line) becomes its key's latest record.
   void Update(const ProgressRecord& r) {
+    if (pending_.empty()) pending_.reserve(kBatch);  // allocated on a file's first progress line, not per parser
     pending_.push_back(r);
     if (pending_.size() == kBatch) Flush();
   }
@@ -95,6 +94,8 @@ class ProgressTable {
   static std::int32_t KeyOf(const ProgressRecord& r) { return ProgressKey(r.rank, r.task); }
 
   void Flush() {
+    if (pending_.empty()) return;
+    if (slots_.empty()) slots_.resize(kInitialSlots);
     for (std::size_t k = 0; k < pending_.size(); ++k) {
       if (k + kAhead < pending_.size()) {
         __builtin_prefetch(&slots_[Hash(KeyOf(pending_[k + kAhead])) & (slots_.size() - 1)], 1);
@@ -104,6 +105,7 @@ class ProgressTable {
     pending_.clear();
   }
   void Apply(const ProgressRecord& r) {
+    if (slots_.empty()) slots_.resize(kInitialSlots);
     const std::int32_t key = KeyOf(r);
     const std::size_t mask = slots_.size() - 1;
     for (std::size_t i = Hash(key) & mask;; i = (i + 1) & mask) {

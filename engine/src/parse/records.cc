@@ -454,11 +454,13 @@ bool LogParser::Traceback(const Parsed& p) {
   auto open = std::find_if(tracebacks_.begin(), tracebacks_.end(), [&](const auto& t) { return t.stream == stream; });
   if (msg.starts_with("Traceback (most recent call last):")) {
     if (open == tracebacks_.end()) tracebacks_.push_back({stream, p.ref.number});
+    traceback_touched_ = p.ref.number;
     return true;
   }
   if (open == tracebacks_.end()) return false;
   if (msg[0] == ' ' || msg[0] == '\t' || msg[0] == '^' || msg[0] == '~') {  // frames, carets
     if (Has(msg, "pin_memory")) open->pin_line = p.ref.number;
+    traceback_touched_ = p.ref.number;
     return true;
   }
   closed_in_pin_ = open->pin_line > 0 && p.ref.number - open->pin_line <= kPinFrameSpan;
@@ -597,6 +599,9 @@ void LogParser::WatchdogMessage(const Parsed& p, std::string_view text) {
         w.last_enqueued = st.last_enqueued;
         w.last_completed = st.last_completed;
       }
+    } else {  // its timeout may be in the chunk before (the merge applies it)
+      out_.orphan_statuses.push_back({.rank = p.rank, .pg = out_.strings.Intern(pg.uid), .group_rank = pg.group_rank,
+                                      .last_enqueued = st.last_enqueued, .last_completed = st.last_completed});
     }
     return;
   }
@@ -671,9 +676,19 @@ void LogParser::FlushWrapped() {
 }
 
 ParsedLog LogParser::Finish(bool place) {
+  // A record still going on at the end (not a traceback left open long ago by a killed rank):
+  // a chunked parse reads this chunk again joined with the next (ingest/chunks.cc).
+  constexpr std::int64_t kRecentLines = 256;
+  out_.open_at_end = has_wrapped_ || has_fragment_ || has_pending_gpu_ || table_.open ||
+                     (!tracebacks_.empty() && out_.lines - traceback_touched_ <= kRecentLines);
   if (has_fragment_) ++out_.malformed;  // a split line's head whose tail is past the end
   FlushWrapped();
   FlushEntry();
+  ResolveGaps();
+  out_.last_stamp = last_time_;
+  out_.last_stamp_clock = last_clock_;
+  out_.open_watchdogs.assign(open_watchdogs_.begin(), open_watchdogs_.end());
+  std::sort(out_.open_watchdogs.begin(), out_.open_watchdogs.end());
   std::sort(out_.prefix_ranks.begin(), out_.prefix_ranks.end());
   out_.prefix_ranks.erase(std::unique(out_.prefix_ranks.begin(), out_.prefix_ranks.end()), out_.prefix_ranks.end());
   out_.progress = iterations_.Take();

@@ -139,6 +139,7 @@ class LogParser {
     std::uint32_t pin_line = 0;  // its last frame line that calls pin_memory (0: none)
   };
   std::vector<OpenTraceback> tracebacks_;
+  std::uint32_t traceback_touched_ = 0;  // the last line that opened or continued a traceback
   // The traceback just closed ended in a pin_memory frame: its exception is a page-locked
   // (pinned) host allocation that failed (torch's CachingHostAllocator -> cudaHostAlloc).
   bool closed_in_pin_ = false;

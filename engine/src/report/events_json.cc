@@ -127,7 +127,9 @@ void DetailFields(const EventDetail& detail, Fields* f) {
 std::string YearlessTime(TimeNs t) {
   const std::string full = FormatRfc3339(t);  // the placeholder year, then `-MM-DDT...Z`
   const std::size_t dash = full.find('-');
-  return "-" + full.substr(dash, full.size() - dash - 1);
+  std::string out = "-";
+  out.append(full, dash, full.size() - dash - 1);
+  return out;
 }
 
 }  // namespace

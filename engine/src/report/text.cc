@@ -32,6 +32,10 @@ void Initiator(const v1::Diagnosis& d, std::string* out) {
     *out += "rank " + std::to_string(ini.rank());
     if (!ini.node().empty()) *out += " on " + ini.node();
     if (ini.local_rank() >= 0) *out += ", local rank " + std::to_string(ini.local_rank());
+  } else if (d.has_link()) {  // a bad link whose first end nothing tells
+    const v1::Link& l = d.link();
+    *out += "the link " + l.node_a() + (l.hca_a().empty() ? "" : " " + l.hca_a()) + " <-> " + l.node_b() +
+            (l.hca_b().empty() ? "" : " " + l.hca_b()) + " (which end failed first not determined)";
   } else if (ini.node().empty()) {  // diagnosed: the scheduler, or every rank failing together
     *out += d.verdict() == v1::VERDICT_DIAGNOSED ? "the whole job" : "not determined";
   } else {

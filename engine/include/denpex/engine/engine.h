@@ -43,6 +43,9 @@ struct DiagnoseOptions {
   // each rank's step timers against that rank's own in the control, not only against its
   // peers'. Empty: none.
   std::filesystem::path control;
+  // Large files are parsed in chunks of this many bytes (0: 32 MiB). For the tests: the
+  // diagnosis never depends on it.
+  std::size_t chunk_bytes = 0;
 };
 
 // kNotFound / kInvalidInput when the directory is missing, not a directory, or holds no

@@ -1,0 +1,184 @@
+// Results never depend on the chunk size large files are parsed in (ingest/chunks.h): every
+// frozen incident of corpora/real and simulated incidents across launchers and torch versions,
+// parsed in chunks of 4 KiB, 64 KiB and 1 MiB and as whole files, give the same events, the same
+// per-file facts and the same diagnosis. What used to differ: an untimed line at a chunk's start
+// did not borrow the stamp before it, a watchdog's status line in the next chunk was lost, a
+// later chunk's first lines could date the file, and a ChildFailedError table (or a traceback)
+// cut by a boundary lost its entries.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "denpex/engine/engine.h"
+#include "denpex/sim/simulator.h"
+#include "ingest/chunks.h"
+#include "ingest/incident.h"
+#include "parse/prefix.h"
+#include "report/events_json.h"
+
+namespace denpex::engine {
+namespace {
+namespace fs = std::filesystem;
+
+constexpr std::size_t kWhole = std::numeric_limits<std::size_t>::max();
+constexpr std::size_t kChunks[] = {4 << 10, 64 << 10, 1 << 20};
+
+// Everything an incident holds, as text: events as `denpex events` prints them (with their
+// exact times), each file's facts, the input counts.
+std::string Dump(const Incident& inc) {
+  std::string out;
+  for (const Event& e : inc.events) {
+    AppendEventJson(inc, e, &out);
+    out += " time=" + std::to_string(e.time) + " borrowed=" + std::to_string(e.time_borrowed) +
+           " signature=" + std::string(inc.str(e.signature)) + "\n";
+  }
+  for (const LogFile& f : inc.files) {
+    out += f.path + " agent=" + std::to_string(f.agent) + " labels=" + std::to_string(f.task_labels) +
+           " tags=" + std::to_string(f.local_tags) + " last=" + std::to_string(f.last_line.line) + "@" +
+           std::to_string(f.last_line.offset) + "+" + std::to_string(f.last_line.length) + " ranks=";
+    for (std::int32_t r : f.prefix_ranks) out += std::to_string(r) + ",";
+    out += "\n";
+  }
+  const InputCounts& in = inc.input;
+  out += "lines=" + std::to_string(in.lines) + " malformed=" + std::to_string(in.malformed_lines) +
+         " joined=" + std::to_string(in.joined_lines) + " interleaved=" + std::to_string(in.interleaved_lines) +
+         " broken=" + std::to_string(in.broken_records) + " untimed=" + std::to_string(in.untimed_events) +
+         " first_dated=" + std::to_string(inc.first_dated) + " year=" + std::to_string(inc.year.value_or(0)) + "\n";
+  for (const std::string& p : in.problems) out += "problem: " + p + "\n";
+  return out;
+}
+
+// The first line where two dumps differ, from each.
+std::string FirstDifference(const std::string& a, const std::string& b) {
+  std::size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  const std::size_t from = a.rfind('\n', i) == std::string::npos ? 0 : a.rfind('\n', i) + 1;
+  return "whole files:\n" + a.substr(from, a.find('\n', i) - from) + "\nchunked:\n" + b.substr(from, b.find('\n', i) - from);
+}
+
+void ExpectChunkSizeIndependent(const fs::path& dir, const std::string& what) {
+  auto whole = LoadIncident(dir, 2, {}, false, kWhole);
+  ASSERT_TRUE(whole.ok()) << what << ": " << whole.status().message();
+  const std::string expected = Dump(*whole);
+  auto diagnosis = Diagnose(dir, {.threads = 2, .chunk_bytes = kWhole});
+  ASSERT_TRUE(diagnosis.ok()) << what;
+  const std::string expected_diagnosis = diagnosis->DebugString();
+  for (const std::size_t chunk : kChunks) {
+    auto chunked = LoadIncident(dir, 2, {}, false, chunk);
+    ASSERT_TRUE(chunked.ok()) << what;
+    const std::string got = Dump(*chunked);
+    if (got != expected) ADD_FAILURE() << what << " in chunks of " << chunk << " bytes: " << FirstDifference(expected, got);
+    auto d = Diagnose(dir, {.threads = 2, .chunk_bytes = chunk});
+    ASSERT_TRUE(d.ok()) << what;
+    if (d->DebugString() != expected_diagnosis) {
+      ADD_FAILURE() << what << ": the diagnosis in chunks of " << chunk
+                    << " bytes differs: " << FirstDifference(expected_diagnosis, d->DebugString());
+    }
+  }
+}
+
+// The same text parsed whole and in chunks of `chunk` bytes: the same events (line, time,
+// kind, watchdog status) and counts.
+void ExpectSameParse(const std::string& text, std::size_t chunk) {
+  const FileContext ctx{.file = 0, .prefixes = SniffPrefixes(text)};
+  const ParsedLog whole = ParseLog(text, ctx);
+  const ParsedLog chunked = ParseChunked(text, ctx, chunk);
+  ASSERT_EQ(chunked.events.size(), whole.events.size());
+  EXPECT_EQ(chunked.lines, whole.lines);
+  EXPECT_EQ(chunked.malformed, whole.malformed);
+  EXPECT_EQ(chunked.broken, whole.broken);
+  EXPECT_EQ(chunked.untimed, whole.untimed);
+  EXPECT_EQ(chunked.first_dated, whole.first_dated);
+  for (std::size_t i = 0; i < whole.events.size(); ++i) {
+    const Event &a = whole.events[i], &b = chunked.events[i];
+    EXPECT_EQ(b.line, a.line) << i;
+    EXPECT_EQ(b.kind, a.kind) << i;
+    EXPECT_EQ(b.time, a.time) << i;
+    EXPECT_EQ(b.clock, a.clock) << i;
+    EXPECT_EQ(b.time_borrowed, a.time_borrowed) << i;
+    if (const auto* w = std::get_if<WatchdogTimeout>(&a.detail)) {
+      EXPECT_EQ(std::get<WatchdogTimeout>(b.detail).last_enqueued, w->last_enqueued) << i;
+      EXPECT_EQ(std::get<WatchdogTimeout>(b.detail).last_completed, w->last_completed) << i;
+    }
+  }
+}
+
+// Untimed lines (torch <= 2.3 c10, srun's task exit) at the start of a chunk borrow the last
+// stamp of the chunk before, as in one pass; a status line in the next chunk completes its
+// timeout; a stamp with a year past the first lines of a later chunk does not date the file.
+TEST(Chunking, BorrowedTimesWatchdogStatusAndDatesCrossChunkBoundaries) {
+  std::string text;
+  for (int i = 0; i < 200; ++i) {
+    const std::string r = std::to_string(i % 8), ss = std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60);
+    const std::string head = r + ": [rank" + r + "]:[E302 09:10:" + ss + ".100000000 ProcessGroupNCCL.cpp:";
+    text += head + "607] [PG 1 Rank " + r +
+            "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=21, OpType=ALLREDUCE, NumelIn=5, NumelOut=5, "
+            "Timeout(ms)=600000) ran for 600100 milliseconds before timing out.\n";
+    text += head + "1664] [PG 1 Rank " + r +
+            "] Exception (either an error or timeout) detected by watchdog at work: 21, last enqueued NCCL work: 21, last "
+            "completed NCCL work: 20.\n";
+    text += "srun: error: gpu-01: task " + r + ": Exited with exit code 1\n";
+    if (i % 7 == 3) text += "slurmstepd: error: *** STEP 42.0 ON gpu-01 CANCELLED AT 2026-03-02T09:10:22 ***\n";
+  }
+  for (const std::size_t chunk : {std::size_t{512}, std::size_t{4096}, std::size_t{10000}}) ExpectSameParse(text, chunk);
+}
+
+TEST(Chunking, EveryRealIncidentIsTheSameInChunksOfAnySize) {
+  std::vector<fs::path> incidents;
+  for (const auto& e : fs::directory_iterator(fs::path(DENPEX_SOURCE_DIR) / "corpora/real")) {
+    if (fs::is_directory(e.path() / "incident")) incidents.push_back(e.path() / "incident");
+  }
+  std::sort(incidents.begin(), incidents.end());
+  ASSERT_GE(incidents.size(), 10u);
+  for (const fs::path& dir : incidents) ExpectChunkSizeIndependent(dir, dir.parent_path().filename().string());
+}
+
+struct Removed {
+  fs::path dir;
+  ~Removed() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
+// Simulated at 16 nodes (or the fewest the layout accepts): torchrun, srun (torch 2.1 untimed,
+// and --label), mpirun, Kubernetes, Ray, a torchrun log dir; torch 1.13 to 2.6. (Every scenario
+// of scenarios/families passed this at seed 3 when it was written; the list keeps it fast.)
+TEST(Chunking, SimulatedIncidentsAcrossLaunchersAreTheSameInChunksOfAnySize) {
+  const char* scenarios[] = {
+      "scenarios/smoke/sigkill_4096.textproto",          "scenarios/families/hang_4096_srun.textproto",
+      "scenarios/families/xid_ecc_1024_srun_torch21.textproto", "scenarios/families/exception_1024_torch113.textproto",
+      "scenarios/families/sigsegv_1024_mpirun.textproto", "scenarios/families/k8s_oomkilled_1024_pytorchjob.textproto",
+      "scenarios/families/ray_actor_died_1024_sigkill.textproto",
+      "scenarios/families/pinned_oom_16384_logdir_torch21.textproto", "scenarios/families/sigsegv_1024_torch26.textproto",
+      "scenarios/families/time_limit_2048_srun.textproto",
+      // a pod's log holds torchrun's ChildFailedError table: at 4 KiB it crosses chunk boundaries
+      "scenarios/families/k8s_hang_4096_jobset_torch26.textproto",
+  };
+  const fs::path scratch = fs::temp_directory_path() / ("denpex_chunking_" + std::to_string(::getpid()));
+  const Removed removed{scratch};
+  for (const char* rel : scenarios) {
+    const fs::path path = fs::path(DENPEX_SOURCE_DIR) / rel;
+    auto scenario = sim::LoadScenario(path);
+    for (const char* nodes : {"job.nodes=16", "job.nodes=32", "job.nodes=64"}) {  // the smallest the layout accepts
+      const std::vector<std::string> set{nodes, "job.dp=0"};
+      if (auto small = sim::LoadScenario(path, set); small.ok()) {
+        scenario = std::move(small);
+        break;
+      }
+    }
+    ASSERT_TRUE(scenario.ok()) << rel << ": " << scenario.status().message();
+    const fs::path out = scratch / path.stem();
+    auto sim = sim::Simulate(*scenario, {.out_dir = out, .seed = 3});
+    ASSERT_TRUE(sim.ok()) << rel << ": " << sim.status().message();
+    ExpectChunkSizeIndependent(out / "incident", path.stem().string());
+  }
+}
+
+}  // namespace
+}  // namespace denpex::engine
