@@ -104,7 +104,7 @@ void FoldRecord(ProgressRecord r, ParsedLog* into, ProgressIndex* iterations) {
 }
 
 // Appends `from` (the chunk after `into`'s last) to `into`: strings re-interned, lines shifted.
-void Append(ParsedLog&& from, ParsedLog* into, ProgressSlots* slots) {
+void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, ProgressSlots* slots) {
   const auto shift = static_cast<std::uint32_t>(into->lines);
   std::vector<StrId> remap(from.strings.size());
   for (StrId id = 0; id < remap.size(); ++id) remap[id] = into->strings.Intern(from.strings.Get(id));
@@ -124,7 +124,13 @@ void Append(ParsedLog&& from, ParsedLog* into, ProgressSlots* slots) {
     Event& e = from.events[i];
     ForEachStrId(e, [&](StrId& id) { id = remap[id]; });
     e.line += shift;
-    if (e.clock == Clock::kNone && into->last_stamp_clock != Clock::kNone) {  // no stamp before it in its chunk
+    if (e.clock == Clock::kNone && !into->stamp_gap.empty()) {  // no stamp before it in its chunk: search the last ones
+      TimeNs t;
+      Clock c;
+      if (LastStampIn(into->stamp_gap, prefixes, &t, &c)) into->last_stamp = t, into->last_stamp_clock = c;
+      into->stamp_gap = {};
+    }
+    if (e.clock == Clock::kNone && into->last_stamp_clock != Clock::kNone) {
       e.time = into->last_stamp;
       e.clock = into->last_stamp_clock;
       e.time_borrowed = true;
@@ -156,6 +162,10 @@ void Append(ParsedLog&& from, ParsedLog* into, ProgressSlots* slots) {
   if (from.last_stamp_clock != Clock::kNone) {
     into->last_stamp = from.last_stamp;
     into->last_stamp_clock = from.last_stamp_clock;
+    into->stamp_gap = from.stamp_gap;
+  } else if (!from.stamp_gap.empty()) {  // no stamp in `from` before its gap: the gaps run on as one
+    const char* begin = into->stamp_gap.empty() ? from.stamp_gap.data() : into->stamp_gap.data();
+    into->stamp_gap = {begin, static_cast<std::size_t>(from.stamp_gap.data() + from.stamp_gap.size() - begin)};
   }
   into->agent |= from.agent;
   into->task_labels |= from.task_labels;
@@ -222,7 +232,8 @@ ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_
   for (const ParsedLog& part : parts) events += part.events.size() + part.progress.size();
   out.events.reserve(events);
   ProgressSlots slots = SlotsOf(out);
-  for (std::size_t i = 1; i < parts.size(); ++i) Append(std::move(parts[i]), &out, &slots);
+  for (std::size_t i = 1; i < parts.size(); ++i) Append(std::move(parts[i]), ctx.prefixes, &out, &slots);
+  out.stamp_gap = {};  // a view of `text`: not kept past it
   PlaceProgress(&out, ctx.file);
   std::sort(out.prefix_ranks.begin(), out.prefix_ranks.end());
   out.prefix_ranks.erase(std::unique(out.prefix_ranks.begin(), out.prefix_ranks.end()), out.prefix_ranks.end());

@@ -93,6 +93,10 @@ struct ParsedLog {
                                // trigger or among the first kOpeningLines of the file; 0: none
   TimeNs last_stamp = 0;       // the text's last stamp (a later chunk's untimed events borrow it)
   Clock last_stamp_clock = Clock::kNone;  // kNone: no line of the text carries one
+  // ParseLogPart only: the lines after `last_stamp` not yet searched for a later stamp (a view of
+  // the text). Searching them costs a second pass over a chunk of untimed lines, so ParseChunked
+  // does it only when a later chunk's untimed event borrows the stamp (LastStampIn), then clears it.
+  std::string_view stamp_gap;
   // Per rank, its last watchdog timeout event (index into `events`), open to a status line that
   // a later chunk may hold; and the status lines this text holds for timeouts before it.
   std::vector<std::pair<std::int32_t, std::size_t>> open_watchdogs;
@@ -110,6 +114,9 @@ ParsedLog ParseLog(std::string_view text, const FileContext& ctx, std::uint32_t 
 
 // ParseLog with the iteration events left in `progress`, for ParseChunked to fold across
 // chunks before placing them (PlaceProgress).
+// The last stamp of `lines` (skipped lines: their last line with a stamp that parses), if any.
+bool LastStampIn(std::string_view lines, const PrefixPolicy& prefixes, TimeNs* time, Clock* clock);
+
 ParsedLog ParseLogPart(std::string_view text, const FileContext& ctx, std::uint32_t first_line = 1,
                        std::uint64_t base_offset = 0);
 // Moves `log->progress` into `log->events`, each record an iteration event of `file` at its place.

@@ -184,25 +184,31 @@ void LogParser::Skip(std::int64_t lines, std::int64_t long_lines) {
   out_.malformed += long_lines;
 }
 
+bool LastStampIn(std::string_view lines, const PrefixPolicy& prefixes, TimeNs* time, Clock* clock) {
+  // The last line that may hold a stamp, then the one before it, until one does.
+  for (std::size_t end = lines.size(); end > 0;) {
+    const std::size_t at = LastStampPattern(lines, end);
+    if (at == std::string_view::npos) return false;
+    const std::size_t nl = lines.rfind('\n', at);
+    const std::size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
+    const std::size_t stop = lines.find('\n', at);
+    if (LineStamp(lines.substr(begin, (stop == std::string_view::npos ? lines.size() : stop) - begin), prefixes, time, clock)) {
+      return true;
+    }
+    end = begin;
+  }
+  return false;
+}
+
 void LogParser::ResolveGaps() {
   if (gaps_begin_ == nullptr) return;
   const std::string_view gap(gaps_begin_, static_cast<std::size_t>(gaps_end_ - gaps_begin_));
   ClearGaps();
-  // The last line that may hold a stamp, then the one before it, until one does.
-  for (std::size_t end = gap.size(); end > 0;) {
-    const std::size_t at = LastStampPattern(gap, end);
-    if (at == std::string_view::npos) return;
-    const std::size_t nl = gap.rfind('\n', at);
-    const std::size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
-    const std::size_t stop = gap.find('\n', at);
-    TimeNs t;
-    Clock c;
-    if (LineStamp(gap.substr(begin, (stop == std::string_view::npos ? gap.size() : stop) - begin), ctx_.prefixes, &t, &c)) {
-      last_time_ = t;
-      last_clock_ = c;
-      return;
-    }
-    end = begin;
+  TimeNs t;
+  Clock c;
+  if (LastStampIn(gap, ctx_.prefixes, &t, &c)) {
+    last_time_ = t;
+    last_clock_ = c;
   }
 }
 
@@ -684,7 +690,10 @@ ParsedLog LogParser::Finish(bool place) {
   if (has_fragment_) ++out_.malformed;  // a split line's head whose tail is past the end
   FlushWrapped();
   FlushEntry();
-  ResolveGaps();
+  // A chunk's skipped lines since its last stamp are searched only if a later chunk needs it
+  // (ParseChunked); a whole file's last stamp is borrowed by nothing.
+  if (!place && gaps_begin_ != nullptr) out_.stamp_gap = {gaps_begin_, static_cast<std::size_t>(gaps_end_ - gaps_begin_)};
+  ClearGaps();
   out_.last_stamp = last_time_;
   out_.last_stamp_clock = last_clock_;
   out_.open_watchdogs.assign(open_watchdogs_.begin(), open_watchdogs_.end());
