@@ -16,11 +16,13 @@
 #include "parse/log_parser.h"
 #include "parse/triggers.h"
 #include "report/events_json.h"
+#include "incident_dump.h"
 
 namespace denpex::engine {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::Dump;
 
 constexpr std::string_view kChatterLine =
     "12493: gpu-1562:2752775:2752775 [5] NCCL INFO Channel 01/0 : 12493[5] -> 12494[6] via P2P/CUMEM/read";
@@ -212,29 +214,6 @@ TEST(Prefilter, IterationStampCacheGivesWhatParsingTheStampGives) {
       EXPECT_EQ(n1, n2) << stamp;
     }
   }
-}
-
-// Everything an incident holds, as text: events as `denpex events` prints them, then each
-// file's facts and the input counts.
-std::string Dump(const Incident& inc) {
-  std::string out;
-  for (const Event& e : inc.events) {
-    AppendEventJson(inc, e, &out);
-    out += " time=" + std::to_string(e.time) + " borrowed=" + std::to_string(e.time_borrowed) + "\n";
-  }
-  for (const LogFile& f : inc.files) {
-    out += f.path + " agent=" + std::to_string(f.agent) + " labels=" + std::to_string(f.task_labels) +
-           " tags=" + std::to_string(f.local_tags) + " last=" + std::to_string(f.last_line.line) + "@" +
-           std::to_string(f.last_line.offset) + "+" + std::to_string(f.last_line.length) + " ranks=";
-    for (std::int32_t r : f.prefix_ranks) out += std::to_string(r) + ",";
-    out += "\n";
-  }
-  const InputCounts& in = inc.input;
-  out += "lines=" + std::to_string(in.lines) + " malformed=" + std::to_string(in.malformed_lines) +
-         " joined=" + std::to_string(in.joined_lines) + " broken=" + std::to_string(in.broken_records) +
-         " untimed=" + std::to_string(in.untimed_events) + " first_dated=" + std::to_string(inc.first_dated) +
-         " year=" + std::to_string(inc.year.value_or(0)) + "\n";
-  return out;
 }
 
 // Removes a scratch directory when it goes out of scope, also when an assertion returns early.
