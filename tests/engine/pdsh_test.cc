@@ -96,8 +96,9 @@ TEST(StoreJoinGap, InconclusiveWhenNoKnownNodeIsSilent) {
 TEST(PdshLauncher, NodesLauncherExitCorroboratesTheRanksOwnError) {
   TempDir tmp;
   std::string log;
-  for (const char* host : {"gpu-0001", "gpu-0002"}) {
-    log += std::string(host) + ": " + kStamp + "[launch.py:151:main] nnodes=2, num_local_procs=2, node_rank=0\n";
+  for (int k = 0; k < 2; ++k) {
+    log += "gpu-000" + std::to_string(k + 1) + ": " + kStamp + "[launch.py:151:main] nnodes=2, num_local_procs=2, node_rank=" +
+           std::to_string(k) + "\n";
   }
   log += "gpu-0002: [rank3]: Traceback (most recent call last):\n";
   log += "gpu-0002: [rank3]:   File \"/workspace/train.py\", line 120, in <module>\n";
@@ -111,8 +112,33 @@ TEST(PdshLauncher, NodesLauncherExitCorroboratesTheRanksOwnError) {
   const v1::Diagnosis d = DiagnoseOk(tmp.path());
   EXPECT_EQ(d.initiator().rank(), 3) << d.reason();
   EXPECT_EQ(d.initiator().node(), "gpu-0002");
+  EXPECT_EQ(d.initiator().local_rank(), 1);
   EXPECT_TRUE(Cites(d, "ValueError: bad batch", v1::EVIDENCE_ROLE_INITIATING));
   EXPECT_TRUE(Cites(d, "exits with return code = 1", v1::EVIDENCE_ROLE_CORROBORATING));
+}
+
+// launch.py's `nnodes=N, num_local_procs=P, node_rank=K` gives a rank's local rank even when
+// no other rank of its node printed: rank 669 on node_rank 83 with 8 GPUs is local rank 5.
+TEST(PdshLauncher, LocalRankFromTheLaunchersNodeRank) {
+  TempDir tmp;
+  std::string log;
+  for (const char* host : {"gpu-0083", "gpu-0084"}) {
+    const int k = host == std::string("gpu-0083") ? 82 : 83;
+    log += std::string(host) + ": " + kStamp + "[launch.py:151:main] nnodes=84, num_local_procs=8, node_rank=" +
+           std::to_string(k) + "\n";
+  }
+  log += "gpu-0084: [rank669]: Traceback (most recent call last):\n";
+  log += "gpu-0084: [rank669]:   File \"/workspace/train.py\", line 120, in <module>\n";
+  log += "gpu-0084: [rank669]:     loss = model(batch)\n";
+  log += "gpu-0084: [rank669]: ValueError: bad batch\n";
+  log += "gpu-0084: [2026-03-02 09:00:06,520] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'train.py', "
+         "'--local_rank=7'] exits with return code = 1\n";
+  log += "pdsh@login-01: gpu-0084: ssh exited with exit code 1\n";
+  Write(tmp.path() / "deepspeed.log", log);
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.initiator().rank(), 669) << d.reason();
+  EXPECT_EQ(d.initiator().node(), "gpu-0084");
+  EXPECT_EQ(d.initiator().local_rank(), 5);
 }
 
 }  // namespace

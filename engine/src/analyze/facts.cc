@@ -260,16 +260,27 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     const bool forced = inc.str(ws->signal) == "SIGKILL";
     (forced ? jf->nodes[node].forced_kills : jf->nodes[node].signalled) += 1;
     if (!forced) jf->nodes[node].sigterms.push_back(index);
+  } else if (const auto* nl = std::get_if<NodeLayout>(&e.detail); nl && node >= 0 && jf->nodes[node].first_rank < 0) {
+    jf->nodes[node].first_rank = nl->node_rank * nl->local_procs;
+    jf->nodes[node].local_procs = nl->local_procs;
   } else if (e.kind == Kind::kExitBarrier && node >= 0 && jf->nodes[node].exit_barrier < 0) {
     jf->nodes[node].exit_barrier = index;
   }
 }
 
-// A node's ranks, and local ranks where the table did not give them: torchrun numbers a
+// A node's ranks, and local ranks where the table did not give them: DeepSpeed's launch.py
+// states its node's first rank (K*P), so local = global - K*P; otherwise torchrun numbers a
 // node's workers contiguously, so local = global - first when the node's ranks are contiguous.
 void AssignNodeRanks(JobFacts* jf) {
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(jf->ranks.size()); ++r) {
     if (jf->ranks[r].node >= 0) jf->nodes[jf->ranks[r].node].ranks.push_back(r);
+  }
+  for (NodeFacts& n : jf->nodes) {
+    if (n.first_rank < 0) continue;
+    for (std::int32_t r : n.ranks) {
+      const bool on_node = r >= n.first_rank && r < n.first_rank + n.local_procs;
+      if (jf->ranks[r].local_rank < 0 && on_node) jf->ranks[r].local_rank = r - n.first_rank;
+    }
   }
   for (NodeFacts& n : jf->nodes) {
     if (n.ranks.empty() || n.ranks.back() - n.ranks.front() + 1 != static_cast<int>(n.ranks.size())) continue;

@@ -204,7 +204,9 @@ void ResolveRanks(Incident* inc) {
   }
   const std::map<std::int32_t, std::int32_t> bases = NodeBases(by_local);
   for (Event& e : inc->events) {
-    if (e.rank >= 0) continue;
+    // DeepSpeed launch.py's node layout is the launcher's word, no rank's (one rank printing in
+    // deepspeed.log must not take it, nor be placed by its host).
+    if (e.rank >= 0 || e.kind == Kind::kLauncherLayout) continue;
     const LogFile& f = inc->files[e.file];
     if (f.prefix_ranks.size() == 1 && !f.agent) {
       e.rank = f.prefix_ranks.front();

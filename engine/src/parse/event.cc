@@ -72,6 +72,7 @@ std::string_view KindName(Kind k) {
     case Kind::kExitBarrier: return "exit_barrier";
     case Kind::kLauncherExit: return "launcher_exit";
     case Kind::kKillingSubprocess: return "killing_subprocess";
+    case Kind::kLauncherLayout: return "launcher_layout";
     case Kind::kFsdpError: return "fsdp_error";
     case Kind::kPinMemory: return "pin_memory";
     case Kind::kZeroError: return "zero_error";

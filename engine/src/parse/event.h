@@ -50,6 +50,7 @@ enum class Kind : std::uint8_t {
   kStoreError,
   // deepspeed
   kLauncherExit, kKillingSubprocess,
+  kLauncherLayout,  // launch.py `nnodes=N, num_local_procs=P, node_rank=K` (NodeLayout; not an error)
   // deepspeed, fsdp: the frameworks' own errors (errors.cc) and DeepSpeed's rank-0 notes
   kZeroError, kOffloadError, kPipelineError, kCheckpointLoad, kOverflow, kMemoryUsage,
   // fsdp, kubernetes, ray, gloo
@@ -205,6 +206,14 @@ struct HostMemory {
   float percent = 0;
 };
 
+// DeepSpeed launch.py's `nnodes=<N>, num_local_procs=<P>, node_rank=<K>` (§26b): its node's
+// ranks are K*P .. K*P+P-1, local rank = rank - K*P.
+struct NodeLayout {
+  std::int32_t nnodes = -1;
+  std::int32_t local_procs = -1;
+  std::int32_t node_rank = -1;
+};
+
 // Anything else worth showing (`denpex events`): the message, masked for grouping.
 struct Note {
   StrId text = kNoStr;
@@ -212,7 +221,7 @@ struct Note {
 
 using EventDetail = std::variant<Note, WatchdogTimeout, WatchdogNote, WorkerFailed, WorkerSignalled,
                                  FailureEntry, Iteration, CommInit, NcclWarn, PythonError, OomKill, Xid,
-                                 SlurmNote, StepTimers, GpuSlot, HostMemory>;
+                                 SlurmNote, StepTimers, GpuSlot, HostMemory, NodeLayout>;
 
 enum class Clock : std::uint8_t {
   kNone,       // the line carries no time, and none could be borrowed

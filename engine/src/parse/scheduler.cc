@@ -325,6 +325,17 @@ bool RecogniseDeepSpeed(std::string_view msg, StringTable* strings, Recognised* 
     out->detail = WorkerFailed{.exit_code = static_cast<std::int32_t>(v)};
     return true;
   }
+  std::int64_t nnodes = 0, procs = 0, node_rank = 0;
+  if (msg.starts_with("nnodes=") && IntAfter(msg, "nnodes=", &nnodes) &&
+      IntAfter(msg, "num_local_procs=", &procs) && IntAfter(msg, "node_rank=", &node_rank) && procs > 0 &&
+      node_rank >= 0 && node_rank < nnodes) {
+    out->family = Family::kDeepSpeed;
+    out->kind = Kind::kLauncherLayout;
+    out->error = false;
+    out->detail = NodeLayout{static_cast<std::int32_t>(nnodes), static_cast<std::int32_t>(procs),
+                             static_cast<std::int32_t>(node_rank)};
+    return true;
+  }
   Scanner s(msg);
   if (s.Lit("Killing subprocess ") && s.Digits(1, 12, &v)) {
     out->family = Family::kDeepSpeed;
@@ -657,7 +668,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     // RecogniseWrapper
     {"[denpex-run] "},
     // RecogniseDeepSpeed
-    {" exits with return code = "}, {"Killing subprocess "},
+    {" exits with return code = "}, {"Killing subprocess "}, {"nnodes="},
     {"OVERFLOW! Rank "}, {"Grad overflow on iteration"}, {"loss scale overflow! "}, {"CPU Virtual Memory:"},
     {"death signal, shutting down workers"},
     // RecogniseKubernetes
