@@ -668,7 +668,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     // RecogniseWrapper
     {"[denpex-run] "},
     // RecogniseDeepSpeed
-    {" exits with return code = "}, {"Killing subprocess "}, {"nnodes="},
+    {" exits with return code = "}, {"Killing subprocess "}, {", num_local_procs="},
     {"OVERFLOW! Rank "}, {"Grad overflow on iteration"}, {"loss scale overflow! "}, {"CPU Virtual Memory:"},
     {"death signal, shutting down workers"},
     // RecogniseKubernetes
