@@ -32,6 +32,15 @@ constexpr std::string_view kDays[] = {"Thu", "Fri", "Sat", "Sun", "Mon", "Tue", 
 
 std::string_view ActiveIf(bool on) { return on ? "Active" : "Not Active"; }
 
+// One row of a dcgmi table: `| <left padded to 26> | <right padded to width> |`.
+void DcgmRow(LineBuilder& out, std::string_view left, std::string_view right, std::size_t width) {
+  out.Str("| ").Str(left);
+  for (std::size_t i = left.size(); i < 26; ++i) out.Char(' ');
+  out.Str("| ").Str(right);
+  for (std::size_t i = right.size(); i < width; ++i) out.Char(' ');
+  out.Str("|").EndLine();
+}
+
 }  // namespace
 
 void LineFormatter::VisibleDevices(int node, LineBuilder& out) const {
@@ -177,13 +186,7 @@ void LineFormatter::DcgmHealth(const NvidiaSmiSnapshot& r, LineBuilder& out) con
     message = "Detected clocks event due to " + std::string(r.throttle == Throttle::kThermal ? "thermal" : "power") +
               " violation in GPU " + std::to_string(gpu) + ".";
   }
-  auto row = [&](std::string_view left, std::string_view right) {
-    out.Str("| ").Str(left);
-    for (std::size_t i = left.size(); i < 26; ++i) out.Char(' ');
-    out.Str("| ").Str(right);
-    for (std::size_t i = right.size(); i < 57; ++i) out.Char(' ');
-    out.Str("|").EndLine();
-  };
+  auto row = [&](std::string_view left, std::string_view right) { DcgmRow(out, left, right, 57); };
   out.Str(rule).EndLine();
   out.Str("| Health Monitor Report                                                                |").EndLine();
   out.Str("+===========================+==========================================================+").EndLine();
@@ -207,13 +210,7 @@ void LineFormatter::DcgmHealth(const NvidiaSmiSnapshot& r, LineBuilder& out) con
 // `dcgmi diag -r 1`: the deployment checks; a pending or failed remap fails "Page
 // Retirement/Row Remap" on its GPU.
 void LineFormatter::DcgmDiag(const NvidiaSmiSnapshot& r, LineBuilder& out) const {
-  auto row = [&](std::string_view left, std::string_view right) {
-    out.Str("| ").Str(left);
-    for (std::size_t i = left.size(); i < 26; ++i) out.Char(' ');
-    out.Str("| ").Str(right);
-    for (std::size_t i = right.size(); i < 47; ++i) out.Char(' ');
-    out.Str("|").EndLine();
-  };
+  auto row = [&](std::string_view left, std::string_view right) { DcgmRow(out, left, right, 47); };
   std::string gpus;
   for (int gpu = 0; gpu < job_.gpus_per_node; ++gpu) {
     if (gpu == r.lost_gpu) continue;
@@ -258,13 +255,7 @@ void LineFormatter::DcgmDiag(const NvidiaSmiSnapshot& r, LineBuilder& out) const
 // `dcgmi diag -r 2` / `-r 3`'s plugin tests: `Pass - All`, or `Pass - GPUs: ...` with the faulty
 // GPU's `Fail - GPU: N` row and DCGM's message for it (dcgm_errors.h wording).
 void LineFormatter::DcgmDiagTests(const NvidiaSmiSnapshot& r, LineBuilder& out) const {
-  auto row = [&](std::string_view left, std::string_view right) {
-    out.Str("| ").Str(left);
-    for (std::size_t i = left.size(); i < 26; ++i) out.Char(' ');
-    out.Str("| ").Str(right);
-    for (std::size_t i = right.size(); i < 47; ++i) out.Char(' ');
-    out.Str("|").EndLine();
-  };
+  auto row = [&](std::string_view left, std::string_view right) { DcgmRow(out, left, right, 47); };
   auto test = [&](std::string_view name, int failed, const std::string& warning) {
     if (failed < 0) {
       row(name, "Pass - All");
