@@ -12,11 +12,7 @@ namespace denpex::engine {
 namespace {
 namespace fs = std::filesystem;
 using testing::TempDir;
-
-void Write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
+using testing::Write;
 
 v1::Diagnosis DiagnoseDir(const fs::path& dir) {
   auto d = Diagnose(dir, {.threads = 1});

@@ -12,11 +12,7 @@
 namespace denpex::engine {
 namespace {
 namespace fs = std::filesystem;
-
-void Write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
+using testing::Write;
 
 const LogFile* FileOf(const Incident& inc, std::string_view path) {
   for (const LogFile& f : inc.files) {

@@ -15,6 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::Fault;
 using testing::TempDir;
+using testing::Write;
 
 v1::Diagnosis DiagnoseOk(const fs::path& dir, Strategy strategy = Strategy::kEngine) {
   auto d = Diagnose(dir, {.strategy = strategy, .threads = 2});
@@ -329,11 +330,6 @@ TEST(EngineEvents, EveryFamilyOfTheIssueCanBeAskedFor) {
 
 namespace denpex::engine {
 namespace {
-
-void Write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
 
 // A gloo victim's traceback end as Debian's torch 1.13 prints it (corpora/real/FORMATS-OBSERVED.md §5).
 std::string GlooVictim(const std::string& stamp, const std::string& what) {

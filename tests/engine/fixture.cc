@@ -131,12 +131,12 @@ std::string AgentFailure(const Job& j, int node, int failed_local, int exit_code
   return o.str();
 }
 
+}  // namespace
+
 void Write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
   std::ofstream(p, std::ios::binary) << text;
 }
-
-}  // namespace
 
 std::string Job::Host(int node) const {
   char buf[32];

@@ -52,6 +52,9 @@ std::string C10Stamp(char severity, TimeNs t);   // "E302 09:27:14.123456789"
 std::string GlogStamp(char severity, TimeNs t);  // "W0302 09:17:03.412000"
 std::string TableStamp(TimeNs t);                // "2026-03-02_09:17:03"
 
+// Writes `text` to `p` as is, creating its directories.
+void Write(const std::filesystem::path& p, const std::string& text);
+
 // Reads a whole file.
 std::string Slurp(const std::filesystem::path& p);
 

@@ -17,11 +17,7 @@ namespace denpex::engine {
 namespace {
 namespace fs = std::filesystem;
 using testing::TempDir;
-
-void Write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
+using testing::Write;
 
 std::string Events(const fs::path& dir) {
   std::ostringstream out;
