@@ -144,8 +144,9 @@ class Workers {
   // NIC failure (workers_network.cc): the failed NIC's rank and its peers across the node
   // boundary print IB completion errors and abort; their other peers see flushed work.
   void FailNic(int rank, TimeNs t);
-  // FAULT_KIND_LINK_FAILURE: only the link to one peer fails; each end reports it and aborts.
+  // IsLinkFault: only the link to one peer fails; each end reports it and aborts.
   void FailLink(int rank, TimeNs t, Rng& rng);
+  void ResetLink(int rank, int peer, TimeNs t, Rng& rng);  // FailLink under NET/Socket
   void ReportLinkEnd(int rank, TimeNs at, int peer, bool send, Rng& rng);
   void ResetSockets(int rank, TimeNs t, Rng& rng);  // FailNic under NET/Socket
   void AbortOnNcclError(int rank, TimeNs t);

@@ -19,7 +19,7 @@ void Workers::FailNic(int rank, TimeNs t) {
   if (nic_peers_.empty()) {  // a single-node job: nothing crosses the NIC; it just hangs
     return;
   }
-  if (fault_.kind() == v1::FAULT_KIND_LINK_FAILURE) return FailLink(rank, t, rng);
+  if (IsLinkFault(fault_.kind())) return FailLink(rank, t, rng);
   if (job_.nccl_socket) return ResetSockets(rank, t, rng);
   const TimeNs retry = t + rng.UniformInt(2'000, 9'000) * kNsPerMs;
   sink_.Emit(NcclIbError{rank, retry, nic_peers_.front(), 12, true});
@@ -43,6 +43,7 @@ void Workers::FailNic(int rank, TimeNs t) {
 void Workers::FailLink(int rank, TimeNs t, Rng& rng) {
   const int peer = nic_peers_.front();
   nic_peers_ = {peer};
+  if (job_.nccl_socket) return ResetLink(rank, peer, t, rng);
   const TimeNs first = t + rng.UniformInt(2'000, 9'000) * kNsPerMs;
   const TimeNs gap = fault_.variant % 2 == 1 ? rng.UniformInt(0, 60'000) * kNsPerUs : rng.UniformInt(2'000, 6'000) * kNsPerMs;
   stopped_[peer] = 1;  // its collective on the link never completes either
@@ -78,16 +79,37 @@ void Workers::ResetSockets(int rank, TimeNs t, Rng& rng) {
   }
 }
 
+// FAULT_KIND_SOCKET_LINK_FAILURE (NET/Socket): the connections between the rank and its peer
+// are reset on the path. Even variants: only the rank's end gets the RST; its proxy's next recv
+// on the link fails (`Connection reset by peer`, naming the peer's address) and it aborts a few
+// hundred ms later; the peer, whose own end never saw the reset, finds its connection closed
+// when the rank's process exits (recv returns 0: `Connection closed by remote peer <its host>`),
+// as do the rank's other peers (AbortOnNcclError). Odd variants: RSTs both ways; both ends
+// report the reset within tens of ms and abort.
+void Workers::ResetLink(int rank, int peer, TimeNs t, Rng& rng) {
+  const TimeNs reset = t + rng.UniformInt(20, 400) * kNsPerMs;
+  stopped_[peer] = 1;
+  sink_.Emit(NcclIbError{rank, reset, peer, 12, false, true});
+  const TimeNs exit = reset + rng.UniformInt(100, 600) * kNsPerMs;
+  queue_.Push(exit, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
+  const bool both = fault_.variant % 2 == 1;
+  const TimeNs seen = both ? reset + rng.UniformInt(0, 60'000) * kNsPerUs : exit + rng.UniformInt(1, 20'000) * kNsPerUs;
+  sink_.Emit(NcclIbError{peer, seen, rank, both ? 12 : 5, false, true});
+  queue_.Push(seen + rng.UniformInt(100, 600) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(peer));
+}
+
 // The watchdog thread caught the NCCL error: it prints it and the process aborts. A peer of
 // the failed NIC that aborts tears down its other links: their far ends see flushed work.
 void Workers::AbortOnNcclError(int rank, TimeNs t) {
   if (!alive_[rank]) return;
-  const bool failed = rank == fault_.rank;
-  const int named = failed ? nic_peers_.front() : fault_.rank;
+  // A socket link whose far end saw the reset too: its last error is its own reset.
+  const bool far_reset = fault_.kind() == v1::FAULT_KIND_SOCKET_LINK_FAILURE && fault_.variant % 2 == 1 && rank == fault_.peer;
+  const bool failed = rank == fault_.rank || far_reset;
+  const int named = rank == fault_.rank ? nic_peers_.front() : fault_.rank;
   const PgKind group = job_.dp > 1 ? PgKind::kData : PgKind::kPipeline;
   sink_.Emit(NcclAsyncError{rank, t, group, !failed, named, job_.nccl_socket});
   Die(rank, t + 200 * kNsPerUs, kExitSigabrt);
-  if (failed && fault_.kind() != v1::FAULT_KIND_LINK_FAILURE) return;  // a link's ends both tear down their other links
+  if (failed && !IsLinkFault(fault_.kind())) return;  // a link's ends both tear down their other links
   Rng rng(job_.seed, StreamId::kFaultBehaviour, (1ULL << 32) + static_cast<std::uint64_t>(rank));
   for (int q : job_.InterNodePeers(rank)) {
     if (q == fault_.rank || !alive_[q] ||

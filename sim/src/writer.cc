@@ -257,7 +257,10 @@ void IncidentWriter::Handle(const RankTimers& r) {
 void IncidentWriter::Handle(const NcclIbError& r) {
   const int file = OutFile(r.rank);
   const std::int64_t first = AppendTo(file, r.rank, r, {.out_stream = true});
-  if ((r.rank == plan_.rank || r.rank == plan_.link_peer) && r.status == 12 && Find(Cite::kIbError, r.rank) == nullptr) {
+  // The fault's own failure; a failed link's far end: its first report (over sockets, the far
+  // end may only see the connection closed).
+  const bool cite = r.rank == plan_.rank ? r.status == 12 : r.rank == plan_.link_peer && (r.status == 12 || r.socket);
+  if (cite && Find(Cite::kIbError, r.rank) == nullptr) {
     Remember(Cite::kIbError, r.rank, r.time, file, first);
   }
   MaybeFlush(file);

@@ -41,6 +41,7 @@ std::string_view KindName(Kind k) {
     case Kind::kSocketError: return "socket_error";
     case Kind::kNcclError: return "nccl_error";
     case Kind::kDuplicateGpu: return "duplicate_gpu";
+    case Kind::kSocketInterface: return "socket_interface";
     case Kind::kCudaError: return "cuda_error";
     case Kind::kDeviceAssert: return "device_assert";
     case Kind::kCudaOom: return "cuda_oom";

@@ -29,6 +29,9 @@ enum class Kind : std::uint8_t {
   kWatchdogStuck, kDumpSignal,
   // nccl
   kCommInit, kNcclWarn, kIbCompletionError, kSocketError, kNcclError, kDuplicateGpu,
+  // nccl: `NCCL INFO NET/Socket : Using [0]ib0:10.64.0.26<0>`, the node's socket interfaces and
+  // their addresses (Note: the whole line, `host:pid:tid [dev] NCCL INFO ...`; not an error)
+  kSocketInterface,
   // cuda, cuda_oom
   kCudaError, kDeviceAssert, kCudaOom,
   // cuda: `Caught RuntimeError in pin memory thread for device N.` (pinned host memory)
