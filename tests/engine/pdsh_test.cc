@@ -9,6 +9,8 @@
 
 #include "denpex/engine/engine.h"
 #include "fixture.h"
+#include "ingest/incident.h"
+#include "parse/world_info.h"
 
 namespace denpex::engine {
 namespace {
@@ -139,6 +141,73 @@ TEST(PdshLauncher, LocalRankFromTheLaunchersNodeRank) {
   EXPECT_EQ(d.initiator().rank(), 669) << d.reason();
   EXPECT_EQ(d.initiator().node(), "gpu-0084");
   EXPECT_EQ(d.initiator().local_rank(), 5);
+}
+
+// runner.py's --world_info, as DeepSpeed writes it: base64.urlsafe_b64encode(json.dumps(
+// {"worker-0": [0, 1, 2, 3], "worker-1": [0, 1, 2, 3]})); hosts get consecutive ranks in order.
+TEST(WorldInfo, DecodesTheRunnersHostsAndRanks) {
+  const auto hosts = DecodeWorldInfo("eyJ3b3JrZXItMCI6IFswLCAxLCAyLCAzXSwgIndvcmtlci0xIjogWzAsIDEsIDIsIDNdfQ==");
+  ASSERT_EQ(hosts.size(), 2u);
+  EXPECT_EQ(hosts[0].host, "worker-0");
+  EXPECT_EQ(hosts[0].first_rank, 0);
+  EXPECT_EQ(hosts[0].procs, 4);
+  EXPECT_EQ(hosts[1].host, "worker-1");
+  EXPECT_EQ(hosts[1].first_rank, 4);
+  // --include worker-0:0,2,3@worker-1:1: slots, not GPU ids, count.
+  const auto include = DecodeWorldInfo("eyJhIjogWzAsIDIsIDNdLCAiYiI6IFsxXX0=");
+  ASSERT_EQ(include.size(), 2u);
+  EXPECT_EQ(include[0].procs, 3);
+  EXPECT_EQ(include[1].first_rank, 3);
+  EXPECT_EQ(include[1].procs, 1);
+  EXPECT_TRUE(DecodeWorldInfo("not base64!").empty());
+  EXPECT_TRUE(DecodeWorldInfo("eyJhIjogMX0=").empty());  // {"a": 1}
+  EXPECT_EQ(WorldInfoArgument("cmd = pdsh -w a,b python -u -m deepspeed.launcher.launch --world_info=eyJhIjogWzBdfQ== --node_rank=%n"),
+            "eyJhIjogWzBdfQ==");
+}
+
+// Four nodes of 4 ranks; only rank 13 (gpu-0004, local rank 1) printed. Every node's launcher
+// reports its exit, and gpu-0001's launcher names no rank: the runner's --world_info says the
+// console holds 16 ranks, so those lines keep no rank (they used to take rank 13, the file's only
+// `[rank<G>]:`), and rank 13's local rank comes from gpu-0004's place in the world info.
+TEST(WorldInfo, LauncherLinesKeepTheirNodeNotTheOnlyPrintingRank) {
+  TempDir tmp;
+  std::string log = std::string(kStamp) +
+                    "[runner.py:568:main] cmd = pdsh -S -f 1024 -w gpu-0001,gpu-0002,gpu-0003,gpu-0004 export "
+                    "PYTHONPATH=\"/workspace\"; cd /workspace; /usr/bin/python3 -u -m deepspeed.launcher.launch "
+                    "--world_info=eyJncHUtMDAwMSI6IFswLCAxLCAyLCAzXSwgImdwdS0wMDAyIjogWzAsIDEsIDIsIDNdLCAiZ3B1LTAwMDMiOiBbMCwgMSwg"
+                    "MiwgM10sICJncHUtMDAwNCI6IFswLCAxLCAyLCAzXX0= --node_rank=%n --master_addr=10.10.0.2 --master_port=29500 "
+                    "train.py --deepspeed --deepspeed_config ds_config.json\n";
+  for (const char* host : {"gpu-0001", "gpu-0002", "gpu-0003", "gpu-0004"}) {  // launch.py's start-up, no layout line
+    log += std::string(host) + ": " + kStamp + "[launch.py:163:main] dist_world_size=16\n";
+    log += std::string(host) + ": " + kStamp + "[launch.py:165:main] Setting CUDA_VISIBLE_DEVICES=0,1,2,3\n";
+  }
+  log += "gpu-0004: [rank13]: Traceback (most recent call last):\n";
+  log += "gpu-0004: [rank13]:   File \"/workspace/train.py\", line 120, in <module>\n";
+  log += "gpu-0004: [rank13]:     loss = model(batch)\n";
+  log += "gpu-0004: [rank13]: ValueError: bad batch\n";
+  log += "gpu-0004: [2026-03-02 09:00:06,520] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'train.py', "
+         "'--local_rank=3'] exits with return code = 1\n";
+  log += "gpu-0001: [2026-03-02 09:10:07,020] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 4121\n";
+  log += "gpu-0001: [2026-03-02 09:10:07,520] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'train.py', "
+         "'--local_rank=3'] exits with return code = -6\n";
+  log += "pdsh@login-01: gpu-0001: ssh exited with exit code 250\npdsh@login-01: gpu-0004: ssh exited with exit code 1\n";
+  Write(tmp.path() / "deepspeed.log", log);
+  auto inc = LoadIncident(tmp.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  ASSERT_EQ(inc->world.size(), 4u);
+  EXPECT_EQ(inc->nodes.size(), 4u);  // gpu-0002 and gpu-0003 only in the world info
+  int launcher_lines = 0;
+  for (const Event& e : inc->events) {
+    if (e.kind != Kind::kLauncherExit && e.kind != Kind::kKillingSubprocess) continue;
+    ++launcher_lines;
+    EXPECT_EQ(e.rank, -1) << inc->str(e.host);
+    EXPECT_GE(e.node, 0);
+  }
+  EXPECT_EQ(launcher_lines, 3);
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.initiator().rank(), 13) << d.reason();
+  EXPECT_EQ(d.initiator().node(), "gpu-0004");
+  EXPECT_EQ(d.initiator().local_rank(), 1);
 }
 
 }  // namespace

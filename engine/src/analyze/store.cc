@@ -227,6 +227,22 @@ bool ClientStoreError(const Incident& inc, const Event& e) {
   return p != nullptr && inc.str(p->message).find("via c10d key-value store by key") != std::string_view::npos;
 }
 
+// Per node: one of its ranks printed a line of its own (a `[rank<G>]:` line, an srun task's or
+// an mpirun rank's recognised line), as opposed to the launcher's words about it.
+std::vector<std::uint8_t> NodesWhoseRanksSpoke(const Incident& inc, const JobFacts& facts) {
+  std::vector<std::uint8_t> spoke(facts.nodes.size(), 0);
+  const auto ranks = static_cast<std::int32_t>(facts.ranks.size());
+  for (std::int32_t r = 0; r < ranks; ++r) {
+    if (facts.ranks[r].has_log && facts.ranks[r].node >= 0) spoke[facts.ranks[r].node] = 1;
+  }
+  for (const Event& e : inc.events) {
+    if (e.rank < 0 || e.rank >= ranks || e.kind == Kind::kRankBinding || e.family == Family::kSlurm) continue;
+    const std::int32_t node = facts.ranks[e.rank].node >= 0 ? facts.ranks[e.rank].node : e.node;
+    if (node >= 0) spoke[node] = 1;
+  }
+  return spoke;
+}
+
 }  // namespace
 
 std::optional<StoreJoinGap> FindStoreJoinGap(const Incident& inc, const JobFacts& facts) {
@@ -246,9 +262,14 @@ std::optional<StoreJoinGap> FindStoreJoinGap(const Incident& inc, const JobFacts
     }
   }
   if (g.server_error < 0) return std::nullopt;
+  // A node is silent when none of its ranks printed a line of its own: the launcher may still
+  // have named it (srun's teardown of its tasks and slurmstepd's CANCELLED line, mpirun's
+  // --report-bindings, DeepSpeed's --world_info), which says it was part of the job, not that
+  // its ranks ran. Its own launcher's failure report or a lost-node word is no silence.
+  const std::vector<std::uint8_t> spoke = NodesWhoseRanksSpoke(inc, facts);
   for (std::size_t n = 0; n < facts.nodes.size(); ++n) {
     const NodeFacts& node = facts.nodes[n];
-    if (node.ranks.empty() && !node.agent_log && node.reports.empty() && node.lost < 0) {
+    if (!spoke[n] && !node.agent_log && node.reports.empty() && node.lost < 0) {
       g.silent.push_back(static_cast<std::int32_t>(n));
     }
   }

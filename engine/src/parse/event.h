@@ -51,6 +51,7 @@ enum class Kind : std::uint8_t {
   // deepspeed
   kLauncherExit, kKillingSubprocess,
   kLauncherLayout,  // launch.py `nnodes=N, num_local_procs=P, node_rank=K` (NodeLayout; not an error)
+  kWorldInfo,       // runner.py `cmd = ... --world_info=<b64>` (Note: the base64 value; not an error)
   // deepspeed, fsdp: the frameworks' own errors (errors.cc) and DeepSpeed's rank-0 notes
   kZeroError, kOffloadError, kPipelineError, kCheckpointLoad, kOverflow, kMemoryUsage,
   // fsdp, kubernetes, ray, gloo
