@@ -204,7 +204,8 @@ struct PythonException {
 // DeepSpeed's lines on rank 0 beside its step lines (stdout through Python logging): the fp16
 // loss scaler's overflow notices (realism, routine), `see_memory_usage` (ZeRO offload's host
 // memory), and the checkpoint save notice.
-enum class DeepSpeedNote : std::uint8_t { kOverflow, kMemoryUsage, kSaving };
+// kCommInit: deepspeed.init_distributed's start-up lines, every rank (deepspeed_runner).
+enum class DeepSpeedNote : std::uint8_t { kOverflow, kMemoryUsage, kSaving, kCommInit };
 
 struct DeepSpeedLine {
   int rank;

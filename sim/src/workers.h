@@ -125,6 +125,7 @@ class Workers {
   void EndStep(int rank, TimeNs t);
   void EmitNcclInit(int rank, TimeNs t);
   void EmitStartupWarnings(int rank, TimeNs t);
+  void EmitCommInit(int rank, TimeNs t);  // DeepSpeed runner: init_distributed's lines (workers_output.cc)
   void Die(int rank, TimeNs t, int exit_code);
   void FireRankFault(int rank, TimeNs t);
   void RaiseEverywhere(TimeNs t);

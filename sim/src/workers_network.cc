@@ -125,7 +125,8 @@ void Workers::OnStoreCheck(int rank, TimeNs t) {
   queue_.Push(t + rng.UniformInt(60, 400) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
 }
 
-// FAULT_KIND_STORE_JOIN_TIMEOUT: the fault node's ranks never start (its ssh hangs). The others
+// FAULT_KIND_STORE_JOIN_TIMEOUT: the fault node's ranks never start (pdsh: its ssh hangs; srun,
+// mpirun: its tasks hang before init_process_group, alive but silent). The others
 // start as usual; rank 0's init_process_group builds the TCPStore server about a second in and
 // waits for every client for the process group's timeout, then raises (kStoreCheck on rank 0);
 // the server dies with it and every other rank, blocked in its first collective's store->get,
@@ -140,6 +141,10 @@ void Workers::ScheduleStoreJoinTimeout() {
     if (job_.NodeOf(rank) == fault_.node) continue;
     const TimeNs at = rank == 0 ? raise : raise + rng.UniformInt(2, 60) * kNsPerMs;
     queue_.Push(at, EventKind::kStoreCheck, static_cast<std::uint32_t>(rank));
+    if (!job_.deepspeed_runner) continue;  // nothing else of theirs is printed
+    const TimeNs start = job_.agent_start[job_.NodeOf(rank)] +
+                         Rng(job_.seed, StreamId::kRankStart, static_cast<std::uint64_t>(rank)).UniformInt(3'000, 6'000) * kNsPerMs;
+    queue_.Push(start, EventKind::kRankStart, static_cast<std::uint32_t>(rank));  // DeepSpeed's comm lines
   }
 }
 

@@ -210,5 +210,77 @@ TEST(WorldInfo, LauncherLinesKeepTheirNodeNotTheOnlyPrintingRank) {
   EXPECT_EQ(d.initiator().local_rank(), 1);
 }
 
+// The joined ranks' traceback under a launcher's prefix (`<P>` before each line).
+std::string JoinedRankErrors(int rank, const std::string& p) {
+  return p + "[rank" + std::to_string(rank) + "]: Traceback (most recent call last):\n" + p + "[rank" + std::to_string(rank) +
+         "]:   File \"/workspace/train.py\", line 90, in <module>\n" + p + "[rank" + std::to_string(rank) +
+         "]: torch.distributed.DistBackendError: [" + std::to_string(rank) +
+         "] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but "
+         "store->get('0') got error: Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server "
+         "shutdown or crash?. This may indicate a possible application crash on rank 0 or a network set up issue.\n";
+}
+
+// srun -l --kill-on-bad-exit=1: gpu-0003's tasks 4-5 hung before init_process_group. srun's
+// teardown and slurmstepd name the node (it was part of the step), but none of its tasks spoke.
+TEST(StoreJoinGap, UnderSrunTheNodeOnlySrunsTeardownNamesIsSilent) {
+  TempDir tmp;
+  std::string log = "[2026-03-02 09:00:00,053] [INFO] [runner.py:568:main] cmd = srun -n 6 -l --kill-on-bad-exit=1 "
+                    "--export=ALL /usr/bin/python3 -u train.py\n";
+  for (int rank = 0; rank < 4; ++rank) {
+    log += std::to_string(rank) + ": [2026-03-02 09:00:03,187] [INFO] [comm.py:637:init_distributed] cdb=None\n";
+  }
+  log += "0: [rank0]: Traceback (most recent call last):\n";
+  log += "0: [rank0]: torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 4/6 clients joined.\n";
+  for (int rank = 1; rank < 4; ++rank) log += JoinedRankErrors(rank, std::to_string(rank) + ": ");
+  log += "srun: error: gpu-0001: task 0: Exited with exit code 1\n";
+  log += "srun: launch/slurm: _step_signal: Terminating StepId=4242001.0\n";
+  for (const char* host : {"gpu-0001", "gpu-0002", "gpu-0003"}) {
+    log += std::string("slurmstepd: error: *** STEP 4242001.0 ON ") + host + " CANCELLED AT 2026-03-02T09:10:06 ***\n";
+  }
+  log += "srun: error: gpu-0001: task 1: Exited with exit code 1\n";
+  log += "srun: error: gpu-0002: tasks 2-3: Exited with exit code 1\n";
+  log += "srun: error: gpu-0003: tasks 4-5: Terminated\n";
+  Write(tmp.path() / "slurm-4242001.out", log);
+  Write(tmp.path() / "slurmctld.log",
+        "[2026-03-02T09:00:00.019] sched: Allocate JobId=4242001 NodeList=gpu-[0001-0003] #CPUs=336 Partition=gpu\n");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().node(), "gpu-0003") << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_NCCL_SETUP);
+  EXPECT_NE(d.reason().find("4/6 clients joined"), std::string::npos) << d.reason();
+}
+
+// mpirun --tag-output --report-bindings: gpu-0002's daemon started ranks 2-3 (its binding lines
+// name them), but they never printed; mpirun's abort names a joined rank.
+TEST(StoreJoinGap, UnderMpirunANodeWithOnlyItsBindingLinesIsSilent) {
+  TempDir tmp;
+  std::string log;
+  for (int rank = 0; rank < 6; ++rank) {
+    log += "[gpu-000" + std::to_string(rank / 2 + 1) + ":0712" + std::to_string(rank / 2) + "] MCW rank " +
+           std::to_string(rank) + " is not bound (or bound to all available processors)\n";
+  }
+  log += "[1,0]<stderr>:[rank0]: Traceback (most recent call last):\n";
+  log += "[1,0]<stderr>:[rank0]: torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 4/6 clients "
+         "joined.\n";
+  for (int rank : {1, 4, 5}) log += JoinedRankErrors(rank, "[1," + std::to_string(rank) + "]<stderr>:");
+  log += "--------------------------------------------------------------------------\n"
+         "Primary job  terminated normally, but 1 process returned\n"
+         "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+         "--------------------------------------------------------------------------\n"
+         "--------------------------------------------------------------------------\n"
+         "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+         "the job to be terminated. The first process to do so was:\n\n"
+         "  Process name: [[43025,1],4]\n"
+         "  Exit code:    1\n"
+         "--------------------------------------------------------------------------\n";
+  Write(tmp.path() / "mpirun.out", log);
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().node(), "gpu-0002") << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1);
+  EXPECT_EQ(d.owner(), v1::OWNER_HOST);
+}
+
 }  // namespace
 }  // namespace denpex::engine

@@ -306,13 +306,14 @@ void DiagnoseStoreJoinGap(const Incident& inc, const JobFacts& facts, const Stor
   f->cascade = SummarizeCascade(inc, facts, {}, node);
   f->reason = "The job never started: rank 0's TCPStore (init_method env://) timed out waiting for its clients, " + counted +
               ". " + std::to_string(missing) + " ranks never joined and printed nothing; " + name +
-              (others.empty() ? " is the one node of the job with no line from its launcher or its ranks"
-                              : " and " + others + " are the nodes of the job with no line from their launcher or ranks") +
+              (others.empty() ? " is the one node of the job whose ranks printed nothing (no line of theirs, no failure "
+                                "reported by its launcher)"
+                              : " and " + others + " are the nodes of the job whose ranks printed nothing") +
               ". Rank 0's DistStoreError (the first and loudest error) and the joined ranks' store->get errors are consequences.";
   f->recovery.push_back({"drain_node", name,
-                         "Check that " + name + " launches: an ssh command to it from the launch host returns (home and software "
-                             "mounts, sshd), and its launcher's environment (MASTER_ADDR, MASTER_PORT, RANK); or leave it out of "
-                             "the hostfile, then restart."});
+                         "Check that " + name + " starts processes: a command on it returns (an ssh command from the launch host, "
+                             "its home and software mounts, sshd; under srun or mpirun, processes of its last step left hanging), "
+                             "and its ranks' environment (MASTER_ADDR, MASTER_PORT, RANK); or leave it out of the job, then restart."});
 }
 
 void DiagnoseStoreLoss(const Incident& inc, const JobFacts& facts, const StoreLoss& s, Finding* f) {
