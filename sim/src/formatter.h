@@ -102,6 +102,7 @@ class LineFormatter {
   TimeNs Local(int node, TimeNs t) const { return t + job_.clock_offset[node]; }
   void NodeList(int excluded, LineBuilder& out) const;  // Slurm's compressed hostlist
   void KernelPrefix(const KernelMessage& r, LineBuilder& out) const;
+  void HungTask(const KernelMessage& r, LineBuilder& out) const;  // formatter_gpu.cc
   void FormatFaultKernel(const KernelMessage& r, std::uint64_t word, LineBuilder& out) const;
   void XidAttribution(LineBuilder& out, int pid) const;
   void DcgmDiagTests(const NvidiaSmiSnapshot& r, LineBuilder& out) const;

@@ -290,6 +290,10 @@ enum class KernelEvent : std::uint8_t {
   kOomConstraint, // "oom-kill:constraint=CONSTRAINT_NONE,...,task=python3,pid=N,uid=1000"
   kOomKilled,     // "Out of memory: Killed process N (python3) total-vm:..."
   kOomReaped,     // "oom_reaper: reaped process N (python3), now anon-rss:0kB, ..."
+  // A hung software mount (FAULT_KIND_STORE_JOIN_TIMEOUT under srun / mpirun): the NFS client's
+  // word, then khungtaskd's report of a task stuck in D state (detail: its pid), with its trace.
+  kNfsNotResponding,  // "nfs: server nfs-01 not responding, still trying"
+  kHungTask,          // "INFO: task python3:<pid> blocked for more than 120 seconds." + 10 lines
 };
 
 struct KernelMessage {

@@ -133,6 +133,8 @@ bool RankEvidence(const TruthInputs& in, Cite exit, v1::Truth* truth) {
 // server counts the clients that never joined.
 void StoreJoinEvidence(const TruthInputs& in, v1::Truth* truth) {
   AddEvidence(in.writer.Find(Cite::kStoreJoin, 0), v1::EVIDENCE_ROLE_CORROBORATING, truth);
+  // srun, mpirun: the node's kernel saw its tasks hang (khungtaskd's first report), when it did.
+  AddEvidence(in.writer.Find(Cite::kKernel, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
 }
 
 // The srun launcher reports ranks in slurm-<jobid>.out, and the controller logs node and

@@ -95,6 +95,7 @@ class Workers {
 
  private:
   void ScheduleStoreJoinTimeout();  // FAULT_KIND_STORE_JOIN_TIMEOUT (workers_network.cc)
+  void EmitHungMount(TimeNs raise);  // its node's kernel log under srun / mpirun
   enum class Op : std::uint8_t {
     kInit,
     kBarrier,

@@ -275,7 +275,15 @@ TEST(StoreJoinGap, UnderMpirunANodeWithOnlyItsBindingLinesIsSilent) {
          "  Exit code:    1\n"
          "--------------------------------------------------------------------------\n";
   Write(tmp.path() / "mpirun.out", log);
+  // gpu-0003's ranks spoke; gpu-0002's kernel saw its python3 processes hang (khungtaskd).
+  Write(tmp.path() / "gpu-0002/kern.log",
+        "Mar  2 09:00:03 gpu-0002 kernel: [3030380.291268] nfs: server nfs-01 not responding, still trying\n"
+        "Mar  2 09:02:04 gpu-0002 kernel: [3030501.103268] INFO: task python3:19970 blocked for more than 120 seconds.\n"
+        "Mar  2 09:02:04 gpu-0002 kernel: [3030501.103268]       Tainted: P           OE     5.15.0-105-generic #115-Ubuntu\n"
+        "Mar  2 09:02:04 gpu-0002 kernel: [3030501.103277] INFO: task python3:19971 blocked for more than 120 seconds.\n");
   const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_TRUE(Cites(d, "INFO: task python3:19970 blocked for more than 120 seconds.", v1::EVIDENCE_ROLE_INITIATING));
+  EXPECT_NE(d.reason().find("2 hung tasks"), std::string::npos) << d.reason();
   EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
   EXPECT_EQ(d.initiator().node(), "gpu-0002") << d.reason();
   EXPECT_EQ(d.initiator().rank(), -1);

@@ -1,5 +1,7 @@
 // DeepSpeed's launcher over pdsh (LAUNCHER_PDSH, deepspeed.log) and the static TCPStore's
 // client-join timeout (FAULT_KIND_STORE_JOIN_TIMEOUT), on small jobs.
+#include <algorithm>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -199,7 +201,8 @@ TEST(StoreJoinTimeout, UnderSrunTheHungNodeIsNamedOnlyBySrunsTeardown) {
   const fs::path out = FreshDir();
   const SimulateResult r = MustSimulate(
       MustParse(kPdsh, {"launcher=LAUNCHER_SRUN", "deepspeed_runner=true", "slurm.kill_on_bad_exit=true",
-                        "faults[0].kind=FAULT_KIND_STORE_JOIN_TIMEOUT", "faults[0].node=2", "timeouts.nccl_timeout_ms=60000"}),
+                        "faults[0].kind=FAULT_KIND_STORE_JOIN_TIMEOUT", "faults[0].node=2", "timeouts.nccl_timeout_ms=60000",
+                        "realism.kernel_logs=true"}),
       out);
   const std::string text = ReadAll(out / "incident/slurm-4242001.out");
   EXPECT_THAT(text, HasSubstr("\n 0: [rank0]: torch.distributed.DistStoreError: Timed out after 61 seconds waiting for clients. 12/16 "
@@ -210,6 +213,10 @@ TEST(StoreJoinTimeout, UnderSrunTheHungNodeIsNamedOnlyBySrunsTeardown) {
   EXPECT_THAT(text, HasSubstr("cdb=None"));  // the joined ranks' comm lines
   EXPECT_THAT(text, HasSubstr("\nslurmstepd: error: *** STEP 4242001.0 ON gpu-0003 CANCELLED AT "));
   EXPECT_THAT(text, ContainsRegex("\nsrun: error: gpu-0003: tasks 8-11: (Terminated|Killed)\n"));
+  // The hung mount in its kernel log; rank 0 gave up (61 s) before khungtaskd's 120 s report.
+  const std::string kern = ReadAll(out / "incident/gpu-0003/kern.log");
+  EXPECT_THAT(kern, HasSubstr("] nfs: server nfs-01 not responding, still trying\n"));
+  EXPECT_THAT(kern, Not(HasSubstr("blocked for more than")));
   EXPECT_EQ(r.truth.initiator().node(), "gpu-0003");
   EXPECT_EQ(r.truth.initiator().rank(), -1);
   ExpectEvidenceMatchesFiles(out, r.truth);
@@ -219,12 +226,23 @@ TEST(StoreJoinTimeout, UnderMpirunTheHungNodesDaemonStillReportsItsBindings) {
   const fs::path out = FreshDir();
   const SimulateResult r = MustSimulate(
       MustParse(kPdsh, {"launcher=LAUNCHER_MPIRUN", "faults[0].kind=FAULT_KIND_STORE_JOIN_TIMEOUT", "faults[0].node=1",
-                        "timeouts.nccl_timeout_ms=60000"}),
+                        "timeouts.nccl_timeout_ms=300000", "realism.kernel_logs=true"}),
       out);
   const std::string text = ReadAll(out / "incident/mpirun.out");
   EXPECT_THAT(text, ContainsRegex("\n\\[gpu-0002:[0-9]{5}\\] MCW rank 5 is not bound"));
-  EXPECT_THAT(text, HasSubstr("[1,0]<stderr>:[rank0]: torch.distributed.DistStoreError: Timed out after 61 seconds waiting for "
+  EXPECT_THAT(text, HasSubstr("[1,0]<stderr>:[rank0]: torch.distributed.DistStoreError: Timed out after 301 seconds waiting for "
                               "clients. 12/16 clients joined.\n"));
+  // khungtaskd reports each of the node's 4 blocked ranks (kernel/hung_task.c), by their pids.
+  const std::string kern = ReadAll(out / "incident/gpu-0002/kern.log");
+  EXPECT_THAT(kern, ContainsRegex("\\] INFO: task python3:[0-9]+ blocked for more than 120 seconds.\n"));
+  EXPECT_THAT(kern, HasSubstr("]       Tainted: P           OE     5.15.0-105-generic #115-Ubuntu\n"));
+  EXPECT_THAT(kern, ContainsRegex("\\] task:python3         state:D stack:    0 pid:[0-9]+ ppid:[0-9]+ flags:0x00000002\n"));
+  std::size_t reports = 0;
+  for (std::size_t at = kern.find("INFO: task python3:"); at != std::string::npos; at = kern.find("INFO: task python3:", at + 1)) ++reports;
+  EXPECT_EQ(reports, 4u);
+  EXPECT_TRUE(std::any_of(r.truth.evidence().begin(), r.truth.evidence().end(), [](const v1::Evidence& e) {
+    return e.file() == "gpu-0002/kern.log" && e.role() == v1::EVIDENCE_ROLE_INITIATING;
+  }));
   for (int rank = 4; rank < 8; ++rank) EXPECT_THAT(text, Not(HasSubstr("[1," + std::to_string(rank) + "]<"))) << rank;
   EXPECT_THAT(text, HasSubstr("Primary job  terminated normally, but 1 process returned\n"));
   EXPECT_EQ(r.truth.initiator().node(), "gpu-0002");

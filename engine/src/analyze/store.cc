@@ -243,6 +243,22 @@ std::vector<std::uint8_t> NodesWhoseRanksSpoke(const Incident& inc, const JobFac
   return spoke;
 }
 
+// A silent node whose kernel reported hung tasks (`INFO: task python3:<pid> blocked for more than
+// 120 seconds.`: its ranks blocked before they could join, a hung mount) is the one to name first.
+void PreferHungNode(const Incident& inc, StoreJoinGap* g) {
+  std::vector<std::int32_t> first(inc.nodes.size(), -1), count(inc.nodes.size(), 0);
+  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+    const Event& e = inc.events[i];
+    if (e.kind != Kind::kHungTask || e.node < 0) continue;
+    if (first[e.node] < 0 || Earlier(inc, static_cast<std::int32_t>(i), first[e.node])) first[e.node] = static_cast<std::int32_t>(i);
+    ++count[e.node];
+  }
+  std::stable_partition(g->silent.begin(), g->silent.end(), [&](std::int32_t n) { return first[n] >= 0; });
+  if (g->silent.empty() || first[g->silent.front()] < 0) return;
+  g->hung_task = first[g->silent.front()];
+  g->hung_tasks = count[g->silent.front()];
+}
+
 }  // namespace
 
 std::optional<StoreJoinGap> FindStoreJoinGap(const Incident& inc, const JobFacts& facts) {
@@ -273,6 +289,7 @@ std::optional<StoreJoinGap> FindStoreJoinGap(const Incident& inc, const JobFacts
       g.silent.push_back(static_cast<std::int32_t>(n));
     }
   }
+  PreferHungNode(inc, &g);
   return g;
 }
 
@@ -301,15 +318,21 @@ void DiagnoseStoreJoinGap(const Incident& inc, const JobFacts& facts, const Stor
   f->node = node;
   f->failure_class = v1::FAILURE_CLASS_NCCL_SETUP;
   f->owner = v1::OWNER_HOST;
-  f->confidence = g.silent.size() == 1 ? 0.9 : 0.6;
+  f->confidence = g.silent.size() == 1 || g.hung_task >= 0 ? 0.9 : 0.6;
   for (std::int32_t n : g.silent) f->candidates.push_back({-1, n, 1.0 / static_cast<double>(g.silent.size())});
   f->cascade = SummarizeCascade(inc, facts, {}, node);
+  if (g.hung_task >= 0) f->evidence.insert(f->evidence.begin(), {g.hung_task, v1::EVIDENCE_ROLE_INITIATING});
   f->reason = "The job never started: rank 0's TCPStore (init_method env://) timed out waiting for its clients, " + counted +
               ". " + std::to_string(missing) + " ranks never joined and printed nothing; " + name +
               (others.empty() ? " is the one node of the job whose ranks printed nothing (no line of theirs, no failure "
                                 "reported by its launcher)"
                               : " and " + others + " are the nodes of the job whose ranks printed nothing") +
-              ". Rank 0's DistStoreError (the first and loudest error) and the joined ranks' store->get errors are consequences.";
+              ". " +
+              (g.hung_task >= 0 ? "Its kernel reported " + std::to_string(g.hung_tasks) + " hung task" + (g.hung_tasks == 1 ? "" : "s") +
+                                      " (" + Where(inc, inc.events[g.hung_task]) +
+                                      ": blocked in D state, a hung mount or driver call): its ranks started but never reached the store. "
+                                : std::string()) +
+              "Rank 0's DistStoreError (the first and loudest error) and the joined ranks' store->get errors are consequences.";
   f->recovery.push_back({"drain_node", name,
                          "Check that " + name + " starts processes: a command on it returns (an ssh command from the launch host, "
                              "its home and software mounts, sshd; under srun or mpirun, processes of its last step left hanging), "

@@ -65,6 +65,9 @@ enum class Kind : std::uint8_t {
   kStepTimers,
   // other: `denpex run`'s own lines about the process it wraps (docs/run_wrapper.md)
   kProcessExit, kProcessSignalled,
+  // other: the kernel's hung-task report, `INFO: task <comm>:<pid> blocked for more than <n>
+  // seconds.` (OomKill: pid, comm; not an error)
+  kHungTask,
 };
 
 std::string_view FamilyName(Family f);
