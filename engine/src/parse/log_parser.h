@@ -60,7 +60,7 @@ struct alignas(64) ProgressRecord {  // one cache line
   std::int64_t iteration = 0;
   std::int64_t total = 0;
   std::uint64_t offset = 0;  // the latest line's, as Event
-  std::uint32_t line = 0;
+  std::uint32_t line = 0;    // 0: an empty slot of ProgressTable
   std::uint32_t length = 0;
   std::int32_t rank = -1;
   std::int32_t local_rank = -1;
