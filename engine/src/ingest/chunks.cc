@@ -107,6 +107,8 @@ void FoldRecord(ProgressRecord r, ParsedLog* into, ProgressIndex* iterations) {
   into->progress.push_back(r);
 }
 
+constexpr std::ptrdiff_t kFoldAhead = 8;
+
 // Appends `from` (the chunk after `into`'s last) to `into`: strings re-interned, lines shifted.
 void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, ProgressSlots* slots) {
   const auto shift = static_cast<std::uint32_t>(into->lines);
@@ -117,6 +119,13 @@ void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, Pro
   auto record = from.progress.begin();
   const auto fold_records_until = [&](std::size_t at) {  // the records placed before from.events[at]
     for (; record != from.progress.end() && record->at <= at; ++record) {
+      // The earlier records these replace are spread over ~1 MB that the parse evicted from
+      // the cache: ask for the one a few records ahead (their misses overlap).
+      if (from.progress.end() - record > kFoldAhead) {
+        const ProgressRecord& ahead = record[kFoldAhead];
+        const std::size_t slot = slots->iterations.Find(ProgressKey(ahead.rank, ahead.task));
+        if (slot != ProgressIndex::kNone) __builtin_prefetch(&into->progress[slot], 1);
+      }
       ProgressRecord r = *record;
       r.line += shift;
       r.host = remap[r.host];
@@ -240,7 +249,7 @@ class OrderedMerge {
   ParsedLog Take() { return std::move(out_); }
   // The chunks from merged() on, joined where records stay open, in order.
   void AppendRest(std::vector<ParsedLog>&& rest, ParsedLog* out) {
-    for (ParsedLog& part : rest) {
+    for (ParsedLog& part : rest) {  // merged() counts them as they go: Reserve looks at what is left
       if (merged_ == 0) {
         *out = std::move(part);
         slots_ = SlotsOf(*out);
@@ -275,11 +284,16 @@ class OrderedMerge {
     // is merged gave pages back to the kernel that the next chunks faulted in again (+0.1 CPU-s).
     merged_.fetch_add(1);
   }
-  // Room for `part`'s events and records (the records become events once placed), growing
-  // by doubling: a 2 GB file's events mostly come with its last chunks.
-  static void Reserve(const ParsedLog& part, ParsedLog* out) {
-    const std::size_t need = out->events.size() + part.events.size() + part.progress.size();
-    if (need > out->events.capacity()) out->events.reserve(std::max(need, 2 * out->events.capacity()));
+  // Room for `part`'s events and records (the records become events once placed). When it
+  // runs out, room for as many again for each chunk still to come, as the merge of a whole
+  // parsed file reserved for the sum of its chunks at once: address space, touched only as
+  // events arrive (growing by doubling instead copied them and faulted in fresh pages).
+  void Reserve(const ParsedLog& part, ParsedLog* out) const {
+    const std::size_t adds = part.events.size() + part.progress.size();
+    const std::size_t need = out->events.size() + adds;
+    if (need <= out->events.capacity()) return;
+    const std::size_t after = parts_.size() - std::min(parts_.size(), merged_.load() + 1);
+    out->events.reserve(std::max(need + adds * after, 2 * out->events.capacity()));
   }
 
   const FileContext& ctx_;
