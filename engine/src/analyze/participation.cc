@@ -262,7 +262,12 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
     if (f.time) s += "; it stopped participating at about " + ClockTime(*f.time);
     return s + ".";
   }
-  std::string s = who + " printed no timeout of its own while " + waiting;
+  std::string s = who + " printed no timeout of its own";
+  if (!waiting.empty()) {
+    s += " while " + waiting;
+  } else if (a.waits.reporters > 0) {  // the timeouts name no group it blocks (e.g. torch <= 2.2 without [PG ...])
+    s += " while " + std::to_string(a.waits.reporters) + " ranks timed out";
+  }
   if (f.time) s += "; it stopped participating at about " + ClockTime(*f.time);
   return s + ".";
 }
