@@ -88,6 +88,7 @@ struct Job {
   double compute_jitter = 0;
   bool nccl_debug_info = false;
   bool nccl_socket = false;  // NCCL_IB_DISABLE=1: NET/Socket transport (FAULT_KIND_SOCKET_RESET, _SOCKET_LINK_FAILURE)
+  bool roce = false;         // format.fabric RoCE: GIDs in NCCL >= 2.19 IB WARNs, eth0 for OOB
   const DriverProfile* driver = nullptr;  // the NVRM lines' era (profiles.h)
   bool dump_on_timeout = false;  // TORCH_NCCL_DUMP_ON_TIMEOUT: flight-recorder dump lines
   int async_error_handling = 3;  // TORCH_NCCL_ASYNC_ERROR_HANDLING (0-3)

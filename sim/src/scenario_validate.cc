@@ -221,15 +221,17 @@ std::string LayoutHint(v1::Launcher launcher) {
   return v1::Launcher_Name(launcher) + " leaves " + v1::Layout_Name(own) + " (or leave layout out)";
 }
 
-// kubernetes.restarts: one restart of the whole job, under Kubernetes only. A fault that leaves
+// kubernetes.restarts: up to kMaxKubeRestarts restarts of the whole job, under Kubernetes only
+// (each attempt fails the same way; more would only repeat it). A fault that leaves
 // its node unusable needs JobSet's gang re-creation (a PyTorchJob restarts containers in place,
 // on the node that is gone); any other fault must be one that recurs in the restarted attempt.
 Status CheckKubeRestarts(const v1::Scenario& s, const Locator& loc) {
   const int restarts = s.kubernetes().restarts();
   if (restarts == 0) return Status::Ok();
-  if (restarts != 1) {
+  constexpr int kMaxKubeRestarts = 3;
+  if (restarts < 0 || restarts > kMaxKubeRestarts) {
     return loc.Error("kubernetes.restarts", "kubernetes.restarts " + Str(restarts) + " is not supported",
-                     "use 0 or 1 (kubectl keeps only the container before the current one)");
+                     "use 0 to " + Str(kMaxKubeRestarts));
   }
   if (s.launcher() != v1::LAUNCHER_KUBERNETES) {
     return loc.Error("kubernetes.restarts", "kubernetes.restarts needs launcher LAUNCHER_KUBERNETES",

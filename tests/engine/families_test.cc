@@ -721,6 +721,7 @@ TEST(Families, KubernetesRestartRows) {
       {"96s         Warning   BackOff            pod/llama-worker-3   Back-off restarting failed container pytorch in pod "
        "llama-worker-3_training(681d0337-535c-4106-a2ad-eac8c3caf9da)",
        Family::kKubernetes, Kind::kCrashLoop},
+      {"    Restart Count:  2", Family::kKubernetes, Kind::kRestartCount},
   });
   const ParsedLog placed = Parse("17m   Normal   Scheduled   pod/llama-workers-0-3-x7k2p   Successfully assigned training/llama-workers-0-3-x7k2p to gpu-0004\n");
   ASSERT_EQ(placed.events.size(), 1u);

@@ -101,6 +101,7 @@ std::string_view KindName(Kind k) {
     case Kind::kJobFailed: return "job_failed";
     case Kind::kJobRestarting: return "job_restarting";
     case Kind::kFailedScheduling: return "failed_scheduling";
+    case Kind::kRestartCount: return "restart_count";
     case Kind::kAgentSignalled: return "agent_signalled";
     case Kind::kGlooConnectionClosed: return "connection_closed";
     case Kind::kGlooReadError: return "read_error";

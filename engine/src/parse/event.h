@@ -58,7 +58,7 @@ enum class Kind : std::uint8_t {
   kZeroError, kOffloadError, kPipelineError, kCheckpointLoad, kOverflow, kMemoryUsage,
   // fsdp, kubernetes, ray, gloo
   kFsdpError, kEvicted, kOomKilled, kCrashLoop, kContainerExit, kActorDied, kRayOom,
-  kRayletOomKills, kRayWorker, kActorField, kActorCause, kRayTaskError, kRayNodeDead, kPodNode, kNodeNotReady, kPodKilling, kJobFailed, kJobRestarting, kFailedScheduling, kAgentSignalled,
+  kRayletOomKills, kRayWorker, kActorField, kActorCause, kRayTaskError, kRayNodeDead, kPodNode, kNodeNotReady, kPodKilling, kJobFailed, kJobRestarting, kFailedScheduling, kRestartCount, kAgentSignalled,
   kGlooConnectionClosed, kGlooReadError, kGlooTimeout, kGlooConnectFailed,
   kGlooIoException,
   // trainer, python

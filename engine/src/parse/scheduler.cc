@@ -454,6 +454,9 @@ bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised*
     out->host = v.substr(0, slash);
     kind = Kind::kPodNode;
     error = false;
+  } else if (t.starts_with("Restart Count:")) {  // describe pod: how often its container restarted in place
+    kind = Kind::kRestartCount;
+    error = false;
   } else if (t.starts_with("command terminated with exit code ")) {
     kind = Kind::kContainerExit;
   } else if (t.starts_with("\"Eviction manager: pods ranked for eviction\"")) {
@@ -676,6 +679,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"OOMKilling"}, {"NodeNotReady"}, {"Killing "}, {"TaintManagerEviction"}, {"SuccessfulDeletePod"},
     {"PyTorchJobFailed"}, {"FailedJobs"}, {"BackoffLimitExceeded"}, {"Node:"}, {"ReachedMaxRestarts"},
     {" Restarting "}, {"Back-off restarting failed container"}, {"FailedScheduling"}, {"Successfully assigned "},
+    {"Restart Count:"},
     // RecogniseRay
     {"killed due to memory pressure (OOM)"}, {"has been marked dead because the detector"}, {"- (node_id="}, {"- (ip="},
     {"\tpid: "}, {"\tip: "}, {"The actor is dead because"}, {"The actor died because its node has died"},
