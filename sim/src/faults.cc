@@ -225,10 +225,10 @@ constexpr FaultTraits kFaults[] = {
      v1::LAUNCHER_TORCHRUN},
     {v1::FAULT_KIND_STORE_JOIN_TIMEOUT, FaultScope::kNode, FaultAction::kStoreJoinTimeout,
      v1::OWNER_HOST, v1::FAILURE_CLASS_NCCL_SETUP, false, "drain_node",
-     "{who} never launched its ranks (its ssh session from the launch host hung: no line came "
-     "back), so rank 0's TCPStore timed out waiting for them; check that an ssh command to it "
-     "returns (its home and software mounts, sshd) or leave it out of the hostfile, then restart.",
-     v1::LAUNCHER_PDSH},
+     "{who} never started its ranks (under pdsh its ssh session from the launch host hung; under "
+     "srun or mpirun its tasks hung before init_process_group: no line came back), so rank 0's "
+     "TCPStore timed out waiting for them; check that a command on it returns (its home and "
+     "software mounts, sshd) or leave it out of the job, then restart."},
 };
 
 }  // namespace

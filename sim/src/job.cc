@@ -265,6 +265,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.partition = s.slurm().partition();
   job.open_mpi5 = s.bare_metal().open_mpi().starts_with("5");
   job.report_bindings = !s.bare_metal().has_report_bindings() || s.bare_metal().report_bindings();
+  job.deepspeed_runner = s.deepspeed_runner();
   job.ssh_alive_interval = s.pdsh().server_alive_interval_s() * kNsPerSec;
   job.ssh_alive_count = s.pdsh().server_alive_count_max();
   DrawNodes(job, s.job().hostname_prefix(), s.clocks());

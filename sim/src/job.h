@@ -108,6 +108,9 @@ struct Job {
   // --report-bindings (each node's daemon names its host and the ranks it starts).
   bool open_mpi5 = false;
   bool report_bindings = true;
+  // DeepSpeed's runner started the job through mpirun or srun (Scenario.deepspeed_runner): its
+  // `cmd = ...` line heads the console, every rank prints DeepSpeed's comm start-up lines.
+  bool deepspeed_runner = false;
   // pdsh (LAUNCHER_PDSH): the login host's ssh ServerAliveInterval and ServerAliveCountMax.
   TimeNs ssh_alive_interval = 0;
   int ssh_alive_count = 0;

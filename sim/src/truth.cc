@@ -129,6 +129,14 @@ bool RankEvidence(const TruthInputs& in, Cite exit, v1::Truth* truth) {
   return false;
 }
 
+// FAULT_KIND_STORE_JOIN_TIMEOUT (pdsh, srun, mpirun): the node's ranks printed nothing; rank 0's
+// server counts the clients that never joined.
+void StoreJoinEvidence(const TruthInputs& in, v1::Truth* truth) {
+  AddEvidence(in.writer.Find(Cite::kStoreJoin, 0), v1::EVIDENCE_ROLE_CORROBORATING, truth);
+  // srun, mpirun: the node's kernel saw its tasks hang (khungtaskd's first report), when it did.
+  AddEvidence(in.writer.Find(Cite::kKernel, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
+}
+
 // The srun launcher reports ranks in slurm-<jobid>.out, and the controller logs node and
 // scheduler events in slurmctld.log.
 void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
@@ -140,6 +148,8 @@ void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     AddEvidence(ctld(CtldEvent::kSetDown), v1::EVIDENCE_ROLE_INITIATING, truth);
     AddEvidence(ctld(CtldEvent::kKillOnFailed), v1::EVIDENCE_ROLE_CORROBORATING, truth);
     AddEvidence(ctld(CtldEvent::kRequeue), v1::EVIDENCE_ROLE_CORROBORATING, truth);
+  } else if (action == FaultAction::kStoreJoinTimeout) {
+    StoreJoinEvidence(in, truth);
   } else if (action == FaultAction::kSchedulerCancel) {
     const Citation* c = ctld(CtldEvent::kTimeLimit);
     if (c == nullptr) c = ctld(CtldEvent::kKillRequest);
@@ -154,6 +164,8 @@ void MpirunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
   if (RankEvidence(in, Cite::kMpirun, truth)) return;
   if (in.fault.action() == FaultAction::kNodeLoss) {
     AddEvidence(in.writer.Find(Cite::kMpirun, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
+  } else if (in.fault.action() == FaultAction::kStoreJoinTimeout) {
+    StoreJoinEvidence(in, truth);
   }  // the scheduler's, Kubernetes' or torchrun's faults: none under mpirun
 }
 
@@ -165,8 +177,7 @@ void PdshEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     AddEvidence(in.writer.Find(Cite::kPdsh, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
     AddEvidence(in.writer.Find(Cite::kPdshExit, in.fault.node), v1::EVIDENCE_ROLE_CORROBORATING, truth);
   } else if (in.fault.action() == FaultAction::kStoreJoinTimeout) {
-    // The node printed nothing; rank 0's server counts the clients that never joined.
-    AddEvidence(in.writer.Find(Cite::kStoreJoin, 0), v1::EVIDENCE_ROLE_CORROBORATING, truth);
+    StoreJoinEvidence(in, truth);
   }  // the scheduler's, Kubernetes' or torchrun's faults: none under pdsh
 }
 
@@ -304,7 +315,7 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     case FaultAction::kRendezvousTimeout:  // the agent that never joined says why
       AddEvidence(w.Find(Cite::kRendezvous, node), kInit, truth);
       return;
-    case FaultAction::kStoreJoinTimeout:  // pdsh only (PdshEvidenceFor)
+    case FaultAction::kStoreJoinTimeout:  // the launchers' (StoreJoinEvidence)
       return;
     case FaultAction::kJobException:
       return JobExceptionEvidence(w, truth);

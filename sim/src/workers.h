@@ -95,6 +95,7 @@ class Workers {
 
  private:
   void ScheduleStoreJoinTimeout();  // FAULT_KIND_STORE_JOIN_TIMEOUT (workers_network.cc)
+  void EmitHungMount(TimeNs raise);  // its node's kernel log under srun / mpirun
   enum class Op : std::uint8_t {
     kInit,
     kBarrier,
@@ -125,6 +126,7 @@ class Workers {
   void EndStep(int rank, TimeNs t);
   void EmitNcclInit(int rank, TimeNs t);
   void EmitStartupWarnings(int rank, TimeNs t);
+  void EmitCommInit(int rank, TimeNs t);  // DeepSpeed runner: init_distributed's lines (workers_output.cc)
   void Die(int rank, TimeNs t, int exit_code);
   void FireRankFault(int rank, TimeNs t);
   void RaiseEverywhere(TimeNs t);

@@ -4,6 +4,7 @@
 // ranks at both ends then catch NCCL's asynchronous error and abort the processes (-6), and
 // the failed ranks' other peers across nodes see their work flushed (status 5) and wait on.
 #include "workers.h"
+#include "gpu_faults.h"
 
 #include <algorithm>
 
@@ -147,7 +148,8 @@ void Workers::OnStoreCheck(int rank, TimeNs t) {
   queue_.Push(t + rng.UniformInt(60, 400) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
 }
 
-// FAULT_KIND_STORE_JOIN_TIMEOUT: the fault node's ranks never start (its ssh hangs). The others
+// FAULT_KIND_STORE_JOIN_TIMEOUT: the fault node's ranks never start (pdsh: its ssh hangs; srun,
+// mpirun: its tasks hang before init_process_group, alive but silent). The others
 // start as usual; rank 0's init_process_group builds the TCPStore server about a second in and
 // waits for every client for the process group's timeout, then raises (kStoreCheck on rank 0);
 // the server dies with it and every other rank, blocked in its first collective's store->get,
@@ -158,10 +160,36 @@ void Workers::ScheduleStoreJoinTimeout() {
   const TimeNs rank0_start = job_.agent_start[0] + Rng(job_.seed, StreamId::kRankStart, 0).UniformInt(3'000, 6'000) * kNsPerMs;
   const TimeNs server = rank0_start + rng.UniformInt(500, 1'500) * kNsPerMs;
   const TimeNs raise = server + job_.nccl_timeout + rng.UniformInt(1'000, 1'900) * kNsPerMs;
+  if (job_.launcher != v1::LAUNCHER_PDSH && job_.noise.kernel_logs) EmitHungMount(raise);
   for (int rank = 0; rank < job_.world; ++rank) {
     if (job_.NodeOf(rank) == fault_.node) continue;
     const TimeNs at = rank == 0 ? raise : raise + rng.UniformInt(2, 60) * kNsPerMs;
     queue_.Push(at, EventKind::kStoreCheck, static_cast<std::uint32_t>(rank));
+    if (!job_.deepspeed_runner) continue;  // nothing else of theirs is printed
+    const TimeNs start = job_.agent_start[job_.NodeOf(rank)] +
+                         Rng(job_.seed, StreamId::kRankStart, static_cast<std::uint64_t>(rank)).UniformInt(3'000, 6'000) * kNsPerMs;
+    queue_.Push(start, EventKind::kRankStart, static_cast<std::uint32_t>(rank));  // DeepSpeed's comm lines
+  }
+}
+
+// Under srun and mpirun the hung node's tasks started and blocked importing from a hard NFS mount
+// whose server stopped answering (state D, killable): its kernel log has the NFS client's word as
+// they start, then khungtaskd's report of each (it checks every 120 s; a task is reported once it
+// has been blocked 120 s), when that comes before rank 0 gives up. The first report is cited.
+void Workers::EmitHungMount(TimeNs raise) {
+  const int node = fault_.node;
+  const TimeNs boot = NodeBoot(job_, node);
+  Rng rng(job_.seed, StreamId::kFaultBehaviour, 6ULL << 32);
+  const TimeNs blocked = job_.agent_start[node] + rng.UniformInt(2'000, 4'000) * kNsPerMs;
+  sink_.Emit(KernelMessage{node, blocked, boot, KernelEvent::kNfsNotResponding, 0});
+  TimeNs check = blocked + 120 * kNsPerSec + rng.UniformInt(0, 120'000) * kNsPerMs;
+  if (check >= raise) return;
+  for (int local = 0; local < job_.gpus_per_node; ++local) {
+    KernelMessage m{node, check, boot, KernelEvent::kHungTask, local};
+    m.detail = job_.worker_pid[node * job_.gpus_per_node + local];
+    m.cite = local == 0;
+    sink_.Emit(m);
+    check += rng.UniformInt(1, 40) * kNsPerUs;
   }
 }
 

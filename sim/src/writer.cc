@@ -231,8 +231,15 @@ void IncidentWriter::BufferStdout(int rank, const R& record) {
   buf.lines += out.lines();
 }
 
-// DeepSpeed's logger lines go through Python's stdout buffer, like the step lines.
-void IncidentWriter::Handle(const DeepSpeedLine& r) { BufferStdout(r.rank, r); }
+// DeepSpeed's logger lines go through Python's stdout buffer, like the step lines; its comm
+// start-up lines come from a rank the runner started with `python -u` (unbuffered): they reach
+// the console at once, tagged as stdout.
+void IncidentWriter::Handle(const DeepSpeedLine& r) {
+  if (r.note != DeepSpeedNote::kCommInit) return BufferStdout(r.rank, r);
+  const int file = OutFile(r.rank);
+  AppendTo(file, r.rank, r, LinePolicy{.may_split = true, .out_stream = true});
+  MaybeFlush(file);
+}
 
 void IncidentWriter::Handle(const SegfaultDump& r) {
   const int file = ErrFile(r.rank);

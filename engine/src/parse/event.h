@@ -54,6 +54,7 @@ enum class Kind : std::uint8_t {
   // deepspeed
   kLauncherExit, kKillingSubprocess,
   kLauncherLayout,  // launch.py `nnodes=N, num_local_procs=P, node_rank=K` (NodeLayout; not an error)
+  kWorldInfo,       // runner.py `cmd = ... --world_info=<b64>` (Note: the base64 value; not an error)
   // deepspeed, fsdp: the frameworks' own errors (errors.cc) and DeepSpeed's rank-0 notes
   kZeroError, kOffloadError, kPipelineError, kCheckpointLoad, kOverflow, kMemoryUsage,
   // fsdp, kubernetes, ray, gloo
@@ -67,6 +68,9 @@ enum class Kind : std::uint8_t {
   kStepTimers,
   // other: `denpex run`'s own lines about the process it wraps (docs/run_wrapper.md)
   kProcessExit, kProcessSignalled,
+  // other: the kernel's hung-task report, `INFO: task <comm>:<pid> blocked for more than <n>
+  // seconds.` (OomKill: pid, comm; not an error)
+  kHungTask,
 };
 
 std::string_view FamilyName(Family f);
