@@ -87,6 +87,7 @@ struct Job {
   v1::TrainerLog trainer_log = v1::TRAINER_LOG_MEGATRON;
   double compute_jitter = 0;
   bool nccl_debug_info = false;
+  bool torchrun_info_logs = false;  // format.torchrun_info_logs: LOGLEVEL=INFO for the agents
   bool nccl_socket = false;  // NCCL_IB_DISABLE=1: NET/Socket transport (FAULT_KIND_SOCKET_RESET)
   const DriverProfile* driver = nullptr;  // the NVRM lines' era (profiles.h)
   bool dump_on_timeout = false;  // TORCH_NCCL_DUMP_ON_TIMEOUT: flight-recorder dump lines

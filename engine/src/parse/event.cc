@@ -73,6 +73,7 @@ std::string_view KindName(Kind k) {
     case Kind::kLauncherExit: return "launcher_exit";
     case Kind::kKillingSubprocess: return "killing_subprocess";
     case Kind::kLauncherLayout: return "launcher_layout";
+    case Kind::kAgentRanks: return "agent_ranks";
     case Kind::kFsdpError: return "fsdp_error";
     case Kind::kPinMemory: return "pin_memory";
     case Kind::kZeroError: return "zero_error";
