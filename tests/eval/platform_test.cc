@@ -293,7 +293,9 @@ TEST_F(Kubernetes, RestartChainsNameTheFirstAttemptsInitiator) {
     std::set<std::pair<std::string, std::int64_t>> cited;
     for (const auto& e : d->evidence()) cited.insert({e.file(), e.line()});
     for (const auto& e : truth.evidence()) {
-      if (e.file().starts_with("pods/")) EXPECT_TRUE(cited.contains({e.file(), e.line()})) << e.file() << ":" << e.line();
+      if (e.file().starts_with("pods/")) {
+        EXPECT_TRUE(cited.contains({e.file(), e.line()})) << e.file() << ":" << e.line();
+      }
     }
   }
 }
