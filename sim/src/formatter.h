@@ -48,6 +48,7 @@ class LineFormatter {
   void Format(const NcclIbError& r, LineBuilder& out) const;     // formatter_nccl.cc
   void FormatSocketError(const NcclIbError& r, LineBuilder& out) const;  // NET/Socket
   void SocketErrorText(const NcclIbError& r, LineBuilder& out) const;
+  void IbErrorText(const NcclIbError& r, LineBuilder& out) const;
   void Format(const NcclAsyncError& r, LineBuilder& out) const;  // formatter_nccl.cc
   void Format(const NcclSetupFailure& r, LineBuilder& out) const;  // formatter_nccl.cc
   void Format(const WatchdogTimeout& r, LineBuilder& out) const;

@@ -334,9 +334,6 @@ void LineFormatter::FormatFaultKernel(const KernelMessage& r, std::uint64_t word
       XidBody(r, word, out);
       if (r.repeats > 0) out.Char(']');
       return;
-    case KernelEvent::kSuppressed:
-      out.Str("__ratelimit: ").Int(r.detail).Str(" callbacks suppressed");
-      return;
     case KernelEvent::kGpuFellOff:
       out.Str("NVRM: GPU 0000:").Str(NcclBusId(r.arg).substr(0, 2)).Str(":00.0: GPU has fallen off the bus.");
       return;

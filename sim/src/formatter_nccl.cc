@@ -29,31 +29,41 @@ std::string_view NcclBusId(int local_gpu) { return kBusIds[local_gpu]; }
 // The IB completion WARN of the profile's NCCL (docs/log_formats.md §4b):
 //   2.21: <host>:<pid>:<tid> [<dev>] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion
 //         from peer 10.64.0.12<43187> with status=12 opcode=0 len=0 vendor err 129 (Send)
-//         localGid ::ffff:10.64.0.5 remoteGids::ffff:10.64.0.12
+//         and, on RoCE only (net_ib.cc prints the GIDs when the link layer is Ethernet),
+//         ` localGid ::ffff:10.64.0.5 remoteGids::ffff:10.64.0.12`
 //   2.18: ... transport/net_ib.cc:1335 NCCL WARN NET/IB : Got completion from peer
 //         10.64.0.12<43187> with error 12, opcode 0, len 0, vendor err 129
 void LineFormatter::Format(const NcclIbError& r, LineBuilder& out) const {
   if (r.socket) return FormatSocketError(r, out);
   const int pid = job_.worker_pid[r.rank];
-  const int node = job_.NodeOf(r.rank), peer_node = job_.NodeOf(r.peer);
   const bool v218 = nccl_.name.starts_with("2.18");
+  out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(pid + 7 + job_.LocalRank(r.rank));
+  out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] transport/net_ib.cc:");
+  out.Int(v218 ? 1335 : 1696).Str(" NCCL WARN ");
+  IbErrorText(r, out);
+  out.EndLine();
+}
+
+// The text of an IB completion WARN after `NCCL WARN ` (also the "Last error:" of the watchdog's
+// exception, which repeats the last WARN without its prefix).
+void LineFormatter::IbErrorText(const NcclIbError& r, LineBuilder& out) const {
+  const int node = job_.NodeOf(r.rank), peer_node = job_.NodeOf(r.peer);
   const int port = 40000 + (r.peer * 7919 + r.rank * 104729) % 20000;
   const int vendor = r.status == 12 ? 129 : 249;
-  out.Str(job_.hostnames[node]).Char(':').Int(pid).Char(':').Int(pid + 7 + job_.LocalRank(r.rank));
-  out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] transport/net_ib.cc:");
-  out.Int(v218 ? 1335 : 1696).Str(" NCCL WARN NET/IB : Got completion from peer ");
+  out.Str("NET/IB : Got completion from peer ");
   NodeAddress(out, peer_node);
   out.Char('<').Int(port).Char('>');
-  if (v218) {
-    out.Str(" with error ").Int(r.status).Str(", opcode 0, len 0, vendor err ").Int(vendor).EndLine();
+  if (nccl_.name.starts_with("2.18")) {
+    out.Str(" with error ").Int(r.status).Str(", opcode 0, len 0, vendor err ").Int(vendor);
     return;
   }
   out.Str(" with status=").Int(r.status).Str(" opcode=0 len=0 vendor err ").Int(vendor);
-  out.Str(r.send ? " (Send)" : " (Recv)").Str(" localGid ::ffff:");
+  out.Str(r.send ? " (Send)" : " (Recv)");
+  if (!job_.roce) return;
+  out.Str(" localGid ::ffff:");
   NodeAddress(out, node);
   out.Str(" remoteGids::ffff:");
   NodeAddress(out, peer_node);
-  out.EndLine();
 }
 
 // The text of a socket WARN after `NCCL WARN ` (docs/log_formats.md §4b), also the "Last
@@ -199,9 +209,8 @@ void LineFormatter::Format(const NcclAsyncError& r, LineBuilder& out) const {
       SocketErrorText(NcclIbError{r.rank, r.time, r.peer, r.remote ? 5 : 12, false, true}, out);
       return;
     }
-    out.Str("NET/IB : Got completion from peer ");
-    NodeAddress(out, job_.NodeOf(r.peer));
-    out.Str("<").Int(40000 + (r.peer * 7919 + r.rank * 104729) % 20000).Str("> with status=12 opcode=0 len=0 vendor err 129");
+    // The rank's status-12 WARN: the failed end's own sends, its peers' receives.
+    IbErrorText(NcclIbError{r.rank, r.time, r.peer, 12, !r.remote}, out);
   };
   WriteC10Header(out, r.rank, r.time, torch_.line_thread_terminated);
   message();
@@ -221,7 +230,8 @@ void LineFormatter::NcclPrefix(LineBuilder& out, int rank) const {
 void LineFormatter::Format(const NcclProcessInfo& r, LineBuilder& out) const {
   const int node = job_.NodeOf(r.rank);
   NcclPrefix(out, r.rank);
-  out.Str("Bootstrap : Using ib0:");
+  const std::string_view iface = job_.roce ? "eth0:" : "ib0:";
+  out.Str("Bootstrap : Using ").Str(iface);
   NodeAddress(out, node);
   out.Str("<0>").EndLine();
   NcclPrefix(out, r.rank);
@@ -232,7 +242,7 @@ void LineFormatter::Format(const NcclProcessInfo& r, LineBuilder& out) const {
     NcclPrefix(out, r.rank);
     out.Str("NCCL_IB_DISABLE set by environment to 1.").EndLine();
     NcclPrefix(out, r.rank);
-    out.Str("NET/Socket : Using [0]ib0:");
+    out.Str("NET/Socket : Using [0]").Str(iface);
     NodeAddress(out, node);
     out.Str("<0>").EndLine();
     NcclPrefix(out, r.rank);
@@ -242,9 +252,9 @@ void LineFormatter::Format(const NcclProcessInfo& r, LineBuilder& out) const {
   NcclPrefix(out, r.rank);
   out.Str("NET/IB : Using");
   for (int nic = 0; nic < job_.gpus_per_node; ++nic) {
-    out.Str(" [").Int(nic).Str("]mlx5_").Int(nic).Str(":1/IB");
+    out.Str(" [").Int(nic).Str("]mlx5_").Int(nic).Str(job_.roce ? ":1/RoCE" : ":1/IB");
   }
-  out.Str(" ; OOB ib0:");
+  out.Str(" ; OOB ").Str(iface);
   NodeAddress(out, node);
   out.Str("<0>").EndLine();
   NcclPrefix(out, r.rank);

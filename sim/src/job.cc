@@ -246,6 +246,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.trainer_log = s.training().trainer_log();
   job.nccl_debug_info = s.format().nccl_debug_info();
   job.torchrun_info_logs = s.format().torchrun_info_logs();
+  job.roce = s.format().fabric() == v1::FABRIC_ROCE;
   for (const v1::Fault& f : s.faults()) job.nccl_socket |= f.kind() == v1::FAULT_KIND_SOCKET_RESET;
   job.driver = FindDriverProfile(s.format().driver().empty() ? "535" : s.format().driver());
   job.dump_on_timeout = s.timeouts().dump_on_timeout();

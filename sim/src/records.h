@@ -283,7 +283,6 @@ enum class KernelEvent : std::uint8_t {
   kGpuFellOff,    // "NVRM: GPU 0000:<bus>.0: GPU has fallen off the bus."
   kCrashDump,     // "NVRM: A GPU crash dump has been created. ..."
   kGspRateLimit,  // "NVRM: Rate limiting GSP RPC error prints for GPU at PCI:... (printing 1 of every 30). ..."
-  kSuppressed,    // printk's rate limit: "__ratelimit: <detail> callbacks suppressed"
   // The OOM killer (pid: the victim).
   kOomInvoked,    // "python3 invoked oom-killer: gfp_mask=..., order=0, oom_score_adj=0"
   kOomConstraint, // "oom-kill:constraint=CONSTRAINT_NONE,...,task=python3,pid=N,uid=1000"

@@ -229,14 +229,17 @@ TEST_F(Network, VictimsOfOneDeadPeerAreNotNamed) {
   EXPECT_NE(d->initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << d->reason();
 }
 
-// Both ends of one link report retry exceeded against each other, in NCCL's 2.19+ shape (the
-// later releases' ` hca mlx5_N` suffix too) and 2.18's (no localGid: the two name each other's
-// address): one hot cell. The lines carry no time and no counters say which end failed first,
+// Both ends of one link report retry exceeded against each other, in NCCL's 2.19+ shape on RoCE
+// and on InfiniBand (no GIDs) (the later releases' ` hca mlx5_N` suffix too) and 2.18's (no
+// localGid: the two name each other's address): one hot cell. The lines carry no time and no counters say which end failed first,
 // so the pair is named (the link, both HCAs where printed), and no rank.
 TEST_F(Network, OneBadLinkBetweenTwoNodesNamesThePairNotARank) {
   const std::string v221 =
       " transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer {peer}<41488> with status=12 opcode=0 len=0 "
       "vendor err 129 (Send) localGid ::ffff:{self} remoteGids::ffff:{peer}{hca}\n";
+  const std::string v221ib =
+      " transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer {peer}<41488> with status=12 opcode=0 len=0 "
+      "vendor err 129 (Send){hca}\n";
   const std::string v218 =
       " transport/net_ib.cc:1335 NCCL WARN NET/IB : Got completion from peer {peer}<41488> with error 12, opcode 0, len 0, "
       "vendor err 129\n";
@@ -244,7 +247,8 @@ TEST_F(Network, OneBadLinkBetweenTwoNodesNamesThePairNotARank) {
   const std::string plugin =
       " ib_plugin.c:1615 NCCL WARN NET/IB: Got completion from peer {peer}<41488> with status=IBV_WC_RETRY_EXC_ERR(12) "
       "opcode=IBV_WC_SEND(0) reqSize=0 vendor_err=129 req_type=Send localGid ::ffff:{self} remoteGids::ffff:{peer}{hca}\n";
-  for (const auto& [shape, hca] : {std::pair{v221, false}, {v221, true}, {v218, false}, {plugin, true}}) {
+  for (const auto& [shape, hca] :
+       {std::pair{v221, false}, {v221, true}, {v221ib, false}, {v221ib, true}, {v218, false}, {plugin, true}}) {
     const fs::path incident = dir_ / ("link" + std::to_string(shape.size()) + (hca ? "hca" : ""));  // one dir per shape
     auto write = [&](const std::string& host, int rank, const std::string& self, const std::string& peer, const std::string& dev) {
       fs::create_directories(incident / host);
@@ -277,13 +281,16 @@ TEST_F(Network, OneBadLinkBetweenTwoNodesNamesThePairNotARank) {
 // FAULT_KIND_LINK_FAILURE in the simulator: both ends report, every other rank times out. The
 // end that failed first is named from the order of the two ends' reports (variant 0: the far
 // end's comes seconds later) or, when they come together (variant 1), from the one port whose
-// counters err; the link is the truth's. NCCL 2.21 and 2.18 shapes.
+// counters err; the link is the truth's. NCCL 2.21 (InfiniBand: no GIDs; RoCE: GIDs) and 2.18 shapes.
 TEST_F(Network, BadLinkIsLocalisedAndItsFirstEndNamedInEachNcclShape) {
-  for (const std::string version : {"2.21.5", "2.18.5"}) {
+  for (const std::string shape : {"2.21.5", "2.21.5-roce", "2.18.5"}) {
+    const std::string version = shape.substr(0, 6);
+    const std::string fabric = shape.ends_with("roce") ? "FABRIC_ROCE" : "FABRIC_INFINIBAND";
     for (const char* variant : {"0", "1"}) {
-      const std::string name = "link" + version + "_" + variant;
+      const std::string name = "link" + shape + "_" + variant;
       const fs::path incident = Simulate(name, {"faults[0].kind=FAULT_KIND_LINK_FAILURE", "faults[0].rank=77",
-                                                "faults[0].variant=" + std::string(variant), "format.nccl=" + version}, 5);
+                                                "faults[0].variant=" + std::string(variant), "format.nccl=" + version,
+                                                "format.fabric=" + fabric}, 5);
       auto d = engine::Diagnose(incident, {.threads = 2});
       ASSERT_TRUE(d.ok()) << d.status().message();
       const std::string what = name + ": " + d->reason();

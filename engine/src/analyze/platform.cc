@@ -281,8 +281,9 @@ void NoteRestarts(const Incident& inc, Finding* f) {
   if (inc.later_attempt_files == 0 && restart < 0 && end < 0) return;
   std::string note = " The job's controller restarted the job";
   if (attempts > 0) {
-    note += " " + Times(attempts) + " (" + Where(inc, inc.events[restart]) +
-            (last_restart != restart ? ", the last " + Where(inc, inc.events[last_restart]) : "") + ")";
+    note.append(" ").append(Times(attempts)).append(" (").append(Where(inc, inc.events[restart]));
+    if (last_restart != restart) note.append(", the last ").append(Where(inc, inc.events[last_restart]));
+    note.append(")");
   } else if (in_place > 0) {
     note += ", its containers in place, " + Times(in_place) + " (Restart Count " + std::to_string(in_place) + ", " +
             Where(inc, inc.events[counted]) + ")";
