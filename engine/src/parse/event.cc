@@ -41,6 +41,7 @@ std::string_view KindName(Kind k) {
     case Kind::kSocketError: return "socket_error";
     case Kind::kNcclError: return "nccl_error";
     case Kind::kDuplicateGpu: return "duplicate_gpu";
+    case Kind::kSocketInterface: return "socket_interface";
     case Kind::kCudaError: return "cuda_error";
     case Kind::kDeviceAssert: return "device_assert";
     case Kind::kCudaOom: return "cuda_oom";
@@ -74,6 +75,8 @@ std::string_view KindName(Kind k) {
     case Kind::kKillingSubprocess: return "killing_subprocess";
     case Kind::kLauncherLayout: return "launcher_layout";
     case Kind::kAgentRanks: return "agent_ranks";
+    case Kind::kWorldInfo: return "world_info";
+    case Kind::kHungTask: return "hung_task";
     case Kind::kFsdpError: return "fsdp_error";
     case Kind::kPinMemory: return "pin_memory";
     case Kind::kZeroError: return "zero_error";

@@ -7,6 +7,7 @@
 #include "parse/lines.h"
 #include "parse/scan.h"
 #include "parse/triggers.h"
+#include "parse/world_info.h"
 
 namespace denpex::engine {
 namespace {
@@ -354,6 +355,17 @@ bool RecogniseDeepSpeed(std::string_view msg, StringTable* strings, Recognised* 
                              static_cast<std::int32_t>(node_rank)};
     return true;
   }
+  // runner.py's `cmd = pdsh ... --world_info=<b64> ...`: the job's host -> slots map, kept whole
+  // (ingest decodes it: ingest/world_info.h).
+  if (msg.starts_with("cmd = ")) {
+    const std::string_view value = WorldInfoArgument(msg);
+    if (value.empty()) return false;
+    out->family = Family::kDeepSpeed;
+    out->kind = Kind::kWorldInfo;
+    out->error = false;
+    out->detail = Note{strings->Intern(value)};
+    return true;
+  }
   Scanner s(msg);
   if (s.Lit("Killing subprocess ") && s.Digits(1, 12, &v)) {
     out->family = Family::kDeepSpeed;
@@ -689,7 +701,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     // RecogniseWrapper
     {"[denpex-run] "},
     // RecogniseDeepSpeed
-    {" exits with return code = "}, {"Killing subprocess "}, {", num_local_procs="},
+    {" exits with return code = "}, {"Killing subprocess "}, {", num_local_procs="}, {"--world_info="},
     {"OVERFLOW! Rank "}, {"Grad overflow on iteration"}, {"loss scale overflow! "}, {"CPU Virtual Memory:"},
     {"death signal, shutting down workers"},
     // RecogniseKubernetes
