@@ -145,6 +145,7 @@ class LineFormatter {
   void ThreadTerminated(LineBuilder& out, const WatchdogTimeout& r) const;
   void NativeFrames(LineBuilder& out, int rank, bool rank_prefix) const;
   enum class Logger : std::uint8_t { kRun, kApi, kAgent };  // torch.distributed.run / ...api / agent.server.api
+  void RendezvousInfo(int node, TimeNs t, LineBuilder& out) const;
   void AgentHeader(LineBuilder& out, char severity, int node, TimeNs t, Logger logger,
                    int line) const;
   void Traceback(LineBuilder& out) const;

@@ -104,6 +104,41 @@ void LineFormatter::Format(const AgentBanner& r, LineBuilder& out) const {
       AgentHeader(out, 'W', r.node, r.time, Logger::kRun, torch_.line_run_banner);
     out.Str(text).EndLine();
   }
+  if (job_.torchrun_info_logs) RendezvousInfo(r.node, r.time, out);
+}
+
+// LOGLEVEL=INFO (format.torchrun_info_logs): the agent's INFO lines around the rendezvous, the
+// result a multi-line message (`[<role>] Rendezvous complete for workers. Result:` then one
+// `  key=value` line each and a blank line; torch.distributed.elastic.agent.server.api's
+// _rendezvous, the same shape in every release): the node's group_rank and its workers' ranks.
+void LineFormatter::RendezvousInfo(int node, TimeNs t, LineBuilder& out) const {
+  constexpr int kRendezvousingLine = 677, kResultLine = 525, kStartingLine = 681;
+  AgentHeader(out, 'I', node, t, Logger::kAgent, kRendezvousingLine);
+  out.Str("[default] Rendezvous'ing worker group").EndLine();
+  AgentHeader(out, 'I', node, t + 180 * kNsPerMs, Logger::kAgent, kResultLine);
+  out.Str("[default] Rendezvous complete for workers. Result:").EndLine();
+  auto list = [&](std::string_view key, auto value) {
+    out.Str("  ").Str(key).Str("=[");
+    for (int l = 0; l < job_.gpus_per_node; ++l) {
+      if (l > 0) out.Str(", ");
+      out.Int(value(l));
+    }
+    out.Char(']').EndLine();
+  };
+  const int first = node * job_.gpus_per_node;
+  out.Str("  restart_count=0").EndLine();
+  out.Str("  master_addr=").Str(job_.hostnames[0]).EndLine();
+  out.Str("  master_port=29500").EndLine();
+  out.Str("  group_rank=").Int(node).EndLine();
+  out.Str("  group_world_size=").Int(job_.nodes).EndLine();
+  list("local_ranks", [](int l) { return l; });
+  list("role_ranks", [&](int l) { return first + l; });
+  list("global_ranks", [&](int l) { return first + l; });
+  list("role_world_sizes", [&](int) { return job_.world; });
+  list("global_world_sizes", [&](int) { return job_.world; });
+  out.EndLine();
+  AgentHeader(out, 'I', node, t + 181 * kNsPerMs, Logger::kAgent, kStartingLine);
+  out.Str("[default] Starting worker group").EndLine();
 }
 
 void LineFormatter::Format(const AgentSigterm& r, LineBuilder& out) const {

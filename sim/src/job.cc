@@ -245,6 +245,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.zero = s.training().data_parallel() == v1::DATA_PARALLEL_ZERO;
   job.trainer_log = s.training().trainer_log();
   job.nccl_debug_info = s.format().nccl_debug_info();
+  job.torchrun_info_logs = s.format().torchrun_info_logs();
   job.roce = s.format().fabric() == v1::FABRIC_ROCE;
   for (const v1::Fault& f : s.faults()) job.nccl_socket |= f.kind() == v1::FAULT_KIND_SOCKET_RESET || f.kind() == v1::FAULT_KIND_SOCKET_LINK_FAILURE;
   job.driver = FindDriverProfile(s.format().driver().empty() ? "535" : s.format().driver());

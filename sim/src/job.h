@@ -87,6 +87,7 @@ struct Job {
   v1::TrainerLog trainer_log = v1::TRAINER_LOG_MEGATRON;
   double compute_jitter = 0;
   bool nccl_debug_info = false;
+  bool torchrun_info_logs = false;  // format.torchrun_info_logs: LOGLEVEL=INFO for the agents
   bool nccl_socket = false;  // NCCL_IB_DISABLE=1: NET/Socket transport (FAULT_KIND_SOCKET_RESET, _SOCKET_LINK_FAILURE)
   bool roce = false;         // format.fabric RoCE: GIDs in NCCL >= 2.19 IB WARNs, eth0 for OOB
   const DriverProfile* driver = nullptr;  // the NVRM lines' era (profiles.h)

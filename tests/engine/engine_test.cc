@@ -561,6 +561,30 @@ TEST(Engine, UnnamedGroupsTakeAMembersReportAtAnotherSeqNum) {
   EXPECT_TRUE(WaitsOn(*g, waiter, 1));
 }
 
+// A torch 2.1 pod's lines carry only `[default<L>]:`; with no failure table in the pod, its agent's
+// rendezvous result (LOGLEVEL=INFO) places them: global = the stated first rank + L, and its
+// silent workers are its node's ranks too.
+TEST(Engine, AgentRendezvousResultGivesAPodsLinesTheirRanks) {
+  TempDir tmp;
+  Write(tmp.path() / "pods/llama-worker-2.log",
+        "[2026-03-02 09:00:00,522] torch.distributed.elastic.agent.server.api: [INFO] [default] Rendezvous complete for workers. Result:\n"
+        "  group_rank=3\n"
+        "  global_ranks=[24, 25, 26, 27, 28, 29, 30, 31]\n"
+        "\n"
+        "[default5]:[E ProcessGroupNCCL.cpp:475] [Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=27, "
+        "OpType=ALLREDUCE, NumelIn=16777216, NumelOut=16777216, Timeout(ms)=600000) ran for 600018 milliseconds before timing out.\n");
+  Write(tmp.path() / "describe/llama-worker-2.txt", "Node:             gpu-0004/10.128.0.5\n");
+  auto inc = LoadIncident(tmp.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  bool ranked = false;
+  for (const Event& e : inc->events) ranked |= std::holds_alternative<WatchdogTimeout>(e.detail) && e.rank == 29;
+  EXPECT_TRUE(ranked);
+  const JobFacts facts = CollectFacts(*inc);
+  ASSERT_GE(facts.ranks.size(), 32u);
+  EXPECT_EQ(inc->nodes[facts.ranks[31].node], "gpu-0004");  // silent, placed by the agent's word
+  EXPECT_EQ(facts.ranks[31].local_rank, 7);
+}
+
 // When the collectives cannot be split into groups (each pipeline pair's survivor shows group
 // rank 1 only), the engine does not guess: INCONCLUSIVE, saying why.
 TEST(Engine, UnnamedGroupsThatShowNoStrideStayInconclusive) {

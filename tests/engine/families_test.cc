@@ -693,6 +693,26 @@ TEST(Families, KubernetesEventsDescribeAndTorchrunSignal) {
 }
 
 
+// torchrun's rendezvous result (LOGLEVEL=INFO, §6): the `global_ranks=[...]` line states its node's
+// first rank when the ranks are contiguous; the block's other lines are nothing; a list with a
+// gap is not read.
+TEST(Families, AgentRendezvousResultStatesTheNodesRanks) {
+  const ParsedLog log = Parse(
+      "[2026-03-02 09:00:00,522] torch.distributed.elastic.agent.server.api: [INFO] [default] Rendezvous complete for workers. Result:\n"
+      "  restart_count=0\n"
+      "  group_rank=3\n"
+      "  local_ranks=[0, 1, 2, 3, 4, 5, 6, 7]\n"
+      "  global_ranks=[24, 25, 26, 27, 28, 29, 30, 31]\n"
+      "  role_world_sizes=[128, 128, 128, 128, 128, 128, 128, 128]\n"
+      "\n");
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].kind, Kind::kAgentRanks);
+  const auto& nl = std::get<NodeLayout>(log.events[0].detail);
+  EXPECT_EQ(nl.First(), 24);
+  EXPECT_EQ(nl.local_procs, 8);
+  EXPECT_TRUE(Parse("  global_ranks=[24, 25, 27]\n").events.empty());
+}
+
 // Restarts (docs/log_formats.md §24, "Restarts"): the scheduler placing a pod (its node: the only
 // word on a pod that is gone), a replacement it cannot place, JobSet's restart and its budget
 // running out, the job controller's and the training-operator's backoff limit, the kubelet's

@@ -261,8 +261,9 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     (forced ? jf->nodes[node].forced_kills : jf->nodes[node].signalled) += 1;
     if (!forced) jf->nodes[node].sigterms.push_back(index);
   } else if (const auto* nl = std::get_if<NodeLayout>(&e.detail); nl && node >= 0 && jf->nodes[node].first_rank < 0) {
-    jf->nodes[node].first_rank = nl->node_rank * nl->local_procs;
+    jf->nodes[node].first_rank = nl->First();
     jf->nodes[node].local_procs = nl->local_procs;
+    jf->nodes[node].agent_ranks = e.kind == Kind::kAgentRanks;
   } else if (e.kind == Kind::kExitBarrier && node >= 0 && jf->nodes[node].exit_barrier < 0) {
     jf->nodes[node].exit_barrier = index;
   }
@@ -283,6 +284,16 @@ void ApplyWorldInfo(const Incident& inc, JobFacts* jf) {
 // states its node's first rank (K*P), so local = global - K*P; otherwise torchrun numbers a
 // node's workers contiguously, so local = global - first when the node's ranks are contiguous.
 void AssignNodeRanks(JobFacts* jf) {
+  // The ranks a torchrun agent's rendezvous result names are its node's, logged or not (a worker
+  // torn down before it printed anything is still there, silent, like its logged peers).
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(jf->nodes.size()); ++i) {
+    const NodeFacts& n = jf->nodes[i];
+    if (!n.agent_ranks) continue;
+    for (std::int32_t r = n.first_rank; r < n.first_rank + n.local_procs; ++r) {
+      jf->EnsureRank(r);
+      if (jf->ranks[r].node < 0) jf->ranks[r].node = i;
+    }
+  }
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(jf->ranks.size()); ++r) {
     if (jf->ranks[r].node >= 0) jf->nodes[jf->ranks[r].node].ranks.push_back(r);
   }

@@ -51,10 +51,12 @@ struct NodeFacts {
   std::vector<std::int32_t> sigterms;  // those lines (event indices, SIGKILL's excluded)
   std::int32_t forced_kills = 0;     // `Unable to shutdown process P via 15, forcefully exitting via 9`
   std::int32_t exit_barrier = -1;    // event index of its agent's `Error waiting on exit barrier`
-  // DeepSpeed launch.py's `nnodes=N, num_local_procs=P, node_rank=K` (pdsh prefix names the node):
-  // its ranks are first_rank .. first_rank + local_procs - 1 (first_rank = K*P); -1 when unknown.
+  // DeepSpeed launch.py's `nnodes=N, num_local_procs=P, node_rank=K` (pdsh prefix names the node),
+  // or its torchrun agent's rendezvous result (`global_ranks=[G, ...]`, LOGLEVEL=INFO): its ranks
+  // are first_rank .. first_rank + local_procs - 1 (first_rank = K*P, or G); -1 when unknown.
   std::int32_t first_rank = -1;
   std::int32_t local_procs = -1;
+  bool agent_ranks = false;  // stated by its torchrun agent: its silent ranks are placed on it
   std::vector<std::int32_t> reports; // agent failure reports: one event index each
   std::int32_t lost = -1;            // event index of a Slurm (or mpirun, pdsh, ssh) word that the node failed
   // slurmctld's view of it (event indices): first `not responding`, `setting DOWN`, the job's

@@ -260,12 +260,24 @@ void ResolveRanks(Incident* inc) {
       }
     }
   }
-  const std::map<std::int32_t, std::int32_t> bases = NodeBases(by_local);
+  std::map<std::int32_t, std::int32_t> bases = NodeBases(by_local);
   const std::vector<std::int32_t> only_rank = OnlyRankPerNode(*inc);
+  // The torchrun agent's rendezvous result states its node's first rank (LOGLEVEL=INFO): the
+  // base of a node no failure table placed (a torch <= 2.1 pod whose lines carry only
+  // `[default<L>]:`, torn down before its agent printed a table). Two results that disagree
+  // (an elastic re-rendezvous) state none.
+  std::map<std::int32_t, std::int32_t> stated;
+  for (const Event& e : inc->events) {
+    const auto* nl = std::get_if<NodeLayout>(&e.detail);
+    if (e.kind != Kind::kAgentRanks || nl == nullptr || e.node < 0) continue;
+    auto [it, added] = stated.try_emplace(e.node, nl->First());
+    if (!added && it->second != nl->First()) it->second = -1;
+  }
+  for (const auto& [node, first] : stated) bases.try_emplace(node, first);
   for (Event& e : inc->events) {
-    // DeepSpeed launch.py's node layout is the launcher's word, no rank's (one rank printing in
-    // deepspeed.log must not take it, nor be placed by its host).
-    if (e.rank >= 0 || e.kind == Kind::kLauncherLayout) continue;
+    // A launcher's node layout (DeepSpeed launch.py's, torchrun's rendezvous result) is its word,
+    // no rank's (one rank printing in deepspeed.log must not take it, nor be placed by its host).
+    if (e.rank >= 0 || e.kind == Kind::kLauncherLayout || e.kind == Kind::kAgentRanks) continue;
     const LogFile& f = inc->files[e.file];
     if (f.world_info) {
       // A console of many ranks (the runner's --world_info says so): a line without a rank of its

@@ -74,6 +74,7 @@ std::string_view KindName(Kind k) {
     case Kind::kLauncherExit: return "launcher_exit";
     case Kind::kKillingSubprocess: return "killing_subprocess";
     case Kind::kLauncherLayout: return "launcher_layout";
+    case Kind::kAgentRanks: return "agent_ranks";
     case Kind::kWorldInfo: return "world_info";
     case Kind::kHungTask: return "hung_task";
     case Kind::kFsdpError: return "fsdp_error";

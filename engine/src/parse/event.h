@@ -54,6 +54,7 @@ enum class Kind : std::uint8_t {
   // deepspeed
   kLauncherExit, kKillingSubprocess,
   kLauncherLayout,  // launch.py `nnodes=N, num_local_procs=P, node_rank=K` (NodeLayout; not an error)
+  kAgentRanks,      // torchrun's rendezvous result `  global_ranks=[...]` (NodeLayout; not an error)
   kWorldInfo,       // runner.py `cmd = ... --world_info=<b64>` (Note: the base64 value; not an error)
   // deepspeed, fsdp: the frameworks' own errors (errors.cc) and DeepSpeed's rank-0 notes
   kZeroError, kOffloadError, kPipelineError, kCheckpointLoad, kOverflow, kMemoryUsage,
@@ -213,12 +214,15 @@ struct HostMemory {
   float percent = 0;
 };
 
-// DeepSpeed launch.py's `nnodes=<N>, num_local_procs=<P>, node_rank=<K>` (§26b): its node's
-// ranks are K*P .. K*P+P-1, local rank = rank - K*P.
+// A node's ranks as its launcher states them: DeepSpeed launch.py's `nnodes=<N>,
+// num_local_procs=<P>, node_rank=<K>` (§26b: K*P .. K*P+P-1), or the torchrun agent's rendezvous
+// result `global_ranks=[G, G+1, ...]` (§6: first_rank G, P of them). Local rank = rank - first.
 struct NodeLayout {
   std::int32_t nnodes = -1;
   std::int32_t local_procs = -1;
   std::int32_t node_rank = -1;
+  std::int32_t first_rank = -1;  // -1: node_rank * local_procs
+  std::int32_t First() const { return first_rank >= 0 ? first_rank : node_rank * local_procs; }
 };
 
 // Anything else worth showing (`denpex events`): the message, masked for grouping.

@@ -385,7 +385,7 @@ void LogParser::Unheaded(const Parsed& p) {
   bool found = false;
   const char c = msg[0];
   if (c == ' ' || c == '\t') {
-    found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
+    found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) || RecogniseAgentRanks(msg, &r) ||
             RecogniseBareMetal(msg, &out_.strings, &r) ||
             (c == '\t' && RecogniseRay(msg, &out_.strings, &r));
   } else if (c == '-') {

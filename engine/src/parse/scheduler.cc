@@ -194,6 +194,24 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
   return false;
 }
 
+// The torchrun agent's rendezvous result (LOGLEVEL=INFO, §6): its `  global_ranks=[g0, g1, ...]`
+// line, the node's workers in local-rank order. Numbered contiguously, they give the node's
+// first rank: a NodeLayout whose first_rank is g0 (nnodes and node_rank unknown here).
+bool RecogniseAgentRanks(std::string_view msg, Recognised* out) {
+  Scanner s(msg);
+  std::int64_t first = 0, v = 0, n = 0;
+  if (!s.Lit("  global_ranks=[") || !s.Digits(1, 9, &first)) return false;
+  for (n = 1; s.Lit(", "); ++n) {
+    if (!s.Digits(1, 9, &v) || v != first + n) return false;
+  }
+  if (!s.Lit("]")) return false;
+  out->family = Family::kTorchrun;
+  out->kind = Kind::kAgentRanks;
+  out->error = false;
+  out->detail = NodeLayout{.local_procs = static_cast<std::int32_t>(n), .first_rank = static_cast<std::int32_t>(first)};
+  return true;
+}
+
 bool RecogniseAgent(std::string_view msg, StringTable* strings, Recognised* out) {
   out->family = Family::kTorchrun;
   WorkerFailedFields f;
@@ -679,7 +697,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     // RecogniseAgent
     {"failed (exitcode: "}, {"Sending process "}, {"Unable to shutdown process "},
     {"Local worker group finished (FAILED)"}, {"The client socket has timed out"}, {"RendezvousConnectionError"},
-    {"failed to bind"}, {"Error waiting on exit barrier"}, {"failed on SocketImpl("},
+    {"failed to bind"}, {"Error waiting on exit barrier"}, {"failed on SocketImpl("}, {"  global_ranks=["},
     // RecogniseWrapper
     {"[denpex-run] "},
     // RecogniseDeepSpeed

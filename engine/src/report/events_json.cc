@@ -99,7 +99,11 @@ void DetailFields(const EventDetail& detail, Fields* f) {
         } else if constexpr (std::is_same_v<T, HostMemory>) {
           f->Int("host_used_mb", std::lround(d.used_gb * 1024)), f->Int("host_permille", std::lround(d.percent * 10));
         } else if constexpr (std::is_same_v<T, NodeLayout>) {
-          f->Int("nnodes", d.nnodes), f->Int("num_local_procs", d.local_procs), f->Int("node_rank", d.node_rank);
+          if (d.first_rank >= 0) {  // torchrun's rendezvous result
+            f->Int("first_rank", d.first_rank), f->Int("num_local_procs", d.local_procs);
+          } else {
+            f->Int("nnodes", d.nnodes), f->Int("num_local_procs", d.local_procs), f->Int("node_rank", d.node_rank);
+          }
         } else if constexpr (std::is_same_v<T, GpuSlot>) {
           f->Known("index", d.index), f->Id("pci", d.pci);
         } else if constexpr (std::is_same_v<T, NcclWarn>) {
