@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
                   "async_error_handling=0-3,blocking_wait,heartbeat_timeout_ms,watchdog_stuck_fraction}, "
                   "slurm.{kill_on_bad_exit,"
                   "kill_wait_ms,slurmd_timeout_ms,requeue}, bare_metal.{open_mpi=4.1|5.0,report_bindings}, "
-                  "pdsh.{server_alive_interval_s,server_alive_count_max}, "
+                  "pdsh.{server_alive_interval_s,server_alive_count_max}, deepspeed_runner, "
                   "clocks.skew_sigma_ms, training.{warmup_steps,"
                   "step_time_ms,tp_collectives_per_step,log_interval,compute_jitter,microbatches"
                   " (1F1B),data_parallel=DATA_PARALLEL_DDP|DATA_PARALLEL_ZERO,trainer_log="

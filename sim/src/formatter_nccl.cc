@@ -67,11 +67,11 @@ void LineFormatter::IbErrorText(const NcclIbError& r, LineBuilder& out) const {
 }
 
 // The text of a socket WARN after `NCCL WARN ` (docs/log_formats.md §4b), also the "Last
-// error:" of the watchdog's exception: the reporter's own socket failing (status 12), or the
-// far end closing (status 5; NCCL >= 2.19 prints the peer's host name, 2.18 its address):
+// error:" of the watchdog's exception: the reporter's own socket failing (status 12: the
+// address in numeric form), or the far end closing (status 5: NCCL asks getnameinfo for the
+// host name, which the nodes' /etc/hosts resolves), NCCL 2.18-2.21 (docs/log_formats.md §4b):
 //   socketProgressOpt: Call to recv from 10.64.0.12<43187> failed : Connection reset by peer
-//   socketProgress: Connection closed by remote peer gpu-0012<43187>           (2.21)
-//   Net : Connection closed by remote peer 10.64.0.12<43187>                   (2.18)
+//   socketProgress: Connection closed by remote peer gpu-0012<43187>
 void LineFormatter::SocketErrorText(const NcclIbError& r, LineBuilder& out) const {
   const int peer_node = job_.NodeOf(r.peer);
   const int port = 40000 + (r.peer * 7919 + r.rank * 104729) % 20000;
@@ -81,17 +81,14 @@ void LineFormatter::SocketErrorText(const NcclIbError& r, LineBuilder& out) cons
     out.Char('<').Int(port).Str("> failed : Connection reset by peer");
     return;
   }
-  if (nccl_.name.starts_with("2.18")) {
-    out.Str("Net : Connection closed by remote peer ");
-    NodeAddress(out, peer_node);
-  } else {
-    out.Str("socketProgress: Connection closed by remote peer ").Str(job_.hostnames[peer_node]);
-  }
+  out.Str("socketProgress: Connection closed by remote peer ").Str(job_.hostnames[peer_node]);
   out.Char('<').Int(port).Char('>');
 }
 
-// NCCL_IB_DISABLE=1: the socket WARN from misc/socket.cc; NCCL >= 2.19 then adds the socket
-// transport's own WARN (`NET/Socket : socket progress error`) from its proxy thread.
+// NCCL_IB_DISABLE=1: the socket WARN from misc/socket.cc (v2.21.5-1's source: lines 30 and 50;
+// 2.18's one line earlier, as real 2.18.x logs show `misc/socket.cc:49` for the closed peer),
+// then the socket transport's own WARN (`NET/Socket : socket progress error`) from the helper
+// thread whose data socket failed (its line number is the simulator's choice).
 void LineFormatter::FormatSocketError(const NcclIbError& r, LineBuilder& out) const {
   const int pid = job_.worker_pid[r.rank];
   const bool v218 = nccl_.name.starts_with("2.18");
@@ -100,11 +97,10 @@ void LineFormatter::FormatSocketError(const NcclIbError& r, LineBuilder& out) co
     out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(tid);
     out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] ").Str(where).Str(" NCCL WARN ");
   };
-  prefix(r.status == 12 ? (v218 ? "misc/socket.cc:441" : "misc/socket.cc:64")
-                        : (v218 ? "misc/socket.cc:459" : "misc/socket.cc:82"));
+  prefix(r.status == 12 ? (v218 ? "misc/socket.cc:29" : "misc/socket.cc:30")
+                        : (v218 ? "misc/socket.cc:49" : "misc/socket.cc:50"));
   SocketErrorText(r, out);
   out.EndLine();
-  if (v218) return;
   prefix("transport/net_socket.cc:549");
   out.Str("NET/Socket : socket progress error").EndLine();
 }
@@ -193,13 +189,15 @@ void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
 //   NET/IB : Got completion from peer 10.64.0.12<43187> with status=12 ...
 void LineFormatter::Format(const NcclAsyncError& r, LineBuilder& out) const {
   const std::string_view version = nccl_.name;
+  // NCCL >= 2.18's socket code returns ncclRemoteError for a reset socket as for a closed one.
+  const bool remote = r.remote || r.socket;
   auto message = [&] {
     WritePgPrefix(out, r.rank, r.group);
     out.Str(" Process group watchdog thread terminated with exception: NCCL error: ");
-    out.Str(r.remote ? "remote process exited or there was a network error"
+    out.Str(remote ? "remote process exited or there was a network error"
                      : "unhandled system error (run with NCCL_DEBUG=INFO for details)");
     out.Str(", NCCL version ").Str(version).EndLine();
-    out.Str(r.remote ? "ncclRemoteError: A call failed possibly due to a network error or a remote "
+    out.Str(remote ? "ncclRemoteError: A call failed possibly due to a network error or a remote "
                        "process exiting prematurely."
                      : "ncclSystemError: System call (e.g. socket, malloc) or external library call "
                        "failed or device error. ");
