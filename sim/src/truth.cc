@@ -445,12 +445,13 @@ std::string LauncherName(v1::Launcher launcher) {
 
 // IsLinkFault: the link's two ends, the fault's rank (the end that failed first) as end a; each
 // end's HCA is the port of its GPU's rail (`mlx5_<local rank>`), or under NCCL's socket
-// transport the interface its NET/Socket line names (`ib0`, every rank of the node). A socket
-// link whose two ends saw the reset at once (odd variants) has no first end: `ordered` false.
+// transport the interface its NET/Socket line names (`ib0`, `eth0` on RoCE; every rank of the
+// node). A socket link whose two ends saw the reset at once (odd variants) has no first end:
+// `ordered` false.
 void FillLink(const TruthInputs& in, v1::Truth* truth) {
   if (!IsLinkFault(in.fault.kind()) || in.fault.peer < 0) return;
   const bool socket = in.fault.kind() == v1::FAULT_KIND_SOCKET_LINK_FAILURE;
-  auto hca = [&](int rank) { return socket ? std::string("ib0") : "mlx5_" + std::to_string(in.job.LocalRank(rank)); };
+  auto hca = [&](int rank) { return socket ? std::string(in.job.roce ? "eth0" : "ib0") : "mlx5_" + std::to_string(in.job.LocalRank(rank)); };
   v1::Link* link = truth->mutable_link();
   link->set_node_a(in.job.NodeName(in.job.NodeOf(in.fault.rank)));
   link->set_hca_a(hca(in.fault.rank));

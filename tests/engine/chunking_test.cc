@@ -6,6 +6,7 @@
 // later chunk's first lines could date the file, and a ChildFailedError table (or a traceback)
 // cut by a boundary lost its entries.
 #include <gtest/gtest.h>
+#include <oneapi/tbb/task_arena.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,7 +89,7 @@ void ExpectSameParse(const std::string& text, std::size_t chunk) {
 // Untimed lines (torch <= 2.3 c10, srun's task exit) at the start of a chunk borrow the last
 // stamp of the chunk before, as in one pass; a status line in the next chunk completes its
 // timeout; a stamp with a year past the first lines of a later chunk does not date the file.
-TEST(Chunking, BorrowedTimesWatchdogStatusAndDatesCrossChunkBoundaries) {
+std::string WatchdogText(bool tracebacks) {
   std::string text;
   for (int i = 0; i < 200; ++i) {
     const std::string r = std::to_string(i % 8), ss = std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60);
@@ -101,8 +102,31 @@ TEST(Chunking, BorrowedTimesWatchdogStatusAndDatesCrossChunkBoundaries) {
             "completed NCCL work: 20.\n";
     text += "srun: error: gpu-01: task " + r + ": Exited with exit code 1\n";
     if (i % 7 == 3) text += "slurmstepd: error: *** STEP 42.0 ON gpu-01 CANCELLED AT 2026-03-02T09:10:22 ***\n";
+    if (tracebacks && i % 5 == 2) {  // a record that chunk boundaries cut: merged after the in-order merge stops
+      text += r + ": Traceback (most recent call last):\n" + r + ":   File \"train.py\", line 12, in <module>\n" + r +
+              ": RuntimeError: CUDA error: an illegal memory access was encountered\n";
+    }
   }
+  return text;
+}
+
+TEST(Chunking, BorrowedTimesWatchdogStatusAndDatesCrossChunkBoundaries) {
+  const std::string text = WatchdogText(false);
   for (const std::size_t chunk : {std::size_t{512}, std::size_t{4096}, std::size_t{10000}}) ExpectSameParse(text, chunk);
+}
+
+// Chunks are merged by whichever worker finishes the one next in line, as they arrive
+// (ingest/chunks.cc, OrderedMerge): with 1, 2 or 8 workers (more than this machine's cores, so
+// they interleave), hundreds of small chunks, and open records that stop the in-order merge,
+// the result is the one-pass parse's.
+TEST(Chunking, ChunksMergedAsTheyArriveAreTheSameAtAnyThreadCount) {
+  const std::string text = WatchdogText(true);
+  for (const int threads : {1, 2, 8}) {
+    tbb::task_arena arena(threads);
+    arena.execute([&] {
+      for (const std::size_t chunk : {std::size_t{512}, std::size_t{4096}}) ExpectSameParse(text, chunk);
+    });
+  }
 }
 
 TEST(Chunking, EveryRealIncidentIsTheSameInChunksOfAnySize) {

@@ -74,6 +74,20 @@ TEST(Years, BootLinesMonthsBeforeTheJobTakeTheYearBefore) {
   EXPECT_NE(EventAt(events, "gpu-0001/kern.log", 2).find("\"time\":\"2026-03-02T09:00:17"), std::string::npos) << events;
 }
 
+// The year is worked out once per calendar day (ingest/resolve.cc): two lines of one day on
+// either side of "a month after the latest dated line" still take different years, and a
+// leap day lands where the dated year puts it (2026 has no Feb 29: March 1).
+TEST(Years, LinesOfOneDayTakeTheirOwnYear) {
+  TempDir tmp;
+  const std::string xid = std::string(kXidLine).substr(std::string_view("Mar  2 09:00:17").size());
+  Write(tmp.path() / "gpu-0001/kern.log", "Apr  2 09:00:16" + xid + "Apr  2 09:00:18" + xid + "Feb 29 12:00:00" + xid);
+  Write(tmp.path() / "gpu-0001/journal.log", "2026-03-02T09:00:17+0000 gpu-0001 kernel: NVRM: GPU at PCI:0000:2a:00: GPU-890b7c7a\n");
+  const std::string events = Events(tmp.path());
+  EXPECT_NE(EventAt(events, "gpu-0001/kern.log", 1).find("\"time\":\"2026-04-02T09:00:16"), std::string::npos) << events;
+  EXPECT_NE(EventAt(events, "gpu-0001/kern.log", 2).find("\"time\":\"2025-04-02T09:00:18"), std::string::npos) << events;
+  EXPECT_NE(EventAt(events, "gpu-0001/kern.log", 3).find("\"time\":\"2026-03-01T12:00:00"), std::string::npos) << events;
+}
+
 // `dmesg -T` carries the year in its stamp: it dates the other nodes' syslog lines.
 TEST(Years, DmesgTDatesTheOtherNodesSyslogLines) {
   TempDir tmp;

@@ -79,10 +79,10 @@ void ReadInterfaces(std::string_view line, std::int32_t node, AddressBook* book)
   const std::string_view text = line.substr(using_at + 19);
   for (std::size_t at = text.find(']'); at != std::string_view::npos; at = text.find(']', at + 1)) {
     const std::string_view rest = text.substr(at + 1);
-    const std::size_t colon = rest.find(':'), end = rest.find('<');
-    if (colon == std::string_view::npos || end == std::string_view::npos || colon > end) break;
-    book->node.emplace(std::string(Address(rest.substr(colon + 1))), node);
-    book->interface.emplace(node, std::string(rest.substr(0, colon)));
+    const std::size_t name_end = rest.find(':'), end = rest.find('<');
+    if (name_end == std::string_view::npos || end == std::string_view::npos || name_end > end) break;
+    book->node.emplace(std::string(Address(rest.substr(name_end + 1))), node);
+    book->interface.emplace(node, std::string(rest.substr(0, name_end)));
   }
 }
 

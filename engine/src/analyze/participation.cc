@@ -265,8 +265,11 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
   std::string s = who + " printed no timeout of its own";
   if (!waiting.empty()) {
     s += " while " + waiting;
-  } else if (r.python_error >= 0) {  // the waits end at local peers it made stop (a failed build they waited on)
-    s += " and raised " + std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type));
+  } else {
+    // A rank whose waits end at local peers it made stop (a failed build they waited on).
+    if (r.python_error >= 0) s += " and raised " + std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type));
+    // The timeouts name no group it blocks (e.g. torch <= 2.2 without [PG ...]).
+    if (a.waits.reporters > 0) s += " while " + std::to_string(a.waits.reporters) + " ranks timed out";
   }
   if (f.time) s += "; it stopped participating at about " + ClockTime(*f.time);
   return s + ".";

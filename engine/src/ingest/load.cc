@@ -145,7 +145,9 @@ void DropCopies(Incident* inc) {
 
 Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
                               const std::filesystem::path& skip, bool every_line, std::size_t chunk_bytes) {
-  auto listing = ListIncident(dir, skip);
+  tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
+  Result<Listing> listing = Status::Internal("not listed");
+  arena.execute([&] { listing = ListIncident(dir, skip); });  // its folders are walked in parallel
   if (!listing.ok()) return listing.status();
   const std::string hint = ": pass the directory that holds the job's logs";
   if (listing->files.empty()) {
@@ -155,7 +157,6 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
   inc.root = listing->root;
   for (auto& p : listing->problems) AddProblem(&inc.input, std::move(p));
 
-  tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
   int readable = 0;
   for (std::size_t begin = 0; begin < listing->files.size(); begin += kBatchFiles) {
     const std::size_t end = std::min(listing->files.size(), begin + kBatchFiles);
