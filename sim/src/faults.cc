@@ -251,6 +251,11 @@ AppError AppErrorOf(v1::FaultKind kind) {
   }
 }
 
+bool NodeJitBuildFailure(const FaultPlan& plan) {
+  const int v = plan.variant < 0 ? -plan.variant : plan.variant;
+  return plan.kind() == v1::FAULT_KIND_DEEPSPEED_ERROR && v % 4 == 2;  // AppTracebackOf's offload case
+}
+
 const FaultTraits* FindFault(v1::FaultKind kind) {
   for (const FaultTraits& t : kFaults) {
     if (t.kind == kind) return &t;

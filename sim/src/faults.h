@@ -103,4 +103,9 @@ inline bool IsLinkFault(v1::FaultKind kind) {
 // Whose traceback a kException / kJobException fault prints (records.h AppError).
 AppError AppErrorOf(v1::FaultKind kind);
 
+// The fault is a DeepSpeed op's JIT build failing on the rank's node (FAULT_KIND_DEEPSPEED_ERROR's
+// cpu_adam variant): the rank held the node's build lock; its local peers wait, then fail to
+// import the op (AppError::kExtensionImport).
+bool NodeJitBuildFailure(const FaultPlan& plan);
+
 }  // namespace denpex::sim

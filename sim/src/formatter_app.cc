@@ -147,6 +147,14 @@ std::uint64_t ThreadId(std::uint64_t random, std::uint64_t low) {
   return 0x7f0000000000ULL | (random & 0xfffffff000ULL) | low;
 }
 
+// "3.10" of "/usr/local/lib/python3.10/dist-packages".
+std::string_view PythonVersion(std::string_view py) {
+  const std::size_t at = py.find("python");
+  if (at == std::string_view::npos) return "3.10";
+  const std::string_view rest = py.substr(at + 6);
+  return rest.substr(0, rest.find('/'));
+}
+
 // Appends `text` with its {name} placeholders replaced.
 void Expand(std::string_view text, const Placeholders& p, LineBuilder& out) {
   while (!text.empty()) {
@@ -181,6 +189,16 @@ void Expand(std::string_view text, const Placeholders& p, LineBuilder& out) {
       out.Int(p.shard);
     } else if (name == "gstep") {
       out.Int(p.gstep);
+    } else if (name == "ext") {  // torch's JIT extension root: ~/.cache/torch_extensions/py310_cu121
+      out.Str("/root/.cache/torch_extensions/py");
+      for (char c : PythonVersion(p.py)) {
+        if (c != '.') out.Char(c);
+      }
+      out.Str("_cu121");
+    } else if (name == "pylib") {  // the interpreter's standard library: /usr/lib/python3.10
+      out.Str("/usr/lib/python").Str(PythonVersion(p.py));
+    } else if (name == "obj") {  // an object's address as repr() prints it
+      out.Str("0x").Hex(ThreadId(p.tid2, 0x8a0));
     } else {  // Python's own braces (a dict comprehension): not a placeholder
       out.Str(text.substr(open, 1));
       text.remove_prefix(open + 1);
@@ -200,15 +218,16 @@ std::int64_t LineFormatter::Format(const PythonException& r, LineBuilder& out) c
                  job_.LocalRank(r.rank),
                  rng.Next(),
                  rng.Next()};
-  std::array<std::span<const std::string_view>, 2> parts{};
+  // before (no prefix), cause, head, tail (the traceback), after (no prefix)
+  std::array<std::span<const std::string_view>, 5> parts{};
   if (r.source == AppError::kMegatron) {
-    parts[0] = kTrainFrames;
-    parts[1] = kDataLoaderTail;
-    if (r.variant % 3 == 1) parts[1] = kNanGradTail;
-    if (r.variant % 3 == 2) parts[1] = kShapeTail;
+    parts[2] = kTrainFrames;
+    parts[3] = kDataLoaderTail;
+    if (r.variant % 3 == 1) parts[3] = kNanGradTail;
+    if (r.variant % 3 == 2) parts[3] = kShapeTail;
   } else {
     const AppTraceback t = AppTracebackOf(r.source, r.variant, torch_);
-    parts = {t.head, t.tail};
+    parts = {t.before, t.cause, t.head, t.tail, t.after};
     p.world = job_.dp;
     p.saved = job_.dp * 2;
     const int v = r.variant < 0 ? -r.variant : r.variant;
@@ -216,13 +235,14 @@ std::int64_t LineFormatter::Format(const PythonException& r, LineBuilder& out) c
     p.gstep = 1000 * (1 + (v / 7) % 9);
   }
   std::int64_t cited = -1;
-  for (std::span<const std::string_view> part : parts) {
-    for (std::string_view line : part) {
+  for (std::size_t part = 0; part < parts.size(); ++part) {
+    const bool traceback = part >= 1 && part <= 3;
+    for (std::string_view line : parts[part]) {
       if (line.starts_with('!')) {
         line.remove_prefix(1);
         cited = out.lines();
       }
-      if (torch_.rank_prefixed_tracebacks) out.Str("[rank").Int(r.rank).Str("]: ");
+      if (traceback && torch_.rank_prefixed_tracebacks) out.Str("[rank").Int(r.rank).Str("]: ");
       Expand(line, p, out);
       out.EndLine();
     }

@@ -86,8 +86,52 @@ constexpr std::string_view kZero3Fetch[] = {
     "torch.Size([32768])}",
 };
 
-// ZeRO-Offload: the CPU Adam extension could not be built or loaded on the node.
-constexpr std::string_view kOffloadAdam[] = {
+// ZeRO-Offload: DeepSpeedCPUAdam JIT-builds the cpu_adam op through torch.utils.cpp_extension.
+// One process per build directory (the node's ~/.cache/torch_extensions/...) takes the build
+// lock (FileBaton) and runs ninja; the node's other ranks wait for the lock to go, then import
+// the .so. Here the node's link step fails (its disk is full): the builder raises `Error building
+// extension` (chained from ninja's CalledProcessError), the waiters an ImportError for the .so that
+// was never written. Each then reports the half-built optimizer's __del__ at teardown.
+constexpr std::string_view kAdamBuildOutput[] = {
+    "Using {ext} as PyTorch extensions root...",
+    "Creating extension directory {ext}/cpu_adam...",
+    "Emitting ninja build file {ext}/cpu_adam/build.ninja...",
+    "Building extension module cpu_adam...",
+    "Allowing ninja to set a default number of workers... (overridable by setting the environment variable "
+    "MAX_JOBS=N)",
+    "[1/3] c++ -MMD -MF cpu_adam.o.d -DTORCH_EXTENSION_NAME=cpu_adam -DTORCH_API_INCLUDE_EXTENSION_H "
+    "-I{py}/deepspeed/ops/csrc/includes -isystem {py}/torch/include -isystem "
+    "{py}/torch/include/torch/csrc/api/include -D_GLIBCXX_USE_CXX11_ABI=0 -fPIC -std=c++17 -O3 -std=c++17 -g "
+    "-Wno-reorder -march=native -fopenmp -D__AVX512__ -D__ENABLE_CUDA__ -DBF16_AVAILABLE -c "
+    "{py}/deepspeed/ops/csrc/adam/cpu_adam.cpp -o cpu_adam.o ",
+    "[2/3] c++ -MMD -MF cpu_adam_impl.o.d -DTORCH_EXTENSION_NAME=cpu_adam -DTORCH_API_INCLUDE_EXTENSION_H "
+    "-I{py}/deepspeed/ops/csrc/includes -isystem {py}/torch/include -isystem "
+    "{py}/torch/include/torch/csrc/api/include -D_GLIBCXX_USE_CXX11_ABI=0 -fPIC -std=c++17 -O3 -std=c++17 -g "
+    "-Wno-reorder -march=native -fopenmp -D__AVX512__ -D__ENABLE_CUDA__ -DBF16_AVAILABLE -c "
+    "{py}/deepspeed/ops/csrc/adam/cpu_adam_impl.cpp -o cpu_adam_impl.o ",
+    "[3/3] c++ cpu_adam.o cpu_adam_impl.o -shared -lcurand -L{py}/torch/lib -lc10 -ltorch_cpu -ltorch "
+    "-ltorch_python -o cpu_adam.so",
+    "FAILED: cpu_adam.so ",
+    "c++ cpu_adam.o cpu_adam_impl.o -shared -lcurand -L{py}/torch/lib -lc10 -ltorch_cpu -ltorch -ltorch_python "
+    "-o cpu_adam.so",
+    "/usr/bin/ld: final link failed: No space left on device",
+    "collect2: error: ld returned 1 exit status",
+    "ninja: build stopped: subcommand failed.",
+};
+
+constexpr std::string_view kAdamNinjaFailed[] = {
+    "Traceback (most recent call last):",
+    "  File \"{py}/torch/utils/cpp_extension.py\", line 2210, in _run_ninja_build",
+    "    subprocess.run(",
+    "  File \"{pylib}/subprocess.py\", line 526, in run",
+    "    raise CalledProcessError(retcode, process.args,",
+    "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.",
+    "",
+    "The above exception was the direct cause of the following exception:",
+    "",
+};
+
+constexpr std::string_view kAdamLoadFrames[] = {
     "Traceback (most recent call last):",
     "  File \"/workspace/train.py\", line 412, in <module>",
     "    main()",
@@ -107,11 +151,44 @@ constexpr std::string_view kOffloadAdam[] = {
     "    return self.jit_load(verbose)",
     "  File \"{py}/deepspeed/ops/op_builder/builder.py\", line 578, in jit_load",
     "    op_module = load(name=self.name,",
+    "  File \"{py}/torch/utils/cpp_extension.py\", line 1312, in load",
+    "    return _jit_compile(",
+};
+
+constexpr std::string_view kAdamBuildFailed[] = {
     "  File \"{py}/torch/utils/cpp_extension.py\", line 2106, in _jit_compile",
     "    _write_ninja_file_and_build_library(",
+    "  File \"{py}/torch/utils/cpp_extension.py\", line 2206, in _write_ninja_file_and_build_library",
+    "    _run_ninja_build(",
     "  File \"{py}/torch/utils/cpp_extension.py\", line 2226, in _run_ninja_build",
     "    raise RuntimeError(message) from e",
     "!RuntimeError: Error building extension 'cpu_adam'",
+};
+
+// A waiter: it printed the extensions root, waited on the lock, then loads the missing .so.
+constexpr std::string_view kAdamWaitOutput[] = {
+    "Using {ext} as PyTorch extensions root...",
+    "Loading extension module cpu_adam...",
+};
+
+constexpr std::string_view kAdamImportFailed[] = {
+    "  File \"{py}/torch/utils/cpp_extension.py\", line 2121, in _jit_compile",
+    "    return _import_module_from_library(name, build_directory, is_python_module)",
+    "  File \"{py}/torch/utils/cpp_extension.py\", line 2245, in _import_module_from_library",
+    "    module = importlib.util.module_from_spec(spec)",
+    "  File \"<frozen importlib._bootstrap>\", line 571, in module_from_spec",
+    "  File \"<frozen importlib._bootstrap_external>\", line 1176, in create_module",
+    "  File \"<frozen importlib._bootstrap>\", line 241, in _call_with_frames_removed",
+    "!ImportError: {ext}/cpu_adam/cpu_adam.so: cannot open shared object file: No such file or directory",
+};
+
+// Python's unraisable-exception report when the half-built optimizer is collected.
+constexpr std::string_view kAdamDel[] = {
+    "Exception ignored in: <function DeepSpeedCPUAdam.__del__ at {obj}>",
+    "Traceback (most recent call last):",
+    "  File \"{py}/deepspeed/ops/adam/cpu_adam.py\", line 102, in __del__",
+    "    self.ds_opt_adam.destroy_adam(self.opt_id)",
+    "AttributeError: 'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'",
 };
 
 // The pipeline engine: a rank-dependent path (an evaluation hook) called the engine directly.
@@ -456,7 +533,7 @@ AppTraceback AppTracebackOf(AppError source, int variant, const TorchProfile& to
       switch (v % 4) {
         case 0: return {S(kZeroReduced), {}};
         case 1: return {S(kDsTrainFrames), S(kZero3Fetch)};
-        case 2: return {S(kOffloadAdam), {}};
+        case 2: return {S(kAdamLoadFrames), S(kAdamBuildFailed), S(kAdamBuildOutput), S(kAdamNinjaFailed), S(kAdamDel)};
         default: return {S(kDsTrainFrames), S(kPipeForward)};
       }
     case AppError::kFsdp:
@@ -480,6 +557,8 @@ AppTraceback AppTracebackOf(AppError source, int variant, const TorchProfile& to
       return {S(kDsInitFrames), v % 2 == 0 ? S(kDsAio) : S(kDsAioOld)};
     case AppError::kZeroPipeline:
       return {S(kDsInitFrames), v % 2 == 0 ? S(kDsZeroPipe) : S(kDsZeroPipeOld)};
+    case AppError::kExtensionImport:
+      return {S(kAdamLoadFrames), S(kAdamImportFailed), S(kAdamWaitOutput), {}, S(kAdamDel)};
     case AppError::kMegatron:
       break;
   }

@@ -190,6 +190,9 @@ enum class AppError : std::uint8_t {
   kSaveOom,         // torch's OutOfMemoryError gathering a full state dict for a save
   kDeepSpeedAio,    // the async_io op cannot be JIT-loaded for ZeRO-Infinity's NVMe offload
   kZeroPipeline,    // ZeRO-2/3 asked of DeepSpeed's PipelineEngine
+  // A rank that waited on torch's extension build lock (FileBaton) while a local peer built the
+  // op, then imported the .so the failed build never wrote: ImportError (cannot open shared object).
+  kExtensionImport,
 };
 
 // An uncaught Python exception's traceback (stderr), printed just before the rank exits 1.

@@ -130,6 +130,7 @@ class Workers {
   void Die(int rank, TimeNs t, int exit_code);
   void FireRankFault(int rank, TimeNs t);
   void RaiseEverywhere(TimeNs t);
+  void FailLockWaiters(int builder, TimeNs t);
   void EmitSaveNotice(int rank, TimeNs t);
   void EmitDeepSpeedNotes(int rank, TimeNs t, int iteration);
   void LoseNode(int node, TimeNs t);

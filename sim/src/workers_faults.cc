@@ -46,6 +46,7 @@ void Workers::FireRankFault(int rank, TimeNs t) {
       stopped_[rank] = 1;
       queue_.Push(t + rng.UniformInt(300, 1500) * kNsPerMs, EventKind::kRankExit,
                   static_cast<std::uint32_t>(rank));
+      if (NodeJitBuildFailure(fault_)) FailLockWaiters(rank, t);
       return;
     case FaultAction::kHang:
       stopped_[rank] = 1;
@@ -111,6 +112,21 @@ void Workers::RaiseEverywhere(TimeNs t) {
     stopped_[rank] = 1;
     queue_.Push(at + rng.UniformInt(300, 1500) * kNsPerMs, EventKind::kRankExit,
                 static_cast<std::uint32_t>(rank));
+  }
+}
+
+// The node's other ranks waited on torch's extension build lock (FileBaton polls every 0.1 s)
+// while `builder` ran ninja; when the failed build releases it they import the .so it never
+// wrote and raise ImportError, then exit after teardown.
+void Workers::FailLockWaiters(int builder, TimeNs t) {
+  const int first = job_.NodeOf(builder) * job_.gpus_per_node;
+  for (int rank = first; rank < first + job_.gpus_per_node && rank < job_.world; ++rank) {
+    if (rank == builder || !alive_[rank] || stopped_[rank]) continue;
+    Rng rng(job_.seed, StreamId::kFaultBehaviour, static_cast<std::uint64_t>(rank));
+    const TimeNs at = t + rng.UniformInt(20, 400) * kNsPerMs;
+    sink_.Emit(PythonException{rank, at, fault_.variant, AppError::kExtensionImport});
+    stopped_[rank] = 1;
+    queue_.Push(at + rng.UniformInt(300, 1500) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
   }
 }
 

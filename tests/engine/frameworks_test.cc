@@ -171,6 +171,50 @@ TEST(Frameworks, DeepSpeedOverflowAndMemoryNotesAreNotErrors) {
   EXPECT_FLOAT_EQ(m.percent, 97.1f);
 }
 
+// A chained traceback's cause (`The above exception was the direct cause ...`) is marked so the
+// chain's last exception is the rank's; Python's report of an exception a __del__ raised at
+// teardown (`Exception ignored in:`) is no event at all.
+TEST(Frameworks, ChainedCauseIsMarkedAndAnUnraisableReportIsNoError) {
+  const ParsedLog log = Parse(
+      "Traceback (most recent call last):\n"
+      "  File \"/usr/lib/python3.10/subprocess.py\", line 526, in run\n"
+      "    raise CalledProcessError(retcode, process.args,\n"
+      "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.\n"
+      "\n"
+      "The above exception was the direct cause of the following exception:\n"
+      "\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/usr/local/lib/python3.10/dist-packages/torch/utils/cpp_extension.py\", line 2226, in _run_ninja_build\n"
+      "    raise RuntimeError(message) from e\n"
+      "RuntimeError: Error building extension 'cpu_adam'\n"
+      "Exception ignored in: <function DeepSpeedCPUAdam.__del__ at 0x7f82abc1d8a0>\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/usr/local/lib/python3.10/dist-packages/deepspeed/ops/adam/cpu_adam.py\", line 102, in __del__\n"
+      "    self.ds_opt_adam.destroy_adam(self.opt_id)\n"
+      "AttributeError: 'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'\n");
+  ASSERT_EQ(log.events.size(), 2u);
+  EXPECT_TRUE(std::get<PythonError>(log.events[0].detail).chained);
+  EXPECT_FALSE(std::get<PythonError>(log.events[1].detail).chained);
+  EXPECT_EQ(KindName(log.events[1].kind), KindName(Kind::kOffloadError));
+  EXPECT_EQ(log.events[1].line, 11u);
+  // torch >= 2.2 prefixes the traceback's lines with `[rank<G>]: ` (the unraisable report is not).
+  const ParsedLog prefixed = Parse(
+      "[rank3]: Traceback (most recent call last):\n"
+      "[rank3]:   File \"/usr/lib/python3.10/subprocess.py\", line 526, in run\n"
+      "[rank3]:     raise CalledProcessError(retcode, process.args,\n"
+      "[rank3]: subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.\n"
+      "[rank3]: \n"
+      "[rank3]: The above exception was the direct cause of the following exception:\n"
+      "[rank3]: \n"
+      "[rank3]: Traceback (most recent call last):\n"
+      "[rank3]:   File \"/usr/local/lib/python3.10/dist-packages/torch/utils/cpp_extension.py\", line 2226, in _run_ninja_build\n"
+      "[rank3]:     raise RuntimeError(message) from e\n"
+      "[rank3]: RuntimeError: Error building extension 'cpu_adam'\n");
+  ASSERT_EQ(prefixed.events.size(), 2u);
+  EXPECT_TRUE(std::get<PythonError>(prefixed.events[0].detail).chained);
+  EXPECT_FALSE(std::get<PythonError>(prefixed.events[1].detail).chained);
+}
+
 // --- the engine on simulated jobs (4 nodes x 8 GPUs) ---------------------------------------
 
 constexpr const char* kJob = R"(name: "t"
@@ -311,6 +355,33 @@ TEST(Frameworks, HungLastRankOfANodeUnderSrunIsPlacedOnItsNode) {
   EXPECT_EQ(d.initiator().rank(), 7) << d.reason();
   EXPECT_EQ(d.initiator().node(), "gpu-0001");
   EXPECT_EQ(d.initiator().local_rank(), 7);
+}
+
+// The cpu_adam JIT build fails on one node: the rank that held torch's build lock raises `Error
+// building extension`, its 7 local peers waited and raise ImportError for the missing .so (any
+// of them may exit first, and its agent names that one). The builder is the initiator; the
+// waiters are consequences, each way the job is launched.
+TEST(Frameworks, FailedJitBuildNamesTheBuilderNotTheRanksThatWaitedOnIt) {
+  for (const char* launcher : {"LAUNCHER_TORCHRUN", "LAUNCHER_SRUN"}) {
+    for (int rank : {11, 16, 30}) {
+      SCOPED_TRACE(std::string(launcher) + " rank " + std::to_string(rank));
+      v1::Truth truth;
+      const v1::Diagnosis d = SimulateAndDiagnose({"launcher=" + std::string(launcher), "faults[0].kind=FAULT_KIND_DEEPSPEED_ERROR",
+                                                   "faults[0].variant=2", "faults[0].step=0",
+                                                   "faults[0].rank=" + std::to_string(rank)},
+                                                  &truth);
+      EXPECT_EQ(truth.initiator().rank(), rank);
+      EXPECT_EQ(d.initiator().rank(), rank) << d.reason();
+      EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_PYTHON_EXCEPTION);
+      EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
+      EXPECT_NE(d.reason().find("Its 7 local peers waited on its build"), std::string::npos) << d.reason();
+      ASSERT_GT(d.evidence_size(), 0);
+      EXPECT_NE(d.evidence(0).text().find("Error building extension 'cpu_adam'"), std::string::npos);
+      bool import = false;
+      for (const auto& e : d.evidence()) import |= e.text().find("cpu_adam.so: cannot open shared object file") != std::string::npos;
+      EXPECT_TRUE(import);
+    }
+  }
 }
 
 TEST(Frameworks, PinnedHostMemoryFailureIsNamedAsItsTier) {

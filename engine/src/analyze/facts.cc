@@ -93,7 +93,8 @@ bool CutShort(const Incident& inc, const Event& e) {
 // An error a rank raised itself, as opposed to one it reported about its peers (a watchdog
 // abort, a NCCL or gloo error after a peer died).
 bool IsOwnError(const Incident& inc, const Event& e) {
-  if (!std::holds_alternative<PythonError>(e.detail) || CutShort(inc, e)) return false;
+  const auto* error = std::get_if<PythonError>(&e.detail);
+  if (error == nullptr || error->chained || CutShort(inc, e)) return false;
   switch (e.family) {
     case Family::kPython: case Family::kCuda: case Family::kCudaOom: case Family::kFsdp: case Family::kHostOom:
     case Family::kDeepSpeed:
@@ -621,6 +622,44 @@ void PlaceByBlocks(JobFacts* jf) {
 
 }  // namespace
 
+namespace {
+
+// `RuntimeError: Error building extension 'cpu_adam'` -> "cpu_adam"; empty for other messages.
+std::string_view FailedExtension(std::string_view msg) {
+  constexpr std::string_view kBuild = "Error building extension '";
+  const std::size_t at = msg.find(kBuild);
+  if (at == std::string_view::npos) return {};
+  const std::string_view rest = msg.substr(at + kBuild.size());
+  return rest.substr(0, rest.find('\''));
+}
+
+// torch.utils.cpp_extension builds an op once per build directory: one process takes the
+// directory's lock (FileBaton) and runs ninja, the node's other processes wait and then import
+// the built .so. When the build fails, each waiter raises `ImportError: <dir>/<op>/<op>.so:
+// cannot open shared object file`: a consequence of the builder's `Error building extension
+// '<op>'` on the same node, whatever the order their exits were observed in.
+void MarkBuildWaiters(const Incident& inc, JobFacts* jf) {
+  auto message = [&](std::int32_t event) { return inc.str(std::get<PythonError>(inc.events[event].detail).message); };
+  for (std::int32_t builder = 0; builder < static_cast<std::int32_t>(jf->ranks.size()); ++builder) {
+    const RankFacts& b = jf->ranks[builder];
+    if (b.python_error < 0 || b.node < 0) continue;
+    const std::string_view op = FailedExtension(message(b.python_error));
+    if (op.empty()) continue;
+    std::string so(1, '/');  // "/<op>.so: cannot open shared object file"
+    so.append(op).append(".so: cannot open shared object file");
+    for (std::int32_t other : jf->nodes[b.node].ranks) {
+      RankFacts& w = jf->ranks[other];
+      if (other == builder || w.python_error < 0 || w.waited_on >= 0) continue;
+      if (message(w.python_error).find(so) == std::string_view::npos) continue;
+      w.waited_on = builder;
+      w.peer_error = w.python_error;
+      w.python_error = -1;
+    }
+  }
+}
+
+}  // namespace
+
 void PlaceUnloggedRanks(JobFacts* jf) {
   const auto n = static_cast<std::int32_t>(jf->ranks.size());
   std::vector<std::int32_t> below(n, -1);
@@ -645,6 +684,7 @@ JobFacts CollectFacts(const Incident& inc) {
   }
   ApplyWorldInfo(inc, &jf);
   AssignNodeRanks(&jf);
+  MarkBuildWaiters(inc, &jf);
   ApplyLauncherEvidence(inc, &jf);
   ApplyRayDriver(inc, &jf);
   MapSignalledPids(inc, &jf);

@@ -30,6 +30,10 @@ struct RankFacts {
   // Its first error about a peer (gloo `Connection closed by peer`, a NCCL error, the watchdog's
   // abort): it failed because another rank did.
   std::int32_t peer_error = -1;
+  // The local rank whose JIT extension build it waited on (torch's build lock): its ImportError
+  // of the extension's .so (`cannot open shared object file`) is that build's failure, not its
+  // own (MarkBuildWaiters; python_error is then -1 and peer_error the ImportError).
+  std::int32_t waited_on = -1;
   bool torn_down = false;  // its agent SIGTERMed it after another local worker had failed
   std::int64_t pid = 0;     // as its agent's `failed` line or table entry, or its NCCL `host:pid:tid`, names it
   // Its agent's `Sending process <pid> closing signal SIGTERM` (event index): it was still

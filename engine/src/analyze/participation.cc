@@ -265,8 +265,11 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
   std::string s = who + " printed no timeout of its own";
   if (!waiting.empty()) {
     s += " while " + waiting;
-  } else if (a.waits.reporters > 0) {  // the timeouts name no group it blocks (e.g. torch <= 2.2 without [PG ...])
-    s += " while " + std::to_string(a.waits.reporters) + " ranks timed out";
+  } else {
+    // A rank whose waits end at local peers it made stop (a failed build they waited on).
+    if (r.python_error >= 0) s += " and raised " + std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type));
+    // The timeouts name no group it blocks (e.g. torch <= 2.2 without [PG ...]).
+    if (a.waits.reporters > 0) s += " while " + std::to_string(a.waits.reporters) + " ranks timed out";
   }
   if (f.time) s += "; it stopped participating at about " + ClockTime(*f.time);
   return s + ".";
@@ -354,6 +357,32 @@ std::int32_t NodeLauncherExit(const Analysis& a, const RankFacts& r) {
   return first >= 0 && a.inc.events[first].kind == Kind::kLauncherExit ? first : -1;
 }
 
+// The rank's local peers that waited on its failed JIT extension build (RankFacts::waited_on).
+std::vector<std::int32_t> BuildWaiters(const Analysis& a, std::int32_t rank) {
+  std::vector<std::int32_t> out;
+  const RankFacts& r = a.facts.ranks[rank];
+  if (r.node < 0) return out;
+  for (std::int32_t other : a.facts.nodes[r.node].ranks) {
+    if (a.facts.ranks[other].waited_on == rank) out.push_back(other);
+  }
+  return out;
+}
+
+// Cites the build waiters' consequences: the node agent's first failure when it names one of them
+// (it ended first, after the build gave up), and the first waiter's ImportError; says so.
+void CiteBuildWaiters(const Analysis& a, std::int32_t rank, Finding* f) {
+  const std::vector<std::int32_t> waiters = BuildWaiters(a, rank);
+  if (waiters.empty()) return;
+  const NodeFacts& n = a.facts.nodes[a.facts.ranks[rank].node];
+  if (n.failed_rank >= 0 && a.facts.ranks[n.failed_rank].waited_on == rank) {
+    f->evidence.push_back({n.first_failure, v1::EVIDENCE_ROLE_CORROBORATING});
+  }
+  f->evidence.push_back({a.facts.ranks[waiters.front()].peer_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
+  f->reason += " Its " + std::to_string(waiters.size()) +
+               " local peers waited on its build of the op (torch's extension build lock) and then could not load the "
+               ".so it never wrote (`cannot open shared object file`): consequences, whichever exited first.";
+}
+
 void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   const RankScore& top = chosen < 0 ? a.scores.front()
                                     : *std::find_if(a.scores.begin(), a.scores.end(), [&](const RankScore& s) { return s.rank == chosen; });
@@ -408,6 +437,7 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->evidence.push_back({waiters[i], v1::EVIDENCE_ROLE_CORROBORATING});
   }
   f->reason = DiagnosedReason(a, rank, *f);
+  CiteBuildWaiters(a, rank, f);
   if (cause) f->reason += " " + cause->phrase;
   f->reason += TierPhrase(f->failure_class);
   if (f->failure_class == v1::FAILURE_CLASS_HOST_OOM && a.facts.host_memory >= 0) {

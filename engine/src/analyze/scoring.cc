@@ -54,7 +54,7 @@ bool OwnExit(const JobFacts& facts, std::int32_t rank) {
 
 std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& waits,
                                   const std::vector<std::int32_t>& mismatched) {
-  std::vector<RankScore> out;
+  std::vector<RankScore> all;
   const auto world = std::max<std::size_t>(waits.explains.size(), facts.ranks.size());
   for (std::int32_t rank = 0; rank < static_cast<std::int32_t>(world); ++rank) {
     RankScore s{.rank = rank};
@@ -68,6 +68,18 @@ std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& wai
       s.progress = kProgress * waits.explains[rank] / waits.reporters;
       if (s.torn_down_early) s.progress *= kTornDown;
     }
+    all.push_back(s);
+  }
+  // A rank that waited on a local peer's failed extension build stopped because of it: the waits
+  // that end at it end at the builder (its own exit and traceback are the build's consequences).
+  for (std::int32_t rank = 0; rank < static_cast<std::int32_t>(facts.ranks.size()); ++rank) {
+    const std::int32_t builder = facts.ranks[rank].waited_on;
+    if (builder < 0) continue;
+    all[builder].progress = std::max(all[builder].progress, all[rank].progress);
+    all[rank] = RankScore{.rank = rank};
+  }
+  std::vector<RankScore> out;
+  for (const RankScore& s : all) {
     if (s.total() > 0) out.push_back(s);
   }
   std::stable_sort(out.begin(), out.end(),

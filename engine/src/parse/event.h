@@ -181,6 +181,10 @@ struct PythonError {
   StrId type = kNoStr;
   StrId message = kNoStr;  // capped
   std::int32_t gpu = -1;   // CUDA OOM: `GPU 0`
+  // The cause of a later exception of the same chain (`The above exception was the direct cause
+  // of the following exception:` / `During handling of the above exception, ...` followed it):
+  // the chain's last exception is the one the process raised.
+  bool chained = false;
 };
 
 // The kernel OOM killer (`Killed process N (comm)`), Slurm's and Ray's OOM notices.

@@ -455,11 +455,16 @@ constexpr std::uint32_t kPinFrameSpan = 8;
 bool LogParser::Traceback(const Parsed& p) {
   const std::string_view msg = p.header.message;
   closed_in_pin_ = false;
+  if ((msg[0] == 'E' || msg[0] == 'T' || msg[0] == 'D') && ChainLine(p)) return true;
   if (tracebacks_.empty() && msg[0] != 'T') return false;
   const std::int64_t stream = StreamOf(p);
   auto open = std::find_if(tracebacks_.begin(), tracebacks_.end(), [&](const auto& t) { return t.stream == stream; });
   if (msg.starts_with("Traceback (most recent call last):")) {
-    if (open == tracebacks_.end()) tracebacks_.push_back({stream, p.ref.number});
+    if (open == tracebacks_.end()) {
+      const auto u = std::find(unraisable_.begin(), unraisable_.end(), stream);
+      tracebacks_.push_back({stream, p.ref.number, 0, u != unraisable_.end()});
+      if (u != unraisable_.end()) unraisable_.erase(u);
+    }
     traceback_touched_ = p.ref.number;
     return true;
   }
@@ -470,8 +475,35 @@ bool LogParser::Traceback(const Parsed& p) {
     return true;
   }
   closed_in_pin_ = open->pin_line > 0 && p.ref.number - open->pin_line <= kPinFrameSpan;
+  const bool unraisable = open->unraisable;
   tracebacks_.erase(open);
-  return false;  // the closing line: recognised by the caller like any exception line
+  return unraisable;  // the closing line: recognised by the caller like any exception line, unless unraisable
+}
+
+// The lines that link tracebacks (docs/log_formats.md §7): `Exception ignored in: ...` makes the
+// stream's next traceback an unraisable report (a __del__ at teardown, never the rank's error);
+// `The above exception was the direct cause of the following exception:` and `During handling of
+// the above exception, another exception occurred:` make the stream's last exception the cause of
+// the next one (PythonError::chained).
+bool LogParser::ChainLine(const Parsed& p) {
+  const std::string_view msg = p.header.message;
+  if (msg.starts_with("Exception ignored in: ")) {
+    unraisable_.push_back(StreamOf(p));
+    return true;
+  }
+  if (!msg.starts_with("The above exception was the direct cause") && !msg.starts_with("During handling of the above exception")) {
+    return false;
+  }
+  constexpr std::size_t kLookBack = 16;  // events of other streams between the two (srun's interleaving)
+  for (std::size_t i = out_.events.size(), seen = 0; i > 0 && seen < kLookBack; --i, ++seen) {
+    Event& e = out_.events[i - 1];
+    auto* error = std::get_if<PythonError>(&e.detail);
+    if (error != nullptr && e.rank == p.rank) {
+      error->chained = true;
+      break;
+    }
+  }
+  return true;
 }
 
 // ---- ChildFailedError table ------------------------------------------------------------
@@ -758,6 +790,8 @@ namespace {
 constexpr Trigger kRecordTriggers[] = {
     {"[E"}, {"[F"},                            // c10 `[E0302 ...` / `[E File.cpp:..]`: E and F lines are notes
     {"Traceback (most recent call last):"},    // opens a traceback
+    {"Exception ignored in: "},                // opens an unraisable report (ChainLine)
+    {"The above exception was the direct cause"}, {"During handling of the above exception"},  // chains
     {"pin_memory"},                            // a frame pinning host memory (a direct pin's failure)
     {"ChildFailedError"},                      // opens the torchrun failure table
     {"] iteration "},                          // Megatron progress (a rank's last step)

@@ -137,8 +137,13 @@ class LogParser {
     std::int64_t stream;
     std::uint32_t first;         // the `Traceback (most recent call last):` line
     std::uint32_t pin_line = 0;  // its last frame line that calls pin_memory (0: none)
+    // Python's report of an exception it could not raise (`Exception ignored in: <function
+    // X.__del__ ...>` opened it: a destructor at teardown): its closing line is no error of the rank.
+    bool unraisable = false;
   };
   std::vector<OpenTraceback> tracebacks_;
+  std::vector<std::int64_t> unraisable_;  // streams whose next traceback is an unraisable report
+  bool ChainLine(const Parsed& p);
   std::uint32_t traceback_touched_ = 0;  // the last line that opened or continued a traceback
   // The traceback just closed ended in a pin_memory frame: its exception is a page-locked
   // (pinned) host allocation that failed (torch's CachingHostAllocator -> cudaHostAlloc).
