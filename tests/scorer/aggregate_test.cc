@@ -233,6 +233,7 @@ TEST(ScorerGate, LowerIsBetterMetricsFailWhenTheyRise) {
   auto* g = r.add_aggregates();
   g->set_strategy("engine");
   g->set_group("overall");
+  g->set_checkpoint_incidents(5);  // the metric applies
   g->set_checkpoint_unsafe_rate(0.2);
   EXPECT_EQ(CheckGate(b, r).size(), 1u);
   g->set_checkpoint_unsafe_rate(0.0);
