@@ -209,6 +209,14 @@ constexpr FaultTraits kFaults[] = {
      "(retry exceeded, status 12, on both ends); drain that link and test it (ibdiagnet, "
      "ibporterrors or perfquery on both ports), reseat or swap the cable or move the switch port "
      "before restarting."},
+    // The same under NCCL's socket transport: the TCP connections between the rank and its peer
+    // across nodes are reset; both nodes' other connections work.
+    {v1::FAULT_KIND_SOCKET_LINK_FAILURE, FaultScope::kRank, FaultAction::kNicFailure, v1::OWNER_NETWORK,
+     v1::FAILURE_CLASS_NETWORK, false, "inspect_link",
+     "the network path between {who} and its peer across nodes reset their TCP connections "
+     "(Connection reset by peer) under NCCL's socket transport; check both NICs' counters (ip -s "
+     "link, ethtool -S), the switch ports and any firewall or conntrack on the path between the "
+     "two nodes before restarting."},
     {v1::FAULT_KIND_RENDEZVOUS_TIMEOUT, FaultScope::kNode, FaultAction::kRendezvousTimeout,
      v1::OWNER_NETWORK, v1::FAILURE_CLASS_NCCL_SETUP, false, "fix_network_config",
      "{who} never joined the c10d rendezvous (its agent could not reach the rendezvous endpoint, "
@@ -217,10 +225,10 @@ constexpr FaultTraits kFaults[] = {
      v1::LAUNCHER_TORCHRUN},
     {v1::FAULT_KIND_STORE_JOIN_TIMEOUT, FaultScope::kNode, FaultAction::kStoreJoinTimeout,
      v1::OWNER_HOST, v1::FAILURE_CLASS_NCCL_SETUP, false, "drain_node",
-     "{who} never launched its ranks (its ssh session from the launch host hung: no line came "
-     "back), so rank 0's TCPStore timed out waiting for them; check that an ssh command to it "
-     "returns (its home and software mounts, sshd) or leave it out of the hostfile, then restart.",
-     v1::LAUNCHER_PDSH},
+     "{who} never started its ranks (under pdsh its ssh session from the launch host hung; under "
+     "srun or mpirun its tasks hung before init_process_group: no line came back), so rank 0's "
+     "TCPStore timed out waiting for them; check that a command on it returns (its home and "
+     "software mounts, sshd) or leave it out of the job, then restart."},
 };
 
 }  // namespace
@@ -293,7 +301,7 @@ FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index) {
       fault.has_variant()
           ? fault.variant()
           : static_cast<int>(Rng(job.seed, StreamId::kFaultPlan, stream + 2).UniformInt(0, 1 << 20));
-  if (fault.kind() == v1::FAULT_KIND_LINK_FAILURE) {
+  if (IsLinkFault(fault.kind())) {
     const std::vector<int> peers = job.InterNodePeers(plan.rank);
     plan.peer = peers.empty() ? -1 : peers.front();
   }

@@ -78,7 +78,7 @@ struct FaultPlan {
   double at_fraction = 0;
   TimeNs offset = 0;  // into the step: at_fraction * step_time
   int variant = 0;    // which traceback / which mismatch (drawn, or the scenario's `variant`)
-  int peer = -1;      // FAULT_KIND_LINK_FAILURE: the rank at the link's far end
+  int peer = -1;      // IsLinkFault: the rank at the link's far end
   // kSlowdown: the compute factor, how many slow steps, and whether the rank then stalls.
   double slowdown = 1;
   int slow_steps = 0;
@@ -93,6 +93,12 @@ FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index);
 // True for the errors every rank raises while setting up, before the first step (FSDP's wrap,
 // deepspeed.initialize): their `step` defaults to 0 rather than the end of warm-up.
 bool RaisedAtSetup(v1::FaultKind kind);
+
+// One link between two nodes fails (FAULT_KIND_LINK_FAILURE over IB,
+// FAULT_KIND_SOCKET_LINK_FAILURE over NCCL's socket transport): the fault has a far end (`peer`).
+inline bool IsLinkFault(v1::FaultKind kind) {
+  return kind == v1::FAULT_KIND_LINK_FAILURE || kind == v1::FAULT_KIND_SOCKET_LINK_FAILURE;
+}
 
 // Whose traceback a kException / kJobException fault prints (records.h AppError).
 AppError AppErrorOf(v1::FaultKind kind);

@@ -33,6 +33,9 @@ struct RayLineOffsets {
 };
 
 std::string_view NcclBusId(int local_gpu);
+// The first host's address as DeepSpeed resolves it (`hostname -I`): the runner's master address
+// and MPI discovery's master_addr (formatter_pdsh.cc).
+void DeepSpeedMasterIp(LineBuilder& out);
 
 class LineFormatter {
  public:
@@ -48,6 +51,7 @@ class LineFormatter {
   void Format(const NcclIbError& r, LineBuilder& out) const;     // formatter_nccl.cc
   void FormatSocketError(const NcclIbError& r, LineBuilder& out) const;  // NET/Socket
   void SocketErrorText(const NcclIbError& r, LineBuilder& out) const;
+  void IbErrorText(const NcclIbError& r, LineBuilder& out) const;
   void Format(const NcclAsyncError& r, LineBuilder& out) const;  // formatter_nccl.cc
   void Format(const NcclSetupFailure& r, LineBuilder& out) const;  // formatter_nccl.cc
   void Format(const WatchdogTimeout& r, LineBuilder& out) const;
@@ -99,6 +103,7 @@ class LineFormatter {
   TimeNs Local(int node, TimeNs t) const { return t + job_.clock_offset[node]; }
   void NodeList(int excluded, LineBuilder& out) const;  // Slurm's compressed hostlist
   void KernelPrefix(const KernelMessage& r, LineBuilder& out) const;
+  void HungTask(const KernelMessage& r, LineBuilder& out) const;  // formatter_gpu.cc
   void FormatFaultKernel(const KernelMessage& r, std::uint64_t word, LineBuilder& out) const;
   void XidAttribution(LineBuilder& out, int pid) const;
   void DcgmDiagTests(const NvidiaSmiSnapshot& r, LineBuilder& out) const;
@@ -121,6 +126,7 @@ class LineFormatter {
   void MegatronIteration(const TrainerIteration& r, LineBuilder& out) const;
   void DeepSpeedStep(const TrainerIteration& r, LineBuilder& out) const;
   void DeepSpeedPrefix(LineBuilder& out, int node, TimeNs t) const;
+  void CommInit(const DeepSpeedLine& r, LineBuilder& out) const;  // formatter_rank.cc
   void FlightRecorderDump(LineBuilder& out, const WatchdogTimeout& r, TimeNs t) const;
   // Any c10 line: severity 'E'/'W'/'I', source file and line; `rank` < 0: no "[rank<G>]:".
   void WriteC10Line(LineBuilder& out, int rank, int node, TimeNs t, char severity,

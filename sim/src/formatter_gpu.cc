@@ -323,6 +323,30 @@ int LineFormatter::PidOfGpu(const KernelMessage& r) const {
   return rank < job_.world ? job_.worker_pid[rank] : 0;
 }
 
+// kernel/hung_task.c (5.15): a task in D state longer than hung_task_timeout_secs, the tainted
+// kernel's release, the hint, the task line and its stack (here: Python importing from a hard NFS
+// mount whose server stopped answering; the wait is killable).
+void LineFormatter::HungTask(const KernelMessage& r, LineBuilder& out) const {
+  out.Str("INFO: task python3:").Int(r.detail).Str(" blocked for more than 120 seconds.").EndLine();
+  KernelPrefix(r, out);
+  out.Str("      Tainted: P           OE     5.15.0-105-generic #115-Ubuntu").EndLine();
+  KernelPrefix(r, out);
+  out.Str("\"echo 0 > /proc/sys/kernel/hung_task_timeout_secs\" disables this message.").EndLine();
+  KernelPrefix(r, out);
+  out.Str("task:python3         state:D stack:    0 pid:").Int(r.detail).Str(" ppid:").Int(r.detail - 1 - r.arg);
+  out.Str(" flags:0x00000002").EndLine();
+  static constexpr std::string_view kTrace[] = {
+      "Call Trace:", " <TASK>", " __schedule+0x23d/0x590", " schedule+0x4e/0xc0",
+      " rpc_wait_bit_killable+0x1e/0xa0 [sunrpc]", " __rpc_execute+0x11f/0x420 [sunrpc]",
+      " rpc_execute+0x7f/0xe0 [sunrpc]", " nfs4_proc_getattr+0x9e/0x140 [nfsv4]",
+      " __nfs_revalidate_inode+0xd1/0x320 [nfs]", " </TASK>"};
+  for (std::size_t i = 0; i < std::size(kTrace); ++i) {
+    KernelPrefix(r, out);
+    out.Str(kTrace[i]);
+    if (i + 1 < std::size(kTrace)) out.EndLine();
+  }
+}
+
 void LineFormatter::FormatFaultKernel(const KernelMessage& r, std::uint64_t word,
                                       LineBuilder& out) const {
   switch (r.event) {
@@ -333,9 +357,6 @@ void LineFormatter::FormatFaultKernel(const KernelMessage& r, std::uint64_t word
       out.Str("): ").Int(r.code).Str(", ");
       XidBody(r, word, out);
       if (r.repeats > 0) out.Char(']');
-      return;
-    case KernelEvent::kSuppressed:
-      out.Str("__ratelimit: ").Int(r.detail).Str(" callbacks suppressed");
       return;
     case KernelEvent::kGpuFellOff:
       out.Str("NVRM: GPU 0000:").Str(NcclBusId(r.arg).substr(0, 2)).Str(":00.0: GPU has fallen off the bus.");
@@ -380,6 +401,12 @@ void LineFormatter::FormatFaultKernel(const KernelMessage& r, std::uint64_t word
     case KernelEvent::kOomReaped:
       out.Str("oom_reaper: reaped process ").Int(r.detail);
       out.Str(" (python3), now anon-rss:0kB, file-rss:0kB, shmem-rss:2097152kB");
+      return;
+    case KernelEvent::kNfsNotResponding:  // fs/nfs: the RPC to the server timed out (a hard mount retries)
+      out.Str("nfs: server nfs-01 not responding, still trying");
+      return;
+    case KernelEvent::kHungTask:
+      HungTask(r, out);
       return;
     default:
       return;

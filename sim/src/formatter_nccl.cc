@@ -29,39 +29,49 @@ std::string_view NcclBusId(int local_gpu) { return kBusIds[local_gpu]; }
 // The IB completion WARN of the profile's NCCL (docs/log_formats.md §4b):
 //   2.21: <host>:<pid>:<tid> [<dev>] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion
 //         from peer 10.64.0.12<43187> with status=12 opcode=0 len=0 vendor err 129 (Send)
-//         localGid ::ffff:10.64.0.5 remoteGids::ffff:10.64.0.12
+//         and, on RoCE only (net_ib.cc prints the GIDs when the link layer is Ethernet),
+//         ` localGid ::ffff:10.64.0.5 remoteGids::ffff:10.64.0.12`
 //   2.18: ... transport/net_ib.cc:1335 NCCL WARN NET/IB : Got completion from peer
 //         10.64.0.12<43187> with error 12, opcode 0, len 0, vendor err 129
 void LineFormatter::Format(const NcclIbError& r, LineBuilder& out) const {
   if (r.socket) return FormatSocketError(r, out);
   const int pid = job_.worker_pid[r.rank];
-  const int node = job_.NodeOf(r.rank), peer_node = job_.NodeOf(r.peer);
   const bool v218 = nccl_.name.starts_with("2.18");
-  const int port = 40000 + (r.peer * 7919 + r.rank * 104729) % 20000;
-  const int vendor = r.status == 12 ? 129 : 249;
-  out.Str(job_.hostnames[node]).Char(':').Int(pid).Char(':').Int(pid + 7 + job_.LocalRank(r.rank));
+  out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(pid + 7 + job_.LocalRank(r.rank));
   out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] transport/net_ib.cc:");
-  out.Int(v218 ? 1335 : 1696).Str(" NCCL WARN NET/IB : Got completion from peer ");
-  NodeAddress(out, peer_node);
-  out.Char('<').Int(port).Char('>');
-  if (v218) {
-    out.Str(" with error ").Int(r.status).Str(", opcode 0, len 0, vendor err ").Int(vendor).EndLine();
-    return;
-  }
-  out.Str(" with status=").Int(r.status).Str(" opcode=0 len=0 vendor err ").Int(vendor);
-  out.Str(r.send ? " (Send)" : " (Recv)").Str(" localGid ::ffff:");
-  NodeAddress(out, node);
-  out.Str(" remoteGids::ffff:");
-  NodeAddress(out, peer_node);
+  out.Int(v218 ? 1335 : 1696).Str(" NCCL WARN ");
+  IbErrorText(r, out);
   out.EndLine();
 }
 
+// The text of an IB completion WARN after `NCCL WARN ` (also the "Last error:" of the watchdog's
+// exception, which repeats the last WARN without its prefix).
+void LineFormatter::IbErrorText(const NcclIbError& r, LineBuilder& out) const {
+  const int node = job_.NodeOf(r.rank), peer_node = job_.NodeOf(r.peer);
+  const int port = 40000 + (r.peer * 7919 + r.rank * 104729) % 20000;
+  const int vendor = r.status == 12 ? 129 : 249;
+  out.Str("NET/IB : Got completion from peer ");
+  NodeAddress(out, peer_node);
+  out.Char('<').Int(port).Char('>');
+  if (nccl_.name.starts_with("2.18")) {
+    out.Str(" with error ").Int(r.status).Str(", opcode 0, len 0, vendor err ").Int(vendor);
+    return;
+  }
+  out.Str(" with status=").Int(r.status).Str(" opcode=0 len=0 vendor err ").Int(vendor);
+  out.Str(r.send ? " (Send)" : " (Recv)");
+  if (!job_.roce) return;
+  out.Str(" localGid ::ffff:");
+  NodeAddress(out, node);
+  out.Str(" remoteGids::ffff:");
+  NodeAddress(out, peer_node);
+}
+
 // The text of a socket WARN after `NCCL WARN ` (docs/log_formats.md §4b), also the "Last
-// error:" of the watchdog's exception: the reporter's own socket failing (status 12), or the
-// far end closing (status 5; NCCL >= 2.19 prints the peer's host name, 2.18 its address):
+// error:" of the watchdog's exception: the reporter's own socket failing (status 12: the
+// address in numeric form), or the far end closing (status 5: NCCL asks getnameinfo for the
+// host name, which the nodes' /etc/hosts resolves), NCCL 2.18-2.21 (docs/log_formats.md §4b):
 //   socketProgressOpt: Call to recv from 10.64.0.12<43187> failed : Connection reset by peer
-//   socketProgress: Connection closed by remote peer gpu-0012<43187>           (2.21)
-//   Net : Connection closed by remote peer 10.64.0.12<43187>                   (2.18)
+//   socketProgress: Connection closed by remote peer gpu-0012<43187>
 void LineFormatter::SocketErrorText(const NcclIbError& r, LineBuilder& out) const {
   const int peer_node = job_.NodeOf(r.peer);
   const int port = 40000 + (r.peer * 7919 + r.rank * 104729) % 20000;
@@ -71,17 +81,14 @@ void LineFormatter::SocketErrorText(const NcclIbError& r, LineBuilder& out) cons
     out.Char('<').Int(port).Str("> failed : Connection reset by peer");
     return;
   }
-  if (nccl_.name.starts_with("2.18")) {
-    out.Str("Net : Connection closed by remote peer ");
-    NodeAddress(out, peer_node);
-  } else {
-    out.Str("socketProgress: Connection closed by remote peer ").Str(job_.hostnames[peer_node]);
-  }
+  out.Str("socketProgress: Connection closed by remote peer ").Str(job_.hostnames[peer_node]);
   out.Char('<').Int(port).Char('>');
 }
 
-// NCCL_IB_DISABLE=1: the socket WARN from misc/socket.cc; NCCL >= 2.19 then adds the socket
-// transport's own WARN (`NET/Socket : socket progress error`) from its proxy thread.
+// NCCL_IB_DISABLE=1: the socket WARN from misc/socket.cc (v2.21.5-1's source: lines 30 and 50;
+// 2.18's one line earlier, as real 2.18.x logs show `misc/socket.cc:49` for the closed peer),
+// then the socket transport's own WARN (`NET/Socket : socket progress error`) from the helper
+// thread whose data socket failed (its line number is the simulator's choice).
 void LineFormatter::FormatSocketError(const NcclIbError& r, LineBuilder& out) const {
   const int pid = job_.worker_pid[r.rank];
   const bool v218 = nccl_.name.starts_with("2.18");
@@ -90,11 +97,10 @@ void LineFormatter::FormatSocketError(const NcclIbError& r, LineBuilder& out) co
     out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(tid);
     out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] ").Str(where).Str(" NCCL WARN ");
   };
-  prefix(r.status == 12 ? (v218 ? "misc/socket.cc:441" : "misc/socket.cc:64")
-                        : (v218 ? "misc/socket.cc:459" : "misc/socket.cc:82"));
+  prefix(r.status == 12 ? (v218 ? "misc/socket.cc:29" : "misc/socket.cc:30")
+                        : (v218 ? "misc/socket.cc:49" : "misc/socket.cc:50"));
   SocketErrorText(r, out);
   out.EndLine();
-  if (v218) return;
   prefix("transport/net_socket.cc:549");
   out.Str("NET/Socket : socket progress error").EndLine();
 }
@@ -183,13 +189,15 @@ void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
 //   NET/IB : Got completion from peer 10.64.0.12<43187> with status=12 ...
 void LineFormatter::Format(const NcclAsyncError& r, LineBuilder& out) const {
   const std::string_view version = nccl_.name;
+  // NCCL >= 2.18's socket code returns ncclRemoteError for a reset socket as for a closed one.
+  const bool remote = r.remote || r.socket;
   auto message = [&] {
     WritePgPrefix(out, r.rank, r.group);
     out.Str(" Process group watchdog thread terminated with exception: NCCL error: ");
-    out.Str(r.remote ? "remote process exited or there was a network error"
+    out.Str(remote ? "remote process exited or there was a network error"
                      : "unhandled system error (run with NCCL_DEBUG=INFO for details)");
     out.Str(", NCCL version ").Str(version).EndLine();
-    out.Str(r.remote ? "ncclRemoteError: A call failed possibly due to a network error or a remote "
+    out.Str(remote ? "ncclRemoteError: A call failed possibly due to a network error or a remote "
                        "process exiting prematurely."
                      : "ncclSystemError: System call (e.g. socket, malloc) or external library call "
                        "failed or device error. ");
@@ -199,9 +207,8 @@ void LineFormatter::Format(const NcclAsyncError& r, LineBuilder& out) const {
       SocketErrorText(NcclIbError{r.rank, r.time, r.peer, r.remote ? 5 : 12, false, true}, out);
       return;
     }
-    out.Str("NET/IB : Got completion from peer ");
-    NodeAddress(out, job_.NodeOf(r.peer));
-    out.Str("<").Int(40000 + (r.peer * 7919 + r.rank * 104729) % 20000).Str("> with status=12 opcode=0 len=0 vendor err 129");
+    // The rank's status-12 WARN: the failed end's own sends, its peers' receives.
+    IbErrorText(NcclIbError{r.rank, r.time, r.peer, 12, !r.remote}, out);
   };
   WriteC10Header(out, r.rank, r.time, torch_.line_thread_terminated);
   message();
@@ -221,7 +228,8 @@ void LineFormatter::NcclPrefix(LineBuilder& out, int rank) const {
 void LineFormatter::Format(const NcclProcessInfo& r, LineBuilder& out) const {
   const int node = job_.NodeOf(r.rank);
   NcclPrefix(out, r.rank);
-  out.Str("Bootstrap : Using ib0:");
+  const std::string_view iface = job_.roce ? "eth0:" : "ib0:";
+  out.Str("Bootstrap : Using ").Str(iface);
   NodeAddress(out, node);
   out.Str("<0>").EndLine();
   NcclPrefix(out, r.rank);
@@ -232,7 +240,7 @@ void LineFormatter::Format(const NcclProcessInfo& r, LineBuilder& out) const {
     NcclPrefix(out, r.rank);
     out.Str("NCCL_IB_DISABLE set by environment to 1.").EndLine();
     NcclPrefix(out, r.rank);
-    out.Str("NET/Socket : Using [0]ib0:");
+    out.Str("NET/Socket : Using [0]").Str(iface);
     NodeAddress(out, node);
     out.Str("<0>").EndLine();
     NcclPrefix(out, r.rank);
@@ -242,9 +250,9 @@ void LineFormatter::Format(const NcclProcessInfo& r, LineBuilder& out) const {
   NcclPrefix(out, r.rank);
   out.Str("NET/IB : Using");
   for (int nic = 0; nic < job_.gpus_per_node; ++nic) {
-    out.Str(" [").Int(nic).Str("]mlx5_").Int(nic).Str(":1/IB");
+    out.Str(" [").Int(nic).Str("]mlx5_").Int(nic).Str(job_.roce ? ":1/RoCE" : ":1/IB");
   }
-  out.Str(" ; OOB ib0:");
+  out.Str(" ; OOB ").Str(iface);
   NodeAddress(out, node);
   out.Str("<0>").EndLine();
   NcclPrefix(out, r.rank);

@@ -1,5 +1,5 @@
 // DeepSpeed's runner and launcher over pdsh (docs/log_formats.md §26b), as deepspeed.log holds
-// them: the runner's lines (login-01's clock) unprefixed, each node's launch.py lines behind
+// them (and the runner's command line under `--launcher openmpi|slurm`, §26d): the runner's lines (login-01's clock) unprefixed, each node's launch.py lines behind
 // pdsh's `<host>: ` (the node's clock), and pdsh's own `pdsh@login-01: <host>: ...` lines. The
 // `[file.py:line:func]` numbers are DeepSpeed 0.14's; they move between releases.
 #include "formatter.h"
@@ -79,11 +79,64 @@ void MasterIp(LineBuilder& out) { out.Str("10.10.0.2"); }
 
 void Host(const Job& job, int node, LineBuilder& out) { out.Str(job.hostnames[node]).Str(": "); }
 
+// The runner's exports (EXPORT_ENVS' NCCL_*, PYTHONPATH), each value in double quotes as
+// add_export keeps it: `<sep><key>="<value>"` per variable.
+void Exports(std::string_view sep, LineBuilder& out) {
+  out.Str(sep).Str("PYTHONPATH=\"/workspace\"").Str(sep).Str("NCCL_IB_HCA=\"mlx5\"");
+  out.Str(sep).Str("NCCL_SOCKET_IFNAME=\"eth0\"");
+}
+
+// OpenMPIRunner.get_cmd: mpirun with the runner's fixed MCA options, the user's --launcher_args
+// (here `--tag-output`, and `--report-bindings --bind-to none` when the daemons report), one `-x`
+// per export (UCX_TLS first: the runner adds it), then the script.
+void OpenMpiCmd(const Job& job, LineBuilder& out) {
+  out.Str("mpirun -n ").Int(job.world).Str(" -hostfile hostfile --mca btl ^openib --mca btl_tcp_if_include eth0 --tag-output");
+  if (job.report_bindings) out.Str(" --report-bindings --bind-to none");
+  out.Str(" -x UCX_TLS=\"tcp\"");
+  Exports(" -x ", out);
+  out.Char(' ').Str(kPython).Str(" -u ").Str(kScript).Str(" --deepspeed --deepspeed_config ds_config.json");
+}
+
+// SlurmRunner.get_cmd: srun -n <world>, the user's --launcher_args (`-l`, and KillOnBadExit's
+// flag when set), `--export=ALL,<key>=<value>,...`, then the script.
+void SlurmCmd(const Job& job, LineBuilder& out) {
+  out.Str("srun -n ").Int(job.world).Str(" -l");
+  if (job.kill_on_bad_exit) out.Str(" --kill-on-bad-exit=1");
+  out.Str(" --export=ALL");
+  Exports(",", out);
+  out.Char(' ').Str(kPython).Str(" -u ").Str(kScript).Str(" --deepspeed --deepspeed_config ds_config.json");
+}
+
+// `deepspeed --launcher openmpi|slurm`: the master address (resolved over ssh for openmpi; the
+// sbatch script passes --master_addr under Slurm), then the command it runs.
+void OtherRunner(const Job& job, TimeNs t, LineBuilder& out) {
+  if (job.launcher == v1::LAUNCHER_MPIRUN) {
+    Stamp(out, t, "INFO");
+    out.Str("runner.py:463:main] Using IP address of ");
+    MasterIp(out);
+    out.Str(" for node ").Str(job.hostnames[0]).EndLine();
+  }
+  Stamp(out, t + 3 * kNsPerMs, "INFO");
+  out.Str("runner.py:568:main] cmd = ");
+  if (job.launcher == v1::LAUNCHER_MPIRUN) {
+    OpenMpiCmd(job, out);
+  } else {
+    SlurmCmd(job, out);
+  }
+  out.EndLine();
+}
+
 }  // namespace
+
+void DeepSpeedMasterIp(LineBuilder& out) { MasterIp(out); }
 
 std::int64_t LineFormatter::Format(const PdshNotice& r, LineBuilder& out) const {
   switch (r.kind) {
     case PdshNoticeKind::kRunner: {
+      if (job_.launcher != v1::LAUNCHER_PDSH) {
+        OtherRunner(job_, r.time, out);
+        return 0;
+      }
       Stamp(out, r.time, "INFO");
       out.Str("runner.py:463:main] Using IP address of ");
       MasterIp(out);

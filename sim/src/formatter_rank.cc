@@ -91,6 +91,29 @@ void LineFormatter::DeepSpeedStep(const TrainerIteration& r, LineBuilder& out) c
 //   [<ts>] [INFO] [utils.py:782:see_memory_usage] MA 38.21 GB         Max_MA 61.05 GB         CA 62.5 GB         Max_CA 63 GB 
 //   [<ts>] [INFO] [utils.py:789:see_memory_usage] CPU Virtual Memory:  used = 1956.1 GB, percent = 97.1%
 //   [<ts>] [INFO] [logging.py:96:log_dist] [Rank 0] [Torch] Checkpoint global_step<n> is about to be saved!
+// deepspeed.init_distributed (comm.py, DeepSpeed 0.14): every rank logs `cdb=None`; under mpirun
+// no RANK/MASTER_ADDR is set, so it discovers them through MPI (rank 0's `hostname -I`, the local
+// rank from the ranks sharing its host) and says so; rank 0 then names the backend. Under srun
+// the batch script exported MASTER_ADDR and the script set RANK from SLURM_PROCID.
+void LineFormatter::CommInit(const DeepSpeedLine& r, LineBuilder& out) const {
+  const int node = job_.NodeOf(r.rank);
+  DeepSpeedPrefix(out, node, r.time);
+  out.Str("comm.py:637:init_distributed] cdb=None").EndLine();
+  if (job_.launcher == v1::LAUNCHER_MPIRUN) {
+    DeepSpeedPrefix(out, node, r.time);
+    out.Str("comm.py:652:init_distributed] Not using the DeepSpeed or dist launchers, attempting to detect MPI environment...");
+    out.EndLine();
+    DeepSpeedPrefix(out, node, r.time + 780 * kNsPerMs);
+    out.Str("comm.py:702:mpi_discovery] Discovered MPI settings of world_rank=").Int(r.rank);
+    out.Str(", local_rank=").Int(job_.LocalRank(r.rank)).Str(", world_size=").Int(job_.world).Str(", master_addr=");
+    DeepSpeedMasterIp(out);
+    out.Str(", master_port=29500").EndLine();
+  }
+  if (r.rank != 0) return;
+  DeepSpeedPrefix(out, node, r.time + 781 * kNsPerMs);
+  out.Str("comm.py:668:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl").EndLine();
+}
+
 void LineFormatter::Format(const DeepSpeedLine& r, LineBuilder& out) const {
   const int node = job_.NodeOf(r.rank);
   switch (r.note) {
@@ -117,6 +140,8 @@ void LineFormatter::Format(const DeepSpeedLine& r, LineBuilder& out) const {
       out.Str("utils.py:789:see_memory_usage] CPU Virtual Memory:  used = ").PyFloat(r.host_used_gb);
       out.Str(" GB, percent = ").PyFloat(r.host_percent).Str("%").EndLine();
       return;
+    case DeepSpeedNote::kCommInit:
+      return CommInit(r, out);
     case DeepSpeedNote::kSaving:
       DeepSpeedPrefix(out, node, r.time);
       out.Str("logging.py:96:log_dist] [Rank ").Int(r.rank).Str("] [Torch] Checkpoint global_step");

@@ -15,13 +15,11 @@ namespace {
 
 constexpr TimeNs kDay = 24 * 3600 * kNsPerSec;
 
-// The kernel's printk rate limit (DEFAULT_RATELIMIT_BURST): lines of one storm it lets through.
-constexpr int kPrintkBurst = 10;
-
 // Appends kernel lines of one node in time order. On a rate-limited node (realism.kernel_ratelimit)
 // rsyslog folds a line identical to the one before into one `message repeated N times: [ ... ]`
-// line, written when a different line arrives (or the burst ends); an Xid storm beyond the
-// printk burst is dropped and counted (Suppressed). The first line is always written.
+// line, written when a different line arrives (or the burst ends). The driver's NVRM lines do
+// not go through printk's rate limit (nv_printf calls vprintk directly): every line of an Xid
+// storm is printed. The first line is always written.
 class KernelBurst {
  public:
   KernelBurst(const Job& job, int node, RecordSink& sink)
@@ -45,21 +43,6 @@ class KernelBurst {
   }
   void Xid(TimeNs t, int gpu, int code, int detail = 0, bool cite = false) {
     Line(t, KernelEvent::kXid, gpu, code, detail, cite);
-  }
-  // A line of an Xid storm: dropped once the printk burst is spent on a rate-limited node.
-  void StormXid(TimeNs t, int gpu, int code, int detail, bool cite) {
-    const bool over = storm_++ >= kPrintkBurst;
-    if (limited_ && !cite && over) {
-      ++suppressed_;
-      return;
-    }
-    Xid(t, gpu, code, detail, cite);
-  }
-  // The rate limit's notice, with the next line printed after the storm.
-  void EndStorm(TimeNs t, int gpu) {
-    if (suppressed_ > 0) Line(t, KernelEvent::kSuppressed, gpu, 0, suppressed_);
-    suppressed_ = 0;
-    storm_ = 0;
   }
   bool limited() const { return limited_; }
 
@@ -87,7 +70,6 @@ class KernelBurst {
   KernelMessage previous_{-1, 0, 0, KernelEvent::kLinuxVersion, -1};
   int repeats_ = 0;
   TimeNs repeat_time_ = 0;
-  int storm_ = 0, suppressed_ = 0;
 };
 
 // GSP RPC timeouts every ~6 s after the GPU stopped answering, then the rate-limit notice.
@@ -174,17 +156,16 @@ void AppException(KernelBurst& b, Rng& rng, int gpu, int pid, int variant, TimeN
     b.Xid(t, gpu, 43, pid, true);
     return;
   }
-  // A rate-limited node shows a storm: more faulting TPCs than the printk burst lets through.
+  // The rate-limited scenarios' node shows a longer storm (every line printed).
   const int tpcs = b.limited() ? 5 + variant % 4 : 2 + variant % 3;
   TimeNs at = t;
   for (int i = 0; i < tpcs; ++i) {
     for (int body = 0; body < 3; ++body) {
-      b.StormXid(at, gpu, 13, body + 4 * i, i == 0 && body == 0);
+      b.Xid(at, gpu, 13, body + 4 * i, i == 0 && body == 0);
       at += rng.UniformInt(1, 40) * kNsPerUs;
     }
   }
   at += rng.UniformInt(1, 15) * kNsPerMs;
-  b.EndStorm(at, gpu);
   b.Xid(at, gpu, 43, pid);
 }
 

@@ -245,7 +245,8 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.zero = s.training().data_parallel() == v1::DATA_PARALLEL_ZERO;
   job.trainer_log = s.training().trainer_log();
   job.nccl_debug_info = s.format().nccl_debug_info();
-  for (const v1::Fault& f : s.faults()) job.nccl_socket |= f.kind() == v1::FAULT_KIND_SOCKET_RESET;
+  job.roce = s.format().fabric() == v1::FABRIC_ROCE;
+  for (const v1::Fault& f : s.faults()) job.nccl_socket |= f.kind() == v1::FAULT_KIND_SOCKET_RESET || f.kind() == v1::FAULT_KIND_SOCKET_LINK_FAILURE;
   job.driver = FindDriverProfile(s.format().driver().empty() ? "535" : s.format().driver());
   job.dump_on_timeout = s.timeouts().dump_on_timeout();
   job.async_error_handling = s.timeouts().async_error_handling();
@@ -264,6 +265,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.partition = s.slurm().partition();
   job.open_mpi5 = s.bare_metal().open_mpi().starts_with("5");
   job.report_bindings = !s.bare_metal().has_report_bindings() || s.bare_metal().report_bindings();
+  job.deepspeed_runner = s.deepspeed_runner();
   job.ssh_alive_interval = s.pdsh().server_alive_interval_s() * kNsPerSec;
   job.ssh_alive_count = s.pdsh().server_alive_count_max();
   DrawNodes(job, s.job().hostname_prefix(), s.clocks());

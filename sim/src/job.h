@@ -87,7 +87,8 @@ struct Job {
   v1::TrainerLog trainer_log = v1::TRAINER_LOG_MEGATRON;
   double compute_jitter = 0;
   bool nccl_debug_info = false;
-  bool nccl_socket = false;  // NCCL_IB_DISABLE=1: NET/Socket transport (FAULT_KIND_SOCKET_RESET)
+  bool nccl_socket = false;  // NCCL_IB_DISABLE=1: NET/Socket transport (FAULT_KIND_SOCKET_RESET, _SOCKET_LINK_FAILURE)
+  bool roce = false;         // format.fabric RoCE: GIDs in NCCL >= 2.19 IB WARNs, eth0 for OOB
   const DriverProfile* driver = nullptr;  // the NVRM lines' era (profiles.h)
   bool dump_on_timeout = false;  // TORCH_NCCL_DUMP_ON_TIMEOUT: flight-recorder dump lines
   int async_error_handling = 3;  // TORCH_NCCL_ASYNC_ERROR_HANDLING (0-3)
@@ -107,6 +108,9 @@ struct Job {
   // --report-bindings (each node's daemon names its host and the ranks it starts).
   bool open_mpi5 = false;
   bool report_bindings = true;
+  // DeepSpeed's runner started the job through mpirun or srun (Scenario.deepspeed_runner): its
+  // `cmd = ...` line heads the console, every rank prints DeepSpeed's comm start-up lines.
+  bool deepspeed_runner = false;
   // pdsh (LAUNCHER_PDSH): the login host's ssh ServerAliveInterval and ServerAliveCountMax.
   TimeNs ssh_alive_interval = 0;
   int ssh_alive_count = 0;

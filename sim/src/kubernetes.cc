@@ -133,25 +133,26 @@ Row ChildJobFailed(const Job& job, TimeNs t) {
   return {t, "Warning", "BackoffLimitExceeded", "job/" + job.kube_job + "-workers-0", "Job has reached the specified backoff limit"};
 }
 
-// kubernetes.restarts: what the controller and the kubelets said about the restart, and the
-// restarted attempt's pods (docs/log_formats.md §24, "Restarts").
-void RestartRows(const Job& job, const Launcher& l, const KubeRestart& r, std::vector<Row>* rows) {
+// kubernetes.restarts: what the controller and the kubelets said about restart K (`r`) of the
+// attempt `l` ran, and the restarted attempt's pods (docs/log_formats.md §24, "Restarts"). `last`:
+// the last restart, after which the controller gives up.
+void RestartRows(const Job& job, const Launcher& l, const KubeRestart& r, bool last, std::vector<Row>* rows) {
   const Job& j1 = *r.job;
   const Launcher& l1 = *r.launcher;
   if (job.kube_controller == v1::KUBE_CONTROLLER_JOBSET) {
     rows->push_back(ChildJobFailed(job, l.job_failed_time() - 60 * kNsPerMs));
-    rows->push_back({l.job_failed_time(), "Warning", "Restarting", JobObject(job), "restarting jobset, attempt 1"});
+    rows->push_back({l.job_failed_time(), "Warning", "Restarting", JobObject(job), "restarting jobset, attempt " + std::to_string(j1.kube_attempt)});
     for (int node = 0; node < j1.nodes; ++node) {
       if (node == r.unplaced) continue;
       StartRows(j1, node, j1.start - 40 * kNsPerSec + node % 97 * 7 * kNsPerMs, rows);
     }
     if (r.unplaced >= 0) {
       // The scheduler retries the Pending pod with back-off; the row shows its latest try.
-      const TimeNs last = std::max(j1.start, l1.job_failed_time() - 95 * kNsPerSec);
-      rows->push_back({last, "Warning", "FailedScheduling", "pod/" + j1.pod_names[r.unplaced], UnschedulableMessage(j1, r.node_lost), 4});
+      const TimeNs latest = std::max(j1.start, l1.job_failed_time() - 95 * kNsPerSec);
+      rows->push_back({latest, "Warning", "FailedScheduling", "pod/" + j1.pod_names[r.unplaced], UnschedulableMessage(j1, r.node_lost), last ? 4 : 0});
     }
     DeletedRows(j1, l1, rows);
-    if (l1.job_failed_time() >= 0) {
+    if (last && l1.job_failed_time() >= 0) {
       rows->push_back(ChildJobFailed(j1, l1.job_failed_time() - 60 * kNsPerMs));
       rows->push_back({l1.job_failed_time(), "Warning", "ReachedMaxRestarts", JobObject(job),
                        "jobset failed due to reaching max number of restarts (first failed job: " + job.kube_job + "-workers-0)", 5});
@@ -159,7 +160,9 @@ void RestartRows(const Job& job, const Launcher& l, const KubeRestart& r, std::v
     return;
   }
   // PyTorchJob, restartPolicy OnFailure: each container restarts in place after the kubelet's
-  // back-off, and the operator marks the job failed at its backoffLimit.
+  // back-off, and the operator marks the job failed at its backoffLimit. The same pod's
+  // repeated rows are one row in `kubectl get events` (its latest): only the last restart's.
+  if (!last) return;
   for (int node = 0; node < job.nodes; ++node) {
     const std::string pod = "pod/" + job.pod_names[node];
     const TimeNs t = j1.agent_start[node] - 2 * kNsPerSec;
@@ -176,7 +179,7 @@ void RestartRows(const Job& job, const Launcher& l, const KubeRestart& r, std::v
                    "PyTorchJob " + job.kube_job + " has failed because it has reached the specified backoff limit", 5});
 }
 
-std::vector<Row> Events(const Job& job, const FaultPlan& fault, const Launcher& l, const KubeRestart* restart) {
+std::vector<Row> Events(const Job& job, const FaultPlan& fault, const Launcher& l, const std::vector<KubeRestart>& restarts) {
   std::vector<Row> rows;
   for (int node = 0; node < job.nodes; ++node) StartRows(job, node, job.start - 40 * kNsPerSec + node % 97 * 7 * kNsPerMs, &rows);
   const TimeNs fault_time = l.exit_time(fault.node >= 0 ? fault.node : 0);
@@ -209,9 +212,10 @@ std::vector<Row> Events(const Job& job, const FaultPlan& fault, const Launcher& 
     }
   }
   DeletedRows(job, l, &rows);
-  if (restart != nullptr) {
-    RestartRows(job, l, *restart, &rows);
-  } else if (l.job_failed_time() >= 0) {
+  for (std::size_t k = 0; k < restarts.size(); ++k) {
+    RestartRows(job, k == 0 ? l : *restarts[k - 1].launcher, restarts[k], k + 1 == restarts.size(), &rows);
+  }
+  if (restarts.empty() && l.job_failed_time() >= 0) {
     const bool jobset = job.kube_controller == v1::KUBE_CONTROLLER_JOBSET;
     const int first = l.first_failed_pod();
     const std::string message =
@@ -337,7 +341,7 @@ std::string Describe(const Job& job, const Launcher& l, int node, const FaultPla
     add("      Reason:       CrashLoopBackOff");
     ContainerState(job, l, node, "Last State", &lines, nullptr);
     add("    Ready:          False");
-    add("    Restart Count:  1");
+    add("    Restart Count:  " + std::to_string(job.kube_attempt));
   } else if (!unplaced) {
     ContainerState(job, l, node, "State", &lines, reason_line);
     add("    Ready:          False");
@@ -392,7 +396,7 @@ std::string DescribeJob(const Job& job, const Launcher& l) {
   const std::string policy = restarts ? "OnFailure" : "Never";
   s += "API Version:  kubeflow.org/v1\nKind:         PyTorchJob\nSpec:\n  Pytorch Replica Specs:\n    Master:\n      Replicas:        1\n"
        "      Restart Policy:  " + policy + "\n    Worker:\n      Replicas:        " + std::to_string(job.nodes - 1) +
-       "\n      Restart Policy:  " + policy + "\n  Run Policy:\n    Backoff Limit:    " + std::to_string(restarts ? job.nodes : 0) +
+       "\n      Restart Policy:  " + policy + "\n  Run Policy:\n    Backoff Limit:    " + std::to_string(job.nodes * job.kube_restarts) +
        "\n    Clean Pod Policy:  " + (restarts ? "None" : "Running") + "\nStatus:\n";
   if (restarts) {  // failed once every pod had restarted (the Events' PyTorchJobFailed row)
     s += "  Conditions:\n    Last Transition Time:  " + FormatRfc3339(BackoffLimitReached(job)) + "\n    Message:               PyTorchJob " + job.kube_job +
@@ -416,16 +420,17 @@ Status WriteText(const fs::path& path, const std::string& text) {
 }  // namespace
 
 Result<KubeCitations> WriteKubernetesFiles(const Job& job, const FaultPlan& fault, const Model& model, TimeNs end_time,
-                                           const fs::path& dir, const KubeRestart* restart) {
+                                           const fs::path& dir, const std::vector<KubeRestart>& restarts) {
   KubeCitations cite;
   const Launcher& l = model.launcher();
   const TimeNs now = end_time + 95 * kNsPerSec;  // the operator collects a minute and a half later
-  DENPEX_RETURN_IF_ERROR(WriteEvents(dir / "events.txt", Events(job, fault, l, restart), now, &cite));
+  DENPEX_RETURN_IF_ERROR(WriteEvents(dir / "events.txt", Events(job, fault, l, restarts), now, &cite));
   std::error_code ec;
   fs::create_directories(dir / "describe", ec);
   if (ec) return Status::IoError((dir / "describe").string() + ": cannot create: " + ec.message());
-  // The pods as they are now: the restarted attempt's when there was one (a JobSet's first pods
-  // are gone; a PyTorchJob's are the same pods, restarted in place).
+  // The pods as they are now: the last attempt's when the job was restarted (a JobSet's earlier
+  // pods are gone; a PyTorchJob's are the same pods, restarted in place).
+  const KubeRestart* restart = restarts.empty() ? nullptr : &restarts.back();
   const Job& now_job = restart ? *restart->job : job;
   const Launcher& now_l = restart ? *restart->launcher : l;
   const bool in_place = restart && job.KubeRestartsInPlace();

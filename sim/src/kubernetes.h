@@ -17,10 +17,10 @@
 
 namespace denpex::sim {
 
-// kubernetes.restarts: the attempt the controller started after the first one failed
+// kubernetes.restarts: an attempt the controller started after the one before failed
 // (docs/log_formats.md §24, "Restarts").
 struct KubeRestart {
-  const Job* job = nullptr;            // attempt 1 (JobSet: new pod names)
+  const Job* job = nullptr;            // attempt K >= 1 (JobSet: new pod names)
   const Launcher* launcher = nullptr;  // its agents and pods
   TimeNs start = 0;                    // when the controller restarted the job
   int unplaced = -1;                   // the node whose replacement pod stayed Pending, or -1
@@ -38,9 +38,9 @@ struct KubeCitations {
                             // ReachedMaxRestarts) (restarts)
 };
 
-// `restart`: the restarted attempt (kubernetes.restarts), or null.
+// `restarts`: the restarted attempts in order (kubernetes.restarts), or none.
 Result<KubeCitations> WriteKubernetesFiles(const Job& job, const FaultPlan& fault, const Model& model,
                                            TimeNs end_time, const std::filesystem::path& incident_dir,
-                                           const KubeRestart* restart = nullptr);
+                                           const std::vector<KubeRestart>& restarts = {});
 
 }  // namespace denpex::sim

@@ -44,6 +44,7 @@ TimeNs Model::Horizon() const {
 
 Outcome Model::Run() {
   workers_.ScheduleStarts();
+  if (job_.deepspeed_runner) pdsh_.StartRunnerOnly();  // `deepspeed --launcher openmpi|slurm`
   if (job_.launcher == v1::LAUNCHER_SRUN) {
     slurm_.ScheduleStarts();
   } else if (job_.launcher == v1::LAUNCHER_RAY) {

@@ -28,6 +28,11 @@ void PdshLauncher::Start() {
   }
 }
 
+void PdshLauncher::StartRunnerOnly() {
+  const TimeNs first = *std::min_element(job_.agent_start.begin(), job_.agent_start.end());
+  sink_.Emit(PdshNotice{std::max(job_.start + 20 * kNsPerMs, first - 150 * kNsPerMs), PdshNoticeKind::kRunner, -1, 0});
+}
+
 // launch.py's loop polls every child, then sleeps a second: a failure is seen within ~1 s.
 // While it kills its node's children one by one, each one's end lets it go on to the next.
 void PdshLauncher::OnWorkerExit(int rank, TimeNs t) {

@@ -28,6 +28,9 @@ class PdshLauncher : public WorkerExitListener {
   PdshLauncher(const Job& job, EventQueue& queue, RecordSink& sink, Workers& workers, int silent_node = -1);
 
   void Start();  // the runner's command line; each node's launch.py spawning its ranks
+  // `deepspeed --launcher openmpi|slurm` (Job::deepspeed_runner): only the runner's lines, just
+  // before mpirun or srun starts the ranks.
+  void StartRunnerOnly();
   void OnWorkerExit(int rank, TimeNs t) override;
   void OnNodeLost(int node, TimeNs t) override;
   void OnPoll(int node, TimeNs t);        // launch.py finds a child exited non-zero

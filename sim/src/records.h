@@ -204,7 +204,8 @@ struct PythonException {
 // DeepSpeed's lines on rank 0 beside its step lines (stdout through Python logging): the fp16
 // loss scaler's overflow notices (realism, routine), `see_memory_usage` (ZeRO offload's host
 // memory), and the checkpoint save notice.
-enum class DeepSpeedNote : std::uint8_t { kOverflow, kMemoryUsage, kSaving };
+// kCommInit: deepspeed.init_distributed's start-up lines, every rank (deepspeed_runner).
+enum class DeepSpeedNote : std::uint8_t { kOverflow, kMemoryUsage, kSaving, kCommInit };
 
 struct DeepSpeedLine {
   int rank;
@@ -283,12 +284,15 @@ enum class KernelEvent : std::uint8_t {
   kGpuFellOff,    // "NVRM: GPU 0000:<bus>.0: GPU has fallen off the bus."
   kCrashDump,     // "NVRM: A GPU crash dump has been created. ..."
   kGspRateLimit,  // "NVRM: Rate limiting GSP RPC error prints for GPU at PCI:... (printing 1 of every 30). ..."
-  kSuppressed,    // printk's rate limit: "__ratelimit: <detail> callbacks suppressed"
   // The OOM killer (pid: the victim).
   kOomInvoked,    // "python3 invoked oom-killer: gfp_mask=..., order=0, oom_score_adj=0"
   kOomConstraint, // "oom-kill:constraint=CONSTRAINT_NONE,...,task=python3,pid=N,uid=1000"
   kOomKilled,     // "Out of memory: Killed process N (python3) total-vm:..."
   kOomReaped,     // "oom_reaper: reaped process N (python3), now anon-rss:0kB, ..."
+  // A hung software mount (FAULT_KIND_STORE_JOIN_TIMEOUT under srun / mpirun): the NFS client's
+  // word, then khungtaskd's report of a task stuck in D state (detail: its pid), with its trace.
+  kNfsNotResponding,  // "nfs: server nfs-01 not responding, still trying"
+  kHungTask,          // "INFO: task python3:<pid> blocked for more than 120 seconds." + 10 lines
 };
 
 struct KernelMessage {

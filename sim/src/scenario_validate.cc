@@ -194,6 +194,13 @@ Status FillPdsh(v1::Scenario* s, const Locator& loc) {
   }
   if (p->server_alive_interval_s() == 0) p->set_server_alive_interval_s(30);
   if (p->server_alive_count_max() == 0) p->set_server_alive_count_max(3);
+  if (s->deepspeed_runner() && s->launcher() != v1::LAUNCHER_MPIRUN && s->launcher() != v1::LAUNCHER_SRUN) {
+    return loc.Error({"deepspeed_runner", "launcher"},
+                     "deepspeed_runner starts the job through mpirun (--launcher openmpi) or srun (--launcher slurm), "
+                     "but the launcher is " + v1::Launcher_Name(s->launcher()),
+                     "set launcher: LAUNCHER_MPIRUN or LAUNCHER_SRUN (LAUNCHER_PDSH is always DeepSpeed's), or leave "
+                     "deepspeed_runner out");
+  }
   if (s->launcher() == v1::LAUNCHER_PDSH && s->job().nodes() > 1024) {
     return loc.Error({"launcher", "job.nodes"},
                      "DeepSpeed runs `pdsh -f 1024`: at most 1024 nodes run at once, and job.nodes is " +
@@ -221,15 +228,17 @@ std::string LayoutHint(v1::Launcher launcher) {
   return v1::Launcher_Name(launcher) + " leaves " + v1::Layout_Name(own) + " (or leave layout out)";
 }
 
-// kubernetes.restarts: one restart of the whole job, under Kubernetes only. A fault that leaves
+// kubernetes.restarts: up to kMaxKubeRestarts restarts of the whole job, under Kubernetes only
+// (each attempt fails the same way; more would only repeat it). A fault that leaves
 // its node unusable needs JobSet's gang re-creation (a PyTorchJob restarts containers in place,
 // on the node that is gone); any other fault must be one that recurs in the restarted attempt.
 Status CheckKubeRestarts(const v1::Scenario& s, const Locator& loc) {
   const int restarts = s.kubernetes().restarts();
   if (restarts == 0) return Status::Ok();
-  if (restarts != 1) {
+  constexpr int kMaxKubeRestarts = 3;
+  if (restarts < 0 || restarts > kMaxKubeRestarts) {
     return loc.Error("kubernetes.restarts", "kubernetes.restarts " + Str(restarts) + " is not supported",
-                     "use 0 or 1 (kubectl keeps only the container before the current one)");
+                     "use 0 to " + Str(kMaxKubeRestarts));
   }
   if (s.launcher() != v1::LAUNCHER_KUBERNETES) {
     return loc.Error("kubernetes.restarts", "kubernetes.restarts needs launcher LAUNCHER_KUBERNETES",
@@ -517,6 +526,14 @@ Status CheckFaultKind(const v1::Fault& f, const std::string& path, const v1::Sce
                      v1::FaultKind_Name(f.kind()) + " happens only under " + v1::Launcher_Name(traits->needs_launcher) +
                          ", but the launcher is " + v1::Launcher_Name(s.launcher()),
                      "set launcher: " + v1::Launcher_Name(traits->needs_launcher));
+  }
+  const bool static_store = s.launcher() == v1::LAUNCHER_PDSH || s.launcher() == v1::LAUNCHER_SRUN ||
+                            s.launcher() == v1::LAUNCHER_MPIRUN;
+  if (f.kind() == v1::FAULT_KIND_STORE_JOIN_TIMEOUT && !static_store) {
+    return loc.Error({path + ".kind", "launcher"},
+                     "FAULT_KIND_STORE_JOIN_TIMEOUT needs a launcher that sets MASTER_ADDR for init_method env:// "
+                     "(a static TCPStore), but the launcher is " + v1::Launcher_Name(s.launcher()),
+                     "set launcher: LAUNCHER_PDSH, LAUNCHER_SRUN or LAUNCHER_MPIRUN");
   }
   const bool ray_kind = f.kind() == v1::FAULT_KIND_SIGKILL || f.kind() == v1::FAULT_KIND_SIGSEGV ||
                         f.kind() == v1::FAULT_KIND_NODE_LOSS || f.kind() == v1::FAULT_KIND_RAY_OOM_KILL ||

@@ -4,6 +4,7 @@
 #include "denpex/sim/simulator.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <system_error>
 
@@ -120,6 +121,25 @@ Status MergeRestartLogs(const Job& first, const Job& restarted, int unplaced, co
   return Status::Ok();
 }
 
+// One restarted attempt (kubernetes.restarts): its job, fault, model and scratch writer.
+struct RestartedAttempt {
+  std::unique_ptr<Job> job;
+  std::unique_ptr<FaultPlan> fault;
+  std::unique_ptr<LineFormatter> formatter;
+  std::unique_ptr<IncidentWriter> writer;
+  std::unique_ptr<Model> model;
+  Outcome outcome;
+};
+
+// Replaces `truth`'s citations of pod logs by `seen`'s (the same failure in a later attempt).
+void CitePodLinesOf(const v1::Truth& seen, v1::Truth* truth) {
+  auto* ev = truth->mutable_evidence();
+  ev->erase(std::remove_if(ev->begin(), ev->end(), [](const v1::Evidence& e) { return e.file().starts_with("pods/"); }), ev->end());
+  for (const v1::Evidence& e : seen.evidence()) {
+    if (e.file().starts_with("pods/")) *ev->Add() = e;
+  }
+}
+
 // A truth cites the first attempt's pod lines: under a restart in place they are now in the
 // `--previous` files.
 void CitePreviousLogs(v1::Truth* truth) {
@@ -177,39 +197,42 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
     nic = std::move(*written);
   }
 
-  // kubernetes.restarts: the restarted attempt runs as a second model into a scratch incident.
-  std::optional<Job> job1;
-  std::optional<FaultPlan> fault1;
-  std::optional<LineFormatter> formatter1;
-  std::optional<IncidentWriter> writer1;
-  std::optional<Model> model1;
-  KubeRestart restart;
+  // kubernetes.restarts: each restarted attempt runs as a model of its own into a scratch
+  // incident, from the end of the one before.
+  std::vector<std::unique_ptr<RestartedAttempt>> attempts;
+  std::vector<KubeRestart> restarts;
   TimeNs last_end = outcome.end_time;
-  if (job.kube_restarts > 0) {
+  for (int k = 1; k <= job.kube_restarts; ++k) {
+    const Job& before = k == 1 ? job : *attempts.back()->job;
     const RestartPlan plan = PlanRestart(*scenario, fault);
     // A JobSet deletes the old Jobs (foreground) and creates new pods; the kubelet restarts a
-    // container in place after its 10 s back-off. Torchrun starts 40 s after its pod is placed.
-    restart.start = outcome.end_time + (job.KubeRestartsInPlace() ? 10 : 2) * kNsPerSec;
-    job1 = job.Restarted(*scenario, restart.start + (job.KubeRestartsInPlace() ? 0 : 40 * kNsPerSec));
-    fault1 = PlanFault(plan.fault, *job1, 0);
-    formatter1.emplace(*job1, *FindTorchProfile(scenario->format().torch()), *FindNcclProfile(scenario->format().nccl()),
-                       *FindSlurmProfile(scenario->format().slurm()));
+    // container in place after its back-off (10 s, doubling with each restart). Torchrun starts
+    // 40 s after its pod is placed.
+    const TimeNs start = last_end + (job.KubeRestartsInPlace() ? (10LL << (k - 1)) : 2) * kNsPerSec;
+    auto a = std::make_unique<RestartedAttempt>();
+    a->job = std::make_unique<Job>(before.Restarted(*scenario, start + (job.KubeRestartsInPlace() ? 0 : 40 * kNsPerSec)));
+    a->fault = std::make_unique<FaultPlan>(PlanFault(plan.fault, *a->job, 0));
+    a->formatter = std::make_unique<LineFormatter>(*a->job, *FindTorchProfile(scenario->format().torch()),
+                                                   *FindNcclProfile(scenario->format().nccl()),
+                                                   *FindSlurmProfile(scenario->format().slurm()));
     const fs::path scratch = options.out_dir / "restart.scratch" / "incident";
     std::error_code ec;
     fs::remove_all(scratch.parent_path(), ec);
-    writer1.emplace(*job1, *formatter1, scratch, PlanCitations(*job1, *fault1), options.writer_threads);
-    DENPEX_RETURN_IF_ERROR(writer1->CreateDirectories());
-    model1.emplace(*job1, *fault1, *writer1);
-    last_end = model1->Run().end_time;
-    DENPEX_RETURN_IF_ERROR(writer1->Finish());
-    DENPEX_RETURN_IF_ERROR(MergeRestartLogs(job, *job1, plan.unplaced, scratch, options.out_dir / "incident"));
-    restart = {&*job1, &model1->launcher(), restart.start, plan.unplaced, plan.node_lost};
+    a->writer = std::make_unique<IncidentWriter>(*a->job, *a->formatter, scratch, PlanCitations(*a->job, *a->fault),
+                                                 options.writer_threads);
+    DENPEX_RETURN_IF_ERROR(a->writer->CreateDirectories());
+    a->model = std::make_unique<Model>(*a->job, *a->fault, *a->writer);
+    a->outcome = a->model->Run();
+    last_end = a->outcome.end_time;
+    DENPEX_RETURN_IF_ERROR(a->writer->Finish());
+    DENPEX_RETURN_IF_ERROR(MergeRestartLogs(before, *a->job, plan.unplaced, scratch, options.out_dir / "incident"));
+    restarts.push_back({a->job.get(), &a->model->launcher(), start, plan.unplaced, plan.node_lost});
+    attempts.push_back(std::move(a));
   }
 
   std::optional<KubeCitations> kube;
   if (job.launcher == v1::LAUNCHER_KUBERNETES) {
-    auto written = WriteKubernetesFiles(job, fault, model, last_end, options.out_dir / "incident",
-                                        job1 ? &restart : nullptr);
+    auto written = WriteKubernetesFiles(job, fault, model, last_end, options.out_dir / "incident", restarts);
     if (!written.ok()) return written.status();
     kube = std::move(*written);
   }
@@ -217,6 +240,13 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   SimulateResult result;
   result.truth = BuildTruth({*scenario, job, fault, model, outcome, writer, kube ? &*kube : nullptr, &nic});
   if (checkpoints) *result.truth.mutable_checkpoint() = *checkpoints;
+  if (attempts.size() >= 2 && job.KubeRestartsInPlace()) {
+    // `kubectl logs --previous` keeps only the attempt before the last: the first attempt's pod
+    // lines are gone, and the same failure's lines in that attempt are what is left to cite.
+    const RestartedAttempt& kept = *attempts[attempts.size() - 2];
+    const v1::Truth seen = BuildTruth({*scenario, *kept.job, *kept.fault, *kept.model, kept.outcome, *kept.writer});
+    CitePodLinesOf(seen, &result.truth);
+  }
   if (job.KubeRestartsInPlace()) CitePreviousLogs(&result.truth);
   DENPEX_RETURN_IF_ERROR(WriteHistory(*scenario, job, fault, model.workers().fault_time(), options.out_dir,
                                       &result.truth));

@@ -130,6 +130,14 @@ bool RankEvidence(const TruthInputs& in, Cite exit, v1::Truth* truth) {
   return false;
 }
 
+// FAULT_KIND_STORE_JOIN_TIMEOUT (pdsh, srun, mpirun): the node's ranks printed nothing; rank 0's
+// server counts the clients that never joined.
+void StoreJoinEvidence(const TruthInputs& in, v1::Truth* truth) {
+  AddEvidence(in.writer.Find(Cite::kStoreJoin, 0), v1::EVIDENCE_ROLE_CORROBORATING, truth);
+  // srun, mpirun: the node's kernel saw its tasks hang (khungtaskd's first report), when it did.
+  AddEvidence(in.writer.Find(Cite::kKernel, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
+}
+
 // The srun launcher reports ranks in slurm-<jobid>.out, and the controller logs node and
 // scheduler events in slurmctld.log.
 void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
@@ -141,6 +149,8 @@ void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     AddEvidence(ctld(CtldEvent::kSetDown), v1::EVIDENCE_ROLE_INITIATING, truth);
     AddEvidence(ctld(CtldEvent::kKillOnFailed), v1::EVIDENCE_ROLE_CORROBORATING, truth);
     AddEvidence(ctld(CtldEvent::kRequeue), v1::EVIDENCE_ROLE_CORROBORATING, truth);
+  } else if (action == FaultAction::kStoreJoinTimeout) {
+    StoreJoinEvidence(in, truth);
   } else if (action == FaultAction::kSchedulerCancel) {
     const Citation* c = ctld(CtldEvent::kTimeLimit);
     if (c == nullptr) c = ctld(CtldEvent::kKillRequest);
@@ -155,6 +165,8 @@ void MpirunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
   if (RankEvidence(in, Cite::kMpirun, truth)) return;
   if (in.fault.action() == FaultAction::kNodeLoss) {
     AddEvidence(in.writer.Find(Cite::kMpirun, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
+  } else if (in.fault.action() == FaultAction::kStoreJoinTimeout) {
+    StoreJoinEvidence(in, truth);
   }  // the scheduler's, Kubernetes' or torchrun's faults: none under mpirun
 }
 
@@ -166,8 +178,7 @@ void PdshEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     AddEvidence(in.writer.Find(Cite::kPdsh, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
     AddEvidence(in.writer.Find(Cite::kPdshExit, in.fault.node), v1::EVIDENCE_ROLE_CORROBORATING, truth);
   } else if (in.fault.action() == FaultAction::kStoreJoinTimeout) {
-    // The node printed nothing; rank 0's server counts the clients that never joined.
-    AddEvidence(in.writer.Find(Cite::kStoreJoin, 0), v1::EVIDENCE_ROLE_CORROBORATING, truth);
+    StoreJoinEvidence(in, truth);
   }  // the scheduler's, Kubernetes' or torchrun's faults: none under pdsh
 }
 
@@ -240,7 +251,7 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     if (in.nic != nullptr) AddKube(*in.nic, v1::EVIDENCE_ROLE_INITIATING, truth);
     return;
   }
-  if (in.fault.kind() == v1::FAULT_KIND_LINK_FAILURE) {  // both ends' WARNs (any launcher), and its port's counters
+  if (IsLinkFault(in.fault.kind())) {  // both ends' WARNs (any launcher), and its port's counters
     AddEvidence(in.writer.Find(Cite::kIbError, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
     if (in.nic != nullptr && !in.nic->file.empty()) AddKube(*in.nic, v1::EVIDENCE_ROLE_INITIATING, truth);
     AddEvidence(in.writer.Find(Cite::kIbError, in.fault.peer), v1::EVIDENCE_ROLE_CORROBORATING, truth);
@@ -305,7 +316,7 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
     case FaultAction::kRendezvousTimeout:  // the agent that never joined says why
       AddEvidence(w.Find(Cite::kRendezvous, node), kInit, truth);
       return;
-    case FaultAction::kStoreJoinTimeout:  // pdsh only (PdshEvidenceFor)
+    case FaultAction::kStoreJoinTimeout:  // the launchers' (StoreJoinEvidence)
       return;
     case FaultAction::kJobException:
       return JobExceptionEvidence(w, truth);
@@ -322,7 +333,7 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
 bool IsInitiating(const TruthInputs& in, int rank) {
   switch (in.fault.traits->scope) {
     case FaultScope::kRank:  // a failed link has two ends
-      return rank == in.fault.rank || (in.fault.kind() == v1::FAULT_KIND_LINK_FAILURE && rank == in.fault.peer);
+      return rank == in.fault.rank || (IsLinkFault(in.fault.kind()) && rank == in.fault.peer);
     case FaultScope::kNode:  // a node the controller only declared failed kept its ranks running
       if (in.fault.action() == FaultAction::kNcclSetup) return in.model.workers().SetupFails(rank);
       return in.fault.action() != FaultAction::kSlurmdSilent && in.job.NodeOf(rank) == in.fault.node;
@@ -452,18 +463,22 @@ std::string LauncherName(v1::Launcher launcher) {
 
 }  // namespace
 
-// FAULT_KIND_LINK_FAILURE: the link's two ends, the fault's rank (the end that failed first)
-// as end a; each end's HCA is the port of its GPU's rail (`mlx5_<local rank>`).
+// IsLinkFault: the link's two ends, the fault's rank (the end that failed first) as end a; each
+// end's HCA is the port of its GPU's rail (`mlx5_<local rank>`), or under NCCL's socket
+// transport the interface its NET/Socket line names (`ib0`, every rank of the node). A socket
+// link whose two ends saw the reset at once (odd variants) has no first end: `ordered` false.
 void FillLink(const TruthInputs& in, v1::Truth* truth) {
-  if (in.fault.kind() != v1::FAULT_KIND_LINK_FAILURE || in.fault.peer < 0) return;
+  if (!IsLinkFault(in.fault.kind()) || in.fault.peer < 0) return;
+  const bool socket = in.fault.kind() == v1::FAULT_KIND_SOCKET_LINK_FAILURE;
+  auto hca = [&](int rank) { return socket ? std::string("ib0") : "mlx5_" + std::to_string(in.job.LocalRank(rank)); };
   v1::Link* link = truth->mutable_link();
   link->set_node_a(in.job.NodeName(in.job.NodeOf(in.fault.rank)));
-  link->set_hca_a("mlx5_" + std::to_string(in.job.LocalRank(in.fault.rank)));
+  link->set_hca_a(hca(in.fault.rank));
   link->set_rank_a(in.fault.rank);
   link->set_node_b(in.job.NodeName(in.job.NodeOf(in.fault.peer)));
-  link->set_hca_b("mlx5_" + std::to_string(in.job.LocalRank(in.fault.peer)));
+  link->set_hca_b(hca(in.fault.peer));
   link->set_rank_b(in.fault.peer);
-  link->set_ordered(true);
+  link->set_ordered(!socket || in.fault.variant % 2 == 0);
 }
 
 v1::Truth BuildTruth(const TruthInputs& in) {

@@ -119,7 +119,10 @@ void Workers::ScheduleStarts() {
 
 void Workers::OnStart(int rank, TimeNs t) {
   if (!alive_[rank]) return;
-  EmitStartupWarnings(rank, t);
+  const bool joins_only = fault_.action() == FaultAction::kStoreJoinTimeout;  // waits in the TCPStore (kStoreCheck)
+  if (!joins_only) EmitStartupWarnings(rank, t);
+  if (job_.deepspeed_runner) EmitCommInit(rank, t);
+  if (joins_only) return;
   if (SetupFails(rank)) return FailSetup(rank, t);
   if (job_.nccl_debug_info) EmitNcclInit(rank, t);
   Run(rank, t);

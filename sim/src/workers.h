@@ -97,6 +97,7 @@ class Workers {
 
  private:
   void ScheduleStoreJoinTimeout();  // FAULT_KIND_STORE_JOIN_TIMEOUT (workers_network.cc)
+  void EmitHungMount(TimeNs raise);  // its node's kernel log under srun / mpirun
   enum class Op : std::uint8_t {
     kInit,
     kBarrier,
@@ -127,6 +128,7 @@ class Workers {
   void EndStep(int rank, TimeNs t);
   void EmitNcclInit(int rank, TimeNs t);
   void EmitStartupWarnings(int rank, TimeNs t);
+  void EmitCommInit(int rank, TimeNs t);  // DeepSpeed runner: init_distributed's lines (workers_output.cc)
   void Die(int rank, TimeNs t, int exit_code);
   void FireRankFault(int rank, TimeNs t);
   void RaiseEverywhere(TimeNs t);
@@ -146,8 +148,9 @@ class Workers {
   // NIC failure (workers_network.cc): the failed NIC's rank and its peers across the node
   // boundary print IB completion errors and abort; their other peers see flushed work.
   void FailNic(int rank, TimeNs t);
-  // FAULT_KIND_LINK_FAILURE: only the link to one peer fails; each end reports it and aborts.
+  // IsLinkFault: only the link to one peer fails; each end reports it and aborts.
   void FailLink(int rank, TimeNs t, Rng& rng);
+  void ResetLink(int rank, int peer, TimeNs t, Rng& rng);  // FailLink under NET/Socket
   void ReportLinkEnd(int rank, TimeNs at, int peer, bool send, Rng& rng);
   void ResetSockets(int rank, TimeNs t, Rng& rng);  // FailNic under NET/Socket
   void AbortOnNcclError(int rank, TimeNs t);

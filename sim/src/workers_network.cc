@@ -4,6 +4,7 @@
 // ranks at both ends then catch NCCL's asynchronous error and abort the processes (-6), and
 // the failed ranks' other peers across nodes see their work flushed (status 5) and wait on.
 #include "workers.h"
+#include "gpu_faults.h"
 
 #include <algorithm>
 
@@ -19,7 +20,7 @@ void Workers::FailNic(int rank, TimeNs t) {
   if (nic_peers_.empty()) {  // a single-node job: nothing crosses the NIC; it just hangs
     return;
   }
-  if (fault_.kind() == v1::FAULT_KIND_LINK_FAILURE) return FailLink(rank, t, rng);
+  if (IsLinkFault(fault_.kind())) return FailLink(rank, t, rng);
   if (job_.nccl_socket) return ResetSockets(rank, t, rng);
   const TimeNs retry = t + rng.UniformInt(2'000, 9'000) * kNsPerMs;
   sink_.Emit(NcclIbError{rank, retry, nic_peers_.front(), 12, true});
@@ -43,6 +44,7 @@ void Workers::FailNic(int rank, TimeNs t) {
 void Workers::FailLink(int rank, TimeNs t, Rng& rng) {
   const int peer = nic_peers_.front();
   nic_peers_ = {peer};
+  if (job_.nccl_socket) return ResetLink(rank, peer, t, rng);
   const TimeNs first = t + rng.UniformInt(2'000, 9'000) * kNsPerMs;
   const TimeNs gap = fault_.variant % 2 == 1 ? rng.UniformInt(0, 60'000) * kNsPerUs : rng.UniformInt(2'000, 6'000) * kNsPerMs;
   stopped_[peer] = 1;  // its collective on the link never completes either
@@ -78,16 +80,37 @@ void Workers::ResetSockets(int rank, TimeNs t, Rng& rng) {
   }
 }
 
+// FAULT_KIND_SOCKET_LINK_FAILURE (NET/Socket): the connections between the rank and its peer
+// are reset on the path. Even variants: only the rank's end gets the RST; its proxy's next recv
+// on the link fails (`Connection reset by peer`, naming the peer's address) and it aborts a few
+// hundred ms later; the peer, whose own end never saw the reset, finds its connection closed
+// when the rank's process exits (recv returns 0: `Connection closed by remote peer <its host>`),
+// as do the rank's other peers (AbortOnNcclError). Odd variants: RSTs both ways; both ends
+// report the reset within tens of ms and abort.
+void Workers::ResetLink(int rank, int peer, TimeNs t, Rng& rng) {
+  const TimeNs reset = t + rng.UniformInt(20, 400) * kNsPerMs;
+  stopped_[peer] = 1;
+  sink_.Emit(NcclIbError{rank, reset, peer, 12, false, true});
+  const TimeNs exit = reset + rng.UniformInt(100, 600) * kNsPerMs;
+  queue_.Push(exit, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
+  const bool both = fault_.variant % 2 == 1;
+  const TimeNs seen = both ? reset + rng.UniformInt(0, 60'000) * kNsPerUs : exit + rng.UniformInt(1, 20'000) * kNsPerUs;
+  sink_.Emit(NcclIbError{peer, seen, rank, both ? 12 : 5, false, true});
+  queue_.Push(seen + rng.UniformInt(100, 600) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(peer));
+}
+
 // The watchdog thread caught the NCCL error: it prints it and the process aborts. A peer of
 // the failed NIC that aborts tears down its other links: their far ends see flushed work.
 void Workers::AbortOnNcclError(int rank, TimeNs t) {
   if (!alive_[rank]) return;
-  const bool failed = rank == fault_.rank;
-  const int named = failed ? nic_peers_.front() : fault_.rank;
+  // A socket link whose far end saw the reset too: its last error is its own reset.
+  const bool far_reset = fault_.kind() == v1::FAULT_KIND_SOCKET_LINK_FAILURE && fault_.variant % 2 == 1 && rank == fault_.peer;
+  const bool failed = rank == fault_.rank || far_reset;
+  const int named = rank == fault_.rank ? nic_peers_.front() : fault_.rank;
   const PgKind group = job_.dp > 1 ? PgKind::kData : PgKind::kPipeline;
   sink_.Emit(NcclAsyncError{rank, t, group, !failed, named, job_.nccl_socket});
   Die(rank, t + 200 * kNsPerUs, kExitSigabrt);
-  if (failed && fault_.kind() != v1::FAULT_KIND_LINK_FAILURE) return;  // a link's ends both tear down their other links
+  if (failed && !IsLinkFault(fault_.kind())) return;  // a link's ends both tear down their other links
   Rng rng(job_.seed, StreamId::kFaultBehaviour, (1ULL << 32) + static_cast<std::uint64_t>(rank));
   for (int q : job_.InterNodePeers(rank)) {
     if (q == fault_.rank || !alive_[q] ||
@@ -125,7 +148,8 @@ void Workers::OnStoreCheck(int rank, TimeNs t) {
   queue_.Push(t + rng.UniformInt(60, 400) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
 }
 
-// FAULT_KIND_STORE_JOIN_TIMEOUT: the fault node's ranks never start (its ssh hangs). The others
+// FAULT_KIND_STORE_JOIN_TIMEOUT: the fault node's ranks never start (pdsh: its ssh hangs; srun,
+// mpirun: its tasks hang before init_process_group, alive but silent). The others
 // start as usual; rank 0's init_process_group builds the TCPStore server about a second in and
 // waits for every client for the process group's timeout, then raises (kStoreCheck on rank 0);
 // the server dies with it and every other rank, blocked in its first collective's store->get,
@@ -136,10 +160,36 @@ void Workers::ScheduleStoreJoinTimeout() {
   const TimeNs rank0_start = job_.agent_start[0] + Rng(job_.seed, StreamId::kRankStart, 0).UniformInt(3'000, 6'000) * kNsPerMs;
   const TimeNs server = rank0_start + rng.UniformInt(500, 1'500) * kNsPerMs;
   const TimeNs raise = server + job_.nccl_timeout + rng.UniformInt(1'000, 1'900) * kNsPerMs;
+  if (job_.launcher != v1::LAUNCHER_PDSH && job_.noise.kernel_logs) EmitHungMount(raise);
   for (int rank = 0; rank < job_.world; ++rank) {
     if (job_.NodeOf(rank) == fault_.node) continue;
     const TimeNs at = rank == 0 ? raise : raise + rng.UniformInt(2, 60) * kNsPerMs;
     queue_.Push(at, EventKind::kStoreCheck, static_cast<std::uint32_t>(rank));
+    if (!job_.deepspeed_runner) continue;  // nothing else of theirs is printed
+    const TimeNs start = job_.agent_start[job_.NodeOf(rank)] +
+                         Rng(job_.seed, StreamId::kRankStart, static_cast<std::uint64_t>(rank)).UniformInt(3'000, 6'000) * kNsPerMs;
+    queue_.Push(start, EventKind::kRankStart, static_cast<std::uint32_t>(rank));  // DeepSpeed's comm lines
+  }
+}
+
+// Under srun and mpirun the hung node's tasks started and blocked importing from a hard NFS mount
+// whose server stopped answering (state D, killable): its kernel log has the NFS client's word as
+// they start, then khungtaskd's report of each (it checks every 120 s; a task is reported once it
+// has been blocked 120 s), when that comes before rank 0 gives up. The first report is cited.
+void Workers::EmitHungMount(TimeNs raise) {
+  const int node = fault_.node;
+  const TimeNs boot = NodeBoot(job_, node);
+  Rng rng(job_.seed, StreamId::kFaultBehaviour, 6ULL << 32);
+  const TimeNs blocked = job_.agent_start[node] + rng.UniformInt(2'000, 4'000) * kNsPerMs;
+  sink_.Emit(KernelMessage{node, blocked, boot, KernelEvent::kNfsNotResponding, 0});
+  TimeNs check = blocked + 120 * kNsPerSec + rng.UniformInt(0, 120'000) * kNsPerMs;
+  if (check >= raise) return;
+  for (int local = 0; local < job_.gpus_per_node; ++local) {
+    KernelMessage m{node, check, boot, KernelEvent::kHungTask, local};
+    m.detail = job_.worker_pid[node * job_.gpus_per_node + local];
+    m.cite = local == 0;
+    sink_.Emit(m);
+    check += rng.UniformInt(1, 40) * kNsPerUs;
   }
 }
 

@@ -37,6 +37,13 @@ void Workers::EmitStartupWarnings(int rank, TimeNs t) {
   sink_.Emit(BenignWarning{rank, t + rng.UniformInt(1, 40) * kNsPerMs, WarningKind::kTypedStorage});
 }
 
+// deepspeed.init_distributed's lines (DeepSpeed's runner under mpirun or srun), as the rank's
+// script reaches it a few milliseconds after its imports.
+void Workers::EmitCommInit(int rank, TimeNs t) {
+  Rng rng(job_.seed, StreamId::kLineTiming, (13ULL << 32) + static_cast<std::uint64_t>(rank));
+  sink_.Emit(DeepSpeedLine{rank, t + rng.UniformInt(2, 40) * kNsPerMs, DeepSpeedNote::kCommInit, 0});
+}
+
 // The logging rank (Megatron's last rank, DeepSpeed's rank 0) prints the trainer's lines
 // every log_interval steps.
 void Workers::EndStep(int rank, TimeNs t) {

@@ -229,8 +229,15 @@ void IncidentWriter::BufferStdout(int rank, const R& record) {
   buf.lines += out.lines();
 }
 
-// DeepSpeed's logger lines go through Python's stdout buffer, like the step lines.
-void IncidentWriter::Handle(const DeepSpeedLine& r) { BufferStdout(r.rank, r); }
+// DeepSpeed's logger lines go through Python's stdout buffer, like the step lines; its comm
+// start-up lines come from a rank the runner started with `python -u` (unbuffered): they reach
+// the console at once, tagged as stdout.
+void IncidentWriter::Handle(const DeepSpeedLine& r) {
+  if (r.note != DeepSpeedNote::kCommInit) return BufferStdout(r.rank, r);
+  const int file = OutFile(r.rank);
+  AppendTo(file, r.rank, r, LinePolicy{.may_split = true, .out_stream = true});
+  MaybeFlush(file);
+}
 
 void IncidentWriter::Handle(const SegfaultDump& r) {
   const int file = ErrFile(r.rank);
@@ -255,7 +262,10 @@ void IncidentWriter::Handle(const RankTimers& r) {
 void IncidentWriter::Handle(const NcclIbError& r) {
   const int file = OutFile(r.rank);
   const std::int64_t first = AppendTo(file, r.rank, r, {.out_stream = true});
-  if ((r.rank == plan_.rank || r.rank == plan_.link_peer) && r.status == 12 && Find(Cite::kIbError, r.rank) == nullptr) {
+  // The fault's own failure; a failed link's far end: its first report (over sockets, the far
+  // end may only see the connection closed).
+  const bool cite = r.rank == plan_.rank ? r.status == 12 : r.rank == plan_.link_peer && (r.status == 12 || r.socket);
+  if (cite && Find(Cite::kIbError, r.rank) == nullptr) {
     Remember(Cite::kIbError, r.rank, r.time, file, first);
   }
   MaybeFlush(file);

@@ -91,7 +91,7 @@ struct Citation {
 struct CitationPlan {
   int rank = -1;
   int node = -1;
-  int link_peer = -1;  // FAULT_KIND_LINK_FAILURE: the far end (its first IB error is cited too)
+  int link_peer = -1;  // IsLinkFault: the far end (its first IB error or socket WARN is cited too)
   std::vector<int> watchdog_ranks;
 };
 

@@ -68,6 +68,7 @@ std::string IncidentWriter::RelativePath(int file) const {
   if (PodLogs()) return "pods/" + job_.pod_names[file] + ".log";
   if (RayDriver()) return file == kSlurmOut ? "driver.log" : "gcs_server.out";
   if (Combined()) {
+    if (Mpirun() && job_.deepspeed_runner) return file == kSlurmOut ? "deepspeed.log" : "deepspeed-unused.log";
     if (Mpirun()) return file == kSlurmOut ? "mpirun.out" : "mpirun-unused.log";
     if (Pdsh()) return file == kSlurmOut ? "deepspeed.log" : "deepspeed-unused.log";
     return file == kSlurmOut ? "slurm-" + std::to_string(job_.job_id) + ".out" : "slurmctld.log";

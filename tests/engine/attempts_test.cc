@@ -75,6 +75,27 @@ TEST(Attempts, RecreatedJobSetPodIsTheLaterAttempt) {
   EXPECT_EQ(EventsIn(*inc, "pods/llama-workers-0-1-qww6k.log"), 0);
 }
 
+// A JobSet recreated twice (maxRestarts 2): a hostname has two gone pods; the first attempt's is
+// the one whose lines start first, whatever the order of the names.
+TEST(Attempts, OfTwoGonePodsTheOneThatStartsFirstIsTheFirstAttempt) {
+  testing::TempDir dir;
+  const std::string later =
+      "E0302 09:14:02.100000 1415591 torch/distributed/elastic/multiprocessing/api.py:833] failed (exitcode: 1) local_rank: 3 "
+      "(pid: 1415637) of binary: /usr/bin/python3\n";
+  Write(dir.path() / "pods/llama-workers-0-1-a2b3c.log", later);    // attempt 1
+  Write(dir.path() / "pods/llama-workers-0-1-z9y8x.log", kFailed);  // attempt 0 (09:00:23)
+  Write(dir.path() / "pods/llama-workers-0-1-qww6k.log", later);    // attempt 2, described
+  Write(dir.path() / "describe/llama-workers-0-1-qww6k.txt", "Node:             gpu-0002/10.128.0.3\n");
+  auto inc = LoadIncident(dir.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  SetAsideLaterAttempts(&*inc);
+  EXPECT_EQ(inc->later_attempt_files, 2);
+  EXPECT_FALSE(FileOf(*inc, "pods/llama-workers-0-1-z9y8x.log")->later_attempt);
+  EXPECT_TRUE(FileOf(*inc, "pods/llama-workers-0-1-a2b3c.log")->later_attempt);
+  EXPECT_TRUE(FileOf(*inc, "pods/llama-workers-0-1-qww6k.log")->later_attempt);
+  EXPECT_EQ(EventsIn(*inc, "pods/llama-workers-0-1-z9y8x.log"), 1);
+}
+
 // One attempt: nothing changes.
 TEST(Attempts, SingleAttemptIsLeftAlone) {
   testing::TempDir dir;

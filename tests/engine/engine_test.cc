@@ -7,8 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "analyze/facts.h"
+#include "analyze/groups.h"
 #include "denpex/engine/engine.h"
 #include "fixture.h"
+#include "ingest/incident.h"
 
 namespace denpex::engine {
 namespace {
@@ -526,6 +529,36 @@ TEST(Engine, UnnamedGroupsOfTorch21AreGroupedByTheirCollective) {
   EXPECT_EQ(d.initiator().rank(), 5) << d.reason();
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HANG);
   EXPECT_TRUE(Cites(d, "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=27", v1::EVIDENCE_ROLE_CORROBORATING));
+}
+
+// A pipeline stage that timed out at another SeqNum (its RECV's collective splits into no group:
+// every report there shows group rank 0) is no member the later stages wait on: its report
+// there, at its own place in their inferred group, is its report in that group. TP 8 x PP 4
+// (stride 8): stages 2-3 time out in RECV 29 (two members per group: stride 8 seen), stage 0
+// in RECV 14 (one group rank: no group of its own). In the group {5, 13, 21, 29}, rank 5 (stage
+// 0) reported; rank 13 (stage 1, printed nothing) is the one member RECV 29 waits on.
+TEST(Engine, UnnamedGroupsTakeAMembersReportAtAnotherSeqNum) {
+  TempDir tmp;
+  std::vector<UnnamedTimeout> reports;
+  for (int r = 0; r < 8; ++r) reports.push_back({r, 0, "RECV", 16777216, 14});
+  for (int r = 16; r < 32; ++r) reports.push_back({r, r / 8, "RECV", 16777216, 29});
+  WriteUnnamedIncident(tmp.path(), reports, 32);
+
+  auto inc = LoadIncident(tmp.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  const JobFacts facts = CollectFacts(*inc);
+  const std::vector<ProcessGroup> groups = InferGroups(*inc, facts);
+  const auto g = std::find_if(groups.begin(), groups.end(), [](const ProcessGroup& p) {
+    return p.members == std::vector<std::int32_t>{5, 13, 21, 29};
+  });
+  ASSERT_NE(g, groups.end());
+  ASSERT_NE(ReportAt(*g, 0), nullptr);
+  EXPECT_EQ(ReportAt(*g, 0)->rank, 5);
+  EXPECT_EQ(ReportAt(*g, 0)->seq, 14);
+  EXPECT_EQ(ReportAt(*g, 1), nullptr);
+  const GroupReport& waiter = *ReportAt(*g, 2);
+  EXPECT_FALSE(WaitsOn(*g, waiter, 0));
+  EXPECT_TRUE(WaitsOn(*g, waiter, 1));
 }
 
 // When the collectives cannot be split into groups (each pipeline pair's survivor shows group

@@ -316,20 +316,32 @@ TEST(Families, NcclDebugLinesOf218And221) {
   EXPECT_TRUE(log.events.empty());  // INFO noise is not an event
 }
 
-// NET/Socket WARNs (NCCL_IB_DISABLE=1) in each NCCL wording, with the peer they name: the
-// reporter's own socket reset (an address), the far end closing (2.21: a host name; 2.18: an
-// address), the transport's own WARN (no peer), and the bootstrap's connects that gave up.
+// NET/Socket WARNs (NCCL_IB_DISABLE=1) in each NCCL wording (docs/log_formats.md §4b), with the
+// peer they name: the reporter's own socket reset (an address: 2.18-2.21 `socketProgressOpt:`,
+// 2.14-2.17 `Net :`), the far end closing (a host name where it resolves, else an address; the
+// real 2.18.x line of nccl-tests#166 with its FQDN), the transport's own WARN (no peer), the
+// size mismatch the transport reports as `message truncated` (a peer, but not a reset), and the
+// bootstrap's connects that gave up.
 TEST(Families, NcclSocketWarnsNameTheirPeer) {
   const std::pair<const char*, const char*> cases[] = {
-      {"gpu-0032:1357286:1357294 [1] misc/socket.cc:64 NCCL WARN socketProgressOpt: Call to recv from 10.64.0.1<45440> "
+      {"gpu-0032:1357286:1357294 [1] misc/socket.cc:30 NCCL WARN socketProgressOpt: Call to recv from 10.64.0.1<45440> "
        "failed : Connection reset by peer",
        "10.64.0.1<45440>"},
-      {"gpu-0001:1014139:1014147 [1] misc/socket.cc:82 NCCL WARN socketProgress: Connection closed by remote peer "
+      {"9306dc444753:248281:248334 [2] misc/socket.cc:518 NCCL WARN Net : Call to recv from 172.17.0.2<40537> failed : "
+       "Connection reset by peer",
+       "172.17.0.2<40537>"},
+      {"gpu-0001:1014139:1014147 [1] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer "
        "gpu-0032<56560>",
        "gpu-0032<56560>"},
-      {"gpu-0001:1014139:1014147 [1] misc/socket.cc:459 NCCL WARN Net : Connection closed by remote peer "
-       "10.64.0.32<56560>",
-       "10.64.0.32<56560>"},
+      {"gpu004:2200689:2200706 [3] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer "
+       "gpu004.ds-a4-r02.abc.com<55693>",
+       "gpu004.ds-a4-r02.abc.com<55693>"},
+      {"host:22337:22400 [6] misc/socket.cc:521 NCCL WARN Net : Connection closed by remote peer 10.104.148.191<37877>",
+       "10.104.148.191<37877>"},
+      {"gpu-0001:1014139:1014147 [1] transport/net_socket.cc:549 NCCL WARN NET/Socket : peer 10.64.0.2<40537> message "
+       "truncated : receiving 1048576 bytes instead of 65536. If you believe your socket network is in healthy state, "
+       "there may be a mismatch in collective sizes or environment settings (e.g. NCCL_PROTO, NCCL_ALGO) between ranks",
+       ""},
       {"gpu-0001:1014139:1014147 [1] transport/net_socket.cc:549 NCCL WARN NET/Socket : socket progress error", ""},
       {"gpu-0467:571680:571680 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.64.0.1<29551> failed : "
        "Connection timed out",
@@ -344,6 +356,19 @@ TEST(Families, NcclSocketWarnsNameTheirPeer) {
     EXPECT_EQ(KindName(log.events[0].kind), "socket_error") << line;
     EXPECT_EQ(log.strings.Get(std::get<NcclWarn>(log.events[0].detail).peer), peer) << line;
   }
+}
+
+// The socket transport's interface line (NCCL_DEBUG=INFO) is an event, not an error: the whole
+// line, whose host and addresses place the addresses the socket WARNs name.
+TEST(Families, NcclSocketInterfaceLineIsKept) {
+  ParsedLog log = Parse("gpu-0026:2642650:2642650 [7] NCCL INFO NET/Socket : Using [0]ib0:10.64.0.26<0> [1]eth0:192.168.3.26<0>\n");
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(KindName(log.events[0].kind), "socket_interface");
+  EXPECT_EQ(FamilyName(log.events[0].family), "nccl");
+  EXPECT_EQ(log.strings.Get(std::get<Note>(log.events[0].detail).text),
+            "gpu-0026:2642650:2642650 [7] NCCL INFO NET/Socket : Using [0]ib0:10.64.0.26<0> [1]eth0:192.168.3.26<0>");
+  log = Parse("gpu-0026:2642650:2642650 [7] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.64.0.26<0>\n");
+  EXPECT_TRUE(log.events.empty());
 }
 
 TEST(Families, ExceptionsClassifiedByTheirText) {
@@ -696,6 +721,7 @@ TEST(Families, KubernetesRestartRows) {
       {"96s         Warning   BackOff            pod/llama-worker-3   Back-off restarting failed container pytorch in pod "
        "llama-worker-3_training(681d0337-535c-4106-a2ad-eac8c3caf9da)",
        Family::kKubernetes, Kind::kCrashLoop},
+      {"    Restart Count:  2", Family::kKubernetes, Kind::kRestartCount},
   });
   const ParsedLog placed = Parse("17m   Normal   Scheduled   pod/llama-workers-0-3-x7k2p   Successfully assigned training/llama-workers-0-3-x7k2p to gpu-0004\n");
   ASSERT_EQ(placed.events.size(), 1u);

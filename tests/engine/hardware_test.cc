@@ -301,15 +301,16 @@ TEST(Hardware, RsyslogsRepeatedXidLineIsPartOfTheBurst) {
   EXPECT_NE(d.reason().find("a burst of 2 Xid lines"), std::string::npos) << d.reason();
 }
 
-// printk's rate limit drops the tail of an Xid 13 storm and says so; with printk.time=0 the kernel
-// lines carry no uptime. The first Xid is the initiating line; the notice is not an Xid.
-TEST(Hardware, PrintkRateLimitNoticeInsideABurstKeepsItOneIncident) {
+// Another subsystem's printk rate-limit notice between the Xids of one burst (NVRM lines are never
+// rate limited themselves); with printk.time=0 the kernel lines carry no uptime. The first Xid is
+// the initiating line; the notice is not an Xid.
+TEST(Hardware, ForeignKernelLineInsideABurstKeepsItOneIncident) {
   Job job;
   NvidiaSmi(job.dir.path());
   const fs::path kern = job.dir.path() / "gpu-0001" / "kern.log";
   Append(kern, "Mar  2 09:17:03 gpu-0001 kernel: NVRM: Xid (PCI:0000:5d:00): 13, pid=31243, name=python3, Graphics SM Warp "
                "Exception on (GPC 4, TPC 0, SM 0): Out Of Range Address\n");
-  Append(kern, "Mar  2 09:17:03 gpu-0001 kernel: __ratelimit: 14 callbacks suppressed\n");
+  Append(kern, "Mar  2 09:17:03 gpu-0001 kernel: net_ratelimit: 14 callbacks suppressed\n");
   Append(kern, "Mar  2 09:17:03 gpu-0001 kernel: NVRM: Xid (PCI:0000:5d:00): 43, pid=31243, name=python3, Ch 00000008\n");
   const v1::Diagnosis d = job.Run();
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_CUDA_ERROR) << d.reason();

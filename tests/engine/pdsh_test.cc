@@ -9,6 +9,8 @@
 
 #include "denpex/engine/engine.h"
 #include "fixture.h"
+#include "ingest/incident.h"
+#include "parse/world_info.h"
 
 namespace denpex::engine {
 namespace {
@@ -139,6 +141,153 @@ TEST(PdshLauncher, LocalRankFromTheLaunchersNodeRank) {
   EXPECT_EQ(d.initiator().rank(), 669) << d.reason();
   EXPECT_EQ(d.initiator().node(), "gpu-0084");
   EXPECT_EQ(d.initiator().local_rank(), 5);
+}
+
+// runner.py's --world_info, as DeepSpeed writes it: base64.urlsafe_b64encode(json.dumps(
+// {"worker-0": [0, 1, 2, 3], "worker-1": [0, 1, 2, 3]})); hosts get consecutive ranks in order.
+TEST(WorldInfo, DecodesTheRunnersHostsAndRanks) {
+  const auto hosts = DecodeWorldInfo("eyJ3b3JrZXItMCI6IFswLCAxLCAyLCAzXSwgIndvcmtlci0xIjogWzAsIDEsIDIsIDNdfQ==");
+  ASSERT_EQ(hosts.size(), 2u);
+  EXPECT_EQ(hosts[0].host, "worker-0");
+  EXPECT_EQ(hosts[0].first_rank, 0);
+  EXPECT_EQ(hosts[0].procs, 4);
+  EXPECT_EQ(hosts[1].host, "worker-1");
+  EXPECT_EQ(hosts[1].first_rank, 4);
+  // --include worker-0:0,2,3@worker-1:1: slots, not GPU ids, count.
+  const auto include = DecodeWorldInfo("eyJhIjogWzAsIDIsIDNdLCAiYiI6IFsxXX0=");
+  ASSERT_EQ(include.size(), 2u);
+  EXPECT_EQ(include[0].procs, 3);
+  EXPECT_EQ(include[1].first_rank, 3);
+  EXPECT_EQ(include[1].procs, 1);
+  EXPECT_TRUE(DecodeWorldInfo("not base64!").empty());
+  EXPECT_TRUE(DecodeWorldInfo("eyJhIjogMX0=").empty());  // {"a": 1}
+  EXPECT_EQ(WorldInfoArgument("cmd = pdsh -w a,b python -u -m deepspeed.launcher.launch --world_info=eyJhIjogWzBdfQ== --node_rank=%n"),
+            "eyJhIjogWzBdfQ==");
+}
+
+// Four nodes of 4 ranks; only rank 13 (gpu-0004, local rank 1) printed. Every node's launcher
+// reports its exit, and gpu-0001's launcher names no rank: the runner's --world_info says the
+// console holds 16 ranks, so those lines keep no rank (they used to take rank 13, the file's only
+// `[rank<G>]:`), and rank 13's local rank comes from gpu-0004's place in the world info.
+TEST(WorldInfo, LauncherLinesKeepTheirNodeNotTheOnlyPrintingRank) {
+  TempDir tmp;
+  std::string log = std::string(kStamp) +
+                    "[runner.py:568:main] cmd = pdsh -S -f 1024 -w gpu-0001,gpu-0002,gpu-0003,gpu-0004 export "
+                    "PYTHONPATH=\"/workspace\"; cd /workspace; /usr/bin/python3 -u -m deepspeed.launcher.launch "
+                    "--world_info=eyJncHUtMDAwMSI6IFswLCAxLCAyLCAzXSwgImdwdS0wMDAyIjogWzAsIDEsIDIsIDNdLCAiZ3B1LTAwMDMiOiBbMCwgMSwg"
+                    "MiwgM10sICJncHUtMDAwNCI6IFswLCAxLCAyLCAzXX0= --node_rank=%n --master_addr=10.10.0.2 --master_port=29500 "
+                    "train.py --deepspeed --deepspeed_config ds_config.json\n";
+  for (const char* host : {"gpu-0001", "gpu-0002", "gpu-0003", "gpu-0004"}) {  // launch.py's start-up, no layout line
+    log += std::string(host) + ": " + kStamp + "[launch.py:163:main] dist_world_size=16\n";
+    log += std::string(host) + ": " + kStamp + "[launch.py:165:main] Setting CUDA_VISIBLE_DEVICES=0,1,2,3\n";
+  }
+  log += "gpu-0004: [rank13]: Traceback (most recent call last):\n";
+  log += "gpu-0004: [rank13]:   File \"/workspace/train.py\", line 120, in <module>\n";
+  log += "gpu-0004: [rank13]:     loss = model(batch)\n";
+  log += "gpu-0004: [rank13]: ValueError: bad batch\n";
+  log += "gpu-0004: [2026-03-02 09:00:06,520] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'train.py', "
+         "'--local_rank=3'] exits with return code = 1\n";
+  log += "gpu-0001: [2026-03-02 09:10:07,020] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 4121\n";
+  log += "gpu-0001: [2026-03-02 09:10:07,520] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', 'train.py', "
+         "'--local_rank=3'] exits with return code = -6\n";
+  log += "pdsh@login-01: gpu-0001: ssh exited with exit code 250\npdsh@login-01: gpu-0004: ssh exited with exit code 1\n";
+  Write(tmp.path() / "deepspeed.log", log);
+  auto inc = LoadIncident(tmp.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  ASSERT_EQ(inc->world.size(), 4u);
+  EXPECT_EQ(inc->nodes.size(), 4u);  // gpu-0002 and gpu-0003 only in the world info
+  int launcher_lines = 0;
+  for (const Event& e : inc->events) {
+    if (e.kind != Kind::kLauncherExit && e.kind != Kind::kKillingSubprocess) continue;
+    ++launcher_lines;
+    EXPECT_EQ(e.rank, -1) << inc->str(e.host);
+    EXPECT_GE(e.node, 0);
+  }
+  EXPECT_EQ(launcher_lines, 3);
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.initiator().rank(), 13) << d.reason();
+  EXPECT_EQ(d.initiator().node(), "gpu-0004");
+  EXPECT_EQ(d.initiator().local_rank(), 1);
+}
+
+// The joined ranks' traceback under a launcher's prefix (`<P>` before each line).
+std::string JoinedRankErrors(int rank, const std::string& p) {
+  return p + "[rank" + std::to_string(rank) + "]: Traceback (most recent call last):\n" + p + "[rank" + std::to_string(rank) +
+         "]:   File \"/workspace/train.py\", line 90, in <module>\n" + p + "[rank" + std::to_string(rank) +
+         "]: torch.distributed.DistBackendError: [" + std::to_string(rank) +
+         "] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but "
+         "store->get('0') got error: Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server "
+         "shutdown or crash?. This may indicate a possible application crash on rank 0 or a network set up issue.\n";
+}
+
+// srun -l --kill-on-bad-exit=1: gpu-0003's tasks 4-5 hung before init_process_group. srun's
+// teardown and slurmstepd name the node (it was part of the step), but none of its tasks spoke.
+TEST(StoreJoinGap, UnderSrunTheNodeOnlySrunsTeardownNamesIsSilent) {
+  TempDir tmp;
+  std::string log = "[2026-03-02 09:00:00,053] [INFO] [runner.py:568:main] cmd = srun -n 6 -l --kill-on-bad-exit=1 "
+                    "--export=ALL /usr/bin/python3 -u train.py\n";
+  for (int rank = 0; rank < 4; ++rank) {
+    log += std::to_string(rank) + ": [2026-03-02 09:00:03,187] [INFO] [comm.py:637:init_distributed] cdb=None\n";
+  }
+  log += "0: [rank0]: Traceback (most recent call last):\n";
+  log += "0: [rank0]: torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 4/6 clients joined.\n";
+  for (int rank = 1; rank < 4; ++rank) log += JoinedRankErrors(rank, std::to_string(rank) + ": ");
+  log += "srun: error: gpu-0001: task 0: Exited with exit code 1\n";
+  log += "srun: launch/slurm: _step_signal: Terminating StepId=4242001.0\n";
+  for (const char* host : {"gpu-0001", "gpu-0002", "gpu-0003"}) {
+    log += std::string("slurmstepd: error: *** STEP 4242001.0 ON ") + host + " CANCELLED AT 2026-03-02T09:10:06 ***\n";
+  }
+  log += "srun: error: gpu-0001: task 1: Exited with exit code 1\n";
+  log += "srun: error: gpu-0002: tasks 2-3: Exited with exit code 1\n";
+  log += "srun: error: gpu-0003: tasks 4-5: Terminated\n";
+  Write(tmp.path() / "slurm-4242001.out", log);
+  Write(tmp.path() / "slurmctld.log",
+        "[2026-03-02T09:00:00.019] sched: Allocate JobId=4242001 NodeList=gpu-[0001-0003] #CPUs=336 Partition=gpu\n");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().node(), "gpu-0003") << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_NCCL_SETUP);
+  EXPECT_NE(d.reason().find("4/6 clients joined"), std::string::npos) << d.reason();
+}
+
+// mpirun --tag-output --report-bindings: gpu-0002's daemon started ranks 2-3 (its binding lines
+// name them), but they never printed; mpirun's abort names a joined rank.
+TEST(StoreJoinGap, UnderMpirunANodeWithOnlyItsBindingLinesIsSilent) {
+  TempDir tmp;
+  std::string log;
+  for (int rank = 0; rank < 6; ++rank) {
+    log += "[gpu-000" + std::to_string(rank / 2 + 1) + ":0712" + std::to_string(rank / 2) + "] MCW rank " +
+           std::to_string(rank) + " is not bound (or bound to all available processors)\n";
+  }
+  log += "[1,0]<stderr>:[rank0]: Traceback (most recent call last):\n";
+  log += "[1,0]<stderr>:[rank0]: torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 4/6 clients "
+         "joined.\n";
+  for (int rank : {1, 4, 5}) log += JoinedRankErrors(rank, "[1," + std::to_string(rank) + "]<stderr>:");
+  log += "--------------------------------------------------------------------------\n"
+         "Primary job  terminated normally, but 1 process returned\n"
+         "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+         "--------------------------------------------------------------------------\n"
+         "--------------------------------------------------------------------------\n"
+         "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+         "the job to be terminated. The first process to do so was:\n\n"
+         "  Process name: [[43025,1],4]\n"
+         "  Exit code:    1\n"
+         "--------------------------------------------------------------------------\n";
+  Write(tmp.path() / "mpirun.out", log);
+  // gpu-0003's ranks spoke; gpu-0002's kernel saw its python3 processes hang (khungtaskd).
+  Write(tmp.path() / "gpu-0002/kern.log",
+        "Mar  2 09:00:03 gpu-0002 kernel: [3030380.291268] nfs: server nfs-01 not responding, still trying\n"
+        "Mar  2 09:02:04 gpu-0002 kernel: [3030501.103268] INFO: task python3:19970 blocked for more than 120 seconds.\n"
+        "Mar  2 09:02:04 gpu-0002 kernel: [3030501.103268]       Tainted: P           OE     5.15.0-105-generic #115-Ubuntu\n"
+        "Mar  2 09:02:04 gpu-0002 kernel: [3030501.103277] INFO: task python3:19971 blocked for more than 120 seconds.\n");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_TRUE(Cites(d, "INFO: task python3:19970 blocked for more than 120 seconds.", v1::EVIDENCE_ROLE_INITIATING));
+  EXPECT_NE(d.reason().find("2 hung tasks"), std::string::npos) << d.reason();
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().node(), "gpu-0002") << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1);
+  EXPECT_EQ(d.owner(), v1::OWNER_HOST);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The IB error matrix against the simulator: a failed NIC is named (rank, class and owner
 // NETWORK) from NCCL's completion WARNs in the 2.19+ shape (with localGid) and the 2.18 shape
 // (without), the socket transport's reset link likewise; a single bad link between two nodes is
-// named as that link, with the end that failed first where the evidence says which.
+// named as that link, over IB or NCCL's socket transport, with the end that failed first where
+// the evidence says which.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -265,14 +266,17 @@ TEST_F(Network, VictimsOfOneDeadPeerAreNotNamed) {
   EXPECT_NE(d->initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << d->reason();
 }
 
-// Both ends of one link report retry exceeded against each other, in NCCL's 2.19+ shape (the
-// later releases' ` hca mlx5_N` suffix too) and 2.18's (no localGid: the two name each other's
-// address): one hot cell. The lines carry no time and no counters say which end failed first,
+// Both ends of one link report retry exceeded against each other, in NCCL's 2.19+ shape on RoCE
+// and on InfiniBand (no GIDs) (the later releases' ` hca mlx5_N` suffix too) and 2.18's (no
+// localGid: the two name each other's address): one hot cell. The lines carry no time and no counters say which end failed first,
 // so the pair is named (the link, both HCAs where printed), and no rank.
 TEST_F(Network, OneBadLinkBetweenTwoNodesNamesThePairNotARank) {
   const std::string v221 =
       " transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer {peer}<41488> with status=12 opcode=0 len=0 "
       "vendor err 129 (Send) localGid ::ffff:{self} remoteGids::ffff:{peer}{hca}\n";
+  const std::string v221ib =
+      " transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer {peer}<41488> with status=12 opcode=0 len=0 "
+      "vendor err 129 (Send){hca}\n";
   const std::string v218 =
       " transport/net_ib.cc:1335 NCCL WARN NET/IB : Got completion from peer {peer}<41488> with error 12, opcode 0, len 0, "
       "vendor err 129\n";
@@ -280,7 +284,8 @@ TEST_F(Network, OneBadLinkBetweenTwoNodesNamesThePairNotARank) {
   const std::string plugin =
       " ib_plugin.c:1615 NCCL WARN NET/IB: Got completion from peer {peer}<41488> with status=IBV_WC_RETRY_EXC_ERR(12) "
       "opcode=IBV_WC_SEND(0) reqSize=0 vendor_err=129 req_type=Send localGid ::ffff:{self} remoteGids::ffff:{peer}{hca}\n";
-  for (const auto& [shape, hca] : {std::pair{v221, false}, {v221, true}, {v218, false}, {plugin, true}}) {
+  for (const auto& [shape, hca] :
+       {std::pair{v221, false}, {v221, true}, {v221ib, false}, {v221ib, true}, {v218, false}, {plugin, true}}) {
     const fs::path incident = dir_ / ("link" + std::to_string(shape.size()) + (hca ? "hca" : ""));  // one dir per shape
     auto write = [&](const std::string& host, int rank, const std::string& self, const std::string& peer, const std::string& dev) {
       fs::create_directories(incident / host);
@@ -313,13 +318,16 @@ TEST_F(Network, OneBadLinkBetweenTwoNodesNamesThePairNotARank) {
 // FAULT_KIND_LINK_FAILURE in the simulator: both ends report, every other rank times out. The
 // end that failed first is named from the order of the two ends' reports (variant 0: the far
 // end's comes seconds later) or, when they come together (variant 1), from the one port whose
-// counters err; the link is the truth's. NCCL 2.21 and 2.18 shapes.
+// counters err; the link is the truth's. NCCL 2.21 (InfiniBand: no GIDs; RoCE: GIDs) and 2.18 shapes.
 TEST_F(Network, BadLinkIsLocalisedAndItsFirstEndNamedInEachNcclShape) {
-  for (const std::string version : {"2.21.5", "2.18.5"}) {
+  for (const std::string shape : {"2.21.5", "2.21.5-roce", "2.18.5"}) {
+    const std::string version = shape.substr(0, 6);
+    const std::string fabric = shape.ends_with("roce") ? "FABRIC_ROCE" : "FABRIC_INFINIBAND";
     for (const char* variant : {"0", "1"}) {
-      const std::string name = "link" + version + "_" + variant;
+      const std::string name = "link" + shape + "_" + variant;
       const fs::path incident = Simulate(name, {"faults[0].kind=FAULT_KIND_LINK_FAILURE", "faults[0].rank=77",
-                                                "faults[0].variant=" + std::string(variant), "format.nccl=" + version}, 5);
+                                                "faults[0].variant=" + std::string(variant), "format.nccl=" + version,
+                                                "format.fabric=" + fabric}, 5);
       auto d = engine::Diagnose(incident, {.threads = 2});
       ASSERT_TRUE(d.ok()) << d.status().message();
       const std::string what = name + ": " + d->reason();
@@ -337,6 +345,91 @@ TEST_F(Network, BadLinkIsLocalisedAndItsFirstEndNamedInEachNcclShape) {
       std::ifstream truth_file(dir_ / name / "truth.json");
       const std::string truth((std::istreambuf_iterator<char>(truth_file)), std::istreambuf_iterator<char>());
       EXPECT_NE(truth.find("\"node_b\": \"" + d->link().node_b() + "\""), std::string::npos) << truth;
+    }
+  }
+}
+
+// FAULT_KIND_SOCKET_LINK_FAILURE in the simulator (NCCL_IB_DISABLE=1, NCCL_DEBUG=INFO): the TCP
+// path between rank 77 and its peer across nodes resets. Variant 0: only rank 77 sees the reset,
+// its peer sees the connection closed once it aborted: the link is named, rank 77 first, from
+// the NET/Socket lines' addresses. Variant 1: both ends reset at once: the pair, no rank. NCCL
+// 2.21 and 2.18 shapes; the ends' interface is the one their NET/Socket line names.
+TEST_F(Network, BadSocketPathIsLocalisedFromTheSocketMatrixInEachNcclShape) {
+  for (const std::string version : {"2.21.5", "2.18.5"}) {
+    for (const char* variant : {"0", "1"}) {
+      const std::string name = "socklink" + version + "_" + variant;
+      const fs::path incident = Simulate(name, {"faults[0].kind=FAULT_KIND_SOCKET_LINK_FAILURE", "faults[0].rank=77",
+                                                "faults[0].variant=" + std::string(variant), "format.nccl=" + version,
+                                                "format.nccl_debug_info=true"}, 5);
+      auto d = engine::Diagnose(incident, {.threads = 2});
+      ASSERT_TRUE(d.ok()) << d.status().message();
+      const std::string what = name + ": " + d->reason();
+      const bool ordered = std::string(variant) == "0";
+      EXPECT_EQ(d->initiator().rank(), ordered ? 77 : -1) << what;
+      EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << what;
+      EXPECT_EQ(d->owner(), v1::OWNER_NETWORK) << what;
+      ASSERT_TRUE(d->has_link()) << what;
+      EXPECT_EQ(d->link().ordered(), ordered) << what;
+      EXPECT_EQ(truth_.link().ordered(), ordered);
+      EXPECT_EQ(d->link().node_a(), truth_.link().node_a()) << what;
+      EXPECT_EQ(d->link().node_b(), truth_.link().node_b()) << what;
+      EXPECT_EQ(d->link().hca_a(), "ib0") << what;
+      EXPECT_EQ(d->link().hca_b(), "ib0") << what;
+      ASSERT_GE(d->recovery().preconditions_size(), 1);
+      EXPECT_EQ(d->recovery().preconditions(0).action(), "inspect_link");
+      EXPECT_NE(d->reason().find("socket transport"), std::string::npos) << what;
+      ASSERT_GE(d->evidence_size(), 2);
+      EXPECT_NE(d->evidence(0).text().find("Connection reset by peer"), std::string::npos) << d->evidence(0).text();
+    }
+  }
+}
+
+// Hand-written NET/Socket shapes: rank 0 (gpu-0001) had its connection to 10.64.0.2 reset; the
+// NET/Socket lines place that address on gpu-0002, whose rank 8 saw its connection to gpu-0001
+// closed, as did rank 16 on gpu-0003 (gpu-0001's other link closed, it did not reset): one
+// bad path, rank 0 first. In NCCL 2.18-2.21's wording and 2.14-2.17's (`Net :`, the closing peer
+// named by address where no reverse lookup resolves). Without the interface lines the address
+// places nothing, and no link is named; a reset on two paths is a NIC's row, not a link.
+TEST_F(Network, SocketPathNeedsTheInterfaceLinesAndOneResetPeer) {
+  struct Shape {
+    std::string reset, closed;
+  };
+  const Shape shapes[] = {
+      {" misc/socket.cc:30 NCCL WARN socketProgressOpt: Call to recv from {peer}<41488> failed : Connection reset by peer\n",
+       " misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer {peer}<56560>\n"},
+      {" misc/socket.cc:518 NCCL WARN Net : Call to recv from {peer}<41488> failed : Connection reset by peer\n",
+       " misc/socket.cc:521 NCCL WARN Net : Connection closed by remote peer {peer}<56560>\n"},
+  };
+  auto fill = [](std::string line, const std::string& peer) { return line.replace(line.find("{peer}"), 6, peer); };
+  int n = 0;
+  for (const Shape& shape : shapes) {
+    for (const int kind : {0, 1, 2}) {  // 0: one path; 1: no interface lines; 2: two paths reset
+      const fs::path incident = dir_ / ("sockpath" + std::to_string(n++));
+      auto write = [&](const std::string& host, int rank, const std::string& text) {
+        fs::create_directories(incident / host);
+        std::ofstream out(incident / host / ("rank_" + std::to_string(rank) + ".log"));
+        const std::string ip = "10.64.0." + std::to_string(rank / 8 + 1);
+        if (kind != 1) out << host << ":100:100 [0] NCCL INFO NET/Socket : Using [0]ib0:" << ip << "<0>\n";
+        out << text;
+      };
+      const std::string reset = "gpu-0001:100:107 [0]" + fill(shape.reset, "10.64.0.2") +
+                                (kind == 2 ? "gpu-0001:100:107 [0]" + fill(shape.reset, "10.64.0.3") : "");
+      write("gpu-0001", 0, reset);
+      write("gpu-0002", 8, "gpu-0002:100:107 [0]" + fill(shape.closed, "gpu-0001"));
+      write("gpu-0003", 16, "gpu-0003:100:107 [0]" + fill(shape.closed, "10.64.0.1"));
+      auto d = engine::Diagnose(incident, {.threads = 1});
+      ASSERT_TRUE(d.ok()) << d.status().message();
+      const std::string what = std::to_string(kind) + ": " + d->reason();
+      EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << what;
+      EXPECT_EQ(d->initiator().rank(), 0) << what;
+      ASSERT_EQ(d->has_link(), kind == 0) << what;
+      if (kind != 0) continue;
+      EXPECT_TRUE(d->link().ordered()) << what;
+      EXPECT_EQ(d->link().node_a(), "gpu-0001");
+      EXPECT_EQ(d->link().node_b(), "gpu-0002");
+      EXPECT_EQ(d->link().rank_b(), 8);
+      EXPECT_EQ(d->link().hca_a(), "ib0");
+      EXPECT_NE(d->reason().find("only its connection was reset"), std::string::npos) << what;
     }
   }
 }

@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "denpex/engine/engine.h"
+#include "denpex/proto/json_io.h"
 #include "denpex/sim/simulator.h"
 
 namespace denpex {
@@ -248,7 +250,57 @@ TEST_F(Kubernetes, RestartedJobIsDiagnosedFromItsFirstAttempt) {
   }
 }
 
-// kubernetes.restarts takes 0 or 1, under Kubernetes, with a fault that recurs or (JobSet only)
+// Restart chains (kubernetes.restarts 2): what a kubectl collection keeps differs by controller.
+// Restarted in place, `kubectl logs --previous` holds only the attempt before the last (the first
+// attempt's pod logs are gone: the engine says so, and names the rank that failed there); a
+// recreated JobSet gang leaves every attempt's pod logs (kept by the log collector), and the
+// engine picks each hostname's first. Both say how often the controller restarted the job and
+// that the restart budget ran out.
+TEST_F(Kubernetes, RestartChainsNameTheFirstAttemptsInitiator) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> sets;
+    int logs_of_node;        // pod logs of the fault's hostname
+    const char* restarted;   // the reason's words on the restarts
+    bool first_gone;
+  };
+  const Case cases[] = {
+      {"exception_pytorchjob_x2", {"faults[0].kind=FAULT_KIND_EXCEPTION", "faults[0].rank=45"}, 2,
+       "its containers in place, 2 times (Restart Count 2", true},
+      {"sigsegv_jobset_x2", {"faults[0].kind=FAULT_KIND_SIGSEGV", "faults[0].rank=45", "kubernetes.controller=KUBE_CONTROLLER_JOBSET"}, 3,
+       "restarted the job 2 times", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> sets = c.sets;
+    sets.push_back("kubernetes.restarts=2");
+    const fs::path incident = Simulate(c.name, sets);
+    int pod_logs = 0;
+    for (const auto& e : fs::directory_iterator(incident / "pods")) {
+      const std::string n = e.path().filename().string();
+      pod_logs += n.starts_with("llama-worker-4.") || n.starts_with("llama-workers-0-5-") ? 1 : 0;
+    }
+    EXPECT_EQ(pod_logs, c.logs_of_node);
+    auto d = engine::Diagnose(incident, {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->initiator().rank(), 45) << d->reason();
+    EXPECT_NE(d->reason().find(c.restarted), std::string::npos) << d->reason();
+    EXPECT_NE(d->reason().find("restart budget ran out"), std::string::npos) << d->reason();
+    EXPECT_EQ(d->reason().find("first attempt's pod logs are gone") != std::string::npos, c.first_gone) << d->reason();
+    // The first attempt's failure, as far as the logs keep it: the truth cites those lines.
+    v1::Truth truth;
+    ASSERT_TRUE(proto::ReadJsonFile(incident.parent_path() / "truth.json", &truth).ok());
+    std::set<std::pair<std::string, std::int64_t>> cited;
+    for (const auto& e : d->evidence()) cited.insert({e.file(), e.line()});
+    for (const auto& e : truth.evidence()) {
+      if (e.file().starts_with("pods/")) {
+        EXPECT_TRUE(cited.contains({e.file(), e.line()})) << e.file() << ":" << e.line();
+      }
+    }
+  }
+}
+
+// kubernetes.restarts takes 0 to 3, under Kubernetes, with a fault that recurs or (JobSet only)
 // one that leaves its node unusable; anything else is a clear error naming the field.
 TEST(KubernetesRestarts, ScenarioValidationNamesTheField) {
   constexpr char kJob[] = R"pb(
@@ -258,7 +310,8 @@ TEST(KubernetesRestarts, ScenarioValidationNamesTheField) {
     faults { kind: FAULT_KIND_EXCEPTION }
   )pb";
   for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
-           {"kubernetes.restarts=2"},
+           {"kubernetes.restarts=4"},
+           {"kubernetes.restarts=-1"},
            {"kubernetes.restarts=1", "faults[0].kind=FAULT_KIND_HANG"},
            {"kubernetes.restarts=1", "faults[0].kind=FAULT_KIND_NODE_LOSS"},
        }) {
@@ -266,8 +319,10 @@ TEST(KubernetesRestarts, ScenarioValidationNamesTheField) {
     ASSERT_FALSE(s.ok()) << bad.back();
     EXPECT_NE(s.status().message().find("kubernetes.restarts"), std::string::npos) << s.status().message();
   }
-  const std::vector<std::string> good = {"kubernetes.restarts=1"};
-  EXPECT_TRUE(sim::ParseScenario(kJob, "k8s_restarts", good).ok());
+  for (const char* good : {"kubernetes.restarts=1", "kubernetes.restarts=3"}) {
+    const std::vector<std::string> sets = {good};
+    EXPECT_TRUE(sim::ParseScenario(kJob, "k8s_restarts", sets).ok()) << good;
+  }
 }
 
 }  // namespace

@@ -60,6 +60,10 @@ std::vector<Case> AllCases() {
   for (const char* kind : {"FAULT_KIND_NODE_LOSS", "FAULT_KIND_SLURMD_UNRESPONSIVE"}) {
     cases.push_back({kind, "LAUNCHER_SRUN", "LAYOUT_SLURM_OUT", {"slurm.requeue=true"}});
   }
+  for (const char* kind : {"FAULT_KIND_EXCEPTION", "FAULT_KIND_STORE_JOIN_TIMEOUT"}) {  // `deepspeed --launcher openmpi|slurm`
+    cases.push_back({kind, "LAUNCHER_MPIRUN", "LAYOUT_MPIRUN_OUT", {"deepspeed_runner=true"}});
+    cases.push_back({kind, "LAUNCHER_SRUN", "LAYOUT_SLURM_OUT", {"deepspeed_runner=true", "slurm.kill_on_bad_exit=true"}});
+  }
   return cases;
 }
 

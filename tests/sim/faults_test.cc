@@ -53,6 +53,24 @@ TEST(Faults, SegfaultDumpsFaulthandlerAndItsAgentReportsSignal11) {
   ExpectEvidenceMatchesFiles(out, r.truth);
 }
 
+// NCCL >= 2.19 ends an IB completion WARN with the GIDs only on RoCE (link layer Ethernet); on
+// InfiniBand (the default fabric) it stops at the direction. The INFO line names the link layer,
+// and the watchdog's "Last error:" repeats the WARN text in the same shape.
+TEST(Faults, IbCompletionWarnPrintsGidsOnlyOnRoce) {
+  const fs::path ib = FreshDir("ib"), roce = FreshDir("roce");
+  RunFault(ib, "FAULT_KIND_NIC_FAILURE", {"format.nccl_debug_info=true"});
+  RunFault(roce, "FAULT_KIND_NIC_FAILURE", {"format.nccl_debug_info=true", "format.fabric=FABRIC_ROCE"});
+  const std::string ib_log = Log(ib, "gpu-0001/rank_5.log"), roce_log = Log(roce, "gpu-0001/rank_5.log");
+  EXPECT_THAT(ib_log, HasSubstr("NCCL WARN NET/IB : Got completion from peer 10.64.0.2<"));
+  EXPECT_THAT(ib_log, HasSubstr(" with status=12 opcode=0 len=0 vendor err 129 (Send)\n"));
+  EXPECT_THAT(ib_log, Not(HasSubstr("localGid")));
+  EXPECT_THAT(ib_log, HasSubstr("]mlx5_0:1/IB "));
+  EXPECT_THAT(roce_log, HasSubstr(" vendor err 129 (Send) localGid ::ffff:10.64.0.1 remoteGids::ffff:10.64.0.2\n"));
+  EXPECT_THAT(roce_log, HasSubstr("]mlx5_0:1/RoCE "));
+  EXPECT_THAT(roce_log, HasSubstr("OOB eth0:10.64.0.1<0>"));
+  EXPECT_THAT(roce_log, HasSubstr("Last error:\nNET/IB : Got completion from peer 10.64.0.2<"));
+}
+
 TEST(Faults, ExceptionPrintsARankPrefixedTracebackAndExitsOne) {
   const fs::path out = FreshDir();
   const SimulateResult r = RunFault(out, "FAULT_KIND_EXCEPTION");

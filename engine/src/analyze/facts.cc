@@ -268,6 +268,17 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
   }
 }
 
+// DeepSpeed's runner's `--world_info` gives every host its ranks, even a node whose launcher
+// printed nothing: its first rank and count, where launch.py's own layout line did not.
+void ApplyWorldInfo(const Incident& inc, JobFacts* jf) {
+  for (std::size_t i = 0; i < inc.world.size(); ++i) {
+    const std::int32_t node = inc.world_node[i];
+    if (node < 0 || jf->nodes[node].first_rank >= 0 || inc.world[i].procs <= 0) continue;
+    jf->nodes[node].first_rank = inc.world[i].first_rank;
+    jf->nodes[node].local_procs = inc.world[i].procs;
+  }
+}
+
 // A node's ranks, and local ranks where the table did not give them: DeepSpeed's launch.py
 // states its node's first rank (K*P), so local = global - K*P; otherwise torchrun numbers a
 // node's workers contiguously, so local = global - first when the node's ranks are contiguous.
@@ -621,6 +632,7 @@ JobFacts CollectFacts(const Incident& inc) {
     const Event& e = inc.events[i];
     if (e.rank < 0 && std::holds_alternative<WatchdogTimeout>(e.detail)) jf.unranked_timeouts.push_back(i);
   }
+  ApplyWorldInfo(inc, &jf);
   AssignNodeRanks(&jf);
   ApplyLauncherEvidence(inc, &jf);
   ApplyRayDriver(inc, &jf);

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -205,6 +206,41 @@ std::int64_t UniqueStride(const std::vector<GroupReport>& reports, std::int64_t 
   return found;
 }
 
+// Point-to-point work (a pipeline's SEND/RECV) and collectives run in different groups.
+bool PointToPoint(std::string_view op) { return op == "SEND" || op == "RECV"; }
+
+// A member that timed out in a collective no group could be inferred for (a pipeline stage's
+// RECV at another SeqNum, its group showing one member) still reported: when its `[Rank N]`
+// there is its place in an inferred group of the same kind of work (point-to-point or not),
+// that report is its report in this group, as a named group would show it. Without it, the
+// member would look like one the group's reporters wait on, though it was itself waiting.
+void AddStrayReports(const Incident& inc, const std::vector<std::pair<Collective, GroupReport>>& strays,
+                     const std::vector<StrId>& ops, std::vector<ProcessGroup>* groups) {
+  std::unordered_map<std::int32_t, std::vector<const std::pair<Collective, GroupReport>*>> by_rank;
+  for (const auto& s : strays) by_rank[s.second.rank].push_back(&s);
+  if (by_rank.empty()) return;
+  for (std::size_t gi = 0; gi < groups->size(); ++gi) {
+    ProcessGroup& g = (*groups)[gi];
+    const bool p2p = PointToPoint(inc.str(ops[gi]));
+    bool added = false;
+    for (std::size_t k = 0; k < g.members.size(); ++k) {
+      if (ReportAt(g, static_cast<std::int32_t>(k)) != nullptr) continue;
+      const auto it = by_rank.find(g.members[k]);
+      if (it == by_rank.end()) continue;
+      for (const auto* s : it->second) {
+        if (s->second.group_rank != static_cast<std::int32_t>(k) || PointToPoint(inc.str(std::get<0>(s->first))) != p2p) continue;
+        g.reports.push_back(s->second);
+        added = true;
+        break;
+      }
+    }
+    if (added) {
+      std::sort(g.reports.begin(), g.reports.end(),
+                [](const auto& a, const auto& b) { return std::tie(a.group_rank, a.rank) < std::tie(b.group_rank, b.rank); });
+    }
+  }
+}
+
 std::vector<ProcessGroup> UnnamedGroups(const Incident& inc, const JobFacts& facts) {
   std::map<Collective, std::vector<GroupReport>> by_collective;
   std::set<std::pair<Collective, std::int32_t>> seen;
@@ -219,13 +255,17 @@ std::vector<ProcessGroup> UnnamedGroups(const Incident& inc, const JobFacts& fac
   }
   const auto world = static_cast<std::int64_t>(facts.ranks.size());
   std::vector<ProcessGroup> out;
+  std::vector<StrId> ops;  // the collective each group in `out` was inferred from
+  std::vector<std::pair<Collective, GroupReport>> strays;  // reports of collectives no group came of
   for (auto& [collective, reports] : by_collective) {
     std::int64_t budget = kSearchBudget;  // per collective: a wide one must not starve the rest
     std::int64_t size = 0;
     for (const GroupReport& r : reports) size = std::max<std::int64_t>(size, r.group_rank + 1);
-    if (size < 2) continue;  // one member each: no group to complete
-    const std::int64_t stride = UniqueStride(reports, size, world, &budget);
-    if (stride == 0) continue;
+    const std::int64_t stride = size < 2 ? 0 : UniqueStride(reports, size, world, &budget);  // size 1: nothing to complete
+    if (stride == 0) {
+      for (const GroupReport& r : reports) strays.emplace_back(collective, r);
+      continue;
+    }
     std::map<std::int64_t, std::vector<GroupReport>> split;
     for (const GroupReport& r : reports) split[r.rank - stride * r.group_rank].push_back(r);
     std::vector<ProcessGroup*> kind;
@@ -244,7 +284,9 @@ std::vector<ProcessGroup> UnnamedGroups(const Incident& inc, const JobFacts& fac
       const std::int64_t base = g->reports.front().rank - stride * g->reports.front().group_rank;
       for (std::int64_t k = 0; k < size; ++k) g->members.push_back(static_cast<std::int32_t>(base + stride * k));
     }
+    ops.resize(out.size(), std::get<0>(collective));
   }
+  AddStrayReports(inc, strays, ops, &out);
   return out;
 }
 

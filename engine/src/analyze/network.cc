@@ -56,15 +56,45 @@ SocketRole RoleOf(std::string_view text) {
   return SocketRole::kNone;
 }
 
-// Node names as printed (NCCL >= 2.19 names the closing peer by host name), lower-cased.
-std::map<std::string, std::int32_t> NodesByName(const Incident& inc) {
-  std::map<std::string, std::int32_t> out;
-  for (std::size_t n = 0; n < inc.nodes.size(); ++n) {
-    std::string name = inc.nodes[n];
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    out.emplace(std::move(name), static_cast<std::int32_t>(n));
-  }
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
+}
+
+// Where the addresses the WARNs name live: the nodes' names as printed (the closing peer is
+// named by host name where it resolves), lower-cased; the socket transport's interface lines
+// (`<host>:<pid>:<tid> [d] NCCL INFO NET/Socket : Using [0]ib0:10.64.0.26<0> [1]eth1:...`: the
+// host the process runs on — a pod's own name under Kubernetes — each address, and the node's
+// first interface's name); the IB reporters' own `localGid` (added by the matrix walks).
+struct AddressBook {
+  std::map<std::string, std::int32_t> node;      // address or host name -> node
+  std::map<std::int32_t, std::string> interface;  // node -> its first socket interface
+};
+
+void ReadInterfaces(std::string_view line, std::int32_t node, AddressBook* book) {
+  const std::size_t colon = line.find(':'), using_at = line.find("NET/Socket : Using ");
+  if (colon == std::string_view::npos || using_at == std::string_view::npos) return;
+  book->node.emplace(Lower(line.substr(0, colon)), node);
+  const std::string_view text = line.substr(using_at + 19);
+  for (std::size_t at = text.find(']'); at != std::string_view::npos; at = text.find(']', at + 1)) {
+    const std::string_view rest = text.substr(at + 1);
+    const std::size_t colon = rest.find(':'), end = rest.find('<');
+    if (colon == std::string_view::npos || end == std::string_view::npos || colon > end) break;
+    book->node.emplace(std::string(Address(rest.substr(colon + 1))), node);
+    book->interface.emplace(node, std::string(rest.substr(0, colon)));
+  }
+}
+
+AddressBook Addresses(const Incident& inc, const JobFacts& facts) {
+  AddressBook book;
+  for (std::size_t n = 0; n < inc.nodes.size(); ++n) book.node.emplace(Lower(inc.nodes[n]), static_cast<std::int32_t>(n));
+  for (const Event& e : inc.events) {
+    if (e.kind != Kind::kSocketInterface) continue;
+    const std::int32_t node = NodeOf(inc, facts, e);
+    if (node >= 0) ReadInterfaces(inc.str(std::get<Note>(e.detail).text), node, &book);
+  }
+  return book;
 }
 
 // A connect that gave up (docs/log_formats.md §4c): `socketStartConnect: Connect to <ip><port>
@@ -82,7 +112,7 @@ bool IsConnectFailure(std::string_view text) {
 
 std::optional<NetworkFault> FindNetworkFault(const Incident& inc, const JobFacts& facts) {
   std::map<std::int32_t, Reporter> reporters;
-  std::map<std::string, std::int32_t> node_of_address = NodesByName(inc);  // and the reporters' localGid
+  std::map<std::string, std::int32_t> node_of_address = Addresses(inc, facts).node;  // and the reporters' localGid
   std::vector<std::pair<std::string, std::int32_t>> named;  // (peer address, event) of status 12
   bool socket = false;
   for (std::size_t i = 0; i < inc.events.size(); ++i) {
@@ -94,7 +124,7 @@ std::optional<NetworkFault> FindNetworkFault(const Incident& inc, const JobFacts
     if (e.kind == Kind::kSocketError) {
       role = RoleOf(inc.str(w.text));
       if (role == SocketRole::kNone || peer.empty()) continue;
-      std::transform(peer.begin(), peer.end(), peer.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      peer = Lower(peer);
     }
     const std::string_view local = LocalAddress(inc.str(w.text));
     const std::int32_t node = NodeOf(inc, facts, e);
@@ -230,7 +260,7 @@ std::optional<std::pair<TimeNs, TimeNs>> ReportTimes(const Incident& inc, const 
 void OrderEnds(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks, LinkFault* l) {
   LinkEnd& a = l->link.a;
   LinkEnd& b = l->link.b;
-  const std::vector<ErringPort> ports = FindErringPorts(inc, {a.node, b.node});
+  const std::vector<ErringPort> ports = l->socket ? std::vector<ErringPort>{} : FindErringPorts(inc, {a.node, b.node});
   if (ports.size() == 1) {
     if (ports[0].node == b.node) std::swap(a, b);
     if (a.hca.empty()) a.hca = "mlx5_" + std::to_string(ports[0].device);
@@ -249,21 +279,75 @@ void OrderEnds(const Incident& inc, const JobFacts& facts, const ClockOffsets& c
 
 }  // namespace
 
+namespace {
+
+// The socket transport's far end that never saw the reset (see network.h): `a` reset its
+// connection to one address only, on another node; the first rank of that node to see its
+// connection to a's node closed is the far end, provided a rank on a third node saw the same
+// (a's other links closed when it aborted: they did not reset, so its NIC did not).
+std::optional<LinkEnd> QuietFarEnd(const Incident& inc, const JobFacts& facts, const AddressBook& book, const LinkReporter& a,
+                                   const std::vector<std::int32_t>& closed) {
+  const auto to = book.node.find(*a.peers.begin());
+  if (to == book.node.end() || to->second == a.node) return std::nullopt;
+  std::optional<LinkEnd> far;
+  bool elsewhere = false;
+  for (std::int32_t ev : closed) {
+    const Event& e = inc.events[ev];
+    const auto named = book.node.find(Lower(Address(inc.str(std::get<NcclWarn>(e.detail).peer))));
+    if (named == book.node.end() || named->second != a.node) continue;
+    const std::int32_t node = NodeOf(inc, facts, e);
+    if (node == to->second && !far) far = LinkEnd{e.rank, node, {}, ev};
+    elsewhere = elsewhere || (node >= 0 && node != to->second && node != a.node);
+  }
+  if (!far || !elsewhere) return std::nullopt;
+  return far;
+}
+
+}  // namespace
+
 std::optional<LinkFault> FindLinkFault(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks) {
   std::map<std::int32_t, LinkReporter> reporters;
-  std::map<std::string, std::int32_t> node_of_address = NodesByName(inc);
+  AddressBook book = Addresses(inc, facts);
+  std::vector<std::int32_t> closed;  // socket: `Connection closed by remote peer` WARNs
+  bool socket = false;
   for (std::size_t i = 0; i < inc.events.size(); ++i) {
     const Event& e = inc.events[i];
-    if (e.kind != Kind::kIbCompletionError || e.rank < 0) continue;
+    if (e.kind != Kind::kIbCompletionError && e.kind != Kind::kSocketError) continue;
     const auto& w = std::get<NcclWarn>(e.detail);
     const std::int32_t node = NodeOf(inc, facts, e);
-    const std::string_view local = LocalAddress(inc.str(w.text));
-    if (!local.empty() && node >= 0) node_of_address.emplace(std::string(local), node);
-    if (w.status != 12) continue;
+    if (e.kind == Kind::kSocketError) {  // a closed connection counts by its node, its rank may be unknown
+      const SocketRole role = RoleOf(inc.str(w.text));
+      if (role == SocketRole::kClosed && node >= 0) closed.push_back(static_cast<std::int32_t>(i));
+      if (role != SocketRole::kOwn || w.peer == kNoStr || e.rank < 0) continue;
+      socket = true;
+    } else {
+      if (e.rank < 0) continue;
+      const std::string_view local = LocalAddress(inc.str(w.text));
+      if (!local.empty() && node >= 0) book.node.emplace(std::string(local), node);
+      if (w.status != 12) continue;
+    }
     LinkReporter& r = reporters[e.rank];
     r.node = node;
     if (r.first < 0) r.first = static_cast<std::int32_t>(i);
     r.peers.insert(std::string(Address(inc.str(w.peer))));
+  }
+  auto end = [&](std::int32_t rank, const LinkReporter& r) {
+    std::string hca = socket ? book.interface[r.node] : HcaOf(inc.str(std::get<NcclWarn>(inc.events[r.first].detail).text));
+    return LinkEnd{rank, r.node, std::move(hca), r.first};
+  };
+  LinkFault l;
+  l.socket = socket;
+  if (reporters.size() == 1 && socket) {  // the far end saw its connection closed, not reset
+    const auto& [rank_a, ra] = *reporters.begin();
+    if (ra.node < 0 || ra.peers.size() != 1) return std::nullopt;
+    const std::optional<LinkEnd> far = QuietFarEnd(inc, facts, book, ra, closed);
+    if (!far) return std::nullopt;
+    l.link.a = end(rank_a, ra);
+    l.link.b = *far;
+    l.link.b.hca = book.interface[far->node];
+    l.by = LinkFault::By::kOneEnd;
+    l.link.ordered = true;
+    return l;
   }
   if (reporters.size() != 2) return std::nullopt;
   const auto& [rank_a, ra] = *reporters.begin();
@@ -271,34 +355,100 @@ std::optional<LinkFault> FindLinkFault(const Incident& inc, const JobFacts& fact
   if (ra.node < 0 || rb.node < 0 || ra.node == rb.node || ra.peers.size() != 1 || rb.peers.size() != 1) return std::nullopt;
   // Each names the other's node; addresses nothing maps must at least differ (two ends).
   auto names = [&](const LinkReporter& r, std::int32_t other) {
-    const auto it = node_of_address.find(*r.peers.begin());
-    return it == node_of_address.end() || it->second == other;
+    const auto it = book.node.find(*r.peers.begin());
+    return it == book.node.end() || it->second == other;
   };
   if (!names(ra, rb.node) || !names(rb, ra.node) || *ra.peers.begin() == *rb.peers.begin()) return std::nullopt;
-  LinkFault l;
-  l.link.a = {rank_a, ra.node, HcaOf(inc.str(std::get<NcclWarn>(inc.events[ra.first].detail).text)), ra.first};
-  l.link.b = {rank_b, rb.node, HcaOf(inc.str(std::get<NcclWarn>(inc.events[rb.first].detail).text)), rb.first};
+  l.link.a = end(rank_a, ra);
+  l.link.b = end(rank_b, rb);
   OrderEnds(inc, facts, clocks, &l);
   return l;
 }
 
 namespace {
 
-// "rank 12 (gpu-0002, mlx5_4)" or "rank 12 (gpu-0002, the HCA of GPU 4)".
-std::string EndName(const Incident& inc, const JobFacts& facts, const LinkEnd& e) {
+// "rank 12 (gpu-0002, mlx5_4)", "rank 12 (gpu-0002, the HCA of GPU 4)" or, over sockets,
+// "rank 12 (gpu-0002, ib0)".
+std::string EndName(const Incident& inc, const JobFacts& facts, const LinkEnd& e, bool socket) {
   std::string hca = e.hca;
   if (hca.empty()) {
-    const std::int32_t local = e.rank < static_cast<std::int32_t>(facts.ranks.size()) ? facts.ranks[e.rank].local_rank : -1;
+    const bool known = e.rank >= 0 && e.rank < static_cast<std::int32_t>(facts.ranks.size());
+    const std::int32_t local = known ? facts.ranks[e.rank].local_rank : -1;
     const std::int32_t dev = local >= 0 ? local : std::get<NcclWarn>(inc.events[e.event].detail).cuda_dev;
     hca = dev >= 0 ? "the HCA of GPU " + std::to_string(dev) : "its HCA";
+    if (socket) hca = "its socket interface";
   }
-  return "rank " + std::to_string(e.rank) + " (" + NodeName(inc, e.node) + ", " + hca + ")";
+  const std::string who = e.rank >= 0 ? "rank " + std::to_string(e.rank) : "a process";  // a rank its log never named
+  return who + " (" + NodeName(inc, e.node) + ", " + hca + ")";
 }
 
 std::string Seconds(TimeNs t) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(t) / kNsPerSec);
   return buf;
+}
+
+}  // namespace
+
+namespace {
+
+// Which end failed first, and why (a sentence; empty-handed when nothing tells).
+std::string LinkOrder(const Incident& inc, const LinkFault& l, const std::string& end_a, const std::string& end_b) {
+  switch (l.by) {
+    case LinkFault::By::kOneEnd:
+      return " The end that failed first is " + end_a + ": only its connection was reset; " + end_b +
+             " saw it closed only once rank " + std::to_string(l.link.a.rank) + " had aborted, as its other peers did.";
+    case LinkFault::By::kCounters:
+      return " The end that failed first is " + end_a + ": of the two ports only mlx5_" + std::to_string(l.port->device) + " on " +
+             NodeName(inc, l.link.a.node) + " shows link errors (" + std::to_string(l.port->symbol_error) + " symbol errors, link downed " +
+             std::to_string(l.port->link_downed) + " time(s)).";
+    case LinkFault::By::kTime:
+      return " The end that failed first is " + end_a + ": its " +
+             (l.by_watchdog ? "watchdog caught the NCCL error " : l.socket ? "reset WARN came " : "retry-exceeded WARN came ") + Seconds(l.lead) +
+             " before the other end's (clocks aligned across nodes" + (l.by_watchdog ? "; the WARNs carry no time" : "") + ").";
+    case LinkFault::By::kNone:
+      return " Nothing tells which end failed first (both reported within " + Seconds(kLinkLead) +
+             (l.socket ? "): the pair is named, no rank." : " and no port counters single one out): the pair is named, no rank.");
+  }
+  return {};
+}
+
+// The reason and the recovery of a bad link over IB.
+void IbLinkStory(const Incident& inc, const LinkFault& l, const std::string& end_a, const std::string& end_b, Finding* f) {
+  const LinkEnd& a = l.link.a;
+  const LinkEnd& b = l.link.b;
+  f->reason = "One bad IB link: " + end_a + " and " + end_b +
+              " each reported retry exceeded (status 12) against the other and against no one else, one hot cell of the IB error "
+              "matrix (a failed NIC would fill its row and column): the link between " + NodeName(inc, a.node) + " and " +
+              NodeName(inc, b.node) + " (one HCA pair, its cable or switch port) stopped carrying traffic; the flushed work "
+              "(status 5) and the other ranks' NCCL errors and timeouts are consequences." + LinkOrder(inc, l, end_a, end_b);
+  const std::string target = NodeName(inc, a.node) + (a.hca.empty() ? "" : " " + a.hca) + " <-> " + NodeName(inc, b.node) +
+                             (b.hca.empty() ? "" : " " + b.hca);
+  f->recovery.push_back({"inspect_link", target,
+                         "Drain the link " + target + " and test it before restarting: ibdiagnet (or ibporterrors / perfquery on both ports) "
+                         "for symbol errors and link-downed counts, then reseat or swap the cable or move it to another switch port. "
+                         "Both NICs' other links worked: the nodes need not be excluded once the link is fixed or routed around."});
+}
+
+// The reason and the recovery of a bad path between two nodes under NCCL's socket transport.
+void SocketLinkStory(const Incident& inc, const LinkFault& l, const std::string& end_a, const std::string& end_b, Finding* f) {
+  const LinkEnd& a = l.link.a;
+  const LinkEnd& b = l.link.b;
+  const std::string pair = NodeName(inc, a.node) + " and " + NodeName(inc, b.node);
+  const std::string what = l.by == LinkFault::By::kOneEnd
+                               ? end_a + " had its connection to " + end_b + " reset (`Connection reset by peer`) and no other"
+                               : end_a + " and " + end_b + " each had their connection to the other reset (`Connection reset by peer`) and no other";
+  f->reason = "One bad network path under NCCL's socket transport: " + what +
+              ", one hot cell of the socket error matrix (a NIC that reset would fill its row): the path between " + pair +
+              " (a switch port, a firewall or conntrack on the way) dropped their TCP connections while both nodes' other connections "
+              "worked; the connections closed by the aborting ranks and the other ranks' NCCL errors and timeouts are consequences." +
+              LinkOrder(inc, l, end_a, end_b);
+  const std::string target = NodeName(inc, a.node) + (a.hca.empty() ? "" : " " + a.hca) + " <-> " + NodeName(inc, b.node) +
+                             (b.hca.empty() ? "" : " " + b.hca);
+  f->recovery.push_back({"inspect_link", target,
+                         "Test the path " + target + " before restarting: both NICs' counters (ip -s link, ethtool -S: drops, resets, carrier "
+                         "changes), the switch ports between them and any firewall or conntrack state on the way, then a sustained TCP test "
+                         "between the two nodes (iperf3). Both nodes' other connections worked: neither need be excluded once the path holds."});
 }
 
 }  // namespace
@@ -321,40 +471,16 @@ void DiagnoseLinkFault(const Incident& inc, const JobFacts& facts, const LinkFau
     f->local_rank = local >= 0 ? local : std::get<NcclWarn>(first.detail).cuda_dev;
     if (first.clock != Clock::kNone && !first.time_borrowed) f->time = first.time;
   }
-  f->confidence = l.by == LinkFault::By::kCounters ? 0.85 : l.by == LinkFault::By::kTime ? 0.75 : 0.5;
+  f->confidence = l.by == LinkFault::By::kCounters ? 0.85 : l.by == LinkFault::By::kOneEnd ? 0.8 : l.by == LinkFault::By::kTime ? 0.75 : 0.5;
   f->evidence.push_back({a.event, v1::EVIDENCE_ROLE_INITIATING});
   f->evidence.push_back({b.event, l.link.ordered ? v1::EVIDENCE_ROLE_CORROBORATING : v1::EVIDENCE_ROLE_INITIATING});
   if (l.port) f->lines.push_back({l.port->file, l.port->line, v1::EVIDENCE_ROLE_INITIATING});
-  f->cascade = SummarizeCascade(inc, facts, {a.rank, b.rank}, a.node);
-  const std::string end_a = EndName(inc, facts, a), end_b = EndName(inc, facts, b);
-  std::string order;
-  switch (l.by) {
-    case LinkFault::By::kCounters:
-      order = " The end that failed first is " + end_a + ": of the two ports only mlx5_" + std::to_string(l.port->device) + " on " +
-              NodeName(inc, a.node) + " shows link errors (" + std::to_string(l.port->symbol_error) + " symbol errors, link downed " +
-              std::to_string(l.port->link_downed) + " time(s)).";
-      break;
-    case LinkFault::By::kTime:
-      order = " The end that failed first is " + end_a + ": its " +
-              (l.by_watchdog ? "watchdog caught the NCCL error " : "retry-exceeded WARN came ") + Seconds(l.lead) +
-              " before the other end's (clocks aligned across nodes" + (l.by_watchdog ? "; the WARNs carry no time" : "") + ").";
-      break;
-    case LinkFault::By::kNone:
-      order = " Nothing tells which end failed first (both reported within " + Seconds(kLinkLead) +
-              " and no port counters single one out): the pair is named, no rank.";
-      break;
-  }
-  f->reason = "One bad IB link: " + end_a + " and " + end_b +
-              " each reported retry exceeded (status 12) against the other and against no one else, one hot cell of the IB error "
-              "matrix (a failed NIC would fill its row and column): the link between " + NodeName(inc, a.node) + " and " +
-              NodeName(inc, b.node) + " (one HCA pair, its cable or switch port) stopped carrying traffic; the flushed work "
-              "(status 5) and the other ranks' NCCL errors and timeouts are consequences." + order;
-  const std::string target = NodeName(inc, a.node) + (a.hca.empty() ? "" : " " + a.hca) + " <-> " + NodeName(inc, b.node) +
-                             (b.hca.empty() ? "" : " " + b.hca);
-  f->recovery.push_back({"inspect_link", target,
-                         "Drain the link " + target + " and test it before restarting: ibdiagnet (or ibporterrors / perfquery on both ports) "
-                         "for symbol errors and link-downed counts, then reseat or swap the cable or move it to another switch port. "
-                         "Both NICs' other links worked: the nodes need not be excluded once the link is fixed or routed around."});
+  std::vector<std::int32_t> ends{a.rank};
+  if (b.rank >= 0) ends.push_back(b.rank);
+  f->cascade = SummarizeCascade(inc, facts, ends, a.node);
+  const std::string end_a = EndName(inc, facts, a, l.socket), end_b = EndName(inc, facts, b, l.socket);
+  if (l.socket) return SocketLinkStory(inc, l, end_a, end_b, f);
+  IbLinkStory(inc, l, end_a, end_b, f);
 }
 
 // Orders a node's set-up WARNs: by local rank where the file names it (torchrun --log-dir

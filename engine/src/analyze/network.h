@@ -43,15 +43,24 @@ std::optional<NetworkFault> FindNetworkFault(const Incident& inc, const JobFacts
 void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const NetworkFault& n, Finding* f);
 
 // A single bad link (docs/diagnosis_format.md): exactly two ranks, on two nodes, report retry
-// exceeded (status 12) and each names only the other's node (the address maps to it through
-// `localGid`, or, NCCL 2.18 without it, the two name two different addresses: each other's) —
-// one hot cell of the node x node matrix, where a failed NIC is a whole row and column. Which
-// end failed first: the end whose HCA port's counters (ib_counters.log) show link errors when
-// only one does; else the end whose first status-12 WARN (or, when the WARNs carry no time,
-// its watchdog's NCCL error) came at least kLinkLead earlier in aligned time; else neither.
+// exceeded (status 12) — or, under NCCL's socket transport, their own connection reset
+// (`Call to recv from <peer> failed : Connection reset by peer`) — and each names only the
+// other's node (the address maps to it through `localGid` or the socket transport's `NET/Socket
+// : Using [0]ib0:<ip>` line; where nothing maps it, the two name two different addresses: each
+// other's) — one hot cell of the node x node matrix, where a failed NIC is a whole row and
+// column. Under the socket transport the far end may not see the reset at all: one rank's reset
+// names one peer only, whose node the NET/Socket lines give, and that peer, like the rank's
+// peers on other nodes, saw its connection closed (`Connection closed by remote peer <the
+// rank's host>`) once the rank aborted — the rank had other links and they did not reset, so the
+// path to that one peer did (kOneEnd; its far end is that peer's first such report). Which end
+// failed first: the end that alone saw the reset (kOneEnd); the end whose HCA port's counters
+// (ib_counters.log) show link errors when only one does; else the end whose first status-12
+// WARN (or, when the WARNs carry no time, its watchdog's NCCL error) came at least kLinkLead
+// earlier in aligned time; else neither.
 struct LinkFault {
   LinkFinding link;
-  enum class By { kNone, kCounters, kTime } by = By::kNone;
+  bool socket = false;  // from NET/Socket WARNs (NCCL_IB_DISABLE=1); an end's hca is its interface
+  enum class By { kNone, kCounters, kTime, kOneEnd } by = By::kNone;
   TimeNs lead = 0;                  // kTime: how much earlier end a reported
   bool by_watchdog = false;         // kTime: from the watchdogs' NCCL errors (the WARNs carry no time)
   std::optional<ErringPort> port;   // kCounters: its erring port
@@ -62,7 +71,8 @@ inline constexpr TimeNs kLinkLead = kNsPerSec;
 std::optional<LinkFault> FindLinkFault(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks);
 
 // Fills `f`: the end that failed first (rank -1 and both ends as candidates when none can be
-// chosen), class NETWORK, owner NETWORK, the link, evidence, reason, recovery `inspect_link`.
+// chosen), class NETWORK, owner NETWORK, the link, evidence, reason, recovery `inspect_link`
+// (what to test depends on the transport: the IB ports, or the TCP path between the nodes).
 void DiagnoseLinkFault(const Incident& inc, const JobFacts& facts, const LinkFault& l, Finding* f);
 
 // NCCL set-up failures: NCCL's WARN that communicator init failed on a rank — `Bootstrap : no

@@ -1,5 +1,7 @@
 #include "analyze/platform.h"
 
+#include <algorithm>
+#include <charconv>
 #include <optional>
 #include <string>
 
@@ -242,14 +244,35 @@ bool RestartBudgetSpent(std::string_view row) {
 
 }  // namespace
 
+// The number after `key` in `row` (`attempt 2`, `Restart Count:  2`), or 0.
+std::int32_t NumberAfter(std::string_view row, std::string_view key) {
+  const std::size_t at = row.find(key);
+  if (at == std::string_view::npos) return 0;
+  row.remove_prefix(at + key.size());
+  while (!row.empty() && row.front() == ' ') row.remove_prefix(1);
+  std::int32_t n = 0;
+  std::from_chars(row.data(), row.data() + row.size(), n);
+  return n;
+}
+
+std::string Times(std::int32_t n) { return n == 1 ? "once" : std::to_string(n) + " times"; }
+
 void NoteRestarts(const Incident& inc, Finding* f) {
-  std::int32_t restart = -1, unplaced = -1, end = -1;
-  std::int32_t crash_loops = 0;
+  std::int32_t restart = -1, last_restart = -1, unplaced = -1, end = -1, counted = -1;
+  std::int32_t crash_loops = 0, attempts = 0, in_place = 0;
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
     if (e.family != Family::kKubernetes) continue;
     const std::string_view row = NoteText(inc, e);
-    if (e.kind == Kind::kJobRestarting && restart < 0) restart = i;
+    if (e.kind == Kind::kJobRestarting) {  // JobSet: `restarting jobset, attempt K`
+      if (restart < 0) restart = i;
+      last_restart = i;
+      attempts = std::max(attempts, std::max<std::int32_t>(1, NumberAfter(row, "attempt ")));
+    }
+    if (e.kind == Kind::kRestartCount && NumberAfter(row, "Restart Count:") > in_place) {
+      in_place = NumberAfter(row, "Restart Count:");
+      counted = i;
+    }
     if (e.kind == Kind::kCrashLoop) ++crash_loops;
     if (e.kind == Kind::kJobFailed && RestartBudgetSpent(row)) end = i;
     // `kubectl get events`' row (it names the pod) over the describe table's copy.
@@ -257,12 +280,28 @@ void NoteRestarts(const Incident& inc, Finding* f) {
   }
   if (inc.later_attempt_files == 0 && restart < 0 && end < 0) return;
   std::string note = " The job's controller restarted the job";
-  if (restart >= 0) note += " (" + Where(inc, inc.events[restart]) + ")";
+  if (attempts > 0) {
+    note.append(" ").append(Times(attempts)).append(" (").append(Where(inc, inc.events[restart]));
+    if (last_restart != restart) note.append(", the last ").append(Where(inc, inc.events[last_restart]));
+    note.append(")");
+  } else if (in_place > 0) {
+    note += ", its containers in place, " + Times(in_place) + " (Restart Count " + std::to_string(in_place) + ", " +
+            Where(inc, inc.events[counted]) + ")";
+  }
+  const bool previous = std::any_of(inc.files.begin(), inc.files.end(), [](const LogFile& l) { return l.path.ends_with(".previous.log"); });
+  const bool first_gone = previous && in_place >= 2;
   if (inc.later_attempt_files > 0) {
-    note += "; the " + std::to_string(inc.later_attempt_files) +
-            " pod logs of the restarted attempt were set aside: patient zero is the first attempt's, the one whose failure started the restarts";
+    note += "; the " + std::to_string(inc.later_attempt_files) + " pod logs of the " +
+            (first_gone ? std::string("last attempt") : attempts > 1 ? "restarted attempts" : "restarted attempt") + " were set aside" +
+            (first_gone ? "" : ": patient zero is the first attempt's, the one whose failure started the restarts");
   }
   note += ".";
+  if (first_gone) {
+    note += " `kubectl logs --previous` keeps only the container before the current one: the earliest attempt these logs hold is "
+            "attempt " + std::to_string(in_place) + " of " + std::to_string(in_place + 1) +
+            ", so the first attempt's pod logs are gone and the rank named is the one that failed in that attempt (a failure that "
+            "recurs fails the same rank; only the first attempt's own lines, from a log collector, could confirm it).";
+  }
   if (unplaced >= 0) {
     const std::string_view row = NoteText(inc, inc.events[unplaced]);
     const std::size_t at = row.find("0/");

@@ -227,6 +227,38 @@ bool ClientStoreError(const Incident& inc, const Event& e) {
   return p != nullptr && inc.str(p->message).find("via c10d key-value store by key") != std::string_view::npos;
 }
 
+// Per node: one of its ranks printed a line of its own (a `[rank<G>]:` line, an srun task's or
+// an mpirun rank's recognised line), as opposed to the launcher's words about it.
+std::vector<std::uint8_t> NodesWhoseRanksSpoke(const Incident& inc, const JobFacts& facts) {
+  std::vector<std::uint8_t> spoke(facts.nodes.size(), 0);
+  const auto ranks = static_cast<std::int32_t>(facts.ranks.size());
+  for (std::int32_t r = 0; r < ranks; ++r) {
+    if (facts.ranks[r].has_log && facts.ranks[r].node >= 0) spoke[facts.ranks[r].node] = 1;
+  }
+  for (const Event& e : inc.events) {
+    if (e.rank < 0 || e.rank >= ranks || e.kind == Kind::kRankBinding || e.family == Family::kSlurm) continue;
+    const std::int32_t node = facts.ranks[e.rank].node >= 0 ? facts.ranks[e.rank].node : e.node;
+    if (node >= 0) spoke[node] = 1;
+  }
+  return spoke;
+}
+
+// A silent node whose kernel reported hung tasks (`INFO: task python3:<pid> blocked for more than
+// 120 seconds.`: its ranks blocked before they could join, a hung mount) is the one to name first.
+void PreferHungNode(const Incident& inc, StoreJoinGap* g) {
+  std::vector<std::int32_t> first(inc.nodes.size(), -1), count(inc.nodes.size(), 0);
+  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+    const Event& e = inc.events[i];
+    if (e.kind != Kind::kHungTask || e.node < 0) continue;
+    if (first[e.node] < 0 || Earlier(inc, static_cast<std::int32_t>(i), first[e.node])) first[e.node] = static_cast<std::int32_t>(i);
+    ++count[e.node];
+  }
+  std::stable_partition(g->silent.begin(), g->silent.end(), [&](std::int32_t n) { return first[n] >= 0; });
+  if (g->silent.empty() || first[g->silent.front()] < 0) return;
+  g->hung_task = first[g->silent.front()];
+  g->hung_tasks = count[g->silent.front()];
+}
+
 }  // namespace
 
 std::optional<StoreJoinGap> FindStoreJoinGap(const Incident& inc, const JobFacts& facts) {
@@ -246,12 +278,18 @@ std::optional<StoreJoinGap> FindStoreJoinGap(const Incident& inc, const JobFacts
     }
   }
   if (g.server_error < 0) return std::nullopt;
+  // A node is silent when none of its ranks printed a line of its own: the launcher may still
+  // have named it (srun's teardown of its tasks and slurmstepd's CANCELLED line, mpirun's
+  // --report-bindings, DeepSpeed's --world_info), which says it was part of the job, not that
+  // its ranks ran. Its own launcher's failure report or a lost-node word is no silence.
+  const std::vector<std::uint8_t> spoke = NodesWhoseRanksSpoke(inc, facts);
   for (std::size_t n = 0; n < facts.nodes.size(); ++n) {
     const NodeFacts& node = facts.nodes[n];
-    if (node.ranks.empty() && !node.agent_log && node.reports.empty() && node.lost < 0) {
+    if (!spoke[n] && !node.agent_log && node.reports.empty() && node.lost < 0) {
       g.silent.push_back(static_cast<std::int32_t>(n));
     }
   }
+  PreferHungNode(inc, &g);
   return g;
 }
 
@@ -280,18 +318,25 @@ void DiagnoseStoreJoinGap(const Incident& inc, const JobFacts& facts, const Stor
   f->node = node;
   f->failure_class = v1::FAILURE_CLASS_NCCL_SETUP;
   f->owner = v1::OWNER_HOST;
-  f->confidence = g.silent.size() == 1 ? 0.9 : 0.6;
+  f->confidence = g.silent.size() == 1 || g.hung_task >= 0 ? 0.9 : 0.6;
   for (std::int32_t n : g.silent) f->candidates.push_back({-1, n, 1.0 / static_cast<double>(g.silent.size())});
   f->cascade = SummarizeCascade(inc, facts, {}, node);
+  if (g.hung_task >= 0) f->evidence.insert(f->evidence.begin(), {g.hung_task, v1::EVIDENCE_ROLE_INITIATING});
   f->reason = "The job never started: rank 0's TCPStore (init_method env://) timed out waiting for its clients, " + counted +
               ". " + std::to_string(missing) + " ranks never joined and printed nothing; " + name +
-              (others.empty() ? " is the one node of the job with no line from its launcher or its ranks"
-                              : " and " + others + " are the nodes of the job with no line from their launcher or ranks") +
-              ". Rank 0's DistStoreError (the first and loudest error) and the joined ranks' store->get errors are consequences.";
+              (others.empty() ? " is the one node of the job whose ranks printed nothing (no line of theirs, no failure "
+                                "reported by its launcher)"
+                              : " and " + others + " are the nodes of the job whose ranks printed nothing") +
+              ". " +
+              (g.hung_task >= 0 ? "Its kernel reported " + std::to_string(g.hung_tasks) + " hung task" + (g.hung_tasks == 1 ? "" : "s") +
+                                      " (" + Where(inc, inc.events[g.hung_task]) +
+                                      ": blocked in D state, a hung mount or driver call): its ranks started but never reached the store. "
+                                : std::string()) +
+              "Rank 0's DistStoreError (the first and loudest error) and the joined ranks' store->get errors are consequences.";
   f->recovery.push_back({"drain_node", name,
-                         "Check that " + name + " launches: an ssh command to it from the launch host returns (home and software "
-                             "mounts, sshd), and its launcher's environment (MASTER_ADDR, MASTER_PORT, RANK); or leave it out of "
-                             "the hostfile, then restart."});
+                         "Check that " + name + " starts processes: a command on it returns (an ssh command from the launch host, "
+                             "its home and software mounts, sshd; under srun or mpirun, processes of its last step left hanging), "
+                             "and its ranks' environment (MASTER_ADDR, MASTER_PORT, RANK); or leave it out of the job, then restart."});
 }
 
 void DiagnoseStoreLoss(const Incident& inc, const JobFacts& facts, const StoreLoss& s, Finding* f) {

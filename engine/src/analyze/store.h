@@ -58,7 +58,9 @@ struct StoreJoinGap {
   std::int32_t server_error = -1;        // rank 0's DistStoreError (event index)
   std::int32_t first_client_error = -1;  // the earliest joined rank's store->get error
   std::int32_t joined = -1, world = -1;  // as the server counts them
-  std::vector<std::int32_t> silent;      // nodes with no rank and no line of their own (sorted)
+  std::vector<std::int32_t> silent;      // nodes none of whose ranks printed (those with a hung task first)
+  std::int32_t hung_task = -1;           // the first silent node's kernel hung-task report, if any
+  std::int32_t hung_tasks = 0;           // how many its kernel log holds
 };
 
 // nullopt unless a `... waiting for clients. M/N clients joined.` error with M < N is in the logs.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -39,6 +40,17 @@ std::string_view Hostname(std::string_view pod) {
   return random ? pod.substr(0, dash) : pod;
 }
 
+// The earliest stamped time of each file's own lines (none: no stamped line).
+std::vector<std::optional<TimeNs>> FirstStamps(const Incident& inc) {
+  std::vector<std::optional<TimeNs>> first(inc.files.size());
+  for (const Event& e : inc.events) {
+    if (e.clock == Clock::kNone || e.time_borrowed) continue;
+    auto& t = first[e.file];
+    if (!t || e.time < *t) t = e.time;
+  }
+  return first;
+}
+
 }  // namespace
 
 void SetAsideLaterAttempts(Incident* inc) {
@@ -47,20 +59,37 @@ void SetAsideLaterAttempts(Incident* inc) {
     if (f.path.ends_with(kPrevious)) previous.insert(f.path.substr(0, f.path.size() - kPrevious.size()) + ".log");
     if (Folder(f.path) == "describe") described.emplace(Stem(f.path));
   }
-  // JobSet: per hostname, the pod logs with and without a description.
-  std::map<std::string_view, std::pair<int, int>> by_host;  // hostname -> (described, gone)
-  for (const LogFile& f : inc->files) {
+  // JobSet: per hostname, the pod logs with and without a description. With more than one
+  // restart, a hostname has several gone pods: the first attempt's is the one whose lines
+  // start first, the others ran later attempts.
+  const std::vector<std::optional<TimeNs>> stamp = FirstStamps(*inc);
+  struct Host {
+    int now = 0, gone = 0;
+    std::int64_t first = -1;  // the gone pod log that starts first (file index), or -1
+  };
+  std::map<std::string_view, Host> by_host;
+  for (std::size_t i = 0; i < inc->files.size(); ++i) {
+    const LogFile& f = inc->files[i];
     if (Folder(f.path) != "pods" || f.path.ends_with(kPrevious)) continue;
-    auto& [now, gone] = by_host[Hostname(Stem(f.path))];
-    ++(described.contains(Stem(f.path)) ? now : gone);
+    Host& h = by_host[Hostname(Stem(f.path))];
+    if (described.contains(Stem(f.path))) {
+      ++h.now;
+      continue;
+    }
+    ++h.gone;
+    if (stamp[i] && (h.first < 0 || !stamp[h.first] || *stamp[i] < *stamp[h.first])) h.first = static_cast<std::int64_t>(i);
   }
   std::vector<std::uint8_t> later(inc->files.size(), 0);
   for (std::size_t i = 0; i < inc->files.size(); ++i) {
     LogFile& f = inc->files[i];
     bool is_later = previous.contains(f.path);
-    if (!is_later && Folder(f.path) == "pods" && !f.path.ends_with(kPrevious) && described.contains(Stem(f.path))) {
+    if (!is_later && Folder(f.path) == "pods" && !f.path.ends_with(kPrevious)) {
       const auto it = by_host.find(Hostname(Stem(f.path)));
-      is_later = it != by_host.end() && it->second.second > 0;
+      if (it != by_host.end() && described.contains(Stem(f.path))) {
+        is_later = it->second.gone > 0;
+      } else if (it != by_host.end() && it->second.gone > 1 && it->second.first >= 0) {
+        is_later = static_cast<std::int64_t>(i) != it->second.first;
+      }
     }
     if (!is_later) continue;
     f.later_attempt = true;

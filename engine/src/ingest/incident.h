@@ -13,6 +13,7 @@
 #include "parse/event.h"
 #include "parse/log_parser.h"
 #include "parse/strings.h"
+#include "parse/world_info.h"
 
 namespace denpex::engine {
 
@@ -31,6 +32,7 @@ struct LogFile {
   LineSpan last_line;            // its last non-empty line
   bool cut = false;              // it ends mid-line (no final newline): a truncated file
   bool later_attempt = false;    // a restarted attempt's pod log, set aside (ingest/attempts.h)
+  bool world_info = false;       // holds DeepSpeed's runner `--world_info` naming more than one rank
 };
 
 struct InputCounts {
@@ -57,6 +59,10 @@ struct Incident {
   std::optional<int> year;          // from the lines that carry one
   TimeNs first_dated = 0;           // earliest full-date stamp on any line (0: none)
   std::int32_t later_attempt_files = 0;  // restarted attempts' pod logs set aside (ingest/attempts.h)
+  // DeepSpeed's runner's `--world_info` (the first that decodes): the hosts in its order, each
+  // with its first global rank and its rank count; `world_node[i]` is host i's node index.
+  std::vector<WorldHost> world;
+  std::vector<std::int32_t> world_node;
 
   std::string_view str(StrId id) const { return strings.Get(id); }
 };

@@ -96,6 +96,22 @@ std::map<std::string, std::string, std::less<>> PodAliases(const std::vector<Sou
 
 }  // namespace
 
+namespace {
+
+// DeepSpeed's runner's `--world_info` (the first that decodes) names every host of the job, the
+// silent ones too, and each host's ranks; the files that hold it are consoles of many ranks.
+void DecodeWorld(Incident* inc) {
+  for (const Event& e : inc->events) {
+    if (e.kind != Kind::kWorldInfo) continue;
+    std::vector<WorldHost> hosts = DecodeWorldInfo(inc->str(std::get<Note>(e.detail).text));
+    if (hosts.empty()) continue;
+    if (hosts.back().first_rank + hosts.back().procs > 1) inc->files[e.file].world_info = true;
+    if (inc->world.empty()) inc->world = std::move(hosts);
+  }
+}
+
+}  // namespace
+
 // Nodes are the directories files sit in plus the hosts lines name (NCCL `host:pid:tid`, pdsh
 // prefixes, torchrun table `host :` fields): a combined srun log has no directories. An event
 // belongs to its file's node, else to the host it names. Pod names resolve to their node.
@@ -123,6 +139,8 @@ void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc) {
     seen[id] |= as;
     names.emplace_back(as == kAsHost ? real(inc->str(id)) : inc->str(id));
   };
+  DecodeWorld(inc);
+  for (const WorldHost& h : inc->world) names.emplace_back(real(h.host));
   for (const Event& e : inc->events) {
     add(e.host, kAsHost);
     if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) add(fe->host, kAsHost);
@@ -149,6 +167,7 @@ void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc) {
     if (host_node[e.host] == -2) host_node[e.host] = index(inc->str(e.host));
     e.node = host_node[e.host];
   }
+  for (const WorldHost& h : inc->world) inc->world_node.push_back(index(h.host));
 }
 
 void NoteRecovery(Incident* inc) {
@@ -184,6 +203,35 @@ std::map<std::int32_t, std::int32_t> NodeBases(const std::map<std::pair<std::int
   return base;
 }
 
+namespace {
+
+// What a node's launcher (DeepSpeed's launch.py), the runner, pdsh or ssh printed: never a rank's.
+bool LauncherWord(const Event& e) {
+  if (e.family == Family::kBareMetal) return true;
+  return e.family == Family::kDeepSpeed && (e.kind == Kind::kLauncherExit || e.kind == Kind::kKillingSubprocess ||
+                                            e.kind == Kind::kLauncherLayout || e.kind == Kind::kWorldInfo);
+}
+
+// Per node, in a console the runner's --world_info describes: the one rank whose `[rank<G>]:`
+// lines it holds (the world info's range for the node when known, else the events' nodes); -1
+// when none or several.
+std::vector<std::int32_t> OnlyRankPerNode(const Incident& inc) {
+  std::vector<std::int32_t> only(inc.nodes.size(), -1);
+  std::vector<std::uint8_t> several(inc.nodes.size(), 0);
+  for (const Event& e : inc.events) {
+    if (e.rank < 0 || e.node < 0 || !inc.files[e.file].world_info || several[e.node]) continue;
+    if (only[e.node] < 0) {
+      only[e.node] = e.rank;
+    } else if (only[e.node] != e.rank) {
+      only[e.node] = -1;
+      several[e.node] = 1;
+    }
+  }
+  return only;
+}
+
+}  // namespace
+
 // A line's rank when it has no rank of its own: the one rank its file's prefixes name (a torchrun
 // log dir's stderr.log), its srun task id when srun started the ranks itself (no torchrun tags),
 // or the rank that other lines give its (node, local rank) (the log dir's stdout.log), or failing
@@ -203,12 +251,17 @@ void ResolveRanks(Incident* inc) {
     }
   }
   const std::map<std::int32_t, std::int32_t> bases = NodeBases(by_local);
+  const std::vector<std::int32_t> only_rank = OnlyRankPerNode(*inc);
   for (Event& e : inc->events) {
     // DeepSpeed launch.py's node layout is the launcher's word, no rank's (one rank printing in
     // deepspeed.log must not take it, nor be placed by its host).
     if (e.rank >= 0 || e.kind == Kind::kLauncherLayout) continue;
     const LogFile& f = inc->files[e.file];
-    if (f.prefix_ranks.size() == 1 && !f.agent) {
+    if (f.world_info) {
+      // A console of many ranks (the runner's --world_info says so): a line without a rank of its
+      // own is its node's one printing rank's, unless the launcher, pdsh or ssh said it.
+      if (e.node >= 0 && !LauncherWord(e) && only_rank[e.node] >= 0) e.rank = only_rank[e.node];
+    } else if (f.prefix_ranks.size() == 1 && !f.agent) {
       e.rank = f.prefix_ranks.front();
     } else if (e.task >= 0 && f.task_labels && !f.local_tags) {
       e.rank = e.task;

@@ -151,6 +151,13 @@ bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) 
   if (!s.Lit("] ")) return false;
   out->host = host;
   if (s.Lit("NCCL INFO ")) {
+    if (s.Rest().starts_with("NET/Socket : Using ")) {  // the socket transport's interfaces (§4b)
+      out->family = Family::kNccl;
+      out->kind = Kind::kSocketInterface;
+      out->error = false;
+      out->detail = Note{strings->Intern(msg)};  // the whole line: its host is a name peers print
+      return true;
+    }
     CommInitFields f;
     if (!s.Rest().starts_with("comm 0x") || ParseCommInit(msg, &f) != Match::kYes) return false;
     out->family = Family::kNccl;
@@ -216,7 +223,7 @@ namespace {
 constexpr Trigger kErrorTriggers[] = {
     {"Error"}, {"Exception"}, {"Interrupt"}, {"SystemExit"},  // RecogniseException: the type's name
     {"what():"},                                               // RecogniseWhat
-    {"Init COMPLETE"}, {"NCCL WARN "},                         // RecogniseNccl
+    {"Init COMPLETE"}, {"NCCL WARN "}, {"NET/Socket : Using "},  // RecogniseNccl
     {"Fatal Python error: "},                                  // RecogniseFatalSignal
     {"Assertion `"},                                           // RecogniseDeviceAssert
 };

@@ -41,6 +41,7 @@ std::string_view KindName(Kind k) {
     case Kind::kSocketError: return "socket_error";
     case Kind::kNcclError: return "nccl_error";
     case Kind::kDuplicateGpu: return "duplicate_gpu";
+    case Kind::kSocketInterface: return "socket_interface";
     case Kind::kCudaError: return "cuda_error";
     case Kind::kDeviceAssert: return "device_assert";
     case Kind::kCudaOom: return "cuda_oom";
@@ -73,6 +74,8 @@ std::string_view KindName(Kind k) {
     case Kind::kLauncherExit: return "launcher_exit";
     case Kind::kKillingSubprocess: return "killing_subprocess";
     case Kind::kLauncherLayout: return "launcher_layout";
+    case Kind::kWorldInfo: return "world_info";
+    case Kind::kHungTask: return "hung_task";
     case Kind::kFsdpError: return "fsdp_error";
     case Kind::kPinMemory: return "pin_memory";
     case Kind::kZeroError: return "zero_error";
@@ -100,6 +103,7 @@ std::string_view KindName(Kind k) {
     case Kind::kJobFailed: return "job_failed";
     case Kind::kJobRestarting: return "job_restarting";
     case Kind::kFailedScheduling: return "failed_scheduling";
+    case Kind::kRestartCount: return "restart_count";
     case Kind::kAgentSignalled: return "agent_signalled";
     case Kind::kGlooConnectionClosed: return "connection_closed";
     case Kind::kGlooReadError: return "read_error";

@@ -29,6 +29,9 @@ enum class Kind : std::uint8_t {
   kWatchdogStuck, kDumpSignal,
   // nccl
   kCommInit, kNcclWarn, kIbCompletionError, kSocketError, kNcclError, kDuplicateGpu,
+  // nccl: `NCCL INFO NET/Socket : Using [0]ib0:10.64.0.26<0>`, the node's socket interfaces and
+  // their addresses (Note: the whole line, `host:pid:tid [dev] NCCL INFO ...`; not an error)
+  kSocketInterface,
   // cuda, cuda_oom
   kCudaError, kDeviceAssert, kCudaOom,
   // cuda: `Caught RuntimeError in pin memory thread for device N.` (pinned host memory)
@@ -51,11 +54,12 @@ enum class Kind : std::uint8_t {
   // deepspeed
   kLauncherExit, kKillingSubprocess,
   kLauncherLayout,  // launch.py `nnodes=N, num_local_procs=P, node_rank=K` (NodeLayout; not an error)
+  kWorldInfo,       // runner.py `cmd = ... --world_info=<b64>` (Note: the base64 value; not an error)
   // deepspeed, fsdp: the frameworks' own errors (errors.cc) and DeepSpeed's rank-0 notes
   kZeroError, kOffloadError, kPipelineError, kCheckpointLoad, kOverflow, kMemoryUsage,
   // fsdp, kubernetes, ray, gloo
   kFsdpError, kEvicted, kOomKilled, kCrashLoop, kContainerExit, kActorDied, kRayOom,
-  kRayletOomKills, kRayWorker, kActorField, kActorCause, kRayTaskError, kRayNodeDead, kPodNode, kNodeNotReady, kPodKilling, kJobFailed, kJobRestarting, kFailedScheduling, kAgentSignalled,
+  kRayletOomKills, kRayWorker, kActorField, kActorCause, kRayTaskError, kRayNodeDead, kPodNode, kNodeNotReady, kPodKilling, kJobFailed, kJobRestarting, kFailedScheduling, kRestartCount, kAgentSignalled,
   kGlooConnectionClosed, kGlooReadError, kGlooTimeout, kGlooConnectFailed,
   kGlooIoException,
   // trainer, python
@@ -64,6 +68,9 @@ enum class Kind : std::uint8_t {
   kStepTimers,
   // other: `denpex run`'s own lines about the process it wraps (docs/run_wrapper.md)
   kProcessExit, kProcessSignalled,
+  // other: the kernel's hung-task report, `INFO: task <comm>:<pid> blocked for more than <n>
+  // seconds.` (OomKill: pid, comm; not an error)
+  kHungTask,
 };
 
 std::string_view FamilyName(Family f);

@@ -175,9 +175,31 @@ bool RecogniseNvidiaSmi(std::string_view msg, StringTable* strings, Recognised* 
   return true;
 }
 
+// kernel/hung_task.c: `INFO: task python3:12345 blocked for more than 120 seconds.` (a task in D
+// state: a hung mount, a stuck driver call). Not an error of its own: what it explains is read by
+// the analysis (analyze/store.h).
+bool HungTask(std::string_view msg, StringTable* strings, Recognised* out) {
+  Scanner s(msg);
+  if (!s.Lit("INFO: task ")) return false;
+  const std::string_view rest = s.Rest();
+  const std::size_t blocked = rest.find(" blocked for more than ");
+  const std::size_t colon = rest.substr(0, blocked).rfind(':');
+  if (blocked == std::string_view::npos || colon == std::string_view::npos) return false;
+  OomKill k;
+  Scanner pid(rest.substr(colon + 1, blocked - colon - 1));
+  if (!pid.Digits(1, 12, &k.pid)) return false;
+  k.comm = strings->Intern(rest.substr(0, colon));
+  out->family = Family::kOther;
+  out->kind = Kind::kHungTask;
+  out->error = false;
+  out->detail = k;
+  return true;
+}
+
 bool RecogniseKernel(std::string_view msg, StringTable* strings, Recognised* out) {
   if (msg.size() < 8) return false;
   switch (msg[0]) {
+    case 'I': return HungTask(msg, strings, out);
     case 'N': return XidLine(msg, strings, out) || NvrmLine(msg, strings, out);
     case 'O': case 'M': case 'K': case 'o': return OomKiller(msg, strings, out);
     case 'm':
@@ -201,6 +223,7 @@ constexpr Trigger kKernelTriggers[] = {
     {"NVRM: "},        // Xid, "The NVIDIA GPU ... fallen off the bus", RmInitAdapter failed
     {"Killed process "}, {"Kill process "},  // the OOM killer's victim (also after "Out of memory: ")
     {"oom-kill"},      // `oom-kill:constraint=...`, `... invoked oom-killer: ...`
+    {" blocked for more than "},  // khungtaskd: `INFO: task <comm>:<pid> blocked for more than <n> seconds.`
     {"| 0000"},        // RecogniseNvidiaSmi: a GPU row's `| 00000000:5D:00.0 Off |` (8-digit domain)
     {"device handle for GPU"},  // RecogniseNvidiaSmi: `Unable to determine the device handle for GPU...`
 };

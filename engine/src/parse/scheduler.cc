@@ -7,6 +7,7 @@
 #include "parse/lines.h"
 #include "parse/scan.h"
 #include "parse/triggers.h"
+#include "parse/world_info.h"
 
 namespace denpex::engine {
 namespace {
@@ -336,6 +337,17 @@ bool RecogniseDeepSpeed(std::string_view msg, StringTable* strings, Recognised* 
                              static_cast<std::int32_t>(node_rank)};
     return true;
   }
+  // runner.py's `cmd = pdsh ... --world_info=<b64> ...`: the job's host -> slots map, kept whole
+  // (ingest decodes it: ingest/world_info.h).
+  if (msg.starts_with("cmd = ")) {
+    const std::string_view value = WorldInfoArgument(msg);
+    if (value.empty()) return false;
+    out->family = Family::kDeepSpeed;
+    out->kind = Kind::kWorldInfo;
+    out->error = false;
+    out->detail = Note{strings->Intern(value)};
+    return true;
+  }
   Scanner s(msg);
   if (s.Lit("Killing subprocess ") && s.Digits(1, 12, &v)) {
     out->family = Family::kDeepSpeed;
@@ -453,6 +465,9 @@ bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised*
     if (slash == 0 || slash == std::string_view::npos) return false;
     out->host = v.substr(0, slash);
     kind = Kind::kPodNode;
+    error = false;
+  } else if (t.starts_with("Restart Count:")) {  // describe pod: how often its container restarted in place
+    kind = Kind::kRestartCount;
     error = false;
   } else if (t.starts_with("command terminated with exit code ")) {
     kind = Kind::kContainerExit;
@@ -668,7 +683,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     // RecogniseWrapper
     {"[denpex-run] "},
     // RecogniseDeepSpeed
-    {" exits with return code = "}, {"Killing subprocess "}, {", num_local_procs="},
+    {" exits with return code = "}, {"Killing subprocess "}, {", num_local_procs="}, {"--world_info="},
     {"OVERFLOW! Rank "}, {"Grad overflow on iteration"}, {"loss scale overflow! "}, {"CPU Virtual Memory:"},
     {"death signal, shutting down workers"},
     // RecogniseKubernetes
@@ -676,6 +691,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"OOMKilling"}, {"NodeNotReady"}, {"Killing "}, {"TaintManagerEviction"}, {"SuccessfulDeletePod"},
     {"PyTorchJobFailed"}, {"FailedJobs"}, {"BackoffLimitExceeded"}, {"Node:"}, {"ReachedMaxRestarts"},
     {" Restarting "}, {"Back-off restarting failed container"}, {"FailedScheduling"}, {"Successfully assigned "},
+    {"Restart Count:"},
     // RecogniseRay
     {"killed due to memory pressure (OOM)"}, {"has been marked dead because the detector"}, {"- (node_id="}, {"- (ip="},
     {"\tpid: "}, {"\tip: "}, {"The actor is dead because"}, {"The actor died because its node has died"},
