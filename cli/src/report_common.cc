@@ -50,7 +50,7 @@ const std::vector<Column>& OutcomeColumns() {
       {"evidence recall", "required citations cited",
        [](const auto& g) { return Pct(g.evidence_recall()); }},
       {"evidence precision", "INITIATING citations that are required (committed answers)",
-       [](const auto& g) { return PctIf(g.evidence_precision(), g.committed()); }},
+       [](const auto& g) { return PctIf(g.evidence_precision(), g.precision_incidents()); }},
       {"compression", "secondary errors grouped under the right initiator / all",
        [](const auto& g) { return PctIf(g.cascade_compression(), g.cascade_incidents()); }},
       {"purity", "listed secondary ranks that truly are secondary",

@@ -47,7 +47,7 @@ struct Acc {
     recall.Add(s.evidence_recall(), w);
     coverage.Add(committed_now, w);
     if (committed_now) {
-      precision.Add(s.evidence_precision(), w);
+      if (s.has_evidence_precision()) precision.Add(s.evidence_precision(), w);
       precision_committed.Add(s.initiator_rank_correct(), w);
     }
     if (s.has_cascade_compression()) compression.Add(s.cascade_compression(), w);
@@ -85,6 +85,7 @@ struct Acc {
     g.set_failure_class_accuracy(cls.Value());
     g.set_evidence_recall(recall.Value());
     g.set_evidence_precision(precision.Value());
+    g.set_precision_incidents(precision.n);
     g.set_coverage(coverage.Value());
     g.set_precision_committed(precision_committed.Value());
     g.set_cascade_compression(compression.Value());

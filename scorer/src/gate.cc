@@ -27,7 +27,7 @@ constexpr Tracked kTracked[] = {
     {"failure_class_accuracy", false, nullptr},
     {"evidence_recall", false, nullptr},
     {"coverage", false, nullptr},
-    {"evidence_precision", false, &v1::AggregateScore::committed},
+    {"evidence_precision", false, &v1::AggregateScore::precision_incidents},
     {"precision_committed", false, &v1::AggregateScore::committed},
     {"cascade_compression", false, &v1::AggregateScore::cascade_incidents},
     {"cascade_purity", false, &v1::AggregateScore::purity_incidents},
@@ -37,6 +37,13 @@ constexpr Tracked kTracked[] = {
     {"recurrence_accuracy", false, &v1::AggregateScore::recurrence_incidents},
     {"link_accuracy", false, &v1::AggregateScore::link_incidents},
 };
+
+const Tracked* TrackedMetric(const std::string& metric) {
+  for (const auto& t : kTracked) {
+    if (metric == t.metric) return &t;
+  }
+  return nullptr;
+}
 
 bool GatedGroup(const std::string& group) {
   return group == "overall" || group.rfind("family:", 0) == 0 || group.rfind("scale:", 0) == 0;
@@ -96,6 +103,11 @@ std::vector<std::string> CheckGate(const v1::GateBaseline& baseline,
     if (g == nullptr) {
       failures.push_back(name + ": no such group in this report (did the suite change? "
                                 "refresh the baseline)");
+      continue;
+    }
+    // A metric that applies to no incident of the group now is undefined there, not dropped
+    // (evidence precision where neither truth nor answer has an initiating line).
+    if (const Tracked* t = TrackedMetric(m.metric()); t != nullptr && t->applies != nullptr && ((*g).*t->applies)() == 0) {
       continue;
     }
     const auto now = Read(*g, m.metric());

@@ -34,17 +34,24 @@ double EvidenceRecall(const v1::Truth& truth, const v1::Diagnosis& d) {
   return static_cast<double>(found) / truth.evidence_size();
 }
 
-// Of the lines the diagnosis cites as initiating, the share the truth requires.
-double EvidencePrecision(const v1::Truth& truth, const v1::Diagnosis& d) {
+// Of the lines the diagnosis cites as initiating, the share the truth requires (in any role).
+// Citing none is 0 when the truth has an initiating line (it was missed), and undefined when
+// the truth has none either (the fault printed nothing: a lost host, a silent hang): there is
+// nothing to be precise about, so the incident leaves the mean.
+std::optional<double> EvidencePrecision(const v1::Truth& truth, const v1::Diagnosis& d) {
   std::set<Citation> required;
-  for (const auto& e : truth.evidence()) required.insert({e.file(), e.line()});
+  bool truth_initiating = false;
+  for (const auto& e : truth.evidence()) {
+    required.insert({e.file(), e.line()});
+    truth_initiating = truth_initiating || e.role() == v1::EVIDENCE_ROLE_INITIATING;
+  }
   int initiating = 0, right = 0;
   for (const auto& e : d.evidence()) {
     if (e.role() != v1::EVIDENCE_ROLE_INITIATING) continue;
     ++initiating;
     right += required.count({e.file(), e.line()}) ? 1 : 0;
   }
-  if (initiating == 0) return required.empty() ? 1.0 : 0.0;
+  if (initiating == 0) return truth_initiating ? std::optional<double>(0.0) : std::nullopt;
   return static_cast<double>(right) / initiating;
 }
 
@@ -239,7 +246,11 @@ v1::IncidentScore ScoreIncident(const v1::Truth& truth, const v1::Diagnosis& d,
   s.set_diagnose_seconds(options.diagnose_seconds);
   ScoreInitiator(truth, d, &s);
   s.set_evidence_recall(EvidenceRecall(truth, d));
-  s.set_evidence_precision(s.inconclusive() ? 0.0 : EvidencePrecision(truth, d));
+  if (s.inconclusive()) {
+    s.set_evidence_precision(0.0);
+  } else if (const auto precision = EvidencePrecision(truth, d)) {
+    s.set_evidence_precision(*precision);
+  }
   ScoreCascade(truth, d, &s);
   ScoreCheckpoint(truth, d, &s);
   ScoreRecurrence(truth, d, &s);

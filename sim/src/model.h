@@ -32,6 +32,7 @@ class Model {
   const Workers& workers() const { return workers_; }
   const Launcher& launcher() const { return launcher_; }
   const SlurmLauncher& slurm() const { return slurm_; }
+  const PdshLauncher& pdsh() const { return pdsh_; }
 
  private:
   void Dispatch(const Event& e);

@@ -38,6 +38,9 @@ class PdshLauncher : public WorkerExitListener {
   void OnSshTimeout(int node, TimeNs t);  // ssh gives up on a dead node
 
   TimeNs end_time() const { return end_time_; }
+  // Its launch.py printed "[ERROR] ... exits with return code" (a failure report, like a
+  // torchrun agent's): a secondary error on every node but the fault's (truth.cc).
+  bool reported(int node) const { return phase_[node] == Phase::kExited; }
 
  private:
   enum class Phase : std::uint8_t { kRunning, kKilling, kExited, kLost };

@@ -14,7 +14,7 @@ SlurmLauncher::SlurmLauncher(const Job& job, const FaultPlan& fault, EventQueue&
       workers_(workers),
       rng_(job.seed, StreamId::kSlurm, 0),
       tasks_left_(job.world) {
-  reported_.assign(static_cast<std::size_t>(job.world), 0);
+  task_line_.assign(static_cast<std::size_t>(job.world), -1);
   report_pending_.assign(static_cast<std::size_t>(job.nodes), 0);
 }
 
@@ -41,7 +41,7 @@ void SlurmLauncher::OnReport(int node, TimeNs t) {
   const int first = node * job_.gpus_per_node;
   std::vector<int> pending;
   for (int rank = first; rank < first + job_.gpus_per_node; ++rank) {
-    if (!workers_.alive(rank) && !reported_[rank]) pending.push_back(rank);
+    if (!workers_.alive(rank) && task_line_[rank] < 0) pending.push_back(rank);
   }
   bool bad_exit = false;
   // The cgroup OOM killer's victim: slurmstepd notes the event, srun says "Out Of Memory".
@@ -65,7 +65,7 @@ void SlurmLauncher::OnReport(int node, TimeNs t) {
         continue;
       }
       line.ranks[line.count++] = rank;
-      reported_[rank] = 1;
+      task_line_[rank] = task_lines_;
     }
     bad_exit = bad_exit || line.exit_code != 0;
     ++task_lines_;

@@ -41,6 +41,8 @@ class SlurmLauncher : public WorkerExitListener {
 
   // "srun: error: <host>: task(s) ...: <status>" lines printed.
   int task_lines() const { return task_lines_; }
+  // The task line that reported `rank`'s exit (0-based, in print order); -1: none.
+  int task_line(int rank) const { return task_line_[static_cast<std::size_t>(rank)]; }
   TimeNs end_time() const { return end_time_; }
 
   // kSlurmNodeDown's phase, above the node id: not responding (no bit), DOWN, responding
@@ -62,7 +64,7 @@ class SlurmLauncher : public WorkerExitListener {
   RecordSink& sink_;
   Workers& workers_;
   Rng rng_;
-  std::vector<std::uint8_t> reported_;        // per rank: its exit was reported
+  std::vector<int> task_line_;                // per rank: the task line that reported its exit, -1
   std::vector<std::uint8_t> report_pending_;  // per node
   int tasks_left_;
   int task_lines_ = 0;

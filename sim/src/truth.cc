@@ -3,6 +3,7 @@
 #include "truth.h"
 
 #include <algorithm>
+#include <set>
 
 #include "denpex/common/time.h"
 
@@ -326,12 +327,15 @@ void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
   }
 }
 
-// The ranks hit by the fault itself: the rank, or every rank of the lost node.
+// The ranks hit by the fault itself: the rank, or every rank of the lost node, or the node's
+// ranks whose NCCL set-up failed (all of them for a bootstrap failure, the two given one GPU
+// for a duplicate GPU: the node's other ranks wait and time out like everyone else's).
 bool IsInitiating(const TruthInputs& in, int rank) {
   switch (in.fault.traits->scope) {
     case FaultScope::kRank:  // a failed link has two ends
       return rank == in.fault.rank || (IsLinkFault(in.fault.kind()) && rank == in.fault.peer);
     case FaultScope::kNode:  // a node the controller only declared failed kept its ranks running
+      if (in.fault.action() == FaultAction::kNcclSetup) return in.model.workers().SetupFails(rank);
       return in.fault.action() != FaultAction::kSlurmdSilent && in.job.NodeOf(rank) == in.fault.node;
     case FaultScope::kJob:  // every rank raised on its own: no rank failed because of another
       return in.fault.action() == FaultAction::kJobException;
@@ -339,12 +343,25 @@ bool IsInitiating(const TruthInputs& in, int rank) {
   return false;
 }
 
+// srun's task lines that name an initiating rank: the initiator's own reports, not secondary
+// errors (a node-scope fault can fail two ranks of its node: duplicate GPU).
+std::int64_t InitiatorTaskLines(const TruthInputs& in) {
+  std::set<int> lines;
+  for (int rank = 0; rank < in.job.world; ++rank) {
+    const int line = in.model.slurm().task_line(rank);
+    if (line >= 0 && IsInitiating(in, rank)) lines.insert(line);
+  }
+  return static_cast<std::int64_t>(lines.size());
+}
+
 // Every other rank that died is a consequence. Secondary errors: each watchdog timeout line
 // (but the initiator's own, when it is the evidence), each launcher report that is not
 // the initiator's: torchrun agent failure reports on other nodes (a failure table, or the
-// agent's own RendezvousConnectionError / RendezvousTimeoutError traceback), srun task-exit
-// lines that do not name the initiator; and each worker's store connection reset (a lost
-// c10d store, torch >= 2.4).
+// agent's own RendezvousConnectionError / RendezvousTimeoutError traceback), DeepSpeed
+// launch.py's `exits with return code` ERROR line on other nodes (pdsh), srun task-exit lines
+// that name no initiating rank; and each worker's store connection reset (a lost c10d store,
+// torch >= 2.4; not the heartbeat monitor's dump-signal lines, which precede the rank's own
+// timeout).
 void FillCascade(const TruthInputs& in, v1::Truth* truth) {
   v1::Cascade* cascade = truth->mutable_cascade();
   const Workers& workers = in.model.workers();
@@ -355,8 +372,11 @@ void FillCascade(const TruthInputs& in, v1::Truth* truth) {
   std::int64_t errors = static_cast<std::int64_t>(workers.watchdog_timeouts());
   if (in.fault.rank >= 0 && in.writer.Find(Cite::kWatchdog, in.fault.rank) != nullptr) --errors;
   if (in.job.launcher == v1::LAUNCHER_SRUN) {
-    errors += in.model.slurm().task_lines();
-    if (in.fault.rank >= 0 && in.writer.Find(Cite::kSrunTask, in.fault.rank) != nullptr) --errors;
+    errors += in.model.slurm().task_lines() - InitiatorTaskLines(in);
+  } else if (in.job.launcher == v1::LAUNCHER_PDSH) {
+    for (int node = 0; node < in.job.nodes; ++node) {
+      if (node != in.fault.node && in.model.pdsh().reported(node)) ++errors;
+    }
   } else {
     for (int node = 0; node < in.job.nodes; ++node) {
       if (node != in.fault.node && in.model.launcher().reported(node)) ++errors;

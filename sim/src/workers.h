@@ -82,6 +82,8 @@ class Workers {
   // The rank the kernel OOM killer took (host OOM), or -1.
   int oom_killed() const { return oom_killed_; }
   std::uint64_t watchdog_timeouts() const { return watchdog_timeouts_; }
+  // NCCL set-up failure (workers_network.cc): does it hit this rank (its init fails)?
+  bool SetupFails(int rank) const;
   // The last step end of any rank (the end of a run no process left: fail-slow collection).
   TimeNs last_step_end() const { return last_step_end_; }
   // The trainer's line for `iteration` (workers_output.cc); the last one printed and its pace.
@@ -155,8 +157,6 @@ class Workers {
   void AbortOnNcclError(int rank, TimeNs t);
   // The c10d store's host lost (workers_network.cc): the node vanishes, the others' monitors see it.
   void LoseStoreHost(int node, TimeNs t);
-  // NCCL set-up failure (workers_network.cc): does it hit this rank, and its failing init.
-  bool SetupFails(int rank) const;
   void FailSetup(int rank, TimeNs t);
   std::uint32_t RendezvousOf(int rank, Op op) const;
   static PgKind GroupKindOf(Op op);

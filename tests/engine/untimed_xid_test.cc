@@ -9,8 +9,12 @@
 #include <fstream>
 #include <string>
 
+#include "analyze/clocks.h"
+#include "analyze/describe.h"
+#include "analyze/facts.h"
 #include "denpex/engine/engine.h"
 #include "fixture.h"
+#include "ingest/incident.h"
 
 namespace denpex::engine {
 namespace {
@@ -182,6 +186,32 @@ TEST(UntimedXid, WithoutTopologyAnUntimedFailureIsNotLinkedToTheNodesXid) {
   const v1::Diagnosis d = DiagnoseOk(tmp.path());
   EXPECT_EQ(d.initiator().rank(), 1);
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_CUDA_ERROR);
+}
+
+// The wave's start is the earliest timeout that carries a time: torch 2.1's untimed c10 lines
+// (time 0) say nothing about when, so with only those there is none, and one stamped timeout
+// beside them is the start (not 0, which would put every exit after the wave).
+TEST(UntimedWave, WaveStartIsTheEarliestTimedTimeoutOrNone) {
+  TempDir dir;
+  WriteUntimedJob(dir.path(), {});
+  auto untimed = LoadIncident(dir.path(), 1);
+  ASSERT_TRUE(untimed.ok()) << untimed.status().message();
+  JobFacts facts = CollectFacts(*untimed);
+  ASSERT_TRUE(facts.HasWave());
+  EXPECT_FALSE(facts.wave_start.has_value());
+  ApplyOffsets(*untimed, AlignClocks(*untimed, facts), &facts);
+  EXPECT_FALSE(facts.wave_start.has_value());
+
+  Write(dir.path() / "gpu-0002" / "rank_4.log",
+        "[rank4]:[E302 09:10:05.123456789 ProcessGroupNCCL.cpp:632] [Rank 4] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=25, OpType=ALLREDUCE, NumelIn=16777216, NumelOut=16777216, Timeout(ms)=600000) ran for 600010 "
+        "milliseconds before timing out.\n");
+  auto mixed = LoadIncident(dir.path(), 1);
+  ASSERT_TRUE(mixed.ok()) << mixed.status().message();
+  facts = CollectFacts(*mixed);
+  ApplyOffsets(*mixed, AlignClocks(*mixed, facts), &facts);
+  ASSERT_TRUE(facts.wave_start.has_value());
+  EXPECT_EQ(ClockTime(*facts.wave_start), "09:10:05.123");
 }
 
 }  // namespace

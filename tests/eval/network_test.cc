@@ -164,6 +164,42 @@ TEST_F(Network, SrunTaskLinesAreGroupedAsTheTruthCountsThem) {
   EXPECT_TRUE(srun) << "srun's task lines form a group";
 }
 
+// Cascade counts agree with the truth where the two sides once disagreed (docs/evaluation.md
+// "Cascade"): torch 2.1's watchdog lines under pdsh carry no rank, yet each is a secondary error
+// (the engine once dropped them), as is each other node's launch.py `exits with return code`
+// line (the truth once dropped those); torch 2.6's flight-recorder dump-signal lines are no
+// error of their own (the truth once counted them as store resets); a duplicate GPU's two ranks
+// are the initiator, their node's other ranks victims (the truth once excluded the whole node).
+TEST_F(Network, CascadeCountsAgreeOnUnrankedTimeoutsDumpSignalsAndDuplicateGpus) {
+  struct Case {
+    std::string name;
+    std::vector<std::string> sets;
+  };
+  const std::vector<Case> cases = {
+      {"pdsh_loss_torch21", {"launcher=LAUNCHER_PDSH", "format.torch=2.1", "faults[0].kind=FAULT_KIND_NODE_LOSS", "faults[0].node=5",
+                             "pdsh.server_alive_interval_s=15", "pdsh.server_alive_count_max=4"}},
+      {"hang_dump_torch26", {"format.torch=2.6", "timeouts.dump_on_timeout=true", "faults[0].kind=FAULT_KIND_HANG"}},
+      {"duplicate_gpu_srun", {"launcher=LAUNCHER_SRUN", "format.torch=2.1", "faults[0].kind=FAULT_KIND_DUPLICATE_GPU", "faults[0].node=6"}},
+  };
+  for (const Case& c : cases) {
+    const fs::path incident = Simulate(c.name, c.sets, 5);
+    auto d = engine::Diagnose(incident, {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_GT(truth_.cascade().secondary_errors(), 100) << c.name;
+    EXPECT_EQ(d->cascade().grouped_errors(), truth_.cascade().secondary_errors()) << c.name << ": " << d->reason();
+    if (c.name != "pdsh_loss_torch21") {  // there no timeout names its rank
+      EXPECT_EQ(d->cascade().secondary_ranks_size(), truth_.cascade().secondary_ranks_size()) << c.name;
+    }
+  }
+  // pdsh at torch 2.1: the timeouts form groups of their own though no rank is known.
+  const fs::path pdsh = dir_ / "pdsh_loss_torch21" / "incident";
+  auto d = engine::Diagnose(pdsh, {.threads = 2});
+  ASSERT_TRUE(d.ok());
+  const v1::ErrorGroup* timeouts = Group(*d, "Watchdog caught collective operation timeout");
+  ASSERT_NE(timeouts, nullptr);
+  EXPECT_EQ(timeouts->ranks(), 0);
+}
+
 // A slow NIC (FAULT_KIND_SLOW_NIC): every rank's timers grow alike, so only the port's counters
 // (ib_counters.log) name it; in the control run (slowdown 1) the same counter files name nothing.
 TEST_F(Network, SlowNicIsNamedFromItsPortCountersAndItsControlRunFromNothing) {

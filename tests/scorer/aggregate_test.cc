@@ -111,6 +111,22 @@ TEST(ScorerAggregate, MetricsThatApplyToSomeIncidentsAverageOverThoseOnly) {
   EXPECT_EQ(agg[0].checkpoint_rewind_compared(), 0);  // no baseline: nothing compared
 }
 
+// Evidence precision averages over the committed incidents where it is defined: an answer with
+// no initiating line for a truth with none (a lost host) is left out, not counted as 0 or 1.
+TEST(ScorerAggregate, PrecisionLeavesOutIncidentsWhereItIsUndefined) {
+  v1::Diagnosis cites = Diagnosed(1091, "gpu-0137");
+  testing::Cite(&cites, "gpu-0137/torchrun.log", 12, v1::EVIDENCE_ROLE_INITIATING);
+  v1::Diagnosis wrong = Diagnosed(1091, "gpu-0137");
+  testing::Cite(&wrong, "gpu-0001/rank_0.log", 3, v1::EVIDENCE_ROLE_INITIATING);
+  v1::Truth silent = SigkillTruth();
+  silent.clear_evidence();
+  const auto agg = Aggregate({ScoreIncident(SigkillTruth(), cites), ScoreIncident(SigkillTruth(), wrong),
+                              ScoreIncident(silent, Diagnosed(1091, "gpu-0137"))});
+  EXPECT_EQ(agg[0].committed(), 3);
+  EXPECT_EQ(agg[0].precision_incidents(), 2);
+  EXPECT_DOUBLE_EQ(agg[0].evidence_precision(), 0.5);
+}
+
 TEST(ScorerAggregate, CheckpointCountsUnsafeResumesAndRewindAvoided) {
   const v1::Truth t = WithCheckpoints(SigkillTruth());
   v1::Diagnosis engine = Diagnosed(1091, "gpu-0137");
@@ -217,10 +233,30 @@ TEST(ScorerGate, LowerIsBetterMetricsFailWhenTheyRise) {
   auto* g = r.add_aggregates();
   g->set_strategy("engine");
   g->set_group("overall");
+  g->set_checkpoint_incidents(5);  // the metric applies
   g->set_checkpoint_unsafe_rate(0.2);
   EXPECT_EQ(CheckGate(b, r).size(), 1u);
   g->set_checkpoint_unsafe_rate(0.0);
   EXPECT_TRUE(CheckGate(b, r).empty());
+}
+
+// A metric that applies to no incident of a group now (evidence precision where it is undefined
+// everywhere) is not a drop; once it applies again it is compared.
+TEST(ScorerGate, MetricThatNoLongerAppliesIsNotADrop) {
+  v1::GateBaseline b;
+  auto* m = b.add_metrics();
+  m->set_strategy("engine");
+  m->set_group("family:node_loss");
+  m->set_metric("evidence_precision");
+  m->set_value(0.9);
+  v1::EvalReport r;
+  auto* g = r.add_aggregates();
+  g->set_strategy("engine");
+  g->set_group("family:node_loss");
+  g->set_committed(3);
+  EXPECT_TRUE(CheckGate(b, r).empty());
+  g->set_precision_incidents(1);
+  EXPECT_EQ(CheckGate(b, r).size(), 1u);
 }
 
 TEST(ScorerGate, MissingGroupOrUnknownMetricFails) {

@@ -161,12 +161,39 @@ TEST(ScorerEvidence, PartialAndWrongCitationsLowerRecallAndPrecision) {
   EXPECT_DOUBLE_EQ(s.evidence_precision(), 0.5);
 }
 
-TEST(ScorerEvidence, NothingRequiredAndNothingCitedIsPerfect) {
+TEST(ScorerEvidence, NothingRequiredAndNothingCitedHasPerfectRecallAndNoPrecision) {
   v1::Truth t = SigkillTruth();
   t.clear_evidence();  // a silent hang: no line shows the fault
   const auto s = ScoreIncident(t, Diagnosed(1091, "gpu-0137"));
   EXPECT_DOUBLE_EQ(s.evidence_recall(), 1.0);
-  EXPECT_DOUBLE_EQ(s.evidence_precision(), 1.0);
+  EXPECT_FALSE(s.has_evidence_precision());  // nothing initiating on either side: undefined
+}
+
+// A lost host prints nothing: the truth requires a corroborating line (the node's last) but no
+// initiating one. An answer that cites no initiating line either leaves precision undefined;
+// one that cites initiating lines is judged on them; a truth with an initiating line the
+// answer does not cite as such scores 0.
+TEST(ScorerEvidence, PrecisionIsUndefinedOnlyWhenNeitherSideHasAnInitiatingLine) {
+  v1::Truth t = SigkillTruth();
+  t.clear_evidence();
+  auto* last = t.add_evidence();
+  last->set_file("gpu-0137/torchrun.log");
+  last->set_line(40);
+  last->set_role(v1::EVIDENCE_ROLE_CORROBORATING);
+  v1::Diagnosis d = Diagnosed(1091, "gpu-0137");
+  Cite(&d, "gpu-0137/torchrun.log", 40, v1::EVIDENCE_ROLE_CORROBORATING);
+  auto s = ScoreIncident(t, d);
+  EXPECT_DOUBLE_EQ(s.evidence_recall(), 1.0);
+  EXPECT_FALSE(s.has_evidence_precision());
+  Cite(&d, "gpu-0001/rank_0.log", 3, v1::EVIDENCE_ROLE_INITIATING);  // a claim the truth does not back
+  s = ScoreIncident(t, d);
+  ASSERT_TRUE(s.has_evidence_precision());
+  EXPECT_DOUBLE_EQ(s.evidence_precision(), 0.0);
+  v1::Diagnosis silent = Diagnosed(1091, "gpu-0137");
+  Cite(&silent, "gpu-0137/torchrun.log", 12, v1::EVIDENCE_ROLE_CORROBORATING);
+  s = ScoreIncident(SigkillTruth(), silent);  // the truth's initiating lines, not cited as such
+  ASSERT_TRUE(s.has_evidence_precision());
+  EXPECT_DOUBLE_EQ(s.evidence_precision(), 0.0);
 }
 
 TEST(ScorerCascade, CompressionIsGroupedOverSecondaryCappedAtOne) {

@@ -95,6 +95,13 @@ CascadeSummary SummarizeCascade(const Incident& inc, const JobFacts& facts,
     Add(&groups, e.signature, "nccl_watchdog", e.rank, e);
     ++out.secondary_errors;
   }
+  // Timeouts no rank could be given to are secondary errors all the same; none can be told to
+  // be an excluded rank's (an initiator's own timeout printed without a rank is counted too).
+  for (std::int32_t i : facts.unranked_timeouts) {
+    const Event& e = inc.events[i];
+    Add(&groups, e.signature, "nccl_watchdog", -1, e);
+    ++out.secondary_errors;
+  }
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
     if (n == initiator_node) continue;
     for (std::int32_t i : facts.nodes[n].reports) {

@@ -46,9 +46,7 @@ void ApplyOffsets(const Incident& inc, const ClockOffsets& offsets, JobFacts* fa
   for (RankFacts& r : facts->ranks) {
     if (r.exit_event >= 0) r.exit_time = offsets.Aligned(inc.events[r.exit_event]);
   }
-  if (!facts->HasWave()) return;
-  facts->wave_start = offsets.Aligned(inc.events[facts->timeouts.front()]);
-  for (std::int32_t i : facts->timeouts) facts->wave_start = std::min(facts->wave_start, offsets.Aligned(inc.events[i]));
+  facts->wave_start = EarliestTimed(inc, facts->timeouts, [&](const Event& e) { return offsets.Aligned(e); });
 }
 
 }  // namespace denpex::engine

@@ -680,7 +680,7 @@ JobFacts CollectFacts(const Incident& inc) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     CollectEvent(inc, i, &jf);
     const Event& e = inc.events[i];
-    jf.unranked_timeouts += e.rank < 0 && std::holds_alternative<WatchdogTimeout>(e.detail) ? 1 : 0;
+    if (e.rank < 0 && std::holds_alternative<WatchdogTimeout>(e.detail)) jf.unranked_timeouts.push_back(i);
   }
   ApplyWorldInfo(inc, &jf);
   AssignNodeRanks(&jf);
@@ -697,7 +697,7 @@ JobFacts CollectFacts(const Incident& inc) {
     RankFacts& r = jf.ranks[inc.events[i].rank];
     if (r.first_timeout < 0) r.first_timeout = i;
   }
-  if (jf.HasWave()) jf.wave_start = inc.events[jf.timeouts.front()].time;
+  jf.wave_start = EarliestTimed(inc, jf.timeouts, [](const Event& e) { return e.time; });
   for (const RankFacts& r : jf.ranks) {
     jf.ranks_seen += r.has_log ? 1 : 0;
     jf.peer_reporters += r.peer_error >= 0 && r.timeouts == 0 ? 1 : 0;

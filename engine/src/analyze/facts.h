@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "denpex/v1/vocabulary.pb.h"
@@ -77,10 +78,14 @@ struct JobFacts {
   std::int32_t ranks_seen = 0;   // ranks with a log of their own
   std::vector<std::int32_t> timeouts;  // watchdog timeout events by (printed time, rank)
   // Watchdog timeouts no global rank could be given to (a torch <= 2.1 pod's lines carry only
-  // the local rank, and nothing on its node names its first rank): a rank placed on no node may
-  // have printed one of them, so it is not known to be silent.
-  std::int32_t unranked_timeouts = 0;
-  TimeNs wave_start = 0;  // printed time of the earliest timeout (when there is one)
+  // the local rank, and nothing on its node names its first rank; torch <= 2.1 under pdsh):
+  // a rank placed on no node may have printed one of them, so it is not known to be silent.
+  // Event indices, in event order; they are secondary errors all the same (cascade.cc).
+  std::vector<std::int32_t> unranked_timeouts;
+  // Printed (after ApplyOffsets: aligned) time of the earliest watchdog timeout that carries a
+  // time; nullopt when none does (torch <= 2.1's c10 lines under srun or pdsh): an untimed wave
+  // says nothing about when it began, so nothing can be ordered against it.
+  std::optional<TimeNs> wave_start;
   // The scheduler's word that it ended the job (slurmctld, or slurmstepd with a reason).
   std::int32_t scheduler_end = -1;
   v1::FailureClass scheduler_class = v1::FAILURE_CLASS_UNSPECIFIED;
@@ -107,6 +112,20 @@ struct JobFacts {
 };
 
 JobFacts CollectFacts(const Incident& inc);
+
+// The earliest time_of(event) over the watchdog timeouts whose line carries a time (its own or
+// one borrowed from the line before it); nullopt when none does. Untimed lines hold time 0.
+template <class TimeOf>
+std::optional<TimeNs> EarliestTimed(const Incident& inc, const std::vector<std::int32_t>& timeouts, TimeOf time_of) {
+  std::optional<TimeNs> first;
+  for (std::int32_t i : timeouts) {
+    const Event& e = inc.events[i];
+    if (e.clock == Clock::kNone) continue;
+    const TimeNs t = time_of(e);
+    if (!first || t < *first) first = t;
+  }
+  return first;
+}
 
 // The class and owner a host-level event stands for when it names a rank's process (by pid, or
 // by its task): the kernel OOM killer and Slurm's OOM notice -> host OOM, owner host. Add rows

@@ -72,18 +72,6 @@ struct Window {
 
 Window Around(TimeNs when) { return {when - kXidBefore, when + kXidAfter, false}; }
 
-// When the first NCCL watchdog timeout was printed, from the timeouts that carry a time (torch
-// <= 2.1's c10 lines under srun carry none: an untimed wave says nothing about when).
-std::optional<TimeNs> TimedWaveStart(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks) {
-  std::optional<TimeNs> first;
-  for (std::int32_t i : facts.timeouts) {
-    const Event& e = inc.events[i];
-    if (e.clock == Clock::kNone) continue;
-    if (!first || clocks.Aligned(e) < *first) first = clocks.Aligned(e);
-  }
-  return first;
-}
-
 // The job's span when the failure has no time of its own (srun with torch <= 2.1: untimed c10
 // lines and tracebacks, srun's untimed task exit): from slurmctld's `Allocate` to its
 // `_job_complete` (or the scheduler's cancellation), else from the earliest to the latest
@@ -415,7 +403,7 @@ std::int32_t RankOfGpu(const Incident& inc, const JobFacts& facts, std::int32_t 
 std::optional<KernelCause> FindKernelCause(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks,
                                            std::int32_t rank, std::optional<TimeNs> when) {
   if (rank < 0 || rank >= static_cast<std::int32_t>(facts.ranks.size()) || facts.ranks[rank].node < 0) return std::nullopt;
-  if (!when) when = TimedWaveStart(inc, facts, clocks);
+  if (!when) when = facts.wave_start;  // aligned; nullopt when the wave carries no time
   const std::optional<Window> window = when ? std::optional<Window>(Around(*when)) : JobWindow(inc, clocks);
   const NodeGpuHealth health = ReadNodeGpuHealth(inc, facts.ranks[rank].node);
   if (window) return XidCause(inc, facts, clocks, rank, *window, health);

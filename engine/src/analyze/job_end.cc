@@ -91,7 +91,8 @@ bool SchedulerFailedNode(const Incident& inc, const JobFacts& facts, Finding* f)
   // A lost host stops the job's progress at once (its peers block on it); a silent slurmd does not.
   if (last.time <= silent.time) return false;
   const TimeNs ended = n.down >= 0 && inc.events[n.down].clock != Clock::kNone ? inc.events[n.down].time : silent.time;
-  if (facts.HasWave() && facts.wave_start < ended - kSkewWindow) return false;
+  // A wave before the loss (or one with no time to order it by) says something else failed first.
+  if (facts.HasWave() && (!facts.wave_start || *facts.wave_start < ended - kSkewWindow)) return false;
   const std::string name = NodeName(inc, node);
   f->verdict = v1::VERDICT_DIAGNOSED;
   f->rank = -1;
@@ -154,7 +155,7 @@ bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
                                                       : !signal;
     if (first) return false;
   }
-  if (facts.HasWave() && (!timed || facts.wave_start < end.time - kSkewWindow)) return false;
+  if (facts.HasWave() && (!timed || !facts.wave_start || *facts.wave_start < end.time - kSkewWindow)) return false;
   f->verdict = v1::VERDICT_DIAGNOSED;
   f->failure_class = facts.scheduler_class;
   f->owner = v1::OWNER_SCHEDULER;

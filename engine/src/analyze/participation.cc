@@ -245,10 +245,10 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
     if (r.host_cause >= 0) s += " (the host says why: " + Where(a.inc, a.inc.events[r.host_cause]) + ")";
     s += r.python_error >= 0 ? " after raising " + std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type))
                              : " without printing an error";
-    if (a.facts.HasWave() && r.exit_time < a.facts.wave_start - kSkewWindow) {
-      s += ", " + std::to_string((a.facts.wave_start - r.exit_time) / kNsPerSec) +
+    if (a.facts.wave_start && r.exit_time < *a.facts.wave_start - kSkewWindow) {
+      s += ", " + std::to_string((*a.facts.wave_start - r.exit_time) / kNsPerSec) +
            " s before the first NCCL watchdog timeout";
-    } else if (a.facts.HasWave()) {
+    } else if (a.facts.wave_start && r.exit_time <= *a.facts.wave_start + kSkewWindow) {
       s += ", within the clock-skew window of the first NCCL watchdog timeout";
     }
     s += "; " + std::to_string(f.cascade.secondary_ranks.size()) + " ranks then timed out or were torn down";
@@ -510,7 +510,7 @@ std::int32_t OnlySoleBlocker(const Analysis& a, const std::vector<std::int32_t>&
 // carry only the local rank, and no line of that node names its first rank): the groups they
 // belong to are incomplete. A sentence for an INCONCLUSIVE reason; empty when there are none.
 std::string UnrankedNote(const Analysis& a) {
-  const std::int32_t n = a.facts.unranked_timeouts;
+  const auto n = a.facts.unranked_timeouts.size();
   if (n == 0) return {};
   return " " + std::to_string(n) +
          " watchdog timeouts could not be tied to a global rank (their lines carry a local rank at most, and nothing on "
@@ -521,7 +521,7 @@ std::string UnrankedNote(const Analysis& a) {
 // some watchdog timeouts could not be tied to a global rank (UnrankedNote), one of them may be
 // its own. Such ranks are no candidates then (the ranks the engine could place still are).
 void DropUnplacedWhenTimeoutsAreUnranked(const JobFacts& facts, std::vector<RankScore>* scores) {
-  if (facts.unranked_timeouts == 0) return;
+  if (facts.unranked_timeouts.empty()) return;
   std::erase_if(*scores, [&](const RankScore& s) { return facts.ranks[s.rank].node < 0; });
 }
 
