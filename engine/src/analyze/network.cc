@@ -413,6 +413,12 @@ std::string LinkOrder(const Incident& inc, const LinkFault& l, const std::string
   return {};
 }
 
+// The link as the recovery names it: `<node> [hca] <-> <node> [hca]`.
+std::string LinkTarget(const Incident& inc, const LinkFinding& link) {
+  const auto end = [&](const LinkEnd& e) { return NodeName(inc, e.node) + (e.hca.empty() ? "" : " " + e.hca); };
+  return end(link.a) + " <-> " + end(link.b);
+}
+
 // The reason and the recovery of a bad link over IB.
 void IbLinkStory(const Incident& inc, const LinkFault& l, const std::string& end_a, const std::string& end_b, Finding* f) {
   const LinkEnd& a = l.link.a;
@@ -422,8 +428,7 @@ void IbLinkStory(const Incident& inc, const LinkFault& l, const std::string& end
               "matrix (a failed NIC would fill its row and column): the link between " + NodeName(inc, a.node) + " and " +
               NodeName(inc, b.node) + " (one HCA pair, its cable or switch port) stopped carrying traffic; the flushed work "
               "(status 5) and the other ranks' NCCL errors and timeouts are consequences." + LinkOrder(inc, l, end_a, end_b);
-  const std::string target = NodeName(inc, a.node) + (a.hca.empty() ? "" : " " + a.hca) + " <-> " + NodeName(inc, b.node) +
-                             (b.hca.empty() ? "" : " " + b.hca);
+  const std::string target = LinkTarget(inc, l.link);
   f->recovery.push_back({"inspect_link", target,
                          "Drain the link " + target + " and test it before restarting: ibdiagnet (or ibporterrors / perfquery on both ports) "
                          "for symbol errors and link-downed counts, then reseat or swap the cable or move it to another switch port. "
@@ -443,8 +448,7 @@ void SocketLinkStory(const Incident& inc, const LinkFault& l, const std::string&
               " (a switch port, a firewall or conntrack on the way) dropped their TCP connections while both nodes' other connections "
               "worked; the connections closed by the aborting ranks and the other ranks' NCCL errors and timeouts are consequences." +
               LinkOrder(inc, l, end_a, end_b);
-  const std::string target = NodeName(inc, a.node) + (a.hca.empty() ? "" : " " + a.hca) + " <-> " + NodeName(inc, b.node) +
-                             (b.hca.empty() ? "" : " " + b.hca);
+  const std::string target = LinkTarget(inc, l.link);
   f->recovery.push_back({"inspect_link", target,
                          "Test the path " + target + " before restarting: both NICs' counters (ip -s link, ethtool -S: drops, resets, carrier "
                          "changes), the switch ports between them and any firewall or conntrack state on the way, then a sustained TCP test "
