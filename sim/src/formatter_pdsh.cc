@@ -12,6 +12,7 @@ namespace {
 
 constexpr std::string_view kScript = "train.py";
 constexpr std::string_view kPython = "/usr/bin/python3";
+constexpr std::string_view kScriptArgs = " --deepspeed --deepspeed_config ds_config.json";  // the user's script flags
 
 // Python logging's asctime and DeepSpeed's prefix: "[2026-03-02 09:00:36,123] [INFO] [".
 void Stamp(LineBuilder& out, TimeNs local, std::string_view level) {
@@ -94,7 +95,7 @@ void OpenMpiCmd(const Job& job, LineBuilder& out) {
   if (job.report_bindings) out.Str(" --report-bindings --bind-to none");
   out.Str(" -x UCX_TLS=\"tcp\"");
   Exports(" -x ", out);
-  out.Char(' ').Str(kPython).Str(" -u ").Str(kScript).Str(" --deepspeed --deepspeed_config ds_config.json");
+  out.Char(' ').Str(kPython).Str(" -u ").Str(kScript).Str(kScriptArgs);
 }
 
 // SlurmRunner.get_cmd: srun -n <world>, the user's --launcher_args (`-l`, and KillOnBadExit's
@@ -104,7 +105,7 @@ void SlurmCmd(const Job& job, LineBuilder& out) {
   if (job.kill_on_bad_exit) out.Str(" --kill-on-bad-exit=1");
   out.Str(" --export=ALL");
   Exports(",", out);
-  out.Char(' ').Str(kPython).Str(" -u ").Str(kScript).Str(" --deepspeed --deepspeed_config ds_config.json");
+  out.Char(' ').Str(kPython).Str(" -u ").Str(kScript).Str(kScriptArgs);
 }
 
 // `deepspeed --launcher openmpi|slurm`: the master address (resolved over ssh for openmpi; the
@@ -156,7 +157,7 @@ std::int64_t LineFormatter::Format(const PdshNotice& r, LineBuilder& out) const 
       UrlsafeBase64(json, out);
       out.Str(" --node_rank=%n --master_addr=");
       MasterIp(out);
-      out.Str(" --master_port=29500 ").Str(kScript).Str(" --deepspeed --deepspeed_config ds_config.json").EndLine();
+      out.Str(" --master_port=29500 ").Str(kScript).Str(kScriptArgs).EndLine();
       return 2;
     }
     case PdshNoticeKind::kLaunch: {
