@@ -63,6 +63,7 @@ class LineFormatter {
   void Format(const SegfaultDump& r, LineBuilder& out) const;
   // Realism (formatter_noise.cc): benign warnings and the node's kernel log.
   void Format(const BenignWarning& r, LineBuilder& out) const;
+  void BarrierDeviceWarning(const BenignWarning& r, LineBuilder& out) const;
   void Format(const KernelMessage& r, LineBuilder& out) const;
   // GPU, memory and CUDA faults (formatter_gpu.cc). Returns the 0-based line, within what it
   // appended, of the error line a truth cites (`RuntimeError: CUDA error: ...`).

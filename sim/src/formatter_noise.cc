@@ -28,9 +28,14 @@ constexpr std::string_view kAutogradFallback =
     "DispatchKey::CompositeImplicitAutograd). If your operator is not differentiable, or to "
     "squash this warning and use the previous behavior, please register "
     "torch::CppFunction::makeFallthrough() to DispatchKey::Autograd. (Triggered internally at ";
-constexpr std::string_view kBarrierDevice =
+// ProcessGroupNCCL::barrier's guess, in two spellings: up to 2.5 the product string lacks the
+// spaces after "incorrect." and "device," (the parts are concatenated), 2.6 has them.
+constexpr std::string_view kBarrierDeviceHead =
     " using GPU <n> to perform barrier as devices used by this process are currently unknown. "
     "This can potentially cause a hang if this rank to GPU mapping is incorrect.";
+constexpr std::string_view kBarrierDeviceTail =
+    "Specify device_ids in barrier() to force use of a particular device,";
+constexpr std::string_view kBarrierDeviceInit = "or call init_process_group() with a device_id.";
 
 // Lowercase hex, zero-padded to `digits`.
 void HexDigits(LineBuilder& out, std::uint64_t v, int digits) {
@@ -56,7 +61,6 @@ void Uuid(LineBuilder& out, std::uint64_t a, std::uint64_t b) {
 // "<file>:<line>: <Category>: <message>" and the source line of the call, indented by two.
 void LineFormatter::Format(const BenignWarning& r, LineBuilder& out) const {
   const int node = job_.NodeOf(r.rank);
-  const bool c10_ranked = torch_.c10_header == C10Header::kRankPrefixedTimestamped;
   switch (r.kind) {
     case WarningKind::kSocketFamily:  // before init_process_group knows the rank: no prefix
       WriteC10Line(out, -1, node, r.time, 'W', "socket.cpp", 697);
@@ -68,28 +72,44 @@ void LineFormatter::Format(const BenignWarning& r, LineBuilder& out) const {
       out.Str(torch_.python_lib).Str("/torch/_utils.py:831: ").Str(kTypedStorage).EndLine();
       out.Str("  return self.fget.__get__(instance, owner)()").EndLine();
       return;
-    case WarningKind::kBarrierDevice: {
-      WriteC10Line(out, r.rank, node, r.time, 'W', "ProcessGroupNCCL.cpp",
-                   c10_ranked ? 4115 : 2291);
-      const std::string_view text = kBarrierDevice;
-      const std::size_t n = text.find("<n>");
-      if (torch_.pg_prefix == PgPrefix::kRankOnly) {
-        out.Str("Rank ").Int(r.rank);
-      } else {
-        WritePgPrefix(out, r.rank, PgKind::kDefault);
-        out.Char(' ');
-      }
-      out.Str(text.substr(0, n)).Int(job_.LocalRank(r.rank)).Str(text.substr(n + 3));
-      out.Str("Specify device_ids in barrier() to force use of a particular device");
-      out.Str(c10_ranked ? ",or call init_process_group() with a device_id." : ".").EndLine();
-      return;
-    }
+    case WarningKind::kBarrierDevice:  // only for a release that logs it at WARNING
+      return BarrierDeviceWarning(r, out);
     case WarningKind::kAutogradFallback:  // never emitted for a release without it (simulator.cc)
       out.Str(torch_.python_lib).Char('/').Str(torch_.autograd_warning_site).Str(": ");
       out.Str(kAutogradFallback).Str(torch_.autograd_fallback_site).Str(".)").EndLine();
       out.Str(torch_.autograd_warning_source).EndLine();
       return;
   }
+}
+
+// torch >= 2.5 (LOG(WARNING); <= 2.4 logs it at INFO and prints nothing by default):
+//   [rank5]:[W302 09:00:06.105600270 ProcessGroupNCCL.cpp:4561] [PG ID 0 PG GUID 0 Rank 5]  using
+//   GPU 5 to perform barrier ... incorrect. Specify device_ids ... device, or call ... device_id.
+// The group prefix is the one the group had before init_process_group named it: no
+// description (real 2.3-2.6 logs alike).
+void LineFormatter::BarrierDeviceWarning(const BenignWarning& r, LineBuilder& out) const {
+  WriteC10Line(out, r.rank, job_.NodeOf(r.rank), r.time, 'W', "ProcessGroupNCCL.cpp",
+               torch_.line_barrier_device);
+  const int uid = job_.GroupUid(r.rank, PgKind::kDefault);
+  switch (torch_.pg_prefix) {
+    case PgPrefix::kIdAndGuid:
+      out.Str("[PG ID ").Int(uid).Str(" PG GUID ").Int(uid).Str(" Rank ").Int(r.rank).Str("] ");
+      break;
+    case PgPrefix::kUidAndDescription:
+      out.Str("[PG ").Int(uid).Str(" Rank ").Int(r.rank).Str("] ");
+      break;
+    case PgPrefix::kRankOnly:
+      out.Str("Rank ").Int(r.rank);
+      break;
+  }
+  const std::string_view head = kBarrierDeviceHead;
+  const std::size_t n = head.find("<n>");
+  out.Str(head.substr(0, n)).Int(job_.LocalRank(r.rank)).Str(head.substr(n + 3));
+  const bool spaced = torch_.barrier_device_spaced;
+  if (spaced) out.Char(' ');
+  out.Str(kBarrierDeviceTail);
+  if (spaced) out.Char(' ');
+  out.Str(kBarrierDeviceInit).EndLine();
 }
 
 // rsyslog: "Mar  2 08:55:01 gpu-0001 kernel: [  518.050606] " (local clock; the bracket is the

@@ -49,6 +49,7 @@ struct DriverProfile;
 
 struct Noise {
   bool benign_warnings = false;
+  bool barrier_device_warning = false;  // ... and the release warns at the first barrier
   bool xid45_on_kill = false;  // a SIGKILLed worker leaves Xid 45 on its GPU
   bool nvidia_smi = false;     // <host>/nvidia-smi.log at the end
   bool nvidia_smi_query = false;  // ... with `nvidia-smi -q` after the table

@@ -182,7 +182,11 @@ constexpr TorchProfile kTorchProfiles[] = {
      .stuck_names_event_destroy = true,
      .autograd_warning_site = "torch/autograd/graph.py:823",
      .autograd_warning_source = kRunBackwardReturn,
-     .autograd_fallback_site = "/pytorch/torch/csrc/autograd/autograd_not_implemented_fallback.cpp:62"},
+     .autograd_fallback_site = "/pytorch/torch/csrc/autograd/autograd_not_implemented_fallback.cpp:62",
+     // Real 2.6.0 logs (pytorch#144599, deepspeedai/DeepSpeed#7266): LOG(WARNING) at 4561,
+     // the product string's missing spaces fixed.
+     .line_barrier_device = 4561,
+     .barrier_device_spaced = true},
     {.name = "2.1",
      .supported = true,
      .c10_header = C10Header::kSeverityAndFile,

@@ -113,6 +113,12 @@ struct TorchProfile {
   std::string_view autograd_warning_site;    // "torch/autograd/graph.py:768"
   std::string_view autograd_warning_source;  // "  return Variable._execution_engine.run_backward(..."
   std::string_view autograd_fallback_site;   // "../torch/csrc/autograd/autograd_not_implemented_fallback.cpp:63"
+  // ProcessGroupNCCL::barrier's "using GPU <n> to perform barrier as devices used by this
+  // process are currently unknown" (docs/log_formats.md §13): its ProcessGroupNCCL.cpp line
+  // where the release logs it with LOG(WARNING) (2.5+); 0 where it is LOG(INFO) (<= 2.4),
+  // which the default TORCH_CPP_LOG_LEVEL (WARNING) hides: those ranks print nothing.
+  int line_barrier_device = 0;
+  bool barrier_device_spaced = false;  // 2.6: "incorrect. Specify ...device, or call ..."
 };
 
 struct NcclProfile {

@@ -164,6 +164,8 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   const TorchProfile& torch = *FindTorchProfile(scenario->format().torch());
   // The loud rank repeats the autograd fallback's warning, which torch 1.13 does not have.
   if (torch.autograd_warning_site.empty()) job.noise.loud_rank = -1;
+  // The barrier's device guess is logged at INFO (hidden by default) before torch 2.5.
+  job.noise.barrier_device_warning = job.noise.benign_warnings && torch.line_barrier_device != 0;
   const LineFormatter formatter(job, torch,
                                 *FindNcclProfile(scenario->format().nccl()),
                                 *FindSlurmProfile(scenario->format().slurm()));

@@ -165,7 +165,7 @@ void Workers::Run(int rank, TimeNs t) {
         if (stopped_[rank]) return;  // fail-slow: collected, or the slow rank stalled
         continue;
       default:
-        if (op == Op::kBarrier && job_.noise.benign_warnings) {
+        if (op == Op::kBarrier && job_.noise.barrier_device_warning) {
           sink_.Emit(BenignWarning{rank, t, WarningKind::kBarrierDevice});
         }
         Enqueue(rank, op, t);
