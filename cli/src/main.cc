@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
                   "Override a field: --set job.nodes=64 (repeatable). Knobs: job.{nodes,tp,pp,dp},"
                   " launcher=LAUNCHER_TORCHRUN|LAUNCHER_SRUN|LAUNCHER_MPIRUN|LAUNCHER_PDSH, layout=LAYOUT_PER_RANK_FILES|"
                   "LAYOUT_TORCHRUN_LOG_DIR|LAYOUT_SLURM_OUT|LAYOUT_MPIRUN_OUT|LAYOUT_PDSH_OUT, format.{torch=1.13|2.1|2.4|2.6,"
-                  "nccl=2.18.5|2.21.5,slurm=22.05|23.02,driver=418|470|535|560,nccl_debug_info,fabric=FABRIC_INFINIBAND|FABRIC_ROCE}, faults[0].{kind,rank,"
+                  "nccl=2.18.5|2.21.5,slurm=22.05|23.02,driver=418|470|535|560,nccl_debug_info,fabric=FABRIC_INFINIBAND|FABRIC_ROCE,nccl_socket_nthreads=0-16}, faults[0].{kind,rank,"
                   "node,step,at_fraction,slowdown,slow_steps,stall}, timeouts.{nccl_timeout_ms,dump_on_timeout,"
                   "async_error_handling=0-3,blocking_wait,heartbeat_timeout_ms,watchdog_stuck_fraction}, "
                   "slurm.{kill_on_bad_exit,"

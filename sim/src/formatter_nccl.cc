@@ -15,6 +15,7 @@ constexpr std::string_view kBusIds[] = {"18000", "2a000", "3a000", "5d000", "9a0
                                         "ba000", "db000", "1b000", "2b000", "3b000", "5e000",
                                         "9b000", "ac000", "bb000", "dc000"};
 constexpr int kChannels = 16;
+constexpr std::string_view kSocketProgressError = "NET/Socket : socket progress error";
 
 // "10.<a>.<b>.<c>": the node's address on its IB OOB interface.
 void NodeAddress(LineBuilder& out, int node) {
@@ -87,12 +88,15 @@ void LineFormatter::SocketErrorText(const NcclIbError& r, LineBuilder& out) cons
 
 // NCCL_IB_DISABLE=1: the socket WARN from misc/socket.cc (v2.21.5-1's source: lines 30 and 50;
 // 2.18's one line earlier, as real 2.18.x logs show `misc/socket.cc:49` for the closed peer),
-// then the socket transport's own WARN (`NET/Socket : socket progress error`) from the helper
-// thread whose data socket failed (its line number is the simulator's choice).
+// then, where NCCL_SOCKET_NTHREADS gave the transport helper threads, the helper's own WARN
+// (`NET/Socket : socket progress error`, persistentSocketThread in transport/net_socket.cc).
+// Without helper threads the proxy thread progresses the socket and only returns the error.
 void LineFormatter::FormatSocketError(const NcclIbError& r, LineBuilder& out) const {
   const int pid = job_.worker_pid[r.rank];
   const bool v218 = nccl_.name.starts_with("2.18");
-  const int tid = pid + 7 + job_.LocalRank(r.rank);
+  // The proxy progress thread, or the helper thread (started later) that owns the data socket.
+  const bool helper = job_.nccl_socket_threads > 0;
+  const int tid = pid + (helper ? 71 : 7) + job_.LocalRank(r.rank);
   auto prefix = [&](std::string_view where) {
     out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(tid);
     out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] ").Str(where).Str(" NCCL WARN ");
@@ -101,8 +105,10 @@ void LineFormatter::FormatSocketError(const NcclIbError& r, LineBuilder& out) co
                         : (v218 ? "misc/socket.cc:49" : "misc/socket.cc:50"));
   SocketErrorText(r, out);
   out.EndLine();
-  prefix("transport/net_socket.cc:549");
-  out.Str("NET/Socket : socket progress error").EndLine();
+  if (!helper) return;
+  out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(tid);
+  out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] transport/net_socket.cc:");
+  out.Int(nccl_.line_socket_progress_error).Str(" NCCL WARN ").Str(kSocketProgressError).EndLine();
 }
 
 // NCCL init failing on one rank (docs/log_formats.md §4c): the WARN, or the traceback of the
@@ -180,7 +186,10 @@ void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
 }
 
 // The watchdog thread's end after NCCL reported the error asynchronously (torch >= 2.2 with
-// TORCH_NCCL_ASYNC_ERROR_HANDLING=3), then the C++ terminate:
+// TORCH_NCCL_ASYNC_ERROR_HANDLING=3), then the C++ terminate. "Last error:" repeats the text of
+// the rank's last WARN (docs/log_formats.md §4b): a failed NIC's last status-5 flush, a failed
+// link end's flush after its status 12, a peer's status 12, a socket's reset or close, or,
+// with the socket transport's helper threads, their "NET/Socket : socket progress error":
 //   [rank5]:[E302 ... ProcessGroupNCCL.cpp:1515] [PG 3 (DATA_PARALLEL_GROUP) Rank 1] Process
 //   group watchdog thread terminated with exception: NCCL error: remote process exited or there
 //   was a network error, NCCL version 2.21.5
@@ -190,7 +199,7 @@ void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
 void LineFormatter::Format(const NcclAsyncError& r, LineBuilder& out) const {
   const std::string_view version = nccl_.name;
   // NCCL >= 2.18's socket code returns ncclRemoteError for a reset socket as for a closed one.
-  const bool remote = r.remote || r.socket;
+  const bool remote = r.remote || r.last.socket;
   auto message = [&] {
     WritePgPrefix(out, r.rank, r.group);
     out.Str(" Process group watchdog thread terminated with exception: NCCL error: ");
@@ -203,12 +212,12 @@ void LineFormatter::Format(const NcclAsyncError& r, LineBuilder& out) const {
                        "failed or device error. ");
     out.EndLine();
     out.Str("Last error:").EndLine();
-    if (r.socket) {
-      SocketErrorText(NcclIbError{r.rank, r.time, r.peer, r.remote ? 5 : 12, false, true}, out);
+    if (!r.last.socket) return IbErrorText(r.last, out);
+    if (job_.nccl_socket_threads > 0) {
+      out.Str(kSocketProgressError);
       return;
     }
-    // The rank's status-12 WARN: the failed end's own sends, its peers' receives.
-    IbErrorText(NcclIbError{r.rank, r.time, r.peer, 12, !r.remote}, out);
+    SocketErrorText(r.last, out);
   };
   WriteC10Header(out, r.rank, r.time, torch_.line_thread_terminated);
   message();
@@ -245,6 +254,10 @@ void LineFormatter::Format(const NcclProcessInfo& r, LineBuilder& out) const {
     out.Str("<0>").EndLine();
     NcclPrefix(out, r.rank);
     out.Str("Using network Socket").EndLine();
+    if (job_.nccl_socket_threads > 0) {  // ncclNetSocketGetNsockNthread, at a listen
+      NcclPrefix(out, r.rank);
+      out.Str("NET/Socket: Using ").Int(job_.nccl_socket_threads).Str(" threads and 1 sockets per thread").EndLine();
+    }
     return;
   }
   NcclPrefix(out, r.rank);

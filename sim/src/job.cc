@@ -247,6 +247,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.nccl_debug_info = s.format().nccl_debug_info();
   job.torchrun_info_logs = s.format().torchrun_info_logs();
   job.roce = s.format().fabric() == v1::FABRIC_ROCE;
+  job.nccl_socket_threads = s.format().nccl_socket_nthreads();
   for (const v1::Fault& f : s.faults()) job.nccl_socket |= f.kind() == v1::FAULT_KIND_SOCKET_RESET || f.kind() == v1::FAULT_KIND_SOCKET_LINK_FAILURE;
   job.driver = FindDriverProfile(s.format().driver().empty() ? "535" : s.format().driver());
   job.dump_on_timeout = s.timeouts().dump_on_timeout();

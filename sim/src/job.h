@@ -89,7 +89,8 @@ struct Job {
   double compute_jitter = 0;
   bool nccl_debug_info = false;
   bool torchrun_info_logs = false;  // format.torchrun_info_logs: LOGLEVEL=INFO for the agents
-  bool nccl_socket = false;  // NCCL_IB_DISABLE=1: NET/Socket transport (FAULT_KIND_SOCKET_RESET, _SOCKET_LINK_FAILURE)
+  bool nccl_socket = false;
+  int nccl_socket_threads = 0;  // NCCL_SOCKET_NTHREADS: helper threads warn `socket progress error`  // NCCL_IB_DISABLE=1: NET/Socket transport (FAULT_KIND_SOCKET_RESET, _SOCKET_LINK_FAILURE)
   bool roce = false;         // format.fabric RoCE: GIDs in NCCL >= 2.19 IB WARNs, eth0 for OOB
   const DriverProfile* driver = nullptr;  // the NVRM lines' era (profiles.h)
   bool dump_on_timeout = false;  // TORCH_NCCL_DUMP_ON_TIMEOUT: flight-recorder dump lines

@@ -261,14 +261,18 @@ constexpr NcclProfile kNcclProfiles[] = {
      .version_banner = "NCCL version 2.21.5+cuda12.4",
      .net_plugin = "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
      .p2p_transport = "P2P/CUMEM/read",
-     .cuda_driver = 12040},
+     .cuda_driver = 12040,
+     // v2.20.3-1's net_socket.cc (no change above it in 2.21).
+     .line_socket_progress_error = 217},
     {.name = "2.18.5",
      .supported = true,
      .version_banner = "NCCL version 2.18.5+cuda12.2",
      .net_plugin = "NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: "
                    "cannot open shared object file: No such file or directory",
      .p2p_transport = "P2P/IPC/read",
-     .cuda_driver = 12020},
+     .cuda_driver = 12020,
+     // The 2.16-2.18 net_socket.cc (net API v6, before the device-handle properties).
+     .line_socket_progress_error = 214},
 };
 
 constexpr SlurmProfile kSlurmProfiles[] = {

@@ -128,6 +128,9 @@ struct NcclProfile {
   std::string_view net_plugin;      // the "NET/Plugin..." line's text after "NCCL INFO "
   std::string_view p2p_transport;   // intra-node channel transport: "P2P/CUMEM/read"
   int cuda_driver;                  // "cudaDriverVersion <n>"
+  // transport/net_socket.cc line of persistentSocketThread's "NET/Socket : socket progress
+  // error" WARN (2.16-2.18 source: 214; 2.19-2.21 adds three net-properties lines: 217).
+  int line_socket_progress_error;
 };
 
 // Wording that changed between Slurm releases (docs/log_formats.md §10).

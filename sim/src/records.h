@@ -94,14 +94,15 @@ struct NcclIbError {
 
 // ProcessGroupNCCL's watchdog thread caught NCCL's asynchronous error on the rank's
 // communicator (after the IB error): the c10 line with NCCL's message and "Last error:", then
-// the C++ terminate. The process aborts (exit -6) right after.
+// the C++ terminate. The process aborts (exit -6) right after. "Last error:" is
+// ncclGetLastError(): the text of the last WARN any thread of the process printed (debug.cc
+// keeps it whatever NCCL_DEBUG says), here the rank's last NCCL WARN before the abort.
 struct NcclAsyncError {
   int rank;
   TimeNs time;
   PgKind group;
   bool remote;  // ncclRemoteError (the peer's end failed) rather than ncclSystemError
-  int peer;     // the peer the last error names
-  bool socket = false;  // NET/Socket: the last error is the socket WARN (remote: closed by peer)
+  NcclIbError last;  // the rank's last WARN
 };
 
 // A rank's NCCL communicator init fails (FAULT_KIND_NCCL_BOOTSTRAP / DUPLICATE_GPU): NCCL's

@@ -681,6 +681,23 @@ Status FillHistory(v1::Scenario* s, const Locator& loc) {
   return Status::Ok();
 }
 
+// format.nccl_socket_nthreads: NCCL's MAX_THREADS is 16; only the socket faults use NET/Socket.
+Status CheckSocketThreads(const v1::Scenario& s, const Locator& loc) {
+  const int n = s.format().nccl_socket_nthreads();
+  if (n == 0) return Status::Ok();
+  if (n < 0 || n > 16) {
+    return loc.Error("format.nccl_socket_nthreads",
+                     "format.nccl_socket_nthreads must be 0 to 16 (NCCL's MAX_THREADS), got " + Str(n),
+                     "set 0 (no helper threads) to 16");
+  }
+  for (const v1::Fault& f : s.faults()) {
+    if (f.kind() == v1::FAULT_KIND_SOCKET_RESET || f.kind() == v1::FAULT_KIND_SOCKET_LINK_FAILURE) return Status::Ok();
+  }
+  return loc.Error("format.nccl_socket_nthreads",
+                   "format.nccl_socket_nthreads configures the NET/Socket transport, which only the socket faults use",
+                   "use it with FAULT_KIND_SOCKET_RESET or FAULT_KIND_SOCKET_LINK_FAILURE, or leave it out");
+}
+
 }  // namespace
 
 Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
@@ -700,6 +717,7 @@ Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
                          s->format().torch() + " does not have",
                      "set format.torch to 2.4 or later, or leave dump_on_timeout out");
   }
+  DENPEX_RETURN_IF_ERROR(CheckSocketThreads(*s, loc));
   DENPEX_RETURN_IF_ERROR(CheckErrorHandling(s, loc));
   DENPEX_RETURN_IF_ERROR(CheckInterleaving(*s, loc));
   DENPEX_RETURN_IF_ERROR(FillClocksAndStart(s, loc));

@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "event_queue.h"
@@ -155,6 +156,7 @@ class Workers {
   void ReportLinkEnd(int rank, TimeNs at, int peer, bool send, Rng& rng);
   void ResetSockets(int rank, TimeNs t, Rng& rng);  // FailNic under NET/Socket
   void AbortOnNcclError(int rank, TimeNs t);
+  void Warn(const NcclIbError& e);  // emit an NCCL WARN and remember the rank's last one
   // The c10d store's host lost (workers_network.cc): the node vanishes, the others' monitors see it.
   void LoseStoreHost(int node, TimeNs t);
   void FailSetup(int rank, TimeNs t);
@@ -207,6 +209,8 @@ class Workers {
   bool slow_active_ = false;  // fail-slow: the fault fired
   bool stall_pending_ = false;  // fail-slow with stall: the slow rank's next kernel never ends
   std::vector<int> nic_peers_;  // NIC failure: the failed NIC's peers across nodes (abort too)
+  // Network faults: each reporting rank's latest NCCL WARN (its ncclGetLastError()).
+  std::unordered_map<int, NcclIbError> last_warn_;
   TimeNs last_step_end_ = 0;
   TimeNs last_log_time_ = 0;  // the logging rank's previous iteration line
   int last_iteration_ = 0;

@@ -23,14 +23,14 @@ void Workers::FailNic(int rank, TimeNs t) {
   if (IsLinkFault(fault_.kind())) return FailLink(rank, t, rng);
   if (job_.nccl_socket) return ResetSockets(rank, t, rng);
   const TimeNs retry = t + rng.UniformInt(2'000, 9'000) * kNsPerMs;
-  sink_.Emit(NcclIbError{rank, retry, nic_peers_.front(), 12, true});
+  Warn(NcclIbError{rank, retry, nic_peers_.front(), 12, true});
   for (std::size_t i = 1; i < nic_peers_.size(); ++i) {
-    sink_.Emit(NcclIbError{rank, retry + rng.UniformInt(1, 5'000) * kNsPerUs, nic_peers_[i], 5, true});
+    Warn(NcclIbError{rank, retry + rng.UniformInt(1, 5'000) * kNsPerUs, nic_peers_[i], 5, true});
   }
   queue_.Push(retry + rng.UniformInt(100, 600) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
   for (int p : nic_peers_) {
     const TimeNs seen = retry + rng.UniformInt(0, 40'000) * kNsPerUs;
-    sink_.Emit(NcclIbError{p, seen, rank, 12, false});
+    Warn(NcclIbError{p, seen, rank, 12, false});
     stopped_[p] = 1;
     queue_.Push(seen + rng.UniformInt(100, 600) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(p));
   }
@@ -55,9 +55,9 @@ void Workers::FailLink(int rank, TimeNs t, Rng& rng) {
 // One end of a failed link: retry exceeded on the queue pair, then the work still posted on the
 // connection is flushed (status 5, vendor err 249); the watchdog aborts the process shortly after.
 void Workers::ReportLinkEnd(int rank, TimeNs at, int peer, bool send, Rng& rng) {
-  sink_.Emit(NcclIbError{rank, at, peer, 12, send});
+  Warn(NcclIbError{rank, at, peer, 12, send});
   const int flushed = static_cast<int>(rng.UniformInt(1, 3));
-  for (int i = 0; i < flushed; ++i) sink_.Emit(NcclIbError{rank, at + rng.UniformInt(1, 3'000) * kNsPerUs, peer, 5, send});
+  for (int i = 0; i < flushed; ++i) Warn(NcclIbError{rank, at + rng.UniformInt(1, 3'000) * kNsPerUs, peer, 5, send});
   queue_.Push(at + rng.UniformInt(100, 600) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
 }
 
@@ -69,12 +69,12 @@ void Workers::ResetSockets(int rank, TimeNs t, Rng& rng) {
   const TimeNs reset = t + rng.UniformInt(20, 400) * kNsPerMs;
   for (std::size_t i = 0; i < nic_peers_.size(); ++i) {
     const TimeNs at = reset + (i == 0 ? 0 : rng.UniformInt(1, 3'000) * kNsPerUs);
-    sink_.Emit(NcclIbError{rank, at, nic_peers_[i], 12, i % 2 == 0, true});
+    Warn(NcclIbError{rank, at, nic_peers_[i], 12, i % 2 == 0, true});
   }
   queue_.Push(reset + rng.UniformInt(100, 600) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
   for (int p : nic_peers_) {
     const TimeNs seen = reset + rng.UniformInt(0, 20'000) * kNsPerUs;
-    sink_.Emit(NcclIbError{p, seen, rank, 5, false, true});
+    Warn(NcclIbError{p, seen, rank, 5, false, true});
     stopped_[p] = 1;
     queue_.Push(seen + rng.UniformInt(100, 600) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(p));
   }
@@ -90,12 +90,12 @@ void Workers::ResetSockets(int rank, TimeNs t, Rng& rng) {
 void Workers::ResetLink(int rank, int peer, TimeNs t, Rng& rng) {
   const TimeNs reset = t + rng.UniformInt(20, 400) * kNsPerMs;
   stopped_[peer] = 1;
-  sink_.Emit(NcclIbError{rank, reset, peer, 12, false, true});
+  Warn(NcclIbError{rank, reset, peer, 12, false, true});
   const TimeNs exit = reset + rng.UniformInt(100, 600) * kNsPerMs;
   queue_.Push(exit, EventKind::kRankExit, static_cast<std::uint32_t>(rank));
   const bool both = fault_.variant % 2 == 1;
   const TimeNs seen = both ? reset + rng.UniformInt(0, 60'000) * kNsPerUs : exit + rng.UniformInt(1, 20'000) * kNsPerUs;
-  sink_.Emit(NcclIbError{peer, seen, rank, both ? 12 : 5, false, true});
+  Warn(NcclIbError{peer, seen, rank, both ? 12 : 5, false, true});
   queue_.Push(seen + rng.UniformInt(100, 600) * kNsPerMs, EventKind::kRankExit, static_cast<std::uint32_t>(peer));
 }
 
@@ -106,9 +106,14 @@ void Workers::AbortOnNcclError(int rank, TimeNs t) {
   // A socket link whose far end saw the reset too: its last error is its own reset.
   const bool far_reset = fault_.kind() == v1::FAULT_KIND_SOCKET_LINK_FAILURE && fault_.variant % 2 == 1 && rank == fault_.peer;
   const bool failed = rank == fault_.rank || far_reset;
-  const int named = rank == fault_.rank ? nic_peers_.front() : fault_.rank;
   const PgKind group = job_.dp > 1 ? PgKind::kData : PgKind::kPipeline;
-  sink_.Emit(NcclAsyncError{rank, t, group, !failed, named, job_.nccl_socket});
+  // Every rank that aborts here printed a WARN first (its report is scheduled before its exit).
+  const auto last = last_warn_.find(rank);
+  const NcclIbError warn = last != last_warn_.end() && last->second.time <= t
+                               ? last->second
+                               : NcclIbError{rank, t, rank == fault_.rank ? nic_peers_.front() : fault_.rank, 12,
+                                             rank == fault_.rank, job_.nccl_socket};
+  sink_.Emit(NcclAsyncError{rank, t, group, !failed, warn});
   Die(rank, t + 200 * kNsPerUs, kExitSigabrt);
   if (failed && !IsLinkFault(fault_.kind())) return;  // a link's ends both tear down their other links
   Rng rng(job_.seed, StreamId::kFaultBehaviour, (1ULL << 32) + static_cast<std::uint64_t>(rank));
@@ -117,8 +122,14 @@ void Workers::AbortOnNcclError(int rank, TimeNs t) {
         std::find(nic_peers_.begin(), nic_peers_.end(), q) != nic_peers_.end()) {
       continue;
     }
-    sink_.Emit(NcclIbError{q, t + rng.UniformInt(5, 60) * kNsPerMs, rank, 5, false, job_.nccl_socket});
+    Warn(NcclIbError{q, t + rng.UniformInt(5, 60) * kNsPerMs, rank, 5, false, job_.nccl_socket});
   }
+}
+
+void Workers::Warn(const NcclIbError& e) {
+  sink_.Emit(e);
+  auto [it, inserted] = last_warn_.try_emplace(e.rank, e);
+  if (!inserted && e.time >= it->second.time) it->second = e;
 }
 
 // FAULT_KIND_STORE_HOST_LOSS: the store host's processes vanish at once (LoseNode); the kernel

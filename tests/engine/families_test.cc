@@ -342,7 +342,7 @@ TEST(Families, NcclSocketWarnsNameTheirPeer) {
        "truncated : receiving 1048576 bytes instead of 65536. If you believe your socket network is in healthy state, "
        "there may be a mismatch in collective sizes or environment settings (e.g. NCCL_PROTO, NCCL_ALGO) between ranks",
        ""},
-      {"gpu-0001:1014139:1014147 [1] transport/net_socket.cc:549 NCCL WARN NET/Socket : socket progress error", ""},
+      {"gpu-0001:1014139:1014147 [1] transport/net_socket.cc:217 NCCL WARN NET/Socket : socket progress error", ""},
       {"gpu-0467:571680:571680 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.64.0.1<29551> failed : "
        "Connection timed out",
        "10.64.0.1<29551>"},

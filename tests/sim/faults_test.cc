@@ -71,6 +71,81 @@ TEST(Faults, IbCompletionWarnPrintsGidsOnlyOnRoce) {
   EXPECT_THAT(roce_log, HasSubstr("Last error:\nNET/IB : Got completion from peer 10.64.0.2<"));
 }
 
+// "Last error:" is ncclGetLastError(): the text of the last WARN the process printed (NCCL's
+// debug.cc keeps it). Every rank whose watchdog aborts on NCCL's error repeats its own last
+// WARN: a failed NIC's last status-5 flush, a failed link end's flush after its status 12, a
+// peer's status 12, a socket reset or close, or the socket helper thread's progress error.
+void ExpectLastErrorIsTheLastWarn(const fs::path& out, const std::string& what) {
+  int checked = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(out / "incident")) {
+    if (entry.path().filename().string().rfind("rank_", 0) != 0) continue;
+    const auto lines = ReadLines(entry.path());
+    std::string last_warn;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      const std::size_t at = lines[i].find(" NCCL WARN ");
+      if (at != std::string::npos) last_warn = lines[i].substr(at + 11);
+      if (lines[i] != "Last error:" || i + 1 == lines.size()) continue;
+      EXPECT_EQ(lines[i + 1], last_warn) << what << " " << entry.path();
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 2) << what;  // the failed end and at least one peer
+}
+
+TEST(Faults, LastErrorRepeatsTheRanksLastWarnForEveryNetworkFailure) {
+  for (const char* nccl : {"2.18.5", "2.21.5"}) {
+    for (const char* kind : {"FAULT_KIND_NIC_FAILURE", "FAULT_KIND_LINK_FAILURE", "FAULT_KIND_SOCKET_RESET",
+                             "FAULT_KIND_SOCKET_LINK_FAILURE"}) {
+      for (const char* variant : {"0", "1"}) {
+        const std::string what = std::string(nccl) + " " + kind + " " + variant;
+        const fs::path out = FreshDir(std::string(nccl) + kind + variant);
+        RunFault(out, kind, {"format.nccl=" + std::string(nccl), "faults[0].variant=" + std::string(variant)});
+        ExpectLastErrorIsTheLastWarn(out, what);
+      }
+    }
+  }
+}
+
+// NET/Socket's helper threads exist only with NCCL_SOCKET_NTHREADS (auto-detected on AWS and
+// GCP NICs only); one whose data socket fails adds persistentSocketThread's WARN, at
+// net_socket.cc:214 in 2.16-2.18 and :217 in 2.19-2.21, after the socket WARN on the same tid.
+TEST(Faults, SocketProgressErrorOnlyFromHelperThreadsAtEachReleasesLine) {
+  const fs::path plain = FreshDir("plain");
+  RunFault(plain, "FAULT_KIND_SOCKET_RESET");
+  EXPECT_THAT(Log(plain, "gpu-0001/rank_5.log"), HasSubstr("NCCL WARN socketProgressOpt: Call to recv from "));
+  EXPECT_THAT(Log(plain, "gpu-0001/rank_5.log"), Not(HasSubstr("socket progress error")));
+  for (const auto& [nccl, line] : {std::pair{"2.18.5", ":214 "}, std::pair{"2.21.5", ":217 "}}) {
+    const fs::path out = FreshDir(nccl);
+    RunFault(out, "FAULT_KIND_SOCKET_RESET",
+             {"format.nccl=" + std::string(nccl), "format.nccl_socket_nthreads=2", "format.nccl_debug_info=true"});
+    const auto lines = ReadLines(out / "incident/gpu-0001/rank_5.log");
+    bool found = false;
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+      if (lines[i].find("NCCL WARN NET/Socket : socket progress error") == std::string::npos) continue;
+      found = true;
+      EXPECT_THAT(lines[i], HasSubstr(std::string("] transport/net_socket.cc") + line)) << nccl;
+      const std::string tid = lines[i].substr(0, lines[i].find(" ["));
+      EXPECT_THAT(lines[i - 1], StartsWith(tid + " [")) << "the socket WARN precedes it on the same thread";
+      EXPECT_THAT(lines[i - 1], HasSubstr("NCCL WARN socketProgressOpt: "));
+    }
+    EXPECT_TRUE(found) << nccl;
+    EXPECT_THAT(Log(out, "gpu-0001/rank_5.log"), HasSubstr("NCCL INFO NET/Socket: Using 2 threads and 1 sockets per thread\n"));
+    EXPECT_THAT(Log(out, "gpu-0001/rank_5.log"), HasSubstr("Last error:\nNET/Socket : socket progress error\n"));
+  }
+}
+
+TEST(Faults, SocketThreadsAreRejectedOutOfRangeOrWithoutASocketFault) {
+  auto ib = ParseScenario("job { nodes: 2 }\nformat { nccl_socket_nthreads: 2 }\nfaults { kind: FAULT_KIND_NIC_FAILURE }\n",
+                          "s.textproto");
+  ASSERT_FALSE(ib.ok());
+  EXPECT_THAT(ib.status().message(), StartsWith("s.textproto:2:"));
+  EXPECT_THAT(ib.status().message(), HasSubstr("only the socket faults use"));
+  auto big = ParseScenario("job { nodes: 2 }\nformat { nccl_socket_nthreads: 17 }\nfaults { kind: FAULT_KIND_SOCKET_RESET }\n",
+                           "s.textproto");
+  ASSERT_FALSE(big.ok());
+  EXPECT_THAT(big.status().message(), HasSubstr("0 to 16"));
+}
+
 TEST(Faults, ExceptionPrintsARankPrefixedTracebackAndExitsOne) {
   const fs::path out = FreshDir();
   const SimulateResult r = RunFault(out, "FAULT_KIND_EXCEPTION");
