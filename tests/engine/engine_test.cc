@@ -585,6 +585,59 @@ TEST(Engine, AgentRendezvousResultGivesAPodsLinesTheirRanks) {
   EXPECT_EQ(facts.ranks[31].local_rank, 7);
 }
 
+// torch <= 2.4 prints no per-rank line at start: in a pod's `kubectl logs`, a worker that waited
+// quietly never names itself. A line naming both its tag and its rank gives the pod's first rank,
+// and the pod's other workers up to the highest such tag logged there too.
+TEST(Engine, TaggedConsoleLineGivesThePodsQuietWorkersTheirRanks) {
+  TempDir tmp;
+  std::string pod;
+  for (int l : {0, 1, 2, 3, 4, 6, 7}) {
+    pod += "[default" + std::to_string(l) + "]:[rank" + std::to_string(8 + l) +
+           "]:[E302 09:10:21.381381026 ProcessGroupNCCL.cpp:607] [PG 9 (TENSOR_MODEL_PARALLEL_GROUP) Rank " +
+           std::to_string(l) + "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=25, OpType=ALLREDUCE, "
+           "NumelIn=16777216, NumelOut=16777216, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n";
+  }
+  pod += "E0302 09:10:23.551000 838007 torch/distributed/elastic/multiprocessing/api.py:833] failed (exitcode: -6) "
+         "local_rank: 0 (pid: 838046) of binary: /usr/bin/python3\n";
+  Write(tmp.path() / "pods/llama-worker-0.log", pod);
+  Write(tmp.path() / "describe/llama-worker-0.txt", "Node:             gpu-0002/10.128.0.5\n");
+  auto inc = LoadIncident(tmp.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  const JobFacts facts = CollectFacts(*inc);
+  ASSERT_GE(facts.ranks.size(), 16u);
+  EXPECT_TRUE(facts.ranks[13].has_log);  // local 5: printed nothing
+  ASSERT_GE(facts.ranks[13].node, 0);
+  EXPECT_EQ(inc->nodes[facts.ranks[13].node], "gpu-0002");
+  EXPECT_FALSE(facts.ranks[7].has_log);  // another pod's
+  EXPECT_EQ(facts.unnamed_worker_files, 0);
+}
+
+// "Every rank with a log raised the same error" counts the workers of pods where no line names a
+// rank: two pods raising while a third pod's workers logged unnamed is not a job-wide failure.
+TEST(Engine, JobWideErrorCountsPodsWhoseWorkersNoLineNames) {
+  auto raise = [](int local, int rank) {
+    const std::string p = "[default" + std::to_string(local) + "]:[rank" + std::to_string(rank) + "]: ";
+    return p + "Traceback (most recent call last):\n" + p + "  File \"/workspace/train.py\", line 10, in <module>\n" + p +
+           "    main()\n" + p + "RuntimeError: the same failure\n";
+  };
+  for (bool third : {false, true}) {
+    TempDir tmp;
+    Write(tmp.path() / "pods/llama-worker-0.log", raise(1, 1));
+    Write(tmp.path() / "pods/llama-worker-1.log", raise(1, 9));
+    Write(tmp.path() / "describe/llama-worker-0.txt", "Node:             gpu-0001/10.128.0.4\n");
+    Write(tmp.path() / "describe/llama-worker-1.txt", "Node:             gpu-0002/10.128.0.5\n");
+    if (third) {
+      Write(tmp.path() / "pods/llama-worker-2.log",
+            "[default0]:/usr/lib/python3/dist-packages/torch/_utils.py:831: UserWarning: TypedStorage is deprecated.\n"
+            "[default1]:/usr/lib/python3/dist-packages/torch/_utils.py:831: UserWarning: TypedStorage is deprecated.\n");
+      Write(tmp.path() / "describe/llama-worker-2.txt", "Node:             gpu-0003/10.128.0.6\n");
+    }
+    const v1::Diagnosis d = DiagnoseOk(tmp.path());
+    const bool job_wide = d.reason().find("ranks with a log raised the same") != std::string::npos;
+    EXPECT_EQ(job_wide, !third) << d.reason();
+  }
+}
+
 // When the collectives cannot be split into groups (each pipeline pair's survivor shows group
 // rank 1 only), the engine does not guess: INCONCLUSIVE, saying why.
 TEST(Engine, UnnamedGroupsThatShowNoStrideStayInconclusive) {

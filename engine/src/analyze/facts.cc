@@ -61,9 +61,60 @@ void RanksOfLocalFolders(const Incident& inc, JobFacts* jf) {
   }
 }
 
+// A torchrun console holding its workers' `[default<L>]:`-tagged lines (a pod's `kubectl logs`,
+// torchrun --tee): a line that names both its local and its global rank gives the node's first
+// rank; the workers it started together, local ranks 0 up to the highest tag on such a line,
+// logged there too, named or not (torch <= 2.4 prints no per-rank line at start, so a worker
+// that waited quietly never names itself). One base per file; two that disagree place nothing.
+void RanksOfTaggedConsoles(const Incident& inc, JobFacts* jf) {
+  struct Base {
+    std::int32_t first = -1, top = -1, node = -1;  // node: the lines' (a pod's file names none)
+    bool conflict = false;
+  };
+  std::vector<Base> bases(inc.files.size());
+  for (const Event& e : inc.events) {
+    const LogFile& f = inc.files[e.file];
+    if (!f.agent || !f.local_tags || e.rank < 0 || e.local_rank < 0 || e.rank < e.local_rank) continue;
+    Base& b = bases[e.file];
+    const std::int32_t first = e.rank - e.local_rank;
+    if (b.first >= 0 && b.first != first) b.conflict = true;
+    b.first = first;
+    b.top = std::max(b.top, e.local_rank);
+    if (e.node >= 0 && b.node >= 0 && b.node != e.node) b.conflict = true;
+    if (e.node >= 0) b.node = e.node;
+  }
+  for (std::size_t i = 0; i < inc.files.size(); ++i) {
+    const Base& b = bases[i];
+    const LogFile& f = inc.files[i];
+    const std::int32_t node = f.node >= 0 ? f.node : b.node;
+    if (b.first < 0 || b.conflict || node < 0 || f.later_attempt) continue;
+    for (std::int32_t l = 0; l <= b.top; ++l) {
+      jf->EnsureRank(b.first + l);
+      RankFacts& r = jf->ranks[b.first + l];
+      r.has_log = true;
+      SetNode(&r, node);
+    }
+  }
+}
+
+// JobFacts::unnamed_worker_files.
+std::int32_t UnnamedWorkerFiles(const Incident& inc) {
+  std::vector<char> named(inc.files.size(), 0);
+  for (const Event& e : inc.events) {
+    if (e.rank >= 0) named[e.file] = 1;
+  }
+  std::int32_t n = 0;
+  for (std::size_t i = 0; i < inc.files.size(); ++i) {
+    const LogFile& f = inc.files[i];
+    n += f.readable && f.local_tags && f.prefix_ranks.empty() && f.name_rank < 0 && !f.later_attempt && !named[i] ? 1 : 0;
+  }
+  return n;
+}
+
 // Ranks named by files: rank_<R>.log and `[rank<G>]:` prefixes. A rank's node is the
 // directory its own log sits in.
 void CollectRankLogs(const Incident& inc, JobFacts* jf) {
+  jf->unnamed_worker_files = UnnamedWorkerFiles(inc);
   for (const LogFile& f : inc.files) {
     if (f.name_rank >= 0) {
       jf->EnsureRank(f.name_rank);
@@ -80,6 +131,7 @@ void CollectRankLogs(const Incident& inc, JobFacts* jf) {
     if (f.agent && f.node >= 0) jf->nodes[f.node].agent_log = true;
   }
   RanksOfLocalFolders(inc, jf);
+  RanksOfTaggedConsoles(inc, jf);
 }
 
 // The event is the last line of a file cut mid-line: its text stops short, so what it was

@@ -82,6 +82,12 @@ struct JobFacts {
   // a rank placed on no node may have printed one of them, so it is not known to be silent.
   // Event indices, in event order; they are secondary errors all the same (cascade.cc).
   std::vector<std::int32_t> unranked_timeouts;
+  // Files holding workers' lines that no rank could be given to: a pod's `kubectl logs` (or a
+  // torchrun --tee console) with `[default<L>]:` tags where no line names a rank (torch <= 2.4
+  // prints no per-rank line at start; a worker that waited quietly prints none later). Their
+  // workers logged, unnamed (at least one each): a rank placed on no node may be one of them,
+  // so it is not known to be silent, and "every logged rank raised" counts them.
+  std::int32_t unnamed_worker_files = 0;
   // Printed (after ApplyOffsets: aligned) time of the earliest watchdog timeout that carries a
   // time; nullopt when none does (torch <= 2.1's c10 lines under srun or pdsh): an untimed wave
   // says nothing about when it began, so nothing can be ordered against it.

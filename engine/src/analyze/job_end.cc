@@ -305,7 +305,7 @@ constexpr std::size_t kJobWideCitations = 3;
 // raised together: no rank's is more initiating than another's).
 std::vector<std::int32_t> CommonOwnErrors(const Incident& inc, const JobFacts& facts, std::int32_t* logged) {
   std::map<StrId, std::vector<std::int32_t>> by_signature;
-  *logged = 0;
+  *logged = facts.unnamed_worker_files;  // they logged too, unnamed
   for (const RankFacts& r : facts.ranks) {
     // A rank that raised left a log wherever its lines sit: srun's combined --label output of
     // torch <= 2.1 names the task on each line, never a `[rank<G>]:` prefix or a rank_<R>.log.

@@ -519,9 +519,10 @@ std::string UnrankedNote(const Analysis& a) {
 
 // A rank that no line places on a node is "silent" only as far as the logs with ranks go: when
 // some watchdog timeouts could not be tied to a global rank (UnrankedNote), one of them may be
-// its own. Such ranks are no candidates then (the ranks the engine could place still are).
+// its own; when some files hold workers no line names (JobFacts::unnamed_worker_files), it may
+// be one of them. Such ranks are no candidates then (the ranks the engine could place still are).
 void DropUnplacedWhenTimeoutsAreUnranked(const JobFacts& facts, std::vector<RankScore>* scores) {
-  if (facts.unranked_timeouts.empty()) return;
+  if (facts.unranked_timeouts.empty() && facts.unnamed_worker_files == 0) return;
   std::erase_if(*scores, [&](const RankScore& s) { return facts.ranks[s.rank].node < 0; });
 }
 
