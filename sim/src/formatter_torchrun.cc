@@ -111,13 +111,22 @@ void LineFormatter::Format(const AgentBanner& r, LineBuilder& out) const {
 // result a multi-line message (`[<role>] Rendezvous complete for workers. Result:` then one
 // `  key=value` line each and a blank line; torch.distributed.elastic.agent.server.api's
 // _rendezvous, the same shape in every release): the node's group_rank and its workers' ranks.
+// torch's glog-style formatter (>= 2.2) starts every line of a multi-line message with the
+// header, the blank last one too (`I… api.py:525]   restart_count=0`, a real 2.5 log; the
+// banner's lines are the same); Python's plain logging formats (<= 2.1) only the first.
 void LineFormatter::RendezvousInfo(int node, TimeNs t, LineBuilder& out) const {
   constexpr int kRendezvousingLine = 677, kResultLine = 525, kStartingLine = 681;
   AgentHeader(out, 'I', node, t, Logger::kAgent, kRendezvousingLine);
   out.Str("[default] Rendezvous'ing worker group").EndLine();
-  AgentHeader(out, 'I', node, t + 180 * kNsPerMs, Logger::kAgent, kResultLine);
+  const TimeNs result_time = t + 180 * kNsPerMs;
+  const bool glog = torch_.agent_style == AgentLogStyle::kGlog;
+  auto body = [&] {  // a continuation line of the result message
+    if (glog) AgentHeader(out, 'I', node, result_time, Logger::kAgent, kResultLine);
+  };
+  AgentHeader(out, 'I', node, result_time, Logger::kAgent, kResultLine);
   out.Str("[default] Rendezvous complete for workers. Result:").EndLine();
   auto list = [&](std::string_view key, auto value) {
+    body();
     out.Str("  ").Str(key).Str("=[");
     for (int l = 0; l < job_.gpus_per_node; ++l) {
       if (l > 0) out.Str(", ");
@@ -126,16 +135,22 @@ void LineFormatter::RendezvousInfo(int node, TimeNs t, LineBuilder& out) const {
     out.Char(']').EndLine();
   };
   const int first = node * job_.gpus_per_node;
+  body();
   out.Str("  restart_count=0").EndLine();
+  body();
   out.Str("  master_addr=").Str(job_.hostnames[0]).EndLine();
+  body();
   out.Str("  master_port=29500").EndLine();
+  body();
   out.Str("  group_rank=").Int(node).EndLine();
+  body();
   out.Str("  group_world_size=").Int(job_.nodes).EndLine();
   list("local_ranks", [](int l) { return l; });
   list("role_ranks", [&](int l) { return first + l; });
   list("global_ranks", [&](int l) { return first + l; });
   list("role_world_sizes", [&](int) { return job_.world; });
   list("global_world_sizes", [&](int) { return job_.world; });
+  body();
   out.EndLine();
   AgentHeader(out, 'I', node, t + 181 * kNsPerMs, Logger::kAgent, kStartingLine);
   out.Str("[default] Starting worker group").EndLine();

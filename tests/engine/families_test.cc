@@ -711,6 +711,15 @@ TEST(Families, AgentRendezvousResultStatesTheNodesRanks) {
   EXPECT_EQ(nl.First(), 24);
   EXPECT_EQ(nl.local_procs, 8);
   EXPECT_TRUE(Parse("  global_ranks=[24, 25, 27]\n").events.empty());
+  // torch >= 2.2: every line of the message carries the glog-style header (a real 2.5 log).
+  const ParsedLog headed = Parse(
+      "I1210 18:28:01.790000 1 site-packages/torch/distributed/elastic/agent/server/api.py:525] [default] Rendezvous complete for workers. Result:\n"
+      "I1210 18:28:01.790000 1 site-packages/torch/distributed/elastic/agent/server/api.py:525]   group_rank=3\n"
+      "I1210 18:28:01.790000 1 site-packages/torch/distributed/elastic/agent/server/api.py:525]   global_ranks=[24, 25, 26, 27, 28, 29, 30, 31]\n"
+      "I1210 18:28:01.790000 1 site-packages/torch/distributed/elastic/agent/server/api.py:525] \n");
+  ASSERT_EQ(headed.events.size(), 1u);
+  EXPECT_EQ(headed.events[0].kind, Kind::kAgentRanks);
+  EXPECT_EQ(std::get<NodeLayout>(headed.events[0].detail).First(), 24);
 }
 
 // Restarts (docs/log_formats.md §24, "Restarts"): the scheduler placing a pod (its node: the only

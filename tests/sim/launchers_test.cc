@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "sim_test_util.h"
@@ -338,6 +339,41 @@ std::vector<std::string> WatchdogHead(const std::string& torch, std::size_t n) {
   auto lines = testing_util::ReadLines(out / "incident/gpu-0002/rank_12.log");
   lines.resize(std::min(lines.size(), n));
   return lines;
+}
+
+// LOGLEVEL=INFO: the rendezvous result is one multi-line message. torch >= 2.2's glog-style
+// formatter heads each of its lines (the blank last one too); 2.1's Python logging only the first.
+TEST(Profiles, RendezvousResultLinesCarryTheHeaderOnlyInGlogStyle) {
+  constexpr const char* kTorchrun = R"(name: "info"
+seed: 3
+job { nodes: 2 tp: 4 pp: 2 }
+training { warmup_steps: 3 }
+format { torchrun_info_logs: true }
+faults { kind: FAULT_KIND_SIGKILL rank: 5 }
+)";
+  for (const char* torch : {"2.4", "2.1"}) {
+    const fs::path out = FreshDir(torch);
+    v1::Scenario s = MustParse(kTorchrun);
+    s.mutable_format()->set_torch(torch);
+    MustSimulate(s, out);
+    const auto lines = ReadLines(out / "incident/gpu-0002/torchrun.log");
+    const auto result = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+      return l.find("Rendezvous complete for workers. Result:") != std::string::npos;
+    });
+    ASSERT_NE(result, lines.end()) << torch;
+    ASSERT_GE(lines.end() - result, 12) << torch;
+    const std::string head = result->substr(0, result->find("] [default]") + 1);
+    if (std::string_view(torch) == "2.4") {
+      EXPECT_THAT(head, testing::EndsWith("torch/distributed/elastic/agent/server/api.py:525]"));
+      EXPECT_EQ(result[1], head + "   restart_count=0");
+      EXPECT_EQ(result[8], head + "   global_ranks=[8, 9, 10, 11, 12, 13, 14, 15]");
+      EXPECT_EQ(result[11], head + " ");
+    } else {
+      EXPECT_EQ(result[1], "  restart_count=0");
+      EXPECT_EQ(result[8], "  global_ranks=[8, 9, 10, 11, 12, 13, 14, 15]");
+      EXPECT_EQ(result[11], "");
+    }
+  }
 }
 
 TEST(Profiles, Torch113PrintsOneInconsistencyLineAndNoNumel) {

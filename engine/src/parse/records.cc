@@ -289,7 +289,8 @@ void LogParser::Dispatch(const Parsed& p) {
     case HeaderKind::kPython:
       if (IsAgentSource(h.source)) {
         out_.agent = true;
-        found = RecogniseAgent(msg, &out_.strings, &r);
+        // torch >= 2.2's formatter heads every line of the rendezvous result (§6).
+        found = RecogniseAgent(msg, &out_.strings, &r) || RecogniseAgentRanks(msg, &r);
       } else if (h.source.ends_with(".go")) {
         found = RecogniseKubernetes(msg, &out_.strings, &r);
       }
