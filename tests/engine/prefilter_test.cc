@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,61 @@ TEST(LineFilter, CountsLongLinesAndAnUnterminatedLastLine) {
   EXPECT_EQ(f.newlines, 4);
   EXPECT_EQ(f.long_lines, 2);  // 101 y's and 5000 z's; 100 x's plus '\r' is not long
   EXPECT_EQ(text.substr(f.begin), "last");
+}
+
+// The AVX2 search and the byte-at-a-time one (CPUs without AVX2) must find the same lines, at
+// the same level, with the same newline and long-line counts, wherever the literals, newlines,
+// carriage returns and long lines fall relative to the 32- and 64-byte blocks. Random text
+// from the bytes logs are made of (and some that are not), with every trigger planted.
+TEST(LineFilter, ScalarAndSimdSearchesAgree) {
+  const LineFilter& fast = LineFilter::Default();
+  const LineFilter scalar(AllTriggers(), LineFilter::Search::kScalar);
+  const std::vector<Trigger> triggers = AllTriggers();
+  std::mt19937 rng(7);
+  constexpr std::string_view kBytes = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 :[]()/.-_=,|\t\r";
+  for (int round = 0; round < 60; ++round) {
+    std::string text;
+    const std::size_t size = 200 + rng() % 6000;
+    while (text.size() < size) {
+      const unsigned pick = rng() % 100;
+      if (pick < 8) {
+        text += '\n';
+      } else if (pick < 10) {
+        text += triggers[rng() % triggers.size()].literal;
+      } else if (pick < 11) {
+        text.append(rng() % 300, 'x');  // a long line now and then (limit 100 below)
+      } else if (pick < 12) {
+        text += static_cast<char>(0x80 + rng() % 128);  // not ASCII
+      } else if (pick < 13) {
+        text += kChatterLine;
+      } else {
+        text += kBytes[rng() % kBytes.size()];
+      }
+    }
+    if (round % 2 == 1) text += '\n';
+    // Walk it as the parser does: from each found line's end to the next, from every start.
+    for (std::size_t from = 0; from < text.size();) {
+      const LineFilter::Found a = fast.Next(text, from, 100);
+      const LineFilter::Found b = scalar.Next(text, from, 100);
+      ASSERT_EQ(a.found, b.found) << "round " << round << " from " << from;
+      EXPECT_EQ(a.begin, b.begin) << "round " << round << " from " << from;
+      EXPECT_EQ(a.end, b.end) << "round " << round << " from " << from;
+      EXPECT_EQ(a.level, b.level) << "round " << round << " from " << from;
+      EXPECT_EQ(a.newlines, b.newlines) << "round " << round << " from " << from;
+      EXPECT_EQ(a.long_lines, b.long_lines) << "round " << round << " from " << from;
+      if (!a.found) break;
+      EXPECT_EQ(fast.Classify(text.substr(a.begin, a.end - a.begin)), scalar.Classify(text.substr(a.begin, a.end - a.begin)));
+      from = a.end + 1;
+    }
+    // Every line on its own, as Classify sees lines inside an open record.
+    for (std::size_t begin = 0; begin < text.size();) {
+      std::size_t end = text.find('\n', begin);
+      if (end == std::string::npos) end = text.size();
+      const std::string_view line = std::string_view(text).substr(begin, end - begin);
+      ASSERT_EQ(fast.Classify(line), scalar.Classify(line)) << "round " << round << " line at " << begin;
+      begin = end + 1;
+    }
+  }
 }
 
 TEST(LineFilter, FindsTheLastTimeOrDateAnywhere) {
