@@ -149,6 +149,18 @@ TEST(LineFilter, ScalarAndSimdSearchesAgree) {
   }
 }
 
+// The AVX2 search assumes ASCII fingerprints; a literal that is not ASCII is still found.
+TEST(LineFilter, FindsLiteralsThatAreNotAscii) {
+  const Trigger triggers[] = {{"\xc3\xa9t\xc3\xa9 ", TriggerLevel::kRecord}, {"NCCL WARN", TriggerLevel::kRecord}};
+  const LineFilter filter(triggers);
+  const std::string text = std::string(kChatterLine) + "\nl'\xc3\xa9t\xc3\xa9 dernier\n" + std::string(kChatterLine) + "\n";
+  const LineFilter::Found f = filter.Next(text, 0, kMaxLineBytes);
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.begin, kChatterLine.size() + 1);
+  EXPECT_EQ(f.newlines, 1);
+  EXPECT_EQ(f.level, TriggerLevel::kRecord);
+}
+
 TEST(LineFilter, FindsTheLastTimeOrDateAnywhere) {
   EXPECT_EQ(LastStampPattern("no stamp here: 1:2 and 12-x", 27), std::string_view::npos);
   for (std::size_t pad = 0; pad < 160; ++pad) {  // across the 64-byte blocks of the search

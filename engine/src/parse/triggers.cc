@@ -162,7 +162,10 @@ struct Avx2Block {
     __m256i acc = _mm256_set1_epi8(-1);
     for (int k = 0; k < 3; ++k) {
       const __m256i c = k == 0 ? c0 : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + k));
-      const __m256i l = _mm256_shuffle_epi8(lo[k], _mm256_and_si256(c, low4));
+      // A byte over 0x7f looks up 0 (no bucket): right for the first two fingerprint bytes,
+      // which are ASCII (the constructor checks), not for the third, which a 2-byte literal
+      // lets be anything. Saves 2 of the 46 vector operations per 32 bytes: 13.8 -> 14.5 GB/s.
+      const __m256i l = _mm256_shuffle_epi8(lo[k], k < 2 ? c : _mm256_and_si256(c, low4));
       const __m256i h = _mm256_shuffle_epi8(hi[k], _mm256_and_si256(_mm256_srli_epi16(c, 4), low4));
       acc = _mm256_and_si256(acc, _mm256_and_si256(l, h));
     }
@@ -240,7 +243,12 @@ LineFilter::LineFilter(std::span<const Trigger> triggers, Search search) {
   }
   IndexFingerprints();
 #ifdef DENPEX_X86
-  avx2_ = search == Search::kFastest && HasAvx2();
+  // The AVX2 search reads the first two fingerprint bytes as ASCII (Avx2Block); a literal
+  // whose fingerprint is not (none is today) gets the byte-at-a-time search.
+  const bool ascii = std::all_of(literals_.begin(), literals_.end(), [](const Literal& l) {
+    return (l.fingerprint & 0x8080u) == 0;
+  });
+  avx2_ = search == Search::kFastest && ascii && HasAvx2();
 #else
   (void)search;
 #endif
@@ -320,25 +328,26 @@ bool SameBytes(const char* a, const char* b, std::size_t n) {
 
 TriggerLevel LineFilter::Verify(std::string_view text, std::size_t q, std::size_t lo, std::size_t hi) const {
   std::uint32_t word = 0;  // the 3 bytes at q (0 past the text)
-  for (std::size_t k = 0; k < 3 && q + k < text.size(); ++k) {
-    word |= static_cast<std::uint32_t>(static_cast<unsigned char>(text[q + k])) << (8 * k);
+  if (std::endian::native == std::endian::little && q + 4 <= text.size()) {
+    std::memcpy(&word, text.data() + q, 4);
+    word &= 0xffffffu;
+  } else {
+    for (std::size_t k = 0; k < 3 && q + k < text.size(); ++k) {
+      word |= static_cast<std::uint32_t>(static_cast<unsigned char>(text[q + k])) << (8 * k);
+    }
   }
-  // Record beats prefix, so the order the literals are tried in does not matter.
+  // Record beats prefix, so the order the literals are tried in does not matter: the 3-byte
+  // fingerprints first, as nearly every candidate that verifies is one of theirs (a progress
+  // line's `] iteration `) and a record trigger there ends the search.
   TriggerLevel level = TriggerLevel::kNone;
   const auto matches = [&](const Literal& l) {
     return q >= lo + l.offset && q - l.offset + l.text.size() <= hi &&
            SameBytes(text.data() + q - l.offset, l.text.data(), l.text.size());
   };
-  for (std::uint16_t i : short_literals_) {
-    const Literal& l = literals_[i];
-    if ((word & l.mask) != l.fingerprint || !matches(l)) continue;
-    if (IsRecord(l.level)) return l.level;
-    level = l.level;
-  }
   const std::size_t slots = by_fingerprint_.size();
   for (std::size_t h = FingerprintHash(word, slots);; h = (h + 1) & (slots - 1)) {
     const FingerprintSlot& slot = by_fingerprint_[h];
-    if (slot.fingerprint == ~std::uint32_t{0}) return level;
+    if (slot.fingerprint == ~std::uint32_t{0}) break;
     if (slot.fingerprint != word) continue;
     for (std::uint16_t k = slot.first; k < slot.first + slot.count; ++k) {
       const Literal& l = literals_[by_fingerprint_literals_[k]];
@@ -346,8 +355,15 @@ TriggerLevel LineFilter::Verify(std::string_view text, std::size_t q, std::size_
       if (IsRecord(l.level)) return l.level;
       level = l.level;
     }
-    return level;
+    break;
   }
+  for (std::uint16_t i : short_literals_) {
+    const Literal& l = literals_[i];
+    if ((word & l.mask) != l.fingerprint || !matches(l)) continue;
+    if (IsRecord(l.level)) return l.level;
+    level = l.level;
+  }
+  return level;
 }
 
 namespace {
