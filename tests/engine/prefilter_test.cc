@@ -135,6 +135,7 @@ TEST(LineFilter, ScalarAndSimdSearchesAgree) {
       EXPECT_EQ(a.newlines, b.newlines) << "round " << round << " from " << from;
       EXPECT_EQ(a.long_lines, b.long_lines) << "round " << round << " from " << from;
       if (!a.found) break;
+      EXPECT_EQ(a.end, std::min(text.find('\n', a.begin), text.size())) << "round " << round << " from " << from;
       EXPECT_EQ(fast.Classify(text.substr(a.begin, a.end - a.begin)), scalar.Classify(text.substr(a.begin, a.end - a.begin)));
       from = a.end + 1;
     }
