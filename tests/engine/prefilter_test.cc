@@ -125,15 +125,31 @@ TEST(LineFilter, ScalarAndSimdSearchesAgree) {
     }
     if (round % 2 == 1) text += '\n';
     // Walk it as the parser does: from each found line's end to the next, from every start.
+    // Long lines: over 100 bytes, or (every third round) over 10, so that a 64-byte block holds
+    // several long lines.
+    const std::size_t limit = round % 3 == 2 ? 10 : 100;
     for (std::size_t from = 0; from < text.size();) {
-      const LineFilter::Found a = fast.Next(text, from, 100);
-      const LineFilter::Found b = scalar.Next(text, from, 100);
+      const LineFilter::Found a = fast.Next(text, from, limit);
+      const LineFilter::Found b = scalar.Next(text, from, limit);
       ASSERT_EQ(a.found, b.found) << "round " << round << " from " << from;
       EXPECT_EQ(a.begin, b.begin) << "round " << round << " from " << from;
       EXPECT_EQ(a.end, b.end) << "round " << round << " from " << from;
       EXPECT_EQ(a.level, b.level) << "round " << round << " from " << from;
       EXPECT_EQ(a.newlines, b.newlines) << "round " << round << " from " << from;
       EXPECT_EQ(a.long_lines, b.long_lines) << "round " << round << " from " << from;
+      // And both against counting by hand: the lines in [from, begin), and those over `limit`
+      // (a '\r' before the newline not counted; the unterminated last line counts when not found).
+      std::int64_t newlines = 0, long_lines = 0;
+      for (std::size_t b = from; b < a.begin || (!a.found && b < text.size());) {
+        const std::size_t e = std::min(text.find('\n', b), text.size());
+        std::size_t len = e - b;
+        if (len > 0 && text[e - 1] == '\r') --len;
+        long_lines += len > limit ? 1 : 0;
+        newlines += e < text.size() ? 1 : 0;
+        b = e + 1;
+      }
+      EXPECT_EQ(a.newlines, newlines) << "round " << round << " from " << from;
+      EXPECT_EQ(a.long_lines, long_lines) << "round " << round << " from " << from;
       if (!a.found) break;
       EXPECT_EQ(a.end, std::min(text.find('\n', a.begin), text.size())) << "round " << round << " from " << from;
       EXPECT_EQ(fast.Classify(text.substr(a.begin, a.end - a.begin)), scalar.Classify(text.substr(a.begin, a.end - a.begin)));
