@@ -104,9 +104,13 @@ TEST(LineFilter, ScalarAndSimdSearchesAgree) {
   const std::vector<Trigger> triggers = AllTriggers();
   std::mt19937 rng(7);
   constexpr std::string_view kBytes = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 :[]()/.-_=,|\t\r";
-  for (int round = 0; round < 60; ++round) {
+  for (int round = 0; round < 80; ++round) {
+    // Long lines: over 100 bytes, or over 10 (a 64-byte block then holds several), or over
+    // 20,000 (the fast loop's limits, as the parser's 1 MiB; runs of up to 45,000 bytes
+    // without a newline make it hand over to the exact loop).
+    const std::size_t limit = round % 4 == 2 ? 10 : round % 4 == 3 ? 20000 : 100;
     std::string text;
-    const std::size_t size = 200 + rng() % 6000;
+    const std::size_t size = limit == 20000 ? 200 + rng() % 200000 : 200 + rng() % 6000;
     while (text.size() < size) {
       const unsigned pick = rng() % 100;
       if (pick < 8) {
@@ -114,7 +118,7 @@ TEST(LineFilter, ScalarAndSimdSearchesAgree) {
       } else if (pick < 10) {
         text += triggers[rng() % triggers.size()].literal;
       } else if (pick < 11) {
-        text.append(rng() % 300, 'x');  // a long line now and then (limit 100 below)
+        text.append(rng() % (limit == 20000 ? (rng() % 50 == 0 ? 45000 : 3000) : 300), 'x');  // a long line now and then
       } else if (pick < 12) {
         text += static_cast<char>(0x80 + rng() % 128);  // not ASCII
       } else if (pick < 13) {
@@ -125,9 +129,6 @@ TEST(LineFilter, ScalarAndSimdSearchesAgree) {
     }
     if (round % 2 == 1) text += '\n';
     // Walk it as the parser does: from each found line's end to the next, from every start.
-    // Long lines: over 100 bytes, or (every third round) over 10, so that a 64-byte block holds
-    // several long lines.
-    const std::size_t limit = round % 3 == 2 ? 10 : 100;
     for (std::size_t from = 0; from < text.size();) {
       const LineFilter::Found a = fast.Next(text, from, limit);
       const LineFilter::Found b = scalar.Next(text, from, limit);
