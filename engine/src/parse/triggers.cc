@@ -385,7 +385,9 @@ bool SameBytes(const char* a, const char* b, std::size_t n) {
 
 }  // namespace
 
-TriggerLevel LineFilter::Verify(std::string_view text, std::size_t q, std::size_t lo, std::size_t hi) const {
+// Not inlined into the scan loops (their `flatten` would): see ScanFrom.
+__attribute__((noinline)) TriggerLevel LineFilter::Verify(std::string_view text, std::size_t q, std::size_t lo,
+                                                          std::size_t hi) const {
   std::uint32_t word = 0;  // the 3 bytes at q (0 past the text)
   if (std::endian::native == std::endian::little && q + 4 <= text.size()) {
     std::memcpy(&word, text.data() + q, 4);
@@ -560,12 +562,12 @@ struct LineFilterScan {
   };
 };
 
-__attribute__((noinline)) bool LineFilterScan::FirstHit::Try(const LineFilter& f, std::string_view text, std::size_t q) const {
+bool LineFilterScan::FirstHit::Try(const LineFilter& f, std::string_view text, std::size_t q) const {
   *level = f.Verify(text, q, from, text.size());
   return *level != TriggerLevel::kNone;
 }
 
-__attribute__((noinline)) bool LineFilterScan::AnyHit::Try(const LineFilter& f, std::string_view text, std::size_t q) const {
+bool LineFilterScan::AnyHit::Try(const LineFilter& f, std::string_view text, std::size_t q) const {
   const TriggerLevel l = f.Verify(text, q, 0, text.size());
   if (static_cast<int>(l) > static_cast<int>(*level)) *level = l;
   return IsRecord(*level);  // stop at the first record trigger
@@ -587,6 +589,19 @@ DENPEX_AVX2 __attribute__((flatten)) void ClassifyAvx2(const LineFilter& f, cons
   ScanFrom(f, Avx2Block(lo, hi), line, 0, ~std::size_t{0}, &count, hit);
 }
 #endif
+// The byte-at-a-time twins, out of line so that Next and Classify stay small.
+__attribute__((noinline)) bool ScanScalar(const LineFilter& f, const std::array<std::array<unsigned char, 16>, 3>& lo,
+                                          const std::array<std::array<unsigned char, 16>, 3>& hi, std::string_view text,
+                                          std::size_t from, std::size_t limit, LineCount* count,
+                                          const LineFilterScan::FirstHit& hit, std::size_t* line_end) {
+  return ScanFrom(f, ScalarBlock{lo, hi}, text, from, limit, count, hit, line_end);
+}
+__attribute__((noinline)) void ClassifyScalar(const LineFilter& f, const std::array<std::array<unsigned char, 16>, 3>& lo,
+                                              const std::array<std::array<unsigned char, 16>, 3>& hi, std::string_view line,
+                                              const LineFilterScan::AnyHit& hit) {
+  LineCount count;
+  ScanFrom(f, ScalarBlock{lo, hi}, line, 0, ~std::size_t{0}, &count, hit);
+}
 
 }  // namespace
 
@@ -602,7 +617,7 @@ LineFilter::Found LineFilter::Next(std::string_view text, std::size_t from, std:
   } else
 #endif
   {
-    found = ScanFrom(*this, ScalarBlock{lo_, hi_}, text, from, long_line, &count, hit, &end);
+    found = ScanScalar(*this, lo_, hi_, text, from, long_line, &count, hit, &end);
   }
   Found r{.found = found, .begin = count.line_start, .newlines = count.newlines, .long_lines = count.long_lines};
   if (!found) {
@@ -625,8 +640,7 @@ TriggerLevel LineFilter::Classify(std::string_view line) const {
     return level;
   }
 #endif
-  LineCount count;
-  ScanFrom(*this, ScalarBlock{lo_, hi_}, line, 0, ~std::size_t{0}, &count, hit);
+  ClassifyScalar(*this, lo_, hi_, line, hit);
   return level;
 }
 
