@@ -147,6 +147,10 @@ std::size_t EmbeddedLabel(std::string_view line, std::size_t width, std::int32_t
 
 }  // namespace
 
+bool LogParser::HasEmbeddedLabel(std::string_view line, std::size_t width, std::int32_t own) {
+  return EmbeddedLabel(line, width, own) != std::string_view::npos;
+}
+
 bool LogParser::SplitInterleaved(const LineRef& line) {
   if (!ctx_.prefixes.srun_labels) return false;
   std::int32_t own = -1;

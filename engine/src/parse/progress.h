@@ -4,6 +4,8 @@
 // (no real job) spill into a map.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
@@ -51,101 +53,94 @@ class ProgressIndex {
   std::unordered_map<std::int32_t, std::size_t> spill_;
 };
 
-// The latest iteration record per ProgressKey, in the slots themselves (open addressing on the
-// key, which for dense task or rank ids is a direct map). The 16k tasks' records of a combined
-// srun log are 1 MB, and the scan streams 32 MB past them per chunk, so updating a record as its
-// line is read missed the caches on nearly every progress line, one miss at a time (a tenth of
-// the parse; a prefetch as the line's label is read did not hide it). Updates are queued and
-// applied a batch at a time, where the misses of consecutive records overlap.
+// The latest iteration record per ProgressKey. Only a key's last record survives a parse (with
+// the place and order of its first), and a 16k-task combined srun log updates each key many
+// times: per key the table keeps 8 bytes, the latest line's number and where its record comes
+// from, in flat arrays by key (a 16k-task job's 128 KB stay in L2 while the scan streams the
+// chunk past them; full 64-byte records updated in place, even queued and prefetched a batch
+// at a time, missed the caches on most progress lines). A line in the common shape is kept as
+// its offset in the parsed text and read again only if it survives (`read`, at Close/Take,
+// while the text is still mapped); any other progress line keeps its full record aside.
 class ProgressTable {
  public:
+  // Offsets of lines to read again are below this (a text's offsets past it keep full records).
+  static constexpr std::uint32_t kMaxOffset = (std::uint32_t{1} << 31) - 1;
+  // The line `line` (its number, >= 1) at `offset` of the text becomes its key's latest; `at`:
+  // the events emitted before it.
+  void Note(std::int32_t key, std::uint32_t offset, std::uint32_t length, std::uint32_t line, std::uint32_t at) {
+    Entry& e = EntryOf(key);
+    if (e.line == 0) order_.push_back({key, at});
+    e = {line, offset, length};
+  }
   // `r` (its `at`: the events emitted before its line) becomes its key's latest record.
   void Update(const ProgressRecord& r) {
-    if (pending_.empty()) pending_.reserve(kBatch);  // allocated on a file's first progress line, not per parser
-    pending_.push_back(r);
-    if (pending_.size() == kBatch) Flush();
+    const std::int32_t key = ProgressKey(r.rank, r.task);
+    Entry& e = EntryOf(key);
+    if (e.line == 0) order_.push_back({key, r.at});
+    e = {r.line, kFull | static_cast<std::uint32_t>(full_.size()), 0};
+    full_.push_back(r);
   }
-  // A requeued job's next run: its lines start new records, the current ones are kept as they are.
-  void Close() {
-    Flush();
-    for (ProgressRecord& r : slots_) {
-      if (r.line != 0) closed_.push_back(r);
-      r = ProgressRecord{};
+  // A requeued job's next run: its lines start new records, the current ones are kept as they
+  // are. `read(offset, length, line)` is the record of a line given to Note; `prefetch(offset)`
+  // asks for its text ahead (the scan has long evicted it).
+  template <typename Read, typename Prefetch>
+  void Close(const Read& read, const Prefetch& prefetch) {
+    closed_.reserve(closed_.size() + order_.size());
+    for (std::size_t k = 0; k < order_.size(); ++k) {
+      if (k + kAhead < order_.size()) {
+        const Entry& next = EntryOf(order_[k + kAhead].key);
+        if ((next.ref & kFull) == 0) prefetch(next.ref);
+      }
+      const First& f = order_[k];
+      Entry& e = EntryOf(f.key);
+      ProgressRecord r = (e.ref & kFull) != 0 ? full_[e.ref & ~kFull] : read(e.ref, e.length, e.line);
+      r.at = f.at;
+      r.seq = seq_++;
+      closed_.push_back(r);
+      e = Entry{};
     }
-    live_ = 0;
+    order_.clear();
+    full_.clear();
   }
   // Every record, in the order they were made.
-  std::vector<ProgressRecord> Take() {
-    Close();
-    std::vector<ProgressRecord> out(closed_.size());
-    for (const ProgressRecord& r : closed_) out[r.seq] = r;
-    closed_.clear();
+  template <typename Read, typename Prefetch>
+  std::vector<ProgressRecord> Take(const Read& read, const Prefetch& prefetch) {
+    Close(read, prefetch);
     seq_ = 0;
+    std::vector<ProgressRecord> out;
+    out.swap(closed_);
     return out;
   }
 
  private:
-  static constexpr std::size_t kInitialSlots = 64;
-  static constexpr std::size_t kBatch = 256;
-  static constexpr std::size_t kAhead = 8;  // records prefetched ahead of the one applied
-  static std::size_t Hash(std::int32_t key) {
-    return key >= -1 ? static_cast<std::size_t>(std::int64_t{key} + 1) : static_cast<std::size_t>(-2 - std::int64_t{key});
-  }
-  static std::int32_t KeyOf(const ProgressRecord& r) { return ProgressKey(r.rank, r.task); }
+  struct Entry {
+    std::uint32_t line = 0;  // 0: no record
+    std::uint32_t ref = 0;   // the line's offset in the text, or kFull | its index in full_
+    std::uint32_t length = 0;
+  };
+  struct First {
+    std::int32_t key;
+    std::uint32_t at;
+  };
+  static constexpr std::uint32_t kFull = std::uint32_t{1} << 31;
+  static constexpr std::size_t kAhead = 16;  // lines prefetched ahead of the one read
+  static constexpr std::size_t kMaxFlat = std::size_t{1} << 20;
 
-  void Flush() {
-    if (pending_.empty()) return;
-    if (slots_.empty()) slots_.resize(kInitialSlots);
-    for (std::size_t k = 0; k < pending_.size(); ++k) {
-      if (k + kAhead < pending_.size()) {
-        __builtin_prefetch(&slots_[Hash(KeyOf(pending_[k + kAhead])) & (slots_.size() - 1)], 1);
-      }
-      Apply(pending_[k]);
-    }
-    pending_.clear();
-  }
-  void Apply(const ProgressRecord& r) {
-    if (slots_.empty()) slots_.resize(kInitialSlots);
-    const std::int32_t key = KeyOf(r);
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = Hash(key) & mask;; i = (i + 1) & mask) {
-      ProgressRecord& slot = slots_[i];
-      if (slot.line == 0) {
-        if (2 * (live_ + 1) > slots_.size()) {
-          Grow();
-          Apply(r);
-          return;
-        }
-        ++live_;
-        slot = r;
-        slot.seq = seq_++;
-        return;
-      }
-      if (KeyOf(slot) == key) {
-        const std::uint32_t at = slot.at, seq = slot.seq;
-        slot = r;
-        slot.at = at;
-        slot.seq = seq;
-        return;
-      }
-    }
-  }
-  void Grow() {
-    std::vector<ProgressRecord> old(2 * slots_.size());
-    old.swap(slots_);
-    const std::size_t mask = slots_.size() - 1;
-    for (const ProgressRecord& r : old) {
-      if (r.line == 0) continue;
-      std::size_t i = Hash(KeyOf(r)) & mask;
-      while (slots_[i].line != 0) i = (i + 1) & mask;
-      slots_[i] = r;
-    }
+  Entry& EntryOf(std::int32_t key) {
+    auto& v = key >= -1 ? by_rank_ : by_task_;
+    const std::size_t i = key >= -1 ? static_cast<std::size_t>(std::int64_t{key} + 1) : static_cast<std::size_t>(-2 - std::int64_t{key});
+    if (i < v.size()) return v[i];
+    if (i >= kMaxFlat) return spill_[key];
+    v.resize(std::max<std::size_t>(std::bit_ceil(i + 1), 64));
+    return v[i];
   }
 
-  std::vector<ProgressRecord> slots_;
-  std::vector<ProgressRecord> pending_;  // updates not applied yet, in line order
+  std::vector<Entry> by_rank_;  // [rank + 1]
+  std::vector<Entry> by_task_;  // [task]
+  std::unordered_map<std::int32_t, Entry> spill_;
+  std::vector<First> order_;           // the current run's keys, in the order their first record came
+  std::vector<ProgressRecord> full_;   // the current run's full records
   std::vector<ProgressRecord> closed_;
-  std::size_t live_ = 0;
   std::uint32_t seq_ = 0;
 };
 

@@ -32,7 +32,7 @@ bool LooksKernel(std::string_view msg) {
 
 }  // namespace
 
-LogParser::LogParser(const FileContext& ctx) : ctx_(ctx) {}
+LogParser::LogParser(const FileContext& ctx, std::string_view text, std::uint64_t base) : ctx_(ctx), text_(text), base_(base) {}
 
 void LogParser::Line(const LineRef& line, TriggerLevel level, bool opening) {
   level_ = level;
@@ -48,8 +48,10 @@ void LogParser::Line(const LineRef& line, TriggerLevel level, bool opening) {
   level_ = level;  // FlushWrapped read the cut line as its own
   if (line.text.empty()) return;
   out_.last_line = {line.number, line.offset, static_cast<std::uint32_t>(line.text.size())};
+  const bool progress = level == TriggerLevel::kRecord && !ctx_.every_line && !NeedsEveryLine();
+  if (progress && FastProgress(line)) return;
   if (SplitInterleaved(line)) return;
-  if (level == TriggerLevel::kRecord && !ctx_.every_line && !NeedsEveryLine() && ProgressLine(line)) return;
+  if (progress && ProgressLine(line)) return;
   Process(line, static_cast<std::uint32_t>(line.text.size()), 0);
 }
 
@@ -341,13 +343,18 @@ void LogParser::IterationLine(const Parsed& p) {
                       .at = static_cast<std::uint32_t>(out_.events.size())});
 }
 
-bool LogParser::ProgressLine(const LineRef& line) {
-  // StripPrefixes takes an srun label `  13: ` here and stops at the ` [` after it (no stamp,
-  // host or tag starts that way); ParseHeader reads no header in ` [`; Unheaded sends the
-  // message to IterationLine while no table or traceback is open (NeedsEveryLine is false).
-  const std::string_view text = line.text;
-  std::size_t i = 0;
+namespace {
+
+// A Megatron iteration line's common shape: an srun label `  13: ` (or nothing) before
+// ` [<digit>`; `message` is where the ` [` starts, `width` the label's (0: none).
+struct ProgressShape {
   std::int32_t task = -1;
+  std::size_t width = 0;
+  std::size_t message = 0;
+};
+
+bool ReadProgressShape(std::string_view text, ProgressShape* s) {
+  std::size_t i = 0;
   if (text.size() > 2 && text[0] == ' ' && text[1] == '[') {
   } else {
     while (i < text.size() && text[i] == ' ') ++i;
@@ -355,17 +362,64 @@ bool LogParser::ProgressLine(const LineRef& line) {
     std::int32_t v = 0;
     while (i < text.size() && i - digits < 8 && IsDigit(text[i])) v = v * 10 + (text[i++] - '0');
     if (i == digits || i - digits > 7 || text.substr(i, 4) != ":  [") return false;
-    task = v;
+    s->task = v;
+    s->width = i;
     i += 2;
   }
   if (i + 2 >= text.size() || !IsDigit(text[i + 2])) return false;
-  Parsed p{.ref = line, .cite_length = static_cast<std::uint32_t>(text.size())};
-  p.origin.task = task;
+  s->message = i;
+  return true;
+}
+
+}  // namespace
+
+bool LogParser::ProgressLine(const LineRef& line) {
+  // StripPrefixes takes an srun label `  13: ` here and stops at the ` [` after it (no stamp,
+  // host or tag starts that way); ParseHeader reads no header in ` [`; Unheaded sends the
+  // message to IterationLine while no table or traceback is open (NeedsEveryLine is false).
+  ProgressShape s;
+  if (!ReadProgressShape(line.text, &s)) return false;
+  Parsed p{.ref = line, .cite_length = static_cast<std::uint32_t>(line.text.size())};
+  p.origin.task = s.task;
   p.rank = ctx_.name_rank;
-  p.header.message = text.substr(i);
-  out_.task_labels |= task >= 0;
+  p.header.message = line.text.substr(s.message);
+  out_.task_labels |= s.task >= 0;
   IterationLine(p);
   return true;
+}
+
+// What SplitInterleaved and ProgressLine would do with a progress line whose iteration fields
+// parse and that holds no other task's label (any other line goes their way). Only the line's
+// place is kept; it is read again (ReadProgress) only if no later line of its key replaces it,
+// and a 16k-task log replaces most.
+bool LogParser::FastProgress(const LineRef& line) {
+  const std::uint64_t offset = line.offset - base_;
+  ProgressShape s;
+  TimeNs t;
+  std::int64_t iteration, total;
+  if (offset > ProgressTable::kMaxOffset || !ReadProgressShape(line.text, &s) ||
+      ParseIteration(line.text.substr(s.message), &t, &iteration, &total, &iteration_stamps_) != Match::kYes) {
+    return false;
+  }
+  // SplitInterleaved reads the same label (LeadingLabelWidth) and splits at another one.
+  if (ctx_.prefixes.srun_labels && s.task >= 0 && HasEmbeddedLabel(line.text, s.width, s.task)) return false;
+  out_.task_labels |= s.task >= 0;
+  if (out_.first_dated == 0) out_.first_dated = t;
+  iterations_.Note(ProgressKey(ctx_.name_rank, s.task), static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(line.text.size()), line.number,
+                   static_cast<std::uint32_t>(out_.events.size()));
+  return true;
+}
+
+// The record IterationLine would have made of the line FastProgress noted at `offset`.
+ProgressRecord LogParser::ReadProgress(std::uint32_t offset, std::uint32_t length, std::uint32_t line) {
+  const std::string_view text = text_.substr(offset, length);
+  ProgressShape s;
+  ProgressRecord r{.offset = base_ + offset, .line = line, .length = static_cast<std::uint32_t>(text.size()),
+                   .rank = ctx_.name_rank, .local_rank = ctx_.local_rank};
+  ReadProgressShape(text, &s);
+  ParseIteration(text.substr(s.message), &r.time, &r.iteration, &r.total, &iteration_stamps_);
+  r.task = s.task;
+  return r;
 }
 
 // Lines with no logging header (or only a bracketed time): tracebacks, the torchrun table, NCCL
@@ -420,7 +474,7 @@ void LogParser::Unheaded(const Parsed& p) {
   } else if (found) {
     // A requeued job's next run starts (`SLURM_RESTART_COUNT=<n>`): its iteration lines are new
     // events, so the failed run's last iteration stays where that run stopped.
-    if (r.kind == Kind::kRequeue) iterations_.Close();
+    if (r.kind == Kind::kRequeue) CloseProgress();
     Emit(p, std::move(r));
   }
 }
@@ -732,7 +786,7 @@ ParsedLog LogParser::Finish(bool place) {
   std::sort(out_.open_watchdogs.begin(), out_.open_watchdogs.end());
   std::sort(out_.prefix_ranks.begin(), out_.prefix_ranks.end());
   out_.prefix_ranks.erase(std::unique(out_.prefix_ranks.begin(), out_.prefix_ranks.end()), out_.prefix_ranks.end());
-  out_.progress = iterations_.Take();
+  out_.progress = iterations_.Take(ReadNoted(), PrefetchNoted());
   if (place) PlaceProgress(&out_, ctx_.file);
   return std::move(out_);
 }
