@@ -389,37 +389,33 @@ bool LogParser::ProgressLine(const LineRef& line) {
 }
 
 // What SplitInterleaved and ProgressLine would do with a progress line whose iteration fields
-// parse and that holds no other task's label (any other line goes their way). Only the line's
-// place is kept; it is read again (ReadProgress) only if no later line of its key replaces it,
-// and a 16k-task log replaces most.
+// parse (and fit a ProgressTable::Noted) and that holds no other task's label; any other line
+// goes their way. Its fields are noted, and become a record only if no later line of its key
+// replaces it (a 16k-task log replaces most).
 bool LogParser::FastProgress(const LineRef& line) {
   const std::uint64_t offset = line.offset - base_;
   ProgressShape s;
   TimeNs t;
   std::int64_t iteration, total;
   if (offset > ProgressTable::kMaxOffset || !ReadProgressShape(line.text, &s) ||
-      ParseIteration(line.text.substr(s.message), &t, &iteration, &total, &iteration_stamps_) != Match::kYes) {
+      ParseIteration(line.text.substr(s.message), &t, &iteration, &total, &iteration_stamps_) != Match::kYes ||
+      iteration > ProgressTable::kMaxValue || total > ProgressTable::kMaxValue) {
     return false;
   }
   // SplitInterleaved reads the same label (LeadingLabelWidth) and splits at another one.
   if (ctx_.prefixes.srun_labels && s.task >= 0 && HasEmbeddedLabel(line.text, s.width, s.task)) return false;
   out_.task_labels |= s.task >= 0;
   if (out_.first_dated == 0) out_.first_dated = t;
-  iterations_.Note(ProgressKey(ctx_.name_rank, s.task), static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(line.text.size()), line.number,
+  iterations_.Note(ProgressKey(ctx_.name_rank, s.task),
+                   {.line = line.number,
+                    .offset = static_cast<std::uint32_t>(offset),
+                    .length = static_cast<std::uint32_t>(line.text.size()),
+                    .task = s.task,
+                    .iteration = static_cast<std::uint32_t>(iteration),
+                    .total = static_cast<std::uint32_t>(total),
+                    .time = t},
                    static_cast<std::uint32_t>(out_.events.size()));
   return true;
-}
-
-// The record IterationLine would have made of the line FastProgress noted at `offset`.
-ProgressRecord LogParser::ReadProgress(std::uint32_t offset, std::uint32_t length, std::uint32_t line) {
-  const std::string_view text = text_.substr(offset, length);
-  ProgressShape s;
-  ProgressRecord r{.offset = base_ + offset, .line = line, .length = static_cast<std::uint32_t>(text.size()),
-                   .rank = ctx_.name_rank, .local_rank = ctx_.local_rank};
-  ReadProgressShape(text, &s);
-  ParseIteration(text.substr(s.message), &r.time, &r.iteration, &r.total, &iteration_stamps_);
-  r.task = s.task;
-  return r;
 }
 
 // Lines with no logging header (or only a bracketed time): tracebacks, the torchrun table, NCCL
@@ -786,7 +782,7 @@ ParsedLog LogParser::Finish(bool place) {
   std::sort(out_.open_watchdogs.begin(), out_.open_watchdogs.end());
   std::sort(out_.prefix_ranks.begin(), out_.prefix_ranks.end());
   out_.prefix_ranks.erase(std::unique(out_.prefix_ranks.begin(), out_.prefix_ranks.end()), out_.prefix_ranks.end());
-  out_.progress = iterations_.Take(ReadNoted(), PrefetchNoted());
+  out_.progress = iterations_.Take(base_, ctx_.name_rank, ctx_.local_rank);
   if (place) PlaceProgress(&out_, ctx_.file);
   return std::move(out_);
 }

@@ -85,19 +85,9 @@ class LogParser {
   // read without the general prefix and header parsers: what Process would do with it.
   bool ProgressLine(const LineRef& line);
   // ProgressLine for a line in that shape that parses, past the interleaving check: noted by its
-  // place only (ProgressTable::Note), read again by ReadProgress if it is its key's last.
+  // fields only (ProgressTable::Note), made a record if it is its key's last.
   bool FastProgress(const LineRef& line);
-  ProgressRecord ReadProgress(std::uint32_t offset, std::uint32_t length, std::uint32_t line);
-  auto ReadNoted() {
-    return [this](std::uint32_t offset, std::uint32_t length, std::uint32_t line) { return ReadProgress(offset, length, line); };
-  }
-  auto PrefetchNoted() const {
-    return [this](std::uint32_t offset) {  // a progress line's fields are in its first 64-odd bytes
-      __builtin_prefetch(text_.data() + offset);
-      __builtin_prefetch(text_.data() + offset + 63);
-    };
-  }
-  void CloseProgress() { iterations_.Close(ReadNoted(), PrefetchNoted()); }
+  void CloseProgress() { iterations_.Close(base_, ctx_.name_rank, ctx_.local_rank); }
   // Another task's label inside an srun-labelled line (whose own label is `width` wide): what
   // SplitInterleaved splits at.
   static bool HasEmbeddedLabel(std::string_view line, std::size_t width, std::int32_t own);
