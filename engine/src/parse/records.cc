@@ -397,8 +397,10 @@ bool LogParser::FastProgress(const LineRef& line) {
   ProgressShape s;
   TimeNs t;
   std::int64_t iteration, total;
-  if (offset > ProgressTable::kMaxOffset || !ReadProgressShape(line.text, &s) ||
-      ParseIteration(line.text.substr(s.message), &t, &iteration, &total, &iteration_stamps_) != Match::kYes ||
+  if (offset > ProgressTable::kMaxOffset || !ReadProgressShape(line.text, &s)) return false;
+  const std::int32_t key = ProgressKey(ctx_.name_rank, s.task);
+  iterations_.Prefetch(key);  // its slot arrives while the line is read
+  if (ParseIteration(line.text.substr(s.message), &t, &iteration, &total, &iteration_stamps_) != Match::kYes ||
       iteration > ProgressTable::kMaxValue || total > ProgressTable::kMaxValue) {
     return false;
   }
@@ -406,7 +408,7 @@ bool LogParser::FastProgress(const LineRef& line) {
   if (ctx_.prefixes.srun_labels && s.task >= 0 && HasEmbeddedLabel(line.text, s.width, s.task)) return false;
   out_.task_labels |= s.task >= 0;
   if (out_.first_dated == 0) out_.first_dated = t;
-  iterations_.Note(ProgressKey(ctx_.name_rank, s.task),
+  iterations_.Note(key,
                    {.line = line.number,
                     .offset = static_cast<std::uint32_t>(offset),
                     .length = static_cast<std::uint32_t>(line.text.size()),
