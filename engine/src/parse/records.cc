@@ -404,8 +404,13 @@ bool LogParser::FastProgress(const LineRef& line) {
       iteration > ProgressTable::kMaxValue || total > ProgressTable::kMaxValue) {
     return false;
   }
-  // SplitInterleaved reads the same label (LeadingLabelWidth) and splits at another one.
-  if (ctx_.prefixes.srun_labels && s.task >= 0 && HasEmbeddedLabel(line.text, s.width, s.task)) return false;
+  // SplitInterleaved reads the same label (LeadingLabelWidth) and splits at another one, whose
+  // colon (a digit, `:`, a space) is past ` [<date> <hh:mm:ss>] iteration `: ParseIteration read
+  // that, and it holds no such colon.
+  constexpr std::size_t kFixed = std::string_view(" [2026-03-02 08:52:02] iteration ").size();
+  if (ctx_.prefixes.srun_labels && s.task >= 0 && HasEmbeddedLabel(line.text, s.width, s.task, s.message + kFixed)) {
+    return false;
+  }
   out_.task_labels |= s.task >= 0;
   if (out_.first_dated == 0) out_.first_dated = t;
   iterations_.Note(key,

@@ -88,9 +88,9 @@ class LogParser {
   // fields only (ProgressTable::Note), made a record if it is its key's last.
   bool FastProgress(const LineRef& line);
   void CloseProgress() { iterations_.Close(base_, ctx_.name_rank, ctx_.local_rank); }
-  // Another task's label inside an srun-labelled line (whose own label is `width` wide): what
-  // SplitInterleaved splits at.
-  static bool HasEmbeddedLabel(std::string_view line, std::size_t width, std::int32_t own);
+  // Another task's label inside an srun-labelled line (whose own label is `width` wide), its
+  // colon at or after `from`: what SplitInterleaved splits at.
+  static bool HasEmbeddedLabel(std::string_view line, std::size_t width, std::int32_t own, std::size_t from);
   void Emit(const Parsed& p, Recognised&& r);
   Event NewEvent(const Parsed& p, EventDetail detail);
   // Sets what NewEvent takes from the line (time, rank, place), leaving the rest of `*e`.
