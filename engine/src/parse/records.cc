@@ -353,9 +353,34 @@ struct ProgressShape {
   std::size_t message = 0;
 };
 
-bool ReadProgressShape(std::string_view text, ProgressShape* s) {
+// An srun label ending at `width` (spaces, then 1 to 7 digits, then `:  [`), read in `width`
+// steps whatever the task: srun pads every label to the widest task id, so a file's labels end
+// at one place, and the general read's loop exits (where the digits begin and end, which varies
+// with the task) were mispredicted on most lines (≈ 6 ns a progress line).
+bool LabelOfWidth(std::string_view text, std::size_t width, std::int32_t* task) {
+  if (width == 0 || width + 4 > text.size() || text.substr(width, 4) != ":  [") return false;
+  std::int64_t v = 0;
+  std::size_t digits = 0;
+  bool ok = true;
+  for (std::size_t k = 0; k < width; ++k) {
+    const char c = text[k];
+    const bool digit = IsDigit(c);
+    ok &= digit || (c == ' ' && digits == 0);
+    digits += digit ? 1 : 0;
+    v = digit ? v * 10 + (c - '0') : v;
+  }
+  if (!ok || digits == 0 || digits > 7) return false;
+  *task = static_cast<std::int32_t>(v);
+  return true;
+}
+
+// `width`: where the last line's label ended (0: none), tried first.
+bool ReadProgressShape(std::string_view text, std::size_t width, ProgressShape* s) {
   std::size_t i = 0;
-  if (text.size() > 2 && text[0] == ' ' && text[1] == '[') {
+  if (LabelOfWidth(text, width, &s->task)) {
+    s->width = i = width;
+    i += 2;
+  } else if (text.size() > 2 && text[0] == ' ' && text[1] == '[') {
   } else {
     while (i < text.size() && text[i] == ' ') ++i;
     const std::size_t digits = i;
@@ -378,7 +403,7 @@ bool LogParser::ProgressLine(const LineRef& line) {
   // host or tag starts that way); ParseHeader reads no header in ` [`; Unheaded sends the
   // message to IterationLine while no table or traceback is open (NeedsEveryLine is false).
   ProgressShape s;
-  if (!ReadProgressShape(line.text, &s)) return false;
+  if (!ReadProgressShape(line.text, 0, &s)) return false;
   Parsed p{.ref = line, .cite_length = static_cast<std::uint32_t>(line.text.size())};
   p.origin.task = s.task;
   p.rank = ctx_.name_rank;
@@ -397,7 +422,8 @@ bool LogParser::FastProgress(const LineRef& line) {
   ProgressShape s;
   TimeNs t;
   std::int64_t iteration, total;
-  if (offset > ProgressTable::kMaxOffset || !ReadProgressShape(line.text, &s)) return false;
+  if (offset > ProgressTable::kMaxOffset || !ReadProgressShape(line.text, label_width_, &s)) return false;
+  label_width_ = s.width;
   const std::int32_t key = ProgressKey(ctx_.name_rank, s.task);
   iterations_.Prefetch(key);  // its slot arrives while the line is read
   if (ParseIteration(line.text.substr(s.message), &t, &iteration, &total, &iteration_stamps_) != Match::kYes ||

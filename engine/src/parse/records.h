@@ -87,6 +87,7 @@ class LogParser {
   // ProgressLine for a line in that shape that parses, past the interleaving check: noted by its
   // fields only (ProgressTable::Note), made a record if it is its key's last.
   bool FastProgress(const LineRef& line);
+  std::size_t label_width_ = 0;  // where the last progress line's srun label ended (0: none)
   void CloseProgress() { iterations_.Close(base_, ctx_.name_rank, ctx_.local_rank); }
   // Another task's label inside an srun-labelled line (whose own label is `width` wide), its
   // colon at or after `from`: what SplitInterleaved splits at.
