@@ -358,7 +358,8 @@ struct ProgressShape {
 // at one place, and the general read's loop exits (where the digits begin and end, which varies
 // with the task) were mispredicted on most lines (≈ 6 ns a progress line).
 bool LabelOfWidth(std::string_view text, std::size_t width, std::int32_t* task) {
-  if (width == 0 || width + 4 > text.size() || text.substr(width, 4) != ":  [") return false;
+  constexpr std::size_t kWidest = 16;  // more is read the general way (and no sum overflows)
+  if (width == 0 || width > kWidest || width + 4 > text.size() || text.substr(width, 4) != ":  [") return false;
   std::int64_t v = 0;
   std::size_t digits = 0;
   bool ok = true;
