@@ -1,5 +1,7 @@
 #include "analyze/facts.h"
 
+#include "analyze/world_size.h"
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -279,6 +281,25 @@ void ApplyWorldInfo(const Incident& inc, JobFacts* jf) {
     jf->nodes[node].first_rank = inc.world[i].first_rank;
     jf->nodes[node].local_procs = inc.world[i].procs;
   }
+}
+
+// The world size the logs state: ranks above the highest one heard from exist, silent (their
+// node's logs missing); the wait-for graph can then find the one every group waited on.
+void ApplyStatedWorld(const Incident& inc, JobFacts* jf) {
+  const auto seen = static_cast<std::int32_t>(jf->ranks.size());
+  WorldSize w = StatedWorldSize(inc, seen - 1);
+  jf->world_notes = std::move(w.problems);
+  const std::int32_t world = std::max(w.declared, w.lower_bound);
+  if (world <= seen) return;
+  jf->EnsureRank(world - 1);
+  jf->stated_world = world;
+  jf->stated_world_event = w.declared > 0 ? w.event : -1;
+  const std::string first = std::to_string(seen), last = std::to_string(world - 1);
+  jf->world_notes.push_back("world size " + std::to_string(world) +
+                            (w.declared > 0 ? " as " + w.source : " at least, as NCCL's largest communicator states it") +
+                            " says, not " + std::to_string(seen) + ": " +
+                            (seen == world - 1 ? "rank " + first + " was" : "ranks " + first + "-" + last + " were") +
+                            " never heard from (their logs are missing)");
 }
 
 // A node's ranks, and local ranks where the table did not give them: DeepSpeed's launch.py
@@ -683,6 +704,7 @@ JobFacts CollectFacts(const Incident& inc) {
     if (e.rank < 0 && std::holds_alternative<WatchdogTimeout>(e.detail)) jf.unranked_timeouts.push_back(i);
   }
   ApplyWorldInfo(inc, &jf);
+  ApplyStatedWorld(inc, &jf);
   AssignNodeRanks(&jf);
   MarkBuildWaiters(inc, &jf);
   ApplyLauncherEvidence(inc, &jf);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "denpex/v1/vocabulary.pb.h"
@@ -104,6 +105,13 @@ struct JobFacts {
   std::int32_t gloo_closed = 0;
   // DeepSpeed see_memory_usage: the report of the fullest host memory (latest among equals).
   std::int32_t host_memory = -1;
+  // The world size the logs state (analyze/world_size.h; 0: none): `ranks` holds that many
+  // ranks, the highest ones silent when their logs are missing. The line that states it (-1:
+  // none) and what the report says about it (a conflict, a statement left unused, the ranks
+  // never heard from).
+  std::int32_t stated_world = 0;
+  std::int32_t stated_world_event = -1;
+  std::vector<std::string> world_notes;
 
   bool HasWave() const { return !timeouts.empty(); }
   void EnsureRank(std::int32_t rank) {

@@ -560,6 +560,15 @@ void Undecided(const Analysis& a, Finding* f) {
                                " stopped participating together, and the logs in hand cannot tell which was first."});
     return;
   }
+  if (nodes.size() == 1 && a.facts.stated_world > 0) {  // no node: ranks the stated world size adds, never heard from
+    f->reason = "Ranks " + RankList(tied) + " were never heard from (the logs state world size " +
+                std::to_string(a.facts.stated_world) + "; their node's logs are missing) and are equally likely to have stopped "
+                "first: the logs do not separate them." + UnrankedNote(a);
+    f->recovery.push_back({"collect_logs", "",
+                           "Find the node of ranks " + RankList(tied) + " (the scheduler's allocation) and collect its torchrun agent log "
+                           "and kernel log: the logs in hand have nothing from it."});
+    return;
+  }
   f->reason = "Ranks " + RankList(tied) + " on " + std::to_string(nodes.size()) +
               " nodes are equally likely to have stopped first; the logs do not separate them." + UnrankedNote(a);
   f->recovery.push_back({"collect_logs", "",
@@ -693,6 +702,7 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   f.strategy = "engine";
   f.ranks_seen = a.facts.ranks_seen;
   f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
+  f.problems = a.facts.world_notes;
   if (SchedulerEndedJob(inc, a.facts, &f)) return f;
   if (SchedulerFailedNode(inc, a.facts, &f)) {
     f.recovery.push_back({"restart_job", "", "Restart the job from the newest checkpoint that verifies; nothing in the ranks failed."});
