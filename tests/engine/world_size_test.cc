@@ -69,7 +69,7 @@ TEST(WorldSize, TheStatedSizeFindsTheSilentHighestRankWhoseNodeLeftNoLogs) {
   EXPECT_EQ(d.input().ranks_seen(), 7);
   EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
   EXPECT_EQ(d.initiator().rank(), 7);
-  EXPECT_THAT(d.input().problems(), ::testing::Contains(HasSubstr("rank 7 was never heard from")));
+  EXPECT_THAT(d.input().problems(), ::testing::Contains(HasSubstr("no line names rank 7 (their node's logs are missing")));
 }
 
 TEST(WorldSize, ContradictingStatementsAreReportedAndNotUsed) {
