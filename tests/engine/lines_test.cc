@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "fixture.h"
 #include "parse/lines.h"
@@ -176,6 +177,65 @@ TEST(Lines, TrainerCommInitPythonErrorAndMasking) {
   EXPECT_FALSE(ParsePythonErrorLine("frame #0: c10::Error", &type));
   EXPECT_EQ(MaskSignature("[PG 3 Rank 1] SeqNum=86, ptr 0x7f2a ran for 600104 ms"),
             "[PG <n> Rank <n>] SeqNum=<n>, ptr <hex> ran for <n> ms");
+}
+
+// The byte-at-a-time masking MaskSignature replaced (its runs of plain text are now found 16
+// bytes at a time): both must give the same signature for any text.
+std::string MaskSignatureByBytes(std::string_view message) {
+  const auto hex = [](char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
+  std::string out;
+  for (std::size_t i = 0; i < message.size() && out.size() < kMaxSignature;) {
+    if (message[i] == '0' && i + 1 < message.size() && (message[i + 1] == 'x' || message[i + 1] == 'X')) {
+      for (i += 2; i < message.size() && hex(message[i]); ++i) {
+      }
+      out += "<hex>";
+    } else if (IsDigit(message[i])) {
+      while (i < message.size() && IsDigit(message[i])) ++i;
+      out += "<n>";
+    } else {
+      do {
+        out += message[i++];
+      } while (i < message.size() && out.size() < kMaxSignature && !IsDigit(message[i]));
+    }
+  }
+  return out;
+}
+
+TEST(Lines, MaskSignatureAgreesWithTheByteLoop) {
+  std::uint64_t state = 42;
+  const auto next = [&] { return state = state * 6364136223846793005ull + 1442695040888963407ull, state >> 33; };
+  const std::string alphabet = "abcxXfF /:=()[]0123456789\xff\x80\t";
+  for (int k = 0; k < 3000; ++k) {
+    std::string text(next() % 600, ' ');
+    // Long plain runs, and runs dense with digits and hex ids, across the 240-byte cap.
+    const std::size_t spread = 1 + next() % alphabet.size();
+    for (char& c : text) c = next() % 4 == 0 ? alphabet[next() % spread] : static_cast<char>('a' + next() % 26);
+    if (k % 7 == 0 && text.size() > 2) text.replace(next() % (text.size() - 1), 2, "0x");
+    SCOPED_TRACE(text);
+    EXPECT_EQ(MaskSignature(text), MaskSignatureByBytes(text));
+    SignatureBuffer buffer;
+    EXPECT_EQ(MaskSignature(std::string_view(text), &buffer), MaskSignatureByBytes(text));
+  }
+  EXPECT_EQ(MaskSignature(std::string(300, 'a') + "123"), std::string(kMaxSignature, 'a'));
+  EXPECT_EQ(MaskSignature(std::string(239, 'a') + "0x1f tail"), std::string(239, 'a') + "<hex>");
+}
+
+TEST(Lines, StringTableInternsEveryLengthApart) {
+  StringTable table;
+  std::vector<std::string> texts;
+  for (std::size_t n = 0; n <= 40; ++n) {
+    texts.push_back(std::string(n, 'q'));
+    if (n > 0) texts.push_back(std::string(n - 1, 'q') + 'r');
+    if (n > 1) texts.push_back('r' + std::string(n - 1, 'q'));
+  }
+  std::vector<StrId> ids;
+  for (const std::string& t : texts) ids.push_back(table.Intern(t));
+  EXPECT_EQ(table.size(), texts.size());  // "" is id 0 and is texts[0]
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    EXPECT_EQ(table.Intern(texts[i]), ids[i]);
+    EXPECT_EQ(table.Get(ids[i]), texts[i]);
+  }
+  EXPECT_EQ(ids[0], kNoStr);
 }
 
 TEST(LogParser, WatchdogBlockIsOneEventWithItsStatus) {
