@@ -625,14 +625,10 @@ void LogParser::Watchdog(const Parsed& p, int joins) {
     return;
   }
   if (mt == Match::kMalformed) return;
-  WatchdogMessage(p, text);
-  (void)pg;
+  WatchdogMessage(p, pg, text);
 }
 
-void LogParser::WatchdogMessage(const Parsed& p, std::string_view text) {
-  std::string_view rest = p.header.message;
-  PgPrefix pg;
-  ParsePgPrefix(&rest, &pg);
+void LogParser::WatchdogMessage(const Parsed& p, const PgPrefix& pg, std::string_view text) {
   WatchdogStatus st;
   const Match ms = ParseWatchdogStatus(text, &st);
   if (ms == Match::kMalformed) ++out_.malformed;

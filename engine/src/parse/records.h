@@ -97,7 +97,8 @@ class LogParser {
   void Watchdog(const Parsed& p, int joins);
   bool JoinWrapped(const LineRef& line);
   void FlushWrapped();
-  void WatchdogMessage(const Parsed& p, std::string_view text);
+  // `text`: the message after its process-group prefix `pg`.
+  void WatchdogMessage(const Parsed& p, const PgPrefix& pg, std::string_view text);
   // srun interleaving (interleave.cc): a line another task's line was spliced into is read
   // as that task's line, and its head waits for its tail on the task's next line.
   bool SplitInterleaved(const LineRef& line);
