@@ -238,6 +238,30 @@ TEST(Lines, StringTableInternsEveryLengthApart) {
   EXPECT_EQ(ids[0], kNoStr);
 }
 
+TEST(Lines, StringTableAbsorbsAnotherAsInterningEachWould) {
+  StringTable into, expected;
+  for (const char* t : {"ALLREDUCE", "gpu-0001", "a fairly long masked signature <n> that goes past one word"}) {
+    into.Intern(t), expected.Intern(t);
+  }
+  std::vector<StrId> remap;
+  {
+    StringTable from;
+    for (const char* t : {"gpu-0002", "ALLREDUCE", "", "another long text, unique to this chunk: [PG <n> Rank <n>]"}) {
+      from.Intern(t);
+    }
+    std::vector<StrId> want(from.size());
+    for (StrId id = 0; id < from.size(); ++id) want[id] = expected.Intern(from.Get(id));
+    remap = into.Absorb(std::move(from));
+    EXPECT_EQ(remap, want);
+  }  // `from` is gone: the absorbed text lives on in `into`
+  ASSERT_EQ(into.size(), expected.size());
+  for (StrId id = 0; id < into.size(); ++id) EXPECT_EQ(into.Get(id), expected.Get(id));
+  EXPECT_EQ(into.Intern("gpu-0002"), remap[1]);
+  StringTable moved = std::move(into);
+  ASSERT_EQ(remap.size(), 4u);  // "" was id 0 already
+  EXPECT_EQ(moved.Get(remap[3]), "another long text, unique to this chunk: [PG <n> Rank <n>]");
+}
+
 TEST(LogParser, WatchdogBlockIsOneEventWithItsStatus) {
   const std::string text =
       "[rank9]:[E302 09:27:14.123456789 ProcessGroupNCCL.cpp:607] [PG 5 (DATA_PARALLEL_GROUP) Rank 1] Watchdog caught "

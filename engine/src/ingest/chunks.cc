@@ -121,8 +121,7 @@ constexpr std::ptrdiff_t kFoldAhead = 8;
 // Appends `from` (the chunk after `into`'s last) to `into`: strings re-interned, lines shifted.
 void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, ProgressSlots* slots) {
   const auto shift = static_cast<std::uint32_t>(into->lines);
-  std::vector<StrId> remap(from.strings.size());
-  for (StrId id = 0; id < remap.size(); ++id) remap[id] = into->strings.Intern(from.strings.Get(id));
+  const std::vector<StrId> remap = into->strings.Absorb(std::move(from.strings));
   CloseWatchdogs(from, remap, into);
   std::vector<std::size_t> placed(from.events.size());  // from's event index -> its index in `into`
   auto record = from.progress.begin();
