@@ -262,6 +262,36 @@ TEST(Lines, StringTableAbsorbsAnotherAsInterningEachWould) {
   EXPECT_EQ(moved.Get(remap[3]), "another long text, unique to this chunk: [PG <n> Rank <n>]");
 }
 
+// The `[rank<G>]:` ranks a file holds come out sorted and once each (a bit per rank, across the
+// 64-bit words), and a rank's last watchdog timeout stays open to its status line while other
+// ranks' blocks interleave with it.
+TEST(LogParser, PrefixRanksAreSortedOnceEachAndInterleavedWatchdogsFindTheirStatus) {
+  std::string text;
+  for (int rank : {130, 5, 64, 63, 0, 5, 4194303, 64, 130}) {
+    text += "[rank" + std::to_string(rank) + "]:frame #1: c10d::ProcessGroupNCCL::watchdogHandler()\n";
+  }
+  for (int rank : {70, 3}) {
+    text += "[rank" + std::to_string(rank) + "]:[E302 09:27:14.123456789 ProcessGroupNCCL.cpp:607] [PG 5 (DATA_PARALLEL_GROUP) "
+            "Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=" + std::to_string(rank) +
+            ", OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600100 milliseconds before timing out.\n";
+  }
+  for (int rank : {3, 70}) {
+    text += "[rank" + std::to_string(rank) + "]:[E302 09:27:14.123456789 ProcessGroupNCCL.cpp:1664] [PG 5 (DATA_PARALLEL_GROUP) "
+            "Rank 1] Exception (either an error or timeout) detected by watchdog at work: " + std::to_string(rank) +
+            ", last enqueued NCCL work: " + std::to_string(rank) + ", last completed NCCL work: " + std::to_string(rank - 1) + ".\n";
+  }
+  const ParsedLog log = ParseLog(text, FileContext{.prefixes = SniffPrefixes(text)});
+  EXPECT_EQ(log.prefix_ranks, (std::vector<std::int32_t>{0, 3, 5, 63, 64, 70, 130, 4194303}));
+  ASSERT_EQ(log.events.size(), 2u);
+  for (const Event& e : log.events) {
+    const auto& w = std::get<WatchdogTimeout>(e.detail);
+    EXPECT_EQ(w.seq, e.rank);
+    EXPECT_EQ(w.last_enqueued, e.rank);
+    EXPECT_EQ(w.last_completed, e.rank - 1);
+  }
+  EXPECT_EQ(log.open_watchdogs, (std::vector<std::pair<std::int32_t, std::size_t>>{{3, 1}, {70, 0}}));
+}
+
 TEST(LogParser, WatchdogBlockIsOneEventWithItsStatus) {
   const std::string text =
       "[rank9]:[E302 09:27:14.123456789 ProcessGroupNCCL.cpp:607] [PG 5 (DATA_PARALLEL_GROUP) Rank 1] Watchdog caught "
