@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,91 @@ TEST(LineFilter, CountsLongLinesAndAnUnterminatedLastLine) {
   EXPECT_EQ(f.newlines, 4);
   EXPECT_EQ(f.long_lines, 2);  // 101 y's and 5000 z's; 100 x's plus '\r' is not long
   EXPECT_EQ(text.substr(f.begin), "last");
+}
+
+// The AVX2 search and the byte-at-a-time one (CPUs without AVX2) must find the same lines, at
+// the same level, with the same newline and long-line counts, wherever the literals, newlines,
+// carriage returns and long lines fall relative to the 32- and 64-byte blocks. Random text
+// from the bytes logs are made of (and some that are not), with every trigger planted.
+TEST(LineFilter, ScalarAndSimdSearchesAgree) {
+  const LineFilter& fast = LineFilter::Default();
+  const LineFilter scalar(AllTriggers(), LineFilter::Search::kScalar);
+  const std::vector<Trigger> triggers = AllTriggers();
+  std::mt19937 rng(7);
+  constexpr std::string_view kBytes = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 :[]()/.-_=,|\t\r";
+  for (int round = 0; round < 80; ++round) {
+    // Long lines: over 100 bytes, or over 10 (a 64-byte block then holds several), or over
+    // 20,000 (the fast loop's limits, as the parser's 1 MiB; runs of up to 45,000 bytes
+    // without a newline make it hand over to the exact loop).
+    const std::size_t limit = round % 4 == 2 ? 10 : round % 4 == 3 ? 20000 : 100;
+    std::string text;
+    const std::size_t size = limit == 20000 ? 200 + rng() % 200000 : 200 + rng() % 6000;
+    while (text.size() < size) {
+      const unsigned pick = rng() % 100;
+      if (pick < 8) {
+        text += '\n';
+      } else if (pick < 10) {
+        text += triggers[rng() % triggers.size()].literal;
+      } else if (pick < 11) {
+        text.append(rng() % (limit == 20000 ? (rng() % 50 == 0 ? 45000 : 3000) : 300), 'x');  // a long line now and then
+      } else if (pick < 12) {
+        text += static_cast<char>(0x80 + rng() % 128);  // not ASCII
+      } else if (pick < 13) {
+        text += kChatterLine;
+      } else {
+        text += kBytes[rng() % kBytes.size()];
+      }
+    }
+    if (round % 2 == 1) text += '\n';
+    // Walk it as the parser does: from each found line's end to the next, from every start.
+    for (std::size_t from = 0; from < text.size();) {
+      const LineFilter::Found a = fast.Next(text, from, limit);
+      const LineFilter::Found b = scalar.Next(text, from, limit);
+      ASSERT_EQ(a.found, b.found) << "round " << round << " from " << from;
+      EXPECT_EQ(a.begin, b.begin) << "round " << round << " from " << from;
+      EXPECT_EQ(a.end, b.end) << "round " << round << " from " << from;
+      EXPECT_EQ(a.level, b.level) << "round " << round << " from " << from;
+      EXPECT_EQ(a.newlines, b.newlines) << "round " << round << " from " << from;
+      EXPECT_EQ(a.long_lines, b.long_lines) << "round " << round << " from " << from;
+      // And both against counting by hand: the lines in [from, begin), and those over `limit`
+      // (a '\r' before the newline not counted; the unterminated last line counts when not found).
+      std::int64_t newlines = 0, long_lines = 0;
+      for (std::size_t b = from; b < a.begin || (!a.found && b < text.size());) {
+        const std::size_t e = std::min(text.find('\n', b), text.size());
+        std::size_t len = e - b;
+        if (len > 0 && text[e - 1] == '\r') --len;
+        long_lines += len > limit ? 1 : 0;
+        newlines += e < text.size() ? 1 : 0;
+        b = e + 1;
+      }
+      EXPECT_EQ(a.newlines, newlines) << "round " << round << " from " << from;
+      EXPECT_EQ(a.long_lines, long_lines) << "round " << round << " from " << from;
+      if (!a.found) break;
+      EXPECT_EQ(a.end, std::min(text.find('\n', a.begin), text.size())) << "round " << round << " from " << from;
+      EXPECT_EQ(fast.Classify(text.substr(a.begin, a.end - a.begin)), scalar.Classify(text.substr(a.begin, a.end - a.begin)));
+      from = a.end + 1;
+    }
+    // Every line on its own, as Classify sees lines inside an open record.
+    for (std::size_t begin = 0; begin < text.size();) {
+      std::size_t end = text.find('\n', begin);
+      if (end == std::string::npos) end = text.size();
+      const std::string_view line = std::string_view(text).substr(begin, end - begin);
+      ASSERT_EQ(fast.Classify(line), scalar.Classify(line)) << "round " << round << " line at " << begin;
+      begin = end + 1;
+    }
+  }
+}
+
+// The AVX2 search assumes ASCII fingerprints; a literal that is not ASCII is still found.
+TEST(LineFilter, FindsLiteralsThatAreNotAscii) {
+  const Trigger triggers[] = {{"\xc3\xa9t\xc3\xa9 ", TriggerLevel::kRecord}, {"NCCL WARN", TriggerLevel::kRecord}};
+  const LineFilter filter(triggers);
+  const std::string text = std::string(kChatterLine) + "\nl'\xc3\xa9t\xc3\xa9 dernier\n" + std::string(kChatterLine) + "\n";
+  const LineFilter::Found f = filter.Next(text, 0, kMaxLineBytes);
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.begin, kChatterLine.size() + 1);
+  EXPECT_EQ(f.newlines, 1);
+  EXPECT_EQ(f.level, TriggerLevel::kRecord);
 }
 
 TEST(LineFilter, FindsTheLastTimeOrDateAnywhere) {
@@ -192,8 +278,101 @@ TEST(Prefilter, ProgressLinesMatchTheGeneralParser) {
   }
 }
 
+// A 16k-task srun log's progress lines are noted by their fields only (LogParser::FastProgress,
+// ProgressTable::Note) and made records only if they stay their key's last; lines of any other
+// shape keep full records in the same table. Mixed on the same tasks, with lines srun's
+// interleaving split (inside the fixed part and past it), requeues closing the records,
+// label-like text past the fixed part, values too large to note, CR line ends and a tail with
+// no newline, the result is what reading every line the general way gives.
+TEST(Prefilter, NotedProgressLinesMatchTheGeneralParser) {
+  char buf[512];
+  const auto progress = [&](int i, long long iteration, const char* tail) {
+    std::snprintf(buf, sizeof buf, " [2026-03-0%d 0%d:%02d:%02d] iteration %8lld/  100000 | consumed samples: %d |%s",
+                  2 + i / 500, i / 120 % 10, i / 2 % 60, i % 60, iteration, i * 512, tail);
+    return std::string(buf);
+  };
+  const auto label = [](int task) {  // srun pads every label to the widest task id (999 here)
+    const std::string l = std::to_string(task) + ": ";
+    return std::string(l.size() < 5 ? 5 - l.size() : 0, ' ') + l;
+  };
+  std::string text = "SLURM_JOB_ID=7 SLURM_RESTART_COUNT=0\n";
+  for (int i = 0; i < 1500; ++i) {
+    const int task = (i * 37) % 97 + (i % 5 == 0 ? 900 : 0);
+    const std::string line = progress(i, i / 3, " grad norm: 0.5 |");
+    switch (i % 23) {
+      case 3:  // split inside the fixed part: the tail comes on the task's next line
+        text += label(task) + line.substr(0, 14) + label(task + 1) + progress(i, 1, "") + "\n" + label(task) + line.substr(14) + "\n";
+        break;
+      case 7:  // split past the fixed part
+        text += label(task) + line.substr(0, 60) + label(task + 2) + "NCCL INFO x\n" + label(task) + line.substr(60) + "\n";
+        break;
+      case 9:
+        text += label(task) + progress(i, i, " 12: not a label, 123: [rank1]: maybe one |") + "\n";
+        break;
+      case 11:
+        text += label(task) + progress(i, 99999999999LL, "") + "\n";  // past 32 bits
+        break;
+      case 13:
+        text += label(task) + line + "\r\n";
+        break;
+      case 15:
+        text += line + "\n";  // no label
+        break;
+      case 17:
+        text += label(task) + "[rank" + std::to_string(task) + "]:" + line + "\n";
+        break;
+      case 19:
+        if (i % 3 == 0) text += label(task) + "SLURM_RESTART_COUNT=" + std::to_string(1 + i % 2) + "\n";
+        text += label(task) + line + "\n";
+        break;
+      case 21:
+        text += label(task) + progress(i, i, "").substr(0, 40) + "\n";  // cut short: malformed
+        break;
+      default:
+        text += label(task) + line + "\n";
+    }
+    if (i % 101 == 50) text += label(task) + "Traceback (most recent call last):\n" + label(task) + "RuntimeError: boom\n";
+  }
+  text += label(5) + progress(1499, 1500, "");  // unterminated
+  for (const std::int32_t name_rank : {-1, 5}) {
+    const FileContext ctx{.name_rank = name_rank, .prefixes = SniffPrefixes(text)};
+    ASSERT_TRUE(ctx.prefixes.srun_labels);
+    FileContext every_ctx = ctx;
+    every_ctx.every_line = true;
+    const ParsedLog fast = ParseLog(text, ctx), every = ParseLog(text, every_ctx);
+    ASSERT_EQ(fast.events.size(), every.events.size());
+    std::size_t iterations = 0;
+    for (std::size_t i = 0; i < fast.events.size(); ++i) {
+      const Event &a = fast.events[i], &b = every.events[i];
+      EXPECT_EQ(a.line, b.line) << i;
+      EXPECT_EQ(a.time, b.time) << i;
+      EXPECT_EQ(a.kind, b.kind) << i;
+      EXPECT_EQ(a.rank, b.rank) << i;
+      EXPECT_EQ(a.local_rank, b.local_rank) << i;
+      EXPECT_EQ(a.task, b.task) << i;
+      EXPECT_EQ(a.offset, b.offset) << i;
+      EXPECT_EQ(a.length, b.length) << i;
+      if (const auto* it = std::get_if<Iteration>(&a.detail)) {
+        ++iterations;
+        EXPECT_EQ(it->iteration, std::get<Iteration>(b.detail).iteration) << i;
+        EXPECT_EQ(it->total, std::get<Iteration>(b.detail).total) << i;
+      }
+    }
+    EXPECT_GT(iterations, name_rank < 0 ? 200u : 3u);  // one per task per run (requeues close them)
+    EXPECT_EQ(fast.lines, every.lines);
+    EXPECT_EQ(fast.malformed, every.malformed);
+    EXPECT_GT(fast.malformed, 0);
+    EXPECT_EQ(fast.interleaved, every.interleaved);
+    EXPECT_GT(fast.interleaved, 0);
+    EXPECT_EQ(fast.first_dated, every.first_dated);
+    EXPECT_EQ(fast.task_labels, every.task_labels);
+    EXPECT_EQ(fast.last_line.line, every.last_line.line);
+  }
+}
+
 // ParseIteration keeps the date of the last stamp it read; what it gives is what reading each
-// stamp whole gives, when the date changes, the time does not parse, or the stamp is longer.
+// stamp whole gives, when the date changes, the time does not parse, or the stamp is longer, and
+// its quick path reads the numbers after it as the general one does.
 TEST(Prefilter, IterationStampCacheGivesWhatParsingTheStampGives) {
   IterationStampCache cache;
   const std::vector<std::string> stamps = {"2026-03-02 08:50:01", "2026-03-02 08:50:02", "2026-03-02T23:59:60",
@@ -203,15 +382,18 @@ TEST(Prefilter, IterationStampCacheGivesWhatParsingTheStampGives) {
                                            "2024-02-29 12:00:00", "2024-02-29 12:00:01"};
   for (int round = 0; round < 2; ++round) {
     for (const std::string& stamp : stamps) {
-      const std::string line = " [" + stamp + "] iteration 7/ 100 |";
-      TimeNs t1 = -1, t2 = -1;
-      std::int64_t i1 = -1, i2 = -1, n1 = -1, n2 = -1;
-      const Match m1 = ParseIteration(line, &t1, &i1, &n1, &cache);
-      const Match m2 = ParseIteration(line, &t2, &i2, &n2);
-      EXPECT_EQ(m1, m2) << stamp;
-      EXPECT_EQ(t1, t2) << stamp;
-      EXPECT_EQ(i1, i2) << stamp;
-      EXPECT_EQ(n1, n2) << stamp;
+      for (const char* numbers : {"7/ 100 |", "   7/100", "123456789012/ 1", "1234567890123/ 1", "7 / 100", "/ 100", "7/",
+                                  "7/ x", "7/ 1x"}) {
+        const std::string line = " [" + stamp + "] iteration " + numbers;
+        TimeNs t1 = -1, t2 = -1;
+        std::int64_t i1 = -1, i2 = -1, n1 = -1, n2 = -1;
+        const Match m1 = ParseIteration(line, &t1, &i1, &n1, &cache);
+        const Match m2 = ParseIteration(line, &t2, &i2, &n2);
+        EXPECT_EQ(m1, m2) << line;
+        EXPECT_EQ(t1, t2) << line;
+        EXPECT_EQ(i1, i2) << line;
+        EXPECT_EQ(n1, n2) << line;
+      }
     }
   }
 }
