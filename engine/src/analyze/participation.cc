@@ -271,7 +271,7 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
     // A rank whose waits end at local peers it made stop (a failed build they waited on).
     if (r.python_error >= 0) s += " and raised " + std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type));
     // The timeouts name no group it blocks (e.g. torch <= 2.2 without [PG ...]).
-    if (a.waits.reporters > 0) s += " while " + std::to_string(a.waits.reporters) + " ranks timed out";
+    if (a.waits.reporters > 0) s += " while " + Count(a.waits.reporters, "rank") + " timed out";
   }
   if (f.time) s += "; it stopped participating at about " + ClockTime(*f.time);
   return s + ".";
@@ -527,6 +527,15 @@ void DropUnplacedWhenTimeoutsAreUnranked(const JobFacts& facts, std::vector<Rank
   std::erase_if(*scores, [&](const RankScore& s) { return facts.ranks[s.rank].node < 0; });
 }
 
+// "on 3 nodes", "on 1 node and one no line places", "on no node any line places".
+std::string OnNodes(const std::set<std::int32_t>& nodes) {
+  const auto known = static_cast<std::int64_t>(std::count_if(nodes.begin(), nodes.end(), [](std::int32_t n) { return n >= 0; }));
+  const bool unplaced = nodes.contains(-1);
+  if (known == 0) return "on no node any line places";
+  std::string out = "on " + Count(known, "node");
+  return unplaced ? out + " and on a node no line places" : out;
+}
+
 // The top candidates cannot be told apart: say so, name them and their node.
 void Undecided(const Analysis& a, Finding* f) {
   const double top = a.scores.front().total();
@@ -563,17 +572,20 @@ void Undecided(const Analysis& a, Finding* f) {
     return;
   }
   const bool unheard = std::all_of(tied.begin(), tied.end(), [&](std::int32_t r) { return !a.facts.ranks[r].has_log; });
-  if (nodes.size() == 1 && a.facts.stated_world > 0 && unheard) {  // no node: ranks the stated world size adds
-    f->reason = "Ranks " + RankList(tied) + " were never heard from (the logs state world size " +
-                std::to_string(a.facts.stated_world) + "; their node's logs are missing) and are equally likely to have stopped "
-                "first: the logs do not separate them." + UnrankedNote(a);
+  if (nodes.size() == 1 && unheard) {  // no node: ranks the stated world size or the groups' members add
+    const std::string why = a.facts.stated_world > 0
+                                ? "the logs state world size " + std::to_string(a.facts.stated_world)
+                                : "their peers' process groups name them as members, above the highest rank logged";
+    f->reason = "Ranks " + RankList(tied) + " were never heard from (" + why +
+                "; their node's logs are missing) and are equally likely to have stopped first: the logs do not separate them." +
+                UnrankedNote(a);
     f->recovery.push_back({"collect_logs", "",
                            "Find the node of ranks " + RankList(tied) + " (the scheduler's allocation) and collect its torchrun agent log "
                            "and kernel log: the logs in hand have nothing from it."});
     return;
   }
-  f->reason = "Ranks " + RankList(tied) + " on " + std::to_string(nodes.size()) +
-              " nodes are equally likely to have stopped first; the logs do not separate them." + UnrankedNote(a);
+  f->reason = "Ranks " + RankList(tied) + " " + OnNodes(nodes) +
+              " are equally likely to have stopped first; the logs do not separate them." + UnrankedNote(a);
   f->recovery.push_back({"collect_logs", "",
                          "Collect the torchrun agent logs and kernel logs of the nodes of ranks " + RankList(tied) +
                              ": the logs in hand cannot tell which stopped first."});
