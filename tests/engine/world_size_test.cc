@@ -133,5 +133,35 @@ TEST(WorldSize, TiedRanksTheGroupsAddAreNamedAsNeverHeardFrom) {
   for (const auto& c : d.candidates()) EXPECT_GE(c.rank(), 12) << d.reason();
 }
 
+// Megatron's arguments line (rank 0's stdout) and Slurm's task count in an `env` dump are
+// statements of the world size, read off the parse from the heads of rank 0's and launcher files.
+TEST(WorldSize, MegatronsAndSlurmsStatementsAreRead) {
+  for (const auto& [line, source] : std::vector<std::pair<std::string, std::string>>{
+           {"using world size: 8, data-parallel size: 4, context-parallel size: 1, tensor-model-parallel size: 1, "
+            "pipeline-model-parallel size: 2 \n",
+            "Megatron's arguments (using world size)"},
+           {"SLURM_NTASKS=8\n", "Slurm's task count (SLURM_NTASKS)"}}) {
+    TempDir dir;
+    WriteJob(dir.path(), {});
+    const fs::path rank0 = dir.path() / "gpu-0001" / "rank_0.log";
+    Write(rank0, line + testing::Slurp(rank0));
+    const v1::Diagnosis d = DiagnoseDir(dir.path());
+    EXPECT_EQ(d.input().world_size(), 8) << source;
+    EXPECT_EQ(d.initiator().rank(), 7) << d.reason();
+    EXPECT_THAT(d.input().problems(), ::testing::Contains(HasSubstr("world size 8 as " + source + " (gpu-0001/rank_0.log:1)")));
+  }
+}
+
+TEST(WorldSize, AMegatronStatementAgainstTheRendezvousIsAConflict) {
+  TempDir dir;
+  WriteJob(dir.path(), {8, 8, 8});
+  const fs::path rank0 = dir.path() / "gpu-0001" / "rank_0.log";
+  Write(rank0, "using world size: 16, data-parallel size: 8, tensor-model-parallel size: 1, pipeline-model-parallel size: 2 \n" +
+                   testing::Slurp(rank0));
+  const v1::Diagnosis d = DiagnoseDir(dir.path());
+  EXPECT_THAT(d.input().problems(), ::testing::Contains(HasSubstr("the logs state different world sizes, 8 by torchrun")));
+  EXPECT_THAT(d.input().problems(), ::testing::Contains(HasSubstr("16 by Megatron's arguments (using world size) (gpu-0001/rank_0.log:1)")));
+}
+
 }  // namespace
 }  // namespace denpex::engine
