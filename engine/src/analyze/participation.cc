@@ -607,10 +607,41 @@ std::int32_t UngroupedUnnamedTimeouts(const Analysis& a) {
   return n;
 }
 
+// Watchdog timeouts were logged but none carries a global rank (torch <= 2.2 under DeepSpeed's
+// pdsh launcher: `<host>: [E ProcessGroupNCCL.cpp:475] [Rank N] ...`, N the rank within an
+// unnamed group, no `[rank<G>]:` prefix, no local-rank tag, one combined output): say what is
+// missing. Their hosts still count them per node: the one node with fewer than every other
+// node is named as where a rank may have stayed silent (a pointer, not a verdict).
+std::string UnrankedOnlyReason(const Analysis& a) {
+  std::map<std::int32_t, std::int64_t> per_node;
+  for (std::int32_t i : a.facts.unranked_timeouts) ++per_node[a.inc.events[i].node];
+  std::string out = Count(static_cast<std::int64_t>(a.facts.unranked_timeouts.size()), "watchdog timeout") +
+                    " were logged, but none can be tied to a global rank: each line names only the rank within its process group "
+                    "(torch <= 2.2's `[Rank N]`, no `[rank<G>]:` prefix) and nothing ties it to a process (no `[default<L>]:` tag, "
+                    "no srun `--label`, no per-rank file), so no process group, silent member or first rank can be placed. "
+                    "Per-rank logs (DeepSpeed's launcher `--enable_each_rank_log DIR`, torchrun's `--tee 3 --log-dir DIR`) or "
+                    "torch >= 2.4 (its `[rank<G>]:` prefix) would place them.";
+  std::map<std::int64_t, std::vector<std::int32_t>> by_count;
+  for (const auto& [node, n] : per_node) {
+    if (node >= 0) by_count[n].push_back(node);
+  }
+  if (per_node.contains(-1) || by_count.size() != 2 || by_count.begin()->second.size() != 1 || by_count.rbegin()->second.size() < 2) {
+    return out;
+  }
+  const std::int32_t node = by_count.begin()->second.front();
+  return out + " " + NodeName(a.inc, node) + " is the one node whose ranks logged fewer timeouts (" +
+         std::to_string(by_count.begin()->first) + ", where " + std::to_string(by_count.rbegin()->second.size()) +
+         " other nodes logged " + std::to_string(by_count.rbegin()->first) + "): one of its ranks may have stopped without timing out.";
+}
+
 void NoCandidate(const Analysis& a, Finding* f) {
   f->verdict = v1::VERDICT_INCONCLUSIVE;
   f->owner = v1::OWNER_UNKNOWN;
   f->cascade = SummarizeCascade(a.inc, a.facts, {}, -1);
+  if (!a.facts.HasWave() && !a.facts.unranked_timeouts.empty()) {
+    f->reason = UnrankedOnlyReason(a);
+    return;
+  }
   f->reason = a.facts.HasWave()
                   ? std::to_string(a.waits.reporters) +
                         " ranks timed out, but no silent member of their process groups and no launcher exit stands out: the logs do not show who stopped first."
