@@ -16,7 +16,6 @@ class Driver {
       : text_(text), ctx_(ctx), parser_(ctx, text, base_offset), number_(first_line - 1), first_(first_line), base_(base_offset) {}
 
   ParsedLog Run(bool place) {
-    parser_.ReserveFor(text_.size());
     while (pos_ < text_.size()) {
       if (ctx_.every_line || parser_.NeedsEveryLine() || (Opening() && !parser_.HasFirstDated())) {
         OneLine();

@@ -37,12 +37,6 @@ class LogParser {
   // `base` of the file; it must stay mapped until Finish.
   LogParser(const FileContext& ctx, std::string_view text, std::uint64_t base);
 
-  // Room for the events of `bytes` of text at the density of a failed job's last lines (one
-  // per kBytesPerEvent): address space, touched only as events come. A dense 32 MiB chunk
-  // (33 k events) otherwise grew its vector 16 times, copying and faulting in each new one.
-  void ReserveFor(std::size_t bytes) { out_.events.reserve(bytes / kBytesPerEvent); }
-  static constexpr std::size_t kBytesPerEvent = 1024;
-
   // A line read whole. `level` is what the line filter found in it (triggers.h): malformed
   // headers are counted, and stamps with a year noted, only on lines with a record trigger or
   // `opening` lines (the first of a chunk), so the count never depends on which other lines
