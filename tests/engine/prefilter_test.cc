@@ -192,8 +192,101 @@ TEST(Prefilter, ProgressLinesMatchTheGeneralParser) {
   }
 }
 
+// A 16k-task srun log's progress lines are noted by their fields only (LogParser::FastProgress,
+// ProgressTable::Note) and made records only if they stay their key's last; lines of any other
+// shape keep full records in the same table. Mixed on the same tasks, with lines srun's
+// interleaving split (inside the fixed part and past it), requeues closing the records,
+// label-like text past the fixed part, values too large to note, CR line ends and a tail with
+// no newline, the result is what reading every line the general way gives.
+TEST(Prefilter, NotedProgressLinesMatchTheGeneralParser) {
+  char buf[512];
+  const auto progress = [&](int i, long long iteration, const char* tail) {
+    std::snprintf(buf, sizeof buf, " [2026-03-0%d 0%d:%02d:%02d] iteration %8lld/  100000 | consumed samples: %d |%s",
+                  2 + i / 500, i / 120 % 10, i / 2 % 60, i % 60, iteration, i * 512, tail);
+    return std::string(buf);
+  };
+  const auto label = [](int task) {  // srun pads every label to the widest task id (999 here)
+    const std::string l = std::to_string(task) + ": ";
+    return std::string(l.size() < 5 ? 5 - l.size() : 0, ' ') + l;
+  };
+  std::string text = "SLURM_JOB_ID=7 SLURM_RESTART_COUNT=0\n";
+  for (int i = 0; i < 1500; ++i) {
+    const int task = (i * 37) % 97 + (i % 5 == 0 ? 900 : 0);
+    const std::string line = progress(i, i / 3, " grad norm: 0.5 |");
+    switch (i % 23) {
+      case 3:  // split inside the fixed part: the tail comes on the task's next line
+        text += label(task) + line.substr(0, 14) + label(task + 1) + progress(i, 1, "") + "\n" + label(task) + line.substr(14) + "\n";
+        break;
+      case 7:  // split past the fixed part
+        text += label(task) + line.substr(0, 60) + label(task + 2) + "NCCL INFO x\n" + label(task) + line.substr(60) + "\n";
+        break;
+      case 9:
+        text += label(task) + progress(i, i, " 12: not a label, 123: [rank1]: maybe one |") + "\n";
+        break;
+      case 11:
+        text += label(task) + progress(i, 99999999999LL, "") + "\n";  // past 32 bits
+        break;
+      case 13:
+        text += label(task) + line + "\r\n";
+        break;
+      case 15:
+        text += line + "\n";  // no label
+        break;
+      case 17:
+        text += label(task) + "[rank" + std::to_string(task) + "]:" + line + "\n";
+        break;
+      case 19:
+        if (i % 3 == 0) text += label(task) + "SLURM_RESTART_COUNT=" + std::to_string(1 + i % 2) + "\n";
+        text += label(task) + line + "\n";
+        break;
+      case 21:
+        text += label(task) + progress(i, i, "").substr(0, 40) + "\n";  // cut short: malformed
+        break;
+      default:
+        text += label(task) + line + "\n";
+    }
+    if (i % 101 == 50) text += label(task) + "Traceback (most recent call last):\n" + label(task) + "RuntimeError: boom\n";
+  }
+  text += label(5) + progress(1499, 1500, "");  // unterminated
+  for (const std::int32_t name_rank : {-1, 5}) {
+    const FileContext ctx{.name_rank = name_rank, .prefixes = SniffPrefixes(text)};
+    ASSERT_TRUE(ctx.prefixes.srun_labels);
+    FileContext every_ctx = ctx;
+    every_ctx.every_line = true;
+    const ParsedLog fast = ParseLog(text, ctx), every = ParseLog(text, every_ctx);
+    ASSERT_EQ(fast.events.size(), every.events.size());
+    std::size_t iterations = 0;
+    for (std::size_t i = 0; i < fast.events.size(); ++i) {
+      const Event &a = fast.events[i], &b = every.events[i];
+      EXPECT_EQ(a.line, b.line) << i;
+      EXPECT_EQ(a.time, b.time) << i;
+      EXPECT_EQ(a.kind, b.kind) << i;
+      EXPECT_EQ(a.rank, b.rank) << i;
+      EXPECT_EQ(a.local_rank, b.local_rank) << i;
+      EXPECT_EQ(a.task, b.task) << i;
+      EXPECT_EQ(a.offset, b.offset) << i;
+      EXPECT_EQ(a.length, b.length) << i;
+      if (const auto* it = std::get_if<Iteration>(&a.detail)) {
+        ++iterations;
+        EXPECT_EQ(it->iteration, std::get<Iteration>(b.detail).iteration) << i;
+        EXPECT_EQ(it->total, std::get<Iteration>(b.detail).total) << i;
+      }
+    }
+    EXPECT_GT(iterations, name_rank < 0 ? 200u : 3u);  // one per task per run (requeues close them)
+    EXPECT_EQ(fast.lines, every.lines);
+    EXPECT_EQ(fast.malformed, every.malformed);
+    EXPECT_GT(fast.malformed, 0);
+    EXPECT_EQ(fast.interleaved, every.interleaved);
+    EXPECT_GT(fast.interleaved, 0);
+    EXPECT_EQ(fast.first_dated, every.first_dated);
+    EXPECT_EQ(fast.task_labels, every.task_labels);
+    EXPECT_EQ(fast.last_line.line, every.last_line.line);
+  }
+}
+
 // ParseIteration keeps the date of the last stamp it read; what it gives is what reading each
-// stamp whole gives, when the date changes, the time does not parse, or the stamp is longer.
+// stamp whole gives, when the date changes, the time does not parse, or the stamp is longer, and
+// its quick path reads the numbers after it as the general one does.
 TEST(Prefilter, IterationStampCacheGivesWhatParsingTheStampGives) {
   IterationStampCache cache;
   const std::vector<std::string> stamps = {"2026-03-02 08:50:01", "2026-03-02 08:50:02", "2026-03-02T23:59:60",
@@ -203,15 +296,18 @@ TEST(Prefilter, IterationStampCacheGivesWhatParsingTheStampGives) {
                                            "2024-02-29 12:00:00", "2024-02-29 12:00:01"};
   for (int round = 0; round < 2; ++round) {
     for (const std::string& stamp : stamps) {
-      const std::string line = " [" + stamp + "] iteration 7/ 100 |";
-      TimeNs t1 = -1, t2 = -1;
-      std::int64_t i1 = -1, i2 = -1, n1 = -1, n2 = -1;
-      const Match m1 = ParseIteration(line, &t1, &i1, &n1, &cache);
-      const Match m2 = ParseIteration(line, &t2, &i2, &n2);
-      EXPECT_EQ(m1, m2) << stamp;
-      EXPECT_EQ(t1, t2) << stamp;
-      EXPECT_EQ(i1, i2) << stamp;
-      EXPECT_EQ(n1, n2) << stamp;
+      for (const char* numbers : {"7/ 100 |", "   7/100", "123456789012/ 1", "1234567890123/ 1", "7 / 100", "/ 100", "7/",
+                                  "7/ x", "7/ 1x"}) {
+        const std::string line = " [" + stamp + "] iteration " + numbers;
+        TimeNs t1 = -1, t2 = -1;
+        std::int64_t i1 = -1, i2 = -1, n1 = -1, n2 = -1;
+        const Match m1 = ParseIteration(line, &t1, &i1, &n1, &cache);
+        const Match m2 = ParseIteration(line, &t2, &i2, &n2);
+        EXPECT_EQ(m1, m2) << line;
+        EXPECT_EQ(t1, t2) << line;
+        EXPECT_EQ(i1, i2) << line;
+        EXPECT_EQ(n1, n2) << line;
+      }
     }
   }
 }

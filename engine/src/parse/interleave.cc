@@ -132,9 +132,10 @@ bool AfterColonAndDigits(std::string_view text, std::size_t label_start) {
 
 // Where another task's label of the same width starts inside `line` (past its own label), and
 // that task; npos when there is none. One-digit labels (jobs of 10 tasks or fewer) must be
-// followed by a bracket, as `[rank3]:` and c10 headers are: `x: ` is ordinary text.
-std::size_t EmbeddedLabel(std::string_view line, std::size_t width, std::int32_t own) {
-  for (std::size_t colon = NextLabelColon(line, width + 2); colon != std::string_view::npos;
+// followed by a bracket, as `[rank3]:` and c10 headers are: `x: ` is ordinary text. The label's
+// colon is at or after `from` (a caller that knows the line's start holds none).
+std::size_t EmbeddedLabel(std::string_view line, std::size_t width, std::int32_t own, std::size_t from) {
+  for (std::size_t colon = NextLabelColon(line, std::max(from, width + 2)); colon != std::string_view::npos;
        colon = NextLabelColon(line, colon + 1)) {
     if (colon < 2 * width + 2) continue;  // the head holds at least one byte
     const std::int32_t task = LabelEndingAt(line, colon, width);
@@ -147,12 +148,16 @@ std::size_t EmbeddedLabel(std::string_view line, std::size_t width, std::int32_t
 
 }  // namespace
 
+bool LogParser::HasEmbeddedLabel(std::string_view line, std::size_t width, std::int32_t own, std::size_t from) {
+  return EmbeddedLabel(line, width, own, from) != std::string_view::npos;
+}
+
 bool LogParser::SplitInterleaved(const LineRef& line) {
   if (!ctx_.prefixes.srun_labels) return false;
   std::int32_t own = -1;
   const std::size_t width = LeadingLabelWidth(line.text, &own);
   if (width == 0) return false;
-  const std::size_t at = EmbeddedLabel(line.text, width, own);
+  const std::size_t at = EmbeddedLabel(line.text, width, own, 0);
   if (at == std::string_view::npos) return false;
   fragment_.assign(line.text.substr(0, at));
   fragment_line_ = line;

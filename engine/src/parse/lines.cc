@@ -213,10 +213,51 @@ bool CachedStamp(std::string_view stamp, const IterationStampCache& cache, TimeN
   return true;
 }
 
+// `spaces digits` (1 to 12 digits, no digit after them) at line[*i], as Scanner's SkipSpaces
+// and Digits(1, 12) read it.
+bool SpacedNumber(std::string_view line, std::size_t* i, std::int64_t* v) {
+  std::size_t at = *i;
+  while (at < line.size() && line[at] == ' ') ++at;
+  const std::size_t first = at;
+  std::int64_t x = 0;
+  for (; at < line.size() && at - first < 12 && IsDigit(line[at]); ++at) x = x * 10 + (line[at] - '0');
+  if (at == first || (at < line.size() && IsDigit(line[at]))) return false;
+  *i = at;
+  *v = x;
+  return true;
+}
+
+// ParseIteration's common case, a progress line of the cached date, in fewer steps (a 16k-task
+// log has millions): ` [<date> hh:mm:ss] iteration <i>/<n>`. False: not that case (the general
+// path decides).
+bool QuickIteration(std::string_view line, const IterationStampCache& cache, TimeNs* time, std::int64_t* iteration,
+                    std::int64_t* total) {
+  constexpr std::string_view kWord = "] iteration ";
+  constexpr std::size_t kStamp = 19;
+  if (!cache.valid || line.size() < 2 + kStamp + kWord.size() + 3 || line[0] != ' ' || line[1] != '[' ||
+      std::memcmp(line.data() + 2 + kStamp, kWord.data(), kWord.size()) != 0) {
+    return false;
+  }
+  TimeNs t;
+  std::int64_t it, n;
+  std::size_t i = 2 + kStamp + kWord.size();
+  if (!CachedStamp(line.substr(2, kStamp), cache, &t) || !SpacedNumber(line, &i, &it) || i >= line.size() ||
+      line[i] != '/') {
+    return false;
+  }
+  ++i;
+  if (!SpacedNumber(line, &i, &n)) return false;
+  *time = t;
+  *iteration = it;
+  *total = n;
+  return true;
+}
+
 }  // namespace
 
 Match ParseIteration(std::string_view line, TimeNs* time, std::int64_t* iteration,
                      std::int64_t* total, IterationStampCache* cache) {
+  if (cache && QuickIteration(line, *cache, time, iteration, total)) return Match::kYes;
   Scanner s(line);
   if (!s.Lit(" [") || !IsDigit(s.Peek())) return Match::kNo;
   const std::string_view stamp = s.Rest().substr(0, 19);  // 2026-03-02 09:00:31

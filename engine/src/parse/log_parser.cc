@@ -23,7 +23,7 @@ constexpr std::size_t kReleaseLag = std::size_t{256} << 10;
 class Driver {
  public:
   Driver(std::string_view text, const FileContext& ctx, std::uint32_t first_line, std::uint64_t base_offset)
-      : text_(text), ctx_(ctx), parser_(ctx), number_(first_line - 1), first_(first_line), base_(base_offset) {}
+      : text_(text), ctx_(ctx), parser_(ctx, text, base_offset), number_(first_line - 1), first_(first_line), base_(base_offset) {}
 
   ParsedLog Run(bool place) {
     while (pos_ < text_.size()) {

@@ -33,7 +33,9 @@ struct LineRef {
 
 class LogParser {
  public:
-  explicit LogParser(const FileContext& ctx);
+  // `text` is what the lines are read from (Line's LineRefs point into it), its first byte at
+  // `base` of the file; it must stay mapped until Finish.
+  LogParser(const FileContext& ctx, std::string_view text, std::uint64_t base);
 
   // A line read whole. `level` is what the line filter found in it (triggers.h): malformed
   // headers are counted, and stamps with a year noted, only on lines with a record trigger or
@@ -82,6 +84,14 @@ class LogParser {
   // A Megatron iteration line in its common shape (an srun label or nothing before ` [`),
   // read without the general prefix and header parsers: what Process would do with it.
   bool ProgressLine(const LineRef& line);
+  // ProgressLine for a line in that shape that parses, past the interleaving check: noted by its
+  // fields only (ProgressTable::Note), made a record if it is its key's last.
+  bool FastProgress(const LineRef& line);
+  std::size_t label_width_ = 0;  // where the last progress line's srun label ended (0: none)
+  void CloseProgress() { iterations_.Close(base_, ctx_.name_rank, ctx_.local_rank); }
+  // Another task's label inside an srun-labelled line (whose own label is `width` wide), its
+  // colon at or after `from`: what SplitInterleaved splits at.
+  static bool HasEmbeddedLabel(std::string_view line, std::size_t width, std::int32_t own, std::size_t from);
   void Emit(const Parsed& p, Recognised&& r);
   Event NewEvent(const Parsed& p, EventDetail detail);
   // Sets what NewEvent takes from the line (time, rank, place), leaving the rest of `*e`.
@@ -114,6 +124,8 @@ class LogParser {
   bool ConfirmFallenOff(const Parsed& p);
 
   FileContext ctx_;
+  std::string_view text_;
+  std::uint64_t base_;
   ParsedLog out_;
   TriggerLevel level_ = TriggerLevel::kNone;  // of the line being read
   bool opening_ = false;
