@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
                   " (1F1B),data_parallel=DATA_PARALLEL_DDP|DATA_PARALLEL_ZERO,trainer_log="
                   "TRAINER_LOG_MEGATRON|TRAINER_LOG_DEEPSPEED,per_rank_timers}, "
                   "realism.{benign_warnings,loud_rank,kernel_logs,old_ecc_event,xid45_on_kill,nvidia_smi,"
-                  "missing_node_fraction,truncated_node_fraction,damage_initiator_node,interleaved_line_rate} "
+                  "missing_node_fraction,truncated_node_fraction,damage_initiator_node,missing_initiator_node,interleaved_line_rate} "
                   "(docs/scenario_format.md)");
   sim->footer(kExitCodes);
   sim->callback([&] { rc = RunSimulate(sim_args, std::cout, std::cerr); });

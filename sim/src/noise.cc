@@ -23,9 +23,11 @@ int OtherNode(Rng& rng, const Job& job, int avoid) {
 std::vector<NodeDamage> PlanDamage(const v1::Realism& r, const Job& job, int initiator_node) {
   const double missing = r.missing_node_fraction();
   const double truncated = r.truncated_node_fraction();
-  if (missing <= 0 && truncated <= 0) return {};
+  if (missing <= 0 && truncated <= 0 && !r.missing_initiator_node()) return {};
   std::vector<NodeDamage> damage(static_cast<std::size_t>(job.nodes), NodeDamage::kNone);
+  if (r.missing_initiator_node() && initiator_node >= 0) damage[initiator_node] = NodeDamage::kMissing;
   for (int node = 0; node < job.nodes; ++node) {
+    if (node == initiator_node && r.missing_initiator_node()) continue;
     if (node == initiator_node && !r.damage_initiator_node()) continue;
     const double u =
         Rng(job.seed, StreamId::kNoise, 1 + static_cast<std::uint64_t>(node)).Uniform();

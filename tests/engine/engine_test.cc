@@ -308,6 +308,34 @@ TEST(EngineEvents, OneJsonObjectPerLineWithFamilyKindAndPlace) {
   EXPECT_NE(only.str().find("\"kind\":\"worker_failed\""), std::string::npos);
 }
 
+// A traceback chained to a later one (`The above exception was the direct cause of the following
+// exception:`): the cause carries `chained`, the exception the process raised does not.
+TEST(EngineEvents, AChainedExceptionSaysSo) {
+  TempDir dir;
+  testing::Write(dir.path() / "gpu-0001" / "rank_3.log",
+                 "[rank3]: Traceback (most recent call last):\n"
+                 "[rank3]:   File \"/workspace/train.py\", line 88, in load_batch\n"
+                 "[rank3]:     return next(self.it)\n"
+                 "[rank3]: FileNotFoundError: [Errno 2] No such file or directory: '/data/shard_0042.bin'\n"
+                 "[rank3]: \n"
+                 "[rank3]: The above exception was the direct cause of the following exception:\n"
+                 "[rank3]: \n"
+                 "[rank3]: Traceback (most recent call last):\n"
+                 "[rank3]:   File \"/workspace/train.py\", line 120, in <module>\n"
+                 "[rank3]:     main()\n"
+                 "[rank3]: RuntimeError: data loading failed at step 1200\n");
+  std::ostringstream out;
+  ASSERT_TRUE(WriteEvents(dir.path(), {.threads = 1, .family = "python"}, out).ok());
+  std::istringstream lines(out.str());
+  std::string cause, raised;
+  ASSERT_TRUE(std::getline(lines, cause));
+  ASSERT_TRUE(std::getline(lines, raised)) << out.str();
+  EXPECT_NE(cause.find("\"type\":\"FileNotFoundError\""), std::string::npos) << cause;
+  EXPECT_NE(cause.find("\"chained\":true"), std::string::npos) << cause;
+  EXPECT_NE(raised.find("\"type\":\"RuntimeError\""), std::string::npos) << raised;
+  EXPECT_EQ(raised.find("chained"), std::string::npos) << raised;
+}
+
 // Issue #4 names the families `denpex events` can emit; each is accepted, and anything else is
 // a usage error that lists them.
 TEST(EngineEvents, EveryFamilyOfTheIssueCanBeAskedFor) {

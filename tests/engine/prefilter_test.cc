@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,91 @@ TEST(LineFilter, CountsLongLinesAndAnUnterminatedLastLine) {
   EXPECT_EQ(f.newlines, 4);
   EXPECT_EQ(f.long_lines, 2);  // 101 y's and 5000 z's; 100 x's plus '\r' is not long
   EXPECT_EQ(text.substr(f.begin), "last");
+}
+
+// The AVX2 search and the byte-at-a-time one (CPUs without AVX2) must find the same lines, at
+// the same level, with the same newline and long-line counts, wherever the literals, newlines,
+// carriage returns and long lines fall relative to the 32- and 64-byte blocks. Random text
+// from the bytes logs are made of (and some that are not), with every trigger planted.
+TEST(LineFilter, ScalarAndSimdSearchesAgree) {
+  const LineFilter& fast = LineFilter::Default();
+  const LineFilter scalar(AllTriggers(), LineFilter::Search::kScalar);
+  const std::vector<Trigger> triggers = AllTriggers();
+  std::mt19937 rng(7);
+  constexpr std::string_view kBytes = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 :[]()/.-_=,|\t\r";
+  for (int round = 0; round < 80; ++round) {
+    // Long lines: over 100 bytes, or over 10 (a 64-byte block then holds several), or over
+    // 20,000 (the fast loop's limits, as the parser's 1 MiB; runs of up to 45,000 bytes
+    // without a newline make it hand over to the exact loop).
+    const std::size_t limit = round % 4 == 2 ? 10 : round % 4 == 3 ? 20000 : 100;
+    std::string text;
+    const std::size_t size = limit == 20000 ? 200 + rng() % 200000 : 200 + rng() % 6000;
+    while (text.size() < size) {
+      const unsigned pick = rng() % 100;
+      if (pick < 8) {
+        text += '\n';
+      } else if (pick < 10) {
+        text += triggers[rng() % triggers.size()].literal;
+      } else if (pick < 11) {
+        text.append(rng() % (limit == 20000 ? (rng() % 50 == 0 ? 45000 : 3000) : 300), 'x');  // a long line now and then
+      } else if (pick < 12) {
+        text += static_cast<char>(0x80 + rng() % 128);  // not ASCII
+      } else if (pick < 13) {
+        text += kChatterLine;
+      } else {
+        text += kBytes[rng() % kBytes.size()];
+      }
+    }
+    if (round % 2 == 1) text += '\n';
+    // Walk it as the parser does: from each found line's end to the next, from every start.
+    for (std::size_t from = 0; from < text.size();) {
+      const LineFilter::Found a = fast.Next(text, from, limit);
+      const LineFilter::Found b = scalar.Next(text, from, limit);
+      ASSERT_EQ(a.found, b.found) << "round " << round << " from " << from;
+      EXPECT_EQ(a.begin, b.begin) << "round " << round << " from " << from;
+      EXPECT_EQ(a.end, b.end) << "round " << round << " from " << from;
+      EXPECT_EQ(a.level, b.level) << "round " << round << " from " << from;
+      EXPECT_EQ(a.newlines, b.newlines) << "round " << round << " from " << from;
+      EXPECT_EQ(a.long_lines, b.long_lines) << "round " << round << " from " << from;
+      // And both against counting by hand: the lines in [from, begin), and those over `limit`
+      // (a '\r' before the newline not counted; the unterminated last line counts when not found).
+      std::int64_t newlines = 0, long_lines = 0;
+      for (std::size_t b = from; b < a.begin || (!a.found && b < text.size());) {
+        const std::size_t e = std::min(text.find('\n', b), text.size());
+        std::size_t len = e - b;
+        if (len > 0 && text[e - 1] == '\r') --len;
+        long_lines += len > limit ? 1 : 0;
+        newlines += e < text.size() ? 1 : 0;
+        b = e + 1;
+      }
+      EXPECT_EQ(a.newlines, newlines) << "round " << round << " from " << from;
+      EXPECT_EQ(a.long_lines, long_lines) << "round " << round << " from " << from;
+      if (!a.found) break;
+      EXPECT_EQ(a.end, std::min(text.find('\n', a.begin), text.size())) << "round " << round << " from " << from;
+      EXPECT_EQ(fast.Classify(text.substr(a.begin, a.end - a.begin)), scalar.Classify(text.substr(a.begin, a.end - a.begin)));
+      from = a.end + 1;
+    }
+    // Every line on its own, as Classify sees lines inside an open record.
+    for (std::size_t begin = 0; begin < text.size();) {
+      std::size_t end = text.find('\n', begin);
+      if (end == std::string::npos) end = text.size();
+      const std::string_view line = std::string_view(text).substr(begin, end - begin);
+      ASSERT_EQ(fast.Classify(line), scalar.Classify(line)) << "round " << round << " line at " << begin;
+      begin = end + 1;
+    }
+  }
+}
+
+// The AVX2 search assumes ASCII fingerprints; a literal that is not ASCII is still found.
+TEST(LineFilter, FindsLiteralsThatAreNotAscii) {
+  const Trigger triggers[] = {{"\xc3\xa9t\xc3\xa9 ", TriggerLevel::kRecord}, {"NCCL WARN", TriggerLevel::kRecord}};
+  const LineFilter filter(triggers);
+  const std::string text = std::string(kChatterLine) + "\nl'\xc3\xa9t\xc3\xa9 dernier\n" + std::string(kChatterLine) + "\n";
+  const LineFilter::Found f = filter.Next(text, 0, kMaxLineBytes);
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.begin, kChatterLine.size() + 1);
+  EXPECT_EQ(f.newlines, 1);
+  EXPECT_EQ(f.level, TriggerLevel::kRecord);
 }
 
 TEST(LineFilter, FindsTheLastTimeOrDateAnywhere) {

@@ -76,6 +76,24 @@ TEST_F(Network, FailedNicIsNamedFromTheIbErrorMatrixInEachNcclShape) {
   }
 }
 
+// InfiniBand's WARNs carry no GIDs: the status-12 reports of other nodes naming the failed NIC's
+// node are matched by address through NCCL's INFO set-up lines (`Bootstrap : Using ib0:<ip>`,
+// `NET/IB : Using ... ; OOB ib0:<ip>`), as RoCE's `localGid` matches them: both cite them.
+TEST_F(Network, FailedNicKeepsThePeersReportsNamingItsNodeOnInfinibandAsOnRoce) {
+  for (const std::string fabric : {"FABRIC_INFINIBAND", "FABRIC_ROCE"}) {
+    const fs::path incident = Simulate("nic_" + fabric, {"format.nccl=2.21.5", "format.nccl_debug_info=true", "format.fabric=" + fabric}, 3);
+    auto d = engine::Diagnose(incident, {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->initiator().rank(), 77) << fabric << ": " << d->reason();
+    EXPECT_NE(d->reason().find("ranks on other nodes reported status 12 naming"), std::string::npos) << fabric << ": " << d->reason();
+    int corroborating = 0;
+    for (const auto& e : d->evidence()) {
+      corroborating += e.role() == v1::EVIDENCE_ROLE_CORROBORATING && e.text().find("status=12") != std::string::npos ? 1 : 0;
+    }
+    EXPECT_GT(corroborating, 0) << fabric;
+  }
+}
+
 // A node whose ranks fail NCCL init is named (rank -1), class NCCL_SETUP; the owner says who
 // fixes it: the network for a missing bootstrap interface, the job's launch for a shared GPU.
 TEST_F(Network, NcclSetupFailureNamesTheNodeAndWhoFixesIt) {

@@ -173,6 +173,15 @@ TEST(Realism, WhenTheInitiatorsNodeIsMissingItsEvidenceLeavesTheTruth) {
   EXPECT_EQ(r.truth.initiator().rank(), 5);  // what happened does not change
 }
 
+TEST(Realism, MissingInitiatorNodeRemovesOnlyThatNode) {
+  const fs::path out = FreshDir();
+  const SimulateResult r = MustSimulate(MustParse(kNoisy, {"realism.missing_initiator_node=true"}), out);
+  EXPECT_FALSE(fs::exists(out / "incident/gpu-0001"));  // rank 5's node
+  EXPECT_TRUE(fs::exists(out / "incident/gpu-0002/torchrun.log"));
+  EXPECT_EQ(r.truth.initiator().rank(), 5);
+  ExpectEvidenceIntact(out, r.truth);
+}
+
 TEST(Realism, HangEvidenceFallsBackToASurvivingPeer) {
   const fs::path out = FreshDir();
   const SimulateResult r = MustSimulate(

@@ -1,5 +1,7 @@
 #include "analyze/facts.h"
 
+#include "analyze/world_size.h"
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -279,6 +281,25 @@ void ApplyWorldInfo(const Incident& inc, JobFacts* jf) {
     jf->nodes[node].first_rank = inc.world[i].first_rank;
     jf->nodes[node].local_procs = inc.world[i].procs;
   }
+}
+
+// The world size the logs state: ranks above the highest one heard from exist, silent (their
+// node's logs missing); the wait-for graph can then find the one every group waited on.
+void ApplyStatedWorld(const Incident& inc, JobFacts* jf) {
+  const auto seen = static_cast<std::int32_t>(jf->ranks.size());
+  WorldSize w = StatedWorldSize(inc, seen - 1);
+  jf->world_notes = std::move(w.problems);
+  const std::int32_t world = std::max(w.declared, w.lower_bound);
+  if (world <= seen) return;
+  jf->EnsureRank(world - 1);
+  jf->stated_world = world;
+  jf->stated_world_event = w.declared > 0 ? w.event : -1;
+  const std::string first = std::to_string(seen), last = std::to_string(world - 1);
+  jf->world_notes.push_back("world size " + std::to_string(world) +
+                            (w.declared > 0 ? " as " + w.source : " at least, as NCCL's largest communicator states it") +
+                            " says, not " + std::to_string(seen) + ": " +
+                            (seen == world - 1 ? "no line names rank " + first : "no line names ranks " + first + "-" + last) +
+                            " (their node's logs are missing, or their lines carry no rank)");
 }
 
 // A node's ranks, and local ranks where the table did not give them: DeepSpeed's launch.py
@@ -673,6 +694,22 @@ void PlaceUnloggedRanks(JobFacts* jf) {
   PlaceByBlocks(jf);
 }
 
+bool HasOwnTime(const Incident& inc, std::int32_t i) {
+  const Event& e = inc.events[i];
+  if (e.clock == Clock::kNone) return false;
+  if (!e.time_borrowed) return true;
+  const LogFile& f = inc.files[e.file];
+  const bool one_stream = f.name_rank >= 0 || f.local_rank >= 0 || f.agent;
+  for (std::int32_t j = i - 1; j >= 0; --j) {
+    const Event& p = inc.events[j];
+    if (p.file != e.file || p.line + kAnchorLines < e.line) return false;
+    if (p.clock == Clock::kNone || p.time_borrowed) continue;
+    const bool same_stream = one_stream || (e.rank >= 0 && p.rank == e.rank);
+    return same_stream && p.time == e.time && p.signature != kNoStr;
+  }
+  return false;
+}
+
 JobFacts CollectFacts(const Incident& inc) {
   JobFacts jf;
   jf.nodes.resize(inc.nodes.size());
@@ -683,6 +720,7 @@ JobFacts CollectFacts(const Incident& inc) {
     if (e.rank < 0 && std::holds_alternative<WatchdogTimeout>(e.detail)) jf.unranked_timeouts.push_back(i);
   }
   ApplyWorldInfo(inc, &jf);
+  ApplyStatedWorld(inc, &jf);
   AssignNodeRanks(&jf);
   MarkBuildWaiters(inc, &jf);
   ApplyLauncherEvidence(inc, &jf);
@@ -698,6 +736,7 @@ JobFacts CollectFacts(const Incident& inc) {
     if (r.first_timeout < 0) r.first_timeout = i;
   }
   jf.wave_start = EarliestTimed(inc, jf.timeouts, [](const Event& e) { return e.time; });
+  for (RankFacts& r : jf.ranks) r.exit_timed = r.exit_event >= 0 && HasOwnTime(inc, r.exit_event);
   for (const RankFacts& r : jf.ranks) {
     jf.ranks_seen += r.has_log ? 1 : 0;
     jf.peer_reporters += r.peer_error >= 0 && r.timeouts == 0 ? 1 : 0;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "denpex/v1/vocabulary.pb.h"
@@ -20,6 +21,10 @@ struct RankFacts {
   std::int32_t exit_event = -1;  // the agent's word that it exited: `failed` line or table entry
   std::int32_t exit_code = 0;
   TimeNs exit_time = 0;
+  // exit_time is the exit line's own (or an anchored borrowed one, HasOwnTime): false for an
+  // untimed line (srun's `task N: Killed`, mpirun's report), whose time is 0 or whatever line
+  // came before it; such an exit is never ordered against the wave.
+  bool exit_timed = false;
   std::int32_t table_entry = -1;    // the ChildFailedError entry naming it
   std::int32_t python_error = -1;   // the first exception line of its own Python traceback(s)
   // The exception that one re-raised: `X: Caught X in DataLoader worker process N.` is followed
@@ -104,6 +109,13 @@ struct JobFacts {
   std::int32_t gloo_closed = 0;
   // DeepSpeed see_memory_usage: the report of the fullest host memory (latest among equals).
   std::int32_t host_memory = -1;
+  // The world size the logs state (analyze/world_size.h; 0: none): `ranks` holds that many
+  // ranks, the highest ones silent when their logs are missing. The line that states it (-1:
+  // none) and what the report says about it (a conflict, a statement left unused, the ranks
+  // never heard from).
+  std::int32_t stated_world = 0;
+  std::int32_t stated_world_event = -1;
+  std::vector<std::string> world_notes;
 
   bool HasWave() const { return !timeouts.empty(); }
   void EnsureRank(std::int32_t rank) {
@@ -113,14 +125,28 @@ struct JobFacts {
 
 JobFacts CollectFacts(const Incident& inc);
 
-// The earliest time_of(event) over the watchdog timeouts whose line carries a time (its own or
-// one borrowed from the line before it); nullopt when none does. Untimed lines hold time 0.
+// Lines a borrowed stamp may come from and still stand for the event's time (AnchoredTime).
+inline constexpr std::uint32_t kAnchorLines = 16;
+
+// Whether event `i` has a time of its own: its line's stamp, or one it borrowed (Event::
+// time_borrowed) from an anchor: the nearest earlier event of its file with a stamp of its own
+// is that stamp's line (same time), lies at most kAnchorLines lines before it, belongs to the
+// same stream (the same rank, or a file of one process: rank_<R>.log, a log dir's `<L>/`
+// file, an agent's console) and is itself an error of that stream (the traceback's stamped
+// first line, the agent's `failed` line), not routine output written minutes earlier. A
+// borrowed time is only a lower bound (torch <= 2.3's c10 watchdog line after a pdsh console's
+// launcher line, or after the rank's last iteration line 10 minutes before): unanchored, it is
+// kept out of every earliest-time decision.
+bool HasOwnTime(const Incident& inc, std::int32_t i);
+
+// The earliest time_of(event) over the watchdog timeouts that have a time of their own
+// (HasOwnTime); nullopt when none does. Untimed lines hold time 0.
 template <class TimeOf>
 std::optional<TimeNs> EarliestTimed(const Incident& inc, const std::vector<std::int32_t>& timeouts, TimeOf time_of) {
   std::optional<TimeNs> first;
   for (std::int32_t i : timeouts) {
     const Event& e = inc.events[i];
-    if (e.clock == Clock::kNone) continue;
+    if (!HasOwnTime(inc, i)) continue;
     const TimeNs t = time_of(e);
     if (!first || t < *first) first = t;
   }

@@ -87,6 +87,9 @@ struct Finding {
   std::optional<LinkFinding> link;  // a single bad link between two nodes
   std::int32_t ranks_seen = 0;
   std::int32_t world_size = 0;
+  // What the analysis found wrong or missing in the input (a world size the logs state beyond
+  // the ranks heard from, statements that contradict each other): input.problems.
+  std::vector<std::string> problems;
 };
 
 }  // namespace denpex::engine

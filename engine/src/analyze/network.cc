@@ -9,6 +9,7 @@
 
 #include "analyze/cascade.h"
 #include "analyze/describe.h"
+#include "ingest/file_text.h"
 
 namespace denpex::engine {
 namespace {
@@ -97,6 +98,60 @@ AddressBook Addresses(const Incident& inc, const JobFacts& facts) {
   return book;
 }
 
+// A host's own address as its NCCL INFO set-up lines state it: `<host>:<pid>:<tid> [d] NCCL INFO
+// Bootstrap : Using ib0:10.64.0.26<0>` and the IB transport's `NET/IB : Using [0]mlx5_0:1/IB ...
+// ; OOB ib0:10.64.0.26<0>` (docs/log_formats.md §4). The line names its host; false when it is
+// neither shape.
+bool OwnAddressLine(std::string_view line, std::string_view* host, std::string_view* address) {
+  const std::size_t info = line.find(" NCCL INFO ");
+  if (info == std::string_view::npos) return false;
+  std::size_t at = line.find(" ; OOB ", info);
+  if (at != std::string_view::npos) {
+    at += 7;
+  } else if ((at = line.find("NCCL INFO Bootstrap : Using ", info + 1)) != std::string_view::npos) {
+    at += 28;
+  } else {
+    return false;
+  }
+  const std::string_view iface = line.substr(at);
+  const std::size_t colon = iface.find(':'), end = iface.find('<');
+  if (colon == std::string_view::npos || end == std::string_view::npos || colon > end) return false;
+  *address = iface.substr(colon + 1, end - colon - 1);
+  // `<host>:<pid>:<tid> [<dev>]` before ` NCCL INFO`, after any prefix (`207: `, `gpu-0026: `).
+  std::string_view head = line.substr(0, info);
+  head = head.substr(0, head.rfind(' '));  // drop ` [<dev>]`
+  head = head.substr(head.rfind(' ') + 1);
+  if (const std::size_t tag = head.rfind("]:"); tag != std::string_view::npos) head.remove_prefix(tag + 2);  // `[rank5]:`
+  *host = head.substr(0, head.find(':'));
+  return !host->empty() && !address->empty();
+}
+
+// InfiniBand's status-12 WARNs name their peers by address only (no GIDs, docs/log_formats.md
+// §4b), and NCCL's set-up lines that tie an address to its host are INFO chatter the parser
+// skips. Off the parse: the head of each file holding a status-12 WARN whose peer is unknown
+// (at most kAddressFiles files, kAddressHead bytes each) is read for them, so the reports
+// naming the failed NIC's node add up on InfiniBand as they do on RoCE.
+constexpr std::size_t kAddressFiles = 64;
+constexpr std::uint32_t kAddressHead = 256 * 1024;
+
+void ReadOwnAddresses(const Incident& inc, const std::set<std::uint32_t>& files, std::map<std::string, std::int32_t>* node_of_address) {
+  std::size_t read = 0;
+  for (std::uint32_t file : files) {
+    if (read++ == kAddressFiles) break;
+    const Result<std::string> text = ReadSpan(inc.root / inc.files[file].path, 0, kAddressHead);
+    if (!text.ok()) continue;
+    std::string_view rest = *text;
+    while (!rest.empty()) {
+      const std::string_view line = rest.substr(0, rest.find('\n'));
+      rest.remove_prefix(std::min(rest.size(), line.size() + 1));
+      std::string_view host, address;
+      if (!OwnAddressLine(line, &host, &address)) continue;
+      const auto node = node_of_address->find(Lower(host));
+      if (node != node_of_address->end()) node_of_address->emplace(std::string(address), node->second);
+    }
+  }
+}
+
 // A connect that gave up (docs/log_formats.md §4c): `socketStartConnect: Connect to <ip><port>
 // failed : Connection timed out` (NCCL 2.18), `socketPollConnect: connect returned Connection
 // timed out, exceeded error retry count (35)` (2.19-2.22), `socketPollConnect: connect to
@@ -148,6 +203,11 @@ std::optional<NetworkFault> FindNetworkFault(const Incident& inc, const JobFacts
       r.peers5.insert(peer);
     }
   }
+  std::set<std::uint32_t> unmapped;  // files of status-12 reports whose peer's node is unknown
+  for (const auto& [peer, event] : named) {
+    if (!node_of_address.contains(peer)) unmapped.insert(inc.events[event].file);
+  }
+  if (!unmapped.empty()) ReadOwnAddresses(inc, unmapped, &node_of_address);
   // Status-12 reports naming each node (when its address is known).
   std::map<std::int32_t, std::vector<std::int32_t>> named_node;
   for (const auto& [peer, event] : named) {

@@ -139,7 +139,7 @@ std::optional<TimeNs> SchedulerReaction(const Analysis& a, const Event& exit) {
 std::optional<TimeNs> ExitTime(const Analysis& a, std::int32_t rank) {
   const RankFacts& r = a.facts.ranks[rank];
   const Event& exit = a.inc.events[r.exit_event];
-  if (Stamped(exit)) return r.exit_time;
+  if (r.exit_timed) return r.exit_time;  // its own stamp (or an anchored one: HasOwnTime)
   if (r.table_entry >= 0 && Stamped(a.inc.events[r.table_entry])) return a.clocks.Aligned(a.inc.events[r.table_entry]);
   if (r.host_cause >= 0 && Stamped(a.inc.events[r.host_cause])) return a.clocks.Aligned(a.inc.events[r.host_cause]);
   if (auto t = StallTime(a, rank)) return t;
@@ -245,7 +245,9 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
     if (r.host_cause >= 0) s += " (the host says why: " + Where(a.inc, a.inc.events[r.host_cause]) + ")";
     s += r.python_error >= 0 ? " after raising " + std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type))
                              : " without printing an error";
-    if (a.facts.wave_start && r.exit_time < *a.facts.wave_start - kSkewWindow) {
+    if (!r.exit_timed) {
+      // an untimed exit line (srun's, mpirun's): not ordered against the wave
+    } else if (a.facts.wave_start && r.exit_time < *a.facts.wave_start - kSkewWindow) {
       s += ", " + std::to_string((*a.facts.wave_start - r.exit_time) / kNsPerSec) +
            " s before the first NCCL watchdog timeout";
     } else if (a.facts.wave_start && r.exit_time <= *a.facts.wave_start + kSkewWindow) {
@@ -560,6 +562,16 @@ void Undecided(const Analysis& a, Finding* f) {
                                " stopped participating together, and the logs in hand cannot tell which was first."});
     return;
   }
+  const bool unheard = std::all_of(tied.begin(), tied.end(), [&](std::int32_t r) { return !a.facts.ranks[r].has_log; });
+  if (nodes.size() == 1 && a.facts.stated_world > 0 && unheard) {  // no node: ranks the stated world size adds
+    f->reason = "Ranks " + RankList(tied) + " were never heard from (the logs state world size " +
+                std::to_string(a.facts.stated_world) + "; their node's logs are missing) and are equally likely to have stopped "
+                "first: the logs do not separate them." + UnrankedNote(a);
+    f->recovery.push_back({"collect_logs", "",
+                           "Find the node of ranks " + RankList(tied) + " (the scheduler's allocation) and collect its torchrun agent log "
+                           "and kernel log: the logs in hand have nothing from it."});
+    return;
+  }
   f->reason = "Ranks " + RankList(tied) + " on " + std::to_string(nodes.size()) +
               " nodes are equally likely to have stopped first; the logs do not separate them." + UnrankedNote(a);
   f->recovery.push_back({"collect_logs", "",
@@ -693,6 +705,7 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   f.strategy = "engine";
   f.ranks_seen = a.facts.ranks_seen;
   f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
+  f.problems = a.facts.world_notes;
   if (SchedulerEndedJob(inc, a.facts, &f)) return f;
   if (SchedulerFailedNode(inc, a.facts, &f)) {
     f.recovery.push_back({"restart_job", "", "Restart the job from the newest checkpoint that verifies; nothing in the ranks failed."});

@@ -10,7 +10,7 @@ double LauncherScore(const JobFacts& facts, std::int32_t rank) {
   double score = r.python_error >= 0 ? kTraceback : 0;
   if (!OwnExit(facts, rank)) return score;
   if (!facts.HasWave()) return score + kLauncherEarly;
-  if (!facts.wave_start) return score + kLauncherNear;  // an untimed wave: no order either way
+  if (!facts.wave_start || !r.exit_timed) return score + kLauncherNear;  // an untimed wave or exit: no order either way
   if (r.exit_time < *facts.wave_start - kSkewWindow) return score + kLauncherEarly;
   if (r.exit_time <= *facts.wave_start + kSkewWindow) return score + kLauncherNear;
   return score + kLauncherLate;
@@ -24,7 +24,8 @@ bool TornDownEarly(const JobFacts& facts, std::int32_t rank) {
   if (!r.torn_down || r.node < 0) return false;
   const std::int32_t first = facts.nodes[r.node].failed_rank;
   return first >= 0 && OwnExit(facts, first) &&
-         (!facts.HasWave() || (facts.wave_start && facts.ranks[first].exit_time < *facts.wave_start - kSkewWindow));
+         (!facts.HasWave() ||
+          (facts.wave_start && facts.ranks[first].exit_timed && facts.ranks[first].exit_time < *facts.wave_start - kSkewWindow));
 }
 
 // gloo has no watchdog and no sequence numbers: a member with a log that reported nothing about

@@ -55,7 +55,9 @@ std::size_t LastStampPattern(std::string_view text, std::size_t end);
 
 class LineFilter {
  public:
-  explicit LineFilter(std::span<const Trigger> triggers);
+  // kScalar: the byte-at-a-time search even where the CPU has AVX2 (tests compare the two).
+  enum class Search : std::uint8_t { kFastest, kScalar };
+  explicit LineFilter(std::span<const Trigger> triggers, Search search = Search::kFastest);
   // The filter over AllTriggers(), built once.
   static const LineFilter& Default();
 

@@ -111,6 +111,7 @@ void DetailFields(const EventDetail& detail, Fields* f) {
           f->Id("text", d.text);
         } else if constexpr (std::is_same_v<T, PythonError>) {
           f->Id("type", d.type), f->Id("message", d.message), f->Known("gpu", d.gpu);
+          if (d.chained) f->Bool("chained", true);
         } else if constexpr (std::is_same_v<T, OomKill>) {
           if (d.pid > 0) f->Int("pid", d.pid);
           f->Id("comm", d.comm);

@@ -1,0 +1,141 @@
+#include "analyze/world_size.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <string_view>
+
+#include "ingest/file_text.h"
+
+namespace denpex::engine {
+namespace {
+
+// The rendezvous result's lines after `global_ranks=[...]`: role_world_sizes and
+// global_world_sizes, each up to ~7 bytes per worker.
+constexpr std::uint32_t kResultTail = 16 * 1024;
+constexpr int kResultLines = 4;  // global_world_sizes is the second line after global_ranks
+
+struct Statement {
+  std::int32_t size = 0;
+  std::int32_t event = -1;
+  std::string source;
+};
+
+std::string Where(const Incident& inc, std::int32_t event) {
+  if (event < 0) return {};
+  const Event& e = inc.events[event];
+  return " (" + inc.files[e.file].path + ":" + std::to_string(e.line) + ")";
+}
+
+// DeepSpeed's runner's `--world_info`: every host with its ranks.
+void FromWorldInfo(const Incident& inc, std::vector<Statement>* out) {
+  std::int32_t size = 0;
+  for (const WorldHost& h : inc.world) size = std::max(size, h.first_rank + h.procs);
+  if (size <= 0) return;
+  std::int32_t event = -1;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()) && event < 0; ++i) {
+    if (inc.events[i].kind == Kind::kWorldInfo) event = i;
+  }
+  out->push_back({size, event, "DeepSpeed's runner's --world_info"});
+}
+
+// DeepSpeed launch.py's `nnodes=N, num_local_procs=P` (every node prints it): N * P.
+void FromLauncherLayout(const Incident& inc, std::vector<Statement>* out) {
+  std::map<std::int32_t, std::int32_t> sizes;  // size -> its first line
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (e.kind != Kind::kLauncherLayout) continue;
+    const auto& nl = std::get<NodeLayout>(e.detail);
+    if (nl.nnodes > 0 && nl.local_procs > 0) sizes.emplace(nl.nnodes * nl.local_procs, i);
+  }
+  for (const auto& [size, event] : sizes) out->push_back({size, event, "DeepSpeed launch.py's nnodes x num_local_procs"});
+}
+
+// torchrun's rendezvous result (LOGLEVEL=INFO): `global_world_sizes=[N, ...]` follows the
+// `global_ranks=[...]` line the parser recognised; re-read from the file for the first and the
+// last agent that logged one (an elastic restart may have changed the size: they then differ).
+void FromRendezvous(const Incident& inc, std::vector<Statement>* out) {
+  std::int32_t first = -1, last = -1;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    if (inc.events[i].kind != Kind::kAgentRanks) continue;
+    if (first < 0) first = i;
+    last = i;
+  }
+  std::map<std::int32_t, std::int32_t> sizes;
+  for (std::int32_t i : {first, last}) {
+    if (i < 0) continue;
+    const Event& e = inc.events[i];
+    const Result<std::string> text = ReadSpan(inc.root / inc.files[e.file].path, e.offset, e.length + kResultTail);
+    if (!text.ok()) continue;
+    if (const std::int32_t size = GlobalWorldSizes(std::string_view(*text).substr(std::min<std::size_t>(e.length, text->size())))) {
+      sizes.emplace(size, i);
+    }
+  }
+  for (const auto& [size, event] : sizes) out->push_back({size, event, "torchrun's rendezvous result (global_world_sizes)"});
+}
+
+// NCCL's `comm 0x.. rank r nranks N`: the largest communicator (a lower bound of the world).
+Statement LargestCommunicator(const Incident& inc) {
+  Statement best;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const auto* ci = std::get_if<CommInit>(&inc.events[i].detail);
+    if (ci && ci->nranks > best.size && ci->nranks <= kMaxRank + 1) best = {ci->nranks, i, "NCCL's largest communicator (nranks)"};
+  }
+  return best;
+}
+
+}  // namespace
+
+std::int32_t GlobalWorldSizes(std::string_view text) {
+  constexpr std::string_view kKey = "global_world_sizes=[";
+  for (int n = 0; n < kResultLines && !text.empty(); ++n) {
+    if (text.front() == '\n') text.remove_prefix(1);
+    const std::string_view line = text.substr(0, text.find('\n'));
+    text.remove_prefix(line.size());
+    const std::size_t at = line.find(kKey);
+    if (at == std::string_view::npos) continue;
+    std::string_view rest = line.substr(at + kKey.size());
+    std::int32_t size = 0;
+    for (bool first = true;; first = false) {
+      std::int32_t v = 0;
+      const auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
+      if (ec != std::errc() || v <= 0 || v > kMaxRank + 1 || (!first && v != size)) return 0;
+      size = v;
+      rest.remove_prefix(static_cast<std::size_t>(p - rest.data()));
+      if (rest.starts_with("]")) return size;
+      if (!rest.starts_with(", ")) return 0;
+      rest.remove_prefix(2);
+    }
+  }
+  return 0;
+}
+
+WorldSize StatedWorldSize(const Incident& inc, std::int32_t highest_rank) {
+  std::vector<Statement> stated;
+  FromWorldInfo(inc, &stated);
+  FromLauncherLayout(inc, &stated);
+  FromRendezvous(inc, &stated);
+  const Statement comm = LargestCommunicator(inc);
+  WorldSize out;
+  out.lower_bound = comm.size;
+  if (stated.empty()) return out;
+  auto describe = [&](const Statement& s) { return std::to_string(s.size) + " by " + s.source + Where(inc, s.event); };
+  for (const Statement& s : stated) {
+    if (s.size == stated.front().size) continue;
+    out.problems.push_back("the logs state different world sizes, " + describe(stated.front()) + " and " + describe(s) +
+                           ": neither is used; the world is taken from the ranks seen");
+    return out;
+  }
+  const Statement& s = stated.front();
+  if (s.size <= highest_rank || s.size < comm.size) {
+    const std::string seen = s.size <= highest_rank ? "rank " + std::to_string(highest_rank) + " logged" : describe(comm);
+    out.problems.push_back("the logs state world size " + describe(s) + ", below " + seen + ": not used");
+    return out;
+  }
+  out.declared = s.size;
+  out.event = s.event;
+  out.source = s.source;
+  return out;
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,104 @@
+// The world size the logs state (analyze/world_size.h): a job whose highest rank stopped with
+// its node's logs missing is not taken for a complete, smaller one.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "analyze/world_size.h"
+#include "denpex/engine/engine.h"
+#include "fixture.h"
+
+namespace denpex::engine {
+namespace {
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using testing::TempDir;
+using testing::Write;
+
+v1::Diagnosis DiagnoseDir(const fs::path& dir) {
+  auto d = Diagnose(dir, {.threads = 1});
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  return d.ok() ? *d : v1::Diagnosis();
+}
+
+// torchrun's rendezvous result (LOGLEVEL=INFO), torch 2.1's header, for a node of one worker.
+std::string RendezvousResult(int rank, int world) {
+  const std::string w = std::to_string(world), r = std::to_string(rank);
+  return "[2026-03-02 09:00:00,522] torch.distributed.elastic.agent.server.api: [INFO] [default] Rendezvous complete for "
+         "workers. Result:\n"
+         "  restart_count=0\n  master_addr=gpu-0001\n  master_port=29500\n  group_rank=" + r + "\n  group_world_size=" + w +
+         "\n  local_ranks=[0]\n  role_ranks=[" + r + "]\n  global_ranks=[" + r + "]\n  role_world_sizes=[" + w +
+         "]\n  global_world_sizes=[" + w + "]\n\n";
+}
+
+// A pure data-parallel pipeline of one worker per node; the highest rank hangs silently and its
+// node's files are gone. `stated`: the world size the agents' rendezvous results state (0: none).
+void WriteJob(const fs::path& dir, const std::vector<int>& stated) {
+  const testing::Job job{.nodes = 8, .gpus = 1, .tp = 1, .pp = 2, .dp = 4};
+  testing::WriteIncident(dir, {.job = job, .fault = testing::Fault::kHang, .initiator = 7});
+  fs::remove_all(dir / job.Host(7));
+  for (std::size_t n = 0; n < stated.size(); ++n) {
+    const fs::path agent = dir / job.Host(static_cast<int>(n)) / "torchrun.log";
+    Write(agent, RendezvousResult(static_cast<int>(n), stated[n]) + testing::Slurp(agent));
+  }
+}
+
+TEST(WorldSize, GlobalWorldSizesIsReadFromTheRendezvousResult) {
+  EXPECT_EQ(GlobalWorldSizes("\n  role_world_sizes=[16, 16]\n  global_world_sizes=[16, 16]\n\n"), 16);
+  // A Kubernetes pod log's container timestamps before every line.
+  EXPECT_EQ(GlobalWorldSizes("\n2026-03-02T09:00:00.5Z   global_world_sizes=[2048]\n"), 2048);
+  EXPECT_EQ(GlobalWorldSizes("\n  role_world_sizes=[16, 16]\n  global_world_sizes=[16, 8]\n"), 0);  // they differ
+  EXPECT_EQ(GlobalWorldSizes("\n  role_world_sizes=[16, 16]\n\n[2026-03-02 ...] Starting worker group\n"), 0);
+  EXPECT_EQ(GlobalWorldSizes("\n  global_world_sizes=[16, \n"), 0);  // cut short
+}
+
+TEST(WorldSize, WithoutAStatedSizeTheMissingHighestRankCannotBeFound) {
+  TempDir dir;
+  WriteJob(dir.path(), {});
+  const v1::Diagnosis d = DiagnoseDir(dir.path());
+  EXPECT_EQ(d.input().world_size(), 7);  // all the engine can see
+  EXPECT_NE(d.initiator().rank(), 7);
+}
+
+TEST(WorldSize, TheStatedSizeFindsTheSilentHighestRankWhoseNodeLeftNoLogs) {
+  TempDir dir;
+  WriteJob(dir.path(), {8, 8, 8});
+  const v1::Diagnosis d = DiagnoseDir(dir.path());
+  EXPECT_EQ(d.input().world_size(), 8);
+  EXPECT_EQ(d.input().ranks_seen(), 7);
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 7);
+  EXPECT_THAT(d.input().problems(), ::testing::Contains(HasSubstr("no line names rank 7 (their node's logs are missing")));
+}
+
+TEST(WorldSize, ContradictingStatementsAreReportedAndNotUsed) {
+  TempDir dir;
+  WriteJob(dir.path(), {8, 8, 16});  // first and last agent disagree (an elastic restart?)
+  const v1::Diagnosis d = DiagnoseDir(dir.path());
+  EXPECT_EQ(d.input().world_size(), 7);
+  EXPECT_THAT(d.input().problems(), ::testing::Contains(HasSubstr("the logs state different world sizes, 8 by torchrun")));
+}
+
+TEST(WorldSize, AStatedSizeBelowTheRanksSeenIsReportedAndNotUsed) {
+  TempDir dir;
+  WriteJob(dir.path(), {4});
+  const v1::Diagnosis d = DiagnoseDir(dir.path());
+  EXPECT_EQ(d.input().world_size(), 7);
+  EXPECT_THAT(d.input().problems(), ::testing::Contains(HasSubstr("below rank 6 logged: not used")));
+}
+
+TEST(WorldSize, NcclsLargestCommunicatorBoundsTheWorldFromBelow) {
+  TempDir dir;
+  WriteJob(dir.path(), {});
+  Write(dir.path() / "gpu-0001" / "rank_0.log",
+        "gpu-0001:2246420:2246420 [0] NCCL INFO comm 0x55e3a1c2b7d0 rank 0 nranks 8 cudaDev 0 nvmlDev 0 busId 1b000 "
+        "commId 0x8c1f0e2d3b4a5968 - Init COMPLETE\n" +
+            testing::Slurp(dir.path() / "gpu-0001" / "rank_0.log"));
+  const v1::Diagnosis d = DiagnoseDir(dir.path());
+  EXPECT_EQ(d.input().world_size(), 8);
+  EXPECT_EQ(d.initiator().rank(), 7) << d.reason();
+}
+
+}  // namespace
+}  // namespace denpex::engine
