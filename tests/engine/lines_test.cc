@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "fixture.h"
 #include "parse/lines.h"
@@ -176,6 +177,119 @@ TEST(Lines, TrainerCommInitPythonErrorAndMasking) {
   EXPECT_FALSE(ParsePythonErrorLine("frame #0: c10::Error", &type));
   EXPECT_EQ(MaskSignature("[PG 3 Rank 1] SeqNum=86, ptr 0x7f2a ran for 600104 ms"),
             "[PG <n> Rank <n>] SeqNum=<n>, ptr <hex> ran for <n> ms");
+}
+
+// The byte-at-a-time masking MaskSignature replaced (its runs of plain text are now found 16
+// bytes at a time): both must give the same signature for any text.
+std::string MaskSignatureByBytes(std::string_view message) {
+  const auto hex = [](char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
+  std::string out;
+  for (std::size_t i = 0; i < message.size() && out.size() < kMaxSignature;) {
+    if (message[i] == '0' && i + 1 < message.size() && (message[i + 1] == 'x' || message[i + 1] == 'X')) {
+      for (i += 2; i < message.size() && hex(message[i]); ++i) {
+      }
+      out += "<hex>";
+    } else if (IsDigit(message[i])) {
+      while (i < message.size() && IsDigit(message[i])) ++i;
+      out += "<n>";
+    } else {
+      do {
+        out += message[i++];
+      } while (i < message.size() && out.size() < kMaxSignature && !IsDigit(message[i]));
+    }
+  }
+  return out;
+}
+
+TEST(Lines, MaskSignatureAgreesWithTheByteLoop) {
+  std::uint64_t state = 42;
+  const auto next = [&] { return state = state * 6364136223846793005ull + 1442695040888963407ull, state >> 33; };
+  const std::string alphabet = "abcxXfF /:=()[]0123456789\xff\x80\t";
+  for (int k = 0; k < 3000; ++k) {
+    std::string text(next() % 600, ' ');
+    // Long plain runs, and runs dense with digits and hex ids, across the 240-byte cap.
+    const std::size_t spread = 1 + next() % alphabet.size();
+    for (char& c : text) c = next() % 4 == 0 ? alphabet[next() % spread] : static_cast<char>('a' + next() % 26);
+    if (k % 7 == 0 && text.size() > 2) text.replace(next() % (text.size() - 1), 2, "0x");
+    SCOPED_TRACE(text);
+    EXPECT_EQ(MaskSignature(text), MaskSignatureByBytes(text));
+    SignatureBuffer buffer;
+    EXPECT_EQ(MaskSignature(std::string_view(text), &buffer), MaskSignatureByBytes(text));
+  }
+  EXPECT_EQ(MaskSignature(std::string(300, 'a') + "123"), std::string(kMaxSignature, 'a'));
+  EXPECT_EQ(MaskSignature(std::string(239, 'a') + "0x1f tail"), std::string(239, 'a') + "<hex>");
+}
+
+TEST(Lines, StringTableInternsEveryLengthApart) {
+  StringTable table;
+  std::vector<std::string> texts;
+  for (std::size_t n = 0; n <= 40; ++n) {
+    texts.push_back(std::string(n, 'q'));
+    if (n > 0) texts.push_back(std::string(n - 1, 'q') + 'r');
+    if (n > 1) texts.push_back('r' + std::string(n - 1, 'q'));
+  }
+  std::vector<StrId> ids;
+  for (const std::string& t : texts) ids.push_back(table.Intern(t));
+  EXPECT_EQ(table.size(), texts.size());  // "" is id 0 and is texts[0]
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    EXPECT_EQ(table.Intern(texts[i]), ids[i]);
+    EXPECT_EQ(table.Get(ids[i]), texts[i]);
+  }
+  EXPECT_EQ(ids[0], kNoStr);
+}
+
+TEST(Lines, StringTableAbsorbsAnotherAsInterningEachWould) {
+  StringTable into, expected;
+  for (const char* t : {"ALLREDUCE", "gpu-0001", "a fairly long masked signature <n> that goes past one word"}) {
+    into.Intern(t), expected.Intern(t);
+  }
+  std::vector<StrId> remap;
+  {
+    StringTable from;
+    for (const char* t : {"gpu-0002", "ALLREDUCE", "", "another long text, unique to this chunk: [PG <n> Rank <n>]"}) {
+      from.Intern(t);
+    }
+    std::vector<StrId> want(from.size());
+    for (StrId id = 0; id < from.size(); ++id) want[id] = expected.Intern(from.Get(id));
+    remap = into.Absorb(std::move(from));
+    EXPECT_EQ(remap, want);
+  }  // `from` is gone: the absorbed text lives on in `into`
+  ASSERT_EQ(into.size(), expected.size());
+  for (StrId id = 0; id < into.size(); ++id) EXPECT_EQ(into.Get(id), expected.Get(id));
+  EXPECT_EQ(into.Intern("gpu-0002"), remap[1]);
+  StringTable moved = std::move(into);
+  ASSERT_EQ(remap.size(), 4u);  // "" was id 0 already
+  EXPECT_EQ(moved.Get(remap[3]), "another long text, unique to this chunk: [PG <n> Rank <n>]");
+}
+
+// The `[rank<G>]:` ranks a file holds come out sorted and once each (a bit per rank, across the
+// 64-bit words), and a rank's last watchdog timeout stays open to its status line while other
+// ranks' blocks interleave with it.
+TEST(LogParser, PrefixRanksAreSortedOnceEachAndInterleavedWatchdogsFindTheirStatus) {
+  std::string text;
+  for (int rank : {130, 5, 64, 63, 0, 5, 4194303, 64, 130}) {
+    text += "[rank" + std::to_string(rank) + "]:frame #1: c10d::ProcessGroupNCCL::watchdogHandler()\n";
+  }
+  for (int rank : {70, 3}) {
+    text += "[rank" + std::to_string(rank) + "]:[E302 09:27:14.123456789 ProcessGroupNCCL.cpp:607] [PG 5 (DATA_PARALLEL_GROUP) "
+            "Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=" + std::to_string(rank) +
+            ", OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600100 milliseconds before timing out.\n";
+  }
+  for (int rank : {3, 70}) {
+    text += "[rank" + std::to_string(rank) + "]:[E302 09:27:14.123456789 ProcessGroupNCCL.cpp:1664] [PG 5 (DATA_PARALLEL_GROUP) "
+            "Rank 1] Exception (either an error or timeout) detected by watchdog at work: " + std::to_string(rank) +
+            ", last enqueued NCCL work: " + std::to_string(rank) + ", last completed NCCL work: " + std::to_string(rank - 1) + ".\n";
+  }
+  const ParsedLog log = ParseLog(text, FileContext{.prefixes = SniffPrefixes(text)});
+  EXPECT_EQ(log.prefix_ranks, (std::vector<std::int32_t>{0, 3, 5, 63, 64, 70, 130, 4194303}));
+  ASSERT_EQ(log.events.size(), 2u);
+  for (const Event& e : log.events) {
+    const auto& w = std::get<WatchdogTimeout>(e.detail);
+    EXPECT_EQ(w.seq, e.rank);
+    EXPECT_EQ(w.last_enqueued, e.rank);
+    EXPECT_EQ(w.last_completed, e.rank - 1);
+  }
+  EXPECT_EQ(log.open_watchdogs, (std::vector<std::pair<std::int32_t, std::size_t>>{{3, 1}, {70, 0}}));
 }
 
 TEST(LogParser, WatchdogBlockIsOneEventWithItsStatus) {

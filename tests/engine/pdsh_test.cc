@@ -290,5 +290,30 @@ TEST(StoreJoinGap, UnderMpirunANodeWithOnlyItsBindingLinesIsSilent) {
   EXPECT_EQ(d.owner(), v1::OWNER_HOST);
 }
 
+// torch 2.1 under pdsh: the watchdog timeouts name only `[Rank N]` within their group and carry no
+// local-rank tag, so none is tied to a global rank. The reason says so (not "no timeout"), and
+// names the one node whose ranks logged fewer timeouts than every other node.
+TEST(Pdsh, TimeoutsWithoutAGlobalRankAreNamedNotIgnored) {
+  TempDir tmp;
+  std::string log;
+  const char* timeout = "[E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=33, "
+                        "OpType=ALLREDUCE, NumelIn=16777216, NumelOut=16777216, Timeout(ms)=600000) ran for 600019 milliseconds "
+                        "before timing out.\n";
+  for (int n = 1; n <= 3; ++n) {
+    const std::string host = "gpu-000" + std::to_string(n) + ": ";
+    log += host + kStamp + "[launch.py:151:main] nnodes=3, num_local_procs=2, node_rank=" + std::to_string(n - 1) + "\n";
+  }
+  for (int n = 1; n <= 3; ++n) {
+    for (int k = 0; k < (n == 2 ? 1 : 2); ++k) log += "gpu-000" + std::to_string(n) + ": " + timeout;
+  }
+  Write(tmp.path() / "deepspeed.log", log);
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_INCONCLUSIVE);
+  EXPECT_NE(d.reason().find("5 watchdog timeouts were logged, but none can be tied to a global rank"), std::string::npos) << d.reason();
+  EXPECT_NE(d.reason().find("gpu-0002 is the one node whose ranks logged fewer timeouts (1, where 2 other nodes logged 2)"),
+            std::string::npos)
+      << d.reason();
+}
+
 }  // namespace
 }  // namespace denpex::engine

@@ -141,13 +141,13 @@ TEST(LineFilter, ScalarAndSimdSearchesAgree) {
       // And both against counting by hand: the lines in [from, begin), and those over `limit`
       // (a '\r' before the newline not counted; the unterminated last line counts when not found).
       std::int64_t newlines = 0, long_lines = 0;
-      for (std::size_t b = from; b < a.begin || (!a.found && b < text.size());) {
-        const std::size_t e = std::min(text.find('\n', b), text.size());
-        std::size_t len = e - b;
+      for (std::size_t line = from; line < a.begin || (!a.found && line < text.size());) {
+        const std::size_t e = std::min(text.find('\n', line), text.size());
+        std::size_t len = e - line;
         if (len > 0 && text[e - 1] == '\r') --len;
         long_lines += len > limit ? 1 : 0;
         newlines += e < text.size() ? 1 : 0;
-        b = e + 1;
+        line = e + 1;
       }
       EXPECT_EQ(a.newlines, newlines) << "round " << round << " from " << from;
       EXPECT_EQ(a.long_lines, long_lines) << "round " << round << " from " << from;

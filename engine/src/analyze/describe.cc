@@ -45,4 +45,6 @@ std::string ExitPhrase(std::int32_t exit_code) {
   }
 }
 
+std::string Count(std::int64_t n, const std::string& noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
+
 }  // namespace denpex::engine

@@ -18,6 +18,8 @@ std::string RankList(std::vector<std::int32_t> ranks);
 std::string NodeName(const Incident& inc, std::int32_t node);
 // "gpu-0001/torchrun.log:12".
 std::string Where(const Incident& inc, const Event& e);
+// "1 node", "3 nodes": `n` and the noun, plural unless n is 1 (`noun` takes an s).
+std::string Count(std::int64_t n, const std::string& noun);
 // "SIGKILL (exit -9)", "exit code 1".
 std::string ExitPhrase(std::int32_t exit_code);
 

@@ -106,6 +106,9 @@ std::int64_t PartitionStride(const std::vector<ProcessGroup*>& kind, std::int64_
 // `stride * size` ranks divides the world and every group starts within the first `stride`
 // ranks of its block. The smallest size from `seen` up that satisfies both is never larger
 // than the true one; `seen` when none does (the world size is unknown or the groups are no grid).
+// When the world size seen is no multiple of the block (the ranks of a top node that left no
+// logs are missing from it), the bases still show the block when they lie in two or more of
+// them (a pipeline's later stages start a block further on): the smallest such block is taken.
 std::int64_t TiledSize(const std::vector<ProcessGroup*>& kind, std::int64_t stride, std::int64_t seen,
                        std::int64_t world_size) {
   if (stride <= 0 || seen <= 0 || world_size <= 0) return seen;
@@ -113,9 +116,10 @@ std::int64_t TiledSize(const std::vector<ProcessGroup*>& kind, std::int64_t stri
   for (const ProcessGroup* g : kind) {
     if (const auto b = BaseFor(*g, stride)) bases.push_back(*b);
   }
-  for (std::int64_t n = seen; stride * n <= world_size; ++n) {
+  const std::int64_t top_base = bases.empty() ? 0 : *std::max_element(bases.begin(), bases.end());
+  for (std::int64_t n = seen; stride * n <= std::max(world_size, top_base); ++n) {
     const std::int64_t block = stride * n;
-    if (world_size % block != 0) continue;
+    if (world_size % block != 0 && top_base < block) continue;
     if (std::all_of(bases.begin(), bases.end(), [&](std::int64_t b) { return b % block < stride; })) return n;
   }
   return seen;

@@ -271,7 +271,7 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
     // A rank whose waits end at local peers it made stop (a failed build they waited on).
     if (r.python_error >= 0) s += " and raised " + std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type));
     // The timeouts name no group it blocks (e.g. torch <= 2.2 without [PG ...]).
-    if (a.waits.reporters > 0) s += " while " + std::to_string(a.waits.reporters) + " ranks timed out";
+    if (a.waits.reporters > 0) s += " while " + Count(a.waits.reporters, "rank") + " timed out";
   }
   if (f.time) s += "; it stopped participating at about " + ClockTime(*f.time);
   return s + ".";
@@ -527,6 +527,15 @@ void DropUnplacedWhenTimeoutsAreUnranked(const JobFacts& facts, std::vector<Rank
   std::erase_if(*scores, [&](const RankScore& s) { return facts.ranks[s.rank].node < 0; });
 }
 
+// "on 3 nodes", "on 1 node and one no line places", "on no node any line places".
+std::string OnNodes(const std::set<std::int32_t>& nodes) {
+  const auto known = static_cast<std::int64_t>(std::count_if(nodes.begin(), nodes.end(), [](std::int32_t n) { return n >= 0; }));
+  const bool unplaced = nodes.contains(-1);
+  if (known == 0) return "on no node any line places";
+  std::string out = "on " + Count(known, "node");
+  return unplaced ? out + " and on a node no line places" : out;
+}
+
 // The top candidates cannot be told apart: say so, name them and their node.
 void Undecided(const Analysis& a, Finding* f) {
   const double top = a.scores.front().total();
@@ -563,17 +572,20 @@ void Undecided(const Analysis& a, Finding* f) {
     return;
   }
   const bool unheard = std::all_of(tied.begin(), tied.end(), [&](std::int32_t r) { return !a.facts.ranks[r].has_log; });
-  if (nodes.size() == 1 && a.facts.stated_world > 0 && unheard) {  // no node: ranks the stated world size adds
-    f->reason = "Ranks " + RankList(tied) + " were never heard from (the logs state world size " +
-                std::to_string(a.facts.stated_world) + "; their node's logs are missing) and are equally likely to have stopped "
-                "first: the logs do not separate them." + UnrankedNote(a);
+  if (nodes.size() == 1 && unheard) {  // no node: ranks the stated world size or the groups' members add
+    const std::string why = a.facts.stated_world > 0
+                                ? "the logs state world size " + std::to_string(a.facts.stated_world)
+                                : "their peers' process groups name them as members, above the highest rank logged";
+    f->reason = "Ranks " + RankList(tied) + " were never heard from (" + why +
+                "; their node's logs are missing) and are equally likely to have stopped first: the logs do not separate them." +
+                UnrankedNote(a);
     f->recovery.push_back({"collect_logs", "",
                            "Find the node of ranks " + RankList(tied) + " (the scheduler's allocation) and collect its torchrun agent log "
                            "and kernel log: the logs in hand have nothing from it."});
     return;
   }
-  f->reason = "Ranks " + RankList(tied) + " on " + std::to_string(nodes.size()) +
-              " nodes are equally likely to have stopped first; the logs do not separate them." + UnrankedNote(a);
+  f->reason = "Ranks " + RankList(tied) + " " + OnNodes(nodes) +
+              " are equally likely to have stopped first; the logs do not separate them." + UnrankedNote(a);
   f->recovery.push_back({"collect_logs", "",
                          "Collect the torchrun agent logs and kernel logs of the nodes of ranks " + RankList(tied) +
                              ": the logs in hand cannot tell which stopped first."});
@@ -595,10 +607,41 @@ std::int32_t UngroupedUnnamedTimeouts(const Analysis& a) {
   return n;
 }
 
+// Watchdog timeouts were logged but none carries a global rank (torch <= 2.2 under DeepSpeed's
+// pdsh launcher: `<host>: [E ProcessGroupNCCL.cpp:475] [Rank N] ...`, N the rank within an
+// unnamed group, no `[rank<G>]:` prefix, no local-rank tag, one combined output): say what is
+// missing. Their hosts still count them per node: the one node with fewer than every other
+// node is named as where a rank may have stayed silent (a pointer, not a verdict).
+std::string UnrankedOnlyReason(const Analysis& a) {
+  std::map<std::int32_t, std::int64_t> per_node;
+  for (std::int32_t i : a.facts.unranked_timeouts) ++per_node[a.inc.events[i].node];
+  std::string out = Count(static_cast<std::int64_t>(a.facts.unranked_timeouts.size()), "watchdog timeout") +
+                    " were logged, but none can be tied to a global rank: each line names only the rank within its process group "
+                    "(torch <= 2.2's `[Rank N]`, no `[rank<G>]:` prefix) and nothing ties it to a process (no `[default<L>]:` tag, "
+                    "no srun `--label`, no per-rank file), so no process group, silent member or first rank can be placed. "
+                    "Per-rank logs (DeepSpeed's launcher `--enable_each_rank_log DIR`, torchrun's `--tee 3 --log-dir DIR`) or "
+                    "torch >= 2.4 (its `[rank<G>]:` prefix) would place them.";
+  std::map<std::int64_t, std::vector<std::int32_t>> by_count;
+  for (const auto& [node, n] : per_node) {
+    if (node >= 0) by_count[n].push_back(node);
+  }
+  if (per_node.contains(-1) || by_count.size() != 2 || by_count.begin()->second.size() != 1 || by_count.rbegin()->second.size() < 2) {
+    return out;
+  }
+  const std::int32_t node = by_count.begin()->second.front();
+  return out + " " + NodeName(a.inc, node) + " is the one node whose ranks logged fewer timeouts (" +
+         std::to_string(by_count.begin()->first) + ", where " + std::to_string(by_count.rbegin()->second.size()) +
+         " other nodes logged " + std::to_string(by_count.rbegin()->first) + "): one of its ranks may have stopped without timing out.";
+}
+
 void NoCandidate(const Analysis& a, Finding* f) {
   f->verdict = v1::VERDICT_INCONCLUSIVE;
   f->owner = v1::OWNER_UNKNOWN;
   f->cascade = SummarizeCascade(a.inc, a.facts, {}, -1);
+  if (!a.facts.HasWave() && !a.facts.unranked_timeouts.empty()) {
+    f->reason = UnrankedOnlyReason(a);
+    return;
+  }
   f->reason = a.facts.HasWave()
                   ? std::to_string(a.waits.reporters) +
                         " ranks timed out, but no silent member of their process groups and no launcher exit stands out: the logs do not show who stopped first."

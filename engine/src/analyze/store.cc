@@ -323,7 +323,7 @@ void DiagnoseStoreJoinGap(const Incident& inc, const JobFacts& facts, const Stor
   f->cascade = SummarizeCascade(inc, facts, {}, node);
   if (g.hung_task >= 0) f->evidence.insert(f->evidence.begin(), {g.hung_task, v1::EVIDENCE_ROLE_INITIATING});
   f->reason = "The job never started: rank 0's TCPStore (init_method env://) timed out waiting for its clients, " + counted +
-              ". " + std::to_string(missing) + " ranks never joined and printed nothing; " + name +
+              ". " + Count(missing, "rank") + " never joined and printed nothing; " + name +
               (others.empty() ? " is the one node of the job whose ranks printed nothing (no line of theirs, no failure "
                                 "reported by its launcher)"
                               : " and " + others + " are the nodes of the job whose ranks printed nothing") +
@@ -348,8 +348,8 @@ void DiagnoseStoreLoss(const Incident& inc, const JobFacts& facts, const StoreLo
   const std::string named = s.named > 0 ? std::to_string(s.named) + " worker store connections reset with " + name +
                                               " as their remote end (`recvValue failed on SocketImpl(... remote=[" + name + "]...)`)"
                                         : "no worker named it, but " + name + " is the one node whose agent neither raised nor reported";
-  f->reason = "The c10d store's host " + name + " lost its processes: " + std::to_string(s.reporter_nodes) +
-              " other nodes reported losing the store (" + named +
+  f->reason = "The c10d store's host " + name + " lost its processes: " + Count(s.reporter_nodes, "other node") +
+              " reported losing the store (" + named +
               "; their agents raised RendezvousConnectionError and stopped their workers), while " + name +
               "'s own logs stop without an error. The first store error is a victim's; the store's host is the initiator.";
   f->recovery.clear();

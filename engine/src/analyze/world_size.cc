@@ -19,6 +19,7 @@ struct Statement {
   std::int32_t size = 0;
   std::int32_t event = -1;
   std::string source;
+  std::string place;  // " (file:line)" of a statement read off the parse (event -1)
 };
 
 std::string Where(const Incident& inc, std::int32_t event) {
@@ -74,6 +75,64 @@ void FromRendezvous(const Incident& inc, std::vector<Statement>* out) {
   for (const auto& [size, event] : sizes) out->push_back({size, event, "torchrun's rendezvous result (global_world_sizes)"});
 }
 
+// Files a launch-time statement is printed to: rank 0's (Megatron prints on rank 0 only),
+// srun's combined `--label` output, and files no node claims (the batch script's
+// slurm-<id>.out, where an `env` or `scontrol show job` dump lands). At most kHeadFiles.
+constexpr std::uint32_t kHead = 256 * 1024;  // printed at start-up, before training's lines
+constexpr std::size_t kHeadFiles = 64;
+
+bool StatementFile(const LogFile& f) {
+  if (!f.readable || f.kernel || f.copy || f.later_attempt) return false;
+  return f.name_rank == 0 || f.task_labels || f.node < 0 ||
+         std::find(f.prefix_ranks.begin(), f.prefix_ranks.end(), 0) != f.prefix_ranks.end();
+}
+
+// Where `key` is followed by a count in `text`: the count's line number (1-based) and value.
+struct Stated {
+  std::int32_t size = 0;
+  std::int32_t line = 0;
+};
+
+Stated CountAfter(std::string_view text, std::string_view key) {
+  const std::size_t at = text.find(key);
+  if (at == std::string_view::npos) return {};
+  const std::string_view rest = text.substr(at + key.size());
+  std::int32_t v = 0;
+  const auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
+  if (ec != std::errc() || v <= 0 || v > kMaxRank + 1) return {};
+  if (p != rest.data() + rest.size() && *p != ',' && *p != ' ' && *p != '\n' && *p != '\r') return {};  // 16x, 1.5
+  return {v, static_cast<std::int32_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n')) + 1};
+}
+
+// Off the parse, from the heads of StatementFile's files: Megatron's `using world size: N,
+// data-parallel size: ...` (arguments.py, rank 0) and Slurm's task count, as an `env` dump's
+// `SLURM_NTASKS=N` or `scontrol show job`'s `NumTasks=N`. The first file stating each wins.
+void FromFileHeads(const Incident& inc, std::vector<Statement>* out) {
+  struct Source {
+    std::string_view key;
+    const char* name;
+    bool found = false;
+  };
+  Source sources[] = {{"using world size: ", "Megatron's arguments (using world size)"},
+                      {"SLURM_NTASKS=", "Slurm's task count (SLURM_NTASKS)"},
+                      {" NumTasks=", "Slurm's task count (scontrol's NumTasks)"}};
+  std::size_t read = 0;
+  for (const LogFile& f : inc.files) {
+    if (read >= kHeadFiles) break;
+    if (!StatementFile(f)) continue;
+    ++read;
+    const Result<std::string> text = ReadSpan(inc.root / f.path, 0, kHead);
+    if (!text.ok()) continue;
+    for (Source& s : sources) {
+      if (s.found) continue;
+      const Stated st = CountAfter(*text, s.key);
+      if (st.size == 0) continue;
+      s.found = true;
+      out->push_back({st.size, -1, s.name, " (" + f.path + ":" + std::to_string(st.line) + ")"});
+    }
+  }
+}
+
 // NCCL's `comm 0x.. rank r nranks N`: the largest communicator (a lower bound of the world).
 Statement LargestCommunicator(const Incident& inc) {
   Statement best;
@@ -115,11 +174,12 @@ WorldSize StatedWorldSize(const Incident& inc, std::int32_t highest_rank) {
   FromWorldInfo(inc, &stated);
   FromLauncherLayout(inc, &stated);
   FromRendezvous(inc, &stated);
+  FromFileHeads(inc, &stated);
   const Statement comm = LargestCommunicator(inc);
   WorldSize out;
   out.lower_bound = comm.size;
   if (stated.empty()) return out;
-  auto describe = [&](const Statement& s) { return std::to_string(s.size) + " by " + s.source + Where(inc, s.event); };
+  auto describe = [&](const Statement& s) { return std::to_string(s.size) + " by " + s.source + Where(inc, s.event) + s.place; };
   for (const Statement& s : stated) {
     if (s.size == stated.front().size) continue;
     out.problems.push_back("the logs state different world sizes, " + describe(stated.front()) + " and " + describe(s) +
@@ -134,7 +194,7 @@ WorldSize StatedWorldSize(const Incident& inc, std::int32_t highest_rank) {
   }
   out.declared = s.size;
   out.event = s.event;
-  out.source = s.source;
+  out.source = s.source + s.place;
   return out;
 }
 

@@ -9,7 +9,6 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
-#include <map>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -86,10 +85,20 @@ void CloseWatchdogs(const ParsedLog& from, const std::vector<StrId>& remap, Pars
 }
 
 // `into`'s open timeouts, with `from`'s (at their merged indices) replacing a rank's older one.
+// Both lists are sorted by rank, one entry per rank: merged in one pass (a std::map of a 16k-rank
+// job's open timeouts was rebuilt for every chunk merged).
 void MergeOpenWatchdogs(const ParsedLog& from, const std::vector<std::size_t>& placed, ParsedLog* into) {
-  std::map<std::int32_t, std::size_t> open(into->open_watchdogs.begin(), into->open_watchdogs.end());
-  for (const auto& [rank, index] : from.open_watchdogs) open[rank] = placed[index];
-  into->open_watchdogs.assign(open.begin(), open.end());
+  if (from.open_watchdogs.empty()) return;
+  std::vector<std::pair<std::int32_t, std::size_t>> open;
+  open.reserve(into->open_watchdogs.size() + from.open_watchdogs.size());
+  auto a = into->open_watchdogs.begin();
+  for (const auto& [rank, index] : from.open_watchdogs) {
+    for (; a != into->open_watchdogs.end() && a->first < rank; ++a) open.push_back(*a);
+    if (a != into->open_watchdogs.end() && a->first == rank) ++a;
+    open.emplace_back(rank, placed[index]);
+  }
+  open.insert(open.end(), a, into->open_watchdogs.end());
+  into->open_watchdogs = std::move(open);
 }
 
 // A later chunk's iteration record (lines shifted, strings re-interned): it replaces the earlier
@@ -112,8 +121,7 @@ constexpr std::ptrdiff_t kFoldAhead = 8;
 // Appends `from` (the chunk after `into`'s last) to `into`: strings re-interned, lines shifted.
 void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, ProgressSlots* slots) {
   const auto shift = static_cast<std::uint32_t>(into->lines);
-  std::vector<StrId> remap(from.strings.size());
-  for (StrId id = 0; id < remap.size(); ++id) remap[id] = into->strings.Intern(from.strings.Get(id));
+  const std::vector<StrId> remap = into->strings.Absorb(std::move(from.strings));
   CloseWatchdogs(from, remap, into);
   std::vector<std::size_t> placed(from.events.size());  // from's event index -> its index in `into`
   auto record = from.progress.begin();
@@ -287,11 +295,14 @@ class OrderedMerge {
   // Room for `part`'s events and records (the records become events once placed). When it
   // runs out, room for as many again for each chunk still to come, as the merge of a whole
   // parsed file reserved for the sum of its chunks at once: address space, touched only as
-  // events arrive (growing by doubling instead copied them and faulted in fresh pages).
-  void Reserve(const ParsedLog& part, ParsedLog* out) const {
+  // events arrive (growing by doubling instead copied them and faulted in fresh pages). The
+  // first chunk's own capacity is no plan: the first merge makes one, else a 2 GB file's room
+  // ran out twice, and the merge of its densest chunk copied the ~90 k events before it.
+  void Reserve(const ParsedLog& part, ParsedLog* out) {
     const std::size_t adds = part.events.size() + part.progress.size();
     const std::size_t need = out->events.size() + adds;
-    if (need <= out->events.capacity()) return;
+    if (need <= out->events.capacity() && planned_) return;
+    planned_ = true;
     const std::size_t after = parts_.size() - std::min(parts_.size(), merged_.load() + 1);
     out->events.reserve(std::max(need + adds * after, 2 * out->events.capacity()));
   }
@@ -302,6 +313,7 @@ class OrderedMerge {
   std::mutex mu_;  // held while merging
   std::atomic<std::size_t> merged_{0};
   std::atomic<bool> stopped_{false};
+  bool planned_ = false;  // Reserve made room for the chunks to come
   ParsedLog out_;
   ProgressSlots slots_;
 };

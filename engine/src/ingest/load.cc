@@ -72,8 +72,7 @@ std::vector<FileResult> ParseBatch(const std::vector<SourceFile>& files, std::si
 
 // Appends one file's events to the incident, re-interning their strings.
 void Merge(FileResult&& r, Incident* inc) {
-  std::vector<StrId> remap(r.log.strings.size());
-  for (StrId id = 0; id < remap.size(); ++id) remap[id] = inc->strings.Intern(r.log.strings.Get(id));
+  const std::vector<StrId> remap = inc->strings.Absorb(std::move(r.log.strings));
   for (Event& e : r.log.events) {
     ForEachStrId(e, [&](StrId& id) { id = remap[id]; });
     inc->events.push_back(std::move(e));

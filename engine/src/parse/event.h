@@ -80,12 +80,14 @@ std::string_view KindName(Kind k);
 // The torch ProcessGroupNCCL watchdog block (docs/log_formats.md §3): its first line
 // (`Watchdog caught collective operation timeout`, or `Work ... timed out in blocking wait`)
 // plus the `last enqueued / last completed` numbers of the status line that follows it.
+// (The 32-bit fields first: 72 bytes, not 80 with the padding around `op`, so that an Event,
+// which holds one in its variant, is 136 bytes, not 144.)
 struct WatchdogTimeout {
   StrId pg = kNoStr;       // process-group uid as printed; kNoStr for `[Rank r]` / `[PG  Rank r]`
   StrId pg_desc = kNoStr;  // TENSOR_MODEL_PARALLEL_GROUP, default_pg, ...; kNoStr when absent
+  StrId op = kNoStr;             // ALLREDUCE, RECV, ...
   std::int32_t group_rank = -1;  // rank within the process group
   std::int64_t seq = -1;         // SeqNum of the collective that timed out
-  StrId op = kNoStr;             // ALLREDUCE, RECV, ...
   std::int64_t numel_in = -1;
   std::int64_t numel_out = -1;
   std::int64_t timeout_ms = -1;

@@ -125,7 +125,15 @@ Match ParseCommInit(std::string_view line, CommInitFields* out);
 // The last line of a Python traceback: `RuntimeError: message`, `torch.OutOfMemoryError: ..`.
 bool ParsePythonErrorLine(std::string_view line, std::string_view* type);
 
-// The message with numbers and ids masked (`<n>`, `<hex>`), for grouping similar errors.
+// The message with numbers and ids masked (`<n>`, `<hex>`), for grouping similar errors: cut
+// after kMaxSignature bytes (a mask that starts before the cut is kept whole).
+inline constexpr std::size_t kMaxSignature = 240;
+struct SignatureBuffer {
+  char text[kMaxSignature + 8];  // a mask may start below the cap and end past it
+};
+// Into `buffer` (the view points there): a parse masks each error's message and interns it,
+// with no string made per event.
+std::string_view MaskSignature(std::string_view message, SignatureBuffer* buffer);
 std::string MaskSignature(std::string_view message);
 
 }  // namespace denpex::engine

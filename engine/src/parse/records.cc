@@ -1,6 +1,7 @@
 #include "parse/records.h"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 
 #include "parse/lines.h"
@@ -79,7 +80,9 @@ void LogParser::Process(const LineRef& line, std::uint32_t cite_length, int join
 void LogParser::NoteRank(std::int32_t rank) {
   if (rank == last_rank_) return;
   last_rank_ = rank;
-  out_.prefix_ranks.push_back(rank);
+  const auto word = static_cast<std::size_t>(rank) / 64;
+  if (word >= prefix_rank_bits_.size()) prefix_rank_bits_.resize(word + 1);
+  prefix_rank_bits_[word] |= std::uint64_t{1} << (rank % 64);
 }
 
 void LogParser::NoteTime(const Parsed& p) {
@@ -260,7 +263,10 @@ void LogParser::Emit(const Parsed& p, Recognised&& r) {
   e.kind = r.kind;
   if (e.rank < 0 && r.rank >= 0) e.rank = r.rank;
   if (!r.host.empty() && e.host == kNoStr) e.host = out_.strings.Intern(r.host);
-  if (r.error) e.signature = out_.strings.Intern(MaskSignature(p.header.message.substr(0, kMaxKeptText)));
+  if (r.error) {
+    SignatureBuffer buffer;
+    e.signature = out_.strings.Intern(MaskSignature(p.header.message.substr(0, kMaxKeptText), &buffer));
+  }
   out_.untimed += e.clock == Clock::kNone || e.time_borrowed ? 1 : 0;
   out_.events.push_back(std::move(e));
 }
@@ -690,33 +696,30 @@ void LogParser::Watchdog(const Parsed& p, int joins) {
                  .kind = f.blocking ? Kind::kBlockingWaitTimeout : Kind::kWatchdogTimeout,
                  .detail = WatchdogTimeout{.pg = out_.strings.Intern(pg.uid),
                                            .pg_desc = out_.strings.Intern(pg.desc),
+                                           .op = out_.strings.Intern(f.op),
                                            .group_rank = pg.group_rank,
                                            .seq = f.seq,
-                                           .op = out_.strings.Intern(f.op),
                                            .numel_in = f.numel_in,
                                            .numel_out = f.numel_out,
                                            .timeout_ms = f.timeout_ms,
                                            .ran_for_ms = f.ran_for_ms}};
-    open_watchdogs_[p.rank] = out_.events.size();
+    if (open_watchdogs_.Find(p.rank) == kNoIndex) watchdog_ranks_.push_back(p.rank);
+    open_watchdogs_.Set(p.rank, out_.events.size());
     Emit(p, std::move(r));
     return;
   }
   if (mt == Match::kMalformed) return;
-  WatchdogMessage(p, text);
-  (void)pg;
+  WatchdogMessage(p, pg, text);
 }
 
-void LogParser::WatchdogMessage(const Parsed& p, std::string_view text) {
-  std::string_view rest = p.header.message;
-  PgPrefix pg;
-  ParsePgPrefix(&rest, &pg);
+void LogParser::WatchdogMessage(const Parsed& p, const PgPrefix& pg, std::string_view text) {
   WatchdogStatus st;
   const Match ms = ParseWatchdogStatus(text, &st);
   if (ms == Match::kMalformed) ++out_.malformed;
   if (ms == Match::kYes) {
     // The status line belongs to the rank's open watchdog block on the same process group.
-    if (auto it = open_watchdogs_.find(p.rank); it != open_watchdogs_.end()) {
-      auto& w = std::get<WatchdogTimeout>(out_.events[it->second].detail);
+    if (const std::size_t open = open_watchdogs_.Find(p.rank); open != kNoIndex) {
+      auto& w = std::get<WatchdogTimeout>(out_.events[open].detail);
       if (out_.strings.Get(w.pg) == pg.uid && w.group_rank == pg.group_rank && w.last_enqueued < 0) {
         w.last_enqueued = st.last_enqueued;
         w.last_completed = st.last_completed;
@@ -812,10 +815,14 @@ ParsedLog LogParser::Finish(bool place) {
   ClearGaps();
   out_.last_stamp = last_time_;
   out_.last_stamp_clock = last_clock_;
-  out_.open_watchdogs.assign(open_watchdogs_.begin(), open_watchdogs_.end());
-  std::sort(out_.open_watchdogs.begin(), out_.open_watchdogs.end());
-  std::sort(out_.prefix_ranks.begin(), out_.prefix_ranks.end());
-  out_.prefix_ranks.erase(std::unique(out_.prefix_ranks.begin(), out_.prefix_ranks.end()), out_.prefix_ranks.end());
+  std::sort(watchdog_ranks_.begin(), watchdog_ranks_.end());
+  out_.open_watchdogs.reserve(watchdog_ranks_.size());
+  for (const std::int32_t rank : watchdog_ranks_) out_.open_watchdogs.emplace_back(rank, open_watchdogs_.Find(rank));
+  for (std::size_t word = 0; word < prefix_rank_bits_.size(); ++word) {
+    for (std::uint64_t bits = prefix_rank_bits_[word]; bits != 0; bits &= bits - 1) {
+      out_.prefix_ranks.push_back(static_cast<std::int32_t>(64 * word + static_cast<std::size_t>(std::countr_zero(bits))));
+    }
+  }
   out_.progress = iterations_.Take(base_, ctx_.name_rank, ctx_.local_rank);
   if (place) PlaceProgress(&out_, ctx_.file);
   return std::move(out_);

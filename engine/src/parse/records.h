@@ -97,13 +97,18 @@ class LogParser {
   // Sets what NewEvent takes from the line (time, rank, place), leaving the rest of `*e`.
   void PlaceEvent(const Parsed& p, Event* e);
   void NoteRank(std::int32_t rank);
+  // The `[rank<G>]:` ranks seen, one bit each (ParsedLog::prefix_ranks, sorted, at Finish): an
+  // srun-interleaved log changes rank on nearly every line, so a list of them grew by one per line
+  // and was sorted at the end.
+  std::vector<std::uint64_t> prefix_rank_bits_;
   void NoteTime(const Parsed& p);
 
   // ProcessGroupNCCL (the watchdog block; wrapped timeout lines are joined first).
   void Watchdog(const Parsed& p, int joins);
   bool JoinWrapped(const LineRef& line);
   void FlushWrapped();
-  void WatchdogMessage(const Parsed& p, std::string_view text);
+  // `text`: the message after its process-group prefix `pg`.
+  void WatchdogMessage(const Parsed& p, const PgPrefix& pg, std::string_view text);
   // srun interleaving (interleave.cc): a line another task's line was spliced into is read
   // as that task's line, and its head waits for its tail on the task's next line.
   bool SplitInterleaved(const LineRef& line);
@@ -160,8 +165,12 @@ class LogParser {
   // The traceback just closed ended in a pin_memory frame: its exception is a page-locked
   // (pinned) host allocation that failed (torch's CachingHostAllocator -> cudaHostAlloc).
   bool closed_in_pin_ = false;
-  // Per rank, the last watchdog timeout event, awaiting its `last enqueued` status line.
-  std::unordered_map<std::int32_t, std::size_t> open_watchdogs_;
+  // Per rank, the last watchdog timeout event (index into out_.events), awaiting its `last
+  // enqueued` status line, and the ranks that have one. A flat index, not a hash map: a 16k-rank
+  // job's watchdog blocks interleave every rank, and the map's lookups and rehashes were ~5 % of
+  // the parse of the benchmark's dense tail.
+  ProgressIndex open_watchdogs_;
+  std::vector<std::int32_t> watchdog_ranks_;
   // Per rank (or srun task), its latest iteration line: a newer one replaces it (progress noise
   // would otherwise be millions of events; the latest is what shows where a rank stopped). Kept
   // as compact records (log_parser.h), placed among the events at the end.

@@ -4,11 +4,12 @@
 // the thread count.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <deque>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
-#include <functional>
 #include <vector>
 
 namespace denpex::engine {
@@ -19,32 +20,60 @@ inline constexpr StrId kNoStr = 0;  // the empty string, always id 0
 class StringTable {
  public:
   StringTable() { Intern({}); }
-  // Get's views point into the deque's strings, which never move; a move keeps them.
+  // Get's views point into blocks that never move; a move keeps them.
   StringTable(const StringTable&) = delete;
   StringTable& operator=(const StringTable&) = delete;
   StringTable(StringTable&&) = default;
   StringTable& operator=(StringTable&&) = default;
 
-  StrId Intern(std::string_view s) {
-    const std::uint64_t hash = std::hash<std::string_view>{}(s);
-    if ((strings_.size() + 1) * 2 > slots_.size()) Grow();
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
-      Slot& slot = slots_[i];
-      if (slot.id_plus_one == 0) {
-        const auto id = static_cast<StrId>(strings_.size());
-        strings_.emplace_back(s);
-        hashes_.push_back(hash);
-        slot = {id + 1, static_cast<std::uint32_t>(hash >> 32)};
-        return id;
-      }
-      if (slot.hash_high == static_cast<std::uint32_t>(hash >> 32) && strings_[slot.id_plus_one - 1] == s) {
-        return slot.id_plus_one - 1;
-      }
-    }
+  StrId Intern(std::string_view s) { return Insert(s, Hash(s), nullptr); }
+  // Interns every string of `from`, in id order (as Intern of each would), and takes over its
+  // blocks, so no text is copied or hashed again; returns from's id -> this table's id. The
+  // merge of a dense chunk's ~19 k strings (a watchdog note per rank, their texts unique)
+  // re-hashed and copied each one. `from` is left empty.
+  std::vector<StrId> Absorb(StringTable&& from) {
+    std::vector<StrId> remap(from.views_.size());
+    for (StrId id = 0; id < remap.size(); ++id) remap[id] = Insert(from.views_[id], from.hashes_[id], &from);
+    for (auto& block : from.blocks_) blocks_.push_back(std::move(block));
+    from = StringTable();
+    return remap;
   }
-  std::string_view Get(StrId id) const { return strings_[id]; }
-  std::size_t size() const { return strings_.size(); }
+  std::string_view Get(StrId id) const { return views_[id]; }
+  std::size_t size() const { return views_.size(); }
+
+  // 16 bytes a step, each pair of 8-byte words folded by one 64x64->128-bit multiply (as
+  // wyhash does); the last 1..16 bytes are read as two overlapping words. Every error event
+  // interns its masked signature (up to 240 bytes): std::hash's byte-wise MurmurHash took
+  // ~4 % of the instructions of the benchmark's dense tail. Ids never depend on the hash.
+  static std::uint64_t Hash(std::string_view s) {
+    const auto mix = [](std::uint64_t a, std::uint64_t b) {
+      __extension__ using Wide = unsigned __int128;  // GCC and Clang on 64-bit targets
+      const Wide r = static_cast<Wide>(a) * b;
+      return static_cast<std::uint64_t>(r) ^ static_cast<std::uint64_t>(r >> 64);
+    };
+    const auto word = [](const char* p) {
+      std::uint64_t w;
+      std::memcpy(&w, p, 8);
+      return w;
+    };
+    constexpr std::uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull, k2 = 0x8ebc6af09c88c6e3ull;
+    const char* p = s.data();
+    std::size_t n = s.size();
+    std::uint64_t h = k2 ^ n;
+    for (; n > 16; p += 16, n -= 16) h = mix(word(p) ^ k0, word(p + 8) ^ h);
+    std::uint64_t a = 0, b = 0;
+    if (n >= 8) {
+      a = word(p), b = word(p + n - 8);
+    } else if (n >= 4) {
+      std::uint32_t x, y;
+      std::memcpy(&x, p, 4), std::memcpy(&y, p + n - 4, 4);
+      a = x, b = y;
+    } else if (n > 0) {
+      a = static_cast<std::uint64_t>(static_cast<unsigned char>(p[0])) << 16 |
+          static_cast<std::uint64_t>(static_cast<unsigned char>(p[n / 2])) << 8 | static_cast<unsigned char>(p[n - 1]);
+    }
+    return mix(a ^ k0 ^ h, b ^ k1) ^ h;
+  }
 
  private:
   // Open addressing (linear probing, at most half full): no node per string, and most misses
@@ -53,6 +82,42 @@ class StringTable {
     StrId id_plus_one = 0;  // 0: empty
     std::uint32_t hash_high = 0;
   };
+  // `s` (hashed `hash`) stays where it is when it belongs to `owner`, whose blocks this table
+  // takes over; otherwise a new one is copied into this table's blocks.
+  StrId Insert(std::string_view s, std::uint64_t hash, const StringTable* owner) {
+    if ((views_.size() + 1) * 2 > slots_.size()) Grow();
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+      Slot& slot = slots_[i];
+      if (slot.id_plus_one == 0) {
+        const auto id = static_cast<StrId>(views_.size());
+        views_.push_back(owner != nullptr ? s : Store(s));
+        hashes_.push_back(hash);
+        slot = {id + 1, static_cast<std::uint32_t>(hash >> 32)};
+        return id;
+      }
+      if (slot.hash_high == static_cast<std::uint32_t>(hash >> 32) && views_[slot.id_plus_one - 1] == s) {
+        return slot.id_plus_one - 1;
+      }
+    }
+  }
+  // A copy of `s` in the current block (a new one when it does not fit): blocks grow from
+  // 512 bytes to 64 KiB, so the table of a file with a few strings stays small.
+  std::string_view Store(std::string_view s) {
+    if (s.empty()) return {};
+    if (s.size() > left_) {
+      block_size_ = std::min<std::size_t>(kMaxBlock, block_size_ == 0 ? kFirstBlock : 2 * block_size_);
+      const std::size_t size = std::max(block_size_, s.size());
+      blocks_.push_back(std::make_unique<char[]>(size));
+      free_ = blocks_.back().get();
+      left_ = size;
+    }
+    std::memcpy(free_, s.data(), s.size());
+    const std::string_view stored(free_, s.size());
+    free_ += s.size();
+    left_ -= s.size();
+    return stored;
+  }
   void Grow() {
     std::vector<Slot> slots(slots_.empty() ? 64 : slots_.size() * 2);
     const std::size_t mask = slots.size() - 1;
@@ -64,9 +129,15 @@ class StringTable {
     slots_ = std::move(slots);
   }
 
-  std::deque<std::string> strings_;
-  std::vector<std::uint64_t> hashes_;  // per id, to grow the table
+  static constexpr std::size_t kFirstBlock = 512;
+  static constexpr std::size_t kMaxBlock = 64 << 10;
+  std::vector<std::string_view> views_;  // per id
+  std::vector<std::uint64_t> hashes_;    // per id, to grow the table (and for Absorb)
   std::vector<Slot> slots_;
+  std::vector<std::unique_ptr<char[]>> blocks_;  // the text of views_
+  char* free_ = nullptr;  // the current block's unused bytes
+  std::size_t left_ = 0;
+  std::size_t block_size_ = 0;
 };
 
 }  // namespace denpex::engine

@@ -14,7 +14,8 @@ bool RecogniseWatchdogNote(std::string_view msg, StringTable* strings, Recognise
     out->kind = Kind::kTakingDown;
   } else if (msg.starts_with("Process group watchdog thread terminated with exception: ") ||
              msg.starts_with("NCCL watchdog thread terminated with exception: ")) {
-    const std::string_view what = TokenAfter(msg, "exception: ", "\n");
+    std::string_view what = msg.substr(msg.find("exception: ") + std::string_view("exception: ").size());
+    what = what.substr(0, what.find('\n'));  // as TokenAfter(msg, "exception: ", "\n"), without its byte loop
     out->kind = Kind::kWatchdogTerminated;
     if (what.find("CUDA error") != std::string_view::npos) {  // the watchdog reports a CUDA fault
       out->family = Family::kCuda;
