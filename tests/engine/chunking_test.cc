@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <mutex>
 #include <limits>
 #include <string>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "denpex/engine/engine.h"
 #include "denpex/sim/simulator.h"
 #include "ingest/chunks.h"
+#include "ingest/file_text.h"
 #include "ingest/incident.h"
 #include "parse/prefix.h"
 #include "report/events_json.h"
@@ -62,10 +65,13 @@ void ExpectChunkSizeIndependent(const fs::path& dir, const std::string& what) {
 
 // The same text parsed whole and in chunks of `chunk` bytes: the same events (line, time,
 // kind, watchdog status) and counts.
-void ExpectSameParse(const std::string& text, std::size_t chunk) {
+// `behind`, when given, is handed the bytes the chunked parse has passed.
+void ExpectSameParse(std::string_view text, std::size_t chunk, const ReadBehind* behind = nullptr) {
   const FileContext ctx{.file = 0, .prefixes = SniffPrefixes(text)};
   const ParsedLog whole = ParseLog(text, ctx);
-  const ParsedLog chunked = ParseChunked(text, ctx, chunk);
+  FileContext chunked_ctx = ctx;
+  chunked_ctx.read_behind = behind;
+  const ParsedLog chunked = ParseChunked(text, chunked_ctx, chunk);
   ASSERT_EQ(chunked.events.size(), whole.events.size());
   EXPECT_EQ(chunked.lines, whole.lines);
   EXPECT_EQ(chunked.malformed, whole.malformed);
@@ -127,6 +133,78 @@ TEST(Chunking, ChunksMergedAsTheyArriveAreTheSameAtAnyThreadCount) {
       for (const std::size_t chunk : {std::size_t{512}, std::size_t{4096}}) ExpectSameParse(text, chunk);
     });
   }
+}
+
+// The ranges a parse gives back (ingest/file_text.h releases a mapping's pages).
+class Recorder final : public ReadBehind {
+ public:
+  void Release(std::uint64_t offset, std::uint64_t length) const override {
+    std::lock_guard lock(mu_);
+    ranges_.emplace_back(offset, length);
+  }
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> Sorted() const {
+    auto r = ranges_;
+    std::sort(r.begin(), r.end());
+    return r;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges_;
+};
+
+// ~6.5 MB of watchdog timeouts, status lines, untimed srun lines and tracebacks.
+std::string LongText() {
+  std::string text;
+  while (text.size() < (6u << 20)) text += WatchdogText(true);
+  return text;
+}
+
+// A file's bytes are given back a few MiB behind the line being read, in order and never past
+// it, not only once a 32 MiB chunk is parsed; what the parse reads again after (a stamp search
+// back through skipped lines, a chunk's last stamps in the merge) is still the file's text.
+TEST(Chunking, ReadBehindGivesBackOnlyWhatTheParseHasPassed) {
+  const std::string text = LongText();
+  const FileContext ctx{.file = 0, .prefixes = SniffPrefixes(text)};
+  Recorder one_pass;
+  FileContext behind = ctx;
+  behind.read_behind = &one_pass;
+  const ParsedLog released = ParseLog(text, behind);
+  EXPECT_EQ(released.events.size(), ParseLog(text, ctx).events.size());
+  const auto ranges = one_pass.Sorted();
+  ASSERT_GE(ranges.size(), 2u);  // 6 MB in steps of a few MiB
+  std::uint64_t next = 0;
+  for (const auto& [offset, length] : ranges) {
+    EXPECT_EQ(offset, next);  // contiguous from the text's start
+    next = offset + length;
+  }
+  EXPECT_LT(next, text.size());  // the parse's last bytes are not given back by the parse itself
+  for (const std::size_t chunk : {std::size_t{4} << 20, std::size_t{64} << 10}) {
+    Recorder chunked;
+    ExpectSameParse(text, chunk, &chunked);
+    std::uint64_t covered = 0;  // each chunk is given back whole once parsed
+    for (const auto& [offset, length] : chunked.Sorted()) {
+      EXPECT_LE(offset, covered);
+      covered = std::max(covered, offset + length);
+    }
+    EXPECT_EQ(covered, text.size()) << chunk;
+  }
+}
+
+// The same through a real mapping: released pages read again are the file's bytes.
+TEST(Chunking, MappedFileReleasedWhileParsedIsTheSame) {
+  const std::string text = LongText();
+  const fs::path path = fs::temp_directory_path() / ("denpex_read_behind_" + std::to_string(::getpid()) + ".log");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+  }
+  auto file = FileText::Open(path);
+  fs::remove(path);  // the mapping keeps the bytes
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  ASSERT_EQ(file->view(), text);
+  for (const std::size_t chunk : {std::size_t{4} << 20, std::size_t{1} << 20}) ExpectSameParse(file->view(), chunk, &*file);
+  EXPECT_EQ(file->view(), text);
 }
 
 TEST(Chunking, EveryRealIncidentIsTheSameInChunksOfAnySize) {

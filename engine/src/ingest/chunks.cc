@@ -320,8 +320,7 @@ class OrderedMerge {
 
 }  // namespace
 
-ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes,
-                       const FileText* source) {
+ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes) {
   if (text.size() <= chunk_bytes) return ParseLog(text, ctx);  // progress placed
   std::vector<std::size_t> starts = ChunkStarts(text, chunk_bytes);
   std::vector<ParsedLog> parts(starts.size());
@@ -333,7 +332,7 @@ ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_
     const std::size_t i = next.fetch_add(1);
     const std::size_t end = i + 1 < starts.size() ? starts[i + 1] : text.size();
     parts[i] = ParseLogPart(text.substr(starts[i], end - starts[i]), ctx, 1, starts[i]);
-    if (source) source->Release(starts[i], end - starts[i]);
+    if (ctx.read_behind != nullptr) ctx.read_behind->Release(starts[i], end - starts[i]);
     merge.Parsed(i);
   });
   merge.Parsed(starts.size());  // whatever the workers left (none when the last chunk's worker merged it)

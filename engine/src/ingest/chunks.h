@@ -10,7 +10,6 @@
 
 #include <string_view>
 
-#include "ingest/file_text.h"
 #include "parse/log_parser.h"
 
 namespace denpex::engine {
@@ -18,9 +17,8 @@ namespace denpex::engine {
 inline constexpr std::size_t kChunkBytes = 32 << 20;
 
 // ParseLog over `text`, in parallel chunks when it is larger than kChunkBytes.
-// `chunk_bytes` is a parameter for the tests. `source`, when given, is the mapping `text` views:
-// each chunk's pages are released once it is parsed.
-ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes = kChunkBytes,
-                       const FileText* source = nullptr);
+// `chunk_bytes` is a parameter for the tests. `ctx.read_behind`, when set, is given each chunk's
+// bytes as the parse passes them, and the whole chunk once it is parsed.
+ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes = kChunkBytes);
 
 }  // namespace denpex::engine

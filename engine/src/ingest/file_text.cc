@@ -75,11 +75,11 @@ Result<FileText> FileText::Open(const std::filesystem::path& path) {
   return text;
 }
 
-void FileText::Release(std::size_t offset, std::size_t length) const {
+void FileText::Release(std::uint64_t offset, std::uint64_t length) const {
   if (!map_ || offset >= size_) return;
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t begin = (offset + page - 1) / page * page;  // whole pages inside the range only
-  const std::size_t end = std::min(offset + length, size_) / page * page;
+  const std::size_t end = std::min<std::uint64_t>(offset + length, size_) / page * page;
   if (end > begin) ::madvise(static_cast<char*>(map_) + begin, end - begin, MADV_DONTNEED);
 }
 

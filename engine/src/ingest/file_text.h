@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "denpex/common/status.h"
+#include "parse/log_parser.h"
 
 namespace denpex::engine {
 
-class FileText {
+class FileText final : public ReadBehind {
  public:
   static Result<FileText> Open(const std::filesystem::path& path);
 
@@ -27,7 +28,7 @@ class FileText {
   bool LooksBinary() const;
   // Drops the mapped pages of [offset, offset + length) from this process once parsed, so a
   // 2 GB file never sits whole in its resident set (the page cache keeps them). No-op when read.
-  void Release(std::size_t offset, std::size_t length) const;
+  void Release(std::uint64_t offset, std::uint64_t length) const override;
 
  private:
   FileText() = default;

@@ -49,8 +49,9 @@ FileResult ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_lin
                         .local_rank = f.local_rank,
                         .kernel = f.kernel,
                         .prefixes = SniffPrefixes(text->view()),
-                        .every_line = every_line};
-  r.log = ParseChunked(text->view(), ctx, chunk_bytes, &*text);
+                        .every_line = every_line,
+                        .read_behind = &*text};
+  r.log = ParseChunked(text->view(), ctx, chunk_bytes);
   return r;
 }
 

@@ -30,6 +30,17 @@ struct LineSpan {
   std::uint32_t length = 0;
 };
 
+// Where a parse gives back the bytes it has passed: a mapped file's pages (ingest/file_text.h).
+class ReadBehind {
+ public:
+  // [offset, offset + length) of the file (whole pages inside it) will not be read again soon;
+  // reading it again stays correct, it only costs the page faults.
+  virtual void Release(std::uint64_t offset, std::uint64_t length) const = 0;
+
+ protected:
+  ~ReadBehind() = default;
+};
+
 // What the file's name and place say about its lines.
 struct FileContext {
   std::uint32_t file = 0;         // stored in each event
@@ -38,6 +49,8 @@ struct FileContext {
   bool kernel = false;            // dmesg, kern.log, journal, syslog: read NVRM / OOM-killer lines
   PrefixPolicy prefixes;          // from SniffPrefixes on the file's first lines
   bool every_line = false;        // read every line whole: the reference the pre-filter is tested against
+  // When set, the parse releases the text it has passed, kReleaseStep at a time (log_parser.cc).
+  const ReadBehind* read_behind = nullptr;
 };
 
 // A watchdog status line (`last enqueued ... last completed ...`) whose rank had no open
