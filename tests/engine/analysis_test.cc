@@ -6,19 +6,15 @@
 #include <string>
 
 #include "denpex/engine/engine.h"
+#include "diagnose_dir.h"
 #include "fixture.h"
 
 namespace denpex::engine {
 namespace {
 namespace fs = std::filesystem;
+using testing::DiagnoseDir;
 using testing::TempDir;
 using testing::Write;
-
-v1::Diagnosis DiagnoseDir(const fs::path& dir) {
-  auto d = Diagnose(dir, {.threads = 1});
-  EXPECT_TRUE(d.ok()) << d.status().message();
-  return d.ok() ? *d : v1::Diagnosis();
-}
 
 // torch 2.1 c10 lines (no time, `[Rank r]` only) as srun --label prints them.
 std::string Timeout(int rank, int group_rank, int seq, const char* op, long numel) {

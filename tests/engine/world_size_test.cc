@@ -7,20 +7,16 @@
 
 #include "analyze/world_size.h"
 #include "denpex/engine/engine.h"
+#include "diagnose_dir.h"
 #include "fixture.h"
 
 namespace denpex::engine {
 namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using testing::DiagnoseDir;
 using testing::TempDir;
 using testing::Write;
-
-v1::Diagnosis DiagnoseDir(const fs::path& dir) {
-  auto d = Diagnose(dir, {.threads = 1});
-  EXPECT_TRUE(d.ok()) << d.status().message();
-  return d.ok() ? *d : v1::Diagnosis();
-}
 
 // torchrun's rendezvous result (LOGLEVEL=INFO), torch 2.1's header, for a node of one worker.
 std::string RendezvousResult(int rank, int world) {
