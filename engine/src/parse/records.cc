@@ -389,6 +389,7 @@ bool ReadProgressShape(std::string_view text, std::size_t width, ProgressShape* 
     s->width = i = width;
     i += 2;
   } else if (text.size() > 2 && text[0] == ' ' && text[1] == '[') {
+    // no label: the message starts the line
   } else {
     while (i < text.size() && text[i] == ' ') ++i;
     const std::size_t digits = i;
