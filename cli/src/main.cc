@@ -8,6 +8,7 @@
 
 #include "denpex/cli/commands.h"
 #include "denpex/common/status.h"
+#include "denpex/engine/engine.h"
 
 namespace {
 constexpr const char* kExitCodes =
@@ -32,6 +33,7 @@ void AddEvalFlags(CLI::App* eval, denpex::cli::EvalArgs& a) {
 
 int main(int argc, char** argv) {
   using namespace denpex::cli;
+  denpex::engine::KeepFreedMemory();
   CLI::App app{"denpex: find patient zero of a failed distributed training job"};
   app.footer(kExitCodes);
   app.require_subcommand(1);

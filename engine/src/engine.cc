@@ -8,7 +8,10 @@
 #include "report/diagnosis.h"
 #include "report/events_json.h"
 
+#include <malloc.h>
+
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <ostream>
 
@@ -32,6 +35,11 @@ std::string_view StrategyName(Strategy s) {
     case Strategy::kNewestCheckpoint: return "newest-checkpoint";
   }
   return "engine";
+}
+
+void KeepFreedMemory() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest; above it a block is mapped on its own
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
 }
 
 Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir, const DiagnoseOptions& options) {
