@@ -14,6 +14,7 @@
 #include "ingest/chunks.h"
 #include "ingest/incident.h"
 #include "parse/lines.h"
+#include "parse/scan.h"
 #include "parse/log_parser.h"
 #include "parse/triggers.h"
 #include "report/events_json.h"
@@ -97,13 +98,16 @@ TEST(LineFilter, CountsLongLinesAndAnUnterminatedLastLine) {
 // The AVX2 search and the byte-at-a-time one (CPUs without AVX2) must find the same lines, at
 // the same level, with the same newline and long-line counts, wherever the literals, newlines,
 // carriage returns and long lines fall relative to the 32- and 64-byte blocks. Random text
-// from the bytes logs are made of (and some that are not), with every trigger planted.
+// from the bytes logs are made of (and some that are not), with every trigger planted, and
+// srun labels (`  12: `) now and then: where a search says a line holds no label colon from
+// some place on, it holds none.
 TEST(LineFilter, ScalarAndSimdSearchesAgree) {
   const LineFilter& fast = LineFilter::Default();
   const LineFilter scalar(AllTriggers(), LineFilter::Search::kScalar);
   const std::vector<Trigger> triggers = AllTriggers();
   std::mt19937 rng(7);
   constexpr std::string_view kBytes = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 :[]()/.-_=,|\t\r";
+  int colon_free = 0, colon_unknown = 0;  // lines found with and without the label-colon answer
   for (int round = 0; round < 80; ++round) {
     // Long lines: over 100 bytes, or over 10 (a 64-byte block then holds several), or over
     // 20,000 (the fast loop's limits, as the parser's 1 MiB; runs of up to 45,000 bytes
@@ -123,6 +127,8 @@ TEST(LineFilter, ScalarAndSimdSearchesAgree) {
         text += static_cast<char>(0x80 + rng() % 128);  // not ASCII
       } else if (pick < 13) {
         text += kChatterLine;
+      } else if (pick < 14) {
+        text += "  12: ";
       } else {
         text += kBytes[rng() % kBytes.size()];
       }
@@ -153,6 +159,17 @@ TEST(LineFilter, ScalarAndSimdSearchesAgree) {
       EXPECT_EQ(a.long_lines, long_lines) << "round " << round << " from " << from;
       if (!a.found) break;
       EXPECT_EQ(a.end, std::min(text.find('\n', a.begin), text.size())) << "round " << round << " from " << from;
+      EXPECT_EQ(a.no_label_colon_from, b.no_label_colon_from) << "round " << round << " from " << from;
+      if (a.no_label_colon_from != std::string_view::npos) {
+        ++colon_free;
+        ASSERT_GE(a.no_label_colon_from, a.begin);
+        for (std::size_t c = std::max<std::size_t>(a.no_label_colon_from, 1); c + 1 < a.end; ++c) {
+          ASSERT_FALSE(text[c] == ':' && text[c + 1] == ' ' && IsDigit(text[c - 1]))
+              << "round " << round << " from " << from << " colon at " << c;
+        }
+      } else {
+        ++colon_unknown;
+      }
       EXPECT_EQ(fast.Classify(text.substr(a.begin, a.end - a.begin)), scalar.Classify(text.substr(a.begin, a.end - a.begin)));
       from = a.end + 1;
     }
@@ -165,6 +182,8 @@ TEST(LineFilter, ScalarAndSimdSearchesAgree) {
       begin = end + 1;
     }
   }
+  EXPECT_GT(colon_free, 1000);     // the answer is given on most lines found in the 64-byte loop
+  EXPECT_GT(colon_unknown, 100);   // and not where a label colon follows (or the text ends)
 }
 
 // The AVX2 search assumes ASCII fingerprints; a literal that is not ASCII is still found.

@@ -41,16 +41,7 @@ struct LabelColons16 {
 #ifdef DENPEX_X86
 struct LabelColons32 {
   static constexpr std::size_t kWidth = 32;
-  DENPEX_AVX2 unsigned operator()(const char* p) const {
-    const auto* at = reinterpret_cast<const __m256i*>(p);
-    const __m256i before = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p - 1));
-    const __m256i after = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 1));
-    const __m256i biased = _mm256_xor_si256(_mm256_sub_epi8(before, _mm256_set1_epi8('0')), _mm256_set1_epi8(static_cast<char>(0x80)));
-    const __m256i digit_before = _mm256_cmpgt_epi8(_mm256_set1_epi8(static_cast<char>(10 - 128)), biased);
-    const __m256i colon = _mm256_cmpeq_epi8(_mm256_loadu_si256(at), _mm256_set1_epi8(':'));
-    const __m256i space_after = _mm256_cmpeq_epi8(after, _mm256_set1_epi8(' '));
-    return static_cast<unsigned>(_mm256_movemask_epi8(_mm256_and_si256(digit_before, _mm256_and_si256(colon, space_after))));
-  }
+  DENPEX_AVX2 unsigned operator()(const char* p) const { return LabelColonMask32(reinterpret_cast<const unsigned char*>(p)); }
 };
 #endif
 

@@ -52,10 +52,13 @@ class Driver {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     return {line, base_ + begin, ++number_};
   }
-  // The line at pos_, read whole (or, an opening line without a trigger, for its stamp).
-  void Whole(std::size_t end, TriggerLevel level, bool opening) {
+  // The line at pos_, read whole (or, an opening line without a trigger, for its stamp);
+  // `no_label_colon_from`: a place of the text, as LineFilter::Found has it.
+  void Whole(std::size_t end, TriggerLevel level, bool opening, std::size_t no_label_colon_from = std::string_view::npos) {
     if (pos_ > read_end_) parser_.Gap(text_.substr(read_end_, pos_ - read_end_));
-    parser_.Line(Ref(pos_, end), level, opening);
+    LineRef ref = Ref(pos_, end);
+    if (no_label_colon_from != std::string_view::npos) ref.no_label_colon_from = static_cast<std::uint32_t>(no_label_colon_from - pos_);
+    parser_.Line(ref, level, opening);
     read_end_ = pos_ = end + 1;
   }
 
@@ -92,7 +95,7 @@ class Driver {
       parser_.PrefixLine(Ref(f.begin, f.end));
       pos_ = f.end + 1;
     } else {
-      Whole(f.end, f.level, false);
+      Whole(f.end, f.level, false, f.no_label_colon_from);
     }
   }
 

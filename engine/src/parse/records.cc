@@ -441,9 +441,12 @@ bool LogParser::FastProgress(const LineRef& line) {
   }
   // SplitInterleaved reads the same label (LeadingLabelWidth) and splits at another one, whose
   // colon (a digit, `:`, a space) is past ` [<date> <hh:mm:ss>] iteration `: ParseIteration read
-  // that, and it holds no such colon.
+  // that, and it holds no such colon. Where the trigger scan found none from before there to the
+  // line's end (nearly always), the line is not searched again.
   constexpr std::size_t kFixed = std::string_view(" [2026-03-02 08:52:02] iteration ").size();
-  if (ctx_.prefixes.srun_labels && s.task >= 0 && HasEmbeddedLabel(line.text, s.width, s.task, s.message + kFixed)) {
+  const std::size_t from = s.message + kFixed;
+  if (ctx_.prefixes.srun_labels && s.task >= 0 && line.no_label_colon_from > from &&
+      HasEmbeddedLabel(line.text, s.width, s.task, from)) {
     return false;
   }
   out_.task_labels |= s.task >= 0;

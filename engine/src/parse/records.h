@@ -29,6 +29,9 @@ struct LineRef {
   std::string_view text;
   std::uint64_t offset;
   std::uint32_t number;
+  // The line holds no label colon (a digit, `:`, a space) at or after this byte of `text`, as
+  // the trigger scan found (LineFilter::Found); past the end: not known.
+  std::uint32_t no_label_colon_from = ~std::uint32_t{0};
 };
 
 class LogParser {

@@ -4,6 +4,16 @@
 // AVX2 CPU has (POPCNT, BMI1/2, LZCNT): without them std::popcount is a libgcc call.
 #pragma once
 
+namespace denpex::engine {
+
+// A label colon: `:` with a digit before it and a space after it, where an srun label
+// (`  13: `) ends (interleave.cc). Reads p[-1], p[0], p[1].
+inline bool IsLabelColonAt(const unsigned char* p) {
+  return p[0] == ':' && p[1] == ' ' && p[-1] >= '0' && p[-1] <= '9';
+}
+
+}  // namespace denpex::engine
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define DENPEX_X86 1
@@ -15,6 +25,19 @@ inline bool HasAvx2() {
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
                           __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
   return has;
+}
+
+// Bit j: IsLabelColonAt(p + j), for 32 places (reads p[-1..33)). A digit: (c - '0') as an
+// unsigned byte below 10, i.e. as a signed byte below 10 - 128.
+DENPEX_AVX2 inline unsigned LabelColonMask32(const unsigned char* p) {
+  const __m256i before = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p - 1));
+  const __m256i at = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  const __m256i after = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 1));
+  const __m256i biased = _mm256_xor_si256(_mm256_sub_epi8(before, _mm256_set1_epi8('0')), _mm256_set1_epi8(static_cast<char>(0x80)));
+  const __m256i digit_before = _mm256_cmpgt_epi8(_mm256_set1_epi8(static_cast<char>(10 - 128)), biased);
+  const __m256i colon = _mm256_cmpeq_epi8(at, _mm256_set1_epi8(':'));
+  const __m256i space_after = _mm256_cmpeq_epi8(after, _mm256_set1_epi8(' '));
+  return static_cast<unsigned>(_mm256_movemask_epi8(_mm256_and_si256(digit_before, _mm256_and_si256(colon, space_after))));
 }
 
 }  // namespace denpex::engine

@@ -68,6 +68,10 @@ class LineFilter {
     TriggerLevel level = TriggerLevel::kNone;
     std::int64_t newlines = 0;    // newlines in [from, begin) (all of [from, size) when not found)
     std::int64_t long_lines = 0;  // lines in [from, begin) longer than `long_line` bytes ('\r' not counted)
+    // The line holds no label colon (a digit, `:`, a space: where an srun label ends) at or after
+    // this place (npos: not known). Found while the line's end is searched, from the same loads,
+    // so that a progress line is not searched again for another task's label (interleave.cc).
+    std::size_t no_label_colon_from = std::string_view::npos;
   };
   // The first line at or after `from` (a line start) that holds a trigger.
   Found Next(std::string_view text, std::size_t from, std::size_t long_line) const;
