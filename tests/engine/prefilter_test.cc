@@ -14,8 +14,9 @@
 #include "ingest/chunks.h"
 #include "ingest/incident.h"
 #include "parse/lines.h"
-#include "parse/scan.h"
 #include "parse/log_parser.h"
+#include "parse/progress.h"
+#include "parse/scan.h"
 #include "parse/triggers.h"
 #include "report/events_json.h"
 #include "incident_dump.h"
@@ -386,6 +387,55 @@ TEST(Prefilter, NotedProgressLinesMatchTheGeneralParser) {
     EXPECT_EQ(fast.first_dated, every.first_dated);
     EXPECT_EQ(fast.task_labels, every.task_labels);
     EXPECT_EQ(fast.last_line.line, every.last_line.line);
+  }
+}
+
+// ProgressTable keeps each key's last line, at the place and in the order of its first, whether
+// its lines were noted or updated whole; the tables a thread makes one after another share
+// their memory (ProgressTable::Spare), and a table dropped without Take leaves nothing behind.
+TEST(Prefilter, ProgressTablesOneAfterAnotherKeepEachKeysLastLine) {
+  std::mt19937 rng(11);
+  for (int table = 0; table < 6; ++table) {
+    ProgressTable t;
+    struct Want {
+      std::int32_t key;
+      std::uint32_t at;
+      ProgressRecord last;
+    };
+    std::vector<Want> want;  // in the order of each key's first line
+    const int lines = table == 2 ? 5 : 3000 + static_cast<int>(rng() % 3000);
+    for (int i = 0; i < lines; ++i) {
+      const std::int32_t task = static_cast<std::int32_t>(rng() % (table % 2 == 0 ? 700 : 40));
+      const std::int32_t rank = rng() % 10 == 0 ? static_cast<std::int32_t>(task + 5000) : -1;  // some full records
+      const std::int32_t key = ProgressKey(rank, task);
+      const auto at = static_cast<std::uint32_t>(i / 3);
+      ProgressRecord r{.time = 1000 + i, .iteration = i, .total = 99, .offset = 64ull * i, .line = static_cast<std::uint32_t>(i + 1),
+                       .length = 40, .rank = rank, .local_rank = -1, .task = task, .at = at};
+      if (rank >= 0) {
+        t.Update(r);
+      } else {
+        t.Note(key, {.line = r.line, .offset = static_cast<std::uint32_t>(r.offset), .length = r.length, .task = task,
+                     .iteration = static_cast<std::uint32_t>(i), .total = 99, .time = r.time},
+               at);
+      }
+      auto it = std::find_if(want.begin(), want.end(), [&](const Want& w) { return w.key == key; });
+      if (it == want.end()) it = want.insert(want.end(), {key, at, r});
+      it->last = r;
+    }
+    if (table == 4) continue;  // dropped without Take: the next table must not see its keys
+    const std::vector<ProgressRecord> got = t.Take(0, -1, -1);
+    ASSERT_EQ(got.size(), want.size()) << "table " << table;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      const ProgressRecord& w = want[k].last;
+      EXPECT_EQ(got[k].line, w.line) << "table " << table << " record " << k;
+      EXPECT_EQ(got[k].time, w.time);
+      EXPECT_EQ(got[k].iteration, w.iteration);
+      EXPECT_EQ(got[k].offset, w.offset);
+      EXPECT_EQ(got[k].task, w.task);
+      EXPECT_EQ(got[k].rank, w.rank);
+      EXPECT_EQ(got[k].at, want[k].at);
+      EXPECT_EQ(got[k].seq, k);
+    }
   }
 }
 
