@@ -54,6 +54,7 @@ FileResult ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_lin
                         .read_behind = &*text};
   r.log = ParseChunked(text->view(), ctx, chunk_bytes);
   r.shrank = KeepReadable(*text, f.rel, &r.log, &r.cut);
+  if (!r.shrank.empty()) r.bytes = static_cast<std::int64_t>(text->Readable());
   return r;
 }
 
