@@ -181,6 +181,31 @@ TEST_P(ShrinkTest, FileThatGrowsIsReadToTheLengthItHadWhenOpened) {
   ExpectSameEvents(log, Parse(text, 1, nullptr));
 }
 
+// Truncated, a page past the cut touched, then written again whole: the file did not shrink in
+// the end, but what that page read (NUL bytes) was not the file's. Also what an I/O error on a
+// network file system looks like to the guard.
+TEST_P(ShrinkTest, PageReadWhileTheFileWasShortIsCalledUnreadable) {
+  const std::string text = Log();
+  TempFile file(text);
+  auto mapped = FileText::Open(file.path);
+  ASSERT_TRUE(mapped.ok());
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t short_length = text.size() / 3, touched = short_length + 3 * page;
+  fs::resize_file(file.path, short_length);
+  EXPECT_EQ(mapped->view()[touched], '\0');  // faults: from its page on, the view reads NUL bytes
+  std::ofstream(file.path, std::ios::binary) << text;
+  EXPECT_FALSE(mapped->Shrank());
+  const std::size_t cut = touched / page * page;
+  EXPECT_EQ(mapped->Readable(), cut);
+  ParsedLog log = Parse(mapped->view(), GetParam(), &*mapped);
+  bool ends_cut = false;
+  const std::string problem = KeepReadable(*mapped, "x.log", &log, &ends_cut);
+  EXPECT_TRUE(problem.starts_with("x.log: could not be read past byte " + std::to_string(cut) + " of " +
+                                  std::to_string(text.size())))
+      << problem;
+  for (const Event& e : log.events) EXPECT_LE(e.offset + e.length, cut);
+}
+
 INSTANTIATE_TEST_SUITE_P(Threads, ShrinkTest, ::testing::Values(1, 2));
 
 // Many files open at once, each truncated: every mapping is guarded on its own.

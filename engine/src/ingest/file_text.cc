@@ -145,6 +145,11 @@ std::size_t FileText::Readable() const {
   return cut;
 }
 
+bool FileText::Shrank() const {
+  struct stat st;
+  return map_ != nullptr && ::fstat(fd_, &st) == 0 && static_cast<std::uint64_t>(st.st_size) < size_;
+}
+
 namespace {
 
 // The lines of `view` through `cut`, counted from the line that starts at `from.offset` (number
@@ -184,8 +189,8 @@ std::string KeepReadable(const FileText& text, std::string_view rel, ParsedLog* 
   const std::size_t events = log->events.size();
   std::erase_if(log->events, [&](const Event& e) { return e.offset + e.length > cut; });
   const std::size_t dropped = events - log->events.size();
-  LineSpan from;  // the latest line known by number before the cut (progress events are placed
-                  // by their first line, so the last event need not be the latest)
+  LineSpan from;  // the latest line known by number before the cut (events are not all in line
+                  // order: progress events are placed apart)
   for (const Event& e : log->events) {
     if (e.line > from.line) from = {e.line, e.offset, e.length};
   }
@@ -193,11 +198,15 @@ std::string KeepReadable(const FileText& text, std::string_view rel, ParsedLog* 
   log->lines = LinesTo(view, cut, from);
   log->last_line = LastLineTo(view, cut, log->lines);
   *ends_cut = cut > 0 && view[cut - 1] != '\n';
-  return std::string(rel) + ": shrank from " + std::to_string(view.size()) + " to " + std::to_string(cut) +
-         " bytes while it was read (truncated or rotated by a job still writing it?): read to line " +
-         std::to_string(log->lines) + "; the " + std::to_string(view.size() - cut) +
-         " bytes after it are not read as its lines (" + std::to_string(dropped) +
-         " events there dropped); rerun once the job has stopped writing it";
+  const std::string size = std::to_string(view.size()), to = std::to_string(cut);
+  const bool shrank = text.Shrank();
+  return std::string(rel) +
+         (shrank ? ": shrank from " + size + " to " + to + " bytes while it was read (truncated or rotated by a job still writing it?)"
+                 : ": could not be read past byte " + to + " of " + size +
+                       " (a read error, or it was truncated and written again while it was read)") +
+         ": read to line " + std::to_string(log->lines) + "; the " + std::to_string(view.size() - cut) +
+         " bytes after it are not read as its lines (" + std::to_string(dropped) + " events there dropped); " +
+         (shrank ? "rerun once the job has stopped writing it" : "rerun once the file reads whole");
 }
 
 void SetMappedHookForTest(MappedHook hook) { g_mapped_hook.store(hook); }

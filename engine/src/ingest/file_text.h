@@ -7,9 +7,10 @@
 // `denpex diagnose` reads it) would kill the process with SIGBUS at the first page past its new
 // end; each mapping is guarded instead (ingest/sigbus_guard.h): such pages read as NUL bytes,
 // Readable() says where the file's bytes end, and KeepReadable, after the parse, drops what was
-// read past that cut and words the problem the report lists. A file read into memory is a
-// snapshot of what read() returned, cut where it ended. A file that shrank and grew back past
-// its old length before anything touched the gap is not detected (its bytes are a mix).
+// read past that cut and words the problem the report lists (a page the kernel cannot read, an
+// I/O error, is handled the same way). A file read into memory is a snapshot of what read()
+// returned, cut where it ended. A file that shrank and grew back past its old length before
+// anything touched the gap is not detected (its bytes are a mix).
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,10 @@ class FileText final : public ReadBehind {
   // read past its end, less the NUL bytes before it on that page). Past it the view reads NUL
   // bytes. No system call unless a page faulted past the end or the view ends with a NUL.
   std::size_t Readable() const;
+  // True when the mapped file is now shorter than view() (one fstat). When Readable() is short
+  // but the file is not, a page could not be read: an I/O error (a network file system), or the
+  // file was truncated and written again past the page while it was read.
+  bool Shrank() const;
   // Drops the mapped pages of [offset, offset + length) from this process once parsed, so a
   // 2 GB file never sits whole in its resident set (the page cache keeps them). No-op when read.
   void Release(std::uint64_t offset, std::uint64_t length) const override;
@@ -57,8 +62,8 @@ class FileText final : public ReadBehind {
   std::vector<char> buffer_;
 };
 
-// After `log` was parsed from `text`: when the file shrank while it was read (Readable() is
-// below view().size()), drops the events on or past the cut (those bytes read as NUL, or are no
+// After `log` was parsed from `text`: when the file shrank while it was read, or a page of it
+// could not be read (Readable() is below view().size()), drops the events on or past the cut (those bytes read as NUL, or are no
 // longer in the file to be quoted), counts `log->lines` to the cut and makes `log->last_line`
 // the last line before it, sets `*ends_cut` to whether the readable bytes end inside a line, and
 // returns the problem line for `rel` (the file's path as the report names it). Returns "" and

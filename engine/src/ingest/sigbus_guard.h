@@ -5,7 +5,8 @@
 // pages (MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS) over the faulting page and the rest of the
 // mapping when the fault address lies inside a registered mapping, and notes the lowest faulting
 // offset; the faulting read then goes on and reads NUL bytes. A fault anywhere else goes to the
-// previous handler (by default: the process dies with SIGBUS, as before).
+// previous handler (by default: the process dies with SIGBUS, as before). A page the kernel
+// cannot read from the file (an I/O error) raises the same SIGBUS and is handled the same way.
 //
 // The registry is a fixed array of slots read by the handler with lock-free atomics only (each
 // slot a seqlock written by its owner; the handler skips a slot whose sequence is odd or
