@@ -186,9 +186,13 @@ std::string KeepReadable(const FileText& text, std::string_view rel, ParsedLog* 
   const std::string_view view = text.view();
   const std::size_t cut = text.Readable();
   if (cut >= view.size()) return {};
-  const std::size_t events = log->events.size();
-  std::erase_if(log->events, [&](const Event& e) { return e.offset + e.length > cut; });
-  const std::size_t dropped = events - log->events.size();
+  std::size_t dropped = 0;
+  std::erase_if(log->events, [&](const Event& e) {
+    if (e.offset + e.length <= cut) return false;
+    ++dropped;
+    log->untimed -= e.clock == Clock::kNone || e.time_borrowed ? 1 : 0;
+    return true;
+  });
   LineSpan from;  // the latest line known by number before the cut (events are not all in line
                   // order: progress events are placed apart)
   for (const Event& e : log->events) {
