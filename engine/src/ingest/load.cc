@@ -29,7 +29,7 @@ struct FileResult {
   std::int64_t bytes = 0;
   std::string problem;  // set when the file could not be read as text
   bool cut = false;     // the text ends without a newline
-  std::string shrank;   // set when the file shrank while it was read (read up to the cut)
+  std::string shrank;   // set when the file shrank (or a page failed) while it was read: read to the cut
 };
 
 FileResult ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_line, std::size_t chunk_bytes) {
