@@ -19,6 +19,7 @@
 #include <ctime>
 #include <string>
 
+#include "denpex/engine/engine.h"
 #include "ingest/chunks.h"
 #include "parse/log_parser.h"
 
@@ -33,6 +34,7 @@ double ThreadCpu() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  denpex::engine::KeepFreedMemory();  // as the denpex binary does
   if (argc < 2) {
     std::fprintf(stderr, "usage: part_bench FILE [--from-end BYTES] [--length BYTES] [--repeat K] [--chunk BYTES]\n");
     return 2;
