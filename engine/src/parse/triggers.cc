@@ -484,7 +484,8 @@ struct LineCount {
 // With `colon_free` (the 64-byte loop only: the byte before `base` and 2 after the block are
 // readable), the same blocks are searched for label colons at or after `base + j`; when there is
 // none before the line's end, *colon_free = base + j. A 16k-task srun log's progress lines were
-// each searched again for one (HasEmbeddedLabel): ~8 ns a line, ~0.03 CPU-s over the benchmark file.
+// each searched again for one (HasEmbeddedLabel): ~8 ns a line; searched here, ~5 ns a hit
+// (part_bench and scan_bench on 512 MB of the benchmark's padding, docs/benchmarks.md progress8).
 template <typename Block, typename Mask>
 std::size_t LineEnd(const Block& block, std::string_view text, std::size_t base, Mask nl, unsigned j,
                     std::size_t* colon_free = nullptr) {
