@@ -57,7 +57,9 @@ class Driver {
   void Whole(std::size_t end, TriggerLevel level, bool opening, std::size_t no_label_colon_from = std::string_view::npos) {
     if (pos_ > read_end_) parser_.Gap(text_.substr(read_end_, pos_ - read_end_));
     LineRef ref = Ref(pos_, end);
-    if (no_label_colon_from != std::string_view::npos) ref.no_label_colon_from = static_cast<std::uint32_t>(no_label_colon_from - pos_);
+    if (no_label_colon_from != std::string_view::npos && no_label_colon_from - pos_ < ref.no_label_colon_from) {
+      ref.no_label_colon_from = static_cast<std::uint32_t>(no_label_colon_from - pos_);
+    }
     parser_.Line(ref, level, opening);
     read_end_ = pos_ = end + 1;
   }
