@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     hits = newlines = long_lines = prefix = 0;
     const double t0 = ThreadSeconds();
     for (std::size_t pos = 0; pos < text.size();) {
-      const auto f = filter.Next(text, pos, 65536);
+      const auto f = filter.Next(text, pos, 65536, true);  // as for an srun-labelled log
       newlines += f.newlines;
       long_lines += f.long_lines;
       if (!f.found) break;

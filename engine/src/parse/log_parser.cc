@@ -84,7 +84,8 @@ class Driver {
 
   // Past the lines without a trigger, to the next line with one.
   void Jump() {
-    const LineFilter::Found f = LineFilter::Default().Next(text_, pos_, kMaxLineBytes);
+    // Only an srun-labelled file's progress lines are searched for another task's label.
+    const LineFilter::Found f = LineFilter::Default().Next(text_, pos_, kMaxLineBytes, ctx_.prefixes.srun_labels);
     const std::int64_t unterminated = !f.found && f.begin < text_.size() ? 1 : 0;
     parser_.Skip(f.newlines + unterminated, f.long_lines);
     number_ += static_cast<std::uint32_t>(f.newlines + unterminated);

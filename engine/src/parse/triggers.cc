@@ -639,19 +639,20 @@ __attribute__((noinline)) void ClassifyScalar(const LineFilter& f, const Tables&
 
 }  // namespace
 
-LineFilter::Found LineFilter::Next(std::string_view text, std::size_t from, std::size_t long_line) const {
+LineFilter::Found LineFilter::Next(std::string_view text, std::size_t from, std::size_t long_line, bool label_colons) const {
   LineCount count{.line_start = from};
   TriggerLevel first = TriggerLevel::kNone;
   const LineFilterScan::FirstHit hit{from, &first};
   bool found;
   std::size_t end = text.size(), colon_free = std::string_view::npos;
+  std::size_t* colons = label_colons ? &colon_free : nullptr;
 #ifdef DENPEX_X86
   if (avx2_) {
-    found = ScanAvx2(*this, lo_, hi_, text, from, long_line, &count, hit, &end, &colon_free);
+    found = ScanAvx2(*this, lo_, hi_, text, from, long_line, &count, hit, &end, colons);
   } else
 #endif
   {
-    found = ScanScalar(*this, lo_, hi_, text, from, long_line, &count, hit, &end, &colon_free);
+    found = ScanScalar(*this, lo_, hi_, text, from, long_line, &count, hit, &end, colons);
   }
   Found r{.found = found, .begin = count.line_start, .newlines = count.newlines, .long_lines = count.long_lines,
           .no_label_colon_from = colon_free};
