@@ -468,6 +468,56 @@ TEST(Prefilter, IterationStampCacheGivesWhatParsingTheStampGives) {
   }
 }
 
+// IterationFast (FastProgress's inlined quick path, 8 bytes a step) gives what ParseIteration
+// gives whenever it answers: random numbers, spaces and stray bytes after ` [<stamp>] iteration `,
+// stamps of the cached date with a byte changed, lines that end right after the numbers.
+TEST(Prefilter, IterationFastGivesWhatParseIterationGives) {
+  std::mt19937 rng(5);
+  IterationStampCache cache;
+  TimeNs t0;
+  std::int64_t a, b;
+  ASSERT_EQ(ParseIteration(" [2026-03-02 08:50:01] iteration 1/ 2", &t0, &a, &b, &cache), Match::kYes);
+  constexpr std::string_view kStray = "0123456789 /|x:T\x80\xff";
+  int answered = 0;
+  for (int k = 0; k < 200000; ++k) {
+    std::string numbers;
+    const int length = static_cast<int>(rng() % 24);
+    for (int j = 0; j < length; ++j) {
+      numbers += rng() % 3 == 0 ? kStray[rng() % kStray.size()] : static_cast<char>('0' + rng() % 10);
+    }
+    std::string stamp = "2026-03-02 08:50:01";
+    if (rng() % 4 == 0) stamp[rng() % stamp.size()] = kStray[rng() % kStray.size()];
+    const std::string line = " [" + stamp + "] iteration " + numbers;
+    TimeNs t1 = -1, t2 = -1;
+    std::int64_t i1 = -1, i2 = -1, n1 = -1, n2 = -1;
+    if (!IterationFast(line, cache, &t1, &i1, &n1)) continue;
+    ++answered;
+    ASSERT_EQ(ParseIteration(line, &t2, &i2, &n2), Match::kYes) << line;
+    EXPECT_EQ(t1, t2) << line;
+    EXPECT_EQ(i1, i2) << line;
+    EXPECT_EQ(n1, n2) << line;
+  }
+  EXPECT_GT(answered, 1000);
+  // Megatron's own padding, and the numbers' widths around the 8-byte steps.
+  for (const char* numbers : {"       7/  100000 |", "1234567/1 |", "12345678/1 |", "7/1234567 ", "7/12345678 ", "7/ 1", "7/1"}) {
+    const std::string line = std::string(" [2026-03-02 23:59:60] iteration ") + numbers;
+    TimeNs t1 = -1, t2 = -1;
+    std::int64_t i1 = -1, i2 = -1, n1 = -1, n2 = -1;
+    const Match general = ParseIteration(line, &t2, &i2, &n2);
+    if (IterationFast(line, cache, &t1, &i1, &n1)) {
+      EXPECT_EQ(general, Match::kYes) << line;
+      EXPECT_EQ(t1, t2) << line;
+      EXPECT_EQ(i1, i2) << line;
+      EXPECT_EQ(n1, n2) << line;
+    }
+  }
+  TimeNs t;
+  std::int64_t i, n;
+  EXPECT_TRUE(IterationFast(" [2026-03-02 23:59:60] iteration       7/  100000 |", cache, &t, &i, &n));
+  EXPECT_EQ(i, 7);
+  EXPECT_EQ(n, 100000);
+}
+
 // Removes a scratch directory when it goes out of scope, also when an assertion returns early.
 struct Removed {
   fs::path dir;

@@ -4,7 +4,9 @@
 // not parse (the caller counts it and moves on).
 #pragma once
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -110,6 +112,70 @@ struct IterationStampCache {
 };
 Match ParseIteration(std::string_view line, TimeNs* time, std::int64_t* iteration,
                      std::int64_t* total, IterationStampCache* cache = nullptr);
+
+namespace quick_iteration {
+inline std::uint64_t Load8(const char* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+constexpr std::uint64_t kOnes = 0x0101010101010101;
+// Bit 7 of each byte of `d` (bytes minus '0') that was not a digit; a carry out of a byte >= 0x8a
+// may mark the byte after it too: only bytes up to the first non-digit are read.
+constexpr std::uint64_t NotDigits(std::uint64_t d) { return ((d + kOnes * 0x76) | d) & (kOnes * 0x80); }
+// `spaces digits` at line[*i] (1 to 7 digits and a byte after them in the line); false: not that.
+inline bool Number(std::string_view line, std::size_t* i, std::int64_t* v) {
+  std::size_t at = *i;
+  while (at < line.size() && line[at] == ' ') ++at;
+  if (at + 8 > line.size()) return false;
+  const std::uint64_t d = Load8(line.data() + at) ^ (kOnes * '0');
+  const std::uint64_t stop = NotDigits(d);
+  const auto n = static_cast<unsigned>(std::countr_zero(stop)) / 8;  // 8: no stop (countr_zero(0) = 64)
+  if (n == 0 || n == 8) return false;
+  std::uint64_t x = d << (8 * (8 - n));  // the digits in the top bytes, zeros below them
+  x = x * 10 + (x >> 8);                 // pairs
+  x = (((x & 0x000000ff000000ff) * (100 + (1000000ULL << 32))) + (((x >> 16) & 0x000000ff000000ff) * (1 + (10000ULL << 32)))) >> 32;
+  *v = static_cast<std::int64_t>(x);
+  *i = at + n;
+  return true;
+}
+}  // namespace quick_iteration
+
+// ParseIteration's common case, inlined where progress lines are read: ` [<date> hh:mm:ss]
+// iteration <i>/<n>` with the cached date and numbers of up to 7 digits, read 8 bytes a step.
+// True: what ParseIteration gives; false: not that case (ParseIteration decides). The call to
+// ParseIteration was ~14 ns of a progress line; this, inlined, ~9 ns less (part_bench on 512 MB of
+// the benchmark's padding: 0.110 -> 0.105 CPU-s; the same steps out of line measured nothing).
+inline bool IterationFast(std::string_view line, const IterationStampCache& cache, TimeNs* time,
+                           std::int64_t* iteration, std::int64_t* total) {
+  using namespace quick_iteration;
+  constexpr std::size_t kWordAt = 21, kNumbersAt = 33;  // " [" + 19-byte stamp; "] iteration " is 12 bytes
+  if (!cache.valid || line.size() < kNumbersAt + 3) return false;
+  const char* p = line.data();
+  std::uint64_t date_a, date_b;
+  std::memcpy(&date_a, cache.date, 8);
+  std::memcpy(&date_b, cache.date + 2, 8);
+  if (((p[0] ^ ' ') | (p[1] ^ '[') | (p[12] != 'T' && p[12] != ' ')) != 0 ||
+      ((Load8(p + 2) ^ date_a) | (Load8(p + 4) ^ date_b) | (Load8(p + kWordAt) ^ Load8("] iteration ")) |
+       (Load8(p + kWordAt + 4) ^ Load8("] iteration " + 4))) != 0) {
+    return false;
+  }
+  const std::uint64_t d = Load8(p + 13) ^ 0x30303a30303a3030;  // hh:mm:ss: digits -> 0..9, colons -> 0
+  if ((NotDigits(d) | (d & 0x0000ff0000ff0000)) != 0) return false;
+  const std::uint64_t pairs = d * 10 + (d >> 8);  // bytes 0, 3, 6: hours, minutes, seconds
+  const auto h = static_cast<std::int64_t>(pairs & 0xff), m = static_cast<std::int64_t>(pairs >> 24 & 0xff),
+             sec = static_cast<std::int64_t>(pairs >> 48 & 0xff);
+  if (h > 23 || m > 59 || sec > 60) return false;
+  std::size_t i = kNumbersAt;
+  std::int64_t it, n;
+  if (!Number(line, &i, &it) || line[i] != '/') return false;
+  ++i;
+  if (!Number(line, &i, &n)) return false;
+  *time = cache.midnight + (h * 3600 + m * 60 + sec) * kNsPerSec;
+  *iteration = it;
+  *total = n;
+  return true;
+}
 
 // `<host>:<pid>:<tid> [<dev>] NCCL INFO comm 0x.. rank r nranks n cudaDev d ... commId 0x..
 // - Init COMPLETE`.

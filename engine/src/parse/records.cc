@@ -435,7 +435,9 @@ bool LogParser::FastProgress(const LineRef& line) {
   label_width_ = s.width;
   const std::int32_t key = ProgressKey(ctx_.name_rank, s.task);
   iterations_.Prefetch(key);  // its slot arrives while the line is read
-  if (ParseIteration(line.text.substr(s.message), &t, &iteration, &total, &iteration_stamps_) != Match::kYes ||
+  const std::string_view message = line.text.substr(s.message);
+  if ((!IterationFast(message, iteration_stamps_, &t, &iteration, &total) &&
+       ParseIteration(message, &t, &iteration, &total, &iteration_stamps_) != Match::kYes) ||
       iteration > ProgressTable::kMaxValue || total > ProgressTable::kMaxValue) {
     return false;
   }
