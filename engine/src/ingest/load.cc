@@ -209,12 +209,14 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
   if (readable == 0) {
     return Status::InvalidInput("no readable log files under " + dir.string() + hint);
   }
-  DropCopies(&inc);
-  ResolveNodes(listing->files, &inc);
-  ResolveRayWorkers(&inc);
-  ResolveRanks(&inc);
-  ResolveYears(&inc);
-  NoteRecovery(&inc);
+  arena.execute([&] {  // the steps' passes over the events run in parallel (resolve.cc)
+    DropCopies(&inc);
+    ResolveNodes(listing->files, &inc);
+    ResolveRayWorkers(&inc);
+    ResolveRanks(&inc);
+    ResolveYears(&inc);
+    NoteRecovery(&inc);
+  });
   return inc;
 }
 

@@ -2,6 +2,11 @@
 // carry a task id or a local rank, and the year of year-less stamps.
 #include "ingest/resolve.h"
 
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/enumerable_thread_specific.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/parallel_reduce.h>
+
 #include <algorithm>
 #include <charconv>
 #include <map>
@@ -15,6 +20,38 @@ namespace denpex::engine {
 namespace {
 
 constexpr std::size_t kMaxProblems = 40;
+
+// The passes below each read every event (a 16k-rank job: ~150 k events, ~20 MB), most for the
+// few of a kind; one pass took ~0.5-2 ms of the calling thread while the others sat idle at the
+// end of the parse. They run over blocks of events in parallel (the caller's task arena), and
+// what they collect is joined in event order, so nothing depends on the thread count.
+constexpr std::size_t kGrain = 8192;
+
+// f(Event&) for every event, in parallel: f must touch nothing but its event (or read-only state).
+template <typename F>
+void EachEvent(std::vector<Event>& events, F f) {
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, events.size(), kGrain), [&](const auto& range) {
+    for (std::size_t i = range.begin(); i != range.end(); ++i) f(events[i]);
+  });
+}
+
+// The indices of the events `pred` holds for, in order.
+template <typename Pred>
+std::vector<std::size_t> Where(const std::vector<Event>& events, Pred pred) {
+  using Found = std::vector<std::size_t>;
+  return tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, events.size(), kGrain), Found{},
+      [&](const auto& range, Found found) {
+        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+          if (pred(events[i])) found.push_back(i);
+        }
+        return found;
+      },
+      [](Found left, const Found& right) {  // `right` holds the later events
+        left.insert(left.end(), right.begin(), right.end());
+        return left;
+      });
+}
 
 }  // namespace
 
@@ -34,39 +71,61 @@ void AddProblem(InputCounts* in, std::string problem) {
 // anywhere the stamps stay year-less (Clock::kNoYear): `denpex events` prints them without a
 // year, the diagnosis gives times of day only.
 void ResolveYears(Incident* inc) {
-  std::optional<TimeNs> latest;
-  if (inc->first_dated != 0) latest = inc->first_dated;
-  for (const Event& e : inc->events) {
-    if (e.clock == Clock::kFull && (!latest || e.time > *latest)) latest = e.time;
-  }
+  struct Scan {
+    std::optional<TimeNs> latest;
+    bool yearless = false;
+  };
+  const auto join = [](Scan a, const Scan& b) {
+    if (b.latest && (!a.latest || *b.latest > *a.latest)) a.latest = b.latest;
+    a.yearless |= b.yearless;
+    return a;
+  };
+  const std::vector<Event>& events = inc->events;
+  Scan scan = tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, events.size(), kGrain), Scan{},
+      [&](const auto& range, Scan s) {
+        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+          const Event& e = events[i];
+          if (e.clock == Clock::kFull && (!s.latest || e.time > *s.latest)) s.latest = e.time;
+          s.yearless |= e.clock == Clock::kNoYear;
+        }
+        return s;
+      },
+      join);
+  if (inc->first_dated != 0) scan = join(Scan{.latest = inc->first_dated}, scan);
+  const std::optional<TimeNs> latest = scan.latest;
   if (!latest) {
-    const bool yearless = std::any_of(inc->events.begin(), inc->events.end(), [](const Event& e) { return e.clock == Clock::kNoYear; });
-    if (yearless) {
+    if (scan.yearless) {
       AddProblem(&inc->input, "no line carries a year (c10, glog and syslog stamps omit it): the diagnosis gives times of day only, "
                               "`denpex events` prints those stamps without a year (`yearless_time`)");
     }
     return;
   }
   inc->year = ToCivil(*latest).year;
+  if (!scan.yearless) return;
+  const int year = *inc->year;
   constexpr TimeNs kLaterAtMost = 31LL * 86400 * kNsPerSec;
   constexpr TimeNs kDay = 86400 * kNsPerSec;
-  // The shift from the placeholder year to the year and the year before is one per calendar
-  // day: worked out once per day (a 16k-rank job's ~100 k yearless events fall on a few days).
-  TimeNs day = -1, shift = 0, shift_before = 0;
-  for (Event& e : inc->events) {
-    if (e.clock != Clock::kNoYear) continue;
-    const TimeNs midnight = e.time - ((e.time % kDay) + kDay) % kDay;
-    if (midnight != day) {
-      CivilTime c = ToCivil(midnight);
-      c.year = *inc->year;
-      shift = FromCivil(c) - midnight;
-      c.year -= 1;
-      shift_before = FromCivil(c) - midnight;
-      day = midnight;
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, inc->events.size(), kGrain), [&](const auto& range) {
+    // The shift from the placeholder year to the year and the year before is one per calendar
+    // day: worked out once per day (a 16k-rank job's ~100 k yearless events fall on a few days).
+    TimeNs day = -1, shift = 0, shift_before = 0;
+    for (std::size_t i = range.begin(); i != range.end(); ++i) {
+      Event& e = inc->events[i];
+      if (e.clock != Clock::kNoYear) continue;
+      const TimeNs midnight = e.time - ((e.time % kDay) + kDay) % kDay;
+      if (midnight != day) {
+        CivilTime c = ToCivil(midnight);
+        c.year = year;
+        shift = FromCivil(c) - midnight;
+        c.year -= 1;
+        shift_before = FromCivil(c) - midnight;
+        day = midnight;
+      }
+      e.time += e.time + shift > *latest + kLaterAtMost ? shift_before : shift;
+      e.clock = Clock::kFull;
     }
-    e.time += e.time + shift > *latest + kLaterAtMost ? shift_before : shift;
-    e.clock = Clock::kFull;
-  }
+  });
 }
 
 namespace {
@@ -91,8 +150,8 @@ std::string_view ScheduledPod(std::string_view row) {
 
 std::map<std::string, std::string, std::less<>> PodAliases(const std::vector<SourceFile>& sources, const Incident& inc) {
   std::map<std::string, std::string, std::less<>> alias;
-  for (const Event& e : inc.events) {
-    if (e.kind != Kind::kPodNode || e.host == kNoStr) continue;
+  for (const std::size_t i : Where(inc.events, [](const Event& e) { return e.kind == Kind::kPodNode && e.host != kNoStr; })) {
+    const Event& e = inc.events[i];
     const std::string_view row = inc.str(std::get<Note>(e.detail).text);
     const std::string_view pod = row.starts_with("Node:") ? Stem(sources[e.file].rel) : ScheduledPod(row);
     const std::string node(inc.str(e.host));
@@ -111,13 +170,44 @@ namespace {
 // DeepSpeed's runner's `--world_info` (the first that decodes) names every host of the job, the
 // silent ones too, and each host's ranks; the files that hold it are consoles of many ranks.
 void DecodeWorld(Incident* inc) {
-  for (const Event& e : inc->events) {
-    if (e.kind != Kind::kWorldInfo) continue;
+  for (const std::size_t i : Where(inc->events, [](const Event& e) { return e.kind == Kind::kWorldInfo; })) {
+    const Event& e = inc->events[i];
     std::vector<WorldHost> hosts = DecodeWorldInfo(inc->str(std::get<Note>(e.detail).text));
     if (hosts.empty()) continue;
     if (hosts.back().first_rank + hosts.back().procs > 1) inc->files[e.file].world_info = true;
     if (inc->world.empty()) inc->world = std::move(hosts);
   }
+}
+
+}  // namespace
+
+namespace {
+
+constexpr std::uint8_t kAsHost = 1, kAsSlurmNode = 2, kEventHost = 4;
+
+// Per string id, how events name it: a host (kAsHost; kEventHost too when it is the event's own
+// `host`), a Slurm node (kAsSlurmNode). Read in parallel, each thread marking its own copy.
+std::vector<std::uint8_t> NamedStrings(const std::vector<Event>& events, std::size_t strings) {
+  tbb::enumerable_thread_specific<std::vector<std::uint8_t>> marks([&] { return std::vector<std::uint8_t>(strings, 0); });
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, events.size(), kGrain), [&](const auto& range) {
+    std::vector<std::uint8_t>& mark = marks.local();
+    for (std::size_t i = range.begin(); i != range.end(); ++i) {
+      const Event& e = events[i];
+      mark[e.host] |= kAsHost | kEventHost;
+      if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) mark[fe->host] |= kAsHost;
+      if (const auto* sn = std::get_if<SlurmNote>(&e.detail);
+          sn && (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom || e.kind == Kind::kNodeFailure ||
+                 e.kind == Kind::kNodeResponding)) {
+        mark[sn->node] |= kAsSlurmNode;
+      }
+    }
+  });
+  std::vector<std::uint8_t> seen(strings, 0);
+  for (const std::vector<std::uint8_t>& mark : marks) {
+    for (std::size_t id = 0; id < strings; ++id) seen[id] |= mark[id];
+  }
+  seen[kNoStr] = 0;  // names nothing
+  return seen;
 }
 
 }  // namespace
@@ -142,23 +232,12 @@ void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc) {
   }
   // Each distinct string once (a 16k-rank job has ~100 k events that name a host, and a few
   // thousand hosts: sorting a copy per event was most of this serial step).
-  constexpr std::uint8_t kAsHost = 1, kAsSlurmNode = 2;
-  std::vector<std::uint8_t> seen(inc->strings.size(), 0);
-  const auto add = [&](StrId id, std::uint8_t as) {
-    if (id == kNoStr || (seen[id] & as) != 0) return;
-    seen[id] |= as;
-    names.emplace_back(as == kAsHost ? real(inc->str(id)) : inc->str(id));
-  };
+  const std::vector<std::uint8_t> seen = NamedStrings(inc->events, inc->strings.size());
   DecodeWorld(inc);
   for (const WorldHost& h : inc->world) names.emplace_back(real(h.host));
-  for (const Event& e : inc->events) {
-    add(e.host, kAsHost);
-    if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) add(fe->host, kAsHost);
-    if (const auto* sn = std::get_if<SlurmNote>(&e.detail);
-        sn && (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom || e.kind == Kind::kNodeFailure ||
-               e.kind == Kind::kNodeResponding)) {
-      add(sn->node, kAsSlurmNode);
-    }
+  for (StrId id = 1; id < seen.size(); ++id) {
+    if ((seen[id] & kAsHost) != 0) names.emplace_back(real(inc->str(id)));
+    if ((seen[id] & kAsSlurmNode) != 0) names.emplace_back(inc->str(id));
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -170,13 +249,14 @@ void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc) {
     return it != inc->nodes.end() && *it == name ? static_cast<std::int32_t>(it - inc->nodes.begin()) : -1;
   };
   for (std::size_t i = 0; i < sources.size(); ++i) inc->files[i].node = index(file_node[i]);
-  std::vector<std::int32_t> host_node(inc->strings.size(), -2);
-  for (Event& e : inc->events) {
-    e.node = inc->files[e.file].node;
-    if (e.node >= 0 || e.host == kNoStr) continue;
-    if (host_node[e.host] == -2) host_node[e.host] = index(inc->str(e.host));
-    e.node = host_node[e.host];
+  std::vector<std::int32_t> host_node(seen.size(), -1);
+  for (StrId id = 1; id < seen.size(); ++id) {
+    if ((seen[id] & kEventHost) != 0) host_node[id] = index(inc->str(id));
   }
+  EachEvent(inc->events, [&](Event& e) {
+    e.node = inc->files[e.file].node;
+    if (e.node < 0) e.node = host_node[e.host];  // kNoStr's: -1
+  });
   for (const WorldHost& h : inc->world) inc->world_node.push_back(index(h.host));
 }
 
@@ -228,6 +308,7 @@ bool LauncherWord(const Event& e) {
 std::vector<std::int32_t> OnlyRankPerNode(const Incident& inc) {
   std::vector<std::int32_t> only(inc.nodes.size(), -1);
   std::vector<std::uint8_t> several(inc.nodes.size(), 0);
+  if (std::none_of(inc.files.begin(), inc.files.end(), [](const LogFile& f) { return f.world_info; })) return only;
   for (const Event& e : inc.events) {
     if (e.rank < 0 || e.node < 0 || !inc.files[e.file].world_info || several[e.node]) continue;
     if (only[e.node] < 0) {
@@ -249,7 +330,11 @@ std::vector<std::int32_t> OnlyRankPerNode(const Incident& inc) {
 // and the agent's table names only the workers that failed).
 void ResolveRanks(Incident* inc) {
   std::map<std::pair<std::int32_t, std::int32_t>, std::int32_t> by_local;
-  for (const Event& e : inc->events) {
+  const auto placed = [](const Event& e) {
+    return e.rank >= 0 && ((e.node >= 0 && e.local_rank >= 0) || std::holds_alternative<FailureEntry>(e.detail));
+  };
+  for (const std::size_t i : Where(inc->events, placed)) {
+    const Event& e = inc->events[i];
     if (e.rank >= 0 && e.node >= 0 && e.local_rank >= 0) by_local.emplace(std::make_pair(e.node, e.local_rank), e.rank);
     if (const auto* fe = std::get_if<FailureEntry>(&e.detail); fe && e.rank >= 0 && fe->host != kNoStr) {
       auto it = std::lower_bound(inc->nodes.begin(), inc->nodes.end(), inc->str(fe->host));
@@ -267,17 +352,18 @@ void ResolveRanks(Incident* inc) {
   // `[default<L>]:`, torn down before its agent printed a table). Two results that disagree
   // (an elastic re-rendezvous) state none.
   std::map<std::int32_t, std::int32_t> stated;
-  for (const Event& e : inc->events) {
+  for (const std::size_t i : Where(inc->events, [](const Event& e) { return e.kind == Kind::kAgentRanks; })) {
+    const Event& e = inc->events[i];
     const auto* nl = std::get_if<NodeLayout>(&e.detail);
-    if (e.kind != Kind::kAgentRanks || nl == nullptr || e.node < 0) continue;
+    if (nl == nullptr || e.node < 0) continue;
     auto [it, added] = stated.try_emplace(e.node, nl->First());
     if (!added && it->second != nl->First()) it->second = -1;
   }
   for (const auto& [node, first] : stated) bases.try_emplace(node, first);
-  for (Event& e : inc->events) {
+  EachEvent(inc->events, [&](Event& e) {
     // A launcher's node layout (DeepSpeed launch.py's, torchrun's rendezvous result) is its word,
     // no rank's (one rank printing in deepspeed.log must not take it, nor be placed by its host).
-    if (e.rank >= 0 || e.kind == Kind::kLauncherLayout || e.kind == Kind::kAgentRanks) continue;
+    if (e.rank >= 0 || e.kind == Kind::kLauncherLayout || e.kind == Kind::kAgentRanks) return;
     const LogFile& f = inc->files[e.file];
     if (f.world_info) {
       // A console of many ranks (the runner's --world_info says so): a line without a rank of its
@@ -295,7 +381,7 @@ void ResolveRanks(Incident* inc) {
         e.rank = b->second + e.local_rank;
       }
     }
-  }
+  });
 }
 
 namespace {
@@ -325,9 +411,10 @@ std::int64_t RayPrefixPid(std::string_view line) {
 void ResolveRayWorkers(Incident* inc) {
   std::map<std::int64_t, std::vector<std::pair<std::int32_t, std::int32_t>>> by_pid;  // pid -> (node, rank)
   std::set<std::uint32_t> files;
-  for (const Event& e : inc->events) {
+  for (const std::size_t i : Where(inc->events, [](const Event& e) { return e.kind == Kind::kRayWorker; })) {
+    const Event& e = inc->events[i];
     const auto* w = std::get_if<WorkerSignalled>(&e.detail);
-    if (e.kind != Kind::kRayWorker || w == nullptr || e.rank < 0) continue;
+    if (w == nullptr || e.rank < 0) continue;
     by_pid[w->pid].emplace_back(e.node, e.rank);
     files.insert(e.file);
   }

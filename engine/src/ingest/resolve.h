@@ -1,4 +1,5 @@
-// Resolution steps run once every file is merged (resolve.cc).
+// Resolution steps run once every file is merged (resolve.cc). Their passes over the events run
+// in parallel in the calling task arena (LoadIncident's); their results never depend on it.
 #pragma once
 
 #include <string>
