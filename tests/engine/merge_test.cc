@@ -1,7 +1,9 @@
 // The merge of parsed files into one incident (ingest/load.cc): events in file order, then line
 // order, each with its own file's strings, whichever file holds most of them (its vector may
-// become the incident's, the others' events put around it), at any thread count and chunk size.
+// become the incident's, the others' events put around it), at any thread count and chunk size;
+// and the census of the merged events that the resolution steps read (ingest/resolve.h).
 #include <gtest/gtest.h>
+#include <oneapi/tbb/task_arena.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -12,6 +14,7 @@
 
 #include "incident_dump.h"
 #include "ingest/incident.h"
+#include "ingest/resolve.h"
 
 namespace denpex::engine {
 namespace {
@@ -74,6 +77,56 @@ TEST(Merge, EventsKeepFileThenLineOrderAndTheirOwnStringsAroundTheLargestFile) {
       if (first_dump.empty()) first_dump = dump;
       EXPECT_EQ(dump, first_dump) << "chunks of " << chunk << " bytes, " << threads << " threads";
     }
+  }
+}
+
+}  // namespace
+}  // namespace denpex::engine
+
+namespace denpex::engine {
+namespace {
+
+// The census of the events the resolution steps read (ingest/resolve.h): the indices of each kind
+// they look for, in event order, across the blocks the events are read in, at any thread count.
+TEST(Merge, EventCensusListsEachKindInEventOrderAtAnyThreadCount) {
+  Incident inc;
+  const StrId host = inc.strings.Intern("gpu-0007"), slurm_node = inc.strings.Intern("gpu-0009");
+  constexpr std::size_t kEvents = 50'000;  // several blocks of the parallel pass
+  std::vector<std::size_t> pods, workers, local;
+  for (std::size_t i = 0; i < kEvents; ++i) {
+    Event e;
+    e.time = static_cast<TimeNs>(i);
+    e.clock = i % 3 == 0 ? Clock::kNoYear : Clock::kFull;
+    if (i % 997 == 5) {
+      e.kind = Kind::kPodNode, e.host = host, e.detail = Note{};
+      pods.push_back(i);
+    } else if (i % 1999 == 7) {
+      e.kind = Kind::kRayWorker, e.detail = WorkerSignalled{};
+      workers.push_back(i);
+    } else if (i % 101 == 3) {
+      e.local_rank = 2;
+      local.push_back(i);
+    } else if (i == 40'000) {
+      e.kind = Kind::kTaskExit, e.detail = SlurmNote{.node = slurm_node};
+    }
+    inc.events.push_back(e);
+  }
+  for (const int threads : {1, 2, 4}) {
+    tbb::task_arena arena(threads);
+    EventCensus c;
+    arena.execute([&] { c = TakeCensus(inc); });
+    EXPECT_EQ(c.pod_nodes, pods);
+    EXPECT_EQ(c.ray_workers, workers);
+    EXPECT_EQ(c.local_ranked, local);
+    EXPECT_TRUE(c.world_infos.empty());
+    EXPECT_TRUE(c.agent_ranks.empty());
+    ASSERT_TRUE(c.latest_full.has_value());
+    EXPECT_EQ(*c.latest_full, static_cast<TimeNs>(kEvents - 1));  // 49999: not a multiple of 3
+    EXPECT_TRUE(c.yearless);
+    ASSERT_EQ(c.named.size(), inc.strings.size());
+    EXPECT_EQ(c.named[host], 5);        // a host, the events' own
+    EXPECT_EQ(c.named[slurm_node], 2);  // a Slurm node
+    EXPECT_EQ(c.named[kNoStr], 0);
   }
 }
 

@@ -211,10 +211,11 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
   }
   arena.execute([&] {  // the steps' passes over the events run in parallel (resolve.cc)
     DropCopies(&inc);
-    ResolveNodes(listing->files, &inc);
-    ResolveRayWorkers(&inc);
-    ResolveRanks(&inc);
-    ResolveYears(&inc);
+    const EventCensus census = TakeCensus(inc);
+    ResolveNodes(listing->files, census, &inc);
+    ResolveRayWorkers(census, &inc);
+    ResolveRanks(census, &inc);
+    ResolveYears(census, &inc);
     NoteRecovery(&inc);
   });
   return inc;

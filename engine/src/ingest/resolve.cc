@@ -21,10 +21,8 @@ namespace {
 
 constexpr std::size_t kMaxProblems = 40;
 
-// The passes below each read every event (a 16k-rank job: ~150 k events, ~20 MB), most for the
-// few of a kind; one pass took ~0.5-2 ms of the calling thread while the others sat idle at the
-// end of the parse. They run over blocks of events in parallel (the caller's task arena), and
-// what they collect is joined in event order, so nothing depends on the thread count.
+// The steps' passes over the events run over blocks of events in parallel (the caller's task
+// arena); what they collect is joined in event order, so nothing depends on the thread count.
 constexpr std::size_t kGrain = 8192;
 
 // f(Event&) for every event, in parallel: f must touch nothing but its event (or read-only state).
@@ -35,25 +33,63 @@ void EachEvent(std::vector<Event>& events, F f) {
   });
 }
 
-// The indices of the events `pred` holds for, in order.
-template <typename Pred>
-std::vector<std::size_t> Where(const std::vector<Event>& events, Pred pred) {
-  using Found = std::vector<std::size_t>;
-  return tbb::parallel_reduce(
-      tbb::blocked_range<std::size_t>(0, events.size(), kGrain), Found{},
-      [&](const auto& range, Found found) {
-        for (std::size_t i = range.begin(); i != range.end(); ++i) {
-          if (pred(events[i])) found.push_back(i);
-        }
-        return found;
-      },
-      [](Found left, const Found& right) {  // `right` holds the later events
-        left.insert(left.end(), right.begin(), right.end());
-        return left;
-      });
+// How events name a string (EventCensus::named): a host (kEventHost too when it is the event's
+// own `host`), a Slurm node.
+constexpr std::uint8_t kAsHost = 1, kAsSlurmNode = 2, kEventHost = 4;
+
+// Appends what `e` (at `i`) tells the census; `named` is this thread's copy of EventCensus::named.
+void Count(const Event& e, std::size_t i, EventCensus* c, std::vector<std::uint8_t>* named) {
+  (*named)[e.host] |= kAsHost | kEventHost;
+  if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) (*named)[fe->host] |= kAsHost;
+  if (const auto* sn = std::get_if<SlurmNote>(&e.detail);
+      sn && (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom || e.kind == Kind::kNodeFailure ||
+             e.kind == Kind::kNodeResponding)) {
+    (*named)[sn->node] |= kAsSlurmNode;
+  }
+  if (e.kind == Kind::kPodNode && e.host != kNoStr) c->pod_nodes.push_back(i);
+  if (e.kind == Kind::kWorldInfo) c->world_infos.push_back(i);
+  if (e.kind == Kind::kRayWorker) c->ray_workers.push_back(i);
+  if (e.kind == Kind::kAgentRanks) c->agent_ranks.push_back(i);
+  if (e.local_rank >= 0 || std::holds_alternative<FailureEntry>(e.detail)) c->local_ranked.push_back(i);
+  if (e.clock == Clock::kFull && (!c->latest_full || e.time > *c->latest_full)) c->latest_full = e.time;
+  c->yearless |= e.clock == Clock::kNoYear;
+}
+
+// `right` (the later events' census) joined to `left`'s.
+EventCensus Join(EventCensus left, const EventCensus& right) {
+  const auto append = [](std::vector<std::size_t>* to, const std::vector<std::size_t>& from) {
+    to->insert(to->end(), from.begin(), from.end());
+  };
+  append(&left.pod_nodes, right.pod_nodes);
+  append(&left.world_infos, right.world_infos);
+  append(&left.ray_workers, right.ray_workers);
+  append(&left.agent_ranks, right.agent_ranks);
+  append(&left.local_ranked, right.local_ranked);
+  if (right.latest_full && (!left.latest_full || *right.latest_full > *left.latest_full)) left.latest_full = right.latest_full;
+  left.yearless |= right.yearless;
+  return left;
 }
 
 }  // namespace
+
+EventCensus TakeCensus(const Incident& inc) {
+  const std::size_t strings = inc.strings.size();
+  tbb::enumerable_thread_specific<std::vector<std::uint8_t>> named([&] { return std::vector<std::uint8_t>(strings, 0); });
+  EventCensus census = tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, inc.events.size(), kGrain), EventCensus{},
+      [&](const auto& range, EventCensus c) {
+        std::vector<std::uint8_t>& mine = named.local();
+        for (std::size_t i = range.begin(); i != range.end(); ++i) Count(inc.events[i], i, &c, &mine);
+        return c;
+      },
+      Join);
+  census.named.assign(strings, 0);
+  for (const std::vector<std::uint8_t>& mine : named) {
+    for (std::size_t id = 0; id < strings; ++id) census.named[id] |= mine[id];
+  }
+  census.named[kNoStr] = 0;  // names nothing
+  return census;
+}
 
 void AddProblem(InputCounts* in, std::string problem) {
   if (in->problems.size() < kMaxProblems) {
@@ -70,39 +106,18 @@ void AddProblem(InputCounts* in, std::string problem) {
 // a month later (a node's boot lines months old, a job across New Year). With no full date
 // anywhere the stamps stay year-less (Clock::kNoYear): `denpex events` prints them without a
 // year, the diagnosis gives times of day only.
-void ResolveYears(Incident* inc) {
-  struct Scan {
-    std::optional<TimeNs> latest;
-    bool yearless = false;
-  };
-  const auto join = [](Scan a, const Scan& b) {
-    if (b.latest && (!a.latest || *b.latest > *a.latest)) a.latest = b.latest;
-    a.yearless |= b.yearless;
-    return a;
-  };
-  const std::vector<Event>& events = inc->events;
-  Scan scan = tbb::parallel_reduce(
-      tbb::blocked_range<std::size_t>(0, events.size(), kGrain), Scan{},
-      [&](const auto& range, Scan s) {
-        for (std::size_t i = range.begin(); i != range.end(); ++i) {
-          const Event& e = events[i];
-          if (e.clock == Clock::kFull && (!s.latest || e.time > *s.latest)) s.latest = e.time;
-          s.yearless |= e.clock == Clock::kNoYear;
-        }
-        return s;
-      },
-      join);
-  if (inc->first_dated != 0) scan = join(Scan{.latest = inc->first_dated}, scan);
-  const std::optional<TimeNs> latest = scan.latest;
+void ResolveYears(const EventCensus& census, Incident* inc) {
+  std::optional<TimeNs> latest = census.latest_full;
+  if (inc->first_dated != 0 && (!latest || inc->first_dated > *latest)) latest = inc->first_dated;
   if (!latest) {
-    if (scan.yearless) {
+    if (census.yearless) {
       AddProblem(&inc->input, "no line carries a year (c10, glog and syslog stamps omit it): the diagnosis gives times of day only, "
                               "`denpex events` prints those stamps without a year (`yearless_time`)");
     }
     return;
   }
   inc->year = ToCivil(*latest).year;
-  if (!scan.yearless) return;
+  if (!census.yearless) return;
   const int year = *inc->year;
   constexpr TimeNs kLaterAtMost = 31LL * 86400 * kNsPerSec;
   constexpr TimeNs kDay = 86400 * kNsPerSec;
@@ -148,9 +163,10 @@ std::string_view ScheduledPod(std::string_view row) {
   return row.substr(0, row.find(' '));
 }
 
-std::map<std::string, std::string, std::less<>> PodAliases(const std::vector<SourceFile>& sources, const Incident& inc) {
+std::map<std::string, std::string, std::less<>> PodAliases(const std::vector<SourceFile>& sources, const EventCensus& census,
+                                                           const Incident& inc) {
   std::map<std::string, std::string, std::less<>> alias;
-  for (const std::size_t i : Where(inc.events, [](const Event& e) { return e.kind == Kind::kPodNode && e.host != kNoStr; })) {
+  for (const std::size_t i : census.pod_nodes) {
     const Event& e = inc.events[i];
     const std::string_view row = inc.str(std::get<Note>(e.detail).text);
     const std::string_view pod = row.starts_with("Node:") ? Stem(sources[e.file].rel) : ScheduledPod(row);
@@ -169,8 +185,8 @@ namespace {
 
 // DeepSpeed's runner's `--world_info` (the first that decodes) names every host of the job, the
 // silent ones too, and each host's ranks; the files that hold it are consoles of many ranks.
-void DecodeWorld(Incident* inc) {
-  for (const std::size_t i : Where(inc->events, [](const Event& e) { return e.kind == Kind::kWorldInfo; })) {
+void DecodeWorld(const EventCensus& census, Incident* inc) {
+  for (const std::size_t i : census.world_infos) {
     const Event& e = inc->events[i];
     std::vector<WorldHost> hosts = DecodeWorldInfo(inc->str(std::get<Note>(e.detail).text));
     if (hosts.empty()) continue;
@@ -181,42 +197,11 @@ void DecodeWorld(Incident* inc) {
 
 }  // namespace
 
-namespace {
-
-constexpr std::uint8_t kAsHost = 1, kAsSlurmNode = 2, kEventHost = 4;
-
-// Per string id, how events name it: a host (kAsHost; kEventHost too when it is the event's own
-// `host`), a Slurm node (kAsSlurmNode). Read in parallel, each thread marking its own copy.
-std::vector<std::uint8_t> NamedStrings(const std::vector<Event>& events, std::size_t strings) {
-  tbb::enumerable_thread_specific<std::vector<std::uint8_t>> marks([&] { return std::vector<std::uint8_t>(strings, 0); });
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, events.size(), kGrain), [&](const auto& range) {
-    std::vector<std::uint8_t>& mark = marks.local();
-    for (std::size_t i = range.begin(); i != range.end(); ++i) {
-      const Event& e = events[i];
-      mark[e.host] |= kAsHost | kEventHost;
-      if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) mark[fe->host] |= kAsHost;
-      if (const auto* sn = std::get_if<SlurmNote>(&e.detail);
-          sn && (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom || e.kind == Kind::kNodeFailure ||
-                 e.kind == Kind::kNodeResponding)) {
-        mark[sn->node] |= kAsSlurmNode;
-      }
-    }
-  });
-  std::vector<std::uint8_t> seen(strings, 0);
-  for (const std::vector<std::uint8_t>& mark : marks) {
-    for (std::size_t id = 0; id < strings; ++id) seen[id] |= mark[id];
-  }
-  seen[kNoStr] = 0;  // names nothing
-  return seen;
-}
-
-}  // namespace
-
 // Nodes are the directories files sit in plus the hosts lines name (NCCL `host:pid:tid`, pdsh
 // prefixes, torchrun table `host :` fields): a combined srun log has no directories. An event
 // belongs to its file's node, else to the host it names. Pod names resolve to their node.
-void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc) {
-  const auto alias = PodAliases(sources, *inc);
+void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& census, Incident* inc) {
+  const auto alias = PodAliases(sources, census, *inc);
   auto real = [&](std::string_view name) -> std::string_view {
     const auto it = alias.find(name);
     return it == alias.end() ? name : std::string_view(it->second);
@@ -232,8 +217,8 @@ void ResolveNodes(const std::vector<SourceFile>& sources, Incident* inc) {
   }
   // Each distinct string once (a 16k-rank job has ~100 k events that name a host, and a few
   // thousand hosts: sorting a copy per event was most of this serial step).
-  const std::vector<std::uint8_t> seen = NamedStrings(inc->events, inc->strings.size());
-  DecodeWorld(inc);
+  const std::vector<std::uint8_t>& seen = census.named;
+  DecodeWorld(census, inc);
   for (const WorldHost& h : inc->world) names.emplace_back(real(h.host));
   for (StrId id = 1; id < seen.size(); ++id) {
     if ((seen[id] & kAsHost) != 0) names.emplace_back(real(inc->str(id)));
@@ -328,12 +313,9 @@ std::vector<std::int32_t> OnlyRankPerNode(const Incident& inc) {
 // or the rank that other lines give its (node, local rank) (the log dir's stdout.log), or failing
 // that its node's first rank plus its local rank (torch <= 2.1 log dirs print no `[rank<G>]:`,
 // and the agent's table names only the workers that failed).
-void ResolveRanks(Incident* inc) {
+void ResolveRanks(const EventCensus& census, Incident* inc) {
   std::map<std::pair<std::int32_t, std::int32_t>, std::int32_t> by_local;
-  const auto placed = [](const Event& e) {
-    return e.rank >= 0 && ((e.node >= 0 && e.local_rank >= 0) || std::holds_alternative<FailureEntry>(e.detail));
-  };
-  for (const std::size_t i : Where(inc->events, placed)) {
+  for (const std::size_t i : census.local_ranked) {
     const Event& e = inc->events[i];
     if (e.rank >= 0 && e.node >= 0 && e.local_rank >= 0) by_local.emplace(std::make_pair(e.node, e.local_rank), e.rank);
     if (const auto* fe = std::get_if<FailureEntry>(&e.detail); fe && e.rank >= 0 && fe->host != kNoStr) {
@@ -352,7 +334,7 @@ void ResolveRanks(Incident* inc) {
   // `[default<L>]:`, torn down before its agent printed a table). Two results that disagree
   // (an elastic re-rendezvous) state none.
   std::map<std::int32_t, std::int32_t> stated;
-  for (const std::size_t i : Where(inc->events, [](const Event& e) { return e.kind == Kind::kAgentRanks; })) {
+  for (const std::size_t i : census.agent_ranks) {
     const Event& e = inc->events[i];
     const auto* nl = std::get_if<NodeLayout>(&e.detail);
     if (nl == nullptr || e.node < 0) continue;
@@ -408,10 +390,10 @@ std::int64_t RayPrefixPid(std::string_view line) {
 // `(RayTrainWorker pid=<pid>, ip=<ip>)` prefix under torch <= 2.3 (no `[rank<G>]:`). The pid is
 // read back from the line (the prefix is stripped before the recognisers): by (node, pid) when
 // the line names its ip, by the pid alone when one table entry has it.
-void ResolveRayWorkers(Incident* inc) {
+void ResolveRayWorkers(const EventCensus& census, Incident* inc) {
   std::map<std::int64_t, std::vector<std::pair<std::int32_t, std::int32_t>>> by_pid;  // pid -> (node, rank)
   std::set<std::uint32_t> files;
-  for (const std::size_t i : Where(inc->events, [](const Event& e) { return e.kind == Kind::kRayWorker; })) {
+  for (const std::size_t i : census.ray_workers) {
     const Event& e = inc->events[i];
     const auto* w = std::get_if<WorkerSignalled>(&e.detail);
     if (w == nullptr || e.rank < 0) continue;
