@@ -151,13 +151,9 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc, std::vector<St
 // event of the copy that its main log also holds (same time, kind and signature) is dropped,
 // so a line counts once. What the copy alone kept (the main log was capped) stays.
 void DropCopies(Incident* inc) {
+  if (std::none_of(inc->files.begin(), inc->files.end(), [](const LogFile& f) { return f.copy; })) return;
   std::map<std::string, std::uint32_t> by_path;
-  bool any = false;
-  for (std::uint32_t i = 0; i < inc->files.size(); ++i) {
-    by_path.emplace(inc->files[i].path, i);
-    any |= inc->files[i].copy;
-  }
-  if (!any) return;
+  for (std::uint32_t i = 0; i < inc->files.size(); ++i) by_path.emplace(inc->files[i].path, i);
   constexpr std::string_view kErrors = ".errors.log";
   std::vector<std::int64_t> main_of(inc->files.size(), -1);
   for (std::uint32_t i = 0; i < inc->files.size(); ++i) {
