@@ -104,8 +104,8 @@ void AppendEvents(std::vector<FileResult>& batch, Incident* inc) {
 }
 
 // The string ids of the events from `first` on, each re-interned by its file's remap
-// (`remaps[file - first_file]`), in parallel over blocks of events: the ~150 k events of a
-// 16k-rank job took ~1.5 ms of one thread (measured, 2 GB benchmark incident).
+// (`remaps[file - first_file]`), in parallel over blocks of events (the ~150 k events of the
+// 16k-rank benchmark incident: ~1.1 ms of one thread).
 void RemapStrings(std::size_t first, std::size_t first_file, const std::vector<std::vector<StrId>>& remaps,
                   Incident* inc) {
   tbb::parallel_for(tbb::blocked_range<std::size_t>(first, inc->events.size(), 4096), [&](const auto& range) {
