@@ -56,35 +56,48 @@ void Count(const Event& e, std::size_t i, EventCensus* c, std::vector<std::uint8
 }
 
 // `right` (the later events' census) joined to `left`'s.
-EventCensus Join(EventCensus left, const EventCensus& right) {
-  const auto append = [](std::vector<std::size_t>* to, const std::vector<std::size_t>& from) {
+void Join(const EventCensus& right, EventCensus* left) {
+  const auto append = [](const std::vector<std::size_t>& from, std::vector<std::size_t>* to) {
     to->insert(to->end(), from.begin(), from.end());
   };
-  append(&left.pod_nodes, right.pod_nodes);
-  append(&left.world_infos, right.world_infos);
-  append(&left.ray_workers, right.ray_workers);
-  append(&left.agent_ranks, right.agent_ranks);
-  append(&left.local_ranked, right.local_ranked);
-  if (right.latest_full && (!left.latest_full || *right.latest_full > *left.latest_full)) left.latest_full = right.latest_full;
-  left.yearless |= right.yearless;
-  return left;
+  append(right.pod_nodes, &left->pod_nodes);
+  append(right.world_infos, &left->world_infos);
+  append(right.ray_workers, &left->ray_workers);
+  append(right.agent_ranks, &left->agent_ranks);
+  append(right.local_ranked, &left->local_ranked);
+  if (right.latest_full && (!left->latest_full || *right.latest_full > *left->latest_full)) left->latest_full = right.latest_full;
+  left->yearless |= right.yearless;
 }
+
+using Marks = tbb::enumerable_thread_specific<std::vector<std::uint8_t>>;
+
+// tbb::parallel_reduce's body (its imperative form: the lists grow in place, where the
+// functional form copies the value for every block). A body reads its blocks left to right and
+// joins the census of the blocks to its right, so the lists are in event order.
+struct CensusBody {
+  CensusBody(const Incident& inc, Marks* marks) : inc(inc), marks(marks) {}
+  CensusBody(CensusBody& other, tbb::split) : inc(other.inc), marks(other.marks) {}
+  void operator()(const tbb::blocked_range<std::size_t>& range) {
+    std::vector<std::uint8_t>& mine = marks->local();
+    for (std::size_t i = range.begin(); i != range.end(); ++i) Count(inc.events[i], i, &census, &mine);
+  }
+  void join(const CensusBody& right) { Join(right.census, &census); }
+
+  const Incident& inc;
+  Marks* marks;
+  EventCensus census;
+};
 
 }  // namespace
 
 EventCensus TakeCensus(const Incident& inc) {
   const std::size_t strings = inc.strings.size();
-  tbb::enumerable_thread_specific<std::vector<std::uint8_t>> named([&] { return std::vector<std::uint8_t>(strings, 0); });
-  EventCensus census = tbb::parallel_reduce(
-      tbb::blocked_range<std::size_t>(0, inc.events.size(), kGrain), EventCensus{},
-      [&](const auto& range, EventCensus c) {
-        std::vector<std::uint8_t>& mine = named.local();
-        for (std::size_t i = range.begin(); i != range.end(); ++i) Count(inc.events[i], i, &c, &mine);
-        return c;
-      },
-      Join);
+  Marks marks([&] { return std::vector<std::uint8_t>(strings, 0); });
+  CensusBody body(inc, &marks);
+  tbb::parallel_reduce(tbb::blocked_range<std::size_t>(0, inc.events.size(), kGrain), body);
+  EventCensus census = std::move(body.census);
   census.named.assign(strings, 0);
-  for (const std::vector<std::uint8_t>& mine : named) {
+  for (const std::vector<std::uint8_t>& mine : marks) {
     for (std::size_t id = 0; id < strings; ++id) census.named[id] |= mine[id];
   }
   census.named[kNoStr] = 0;  // names nothing
