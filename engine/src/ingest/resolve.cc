@@ -224,7 +224,9 @@ void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& cen
     file_node[i] = sources[i].node.empty() && !alias.empty() ? std::string(real(Stem(sources[i].rel))) : sources[i].node;
     if (sources[i].node.empty() && file_node[i] == Stem(sources[i].rel) && !alias.contains(file_node[i])) file_node[i].clear();
   }
-  std::vector<std::string> names;
+  // Views of the names (into file_node, the aliases, the world info and the strings), sorted
+  // before they are copied: sorting the ~4 k std::string of a 2,048-node job took ~0.9 ms.
+  std::vector<std::string_view> names;
   for (const auto& n : file_node) {
     if (!n.empty()) names.push_back(n);
   }
@@ -232,14 +234,14 @@ void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& cen
   // thousand hosts: sorting a copy per event was most of this serial step).
   const std::vector<std::uint8_t>& seen = census.named;
   DecodeWorld(census, inc);
-  for (const WorldHost& h : inc->world) names.emplace_back(real(h.host));
+  for (const WorldHost& h : inc->world) names.push_back(real(h.host));
   for (StrId id = 1; id < seen.size(); ++id) {
-    if ((seen[id] & kAsHost) != 0) names.emplace_back(real(inc->str(id)));
-    if ((seen[id] & kAsSlurmNode) != 0) names.emplace_back(inc->str(id));
+    if ((seen[id] & kAsHost) != 0) names.push_back(real(inc->str(id)));
+    if ((seen[id] & kAsSlurmNode) != 0) names.push_back(inc->str(id));
   }
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
-  inc->nodes = std::move(names);
+  inc->nodes.assign(names.begin(), names.end());
   auto index = [&](std::string_view name) -> std::int32_t {
     if (name.empty()) return -1;
     name = real(name);
