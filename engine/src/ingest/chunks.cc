@@ -35,9 +35,77 @@ std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_by
 // chunks kept a million progress events. Iteration lines come as compact records
 // (ParsedLog::progress), placed among the events once every chunk is merged; step lines as
 // events.
+//
+// A merged iteration record is only its place and where its latest record is (which chunk,
+// which record): folding a later chunk's record writes those 8 bytes, and each surviving record
+// is copied once, when every chunk is merged (MergedRecords::Take). Copying each chunk's
+// records into the merged ones (16 k per chunk, a million for a 2 GB file, each a cache line
+// written to a 1 MB array the parse had evicted) cost more than the rest of the merge.
+class MergedRecords {
+ public:
+  // `records` are the next chunk's, its lines to be shifted by `shift`, its strings re-interned
+  // by `remap` (empty: the first chunk's, kept as they are).
+  std::uint32_t AddChunk(std::vector<ProgressRecord>&& records, std::uint32_t shift, std::vector<StrId>&& remap) {
+    chunks_.push_back({std::move(records), shift, std::move(remap)});
+    return static_cast<std::uint32_t>(chunks_.size() - 1);
+  }
+  const std::vector<ProgressRecord>& records(std::uint32_t chunk) const { return chunks_[chunk].records; }
+  const std::vector<StrId>& remap(std::uint32_t chunk) const { return chunks_[chunk].remap; }
+  // Record `index` of `chunk` is its key's latest: it replaces the earlier one, in that one's
+  // place, or is placed before the merged event `at`.
+  void Fold(std::uint32_t chunk, std::uint32_t index, std::uint32_t at) {
+    const ProgressRecord& r = chunks_[chunk].records[index];
+    const std::int32_t key = ProgressKey(r.rank, r.task);
+    const std::size_t k = index_.Find(key);
+    if (k != ProgressIndex::kNone) {
+      latest_[k] = {chunk, index};
+      return;
+    }
+    index_.Set(key, latest_.size());
+    latest_.push_back({chunk, index});
+    at_.push_back(at);
+  }
+  std::size_t Find(const ProgressRecord& r) const { return index_.Find(ProgressKey(r.rank, r.task)); }
+  // Asks for the slot of `r`'s key ahead of its Fold.
+  void Prefetch(const ProgressRecord& r) const {
+    const std::size_t k = Find(r);
+    if (k != ProgressIndex::kNone) __builtin_prefetch(&latest_[k], 1);
+  }
+  // A requeued job's next run: its lines start new records.
+  void Restart() { index_.Clear(); }
+  // The merged records, in order of their places (ParsedLog::progress).
+  std::vector<ProgressRecord> Take() {
+    std::vector<ProgressRecord> out(latest_.size());
+    for (std::size_t k = 0; k < latest_.size(); ++k) {
+      const Chunk& c = chunks_[latest_[k].chunk];
+      ProgressRecord r = c.records[latest_[k].index];
+      r.line += c.shift;
+      if (!c.remap.empty()) r.host = c.remap[r.host];
+      r.at = at_[k];
+      out[k] = r;
+    }
+    *this = MergedRecords();
+    return out;
+  }
+
+ private:
+  struct Chunk {
+    std::vector<ProgressRecord> records;
+    std::uint32_t shift = 0;
+    std::vector<StrId> remap;
+  };
+  struct Latest {
+    std::uint32_t chunk, index;
+  };
+  std::vector<Chunk> chunks_;
+  ProgressIndex index_;           // key -> merged record
+  std::vector<Latest> latest_;    // per merged record: its key's latest record
+  std::vector<std::uint32_t> at_;  // per merged record: its place (before the merged event at_)
+};
+
 struct ProgressSlots {
-  ProgressIndex iterations;  // key -> index in the merged progress records
-  ProgressIndex steps;       // key -> index in the merged events
+  MergedRecords iterations;
+  ProgressIndex steps;  // key -> index in the merged events
 };
 
 // The key of a step-line event (records.cc's StepLine), if `e` is one.
@@ -46,15 +114,15 @@ std::optional<std::int32_t> StepKey(const Event& e) {
   return ProgressKey(e.rank, e.task);
 }
 
-ProgressSlots SlotsOf(const ParsedLog& log) {
-  ProgressSlots slots;
-  for (std::size_t i = 0; i < log.events.size(); ++i) {
-    if (const auto key = StepKey(log.events[i])) slots.steps.Set(*key, i);
+// The first chunk's progress, `log` being its result.
+void StartSlots(ParsedLog* log, ProgressSlots* slots) {
+  for (std::size_t i = 0; i < log->events.size(); ++i) {
+    if (const auto key = StepKey(log->events[i])) slots->steps.Set(*key, i);
   }
-  for (std::size_t i = 0; i < log.progress.size(); ++i) {
-    slots.iterations.Set(ProgressKey(log.progress[i].rank, log.progress[i].task), i);
-  }
-  return slots;
+  const std::uint32_t chunk = slots->iterations.AddChunk(std::move(log->progress), 0, {});
+  log->progress.clear();
+  const auto& records = slots->iterations.records(chunk);
+  for (std::size_t i = 0; i < records.size(); ++i) slots->iterations.Fold(chunk, static_cast<std::uint32_t>(i), records[i].at);
 }
 
 // `later`'s progress replaces `*earlier`'s; a slow run that began at the later chunk's first
@@ -101,43 +169,22 @@ void MergeOpenWatchdogs(const ParsedLog& from, const std::vector<std::size_t>& p
   into->open_watchdogs = std::move(open);
 }
 
-// A later chunk's iteration record (lines shifted, strings re-interned): it replaces the earlier
-// record of its key, in that one's place, or is placed where the merged events now end.
-void FoldRecord(ProgressRecord r, ParsedLog* into, ProgressIndex* iterations) {
-  const std::int32_t key = ProgressKey(r.rank, r.task);
-  const std::size_t at = iterations->Find(key);
-  if (at != ProgressIndex::kNone) {
-    r.at = into->progress[at].at;
-    into->progress[at] = r;
-    return;
-  }
-  r.at = static_cast<std::uint32_t>(into->events.size());
-  iterations->Set(key, into->progress.size());
-  into->progress.push_back(r);
-}
-
 constexpr std::ptrdiff_t kFoldAhead = 8;
 
 // Appends `from` (the chunk after `into`'s last) to `into`: strings re-interned, lines shifted.
 void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, ProgressSlots* slots) {
   const auto shift = static_cast<std::uint32_t>(into->lines);
-  const std::vector<StrId> remap = into->strings.Absorb(std::move(from.strings));
+  MergedRecords& merged = slots->iterations;
+  const std::uint32_t chunk = merged.AddChunk(std::move(from.progress), shift, into->strings.Absorb(std::move(from.strings)));
+  const std::vector<StrId>& remap = merged.remap(chunk);
   CloseWatchdogs(from, remap, into);
   std::vector<std::size_t> placed(from.events.size());  // from's event index -> its index in `into`
-  auto record = from.progress.begin();
+  const auto& records = merged.records(chunk);
+  std::size_t record = 0;
   const auto fold_records_until = [&](std::size_t at) {  // the records placed before from.events[at]
-    for (; record != from.progress.end() && record->at <= at; ++record) {
-      // The earlier records these replace are spread over ~1 MB that the parse evicted from
-      // the cache: ask for the one a few records ahead (their misses overlap).
-      if (from.progress.end() - record > kFoldAhead) {
-        const ProgressRecord& ahead = record[kFoldAhead];
-        const std::size_t slot = slots->iterations.Find(ProgressKey(ahead.rank, ahead.task));
-        if (slot != ProgressIndex::kNone) __builtin_prefetch(&into->progress[slot], 1);
-      }
-      ProgressRecord r = *record;
-      r.line += shift;
-      r.host = remap[r.host];
-      FoldRecord(r, into, &slots->iterations);
+    for (; record < records.size() && records[record].at <= at; ++record) {
+      if (record + kFoldAhead < records.size()) merged.Prefetch(records[record + kFoldAhead]);
+      merged.Fold(chunk, static_cast<std::uint32_t>(record), static_cast<std::uint32_t>(into->events.size()));
     }
   };
   for (std::size_t i = 0; i < from.events.size(); ++i) {
@@ -156,7 +203,7 @@ void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, Pro
       e.clock = into->last_stamp_clock;
       e.time_borrowed = true;
     }
-    if (e.kind == Kind::kRequeue) slots->iterations.Clear();  // the next run's iteration lines are new events (records.cc)
+    if (e.kind == Kind::kRequeue) slots->iterations.Restart();  // the next run's iteration lines are new events (records.cc)
     placed[i] = into->events.size();
     if (const auto key = StepKey(e)) {
       const std::size_t at = slots->steps.Find(*key);
@@ -255,12 +302,14 @@ class OrderedMerge {
   }
   std::size_t merged() const { return merged_.load(); }
   ParsedLog Take() { return std::move(out_); }
+  // The merged iteration records, once every chunk is merged.
+  std::vector<ProgressRecord> TakeProgress() { return slots_.iterations.Take(); }
   // The chunks from merged() on, joined where records stay open, in order.
   void AppendRest(std::vector<ParsedLog>&& rest, ParsedLog* out) {
     for (ParsedLog& part : rest) {  // merged() counts them as they go: Reserve looks at what is left
       if (merged_ == 0) {
         *out = std::move(part);
-        slots_ = SlotsOf(*out);
+        StartSlots(out, &slots_);
       } else {
         Reserve(part, out);
         Append(std::move(part), ctx_.prefixes, out, &slots_);
@@ -283,7 +332,7 @@ class OrderedMerge {
     }
     if (m == 0) {
       out_ = std::move(part);
-      slots_ = SlotsOf(out_);
+      StartSlots(&out_, &slots_);
     } else {
       Reserve(part, &out_);
       Append(std::move(part), ctx_.prefixes, &out_, &slots_);
@@ -345,6 +394,7 @@ ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_
     merge.AppendRest(std::move(rest), &out);
   }
   out.stamp_gap = {};  // a view of `text`: not kept past it
+  out.progress = merge.TakeProgress();
   PlaceProgress(&out, ctx.file);
   std::sort(out.prefix_ranks.begin(), out.prefix_ranks.end());
   out.prefix_ranks.erase(std::unique(out.prefix_ranks.begin(), out.prefix_ranks.end()), out.prefix_ranks.end());
