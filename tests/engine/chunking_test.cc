@@ -257,6 +257,35 @@ TEST(Chunking, MappedFileReleasedWhileParsedIsTheSame) {
   EXPECT_EQ(file->view(), text);
 }
 
+// A file's last chunks shrink (a quarter of what is left, not below kTailChunkBytes) so the
+// workers finish together: every start follows a newline, sizes never grow (but for the line
+// each start moves past), full chunks first. The parse over such chunks is the one-pass parse.
+TEST(Chunking, LastChunksShrinkAndParseTheSame) {
+  std::string text;
+  while (text.size() < (26u << 20)) text += LongText();
+  constexpr std::size_t kChunk = 6 << 20;
+  const std::vector<std::size_t> starts = ChunkStarts(text, kChunk);
+  ASSERT_GE(starts.size(), 5u);
+  EXPECT_EQ(starts[0], 0u);
+  std::vector<std::size_t> sizes;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    if (i > 0) EXPECT_EQ(text[starts[i] - 1], '\n') << i;
+    sizes.push_back((i + 1 < starts.size() ? starts[i + 1] : text.size()) - starts[i]);
+  }
+  constexpr std::size_t kLine = 400;  // longer than any line of the text
+  EXPECT_GE(sizes[0], kChunk);
+  EXPECT_LE(sizes[0], kChunk + kLine);
+  for (std::size_t i = 1; i + 1 < sizes.size(); ++i) {
+    EXPECT_LE(sizes[i], sizes[i - 1] + kLine) << i;
+    EXPECT_GE(sizes[i], kTailChunkBytes) << i;
+  }
+  EXPECT_LT(sizes[sizes.size() - 2], kChunk) << "the last chunks shrink";
+  ExpectSameParse(text, kChunk);
+  // Chunks up to kTailChunkBytes never shrink.
+  const std::vector<std::size_t> small = ChunkStarts(text, 1 << 20);
+  for (std::size_t i = 1; i + 1 < small.size(); ++i) EXPECT_GE(small[i + 1] - small[i], std::size_t{1} << 20) << i;
+}
+
 TEST(Chunking, EveryRealIncidentIsTheSameInChunksOfAnySize) {
   std::vector<fs::path> incidents;
   for (const auto& e : fs::directory_iterator(fs::path(DENPEX_SOURCE_DIR) / "corpora/real")) {

@@ -9,12 +9,18 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "parse/log_parser.h"
 
 namespace denpex::engine {
 
 inline constexpr std::size_t kChunkBytes = 32 << 20;
+inline constexpr std::size_t kTailChunkBytes = 4 << 20;  // the least a file's last chunks shrink to
+
+// Where `text`'s chunks start (the first at 0): every `chunk_bytes` after a newline, smaller
+// over the last four (ingest/chunks.cc). Only the bytes decide, never the thread count.
+std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_bytes);
 
 // ParseLog over `text`, in parallel chunks when it is larger than kChunkBytes.
 // `chunk_bytes` is a parameter for the tests. `ctx.read_behind`, when set, is given each chunk's
