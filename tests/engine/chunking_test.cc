@@ -155,7 +155,8 @@ TEST(Chunking, ProgressRecordsFoldedAcrossChunksAreTheOnePassOnes) {
       text += std::to_string(task) + ": " + line + "\n";
     }
     if (i % 11 == 0) text += std::to_string(task) + ": NCCL INFO Channel 00/0 : " + std::to_string(task) + " -> 1\n";
-    if (i == 1700) text += "0: SLURM_RESTART_COUNT=1\n";  // the next run: its lines are new events
+    // the next runs: their lines are new events (one requeue inside the first chunk, one later)
+    if (i == 120 || i == 1700) text += "0: SLURM_RESTART_COUNT=" + std::to_string(i == 120 ? 1 : 2) + "\n";
   }
   const FileContext ctx{.file = 0, .prefixes = SniffPrefixes(text)};
   const ParsedLog whole = ParseLog(text, ctx);

@@ -73,7 +73,13 @@ class MergedRecords {
       latest_[k] = {chunk, index};
       return;
     }
-    index_.Set(key, latest_.size());
+    Add(chunk, index, at);
+  }
+  // Record `index` of `chunk` is a new merged record, placed before the merged event `at` (the
+  // first chunk's records: a key made two of them when a requeue came between).
+  void Add(std::uint32_t chunk, std::uint32_t index, std::uint32_t at) {
+    const ProgressRecord& r = chunks_[chunk].records[index];
+    index_.Set(ProgressKey(r.rank, r.task), latest_.size());
     latest_.push_back({chunk, index});
     at_.push_back(at);
   }
@@ -156,7 +162,19 @@ void StartSlots(ParsedLog* log, ProgressSlots* slots) {
   const std::uint32_t chunk = slots->iterations.AddChunk(std::move(log->progress), 0, {});
   log->progress.clear();
   const auto& records = slots->iterations.records(chunk);
-  for (std::size_t i = 0; i < records.size(); ++i) slots->iterations.Fold(chunk, static_cast<std::uint32_t>(i), records[i].at);
+  // Each record is its own (a key has two when a requeue came between); a requeue restarts the
+  // keys for the chunks after, as in Append.
+  std::size_t e = 0;
+  const auto requeues_until = [&](std::size_t at) {
+    for (; e < at && e < log->events.size(); ++e) {
+      if (log->events[e].kind == Kind::kRequeue) slots->iterations.Restart();
+    }
+  };
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    requeues_until(records[i].at);
+    slots->iterations.Add(chunk, static_cast<std::uint32_t>(i), records[i].at);
+  }
+  requeues_until(log->events.size());
 }
 
 // `later`'s progress replaces `*earlier`'s; a slow run that began at the later chunk's first
