@@ -45,14 +45,16 @@ namespace {
 // one. Each chunk's parser keeps its own, so the merge folds a later chunk's into the earlier
 // one (in its place, as a single pass leaves it); without this a 16k-task srun file in 64
 // chunks kept a million progress events. Iteration lines come as compact records
-// (ParsedLog::progress), placed among the events once every chunk is merged; step lines as
-// events.
+// (ParsedLog::progress); step lines as events.
 //
-// A merged iteration record is only its place and where its latest record is (which chunk,
-// which record): folding a later chunk's record writes those 8 bytes, and each surviving record
-// is copied once, when every chunk is merged (MergedRecords::Take). Copying each chunk's
-// records into the merged ones (16 k per chunk, a million for a 2 GB file, each a cache line
-// written to a 1 MB array the parse had evicted) cost more than the rest of the merge.
+// A merged iteration record is only its place, an event left empty in the merged events when
+// its key first comes, and where its latest record is (which chunk, which record): folding a
+// later chunk's record writes those 8 bytes, and each surviving record becomes its event once,
+// when every chunk is merged (MergedRecords::Fill). Copying each chunk's records into the
+// merged ones (16 k per chunk, a million for a 2 GB file, each a cache line written to a 1 MB
+// array the parse had evicted) cost more than the rest of the merge, and placing the records
+// among the merged events at the end (PlaceProgress: the 2 GB file's 150 k events moved) took
+// ~3 ms while the other worker waited.
 class MergedRecords {
  public:
   // `records` are the next chunk's, its lines to be shifted by `shift`, its strings re-interned
@@ -64,24 +66,24 @@ class MergedRecords {
   const std::vector<ProgressRecord>& records(std::uint32_t chunk) const { return chunks_[chunk].records; }
   const std::vector<StrId>& remap(std::uint32_t chunk) const { return chunks_[chunk].remap; }
   // Record `index` of `chunk` is its key's latest: it replaces the earlier one, in that one's
-  // place, or is placed before the merged event `at`.
-  void Fold(std::uint32_t chunk, std::uint32_t index, std::uint32_t at) {
+  // place; false when the key is new: the caller places it at merged event `slot`.
+  bool Fold(std::uint32_t chunk, std::uint32_t index, std::uint32_t slot) {
     const ProgressRecord& r = chunks_[chunk].records[index];
-    const std::int32_t key = ProgressKey(r.rank, r.task);
-    const std::size_t k = index_.Find(key);
+    const std::size_t k = index_.Find(ProgressKey(r.rank, r.task));
     if (k != ProgressIndex::kNone) {
       latest_[k] = {chunk, index};
-      return;
+      return true;
     }
-    Add(chunk, index, at);
+    Add(chunk, index, slot);
+    return false;
   }
-  // Record `index` of `chunk` is a new merged record, placed before the merged event `at` (the
+  // Record `index` of `chunk` is a new merged record, its event at merged event `slot` (the
   // first chunk's records: a key made two of them when a requeue came between).
-  void Add(std::uint32_t chunk, std::uint32_t index, std::uint32_t at) {
+  void Add(std::uint32_t chunk, std::uint32_t index, std::uint32_t slot) {
     const ProgressRecord& r = chunks_[chunk].records[index];
     index_.Set(ProgressKey(r.rank, r.task), latest_.size());
     latest_.push_back({chunk, index});
-    at_.push_back(at);
+    slot_.push_back(slot);
   }
   std::size_t Find(const ProgressRecord& r) const { return index_.Find(ProgressKey(r.rank, r.task)); }
   // Asks for the slot of `r`'s key ahead of its Fold.
@@ -104,15 +106,10 @@ class MergedRecords {
       chunks_[retired_] = Chunk();
     }
   }
-  // The merged records, in order of their places (ParsedLog::progress).
-  std::vector<ProgressRecord> Take() {
-    std::vector<ProgressRecord> out(latest_.size());
-    for (std::size_t k = 0; k < latest_.size(); ++k) {
-      out[k] = Resolved(latest_[k]);
-      out[k].at = at_[k];
-    }
+  // Writes each merged record's event (of `file`) into its place in `events`.
+  void Fill(std::uint32_t file, std::vector<Event>* events) {
+    for (std::size_t k = 0; k < latest_.size(); ++k) (*events)[slot_[k]] = ProgressEvent(Resolved(latest_[k]), file);
     *this = MergedRecords();
-    return out;
   }
 
  private:
@@ -138,7 +135,7 @@ class MergedRecords {
   std::vector<Chunk> chunks_;
   ProgressIndex index_;           // key -> merged record
   std::vector<Latest> latest_;    // per merged record: its key's latest record
-  std::vector<std::uint32_t> at_;  // per merged record: its place (before the merged event at_)
+  std::vector<std::uint32_t> slot_;  // per merged record: its event's index in the merged events
   std::vector<ProgressRecord> settled_;  // records of retired chunks still their key's latest
   std::uint32_t retired_ = 0;            // chunks before this one are retired
 };
@@ -154,27 +151,22 @@ std::optional<std::int32_t> StepKey(const Event& e) {
   return ProgressKey(e.rank, e.task);
 }
 
-// The first chunk's progress, `log` being its result.
-void StartSlots(ParsedLog* log, ProgressSlots* slots) {
-  for (std::size_t i = 0; i < log->events.size(); ++i) {
-    if (const auto key = StepKey(log->events[i])) slots->steps.Set(*key, i);
-  }
-  const std::uint32_t chunk = slots->iterations.AddChunk(std::move(log->progress), 0, {});
-  log->progress.clear();
+// The first chunk's progress, `log` being its result (of `file`): its records placed among its
+// events (PlaceProgress) and each made a merged record of its own (a key has two when a
+// requeue came between); a requeue restarts the keys for the chunks after, as in Append.
+void StartSlots(ParsedLog* log, std::uint32_t file, ProgressSlots* slots) {
+  const std::uint32_t chunk = slots->iterations.AddChunk(std::vector<ProgressRecord>(log->progress), 0, {});
   const auto& records = slots->iterations.records(chunk);
-  // Each record is its own (a key has two when a requeue came between); a requeue restarts the
-  // keys for the chunks after, as in Append.
-  std::size_t e = 0;
-  const auto requeues_until = [&](std::size_t at) {
-    for (; e < at && e < log->events.size(); ++e) {
-      if (log->events[e].kind == Kind::kRequeue) slots->iterations.Restart();
+  PlaceProgress(log, file);
+  std::size_t k = 0;  // record k is placed after the `at` events before it and the k records before it
+  for (std::size_t i = 0; i < log->events.size(); ++i) {
+    if (k < records.size() && records[k].at + k == i) {
+      slots->iterations.Add(chunk, static_cast<std::uint32_t>(k++), static_cast<std::uint32_t>(i));
+      continue;
     }
-  };
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    requeues_until(records[i].at);
-    slots->iterations.Add(chunk, static_cast<std::uint32_t>(i), records[i].at);
+    if (const auto key = StepKey(log->events[i])) slots->steps.Set(*key, i);
+    if (log->events[i].kind == Kind::kRequeue) slots->iterations.Restart();
   }
-  requeues_until(log->events.size());
 }
 
 // `later`'s progress replaces `*earlier`'s; a slow run that began at the later chunk's first
@@ -236,7 +228,9 @@ void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, Pro
   const auto fold_records_until = [&](std::size_t at) {  // the records placed before from.events[at]
     for (; record < records.size() && records[record].at <= at; ++record) {
       if (record + kFoldAhead < records.size()) merged.Prefetch(records[record + kFoldAhead]);
-      merged.Fold(chunk, static_cast<std::uint32_t>(record), static_cast<std::uint32_t>(into->events.size()));
+      if (!merged.Fold(chunk, static_cast<std::uint32_t>(record), static_cast<std::uint32_t>(into->events.size()))) {
+        into->events.emplace_back();  // its place, filled once every chunk is merged
+      }
     }
   };
   for (std::size_t i = 0; i < from.events.size(); ++i) {
@@ -369,14 +363,14 @@ class OrderedMerge {
   }
   std::size_t merged() const { return merged_.load(); }
   ParsedLog Take() { return std::move(out_); }
-  // The merged iteration records, once every chunk is merged.
-  std::vector<ProgressRecord> TakeProgress() { return slots_.iterations.Take(); }
+  // Writes the merged iteration events into `out`'s events, once every chunk is merged.
+  void FillProgress(ParsedLog* out) { slots_.iterations.Fill(ctx_.file, &out->events); }
   // The chunks from merged() on, joined where records stay open, in order.
   void AppendRest(std::vector<ParsedLog>&& rest, ParsedLog* out) {
     for (ParsedLog& part : rest) {  // merged() counts them as they go: Reserve looks at what is left
       if (merged_ == 0) {
         *out = std::move(part);
-        StartSlots(out, &slots_);
+        StartSlots(out, ctx_.file, &slots_);
       } else {
         Reserve(part, out);
         Append(std::move(part), ctx_.prefixes, out, &slots_);
@@ -399,7 +393,7 @@ class OrderedMerge {
     }
     if (m == 0) {
       out_ = std::move(part);
-      StartSlots(&out_, &slots_);
+      StartSlots(&out_, ctx_.file, &slots_);
     } else {
       Reserve(part, &out_);
       Append(std::move(part), ctx_.prefixes, &out_, &slots_);
@@ -464,8 +458,7 @@ ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_
     merge.AppendRest(std::move(rest), &out);
   }
   out.stamp_gap = {};  // a view of `text`: not kept past it
-  out.progress = merge.TakeProgress();
-  PlaceProgress(&out, ctx.file);
+  merge.FillProgress(&out);
   std::sort(out.prefix_ranks.begin(), out.prefix_ranks.end());
   out.prefix_ranks.erase(std::unique(out.prefix_ranks.begin(), out.prefix_ranks.end()), out.prefix_ranks.end());
   return out;
