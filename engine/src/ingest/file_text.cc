@@ -6,9 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <utility>
+
+#include "ingest/sigbus_guard.h"
 
 namespace denpex::engine {
 namespace {
@@ -17,6 +21,8 @@ namespace {
 // would otherwise hold more mappings than vm.max_map_count allows.
 constexpr std::size_t kMapThreshold = 64 * 1024;
 constexpr std::size_t kBinaryProbeBytes = 8 * 1024;
+
+std::atomic<MappedHook> g_mapped_hook{nullptr};
 
 class Fd {
  public:
@@ -27,6 +33,7 @@ class Fd {
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
@@ -52,13 +59,18 @@ Result<FileText> FileText::Open(const std::filesystem::path& path) {
   const auto size = static_cast<std::size_t>(st.st_size);
   if (size >= kMapThreshold) {
     void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-    if (p != MAP_FAILED) {
+    const int guard = p != MAP_FAILED ? GuardMapping(p, size) : -1;
+    if (guard >= 0) {
       ::madvise(p, size, MADV_SEQUENTIAL);
       text.map_ = p;
       text.data_ = static_cast<const char*>(p);
       text.size_ = size;
+      text.fd_ = fd.release();
+      text.guard_ = guard;
+      if (const MappedHook hook = g_mapped_hook.load()) hook(path);
       return text;
     }
+    if (p != MAP_FAILED) ::munmap(p, size);  // unguarded, a truncation would kill us: read it
   }
   text.buffer_.resize(size);
   std::size_t got = 0;
@@ -89,6 +101,8 @@ FileText& FileText::operator=(FileText&& other) noexcept {
   if (this == &other) return *this;
   Release();
   map_ = std::exchange(other.map_, nullptr);
+  fd_ = std::exchange(other.fd_, -1);
+  guard_ = std::exchange(other.guard_, -1);
   buffer_ = std::move(other.buffer_);
   size_ = std::exchange(other.size_, 0);
   data_ = map_ ? static_cast<const char*>(map_) : buffer_.data();
@@ -99,7 +113,11 @@ FileText& FileText::operator=(FileText&& other) noexcept {
 FileText::~FileText() { Release(); }
 
 void FileText::Release() {
+  UnguardMapping(guard_);
   if (map_) ::munmap(map_, size_);
+  if (fd_ >= 0) ::close(fd_);
+  guard_ = -1;
+  fd_ = -1;
   map_ = nullptr;
   data_ = nullptr;
   size_ = 0;
@@ -108,8 +126,94 @@ void FileText::Release() {
 
 bool FileText::LooksBinary() const {
   if (size_ == 0) return false;
-  return std::memchr(data_, '\0', std::min(size_, kBinaryProbeBytes)) != nullptr;
+  const void* nul = std::memchr(data_, '\0', std::min(size_, kBinaryProbeBytes));
+  return nul != nullptr && static_cast<std::size_t>(static_cast<const char*>(nul) - data_) < Readable();
 }
+
+std::size_t FileText::Readable() const {
+  if (!map_) return size_;
+  const std::size_t fault = std::min(FirstFaultOffset(guard_), size_);
+  if (fault == size_ && (size_ == 0 || data_[size_ - 1] != '\0')) return size_;  // the common case
+  std::size_t cut = fault;
+  struct stat st;
+  if (::fstat(fd_, &st) == 0 && static_cast<std::uint64_t>(st.st_size) < cut) return static_cast<std::size_t>(st.st_size);
+  if (cut < size_) {  // it grew again: the page before the fault holds the old end, then NUL bytes
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t floor = cut > 0 ? (cut - 1) / page * page : 0;
+    while (cut > floor && data_[cut - 1] == '\0') --cut;
+  }
+  return cut;
+}
+
+bool FileText::Shrank() const {
+  struct stat st;
+  return map_ != nullptr && ::fstat(fd_, &st) == 0 && static_cast<std::uint64_t>(st.st_size) < size_;
+}
+
+namespace {
+
+// The lines of `view` through `cut`, counted from the line that starts at `from.offset` (number
+// `from.line`, or the text's start when that is 0).
+std::int64_t LinesTo(std::string_view view, std::size_t cut, LineSpan from) {
+  if (cut == 0) return 0;
+  const std::size_t begin = from.line > 0 ? from.offset : 0;
+  const std::int64_t before = from.line > 0 ? from.line - 1 : 0;
+  const auto newlines = std::count(view.begin() + static_cast<std::ptrdiff_t>(begin),
+                                   view.begin() + static_cast<std::ptrdiff_t>(cut), '\n');
+  return before + newlines + (view[cut - 1] != '\n' ? 1 : 0);
+}
+
+// The last non-empty line of the text's first `lines` lines, which end at `cut`.
+LineSpan LastLineTo(std::string_view view, std::size_t cut, std::int64_t lines) {
+  std::size_t end = cut > 0 && view[cut - 1] == '\n' ? cut - 1 : cut;  // line `lines` ends here
+  for (std::int64_t number = lines; number > 0; --number) {
+    const std::size_t nl = end == 0 ? std::string_view::npos : view.rfind('\n', end - 1);
+    const std::size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
+    std::size_t length = end - begin;
+    if (length > 0 && view[end - 1] == '\r') --length;
+    if (length > 0 && length <= kMaxLineBytes) {
+      return {static_cast<std::uint32_t>(number), begin, static_cast<std::uint32_t>(length)};
+    }
+    if (nl == std::string_view::npos) break;
+    end = nl;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string KeepReadable(const FileText& text, std::string_view rel, ParsedLog* log, bool* ends_cut) {
+  const std::string_view view = text.view();
+  const std::size_t cut = text.Readable();
+  if (cut >= view.size()) return {};
+  std::size_t dropped = 0;
+  std::erase_if(log->events, [&](const Event& e) {
+    if (e.offset + e.length <= cut) return false;
+    ++dropped;
+    log->untimed -= e.clock == Clock::kNone || e.time_borrowed ? 1 : 0;
+    return true;
+  });
+  LineSpan from;  // the latest line known by number before the cut (events are not all in line
+                  // order: progress events are placed apart)
+  for (const Event& e : log->events) {
+    if (e.line > from.line) from = {e.line, e.offset, e.length};
+  }
+  if (log->last_line.line > from.line && log->last_line.offset + log->last_line.length <= cut) from = log->last_line;
+  log->lines = LinesTo(view, cut, from);
+  log->last_line = LastLineTo(view, cut, log->lines);
+  *ends_cut = cut > 0 && view[cut - 1] != '\n';
+  const std::string size = std::to_string(view.size()), to = std::to_string(cut);
+  const bool shrank = text.Shrank();
+  return std::string(rel) +
+         (shrank ? ": shrank from " + size + " to " + to + " bytes while it was read (truncated or rotated by a job still writing it?)"
+                 : ": could not be read past byte " + to + " of " + size +
+                       " (a read error, or it was truncated and written again while it was read)") +
+         ": read to line " + std::to_string(log->lines) + "; the " + std::to_string(view.size() - cut) +
+         " bytes after it are not read as its lines (" + std::to_string(dropped) + " events there dropped); " +
+         (shrank ? "rerun once the job has stopped writing it" : "rerun once the file reads whole");
+}
+
+void SetMappedHookForTest(MappedHook hook) { g_mapped_hook.store(hook); }
 
 Result<std::string> ReadSpan(const std::filesystem::path& path, std::uint64_t offset,
                              std::uint32_t length) {

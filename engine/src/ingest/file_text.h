@@ -1,5 +1,16 @@
 // The bytes of one file: memory-mapped, or read into memory when the file is small. Opened
 // read-only and without following a symbolic link.
+//
+// A file that changes while it is read. Only the length it had when it was opened is read: a
+// log that grows meanwhile is read up to there (its later lines are not seen). A mapped file
+// that shrinks (a live job's log truncated with `> file`, or rotated by copytruncate, while
+// `denpex diagnose` reads it) would kill the process with SIGBUS at the first page past its new
+// end; each mapping is guarded instead (ingest/sigbus_guard.h): such pages read as NUL bytes,
+// Readable() says where the file's bytes end, and KeepReadable, after the parse, drops what was
+// read past that cut and words the problem the report lists (a page the kernel cannot read, an
+// I/O error, is handled the same way). A file read into memory is a snapshot of what read()
+// returned, cut where it ended. A file that shrank and grew back past its old length before
+// anything touched the gap is not detected (its bytes are a mix).
 #pragma once
 
 #include <cstdint>
@@ -24,8 +35,17 @@ class FileText final : public ReadBehind {
   ~FileText();
 
   std::string_view view() const { return {data_, size_}; }
-  // True when the first bytes hold a NUL: not a text log.
+  // True when the first bytes hold a NUL before Readable(): not a text log.
   bool LooksBinary() const;
+  // The bytes of view() that are still the file's: view().size(), unless the mapped file shrank
+  // while it was read; then its new length (or, when it grew again, the first page that was
+  // read past its end, less the NUL bytes before it on that page). Past it the view reads NUL
+  // bytes. No system call unless a page faulted past the end or the view ends with a NUL.
+  std::size_t Readable() const;
+  // True when the mapped file is now shorter than view() (one fstat). When Readable() is short
+  // but the file is not, a page could not be read: an I/O error (a network file system), or the
+  // file was truncated and written again past the page while it was read.
+  bool Shrank() const;
   // Drops the mapped pages of [offset, offset + length) from this process once parsed, so a
   // 2 GB file never sits whole in its resident set (the page cache keeps them). No-op when read.
   void Release(std::uint64_t offset, std::uint64_t length) const override;
@@ -37,8 +57,24 @@ class FileText final : public ReadBehind {
   const char* data_ = nullptr;
   std::size_t size_ = 0;
   void* map_ = nullptr;  // non-null when mapped
+  int fd_ = -1;          // kept open while mapped (Readable() asks for the file's length)
+  int guard_ = -1;       // the mapping's slot in ingest/sigbus_guard.h, -1 when not guarded
   std::vector<char> buffer_;
 };
+
+// After `log` was parsed from `text`: when the file shrank while it was read, or a page of it
+// could not be read (Readable() is below view().size()), drops the events on or past the cut (those bytes read as NUL, or are no
+// longer in the file to be quoted), counts `log->lines` to the cut and makes `log->last_line`
+// the last line before it, sets `*ends_cut` to whether the readable bytes end inside a line, and
+// returns the problem line for `rel` (the file's path as the report names it). Returns "" and
+// changes nothing when the file kept its length.
+std::string KeepReadable(const FileText& text, std::string_view rel, ParsedLog* log, bool* ends_cut);
+
+// Test seam: called by FileText::Open with each file's path once it is mapped (and guarded),
+// before Open returns; a test truncates the file there to make it shrink under its mapping.
+// nullptr (the default) for none.
+using MappedHook = void (*)(const std::filesystem::path& path);
+void SetMappedHookForTest(MappedHook hook);
 
 // `length` bytes at `offset` of `path` (one cited line, re-read when a report quotes it).
 Result<std::string> ReadSpan(const std::filesystem::path& path, std::uint64_t offset,

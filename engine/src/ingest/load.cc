@@ -29,6 +29,7 @@ struct FileResult {
   std::int64_t bytes = 0;
   std::string problem;  // set when the file could not be read as text
   bool cut = false;     // the text ends without a newline
+  std::string shrank;   // set when the file shrank (or a page failed) while it was read: read to the cut
 };
 
 FileResult ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_line, std::size_t chunk_bytes) {
@@ -52,6 +53,8 @@ FileResult ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_lin
                         .every_line = every_line,
                         .read_behind = &*text};
   r.log = ParseChunked(text->view(), ctx, chunk_bytes);
+  r.shrank = KeepReadable(*text, f.rel, &r.log, &r.cut);
+  if (!r.shrank.empty()) r.bytes = static_cast<std::int64_t>(text->Readable());
   return r;
 }
 
@@ -105,6 +108,7 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
     inc->input.interleaved_lines += r.log.interleaved;
     inc->input.broken_records += r.log.broken;
     inc->input.untimed_events += r.log.untimed;
+    if (!r.shrank.empty()) AddProblem(&inc->input, std::move(r.shrank));
     Merge(std::move(r), inc);
   }
   inc->files.push_back(std::move(f));
