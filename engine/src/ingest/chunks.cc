@@ -3,7 +3,6 @@
 #include "parse/progress.h"
 
 #include <oneapi/tbb/parallel_for.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
@@ -325,20 +324,6 @@ void JoinOpenRecords(std::string_view text, const FileContext& ctx, std::vector<
   *starts = std::move(merged_starts);
 }
 
-// Asks for 2 MiB pages for the 2 MiB-aligned part of `v`'s room (transparent huge pages, where
-// the system enables them on request, as Debian's and Ubuntu's default `madvise` mode does). The
-// merged events of the 2 GB file (20 MB, fresh memory) took ~5 k page faults: 4.6 k fewer per
-// parse with it (perf stat, 3 parses: 125 k -> 111 k); touching 20 MB of a 140 MB block costs
-// 9.4 ms of CPU in 4 KiB pages and 1.8 ms in 2 MiB ones (best of 15).
-template <typename T>
-void AdviseHugePages(const std::vector<T>& v) {
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
-  const std::uintptr_t end = begin + v.capacity() * sizeof(T);
-  const std::uintptr_t from = (begin + kHuge - 1) & ~(kHuge - 1), to = end & ~(kHuge - 1);
-  if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
-}
-
 // Merges parsed chunks into one result in file order, as they become ready: whichever worker
 // finishes the chunk that is next in line merges it and every parsed chunk after it, while the
 // other workers go on parsing (the merge of a 2 GB file's 64 chunks, ~0.05 s on one core, was
@@ -417,7 +402,6 @@ class OrderedMerge {
     planned_ = true;
     const std::size_t after = parts_.size() - std::min(parts_.size(), merged_.load() + 1);
     out->events.reserve(std::max(need + adds * after, 2 * out->events.capacity()));
-    AdviseHugePages(out->events);
   }
 
   const FileContext& ctx_;
