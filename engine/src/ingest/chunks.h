@@ -1,6 +1,7 @@
 // Large files are parsed in chunks, in parallel (a 2 GB combined srun log must use every
 // core). Chunk boundaries fall after a newline and depend only on the file's bytes, never on
-// the thread count; chunks are taken in file order and merged in order, each as soon as it and
+// the thread count (the last few shrink, so the workers finish together); chunks are taken in
+// file order and merged in order, each as soon as it and
 // every chunk before it are parsed (beside the parsing of the rest), lines renumbered, and
 // nothing depends on the chunk size: an untimed line at a chunk's start borrows the stamp before it, a
 // watchdog's status line completes the timeout of the chunk before, and a chunk that ends inside
