@@ -84,12 +84,6 @@ class MergedRecords {
     latest_.push_back({chunk, index});
     slot_.push_back(slot);
   }
-  std::size_t Find(const ProgressRecord& r) const { return index_.Find(ProgressKey(r.rank, r.task)); }
-  // Asks for the slot of `r`'s key ahead of its Fold.
-  void Prefetch(const ProgressRecord& r) const {
-    const std::size_t k = Find(r);
-    if (k != ProgressIndex::kNone) __builtin_prefetch(&latest_[k], 1);
-  }
   // A requeued job's next run: its lines start new records.
   void Restart() { index_.Clear(); }
   // Frees the records of the chunks before `chunk` once `chunk`'s are folded: the few still
@@ -212,8 +206,6 @@ void MergeOpenWatchdogs(const ParsedLog& from, const std::vector<std::size_t>& p
   into->open_watchdogs = std::move(open);
 }
 
-constexpr std::ptrdiff_t kFoldAhead = 8;
-
 // Appends `from` (the chunk after `into`'s last) to `into`: strings re-interned, lines shifted.
 void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, ProgressSlots* slots) {
   const auto shift = static_cast<std::uint32_t>(into->lines);
@@ -226,7 +218,6 @@ void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, Pro
   std::size_t record = 0;
   const auto fold_records_until = [&](std::size_t at) {  // the records placed before from.events[at]
     for (; record < records.size() && records[record].at <= at; ++record) {
-      if (record + kFoldAhead < records.size()) merged.Prefetch(records[record + kFoldAhead]);
       if (!merged.Fold(chunk, static_cast<std::uint32_t>(record), static_cast<std::uint32_t>(into->events.size()))) {
         into->events.emplace_back();  // its place, filled once every chunk is merged
       }
