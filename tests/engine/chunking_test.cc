@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -135,6 +136,56 @@ TEST(Chunking, ChunksMergedAsTheyArriveAreTheSameAtAnyThreadCount) {
   }
 }
 
+// A combined log's iteration lines: each srun task's (or pdsh host's rank's) last survives, in
+// the place of its first, and a requeue starts new ones (ingest/chunks.cc folds only where each
+// key's latest record is, and copies the survivors once every chunk is merged: their lines
+// shifted and their hosts re-interned by the chunk they came from). Chunks of 512 bytes to 16 KiB
+// on 1 and 2 workers give the one-pass parse's progress events, host and all.
+TEST(Chunking, ProgressRecordsFoldedAcrossChunksAreTheOnePassOnes) {
+  std::string text;  // pdsh's host prefix is taken where the first lines show it
+  for (int h = 0; h < 64; ++h) text += "gpu-000" + std::to_string(h % 4) + ": SLURM_JOB_ID=7 SLURM_RESTART_COUNT=0\n";
+  for (int i = 0; i < 3000; ++i) {
+    const int task = (i * 37) % 61;
+    char line[160];
+    std::snprintf(line, sizeof line, " [2026-03-02 08:%02d:%02d] iteration %8d/  100000 | consumed samples: %d |", i / 60 % 60,
+                  i % 60, i / 7, i * 512);
+    if (i % 3 == 0) {
+      text += "gpu-000" + std::to_string(task % 4) + ": " + std::to_string(task) + ": " + line + "\n";  // a host
+    } else {
+      text += std::to_string(task) + ": " + line + "\n";
+    }
+    if (i % 11 == 0) text += std::to_string(task) + ": NCCL INFO Channel 00/0 : " + std::to_string(task) + " -> 1\n";
+    // the next runs: their lines are new events (one requeue inside the first chunk, one later)
+    if (i == 120 || i == 1700) text += "0: SLURM_RESTART_COUNT=" + std::to_string(i == 120 ? 1 : 2) + "\n";
+  }
+  const FileContext ctx{.file = 0, .prefixes = SniffPrefixes(text)};
+  const ParsedLog whole = ParseLog(text, ctx);
+  std::size_t hosted = 0;
+  for (const Event& e : whole.events) hosted += e.kind == Kind::kIteration && e.host != kNoStr ? 1 : 0;
+  ASSERT_GT(hosted, 0u);
+  for (const int threads : {1, 2}) {
+    tbb::task_arena arena(threads);
+    arena.execute([&] {
+      for (const std::size_t chunk : {std::size_t{512}, std::size_t{4096}, std::size_t{16384}}) {
+        const ParsedLog chunked = ParseChunked(text, ctx, chunk);
+        ASSERT_EQ(chunked.events.size(), whole.events.size()) << chunk;
+        for (std::size_t i = 0; i < whole.events.size(); ++i) {
+          const Event &a = whole.events[i], &b = chunked.events[i];
+          EXPECT_EQ(b.line, a.line) << chunk << " " << i;
+          EXPECT_EQ(b.kind, a.kind) << chunk << " " << i;
+          EXPECT_EQ(b.offset, a.offset) << chunk << " " << i;
+          EXPECT_EQ(b.task, a.task) << chunk << " " << i;
+          EXPECT_EQ(b.rank, a.rank) << chunk << " " << i;
+          EXPECT_EQ(chunked.strings.Get(b.host), whole.strings.Get(a.host)) << chunk << " " << i;
+          if (const auto* it = std::get_if<Iteration>(&a.detail)) {
+            EXPECT_EQ(std::get<Iteration>(b.detail).iteration, it->iteration) << chunk << " " << i;
+          }
+        }
+      }
+    });
+  }
+}
+
 // The ranges a parse gives back (ingest/file_text.h releases a mapping's pages).
 class Recorder final : public ReadBehind {
  public:
@@ -205,6 +256,35 @@ TEST(Chunking, MappedFileReleasedWhileParsedIsTheSame) {
   ASSERT_EQ(file->view(), text);
   for (const std::size_t chunk : {std::size_t{4} << 20, std::size_t{1} << 20}) ExpectSameParse(file->view(), chunk, &*file);
   EXPECT_EQ(file->view(), text);
+}
+
+// A file's last chunks shrink (a quarter of what is left, not below kTailChunkBytes) so the
+// workers finish together: every start follows a newline, sizes never grow (but for the line
+// each start moves past), full chunks first. The parse over such chunks is the one-pass parse.
+TEST(Chunking, LastChunksShrinkAndParseTheSame) {
+  std::string text;
+  while (text.size() < (26u << 20)) text += LongText();
+  constexpr std::size_t kChunk = 6 << 20;
+  const std::vector<std::size_t> starts = ChunkStarts(text, kChunk);
+  ASSERT_GE(starts.size(), 5u);
+  EXPECT_EQ(starts[0], 0u);
+  std::vector<std::size_t> sizes;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    if (i > 0) EXPECT_EQ(text[starts[i] - 1], '\n') << i;
+    sizes.push_back((i + 1 < starts.size() ? starts[i + 1] : text.size()) - starts[i]);
+  }
+  constexpr std::size_t kLine = 400;  // longer than any line of the text
+  EXPECT_GE(sizes[0], kChunk);
+  EXPECT_LE(sizes[0], kChunk + kLine);
+  for (std::size_t i = 1; i + 1 < sizes.size(); ++i) {
+    EXPECT_LE(sizes[i], sizes[i - 1] + kLine) << i;
+    EXPECT_GE(sizes[i], kTailChunkBytes) << i;
+  }
+  EXPECT_LT(sizes[sizes.size() - 2], kChunk) << "the last chunks shrink";
+  ExpectSameParse(text, kChunk);
+  // Chunks up to kTailChunkBytes never shrink.
+  const std::vector<std::size_t> small = ChunkStarts(text, 1 << 20);
+  for (std::size_t i = 1; i + 1 < small.size(); ++i) EXPECT_GE(small[i + 1] - small[i], std::size_t{1} << 20) << i;
 }
 
 TEST(Chunking, EveryRealIncidentIsTheSameInChunksOfAnySize) {

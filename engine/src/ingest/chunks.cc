@@ -14,13 +14,22 @@
 #include <vector>
 
 namespace denpex::engine {
-namespace {
 
-// Chunk starts: every kChunkBytes, moved forward past the next newline.
+// Chunk starts: every `chunk_bytes`, moved forward past the next newline; then, once less than
+// four chunks are left, a quarter of what is left (never less than kTailChunkBytes), so the
+// workers finish together: chunks are taken in order, and the last ones bound how long one
+// worker waits for the other at the end. A failed job's log is densest at its end (the 2 GB
+// benchmark file's last two 32 MiB chunks take 2-3 times as long as the others): with 32 MiB
+// to the end the other worker waited 18-98 ms (median 40, 6 parses at load 9), with the
+// shrinking tail (64 -> 71 chunks) 2-12 ms.
 std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_bytes) {
+  const std::size_t least = std::min(chunk_bytes, kTailChunkBytes);
   std::vector<std::size_t> starts{0};
-  for (std::size_t at = chunk_bytes; at < text.size(); at += chunk_bytes) {
-    const std::size_t nl = text.find('\n', std::max(at, starts.back()));
+  for (std::size_t at = 0;;) {
+    const std::size_t left = text.size() - at;
+    at += std::clamp(left / 4, least, chunk_bytes);
+    if (at >= text.size()) break;
+    const std::size_t nl = text.find('\n', at);
     if (nl == std::string_view::npos || nl + 1 >= text.size()) break;
     starts.push_back(nl + 1);
     at = nl + 1;
@@ -28,16 +37,105 @@ std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_by
   return starts;
 }
 
+namespace {
+
 // Progress events (Megatron iteration lines, key=value step lines) are one per rank, or per srun
 // task while the rank is unknown, holding the latest line: a single pass over the file keeps
 // one. Each chunk's parser keeps its own, so the merge folds a later chunk's into the earlier
 // one (in its place, as a single pass leaves it); without this a 16k-task srun file in 64
 // chunks kept a million progress events. Iteration lines come as compact records
-// (ParsedLog::progress), placed among the events once every chunk is merged; step lines as
-// events.
+// (ParsedLog::progress); step lines as events.
+//
+// A merged iteration record is only its place, an event left empty in the merged events when
+// its key first comes, and where its latest record is (which chunk, which record): folding a
+// later chunk's record writes those 8 bytes, and each surviving record becomes its event once,
+// when every chunk is merged (MergedRecords::Fill). Copying each chunk's records into the
+// merged ones (16 k per chunk, a million for a 2 GB file, each a cache line written to a 1 MB
+// array the parse had evicted) cost more than the rest of the merge, and placing the records
+// among the merged events at the end (PlaceProgress: the 2 GB file's 150 k events moved) took
+// ~3 ms while the other worker waited.
+class MergedRecords {
+ public:
+  // `records` are the next chunk's, its lines to be shifted by `shift`, its strings re-interned
+  // by `remap` (empty: the first chunk's, kept as they are).
+  std::uint32_t AddChunk(std::vector<ProgressRecord>&& records, std::uint32_t shift, std::vector<StrId>&& remap) {
+    chunks_.push_back({std::move(records), shift, std::move(remap)});
+    return static_cast<std::uint32_t>(chunks_.size() - 1);
+  }
+  const std::vector<ProgressRecord>& records(std::uint32_t chunk) const { return chunks_[chunk].records; }
+  const std::vector<StrId>& remap(std::uint32_t chunk) const { return chunks_[chunk].remap; }
+  // Record `index` of `chunk` is its key's latest: it replaces the earlier one, in that one's
+  // place; false when the key is new: the caller places it at merged event `slot`.
+  bool Fold(std::uint32_t chunk, std::uint32_t index, std::uint32_t slot) {
+    const ProgressRecord& r = chunks_[chunk].records[index];
+    const std::size_t k = index_.Find(ProgressKey(r.rank, r.task));
+    if (k != ProgressIndex::kNone) {
+      latest_[k] = {chunk, index};
+      return true;
+    }
+    Add(chunk, index, slot);
+    return false;
+  }
+  // Record `index` of `chunk` is a new merged record, its event at merged event `slot` (the
+  // first chunk's records: a key made two of them when a requeue came between).
+  void Add(std::uint32_t chunk, std::uint32_t index, std::uint32_t slot) {
+    const ProgressRecord& r = chunks_[chunk].records[index];
+    index_.Set(ProgressKey(r.rank, r.task), latest_.size());
+    latest_.push_back({chunk, index});
+    slot_.push_back(slot);
+  }
+  // A requeued job's next run: its lines start new records.
+  void Restart() { index_.Clear(); }
+  // Frees the records of the chunks before `chunk` once `chunk`'s are folded: the few still
+  // their key's latest (keys `chunk` did not update) are copied aside first. So two chunks'
+  // records are held at a time, not every chunk's (a 2 GB file's 64 chunks hold 1 MB each).
+  void RetireBefore(std::uint32_t chunk) {
+    for (; retired_ < chunk; ++retired_) {
+      for (Latest& l : latest_) {
+        if (l.chunk != retired_) continue;
+        settled_.push_back(Resolved(l));
+        l = {kSettled, static_cast<std::uint32_t>(settled_.size() - 1)};
+      }
+      chunks_[retired_] = Chunk();
+    }
+  }
+  // Writes each merged record's event (of `file`) into its place in `events`.
+  void Fill(std::uint32_t file, std::vector<Event>* events) {
+    for (std::size_t k = 0; k < latest_.size(); ++k) (*events)[slot_[k]] = ProgressEvent(Resolved(latest_[k]), file);
+    *this = MergedRecords();
+  }
+
+ private:
+  static constexpr std::uint32_t kSettled = ~std::uint32_t{0};  // Latest::chunk of a record in settled_
+  struct Chunk {
+    std::vector<ProgressRecord> records;
+    std::uint32_t shift = 0;
+    std::vector<StrId> remap;
+  };
+  struct Latest {
+    std::uint32_t chunk, index;
+  };
+  // The record `l` refers to, its line and host those of the merged file.
+  ProgressRecord Resolved(const Latest& l) const {
+    if (l.chunk == kSettled) return settled_[l.index];
+    const Chunk& c = chunks_[l.chunk];
+    ProgressRecord r = c.records[l.index];
+    r.line += c.shift;
+    if (!c.remap.empty()) r.host = c.remap[r.host];
+    return r;
+  }
+
+  std::vector<Chunk> chunks_;
+  ProgressIndex index_;           // key -> merged record
+  std::vector<Latest> latest_;    // per merged record: its key's latest record
+  std::vector<std::uint32_t> slot_;  // per merged record: its event's index in the merged events
+  std::vector<ProgressRecord> settled_;  // records of retired chunks still their key's latest
+  std::uint32_t retired_ = 0;            // chunks before this one are retired
+};
+
 struct ProgressSlots {
-  ProgressIndex iterations;  // key -> index in the merged progress records
-  ProgressIndex steps;       // key -> index in the merged events
+  MergedRecords iterations;
+  ProgressIndex steps;  // key -> index in the merged events
 };
 
 // The key of a step-line event (records.cc's StepLine), if `e` is one.
@@ -46,15 +144,22 @@ std::optional<std::int32_t> StepKey(const Event& e) {
   return ProgressKey(e.rank, e.task);
 }
 
-ProgressSlots SlotsOf(const ParsedLog& log) {
-  ProgressSlots slots;
-  for (std::size_t i = 0; i < log.events.size(); ++i) {
-    if (const auto key = StepKey(log.events[i])) slots.steps.Set(*key, i);
+// The first chunk's progress, `log` being its result (of `file`): its records placed among its
+// events (PlaceProgress) and each made a merged record of its own (a key has two when a
+// requeue came between); a requeue restarts the keys for the chunks after, as in Append.
+void StartSlots(ParsedLog* log, std::uint32_t file, ProgressSlots* slots) {
+  const std::uint32_t chunk = slots->iterations.AddChunk(std::vector<ProgressRecord>(log->progress), 0, {});
+  const auto& records = slots->iterations.records(chunk);
+  PlaceProgress(log, file);
+  std::size_t k = 0;  // record k is placed after the `at` events before it and the k records before it
+  for (std::size_t i = 0; i < log->events.size(); ++i) {
+    if (k < records.size() && records[k].at + k == i) {
+      slots->iterations.Add(chunk, static_cast<std::uint32_t>(k++), static_cast<std::uint32_t>(i));
+      continue;
+    }
+    if (const auto key = StepKey(log->events[i])) slots->steps.Set(*key, i);
+    if (log->events[i].kind == Kind::kRequeue) slots->iterations.Restart();
   }
-  for (std::size_t i = 0; i < log.progress.size(); ++i) {
-    slots.iterations.Set(ProgressKey(log.progress[i].rank, log.progress[i].task), i);
-  }
-  return slots;
 }
 
 // `later`'s progress replaces `*earlier`'s; a slow run that began at the later chunk's first
@@ -101,43 +206,21 @@ void MergeOpenWatchdogs(const ParsedLog& from, const std::vector<std::size_t>& p
   into->open_watchdogs = std::move(open);
 }
 
-// A later chunk's iteration record (lines shifted, strings re-interned): it replaces the earlier
-// record of its key, in that one's place, or is placed where the merged events now end.
-void FoldRecord(ProgressRecord r, ParsedLog* into, ProgressIndex* iterations) {
-  const std::int32_t key = ProgressKey(r.rank, r.task);
-  const std::size_t at = iterations->Find(key);
-  if (at != ProgressIndex::kNone) {
-    r.at = into->progress[at].at;
-    into->progress[at] = r;
-    return;
-  }
-  r.at = static_cast<std::uint32_t>(into->events.size());
-  iterations->Set(key, into->progress.size());
-  into->progress.push_back(r);
-}
-
-constexpr std::ptrdiff_t kFoldAhead = 8;
-
 // Appends `from` (the chunk after `into`'s last) to `into`: strings re-interned, lines shifted.
 void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, ProgressSlots* slots) {
   const auto shift = static_cast<std::uint32_t>(into->lines);
-  const std::vector<StrId> remap = into->strings.Absorb(std::move(from.strings));
+  MergedRecords& merged = slots->iterations;
+  const std::uint32_t chunk = merged.AddChunk(std::move(from.progress), shift, into->strings.Absorb(std::move(from.strings)));
+  const std::vector<StrId>& remap = merged.remap(chunk);
   CloseWatchdogs(from, remap, into);
   std::vector<std::size_t> placed(from.events.size());  // from's event index -> its index in `into`
-  auto record = from.progress.begin();
+  const auto& records = merged.records(chunk);
+  std::size_t record = 0;
   const auto fold_records_until = [&](std::size_t at) {  // the records placed before from.events[at]
-    for (; record != from.progress.end() && record->at <= at; ++record) {
-      // The earlier records these replace are spread over ~1 MB that the parse evicted from
-      // the cache: ask for the one a few records ahead (their misses overlap).
-      if (from.progress.end() - record > kFoldAhead) {
-        const ProgressRecord& ahead = record[kFoldAhead];
-        const std::size_t slot = slots->iterations.Find(ProgressKey(ahead.rank, ahead.task));
-        if (slot != ProgressIndex::kNone) __builtin_prefetch(&into->progress[slot], 1);
+    for (; record < records.size() && records[record].at <= at; ++record) {
+      if (!merged.Fold(chunk, static_cast<std::uint32_t>(record), static_cast<std::uint32_t>(into->events.size()))) {
+        into->events.emplace_back();  // its place, filled once every chunk is merged
       }
-      ProgressRecord r = *record;
-      r.line += shift;
-      r.host = remap[r.host];
-      FoldRecord(r, into, &slots->iterations);
     }
   };
   for (std::size_t i = 0; i < from.events.size(); ++i) {
@@ -156,7 +239,7 @@ void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, Pro
       e.clock = into->last_stamp_clock;
       e.time_borrowed = true;
     }
-    if (e.kind == Kind::kRequeue) slots->iterations.Clear();  // the next run's iteration lines are new events (records.cc)
+    if (e.kind == Kind::kRequeue) slots->iterations.Restart();  // the next run's iteration lines are new events (records.cc)
     placed[i] = into->events.size();
     if (const auto key = StepKey(e)) {
       const std::size_t at = slots->steps.Find(*key);
@@ -170,6 +253,7 @@ void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, Pro
     into->events.push_back(std::move(e));
   }
   fold_records_until(from.events.size());
+  merged.RetireBefore(chunk);
   MergeOpenWatchdogs(from, placed, into);
   into->prefix_ranks.insert(into->prefix_ranks.end(), from.prefix_ranks.begin(), from.prefix_ranks.end());
   into->lines += from.lines;
@@ -255,12 +339,14 @@ class OrderedMerge {
   }
   std::size_t merged() const { return merged_.load(); }
   ParsedLog Take() { return std::move(out_); }
+  // Writes the merged iteration events into `out`'s events, once every chunk is merged.
+  void FillProgress(ParsedLog* out) { slots_.iterations.Fill(ctx_.file, &out->events); }
   // The chunks from merged() on, joined where records stay open, in order.
   void AppendRest(std::vector<ParsedLog>&& rest, ParsedLog* out) {
     for (ParsedLog& part : rest) {  // merged() counts them as they go: Reserve looks at what is left
       if (merged_ == 0) {
         *out = std::move(part);
-        slots_ = SlotsOf(*out);
+        StartSlots(out, ctx_.file, &slots_);
       } else {
         Reserve(part, out);
         Append(std::move(part), ctx_.prefixes, out, &slots_);
@@ -283,13 +369,15 @@ class OrderedMerge {
     }
     if (m == 0) {
       out_ = std::move(part);
-      slots_ = SlotsOf(out_);
+      StartSlots(&out_, ctx_.file, &slots_);
     } else {
       Reserve(part, &out_);
       Append(std::move(part), ctx_.prefixes, &out_, &slots_);
     }
-    // The part's memory is freed with the others once the file is merged: freeing each as it
-    // is merged gave pages back to the kernel that the next chunks faulted in again (+0.1 CPU-s).
+    // Freed at once: glibc keeps it (KeepFreedMemory) for the chunks parsed next, which fault in
+    // fewer fresh pages (with the records retired: 141 k -> 126 k page faults for 3 parses of
+    // the 2 GB file). Before KeepFreedMemory, freeing here gave the pages back to the kernel.
+    part = ParsedLog();
     merged_.fetch_add(1);
   }
   // Room for `part`'s events and records (the records become events once placed). When it
@@ -345,7 +433,7 @@ ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_
     merge.AppendRest(std::move(rest), &out);
   }
   out.stamp_gap = {};  // a view of `text`: not kept past it
-  PlaceProgress(&out, ctx.file);
+  merge.FillProgress(&out);
   std::sort(out.prefix_ranks.begin(), out.prefix_ranks.end());
   out.prefix_ranks.erase(std::unique(out.prefix_ranks.begin(), out.prefix_ranks.end()), out.prefix_ranks.end());
   return out;

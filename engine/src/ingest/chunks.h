@@ -1,6 +1,7 @@
 // Large files are parsed in chunks, in parallel (a 2 GB combined srun log must use every
 // core). Chunk boundaries fall after a newline and depend only on the file's bytes, never on
-// the thread count; chunks are taken in file order and merged in order, each as soon as it and
+// the thread count (the last few shrink, so the workers finish together); chunks are taken in
+// file order and merged in order, each as soon as it and
 // every chunk before it are parsed (beside the parsing of the rest), lines renumbered, and
 // nothing depends on the chunk size: an untimed line at a chunk's start borrows the stamp before it, a
 // watchdog's status line completes the timeout of the chunk before, and a chunk that ends inside
@@ -9,12 +10,18 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "parse/log_parser.h"
 
 namespace denpex::engine {
 
 inline constexpr std::size_t kChunkBytes = 32 << 20;
+inline constexpr std::size_t kTailChunkBytes = 4 << 20;  // the least a file's last chunks shrink to
+
+// Where `text`'s chunks start (the first at 0): every `chunk_bytes` after a newline, smaller
+// over the last four (ingest/chunks.cc). Only the bytes decide, never the thread count.
+std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_bytes);
 
 // ParseLog over `text`, in parallel chunks when it is larger than kChunkBytes.
 // `chunk_bytes` is a parameter for the tests. `ctx.read_behind`, when set, is given each chunk's

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "ingest/chunks.h"
@@ -73,17 +74,52 @@ std::vector<FileResult> ParseBatch(const std::vector<SourceFile>& files, std::si
 }
 
 
-// Appends one file's events to the incident, re-interning their strings.
-void Merge(FileResult&& r, Incident* inc) {
-  const std::vector<StrId> remap = inc->strings.Absorb(std::move(r.log.strings));
-  for (Event& e : r.log.events) {
-    ForEachStrId(e, [&](StrId& id) { id = remap[id]; });
-    inc->events.push_back(std::move(e));
+// The batch's events, in file order, appended to the incident's with their strings still their
+// file's (RemapStrings re-interns them). Event is trivially copyable: each file's events are one
+// memmove. When the incident holds none yet and one file's vector has room for the whole batch
+// (a combined srun log's: the chunk merge reserves address space for the chunks to come), that
+// vector becomes the incident's, the other files' events inserted before and after it, instead
+// of a copy of its events into fresh pages and the unmapping of the vector (16k-rank benchmark
+// incident: 149,773 of its 149,778 events in one file; measured in docs/benchmarks.md).
+void AppendEvents(std::vector<FileResult>& batch, Incident* inc) {
+  static_assert(std::is_trivially_copyable_v<Event>);
+  std::size_t total = inc->events.size(), largest = 0;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    total += batch[i].log.events.size();
+    if (batch[i].log.events.size() > batch[largest].log.events.size()) largest = i;
   }
+  const auto append = [](std::vector<Event>* to, const FileResult& r) {
+    to->insert(to->end(), r.log.events.begin(), r.log.events.end());
+  };
+  if (inc->events.empty() && !batch.empty() && batch[largest].log.events.capacity() >= total) {
+    std::vector<Event> before;
+    for (std::size_t i = 0; i < largest; ++i) append(&before, batch[i]);
+    inc->events = std::move(batch[largest].log.events);
+    inc->events.insert(inc->events.begin(), before.begin(), before.end());
+    for (std::size_t i = largest + 1; i < batch.size(); ++i) append(&inc->events, batch[i]);
+    return;
+  }
+  inc->events.reserve(total);  // one allocation, not one per doubling
+  for (const FileResult& r : batch) append(&inc->events, r);
 }
 
-// Records one file and merges its events; returns 1 when it was readable text.
-int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
+// The string ids of the events from `first` on, each re-interned by its file's remap
+// (`remaps[file - first_file]`), in parallel over blocks of events (the ~150 k events of the
+// 16k-rank benchmark incident: ~1.1 ms of one thread).
+void RemapStrings(std::size_t first, std::size_t first_file, const std::vector<std::vector<StrId>>& remaps,
+                  Incident* inc) {
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(first, inc->events.size(), 4096), [&](const auto& range) {
+    for (std::size_t i = range.begin(); i != range.end(); ++i) {
+      Event& e = inc->events[i];
+      const std::vector<StrId>& remap = remaps[e.file - first_file];
+      ForEachStrId(e, [&](StrId& id) { id = remap[id]; });
+    }
+  });
+}
+
+// Records one file and interns its strings (its events are appended by AppendEvents: *remap
+// says how to re-intern their ids); returns 1 when it was readable text.
+int AddFile(const SourceFile& src, FileResult&& r, Incident* inc, std::vector<StrId>* remap) {
   LogFile f{.path = src.rel, .name_rank = src.name_rank, .local_rank = src.local_rank, .copy = src.copy, .kernel = src.kernel};
   inc->input.files += 1;
   inc->input.bytes += r.bytes;
@@ -109,7 +145,7 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
     inc->input.broken_records += r.log.broken;
     inc->input.untimed_events += r.log.untimed;
     if (!r.shrank.empty()) AddProblem(&inc->input, std::move(r.shrank));
-    Merge(std::move(r), inc);
+    *remap = inc->strings.Absorb(std::move(r.log.strings));
   }
   inc->files.push_back(std::move(f));
   return readable ? 1 : 0;
@@ -119,13 +155,9 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc) {
 // event of the copy that its main log also holds (same time, kind and signature) is dropped,
 // so a line counts once. What the copy alone kept (the main log was capped) stays.
 void DropCopies(Incident* inc) {
+  if (std::none_of(inc->files.begin(), inc->files.end(), [](const LogFile& f) { return f.copy; })) return;
   std::map<std::string, std::uint32_t> by_path;
-  bool any = false;
-  for (std::uint32_t i = 0; i < inc->files.size(); ++i) {
-    by_path.emplace(inc->files[i].path, i);
-    any |= inc->files[i].copy;
-  }
-  if (!any) return;
+  for (std::uint32_t i = 0; i < inc->files.size(); ++i) by_path.emplace(inc->files[i].path, i);
   constexpr std::string_view kErrors = ".errors.log";
   std::vector<std::int64_t> main_of(inc->files.size(), -1);
   for (std::uint32_t i = 0; i < inc->files.size(); ++i) {
@@ -166,20 +198,26 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
     const std::size_t end = std::min(listing->files.size(), begin + kBatchFiles);
     std::vector<FileResult> batch = ParseBatch(listing->files, begin, end, &arena, every_line,
                                                  chunk_bytes > 0 ? chunk_bytes : kChunkBytes);
-    std::size_t events = inc.events.size();  // merged below: one allocation, not one per doubling
-    for (const FileResult& r : batch) events += r.log.events.size();
-    inc.events.reserve(events);
-    for (std::size_t i = begin; i < end; ++i) readable += AddFile(listing->files[i], std::move(batch[i - begin]), &inc);
+    const std::size_t first = inc.events.size();
+    AppendEvents(batch, &inc);
+    std::vector<std::vector<StrId>> remaps(end - begin);
+    for (std::size_t i = begin; i < end; ++i) {
+      readable += AddFile(listing->files[i], std::move(batch[i - begin]), &inc, &remaps[i - begin]);
+    }
+    arena.execute([&] { RemapStrings(first, begin, remaps, &inc); });
   }
   if (readable == 0) {
     return Status::InvalidInput("no readable log files under " + dir.string() + hint);
   }
-  DropCopies(&inc);
-  ResolveNodes(listing->files, &inc);
-  ResolveRayWorkers(&inc);
-  ResolveRanks(&inc);
-  ResolveYears(&inc);
-  NoteRecovery(&inc);
+  arena.execute([&] {  // the steps' passes over the events run in parallel (resolve.cc)
+    DropCopies(&inc);
+    const EventCensus census = TakeCensus(inc);
+    ResolveNodes(listing->files, census, &inc);
+    ResolveRayWorkers(census, &inc);
+    ResolveRanks(census, &inc);
+    ResolveYears(census, &inc);
+    NoteRecovery(&inc);
+  });
   return inc;
 }
 

@@ -134,6 +134,8 @@ ParsedLog ParseLogPart(std::string_view text, const FileContext& ctx, std::uint3
                        std::uint64_t base_offset = 0);
 // Moves `log->progress` into `log->events`, each record an iteration event of `file` at its place.
 void PlaceProgress(ParsedLog* log, std::uint32_t file);
+// The iteration event of `file` that record `r` stands for.
+Event ProgressEvent(const ProgressRecord& r, std::uint32_t file);
 
 // The old entry point, for files with nothing but a name rank.
 inline ParsedLog ParseLog(std::string_view text, std::uint32_t file, std::int32_t file_rank) {

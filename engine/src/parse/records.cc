@@ -835,8 +835,6 @@ ParsedLog LogParser::Finish(bool place) {
   return std::move(out_);
 }
 
-namespace {
-
 Event ProgressEvent(const ProgressRecord& r, std::uint32_t file) {
   Event e;
   e.time = r.time;
@@ -854,8 +852,6 @@ Event ProgressEvent(const ProgressRecord& r, std::uint32_t file) {
   e.detail = Iteration{.iteration = r.iteration, .total = r.total};
   return e;
 }
-
-}  // namespace
 
 // In place, from the back: each record goes before `events[at]`, after every event before it.
 void PlaceProgress(ParsedLog* log, std::uint32_t file) {
