@@ -270,7 +270,9 @@ TEST(Chunking, LastChunksShrinkAndParseTheSame) {
   EXPECT_EQ(starts[0], 0u);
   std::vector<std::size_t> sizes;
   for (std::size_t i = 0; i < starts.size(); ++i) {
-    if (i > 0) EXPECT_EQ(text[starts[i] - 1], '\n') << i;
+    if (i > 0) {
+      EXPECT_EQ(text[starts[i] - 1], '\n') << i;
+    }
     sizes.push_back((i + 1 < starts.size() ? starts[i + 1] : text.size()) - starts[i]);
   }
   constexpr std::size_t kLine = 400;  // longer than any line of the text
