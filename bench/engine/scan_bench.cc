@@ -2,6 +2,11 @@
 // the way the parser walks a file without open records (from each hit's line end to the next
 // hit). Prints the thread CPU time of the best repeat, GB/s per core, hits and newlines.
 // Usage: scan_bench FILE [OFFSET [LENGTH [REPEAT]]]
+//        scan_bench --candidates FILE [OFFSET [LENGTH [TOP]]]
+// --candidates: walks the same way one byte at a time (slow: ~s per GB) and counts the
+// candidates (positions some bucket's tables accept) per bucket, the false ones (Verify finds
+// no literal there) and the TOP (default 25) most frequent false 3-byte windows, with the
+// buckets that accept them; then each bucket's literals and fingerprints.
 #include <time.h>
 
 #include <algorithm>
@@ -10,6 +15,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "parse/triggers.h"
@@ -22,11 +30,87 @@ double ThreadSeconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+std::string Printable(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) {
+      out += '?';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Candidates of the scan over `text`, walked as the parser walks it: from a line start to the
+// first candidate that verifies, then on from that line's end.
+void CountCandidates(const denpex::engine::LineFilter& filter, std::string_view text, std::size_t top) {
+  std::int64_t per_bucket[8] = {}, false_per_bucket[8] = {}, candidates = 0, false_candidates = 0, hits = 0;
+  struct FalseWindow {
+    std::int64_t count = 0;
+    std::uint8_t buckets = 0;
+    std::size_t first = 0;  // where it was first seen
+  };
+  std::unordered_map<std::uint32_t, FalseWindow> false_windows;  // by its bytes, little-endian
+  for (std::size_t from = 0, q = 0; q < text.size(); ++q) {
+    const std::uint8_t buckets = filter.BucketsAt(text, q);
+    if (buckets == 0) continue;
+    ++candidates;
+    for (int b = 0; b < 8; ++b) per_bucket[b] += buckets >> b & 1;
+    if (filter.VerifyAt(text, q, from, text.size()) != denpex::engine::TriggerLevel::kNone) {
+      ++hits;
+      const std::size_t end = text.find('\n', q);
+      if (end == std::string_view::npos) break;
+      from = end + 1;
+      q = end;
+      continue;
+    }
+    ++false_candidates;
+    for (int b = 0; b < 8; ++b) false_per_bucket[b] += buckets >> b & 1;
+    std::uint32_t window = 0;
+    for (std::size_t k = 0; k < 3 && q + k < text.size(); ++k) {
+      window |= static_cast<std::uint32_t>(static_cast<unsigned char>(text[q + k])) << (8 * k);
+    }
+    auto& w = false_windows[window];
+    if (w.count++ == 0) w.first = q;
+    w.buckets = buckets;
+  }
+  std::printf("%zu bytes: %lld candidates, %lld hits, %lld false\n", text.size(), static_cast<long long>(candidates),
+              static_cast<long long>(hits), static_cast<long long>(false_candidates));
+  for (int b = 0; b < 8; ++b) {
+    std::printf("bucket %d: %lld candidates, %lld false\n", b, static_cast<long long>(per_bucket[b]),
+                static_cast<long long>(false_per_bucket[b]));
+  }
+  std::vector<std::pair<std::int64_t, std::uint32_t>> order;
+  for (const auto& [window, w] : false_windows) order.emplace_back(w.count, window);
+  std::sort(order.begin(), order.end(), std::greater<>());
+  std::printf("most frequent false windows (count, buckets, the line of the first):\n");
+  for (std::size_t i = 0; i < order.size() && i < top; ++i) {
+    const std::uint32_t window = order[i].second;
+    const char bytes[3] = {static_cast<char>(window & 0xff), static_cast<char>(window >> 8 & 0xff),
+                           static_cast<char>(window >> 16 & 0xff)};
+    const FalseWindow& w = false_windows[window];
+    std::string buckets;
+    for (int b = 0; b < 8; ++b) {
+      if (w.buckets >> b & 1) buckets += std::to_string(b);
+    }
+    const std::size_t begin = text.rfind('\n', w.first) + 1;  // npos + 1 = 0
+    const std::string_view line = text.substr(begin, std::min<std::size_t>(text.find('\n', w.first), text.size()) - begin);
+    std::printf("  '%s' %lld  %s  %s\n", Printable(std::string_view(bytes, 3)).c_str(), static_cast<long long>(w.count),
+                buckets.c_str(), Printable(line.substr(0, 110)).c_str());
+  }
+  std::printf("%s", filter.Describe().c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  const bool count_candidates = argc > 1 && std::string_view(argv[1]) == "--candidates";
+  if (count_candidates) ++argv, --argc;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: scan_bench FILE [OFFSET [LENGTH [REPEAT]]]\n");
+    std::fprintf(stderr, "usage: scan_bench [--candidates] FILE [OFFSET [LENGTH [REPEAT or TOP]]]\n");
     return 2;
   }
   std::ifstream in(argv[1], std::ios::binary);
@@ -44,6 +128,10 @@ int main(int argc, char** argv) {
   in.read(text.data(), static_cast<std::streamsize>(length));
 
   const auto& filter = denpex::engine::LineFilter::Default();
+  if (count_candidates) {
+    CountCandidates(filter, text, argc > 4 ? static_cast<std::size_t>(std::atoi(argv[4])) : 25);
+    return 0;
+  }
   double best = 1e300;
   std::int64_t hits = 0, newlines = 0, long_lines = 0, prefix = 0;
   for (int r = 0; r < repeat; ++r) {

@@ -57,6 +57,22 @@ TEST(LineFilter, FindsEveryTriggerAtEveryOffsetAndCountsLines) {
   }
 }
 
+// The hooks scan_bench --candidates counts with: every literal is a candidate that Verify
+// finds somewhere in a line that holds it, and the commonest chatter line is no candidate.
+TEST(LineFilter, BucketsAtAndVerifyAtSeeWhatTheScanSees) {
+  const LineFilter& filter = LineFilter::Default();
+  for (const Trigger& t : AllTriggers()) {
+    if (t.literal.size() < 2) continue;
+    const std::string line = std::string(kChatterLine.substr(0, 40)) + std::string(t.literal) + " tail";
+    bool found = false;
+    for (std::size_t q = 0; q < line.size() && !found; ++q) {
+      found = filter.BucketsAt(line, q) != 0 && filter.VerifyAt(line, q, 0, line.size()) != TriggerLevel::kNone;
+    }
+    EXPECT_TRUE(found) << t.literal;
+  }
+  for (std::size_t q = 0; q < kChatterLine.size(); ++q) EXPECT_EQ(filter.BucketsAt(kChatterLine, q), 0) << q;
+}
+
 TEST(LineFilter, ChatterHoldsNoTrigger) {
   std::string text;
   for (int i = 0; i < 1000; ++i) text += std::string(kChatterLine) + "\n";

@@ -337,6 +337,17 @@ std::vector<std::string_view> LineFilter::Fingerprints() const {
   return out;
 }
 
+std::uint8_t LineFilter::BucketsAt(std::string_view text, std::size_t q) const {
+  unsigned m = 0xff;
+  for (std::size_t k = 0; k < kWidth; ++k) {
+    const auto c = q + k < text.size() ? static_cast<unsigned char>(text[q + k]) : 0;
+    // As the AVX2 search: a first or second byte over 0x7f is in no bucket.
+    const unsigned lo = k < 2 && c > 0x7f ? 0 : lo_[k][c & 15];
+    m &= lo & hi_[k][c >> 4];
+  }
+  return static_cast<std::uint8_t>(m);
+}
+
 const LineFilter& LineFilter::Default() {
   static const LineFilter filter(AllTriggers());
   return filter;

@@ -85,6 +85,13 @@ class LineFilter {
   std::string Describe() const;
   // Each literal's fingerprint (its 2 or 3 bytes the SIMD search looks for).
   std::vector<std::string_view> Fingerprints() const;
+  // For measuring the scan (scan_bench --candidates): the buckets whose tables accept the 3
+  // bytes at `q` (bit b: bucket b; 0: the scan passes q without a look; bytes past the text
+  // read as 0), and the level Verify gives a candidate at `q` of the line [begin, end).
+  std::uint8_t BucketsAt(std::string_view text, std::size_t q) const;
+  TriggerLevel VerifyAt(std::string_view text, std::size_t q, std::size_t begin, std::size_t end) const {
+    return Verify(text, q, begin, end);
+  }
 
  private:
   friend struct LineFilterScan;
