@@ -43,7 +43,7 @@ struct DiagnoseOptions {
   // each rank's step timers against that rank's own in the control, not only against its
   // peers'. Empty: none.
   std::filesystem::path control;
-  // Large files are parsed in chunks of this many bytes (0: 32 MiB). For the tests: the
+  // Large files are parsed in chunks of this many bytes (0: 64 MiB). For the tests: the
   // diagnosis never depends on it.
   std::size_t chunk_bytes = 0;
 };
