@@ -294,3 +294,44 @@ TEST_P(ShrinkTest, DiagnoseNamesAFileThatShrankWhileReadAndDiagnosesTheRest) {
 
 }  // namespace
 }  // namespace denpex::engine
+
+namespace denpex::engine {
+namespace {
+
+// A log truncated while its writer, which had not opened it to append, went on writing at its
+// old offset starts with a hole of NUL bytes: it is read from after the hole, each event cited
+// at its place in the file, and the report says so. A file of NUL bytes only is still binary.
+TEST_P(ShrinkTest, FileStartingWithAHoleIsReadFromAfterItAsTheFileWithoutIt) {
+  TempDir plain, holed;
+  testing::WriteIncident(plain.path(), testing::Incident{});
+  testing::WriteIncident(holed.path(), testing::Incident{});
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(holed.path())) {
+    if (e.is_regular_file()) files.push_back(e.path());
+  }
+  ASSERT_FALSE(files.empty());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::ifstream in(files[i], std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::size_t hole = i % 2 == 0 ? 100 : (70 << 10);  // read into memory, and mapped
+    std::ofstream(files[i], std::ios::binary | std::ios::trunc) << std::string(hole, '\0') << text;
+  }
+  std::ofstream(holed.path() / "zeros.log", std::ios::binary) << std::string(4096, '\0');
+  auto a = Diagnose(plain.path(), {.threads = GetParam()});
+  auto b = Diagnose(holed.path(), {.threads = GetParam()});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(b->initiator().rank(), a->initiator().rank());
+  ASSERT_EQ(b->evidence_size(), a->evidence_size());
+  for (int i = 0; i < a->evidence_size(); ++i) {
+    EXPECT_EQ(b->evidence(i).file(), a->evidence(i).file());
+    EXPECT_EQ(b->evidence(i).line(), a->evidence(i).line());
+    EXPECT_EQ(b->evidence(i).text(), a->evidence(i).text());  // quoted from the file by offset
+  }
+  const fs::path first = fs::relative(files[1], holed.path());
+  EXPECT_TRUE(HasProblem(*b, first.string() + ": starts with " + std::to_string(70 << 10) + " NUL bytes"));
+  EXPECT_TRUE(HasProblem(*b, "zeros.log: binary file (NUL bytes), skipped"));
+  EXPECT_EQ(b->input().unreadable_files(), 1);
+}
+
+}  // namespace
+}  // namespace denpex::engine

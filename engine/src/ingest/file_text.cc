@@ -124,9 +124,21 @@ void FileText::Release() {
   buffer_.clear();
 }
 
+std::size_t FileText::LeadingHole() const {
+  if (size_ == 0 || data_[0] != '\0') return 0;
+  std::size_t i = 0;
+  for (std::uint64_t word = 0; i + 8 <= size_; i += 8) {  // a hole is pages of zeros: 8 bytes a step
+    std::memcpy(&word, data_ + i, 8);
+    if (word != 0) break;
+  }
+  while (i < size_ && data_[i] == '\0') ++i;
+  return i < Readable() ? i : 0;
+}
+
 bool FileText::LooksBinary() const {
   if (size_ == 0) return false;
-  const void* nul = std::memchr(data_, '\0', std::min(size_, kBinaryProbeBytes));
+  const std::size_t from = LeadingHole();
+  const void* nul = std::memchr(data_ + from, '\0', std::min(size_ - from, kBinaryProbeBytes));
   return nul != nullptr && static_cast<std::size_t>(static_cast<const char*>(nul) - data_) < Readable();
 }
 

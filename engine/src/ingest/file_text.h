@@ -35,7 +35,12 @@ class FileText final : public ReadBehind {
   ~FileText();
 
   std::string_view view() const { return {data_, size_}; }
-  // True when the first bytes hold a NUL before Readable(): not a text log.
+  // The NUL bytes the file starts with, when text follows them before Readable(): a hole left by
+  // truncating a log (`> file`, copytruncate) while its writer, which had not opened it to
+  // append, went on writing at its old offset (srun's `--open-mode=truncate` output, a shell
+  // redirect). The text after the hole is the file's to read. 0: none, or nothing but NUL bytes.
+  std::size_t LeadingHole() const;
+  // True when the first bytes after LeadingHole() hold a NUL before Readable(): not a text log.
   bool LooksBinary() const;
   // The bytes of view() that are still the file's: view().size(), unless the mapped file shrank
   // while it was read; then its new length (or, when it grew again, the first page that was

@@ -31,7 +31,26 @@ struct FileResult {
   std::string problem;  // set when the file could not be read as text
   bool cut = false;     // the text ends without a newline
   std::string shrank;   // set when the file shrank (or a page failed) while it was read: read to the cut
+  std::string hole;     // set when the file starts with a hole of NUL bytes: read from after it
 };
+
+// A parse of the text after a file's leading hole releases its pages at their place in the file.
+class ShiftedRelease final : public ReadBehind {
+ public:
+  ShiftedRelease(const ReadBehind& file, std::uint64_t shift) : file_(file), shift_(shift) {}
+  void Release(std::uint64_t offset, std::uint64_t length) const override { file_.Release(offset + shift_, length); }
+
+ private:
+  const ReadBehind& file_;
+  std::uint64_t shift_;
+};
+
+// The offsets of a parse of the text after a file's leading hole, made the file's (the hole
+// holds no newline: line numbers are the file's already).
+void ShiftOffsets(std::uint64_t shift, ParsedLog* log) {
+  for (Event& e : log->events) e.offset += shift;
+  if (log->last_line.line > 0) log->last_line.offset += shift;
+}
 
 FileResult ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_line, std::size_t chunk_bytes) {
   FileResult r;
@@ -46,14 +65,23 @@ FileResult ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_lin
     r.problem = f.rel + ": binary file (NUL bytes), skipped";
     return r;
   }
+  const std::size_t hole = text->LeadingHole();
+  const std::string_view body = text->view().substr(hole);
+  const ShiftedRelease shifted(*text, hole);
   const FileContext ctx{.file = index,
                         .name_rank = f.name_rank,
                         .local_rank = f.local_rank,
                         .kernel = f.kernel,
-                        .prefixes = SniffPrefixes(text->view()),
+                        .prefixes = SniffPrefixes(body),
                         .every_line = every_line,
-                        .read_behind = &*text};
-  r.log = ParseChunked(text->view(), ctx, chunk_bytes);
+                        .read_behind = hole > 0 ? static_cast<const ReadBehind*>(&shifted) : &*text};
+  r.log = ParseChunked(body, ctx, chunk_bytes);
+  if (hole > 0) {
+    ShiftOffsets(hole, &r.log);
+    r.hole = f.rel + ": starts with " + std::to_string(hole) +
+             " NUL bytes (a hole: the file was truncated while a process kept writing at its old offset, e.g. `> file` "
+             "on a live log): read from byte " + std::to_string(hole);
+  }
   r.shrank = KeepReadable(*text, f.rel, &r.log, &r.cut);
   if (!r.shrank.empty()) r.bytes = static_cast<std::int64_t>(text->Readable());
   return r;
@@ -144,6 +172,7 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc, std::vector<St
     inc->input.interleaved_lines += r.log.interleaved;
     inc->input.broken_records += r.log.broken;
     inc->input.untimed_events += r.log.untimed;
+    if (!r.hole.empty()) AddProblem(&inc->input, std::move(r.hole));
     if (!r.shrank.empty()) AddProblem(&inc->input, std::move(r.shrank));
     *remap = inc->strings.Absorb(std::move(r.log.strings));
   }
