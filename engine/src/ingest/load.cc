@@ -101,7 +101,6 @@ std::vector<FileResult> ParseBatch(const std::vector<SourceFile>& files, std::si
   return results;
 }
 
-
 // The batch's events, in file order, appended to the incident's with their strings still their
 // file's (RemapStrings re-interns them). Event is trivially copyable: each file's events are one
 // memmove. When the incident holds none yet and one file's vector has room for the whole batch

@@ -96,7 +96,7 @@ class ProgressTable {
     // A key's first line in a chunk comes at random (a third of a 16k-task log's lines): its
     // order entry is written always and counted only then, without a branch on it (with SlotOf
     // inlined here: part_bench over 512 MB of the benchmark's padding, -0.003..-0.006 CPU-s of 0.115).
-    if (order_size_ == order_.size()) order_.resize(std::max<std::size_t>(64, 2 * order_.size()));
+    OrderRoom();
     order_[order_size_] = {key, at};
     order_size_ += slot == kEmpty ? 1 : 0;
     slot = static_cast<std::uint32_t>(log_.size());
@@ -180,8 +180,11 @@ class ProgressTable {
     v.resize(std::max<std::size_t>(std::bit_ceil(i + 1), 64), kEmpty);
     return v[i];
   }
-  void AddOrder(const First& f) {
+  void OrderRoom() {
     if (order_size_ == order_.size()) order_.resize(std::max<std::size_t>(64, 2 * order_.size()));
+  }
+  void AddOrder(const First& f) {
+    OrderRoom();
     order_[order_size_++] = f;
   }
 
