@@ -33,7 +33,8 @@ void AddEvalFlags(CLI::App* eval, denpex::cli::EvalArgs& a) {
                    "merged, interleaved, flat, renamed, same-host, cri, journald, kubectl-ts, paste, "
                    "one-node, victims-only, shared-daemons, rotated) and compare with the canonical "
                    "answer (docs/evaluation.md)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);  // --shapes a,b SCENARIO: the scenario is not a shape
 }
 }  // namespace
 

@@ -57,6 +57,11 @@ const std::map<std::string, std::string> kIncident = {
      "Nov 29 16:20:01 node-b kernel: [    0.000000] Linux version 5.15.0-105-generic\n"
      "Nov 29 16:25:34 node-b kernel: [ 2686.172074] python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"
      "Nov 29 16:25:34 node-b kernel: [ 2686.172090] NVRM: Xid (PCI:0000:5d:00): 13, pid=25758, name=python3, Graphics Exception\n"},
+    {"events.txt",
+     "LAST SEEN   TYPE      REASON                OBJECT                      MESSAGE\n"
+     "2m38s       Normal    Scheduled             pod/llama3-70b-worker-0     Successfully assigned training/llama3-70b-worker-0 to node-a\n"
+     "2m38s       Normal    Scheduled             pod/llama3-70b-worker-1     Successfully assigned training/llama3-70b-worker-1 to node-b\n"
+     "96s         Warning   PyTorchJobFailed      pytorchjob/llama3-70b       PyTorchJob llama3-70b is failed because 1 Worker replica(s) failed.\n"},
     {"checkpoints/latest", "step_10.pt\n"},
 };
 
@@ -210,7 +215,7 @@ TEST_F(ShapesTest, FlatWritesOneOpaqueFilePerNodeAtTheTop) {
     EXPECT_EQ(rel.find('/'), std::string::npos) << rel;
     EXPECT_TRUE(std::regex_match(rel, std::regex("[0-9a-f]{12}\\.log"))) << rel;
   }
-  EXPECT_EQ(logs, 3);  // node-a, node-b, slurmctld.log
+  EXPECT_EQ(logs, 4);  // node-a, node-b, events.txt, slurmctld.log
   int aliased = 0;
   for (const auto& [name, nodes] : relaid.node_aliases) {
     aliased += nodes == std::vector<std::string>{"node-b"};
@@ -355,6 +360,10 @@ TEST_F(ShapesTest, SharedDaemonsAddsOtherJobsLinesAndLeavesTheJobsOwnIntact) {
   EXPECT_NE(kern.find("Memory cgroup out of memory: Killed process 39"), std::string::npos);
   EXPECT_NE(kern.find("GPU has fallen off the bus"), std::string::npos);
   EXPECT_EQ(kern.find("NVRM: Xid (PCI:0000:5d:00): 79"), std::string::npos);  // a GPU the job uses
+  const std::string& events = tree.at("events.txt");
+  EXPECT_NE(events.find("\n2m38s       Warning   Evicted               pod/bert-ft-worker-"),
+            std::string::npos) << events;
+  EXPECT_NE(events.find("Warning   OOMKilling            node/node-a"), std::string::npos);
   EXPECT_TRUE(std::regex_search(kern, std::regex(R"(\nNov 29 16:2\d:\d\d node-b kernel: \[ ?\d+\.\d+\] NVRM: Xid \(PCI:0000:0f:00\): 31, pid=39)")));
 }
 

@@ -48,7 +48,7 @@ Status RelayVictimsOnly(const Source& src, const fs::path& out, Relaid* r) {
 
 namespace {
 
-enum class Daemon { kNone, kSlurmctld, kSlurmd, kKernel };
+enum class Daemon { kNone, kSlurmctld, kSlurmd, kKernel, kEvents };
 
 Daemon DaemonOf(std::string_view rel) {
   std::string name = fs::path(rel).filename().string();
@@ -58,6 +58,7 @@ Daemon DaemonOf(std::string_view rel) {
   if (name.find("kern") != std::string::npos || name.find("dmesg") != std::string::npos) {
     return Daemon::kKernel;
   }
+  if (name.find("events") != std::string::npos) return Daemon::kEvents;
   return Daemon::kNone;
 }
 
@@ -199,7 +200,8 @@ std::vector<std::string> Block(Daemon d, int b, const Others& o, std::string_vie
                          "name=<unknown>, GPU has fallen off the bus."};
       }
     }
-    case Daemon::kNone: break;
+    case Daemon::kNone:
+    case Daemon::kEvents: break;
   }
   return {};
 }
@@ -251,6 +253,62 @@ std::string Pad(std::string_view text, Daemon d, const Others& o, long long job,
   return out;
 }
 
+// `kubectl get events`: other pods' rows (an eviction, a kill, a back-off, and an OOM kill of
+// another pod's process on this job's first node), four blocks spread over the table, each
+// row as old as the row before it, in the table's columns.
+std::string PadEvents(std::string_view text, const Others& o, const std::string& node) {
+  const auto lines = Lines(text);
+  if (lines.size() < 2 || !lines[0].starts_with("LAST SEEN")) return std::string(text);
+  const std::string_view h = lines[0];
+  const size_t cols[] = {h.find("TYPE"), h.find("REASON"), h.find("OBJECT"), h.find("MESSAGE")};
+  for (size_t c : cols) {
+    if (c == std::string_view::npos) return std::string(text);
+  }
+  auto row = [&cols](std::string_view age, std::string_view type, std::string_view reason,
+                     std::string_view object, const std::string& message) {
+    std::string r(age);
+    const std::string_view fields[] = {type, reason, object};
+    for (int i = 0; i < 3; ++i) {
+      r.resize(std::max(r.size() + 1, cols[i]), ' ');
+      r += fields[i];
+    }
+    r.resize(std::max(r.size() + 1, cols[3]), ' ');
+    return r + message;
+  };
+  const std::string pod = "bert-ft-worker-" + std::to_string(o.pids[2] % 8);
+  const std::string pid = std::to_string(o.pids[0]);
+  auto rows = [&](int b, std::string_view age) -> std::string {
+    switch (b) {
+      case 0: return row(age, "Warning", "Evicted", "pod/" + pod,
+                         "The node was low on resource: memory. Container pytorch was using "
+                         "9402820Ki, which exceeds its request of 7G.");
+      case 1: return row(age, "Normal", "Killing", "pod/" + pod, "Stopping container pytorch");
+      case 2: return row(age, "Warning", "BackOff", "pod/" + pod,
+                         "Back-off restarting failed container pytorch in pod " + pod +
+                             "_research(7c1e2b90-4a55-4d0b-9f1e-" + pid + ")");
+      default: return row(age, "Warning", "OOMKilling", "node/" + node,
+                          "Memory cgroup out of memory: Killed process " + pid +
+                              " (python3) total-vm:48211344kB, anon-rss:31457280kB, "
+                              "file-rss:10240kB, shmem-rss:0kB, UID:1003 pgtables:62140kB "
+                              "oom_score_adj:999");
+    }
+  };
+  std::string out;
+  const size_t n = lines.size();
+  int b = 0;
+  std::string_view age;
+  for (size_t i = 0; i < n; ++i) {
+    out.append(lines[i]);
+    if (i + 1 < n || text.ends_with('\n')) out.push_back('\n');
+    if (i == 0) continue;
+    age = lines[i].substr(0, lines[i].find(' '));
+    if (b < 4 && i + 1 >= 1 + (n - 1) * static_cast<size_t>(b + 1) / 5) (out += rows(b++, age)) += '\n';
+  }
+  if (!out.ends_with('\n')) out.push_back('\n');
+  while (b < 4) (out += rows(b++, age)) += '\n';
+  return out;
+}
+
 }  // namespace
 
 Status RelaySharedDaemons(const Source& src, const fs::path& out, Relaid*) {
@@ -270,6 +328,12 @@ Status RelaySharedDaemons(const Source& src, const fs::path& out, Relaid*) {
       continue;
     }
     o.host = NodeOf(f.rel);
+    if (d == Daemon::kEvents) {
+      const auto nodes = NodeNames(src);
+      const std::string node = nodes.empty() ? "cn-0412" : *nodes.begin();
+      DENPEX_RETURN_IF_ERROR(WriteText(out / f.rel, PadEvents(*text, o, node)));
+      continue;
+    }
     if (d == Daemon::kKernel) {
       static constexpr const char* kFree[] = {"0f", "4c", "6e", "87", "c3", "e1", "f3", "7a"};
       const auto used = BusesOf(src, o.host);
