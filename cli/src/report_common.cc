@@ -135,6 +135,11 @@ std::string RunSummary(const v1::EvalRun& run) {
                     std::to_string(run.seeds()) + ". Jobs: " + std::to_string(run.jobs_run()) +
                     " of " + std::to_string(run.jobs_total());
   if (!run.shard().empty()) out += " (shard " + run.shard() + ")";
+  if (run.shapes_size() > 0) {
+    std::string shapes;
+    for (const auto& s : run.shapes()) shapes += (shapes.empty() ? "" : ", ") + s;
+    out += ". Collection shapes: " + shapes;
+  }
   if (run.shards_merged() > 0) out += " (" + std::to_string(run.shards_merged()) + " reports merged)";
   out += ". Wall time: " + Num(run.wall_seconds(), "%.1f") + " s";
   if (run.threads() > 0) out += " on " + std::to_string(run.threads()) + " threads";
