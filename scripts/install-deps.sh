@@ -15,6 +15,7 @@ packages=(
   protobuf-compiler libprotobuf-dev
   libboost-graph-dev libtbb-dev libcli11-dev
   libgtest-dev libgmock-dev catch2
+  zlib1g-dev liblzma-dev libzstd-dev
 )
 service_packages=(
   python3-torch python3-numpy
