@@ -108,7 +108,10 @@ std::int32_t UnnamedWorkerFiles(const Incident& inc) {
   std::int32_t n = 0;
   for (std::size_t i = 0; i < inc.files.size(); ++i) {
     const LogFile& f = inc.files[i];
-    n += f.readable && f.local_tags && f.prefix_ranks.empty() && f.name_rank < 0 && !f.later_attempt && !named[i] ? 1 : 0;
+    n += f.readable && f.local_tags && f.prefix_ranks.empty() && f.name_rank < 0 && !f.later_attempt && !named[i] &&
+                 f.rotated_into < 0
+             ? 1
+             : 0;
   }
   return n;
 }

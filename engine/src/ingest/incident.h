@@ -33,6 +33,9 @@ struct LogFile {
   bool cut = false;              // it ends mid-line (no final newline): a truncated file
   bool later_attempt = false;    // a restarted attempt's pod log, set aside (ingest/attempts.h)
   bool world_info = false;       // holds DeepSpeed's runner `--world_info` naming more than one rank
+  // An older piece of a rotated log (`X.log.1` beside `X.log`): the index of its live piece, with
+  // which it was read as one stream (ingest/load.cc); -1 for the live piece and any other file.
+  std::int32_t rotated_into = -1;
 };
 
 struct InputCounts {
