@@ -375,6 +375,17 @@ std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t r
       return std::string(inc.str(c.pci));
     }
   }
+  // The driver names the process an Xid hit (`pid=<P>, name=python3`): the rank's own pid ties
+  // that GPU to it. On a shared node the other GPUs' Xids are then not its (analyze/scope.h).
+  if (r.node >= 0 && r.pid > 0) {
+    for (const Event& e : inc.events) {
+      if (e.node != r.node || e.kind != Kind::kXid) continue;
+      const auto& x = std::get<Xid>(e.detail);
+      if (x.pid != r.pid || x.pci == kNoStr) continue;
+      *how = "the rank's pid in its Xid line (" + Where(inc, e) + ")";
+      return std::string(inc.str(x.pci));
+    }
+  }
   if (r.node < 0 || r.local_rank < 0) return {};
   if (health != nullptr && !health->visible.empty()) {
     std::string gpu = VisibleGpu(inc, *health, r.node, r.local_rank, how);
