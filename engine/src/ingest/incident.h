@@ -48,6 +48,8 @@ struct InputCounts {
   std::int64_t interleaved_lines = 0;  // lines split by another srun task's line, put back together
   std::int64_t broken_records = 0;  // records cut short that could not be recovered
   std::int64_t untimed_events = 0;  // events with no stamp of their own (time borrowed)
+  // Events of daemon and host logs left out as other jobs' or other processes' (analyze/scope.h).
+  std::int64_t out_of_scope = 0;
   std::vector<std::string> problems;  // the first few dozen
   std::int32_t problems_omitted = 0;   // beyond those
 };
