@@ -36,6 +36,14 @@ class Machine {
   void Run() {
     while (out_.ok()) {
       if (pos_ >= in_.size()) return Fail(PickleError::kTruncated, "the input ends before STOP");
+      if (marks_.size() > kMaxPickleDepth) {
+        return Fail(PickleError::kUnsupported, "nested deeper than " + std::to_string(kMaxPickleDepth) +
+                                                   " marks at byte " + std::to_string(pos_));
+      }
+      if (stack_.size() + out_.containers.size() + out_.strings.size() > kMaxPickleValues) {
+        return Fail(PickleError::kUnsupported, "more than " + std::to_string(kMaxPickleValues) +
+                                                   " values by byte " + std::to_string(pos_));
+      }
       const std::size_t at = pos_;
       const auto op = static_cast<unsigned char>(in_[pos_++]);
       if (op == kStop) {
