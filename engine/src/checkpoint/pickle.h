@@ -64,9 +64,11 @@ struct Pickle {
 };
 
 // Limits that keep a hostile pickle's cost bounded (a real checkpoint's pickle nests a few
-// levels and holds well under a million values): past them it stops with kUnsupported.
-inline constexpr std::size_t kMaxPickleDepth = 10'000;      // open MARKs
-inline constexpr std::size_t kMaxPickleValues = 1u << 22;   // stack, containers and strings
+// levels and spends ten or more bytes per value): past them it stops with kUnsupported. The
+// values (stack, containers and strings) may number kMaxPickleValues, or one per 4 input bytes
+// when that is more, so a large real `.metadata` is never refused.
+inline constexpr std::size_t kMaxPickleDepth = 10'000;     // open MARKs
+inline constexpr std::size_t kMaxPickleValues = 1u << 22;
 
 // Runs one pickle starting at `start`, up to and including its STOP opcode.
 Pickle RunPickle(std::string_view bytes, std::size_t start = 0);
