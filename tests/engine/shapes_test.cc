@@ -158,22 +158,21 @@ std::string Journal(const fs::path& rel, const std::string& text, int style) {
   return Join(out);
 }
 
-// A terminal copy: `> ` quoting, colour codes around error words, hard wraps at `width`.
+// A terminal copy: `> ` quoting or indentation, error lines in colour, hard wraps at `width`
+// columns (the quoting counted, the colour codes not: they take no column).
 std::string Paste(const fs::path&, const std::string& text, std::size_t width, const std::string& quote) {
   std::vector<std::string> out;
-  for (std::string line : Lines(text)) {
-    for (const std::string word : {"Error", "ERROR", "WARNING", "Traceback"}) {
-      if (const std::size_t at = line.find(word); at != std::string::npos) {
-        line = line.substr(0, at) + "\x1b[1;31m" + word + "\x1b[0m" + line.substr(at + word.size());
-        break;
-      }
-    }
-    if (line.find("step=") != std::string::npos) line += "\x1b[K";
+  for (const std::string& line : Lines(text)) {
     if (g_map) g_map->Next(out);
+    const bool error = line.find("rror") != std::string::npos || line.find("Traceback") != std::string::npos;
+    const std::string colour = error ? "\x1b[1;31m" : line.find("step=") != std::string::npos ? "\x1b[2m" : "";
+    const std::size_t room = width - quote.size();
     std::size_t at = 0;
     do {
-      out.push_back(quote + line.substr(at, width - quote.size()));
-      at += width - quote.size();
+      std::string piece = quote + (at == 0 ? colour : "") + line.substr(at, room);
+      at += room;
+      if (at >= line.size() && !colour.empty()) piece += "\x1b[0m\x1b[K";
+      out.push_back(piece);
     } while (at < line.size());
   }
   return Join(out);

@@ -202,9 +202,10 @@ void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stre
   r.log.broken = log.broken;
   r.log.untimed = log.untimed;
   r.log.first_dated = log.first_dated;
-  if (log.last_line.line > 0 && piece_of(log.last_line.offset) == pieces.end() - 1) {
-    r.log.last_line = {log.last_line.line - pieces.back().lines_before, log.last_line.offset - pieces.back().start + pieces.back().skip,
-                       log.last_line.length};
+  if (log.last_line.line > 0) {  // in the live piece, or before it when that one is empty
+    const auto p = piece_of(log.last_line.offset);
+    (*results)[p->file - begin].log.last_line = {log.last_line.line - p->lines_before, log.last_line.offset - p->start + p->skip,
+                                                 log.last_line.length};
   }
   if (pieces.size() > 1) r.hole = "rotated log read as one stream, oldest first: " + joined_names;
 }
@@ -282,6 +283,9 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc, std::vector<St
   inc->input.bytes += r.bytes;
   const bool readable = r.problem.empty();
   if (!readable) {
+    // A skipped file is counted and named, and contributes nothing else: not the rank or local
+    // rank of its name, not its node (a binary `rank_9000.log` must not make the world 9,001).
+    f = LogFile{.path = src.rel};
     inc->input.unreadable_files += 1;
     AddProblem(&inc->input, std::move(r.problem));
   } else {
@@ -369,6 +373,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
     std::vector<std::vector<StrId>> remaps(end - begin);
     for (std::size_t i = begin; i < end; ++i) {
       readable += AddFile(listing->files[i], std::move(batch[i - begin]), &inc, &remaps[i - begin]);
+      if (!inc.files[i].readable) listing->files[i].node.clear();  // names no node (AddFile)
     }
     arena.execute([&] { RemapStrings(first, begin, remaps, &inc); });
   }
