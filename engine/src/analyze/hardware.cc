@@ -365,27 +365,11 @@ std::string UnreachableGpuAt(const Incident& inc, std::int32_t node, std::int32_
 
 }  // namespace
 
-std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t rank, std::string* how, const NodeGpuHealth* health) {
-  const RankFacts& r = facts.ranks[rank];
-  for (const Event& e : inc.events) {
-    if (e.rank != rank || e.kind != Kind::kCommInit) continue;
-    const auto& c = std::get<CommInit>(e.detail);
-    if (c.pci != kNoStr) {
-      *how = "its NCCL busId line (" + Where(inc, e) + ")";
-      return std::string(inc.str(c.pci));
-    }
-  }
-  // The driver names the process an Xid hit (`pid=<P>, name=python3`): the rank's own pid ties
-  // that GPU to it. On a shared node the other GPUs' Xids are then not its (analyze/scope.h).
-  if (r.node >= 0 && r.pid > 0) {
-    for (const Event& e : inc.events) {
-      if (e.node != r.node || e.kind != Kind::kXid) continue;
-      const auto& x = std::get<Xid>(e.detail);
-      if (x.pid != r.pid || x.pci == kNoStr) continue;
-      *how = "the rank's pid in its Xid line (" + Where(inc, e) + ")";
-      return std::string(inc.str(x.pci));
-    }
-  }
+namespace {
+
+// The GPU of the rank's local rank: CUDA_VISIBLE_DEVICES, nvidia-smi's index, the one GPU its
+// table cannot reach.
+std::string GpuOfLocalRank(const Incident& inc, const RankFacts& r, std::string* how, const NodeGpuHealth* health) {
   if (r.node < 0 || r.local_rank < 0) return {};
   if (health != nullptr && !health->visible.empty()) {
     std::string gpu = VisibleGpu(inc, *health, r.node, r.local_rank, how);
@@ -401,6 +385,37 @@ std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t r
   }
   return UnreachableGpuAt(inc, r.node, r.local_rank, how);
 }
+
+// The driver names the process an Xid hit (`pid=<P>, name=python3`): the rank's own pid ties that
+// GPU to it, so on a shared node another GPU's Xid is not taken for its (analyze/scope.h).
+std::string GpuOfPid(const Incident& inc, const RankFacts& r, std::string* how) {
+  if (r.node < 0 || r.pid <= 0) return {};
+  for (const Event& e : inc.events) {
+    if (e.node != r.node || e.kind != Kind::kXid) continue;
+    const auto& x = std::get<Xid>(e.detail);
+    if (x.pid != r.pid || x.pci == kNoStr) continue;
+    *how = "the rank's pid in its Xid line (" + Where(inc, e) + ")";
+    return std::string(inc.str(x.pci));
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t rank, std::string* how, const NodeGpuHealth* health) {
+  const RankFacts& r = facts.ranks[rank];
+  for (const Event& e : inc.events) {
+    if (e.rank != rank || e.kind != Kind::kCommInit) continue;
+    const auto& c = std::get<CommInit>(e.detail);
+    if (c.pci != kNoStr) {
+      *how = "its NCCL busId line (" + Where(inc, e) + ")";
+      return std::string(inc.str(c.pci));
+    }
+  }
+  std::string gpu = GpuOfLocalRank(inc, r, how, health);
+  return gpu.empty() ? GpuOfPid(inc, r, how) : gpu;
+}
+
 
 std::int32_t RankOfGpu(const Incident& inc, const JobFacts& facts, std::int32_t node, std::string_view pci, const NodeGpuHealth* health) {
   for (std::int32_t rank = 0; rank < static_cast<std::int32_t>(facts.ranks.size()); ++rank) {
