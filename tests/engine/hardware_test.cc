@@ -103,6 +103,19 @@ TEST(Hardware, EccBurstOnTheInitiatorsGpuIsGpuHardwareWithTheCatalogsRecovery) {
   EXPECT_NE(d.reason().find("nvidia-smi index 3"), std::string::npos) << d.reason();
 }
 
+// A shared node with no nvidia-smi table: nothing maps rank 3 to its GPU but the driver's Xid 45
+// after the kill, which names its pid (31243). Another GPU falling off the bus in the same second
+// is another job's, not rank 3's failure.
+TEST(Hardware, AnXidNamingTheRanksPidTiesItsGpuSoAnotherGpusXidIsNotIts) {
+  Job job;
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:4c:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
+  job.Kernel("Mar  2 09:17:04", "NVRM: Xid (PCI:0000:5d:00): 45, pid=31243, name=python3, Ch 00000010");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().rank(), 3);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL) << d.reason();
+  EXPECT_FALSE(Cites(d, "0000:4c:00", v1::EVIDENCE_ROLE_INITIATING));
+}
+
 TEST(Hardware, RowRemapFailureMeansDrainAndRma) {
   Job job;
   NvidiaSmi(job.dir.path());
