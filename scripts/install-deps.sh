@@ -16,6 +16,7 @@ packages=(
   libboost-graph-dev libtbb-dev libcli11-dev
   zlib1g-dev
   libgtest-dev libgmock-dev catch2
+  zlib1g-dev liblzma-dev libzstd-dev
 )
 service_packages=(
   python3-torch python3-numpy
