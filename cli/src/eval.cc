@@ -125,6 +125,7 @@ void RunShapes(const EvalJob& job, const fs::path& incident, const fs::path& dir
       r = scorer::CompareShape(run.truth, run.diagnoses[engine], shaped->diagnoses[0],
                                relaid->node_aliases);
       r.set_diagnose_seconds(shaped->scores[0].diagnose_seconds());
+      r.set_reason(shaped->diagnoses[0].reason().substr(0, 400));
     } else {
       r = scorer::CompareShape(run.truth, run.diagnoses[engine], v1::Diagnosis{});
       r.set_outcome(v1::SHAPE_OUTCOME_DIFFERS);

@@ -367,6 +367,15 @@ TEST_F(ShapesTest, SharedDaemonsAddsOtherJobsLinesAndLeavesTheJobsOwnIntact) {
   EXPECT_TRUE(std::regex_search(kern, std::regex(R"(\nNov 29 16:2\d:\d\d node-b kernel: \[ ?\d+\.\d+\] NVRM: Xid \(PCI:0000:0f:00\): 31, pid=39)")));
 }
 
+TEST_F(ShapesTest, SharedDaemonsDoesNotApplyWithoutADaemonOrKernelLog) {
+  fs::remove(root_ / "incident/slurmctld.log");
+  fs::remove(root_ / "incident/node-b/kern.log");
+  fs::remove(root_ / "incident/events.txt");
+  auto r = Relay(*FindShape("shared-daemons"), root_ / "incident", MakeTruth(), root_ / "sd");
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->applies);
+}
+
 std::string Gunzip(const std::string& gz) {
   z_stream zs{};
   EXPECT_EQ(inflateInit2(&zs, 15 + 16), Z_OK);

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <system_error>
 
@@ -219,9 +220,8 @@ std::string InitiatorNode(const Source& src) {
   return "";
 }
 
-std::set<std::string> FilesOfNode(const Source& src, const std::string& node) {
-  const std::string want = Lower(node);
-  std::set<std::string> pods;  // Kubernetes pods whose description places them on the node
+std::map<std::string, std::string> PodNodes(const Source& src) {
+  std::map<std::string, std::string> nodes;
   for (const auto& f : src.files) {
     if (!f.rel.starts_with("describe/")) continue;
     auto text = ReadText(src.dir / f.rel);
@@ -231,19 +231,27 @@ std::set<std::string> FilesOfNode(const Source& src, const std::string& node) {
       if (p == std::string_view::npos || !line.substr(p).starts_with("Node:")) continue;
       std::string_view v = line.substr(p + 5);
       v.remove_prefix(std::min(v.size(), v.find_first_not_of(' ')));
-      if (Lower(v.substr(0, v.find('/'))) == want) {
-        pods.insert(fs::path(f.rel).stem().string());
-      }
+      nodes[fs::path(f.rel).stem().string()] = std::string(v.substr(0, v.find('/')));
       break;
     }
   }
+  return nodes;
+}
+
+std::string PodOf(std::string_view rel) {
+  if (!rel.starts_with("pods/") && !rel.starts_with("describe/")) return "";
+  std::string pod = fs::path(rel).stem().string();
+  if (pod.ends_with(".previous")) pod.resize(pod.size() - 9);
+  return pod;
+}
+
+std::set<std::string> FilesOfNode(const Source& src, const std::string& node) {
+  const std::string want = Lower(node);
+  const auto pods = PodNodes(src);
   std::set<std::string> out;
   for (const auto& f : src.files) {
-    const fs::path p(f.rel);
-    std::string pod = p.stem().string();
-    if (pod.ends_with(".previous")) pod.resize(pod.size() - 9);
-    const bool pod_file = (f.rel.starts_with("pods/") || f.rel.starts_with("describe/")) &&
-                          pods.contains(pod);
+    const auto pod = pods.find(PodOf(f.rel));
+    const bool pod_file = pod != pods.end() && Lower(pod->second) == want;
     if (Lower(NodeOf(f.rel)) == want || pod_file) out.insert(f.rel);
   }
   return out;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -56,6 +57,10 @@ std::string NodeOf(std::string_view rel);
 std::set<std::string> NodeNames(const Source& src);
 // The truth's initiator node (else its first event's); empty for a job-level truth.
 std::string InitiatorNode(const Source& src);
+// Kubernetes: each pod's node, from `describe/<pod>.txt`'s `Node: <node>/<ip>`; and the pod a
+// file of pods/ or describe/ belongs to (empty for other files).
+std::map<std::string, std::string> PodNodes(const Source& src);
+std::string PodOf(std::string_view rel);
 // The files that are the initiator node's: below its folder, and (Kubernetes) the pod logs
 // and descriptions of the pods `describe/<pod>.txt` places on it.
 std::set<std::string> FilesOfNode(const Source& src, const std::string& node);

@@ -159,9 +159,12 @@ Status RelayKubectlTs(const Source& src, const fs::path& out, Relaid*) {
   });
 }
 
-// A file already in syslog shape (a kernel log) is left as it is.
+// A file already in syslog shape (a kernel log) is left as it is. The host is where the
+// writer ran: a top-level file relayed by srun, mpirun, pdsh or Ray's driver carries the
+// collecting host (`login-01`), not the ranks' nodes.
 Status RelayJournald(const Source& src, const fs::path& out, Relaid*) {
-  return EachLog(src, out, [&src](std::string_view text, const std::string& rel) {
+  const auto pods = PodNodes(src);
+  return EachLog(src, out, [&src, &pods](std::string_view text, const std::string& rel) {
     const auto lines = Lines(text);
     for (auto l : lines) {
       if (!LineTime(l, src.year)) continue;
@@ -172,7 +175,10 @@ Status RelayJournald(const Source& src, const fs::path& out, Relaid*) {
       break;
     }
     const auto times = ArrivalTimes(lines, src);
-    const std::string node = NodeOf(rel);
+    // The host the writer ran on: the node of a node folder's file or of a pod's log, else
+    // the host that collected the top-level files (srun's, mpirun's, the controller's).
+    std::string node = NodeOf(rel);
+    if (auto pod = pods.find(PodOf(rel)); node.empty() && pod != pods.end()) node = pod->second;
     const std::string head = (node.empty() ? std::string("login-01") : node) + " " +
                              UnitOf(rel, src) + ": ";
     return Prefixed(text, [&](const auto&, size_t i) { return Journal(times[i]) + head; });

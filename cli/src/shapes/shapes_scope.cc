@@ -311,13 +311,14 @@ std::string PadEvents(std::string_view text, const Others& o, const std::string&
 
 }  // namespace
 
-Status RelaySharedDaemons(const Source& src, const fs::path& out, Relaid*) {
+Status RelaySharedDaemons(const Source& src, const fs::path& out, Relaid* r) {
   const long long job = JobIdOf(src);
   Rng rng(src.seed);
   Others o;
   const long long base = job > 0 ? job : 900000;
   for (int i = 0; i < 4; ++i) o.jobs[i] = base + 1 + i * 7 + static_cast<long long>(rng.Below(5));
   for (int& p : o.pids) p = 3900000 + static_cast<int>(rng.Below(90000));
+  int padded = 0;  // without a daemon or kernel log the shape does not apply
   for (const auto& f : src.files) {
     if (!f.log) continue;
     auto text = ReadText(src.dir / f.rel);
@@ -327,6 +328,7 @@ Status RelaySharedDaemons(const Source& src, const fs::path& out, Relaid*) {
       DENPEX_RETURN_IF_ERROR(WriteText(out / f.rel, *text));
       continue;
     }
+    ++padded;
     o.host = NodeOf(f.rel);
     if (d == Daemon::kEvents) {
       const auto nodes = NodeNames(src);
@@ -344,6 +346,7 @@ Status RelaySharedDaemons(const Source& src, const fs::path& out, Relaid*) {
     }
     DENPEX_RETURN_IF_ERROR(WriteText(out / f.rel, Pad(*text, d, o, job, src)));
   }
+  r->applies = padded > 0;
   return CopyKept(src, out);
 }
 
