@@ -2,8 +2,10 @@
 
 #include <chrono>
 #include <iostream>
+#include <span>
 #include <system_error>
 
+#include "denpex/common/output_file.h"
 #include "denpex/engine/checkpoint.h"
 #include "denpex/engine/engine.h"
 #include "denpex/engine/history.h"
@@ -21,21 +23,39 @@ int Fail(std::ostream& err, std::string_view cmd, const Status& st) {
   return ExitCodeFor(st);
 }
 
-// True when `p` is `dir` or lies under it (after resolving what exists of both paths).
-bool IsInside(const fs::path& p, const fs::path& dir) {
-  std::error_code ec;
-  const fs::path a = fs::weakly_canonical(fs::absolute(p, ec), ec);
-  const fs::path b = fs::weakly_canonical(fs::absolute(dir, ec), ec);
-  auto [ia, ib] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
-  return ib == b.end();
+// Checks an output path before the work that fills it (a diagnosis can take seconds): a usage
+// error names what is wrong. "-" (standard output) and "" (none) need no check.
+int CheckOutput(std::ostream& err, std::string_view cmd, const fs::path& path,
+                std::span<const fs::path> read_only) {
+  if (path.empty() || IsStdout(path)) return kExitOk;
+  const Status st = CheckOutputPath(path, read_only);
+  return st.ok() ? kExitOk : Fail(err, cmd, st);
 }
 }  // namespace
+
+Status WriteOutput(const fs::path& path, std::string_view data, std::ostream& out,
+                   std::span<const fs::path> read_only) {
+  if (!IsStdout(path)) return WriteOutputFile(path, data, read_only);
+  out << data << std::flush;
+  return out ? Status::Ok() : Status::IoError("standard output: write failed");
+}
 
 int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) {
   auto scenario = sim::LoadScenario(args.scenario, args.overrides);
   if (!scenario.ok()) {
     err << scenario.status().message() << "\n";
     return ExitCodeFor(scenario.status());
+  }
+  // Simulate replaces out/incident: one that is there already, and holds anything (perhaps a
+  // real incident collected there), is replaced only when asked.
+  const fs::path incident = args.out / "incident";
+  std::error_code ec;
+  const fs::file_status there = fs::symlink_status(incident, ec);
+  if (!args.force && fs::exists(there) && !(fs::is_directory(there) && fs::is_empty(incident, ec))) {
+    err << "denpex simulate: " << incident.string()
+        << " exists and is not empty; simulate would delete it and write a new incident there. "
+           "Pass --force to replace it, or choose another --out.\n";
+    return kExitUsage;
   }
   const auto t0 = std::chrono::steady_clock::now();
   auto result = sim::Simulate(*scenario, {.out_dir = args.out, .seed = args.seed});
@@ -57,25 +77,14 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
         << "' (engine, first-error, loudest, elastic-root-cause, newest-checkpoint)\n";
     return kExitUsage;
   }
-  if (!args.json.empty() && IsInside(args.json, args.incident)) {
-    err << "denpex diagnose: refusing to write " << args.json.string()
-        << " inside the incident directory; the engine never modifies an incident. "
-           "Choose a --json path outside it.\n";
-    return kExitUsage;
-  }
-  if (!args.json.empty() && !args.checkpoint_dir.empty() && IsInside(args.json, args.checkpoint_dir)) {
-    err << "denpex diagnose: refusing to write " << args.json.string()
-        << " inside the checkpoint directory; choose a --json path outside it.\n";
-    return kExitUsage;
-  }
+  const fs::path read[] = {args.incident, args.checkpoint_dir, args.control};
+  if (int rc = CheckOutput(err, "diagnose", args.json, read); rc != kExitOk) return rc;
   if (args.record_history && args.history.empty()) {
     err << "denpex diagnose: --record-history needs --history FILE (the store to append to)\n";
     return kExitUsage;
   }
-  if (args.record_history && IsInside(args.history, args.incident)) {
-    err << "denpex diagnose: refusing to write the history store " << args.history.string()
-        << " inside the incident directory; the engine never modifies an incident. Keep the store outside it.\n";
-    return kExitUsage;
+  if (args.record_history) {
+    if (int rc = CheckOutput(err, "diagnose", args.history, read); rc != kExitOk) return rc;
   }
   auto d = engine::Diagnose(args.incident, {.strategy = *strategy,
                                             .threads = args.threads,
@@ -95,9 +104,11 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
       if (!st.ok()) return Fail(err, "diagnose", st);
     }
   }
-  out << engine::RenderText(*d);
+  if (!IsStdout(args.json)) out << engine::RenderText(*d);  // `--json -`: stdout is the JSON
   if (!args.json.empty()) {
-    if (auto st = proto::WriteJsonFile(args.json, *d); !st.ok()) return Fail(err, "diagnose", st);
+    if (auto st = WriteOutput(args.json, proto::ToJson(*d) + "\n", out, read); !st.ok()) {
+      return Fail(err, "diagnose", st);
+    }
   }
   return kExitOk;
 }
@@ -113,9 +124,11 @@ int RunScore(const ScoreArgs& args, std::ostream& out, std::ostream& err) {
   v1::Diagnosis diagnosis;
   if (auto st = proto::ReadJsonFile(args.diagnosis, &diagnosis); !st.ok()) return Fail(err, "score", st);
   const v1::IncidentScore score = scorer::ScoreIncident(truth, diagnosis);
-  out << scorer::RenderIncident(score);
+  if (!IsStdout(args.json)) out << scorer::RenderIncident(score);
   if (!args.json.empty()) {
-    if (auto st = proto::WriteJsonFile(args.json, score); !st.ok()) return Fail(err, "score", st);
+    if (auto st = WriteOutput(args.json, proto::ToJson(score) + "\n", out); !st.ok()) {
+      return Fail(err, "score", st);
+    }
   }
   return kExitOk;
 }
@@ -132,17 +145,14 @@ int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std
       return kExitUsage;
     }
   }
-  if (!args.json.empty() && IsInside(args.json, args.dir)) {
-    err << "denpex checkpoint verify: refusing to write " << args.json.string()
-        << " inside the checkpoint directory; the verifier never modifies it. "
-           "Choose a --json path outside it.\n";
-    return kExitUsage;
-  }
+  const fs::path read[] = {args.dir};
+  if (int rc = CheckOutput(err, "checkpoint verify", args.json, read); rc != kExitOk) return rc;
   auto report = engine::VerifyCheckpointDir(args.dir, opts);
   if (!report.ok()) return Fail(err, "checkpoint verify", report.status());
-  out << engine::RenderCheckpointText(*report);
+  if (!IsStdout(args.json)) out << engine::RenderCheckpointText(*report);
   if (!args.json.empty()) {
-    if (auto st = proto::WriteJsonFile(args.json, engine::ToProto(*report)); !st.ok()) {
+    const std::string json = proto::ToJson(engine::ToProto(*report)) + "\n";
+    if (auto st = WriteOutput(args.json, json, out, read); !st.ok()) {
       return Fail(err, "checkpoint verify", st);
     }
   }

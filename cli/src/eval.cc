@@ -12,9 +12,11 @@
 #include <iostream>
 #include <mutex>
 #include <random>
+#include <span>
 #include <system_error>
 
 #include "denpex/cli/commands.h"
+#include "denpex/common/output_file.h"
 #include "denpex/engine/engine.h"
 #include "denpex/engine/history.h"
 #include "denpex/proto/json_io.h"
@@ -203,12 +205,12 @@ int Fail(std::ostream& err, std::string_view cmd, const Status& st) {
   return ExitCodeFor(st);
 }
 
-// --json, --markdown, --html, --write-gate: whichever were given.
+// --json, --markdown, --html: whichever were given ("-": standard output), never inside a corpus.
 Status WriteReports(const v1::EvalReport& report, const fs::path& json, const fs::path& md,
-                    const fs::path& html) {
-  if (!json.empty()) DENPEX_RETURN_IF_ERROR(proto::WriteJsonFile(json, report));
-  if (!md.empty()) DENPEX_RETURN_IF_ERROR(proto::WriteFile(md, RenderMarkdown(report)));
-  if (!html.empty()) DENPEX_RETURN_IF_ERROR(proto::WriteFile(html, RenderHtml(report)));
+                    const fs::path& html, std::span<const fs::path> read_only, std::ostream& out) {
+  if (!json.empty()) DENPEX_RETURN_IF_ERROR(WriteOutput(json, proto::ToJson(report) + "\n", out, read_only));
+  if (!md.empty()) DENPEX_RETURN_IF_ERROR(WriteOutput(md, RenderMarkdown(report), out, read_only));
+  if (!html.empty()) DENPEX_RETURN_IF_ERROR(WriteOutput(html, RenderHtml(report), out, read_only));
   return Status::Ok();
 }
 
@@ -270,6 +272,10 @@ Status CheckArgs(const EvalArgs& args) {
     return Status::InvalidArgument(
         "nothing to evaluate: give scenario files, directories, suite files "
         "(*.suite.textproto) or --corpus DIR");
+  }
+  // The outputs are checked before the run, not after minutes of work.
+  for (const fs::path* p : {&args.json, &args.markdown, &args.html, &args.write_gate}) {
+    if (!p->empty() && !IsStdout(*p)) DENPEX_RETURN_IF_ERROR(CheckOutputPath(*p, args.corpora));
   }
   return Status::Ok();
 }
@@ -396,14 +402,14 @@ int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
       << (shape_names.empty() ? std::string() : " and " + std::to_string(shape_names.size()) + " shapes")
       << " in " << run->wall_seconds() << " s on "
       << run->threads() << " threads\n";
-  if (auto st = WriteReports(report, args.json, args.markdown, args.html); !st.ok()) {
+  if (auto st = WriteReports(report, args.json, args.markdown, args.html, args.corpora, out); !st.ok()) {
     return Fail(err, "eval", st);
   }
   if (!args.write_gate.empty()) {
     auto baseline = scorer::MakeGateBaseline(report, 0);
     baseline.set_suite(run->inputs().empty() ? "" : run->inputs(0));
     baseline.set_refresh(RefreshCommand(args));
-    if (auto st = proto::WriteJsonFile(args.write_gate, baseline); !st.ok()) {
+    if (auto st = WriteOutput(args.write_gate, proto::ToJson(baseline) + "\n", out, args.corpora); !st.ok()) {
       return Fail(err, "eval", st);
     }
   }
@@ -430,7 +436,7 @@ int RunEvalMerge(const EvalMergeArgs& args, std::ostream& out, std::ostream& err
     err << "denpex eval merge: warning: " << merged->run().jobs_total() - merged->run().jobs_run()
         << " jobs are in none of these reports; is a shard missing?\n";
   }
-  if (auto st = WriteReports(*merged, args.out, args.markdown, args.html); !st.ok()) {
+  if (auto st = WriteReports(*merged, args.out, args.markdown, args.html, {}, out); !st.ok()) {
     return Fail(err, "eval merge", st);
   }
   if (merged->run().failures_size() > 0) return kExitBadInput;

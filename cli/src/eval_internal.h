@@ -6,8 +6,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <iosfwd>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "denpex/common/status.h"
@@ -18,6 +21,11 @@
 #include "denpex/v1/truth.pb.h"
 
 namespace denpex::cli {
+
+// Writes an output the user named: to `out` for "-", else through WriteOutputFile
+// (denpex/common/output_file.h), never into a tree of `read_only`.
+Status WriteOutput(const std::filesystem::path& path, std::string_view data, std::ostream& out,
+                   std::span<const std::filesystem::path> read_only = {});
 
 struct IncidentRun {
   v1::Truth truth;

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <string_view>
 
 #include "denpex/cli/commands.h"
 #include "denpex/common/status.h"
@@ -36,6 +38,39 @@ void AddEvalFlags(CLI::App* eval, denpex::cli::EvalArgs& a) {
       ->delimiter(',')
       ->allow_extra_args(false);  // --shapes a,b SCENARIO: the scenario is not a shape
 }
+// A seed is a whole number in [0, 2^64): "-1" would otherwise wrap to 2^64 - 1.
+const CLI::Validator kSeed(
+    [](std::string& s) -> std::string {
+      const bool digits = !s.empty() && s.size() <= 20 &&
+                          s.find_first_not_of("0123456789") == std::string::npos;
+      if (digits && (s.size() < 20 || s <= "18446744073709551615")) return "";
+      return "--seed " + s + " is not a whole number from 0 to 18446744073709551615";
+    },
+    "UINT64");
+
+// CLI11 answers `denpex preflight --help` with the main help and exit 0, and reads a mistyped
+// subcommand as a stray argument: a word standing where a subcommand is required that names
+// none is reported as unknown instead (exit 2).
+bool UnknownSubcommand(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  std::string path = "denpex";
+  for (int i = 1; i < argc && at->get_require_subcommand_min() > 0; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("-")) return false;
+    CLI::App* next = nullptr;
+    for (CLI::App* sub : at->get_subcommands([](CLI::App*) { return true; })) {
+      if (sub->get_name() == arg) next = sub;
+    }
+    if (next == nullptr) {
+      std::cerr << path << ": unknown subcommand '" << arg << "'; `" << path
+                << " --help` lists them\n";
+      return true;
+    }
+    at = next;
+    path += " " + std::string(arg);
+  }
+  return false;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -51,7 +86,9 @@ int main(int argc, char** argv) {
   auto* sim = app.add_subcommand("simulate", "Simulate a scenario: DIR/incident (logs) and DIR/truth.json");
   sim->add_option("scenario", sim_args.scenario, "Scenario file (.textproto)")->required();
   sim->add_option("--out", sim_args.out, "Output directory")->required();
-  sim->add_option("--seed", sim_args.seed, "Seed (overrides the scenario's)");
+  sim->add_option("--seed", sim_args.seed, "Seed (overrides the scenario's), 0 to 2^64-1")->check(kSeed);
+  sim->add_flag("--force", sim_args.force,
+                "Replace DIR/incident when it exists and is not empty (it is deleted first)");
   sim->add_option("--set", sim_args.overrides,
                   "Override a field: --set job.nodes=64 (repeatable). Knobs: job.{nodes,tp,pp,dp},"
                   " launcher=LAUNCHER_TORCHRUN|LAUNCHER_SRUN|LAUNCHER_MPIRUN|LAUNCHER_PDSH, layout=LAYOUT_PER_RANK_FILES|"
@@ -75,7 +112,9 @@ int main(int argc, char** argv) {
   DiagnoseArgs diag_args;
   auto* diag = app.add_subcommand("diagnose", "Diagnose an incident directory (never modifies it)");
   diag->add_option("incident", diag_args.incident, "Incident directory")->required();
-  diag->add_option("--json", diag_args.json, "Write the diagnosis JSON here (outside the incident)");
+  diag->add_option("--json", diag_args.json,
+                   "Write the diagnosis JSON here (a regular file outside the incident; - for "
+                   "standard output, instead of the text)");
   diag->add_option("--strategy", diag_args.strategy,
                    "engine | first-error | loudest | elastic-root-cause | newest-checkpoint (baselines)")
       ->capture_default_str();
@@ -106,7 +145,7 @@ int main(int argc, char** argv) {
   auto* score = app.add_subcommand("score", "Score a diagnosis against ground truth");
   score->add_option("--truth", score_args.truth, "truth.json")->required();
   score->add_option("--diagnosis", score_args.diagnosis, "diagnosis JSON")->required();
-  score->add_option("--json", score_args.json, "Write the score JSON here");
+  score->add_option("--json", score_args.json, "Write the score JSON here (- for standard output)");
   score->footer(kExitCodes);
   score->callback([&] { rc = RunScore(score_args, std::cout, std::cerr); });
 
@@ -116,7 +155,7 @@ int main(int argc, char** argv) {
   eval->add_option("scenarios", eval_args.scenarios,
                    "Scenario files, directories of them, or suite files (*.suite.textproto)");
   eval->add_option("--seeds", eval_args.seeds, "Seeds per scenario (seed, seed+1, ...)")->capture_default_str();
-  eval->add_option("--json", eval_args.json, "Write the report JSON here");
+  eval->add_option("--json", eval_args.json, "Write the report JSON here (- for standard output)");
   eval->add_option("--work-dir", eval_args.work_dir, "Keep the simulated incidents here");
   eval->add_option("--strategies", eval_args.strategies, "Strategies to compare")->capture_default_str();
   AddEvalFlags(eval, eval_args);
@@ -141,7 +180,8 @@ int main(int argc, char** argv) {
   auto* verify = ckpt->add_subcommand(
       "verify", "Verify the checkpoints in DIR newest first; say which one is safe to resume from");
   verify->add_option("dir", ckpt_args.dir, "Checkpoint directory")->required();
-  verify->add_option("--json", ckpt_args.json, "Write the report JSON here (outside DIR)");
+  verify->add_option("--json", ckpt_args.json,
+                     "Write the report JSON here (outside DIR; - for standard output)");
   verify->add_flag("--deep", ckpt_args.deep,
                    "Also check the CRC-32 of every zip record (reads whole files)");
   verify->add_option("--world-size", ckpt_args.world_size, "World size of the job that will resume")
@@ -186,6 +226,7 @@ int main(int argc, char** argv) {
       "3 when DIR cannot be written.");
   run->callback([&] { rc = RunRun(run_args, std::cout, std::cerr); });
 
+  if (UnknownSubcommand(app, argc, argv)) return denpex::kExitUsage;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

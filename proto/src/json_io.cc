@@ -6,6 +6,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "denpex/common/output_file.h"
+
 namespace denpex::proto {
 
 namespace pbu = google::protobuf::util;
@@ -34,22 +36,11 @@ Result<std::string> ReadFile(const std::filesystem::path& path) {
 }
 
 Status WriteFile(const std::filesystem::path& path, std::string_view data) {
-  std::error_code ec;
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Status::IoError(path.string() + ": cannot open for writing");
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    if (!out) return Status::IoError(path.string() + ": write error");
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Status::IoError(path.string() + ": " + ec.message());
-  return Status::Ok();
+  return WriteOutputFile(path, data);
 }
 
 Status WriteJsonFile(const std::filesystem::path& path, const google::protobuf::Message& msg) {
-  return WriteFile(path, ToJson(msg) + "\n");
+  return WriteOutputFile(path, ToJson(msg) + "\n");
 }
 
 Status FromJson(std::string_view json, std::string_view source, google::protobuf::Message* msg) {

@@ -4,9 +4,12 @@
 // and semantic checks live in scenario_overrides.cc and scenario_validate.cc.
 #include <google/protobuf/io/tokenizer.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <vector>
 
+#include "denpex/common/text.h"
 #include "denpex/proto/json_io.h"
 #include "denpex/sim/simulator.h"
 #include "scenario_internal.h"
@@ -138,6 +141,18 @@ Status SyntaxError(std::string_view text, std::string_view source,
 
 Result<v1::Scenario> ParseScenario(std::string_view text, std::string_view source,
                                    std::span<const std::string> overrides) {
+  // protobuf drops a string field that is not UTF-8 with a note on stderr: say where instead.
+  if (const std::size_t bad = FirstInvalidUtf8(text); bad != std::string_view::npos) {
+    const std::string_view before = text.substr(0, bad);
+    const auto line = std::count(before.begin(), before.end(), '\n') + 1;
+    const std::size_t nl = before.rfind('\n');
+    const std::size_t column = bad - (nl == std::string_view::npos ? 0 : nl + 1) + 1;
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[bad]));
+    return Status::InvalidInput(std::string(source) + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                                ": byte " + byte + " is not valid UTF-8; hint: a scenario file is UTF-8 text; "
+                                "re-save it as UTF-8 or write the character as an escape");
+  }
   v1::Scenario scenario;
   FirstErrorCollector errors;
   pb::TextFormat::ParseInfoTree tree;

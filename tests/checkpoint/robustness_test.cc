@@ -3,6 +3,8 @@
 // loop of mutations (truncation, bit flips, overwritten and inserted spans) over valid files.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <functional>
 #include <random>
 
 #include "checkpoint/byte_file.h"
@@ -94,6 +96,52 @@ TEST(Robustness, AbsurdDeclaredLengthsAreRejectedWithoutAllocating) {
   std::string len(8, '\0');
   for (int k = 0; k < 8; ++k) len[k] = static_cast<char>((bomb.size() >> (8 * k)) & 0xFF);
   EXPECT_NE(CheckSafetensorsFile(ByteFile::FromBytes(len + bomb)).verdict, V::kValid);
+}
+
+std::string SafetensorsWithHeader(const std::string& header) {
+  std::string len(8, '\0');
+  for (int k = 0; k < 8; ++k) len[k] = static_cast<char>((header.size() >> (8 * k)) & 0xFF);
+  return len + header;
+}
+
+double SecondsOf(const std::function<void()>& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Issue 20: a 200 KB header of 100,000 levels ran for over a minute (protobuf's JSON parser is
+// quadratic in depth), an unterminated one took 25 s and 4.6 GB; both hung `diagnose`, which
+// verifies an incident's checkpoints/. Now one linear pass refuses them.
+TEST(Robustness, DeeplyNestedOrUnterminatedJsonIsCorruptInLinearTime) {
+  const std::string deep = "{\"x\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  const std::string open = "{\"x\":" + std::string(200000, '[');
+  for (const std::string* header : {&deep, &open}) {
+    Finding f;
+    const double secs = SecondsOf([&] { f = CheckSafetensorsFile(ByteFile::FromBytes(SafetensorsWithHeader(*header))); });
+    EXPECT_EQ(f.verdict, V::kCorrupt) << f.detail;
+    EXPECT_LT(secs, 0.5);
+  }
+  EXPECT_NE(CheckSafetensorsFile(ByteFile::FromBytes(SafetensorsWithHeader(deep))).detail.find("nested deeper than 128"),
+            std::string::npos);
+  // Strings hide brackets; a real header of modest depth still parses.
+  const std::string ok = "{\"__metadata__\":{\"note\":\"[[[{{{\\\"\"},\"a\":{\"dtype\":\"F32\",\"shape\":[1],"
+                         "\"data_offsets\":[0,4]}}";
+  EXPECT_EQ(CheckSafetensorsFile(ByteFile::FromBytes(SafetensorsWithHeader(ok) + "abcd")).verdict, V::kValid);
+  // Orbax's metadata goes through the same reader, in a directory as `diagnose` verifies it.
+  TempDir t;
+  Put(t.path() / "3" / "_CHECKPOINT_METADATA", "{\"commit_timestamp_nsecs\":" + std::string(100000, '[') + "1" +
+                                                   std::string(100000, ']') + "}");
+  const double secs = SecondsOf([&] { ASSERT_TRUE(VerifyCheckpointDir(t.path(), {}).ok()); });
+  EXPECT_LT(secs, 0.5);
+}
+
+TEST(Robustness, PickleNestingAndValueCountAreCapped) {
+  const Pickle marks = RunPickle("\x80\x02" + std::string(kMaxPickleDepth + 5, '(') + ".");
+  EXPECT_EQ(marks.error, PickleError::kUnsupported);
+  EXPECT_NE(marks.error_detail.find("nested deeper"), std::string::npos) << marks.error_detail;
+  const Pickle values = RunPickle("\x80\x02" + std::string(kMaxPickleValues + 5, 'N') + ".");
+  EXPECT_EQ(values.error, PickleError::kUnsupported);
 }
 
 TEST(Robustness, ZipOffsetsOutsideTheFileAreCorrupt) {

@@ -1,6 +1,7 @@
 // The `denpex` binary end to end: exit codes, messages, the eval acceptance criterion of
 // issue #2, and that diagnose leaves the incident directory untouched.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -175,3 +176,104 @@ TEST(Cli, DemoPrintsVerdictAndScore) {
 }
 
 }  // namespace
+
+// Issue 20: the outputs of every subcommand, the flags that used to wrap or fall through.
+TEST(CliHardening, AnUnknownSubcommandIsAUsageErrorEvenWithHelp) {
+  for (const char* args : {"preflight --help", "preflight", "checkpoint frobnicate --help"}) {
+    const CmdResult r = Denpex(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find("unknown subcommand"), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(Denpex("checkpoint verify --help").code, 0);
+}
+
+TEST(CliHardening, ASeedOutsideSixtyFourBitsIsAUsageError) {
+  TempDir tmp;
+  for (const char* seed : {"-1", "18446744073709551616", "99999999999999999999999", "3x", "0x10"}) {
+    const CmdResult r = Denpex("simulate " + Scenario("smoke/sigkill_1024_debug.textproto") + " --out " +
+                               (tmp.path() / "o").string() + " --seed " + seed);
+    EXPECT_EQ(r.code, 2) << seed << "\n" << r.output;
+    EXPECT_NE(r.output.find("--seed"), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(fs::exists(tmp.path() / "o"));
+}
+
+TEST(CliHardening, SimulateRefusesToDeleteAnIncidentUnlessForced) {
+  TempDir tmp;
+  const fs::path incident = tmp.path() / "o" / "incident";
+  fs::create_directories(incident / "node-a");
+  std::ofstream(incident / "node-a" / "real.log") << "a real incident's log\n";
+  const std::string cmd = "simulate " + Scenario("smoke/sigkill_1024_debug.textproto") + " --out " +
+                          (tmp.path() / "o").string() + " --seed 3";
+  CmdResult r = Denpex(cmd);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(incident.string()), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--force"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(incident / "node-a" / "real.log"));
+  r = Denpex(cmd + " --force");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(incident / "node-a" / "real.log"));
+  // An empty incident folder is no one's work: replaced without --force.
+  fs::remove_all(incident);
+  fs::create_directories(incident);
+  EXPECT_EQ(Denpex(cmd).code, 0);
+}
+
+TEST(CliHardening, OutputsAreRegularFilesOrStandardOutput) {
+  TempDir tmp;
+  const fs::path out = tmp.path() / "run";
+  ASSERT_EQ(Denpex("simulate " + Scenario("smoke/sigkill_1024_debug.textproto") + " --out " + out.string() + " --seed 3").code, 0);
+  const std::string diagnose = "diagnose " + (out / "incident").string() + " --threads 2 --json ";
+  struct stat st;
+  // A device: refused before the diagnosis, and it stays a device.
+  for (const char* dev : {"/dev/null", "/dev/full"}) {
+    const CmdResult r = Denpex(diagnose + dev);
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("character device"), std::string::npos) << r.output;
+    ASSERT_EQ(::lstat(dev, &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode)) << dev;
+  }
+  // A FIFO: refused (opening it would block), and it stays one.
+  const fs::path fifo = tmp.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(Denpex(diagnose + fifo.string()).code, 2);
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  // A missing parent directory is named, not created.
+  CmdResult r = Denpex(diagnose + (tmp.path() / "new" / "d.json").string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find((tmp.path() / "new").string()), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(tmp.path() / "new"));
+  // A symlink planted at the old temporary name, into the incident: never followed.
+  const auto before = Snapshot(out / "incident");
+  fs::path victim;
+  for (const auto& e : fs::recursive_directory_iterator(out / "incident")) {
+    if (e.is_regular_file()) victim = e.path();
+  }
+  ASSERT_FALSE(victim.empty());
+  fs::create_symlink(victim, tmp.path() / "d.json.tmp");
+  r = Denpex(diagnose + (tmp.path() / "d.json").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(Snapshot(out / "incident"), before);
+  // `-`: the JSON alone on standard output.
+  r = Denpex(diagnose + "-");
+  ASSERT_EQ(r.code, 0) << r.output;
+  denpex::v1::Diagnosis d;
+  EXPECT_TRUE(denpex::proto::FromJson(r.output, "stdout", &d).ok()) << r.output.substr(0, 300);
+  // checkpoint verify refuses to write into what it verifies, by inode, through a link.
+  fs::create_directories(tmp.path() / "ckpt");
+  fs::create_directory_symlink(tmp.path() / "ckpt", tmp.path() / "alias");
+  r = Denpex("checkpoint verify " + (tmp.path() / "ckpt").string() + " --json " + (tmp.path() / "alias" / "v.json").string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(fs::is_empty(tmp.path() / "ckpt"));
+}
+
+TEST(CliHardening, InvalidUtf8InAScenarioIsAnErrorWithItsLine) {
+  TempDir tmp;
+  const fs::path bad = tmp.path() / "latin1.textproto";
+  std::ofstream(bad, std::ios::binary) << "name: \"latin1\"\ndescription: \"caf\xe9\"\n";
+  const CmdResult r = Denpex("simulate " + bad.string() + " --out " + (tmp.path() / "o").string());
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find(bad.string() + ":2:18:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("UTF-8"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("libprotobuf"), std::string::npos) << r.output;
+}

@@ -5,6 +5,13 @@
 // samples under both field spellings, and the launch's CUDA_VISIBLE_DEVICES line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
 #include "analyze/gpu_health.h"
 
 namespace denpex::engine {
@@ -168,6 +175,67 @@ TEST(GpuHealth, CudaVisibleDevicesByIndexOrUuidAndTheDriversUuidLines) {
   NodeGpuHealth none;
   ParseVisibleDevices("MY_CUDA_VISIBLE_DEVICES=1\n", 0, &none);  // another variable
   EXPECT_TRUE(none.visible.empty());
+}
+
+// Resident-set peak (VmHWM) of this process in KiB, after `reset` cleared it to the current RSS.
+long PeakKib(bool reset) {
+  if (reset) std::ofstream("/proc/self/clear_refs") << "5";
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+long RssKib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+// Issue 20: the initiator's node's files were read again whole through ifstream (a 1 GB syslog:
+// 15 s and 1.1 GB). A 64 MB syslog with a hole in the middle is now searched mapped and released
+// as it is passed: the device lines on both sides of the hole are found, at their line numbers,
+// and the process's peak resident set grows by a window, not by the file.
+TEST(GpuHealth, ABigSparseSyslogIsSearchedMappedNotCopied) {
+  namespace fs = std::filesystem;
+  std::random_device rd;
+  const fs::path dir = fs::temp_directory_path() / ("denpex-gpu-health-" + std::to_string(rd()));
+  fs::create_directories(dir / "gpu-0001");
+  std::ofstream(dir / "gpu-0001" / "rank_0.log") << "[rank0]:[I302 09:17:01.000000000 ProcessGroupNCCL.cpp:900] hello\n";
+  const fs::path syslog = dir / "gpu-0001" / "syslog";
+  {
+    std::ofstream out(syslog, std::ios::binary);
+    out << "Mar  2 09:00:01 gpu-0001 kernel: [   12.100000] NVRM: GPU at PCI:0000:db:00: "
+           "GPU-1527f224-1553-c68c-f1c2-7aaf6ecf173c\n";
+    for (int i = 0; i < 200; ++i) out << "Mar  2 09:00:02 gpu-0001 systemd[1]: Started Session " << i << ".\n";
+  }
+  fs::resize_file(syslog, 64 << 20);  // a hole of NUL bytes, as a truncated log leaves
+  {
+    std::ofstream out(syslog, std::ios::binary | std::ios::app);
+    out << "\nMar  2 09:16:00 gpu-0001 torchrun[77]: CUDA_VISIBLE_DEVICES=GPU-1527f224-1553-c68c-f1c2-7aaf6ecf173c\n";
+  }
+  auto inc = LoadIncident(dir, 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  const auto node = std::find(inc->nodes.begin(), inc->nodes.end(), "gpu-0001") - inc->nodes.begin();
+  ASSERT_LT(static_cast<std::size_t>(node), inc->nodes.size());
+  const long rss = RssKib();
+  PeakKib(/*reset=*/true);
+  const auto t0 = std::chrono::steady_clock::now();
+  const NodeGpuHealth h = ReadNodeGpuHealth(*inc, static_cast<std::int32_t>(node));
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const long peak = PeakKib(/*reset=*/false);
+  fs::remove_all(dir);
+  ASSERT_EQ(h.visible.size(), 1u);
+  ASSERT_NE(h.ByUuid(h.visible[0]), nullptr);
+  EXPECT_EQ(h.ByUuid(h.visible[0])->pci, "0000:db:00");
+  EXPECT_EQ(h.visible_line.span.line, 203u);  // after the hole: 201 lines, the NULs' line, this
+  EXPECT_LT(peak - rss, 24 << 10) << "KiB over the RSS before";  // the whole file would be 64 MiB, twice
+  EXPECT_LT(secs, 1.0);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // inside the incident.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -120,6 +121,11 @@ TEST(History, TheCliReadsWithoutWritingAndRecordsOnlyWhenAskedOnce) {
   std::string out, err;
   ASSERT_EQ(Diagnose({.incident = job.incident(), .threads = 1, .history = store}, &out, &err), 0) << err;
   EXPECT_FALSE(fs::exists(store));  // read only
+  // A folder that does not exist is named, not created.
+  ASSERT_EQ(Diagnose({.incident = job.incident(), .threads = 1, .history = store, .record_history = true}, &out, &err), 2);
+  EXPECT_NE(err.find((job.dir.path() / "fleet").string() + " does not exist"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(store.parent_path()));
+  fs::create_directories(store.parent_path());
   ASSERT_EQ(Diagnose({.incident = job.incident(), .threads = 1, .history = store, .record_history = true}, &out, &err), 0) << err;
   ASSERT_EQ(Diagnose({.incident = job.incident(), .threads = 1, .history = store, .record_history = true}, &out, &err), 0) << err;
   auto h = ReadHistory(store);
@@ -150,6 +156,43 @@ TEST(History, TheCliReportsBadStoreLinesAndStillDiagnoses) {
   ASSERT_EQ(Diagnose({.incident = job.incident(), .threads = 1, .history = store}, &out, &err), 0) << err;
   EXPECT_NE(err.find(store.string() + ":1: not a history entry"), std::string::npos) << err;
   EXPECT_NE(out.find("drain_and_rma"), std::string::npos) << out;
+}
+
+// Issue 20: `--history /dev/zero` grew memory without bound. What is not a regular file is not
+// read; a line past 64 KiB is skipped as it streams by, and the entries around it still count.
+TEST(History, TheReaderIsBoundedInLineLengthAndKind) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto zero = ReadHistory("/dev/zero");
+  ASSERT_TRUE(zero.ok());
+  EXPECT_TRUE(zero->entries.empty());
+  ASSERT_EQ(zero->problems.size(), 1u);
+  EXPECT_NE(zero->problems[0].find("not a regular file"), std::string::npos) << zero->problems[0];
+  TempDir t;
+  const fs::path store = t.path() / "h.jsonl";
+  Append(store, Entry("2026-02-11T04:00:00Z", "gpu-0001", "0000:5d:00", "FAILURE_CLASS_GPU_ECC") +
+                    std::string(8 << 20, 'x') + "\n" + std::string(3 << 20, '\0') + "\n" +
+                    Entry("2026-02-20T04:00:00Z", "gpu-0001", "0000:5d:00", "FAILURE_CLASS_GPU_ECC"));
+  for (int i = 0; i < 30; ++i) Append(store, "{oops\n");
+  auto h = ReadHistory(store);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->entries.size(), 2u);
+  ASSERT_GE(h->problems.size(), 2u);
+  EXPECT_NE(h->problems[0].find(store.string() + ":2: longer than 65536 bytes"), std::string::npos) << h->problems[0];
+  EXPECT_NE(h->problems[1].find(store.string() + ":3: longer than"), std::string::npos) << h->problems[1];
+  EXPECT_EQ(h->problems.size(), 21u);  // 20 listed, then a count
+  EXPECT_NE(h->problems.back().find("12 more bad lines"), std::string::npos) << h->problems.back();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+}
+
+TEST(History, TheStoreIsWrittenOnlyAsARegularFile) {
+  EccJob job;
+  std::string out, err;
+  EXPECT_EQ(Diagnose({.incident = job.incident(), .threads = 1, .history = "/dev/null", .record_history = true}, &out, &err), 2);
+  EXPECT_NE(err.find("character device"), std::string::npos) << err;
+  const fs::path link = job.dir.path() / "h.jsonl";
+  fs::create_symlink(job.incident() / "gpu-0001" / "kern.log", link);
+  EXPECT_EQ(Diagnose({.incident = job.incident(), .threads = 1, .history = link, .record_history = true}, &out, &err), 2);
+  EXPECT_NE(err.find("symbolic link"), std::string::npos) << err;
 }
 
 }  // namespace

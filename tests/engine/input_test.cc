@@ -3,10 +3,14 @@
 // modifies the incident, and its answer does not depend on the thread count.
 #include <gtest/gtest.h>
 
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "denpex/engine/engine.h"
@@ -166,6 +170,109 @@ TEST(EngineInput, TruncatedFilesAndFifosAreCountedAndTheRestDiagnosed) {
   EXPECT_TRUE(HasProblem(*d, "gpu-0003/pipe.log: not a regular file"));
   EXPECT_TRUE(HasProblem(*d, "expected.json: ground truth"));
   EXPECT_GE(d->input().malformed_lines(), 1);  // the table entry without a rank
+}
+
+}  // namespace
+}  // namespace denpex::engine
+
+namespace denpex::engine {
+namespace {
+
+// Issue 20: a skipped file contributes nothing. A binary `rank_9000.log` was reported skipped,
+// yet made the world size 9,001 and changed the confidence and the reason.
+TEST(EngineInput, ASkippedFileChangesNoFact) {
+  TempDir tmp;
+  testing::WriteIncident(tmp.path(), testing::Incident{});
+  auto before = Diagnose(tmp.path(), {.threads = 1});
+  ASSERT_TRUE(before.ok());
+  std::ofstream(tmp.path() / "gpu-0002" / "rank_9000.log", std::ios::binary) << std::string("\x7f" "ELF\0\0\0\x01", 8);
+  fs::create_directories(tmp.path() / "gpu-9999");
+  std::ofstream(tmp.path() / "gpu-9999" / "rank_31.log", std::ios::binary) << std::string("core\0\0\0", 7);
+  auto after = Diagnose(tmp.path(), {.threads = 1});
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(HasProblem(*after, "rank_9000.log"));
+  EXPECT_EQ(after->input().unreadable_files(), 2);
+  EXPECT_EQ(after->input().world_size(), before->input().world_size());
+  EXPECT_EQ(after->input().ranks_seen(), before->input().ranks_seen());
+  EXPECT_EQ(after->initiator().rank(), before->initiator().rank());
+  EXPECT_EQ(after->initiator().node(), before->initiator().node());
+  EXPECT_EQ(after->initiator().confidence(), before->initiator().confidence());
+  EXPECT_EQ(after->reason(), before->reason());
+}
+
+// Runs `denpex diagnose DIR --json -` as the user nobody; its stdout, or nullopt when this
+// process may not change its user (not root).
+std::optional<std::string> DiagnoseAsNobody(const fs::path& dir) {
+  int out[2];
+  if (::pipe(out) != 0) return std::nullopt;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::close(out[0]);
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) {
+      ::_exit(77);
+    }
+    ::execl(DENPEX_BINARY, "denpex", "diagnose", dir.c_str(), "--threads", "1", "--json", "-", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) == 77) return std::nullopt;
+  return text;
+}
+
+// Issue 20: a folder the reader may not open was skipped silently ("0 unreadable files", no
+// problem, and a reason that said the node's logs were missing). It is counted and named.
+TEST(EngineInput, AnUnreadableDirectoryIsCountedAndNamed) {
+  TempDir tmp;
+  testing::WriteIncident(tmp.path(), testing::Incident{});
+  fs::permissions(tmp.path() / "gpu-0004", fs::perms::owner_all);  // 0700: only its owner
+  std::optional<v1::Diagnosis> d;
+  if (::geteuid() == 0) {
+    const std::optional<std::string> json = DiagnoseAsNobody(tmp.path());
+    if (!json) GTEST_SKIP() << "root, but cannot become nobody to be refused";
+    d.emplace();
+    ASSERT_TRUE(proto::FromJson(*json, "stdout", &*d).ok()) << *json;
+  } else {
+    fs::permissions(tmp.path() / "gpu-0004", fs::perms::none);
+    auto r = Diagnose(tmp.path(), {.threads = 1});
+    fs::permissions(tmp.path() / "gpu-0004", fs::perms::owner_all);
+    ASSERT_TRUE(r.ok());
+    d = *r;
+  }
+  EXPECT_TRUE(HasProblem(*d, "gpu-0004/: unreadable directory (Permission denied)"));
+  EXPECT_NE(RenderText(*d).find("problem: gpu-0004/: unreadable directory"), std::string::npos) << RenderText(*d);
+}
+
+}  // namespace
+}  // namespace denpex::engine
+
+namespace denpex::engine {
+namespace {
+
+// Issue 20: bytes of a log line reach the text report (quoted evidence, file names, problems);
+// a terminal must not act on them. JSON escapes them by its own rules.
+TEST(EngineInput, TheTextReportEscapesTerminalControls) {
+  TempDir tmp;
+  testing::WriteIncident(tmp.path(), testing::Incident{});
+  std::ofstream(tmp.path() / "gpu-0001" / "evil\x1b[2J.log", std::ios::binary) << std::string("\x7f" "ELF\0", 5);
+  auto d = Diagnose(tmp.path(), {.threads = 1});
+  ASSERT_TRUE(d.ok());
+  d->set_reason(d->reason() + " \x1b]0;owned\x07 \xc2\x9b" "31m\r");
+  const std::string text = RenderText(*d);
+  for (char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    EXPECT_TRUE(b >= 0x20 || c == '\n' || c == '\t') << "control byte " << int(b);
+    EXPECT_NE(b, 0x7f);
+  }
+  EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos);
+  EXPECT_NE(text.find("evil\\x1b[2J.log"), std::string::npos) << text;
+  EXPECT_NE(text.find("\\x1b]0;owned\\x07 \\u009b31m\\x0d"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -92,7 +93,12 @@ struct LineClock {
     return last;
   }
 };
-std::string TwoDigits(int v) { return (v < 10 ? "0" : "") + std::to_string(v); }
+// snprintf, not `"0" + std::to_string(v)`: GCC 12 warns (-Wrestrict, a false positive) on that.
+std::string TwoDigits(int v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%02d", v);
+  return buf;
+}
 
 std::string Syslog(TimeNs t, bool precise) {
   static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
@@ -175,7 +181,13 @@ std::string Paste(const fs::path&, const std::string& text, std::size_t width, c
 std::string Numbered(const fs::path&, const std::string& text) {
   std::vector<std::string> out;
   int n = 80746;
-  for (const std::string& line : Lines(text)) out.push_back("[" + std::to_string(n++) + "] " + line);
+  for (const std::string& line : Lines(text)) {
+    std::string numbered = "[";
+    numbered += std::to_string(n++);
+    numbered += "] ";
+    numbered += line;
+    out.push_back(std::move(numbered));
+  }
   return Join(out);
 }
 

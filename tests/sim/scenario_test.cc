@@ -36,6 +36,14 @@ TEST(Scenario, TypoInFieldNameNamesLineColumnAndSuggestsTheField) {
   EXPECT_THAT(st.message(), HasSubstr("hint: did you mean 'nodes'?"));
 }
 
+// Issue 20: protobuf dropped a non-UTF-8 string with a note on stderr; the truth lost it.
+TEST(Scenario, InvalidUtf8IsAnErrorAtItsLineAndColumn) {
+  const Status st = ParseError("name: \"x\"\ndescription: \"caf\xe9 cr\xe8me\"\njob { nodes: 1 }\n");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidInput);
+  EXPECT_THAT(st.message(), StartsWith("s.textproto:2:18: byte 0xe9 is not valid UTF-8"));
+  EXPECT_TRUE(ParseScenario("name: \"caf\xc3\xa9\"\njob { nodes: 1 }\nfaults { kind: 1 }\n", "u").ok());
+}
+
 TEST(Scenario, UnknownTopLevelFieldListsValidFieldsWhenNothingIsClose) {
   const Status st = ParseError("job { nodes: 1 }\nzzzzzzzzzz: 1\n");
   EXPECT_THAT(st.message(), StartsWith("s.textproto:2:1: unknown field 'zzzzzzzzzz'"));

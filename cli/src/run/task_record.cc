@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "denpex/common/output_file.h"
 #include "run/posix_io.h"
 
 namespace denpex::cli::run {
@@ -193,21 +194,7 @@ std::string RenderTaskJson(const TaskRecord& r) {
 }
 
 Status WriteFileAtomically(const fs::path& path, std::string_view contents) {
-  std::string name = ".";  // hidden, and unique per writer
-  name += path.filename().string();
-  name += ".tmp";
-  name += std::to_string(::getpid());
-  const fs::path tmp = path.parent_path() / name;
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd.valid()) return Status::IoError(ErrnoText("cannot create " + tmp.string(), errno));
-  Status st = WriteAll(fd.get(), contents);
-  fd.Reset();
-  if (st.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {
-    st =
-        Status::IoError(ErrnoText("cannot rename " + tmp.string() + " to " + path.string(), errno));
-  }
-  if (!st.ok()) ::unlink(tmp.c_str());
-  return st;
+  return WriteOutputFile(path, contents);
 }
 
 std::string JsonString(std::string_view s) {

@@ -77,7 +77,8 @@ struct TaskRecord {
 std::string RenderTaskJson(const TaskRecord& r);
 
 // Writes `contents` to a temporary file beside `path` and renames it over `path`: a reader
-// sees the old record or the new one, never half of one.
+// sees the old record or the new one, never half of one (WriteOutputFile,
+// denpex/common/output_file.h).
 Status WriteFileAtomically(const std::filesystem::path& path, std::string_view contents);
 
 // `s` as a JSON string literal (quotes included); bytes that are not UTF-8 become U+FFFD.

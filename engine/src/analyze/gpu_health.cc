@@ -1,9 +1,9 @@
 #include "analyze/gpu_health.h"
 
+#include <algorithm>
 #include <charconv>
-#include <fstream>
-#include <sstream>
 
+#include "ingest/file_text.h"
 #include "parse/families.h"
 
 namespace denpex::engine {
@@ -241,15 +241,6 @@ void ForEachLine(std::string_view text, F&& f) {
   }
 }
 
-bool ReadText(const std::filesystem::path& path, std::string* text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  *text = std::move(s).str();
-  return true;
-}
-
 bool IsHealthFile(std::string_view path) {
   const std::string_view name = path.substr(path.rfind('/') + 1);
   return name.find("nvidia-smi") != std::string_view::npos || name.find("nvidia_smi") != std::string_view::npos ||
@@ -288,42 +279,97 @@ void ParseGpuHealthText(std::string_view text, std::int32_t file, NodeGpuHealth*
   });
 }
 
+namespace {
+
+constexpr std::string_view kVisibleKey = "CUDA_VISIBLE_DEVICES=", kGpuAtKey = "NVRM: GPU at PCI:";
+
+// One line of a launch or kernel log: CUDA_VISIBLE_DEVICES (the first one) or a driver UUID line.
+void VisibleDevicesLine(std::string_view line, const LineSpan& span, std::int32_t file, NodeGpuHealth* out) {
+  if (const std::size_t at = line.find(kGpuAtKey); at != std::string_view::npos) {  // the driver's UUID <-> bus id
+    const std::string_view rest = line.substr(at + kGpuAtKey.size());
+    const std::size_t sep = rest.find(": GPU-");
+    if (sep != std::string_view::npos) At(out, Pci(rest.substr(0, sep)), -1, std::string(Trim(rest.substr(sep + 2))));
+    return;
+  }
+  if (!out->visible.empty()) return;
+  const std::size_t at = line.find(kVisibleKey);
+  if (at == std::string_view::npos || (at > 0 && line[at - 1] != ' ' && line[at - 1] != '\t')) return;
+  std::string_view list = line.substr(at + kVisibleKey.size());
+  list = list.substr(0, list.find_first_of(" \t\"'"));
+  if (list.empty()) return;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    out->visible.emplace_back(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  out->visible_line = {file, span};
+}
+
+// A node's other logs (agent consoles, a 1 GB syslog) are searched for the two keys window by
+// window, at memchr speed; only the lines that hold one are looked at, and a mapped file's pages
+// are released as they are passed, so the file costs neither a copy nor its size in memory.
+constexpr std::size_t kWindow = 8 << 20;
+
+void ScanDeviceLines(const FileText& text, std::int32_t file, NodeGpuHealth* out) {
+  const std::string_view all = text.view();
+  const std::size_t from = text.LeadingHole();
+  std::uint32_t lines_before = 0;  // newlines in [from, window)
+  std::size_t done = from;         // lines that start before this were read
+  std::vector<std::size_t> hits;
+  for (std::size_t w = from; w < all.size(); w += kWindow) {
+    const std::size_t w_end = std::min(all.size(), w + kWindow);
+    // A key that starts in the window and runs past its end is found too.
+    const std::string_view search = all.substr(w, std::min(all.size(), w_end + kGpuAtKey.size()) - w);
+    hits.clear();
+    for (const std::string_view key : {kVisibleKey, kGpuAtKey}) {
+      for (std::size_t p = search.find(key); p != std::string_view::npos && p < w_end - w; p = search.find(key, p + 1)) {
+        hits.push_back(w + p);
+      }
+    }
+    std::sort(hits.begin(), hits.end());
+    std::uint32_t line = lines_before + 1;
+    std::size_t counted = w;
+    for (const std::size_t hit : hits) {
+      if (hit < done) continue;  // on a line already read
+      line += static_cast<std::uint32_t>(std::count(all.begin() + counted, all.begin() + hit, '\n'));
+      counted = hit;
+      const std::size_t nl = all.rfind('\n', hit);
+      const std::size_t begin = nl == std::string_view::npos || nl < from ? from : nl + 1;
+      std::size_t end = all.find('\n', hit);
+      if (end == std::string_view::npos) end = all.size();
+      std::string_view text_line = all.substr(begin, end - begin);
+      if (!text_line.empty() && text_line.back() == '\r') text_line.remove_suffix(1);
+      VisibleDevicesLine(text_line, LineSpan{line, begin, static_cast<std::uint32_t>(text_line.size())}, file, out);
+      done = end;
+    }
+    lines_before += static_cast<std::uint32_t>(std::count(all.begin() + w, all.begin() + w_end, '\n'));
+    text.Release(w, w_end - w);
+  }
+}
+
+}  // namespace
+
 void ParseVisibleDevices(std::string_view text, std::int32_t file, NodeGpuHealth* out) {
-  static constexpr std::string_view kKey = "CUDA_VISIBLE_DEVICES=", kGpuAt = "NVRM: GPU at PCI:";
-  ForEachLine(text, [&](std::string_view line, const LineSpan& span) {
-    if (const std::size_t at = line.find(kGpuAt); at != std::string_view::npos) {  // the driver's UUID <-> bus id
-      const std::string_view rest = line.substr(at + kGpuAt.size());
-      const std::size_t sep = rest.find(": GPU-");
-      if (sep != std::string_view::npos) At(out, Pci(rest.substr(0, sep)), -1, std::string(Trim(rest.substr(sep + 2))));
-      return;
-    }
-    if (!out->visible.empty()) return;
-    const std::size_t at = line.find(kKey);
-    if (at == std::string_view::npos || (at > 0 && line[at - 1] != ' ' && line[at - 1] != '\t')) return;
-    std::string_view list = line.substr(at + kKey.size());
-    list = list.substr(0, list.find_first_of(" \t\"'"));
-    if (list.empty()) return;
-    while (!list.empty()) {
-      const std::size_t comma = list.find(',');
-      out->visible.emplace_back(list.substr(0, comma));
-      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-    }
-    out->visible_line = {file, span};
-  });
+  ForEachLine(text, [&](std::string_view line, const LineSpan& span) { VisibleDevicesLine(line, span, file, out); });
 }
 
 NodeGpuHealth ReadNodeGpuHealth(const Incident& inc, std::int32_t node) {
   NodeGpuHealth out;
   if (node < 0) return out;
-  std::string text;
   for (std::size_t i = 0; i < inc.files.size(); ++i) {
     const LogFile& f = inc.files[i];
     if (f.node != node || !f.readable || f.name_rank >= 0 || f.local_rank >= 0) continue;
-    if (!ReadText(inc.root / f.path, &text)) continue;
+    // Through the ingest's reader: no link followed, regular files only, mapped, not copied.
+    auto text = FileText::Open(inc.root / f.path);
+    if (!text.ok() || text->LooksBinary()) continue;
+    const auto file = static_cast<std::int32_t>(i);
     if (IsHealthFile(f.path)) {
-      ParseGpuHealthText(text, static_cast<std::int32_t>(i), &out);
+      // A snapshot is tens of KB; a file far larger under such a name is read to the cap.
+      std::string_view view = text->view().substr(text->LeadingHole());
+      if (view.size() > kMaxHealthFileBytes) view = view.substr(0, view.rfind('\n', kMaxHealthFileBytes) + 1);
+      ParseGpuHealthText(view, file, &out);
     } else {
-      ParseVisibleDevices(text, static_cast<std::int32_t>(i), &out);
+      ScanDeviceLines(*text, file, &out);
     }
   }
   return out;

@@ -57,6 +57,11 @@ struct NodeGpuHealth {
   const GpuHealth* ByUuid(std::string_view uuid) const;
 };
 
+// What the files of `node` that are not one rank's log say: its nvidia-smi / DCGM snapshots
+// (by name; read to kMaxHealthFileBytes), CUDA_VISIBLE_DEVICES and the driver's UUID lines (the
+// other files are searched for those two keys, mapped and released as searched, never copied).
+// Files are opened as the ingest opens them (no link followed, regular files, binary skipped).
+inline constexpr std::size_t kMaxHealthFileBytes = 16 << 20;
 NodeGpuHealth ReadNodeGpuHealth(const Incident& inc, std::int32_t node);
 
 // Parses one file's text into `out` (exposed for the recogniser tests).

@@ -1,9 +1,11 @@
 // Small JSON documents of checkpoints (safetensors headers, trainer_state.json, index and
-// metadata files), parsed with protobuf's JSON parser into a google.protobuf.Struct.
+// metadata files), parsed with protobuf's JSON parser into a google.protobuf.Struct after one
+// linear pass has bounded their nesting.
 #pragma once
 
 #include <google/protobuf/struct.pb.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,7 +15,11 @@
 
 namespace denpex::engine::ckpt {
 
-// kInvalidInput when `text` is not a JSON object.
+// Deeper nesting is refused before parsing (real headers and metadata nest a few levels).
+inline constexpr std::size_t kMaxJsonDepth = 128;
+
+// kInvalidInput when `text` is not a JSON object, nests deeper than kMaxJsonDepth or ends
+// inside a value; time linear in its size.
 Result<google::protobuf::Struct> ParseJsonObject(std::string_view text);
 
 // A field that is a whole number in [0, 2^53]; nullopt otherwise.

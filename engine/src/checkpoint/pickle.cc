@@ -1,5 +1,6 @@
 #include "checkpoint/pickle.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <utility>
 
@@ -31,11 +32,20 @@ enum Op : unsigned char {
 // The machine's state while it runs; on any error it stops and records why.
 class Machine {
  public:
-  Machine(std::string_view in, std::size_t start, Pickle& out) : in_(in), pos_(start), out_(out) {}
+  Machine(std::string_view in, std::size_t start, Pickle& out)
+      : in_(in), pos_(start), out_(out), max_values_(std::max(kMaxPickleValues, in.size() / 4)) {}
 
   void Run() {
     while (out_.ok()) {
       if (pos_ >= in_.size()) return Fail(PickleError::kTruncated, "the input ends before STOP");
+      if (marks_.size() > kMaxPickleDepth) {
+        return Fail(PickleError::kUnsupported, "nested deeper than " + std::to_string(kMaxPickleDepth) +
+                                                   " marks at byte " + std::to_string(pos_));
+      }
+      if (stack_.size() + out_.containers.size() + out_.strings.size() > max_values_) {
+        return Fail(PickleError::kUnsupported, "more than " + std::to_string(max_values_) +
+                                                   " values by byte " + std::to_string(pos_));
+      }
       const std::size_t at = pos_;
       const auto op = static_cast<unsigned char>(in_[pos_++]);
       if (op == kStop) {
@@ -197,6 +207,7 @@ class Machine {
   std::vector<PyValue> stack_;
   std::vector<std::size_t> marks_;
   std::unordered_map<std::uint64_t, PyValue> memo_;
+  std::size_t max_values_;  // kMaxPickleValues, or one per 4 input bytes when that is more
 };
 
 // Scalars: constants, integers, strings and bytes. False when `op` is not one of them.

@@ -2,7 +2,8 @@
 // Megatron and DCP pickle (dicts, tuples, strings, ints, class references, persistent ids)
 // without Python and without constructing any object. Values live in arenas and refer to
 // each other by index, so hostile input can neither recurse nor leak; every container is
-// as large as the opcodes that built it, so memory stays linear in the input.
+// as large as the opcodes that built it, so memory stays linear in the input, and the depth of
+// MARKs and the count of values are capped.
 #pragma once
 
 #include <cstddef>
@@ -61,6 +62,13 @@ struct Pickle {
   const PyValue* Get(const PyValue& dict, std::string_view key) const;
   std::optional<std::int64_t> GetInt(const PyValue& dict, std::string_view key) const;
 };
+
+// Limits that keep a hostile pickle's cost bounded (a real checkpoint's pickle nests a few
+// levels and spends ten or more bytes per value): past them it stops with kUnsupported. The
+// values (stack, containers and strings) may number kMaxPickleValues, or one per 4 input bytes
+// when that is more, so a large real `.metadata` is never refused.
+inline constexpr std::size_t kMaxPickleDepth = 10'000;     // open MARKs
+inline constexpr std::size_t kMaxPickleValues = 1u << 22;
 
 // Runs one pickle starting at `start`, up to and including its STOP opcode.
 Pickle RunPickle(std::string_view bytes, std::size_t start = 0);

@@ -1,6 +1,7 @@
 // The report for people (text) and for programs (v1::CheckpointVerification JSON).
 #include <sstream>
 
+#include "denpex/common/text.h"
 #include "denpex/common/time.h"
 #include "denpex/engine/checkpoint.h"
 
@@ -154,7 +155,7 @@ std::string RenderCheckpointText(const CheckpointReport& r) {
   for (const CheckpointCandidate& c : r.candidates) RenderCandidate(c, os);
   if (!r.notes.empty()) os << "\nnotes:\n";
   for (const std::string& n : r.notes) os << "  - " << n << "\n";
-  return os.str();
+  return EscapeControlBytes(os.str());  // file names are bytes a terminal must not act on
 }
 
 v1::CheckpointVerification ToProto(const CheckpointReport& r) {

@@ -90,7 +90,10 @@ Finding CheckSafetensorsFile(const ByteFile& f) {
   if (header->empty() || (*header)[0] != '{')
     return Corrupt("the header does not start with '{' (InvalidHeaderStart)");
   auto json = ParseJsonObject(*header);
-  if (!json.ok()) return Corrupt("the header is not JSON (InvalidHeaderDeserialization)");
+  if (!json.ok()) {
+    return Corrupt("the header is not JSON (InvalidHeaderDeserialization): " +
+                   json.status().message().substr(0, 200));
+  }
   std::vector<Tensor> tensors;
   bool unknown_dtype = false;
   for (const auto& [name, v] : json->fields()) {

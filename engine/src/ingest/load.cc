@@ -283,6 +283,9 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc, std::vector<St
   inc->input.bytes += r.bytes;
   const bool readable = r.problem.empty();
   if (!readable) {
+    // A skipped file is counted and named, and contributes nothing else: not the rank or local
+    // rank of its name, not its node (a binary `rank_9000.log` must not make the world 9,001).
+    f = LogFile{.path = src.rel};
     inc->input.unreadable_files += 1;
     AddProblem(&inc->input, std::move(r.problem));
   } else {
@@ -370,6 +373,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
     std::vector<std::vector<StrId>> remaps(end - begin);
     for (std::size_t i = begin; i < end; ++i) {
       readable += AddFile(listing->files[i], std::move(batch[i - begin]), &inc, &remaps[i - begin]);
+      if (!inc.files[i].readable) listing->files[i].node.clear();  // names no node (AddFile)
     }
     arena.execute([&] { RemapStrings(first, begin, remaps, &inc); });
   }

@@ -1,8 +1,11 @@
 #include "ingest/walk.h"
 
 #include <oneapi/tbb/parallel_for.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <iterator>
 #include <system_error>
 
@@ -161,7 +164,14 @@ bool Visit(const fs::directory_entry& entry, int depth, const fs::path& root, co
   if (entry.is_symlink(ec)) {
     NoteLink(entry, root, rel, &out->problems);
   } else if (entry.is_directory(ec)) {
-    return !IsCheckpointDir(p, depth, skip);
+    if (IsCheckpointDir(p, depth, skip)) return false;
+    // The iterators skip a folder they may not open without a word: named here instead.
+    if (::access(p.c_str(), R_OK | X_OK) != 0) {
+      out->problems.push_back(rel + "/: unreadable directory (" + std::strerror(errno) +
+                              "), not listed: the logs in it are missing from the diagnosis");
+      return false;
+    }
+    return true;
   } else if (!entry.is_regular_file(ec)) {
     out->problems.push_back(rel + ": not a regular file, skipped");
   } else if (IsGroundTruth(p)) {
@@ -213,6 +223,9 @@ Result<Listing> ListIncident(const fs::path& dir, const fs::path& skip) {
   Listing out;
   out.root = fs::canonical(dir, ec);
   if (ec) return Status::IoError("cannot resolve " + dir.string() + ": " + ec.message());
+  if (::access(out.root.c_str(), R_OK | X_OK) != 0) {
+    return Status::IoError("cannot list " + dir.string() + ": " + std::strerror(errno));
+  }
   const fs::path skip_canonical = skip.empty() ? fs::path() : fs::weakly_canonical(skip, ec);
 
   // The incident directory's own entries first; then the folders among them are walked in

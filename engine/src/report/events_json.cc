@@ -12,7 +12,16 @@ namespace {
 void AppendString(std::string_view s, std::string* out) {
   const std::string valid = ValidUtf8(s);
   out->push_back('"');
-  for (char c : valid) {
+  for (std::size_t i = 0; i < valid.size(); ++i) {
+    const char c = valid[i];
+    // DEL and the C1 controls (U+0080-U+009F) need no escape in JSON, but a terminal acts on
+    // them when `denpex events` is read there: escaped too.
+    if (c == '\x7f' || (c == '\xc2' && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) <= 0x9f)) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c == '\x7f' ? 0x7fu : static_cast<unsigned char>(valid[++i]) + 0u);
+      *out += buf;
+      continue;
+    }
     switch (c) {
       case '"': *out += "\\\""; break;
       case '\\': *out += "\\\\"; break;

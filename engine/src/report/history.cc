@@ -3,10 +3,15 @@
 
 #include <google/protobuf/util/json_util.h>
 
-#include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "denpex/common/output_file.h"
 #include "denpex/common/time.h"
 
 namespace denpex::engine {
@@ -22,14 +27,6 @@ std::string Day(const std::string& rfc3339) { return rfc3339.substr(0, 10); }
 std::string ClassName(v1::FailureClass c) {
   std::string name = v1::FailureClass_Name(c);
   return name.starts_with("FAILURE_CLASS_") ? name.substr(14) : name;
-}
-
-bool Inside(const fs::path& p, const fs::path& dir) {
-  std::error_code ec;
-  const fs::path a = fs::weakly_canonical(fs::absolute(p, ec), ec);
-  const fs::path b = fs::weakly_canonical(fs::absolute(dir, ec), ec);
-  auto [ia, ib] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
-  return ib == b.end();
 }
 
 std::string SameIncident(const fs::path& incident) {
@@ -75,40 +72,106 @@ void Escalate(v1::Diagnosis* d, const v1::Recurrence& r) {
   for (auto& p : kept) *pre->Add() = std::move(p);
 }
 
+constexpr std::uint64_t kMaxStoreBytes = 64ull << 20;  // ~200,000 entries
+constexpr std::size_t kMaxLineBytes = 64 << 10;        // an entry is ~250 bytes
+constexpr std::size_t kMaxProblems = 20;
+
+// One line of the store: an entry, or a problem.
+void ReadEntry(const fs::path& path, int number, std::string& line, History* h, std::size_t* bad) {
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.find_first_not_of(" \t") == std::string::npos) return;
+  const std::string where = path.string() + ":" + std::to_string(number) + ": ";
+  auto problem = [&](std::string text) {
+    if (++*bad <= kMaxProblems) h->problems.push_back(where + std::move(text));
+  };
+  google::protobuf::util::JsonParseOptions opts;
+  opts.ignore_unknown_fields = false;
+  v1::HistoryEntry e;
+  const auto st = google::protobuf::util::JsonStringToMessage(line, &e, opts);
+  if (!st.ok()) {
+    std::string why(st.message());
+    why = why.substr(0, why.find('\n'));  // protobuf adds the line and a caret below it
+    return problem("not a history entry (" + why +
+                   "); skipped. Each line is one JSON object with time, node, gpu, failure_class, owner, incident, "
+                   "action (docs/history_format.md); fix or delete the line.");
+  }
+  if (e.node().empty() || !ParseRfc3339(e.time())) {
+    return problem((e.node().empty() ? "no node" : "time \"" + e.time() + "\" is not RFC 3339") +
+                   "; skipped. Write \"node\": \"<hostname>\" and \"time\": \"2026-03-02T09:17:03Z\".");
+  }
+  h->entries.push_back(std::move(e));
+}
+
 }  // namespace
 
 Result<History> ReadHistory(const fs::path& path) {
   History h;
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return h;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(path.string() + ": cannot read the history store");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return h;
+    return Status::IoError(path.string() + ": cannot read the history store: " + std::strerror(errno));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    h.problems.push_back(path.string() + ": not a regular file, not read as a history store; give the JSON-lines "
+                         "file (docs/history_format.md)");
+    return h;
+  }
   h.exists = true;
-  std::string line;
-  int number = 0;
-  google::protobuf::util::JsonParseOptions opts;
-  opts.ignore_unknown_fields = false;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    const std::string where = path.string() + ":" + std::to_string(number) + ": ";
-    v1::HistoryEntry e;
-    const auto st = google::protobuf::util::JsonStringToMessage(line, &e, opts);
-    if (!st.ok()) {
-      std::string why(st.message());
-      why = why.substr(0, why.find('\n'));  // protobuf adds the line and a caret below it
-      h.problems.push_back(where + "not a history entry (" + why +
-                           "); skipped. Each line is one JSON object with time, node, gpu, failure_class, owner, incident, "
-                           "action (docs/history_format.md); fix or delete the line.");
-      continue;
+  // Bounded in memory and time: at most kMaxStoreBytes are read, a line longer than
+  // kMaxLineBytes is skipped as it streams past, and at most kMaxProblems bad lines are listed.
+  std::string line, chunk(1 << 20, '\0');
+  bool overlong = false;
+  int number = 1;
+  std::size_t bad = 0;
+  std::uint64_t total = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk.data(), std::min<std::uint64_t>(chunk.size(), kMaxStoreBytes - total));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    total += static_cast<std::uint64_t>(n);
+    std::string_view rest(chunk.data(), static_cast<std::size_t>(n));
+    while (!rest.empty()) {
+      const std::size_t nl = rest.find('\n');
+      const std::string_view piece = rest.substr(0, nl);
+      if (!overlong && line.size() + piece.size() <= kMaxLineBytes) {
+        line.append(piece);
+      } else if (!overlong) {
+        overlong = true;
+        line.clear();
+      }
+      if (nl == std::string_view::npos) break;
+      rest.remove_prefix(nl + 1);
+      if (overlong) {
+        if (++bad <= kMaxProblems) {
+          h.problems.push_back(path.string() + ":" + std::to_string(number) + ": longer than " +
+                               std::to_string(kMaxLineBytes) + " bytes, not a history entry; skipped");
+        }
+      } else {
+        ReadEntry(path, number, line, &h, &bad);
+      }
+      line.clear();
+      overlong = false;
+      ++number;
     }
-    if (e.node().empty() || !ParseRfc3339(e.time())) {
-      h.problems.push_back(where + (e.node().empty() ? "no node" : "time \"" + e.time() + "\" is not RFC 3339") +
-                           "; skipped. Write \"node\": \"<hostname>\" and \"time\": \"2026-03-02T09:17:03Z\".");
-      continue;
+    if (total >= kMaxStoreBytes) break;
+  }
+  ::close(fd);
+  if (overlong) {
+    if (++bad <= kMaxProblems) {
+      h.problems.push_back(path.string() + ":" + std::to_string(number) + ": longer than " +
+                           std::to_string(kMaxLineBytes) + " bytes, not a history entry; skipped");
     }
-    h.entries.push_back(std::move(e));
+  } else if (total < kMaxStoreBytes || static_cast<std::uint64_t>(st.st_size) <= kMaxStoreBytes) {
+    ReadEntry(path, number, line, &h, &bad);
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxStoreBytes) {
+    h.problems.push_back(path.string() + ": " + std::to_string(st.st_size) + " bytes; only the first " +
+                         std::to_string(kMaxStoreBytes >> 20) + " MiB were read. Trim old entries from the store.");
+  }
+  if (bad > kMaxProblems) {
+    h.problems.push_back(path.string() + ": " + std::to_string(bad - kMaxProblems) + " more bad lines not listed");
   }
   return h;
 }
@@ -176,10 +239,8 @@ v1::HistoryEntry HistoryEntryOf(const v1::Diagnosis& d, const fs::path& incident
 }
 
 Status RecordHistory(const fs::path& path, const History& existing, const v1::HistoryEntry& entry, const fs::path& incident) {
-  if (Inside(path, incident)) {
-    return Status::InvalidArgument(path.string() + " lies inside the incident directory " + incident.string() +
-                                   "; the engine never writes there. Keep the history store outside incidents.");
-  }
+  const fs::path read_only[] = {incident};
+  DENPEX_RETURN_IF_ERROR(CheckOutputPath(path, read_only));
   if (entry.node().empty()) return Status::Ok();  // nothing diagnosed: nothing to remember
   const std::string self = SameIncident(incident);
   for (const v1::HistoryEntry& e : existing.entries) {
@@ -190,13 +251,7 @@ Status RecordHistory(const fs::path& path, const History& existing, const v1::Hi
   std::string line;
   const auto st = google::protobuf::util::MessageToJsonString(entry, &line, opts);
   if (!st.ok()) return Status::Internal("history entry: " + std::string(st.message()));
-  std::error_code ec;
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  std::ofstream out(path, std::ios::binary | std::ios::app);
-  if (!out) return Status::IoError(path.string() + ": cannot append to the history store");
-  out << line << "\n";
-  if (!out.flush()) return Status::IoError(path.string() + ": write failed");
-  return Status::Ok();
+  return AppendOutputFile(path, line + "\n", read_only);
 }
 
 }  // namespace denpex::engine

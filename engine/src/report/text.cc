@@ -3,6 +3,7 @@
 #include <string>
 #include <string_view>
 
+#include "denpex/common/text.h"
 #include "denpex/engine/engine.h"
 
 namespace denpex::engine {
@@ -128,7 +129,7 @@ std::string RenderText(const v1::Diagnosis& d) {
   Checkpoint(d, &out);
   Recovery(d, &out);
   Input(d, &out);
-  return out;
+  return EscapeControlBytes(out);  // log bytes never reach the operator's terminal as controls
 }
 
 }  // namespace denpex::engine

@@ -20,6 +20,7 @@ struct SimulateArgs {
   std::filesystem::path out;
   std::optional<std::uint64_t> seed;
   std::vector<std::string> overrides;  // --set field=value
+  bool force = false;  // replace a non-empty out/incident (otherwise refused: it may be a real one)
 };
 int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err);
 

@@ -21,9 +21,11 @@ struct History {
   bool exists = false;                    // false: no such file yet (an empty store)
 };
 
-// Reads the store. A missing file is an empty store; an unreadable one is kIoError. Lines that
-// are not a HistoryEntry (bad JSON, unknown field, a time that is not RFC 3339, no node) are
-// skipped and reported in `problems` with their file:line.
+// Reads the store. A missing file is an empty store; an unreadable one is kIoError; what is not
+// a regular file (a device, a FIFO) is not read, with a problem. Lines that are not a
+// HistoryEntry (bad JSON, unknown field, a time that is not RFC 3339, no node, longer than
+// 64 KiB) are skipped and reported in `problems` with their file:line (the first 20, then a
+// count); only the first 64 MiB of a larger store are read, with a problem.
 Result<History> ReadHistory(const std::filesystem::path& path);
 
 // Fills diagnosis->recurrence from the entries of the initiator's node that happened before its
@@ -35,9 +37,10 @@ void ApplyHistory(const History& history, const std::string& store, const std::f
 // The entry this diagnosis adds to the store; `incident` as given on the command line.
 v1::HistoryEntry HistoryEntryOf(const v1::Diagnosis& diagnosis, const std::filesystem::path& incident);
 
-// Appends one line to the store (creating it). kInvalidArgument when the store lies inside
-// `incident` (the engine never writes there); an entry already in the store (same incident and
-// time) is not added twice.
+// Appends one line to the store (creating it) through AppendOutputFile
+// (denpex/common/output_file.h): kInvalidArgument when the store lies inside `incident` (the
+// engine never writes there) or is not a regular file; an entry already in the store (same
+// incident and time) is not added twice.
 Status RecordHistory(const std::filesystem::path& path, const History& existing, const v1::HistoryEntry& entry,
                      const std::filesystem::path& incident);
 

@@ -15,7 +15,8 @@ namespace denpex::proto {
 // even when they hold their default (rank 0 is an answer), unset sub-messages are omitted.
 std::string ToJson(const google::protobuf::Message& msg);
 
-// Writes ToJson(msg) + "\n" to `path` (replacing it atomically via a temporary file).
+// Writes ToJson(msg) + "\n" to `path` through WriteOutputFile (denpex/common/output_file.h):
+// a regular file only, replaced atomically.
 Status WriteJsonFile(const std::filesystem::path& path, const google::protobuf::Message& msg);
 
 // Parses JSON into `msg`; unknown fields are an error. The message names `source`.
@@ -24,6 +25,7 @@ Status ReadJsonFile(const std::filesystem::path& path, google::protobuf::Message
 
 // Reads a whole file; kNotFound / kIoError name the path.
 Result<std::string> ReadFile(const std::filesystem::path& path);
+// WriteOutputFile (denpex/common/output_file.h).
 Status WriteFile(const std::filesystem::path& path, std::string_view data);
 
 }  // namespace denpex::proto
