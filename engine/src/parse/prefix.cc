@@ -417,22 +417,21 @@ void SniffNumbers(std::span<const std::string_view> lines, bool srun_labels, con
 bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
   std::string clean;
   if (line.find('\x1b') != std::string_view::npos) line = WithoutEscapes(line, &clean);
-  LineOrigin o;
   PeelQuote(&line, policy.Quote());
   if (policy.numbered != 0) PeelNumber(&line, policy.numbered);
-  PrefixPolicy bare = policy;
-  bare.quote_size = 0;
-  bare.numbered = 0;
-  // Whitespace, a bracket, a table's row or rule (`| `, `+---`, `===`): a line's own start,
-  // rarely a piece's.
-  if (line.empty() || line[0] == ' ' || line[0] == '\t' || line[0] == '[' || line[0] == '|') return true;
+  if (line.empty()) return true;
+  // A piece of a cut line starts anywhere: with a space, a bracket (`[gpu-0001]:29500` reads as a
+  // torchrun tag), a word. What starts a line is what no cut makes by chance: a stamp, `[rank<G>]:`,
+  // a logging header, an srun label, a traceback or an exception line, a table's row or rule.
   const bool rule = line.size() >= 3 && std::string_view("+=*-").find(line[0]) != std::string_view::npos &&
                     (line[1] == line[0] || line[1] == '-') && line[2] == line[1];
-  if (rule) return true;
-  if (StripPrefixes(&line, bare, &o) > 0) return true;
+  if (line[0] == '|' || rule || line.starts_with("[rank") || line.starts_with("Traceback ")) return true;
+  LineOrigin o;
+  Scanner s(line);
+  if (SrunLabel(&s, &o) || Stamp(&s, PrefixPolicy{}, &o)) return true;
   Header h;
   std::string_view type;
-  return ParseHeader(line, &h) != Match::kNo || line.starts_with("Traceback ") || ParsePythonErrorLine(line, &type);
+  return (line[0] != ' ' && ParseHeader(line, &h) != Match::kNo) || ParsePythonErrorLine(line, &type);
 }
 
 std::string_view WithoutEscapes(std::string_view line, std::string* store) {

@@ -155,17 +155,18 @@ void LogParser::Read(Parsed& p, std::string_view body, int joins, bool anchored)
   out_.local_tags |= p.origin.local_rank >= 0;
   if (ParseHeader(body, &p.header) == Match::kMalformed && level_ == TriggerLevel::kRecord && !anchored) ++out_.malformed;
   NoteTime(p);
-  const Footprint before = Now();
+  // Only a line with a record trigger and no header that names its message may hide one.
+  const HeaderKind k = p.header.kind;
+  const bool may_hide = !anchored && joins == 0 && level_ == TriggerLevel::kRecord &&
+                        (k == HeaderKind::kNone || k == HeaderKind::kBracketTime || k == HeaderKind::kPython);
+  Footprint before{};
+  if (may_hide) before = Now();
   if (p.header.kind == HeaderKind::kC10 && p.header.source.starts_with("ProcessGroupNCCL")) {
     Watchdog(p, joins);
   } else {
     Dispatch(p);
   }
-  const HeaderKind k = p.header.kind;
-  if (!anchored && joins == 0 && level_ == TriggerLevel::kRecord && Now() == before &&
-      (k == HeaderKind::kNone || k == HeaderKind::kBracketTime || k == HeaderKind::kPython)) {
-    Anchor(p, body);
-  }
+  if (may_hide && Now() == before) Anchor(p, body);
 }
 
 // ---- Messages behind a prefix the parser does not know ---------------------------------------
