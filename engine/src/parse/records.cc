@@ -68,6 +68,7 @@ void LogParser::Process(const LineRef& line, std::uint32_t cite_length, int join
   if (p.origin.rank >= 0) NoteRank(p.origin.rank);
   out_.task_labels |= p.origin.task >= 0 && level_ != TriggerLevel::kNone;
   out_.local_tags |= p.origin.local_rank >= 0;
+  out_.top_local_tag = std::max(out_.top_local_tag, p.origin.local_rank);
   if (ParseHeader(body, &p.header) == Match::kMalformed && level_ == TriggerLevel::kRecord) ++out_.malformed;
   NoteTime(p);
   if (p.header.kind == HeaderKind::kC10 && p.header.source.starts_with("ProcessGroupNCCL")) {
@@ -117,6 +118,7 @@ void LogParser::PrefixLine(const LineRef& line) {
   if (o.rank >= 0) NoteRank(o.rank);
   out_.task_labels |= o.task >= 0;
   out_.local_tags |= o.local_rank >= 0;
+  out_.top_local_tag = std::max(out_.top_local_tag, o.local_rank);
 }
 
 namespace {
