@@ -61,6 +61,32 @@ bool NamedElsewhere(const Incident& inc, StrId host, const std::vector<char>& sp
   return false;
 }
 
+// A folder is a hint: when the lines of its files name one host, and no other folder's lines
+// name that host, its files are that host's (a re-laid incident's opaque folder names, a folder
+// named for the job's step). Two folders whose lines name one host stay two nodes (two agents).
+void RenameFolders(const std::vector<std::string>& path_node, const std::vector<Seen>& seen, const Incident& inc,
+                   FileIdentity* out) {
+  std::map<std::string_view, Seen> folder;  // what the lines of each folder's files name
+  for (std::size_t i = 0; i < path_node.size(); ++i) {
+    if (path_node[i].empty() || !inc.files[i].readable || inc.files[i].copy) continue;
+    Seen& s = folder[path_node[i]];
+    s.many |= seen[i].many;
+    s.Host(seen[i].host);
+  }
+  std::map<StrId, std::int32_t> folders_of;
+  for (const auto& [name, s] : folder) {
+    if (s.host != kNoStr && !s.many) ++folders_of[s.host];
+  }
+  for (std::size_t i = 0; i < path_node.size(); ++i) {
+    if (path_node[i].empty()) continue;
+    const auto it = folder.find(path_node[i]);
+    if (it == folder.end()) continue;
+    const Seen& s = it->second;
+    if (s.host == kNoStr || s.many || folders_of[s.host] != 1 || inc.str(s.host) == path_node[i]) continue;
+    out->node[i] = std::string(inc.str(s.host));
+  }
+}
+
 }  // namespace
 
 FileIdentity IdentifyFiles(const std::vector<std::string>& path_node, const Incident& inc) {
@@ -71,17 +97,18 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& path_node, const Inci
   std::vector<char> want(n, 0);
   bool any = false;
   for (std::size_t i = 0; i < n; ++i) {
-    want[i] = path_node[i].empty() && inc.files[i].readable && !inc.files[i].copy;
+    want[i] = inc.files[i].readable && !inc.files[i].copy;
     any |= want[i] != 0;
   }
   if (!any) return out;
   for (const Event& e : inc.events) {
     if (want[e.file]) NoteEvent(e, inc.files[e.file], &seen[e.file]);
   }
+  RenameFolders(path_node, seen, inc, &out);
   std::map<StrId, std::vector<std::size_t>> agents_of;  // host -> the agents' consoles naming it
   for (std::size_t i = 0; i < n; ++i) {
     const LogFile& f = inc.files[i];
-    if (!want[i]) continue;
+    if (!want[i] || !path_node[i].empty()) continue;
     Seen& s = seen[i];
     if (f.agent && !f.prefix_ranks.empty()) s.Ranks(f.prefix_ranks.front(), f.prefix_ranks.back());
     if (s.host != kNoStr && !s.many) {
