@@ -14,7 +14,9 @@ packages=(
   g++ cmake ninja-build
   protobuf-compiler libprotobuf-dev
   libboost-graph-dev libtbb-dev libcli11-dev
+  zlib1g-dev
   libgtest-dev libgmock-dev catch2
+  zlib1g-dev liblzma-dev libzstd-dev
 )
 service_packages=(
   python3-torch python3-numpy

@@ -22,6 +22,7 @@
 #include "denpex/sim/simulator.h"
 #include "eval_internal.h"
 #include "report.h"
+#include "shapes/shapes.h"
 
 namespace denpex::cli {
 namespace fs = std::filesystem;
@@ -77,11 +78,13 @@ struct RunConfig {
   fs::path work;
   bool keep = false;  // --work-dir: keep the simulated incidents
   int diagnose_threads = 0;
+  std::vector<const shapes::Shape*> shapes;  // --shapes: copies the engine also diagnoses
 };
 
 struct JobOutcome {
   std::vector<v1::IncidentScore> scores;
   v1::IncidentDetail detail;
+  std::vector<v1::ShapeResult> shape_results;  // in the order of RunConfig::shapes
   std::string error;  // empty: the job ran
 };
 
@@ -93,6 +96,47 @@ std::string JobName(const EvalJob& job) {
 void RemoveScratch(const EvalJob& job, const fs::path& dir, const RunConfig& cfg) {
   std::error_code ec;
   if (job.scenario && !cfg.keep) fs::remove_all(dir, ec);
+}
+
+// Each shape's copy of `incident` (under dir/shapes/<shape>/, removed unless kept), diagnosed
+// by the engine and compared with its canonical answer (`run.diagnoses[engine]`).
+void RunShapes(const EvalJob& job, const fs::path& incident, const fs::path& dir,
+               const IncidentRun& run, size_t engine, const RunConfig& cfg, JobOutcome* out) {
+  for (const shapes::Shape* shape : cfg.shapes) {
+    const fs::path copy = dir / "shapes" / shape->name;
+    std::error_code ec;
+    fs::remove_all(copy, ec);
+    v1::ShapeResult r;
+    auto relaid = shapes::Relay(*shape, incident, run.truth, copy / "incident");
+    if (relaid.ok() && !relaid->applies) {
+      fs::remove_all(copy, ec);
+      continue;
+    }
+    Result<IncidentRun> shaped = relaid.status();
+    if (relaid.ok()) {
+      const fs::path store = incident.parent_path() / kHistoryStore;
+      if (fs::exists(store, ec)) fs::copy_file(store, copy / kHistoryStore, ec);
+      shaped = DiagnoseAndScore(copy / "incident", run.truth, {"engine"}, cfg.score,
+                                cfg.diagnose_threads);
+    }
+    if (shaped.ok()) {
+      r = scorer::CompareShape(run.truth, run.diagnoses[engine], shaped->diagnoses[0],
+                               relaid->node_aliases);
+      r.set_diagnose_seconds(shaped->scores[0].diagnose_seconds());
+    } else {
+      r = scorer::CompareShape(run.truth, run.diagnoses[engine], v1::Diagnosis{});
+      r.set_outcome(v1::SHAPE_OUTCOME_DIFFERS);
+      r.set_error(shaped.status().message());
+    }
+    r.set_suite(job.suite);
+    r.set_incident(job.id);
+    r.set_seed(job.seed);
+    r.set_shape(shape->name);
+    out->shape_results.push_back(std::move(r));
+    if (!cfg.keep) fs::remove_all(copy, ec);
+  }
+  std::error_code ec;
+  if (!cfg.keep) fs::remove_all(dir / "shapes", ec);
 }
 
 JobOutcome RunJob(const EvalJob& job, const RunConfig& cfg) {
@@ -128,6 +172,12 @@ JobOutcome RunJob(const EvalJob& job, const RunConfig& cfg) {
     }
   }
   out.detail.set_diagnosis_text(engine::RenderText(run->diagnoses[0]));
+  if (!cfg.shapes.empty()) {
+    const size_t engine = static_cast<size_t>(
+        std::find(cfg.strategies.begin(), cfg.strategies.end(), "engine") - cfg.strategies.begin());
+    const fs::path incident = job.scenario ? dir / "incident" : job.corpus_dir / "incident";
+    RunShapes(job, incident, dir, *run, engine, cfg, &out);
+  }
   RemoveScratch(job, dir, cfg);
   return out;
 }
@@ -170,7 +220,11 @@ int ApplyGate(const fs::path& gate, const v1::EvalReport& report, std::ostream& 
   if (auto st = proto::ReadJsonFile(gate, &baseline); !st.ok()) return Fail(err, "eval", st);
   const auto failures = scorer::CheckGate(baseline, report);
   if (failures.empty()) {
-    out << "gate: " << baseline.metrics_size() << " tracked metrics at or above "
+    out << "gate: " << baseline.metrics_size() << " tracked metrics"
+        << (baseline.shape_floors_size() > 0
+                ? " and " + std::to_string(baseline.shape_floors_size()) + " shape floors"
+                : std::string())
+        << " at or above "
         << gate.string() << "\n";
     return kExitOk;
   }
@@ -180,9 +234,11 @@ int ApplyGate(const fs::path& gate, const v1::EvalReport& report, std::ostream& 
   return kExitRegression;
 }
 
-v1::EvalReport BuildReport(std::vector<JobOutcome>& outcomes) {
+v1::EvalReport BuildReport(std::vector<JobOutcome>& outcomes,
+                           const std::vector<std::string>& shape_names) {
   v1::EvalReport report;
   std::vector<v1::IncidentScore> all;
+  std::vector<v1::ShapeResult> shaped;
   for (auto& o : outcomes) {
     if (!o.error.empty()) {
       report.mutable_run()->add_failures(o.error);
@@ -190,6 +246,13 @@ v1::EvalReport BuildReport(std::vector<JobOutcome>& outcomes) {
     }
     for (auto& s : o.scores) all.push_back(std::move(s));
     *report.add_details() = std::move(o.detail);
+    for (auto& r : o.shape_results) shaped.push_back(std::move(r));
+  }
+  if (!shape_names.empty()) {
+    for (auto& g : scorer::AggregateShapes(shaped, shape_names)) {
+      *report.add_shape_aggregates() = std::move(g);
+    }
+    for (auto& r : shaped) *report.add_shape_results() = std::move(r);
   }
   scorer::CompareCheckpointRewind(&all);
   for (auto& a : scorer::Aggregate(all)) *report.add_aggregates() = std::move(a);
@@ -218,6 +281,10 @@ std::string RefreshCommand(const EvalArgs& args) {
   for (const auto& c : args.corpora) cmd += " --corpus " + c.string();
   cmd += " --seeds " + std::to_string(args.seeds) + " --strategies";
   for (const auto& s : args.strategies) cmd += " " + s;
+  if (!args.shapes.empty()) {
+    cmd += " --shapes ";
+    for (size_t i = 0; i < args.shapes.size(); ++i) cmd += (i ? "," : "") + args.shapes[i];
+  }
   return cmd + " --write-gate " + args.write_gate.string();
 }
 
@@ -276,6 +343,15 @@ int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
     if (!parsed.ok()) return Fail(err, "eval", parsed.status());
     shard = *parsed;
   }
+  auto shape_list = shapes::ParseShapes(args.shapes);
+  if (!shape_list.ok()) return Fail(err, "eval", shape_list.status());
+  if (!shape_list->empty() &&
+      std::find(strategies->begin(), strategies->end(), "engine") == strategies->end()) {
+    return Fail(err, "eval", Status::InvalidArgument(
+                                 "--shapes compares the engine's answers: add engine to --strategies"));
+  }
+  std::vector<std::string> shape_names;
+  for (const auto* s : *shape_list) shape_names.emplace_back(s->name);
   auto plan = PlanEval(args.scenarios, args.corpora, args.seeds);
   if (!plan.ok()) return Fail(err, "eval", plan.status());
   std::vector<EvalJob> jobs;
@@ -288,7 +364,8 @@ int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
   RunConfig cfg{.strategies = *strategies,
                 .score = {.manual_triage_minutes = args.manual_triage_minutes},
                 .work = args.work_dir.empty() ? ScratchRoot() : args.work_dir,
-                .keep = !args.work_dir.empty()};
+                .keep = !args.work_dir.empty(),
+                .shapes = *shape_list};
   std::vector<JobOutcome> outcomes;
   {
     Progress progress(args.progress, err, jobs.size());
@@ -297,8 +374,9 @@ int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
   std::error_code ec;
   if (!cfg.keep) fs::remove_all(cfg.work, ec);
 
-  v1::EvalReport report = BuildReport(outcomes);
+  v1::EvalReport report = BuildReport(outcomes, shape_names);
   auto* run = report.mutable_run();
+  for (const auto& s : shape_names) run->add_shapes(s);
   for (const auto& in : plan->inputs) run->add_inputs(in);
   for (const auto& s : *strategies) run->add_strategies(s);
   run->set_seeds(args.seeds);
@@ -311,9 +389,12 @@ int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
   run->set_wall_seconds(SecondsSince(t0));
 
   for (const auto& f : run->failures()) err << "denpex eval: " << f << "\n";
-  out << scorer::RenderTable(report) << "\n"
-      << "evaluated " << jobs.size() << " of " << plan->jobs.size() << " jobs with "
-      << strategies->size() << " strategies in " << run->wall_seconds() << " s on "
+  out << scorer::RenderTable(report) << "\n";
+  if (!shape_names.empty()) out << "collection shapes (engine):\n" << scorer::RenderShapeTable(report) << "\n";
+  out << "evaluated " << jobs.size() << " of " << plan->jobs.size() << " jobs with "
+      << strategies->size() << " strategies"
+      << (shape_names.empty() ? std::string() : " and " + std::to_string(shape_names.size()) + " shapes")
+      << " in " << run->wall_seconds() << " s on "
       << run->threads() << " threads\n";
   if (auto st = WriteReports(report, args.json, args.markdown, args.html); !st.ok()) {
     return Fail(err, "eval", st);
@@ -339,8 +420,11 @@ int RunEvalMerge(const EvalMergeArgs& args, std::ostream& out, std::ostream& err
   }
   auto merged = scorer::MergeReports(shards);
   if (!merged.ok()) return Fail(err, "eval merge", merged.status());
-  out << scorer::RenderTable(*merged) << "\n"
-      << "merged " << shards.size() << " reports: " << merged->run().jobs_run() << " of "
+  out << scorer::RenderTable(*merged) << "\n";
+  if (merged->shape_aggregates_size() > 0) {
+    out << "collection shapes (engine):\n" << scorer::RenderShapeTable(*merged) << "\n";
+  }
+  out << "merged " << shards.size() << " reports: " << merged->run().jobs_run() << " of "
       << merged->run().jobs_total() << " jobs\n";
   if (merged->run().jobs_run() < merged->run().jobs_total()) {
     err << "denpex eval merge: warning: " << merged->run().jobs_total() - merged->run().jobs_run()

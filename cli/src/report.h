@@ -48,4 +48,11 @@ std::string HtmlEscape(const std::string& s);
 // "RIGHT", "wrong", "abstained" for a per-incident cell, with the answered rank.
 std::string AnswerCell(const v1::IncidentScore& s);
 
+// The collection-shapes axis (`--shapes`) as rows of cells, header first: one row per shape
+// (pairs and the share of each outcome), and one per wrong or differing (incident, shape)
+// pair (outcome, incident, seed, shape, truth, canonical answer, shape answer). Empty without
+// shapes.
+std::vector<std::vector<std::string>> ShapeRows(const v1::EvalReport& report);
+std::vector<std::vector<std::string>> ShapePairRows(const v1::EvalReport& report);
+
 }  // namespace denpex::cli

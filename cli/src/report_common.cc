@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "denpex/scorer/scorer.h"
 #include "report.h"
 
 namespace denpex::cli {
@@ -134,6 +135,11 @@ std::string RunSummary(const v1::EvalRun& run) {
                     std::to_string(run.seeds()) + ". Jobs: " + std::to_string(run.jobs_run()) +
                     " of " + std::to_string(run.jobs_total());
   if (!run.shard().empty()) out += " (shard " + run.shard() + ")";
+  if (run.shapes_size() > 0) {
+    std::string shapes;
+    for (const auto& s : run.shapes()) shapes += (shapes.empty() ? "" : ", ") + s;
+    out += ". Collection shapes: " + shapes;
+  }
   if (run.shards_merged() > 0) out += " (" + std::to_string(run.shards_merged()) + " reports merged)";
   out += ". Wall time: " + Num(run.wall_seconds(), "%.1f") + " s";
   if (run.threads() > 0) out += " on " + std::to_string(run.threads()) + " threads";
@@ -163,6 +169,33 @@ std::string AnswerCell(const v1::IncidentScore& s) {
   const std::string who = s.answer_rank() >= 0 ? "rank " + std::to_string(s.answer_rank())
                                                : s.answer_node();
   return (s.initiator_rank_correct() ? "RIGHT " : "wrong ") + who;
+}
+
+std::vector<std::vector<std::string>> ShapeRows(const v1::EvalReport& report) {
+  std::vector<std::vector<std::string>> rows;
+  if (report.shape_aggregates_size() == 0) return rows;
+  rows.push_back({"shape", "pairs", "same", "coarser", "abstained", "wrong", "differs"});
+  for (const auto& g : report.shape_aggregates()) {
+    rows.push_back({g.shape(), std::to_string(g.pairs()), Pct(g.same_share()),
+                    Pct(g.coarser_share()), Pct(g.abstained_share()), Pct(g.wrong_share()),
+                    Pct(g.differs_share())});
+  }
+  return rows;
+}
+
+std::vector<std::vector<std::string>> ShapePairRows(const v1::EvalReport& report) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : report.shape_results()) {
+    if (r.outcome() != v1::SHAPE_OUTCOME_WRONG && r.outcome() != v1::SHAPE_OUTCOME_DIFFERS) continue;
+    if (rows.empty()) {
+      rows.push_back({"outcome", "incident", "seed", "shape", "truth", "canonical", "shape answer"});
+    }
+    rows.push_back({scorer::ShapeOutcomeName(r.outcome()), r.suite() + "/" + r.incident(),
+                    std::to_string(r.seed()), r.shape(), scorer::ShapeAnswerText(r.truth()),
+                    scorer::ShapeAnswerText(r.canonical()),
+                    r.error().empty() ? scorer::ShapeAnswerText(r.answer()) : "error: " + r.error()});
+  }
+  return rows;
 }
 
 }  // namespace denpex::cli

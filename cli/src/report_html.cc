@@ -160,6 +160,30 @@ std::string FeaturedTimeline(const v1::EvalReport& report) {
   return out;
 }
 
+std::string HtmlRows(const std::vector<std::vector<std::string>>& rows, const char* cls) {
+  std::string out = std::string("<table class=\"") + cls + "\">";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out += "<tr>";
+    for (const auto& cell : rows[i]) {
+      out += (i == 0 ? "<th>" : "<td>") + HtmlEscape(cell) + (i == 0 ? "</th>" : "</td>");
+    }
+    out += "</tr>";
+  }
+  return out + "</table>";
+}
+
+// The collection-shapes axis: one row per shape, then the wrong and differing pairs.
+std::string Shapes(const v1::EvalReport& report) {
+  const auto rows = ShapeRows(report);
+  if (rows.empty()) return "";
+  std::string out = "<h2>Collection shapes</h2><p>The engine on each incident re-laid in each "
+                    "shape, against its answer on the canonical layout (docs/evaluation.md, "
+                    "&quot;Collection shapes&quot;).</p>" + HtmlRows(rows, "shapes");
+  const auto pairs = ShapePairRows(report);
+  if (!pairs.empty()) out += "<h3>Wrong and differing pairs</h3>" + HtmlRows(pairs, "shape-pairs");
+  return out;
+}
+
 }  // namespace
 
 std::string RenderHtml(const v1::EvalReport& report) {
@@ -175,7 +199,7 @@ std::string RenderHtml(const v1::EvalReport& report) {
     for (const auto& f : report.run().failures()) out += "<li>" + HtmlEscape(f) + "</li>";
     out += "</ul>";
   }
-  out += Sections(report) + Incidents(report);
+  out += Sections(report) + Shapes(report) + Incidents(report);
   return out + kScript + "</body></html>\n";
 }
 

@@ -77,6 +77,33 @@ std::string Incidents(const v1::EvalReport& report) {
   return out;
 }
 
+std::string MdRows(const std::vector<std::vector<std::string>>& rows) {
+  std::string out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out += "|";
+    for (const auto& cell : rows[i]) out += " " + cell + " |";
+    out += "\n";
+    if (i == 0) {
+      out += "|";
+      for (size_t c = 0; c < rows[0].size(); ++c) out += c == 0 ? "---|" : "---:|";
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+// The collection-shapes axis: one row per shape, then the wrong and differing pairs.
+std::string Shapes(const v1::EvalReport& report) {
+  const auto rows = ShapeRows(report);
+  if (rows.empty()) return "";
+  std::string out = "## Collection shapes\n\nThe engine on each incident re-laid in each shape, "
+                    "against its answer on the canonical layout (`docs/evaluation.md`, "
+                    "\"Collection shapes\").\n\n" + MdRows(rows) + "\n";
+  const auto pairs = ShapePairRows(report);
+  if (!pairs.empty()) out += "### Wrong and differing pairs\n\n" + MdRows(pairs) + "\n";
+  return out;
+}
+
 }  // namespace
 
 std::string RenderMarkdown(const v1::EvalReport& report) {
@@ -89,7 +116,7 @@ std::string RenderMarkdown(const v1::EvalReport& report) {
     out += "\n";
   }
   for (const auto& kind : GroupKinds(report)) out += Section(report, kind);
-  return out + Incidents(report);
+  return out + Shapes(report) + Incidents(report);
 }
 
 }  // namespace denpex::cli

@@ -2,6 +2,7 @@
 #include "denpex/engine/engine.h"
 
 #include "analyze/checkpoints.h"
+#include "analyze/scope.h"
 #include "analyze/strategies.h"
 #include "ingest/attempts.h"
 #include "ingest/incident.h"
@@ -47,6 +48,8 @@ Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir, const 
   if (!incident.ok()) return incident.status();
   // The engine looks for patient zero in a restarted job's first attempt; the baselines read all.
   if (options.strategy == Strategy::kEngine) SetAsideLaterAttempts(&*incident);
+  // and only this job's lines of daemon and host logs (other jobs', nodes', processes' left out).
+  if (options.strategy == Strategy::kEngine) ScopeToJob(&*incident);
   // Only the engine and the checkpoint baseline judge checkpoints; the log baselines leave
   // them NOT_EVALUATED.
   const bool judges_checkpoints =

@@ -90,6 +90,13 @@ v1::GateBaseline MakeGateBaseline(const v1::EvalReport& report, double tolerance
       m->set_lower_is_better(t.lower_is_better);
     }
   }
+  for (const auto& g : report.shape_aggregates()) {
+    if (g.pairs() == 0) continue;
+    auto* f = b.add_shape_floors();
+    f->set_shape(g.shape());
+    f->set_same_share(g.same_share());
+    f->set_wrong_share(g.wrong_share());
+  }
   return b;
 }
 
@@ -120,6 +127,28 @@ std::vector<std::string> CheckGate(const v1::GateBaseline& baseline,
       failures.push_back(name + ": " + Fixed(m.value(), 4) + " -> " + Fixed(*now, 4) +
                          (m.lower_is_better() ? " (rose by " : " (dropped by ") +
                          Fixed(std::fabs(drop), 4) + ", tolerance " + Fixed(tol, 4) + ")");
+    }
+  }
+  // Shapes: the share of `same` may drop by the tolerance at most; `wrong` may not rise.
+  for (const auto& f : baseline.shape_floors()) {
+    const std::string name = "shape " + f.shape();
+    const v1::ShapeAggregate* g = nullptr;
+    for (const auto& a : report.shape_aggregates()) {
+      if (a.shape() == f.shape()) g = &a;
+    }
+    if (g == nullptr || g->pairs() == 0) {
+      failures.push_back(name + ": not in this report (run with --shapes " + f.shape() + ")");
+      continue;
+    }
+    if (f.same_share() - g->same_share() > tol) {
+      failures.push_back(name + " same: " + Fixed(f.same_share(), 4) + " -> " +
+                         Fixed(g->same_share(), 4) + " (dropped by " +
+                         Fixed(f.same_share() - g->same_share(), 4) + ", tolerance " +
+                         Fixed(tol, 4) + ")");
+    }
+    if (g->wrong_share() > f.wrong_share() + 1e-9) {
+      failures.push_back(name + " wrong: " + Fixed(f.wrong_share(), 4) + " -> " +
+                         Fixed(g->wrong_share(), 4) + " (a committed wrong answer more)");
     }
   }
   return failures;

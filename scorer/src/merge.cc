@@ -27,6 +27,11 @@ void MergeRun(const v1::EvalRun& shard, v1::EvalRun* run) {
   run->set_wall_seconds(run->wall_seconds() + shard.wall_seconds());
   run->set_shards_merged(run->shards_merged() + std::max(1, shard.shards_merged()));
   for (const auto& f : shard.failures()) run->add_failures(f);
+  for (const auto& s : shard.shapes()) {
+    if (std::find(run->shapes().begin(), run->shapes().end(), s) == run->shapes().end()) {
+      run->add_shapes(s);
+    }
+  }
 }
 
 }  // namespace
@@ -59,6 +64,7 @@ Result<v1::EvalReport> MergeReports(const std::vector<v1::EvalReport>& shards) {
       *merged.add_incidents() = s;
     }
     for (const auto& d : shard.details()) *merged.add_details() = d;
+    for (const auto& r : shard.shape_results()) *merged.add_shape_results() = r;
     MergeRun(shard.run(), run);
   }
 
@@ -68,6 +74,18 @@ Result<v1::EvalReport> MergeReports(const std::vector<v1::EvalReport>& shards) {
   for (auto& a : Aggregate(all)) *merged.add_aggregates() = std::move(a);
   merged.clear_incidents();
   for (auto& s : all) *merged.add_incidents() = std::move(s);
+  const std::vector<std::string> shapes(run->shapes().begin(), run->shapes().end());
+  auto shape_index = [&shapes](const std::string& s) {
+    return std::find(shapes.begin(), shapes.end(), s) - shapes.begin();
+  };
+  std::stable_sort(merged.mutable_shape_results()->begin(), merged.mutable_shape_results()->end(),
+                   [&](const auto& a, const auto& b) {
+                     return std::make_tuple(a.suite(), a.incident(), a.seed(), shape_index(a.shape())) <
+                            std::make_tuple(b.suite(), b.incident(), b.seed(), shape_index(b.shape()));
+                   });
+  const std::vector<v1::ShapeResult> results(merged.shape_results().begin(),
+                                             merged.shape_results().end());
+  for (auto& g : AggregateShapes(results, shapes)) *merged.add_shape_aggregates() = std::move(g);
   std::stable_sort(merged.mutable_details()->begin(), merged.mutable_details()->end(),
                    [](const auto& a, const auto& b) {
                      return std::make_tuple(a.suite(), a.incident(), a.seed()) <

@@ -243,5 +243,159 @@ TEST(Headers, UntimedC10EventsBorrowTheTimeOfTheStampedLineBeforeThem) {
   EXPECT_EQ(log.untimed, 2);
 }
 
+// ---- Collection shapes (issue 19): prefixes a collector or a paste adds -------------------------
+
+ParsedLog ParseText(const std::string& text, std::int32_t name_rank = -1) {
+  return ParseLog(text, FileContext{.name_rank = name_rank, .prefixes = SniffPrefixes(text)});
+}
+
+TEST(Prefixes, CriStreamAndTagFollowTheStamp) {
+  auto s = Strip("2024-06-01T09:00:21.972589808Z stdout F [rank3]:[E601 09:00:21.972 ProcessGroupNCCL.cpp:607] m");
+  EXPECT_EQ(s.origin.time, At("2024-06-01T09:00:21.972589808Z"));
+  EXPECT_EQ(s.origin.stream, 'o');
+  EXPECT_FALSE(s.origin.partial);
+  EXPECT_EQ(s.origin.rank, 3);
+  EXPECT_TRUE(s.body.starts_with("[E601"));
+  s = Strip("2024-06-01T11:00:21.972589808+02:00 stderr P Traceback (most recent");
+  EXPECT_EQ(s.origin.time, At("2024-06-01T09:00:21.972589808Z"));
+  EXPECT_EQ(s.origin.stream, 'e');
+  EXPECT_TRUE(s.origin.partial);
+  EXPECT_EQ(s.body, "Traceback (most recent");
+}
+
+TEST(Prefixes, CriPartialLinesAreJoinedUpToTheirFullLineAndCitedAtTheHead) {
+  const ParsedLog log = ParseText(
+      "2024-06-01T09:00:21.000000001Z stderr P RuntimeError: CUDA error: an illegal memory access was encou\n"
+      "2024-06-01T09:00:21.000000002Z stdout F 2024-06-01 09:00:21.100 rank=3 step=7/20 loss=1.0\n"
+      "2024-06-01T09:00:21.000000003Z stderr F ntered\n",
+      3);
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].kind, Kind::kCudaError);
+  EXPECT_EQ(log.events[0].line, 1u);
+  EXPECT_EQ(log.events[0].offset, 0u);
+  EXPECT_EQ(log.joined, 1);
+}
+
+TEST(Prefixes, JournalShortNamesTheHostAndTheProcessAndHasNoYear) {
+  auto s = Strip("Nov 29 16:25:31 node-b torchrun[25750]: ERROR:torch.distributed.elastic.multiprocessing.api:failed");
+  EXPECT_TRUE(s.origin.yearless);
+  EXPECT_EQ(s.origin.yearless_time, Yearless("11-29T16:25:31Z"));
+  EXPECT_EQ(s.origin.host, "node-b");
+  EXPECT_EQ(s.origin.pid, 25750);
+  EXPECT_EQ(s.body, "ERROR:torch.distributed.elastic.multiprocessing.api:failed");
+  s = Strip("Nov  9 16:25:31.123456 sn01 python3[4127]: 2: Traceback (most recent call last):");
+  EXPECT_EQ(s.origin.yearless_time, Yearless("11-09T16:25:31.123456Z"));
+  EXPECT_EQ(s.origin.task, 2);
+  EXPECT_EQ(s.body, "Traceback (most recent call last):");
+}
+
+TEST(Prefixes, JournalShortIsoIsACoarseStampThenHostAndUnit) {
+  const auto s = Strip("2026-11-29T16:25:31+0000 node-b python3[25755]: [rank2]:RuntimeError: boom");
+  EXPECT_TRUE(s.origin.timed);
+  EXPECT_TRUE(s.origin.coarse);
+  EXPECT_EQ(s.origin.time, At("2026-11-29T16:25:31Z"));
+  EXPECT_EQ(s.origin.host, "node-b");
+  EXPECT_EQ(s.origin.rank, 2);
+  EXPECT_EQ(s.body, "RuntimeError: boom");
+}
+
+TEST(Prefixes, JournalKernelLinesStayTheKernelHeaders) {
+  auto s = Strip("May 15 23:09:30 gpu-01 kernel: NVRM: Xid (PCI:0000:52:00): 79, pid=1, GPU has fallen off the bus.");
+  EXPECT_EQ(s.count, 0);
+  s = Strip("2024-04-29T14:55:41,678628+02:00 gpu-01 kernel: Out of memory: Killed process 4242");
+  EXPECT_EQ(s.body, "gpu-01 kernel: Out of memory: Killed process 4242");
+}
+
+TEST(Headers, ALineOwnFinerTimeWinsOverACoarseJournalStamp) {
+  const ParsedLog log = ParseText(
+      "2026-11-29T16:25:36+0000 node-b python3[1]: [E1129 16:25:36.412345678 ProcessGroupNCCL.cpp:607] [Rank 3] "
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=1800000) ran "
+      "for 1800163 milliseconds before timing out.\n"
+      "Nov 29 16:25:37 node-b python3[1]: RuntimeError: boom\n",
+      3);
+  ASSERT_EQ(log.events.size(), 2u);
+  EXPECT_EQ(log.events[0].clock, Clock::kNoYear);
+  EXPECT_EQ(log.events[0].time, Yearless("11-29T16:25:36.412345678Z"));
+  EXPECT_EQ(log.events[1].clock, Clock::kNoYear);  // the journal's own time, not a borrowed one
+  EXPECT_FALSE(log.events[1].time_borrowed);
+  EXPECT_EQ(log.events[1].time, Yearless("11-29T16:25:37Z"));
+}
+
+TEST(Prefixes, SniffFindsAPasteQuotingButNotProgressLinesOrSrunPadding) {
+  EXPECT_EQ(SniffPrefixes("> a\n> b\n>\n> > c\n> d\n").Quote(), "> ");
+  EXPECT_EQ(SniffPrefixes("    a\n    b\n      c\n    d\n").Quote(), "    ");
+  EXPECT_EQ(SniffPrefixes(" [2026-03-02 09:00:31] iteration 1/9\n [2026-03-02 09:00:32] iteration 2/9\n"
+                          " [2026-03-02 09:00:33] iteration 3/9\n [2026-03-02 09:00:34] iteration 4/9\n").Quote(),
+            "");
+  EXPECT_EQ(SniffPrefixes("   5: a\n  42: b\n  17: c\n   3: d\n").Quote(), "");
+}
+
+TEST(Prefixes, SniffFindsRisingLineNumbersButNotSrunLabels) {
+  EXPECT_EQ(SniffPrefixes("[80746] a\n[80747] b\n[80748] c\n[80749] d\n").numbered, '[');
+  EXPECT_EQ(SniffPrefixes("12:a\n13:b\n14: c\n15:d\n").numbered, ':');
+  EXPECT_EQ(SniffPrefixes("3: a\n1: b\n3: c\n0: d\n").numbered, 0);
+  const auto s = Strip("[80747] [rank3]:RuntimeError: x", SniffPrefixes("[80746] a\n[80747] b\n[80748] c\n[80749] d\n"));
+  EXPECT_EQ(s.origin.rank, 3);
+  EXPECT_EQ(s.body, "RuntimeError: x");
+}
+
+TEST(Prefixes, AnsiColourAnywhereInALineIsIgnored) {
+  const ParsedLog log = ParseText("\x1b[1;31mRuntime\x1b[0mError\x1b[K: CUDA error: an illegal memory access was encountered\n", 3);
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].kind, Kind::kCudaError);
+  EXPECT_EQ(log.events[0].length, 80u);  // the line as it is in the file
+}
+
+TEST(Prefixes, HardWrappedPasteIsJoinedAtItsWidthAndCitedAtTheFirstPiece) {
+  std::string text;
+  const std::string line = "[E1129 16:25:36.412345678 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation "
+                           "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for "
+                           "1800163 milliseconds before timing out.";
+  for (int k = 0; k < 3; ++k) {
+    text += "short line " + std::to_string(k) + "\n";
+    for (std::size_t at = 0; at < line.size(); at += 80) text += line.substr(at, 80) + "\n";
+  }
+  const PrefixPolicy policy = SniffPrefixes(text);
+  EXPECT_EQ(policy.wrap_width, 80u);
+  const ParsedLog log = ParseLog(text, FileContext{.name_rank = 3, .prefixes = policy});
+  ASSERT_EQ(log.events.size(), 3u);
+  EXPECT_EQ(log.events[0].kind, Kind::kWatchdogTimeout);
+  EXPECT_EQ(log.events[0].line, 2u);
+  EXPECT_EQ(log.events[1].line, 6u);
+  EXPECT_EQ(std::get<WatchdogTimeout>(log.events[0].detail).ran_for_ms, 1800163);
+}
+
+TEST(Prefixes, ProgressLinesOfOneLengthAreNoWrapWidth) {
+  std::string text;
+  for (int k = 10; k < 40; ++k) {
+    text += " [2026-03-02 09:00:" + std::to_string(k) + "] iteration       " + std::to_string(k) +
+            "/    100 | consumed samples: 1024 | elapsed time per iteration (ms): 1000.0\n";
+  }
+  EXPECT_EQ(SniffPrefixes(text).wrap_width, 0u);
+}
+
+TEST(Prefixes, HighValueMessagesAreFoundBehindAnUnknownPrefix) {
+  const ParsedLog log = ParseText(
+      "2024-06-01 09:00:21,123 - trainer - ERROR - RuntimeError: CUDA error: an illegal memory access was encountered\n"
+      "trainer-1  | [E1129 16:25:36.412345678 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800163 milliseconds before timing out.\n"
+      "[2024-06-01 09:00:22] agent | ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 3 "
+      "(pid: 25758) of binary: /usr/bin/python3\n"
+      "x | node-b:25758:25758 [3] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<43422> "
+      "with error 12, opcode 0, len 0, vendor err 129\n"
+      "2024-06-01 09:00:23,000 ERROR Traceback (most recent call last):\n"
+      "  File \"train.py\", line 3, in <module>\n"
+      "ValueError: bad\n",
+      3);
+  std::vector<Kind> kinds;
+  for (const Event& e : log.events) kinds.push_back(e.kind);
+  ASSERT_EQ(kinds.size(), 5u);
+  EXPECT_EQ(kinds[0], Kind::kCudaError);
+  EXPECT_EQ(kinds[1], Kind::kWatchdogTimeout);
+  EXPECT_EQ(kinds[2], Kind::kWorkerFailed);
+  EXPECT_EQ(log.events[4].line, 7u);
+  EXPECT_TRUE(log.agent);
+}
+
 }  // namespace
 }  // namespace denpex::engine

@@ -198,3 +198,41 @@ TEST(Eval, HtmlReportRendersTablesTimelineAndIncidentsInHeadlessChromium) {
 }
 
 }  // namespace
+
+// `--shapes`: each incident is also diagnosed in each collection shape; the report gains one
+// row per shape in the text table and the JSON, and a gate file's shape floors are checked.
+TEST(Eval, ShapesAddOneRowPerShapeToTheReportAndTheGate) {
+  TempDir tmp;
+  const std::string scenario = Source("scenarios/families/sigkill_1024_torch21.textproto");
+  const CmdResult r = Denpex("eval " + scenario + " --seeds 1 --shapes renamed,cri --json " +
+                             tmp / "r.json" + " --markdown " + tmp / "r.md" + " --write-gate " +
+                             tmp / "gate.json");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("| renamed        | 1     |"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| cri            | 1     |"), std::string::npos) << r.output;
+  const auto report = ReadReport(tmp / "r.json");
+  ASSERT_EQ(report.shape_aggregates_size(), 2);
+  EXPECT_EQ(report.shape_aggregates(0).shape(), "renamed");
+  EXPECT_EQ(report.shape_aggregates(1).pairs(), 1);
+  ASSERT_EQ(report.shape_results_size(), 2);
+  EXPECT_NE(report.shape_results(1).outcome(), denpex::v1::SHAPE_OUTCOME_UNSPECIFIED);
+  EXPECT_TRUE(report.shape_results(0).canonical().committed());
+  std::ifstream md(tmp / "r.md");
+  std::stringstream text;
+  text << md.rdbuf();
+  EXPECT_NE(text.str().find("## Collection shapes"), std::string::npos);
+
+  denpex::v1::GateBaseline gate;
+  ASSERT_TRUE(denpex::proto::ReadJsonFile(tmp / "gate.json", &gate).ok());
+  ASSERT_EQ(gate.shape_floors_size(), 2);
+  EXPECT_NE(gate.refresh().find("--shapes renamed,cri"), std::string::npos);
+  gate.mutable_shape_floors(0)->set_same_share(2);  // a better past than possible
+  ASSERT_TRUE(denpex::proto::WriteJsonFile(tmp / "raised.json", gate).ok());
+  const CmdResult g = Denpex("eval " + scenario + " --seeds 1 --shapes renamed,cri --gate " +
+                             tmp / "raised.json");
+  EXPECT_EQ(g.code, 4) << g.output;
+  EXPECT_NE(g.output.find("shape renamed same"), std::string::npos) << g.output;
+  const CmdResult missing = Denpex("eval " + scenario + " --seeds 1 --gate " + tmp / "gate.json");
+  EXPECT_EQ(missing.code, 4) << missing.output;
+  EXPECT_EQ(Denpex("eval " + scenario + " --seeds 1 --shapes no-such").code, 2);
+}

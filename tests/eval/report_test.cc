@@ -151,4 +151,27 @@ TEST(EvalReportHtml, IsSelfContainedWithTablesTimelineAndIncidentRows) {
 }
 
 }  // namespace
+// --shapes: one row per shape and the wrong pair, in Markdown and in an HTML table.
+TEST(EvalReportShapes, MarkdownAndHtmlShowTheShapeRowsAndTheWrongPairs) {
+  v1::EvalReport r = Report();
+  r.mutable_run()->add_shapes("cri");
+  v1::ShapeResult same, wrong;
+  same.set_shape("cri");
+  same.set_outcome(v1::SHAPE_OUTCOME_SAME);
+  wrong = scorer::CompareShape(Truth(), Diagnosis("engine", 3), Diagnosis("engine", 9));
+  wrong.set_suite("smoke");
+  wrong.set_incident("sigkill");
+  wrong.set_shape("cri");
+  for (const auto& x : {same, wrong}) *r.add_shape_results() = x;
+  for (const auto& g : scorer::AggregateShapes({same, wrong}, {"cri"})) *r.add_shape_aggregates() = g;
+  const std::string md = RenderMarkdown(r);
+  EXPECT_NE(md.find("## Collection shapes"), std::string::npos) << md;
+  EXPECT_NE(md.find("| cri | 2 | 50.0% | 0.0% | 0.0% | 50.0% | 0.0% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| wrong | smoke/sigkill | 0 | cri |"), std::string::npos) << md;
+  const std::string html = RenderHtml(r);
+  EXPECT_NE(html.find("<table class=\"shapes\"><tr><th>shape</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td>wrong</td><td>smoke/sigkill</td>"), std::string::npos) << html;
+  EXPECT_EQ(RenderMarkdown(Report()).find("Collection shapes"), std::string::npos);
+}
+
 }  // namespace denpex::cli

@@ -272,4 +272,30 @@ TEST(ScorerGate, MissingGroupOrUnknownMetricFails) {
 }
 
 }  // namespace
+TEST(ScorerMerge, ShapeResultsAreJoinedAndTheirAggregatesRecomputed) {
+  auto shard = [](std::uint64_t seed, v1::ShapeOutcome o) {
+    v1::EvalReport r = ReportOf({});
+    r.mutable_run()->add_shapes("merged");
+    r.mutable_run()->add_shapes("cri");
+    for (const char* shape : {"cri", "merged"}) {
+      auto* x = r.add_shape_results();
+      x->set_suite("s");
+      x->set_incident("i");
+      x->set_seed(seed);
+      x->set_shape(shape);
+      x->set_outcome(o);
+    }
+    return r;
+  };
+  auto merged = MergeReports({shard(2, v1::SHAPE_OUTCOME_WRONG), shard(1, v1::SHAPE_OUTCOME_SAME)});
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  ASSERT_EQ(merged->shape_results_size(), 4);
+  EXPECT_EQ(merged->shape_results(0).seed(), 1u);
+  EXPECT_EQ(merged->shape_results(0).shape(), "merged");  // the asked order, not the names'
+  ASSERT_EQ(merged->shape_aggregates_size(), 2);
+  EXPECT_EQ(merged->shape_aggregates(0).shape(), "merged");
+  EXPECT_EQ(merged->shape_aggregates(1).pairs(), 2);
+  EXPECT_DOUBLE_EQ(merged->shape_aggregates(1).wrong_share(), 0.5);
+}
+
 }  // namespace denpex::scorer

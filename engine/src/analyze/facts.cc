@@ -108,7 +108,10 @@ std::int32_t UnnamedWorkerFiles(const Incident& inc) {
   std::int32_t n = 0;
   for (std::size_t i = 0; i < inc.files.size(); ++i) {
     const LogFile& f = inc.files[i];
-    n += f.readable && f.local_tags && f.prefix_ranks.empty() && f.name_rank < 0 && !f.later_attempt && !named[i] ? 1 : 0;
+    n += f.readable && f.local_tags && f.prefix_ranks.empty() && f.name_rank < 0 && !f.later_attempt && !named[i] &&
+                 f.rotated_into < 0
+             ? 1
+             : 0;
   }
   return n;
 }
@@ -561,8 +564,10 @@ void CountTableOnlyReports(const Incident& inc, JobFacts* jf) {
 }
 
 // Kernel evidence about a process (the OOM killer's `Killed process P`) explains the death of
-// the rank whose agent named that pid, on the node whose kernel log printed it. Without a pid
-// match it explains the one rank of that node killed by SIGKILL, when there is exactly one.
+// the rank whose agent named that pid, on the node whose kernel log printed it. A kill of a pid
+// no line of the job names is of an unknown process (a shared node runs others: analyze/
+// scope.h): alone it explains no rank's death. A kill with no pid explains the one rank of
+// that node killed by SIGKILL, when there is exactly one.
 void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
@@ -579,7 +584,7 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
         ++killed_count;
       }
     }
-    if (match < 0 && killed_count == 1 && (kill->pid <= 0 || jf->ranks[killed].pid == 0)) match = killed;
+    if (match < 0 && killed_count == 1 && kill->pid <= 0) match = killed;
     // The kernel's line says more than srun's `Out Of Memory` (which pid, how much memory): it
     // takes that one's place; srun's line stays cited as the rank's exit.
     const std::int32_t had = match < 0 ? -1 : jf->ranks[match].host_cause;

@@ -100,8 +100,8 @@ std::string Ratio(double x) {
   return buf;
 }
 
-// Slurm's hostlist as slurmctld prints it, expanded in order: "gpu-[0001-0003,0007]" ->
-// gpu-0001, gpu-0002, gpu-0003, gpu-0007 (lower-cased); empty when it does not parse.
+}  // namespace
+
 std::vector<std::string> ExpandHostlist(std::string_view list) {
   std::vector<std::string> out;
   auto lower = [](std::string s) {
@@ -135,6 +135,8 @@ std::vector<std::string> ExpandHostlist(std::string_view list) {
   }
   return out;
 }
+
+namespace {
 
 // Under srun with no line tying tasks to hosts: slurmctld's allocation lists the job's nodes,
 // and srun's default (block) distribution gives the i-th node tasks i*n .. i*n+n-1, n the

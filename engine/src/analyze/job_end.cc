@@ -8,6 +8,7 @@
 #include "analyze/cascade.h"
 #include "analyze/describe.h"
 #include "analyze/hardware.h"
+#include "analyze/order.h"
 #include "analyze/scoring.h"
 
 namespace denpex::engine {
@@ -78,6 +79,48 @@ bool AnyRankFailed(const JobFacts& facts) {
   return false;
 }
 
+// Every line of a rank's failure (its exit, its own error, its error about a peer, its first
+// watchdog timeout).
+std::vector<std::int32_t> FailureLines(const JobFacts& facts, std::vector<std::int32_t>* ranks) {
+  std::vector<std::int32_t> lines;
+  for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
+    const RankFacts& rf = facts.ranks[r];
+    for (const std::int32_t i : {rf.exit_event, rf.python_error, rf.peer_error, rf.first_timeout}) {
+      if (i < 0) continue;
+      lines.push_back(i);
+      ranks->push_back(r);
+    }
+  }
+  return lines;
+}
+
+// Whether the scheduler's word that it ended the job provably comes before (or with) every
+// rank's failure line (analyze/order.h). A failure line before it: a rank failed first. One
+// that nothing orders against it: the claim cannot be made, and `f` says why.
+bool FailuresFollow(const Incident& inc, const JobFacts& facts, Finding* f) {
+  std::vector<std::int32_t> ranks;
+  const std::vector<std::int32_t> lines = FailureLines(facts, &ranks);
+  const std::vector<Order> order = OrderAgainst(inc, lines, facts.scheduler_end);
+  std::int32_t unknown = -1, unordered = 0;
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    if (order[k] == Order::kBefore) return false;
+    if (order[k] != Order::kUnknown) continue;
+    ++unordered;
+    if (unknown < 0) unknown = static_cast<std::int32_t>(k);
+  }
+  if (unknown < 0) return true;
+  const Event& end = inc.events[facts.scheduler_end];
+  const Event& first = inc.events[lines[static_cast<std::size_t>(unknown)]];
+  f->problems.push_back(
+      "the scheduler's word that it ended the job (" + Where(inc, end) +
+      (end.clock != Clock::kNone ? " at " + ClockTime(end.time) : ", no time") + ") cannot be ordered against rank " +
+      std::to_string(ranks[static_cast<std::size_t>(unknown)]) + "'s failure (" + Where(inc, first) +
+      ": no time of its own, and no stamped line of its file bounds it" +
+      (unordered > 1 ? "; " + std::to_string(unordered - 1) + " more failure lines alike" : "") +
+      "): the diagnosis does not claim the scheduler ended the job before any rank failed");
+  return false;
+}
+
 }  // namespace
 
 bool SchedulerFailedNode(const Incident& inc, const JobFacts& facts, Finding* f) {
@@ -143,18 +186,7 @@ bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   if (facts.scheduler_end < 0) return false;
   const Event& end = inc.events[facts.scheduler_end];
   const bool timed = end.clock != Clock::kNone;
-  for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
-    if (!OwnExit(facts, r)) continue;
-    const RankFacts& rf = facts.ranks[r];
-    const Event& exit = inc.events[rf.exit_event];
-    // Did it fail on its own first? By time when both lines carry one, by place when they share
-    // a file; otherwise only a death the scheduler does not deal (not SIGKILL, not SIGTERM).
-    const bool signal = rf.exit_code == kExitSigkill || rf.exit_code == kExitSigterm;
-    const bool first = timed && exit.clock != Clock::kNone ? exit.time < end.time - kSkewWindow
-                       : exit.file == end.file        ? exit.line < end.line
-                                                      : !signal;
-    if (first) return false;
-  }
+  if (!FailuresFollow(inc, facts, f)) return false;
   if (facts.HasWave() && (!timed || !facts.wave_start || *facts.wave_start < end.time - kSkewWindow)) return false;
   f->verdict = v1::VERDICT_DIAGNOSED;
   f->failure_class = facts.scheduler_class;
@@ -167,7 +199,7 @@ bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   }
   f->cascade = SummarizeCascade(inc, facts, {}, -1);
   f->reason = "The scheduler " + ClassPhrase(facts.scheduler_class) + " (" + Where(inc, end) +
-              (timed ? " at " + ClockTime(end.time) : "") + ") before any rank failed on its own; " +
+              (timed ? " at " + ClockTime(end.time) : "") + ") before any rank failed; " +
               std::to_string(f->cascade.secondary_ranks.size()) + " ranks were ended by it.";
   f->recovery.push_back({"adjust_allocation", "",
                          facts.scheduler_class == v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT

@@ -14,8 +14,10 @@
 
 namespace denpex::engine {
 
-// True, and `f` filled, when the scheduler's word that it ended the job comes before any
-// rank's own failure and before the watchdog wave (within the clock-skew window).
+// True, and `f` filled, when the scheduler's word that it ended the job provably comes before
+// (or within the clock-skew window of) every line of a rank's failure: exits, own errors, errors
+// about peers, watchdog timeouts (analyze/order.h). When some failure line cannot be ordered
+// against it, false, and f->problems says which.
 bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f);
 
 // True, and `f` filled, when Slurm declared one node failed (slurmctld `not responding`, `setting

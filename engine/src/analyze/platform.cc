@@ -8,6 +8,8 @@
 #include "analyze/cascade.h"
 #include "analyze/describe.h"
 #include "analyze/job_end.h"
+#include "analyze/order.h"
+#include "analyze/scoring.h"
 
 namespace denpex::engine {
 namespace {
@@ -318,6 +320,37 @@ void NoteRestarts(const Incident& inc, Finding* f) {
   f->reason += note;
 }
 
+namespace {
+
+// Whether the kubelet's eviction (`word`) provably comes before (or with) every rank's own
+// failure (its exit on its own, its own exception; analyze/order.h). A failure before it: the
+// rank failed first. One nothing orders against it: no claim, and `f` says why.
+bool EvictionFirst(const Incident& inc, const JobFacts& facts, std::int32_t word, Finding* f) {
+  std::vector<std::int32_t> lines, ranks;
+  for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
+    const RankFacts& rf = facts.ranks[r];
+    for (const std::int32_t i : {OwnExit(facts, r) ? rf.exit_event : -1, rf.python_error}) {
+      if (i < 0) continue;
+      lines.push_back(i);
+      ranks.push_back(r);
+    }
+  }
+  const std::vector<Order> order = OrderAgainst(inc, lines, word);
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    if (order[k] == Order::kBefore) return false;
+  }
+  for (std::size_t k = 0; k < lines.size(); ++k) {
+    if (order[k] != Order::kUnknown) continue;
+    f->problems.push_back("the eviction (" + Where(inc, inc.events[word]) + ") cannot be ordered against rank " + std::to_string(ranks[k]) +
+                          "'s own failure (" + Where(inc, inc.events[lines[k]]) +
+                          "): the diagnosis does not claim the platform ended the job before any rank failed");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool PlatformEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   if (RayEndedJob(inc, facts, f)) return true;
   const std::vector<PodWord> words = CollectPodWords(inc);
@@ -328,7 +361,7 @@ bool PlatformEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
     return true;
   }
   if (const std::int32_t n = OnlyNode(words, [](const PodWord& p) { return p.evicted >= 0 ? p.evicted : p.pod_status >= 0 && p.oom_killed < 0 ? p.pod_status : -1; });
-      n >= 0) {
+      n >= 0 && EvictionFirst(inc, facts, words[n].evicted >= 0 ? words[n].evicted : words[n].pod_status, f)) {
     Evicted(inc, facts, n, words[n], f);
     return true;
   }

@@ -12,6 +12,7 @@
 #include <limits>
 #include <utility>
 
+#include "ingest/compressed.h"
 #include "ingest/sigbus_guard.h"
 
 namespace denpex::engine {
@@ -47,6 +48,27 @@ Fd OpenReadOnly(const std::filesystem::path& path) {
   return Fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
 }
 
+// Up to `size` bytes of `fd` from `offset` (fewer when the file is shorter now).
+Result<std::vector<char>> ReadAll(int fd, std::size_t size, const std::filesystem::path& path) {
+  std::vector<char> bytes(size);
+  std::size_t got = 0;
+  while (got < size) {
+    const ssize_t n = ::pread(fd, bytes.data() + got, size - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Errno(path, "read");
+    if (n == 0) break;  // the file shrank while we read it
+    got += static_cast<std::size_t>(n);
+  }
+  bytes.resize(got);
+  return bytes;
+}
+
+Compression CompressionOfFile(int fd) {
+  char head[6];
+  const ssize_t n = ::pread(fd, head, sizeof head, 0);
+  return n > 0 ? CompressionOf(std::string_view(head, static_cast<std::size_t>(n))) : Compression::kNone;
+}
+
 }  // namespace
 
 Result<FileText> FileText::Open(const std::filesystem::path& path) {
@@ -57,6 +79,25 @@ Result<FileText> FileText::Open(const std::filesystem::path& path) {
   if (!S_ISREG(st.st_mode)) return Status::IoError(path.string() + ": not a regular file");
   FileText text;
   const auto size = static_cast<std::size_t>(st.st_size);
+  if (const Compression c = CompressionOfFile(fd.get()); c != Compression::kNone) {
+    auto bytes = ReadAll(fd.get(), size, path);
+    if (!bytes.ok()) return bytes.status();
+    const std::size_t cap = InflateCap(bytes->size());
+    Inflated inflated = Inflate(std::string_view(bytes->data(), bytes->size()), c, cap);
+    const std::string kind(CompressionName(c));
+    if (!inflated.error.empty()) {
+      text.problem_ = "compressed (" + kind + ") but " + inflated.error + ": read the " +
+                      std::to_string(inflated.text.size()) + " bytes of text before the break";
+    } else if (inflated.capped) {
+      text.problem_ = "compressed (" + kind + "): its text is read up to " + std::to_string(cap) + " bytes (" +
+                      std::to_string(bytes->size()) + " compressed bytes); the rest is not read";
+    }
+    text.compression_ = kind;
+    text.buffer_ = std::move(inflated.text);
+    text.data_ = text.buffer_.data();
+    text.size_ = text.buffer_.size();
+    return text;
+  }
   if (size >= kMapThreshold) {
     void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
     const int guard = p != MAP_FAILED ? GuardMapping(p, size) : -1;
@@ -104,6 +145,8 @@ FileText& FileText::operator=(FileText&& other) noexcept {
   fd_ = std::exchange(other.fd_, -1);
   guard_ = std::exchange(other.guard_, -1);
   buffer_ = std::move(other.buffer_);
+  compression_ = std::move(other.compression_);
+  problem_ = std::move(other.problem_);
   size_ = std::exchange(other.size_, 0);
   data_ = map_ ? static_cast<const char*>(map_) : buffer_.data();
   other.data_ = nullptr;
@@ -231,6 +274,16 @@ Result<std::string> ReadSpan(const std::filesystem::path& path, std::uint64_t of
                              std::uint32_t length) {
   Fd fd = OpenReadOnly(path);
   if (fd.get() < 0) return Errno(path, "open");
+  if (const Compression c = CompressionOfFile(fd.get()); c != Compression::kNone) {  // cited in its text
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) return Errno(path, "stat");
+    auto bytes = ReadAll(fd.get(), static_cast<std::size_t>(st.st_size), path);
+    if (!bytes.ok()) return bytes.status();
+    const Inflated text = Inflate(std::string_view(bytes->data(), bytes->size()), c,
+                                  std::min<std::uint64_t>(offset + length, InflateCap(bytes->size())));
+    if (offset >= text.text.size()) return std::string();
+    return std::string(text.text.data() + offset, std::min<std::size_t>(length, text.text.size() - offset));
+  }
   std::string out(length, '\0');
   std::size_t got = 0;
   while (got < length) {

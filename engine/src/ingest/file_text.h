@@ -35,6 +35,11 @@ class FileText final : public ReadBehind {
   ~FileText();
 
   std::string_view view() const { return {data_, size_}; }
+  // A compressed file (ingest/compressed.h, known by its magic bytes) is read as its text,
+  // decompressed into memory: "gzip", "xz", "zstd"; empty when the file is plain.
+  const std::string& compression() const { return compression_; }
+  // What went wrong reading it: a compressed stream that broke or was capped; empty when none.
+  const std::string& problem() const { return problem_; }
   // The NUL bytes the file starts with, when text follows them before Readable(): a hole left by
   // truncating a log (`> file`, copytruncate) while its writer, which had not opened it to
   // append, went on writing at its old offset (srun's `--open-mode=truncate` output, a shell
@@ -65,6 +70,8 @@ class FileText final : public ReadBehind {
   int fd_ = -1;          // kept open while mapped (Readable() asks for the file's length)
   int guard_ = -1;       // the mapping's slot in ingest/sigbus_guard.h, -1 when not guarded
   std::vector<char> buffer_;
+  std::string compression_;
+  std::string problem_;
 };
 
 // After `log` was parsed from `text`: when the file shrank while it was read, or a page of it
@@ -81,7 +88,8 @@ std::string KeepReadable(const FileText& text, std::string_view rel, ParsedLog* 
 using MappedHook = void (*)(const std::filesystem::path& path);
 void SetMappedHookForTest(MappedHook hook);
 
-// `length` bytes at `offset` of `path` (one cited line, re-read when a report quotes it).
+// `length` bytes at `offset` of `path` (one cited line, re-read when a report quotes it); of its
+// text when it is compressed.
 Result<std::string> ReadSpan(const std::filesystem::path& path, std::uint64_t offset,
                              std::uint32_t length);
 

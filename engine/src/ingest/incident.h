@@ -35,6 +35,9 @@ struct LogFile {
   bool cut = false;              // it ends mid-line (no final newline): a truncated file
   bool later_attempt = false;    // a restarted attempt's pod log, set aside (ingest/attempts.h)
   bool world_info = false;       // holds DeepSpeed's runner `--world_info` naming more than one rank
+  // An older piece of a rotated log (`X.log.1` beside `X.log`): the index of its live piece, with
+  // which it was read as one stream (ingest/load.cc); -1 for the live piece and any other file.
+  std::int32_t rotated_into = -1;
 };
 
 struct InputCounts {
@@ -47,6 +50,8 @@ struct InputCounts {
   std::int64_t interleaved_lines = 0;  // lines split by another srun task's line, put back together
   std::int64_t broken_records = 0;  // records cut short that could not be recovered
   std::int64_t untimed_events = 0;  // events with no stamp of their own (time borrowed)
+  // Events of daemon and host logs left out as other jobs' or other processes' (analyze/scope.h).
+  std::int64_t out_of_scope = 0;
   std::vector<std::string> problems;  // the first few dozen
   std::int32_t problems_omitted = 0;   // beyond those
 };

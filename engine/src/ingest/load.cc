@@ -3,6 +3,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
+#include <string_view>
 #include <map>
 #include <set>
 #include <string>
@@ -32,6 +33,8 @@ struct FileResult {
   bool cut = false;     // the text ends without a newline
   std::string shrank;   // set when the file shrank (or a page failed) while it was read: read to the cut
   std::string hole;     // set when the file starts with a hole of NUL bytes: read from after it
+  std::string inflate;  // set when a compressed file's stream broke or was capped
+  std::int32_t rotated_into = -1;  // an older piece of a rotated log: its live piece (LogFile)
 };
 
 // A parse of the text after a file's leading hole releases its pages at their place in the file.
@@ -61,8 +64,10 @@ FileResult ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_lin
   }
   r.bytes = static_cast<std::int64_t>(text->view().size());
   r.cut = !text->view().empty() && text->view().back() != '\n';
+  if (!text->problem().empty()) r.inflate = f.rel + ": " + text->problem();
   if (text->LooksBinary()) {
-    r.problem = f.rel + ": binary file (NUL bytes), skipped";
+    r.problem = f.rel + ": binary file (NUL bytes" + (text->compression().empty() ? "" : " in its " + text->compression() + " text") +
+                "), skipped";
     return r;
   }
   const std::size_t hole = text->LeadingHole();
@@ -87,13 +92,137 @@ FileResult ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_lin
   return r;
 }
 
-// Files [begin, end) parsed in parallel; results in file order.
+// ---- Rotated logs ------------------------------------------------------------------------
+
+// The pieces of one log that logrotate split in time (`X.log.2.gz`, `X.log.1`, `X.log`): file
+// indexes, oldest first. The live piece (the last) parses them all.
+using Stream = std::vector<std::size_t>;
+
+// Files with the same SourceFile::stream, two or more, each as a Stream; `stream_of[i]` is file
+// i's stream, -1 for a file that is a log of its own.
+std::vector<Stream> RotatedStreams(const std::vector<SourceFile>& files, std::vector<std::int32_t>* stream_of) {
+  std::map<std::string_view, Stream> by_stream;
+  for (std::size_t i = 0; i < files.size(); ++i) by_stream[files[i].stream].push_back(i);
+  std::vector<Stream> streams;
+  stream_of->assign(files.size(), -1);
+  for (auto& [name, members] : by_stream) {
+    if (members.size() < 2) continue;
+    std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) { return files[a].age > files[b].age; });
+    for (std::size_t m : members) (*stream_of)[m] = static_cast<std::int32_t>(streams.size());
+    streams.push_back(std::move(members));
+  }
+  return streams;
+}
+
+// One piece's place in the joined text of its stream.
+struct Piece {
+  std::size_t file;          // its index
+  std::size_t start;         // its first byte in the joined text
+  std::size_t end;           // past its last byte there (a piece that does not end in a newline gets one)
+  std::uint64_t skip = 0;    // the bytes of the file before its text (a leading hole)
+  std::uint32_t lines_before = 0;  // the joined text's lines before it
+};
+
+// A stream's pieces read as one log, oldest first (what borrows a stamp, a record that goes on
+// across a rotation, the last line), each event then given back to the piece that holds its line,
+// at its line and offset there: a rotated log is one stream of lines, cited where they are.
+void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stream, std::size_t begin, bool every_line,
+                        std::size_t chunk_bytes, std::vector<FileResult>* results) {
+  std::string joined;
+  std::vector<Piece> pieces;
+  for (const std::size_t i : stream) {
+    FileResult& r = (*results)[i - begin];
+    const SourceFile& f = files[i];
+    auto text = FileText::Open(f.path);
+    if (!text.ok()) {
+      r.problem = f.rel + ": unreadable: " + text.status().message();
+      continue;
+    }
+    r.bytes = static_cast<std::int64_t>(text->view().size());
+    r.cut = !text->view().empty() && text->view().back() != '\n';
+    if (!text->problem().empty()) r.inflate = f.rel + ": " + text->problem();
+    if (text->LooksBinary()) {
+      r.problem = f.rel + ": binary file (NUL bytes), skipped";
+      continue;
+    }
+    const std::size_t hole = text->LeadingHole();
+    const std::string_view body = text->view().substr(hole, text->Readable() > hole ? text->Readable() - hole : 0);
+    Piece p{.file = i, .start = joined.size(), .end = 0, .skip = hole,
+            .lines_before = static_cast<std::uint32_t>(std::count(joined.begin(), joined.end(), '\n'))};
+    joined.append(body);
+    if (!body.empty() && body.back() != '\n') joined.push_back('\n');
+    p.end = joined.size();
+    pieces.push_back(p);
+  }
+  if (pieces.empty()) return;
+  const SourceFile& live = files[pieces.back().file];
+  const FileContext ctx{.file = static_cast<std::uint32_t>(pieces.back().file),
+                        .name_rank = live.name_rank,
+                        .local_rank = live.local_rank,
+                        .kernel = live.kernel,
+                        .prefixes = SniffPrefixes(joined),
+                        .every_line = every_line};
+  ParsedLog log = ParseChunked(joined, ctx, chunk_bytes);
+  const auto piece_of = [&](std::uint64_t offset) {
+    return std::upper_bound(pieces.begin(), pieces.end(), offset, [](std::uint64_t o, const Piece& p) { return o < p.start; }) - 1;
+  };
+  std::vector<std::vector<StrId>> remaps(pieces.size());
+  for (Event& e : log.events) {
+    const auto p = piece_of(e.offset);
+    const auto k = static_cast<std::size_t>(p - pieces.begin());
+    FileResult& r = (*results)[p->file - begin];
+    std::vector<StrId>& remap = remaps[k];
+    if (remap.empty()) remap.assign(log.strings.size(), kNoStr);
+    ForEachStrId(e, [&](StrId& id) {
+      if (id != kNoStr && remap[id] == kNoStr) remap[id] = r.log.strings.Intern(log.strings.Get(id));
+      id = remap[id];
+    });
+    e.file = static_cast<std::uint32_t>(p->file);
+    e.offset = e.offset - p->start + p->skip;
+    e.line -= p->lines_before;
+    r.log.events.push_back(e);
+  }
+  std::string joined_names;
+  for (const Piece& p : pieces) {
+    FileResult& r = (*results)[p.file - begin];
+    const std::string_view text(joined.data() + p.start, p.end - p.start);
+    r.log.lines = std::count(text.begin(), text.end(), '\n');
+    r.log.agent = log.agent;
+    r.log.task_labels = log.task_labels;
+    r.log.local_tags = log.local_tags;
+    r.log.prefix_ranks = log.prefix_ranks;
+    r.rotated_into = static_cast<std::int32_t>(pieces.back().file);
+    joined_names += (joined_names.empty() ? "" : ", ") + files[p.file].rel;
+  }
+  FileResult& r = (*results)[pieces.back().file - begin];
+  r.rotated_into = -1;
+  r.log.malformed = log.malformed;
+  r.log.joined = log.joined;
+  r.log.interleaved = log.interleaved;
+  r.log.broken = log.broken;
+  r.log.untimed = log.untimed;
+  r.log.first_dated = log.first_dated;
+  if (log.last_line.line > 0 && piece_of(log.last_line.offset) == pieces.end() - 1) {
+    r.log.last_line = {log.last_line.line - pieces.back().lines_before, log.last_line.offset - pieces.back().start + pieces.back().skip,
+                       log.last_line.length};
+  }
+  if (pieces.size() > 1) r.hole = "rotated log read as one stream, oldest first: " + joined_names;
+}
+
+// Files [begin, end) parsed in parallel; results in file order. A rotated log's pieces are all
+// parsed by its live piece's task (the batch holds them all).
 std::vector<FileResult> ParseBatch(const std::vector<SourceFile>& files, std::size_t begin, std::size_t end,
+                                   const std::vector<Stream>& streams, const std::vector<std::int32_t>& stream_of,
                                    tbb::task_arena* arena, bool every_line, std::size_t chunk_bytes) {
   std::vector<FileResult> results(end - begin);
   arena->execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(begin, end), [&](const auto& range) {
       for (std::size_t i = range.begin(); i != range.end(); ++i) {
+        if (stream_of[i] >= 0) {
+          const Stream& stream = streams[static_cast<std::size_t>(stream_of[i])];
+          if (stream.back() == i) ReadAndParseStream(files, stream, begin, every_line, chunk_bytes, &results);
+          continue;
+        }
         results[i - begin] = ReadAndParse(files[i], static_cast<std::uint32_t>(i), every_line, chunk_bytes);
       }
     });
@@ -147,7 +276,8 @@ void RemapStrings(std::size_t first, std::size_t first_file, const std::vector<s
 // Records one file and interns its strings (its events are appended by AppendEvents: *remap
 // says how to re-intern their ids); returns 1 when it was readable text.
 int AddFile(const SourceFile& src, FileResult&& r, Incident* inc, std::vector<StrId>* remap) {
-  LogFile f{.path = src.rel, .name_rank = src.name_rank, .local_rank = src.local_rank, .copy = src.copy, .kernel = src.kernel};
+  LogFile f{.path = src.rel, .name_rank = src.name_rank, .local_rank = src.local_rank, .copy = src.copy, .kernel = src.kernel,
+            .rotated_into = r.rotated_into};
   inc->input.files += 1;
   inc->input.bytes += r.bytes;
   const bool readable = r.problem.empty();
@@ -173,6 +303,7 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc, std::vector<St
     inc->input.broken_records += r.log.broken;
     inc->input.untimed_events += r.log.untimed;
     if (!r.hole.empty()) AddProblem(&inc->input, std::move(r.hole));
+    if (!r.inflate.empty()) AddProblem(&inc->input, std::move(r.inflate));
     if (!r.shrank.empty()) AddProblem(&inc->input, std::move(r.shrank));
     *remap = inc->strings.Absorb(std::move(r.log.strings));
   }
@@ -223,9 +354,16 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
   for (auto& p : listing->problems) AddProblem(&inc.input, std::move(p));
 
   int readable = 0;
-  for (std::size_t begin = 0; begin < listing->files.size(); begin += kBatchFiles) {
-    const std::size_t end = std::min(listing->files.size(), begin + kBatchFiles);
-    std::vector<FileResult> batch = ParseBatch(listing->files, begin, end, &arena, every_line,
+  std::vector<std::int32_t> stream_of;
+  const std::vector<Stream> streams = RotatedStreams(listing->files, &stream_of);
+  for (std::size_t begin = 0, end = 0; begin < listing->files.size(); begin = end) {
+    end = std::min(listing->files.size(), begin + kBatchFiles);
+    while (end < listing->files.size() && stream_of[end] >= 0 && stream_of[end] == stream_of[end - 1]) ++end;
+    for (std::size_t i = begin; i < end; ++i) {  // a stream's pieces in one batch
+      if (stream_of[i] >= 0) end = std::max(end, *std::max_element(streams[static_cast<std::size_t>(stream_of[i])].begin(),
+                                                                   streams[static_cast<std::size_t>(stream_of[i])].end()) + 1);
+    }
+    std::vector<FileResult> batch = ParseBatch(listing->files, begin, end, streams, stream_of, &arena, every_line,
                                                  chunk_bytes > 0 ? chunk_bytes : kChunkBytes);
     const std::size_t first = inc.events.size();
     AppendEvents(batch, &inc);

@@ -79,6 +79,37 @@ bool IsCheckpointDir(const fs::path& p, int depth, const fs::path& skip) {
 
 }  // namespace
 
+std::string_view RotationBase(std::string_view name, std::int64_t* age) {
+  *age = 0;
+  for (std::string_view ext : {".gz", ".xz", ".zst"}) {
+    if (name.size() > ext.size() && name.ends_with(ext)) {
+      name.remove_suffix(ext.size());
+      break;
+    }
+  }
+  const std::size_t dot = name.rfind('.');
+  // `10.0.0.5` is an address, not `10.0.0` rotated: the base ends in a name.
+  if (dot != std::string_view::npos && dot > 0 && AllDigits(name.substr(dot + 1)) && name.size() - dot - 1 <= 4 &&
+      !(name[dot - 1] >= '0' && name[dot - 1] <= '9')) {
+    std::int64_t n = 0;
+    for (char c : name.substr(dot + 1)) n = n * 10 + (c - '0');
+    *age = n;
+    return name.substr(0, dot);
+  }
+  constexpr std::size_t kDate = 8;  // logrotate's dateext: `-%Y%m%d`
+  constexpr std::int64_t kDated = 1'000'000'000;  // older than any `.N`
+  if (name.size() > kDate + 1 && name[name.size() - kDate - 1] == '-') {
+    const std::string_view date = name.substr(name.size() - kDate);
+    if (std::all_of(date.begin(), date.end(), [](char c) { return c >= '0' && c <= '9'; }) && date.starts_with("20")) {
+      std::int64_t d = 0;
+      for (char c : date) d = d * 10 + (c - '0');
+      *age = kDated + (99991231 - d);
+      return name.substr(0, name.size() - kDate - 1);
+    }
+  }
+  return name;
+}
+
 std::int32_t RankFromFileName(std::string_view name) {
   constexpr std::string_view kPrefix = "rank_", kSuffix = ".log";
   if (name.ends_with(kErrorsSuffix)) name.remove_suffix(kErrorsSuffix.size() - kSuffix.size());
@@ -138,14 +169,18 @@ bool Visit(const fs::directory_entry& entry, int depth, const fs::path& root, co
   } else if (rel.ends_with(kTaskSuffix)) {
     // `denpex run`'s identity record: its facts are in the rank's own log too
   } else {
-    const std::string name = p.filename().string();
+    const std::string file_name = p.filename().string();
+    std::int64_t age = 0;
+    const std::string_view name = RotationBase(file_name, &age);  // what the name hints, as the live file's
     out->files.push_back({.path = p,
                           .rel = rel,
                           .node = NodeOfPath(rel),
                           .name_rank = RankFromFileName(name),
                           .local_rank = LocalRankOfPath(rel),
                           .kernel = IsKernelLogName(name),
-                          .copy = name.ends_with(kErrorsSuffix)});
+                          .copy = name.ends_with(kErrorsSuffix),
+                          .stream = rel.substr(0, rel.size() - file_name.size()) + std::string(name),
+                          .age = age});
   }
   return false;
 }

@@ -22,6 +22,13 @@ struct SourceFile {
   // `denpex run`'s `<stem>.errors.log`: a copy of lines of `<stem>.log` (docs/run_wrapper.md),
   // evidence only where the main log lost them (capped, or missing).
   bool copy = false;
+  // A rotated or compressed log (`X.log.1`, `X.log.2.gz`, `X.log-20261129`, `X.log.gz`): the
+  // path without the rotation and compression suffixes, which the hints above are read from;
+  // files with the same `stream` are one log split in time (ingest/load.cc joins them).
+  std::string stream;
+  // Its place in the stream: 0 the live file, higher older (`.N` is N; a `-YYYYMMDD` date is
+  // older than every `.N`, an earlier date older than a later one).
+  std::int64_t age = 0;
 };
 
 struct Listing {
@@ -37,6 +44,10 @@ inline constexpr std::string_view kCheckpointFolders[] = {"checkpoints", "checkp
 // kNotFound when `dir` does not exist, kInvalidInput when it is not a directory. The
 // checkpoint folders and `skip` (a checkpoint directory given explicitly) are not listed.
 Result<Listing> ListIncident(const std::filesystem::path& dir, const std::filesystem::path& skip = {});
+
+// A file name without logrotate's suffixes: `.gz`, `.xz`, `.zst`, then `.N` or `-YYYYMMDD`; `*age`
+// as SourceFile::age.
+std::string_view RotationBase(std::string_view name, std::int64_t* age);
 
 // R when `name` is `rank_<R>.log` (or `denpex run`'s `rank_<R>.errors.log`), else -1.
 std::int32_t RankFromFileName(std::string_view name);

@@ -61,6 +61,7 @@ std::string_view KindName(Kind k) {
     case Kind::kStepTerminated: return "step_terminated";
     case Kind::kJobComplete: return "job_complete";
     case Kind::kJobAllocated: return "job_allocated";
+    case Kind::kJobId: return "job_id";
     case Kind::kNodeFailure: return "node_failure";
     case Kind::kRequeue: return "requeue";
     case Kind::kNodeResponding: return "node_responding";

@@ -44,6 +44,7 @@ enum class Kind : std::uint8_t {
   kCancelled, kTaskExit, kSlurmOom, kStepAborted, kStepTerminated, kJobComplete, kNodeFailure,
   kRequeue, kNodeResponding,
   kJobAllocated,  // slurmctld `sched: Allocate JobId=... NodeList=...`: the job's start (SlurmNote: reason = the job id, node = the hostlist)
+  kJobId,         // a batch script's echo of `SLURM_JOB_ID=<n>` (SlurmNote: job; not an error)
   // bare_metal: mpirun --report-bindings, `[host:pid] MCW rank R ...` (a rank's host, not an error)
   kRankBinding,
   // torchrun
@@ -211,6 +212,10 @@ struct SlurmNote {
   StrId node = kNoStr;      // as printed
   StrId tasks = kNoStr;     // `2,4-5,7`
   std::int32_t exit_code = 0;
+  // The Slurm job the line names (`JobId=N`, `*** JOB N`, `STEP N.s`, `StepId=N.s`, slurmd's
+  // `[N.s]`, `SLURM_JOB_ID=N`; an array task's own id `N` of `JobId=A_T(N)`); -1 when none.
+  // Daemon logs hold every job's lines: analyze/scope.h keeps this job's.
+  std::int64_t job = -1;
 };
 
 // DeepSpeed `see_memory_usage`: `CPU Virtual Memory:  used = 1956.1 GB, percent = 97.1%` (the

@@ -1,8 +1,12 @@
 #include "parse/prefix.h"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
+#include <span>
 
 #include "parse/event.h"
+#include "parse/headers.h"
 #include "parse/scan.h"
 #include "parse/triggers.h"
 
@@ -11,16 +15,101 @@ namespace {
 
 bool IsHostChar(char c) { return IsAlpha(c) || IsDigit(c) || c == '-' || c == '.' || c == '_'; }
 
-// `2025-07-03T14:20:51.565839352Z ` (container runtime), ` 2025-02-18 12:54 ` (collector, minute
-// resolution), `  | 2024-11-28T07:42:11.525Z | ` (CloudWatch export).
-bool Stamp(Scanner* s, LineOrigin* out) {
+constexpr std::string_view kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+
+int MonthOf(std::string_view abbrev) {
+  for (int i = 0; i < 12; ++i) {
+    if (abbrev == kMonths[i]) return i + 1;
+  }
+  return 0;
+}
+
+// `stdout F ` / `stderr P ` (CRI) after a container stamp; a bare `F` ends an empty line.
+bool StreamTag(Scanner* s, LineOrigin* out) {
+  Scanner t = *s;
+  char stream = 0;
+  if (t.Lit("stdout ")) {
+    stream = 'o';
+  } else if (t.Lit("stderr ")) {
+    stream = 'e';
+  } else {
+    return false;
+  }
+  const char tag = t.Peek();
+  if (tag != 'F' && tag != 'P') return false;
+  t.Skip(1);
+  if (!t.Char(' ') && !t.AtEnd()) return false;
+  out->stream = stream;
+  out->partial = tag == 'P';
+  *s = t;
+  return true;
+}
+
+// `gpu-node-1 torchrun[4127]: ` after a journal stamp: the line's host and process. A unit
+// without `[pid]` (`host sshd: `) only under the file's journal policy; `host kernel: ` is left
+// to the kernel header (headers.cc), which reads the kernel's own stamps after it.
+bool HostUnit(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
+  Scanner t = *s;
+  const std::string_view host = t.Token(" :[]()");
+  if (host.empty() || host.size() > 64 || !t.Char(' ')) return false;
+  for (char c : host) {
+    if (!IsHostChar(c)) return false;
+  }
+  const std::string_view unit = t.Token(" :[");
+  if (unit.empty() || unit.size() > 64 || !IsAlpha(unit[0]) || unit == "kernel") return false;
+  for (char c : unit) {
+    if (!IsHostChar(c) && c != '@' && c != '/') return false;
+  }
+  std::int64_t pid = 0;
+  if (t.Char('[')) {
+    if (!t.Digits(1, 10, &pid) || !t.Char(']')) return false;
+  } else if (!policy.journal) {
+    return false;
+  }
+  if (!t.Lit(": ") && !(t.Char(':') && t.AtEnd())) return false;
+  out->host = host;
+  out->pid = pid;
+  out->journal = true;
+  *s = t;
+  return true;
+}
+
+// `Nov 29 16:25:31 host unit[pid]: ` (journalctl -o short, rsyslog), `Nov 29 16:25:31.123456 `
+// (-o short-precise): no year. A localised month (`kwi`) only under the journal policy, and
+// then without a time.
+bool SyslogStamp(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
+  Scanner t = *s;
+  const int month = MonthOf(t.Rest().substr(0, 3));
+  if (month == 0 && !policy.journal) return false;
+  t.Skip(3);
+  std::int64_t day;
+  TimeNs tod;
+  if (!t.Char(' ')) return false;
+  t.Char(' ');  // `Nov  9`
+  if (!t.Digits(1, 2, &day) || !t.Char(' ') || !ScanTimeOfDay(&t, &tod) || !t.Char(' ')) return false;
+  LineOrigin o = *out;
+  if (!HostUnit(&t, policy, &o)) return false;
+  if (month != 0 && YearlessTime(month, day, tod, &o.yearless_time)) o.yearless = true;
+  *out = o;
+  *s = t;
+  return true;
+}
+
+// `2025-07-03T14:20:51.565839352Z ` (container runtime; CRI adds `stdout F `), ` 2025-02-18 12:54 `
+// (collector, minute resolution), `  | 2024-11-28T07:42:11.525Z | ` (CloudWatch export),
+// `2026-11-29T16:25:31+0000 host unit[pid]: ` (journalctl -o short-iso).
+bool Stamp(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
   Scanner t = *s;
   const bool table = t.Lit("  | ");
   if (!table) t.Char(' ');
   if (!IsDigit(t.Peek()) || t.Peek(4) != '-') return false;  // YYYY-: most digit-led prefixes are srun labels
   Scanner dt = t;
   TimeNs time;
+  bool coarse = true;
   if (ScanDateTime(&dt, &time)) {
+    const std::string_view stamp = t.Rest().substr(0, dt.pos() - t.pos());
+    coarse = !(stamp.size() > 20 && (stamp[19] == '.' || stamp[19] == ','));
     t = dt;
   } else {  // minute resolution: YYYY-MM-DD hh:mm
     std::int64_t y, mo, d, h, mi;
@@ -37,6 +126,8 @@ bool Stamp(Scanner* s, LineOrigin* out) {
   // not a prefix; either way its time is the line's.
   out->time = time;
   out->timed = true;
+  out->coarse = coarse;
+  if (!table && !StreamTag(&t, out) && IsAlpha(t.Peek())) HostUnit(&t, policy, out);
   *s = t;
   return true;
 }
@@ -150,7 +241,50 @@ bool RayTag(Scanner* s, LineOrigin* out) {
   return true;
 }
 
+// `Nov 29 16:25:31 `: a month's 3 letters, a day, a time (before any field is read).
+bool LooksSyslog(std::string_view line) {
+  return line.size() > 20 && line[3] == ' ' && line[6] == ' ' && line[9] == ':' && line[12] == ':';
+}
+
+// As much of `quote` as the line opens with (an empty quoted line is `>` alone).
+void PeelQuote(std::string_view* line, std::string_view quote) {
+  std::size_t k = 0;
+  while (k < quote.size() && k < line->size() && (*line)[k] == quote[k]) ++k;
+  line->remove_prefix(k);
+}
+
+// A line number: `[80746] ` ('['), `80746:` (':'), `  80746\t` ('\t').
+bool NumberAt(std::string_view line, char kind, std::int64_t* number, std::size_t* end) {
+  Scanner s(line);
+  if (kind == '[' && !s.Char('[')) return false;
+  if (kind == '\t') s.SkipSpaces();
+  if (!s.Digits(1, 10, number)) return false;
+  if (!(kind == '[' ? s.Lit("] ") : s.Char(kind == ':' ? ':' : '\t'))) return false;
+  *end = s.pos();
+  return true;
+}
+
+void PeelNumber(std::string_view* line, char kind) {
+  std::int64_t number;
+  std::size_t end;
+  if (NumberAt(*line, kind, &number, &end)) line->remove_prefix(end);
+}
+
 }  // namespace
+
+bool CriLine(std::string_view line, char* stream, bool* partial, std::size_t* content) {
+  constexpr std::size_t kLongestStamp = 40;  // 2024-06-01T11:00:21.972589808+02:00
+  if (line.size() < 20 || !IsDigit(line[0]) || line[4] != '-') return false;
+  const std::size_t sp = line.substr(0, kLongestStamp).find(' ');
+  if (sp == std::string_view::npos) return false;
+  Scanner s(line.substr(sp + 1));
+  LineOrigin o;
+  if (!StreamTag(&s, &o)) return false;
+  *stream = o.stream;
+  *partial = o.partial;
+  *content = sp + 1 + s.pos();
+  return true;
+}
 
 Match StripRankPrefix(std::string_view* line, std::int32_t* rank) {
   if (!line->starts_with("[rank")) return Match::kNo;
@@ -165,6 +299,8 @@ Match StripRankPrefix(std::string_view* line, std::int32_t* rank) {
 
 int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin* out) {
   constexpr int kMaxPrefixes = 8;
+  if (policy.quote_size > 0) PeelQuote(line, policy.Quote());
+  if (policy.numbered != 0) PeelNumber(line, policy.numbered);
   int n = 0;
   for (; n < kMaxPrefixes && !line->empty(); ++n) {
     Scanner s(*line);
@@ -179,12 +315,13 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
       }
       stripped = MpiTag(&s, policy, out) || (line->size() > 2 && !IsSeverity((*line)[1]) && LocalTag(&s, out));
     } else if (IsDigit(c) || c == ' ') {
-      stripped = (!out->timed && Stamp(&s, out)) || (out->task < 0 && SrunLabel(&s, out)) ||
+      stripped = (!out->timed && Stamp(&s, policy, out)) || (out->task < 0 && SrunLabel(&s, out)) ||
                  (out->host.empty() && IsDigit(c) && Host(&s, policy, out));
     } else if (c == '(' || c == '\x1b') {
       stripped = RayTag(&s, out);
     } else if (IsAlpha(c)) {
-      stripped = (out->host.empty() && Host(&s, policy, out)) || Role(&s);
+      stripped = (LooksSyslog(*line) && !out->timed && !out->yearless && SyslogStamp(&s, policy, out)) ||
+                 (out->host.empty() && Host(&s, policy, out)) || Role(&s);
     }
     if (!stripped) break;
     *line = s.Rest();
@@ -221,27 +358,154 @@ bool MpiTagsSpaced(std::string_view text) {
 
 }  // namespace
 
+namespace {
+
+bool IsQuoteChar(char c) { return c == '>' || c == ' ' || c == '\t'; }
+
+// The quoting or indentation every sampled line opens with (a line that is only part of it, an
+// empty quoted line, agrees): `> ` quoting, or two columns or more of indentation (one space
+// opens Megatron's progress lines, and srun pads its labels with spaces: neither is a paste's).
+void SniffQuote(std::span<const std::string_view> lines, bool srun_labels, PrefixPolicy* policy) {
+  constexpr std::size_t kLeast = 4;
+  if (lines.size() < kLeast) return;
+  std::string_view common = lines[0].substr(0, sizeof policy->quote);
+  std::size_t k = 0;
+  while (k < common.size() && IsQuoteChar(common[k])) ++k;
+  common = common.substr(0, k);
+  for (std::string_view line : lines.subspan(1)) {
+    std::size_t m = 0;
+    while (m < common.size() && m < line.size() && line[m] == common[m]) ++m;
+    if (m < line.size()) common = common.substr(0, m);
+  }
+  const bool quoted = common.find('>') != std::string_view::npos;
+  if (!quoted && (srun_labels || (common.size() < 2 && common != "\t"))) return;
+  std::memcpy(policy->quote, common.data(), common.size());
+  policy->quote_size = static_cast<std::uint8_t>(common.size());
+}
+
+// A line number on most sampled lines, rising line by line: a log viewer's or grep -n's, not an
+// srun label or a rank tag (those repeat and jump).
+void SniffNumbers(std::span<const std::string_view> lines, const PrefixPolicy& quote, PrefixPolicy* policy) {
+  constexpr std::size_t kLeast = 4;
+  if (lines.size() < kLeast) return;
+  for (const char kind : {'[', ':', '\t'}) {
+    std::size_t numbered = 0, rising = 0;
+    std::int64_t last = -1;
+    for (std::string_view line : lines) {
+      PeelQuote(&line, quote.Quote());
+      std::int64_t number;
+      std::size_t end;
+      if (!NumberAt(line, kind, &number, &end)) continue;
+      ++numbered;
+      rising += last >= 0 && number > last ? 1 : 0;
+      last = number;
+    }
+    if (numbered * 4 >= lines.size() * 3 && rising * 10 >= (numbered - 1) * 9) {
+      policy->numbered = kind;
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
+  LineOrigin o;
+  PeelQuote(&line, policy.Quote());
+  if (policy.numbered != 0) PeelNumber(&line, policy.numbered);
+  PrefixPolicy bare = policy;
+  bare.quote_size = 0;
+  bare.numbered = 0;
+  if (line.empty() || line[0] == ' ' || line[0] == '\t' || line[0] == '[') return true;
+  if (StripPrefixes(&line, bare, &o) > 0) return true;
+  Header h;
+  return ParseHeader(line, &h) != Match::kNo || line.starts_with("Traceback ");
+}
+
+void PeelPaste(std::string_view* line, const PrefixPolicy& policy) {
+  PeelQuote(line, policy.Quote());
+  if (policy.numbered != 0) PeelNumber(line, policy.numbered);
+}
+
+namespace {
+
+// A terminal copy hard-wrapped at a fixed width: no line of the file's first lines is longer
+// than W (80 to 200 columns, plus its quoting), several are exactly W, and the lines after those
+// mostly start no line of their own.
+std::uint32_t SniffWrapWidth(std::string_view text, const PrefixPolicy& policy) {
+  constexpr std::size_t kProbeBytes = 1 << 20, kMaxLines = 4096, kLeast = 3;
+  constexpr std::size_t kNarrowest = 80, kWidest = 200 + sizeof policy.quote + 12;
+  std::array<std::uint16_t, kWidest + 1> count{};
+  std::size_t longest = 0, lines = 0;
+  text = text.substr(0, std::min(text.size(), kProbeBytes));
+  for (std::string_view rest = text; !rest.empty() && lines < kMaxLines; ++lines) {
+    const std::size_t nl = rest.find('\n');
+    if (nl == std::string_view::npos) break;  // the probe's last line may be cut
+    std::size_t len = nl;
+    if (len > 0 && rest[len - 1] == '\r') --len;
+    if (len > kWidest) return 0;
+    longest = std::max(longest, len);
+    ++count[len];
+    rest.remove_prefix(nl + 1);
+  }
+  if (longest < kNarrowest || count[longest] < kLeast) return 0;
+  std::size_t wrapped = 0, continued = 0;
+  for (std::string_view rest = text; !rest.empty();) {
+    const std::size_t nl = rest.find('\n');
+    if (nl == std::string_view::npos) break;
+    std::string_view line = rest.substr(0, nl);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    rest.remove_prefix(nl + 1);
+    if (line.size() != longest) continue;
+    ++wrapped;
+    const std::string_view next = rest.substr(0, rest.find('\n'));
+    continued += !next.empty() && !StartsOwnLine(next, policy) ? 1 : 0;
+    if (wrapped >= kMaxLines) break;
+  }
+  return continued * 2 > wrapped ? static_cast<std::uint32_t>(longest) : 0;
+}
+
+}  // namespace
+
 PrefixPolicy SniffPrefixes(std::string_view text) {
-  const bool mpi_tag_space = MpiTagsSpaced(text);
-  constexpr int kSample = 64;
-  int lines = 0, hosted = 0, labelled = 0;
-  PrefixPolicy probe{.hosts = true};
-  while (!text.empty() && lines < kSample) {
-    const std::size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    if (line.empty()) continue;
-    ++lines;
+  PrefixPolicy policy{.mpi_tag_space = MpiTagsSpaced(text)};
+  constexpr std::size_t kSample = 64;
+  std::array<std::string_view, kSample> sample;
+  std::size_t n = 0;
+  for (std::string_view rest = text; !rest.empty() && n < kSample;) {
+    const std::size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty()) sample[n++] = line;
+  }
+  const std::span<const std::string_view> lines(sample.data(), n);
+  std::size_t raw_labelled = 0;
+  for (std::string_view line : lines) {
+    LineOrigin o;
+    Scanner s(line);
+    raw_labelled += SrunLabel(&s, &o) ? 1 : 0;
+  }
+  SniffQuote(lines, raw_labelled * 2 >= n, &policy);
+  SniffNumbers(lines, policy, &policy);
+  std::size_t hosted = 0, labelled = 0, journal = 0;
+  PrefixPolicy probe{.hosts = true, .journal = true};
+  for (std::string_view line : lines) {
+    PeelQuote(&line, policy.Quote());
+    if (policy.numbered != 0) PeelNumber(&line, policy.numbered);
     LineOrigin o;
     Scanner s(line);
     labelled += SrunLabel(&s, &o) ? 1 : 0;
     o = LineOrigin{};
     StripPrefixes(&line, probe, &o);
-    hosted += o.host.empty() ? 0 : 1;
+    hosted += !o.host.empty() && !o.journal ? 1 : 0;
+    journal += o.journal ? 1 : 0;
   }
-  return {.hosts = lines > 0 && hosted * 4 >= lines * 3,
-          .srun_labels = lines > 0 && labelled * 2 >= lines,
-          .mpi_tag_space = mpi_tag_space};
+  policy.hosts = n > 0 && hosted * 4 >= n * 3;
+  policy.srun_labels = n > 0 && labelled * 2 >= n;
+  policy.journal = n > 0 && journal * 4 >= n * 3;
+  policy.wrap_width = SniffWrapWidth(text, policy);
+  return policy;
 }
 
 // Prefixes whose content the parser keeps for its file (triggers.h): the ranks of `[rank<G>]:`

@@ -1,8 +1,9 @@
-// Stacked line prefixes (../shared/reference/log-formats.md §1), outermost first: a container
-// or collector timestamp, `srun --label`'s task id, a pdsh/DeepSpeed host, OpenMPI's
-// `[job,rank]<stdout>:`, a TorchX/NeMo role, torchrun's `[default<L>]:`, Ray's
-// `(Actor pid=N) `, and torch's `[rank<G>]:`. Stripping them leaves the line as its program
-// printed it, and says whose line it is.
+// Stacked line prefixes (../shared/reference/log-formats.md §1), outermost first: a paste's
+// quoting or indentation and a line number, a container or collector timestamp (with CRI's
+// `stdout F ` stream and tag), a journal's `host unit[pid]: `, `srun --label`'s task id, a
+// pdsh/DeepSpeed host, OpenMPI's `[job,rank]<stdout>:`, a TorchX/NeMo role, torchrun's
+// `[default<L>]:`, Ray's `(Actor pid=N) `, and torch's `[rank<G>]:`. Stripping them leaves the
+// line as its program printed it, and says whose line it is.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,19 @@ struct LineOrigin {
   std::string_view host;         // pdsh / DeepSpeed `host: `
   TimeNs time = 0;               // container or collector stamp, when `timed`
   bool timed = false;
+  // The stamp has no fraction of a second (`journalctl -o short-iso`, a collector's minute):
+  // a time the line's own header states is finer, and wins.
+  bool coarse = false;
+  // A syslog stamp `Nov 29 16:25:31 ` has no year (Clock::kNoYear): the line's time when its
+  // own header states none.
+  TimeNs yearless_time = 0;
+  bool yearless = false;
+  std::int64_t pid = 0;          // journal `unit[pid]: ` (the process: one stream of lines)
+  bool journal = false;          // a journal's `host unit[pid]: ` named `host`
+  // CRI (containerd, CRI-O) stream and tag: `stdout F `; a `P` line is the head of a line the
+  // runtime split, continued by the stream's next lines up to an `F` one (records.cc joins them).
+  char stream = 0;               // 'o' stdout, 'e' stderr, 0 none
+  bool partial = false;
   bool malformed = false;        // a prefix whose shape broke (e.g. `[rankX]:`)
 };
 
@@ -33,13 +47,40 @@ struct PrefixPolicy {
   // OpenMPI 5 (PRRTE) writes `[1,13]<stdout>: text`, with a space after the tag that Open MPI 4
   // does not write (there a leading space is the program's own, as in ` [date] iteration`).
   bool mpi_tag_space = false;
+  // Journal lines whose unit prints no `[pid]` (`host sshd: `) are taken only when most of the
+  // file's first lines are journal lines (`journalctl -o short`, rsyslog).
+  bool journal = false;
+  // A terminal copy's quoting (`> `, `> > `) or indentation common to the file's lines, peeled
+  // before any other prefix (a line that starts with less of it loses what it has).
+  char quote[15] = {};
+  std::uint8_t quote_size = 0;
+  // A line number every line opens with: `[80746] ` (a log viewer), `80746:` (`grep -n`),
+  // `  80746\t` (`cat -n`). 0: none.
+  char numbered = 0;  // '[', ':' or '\t'
+  // The file was hard-wrapped at this many bytes (a terminal copy): a line of exactly this
+  // length is continued by the next when that one starts no line of its own (records.cc).
+  std::uint32_t wrap_width = 0;
+  std::string_view Quote() const { return {quote, quote_size}; }
 };
 
-// Strips every prefix at the start of `*line`; returns how many were stripped.
+// Strips every prefix at the start of `*line`; returns how many were stripped (the policy's
+// quote and line number are peeled first and not counted).
 int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin* out);
+
+// Peels the policy's quote and line number (what StripPrefixes peels first).
+void PeelPaste(std::string_view* line, const PrefixPolicy& policy);
+
+// A line that starts a line of its own (a prefix or a header it opens with), not a piece of the
+// line before it that a terminal hard-wrapped.
+bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy);
 
 // The policy for a file, from its first lines.
 PrefixPolicy SniffPrefixes(std::string_view text);
+
+// A CRI log line `<RFC 3339 nano> stdout F <text>` / `... stderr P <text>`: its stream ('o',
+// 'e'), whether it is partial, and where its text starts. Read apart from StripPrefixes:
+// records.cc joins a `P` line with the stream's next lines.
+bool CriLine(std::string_view line, char* stream, bool* partial, std::size_t* content);
 
 // `[rank<G>]:` alone (torch ≥ 2.2).
 Match StripRankPrefix(std::string_view* line, std::int32_t* rank);

@@ -26,6 +26,28 @@ bool IsAgentSource(std::string_view source) {
 }
 
 // Kernel messages that open with their own words (and so need no kernel-log context).
+// A prefix's stamp wins over the time the line's own header states unless it is coarser (no
+// fraction of a second: a journal's short-iso stamp against a c10 header's nanoseconds).
+bool PrefixTimeWins(const LineOrigin& o, const Header& h) { return o.timed && !(o.coarse && h.clock != Clock::kNone); }
+
+// ANSI control sequences a terminal copy keeps (`\x1b[31m`, `\x1b[0m`, `\x1b[1;33m`, `\x1b[K`):
+// `line` without them, in `*store`.
+std::string_view WithoutEscapes(std::string_view line, std::string* store) {
+  store->clear();
+  for (std::size_t i = 0; i < line.size();) {
+    const std::size_t esc = line.find('\x1b', i);
+    store->append(line.substr(i, esc == std::string_view::npos ? std::string_view::npos : esc - i));
+    if (esc == std::string_view::npos) break;
+    i = esc + 1;
+    if (i < line.size() && line[i] == '[') {  // CSI: parameters, then one final byte
+      ++i;
+      while (i < line.size() && (IsDigit(line[i]) || line[i] == ';' || line[i] == '?')) ++i;
+      if (i < line.size()) ++i;
+    }
+  }
+  return *store;
+}
+
 bool LooksKernel(std::string_view msg) {
   return msg.starts_with("NVRM: ") || msg.starts_with("Out of memory: ") || msg.starts_with("Killed process ") ||
          msg.starts_with("oom-kill:") || msg.starts_with("Memory cgroup out of memory: ");
@@ -35,25 +57,101 @@ bool LooksKernel(std::string_view msg) {
 
 LogParser::LogParser(const FileContext& ctx, std::string_view text, std::uint64_t base) : ctx_(ctx), text_(text), base_(base) {}
 
-void LogParser::Line(const LineRef& line, TriggerLevel level, bool opening) {
+void LogParser::Line(const LineRef& raw, TriggerLevel level, bool opening) {
   level_ = level;
   opening_ = opening;
   ++out_.lines;
-  if (line.text.size() > kMaxLineBytes) {
+  if (raw.text.size() > kMaxLineBytes) {
     ++out_.malformed;
     FlushWrapped();
     return;
   }
-  if (has_fragment_ && JoinFragment(line)) return;
-  if (has_wrapped_ && JoinWrapped(line)) return;
+  const auto cite = static_cast<std::uint32_t>(raw.text.size());
+  if (ctx_.prefixes.wrap_width > 0 && JoinHardWrapped(raw, cite)) return;
+  if ((open_partials_ > 0 || (!raw.text.empty() && IsDigit(raw.text[0]))) && JoinPartial(raw, cite)) return;
+  if (has_fragment_ && JoinFragment(raw)) return;
+  if (has_wrapped_ && JoinWrapped(raw)) return;
   level_ = level;  // FlushWrapped read the cut line as its own
-  if (line.text.empty()) return;
-  out_.last_line = {line.number, line.offset, static_cast<std::uint32_t>(line.text.size())};
+  if (raw.text.empty()) return;
+  out_.last_line = {raw.number, raw.offset, cite};
   const bool progress = level == TriggerLevel::kRecord && !ctx_.every_line && !NeedsEveryLine();
-  if (progress && FastProgress(line)) return;
+  if (progress && FastProgress(raw)) return;
+  // Colour codes a terminal copy kept are read past (a progress line's fast path above needs none).
+  LineRef line = raw;
+  if (raw.text.find('\x1b') != std::string_view::npos) line.text = WithoutEscapes(raw.text, &clean_[clean_turn_ ^= 1]);
   if (SplitInterleaved(line)) return;
   if (progress && ProgressLine(line)) return;
-  Process(line, static_cast<std::uint32_t>(line.text.size()), 0);
+  Process(line, cite, 0);
+}
+
+// ---- Lines split by the collection --------------------------------------------------------
+
+// A CRI log's `P` line: the runtime cut the program's line (containerd at 16 KiB); its stream's
+// next lines continue it up to an `F` one. The joined line is read as one, cited at its head.
+bool LogParser::JoinPartial(const LineRef& line, std::uint32_t cite) {
+  constexpr int kMaxPieces = 64;
+  char stream;
+  bool partial;
+  std::size_t content;
+  if (!CriLine(line.text, &stream, &partial, &content)) return false;
+  Partial& open = partials_[stream == 'e' ? 1 : 0];
+  if (!open.open) {
+    if (!partial) return false;  // a whole line
+    open = {.text = std::string(line.text), .head = line, .cite = cite, .pieces = 1, .open = true};
+    ++open_partials_;
+    return true;
+  }
+  open.text.append(line.text.substr(content));
+  ++open.pieces;
+  ++out_.joined;
+  if (partial && open.pieces < kMaxPieces && open.text.size() < kMaxLineBytes) return true;
+  FlushPartial(&open);
+  return true;
+}
+
+void LogParser::FlushPartial(Partial* open) {
+  if (!open->open) return;
+  open->open = false;
+  --open_partials_;
+  level_ = TriggerLevel::kRecord;
+  std::string_view text = open->text;
+  if (text.find('\x1b') != std::string_view::npos) text = WithoutEscapes(text, &clean_[clean_turn_ ^= 1]);
+  Process({text, open->head.offset, open->head.number}, open->cite, 0);
+}
+
+// A terminal copy hard-wrapped at ctx_.prefixes.wrap_width bytes: a line of exactly that length
+// is continued by the next line when that one starts no line of its own (its quoting peeled).
+bool LogParser::JoinHardWrapped(const LineRef& raw, std::uint32_t cite) {
+  constexpr int kMaxPieces = 64;
+  const std::uint32_t width = ctx_.prefixes.wrap_width;
+  LineRef line = raw;
+  if (raw.text.find('\x1b') != std::string_view::npos) line.text = WithoutEscapes(raw.text, &clean_[clean_turn_ ^= 1]);
+  if (wrap_.open) {
+    if (!line.text.empty() && !StartsOwnLine(line.text, ctx_.prefixes)) {
+      std::string_view tail = line.text;
+      PeelPaste(&tail, ctx_.prefixes);
+      wrap_.text.append(tail);
+      ++wrap_.pieces;
+      ++out_.joined;
+      if (cite == width && wrap_.pieces < kMaxPieces && wrap_.text.size() < kMaxLineBytes) return true;
+      FlushHardWrapped();
+      return true;
+    }
+    FlushHardWrapped();
+  }
+  if (cite != width) return false;
+  wrap_ = {.text = std::string(line.text), .head = line, .cite = cite, .pieces = 1, .open = true};
+  return true;
+}
+
+void LogParser::FlushHardWrapped() {
+  if (!wrap_.open) return;
+  wrap_.open = false;
+  const TriggerLevel level = level_;
+  level_ = TriggerLevel::kRecord;
+  out_.last_line = {wrap_.head.number, wrap_.head.offset, wrap_.cite};
+  Process({wrap_.text, wrap_.head.offset, wrap_.head.number}, wrap_.cite, 0);
+  level_ = level;
 }
 
 void LogParser::Process(const LineRef& line, std::uint32_t cite_length, int joins) {
@@ -64,18 +162,178 @@ void LogParser::Process(const LineRef& line, std::uint32_t cite_length, int join
     ++out_.malformed;
     return;
   }
+  if (!anchor_shape_.empty()) PeelAnchoredPrefix(&body);
+  Read(p, body, joins, false);
+}
+
+void LogParser::Read(Parsed& p, std::string_view body, int joins, bool anchored) {
   p.rank = p.origin.rank >= 0 ? p.origin.rank : ctx_.name_rank;
   if (p.origin.rank >= 0) NoteRank(p.origin.rank);
   out_.task_labels |= p.origin.task >= 0 && level_ != TriggerLevel::kNone;
   out_.local_tags |= p.origin.local_rank >= 0;
   out_.top_local_tag = std::max(out_.top_local_tag, p.origin.local_rank);
-  if (ParseHeader(body, &p.header) == Match::kMalformed && level_ == TriggerLevel::kRecord) ++out_.malformed;
+  if (ParseHeader(body, &p.header) == Match::kMalformed && level_ == TriggerLevel::kRecord && !anchored) ++out_.malformed;
   NoteTime(p);
+  const Footprint before = Now();
   if (p.header.kind == HeaderKind::kC10 && p.header.source.starts_with("ProcessGroupNCCL")) {
     Watchdog(p, joins);
   } else {
     Dispatch(p);
   }
+  const HeaderKind k = p.header.kind;
+  if (!anchored && joins == 0 && level_ == TriggerLevel::kRecord && Now() == before &&
+      (k == HeaderKind::kNone || k == HeaderKind::kBracketTime || k == HeaderKind::kPython)) {
+    Anchor(p, body);
+  }
+}
+
+// ---- Messages behind a prefix the parser does not know ---------------------------------------
+
+namespace {
+
+// Where a high-value message starts when it is not at the start of its line: its literal, and
+// how far before it the message begins.
+enum class Back : std::uint8_t {
+  kNone,   // at the literal
+  kToken,  // at the start of the word that holds it (`torch.OutOfMemoryError: `)
+  kNccl,   // at the `host:pid:tid [dev] ` before it
+  kBlank,  // at the spaces before it (`  what():  `)
+};
+struct AnchorRow {
+  std::string_view literal;
+  Back back;
+};
+constexpr AnchorRow kAnchors[] = {
+    {"[rank", Back::kNone},  // torch's rank prefix, and the c10 header after it
+    {"[E", Back::kNone}, {"[F", Back::kNone}, {"[W", Back::kNone},  // c10 headers
+    {"Traceback (most recent call last):", Back::kNone},
+    {"torch.distributed.elastic.multiprocessing.errors.ChildFailedError", Back::kNone},
+    {"failed (exitcode: ", Back::kNone}, {"Sending process ", Back::kNone},  // torchrun's agent
+    {" NCCL WARN ", Back::kNccl},
+    {"NVRM: Xid", Back::kNone},
+    {"Out of memory: ", Back::kNone}, {"Memory cgroup out of memory: ", Back::kNone},
+    {"oom-kill:", Back::kNone}, {"Killed process ", Back::kNone},
+    {"srun: ", Back::kNone}, {"slurmstepd: ", Back::kNone},
+    {"what():", Back::kBlank},
+    {"Error:", Back::kToken}, {"Exception:", Back::kToken},  // a Python exception's closing line
+};
+
+std::size_t BackUp(std::string_view body, std::size_t at, Back back) {
+  switch (back) {
+    case Back::kNone:
+      return at;
+    case Back::kToken: {
+      const std::size_t sp = body.find_last_of(" \t", at);
+      return sp == std::string_view::npos ? 0 : sp + 1;
+    }
+    case Back::kNccl: {
+      const std::size_t dev = at == 0 ? std::string_view::npos : body.rfind(" [", at - 1);
+      if (dev == std::string_view::npos || dev == 0) return std::string_view::npos;
+      const std::size_t sp = body.find_last_of(" \t", dev - 1);
+      return sp == std::string_view::npos ? 0 : sp + 1;
+    }
+    case Back::kBlank:
+      while (at > 0 && body[at - 1] == ' ') --at;
+      return at;
+  }
+  return at;
+}
+
+// An opaque prefix ends where a message can begin: after a separator and a space (`- `, `| `,
+// `] `, `: `, `> `), a tab, a colon, a number (`[80746] `, `80746:`), or a logging level
+// (`2024-06-01 09:00:21,123 ERROR `). A word of a sentence (`failed with ValueError: `) is no prefix.
+bool EndsPrefix(std::string_view prefix) {
+  if (prefix.empty() || prefix.size() > 160) return false;
+  const char last = prefix.back();
+  if (last == '\t' || last == ':') return true;
+  if (last != ' ') return false;
+  std::string_view head = prefix.substr(0, prefix.size() - 1);
+  while (!head.empty() && head.back() == ' ') head.remove_suffix(1);
+  if (head.empty()) return false;
+  const char c = head.back();
+  if (c == '-' || c == '|' || c == ']' || c == ':' || c == '>' || c == ')' || IsDigit(c)) return true;
+  const std::size_t sp = head.find_last_of(" \t[");
+  const std::string_view word = sp == std::string_view::npos ? head : head.substr(sp + 1);
+  return word == "ERROR" || word == "CRITICAL" || word == "FATAL" || word == "WARNING" || word == "INFO" ||
+         word == "DEBUG" || word == "E" || word == "W" || word == "F";
+}
+
+// A prefix's shape: its digits all one digit, so that line numbers and stamps of the same
+// prefix compare equal.
+std::string Shape(std::string_view prefix) {
+  std::string shape(prefix);
+  for (char& c : shape) c = IsDigit(c) ? '0' : c;
+  return shape;
+}
+
+}  // namespace
+
+LogParser::Footprint LogParser::Now() const {
+  return {out_.events.size(), tracebacks_.size(), unraisable_.size(), table_.open, has_wrapped_, has_pending_gpu_,
+          out_.agent};
+}
+
+// A line with a record trigger that nothing read: the message may sit behind a prefix the parser
+// does not know (a logging format, a line number, a collector's column). The earliest place where
+// a high-value message begins after what can end such a prefix is read as the line's message,
+// with what the known prefixes said; a record it opens (a traceback, the torchrun table) peels a
+// prefix of the same shape from the record's next lines.
+void LogParser::Anchor(Parsed& p, std::string_view body) {
+  constexpr std::size_t kMaxCandidates = 8;
+  std::size_t starts[kMaxCandidates];
+  std::size_t n = 0;
+  for (const AnchorRow& row : kAnchors) {
+    for (std::size_t at = body.find(row.literal, 1); at != std::string_view::npos; at = body.find(row.literal, at + 1)) {
+      if (row.literal.size() == 2 && at + 2 < body.size() && !IsDigit(body[at + 2]) && body[at + 2] != ' ') continue;
+      const std::size_t start = BackUp(body, at, row.back);
+      if (start == std::string_view::npos || start == 0 || !EndsPrefix(body.substr(0, start))) continue;
+      if (n < kMaxCandidates && std::find(starts, starts + n, start) == starts + n) {  // kept in order
+        std::size_t k = n++;
+        for (; k > 0 && starts[k - 1] > start; --k) starts[k] = starts[k - 1];
+        starts[k] = start;
+      }
+      break;
+    }
+  }
+  const Parsed line = p;
+  for (std::size_t i = 0; i < n; ++i) {
+    p = line;
+    std::string_view message = body.substr(starts[i]);
+    LineOrigin more = p.origin;  // the known prefixes after the opaque one (`[rank3]:`)
+    StripPrefixes(&message, PrefixPolicy{.mpi_tag_space = ctx_.prefixes.mpi_tag_space}, &more);
+    if (more.malformed || message.empty()) continue;
+    p.origin = more;
+    const Footprint before = Now();
+    if (message.starts_with("failed (exitcode: ") || message.starts_with("Sending process ")) {
+      Recognised r;
+      p.header = Header{.message = message};
+      p.rank = p.origin.rank >= 0 ? p.origin.rank : ctx_.name_rank;
+      if (RecogniseAgent(message, &out_.strings, &r)) {
+        out_.agent = true;
+        Emit(p, std::move(r));
+      }
+    } else {
+      Read(p, message, 0, true);
+    }
+    if (Now() == before) continue;
+    if (table_.open || !tracebacks_.empty()) anchor_shape_ = Shape(body.substr(0, starts[i]));
+    return;
+  }
+}
+
+// While a record opened behind an opaque prefix is open, its lines lose a prefix of that shape.
+void LogParser::PeelAnchoredPrefix(std::string_view* body) {
+  if (!table_.open && tracebacks_.empty()) {
+    anchor_shape_.clear();
+    return;
+  }
+  const std::size_t n = anchor_shape_.size();
+  if (body->size() < n) return;
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = (*body)[i];
+    if ((IsDigit(c) ? '0' : c) != anchor_shape_[i]) return;
+  }
+  body->remove_prefix(n);
 }
 
 void LogParser::NoteRank(std::int32_t rank) {
@@ -87,17 +345,20 @@ void LogParser::NoteRank(std::int32_t rank) {
 }
 
 void LogParser::NoteTime(const Parsed& p) {
-  if (p.origin.timed) {
-    if (out_.first_dated == 0 && (level_ == TriggerLevel::kRecord || opening_)) out_.first_dated = p.origin.time;
+  const bool dating = out_.first_dated == 0 && (level_ == TriggerLevel::kRecord || opening_);
+  if (p.origin.timed && dating) out_.first_dated = p.origin.time;
+  if (PrefixTimeWins(p.origin, p.header)) {
     last_time_ = p.origin.time;
     last_clock_ = Clock::kFull;
     ClearGaps();
   } else if (p.header.clock != Clock::kNone) {
-    if (p.header.clock == Clock::kFull && out_.first_dated == 0 && (level_ == TriggerLevel::kRecord || opening_)) {
-      out_.first_dated = p.header.time;
-    }
+    if (p.header.clock == Clock::kFull && dating) out_.first_dated = p.header.time;
     last_time_ = p.header.time;
     last_clock_ = p.header.clock;
+    ClearGaps();
+  } else if (p.origin.yearless) {
+    last_time_ = p.origin.yearless_time;
+    last_clock_ = Clock::kNoYear;
     ClearGaps();
   }
 }
@@ -151,13 +412,18 @@ bool LineStamp(std::string_view line, const PrefixPolicy& policy, TimeNs* time, 
   LineOrigin o;
   StripPrefixes(&line, policy, &o);
   if (o.malformed) return false;
-  if (o.timed) {
+  Header h;
+  ParseHeader(line, &h);
+  if (PrefixTimeWins(o, h)) {
     *time = o.time;
     *clock = Clock::kFull;
     return true;
   }
-  Header h;
-  ParseHeader(line, &h);
+  if (h.clock == Clock::kNone && o.yearless) {
+    *time = o.yearless_time;
+    *clock = Clock::kNoYear;
+    return true;
+  }
   *time = h.time;
   *clock = h.clock;
   return h.clock != Clock::kNone;
@@ -228,12 +494,15 @@ Event LogParser::NewEvent(const Parsed& p, EventDetail detail) {
 
 void LogParser::PlaceEvent(const Parsed& p, Event* e) {
   e->time_borrowed = false;
-  if (p.origin.timed) {
+  if (PrefixTimeWins(p.origin, p.header)) {
     e->time = p.origin.time;
     e->clock = Clock::kFull;
   } else if (p.header.clock != Clock::kNone) {
     e->time = p.header.time;
     e->clock = p.header.clock;
+  } else if (p.origin.yearless) {
+    e->time = p.origin.yearless_time;
+    e->clock = Clock::kNoYear;
   } else {
     ResolveGaps();  // the lines skipped since the last stamp may hold a later one
     e->time = 0;
@@ -321,9 +590,7 @@ void LogParser::Dispatch(const Parsed& p) {
   }
   if (!found) return;
   if (r.kind == Kind::kFallenOffBus) {  // wait for the notice's last line
-    has_pending_gpu_ = true;
-    pending_gpu_ = p;
-    pending_gpu_record_ = std::move(r);
+    HoldPendingGpu(p, std::move(r));
     return;
   }
   Emit(p, std::move(r));
@@ -339,7 +606,7 @@ void LogParser::IterationLine(const Parsed& p) {
   out_.malformed += m == Match::kMalformed ? 1 : 0;
   if (m != Match::kYes) return;
   if (out_.first_dated == 0) out_.first_dated = t;
-  iterations_.Update({.time = p.origin.timed ? p.origin.time : t,  // as PlaceEvent: a collector's stamp comes first
+  iterations_.Update({.time = p.origin.timed && !p.origin.coarse ? p.origin.time : t,  // as PlaceEvent
                       .iteration = iteration,
                       .total = total,
                       .offset = p.ref.offset,
@@ -490,7 +757,9 @@ void LogParser::Unheaded(const Parsed& p) {
   } else if (c == '-') {
     found = RecogniseRay(msg, &out_.strings, &r);
   } else if (IsAlpha(c) || IsDigit(c)) {
-    if ((c == 'r' || c == 's') && (p.origin.timed || p.header.clock != Clock::kNone) && StepLine(p)) return;
+    if ((c == 'r' || c == 's') && (p.origin.timed || p.origin.yearless || p.header.clock != Clock::kNone) && StepLine(p)) {
+      return;
+    }
     found = (c == 't' && RecogniseStepTimers(msg, &r)) ||
             ((ctx_.kernel || LooksKernel(msg)) && RecogniseKernel(msg, &out_.strings, &r)) ||
             (c == 's' && RecogniseSlurm(msg, &out_.strings, &r)) || RecogniseNccl(msg, &out_.strings, &r) ||
@@ -513,15 +782,35 @@ void LogParser::Unheaded(const Parsed& p) {
   if (!found && c == 'U') found = RecogniseNvidiaSmi(msg, &out_.strings, &r);
   if (found && closed_in_pin_ && r.kind == Kind::kCudaError) r.kind = Kind::kPinMemory;  // a direct pin failed
   if (found && r.kind == Kind::kFallenOffBus) {
-    has_pending_gpu_ = true;
-    pending_gpu_ = p;
-    pending_gpu_record_ = std::move(r);
+    HoldPendingGpu(p, std::move(r));
   } else if (found) {
     // A requeued job's next run starts (`SLURM_RESTART_COUNT=<n>`): its iteration lines are new
     // events, so the failed run's last iteration stays where that run stopped.
     if (r.kind == Kind::kRequeue) CloseProgress();
     Emit(p, std::move(r));
   }
+}
+
+// The notice's first line waits for its last; its views are moved into pending_gpu_text_ when
+// they point into a line the parser rebuilt (joined, or without its colour codes), which the
+// next line reuses.
+void LogParser::HoldPendingGpu(const Parsed& p, Recognised&& r) {
+  has_pending_gpu_ = true;
+  pending_gpu_ = p;
+  pending_gpu_record_ = std::move(r);
+  const std::string_view line = p.ref.text;
+  if (line.data() >= text_.data() && line.data() + line.size() <= text_.data() + text_.size()) return;
+  pending_gpu_text_.assign(line);
+  const auto rebase = [&](std::string_view* v) {
+    if (v->data() >= line.data() && v->data() + v->size() <= line.data() + line.size()) {
+      *v = std::string_view(pending_gpu_text_).substr(static_cast<std::size_t>(v->data() - line.data()), v->size());
+    }
+  };
+  pending_gpu_.ref.text = pending_gpu_text_;
+  rebase(&pending_gpu_.origin.host);
+  rebase(&pending_gpu_.header.source);
+  rebase(&pending_gpu_.header.message);
+  rebase(&pending_gpu_record_.host);
 }
 
 bool LogParser::ConfirmFallenOff(const Parsed& p) {
@@ -541,7 +830,8 @@ std::int64_t LogParser::StreamOf(const Parsed& p) const {
   const std::size_t host = p.origin.host.empty() ? 0 : std::hash<std::string_view>{}(p.origin.host);
   return static_cast<std::int64_t>(host ^ (static_cast<std::size_t>(p.rank + 1) << 1) ^
                                    (static_cast<std::size_t>(p.origin.task + 1) << 24) ^
-                                   (static_cast<std::size_t>(p.origin.local_rank + 1) << 44));
+                                   (static_cast<std::size_t>(p.origin.local_rank + 1) << 44) ^
+                                   (static_cast<std::size_t>(p.origin.pid) * 0x9e3779b97f4a7c15ull));
 }
 
 // A traceback is one record: its frames are skipped, and the `Type: message` line that ends
@@ -786,7 +1076,10 @@ bool LogParser::StepLine(const Parsed& p) {
   it.slow_from_start = slow && (at == kNoIndex || std::get<Iteration>(out_.events[at].detail).slow_from_start);
   if (slow && it.slow_since < 0) {
     it.slow_since = f.step;
-    it.slow_at = (p.origin.timed ? p.origin.time : p.header.time) - f.step_us * 1000;
+    it.slow_at = (PrefixTimeWins(p.origin, p.header) ? p.origin.time
+                  : p.header.clock != Clock::kNone       ? p.header.time
+                                                         : p.origin.yearless_time) -
+                 f.step_us * 1000;
   }
   if (at != kNoIndex) {
     Event& e = out_.events[at];
@@ -813,9 +1106,14 @@ ParsedLog LogParser::Finish(bool place) {
   // A record still going on at the end (not a traceback left open long ago by a killed rank):
   // a chunked parse reads this chunk again joined with the next (ingest/chunks.cc).
   constexpr std::int64_t kRecentLines = 256;
-  out_.open_at_end = has_wrapped_ || has_fragment_ || has_pending_gpu_ || table_.open ||
+  FlushHardWrapped();
+  out_.open_at_end = has_wrapped_ || has_fragment_ || has_pending_gpu_ || table_.open || open_partials_ > 0 ||
                      (!tracebacks_.empty() && out_.lines - traceback_touched_ <= kRecentLines);
   if (has_fragment_) ++out_.malformed;  // a split line's head whose tail is past the end
+  for (Partial& open : partials_) {
+    out_.broken += open.open ? 1 : 0;  // a CRI line's head whose `F` is past the end
+    FlushPartial(&open);
+  }
   FlushWrapped();
   FlushEntry();
   // A chunk's skipped lines since its last stamp are searched only if a later chunk needs it
@@ -895,6 +1193,8 @@ constexpr Trigger kRecordTriggers[] = {
     {"time (ms) |"},                           // DeepSpeed per-rank timers (timers.cc, fail-slow)
     {"Setting OMP_NUM_THREADS environment variable for each process"},  // torchrun's banner: an agent log
     {"torch/distributed"}, {"torch.distributed"}, {"run:"},  // agent sources: the file is a launcher's
+    {"\x1b["},                                  // ANSI colour: a trigger may sit between its codes
+    {" stdout P "}, {" stderr P "},              // a CRI line's head, continued by the next (JoinPartial)
 };
 }  // namespace
 std::span<const Trigger> RecordTriggers() { return kRecordTriggers; }

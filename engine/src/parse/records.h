@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -60,7 +61,8 @@ class LogParser {
   // Multi-line state is open (a watchdog line cut short, a traceback, the torchrun table, an
   // NVRM notice): every line must be read whole until it closes.
   bool NeedsEveryLine() const {
-    return has_wrapped_ || has_fragment_ || has_pending_gpu_ || table_.open || !tracebacks_.empty();
+    return has_wrapped_ || has_fragment_ || has_pending_gpu_ || table_.open || !tracebacks_.empty() ||
+           open_partials_ > 0 || ctx_.prefixes.wrap_width > 0;
   }
   bool HasFirstDated() const { return out_.first_dated != 0; }
   // The file's result; `place` puts the progress records among the events (ParseLog), or leaves
@@ -78,6 +80,16 @@ class LogParser {
   };
 
   void Process(const LineRef& line, std::uint32_t cite_length, int joins);
+  // `p` with its prefixes read: `body` is the rest. `anchored`: the message found behind an
+  // opaque prefix (Anchor), read once.
+  void Read(Parsed& p, std::string_view body, int joins, bool anchored);
+  // What a line changed in the parse (an event, a record opened or closed): a line that changed
+  // nothing may hold its message behind a prefix the parser does not know.
+  using Footprint = std::tuple<std::size_t, std::size_t, std::size_t, bool, bool, bool, bool>;
+  Footprint Now() const;
+  void Anchor(Parsed& p, std::string_view body);
+  void PeelAnchoredPrefix(std::string_view* body);
+  std::string anchor_shape_;  // the opaque prefix of the open record's first line, digits as '0'
   // The time of the last stamped line of the pending gaps, into last_time_.
   void ResolveGaps();
 
@@ -130,6 +142,29 @@ class LogParser {
   void FlushEntry();
   // The driver's multi-line "fallen off the bus" notice.
   bool ConfirmFallenOff(const Parsed& p);
+  void HoldPendingGpu(const Parsed& p, Recognised&& r);
+  std::string pending_gpu_text_;
+
+  // Lines the collection split: a CRI `P` line and its stream's next lines up to an `F` one,
+  // and a terminal copy's hard-wrapped pieces (ctx_.prefixes.wrap_width); `cite` is the first
+  // physical line's length.
+  struct Partial {
+    std::string text;
+    LineRef head{};
+    std::uint32_t cite = 0;
+    int pieces = 0;
+    bool open = false;
+  };
+  bool JoinPartial(const LineRef& line, std::uint32_t cite);
+  void FlushPartial(Partial* open);
+  Partial partials_[2];  // stdout, stderr
+  int open_partials_ = 0;
+  bool JoinHardWrapped(const LineRef& line, std::uint32_t cite);
+  void FlushHardWrapped();
+  Partial wrap_;
+  // A line without its ANSI codes (two, so the line before stays readable while one is read).
+  std::string clean_[2];
+  unsigned clean_turn_ = 0;
 
   FileContext ctx_;
   std::string_view text_;

@@ -1,6 +1,7 @@
 // Launchers and schedulers (../shared/reference/log-formats.md §8–§10, §12): Slurm's srun,
 // slurmstepd, slurmd and slurmctld; the torchrun agent; the DeepSpeed launcher; Kubernetes;
 // Ray's raylet.
+#include <algorithm>
 #include <charconv>
 
 #include "parse/families.h"
@@ -13,6 +14,30 @@ namespace denpex::engine {
 namespace {
 
 bool Has(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
+
+// The Slurm job id that opens `s` (`4250`, `4250.0`, `4250.batch`); an array task's
+// `<array>_<task>(<id>)` gives its own id; -1 when `s` opens with no digits.
+std::int64_t JobIdAt(std::string_view s) {
+  Scanner sc(s);
+  std::int64_t id = -1;
+  if (!sc.Digits(1, 18, &id)) return -1;
+  if (sc.Char('_')) {
+    const std::string_view rest = sc.Rest();
+    const std::size_t open = rest.find('(');
+    std::int64_t own = -1;
+    if (open != std::string_view::npos && open < 24) {
+      Scanner in(rest.substr(open + 1));
+      if (in.Digits(1, 18, &own) && in.Char(')')) return own;
+    }
+  }
+  return id;
+}
+
+// The job id after the first `key` in `s` (-1 when none).
+std::int64_t JobIdAfter(std::string_view s, std::string_view key) {
+  const std::size_t at = s.find(key);
+  return at == std::string_view::npos ? -1 : JobIdAt(s.substr(at + key.size()));
+}
 
 std::string_view TrimLeft(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -45,6 +70,7 @@ bool Banner(std::string_view msg, StringTable* strings, Recognised* out) {
     reason = "CANCELLED";  // scancel: no reason given
   }
   n.reason = strings->Intern(reason);
+  n.job = body.starts_with("JOB ") ? JobIdAt(body.substr(4)) : body.starts_with("STEP ") ? JobIdAt(body.substr(5)) : -1;
   Scanner at(body);
   if (at.SkipPast(" AT ") && ScanDateTime(&at, &out->time)) out->timed = true;  // no zone: the node's clock
   out->family = Family::kSlurm;
@@ -87,7 +113,8 @@ bool Requeue(std::string_view msg, StringTable* strings, Recognised* out) {
     out->family = Family::kSlurm;
     out->kind = Kind::kNodeFailure;
     out->detail = SlurmNote{.reason = strings->Intern("REQUEUED"),
-                            .node = strings->Intern(TokenAfter(msg, "failure of node ", " "))};
+                            .node = strings->Intern(TokenAfter(msg, "failure of node ", " ")),
+                            .job = JobIdAfter(msg, "JobId=")};
     return true;
   }
   std::int64_t count = 0;
@@ -96,7 +123,18 @@ bool Requeue(std::string_view msg, StringTable* strings, Recognised* out) {
     out->family = Family::kSlurm;
     out->kind = Kind::kRequeue;
     out->error = false;
-    out->detail = SlurmNote{.reason = strings->Intern("REQUEUED"), .exit_code = static_cast<std::int32_t>(count)};
+    out->detail = SlurmNote{.reason = strings->Intern("REQUEUED"),
+                            .exit_code = static_cast<std::int32_t>(count),
+                            .job = requeuing ? JobIdAfter(msg, "JobId=") : JobIdAfter(msg, "SLURM_JOB_ID=")};
+    return true;
+  }
+  // A batch script's echo of its job id (`SLURM_JOB_ID=4250`, `SLURM_JOBID=4250`): whose lines
+  // the daemon logs' `JobId=4250` are (analyze/scope.h).
+  if (const std::int64_t job = std::max(JobIdAfter(msg, "SLURM_JOB_ID="), JobIdAfter(msg, "SLURM_JOBID=")); job >= 0) {
+    out->family = Family::kSlurm;
+    out->kind = Kind::kJobId;
+    out->error = false;
+    out->detail = SlurmNote{.job = job};
     return true;
   }
   if (msg.starts_with("Node ") && msg.ends_with(" now responding")) {
@@ -111,13 +149,28 @@ bool Requeue(std::string_view msg, StringTable* strings, Recognised* out) {
 
 }  // namespace
 
+namespace {
+
+bool RecogniseSlurmLine(std::string_view msg, StringTable* strings, Recognised* out);
+
+}  // namespace
+
 bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out) {
   Scanner s(msg);
-  if (s.Char('[')) {  // slurmd: `[63532.0] error: ...`
-    s.Token("]");
+  std::int64_t step_job = -1;
+  if (s.Char('[')) {  // slurmd: `[63532.0] error: ...`, the step's job id first
+    step_job = JobIdAt(s.Token("]"));
     s.Lit("] ");
     msg = s.Rest();
   }
+  if (!RecogniseSlurmLine(msg, strings, out)) return false;
+  if (auto* n = std::get_if<SlurmNote>(&out->detail); n != nullptr && n->job < 0) n->job = step_job;
+  return true;
+}
+
+namespace {
+
+bool RecogniseSlurmLine(std::string_view msg, StringTable* strings, Recognised* out) {
   if (msg.starts_with("srun: ")) {
     msg.remove_prefix(6);
     if (SrunTask(msg, strings, out)) return true;
@@ -128,9 +181,9 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
       return true;
     }
     if (msg.starts_with("Job step aborted") || Has(msg, "Terminating ") || msg.starts_with("Force Terminated")) {
-      out->family = Family::kSlurm;
+      out->family = Family::kSlurm;  // `Force Terminated StepId=4200.0`, `Terminating StepId=4200.0`
       out->kind = Kind::kStepAborted;
-      out->detail = Note{InternCapped(strings, msg)};
+      out->detail = SlurmNote{.reason = InternCapped(strings, msg), .job = JobIdAfter(msg, "StepId=")};
       return true;
     }
     return Banner(msg, strings, out);
@@ -141,7 +194,7 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
   if (msg.starts_with("Detected ") && (Has(msg, " oom-kill event") || Has(msg, " oom_kill event"))) {
     out->family = Family::kSlurm;
     out->kind = Kind::kSlurmOom;
-    out->detail = SlurmNote{.reason = strings->Intern("OOM")};
+    out->detail = SlurmNote{.reason = strings->Intern("OOM"), .job = JobIdAfter(msg, "StepId=")};
     return true;
   }
   if (Requeue(msg, strings, out)) return true;
@@ -153,7 +206,8 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
     out->kind = Kind::kNodeFailure;
     out->detail = SlurmNote{.reason = strings->Intern(down ? (Has(msg, "setting DOWN") ? "DOWN" : "NOT RESPONDING")
                                                            : "KILLED ON FAILED NODE"),
-                            .node = strings->Intern(node)};
+                            .node = strings->Intern(node),
+                            .job = down ? -1 : JobIdAfter(msg, "JobId=")};
     return true;
   }
   // slurmctld's word that the scheduler ends the job.
@@ -166,14 +220,15 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
     if (!msg.starts_with(r.opens)) continue;
     out->family = Family::kSlurm;
     out->kind = Kind::kCancelled;
-    out->detail = SlurmNote{.reason = strings->Intern(r.reason)};
+    out->detail = SlurmNote{.reason = strings->Intern(r.reason), .job = JobIdAfter(msg, "JobId=")};
     return true;
   }
   if (msg.starts_with("sched: Allocate JobId=")) {  // slurmctld: the job's start (bounds untimed failures)
     out->family = Family::kSlurm;
     out->kind = Kind::kJobAllocated;
     out->detail = SlurmNote{.reason = strings->Intern(TokenAfter(msg, "JobId=", " ")),
-                            .node = strings->Intern(TokenAfter(msg, " NodeList=", " "))};  // the job's nodes, in task order
+                            .node = strings->Intern(TokenAfter(msg, " NodeList=", " ")),  // the job's nodes, in task order
+                            .job = JobIdAfter(msg, "JobId=")};
     return true;
   }
   if (msg.starts_with("_job_complete: JobId=")) {  // slurmctld: `WTERMSIG 9` / `WEXITSTATUS 1`
@@ -185,6 +240,7 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
       n.exit_code = static_cast<std::int32_t>(v);
     }
     n.reason = strings->Intern(TokenAfter(msg, "JobId=", " "));
+    n.job = JobIdAfter(msg, "JobId=");
     out->family = Family::kSlurm;
     out->kind = Kind::kJobComplete;
     out->error = n.exit_code != 0;
@@ -193,6 +249,8 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
   }
   return false;
 }
+
+}  // namespace
 
 // The torchrun agent's rendezvous result (LOGLEVEL=INFO, §6): its `  global_ranks=[g0, g1, ...]`
 // line, the node's workers in local-rank order. Numbered contiguously, they give the node's
@@ -693,7 +751,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"oom-kill event"}, {"oom_kill event"}, {" not responding"}, {"Killing JobId="},
     {"Time limit exhausted for JobId="}, {"REQUEST_KILL_JOB"}, {"preempted JobId="}, {"_job_complete: JobId="},
     {"due to failure of node "}, {"Requeuing JobId="}, {" now responding"}, {"SLURM_RESTART_COUNT="},
-    {"sched: Allocate JobId="},
+    {"sched: Allocate JobId="}, {"SLURM_JOB_ID="}, {"SLURM_JOBID="},
     // RecogniseAgent
     {"failed (exitcode: "}, {"Sending process "}, {"Unable to shutdown process "},
     {"Local worker group finished (FAILED)"}, {"The client socket has timed out"}, {"RendezvousConnectionError"},

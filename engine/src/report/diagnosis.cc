@@ -38,6 +38,7 @@ void FillInput(const Incident& inc, const Finding& f, v1::InputReport* in) {
   in->set_events(static_cast<std::int64_t>(inc.events.size()));
   in->set_unreadable_files(inc.input.unreadable_files);
   in->set_malformed_lines(inc.input.malformed_lines);
+  in->set_out_of_scope_lines(inc.input.out_of_scope);
   for (const auto& p : inc.input.problems) in->add_problems(ValidUtf8(p));
   for (const auto& p : f.problems) in->add_problems(ValidUtf8(p));
   if (inc.input.problems_omitted > 0) {

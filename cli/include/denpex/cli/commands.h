@@ -65,6 +65,7 @@ struct EvalArgs {
   std::filesystem::path write_gate;            // write a gate baseline from this run
   double manual_triage_minutes = 0;            // > 0: score gpu_hours_triage_saved
   bool progress = false;                       // one updating progress line on `err`
+  std::vector<std::string> shapes;             // --shapes: collection shapes, or "all"
 };
 int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err);
 

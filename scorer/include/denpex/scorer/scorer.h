@@ -4,6 +4,7 @@
 // here is the one docs/evaluation.md publishes; change both together.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -59,5 +60,26 @@ v1::GateBaseline MakeGateBaseline(const v1::EvalReport& report, double tolerance
 // One line per tracked metric that dropped by more than the tolerance, or is missing.
 std::vector<std::string> CheckGate(const v1::GateBaseline& baseline,
                                    const v1::EvalReport& report);
+
+// Collection shapes (`denpex eval --shapes`). Names a copy gives the canonical layout's nodes:
+// lower-case name in the copy -> the canonical node names it stands for.
+using NodeAliases = std::map<std::string, std::vector<std::string>>;
+
+// The outcome of one (incident, shape) pair: the engine's answer on the copy (`shaped`)
+// against its answer on the canonical layout and the truth; suite, incident, seed, shape and
+// error are left for the caller.
+v1::ShapeResult CompareShape(const v1::Truth& truth, const v1::Diagnosis& canonical,
+                             const v1::Diagnosis& shaped, const NodeAliases& aliases = {});
+
+// One aggregate per shape: `shapes` first in that order, then any other shape of `results`.
+std::vector<v1::ShapeAggregate> AggregateShapes(const std::vector<v1::ShapeResult>& results,
+                                                const std::vector<std::string>& shapes);
+
+// "rank 3 @node-b, SIGNAL_KILL/UNKNOWN" or "INCONCLUSIVE"; "same", "coarser", ...
+std::string ShapeAnswerText(const v1::ShapeAnswer& answer);
+std::string ShapeOutcomeName(v1::ShapeOutcome outcome);
+
+// The per-shape table and the wrong or differing pairs; empty without shapes.
+std::string RenderShapeTable(const v1::EvalReport& report);
 
 }  // namespace denpex::scorer

@@ -1,0 +1,194 @@
+// Shapes that change where lines sit: merged, interleaved, flat, renamed, rotated.
+#include <zlib.h>
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <set>
+#include <tuple>
+
+#include "shapes_internal.h"
+
+namespace denpex::cli::shapes {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Appends `text` to `out` so that it ends with a newline (a truncated file's last line does
+// not run into the next file's first).
+void AppendWhole(std::string* out, std::string_view text) {
+  out->append(text);
+  if (!text.empty() && text.back() != '\n') out->push_back('\n');
+}
+
+// A unique opaque name for `what` (a path), among `used`.
+std::string UniqueOpaque(const Source& src, const std::string& what, std::string_view ext,
+                         std::set<std::string>* used) {
+  std::string name;
+  for (int i = 0;; ++i) {
+    std::string key = what;
+    if (i > 0) (key += '#') += std::to_string(i);
+    name = Opaque(src, key);
+    name += ext;
+    if (used->insert(name).second) return name;
+  }
+}
+
+void Alias(Relaid* r, const std::string& new_name, const std::string& node) {
+  auto& v = r->node_aliases[new_name];
+  if (std::find(v.begin(), v.end(), node) == v.end()) v.push_back(node);
+}
+
+}  // namespace
+
+Status RelayMerged(const Source& src, const fs::path& out, Relaid*) {
+  std::string all;
+  for (const auto& f : src.files) {
+    if (!f.log) continue;
+    auto text = ReadText(src.dir / f.rel);
+    if (!text.ok()) return text.status();
+    AppendWhole(&all, *text);
+  }
+  DENPEX_RETURN_IF_ERROR(WriteText(out / "incident.log", all));
+  return CopyKept(src, out);
+}
+
+// One stream in arrival order: every line at its own time, an untimed line right after the
+// line before it in its file (same time, later in the file); ties in file then line order.
+Status RelayInterleaved(const Source& src, const fs::path& out, Relaid*) {
+  struct Cursor {
+    TimeNs t;
+    std::uint32_t file, line;
+    bool operator>(const Cursor& o) const {
+      return std::tie(t, file, line) > std::tie(o.t, o.file, o.line);
+    }
+  };
+  std::vector<std::string> texts;
+  std::vector<std::vector<std::string_view>> lines;
+  std::vector<std::vector<TimeNs>> times;
+  for (const auto& f : src.files) {
+    if (!f.log) continue;
+    auto text = ReadText(src.dir / f.rel);
+    if (!text.ok()) return text.status();
+    texts.push_back(std::move(*text));
+  }
+  for (const auto& t : texts) {
+    lines.push_back(Lines(t));
+    times.push_back(ArrivalTimes(lines.back(), src));
+    // A file's own later stamps may run backwards (block-buffered bursts): within a file the
+    // order stays the file's, so an untimed line never leaves the line before it.
+    for (size_t i = 1; i < times.back().size(); ++i) {
+      times.back()[i] = std::max(times.back()[i], times.back()[i - 1]);
+    }
+  }
+  std::priority_queue<Cursor, std::vector<Cursor>, std::greater<>> heap;
+  for (std::uint32_t f = 0; f < lines.size(); ++f) {
+    if (!lines[f].empty()) heap.push({times[f][0], f, 0});
+  }
+  std::string all;
+  while (!heap.empty()) {
+    const Cursor c = heap.top();
+    heap.pop();
+    all.append(lines[c.file][c.line]);
+    all.push_back('\n');
+    if (c.line + 1 < lines[c.file].size()) heap.push({times[c.file][c.line + 1], c.file, c.line + 1});
+  }
+  DENPEX_RETURN_IF_ERROR(WriteText(out / "aggregated.log", all));
+  return CopyKept(src, out);
+}
+
+// One file per node folder (its files one after another), every other log its own file; all
+// at the top level under opaque names.
+Status RelayFlat(const Source& src, const fs::path& out, Relaid* r) {
+  std::map<std::string, std::string> units;  // unit key -> its text, in path order
+  for (const auto& f : src.files) {
+    if (!f.log) continue;
+    const std::string node = NodeOf(f.rel);
+    auto text = ReadText(src.dir / f.rel);
+    if (!text.ok()) return text.status();
+    AppendWhole(&units[node.empty() ? f.rel : node + "/"], *text);
+  }
+  std::set<std::string> used;
+  for (const auto& [key, text] : units) {
+    const std::string name = UniqueOpaque(src, key, ".log", &used);
+    if (key.ends_with('/')) {
+      const std::string node = key.substr(0, key.size() - 1);
+      Alias(r, name, node);
+      Alias(r, name.substr(0, name.size() - 4), node);
+    }
+    DENPEX_RETURN_IF_ERROR(WriteText(out / name, text));
+  }
+  return CopyKept(src, out);
+}
+
+// The same folders and files, every name opaque (files end in .log).
+Status RelayRenamed(const Source& src, const fs::path& out, Relaid* r) {
+  std::map<std::string, std::string> renamed;  // old folder path -> new folder path
+  std::set<std::string> used;
+  for (const auto& f : src.files) {
+    if (!f.log) continue;
+    const fs::path rel(f.rel);
+    std::string old_dir, new_dir;
+    for (auto it = rel.begin(); it != rel.end(); ++it) {
+      if (std::next(it) == rel.end()) break;
+      old_dir += it->string() + "/";
+      auto [pos, fresh] = renamed.try_emplace(old_dir);
+      if (fresh) ((pos->second = new_dir) += UniqueOpaque(src, old_dir, "", &used)) += '/';
+      new_dir = pos->second;
+    }
+    const std::string name = new_dir + UniqueOpaque(src, f.rel, ".log", &used);
+    if (const std::string node = NodeOf(f.rel); !node.empty()) {
+      const std::string& folder = renamed[node + "/"];
+      Alias(r, folder.substr(0, folder.size() - 1), node);
+    }
+    auto text = ReadText(src.dir / f.rel);
+    if (!text.ok()) return text.status();
+    DENPEX_RETURN_IF_ERROR(WriteText(out / name, *text));
+  }
+  return CopyKept(src, out);
+}
+
+namespace {
+Result<std::string> Gzip(std::string_view data) {
+  z_stream zs{};
+  if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    return Status::Internal("zlib: deflateInit2 failed");
+  }
+  std::string out(deflateBound(&zs, static_cast<uLong>(data.size())) + 32, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  if (rc != Z_STREAM_END) return Status::Internal("zlib: deflate failed");
+  return out;  // gzip header: mtime 0, so the same bytes every time
+}
+}  // namespace
+
+// logrotate's view: the oldest third X.2.gz (gzip), the next X.1, the newest X (cut at lines).
+Status RelayRotated(const Source& src, const fs::path& out, Relaid*) {
+  for (const auto& f : src.files) {
+    if (!f.log) continue;
+    auto text = ReadText(src.dir / f.rel);
+    if (!text.ok()) return text.status();
+    const std::string_view t = *text;
+    auto cut = [&t](size_t at) {
+      if (at >= t.size()) return t.size();
+      const size_t nl = t.find('\n', at);
+      return nl == std::string_view::npos ? t.size() : nl + 1;
+    };
+    const size_t a = cut(t.size() / 3), b = std::max(a, cut(2 * t.size() / 3));
+    if (a > 0) {
+      auto gz = Gzip(t.substr(0, a));
+      if (!gz.ok()) return gz.status();
+      DENPEX_RETURN_IF_ERROR(WriteText(out / (f.rel + ".2.gz"), *gz));
+    }
+    if (b > a) DENPEX_RETURN_IF_ERROR(WriteText(out / (f.rel + ".1"), t.substr(a, b - a)));
+    DENPEX_RETURN_IF_ERROR(WriteText(out / f.rel, t.substr(b)));
+  }
+  return CopyKept(src, out);
+}
+
+}  // namespace denpex::cli::shapes

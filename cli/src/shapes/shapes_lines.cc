@@ -1,0 +1,216 @@
+// Shapes that change the lines themselves: same-host, cri, journald, kubectl-ts, paste.
+#include <array>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "shapes_internal.h"
+
+namespace denpex::cli::shapes {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Applies `fn(lines, rel) -> text` to every log, keeping paths; copies the rest.
+template <typename Fn>
+Status EachLog(const Source& src, const fs::path& out, Fn fn) {
+  for (const auto& f : src.files) {
+    if (!f.log) continue;
+    auto text = ReadText(src.dir / f.rel);
+    if (!text.ok()) return text.status();
+    DENPEX_RETURN_IF_ERROR(WriteText(out / f.rel, fn(*text, f.rel)));
+  }
+  return CopyKept(src, out);
+}
+
+// Adds `prefix(i)` before line i of `text`; a last line without '\n' stays without one.
+template <typename Prefix>
+std::string Prefixed(std::string_view text, Prefix prefix) {
+  const auto lines = Lines(text);
+  std::string out;
+  out.reserve(text.size() + lines.size() * 40);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    out += prefix(lines, i);
+    out.append(lines[i]);
+    if (i + 1 < lines.size() || text.ends_with('\n')) out.push_back('\n');
+  }
+  return out;
+}
+
+bool HostChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+}
+
+std::string LowerCopy(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Every whole host-name token (also `host.domain`) replaced by `name`.
+std::string ReplaceHosts(std::string_view text, const std::set<std::string>& lower_hosts,
+                         const std::string& name) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    if (!HostChar(text[i])) {
+      out.push_back(text[i++]);
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && HostChar(text[j])) ++j;
+    std::string_view tok = text.substr(i, j - i);
+    while (!tok.empty() && tok.back() == '.') tok.remove_suffix(1);
+    const std::string low = LowerCopy(tok);
+    size_t keep = 0;  // bytes of the token that are a host name
+    if (lower_hosts.contains(low)) {
+      keep = tok.size();
+    } else if (const size_t dot = low.find('.'); dot != std::string::npos &&
+                                                 lower_hosts.contains(low.substr(0, dot))) {
+      keep = dot;
+    }
+    if (keep > 0) {
+      out += name;
+      out.append(text.substr(i + keep, j - i - keep));
+    } else {
+      out.append(text.substr(i, j - i));
+    }
+    i = j;
+  }
+  return out;
+}
+
+constexpr std::array<const char*, 12> kMon = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                              "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+
+std::string Journal(TimeNs t) {
+  const CivilTime c = ToCivil(t);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s %02d %02d:%02d:%02d ", kMon[static_cast<size_t>(c.month - 1)],
+                c.day, c.hour, c.minute, c.second);
+  return buf;
+}
+
+// The unit a journal would name for a file, and whether it carries a pid.
+std::string UnitOf(std::string_view rel, const Source& src) {
+  const std::string name = LowerCopy(fs::path(rel).filename().string());
+  std::string pid = "[";
+  (pid += std::to_string(1000 + Hash(rel, src.seed) % 60000)) += ']';
+  if (name.find("slurmctld") != std::string::npos) return "slurmctld" + pid;
+  if (name.find("slurmd") != std::string::npos) return "slurmd" + pid;
+  if (name.find("torchrun") != std::string::npos) return "torchrun" + pid;
+  if (name.find("kern") != std::string::npos || name.find("dmesg") != std::string::npos) {
+    return "kernel";
+  }
+  return "python3" + pid;
+}
+
+bool ErrorLike(std::string_view line) {
+  for (std::string_view w : {"rror", "ERROR", "Traceback", "WARN", "exitcode", "FAILED", "Killed",
+                             "Xid", "timeout", "Timeout"}) {
+    if (line.find(w) != std::string_view::npos) return true;
+  }
+  return line.size() > 1 && (line[0] == 'E' || line[1] == 'E') && line.find(']') != line.npos &&
+         line.find(']') < 40;
+}
+
+}  // namespace
+
+Status RelaySameHost(const Source& src, const fs::path& out, Relaid* r) {
+  const std::string name = "host-0";
+  std::set<std::string> lower;
+  for (const auto& n : NodeNames(src)) {
+    lower.insert(LowerCopy(n));
+    r->node_aliases[name].push_back(n);
+  }
+  std::set<std::string> used;
+  for (const auto& f : src.files) {
+    if (!f.log) continue;
+    auto text = ReadText(src.dir / f.rel);
+    if (!text.ok()) return text.status();
+    std::string rel = f.rel;
+    if (const std::string node = NodeOf(f.rel); !node.empty() && lower.contains(LowerCopy(node))) {
+      rel = name + f.rel.substr(node.size());
+      for (int k = 1; !used.insert(rel).second; ++k) {  // two nodes' torchrun.log, kern.log
+        const fs::path p(name + f.rel.substr(node.size()));
+        rel = (p.parent_path() / (p.stem().string() + "-" + std::to_string(k) +
+                                  p.extension().string()))
+                  .generic_string();
+      }
+    }
+    DENPEX_RETURN_IF_ERROR(WriteText(out / rel, ReplaceHosts(*text, lower, name)));
+  }
+  return CopyKept(src, out);
+}
+
+Status RelayCri(const Source& src, const fs::path& out, Relaid*) {
+  return EachLog(src, out, [&src](std::string_view text, const std::string& rel) {
+    const auto times = ArrivalTimes(Lines(text), src);
+    const char* stream = rel.ends_with("stderr.log") ? " stderr F " : " stdout F ";
+    return Prefixed(text, [&](const auto&, size_t i) { return FormatRfc3339(times[i]) + stream; });
+  });
+}
+
+Status RelayKubectlTs(const Source& src, const fs::path& out, Relaid*) {
+  return EachLog(src, out, [&src](std::string_view text, const std::string&) {
+    const auto times = ArrivalTimes(Lines(text), src);
+    return Prefixed(text, [&](const auto&, size_t i) { return FormatRfc3339(times[i]) + " "; });
+  });
+}
+
+// A file already in syslog shape (a kernel log) is left as it is.
+Status RelayJournald(const Source& src, const fs::path& out, Relaid*) {
+  return EachLog(src, out, [&src](std::string_view text, const std::string& rel) {
+    const auto lines = Lines(text);
+    for (auto l : lines) {
+      if (!LineTime(l, src.year)) continue;
+      if (l.size() > 16 && std::isupper(static_cast<unsigned char>(l[0])) &&
+          l.find(" kernel: ") != std::string_view::npos) {
+        return std::string(text);
+      }
+      break;
+    }
+    const auto times = ArrivalTimes(lines, src);
+    const std::string node = NodeOf(rel);
+    const std::string head = (node.empty() ? std::string("login-01") : node) + " " +
+                             UnitOf(rel, src) + ": ";
+    return Prefixed(text, [&](const auto&, size_t i) { return Journal(times[i]) + head; });
+  });
+}
+
+// A terminal copy: quoted with "> " or indented 4 spaces, error lines in red and one line in
+// eight dimmed (ANSI), hard-wrapped at a width of 80-200 columns (quote included); per file.
+Status RelayPaste(const Source& src, const fs::path& out, Relaid*) {
+  return EachLog(src, out, [&src](std::string_view text, const std::string& rel) {
+    Rng rng(Hash(rel, src.seed));
+    const size_t width = 80 + rng.Below(121);
+    const std::string quote = rng.Below(2) == 0 ? "> " : "    ";
+    const size_t room = width - quote.size();
+    std::string outtext;
+    outtext.reserve(text.size() * 11 / 10);
+    const auto lines = Lines(text);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::string_view line = lines[i];
+      const char* colour = ErrorLike(line) ? "\x1b[1;31m" : (rng.Below(8) == 0 ? "\x1b[2m" : "");
+      size_t pos = 0;
+      do {
+        size_t len = std::min(room, line.size() - pos);
+        while (len > 0 && pos + len < line.size() &&
+               (static_cast<unsigned char>(line[pos + len]) & 0xC0) == 0x80) {
+          --len;  // never cut a UTF-8 character
+        }
+        if (len == 0) len = std::min(room, line.size() - pos);
+        outtext += quote;
+        if (pos == 0) outtext += colour;
+        outtext.append(line.substr(pos, len));
+        pos += len;
+        if (pos >= line.size() && *colour != '\0') outtext += "\x1b[0m";
+        outtext.push_back('\n');
+      } while (pos < line.size());
+    }
+    return outtext;
+  });
+}
+
+}  // namespace denpex::cli::shapes

@@ -1,0 +1,307 @@
+#include "analyze/scope.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "analyze/ib_ports.h"
+#include "analyze/scoring.h"
+#include "ingest/resolve.h"
+
+namespace denpex::engine {
+namespace {
+
+// An allocation may open a little after the job's first line by the two hosts' clocks.
+constexpr TimeNs kAllocationSlack = kSkewWindow;
+// Job ids and pids named in a problem line.
+constexpr std::size_t kNamed = 5;
+
+// A line only the job's own output holds: a worker's (it names a rank, srun task or local
+// rank, or comes from a training framework, NCCL, torchrun, a launcher), or srun's own.
+bool JobLine(const Event& e) {
+  if (e.rank >= 0 || e.task >= 0 || e.local_rank >= 0) return true;
+  switch (e.family) {
+    case Family::kOther: case Family::kXid: case Family::kKubernetes:
+      return false;
+    case Family::kHostOom:
+      return e.kind != Kind::kOomKill && e.kind != Kind::kOomInvoked;
+    case Family::kSlurm: {  // srun's lines, a batch script's echoes
+      const auto* n = std::get_if<SlurmNote>(&e.detail);
+      if (e.kind == Kind::kStepAborted || e.kind == Kind::kJobId) return true;
+      return n != nullptr && (n->tasks != kNoStr || (e.kind == Kind::kRequeue && n->exit_code > 0));
+    }
+    default:
+      return true;
+  }
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::int64_t SlurmJob(const Event& e) {
+  const auto* n = std::get_if<SlurmNote>(&e.detail);
+  return n == nullptr ? -1 : n->job;
+}
+
+// "1,234"
+std::string Count(std::int64_t n) {
+  const std::string digits = std::to_string(n);
+  std::string s;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) s.push_back(',');
+    s.push_back(digits[i]);
+  }
+  return s;
+}
+
+template <typename T>
+std::string Listed(const std::set<T>& items, std::string_view prefix) {
+  std::string s;
+  std::size_t n = 0;
+  for (const T& item : items) {
+    if (n == kNamed) {
+      s += ", ...";
+      break;
+    }
+    s += (n++ == 0 ? "" : ", ") + std::string(prefix);
+    if constexpr (std::is_same_v<T, std::string>) {
+      s += item;
+    } else {
+      s += std::to_string(item);
+    }
+  }
+  return s;
+}
+
+// What ScopeToJob learns from the job's own output.
+struct JobView {
+  std::vector<char> own;                  // by file: it holds a line of the job's own
+  std::set<std::int64_t> ids;             // Slurm job ids its lines name
+  std::set<std::string> hosts;            // hosts its lines name (lower-cased)
+  std::set<std::int64_t> pids;            // its processes
+  std::map<std::int32_t, std::set<std::string>> gpus;  // node -> PCI bus ids its NCCL lines name
+  std::map<std::int32_t, std::set<std::int32_t>> ranks_on;   // node -> ranks whose lines name it
+  std::map<std::int32_t, std::set<std::int32_t>> gpu_ranks;  // node -> those of them whose GPU is named
+  std::optional<TimeNs> first;            // its earliest stamped line
+};
+
+// The DataLoader worker pids of `DataLoader worker (pid(s) 123, 456) is killed by signal`.
+void DataLoaderPids(std::string_view msg, std::set<std::int64_t>* pids) {
+  const std::size_t at = msg.find("(pid");
+  if (at == std::string_view::npos) return;
+  std::int64_t v = -1;
+  for (std::size_t i = msg.find(' ', at); i != std::string_view::npos && i < msg.size() && msg[i] != ')'; ++i) {
+    const char c = msg[i];
+    if (c >= '0' && c <= '9') {
+      v = (v < 0 ? 0 : v * 10) + (c - '0');
+    } else if (v >= 0) {
+      pids->insert(v);
+      v = -1;
+    }
+  }
+  if (v >= 0) pids->insert(v);
+}
+
+void NoteProcess(const Incident& inc, const Event& e, JobView* v) {
+  std::int64_t pid = 0;
+  if (const auto* c = std::get_if<CommInit>(&e.detail)) {
+    pid = c->pid;
+    if (c->pci != kNoStr && e.node >= 0) {
+      v->gpus[e.node].emplace(inc.str(c->pci));
+      if (e.rank >= 0) v->gpu_ranks[e.node].insert(e.rank);
+    }
+  } else if (const auto* w = std::get_if<NcclWarn>(&e.detail)) {
+    pid = w->pid;
+  } else if (const auto* f = std::get_if<WorkerFailed>(&e.detail)) {
+    pid = f->pid;
+  } else if (const auto* t = std::get_if<FailureEntry>(&e.detail)) {
+    pid = t->pid;
+  } else if (const auto* s = std::get_if<WorkerSignalled>(&e.detail)) {
+    pid = s->pid;
+  } else if (e.kind == Kind::kDataLoaderKilled) {
+    DataLoaderPids(inc.str(std::get<PythonError>(e.detail).message), &v->pids);
+  }
+  if (pid > 0) v->pids.insert(pid);
+}
+
+JobView ViewJob(const Incident& inc) {
+  JobView v;
+  v.own.assign(inc.files.size(), 0);
+  for (const Event& e : inc.events) {
+    if (JobLine(e)) v.own[e.file] = 1;
+  }
+  for (const Event& e : inc.events) {
+    if (!v.own[e.file]) continue;
+    if (const std::int64_t job = SlurmJob(e); job >= 0) v.ids.insert(job);
+    if (e.node >= 0) v.hosts.insert(Lower(inc.nodes[static_cast<std::size_t>(e.node)]));
+    if (e.node >= 0 && e.rank >= 0) v.ranks_on[e.node].insert(e.rank);
+    if (const auto* n = std::get_if<SlurmNote>(&e.detail); n != nullptr && n->node != kNoStr) v.hosts.insert(Lower(inc.str(n->node)));
+    NoteProcess(inc, e, &v);
+    if (e.clock != Clock::kNone && !e.time_borrowed && (!v.first || e.time < *v.first)) v.first = e.time;
+  }
+  return v;
+}
+
+// The allocation slurmctld made for the job when no line of its own names its id: the latest
+// `sched: Allocate JobId=N NodeList=...` that covers every host the job's lines name and opens
+// by its first line; with no stamped line of the job, the only one that covers them. -1: none.
+std::int64_t AllocatedJob(const Incident& inc, const JobView& v) {
+  if (v.hosts.empty()) return -1;
+  std::int64_t best = -1;
+  std::optional<TimeNs> best_time;
+  std::set<std::int64_t> covering;
+  for (const Event& e : inc.events) {
+    if (e.kind != Kind::kJobAllocated || v.own[e.file] || SlurmJob(e) < 0) continue;
+    const std::vector<std::string> hosts = ExpandHostlist(inc.str(std::get<SlurmNote>(e.detail).node));
+    const std::set<std::string> listed(hosts.begin(), hosts.end());
+    if (!std::includes(listed.begin(), listed.end(), v.hosts.begin(), v.hosts.end())) continue;
+    covering.insert(SlurmJob(e));
+    if (!v.first || e.clock == Clock::kNone || e.time > *v.first + kAllocationSlack) continue;
+    if (!best_time || e.time >= *best_time) best = SlurmJob(e), best_time = e.time;
+  }
+  if (v.first) return best;
+  return covering.size() == 1 ? *covering.begin() : -1;
+}
+
+// The job's Slurm ids, and what the report must say about how they were found.
+std::set<std::int64_t> JobIds(const Incident& inc, const JobView& v, std::string* note) {
+  if (!v.ids.empty()) return v.ids;
+  if (const std::int64_t allocated = AllocatedJob(inc, v); allocated >= 0) {
+    *note = "no line of the job's own output names its Slurm job id: JobId " + std::to_string(allocated) +
+            " is taken as the job's, the allocation slurmctld made of its hosts (" + Listed(v.hosts, "") + ") by its first line";
+    return {allocated};
+  }
+  std::set<std::int64_t> named;
+  for (const Event& e : inc.events) {
+    if (!v.own[e.file] && SlurmJob(e) >= 0) named.insert(SlurmJob(e));
+  }
+  if (named.size() == 1) {
+    *note = "no line of the job's own output names its Slurm job id: the daemon logs speak of one job only, JobId " +
+            std::to_string(*named.begin()) + ", taken as the job's";
+    return named;
+  }
+  if (named.size() > 1) {
+    *note = "no line of the job's own output names its Slurm job id, and the daemon logs speak of " + std::to_string(named.size()) +
+            " jobs (JobId " + Listed(named, "") + "): none of their lines is taken as the job's";
+  }
+  return {};
+}
+
+// What was left out of one file.
+struct LeftOut {
+  std::int64_t lines = 0;
+  std::set<std::int64_t> jobs;
+  std::set<std::string> nodes;
+  std::set<std::int64_t> pids;
+  std::set<std::string> gpus;
+};
+
+// Why `e`, a daemon or host log's line, is not this job's (false: it may be).
+bool OutOfScope(const Incident& inc, const JobView& v, const std::set<std::int64_t>& ids,
+                const std::set<std::string>& allocated, const Event& e, LeftOut* out) {
+  if (const std::int64_t job = SlurmJob(e); job >= 0 && !ids.contains(job)) {
+    out->jobs.insert(job);
+    return true;
+  }
+  if ((e.kind == Kind::kNodeFailure || e.kind == Kind::kNodeResponding) && SlurmJob(e) < 0 && !allocated.empty()) {
+    const std::string node = Lower(inc.str(std::get<SlurmNote>(e.detail).node));
+    if (allocated.contains(node)) return false;
+    out->nodes.insert(node);
+    return true;
+  }
+  if (e.kind == Kind::kOomKill && !v.pids.empty()) {
+    const std::int64_t pid = std::get<OomKill>(e.detail).pid;
+    if (pid <= 0 || v.pids.contains(pid)) return false;
+    out->pids.insert(pid);
+    return true;
+  }
+  // An Xid of a GPU the job did not use, when the node's GPUs of the job are all known: every
+  // rank whose lines name the node has its GPU named by a NCCL line.
+  if ((e.kind == Kind::kXid || e.kind == Kind::kFallenOffBus) && e.node >= 0) {
+    const auto it = v.gpus.find(e.node);
+    const auto named = v.gpu_ranks.find(e.node), seen = v.ranks_on.find(e.node);
+    if (it == v.gpus.end() || named == v.gpu_ranks.end() || seen == v.ranks_on.end() || named->second != seen->second) return false;
+    const std::string pci(inc.str(std::get<Xid>(e.detail).pci));
+    if (pci.empty() || it->second.contains(pci)) return false;
+    out->gpus.insert(pci);
+    return true;
+  }
+  return false;
+}
+
+std::string Describe(const LeftOut& l) {
+  std::vector<std::string> about;
+  if (!l.jobs.empty()) {
+    about.push_back(std::to_string(l.jobs.size()) + (l.jobs.size() == 1 ? " other job (JobId " : " other jobs (JobId ") +
+                    Listed(l.jobs, "") + ")");
+  }
+  if (!l.nodes.empty()) about.push_back("nodes outside the job's allocation (" + Listed(l.nodes, "") + ")");
+  if (!l.pids.empty()) about.push_back("processes that are not the job's (" + Listed(l.pids, "pid ") + ")");
+  if (!l.gpus.empty()) about.push_back("GPUs the job did not use (" + Listed(l.gpus, "") + ")");
+  std::string s = Count(l.lines) + (l.lines == 1 ? " line about " : " lines about ");
+  for (std::size_t i = 0; i < about.size(); ++i) s += (i == 0 ? "" : i + 1 == about.size() ? " and " : ", ") + about[i];
+  return s + " left out";
+}
+
+// The OOM kills no pid of the job explains, when the job's pids are not known: the report says
+// whose they may be (facts.cc's ApplyHostEvidence does not take them as a rank's death alone).
+void NoteUnknownKills(const JobView& v, Incident* inc) {
+  if (!v.pids.empty()) return;
+  for (const Event& e : inc->events) {
+    if (e.kind != Kind::kOomKill) continue;
+    const auto& k = std::get<OomKill>(e.detail);
+    AddProblem(&inc->input,
+               inc->files[e.file].path + ":" + std::to_string(e.line) + ": the kernel OOM-killed pid " + std::to_string(k.pid) + " (" +
+                   std::string(inc->str(k.comm)) +
+                   "), a process of unknown owner: no line of the job names its pids, so it is not taken as a rank's death on its own");
+    return;
+  }
+}
+
+}  // namespace
+
+void ScopeToJob(Incident* inc) {
+  const JobView v = ViewJob(*inc);
+  std::string note;
+  const std::set<std::int64_t> ids = JobIds(*inc, v, &note);
+  if (!note.empty()) AddProblem(&inc->input, std::move(note));
+  std::set<std::string> allocated;  // the hosts of the job's allocation
+  for (const Event& e : inc->events) {
+    if (e.kind != Kind::kJobAllocated || !ids.contains(SlurmJob(e))) continue;
+    const std::vector<std::string> hosts = ExpandHostlist(inc->str(std::get<SlurmNote>(e.detail).node));
+    allocated.insert(hosts.begin(), hosts.end());
+  }
+  std::vector<LeftOut> left(inc->files.size());
+  std::vector<char> drop(inc->events.size(), 0);
+  for (std::size_t i = 0; i < inc->events.size(); ++i) {
+    const Event& e = inc->events[i];
+    if (v.own[e.file] || !OutOfScope(*inc, v, ids, allocated, e, &left[e.file])) continue;
+    drop[i] = 1;
+    ++left[e.file].lines;
+  }
+  NoteUnknownKills(v, inc);
+  std::int64_t dropped = 0;
+  for (std::size_t f = 0; f < left.size(); ++f) {
+    if (left[f].lines == 0) continue;
+    dropped += left[f].lines;
+    AddProblem(&inc->input, inc->files[f].path + ": " + Describe(left[f]));
+  }
+  if (dropped == 0) return;
+  inc->input.out_of_scope += dropped;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < inc->events.size(); ++i) {
+    if (!drop[i]) inc->events[kept++] = std::move(inc->events[i]);
+  }
+  inc->events.resize(kept);
+}
+
+}  // namespace denpex::engine

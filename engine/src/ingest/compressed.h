@@ -1,0 +1,33 @@
+// Compressed logs (logrotate's `.gz`, `.xz` and `.zst`, and whatever a user compressed), known
+// by their magic bytes, never by their names: decompressed into memory, bounded, so the parse
+// reads their text as it reads any log's. Lines and offsets cited in a compressed file are the
+// decompressed text's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace denpex::engine {
+
+enum class Compression : std::uint8_t { kNone, kGzip, kXz, kZstd };
+
+// From the file's first bytes (6 are enough).
+Compression CompressionOf(std::string_view head);
+std::string_view CompressionName(Compression c);  // "gzip", "xz", "zstd"
+
+// At most this much text is decompressed from `compressed_bytes` of a compressed file: 16 times
+// them, at least 64 MiB (a log of repeated lines compresses far better than 16:1), at most 1 GiB.
+std::size_t InflateCap(std::uint64_t compressed_bytes);
+
+struct Inflated {
+  std::vector<char> text;
+  bool capped = false;  // more text followed past `cap`
+  std::string error;    // the stream broke (truncated, corrupt): `text` is what came before; empty when whole
+};
+
+// The text of the compressed stream `data` (concatenated members and frames too), up to `cap` bytes.
+Inflated Inflate(std::string_view data, Compression c, std::size_t cap);
+
+}  // namespace denpex::engine
