@@ -516,7 +516,8 @@ void LogParser::PlaceEvent(const Parsed& p, Event* e) {
   e->rank = p.rank;
   e->local_rank = p.origin.local_rank >= 0 ? p.origin.local_rank : ctx_.local_rank;
   e->task = p.origin.task;
-  e->host = p.origin.host.empty() ? kNoStr : out_.strings.Intern(p.origin.host);
+  const std::string_view host = p.origin.host.empty() ? p.header.host : p.origin.host;
+  e->host = host.empty() ? kNoStr : out_.strings.Intern(host);
   e->file = ctx_.file;
   e->line = p.ref.number;
   e->offset = p.ref.offset;
