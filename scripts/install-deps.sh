@@ -14,7 +14,6 @@ packages=(
   g++ cmake ninja-build
   protobuf-compiler libprotobuf-dev
   libboost-graph-dev libtbb-dev libcli11-dev
-  zlib1g-dev
   libgtest-dev libgmock-dev catch2
   zlib1g-dev liblzma-dev libzstd-dev
 )

@@ -840,7 +840,39 @@ TEST(Families, SlurmRequeueAndNodeReturnWords) {
   EXPECT_EQ(requeue.strings.Get(n.reason), "REQUEUED");
   const ParsedLog restart = Parse("SLURM_JOB_ID=4242001 SLURM_RESTART_COUNT=2 SLURM_JOB_NODELIST=gpu-[0001-0016]\n");
   EXPECT_EQ(Only<SlurmNote>(restart).exit_code, 2);  // the restart count
-  EXPECT_TRUE(Parse("SLURM_JOB_ID=4242001 SLURM_RESTART_COUNT=0 SLURM_JOB_NODELIST=gpu-[0001-0016]\n").events.empty());
+  EXPECT_EQ(n.job, 4242001);
+  // The first run's 0 is no requeue: the echo only names the job (analyze/scope.h).
+  const ParsedLog first = Parse("SLURM_JOB_ID=4242001 SLURM_RESTART_COUNT=0 SLURM_JOB_NODELIST=gpu-[0001-0016]\n");
+  ASSERT_EQ(first.events.size(), 1u);
+  EXPECT_EQ(first.events[0].kind, Kind::kJobId);
+  EXPECT_EQ(Only<SlurmNote>(first).job, 4242001);
+}
+
+// Every Slurm line that names a job carries its id (SlurmNote::job), in the shapes of Slurm
+// 22.05's slurmctld.log, slurmd.log and slurm-<id>.out (corpora/real/sl_*): scope keeps only
+// this job's lines of the daemon logs.
+TEST(Families, SlurmLinesNameTheirJob) {
+  const std::pair<std::string, std::int64_t> kLines[] = {
+      {"[2026-11-29T16:42:41.996] Time limit exhausted for JobId=4250", 4250},
+      {"[2026-11-29T16:41:14.831] sched: Allocate JobId=4250 NodeList=sn01 #CPUs=4 Partition=batch", 4250},
+      {"[2026-11-29T16:39:38.921] _job_complete: JobId=4200 WEXITSTATUS 137", 4200},
+      {"[2026-11-29T16:40:45.666] _slurm_rpc_kill_job: REQUEST_KILL_JOB JobId=4230 uid 0", 4230},
+      {"[2026-11-29T16:41:05.289] preempted JobId=4240 has been killed to reclaim resources for JobId=4241", 4240},
+      {"[2026-11-29T16:42:42.003] [4250.batch] error: *** JOB 4250 ON sn01 CANCELLED AT 2026-11-29T16:42:42 DUE TO TIME LIMIT ***", 4250},
+      {"slurmstepd: error: *** STEP 4250.0 ON sn01 CANCELLED AT 2026-11-29T16:42:42 DUE TO TIME LIMIT ***", 4250},
+      {"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=4220.0. Some of your processes may have been killed by "
+       "the cgroup out-of-memory handler.",
+       4220},
+      {"srun: Force Terminated StepId=4200.0", 4200},
+      {"[2026-11-29T16:42:41.996] Time limit exhausted for JobId=4250_7(4257)", 4257},
+      {"SLURM_JOBID=4250", 4250},
+      {"srun: error: sn01: task 1: Killed", -1},
+  };
+  for (const auto& [line, job] : kLines) {
+    const ParsedLog log = Parse(line + "\n");
+    ASSERT_EQ(log.events.size(), 1u) << line;
+    EXPECT_EQ(Only<SlurmNote>(log).job, job) << line;
+  }
 }
 
 // Bare metal: Open MPI 4 (mpirun), PRRTE (prterun, wrapped before `signal`), mpiexec; the

@@ -280,7 +280,8 @@ TEST(Prefixes, JournalShortNamesTheHostAndTheProcessAndHasNoYear) {
   auto s = Strip("Nov 29 16:25:31 node-b torchrun[25750]: ERROR:torch.distributed.elastic.multiprocessing.api:failed");
   EXPECT_TRUE(s.origin.yearless);
   EXPECT_EQ(s.origin.yearless_time, Yearless("11-29T16:25:31Z"));
-  EXPECT_EQ(s.origin.host, "node-b");
+  EXPECT_EQ(s.origin.journal_host, "node-b");
+  EXPECT_TRUE(s.origin.host.empty());  // the journal's machine, not the line's node (an srun relay's)
   EXPECT_EQ(s.origin.pid, 25750);
   EXPECT_EQ(s.body, "ERROR:torch.distributed.elastic.multiprocessing.api:failed");
   s = Strip("Nov  9 16:25:31.123456 sn01 python3[4127]: 2: Traceback (most recent call last):");
@@ -294,7 +295,7 @@ TEST(Prefixes, JournalShortIsoIsACoarseStampThenHostAndUnit) {
   EXPECT_TRUE(s.origin.timed);
   EXPECT_TRUE(s.origin.coarse);
   EXPECT_EQ(s.origin.time, At("2026-11-29T16:25:31Z"));
-  EXPECT_EQ(s.origin.host, "node-b");
+  EXPECT_EQ(s.origin.journal_host, "node-b");
   EXPECT_EQ(s.origin.rank, 2);
   EXPECT_EQ(s.body, "RuntimeError: boom");
 }

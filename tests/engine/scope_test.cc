@@ -98,7 +98,7 @@ void WriteJobOutput(const fs::path& dir, const SrunJob& job) {
 
 // The cluster's controller: this job (4250 on sn01) and jobs 4248, 4249, 4251, 4252 on sn01-sn04;
 // 4251 reaches its time limit a second after this job's task fails.
-void WriteSharedDaemons(const fs::path& dir, Ending ending) {
+void WriteSharedDaemons(const fs::path& dir, Ending ending, bool allocate_this = true) {
   std::string ctld =
       "[2026-11-29T16:20:02.113] sched: Allocate JobId=4248 NodeList=sn01 #CPUs=4 Partition=batch\n"
       "[2026-11-29T16:29:11.402] sched: Allocate JobId=4249 NodeList=sn02 #CPUs=4 Partition=batch\n"
@@ -106,13 +106,16 @@ void WriteSharedDaemons(const fs::path& dir, Ending ending) {
       "[2026-11-29T16:36:16.004] _job_complete: JobId=4248 WTERMSIG 15\n"
       "[2026-11-29T16:36:16.004] _job_complete: JobId=4248 done\n"
       "[2026-11-29T16:37:37.501] sched: Allocate JobId=4251 NodeList=sn03 #CPUs=4 Partition=batch\n"
-      "[2026-11-29T16:39:23.287] sched: Allocate JobId=4250 NodeList=sn01 #CPUs=4 Partition=batch\n"
       "[2026-11-29T16:39:25.917] sched: Allocate JobId=4252 NodeList=sn04 #CPUs=4 Partition=batch\n"
       "[2026-11-29T16:39:37.012] Time limit exhausted for JobId=4251\n"
       "[2026-11-29T16:39:38.117] _job_complete: JobId=4251 WTERMSIG 15\n"
       "[2026-11-29T16:39:38.117] _job_complete: JobId=4251 done\n"
       "[2026-11-29T16:40:02.561] _slurm_rpc_kill_job: REQUEST_KILL_JOB JobId=4249 uid 1003\n"
       "[2026-11-29T16:40:03.070] error: Nodes sn04 not responding\n";
+  if (allocate_this) {
+    ctld.insert(ctld.find("[2026-11-29T16:39:25.917]"),
+                "[2026-11-29T16:39:23.287] sched: Allocate JobId=4250 NodeList=sn01 #CPUs=4 Partition=batch\n");
+  }
   std::string slurmd =
       "[2026-11-29T16:20:02.120] Launching batch job 4248 for UID 1001\n"
       "[2026-11-29T16:36:14.840] [4248.batch] error: *** JOB 4248 ON sn01 CANCELLED AT 2026-11-29T16:36:14 DUE TO TIME LIMIT ***\n"
@@ -207,6 +210,20 @@ TEST(Scope, WithoutItsIdTheJobIsTheAllocationOfItsHostsByItsFirstLine) {
   EXPECT_EQ(d.initiator().rank(), 1);
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL);
   EXPECT_NE(Problem(d, "JobId 4250 is taken as the job's, the allocation slurmctld made of its hosts (sn01)"), "");
+}
+
+// Neither the job's output nor an allocation of its host by its first line names its id (4248's
+// allocation of sn01 ended before it), and the controller speaks of several jobs: none of their
+// lines is the job's, 4251's time limit included.
+TEST(Scope, WithoutItsIdAndAllocationNoJobsLinesAreTaken) {
+  TempDir tmp;
+  WriteJobOutput(tmp.path(), {.ending = Ending::kSigkill, .name_job = false});
+  WriteSharedDaemons(tmp.path(), Ending::kSigkill, /*allocate_this=*/false);
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.initiator().rank(), 1);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL);
+  EXPECT_NE(Problem(d, "the daemon logs speak of 5 jobs (JobId 4248, 4249, 4250, 4251, 4252): none of their lines is taken as the job's"), "")
+      << d.input().DebugString();
 }
 
 // A shared node: the kernel OOM-killed another user's process and another GPU fell off the bus

@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -92,7 +93,12 @@ struct LineClock {
     return last;
   }
 };
-std::string TwoDigits(int v) { return (v < 10 ? "0" : "") + std::to_string(v); }
+// snprintf, not `"0" + std::to_string(v)`: GCC 12 warns (-Wrestrict, a false positive) on that.
+std::string TwoDigits(int v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%02d", v);
+  return buf;
+}
 
 std::string Syslog(TimeNs t, bool precise) {
   static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
@@ -152,22 +158,21 @@ std::string Journal(const fs::path& rel, const std::string& text, int style) {
   return Join(out);
 }
 
-// A terminal copy: `> ` quoting, colour codes around error words, hard wraps at `width`.
+// A terminal copy: `> ` quoting or indentation, error lines in colour, hard wraps at `width`
+// columns (the quoting counted, the colour codes not: they take no column).
 std::string Paste(const fs::path&, const std::string& text, std::size_t width, const std::string& quote) {
   std::vector<std::string> out;
-  for (std::string line : Lines(text)) {
-    for (const std::string word : {"Error", "ERROR", "WARNING", "Traceback"}) {
-      if (const std::size_t at = line.find(word); at != std::string::npos) {
-        line = line.substr(0, at) + "\x1b[1;31m" + word + "\x1b[0m" + line.substr(at + word.size());
-        break;
-      }
-    }
-    if (line.find("step=") != std::string::npos) line += "\x1b[K";
+  for (const std::string& line : Lines(text)) {
     if (g_map) g_map->Next(out);
+    const bool error = line.find("rror") != std::string::npos || line.find("Traceback") != std::string::npos;
+    const std::string colour = error ? "\x1b[1;31m" : line.find("step=") != std::string::npos ? "\x1b[2m" : "";
+    const std::size_t room = width - quote.size();
     std::size_t at = 0;
     do {
-      out.push_back(quote + line.substr(at, width - quote.size()));
-      at += width - quote.size();
+      std::string piece = quote + (at == 0 ? colour : "") + line.substr(at, room);
+      at += room;
+      if (at >= line.size() && !colour.empty()) piece += "\x1b[0m\x1b[K";
+      out.push_back(piece);
     } while (at < line.size());
   }
   return Join(out);
@@ -176,7 +181,13 @@ std::string Paste(const fs::path&, const std::string& text, std::size_t width, c
 std::string Numbered(const fs::path&, const std::string& text) {
   std::vector<std::string> out;
   int n = 80746;
-  for (const std::string& line : Lines(text)) out.push_back("[" + std::to_string(n++) + "] " + line);
+  for (const std::string& line : Lines(text)) {
+    std::string numbered = "[";
+    numbered += std::to_string(n++);
+    numbered += "] ";
+    numbered += line;
+    out.push_back(std::move(numbered));
+  }
   return Join(out);
 }
 

@@ -566,8 +566,10 @@ void CountTableOnlyReports(const Incident& inc, JobFacts* jf) {
 // Kernel evidence about a process (the OOM killer's `Killed process P`) explains the death of
 // the rank whose agent named that pid, on the node whose kernel log printed it. A kill of a pid
 // no line of the job names is of an unknown process (a shared node runs others: analyze/
-// scope.h): alone it explains no rank's death. A kill with no pid explains the one rank of
-// that node killed by SIGKILL, when there is exactly one.
+// scope.h): alone it explains no rank's death, but it corroborates the one rank of that node
+// killed by SIGKILL whose pid is unknown when srun already said that task ran out of memory
+// (`task N: Out Of Memory`). A kill with no pid explains the one rank of that node killed by
+// SIGKILL, when there is exactly one.
 void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
@@ -584,7 +586,9 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
         ++killed_count;
       }
     }
-    if (match < 0 && killed_count == 1 && kill->pid <= 0) match = killed;
+    const bool srun_oom = killed_count == 1 && jf->ranks[killed].pid == 0 && jf->ranks[killed].host_cause >= 0 &&
+                          inc.events[jf->ranks[killed].host_cause].kind == Kind::kSlurmOom;
+    if (match < 0 && killed_count == 1 && (kill->pid <= 0 || srun_oom)) match = killed;
     // The kernel's line says more than srun's `Out Of Memory` (which pid, how much memory): it
     // takes that one's place; srun's line stays cited as the rank's exit.
     const std::int32_t had = match < 0 ? -1 : jf->ranks[match].host_cause;

@@ -151,11 +151,26 @@ JobView ViewJob(const Incident& inc) {
   return v;
 }
 
+// When slurmctld says each job ended (its `_job_complete`, time limit, kill or preemption).
+std::map<std::int64_t, TimeNs> JobEnds(const Incident& inc, const JobView& v) {
+  std::map<std::int64_t, TimeNs> ended;
+  for (const Event& e : inc.events) {
+    if (v.own[e.file] || e.clock == Clock::kNone || (e.kind != Kind::kJobComplete && e.kind != Kind::kCancelled)) continue;
+    const std::int64_t job = SlurmJob(e);
+    if (job < 0) continue;
+    const auto [it, fresh] = ended.emplace(job, e.time);
+    if (!fresh && e.time < it->second) it->second = e.time;
+  }
+  return ended;
+}
+
 // The allocation slurmctld made for the job when no line of its own names its id: the latest
-// `sched: Allocate JobId=N NodeList=...` that covers every host the job's lines name and opens
-// by its first line; with no stamped line of the job, the only one that covers them. -1: none.
+// `sched: Allocate JobId=N NodeList=...` that covers every host the job's lines name, opens by
+// its first line and whose job had not ended before it; with no stamped line of the job, the
+// only one that covers them. -1: none.
 std::int64_t AllocatedJob(const Incident& inc, const JobView& v) {
   if (v.hosts.empty()) return -1;
+  const std::map<std::int64_t, TimeNs> ended = JobEnds(inc, v);
   std::int64_t best = -1;
   std::optional<TimeNs> best_time;
   std::set<std::int64_t> covering;
@@ -166,6 +181,7 @@ std::int64_t AllocatedJob(const Incident& inc, const JobView& v) {
     if (!std::includes(listed.begin(), listed.end(), v.hosts.begin(), v.hosts.end())) continue;
     covering.insert(SlurmJob(e));
     if (!v.first || e.clock == Clock::kNone || e.time > *v.first + kAllocationSlack) continue;
+    if (const auto end = ended.find(SlurmJob(e)); end != ended.end() && end->second < *v.first - kAllocationSlack) continue;
     if (!best_time || e.time >= *best_time) best = SlurmJob(e), best_time = e.time;
   }
   if (v.first) return best;

@@ -202,9 +202,10 @@ void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stre
   r.log.broken = log.broken;
   r.log.untimed = log.untimed;
   r.log.first_dated = log.first_dated;
-  if (log.last_line.line > 0 && piece_of(log.last_line.offset) == pieces.end() - 1) {
-    r.log.last_line = {log.last_line.line - pieces.back().lines_before, log.last_line.offset - pieces.back().start + pieces.back().skip,
-                       log.last_line.length};
+  if (log.last_line.line > 0) {  // in the live piece, or before it when that one is empty
+    const auto p = piece_of(log.last_line.offset);
+    (*results)[p->file - begin].log.last_line = {log.last_line.line - p->lines_before, log.last_line.offset - p->start + p->skip,
+                                                 log.last_line.length};
   }
   if (pieces.size() > 1) r.hole = "rotated log read as one stream, oldest first: " + joined_names;
 }

@@ -4,9 +4,11 @@
 #include <array>
 #include <cstring>
 #include <span>
+#include <vector>
 
 #include "parse/event.h"
 #include "parse/headers.h"
+#include "parse/lines.h"
 #include "parse/scan.h"
 #include "parse/triggers.h"
 
@@ -68,7 +70,7 @@ bool HostUnit(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
     return false;
   }
   if (!t.Lit(": ") && !(t.Char(':') && t.AtEnd())) return false;
-  out->host = host;
+  out->journal_host = host;
   out->pid = pid;
   out->journal = true;
   *s = t;
@@ -384,11 +386,14 @@ void SniffQuote(std::span<const std::string_view> lines, bool srun_labels, Prefi
 }
 
 // A line number on most sampled lines, rising line by line: a log viewer's or grep -n's, not an
-// srun label or a rank tag (those repeat and jump).
-void SniffNumbers(std::span<const std::string_view> lines, const PrefixPolicy& quote, PrefixPolicy* policy) {
+// srun label or a rank tag (those repeat and jump; srun's tasks can also start in order, so a
+// file of srun labels has no `80746:` numbers).
+void SniffNumbers(std::span<const std::string_view> lines, bool srun_labels, const PrefixPolicy& quote,
+                  PrefixPolicy* policy) {
   constexpr std::size_t kLeast = 4;
   if (lines.size() < kLeast) return;
   for (const char kind : {'[', ':', '\t'}) {
+    if (kind == ':' && srun_labels) continue;
     std::size_t numbered = 0, rising = 0;
     std::int64_t last = -1;
     for (std::string_view line : lines) {
@@ -410,16 +415,55 @@ void SniffNumbers(std::span<const std::string_view> lines, const PrefixPolicy& q
 }  // namespace
 
 bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
+  std::string clean;
+  if (line.find('\x1b') != std::string_view::npos) line = WithoutEscapes(line, &clean);
   LineOrigin o;
   PeelQuote(&line, policy.Quote());
   if (policy.numbered != 0) PeelNumber(&line, policy.numbered);
   PrefixPolicy bare = policy;
   bare.quote_size = 0;
   bare.numbered = 0;
-  if (line.empty() || line[0] == ' ' || line[0] == '\t' || line[0] == '[') return true;
+  // Whitespace, a bracket, a table's row or rule (`| `, `+---`, `===`): a line's own start,
+  // rarely a piece's.
+  if (line.empty() || line[0] == ' ' || line[0] == '\t' || line[0] == '[' || line[0] == '|') return true;
+  const bool rule = line.size() >= 3 && std::string_view("+=*-").find(line[0]) != std::string_view::npos &&
+                    (line[1] == line[0] || line[1] == '-') && line[2] == line[1];
+  if (rule) return true;
   if (StripPrefixes(&line, bare, &o) > 0) return true;
   Header h;
-  return ParseHeader(line, &h) != Match::kNo || line.starts_with("Traceback ");
+  std::string_view type;
+  return ParseHeader(line, &h) != Match::kNo || line.starts_with("Traceback ") || ParsePythonErrorLine(line, &type);
+}
+
+std::string_view WithoutEscapes(std::string_view line, std::string* store) {
+  store->clear();
+  for (std::size_t i = 0; i < line.size();) {
+    const std::size_t esc = line.find('\x1b', i);
+    store->append(line.substr(i, esc == std::string_view::npos ? std::string_view::npos : esc - i));
+    if (esc == std::string_view::npos) break;
+    i = esc + 1;
+    if (i < line.size() && line[i] == '[') {  // CSI: parameters, then one final byte
+      ++i;
+      while (i < line.size() && (IsDigit(line[i]) || line[i] == ';' || line[i] == '?')) ++i;
+      if (i < line.size()) ++i;
+    }
+  }
+  return *store;
+}
+
+std::size_t VisibleSize(std::string_view line) {
+  std::size_t n = line.size();
+  for (std::size_t esc = line.find('\x1b'); esc != std::string_view::npos; esc = line.find('\x1b', esc + 1)) {
+    std::size_t i = esc + 1;
+    if (i < line.size() && line[i] == '[') {
+      ++i;
+      while (i < line.size() && (IsDigit(line[i]) || line[i] == ';' || line[i] == '?')) ++i;
+      if (i < line.size()) ++i;
+    }
+    n -= i - esc;
+    esc = i - 1;
+  }
+  return n;
 }
 
 void PeelPaste(std::string_view* line, const PrefixPolicy& policy) {
@@ -429,40 +473,57 @@ void PeelPaste(std::string_view* line, const PrefixPolicy& policy) {
 
 namespace {
 
-// A terminal copy hard-wrapped at a fixed width: no line of the file's first lines is longer
-// than W (80 to 200 columns, plus its quoting), several are exactly W, and the lines after those
-// mostly start no line of their own.
+// A terminal copy hard-wrapped at a fixed width W: no line of the file's first lines is longer
+// than W columns (80 to 200, plus its quoting), and most runs of lines of exactly W columns are
+// a wrapped line's pieces: each piece after the first and the shorter tail after them start no
+// line of their own. A table's rows (`| ...`, nvidia-smi), a run of equal watchdog lines and
+// Megatron's fixed-width progress lines are runs of W whose lines do start their own.
 std::uint32_t SniffWrapWidth(std::string_view text, const PrefixPolicy& policy) {
-  constexpr std::size_t kProbeBytes = 1 << 20, kMaxLines = 4096, kLeast = 3;
+  constexpr std::size_t kProbeBytes = 1 << 20, kMaxLines = 4096, kLeastRuns = 2;
   constexpr std::size_t kNarrowest = 80, kWidest = 200 + sizeof policy.quote + 12;
-  std::array<std::uint16_t, kWidest + 1> count{};
-  std::size_t longest = 0, lines = 0;
+  std::vector<std::string_view> lines;
+  std::vector<std::uint16_t> width;
+  std::size_t longest = 0;
   text = text.substr(0, std::min(text.size(), kProbeBytes));
-  for (std::string_view rest = text; !rest.empty() && lines < kMaxLines; ++lines) {
+  for (std::string_view rest = text; !rest.empty() && lines.size() < kMaxLines;) {
     const std::size_t nl = rest.find('\n');
     if (nl == std::string_view::npos) break;  // the probe's last line may be cut
-    std::size_t len = nl;
-    if (len > 0 && rest[len - 1] == '\r') --len;
+    std::string_view line = rest.substr(0, nl);
+    rest.remove_prefix(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    std::size_t len = line.size();
+    if (std::memchr(line.data(), '\x1b', len) != nullptr) len = VisibleSize(line);  // a colour code takes no column
     if (len > kWidest) return 0;
     longest = std::max(longest, len);
-    ++count[len];
-    rest.remove_prefix(nl + 1);
+    lines.push_back(line);
+    width.push_back(static_cast<std::uint16_t>(len));
   }
-  if (longest < kNarrowest || count[longest] < kLeast) return 0;
-  std::size_t wrapped = 0, continued = 0;
-  for (std::string_view rest = text; !rest.empty();) {
-    const std::size_t nl = rest.find('\n');
-    if (nl == std::string_view::npos) break;
-    std::string_view line = rest.substr(0, nl);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    rest.remove_prefix(nl + 1);
-    if (line.size() != longest) continue;
-    ++wrapped;
-    const std::string_view next = rest.substr(0, rest.find('\n'));
-    continued += !next.empty() && !StartsOwnLine(next, policy) ? 1 : 0;
-    if (wrapped >= kMaxLines) break;
+  if (longest < kNarrowest) return 0;
+  // The wrap width stands out: lines a terminal cut are exactly W, while lines a little shorter
+  // (not a cut line's tail) are as many as chance makes them; a table's or an event list's rows
+  // bunch below their longest.
+  constexpr std::size_t kBelow = 16, kStandsOut = 2;
+  std::array<std::size_t, kBelow + 1> near{};
+  for (std::size_t i = 0; i < width.size(); ++i) {
+    const std::size_t w = width[i];
+    const bool tail = i > 0 && width[i - 1] == longest;
+    if (longest - w <= kBelow && (w == longest || !tail)) ++near[longest - w];
   }
-  return continued * 2 > wrapped ? static_cast<std::uint32_t>(longest) : 0;
+  if (near[0] < kStandsOut * *std::max_element(near.begin() + 1, near.end())) return 0;
+  std::size_t runs = 0, wrapped = 0;
+  for (std::size_t i = 0; i < lines.size();) {
+    if (width[i] != longest) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i + 1;
+    bool pieces = true;
+    for (; j < lines.size() && width[j] == longest; ++j) pieces = pieces && !StartsOwnLine(lines[j], policy);
+    ++runs;
+    wrapped += pieces && j < lines.size() && width[j] > 0 && !StartsOwnLine(lines[j], policy) ? 1 : 0;
+    i = j;
+  }
+  return wrapped >= kLeastRuns && wrapped * 2 > runs ? static_cast<std::uint32_t>(longest) : 0;
 }
 
 }  // namespace
@@ -487,7 +548,7 @@ PrefixPolicy SniffPrefixes(std::string_view text) {
     raw_labelled += SrunLabel(&s, &o) ? 1 : 0;
   }
   SniffQuote(lines, raw_labelled * 2 >= n, &policy);
-  SniffNumbers(lines, policy, &policy);
+  SniffNumbers(lines, raw_labelled * 2 >= n, policy, &policy);
   std::size_t hosted = 0, labelled = 0, journal = 0;
   PrefixPolicy probe{.hosts = true, .journal = true};
   for (std::string_view line : lines) {
@@ -498,7 +559,7 @@ PrefixPolicy SniffPrefixes(std::string_view text) {
     labelled += SrunLabel(&s, &o) ? 1 : 0;
     o = LineOrigin{};
     StripPrefixes(&line, probe, &o);
-    hosted += !o.host.empty() && !o.journal ? 1 : 0;
+    hosted += !o.host.empty() ? 1 : 0;
     journal += o.journal ? 1 : 0;
   }
   policy.hosts = n > 0 && hosted * 4 >= n * 3;

@@ -28,8 +28,12 @@ struct LineOrigin {
   // own header states none.
   TimeNs yearless_time = 0;
   bool yearless = false;
-  std::int64_t pid = 0;          // journal `unit[pid]: ` (the process: one stream of lines)
-  bool journal = false;          // a journal's `host unit[pid]: ` named `host`
+  // A journal's `host unit[pid]: `: the machine the journal was read on (kept apart from `host`:
+  // a login node's journal relays every srun task's lines, so it names no rank's node) and the
+  // process (one stream of lines).
+  std::string_view journal_host;
+  std::int64_t pid = 0;
+  bool journal = false;
   // CRI (containerd, CRI-O) stream and tag: `stdout F `; a `P` line is the head of a line the
   // runtime split, continued by the stream's next lines up to an `F` one (records.cc joins them).
   char stream = 0;               // 'o' stdout, 'e' stderr, 0 none
@@ -70,9 +74,14 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
 // Peels the policy's quote and line number (what StripPrefixes peels first).
 void PeelPaste(std::string_view* line, const PrefixPolicy& policy);
 
-// A line that starts a line of its own (a prefix or a header it opens with), not a piece of the
-// line before it that a terminal hard-wrapped.
+// A line that starts a line of its own (a prefix or a header it opens with, a traceback or an
+// exception line), not a piece of the line before it that a terminal hard-wrapped.
 bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy);
+
+// The columns a line takes on a terminal: its bytes less its ANSI control sequences.
+std::size_t VisibleSize(std::string_view line);
+// `line` without its ANSI control sequences (`\x1b[31m`, `\x1b[0m`, `\x1b[K`), in `*store`.
+std::string_view WithoutEscapes(std::string_view line, std::string* store);
 
 // The policy for a file, from its first lines.
 PrefixPolicy SniffPrefixes(std::string_view text);

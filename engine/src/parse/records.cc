@@ -30,24 +30,6 @@ bool IsAgentSource(std::string_view source) {
 // fraction of a second: a journal's short-iso stamp against a c10 header's nanoseconds).
 bool PrefixTimeWins(const LineOrigin& o, const Header& h) { return o.timed && !(o.coarse && h.clock != Clock::kNone); }
 
-// ANSI control sequences a terminal copy keeps (`\x1b[31m`, `\x1b[0m`, `\x1b[1;33m`, `\x1b[K`):
-// `line` without them, in `*store`.
-std::string_view WithoutEscapes(std::string_view line, std::string* store) {
-  store->clear();
-  for (std::size_t i = 0; i < line.size();) {
-    const std::size_t esc = line.find('\x1b', i);
-    store->append(line.substr(i, esc == std::string_view::npos ? std::string_view::npos : esc - i));
-    if (esc == std::string_view::npos) break;
-    i = esc + 1;
-    if (i < line.size() && line[i] == '[') {  // CSI: parameters, then one final byte
-      ++i;
-      while (i < line.size() && (IsDigit(line[i]) || line[i] == ';' || line[i] == '?')) ++i;
-      if (i < line.size()) ++i;
-    }
-  }
-  return *store;
-}
-
 bool LooksKernel(std::string_view msg) {
   return msg.starts_with("NVRM: ") || msg.starts_with("Out of memory: ") || msg.starts_with("Killed process ") ||
          msg.starts_with("oom-kill:") || msg.starts_with("Memory cgroup out of memory: ");
@@ -133,13 +115,13 @@ bool LogParser::JoinHardWrapped(const LineRef& raw, std::uint32_t cite) {
       wrap_.text.append(tail);
       ++wrap_.pieces;
       ++out_.joined;
-      if (cite == width && wrap_.pieces < kMaxPieces && wrap_.text.size() < kMaxLineBytes) return true;
+      if (line.text.size() == width && wrap_.pieces < kMaxPieces && wrap_.text.size() < kMaxLineBytes) return true;
       FlushHardWrapped();
       return true;
     }
     FlushHardWrapped();
   }
-  if (cite != width) return false;
+  if (line.text.size() != width) return false;
   wrap_ = {.text = std::string(line.text), .head = line, .cite = cite, .pieces = 1, .open = true};
   return true;
 }
@@ -1107,9 +1089,9 @@ ParsedLog LogParser::Finish(bool place) {
   // A record still going on at the end (not a traceback left open long ago by a killed rank):
   // a chunked parse reads this chunk again joined with the next (ingest/chunks.cc).
   constexpr std::int64_t kRecentLines = 256;
-  FlushHardWrapped();
-  out_.open_at_end = has_wrapped_ || has_fragment_ || has_pending_gpu_ || table_.open || open_partials_ > 0 ||
+  out_.open_at_end = has_wrapped_ || has_fragment_ || has_pending_gpu_ || table_.open || open_partials_ > 0 || wrap_.open ||
                      (!tracebacks_.empty() && out_.lines - traceback_touched_ <= kRecentLines);
+  FlushHardWrapped();
   if (has_fragment_) ++out_.malformed;  // a split line's head whose tail is past the end
   for (Partial& open : partials_) {
     out_.broken += open.open ? 1 : 0;  // a CRI line's head whose `F` is past the end
