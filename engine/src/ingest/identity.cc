@@ -15,6 +15,7 @@ constexpr std::string_view kAgentOf = " (agent ";
 struct Seen {
   StrId host = kNoStr;  // the one host its lines name as their own
   bool many = false;    // they name more than one
+  bool kernel = false;  // it holds kernel lines (a console does not: several files merged)
   std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = -1;  // the ranks its agent names
   void Host(StrId h) {
     if (h == kNoStr || h == host) return;
@@ -39,6 +40,7 @@ StrId OwnHost(const Event& e, const LogFile& f) {
 
 void NoteEvent(const Event& e, const LogFile& f, Seen* s) {
   s->Host(OwnHost(e, f));
+  s->kernel |= e.family == Family::kXid || e.family == Family::kHostOom;
   if (!f.agent) return;
   if (std::holds_alternative<FailureEntry>(e.detail)) s->Ranks(e.rank, e.rank);
   if (const auto* nl = std::get_if<NodeLayout>(&e.detail); nl && e.kind == Kind::kAgentRanks) {
@@ -110,6 +112,9 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& path_node, const Inci
     const LogFile& f = inc.files[i];
     if (!want[i] || !path_node[i].empty()) continue;
     Seen& s = seen[i];
+    // One process's or one agent's lines, not a merged file of many (several ranks' prefixes,
+    // srun labels, an agent's console beside kernel lines).
+    if (f.task_labels || (f.agent ? s.kernel : f.prefix_ranks.size() > 1)) continue;
     if (f.agent && !f.prefix_ranks.empty()) s.Ranks(f.prefix_ranks.front(), f.prefix_ranks.back());
     if (s.host != kNoStr && !s.many) {
       out.node[i] = std::string(inc.str(s.host));
