@@ -65,7 +65,7 @@ void RanksOfLocalFolders(const Incident& inc, JobFacts* jf) {
 
 // A torchrun console holding its workers' `[default<L>]:`-tagged lines (a pod's `kubectl logs`,
 // torchrun --tee): a line that names both its local and its global rank gives the node's first
-// rank; the workers it started together, local ranks 0 up to the highest tag on such a line,
+// rank; the workers it started together, local ranks 0 up to the highest tag in the file,
 // logged there too, named or not (torch <= 2.4 prints no per-rank line at start, so a worker
 // that waited quietly never names itself). One base per file; two that disagree place nothing.
 void RanksOfTaggedConsoles(const Incident& inc, JobFacts* jf) {
@@ -90,7 +90,7 @@ void RanksOfTaggedConsoles(const Incident& inc, JobFacts* jf) {
     const LogFile& f = inc.files[i];
     const std::int32_t node = f.node >= 0 ? f.node : b.node;
     if (b.first < 0 || b.conflict || node < 0 || f.later_attempt) continue;
-    for (std::int32_t l = 0; l <= b.top; ++l) {
+    for (std::int32_t l = 0; l <= std::max(b.top, f.top_local_tag); ++l) {
       jf->EnsureRank(b.first + l);
       RankFacts& r = jf->ranks[b.first + l];
       r.has_log = true;

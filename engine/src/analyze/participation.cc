@@ -13,6 +13,7 @@
 #include "analyze/hardware.h"
 #include "analyze/job_end.h"
 #include "analyze/mismatch.h"
+#include "analyze/partial.h"
 #include "analyze/scoring.h"
 #include "analyze/network.h"
 #include "analyze/ib_ports.h"
@@ -805,6 +806,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     DiagnoseNetworkFault(inc, a.facts, *net, &f);
   } else if (a.scores.empty() && !a.facts.HasWave() && FindStraggler(inc, a.facts, &f)) {
     return f;
+  } else if (a.scores.empty() && DiagnoseUnrankedFailure(inc, a.facts, &f)) {
+    // only the launcher's word on a local rank of one node (analyze/partial.h)
   } else if (a.scores.empty()) {
     NoCandidate(a, &f);
   } else if (leads) {

@@ -275,6 +275,7 @@ void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, Pro
   into->agent |= from.agent;
   into->task_labels |= from.task_labels;
   into->local_tags |= from.local_tags;
+  into->top_local_tag = std::max(into->top_local_tag, from.top_local_tag);
 }
 
 

@@ -19,13 +19,15 @@ namespace denpex::engine {
 
 struct LogFile {
   std::string path;              // relative to the incident dir
-  std::int32_t node = -1;        // index into Incident::nodes; -1 when its path names none
+  std::int32_t node = -1;        // index into Incident::nodes; -1 when neither its path nor its lines name one
+  bool node_from_content = false;  // that node is the one its lines name (ingest/identity.h)
   std::int32_t name_rank = -1;   // R of rank_<R>.log
   std::int32_t local_rank = -1;  // L of a torchrun log dir's `<L>/` folder
   std::vector<std::int32_t> prefix_ranks;  // distinct `[rank<G>]:` ranks inside
   bool agent = false;            // a torchrun agent's console
   bool task_labels = false;      // srun --label output
   bool local_tags = false;       // torchrun `[default<L>]:` tags
+  std::int32_t top_local_tag = -1;  // the highest L of those tags
   bool readable = false;         // opened, and text
   bool copy = false;             // `denpex run`'s `<stem>.errors.log` (SourceFile::copy)
   bool kernel = false;           // a kernel log by its name (dmesg, kern.log, journal, syslog)
@@ -57,7 +59,8 @@ struct InputCounts {
 struct Incident {
   std::filesystem::path root;       // canonical incident directory
   std::vector<LogFile> files;
-  std::vector<std::string> nodes;   // node names (directories, hosts the lines name), sorted
+  // Node names (directories, hosts the lines name, agents told apart: ingest/identity.h), sorted.
+  std::vector<std::string> nodes;
   std::vector<Event> events;        // file order, then line order; times and nodes resolved
   StringTable strings;
   InputCounts input;

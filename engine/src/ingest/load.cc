@@ -293,6 +293,7 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc, std::vector<St
     f.agent = r.log.agent;
     f.task_labels = r.log.task_labels;
     f.local_tags = r.log.local_tags;
+    f.top_local_tag = r.log.top_local_tag;
     f.prefix_ranks = std::move(r.log.prefix_ranks);
     f.last_line = r.log.last_line;
     f.cut = r.cut;

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "ingest/file_text.h"
+#include "ingest/identity.h"
 
 namespace denpex::engine {
 namespace {
@@ -224,6 +225,16 @@ void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& cen
     file_node[i] = sources[i].node.empty() && !alias.empty() ? std::string(real(Stem(sources[i].rel))) : sources[i].node;
     if (sources[i].node.empty() && file_node[i] == Stem(sources[i].rel) && !alias.contains(file_node[i])) file_node[i].clear();
   }
+  // A file whose path names no node is the node its lines name (ingest/identity.h).
+  const FileIdentity identity = IdentifyFiles(file_node, *inc);
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    if (identity.node[i].empty()) continue;
+    file_node[i] = identity.node[i];
+    inc->files[i].node_from_content = true;
+  }
+  const auto split = [&](std::string_view host) {
+    return std::find(identity.split_hosts.begin(), identity.split_hosts.end(), host) != identity.split_hosts.end();
+  };
   // Views of the names (into file_node, the aliases, the world info and the strings), sorted
   // before they are copied: sorting the ~4 k std::string of a 2,048-node job took ~0.9 ms.
   std::vector<std::string_view> names;
@@ -236,7 +247,7 @@ void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& cen
   DecodeWorld(census, inc);
   for (const WorldHost& h : inc->world) names.push_back(real(h.host));
   for (StrId id = 1; id < seen.size(); ++id) {
-    if ((seen[id] & kAsHost) != 0) names.push_back(real(inc->str(id)));
+    if ((seen[id] & kAsHost) != 0 && !split(inc->str(id))) names.push_back(real(inc->str(id)));
     if ((seen[id] & kAsSlurmNode) != 0) names.push_back(inc->str(id));
   }
   std::sort(names.begin(), names.end());
@@ -333,7 +344,11 @@ void ResolveRanks(const EventCensus& census, Incident* inc) {
   for (const std::size_t i : census.local_ranked) {
     const Event& e = inc->events[i];
     if (e.rank >= 0 && e.node >= 0 && e.local_rank >= 0) by_local.emplace(std::make_pair(e.node, e.local_rank), e.rank);
-    if (const auto* fe = std::get_if<FailureEntry>(&e.detail); fe && e.rank >= 0 && fe->host != kNoStr) {
+    const auto* fe = std::get_if<FailureEntry>(&e.detail);
+    if (fe && e.rank >= 0 && e.node >= 0 && inc->files[e.file].node_from_content) {
+      // the agent's own console, placed by its lines: the table's host is the console's node
+      by_local.emplace(std::make_pair(e.node, fe->local_rank), e.rank);
+    } else if (fe && e.rank >= 0 && fe->host != kNoStr) {
       auto it = std::lower_bound(inc->nodes.begin(), inc->nodes.end(), inc->str(fe->host));
       if (it != inc->nodes.end() && *it == inc->str(fe->host)) {
         by_local.emplace(std::make_pair(static_cast<std::int32_t>(it - inc->nodes.begin()), fe->local_rank), e.rank);

@@ -176,6 +176,7 @@ bool Syslog(std::string_view line, Header* out) {
     out->clock = Clock::kNoYear;
   }
   out->kind = HeaderKind::kSyslog;
+  out->host = host;
   out->source = ident.substr(1);
   out->message = s.Rest();
   Header inner;  // `kernel: [ 518.05] msg`
@@ -189,6 +190,7 @@ bool HostKernel(Header* out) {
   const std::string_view host = s.Token(" :");
   if (host.empty() || !s.Lit(" kernel: ")) return false;
   if (out->kind == HeaderKind::kNone) out->kind = HeaderKind::kSyslog;
+  out->host = host;
   out->source = "kernel";
   out->message = s.Rest();
   Header inner;  // `kernel: [ 518.05] msg`

@@ -41,6 +41,7 @@ struct Header {
   char severity = 0;         // I W E F, or 0
   std::string_view source;   // ProcessGroupNCCL.cpp, torch/distributed/..., launch.py, kernel
   std::string_view message;  // the rest
+  std::string_view host;     // syslog's host field (`May 15 23:09:30 <host> kernel: `): the line's node
 };
 
 // Always fills `out` (kind kNone and message = line when no header is recognised). Returns

@@ -118,6 +118,7 @@ struct ParsedLog {
   bool agent = false;          // carries torchrun / torch.distributed.elastic agent lines
   bool task_labels = false;    // srun --label task ids (on a line with a trigger)
   bool local_tags = false;     // torchrun `[default<L>]:` tags
+  std::int32_t top_local_tag = -1;  // the highest L of those tags
 };
 
 // `first_line` is the 1-based number of the first line of `text` (a chunk of a larger file

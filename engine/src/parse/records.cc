@@ -153,6 +153,7 @@ void LogParser::Read(Parsed& p, std::string_view body, int joins, bool anchored)
   if (p.origin.rank >= 0) NoteRank(p.origin.rank);
   out_.task_labels |= p.origin.task >= 0 && level_ != TriggerLevel::kNone;
   out_.local_tags |= p.origin.local_rank >= 0;
+  out_.top_local_tag = std::max(out_.top_local_tag, p.origin.local_rank);
   if (ParseHeader(body, &p.header) == Match::kMalformed && level_ == TriggerLevel::kRecord && !anchored) ++out_.malformed;
   NoteTime(p);
   // Only a line with a record trigger and no header that names its message may hide one.
@@ -361,6 +362,7 @@ void LogParser::PrefixLine(const LineRef& line) {
   if (o.rank >= 0) NoteRank(o.rank);
   out_.task_labels |= o.task >= 0;
   out_.local_tags |= o.local_rank >= 0;
+  out_.top_local_tag = std::max(out_.top_local_tag, o.local_rank);
 }
 
 namespace {
@@ -497,7 +499,8 @@ void LogParser::PlaceEvent(const Parsed& p, Event* e) {
   e->rank = p.rank;
   e->local_rank = p.origin.local_rank >= 0 ? p.origin.local_rank : ctx_.local_rank;
   e->task = p.origin.task;
-  e->host = p.origin.host.empty() ? kNoStr : out_.strings.Intern(p.origin.host);
+  const std::string_view host = p.origin.host.empty() ? p.header.host : p.origin.host;
+  e->host = host.empty() ? kNoStr : out_.strings.Intern(host);
   e->file = ctx_.file;
   e->line = p.ref.number;
   e->offset = p.ref.offset;

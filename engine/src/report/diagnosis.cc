@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ingest/file_text.h"
+#include "ingest/identity.h"
 
 namespace denpex::engine {
 namespace {
@@ -112,7 +113,7 @@ v1::Diagnosis ToDiagnosis(const Incident& inc, const Finding& f) {
   d.set_reason(ValidUtf8(f.reason));
   v1::Initiator* ini = d.mutable_initiator();
   ini->set_rank(f.rank);
-  ini->set_node(f.node >= 0 ? ValidUtf8(inc.nodes[f.node]) : "");
+  ini->set_node(f.node >= 0 ? ValidUtf8(NodeHost(inc.nodes[f.node])) : "");
   ini->set_local_rank(f.local_rank);
   ini->set_gpu(f.gpu);
   // A time from year-less stamps with no year anywhere in the incident would read 1970: none.
@@ -122,7 +123,7 @@ v1::Diagnosis ToDiagnosis(const Incident& inc, const Finding& f) {
   for (const auto& c : f.candidates) {
     v1::Candidate* cand = d.add_candidates();
     cand->set_rank(c.rank);
-    cand->set_node(c.node >= 0 ? ValidUtf8(inc.nodes[c.node]) : "");
+    cand->set_node(c.node >= 0 ? ValidUtf8(NodeHost(inc.nodes[c.node])) : "");
     cand->set_score(Round3(c.score));
   }
   d.set_owner(f.owner);

@@ -37,6 +37,9 @@ void Initiator(const v1::Diagnosis& d, std::string* out) {
     const v1::Link& l = d.link();
     *out += "the link " + l.node_a() + (l.hca_a().empty() ? "" : " " + l.hca_a()) + " <-> " + l.node_b() +
             (l.hca_b().empty() ? "" : " " + l.hca_b()) + " (which end failed first not determined)";
+  } else if (ini.local_rank() >= 0) {  // a local rank whose global rank nothing gives
+    *out += "local rank " + std::to_string(ini.local_rank()) + " of " +
+            (ini.node().empty() ? std::string("a node no line names") : "node " + ini.node()) + " (global rank not determined)";
   } else if (ini.node().empty()) {  // diagnosed: the scheduler, or every rank failing together
     *out += d.verdict() == v1::VERDICT_DIAGNOSED ? "the whole job" : "not determined";
   } else {

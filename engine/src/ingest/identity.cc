@@ -1,0 +1,148 @@
+#include "ingest/identity.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace denpex::engine {
+namespace {
+
+constexpr std::string_view kUnnamed = "the node of ";
+constexpr std::string_view kAgentOf = " (agent ";
+
+// What one file's lines say about whose they are.
+struct Seen {
+  StrId host = kNoStr;  // the one host its lines name as their own
+  bool many = false;    // they name more than one
+  bool kernel = false;  // it holds kernel lines (a console does not: several files merged)
+  std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = -1;  // the ranks its agent names
+  void Host(StrId h) {
+    if (h == kNoStr || h == host) return;
+    many |= host != kNoStr;
+    host = h;
+  }
+  void Ranks(std::int32_t first, std::int32_t last) {
+    if (first < 0 || last < first) return;
+    lo = std::min(lo, first);
+    hi = std::max(hi, last);
+  }
+};
+
+// A host an event names as the place its own line was written: NCCL's `host:pid:tid`, a syslog,
+// journal or pdsh prefix, an agent's failure table. Kubernetes, Ray and Slurm lines name other
+// objects (pods, workers' ips, the nodes of a job).
+StrId OwnHost(const Event& e, const LogFile& f) {
+  if (const auto* fe = std::get_if<FailureEntry>(&e.detail); fe && f.agent) return fe->host;
+  if (e.family == Family::kKubernetes || e.family == Family::kRay || e.family == Family::kSlurm) return kNoStr;
+  return e.host;
+}
+
+void NoteEvent(const Event& e, const LogFile& f, Seen* s) {
+  s->Host(OwnHost(e, f));
+  s->kernel |= e.family == Family::kXid || e.family == Family::kHostOom;
+  if (!f.agent) return;
+  if (std::holds_alternative<FailureEntry>(e.detail)) s->Ranks(e.rank, e.rank);
+  if (const auto* nl = std::get_if<NodeLayout>(&e.detail); nl && e.kind == Kind::kAgentRanks) {
+    s->Ranks(nl->First(), nl->First() + nl->local_procs - 1);
+  }
+}
+
+std::string RankRange(std::int32_t lo, std::int32_t hi) {
+  return lo == hi ? "rank " + std::to_string(lo) : "ranks " + std::to_string(lo) + "-" + std::to_string(hi);
+}
+
+// Whether anything outside the split agents' consoles names `host`.
+bool NamedElsewhere(const Incident& inc, StrId host, const std::vector<char>& split) {
+  for (const Event& e : inc.events) {
+    if (split[e.file]) continue;
+    if (e.host == host) return true;
+    if (const auto* fe = std::get_if<FailureEntry>(&e.detail); fe && fe->host == host) return true;
+    if (const auto* sn = std::get_if<SlurmNote>(&e.detail); sn && sn->node == host) return true;
+  }
+  return false;
+}
+
+// A folder is a hint: when the lines of its files name one host, and no other folder's lines
+// name that host, its files are that host's (a re-laid incident's opaque folder names, a folder
+// named for the job's step). Two folders whose lines name one host stay two nodes (two agents).
+void RenameFolders(const std::vector<std::string>& path_node, const std::vector<Seen>& seen, const Incident& inc,
+                   FileIdentity* out) {
+  std::map<std::string_view, Seen> folder;  // what the lines of each folder's files name
+  for (std::size_t i = 0; i < path_node.size(); ++i) {
+    if (path_node[i].empty() || !inc.files[i].readable || inc.files[i].copy) continue;
+    Seen& s = folder[path_node[i]];
+    s.many |= seen[i].many;
+    s.Host(seen[i].host);
+  }
+  std::map<StrId, std::int32_t> folders_of;
+  for (const auto& [name, s] : folder) {
+    if (s.host != kNoStr && !s.many) ++folders_of[s.host];
+  }
+  for (std::size_t i = 0; i < path_node.size(); ++i) {
+    if (path_node[i].empty()) continue;
+    const auto it = folder.find(path_node[i]);
+    if (it == folder.end()) continue;
+    const Seen& s = it->second;
+    if (s.host == kNoStr || s.many || folders_of[s.host] != 1 || inc.str(s.host) == path_node[i]) continue;
+    out->node[i] = std::string(inc.str(s.host));
+  }
+}
+
+}  // namespace
+
+FileIdentity IdentifyFiles(const std::vector<std::string>& path_node, const Incident& inc) {
+  const std::size_t n = inc.files.size();
+  FileIdentity out;
+  out.node.resize(n);
+  std::vector<Seen> seen(n);
+  std::vector<char> want(n, 0);
+  bool any = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    want[i] = inc.files[i].readable && !inc.files[i].copy;
+    any |= want[i] != 0;
+  }
+  if (!any) return out;
+  for (const Event& e : inc.events) {
+    if (want[e.file]) NoteEvent(e, inc.files[e.file], &seen[e.file]);
+  }
+  RenameFolders(path_node, seen, inc, &out);
+  std::map<StrId, std::vector<std::size_t>> agents_of;  // host -> the agents' consoles naming it
+  for (std::size_t i = 0; i < n; ++i) {
+    const LogFile& f = inc.files[i];
+    if (!want[i] || !path_node[i].empty()) continue;
+    Seen& s = seen[i];
+    // One process's or one agent's lines, not a merged file of many (several ranks' prefixes,
+    // srun labels, an agent's console beside kernel lines).
+    if (f.task_labels || (f.agent ? s.kernel : f.prefix_ranks.size() > 1)) continue;
+    if (f.agent && !f.prefix_ranks.empty()) s.Ranks(f.prefix_ranks.front(), f.prefix_ranks.back());
+    if (s.host != kNoStr && !s.many) {
+      out.node[i] = std::string(inc.str(s.host));
+      if (f.agent) agents_of[s.host].push_back(i);
+    } else if (s.host == kNoStr && f.agent && !f.task_labels && !f.world_info) {
+      out.node[i] = std::string(kUnnamed) + f.path;  // one console, one agent: its own node
+    }
+  }
+  std::vector<char> split(n, 0);
+  std::vector<StrId> hosts;
+  for (const auto& [host, files] : agents_of) {
+    if (files.size() < 2) continue;
+    hosts.push_back(host);
+    for (const std::size_t i : files) {
+      const Seen& s = seen[i];
+      out.node[i] += std::string(kAgentOf) + (s.hi >= 0 ? "with " + RankRange(s.lo, s.hi) : "of " + inc.files[i].path) + ")";
+      split[i] = 1;
+    }
+  }
+  for (const StrId host : hosts) {
+    if (!NamedElsewhere(inc, host, split)) out.split_hosts.emplace_back(inc.str(host));
+  }
+  return out;
+}
+
+std::string_view NodeHost(std::string_view label) {
+  if (label.starts_with(kUnnamed)) return {};
+  return label.substr(0, label.find(kAgentOf));
+}
+
+}  // namespace denpex::engine
