@@ -93,6 +93,19 @@ TEST(StoreJoinGap, InconclusiveWhenNoKnownNodeIsSilent) {
   EXPECT_NE(d.initiator().rank(), 0);
 }
 
+// gpu-0003 and gpu-0004 are both silent (only their empty kernel logs) and nothing sets one
+// apart: the first in the node list is no answer, the node is left open.
+TEST(StoreJoinGap, InconclusiveWhenSeveralNodesAreSilentAlike) {
+  TempDir tmp;
+  JoinTimeoutLog(true, tmp.path());
+  Write(tmp.path() / "gpu-0004/kern.log", "");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_INCONCLUSIVE) << d.reason();
+  EXPECT_EQ(d.initiator().node(), "") << d.reason();
+  EXPECT_NE(d.reason().find("2 nodes of the logs have no line of their ranks"), std::string::npos) << d.reason();
+  EXPECT_NE(d.reason().find("2 ranks never joined"), std::string::npos) << d.reason();
+}
+
 // DeepSpeed's launch.py names no rank (its last command, whichever failed): its node's exit line
 // is cited beside the rank's own error, not as the initiator.
 TEST(PdshLauncher, NodesLauncherExitCorroboratesTheRanksOwnError) {

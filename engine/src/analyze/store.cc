@@ -308,6 +308,19 @@ void DiagnoseStoreJoinGap(const Incident& inc, const JobFacts& facts, const Stor
                 "Rank 0's error and the joined ranks' store errors are consequences.";
     return;
   }
+  if (g.silent.size() > 1 && g.hung_task < 0) {
+    // Several nodes are silent and nothing sets one apart: naming one would be a guess by its
+    // place in the node list, so the node is left open.
+    f->verdict = v1::VERDICT_INCONCLUSIVE;
+    f->failure_class = v1::FAILURE_CLASS_NCCL_SETUP;
+    f->owner = v1::OWNER_HOST;
+    f->reason = "Rank 0's TCPStore timed out waiting for its clients, " + counted + ": " + Count(missing, "rank") +
+                " never joined and printed nothing, and " + Count(static_cast<std::int32_t>(g.silent.size()), "node") +
+                " of the logs have no line of their ranks and no failure of their launcher (" + NodeName(inc, g.silent.front()) +
+                ", ...): the logs do not say which of them held the missing ranks, so no node is named. Rank 0's error and the "
+                "joined ranks' store errors are consequences.";
+    return;
+  }
   const std::int32_t node = g.silent.front();
   const std::string name = NodeName(inc, node);
   std::string others;
