@@ -989,6 +989,11 @@ TEST(Families, StepTimersOfEachDeepSpeedShape) {
   // Not timers: a value that is not a number, an optimizer-only breakdown with a bad field.
   EXPECT_TRUE(Parse("[2023-07-19 14:09:21,612] [INFO] [logging.py:96:log_dist] [Rank 1] time (ms) | fwd: n/a\n").events.empty());
   EXPECT_TRUE(Parse("time (ms) | fwd 12.0\n").events.empty());
+  // A line a terminal's hard wrap cut after a field (its bwd_inner/bwd_allreduce tail on the next
+  // line): its whole backward would read as compute and no wait, so it is not read at all.
+  EXPECT_TRUE(Parse("> [2026-03-02 09:00:13,098] [INFO] [logging.py:96:log_dist] [Rank 9] time (ms) | fwd: 411.84 | "
+                    "bwd: 909.24 |\n")
+                  .events.empty());
 }
 
 // NCCL set-up WARNs as NCCL prints them (the bootstrap finding no interface, the duplicate GPU

@@ -5,7 +5,7 @@
 //   time (ms) | forward_microstep: 193.65 | backward_microstep: 329.25 | ...   (old, no rank)
 // Each timer is compute or collective wait by its name; `bwd`/`backward` (compute plus the
 // gradient reduction) counts only when no `*_inner` timer splits it, and the optimizer's
-// `step` counts as neither.
+// `step` counts as neither. A line that ends in a bar was cut and is not read.
 #include <charconv>
 
 #include "parse/families.h"
@@ -47,6 +47,10 @@ bool RecogniseStepTimers(std::string_view msg, Recognised* out) {
   }
   if (!s.Lit("time (ms) |")) return false;
   std::string_view rest = s.Rest();
+  while (!rest.empty() && rest.back() == ' ') rest.remove_suffix(1);
+  // DeepSpeed never ends the line with a bar: one that does was cut (a terminal's hard wrap) and
+  // its missing timers would skew the compute/wait split, so it is no timer line.
+  if (rest.empty() || rest.back() == '|') return false;
   double compute = 0, wait = 0, whole_backward = 0;
   bool inner = false;
   int timers = 0;
