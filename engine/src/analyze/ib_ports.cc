@@ -206,6 +206,10 @@ std::optional<SlowPort> FindSlowPort(const Incident& inc, const JobFacts& facts)
     }
   }
   if (best == nullptr || runner_up >= best_score) return std::nullopt;  // none, or two alike
+  // Two counter files of one node for the same device: the node's logs are several machines'
+  // (one host name for all), so neither the port's machine nor its rank is known.
+  const auto twins = std::count_if(ports.begin(), ports.end(), [&](const Port& p) { return p.node == best->node && p.device == best->device; });
+  if (twins > 1) return std::nullopt;
   SlowPort s;
   s.node = best->node;
   s.device = best->device;
