@@ -1019,6 +1019,29 @@ TEST(Families, NcclSetupWarnsAndTheirTorchError) {
   EXPECT_EQ(log.strings.Get(std::get<PythonError>(log.events[0].detail).type), "torch.distributed.DistBackendError");
 }
 
+// The second line of a DistBackendError's message names NCCL's result (`ncclRemoteError: A call
+// failed ...`): NCCL's word on the failed call, not an exception the application raised.
+TEST(Families, NcclResultLineUnderDistBackendErrorIsNcclsWord) {
+  const ParsedLog log = Parse(
+      "[rank880]: Traceback (most recent call last):\n"
+      "[rank880]:   File \"/usr/local/lib/python3.10/dist-packages/torch/distributed/distributed_c10d.py\", line 4159, in "
+      "barrier\n"
+      "[rank880]:     work = group.barrier(opts=opts)\n"
+      "[rank880]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, "
+      "remote process exited or there was a network error, NCCL version 2.21.5\n"
+      "[rank880]: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\n"
+      "[rank880]: Last error:\n"
+      "[rank880]: socketPollConnect: connect returned Connection timed out, exceeded error retry count (35)\n");
+  for (const Event& e : log.events) {
+    if (!std::holds_alternative<PythonError>(e.detail)) continue;
+    EXPECT_EQ(FamilyName(e.family), FamilyName(Family::kNccl)) << log.strings.Get(std::get<PythonError>(e.detail).type);
+  }
+  EXPECT_TRUE(std::any_of(log.events.begin(), log.events.end(), [&](const Event& e) {
+    const auto* pe = std::get_if<PythonError>(&e.detail);
+    return pe != nullptr && log.strings.Get(pe->type) == "ncclRemoteError";
+  }));
+}
+
 TEST(Chunks, ChunkedParseEqualsWholeFileParse) {
   std::string text;
   for (int i = 0; i < 400; ++i) {

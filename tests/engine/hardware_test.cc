@@ -11,7 +11,9 @@
 #include "analyze/hardware.h"
 #include "denpex/engine/engine.h"
 #include "fixture.h"
+#include "ingest/chunks.h"
 #include "ingest/incident.h"
+#include "parse/log_parser.h"
 
 namespace denpex::engine {
 namespace {
@@ -373,6 +375,36 @@ TEST(Hardware, FailedDcgmiDeploymentCheckIsNotAHardwareTest) {
   const v1::Diagnosis d = job.Run();
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_GPU_ECC) << d.reason();
   EXPECT_TRUE(HasAction(d, "reset_gpu"));
+}
+
+// The class of a rank's own CUDA error from its message alone (no kernel log collected): the
+// runtime's `uncorrectable ECC error encountered` and NVLink messages are the GPU's; an illegal
+// address is the application's.
+TEST(Hardware, CudaErrorThatNamesAnEccFaultIsTheGpusWithoutTheKernelLog) {
+  struct Case {
+    const char* line;
+    v1::FailureClass failure_class;
+    v1::Owner owner;
+  };
+  for (const Case& c : {
+           Case{"[rank1109]: RuntimeError: CUDA error: uncorrectable ECC error encountered", v1::FAILURE_CLASS_GPU_ECC,
+                v1::OWNER_GPU_HARDWARE},
+           Case{"RuntimeError: CUDA error: an uncorrectable NVLink error was detected during the execution",
+                v1::FAILURE_CLASS_GPU_NVLINK, v1::OWNER_GPU_HARDWARE},
+           Case{"[rank5]: RuntimeError: CUDA error: an illegal memory access was encountered", v1::FAILURE_CLASS_CUDA_ERROR,
+                v1::OWNER_APPLICATION},
+       }) {
+    const std::string text = std::string(c.line) + "\n";
+    ParsedLog log = ParseLog(text, FileContext{.prefixes = SniffPrefixes(text)});
+    ASSERT_EQ(log.events.size(), 1u) << c.line;
+    Incident inc;
+    inc.strings = std::move(log.strings);
+    v1::FailureClass failure_class = v1::FAILURE_CLASS_UNSPECIFIED;
+    v1::Owner owner = v1::OWNER_UNSPECIFIED;
+    ASSERT_TRUE(ClassOfOwnError(inc, log.events[0], &failure_class, &owner)) << c.line;
+    EXPECT_EQ(failure_class, c.failure_class) << c.line;
+    EXPECT_EQ(owner, c.owner) << c.line;
+  }
 }
 
 }  // namespace

@@ -129,6 +129,32 @@ TEST(Identity, TwoAgentsThatPrintTheSameHostNameAreKeptApart) {
   EXPECT_NE(d.reason().find("node-a (agent with ranks 2-3)"), std::string::npos) << d.reason();
 }
 
+// Every host name replaced by one (containers that all call themselves `host-0`): two agents'
+// consoles side by side in one folder, each failing its local rank 0. Each agent's `failed
+// (exitcode: ...) local_rank: 0` line is the rank its own table names (rank 0 SIGKILLed during
+// its save, rank 2 exiting 1 after it), never the other agent's local rank 0.
+TEST(Identity, AgentsUnderOneHostNameTakeTheirLocalRanksFromTheirOwnTables) {
+  const fs::path incident = kReal / "tr_kill_in_save_rank0" / "incident";
+  TempDir dir;
+  const auto one_host = [](std::string text) {
+    for (const std::string node : {"node-a", "node-b"}) {
+      for (std::size_t at = text.find(node); at != std::string::npos; at = text.find(node, at)) text.replace(at, 6, "host-0");
+    }
+    return text;
+  };
+  Write(dir.path() / "host-0" / "torchrun.log", one_host(Slurp(incident / "node-a" / "torchrun.log")));
+  Write(dir.path() / "host-0" / "torchrun-1.log", one_host(Slurp(incident / "node-b" / "torchrun.log")));
+  for (const auto& [node, rank] : std::vector<std::pair<std::string, int>>{{"node-a", 0}, {"node-a", 1}, {"node-b", 2}, {"node-b", 3}}) {
+    const std::string name = "rank_" + std::to_string(rank) + ".log";
+    Write(dir.path() / "host-0" / name, one_host(Slurp(incident / node / name)));
+  }
+  const v1::Diagnosis d = testing::DiagnoseDir(dir.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED);
+  EXPECT_EQ(d.initiator().rank(), 0);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL);
+  EXPECT_NE(d.reason().find("SIGKILL"), std::string::npos) << d.reason();
+}
+
 // What users paste: the failing node's console alone, torch 2.1's agent lines, its siblings
 // SIGTERMed and its own `failed` line, cut before the ChildFailedError table.
 std::string FailingNodeConsole() {

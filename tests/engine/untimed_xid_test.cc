@@ -28,7 +28,9 @@ constexpr const char* kBus[] = {"18", "2a", "3a", "5d"};
 struct UntimedJob {
   bool ctld = true;          // write slurmctld.log (Allocate 09:00:00, _job_complete 09:10:19)
   bool bus_ids = true;       // NCCL INFO busId lines map the ranks' GPUs
-  std::string error = "RuntimeError: CUDA error: uncorrectable ECC error encountered";
+  // A GPU fault's usual symptom, whose message does not itself name the fault (an ECC message
+  // would make the GPU the owner with or without the Xid).
+  std::string error = "RuntimeError: CUDA error: unspecified launch failure";
 };
 
 void Write(const fs::path& p, const std::string& text) {

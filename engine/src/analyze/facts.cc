@@ -389,11 +389,17 @@ void AssignNodeRanks(JobFacts* jf) {
   }
 }
 
-std::int32_t GlobalRankOf(const JobFacts& jf, const NodeFacts& n, std::int32_t local_rank) {
+// The node's rank at `local_rank`. Two agents under one host name (containers that all call
+// themselves `host-0`) make one node with two ranks at each local rank: the worker's pid (the
+// `failed` line's, its table entry's) tells them apart, and no match names none.
+std::int32_t GlobalRankOf(const JobFacts& jf, const NodeFacts& n, std::int32_t local_rank, std::int64_t pid) {
+  std::int32_t found = -1, same_local = 0;
   for (std::int32_t r : n.ranks) {
-    if (jf.ranks[r].local_rank == local_rank) return r;
+    if (jf.ranks[r].local_rank != local_rank) continue;
+    if (++same_local == 1) found = r;
+    if (pid != 0 && jf.ranks[r].pid == pid) return r;
   }
-  return -1;
+  return same_local == 1 ? found : -1;
 }
 
 // What the agents said about their workers: who exited first, with what code, and who was
@@ -420,7 +426,7 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
     if (n.first_failure < 0) continue;
     const Event& e = inc.events[n.first_failure];
     const auto& wf = std::get<WorkerFailed>(e.detail);
-    n.failed_rank = GlobalRankOf(*jf, n, wf.local_rank);
+    n.failed_rank = GlobalRankOf(*jf, n, wf.local_rank, wf.pid);
     if (n.failed_rank < 0) continue;
     RankFacts& r = jf->ranks[n.failed_rank];
     if (r.pid == 0) r.pid = wf.pid;

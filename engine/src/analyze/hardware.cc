@@ -438,7 +438,33 @@ std::optional<KernelCause> FindKernelCause(const Incident& inc, const JobFacts& 
   return gpu.empty() ? std::nullopt : HealthCause(inc, facts, rank, gpu, how, health);
 }
 
-bool ClassOfOwnError(const Event& e, v1::FailureClass* failure_class, v1::Owner* owner) {
+namespace {
+
+// CUDA runtime messages that name a fault of the GPU itself, not of the code (cudaGetErrorString:
+// cudaErrorECCUncorrectable, cudaErrorNvlinkUncorrectable).
+struct CudaHardwareMessage {
+  std::string_view text;
+  v1::FailureClass failure_class;
+};
+constexpr CudaHardwareMessage kCudaHardwareMessages[] = {
+    {"uncorrectable ECC error encountered", v1::FAILURE_CLASS_GPU_ECC},
+    {"an uncorrectable NVLink error was detected", v1::FAILURE_CLASS_GPU_NVLINK},
+};
+
+// The hardware class a CUDA error's own message names; UNSPECIFIED when it names none.
+v1::FailureClass HardwareClassOfCudaError(const Incident& inc, const Event& e) {
+  const auto* pe = std::get_if<PythonError>(&e.detail);
+  if (pe == nullptr) return v1::FAILURE_CLASS_UNSPECIFIED;
+  const std::string_view message = inc.str(pe->message);
+  for (const CudaHardwareMessage& m : kCudaHardwareMessages) {
+    if (message.find(m.text) != std::string_view::npos) return m.failure_class;
+  }
+  return v1::FAILURE_CLASS_UNSPECIFIED;
+}
+
+}  // namespace
+
+bool ClassOfOwnError(const Incident& inc, const Event& e, v1::FailureClass* failure_class, v1::Owner* owner) {
   if (e.kind == Kind::kCheckpointLoad) {  // DeepSpeed, FSDP or plain torch: the checkpoint's shape
     *failure_class = v1::FAILURE_CLASS_CHECKPOINT_LOAD;
     *owner = v1::OWNER_APPLICATION;
@@ -446,6 +472,11 @@ bool ClassOfOwnError(const Event& e, v1::FailureClass* failure_class, v1::Owner*
   }
   switch (e.family) {
     case Family::kCuda:
+      if (const v1::FailureClass hw = HardwareClassOfCudaError(inc, e); hw != v1::FAILURE_CLASS_UNSPECIFIED) {
+        *failure_class = hw;
+        *owner = v1::OWNER_GPU_HARDWARE;
+        return true;
+      }
       *failure_class = v1::FAILURE_CLASS_CUDA_ERROR;
       *owner = v1::OWNER_APPLICATION;
       return true;

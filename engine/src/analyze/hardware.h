@@ -51,7 +51,9 @@ struct KernelCause {
 std::optional<KernelCause> FindKernelCause(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks,
                                            std::int32_t rank, std::optional<TimeNs> when);
 
-// Failure class and owner of a rank's own error line (CUDA error, CUDA OOM, host allocation).
-bool ClassOfOwnError(const Event& e, v1::FailureClass* failure_class, v1::Owner* owner);
+// Failure class and owner of a rank's own error line (CUDA error, CUDA OOM, host allocation). A
+// CUDA error whose runtime message names a hardware fault (`uncorrectable ECC error
+// encountered`) is the GPU's, with or without the kernel's Xid.
+bool ClassOfOwnError(const Incident& inc, const Event& e, v1::FailureClass* failure_class, v1::Owner* owner);
 
 }  // namespace denpex::engine

@@ -367,7 +367,7 @@ bool JobWideError(const Incident& inc, const JobFacts& facts, Finding* f) {
   f->verdict = v1::VERDICT_DIAGNOSED;
   f->failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION;
   f->owner = v1::OWNER_APPLICATION;
-  ClassOfOwnError(first, &f->failure_class, &f->owner);
+  ClassOfOwnError(inc, first, &f->failure_class, &f->owner);
   f->confidence = 0.95 * n / logged;
   for (std::int32_t i : errors) {  // when it failed: the earliest of them
     const Event& e = inc.events[i];

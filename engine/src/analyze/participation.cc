@@ -167,7 +167,7 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     } else if (r.exit_code > 0) {
       f->failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION;
       f->owner = v1::OWNER_APPLICATION;
-      if (r.python_error >= 0) ClassOfOwnError(a.inc.events[r.python_error], &f->failure_class, &f->owner);
+      if (r.python_error >= 0) ClassOfOwnError(a.inc, a.inc.events[r.python_error], &f->failure_class, &f->owner);
       if (r.pinned_oom) f->failure_class = v1::FAILURE_CLASS_PINNED_OOM;
     } else {
       f->failure_class = v1::FAILURE_CLASS_SIGNAL_KILL;  // the logs do not say who sent it
@@ -176,7 +176,7 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
   } else if (r.python_error >= 0) {
     f->failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION;
     f->owner = v1::OWNER_APPLICATION;
-    ClassOfOwnError(a.inc.events[r.python_error], &f->failure_class, &f->owner);
+    ClassOfOwnError(a.inc, a.inc.events[r.python_error], &f->failure_class, &f->owner);
     if (r.pinned_oom) f->failure_class = v1::FAILURE_CLASS_PINNED_OOM;
     f->time = StallTime(a, rank);
   } else if (!a.facts.HasWave() && a.facts.gloo_timeouts == 0 && a.facts.gloo_closed > 0) {
@@ -194,12 +194,13 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
 }
 
 // The kernel's word on the rank's GPU (an Xid burst) replaces what its exit alone says when it
-// explains it: a CUDA error, a hang, a kill or a crash. A Python exception, a CUDA OOM or a host
-// OOM (facts' host evidence) is not the GPU's doing, whatever the kernel logged.
+// explains it: a CUDA error (one whose message names a GPU fault too: the Xid says which GPU and
+// how to recover), a hang, a kill or a crash. A Python exception, a CUDA OOM or a host OOM
+// (facts' host evidence) is not the GPU's doing, whatever the kernel logged.
 std::optional<KernelCause> KernelCauseOf(const Analysis& a, std::int32_t rank, Finding* f) {
   switch (f->failure_class) {
     case v1::FAILURE_CLASS_CUDA_ERROR: case v1::FAILURE_CLASS_HANG: case v1::FAILURE_CLASS_SIGNAL_KILL:
-    case v1::FAILURE_CLASS_SEGFAULT:
+    case v1::FAILURE_CLASS_SEGFAULT: case v1::FAILURE_CLASS_GPU_ECC: case v1::FAILURE_CLASS_GPU_NVLINK:
       break;
     default:
       return std::nullopt;
@@ -317,6 +318,13 @@ void DiagnosedRecovery(const Analysis& a, std::int32_t rank, const std::optional
                              "The host ran out of memory and killed " + rk + " on " + node + at +
                                  ": lower its host memory use (data loader workers, pinned buffers, CPU copies of checkpoints) "
                                  "or raise the job's memory limit before resuming."});
+      break;
+    case v1::FAILURE_CLASS_GPU_ECC: case v1::FAILURE_CLASS_GPU_NVLINK:  // the CUDA error's own message, no Xid read
+      f->recovery.push_back({"drain_node", node,
+                             "The CUDA error of " + rk + own + " names a fault of its GPU, and no kernel log of " + node +
+                                 " was read: drain " + node + ", check its kernel log" + at +
+                                 " for the Xid and the GPU's ECC and row-remap counts (nvidia-smi -q), and reset or replace the GPU "
+                                 "before resuming on it."});
       break;
     case v1::FAILURE_CLASS_SEGFAULT:
       f->recovery.push_back({"inspect_core_dump", rk,

@@ -73,6 +73,13 @@ bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* 
   return false;
 }
 
+// NCCL's result names (`ncclRemoteError`, `ncclSystemError`, `ncclInvalidUsage`, ...) head the
+// second line of a DistBackendError's message (torch's detail of the result, then `Last
+// error:`): NCCL's word on the failed call, never an exception of the application.
+bool IsNcclResult(std::string_view type) {
+  return type.size() > 4 && type.starts_with("nccl") && type[4] >= 'A' && type[4] <= 'Z';
+}
+
 // Family and kind of an exception from its type and message.
 void Classify(std::string_view type, std::string_view msg, Recognised* out) {
   auto set = [&](Family f, Kind k) {
@@ -87,7 +94,7 @@ void Classify(std::string_view type, std::string_view msg, Recognised* out) {
     set(Family::kRay, Kind::kActorDied);
   } else if (Has(msg, "Watchdog caught collective operation timeout") || Has(msg, "watchdog thread terminated")) {
     set(Family::kNcclWatchdog, Kind::kWatchdogTerminated);
-  } else if (Has(msg, "NCCL error") || Has(msg, "NCCL communicator was aborted")) {
+  } else if (Has(msg, "NCCL error") || Has(msg, "NCCL communicator was aborted") || IsNcclResult(type)) {
     set(Family::kNccl, Kind::kNcclError);
   } else if (Has(msg, "in pin memory thread")) {  // the DataLoader re-raises its pinning thread's error
     set(Family::kCuda, Kind::kPinMemory);
