@@ -6,16 +6,6 @@
 namespace denpex::engine {
 namespace {
 
-constexpr std::string_view kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-
-int MonthOf(std::string_view abbrev) {
-  for (int i = 0; i < 12; ++i) {
-    if (abbrev == kMonths[i]) return i + 1;
-  }
-  return 0;
-}
-
 char SeverityOfLevel(std::string_view level) {
   if (level == "ERROR" || level == "CRITICAL" || level == "FATAL") return 'E';
   if (level == "WARNING" || level == "WARN") return 'W';

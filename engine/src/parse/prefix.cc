@@ -17,16 +17,6 @@ namespace {
 
 bool IsHostChar(char c) { return IsAlpha(c) || IsDigit(c) || c == '-' || c == '.' || c == '_'; }
 
-constexpr std::string_view kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-
-int MonthOf(std::string_view abbrev) {
-  for (int i = 0; i < 12; ++i) {
-    if (abbrev == kMonths[i]) return i + 1;
-  }
-  return 0;
-}
-
 // `stdout F ` / `stderr P ` (CRI) after a container stamp; a bare `F` ends an empty line.
 bool StreamTag(Scanner* s, LineOrigin* out) {
   Scanner t = *s;

@@ -17,6 +17,17 @@ inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 inline bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 inline bool IsSeverity(char c) { return c == 'I' || c == 'W' || c == 'E' || c == 'F'; }
 
+// 1-12 for an English month abbreviation (`Jan` .. `Dec`, as syslog, journald and `dmesg -T`
+// print it), 0 for anything else.
+inline int MonthOf(std::string_view abbrev) {
+  constexpr std::string_view kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                          "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  for (int i = 0; i < 12; ++i) {
+    if (abbrev == kMonths[i]) return i + 1;
+  }
+  return 0;
+}
+
 class Scanner {
  public:
   explicit Scanner(std::string_view s) : s_(s) {}
