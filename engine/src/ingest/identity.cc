@@ -16,6 +16,7 @@ struct Seen {
   StrId host = kNoStr;  // the one host its lines name as their own
   bool many = false;    // they name more than one
   bool kernel = false;  // it holds kernel lines (a console does not: several files merged)
+  StrId pod_node = kNoStr;  // the node a `kubectl describe pod` or scheduler line placed a pod on
   std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = -1;  // the ranks its agent names
   void Host(StrId h) {
     if (h == kNoStr || h == host) return;
@@ -40,6 +41,11 @@ StrId OwnHost(const Event& e, const LogFile& f) {
 
 void NoteEvent(const Event& e, const LogFile& f, Seen* s) {
   s->Host(OwnHost(e, f));
+  if (e.kind == Kind::kPodNode && e.host != kNoStr) {
+    // pods placed on two nodes: several pods' describes or the scheduler's events, no one node's
+    s->many |= s->pod_node != kNoStr && s->pod_node != e.host;
+    s->pod_node = e.host;
+  }
   s->kernel |= e.family == Family::kXid || e.family == Family::kHostOom;
   if (!f.agent) return;
   if (std::holds_alternative<FailureEntry>(e.detail)) s->Ranks(e.rank, e.rank);

@@ -8,10 +8,12 @@
 #include <oneapi/tbb/parallel_reduce.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "ingest/file_text.h"
@@ -159,17 +161,27 @@ void ResolveYears(const EventCensus& census, Incident* inc) {
 
 namespace {
 
+// One `kubectl describe pod` block: the file bytes [from, to) from its `Node:` line on.
+struct DescribeBlock {
+  std::uint32_t file = 0;
+  std::uint64_t from = 0, to = 0;
+  std::string pod;       // its `Name:` line's; empty when the block has none above `Node:`
+  StrId node = kNoStr;   // its `Node:` line's
+};
+
 std::string_view Stem(std::string_view rel) {
   if (const std::size_t slash = rel.rfind('/'); slash != std::string_view::npos) rel.remove_prefix(slash + 1);
   if (const std::size_t dot = rel.find('.'); dot != std::string_view::npos) rel = rel.substr(0, dot);
   return rel;
 }
 
-// Kubernetes: `kubectl describe pod` names the node a pod ran on (`Node:  gpu-0004/10.0.0.4`);
-// the pod is the describe file's name. A pod's processes print its hostname: the pod name, or
-// for a Job's indexed pods the name without the Job controller's 5-character suffix.
-// The scheduler's `Scheduled pod/<pod> Successfully assigned <ns>/<pod> to <node>` row names
-// both (the only word on a pod that is gone: a JobSet's first attempt).
+// Kubernetes: `kubectl describe pod` names the node a pod ran on (`Node:  gpu-0004/10.0.0.4`)
+// under the pod's own `Name:` line; one file may hold many such blocks (`kubectl describe pods`
+// of a whole job, a collection merged into one file), each read from its own lines. A pod's
+// processes print its hostname: the pod name, or for a Job's indexed pods the name without the
+// Job controller's 5-character suffix. The scheduler's `Scheduled pod/<pod> Successfully
+// assigned <ns>/<pod> to <node>` row names both (the only word on a pod that is gone: a
+// JobSet's first attempt).
 std::string_view ScheduledPod(std::string_view row) {
   const std::size_t at = row.find(" pod/");
   if (at == std::string_view::npos) return {};
@@ -177,20 +189,115 @@ std::string_view ScheduledPod(std::string_view row) {
   return row.substr(0, row.find(' '));
 }
 
-std::map<std::string, std::string, std::less<>> PodAliases(const std::vector<SourceFile>& sources, const EventCensus& census,
-                                                           const Incident& inc) {
-  std::map<std::string, std::string, std::less<>> alias;
+// A line of a describe block: indented, or a top-level `Key:` field (`Start Time:`,
+// `Controlled By:`, `Node-Selectors:`). A stamped line, a blank line or a table header is not.
+bool DescribeLine(std::string_view line) {
+  if (line.empty()) return false;
+  if (line.front() == ' ' || line.front() == '\t') return true;
+  if (!std::isalpha(static_cast<unsigned char>(line.front()))) return false;
+  for (const char c : line) {
+    if (c == ':') return true;
+    if (!std::isalpha(static_cast<unsigned char>(c)) && c != ' ' && c != '-' && c != '.') return false;
+  }
+  return false;
+}
+
+std::string_view LineAt(std::string_view text, std::size_t at) {
+  const std::size_t end = text.find('\n', at);
+  std::string_view line = text.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+  if (line.ends_with('\r')) line.remove_suffix(1);
+  return line;
+}
+
+// The describe block around the `Node:` line at `at`: its pod (the `Name:` line above it within
+// the block, empty when none) and where the block ends (the first line that is not the block's).
+void ReadBlock(std::string_view text, std::size_t at, DescribeBlock* b) {
+  std::size_t start = at;  // the start of the line read last
+  for (int lines = 0; start > 0 && lines < 32; ++lines) {
+    const std::size_t prev = start >= 2 ? text.rfind('\n', start - 2) : std::string_view::npos;
+    start = prev == std::string_view::npos ? 0 : prev + 1;
+    const std::string_view line = LineAt(text, start);
+    if (!DescribeLine(line) || line.starts_with("Node:")) break;  // the block above ends here
+    if (line.starts_with("Name:")) {
+      std::string_view pod = line.substr(5);
+      while (!pod.empty() && pod.front() == ' ') pod.remove_prefix(1);
+      while (!pod.empty() && pod.back() == ' ') pod.remove_suffix(1);
+      b->pod = std::string(pod);
+      break;
+    }
+  }
+  std::size_t end = text.find('\n', at);
+  while (end != std::string_view::npos && end + 1 < text.size()) {
+    const std::string_view line = LineAt(text, end + 1);
+    if (!DescribeLine(line) || line.starts_with("Name:")) break;
+    end = text.find('\n', end + 1);
+  }
+  b->to = end == std::string_view::npos ? text.size() : end + 1;
+}
+
+std::vector<DescribeBlock> DescribeBlocks(const EventCensus& census, const Incident& inc) {
+  std::vector<DescribeBlock> blocks;
+  std::map<std::uint32_t, std::vector<std::size_t>> by_file;
   for (const std::size_t i : census.pod_nodes) {
     const Event& e = inc.events[i];
-    const std::string_view row = inc.str(std::get<Note>(e.detail).text);
-    const std::string_view pod = row.starts_with("Node:") ? Stem(sources[e.file].rel) : ScheduledPod(row);
-    const std::string node(inc.str(e.host));
-    if (pod.empty() || pod == node) continue;
-    alias.emplace(std::string(pod), node);
-    const std::size_t dash = pod.rfind('-');
-    if (dash != std::string_view::npos && pod.size() - dash == 6) alias.emplace(std::string(pod.substr(0, dash)), node);
+    if (inc.str(std::get<Note>(e.detail).text).starts_with("Node:")) by_file[e.file].push_back(i);
   }
+  for (const auto& [file, rows] : by_file) {
+    auto text = FileText::Open(inc.root / inc.files[file].path);
+    if (!text.ok()) continue;
+    const std::string_view view = text->view();
+    for (const std::size_t i : rows) {
+      const Event& e = inc.events[i];
+      if (e.offset >= view.size()) continue;
+      DescribeBlock b{.file = file, .from = e.offset, .node = e.host};
+      ReadBlock(view, e.offset, &b);
+      blocks.push_back(std::move(b));
+    }
+  }
+  std::sort(blocks.begin(), blocks.end(),
+            [](const DescribeBlock& a, const DescribeBlock& b) { return std::tie(a.file, a.from) < std::tie(b.file, b.from); });
+  return blocks;
+}
+
+std::map<std::string, std::string, std::less<>> PodAliases(const std::vector<SourceFile>& sources,
+                                                           const std::vector<DescribeBlock>& blocks, const EventCensus& census,
+                                                           const Incident& inc) {
+  std::map<std::string, std::string, std::less<>> alias;
+  // A name placed on two nodes (a JobSet's recreated pods share a hostname; the gang may land
+  // elsewhere) names neither: its lines' node is unknown, not the first one listed.
+  std::set<std::string, std::less<>> ambiguous;
+  const auto put = [&](std::string_view name, std::string_view node) {
+    const auto [it, added] = alias.emplace(std::string(name), std::string(node));
+    if (!added && it->second != node) ambiguous.emplace(name);
+  };
+  const auto add = [&](std::string_view pod, std::string_view node) {
+    if (pod.empty() || pod == node) return;
+    put(pod, node);
+    const std::size_t dash = pod.rfind('-');
+    if (dash != std::string_view::npos && pod.size() - dash == 6) put(pod.substr(0, dash), node);
+  };
+  // A block cut short above its `Node:` line names no pod: the name of a file that holds it
+  // alone is the hint left (a file of several such blocks names none of their pods).
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    const DescribeBlock& b = blocks[k];
+    const bool alone = (k == 0 || blocks[k - 1].file != b.file) && (k + 1 == blocks.size() || blocks[k + 1].file != b.file);
+    add(!b.pod.empty() ? std::string_view(b.pod) : alone ? Stem(sources[b.file].rel) : std::string_view(), inc.str(b.node));
+  }
+  for (const std::size_t i : census.pod_nodes) {
+    const Event& e = inc.events[i];
+    add(ScheduledPod(inc.str(std::get<Note>(e.detail).text)), inc.str(e.host));
+  }
+  for (const std::string& name : ambiguous) alias.erase(name);
   return alias;
+}
+
+// The describe block (of `blocks`, sorted) that holds `e`'s line; nullptr when none.
+const DescribeBlock* BlockOf(const std::vector<DescribeBlock>& blocks, const Event& e) {
+  auto it = std::upper_bound(blocks.begin(), blocks.end(), std::make_pair(e.file, e.offset),
+                             [](const auto& key, const DescribeBlock& b) { return key < std::make_pair(b.file, b.from); });
+  if (it == blocks.begin()) return nullptr;
+  --it;
+  return it->file == e.file && e.offset < it->to ? &*it : nullptr;
 }
 
 }  // namespace
@@ -215,7 +322,8 @@ void DecodeWorld(const EventCensus& census, Incident* inc) {
 // prefixes, torchrun table `host :` fields): a combined srun log has no directories. An event
 // belongs to its file's node, else to the host it names. Pod names resolve to their node.
 void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& census, Incident* inc) {
-  const auto alias = PodAliases(sources, census, *inc);
+  const std::vector<DescribeBlock> blocks = DescribeBlocks(census, *inc);
+  const auto alias = PodAliases(sources, blocks, census, *inc);
   auto real = [&](std::string_view name) -> std::string_view {
     const auto it = alias.find(name);
     return it == alias.end() ? name : std::string_view(it->second);
@@ -229,8 +337,19 @@ void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& cen
   const FileIdentity identity = IdentifyFiles(file_node, *inc);
   for (std::size_t i = 0; i < sources.size(); ++i) {
     if (identity.node[i].empty()) continue;
-    file_node[i] = identity.node[i];
+    // a pod's hostname (a split agent's label too: `<host> (agent with ranks 8-15)`) is its node's
+    const std::string_view host = NodeHost(identity.node[i]);
+    file_node[i] = host.empty() ? identity.node[i] : std::string(real(host)) + identity.node[i].substr(host.size());
     inc->files[i].node_from_content = true;
+  }
+  // A file of describe blocks is the node they name (their own lines beat its folder's name),
+  // or no one node when they name several.
+  for (std::size_t k = 0; k < blocks.size(); ++k) {
+    const std::uint32_t f = blocks[k].file;
+    if (k > 0 && blocks[k - 1].file == f) continue;
+    bool one = true;
+    for (std::size_t j = k + 1; j < blocks.size() && blocks[j].file == f; ++j) one &= blocks[j].node == blocks[k].node;
+    file_node[f] = one ? std::string(inc->str(blocks[k].node)) : std::string();
   }
   const auto split = [&](std::string_view host) {
     return std::find(identity.split_hosts.begin(), identity.split_hosts.end(), host) != identity.split_hosts.end();
@@ -239,7 +358,7 @@ void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& cen
   // before they are copied: sorting the ~4 k std::string of a 2,048-node job took ~0.9 ms.
   std::vector<std::string_view> names;
   for (const auto& n : file_node) {
-    if (!n.empty()) names.push_back(n);
+    if (!n.empty()) names.push_back(real(n));
   }
   // Each distinct string once (a 16k-rank job has ~100 k events that name a host, and a few
   // thousand hosts: sorting a copy per event was most of this serial step).
@@ -268,6 +387,14 @@ void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& cen
     e.node = inc->files[e.file].node;
     if (e.node < 0) e.node = host_node[e.host];  // kNoStr's: -1
   });
+  // A describe block's own rows (its container's `Reason:`, `Restart Count:`) are its pod's
+  // node's, whatever file holds the block.
+  if (!blocks.empty()) {
+    EachEvent(inc->events, [&](Event& e) {
+      if (e.family != Family::kKubernetes || e.host != kNoStr) return;
+      if (const DescribeBlock* b = BlockOf(blocks, e)) e.node = host_node[b->node];
+    });
+  }
   for (const WorldHost& h : inc->world) inc->world_node.push_back(index(h.host));
 }
 
