@@ -1,5 +1,5 @@
 // The kernel-log side of GPU, memory and CUDA faults (see gpu_faults.h). Cascades follow
-// ../shared/reference/hardware-scheduler.md §1.5: 79 then GSP 119 repeats (rate-limited);
+// NVIDIA's Xid documentation (docs/log_formats.md §16): 79 then GSP 119 repeats (rate-limited);
 // 48 -> 63/64 -> 94/95 within milliseconds, 45 when the process is gone, 154 on drivers that
 // report recovery actions; 74 on the GPU and, sympathetic, on an NVLink peer; 120 then 119;
 // an application's MMU fault 31 then 43.

@@ -1,5 +1,5 @@
 // The version profile tables. Line numbers are those printed by the named release (see
-// docs/log_formats.md and ../shared/reference/log-formats.md for where they come from).
+// docs/log_formats.md for where they come from).
 #include "profiles.h"
 
 namespace denpex::sim {

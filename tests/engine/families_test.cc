@@ -1,5 +1,5 @@
 // The family recognisers on the real line shapes of each version in
-// ../shared/reference/log-formats.md §2–§13, through the per-file parser (so prefixes, headers
+// docs/log_formats.md, through the per-file parser (so prefixes, headers
 // and multi-line joins are exercised as in a real log).
 #include <gtest/gtest.h>
 

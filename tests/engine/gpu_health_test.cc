@@ -17,7 +17,7 @@
 namespace denpex::engine {
 namespace {
 
-// An A100 after an Xid 63 (../shared/reference/hardware-scheduler.md §2.2), 470-era headings.
+// An A100 after an Xid 63 (a row remap pending), 470-era headings.
 constexpr const char* kQuery470 = R"(==============NVSMI LOG==============
 
 Timestamp                                 : Mon Mar  2 09:28:02 2026

@@ -1,5 +1,5 @@
-// Stacked prefixes and line headers, on the real shapes of ../shared/reference/log-formats.md
-// §1 (one test per producer; versions in the test names where the shape changed).
+// Stacked prefixes and line headers, on the real shapes of docs/log_formats.md
+// §1 and §1h (one test per producer; versions in the test names where the shape changed).
 #include <gtest/gtest.h>
 
 #include <string>

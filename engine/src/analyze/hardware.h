@@ -1,8 +1,8 @@
 // GPU evidence for the initiating rank: what the node's kernel log (with nvidia-smi and NCCL's
 // busId lines for the topology) says about the rank's own GPU. An Xid burst on it makes the
 // owner GPU hardware (or, for an application's MMU fault, links the Xid to the CUDA error).
-// Recovery preconditions follow NVIDIA's Xid catalog (../shared/reference/hardware-scheduler.md
-// §1.3-§1.5, §2.4). Host evidence about the rank's process (the OOM killer) is facts.h's
+// Recovery preconditions follow NVIDIA's Xid catalog (its
+// XID Errors documentation; the codes read here: docs/log_formats.md §16). Host evidence about the rank's process (the OOM killer) is facts.h's
 // HostCauseOf.
 #pragma once
 

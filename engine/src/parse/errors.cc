@@ -1,4 +1,4 @@
-// Exceptions and NCCL debug lines (../shared/reference/log-formats.md §3–§5, §11–§13): what a
+// Exceptions and NCCL debug lines (docs/log_formats.md): what a
 // rank's own process printed about the error that ended it.
 #include <algorithm>
 

@@ -14,7 +14,7 @@
 
 namespace denpex::engine {
 
-// Families of ../shared/reference/log-formats.md and `denpex events` (docs/events_format.md).
+// Families of docs/log_formats.md and `denpex events` (docs/events_format.md).
 enum class Family : std::uint8_t {
   kOther, kNcclWatchdog, kNccl, kCuda, kCudaOom, kHostOom, kXid, kSlurm, kTorchrun,
   kDeepSpeed, kFsdp, kKubernetes, kRay, kGloo, kTrainer, kPython,

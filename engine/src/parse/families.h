@@ -1,4 +1,4 @@
-// Recognisers for the failure families of ../shared/reference/log-formats.md §3–§13, each on
+// Recognisers for the failure families of docs/log_formats.md, each on
 // a message whose prefixes and header are already stripped (prefix.h, headers.h). A
 // recogniser interns the fields it keeps into `strings` and says which family and kind the
 // record is; it never allocates otherwise, and costs a byte test or two on other lines.

@@ -1,5 +1,5 @@
 // Line headers: the stamp, severity and source a logging library puts before the message.
-// One recogniser per shape, all versions of ../shared/reference/log-formats.md §1:
+// One recogniser per shape, all versions of docs/log_formats.md:
 //   c10 (torch ≥ 2.4)     [E0302 09:27:14.123456789 ProcessGroupNCCL.cpp:607] msg
 //   c10 (torch ≤ 2.3)     [E ProcessGroupNCCL.cpp:737] msg                     (no time)
 //   glog Python / klog    W0801 12:06:43.813000 18684 torch/.../api.py:900] msg

@@ -1,4 +1,4 @@
-// Kernel log lines (../shared/reference/log-formats.md §6, §7): the NVIDIA driver's Xid
+// Kernel log lines (docs/log_formats.md): the NVIDIA driver's Xid
 // reports and the OOM killer, in every wording listed there.
 #include "parse/families.h"
 #include "parse/scan.h"

@@ -1,4 +1,4 @@
-// Stacked line prefixes (../shared/reference/log-formats.md §1), outermost first: a paste's
+// Stacked line prefixes (docs/log_formats.md), outermost first: a paste's
 // quoting or indentation and a line number, a container or collector timestamp (with CRI's
 // `stdout F ` stream and tag), a journal's `host unit[pid]: `, `srun --label`'s task id, a
 // pdsh/DeepSpeed host, OpenMPI's `[job,rank]<stdout>:`, a TorchX/NeMo role, torchrun's

@@ -1,4 +1,4 @@
-// Launchers and schedulers (../shared/reference/log-formats.md §8–§10, §12): Slurm's srun,
+// Launchers and schedulers (docs/log_formats.md): Slurm's srun,
 // slurmstepd, slurmd and slurmctld; the torchrun agent; the DeepSpeed launcher; Kubernetes;
 // Ray's raylet.
 #include <algorithm>

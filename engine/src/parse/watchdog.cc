@@ -1,4 +1,4 @@
-// ProcessGroupNCCL's other messages (../shared/reference/log-formats.md §2): the abort that
+// ProcessGroupNCCL's other messages (docs/log_formats.md): the abort that
 // follows a timeout, the watchdog's termination, the heartbeat monitor and the flight
 // recorder's dump signal. The timeout itself and its status line are parsed in lines.cc.
 #include "parse/families.h"
