@@ -542,6 +542,10 @@ PrefixPolicy SniffPrefixes(std::string_view text) {
   PrefixPolicy probe{.hosts = true, .journal = true};
   for (std::string_view line : lines) {
     PeelQuote(&line, policy.Quote());
+    char stream;
+    bool partial;
+    std::size_t content;
+    policy.cri |= CriLine(line, &stream, &partial, &content);
     if (policy.numbered != 0) PeelNumber(&line, policy.numbered);
     LineOrigin o;
     Scanner s(line);

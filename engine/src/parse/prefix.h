@@ -54,6 +54,9 @@ struct PrefixPolicy {
   // Journal lines whose unit prints no `[pid]` (`host sshd: `) are taken only when most of the
   // file's first lines are journal lines (`journalctl -o short`, rsyslog).
   bool journal = false;
+  // Some of the file's first lines are a container runtime's (`<stamp> stdout P `): its `P`
+  // pieces are joined (records.cc); other files never pay for looking.
+  bool cri = false;
   // A terminal copy's quoting (`> `, `> > `) or indentation common to the file's lines, peeled
   // before any other prefix (a line that starts with less of it loses what it has).
   char quote[15] = {};

@@ -50,7 +50,7 @@ void LogParser::Line(const LineRef& raw, TriggerLevel level, bool opening) {
   }
   const auto cite = static_cast<std::uint32_t>(raw.text.size());
   if (ctx_.prefixes.wrap_width > 0 && JoinHardWrapped(raw, cite)) return;
-  if ((open_partials_ > 0 || (!raw.text.empty() && IsDigit(raw.text[0]))) && JoinPartial(raw, cite)) return;
+  if ((open_partials_ > 0 || ctx_.prefixes.cri) && JoinPartial(raw, cite)) return;
   if (has_fragment_ && JoinFragment(raw)) return;
   if (has_wrapped_ && JoinWrapped(raw)) return;
   level_ = level;  // FlushWrapped read the cut line as its own
