@@ -32,7 +32,7 @@ std::size_t Nth(const std::string& hay, std::string_view needle, int n) {
 TEST(TorchZip, ATorchSaveFileVerifiesFromItsEndRecordsAndCentralDirectory) {
   const Finding f = Torch(TorchState("step_10", {{"step", 10}}));
   EXPECT_EQ(f.verdict, V::kValid) << f.detail;
-  EXPECT_EQ(f.detail, "zip64, 7 records under step_10/");
+  EXPECT_EQ(f.detail, "zip64, 7 records under step_10/, 1 storage of 256 bytes as data.pkl sizes them");
 }
 
 TEST(TorchZip, PlainZipAndSaturatedZip64ExtraFieldsAreBothRead) {
