@@ -211,11 +211,14 @@ CheckpointFormat ClassifyDir(std::string_view name, const Listing& dir) {
   if (dir.FindFile("trainer_state.json")) return F::kHfTrainer;
   bool random_states = false, checkpoint_files = false, hf_files = false;
   for (const Entry& e : dir.entries) {
-    random_states |= StartsWith(e.name, "random_states_") && EndsWith(e.name, ".pkl");
+    // accelerate's own names (the Trainer writes optimizer.pt and scheduler.pt).
+    random_states |= (StartsWith(e.name, "random_states_") && EndsWith(e.name, ".pkl")) ||
+                     e.name == "optimizer.bin" || e.name == "scheduler.bin" ||
+                     e.name == "sampler.bin";
     checkpoint_files |= IsCheckpointFile(e.name);
     hf_files |= IsHfFile(e.name);
   }
-  if (random_states) return F::kAccelerate;
+  if (random_states && !StartsWith(name, "checkpoint-")) return F::kAccelerate;
   // checkpoint-N without trainer_state.json: a Trainer save that stopped early, unless it
   // holds only files the Trainer never writes (a user's own checkpoint-N/model.pt).
   if (StartsWith(name, "checkpoint-") && (hf_files || !checkpoint_files)) return F::kHfTrainer;
