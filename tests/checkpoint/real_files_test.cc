@@ -174,6 +174,19 @@ TEST(RealFiles, PointersNameAFolderOrFileInManyForms) {
   EXPECT_NE(r.notes[0].find("not in the directory"), std::string::npos) << r.notes[0];
 }
 
+TEST(RealFiles, AFolderNamedLastIsACheckpointNotAPointer) {
+  TempDir t;
+  WriteSteps(t.path(), "step_", {100});
+  Copy("model.pt", t.path() / "last" / "model.pt");
+  Copy("optimizer.pt", t.path() / "last" / "optimizer.pt");
+  Age(t.path() / "last", 60);
+  const auto r = VerifyDir(t.path());
+  SCOPED_TRACE(RenderCheckpointText(r));
+  EXPECT_FALSE(r.pointer.has_value());
+  EXPECT_EQ(r.outcome.path(), "last");  // newer by file time than step_100
+  EXPECT_EQ(r.candidates[0].step_source, StepSource::kNone);
+}
+
 TEST(RealFiles, FlatFilesWithStepsInAnyExtensionAndAFlatCheckpointWithout) {
   TempDir t;
   Copy("model.pt", t.path() / "step_100.pth");
@@ -189,6 +202,7 @@ TEST(RealFiles, FlatFilesWithStepsInAnyExtensionAndAFlatCheckpointWithout) {
   r = VerifyDir(u.path());
   EXPECT_EQ(r.outcome.path(), ".") << RenderCheckpointText(r);
   EXPECT_TRUE(r.notes.empty()) << r.notes[0];
+  EXPECT_TRUE(r.candidates[0].warnings.empty()) << r.candidates[0].warnings[0];
   Truncate(u.path() / "optim.pth");
   EXPECT_EQ(VerifyDir(u.path()).outcome.decision(), v1::CHECKPOINT_DECISION_NO_SAFE_CHECKPOINT);
 }

@@ -23,9 +23,11 @@ bool IsTemporaryFile(std::string_view name) {
   return EndsWith(name, ".tmp") || EndsWith(name, ".partial") || EndsWith(name, ".incomplete");
 }
 
-// Names that point at a checkpoint rather than hold one.
-bool IsPointer(std::string_view name) {
-  return name == "latest" || name == "last" || name == kTrackerFile;
+// Entries that point at a checkpoint rather than hold one: a file or a symbolic link named
+// latest, last or latest_checkpointed_iteration.txt (a real folder named last/ is a checkpoint).
+bool IsPointer(const Entry& e) {
+  return (e.name == "latest" || e.name == "last" || e.name == kTrackerFile) &&
+         (e.kind != EntryKind::kDir || e.link);
 }
 
 // NeMo's marker: the checkpoint path without ".ckpt" and without "-EMA", plus "-unfinished".
@@ -44,7 +46,7 @@ bool LooksLikeCheckpointDir(const Candidate& c) {
 }
 
 std::optional<Candidate> MakeCandidate(const Entry& e, const Listing& root) {
-  if (EndsWith(e.name, "-unfinished") || IsPointer(e.name)) return std::nullopt;
+  if (EndsWith(e.name, "-unfinished") || IsPointer(e)) return std::nullopt;
   const auto step = StepFromName(e.name);
   Candidate c;
   c.entry = e;
@@ -157,7 +159,7 @@ std::vector<Candidate> FindCandidates(const Listing& root) {
 
 bool HasUnorderedCheckpoints(const Listing& root) {
   return std::any_of(root.entries.begin(), root.entries.end(), [](const Entry& e) {
-    return !IsPointer(e.name) && (e.kind == EntryKind::kDir || e.kind == EntryKind::kLinkOut);
+    return !IsPointer(e) && (e.kind == EntryKind::kDir || e.kind == EntryKind::kLinkOut);
   });
 }
 
@@ -171,7 +173,9 @@ bool IsCheckpointFile(std::string_view name) {
 std::optional<CheckpointPointer> ReadPointer(const Listing& root) {
   const Entry* e = nullptr;
   for (std::string_view name : {std::string_view("latest"), std::string_view("last"), kTrackerFile}) {
-    if ((e = root.Find(name)) != nullptr) break;
+    e = root.Find(name);
+    if (e != nullptr && IsPointer(*e)) break;
+    e = nullptr;
   }
   if (e == nullptr) return std::nullopt;
   CheckpointPointer p;
@@ -185,7 +189,6 @@ std::optional<CheckpointPointer> ReadPointer(const Listing& root) {
     p.step = StepFromName(p.target).value_or(-1);
     return p;
   }
-  if (e->kind != EntryKind::kFile) return std::nullopt;
   auto f = ByteFile::Open(e->path);
   auto text = f.ok() ? f->Read(0, std::min<std::uint64_t>(f->size(), 4096))
                      : Result<std::string>(f.status());

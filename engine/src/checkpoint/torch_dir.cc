@@ -24,6 +24,7 @@ constexpr std::uint64_t kWeightsLike = 1ull << 20;
 struct Walk {
   std::vector<Entry> readable;  // a reader exists for it
   std::vector<Entry> unread;    // no reader
+  std::set<std::filesystem::path> seen;  // every file's path, for the names indexes give
   std::vector<std::string> temporary;
   std::vector<std::pair<Listing, CheckpointFormat>> nested;  // known layouts below the top
   std::size_t count = 0;
@@ -67,6 +68,7 @@ void WalkDir(const Listing& dir, int depth, const VerifyContext& ctx, Checks& ch
       w.capped = true;
       return;
     }
+    if (e.name == "latest" || e.name == "last") continue;  // a pointer, verified as one at the top
     if (IsTemporary(e.name)) w.temporary.push_back(Rel(e.path, ctx));
     if (e.kind == EntryKind::kDir) {
       if (depth >= kMaxDepth) {
@@ -84,6 +86,7 @@ void WalkDir(const Listing& dir, int depth, const VerifyContext& ctx, Checks& ch
       }
     } else if (e.kind == EntryKind::kFile || e.kind == EntryKind::kLinkOut) {
       if (IsTemporary(e.name)) continue;
+      w.seen.insert(e.path.lexically_normal());
       (e.kind == EntryKind::kFile && !Readable(e) ? w.unread : w.readable).push_back(e);
     }
   }
@@ -146,9 +149,8 @@ void CheckShards(const Listing& dir, const Walk& w, const VerifyContext& ctx, Ch
       missing.push_back("a readable " + Rel(e.path, ctx));
       continue;
     }
-    for (const std::string& s : *shards) {
-      std::error_code ec;
-      if (!std::filesystem::is_regular_file(e.path.parent_path() / s, ec))
+    for (const std::string& s : *shards) {  // looked up among the files listed, never opened
+      if (w.seen.count((e.path.parent_path() / s).lexically_normal()) == 0)
         missing.push_back(s + " (named by " + e.name + ")");
     }
   }
@@ -219,9 +221,11 @@ void VerifyFiles(const Listing& dir, const VerifyContext& ctx, Checks& checks) {
     for (const Entry& e : w.readable) files.push_back(&e);
     CheckFileSet(files, ctx, checks);
   }
+  VerifyContext inner = ctx;  // a nested layout has no previous step of its own here
+  inner.previous = nullptr;
   for (const auto& [listing, format] : w.nested) {
     if (checks.stopped()) return;
-    VerifierFor(format)(listing, ctx, checks);
+    VerifierFor(format)(listing, inner, checks);
   }
   if (checks.stopped()) return;
   std::vector<std::string> big, small;
