@@ -184,6 +184,7 @@ TEST(RealFiles, AFolderNamedLastIsACheckpointNotAPointer) {
   SCOPED_TRACE(RenderCheckpointText(r));
   EXPECT_FALSE(r.pointer.has_value());
   EXPECT_EQ(r.outcome.path(), "last");  // newer by file time than step_100
+  EXPECT_EQ(r.summary.find("step -1"), std::string::npos) << r.summary;
   EXPECT_EQ(r.candidates[0].step_source, StepSource::kNone);
 }
 

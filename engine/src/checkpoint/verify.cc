@@ -131,6 +131,11 @@ void ExplainPointer(CheckpointReport& r, const std::vector<Candidate>& cands,
                     "; to resume from " + chosen->path + ", " + ForceHint(*chosen));
 }
 
+// "step_200 (step 200)", or the path alone for a candidate without a step.
+std::string Named(const CheckpointCandidate& c) {
+  return c.step >= 0 ? c.path + " (step " + std::to_string(c.step) + ")" : c.path;
+}
+
 // How candidates without a step in their names were ordered.
 void NoteOrdering(CheckpointReport& r, const std::vector<Candidate>& cands) {
   std::vector<std::string> inside, by_time;
@@ -175,8 +180,7 @@ void Decide(CheckpointReport& r, const std::vector<Candidate>& cands, bool unord
     o.set_path(chosen->path);
     o.set_step(chosen->step);
     if (chosen->step >= 0) r.steps_lost = r.last_written_step - chosen->step;
-    r.summary = "resume from " + chosen->path + " (step " + std::to_string(chosen->step) +
-                "), the newest checkpoint that verifies";
+    r.summary = "resume from " + Named(*chosen) + ", the newest checkpoint that verifies";
     if (r.steps_lost > 0)
       r.summary += "; " + std::to_string(r.steps_lost) +
                    " steps lost against the last written step " +
@@ -184,11 +188,9 @@ void Decide(CheckpointReport& r, const std::vector<Candidate>& cands, bool unord
   } else if (blocker || suspect_valid || (cands.empty() && unordered)) {
     o.set_decision(v1::CHECKPOINT_DECISION_INCONCLUSIVE);
     if (blocker) {
-      r.summary = "cannot decide: " + blocker->path + " (step " + std::to_string(blocker->step) +
-                  ") could not be verified: " + blocker->Reason();
-      if (chosen)
-        r.summary += "; if it is unusable, " + chosen->path + " (step " +
-                     std::to_string(chosen->step) + ") verifies";
+      r.summary = "cannot decide: " + Named(*blocker) +
+                  " could not be verified: " + blocker->Reason();
+      if (chosen) r.summary += "; if it is unusable, " + Named(*chosen) + " verifies";
     } else if (suspect_valid) {
       r.summary = "cannot decide: the only checkpoint that verifies, " + suspect_valid->path +
                   ", was written after the initiating fault";
