@@ -523,7 +523,9 @@ void LogParser::Emit(const Parsed& p, Recognised&& r) {
     e.signature = out_.strings.Intern(MaskSignature(p.header.message.substr(0, kMaxKeptText), &buffer));
   }
   out_.untimed += e.clock == Clock::kNone || e.time_borrowed ? 1 : 0;
+  const bool quotes_timeout = e.kind == Kind::kWatchdogTerminated;
   out_.events.push_back(std::move(e));
+  if (quotes_timeout) EmbeddedTimeout(p, p.header.message);  // the timeout it ends on, as its own event
 }
 
 void LogParser::Dispatch(const Parsed& p) {
@@ -729,6 +731,10 @@ void LogParser::Unheaded(const Parsed& p) {
   }
   if (msg[0] == 'S' && msg.starts_with(kTorchrunBanner)) {  // torchrun's start banner: an agent log
     out_.agent = true;
+    return;
+  }
+  if (msg[0] == 'W' && msg.starts_with("Watchdog caught collective operation timeout: ")) {
+    EmbeddedTimeout(p, msg);  // the message without its c10 header (a title, a quote)
     return;
   }
   Recognised r;
@@ -986,6 +992,7 @@ void LogParser::Watchdog(const Parsed& p, int joins) {
                                            .numel_out = f.numel_out,
                                            .timeout_ms = f.timeout_ms,
                                            .ran_for_ms = f.ran_for_ms}};
+    NoteTimeout(std::get<WatchdogTimeout>(r.detail));
     if (open_watchdogs_.Find(p.rank) == kNoIndex) watchdog_ranks_.push_back(p.rank);
     open_watchdogs_.Set(p.rank, out_.events.size());
     Emit(p, std::move(r));
@@ -995,15 +1002,58 @@ void LogParser::Watchdog(const Parsed& p, int joins) {
   WatchdogMessage(p, pg, text);
 }
 
+bool LogParser::NoteTimeout(const WatchdogTimeout& w) {
+  const auto mix = [](std::uint64_t h, std::int64_t v) { return (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ULL; };
+  const std::uint64_t key = mix(mix(mix(0xcbf29ce484222325ULL, w.group_rank), w.seq), w.ran_for_ms);
+  return timeouts_seen_.insert(key).second;
+}
+
+void LogParser::EmbeddedTimeout(const Parsed& p, std::string_view text) {
+  static constexpr std::string_view kLead = "Watchdog caught collective operation timeout: WorkNCCL(";
+  const std::size_t at = text.find(kLead);
+  if (at == std::string_view::npos) return;
+  // Its process-group prefix, `[Rank 7] ` or `[PG ... Rank 7] `, right before it.
+  std::string_view message = text.substr(at);
+  PgPrefix pg;
+  const std::size_t open = at < 2 ? std::string_view::npos : text.rfind('[', at - 2);
+  if (open != std::string_view::npos && text[at - 1] == ' ' && text[at - 2] == ']') {
+    std::string_view bracket = text.substr(open);
+    if (ParsePgPrefix(&bracket, &pg) == Match::kYes && bracket.data() == message.data()) message = text.substr(open);
+  }
+  std::string_view rest = message;
+  PgPrefix parsed;
+  if (ParsePgPrefix(&rest, &parsed) != Match::kYes) rest = message;
+  WatchdogTimeoutFields f;
+  if (ParseWatchdogTimeout(rest, &f) != Match::kYes) return;
+  WatchdogTimeout w{.pg = out_.strings.Intern(pg.uid),
+                    .pg_desc = out_.strings.Intern(pg.desc),
+                    .op = out_.strings.Intern(f.op),
+                    .group_rank = pg.group_rank,
+                    .seq = f.seq,
+                    .numel_in = f.numel_in,
+                    .numel_out = f.numel_out,
+                    .timeout_ms = f.timeout_ms,
+                    .ran_for_ms = f.ran_for_ms};
+  if (!NoteTimeout(w)) return;  // the file printed it already (the c10 line before the abort)
+  Parsed inner = p;
+  inner.header.message = message;
+  Emit(inner, Recognised{.family = Family::kNcclWatchdog,
+                         .kind = f.blocking ? Kind::kBlockingWaitTimeout : Kind::kWatchdogTimeout,
+                         .detail = w});
+}
+
 void LogParser::WatchdogMessage(const Parsed& p, const PgPrefix& pg, std::string_view text) {
   WatchdogStatus st;
   const Match ms = ParseWatchdogStatus(text, &st);
   if (ms == Match::kMalformed) ++out_.malformed;
   if (ms == Match::kYes) {
-    // The status line belongs to the rank's open watchdog block on the same process group.
+    // The status line belongs to the rank's open watchdog block on the same process group. torch
+    // 2.2-2.9 print the timeout itself with `[Rank r]` only (WorkNCCL's own prefix) and the status
+    // with the group's `[PG ...  Rank r]`: a timeout without a group takes the status of its rank.
     if (const std::size_t open = open_watchdogs_.Find(p.rank); open != kNoIndex) {
       auto& w = std::get<WatchdogTimeout>(out_.events[open].detail);
-      if (out_.strings.Get(w.pg) == pg.uid && w.group_rank == pg.group_rank && w.last_enqueued < 0) {
+      const bool same_pg = w.pg == kNoStr || out_.strings.Get(w.pg) == pg.uid;
+      if (same_pg && w.group_rank == pg.group_rank && w.last_enqueued < 0) {
         w.last_enqueued = st.last_enqueued;
         w.last_completed = st.last_completed;
       }
