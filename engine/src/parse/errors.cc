@@ -123,7 +123,13 @@ StrId InternCapped(StringTable* strings, std::string_view text) {
 
 bool RecogniseException(std::string_view msg, StringTable* strings, Recognised* out) {
   std::string_view type;
-  if (msg.empty() || !IsAlpha(msg[0]) || !ParsePythonErrorLine(msg, &type)) return false;
+  if (msg.empty() || !IsAlpha(msg[0])) return false;
+  // torch's own CUDA messages also stand without their exception type (a logger printing
+  // `str(e)`, a title): the message names its kind.
+  if (!ParsePythonErrorLine(msg, &type) && !msg.starts_with("CUDA error: ") &&
+      !msg.starts_with("CUDA out of memory. Tried to allocate ")) {
+    return false;
+  }
   std::string_view text = msg.substr(type.size());
   if (text.starts_with(":")) text.remove_prefix(1);
   while (text.starts_with(" ")) text.remove_prefix(1);
@@ -229,6 +235,7 @@ bool RecogniseDeviceAssert(std::string_view msg, StringTable* strings, Recognise
 namespace {
 constexpr Trigger kErrorTriggers[] = {
     {"Error"}, {"Exception"}, {"Interrupt"}, {"SystemExit"},  // RecogniseException: the type's name
+    {"CUDA error: "}, {"CUDA out of memory. "},                // ... or torch's CUDA message without it
     {"what():"},                                               // RecogniseWhat
     {"Init COMPLETE"}, {"NCCL WARN "}, {"NET/Socket : Using "},  // RecogniseNccl
     {"Fatal Python error: "},                                  // RecogniseFatalSignal

@@ -199,15 +199,18 @@ constexpr AnchorRow kAnchors[] = {
     {"srun: ", Back::kNone}, {"slurmstepd: ", Back::kNone},
     {"what():", Back::kBlank},
     {"Error:", Back::kToken}, {"Exception:", Back::kToken},  // a Python exception's closing line
+    {"CUDA error: ", Back::kNone}, {"CUDA out of memory. ", Back::kNone},  // torch's messages, typeless
+    {"Warning ", Back::kNone},  // a Kubernetes event row (`kubectl get events`, describe's table)
+    {"(raylet) ", Back::kNone},
 };
 
 std::size_t BackUp(std::string_view body, std::size_t at, Back back) {
   switch (back) {
     case Back::kNone:
       return at;
-    case Back::kToken: {
-      const std::size_t sp = body.find_last_of(" \t", at);
-      return sp == std::string_view::npos ? 0 : sp + 1;
+    case Back::kToken: {  // the exception type's dotted name (`torch.OutOfMemoryError: `)
+      while (at > 0 && (IsAlpha(body[at - 1]) || IsDigit(body[at - 1]) || body[at - 1] == '_' || body[at - 1] == '.')) --at;
+      return at;
     }
     case Back::kNccl: {
       const std::size_t dev = at == 0 ? std::string_view::npos : body.rfind(" [", at - 1);
@@ -223,18 +226,22 @@ std::size_t BackUp(std::string_view body, std::size_t at, Back back) {
 }
 
 // An opaque prefix ends where a message can begin: after a separator and a space (`- `, `| `,
-// `] `, `: `, `> `), a tab, a colon, a number (`[80746] `, `80746:`), or a logging level
-// (`2024-06-01 09:00:21,123 ERROR `). A word of a sentence (`failed with ValueError: `) is no prefix.
-bool EndsPrefix(std::string_view prefix) {
+// `] `, `: `, `> `, `+ ` of a diff), a tab, a colon, a quote or backtick that opens the quoted
+// message, a number (`[80746] `, `80746:`), or a logging level (`2024-06-01 09:00:21,123 ERROR `);
+// a bracketed header (`next` is `[`) may follow a bracket with no space (a progress bar's
+// `...1.37it/s][E ProcessGroupNCCL.cpp:458]`). A word of a sentence (`failed with ValueError: `)
+// is no prefix.
+bool EndsPrefix(std::string_view prefix, char next) {
   if (prefix.empty() || prefix.size() > 160) return false;
   const char last = prefix.back();
-  if (last == '\t' || last == ':') return true;
+  if (last == '\t' || last == ':' || last == '`' || last == '"' || last == '\'') return true;
+  if (last == ']' && next == '[') return true;
   if (last != ' ') return false;
   std::string_view head = prefix.substr(0, prefix.size() - 1);
   while (!head.empty() && head.back() == ' ') head.remove_suffix(1);
   if (head.empty()) return false;
   const char c = head.back();
-  if (c == '-' || c == '|' || c == ']' || c == ':' || c == '>' || c == ')' || IsDigit(c)) return true;
+  if (c == '-' || c == '|' || c == ']' || c == ':' || c == '>' || c == ')' || c == '+' || IsDigit(c)) return true;
   const std::size_t sp = head.find_last_of(" \t[");
   const std::string_view word = sp == std::string_view::npos ? head : head.substr(sp + 1);
   return word == "ERROR" || word == "CRITICAL" || word == "FATAL" || word == "WARNING" || word == "INFO" ||
@@ -269,7 +276,7 @@ void LogParser::Anchor(Parsed& p, std::string_view body) {
     for (std::size_t at = body.find(row.literal, 1); at != std::string_view::npos; at = body.find(row.literal, at + 1)) {
       if (row.literal.size() == 2 && at + 2 < body.size() && !IsDigit(body[at + 2]) && body[at + 2] != ' ') continue;
       const std::size_t start = BackUp(body, at, row.back);
-      if (start == std::string_view::npos || start == 0 || !EndsPrefix(body.substr(0, start))) continue;
+      if (start == std::string_view::npos || start == 0 || !EndsPrefix(body.substr(0, start), body[start])) continue;
       if (n < kMaxCandidates && std::find(starts, starts + n, start) == starts + n) {  // kept in order
         std::size_t k = n++;
         for (; k > 0 && starts[k - 1] > start; --k) starts[k] = starts[k - 1];
@@ -889,9 +896,12 @@ bool LogParser::ChainLine(const Parsed& p) {
 
 bool LogParser::TableLine(const Parsed& p) {
   const std::string_view text = p.header.message;
-  if (text.starts_with(kChildFailed)) {
+  // The table's opener: the exception line (a rich console prints its type bare,
+  // `ChildFailedError:`), or a pasted table's `Root Cause` heading alone.
+  if (text.starts_with(kChildFailed) || text == "ChildFailedError:" ||
+      (!table_.open && text.starts_with("Root Cause (first observed failure):"))) {
     FlushEntry();
-    table_ = Table{.open = true};
+    table_ = Table{.open = true, .root_cause = text[0] == 'R'};
     out_.agent = true;
     tracebacks_.clear();
     return true;
@@ -1222,6 +1232,7 @@ constexpr Trigger kRecordTriggers[] = {
     {"The above exception was the direct cause"}, {"During handling of the above exception"},  // chains
     {"pin_memory"},                            // a frame pinning host memory (a direct pin's failure)
     {"ChildFailedError"},                      // opens the torchrun failure table
+    {"Root Cause (first observed failure)"},   // ... or its heading, when a paste starts there
     {"] iteration "},                          // Megatron progress (a rank's last step)
     {"data_ms="},                              // key=value step lines (StepLine)
     {"time (ms) |"},                           // DeepSpeed per-rank timers (timers.cc, fail-slow)
