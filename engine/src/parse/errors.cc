@@ -153,15 +153,19 @@ bool RecogniseWhat(std::string_view msg, StringTable* strings, Recognised* out) 
 
 bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) {
   Scanner s(msg);
-  const std::string_view host = s.Token(": [");
-  std::int64_t pid, tid, dev = -1;
-  if (host.empty() || !s.Char(':') || !s.Digits(1, 12, &pid) || !s.Char(':') || !s.Digits(1, 12, &tid) ||
-      !s.Lit(" [")) {
-    return false;
+  // `host:pid:tid [dev] `; NCCL_DEBUG_FILE and custom prefixes also leave `host [dev] ` or `[dev] `.
+  std::string_view host;
+  std::int64_t pid = 0, tid, dev = -1;
+  if (!s.Char('[')) {
+    host = s.Token(": [");
+    if (host.empty()) return false;
+    if (s.Char(':') && (!s.Digits(1, 12, &pid) || !s.Char(':') || !s.Digits(1, 12, &tid))) return false;
+    if (!s.Lit(" [")) return false;
   }
   s.Digits(1, 4, &dev);
   s.Token("]");
   if (!s.Lit("] ")) return false;
+  if (pid == 0 && !Has(s.Rest().substr(0, 48), "NCCL WARN ")) return false;  // a short form: its WARN lines only
   out->host = host;
   if (s.Lit("NCCL INFO ")) {
     if (s.Rest().starts_with("NET/Socket : Using ")) {  // the socket transport's interfaces (§4b)

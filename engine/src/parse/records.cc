@@ -212,11 +212,16 @@ std::size_t BackUp(std::string_view body, std::size_t at, Back back) {
       while (at > 0 && (IsAlpha(body[at - 1]) || IsDigit(body[at - 1]) || body[at - 1] == '_' || body[at - 1] == '.')) --at;
       return at;
     }
-    case Back::kNccl: {
+    case Back::kNccl: {  // `host:pid:tid [dev] ` (or `host [dev] `): the host name's first byte
       const std::size_t dev = at == 0 ? std::string_view::npos : body.rfind(" [", at - 1);
       if (dev == std::string_view::npos || dev == 0) return std::string_view::npos;
-      const std::size_t sp = body.find_last_of(" \t", dev - 1);
-      return sp == std::string_view::npos ? 0 : sp + 1;
+      std::size_t start = dev;
+      while (start > 0 && (IsDigit(body[start - 1]) || body[start - 1] == ':')) --start;  // `:pid:tid`
+      while (start > 0 && (IsAlpha(body[start - 1]) || IsDigit(body[start - 1]) || body[start - 1] == '-' ||
+                           body[start - 1] == '.' || body[start - 1] == '_')) {
+        --start;
+      }
+      return start == dev ? std::string_view::npos : start;
     }
     case Back::kBlank:
       while (at > 0 && body[at - 1] == ' ') --at;
@@ -232,14 +237,15 @@ std::size_t BackUp(std::string_view body, std::size_t at, Back back) {
 // `...1.37it/s][E ProcessGroupNCCL.cpp:458]`). A word of a sentence (`failed with ValueError: `)
 // is no prefix.
 bool EndsPrefix(std::string_view prefix, char next) {
-  if (prefix.empty() || prefix.size() > 160) return false;
+  if (prefix.empty()) return false;
   const char last = prefix.back();
+  if (last == ']' && next == '[') return true;  // however long the bar before it
+  if (prefix.size() > 160) return false;
   if (last == '\t' || last == ':' || last == '`' || last == '"' || last == '\'') return true;
-  if (last == ']' && next == '[') return true;
   if (last != ' ') return false;
   std::string_view head = prefix.substr(0, prefix.size() - 1);
   while (!head.empty() && head.back() == ' ') head.remove_suffix(1);
-  if (head.empty()) return false;
+  if (head.empty()) return true;  // indentation (a Markdown code block, a log viewer's column)
   const char c = head.back();
   if (c == '-' || c == '|' || c == ']' || c == ':' || c == '>' || c == ')' || c == '+' || IsDigit(c)) return true;
   const std::size_t sp = head.find_last_of(" \t[");
@@ -763,13 +769,14 @@ void LogParser::Unheaded(const Parsed& p) {
             (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
             ((c == 'N' || c == 'K' || c == 'T' || c == 'p') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
-            ((c == 'T' || c == 'r') && RecogniseRay(msg, &out_.strings, &r)) ||
+            ((c == 'T' || c == 'r' || c == 'n') && RecogniseRay(msg, &out_.strings, &r)) ||  // n: `node_manager.cc:N: ...`
             ((c == 'E' || c == 'S') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             ((c == 'm' || c == 'p' || c == 'o' || c == 's' || c == 'C' || c == 'T') &&
              RecogniseBareMetal(msg, &out_.strings, &r)) ||
             (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));
   } else if (c == '[' || c == '*' || c == '_') {
-    found = (c == '[' && (RecogniseWrapper(msg, &out_.strings, &r) || RecogniseBareMetal(msg, &out_.strings, &r))) ||
+    found = (c == '[' && (RecogniseWrapper(msg, &out_.strings, &r) || RecogniseBareMetal(msg, &out_.strings, &r) ||
+                          RecogniseNccl(msg, &out_.strings, &r))) ||
             RecogniseSlurm(msg, &out_.strings, &r);
   } else if (c == '/' || c == '.') {
     found = RecogniseDeviceAssert(msg, &out_.strings, &r);

@@ -50,8 +50,13 @@ std::string_view TrimLeft(std::string_view s) {
 bool Banner(std::string_view msg, StringTable* strings, Recognised* out) {
   Scanner s(msg);
   if (!s.SkipPast("*** ")) return false;
-  const std::string_view body = s.Rest();
-  if (!body.ends_with(" ***")) return false;
+  std::string_view body = s.Rest();
+  // It ends the line, or the quote it was pasted in (`...LIMIT ***\``, `...LIMIT ***". I set ...`).
+  const std::size_t close = body.rfind(" ***");
+  if (close == std::string_view::npos) return false;
+  const std::string_view after = body.substr(close + 4);
+  if (!after.empty() && after[0] != '`' && after[0] != '"' && after[0] != '\'') return false;
+  body = body.substr(0, close + 4);
   SlurmNote n;
   n.node = strings->Intern(TokenAfter(body, " ON ", " "));
   if (n.node == kNoStr) n.node = strings->Intern(TokenAfter(body, " on ", " "));
