@@ -67,7 +67,10 @@ bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* 
     return set(Family::kDeepSpeed, Kind::kOffloadError);
   }
   if (deepspeed) return set(Family::kDeepSpeed, Kind::kException);
-  if (Has(msg, "FlatParameter") || Has(msg, "Must flatten tensors") || Has(msg, "FSDP")) {
+  // FSDP's state check (`expected to be in states [<TrainingState.FORWARD_BACKWARD: 2>] ...`: FSDP1,
+  // FSDP2 and fairscale word it alike).
+  if (Has(msg, "FlatParameter") || Has(msg, "Must flatten tensors") || Has(msg, "FSDP") ||
+      Has(msg, "[<TrainingState.")) {
     return set(Family::kFsdp, Kind::kFsdpError);
   }
   return false;
@@ -127,7 +130,7 @@ bool RecogniseException(std::string_view msg, StringTable* strings, Recognised* 
   // torch's own CUDA messages also stand without their exception type (a logger printing
   // `str(e)`, a title): the message names its kind.
   if (!ParsePythonErrorLine(msg, &type) && !msg.starts_with("CUDA error: ") &&
-      !msg.starts_with("CUDA out of memory. Tried to allocate ")) {
+      !msg.starts_with("CUDA out of memory. Tried to allocate ") && !msg.starts_with("expected to be in states [<TrainingState.")) {
     return false;
   }
   std::string_view text = msg.substr(type.size());
@@ -148,6 +151,13 @@ bool RecogniseWhat(std::string_view msg, StringTable* strings, Recognised* out) 
   const std::string_view text = s.Rest();
   Classify("what()", text, out);
   out->detail = PythonError{.type = strings->Intern("what()"), .message = InternCapped(strings, text)};
+  return true;
+}
+
+bool RecogniseQuotedError(std::string_view msg, StringTable* strings, Recognised* out) {
+  Classify({}, msg, out);
+  if (out->family == Family::kPython || out->family == Family::kOther) return false;
+  out->detail = PythonError{.message = InternCapped(strings, msg)};
   return true;
 }
 
@@ -205,6 +215,7 @@ bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) 
     std::string_view peer = TokenAfter(text, "remote peer ", " ");
     if (peer.empty()) peer = TokenAfter(text, " from ", " ");
     if (peer.empty()) peer = TokenAfter(text, "Connect to ", " ");
+    if (peer.empty()) peer = TokenAfter(text, " send to ", " ");  // 2.2x `socketProgressOpt: Call to send to <peer> failed`
     w.peer = strings->Intern(peer);
   } else if (Has(text, "Duplicate GPU detected")) {
     out->kind = Kind::kDuplicateGpu;
@@ -240,6 +251,7 @@ namespace {
 constexpr Trigger kErrorTriggers[] = {
     {"Error"}, {"Exception"}, {"Interrupt"}, {"SystemExit"},  // RecogniseException: the type's name
     {"CUDA error: "}, {"CUDA out of memory. "},                // ... or torch's CUDA message without it
+    {"[<TrainingState."},                                      // ... or FSDP's state check without it
     {"what():"},                                               // RecogniseWhat
     {"Init COMPLETE"}, {"NCCL WARN "}, {"NET/Socket : Using "},  // RecogniseNccl
     {"Fatal Python error: "},                                  // RecogniseFatalSignal

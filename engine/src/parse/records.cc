@@ -201,6 +201,7 @@ constexpr AnchorRow kAnchors[] = {
     {"Error:", Back::kToken}, {"Exception:", Back::kToken},  // a Python exception's closing line
     {"CUDA error: ", Back::kNone}, {"CUDA out of memory. ", Back::kNone},  // torch's messages, typeless
     {"Warning ", Back::kNone},  // a Kubernetes event row (`kubectl get events`, describe's table)
+    {"back-off ", Back::kNone},  // the kubelet's CrashLoopBackOff message quoted by a tool
     {"(raylet) ", Back::kNone},
 };
 
@@ -210,7 +211,7 @@ std::size_t BackUp(std::string_view body, std::size_t at, Back back) {
       return at;
     case Back::kToken: {  // the exception type's dotted name (`torch.OutOfMemoryError: `)
       while (at > 0 && (IsAlpha(body[at - 1]) || IsDigit(body[at - 1]) || body[at - 1] == '_' || body[at - 1] == '.')) --at;
-      return at;
+      return at > 0 && body[at - 1] == ':' ? std::string_view::npos : at;  // `c10::Error::Error(`: C++ names
     }
     case Back::kNccl: {  // `host:pid:tid [dev] ` (or `host [dev] `): the host name's first byte
       const std::size_t dev = at == 0 ? std::string_view::npos : body.rfind(" [", at - 1);
@@ -242,6 +243,7 @@ bool EndsPrefix(std::string_view prefix, char next) {
   if (last == ']' && next == '[') return true;  // however long the bar before it
   if (prefix.size() > 160) return false;
   if (last == '\t' || last == ':' || last == '`' || last == '"' || last == '\'') return true;
+  if (prefix.ends_with("...")) return true;  // what the quoter elided
   if (last != ' ') return false;
   std::string_view head = prefix.substr(0, prefix.size() - 1);
   while (!head.empty() && head.back() == ' ') head.remove_suffix(1);
@@ -536,9 +538,13 @@ void LogParser::Emit(const Parsed& p, Recognised&& r) {
     e.signature = out_.strings.Intern(MaskSignature(p.header.message.substr(0, kMaxKeptText), &buffer));
   }
   out_.untimed += e.clock == Clock::kNone || e.time_borrowed ? 1 : 0;
-  const bool quotes_timeout = e.kind == Kind::kWatchdogTerminated;
+  // An abort that quotes its timeout, on a line that names no rank (libstdc++'s `what():`, a paste):
+  // the timeout as its own event. A rank's own stream printed the timeout before the abort; a
+  // rank-named quote is left as it is, so that a file read in chunks (ingest/chunks.cc) gives the
+  // same events as read whole.
+  const bool quotes_timeout = e.kind == Kind::kWatchdogTerminated && e.rank < 0 && e.task < 0 && e.local_rank < 0;
   out_.events.push_back(std::move(e));
-  if (quotes_timeout) EmbeddedTimeout(p, p.header.message);  // the timeout it ends on, as its own event
+  if (quotes_timeout) EmbeddedTimeout(p, p.header.message);
 }
 
 void LogParser::Dispatch(const Parsed& p) {
@@ -559,7 +565,8 @@ void LogParser::Dispatch(const Parsed& p) {
     case HeaderKind::kC10:
       found = RecogniseAgent(msg, &out_.strings, &r);
       if (!found && (h.severity == 'E' || h.severity == 'F')) {
-        r = Recognised{.detail = Note{InternCapped(&out_.strings, msg)}};
+        found = RecogniseQuotedError(msg, &out_.strings, &r);  // a family's error it reports
+        if (!found) r = Recognised{.detail = Note{InternCapped(&out_.strings, msg)}};
         found = true;
       }
       break;
