@@ -213,10 +213,27 @@ TEST(CliHardening, SimulateRefusesToDeleteAnIncidentUnlessForced) {
   r = Denpex(cmd + " --force");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_FALSE(fs::exists(incident / "node-a" / "real.log"));
+  // A simulated incident (the truth beside it) is replaced again without --force.
+  EXPECT_EQ(Denpex(cmd).code, 0);
   // An empty incident folder is no one's work: replaced without --force.
-  fs::remove_all(incident);
+  fs::remove_all(tmp.path() / "o");
   fs::create_directories(incident);
   EXPECT_EQ(Denpex(cmd).code, 0);
+}
+
+TEST(CliHardening, DemoRefusesToDeleteAnIncidentUnlessForcedOrSimulated) {
+  TempDir tmp;
+  const fs::path incident = tmp.path() / "d" / "incident";
+  fs::create_directories(incident / "node-a");
+  std::ofstream(incident / "node-a" / "real.log") << "a real incident's log\n";
+  const std::string cmd = "demo --out " + (tmp.path() / "d").string();
+  CmdResult r = Denpex(cmd);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--force"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(incident / "node-a" / "real.log"));
+  ASSERT_EQ(Denpex(cmd + " --force").code, 0);
+  EXPECT_FALSE(fs::exists(incident / "node-a" / "real.log"));
+  EXPECT_EQ(Denpex(cmd).code, 0) << "the demo's own incident is replaced when it runs again";
 }
 
 TEST(CliHardening, OutputsAreRegularFilesOrStandardOutput) {
