@@ -56,7 +56,8 @@ bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* 
       Has(msg, "incompatible with pipeline parallelism")) {
     return set(Family::kDeepSpeed, Kind::kPipelineError);
   }
-  if (Has(msg, "has already been reduced. Gradient computed twice") || Has(msg, "'ds_shape'") ||
+  // (ZeRO-2 pads its message's continuation lines with the source's indentation: `reduced.      Gradient`.)
+  if ((Has(msg, "has already been reduced.") && Has(msg, "Gradient computed twice")) || Has(msg, "'ds_shape'") ||
       Has(msg, "ds_summary") || Has(type, "ZeRORuntimeException")) {
     return set(Family::kDeepSpeed, Kind::kZeroError);
   }

@@ -196,7 +196,7 @@ constexpr AnchorRow kAnchors[] = {
     {"NVRM: Xid", Back::kNone},
     {"Out of memory: ", Back::kNone}, {"Memory cgroup out of memory: ", Back::kNone},
     {"oom-kill:", Back::kNone}, {"Killed process ", Back::kNone},
-    {"srun: ", Back::kNone}, {"slurmstepd: ", Back::kNone},
+    {"srun: ", Back::kNone}, {"salloc: ", Back::kNone}, {"slurmstepd: ", Back::kNone},
     {"what():", Back::kBlank},
     {"Error:", Back::kToken}, {"Exception:", Back::kToken},  // a Python exception's closing line
     {"CUDA error: ", Back::kNone}, {"CUDA out of memory. ", Back::kNone},  // torch's messages, typeless
@@ -242,7 +242,7 @@ bool EndsPrefix(std::string_view prefix, char next) {
   const char last = prefix.back();
   if (last == ']' && next == '[') return true;  // however long the bar before it
   if (prefix.size() > 160) return false;
-  if (last == '\t' || last == ':' || last == '`' || last == '"' || last == '\'') return true;
+  if (last == '\t' || last == ':' || last == '`' || last == '"' || last == '\'' || last == '*') return true;  // `*`: Markdown
   if (prefix.ends_with("...")) return true;  // what the quoter elided
   if (last != ' ') return false;
   std::string_view head = prefix.substr(0, prefix.size() - 1);

@@ -176,8 +176,10 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
 namespace {
 
 bool RecogniseSlurmLine(std::string_view msg, StringTable* strings, Recognised* out) {
-  if (msg.starts_with("srun: ")) {
-    msg.remove_prefix(6);
+  // salloc (an interactive allocation) reports a lost node in srun's words.
+  const bool salloc = msg.starts_with("salloc: error: Node failure on ");
+  if (msg.starts_with("srun: ") || salloc) {
+    msg.remove_prefix(salloc ? 8 : 6);
     if (SrunTask(msg, strings, out)) return true;
     if (msg.starts_with("error: Node failure on ")) {
       out->family = Family::kSlurm;
