@@ -244,6 +244,7 @@ bool EndsPrefix(std::string_view prefix, char next) {
   if (prefix.size() > 160) return false;
   if (last == '\t' || last == ':' || last == '`' || last == '"' || last == '\'' || last == '*') return true;  // `*`: Markdown
   if (prefix.ends_with("...")) return true;  // what the quoter elided
+  if (prefix.ends_with("\xef\xbc\x9a")) return true;  // a full-width colon `：` (CJK prose before a quoted error)
   if (last != ' ') return false;
   std::string_view head = prefix.substr(0, prefix.size() - 1);
   while (!head.empty() && head.back() == ' ') head.remove_suffix(1);
@@ -780,7 +781,8 @@ void LogParser::Unheaded(const Parsed& p) {
             ((c == 'E' || c == 'S') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             ((c == 'm' || c == 'p' || c == 'o' || c == 's' || c == 'C' || c == 'T') &&
              RecogniseBareMetal(msg, &out_.strings, &r)) ||
-            (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));
+            (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r)) ||
+            RecogniseDeviceAssert(msg, &out_.strings, &r);  // a Windows build's `C:\cb\...\Indexing.cu:1146: ...`
   } else if (c == '[' || c == '*' || c == '_') {
     found = (c == '[' && (RecogniseWrapper(msg, &out_.strings, &r) || RecogniseBareMetal(msg, &out_.strings, &r) ||
                           RecogniseNccl(msg, &out_.strings, &r))) ||
