@@ -416,6 +416,12 @@ bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
   const bool rule = line.size() >= 3 && std::string_view("+=*-").find(line[0]) != std::string_view::npos &&
                     (line[1] == line[0] || line[1] == '-') && line[2] == line[1];
   if (line[0] == '|' || rule || line.starts_with("[rank") || line.starts_with("Traceback ")) return true;
+  // The torchrun table's `[k]:` (an entry's first line): after a run of equally long `traceback :`
+  // rows it is no piece of them.
+  if (line.size() >= 4 && line[0] == '[' && line.ends_with("]:") &&
+      line.substr(1, line.size() - 3).find_first_not_of("0123456789") == std::string_view::npos) {
+    return true;
+  }
   LineOrigin o;
   Scanner s(line);
   if (SrunLabel(&s, &o) || Stamp(&s, PrefixPolicy{}, &o)) return true;
