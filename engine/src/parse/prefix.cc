@@ -358,8 +358,10 @@ bool IsQuoteChar(char c) { return c == '>' || c == ' ' || c == '\t'; }
 // empty quoted line, agrees): `> ` quoting, or two columns or more of indentation (one space
 // opens Megatron's progress lines, and srun pads its labels with spaces: neither is a paste's).
 void SniffQuote(std::span<const std::string_view> lines, bool srun_labels, PrefixPolicy* policy) {
+  // Indentation needs a few lines to tell it from a file whose lines happen to start with spaces;
+  // `> ` quoting on every line of even a short paste is a quote.
   constexpr std::size_t kLeast = 4;
-  if (lines.size() < kLeast) return;
+  if (lines.size() < 2 || (lines.size() < kLeast && !lines[0].starts_with(">"))) return;
   std::string_view common = lines[0].substr(0, sizeof policy->quote);
   std::size_t k = 0;
   while (k < common.size() && IsQuoteChar(common[k])) ++k;
