@@ -17,6 +17,7 @@
 #include "denpex/v1/diagnosis.pb.h"
 #include "denpex/v1/score.pb.h"
 #include "denpex/v1/truth.pb.h"
+#include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 
@@ -39,19 +40,7 @@ CmdResult Denpex(const std::string& args) {
   return r;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() / ("denpex-e2e-" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using denpex::testing::TempDir;
 
 std::string Scenario(const std::string& name) {
   return (fs::path(DENPEX_SOURCE_DIR) / "scenarios" / name).string();
