@@ -71,7 +71,7 @@ bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* 
   // FSDP's state check (`expected to be in states [<TrainingState.FORWARD_BACKWARD: 2>] ...`: FSDP1,
   // FSDP2 and fairscale word it alike).
   if (Has(msg, "FlatParameter") || Has(msg, "Must flatten tensors") || Has(msg, "FSDP") ||
-      Has(msg, "[<TrainingState.")) {
+      Has(msg, "FullyShardedDataParallel") || Has(msg, "[<TrainingState.")) {
     return set(Family::kFsdp, Kind::kFsdpError);
   }
   return false;
