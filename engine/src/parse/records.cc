@@ -181,6 +181,7 @@ enum class Back : std::uint8_t {
   kToken,  // at the start of the word that holds it (`torch.OutOfMemoryError: `)
   kNccl,   // at the `host:pid:tid [dev] ` before it
   kBlank,  // at the spaces before it (`  what():  `)
+  kStamp,  // at the `[` of the bracketed stamp right before it (`[2023-04-14 13:11:27,879] [INFO] [`)
 };
 struct AnchorRow {
   std::string_view literal;
@@ -200,6 +201,8 @@ constexpr AnchorRow kAnchors[] = {
     {"what():", Back::kBlank},
     {"Error:", Back::kToken}, {"Exception:", Back::kToken},  // a Python exception's closing line
     {"CUDA error: ", Back::kNone}, {"CUDA out of memory. ", Back::kNone},  // torch's messages, typeless
+    {"] [INFO] [", Back::kStamp}, {"] [WARNING] [", Back::kStamp}, {"] [ERROR] [", Back::kStamp},  // DeepSpeed's header
+    {"Assertion `", Back::kNone},  // a device assert (its path and kernel before it are read past)
     {"Warning ", Back::kNone},  // a Kubernetes event row (`kubectl get events`, describe's table)
     {"back-off ", Back::kNone},  // the kubelet's CrashLoopBackOff message quoted by a tool
     {"(raylet) ", Back::kNone},
@@ -227,6 +230,10 @@ std::size_t BackUp(std::string_view body, std::size_t at, Back back) {
     case Back::kBlank:
       while (at > 0 && body[at - 1] == ' ') --at;
       return at;
+    case Back::kStamp: {
+      const std::size_t open = body.rfind('[', at);
+      return open == std::string_view::npos ? std::string_view::npos : open;
+    }
   }
   return at;
 }
