@@ -54,10 +54,22 @@ void ExpectedFiles(const Listing& dir, bool ds, bool fsdp, const VerifyContext& 
 }
 
 void CheckStep(const Entry& state, const Entry* ds_tag, Checks& checks) {
+  // trainer_state.json grows with its log_history; global_step is read without a tree.
+  constexpr std::uint64_t kMaxState = 256ull << 20;
   auto f = ByteFile::Open(state.path);
-  auto text = f.ok() ? f->Read(0, f->size()) : Result<std::string>(f.status());
-  auto json = text.ok() ? ParseJsonObject(*text) : Result<google::protobuf::Struct>(text.status());
-  const auto step = json.ok() ? JsonCount(*json, "global_step") : std::nullopt;
+  auto text = !f.ok()                   ? Result<std::string>(f.status())
+              : f->size() > kMaxState ? Result<std::string>(Status::InvalidInput("too large"))
+                                      : f->Read(0, f->size());
+  std::optional<std::int64_t> step;
+  const Status st = !text.ok() ? text.status()
+                               : ReadJsonObject(*text, [&](const std::string& key, JsonReader& r) {
+                                   if (key == "global_step" && r.Peek() >= '0' && r.Peek() <= '9') {
+                                     if (auto n = r.Count()) step = static_cast<std::int64_t>(*n);
+                                   } else {
+                                     r.Skip();
+                                   }
+                                 });
+  if (!st.ok()) step.reset();
   if (!step)
     return checks.Add(CheckKind::kStep, Inconclusive("trainer_state.json has no global_step"));
   if (checks.step() >= 0 && *step != checks.step()) {

@@ -50,7 +50,7 @@ Finding CheckOneFile(const Entry& e, const VerifyContext& ctx) {
       return Inconclusive("larger than " + Thousands(kMaxJson) + " bytes; not parsed");
     auto text = f->Read(0, f->size());
     if (!text.ok()) return Unreadable("file", text.status());
-    if (!ParseJsonObject(*text).ok()) return Corrupt("not a JSON object (truncated or damaged)");
+    if (!CheckJsonObject(*text).ok()) return Corrupt("not a JSON object (truncated or damaged)");
     return Valid("JSON parses");
   }
   if (EndsWith(e.name, ".pkl") || EndsWith(e.name, ".pickle")) {
@@ -79,15 +79,22 @@ std::optional<std::set<std::string>> IndexShards(const Entry& index) {
   if (!f.ok() || f->size() > (64u << 20)) return std::nullopt;
   auto text = f->Read(0, f->size());
   if (!text.ok()) return std::nullopt;
-  auto json = ParseJsonObject(*text);
-  if (!json.ok()) return std::nullopt;
-  const auto* map = JsonField(*json, "weight_map");
-  if (map == nullptr || !map->has_struct_value()) return std::nullopt;
   std::set<std::string> shards;
-  for (const auto& [tensor, file] : map->struct_value().fields()) {
-    if (!file.has_string_value()) return std::nullopt;
-    shards.insert(file.string_value());
-  }
+  bool has_map = false, all_strings = true;
+  const Status st = ReadJsonObject(*text, [&](const std::string& key, JsonReader& r) {
+    if (key != "weight_map" || r.Peek() != '{') return (void)r.Skip();
+    has_map = true;
+    r.BeginObject();
+    while (r.NextKey()) {  // tensor name -> shard file
+      if (r.Peek() != '"') {
+        all_strings = false;
+        r.Skip();
+      } else if (auto file = r.String()) {
+        shards.insert(std::move(*file));
+      }
+    }
+  });
+  if (!st.ok() || !has_map || !all_strings) return std::nullopt;
   return shards;
 }
 
