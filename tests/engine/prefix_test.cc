@@ -331,6 +331,19 @@ TEST(Prefixes, SniffFindsAPasteQuotingButNotProgressLinesOrSrunPadding) {
   EXPECT_EQ(SniffPrefixes("   5: a\n  42: b\n  17: c\n   3: d\n").Quote(), "");
 }
 
+// A paste of slurmctld's three lines of the job: `>` quoting opens no log line of its own, so a
+// short file is peeled too; indentation on so few lines (a traceback's) is not.
+TEST(Prefixes, SniffPeelsTheQuotingOfAShortPasteButNotItsIndentation) {
+  const std::string ctld = "> [2026-03-02T08:59:59.969] sched: Allocate JobId=4242001 NodeList=gpu-[0001-0256] #CPUs=28672 Partition=gpu\n"
+                           "> [2026-03-02T09:10:17.215] _job_complete: JobId=4242001 WEXITSTATUS 1\n"
+                           "> [2026-03-02T09:10:17.215] _job_complete: JobId=4242001 done\n";
+  EXPECT_EQ(SniffPrefixes(ctld).Quote(), "> ");
+  const ParsedLog log = ParseText(ctld);
+  ASSERT_EQ(log.events.size(), 3u);
+  EXPECT_EQ(log.events[0].kind, Kind::kJobAllocated);
+  EXPECT_EQ(SniffPrefixes("    File \"train.py\", line 3, in <module>\n    main()\n").Quote(), "");
+}
+
 TEST(Prefixes, SniffFindsRisingLineNumbersButNotSrunLabels) {
   EXPECT_EQ(SniffPrefixes("[80746] a\n[80747] b\n[80748] c\n[80749] d\n").numbered, '[');
   EXPECT_EQ(SniffPrefixes("12:a\n13:b\n14: c\n15:d\n").numbered, ':');

@@ -357,9 +357,11 @@ bool IsQuoteChar(char c) { return c == '>' || c == ' ' || c == '\t'; }
 // The quoting or indentation every sampled line opens with (a line that is only part of it, an
 // empty quoted line, agrees): `> ` quoting, or two columns or more of indentation (one space
 // opens Megatron's progress lines, and srun pads its labels with spaces: neither is a paste's).
+// Indentation needs kLeast lines to be told from a traceback's; `>` opens no log line of its own,
+// so a short pasted file (slurmctld's three lines of the job) is peeled too.
 void SniffQuote(std::span<const std::string_view> lines, bool srun_labels, PrefixPolicy* policy) {
   constexpr std::size_t kLeast = 4;
-  if (lines.size() < kLeast) return;
+  if (lines.empty()) return;
   std::string_view common = lines[0].substr(0, sizeof policy->quote);
   std::size_t k = 0;
   while (k < common.size() && IsQuoteChar(common[k])) ++k;
@@ -370,7 +372,7 @@ void SniffQuote(std::span<const std::string_view> lines, bool srun_labels, Prefi
     if (m < line.size()) common = common.substr(0, m);
   }
   const bool quoted = common.find('>') != std::string_view::npos;
-  if (!quoted && (srun_labels || (common.size() < 2 && common != "\t"))) return;
+  if (!quoted && (lines.size() < kLeast || srun_labels || (common.size() < 2 && common != "\t"))) return;
   std::memcpy(policy->quote, common.data(), common.size());
   policy->quote_size = static_cast<std::uint8_t>(common.size());
 }
