@@ -95,12 +95,29 @@ void RenameFolders(const std::vector<std::string>& path_node, const std::vector<
   }
 }
 
+// A folder whose files' lines name different hosts, each file one (a folder of many pods' or
+// agents' logs under an opaque name), is no node: its files are each the node their lines name.
+std::vector<char> ManyHostFolders(const std::vector<std::string>& path_node, const std::vector<Seen>& seen, const Incident& inc) {
+  std::map<std::string_view, std::set<StrId>> hosts;
+  for (std::size_t i = 0; i < path_node.size(); ++i) {
+    if (path_node[i].empty() || !inc.files[i].readable || inc.files[i].copy) continue;
+    if (seen[i].host != kNoStr && !seen[i].many) hosts[path_node[i]].insert(seen[i].host);
+  }
+  std::vector<char> out(path_node.size(), 0);
+  for (std::size_t i = 0; i < path_node.size(); ++i) {
+    const auto it = hosts.find(path_node[i]);
+    out[i] = it != hosts.end() && it->second.size() > 1;
+  }
+  return out;
+}
+
 }  // namespace
 
-FileIdentity IdentifyFiles(const std::vector<std::string>& path_node, const Incident& inc) {
+FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident& inc) {
   const std::size_t n = inc.files.size();
   FileIdentity out;
   out.node.resize(n);
+  out.no_node_folder.assign(n, 0);
   std::vector<Seen> seen(n);
   std::vector<char> want(n, 0);
   bool any = false;
@@ -111,6 +128,11 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& path_node, const Inci
   if (!any) return out;
   for (const Event& e : inc.events) {
     if (want[e.file]) NoteEvent(e, inc.files[e.file], &seen[e.file]);
+  }
+  out.no_node_folder = ManyHostFolders(given, seen, inc);
+  std::vector<std::string> path_node = given;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (out.no_node_folder[i]) path_node[i].clear();
   }
   RenameFolders(path_node, seen, inc, &out);
   std::map<StrId, std::vector<std::size_t>> agents_of;  // host -> the agents' consoles naming it

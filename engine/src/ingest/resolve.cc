@@ -336,6 +336,7 @@ void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& cen
   // A file whose path names no node is the node its lines name (ingest/identity.h).
   const FileIdentity identity = IdentifyFiles(file_node, *inc);
   for (std::size_t i = 0; i < sources.size(); ++i) {
+    if (identity.no_node_folder[i]) file_node[i].clear();
     if (identity.node[i].empty()) continue;
     // a pod's hostname (a split agent's label too: `<host> (agent with ranks 8-15)`) is its node's
     const std::string_view host = NodeHost(identity.node[i]);

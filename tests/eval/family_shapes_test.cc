@@ -1,0 +1,91 @@
+// Family scenarios re-laid in collection shapes (cli/src/shapes/, docs/evaluation.md "Collection
+// shapes"): the (scenario, shape) pairs the family sweep found committing a wrong answer, each
+// simulated at 8 nodes (the same layout and line shapes as the suite's 1k-8k-rank jobs), re-laid,
+// diagnosed and compared with the truth and the canonical answer by the scorer. A copy's answer
+// may be coarser or INCONCLUSIVE where the shape destroyed evidence; never wrong.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "denpex/engine/engine.h"
+#include "denpex/scorer/scorer.h"
+#include "denpex/sim/simulator.h"
+#include "fixture.h"
+#include "shapes/shapes.h"
+
+namespace denpex {
+namespace {
+namespace fs = std::filesystem;
+using engine::testing::TempDir;
+
+struct Pair {
+  const char* scenario;  // under scenarios/families/
+  const char* shape;
+  const char* why;       // what went wrong before
+};
+
+v1::Diagnosis DiagnoseOk(const fs::path& dir) {
+  auto d = engine::Diagnose(dir, {.threads = 1});
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  return d.ok() ? *d : v1::Diagnosis();
+}
+
+void ExpectNotWrong(const Pair& p) {
+  SCOPED_TRACE(std::string(p.scenario) + " [" + p.shape + "]: " + p.why);
+  const std::vector<std::string> small{"job.nodes=8"};
+  auto scenario = sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families" / p.scenario, small);
+  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+  TempDir tmp;
+  auto sim = sim::Simulate(*scenario, {.out_dir = tmp.path() / "sim"});
+  ASSERT_TRUE(sim.ok()) << sim.status().message();
+  const fs::path incident = tmp.path() / "sim" / "incident";
+  const v1::Diagnosis canonical = DiagnoseOk(incident);
+  const cli::shapes::Shape* shape = cli::shapes::FindShape(p.shape);
+  ASSERT_NE(shape, nullptr);
+  auto relaid = cli::shapes::Relay(*shape, incident, sim->truth, tmp.path() / "copy");
+  ASSERT_TRUE(relaid.ok()) << relaid.status().message();
+  ASSERT_TRUE(relaid->applies);
+  const v1::Diagnosis copy = DiagnoseOk(tmp.path() / "copy");
+  const v1::ShapeResult r = scorer::CompareShape(sim->truth, canonical, copy, relaid->node_aliases);
+  EXPECT_NE(r.outcome(), v1::SHAPE_OUTCOME_WRONG)
+      << "truth " << scorer::ShapeAnswerText(r.truth()) << "; canonical " << scorer::ShapeAnswerText(r.canonical()) << "; copy "
+      << scorer::ShapeAnswerText(r.answer()) << "\n"
+      << copy.reason();
+}
+
+TEST(FamilyShapes, AnUntimedCudaErrorUnderSrunKeepsItsXidWhenTheLogsAreMergedOrPasted) {
+  for (const char* shape : {"merged", "interleaved", "paste"}) {
+    ExpectNotWrong({"xid_fallen_off_bus_2048_srun_torch113.textproto", shape,
+                    "a foreign borrowed stamp timed the stall, or the pasted slurmctld.log was not read: CUDA_ERROR"});
+  }
+}
+
+TEST(FamilyShapes, AnAmbiguousCudaErrorIsNotTheApplicationsWhenTheNodesKernelLogIsGoneOrShared) {
+  for (const char* shape : {"same-host", "victims-only"}) {
+    ExpectNotWrong({"xid_fallen_off_bus_2048_srun_torch113.textproto", shape, "`unknown error` taken for the application's"});
+  }
+}
+
+TEST(FamilyShapes, AnotherJobsXidOnASharedNodeIsNotTheKilledRanks) {
+  ExpectNotWrong({"sigkill_2048_srun_torch24_dump_from_rank.textproto", "shared-daemons",
+                  "another job's Xid 79 taken as the only GPU with an initiating Xid"});
+}
+
+TEST(FamilyShapes, KubernetesPodLogsUnderAnOpaqueFolderAndOtherPodsEventsKeepTheAnswer) {
+  for (const char* shape : {"renamed", "shared-daemons"}) {
+    ExpectNotWrong({"k8s_hang_4096_jobset_torch26.textproto", shape,
+                    "the opaque pods/ folder taken as one node; another pod's Evicted row taken as the job's"});
+  }
+}
+
+TEST(FamilyShapes, RayWorkersKeepTheirRanksBehindCollectorPrefixesAndRotation) {
+  for (const char* shape : {"cri", "journald", "kubectl-ts", "paste", "rotated"}) {
+    ExpectNotWrong({"ray_hang_8192_torch21.textproto", shape,
+                    "the workers' pid prefixes not read behind a stamp: a victim's ActorDiedError taken as the cause"});
+  }
+}
+
+}  // namespace
+}  // namespace denpex
