@@ -293,6 +293,9 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
   constexpr int kMaxPrefixes = 8;
   if (policy.quote_size > 0) PeelQuote(line, policy.Quote());
   if (policy.numbered != 0) PeelNumber(line, policy.numbered);
+  // A second stamp (the program's own or kubectl's after a container runtime's `stdout F `) is
+  // peeled too; the first one's time stays the line's.
+  LineOrigin inner;
   int n = 0;
   for (; n < kMaxPrefixes && !line->empty(); ++n) {
     Scanner s(*line);
@@ -307,7 +310,7 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
       }
       stripped = MpiTag(&s, policy, out) || (line->size() > 2 && !IsSeverity((*line)[1]) && LocalTag(&s, out));
     } else if (IsDigit(c) || c == ' ') {
-      stripped = (!out->timed && Stamp(&s, policy, out)) || (out->task < 0 && SrunLabel(&s, out)) ||
+      stripped = Stamp(&s, policy, out->timed ? &inner : out) || (out->task < 0 && SrunLabel(&s, out)) ||
                  (out->host.empty() && IsDigit(c) && Host(&s, policy, out));
     } else if (c == '(' || c == '\x1b') {
       stripped = RayTag(&s, out);
@@ -357,10 +360,11 @@ bool IsQuoteChar(char c) { return c == '>' || c == ' ' || c == '\t'; }
 // The quoting or indentation every sampled line opens with (a line that is only part of it, an
 // empty quoted line, agrees): `> ` quoting, or two columns or more of indentation (one space
 // opens Megatron's progress lines, and srun pads its labels with spaces: neither is a paste's).
-// Indentation needs kLeast lines to be told from a traceback's; `>` opens no log line of its own,
-// so a short pasted file (slurmctld's three lines of the job) is peeled too.
+// Indentation needs kLeast lines to be told from a traceback's (two lines when it is four columns
+// or more, deeper than a traceback's `  File` lines); `>` opens no log line of its own, so a short
+// pasted file (slurmctld's three lines of the job) is peeled too.
 void SniffQuote(std::span<const std::string_view> lines, bool srun_labels, PrefixPolicy* policy) {
-  constexpr std::size_t kLeast = 4;
+  constexpr std::size_t kLeast = 4, kLeastDeep = 2, kDeep = 4;
   if (lines.empty()) return;
   std::string_view common = lines[0].substr(0, sizeof policy->quote);
   std::size_t k = 0;
@@ -372,7 +376,8 @@ void SniffQuote(std::span<const std::string_view> lines, bool srun_labels, Prefi
     if (m < line.size()) common = common.substr(0, m);
   }
   const bool quoted = common.find('>') != std::string_view::npos;
-  if (!quoted && (lines.size() < kLeast || srun_labels || (common.size() < 2 && common != "\t"))) return;
+  const std::size_t least = common.size() >= kDeep ? kLeastDeep : kLeast;
+  if (!quoted && (lines.size() < least || srun_labels || (common.size() < 2 && common != "\t"))) return;
   std::memcpy(policy->quote, common.data(), common.size());
   policy->quote_size = static_cast<std::uint8_t>(common.size());
 }
