@@ -509,7 +509,10 @@ void ResolveRanks(const EventCensus& census, Incident* inc) {
       // A console of many ranks (the runner's --world_info says so): a line without a rank of its
       // own is its node's one printing rank's, unless the launcher, pdsh or ssh said it.
       if (e.node >= 0 && !LauncherWord(e) && only_rank[e.node] >= 0) e.rank = only_rank[e.node];
-    } else if (f.prefix_ranks.size() == 1 && !f.agent) {
+    } else if (f.prefix_ranks.size() == 1 && !f.agent && !f.task_labels && e.family != Family::kXid && e.family != Family::kHostOom) {
+      // One rank's file (torch >= 2.3's `[rank<G>]:` on its lines). Not a file of many tasks
+      // (srun labels: one task's traceback alone carries the prefix, as in a merged collection)
+      // and not a kernel's line about a GPU or a process, which no rank printed.
       e.rank = f.prefix_ranks.front();
     } else if (e.task >= 0 && f.task_labels && !f.local_tags) {
       e.rank = e.task;
