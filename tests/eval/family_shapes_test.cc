@@ -73,6 +73,13 @@ TEST(FamilyShapes, AnotherJobsXidOnASharedNodeIsNotTheKilledRanks) {
                   "another job's Xid 79 taken as the only GPU with an initiating Xid"});
 }
 
+TEST(FamilyShapes, AMergedSrunLogsOneRankPrefixDoesNotPlaceOtherNodesLinesOnThatRank) {
+  for (const char* shape : {"merged", "interleaved"}) {
+    ExpectNotWrong({"exception_4096_srun_kill_on_bad_exit.textproto", shape,
+                    "the one [rank16] prefix of the merged file gave every kernel line rank 16: right rank, wrong node"});
+  }
+}
+
 TEST(FamilyShapes, KubernetesPodLogsUnderAnOpaqueFolderAndOtherPodsEventsKeepTheAnswer) {
   for (const char* shape : {"renamed", "shared-daemons"}) {
     ExpectNotWrong({"k8s_hang_4096_jobset_torch26.textproto", shape,
