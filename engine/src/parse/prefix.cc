@@ -289,13 +289,23 @@ Match StripRankPrefix(std::string_view* line, std::int32_t* rank) {
   return Match::kYes;
 }
 
+// A second stamp (kubectl's or the program's own after a container runtime's `stdout F `, the
+// program's after a journal's) is peeled too. The first one's time stays the line's unless it is
+// coarser (a journal's whole seconds): then the finer one is.
+bool InnerStamp(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
+  LineOrigin inner;
+  if (!Stamp(s, policy, &inner)) return false;
+  if (out->coarse && !inner.coarse) {
+    out->time = inner.time;
+    out->coarse = false;
+  }
+  return true;
+}
+
 int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin* out) {
   constexpr int kMaxPrefixes = 8;
   if (policy.quote_size > 0) PeelQuote(line, policy.Quote());
   if (policy.numbered != 0) PeelNumber(line, policy.numbered);
-  // A second stamp (the program's own or kubectl's after a container runtime's `stdout F `) is
-  // peeled too; the first one's time stays the line's.
-  LineOrigin inner;
   int n = 0;
   for (; n < kMaxPrefixes && !line->empty(); ++n) {
     Scanner s(*line);
@@ -310,7 +320,7 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
       }
       stripped = MpiTag(&s, policy, out) || (line->size() > 2 && !IsSeverity((*line)[1]) && LocalTag(&s, out));
     } else if (IsDigit(c) || c == ' ') {
-      stripped = Stamp(&s, policy, out->timed ? &inner : out) || (out->task < 0 && SrunLabel(&s, out)) ||
+      stripped = (out->timed ? InnerStamp(&s, policy, out) : Stamp(&s, policy, out)) || (out->task < 0 && SrunLabel(&s, out)) ||
                  (out->host.empty() && IsDigit(c) && Host(&s, policy, out));
     } else if (c == '(' || c == '\x1b') {
       stripped = RayTag(&s, out);
