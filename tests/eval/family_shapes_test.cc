@@ -80,6 +80,13 @@ TEST(FamilyShapes, AMergedSrunLogsOneRankPrefixDoesNotPlaceOtherNodesLinesOnThat
   }
 }
 
+TEST(FamilyShapes, ARayNodesDeathNamesTheDeadNodeInAMergedLog) {
+  for (const char* shape : {"merged", "interleaved"}) {
+    ExpectNotWrong({"ray_node_death_2048.textproto", shape,
+                    "the actor's and the GCS's ip= took the merged file's node (the driver's): another node lost"});
+  }
+}
+
 TEST(FamilyShapes, KubernetesPodLogsUnderAnOpaqueFolderAndOtherPodsEventsKeepTheAnswer) {
   for (const char* shape : {"renamed", "shared-daemons"}) {
     ExpectNotWrong({"k8s_hang_4096_jobset_torch26.textproto", shape,
