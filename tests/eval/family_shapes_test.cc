@@ -87,6 +87,11 @@ TEST(FamilyShapes, ARayNodesDeathNamesTheDeadNodeInAMergedLog) {
   }
 }
 
+TEST(FamilyShapes, ATorchrunLogDirUnderOpaqueNamesIsItsNodesWhoseKernelLogNamesIt) {
+  ExpectNotWrong({"xid_nvlink_2048_logdir_driver560.textproto", "renamed",
+                  "the deepest opaque folder (a local rank's) taken as the rank's node"});
+}
+
 TEST(FamilyShapes, KubernetesPodLogsUnderAnOpaqueFolderAndOtherPodsEventsKeepTheAnswer) {
   for (const char* shape : {"renamed", "shared-daemons"}) {
     ExpectNotWrong({"k8s_hang_4096_jobset_torch26.textproto", shape,
