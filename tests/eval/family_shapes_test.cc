@@ -92,6 +92,11 @@ TEST(FamilyShapes, ATorchrunLogDirUnderOpaqueNamesIsItsNodesWhoseKernelLogNamesI
                   "the deepest opaque folder (a local rank's) taken as the rank's node"});
 }
 
+TEST(FamilyShapes, AnotherNodesNotRespondingInASharedSlurmctldLogIsNotTheJobsNodeFailure) {
+  ExpectNotWrong({"slow_nic_2048_srun_warn.textproto", "shared-daemons",
+                  "with no allocation of the job known, cn-0417's `not responding` was taken as the job's node failure"});
+}
+
 TEST(FamilyShapes, KubernetesPodLogsUnderAnOpaqueFolderAndOtherPodsEventsKeepTheAnswer) {
   for (const char* shape : {"renamed", "shared-daemons"}) {
     ExpectNotWrong({"k8s_hang_4096_jobset_torch26.textproto", shape,

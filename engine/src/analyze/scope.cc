@@ -227,6 +227,14 @@ struct LeftOut {
   std::set<std::string> pods;  // Kubernetes objects (pods, nodes) none of the job's lines name
 };
 
+// Whether a file of the incident is the node named `host` (lower-cased).
+bool Filed(const Incident& inc, const JobView& v, const std::string& host) {
+  for (std::size_t n = 0; n < inc.nodes.size() && n < v.filed.size(); ++n) {
+    if (v.filed[n] && Lower(inc.nodes[n]) == host) return true;
+  }
+  return false;
+}
+
 // Why `e`, a daemon or host log's line, is not this job's (false: it may be).
 bool OutOfScope(const Incident& inc, const JobView& v, const std::set<std::int64_t>& ids,
                 const std::set<std::string>& allocated, const Event& e, LeftOut* out) {
@@ -234,9 +242,13 @@ bool OutOfScope(const Incident& inc, const JobView& v, const std::set<std::int64
     out->jobs.insert(job);
     return true;
   }
-  if ((e.kind == Kind::kNodeFailure || e.kind == Kind::kNodeResponding) && SlurmJob(e) < 0 && !allocated.empty()) {
+  if ((e.kind == Kind::kNodeFailure || e.kind == Kind::kNodeResponding) && SlurmJob(e) < 0) {
     const std::string node = Lower(inc.str(std::get<SlurmNote>(e.detail).node));
-    if (allocated.contains(node)) return false;
+    // Without the job's allocation, a node none of the job's lines names and no file of the
+    // incident is of (a padded or shared slurmctld's `cn-0417 not responding`) is not the job's.
+    const bool known = !v.hosts.empty() || std::any_of(v.filed.begin(), v.filed.end(), [](char f) { return f != 0; });
+    const bool placed = allocated.empty() ? !known || v.hosts.contains(node) || Filed(inc, v, node) : allocated.contains(node);
+    if (placed) return false;
     out->nodes.insert(node);
     return true;
   }
