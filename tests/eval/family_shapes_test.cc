@@ -32,10 +32,9 @@ v1::Diagnosis DiagnoseOk(const fs::path& dir) {
   return d.ok() ? *d : v1::Diagnosis();
 }
 
-void ExpectNotWrong(const Pair& p) {
+void ExpectNotWrong(const Pair& p, const std::vector<std::string>& overrides = {"job.nodes=8"}) {
   SCOPED_TRACE(std::string(p.scenario) + " [" + p.shape + "]: " + p.why);
-  const std::vector<std::string> small{"job.nodes=8"};
-  auto scenario = sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families" / p.scenario, small);
+  auto scenario = sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families" / p.scenario, overrides);
   ASSERT_TRUE(scenario.ok()) << scenario.status().message();
   TempDir tmp;
   auto sim = sim::Simulate(*scenario, {.out_dir = tmp.path() / "sim"});
@@ -95,6 +94,13 @@ TEST(FamilyShapes, ATorchrunLogDirUnderOpaqueNamesIsItsNodesWhoseKernelLogNamesI
 TEST(FamilyShapes, AnotherNodesNotRespondingInASharedSlurmctldLogIsNotTheJobsNodeFailure) {
   ExpectNotWrong({"slow_nic_2048_srun_warn.textproto", "shared-daemons",
                   "with no allocation of the job known, cn-0417's `not responding` was taken as the job's node failure"});
+}
+
+TEST(FamilyShapes, ARotatedRankLogIsReadInItsStreamsOrderForTheRanksFirstError) {
+  const std::vector<std::string> pinned{"job.nodes=8", "job.dp=0", "faults[0].kind=FAULT_KIND_PINNED_OOM"};
+  ExpectNotWrong({"../smoke/sigkill_4096.textproto", "rotated",
+                  "the live piece's events came first: the CUDA OOM under the pin-memory error was taken as the rank's own"},
+                 pinned);
 }
 
 TEST(FamilyShapes, KubernetesPodLogsUnderAnOpaqueFolderAndOtherPodsEventsKeepTheAnswer) {
