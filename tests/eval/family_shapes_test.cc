@@ -103,6 +103,11 @@ TEST(FamilyShapes, ARotatedRankLogIsReadInItsStreamsOrderForTheRanksFirstError) 
                  pinned);
 }
 
+TEST(FamilyShapes, APastedTimerLineCutBeforeItsSeparatorIsJoinedBack) {
+  ExpectNotWrong({"straggler_1024_pcie_x4_dcgm_diag.textproto", "paste",
+                  "a DeepSpeed timer line cut before ` | bwd_inner` read as a table row: no allreduce time, a false straggler"});
+}
+
 TEST(FamilyShapes, KubernetesPodLogsUnderAnOpaqueFolderAndOtherPodsEventsKeepTheAnswer) {
   for (const char* shape : {"renamed", "shared-daemons"}) {
     ExpectNotWrong({"k8s_hang_4096_jobset_torch26.textproto", shape,
