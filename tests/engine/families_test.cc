@@ -990,10 +990,22 @@ TEST(Families, StepTimersOfEachDeepSpeedShape) {
   EXPECT_TRUE(Parse("[2023-07-19 14:09:21,612] [INFO] [logging.py:96:log_dist] [Rank 1] time (ms) | fwd: n/a\n").events.empty());
   EXPECT_TRUE(Parse("time (ms) | fwd 12.0\n").events.empty());
   // A line a terminal's hard wrap cut after a field (its bwd_inner/bwd_allreduce tail on the next
-  // line): its whole backward would read as compute and no wait, so it is not read at all.
-  EXPECT_TRUE(Parse("> [2026-03-02 09:00:13,098] [INFO] [logging.py:96:log_dist] [Rank 9] time (ms) | fwd: 411.84 | "
-                    "bwd: 909.24 |\n")
-                  .events.empty());
+  // line): its whole backward would read as compute and no wait. It stays the rank's step, of a
+  // shape no whole line has (cut after a bar: 0; cut before one: not the whole line's shape).
+  const char* whole = "[2026-03-02 09:00:13,098] [INFO] [logging.py:96:log_dist] [Rank 9] time (ms) | fwd: 411.84 | "
+                      "bwd: 909.24 | bwd_inner: 808.53 | bwd_allreduce: 100.71 | step: 11.86\n";
+  const char* after_bar = "[2026-03-02 09:00:13,098] [INFO] [logging.py:96:log_dist] [Rank 9] time (ms) | fwd: 411.84 | "
+                          "bwd: 909.24 |\n";
+  const char* before_bar = "[2026-03-02 09:00:13,098] [INFO] [logging.py:96:log_dist] [Rank 9] time (ms) | fwd: 411.84 | "
+                           "bwd: 1871.72 \n";
+  const auto shape = [&](const char* line) {
+    const ParsedLog log = Parse(line);
+    return log.events.size() == 1 ? std::get<StepTimers>(log.events[0].detail).shape : 7u;
+  };
+  EXPECT_NE(shape(whole), 0u);
+  EXPECT_EQ(shape(after_bar), 0u);
+  EXPECT_NE(shape(before_bar), shape(whole));
+  EXPECT_NE(shape(before_bar), 0u);
 }
 
 // NCCL set-up WARNs as NCCL prints them (the bootstrap finding no interface, the duplicate GPU

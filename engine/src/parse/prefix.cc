@@ -402,6 +402,12 @@ void SniffNumbers(std::span<const std::string_view> lines, bool srun_labels, con
   }
 }
 
+// `| GPU  Name ... |`: nvidia-smi's, tabulate's and Markdown's rows end with the bar they start with.
+bool TableRow(std::string_view line) {
+  while (!line.empty() && line.back() == ' ') line.remove_suffix(1);
+  return line.size() >= 2 && line.front() == '|' && line.back() == '|';
+}
+
 }  // namespace
 
 bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
@@ -411,11 +417,12 @@ bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
   if (policy.numbered != 0) PeelNumber(&line, policy.numbered);
   if (line.empty()) return true;
   // A piece of a cut line starts anywhere: with a space, a bracket (`[gpu-0001]:29500` reads as a
-  // torchrun tag), a word. What starts a line is what no cut makes by chance: a stamp, `[rank<G>]:`,
-  // a logging header, an srun label, a traceback or an exception line, a table's row or rule.
+  // torchrun tag), a bar (DeepSpeed's `... | bwd: 1871.72 ` cut before `| bwd_inner: ...`), a word.
+  // What starts a line is what no cut makes by chance: a stamp, `[rank<G>]:`, a logging header, an
+  // srun label, a traceback or an exception line, a table's rule or its row, barred at both ends.
   const bool rule = line.size() >= 3 && std::string_view("+=*-").find(line[0]) != std::string_view::npos &&
                     (line[1] == line[0] || line[1] == '-') && line[2] == line[1];
-  if (line[0] == '|' || rule || line.starts_with("[rank") || line.starts_with("Traceback ")) return true;
+  if (TableRow(line) || rule || line.starts_with("[rank") || line.starts_with("Traceback ")) return true;
   LineOrigin o;
   Scanner s(line);
   if (SrunLabel(&s, &o) || Stamp(&s, PrefixPolicy{}, &o)) return true;
