@@ -40,22 +40,38 @@ Status WriteOutput(const fs::path& path, std::string_view data, std::ostream& ou
   return out ? Status::Ok() : Status::IoError("standard output: write failed");
 }
 
+namespace {
+
+// Simulate and demo write OUT/incident afresh. One that is there already and holds anything is
+// replaced only when asked (--force) or when it is a simulated one (the simulator's truth.json
+// beside it): it may be a real incident collected there.
+int CheckIncidentReplaceable(const fs::path& out, bool force, std::string_view command,
+                             std::ostream& err) {
+  const fs::path incident = out / "incident";
+  std::error_code ec;
+  const fs::file_status there = fs::symlink_status(incident, ec);
+  if (force || !fs::exists(there)) return kExitOk;
+  if (fs::is_directory(there) && fs::is_empty(incident, ec)) return kExitOk;
+  if (fs::is_directory(there) && fs::is_regular_file(fs::symlink_status(out / "truth.json", ec))) {
+    return kExitOk;
+  }
+  err << "denpex " << command << ": " << incident.string()
+      << " exists, is not empty and is not a simulated incident (no truth.json beside it); "
+      << command << " would delete it and write a new incident there. "
+         "Pass --force to replace it, or choose another --out.\n";
+  return kExitUsage;
+}
+
+}  // namespace
+
 int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) {
   auto scenario = sim::LoadScenario(args.scenario, args.overrides);
   if (!scenario.ok()) {
     err << scenario.status().message() << "\n";
     return ExitCodeFor(scenario.status());
   }
-  // Simulate replaces out/incident: one that is there already, and holds anything (perhaps a
-  // real incident collected there), is replaced only when asked.
-  const fs::path incident = args.out / "incident";
-  std::error_code ec;
-  const fs::file_status there = fs::symlink_status(incident, ec);
-  if (!args.force && fs::exists(there) && !(fs::is_directory(there) && fs::is_empty(incident, ec))) {
-    err << "denpex simulate: " << incident.string()
-        << " exists and is not empty; simulate would delete it and write a new incident there. "
-           "Pass --force to replace it, or choose another --out.\n";
-    return kExitUsage;
+  if (int rc = CheckIncidentReplaceable(args.out, args.force, "simulate", err); rc != kExitOk) {
+    return rc;
   }
   const auto t0 = std::chrono::steady_clock::now();
   auto result = sim::Simulate(*scenario, {.out_dir = args.out, .seed = args.seed});
@@ -162,6 +178,7 @@ int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std
 int RunDemo(const DemoArgs& args, std::ostream& out, std::ostream& err) {
   auto scenario = sim::ParseScenario(sim::DefaultScenarioText(), "<embedded default scenario>");
   if (!scenario.ok()) return Fail(err, "demo", scenario.status());
+  if (int rc = CheckIncidentReplaceable(args.out, args.force, "demo", err); rc != kExitOk) return rc;
   out << "denpex demo: " << scenario->description() << "\n"
       << "  simulating " << scenario->name() << " into " << args.out.string() << " ...\n";
   auto run = RunIncident(*scenario, scenario->seed(), args.out, {"engine", "first-error"});

@@ -199,7 +199,7 @@ struct Planner {
 }  // namespace
 
 Result<v1::Suite> LoadSuite(const fs::path& path) {
-  auto text = proto::ReadFile(path);
+  auto text = proto::ReadFile(path, proto::kMaxTextprotoBytes, "a suite");
   if (!text.ok()) return text.status();
   v1::Suite suite;
   FirstError errors;

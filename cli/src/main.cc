@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
   sim->add_option("--out", sim_args.out, "Output directory")->required();
   sim->add_option("--seed", sim_args.seed, "Seed (overrides the scenario's), 0 to 2^64-1")->check(kSeed);
   sim->add_flag("--force", sim_args.force,
-                "Replace DIR/incident when it exists and is not empty (it is deleted first)");
+                "Replace DIR/incident even when it holds files and no truth.json is beside it (it is deleted first)");
   sim->add_option("--set", sim_args.overrides,
                   "Override a field: --set job.nodes=64 (repeatable). Knobs: job.{nodes,tp,pp,dp},"
                   " launcher=LAUNCHER_TORCHRUN|LAUNCHER_SRUN|LAUNCHER_MPIRUN|LAUNCHER_PDSH, layout=LAYOUT_PER_RANK_FILES|"
@@ -198,6 +198,8 @@ int main(int argc, char** argv) {
   auto* demo = app.add_subcommand("demo", "The embedded default: simulate 4,096 ranks with one "
                                           "SIGKILLed rank, diagnose, score");
   demo->add_option("--out", demo_args.out, "Where to write the incident")->capture_default_str();
+  demo->add_flag("--force", demo_args.force,
+                 "Replace OUT/incident even when it holds files and no truth.json is beside it");
   demo->footer(kExitCodes);
   demo->callback([&] { rc = RunDemo(demo_args, std::cout, std::cerr); });
 

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "denpex/common/input_file.h"
+
 namespace denpex {
 namespace fs = std::filesystem;
 namespace {
@@ -43,16 +45,6 @@ class Fd {
 };
 
 std::string Errno(int e) { return std::strerror(e); }
-
-std::string KindOf(mode_t m) {
-  if (S_ISLNK(m)) return "a symbolic link";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISSOCK(m)) return "a socket";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISDIR(m)) return "a directory";
-  return "not a regular file";
-}
 
 // The directory that will hold `path`, opened, and the name `path` has in it.
 struct Parent {
@@ -91,7 +83,7 @@ Status CheckTarget(const Parent& p, const fs::path& path, struct stat* st, bool*
     return Status::IoError(path.string() + ": " + Errno(errno));
   }
   if (S_ISREG(st->st_mode)) return Status::Ok();
-  return Status::InvalidArgument(path.string() + " is " + KindOf(st->st_mode) +
+  return Status::InvalidArgument(path.string() + " is " + FileKindName(st->st_mode) +
                                  ": denpex writes only regular files (give - for standard "
                                  "output, or a file name)");
 }
@@ -216,7 +208,7 @@ Status AppendOutputFile(const fs::path& path, std::string_view data,
   struct stat now;
   if (::fstat(fd.get(), &now) != 0) return Status::IoError(path.string() + ": " + Errno(errno));
   if (!S_ISREG(now.st_mode)) {
-    return Status::InvalidArgument(path.string() + " is " + KindOf(now.st_mode) +
+    return Status::InvalidArgument(path.string() + " is " + FileKindName(now.st_mode) +
                                    ": denpex writes only regular files");
   }
   if (now.st_nlink > 1) {

@@ -2,7 +2,7 @@
 // legacy files, the zip end records, safetensors headers, the pickle machine). None may crash,
 // hang, read out of bounds or allocate more than the input justifies.
 //
-//   build/fuzz/checkpoint/checkpoint_fuzzer -max_total_time=300 fuzz/checkpoint/seeds
+//   build-fuzz/fuzz/checkpoint_fuzzer -max_total_time=300 fuzz/checkpoint/seeds (fuzz/CMakeLists.txt)
 #include <cstddef>
 #include <cstdint>
 #include <optional>

@@ -2,10 +2,7 @@
 
 #include <google/protobuf/util/json_util.h>
 
-#include <fstream>
-#include <sstream>
-#include <system_error>
-
+#include "denpex/common/input_file.h"
 #include "denpex/common/output_file.h"
 
 namespace denpex::proto {
@@ -24,15 +21,9 @@ std::string ToJson(const google::protobuf::Message& msg) {
   return out;
 }
 
-Result<std::string> ReadFile(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return Status::NotFound(path.string() + ": no such file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(path.string() + ": cannot open for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::IoError(path.string() + ": read error");
-  return ss.str();
+Result<std::string> ReadFile(const std::filesystem::path& path, std::uint64_t max_bytes,
+                             std::string_view what) {
+  return ReadInputFile(path, max_bytes, what);
 }
 
 Status WriteFile(const std::filesystem::path& path, std::string_view data) {

@@ -178,7 +178,7 @@ Result<v1::Scenario> ParseScenario(std::string_view text, std::string_view sourc
 
 Result<v1::Scenario> LoadScenario(const std::filesystem::path& path,
                                   std::span<const std::string> overrides) {
-  auto text = proto::ReadFile(path);
+  auto text = proto::ReadFile(path, proto::kMaxTextprotoBytes, "a scenario");
   if (!text.ok()) return text.status();
   return ParseScenario(*text, path.string(), overrides);
 }

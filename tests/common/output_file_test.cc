@@ -18,26 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.h"
+
 namespace denpex {
 namespace {
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() / ("denpex-out-" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using denpex::testing::TempDir;
 
 std::string Slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

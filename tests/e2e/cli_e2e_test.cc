@@ -17,6 +17,7 @@
 #include "denpex/v1/diagnosis.pb.h"
 #include "denpex/v1/score.pb.h"
 #include "denpex/v1/truth.pb.h"
+#include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 
@@ -39,19 +40,7 @@ CmdResult Denpex(const std::string& args) {
   return r;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() / ("denpex-e2e-" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using denpex::testing::TempDir;
 
 std::string Scenario(const std::string& name) {
   return (fs::path(DENPEX_SOURCE_DIR) / "scenarios" / name).string();
@@ -213,10 +202,27 @@ TEST(CliHardening, SimulateRefusesToDeleteAnIncidentUnlessForced) {
   r = Denpex(cmd + " --force");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_FALSE(fs::exists(incident / "node-a" / "real.log"));
+  // A simulated incident (the truth beside it) is replaced again without --force.
+  EXPECT_EQ(Denpex(cmd).code, 0);
   // An empty incident folder is no one's work: replaced without --force.
-  fs::remove_all(incident);
+  fs::remove_all(tmp.path() / "o");
   fs::create_directories(incident);
   EXPECT_EQ(Denpex(cmd).code, 0);
+}
+
+TEST(CliHardening, DemoRefusesToDeleteAnIncidentUnlessForcedOrSimulated) {
+  TempDir tmp;
+  const fs::path incident = tmp.path() / "d" / "incident";
+  fs::create_directories(incident / "node-a");
+  std::ofstream(incident / "node-a" / "real.log") << "a real incident's log\n";
+  const std::string cmd = "demo --out " + (tmp.path() / "d").string();
+  CmdResult r = Denpex(cmd);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--force"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(incident / "node-a" / "real.log"));
+  ASSERT_EQ(Denpex(cmd + " --force").code, 0);
+  EXPECT_FALSE(fs::exists(incident / "node-a" / "real.log"));
+  EXPECT_EQ(Denpex(cmd).code, 0) << "the demo's own incident is replaced when it runs again";
 }
 
 TEST(CliHardening, OutputsAreRegularFilesOrStandardOutput) {

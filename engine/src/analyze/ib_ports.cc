@@ -5,14 +5,13 @@
 #include <cctype>
 #include <charconv>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "analyze/cascade.h"
 #include "analyze/describe.h"
+#include "ingest/file_text.h"
 
 namespace denpex::engine {
 namespace {
@@ -70,19 +69,18 @@ std::vector<Port> ReadPorts(const Incident& inc) {
   for (std::size_t i = 0; i < inc.files.size(); ++i) {
     const LogFile& f = inc.files[i];
     if (f.node < 0 || !f.readable || f.name_rank >= 0 || !IsCounterFile(f.path)) continue;
-    std::ifstream in(inc.root / f.path, std::ios::binary);
-    if (!in) continue;
-    std::ostringstream s;
-    s << in.rdbuf();
-    const std::string text = std::move(s).str();
+    // Through the ingest's reader: mapped, no symbolic link followed, a shrinking file cut.
+    auto file = FileText::Open(inc.root / f.path);
+    if (!file.ok()) continue;
+    const std::string_view text = file->view().substr(0, file->Readable());
     std::map<std::int32_t, Port> ports;
     std::size_t at = 0;
     std::uint32_t number = 0;
     while (at < text.size()) {
       std::size_t end = text.find('\n', at);
-      if (end == std::string::npos) end = text.size();
+      if (end == std::string_view::npos) end = text.size();
       ++number;
-      ReadLine(std::string_view(text).substr(at, end - at), LineSpan{number, at, static_cast<std::uint32_t>(end - at)}, &ports);
+      ReadLine(text.substr(at, end - at), LineSpan{number, at, static_cast<std::uint32_t>(end - at)}, &ports);
       at = end + 1;
     }
     for (auto& [device, p] : ports) {

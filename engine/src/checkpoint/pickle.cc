@@ -33,7 +33,7 @@ enum Op : unsigned char {
 class Machine {
  public:
   Machine(std::string_view in, std::size_t start, Pickle& out)
-      : in_(in), pos_(start), out_(out), max_values_(std::max(kMaxPickleValues, in.size() / 4)) {}
+      : in_(in), pos_(start), out_(out), budget_(kPickleMemorySlack + 2 * in.size()) {}
 
   void Run() {
     while (out_.ok()) {
@@ -42,10 +42,7 @@ class Machine {
         return Fail(PickleError::kUnsupported, "nested deeper than " + std::to_string(kMaxPickleDepth) +
                                                    " marks at byte " + std::to_string(pos_));
       }
-      if (stack_.size() + out_.containers.size() + out_.strings.size() > max_values_) {
-        return Fail(PickleError::kUnsupported, "more than " + std::to_string(max_values_) +
-                                                   " values by byte " + std::to_string(pos_));
-      }
+      if (MemoryUsed() > budget_) return OverBudget();
       const std::size_t at = pos_;
       const auto op = static_cast<unsigned char>(in_[pos_++]);
       if (op == kStop) {
@@ -63,6 +60,20 @@ class Machine {
       out_.error = e;
       out_.error_detail = std::move(detail);
     }
+  }
+  void OverBudget() {
+    Fail(PickleError::kUnsupported, "needs more than " + std::to_string(budget_ >> 20) +
+                                        " MiB of memory (twice its size and " +
+                                        std::to_string(kPickleMemorySlack >> 20) +
+                                        " MiB) by byte " + std::to_string(pos_));
+  }
+  // What the machine holds, counted as it grows: the stack, every container and its items,
+  // every string, the memo. Checked before each opcode and before each new string.
+  std::size_t MemoryUsed() const {
+    return stack_.capacity() * sizeof(PyValue) + marks_.capacity() * sizeof(std::size_t) +
+           out_.containers.size() * sizeof(PyContainer) + items_ * sizeof(PyValue) +
+           out_.strings.size() * sizeof(std::string) + string_bytes_ +
+           memo_.size() * kMemoEntryBytes;
   }
   void Malformed(std::size_t at, const char* what) {
     Fail(PickleError::kMalformed, std::string(what) + " at byte " + std::to_string(at));
@@ -120,10 +131,16 @@ class Machine {
   }
 
   PyValue NewString(std::string_view s, Kind kind = Kind::kStr) {
+    if (MemoryUsed() + s.size() > budget_) {
+      OverBudget();
+      return {};
+    }
+    string_bytes_ += s.size();
     out_.strings.emplace_back(s);
     return {kind, 0, static_cast<std::uint32_t>(out_.strings.size() - 1)};
   }
   PyValue NewContainer(Kind kind, std::vector<PyValue> items = {}) {
+    items_ += items.size();
     out_.containers.push_back({std::move(items), {}, {}});
     const auto ref = static_cast<std::uint32_t>(out_.containers.size() - 1);
     if (kind == Kind::kDict) out_.dicts.push_back(ref);
@@ -140,6 +157,7 @@ class Machine {
     const PyValue& target = stack_.back();
     if (target.kind != want) return;
     auto& dst = out_.containers[target.ref].items;
+    items_ += items.size();
     dst.insert(dst.end(), items.begin(), items.end());
   }
   void PushInt(std::int64_t v) { stack_.push_back({Kind::kInt, v, 0}); }
@@ -183,7 +201,11 @@ class Machine {
   }
   // A class reference, "module.name".
   void PushGlobal(std::string_view module, std::string_view name) {
-    stack_.push_back(NewString(std::string(module) + "." + std::string(name), Kind::kGlobal));
+    if (MemoryUsed() + module.size() + name.size() > budget_) return OverBudget();
+    std::string qualified;
+    qualified.reserve(module.size() + 1 + name.size());
+    qualified.append(module).append(".").append(name);
+    stack_.push_back(NewString(qualified, Kind::kGlobal));
   }
   void PushStackGlobal(const PyValue& module, const PyValue& name, std::size_t at) {
     if (module.kind != Kind::kStr || name.kind != Kind::kStr) {
@@ -207,7 +229,11 @@ class Machine {
   std::vector<PyValue> stack_;
   std::vector<std::size_t> marks_;
   std::unordered_map<std::uint64_t, PyValue> memo_;
-  std::size_t max_values_;  // kMaxPickleValues, or one per 4 input bytes when that is more
+  std::size_t budget_;            // bytes: kPickleMemorySlack and twice the input
+  std::size_t items_ = 0;         // items of every container
+  std::size_t string_bytes_ = 0;  // characters of every string
+  // An unordered_map node of the memo: the pair, the hash-chain link and the bucket.
+  static constexpr std::size_t kMemoEntryBytes = sizeof(std::pair<std::uint64_t, PyValue>) + 24;
 };
 
 // Scalars: constants, integers, strings and bytes. False when `op` is not one of them.

@@ -63,12 +63,12 @@ struct Pickle {
   std::optional<std::int64_t> GetInt(const PyValue& dict, std::string_view key) const;
 };
 
-// Limits that keep a hostile pickle's cost bounded (a real checkpoint's pickle nests a few
-// levels and spends ten or more bytes per value): past them it stops with kUnsupported. The
-// values (stack, containers and strings) may number kMaxPickleValues, or one per 4 input bytes
-// when that is more, so a large real `.metadata` is never refused.
-inline constexpr std::size_t kMaxPickleDepth = 10'000;     // open MARKs
-inline constexpr std::size_t kMaxPickleValues = 1u << 22;
+// Limits that keep a hostile pickle's cost bounded: past them it stops with kUnsupported. A
+// real checkpoint's pickle nests a few levels and spends about ten bytes per value, so its
+// machine holds about its own size; a hostile one (a byte per empty list, a memoized string
+// joined again and again by STACK_GLOBAL) may hold twice its size and kPickleMemorySlack.
+inline constexpr std::size_t kMaxPickleDepth = 10'000;  // open MARKs
+inline constexpr std::size_t kPickleMemorySlack = std::size_t{16} << 20;
 
 // Runs one pickle starting at `start`, up to and including its STOP opcode.
 Pickle RunPickle(std::string_view bytes, std::size_t start = 0);

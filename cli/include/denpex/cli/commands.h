@@ -91,6 +91,7 @@ int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std
 
 struct DemoArgs {
   std::filesystem::path out = "denpex-demo";
+  bool force = false;  // replace OUT/incident even when it is not a simulated one
 };
 int RunDemo(const DemoArgs& args, std::ostream& out, std::ostream& err);
 

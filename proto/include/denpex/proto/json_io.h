@@ -2,6 +2,7 @@
 // how Denpex's contracts look on disk.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -23,8 +24,14 @@ Status WriteJsonFile(const std::filesystem::path& path, const google::protobuf::
 Status FromJson(std::string_view json, std::string_view source, google::protobuf::Message* msg);
 Status ReadJsonFile(const std::filesystem::path& path, google::protobuf::Message* msg);
 
-// Reads a whole file; kNotFound / kIoError name the path.
-Result<std::string> ReadFile(const std::filesystem::path& path);
+// Reads a whole regular file of at most `max_bytes` through ReadInputFile
+// (denpex/common/input_file.h); `what` names it in errors ("a scenario"). kNotFound, kIoError and
+// kInvalidInput (a device, a FIFO, too large) name the path.
+inline constexpr std::uint64_t kMaxJsonBytes = std::uint64_t{1} << 30;    // eval reports
+inline constexpr std::uint64_t kMaxTextprotoBytes = std::uint64_t{1} << 20;  // scenarios, suites
+Result<std::string> ReadFile(const std::filesystem::path& path,
+                             std::uint64_t max_bytes = kMaxJsonBytes,
+                             std::string_view what = "a JSON document");
 // WriteOutputFile (denpex/common/output_file.h).
 Status WriteFile(const std::filesystem::path& path, std::string_view data);
 
