@@ -955,6 +955,43 @@ namespace {
 
 // Per-rank step timers as DeepSpeed's log_dist prints them (short names of >= 0.10.1, the older
 // names with `rank=R`, the microstep line without a rank): compute and wait by timer name.
+// torchrun's error file as ErrorHandler.record_exception writes it (json.dump: one line, `, `
+// and `: ` separators): the exception is read as its line would be, at the file's timestamp;
+// the file names no rank. The agent's copy (`"errorCode"` added) reads the same; a line that
+// is not one (a cut file, another JSON) is no event.
+TEST(Families, TorchrunErrorFileIsTheWorkersExceptionAtItsTimestamp) {
+  const std::string file =
+      R"({"message": {"message": "RuntimeError: CUDA error: an illegal memory access was encountered\nCUDA kernel errors )"
+      R"(might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor )"
+      R"(debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n", "extraInfo": {"py_callstack": "Traceback (most recent )"
+      R"(call last):\n  File \"/usr/local/lib/python3.10/dist-packages/torch/distributed/elastic/multiprocessing/errors/)"
+      R"(__init__.py\", line 355, in wrapper\n    return f(*args, **kwargs)\n  File \"/workspace/train.py\", line 88, in )"
+      R"(main\n    loss.backward()\nRuntimeError: CUDA error: an illegal memory access was encountered\n", "timestamp": )"
+      R"("1764667216"}}})";
+  ParsedLog log = Parse(file);  // json.dump writes no final newline
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].kind, Kind::kCudaError);
+  EXPECT_EQ(log.events[0].time, 1764667216 * kNsPerSec);
+  EXPECT_FALSE(log.events[0].time_borrowed);
+  EXPECT_EQ(log.events[0].rank, -1);
+  EXPECT_EQ(log.events[0].line, 1u);
+
+  log = Parse(R"({"message": {"message": "ValueError: bad \"shard\" caf\u00e9", "extraInfo": {"py_callstack": )"
+              R"("Traceback (most recent call last):\nValueError: bad\n", "timestamp": "1764667300"}, "errorCode": 1}})"
+              "\n");
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].kind, Kind::kException);
+  const auto& e = std::get<PythonError>(log.events[0].detail);
+  EXPECT_EQ(log.strings.Get(e.type), "ValueError");
+  EXPECT_EQ(log.strings.Get(e.message), "bad \"shard\" caf\xc3\xa9");
+  EXPECT_EQ(log.events[0].time, 1764667300 * kNsPerSec);
+
+  ErrorRecord record;
+  EXPECT_FALSE(ReadErrorFile(R"({"message": {"message": "RuntimeError: cut here)", &record));
+  EXPECT_FALSE(ReadErrorFile(R"({"message": 3})", &record));
+  EXPECT_TRUE(Parse(R"({"message": {"message": "RuntimeError: cut here)" "\n").events.empty());
+}
+
 TEST(Families, StepTimersOfEachDeepSpeedShape) {
   struct TimerCase {
     const char* line;
