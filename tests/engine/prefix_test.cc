@@ -393,6 +393,30 @@ TEST(Prefixes, HardWrapBeforeABarIsFoundAndJoinedButATableRowIsNot) {
   EXPECT_TRUE(StartsOwnLine(row, policy));
 }
 
+// pdsh's `<host>: ` before every remote line, under a launcher line so long that its wrapped
+// pieces fill the first lines of the copy: the prefixes are sniffed on the lines that start
+// after a line shorter than the wrap width, not on the pieces.
+TEST(Prefixes, HostPrefixesAreFoundPastTheWrappedPiecesOfALongLine) {
+  std::string runner = "> [2026-03-02 08:59:59,853] [INFO] [multinode_runner.py:81:get_cmd] Running on the following workers: ";
+  for (int n = 1; n <= 128; ++n) runner += "gpu-" + std::to_string(1000 + n).substr(1) + ",";
+  std::string text;
+  for (int round = 0; round < 2; ++round) {
+    text += runner.substr(0, 143) + "\n";
+    for (std::size_t at = 143; at < runner.size(); at += 141) text += "> " + runner.substr(at, 141) + "\n";
+  }
+  for (int n = 1; n <= 40; ++n) {
+    text += "> gpu-" + std::to_string(1000 + n).substr(1) +
+            ": [2026-03-02 09:00:00,433] [INFO] [launch.py:151:main] nnodes=128, num_local_procs=8, node_rank=" +
+            std::to_string(n - 1) + "\n";
+  }
+  const PrefixPolicy policy = SniffPrefixes(text);
+  EXPECT_EQ(policy.wrap_width, 143u);
+  EXPECT_TRUE(policy.hosts);
+  const ParsedLog log = ParseLog(text, FileContext{.prefixes = policy});
+  ASSERT_FALSE(log.events.empty());
+  EXPECT_EQ(log.events.back().kind, Kind::kLauncherLayout);
+}
+
 TEST(Prefixes, ProgressLinesOfOneLengthAreNoWrapWidth) {
   std::string text;
   for (int k = 10; k < 40; ++k) {

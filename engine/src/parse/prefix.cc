@@ -428,7 +428,9 @@ bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
   if (SrunLabel(&s, &o) || Stamp(&s, PrefixPolicy{}, &o)) return true;
   Header h;
   std::string_view type;
-  return (line[0] != ' ' && ParseHeader(line, &h) != Match::kNo) || ParsePythonErrorLine(line, &type);
+  // A header that only looks begun (`[144, 145, ...` of a cut list reads as a malformed bracket
+  // time) starts nothing: a cut makes such shapes by chance.
+  return (line[0] != ' ' && ParseHeader(line, &h) == Match::kYes) || ParsePythonErrorLine(line, &type);
 }
 
 std::string_view WithoutEscapes(std::string_view line, std::string* store) {
@@ -524,27 +526,46 @@ std::uint32_t SniffWrapWidth(std::string_view text, const PrefixPolicy& policy) 
 
 }  // namespace
 
-PrefixPolicy SniffPrefixes(std::string_view text) {
-  PrefixPolicy policy{.mpi_tag_space = MpiTagsSpaced(text)};
-  constexpr std::size_t kSample = 64;
-  std::array<std::string_view, kSample> sample;
+namespace {
+
+// The first non-empty lines of `text`, up to `out`'s size; with `wrap_width`, only the lines a
+// terminal copy's hard wrap did not make (those after a line of that width are its pieces).
+std::size_t SampleLines(std::string_view text, std::uint32_t wrap_width, std::span<std::string_view> out) {
+  constexpr std::size_t kMaxScan = 1 << 20;  // bytes: a wrapped file's heads may be few
   std::size_t n = 0;
-  for (std::string_view rest = text; !rest.empty() && n < kSample;) {
+  bool piece = false;
+  for (std::string_view rest = text.substr(0, wrap_width > 0 ? kMaxScan : text.size()); !rest.empty() && n < out.size();) {
     const std::size_t nl = rest.find('\n');
     std::string_view line = rest.substr(0, nl);
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!line.empty()) sample[n++] = line;
+    const bool after_cut = piece;
+    piece = wrap_width > 0 && VisibleSize(line) == wrap_width;
+    if (!line.empty() && !after_cut) out[n++] = line;
   }
-  const std::span<const std::string_view> lines(sample.data(), n);
+  return n;
+}
+
+}  // namespace
+
+PrefixPolicy SniffPrefixes(std::string_view text) {
+  PrefixPolicy policy{.mpi_tag_space = MpiTagsSpaced(text)};
+  constexpr std::size_t kSample = 64;
+  std::array<std::string_view, kSample> sample;
+  std::size_t n = SampleLines(text, 0, sample);
   std::size_t raw_labelled = 0;
-  for (std::string_view line : lines) {
+  for (std::string_view line : std::span<const std::string_view>(sample.data(), n)) {
     LineOrigin o;
     Scanner s(line);
     raw_labelled += SrunLabel(&s, &o) ? 1 : 0;
   }
-  SniffQuote(lines, raw_labelled * 2 >= n, &policy);
-  SniffNumbers(lines, raw_labelled * 2 >= n, policy, &policy);
+  SniffQuote({sample.data(), n}, raw_labelled * 2 >= n, &policy);
+  SniffNumbers({sample.data(), n}, raw_labelled * 2 >= n, policy, &policy);
+  // A terminal copy's wrapped pieces have no prefix of their own: the prefixes are sampled from
+  // the lines that start after a line shorter than the wrap width.
+  policy.wrap_width = SniffWrapWidth(text, policy);
+  if (policy.wrap_width > 0) n = SampleLines(text, policy.wrap_width, sample);
+  const std::span<const std::string_view> lines(sample.data(), n);
   std::size_t hosted = 0, labelled = 0, journal = 0;
   PrefixPolicy probe{.hosts = true, .journal = true};
   for (std::string_view line : lines) {
@@ -565,7 +586,6 @@ PrefixPolicy SniffPrefixes(std::string_view text) {
   policy.hosts = n > 0 && hosted * 4 >= n * 3;
   policy.srun_labels = n > 0 && labelled * 2 >= n;
   policy.journal = n > 0 && journal * 4 >= n * 3;
-  policy.wrap_width = SniffWrapWidth(text, policy);
   return policy;
 }
 
