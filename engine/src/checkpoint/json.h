@@ -11,12 +11,15 @@
 #include <string>
 #include <string_view>
 
+#include "denpex/common/json_reader.h"
 #include "denpex/common/status.h"
 
 namespace denpex::engine::ckpt {
 
+using denpex::JsonReader;
+
 // Deeper nesting is refused before parsing (real headers and metadata nest a few levels).
-inline constexpr std::size_t kMaxJsonDepth = 128;
+inline constexpr std::size_t kMaxJsonDepth = JsonReader::kMaxDepth;
 
 // kInvalidInput when `text` is not a JSON object, nests deeper than kMaxJsonDepth or ends
 // inside a value; time linear in its size.
@@ -26,5 +29,6 @@ Result<google::protobuf::Struct> ParseJsonObject(std::string_view text);
 std::optional<std::int64_t> JsonCount(const google::protobuf::Value& v);
 std::optional<std::int64_t> JsonCount(const google::protobuf::Struct& s, std::string_view key);
 const google::protobuf::Value* JsonField(const google::protobuf::Struct& s, std::string_view key);
+
 
 }  // namespace denpex::engine::ckpt

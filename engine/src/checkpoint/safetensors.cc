@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,41 +23,62 @@ std::uint64_t DtypeSize(const std::string& dtype) {
   return it == kSizes.end() ? 0 : it->second;
 }
 
+// 24 bytes a tensor, so a 100 MB header of a million tensors stays far below its own size.
 struct Tensor {
-  std::string name;
   std::uint64_t begin = 0, end = 0;
+  std::size_t name_at = 0;  // the name's opening quote in the header
 };
 
-// One header entry: its offsets, and whether its byte count matches shape x dtype.
-Finding ReadTensor(const std::string& name, const google::protobuf::Value& v, Tensor& t,
+// One header entry, `{"dtype": …, "shape": […], "data_offsets": [begin, end]}` (other fields
+// skipped): its offsets, and whether its byte count matches shape × dtype.
+Finding ReadTensor(JsonReader& r, const std::string& name, std::size_t name_at, Tensor& t,
                    bool& unknown_dtype) {
   const std::string bad = "tensor '" + name + "': ";
-  if (v.kind_case() != google::protobuf::Value::kStructValue) return Corrupt(bad + "not an object");
-  const auto& s = v.struct_value();
-  const auto* dtype = JsonField(s, "dtype");
-  const auto* shape = JsonField(s, "shape");
-  const auto* offsets = JsonField(s, "data_offsets");
-  if (dtype == nullptr || shape == nullptr || offsets == nullptr || !dtype->has_string_value() ||
-      !shape->has_list_value() || !offsets->has_list_value() ||
-      offsets->list_value().values_size() != 2) {
+  if (r.Peek() != '{') {
+    if (!r.Skip()) return Corrupt(bad + r.error());
+    return Corrupt(bad + "not an object");
+  }
+  r.BeginObject();
+  std::optional<std::string> dtype;
+  std::optional<std::vector<std::uint64_t>> shape, offsets;
+  auto counts = [&r]() -> std::optional<std::vector<std::uint64_t>> {
+    if (!r.BeginArray()) return std::nullopt;
+    std::vector<std::uint64_t> v;
+    while (r.NextElement()) {
+      auto c = r.Count();
+      if (!c) return std::nullopt;
+      v.push_back(*c);
+    }
+    if (!r.ok()) return std::nullopt;
+    return v;
+  };
+  while (auto key = r.NextKey()) {
+    if (*key == "dtype") {
+      dtype = r.String();
+    } else if (*key == "shape") {
+      shape = counts();
+    } else if (*key == "data_offsets") {
+      offsets = counts();
+    } else {
+      r.Skip();
+    }
+    if (!r.ok()) break;
+  }
+  if (!r.ok()) return Corrupt(bad + r.error());
+  if (!dtype || !shape || !offsets || offsets->size() != 2) {
     return Corrupt(bad + "needs dtype, shape and data_offsets [begin, end]");
   }
-  auto b = JsonCount(offsets->list_value().values(0));
-  auto e = JsonCount(offsets->list_value().values(1));
-  if (!b || !e || *e < *b)
-    return Corrupt(bad + "invalid data_offsets (safetensors: InvalidOffset)");
-  t = {name, static_cast<std::uint64_t>(*b), static_cast<std::uint64_t>(*e)};
-  std::uint64_t bytes = DtypeSize(dtype->string_value());
+  const std::uint64_t b = (*offsets)[0], e = (*offsets)[1];
+  if (e < b) return Corrupt(bad + "invalid data_offsets (safetensors: InvalidOffset)");
+  t = {b, e, name_at};
+  std::uint64_t bytes = DtypeSize(*dtype);
   if (bytes == 0) {
     unknown_dtype = true;
     return Valid("");
   }
-  for (const auto& dim : shape->list_value().values()) {
-    auto d = JsonCount(dim);
-    if (!d) return Corrupt(bad + "shape holds a non-count");
-    if (*d != 0 && bytes > UINT64_MAX / static_cast<std::uint64_t>(*d))
-      return Corrupt(bad + "size overflows");
-    bytes *= static_cast<std::uint64_t>(*d);
+  for (const std::uint64_t d : *shape) {
+    if (d != 0 && bytes > UINT64_MAX / d) return Corrupt(bad + "size overflows");
+    bytes *= d;
   }
   if (bytes != t.end - t.begin) {
     return Corrupt(bad + "shape x dtype is " + Thousands(bytes) + " bytes, data_offsets span " +
@@ -89,18 +111,32 @@ Finding CheckSafetensorsFile(const ByteFile& f) {
   if (!header.ok()) return Unreadable("header", header.status());
   if (header->empty() || (*header)[0] != '{')
     return Corrupt("the header does not start with '{' (InvalidHeaderStart)");
-  auto json = ParseJsonObject(*header);
-  if (!json.ok()) {
+  // Read as it streams: a header may have 100 MB, too much to hold as a JSON tree.
+  auto not_json = [](const JsonReader& r) {
     return Corrupt("the header is not JSON (InvalidHeaderDeserialization): " +
-                   json.status().message().substr(0, 200));
-  }
+                   r.error().substr(0, 200));
+  };
+  JsonReader r(*header);
+  if (!r.BeginObject()) return not_json(r);
   std::vector<Tensor> tensors;
   bool unknown_dtype = false;
-  for (const auto& [name, v] : json->fields()) {
-    if (name == "__metadata__") continue;
+  while (auto name = r.NextKey()) {
+    if (*name == "__metadata__") {
+      if (!r.Skip()) return not_json(r);
+      continue;
+    }
     Tensor t;
-    if (Finding fd = ReadTensor(name, v, t, unknown_dtype); !fd.ok()) return fd;
-    tensors.push_back(std::move(t));
+    const std::size_t name_at = r.last_string_at();
+    if (Finding fd = ReadTensor(r, *name, name_at, t, unknown_dtype); !fd.ok()) {
+      return r.ok() ? fd : Corrupt("the header is not JSON (InvalidHeaderDeserialization): " +
+                                   fd.detail.substr(0, 200));
+    }
+    tensors.push_back(t);
+  }
+  if (!r.AtEnd()) {
+    if (r.ok()) return Corrupt("the header is not JSON (InvalidHeaderDeserialization): "
+                               "bytes follow its closing '}'");
+    return not_json(r);
   }
   std::sort(tensors.begin(), tensors.end(), [](const Tensor& a, const Tensor& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
@@ -108,7 +144,9 @@ Finding CheckSafetensorsFile(const ByteFile& f) {
   std::uint64_t expect = 0;
   for (const Tensor& t : tensors) {
     if (t.begin != expect) {
-      return Corrupt("tensor '" + t.name + "' starts at " + Thousands(t.begin) + ", expected " +
+      const std::string name =
+          JsonReader(std::string_view(*header).substr(t.name_at)).String().value_or("?");
+      return Corrupt("tensor '" + name + "' starts at " + Thousands(t.begin) + ", expected " +
                      Thousands(expect) + " (safetensors: InvalidOffset)");
     }
     expect = t.end;
