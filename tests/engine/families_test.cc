@@ -990,6 +990,9 @@ TEST(Families, TorchrunErrorFileIsTheWorkersExceptionAtItsTimestamp) {
   EXPECT_FALSE(ReadErrorFile(R"({"message": {"message": "RuntimeError: cut here)", &record));
   EXPECT_FALSE(ReadErrorFile(R"({"message": 3})", &record));
   EXPECT_TRUE(Parse(R"({"message": {"message": "RuntimeError: cut here)" "\n").events.empty());
+  std::string deep = R"({"message": )";
+  for (int k = 0; k < 100000; ++k) deep += R"({"message": )";
+  EXPECT_FALSE(ReadErrorFile(deep, &record));  // nested past the format: skipped, never recursed
 }
 
 TEST(Families, StepTimersOfEachDeepSpeedShape) {

@@ -2,6 +2,7 @@
 // rank's own process printed about the error that ended it.
 #include <algorithm>
 
+#include "denpex/common/json_reader.h"
 #include "parse/families.h"
 #include "parse/lines.h"
 #include "parse/scan.h"
@@ -241,81 +242,45 @@ std::span<const Trigger> ErrorTriggers() { return kErrorTriggers; }
 
 namespace {
 
-bool IsHex(char c) { return IsDigit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'); }
-
-void AppendUtf8(std::uint32_t c, std::string* out) {
-  if (c < 0x80) {
-    out->push_back(static_cast<char>(c));
-  } else if (c < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (c >> 6)));
-    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xE0 | (c >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  }
+// `"timestamp": "1764667216"`: unix seconds as a string; 0 when it is not one.
+std::int64_t Seconds(JsonReader* json) {
+  if (json->Peek() != '"') return json->Skip(), 0;
+  const std::optional<std::string> t = json->String();
+  if (!t || t->empty() || t->size() > 12 || !std::all_of(t->begin(), t->end(), [](char c) { return IsDigit(c); })) return 0;
+  return std::stoll(*t);
 }
 
-// The JSON string whose opening quote is at s[0]: decoded into `out`, the rest after its closing
-// quote left in `s`. False when it does not close (a cut file). A surrogate pair's halves are
-// kept as two characters (a message's text, not its bytes, matters).
-bool JsonString(std::string_view* s, std::string* out) {
-  out->clear();
-  std::size_t i = 1;
-  for (; i < s->size() && (*s)[i] != '"'; ++i) {
-    const char c = (*s)[i];
-    if (c != '\\') {
-      out->push_back(c);
-      continue;
-    }
-    if (++i == s->size()) return false;
-    switch (const char e = (*s)[i]) {
-      case 'n': out->push_back('\n'); break;
-      case 't': out->push_back('\t'); break;
-      case 'r': out->push_back('\r'); break;
-      case 'b': case 'f': out->push_back(' '); break;
-      case 'u': {
-        std::uint32_t code = 0;
-        for (int k = 0; k < 4; ++k) {
-          if (++i == s->size() || !IsHex((*s)[i])) return false;
-          const char h = (*s)[i];
-          code = code * 16 + static_cast<std::uint32_t>(IsDigit(h) ? h - '0' : (h | 0x20) - 'a' + 10);
-        }
-        AppendUtf8(code, out);
-        break;
-      }
-      default: out->push_back(e);  // " \\ /
+// One object of the file: `message` (a string, or the object holding it), `extraInfo`'s
+// `timestamp` (or a `timestamp` of its own); other keys, and objects deeper than the format's
+// two levels, are skipped.
+bool ReadErrorObject(JsonReader* json, ErrorRecord* out, bool* found, int depth = 0) {
+  if (!json->BeginObject()) return false;
+  while (const std::optional<std::string> key = json->NextKey()) {
+    const bool nested = json->Peek() == '{';
+    if (*key == "message" && !nested) {
+      std::optional<std::string> m = json->String();
+      if (!m) return false;
+      out->message = std::move(*m);
+      *found = true;
+    } else if ((*key == "message" || *key == "extraInfo") && nested && depth < 2) {
+      if (!ReadErrorObject(json, out, found, depth + 1)) return false;
+    } else if (*key == "timestamp") {
+      out->timestamp = Seconds(json);
+    } else if (!json->Skip()) {
+      return false;
     }
   }
-  if (i >= s->size()) return false;
-  s->remove_prefix(i + 1);
-  return true;
-}
-
-// The value after `"key": ` at or after `from`: the rest of the line from its first character.
-std::string_view ValueOf(std::string_view line, std::string_view key, std::size_t from = 0) {
-  std::string quoted(1, '"');
-  quoted.append(key).append("\": ");
-  const std::size_t at = line.find(quoted, from);
-  return at == std::string_view::npos ? std::string_view() : line.substr(at + quoted.size());
+  return json->ok();
 }
 
 }  // namespace
 
 bool ReadErrorFile(std::string_view line, ErrorRecord* out) {
   if (!line.starts_with("{\"message\": ")) return false;
-  std::string_view rest = line.substr(12);
-  if (rest.starts_with("{")) rest = ValueOf(rest, "message");  // {"message": {"message": "...", ...}}
-  if (!rest.starts_with("\"") || !JsonString(&rest, &out->message)) return false;
-  // Keys come after the message: its quotes are escaped inside strings, so a key found is one.
-  std::string_view stamp = ValueOf(rest, "timestamp");
-  std::string digits;
-  out->timestamp = 0;
-  if (stamp.starts_with("\"") && JsonString(&stamp, &digits) && !digits.empty() && digits.size() <= 12 &&
-      std::all_of(digits.begin(), digits.end(), [](char c) { return IsDigit(c); })) {
-    out->timestamp = std::stoll(digits);
-  }
-  return true;
+  JsonReader json(line);
+  *out = {};
+  bool found = false;
+  return ReadErrorObject(&json, out, &found) && found;
 }
 
 }  // namespace denpex::engine
