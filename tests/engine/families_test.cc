@@ -955,6 +955,48 @@ namespace {
 
 // Per-rank step timers as DeepSpeed's log_dist prints them (short names of >= 0.10.1, the older
 // names with `rank=R`, the microstep line without a rank): compute and wait by timer name.
+// torchrun's error file as ErrorHandler.record_exception writes it (json.dump: one line, `, `
+// and `: ` separators): the exception is read as its line would be, at the file's timestamp;
+// the file names no rank. The agent's copy (`"errorCode"` added) reads the same; a line that
+// is not one (a cut file, another JSON) is no event.
+TEST(Families, TorchrunErrorFileIsTheWorkersExceptionAtItsTimestamp) {
+  const std::string file =
+      R"({"message": {"message": "RuntimeError: CUDA error: an illegal memory access was encountered\nCUDA kernel errors )"
+      R"(might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor )"
+      R"(debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n", "extraInfo": {"py_callstack": "Traceback (most recent )"
+      R"(call last):\n  File \"/usr/local/lib/python3.10/dist-packages/torch/distributed/elastic/multiprocessing/errors/)"
+      R"(__init__.py\", line 355, in wrapper\n    return f(*args, **kwargs)\n  File \"/workspace/train.py\", line 88, in )"
+      R"(main\n    loss.backward()\nRuntimeError: CUDA error: an illegal memory access was encountered\n", "timestamp": )"
+      R"("1764667216"}}})";
+  ParsedLog log = Parse(file);  // json.dump writes no final newline
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].kind, Kind::kCudaError);
+  EXPECT_EQ(log.events[0].time, 1764667216 * kNsPerSec);
+  EXPECT_FALSE(log.events[0].time_borrowed);
+  EXPECT_EQ(log.events[0].rank, -1);
+  EXPECT_EQ(log.events[0].line, 1u);
+
+  log = Parse(R"({"message": {"message": "ValueError: bad \"shard\" caf\u00e9", "extraInfo": {"py_callstack": )"
+              R"("Traceback (most recent call last):\nValueError: bad\n", "timestamp": "1764667300"}, "errorCode": 1}})"
+              "\n");
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].kind, Kind::kException);
+  const auto& e = std::get<PythonError>(log.events[0].detail);
+  EXPECT_EQ(log.strings.Get(e.type), "ValueError");
+  EXPECT_EQ(log.strings.Get(e.message), "bad \"shard\" caf\xc3\xa9");
+  EXPECT_EQ(log.events[0].time, 1764667300 * kNsPerSec);
+
+  ErrorRecord record;
+  EXPECT_FALSE(ReadErrorFile(R"({"message": {"message": "RuntimeError: cut here)", &record));
+  EXPECT_FALSE(ReadErrorFile(R"({"message": 3})", &record));
+  // A cut file is no error file: its exception may still be found behind the opaque prefix, untimed.
+  const ParsedLog cut = Parse(R"({"message": {"message": "RuntimeError: cut here)" "\n");
+  for (const Event& e : cut.events) EXPECT_EQ(e.clock, Clock::kNone);
+  std::string deep = R"({"message": )";
+  for (int k = 0; k < 100000; ++k) deep += R"({"message": )";
+  EXPECT_FALSE(ReadErrorFile(deep, &record));  // nested past the format: skipped, never recursed
+}
+
 TEST(Families, StepTimersOfEachDeepSpeedShape) {
   struct TimerCase {
     const char* line;
@@ -990,10 +1032,22 @@ TEST(Families, StepTimersOfEachDeepSpeedShape) {
   EXPECT_TRUE(Parse("[2023-07-19 14:09:21,612] [INFO] [logging.py:96:log_dist] [Rank 1] time (ms) | fwd: n/a\n").events.empty());
   EXPECT_TRUE(Parse("time (ms) | fwd 12.0\n").events.empty());
   // A line a terminal's hard wrap cut after a field (its bwd_inner/bwd_allreduce tail on the next
-  // line): its whole backward would read as compute and no wait, so it is not read at all.
-  EXPECT_TRUE(Parse("> [2026-03-02 09:00:13,098] [INFO] [logging.py:96:log_dist] [Rank 9] time (ms) | fwd: 411.84 | "
-                    "bwd: 909.24 |\n")
-                  .events.empty());
+  // line): its whole backward would read as compute and no wait. It stays the rank's step, of a
+  // shape no whole line has (cut after a bar: 0; cut before one: not the whole line's shape).
+  const char* whole = "[2026-03-02 09:00:13,098] [INFO] [logging.py:96:log_dist] [Rank 9] time (ms) | fwd: 411.84 | "
+                      "bwd: 909.24 | bwd_inner: 808.53 | bwd_allreduce: 100.71 | step: 11.86\n";
+  const char* after_bar = "[2026-03-02 09:00:13,098] [INFO] [logging.py:96:log_dist] [Rank 9] time (ms) | fwd: 411.84 | "
+                          "bwd: 909.24 |\n";
+  const char* before_bar = "[2026-03-02 09:00:13,098] [INFO] [logging.py:96:log_dist] [Rank 9] time (ms) | fwd: 411.84 | "
+                           "bwd: 1871.72 \n";
+  const auto shape = [&](const char* line) {
+    const ParsedLog log = Parse(line);
+    return log.events.size() == 1 ? std::get<StepTimers>(log.events[0].detail).shape : 7u;
+  };
+  EXPECT_NE(shape(whole), 0u);
+  EXPECT_EQ(shape(after_bar), 0u);
+  EXPECT_NE(shape(before_bar), shape(whole));
+  EXPECT_NE(shape(before_bar), 0u);
 }
 
 // NCCL set-up WARNs as NCCL prints them (the bootstrap finding no interface, the duplicate GPU

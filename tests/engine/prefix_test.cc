@@ -399,6 +399,57 @@ TEST(Prefixes, HardWrappedPasteIsJoinedAtItsWidthAndCitedAtTheFirstPiece) {
   EXPECT_EQ(std::get<WatchdogTimeout>(log.events[0].detail).ran_for_ms, 1800163);
 }
 
+// DeepSpeed's timer line cut just before a bar: the tail `> | bwd_inner: ...` is no table row (a
+// row ends with the bar it starts with), so the width is found and the pieces joined; an
+// nvidia-smi row after a line of that width starts its own line.
+TEST(Prefixes, HardWrapBeforeABarIsFoundAndJoinedButATableRowIsNot) {
+  std::string text;
+  for (int k = 10; k < 22; ++k) {
+    const std::string line = "> [2026-03-02 09:00:" + std::to_string(k) +
+                             ",706] [INFO] [logging.py:96:log_dist] [Rank 729] time (ms) | fwd: 384.39 | bwd: 1871.72 "
+                             "| bwd_inner: 807.42 | bwd_allreduce: 1064.30 | step: 9.17";
+    text += line.substr(0, 110) + "\n> " + line.substr(110) + "\n";
+  }
+  const std::string row = "> | 0  NVIDIA H100 80GB HBM3          On  | 00000000:18:00.0 Off |";
+  text += "> [2026-03-02 09:00:23,706] [INFO] [logging.py:96:log_dist] nvidia-smi of rank 729 follows " +
+          std::string(110 - 91, '-') + "\n" + row + "\n";
+  const PrefixPolicy policy = SniffPrefixes(text);
+  EXPECT_EQ(policy.wrap_width, 110u);
+  const ParsedLog log = ParseLog(text, FileContext{.name_rank = 729, .prefixes = policy});
+  EXPECT_EQ(log.joined, 12);
+  ASSERT_EQ(log.events.size(), 13u);  // 12 timer lines and the GPU row, read on its own line
+  EXPECT_EQ(log.events[0].line, 1u);
+  EXPECT_NEAR(std::get<StepTimers>(log.events[0].detail).wait_ms, 1064.30, 0.01);
+  EXPECT_EQ(log.events[12].kind, Kind::kGpuSlot);
+  EXPECT_EQ(log.events[12].line, 26u);
+  EXPECT_FALSE(StartsOwnLine("> | bwd_inner: 807.42 | bwd_allreduce: 1064.30 | step: 9.17", policy));
+  EXPECT_TRUE(StartsOwnLine(row, policy));
+}
+
+// pdsh's `<host>: ` before every remote line, under a launcher line so long that its wrapped
+// pieces fill the first lines of the copy: the prefixes are sniffed on the lines that start
+// after a line shorter than the wrap width, not on the pieces.
+TEST(Prefixes, HostPrefixesAreFoundPastTheWrappedPiecesOfALongLine) {
+  std::string runner = "> [2026-03-02 08:59:59,853] [INFO] [multinode_runner.py:81:get_cmd] Running on the following workers: ";
+  for (int n = 1; n <= 128; ++n) runner += "gpu-" + std::to_string(1000 + n).substr(1) + ",";
+  std::string text;
+  for (int round = 0; round < 2; ++round) {
+    text += runner.substr(0, 143) + "\n";
+    for (std::size_t at = 143; at < runner.size(); at += 141) text += "> " + runner.substr(at, 141) + "\n";
+  }
+  for (int n = 1; n <= 40; ++n) {
+    text += "> gpu-" + std::to_string(1000 + n).substr(1) +
+            ": [2026-03-02 09:00:00,433] [INFO] [launch.py:151:main] nnodes=128, num_local_procs=8, node_rank=" +
+            std::to_string(n - 1) + "\n";
+  }
+  const PrefixPolicy policy = SniffPrefixes(text);
+  EXPECT_EQ(policy.wrap_width, 143u);
+  EXPECT_TRUE(policy.hosts);
+  const ParsedLog log = ParseLog(text, FileContext{.prefixes = policy});
+  ASSERT_FALSE(log.events.empty());
+  EXPECT_EQ(log.events.back().kind, Kind::kLauncherLayout);
+}
+
 TEST(Prefixes, ProgressLinesOfOneLengthAreNoWrapWidth) {
   std::string text;
   for (int k = 10; k < 40; ++k) {

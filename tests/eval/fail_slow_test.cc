@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,30 @@ TEST_F(FailSlow, PcieLinkDowngradeIsConfirmedByDcgmDiagsPcieRow) {
   d = Diagnose(hot);
   EXPECT_EQ(d.initiator().rank(), 77) << d.reason();
   EXPECT_EQ(d.reason().find("PCIe test"), std::string::npos) << d.reason();
+}
+
+// A terminal copy of one healthy rank's log whose timer lines lost their bwd_inner/bwd_allreduce
+// tail (a hard wrap not put back): its whole backward, the wait included, would read as compute.
+// Its lines are not compared, so the straggler is still the rank that computes longest.
+TEST_F(FailSlow, TimerLinesCutBeforeTheirSplitAreNotCompared) {
+  const fs::path incident = Simulate("cut", kJob, {"faults[0].slowdown=1.3"}, 5);
+  int cut = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(incident)) {
+    if (entry.path().filename() != "rank_130.log") continue;
+    std::ifstream in(entry.path());
+    std::string text, line;
+    for (int k = 0; std::getline(in, line); ++k) {
+      const std::size_t at = line.find(" | bwd_inner:");
+      if (at != std::string::npos) line = line.substr(0, at + (k % 2 == 0 ? 1 : 2)), ++cut;  // `... ` or `... |`
+      text += line + "\n";
+    }
+    in.close();
+    std::ofstream(entry.path()) << text;
+  }
+  ASSERT_GT(cut, 8);
+  const v1::Diagnosis d = Diagnose(incident);
+  EXPECT_EQ(d.initiator().rank(), 77) << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_STRAGGLER);
 }
 
 TEST_F(FailSlow, SlowNodeIsNamedAsANodeOwnedByTheHost) {

@@ -367,6 +367,32 @@ TEST_F(Network, BadLinkIsLocalisedAndItsFirstEndNamedInEachNcclShape) {
   }
 }
 
+// The same bad link with the first end's node missing from the incident (only the victims' logs
+// were collected): one rank's status 12 against one peer is all the matrix holds, and which end
+// failed first cannot be told from one end. The link is named, no rank: never the far end's rank.
+TEST_F(Network, BadLinkSeenFromOneEndNamesTheLinkNotTheRankThatReported) {
+  for (const std::string fabric : {"FABRIC_ROCE", "FABRIC_INFINIBAND"}) {
+    const std::string name = "oneend_" + fabric;
+    const fs::path incident = Simulate(name, {"faults[0].kind=FAULT_KIND_LINK_FAILURE", "faults[0].rank=77",
+                                              "faults[0].variant=0", "format.nccl=2.21.5", "format.fabric=" + fabric}, 5);
+    fs::remove_all(incident / "gpu-0010");  // rank 77's node
+    auto d = engine::Diagnose(incident, {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    const std::string what = name + ": " + d->reason();
+    EXPECT_EQ(d->verdict(), v1::VERDICT_DIAGNOSED) << what;
+    EXPECT_EQ(d->initiator().rank(), -1) << what;
+    EXPECT_EQ(d->initiator().node(), "") << what;
+    EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << what;
+    ASSERT_TRUE(d->has_link()) << what;
+    EXPECT_FALSE(d->link().ordered()) << what;
+    EXPECT_EQ(d->link().node_b(), "") << what;  // the missing end: by its address only
+    EXPECT_NE(d->reason().find("seen from one end"), std::string::npos) << what;
+    std::ifstream truth_file(dir_ / name / "truth.json");
+    const std::string truth((std::istreambuf_iterator<char>(truth_file)), std::istreambuf_iterator<char>());
+    EXPECT_NE(truth.find("\"node_b\": \"" + d->link().node_a() + "\""), std::string::npos) << truth;
+  }
+}
+
 // FAULT_KIND_SOCKET_LINK_FAILURE in the simulator (NCCL_IB_DISABLE=1, NCCL_DEBUG=INFO): the TCP
 // path between rank 77 and its peer across nodes resets. Variant 0: only rank 77 sees the reset,
 // its peer sees the connection closed once it aborted: the link is named, rank 77 first, from

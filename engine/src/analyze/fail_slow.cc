@@ -48,6 +48,26 @@ std::vector<double> ControlBaseline(const Incident& control) {
   return base;
 }
 
+// The shape (timer names) most of the job's timer lines have; a line of another shape lacks
+// timers (a terminal's hard wrap cut it) or is another logger's, and is compared with nothing.
+std::uint32_t CommonShape(const Incident& inc, const Series& series) {
+  std::vector<std::uint32_t> shapes;
+  for (const auto& s : series) {
+    for (std::int32_t e : s) {
+      if (const std::uint32_t shape = TimersOf(inc, e).shape; shape != 0) shapes.push_back(shape);
+    }
+  }
+  if (shapes.empty()) return 0;
+  std::sort(shapes.begin(), shapes.end());
+  std::uint32_t best = shapes.front();
+  std::size_t best_n = 0;
+  for (std::size_t i = 0, j; i < shapes.size(); i = j) {
+    for (j = i; j < shapes.size() && shapes[j] == shapes[i]; ++j) {}
+    if (j - i > best_n) best = shapes[i], best_n = j - i;
+  }
+  return best;
+}
+
 // One step across ranks: the medians and the compute a rank must exceed to be slow.
 struct StepStats {
   double compute = 0, wait = 0, threshold = 0;
@@ -58,10 +78,13 @@ struct Detector {
   const Incident& inc;
   Series series;
   std::vector<double> base;  // per-rank control compute; empty without a control
+  std::uint32_t shape = 0;   // CommonShape: lines of another shape are not comparable
   std::vector<StepStats> steps;
 
   double Compute(std::int32_t rank, std::size_t k) const {
-    const double c = TimersOf(inc, series[rank][k]).compute_ms;
+    const StepTimers& t = TimersOf(inc, series[rank][k]);
+    if (t.shape != shape) return -1;
+    const double c = t.compute_ms;
     if (base.empty()) return c;
     const double b = rank < static_cast<std::int32_t>(base.size()) ? base[rank] : 0.0;
     return b > 0 ? c / b : -1;  // -1: not comparable
@@ -162,6 +185,7 @@ std::string Ratio(double x) {
 
 std::optional<Straggler> FindFailSlow(const Incident& inc, const JobFacts& facts, const Incident* control) {
   Detector d{.inc = inc, .series = TimerSeries(inc)};
+  d.shape = CommonShape(inc, d.series);
   if (control != nullptr) d.base = ControlBaseline(*control);
   d.Measure();
   std::vector<RankVerdict> verdicts;

@@ -363,6 +363,20 @@ std::optional<LinkEnd> QuietFarEnd(const Incident& inc, const JobFacts& facts, c
   return far;
 }
 
+// An IB link of which one end's WARNs are all there is (see network.h): its far end is the
+// one peer address the reporter's status-12 WARNs name, on another node (or one no line maps).
+std::optional<LinkFault> SeenFromOneEnd(const AddressBook& book, const LinkReporter& r, LinkEnd near) {
+  if (r.node < 0 || r.peers.size() != 1 || r.peers.begin()->empty()) return std::nullopt;
+  const auto to = book.node.find(*r.peers.begin());
+  if (to != book.node.end() && to->second == r.node) return std::nullopt;
+  LinkFault l;
+  l.link.a = std::move(near);
+  l.link.b.node = to != book.node.end() ? to->second : -1;
+  l.by = LinkFault::By::kSeenFromOneEnd;
+  l.far_address = *r.peers.begin();
+  return l;
+}
+
 }  // namespace
 
 std::optional<LinkFault> FindLinkFault(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks) {
@@ -409,6 +423,10 @@ std::optional<LinkFault> FindLinkFault(const Incident& inc, const JobFacts& fact
     l.link.ordered = true;
     return l;
   }
+  if (reporters.size() == 1) {  // over IB: the link as one end saw it
+    const auto& [rank_a, ra] = *reporters.begin();
+    return SeenFromOneEnd(book, ra, end(rank_a, ra));
+  }
   if (reporters.size() != 2) return std::nullopt;
   const auto& [rank_a, ra] = *reporters.begin();
   const auto& [rank_b, rb] = *std::next(reporters.begin());
@@ -431,6 +449,7 @@ namespace {
 // "rank 12 (gpu-0002, ib0)".
 std::string EndName(const Incident& inc, const JobFacts& facts, const LinkEnd& e, bool socket) {
   std::string hca = e.hca;
+  if (e.event < 0 && e.rank < 0) return "the far end (" + NodeName(inc, e.node) + ")";  // seen from the other end only
   if (hca.empty()) {
     const bool known = e.rank >= 0 && e.rank < static_cast<std::int32_t>(facts.ranks.size());
     const std::int32_t local = known ? facts.ranks[e.rank].local_rank : -1;
@@ -466,6 +485,9 @@ std::string LinkOrder(const Incident& inc, const LinkFault& l, const std::string
       return " The end that failed first is " + end_a + ": its " +
              (l.by_watchdog ? "watchdog caught the NCCL error " : l.socket ? "reset WARN came " : "retry-exceeded WARN came ") + Seconds(l.lead) +
              " before the other end's (clocks aligned across nodes" + (l.by_watchdog ? "; the WARNs carry no time" : "") + ").";
+    case LinkFault::By::kSeenFromOneEnd:
+      return " Nothing tells which end failed first: the lines of one end alone report the link, and a failed NIC at either "
+             "end or a bad cable between them looks the same from one end; the link is named, no rank.";
     case LinkFault::By::kNone:
       return " Nothing tells which end failed first (both reported within " + Seconds(kLinkLead) +
              (l.socket ? "): the pair is named, no rank." : " and no port counters single one out): the pair is named, no rank.");
@@ -475,8 +497,33 @@ std::string LinkOrder(const Incident& inc, const LinkFault& l, const std::string
 
 // The link as the recovery names it: `<node> [hca] <-> <node> [hca]`.
 std::string LinkTarget(const Incident& inc, const LinkFinding& link) {
-  const auto end = [&](const LinkEnd& e) { return NodeName(inc, e.node) + (e.hca.empty() ? "" : " " + e.hca); };
+  const auto end = [&](const LinkEnd& e) {
+    return (e.node >= 0 ? NodeName(inc, e.node) : std::string()) + (e.hca.empty() ? "" : " " + e.hca);
+  };
   return end(link.a) + " <-> " + end(link.b);
+}
+
+// The far end of a link seen from one end: its node where a line maps the address, and the address.
+std::string FarEnd(const Incident& inc, const LinkFault& l) {
+  const std::string where = l.link.b.node >= 0 ? NodeName(inc, l.link.b.node) + ", whose logs hold no status-12 WARN"
+                                               : "a host no line of the incident comes from: its logs are missing";
+  return "its peer " + l.far_address + " (" + where + ")";
+}
+
+// The reason and the recovery of a bad IB link of which only one end reported.
+void IbOneEndStory(const Incident& inc, const LinkFault& l, const std::string& end_a, Finding* f) {
+  const std::string far = FarEnd(inc, l);
+  f->reason = "One bad IB link, seen from one end: " + end_a + " reported retry exceeded (status 12) against " + far +
+              " and against no one else, and no other rank reported status 12: one cell of the IB error matrix, whose other end's "
+              "row and column are not in the incident. The link between " + NodeName(inc, l.link.a.node) + " and " +
+              l.far_address + " stopped carrying traffic; the flushed work (status 5) and the other ranks' NCCL errors and timeouts "
+              "are consequences." + LinkOrder(inc, l, end_a, far);
+  const std::string target = LinkTarget(inc, l.link) + (l.link.b.node < 0 ? l.far_address : "");
+  f->recovery.push_back({"inspect_link", target,
+                         "Collect the logs of the host at " + l.far_address + " (its NCCL WARNs say whether it saw the link fail too), "
+                         "then drain the link " + target + " and test both of its ports before restarting: ibdiagnet (or ibporterrors / "
+                         "perfquery) for symbol errors and link-downed counts, then ibstat on both NICs; exclude the node whose NIC "
+                         "fails, or reseat or swap the cable."});
 }
 
 // The reason and the recovery of a bad link over IB.
@@ -526,7 +573,7 @@ void DiagnoseLinkFault(const Incident& inc, const JobFacts& facts, const LinkFau
   f->link = l.link;
   f->candidates.clear();
   f->candidates.push_back({a.rank, a.node, 1.0});
-  f->candidates.push_back({b.rank, b.node, l.link.ordered ? 0.5 : 1.0});
+  if (b.rank >= 0) f->candidates.push_back({b.rank, b.node, l.link.ordered ? 0.5 : 1.0});
   const Event& first = inc.events[a.event];
   if (l.link.ordered) {
     f->rank = a.rank;
@@ -537,13 +584,14 @@ void DiagnoseLinkFault(const Incident& inc, const JobFacts& facts, const LinkFau
   }
   f->confidence = l.by == LinkFault::By::kCounters ? 0.85 : l.by == LinkFault::By::kOneEnd ? 0.8 : l.by == LinkFault::By::kTime ? 0.75 : 0.5;
   f->evidence.push_back({a.event, v1::EVIDENCE_ROLE_INITIATING});
-  f->evidence.push_back({b.event, l.link.ordered ? v1::EVIDENCE_ROLE_CORROBORATING : v1::EVIDENCE_ROLE_INITIATING});
+  if (b.event >= 0) f->evidence.push_back({b.event, l.link.ordered ? v1::EVIDENCE_ROLE_CORROBORATING : v1::EVIDENCE_ROLE_INITIATING});
   if (l.port) f->lines.push_back({l.port->file, l.port->line, v1::EVIDENCE_ROLE_INITIATING});
   std::vector<std::int32_t> ends{a.rank};
   if (b.rank >= 0) ends.push_back(b.rank);
   f->cascade = SummarizeCascade(inc, facts, ends, a.node);
   const std::string end_a = EndName(inc, facts, a, l.socket), end_b = EndName(inc, facts, b, l.socket);
   if (l.socket) return SocketLinkStory(inc, l, end_a, end_b, f);
+  if (l.by == LinkFault::By::kSeenFromOneEnd) return IbOneEndStory(inc, l, end_a, f);
   IbLinkStory(inc, l, end_a, end_b, f);
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "analyze/clocks.h"
@@ -57,10 +58,16 @@ void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const Netw
 // (ib_counters.log) show link errors when only one does; else the end whose first status-12
 // WARN (or, when the WARNs carry no time, its watchdog's NCCL error) came at least kLinkLead
 // earlier in aligned time; else neither.
+// Over IB, a single rank that reported retry exceeded (status 12), all of it against one peer
+// address, and no one reporting status 12 against it, is one end's view of a link (kSeenFromOneEnd):
+// the far end's logs are missing (an incident without that node) or hold no WARN. A failed NIC at
+// either end and a bad cable look alike from here, so neither end is named: the link is, its far
+// end by the address the WARN gives (and its node where a line maps it).
 struct LinkFault {
   LinkFinding link;
   bool socket = false;  // from NET/Socket WARNs (NCCL_IB_DISABLE=1); an end's hca is its interface
-  enum class By { kNone, kCounters, kTime, kOneEnd } by = By::kNone;
+  enum class By { kNone, kCounters, kTime, kOneEnd, kSeenFromOneEnd } by = By::kNone;
+  std::string far_address;          // kSeenFromOneEnd: the peer address a's WARN names
   TimeNs lead = 0;                  // kTime: how much earlier end a reported
   bool by_watchdog = false;         // kTime: from the watchdogs' NCCL errors (the WARNs carry no time)
   std::optional<ErringPort> port;   // kCounters: its erring port

@@ -2,6 +2,7 @@
 // rank's own process printed about the error that ended it.
 #include <algorithm>
 
+#include "denpex/common/json_reader.h"
 #include "parse/families.h"
 #include "parse/lines.h"
 #include "parse/scan.h"
@@ -260,5 +261,50 @@ constexpr Trigger kErrorTriggers[] = {
 };
 }  // namespace
 std::span<const Trigger> ErrorTriggers() { return kErrorTriggers; }
+
+// ---- torchrun's error file ---------------------------------------------------------------
+
+namespace {
+
+// `"timestamp": "1764667216"`: unix seconds as a string; 0 when it is not one.
+std::int64_t Seconds(JsonReader* json) {
+  if (json->Peek() != '"') return json->Skip(), 0;
+  const std::optional<std::string> t = json->String();
+  if (!t || t->empty() || t->size() > 12 || !std::all_of(t->begin(), t->end(), [](char c) { return IsDigit(c); })) return 0;
+  return std::stoll(*t);
+}
+
+// One object of the file: `message` (a string, or the object holding it), `extraInfo`'s
+// `timestamp` (or a `timestamp` of its own); other keys, and objects deeper than the format's
+// two levels, are skipped.
+bool ReadErrorObject(JsonReader* json, ErrorRecord* out, bool* found, int depth = 0) {
+  if (!json->BeginObject()) return false;
+  while (const std::optional<std::string> key = json->NextKey()) {
+    const bool nested = json->Peek() == '{';
+    if (*key == "message" && !nested) {
+      std::optional<std::string> m = json->String();
+      if (!m) return false;
+      out->message = std::move(*m);
+      *found = true;
+    } else if ((*key == "message" || *key == "extraInfo") && nested && depth < 2) {
+      if (!ReadErrorObject(json, out, found, depth + 1)) return false;
+    } else if (*key == "timestamp") {
+      out->timestamp = Seconds(json);
+    } else if (!json->Skip()) {
+      return false;
+    }
+  }
+  return json->ok();
+}
+
+}  // namespace
+
+bool ReadErrorFile(std::string_view line, ErrorRecord* out) {
+  if (!line.starts_with("{\"message\": ")) return false;
+  JsonReader json(line);
+  *out = {};
+  bool found = false;
+  return ReadErrorObject(&json, out, &found) && found;
+}
 
 }  // namespace denpex::engine

@@ -146,10 +146,13 @@ struct Iteration {
 
 // Per-rank step timers (§5): DeepSpeed's `time (ms) | name: value | ...` of one rank, split
 // into compute (fwd, bwd_inner, ...) and collective wait (*allreduce*, *allgather*, *comm*,
-// *wait*, send/recv); the optimizer `step` is neither.
+// *wait*, send/recv); the optimizer `step` is neither. `shape` names the line's timers (a hash
+// of their names in order, never 0): a line cut by a terminal's hard wrap has fewer timers than
+// its job's other lines and is not compared with them; 0 marks a line cut after a bar.
 struct StepTimers {
   float compute_ms = 0;
   float wait_ms = 0;
+  std::uint32_t shape = 0;
 };
 
 // NCCL communicator init, NCCL_DEBUG=INFO (§4).

@@ -4,6 +4,8 @@
 // record is; it never allocates otherwise, and costs a byte test or two on other lines.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "parse/event.h"
@@ -30,6 +32,16 @@ StrId InternCapped(StringTable* strings, std::string_view text);
 // errors.cc: the `Type: message` line that ends a traceback (or stands alone), classified by
 // its content: CUDA error, CUDA OOM, NCCL error, gloo, FSDP, Ray, host allocation, Python.
 bool RecogniseException(std::string_view msg, StringTable* strings, Recognised* out);
+// torchrun's per-worker error file (`TORCHELASTIC_ERROR_FILE`, `<log_dir>/<run>/attempt_N/<local
+// rank>/error.json`): one JSON line, `{"message": {"message": "<Type>: <text>", "extraInfo":
+// {"py_callstack": "...", "timestamp": "<unix seconds>"}}}` (an agent's copy adds `"errorCode"`;
+// a newer writer may give "message" as a plain string). The message decoded, the timestamp in
+// seconds (0 when absent); false when the line is not one.
+struct ErrorRecord {
+  std::string message;
+  std::int64_t timestamp = 0;
+};
+bool ReadErrorFile(std::string_view line, ErrorRecord* out);
 // `  what():  <msg>` of a C++ abort (the watchdog's, a CUDA check's, gloo's).
 bool RecogniseWhat(std::string_view msg, StringTable* strings, Recognised* out);
 // An error message another line quotes (a c10 `[E thread_pool.cpp:112] Exception in thread pool

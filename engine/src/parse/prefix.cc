@@ -419,6 +419,12 @@ void SniffNumbers(std::span<const std::string_view> lines, bool srun_labels, con
   }
 }
 
+// `| GPU  Name ... |`: nvidia-smi's, tabulate's and Markdown's rows end with the bar they start with.
+bool TableRow(std::string_view line) {
+  while (!line.empty() && line.back() == ' ') line.remove_suffix(1);
+  return line.size() >= 2 && line.front() == '|' && line.back() == '|';
+}
+
 }  // namespace
 
 bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
@@ -428,11 +434,12 @@ bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
   if (policy.numbered != 0) PeelNumber(&line, policy.numbered);
   if (line.empty()) return true;
   // A piece of a cut line starts anywhere: with a space, a bracket (`[gpu-0001]:29500` reads as a
-  // torchrun tag), a word. What starts a line is what no cut makes by chance: a stamp, `[rank<G>]:`,
-  // a logging header, an srun label, a traceback or an exception line, a table's row or rule.
+  // torchrun tag), a bar (DeepSpeed's `... | bwd: 1871.72 ` cut before `| bwd_inner: ...`), a word.
+  // What starts a line is what no cut makes by chance: a stamp, `[rank<G>]:`, a logging header, an
+  // srun label, a traceback or an exception line, a table's rule or its row, barred at both ends.
   const bool rule = line.size() >= 3 && std::string_view("+=*-").find(line[0]) != std::string_view::npos &&
                     (line[1] == line[0] || line[1] == '-') && line[2] == line[1];
-  if (line[0] == '|' || rule || line.starts_with("[rank") || line.starts_with("Traceback ")) return true;
+  if (TableRow(line) || rule || line.starts_with("[rank") || line.starts_with("Traceback ")) return true;
   // The torchrun table's `[k]:` (an entry's first line): after a run of equally long `traceback :`
   // rows it is no piece of them.
   if (line.size() >= 4 && line[0] == '[' && line.ends_with("]:") &&
@@ -444,7 +451,9 @@ bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
   if (SrunLabel(&s, &o) || Stamp(&s, PrefixPolicy{}, &o)) return true;
   Header h;
   std::string_view type;
-  return (line[0] != ' ' && ParseHeader(line, &h) != Match::kNo) || ParsePythonErrorLine(line, &type);
+  // A header that only looks begun (`[144, 145, ...` of a cut list reads as a malformed bracket
+  // time) starts nothing: a cut makes such shapes by chance.
+  return (line[0] != ' ' && ParseHeader(line, &h) == Match::kYes) || ParsePythonErrorLine(line, &type);
 }
 
 bool ContinuesPiece(std::string_view head, std::string_view next, const PrefixPolicy& policy) {
@@ -550,27 +559,46 @@ std::uint32_t SniffWrapWidth(std::string_view text, const PrefixPolicy& policy) 
 
 }  // namespace
 
-PrefixPolicy SniffPrefixes(std::string_view text) {
-  PrefixPolicy policy{.mpi_tag_space = MpiTagsSpaced(text)};
-  constexpr std::size_t kSample = 64;
-  std::array<std::string_view, kSample> sample;
+namespace {
+
+// The first non-empty lines of `text`, up to `out`'s size; with `wrap_width`, only the lines a
+// terminal copy's hard wrap did not make (those after a line of that width are its pieces).
+std::size_t SampleLines(std::string_view text, std::uint32_t wrap_width, std::span<std::string_view> out) {
+  constexpr std::size_t kMaxScan = 1 << 20;  // bytes: a wrapped file's heads may be few
   std::size_t n = 0;
-  for (std::string_view rest = text; !rest.empty() && n < kSample;) {
+  bool piece = false;
+  for (std::string_view rest = text.substr(0, wrap_width > 0 ? kMaxScan : text.size()); !rest.empty() && n < out.size();) {
     const std::size_t nl = rest.find('\n');
     std::string_view line = rest.substr(0, nl);
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!line.empty()) sample[n++] = line;
+    const bool after_cut = piece;
+    piece = wrap_width > 0 && VisibleSize(line) == wrap_width;
+    if (!line.empty() && !after_cut) out[n++] = line;
   }
-  const std::span<const std::string_view> lines(sample.data(), n);
+  return n;
+}
+
+}  // namespace
+
+PrefixPolicy SniffPrefixes(std::string_view text) {
+  PrefixPolicy policy{.mpi_tag_space = MpiTagsSpaced(text)};
+  constexpr std::size_t kSample = 64;
+  std::array<std::string_view, kSample> sample;
+  std::size_t n = SampleLines(text, 0, sample);
   std::size_t raw_labelled = 0;
-  for (std::string_view line : lines) {
+  for (std::string_view line : std::span<const std::string_view>(sample.data(), n)) {
     LineOrigin o;
     Scanner s(line);
     raw_labelled += SrunLabel(&s, &o) ? 1 : 0;
   }
-  SniffQuote(lines, raw_labelled * 2 >= n, &policy);
-  SniffNumbers(lines, raw_labelled * 2 >= n, policy, &policy);
+  SniffQuote({sample.data(), n}, raw_labelled * 2 >= n, &policy);
+  SniffNumbers({sample.data(), n}, raw_labelled * 2 >= n, policy, &policy);
+  // A terminal copy's wrapped pieces have no prefix of their own: the prefixes are sampled from
+  // the lines that start after a line shorter than the wrap width.
+  policy.wrap_width = SniffWrapWidth(text, policy);
+  if (policy.wrap_width > 0) n = SampleLines(text, policy.wrap_width, sample);
+  const std::span<const std::string_view> lines(sample.data(), n);
   std::size_t hosted = 0, labelled = 0, journal = 0;
   PrefixPolicy probe{.hosts = true, .journal = true};
   for (std::string_view line : lines) {
@@ -591,7 +619,6 @@ PrefixPolicy SniffPrefixes(std::string_view text) {
   policy.hosts = n > 0 && hosted * 4 >= n * 3;
   policy.srun_labels = n > 0 && labelled * 2 >= n;
   policy.journal = n > 0 && journal * 4 >= n * 3;
-  policy.wrap_width = SniffWrapWidth(text, policy);
   return policy;
 }
 

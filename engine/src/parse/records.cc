@@ -149,6 +149,7 @@ void LogParser::Process(const LineRef& line, std::uint32_t cite_length, int join
 }
 
 void LogParser::Read(Parsed& p, std::string_view body, int joins, bool anchored) {
+  if (body.starts_with("{\"message\": ") && ErrorFile(p, body)) return;
   p.rank = p.origin.rank >= 0 ? p.origin.rank : ctx_.name_rank;
   if (p.origin.rank >= 0) NoteRank(p.origin.rank);
   out_.task_labels |= p.origin.task >= 0 && level_ != TriggerLevel::kNone;
@@ -168,6 +169,25 @@ void LogParser::Read(Parsed& p, std::string_view body, int joins, bool anchored)
     Dispatch(p);
   }
   if (may_hide && Now() == before) Anchor(p, body);
+}
+
+// torchrun's error file: the worker's exception (its first line, `Type: text`) is read as the
+// line it would have been, stamped with the file's timestamp (whole seconds: a finer time a
+// line states wins). The file names no rank: the event's rank is what the message says, or the
+// file's hint.
+bool LogParser::ErrorFile(Parsed& p, std::string_view body) {
+  ErrorRecord record;
+  if (!ReadErrorFile(body, &record) || record.message.empty()) return false;
+  error_file_ = std::move(record.message);
+  std::string_view first = error_file_;
+  first = first.substr(0, first.find('\n'));
+  if (record.timestamp > 0 && !p.origin.timed) {
+    p.origin.time = record.timestamp * kNsPerSec;
+    p.origin.timed = true;
+    p.origin.coarse = true;
+  }
+  Read(p, first, 0, true);
+  return true;
 }
 
 // ---- Messages behind a prefix the parser does not know ---------------------------------------
@@ -1256,6 +1276,7 @@ constexpr Trigger kRecordTriggers[] = {
     {"pin_memory"},                            // a frame pinning host memory (a direct pin's failure)
     {"ChildFailedError"},                      // opens the torchrun failure table
     {"Root Cause (first observed failure)"},   // ... or its heading, when a paste starts there
+    {"\"py_callstack\""},                      // torchrun's error file (error.json, ErrorFile)
     {"] iteration "},                          // Megatron progress (a rank's last step)
     {"data_ms="},                              // key=value step lines (StepLine)
     {"time (ms) |"},                           // DeepSpeed per-rank timers (timers.cc, fail-slow)

@@ -91,6 +91,10 @@ class LogParser {
   void Anchor(Parsed& p, std::string_view body);
   void PeelAnchoredPrefix(std::string_view* body);
   std::string anchor_shape_;  // the opaque prefix of the open record's first line, digits as '0'
+  // torchrun's per-worker error file (error.json): its exception read as a line of its own, at
+  // the file's timestamp (errors.cc, ReadErrorFile). False when `body` is no such record.
+  bool ErrorFile(Parsed& p, std::string_view body);
+  std::string error_file_;
   // The time of the last stamped line of the pending gaps, into last_time_.
   void ResolveGaps();
 

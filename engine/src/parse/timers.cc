@@ -5,7 +5,10 @@
 //   time (ms) | forward_microstep: 193.65 | backward_microstep: 329.25 | ...   (old, no rank)
 // Each timer is compute or collective wait by its name; `bwd`/`backward` (compute plus the
 // gradient reduction) counts only when no `*_inner` timer splits it, and the optimizer's
-// `step` counts as neither. A line that ends in a bar was cut and is not read.
+// `step` counts as neither. The line's shape is the list of its timers' names: a line a
+// terminal's hard wrap cut has fewer than its job's others (analyze/fail_slow.cc compares only
+// lines of one shape), and one that ends in a bar is cut for sure (shape 0).
+#include <algorithm>
 #include <charconv>
 
 #include "parse/families.h"
@@ -49,8 +52,12 @@ bool RecogniseStepTimers(std::string_view msg, Recognised* out) {
   std::string_view rest = s.Rest();
   while (!rest.empty() && rest.back() == ' ') rest.remove_suffix(1);
   // DeepSpeed never ends the line with a bar: one that does was cut (a terminal's hard wrap) and
-  // its missing timers would skew the compute/wait split, so it is no timer line.
-  if (rest.empty() || rest.back() == '|') return false;
+  // its missing timers would skew the compute/wait split. It stays a step (the rank's k-th line
+  // is its k-th step) of a shape no whole line has.
+  const bool cut = !rest.empty() && rest.back() == '|';
+  if (cut) rest.remove_suffix(1);
+  if (rest.empty()) return false;
+  std::uint32_t shape = 2166136261u;  // FNV-1a over the names
   double compute = 0, wait = 0, whole_backward = 0;
   bool inner = false;
   int timers = 0;
@@ -69,6 +76,8 @@ bool RecogniseStepTimers(std::string_view msg, Recognised* out) {
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (ec != std::errc() || end != value.data() + value.size() || name.empty() || !(v >= 0)) return false;
     ++timers;
+    for (const char c : name) shape = (shape ^ static_cast<unsigned char>(c)) * 16777619u;
+    shape = (shape ^ '|') * 16777619u;
     if (IsOptimizerTimer(name)) continue;
     if (IsWaitTimer(name)) {
       wait += v;
@@ -83,7 +92,7 @@ bool RecogniseStepTimers(std::string_view msg, Recognised* out) {
   if (!inner) compute += whole_backward;  // no split: the whole backward is compute
   out->family = Family::kTrainer;
   out->kind = Kind::kStepTimers;
-  out->detail = StepTimers{static_cast<float>(compute), static_cast<float>(wait)};
+  out->detail = StepTimers{static_cast<float>(compute), static_cast<float>(wait), cut ? 0u : std::max(shape, 1u)};
   out->error = false;
   out->rank = static_cast<std::int32_t>(rank);
   return true;

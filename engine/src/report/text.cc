@@ -35,7 +35,8 @@ void Initiator(const v1::Diagnosis& d, std::string* out) {
     if (ini.local_rank() >= 0) *out += ", local rank " + std::to_string(ini.local_rank());
   } else if (d.has_link()) {  // a bad link whose first end nothing tells
     const v1::Link& l = d.link();
-    *out += "the link " + l.node_a() + (l.hca_a().empty() ? "" : " " + l.hca_a()) + " <-> " + l.node_b() +
+    *out += "the link " + l.node_a() + (l.hca_a().empty() ? "" : " " + l.hca_a()) + " <-> " +
+            (l.node_b().empty() ? std::string("a peer on no node of the incident") : l.node_b()) +
             (l.hca_b().empty() ? "" : " " + l.hca_b()) + " (which end failed first not determined)";
   } else if (ini.local_rank() >= 0) {  // a local rank whose global rank nothing gives
     *out += "local rank " + std::to_string(ini.local_rank()) + " of " +
