@@ -49,6 +49,7 @@ HOST = socket.gethostname()
 SLURM_NODE = c1.SLURM_NODE
 MEMCG_LIMIT = 900 * 1024 * 1024
 SLURM_MEM = "1500M"
+OPERATOR_S = 75  # a hung torchrun job is SIGTERMed by the harness this long after the fault
 
 
 def I(id, style, fault, rank=-1, step=8, nproc=2, ntasks=2):  # noqa: E743 - table row
@@ -127,6 +128,16 @@ def install_bin():
     for name in ("train2.py", "torchrun"):
         shutil.copy2(os.path.join(HERE, name), os.path.join(BIN, name))
     os.chmod(os.path.join(BIN, "torchrun"), 0o755)
+
+
+def resolve_slurm_node():
+    """torchrun's c10d rendezvous hands its workers the agent's host name as MASTER_ADDR; on a
+    cluster the node name resolves, here /etc/hosts gets `127.0.0.1 sn01` if it lacks it."""
+    try:
+        socket.gethostbyname(SLURM_NODE)
+    except OSError:
+        with open("/etc/hosts", "a") as f:
+            f.write(f"127.0.0.1 {SLURM_NODE}\n")
 
 
 def env(tag, **extra):
@@ -221,6 +232,7 @@ def run_torchrun(inc, run_dir, incident):
     deadline = time.monotonic() + 240
     memcg = None
     pid = None
+    stopped_by_operator = []
     try:
         for argv, out in layouts:
             argv = argv + [os.path.join(BIN, "train2.py")] + train_args(inc)
@@ -234,7 +246,17 @@ def run_torchrun(inc, run_dir, incident):
             memcg = join_memcg(inc, deadline)
         if inc["fault"] in BY_HARNESS:
             pid = harness_fault(inc, incident, deadline, HOST)
+        # A torchrun agent whose worker is stopped or hung, or that waits for a peer agent in
+        # its exit barrier, does not end by itself: as an operator would, the harness
+        # SIGTERMs the agents still running OPERATOR_S after the fault (recorded in
+        # PRODUCED.md; not the initiator).
+        fault_at = time.monotonic()
         while time.monotonic() < deadline and any(a.poll() is None for a in agents):
+            if (inc["fault"] in ("sigstop", "hang") and not stopped_by_operator and
+                    time.monotonic() - fault_at > OPERATOR_S):
+                stopped_by_operator = [i for i, a in enumerate(agents) if a.poll() is None]
+                for i in stopped_by_operator:
+                    agents[i].send_signal(signal.SIGTERM)
             time.sleep(0.2)
         if any(a.poll() is None for a in agents):
             raise RuntimeError("torchrun still running after the deadline")
@@ -264,7 +286,7 @@ def run_torchrun(inc, run_dir, incident):
             with open(os.path.join(incident, "dmesg.log"), "w") as f:
                 f.writelines(lines)
     return dict(start=start, end=end, command=" ; ".join(cmds), host=HOST,
-                exits=[a.returncode for a in agents])
+                exits=[a.returncode for a in agents], operator=stopped_by_operator)
 
 
 # ----------------------------------------------------------------------------- slurm
@@ -510,6 +532,11 @@ def write_produced(inc, res, outdir, vers):
                 "harness moved the worker into" if inc["style"] == "tr1" else
                 f" Memory limit: --mem={SLURM_MEM} (task/cgroup, cgroup v1)")
         note += "; dmesg.log holds the kernel lines printed during the capture."
+    if res.get("operator"):
+        note += (f" The job did not end by itself: {OPERATOR_S} s after the fault the harness "
+                 "SIGTERMed the torchrun agent(s) still running (of the consoles "
+                 f"{', '.join(['train.log'] if inc['style'] == 'tr1' else [f'node{i}.log' for i in res['operator']])}), "
+                 "as an operator ends a hung job.")
     if "job_id" in res:
         note += (f" Job {res['job_id']} ended {res['job_state']}; slurmctld.log and slurmd.log "
                  "are the daemons' whole logs for this capture (node sn01).")
@@ -570,6 +597,7 @@ def main():
     if os.geteuid() != 0:
         ap.error("must run as root (cgroups, Slurm daemons)")
     install_bin()
+    resolve_slurm_node()
     vers = c1.versions()
     failed = []
     for inc in chosen:
