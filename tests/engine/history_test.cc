@@ -110,9 +110,35 @@ TEST(History, BadLinesAreSkippedWithTheirFileAndLine) {
   EXPECT_EQ(h->problems[0].rfind(store.string() + ":2: not a history entry", 0), 0u) << h->problems[0];
   EXPECT_NE(h->problems[1].find(":4: time \"yesterday\" is not RFC 3339"), std::string::npos) << h->problems[1];
   EXPECT_NE(h->problems[2].find(":5: "), std::string::npos) << h->problems[2];
+  EXPECT_NE(h->problems[2].find("unknown field \"colour\""), std::string::npos) << h->problems[2];
   auto missing = ReadHistory(dir.path() / "none.jsonl");
   ASSERT_TRUE(missing.ok());
   EXPECT_FALSE(missing->exists);
+}
+
+// As protobuf's JSON mapping writes and reads them: enums by name or number, null for a default,
+// white space anywhere; a bad enum, a non-string field or trailing text is a bad line.
+TEST(History, EntriesAreReadAsProtobufJsonWritesThem) {
+  TempDir dir;
+  const fs::path store = dir.path() / "h.jsonl";
+  Append(store,
+         " { \"time\" : \"2026-02-11T04:00:00Z\", \"node\":\"gpu-0001\", \"gpu\": null,"
+         " \"failure_class\": \"FAILURE_CLASS_GPU_ECC\", \"owner\": 2, \"incident\": \"/i/\\u00e9\"}\r\n"
+         "{\"time\":\"2026-02-11T04:00:00Z\",\"node\":\"n\",\"owner\":\"OWNER_NOBODY\"}\n"
+         "{\"time\":\"2026-02-11T04:00:00Z\",\"node\":7}\n"
+         "{\"time\":\"2026-02-11T04:00:00Z\",\"node\":\"n\"} x\n");
+  auto h = ReadHistory(store);
+  ASSERT_TRUE(h.ok());
+  ASSERT_EQ(h->entries.size(), 1u);
+  EXPECT_EQ(h->entries[0].failure_class(), v1::FAILURE_CLASS_GPU_ECC);
+  EXPECT_EQ(static_cast<int>(h->entries[0].owner()), 2);
+  EXPECT_EQ(h->entries[0].incident(), "/i/\xc3\xa9");
+  EXPECT_TRUE(h->entries[0].gpu().empty());
+  ASSERT_EQ(h->problems.size(), 3u);
+  EXPECT_NE(h->problems[0].find(":2: not a history entry (invalid owner)"), std::string::npos)
+      << h->problems[0];
+  EXPECT_NE(h->problems[1].find("\"node\" is not a string"), std::string::npos) << h->problems[1];
+  EXPECT_NE(h->problems[2].find("text after the object"), std::string::npos) << h->problems[2];
 }
 
 TEST(History, TheCliReadsWithoutWritingAndRecordsOnlyWhenAskedOnce) {
