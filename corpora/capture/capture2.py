@@ -94,12 +94,14 @@ INCIDENTS = [
     I("mj_sigkill_task1", "mj", "sigkill", 1),
     I("mj_exception_task0", "mj", "exception", 0),
     I("sl_sigstop_task1", "sl", "sigstop", 1),
+    I("sl_preemption", "sl", "preemption"),
+    I("sb_preemption", "sb", "preemption"),
 ]
 
 OUTCOME = dict(c1.OUTCOME)
 IN_SCRIPT = {"exception", "exit", "hang", "oom"}   # train2.py --fault (oom: --fault leak)
 BY_HARNESS = {"sigkill", "sigstop"}
-BY_SLURM = {"scancel", "time_limit"}
+BY_SLURM = {"scancel", "time_limit", "preemption"}
 
 
 def log(msg):
@@ -326,7 +328,7 @@ def run_slurm(inc, run_dir, incident, index):
     if inc["fault"] == "time_limit":
         steps = 400
         opts.append("--time=1")
-    if inc["fault"] == "scancel":
+    if inc["fault"] in ("scancel", "preemption"):
         steps = 200
     if inc["fault"] == "sigstop" and inc["style"] == "sl":
         opts.append("--time=2")  # srun waits for a stopped task: the job ends at its limit
@@ -358,16 +360,21 @@ def run_slurm(inc, run_dir, incident, index):
         deadline = time.monotonic() + (300 if inc["fault"] in ("time_limit", "sigstop") else 240)
         if inc["fault"] in BY_HARNESS:
             pid = harness_fault(inc, incident, deadline, SLURM_NODE)
-        if inc["fault"] == "scancel":
+        if inc["fault"] in ("scancel", "preemption"):
             ck = os.path.join(incident, "checkpoints", f"step_{CKPT_EVERY}.pt")
             if not c1.wait_for_path(ck, 200):
                 raise RuntimeError("the job never wrote its first checkpoint")
             time.sleep(1.0)
             t = c1.utcnow()
-            act = slurm.run(["scancel", str(job_id)])
+            if inc["fault"] == "scancel":
+                act = slurm.run(["scancel", str(job_id)])
+            else:  # a job of the higher-priority partition needs the node's CPUs and memory
+                act = slurm.run(["sbatch", "--parsable", "--partition=urgent", "--ntasks=2",
+                                 "--job-name=urgent", f"--chdir={run_dir}",
+                                 "--output=urgent-%j.out", "--wrap=sleep 3"])
             with open(os.path.join(run_dir, "fault.json"), "w") as f:
-                json.dump({"kind": "scancel", "time": c1.rfc3339(t), "job_id": job_id,
-                           "rc": act.returncode}, f)
+                json.dump({"kind": inc["fault"], "time": c1.rfc3339(t), "job_id": job_id,
+                           "rc": act.returncode, "output": act.stdout.strip()}, f)
         state = None
         while time.monotonic() < deadline:
             state = slurm.job_state(job_id)
@@ -435,11 +442,13 @@ def build_expected(inc, res, incident):
     if f in BY_SLURM:
         rank, lr, node = -1, -1, ""
         jid = res["job_id"]
-        tail = {"scancel": "***", "time_limit": "DUE TO TIME LIMIT ***"}[f]
+        tail = {"scancel": "***", "time_limit": "DUE TO TIME LIMIT ***",
+                "preemption": "DUE TO PREEMPTION ***"}[f]
         ev.append(find_anywhere(incident, INIT, (f"*** JOB {jid} ON {SLURM_NODE} CANCELLED AT",
                                                  tail)))
         ctld = {"scancel": f"REQUEST_KILL_JOB JobId={jid} ",
-                "time_limit": f"Time limit exhausted for JobId={jid}"}[f]
+                "time_limit": f"Time limit exhausted for JobId={jid}",
+                "preemption": f"preempted JobId={jid} has been killed"}[f]
         ev.append(c1.evidence(incident, "slurmctld.log", CORR, ctld, required=False))
     else:
         if not fault:
@@ -502,6 +511,10 @@ DESCRIBE = {
            "under a memory limit, until the kernel's memory-cgroup OOM killer kills it",
     "scancel": "the harness runs `scancel <jobid>` about a second after "
                "checkpoints/step_5.pt appeared",
+    "preemption": "about a second after checkpoints/step_5.pt appeared, the harness submits a "
+                  "2-task job to the higher-priority partition `urgent` "
+                  "(PreemptType=preempt/partition_prio, PreemptMode=CANCEL); the training job "
+                  "holds the node's memory (no --mem), so Slurm preempts it",
     "time_limit": "the job is submitted with --time=1 and 400 steps of about 0.5 s; Slurm "
                   "ends it at its time limit",
 }
