@@ -385,6 +385,11 @@ def run_slurm(inc, run_dir, incident, index):
             raise RuntimeError(f"job {job_id} still {state} after the deadline")
         time.sleep(2)
         end = c1.utcnow()
+        if inc["fault"] == "preemption":  # let the preempting job end before slurmd stops
+            urgent = json.load(open(os.path.join(run_dir, "fault.json")))["output"]
+            while time.monotonic() < deadline and slurm.job_state(urgent) in (
+                    "PENDING", "RUNNING", "CONFIGURING", "COMPLETING"):
+                time.sleep(0.5)
     finally:
         if pid and inc["fault"] == "sigstop":
             try:
