@@ -42,6 +42,8 @@ const std::vector<Column>& LocalizationColumns() {
        [](const auto& g) { return Pct(g.coverage()); }},
       {"precision", "right rank among committed answers",
        [](const auto& g) { return PctIf(g.precision_committed(), g.committed()); }},
+      {"wrong", "committed answers wrong at the level they answered (rank, node or job)",
+       [](const auto& g) { return std::to_string(g.committed_wrong()); }},
   };
   return kColumns;
 }

@@ -28,8 +28,8 @@ struct Acc {
   int n = 0, committed = 0;
   Mean rank, node, top3, owner, cls, recall, precision, coverage, precision_committed;
   Mean compression, purity, ckpt_correct, ckpt_unsafe, excess, rewind, newest_safe, avoided;
-  Mean recurrence, link;
-  int unsafe_resumes = 0;
+  Mean recurrence, link, wrong_rate;
+  int unsafe_resumes = 0, wrong = 0;
   Mean diagnose, answer, cascade_gh, recovered_gh, triage_gh;
   double diagnose_max = 0, weight = 0;
 
@@ -49,7 +49,9 @@ struct Acc {
     if (committed_now) {
       if (s.has_evidence_precision()) precision.Add(s.evidence_precision(), w);
       precision_committed.Add(s.initiator_rank_correct(), w);
+      wrong_rate.Add(s.committed_wrong(), w);
     }
+    wrong += s.committed_wrong() ? 1 : 0;
     if (s.has_cascade_compression()) compression.Add(s.cascade_compression(), w);
     if (s.has_cascade_purity()) purity.Add(s.cascade_purity(), w);
     if (s.has_checkpoint_correct()) {
@@ -88,6 +90,8 @@ struct Acc {
     g.set_precision_incidents(precision.n);
     g.set_coverage(coverage.Value());
     g.set_precision_committed(precision_committed.Value());
+    g.set_committed_wrong(wrong);
+    g.set_committed_wrong_rate(wrong_rate.Value());
     g.set_cascade_compression(compression.Value());
     g.set_cascade_incidents(compression.n);
     g.set_cascade_purity(purity.Value());

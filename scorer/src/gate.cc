@@ -29,6 +29,7 @@ constexpr Tracked kTracked[] = {
     {"coverage", false, nullptr},
     {"evidence_precision", false, &v1::AggregateScore::precision_incidents},
     {"precision_committed", false, &v1::AggregateScore::committed},
+    {"committed_wrong_rate", true, &v1::AggregateScore::committed},
     {"cascade_compression", false, &v1::AggregateScore::cascade_incidents},
     {"cascade_purity", false, &v1::AggregateScore::purity_incidents},
     {"checkpoint_accuracy", false, &v1::AggregateScore::checkpoint_incidents},

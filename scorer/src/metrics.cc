@@ -69,6 +69,17 @@ bool MatchesInitiator(const v1::Initiator& want, int rank, const std::string& no
   return want.rank() >= 0 ? rank == want.rank() : SameNode(node, want.node());
 }
 
+// A committed answer judged at the level it answered (IncidentScore.committed_wrong): a rank
+// must be the initiator; without one, a node must be the initiator's; a job-level truth takes
+// neither.
+bool TrueAtItsLevel(const v1::Initiator& want, const v1::Initiator& got) {
+  if (JobLevel(want)) return got.rank() < 0 && got.node().empty();
+  if (got.rank() >= 0) {
+    return want.rank() >= 0 ? got.rank() == want.rank() : SameNode(got.node(), want.node());
+  }
+  return !got.node().empty() && SameNode(got.node(), want.node());
+}
+
 // The truth names no initiator (verdict INCONCLUSIVE, or no initiator block): abstaining is
 // the right answer, and any committed answer is wrong.
 bool TruthHasInitiator(const v1::Truth& truth) {
@@ -90,6 +101,7 @@ void ScoreInitiator(const v1::Truth& truth, const v1::Diagnosis& d, v1::Incident
     s->set_initiator_rank_top3(!committed);
     s->set_owner_correct(!committed);
     s->set_failure_class_correct(!committed);
+    s->set_committed_wrong(committed);
     return;
   }
   const bool node_ok =
@@ -104,6 +116,7 @@ void ScoreInitiator(const v1::Truth& truth, const v1::Diagnosis& d, v1::Incident
   s->set_initiator_node_correct(node_ok);
   s->set_initiator_rank_correct(rank_ok);
   s->set_initiator_rank_top3(top3);
+  s->set_committed_wrong(committed && !TrueAtItsLevel(want, d.initiator()));
   s->set_owner_correct(committed && d.owner() == truth.owner());
   s->set_failure_class_correct(committed &&
                                d.initiator().failure_class() == want.failure_class());

@@ -18,6 +18,7 @@ std::string Row(const v1::AggregateScore& g, size_t group_width) {
          Pad(Pct(g.initiator_rank_top3()), 6) + " | " + Pct(g.owner_accuracy()) + " | " +
          Pct(g.failure_class_accuracy()) + " | " + Pad(Pct(g.coverage()), 8) + " | " +
          Pad(PctOr(g.precision_committed(), g.committed()), 9) + " | " +
+         Pad(std::to_string(g.committed_wrong()), 5) + " | " +
          Pad(Pct(g.evidence_recall()), 8) + " | " +
          Pad(PctOr(g.cascade_compression(), g.cascade_incidents()), 8) + " | " +
          Pad(PctOr(g.checkpoint_accuracy(), g.checkpoint_incidents()), 6) + " | " +
@@ -39,10 +40,10 @@ std::string RenderTable(const v1::EvalReport& report, bool all_groups) {
   }
   std::string out = "| " + Pad("group", width) +
                     " | strategy           | n    | rank@1 | node@1 | rank@3 | owner  | class  | "
-                    "coverage | precision | evidence | compress | ckpt   | recur  |\n|" +
+                    "coverage | precision | wrong | evidence | compress | ckpt   | recur  |\n|" +
                     std::string(width + 2, '-') +
                     "|--------------------|------|--------|--------|--------|--------|--------|"
-                    "----------|-----------|----------|----------|--------|--------|\n";
+                    "----------|-----------|-------|----------|----------|--------|--------|\n";
   for (const auto& group : groups) {
     for (const auto& g : report.aggregates()) {
       if (g.group() == group) out += Row(g, width);
@@ -56,7 +57,11 @@ std::string RenderIncident(const v1::IncidentScore& s) {
   std::string out = "  [" + s.strategy() + "] " + s.incident() + " seed " +
                     std::to_string(s.seed()) + ": ";
   if (s.inconclusive()) out += "INCONCLUSIVE; ";
-  out += std::string("initiator rank ") + (s.initiator_rank_correct() ? "RIGHT" : "WRONG") +
+  // A committed answer that is not rank-correct is either wrong or coarser (the right node).
+  const char* rank = s.initiator_rank_correct()                       ? "RIGHT"
+                     : s.inconclusive() || s.committed_wrong() ? "WRONG"
+                                                                       : "COARSER (no rank, right node)";
+  out += std::string("initiator rank ") + rank +
          ", node " + yn(s.initiator_node_correct()) + ", top-3 " +
          yn(s.initiator_rank_top3()) + ", owner " + yn(s.owner_correct()) + ", class " +
          yn(s.failure_class_correct()) + ", evidence recall " + Pct(s.evidence_recall());

@@ -64,6 +64,27 @@ TEST(ScorerInitiator, VictimOnSameNodeIsRightNodeWrongRank) {
   EXPECT_TRUE(s.initiator_node_correct());
 }
 
+// Judged at the level it answered: a wrong rank on the right node is wrong; the right node with
+// no rank is coarser, not wrong; a node-level or job-level answer about another node is wrong.
+TEST(ScorerInitiator, ACommittedAnswerIsWrongOnlyAtTheLevelItAnswered) {
+  EXPECT_TRUE(ScoreIncident(SigkillTruth(), Diagnosed(1090, "gpu-0137")).committed_wrong());
+  EXPECT_FALSE(ScoreIncident(SigkillTruth(), Diagnosed(1091, "gpu-0137")).committed_wrong());
+  const auto coarser = ScoreIncident(SigkillTruth(), Diagnosed(-1, "gpu-0137"));
+  EXPECT_FALSE(coarser.committed_wrong());
+  EXPECT_FALSE(coarser.initiator_rank_correct());
+  EXPECT_TRUE(coarser.initiator_node_correct());
+  EXPECT_TRUE(ScoreIncident(SigkillTruth(), Diagnosed(-1, "gpu-0138")).committed_wrong());
+  EXPECT_TRUE(ScoreIncident(SigkillTruth(), Diagnosed(-1, "")).committed_wrong());
+  v1::Diagnosis abstained = Diagnosed(1090, "gpu-0137");
+  abstained.set_verdict(v1::VERDICT_INCONCLUSIVE);
+  EXPECT_FALSE(ScoreIncident(SigkillTruth(), abstained).committed_wrong());
+  v1::Truth job = SigkillTruth();
+  job.mutable_initiator()->set_rank(-1);
+  job.mutable_initiator()->clear_node();
+  EXPECT_TRUE(ScoreIncident(job, Diagnosed(-1, "gpu-0137")).committed_wrong());
+  EXPECT_FALSE(ScoreIncident(job, Diagnosed(-1, "")).committed_wrong());
+}
+
 TEST(ScorerInitiator, RightRankInSecondOrThirdCandidateCountsForTop3Only) {
   v1::Diagnosis d = Diagnosed(17, "gpu-0003");
   d.add_candidates()->set_rank(5);

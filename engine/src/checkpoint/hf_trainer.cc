@@ -10,24 +10,6 @@
 namespace denpex::engine::ckpt {
 namespace {
 
-// Shard files named by a safetensors / bin index's weight_map; nullopt when unreadable.
-std::optional<std::set<std::string>> IndexShards(const Entry& index) {
-  auto f = ByteFile::Open(index.path);
-  if (!f.ok() || f->size() > (64u << 20)) return std::nullopt;
-  auto text = f->Read(0, f->size());
-  if (!text.ok()) return std::nullopt;
-  auto json = ParseJsonObject(*text);
-  if (!json.ok()) return std::nullopt;
-  const auto* map = JsonField(*json, "weight_map");
-  if (map == nullptr || !map->has_struct_value()) return std::nullopt;
-  std::set<std::string> shards;
-  for (const auto& [tensor, file] : map->struct_value().fields()) {
-    if (!file.has_string_value()) return std::nullopt;
-    shards.insert(file.string_value());
-  }
-  return shards;
-}
-
 // The files a resumable checkpoint needs; what is missing is appended to `missing`.
 void ExpectedFiles(const Listing& dir, bool ds, bool fsdp, const VerifyContext& ctx,
                    std::vector<std::string>& missing, Checks& checks) {

@@ -182,7 +182,8 @@ void CloseWatchdogs(const ParsedLog& from, const std::vector<StrId>& remap, Pars
     const auto it = std::lower_bound(into->open_watchdogs.begin(), into->open_watchdogs.end(), std::make_pair(st.rank, std::size_t{0}));
     if (it == into->open_watchdogs.end() || it->first != st.rank) continue;
     auto& w = std::get<WatchdogTimeout>(into->events[it->second].detail);
-    if (w.pg == remap[st.pg] && w.group_rank == st.group_rank && w.last_enqueued < 0) {
+    // A timeout printed with `[Rank r]` only takes its rank's status (LogParser::WatchdogMessage).
+    if ((w.pg == kNoStr || w.pg == remap[st.pg]) && w.group_rank == st.group_rank && w.last_enqueued < 0) {
       w.last_enqueued = st.last_enqueued;
       w.last_completed = st.last_completed;
     }

@@ -56,7 +56,8 @@ bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* 
       Has(msg, "incompatible with pipeline parallelism")) {
     return set(Family::kDeepSpeed, Kind::kPipelineError);
   }
-  if (Has(msg, "has already been reduced. Gradient computed twice") || Has(msg, "'ds_shape'") ||
+  // (ZeRO-2 pads its message's continuation lines with the source's indentation: `reduced.      Gradient`.)
+  if ((Has(msg, "has already been reduced.") && Has(msg, "Gradient computed twice")) || Has(msg, "'ds_shape'") ||
       Has(msg, "ds_summary") || Has(type, "ZeRORuntimeException")) {
     return set(Family::kDeepSpeed, Kind::kZeroError);
   }
@@ -67,7 +68,10 @@ bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* 
     return set(Family::kDeepSpeed, Kind::kOffloadError);
   }
   if (deepspeed) return set(Family::kDeepSpeed, Kind::kException);
-  if (Has(msg, "FlatParameter") || Has(msg, "Must flatten tensors") || Has(msg, "FSDP")) {
+  // FSDP's state check (`expected to be in states [<TrainingState.FORWARD_BACKWARD: 2>] ...`: FSDP1,
+  // FSDP2 and fairscale word it alike).
+  if (Has(msg, "FlatParameter") || Has(msg, "Must flatten tensors") || Has(msg, "FSDP") ||
+      Has(msg, "FullyShardedDataParallel") || Has(msg, "[<TrainingState.")) {
     return set(Family::kFsdp, Kind::kFsdpError);
   }
   return false;
@@ -123,7 +127,13 @@ StrId InternCapped(StringTable* strings, std::string_view text) {
 
 bool RecogniseException(std::string_view msg, StringTable* strings, Recognised* out) {
   std::string_view type;
-  if (msg.empty() || !IsAlpha(msg[0]) || !ParsePythonErrorLine(msg, &type)) return false;
+  if (msg.empty() || !IsAlpha(msg[0])) return false;
+  // torch's own CUDA messages also stand without their exception type (a logger printing
+  // `str(e)`, a title): the message names its kind.
+  if (!ParsePythonErrorLine(msg, &type) && !msg.starts_with("CUDA error: ") &&
+      !msg.starts_with("CUDA out of memory. Tried to allocate ") && !msg.starts_with("expected to be in states [<TrainingState.")) {
+    return false;
+  }
   std::string_view text = msg.substr(type.size());
   if (text.starts_with(":")) text.remove_prefix(1);
   while (text.starts_with(" ")) text.remove_prefix(1);
@@ -145,17 +155,28 @@ bool RecogniseWhat(std::string_view msg, StringTable* strings, Recognised* out) 
   return true;
 }
 
+bool RecogniseQuotedError(std::string_view msg, StringTable* strings, Recognised* out) {
+  Classify({}, msg, out);
+  if (out->family == Family::kPython || out->family == Family::kOther) return false;
+  out->detail = PythonError{.message = InternCapped(strings, msg)};
+  return true;
+}
+
 bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) {
   Scanner s(msg);
-  const std::string_view host = s.Token(": [");
-  std::int64_t pid, tid, dev = -1;
-  if (host.empty() || !s.Char(':') || !s.Digits(1, 12, &pid) || !s.Char(':') || !s.Digits(1, 12, &tid) ||
-      !s.Lit(" [")) {
-    return false;
+  // `host:pid:tid [dev] `; NCCL_DEBUG_FILE and custom prefixes also leave `host [dev] ` or `[dev] `.
+  std::string_view host;
+  std::int64_t pid = 0, tid, dev = -1;
+  if (!s.Char('[')) {
+    host = s.Token(": [");
+    if (host.empty()) return false;
+    if (s.Char(':') && (!s.Digits(1, 12, &pid) || !s.Char(':') || !s.Digits(1, 12, &tid))) return false;
+    if (!s.Lit(" [")) return false;
   }
   s.Digits(1, 4, &dev);
   s.Token("]");
   if (!s.Lit("] ")) return false;
+  if (pid == 0 && !Has(s.Rest().substr(0, 48), "NCCL WARN ")) return false;  // a short form: its WARN lines only
   out->host = host;
   if (s.Lit("NCCL INFO ")) {
     if (s.Rest().starts_with("NET/Socket : Using ")) {  // the socket transport's interfaces (§4b)
@@ -195,6 +216,7 @@ bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) 
     std::string_view peer = TokenAfter(text, "remote peer ", " ");
     if (peer.empty()) peer = TokenAfter(text, " from ", " ");
     if (peer.empty()) peer = TokenAfter(text, "Connect to ", " ");
+    if (peer.empty()) peer = TokenAfter(text, " send to ", " ");  // 2.2x `socketProgressOpt: Call to send to <peer> failed`
     w.peer = strings->Intern(peer);
   } else if (Has(text, "Duplicate GPU detected")) {
     out->kind = Kind::kDuplicateGpu;
@@ -229,6 +251,8 @@ bool RecogniseDeviceAssert(std::string_view msg, StringTable* strings, Recognise
 namespace {
 constexpr Trigger kErrorTriggers[] = {
     {"Error"}, {"Exception"}, {"Interrupt"}, {"SystemExit"},  // RecogniseException: the type's name
+    {"CUDA error: "}, {"CUDA out of memory. "},                // ... or torch's CUDA message without it
+    {"[<TrainingState."},                                      // ... or FSDP's state check without it
     {"what():"},                                               // RecogniseWhat
     {"Init COMPLETE"}, {"NCCL WARN "}, {"NET/Socket : Using "},  // RecogniseNccl
     {"Fatal Python error: "},                                  // RecogniseFatalSignal

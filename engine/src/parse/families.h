@@ -32,6 +32,10 @@ StrId InternCapped(StringTable* strings, std::string_view text);
 bool RecogniseException(std::string_view msg, StringTable* strings, Recognised* out);
 // `  what():  <msg>` of a C++ abort (the watchdog's, a CUDA check's, gloo's).
 bool RecogniseWhat(std::string_view msg, StringTable* strings, Recognised* out);
+// An error message another line quotes (a c10 `[E thread_pool.cpp:112] Exception in thread pool
+// task: [...gloo/transport/tcp/pair.cc:563] Read error ...`): true when its content names a family
+// (CUDA, NCCL, gloo, the watchdog, ...), not a plain Python error.
+bool RecogniseQuotedError(std::string_view msg, StringTable* strings, Recognised* out);
 // NCCL debug output: `host:pid:tid [dev] NCCL INFO ...` (communicator init only) and
 // `host:pid:tid [dev] file.cc:line NCCL WARN ...` (IB completion, socket, CUDA failures).
 bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out);

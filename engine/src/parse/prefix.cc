@@ -358,8 +358,10 @@ bool IsQuoteChar(char c) { return c == '>' || c == ' ' || c == '\t'; }
 // empty quoted line, agrees): `> ` quoting, or two columns or more of indentation (one space
 // opens Megatron's progress lines, and srun pads its labels with spaces: neither is a paste's).
 void SniffQuote(std::span<const std::string_view> lines, bool srun_labels, PrefixPolicy* policy) {
+  // Indentation needs a few lines to tell it from a file whose lines happen to start with spaces;
+  // `> ` quoting on every line of even a short paste is a quote.
   constexpr std::size_t kLeast = 4;
-  if (lines.size() < kLeast) return;
+  if (lines.size() < 2 || (lines.size() < kLeast && !lines[0].starts_with(">"))) return;
   std::string_view common = lines[0].substr(0, sizeof policy->quote);
   std::size_t k = 0;
   while (k < common.size() && IsQuoteChar(common[k])) ++k;
@@ -416,6 +418,12 @@ bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
   const bool rule = line.size() >= 3 && std::string_view("+=*-").find(line[0]) != std::string_view::npos &&
                     (line[1] == line[0] || line[1] == '-') && line[2] == line[1];
   if (line[0] == '|' || rule || line.starts_with("[rank") || line.starts_with("Traceback ")) return true;
+  // The torchrun table's `[k]:` (an entry's first line): after a run of equally long `traceback :`
+  // rows it is no piece of them.
+  if (line.size() >= 4 && line[0] == '[' && line.ends_with("]:") &&
+      line.substr(1, line.size() - 3).find_first_not_of("0123456789") == std::string_view::npos) {
+    return true;
+  }
   LineOrigin o;
   Scanner s(line);
   if (SrunLabel(&s, &o) || Stamp(&s, PrefixPolicy{}, &o)) return true;

@@ -181,6 +181,7 @@ enum class Back : std::uint8_t {
   kToken,  // at the start of the word that holds it (`torch.OutOfMemoryError: `)
   kNccl,   // at the `host:pid:tid [dev] ` before it
   kBlank,  // at the spaces before it (`  what():  `)
+  kStamp,  // at the `[` of the bracketed stamp right before it (`[2023-04-14 13:11:27,879] [INFO] [`)
 };
 struct AnchorRow {
   std::string_view literal;
@@ -196,45 +197,67 @@ constexpr AnchorRow kAnchors[] = {
     {"NVRM: Xid", Back::kNone},
     {"Out of memory: ", Back::kNone}, {"Memory cgroup out of memory: ", Back::kNone},
     {"oom-kill:", Back::kNone}, {"Killed process ", Back::kNone},
-    {"srun: ", Back::kNone}, {"slurmstepd: ", Back::kNone},
+    {"srun: ", Back::kNone}, {"salloc: ", Back::kNone}, {"slurmstepd: ", Back::kNone},
     {"what():", Back::kBlank},
     {"Error:", Back::kToken}, {"Exception:", Back::kToken},  // a Python exception's closing line
+    {"CUDA error: ", Back::kNone}, {"CUDA out of memory. ", Back::kNone},  // torch's messages, typeless
+    {"] [INFO] [", Back::kStamp}, {"] [WARNING] [", Back::kStamp}, {"] [ERROR] [", Back::kStamp},  // DeepSpeed's header
+    {"Assertion `", Back::kNone},  // a device assert (its path and kernel before it are read past)
+    {"Warning ", Back::kNone},  // a Kubernetes event row (`kubectl get events`, describe's table)
+    {"back-off ", Back::kNone},  // the kubelet's CrashLoopBackOff message quoted by a tool
+    {"(raylet) ", Back::kNone},
 };
 
 std::size_t BackUp(std::string_view body, std::size_t at, Back back) {
   switch (back) {
     case Back::kNone:
       return at;
-    case Back::kToken: {
-      const std::size_t sp = body.find_last_of(" \t", at);
-      return sp == std::string_view::npos ? 0 : sp + 1;
+    case Back::kToken: {  // the exception type's dotted name (`torch.OutOfMemoryError: `)
+      while (at > 0 && (IsAlpha(body[at - 1]) || IsDigit(body[at - 1]) || body[at - 1] == '_' || body[at - 1] == '.')) --at;
+      return at > 0 && body[at - 1] == ':' ? std::string_view::npos : at;  // `c10::Error::Error(`: C++ names
     }
-    case Back::kNccl: {
+    case Back::kNccl: {  // `host:pid:tid [dev] ` (or `host [dev] `): the host name's first byte
       const std::size_t dev = at == 0 ? std::string_view::npos : body.rfind(" [", at - 1);
       if (dev == std::string_view::npos || dev == 0) return std::string_view::npos;
-      const std::size_t sp = body.find_last_of(" \t", dev - 1);
-      return sp == std::string_view::npos ? 0 : sp + 1;
+      std::size_t start = dev;
+      while (start > 0 && (IsDigit(body[start - 1]) || body[start - 1] == ':')) --start;  // `:pid:tid`
+      while (start > 0 && (IsAlpha(body[start - 1]) || IsDigit(body[start - 1]) || body[start - 1] == '-' ||
+                           body[start - 1] == '.' || body[start - 1] == '_')) {
+        --start;
+      }
+      return start == dev ? std::string_view::npos : start;
     }
     case Back::kBlank:
       while (at > 0 && body[at - 1] == ' ') --at;
       return at;
+    case Back::kStamp: {
+      const std::size_t open = body.rfind('[', at);
+      return open == std::string_view::npos ? std::string_view::npos : open;
+    }
   }
   return at;
 }
 
 // An opaque prefix ends where a message can begin: after a separator and a space (`- `, `| `,
-// `] `, `: `, `> `), a tab, a colon, a number (`[80746] `, `80746:`), or a logging level
-// (`2024-06-01 09:00:21,123 ERROR `). A word of a sentence (`failed with ValueError: `) is no prefix.
-bool EndsPrefix(std::string_view prefix) {
-  if (prefix.empty() || prefix.size() > 160) return false;
+// `] `, `: `, `> `, `+ ` of a diff), a tab, a colon, a quote or backtick that opens the quoted
+// message, a number (`[80746] `, `80746:`), or a logging level (`2024-06-01 09:00:21,123 ERROR `);
+// a bracketed header (`next` is `[`) may follow a bracket with no space (a progress bar's
+// `...1.37it/s][E ProcessGroupNCCL.cpp:458]`). A word of a sentence (`failed with ValueError: `)
+// is no prefix.
+bool EndsPrefix(std::string_view prefix, char next) {
+  if (prefix.empty()) return false;
   const char last = prefix.back();
-  if (last == '\t' || last == ':') return true;
+  if (last == ']' && next == '[') return true;  // however long the bar before it
+  if (prefix.size() > 160) return false;
+  if (last == '\t' || last == ':' || last == '`' || last == '"' || last == '\'' || last == '*') return true;  // `*`: Markdown
+  if (prefix.ends_with("...")) return true;  // what the quoter elided
+  if (prefix.ends_with("\xef\xbc\x9a")) return true;  // a full-width colon `：` (CJK prose before a quoted error)
   if (last != ' ') return false;
   std::string_view head = prefix.substr(0, prefix.size() - 1);
   while (!head.empty() && head.back() == ' ') head.remove_suffix(1);
-  if (head.empty()) return false;
+  if (head.empty()) return true;  // indentation (a Markdown code block, a log viewer's column)
   const char c = head.back();
-  if (c == '-' || c == '|' || c == ']' || c == ':' || c == '>' || c == ')' || IsDigit(c)) return true;
+  if (c == '-' || c == '|' || c == ']' || c == ':' || c == '>' || c == ')' || c == '+' || IsDigit(c)) return true;
   const std::size_t sp = head.find_last_of(" \t[");
   const std::string_view word = sp == std::string_view::npos ? head : head.substr(sp + 1);
   return word == "ERROR" || word == "CRITICAL" || word == "FATAL" || word == "WARNING" || word == "INFO" ||
@@ -269,7 +292,7 @@ void LogParser::Anchor(Parsed& p, std::string_view body) {
     for (std::size_t at = body.find(row.literal, 1); at != std::string_view::npos; at = body.find(row.literal, at + 1)) {
       if (row.literal.size() == 2 && at + 2 < body.size() && !IsDigit(body[at + 2]) && body[at + 2] != ' ') continue;
       const std::size_t start = BackUp(body, at, row.back);
-      if (start == std::string_view::npos || start == 0 || !EndsPrefix(body.substr(0, start))) continue;
+      if (start == std::string_view::npos || start == 0 || !EndsPrefix(body.substr(0, start), body[start])) continue;
       if (n < kMaxCandidates && std::find(starts, starts + n, start) == starts + n) {  // kept in order
         std::size_t k = n++;
         for (; k > 0 && starts[k - 1] > start; --k) starts[k] = starts[k - 1];
@@ -523,7 +546,13 @@ void LogParser::Emit(const Parsed& p, Recognised&& r) {
     e.signature = out_.strings.Intern(MaskSignature(p.header.message.substr(0, kMaxKeptText), &buffer));
   }
   out_.untimed += e.clock == Clock::kNone || e.time_borrowed ? 1 : 0;
+  // An abort that quotes its timeout, on a line that names no rank (libstdc++'s `what():`, a paste):
+  // the timeout as its own event. A rank's own stream printed the timeout before the abort; a
+  // rank-named quote is left as it is, so that a file read in chunks (ingest/chunks.cc) gives the
+  // same events as read whole.
+  const bool quotes_timeout = e.kind == Kind::kWatchdogTerminated && e.rank < 0 && e.task < 0 && e.local_rank < 0;
   out_.events.push_back(std::move(e));
+  if (quotes_timeout) EmbeddedTimeout(p, p.header.message);
 }
 
 void LogParser::Dispatch(const Parsed& p) {
@@ -544,7 +573,8 @@ void LogParser::Dispatch(const Parsed& p) {
     case HeaderKind::kC10:
       found = RecogniseAgent(msg, &out_.strings, &r);
       if (!found && (h.severity == 'E' || h.severity == 'F')) {
-        r = Recognised{.detail = Note{InternCapped(&out_.strings, msg)}};
+        found = RecogniseQuotedError(msg, &out_.strings, &r);  // a family's error it reports
+        if (!found) r = Recognised{.detail = Note{InternCapped(&out_.strings, msg)}};
         found = true;
       }
       break;
@@ -731,6 +761,10 @@ void LogParser::Unheaded(const Parsed& p) {
     out_.agent = true;
     return;
   }
+  if (msg[0] == 'W' && msg.starts_with("Watchdog caught collective operation timeout: ")) {
+    EmbeddedTimeout(p, msg);  // the message without its c10 header (a title, a quote)
+    return;
+  }
   Recognised r;
   bool found = false;
   const char c = msg[0];
@@ -750,13 +784,15 @@ void LogParser::Unheaded(const Parsed& p) {
             (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
             ((c == 'N' || c == 'K' || c == 'T' || c == 'p') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
-            ((c == 'T' || c == 'r') && RecogniseRay(msg, &out_.strings, &r)) ||
+            ((c == 'T' || c == 'r' || c == 'n') && RecogniseRay(msg, &out_.strings, &r)) ||  // n: `node_manager.cc:N: ...`
             ((c == 'E' || c == 'S') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             ((c == 'm' || c == 'p' || c == 'o' || c == 's' || c == 'C' || c == 'T') &&
              RecogniseBareMetal(msg, &out_.strings, &r)) ||
-            (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r));
+            (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r)) ||
+            RecogniseDeviceAssert(msg, &out_.strings, &r);  // a Windows build's `C:\cb\...\Indexing.cu:1146: ...`
   } else if (c == '[' || c == '*' || c == '_') {
-    found = (c == '[' && (RecogniseWrapper(msg, &out_.strings, &r) || RecogniseBareMetal(msg, &out_.strings, &r))) ||
+    found = (c == '[' && (RecogniseWrapper(msg, &out_.strings, &r) || RecogniseBareMetal(msg, &out_.strings, &r) ||
+                          RecogniseNccl(msg, &out_.strings, &r))) ||
             RecogniseSlurm(msg, &out_.strings, &r);
   } else if (c == '/' || c == '.') {
     found = RecogniseDeviceAssert(msg, &out_.strings, &r);
@@ -883,9 +919,12 @@ bool LogParser::ChainLine(const Parsed& p) {
 
 bool LogParser::TableLine(const Parsed& p) {
   const std::string_view text = p.header.message;
-  if (text.starts_with(kChildFailed)) {
+  // The table's opener: the exception line (a rich console prints its type bare,
+  // `ChildFailedError:`), or a pasted table's `Root Cause` heading alone.
+  if (text.starts_with(kChildFailed) || text == "ChildFailedError:" ||
+      (!table_.open && text.starts_with("Root Cause (first observed failure):"))) {
     FlushEntry();
-    table_ = Table{.open = true};
+    table_ = Table{.open = true, .root_cause = text[0] == 'R'};
     out_.agent = true;
     tracebacks_.clear();
     return true;
@@ -986,6 +1025,7 @@ void LogParser::Watchdog(const Parsed& p, int joins) {
                                            .numel_out = f.numel_out,
                                            .timeout_ms = f.timeout_ms,
                                            .ran_for_ms = f.ran_for_ms}};
+    NoteTimeout(std::get<WatchdogTimeout>(r.detail));
     if (open_watchdogs_.Find(p.rank) == kNoIndex) watchdog_ranks_.push_back(p.rank);
     open_watchdogs_.Set(p.rank, out_.events.size());
     Emit(p, std::move(r));
@@ -995,15 +1035,58 @@ void LogParser::Watchdog(const Parsed& p, int joins) {
   WatchdogMessage(p, pg, text);
 }
 
+bool LogParser::NoteTimeout(const WatchdogTimeout& w) {
+  const auto mix = [](std::uint64_t h, std::int64_t v) { return (h ^ static_cast<std::uint64_t>(v)) * 0x100000001b3ULL; };
+  const std::uint64_t key = mix(mix(mix(0xcbf29ce484222325ULL, w.group_rank), w.seq), w.ran_for_ms);
+  return timeouts_seen_.insert(key).second;
+}
+
+void LogParser::EmbeddedTimeout(const Parsed& p, std::string_view text) {
+  static constexpr std::string_view kLead = "Watchdog caught collective operation timeout: WorkNCCL(";
+  const std::size_t at = text.find(kLead);
+  if (at == std::string_view::npos) return;
+  // Its process-group prefix, `[Rank 7] ` or `[PG ... Rank 7] `, right before it.
+  std::string_view message = text.substr(at);
+  PgPrefix pg;
+  const std::size_t open = at < 2 ? std::string_view::npos : text.rfind('[', at - 2);
+  if (open != std::string_view::npos && text[at - 1] == ' ' && text[at - 2] == ']') {
+    std::string_view bracket = text.substr(open);
+    if (ParsePgPrefix(&bracket, &pg) == Match::kYes && bracket.data() == message.data()) message = text.substr(open);
+  }
+  std::string_view rest = message;
+  PgPrefix parsed;
+  if (ParsePgPrefix(&rest, &parsed) != Match::kYes) rest = message;
+  WatchdogTimeoutFields f;
+  if (ParseWatchdogTimeout(rest, &f) != Match::kYes) return;
+  WatchdogTimeout w{.pg = out_.strings.Intern(pg.uid),
+                    .pg_desc = out_.strings.Intern(pg.desc),
+                    .op = out_.strings.Intern(f.op),
+                    .group_rank = pg.group_rank,
+                    .seq = f.seq,
+                    .numel_in = f.numel_in,
+                    .numel_out = f.numel_out,
+                    .timeout_ms = f.timeout_ms,
+                    .ran_for_ms = f.ran_for_ms};
+  if (!NoteTimeout(w)) return;  // the file printed it already (the c10 line before the abort)
+  Parsed inner = p;
+  inner.header.message = message;
+  Emit(inner, Recognised{.family = Family::kNcclWatchdog,
+                         .kind = f.blocking ? Kind::kBlockingWaitTimeout : Kind::kWatchdogTimeout,
+                         .detail = w});
+}
+
 void LogParser::WatchdogMessage(const Parsed& p, const PgPrefix& pg, std::string_view text) {
   WatchdogStatus st;
   const Match ms = ParseWatchdogStatus(text, &st);
   if (ms == Match::kMalformed) ++out_.malformed;
   if (ms == Match::kYes) {
-    // The status line belongs to the rank's open watchdog block on the same process group.
+    // The status line belongs to the rank's open watchdog block on the same process group. torch
+    // 2.2-2.9 print the timeout itself with `[Rank r]` only (WorkNCCL's own prefix) and the status
+    // with the group's `[PG ...  Rank r]`: a timeout without a group takes the status of its rank.
     if (const std::size_t open = open_watchdogs_.Find(p.rank); open != kNoIndex) {
       auto& w = std::get<WatchdogTimeout>(out_.events[open].detail);
-      if (out_.strings.Get(w.pg) == pg.uid && w.group_rank == pg.group_rank && w.last_enqueued < 0) {
+      const bool same_pg = w.pg == kNoStr || out_.strings.Get(w.pg) == pg.uid;
+      if (same_pg && w.group_rank == pg.group_rank && w.last_enqueued < 0) {
         w.last_enqueued = st.last_enqueued;
         w.last_completed = st.last_completed;
       }
@@ -1172,6 +1255,7 @@ constexpr Trigger kRecordTriggers[] = {
     {"The above exception was the direct cause"}, {"During handling of the above exception"},  // chains
     {"pin_memory"},                            // a frame pinning host memory (a direct pin's failure)
     {"ChildFailedError"},                      // opens the torchrun failure table
+    {"Root Cause (first observed failure)"},   // ... or its heading, when a paste starts there
     {"] iteration "},                          // Megatron progress (a rank's last step)
     {"data_ms="},                              // key=value step lines (StepLine)
     {"time (ms) |"},                           // DeepSpeed per-rank timers (timers.cc, fail-slow)

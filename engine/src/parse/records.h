@@ -12,6 +12,7 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -124,6 +125,13 @@ class LogParser {
   void FlushWrapped();
   // `text`: the message after its process-group prefix `pg`.
   void WatchdogMessage(const Parsed& p, const PgPrefix& pg, std::string_view text);
+  // A timeout message inside another one (`what():  [PG 1 Rank 7] Process group watchdog thread
+  // terminated with exception: [Rank 7] Watchdog caught ...`, a Python exception quoting it) or
+  // alone without its c10 header: its own timeout event, unless the file already gave it.
+  void EmbeddedTimeout(const Parsed& p, std::string_view text);
+  // The timeouts emitted, by (group rank, SeqNum, ran-for ms): the same timeout quoted again.
+  std::unordered_set<std::uint64_t> timeouts_seen_;
+  bool NoteTimeout(const WatchdogTimeout& w);
   // srun interleaving (interleave.cc): a line another task's line was spliced into is read
   // as that task's line, and its head waits for its tail on the task's next line.
   bool SplitInterleaved(const LineRef& line);

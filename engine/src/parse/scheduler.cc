@@ -50,8 +50,13 @@ std::string_view TrimLeft(std::string_view s) {
 bool Banner(std::string_view msg, StringTable* strings, Recognised* out) {
   Scanner s(msg);
   if (!s.SkipPast("*** ")) return false;
-  const std::string_view body = s.Rest();
-  if (!body.ends_with(" ***")) return false;
+  std::string_view body = s.Rest();
+  // It ends the line, or the quote it was pasted in (`...LIMIT ***\``, `...LIMIT ***". I set ...`).
+  const std::size_t close = body.rfind(" ***");
+  if (close == std::string_view::npos) return false;
+  const std::string_view after = body.substr(close + 4);
+  if (!after.empty() && after[0] != '`' && after[0] != '"' && after[0] != '\'') return false;
+  body = body.substr(0, close + 4);
   SlurmNote n;
   n.node = strings->Intern(TokenAfter(body, " ON ", " "));
   if (n.node == kNoStr) n.node = strings->Intern(TokenAfter(body, " on ", " "));
@@ -171,8 +176,10 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
 namespace {
 
 bool RecogniseSlurmLine(std::string_view msg, StringTable* strings, Recognised* out) {
-  if (msg.starts_with("srun: ")) {
-    msg.remove_prefix(6);
+  // salloc (an interactive allocation) reports a lost node in srun's words.
+  const bool salloc = msg.starts_with("salloc: error: Node failure on ");
+  if (msg.starts_with("srun: ") || salloc) {
+    msg.remove_prefix(salloc ? 8 : 6);
     if (SrunTask(msg, strings, out)) return true;
     if (msg.starts_with("error: Node failure on ")) {
       out->family = Family::kSlurm;
@@ -487,7 +494,7 @@ bool EventRow(std::string_view t, StringTable* strings, Recognised* out) {
   } else if (reason == "Restarting") {  // JobSet: `restarting jobset, attempt 1`
     kind = Kind::kJobRestarting;
     error = false;
-  } else if (reason == "BackOff" && rest.starts_with("Back-off restarting failed container")) {
+  } else if (reason == "BackOff" && Has(rest, "Back-off restarting failed container")) {  // describe: age, from first
     kind = Kind::kCrashLoop;  // the kubelet waits out the back-off before the next restart
     error = false;
   } else if (reason == "FailedScheduling") {  // kube-scheduler: `0/N nodes are available: ...`
@@ -522,8 +529,21 @@ bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised*
   const std::string_view t = TrimLeft(msg);
   Kind kind;
   bool error = true;
-  if (t.starts_with("Warning ") || t.starts_with("Normal ") || (!t.empty() && IsDigit(t.front()))) {
-    return EventRow(t, strings, out);
+  if ((t.starts_with("Warning ") || t.starts_with("Normal ") || (!t.empty() && IsDigit(t.front()))) &&
+      EventRow(t, strings, out)) {
+    return true;
+  }
+  if (Has(t, "The node was low on ") && Has(t, "Evicted")) {
+    // The kubelet's eviction message with its reason on one line: an event's (`Evicted: The node was
+    // low on resource: memory. ...` of an e2e dump), a pod's status (`kubectl get pod -o jsonpath`).
+    // (describe's `Message:` line is not one: its `Reason: Evicted` line above it is the event.)
+    kind = Kind::kEvicted;
+  } else if ((t.starts_with("back-off ") || t.starts_with("Back-off ")) && Has(t, " restarting failed container")) {
+    // The kubelet's CrashLoopBackOff waiting message: `back-off 5m0s restarting failed container=<c> pod=<p>`.
+    kind = Kind::kCrashLoop;
+    error = false;
+  } else if (t.starts_with("Warning ") || t.starts_with("Normal ") || (!t.empty() && IsDigit(t.front()))) {
+    return false;
   } else if (t.starts_with("Reason:")) {
     const std::string_view r = TrimLeft(t.substr(7));
     if (r.starts_with("OOMKilled")) {
@@ -767,7 +787,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"OOMKilling"}, {"NodeNotReady"}, {"Killing "}, {"TaintManagerEviction"}, {"SuccessfulDeletePod"},
     {"PyTorchJobFailed"}, {"FailedJobs"}, {"BackoffLimitExceeded"}, {"Node:"}, {"ReachedMaxRestarts"},
     {" Restarting "}, {"Back-off restarting failed container"}, {"FailedScheduling"}, {"Successfully assigned "},
-    {"Restart Count:"},
+    {"Restart Count:"}, {"The node was low on "}, {" restarting failed container"},
     // RecogniseRay
     {"killed due to memory pressure (OOM)"}, {"has been marked dead because the detector"}, {"- (node_id="}, {"- (ip="},
     {"\tpid: "}, {"\tip: "}, {"The actor is dead because"}, {"The actor died because its node has died"},

@@ -130,6 +130,7 @@ void DetailFields(const EventDetail& detail, Fields* f) {
         } else if constexpr (std::is_same_v<T, SlurmNote>) {
           f->Id("reason", d.reason), f->Id("node", d.node), f->Id("tasks", d.tasks);
           if (d.exit_code != 0) f->Int("exit_code", d.exit_code);
+          f->Known("job", d.job);
         } else if constexpr (std::is_same_v<T, StepTimers>) {
           f->Int("compute_ms", static_cast<std::int64_t>(d.compute_ms + 0.5f));
           f->Int("wait_ms", static_cast<std::int64_t>(d.wait_ms + 0.5f));
