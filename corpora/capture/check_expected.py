@@ -20,8 +20,9 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 
 def load_truth_class(tmp):
     proto_root = os.path.join(REPO, "proto")
-    subprocess.run(["protoc", f"-I{proto_root}", f"--python_out={tmp}",
-                    "denpex/v1/vocabulary.proto", "denpex/v1/truth.proto"], check=True)
+    protos = sorted(f"denpex/v1/{f}" for f in os.listdir(os.path.join(proto_root, "denpex", "v1"))
+                    if f.endswith(".proto"))  # truth.proto and everything it imports
+    subprocess.run(["protoc", f"-I{proto_root}", f"--python_out={tmp}"] + protos, check=True)
     sys.path.insert(0, tmp)
     from denpex.v1 import truth_pb2  # noqa: E402
     return truth_pb2.Truth

@@ -3,10 +3,15 @@
 // rank; its node when the truth names only a node; neither when the scheduler ended the job),
 // the expected owner, and the expected failure class where expected.json gives one, and must
 // not abstain. Replaying needs neither PyTorch nor Slurm: only the frozen files.
+// corpora/golden-pending.txt lists incidents frozen before the engine handles them (one
+// `<corpus>/<id>  <what the engine does now>` a line): they are skipped, saying why, until
+// the engine is fixed and the line removed; a committed golden never asserts a wrong answer.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,7 +45,28 @@ std::vector<std::string> FrozenIncidents() {
   return out;
 }
 
-class GoldenTest : public testing::TestWithParam<std::string> {};
+// corpora/golden-pending.txt: incident -> the note after it ('#' lines and blank lines skipped).
+const std::map<std::string, std::string>& PendingIncidents() {
+  static const auto* pending = [] {
+    auto* out = new std::map<std::string, std::string>;
+    std::ifstream in(kCorpora / "golden-pending.txt");
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      const size_t space = line.find_first_of(" \t");
+      (*out)[line.substr(0, space)] = space == std::string::npos ? "" : line.substr(space + 1);
+    }
+    return out;
+  }();
+  return *pending;
+}
+
+class GoldenTest : public testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    const auto it = PendingIncidents().find(GetParam());
+    if (it != PendingIncidents().end()) GTEST_SKIP() << "pending (corpora/golden-pending.txt): " << it->second;
+  }
+};
 
 TEST_P(GoldenTest, EngineNamesTheExpectedInitiatorOwnerAndClass) {
   const fs::path dir = kCorpora / GetParam();
