@@ -95,7 +95,8 @@ std::string Padded(int v, int width) {
 std::string SaveName(v1::CheckpointLayout layout, std::int64_t step) {
   const std::string n = std::to_string(step);
   switch (layout) {
-    case v1::CHECKPOINT_LAYOUT_DCP: return "step_" + n;
+    case v1::CHECKPOINT_LAYOUT_DCP:
+    case v1::CHECKPOINT_LAYOUT_TORCH_DIR: return "step_" + n;
     case v1::CHECKPOINT_LAYOUT_DEEPSPEED: return "global_step" + n;
     case v1::CHECKPOINT_LAYOUT_MEGATRON: return "iter_" + Padded(static_cast<int>(step), 7);
     default: return "step_" + n + ".pt";
@@ -113,6 +114,15 @@ Coords CoordsOf(int rank, const Shape& s) {
 void TorchSave(Tree& tree, const std::string& name, std::int64_t step, Cut cut, TimeNs t) {
   const std::string bytes = TorchState(name.substr(0, name.size() - 3), {{"step", step}}, 256);
   tree.Put(name, cut == Cut::kTruncate ? FirstHalf(bytes) : cut == Cut::kMissing ? "" : bytes, t);
+}
+
+// A folder of torch.save files: rank 0 writes model.pt, then optimizer.pt (the one a kill
+// cuts, or that a save stopped before writing).
+void TorchDir(Tree& tree, const std::string& dir, std::int64_t step, Cut cut, TimeNs t) {
+  tree.Put(fs::path(dir) / "model.pt", TorchState("model", {{"step", step}}, 256), t);
+  if (cut == Cut::kMissing) return;
+  const std::string optim = TorchState("optimizer", {{"step", step}}, 512);
+  tree.Put(fs::path(dir) / "optimizer.pt", cut == Cut::kTruncate ? FirstHalf(optim) : optim, t);
 }
 
 // DCP: every rank writes __R_0.distcp holding one torch.save archive; ranks in `dedup` own
@@ -206,6 +216,7 @@ std::string Save(Tree& tree, v1::CheckpointLayout layout, const SaveSpec& s, int
     case v1::CHECKPOINT_LAYOUT_DCP: Dcp(tree, name, s.shape, victim, s.cut, s.dedup, s.done); break;
     case v1::CHECKPOINT_LAYOUT_DEEPSPEED: DeepSpeed(tree, name, s.step, s.shape, victim, s.cut, s.done); break;
     case v1::CHECKPOINT_LAYOUT_MEGATRON: Megatron(tree, name, s.step, s.shape, victim, s.cut, s.done); break;
+    case v1::CHECKPOINT_LAYOUT_TORCH_DIR: TorchDir(tree, name, s.step, s.cut, s.done); break;
     default: TorchSave(tree, name, s.step, s.cut, s.done); break;
   }
   return name;
@@ -217,7 +228,9 @@ std::string Reason(v1::CheckpointDamage d, v1::CheckpointLayout layout) {
     case v1::CHECKPOINT_DAMAGE_KILL_DURING_SAVE:
       return "the save was in flight when the fault hit: a file is cut short" +
              std::string(layout == v1::CHECKPOINT_LAYOUT_DCP ? " and .metadata was never written" : "");
-    case v1::CHECKPOINT_DAMAGE_MISSING_SHARD: return "a rank's shard is missing";
+    case v1::CHECKPOINT_DAMAGE_MISSING_SHARD:
+      return layout == v1::CHECKPOINT_LAYOUT_TORCH_DIR ? "optimizer.pt was never written"
+                                                       : "a rank's shard is missing";
     case v1::CHECKPOINT_DAMAGE_WORLD_SIZE_MISMATCH:
       return "saved with another DP size: ZeRO shards do not reshard";
     case v1::CHECKPOINT_DAMAGE_WRITTEN_AFTER_FAULT:
@@ -245,7 +258,8 @@ void WritePointer(Tree& tree, v1::CheckpointLayout layout, const std::vector<Sav
   // every rank; DeepSpeed's rank 0 writes `latest` before the barrier (checkpoints.md §3.1).
   const bool unfinished = damage == v1::CHECKPOINT_DAMAGE_KILL_DURING_SAVE ||
                           (damage == v1::CHECKPOINT_DAMAGE_MISSING_SHARD &&
-                           layout == v1::CHECKPOINT_LAYOUT_TORCH_SAVE);
+                           (layout == v1::CHECKPOINT_LAYOUT_TORCH_SAVE ||
+                            layout == v1::CHECKPOINT_LAYOUT_TORCH_DIR));
   if (unfinished && layout != v1::CHECKPOINT_LAYOUT_DEEPSPEED) {
     if (at == 0) return;
     --at;

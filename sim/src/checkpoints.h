@@ -1,5 +1,6 @@
 // The job's checkpoints (scenario `checkpointing`): every `every_steps` steps the job saves
-// one in a real on-disk layout (torch.save, DCP, DeepSpeed, Megatron) into
+// one in a real on-disk layout (torch.save, a folder of torch.save files, DCP, DeepSpeed,
+// Megatron) into
 // incident/checkpoints/, with file times of when each save finished; the scenario's damage
 // breaks the newest one (a kill during the save, a missing shard, a world-size change, a save
 // finished after the fault, an unknown format) or adds a harmless look-alike. Returns what

@@ -32,7 +32,54 @@ std::size_t Nth(const std::string& hay, std::string_view needle, int n) {
 TEST(TorchZip, ATorchSaveFileVerifiesFromItsEndRecordsAndCentralDirectory) {
   const Finding f = Torch(TorchState("step_10", {{"step", 10}}));
   EXPECT_EQ(f.verdict, V::kValid) << f.detail;
-  EXPECT_EQ(f.detail, "zip64, 7 records under step_10/");
+  EXPECT_EQ(f.detail, "zip64, 7 records under step_10/, 1 storage of 256 bytes as data.pkl sizes them");
+}
+
+// The records of a real torch.save file (torch 1.13), in archive order.
+std::vector<std::pair<std::string, std::string>> RealRecords(const std::string& fixture) {
+  const auto f = ByteFile::FromBytes(
+      Slurp(fs::path(DENPEX_SOURCE_DIR) / "tests/checkpoint/fixtures/torch" / fixture));
+  const ZipRead z = ReadZip(f, f.size(), 0);
+  EXPECT_TRUE(z.finding.ok()) << z.finding.detail;
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const ZipEntry& e : z.archive.entries) out.push_back({e.name, *f.Read(e.data_offset, e.size)});
+  return out;
+}
+
+TEST(TorchZip, EveryStorageOfARealFileHasTheSizeDataPklGivesIt) {
+  auto records = RealRecords("mixed.pt");  // bf16, int64 and a view sharing a storage
+  const Finding ok = Torch(Zip(records));
+  EXPECT_EQ(ok.verdict, V::kValid) << ok.detail;
+  EXPECT_NE(ok.detail.find("2 storages of 108 bytes"), std::string::npos) << ok.detail;
+  // A storage record four bytes short, in an archive whose end records are intact.
+  for (auto& [name, bytes] : records) {
+    if (name == "mixed/data/1") bytes.resize(bytes.size() - 4);
+  }
+  Finding f = Torch(Zip(records));
+  EXPECT_EQ(f.verdict, V::kCorrupt);
+  EXPECT_NE(f.detail.find("mixed/data/1 holds 92 bytes; data.pkl says 12 x torch.LongStorage"),
+            std::string::npos)
+      << f.detail;
+  // A storage record missing altogether.
+  records = RealRecords("model.pt");
+  std::erase_if(records, [](const auto& r) { return r.first == "model/data/2"; });
+  f = Torch(Zip(records));
+  EXPECT_EQ(f.verdict, V::kCorrupt);
+  EXPECT_NE(f.detail.find("references storage 2"), std::string::npos) << f.detail;
+  // data.pkl cut short inside an intact archive.
+  records = RealRecords("model.pt");
+  records[0].second.resize(records[0].second.size() / 2);
+  f = Torch(Zip(records));
+  EXPECT_EQ(f.verdict, V::kCorrupt);
+  EXPECT_NE(f.detail.find("data.pkl does not parse"), std::string::npos) << f.detail;
+}
+
+TEST(Safetensors, ARealFileCoversItsBytesExactly) {
+  const std::string bytes =
+      Slurp(fs::path(DENPEX_SOURCE_DIR) / "tests/checkpoint/fixtures/torch/model.safetensors");
+  EXPECT_EQ(Safe(bytes).verdict, V::kValid) << Safe(bytes).detail;
+  EXPECT_EQ(Safe(bytes + std::string(4, '\0')).verdict, V::kCorrupt);
+  EXPECT_EQ(Safe(bytes.substr(0, bytes.size() - 4)).verdict, V::kIncomplete);
 }
 
 TEST(TorchZip, PlainZipAndSaturatedZip64ExtraFieldsAreBothRead) {

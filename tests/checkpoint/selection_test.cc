@@ -121,13 +121,23 @@ TEST(Selection, AnUnknownFormatIsInconclusiveNeverAGuess) {
   EXPECT_NE(r.summary.find("step_200.pt (step 200) verifies"), std::string::npos) << r.summary;
 }
 
-TEST(Selection, EmptyDirectoriesAndUnorderableFiles) {
+TEST(Selection, EmptyDirectoriesAndAFlatCheckpointWithoutSteps) {
   TempDir t;
   EXPECT_EQ(VerifyDir(t.path()).outcome.decision(), v1::CHECKPOINT_DECISION_NO_SAFE_CHECKPOINT);
   Put(t.path() / "notes.txt", "hello");
   EXPECT_EQ(VerifyDir(t.path()).outcome.decision(), v1::CHECKPOINT_DECISION_NO_SAFE_CHECKPOINT);
+  // model.pt beside optimizer.pt with no step anywhere: the directory is one checkpoint.
   Put(t.path() / "model.pt", TorchState("model", {}));
-  EXPECT_EQ(VerifyDir(t.path()).outcome.decision(), v1::CHECKPOINT_DECISION_INCONCLUSIVE);
+  Put(t.path() / "optimizer.pt", TorchState("optimizer", {}));
+  auto r = VerifyDir(t.path());
+  EXPECT_EQ(r.outcome.decision(), v1::CHECKPOINT_DECISION_RESUME) << r.summary;
+  EXPECT_EQ(r.outcome.path(), ".");
+  ASSERT_EQ(r.candidates.size(), 1u);
+  EXPECT_EQ(r.candidates[0].format, CheckpointFormat::kTorchDir);
+  // A directory without a step and without checkpoint files at its top level says nothing.
+  TempDir u;
+  Put(u.path() / "logs" / "events.out", "x");
+  EXPECT_EQ(VerifyDir(u.path()).outcome.decision(), v1::CHECKPOINT_DECISION_INCONCLUSIVE);
 }
 
 TEST(Selection, ACheckpointWrittenAfterTheFaultIsSuspectAndNotChosen) {

@@ -78,7 +78,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"DEEPSPEED", "KILL_DURING_SAVE"}, Case{"DEEPSPEED", "MISSING_SHARD"},
                       Case{"DEEPSPEED", "WORLD_SIZE_MISMATCH"}, Case{"DEEPSPEED", "WRITTEN_AFTER_FAULT"},
                       Case{"MEGATRON", "NONE"}, Case{"MEGATRON", "KILL_DURING_SAVE"},
-                      Case{"MEGATRON", "MISSING_SHARD"}, Case{"MEGATRON", "UNKNOWN_FORMAT"}),
+                      Case{"MEGATRON", "MISSING_SHARD"}, Case{"MEGATRON", "UNKNOWN_FORMAT"},
+                      Case{"TORCH_DIR", "NONE"}, Case{"TORCH_DIR", "KILL_DURING_SAVE"},
+                      Case{"TORCH_DIR", "MISSING_SHARD"}, Case{"TORCH_DIR", "WRITTEN_AFTER_FAULT"},
+                      Case{"TORCH_DIR", "UNKNOWN_FORMAT"}, Case{"TORCH_DIR", "HARMLESS_LOOKALIKE"}),
     [](const auto& p) { return std::string(p.param.layout) + "_" + p.param.damage; });
 
 TEST(SimCheckpointFiles, PointersFollowEachFrameworksWriteOrder) {

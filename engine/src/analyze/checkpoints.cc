@@ -117,7 +117,9 @@ Action CheckpointAction(const v1::CheckpointOutcome& o, const std::vector<std::s
   const std::string& dir = o.dir();
   switch (o.decision()) {
     case v1::CHECKPOINT_DECISION_RESUME: {
-      std::string text = "Resume from step " + std::to_string(o.step()) + " at " +
+      // A checkpoint without a step (best.pt, a flat model.pt) is named by its path only.
+      std::string text = (o.step() >= 0 ? "Resume from step " + std::to_string(o.step()) + " at "
+                                        : std::string("Resume from ")) +
                          Joined(dir, o.path()) + ", the newest checkpoint that verifies";
       if (o.steps_lost() > 0) {
         text += " (" + std::to_string(o.steps_lost()) + " steps lost against step " +
@@ -147,7 +149,8 @@ void RewordRestart(const v1::CheckpointOutcome& o, std::vector<Action>* recovery
   constexpr std::string_view kGeneric =
       "the newest checkpoint that verifies (checkpoints were not evaluated by this diagnosis)";
   const std::string specific = o.decision() == v1::CHECKPOINT_DECISION_RESUME
-                                   ? "step " + std::to_string(o.step()) + " (" +
+                                   ? (o.step() >= 0 ? "step " + std::to_string(o.step()) + " ("
+                                                    : std::string("(")) +
                                          Joined(o.dir(), o.path()) + ", verified)"
                                    : "a checkpoint only once one is known to be safe (below)";
   for (Action& a : *recovery) {

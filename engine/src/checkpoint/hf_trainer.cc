@@ -10,24 +10,6 @@
 namespace denpex::engine::ckpt {
 namespace {
 
-// Shard files named by a safetensors / bin index's weight_map; nullopt when unreadable.
-std::optional<std::set<std::string>> IndexShards(const Entry& index) {
-  auto f = ByteFile::Open(index.path);
-  if (!f.ok() || f->size() > (64u << 20)) return std::nullopt;
-  auto text = f->Read(0, f->size());
-  if (!text.ok()) return std::nullopt;
-  auto json = ParseJsonObject(*text);
-  if (!json.ok()) return std::nullopt;
-  const auto* map = JsonField(*json, "weight_map");
-  if (map == nullptr || !map->has_struct_value()) return std::nullopt;
-  std::set<std::string> shards;
-  for (const auto& [tensor, file] : map->struct_value().fields()) {
-    if (!file.has_string_value()) return std::nullopt;
-    shards.insert(file.string_value());
-  }
-  return shards;
-}
-
 // The files a resumable checkpoint needs; what is missing is appended to `missing`.
 void ExpectedFiles(const Listing& dir, bool ds, bool fsdp, const VerifyContext& ctx,
                    std::vector<std::string>& missing, Checks& checks) {
@@ -72,10 +54,22 @@ void ExpectedFiles(const Listing& dir, bool ds, bool fsdp, const VerifyContext& 
 }
 
 void CheckStep(const Entry& state, const Entry* ds_tag, Checks& checks) {
+  // trainer_state.json grows with its log_history; global_step is read without a tree.
+  constexpr std::uint64_t kMaxState = 256ull << 20;
   auto f = ByteFile::Open(state.path);
-  auto text = f.ok() ? f->Read(0, f->size()) : Result<std::string>(f.status());
-  auto json = text.ok() ? ParseJsonObject(*text) : Result<google::protobuf::Struct>(text.status());
-  const auto step = json.ok() ? JsonCount(*json, "global_step") : std::nullopt;
+  auto text = !f.ok()                   ? Result<std::string>(f.status())
+              : f->size() > kMaxState ? Result<std::string>(Status::InvalidInput("too large"))
+                                      : f->Read(0, f->size());
+  std::optional<std::int64_t> step;
+  const Status st = !text.ok() ? text.status()
+                               : ReadJsonObject(*text, [&](const std::string& key, JsonReader& r) {
+                                   if (key == "global_step" && r.Peek() >= '0' && r.Peek() <= '9') {
+                                     if (auto n = r.Count()) step = static_cast<std::int64_t>(*n);
+                                   } else {
+                                     r.Skip();
+                                   }
+                                 });
+  if (!st.ok()) step.reset();
   if (!step)
     return checks.Add(CheckKind::kStep, Inconclusive("trainer_state.json has no global_step"));
   if (checks.step() >= 0 && *step != checks.step()) {

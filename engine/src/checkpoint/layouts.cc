@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "checkpoint/byte_file.h"
+#include "checkpoint/candidates.h"
 #include "checkpoint/json.h"
 #include "checkpoint/safetensors.h"
 #include "checkpoint/torch_file.h"
@@ -17,6 +18,27 @@ std::string Rel(const Entry& e, const VerifyContext& ctx) {
   return rel.empty() ? e.name : rel.generic_string();
 }
 
+// A plain pickle (accelerate's custom objects, older random states): it must run to STOP.
+Finding CheckPickleFile(const ByteFile& f) {
+  if (f.size() > kMaxJson)
+    return Inconclusive("a pickle larger than " + Thousands(kMaxJson) + " bytes; not parsed");
+  auto bytes = f.Read(0, f.size());
+  if (!bytes.ok()) return Unreadable("file", bytes.status());
+  const Pickle p = RunPickle(*bytes);
+  switch (p.error) {
+    case PickleError::kNone:
+      return Valid("pickle parses");
+    case PickleError::kTruncated:
+      return Incomplete("the pickle ends before its STOP opcode (" + Thousands(f.size()) +
+                        " bytes): truncated");
+    case PickleError::kMalformed:
+      return Corrupt("the pickle is malformed: " + p.error_detail);
+    case PickleError::kUnsupported:
+      break;
+  }
+  return Inconclusive("pickle: " + p.error_detail);
+}
+
 Finding CheckOneFile(const Entry& e, const VerifyContext& ctx) {
   if (e.kind == EntryKind::kLinkOut)
     return Inconclusive("a symbolic link out of the checkpoint directory; not followed");
@@ -28,23 +50,66 @@ Finding CheckOneFile(const Entry& e, const VerifyContext& ctx) {
       return Inconclusive("larger than " + Thousands(kMaxJson) + " bytes; not parsed");
     auto text = f->Read(0, f->size());
     if (!text.ok()) return Unreadable("file", text.status());
-    if (!ParseJsonObject(*text).ok()) return Corrupt("not a JSON object (truncated or damaged)");
+    if (!CheckJsonObject(*text).ok()) return Corrupt("not a JSON object (truncated or damaged)");
     return Valid("JSON parses");
+  }
+  if (EndsWith(e.name, ".pkl") || EndsWith(e.name, ".pickle")) {
+    auto head = f->Read(0, std::min<std::uint64_t>(f->size(), 4));
+    if (head.ok() && !head->empty() && (*head)[0] == '\x80' && !StartsWith(*head, "\x80\x02\x8a\x0a"))
+      return CheckPickleFile(*f);
   }
   return CheckTorchFile(*f, ctx.options.deep_crc);
 }
 
-// The step a torch.save file records about itself, if it holds one of the usual keys.
-std::optional<std::int64_t> RecordedStep(const Entry& e) {
-  auto obj = ReadTorchObject(e.path);
-  if (!obj) return std::nullopt;
-  for (const char* key : {"global_step", "iteration", "global_steps", "step"}) {
-    if (auto v = obj->GetInt(obj->root, key)) return v;
+// Files only the Hugging Face Trainer writes into checkpoint-N.
+bool IsHfFile(std::string_view name) {
+  for (std::string_view n : {"training_args.bin", "model.safetensors", "pytorch_model.bin",
+                             "adapter_model.safetensors", "adapter_model.bin", "rng_state.pth",
+                             "model.safetensors.index.json", "pytorch_model.bin.index.json"}) {
+    if (name == n) return true;
   }
-  return std::nullopt;
+  return StartsWith(name, "rng_state_") || StartsWith(name, "model-0") ||
+         StartsWith(name, "pytorch_model-0") || StartsWith(name, "global_step");
 }
 
 }  // namespace
+
+std::optional<std::set<std::string>> IndexShards(const Entry& index) {
+  auto f = ByteFile::Open(index.path);
+  if (!f.ok() || f->size() > (64u << 20)) return std::nullopt;
+  auto text = f->Read(0, f->size());
+  if (!text.ok()) return std::nullopt;
+  std::set<std::string> shards;
+  bool has_map = false, all_strings = true;
+  const Status st = ReadJsonObject(*text, [&](const std::string& key, JsonReader& r) {
+    if (key != "weight_map" || r.Peek() != '{') return (void)r.Skip();
+    has_map = true;
+    r.BeginObject();
+    while (r.NextKey()) {  // tensor name -> shard file
+      if (r.Peek() != '"') {
+        all_strings = false;
+        r.Skip();
+      } else if (auto file = r.String()) {
+        shards.insert(std::move(*file));
+      }
+    }
+  });
+  if (!st.ok() || !has_map || !all_strings) return std::nullopt;
+  return shards;
+}
+
+LayoutVerifier VerifierFor(CheckpointFormat format) {
+  using F = CheckpointFormat;
+  static constexpr std::pair<F, LayoutVerifier> kVerifiers[] = {
+      {F::kDcp, VerifyDcp},         {F::kDeepSpeed, VerifyDeepSpeed},
+      {F::kMegatron, VerifyMegatron}, {F::kMegatronDist, VerifyMegatronDist},
+      {F::kNemo, VerifyNemo},       {F::kHfTrainer, VerifyHfTrainer},
+      {F::kOrbax, VerifyOrbax},     {F::kAccelerate, VerifyAccelerate}};
+  for (const auto& [f, verifier] : kVerifiers) {
+    if (f == format) return verifier;
+  }
+  return VerifyFiles;
+}
 
 void Checks::Saw(const Listing& l) {
   if (!c_.modified || l.newest > *c_.modified) c_.modified = l.newest;
@@ -128,8 +193,11 @@ void VerifySingleFile(const Entry& file, CheckpointFormat format, const VerifyCo
   }
   checks.Pass(CheckKind::kExistence, "file present, " + Thousands(file.size) + " bytes");
   CheckFileSet({&file}, ctx, checks);
-  if (checks.stopped() || format != CheckpointFormat::kTorchSave || checks.step() < 0) return;
-  if (auto inside = RecordedStep(file)) {
+  if (checks.stopped() || format != CheckpointFormat::kTorchSave || checks.step() < 0 ||
+      checks.step_source() != StepSource::kName) {
+    return;
+  }
+  if (auto inside = RecordedStep(file.path)) {
     if (*inside == checks.step()) {
       checks.Pass(CheckKind::kStep,
                   "the file records step " + std::to_string(*inside) + ", as its name says");
@@ -147,7 +215,20 @@ CheckpointFormat ClassifyDir(std::string_view name, const Listing& dir) {
     return F::kTemporary;
   }
   if (dir.FindFile("commit_success.txt") || dir.FindFile("_CHECKPOINT_METADATA")) return F::kOrbax;
-  if (dir.FindFile("trainer_state.json") || StartsWith(name, "checkpoint-")) return F::kHfTrainer;
+  if (dir.FindFile("trainer_state.json")) return F::kHfTrainer;
+  bool random_states = false, checkpoint_files = false, hf_files = false;
+  for (const Entry& e : dir.entries) {
+    // accelerate's own names (the Trainer writes optimizer.pt and scheduler.pt).
+    random_states |= (StartsWith(e.name, "random_states_") && EndsWith(e.name, ".pkl")) ||
+                     e.name == "optimizer.bin" || e.name == "scheduler.bin" ||
+                     e.name == "sampler.bin";
+    checkpoint_files |= IsCheckpointFile(e.name);
+    hf_files |= IsHfFile(e.name);
+  }
+  if (random_states && !StartsWith(name, "checkpoint-")) return F::kAccelerate;
+  // checkpoint-N without trainer_state.json: a Trainer save that stopped early, unless it
+  // holds only files the Trainer never writes (a user's own checkpoint-N/model.pt).
+  if (StartsWith(name, "checkpoint-") && (hf_files || !checkpoint_files)) return F::kHfTrainer;
   if (dir.FindDir("weights") && dir.FindDir("context")) return F::kNemo;
   if (dir.FindFile("metadata.json")) return F::kMegatronDist;
   bool rank_dirs = false, ds_files = false, dcp_files = false;
@@ -159,7 +240,7 @@ CheckpointFormat ClassifyDir(std::string_view name, const Listing& dir) {
   if (rank_dirs) return F::kMegatron;
   if (ds_files) return F::kDeepSpeed;
   if (dcp_files) return StartsWith(name, "iter_") ? F::kMegatronDist : F::kDcp;
-  return F::kUnknown;
+  return checkpoint_files ? F::kTorchDir : F::kUnknown;
 }
 
 }  // namespace denpex::engine::ckpt

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@ struct VerifyContext {
   const CheckpointOptions& options;
   std::filesystem::path root;                // canonical checkpoint directory
   std::optional<std::int64_t> tracker_step;  // Megatron latest_checkpointed_iteration.txt
+  // The next older candidate of the same layout, whose file set this one should match.
+  const Listing* previous = nullptr;
+  std::string previous_path;
+  std::int64_t previous_step = -1;
 };
 
 // Records checks on one candidate.
@@ -36,6 +41,7 @@ class Checks {
   // The first definitive failure's verdict; else INCONCLUSIVE if a check was undecided.
   CheckpointVerdict Verdict() const;
   std::int64_t step() const { return c_.step; }
+  StepSource step_source() const { return c_.step_source; }
 
  private:
   CheckpointCandidate& c_;
@@ -61,7 +67,17 @@ void VerifyMegatronDist(const Listing& dir, const VerifyContext& ctx, Checks& ch
 void VerifyNemo(const Listing& dir, const VerifyContext& ctx, Checks& checks);
 void VerifyHfTrainer(const Listing& dir, const VerifyContext& ctx, Checks& checks);
 void VerifyOrbax(const Listing& dir, const VerifyContext& ctx, Checks& checks);
+// Any directory: every file a reader exists for, nested known layouts, the previous step's
+// file set; what has no reader is named (torch_dir.cc).
+void VerifyFiles(const Listing& dir, const VerifyContext& ctx, Checks& checks);
+void VerifyAccelerate(const Listing& dir, const VerifyContext& ctx, Checks& checks);
 
+using LayoutVerifier = void (*)(const Listing&, const VerifyContext&, Checks&);
+// The verifier of a directory layout (VerifyFiles for kUnknown and kTorchDir).
+LayoutVerifier VerifierFor(CheckpointFormat format);
+
+// Shard files named by a safetensors / bin index's weight_map; nullopt when unreadable.
+std::optional<std::set<std::string>> IndexShards(const Entry& index);
 // Recognises a checkpoint directory's layout from its name and entries.
 CheckpointFormat ClassifyDir(std::string_view name, const Listing& dir);
 

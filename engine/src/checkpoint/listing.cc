@@ -31,6 +31,7 @@ bool IsInside(const std::filesystem::path& p, const std::filesystem::path& root)
 
 // A link is followed only when its target exists inside `root`.
 void ResolveLink(Entry& e, const std::filesystem::path& root) {
+  e.link = true;
   std::error_code ec;
   const auto target = std::filesystem::canonical(e.path, ec);
   struct stat st {};

@@ -21,6 +21,7 @@ struct Entry {
   std::uint64_t size = 0;
   TimeNs mtime = 0;
   std::filesystem::path path;  // what to open (for a link: its target inside the root)
+  bool link = false;           // a symbolic link (followed or not)
 };
 
 struct Listing {

@@ -171,12 +171,17 @@ void VerifyMegatronDist(const Listing& dir, const VerifyContext& ctx, Checks& ch
   auto f = ByteFile::Open(md->path);
   if (!f.ok()) return checks.Add(CheckKind::kExistence, Unreadable("metadata.json", f.status()));
   auto text = f->Read(0, std::min<std::uint64_t>(f->size(), 1 << 20));
-  auto json = text.ok() ? ParseJsonObject(*text) : Result<google::protobuf::Struct>(text.status());
-  if (!json.ok())
+  std::string name;
+  const Status st = !text.ok() ? text.status()
+                               : ReadJsonObject(*text, [&](const std::string& key, JsonReader& r) {
+                                   if (key == "sharded_backend" && r.Peek() == '"') {
+                                     name = r.String().value_or("");
+                                   } else {
+                                     r.Skip();
+                                   }
+                                 });
+  if (!st.ok())
     return checks.Add(CheckKind::kExistence, Corrupt("metadata.json is not a JSON object"));
-  const auto* backend = JsonField(*json, "sharded_backend");
-  const std::string name =
-      backend != nullptr && backend->has_string_value() ? backend->string_value() : "";
   if (name != "torch_dist") {
     return checks.Add(CheckKind::kExistence,
                       Inconclusive("metadata.json names the sharded backend '" + name +

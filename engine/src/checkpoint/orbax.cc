@@ -17,9 +17,14 @@ bool HasCommitTimestamp(const Entry* meta) {
   if (!f.ok() || f->size() > (16u << 20)) return false;
   auto text = f->Read(0, f->size());
   if (!text.ok()) return false;
-  auto json = ParseJsonObject(*text);
-  const auto* ts = json.ok() ? JsonField(*json, "commit_timestamp_nsecs") : nullptr;
-  return ts != nullptr && ts->has_number_value() && ts->number_value() > 0;
+  bool committed = false;
+  const Status st = ReadJsonObject(*text, [&](const std::string& key, JsonReader& r) {
+    if (key != "commit_timestamp_nsecs") return (void)r.Skip();
+    const char first = r.Peek();
+    r.Skip();  // any positive number: nanoseconds since the epoch pass 2^53
+    committed = first >= '1' && first <= '9';
+  });
+  return st.ok() && committed;
 }
 
 }  // namespace

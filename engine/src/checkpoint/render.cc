@@ -46,7 +46,11 @@ std::string Pad(std::string_view s, std::size_t width) {
 }
 
 void RenderCandidate(const CheckpointCandidate& c, std::ostringstream& os) {
-  os << "  " << Pad(c.step >= 0 ? "step " + std::to_string(c.step) : "no step", 12) << "  "
+  const std::string step = c.step < 0 ? "no step"
+                           : c.step_source == StepSource::kContents
+                               ? "step " + std::to_string(c.step) + "*"
+                               : "step " + std::to_string(c.step);
+  os << "  " << Pad(step, 12) << "  "
      << c.path << "  [" << FormatName(c.format) << "]  ";
   if (!c.evaluated) {
     os << "not read (older than the choice)\n";
@@ -103,6 +107,10 @@ std::string_view FormatName(CheckpointFormat f) {
       return "Orbax";
     case CheckpointFormat::kNemo:
       return "NeMo";
+    case CheckpointFormat::kTorchDir:
+      return "torch.save files";
+    case CheckpointFormat::kAccelerate:
+      return "accelerate";
   }
   return "unknown";
 }

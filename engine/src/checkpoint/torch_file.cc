@@ -33,7 +33,10 @@ std::uint64_t ElementSize(std::string_view cls) {
       {"ShortStorage", 2},    {"CharStorage", 1},         {"ByteStorage", 1},
       {"BoolStorage", 1},     {"ComplexFloatStorage", 8}, {"ComplexDoubleStorage", 16},
       {"QInt8Storage", 1},    {"QUInt8Storage", 1},       {"QInt32Storage", 4},
-      {"QUInt4x2Storage", 1}, {"QUInt2x4Storage", 1},     {"UntypedStorage", 1}};
+      {"QUInt4x2Storage", 1}, {"QUInt2x4Storage", 1},     {"UntypedStorage", 1},
+      {"ComplexHalfStorage", 4}, {"UInt16Storage", 2},    {"UInt32Storage", 4},
+      {"UInt64Storage", 8},   {"Float8_e5m2Storage", 1},  {"Float8_e4m3fnStorage", 1},
+      {"Float8_e5m2fnuzStorage", 1}, {"Float8_e4m3fnuzStorage", 1}};
   const auto dot = cls.rfind('.');
   auto it = kSizes.find(dot == std::string_view::npos ? cls : cls.substr(dot + 1));
   return it == kSizes.end() ? 0 : it->second;
@@ -172,6 +175,66 @@ std::uint64_t StorageAlignment(const ByteFile& f, const ZipEntry* record) {
   return v == 0 || v > (1u << 20) ? 64 : v;
 }
 
+// Every storage data.pkl references ('storage', <class>, key, location, numel) must have its
+// record <prefix>data/<key> holding numel x element size bytes: torch.load reads exactly
+// that many ('PytorchStreamReader failed reading file data/3'), so a missing or resized
+// record is damage the end records cannot show.
+Finding CheckStorages(const ByteFile& f, const ZipArchive& archive, const std::string& prefix) {
+  const ZipEntry* pkl = FindEntry(archive, prefix + "data.pkl");
+  if (pkl->method != 0)
+    return Inconclusive(prefix + "data.pkl is compressed: tensor storages not checked");
+  if (pkl->size > kMaxPickle) {
+    return Inconclusive(prefix + "data.pkl is larger than " + Thousands(kMaxPickle) +
+                        " bytes: tensor storages not checked");
+  }
+  auto bytes = f.Read(pkl->data_offset, pkl->size);
+  if (!bytes.ok()) return Unreadable(prefix + "data.pkl", bytes.status());
+  const Pickle p = RunPickle(*bytes);
+  if (p.error == PickleError::kUnsupported)
+    return Inconclusive(prefix + "data.pkl: " + p.error_detail + "; tensor storages not checked");
+  if (!p.ok()) {
+    return Corrupt(prefix + "data.pkl does not parse (" + p.error_detail +
+                   "): torch.load fails on it");
+  }
+  std::map<std::string, std::uint64_t, std::less<>> checked;  // key -> bytes
+  std::uint64_t total = 0;
+  for (const PyValue& pid : p.persistent_ids) {
+    auto t = p.Items(pid);
+    if (t.size() < 5 || p.Str(t[0]) != "storage" || t[4].kind != PyValue::Kind::kInt ||
+        t[4].i < 0) {
+      return Inconclusive(
+          "data.pkl: a persistent id is not ('storage', class, key, location, numel); tensor "
+          "storages not checked");
+    }
+    const std::string key(p.Str(t[2]));
+    if (checked.count(key) != 0) continue;  // views share one storage
+    const std::uint64_t es = ElementSize(p.Str(t[1]));
+    if (es == 0) {
+      return Inconclusive("data.pkl: unknown storage class '" + std::string(p.Str(t[1])) +
+                          "'; tensor storages not checked");
+    }
+    const auto numel = static_cast<std::uint64_t>(t[4].i);
+    if (numel != 0 && es > UINT64_MAX / numel) return Corrupt("storage " + key + " overflows");
+    const std::string name = prefix + "data/" + key;
+    const ZipEntry* rec = FindEntry(archive, name);
+    if (rec == nullptr) {
+      if (p.Str(t[3]) == "meta") continue;  // meta tensors carry no bytes
+      return Corrupt("data.pkl references storage " + key + " (" + Thousands(numel) + " x " +
+                     std::string(p.Str(t[1])) + ") but the archive has no " + name +
+                     " record (torch.load: 'PytorchStreamReader failed locating file')");
+    }
+    if (rec->size != numel * es) {
+      return Corrupt(name + " holds " + Thousands(rec->size) + " bytes; data.pkl says " +
+                     Thousands(numel) + " x " + std::string(p.Str(t[1])) + " = " +
+                     Thousands(numel * es) + " bytes");
+    }
+    checked[key] = rec->size;
+    total += rec->size;
+  }
+  return Valid(std::to_string(checked.size()) + (checked.size() == 1 ? " storage" : " storages") +
+               " of " + Thousands(total) + " bytes as data.pkl sizes them");
+}
+
 }  // namespace
 
 Finding CheckTorchArchive(const ByteFile& f, const ZipArchive& archive) {
@@ -201,8 +264,11 @@ Finding CheckTorchArchive(const ByteFile& f, const ZipArchive& archive) {
                      ", not a multiple of the storage alignment " + std::to_string(align));
     }
   }
+  const Finding storages = CheckStorages(f, archive, prefix);
+  if (!storages.ok()) return storages;
   return Valid(std::string(archive.zip64 ? "zip64" : "zip") + ", " +
-               std::to_string(archive.entries.size()) + " records under " + prefix);
+               std::to_string(archive.entries.size()) + " records under " + prefix + ", " +
+               storages.detail);
 }
 
 Finding CheckTorchFile(const ByteFile& f, bool deep_crc) {
@@ -260,6 +326,15 @@ std::optional<Pickle> ReadTorchObject(const std::filesystem::path& path) {
   auto f = ByteFile::Open(path);
   if (!f.ok()) return std::nullopt;
   return ReadTorchObject(*f);
+}
+
+std::optional<std::int64_t> RecordedStep(const std::filesystem::path& path) {
+  auto obj = ReadTorchObject(path);
+  if (!obj) return std::nullopt;
+  for (const char* key : {"global_step", "iteration", "global_steps", "step"}) {
+    if (auto v = obj->GetInt(obj->root, key)) return v;
+  }
+  return std::nullopt;
 }
 
 }  // namespace denpex::engine::ckpt

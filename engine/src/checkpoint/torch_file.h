@@ -27,4 +27,8 @@ std::optional<Pickle> ReadTorchObject(const ByteFile& f);
 // The same for a file by path; nullopt also when it cannot be opened.
 std::optional<Pickle> ReadTorchObject(const std::filesystem::path& path);
 
+// The step a torch.save file records about itself at its top level (global_step,
+// iteration, global_steps or step), if any.
+std::optional<std::int64_t> RecordedStep(const std::filesystem::path& path);
+
 }  // namespace denpex::engine::ckpt

@@ -49,33 +49,28 @@ void RunChecks(const Candidate& c, const VerifyContext& ctx, Checks& checks) {
   }
   if (!c.listing)
     return checks.Add(CheckKind::kExistence, ckpt::Inconclusive("the directory cannot be listed"));
-  const ckpt::Listing& l = *c.listing;
-  switch (c.report.format) {
-    case F::kDcp:
-      return ckpt::VerifyDcp(l, ctx, checks);
-    case F::kDeepSpeed:
-      return ckpt::VerifyDeepSpeed(l, ctx, checks);
-    case F::kMegatron:
-      return ckpt::VerifyMegatron(l, ctx, checks);
-    case F::kMegatronDist:
-      return ckpt::VerifyMegatronDist(l, ctx, checks);
-    case F::kNemo:
-      return ckpt::VerifyNemo(l, ctx, checks);
-    case F::kHfTrainer:
-      return ckpt::VerifyHfTrainer(l, ctx, checks);
-    case F::kOrbax:
-      return ckpt::VerifyOrbax(l, ctx, checks);
-    default:
-      break;
-  }
-  std::vector<std::string> names;
-  for (const auto& e : l.entries) names.push_back(e.name);
-  checks.Add(CheckKind::kExistence,
-             ckpt::Inconclusive("a directory in no layout this verifier knows (" +
-                                (names.empty() ? "empty" : ckpt::FewNames(names, 4)) + ")"));
+  ckpt::VerifierFor(c.report.format)(*c.listing, ctx, checks);
 }
 
-void Verify(Candidate& c, const VerifyContext& ctx) {
+// The next older candidate of the same directory layout: its file set is what a complete
+// save of this layout held (used where no marker says a save finished).
+const Candidate* Previous(const std::vector<Candidate>& cands, std::size_t k) {
+  for (std::size_t j = k + 1; j < cands.size(); ++j) {
+    if (cands[j].report.format == cands[k].report.format && cands[j].listing &&
+        cands[j].report.step >= 0)
+      return &cands[j];
+  }
+  return nullptr;
+}
+
+void Verify(std::vector<Candidate>& cands, std::size_t k, const VerifyContext& base) {
+  Candidate& c = cands[k];
+  VerifyContext ctx = base;
+  if (const Candidate* prev = Previous(cands, k); prev != nullptr && c.report.step >= 0) {
+    ctx.previous = &*prev->listing;
+    ctx.previous_path = prev->report.path;
+    ctx.previous_step = prev->report.step;
+  }
   Checks checks(c.report);
   RunChecks(c, ctx, checks);
   c.report.evaluated = true;
@@ -105,7 +100,7 @@ std::string ForceHint(const CheckpointCandidate& c) {
 
 // Resolves the pointer against the candidates and says where it disagrees with the choice.
 void ExplainPointer(CheckpointReport& r, const std::vector<Candidate>& cands,
-                    const CheckpointCandidate* chosen) {
+                    const CheckpointCandidate* chosen, const std::filesystem::path& root) {
   const bool has_ds = std::any_of(cands.begin(), cands.end(), [](const Candidate& c) {
     return c.report.format == CheckpointFormat::kDeepSpeed;
   });
@@ -120,12 +115,8 @@ void ExplainPointer(CheckpointReport& r, const std::vector<Candidate>& cands,
     r.notes.push_back(p.file + " is " + p.problem + "; candidates were found by directory name");
     return;
   }
-  const bool by_step = p.file != "latest";
-  const auto it = std::find_if(cands.begin(), cands.end(), [&](const Candidate& c) {
-    return by_step ? c.report.step == p.step && p.step >= 0
-                   : c.report.path == p.target || c.entry.name == p.target;
-  });
-  if (it == cands.end()) {
+  const Candidate* it = ckpt::PointerTarget(p, cands, root);
+  if (it == nullptr) {
     p.problem = "names " + p.target +
                 ", which is not in the directory (deleted by rotation, or never written)";
     r.notes.push_back(p.file + " " + p.problem);
@@ -140,7 +131,31 @@ void ExplainPointer(CheckpointReport& r, const std::vector<Candidate>& cands,
                     "; to resume from " + chosen->path + ", " + ForceHint(*chosen));
 }
 
-void Decide(CheckpointReport& r, const std::vector<Candidate>& cands, bool unordered) {
+// "step_200 (step 200)", or the path alone for a candidate without a step.
+std::string Named(const CheckpointCandidate& c) {
+  return c.step >= 0 ? c.path + " (step " + std::to_string(c.step) + ")" : c.path;
+}
+
+// How candidates without a step in their names were ordered.
+void NoteOrdering(CheckpointReport& r, const std::vector<Candidate>& cands) {
+  std::vector<std::string> inside, by_time;
+  for (const Candidate& c : cands) {
+    if (c.report.path == ".") continue;
+    if (c.report.step_source == StepSource::kContents) inside.push_back(c.report.path);
+    if (c.report.step_source == StepSource::kNone) by_time.push_back(c.report.path);
+  }
+  if (!inside.empty()) {
+    r.notes.push_back("step N*: " + ckpt::FewNames(inside) +
+                      " carry no step in their names; the step is the one recorded inside");
+  }
+  if (!by_time.empty()) {
+    r.notes.push_back(ckpt::FewNames(by_time) +
+                      " carry no step: ordered among the others by modification time");
+  }
+}
+
+void Decide(CheckpointReport& r, const std::vector<Candidate>& cands, bool unordered,
+            const std::filesystem::path& root) {
   const CheckpointCandidate* chosen = nullptr;
   const CheckpointCandidate* blocker = nullptr;  // undecided and newer than the choice
   const CheckpointCandidate* suspect_valid = nullptr;
@@ -165,8 +180,7 @@ void Decide(CheckpointReport& r, const std::vector<Candidate>& cands, bool unord
     o.set_path(chosen->path);
     o.set_step(chosen->step);
     if (chosen->step >= 0) r.steps_lost = r.last_written_step - chosen->step;
-    r.summary = "resume from " + chosen->path + " (step " + std::to_string(chosen->step) +
-                "), the newest checkpoint that verifies";
+    r.summary = "resume from " + Named(*chosen) + ", the newest checkpoint that verifies";
     if (r.steps_lost > 0)
       r.summary += "; " + std::to_string(r.steps_lost) +
                    " steps lost against the last written step " +
@@ -174,17 +188,16 @@ void Decide(CheckpointReport& r, const std::vector<Candidate>& cands, bool unord
   } else if (blocker || suspect_valid || (cands.empty() && unordered)) {
     o.set_decision(v1::CHECKPOINT_DECISION_INCONCLUSIVE);
     if (blocker) {
-      r.summary = "cannot decide: " + blocker->path + " (step " + std::to_string(blocker->step) +
-                  ") could not be verified: " + blocker->Reason();
-      if (chosen)
-        r.summary += "; if it is unusable, " + chosen->path + " (step " +
-                     std::to_string(chosen->step) + ") verifies";
+      r.summary = "cannot decide: " + Named(*blocker) +
+                  " could not be verified: " + blocker->Reason();
+      if (chosen) r.summary += "; if it is unusable, " + Named(*chosen) + " verifies";
     } else if (suspect_valid) {
       r.summary = "cannot decide: the only checkpoint that verifies, " + suspect_valid->path +
                   ", was written after the initiating fault";
     } else {
       r.summary =
-          "no checkpoint this verifier recognizes: the entries carry no step in their names";
+          "no checkpoint this verifier recognizes: the directories carry no step in their names "
+          "and hold no checkpoint file at their top level";
     }
   } else {
     o.set_decision(v1::CHECKPOINT_DECISION_NO_SAFE_CHECKPOINT);
@@ -192,7 +205,9 @@ void Decide(CheckpointReport& r, const std::vector<Candidate>& cands, bool unord
                               : "no checkpoint verifies: " + std::to_string(cands.size()) +
                                     " candidates rejected";
   }
-  ExplainPointer(r, cands, o.decision() == v1::CHECKPOINT_DECISION_RESUME ? chosen : nullptr);
+  ExplainPointer(r, cands, o.decision() == v1::CHECKPOINT_DECISION_RESUME ? chosen : nullptr,
+                 root);
+  NoteOrdering(r, cands);
 }
 
 }  // namespace
@@ -218,11 +233,11 @@ Result<CheckpointReport> VerifyCheckpointDir(const std::filesystem::path& dir,
     ctx.tracker_step = report.pointer->step;
   }
   std::vector<Candidate> cands = ckpt::FindCandidates(*listing);
-  for (Candidate& c : cands) {
-    Verify(c, ctx);
-    if (c.report.verdict == CheckpointVerdict::kValid && !c.report.suspect) break;
+  for (std::size_t k = 0; k < cands.size(); ++k) {
+    Verify(cands, k, ctx);
+    if (cands[k].report.verdict == CheckpointVerdict::kValid && !cands[k].report.suspect) break;
   }
-  Decide(report, cands, ckpt::HasUnorderedCheckpoints(*listing));
+  Decide(report, cands, ckpt::HasUnorderedCheckpoints(*listing), root);
   for (Candidate& c : cands) report.candidates.push_back(std::move(c.report));
   return report;
 }
@@ -244,16 +259,12 @@ Result<v1::CheckpointOutcome> NewestCheckpointBlindly(const std::filesystem::pat
   const std::vector<Candidate> cands = ckpt::FindCandidates(*listing);
   const auto pointer = ckpt::ReadPointer(*listing);
   if (pointer && pointer->problem.empty() && !pointer->target.empty()) {
-    const bool by_step = pointer->file != "latest";
     o.set_decision(v1::CHECKPOINT_DECISION_RESUME);
-    o.set_path(by_step ? "" : pointer->target);
+    o.set_path(pointer->file == "latest_checkpointed_iteration.txt" ? "" : pointer->target);
     o.set_step(pointer->step);
-    for (const Candidate& c : cands) {
-      if (by_step ? c.report.step == pointer->step : c.entry.name == pointer->target) {
-        o.set_path(c.report.path);
-        o.set_step(c.report.step);
-        break;
-      }
+    if (const Candidate* c = ckpt::PointerTarget(*pointer, cands, root)) {
+      o.set_path(c->report.path);
+      o.set_step(c->report.step);
     }
     o.set_summary("resume from " + pointer->file + " -> " + pointer->target + " (not verified)");
     return o;

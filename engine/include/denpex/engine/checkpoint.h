@@ -37,7 +37,13 @@ enum class CheckpointFormat {
   kHfTrainer,     // checkpoint-N/ with trainer_state.json
   kOrbax,         // N/ with commit_success.txt / _CHECKPOINT_METADATA
   kNemo,          // NeMo 2.0: weights/ (Megatron dist) + context/
+  kTorchDir,      // a directory of torch.save / safetensors files (step_N/model.pt, ...)
+  kAccelerate,    // accelerate save_state: checkpoint_N/ with random_states_<r>.pkl
 };
+
+// Where a candidate's step came from: its name, the step recorded inside the file
+// (Lightning's last.ckpt), or nowhere (then it is ordered by its files' modification times).
+enum class StepSource { kName, kContents, kNone };
 
 enum class CheckpointVerdict {
   kValid,         // every check passed
@@ -65,7 +71,8 @@ struct CheckpointCheck {
 
 struct CheckpointCandidate {
   std::string path;        // relative to the checkpoint directory; "." for the directory itself
-  std::int64_t step = -1;  // from the name; -1 when the name holds none
+  std::int64_t step = -1;  // from the name (else from the contents); -1 when neither has one
+  StepSource step_source = StepSource::kName;
   CheckpointFormat format = CheckpointFormat::kUnknown;
   CheckpointVerdict verdict = CheckpointVerdict::kInconclusive;
   bool evaluated = false;          // false: older than the chosen one, so not read
