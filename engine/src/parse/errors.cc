@@ -57,8 +57,9 @@ bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* 
     return set(Family::kDeepSpeed, Kind::kPipelineError);
   }
   // (ZeRO-2 pads its message's continuation lines with the source's indentation: `reduced.      Gradient`.)
+  // (DeepSpeed 0.16's engine refuses `no_sync()` under ZeRO 2/3: `... gradient partitioning logic of ZeRO stage 3`.)
   if ((Has(msg, "has already been reduced.") && Has(msg, "Gradient computed twice")) || Has(msg, "'ds_shape'") ||
-      Has(msg, "ds_summary") || Has(type, "ZeRORuntimeException")) {
+      Has(msg, "ds_summary") || Has(type, "ZeRORuntimeException") || Has(msg, "partitioning logic of ZeRO stage")) {
     return set(Family::kDeepSpeed, Kind::kZeroError);
   }
   // The cpu_adam build, and the async_io op NVMe offload needs (OpBuilder.jit_load: "Unable to JIT
