@@ -154,6 +154,20 @@ TEST(Hardware, WithoutTopologyTheOnlyGpuWithAnInitiatingXidIsTaken) {
   EXPECT_NE(d.reason().find("the only GPU"), std::string::npos) << d.reason();
 }
 
+// A node shared with another job: another process's MMU fault (Xid 31 naming its pid) on one
+// GPU and a GPU lost on another at the moment the rank was killed. With no topology, which GPU
+// was the rank's is not known: neither is blamed.
+TEST(Hardware, WithoutTopologySeveralGpusWithInitiatingXidsAreNoneTheRanks) {
+  Job job;
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:0f:00): 31, pid=3983277, name=python3, Ch 00000010, intr 10000000. MMU Fault: "
+                                "ENGINE GRAPHICS GPCCLIENT_T1_13 faulted @ 0x7f4c_a0000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ");
+  job.Kernel("Mar  2 09:17:03", "NVRM: Xid (PCI:0000:4c:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().rank(), 3);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL) << d.reason();
+  EXPECT_FALSE(Cites(d, "NVRM", v1::EVIDENCE_ROLE_INITIATING));
+}
+
 TEST(Hardware, XidOnAnotherGpuOfTheNodeIsNotTheInitiators) {
   Job job;
   NvidiaSmi(job.dir.path());

@@ -331,6 +331,39 @@ TEST(Prefixes, SniffFindsAPasteQuotingButNotProgressLinesOrSrunPadding) {
   EXPECT_EQ(SniffPrefixes("   5: a\n  42: b\n  17: c\n   3: d\n").Quote(), "");
 }
 
+// A paste of slurmctld's three lines of the job: `>` quoting opens no log line of its own, so a
+// short file is peeled too; so is indentation of four columns on two lines, but not a
+// traceback's shallower lines.
+TEST(Prefixes, SniffPeelsTheQuotingOfAShortPasteButNotItsIndentation) {
+  const std::string ctld = "> [2026-03-02T08:59:59.969] sched: Allocate JobId=4242001 NodeList=gpu-[0001-0256] #CPUs=28672 Partition=gpu\n"
+                           "> [2026-03-02T09:10:17.215] _job_complete: JobId=4242001 WEXITSTATUS 1\n"
+                           "> [2026-03-02T09:10:17.215] _job_complete: JobId=4242001 done\n";
+  EXPECT_EQ(SniffPrefixes(ctld).Quote(), "> ");
+  const ParsedLog log = ParseText(ctld);
+  ASSERT_EQ(log.events.size(), 3u);
+  EXPECT_EQ(log.events[0].kind, Kind::kJobAllocated);
+  EXPECT_EQ(SniffPrefixes("  File \"train.py\", line 3, in <module>\n    main()\n").Quote(), "");
+  EXPECT_EQ(SniffPrefixes("    [2026-03-02T09:10:17.215] _job_complete: JobId=4242001 WEXITSTATUS 1\n"
+                          "    [2026-03-02T09:10:17.215] _job_complete: JobId=4242001 done\n").Quote(),
+            "    ");
+  EXPECT_EQ(SniffPrefixes("  a\n  b\n").Quote(), "");
+}
+
+// `kubectl logs --timestamps` kept by a container runtime: the CRI stamp and stream, then kubectl's
+// stamp, then torchrun's `[default<L>]:` and torch's `[rank<G>]:`. Both stamps are peeled (the
+// first is the line's time), so the local rank is still read.
+TEST(Prefixes, ASecondStampAfterTheCriStreamIsPeeledToo) {
+  const ParsedLog log = ParseText(
+      "2026-03-02T09:10:21.454297515Z stdout F 2026-03-02T09:10:21.454297515Z [default5]:[rank3005]:[E302 09:10:21.454297515 "
+      "ProcessGroupNCCL.cpp:616] [PG ID 376 PG GUID 376(TENSOR_MODEL_PARALLEL_GROUP) Rank 5] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=25, OpType=ALLREDUCE, NumelIn=16777216, NumelOut=16777216, Timeout(ms)=600000) ran for 600018 "
+      "milliseconds before timing out.\n");
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].rank, 3005);
+  EXPECT_EQ(log.events[0].local_rank, 5);
+  EXPECT_EQ(log.events[0].time, At("2026-03-02T09:10:21.454297515Z"));
+}
+
 TEST(Prefixes, SniffFindsRisingLineNumbersButNotSrunLabels) {
   EXPECT_EQ(SniffPrefixes("[80746] a\n[80747] b\n[80748] c\n[80749] d\n").numbered, '[');
   EXPECT_EQ(SniffPrefixes("12:a\n13:b\n14: c\n15:d\n").numbered, ':');

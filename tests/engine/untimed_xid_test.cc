@@ -180,14 +180,70 @@ TEST(UntimedXid, NvidiaSmisSkippedIndexMapsTheFallenGpu) {
 }
 
 // Without busId lines or a gap in nvidia-smi's table, a fatal Xid somewhere on the node during a
-// job whose failure has no time is not the rank's.
+// job whose failure has no time is not the rank's; nor is the rank's `unspecified launch failure`
+// then the application's: the class is left open.
 TEST(UntimedXid, WithoutTopologyAnUntimedFailureIsNotLinkedToTheNodesXid) {
   TempDir tmp;
   WriteUntimedJob(tmp.path(), {.bus_ids = false});
   Kernel(tmp.path(), "Mar  2 09:00:17", Xid48("2a"));
   const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED);
   EXPECT_EQ(d.initiator().rank(), 1);
-  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_CUDA_ERROR);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_UNSPECIFIED) << d.reason();
+  EXPECT_EQ(d.owner(), v1::OWNER_UNKNOWN);
+}
+
+bool HasAction(const v1::Diagnosis& d, const std::string& action) {
+  for (const auto& p : d.recovery().preconditions()) {
+    if (p.action() == action) return true;
+  }
+  return false;
+}
+
+// The rank's node's kernel log was not collected (only the other nodes' were): `unknown error`
+// is what a GPU that fell off the bus raises as readily as a faulty kernel, so the answer names
+// the rank, leaves the class open and asks for that node's kernel log. A message that names the
+// code's fault (an illegal address) stays the application's.
+TEST(UntimedXid, WithoutTheNodesKernelLogAnAmbiguousCudaErrorLeavesTheClassOpen) {
+  TempDir tmp;
+  WriteUntimedJob(tmp.path(), {.error = "RuntimeError: CUDA error: unknown error"});
+  fs::remove_all(tmp.path() / "gpu-0001");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED);
+  EXPECT_EQ(d.initiator().rank(), 1);
+  EXPECT_EQ(d.initiator().node(), "gpu-0001");
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_UNSPECIFIED) << d.reason();
+  EXPECT_EQ(d.owner(), v1::OWNER_UNKNOWN);
+  EXPECT_NE(d.reason().find("no kernel log of it was read"), std::string::npos) << d.reason();
+  EXPECT_TRUE(HasAction(d, "inspect_host_logs"));
+
+  TempDir plain;
+  WriteUntimedJob(plain.path(), {.error = "RuntimeError: CUDA error: an illegal memory access was encountered"});
+  fs::remove_all(plain.path() / "gpu-0001");
+  const v1::Diagnosis app = DiagnoseOk(plain.path());
+  EXPECT_EQ(app.initiator().failure_class(), v1::FAILURE_CLASS_CUDA_ERROR);
+  EXPECT_EQ(app.owner(), v1::OWNER_APPLICATION);
+}
+
+// Every file in one (a merged collection, node after node): the untimed watchdog lines follow
+// the last node's kernel boot lines, weeks before the job. Their borrowed stamp says nothing of
+// when the ranks stalled, so the job's span still bounds the rank's failure and the Xid on its
+// GPU explains it.
+TEST(UntimedXid, MergedIntoOneFileAForeignBorrowedStampDoesNotTimeTheStall) {
+  TempDir canonical;
+  WriteUntimedJob(canonical.path(), {});
+  Kernel(canonical.path(), "Mar  2 09:00:17", Xid48("2a"));
+  TempDir merged;
+  std::string all;
+  for (const char* f : {"gpu-0001/kern.log", "gpu-0002/kern.log", "slurm-4242001.out", "slurmctld.log"}) {
+    std::ifstream in(canonical.path() / f);
+    all += std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  Write(merged.path() / "incident.log", all);
+  const v1::Diagnosis d = DiagnoseOk(merged.path());
+  EXPECT_EQ(d.initiator().rank(), 1);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_GPU_ECC) << d.reason();
+  EXPECT_EQ(d.owner(), v1::OWNER_GPU_HARDWARE);
 }
 
 // The wave's start is the earliest timeout that carries a time: torch 2.1's untimed c10 lines

@@ -1,6 +1,7 @@
 #include "analyze/hardware.h"
 
 #include <algorithm>
+#include <set>
 
 #include "analyze/describe.h"
 #include "analyze/scoring.h"
@@ -256,6 +257,7 @@ std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, 
   std::int32_t best = -1;
   const XidMeaning* best_m = nullptr;
   std::string best_pci;
+  std::set<std::string_view> candidates;  // with no topology: the GPUs with an initiating Xid
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
     if (e.node != node || !IsXidLine(e) || e.clock == Clock::kNone) continue;
@@ -268,8 +270,13 @@ std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, 
     // Over a whole job only the rank's own mapped GPU links an Xid to it: with no topology, a
     // fatal Xid on some GPU of the node hours apart from an untimed CUDA error says nothing.
     if (window.whole_job && gpu.empty()) continue;
+    if (gpu.empty()) candidates.emplace(pci);
     if (best_m == nullptr || m->priority > best_m->priority) best = i, best_m = m, best_pci = std::string(pci);
   }
+  // With no topology, only the one GPU of the node with an initiating Xid is the rank's: a node
+  // whose kernel shows several (a node shared with other jobs, another process's MMU fault beside
+  // a GPU lost at the same moment) does not say which, if any, was.
+  if (candidates.size() > 1) best = -1;
   if (best < 0) return HealthCause(inc, facts, rank, gpu, how, health);
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
@@ -462,7 +469,49 @@ v1::FailureClass HardwareClassOfCudaError(const Incident& inc, const Event& e) {
   return v1::FAILURE_CLASS_UNSPECIFIED;
 }
 
+// CUDA runtime messages that a GPU lost under the rank (fallen off the bus, a fatal MMU or
+// engine fault) raises as readily as a faulty kernel (cudaErrorUnknown, cudaErrorLaunchFailure).
+constexpr std::string_view kCudaAmbiguousMessages[] = {"unknown error", "unspecified launch failure"};
+
+// Whether a kernel log of `node` was read, and whether it shows a GPU fault (an initiating Xid
+// the catalog puts on the hardware) within `window` (the job's span; any time without one).
+struct NodeKernel {
+  bool read = false;
+  bool gpu_fault = false;
+};
+
+NodeKernel NodeKernelOf(const Incident& inc, const ClockOffsets& clocks, std::int32_t node, const std::optional<Window>& window) {
+  NodeKernel k;
+  for (const LogFile& f : inc.files) k.read |= f.kernel && f.node == node;
+  for (const Event& e : inc.events) {
+    if (e.node != node || !IsXidLine(e)) continue;
+    k.read = true;
+    const XidMeaning* m = MeaningOf(e.kind == Kind::kFallenOffBus ? -1 : std::get<Xid>(e.detail).code);
+    const bool during = e.clock != Clock::kNone && (!window || window->Holds(clocks.Aligned(e)));
+    k.gpu_fault |= m != nullptr && !m->application && during;
+  }
+  return k;
+}
+
 }  // namespace
+
+bool CudaErrorUndetermined(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks, std::int32_t rank,
+                           const Event& e) {
+  const auto* pe = std::get_if<PythonError>(&e.detail);
+  if (e.family != Family::kCuda || pe == nullptr || rank < 0 || rank >= static_cast<std::int32_t>(facts.ranks.size())) return false;
+  const std::int32_t node = facts.ranks[rank].node;
+  if (node < 0) return false;
+  const std::string_view message = inc.str(pe->message);
+  const bool ambiguous = std::any_of(std::begin(kCudaAmbiguousMessages), std::end(kCudaAmbiguousMessages),
+                                     [&](std::string_view m) { return message.find(m) != std::string_view::npos; });
+  if (!ambiguous) return false;
+  const NodeKernel k = NodeKernelOf(inc, clocks, node, JobWindow(inc, clocks));
+  if (!k.read) return true;
+  if (!k.gpu_fault) return false;
+  std::string how;
+  const NodeGpuHealth health = ReadNodeGpuHealth(inc, node);
+  return GpuOfRank(inc, facts, rank, &how, &health).empty();  // mapped: the fault was another GPU's
+}
 
 bool ClassOfOwnError(const Incident& inc, const Event& e, v1::FailureClass* failure_class, v1::Owner* owner) {
   if (e.kind == Kind::kCheckpointLoad) {  // DeepSpeed, FSDP or plain torch: the checkpoint's shape

@@ -56,4 +56,14 @@ std::optional<KernelCause> FindKernelCause(const Incident& inc, const JobFacts& 
 // encountered`) is the GPU's, with or without the kernel's Xid.
 bool ClassOfOwnError(const Incident& inc, const Event& e, v1::FailureClass* failure_class, v1::Owner* owner);
 
+// True when the rank's own CUDA error `e` says what a GPU failing under it raises as readily as a
+// faulty kernel (`unknown error`, `unspecified launch failure`: Xid 79 or 31 as much as the
+// code's own fault) and the kernel cannot tell which (FindKernelCause found nothing): no kernel
+// log of the rank's node was read (no kernel log file placed on it, no Xid line naming it), or
+// one was, no topology maps the rank's GPU, and it shows a GPU fault during the job (several
+// agents behind one host name, nvidia-smi tables of many nodes in one file). The class is then
+// open, not the application's.
+bool CudaErrorUndetermined(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks, std::int32_t rank,
+                           const Event& e);
+
 }  // namespace denpex::engine

@@ -79,12 +79,15 @@ std::vector<std::int32_t> GlooReporters(const Analysis& a) {
 }
 
 // When the collectives `rank` never joined were started: the printed time of a waiter's
-// timeout minus how long it had been running.
+// timeout minus how long it had been running. A waiter's line that only borrowed the time of
+// whatever stamped line came before it (an untimed c10 line after another process's or another
+// file's lines, as in a merged or aggregated log) says nothing of when it timed out: only its
+// own or an anchored stamp counts (HasOwnTime).
 std::optional<TimeNs> StallTime(const Analysis& a, std::int32_t rank) {
   std::optional<TimeNs> t;
   for (std::int32_t i : DirectWaiters(a, rank)) {
     const Event& e = a.inc.events[i];
-    if (e.clock == Clock::kNone) continue;
+    if (!HasOwnTime(a.inc, i)) continue;
     const auto& w = std::get<WatchdogTimeout>(e.detail);
     const TimeNs started = a.clocks.Aligned(e) - std::max<std::int64_t>(w.ran_for_ms, 0) * kNsPerMs;
     if (!t || started < *t) t = started;
@@ -126,6 +129,7 @@ std::optional<TimeNs> SchedulerReaction(const Analysis& a, const Event& exit) {
   const Event* best = nullptr;
   for (const Event& e : a.inc.events) {
     if (e.file != exit.file || e.line <= exit.line || e.family != Family::kSlurm || !Stamped(e)) continue;
+    if (e.kind == Kind::kJobAllocated) continue;  // an allocation (a merged slurmctld log's) reacts to nothing
     if (best == nullptr || e.line < best->line) best = &e;
   }
   if (best == nullptr) return std::nullopt;
@@ -289,6 +293,13 @@ void DiagnosedRecovery(const Analysis& a, std::int32_t rank, const std::optional
     return;
   }
   const std::string own = r.python_error >= 0 ? " (" + Where(a.inc, a.inc.events[r.python_error]) + ")" : "";
+  if (f->failure_class == v1::FAILURE_CLASS_UNSPECIFIED && r.python_error >= 0 && a.inc.events[r.python_error].family == Family::kCuda) {
+    f->recovery.push_back({"inspect_host_logs", node,
+                           "Read the kernel log of " + node + at + " for an Xid on the GPU of " + rk + own +
+                               ": an Xid 79, 48 or 31 there makes it the GPU's fault (drain " + node +
+                               " and reset or replace the GPU), none the code's (rerun with CUDA_LAUNCH_BLOCKING=1 or compute-sanitizer)."});
+    return;
+  }
   switch (f->failure_class) {
     case v1::FAILURE_CLASS_CUDA_ERROR:
       f->recovery.push_back({"fix_application", rk,
@@ -406,6 +417,12 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   f->local_rank = r.local_rank;
   Classify(a, rank, f);
   const std::optional<KernelCause> cause = KernelCauseOf(a, rank, f);
+  const bool gpu_or_code = !cause && f->failure_class == v1::FAILURE_CLASS_CUDA_ERROR && r.python_error >= 0 &&
+                           CudaErrorUndetermined(a.inc, a.facts, a.clocks, rank, a.inc.events[r.python_error]);
+  if (gpu_or_code) {  // the class is left open: only the kernel's word on the rank's own GPU would tell
+    f->failure_class = v1::FAILURE_CLASS_UNSPECIFIED;
+    f->owner = v1::OWNER_UNKNOWN;
+  }
   const double support = top.launcher > 0 && top.progress > 0 ? 0.95
                          : top.launcher > 0                   ? 0.85
                                                               : 0.6 + 0.3 * a.waits.explains[rank] / std::max(1, a.waits.reporters);
@@ -450,6 +467,13 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   f->reason = DiagnosedReason(a, rank, *f);
   CiteBuildWaiters(a, rank, f);
   if (cause) f->reason += " " + cause->phrase;
+  if (gpu_or_code) {
+    f->reason += " Its CUDA error (" + Where(a.inc, a.inc.events[r.python_error]) +
+                 ") is what a GPU failing under the rank raises as readily as a faulty kernel, and the kernel's word on " +
+                 NodeName(a.inc, r.node) + " ties no GPU fault to the rank's GPU (no kernel log of it was read, or its Xid names a GPU no "
+                 "busId line or nvidia-smi table maps to the rank)"
+                 ": whether its GPU or the code failed is not known.";
+  }
   f->reason += TierPhrase(f->failure_class);
   if (f->failure_class == v1::FAILURE_CLASS_HOST_OOM && a.facts.host_memory >= 0) {
     const Event& m = a.inc.events[a.facts.host_memory];

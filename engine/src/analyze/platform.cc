@@ -137,6 +137,16 @@ struct ActorDeath {
   std::int64_t pid = 0;
 };
 
+// The node a Ray line names as the object it speaks of (the actor's `ip=`, the GCS's dead node's
+// address), else its file's: in a file of many nodes' lines (the driver's log merged with the
+// others) the file's node is not the actor's.
+std::int32_t NamedNode(const Incident& inc, const Event& e) {
+  if (e.host == kNoStr) return e.node;
+  const std::string_view host = inc.str(e.host);
+  const auto it = std::lower_bound(inc.nodes.begin(), inc.nodes.end(), host);
+  return it != inc.nodes.end() && *it == host ? static_cast<std::int32_t>(it - inc.nodes.begin()) : e.node;
+}
+
 std::optional<ActorDeath> FirstActorDeath(const Incident& inc) {
   constexpr std::uint32_t kBlockLines = 12;
   ActorDeath d;
@@ -151,24 +161,24 @@ std::optional<ActorDeath> FirstActorDeath(const Incident& inc) {
     if (e.line > head.line + kBlockLines) break;
     if (e.kind == Kind::kActorField) {
       if (const auto* w = std::get_if<WorkerSignalled>(&e.detail)) d.pid = w->pid;
-      if (e.host != kNoStr) d.node = e.node;
+      if (e.host != kNoStr) d.node = NamedNode(inc, e);
     } else if (e.kind == Kind::kActorCause && d.cause < 0) {
       d.cause = i;
-      if (d.node < 0 && e.host != kNoStr) d.node = e.node;
+      if (d.node < 0 && e.host != kNoStr) d.node = NamedNode(inc, e);
     }
   }
   if (d.error < 0) return std::nullopt;
   // The trainer's worker table maps the actor's (node, pid) to its world rank.
   for (const Event& e : inc.events) {
     const auto* w = std::get_if<WorkerSignalled>(&e.detail);
-    if (e.kind == Kind::kRayWorker && w && w->pid == d.pid && e.node == d.node && e.rank >= 0) d.rank = e.rank;
+    if (e.kind == Kind::kRayWorker && w && w->pid == d.pid && NamedNode(inc, e) == d.node && e.rank >= 0) d.rank = e.rank;
   }
   return d;
 }
 
 std::int32_t FirstOnNode(const Incident& inc, Kind kind, std::int32_t node) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
-    if (inc.events[i].kind == kind && inc.events[i].node == node) return i;
+    if (inc.events[i].kind == kind && NamedNode(inc, inc.events[i]) == node) return i;
   }
   return -1;
 }

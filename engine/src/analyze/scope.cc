@@ -92,6 +92,7 @@ struct JobView {
   std::map<std::int32_t, std::set<std::int32_t>> ranks_on;   // node -> ranks whose lines name it
   std::map<std::int32_t, std::set<std::int32_t>> gpu_ranks;  // node -> those of them whose GPU is named
   std::optional<TimeNs> first;            // its earliest stamped line
+  std::vector<char> filed;                // by node: a file of the incident is that node's
 };
 
 // The DataLoader worker pids of `DataLoader worker (pid(s) 123, 456) is killed by signal`.
@@ -136,6 +137,10 @@ void NoteProcess(const Incident& inc, const Event& e, JobView* v) {
 JobView ViewJob(const Incident& inc) {
   JobView v;
   v.own.assign(inc.files.size(), 0);
+  v.filed.assign(inc.nodes.size(), 0);
+  for (const LogFile& f : inc.files) {
+    if (f.node >= 0 && f.node < static_cast<std::int32_t>(v.filed.size())) v.filed[static_cast<std::size_t>(f.node)] = 1;
+  }
   for (const Event& e : inc.events) {
     if (JobLine(e)) v.own[e.file] = 1;
   }
@@ -219,7 +224,16 @@ struct LeftOut {
   std::set<std::string> nodes;
   std::set<std::int64_t> pids;
   std::set<std::string> gpus;
+  std::set<std::string> pods;  // Kubernetes objects (pods, nodes) none of the job's lines name
 };
+
+// Whether a file of the incident is the node named `host` (lower-cased).
+bool Filed(const Incident& inc, const JobView& v, const std::string& host) {
+  for (std::size_t n = 0; n < inc.nodes.size() && n < v.filed.size(); ++n) {
+    if (v.filed[n] && Lower(inc.nodes[n]) == host) return true;
+  }
+  return false;
+}
 
 // Why `e`, a daemon or host log's line, is not this job's (false: it may be).
 bool OutOfScope(const Incident& inc, const JobView& v, const std::set<std::int64_t>& ids,
@@ -228,9 +242,13 @@ bool OutOfScope(const Incident& inc, const JobView& v, const std::set<std::int64
     out->jobs.insert(job);
     return true;
   }
-  if ((e.kind == Kind::kNodeFailure || e.kind == Kind::kNodeResponding) && SlurmJob(e) < 0 && !allocated.empty()) {
+  if ((e.kind == Kind::kNodeFailure || e.kind == Kind::kNodeResponding) && SlurmJob(e) < 0) {
     const std::string node = Lower(inc.str(std::get<SlurmNote>(e.detail).node));
-    if (allocated.contains(node)) return false;
+    // Without the job's allocation, a node none of the job's lines names and no file of the
+    // incident is of (a padded or shared slurmctld's `cn-0417 not responding`) is not the job's.
+    const bool known = !v.hosts.empty() || std::any_of(v.filed.begin(), v.filed.end(), [](char f) { return f != 0; });
+    const bool placed = allocated.empty() ? !known || v.hosts.contains(node) || Filed(inc, v, node) : allocated.contains(node);
+    if (placed) return false;
     out->nodes.insert(node);
     return true;
   }
@@ -238,6 +256,16 @@ bool OutOfScope(const Incident& inc, const JobView& v, const std::set<std::int64
     const std::int64_t pid = std::get<OomKill>(e.detail).pid;
     if (pid <= 0 || v.pids.contains(pid)) return false;
     out->pids.insert(pid);
+    return true;
+  }
+  // A Kubernetes event (a namespace's or cluster's `kubectl get events`) about a pod or node that
+  // nothing of the incident places the job on: no line of the job's own output names it, no file
+  // is its (a pod log, a `kubectl describe` of the job's pod on it), no describe or scheduler line
+  // resolves the pod to a node of the job: another job's pod evicted, killed or backing off.
+  if (e.family == Family::kKubernetes && e.node >= 0 && !v.hosts.empty() && !v.filed[static_cast<std::size_t>(e.node)]) {
+    std::string node = Lower(inc.nodes[static_cast<std::size_t>(e.node)]);
+    if (v.hosts.contains(node)) return false;
+    out->pods.insert(std::move(node));
     return true;
   }
   // An Xid of a GPU the job did not use, when the node's GPUs of the job are all known: every
@@ -263,6 +291,7 @@ std::string Describe(const LeftOut& l) {
   if (!l.nodes.empty()) about.push_back("nodes outside the job's allocation (" + Listed(l.nodes, "") + ")");
   if (!l.pids.empty()) about.push_back("processes that are not the job's (" + Listed(l.pids, "pid ") + ")");
   if (!l.gpus.empty()) about.push_back("GPUs the job did not use (" + Listed(l.gpus, "") + ")");
+  if (!l.pods.empty()) about.push_back("pods and nodes no line of the job names (" + Listed(l.pods, "") + ")");
   std::string s = Count(l.lines) + (l.lines == 1 ? " line about " : " lines about ");
   for (std::size_t i = 0; i < about.size(); ++i) s += (i == 0 ? "" : i + 1 == about.size() ? " and " : ", ") + about[i];
   return s + " left out";

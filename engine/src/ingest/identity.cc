@@ -95,12 +95,68 @@ void RenameFolders(const std::vector<std::string>& path_node, const std::vector<
   }
 }
 
+// A folder whose files' lines name different hosts, each file one (a folder of many pods' or
+// agents' logs under an opaque name), is no node: its files are each the node their lines name.
+std::vector<char> ManyHostFolders(const std::vector<std::string>& path_node, const std::vector<Seen>& seen, const Incident& inc) {
+  std::map<std::string_view, std::set<StrId>> hosts;
+  for (std::size_t i = 0; i < path_node.size(); ++i) {
+    if (path_node[i].empty() || !inc.files[i].readable || inc.files[i].copy) continue;
+    if (seen[i].host != kNoStr && !seen[i].many) hosts[path_node[i]].insert(seen[i].host);
+  }
+  std::vector<char> out(path_node.size(), 0);
+  for (std::size_t i = 0; i < path_node.size(); ++i) {
+    const auto it = hosts.find(path_node[i]);
+    out[i] = it != hosts.end() && it->second.size() > 1;
+  }
+  return out;
+}
+
+// A file in a folder whose own files name no host, inside a folder that does (a node's folder
+// holding a torchrun log dir, `<node>/logs/<run>/attempt_0/<L>/stderr.log`, every name opaque:
+// the node's kern.log or console names it), is that folder's host, when everything under that
+// folder names that host only.
+void InheritAncestorHost(const std::vector<std::string>& path_node, const std::vector<Seen>& seen, const Incident& inc,
+                         FileIdentity* out) {
+  const auto dir_of = [](std::string_view path) {
+    const std::size_t slash = path.rfind('/');
+    return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+  };
+  std::map<std::string_view, Seen> dirs;  // what the lines of each directory's own files name
+  for (std::size_t i = 0; i < path_node.size(); ++i) {
+    if (!inc.files[i].readable || inc.files[i].copy) continue;
+    Seen& d = dirs[dir_of(inc.files[i].path)];
+    d.many |= seen[i].many;
+    d.Host(seen[i].host);
+  }
+  // Every host named under each directory (its subtree), kNoStr standing for "several".
+  std::map<std::string_view, std::set<StrId>> under;
+  for (const auto& [dir, d] : dirs) {
+    if (d.host == kNoStr && !d.many) continue;
+    for (std::string_view up = dir; !up.empty(); up = dir_of(up)) under[up].insert(d.many ? kNoStr : d.host);
+  }
+  for (std::size_t i = 0; i < path_node.size(); ++i) {
+    if (path_node[i].empty() || !out->node[i].empty() || !inc.files[i].readable || inc.files[i].copy) continue;
+    const std::string_view dir = dir_of(inc.files[i].path);
+    const auto own = dirs.find(dir);
+    if (own == dirs.end() || own->second.host != kNoStr || own->second.many) continue;
+    for (std::string_view up = dir_of(dir); !up.empty(); up = dir_of(up)) {
+      const auto d = dirs.find(up);
+      if (d == dirs.end() || (d->second.host == kNoStr && !d->second.many)) continue;
+      const std::set<StrId>& named = under[up];
+      if (d->second.many || named.size() != 1 || *named.begin() == kNoStr) break;
+      if (inc.str(d->second.host) != path_node[i]) out->node[i] = std::string(inc.str(d->second.host));
+      break;
+    }
+  }
+}
+
 }  // namespace
 
-FileIdentity IdentifyFiles(const std::vector<std::string>& path_node, const Incident& inc) {
+FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident& inc) {
   const std::size_t n = inc.files.size();
   FileIdentity out;
   out.node.resize(n);
+  out.no_node_folder.assign(n, 0);
   std::vector<Seen> seen(n);
   std::vector<char> want(n, 0);
   bool any = false;
@@ -112,7 +168,13 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& path_node, const Inci
   for (const Event& e : inc.events) {
     if (want[e.file]) NoteEvent(e, inc.files[e.file], &seen[e.file]);
   }
+  out.no_node_folder = ManyHostFolders(given, seen, inc);
+  std::vector<std::string> path_node = given;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (out.no_node_folder[i]) path_node[i].clear();
+  }
   RenameFolders(path_node, seen, inc, &out);
+  InheritAncestorHost(path_node, seen, inc, &out);
   std::map<StrId, std::vector<std::size_t>> agents_of;  // host -> the agents' consoles naming it
   for (std::size_t i = 0; i < n; ++i) {
     const LogFile& f = inc.files[i];

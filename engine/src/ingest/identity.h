@@ -1,7 +1,8 @@
 // Which node a file's lines belong to, from what the lines say (docs/log_formats.md §1): a
 // file whose path names no node is the node of the one host its lines name as their own (an
 // agent's ChildFailedError `host :`, NCCL's `host:pid:tid`, a syslog or pdsh prefix); a folder
-// whose files' lines name one host (no other folder's name it) is that host. Two agents'
+// whose files' lines name one host (no other folder's name it) is that host, and one whose files
+// name different hosts (one each) is none: each file is its own host's. Two agents'
 // consoles that name the same host are two agents (containers without distinct host names,
 // several agents on one host): each is a node of its own, labelled by the ranks it holds. An
 // agent's console that names no host is a node of its own, known by its file.
@@ -23,6 +24,9 @@ struct FileIdentity {
   // Hosts that only split agents' consoles name: each of those agents is a node of its own, the
   // host alone is not one.
   std::vector<std::string> split_hosts;
+  // Per file: its folder's files name different hosts (one each), so the folder is no node and
+  // its name no hint: the file is the node its lines name, or none.
+  std::vector<char> no_node_folder;
 };
 
 // `path_node`: per file, the node its path (or its pod's describe) names; empty when none.

@@ -343,6 +343,28 @@ void DropCopies(Incident* inc) {
 
 }  // namespace
 
+// A rotated log's events in the order of its stream, oldest piece first (the pieces sort live
+// first by name: `X.log`, `X.log.1`, `X.log.2.gz`): what a rank raised first, its last line, are
+// then found where the stream has them. Events stay cited in their piece.
+void OrderRotatedStreams(const std::vector<SourceFile>& files, Incident* inc) {
+  const auto stream = [&](const Event& e) {
+    const std::int32_t into = inc->files[e.file].rotated_into;
+    return into >= 0 ? static_cast<std::uint32_t>(into) : e.file;
+  };
+  auto& events = inc->events;
+  for (std::size_t begin = 0, end = 0; begin < events.size(); begin = end) {
+    bool pieces = false;
+    for (end = begin + 1; end < events.size() && stream(events[end]) == stream(events[begin]); ++end) {
+      pieces |= events[end].file != events[begin].file;
+    }
+    if (!pieces) continue;
+    std::stable_sort(events.begin() + static_cast<std::ptrdiff_t>(begin), events.begin() + static_cast<std::ptrdiff_t>(end),
+                     [&](const Event& a, const Event& b) {
+                       return std::tie(files[b.file].age, a.line) < std::tie(files[a.file].age, b.line);
+                     });
+  }
+}
+
 Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
                               const std::filesystem::path& skip, bool every_line, std::size_t chunk_bytes) {
   tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
@@ -381,6 +403,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
   if (readable == 0) {
     return Status::InvalidInput("no readable log files under " + dir.string() + hint);
   }
+  OrderRotatedStreams(listing->files, &inc);
   arena.execute([&] {  // the steps' passes over the events run in parallel (resolve.cc)
     DropCopies(&inc);
     const EventCensus census = TakeCensus(inc);

@@ -336,6 +336,7 @@ void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& cen
   // A file whose path names no node is the node its lines name (ingest/identity.h).
   const FileIdentity identity = IdentifyFiles(file_node, *inc);
   for (std::size_t i = 0; i < sources.size(); ++i) {
+    if (identity.no_node_folder[i]) file_node[i].clear();
     if (identity.node[i].empty()) continue;
     // a pod's hostname (a split agent's label too: `<host> (agent with ranks 8-15)`) is its node's
     const std::string_view host = NodeHost(identity.node[i]);
@@ -508,7 +509,10 @@ void ResolveRanks(const EventCensus& census, Incident* inc) {
       // A console of many ranks (the runner's --world_info says so): a line without a rank of its
       // own is its node's one printing rank's, unless the launcher, pdsh or ssh said it.
       if (e.node >= 0 && !LauncherWord(e) && only_rank[e.node] >= 0) e.rank = only_rank[e.node];
-    } else if (f.prefix_ranks.size() == 1 && !f.agent) {
+    } else if (f.prefix_ranks.size() == 1 && !f.agent && !f.task_labels && e.family != Family::kXid && e.family != Family::kHostOom) {
+      // One rank's file (torch >= 2.3's `[rank<G>]:` on its lines). Not a file of many tasks
+      // (srun labels: one task's traceback alone carries the prefix, as in a merged collection)
+      // and not a kernel's line about a GPU or a process, which no rank printed.
       e.rank = f.prefix_ranks.front();
     } else if (e.task >= 0 && f.task_labels && !f.local_tags) {
       e.rank = e.task;
@@ -526,18 +530,27 @@ void ResolveRanks(const EventCensus& census, Incident* inc) {
 namespace {
 
 // The pid of a Ray worker's line prefix: `(RayTrainWorker pid=2428, ip=10.64.0.5) ...`,
-// `(RayTrainWorker pid=2428) ...` (a worker on the driver's node), `\x1b[36m(...)\x1b[0m ...`;
-// 0 when the line has no such prefix.
+// `(RayTrainWorker pid=2428) ...` (a worker on the driver's node), `\x1b[36m(...)\x1b[0m ...`,
+// also behind what a collector or a paste put before it (a CRI or journal stamp, quoting); 0
+// when the line has no such prefix.
+constexpr std::size_t kRayPrefixWindow = 192;  // a collector's stamp and tag, then the prefix
+
 std::int64_t RayPrefixPid(std::string_view line) {
-  if (line.starts_with("\x1b[")) line.remove_prefix(std::min(line.size(), line.find('m') + 1));
-  if (!line.starts_with('(')) return 0;
-  const std::string_view inner = line.substr(1, line.find(')') - 1);
-  const std::size_t at = inner.find(" pid=");
-  if (at == std::string_view::npos) return 0;
-  std::int64_t pid = 0;
-  const std::string_view digits = inner.substr(at + 5);
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-  return ec == std::errc() && end != digits.data() ? pid : 0;
+  for (std::size_t open = line.find('('); open != std::string_view::npos; open = line.find('(', open + 1)) {
+    const std::size_t close = line.find(')', open);
+    if (close == std::string_view::npos) return 0;
+    const std::string_view inner = line.substr(open + 1, close - open - 1);
+    const std::size_t at = inner.find(" pid=");
+    if (inner.empty() || !std::isalpha(static_cast<unsigned char>(inner.front())) || at == std::string_view::npos ||
+        inner.substr(0, at).find(' ') != std::string_view::npos) {
+      continue;
+    }
+    std::int64_t pid = 0;
+    const std::string_view digits = inner.substr(at + 5);
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+    return ec == std::errc() && end != digits.data() ? pid : 0;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -549,13 +562,20 @@ std::int64_t RayPrefixPid(std::string_view line) {
 // the line names its ip, by the pid alone when one table entry has it.
 void ResolveRayWorkers(const EventCensus& census, Incident* inc) {
   std::map<std::int64_t, std::vector<std::pair<std::int32_t, std::int32_t>>> by_pid;  // pid -> (node, rank)
-  std::set<std::uint32_t> files;
+  // The streams that hold a table (a rotated log's pieces are one stream: the table may sit in
+  // an older piece than the workers' lines).
+  const auto stream = [&](std::uint32_t f) { return inc->files[f].rotated_into >= 0 ? static_cast<std::uint32_t>(inc->files[f].rotated_into) : f; };
+  std::set<std::uint32_t> streams;
   for (const std::size_t i : census.ray_workers) {
     const Event& e = inc->events[i];
     const auto* w = std::get_if<WorkerSignalled>(&e.detail);
     if (w == nullptr || e.rank < 0) continue;
     by_pid[w->pid].emplace_back(e.node, e.rank);
-    files.insert(e.file);
+    streams.insert(stream(e.file));
+  }
+  std::set<std::uint32_t> files;
+  for (std::uint32_t f = 0; f < inc->files.size(); ++f) {
+    if (streams.contains(stream(f))) files.insert(f);
   }
   for (const std::uint32_t file : files) {
     auto text = FileText::Open(inc->root / inc->files[file].path);
@@ -563,7 +583,7 @@ void ResolveRayWorkers(const EventCensus& census, Incident* inc) {
     const std::string_view view = text->view();
     for (Event& e : inc->events) {
       if (e.file != file || e.rank >= 0 || e.offset >= view.size()) continue;
-      const auto it = by_pid.find(RayPrefixPid(view.substr(e.offset, std::min<std::size_t>(e.length, 96))));
+      const auto it = by_pid.find(RayPrefixPid(view.substr(e.offset, std::min<std::size_t>(e.length, kRayPrefixWindow))));
       if (it == by_pid.end()) continue;
       const bool named = e.host != kNoStr;  // the prefix's ip= resolved the line's node
       for (const auto& [node, rank] : it->second) {

@@ -295,6 +295,19 @@ Match StripRankPrefix(std::string_view* line, std::int32_t* rank) {
   return Match::kYes;
 }
 
+// A second stamp (kubectl's or the program's own after a container runtime's `stdout F `, the
+// program's after a journal's) is peeled too. The first one's time stays the line's unless it is
+// coarser (a journal's whole seconds): then the finer one is.
+bool InnerStamp(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
+  LineOrigin inner;
+  if (!Stamp(s, policy, &inner)) return false;
+  if (out->coarse && !inner.coarse) {
+    out->time = inner.time;
+    out->coarse = false;
+  }
+  return true;
+}
+
 int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin* out) {
   constexpr int kMaxPrefixes = 8;
   if (policy.quote_size > 0) PeelQuote(line, policy.Quote());
@@ -313,7 +326,7 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
       }
       stripped = MpiTag(&s, policy, out) || (line->size() > 2 && !IsSeverity((*line)[1]) && LocalTag(&s, out));
     } else if (IsDigit(c) || c == ' ') {
-      stripped = (!out->timed && Stamp(&s, policy, out)) || (out->task < 0 && SrunLabel(&s, out)) ||
+      stripped = (out->timed ? InnerStamp(&s, policy, out) : Stamp(&s, policy, out)) || (out->task < 0 && SrunLabel(&s, out)) ||
                  (out->host.empty() && IsDigit(c) && Host(&s, policy, out));
     } else if (c == '(' || c == '\x1b') {
       stripped = RayTag(&s, out);
@@ -363,11 +376,12 @@ bool IsQuoteChar(char c) { return c == '>' || c == ' ' || c == '\t'; }
 // The quoting or indentation every sampled line opens with (a line that is only part of it, an
 // empty quoted line, agrees): `> ` quoting, or two columns or more of indentation (one space
 // opens Megatron's progress lines, and srun pads its labels with spaces: neither is a paste's).
+// Indentation needs kLeast lines to be told from a traceback's (two lines when it is four columns
+// or more, deeper than a traceback's `  File` lines); `>` opens no log line of its own, so a short
+// pasted file (slurmctld's three lines of the job) is peeled too.
 void SniffQuote(std::span<const std::string_view> lines, bool srun_labels, PrefixPolicy* policy) {
-  // Indentation needs a few lines to tell it from a file whose lines happen to start with spaces;
-  // `> ` quoting on every line of even a short paste is a quote.
-  constexpr std::size_t kLeast = 4;
-  if (lines.size() < 2 || (lines.size() < kLeast && !lines[0].starts_with(">"))) return;
+  constexpr std::size_t kLeast = 4, kLeastDeep = 2, kDeep = 4;
+  if (lines.empty()) return;
   std::string_view common = lines[0].substr(0, sizeof policy->quote);
   std::size_t k = 0;
   while (k < common.size() && IsQuoteChar(common[k])) ++k;
@@ -378,7 +392,8 @@ void SniffQuote(std::span<const std::string_view> lines, bool srun_labels, Prefi
     if (m < line.size()) common = common.substr(0, m);
   }
   const bool quoted = common.find('>') != std::string_view::npos;
-  if (!quoted && (srun_labels || (common.size() < 2 && common != "\t"))) return;
+  const std::size_t least = common.size() >= kDeep ? kLeastDeep : kLeast;
+  if (!quoted && (lines.size() < least || srun_labels || (common.size() < 2 && common != "\t"))) return;
   std::memcpy(policy->quote, common.data(), common.size());
   policy->quote_size = static_cast<std::uint8_t>(common.size());
 }
@@ -436,6 +451,16 @@ bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
   Header h;
   std::string_view type;
   return (line[0] != ' ' && ParseHeader(line, &h) != Match::kNo) || ParsePythonErrorLine(line, &type);
+}
+
+bool ContinuesPiece(std::string_view head, std::string_view next, const PrefixPolicy& policy) {
+  if (!StartsOwnLine(next, policy)) return true;
+  std::string clean_head, clean_next;
+  if (head.find('\x1b') != std::string_view::npos) head = WithoutEscapes(head, &clean_head);
+  if (next.find('\x1b') != std::string_view::npos) next = WithoutEscapes(next, &clean_next);
+  PeelPaste(&head, policy);
+  PeelPaste(&next, policy);
+  return next.starts_with("| ") && !head.empty() && head[0] != '|' && head[0] != '+' && head.find(" | ") != std::string_view::npos;
 }
 
 std::string_view WithoutEscapes(std::string_view line, std::string* store) {
@@ -521,9 +546,9 @@ std::uint32_t SniffWrapWidth(std::string_view text, const PrefixPolicy& policy) 
     }
     std::size_t j = i + 1;
     bool pieces = true;
-    for (; j < lines.size() && width[j] == longest; ++j) pieces = pieces && !StartsOwnLine(lines[j], policy);
+    for (; j < lines.size() && width[j] == longest; ++j) pieces = pieces && ContinuesPiece(lines[j - 1], lines[j], policy);
     ++runs;
-    wrapped += pieces && j < lines.size() && width[j] > 0 && !StartsOwnLine(lines[j], policy) ? 1 : 0;
+    wrapped += pieces && j < lines.size() && width[j] > 0 && ContinuesPiece(lines[j - 1], lines[j], policy) ? 1 : 0;
     i = j;
   }
   return wrapped >= kLeastRuns && wrapped * 2 > runs ? static_cast<std::uint32_t>(longest) : 0;

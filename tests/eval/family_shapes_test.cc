@@ -1,0 +1,126 @@
+// Family scenarios re-laid in collection shapes (cli/src/shapes/, docs/evaluation.md "Collection
+// shapes"): the (scenario, shape) pairs the family sweep found committing a wrong answer, each
+// simulated at 8 nodes (the same layout and line shapes as the suite's 1k-8k-rank jobs), re-laid,
+// diagnosed and compared with the truth and the canonical answer by the scorer. A copy's answer
+// may be coarser or INCONCLUSIVE where the shape destroyed evidence; never wrong.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "denpex/engine/engine.h"
+#include "denpex/scorer/scorer.h"
+#include "denpex/sim/simulator.h"
+#include "fixture.h"
+#include "shapes/shapes.h"
+
+namespace denpex {
+namespace {
+namespace fs = std::filesystem;
+using engine::testing::TempDir;
+
+struct Pair {
+  const char* scenario;  // under scenarios/families/
+  const char* shape;
+  const char* why;       // what went wrong before
+};
+
+v1::Diagnosis DiagnoseOk(const fs::path& dir) {
+  auto d = engine::Diagnose(dir, {.threads = 1});
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  return d.ok() ? *d : v1::Diagnosis();
+}
+
+void ExpectNotWrong(const Pair& p, const std::vector<std::string>& overrides = {"job.nodes=8"}) {
+  SCOPED_TRACE(std::string(p.scenario) + " [" + p.shape + "]: " + p.why);
+  auto scenario = sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families" / p.scenario, overrides);
+  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+  TempDir tmp;
+  auto sim = sim::Simulate(*scenario, {.out_dir = tmp.path() / "sim"});
+  ASSERT_TRUE(sim.ok()) << sim.status().message();
+  const fs::path incident = tmp.path() / "sim" / "incident";
+  const v1::Diagnosis canonical = DiagnoseOk(incident);
+  const cli::shapes::Shape* shape = cli::shapes::FindShape(p.shape);
+  ASSERT_NE(shape, nullptr);
+  auto relaid = cli::shapes::Relay(*shape, incident, sim->truth, tmp.path() / "copy");
+  ASSERT_TRUE(relaid.ok()) << relaid.status().message();
+  ASSERT_TRUE(relaid->applies);
+  const v1::Diagnosis copy = DiagnoseOk(tmp.path() / "copy");
+  const v1::ShapeResult r = scorer::CompareShape(sim->truth, canonical, copy, relaid->node_aliases);
+  EXPECT_NE(r.outcome(), v1::SHAPE_OUTCOME_WRONG)
+      << "truth " << scorer::ShapeAnswerText(r.truth()) << "; canonical " << scorer::ShapeAnswerText(r.canonical()) << "; copy "
+      << scorer::ShapeAnswerText(r.answer()) << "\n"
+      << copy.reason();
+}
+
+TEST(FamilyShapes, AnUntimedCudaErrorUnderSrunKeepsItsXidWhenTheLogsAreMergedOrPasted) {
+  for (const char* shape : {"merged", "interleaved", "paste"}) {
+    ExpectNotWrong({"xid_fallen_off_bus_2048_srun_torch113.textproto", shape,
+                    "a foreign borrowed stamp timed the stall, or the pasted slurmctld.log was not read: CUDA_ERROR"});
+  }
+}
+
+TEST(FamilyShapes, AnAmbiguousCudaErrorIsNotTheApplicationsWhenTheNodesKernelLogIsGoneOrShared) {
+  for (const char* shape : {"same-host", "victims-only"}) {
+    ExpectNotWrong({"xid_fallen_off_bus_2048_srun_torch113.textproto", shape, "`unknown error` taken for the application's"});
+  }
+}
+
+TEST(FamilyShapes, AnotherJobsXidOnASharedNodeIsNotTheKilledRanks) {
+  ExpectNotWrong({"sigkill_2048_srun_torch24_dump_from_rank.textproto", "shared-daemons",
+                  "another job's Xid 79 taken as the only GPU with an initiating Xid"});
+}
+
+TEST(FamilyShapes, AMergedSrunLogsOneRankPrefixDoesNotPlaceOtherNodesLinesOnThatRank) {
+  for (const char* shape : {"merged", "interleaved"}) {
+    ExpectNotWrong({"exception_4096_srun_kill_on_bad_exit.textproto", shape,
+                    "the one [rank16] prefix of the merged file gave every kernel line rank 16: right rank, wrong node"});
+  }
+}
+
+TEST(FamilyShapes, ARayNodesDeathNamesTheDeadNodeInAMergedLog) {
+  for (const char* shape : {"merged", "interleaved"}) {
+    ExpectNotWrong({"ray_node_death_2048.textproto", shape,
+                    "the actor's and the GCS's ip= took the merged file's node (the driver's): another node lost"});
+  }
+}
+
+TEST(FamilyShapes, ATorchrunLogDirUnderOpaqueNamesIsItsNodesWhoseKernelLogNamesIt) {
+  ExpectNotWrong({"xid_nvlink_2048_logdir_driver560.textproto", "renamed",
+                  "the deepest opaque folder (a local rank's) taken as the rank's node"});
+}
+
+TEST(FamilyShapes, AnotherNodesNotRespondingInASharedSlurmctldLogIsNotTheJobsNodeFailure) {
+  ExpectNotWrong({"slow_nic_2048_srun_warn.textproto", "shared-daemons",
+                  "with no allocation of the job known, cn-0417's `not responding` was taken as the job's node failure"});
+}
+
+TEST(FamilyShapes, ARotatedRankLogIsReadInItsStreamsOrderForTheRanksFirstError) {
+  const std::vector<std::string> pinned{"job.nodes=8", "job.dp=0", "faults[0].kind=FAULT_KIND_PINNED_OOM"};
+  ExpectNotWrong({"../smoke/sigkill_4096.textproto", "rotated",
+                  "the live piece's events came first: the CUDA OOM under the pin-memory error was taken as the rank's own"},
+                 pinned);
+}
+
+TEST(FamilyShapes, APastedTimerLineCutBeforeItsSeparatorIsJoinedBack) {
+  ExpectNotWrong({"straggler_1024_pcie_x4_dcgm_diag.textproto", "paste",
+                  "a DeepSpeed timer line cut before ` | bwd_inner` read as a table row: no allreduce time, a false straggler"});
+}
+
+TEST(FamilyShapes, KubernetesPodLogsUnderAnOpaqueFolderAndOtherPodsEventsKeepTheAnswer) {
+  for (const char* shape : {"renamed", "shared-daemons"}) {
+    ExpectNotWrong({"k8s_hang_4096_jobset_torch26.textproto", shape,
+                    "the opaque pods/ folder taken as one node; another pod's Evicted row taken as the job's"});
+  }
+}
+
+TEST(FamilyShapes, RayWorkersKeepTheirRanksBehindCollectorPrefixesAndRotation) {
+  for (const char* shape : {"cri", "journald", "kubectl-ts", "paste", "rotated"}) {
+    ExpectNotWrong({"ray_hang_8192_torch21.textproto", shape,
+                    "the workers' pid prefixes not read behind a stamp: a victim's ActorDiedError taken as the cause"});
+  }
+}
+
+}  // namespace
+}  // namespace denpex
