@@ -168,8 +168,10 @@ TEST(Eval, GateExits4AndNamesTheMetricThatDropped) {
 
 // CI fails when a tracked metric of the committed baseline drops.
 TEST(Eval, CommittedGateBaselineHolds) {
+  // In every collection shape too: a committed wrong answer in any shape fails CI.
   const CmdResult r = Denpex("eval " + Source("scenarios/suites/gate.suite.textproto") +
-                             " --seeds 2 --gate " + Source("scenarios/suites/gate.baseline.json"));
+                             " --seeds 2 --shapes all --gate " +
+                             Source("scenarios/suites/gate.baseline.json"));
   EXPECT_EQ(r.code, 0) << r.output;
 }
 
