@@ -595,9 +595,13 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
     v1::FailureClass cls;
     v1::Owner owner;
     const auto* kill = std::get_if<OomKill>(&e.detail);
-    if (!kill || e.node < 0 || !HostCauseOf(e, &cls, &owner)) continue;
+    // A bare `dmesg` names no host: in a job of one node it is that node's, and then only its
+    // pid, on a rank killed by SIGKILL, ties it to a rank.
+    const bool hostless = e.node < 0 && jf->nodes.size() == 1;
+    const std::int32_t node = hostless ? 0 : e.node;
+    if (!kill || node < 0 || !HostCauseOf(e, &cls, &owner)) continue;
     std::int32_t match = -1, killed = -1, killed_count = 0;
-    for (std::int32_t r : jf->nodes[e.node].ranks) {
+    for (std::int32_t r : jf->nodes[node].ranks) {
       const RankFacts& rf = jf->ranks[r];
       if (kill->pid > 0 && rf.pid == kill->pid) match = r;
       if (rf.exit_event >= 0 && rf.exit_code == kExitSigkill && !rf.torn_down) {
@@ -607,7 +611,8 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
     }
     const bool srun_oom = killed_count == 1 && jf->ranks[killed].pid == 0 && jf->ranks[killed].host_cause >= 0 &&
                           inc.events[jf->ranks[killed].host_cause].kind == Kind::kSlurmOom;
-    if (match < 0 && killed_count == 1 && (kill->pid <= 0 || srun_oom)) match = killed;
+    if (match < 0 && killed_count == 1 && (kill->pid <= 0 || srun_oom) && !hostless) match = killed;
+    if (hostless && match >= 0 && jf->ranks[match].exit_code != kExitSigkill) match = -1;
     // The kernel's line says more than srun's `Out Of Memory` (which pid, how much memory): it
     // takes that one's place; srun's line stays cited as the rank's exit.
     const std::int32_t had = match < 0 ? -1 : jf->ranks[match].host_cause;
