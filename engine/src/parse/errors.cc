@@ -58,8 +58,9 @@ bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* 
     return set(Family::kDeepSpeed, Kind::kPipelineError);
   }
   // (ZeRO-2 pads its message's continuation lines with the source's indentation: `reduced.      Gradient`.)
+  // (DeepSpeed 0.16's engine refuses `no_sync()` under ZeRO 2/3: `... gradient partitioning logic of ZeRO stage 3`.)
   if ((Has(msg, "has already been reduced.") && Has(msg, "Gradient computed twice")) || Has(msg, "'ds_shape'") ||
-      Has(msg, "ds_summary") || Has(type, "ZeRORuntimeException")) {
+      Has(msg, "ds_summary") || Has(type, "ZeRORuntimeException") || Has(msg, "partitioning logic of ZeRO stage")) {
     return set(Family::kDeepSpeed, Kind::kZeroError);
   }
   // The cpu_adam build, and the async_io op NVMe offload needs (OpBuilder.jit_load: "Unable to JIT
@@ -70,9 +71,11 @@ bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* 
   }
   if (deepspeed) return set(Family::kDeepSpeed, Kind::kException);
   // FSDP's state check (`expected to be in states [<TrainingState.FORWARD_BACKWARD: 2>] ...`: FSDP1,
-  // FSDP2 and fairscale word it alike).
+  // FSDP2 and fairscale word it alike; torch 1.13-2.0 named the enum `TrainingState_`), FSDP1's
+  // write-back of a resized original parameter, and DTensor (FSDP2's and TP's sharded tensor).
   if (Has(msg, "FlatParameter") || Has(msg, "Must flatten tensors") || Has(msg, "FSDP") ||
-      Has(msg, "FullyShardedDataParallel") || Has(msg, "[<TrainingState.")) {
+      Has(msg, "FullyShardedDataParallel") || Has(msg, "[<TrainingState") ||
+      Has(msg, "Cannot writeback when the parameter") || Has(msg, "DTensor")) {
     return set(Family::kFsdp, Kind::kFsdpError);
   }
   return false;
@@ -105,7 +108,8 @@ void Classify(std::string_view type, std::string_view msg, Recognised* out) {
     set(Family::kCuda, Kind::kPinMemory);
   } else if (Has(msg, "CUDA error: ") || msg.starts_with("CUDA error")) {
     set(Family::kCuda, Kind::kCudaError);
-  } else if (Has(msg, "gloo/") || Has(msg, "Connection closed by peer") || type.starts_with("gloo::")) {
+  } else if (Has(msg, "gloo/") || Has(msg, "Connection closed by peer") || type.starts_with("gloo::") ||
+             (msg.starts_with("Timed out waiting ") && (Has(msg, "ms for recv") || Has(msg, "ms for send")))) {  // ProcessGroupGloo's wait
     set(Family::kGloo, GlooKind(msg));
   } else if (Has(msg, "DataLoader worker (pid") && Has(msg, "killed by signal")) {
     set(Family::kHostOom, Kind::kDataLoaderKilled);
@@ -132,7 +136,7 @@ bool RecogniseException(std::string_view msg, StringTable* strings, Recognised* 
   // torch's own CUDA messages also stand without their exception type (a logger printing
   // `str(e)`, a title): the message names its kind.
   if (!ParsePythonErrorLine(msg, &type) && !msg.starts_with("CUDA error: ") &&
-      !msg.starts_with("CUDA out of memory. Tried to allocate ") && !msg.starts_with("expected to be in states [<TrainingState.")) {
+      !msg.starts_with("CUDA out of memory. Tried to allocate ") && !msg.starts_with("expected to be in states [<TrainingState") && !msg.starts_with("NCCL error in: ")) {
     return false;
   }
   std::string_view text = msg.substr(type.size());
@@ -253,7 +257,8 @@ namespace {
 constexpr Trigger kErrorTriggers[] = {
     {"Error"}, {"Exception"}, {"Interrupt"}, {"SystemExit"},  // RecogniseException: the type's name
     {"CUDA error: "}, {"CUDA out of memory. "},                // ... or torch's CUDA message without it
-    {"[<TrainingState."},                                      // ... or FSDP's state check without it
+    {"[<TrainingState"},                                       // ... or FSDP's state check without it
+    {"NCCL error in: "},                                       // ... or torch's NCCL error without it
     {"what():"},                                               // RecogniseWhat
     {"Init COMPLETE"}, {"NCCL WARN "}, {"NET/Socket : Using "},  // RecogniseNccl
     {"Fatal Python error: "},                                  // RecogniseFatalSignal

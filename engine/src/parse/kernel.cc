@@ -81,12 +81,14 @@ bool XidLine(std::string_view msg, StringTable* strings, Recognised* out) {
 }
 
 // Other NVRM lines that say a GPU is gone: the multi-line `The NVIDIA GPU <pci> ... fallen off
-// the bus` notice (its first line; the parser confirms it) and `RmInitAdapter failed`.
+// the bus` notice (its first line; the parser confirms it), the older one-line `GPU at <pci> has
+// fallen off the bus.`, and `RmInitAdapter failed`.
 bool NvrmLine(std::string_view msg, StringTable* strings, Recognised* out) {
   Scanner s(msg);
   if (!s.Lit("NVRM: ")) return false;
   char buf[16];
-  if (s.Lit("The NVIDIA GPU ")) {
+  if (s.Lit("The NVIDIA GPU ") || (s.Lit("GPU at ") && msg.ends_with(" has fallen off the bus."))) {
+    // (drivers before ~2015 said it on one line: `NVRM: GPU at 0000:01:00.0 has fallen off the bus.`)
     out->kind = Kind::kFallenOffBus;
     out->detail = Xid{.code = -1, .pci = strings->Intern(NormalisePci(s.Token(" "), buf)), .text = InternCapped(strings, msg)};
   } else if (s.Lit("GPU ") && msg.find("RmInitAdapter failed") != std::string_view::npos) {

@@ -136,9 +136,11 @@ Match ParseWorkerFailed(std::string_view message, WorkerFailedFields* out) {
 
 Match ParseWorkerSignalled(std::string_view message, std::int64_t* pid,
                            std::string_view* signal) {
+  // `Sending process <pid> closing signal <SIG>`; torch 2.6+: `Closing process <pid> via signal <SIG>`.
   Scanner s(message);
-  if (!s.Lit("Sending process ")) return Match::kNo;
-  if (!s.Digits(1, 20, pid) || !s.Lit(" closing signal ")) return Match::kMalformed;
+  const bool closing = s.Lit("Closing process ");
+  if (!closing && !s.Lit("Sending process ")) return Match::kNo;
+  if (!s.Digits(1, 20, pid) || !s.Lit(closing ? " via signal " : " closing signal ")) return Match::kMalformed;
   *signal = s.Token(" ");
   return signal->empty() ? Match::kMalformed : Match::kYes;
 }

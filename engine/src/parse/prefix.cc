@@ -156,6 +156,12 @@ bool Host(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
   for (char c : tok) {
     if (!IsHostChar(c)) return false;
   }
+  // Slurm 23+ tags slurmstepd's lines with its node: `slurmstepd-<node>: error: ...`.
+  if (tok.starts_with("slurmstepd-") && tok.size() > 11) {
+    out->host = tok.substr(11);
+    *s = t;
+    return true;
+  }
   if (!IsIpv4(tok)) {
     // A host name has a digit, a dash or a dot (`gr064`, `gpu-worker-1`); `NVRM: ` has none.
     const bool hostlike = tok.find_first_of("0123456789-.") != std::string_view::npos;

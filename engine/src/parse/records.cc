@@ -221,6 +221,7 @@ constexpr AnchorRow kAnchors[] = {
     {"what():", Back::kBlank},
     {"Error:", Back::kToken}, {"Exception:", Back::kToken},  // a Python exception's closing line
     {"CUDA error: ", Back::kNone}, {"CUDA out of memory. ", Back::kNone},  // torch's messages, typeless
+    {"expected to be in states [<", Back::kNone}, {"NCCL error in: ", Back::kNone},  // FSDP's, torch's NCCL
     {"] [INFO] [", Back::kStamp}, {"] [WARNING] [", Back::kStamp}, {"] [ERROR] [", Back::kStamp},  // DeepSpeed's header
     {"Assertion `", Back::kNone},  // a device assert (its path and kernel before it are read past)
     {"Warning ", Back::kNone},  // a Kubernetes event row (`kubectl get events`, describe's table)
@@ -269,7 +270,10 @@ bool EndsPrefix(std::string_view prefix, char next) {
   const char last = prefix.back();
   if (last == ']' && next == '[') return true;  // however long the bar before it
   if (prefix.size() > 160) return false;
-  if (last == '\t' || last == ':' || last == '`' || last == '"' || last == '\'' || last == '*') return true;  // `*`: Markdown
+  if (last == '\t' || last == ':' || last == '`' || last == '"' || last == '\'' || last == '*' || last == '_') {
+    return true;  // `*`, `_`: Markdown emphasis
+  }
+  if (prefix.ends_with("\xe2\x80\x9c")) return true;  // a typographic opening quote `“`
   if (prefix.ends_with("...")) return true;  // what the quoter elided
   if (prefix.ends_with("\xef\xbc\x9a")) return true;  // a full-width colon `：` (CJK prose before a quoted error)
   if (last != ' ') return false;
@@ -278,6 +282,9 @@ bool EndsPrefix(std::string_view prefix, char next) {
   if (head.empty()) return true;  // indentation (a Markdown code block, a log viewer's column)
   const char c = head.back();
   if (c == '-' || c == '|' || c == ']' || c == ':' || c == '>' || c == ')' || c == '+' || IsDigit(c)) return true;
+  // A quote or parenthesis opened with a space before the message (`" CUDA out of ...`, `( RuntimeError: `),
+  // and prose in another script (`PLE运行 RuntimeError: `): no word of an English sentence.
+  if (c == '"' || c == '(' || static_cast<unsigned char>(c) >= 0x80) return true;
   const std::size_t sp = head.find_last_of(" \t[");
   const std::string_view word = sp == std::string_view::npos ? head : head.substr(sp + 1);
   return word == "ERROR" || word == "CRITICAL" || word == "FATAL" || word == "WARNING" || word == "INFO" ||
@@ -623,7 +630,7 @@ void LogParser::Dispatch(const Parsed& p) {
       return;  // read above
   }
   if (!found) return;
-  if (r.kind == Kind::kFallenOffBus) {  // wait for the notice's last line
+  if (r.kind == Kind::kFallenOffBus && !Has(msg, "fallen off the bus")) {  // wait for the notice's last line
     HoldPendingGpu(p, std::move(r));
     return;
   }
@@ -800,7 +807,7 @@ void LogParser::Unheaded(const Parsed& p) {
     }
     found = (c == 't' && RecogniseStepTimers(msg, &r)) ||
             ((ctx_.kernel || LooksKernel(msg)) && RecogniseKernel(msg, &out_.strings, &r)) ||
-            (c == 's' && RecogniseSlurm(msg, &out_.strings, &r)) || RecogniseNccl(msg, &out_.strings, &r) ||
+            ((c == 's' || c == 'e') && RecogniseSlurm(msg, &out_.strings, &r)) || RecogniseNccl(msg, &out_.strings, &r) ||
             (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
             ((c == 'N' || c == 'K' || c == 'T' || c == 'p') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
@@ -821,7 +828,7 @@ void LogParser::Unheaded(const Parsed& p) {
   }
   if (!found && c == 'U') found = RecogniseNvidiaSmi(msg, &out_.strings, &r);
   if (found && closed_in_pin_ && r.kind == Kind::kCudaError) r.kind = Kind::kPinMemory;  // a direct pin failed
-  if (found && r.kind == Kind::kFallenOffBus) {
+  if (found && r.kind == Kind::kFallenOffBus && !Has(msg, "fallen off the bus")) {  // a notice's first line
     HoldPendingGpu(p, std::move(r));
   } else if (found) {
     // A requeued job's next run starts (`SLURM_RESTART_COUNT=<n>`): its iteration lines are new

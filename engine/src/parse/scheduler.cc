@@ -201,7 +201,10 @@ bool RecogniseSlurmLine(std::string_view msg, StringTable* strings, Recognised* 
   if (msg.starts_with("Detected ") && (Has(msg, " oom-kill event") || Has(msg, " oom_kill event"))) {
     out->family = Family::kSlurm;
     out->kind = Kind::kSlurmOom;
-    out->detail = SlurmNote{.reason = strings->Intern("OOM"), .job = JobIdAfter(msg, "StepId=")};
+    // `in StepId=<job>.<step>` (Slurm 20.11+), `in step <job>.<step> cgroup` before.
+    std::int64_t job = JobIdAfter(msg, "StepId=");
+    if (job < 0) job = JobIdAfter(msg, " in step ");
+    out->detail = SlurmNote{.reason = strings->Intern("OOM"), .job = job};
     return true;
   }
   if (Requeue(msg, strings, out)) return true;
@@ -533,10 +536,11 @@ bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised*
       EventRow(t, strings, out)) {
     return true;
   }
-  if (Has(t, "The node was low on ") && Has(t, "Evicted")) {
+  if ((Has(t, "The node was low on ") && Has(t, "Evicted")) || t.starts_with("The node was low on resource: ")) {
     // The kubelet's eviction message with its reason on one line: an event's (`Evicted: The node was
     // low on resource: memory. ...` of an e2e dump), a pod's status (`kubectl get pod -o jsonpath`).
-    // (describe's `Message:` line is not one: its `Reason: Evicted` line above it is the event.)
+    // (describe's `Message:` line is not one: its `Reason: Evicted` line above it is the event.) The
+    // message alone on its line (`kubectl get pod -o jsonpath='{.status.message}'`, a paste) is one.
     kind = Kind::kEvicted;
   } else if ((t.starts_with("back-off ") || t.starts_with("Back-off ")) && Has(t, " restarting failed container")) {
     // The kubelet's CrashLoopBackOff waiting message: `back-off 5m0s restarting failed container=<c> pod=<p>`.
@@ -773,7 +777,7 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"due to failure of node "}, {"Requeuing JobId="}, {" now responding"}, {"SLURM_RESTART_COUNT="},
     {"sched: Allocate JobId="}, {"SLURM_JOB_ID="}, {"SLURM_JOBID="},
     // RecogniseAgent
-    {"failed (exitcode: "}, {"Sending process "}, {"Unable to shutdown process "},
+    {"failed (exitcode: "}, {"Sending process "}, {"Closing process "}, {"Unable to shutdown process "},
     {"Local worker group finished (FAILED)"}, {"The client socket has timed out"}, {"RendezvousConnectionError"},
     {"failed to bind"}, {"Error waiting on exit barrier"}, {"failed on SocketImpl("}, {"  global_ranks=["},
     // RecogniseWrapper
