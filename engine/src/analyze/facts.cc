@@ -246,13 +246,6 @@ void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, J
   }
 }
 
-// An error a rank reported about its peers: gloo's closed or timed-out pair, a NCCL error, the
-// watchdog's abort of a collective.
-bool IsPeerError(const Event& e) {
-  return e.family == Family::kGloo || e.kind == Kind::kNcclError || e.kind == Kind::kWatchdogTerminated ||
-         e.kind == Kind::kSocketError || e.kind == Kind::kIbCompletionError;
-}
-
 void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
   const Event& e = inc.events[index];
   const std::int32_t node = e.node;
@@ -400,6 +393,26 @@ std::int32_t GlobalRankOf(const JobFacts& jf, const NodeFacts& n, std::int32_t l
     if (pid != 0 && jf.ranks[r].pid == pid) return r;
   }
   return same_local == 1 ? found : -1;
+}
+
+// A worker that shares its agent's console (`torchrun ... > train.log 2>&1`) prints its traceback
+// there unprefixed: no line gives it a rank. A gloo / NCCL error about a peer in that file,
+// before the agent's word that a rank exited with an error code, may be that rank's own last
+// word: it timed out waiting on a peer (a victim). Such a rank's exit is not known to be its own
+// doing, so it is given that peer error (OwnExit then does not count it); every such rank of the
+// file gets it, since the unprefixed lines do not say which one printed it.
+void AttributeUnprefixedPeerErrors(const Incident& inc, JobFacts* jf) {
+  for (RankFacts& r : jf->ranks) {
+    if (r.exit_event < 0 || r.exit_code <= 0 || r.python_error >= 0 || r.peer_error >= 0 || r.timeouts > 0) continue;
+    const Event& exit = inc.events[r.exit_event];
+    for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+      const Event& e = inc.events[i];
+      if (e.rank >= 0 || e.file != exit.file || e.line >= exit.line || !IsPeerError(e)) continue;
+      r.peer_error = i;
+      if (e.family == Family::kGloo) (e.kind == Kind::kGlooTimeout ? jf->gloo_timeouts : jf->gloo_closed) += 1;
+      break;
+    }
+  }
 }
 
 // What the agents said about their workers: who exited first, with what code, and who was
@@ -582,9 +595,13 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
     v1::FailureClass cls;
     v1::Owner owner;
     const auto* kill = std::get_if<OomKill>(&e.detail);
-    if (!kill || e.node < 0 || !HostCauseOf(e, &cls, &owner)) continue;
+    // A bare `dmesg` names no host: in a job of one node it is that node's, and then only its
+    // pid, on a rank killed by SIGKILL, ties it to a rank.
+    const bool hostless = e.node < 0 && jf->nodes.size() == 1;
+    const std::int32_t node = hostless ? 0 : e.node;
+    if (!kill || node < 0 || !HostCauseOf(e, &cls, &owner)) continue;
     std::int32_t match = -1, killed = -1, killed_count = 0;
-    for (std::int32_t r : jf->nodes[e.node].ranks) {
+    for (std::int32_t r : jf->nodes[node].ranks) {
       const RankFacts& rf = jf->ranks[r];
       if (kill->pid > 0 && rf.pid == kill->pid) match = r;
       if (rf.exit_event >= 0 && rf.exit_code == kExitSigkill && !rf.torn_down) {
@@ -594,7 +611,8 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
     }
     const bool srun_oom = killed_count == 1 && jf->ranks[killed].pid == 0 && jf->ranks[killed].host_cause >= 0 &&
                           inc.events[jf->ranks[killed].host_cause].kind == Kind::kSlurmOom;
-    if (match < 0 && killed_count == 1 && (kill->pid <= 0 || srun_oom)) match = killed;
+    if (match < 0 && killed_count == 1 && (kill->pid <= 0 || srun_oom) && !hostless) match = killed;
+    if (hostless && match >= 0 && jf->ranks[match].exit_code != kExitSigkill) match = -1;
     // The kernel's line says more than srun's `Out Of Memory` (which pid, how much memory): it
     // takes that one's place; srun's line stays cited as the rank's exit.
     const std::int32_t had = match < 0 ? -1 : jf->ranks[match].host_cause;
@@ -761,6 +779,11 @@ void PlaceUnloggedRanks(JobFacts* jf) {
   PlaceByBlocks(jf);
 }
 
+bool IsPeerError(const Event& e) {
+  return e.family == Family::kGloo || e.kind == Kind::kNcclError || e.kind == Kind::kWatchdogTerminated ||
+         e.kind == Kind::kSocketError || e.kind == Kind::kIbCompletionError;
+}
+
 bool HasOwnTime(const Incident& inc, std::int32_t i) {
   const Event& e = inc.events[i];
   if (e.clock == Clock::kNone) return false;
@@ -791,6 +814,7 @@ JobFacts CollectFacts(const Incident& inc) {
   AssignNodeRanks(&jf);
   MarkBuildWaiters(inc, &jf);
   ApplyLauncherEvidence(inc, &jf);
+  AttributeUnprefixedPeerErrors(inc, &jf);
   ApplyRayDriver(inc, &jf);
   MapSignalledPids(inc, &jf);
   ApplyHostEvidence(inc, &jf);

@@ -131,6 +131,10 @@ struct JobFacts {
 
 JobFacts CollectFacts(const Incident& inc);
 
+// An error a rank reported about its peers (it failed because another rank did): gloo's closed
+// or timed-out pair, a NCCL error, the watchdog's abort of a collective.
+bool IsPeerError(const Event& e);
+
 // Lines a borrowed stamp may come from and still stand for the event's time (AnchoredTime).
 inline constexpr std::uint32_t kAnchorLines = 16;
 

@@ -42,6 +42,40 @@ std::int32_t OwnErrorOf(const Incident& inc, std::int32_t node, std::int32_t loc
   return -1;
 }
 
+// The worker's error about a peer (a gloo timeout waiting on one, a closed connection, a NCCL
+// error) among its `[default<L>]:` lines: the first, or -1.
+std::int32_t PeerErrorOf(const Incident& inc, std::int32_t node, std::int32_t local_rank) {
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (e.node == node && e.local_rank == local_rank && IsPeerError(e)) return i;
+  }
+  return -1;
+}
+
+// The failed worker's only error is about a peer: it was a victim, and the rank it waited on is
+// not in hand. Says so instead of naming it.
+void VictimOnly(const Incident& inc, const JobFacts& facts, std::int32_t node, std::int32_t peer, Finding* f) {
+  const NodeFacts& n = facts.nodes[node];
+  const Event& failed = inc.events[n.first_failure];
+  const auto& wf = std::get<WorkerFailed>(failed.detail);
+  const std::string name = NodeName(inc, node);
+  f->verdict = v1::VERDICT_INCONCLUSIVE;
+  f->rank = -1;
+  f->owner = v1::OWNER_UNKNOWN;
+  f->cascade = SummarizeCascade(inc, facts, {}, -1);
+  f->evidence.push_back({n.first_failure, v1::EVIDENCE_ROLE_CONSEQUENCE});
+  f->evidence.push_back({peer, v1::EVIDENCE_ROLE_CONSEQUENCE});
+  f->reason = "The torchrun agent of " + name + " reported its local rank " + std::to_string(wf.local_rank) + " (pid " +
+              std::to_string(wf.pid) + ") failed with " + ExitPhrase(wf.exit_code) + " (" + Where(inc, failed) +
+              "), but its only error is about a peer (" + Where(inc, inc.events[peer]) +
+              "): it waited on a rank that stopped, a victim. No line names that rank (no other agent reported a failure, "
+              "and no ChildFailedError table, rendezvous result or rank prefix places the workers), so the initiator is unknown.";
+  f->recovery.push_back({"collect_logs", "",
+                         "Collect the torchrun consoles of every agent of the job with LOGLEVEL=INFO (the rendezvous result names "
+                         "each agent's global ranks) and the ChildFailedError tables: the rank that printed no timeout is the one "
+                         "the others waited on."});
+}
+
 void ClassifyExit(const Incident& inc, std::int32_t exit_code, std::int32_t oom, std::int32_t own, Finding* f) {
   if (oom >= 0) {
     HostCauseOf(inc.events[oom], &f->failure_class, &f->owner);
@@ -69,6 +103,12 @@ bool DiagnoseUnrankedFailure(const Incident& inc, const JobFacts& facts, Finding
   const auto& wf = std::get<WorkerFailed>(failed.detail);
   const std::int32_t oom = OomKillOf(inc, wf.pid);
   const std::int32_t own = OwnErrorOf(inc, node, wf.local_rank);
+  if (own < 0 && oom < 0 && wf.exit_code > 0) {
+    if (const std::int32_t peer = PeerErrorOf(inc, node, wf.local_rank); peer >= 0) {
+      VictimOnly(inc, facts, node, peer, f);
+      return true;
+    }
+  }
   f->verdict = v1::VERDICT_DIAGNOSED;
   f->rank = -1;
   f->node = node;

@@ -668,10 +668,49 @@ std::string UnrankedOnlyReason(const Analysis& a) {
          " other nodes logged " + std::to_string(by_count.rbegin()->first) + "): one of its ranks may have stopped without timing out.";
 }
 
+// The ranks whose agent saw them exit with an error code while their only error was about a
+// peer (a gloo timeout waiting on one, a closed connection): victims of a rank no line names.
+std::vector<std::int32_t> PeerErrorExits(const JobFacts& facts) {
+  std::vector<std::int32_t> out;
+  for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
+    const RankFacts& rf = facts.ranks[r];
+    if (rf.exit_event >= 0 && rf.peer_error >= 0 && rf.python_error < 0 && rf.timeouts == 0) out.push_back(r);
+  }
+  return out;
+}
+
+// Says that the only failures are victims', and which worker its agent had to SIGKILL (the one
+// that outlived SIGTERM: stopped or stuck, a suspect whose rank no line names).
+std::string VictimsOnlyReason(const Analysis& a, const std::vector<std::int32_t>& victims, Finding* f) {
+  std::string s;
+  for (std::int32_t r : victims) {
+    const RankFacts& rf = a.facts.ranks[r];
+    s += "Rank " + std::to_string(r) + " exited with " + ExitPhrase(rf.exit_code) + " (" +
+         Where(a.inc, a.inc.events[rf.exit_event]) + ") after an error about a peer (" +
+         Where(a.inc, a.inc.events[rf.peer_error]) + "): it waited on a rank that stopped, a victim. ";
+    f->evidence.push_back({rf.peer_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
+  }
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(a.inc.events.size()); ++i) {
+    const Event& e = a.inc.events[i];
+    const auto* ws = std::get_if<WorkerSignalled>(&e.detail);
+    if (ws == nullptr || e.family != Family::kTorchrun || a.inc.str(ws->signal) != "SIGKILL") continue;
+    s += "Its agent could not end a worker with SIGTERM and killed it with SIGKILL (" + Where(a.inc, e) +
+         "): that worker was stopped or stuck, the likely rank the others waited on, but no line gives its rank. ";
+    f->evidence.push_back({i, v1::EVIDENCE_ROLE_CORROBORATING});
+    break;
+  }
+  return s + "The initiator is not determined: the silent rank printed nothing, and no line (a rank prefix, "
+             "the rendezvous result with LOGLEVEL=INFO, a ChildFailedError entry) names it.";
+}
+
 void NoCandidate(const Analysis& a, Finding* f) {
   f->verdict = v1::VERDICT_INCONCLUSIVE;
   f->owner = v1::OWNER_UNKNOWN;
   f->cascade = SummarizeCascade(a.inc, a.facts, {}, -1);
+  if (const std::vector<std::int32_t> victims = PeerErrorExits(a.facts); !a.facts.HasWave() && !victims.empty()) {
+    f->reason = VictimsOnlyReason(a, victims, f);
+    return;
+  }
   if (!a.facts.HasWave() && !a.facts.unranked_timeouts.empty()) {
     f->reason = UnrankedOnlyReason(a);
     return;

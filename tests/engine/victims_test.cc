@@ -1,0 +1,133 @@
+// A rank whose only error is a timeout or a lost connection waiting on a peer is a victim, never
+// the answer: on a `torchrun --nproc_per_node N > console 2>&1` console (workers' tracebacks
+// unprefixed, torch 1.13 on gloo) and on a `--tee 3` console (`[default<L>]:` lines). The
+// lines are real torch 1.13 ones (docs/log_formats.md); the file names are opaque.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "denpex/engine/engine.h"
+#include "fixture.h"
+
+namespace denpex::engine {
+namespace {
+using testing::TempDir;
+using testing::Write;
+
+v1::Diagnosis DiagnoseOk(const std::filesystem::path& dir) {
+  auto d = Diagnose(dir, {.threads = 1});
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  return d.ok() ? *d : v1::Diagnosis();
+}
+
+const char kGlooTimeoutTraceback[] =
+    "Traceback (most recent call last):\n"
+    "  File \"/opt/job/train.py\", line 105, in main\n"
+    "    loss.backward()\n"
+    "  File \"/usr/lib/python3/dist-packages/torch/autograd/__init__.py\", line 197, in backward\n"
+    "    Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass\n"
+    "RuntimeError: [./gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 20000ms for recv operation to complete\n";
+
+const char kTableHead[] =
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+    "============================================================\n"
+    "/opt/job/train.py FAILED\n"
+    "------------------------------------------------------------\n";
+
+// A world of two on one console: `victim` timed out in gloo waiting on the other rank, which
+// printed nothing; the agent SIGTERMs the other (and, when `stopped`, has to SIGKILL it).
+std::string SharedConsole(int victim, bool stopped) {
+  std::string s = "step 6 loss 24.7755\nstep 7 loss 22.0784\n";
+  s += kGlooTimeoutTraceback;
+  s += "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 22422 closing signal SIGTERM\n";
+  if (stopped) {
+    s += "WARNING:torch.distributed.elastic.multiprocessing.api:Unable to shutdown process 22422 via 15, forcefully "
+         "exitting via 9\n";
+  }
+  s += "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: " + std::to_string(victim) +
+       " (pid: 22421) of binary: /usr/bin/python3\n";
+  s += kTableHead;
+  s += "Failures:\n  <NO_OTHER_FAILURES>\n------------------------------------------------------------\n"
+       "Root Cause (first observed failure):\n[" + std::to_string(victim) + "]:\n"
+       "  time      : 2026-12-02_06:23:16\n  host      : localhost\n"
+       "  rank      : " + std::to_string(victim) + " (local_rank: " + std::to_string(victim) + ")\n"
+       "  exitcode  : 1 (pid: 22421)\n  error_file: <N/A>\n"
+       "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+       "============================================================\n";
+  return s;
+}
+
+bool Cites(const v1::Diagnosis& d, const std::string& text) {
+  for (const auto& e : d.evidence()) {
+    if (e.text().find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Victims, SharedConsoleGlooTimeoutOfTheOnlyFailedRankIsNotCommitted) {
+  TempDir tmp;
+  Write(tmp.path() / "console.txt", SharedConsole(0, /*stopped=*/true));
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_INCONCLUSIVE) << d.reason();
+  EXPECT_NE(d.owner(), v1::OWNER_APPLICATION);
+  EXPECT_NE(d.reason().find("a victim"), std::string::npos) << d.reason();
+  EXPECT_TRUE(Cites(d, "Timed out waiting 20000ms")) << d.reason();
+  EXPECT_TRUE(Cites(d, "forcefully exitting via 9")) << d.reason();
+}
+
+TEST(Victims, SharedConsoleHungPeerThatTookSigtermLeavesTheVictimUnnamed) {
+  TempDir tmp;
+  Write(tmp.path() / "console.txt", SharedConsole(1, /*stopped=*/false));
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_INCONCLUSIVE) << d.reason();
+  EXPECT_NE(d.initiator().rank(), 1);
+  EXPECT_TRUE(Cites(d, "Timed out waiting 20000ms")) << d.reason();
+}
+
+TEST(Victims, TeeConsoleWorkerWithOnlyAGlooTimeoutIsNotNamedByItsAgentsWord) {
+  TempDir tmp;
+  std::string s;
+  for (const char* p = kGlooTimeoutTraceback; *p != '\0';) {
+    const char* end = p;
+    while (*end != '\n') ++end;
+    s += "[default0]:" + std::string(p, end + 1);
+    p = end + 1;
+  }
+  s += "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 8547) of binary: "
+       "/usr/bin/python3\n"
+       "WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers\n";
+  Write(tmp.path() / "b.out", s);
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_INCONCLUSIVE) << d.reason();
+  EXPECT_NE(d.owner(), v1::OWNER_APPLICATION);
+  EXPECT_NE(d.initiator().failure_class(), v1::FAILURE_CLASS_PYTHON_EXCEPTION);
+  EXPECT_TRUE(Cites(d, "Timed out waiting 20000ms")) << d.reason();
+}
+
+TEST(Victims, HostlessDmesgOfAOneNodeJobExplainsTheSigkilledRankByPid) {
+  TempDir tmp;
+  std::string s = "step 7 loss 22.0784\n";
+  s += "RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:16034\n";
+  s += "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 27148) of binary: "
+       "/usr/bin/python3\n";
+  s += kTableHead;
+  s += "Failures:\n[1]:\n  time      : 2026-12-02_06:26:18\n  host      : localhost\n  rank      : 1 (local_rank: 1)\n"
+       "  exitcode  : -9 (pid: 27149)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 27149\n"
+       "------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n"
+       "  time      : 2026-12-02_06:26:18\n  host      : localhost\n  rank      : 0 (local_rank: 0)\n"
+       "  exitcode  : 1 (pid: 27148)\n  error_file: <N/A>\n"
+       "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+       "============================================================\n";
+  Write(tmp.path() / "console.txt", s);
+  Write(tmp.path() / "kernel.txt",
+        "[14793.461694] Memory cgroup out of memory: Killed process 27149 (python3) total-vm:1784396kB, "
+        "anon-rss:921088kB, file-rss:126416kB, shmem-rss:0kB, UID:0 pgtables:2604kB oom_score_adj:0\n");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 1);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HOST_OOM);
+  EXPECT_EQ(d.owner(), v1::OWNER_HOST);
+}
+
+}  // namespace
+}  // namespace denpex::engine
