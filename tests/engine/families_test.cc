@@ -991,7 +991,7 @@ TEST(Families, TorchrunErrorFileIsTheWorkersExceptionAtItsTimestamp) {
   EXPECT_FALSE(ReadErrorFile(R"({"message": 3})", &record));
   // A cut file is no error file: its exception may still be found behind the opaque prefix, untimed.
   const ParsedLog cut = Parse(R"({"message": {"message": "RuntimeError: cut here)" "\n");
-  for (const Event& e : cut.events) EXPECT_EQ(e.clock, Clock::kNone);
+  for (const Event& event : cut.events) EXPECT_EQ(event.clock, Clock::kNone);
   std::string deep = R"({"message": )";
   for (int k = 0; k < 100000; ++k) deep += R"({"message": )";
   EXPECT_FALSE(ReadErrorFile(deep, &record));  // nested past the format: skipped, never recursed
