@@ -462,16 +462,6 @@ bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
   return (line[0] != ' ' && ParseHeader(line, &h) == Match::kYes) || ParsePythonErrorLine(line, &type);
 }
 
-bool ContinuesPiece(std::string_view head, std::string_view next, const PrefixPolicy& policy) {
-  if (!StartsOwnLine(next, policy)) return true;
-  std::string clean_head, clean_next;
-  if (head.find('\x1b') != std::string_view::npos) head = WithoutEscapes(head, &clean_head);
-  if (next.find('\x1b') != std::string_view::npos) next = WithoutEscapes(next, &clean_next);
-  PeelPaste(&head, policy);
-  PeelPaste(&next, policy);
-  return next.starts_with("| ") && !head.empty() && head[0] != '|' && head[0] != '+' && head.find(" | ") != std::string_view::npos;
-}
-
 std::string_view WithoutEscapes(std::string_view line, std::string* store) {
   store->clear();
   for (std::size_t i = 0; i < line.size();) {
@@ -555,9 +545,9 @@ std::uint32_t SniffWrapWidth(std::string_view text, const PrefixPolicy& policy) 
     }
     std::size_t j = i + 1;
     bool pieces = true;
-    for (; j < lines.size() && width[j] == longest; ++j) pieces = pieces && ContinuesPiece(lines[j - 1], lines[j], policy);
+    for (; j < lines.size() && width[j] == longest; ++j) pieces = pieces && !StartsOwnLine(lines[j], policy);
     ++runs;
-    wrapped += pieces && j < lines.size() && width[j] > 0 && ContinuesPiece(lines[j - 1], lines[j], policy) ? 1 : 0;
+    wrapped += pieces && j < lines.size() && width[j] > 0 && !StartsOwnLine(lines[j], policy) ? 1 : 0;
     i = j;
   }
   return wrapped >= kLeastRuns && wrapped * 2 > runs ? static_cast<std::uint32_t>(longest) : 0;

@@ -81,12 +81,6 @@ void PeelPaste(std::string_view* line, const PrefixPolicy& policy);
 // exception line), not a piece of the line before it that a terminal hard-wrapped.
 bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy);
 
-// Whether `next` continues `head`, a hard-wrapped line's piece before it: it starts no line of
-// its own, or the cut fell just before a ` | ` separator, leaving a tail that opens like a table's
-// row after a head that is no table's row or rule but holds `| ` fields (DeepSpeed's `time (ms) |
-// fwd: … | bwd: …` timer line), not an nvidia-smi table's next row.
-bool ContinuesPiece(std::string_view head, std::string_view next, const PrefixPolicy& policy);
-
 // The columns a line takes on a terminal: its bytes less its ANSI control sequences.
 std::size_t VisibleSize(std::string_view line);
 // `line` without its ANSI control sequences (`\x1b[31m`, `\x1b[0m`, `\x1b[K`), in `*store`.

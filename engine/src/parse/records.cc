@@ -109,7 +109,7 @@ bool LogParser::JoinHardWrapped(const LineRef& raw, std::uint32_t cite) {
   LineRef line = raw;
   if (raw.text.find('\x1b') != std::string_view::npos) line.text = WithoutEscapes(raw.text, &clean_[clean_turn_ ^= 1]);
   if (wrap_.open) {
-    if (!line.text.empty() && ContinuesPiece(wrap_.text, line.text, ctx_.prefixes)) {
+    if (!line.text.empty() && !StartsOwnLine(line.text, ctx_.prefixes)) {
       std::string_view tail = line.text;
       PeelPaste(&tail, ctx_.prefixes);
       wrap_.text.append(tail);
