@@ -1043,15 +1043,7 @@ void LogParser::Watchdog(const Parsed& p, int joins) {
   if (mt == Match::kYes) {
     Recognised r{.family = Family::kNcclWatchdog,
                  .kind = f.blocking ? Kind::kBlockingWaitTimeout : Kind::kWatchdogTimeout,
-                 .detail = WatchdogTimeout{.pg = out_.strings.Intern(pg.uid),
-                                           .pg_desc = out_.strings.Intern(pg.desc),
-                                           .op = out_.strings.Intern(f.op),
-                                           .group_rank = pg.group_rank,
-                                           .seq = f.seq,
-                                           .numel_in = f.numel_in,
-                                           .numel_out = f.numel_out,
-                                           .timeout_ms = f.timeout_ms,
-                                           .ran_for_ms = f.ran_for_ms}};
+                 .detail = TimeoutOf(pg, f)};
     NoteTimeout(std::get<WatchdogTimeout>(r.detail));
     if (open_watchdogs_.Find(p.rank) == kNoIndex) watchdog_ranks_.push_back(p.rank);
     open_watchdogs_.Set(p.rank, out_.events.size());
@@ -1060,6 +1052,18 @@ void LogParser::Watchdog(const Parsed& p, int joins) {
   }
   if (mt == Match::kMalformed) return;
   WatchdogMessage(p, pg, text);
+}
+
+WatchdogTimeout LogParser::TimeoutOf(const PgPrefix& pg, const WatchdogTimeoutFields& f) {
+  return {.pg = out_.strings.Intern(pg.uid),
+          .pg_desc = out_.strings.Intern(pg.desc),
+          .op = out_.strings.Intern(f.op),
+          .group_rank = pg.group_rank,
+          .seq = f.seq,
+          .numel_in = f.numel_in,
+          .numel_out = f.numel_out,
+          .timeout_ms = f.timeout_ms,
+          .ran_for_ms = f.ran_for_ms};
 }
 
 bool LogParser::NoteTimeout(const WatchdogTimeout& w) {
@@ -1085,15 +1089,7 @@ void LogParser::EmbeddedTimeout(const Parsed& p, std::string_view text) {
   if (ParsePgPrefix(&rest, &parsed) != Match::kYes) rest = message;
   WatchdogTimeoutFields f;
   if (ParseWatchdogTimeout(rest, &f) != Match::kYes) return;
-  WatchdogTimeout w{.pg = out_.strings.Intern(pg.uid),
-                    .pg_desc = out_.strings.Intern(pg.desc),
-                    .op = out_.strings.Intern(f.op),
-                    .group_rank = pg.group_rank,
-                    .seq = f.seq,
-                    .numel_in = f.numel_in,
-                    .numel_out = f.numel_out,
-                    .timeout_ms = f.timeout_ms,
-                    .ran_for_ms = f.ran_for_ms};
+  WatchdogTimeout w = TimeoutOf(pg, f);
   if (!NoteTimeout(w)) return;  // the file printed it already (the c10 line before the abort)
   Parsed inner = p;
   inner.header.message = message;

@@ -136,6 +136,8 @@ class LogParser {
   // The timeouts emitted, by (group rank, SeqNum, ran-for ms): the same timeout quoted again.
   std::unordered_set<std::uint64_t> timeouts_seen_;
   bool NoteTimeout(const WatchdogTimeout& w);
+  // The event detail of a timeout line's fields under its process-group prefix.
+  WatchdogTimeout TimeoutOf(const PgPrefix& pg, const WatchdogTimeoutFields& f);
   // srun interleaving (interleave.cc): a line another task's line was spliced into is read
   // as that task's line, and its head waits for its tail on the task's next line.
   bool SplitInterleaved(const LineRef& line);
