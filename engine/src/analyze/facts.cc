@@ -134,6 +134,7 @@ void CollectRankLogs(const Incident& inc, JobFacts* jf) {
       if (!f.agent || f.local_tags) SetNode(&jf->ranks[r], f.node);
     }
     if (f.agent && f.node >= 0) jf->nodes[f.node].agent_log = true;
+    jf->tasks_are_agents |= f.agent;
   }
   RanksOfLocalFolders(inc, jf);
   RanksOfTaggedConsoles(inc, jf);
@@ -211,6 +212,7 @@ void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, J
   const Event& e = inc.events[index];
   const std::string_view reason = inc.str(n.reason);
   if (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom) {
+    if (jf->tasks_are_agents) return;  // an agent's exit: its workers' own lines tell theirs
     jf->srun_reports.push_back(index);
     const std::int32_t node = NodeNamed(inc, n.node);
     for (std::int32_t r : ParseTaskList(inc.str(n.tasks))) {

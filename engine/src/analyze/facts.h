@@ -101,6 +101,9 @@ struct JobFacts {
   std::int32_t scheduler_end = -1;
   v1::FailureClass scheduler_class = v1::FAILURE_CLASS_UNSPECIFIED;
   std::vector<std::int32_t> srun_reports;  // `srun: error: <host>: task…` lines, in file order
+  // A torchrun agent's lines are in hand (sbatch + srun + torchrun): srun's tasks are the
+  // agents, so its `task N: Exited with exit code 1` is agent N's exit, not rank N's.
+  bool tasks_are_agents = false;
   // A requeued job (sbatch --requeue): the scheduler's word of it (slurmctld's requeue,
   // slurmstepd's `DUE TO JOB REQUEUE`), the first line of the next run in its output file (a
   // batch script's `SLURM_RESTART_COUNT=<n>`, n >= 1) and the highest restart count printed;

@@ -162,6 +162,17 @@ bool SplitTableField(std::string_view line, TableField* out) {
   return true;
 }
 
+bool IsLoopbackName(std::string_view host) {
+  const auto lower = [](std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(a[i])) != b[i]) return false;
+    }
+    return true;
+  };
+  return lower(host, "localhost") || lower(host, "localhost.localdomain") || host == "127.0.0.1" || host == "::1";
+}
+
 bool ParseTableTime(std::string_view value, TimeNs* out) {
   if (value.size() != 19 || value[10] != '_') return false;
   char buf[19];

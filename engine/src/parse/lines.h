@@ -85,6 +85,10 @@ struct TableField {
 };
 bool SplitTableField(std::string_view line, TableField* out);
 bool ParseTableTime(std::string_view value, TimeNs* out);  // 2026-03-02_09:17:03
+// A loopback name (`localhost`, `localhost.localdomain`, `127.0.0.1`, `::1`): what torchrun's
+// table prints as `host :` (socket.getfqdn()) where /etc/hosts maps 127.0.0.1 to localhost
+// first. It names the machine the line was written on, not which one: no host.
+bool IsLoopbackName(std::string_view host);
 bool ParseRankField(std::string_view value, std::int32_t* rank, std::int32_t* local_rank);
 bool ParseExitcodeField(std::string_view value, std::int32_t* exit_code, std::int64_t* pid);
 // `[<k>]:` opening a table entry.

@@ -992,7 +992,7 @@ void LogParser::ReadTableField(const Parsed& p) {
       e.time_borrowed = false;
     }
   } else if (f.name == "host") {
-    entry.host = out_.strings.Intern(f.value);
+    if (!IsLoopbackName(f.value)) entry.host = out_.strings.Intern(f.value);  // localhost: which machine is not said
   } else if (f.name == "rank") {
     ok = ParseRankField(f.value, &e.rank, &entry.local_rank);
     e.line = p.ref.number;  // the line a diagnosis cites
