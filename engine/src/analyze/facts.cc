@@ -352,6 +352,67 @@ void ApplyStatedWorld(const Incident& inc, JobFacts* jf) {
                             " (their node's logs are missing, or their lines carry no rank)");
 }
 
+// A torchrun agent that states no layout still shows how many workers it ran: torch's
+// SubprocessContext, once a worker has failed, SIGTERMs every worker still running (`Sending
+// process P closing signal SIGTERM`, one line each), and its ChildFailedError table lists the
+// ones that had already exited. Local ranks 0 .. N-1, N = the two together, numbered from the
+// table's first rank (global - local): a worker that never printed a line (stopped, hung) is
+// then known to be there, and MapSignalledPids gives it its SIGTERM line. Only when the
+// table's entries agree on one first rank, name distinct pids, and their local ranks fit
+// under N. (A worker that exited 0 before the failure is not counted: in a job whose workers
+// run one loop of collectives, none does while the others still run.)
+void CountAgentWorkers(const Incident& inc, JobFacts* jf) {
+  struct Seen {
+    std::int32_t base = -1, top_local = -1;
+    bool conflict = false;
+    std::vector<std::int64_t> pids;  // of the workers that had exited (table, `failed` line)
+    std::vector<std::int64_t> signalled;
+    bool shared = false;  // its workers' own lines are there, unprefixed: a console they share
+  };
+  std::vector<Seen> seen(jf->nodes.size());
+  auto add = [](std::vector<std::int64_t>* v, std::int64_t pid) {
+    if (pid > 0 && std::find(v->begin(), v->end(), pid) == v->end()) v->push_back(pid);
+  };
+  for (const Event& e : inc.events) {
+    if (e.node < 0 || !inc.files[e.file].agent) continue;
+    Seen& s = seen[static_cast<std::size_t>(e.node)];
+    s.shared |= e.rank < 0 && (IsPeerError(e) || IsOwnError(inc, e));
+    if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) {
+      if (e.rank < 0 || fe->local_rank < 0 || e.rank < fe->local_rank || fe->pid <= 0) {
+        s.conflict = true;
+        continue;
+      }
+      if (s.base >= 0 && s.base != e.rank - fe->local_rank) s.conflict = true;
+      s.base = e.rank - fe->local_rank;
+      s.top_local = std::max(s.top_local, fe->local_rank);
+      add(&s.pids, fe->pid);
+    } else if (const auto* wf = std::get_if<WorkerFailed>(&e.detail); wf && e.family == Family::kTorchrun) {
+      add(&s.pids, wf->pid);
+      s.top_local = std::max(s.top_local, wf->local_rank);
+    } else if (const auto* ws = std::get_if<WorkerSignalled>(&e.detail); ws && e.family == Family::kTorchrun) {
+      if (inc.str(ws->signal) == "SIGTERM") add(&s.signalled, ws->pid);
+    }
+  }
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    Seen& s = seen[i];
+    NodeFacts& n = jf->nodes[i];
+    if (s.conflict || s.base < 0 || s.signalled.empty() || n.first_rank >= 0 || !n.agent_log) continue;
+    std::int32_t running = 0;
+    for (std::int64_t pid : s.signalled) running += std::find(s.pids.begin(), s.pids.end(), pid) == s.pids.end() ? 1 : 0;
+    const auto workers = static_cast<std::int32_t>(s.pids.size()) + running;
+    if (s.top_local >= workers) continue;
+    n.first_rank = s.base;
+    n.local_procs = workers;
+    n.agent_ranks = true;
+    if (!s.shared) continue;
+    // Its workers print into this console: one that printed nothing there was silent.
+    for (std::int32_t r = s.base; r < s.base + workers; ++r) {
+      jf->EnsureRank(r);
+      jf->ranks[r].has_log = true;
+    }
+  }
+}
+
 // A node's ranks, and local ranks where the table did not give them: DeepSpeed's launch.py
 // states its node's first rank (K*P), so local = global - K*P; otherwise torchrun numbers a
 // node's workers contiguously, so local = global - first when the node's ranks are contiguous.
@@ -813,6 +874,7 @@ JobFacts CollectFacts(const Incident& inc) {
   }
   ApplyWorldInfo(inc, &jf);
   ApplyStatedWorld(inc, &jf);
+  CountAgentWorkers(inc, &jf);
   AssignNodeRanks(&jf);
   MarkBuildWaiters(inc, &jf);
   ApplyLauncherEvidence(inc, &jf);
