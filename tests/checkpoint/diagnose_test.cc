@@ -94,6 +94,32 @@ TEST_F(DiagnoseCheckpoints, ACheckpointWrittenAfterTheFaultIsNotTrustedWhenFileT
   EXPECT_TRUE(after);
 }
 
+// corpora/real2/sl_time_limit with the file times the run left: slurmctld's `Time limit
+// exhausted` at 06:47:31.531, and rank 0 finished step_155.pt 0.3 s later, before slurmstepd
+// signalled the step. No rank had failed: a save finished after the scheduler's decision is
+// judged by its contents, so the newest one that verifies is resumed.
+TEST(DiagnoseCheckpointsTimeLimit, ASaveFinishedAfterTheSchedulersDecisionIsJudgedByItsContents) {
+  const fs::path src = fs::path(DENPEX_SOURCE_DIR) / "corpora" / "real2" / "sl_time_limit" / "incident";
+  if (!fs::exists(src)) GTEST_SKIP() << "no corpus under " << src;
+  ckpt_test::TempDir tmp;
+  const fs::path inc = tmp.path() / "incident";
+  fs::copy(src, inc, fs::copy_options::recursive);
+  for (const auto& e : fs::recursive_directory_iterator(inc)) {
+    if (e.is_regular_file()) SetTime(e.path(), "2026-12-02T06:47:45Z");
+  }
+  SetTime(inc / "checkpoints" / "step_150.pt", "2026-12-02T06:47:29.33Z");
+  SetTime(inc / "checkpoints" / "step_155.pt", "2026-12-02T06:47:31.83Z");
+  for (const auto& e : fs::directory_iterator(inc / "checkpoints")) {
+    const std::string name = e.path().filename().string();
+    if (name != "step_150.pt" && name != "step_155.pt") SetTime(e.path(), "2026-12-02T06:46:00Z");
+  }
+  auto d = Diagnose(inc, {});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT) << d->reason();
+  EXPECT_EQ(d->checkpoint().decision(), v1::CHECKPOINT_DECISION_RESUME) << d->checkpoint().summary();
+  EXPECT_EQ(d->checkpoint().path(), "step_155.pt") << d->checkpoint().summary();
+}
+
 TEST_F(DiagnoseCheckpoints, AnExplicitDirectoryOutsideTheIncidentIsVerified) {
   ckpt_test::TempDir tmp;
   const fs::path inc = CopyIncident(tmp);

@@ -160,6 +160,20 @@ void RewordRestart(const v1::CheckpointOutcome& o, std::vector<Action>* recovery
   }
 }
 
+// The scheduler ended a job no rank of which had failed (a time limit, a cancel, a preemption):
+// the training state stayed sound until its processes were signalled, after the controller's
+// decision, so a save finished in between (or by a handler of that signal) is judged by its
+// contents alone, as a save cut short by the kill is.
+bool SchedulerEndedSoundJob(const Finding& f) {
+  switch (f.failure_class) {
+    case v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT: case v1::FAILURE_CLASS_SCHEDULER_CANCEL:
+    case v1::FAILURE_CLASS_SCHEDULER_PREEMPTION:
+      return f.verdict == v1::VERDICT_DIAGNOSED && f.rank < 0 && f.node < 0;
+    default:
+      return false;
+  }
+}
+
 v1::CheckpointOutcome Verified(const Incident& inc, const Finding& f, const CheckpointDir& dir,
                                std::vector<std::string>* notes) {
   v1::CheckpointOutcome o;
@@ -167,7 +181,8 @@ v1::CheckpointOutcome Verified(const Incident& inc, const Finding& f, const Chec
   std::string why;
   const bool times = FileTimesPreserved(inc, dir.path, &why);
   const std::optional<TimeNs> fault = FailureOnset(inc) ? FailureOnset(inc) : f.time;
-  if (times && fault) opts.not_after = *fault;
+  const bool sound = SchedulerEndedSoundJob(f);
+  if (times && fault && !sound) opts.not_after = *fault;
   auto r = VerifyCheckpointDir(dir.path, opts);
   if (!r.ok()) {
     o.set_decision(v1::CHECKPOINT_DECISION_INCONCLUSIVE);
@@ -178,7 +193,10 @@ v1::CheckpointOutcome Verified(const Incident& inc, const Finding& f, const Chec
   o.set_summary(r->summary);
   o.set_last_written_step(std::max<std::int64_t>(0, r->last_written_step));
   o.set_steps_lost(std::max<std::int64_t>(0, r->steps_lost));
-  if (!times) {
+  if (sound) {
+    o.set_summary(o.summary() + " (the scheduler ended a job no rank of which had failed: a save finished after its "
+                                "decision is judged by its contents)");
+  } else if (!times) {
     o.set_summary(o.summary() + " (file times not compared with the fault: " + why + ")");
   } else if (!fault) {
     o.set_summary(o.summary() + " (no fault time: checkpoints written after it cannot be told)");
