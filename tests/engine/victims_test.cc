@@ -100,6 +100,39 @@ TEST(Victims, SharedConsoleWhoseWorkerCountDoesNotFitNamesNoSilentMember) {
   EXPECT_TRUE(Cites(d, "Timed out waiting 20000ms")) << d.reason();
 }
 
+// Both workers of one console exited with exit code 1: one raised ValueError, the other lost
+// its connection to it; the lines carry no rank, so which one raised is not known. No rank is
+// named, and the reason says so instead of calling both victims.
+TEST(Victims, SharedConsoleOwnErrorAndPeerErrorOfTwoFailedWorkersNameNoRank) {
+  TempDir tmp;
+  std::string s = "step 7 loss 22.0784\n"
+                  "Traceback (most recent call last):\n"
+                  "  File \"/opt/job/train.py\", line 87, in main\n"
+                  "    raise ValueError(f\"could not decode sample {64 * step + 17}: unexpected end of data\")\n"
+                  "ValueError: could not decode sample 529: unexpected end of data\n"
+                  "Traceback (most recent call last):\n"
+                  "  File \"/opt/job/train.py\", line 105, in main\n"
+                  "    loss.backward()\n"
+                  "RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:36750\n"
+                  "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 24727) of "
+                  "binary: /usr/bin/python3\n";
+  s += kTableHead;
+  s += "Failures:\n[1]:\n  time      : 2026-12-02_06:25:06\n  host      : localhost\n  rank      : 1 (local_rank: 1)\n"
+       "  exitcode  : 1 (pid: 24728)\n  error_file: <N/A>\n"
+       "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+       "------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n"
+       "  time      : 2026-12-02_06:25:06\n  host      : localhost\n  rank      : 0 (local_rank: 0)\n"
+       "  exitcode  : 1 (pid: 24727)\n  error_file: <N/A>\n"
+       "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+       "============================================================\n";
+  Write(tmp.path() / "console.txt", s);
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_INCONCLUSIVE) << d.reason();
+  EXPECT_NE(d.reason().find("one of them raised ValueError"), std::string::npos) << d.reason();
+  EXPECT_EQ(d.reason().find("a victim."), std::string::npos) << d.reason();
+  EXPECT_TRUE(Cites(d, "ValueError: could not decode sample 529")) << d.reason();
+}
+
 TEST(Victims, TeeConsoleWorkerWithOnlyAGlooTimeoutIsNotNamedByItsAgentsWord) {
   TempDir tmp;
   std::string s;

@@ -256,6 +256,7 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     CollectSlurm(inc, index, *sn, jf);
     return;
   }
+  if (e.rank < 0 && IsOwnError(inc, e)) jf->unranked_own_errors.push_back(index);
   // A rank's own line that names its host (NCCL `host:pid:tid`, a pdsh prefix) places it; NCCL's
   // `host:pid:tid` also names its process.
   if (e.rank >= 0 && e.node >= 0 && !inc.files[e.file].agent) SetNode(&jf->ranks[e.rank], e.node);

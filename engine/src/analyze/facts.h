@@ -93,6 +93,9 @@ struct JobFacts {
   // workers logged, unnamed (at least one each): a rank placed on no node may be one of them,
   // so it is not known to be silent, and "every logged rank raised" counts them.
   std::int32_t unnamed_worker_files = 0;
+  // Errors a process raised itself (a traceback's ValueError) that carry no rank: on a console
+  // the workers share with their agent, one of its workers raised it. Event indices.
+  std::vector<std::int32_t> unranked_own_errors;
   // Printed (after ApplyOffsets: aligned) time of the earliest watchdog timeout that carries a
   // time; nullopt when none does (torch <= 2.1's c10 lines under srun or pdsh): an untimed wave
   // says nothing about when it began, so nothing can be ordered against it.

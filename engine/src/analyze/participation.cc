@@ -681,7 +681,53 @@ std::vector<std::int32_t> PeerErrorExits(const JobFacts& facts) {
 
 // Says that the only failures are victims', and which worker its agent had to SIGKILL (the one
 // that outlived SIGTERM: stopped or stuck, a suspect whose rank no line names).
+// An error a worker raised itself, printed without a rank on the console where `victim`'s agent
+// reported its exit, before that report: one of the console's workers raised it. -1 when none.
+std::int32_t UnrankedOwnErrorBefore(const Analysis& a, std::int32_t victim) {
+  const Event& exit = a.inc.events[a.facts.ranks[victim].exit_event];
+  for (std::int32_t i : a.facts.unranked_own_errors) {
+    const Event& e = a.inc.events[i];
+    if (e.file == exit.file && e.line < exit.line) return i;
+  }
+  return -1;
+}
+
+// Workers sharing their agent's console exited with an error code, and no line there says which
+// rank printed which: one of them raised an error of its own (`own`, -1 when none is recognised)
+// and one's last error is about a peer, the one line every failed worker of the console was given.
+std::string SharedConsoleReason(const Analysis& a, const std::vector<std::int32_t>& failed, std::int32_t own, Finding* f) {
+  std::string ranks, exits;
+  for (std::int32_t r : failed) {
+    ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    exits += (exits.empty() ? "" : ", ") + Where(a.inc, a.inc.events[a.facts.ranks[r].exit_event]);
+  }
+  const std::int32_t peer = a.facts.ranks[failed.front()].peer_error;
+  std::string s = "Ranks " + ranks + " exited with an error code (" + exits + ") on a console they share with their agent, " +
+                  "whose lines carry no rank: ";
+  if (own >= 0) {
+    const Event& e = a.inc.events[own];
+    s += "one of them raised " + std::string(a.inc.str(std::get<PythonError>(e.detail).type)) + " (" + Where(a.inc, e) + "), and ";
+    f->evidence.push_back({own, v1::EVIDENCE_ROLE_CORROBORATING});
+  } else {
+    s += "no error of their own is recognised there, and ";
+  }
+  f->evidence.push_back({peer, v1::EVIDENCE_ROLE_CONSEQUENCE});
+  return s + "the last error of one of them is about a peer (" + Where(a.inc, a.inc.events[peer]) +
+         "), a victim's. Which rank failed first is not known: a rank prefix (torchrun --tee 3, torch >= 2.4's " +
+         "`[rank<G>]:`) or per-rank logs (torchrun --log-dir) would tell.";
+}
+
+// Every one of `victims` was given the same one peer error (an unprefixed line on their shared
+// console): it is one rank's, not each one's.
+bool OnePeerErrorForAll(const JobFacts& facts, const std::vector<std::int32_t>& victims) {
+  for (std::int32_t r : victims) {
+    if (facts.ranks[r].peer_error != facts.ranks[victims.front()].peer_error) return false;
+  }
+  return victims.size() > 1;
+}
+
 std::string VictimsOnlyReason(const Analysis& a, const std::vector<std::int32_t>& victims, Finding* f) {
+  if (OnePeerErrorForAll(a.facts, victims)) return SharedConsoleReason(a, victims, UnrankedOwnErrorBefore(a, victims.front()), f);
   std::string s;
   for (std::int32_t r : victims) {
     const RankFacts& rf = a.facts.ranks[r];
