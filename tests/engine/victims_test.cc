@@ -133,6 +133,49 @@ TEST(Victims, SharedConsoleOwnErrorAndPeerErrorOfTwoFailedWorkersNameNoRank) {
   EXPECT_TRUE(Cites(d, "ValueError: could not decode sample 529")) << d.reason();
 }
 
+// The same console rotated (`console.txt.1` the older piece, holding the victim's traceback):
+// one stream, one agent, the same answer.
+TEST(Victims, RotatedSharedConsoleIsOneStreamOfOneAgent) {
+  TempDir tmp;
+  const std::string s = SharedConsole(0, /*stopped=*/true);
+  const std::size_t cut = s.find("WARNING:torch.distributed.elastic.multiprocessing.api:Sending process");
+  Write(tmp.path() / "console.txt.1", s.substr(0, cut));
+  Write(tmp.path() / "console.txt", s.substr(cut));
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 1) << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HANG);
+}
+
+// More unprefixed errors than workers that exited (rank 2 raised, and the worker its agent then
+// SIGTERMed had printed a peer error first: corpora/real's tr_exception_rank2 with a node's
+// files concatenated): the SIGTERMed worker was not silent, so it is not named.
+TEST(Victims, SigtermedWorkerWhoseConsoleHoldsMoreErrorsThanExitsIsNotTheSilentMember) {
+  TempDir tmp;
+  std::string s =
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/job/train.py\", line 173, in main\n"
+      "    raise RuntimeError(f\"batch {step} from shard 3 has 17 non-finite values\")\n"
+      "RuntimeError: batch 12 from shard 3 has 17 non-finite values\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/job/train.py\", line 203, in main\n"
+      "    loss.backward()  # DDP all-reduces the gradients here\n"
+      "RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:42407\n"
+      "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 27090 closing signal SIGTERM\n"
+      "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 27089) of binary: "
+      "/usr/bin/python3\n";
+  s += kTableHead;
+  s += "Failures:\n  <NO_OTHER_FAILURES>\n------------------------------------------------------------\n"
+       "Root Cause (first observed failure):\n[0]:\n"
+       "  time      : 2026-11-29_16:27:25\n  host      : node-b\n  rank      : 2 (local_rank: 0)\n"
+       "  exitcode  : 1 (pid: 27089)\n  error_file: <N/A>\n"
+       "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+       "============================================================\n";
+  Write(tmp.path() / "node-b.txt", s);
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_NE(d.initiator().rank(), 3) << d.reason();
+}
+
 TEST(Victims, TeeConsoleWorkerWithOnlyAGlooTimeoutIsNotNamedByItsAgentsWord) {
   TempDir tmp;
   std::string s;

@@ -368,16 +368,18 @@ void CountAgentWorkers(const Incident& inc, JobFacts* jf) {
     bool conflict = false;
     std::vector<std::int64_t> pids;  // of the workers that had exited (table, `failed` line)
     std::vector<std::int64_t> signalled;
-    bool shared = false;  // its workers' own lines are there, unprefixed: a console they share
+    // Its workers' errors printed there without a rank (tracebacks' last lines): a console they
+    // share. More of them than workers that exited means one came from a worker it SIGTERMed.
+    std::int32_t unranked_errors = 0;
   };
   std::vector<Seen> seen(jf->nodes.size());
   auto add = [](std::vector<std::int64_t>* v, std::int64_t pid) {
     if (pid > 0 && std::find(v->begin(), v->end(), pid) == v->end()) v->push_back(pid);
   };
   for (const Event& e : inc.events) {
-    if (e.node < 0 || !inc.files[e.file].agent) continue;
+    if (e.node < 0 || !(inc.files[e.file].agent || inc.files[StreamOf(inc, e.file)].agent)) continue;
     Seen& s = seen[static_cast<std::size_t>(e.node)];
-    s.shared |= e.rank < 0 && (IsPeerError(e) || IsOwnError(inc, e));
+    s.unranked_errors += e.rank < 0 && (IsPeerError(e) || IsOwnError(inc, e)) ? 1 : 0;
     if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) {
       if (e.rank < 0 || fe->local_rank < 0 || e.rank < fe->local_rank || fe->pid <= 0) {
         s.conflict = true;
@@ -405,8 +407,9 @@ void CountAgentWorkers(const Incident& inc, JobFacts* jf) {
     n.first_rank = s.base;
     n.local_procs = workers;
     n.agent_ranks = true;
-    if (!s.shared) continue;
-    // Its workers print into this console: one that printed nothing there was silent.
+    // Its workers print into this console: one that printed nothing there was silent, when the
+    // workers that exited account for every error in it.
+    if (s.unranked_errors == 0 || s.unranked_errors > static_cast<std::int32_t>(s.pids.size())) continue;
     for (std::int32_t r = s.base; r < s.base + workers; ++r) {
       jf->EnsureRank(r);
       jf->ranks[r].has_log = true;
@@ -468,10 +471,9 @@ std::int32_t GlobalRankOf(const JobFacts& jf, const NodeFacts& n, std::int32_t l
 void AttributeUnprefixedPeerErrors(const Incident& inc, JobFacts* jf) {
   for (RankFacts& r : jf->ranks) {
     if (r.exit_event < 0 || r.exit_code <= 0 || r.python_error >= 0 || r.peer_error >= 0 || r.timeouts > 0) continue;
-    const Event& exit = inc.events[r.exit_event];
     for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
       const Event& e = inc.events[i];
-      if (e.rank >= 0 || e.file != exit.file || e.line >= exit.line || !IsPeerError(e)) continue;
+      if (e.rank >= 0 || !IsPeerError(e) || !BeforeInStream(inc, i, r.exit_event)) continue;
       r.peer_error = i;
       if (e.family == Family::kGloo) (e.kind == Kind::kGlooTimeout ? jf->gloo_timeouts : jf->gloo_closed) += 1;
       break;
@@ -660,12 +662,18 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
     v1::Owner owner;
     const auto* kill = std::get_if<OomKill>(&e.detail);
     // A bare `dmesg` names no host: in a job of one node it is that node's, and then only its
-    // pid, on a rank killed by SIGKILL, ties it to a rank.
-    const bool hostless = e.node < 0 && jf->nodes.size() == 1;
+    // pid, on a rank killed by SIGKILL, ties it to a rank. Where no line names any node (a
+    // console merged with the kernel's lines, `host : localhost`), the ranks no node holds are
+    // the ones it may speak of, on the same terms.
+    const bool hostless = e.node < 0 && jf->nodes.size() <= 1;
     const std::int32_t node = hostless ? 0 : e.node;
     if (!kill || node < 0 || !HostCauseOf(e, &cls, &owner)) continue;
+    std::vector<std::int32_t> unplaced;  // with no node known at all: every rank
+    if (jf->nodes.empty()) {
+      for (std::int32_t r = 0; r < static_cast<std::int32_t>(jf->ranks.size()); ++r) unplaced.push_back(r);
+    }
     std::int32_t match = -1, killed = -1, killed_count = 0;
-    for (std::int32_t r : jf->nodes[node].ranks) {
+    for (std::int32_t r : jf->nodes.empty() ? unplaced : jf->nodes[node].ranks) {
       const RankFacts& rf = jf->ranks[r];
       if (kill->pid > 0 && rf.pid == kill->pid) match = r;
       if (rf.exit_event >= 0 && rf.exit_code == kExitSigkill && !rf.torn_down) {
@@ -841,6 +849,18 @@ void PlaceUnloggedRanks(JobFacts* jf) {
     if (rf.node >= 0) above = rf.node;
   }
   PlaceByBlocks(jf);
+}
+
+std::uint32_t StreamOf(const Incident& inc, std::uint32_t file) {
+  const std::int32_t live = inc.files[file].rotated_into;
+  return live >= 0 ? static_cast<std::uint32_t>(live) : file;
+}
+
+bool BeforeInStream(const Incident& inc, std::int32_t a, std::int32_t b) {
+  const Event& x = inc.events[a];
+  const Event& y = inc.events[b];
+  if (x.file == y.file) return x.line < y.line;
+  return StreamOf(inc, x.file) == StreamOf(inc, y.file) && a < b;  // a stream's pieces: in its order
 }
 
 bool IsPeerError(const Event& e) {

@@ -140,6 +140,12 @@ JobFacts CollectFacts(const Incident& inc);
 // An error a rank reported about its peers (it failed because another rank did): gloo's closed
 // or timed-out pair, a NCCL error, the watchdog's abort of a collective.
 bool IsPeerError(const Event& e);
+// The stream a file's lines belong to: the live piece of a rotated log (`X.log` for `X.log.1`),
+// else the file itself. A stream's events are in its order (ingest's OrderRotatedStreams).
+std::uint32_t StreamOf(const Incident& inc, std::uint32_t file);
+// Event `a` comes before event `b` in one stream: an earlier line of the same file, or a line
+// of an older piece of the same rotated log.
+bool BeforeInStream(const Incident& inc, std::int32_t a, std::int32_t b);
 
 // Lines a borrowed stamp may come from and still stand for the event's time (AnchoredTime).
 inline constexpr std::uint32_t kAnchorLines = 16;

@@ -684,10 +684,8 @@ std::vector<std::int32_t> PeerErrorExits(const JobFacts& facts) {
 // An error a worker raised itself, printed without a rank on the console where `victim`'s agent
 // reported its exit, before that report: one of the console's workers raised it. -1 when none.
 std::int32_t UnrankedOwnErrorBefore(const Analysis& a, std::int32_t victim) {
-  const Event& exit = a.inc.events[a.facts.ranks[victim].exit_event];
   for (std::int32_t i : a.facts.unranked_own_errors) {
-    const Event& e = a.inc.events[i];
-    if (e.file == exit.file && e.line < exit.line) return i;
+    if (BeforeInStream(a.inc, i, a.facts.ranks[victim].exit_event)) return i;
   }
   return -1;
 }

@@ -168,6 +168,20 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident
   for (const Event& e : inc.events) {
     if (want[e.file]) NoteEvent(e, inc.files[e.file], &seen[e.file]);
   }
+  // The pieces of a rotated log (`X.log.1` beside `X.log`) are one stream: what any piece's
+  // lines say is the live piece's, and every piece is the node the stream is.
+  std::vector<char> stream_agent(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int32_t live = inc.files[i].rotated_into;
+    stream_agent[i] |= inc.files[i].agent;
+    if (live < 0 || !want[i]) continue;
+    Seen& l = seen[static_cast<std::size_t>(live)];
+    l.many |= seen[i].many;
+    l.Host(seen[i].host);
+    l.kernel |= seen[i].kernel;
+    l.Ranks(seen[i].lo, seen[i].hi);
+    stream_agent[static_cast<std::size_t>(live)] |= inc.files[i].agent;
+  }
   out.no_node_folder = ManyHostFolders(given, seen, inc);
   std::vector<std::string> path_node = given;
   for (std::size_t i = 0; i < n; ++i) {
@@ -178,16 +192,17 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident
   std::map<StrId, std::vector<std::size_t>> agents_of;  // host -> the agents' consoles naming it
   for (std::size_t i = 0; i < n; ++i) {
     const LogFile& f = inc.files[i];
-    if (!want[i] || !path_node[i].empty()) continue;
+    if (!want[i] || !path_node[i].empty() || f.rotated_into >= 0) continue;  // a piece: its stream's, below
     Seen& s = seen[i];
+    const bool agent = stream_agent[i] != 0;
     // One process's or one agent's lines, not a merged file of many (several ranks' prefixes,
     // srun labels, an agent's console beside kernel lines).
-    if (f.task_labels || (f.agent ? s.kernel : f.prefix_ranks.size() > 1)) continue;
-    if (f.agent && !f.prefix_ranks.empty()) s.Ranks(f.prefix_ranks.front(), f.prefix_ranks.back());
+    if (f.task_labels || (agent ? s.kernel : f.prefix_ranks.size() > 1)) continue;
+    if (agent && !f.prefix_ranks.empty()) s.Ranks(f.prefix_ranks.front(), f.prefix_ranks.back());
     if (s.host != kNoStr && !s.many) {
       out.node[i] = std::string(inc.str(s.host));
-      if (f.agent) agents_of[s.host].push_back(i);
-    } else if (s.host == kNoStr && f.agent && !f.task_labels && !f.world_info) {
+      if (agent) agents_of[s.host].push_back(i);
+    } else if (s.host == kNoStr && agent && !f.task_labels && !f.world_info) {
       out.node[i] = std::string(kUnnamed) + f.path;  // one console, one agent: its own node
     }
   }
@@ -202,8 +217,15 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident
       split[i] = 1;
     }
   }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (inc.files[i].rotated_into >= 0) split[i] = split[static_cast<std::size_t>(inc.files[i].rotated_into)];
+  }
   for (const StrId host : hosts) {
     if (!NamedElsewhere(inc, host, split)) out.split_hosts.emplace_back(inc.str(host));
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int32_t live = inc.files[i].rotated_into;
+    if (live >= 0 && want[i] && path_node[i].empty()) out.node[i] = out.node[static_cast<std::size_t>(live)];
   }
   return out;
 }
