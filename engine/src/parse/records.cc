@@ -226,7 +226,7 @@ constexpr AnchorRow kAnchors[] = {
     {"Assertion `", Back::kNone},  // a device assert (its path and kernel before it are read past)
     {"Warning ", Back::kNone},  // a Kubernetes event row (`kubectl get events`, describe's table)
     {"back-off ", Back::kNone},  // the kubelet's CrashLoopBackOff message quoted by a tool
-    {"(raylet) ", Back::kNone},
+    {"(raylet) ", Back::kNone}, {"A worker died or was killed", Back::kNone},  // Ray's word on a dead worker
 };
 
 std::size_t BackUp(std::string_view body, std::size_t at, Back back) {
@@ -282,6 +282,11 @@ bool EndsPrefix(std::string_view prefix, char next) {
   if (head.empty()) return true;  // indentation (a Markdown code block, a log viewer's column)
   const char c = head.back();
   if (c == '-' || c == '|' || c == ']' || c == ':' || c == '>' || c == ')' || c == '+' || IsDigit(c)) return true;
+  if (c == 'm') {  // a colour code whose ESC byte the paste lost (`[33m(raylet)[0m A worker died ...`)
+    std::size_t i = head.size() - 1;
+    while (i > 0 && (IsDigit(head[i - 1]) || head[i - 1] == ';')) --i;
+    if (i > 0 && i < head.size() - 1 && head[i - 1] == '[') return true;
+  }
   // A quote or parenthesis opened with a space before the message (`" CUDA out of ...`, `( RuntimeError: `),
   // and prose in another script (`PLE运行 RuntimeError: `): no word of an English sentence.
   if (c == '"' || c == '(' || static_cast<unsigned char>(c) >= 0x80) return true;
@@ -811,7 +816,7 @@ void LogParser::Unheaded(const Parsed& p) {
             (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
             ((c == 'N' || c == 'K' || c == 'T' || c == 'p') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
-            ((c == 'T' || c == 'r' || c == 'n') && RecogniseRay(msg, &out_.strings, &r)) ||  // n: `node_manager.cc:N: ...`
+            RecogniseRay(msg, &out_.strings, &r) ||  // Ray's messages are read wherever they stand (`node_manager.cc:N: ...`)
             ((c == 'E' || c == 'S') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             ((c == 'm' || c == 'p' || c == 'o' || c == 's' || c == 'C' || c == 'T') &&
              RecogniseBareMetal(msg, &out_.strings, &r)) ||

@@ -712,6 +712,40 @@ bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out) {
     out->detail = Note{InternCapped(strings, msg)};
     return true;
   }
+  if (Has(msg, "System memory low at node with IP ")) {  // Ray 2.1's memory monitor, before the periodic summary
+    out->kind = Kind::kRayletOomKills;
+    const std::string_view ip = TokenAfter(msg, "node with IP ", ". ");
+    if (IsIp(ip)) out->host = ip;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  // ray.exceptions.OutOfMemoryError's message without its type: its first sentence (a title, a
+  // trainer's own log line) or its second line alone (`Memory on the node (IP: ...) where the task ...`).
+  if (Has(msg, "Task was killed due to the node running low on memory") ||
+      (Has(msg, "Memory on the node (IP: ") && Has(msg, "exceeds the memory usage threshold"))) {
+    out->kind = Kind::kRayOom;
+    const std::string_view ip = TokenAfter(msg, "(IP: ", ",");
+    if (IsIp(ip)) out->host = ip;
+    out->detail = PythonError{.message = InternCapped(strings, msg)};  // as the typed error's
+    return true;
+  }
+  // A worker's death as the raylet or the driver's worker.py reports it (`A worker died or was killed
+  // while executing a task by an unexpected system error. ... Worker IP address: <ip> ...`): the
+  // cause an actor's death is read with, not the driver's ActorDiedError itself.
+  if (Has(msg, "A worker died or was killed while executing a task")) {
+    out->kind = Kind::kActorCause;
+    const std::string_view ip = TokenAfter(msg, "Worker IP address: ", " ");
+    if (IsIp(ip)) out->host = ip;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  // ActorDiedError's message quoted by a trainer's own line (`... exception is The actor died
+  // unexpectedly before finishing this task.`), without the exception's type.
+  if (Has(msg, "The actor died unexpectedly before finishing this task")) {
+    out->kind = Kind::kActorDied;
+    out->detail = PythonError{.message = InternCapped(strings, msg)};  // as the typed error's
+    return true;
+  }
   if (Has(msg, " has been marked dead because the detector has missed too many heartbeats")) {  // GCS
     out->kind = Kind::kRayNodeDead;
     const std::string_view ip = TokenAfter(msg, " and address: ", " ");
@@ -795,7 +829,8 @@ constexpr Trigger kSchedulerTriggers[] = {
     // RecogniseRay
     {"killed due to memory pressure (OOM)"}, {"has been marked dead because the detector"}, {"- (node_id="}, {"- (ip="},
     {"\tpid: "}, {"\tip: "}, {"The actor is dead because"}, {"The actor died because its node has died"},
-    {"ray.exceptions.RayTaskError("},
+    {"ray.exceptions.RayTaskError("}, {"System memory low at node"}, {"node running low on memory"},
+    {"Memory on the node (IP: "}, {"A worker died or was killed"}, {"The actor died unexpectedly"},
     // RecogniseBareMetal
     {" noticed that process rank "}, {"Process name: ["}, {"Remote daemon: ["}, {": ssh exited with exit code 255"},
     {"] MCW rank "}, {" bound to package["}, {" closed by remote host."},
