@@ -803,7 +803,7 @@ void LogParser::Unheaded(const Parsed& p) {
   if (c == ' ' || c == '\t') {
     found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) || RecogniseAgentRanks(msg, &r) ||
             RecogniseBareMetal(msg, &out_.strings, &r) ||
-            (c == '\t' && RecogniseRay(msg, &out_.strings, &r));
+            RecogniseRay(msg, &out_.strings, &r);  // also a hard-wrapped line's indented piece
   } else if (c == '-') {
     found = RecogniseRay(msg, &out_.strings, &r);
   } else if (IsAlpha(c) || IsDigit(c)) {

@@ -732,7 +732,7 @@ bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out) {
   // A worker's death as the raylet or the driver's worker.py reports it (`A worker died or was killed
   // while executing a task by an unexpected system error. ... Worker IP address: <ip> ...`): the
   // cause an actor's death is read with, not the driver's ActorDiedError itself.
-  if (Has(msg, "A worker died or was killed while executing a task")) {
+  if (Has(msg, "A worker died or was killed while executing")) {
     out->kind = Kind::kActorCause;
     const std::string_view ip = TokenAfter(msg, "Worker IP address: ", " ");
     if (IsIp(ip)) out->host = ip;
