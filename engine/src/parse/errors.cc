@@ -72,10 +72,12 @@ bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* 
   if (deepspeed) return set(Family::kDeepSpeed, Kind::kException);
   // FSDP's state check (`expected to be in states [<TrainingState.FORWARD_BACKWARD: 2>] ...`: FSDP1,
   // FSDP2 and fairscale word it alike; torch 1.13-2.0 named the enum `TrainingState_`), FSDP1's
-  // write-back of a resized original parameter, and DTensor (FSDP2's and TP's sharded tensor).
+  // write-back of a resized original parameter, FSDP1's device check (`_get_compute_device`), and
+  // DTensor (FSDP2's and TP's sharded tensor).
   if (Has(msg, "FlatParameter") || Has(msg, "Must flatten tensors") || Has(msg, "FSDP") ||
       Has(msg, "FullyShardedDataParallel") || Has(msg, "[<TrainingState") ||
-      Has(msg, "Cannot writeback when the parameter") || Has(msg, "DTensor")) {
+      Has(msg, "Cannot writeback when the parameter") || Has(msg, "Inconsistent compute device and `device_id`") ||
+      Has(msg, "DTensor")) {
     return set(Family::kFsdp, Kind::kFsdpError);
   }
   return false;
@@ -133,10 +135,11 @@ StrId InternCapped(StringTable* strings, std::string_view text) {
 bool RecogniseException(std::string_view msg, StringTable* strings, Recognised* out) {
   std::string_view type;
   if (msg.empty() || !IsAlpha(msg[0])) return false;
-  // torch's own CUDA messages also stand without their exception type (a logger printing
-  // `str(e)`, a title): the message names its kind.
+  // torch's own CUDA, NCCL, FSDP and DTensor messages also stand without their exception type (a
+  // logger printing `str(e)`, a title): the message names its kind.
   if (!ParsePythonErrorLine(msg, &type) && !msg.starts_with("CUDA error: ") &&
-      !msg.starts_with("CUDA out of memory. Tried to allocate ") && !msg.starts_with("expected to be in states [<TrainingState") && !msg.starts_with("NCCL error in: ")) {
+      !msg.starts_with("CUDA out of memory. Tried to allocate ") && !msg.starts_with("expected to be in states [<TrainingState") && !msg.starts_with("NCCL error in: ") &&
+      !msg.starts_with("got mixed torch.Tensor and DTensor")) {
     return false;
   }
   std::string_view text = msg.substr(type.size());
@@ -259,6 +262,7 @@ constexpr Trigger kErrorTriggers[] = {
     {"CUDA error: "}, {"CUDA out of memory. "},                // ... or torch's CUDA message without it
     {"[<TrainingState"},                                       // ... or FSDP's state check without it
     {"NCCL error in: "},                                       // ... or torch's NCCL error without it
+    {"got mixed torch.Tensor and DTensor"},                    // ... or DTensor's dispatch error without it
     {"what():"},                                               // RecogniseWhat
     {"Init COMPLETE"}, {"NCCL WARN "}, {"NET/Socket : Using "},  // RecogniseNccl
     {"Fatal Python error: "},                                  // RecogniseFatalSignal
