@@ -263,6 +263,7 @@ constexpr Trigger kErrorTriggers[] = {
     {"[<TrainingState"},                                       // ... or FSDP's state check without it
     {"NCCL error in: "},                                       // ... or torch's NCCL error without it
     {"got mixed torch.Tensor and DTensor"},                    // ... or DTensor's dispatch error without it
+    {"gloo/transport/"},                                       // RecogniseQuotedError: gloo's error a logger reports
     {"what():"},                                               // RecogniseWhat
     {"Init COMPLETE"}, {"NCCL WARN "}, {"NET/Socket : Using "},  // RecogniseNccl
     {"Fatal Python error: "},                                  // RecogniseFatalSignal

@@ -619,6 +619,8 @@ void LogParser::Dispatch(const Parsed& p) {
         found = RecogniseAgent(msg, &out_.strings, &r) || RecogniseAgentRanks(msg, &r);
       } else if (h.source.ends_with(".go")) {
         found = RecogniseKubernetes(msg, &out_.strings, &r);
+      } else if (h.severity == 'E' || h.severity == 'F') {
+        found = RecogniseQuotedError(msg, &out_.strings, &r);  // a family's error it reports (caffe2's `Caught gloo IO exception: [...]`)
       }
       break;
     case HeaderKind::kDeepSpeed:
