@@ -135,11 +135,16 @@ StrId InternCapped(StringTable* strings, std::string_view text) {
 bool RecogniseException(std::string_view msg, StringTable* strings, Recognised* out) {
   std::string_view type;
   if (msg.empty() || !IsAlpha(msg[0])) return false;
+  // gloo's C++ exception printed with its type (`gloo::EnforceNotMet: [enforce fail at ...`).
+  const bool cpp_type = msg.starts_with("gloo::") && msg.find(": ") != std::string_view::npos;
+  if (cpp_type) type = msg.substr(0, msg.find(": "));
   // torch's own CUDA, NCCL, FSDP and DTensor messages also stand without their exception type (a
-  // logger printing `str(e)`, a title): the message names its kind.
-  if (!ParsePythonErrorLine(msg, &type) && !msg.starts_with("CUDA error: ") &&
-      !msg.starts_with("CUDA out of memory. Tried to allocate ") && !msg.starts_with("expected to be in states [<TrainingState") && !msg.starts_with("NCCL error in: ") &&
-      !msg.starts_with("got mixed torch.Tensor and DTensor")) {
+  // logger printing `str(e)`, a title), and so does gloo's enforce message cut of its head (a
+  // title: `gloo/transport/ibverbs/pair.cc:462] ...`): the message names its kind.
+  if (!cpp_type && !ParsePythonErrorLine(msg, &type) && !msg.starts_with("CUDA error: ") &&
+      !msg.starts_with("CUDA out of memory. Tried to allocate ") && !msg.starts_with("expected to be in states [<TrainingState") &&
+      !msg.starts_with("NCCL error in: ") && !msg.starts_with("got mixed torch.Tensor and DTensor") &&
+      !msg.starts_with("gloo/transport/")) {
     return false;
   }
   std::string_view text = msg.substr(type.size());

@@ -223,6 +223,7 @@ constexpr AnchorRow kAnchors[] = {
     {"CUDA error: ", Back::kNone}, {"CUDA out of memory. ", Back::kNone},  // torch's messages, typeless
     {"expected to be in states [<", Back::kNone}, {"NCCL error in: ", Back::kNone},  // FSDP's, torch's NCCL
     {"got mixed torch.Tensor and DTensor", Back::kNone},  // DTensor's (FSDP2, TP)
+    {"gloo/transport/", Back::kNone},  // gloo's enforce message cut of its head
     {"] [INFO] [", Back::kStamp}, {"] [WARNING] [", Back::kStamp}, {"] [ERROR] [", Back::kStamp},  // DeepSpeed's header
     {"Assertion `", Back::kNone},  // a device assert (its path and kernel before it are read past)
     {"Warning ", Back::kNone},  // a Kubernetes event row (`kubectl get events`, describe's table)
