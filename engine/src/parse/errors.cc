@@ -113,6 +113,8 @@ void Classify(std::string_view type, std::string_view msg, Recognised* out) {
   } else if (Has(msg, "gloo/") || Has(msg, "Connection closed by peer") || type.starts_with("gloo::") ||
              (msg.starts_with("Timed out waiting ") && (Has(msg, "ms for recv") || Has(msg, "ms for send")))) {  // ProcessGroupGloo's wait
     set(Family::kGloo, GlooKind(msg));
+  } else if ((msg.starts_with("back-off ") || msg.starts_with("Back-off ")) && Has(msg, " restarting failed container")) {
+    set(Family::kKubernetes, Kind::kCrashLoop);  // the kubelet's waiting message under a tool's `Error: ` label
   } else if (Has(msg, "DataLoader worker (pid") && Has(msg, "killed by signal")) {
     set(Family::kHostOom, Kind::kDataLoaderKilled);
   } else if (Has(msg, "DefaultCPUAllocator: can't allocate memory")) {

@@ -526,6 +526,32 @@ bool EventRow(std::string_view t, StringTable* strings, Recognised* out) {
   return true;
 }
 
+// A row of `kubectl get pods` (`NAME  READY  STATUS  RESTARTS  AGE`) whose STATUS names how the
+// pod ended: `istio-citadel-894d98c88-zkt23   0/1   Evicted   0   102d`.
+bool PodRow(std::string_view t, Kind* kind) {
+  std::string_view rest = t;
+  Word(&rest);  // the pod's name
+  const std::string_view ready = Word(&rest);
+  const std::size_t slash = ready.find('/');
+  if (slash == 0 || slash == std::string_view::npos || slash + 1 == ready.size()) return false;
+  for (char c : ready) {
+    if (!IsDigit(c) && c != '/') return false;
+  }
+  const std::string_view status = Word(&rest);
+  const std::string_view restarts = Word(&rest);
+  if (restarts.empty() || !IsDigit(restarts.front()) || !IsAge(Word(&rest))) return false;
+  if (status == "Evicted") {
+    *kind = Kind::kEvicted;
+  } else if (status == "OOMKilled") {
+    *kind = Kind::kOomKilled;
+  } else if (status == "CrashLoopBackOff") {
+    *kind = Kind::kCrashLoop;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised* out) {
@@ -548,7 +574,7 @@ bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised*
     error = false;
   } else if (t.starts_with("Warning ") || t.starts_with("Normal ") || (!t.empty() && IsDigit(t.front()))) {
     return false;
-  } else if (t.starts_with("Reason:")) {
+  } else if (t.starts_with("Reason:") || t.starts_with("reason: ")) {  // describe's; a pod's status as YAML
     const std::string_view r = TrimLeft(t.substr(7));
     if (r.starts_with("OOMKilled")) {
       kind = Kind::kOomKilled;
@@ -573,6 +599,8 @@ bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised*
     kind = Kind::kContainerExit;
   } else if (t.starts_with("\"Eviction manager: pods ranked for eviction\"")) {
     kind = Kind::kEvicted;
+  } else if (PodRow(t, &kind)) {
+    error = kind != Kind::kCrashLoop;
   } else {
     return false;
   }
@@ -825,7 +853,8 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"OOMKilling"}, {"NodeNotReady"}, {"Killing "}, {"TaintManagerEviction"}, {"SuccessfulDeletePod"},
     {"PyTorchJobFailed"}, {"FailedJobs"}, {"BackoffLimitExceeded"}, {"Node:"}, {"ReachedMaxRestarts"},
     {" Restarting "}, {"Back-off restarting failed container"}, {"FailedScheduling"}, {"Successfully assigned "},
-    {"Restart Count:"}, {"The node was low on "}, {" restarting failed container"},
+    {"Restart Count:"}, {"The node was low on "}, {" restarting failed container"}, {"reason: Evicted"},
+    {"reason: OOMKilled"}, {" OOMKilled "}, {" CrashLoopBackOff "},
     // RecogniseRay
     {"killed due to memory pressure (OOM)"}, {"has been marked dead because the detector"}, {"- (node_id="}, {"- (ip="},
     {"\tpid: "}, {"\tip: "}, {"The actor is dead because"}, {"The actor died because its node has died"},
