@@ -526,17 +526,23 @@ bool EventRow(std::string_view t, StringTable* strings, Recognised* out) {
   return true;
 }
 
-// A row of `kubectl get pods` (`NAME  READY  STATUS  RESTARTS  AGE`) whose STATUS names how the
-// pod ended: `istio-citadel-894d98c88-zkt23   0/1   Evicted   0   102d`.
-bool PodRow(std::string_view t, Kind* kind) {
-  std::string_view rest = t;
-  Word(&rest);  // the pod's name
-  const std::string_view ready = Word(&rest);
-  const std::size_t slash = ready.find('/');
-  if (slash == 0 || slash == std::string_view::npos || slash + 1 == ready.size()) return false;
-  for (char c : ready) {
+bool IsReadyCount(std::string_view w) {  // `0/1`
+  const std::size_t slash = w.find('/');
+  if (slash == 0 || slash == std::string_view::npos || slash + 1 == w.size()) return false;
+  for (char c : w) {
     if (!IsDigit(c) && c != '/') return false;
   }
+  return true;
+}
+
+// A row of `kubectl get pods` (`[NAMESPACE]  NAME  READY  STATUS  RESTARTS  AGE ...`) whose STATUS
+// names how the pod ended: `istio-citadel-894d98c88-zkt23   0/1   Evicted   0   102d`.
+bool PodRow(std::string_view t, Kind* kind) {
+  std::string_view rest = t;
+  Word(&rest);  // the pod's name, or its namespace (`-A`)
+  std::string_view ready = Word(&rest);
+  if (!IsReadyCount(ready)) ready = Word(&rest);  // after the name
+  if (!IsReadyCount(ready)) return false;
   const std::string_view status = Word(&rest);
   const std::string_view restarts = Word(&rest);
   if (restarts.empty() || !IsDigit(restarts.front()) || !IsAge(Word(&rest))) return false;
