@@ -228,6 +228,7 @@ constexpr AnchorRow kAnchors[] = {
     {"Assertion `", Back::kNone},  // a device assert (its path and kernel before it are read past)
     {"Warning ", Back::kNone},  // a Kubernetes event row (`kubectl get events`, describe's table)
     {"back-off ", Back::kNone},  // the kubelet's CrashLoopBackOff message quoted by a tool
+    {"The node was low on resource: ", Back::kNone},  // the kubelet's eviction message quoted alone
     {"(raylet) ", Back::kNone}, {"A worker died or was killed", Back::kNone},  // Ray's word on a dead worker
 };
 
