@@ -255,7 +255,13 @@ bool RecogniseFatalSignal(std::string_view msg, StringTable* strings, Recognised
 }
 
 bool RecogniseDeviceAssert(std::string_view msg, StringTable* strings, Recognised* out) {
-  if (!msg.ends_with(" failed.") || !Has(msg, "Assertion `")) return false;
+  if (!Has(msg, "Assertion `")) return false;
+  // A kernel's assert names its block and thread; a terminal may wrap its closing ` failed.` onto
+  // the next line, leaving the assertion's closing backtick at the end.
+  std::string_view trimmed = msg;
+  while (trimmed.ends_with(' ')) trimmed.remove_suffix(1);
+  const bool wrapped = trimmed.ends_with('`') && Has(msg, "block: [") && Has(msg, "thread: [");
+  if (!msg.ends_with(" failed.") && !wrapped) return false;
   out->family = Family::kCuda;
   out->kind = Kind::kDeviceAssert;
   out->detail = Note{InternCapped(strings, msg)};
