@@ -108,7 +108,7 @@ void Classify(std::string_view type, std::string_view msg, Recognised* out) {
     set(Family::kNccl, Kind::kNcclError);
   } else if (Has(msg, "in pin memory thread")) {  // the DataLoader re-raises its pinning thread's error
     set(Family::kCuda, Kind::kPinMemory);
-  } else if (Has(msg, "CUDA error: ") || msg.starts_with("CUDA error")) {
+  } else if (Has(msg, "CUDA error: ") || msg.starts_with("CUDA error") || msg.starts_with("cuda runtime error (")) {  // THC's, torch < 1.5
     set(Family::kCuda, Kind::kCudaError);
   } else if (Has(msg, "gloo/") || Has(msg, "Connection closed by peer") || type.starts_with("gloo::") ||
              (msg.starts_with("Timed out waiting ") && (Has(msg, "ms for recv") || Has(msg, "ms for send")))) {  // ProcessGroupGloo's wait
