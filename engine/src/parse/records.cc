@@ -829,7 +829,8 @@ void LogParser::Unheaded(const Parsed& p) {
             RecogniseDeviceAssert(msg, &out_.strings, &r);  // a Windows build's `C:\cb\...\Indexing.cu:1146: ...`
   } else if (c == '[' || c == '*' || c == '_') {
     found = (c == '[' && (RecogniseWrapper(msg, &out_.strings, &r) || RecogniseBareMetal(msg, &out_.strings, &r) ||
-                          RecogniseNccl(msg, &out_.strings, &r))) ||
+                          RecogniseNccl(msg, &out_.strings, &r) ||
+                          RecogniseDeepSpeed(msg, &out_.strings, &r))) ||  // a launcher line whose header a paste broke
             RecogniseSlurm(msg, &out_.strings, &r);
   } else if (c == '/' || c == '.') {
     found = RecogniseDeviceAssert(msg, &out_.strings, &r);
