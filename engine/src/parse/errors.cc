@@ -137,9 +137,16 @@ StrId InternCapped(StringTable* strings, std::string_view text) {
 bool RecogniseException(std::string_view msg, StringTable* strings, Recognised* out) {
   std::string_view type;
   if (msg.empty() || !IsAlpha(msg[0])) return false;
-  // gloo's C++ exception printed with its type (`gloo::EnforceNotMet: [enforce fail at ...`).
-  const bool cpp_type = msg.starts_with("gloo::") && msg.find(": ") != std::string_view::npos;
-  if (cpp_type) type = msg.substr(0, msg.find(": "));
+  // A C++ library's error printed with its own name: gloo's exception (`gloo::EnforceNotMet: [enforce
+  // fail at ...`), NCCL's result (`ncclInvalidUsage: This usually reflects invalid usage of NCCL
+  // library.`, a DistBackendError's second line; the names ending in `Error` are Python-like).
+  bool cpp_type = false;
+  if (msg[0] == 'g' || msg[0] == 'n') {
+    const std::size_t colon = msg.find(": ");
+    const std::string_view name = msg.substr(0, colon);
+    cpp_type = colon != std::string_view::npos && (name.starts_with("gloo::") || IsNcclResult(name));
+    if (cpp_type) type = name;
+  }
   // torch's own CUDA, NCCL, FSDP and DTensor messages also stand without their exception type (a
   // logger printing `str(e)`, a title), and so does gloo's enforce message cut of its head (a
   // title: `gloo/transport/ibverbs/pair.cc:462] ...`): the message names its kind.
@@ -177,7 +184,15 @@ bool RecogniseQuotedError(std::string_view msg, StringTable* strings, Recognised
   return true;
 }
 
+namespace {
+// A NCCL WARN's text, read for what it reports (an IB completion, a socket, a duplicate GPU, a CUDA failure).
+bool NcclWarnText(std::string_view text, std::int64_t pid, std::int64_t dev, StringTable* strings, Recognised* out);
+}  // namespace
+
 bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) {
+  // The IB transport's completion error without NCCL's head (a title; a net plugin's own line:
+  // `NET/IBP:Got completion from peer <ip><port> with status=12 opcode=... (Send)`).
+  if (msg.starts_with("NET/") && Has(msg, "Got completion from peer")) return NcclWarnText(msg, 0, -1, strings, out);
   Scanner s(msg);
   // `host:pid:tid [dev] `; NCCL_DEBUG_FILE and custom prefixes also leave `host [dev] ` or `[dev] `.
   std::string_view host;
@@ -189,7 +204,9 @@ bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) 
     if (!s.Lit(" [")) return false;
   }
   s.Digits(1, 4, &dev);
-  s.Token("]");
+  // In the short form `[dev] ` the bracket holds the device alone (`[0m ip-...`: a colour code whose
+  // ESC byte a paste lost, the `host:pid:tid [dev] ` head after it).
+  if (!s.Token("]").empty() && host.empty()) return false;
   if (!s.Lit("] ")) return false;
   if (pid == 0 && !Has(s.Rest().substr(0, 48), "NCCL WARN ")) return false;  // a short form: its WARN lines only
   out->host = host;
@@ -212,7 +229,11 @@ bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) 
     return true;
   }
   if (!s.SkipPast("NCCL WARN ")) return false;
-  const std::string_view text = s.Rest();
+  return NcclWarnText(s.Rest(), pid, dev, strings, out);
+}
+
+namespace {
+bool NcclWarnText(std::string_view text, std::int64_t pid, std::int64_t dev, StringTable* strings, Recognised* out) {
   NcclWarn w{.pid = pid, .cuda_dev = static_cast<std::int32_t>(dev), .text = InternCapped(strings, text)};
   out->family = Family::kNccl;
   out->kind = Kind::kNcclWarn;
@@ -245,6 +266,7 @@ bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) 
   out->detail = w;
   return true;
 }
+}  // namespace
 
 bool RecogniseFatalSignal(std::string_view msg, StringTable* strings, Recognised* out) {
   if (!msg.starts_with("Fatal Python error: ")) return false;
@@ -277,6 +299,8 @@ constexpr Trigger kErrorTriggers[] = {
     {"NCCL error in: "},                                       // ... or torch's NCCL error without it
     {"got mixed torch.Tensor and DTensor"},                    // ... or DTensor's dispatch error without it
     {"gloo/transport/"},                                       // RecogniseQuotedError: gloo's error a logger reports
+    {"ncclInvalid"},                                           // RecogniseException: NCCL's result name (`ncclInvalidUsage: `)
+    {"Got completion from peer"},                              // RecogniseNccl: the IB transport's completion error alone
     {"what():"},                                               // RecogniseWhat
     {"Init COMPLETE"}, {"NCCL WARN "}, {"NET/Socket : Using "},  // RecogniseNccl
     {"Fatal Python error: "},                                  // RecogniseFatalSignal
