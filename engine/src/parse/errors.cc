@@ -104,7 +104,8 @@ void Classify(std::string_view type, std::string_view msg, Recognised* out) {
     set(Family::kRay, Kind::kActorDied);
   } else if (Has(msg, "Watchdog caught collective operation timeout") || Has(msg, "watchdog thread terminated")) {
     set(Family::kNcclWatchdog, Kind::kWatchdogTerminated);
-  } else if (Has(msg, "NCCL error") || Has(msg, "NCCL communicator was aborted") || IsNcclResult(type)) {
+  } else if (Has(msg, "NCCL error") || Has(msg, "NCCL Error ") || Has(msg, "NCCL communicator was aborted") ||
+             IsNcclResult(type)) {  // `NCCL Error 5: invalid usage`: vLLM's own NCCL binding
     set(Family::kNccl, Kind::kNcclError);
   } else if (Has(msg, "in pin memory thread")) {  // the DataLoader re-raises its pinning thread's error
     set(Family::kCuda, Kind::kPinMemory);

@@ -629,7 +629,8 @@ void LogParser::Dispatch(const Parsed& p) {
       found = RecogniseStepTimers(msg, &r) || RecogniseDeepSpeed(msg, &out_.strings, &r);
       break;
     case HeaderKind::kRay:
-      found = RecogniseRay(msg, &out_.strings, &r);
+      found = RecogniseRay(msg, &out_.strings, &r) ||
+              (h.severity == 'E' && RecogniseQuotedError(msg, &out_.strings, &r));  // `Unhandled exception: ... what(): NCCL Error 5: ...`
       break;
     case HeaderKind::kKernel:
     case HeaderKind::kSyslog:
