@@ -197,6 +197,17 @@ bool RecogniseSlurmLine(std::string_view msg, StringTable* strings, Recognised* 
   }
   if (msg.starts_with("slurmstepd")) msg = TokenAfter(msg, ": ", "\n");
   if (msg.starts_with("error: ")) msg.remove_prefix(7);
+  // slurmstepd before 15.08 ends a step whose task exited by itself: `Terminating job step
+  // 113904.0; task 0 exit code 1 exited without notification`.
+  if (msg.starts_with("Terminating job step ") && Has(msg, "; task ")) {
+    std::int64_t code = 0;
+    IntAfter(msg, " exit code ", &code);
+    out->family = Family::kSlurm;
+    out->kind = Kind::kTaskExit;
+    out->detail = SlurmNote{.reason = strings->Intern("Exited"), .tasks = strings->Intern(TokenAfter(msg, "; task ", " ")),
+                            .exit_code = static_cast<std::int32_t>(code), .job = JobIdAfter(msg, "job step ")};
+    return true;
+  }
   if (msg.starts_with("*** ")) return Banner(msg, strings, out);
   if (msg.starts_with("Detected ") && (Has(msg, " oom-kill event") || Has(msg, " oom_kill event"))) {
     out->family = Family::kSlurm;
