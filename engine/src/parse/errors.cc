@@ -40,6 +40,12 @@ bool IsCheckpointLoad(std::string_view type, std::string_view msg) {
          (Has(msg, "_optim_states.pt") || Has(msg, "_model_states.pt") || Has(msg, ".distcp"));
 }
 
+// FSDP's `_p_assert` prints its message alone before the stack (then raises AssertionError with
+// it): `Non-root FSDP instance's `_is_root` should not have been set yet ...`, `Expects storage to be allocated`.
+bool IsFsdpAssertMessage(std::string_view msg) {
+  return msg.starts_with("Non-root FSDP instance") || msg.starts_with("Expects storage to be allocated");
+}
+
 // DeepSpeed's and FSDP's own errors; false for anything else.
 bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* out) {
   auto set = [&](Family f, Kind k) {
@@ -77,6 +83,7 @@ bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* 
   if (Has(msg, "FlatParameter") || Has(msg, "Must flatten tensors") || Has(msg, "FSDP") ||
       Has(msg, "FullyShardedDataParallel") || Has(msg, "[<TrainingState") ||
       Has(msg, "Cannot writeback when the parameter") || Has(msg, "Inconsistent compute device and `device_id`") ||
+      IsFsdpAssertMessage(msg) ||
       Has(msg, "DTensor")) {
     return set(Family::kFsdp, Kind::kFsdpError);
   }
@@ -154,7 +161,7 @@ bool RecogniseException(std::string_view msg, StringTable* strings, Recognised* 
   if (!cpp_type && !ParsePythonErrorLine(msg, &type) && !msg.starts_with("CUDA error: ") &&
       !msg.starts_with("CUDA out of memory. Tried to allocate ") && !msg.starts_with("expected to be in states [<TrainingState") &&
       !msg.starts_with("NCCL error in: ") && !msg.starts_with("got mixed torch.Tensor and DTensor") &&
-      !msg.starts_with("gloo/transport/")) {
+      !msg.starts_with("gloo/transport/") && !IsFsdpAssertMessage(msg)) {
     return false;
   }
   std::string_view text = msg.substr(type.size());
@@ -299,6 +306,7 @@ constexpr Trigger kErrorTriggers[] = {
     {"[<TrainingState"},                                       // ... or FSDP's state check without it
     {"NCCL error in: "},                                       // ... or torch's NCCL error without it
     {"got mixed torch.Tensor and DTensor"},                    // ... or DTensor's dispatch error without it
+    {"Non-root FSDP instance"}, {"Expects storage to be allocated"},  // ... or FSDP's `_p_assert` message alone
     {"gloo/transport/"},                                       // RecogniseQuotedError: gloo's error a logger reports
     {"ncclInvalid"},                                           // RecogniseException: NCCL's result name (`ncclInvalidUsage: `)
     {"Got completion from peer"},                              // RecogniseNccl: the IB transport's completion error alone

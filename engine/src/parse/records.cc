@@ -263,8 +263,8 @@ std::size_t BackUp(std::string_view body, std::size_t at, Back back) {
 }
 
 // An opaque prefix ends where a message can begin: after a separator and a space (`- `, `| `,
-// `] `, `: `, `> `, `+ ` of a diff), a tab, a colon, a quote or backtick that opens the quoted
-// message, a number (`[80746] `, `80746:`), or a logging level (`2024-06-01 09:00:21,123 ERROR `);
+// `] `, `: `, `> `, `+ ` of a diff), a tab, a colon, a quote, backtick or square bracket that opens
+// the quoted message, a colour code whose ESC byte a paste lost (`[0m `), a number (`[80746] `, `80746:`), or a logging level (`2024-06-01 09:00:21,123 ERROR `);
 // a bracketed header (`next` is `[`) may follow a bracket with no space (a progress bar's
 // `...1.37it/s][E ProcessGroupNCCL.cpp:458]`). A word of a sentence (`failed with ValueError: `)
 // is no prefix.
@@ -273,8 +273,8 @@ bool EndsPrefix(std::string_view prefix, char next) {
   const char last = prefix.back();
   if (last == ']' && next == '[') return true;  // however long the bar before it
   if (prefix.size() > 160) return false;
-  if (last == '\t' || last == ':' || last == '`' || last == '"' || last == '\'' || last == '*' || last == '_') {
-    return true;  // `*`, `_`: Markdown emphasis
+  if (last == '\t' || last == ':' || last == '`' || last == '"' || last == '\'' || last == '*' || last == '_' || last == '[') {
+    return true;  // `*`, `_`: Markdown emphasis; `[`: a message in square brackets (`[ValueError: ...]`)
   }
   if (prefix.ends_with("\xe2\x80\x9c")) return true;  // a typographic opening quote `“`
   if (prefix.ends_with("...")) return true;  // what the quoter elided
