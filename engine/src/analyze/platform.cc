@@ -35,8 +35,11 @@ std::vector<PodWord> CollectPodWords(const Incident& inc) {
     };
     if (e.family == Family::kTorchrun && e.kind == Kind::kAgentSignalled) first(&p.signalled);
     if (e.family != Family::kKubernetes) continue;
-    const bool row = inc.str(std::get<Note>(e.detail).text).find(' ') != std::string_view::npos &&
-                     !inc.str(std::get<Note>(e.detail).text).starts_with("Reason:");
+    // An event row (`Warning Evicted pod/<pod> ...`) or a pod's status: describe's `Reason:` line,
+    // or the eviction message alone (describe's `Message:` line, a jsonpath of `.status.message`).
+    const std::string_view text = inc.str(std::get<Note>(e.detail).text);
+    const bool row = text.find(' ') != std::string_view::npos && !text.starts_with("Reason:") &&
+                     !text.starts_with("reason: ") && !text.starts_with("The node was low on resource: ");
     switch (e.kind) {
       case Kind::kEvicted:
         first(row ? &p.evicted : &p.pod_status);

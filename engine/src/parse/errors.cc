@@ -40,6 +40,12 @@ bool IsCheckpointLoad(std::string_view type, std::string_view msg) {
          (Has(msg, "_optim_states.pt") || Has(msg, "_model_states.pt") || Has(msg, ".distcp"));
 }
 
+// FSDP's `_p_assert` prints its message alone before the stack (then raises AssertionError with
+// it): `Non-root FSDP instance's `_is_root` should not have been set yet ...`, `Expects storage to be allocated`.
+bool IsFsdpAssertMessage(std::string_view msg) {
+  return msg.starts_with("Non-root FSDP instance") || msg.starts_with("Expects storage to be allocated");
+}
+
 // DeepSpeed's and FSDP's own errors; false for anything else.
 bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* out) {
   auto set = [&](Family f, Kind k) {
@@ -72,10 +78,13 @@ bool ClassifyFramework(std::string_view type, std::string_view msg, Recognised* 
   if (deepspeed) return set(Family::kDeepSpeed, Kind::kException);
   // FSDP's state check (`expected to be in states [<TrainingState.FORWARD_BACKWARD: 2>] ...`: FSDP1,
   // FSDP2 and fairscale word it alike; torch 1.13-2.0 named the enum `TrainingState_`), FSDP1's
-  // write-back of a resized original parameter, and DTensor (FSDP2's and TP's sharded tensor).
+  // write-back of a resized original parameter, FSDP1's device check (`_get_compute_device`), and
+  // DTensor (FSDP2's and TP's sharded tensor).
   if (Has(msg, "FlatParameter") || Has(msg, "Must flatten tensors") || Has(msg, "FSDP") ||
       Has(msg, "FullyShardedDataParallel") || Has(msg, "[<TrainingState") ||
-      Has(msg, "Cannot writeback when the parameter") || Has(msg, "DTensor")) {
+      Has(msg, "Cannot writeback when the parameter") || Has(msg, "Inconsistent compute device and `device_id`") ||
+      IsFsdpAssertMessage(msg) ||
+      Has(msg, "DTensor")) {
     return set(Family::kFsdp, Kind::kFsdpError);
   }
   return false;
@@ -102,15 +111,18 @@ void Classify(std::string_view type, std::string_view msg, Recognised* out) {
     set(Family::kRay, Kind::kActorDied);
   } else if (Has(msg, "Watchdog caught collective operation timeout") || Has(msg, "watchdog thread terminated")) {
     set(Family::kNcclWatchdog, Kind::kWatchdogTerminated);
-  } else if (Has(msg, "NCCL error") || Has(msg, "NCCL communicator was aborted") || IsNcclResult(type)) {
+  } else if (Has(msg, "NCCL error") || Has(msg, "NCCL Error ") || Has(msg, "NCCL communicator was aborted") ||
+             IsNcclResult(type)) {  // `NCCL Error 5: invalid usage`: vLLM's own NCCL binding
     set(Family::kNccl, Kind::kNcclError);
   } else if (Has(msg, "in pin memory thread")) {  // the DataLoader re-raises its pinning thread's error
     set(Family::kCuda, Kind::kPinMemory);
-  } else if (Has(msg, "CUDA error: ") || msg.starts_with("CUDA error")) {
+  } else if (Has(msg, "CUDA error: ") || msg.starts_with("CUDA error") || msg.starts_with("cuda runtime error (")) {  // THC's, torch < 1.5
     set(Family::kCuda, Kind::kCudaError);
   } else if (Has(msg, "gloo/") || Has(msg, "Connection closed by peer") || type.starts_with("gloo::") ||
              (msg.starts_with("Timed out waiting ") && (Has(msg, "ms for recv") || Has(msg, "ms for send")))) {  // ProcessGroupGloo's wait
     set(Family::kGloo, GlooKind(msg));
+  } else if ((msg.starts_with("back-off ") || msg.starts_with("Back-off ")) && Has(msg, " restarting failed container")) {
+    set(Family::kKubernetes, Kind::kCrashLoop);  // the kubelet's waiting message under a tool's `Error: ` label
   } else if (Has(msg, "DataLoader worker (pid") && Has(msg, "killed by signal")) {
     set(Family::kHostOom, Kind::kDataLoaderKilled);
   } else if (Has(msg, "DefaultCPUAllocator: can't allocate memory")) {
@@ -133,10 +145,23 @@ StrId InternCapped(StringTable* strings, std::string_view text) {
 bool RecogniseException(std::string_view msg, StringTable* strings, Recognised* out) {
   std::string_view type;
   if (msg.empty() || !IsAlpha(msg[0])) return false;
-  // torch's own CUDA messages also stand without their exception type (a logger printing
-  // `str(e)`, a title): the message names its kind.
-  if (!ParsePythonErrorLine(msg, &type) && !msg.starts_with("CUDA error: ") &&
-      !msg.starts_with("CUDA out of memory. Tried to allocate ") && !msg.starts_with("expected to be in states [<TrainingState") && !msg.starts_with("NCCL error in: ")) {
+  // A C++ library's error printed with its own name: gloo's exception (`gloo::EnforceNotMet: [enforce
+  // fail at ...`), NCCL's result (`ncclInvalidUsage: This usually reflects invalid usage of NCCL
+  // library.`, a DistBackendError's second line; the names ending in `Error` are Python-like).
+  bool cpp_type = false;
+  if (msg[0] == 'g' || msg[0] == 'n') {
+    const std::size_t colon = msg.find(": ");
+    const std::string_view name = msg.substr(0, colon);
+    cpp_type = colon != std::string_view::npos && (name.starts_with("gloo::") || IsNcclResult(name));
+    if (cpp_type) type = name;
+  }
+  // torch's own CUDA, NCCL, FSDP and DTensor messages also stand without their exception type (a
+  // logger printing `str(e)`, a title), and so does gloo's enforce message cut of its head (a
+  // title: `gloo/transport/ibverbs/pair.cc:462] ...`): the message names its kind.
+  if (!cpp_type && !ParsePythonErrorLine(msg, &type) && !msg.starts_with("CUDA error: ") &&
+      !msg.starts_with("CUDA out of memory. Tried to allocate ") && !msg.starts_with("expected to be in states [<TrainingState") &&
+      !msg.starts_with("NCCL error in: ") && !msg.starts_with("got mixed torch.Tensor and DTensor") &&
+      !msg.starts_with("gloo/transport/") && !IsFsdpAssertMessage(msg)) {
     return false;
   }
   std::string_view text = msg.substr(type.size());
@@ -167,7 +192,15 @@ bool RecogniseQuotedError(std::string_view msg, StringTable* strings, Recognised
   return true;
 }
 
+namespace {
+// A NCCL WARN's text, read for what it reports (an IB completion, a socket, a duplicate GPU, a CUDA failure).
+bool NcclWarnText(std::string_view text, std::int64_t pid, std::int64_t dev, StringTable* strings, Recognised* out);
+}  // namespace
+
 bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) {
+  // The IB transport's completion error without NCCL's head (a title; a net plugin's own line:
+  // `NET/IBP:Got completion from peer <ip><port> with status=12 opcode=... (Send)`).
+  if (msg.starts_with("NET/") && Has(msg, "Got completion from peer")) return NcclWarnText(msg, 0, -1, strings, out);
   Scanner s(msg);
   // `host:pid:tid [dev] `; NCCL_DEBUG_FILE and custom prefixes also leave `host [dev] ` or `[dev] `.
   std::string_view host;
@@ -179,7 +212,9 @@ bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) 
     if (!s.Lit(" [")) return false;
   }
   s.Digits(1, 4, &dev);
-  s.Token("]");
+  // In the short form `[dev] ` the bracket holds the device alone (`[0m ip-...`: a colour code whose
+  // ESC byte a paste lost, the `host:pid:tid [dev] ` head after it).
+  if (!s.Token("]").empty() && host.empty()) return false;
   if (!s.Lit("] ")) return false;
   if (pid == 0 && !Has(s.Rest().substr(0, 48), "NCCL WARN ")) return false;  // a short form: its WARN lines only
   out->host = host;
@@ -202,7 +237,11 @@ bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) 
     return true;
   }
   if (!s.SkipPast("NCCL WARN ")) return false;
-  const std::string_view text = s.Rest();
+  return NcclWarnText(s.Rest(), pid, dev, strings, out);
+}
+
+namespace {
+bool NcclWarnText(std::string_view text, std::int64_t pid, std::int64_t dev, StringTable* strings, Recognised* out) {
   NcclWarn w{.pid = pid, .cuda_dev = static_cast<std::int32_t>(dev), .text = InternCapped(strings, text)};
   out->family = Family::kNccl;
   out->kind = Kind::kNcclWarn;
@@ -235,6 +274,7 @@ bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) 
   out->detail = w;
   return true;
 }
+}  // namespace
 
 bool RecogniseFatalSignal(std::string_view msg, StringTable* strings, Recognised* out) {
   if (!msg.starts_with("Fatal Python error: ")) return false;
@@ -245,7 +285,13 @@ bool RecogniseFatalSignal(std::string_view msg, StringTable* strings, Recognised
 }
 
 bool RecogniseDeviceAssert(std::string_view msg, StringTable* strings, Recognised* out) {
-  if (!msg.ends_with(" failed.") || !Has(msg, "Assertion `")) return false;
+  if (!Has(msg, "Assertion `")) return false;
+  // A kernel's assert names its block and thread; a terminal may wrap its closing ` failed.` onto
+  // the next line, leaving the assertion's closing backtick at the end.
+  std::string_view trimmed = msg;
+  while (trimmed.ends_with(' ')) trimmed.remove_suffix(1);
+  const bool wrapped = trimmed.ends_with('`') && Has(msg, "block: [") && Has(msg, "thread: [");
+  if (!msg.ends_with(" failed.") && !wrapped) return false;
   out->family = Family::kCuda;
   out->kind = Kind::kDeviceAssert;
   out->detail = Note{InternCapped(strings, msg)};
@@ -259,6 +305,11 @@ constexpr Trigger kErrorTriggers[] = {
     {"CUDA error: "}, {"CUDA out of memory. "},                // ... or torch's CUDA message without it
     {"[<TrainingState"},                                       // ... or FSDP's state check without it
     {"NCCL error in: "},                                       // ... or torch's NCCL error without it
+    {"got mixed torch.Tensor and DTensor"},                    // ... or DTensor's dispatch error without it
+    {"Non-root FSDP instance"}, {"Expects storage to be allocated"},  // ... or FSDP's `_p_assert` message alone
+    {"gloo/transport/"},                                       // RecogniseQuotedError: gloo's error a logger reports
+    {"ncclInvalid"},                                           // RecogniseException: NCCL's result name (`ncclInvalidUsage: `)
+    {"Got completion from peer"},                              // RecogniseNccl: the IB transport's completion error alone
     {"what():"},                                               // RecogniseWhat
     {"Init COMPLETE"}, {"NCCL WARN "}, {"NET/Socket : Using "},  // RecogniseNccl
     {"Fatal Python error: "},                                  // RecogniseFatalSignal

@@ -110,7 +110,9 @@ Match ParseGlogHeader(std::string_view line, GlogHeader* out) {
   s.Char(out->severity);
   if (!s.Digits(4, 4, &month_day) || !s.Char(' ')) return Match::kNo;  // W0302 = March 2
   TimeNs ns_of_day;
-  if (!TimeOfDay(&s, &ns_of_day) || !s.Char(' ') || !s.Digits(1, 20, &out->pid) ||
+  if (!TimeOfDay(&s, &ns_of_day) || !s.Char(' ')) return Match::kMalformed;
+  s.SkipSpaces();  // glog pads the thread id to five columns (`E0728 14:21:02.400169  1573 file.h:87] `)
+  if (!s.Digits(1, 20, &out->pid) ||
       !s.Char(' ') || !YearlessTime(month_day / 100, month_day % 100, ns_of_day, &out->time)) {
     return Match::kMalformed;
   }

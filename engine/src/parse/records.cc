@@ -222,11 +222,14 @@ constexpr AnchorRow kAnchors[] = {
     {"Error:", Back::kToken}, {"Exception:", Back::kToken},  // a Python exception's closing line
     {"CUDA error: ", Back::kNone}, {"CUDA out of memory. ", Back::kNone},  // torch's messages, typeless
     {"expected to be in states [<", Back::kNone}, {"NCCL error in: ", Back::kNone},  // FSDP's, torch's NCCL
+    {"got mixed torch.Tensor and DTensor", Back::kNone},  // DTensor's (FSDP2, TP)
+    {"gloo/transport/", Back::kNone},  // gloo's enforce message cut of its head
     {"] [INFO] [", Back::kStamp}, {"] [WARNING] [", Back::kStamp}, {"] [ERROR] [", Back::kStamp},  // DeepSpeed's header
     {"Assertion `", Back::kNone},  // a device assert (its path and kernel before it are read past)
     {"Warning ", Back::kNone},  // a Kubernetes event row (`kubectl get events`, describe's table)
     {"back-off ", Back::kNone},  // the kubelet's CrashLoopBackOff message quoted by a tool
-    {"(raylet) ", Back::kNone},
+    {"The node was low on resource: ", Back::kNone},  // the kubelet's eviction message quoted alone
+    {"(raylet) ", Back::kNone}, {"A worker died or was killed", Back::kNone},  // Ray's word on a dead worker
 };
 
 std::size_t BackUp(std::string_view body, std::size_t at, Back back) {
@@ -260,8 +263,8 @@ std::size_t BackUp(std::string_view body, std::size_t at, Back back) {
 }
 
 // An opaque prefix ends where a message can begin: after a separator and a space (`- `, `| `,
-// `] `, `: `, `> `, `+ ` of a diff), a tab, a colon, a quote or backtick that opens the quoted
-// message, a number (`[80746] `, `80746:`), or a logging level (`2024-06-01 09:00:21,123 ERROR `);
+// `] `, `: `, `> `, `+ ` of a diff), a tab, a colon, a quote, backtick or square bracket that opens
+// the quoted message, a colour code whose ESC byte a paste lost (`[0m `), a number (`[80746] `, `80746:`), or a logging level (`2024-06-01 09:00:21,123 ERROR `);
 // a bracketed header (`next` is `[`) may follow a bracket with no space (a progress bar's
 // `...1.37it/s][E ProcessGroupNCCL.cpp:458]`). A word of a sentence (`failed with ValueError: `)
 // is no prefix.
@@ -270,8 +273,8 @@ bool EndsPrefix(std::string_view prefix, char next) {
   const char last = prefix.back();
   if (last == ']' && next == '[') return true;  // however long the bar before it
   if (prefix.size() > 160) return false;
-  if (last == '\t' || last == ':' || last == '`' || last == '"' || last == '\'' || last == '*' || last == '_') {
-    return true;  // `*`, `_`: Markdown emphasis
+  if (last == '\t' || last == ':' || last == '`' || last == '"' || last == '\'' || last == '*' || last == '_' || last == '[') {
+    return true;  // `*`, `_`: Markdown emphasis; `[`: a message in square brackets (`[ValueError: ...]`)
   }
   if (prefix.ends_with("\xe2\x80\x9c")) return true;  // a typographic opening quote `“`
   if (prefix.ends_with("...")) return true;  // what the quoter elided
@@ -282,6 +285,11 @@ bool EndsPrefix(std::string_view prefix, char next) {
   if (head.empty()) return true;  // indentation (a Markdown code block, a log viewer's column)
   const char c = head.back();
   if (c == '-' || c == '|' || c == ']' || c == ':' || c == '>' || c == ')' || c == '+' || IsDigit(c)) return true;
+  if (c == 'm') {  // a colour code whose ESC byte the paste lost (`[33m(raylet)[0m A worker died ...`)
+    std::size_t i = head.size() - 1;
+    while (i > 0 && (IsDigit(head[i - 1]) || head[i - 1] == ';')) --i;
+    if (i > 0 && i < head.size() - 1 && head[i - 1] == '[') return true;
+  }
   // A quote or parenthesis opened with a space before the message (`" CUDA out of ...`, `( RuntimeError: `),
   // and prose in another script (`PLE运行 RuntimeError: `): no word of an English sentence.
   if (c == '"' || c == '(' || static_cast<unsigned char>(c) >= 0x80) return true;
@@ -613,13 +621,16 @@ void LogParser::Dispatch(const Parsed& p) {
         found = RecogniseAgent(msg, &out_.strings, &r) || RecogniseAgentRanks(msg, &r);
       } else if (h.source.ends_with(".go")) {
         found = RecogniseKubernetes(msg, &out_.strings, &r);
+      } else if (h.severity == 'E' || h.severity == 'F') {
+        found = RecogniseQuotedError(msg, &out_.strings, &r);  // a family's error it reports (caffe2's `Caught gloo IO exception: [...]`)
       }
       break;
     case HeaderKind::kDeepSpeed:
       found = RecogniseStepTimers(msg, &r) || RecogniseDeepSpeed(msg, &out_.strings, &r);
       break;
     case HeaderKind::kRay:
-      found = RecogniseRay(msg, &out_.strings, &r);
+      found = RecogniseRay(msg, &out_.strings, &r) ||
+              (h.severity == 'E' && RecogniseQuotedError(msg, &out_.strings, &r));  // `Unhandled exception: ... what(): NCCL Error 5: ...`
       break;
     case HeaderKind::kKernel:
     case HeaderKind::kSyslog:
@@ -798,7 +809,7 @@ void LogParser::Unheaded(const Parsed& p) {
   if (c == ' ' || c == '\t') {
     found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) || RecogniseAgentRanks(msg, &r) ||
             RecogniseBareMetal(msg, &out_.strings, &r) ||
-            (c == '\t' && RecogniseRay(msg, &out_.strings, &r));
+            RecogniseRay(msg, &out_.strings, &r);  // also a hard-wrapped line's indented piece
   } else if (c == '-') {
     found = RecogniseRay(msg, &out_.strings, &r);
   } else if (IsAlpha(c) || IsDigit(c)) {
@@ -811,7 +822,7 @@ void LogParser::Unheaded(const Parsed& p) {
             (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
             ((c == 'N' || c == 'K' || c == 'T' || c == 'p') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
-            ((c == 'T' || c == 'r' || c == 'n') && RecogniseRay(msg, &out_.strings, &r)) ||  // n: `node_manager.cc:N: ...`
+            RecogniseRay(msg, &out_.strings, &r) ||  // Ray's messages are read wherever they stand (`node_manager.cc:N: ...`)
             ((c == 'E' || c == 'S') && RecogniseSlurm(msg, &out_.strings, &r)) ||
             ((c == 'm' || c == 'p' || c == 'o' || c == 's' || c == 'C' || c == 'T') &&
              RecogniseBareMetal(msg, &out_.strings, &r)) ||
@@ -819,7 +830,8 @@ void LogParser::Unheaded(const Parsed& p) {
             RecogniseDeviceAssert(msg, &out_.strings, &r);  // a Windows build's `C:\cb\...\Indexing.cu:1146: ...`
   } else if (c == '[' || c == '*' || c == '_') {
     found = (c == '[' && (RecogniseWrapper(msg, &out_.strings, &r) || RecogniseBareMetal(msg, &out_.strings, &r) ||
-                          RecogniseNccl(msg, &out_.strings, &r))) ||
+                          RecogniseNccl(msg, &out_.strings, &r) ||
+                          RecogniseDeepSpeed(msg, &out_.strings, &r))) ||  // a launcher line whose header a paste broke
             RecogniseSlurm(msg, &out_.strings, &r);
   } else if (c == '/' || c == '.') {
     found = RecogniseDeviceAssert(msg, &out_.strings, &r);

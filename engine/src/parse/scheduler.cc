@@ -197,6 +197,17 @@ bool RecogniseSlurmLine(std::string_view msg, StringTable* strings, Recognised* 
   }
   if (msg.starts_with("slurmstepd")) msg = TokenAfter(msg, ": ", "\n");
   if (msg.starts_with("error: ")) msg.remove_prefix(7);
+  // slurmstepd before 15.08 ends a step whose task exited by itself: `Terminating job step
+  // 113904.0; task 0 exit code 1 exited without notification`.
+  if (msg.starts_with("Terminating job step ") && Has(msg, "; task ")) {
+    std::int64_t code = 0;
+    IntAfter(msg, " exit code ", &code);
+    out->family = Family::kSlurm;
+    out->kind = Kind::kTaskExit;
+    out->detail = SlurmNote{.reason = strings->Intern("Exited"), .tasks = strings->Intern(TokenAfter(msg, "; task ", " ")),
+                            .exit_code = static_cast<std::int32_t>(code), .job = JobIdAfter(msg, "job step ")};
+    return true;
+  }
   if (msg.starts_with("*** ")) return Banner(msg, strings, out);
   if (msg.starts_with("Detected ") && (Has(msg, " oom-kill event") || Has(msg, " oom_kill event"))) {
     out->family = Family::kSlurm;
@@ -526,6 +537,38 @@ bool EventRow(std::string_view t, StringTable* strings, Recognised* out) {
   return true;
 }
 
+bool IsReadyCount(std::string_view w) {  // `0/1`
+  const std::size_t slash = w.find('/');
+  if (slash == 0 || slash == std::string_view::npos || slash + 1 == w.size()) return false;
+  for (char c : w) {
+    if (!IsDigit(c) && c != '/') return false;
+  }
+  return true;
+}
+
+// A row of `kubectl get pods` (`[NAMESPACE]  NAME  READY  STATUS  RESTARTS  AGE ...`) whose STATUS
+// names how the pod ended: `istio-citadel-894d98c88-zkt23   0/1   Evicted   0   102d`.
+bool PodRow(std::string_view t, Kind* kind) {
+  std::string_view rest = t;
+  Word(&rest);  // the pod's name, or its namespace (`-A`)
+  std::string_view ready = Word(&rest);
+  if (!IsReadyCount(ready)) ready = Word(&rest);  // after the name
+  if (!IsReadyCount(ready)) return false;
+  const std::string_view status = Word(&rest);
+  const std::string_view restarts = Word(&rest);
+  if (restarts.empty() || !IsDigit(restarts.front()) || !IsAge(Word(&rest))) return false;
+  if (status == "Evicted") {
+    *kind = Kind::kEvicted;
+  } else if (status == "OOMKilled") {
+    *kind = Kind::kOomKilled;
+  } else if (status == "CrashLoopBackOff") {
+    *kind = Kind::kCrashLoop;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised* out) {
@@ -548,7 +591,7 @@ bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised*
     error = false;
   } else if (t.starts_with("Warning ") || t.starts_with("Normal ") || (!t.empty() && IsDigit(t.front()))) {
     return false;
-  } else if (t.starts_with("Reason:")) {
+  } else if (t.starts_with("Reason:") || t.starts_with("reason: ")) {  // describe's; a pod's status as YAML
     const std::string_view r = TrimLeft(t.substr(7));
     if (r.starts_with("OOMKilled")) {
       kind = Kind::kOomKilled;
@@ -573,6 +616,8 @@ bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised*
     kind = Kind::kContainerExit;
   } else if (t.starts_with("\"Eviction manager: pods ranked for eviction\"")) {
     kind = Kind::kEvicted;
+  } else if (PodRow(t, &kind)) {
+    error = kind != Kind::kCrashLoop;
   } else {
     return false;
   }
@@ -712,6 +757,40 @@ bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out) {
     out->detail = Note{InternCapped(strings, msg)};
     return true;
   }
+  if (Has(msg, "System memory low at node with IP ")) {  // Ray 2.1's memory monitor, before the periodic summary
+    out->kind = Kind::kRayletOomKills;
+    const std::string_view ip = TokenAfter(msg, "node with IP ", ". ");
+    if (IsIp(ip)) out->host = ip;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  // ray.exceptions.OutOfMemoryError's message without its type: its first sentence (a title, a
+  // trainer's own log line) or its second line alone (`Memory on the node (IP: ...) where the task ...`).
+  if (Has(msg, "Task was killed due to the node running low on memory") ||
+      (Has(msg, "Memory on the node (IP: ") && Has(msg, "exceeds the memory usage threshold"))) {
+    out->kind = Kind::kRayOom;
+    const std::string_view ip = TokenAfter(msg, "(IP: ", ",");
+    if (IsIp(ip)) out->host = ip;
+    out->detail = PythonError{.message = InternCapped(strings, msg)};  // as the typed error's
+    return true;
+  }
+  // A worker's death as the raylet or the driver's worker.py reports it (`A worker died or was killed
+  // while executing a task by an unexpected system error. ... Worker IP address: <ip> ...`): the
+  // cause an actor's death is read with, not the driver's ActorDiedError itself.
+  if (Has(msg, "A worker died or was killed while executing")) {
+    out->kind = Kind::kActorCause;
+    const std::string_view ip = TokenAfter(msg, "Worker IP address: ", " ");
+    if (IsIp(ip)) out->host = ip;
+    out->detail = Note{InternCapped(strings, msg)};
+    return true;
+  }
+  // ActorDiedError's message quoted by a trainer's own line (`... exception is The actor died
+  // unexpectedly before finishing this task.`), without the exception's type.
+  if (Has(msg, "The actor died unexpectedly before finishing this task")) {
+    out->kind = Kind::kActorDied;
+    out->detail = PythonError{.message = InternCapped(strings, msg)};  // as the typed error's
+    return true;
+  }
   if (Has(msg, " has been marked dead because the detector has missed too many heartbeats")) {  // GCS
     out->kind = Kind::kRayNodeDead;
     const std::string_view ip = TokenAfter(msg, " and address: ", " ");
@@ -791,11 +870,13 @@ constexpr Trigger kSchedulerTriggers[] = {
     {"OOMKilling"}, {"NodeNotReady"}, {"Killing "}, {"TaintManagerEviction"}, {"SuccessfulDeletePod"},
     {"PyTorchJobFailed"}, {"FailedJobs"}, {"BackoffLimitExceeded"}, {"Node:"}, {"ReachedMaxRestarts"},
     {" Restarting "}, {"Back-off restarting failed container"}, {"FailedScheduling"}, {"Successfully assigned "},
-    {"Restart Count:"}, {"The node was low on "}, {" restarting failed container"},
+    {"Restart Count:"}, {"The node was low on "}, {" restarting failed container"}, {"reason: Evicted"},
+    {"reason: OOMKilled"}, {" OOMKilled "}, {" CrashLoopBackOff "},
     // RecogniseRay
     {"killed due to memory pressure (OOM)"}, {"has been marked dead because the detector"}, {"- (node_id="}, {"- (ip="},
     {"\tpid: "}, {"\tip: "}, {"The actor is dead because"}, {"The actor died because its node has died"},
-    {"ray.exceptions.RayTaskError("},
+    {"ray.exceptions.RayTaskError("}, {"System memory low at node"}, {"node running low on memory"},
+    {"Memory on the node (IP: "}, {"A worker died or was killed"}, {"The actor died unexpectedly"},
     // RecogniseBareMetal
     {" noticed that process rank "}, {"Process name: ["}, {"Remote daemon: ["}, {": ssh exited with exit code 255"},
     {"] MCW rank "}, {" bound to package["}, {" closed by remote host."},
