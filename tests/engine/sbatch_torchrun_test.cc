@@ -64,7 +64,7 @@ TEST(SbatchTorchrun, AgentConsoleInsideTheBatchOutputNamesTheSigkilledRank) {
   EXPECT_EQ(d.initiator().rank(), 1) << d.reason();
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL);
   EXPECT_EQ(d.owner(), v1::OWNER_UNKNOWN);
-  EXPECT_NE(d.initiator().node(), "localhost");
+  EXPECT_EQ(d.initiator().node(), "sn01") << "a job Slurm ran on one node: its console is that node's";
 }
 
 // `srun --ntasks=2 --output=%x-%j-%t.out torchrun --nnodes 2 --nproc_per_node 1`: an agent per
@@ -92,6 +92,7 @@ TEST(SbatchTorchrun, PerTaskAgentConsolesOnOneHostNameTheRankThatRaised) {
   EXPECT_EQ(d.initiator().rank(), 0) << d.reason();
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_PYTHON_EXCEPTION);
   EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
+  EXPECT_EQ(d.initiator().node(), "sn01") << "two agents on the one node Slurm names";
 }
 
 }  // namespace

@@ -150,6 +150,21 @@ void InheritAncestorHost(const std::vector<std::string>& path_node, const std::v
   }
 }
 
+// The one node every Slurm line names (an allocation's NodeList, srun's task exits, slurmstepd's
+// `ON <node>`), when they name exactly one: a job of one node, whatever its consoles call it.
+// kNoStr when no Slurm line names a node, or they name several (or a list: `sn[01-02]`).
+StrId SoleSlurmNode(const Incident& inc) {
+  StrId sole = kNoStr;
+  for (const Event& e : inc.events) {
+    const auto* sn = std::get_if<SlurmNote>(&e.detail);
+    if (sn == nullptr || sn->node == kNoStr || sn->node == sole) continue;
+    const std::string_view name = inc.str(sn->node);
+    if (sole != kNoStr || name.find_first_of("[,") != std::string_view::npos) return kNoStr;
+    sole = sn->node;
+  }
+  return sole;
+}
+
 }  // namespace
 
 FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident& inc) {
@@ -189,6 +204,9 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident
   }
   RenameFolders(path_node, seen, inc, &out);
   InheritAncestorHost(path_node, seen, inc, &out);
+  // An agent's console that names no host (`host : localhost`) in a job Slurm ran on one node:
+  // that node's.
+  const StrId slurm_node = SoleSlurmNode(inc);
   std::map<StrId, std::vector<std::size_t>> agents_of;  // host -> the agents' consoles naming it
   for (std::size_t i = 0; i < n; ++i) {
     const LogFile& f = inc.files[i];
@@ -202,6 +220,9 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident
     if (s.host != kNoStr && !s.many) {
       out.node[i] = std::string(inc.str(s.host));
       if (agent) agents_of[s.host].push_back(i);
+    } else if (s.host == kNoStr && agent && !f.task_labels && !f.world_info && slurm_node != kNoStr && !s.many) {
+      out.node[i] = std::string(inc.str(slurm_node));
+      agents_of[slurm_node].push_back(i);
     } else if (s.host == kNoStr && agent && !f.task_labels && !f.world_info) {
       out.node[i] = std::string(kUnnamed) + f.path;  // one console, one agent: its own node
     }
