@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace denpex::engine::ckpt;
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   const ByteFile f = ByteFile::FromBytes(bytes);
-  (void)CheckTorchFile(f, /*deep_crc=*/true);
+  DeepReader deep;
+  (void)CheckTorchFile(f, &deep);
   (void)CheckSafetensorsFile(f);
   (void)ReadTorchObject(f);
   (void)ReadZip(f, f.size(), std::nullopt);

@@ -44,7 +44,12 @@ Finding CheckOneFile(const Entry& e, const VerifyContext& ctx) {
     return Inconclusive("a symbolic link out of the checkpoint directory; not followed");
   auto f = ByteFile::Open(e.path);
   if (!f.ok()) return Unreadable("file", f.status());
-  if (EndsWith(e.name, ".safetensors")) return CheckSafetensorsFile(*f);
+  if (EndsWith(e.name, ".safetensors")) {
+    Finding header = CheckSafetensorsFile(*f);
+    if (!header.ok() || ctx.deep == nullptr) return header;
+    Finding read = ctx.deep->Safetensors(*f);
+    return read.ok() ? Valid(header.detail + "; " + read.detail) : read;
+  }
   if (EndsWith(e.name, ".json") || e.name == "_CHECKPOINT_METADATA" || e.name == "_METADATA") {
     if (f->size() > kMaxJson)
       return Inconclusive("larger than " + Thousands(kMaxJson) + " bytes; not parsed");
@@ -58,7 +63,7 @@ Finding CheckOneFile(const Entry& e, const VerifyContext& ctx) {
     if (head.ok() && !head->empty() && (*head)[0] == '\x80' && !StartsWith(*head, "\x80\x02\x8a\x0a"))
       return CheckPickleFile(*f);
   }
-  return CheckTorchFile(*f, ctx.options.deep_crc);
+  return CheckTorchFile(*f, ctx.deep);
 }
 
 // Files only the Hugging Face Trainer writes into checkpoint-N.

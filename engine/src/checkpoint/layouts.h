@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/deep.h"
 #include "checkpoint/finding.h"
 #include "checkpoint/listing.h"
 #include "denpex/engine/checkpoint.h"
@@ -24,6 +25,8 @@ struct VerifyContext {
   const Listing* previous = nullptr;
   std::string previous_path;
   std::int64_t previous_step = -1;
+  // Set with options.deep: reads every record and tensor (one buffer for the whole run).
+  DeepReader* deep = nullptr;
 };
 
 // Records checks on one candidate.

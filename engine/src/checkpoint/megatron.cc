@@ -191,7 +191,7 @@ void VerifyMegatronDist(const Listing& dir, const VerifyContext& ctx, Checks& ch
   VerifyDcp(dir, ctx, checks);
   if (checks.stopped()) return;
   if (const Entry* common = dir.FindFile("common.pt")) CheckFileSet({common}, ctx, checks);
-  if (dir.FindFile("integrity.json") != nullptr && ctx.options.deep_crc) {
+  if (dir.FindFile("integrity.json") != nullptr && ctx.options.deep) {
     checks.Warn("integrity.json is present; its SHA-256 digests are not checked by this verifier");
   }
 }
