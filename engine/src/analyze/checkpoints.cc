@@ -101,8 +101,10 @@ std::optional<TimeNs> FailureOnset(const Incident& inc) {
   std::optional<TimeNs> onset;
   for (const Event& e : inc.events) {
     if (!ReportsFailure(e.kind) || !Stamped(e) || e.time < training) continue;
-    // torchrun's failure table stamps whole seconds: the failure lies within that second.
-    TimeNs t = e.kind == Kind::kFailureEntry ? e.time + kNsPerSec - 1 : e.time;
+    // A stamp without a fraction (torchrun's failure table, syslog and kernel lines, Slurm)
+    // says the failure happened within that second, not at its start: a save that finished
+    // 36 ms into the second of a kernel's `Mar  2 09:00:34 ... Xid` line is not after it.
+    TimeNs t = e.time % kNsPerSec == 0 ? e.time + kNsPerSec - 1 : e.time;
     // A watchdog timeout reports a collective that began `ran_for` earlier, waiting for the
     // initiator: progress stopped then (srun's task-exit lines carry no time at all).
     if (const auto* w = std::get_if<WatchdogTimeout>(&e.detail); w != nullptr && w->ran_for_ms > 0)

@@ -4,6 +4,7 @@
 
 #include "checkpoint/byte_file.h"
 #include "checkpoint/candidates.h"
+#include "checkpoint/consistency.h"
 #include "checkpoint/json.h"
 #include "checkpoint/safetensors.h"
 #include "checkpoint/torch_file.h"
@@ -176,6 +177,11 @@ void CheckFileSet(const std::vector<const Entry*>& files, const VerifyContext& c
   if (!undecided.ok()) return checks.Add(CheckKind::kFormat, undecided);
   checks.Pass(CheckKind::kFormat,
               files.size() == 1 ? single : std::to_string(files.size()) + " files verified");
+}
+
+void CheckRanksAgree(const std::vector<std::pair<std::string, const Entry*>>& files, bool even,
+                     Checks& checks) {
+  if (auto f = CheckRankShapes(files, even)) checks.Add(CheckKind::kMetadata, *f);
 }
 
 std::optional<Listing> ListSub(const Entry& dir, const VerifyContext& ctx, Checks& checks,

@@ -54,6 +54,10 @@ class Checks {
 // is read by the reader its name implies (.safetensors, .json, else torch.save).
 void CheckFileSet(const std::vector<const Entry*>& files, const VerifyContext& ctx, Checks& checks);
 
+// kMetadata: rank files of the step against their peers (consistency.h, CheckRankShapes).
+void CheckRanksAgree(const std::vector<std::pair<std::string, const Entry*>>& files, bool even,
+                     Checks& checks);
+
 // A listing one level down, or the failure recorded as `kind` when it cannot be read.
 std::optional<Listing> ListSub(const Entry& dir, const VerifyContext& ctx, Checks& checks,
                                CheckKind kind);

@@ -150,6 +150,11 @@ void VerifyMegatron(const Listing& dir, const VerifyContext& ctx, Checks& checks
   CheckGrid(grid, has_pp, saved, ctx, checks);
   if (checks.stopped()) return;
   CheckFileSet(files, ctx, checks);
+  if (checks.stopped()) return;
+  std::vector<std::pair<std::string, const Entry*>> named;
+  for (const Entry* e : files)
+    named.push_back({e->path.parent_path().filename().string() + "/" + e->name, e});
+  CheckRanksAgree(named, /*even=*/true, checks);  // tensor parallelism splits evenly
   if (checks.stopped() || !saved.iteration || checks.step() < 0) return;
   if (*saved.iteration == checks.step()) {
     checks.Pass(CheckKind::kStep,
