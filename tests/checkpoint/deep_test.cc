@@ -143,6 +143,22 @@ TEST(Deep, ANaNPastTheFirstChunkIsFoundWithItsIndexInTheStorage) {
       << f.detail;
 }
 
+TEST(Deep, PastItsBudgetTheReaderSkipsWholeRecordsAndSaysSo) {
+  std::vector<float> a(1 << 18, 1.0f), b(1 << 18, 2.0f);
+  b[7] = std::nanf("");
+  const std::string bytes =
+      TorchZip("m", Dict({{Str("a"), Tensor("0", 1 << 18)}, {Str("b"), Tensor("1", 1 << 18)}}),
+               {Bytes(a), Bytes(b)});
+  DeepReader capped(nullptr, 1'200'000);  // room for the small records and `a`, not `b`
+  const Finding f = CheckTorchFile(ByteFile::FromBytes(bytes), &capped);
+  EXPECT_EQ(f.verdict, V::kValid) << f.detail;
+  EXPECT_NE(f.detail.find("1,048,576 bytes not read (past the 1,200,000-byte budget"),
+            std::string::npos)
+      << f.detail;
+  EXPECT_EQ(capped.skipped_bytes(), 1u << 20);
+  EXPECT_EQ(DeepTorch(bytes).verdict, V::kCorrupt);  // no budget: the NaN is found
+}
+
 TEST(Deep, ADcpItemIsNamedByItsFqn) {
   TempDir t;
   std::vector<float> w(64, 1.0f);

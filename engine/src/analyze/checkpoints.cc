@@ -18,6 +18,10 @@ constexpr TimeNs kCopySlack = 15 * 60 * kNsPerSec;
 // Every log and checkpoint file written within this window: a checkout or a copy, not a job (a
 // job's saves of different steps and its last log lines are seconds apart at least).
 constexpr TimeNs kCopyBurst = 100 * kNsPerMs;
+// A diagnosis reads tensor values (--deep: NaN/Inf, CRC-32) up to this many bytes, newest
+// candidate first: a job's small checkpoints entirely, a large one's first records (about
+// 0.1 s from the page cache); `checkpoint verify --deep` reads everything.
+constexpr std::uint64_t kDiagnosisDeepBytes = 256ull << 20;
 
 bool IsInside(const fs::path& p, const fs::path& root) {
   auto [pi, ri] = std::mismatch(p.begin(), p.end(), root.begin(), root.end());
@@ -165,7 +169,8 @@ void RewordRestart(const v1::CheckpointOutcome& o, std::vector<Action>* recovery
 v1::CheckpointOutcome Verified(const Incident& inc, const Finding& f, const CheckpointDir& dir,
                                std::vector<std::string>* notes) {
   v1::CheckpointOutcome o;
-  CheckpointOptions opts{.world_size = f.world_size};
+  CheckpointOptions opts{
+      .world_size = f.world_size, .deep = true, .deep_max_bytes = kDiagnosisDeepBytes};
   std::string why;
   const bool times = FileTimesPreserved(inc, dir.path, &why);
   const std::optional<TimeNs> fault = FailureOnset(inc) ? FailureOnset(inc) : f.time;

@@ -177,8 +177,20 @@ std::optional<NonFinite> FindNonFinite(const char* data, std::uint64_t count, Fl
   return NonFinite{*at, IsNan(data + *at * FloatKindSize(kind), kind)};
 }
 
-DeepReader::DeepReader(const Progress* progress)
-    : progress_(progress), buffer_(kDeepChunk / sizeof(std::uint64_t)) {}
+DeepReader::DeepReader(const Progress* progress, std::uint64_t max_bytes)
+    : progress_(progress), max_bytes_(max_bytes), buffer_(kDeepChunk / sizeof(std::uint64_t)) {}
+
+bool DeepReader::Fits(std::uint64_t length) {
+  if (max_bytes_ == 0 || bytes_read_ + length <= max_bytes_) return true;
+  skipped_bytes_ += length;
+  return false;
+}
+
+std::string DeepReader::Skipped(std::uint64_t before) const {
+  if (skipped_bytes_ == before) return "";
+  return "; " + Thousands(skipped_bytes_ - before) + " bytes not read (past the " +
+         Thousands(max_bytes_) + "-byte budget of this run)";
+}
 
 DeepReader::StreamResult DeepReader::Stream(const ByteFile& f, std::uint64_t offset,
                                       std::uint64_t length, FloatKind kind, bool crc) {
@@ -225,6 +237,7 @@ Finding DeepReader::TorchArchive(const ByteFile& f, const ZipArchive& archive,
   }
   int crcs = 0, unrecorded = 0;
   std::uint64_t float_bytes = 0;
+  const std::uint64_t skipped_before = skipped_bytes_;
   for (const ZipEntry& e : archive.entries) {
     if (e.method != 0)
       return Inconclusive("record '" + e.name + "' is compressed; its CRC was not checked");
@@ -234,6 +247,7 @@ Finding DeepReader::TorchArchive(const ByteFile& f, const ZipArchive& archive,
     const bool crc = e.crc != 0 || e.size == 0;
     if (!crc) ++unrecorded;  // torch.save with CRC disabled (set_crc32_options(False))
     if (!crc && kind == FloatKind::kNotFloat) continue;
+    if (!Fits(e.size)) continue;
     StreamResult r = Stream(f, e.data_offset, e.size, kind, crc);
     if (!r.read_error.ok()) return r.read_error;
     if (crc && r.crc != e.crc) {
@@ -259,7 +273,7 @@ Finding DeepReader::TorchArchive(const ByteFile& f, const ZipArchive& archive,
     detail += " (" + Plural(unrecorded, "record carries", "records carry") +
               " no CRC: written with CRC disabled)";
   detail += "; " + Thousands(float_bytes) + " bytes of floating-point tensors hold no NaN/Inf";
-  return Valid(detail);
+  return Valid(detail + Skipped(skipped_before));
 }
 
 Finding DeepReader::Safetensors(const ByteFile& f) {
@@ -267,8 +281,10 @@ Finding DeepReader::Safetensors(const ByteFile& f) {
   if (!tensors) return Inconclusive("the header could not be read again for --deep");
   std::uint64_t float_bytes = 0;
   int scanned = 0;
+  const std::uint64_t skipped_before = skipped_bytes_;
   for (const HeaderTensor& t : *tensors) {
     if (t.kind == FloatKind::kNotFloat || t.end > f.size() || t.end < t.begin) continue;
+    if (!Fits(t.end - t.begin)) continue;
     StreamResult r = Stream(f, t.begin, t.end - t.begin, t.kind, /*crc=*/false);
     if (!r.read_error.ok()) return r.read_error;
     if (r.hit) {
@@ -280,7 +296,7 @@ Finding DeepReader::Safetensors(const ByteFile& f) {
     ++scanned;
   }
   return Valid(Plural(scanned, "floating-point tensor", "floating-point tensors") + " (" +
-               Thousands(float_bytes) + " bytes) hold no NaN/Inf");
+               Thousands(float_bytes) + " bytes) hold no NaN/Inf" + Skipped(skipped_before));
 }
 
 }  // namespace denpex::engine::ckpt

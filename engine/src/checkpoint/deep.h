@@ -46,7 +46,9 @@ inline constexpr std::uint64_t kDeepChunk = 4u << 20;
 class DeepReader {
  public:
   using Progress = std::function<void(std::uint64_t bytes)>;
-  explicit DeepReader(const Progress* progress = nullptr);
+  // `max_bytes`: what the reader may read in all (0: no limit); records and tensors that would
+  // pass it are skipped whole and counted in skipped_bytes().
+  explicit DeepReader(const Progress* progress = nullptr, std::uint64_t max_bytes = 0);
 
   // Every record of a torch.save archive (a file or a DCP item) against its CRC-32, and every
   // floating-point storage data.pkl references for NaN/Inf, named by the tensor that views
@@ -56,6 +58,7 @@ class DeepReader {
   Finding Safetensors(const ByteFile& f);
 
   std::uint64_t bytes_read() const { return bytes_read_; }
+  std::uint64_t skipped_bytes() const { return skipped_bytes_; }
 
  private:
   struct StreamResult {
@@ -68,7 +71,14 @@ class DeepReader {
   StreamResult Stream(const ByteFile& f, std::uint64_t offset, std::uint64_t length, FloatKind kind,
                 bool crc);
 
+  // Whether `length` more bytes fit the budget; counts them as skipped when not.
+  bool Fits(std::uint64_t length);
+  // ", N bytes not read (over the budget)" when something was skipped since `before`.
+  std::string Skipped(std::uint64_t before) const;
+
   const Progress* progress_;
+  std::uint64_t max_bytes_;
+  std::uint64_t skipped_bytes_ = 0;
   std::vector<std::uint64_t> buffer_;  // kDeepChunk bytes, 8-aligned
   std::uint64_t bytes_read_ = 0;
 };

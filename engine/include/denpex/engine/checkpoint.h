@@ -117,6 +117,9 @@ struct CheckpointOptions {
   // Read whole files: the CRC-32 of every zip record and NaN/Inf in every floating-point
   // tensor (torch.save storages, safetensors, DCP items), in bounded chunks.
   bool deep = false;
+  // With `deep`: read at most this many bytes of records and tensors over the whole run (0:
+  // no limit); past it a record is not read and the check says how much was not.
+  std::uint64_t deep_max_bytes = 0;
   // With `deep`: called after every chunk read with its size in bytes (a terminal's progress).
   std::function<void(std::uint64_t bytes)> deep_progress;
   // The initiating fault: candidates modified after it are suspect and not chosen.
