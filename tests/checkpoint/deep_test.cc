@@ -3,6 +3,7 @@
 // optimizer_nan.pt, bf16_inf.pt, model_nan.safetensors), named by the tensor that holds it.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -10,6 +11,7 @@
 #include "checkpoint/byte_file.h"
 #include "checkpoint/deep.h"
 #include "checkpoint/layouts.h"
+#include "checkpoint/pickle.h"
 #include "checkpoint/safetensors.h"
 #include "checkpoint/torch_file.h"
 #include "denpex/engine/checkpoint.h"
@@ -157,6 +159,28 @@ TEST(Deep, PastItsBudgetTheReaderSkipsWholeRecordsAndSaysSo) {
       << f.detail;
   EXPECT_EQ(capped.skipped_bytes(), 1u << 20);
   EXPECT_EQ(DeepTorch(bytes).verdict, V::kCorrupt);  // no budget: the NaN is found
+}
+
+// 50,000 dicts nested by memo ({"a": {"a": ... {"a": <storage>}}}): the walk is linear and the
+// name keeps its last 64 parts.
+TEST(Deep, ADeeplyNestedPickleIsWalkedInLinearTimeAndItsNameIsCapped) {
+  auto le32 = [](std::uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); };
+  const std::string key = "\x8c\x01" "a";
+  std::string b = "\x80\x02}r" + le32(0);
+  constexpr std::uint32_t kDepth = 50'000;
+  for (std::uint32_t i = 1; i <= kDepth; ++i) b += key + "}r" + le32(i) + "s0j" + le32(i);
+  b += key + "(\x8c\x07storage" "ctorch\nFloatStorage\n\x8c\x01" "0\x8c\x03" "cpuK\x04tQs0j" + le32(0) + ".";
+  const Pickle p = RunPickle(b);
+  ASSERT_TRUE(p.ok()) << p.error_detail;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<PickledTensor> tensors = PickledTensors(p);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(tensors.size(), 1u);
+  EXPECT_EQ(tensors[0].storage_key, "0");
+  std::string name = "...a";  // the last 64 of 50,001 parts
+  for (int k = 1; k < 64; ++k) name += ".a";
+  EXPECT_EQ(tensors[0].name, name);
+  EXPECT_LT(secs, 1.0);
 }
 
 TEST(Deep, ADcpItemIsNamedByItsFqn) {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "checkpoint/json.h"
+#include "checkpoint/pickle.h"
 #include "checkpoint/torch_file.h"
 
 namespace denpex::engine::ckpt {
@@ -233,6 +234,15 @@ Finding DeepReader::TorchArchive(const ByteFile& f, const ZipArchive& archive,
       s.storage_class = t.storage_class;
       std::string tensor = t.name.empty() ? name : name.empty() ? t.name : name + "." + t.name;
       s.tensors.push_back(tensor.empty() ? "(the saved tensor)" : std::move(tensor));
+    }
+    // A storage the walk did not reach (beneath an unusual object) is still scanned.
+    for (const PyValue& pid : p->persistent_ids) {
+      auto t = p->Items(pid);
+      if (t.size() < 5 || p->Str(t[0]) != "storage") continue;
+      Storage& s = storages[prefix + "data/" + std::string(p->Str(t[2]))];
+      if (!s.tensors.empty()) continue;
+      s.storage_class = std::string(p->Str(t[1]));
+      s.tensors.push_back("storage " + std::string(p->Str(t[2])));
     }
   }
   int crcs = 0, unrecorded = 0;

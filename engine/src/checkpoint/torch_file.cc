@@ -323,30 +323,42 @@ std::optional<Pickle> ReadArchivePickle(const ByteFile& f, const ZipArchive& arc
 
 namespace {
 
-// One step of the walk: a value and the name that leads to it.
-struct Visit {
-  PyValue value;
-  std::string name;
+// Tensor names are kept as a tree of parts (a dict key or a list index below a parent), so the
+// walk costs one entry per container however deep or wide the pickle; a name is spelled out
+// only for a tensor, and only its last kMaxNameParts parts (a hostile pickle nests far deeper
+// than any state dict).
+constexpr std::size_t kMaxNameParts = 64;
+constexpr std::uint32_t kRootPart = 0;
+
+struct NamePart {
+  std::uint32_t parent = kRootPart;
+  const std::string* key = nullptr;  // a string key, or else `index`
+  std::int64_t index = 0;
 };
 
-std::string Join(const std::string& name, std::string_view key) {
-  if (name.empty()) return std::string(key);
-  std::string out = name;
-  out += '.';
-  out += key;
+std::string SpellName(const std::vector<NamePart>& parts, std::uint32_t at) {
+  std::vector<std::string> pieces;
+  for (; at != kRootPart && pieces.size() < kMaxNameParts; at = parts[at].parent) {
+    const NamePart& n = parts[at];
+    pieces.push_back(n.key != nullptr ? *n.key : std::to_string(n.index));
+  }
+  std::string out = at != kRootPart ? "..." : "";  // "...a.b": parts left out before a
+  for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) {
+    if (it != pieces.rbegin()) out += '.';
+    out += *it;
+  }
   return out;
 }
 
 // A tensor rebuilt from `args` (_rebuild_tensor_v2(storage, offset, size, stride, ...)).
-std::optional<PickledTensor> RebuiltTensor(const Pickle& p, std::span<const PyValue> args,
-                                           const std::string& name) {
+std::optional<PickledTensor> RebuiltTensor(const Pickle& p, std::span<const PyValue> args) {
   if (args.size() < 3 || args[0].kind != PyValue::Kind::kObject) return std::nullopt;
   const PyContainer& pid_obj = p.containers[args[0].ref];
   if (p.Str(pid_obj.type) != "persistent_load" || pid_obj.items.empty()) return std::nullopt;
   auto pid = p.Items(pid_obj.items[0]);
   if (pid.size() < 5 || p.Str(pid[0]) != "storage" || pid[4].kind != PyValue::Kind::kInt)
     return std::nullopt;
-  PickledTensor t{name, std::string(p.Str(pid[2])), std::string(p.Str(pid[1])),
+  PickledTensor t{"", std::string(p.Str(pid[2])), std::string(p.Str(pid[1])),
                   static_cast<std::uint64_t>(std::max<std::int64_t>(pid[4].i, 0)), std::nullopt};
   if (args[2].kind == PyValue::Kind::kTuple) {
     std::vector<std::int64_t> shape;
@@ -359,61 +371,82 @@ std::optional<PickledTensor> RebuiltTensor(const Pickle& p, std::span<const PyVa
   return t;
 }
 
+// A storage referenced outside _rebuild_tensor_v2 (a bare storage, a custom rebuild).
+std::optional<PickledTensor> BareStorage(const Pickle& p, const PyContainer& c) {
+  if (c.items.empty()) return std::nullopt;
+  auto pid = p.Items(c.items[0]);
+  if (pid.size() < 5 || p.Str(pid[0]) != "storage" || pid[4].kind != PyValue::Kind::kInt)
+    return std::nullopt;
+  return PickledTensor{"", std::string(p.Str(pid[2])), std::string(p.Str(pid[1])),
+                       static_cast<std::uint64_t>(std::max<std::int64_t>(pid[4].i, 0)),
+                       std::nullopt};
+}
+
 }  // namespace
 
 std::vector<PickledTensor> PickledTensors(const Pickle& p) {
   std::vector<PickledTensor> out;
   std::vector<bool> seen(p.containers.size(), false);
-  std::vector<Visit> todo{{p.root, ""}};
-  while (!todo.empty()) {
-    Visit v = std::move(todo.back());
-    todo.pop_back();
-    const PyValue& x = v.value;
+  std::vector<NamePart> parts(1);  // parts[kRootPart]: the root
+  struct Visit {
+    PyValue value;
+    std::uint32_t name;  // index into parts
+  };
+  std::vector<Visit> todo{{p.root, kRootPart}};
+  std::vector<Visit> next;
+  auto first_visit = [&](const PyValue& x) {
     const bool container = x.kind == PyValue::Kind::kTuple || x.kind == PyValue::Kind::kList ||
                            x.kind == PyValue::Kind::kDict || x.kind == PyValue::Kind::kObject;
-    if (!container || x.ref >= p.containers.size() || seen[x.ref]) continue;
+    if (!container || x.ref >= p.containers.size() || seen[x.ref]) return false;
     seen[x.ref] = true;
-    const PyContainer& c = p.containers[x.ref];
-    std::vector<Visit> next;  // pushed in reverse so the walk keeps the pickle's order
-    if (x.kind == PyValue::Kind::kDict) {
+    return true;
+  };
+  auto below = [&](std::uint32_t parent, const std::string* key, std::int64_t index) {
+    parts.push_back({parent, key, index});
+    return static_cast<std::uint32_t>(parts.size() - 1);
+  };
+  while (!todo.empty()) {
+    const Visit v = todo.back();
+    todo.pop_back();
+    if (!first_visit(v.value)) continue;
+    const PyContainer& c = p.containers[v.value.ref];
+    next.clear();  // pushed in reverse below, so the walk keeps the pickle's order
+    if (v.value.kind == PyValue::Kind::kDict) {
       for (std::size_t k = 0; k + 1 < c.items.size(); k += 2) {
         const PyValue& key = c.items[k];
-        const std::string part = key.kind == PyValue::Kind::kInt ? std::to_string(key.i)
-                                                                  : std::string(p.Str(key));
-        next.push_back({c.items[k + 1], Join(v.name, part)});
+        const bool str = key.kind == PyValue::Kind::kStr && key.ref < p.strings.size();
+        next.push_back({c.items[k + 1], below(v.name, str ? &p.strings[key.ref] : nullptr,
+                                              key.kind == PyValue::Kind::kInt ? key.i : 0)});
       }
-    } else if (x.kind != PyValue::Kind::kObject) {
+    } else if (v.value.kind != PyValue::Kind::kObject) {
       for (std::size_t k = 0; k < c.items.size(); ++k)
-        next.push_back({c.items[k], Join(v.name, std::to_string(k))});
+        next.push_back({c.items[k], below(v.name, nullptr, static_cast<std::int64_t>(k))});
     } else {
       const std::string_view type = p.Str(c.type);
-      if (type == "persistent_load" && !c.items.empty()) {
-        // A storage referenced outside _rebuild_tensor_v2 (a bare storage, a custom rebuild).
-        auto pid = p.Items(c.items[0]);
-        if (pid.size() >= 5 && p.Str(pid[0]) == "storage" && pid[4].kind == PyValue::Kind::kInt)
-          out.push_back({v.name, std::string(p.Str(pid[2])), std::string(p.Str(pid[1])),
-                         static_cast<std::uint64_t>(std::max<std::int64_t>(pid[4].i, 0)),
-                         std::nullopt});
+      std::optional<PickledTensor> t;
+      if (type == "persistent_load") {
+        t = BareStorage(p, c);
+      } else if (type == "torch._utils._rebuild_tensor_v2" && !c.items.empty()) {
+        t = RebuiltTensor(p, p.Items(c.items[0]));
+      }
+      if (t) {
+        t->name = SpellName(parts, v.name);
+        out.push_back(std::move(*t));
         continue;
       }
-      if (type == "torch._utils._rebuild_tensor_v2" && !c.items.empty()) {
-        if (auto t = RebuiltTensor(p, p.Items(c.items[0]), v.name)) {
-          out.push_back(std::move(*t));
-          continue;
-        }
-      }
+      if (type == "persistent_load") continue;
       // Any other call (_rebuild_parameter, OrderedDict, a dataclass): its arguments under
       // the same name, its state's keys below it.
       for (const PyValue& args : c.items) {
         if (args.kind != PyValue::Kind::kTuple) {
           next.push_back({args, v.name});
-          continue;
+        } else if (first_visit(args)) {
+          for (const PyValue& arg : p.Items(args)) next.push_back({arg, v.name});
         }
-        for (const PyValue& arg : p.Items(args)) next.push_back({arg, v.name});
       }
       next.push_back({c.state, v.name});
     }
-    for (auto it = next.rbegin(); it != next.rend(); ++it) todo.push_back(std::move(*it));
+    todo.insert(todo.end(), next.rbegin(), next.rend());
   }
   return out;
 }
