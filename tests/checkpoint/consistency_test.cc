@@ -78,6 +78,15 @@ TEST(RankShapes, PerRankTorchSaveFilesThatDisagreeAreUndecidedNotRejected) {
   EXPECT_NE(RenderCheckpointText(r).find("uneven sharding"), std::string::npos);
 }
 
+TEST(RankShapes, ShardsOfASavedBinIndexHoldDifferentTensorsAndThatIsFine) {
+  TempDir t;
+  // pytorch_model-0000K-of-00002.bin: torch.save files holding disjoint tensors.
+  Put(t.path() / "step_5/pytorch_model-00001-of-00002.bin", Slurp(kFixtures / "model.pt"));
+  Put(t.path() / "step_5/pytorch_model-00002-of-00002.bin", Slurp(kFixtures / "mixed.pt"));
+  const auto r = VerifyDir(t.path());
+  EXPECT_EQ(r.candidates[0].verdict, V::kValid) << RenderCheckpointText(r);
+}
+
 TEST(RankShapes, ShardsOfASafetensorsIndexHoldDifferentTensorsAndThatIsFine) {
   TempDir t;
   for (const char* f : {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",

@@ -35,10 +35,12 @@ std::string ShapeText(const std::vector<std::int64_t>& shape) {
 }
 
 // The first difference between two files' tensors, phrased with their names; empty if none.
+// `same_names`: a tensor in one file only is a difference too (else only shapes are compared).
 std::string Difference(const TensorShapes& a, const std::string& a_name, const TensorShapes& b,
-                       const std::string& b_name) {
+                       const std::string& b_name, bool same_names = true) {
   for (const auto& [name, shape] : a) {
     auto it = b.find(name);
+    if (it == b.end() && !same_names) continue;
     if (it == b.end()) return a_name + " holds tensor '" + name + "', " + b_name + " does not";
     if (it->second != shape) {
       return "tensor '" + name + "' is " + ShapeText(shape) + " in " + a_name + " and " +
@@ -46,7 +48,7 @@ std::string Difference(const TensorShapes& a, const std::string& a_name, const T
     }
   }
   for (const auto& [name, shape] : b) {
-    if (a.count(name) == 0) return b_name + " holds tensor '" + name + "', " + a_name + " does not";
+    if (same_names && a.count(name) == 0) return b_name + " holds tensor '" + name + "', " + a_name + " does not";
   }
   return "";
 }
@@ -83,7 +85,7 @@ std::optional<Finding> CheckRankShapes(const std::vector<StepFile>& files, bool 
         first_file = f;
         continue;
       }
-      const std::string diff = Difference(*first, first_file->first, *shapes, f->first);
+      const std::string diff = Difference(*first, first_file->first, *shapes, f->first, even);
       if (diff.empty()) continue;
       if (even) {
         return Corrupt("rank files disagree: " + diff +

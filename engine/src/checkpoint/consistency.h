@@ -27,8 +27,9 @@ using StepFile = std::pair<std::string, const Entry*>;
 // mp_rank_#_002/model_optim_rng.pt: the TP ranks of stage 2). Where the layout splits evenly
 // (`even`: ZeRO pads its partitions to one size, Megatron's tensor parallelism splits evenly),
 // such files must hold the same tensors with the same shapes, else CORRUPT (a rank's file from
-// another run or model); elsewhere a difference is INCONCLUSIVE (uneven sharding looks the
-// same). Valid, with what was compared, otherwise; nullopt when no two rank files compare.
+// another run or model); elsewhere (shards of a sharded .bin hold different tensors) only a
+// tensor both hold is compared, and a different shape is INCONCLUSIVE (uneven sharding looks
+// the same). Valid, with what was compared, otherwise; nullopt when no two rank files compare.
 std::optional<Finding> CheckRankShapes(const std::vector<StepFile>& files, bool even);
 
 // Differences between this step's top-level torch.save files and the previous step's files of
