@@ -85,7 +85,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"TORCH_SAVE", "NAN_TENSOR"}, Case{"TORCH_DIR", "NAN_TENSOR"},
                       Case{"DCP", "NAN_TENSOR"}, Case{"DEEPSPEED", "NAN_TENSOR"},
                       Case{"MEGATRON", "NAN_TENSOR"}, Case{"DEEPSPEED", "RANK_SIZE_MISMATCH"},
-                      Case{"MEGATRON", "RANK_SIZE_MISMATCH"}, Case{"DCP", "RANK_SIZE_MISMATCH"}),
+                      Case{"MEGATRON", "RANK_SIZE_MISMATCH"}, Case{"DCP", "RANK_SIZE_MISMATCH"},
+                      Case{"DEEPSPEED", "NONE"}, Case{"DEEPSPEED", "UNKNOWN_FORMAT"},
+                      Case{"DCP", "WRITTEN_AFTER_FAULT"}, Case{"MEGATRON", "WRITTEN_AFTER_FAULT"},
+                      Case{"MEGATRON", "HARMLESS_LOOKALIKE"}, Case{"MEGATRON", "WORLD_SIZE_MISMATCH"}),
     [](const auto& p) { return std::string(p.param.layout) + "_" + p.param.damage; });
 
 TEST(SimCheckpointFiles, PointersFollowEachFrameworksWriteOrder) {
