@@ -530,11 +530,14 @@ bool SoleBlocker(const Analysis& a, std::int32_t rank) {
 }
 
 // Among candidates the scores cannot separate, the only one that is the sole blocker of a
-// collective; -1 when none or several are.
+// collective; -1 when none or several are. A rank with no log of its own is never that one: its
+// silence is not seen, so it may as well have been waiting in a group whose other members' logs
+// are missing too (a node's tensor-parallel peers, all gone with their node's logs).
 std::int32_t OnlySoleBlocker(const Analysis& a, const std::vector<std::int32_t>& tied) {
   std::int32_t found = -1;
   for (std::int32_t r : tied) {
     if (!SoleBlocker(a, r)) continue;
+    if (!a.facts.ranks[r].has_log) return -1;
     if (found >= 0) return -1;
     found = r;
   }
@@ -556,9 +559,32 @@ std::string UnrankedNote(const Analysis& a) {
 // some watchdog timeouts could not be tied to a global rank (UnrankedNote), one of them may be
 // its own; when some files hold workers no line names (JobFacts::unnamed_worker_files), it may
 // be one of them. Such ranks are no candidates then (the ranks the engine could place still are).
-void DropUnplacedWhenTimeoutsAreUnranked(const JobFacts& facts, std::vector<RankScore>* scores) {
-  if (facts.unranked_timeouts.empty() && facts.unnamed_worker_files == 0) return;
+// Returns the best score among the ranks dropped (0 when none): a rank left out is unknown, not
+// cleared, so a placed rank that does not lead it does not lead.
+double DropUnplacedWhenTimeoutsAreUnranked(const JobFacts& facts, std::vector<RankScore>* scores) {
+  if (facts.unranked_timeouts.empty() && facts.unnamed_worker_files == 0) return 0;
+  double dropped = 0;
+  for (const RankScore& s : *scores) {
+    if (facts.ranks[s.rank].node < 0) dropped = std::max(dropped, s.total());
+  }
   std::erase_if(*scores, [&](const RankScore& s) { return facts.ranks[s.rank].node < 0; });
+  return dropped;
+}
+
+// The placed ranks left do not lead a rank no line places, which could not be kept as a
+// candidate (some timeouts or workers carry no global rank): the logs name no initiator.
+void UnplacedMayLead(const Analysis& a, Finding* f) {
+  f->verdict = v1::VERDICT_INCONCLUSIVE;
+  f->owner = v1::OWNER_UNKNOWN;
+  f->cascade = SummarizeCascade(a.inc, a.facts, {}, -1);
+  f->reason = "Rank " + std::to_string(a.scores.front().rank) +
+              " leads the ranks the logs place on a node, but not the ranks no line places (their node's logs are missing), "
+              "which cannot be weighed: some watchdog timeouts or workers carry no global rank, so any of them may be theirs. "
+              "The logs do not show who stopped first." +
+              UnrankedNote(a);
+  f->recovery.push_back({"collect_logs", "",
+                         "Collect the torchrun agent logs and kernel logs of every node of the job: the nodes of the ranks no line "
+                         "places are missing from the logs in hand."});
 }
 
 // "on 3 nodes", "on 1 node and one no line places", "on no node any line places".
@@ -846,7 +872,7 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   std::vector<std::int32_t> odd;
   for (const Mismatch& m : a.mismatches) odd.push_back(m.rank);
   a.scores = ScoreRanks(a.facts, a.waits, odd);
-  DropUnplacedWhenTimeoutsAreUnranked(a.facts, &a.scores);
+  const double unplaced = DropUnplacedWhenTimeoutsAreUnranked(a.facts, &a.scores);
   f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
   for (std::size_t i = 0; i < a.scores.size() && i < kMaxCandidates; ++i) {
     const RankScore& s = a.scores[i];
@@ -881,6 +907,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     // only the launcher's word on a local rank of one node (analyze/partial.h)
   } else if (a.scores.empty()) {
     NoCandidate(a, &f);
+  } else if (unplaced * kLeadRatio >= a.scores.front().total()) {
+    UnplacedMayLead(a, &f);
   } else if (leads) {
     Diagnose(a, &f);
   } else if (const std::int32_t sole = OnlySoleBlocker(a, Leaders(a, false)); sole >= 0) {
