@@ -394,6 +394,17 @@ std::optional<LinkFault> SeenFromOneEnd(const AddressBook& book, const LinkRepor
 
 }  // namespace
 
+std::int32_t UnrankedLinkError(const Incident& inc) {
+  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+    const Event& e = inc.events[i];
+    if (e.rank >= 0 || (e.kind != Kind::kIbCompletionError && e.kind != Kind::kSocketError)) continue;
+    const auto& w = std::get<NcclWarn>(e.detail);
+    const bool failed = e.kind == Kind::kSocketError ? RoleOf(inc.str(w.text)) == SocketRole::kOwn : w.status == 12;
+    if (failed) return static_cast<std::int32_t>(i);
+  }
+  return -1;
+}
+
 std::optional<LinkFault> FindLinkFault(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks) {
   std::map<std::int32_t, LinkReporter> reporters;
   AddressBook book = Addresses(inc, facts);

@@ -571,6 +571,22 @@ double DropUnplacedWhenTimeoutsAreUnranked(const JobFacts& facts, std::vector<Ra
   return dropped;
 }
 
+// A link failed under some process no line names (UnrankedLinkError), and the leading ranks only
+// stopped participating: they may be the link's victims.
+void UnplacedLinkError(const Analysis& a, std::int32_t link, Finding* f) {
+  f->verdict = v1::VERDICT_INCONCLUSIVE;
+  f->owner = v1::OWNER_UNKNOWN;
+  f->cascade = SummarizeCascade(a.inc, a.facts, {}, -1);
+  f->evidence.push_back({link, v1::EVIDENCE_ROLE_CORROBORATING});
+  const Event& e = a.inc.events[link];
+  f->reason = "NCCL reports a failed link (" + Where(a.inc, e) + ") from a process no line ties to a global rank" +
+              (e.node >= 0 ? " on " + NodeName(a.inc, e.node) : std::string()) + ", and the ranks that lead only stopped participating (rank " +
+              std::to_string(a.scores.front().rank) + " first): they may be the link's victims, and its ends are not known.";
+  f->recovery.push_back({"collect_logs", e.node >= 0 ? NodeName(a.inc, e.node) : std::string(),
+                         "Collect the logs that tie NCCL's WARN lines to their ranks (the torchrun log dir as it was written, with its "
+                         "<local rank>/ folders, or the ranks' consoles with their [rank<G>]: prefixes)."});
+}
+
 // The placed ranks left do not lead a rank no line places, which could not be kept as a
 // candidate (some timeouts or workers carry no global rank): the logs name no initiator.
 void UnplacedMayLead(const Analysis& a, Finding* f) {
@@ -909,6 +925,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     NoCandidate(a, &f);
   } else if (unplaced * kLeadRatio >= a.scores.front().total()) {
     UnplacedMayLead(a, &f);
+  } else if (const std::int32_t link = UnrankedLinkError(inc); link >= 0 && a.scores.front().launcher == 0) {
+    UnplacedLinkError(a, link, &f);
   } else if (leads) {
     Diagnose(a, &f);
   } else if (const std::int32_t sole = OnlySoleBlocker(a, Leaders(a, false)); sole >= 0) {
