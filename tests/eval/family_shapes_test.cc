@@ -122,5 +122,44 @@ TEST(FamilyShapes, RayWorkersKeepTheirRanksBehindCollectorPrefixesAndRotation) {
   }
 }
 
+// A GPU's Xid that cannot be tied to the rank leaves the class of its ambiguous CUDA error open:
+// merged (the rank on no node), same-host (one node's files are several machines': two
+// CUDA_VISIBLE_DEVICES lists, a UUID on two buses), paste (the UUID list cut by a hard wrap).
+TEST(FamilyShapes, AGpuFaultsXidNotTiedToTheRankLeavesItsCudaErrorsClassOpen) {
+  for (const char* shape : {"merged", "interleaved"}) {
+    ExpectNotWrong({"k8s_restart_xid79_4096_jobset.textproto", shape,
+                    "a rank on no node: no kernel log could clear its GPU, yet `unspecified launch failure` was CUDA_ERROR"});
+  }
+  ExpectNotWrong({"xid_fallen_off_bus_1024_cvd_uuid.textproto", "same-host",
+                  "one node of 8 machines: the first CUDA_VISIBLE_DEVICES list mapped the rank to another machine's GPU"});
+  ExpectNotWrong({"xid_fallen_off_bus_1024_cvd_uuid.textproto", "paste",
+                  "the UUID list cut by the wrap: local rank 7 fell back to nvidia-smi index 7, not its GPU"},
+                 {"job.nodes=16"});
+}
+
+// Every host named alike: a log dir's stdout.log says only its local rank, which every agent
+// has; the (node, local rank) pair two ranks claim gives none, so no other machine's rank is
+// named as the link's end.
+TEST(FamilyShapes, ALinksEndIsNotAnotherMachinesRankWhenEveryHostIsNamedAlike) {
+  for (const char* scenario : {"link_failure_16384_logdir_torch26.textproto", "socket_link_4096_logdir_torch26.textproto"}) {
+    ExpectNotWrong({scenario, "same-host", "the first rank that claimed (host-0, local rank L) was given every such line"});
+  }
+}
+
+// journald stamps the WARNs in whole seconds on arrival: a second apart they do not order the
+// link's two ends; the watchdogs' own stamps do.
+TEST(FamilyShapes, WholeSecondJournalStampsDoNotOrderALinksEnds) {
+  const std::vector<std::string> link{"job.nodes=16", "job.dp=0", "faults[0].kind=FAULT_KIND_LINK_FAILURE"};
+  ExpectNotWrong({"../smoke/sigkill_4096.textproto", "journald", "the far end's WARN stamped a whole second earlier"}, link);
+}
+
+// A log dir under opaque names: its `<L>/` folder, inside the node's folder, is no node; the
+// rank keeps no node from its folder's name when no line names the host.
+TEST(FamilyShapes, ALogDirsLocalRankFolderUnderOpaqueNamesIsNoNode) {
+  for (const char* scenario : {"straggler_2048_mild_logdir.textproto", "straggler_16384_pcie_x4_logdir_dcgm_diag.textproto"}) {
+    ExpectNotWrong({scenario, "renamed", "the opaque name of the `<L>/` folder given as the straggler's node"});
+  }
+}
+
 }  // namespace
 }  // namespace denpex
