@@ -161,5 +161,32 @@ TEST(FamilyShapes, ALogDirsLocalRankFolderUnderOpaqueNamesIsNoNode) {
   }
 }
 
+// The initiator's node gone: its ranks have no log, so none of them is the sole blocker that
+// breaks the tie (its silence is not seen: it may have waited on a tensor-parallel peer whose
+// logs are gone too). At the suites' scale (2,048 and 4,096 ranks), where the tie appears.
+TEST(FamilyShapes, VictimsOnlyNamesNoRankOfTheNodeWhoseLogsAreGone) {
+  ExpectNotWrong({"save_oom_host_2048_deepspeed_torch24.textproto", "victims-only", "rank 6 of the missing node named by the tie-break"},
+                 {});
+  ExpectNotWrong({"zero_allgather_hang_4096_deepspeed_torch24.textproto", "victims-only",
+                  "rank 3546 of the missing node named by the tie-break"},
+                 {});
+}
+
+// A log dir laid out flat: the socket reset's WARN keeps its node but no rank (its `<L>/` folder
+// is gone), and a rank that merely stopped participating is not named in its place (8,192
+// ranks: smaller jobs showed no such tie).
+TEST(FamilyShapes, AnUnrankedSocketResetLeavesNoHungRankNamed) {
+  ExpectNotWrong({"socket_reset_16384_logdir_torch26.textproto", "flat", "a rank hung behind the reset named by its stall time"},
+                 {"job.nodes=512"});
+}
+
+// A pasted mpirun console: 4,096 `--report-bindings` lines before any wrapped one; the wrap width
+// is found past them and rank 0's DistStoreError keeps its join counts.
+TEST(FamilyShapes, APastedMpirunConsoleKeepsTheStoresJoinCounts) {
+  ExpectNotWrong({"store_join_timeout_4096_deepspeed_openmpi.textproto", "paste",
+                  "the DistStoreError cut before its counts: a joined rank's store error taken as the cause"},
+                 {});
+}
+
 }  // namespace
 }  // namespace denpex
