@@ -480,6 +480,38 @@ TEST(Prefixes, HardWrapIsFoundPastThousandsOfShortBindingLines) {
   EXPECT_TRUE(whole);
 }
 
+// A pasted srun console, every physical line indented 4 spaces, srun's task labels right-aligned
+// (`     502: `, `    2864: `): the quote sniff cannot tell the indent from the labels' padding,
+// so a wrapped piece's indent is peeled as the head line's: DeepSpeed's timer line cut inside
+// `backward_allreduce` is read whole, its allreduce time kept.
+TEST(Prefixes, AWrappedPiecesIndentSharedWithItsHeadIsThePastes) {
+  std::string text;
+  for (int task : {502, 2315, 854, 3805, 914, 2864}) {
+    const std::string label = std::string(task < 1000 ? "     " : "    ") + std::to_string(task) + ": ";
+    text += label + "[W socket.cpp:697] [c10d] The client socket cannot be initialized to connect to [gpu-0001]:29500 (errno: 97 - "
+                    "Address family not supported by protocol).\n";
+    const std::string warning = label + "/usr/local/lib/python3.10/dist-packages/torch/_utils.py:831: UserWarning: TypedStorage is "
+                                        "deprecated. It will be removed in the future and UntypedStorage will be the only storage class. "
+                                        "This should only matter to you if you are using storages directly.";
+    text += warning.substr(0, 182) + "\n    " + warning.substr(182) + "\n";
+    text += label + "  return self.fget.__get__(instance, owner)()\n";
+  }
+  const std::string timer = "    2864: [2026-03-02 09:00:09,386] [INFO] [logging.py:96:log_dist] [Rank 2864] rank=2864 time (ms) | forward: "
+                            "508.24 | backward: 1129.89 | backward_inner: 994.18 | backward_allreduce: 135.72 | step: 11.35";
+  text += timer.substr(0, 182) + "\n    " + timer.substr(182) + "\n";
+  const PrefixPolicy policy = SniffPrefixes(text);
+  ASSERT_EQ(policy.wrap_width, 182u);
+  const ParsedLog log = ParseLog(text, FileContext{.prefixes = policy});
+  bool read = false;
+  for (const Event& e : log.events) {
+    if (const auto* t = std::get_if<StepTimers>(&e.detail)) {
+      EXPECT_NEAR(t->wait_ms, 135.72, 0.01);
+      read = true;
+    }
+  }
+  EXPECT_TRUE(read);
+}
+
 TEST(Prefixes, ProgressLinesOfOneLengthAreNoWrapWidth) {
   std::string text;
   for (int k = 10; k < 40; ++k) {
