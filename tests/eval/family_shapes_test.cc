@@ -32,7 +32,8 @@ v1::Diagnosis DiagnoseOk(const fs::path& dir) {
   return d.ok() ? *d : v1::Diagnosis();
 }
 
-void ExpectNotWrong(const Pair& p, const std::vector<std::string>& overrides = {"job.nodes=8"}) {
+// `consistent`: nor `differs` either (another owner, a rank where the canonical answer gave a node).
+void ExpectNotWrong(const Pair& p, const std::vector<std::string>& overrides = {"job.nodes=8"}, bool consistent = false) {
   SCOPED_TRACE(std::string(p.scenario) + " [" + p.shape + "]: " + p.why);
   auto scenario = sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families" / p.scenario, overrides);
   ASSERT_TRUE(scenario.ok()) << scenario.status().message();
@@ -52,6 +53,11 @@ void ExpectNotWrong(const Pair& p, const std::vector<std::string>& overrides = {
       << "truth " << scorer::ShapeAnswerText(r.truth()) << "; canonical " << scorer::ShapeAnswerText(r.canonical()) << "; copy "
       << scorer::ShapeAnswerText(r.answer()) << "\n"
       << copy.reason();
+  if (consistent) {
+    EXPECT_NE(r.outcome(), v1::SHAPE_OUTCOME_DIFFERS)
+        << "canonical " << scorer::ShapeAnswerText(r.canonical()) << "; copy " << scorer::ShapeAnswerText(r.answer()) << "\n"
+        << copy.reason();
+  }
 }
 
 TEST(FamilyShapes, AnUntimedCudaErrorUnderSrunKeepsItsXidWhenTheLogsAreMergedOrPasted) {
@@ -186,6 +192,16 @@ TEST(FamilyShapes, APastedMpirunConsoleKeepsTheStoresJoinCounts) {
   ExpectNotWrong({"store_join_timeout_4096_deepspeed_openmpi.textproto", "paste",
                   "the DistStoreError cut before its counts: a joined rank's store error taken as the cause"},
                  {});
+}
+
+// A slow node's ranks merged into one file: the slow ranks are on no node a line names, so one
+// slow host and several slow GPUs are not told apart; the answer names neither (coarser), not
+// rank 94's GPU.
+TEST(FamilyShapes, SlowRanksOnNoKnownNodeAreNotOneGpusFault) {
+  for (const char* shape : {"merged", "interleaved"}) {
+    ExpectNotWrong({"slow_node_8192_torchrun.textproto", shape, "the lead slow rank's GPU blamed for a whole node's slowness"},
+                   {"job.nodes=8"}, true);
+  }
 }
 
 }  // namespace
