@@ -571,6 +571,32 @@ double DropUnplacedWhenTimeoutsAreUnranked(const JobFacts& facts, std::vector<Ra
   return dropped;
 }
 
+// The leading rank only stopped participating, and fewer than kLeastWaitShare of the ranks that
+// timed out waited on it: the wave did not start from it (victims-only: the rank it did start
+// from is not in the logs in hand).
+bool FewWaitOnIt(const Analysis& a) {
+  const RankScore& top = a.scores.front();
+  if (top.launcher > 0 || top.mismatch > 0 || !a.facts.HasWave() || a.waits.reporters == 0) return false;
+  const auto rank = static_cast<std::size_t>(top.rank);
+  const std::int32_t waiting = rank < a.waits.explains.size() ? a.waits.explains[rank] : 0;
+  return waiting > 0 && waiting < kLeastWaitShare * a.waits.reporters;
+}
+
+void FewWaiters(const Analysis& a, Finding* f) {
+  const std::int32_t rank = a.scores.front().rank;
+  f->verdict = v1::VERDICT_INCONCLUSIVE;
+  f->owner = v1::OWNER_UNKNOWN;
+  f->cascade = SummarizeCascade(a.inc, a.facts, {}, -1);
+  f->reason = "Rank " + std::to_string(rank) + " leads, but only " + std::to_string(a.waits.explains[static_cast<std::size_t>(rank)]) +
+              " of the " + std::to_string(a.waits.reporters) +
+              " ranks that timed out were waiting on it (fewer than 1 in 20): the rank the timeouts started from is not in the logs "
+              "in hand (its node's logs may be missing)." +
+              UnrankedNote(a);
+  f->recovery.push_back({"collect_logs", "",
+                         "Collect the torchrun agent logs and kernel logs of every node of the job: the rank most of the timeouts "
+                         "waited on is not in the logs in hand."});
+}
+
 // A link failed under some process no line names (UnrankedLinkError), and the leading ranks only
 // stopped participating: they may be the link's victims.
 void UnplacedLinkError(const Analysis& a, std::int32_t link, Finding* f) {
@@ -927,6 +953,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     UnplacedMayLead(a, &f);
   } else if (const std::int32_t link = UnrankedLinkError(inc); link >= 0 && a.scores.front().launcher == 0) {
     UnplacedLinkError(a, link, &f);
+  } else if (FewWaitOnIt(a)) {
+    FewWaiters(a, &f);
   } else if (leads) {
     Diagnose(a, &f);
   } else if (const std::int32_t sole = OnlySoleBlocker(a, Leaders(a, false)); sole >= 0) {
