@@ -296,8 +296,9 @@ void DiagnoseFailSlow(const Incident& inc, const JobFacts& facts, const Straggle
                 ", and every other rank waits for them. No line places all of them on a node, so one slow host and several slow GPUs "
                 "are not told apart; the slow ranks are named, neither their node nor their hardware.";
     f->recovery.push_back({"collect_logs", "",
-                           "Find the nodes of ranks " + RankList(s.ranks) + " (the scheduler's allocation, the agents' logs) and check them "
-                           "(load, CPU frequency, the GPUs' clocks event reasons) before restarting."});
+                           "Find the nodes of ranks " + RankList(s.ranks) +
+                               " (the scheduler's allocation, the agents' logs) and check them (load, CPU frequency, the "
+                               "GPUs' clocks event reasons) before restarting."});
   } else if (s.whole_node) {
     f->rank = -1;
     f->local_rank = -1;

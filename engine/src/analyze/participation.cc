@@ -605,9 +605,10 @@ void UnplacedLinkError(const Analysis& a, std::int32_t link, Finding* f) {
   f->cascade = SummarizeCascade(a.inc, a.facts, {}, -1);
   f->evidence.push_back({link, v1::EVIDENCE_ROLE_CORROBORATING});
   const Event& e = a.inc.events[link];
-  f->reason = "NCCL reports a failed link (" + Where(a.inc, e) + ") from a process no line ties to a global rank" +
-              (e.node >= 0 ? " on " + NodeName(a.inc, e.node) : std::string()) + ", and the ranks that lead only stopped participating (rank " +
-              std::to_string(a.scores.front().rank) + " first): they may be the link's victims, and its ends are not known.";
+  const std::string where = e.node >= 0 ? " on " + NodeName(a.inc, e.node) : std::string();
+  f->reason = "NCCL reports a failed link (" + Where(a.inc, e) + ") from a process no line ties to a global rank" + where +
+              ", and the ranks that lead only stopped participating (rank " + std::to_string(a.scores.front().rank) +
+              " first): they may be the link's victims, and its ends are not known.";
   f->recovery.push_back({"collect_logs", e.node >= 0 ? NodeName(a.inc, e.node) : std::string(),
                          "Collect the logs that tie NCCL's WARN lines to their ranks (the torchrun log dir as it was written, with its "
                          "<local rank>/ folders, or the ranks' consoles with their [rank<G>]: prefixes)."});
