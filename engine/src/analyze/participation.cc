@@ -952,8 +952,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     NoCandidate(a, &f);
   } else if (unplaced * kLeadRatio >= a.scores.front().total()) {
     UnplacedMayLead(a, &f);
-  } else if (const std::int32_t link = UnrankedLinkError(inc); link >= 0 && a.scores.front().launcher == 0) {
-    UnplacedLinkError(a, link, &f);
+  } else if (const std::int32_t warn = UnrankedLinkError(inc); warn >= 0 && a.scores.front().launcher == 0) {
+    UnplacedLinkError(a, warn, &f);
   } else if (FewWaitOnIt(a)) {
     FewWaiters(a, &f);
   } else if (leads) {
