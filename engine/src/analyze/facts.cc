@@ -655,6 +655,18 @@ void CountTableOnlyReports(const Incident& inc, JobFacts* jf) {
 // killed by SIGKILL whose pid is unknown when srun already said that task ran out of memory
 // (`task N: Out Of Memory`). A kill with no pid explains the one rank of that node killed by
 // SIGKILL, when there is exactly one.
+// The one rank of the job whose pid is `pid`; -1 when none or several (pids repeat across nodes).
+std::int32_t OnlyRankWithPid(const JobFacts& jf, std::int64_t pid) {
+  if (pid <= 0) return -1;
+  std::int32_t found = -1;
+  for (std::int32_t r = 0; r < static_cast<std::int32_t>(jf.ranks.size()); ++r) {
+    if (jf.ranks[r].pid != pid) continue;
+    if (found >= 0) return -1;
+    found = r;
+  }
+  return found;
+}
+
 void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
@@ -667,7 +679,18 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
     // the ones it may speak of, on the same terms.
     const bool hostless = e.node < 0 && jf->nodes.size() <= 1;
     const std::int32_t node = hostless ? 0 : e.node;
-    if (!kill || node < 0 || !HostCauseOf(e, &cls, &owner)) continue;
+    if (!kill || !HostCauseOf(e, &cls, &owner)) continue;
+    if (node < 0) {
+      // A bare `dmesg` of a job of several nodes, in a file placed on none (a merged or flat
+      // collection): only its pid ties it, to the one rank of the job with that pid, killed by
+      // SIGKILL.
+      const std::int32_t r = OnlyRankWithPid(*jf, kill->pid);
+      if (r < 0 || jf->ranks[r].exit_code != kExitSigkill || jf->ranks[r].torn_down || jf->ranks[r].host_cause >= 0) continue;
+      jf->ranks[r].host_cause = i;
+      jf->ranks[r].host_class = cls;
+      jf->ranks[r].host_owner = owner;
+      continue;
+    }
     std::vector<std::int32_t> unplaced;  // with no node known at all: every rank
     if (jf->nodes.empty()) {
       for (std::int32_t r = 0; r < static_cast<std::int32_t>(jf->ranks.size()); ++r) unplaced.push_back(r);

@@ -500,13 +500,14 @@ void PeelPaste(std::string_view* line, const PrefixPolicy& policy) {
 
 namespace {
 
-// A terminal copy hard-wrapped at a fixed width W: no line of the file's first lines is longer
-// than W columns (80 to 200, plus its quoting), and most runs of lines of exactly W columns are
-// a wrapped line's pieces: each piece after the first and the shorter tail after them start no
+// A terminal copy hard-wrapped at a fixed width W: no line of the file's first lines (up to 16 k
+// lines in its first MiB: mpirun's --report-bindings prints one short line per rank before the
+// ranks' wrapped lines begin) is longer than W columns (80 to 200, plus its quoting), and most
+// runs of lines of exactly W columns are a wrapped line's pieces: each piece after the first and the shorter tail after them start no
 // line of their own. A table's rows (`| ...`, nvidia-smi), a run of equal watchdog lines and
 // Megatron's fixed-width progress lines are runs of W whose lines do start their own.
 std::uint32_t SniffWrapWidth(std::string_view text, const PrefixPolicy& policy) {
-  constexpr std::size_t kProbeBytes = 1 << 20, kMaxLines = 4096, kLeastRuns = 2;
+  constexpr std::size_t kProbeBytes = 1 << 20, kMaxLines = 16384, kLeastRuns = 2;
   constexpr std::size_t kNarrowest = 80, kWidest = 200 + sizeof policy.quote + 12;
   std::vector<std::string_view> lines;
   std::vector<std::uint16_t> width;

@@ -101,6 +101,18 @@ void LogParser::FlushPartial(Partial* open) {
   Process({text, open->head.offset, open->head.number}, open->cite, 0);
 }
 
+// A terminal wraps a line at column 0: a piece indented as its head line is indented was
+// indented by the paste (every physical line), not by the program. Srun's right-aligned task
+// labels (`     502: `, `    2315: `) hide such an indent from the quote sniff; the spaces both
+// the head and the piece start with are peeled from the piece.
+namespace {
+void PeelSharedIndent(std::string_view head, std::string_view* piece) {
+  std::size_t n = 0;
+  while (n < head.size() && n < piece->size() && (head[n] == ' ' || head[n] == '\t') && (*piece)[n] == head[n]) ++n;
+  piece->remove_prefix(n);
+}
+}  // namespace
+
 // A terminal copy hard-wrapped at ctx_.prefixes.wrap_width bytes: a line of exactly that length
 // is continued by the next line when that one starts no line of its own (its quoting peeled).
 bool LogParser::JoinHardWrapped(const LineRef& raw, std::uint32_t cite) {
@@ -112,6 +124,7 @@ bool LogParser::JoinHardWrapped(const LineRef& raw, std::uint32_t cite) {
     if (!line.text.empty() && !StartsOwnLine(line.text, ctx_.prefixes)) {
       std::string_view tail = line.text;
       PeelPaste(&tail, ctx_.prefixes);
+      if (ctx_.prefixes.Quote().empty()) PeelSharedIndent(wrap_.text, &tail);
       wrap_.text.append(tail);
       ++wrap_.pieces;
       ++out_.joined;
