@@ -50,6 +50,7 @@ SLURM_NODE = c1.SLURM_NODE
 MEMCG_LIMIT = 900 * 1024 * 1024
 SLURM_MEM = "1500M"
 OPERATOR_S = 75  # a hung torchrun job is SIGTERMed by the harness this long after the fault
+OPERATOR_KILL_S = 30  # ... and what still runs SIGKILLed this long after the SIGTERM
 
 
 def I(id, style, fault, rank=-1, step=8, nproc=2, ntasks=2, batch=1):  # noqa: E743 - row
@@ -123,7 +124,6 @@ IN_SCRIPT = {"exception", "exit", "hang", "oom"}   # train2.py --fault (oom: --f
 BY_HARNESS = {"sigkill", "sigstop", "kill_in_save", "slow", "node_loss"}
 BY_SLURM = {"scancel", "time_limit", "preemption", "requeue"}
 TABLE_ROWS = 250000  # kill_in_save: train2.py --table-rows, checkpoints of about 32 MB
-KILL_INTO_SAVE_S = 0.02  # kill_in_save: the SIGKILL comes this long after the file appeared
 SLOW_DUTY = (0.9, 0.1)  # slow: the worker is SIGSTOPped 0.9 s, then runs 0.1 s, over and over
 
 
@@ -228,16 +228,20 @@ def harness_fault(inc, incident, deadline, host, agents=None):
     elif inc["fault"] == "kill_in_save":
         pid, lr = wait_worker(inc["id"], inc["rank"], deadline)
         target = os.path.join(incident, "checkpoints", f"step_{inc['step']}.pt")
-        while not os.path.exists(target):  # poll often: the save takes a fraction of a second
+        size = 0
+        while size == 0:  # poll often: the save takes a fraction of a second
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the job never began saving {target}")
+                raise RuntimeError(f"the job never began writing {target}")
             time.sleep(0.002)
-        time.sleep(KILL_INTO_SAVE_S)
+            try:
+                size = os.path.getsize(target)
+            except FileNotFoundError:
+                pass
         t = c1.utcnow()
         os.kill(pid, signal.SIGKILL)
         rec.update(rank=inc["rank"], local_rank=lr, pid=pid, step=inc["step"],
-                   bytes_at_kill=os.path.getsize(target),
-                   after=f"checkpoints/step_{inc['step']}.pt appeared")
+                   bytes_seen=size, bytes_at_kill=os.path.getsize(target),
+                   after=f"checkpoints/step_{inc['step']}.pt began to fill")
     else:
         time.sleep(1.0)
         pid, lr = wait_worker(inc["id"], inc["rank"], deadline)
@@ -355,7 +359,7 @@ def run_torchrun(inc, run_dir, incident):
     deadline = time.monotonic() + 240
     memcg = None
     pid, throttle = None, None
-    stopped_by_operator = []
+    stopped_by_operator, killed_by_operator = [], []
     try:
         for argv, out in layouts:
             argv = argv + [os.path.join(BIN, "train2.py")] + train_args(inc)
@@ -372,14 +376,21 @@ def run_torchrun(inc, run_dir, incident):
         # A torchrun agent whose worker is stopped or hung, or that waits for a peer agent in
         # its exit barrier, does not end by itself: as an operator would, the harness
         # SIGTERMs the agents still running OPERATOR_S after the fault (recorded in
-        # PRODUCED.md; not the initiator).
+        # PRODUCED.md; not the initiator). An agent blocked on a lost c10d store does not act
+        # on SIGTERM: OPERATOR_KILL_S later the operator SIGKILLs what still runs.
         fault_at = time.monotonic()
         while time.monotonic() < deadline and any(a.poll() is None for a in agents):
+            since = time.monotonic() - fault_at
             if (inc["fault"] in ("sigstop", "hang", "node_loss") and not stopped_by_operator and
-                    time.monotonic() - fault_at > OPERATOR_S):
+                    since > OPERATOR_S):
                 stopped_by_operator = [i for i, a in enumerate(agents) if a.poll() is None]
                 for i in stopped_by_operator:
                     agents[i].send_signal(signal.SIGTERM)
+            if (stopped_by_operator and not killed_by_operator and
+                    since > OPERATOR_S + OPERATOR_KILL_S):
+                killed_by_operator = [i for i, a in enumerate(agents) if a.poll() is None]
+                for i in killed_by_operator:
+                    c1.kill_tree(agents[i].pid)
             time.sleep(0.2)
         if any(a.poll() is None for a in agents):
             raise RuntimeError("torchrun still running after the deadline")
@@ -411,7 +422,8 @@ def run_torchrun(inc, run_dir, incident):
             with open(os.path.join(incident, "dmesg.log"), "w") as f:
                 f.writelines(lines)
     return dict(start=start, end=end, command=" ; ".join(cmds), host=HOST,
-                exits=[a.returncode for a in agents], operator=stopped_by_operator)
+                exits=[a.returncode for a in agents], operator=stopped_by_operator,
+                operator_kill=killed_by_operator)
 
 
 # ----------------------------------------------------------------------------- slurm
@@ -505,8 +517,15 @@ def run_slurm(inc, run_dir, incident, index):
                 json.dump({"kind": inc["fault"], "time": c1.rfc3339(t), "job_id": job_id,
                            "rc": act.returncode, "output": act.stdout.strip()}, f)
         state = None
+        fault_at, cancelled_by_operator = time.monotonic(), False
         while time.monotonic() < deadline:
             state = slurm.job_state(job_id)
+            if (inc["fault"] == "node_loss" and state == "RUNNING" and
+                    not cancelled_by_operator and time.monotonic() - fault_at > OPERATOR_S):
+                # The surviving agent may wait on the lost one for good: as an operator
+                # would, the harness cancels the job (recorded in PRODUCED.md).
+                slurm.run(["scancel", str(job_id)])
+                cancelled_by_operator = True
             if inc["fault"] in ("requeue", "node_fail"):
                 # Requeued: the logs are collected while the job waits to run again.
                 if state == "PENDING" and int(job_field(slurm, job_id, "Restarts") or 0) > 0:
@@ -542,7 +561,7 @@ def run_slurm(inc, run_dir, incident, index):
     command = (f"sbatch --chdir=<incident> {' '.join(opts)} job.sh, job.sh being:\n\n```\n"
                f"{text}```\n")
     return dict(start=start, end=end, command=command, host=SLURM_NODE, job_id=job_id,
-                job_state=state, others=others)
+                job_state=state, others=others, cancelled=cancelled_by_operator)
 
 
 def job_field(slurm, job_id, name):
@@ -718,8 +737,9 @@ DESCRIBE = {
                   "holds the node's memory (no --mem), so Slurm preempts it",
     "time_limit": "the job is submitted with --time=1 and 400 steps of about 0.5 s; Slurm "
                   "ends it at its time limit",
-    "kill_in_save": "the harness SIGKILLs the process of rank {rank} 0.02 s after "
-                    "checkpoints/step_{step}.pt appeared, while torch.save is writing it "
+    "kill_in_save": "the harness SIGKILLs the process of rank {rank} as soon as "
+                    "checkpoints/step_{step}.pt holds its first bytes, while torch.save is "
+                    "writing it "
                     "(train2.py --table-rows 250000: checkpoints of about 32 MB)",
     "slow": "about a second after checkpoints/step_5.pt appeared the harness starts "
             "throttling the process of rank {rank}: SIGSTOP for 0.9 s, SIGCONT for 0.1 s, "
@@ -772,9 +792,16 @@ def write_produced(inc, res, outdir, vers):
                  "SIGTERMed the torchrun agent(s) still running (of the consoles "
                  f"{', '.join(['train.log'] if inc['style'] == 'tr1' else [f'node{i}.log' for i in res['operator']])}), "
                  "as an operator ends a hung job.")
+    if res.get("operator_kill"):
+        note += (f" The agent(s) of {', '.join(f'node{i}.log' for i in res['operator_kill'])} "
+                 f"still ran {OPERATOR_KILL_S} s after that SIGTERM: the harness SIGKILLed "
+                 "them and their processes, as an operator would.")
     if "job_id" in res:
         note += (f" Job {res['job_id']} ended {res['job_state']}; slurmctld.log and slurmd.log "
                  "are the daemons' whole logs for this capture (node sn01).")
+        if res.get("cancelled"):
+            note += (f" The job did not end by itself: {OPERATOR_S} s after the fault the "
+                     "harness ran `scancel <jobid>`, as an operator ends a hung job.")
         if res.get("others"):
             note += (f" The other jobs: {res['others'][0]} (finished) and {res['others'][1]} "
                      "(cancelled by the harness).")
