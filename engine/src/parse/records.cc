@@ -43,6 +43,7 @@ void LogParser::Line(const LineRef& raw, TriggerLevel level, bool opening) {
   level_ = level;
   opening_ = opening;
   ++out_.lines;
+  out_.trigger_lines += level == TriggerLevel::kRecord ? 1 : 0;
   if (raw.text.size() > kMaxLineBytes) {
     ++out_.malformed;
     FlushWrapped();
@@ -61,9 +62,16 @@ void LogParser::Line(const LineRef& raw, TriggerLevel level, bool opening) {
   // Colour codes a terminal copy kept are read past (a progress line's fast path above needs none).
   LineRef line = raw;
   if (raw.text.find('\x1b') != std::string_view::npos) line.text = WithoutEscapes(raw.text, &clean_[clean_turn_ ^= 1]);
-  if (SplitInterleaved(line)) return;
-  if (progress && ProgressLine(line)) return;
-  Process(line, cite, 0);
+  if (level != TriggerLevel::kRecord) {
+    if (!SplitInterleaved(line)) Process(line, cite, 0);
+    return;
+  }
+  // A line the pre-filter passed that changes nothing is one it passed in vain (idle_trigger_lines).
+  const Footprint before = Now();
+  const std::int64_t updates = updates_;
+  const std::uint32_t touched = traceback_touched_;
+  if (!SplitInterleaved(line) && !(progress && ProgressLine(line))) Process(line, cite, 0);
+  out_.idle_trigger_lines += Now() == before && updates_ == updates && traceback_touched_ == touched ? 1 : 0;
 }
 
 // ---- Lines split by the collection --------------------------------------------------------
@@ -646,6 +654,7 @@ void LogParser::IterationLine(const Parsed& p) {
   const Match m = ParseIteration(p.header.message, &t, &iteration, &total, &iteration_stamps_);
   out_.malformed += m == Match::kMalformed ? 1 : 0;
   if (m != Match::kYes) return;
+  ++updates_;
   if (out_.first_dated == 0) out_.first_dated = t;
   iterations_.Update({.time = p.origin.timed && !p.origin.coarse ? p.origin.time : t,  // as PlaceEvent
                       .iteration = iteration,
@@ -936,6 +945,7 @@ bool LogParser::ChainLine(const Parsed& p) {
     auto* error = std::get_if<PythonError>(&e.detail);
     if (error != nullptr && e.rank == p.rank) {
       error->chained = true;
+      ++updates_;
       break;
     }
   }
@@ -982,6 +992,7 @@ bool LogParser::TableLine(const Parsed& p) {
 void LogParser::ReadTableField(const Parsed& p) {
   TableField f;
   if (!SplitTableField(p.header.message, &f)) return;  // e.g. `  <NO_OTHER_FAILURES>`
+  ++updates_;
   Event& e = table_.entry;
   auto& entry = std::get<FailureEntry>(e.detail);
   bool ok = true;
@@ -1103,6 +1114,7 @@ void LogParser::WatchdogMessage(const Parsed& p, const PgPrefix& pg, std::string
   const Match ms = ParseWatchdogStatus(text, &st);
   if (ms == Match::kMalformed) ++out_.malformed;
   if (ms == Match::kYes) {
+    ++updates_;
     // The status line belongs to the rank's open watchdog block on the same process group. torch
     // 2.2-2.9 print the timeout itself with `[Rank r]` only (WorkNCCL's own prefix) and the status
     // with the group's `[PG ...  Rank r]`: a timeout without a group takes the status of its rank.
@@ -1172,6 +1184,7 @@ bool LogParser::StepLine(const Parsed& p) {
                  f.step_us * 1000;
   }
   if (at != kNoIndex) {
+    ++updates_;
     Event& e = out_.events[at];
     e = NewEvent(p, it);
     e.family = Family::kTrainer;

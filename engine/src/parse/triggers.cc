@@ -652,6 +652,7 @@ struct LineFilterScan {
   struct FirstHit {
     std::size_t from;
     TriggerLevel* level;
+    std::int64_t* misses;  // candidates that did not verify
     bool Try(const LineFilter& f, std::string_view text, std::size_t q) const;
   };
   struct AnyHit {
@@ -662,7 +663,9 @@ struct LineFilterScan {
 
 bool LineFilterScan::FirstHit::Try(const LineFilter& f, std::string_view text, std::size_t q) const {
   *level = f.Verify(text, q, from, text.size());
-  return *level != TriggerLevel::kNone;
+  if (*level != TriggerLevel::kNone) return true;
+  ++*misses;
+  return false;
 }
 
 bool LineFilterScan::AnyHit::Try(const LineFilter& f, std::string_view text, std::size_t q) const {
@@ -706,7 +709,8 @@ __attribute__((noinline)) void ClassifyScalar(const LineFilter& f, const Tables&
 LineFilter::Found LineFilter::Next(std::string_view text, std::size_t from, std::size_t long_line, bool label_colons) const {
   LineCount count{.line_start = from};
   TriggerLevel first = TriggerLevel::kNone;
-  const LineFilterScan::FirstHit hit{from, &first};
+  std::int64_t misses = 0;
+  const LineFilterScan::FirstHit hit{from, &first, &misses};
   bool found;
   std::size_t end = text.size(), colon_free = std::string_view::npos;
   std::size_t* colons = label_colons ? &colon_free : nullptr;
@@ -719,7 +723,7 @@ LineFilter::Found LineFilter::Next(std::string_view text, std::size_t from, std:
     found = ScanScalar(*this, lo_, hi_, text, from, long_line, &count, hit, &end, colons);
   }
   Found r{.found = found, .begin = count.line_start, .newlines = count.newlines, .long_lines = count.long_lines,
-          .no_label_colon_from = colon_free};
+          .no_label_colon_from = colon_free, .false_candidates = misses};
   if (!found) {
     r.end = text.size();
     if (r.begin < text.size()) r.long_lines += LineCount::LongLine(text, r.begin, text.size(), long_line);
