@@ -368,7 +368,11 @@ void LogParser::Anchor(Parsed& p, std::string_view body) {
   for (std::size_t at = 1; at + 1 < body.size() && missing > 0; ++at) {
     if (!openers.Opens(body[at], body[at + 1])) continue;
     for (std::size_t r = 0; r < kRows; ++r) {
-      if (first[r] != std::string_view::npos || !body.substr(at).starts_with(kAnchors[r].literal)) continue;
+      const std::string_view literal = kAnchors[r].literal;
+      if (first[r] != std::string_view::npos || body[at] != literal[0] || body[at + 1] != literal[1] ||
+          !body.substr(at).starts_with(literal)) {
+        continue;
+      }
       first[r] = MessageStart(body, at, kAnchors[r]);
       missing -= first[r] != std::string_view::npos ? 1 : 0;
     }
