@@ -586,20 +586,20 @@ std::size_t LineEnd(const Block& block, std::string_view text, std::size_t base,
   return text.size();
 }
 
+// The scan asks for the bytes this far ahead of the block it reads. A large log is read from the
+// page cache through a mapping of 4 KiB pages, and the CPU's own prefetcher stops at each page's
+// end and after each hit (where the scan returns to the parser), so every page began with a wait
+// for memory: the loads of the scan's 64-byte step were half of its time. Asked for 1 KiB ahead,
+// the parse of the 2 GB benchmark took 20-30 % less CPU (1.5, 2 and 4 KiB: the same; 512 B: less
+// gain; docs/benchmarks.md, "The scan's prefetch"). A prefetch never faults: past the text, or on
+// a page not yet mapped, it does nothing.
+constexpr std::size_t kPrefetchAhead = 1024;
+
 // The scan loop, over any block evaluator. Stops at the first position whose fingerprint
 // verifies; `on_hit` says what to return there, `line_end` (when not null) gets the end of the
 // line found. The line count lives in a local copy (stored back on return) so that it stays in
 // registers, and Verify is a call, not inlined: inlined into the loop, the verification's code
 // made GCC spill the loop's vectors and counters to the stack.
-// The scan asks for the bytes this far ahead of the block it reads. A large log is read from the
-// page cache through a mapping of 4 KiB pages, and the CPU's own prefetcher stops at each page's
-// end and after each hit (where the scan returns to the parser), so every page began with a wait
-// for memory: the loads of the scan's 64-byte step were half of its time. Asked for 1 KiB ahead,
-// the parse of the 2 GB benchmark took ~20 % less CPU (1.5, 2 and 4 KiB: the same; 512 B: less
-// gain; docs/benchmarks.md, "Prefetch"). A prefetch never faults: past the text, or on a page not
-// yet mapped, it does nothing.
-constexpr std::size_t kPrefetchAhead = 1024;
-
 template <typename Block, typename OnHit>
 inline bool ScanFrom(const LineFilter& filter, const Block& block, std::string_view text, std::size_t from,
                      std::size_t limit, LineCount* count_out, const OnHit& on_hit, std::size_t* line_end = nullptr,
