@@ -223,5 +223,50 @@ TEST(InFlightSaveDiagnosis, TheDiagnosisResumesFromTheLastFinishedSaveAndCitesTh
   EXPECT_TRUE(cited);
 }
 
+// The HF Trainer logs no finish: a save is finished when the next one starts, and the last one,
+// followed by nothing, was in flight. checkpoint-20 is complete on disk (trainer_state.json and
+// all), but its save never returned.
+TEST(InFlightSaveDiagnosis, TheTrainersLastSaveWithNothingAfterItWasInFlight) {
+  ckpt_test::TempDir tmp;
+  const fs::path inc = tmp.path() / "incident";
+  ckpt_test::WriteHf(inc / "checkpoints" / "checkpoint-10", 10);
+  ckpt_test::WriteHf(inc / "checkpoints" / "checkpoint-20", 20);
+  ckpt_test::Put(inc / "rank_0.log",
+                 "[INFO|trainer.py:3984] 2026-03-02 09:00:00,100 >> Saving model checkpoint to /out/checkpoint-10\n"
+                 "[INFO|trainer.py:3984] 2026-03-02 09:00:20,100 >> Saving model checkpoint to /out/checkpoint-20\n"
+                 "[rank0]: Traceback (most recent call last):\n"
+                 "[rank0]:   File \"train.py\", line 80, in <module>\n"
+                 "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n");
+  auto d = Diagnose(inc, {});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  const v1::CheckpointOutcome& c = d->checkpoint();
+  EXPECT_EQ(c.path(), "checkpoint-10") << c.summary();
+  ASSERT_GE(c.rejected_size(), 1);
+  EXPECT_EQ(c.rejected(0).path(), "checkpoint-20");
+  EXPECT_NE(c.rejected(0).reason().find("rank_0.log:2"), std::string::npos) << c.rejected(0).reason();
+}
+
+// The real corpus job (rank 0 SIGKILLed while writing step 15), with a save line for step 15
+// added to rank 0's log: ranks 2 and 3 then logged iteration 15, the saved step's own line, as
+// other ranks do while rank 0 saves. That is no sign the save returned: it stays in flight, and
+// the rejection of step_15.pt cites the line, not only its truncated file.
+TEST(InFlightSaveDiagnosis, OtherRanksLineOfTheSavedStepIsNoSignTheSaveReturned) {
+  const fs::path src = fs::path(DENPEX_SOURCE_DIR) / "corpora" / "real" / "tr_kill_in_save_rank0" / "incident";
+  if (!fs::exists(src)) GTEST_SKIP() << "no corpus under " << src;
+  ckpt_test::TempDir tmp;
+  const fs::path inc = tmp.path() / "incident";
+  fs::copy(src, inc, fs::copy_options::recursive);
+  ckpt_test::Put(inc / "node-a" / "rank_0.log",
+                 ckpt_test::Slurp(inc / "node-a" / "rank_0.log") +
+                     "2026-11-29 16:28:29,001 INFO [rank0] [Torch] Checkpoint step_15 is about to be saved!\n");
+  auto d = Diagnose(inc, {});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  const v1::CheckpointOutcome& c = d->checkpoint();
+  EXPECT_EQ(c.path(), "step_10.pt") << c.summary();
+  ASSERT_GE(c.rejected_size(), 1);
+  EXPECT_EQ(c.rejected(0).path(), "step_15.pt");
+  EXPECT_NE(c.rejected(0).reason().find("in flight"), std::string::npos) << c.rejected(0).reason();
+}
+
 }  // namespace
 }  // namespace denpex::engine

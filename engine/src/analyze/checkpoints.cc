@@ -145,16 +145,14 @@ std::string CiteSave(const Incident& inc, const Event& e) {
 
 // The saves the logs show, one per start line: finished when a finish line of the same save
 // follows it, or a start of another save does (saves run one after another). Where no finish
-// line is logged anywhere (the HF Trainer logs none), a rank's progress line after the start
-// also says that the save returned. `began` only where file times are the job's.
+// line is logged anywhere (the HF Trainer logs none), a progress line of a later step after the
+// start also says that the save returned. `began` only where file times are the job's.
 std::vector<LoggedSave> SavesInLogs(const Incident& inc, std::optional<TimeNs> fault, bool times) {
-  std::vector<const Event*> starts, finishes;
-  const Event* last_progress = nullptr;
+  std::vector<const Event*> starts, finishes, progress;
   for (const Event& e : inc.events) {
     if (e.kind == Kind::kSaveStarted) starts.push_back(&e);
     if (e.kind == Kind::kSaveFinished) finishes.push_back(&e);
-    if (e.kind == Kind::kIteration && Stamped(e) && (last_progress == nullptr || e.time > last_progress->time))
-      last_progress = &e;
+    if (e.kind == Kind::kIteration) progress.push_back(&e);
   }
   std::vector<LoggedSave> out;
   for (const Event* s : starts) {
@@ -177,9 +175,15 @@ std::vector<LoggedSave> SavesInLogs(const Incident& inc, std::optional<TimeNs> f
         save.cite += ", followed by the next save, " + CiteSave(inc, *other);
       }
     }
-    if (!save.finished && finishes.empty() && last_progress != nullptr && LoggedAfter(*last_progress, *s)) {
+    // Other ranks log the saved step's own iteration line while rank 0 saves: only a later step
+    // (or, for a save that names none, the saving process's own next line) says it returned.
+    for (const Event* e : progress) {
+      if (save.finished || !finishes.empty() || !LoggedAfter(*e, *s)) continue;
+      const auto* it = std::get_if<Iteration>(&e->detail);
+      const bool later = d.step >= 0 ? it != nullptr && it->iteration > d.step : e->file == s->file;
+      if (!later) continue;
       save.finished = true;
-      save.cite += ", then training went on (" + Where(inc, *last_progress) + ")";
+      save.cite += ", then training went on (" + Where(inc, *e) + ")";
     }
     out.push_back(std::move(save));
   }
