@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <system_error>
 
+#include "analyze/describe.h"
 #include "denpex/engine/checkpoint.h"
 #include "ingest/walk.h"
 
@@ -118,6 +119,77 @@ std::optional<TimeNs> FailureOnset(const Incident& inc) {
   return onset;
 }
 
+// Whether `later` was logged after `e`: by line in one file, else by time.
+bool LoggedAfter(const Event& later, const Event& e) {
+  if (later.file == e.file) return later.line > e.line;
+  return Stamped(later) && Stamped(e) && later.time >= e.time;
+}
+
+// Whether two save lines are about the same save: the same step, else the same path or tag;
+// lines that name neither (torchtitan's) pair with each other.
+bool SameSave(const CheckpointSave& a, const CheckpointSave& b) {
+  if (a.step >= 0 && b.step >= 0) return a.step == b.step;
+  if (a.path != kNoStr && b.path != kNoStr) return a.path == b.path;
+  return a.step < 0 && b.step < 0 && a.path == kNoStr && b.path == kNoStr;
+}
+
+// "rank0.log:120 at 09:00:01.204 (saving step 100 to /ckpt)"
+std::string CiteSave(const Incident& inc, const Event& e) {
+  const auto& d = std::get<CheckpointSave>(e.detail);
+  std::string what = e.kind == Kind::kSaveStarted ? "saving" : "saved";
+  if (d.step >= 0) what += " step " + std::to_string(d.step);
+  if (d.path != kNoStr) what += (e.kind == Kind::kSaveStarted ? " to " : " in ") + std::string(inc.str(d.path));
+  if (d.step < 0 && d.path == kNoStr) what += " a checkpoint";
+  return Where(inc, e) + (Stamped(e) ? " at " + ClockTime(e.time) : std::string()) + " (" + what + ")";
+}
+
+// The saves the logs show, one per start line: finished when a finish line of the same save
+// follows it, or a start of another save does (saves run one after another). Where no finish
+// line is logged anywhere (the HF Trainer logs none), a progress line of a later step after the
+// start also says that the save returned. `began` only where file times are the job's.
+std::vector<LoggedSave> SavesInLogs(const Incident& inc, std::optional<TimeNs> fault, bool times) {
+  std::vector<const Event*> starts, finishes, progress;
+  for (const Event& e : inc.events) {
+    if (e.kind == Kind::kSaveStarted) starts.push_back(&e);
+    if (e.kind == Kind::kSaveFinished) finishes.push_back(&e);
+    if (e.kind == Kind::kIteration) progress.push_back(&e);
+  }
+  std::vector<LoggedSave> out;
+  for (const Event* s : starts) {
+    const auto& d = std::get<CheckpointSave>(s->detail);
+    LoggedSave save{.step = d.step,
+                    .path = d.path == kNoStr ? std::string() : std::string(inc.str(d.path))};
+    save.cite = CiteSave(inc, *s);
+    if (times && Stamped(*s)) save.began = s->time;
+    for (const Event* f : finishes) {
+      if (!SameSave(d, std::get<CheckpointSave>(f->detail)) || !LoggedAfter(*f, *s)) continue;
+      save.finished = true;
+      save.after_fault = fault && Stamped(*f) && f->time > *fault;
+      save.cite += ", finished " + CiteSave(inc, *f);
+      break;
+    }
+    for (const Event* other : starts) {
+      if (save.finished) break;
+      if (!SameSave(d, std::get<CheckpointSave>(other->detail)) && LoggedAfter(*other, *s)) {
+        save.finished = true;
+        save.cite += ", followed by the next save, " + CiteSave(inc, *other);
+      }
+    }
+    // Other ranks log the saved step's own iteration line while rank 0 saves: only a later step
+    // (or, for a save that names none, the saving process's own next line) says it returned.
+    for (const Event* e : progress) {
+      if (save.finished || !finishes.empty() || !LoggedAfter(*e, *s)) continue;
+      const auto* it = std::get_if<Iteration>(&e->detail);
+      const bool later = d.step >= 0 ? it != nullptr && it->iteration > d.step : e->file == s->file;
+      if (!later) continue;
+      save.finished = true;
+      save.cite += ", then training went on (" + Where(inc, *e) + ")";
+    }
+    out.push_back(std::move(save));
+  }
+  return out;
+}
+
 // The recovery step the checkpoint outcome implies.
 Action CheckpointAction(const v1::CheckpointOutcome& o, const std::vector<std::string>& notes) {
   const std::string& dir = o.dir();
@@ -190,6 +262,7 @@ v1::CheckpointOutcome Verified(const Incident& inc, const Finding& f, const Chec
   const std::optional<TimeNs> fault = FailureOnset(inc) ? FailureOnset(inc) : f.time;
   const bool sound = SchedulerEndedSoundJob(f);
   if (times && fault && !sound) opts.not_after = *fault;
+  opts.saves = SavesInLogs(inc, fault, times);
   auto r = VerifyCheckpointDir(dir.path, opts);
   if (!r.ok()) {
     o.set_decision(v1::CHECKPOINT_DECISION_INCONCLUSIVE);

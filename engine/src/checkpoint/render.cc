@@ -145,6 +145,8 @@ std::string_view CheckName(CheckKind k) {
       return "metadata";
     case CheckKind::kStep:
       return "step";
+    case CheckKind::kSaveLog:
+      return "save_log";
   }
   return "existence";
 }

@@ -63,6 +63,47 @@ const Candidate* Previous(const std::vector<Candidate>& cands, std::size_t k) {
   return nullptr;
 }
 
+// Whether a logged save names this candidate: by step (not an accelerate folder, whose N counts
+// saves), or by a component of its path or tag equal to the candidate's folder or file name
+// (`/out/checkpoint-500`, `global_step10`).
+bool Names(const LoggedSave& s, const CheckpointCandidate& c) {
+  if (s.step >= 0 && c.step >= 0 && s.step == c.step && c.format != CheckpointFormat::kAccelerate) return true;
+  if (s.path.empty() || c.path.empty() || c.path == ".") return false;
+  const std::string name = std::filesystem::path(c.path).begin()->string();
+  for (const auto& part : std::filesystem::path(s.path)) {
+    if (part.string() == name) return true;
+  }
+  return false;
+}
+
+// What the job's logs say of this candidate's save. A save that began and logged no finish was
+// in flight when the job failed: its step is INCOMPLETE whatever its files show, and that check
+// comes first so that the rejection cites the save line. A save whose lines name no step
+// (torchtitan) is the candidate modified since it began (only where file times are the job's).
+// A logged finish is evidence, shown as a passed check.
+void ApplyLoggedSaves(const VerifyContext& ctx, CheckpointCandidate& c) {
+  for (const LoggedSave& s : ctx.options.saves) {
+    const bool named = Names(s, c);
+    const bool unnamed_since = s.step < 0 && s.path.empty() && s.began && c.modified && *c.modified >= *s.began;
+    if (!s.finished && (named || unnamed_since)) {
+      const std::string why = named ? "" : " (its lines name no step; this is the checkpoint modified since it began)";
+      c.checks.insert(c.checks.begin(),
+                      {CheckKind::kSaveLog, CheckpointVerdict::kIncomplete,
+                       "the save was in flight when the job failed: " + s.cite + " began it and no finish was logged" +
+                           why + "; its files may look complete, but it is never chosen"});
+      return;
+    }
+  }
+  for (const LoggedSave& s : ctx.options.saves) {
+    if (s.finished && Names(s, c)) {
+      c.checks.push_back({CheckKind::kSaveLog, CheckpointVerdict::kValid,
+                          "the log says this save finished" + std::string(s.after_fault ? ", after the fault" : "") +
+                              ": " + s.cite});
+      return;
+    }
+  }
+}
+
 void Verify(std::vector<Candidate>& cands, std::size_t k, const VerifyContext& base) {
   Candidate& c = cands[k];
   VerifyContext ctx = base;
@@ -73,6 +114,7 @@ void Verify(std::vector<Candidate>& cands, std::size_t k, const VerifyContext& b
   }
   Checks checks(c.report);
   RunChecks(c, ctx, checks);
+  ApplyLoggedSaves(ctx, c.report);
   c.report.evaluated = true;
   c.report.verdict = checks.Verdict();
   c.report.suspect =

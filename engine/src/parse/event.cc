@@ -118,6 +118,8 @@ std::string_view KindName(Kind k) {
     case Kind::kFatalSignal: return "fatal_signal";
     case Kind::kProcessExit: return "process_exit";
     case Kind::kProcessSignalled: return "process_signalled";
+    case Kind::kSaveStarted: return "save_started";
+    case Kind::kSaveFinished: return "save_finished";
   }
   return "unknown_error";
 }

@@ -73,6 +73,12 @@ enum class Kind : std::uint8_t {
   // other: the kernel's hung-task report, `INFO: task <comm>:<pid> blocked for more than <n>
   // seconds.` (OomKill: pid, comm; not an error)
   kHungTask,
+  // trainer, deepspeed: a checkpoint save the framework says it began / finished (CheckpointSave;
+  // not errors): Megatron `saving checkpoint at iteration N to DIR` / `successfully saved
+  // checkpoint from iteration N to DIR`, DeepSpeed `[Rank R] Saving model checkpoint: PATH`,
+  // `Checkpoint TAG is about to be saved!` / `is ready now!`, the HF Trainer's `Saving model
+  // checkpoint to PATH`, torchtitan's `Saving the checkpoint ...` / `Finished saving the checkpoint`
+  kSaveStarted, kSaveFinished,
 };
 
 std::string_view FamilyName(Family f);
@@ -239,6 +245,13 @@ struct NodeLayout {
   std::int32_t First() const { return first_rank >= 0 ? first_rank : node_rank * local_procs; }
 };
 
+// A checkpoint save a framework logged (kSaveStarted, kSaveFinished): the step and the path
+// (or DeepSpeed tag) the line names; torchtitan's lines name neither.
+struct CheckpointSave {
+  std::int64_t step = -1;  // -1 when the line names none
+  StrId path = kNoStr;     // as printed: a directory, a file, a DeepSpeed tag
+};
+
 // Anything else worth showing (`denpex events`): the message, masked for grouping.
 struct Note {
   StrId text = kNoStr;
@@ -246,7 +259,7 @@ struct Note {
 
 using EventDetail = std::variant<Note, WatchdogTimeout, WatchdogNote, WorkerFailed, WorkerSignalled,
                                  FailureEntry, Iteration, CommInit, NcclWarn, PythonError, OomKill, Xid,
-                                 SlurmNote, StepTimers, GpuSlot, HostMemory, NodeLayout>;
+                                 SlurmNote, StepTimers, GpuSlot, HostMemory, NodeLayout, CheckpointSave>;
 
 enum class Clock : std::uint8_t {
   kNone,       // the line carries no time, and none could be borrowed
@@ -306,6 +319,8 @@ void ForEachStrId(Event& e, F&& f) {
           f(d.pci), f(d.process), f(d.text);
         } else if constexpr (std::is_same_v<T, SlurmNote>) {
           f(d.reason), f(d.node), f(d.tasks);
+        } else if constexpr (std::is_same_v<T, CheckpointSave>) {
+          f(d.path);
         }
       },
       e.detail);

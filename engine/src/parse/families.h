@@ -91,4 +91,8 @@ bool RecogniseWrapper(std::string_view msg, StringTable* strings, Recognised* ou
 // caller, which joins them with their status line; this takes the other messages).
 bool RecogniseWatchdogNote(std::string_view msg, StringTable* strings, Recognised* out);
 
+// saves.cc: a checkpoint save Megatron, DeepSpeed, the HF Trainer or torchtitan logs as begun or
+// finished (kSaveStarted / kSaveFinished, CheckpointSave detail; not errors).
+bool RecogniseCheckpointSave(std::string_view msg, StringTable* strings, Recognised* out);
+
 }  // namespace denpex::engine

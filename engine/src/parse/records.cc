@@ -708,6 +708,7 @@ void LogParser::Dispatch(const Parsed& p) {
     case HeaderKind::kNone:
       return;  // read above
   }
+  if (!found) found = RecogniseCheckpointSave(msg, &out_.strings, &r);
   if (!found) return;
   if (r.kind == Kind::kFallenOffBus && !Has(msg, "fallen off the bus")) {  // wait for the notice's last line
     HoldPendingGpu(p, std::move(r));
@@ -908,6 +909,7 @@ void LogParser::Unheaded(const Parsed& p) {
     found = RecogniseNvidiaSmi(msg, &out_.strings, &r);
   }
   if (!found && c == 'U') found = RecogniseNvidiaSmi(msg, &out_.strings, &r);
+  if (!found) found = RecogniseCheckpointSave(msg, &out_.strings, &r);
   if (found && closed_in_pin_ && r.kind == Kind::kCudaError) r.kind = Kind::kPinMemory;  // a direct pin failed
   if (found && r.kind == Kind::kFallenOffBus && !Has(msg, "fallen off the bus")) {  // a notice's first line
     HoldPendingGpu(p, std::move(r));

@@ -857,7 +857,7 @@ std::size_t LastStampPattern(std::string_view text, std::size_t end) {
 std::vector<Trigger> AllTriggers() {
   std::vector<Trigger> all;
   for (auto table : {PrefixTriggers(), RecordTriggers(), WatchdogTriggers(), ErrorTriggers(), KernelTriggers(),
-                     SchedulerTriggers()}) {
+                     SchedulerTriggers(), SaveTriggers()}) {
     all.insert(all.end(), table.begin(), table.end());
   }
   return all;

@@ -45,6 +45,7 @@ std::span<const Trigger> WatchdogTriggers();   // watchdog.cc: ProcessGroupNCCL 
 std::span<const Trigger> ErrorTriggers();      // errors.cc: exceptions, what(), NCCL WARN / comm init, asserts
 std::span<const Trigger> KernelTriggers();     // kernel.cc: NVRM Xid, OOM killer
 std::span<const Trigger> SchedulerTriggers();  // scheduler.cc: Slurm, torchrun agent, DeepSpeed, Kubernetes, Ray
+std::span<const Trigger> SaveTriggers();       // saves.cc: checkpoint saves begun and finished
 
 // Every family's triggers (the list ParseLog uses).
 std::vector<Trigger> AllTriggers();

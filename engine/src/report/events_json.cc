@@ -134,6 +134,8 @@ void DetailFields(const EventDetail& detail, Fields* f) {
         } else if constexpr (std::is_same_v<T, StepTimers>) {
           f->Int("compute_ms", static_cast<std::int64_t>(d.compute_ms + 0.5f));
           f->Int("wait_ms", static_cast<std::int64_t>(d.wait_ms + 0.5f));
+        } else if constexpr (std::is_same_v<T, CheckpointSave>) {
+          f->Known("step", d.step), f->Id("path", d.path);
         }
       },
       detail);

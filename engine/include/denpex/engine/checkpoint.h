@@ -62,6 +62,7 @@ enum class CheckKind {
   kFormat,      // zip EOCD + central directory, safetensors header, pickle walk, CRC (deep)
   kMetadata,    // JSON/pickle metadata parses and agrees with the files
   kStep,        // the step in the name agrees with the step recorded inside
+  kSaveLog,     // what the job's logs say of this step's save: finished, or in flight at the fault
 };
 
 struct CheckpointCheck {
@@ -111,6 +112,20 @@ struct ParallelDims {
   int dp = 0;
 };
 
+// A checkpoint save the job's logs show (Megatron, DeepSpeed, HF Trainer and torchtitan lines;
+// analyze/checkpoints.cc reads them). A save that began and logged no finish was in flight when
+// the job failed: the candidate it names is never chosen, whatever its files show.
+struct LoggedSave {
+  std::int64_t step = -1;  // the step its lines name; -1: none
+  std::string path;        // the path or DeepSpeed tag they name; empty: none
+  bool finished = false;   // its finish line was logged
+  bool after_fault = false;  // finished, but the finish line came after the fault
+  // When its start line was logged, only where file times can be compared with the logs: a save
+  // in flight whose lines name no step is the candidate modified since (torchtitan).
+  std::optional<TimeNs> began;
+  std::string cite;  // the line(s), for the evidence: "rank0.log:120: saving step 100 to /ckpt"
+};
+
 struct CheckpointOptions {
   int world_size = 0;  // of the job that will resume; 0: unknown
   ParallelDims dims;
@@ -124,6 +139,8 @@ struct CheckpointOptions {
   std::function<void(std::uint64_t bytes)> deep_progress;
   // The initiating fault: candidates modified after it are suspect and not chosen.
   std::optional<TimeNs> not_after;
+  // The saves the job's logs show, oldest first.
+  std::vector<LoggedSave> saves;
 };
 
 // kNotFound when `dir` does not exist, kInvalidInput when it is not a directory, kIoError
