@@ -206,5 +206,19 @@ TEST(FamilyShapes, SlowRanksOnNoKnownNodeAreNotOneGpusFault) {
   }
 }
 
+// Every node's files cut mid-line, the initiator's included: what a cut line lost is not
+// evidence in any layout.
+TEST(FamilyShapes, ATruncatedLogsCutLinesAreNoEvidenceInAnyLayout) {
+  for (const char* shape : {"merged", "flat"}) {
+    ExpectNotWrong({"hang_2048_initiator_truncated.textproto", shape,
+                    "a rank whose timeout lines were cut (its agent saw it end by SIGABRT) taken for the silent one, "
+                    "or a cut `Exception raised from checkTimeout` for the rank's own error"},
+                   {"job.nodes=16"});
+  }
+  ExpectNotWrong({"hang_2048_initiator_truncated.textproto", "cri",
+                  "a timeout line cut before its NumelIn read as a collective of another size: COLLECTIVE_MISMATCH"},
+                 {"job.nodes=8", "seed=24"});
+}
+
 }  // namespace
 }  // namespace denpex

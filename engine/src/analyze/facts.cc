@@ -934,6 +934,13 @@ JobFacts CollectFacts(const Incident& inc) {
     RankFacts& r = jf.ranks[inc.events[i].rank];
     if (r.first_timeout < 0) r.first_timeout = i;
   }
+  // An error a rank printed after its own watchdog timeout, in the same stream, is the watchdog's
+  // teardown (a cut `Exception raised from checkTimeout` reads as a bare `Exception`) or the main
+  // thread's error once its collective failed: the rank was waiting on a peer, so it is not the
+  // rank's own failure.
+  for (RankFacts& r : jf.ranks) {
+    if (r.python_error >= 0 && r.first_timeout >= 0 && BeforeInStream(inc, r.first_timeout, r.python_error)) r.python_error = -1;
+  }
   jf.wave_start = EarliestTimed(inc, jf.timeouts, [](const Event& e) { return e.time; });
   for (RankFacts& r : jf.ranks) r.exit_timed = r.exit_event >= 0 && HasOwnTime(inc, r.exit_event);
   for (const RankFacts& r : jf.ranks) {

@@ -1,5 +1,6 @@
 #include "analyze/mismatch.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -25,7 +26,14 @@ std::vector<Mismatch> FindMismatches(const Incident& inc, const JobFacts& facts)
     if (w.seq >= 0) collectives[{w.pg, w.pg_desc, w.seq, base}].push_back(i);
   }
   std::vector<Mismatch> out;
-  for (const auto& [key, events] : collectives) {
+  for (auto& [key, events] : collectives) {
+    // A line cut before its op or sizes (a truncated log's last line) says nothing of its shape
+    // where its peers' lines print them (torch >= 2.0 prints NumelIn and NumelOut).
+    auto partial = [&](std::int32_t i) {
+      const auto& w = std::get<WatchdogTimeout>(inc.events[i].detail);
+      return w.op == kNoStr || w.numel_in < 0 || w.numel_out < 0;
+    };
+    if (!std::all_of(events.begin(), events.end(), partial)) std::erase_if(events, partial);
     if (events.size() < 3) continue;
     std::map<Shape, std::vector<std::int32_t>> shapes;
     for (std::int32_t i : events) shapes[ShapeOf(std::get<WatchdogTimeout>(inc.events[i].detail))].push_back(i);

@@ -46,11 +46,16 @@ double SilenceScore(const JobFacts& facts, std::int32_t rank) {
 
 }  // namespace
 
+bool WatchdogAborted(const JobFacts& facts, std::int32_t rank) {
+  const RankFacts& r = facts.ranks[rank];
+  return r.exit_event >= 0 && r.exit_code == kExitSigabrt && facts.HasWave();
+}
+
 bool OwnExit(const JobFacts& facts, std::int32_t rank) {
   const RankFacts& r = facts.ranks[rank];
   // SIGABRT during a watchdog wave is the watchdog's own teardown, even when the rank's
   // watchdog lines were lost (a truncated log): a consequence.
-  const bool watchdog_abort = r.exit_code == kExitSigabrt && facts.HasWave();
+  const bool watchdog_abort = WatchdogAborted(facts, rank);
   return r.exit_event >= 0 && !r.torn_down && r.timeouts == 0 && !watchdog_abort &&
          (r.peer_error < 0 || r.python_error >= 0);
 }
@@ -71,6 +76,9 @@ std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& wai
       s.progress = kProgress * waits.explains[rank] / waits.reporters;
       if (s.torn_down_early) s.progress *= kTornDown;
     }
+    // Its agent saw it end by SIGABRT during the wave: its own watchdog took it down, so it timed
+    // out waiting like the others (its timeout lines were lost: a truncated log). Not silent.
+    if (rank < static_cast<std::int32_t>(facts.ranks.size()) && WatchdogAborted(facts, rank)) s.progress = 0;
     all.push_back(s);
   }
   // A rank that waited on a local peer's failed extension build stopped because of it: the waits

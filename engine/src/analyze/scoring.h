@@ -45,6 +45,9 @@ struct RankScore {
 std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& waits,
                                   const std::vector<std::int32_t>& mismatched);
 
+// True when its agent saw it end by SIGABRT during a watchdog wave: the watchdog's own teardown.
+bool WatchdogAborted(const JobFacts& facts, std::int32_t rank);
+
 // True when the rank exited on its own account (not as a victim or a torn-down worker).
 bool OwnExit(const JobFacts& facts, std::int32_t rank);
 
