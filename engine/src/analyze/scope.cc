@@ -169,16 +169,15 @@ std::map<std::int64_t, TimeNs> JobEnds(const Incident& inc, const JobView& v) {
   return ended;
 }
 
-// The allocation slurmctld made for the job when no line of its own names its id: the latest
+// The allocation slurmctld made for the job when no line of its own names its id: the one
 // `sched: Allocate JobId=N NodeList=...` that covers every host the job's lines name, opens by
 // its first line and whose job had not ended before it; with no stamped line of the job, the
-// only one that covers them. -1: none.
+// only one that covers them. -1: none, or several such jobs ran on its hosts at once (another
+// job of the same user beside it): which is the job's, no line says.
 std::int64_t AllocatedJob(const Incident& inc, const JobView& v) {
   if (v.hosts.empty()) return -1;
   const std::map<std::int64_t, TimeNs> ended = JobEnds(inc, v);
-  std::int64_t best = -1;
-  std::optional<TimeNs> best_time;
-  std::set<std::int64_t> covering;
+  std::set<std::int64_t> covering, live;
   for (const Event& e : inc.events) {
     if (e.kind != Kind::kJobAllocated || v.own[e.file] || SlurmJob(e) < 0) continue;
     const std::vector<std::string> hosts = ExpandHostlist(inc.str(std::get<SlurmNote>(e.detail).node));
@@ -187,10 +186,10 @@ std::int64_t AllocatedJob(const Incident& inc, const JobView& v) {
     covering.insert(SlurmJob(e));
     if (!v.first || e.clock == Clock::kNone || e.time > *v.first + kAllocationSlack) continue;
     if (const auto end = ended.find(SlurmJob(e)); end != ended.end() && end->second < *v.first - kAllocationSlack) continue;
-    if (!best_time || e.time >= *best_time) best = SlurmJob(e), best_time = e.time;
+    live.insert(SlurmJob(e));
   }
-  if (v.first) return best;
-  return covering.size() == 1 ? *covering.begin() : -1;
+  const std::set<std::int64_t>& candidates = v.first ? live : covering;
+  return candidates.size() == 1 ? *candidates.begin() : -1;
 }
 
 // The job's Slurm ids, and what the report must say about how they were found.

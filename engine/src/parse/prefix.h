@@ -24,6 +24,8 @@ struct LineOrigin {
   // The stamp has no fraction of a second (`journalctl -o short-iso`, a collector's minute):
   // a time the line's own header states is finer, and wins.
   bool coarse = false;
+  // The stamp is the program's own (torchrun's error file), not a collector's arrival time.
+  bool stated = false;
   // A syslog stamp `Nov 29 16:25:31 ` has no year (Clock::kNoYear): the line's time when its
   // own header states none.
   TimeNs yearless_time = 0;

@@ -185,6 +185,7 @@ bool LogParser::ErrorFile(Parsed& p, std::string_view body) {
     p.origin.time = record.timestamp * kNsPerSec;
     p.origin.timed = true;
     p.origin.coarse = true;
+    p.origin.stated = true;
   }
   Read(p, first, 0, true);
   return true;
@@ -535,15 +536,18 @@ Event LogParser::NewEvent(const Parsed& p, EventDetail detail) {
 
 void LogParser::PlaceEvent(const Parsed& p, Event* e) {
   e->time_borrowed = false;
+  e->time_collected = false;
   if (PrefixTimeWins(p.origin, p.header)) {
     e->time = p.origin.time;
     e->clock = Clock::kFull;
+    e->time_collected = p.header.clock == Clock::kNone && !p.origin.stated;
   } else if (p.header.clock != Clock::kNone) {
     e->time = p.header.time;
     e->clock = p.header.clock;
   } else if (p.origin.yearless) {
     e->time = p.origin.yearless_time;
     e->clock = Clock::kNoYear;
+    e->time_collected = true;
   } else {
     ResolveGaps();  // the lines skipped since the last stamp may hold a later one
     e->time = 0;
@@ -567,10 +571,11 @@ void LogParser::PlaceEvent(const Parsed& p, Event* e) {
 
 void LogParser::Emit(const Parsed& p, Recognised&& r) {
   Event e = NewEvent(p, std::move(r.detail));
-  if (r.timed && (e.clock == Clock::kNone || e.time_borrowed)) {
+  if (r.timed && (e.clock == Clock::kNone || e.time_borrowed || e.time_collected)) {  // the time the line states
     e.time = r.time;
     e.clock = Clock::kFull;
     e.time_borrowed = false;
+    e.time_collected = false;
   }
   e.family = r.family;
   e.kind = r.kind;
