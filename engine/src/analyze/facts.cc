@@ -649,49 +649,31 @@ void CountTableOnlyReports(const Incident& inc, JobFacts* jf) {
   }
 }
 
-// Whether two nodes are known apart: both are named hosts (an agent's console that names no host
-// is `the node of <file>`, which may be any host) and differ.
-bool NamedApart(const Incident& inc, std::int32_t a, std::int32_t b) {
-  if (a < 0 || b < 0 || a == b) return false;
-  return !NodeHost(inc.nodes[static_cast<std::size_t>(a)]).empty() && !NodeHost(inc.nodes[static_cast<std::size_t>(b)]).empty();
-}
-
-// The one rank, anywhere in the job, that a kernel OOM kill of `pid` names when the kill's node
-// and the rank's are not both known (a merged or flat collection, a console that names no host
-// beside a journal's kernel lines): its agent reported that pid killed by SIGKILL. -1: none, or
-// several.
-std::int32_t KilledByPidAlone(const Incident& inc, const JobFacts& jf, std::int32_t node, std::int64_t pid) {
-  if (pid <= 0) return -1;
-  std::int32_t match = -1;
-  for (std::int32_t r = 0; r < static_cast<std::int32_t>(jf.ranks.size()); ++r) {
-    const RankFacts& rf = jf.ranks[r];
-    if (rf.pid != pid) continue;
-    if (match >= 0) return -1;
-    match = r;
-  }
-  if (match < 0) return -1;
-  const RankFacts& rf = jf.ranks[match];
-  const bool sigkilled = rf.exit_event >= 0 && rf.exit_code == kExitSigkill && !rf.torn_down;
-  return NamedApart(inc, node, rf.node) || !sigkilled ? -1 : match;
-}
-
-// The kernel's line says more than srun's `Out Of Memory` (which pid, how much memory): it
-// takes that one's place; srun's line stays cited as the rank's exit.
-void TakeHostCause(const Incident& inc, std::int32_t event, v1::FailureClass cls, v1::Owner owner, RankFacts* rf) {
-  if (rf->host_cause >= 0 && inc.events[rf->host_cause].kind != Kind::kSlurmOom) return;
-  rf->host_cause = event;
-  rf->host_class = cls;
-  rf->host_owner = owner;
-}
-
 // Kernel evidence about a process (the OOM killer's `Killed process P`) explains the death of
-// the rank whose agent named that pid, on the node whose kernel log printed it (KilledByPidAlone where
-// the kill's node or the rank's is not known). A kill of a pid
+// the rank whose agent named that pid, on the node whose kernel log printed it. A kill of a pid
 // no line of the job names is of an unknown process (a shared node runs others: analyze/
 // scope.h): alone it explains no rank's death, but it corroborates the one rank of that node
 // killed by SIGKILL whose pid is unknown when srun already said that task ran out of memory
 // (`task N: Out Of Memory`). A kill with no pid explains the one rank of that node killed by
 // SIGKILL, when there is exactly one.
+// The one rank of the job whose pid is `pid`; -1 when none or several (pids repeat across nodes).
+std::int32_t OnlyRankWithPid(const JobFacts& jf, std::int64_t pid) {
+  if (pid <= 0) return -1;
+  std::int32_t found = -1;
+  for (std::int32_t r = 0; r < static_cast<std::int32_t>(jf.ranks.size()); ++r) {
+    if (jf.ranks[r].pid != pid) continue;
+    if (found >= 0) return -1;
+    found = r;
+  }
+  return found;
+}
+
+// Whether a rank's node may be the host `node` names: its node is that one, or an agent's
+// console that names no host (`the node of <file>`, which may be any host).
+bool MayBeOn(const Incident& inc, const RankFacts& rf, std::int32_t node) {
+  return rf.node == node || (rf.node >= 0 && NodeHost(inc.nodes[static_cast<std::size_t>(rf.node)]).empty());
+}
+
 void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
@@ -706,7 +688,14 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
     const std::int32_t node = hostless ? 0 : e.node;
     if (!kill || !HostCauseOf(e, &cls, &owner)) continue;
     if (node < 0) {
-      if (const std::int32_t r = KilledByPidAlone(inc, *jf, -1, kill->pid); r >= 0) TakeHostCause(inc, i, cls, owner, &jf->ranks[r]);
+      // A bare `dmesg` of a job of several nodes, in a file placed on none (a merged or flat
+      // collection): only its pid ties it, to the one rank of the job with that pid, killed by
+      // SIGKILL.
+      const std::int32_t r = OnlyRankWithPid(*jf, kill->pid);
+      if (r < 0 || jf->ranks[r].exit_code != kExitSigkill || jf->ranks[r].torn_down || jf->ranks[r].host_cause >= 0) continue;
+      jf->ranks[r].host_cause = i;
+      jf->ranks[r].host_class = cls;
+      jf->ranks[r].host_owner = owner;
       continue;
     }
     std::vector<std::int32_t> unplaced;  // with no node known at all: every rank
@@ -726,8 +715,21 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
                           inc.events[jf->ranks[killed].host_cause].kind == Kind::kSlurmOom;
     if (match < 0 && killed_count == 1 && (kill->pid <= 0 || srun_oom) && !hostless) match = killed;
     if (hostless && match >= 0 && jf->ranks[match].exit_code != kExitSigkill) match = -1;
-    if (match < 0) match = KilledByPidAlone(inc, *jf, e.node, kill->pid);
-    if (match >= 0) TakeHostCause(inc, i, cls, owner, &jf->ranks[match]);
+    // A kernel log placed on a named host (a journal's `<host> kernel:` lines) and an agent's
+    // console that names none (`host : localhost`): the pid ties the kill to the one rank of the
+    // job with it, killed by SIGKILL, when that rank's console may be on that host.
+    if (const std::int32_t r = OnlyRankWithPid(*jf, kill->pid);
+        match < 0 && r >= 0 && MayBeOn(inc, jf->ranks[r], node) && jf->ranks[r].exit_code == kExitSigkill && !jf->ranks[r].torn_down) {
+      match = r;
+    }
+    // The kernel's line says more than srun's `Out Of Memory` (which pid, how much memory): it
+    // takes that one's place; srun's line stays cited as the rank's exit.
+    const std::int32_t had = match < 0 ? -1 : jf->ranks[match].host_cause;
+    if (match < 0 || (had >= 0 && inc.events[had].kind != Kind::kSlurmOom)) continue;
+    RankFacts& rf = jf->ranks[match];
+    rf.host_cause = i;
+    rf.host_class = cls;
+    rf.host_owner = owner;
   }
 }
 

@@ -421,11 +421,11 @@ void NoteRecovery(Incident* inc) {
 
 // torchrun numbers each agent's workers contiguously (global = the node's first rank + local
 // rank): the first rank of every node whose known (local rank, rank) pairs agree on one; a node
-// whose pairs disagree, or hold a local rank of two ranks (-1), gets none.
+// whose pairs disagree, or with a local rank two ranks claim (-1), gets none.
 std::map<std::int32_t, std::int32_t> NodeBases(const std::map<std::pair<std::int32_t, std::int32_t>, std::int32_t>& by_local) {
   std::map<std::int32_t, std::int32_t> base;
   for (const auto& [key, rank] : by_local) {
-    const std::int32_t b = rank < 0 ? -1 : rank - key.second;
+    const std::int32_t b = rank < 0 ? -1 : rank - key.second;  // a pair two ranks claim: no base
     auto [it, added] = base.try_emplace(key.first, b);
     if (!added && it->second != b) it->second = -1;
   }
@@ -468,26 +468,26 @@ std::vector<std::int32_t> OnlyRankPerNode(const Incident& inc) {
 // that its node's first rank plus its local rank (torch <= 2.1 log dirs print no `[rank<G>]:`,
 // and the agent's table names only the workers that failed).
 void ResolveRanks(const EventCensus& census, Incident* inc) {
-  // (node, local rank) -> rank; -1 when lines give it two ranks: two agents' lines under one node
-  // (a merged collection, agents that print one host), so a local rank alone names neither.
+  // (node, local rank) -> rank; -1 when two ranks claim it: the "node" is several machines
+  // under one host name, and a line that says only its local rank could be any of theirs.
   std::map<std::pair<std::int32_t, std::int32_t>, std::int32_t> by_local;
-  auto pair_up = [&by_local](std::pair<std::int32_t, std::int32_t> key, std::int32_t rank) {
-    auto [it, added] = by_local.try_emplace(key, rank);
+  const auto claim = [&](std::int32_t node, std::int32_t local_rank, std::int32_t rank) {
+    auto [it, added] = by_local.try_emplace(std::make_pair(node, local_rank), rank);
     if (!added && it->second != rank) it->second = -1;
   };
   for (const std::size_t i : census.local_ranked) {
     const Event& e = inc->events[i];
-    if (e.rank >= 0 && e.node >= 0 && e.local_rank >= 0) pair_up(std::make_pair(e.node, e.local_rank), e.rank);
+    if (e.rank >= 0 && e.node >= 0 && e.local_rank >= 0) claim(e.node, e.local_rank, e.rank);
     const auto* fe = std::get_if<FailureEntry>(&e.detail);
     if (fe && e.rank >= 0 && e.node >= 0 && inc->files[e.file].node_from_content) {
       // the agent's own console, placed by its lines: the table's host is the console's node
-      pair_up(std::make_pair(e.node, fe->local_rank), e.rank);
+      claim(e.node, fe->local_rank, e.rank);
     } else if (fe && e.rank >= 0 && fe->host != kNoStr) {
       auto it = std::lower_bound(inc->nodes.begin(), inc->nodes.end(), inc->str(fe->host));
       if (it != inc->nodes.end() && *it == inc->str(fe->host)) {
-        pair_up(std::make_pair(static_cast<std::int32_t>(it - inc->nodes.begin()), fe->local_rank), e.rank);
+        claim(static_cast<std::int32_t>(it - inc->nodes.begin()), fe->local_rank, e.rank);
       } else if (e.node >= 0) {  // a pod's hostname: the table sits in the pod's own log
-        pair_up(std::make_pair(e.node, fe->local_rank), e.rank);
+        claim(e.node, fe->local_rank, e.rank);
       }
     }
   }
@@ -525,7 +525,7 @@ void ResolveRanks(const EventCensus& census, Incident* inc) {
     } else if (e.local_rank >= 0 && e.node >= 0) {
       auto it = by_local.find({e.node, e.local_rank});
       if (it != by_local.end()) {
-        if (it->second >= 0) e.rank = it->second;
+        if (it->second >= 0) e.rank = it->second;  // claimed by two ranks: left unknown
       } else if (auto b = bases.find(e.node); b != bases.end() && b->second >= 0) {
         e.rank = b->second + e.local_rank;
       }
