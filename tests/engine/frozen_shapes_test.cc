@@ -184,19 +184,32 @@ std::string AgentConsole(int rank, int pid, const std::string& error, const std:
          "============================================================\n";
 }
 
-// tr2_exception_rank1 merged into one file: two agents on one host, one worker each, both local
-// rank 0 (ranks 0 and 1). Rank 1 raised ValueError; rank 0 lost its gloo pair. In one file a
-// `[default0]:` line may be either agent's worker: it is given to neither rank, so rank 0 is not
-// named for rank 1's exception.
+// tr2_exception_rank1 merged into one file (path order: the log dir's two `0/stderr.log` and a
+// `0/stdout.log`, then `node0.log`, `node1.log`): two agents on one host, one worker each, both
+// local rank 0 (ranks 0 and 1). Rank 1 raised ValueError; rank 0 lost its gloo pair. In one file
+// a `[default0]:` line may be either agent's worker: it is given to neither rank, so rank 0 is
+// not named for rank 1's exception.
 TEST(FrozenShapes, LocalRankOfTwoAgentsInOneFileNamesNeitherRank) {
   TempDir tmp;
   Write(tmp.path() / "incident.log",
-        AgentConsole(0, 31201, "RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:18350",
+        "Traceback (most recent call last):\n"
+        "  File \"/tmp/denpex-capture2/bin/train2.py\", line 87, in main\n"
+        "    raise ValueError(f\"could not decode sample {64 * step + 17}: unexpected end of data\")\n"
+        "ValueError: could not decode sample 529: unexpected end of data\n"
+        "Traceback (most recent call last):\n"
+        "  File \"/tmp/denpex-capture2/bin/train2.py\", line 105, in main\n"
+        "    loss.backward()\n"
+        "RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:18350\n"
+        "step 6 loss 24.7755\n"
+        "step 7 loss 22.0784\n" +
+            AgentConsole(0, 31201, "RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:18350",
                      "2026-12-02_06:28:01") +
             AgentConsole(1, 31202, "ValueError: could not decode sample 529: unexpected end of data", "2026-12-02_06:27:56"));
   const v1::Diagnosis d = DiagnoseOk(tmp.path());
   EXPECT_NE(d.initiator().rank(), 0) << d.reason();
-  if (d.verdict() == v1::VERDICT_DIAGNOSED && d.initiator().rank() >= 0) EXPECT_EQ(d.initiator().rank(), 1) << d.reason();
+  if (d.verdict() == v1::VERDICT_DIAGNOSED && d.initiator().rank() >= 0) {
+    EXPECT_EQ(d.initiator().rank(), 1) << d.reason();
+  }
 }
 
 }  // namespace
