@@ -123,6 +123,27 @@ TEST(FrozenShapes, SeveralJobsAllocatedTheHostAtOnceNameNoJob) {
   EXPECT_TRUE(HasProblem(d, "none of their lines is taken as the job's")) << d.input().DebugString();
 }
 
+// A runtime read slurm-5440.out after the job had ended (06:51:29) and a later job (5441) was
+// allocated sn01: the stamps say only when the lines were read, not that the job began after
+// 5440 ended, so 5441 is not taken for the job (nor its cancellation for the job's end).
+TEST(FrozenShapes, CollectorsStampDoesNotEndTheJobsOwnAllocationBeforeItBegan) {
+  TempDir tmp;
+  std::vector<std::string> out = kSteps;
+  out.push_back("0: Traceback (most recent call last):");
+  out.push_back("0:   File \"/tmp/denpex-capture2/bin/train2.py\", line 87, in main");
+  out.push_back("0: ValueError: could not decode sample 529: unexpected end of data");
+  out.push_back("srun: error: sn01: task 0: Exited with exit code 1");
+  Write(tmp.path() / "slurm-5440.out", Cri("2026-12-02T06:52:10.000000000Z", out));
+  Write(tmp.path() / "slurmctld.log", "[2026-12-02T06:49:01.152] sched: Allocate JobId=5440 NodeList=sn01 #CPUs=2 Partition=batch\n"
+                                      "[2026-12-02T06:51:29.417] _job_complete: JobId=5440 WEXITSTATUS 1\n"
+                                      "[2026-12-02T06:51:29.418] _job_complete: JobId=5440 done\n"
+                                      "[2026-12-02T06:51:50.704] sched: Allocate JobId=5441 NodeList=sn01 #CPUs=2 Partition=batch\n"
+                                      "[2026-12-02T06:52:05.528] _slurm_rpc_kill_job: REQUEST_KILL_JOB JobId=5441 uid 0\n");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_NE(d.owner(), v1::OWNER_SCHEDULER) << d.reason();
+  EXPECT_FALSE(HasProblem(d, "JobId 5441 is taken as the job's")) << d.input().DebugString();
+}
+
 // tr1_oom_rank1 read from a journal: the torchrun console names no host (its table says `host :
 // localhost`), the kernel's lines are the journal host's. The kernel OOM-killed pid 27149, the pid
 // the agent's table gives rank 1, killed by SIGKILL: that is rank 1's death, a host OOM.
