@@ -185,7 +185,6 @@ bool LogParser::ErrorFile(Parsed& p, std::string_view body) {
     p.origin.time = record.timestamp * kNsPerSec;
     p.origin.timed = true;
     p.origin.coarse = true;
-    p.origin.stated = true;
   }
   Read(p, first, 0, true);
   return true;
@@ -540,14 +539,14 @@ void LogParser::PlaceEvent(const Parsed& p, Event* e) {
   if (PrefixTimeWins(p.origin, p.header)) {
     e->time = p.origin.time;
     e->clock = Clock::kFull;
-    e->time_collected = p.header.clock == Clock::kNone && !p.origin.stated;
+    e->time_collected = p.header.clock == Clock::kNone && p.origin.collected;
   } else if (p.header.clock != Clock::kNone) {
     e->time = p.header.time;
     e->clock = p.header.clock;
   } else if (p.origin.yearless) {
     e->time = p.origin.yearless_time;
     e->clock = Clock::kNoYear;
-    e->time_collected = true;
+    e->time_collected = p.origin.collected;
   } else {
     ResolveGaps();  // the lines skipped since the last stamp may hold a later one
     e->time = 0;
