@@ -1,6 +1,10 @@
 #include "denpex/cli/commands.h"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <iostream>
 #include <span>
 #include <system_error>
@@ -41,6 +45,35 @@ Status WriteOutput(const fs::path& path, std::string_view data, std::ostream& ou
 }
 
 namespace {
+
+// `checkpoint verify --deep` on a terminal: bytes read so far and the rate, redrawn on one
+// line of stderr at most every 200 ms, cleared when the verification ends.
+class DeepProgress {
+ public:
+  explicit DeepProgress(std::ostream& err) : err_(err), start_(Clock::now()), last_(start_) {}
+  void Add(std::uint64_t bytes) {
+    bytes_ += bytes;
+    const auto now = Clock::now();
+    if (now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    const double s = std::chrono::duration<double>(now - start_).count();
+    char line[96];
+    std::snprintf(line, sizeof line, "\r--deep: %.2f GB read, %.2f GB/s", bytes_ / 1e9,
+                  s > 0 ? bytes_ / 1e9 / s : 0.0);
+    err_ << line << std::flush;
+    drawn_ = true;
+  }
+  void Clear() {
+    if (drawn_) err_ << "\r\x1b[K" << std::flush;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::ostream& err_;
+  Clock::time_point start_, last_;
+  std::uint64_t bytes_ = 0;
+  bool drawn_ = false;
+};
 
 // Simulate and demo write OUT/incident afresh. One that is there already and holds anything is
 // replaced only when asked (--force) or when it is a simulated one (the simulator's truth.json
@@ -152,7 +185,7 @@ int RunScore(const ScoreArgs& args, std::ostream& out, std::ostream& err) {
 int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std::ostream& err) {
   engine::CheckpointOptions opts{.world_size = args.world_size,
                                  .dims = {.tp = args.tp, .pp = args.pp, .dp = args.dp},
-                                 .deep_crc = args.deep};
+                                 .deep = args.deep};
   if (!args.not_after.empty()) {
     opts.not_after = ParseRfc3339(args.not_after);
     if (!opts.not_after) {
@@ -163,7 +196,12 @@ int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std
   }
   const fs::path read[] = {args.dir};
   if (int rc = CheckOutput(err, "checkpoint verify", args.json, read); rc != kExitOk) return rc;
+  DeepProgress progress(err);
+  if (args.deep && ::isatty(STDERR_FILENO) == 1) {
+    opts.deep_progress = [&progress](std::uint64_t bytes) { progress.Add(bytes); };
+  }
   auto report = engine::VerifyCheckpointDir(args.dir, opts);
+  progress.Clear();
   if (!report.ok()) return Fail(err, "checkpoint verify", report.status());
   if (!IsStdout(args.json)) out << engine::RenderCheckpointText(*report);
   if (!args.json.empty()) {

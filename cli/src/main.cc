@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
   verify->add_option("--json", ckpt_args.json,
                      "Write the report JSON here (outside DIR; - for standard output)");
   verify->add_flag("--deep", ckpt_args.deep,
-                   "Also check the CRC-32 of every zip record (reads whole files)");
+                   "Read every tensor: reject NaN/Inf (naming the tensor) and bad zip CRC-32s; progress on a terminal");
   verify->add_option("--world-size", ckpt_args.world_size, "World size of the job that will resume")
       ->check(CLI::Range(0, 1 << 24));
   verify->add_option("--tp", ckpt_args.tp, "Tensor-parallel size")->check(CLI::Range(0, 1 << 24));

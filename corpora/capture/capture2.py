@@ -50,11 +50,12 @@ SLURM_NODE = c1.SLURM_NODE
 MEMCG_LIMIT = 900 * 1024 * 1024
 SLURM_MEM = "1500M"
 OPERATOR_S = 75  # a hung torchrun job is SIGTERMed by the harness this long after the fault
+OPERATOR_KILL_S = 30  # ... and what still runs SIGKILLed this long after the SIGTERM
 
 
-def I(id, style, fault, rank=-1, step=8, nproc=2, ntasks=2):  # noqa: E743 - table row
+def I(id, style, fault, rank=-1, step=8, nproc=2, ntasks=2, batch=1):  # noqa: E743 - row
     return dict(id=id, style=style, fault=fault, rank=rank, step=step, nproc=nproc,
-                ntasks=ntasks)
+                ntasks=ntasks, batch=batch)
 
 
 # In-script faults fire at --fault-step (8); harness faults after checkpoints/step_5.pt.
@@ -96,12 +97,34 @@ INCIDENTS = [
     I("sl_sigstop_task1", "sl", "sigstop", 1),
     I("sl_preemption", "sl", "preemption"),
     I("sb_preemption", "sb", "preemption"),
+    # Batch 2 (`--batch 2`): a kill during a checkpoint save, a slow rank, the loss of an
+    # agent's whole process tree, a requeue. For kill_in_save, `step` is the save that is
+    # killed; for node_loss, `rank` is the agent (tr2: the one of node<rank>.log) or the srun
+    # task (sbt) whose process tree is killed.
+    I("tr1_kill_in_save_rank0", "tr1", "kill_in_save", 0, step=10, batch=2),
+    I("sl_kill_in_save_task0", "sl", "kill_in_save", 0, step=10, batch=2),
+    I("tr1_slow_rank1", "tr1", "slow", 1, batch=2),
+    I("tr2_slow_rank0", "tr2", "slow", 0, nproc=1, batch=2),
+    I("sl_slow_task1", "sl", "slow", 1, batch=2),
+    I("tr2_node_loss_agent1", "tr2", "node_loss", 1, nproc=1, batch=2),
+    I("tr2_node_loss_agent0", "tr2", "node_loss", 0, nproc=1, batch=2),
+    I("sbt_node_loss_task1", "sbt", "node_loss", 1, nproc=1, batch=2),
+    I("sl_requeue", "sl", "requeue", batch=2),
+    I("sl_node_fail_requeue", "sl", "node_fail", batch=2),
 ]
 
 OUTCOME = dict(c1.OUTCOME)
+# An administrator's `scontrol requeue`: the scheduler ends the running job (and queues it
+# again); no rank failed. A node that stops answering with every process of it gone: the
+# node's loss (slurmctld requeues the --requeue job).
+OUTCOME["requeue"] = ("FAULT_KIND_SCHEDULER_REQUEUE", "OWNER_SCHEDULER",
+                      "FAILURE_CLASS_SCHEDULER_CANCEL")
+OUTCOME["node_fail"] = OUTCOME["node_loss"]
 IN_SCRIPT = {"exception", "exit", "hang", "oom"}   # train2.py --fault (oom: --fault leak)
-BY_HARNESS = {"sigkill", "sigstop"}
-BY_SLURM = {"scancel", "time_limit", "preemption"}
+BY_HARNESS = {"sigkill", "sigstop", "kill_in_save", "slow", "node_loss"}
+BY_SLURM = {"scancel", "time_limit", "preemption", "requeue"}
+TABLE_ROWS = 250000  # kill_in_save: train2.py --table-rows, checkpoints of about 32 MB
+SLOW_DUTY = (0.9, 0.1)  # slow: the worker is SIGSTOPped 0.9 s, then runs 0.1 s, over and over
 
 
 def log(msg):
@@ -122,6 +145,8 @@ def train_args(inc, steps=STEPS):
     if inc["fault"] in IN_SCRIPT:
         a += ["--fault", "leak" if inc["fault"] == "oom" else inc["fault"],
               "--fault-rank", str(inc["rank"]), "--fault-step", str(inc["step"])]
+    if inc["fault"] == "kill_in_save":
+        a += ["--table-rows", str(TABLE_ROWS)]
     return a
 
 
@@ -185,20 +210,120 @@ def wait_worker(tag, rank, deadline):
     raise RuntimeError(f"rank {rank} never started")
 
 
-def harness_fault(inc, incident, deadline, host):
-    """SIGKILL / SIGSTOP the worker of the injected rank once checkpoints/step_5.pt exists."""
+def harness_fault(inc, incident, deadline, host, agents=None):
+    """Once checkpoints/step_5.pt exists: SIGKILL / SIGSTOP the worker of the injected rank,
+    start throttling it (slow), SIGKILL an agent's whole process tree (node_loss), or wait
+    for the save of step `step` to begin and SIGKILL the saving worker (kill_in_save).
+    Returns the pid of the worker signalled (None for node_loss) and, for slow, the
+    throttle to stop once the job is over."""
     ck = os.path.join(incident, "checkpoints", f"step_{CKPT_EVERY}.pt")
     if not c1.wait_for_path(ck, deadline - time.monotonic()):
         raise RuntimeError("the job never wrote its first checkpoint")
-    time.sleep(1.0)
-    pid, lr = wait_worker(inc["id"], inc["rank"], deadline)
-    t = c1.utcnow()
-    os.kill(pid, signal.SIGKILL if inc["fault"] == "sigkill" else signal.SIGSTOP)
-    rec = {"kind": inc["fault"], "rank": inc["rank"], "local_rank": lr, "host": host,
-           "pid": pid, "time": c1.rfc3339(t), "after": f"checkpoints/step_{CKPT_EVERY}.pt"}
+    rec = {"kind": inc["fault"], "host": host, "after": f"checkpoints/step_{CKPT_EVERY}.pt"}
+    throttle = None
+    if inc["fault"] == "node_loss":
+        time.sleep(1.0)
+        pid = None
+        rec.update(lose_agent(inc, agents, deadline))
+    elif inc["fault"] == "kill_in_save":
+        pid, lr = wait_worker(inc["id"], inc["rank"], deadline)
+        target = os.path.join(incident, "checkpoints", f"step_{inc['step']}.pt")
+        size = 0
+        while size == 0:  # poll often: the save takes a fraction of a second
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the job never began writing {target}")
+            time.sleep(0.002)
+            try:
+                size = os.path.getsize(target)
+            except FileNotFoundError:
+                pass
+        t = c1.utcnow()
+        os.kill(pid, signal.SIGKILL)
+        rec.update(rank=inc["rank"], local_rank=lr, pid=pid, step=inc["step"],
+                   bytes_seen=size, bytes_at_kill=os.path.getsize(target),
+                   after=f"checkpoints/step_{inc['step']}.pt began to fill")
+    else:
+        time.sleep(1.0)
+        pid, lr = wait_worker(inc["id"], inc["rank"], deadline)
+        t = c1.utcnow()
+        if inc["fault"] == "slow":
+            throttle = Throttle(pid)
+        else:
+            os.kill(pid, signal.SIGKILL if inc["fault"] == "sigkill" else signal.SIGSTOP)
+        rec.update(rank=inc["rank"], local_rank=lr, pid=pid)
+    if "time" not in rec:
+        rec["time"] = c1.rfc3339(t)
     with open(os.path.join(WORK, inc["id"], "fault.json"), "w") as f:
         json.dump(rec, f)
-    return pid
+    return pid, throttle
+
+
+class Throttle:
+    """slow: SIGSTOPs the worker SLOW_DUTY[0] s, lets it run SLOW_DUTY[1] s, over and over
+    (slow but alive: each stop is far shorter than the collective timeout), until stop()."""
+
+    def __init__(self, pid):
+        import threading
+        self.pid = pid
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            while not self.done.is_set():
+                os.kill(self.pid, signal.SIGSTOP)
+                time.sleep(SLOW_DUTY[0])
+                os.kill(self.pid, signal.SIGCONT)
+                self.done.wait(SLOW_DUTY[1])
+        except ProcessLookupError:
+            pass
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+        try:
+            os.kill(self.pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+
+
+def run_of(pid):
+    """(DENPEX_RUN, rank, SLURM_PROCID) of a process from its environment."""
+    envs = dict(kv.split(b"=", 1) for kv in read_proc(pid, "environ").split(b"\0")
+                if b"=" in kv)
+    return envs.get(b"DENPEX_RUN"), envs.get(b"RANK"), envs.get(b"SLURM_PROCID")
+
+
+def lose_agent(inc, agents, deadline):
+    """node_loss: SIGKILL a torchrun agent and every process below it at once, as when its
+    node is lost: tr2, the agent of node<rank>.log; sbt, the torchrun agent of srun task
+    <rank>. Returns what the injection record keeps: the pids and the lost workers' ranks."""
+    tag = inc["id"].encode()
+    if agents is not None:
+        agent = agents[inc["rank"]].pid
+    else:
+        agent = None
+        while agent is None and time.monotonic() < deadline:
+            for d in os.listdir("/proc"):
+                if not d.isdigit() or b"torchrun" not in read_proc(d, "cmdline"):
+                    continue
+                run, _, task = run_of(d)
+                if run == tag and task is not None and int(task) == inc["rank"]:
+                    agent = int(d)
+            time.sleep(0.2)
+        if agent is None:
+            raise RuntimeError(f"no torchrun agent of task {inc['rank']}")
+    pids = [agent] + c1.descendants(agent)
+    ranks = sorted(int(r) for _, r, _ in map(run_of, pids[1:]) if r is not None)
+    t = c1.utcnow()
+    for p in pids:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return {"agent": inc["rank"], "agent_pid": agent, "pids": pids, "lost_ranks": ranks,
+            "time": c1.rfc3339(t)}
 
 
 def join_memcg(inc, deadline):
@@ -233,8 +358,8 @@ def run_torchrun(inc, run_dir, incident):
     start = c1.utcnow()
     deadline = time.monotonic() + 240
     memcg = None
-    pid = None
-    stopped_by_operator = []
+    pid, throttle = None, None
+    stopped_by_operator, killed_by_operator = [], []
     try:
         for argv, out in layouts:
             argv = argv + [os.path.join(BIN, "train2.py")] + train_args(inc)
@@ -247,23 +372,32 @@ def run_torchrun(inc, run_dir, incident):
         if inc["fault"] == "oom":
             memcg = join_memcg(inc, deadline)
         if inc["fault"] in BY_HARNESS:
-            pid = harness_fault(inc, incident, deadline, HOST)
+            pid, throttle = harness_fault(inc, incident, deadline, HOST, agents)
         # A torchrun agent whose worker is stopped or hung, or that waits for a peer agent in
         # its exit barrier, does not end by itself: as an operator would, the harness
         # SIGTERMs the agents still running OPERATOR_S after the fault (recorded in
-        # PRODUCED.md; not the initiator).
+        # PRODUCED.md; not the initiator). An agent blocked on a lost c10d store does not act
+        # on SIGTERM: OPERATOR_KILL_S later the operator SIGKILLs what still runs.
         fault_at = time.monotonic()
         while time.monotonic() < deadline and any(a.poll() is None for a in agents):
-            if (inc["fault"] in ("sigstop", "hang") and not stopped_by_operator and
-                    time.monotonic() - fault_at > OPERATOR_S):
+            since = time.monotonic() - fault_at
+            if (inc["fault"] in ("sigstop", "hang", "node_loss") and not stopped_by_operator and
+                    since > OPERATOR_S):
                 stopped_by_operator = [i for i, a in enumerate(agents) if a.poll() is None]
                 for i in stopped_by_operator:
                     agents[i].send_signal(signal.SIGTERM)
+            if (stopped_by_operator and not killed_by_operator and
+                    since > OPERATOR_S + OPERATOR_KILL_S):
+                killed_by_operator = [i for i, a in enumerate(agents) if a.poll() is None]
+                for i in killed_by_operator:
+                    c1.kill_tree(agents[i].pid)
             time.sleep(0.2)
         if any(a.poll() is None for a in agents):
             raise RuntimeError("torchrun still running after the deadline")
         end = c1.utcnow()
     finally:
+        if throttle:
+            throttle.stop()
         for a in agents:
             if a.poll() is None:
                 c1.kill_tree(a.pid)
@@ -288,7 +422,8 @@ def run_torchrun(inc, run_dir, incident):
             with open(os.path.join(incident, "dmesg.log"), "w") as f:
                 f.writelines(lines)
     return dict(start=start, end=end, command=" ; ".join(cmds), host=HOST,
-                exits=[a.returncode for a in agents], operator=stopped_by_operator)
+                exits=[a.returncode for a in agents], operator=stopped_by_operator,
+                operator_kill=killed_by_operator)
 
 
 # ----------------------------------------------------------------------------- slurm
@@ -328,8 +463,10 @@ def run_slurm(inc, run_dir, incident, index):
     if inc["fault"] == "time_limit":
         steps = 400
         opts.append("--time=1")
-    if inc["fault"] in ("scancel", "preemption"):
+    if inc["fault"] in ("scancel", "preemption", "requeue", "node_fail"):
         steps = 200
+    if inc["fault"] in ("requeue", "node_fail"):
+        opts.append("--requeue")
     if inc["fault"] == "sigstop" and inc["style"] == "sl":
         opts.append("--time=2")  # srun waits for a stopped task: the job ends at its limit
     script = os.path.join(run_dir, "job.sh")
@@ -359,8 +496,10 @@ def run_slurm(inc, run_dir, incident, index):
             slurm.run(["scancel", str(others[1])])
         deadline = time.monotonic() + (300 if inc["fault"] in ("time_limit", "sigstop") else 240)
         if inc["fault"] in BY_HARNESS:
-            pid = harness_fault(inc, incident, deadline, SLURM_NODE)
-        if inc["fault"] in ("scancel", "preemption"):
+            pid, _ = harness_fault(inc, incident, deadline, SLURM_NODE)
+        if inc["fault"] == "node_fail":
+            lose_node(inc, slurm, incident, job_id, deadline)
+        if inc["fault"] in ("scancel", "preemption", "requeue"):
             ck = os.path.join(incident, "checkpoints", f"step_{CKPT_EVERY}.pt")
             if not c1.wait_for_path(ck, 200):
                 raise RuntimeError("the job never wrote its first checkpoint")
@@ -368,6 +507,8 @@ def run_slurm(inc, run_dir, incident, index):
             t = c1.utcnow()
             if inc["fault"] == "scancel":
                 act = slurm.run(["scancel", str(job_id)])
+            elif inc["fault"] == "requeue":
+                act = slurm.run(["scontrol", "requeue", str(job_id)])
             else:  # a job of the higher-priority partition needs the node's CPUs and memory
                 act = slurm.run(["sbatch", "--parsable", "--partition=urgent", "--ntasks=2",
                                  "--job-name=urgent", f"--chdir={run_dir}",
@@ -376,9 +517,20 @@ def run_slurm(inc, run_dir, incident, index):
                 json.dump({"kind": inc["fault"], "time": c1.rfc3339(t), "job_id": job_id,
                            "rc": act.returncode, "output": act.stdout.strip()}, f)
         state = None
+        fault_at, cancelled_by_operator = time.monotonic(), False
         while time.monotonic() < deadline:
             state = slurm.job_state(job_id)
-            if state not in (None, "PENDING", "RUNNING", "CONFIGURING", "COMPLETING"):
+            if (inc["fault"] == "node_loss" and state == "RUNNING" and
+                    not cancelled_by_operator and time.monotonic() - fault_at > OPERATOR_S):
+                # The surviving agent may wait on the lost one for good: as an operator
+                # would, the harness cancels the job (recorded in PRODUCED.md).
+                slurm.run(["scancel", str(job_id)])
+                cancelled_by_operator = True
+            if inc["fault"] in ("requeue", "node_fail"):
+                # Requeued: the logs are collected while the job waits to run again.
+                if state == "PENDING" and int(job_field(slurm, job_id, "Restarts") or 0) > 0:
+                    break
+            elif state not in (None, "PENDING", "RUNNING", "CONFIGURING", "COMPLETING"):
                 break
             time.sleep(0.5)
         else:
@@ -409,7 +561,44 @@ def run_slurm(inc, run_dir, incident, index):
     command = (f"sbatch --chdir=<incident> {' '.join(opts)} job.sh, job.sh being:\n\n```\n"
                f"{text}```\n")
     return dict(start=start, end=end, command=command, host=SLURM_NODE, job_id=job_id,
-                job_state=state, others=others)
+                job_state=state, others=others, cancelled=cancelled_by_operator)
+
+
+def job_field(slurm, job_id, name):
+    r = slurm.run(["scontrol", "show", "job", str(job_id)])
+    for tok in r.stdout.split():
+        if tok.startswith(name + "="):
+            return tok.split("=", 1)[1]
+    return None
+
+
+def lose_node(inc, slurm, incident, job_id, deadline):
+    """node_fail: once checkpoints/step_5.pt exists, SIGKILL every process of node sn01 at
+    once (slurmd, the job's slurmstepds and tasks: everything in slurmd's UTS namespace), as
+    when the node loses power; slurmctld, elsewhere, notices when the node stops answering."""
+    ck = os.path.join(incident, "checkpoints", f"step_{CKPT_EVERY}.pt")
+    if not c1.wait_for_path(ck, deadline - time.monotonic()):
+        raise RuntimeError("the job never wrote its first checkpoint")
+    time.sleep(1.0)
+    slurmd = slurm.procs["slurmd"].pid
+    ns = os.readlink(f"/proc/{slurmd}/ns/uts")
+    pids = []
+    for d in os.listdir("/proc"):
+        try:
+            if d.isdigit() and os.readlink(f"/proc/{d}/ns/uts") == ns:
+                pids.append(int(d))
+        except OSError:
+            pass
+    t = c1.utcnow()
+    for p in pids:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    with open(os.path.join(WORK, inc["id"], "fault.json"), "w") as f:
+        json.dump({"kind": "node_fail", "node": SLURM_NODE, "host": SLURM_NODE,
+                   "time": c1.rfc3339(t), "job_id": job_id, "pids": sorted(pids),
+                   "after": f"checkpoints/step_{CKPT_EVERY}.pt"}, f)
 
 
 # ----------------------------------------------------------------------------- expected
@@ -444,7 +633,29 @@ def build_expected(inc, res, incident):
     fault = json.load(open(rec_path)) if os.path.exists(rec_path) else {}
     world = world_of(inc)
     ev = []
-    if f in BY_SLURM:
+    secondary = None
+    if f == "requeue":
+        rank, lr, node = -1, -1, ""
+        jid = res["job_id"]
+        ev.append(find_anywhere(incident, INIT, (f"*** JOB {jid} ON {SLURM_NODE} CANCELLED AT",
+                                                 "DUE TO JOB REQUEUE ***")))
+        ev.append(c1.evidence(incident, "slurmctld.log", CORR, f"Requeuing JobId={jid}",
+                              required=False))
+    elif f == "node_fail":  # the node (rank -1), every rank of the job was on it
+        rank, lr, node = -1, -1, SLURM_NODE
+        ev.append(c1.evidence(incident, "slurmctld.log", INIT, f"{SLURM_NODE} not responding",
+                              required=False))
+        ev.append(c1.evidence(incident, "slurmctld.log", CORR,
+                              f"JobId={res['job_id']} due to failure of node {SLURM_NODE}",
+                              required=False))
+    elif f == "node_loss":  # the agent's node (rank -1); the other agent's ranks are victims
+        if not fault:
+            raise RuntimeError("no fault record: the fault never fired")
+        rank, lr, node = -1, -1, fault["host"]
+        secondary = [r for r in range(world) if r not in fault["lost_ranks"]]
+        if inc["style"] == "sbt":
+            ev.append(find_anywhere(incident, INIT, (f"task {inc['rank']}: Killed",)))
+    elif f in BY_SLURM:
         rank, lr, node = -1, -1, ""
         jid = res["job_id"]
         tail = {"scancel": "***", "time_limit": "DUE TO TIME LIMIT ***",
@@ -460,10 +671,10 @@ def build_expected(inc, res, incident):
             raise RuntimeError("no fault record: the fault never fired")
         rank, lr, node = fault["rank"], fault["local_rank"], fault["host"]
         pid = fault["pid"]
-        code = {"sigkill": -9, "exception": 1, "exit": 1, "oom": -9}.get(f)
+        code = {"sigkill": -9, "kill_in_save": -9, "exception": 1, "exit": 1, "oom": -9}.get(f)
         launcher = [(f"exitcode  : {code} (pid: {pid})",), (f"task {rank}: Killed",),
                     (f"task {rank}: Exited with exit code 1",), (f"task {rank}: Out Of Memory",)]
-        if f == "sigkill":
+        if f in ("sigkill", "kill_in_save"):
             ev.append(find_anywhere(incident, INIT, *launcher))
         elif f == "exception":
             ev.append(find_anywhere(incident, INIT, ("ValueError: could not decode sample",)))
@@ -483,10 +694,14 @@ def build_expected(inc, res, incident):
         event["time"] = fault["time"]
     if fault.get("step"):
         event["step"] = fault["step"]
+    if f == "node_fail" or f == "node_loss":
+        event["node"] = node
     exp = {"scenario": inc["id"], "verdict": "VERDICT_DIAGNOSED", "initiator": initiator,
            "owner": owner}
-    if rank >= 0:
-        exp["cascade"] = {"secondary_ranks": [r for r in range(world) if r != rank]}
+    if rank >= 0 and f != "slow":  # a slow rank's peers wait for it but do not fail
+        secondary = [r for r in range(world) if r != rank]
+    if secondary:
+        exp["cascade"] = {"secondary_ranks": secondary}
     if ev:
         exp["evidence"] = ev
     ck = c1.checkpoint_outcome(inc, incident)
@@ -522,6 +737,26 @@ DESCRIBE = {
                   "holds the node's memory (no --mem), so Slurm preempts it",
     "time_limit": "the job is submitted with --time=1 and 400 steps of about 0.5 s; Slurm "
                   "ends it at its time limit",
+    "kill_in_save": "the harness SIGKILLs the process of rank {rank} as soon as "
+                    "checkpoints/step_{step}.pt holds its first bytes, while torch.save is "
+                    "writing it "
+                    "(train2.py --table-rows 250000: checkpoints of about 32 MB)",
+    "slow": "about a second after checkpoints/step_5.pt appeared the harness starts "
+            "throttling the process of rank {rank}: SIGSTOP for 0.9 s, SIGCONT for 0.1 s, "
+            "over and over until the job ends (slow but alive; the job completes)",
+    "node_loss": "about a second after checkpoints/step_5.pt appeared the harness SIGKILLs, "
+                 "at once, a torchrun agent and every process below it (its workers), as "
+                 "when its node is lost: {who}",
+    "requeue": "the job is submitted with --requeue; about a second after "
+               "checkpoints/step_5.pt appeared the harness runs `scontrol requeue <jobid>` "
+               "(an administrator's requeue); the logs are collected once the job is "
+               "pending again",
+    "node_fail": "the job is submitted with --requeue; about a second after "
+                 "checkpoints/step_5.pt appeared the harness SIGKILLs every process of node "
+                 "sn01 at once (slurmd, slurmstepd, the tasks: everything in slurmd's UTS "
+                 "namespace), as when the node loses power; slurmctld sets the node DOWN "
+                 "when it stops answering and requeues the job; the logs are collected once "
+                 "the job is pending again",
 }
 STYLE = {
     "tr1": "one torchrun agent, console (stdout+stderr, workers' output inherited) to "
@@ -543,7 +778,9 @@ STYLE = {
 
 
 def write_produced(inc, res, outdir, vers):
-    what = DESCRIBE[inc["fault"]].format(**inc)
+    who = {"tr2": f"the agent whose console is node{inc['rank']}.log",
+           "sbt": f"the torchrun agent of srun task {inc['rank']}"}.get(inc["style"], "")
+    what = DESCRIBE[inc["fault"]].format(who=who, **inc)
     note = ""
     if inc["fault"] == "oom":
         note = (f" Memory limit: a cgroup-v1 memory cgroup of {MEMCG_LIMIT >> 20} MiB that the "
@@ -555,9 +792,16 @@ def write_produced(inc, res, outdir, vers):
                  "SIGTERMed the torchrun agent(s) still running (of the consoles "
                  f"{', '.join(['train.log'] if inc['style'] == 'tr1' else [f'node{i}.log' for i in res['operator']])}), "
                  "as an operator ends a hung job.")
+    if res.get("operator_kill"):
+        note += (f" The agent(s) of {', '.join(f'node{i}.log' for i in res['operator_kill'])} "
+                 f"still ran {OPERATOR_KILL_S} s after that SIGTERM: the harness SIGKILLed "
+                 "them and their processes, as an operator would.")
     if "job_id" in res:
         note += (f" Job {res['job_id']} ended {res['job_state']}; slurmctld.log and slurmd.log "
                  "are the daemons' whole logs for this capture (node sn01).")
+        if res.get("cancelled"):
+            note += (f" The job did not end by itself: {OPERATOR_S} s after the fault the "
+                     "harness ran `scancel <jobid>`, as an operator ends a hung job.")
         if res.get("others"):
             note += (f" The other jobs: {res['others'][0]} (finished) and {res['others'][1]} "
                      "(cancelled by the harness).")
@@ -599,19 +843,23 @@ def main():
     ap = argparse.ArgumentParser(description="Capture corpora/real2 (root, python3-torch, "
                                  "slurm-wlm, munge).")
     ap.add_argument("--only", help="comma-separated incident ids")
+    ap.add_argument("--batch", type=int, help="only the incidents of this batch (1: the first "
+                    "37; 2: kill in save, slow rank, agent/node loss, requeue)")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
-    if a.list:
-        for inc in INCIDENTS:
-            print(inc["id"], inc["style"], inc["fault"])
-        return 0
     chosen = INCIDENTS
+    if a.batch is not None:
+        chosen = [i for i in INCIDENTS if i["batch"] == a.batch]
+    if a.list:
+        for inc in chosen:
+            print(inc["id"], inc["style"], inc["fault"], f"batch {inc['batch']}")
+        return 0
     if a.only:
         want = set(a.only.split(","))
         unknown = want - {i["id"] for i in INCIDENTS}
         if unknown:
             ap.error(f"unknown incident ids: {sorted(unknown)}")
-        chosen = [i for i in INCIDENTS if i["id"] in want]
+        chosen = [i for i in chosen if i["id"] in want]
     if os.geteuid() != 0:
         ap.error("must run as root (cgroups, Slurm daemons)")
     install_bin()

@@ -4,6 +4,8 @@
 # Needs root, PyTorch and Slurm from Debian (installed by install.sh); not part of CI.
 #   corpora/capture/capture2.sh                 every incident (about 30 minutes)
 #   corpora/capture/capture2.sh --only ID,ID    some of them
+#   corpora/capture/capture2.sh --batch 2       only the second batch (kill in save, slow
+#                                               rank, agent/node loss, requeue; ~12 minutes)
 #   corpora/capture/capture2.sh --list          the incident ids
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -4,6 +4,9 @@
 It prints what an ordinary script prints: rank 0's progress line per step (plain print, so
 stdout to a file or pipe is block-buffered) and nothing that names ranks, hosts or pids.
 Rank 0 saves checkpoints/step_<N>.pt every --ckpt-every steps with torch.save.
+With --table-rows R > 0 the model also holds a frozen feature table (an nn.Embedding of R x 32
+floats, kept fixed while the MLP trains; zeros, so that the checkpoints compress), saved with
+the model: R = 250,000 makes each checkpoint about 32 MB, a save that takes a while.
 
 Rank and world come from torchrun (RANK, WORLD_SIZE, LOCAL_RANK) or, under a plain
 `srun`, from SLURM_PROCID / SLURM_NTASKS / SLURM_LOCALID (MASTER_ADDR/PORT from the
@@ -40,6 +43,7 @@ def parse_args():
     p.add_argument("--ckpt-every", type=int, default=5)
     p.add_argument("--step-s", type=float, default=0.5)
     p.add_argument("--timeout-s", type=float, default=30.0)
+    p.add_argument("--table-rows", type=int, default=0)
     p.add_argument("--fault", default="none", choices=("none", "exception", "exit", "hang",
                                                        "leak"))
     p.add_argument("--fault-rank", type=int, default=-1)
@@ -66,6 +70,20 @@ def record_fault(kind, rank, local_rank, step):
         os.fsync(f.fileno())
 
 
+class TableMLP(nn.Module):
+    """The MLP on its input plus features looked up in a frozen table (--table-rows)."""
+
+    def __init__(self, rows):
+        super().__init__()
+        self.table = nn.Embedding(rows, 32)
+        self.table.weight.requires_grad_(False)
+        nn.init.zeros_(self.table.weight)
+        self.mlp = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
+
+    def forward(self, x, ids):
+        return self.mlp(x + self.table(ids))
+
+
 def main():
     args = parse_args()
     rank = env_int(("RANK", "SLURM_PROCID"), 0)
@@ -74,7 +92,10 @@ def main():
     dist.init_process_group("gloo", rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=args.timeout_s))
     torch.manual_seed(0)
-    model = DDP(nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1)))
+    if args.table_rows > 0:
+        model = DDP(TableMLP(args.table_rows))
+    else:
+        model = DDP(nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1)))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     g = torch.Generator().manual_seed(1000 + rank)
     me = rank == args.fault_rank
@@ -85,7 +106,11 @@ def main():
         if me and step == args.fault_step and args.fault == "exception":
             record_fault("exception", rank, local_rank, step)
             raise ValueError(f"could not decode sample {64 * step + 17}: unexpected end of data")
-        loss = nn.functional.mse_loss(model(x), y)
+        if args.table_rows > 0:
+            ids = torch.randint(args.table_rows, (64,), generator=g)
+            loss = nn.functional.mse_loss(model(x, ids), y)
+        else:
+            loss = nn.functional.mse_loss(model(x), y)
         time.sleep(args.step_s)
         if me and step >= args.fault_step:
             if args.fault == "exit" and step == args.fault_step:

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "checkpoint/byte_file.h"
+#include "checkpoint/deep.h"
 #include "checkpoint/pickle.h"
 #include "checkpoint/safetensors.h"
 #include "checkpoint/torch_file.h"
@@ -18,9 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace denpex::engine::ckpt;
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   const ByteFile f = ByteFile::FromBytes(bytes);
-  (void)CheckTorchFile(f, /*deep_crc=*/true);
-  (void)CheckSafetensorsFile(f);
-  (void)ReadTorchObject(f);
+  static DeepReader deep;  // one 4 MiB buffer for the whole run
+  (void)CheckTorchFile(f, &deep);
+  if (CheckSafetensorsFile(f).ok()) (void)deep.Safetensors(f);
+  if (auto obj = ReadTorchObject(f)) (void)PickledTensors(*obj);
   (void)ReadZip(f, f.size(), std::nullopt);
   (void)RunPickle(bytes);
   return 0;

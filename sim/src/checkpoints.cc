@@ -25,8 +25,9 @@ using ckpt::TorchState;
 
 constexpr TimeNs kSaveTime = 200 * kNsPerMs;  // one save, when nothing interrupts it
 
-// How the save being written is broken.
-enum class Cut { kNone, kTruncate, kMissing };
+// How the victim's file of the newest save is broken: cut short, absent, holding a NaN, or
+// holding a tensor of another size than its peers' (the save itself complete).
+enum class Cut { kNone, kTruncate, kMissing, kNaN, kResized };
 
 struct Shape {
   int world = 1, tp = 1, pp = 1, dp = 1;
@@ -112,7 +113,8 @@ Coords CoordsOf(int rank, const Shape& s) {
 }
 
 void TorchSave(Tree& tree, const std::string& name, std::int64_t step, Cut cut, TimeNs t) {
-  const std::string bytes = TorchState(name.substr(0, name.size() - 3), {{"step", step}}, 256);
+  const std::string bytes =
+      TorchState(name.substr(0, name.size() - 3), {{"step", step}}, 256, cut == Cut::kNaN);
   tree.Put(name, cut == Cut::kTruncate ? FirstHalf(bytes) : cut == Cut::kMissing ? "" : bytes, t);
 }
 
@@ -121,7 +123,7 @@ void TorchSave(Tree& tree, const std::string& name, std::int64_t step, Cut cut, 
 void TorchDir(Tree& tree, const std::string& dir, std::int64_t step, Cut cut, TimeNs t) {
   tree.Put(fs::path(dir) / "model.pt", TorchState("model", {{"step", step}}, 256), t);
   if (cut == Cut::kMissing) return;
-  const std::string optim = TorchState("optimizer", {{"step", step}}, 512);
+  const std::string optim = TorchState("optimizer", {{"step", step}}, 512, cut == Cut::kNaN);
   tree.Put(fs::path(dir) / "optimizer.pt", cut == Cut::kTruncate ? FirstHalf(optim) : optim, t);
 }
 
@@ -133,7 +135,8 @@ void Dcp(Tree& tree, const std::string& dir, const Shape& s, int victim, Cut cut
   for (int r = 0; r < s.world; ++r) {
     const std::string file = "__" + std::to_string(r) + "_0.distcp";
     const bool empty = dedup && r % 64 == 63;
-    const std::string bytes = empty ? "" : TorchState("archive", {{"rank", r}}, 32);
+    const bool nan = r == victim && cut == Cut::kNaN;
+    const std::string bytes = empty ? "" : TorchState("archive", {{"rank", r}}, 32, nan);
     if (!empty) items.push_back({file, 0, bytes.size()});
     if (r == victim && cut == Cut::kMissing) continue;
     tree.Put(fs::path(dir) / file, r == victim && cut == Cut::kTruncate ? FirstHalf(bytes) : bytes, t);
@@ -155,7 +158,9 @@ void DeepSpeed(Tree& tree, const std::string& dir, std::int64_t step, const Shap
       const std::string name = "zero_pp_rank_" + std::to_string(d) + "_mp_rank_" + mm + "_optim_states";
       const bool hit = d == v.dp && m == victim_mp;
       if (hit && cut == Cut::kMissing) continue;
-      const std::string bytes = TorchState(name, {{"partition_count", s.dp}}, 128);
+      const std::string bytes = TorchState(name, {{"partition_count", s.dp}},
+                                           hit && cut == Cut::kResized ? 96 : 128,
+                                           hit && cut == Cut::kNaN);
       tree.Put(fs::path(dir) / (name + ".pt"), hit && cut == Cut::kTruncate ? FirstHalf(bytes) : bytes, t);
     }
   }
@@ -178,10 +183,16 @@ void Megatron(Tree& tree, const std::string& dir, std::int64_t step, const Shape
                                    Dict({{Str("tensor_model_parallel_size"), Int(s.tp)},
                                          {Str("pipeline_model_parallel_size"), Int(s.pp)},
                                          {Str("world_size"), Int(s.world)}}));
+      // The rank's weights: 16 floats, split evenly across TP ranks.
+      const std::size_t weight_bytes = hit && cut == Cut::kResized ? 48 : 64;
       std::string bytes = ckpt::TorchZip(
           "model_optim_rng",
-          Dict({{Str("iteration"), Int(step)}, {Str("checkpoint_version"), Int(3)}, {Str("args"), args}}),
-          {std::string(64, 'm')});
+          Dict({{Str("iteration"), Int(step)},
+                {Str("checkpoint_version"), Int(3)},
+                {Str("args"), args},
+                {Str("model"),
+                 Dict({{Str("w"), ckpt::Tensor("0", static_cast<std::int64_t>(weight_bytes / 4))}})}}),
+          {ckpt::FloatBytes(weight_bytes, hit && cut == Cut::kNaN)});
       tree.Put(fs::path(dir) / rank_dir / "model_optim_rng.pt",
                hit && cut == Cut::kTruncate ? FirstHalf(bytes) : bytes, t);
     }
@@ -236,8 +247,17 @@ std::string Reason(v1::CheckpointDamage d, v1::CheckpointLayout layout) {
     case v1::CHECKPOINT_DAMAGE_WRITTEN_AFTER_FAULT:
       return "finished after the initiating fault, while the cascade was under way";
     case v1::CHECKPOINT_DAMAGE_UNKNOWN_FORMAT: return "a format no verifier knows";
+    case v1::CHECKPOINT_DAMAGE_NAN_TENSOR:
+      return "saved after the job's values diverged: a tensor holds NaN";
+    case v1::CHECKPOINT_DAMAGE_RANK_SIZE_MISMATCH:
+      return "a rank's shard holds a tensor of another size than its peers'";
     default: return "";
   }
+}
+
+// Layouts whose rank files split the state evenly (ZeRO partitions, Megatron TP shards).
+bool EvenlySplit(v1::CheckpointLayout layout) {
+  return layout == v1::CHECKPOINT_LAYOUT_DEEPSPEED || layout == v1::CHECKPOINT_LAYOUT_MEGATRON;
 }
 
 bool NewestUnsafe(v1::CheckpointDamage d, v1::CheckpointLayout layout) {
@@ -245,6 +265,7 @@ bool NewestUnsafe(v1::CheckpointDamage d, v1::CheckpointLayout layout) {
     case v1::CHECKPOINT_DAMAGE_NONE:
     case v1::CHECKPOINT_DAMAGE_HARMLESS_LOOKALIKE: return false;
     case v1::CHECKPOINT_DAMAGE_WORLD_SIZE_MISMATCH: return layout == v1::CHECKPOINT_LAYOUT_DEEPSPEED;
+    case v1::CHECKPOINT_DAMAGE_RANK_SIZE_MISMATCH: return EvenlySplit(layout);
     default: return true;
   }
 }
@@ -315,6 +336,10 @@ Result<v1::CheckpointOutcome> WriteCheckpoints(const v1::Checkpointing& c, const
         break;
       case v1::CHECKPOINT_DAMAGE_UNKNOWN_FORMAT: newest.unknown = true; break;
       case v1::CHECKPOINT_DAMAGE_HARMLESS_LOOKALIKE: newest.dedup = true; break;
+      case v1::CHECKPOINT_DAMAGE_NAN_TENSOR: newest.cut = Cut::kNaN; break;
+      case v1::CHECKPOINT_DAMAGE_RANK_SIZE_MISMATCH:
+        if (EvenlySplit(layout)) newest.cut = Cut::kResized;
+        break;
       default: break;
     }
   }

@@ -274,16 +274,23 @@ Py Tensor(const std::string& key, std::int64_t numel) {
       Tuple({Persistent(pid), Int(0), Tuple({Int(numel)}), Tuple({Int(1)}), None(), None()}));
 }
 
+std::string FloatBytes(std::size_t bytes, bool nan) {
+  // Byte k is k * 7: the top byte of each float is 28i + 21 (mod 256), never 0x7f or 0xff,
+  // so no exponent is all ones and every value is finite.
+  std::string storage(bytes, '\0');
+  for (std::size_t k = 0; k < storage.size(); ++k) storage[k] = static_cast<char>(k * 7);
+  if (nan && storage.size() >= 16) storage.replace(12, 4, std::string("\x00\x00\xc0\x7f", 4));
+  return storage;
+}
+
 std::string TorchState(const std::string& prefix,
                        const std::vector<std::pair<std::string, std::int64_t>>& ints,
-                       std::size_t tensor_bytes) {
+                       std::size_t tensor_bytes, bool nan) {
   std::vector<std::pair<Py, Py>> items;
   for (const auto& [k, v] : ints) items.push_back({Str(k), Int(v)});
   items.push_back(
       {Str("model"), Dict({{Str("w"), Tensor("0", static_cast<std::int64_t>(tensor_bytes / 4))}})});
-  std::string storage(tensor_bytes, '\0');
-  for (std::size_t k = 0; k < storage.size(); ++k) storage[k] = static_cast<char>(k * 7);
-  return TorchZip(prefix, Dict(std::move(items)), {storage});
+  return TorchZip(prefix, Dict(std::move(items)), {FloatBytes(tensor_bytes, nan)});
 }
 
 std::string LegacyTorch(std::size_t n) {

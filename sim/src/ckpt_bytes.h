@@ -56,10 +56,13 @@ std::string Zip(const std::vector<std::pair<std::string, std::string>>& records,
 // A torch.save zip of `obj` (data.pkl) with `storages` raw records under `prefix/`.
 std::string TorchZip(const std::string& prefix, const Py& obj,
                      const std::vector<std::string>& storages = {}, const ZipOptions& o = {});
-// A typical state dict: {int fields..., "model": {"w": a float tensor in storage 0}}.
+// A typical state dict: {int fields..., "model": {"w": a float tensor in storage 0}}; its
+// values are finite, except element 3, which is NaN with `nan` (a save after a divergence).
 std::string TorchState(const std::string& prefix,
                        const std::vector<std::pair<std::string, std::int64_t>>& ints,
-                       std::size_t tensor_bytes = 256);
+                       std::size_t tensor_bytes = 256, bool nan = false);
+// `bytes` of finite float32 values (the pattern TorchState stores); element 3 NaN with `nan`.
+std::string FloatBytes(std::size_t bytes, bool nan = false);
 // The tensor entry TorchState uses: _rebuild_tensor_v2 over persistent id ('storage', ...).
 Py Tensor(const std::string& key, std::int64_t numel);
 // The legacy format: magic, protocol, sys_info, the object, the keys, the storage blocks.

@@ -16,7 +16,8 @@ using namespace denpex::ckpt_test;
 using V = CheckpointVerdict;
 
 Finding Torch(std::string bytes, bool deep = false) {
-  return CheckTorchFile(ByteFile::FromBytes(std::move(bytes)), deep);
+  DeepReader reader;
+  return CheckTorchFile(ByteFile::FromBytes(std::move(bytes)), deep ? &reader : nullptr);
 }
 Finding Safe(std::string bytes) {
   return CheckSafetensorsFile(ByteFile::FromBytes(std::move(bytes)));

@@ -24,7 +24,8 @@ using V = CheckpointVerdict;
 // Every reader over the same bytes; returns the torch.save and safetensors verdicts.
 std::pair<V, V> ReadAll(const std::string& bytes) {
   const ByteFile f = ByteFile::FromBytes(bytes);
-  const V torch = CheckTorchFile(f, /*deep_crc=*/true).verdict;
+  DeepReader deep;
+  const V torch = CheckTorchFile(f, &deep).verdict;
   const V safe = CheckSafetensorsFile(f).verdict;
   (void)ReadZip(f, f.size(), std::nullopt);
   (void)ReadTorchObject(f);
@@ -165,11 +166,11 @@ TEST(Robustness, ZipOffsetsOutsideTheFileAreCorrupt) {
   plain.zip64 = false;
   std::string z = TorchZip("a", Dict({}), {"x"}, plain);
   z[z.size() - 6 + 3] = '\x7f';  // EOCD cd_offset
-  EXPECT_EQ(CheckTorchFile(ByteFile::FromBytes(z), false).verdict, V::kCorrupt);
+  EXPECT_EQ(CheckTorchFile(ByteFile::FromBytes(z)).verdict, V::kCorrupt);
   std::string entries = TorchZip("a", Dict({}), {"x"}, plain);
   entries[entries.size() - 12] = '\xff';  // EOCD entry count 0xFFFF without ZIP64
   entries[entries.size() - 11] = '\xff';
-  EXPECT_EQ(CheckTorchFile(ByteFile::FromBytes(entries), false).verdict, V::kCorrupt);
+  EXPECT_EQ(CheckTorchFile(ByteFile::FromBytes(entries)).verdict, V::kCorrupt);
 }
 
 TEST(Robustness, MutatedValidFilesNeverCrashAndTruncationsAreNeverValid) {
@@ -218,7 +219,7 @@ TEST(Robustness, GarbageInEveryLayoutIsNeverChosen) {
   Put(root / "iter_0000002" / "metadata.json", Random(rng, 40));
   Put(root / "latest", Random(rng, 50));
   Put(root / "latest_checkpointed_iteration.txt", Random(rng, 5));
-  auto r = VerifyCheckpointDir(root, {.world_size = 1, .deep_crc = true});
+  auto r = VerifyCheckpointDir(root, {.world_size = 1, .deep = true});
   ASSERT_TRUE(r.ok());
   EXPECT_NE(r->outcome.decision(), v1::CHECKPOINT_DECISION_RESUME) << RenderCheckpointText(*r);
   for (const auto& c : r->candidates) EXPECT_NE(c.verdict, V::kValid) << c.path;

@@ -207,7 +207,7 @@ TEST(Selection, TheDirectoryIsNeverModified) {
     return s;
   };
   const auto before = snapshot();
-  (void)VerifyDir(t.path(), {.deep_crc = true});
+  (void)VerifyDir(t.path(), {.deep = true});
   EXPECT_EQ(before, snapshot());
 }
 

@@ -81,7 +81,14 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"MEGATRON", "MISSING_SHARD"}, Case{"MEGATRON", "UNKNOWN_FORMAT"},
                       Case{"TORCH_DIR", "NONE"}, Case{"TORCH_DIR", "KILL_DURING_SAVE"},
                       Case{"TORCH_DIR", "MISSING_SHARD"}, Case{"TORCH_DIR", "WRITTEN_AFTER_FAULT"},
-                      Case{"TORCH_DIR", "UNKNOWN_FORMAT"}, Case{"TORCH_DIR", "HARMLESS_LOOKALIKE"}),
+                      Case{"TORCH_DIR", "UNKNOWN_FORMAT"}, Case{"TORCH_DIR", "HARMLESS_LOOKALIKE"},
+                      Case{"TORCH_SAVE", "NAN_TENSOR"}, Case{"TORCH_DIR", "NAN_TENSOR"},
+                      Case{"DCP", "NAN_TENSOR"}, Case{"DEEPSPEED", "NAN_TENSOR"},
+                      Case{"MEGATRON", "NAN_TENSOR"}, Case{"DEEPSPEED", "RANK_SIZE_MISMATCH"},
+                      Case{"MEGATRON", "RANK_SIZE_MISMATCH"}, Case{"DCP", "RANK_SIZE_MISMATCH"},
+                      Case{"DEEPSPEED", "NONE"}, Case{"DEEPSPEED", "UNKNOWN_FORMAT"},
+                      Case{"DCP", "WRITTEN_AFTER_FAULT"}, Case{"MEGATRON", "WRITTEN_AFTER_FAULT"},
+                      Case{"MEGATRON", "HARMLESS_LOOKALIKE"}, Case{"MEGATRON", "WORLD_SIZE_MISMATCH"}),
     [](const auto& p) { return std::string(p.param.layout) + "_" + p.param.damage; });
 
 TEST(SimCheckpointFiles, PointersFollowEachFrameworksWriteOrder) {

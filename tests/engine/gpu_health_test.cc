@@ -158,6 +158,29 @@ TEST(GpuHealth, DcgmiHealthDiagAndExporterSamples) {
   EXPECT_TRUE(h.ByPci("0000:ba:00")->hw_power_brake);  // 0x8c: power cap, HW slowdown, brake
 }
 
+// One node's files that give two different launch lists, or one bus two UUIDs, are two
+// machines' (hosts under one name); the same list twice, or a task's own one GPU, is not.
+TEST(GpuHealth, TwoDifferentLaunchListsOrOneBusWithTwoUuidsAreSeveralMachines) {
+  NodeGpuHealth same;
+  ParseVisibleDevices("CUDA_VISIBLE_DEVICES=0,1,2,3\nCUDA_VISIBLE_DEVICES=0,1,2,3\n", 0, &same);
+  EXPECT_FALSE(same.several_machines);
+  NodeGpuHealth tasks;
+  ParseVisibleDevices("CUDA_VISIBLE_DEVICES=3\nCUDA_VISIBLE_DEVICES=5\n", 0, &tasks);
+  EXPECT_FALSE(tasks.several_machines);
+  NodeGpuHealth lists;
+  ParseVisibleDevices("CUDA_VISIBLE_DEVICES=4,5,6,7,0,1,2,3\n", 0, &lists);
+  ParseVisibleDevices("CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n", 1, &lists);
+  EXPECT_TRUE(lists.several_machines);
+  EXPECT_EQ(lists.visible.front(), "4");  // the first list stays the node's
+  NodeGpuHealth uuids;
+  ParseVisibleDevices("Mar  2 09:00:15 host-0 kernel: [1634348.905759] NVRM: GPU at PCI:0000:2a:00: "
+                      "GPU-f0c0af39-c33a-f06b-d30b-359fe55b5109\n"
+                      "Mar  2 09:00:15 host-0 kernel: [1634348.905759] NVRM: GPU at PCI:0000:2a:00: "
+                      "GPU-18556e61-5e34-2e91-ec53-df6d8e9a7a5d\n",
+                      0, &uuids);
+  EXPECT_TRUE(uuids.several_machines);
+}
+
 TEST(GpuHealth, CudaVisibleDevicesByIndexOrUuidAndTheDriversUuidLines) {
   NodeGpuHealth h;
   ParseVisibleDevices("+ torchrun --nnodes 128\nCUDA_VISIBLE_DEVICES=4,5,6,7,0,1,2,3\n", 2, &h);

@@ -231,6 +231,35 @@ TEST(Hardware, CudaVisibleDevicesMapsTheXidsBusIdToTheRightLocalRank) {
   EXPECT_NE(d.reason().find("CUDA_VISIBLE_DEVICES"), std::string::npos) << d.reason();
 }
 
+// A terminal paste hard-wrapped the launch line: the list holds two entries, none for local rank
+// 3. The default order (index 3, 0000:5d:00) is not its GPU then; with no map, the one GPU of
+// the node with an initiating Xid is taken, as with no list at all.
+TEST(Hardware, ACudaVisibleDevicesListCutShortIsNoMapAndNotTheDefaultOrder) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  Append(job.dir.path() / "gpu-0001" / "torchrun.log", "> CUDA_VISIBLE_DEVICES=4,5,\n> 6,7,0,1,2,3\n");
+  job.Kernel("Mar  2 09:17:03", kEccOnDb);
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().rank(), 3);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_GPU_ECC) << d.reason();
+  EXPECT_NE(d.reason().find("the only GPU"), std::string::npos) << d.reason();
+}
+
+// Two launch lists that differ in one node's files are two machines' (hosts under one name, as
+// in a collection where every host is `host-0`): which GPU local rank 3 ran on is not known, and
+// an Xid on one of the node's GPUs is not tied to it.
+TEST(Hardware, TwoDifferentLaunchListsOnOneNodeTieNoXidToTheRank) {
+  Job job;
+  NvidiaSmi(job.dir.path());
+  RotatedLaunch(job);
+  Append(job.dir.path() / "gpu-0001" / "agent-2.log", "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n");
+  job.Kernel("Mar  2 09:17:03", kEccOnDb);
+  const v1::Diagnosis d = job.Run();
+  EXPECT_EQ(d.initiator().rank(), 3);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL) << d.reason();
+  EXPECT_FALSE(Cites(d, "NVRM", v1::EVIDENCE_ROLE_INITIATING));
+}
+
 TEST(Hardware, WithoutTheCudaVisibleDevicesLineTheSameXidIsAnotherRanks) {
   Job job;
   NvidiaSmi(job.dir.path());

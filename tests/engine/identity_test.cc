@@ -251,5 +251,26 @@ TEST(Identity, RenamingEveryFileAndFolderKeepsTheAnswerWhenTheLinesCarryTheIdent
   ExpectSameInitiator(d, canonical);
 }
 
+// A real run whose rank 3 the host's OOM killer took (corpora/real/tr_oom_rank3), every file
+// merged into one, node after node: the bare dmesg (uptime brackets, no host) is then on no node,
+// but its `Killed process <pid>` names rank 3's pid, which no other rank of the job has, and
+// rank 3 was killed by SIGKILL: HOST_OOM, as in the original layout.
+TEST(Identity, AHostlessOomKillInAMergedFileTiesToTheOneRankWithItsPid) {
+  const fs::path incident = kReal / "tr_oom_rank3" / "incident";
+  TempDir merged;
+  std::string all;
+  for (const char* file : {"node-a/rank_0.log", "node-a/rank_1.log", "node-a/torchrun.log", "node-b/dmesg.log", "node-b/rank_2.log",
+                           "node-b/rank_3.log", "node-b/torchrun.log"}) {
+    all += Slurp(incident / file);
+    if (!all.empty() && all.back() != '\n') all += '\n';
+  }
+  Write(merged.path() / "incident.log", all);
+  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+  ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_HOST_OOM);
+  const v1::Diagnosis d = testing::DiagnoseDir(merged.path());
+  EXPECT_EQ(d.initiator().rank(), 3);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HOST_OOM) << d.reason();
+}
+
 }  // namespace
 }  // namespace denpex::engine

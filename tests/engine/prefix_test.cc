@@ -450,6 +450,68 @@ TEST(Prefixes, HostPrefixesAreFoundPastTheWrappedPiecesOfALongLine) {
   EXPECT_EQ(log.events.back().kind, Kind::kLauncherLayout);
 }
 
+// A pasted mpirun console: the runner's command wrapped once, then one short
+// `--report-bindings` line per rank (4,096), and only then the ranks' wrapped lines. The width is
+// found past the bindings, and rank 0's DistStoreError is read whole, with its join counts.
+TEST(Prefixes, HardWrapIsFoundPastThousandsOfShortBindingLines) {
+  const std::string cmd = "    [2026-03-02 09:00:00,054] [INFO] [runner.py:568:main] cmd = mpirun -n 4096 -hostfile hostfile --mca btl "
+                          "^openib --mca btl_tcp_if_include eth0 --tag-output --report-bindings --bind-to none";
+  std::string text = cmd.substr(0, 106) + "\n    " + cmd.substr(106) + "\n";
+  for (int r = 0; r < 4096; ++r) {
+    text += "    [gpu-" + std::to_string(10001 + r / 8).substr(1) + ":99967] MCW rank " + std::to_string(r) +
+            " is not bound (or bound to all available processors)\n";
+  }
+  for (int r = 0; r < 8; ++r) {
+    const std::string line = "    [1," + std::to_string(100 + r) +
+                             "]<stdout>:[2026-03-02 09:00:06,715] [INFO] [comm.py:652:init_distributed] Not using the DeepSpeed "
+                             "or dist launchers, attempting to detect MPI environment...";
+    text += line.substr(0, 106) + "\n    " + line.substr(106) + "\n";
+  }
+  text += "    \x1b[1;31m[1,0]<stderr>:[rank0]: torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clien\n"
+          "    ts. 4088/4096 clients joined.\x1b[0m\n";
+  const PrefixPolicy policy = SniffPrefixes(text);
+  EXPECT_EQ(policy.wrap_width, 106u);
+  const ParsedLog log = ParseLog(text, FileContext{.prefixes = policy});
+  bool whole = false;
+  for (const Event& e : log.events) {
+    const auto* p = std::get_if<PythonError>(&e.detail);
+    if (p != nullptr && log.strings.Get(p->message).ends_with("4088/4096 clients joined.")) whole = true;
+  }
+  EXPECT_TRUE(whole);
+}
+
+// A pasted srun console, every physical line indented 4 spaces, srun's task labels right-aligned
+// (`     502: `, `    2864: `): the quote sniff cannot tell the indent from the labels' padding,
+// so a wrapped piece's indent is peeled as the head line's: DeepSpeed's timer line cut inside
+// `backward_allreduce` is read whole, its allreduce time kept.
+TEST(Prefixes, AWrappedPiecesIndentSharedWithItsHeadIsThePastes) {
+  std::string text;
+  for (int task : {502, 2315, 854, 3805, 914, 2864}) {
+    const std::string label = std::string(task < 1000 ? "     " : "    ") + std::to_string(task) + ": ";
+    text += label + "[W socket.cpp:697] [c10d] The client socket cannot be initialized to connect to [gpu-0001]:29500 (errno: 97 - "
+                    "Address family not supported by protocol).\n";
+    const std::string warning = label + "/usr/local/lib/python3.10/dist-packages/torch/_utils.py:831: UserWarning: TypedStorage is "
+                                        "deprecated. It will be removed in the future and UntypedStorage will be the only storage class. "
+                                        "This should only matter to you if you are using storages directly.";
+    text += warning.substr(0, 182) + "\n    " + warning.substr(182) + "\n";
+    text += label + "  return self.fget.__get__(instance, owner)()\n";
+  }
+  const std::string timer = "    2864: [2026-03-02 09:00:09,386] [INFO] [logging.py:96:log_dist] [Rank 2864] rank=2864 time (ms) | forward: "
+                            "508.24 | backward: 1129.89 | backward_inner: 994.18 | backward_allreduce: 135.72 | step: 11.35";
+  text += timer.substr(0, 182) + "\n    " + timer.substr(182) + "\n";
+  const PrefixPolicy policy = SniffPrefixes(text);
+  ASSERT_EQ(policy.wrap_width, 182u);
+  const ParsedLog log = ParseLog(text, FileContext{.prefixes = policy});
+  bool read = false;
+  for (const Event& e : log.events) {
+    if (const auto* t = std::get_if<StepTimers>(&e.detail)) {
+      EXPECT_NEAR(t->wait_ms, 135.72, 0.01);
+      read = true;
+    }
+  }
+  EXPECT_TRUE(read);
+}
+
 TEST(Prefixes, ProgressLinesOfOneLengthAreNoWrapWidth) {
   std::string text;
   for (int k = 10; k < 40; ++k) {

@@ -32,7 +32,8 @@ v1::Diagnosis DiagnoseOk(const fs::path& dir) {
   return d.ok() ? *d : v1::Diagnosis();
 }
 
-void ExpectNotWrong(const Pair& p, const std::vector<std::string>& overrides = {"job.nodes=8"}) {
+// `consistent`: nor `differs` either (another owner, a rank where the canonical answer gave a node).
+void ExpectNotWrong(const Pair& p, const std::vector<std::string>& overrides = {"job.nodes=8"}, bool consistent = false) {
   SCOPED_TRACE(std::string(p.scenario) + " [" + p.shape + "]: " + p.why);
   auto scenario = sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families" / p.scenario, overrides);
   ASSERT_TRUE(scenario.ok()) << scenario.status().message();
@@ -52,6 +53,11 @@ void ExpectNotWrong(const Pair& p, const std::vector<std::string>& overrides = {
       << "truth " << scorer::ShapeAnswerText(r.truth()) << "; canonical " << scorer::ShapeAnswerText(r.canonical()) << "; copy "
       << scorer::ShapeAnswerText(r.answer()) << "\n"
       << copy.reason();
+  if (consistent) {
+    EXPECT_NE(r.outcome(), v1::SHAPE_OUTCOME_DIFFERS)
+        << "canonical " << scorer::ShapeAnswerText(r.canonical()) << "; copy " << scorer::ShapeAnswerText(r.answer()) << "\n"
+        << copy.reason();
+  }
 }
 
 TEST(FamilyShapes, AnUntimedCudaErrorUnderSrunKeepsItsXidWhenTheLogsAreMergedOrPasted) {
@@ -119,6 +125,84 @@ TEST(FamilyShapes, RayWorkersKeepTheirRanksBehindCollectorPrefixesAndRotation) {
   for (const char* shape : {"cri", "journald", "kubectl-ts", "paste", "rotated"}) {
     ExpectNotWrong({"ray_hang_8192_torch21.textproto", shape,
                     "the workers' pid prefixes not read behind a stamp: a victim's ActorDiedError taken as the cause"});
+  }
+}
+
+// A GPU's Xid that cannot be tied to the rank leaves the class of its ambiguous CUDA error open:
+// merged (the rank on no node), same-host (one node's files are several machines': two
+// CUDA_VISIBLE_DEVICES lists, a UUID on two buses), paste (the UUID list cut by a hard wrap).
+TEST(FamilyShapes, AGpuFaultsXidNotTiedToTheRankLeavesItsCudaErrorsClassOpen) {
+  for (const char* shape : {"merged", "interleaved"}) {
+    ExpectNotWrong({"k8s_restart_xid79_4096_jobset.textproto", shape,
+                    "a rank on no node: no kernel log could clear its GPU, yet `unspecified launch failure` was CUDA_ERROR"});
+  }
+  ExpectNotWrong({"xid_fallen_off_bus_1024_cvd_uuid.textproto", "same-host",
+                  "one node of 8 machines: the first CUDA_VISIBLE_DEVICES list mapped the rank to another machine's GPU"});
+  ExpectNotWrong({"xid_fallen_off_bus_1024_cvd_uuid.textproto", "paste",
+                  "the UUID list cut by the wrap: local rank 7 fell back to nvidia-smi index 7, not its GPU"},
+                 {"job.nodes=16"});
+}
+
+// Every host named alike: a log dir's stdout.log says only its local rank, which every agent
+// has; the (node, local rank) pair two ranks claim gives none, so no other machine's rank is
+// named as the link's end.
+TEST(FamilyShapes, ALinksEndIsNotAnotherMachinesRankWhenEveryHostIsNamedAlike) {
+  for (const char* scenario : {"link_failure_16384_logdir_torch26.textproto", "socket_link_4096_logdir_torch26.textproto"}) {
+    ExpectNotWrong({scenario, "same-host", "the first rank that claimed (host-0, local rank L) was given every such line"});
+  }
+}
+
+// journald stamps the WARNs in whole seconds on arrival: a second apart they do not order the
+// link's two ends; the watchdogs' own stamps do.
+TEST(FamilyShapes, WholeSecondJournalStampsDoNotOrderALinksEnds) {
+  const std::vector<std::string> link{"job.nodes=16", "job.dp=0", "faults[0].kind=FAULT_KIND_LINK_FAILURE"};
+  ExpectNotWrong({"../smoke/sigkill_4096.textproto", "journald", "the far end's WARN stamped a whole second earlier"}, link);
+}
+
+// A log dir under opaque names: its `<L>/` folder, inside the node's folder, is no node; the
+// rank keeps no node from its folder's name when no line names the host.
+TEST(FamilyShapes, ALogDirsLocalRankFolderUnderOpaqueNamesIsNoNode) {
+  for (const char* scenario : {"straggler_2048_mild_logdir.textproto", "straggler_16384_pcie_x4_logdir_dcgm_diag.textproto"}) {
+    ExpectNotWrong({scenario, "renamed", "the opaque name of the `<L>/` folder given as the straggler's node"});
+  }
+}
+
+// The initiator's node gone: its ranks have no log, so none of them is the sole blocker that
+// breaks the tie (its silence is not seen: it may have waited on a tensor-parallel peer whose
+// logs are gone too). At the suites' scale (2,048 and 4,096 ranks), where the tie appears.
+TEST(FamilyShapes, VictimsOnlyNamesNoRankOfTheNodeWhoseLogsAreGone) {
+  ExpectNotWrong({"save_oom_host_2048_deepspeed_torch24.textproto", "victims-only", "rank 6 of the missing node named by the tie-break"},
+                 {});
+  ExpectNotWrong({"zero_allgather_hang_4096_deepspeed_torch24.textproto", "victims-only",
+                  "rank 3546 of the missing node named by the tie-break"},
+                 {});
+  // torch 2.1's `[Rank N]` lines: 23 of 1,254 timeouts pointed at a logged rank of another node.
+  ExpectNotWrong({"k8s_hang_8192_pytorchjob_torch21.textproto", "victims-only", "a rank few timeouts waited on named"}, {});
+}
+
+// A log dir laid out flat: the socket reset's WARN keeps its node but no rank (its `<L>/` folder
+// is gone), and a rank that merely stopped participating is not named in its place (8,192
+// ranks: smaller jobs showed no such tie).
+TEST(FamilyShapes, AnUnrankedSocketResetLeavesNoHungRankNamed) {
+  ExpectNotWrong({"socket_reset_16384_logdir_torch26.textproto", "flat", "a rank hung behind the reset named by its stall time"},
+                 {"job.nodes=512"});
+}
+
+// A pasted mpirun console: 4,096 `--report-bindings` lines before any wrapped one; the wrap width
+// is found past them and rank 0's DistStoreError keeps its join counts.
+TEST(FamilyShapes, APastedMpirunConsoleKeepsTheStoresJoinCounts) {
+  ExpectNotWrong({"store_join_timeout_4096_deepspeed_openmpi.textproto", "paste",
+                  "the DistStoreError cut before its counts: a joined rank's store error taken as the cause"},
+                 {});
+}
+
+// A slow node's ranks merged into one file: the slow ranks are on no node a line names, so one
+// slow host and several slow GPUs are not told apart; the answer names neither (coarser), not
+// rank 94's GPU.
+TEST(FamilyShapes, SlowRanksOnNoKnownNodeAreNotOneGpusFault) {
+  for (const char* shape : {"merged", "interleaved"}) {
+    ExpectNotWrong({"slow_node_8192_torchrun.textproto", shape, "the lead slow rank's GPU blamed for a whole node's slowness"},
+                   {"job.nodes=8"}, true);
   }
 }
 

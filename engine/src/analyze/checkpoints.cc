@@ -18,6 +18,10 @@ constexpr TimeNs kCopySlack = 15 * 60 * kNsPerSec;
 // Every log and checkpoint file written within this window: a checkout or a copy, not a job (a
 // job's saves of different steps and its last log lines are seconds apart at least).
 constexpr TimeNs kCopyBurst = 100 * kNsPerMs;
+// A diagnosis reads tensor values (--deep: NaN/Inf, CRC-32) up to this many bytes, newest
+// candidate first: a job's small checkpoints entirely, a large one's first records (about
+// 0.1 s from the page cache); `checkpoint verify --deep` reads everything.
+constexpr std::uint64_t kDiagnosisDeepBytes = 256ull << 20;
 
 bool IsInside(const fs::path& p, const fs::path& root) {
   auto [pi, ri] = std::mismatch(p.begin(), p.end(), root.begin(), root.end());
@@ -101,8 +105,10 @@ std::optional<TimeNs> FailureOnset(const Incident& inc) {
   std::optional<TimeNs> onset;
   for (const Event& e : inc.events) {
     if (!ReportsFailure(e.kind) || !Stamped(e) || e.time < training) continue;
-    // torchrun's failure table stamps whole seconds: the failure lies within that second.
-    TimeNs t = e.kind == Kind::kFailureEntry ? e.time + kNsPerSec - 1 : e.time;
+    // A stamp without a fraction (torchrun's failure table, syslog and kernel lines, Slurm)
+    // says the failure happened within that second, not at its start: a save that finished
+    // 36 ms into the second of a kernel's `Mar  2 09:00:34 ... Xid` line is not after it.
+    TimeNs t = e.time % kNsPerSec == 0 ? e.time + kNsPerSec - 1 : e.time;
     // A watchdog timeout reports a collective that began `ran_for` earlier, waiting for the
     // initiator: progress stopped then (srun's task-exit lines carry no time at all).
     if (const auto* w = std::get_if<WatchdogTimeout>(&e.detail); w != nullptr && w->ran_for_ms > 0)
@@ -177,7 +183,8 @@ bool SchedulerEndedSoundJob(const Finding& f) {
 v1::CheckpointOutcome Verified(const Incident& inc, const Finding& f, const CheckpointDir& dir,
                                std::vector<std::string>* notes) {
   v1::CheckpointOutcome o;
-  CheckpointOptions opts{.world_size = f.world_size};
+  CheckpointOptions opts{
+      .world_size = f.world_size, .deep = true, .deep_max_bytes = kDiagnosisDeepBytes};
   std::string why;
   const bool times = FileTimesPreserved(inc, dir.path, &why);
   const std::optional<TimeNs> fault = FailureOnset(inc) ? FailureOnset(inc) : f.time;

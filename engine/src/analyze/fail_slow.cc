@@ -211,6 +211,7 @@ std::optional<Straggler> FindFailSlow(const Incident& inc, const JobFacts& facts
   }
   s.node = NodeOfRank(inc, facts, d, lead.rank);
   s.whole_node = verdicts.size() > 1 && nodes.size() == 1 && s.node >= 0;
+  s.unplaced = verdicts.size() > 1 && nodes.contains(-1);
   // For a node, its lowest slow rank's line leads the evidence (the ranks are alike).
   const std::int32_t cited = s.whole_node ? *slow.begin() : lead.rank;
   const RankVerdict& cv = *std::find_if(verdicts.begin(), verdicts.end(), [&](const RankVerdict& v) { return v.rank == cited; });
@@ -285,7 +286,20 @@ void DiagnoseFailSlow(const Incident& inc, const JobFacts& facts, const Straggle
                           std::to_string(s.slow_steps) + " of its " + std::to_string(s.steps) +
                           " timed steps while it waited " + Ratio(s.wait_ratio) + " as long in collectives";
   const std::string since = s.since ? " from about " + ClockTime(*s.since) : "";
-  if (s.whole_node) {
+  if (s.unplaced) {
+    f->rank = -1;
+    f->local_rank = -1;
+    f->node = -1;
+    f->owner = v1::OWNER_UNKNOWN;
+    f->confidence = 0.6;
+    f->reason = "Ranks " + RankList(s.ranks) + " are slow: rank " + std::to_string(lead) + " " + how + since +
+                ", and every other rank waits for them. No line places all of them on a node, so one slow host and several slow GPUs "
+                "are not told apart; the slow ranks are named, neither their node nor their hardware.";
+    f->recovery.push_back({"collect_logs", "",
+                           "Find the nodes of ranks " + RankList(s.ranks) +
+                               " (the scheduler's allocation, the agents' logs) and check them (load, CPU frequency, the "
+                               "GPUs' clocks event reasons) before restarting."});
+  } else if (s.whole_node) {
     f->rank = -1;
     f->local_rank = -1;
     f->owner = v1::OWNER_HOST;
@@ -312,7 +326,7 @@ void DiagnoseFailSlow(const Incident& inc, const JobFacts& facts, const Straggle
   }
   f->evidence.push_back({s.first_event, v1::EVIDENCE_ROLE_INITIATING});
   if (s.peer_event >= 0) f->evidence.push_back({s.peer_event, v1::EVIDENCE_ROLE_CORROBORATING});
-  std::vector<std::int32_t> initiators = s.whole_node ? s.ranks : std::vector<std::int32_t>{lead};
+  std::vector<std::int32_t> initiators = s.whole_node || s.unplaced ? s.ranks : std::vector<std::int32_t>{lead};
   std::sort(initiators.begin(), initiators.end());
   f->cascade = SummarizeCascade(inc, facts, initiators, s.node);
 }

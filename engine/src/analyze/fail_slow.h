@@ -22,6 +22,9 @@ namespace denpex::engine {
 struct Straggler {
   std::vector<std::int32_t> ranks;  // the slow ranks, most deviant first
   bool whole_node = false;          // more than one, all on one node: the node is slow
+  // More than one, and some on no node a line names (a merged file): one slow node or several
+  // slow GPUs, not told apart.
+  bool unplaced = false;
   std::int32_t node = -1;           // the lead rank's node
   std::int32_t first_event = -1;    // the lead rank's timer line of its first slow step
   std::int32_t peer_event = -1;     // a healthy rank's timer line of that step

@@ -39,6 +39,14 @@ GpuHealth& At(NodeGpuHealth* h, const std::string& pci, std::int32_t index, cons
     const bool match = (!pci.empty() && g.pci == pci) || (!uuid.empty() && g.uuid == uuid) ||
                        (index >= 0 && g.index == index);
     if (!match) continue;
+    // A GPU's UUID is unique: one bus or index with two UUIDs, or one UUID on two buses, are
+    // two machines' GPUs read as one node's (hosts under one name).
+    const bool other_uuid = !uuid.empty() && !g.uuid.empty() && g.uuid != uuid;
+    const bool other_bus = !uuid.empty() && g.uuid == uuid && !pci.empty() && !g.pci.empty() && g.pci != pci;
+    if (other_uuid || other_bus) {
+      h->several_machines = true;
+      continue;
+    }
     if (g.pci.empty()) g.pci = pci;
     if (g.uuid.empty()) g.uuid = uuid;
     if (g.index < 0) g.index = index;
@@ -291,17 +299,24 @@ void VisibleDevicesLine(std::string_view line, const LineSpan& span, std::int32_
     if (sep != std::string_view::npos) At(out, Pci(rest.substr(0, sep)), -1, std::string(Trim(rest.substr(sep + 2))));
     return;
   }
-  if (!out->visible.empty()) return;
   const std::size_t at = line.find(kVisibleKey);
   if (at == std::string_view::npos || (at > 0 && line[at - 1] != ' ' && line[at - 1] != '\t')) return;
   std::string_view list = line.substr(at + kVisibleKey.size());
   list = list.substr(0, list.find_first_of(" \t\"'"));
   if (list.empty()) return;
+  std::vector<std::string> entries;
   while (!list.empty()) {
     const std::size_t comma = list.find(',');
-    out->visible.emplace_back(list.substr(0, comma));
+    entries.emplace_back(list.substr(0, comma));
     list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
   }
+  // The first list is the node's; another list of several GPUs is another machine's (a list of
+  // one is a task's own GPU, as `srun --gpus-per-task` sets it).
+  if (!out->visible.empty()) {
+    out->several_machines |= entries.size() > 1 && out->visible.size() > 1 && entries != out->visible;
+    return;
+  }
+  out->visible = std::move(entries);
   out->visible_line = {file, span};
 }
 

@@ -51,6 +51,10 @@ struct NodeGpuHealth {
   std::vector<GpuHealth> gpus;
   std::vector<std::string> visible;  // CUDA_VISIBLE_DEVICES entries, local rank order
   HealthLine visible_line;
+  // The node's files describe more than one machine (two different CUDA_VISIBLE_DEVICES lists,
+  // a GPU UUID on two buses or two UUIDs on one): hosts under one name. Which GPU a local rank
+  // ran on, and which GPU an Xid hit, cannot then be told apart.
+  bool several_machines = false;
 
   const GpuHealth* ByPci(std::string_view pci) const;
   const GpuHealth* ByIndex(std::int32_t index) const;

@@ -270,6 +270,9 @@ std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, 
     // Over a whole job only the rank's own mapped GPU links an Xid to it: with no topology, a
     // fatal Xid on some GPU of the node hours apart from an untimed CUDA error says nothing.
     if (window.whole_job && gpu.empty()) continue;
+    // A node whose files are several machines' (hosts under one name): an Xid on one of its GPUs
+    // is not tied to the rank by the node alone.
+    if (health.several_machines && gpu.empty()) continue;
     if (gpu.empty()) candidates.emplace(pci);
     if (best_m == nullptr || m->priority > best_m->priority) best = i, best_m = m, best_pci = std::string(pci);
   }
@@ -378,10 +381,10 @@ namespace {
 // table cannot reach.
 std::string GpuOfLocalRank(const Incident& inc, const RankFacts& r, std::string* how, const NodeGpuHealth* health) {
   if (r.node < 0 || r.local_rank < 0) return {};
-  if (health != nullptr && !health->visible.empty()) {
-    std::string gpu = VisibleGpu(inc, *health, r.node, r.local_rank, how);
-    if (!gpu.empty()) return gpu;
-  }
+  if (health != nullptr && health->several_machines) return {};  // whose table, whose list?
+  // CUDA_VISIBLE_DEVICES reorders the GPUs: when it is there but does not map the local rank (a
+  // UUID no table names, a list cut short by a hard wrap), the default order says nothing.
+  if (health != nullptr && !health->visible.empty()) return VisibleGpu(inc, *health, r.node, r.local_rank, how);
   for (const Event& e : inc.events) {
     if (e.node != r.node || e.kind != Kind::kGpuSlot) continue;
     const auto& s = std::get<GpuSlot>(e.detail);
@@ -499,12 +502,14 @@ bool CudaErrorUndetermined(const Incident& inc, const JobFacts& facts, const Clo
                            const Event& e) {
   const auto* pe = std::get_if<PythonError>(&e.detail);
   if (e.family != Family::kCuda || pe == nullptr || rank < 0 || rank >= static_cast<std::int32_t>(facts.ranks.size())) return false;
-  const std::int32_t node = facts.ranks[rank].node;
-  if (node < 0) return false;
   const std::string_view message = inc.str(pe->message);
   const bool ambiguous = std::any_of(std::begin(kCudaAmbiguousMessages), std::end(kCudaAmbiguousMessages),
                                      [&](std::string_view m) { return message.find(m) != std::string_view::npos; });
   if (!ambiguous) return false;
+  // A rank on no known node (its lines merged into one file with every other node's): no kernel
+  // log is tied to it, so none can clear its GPU.
+  const std::int32_t node = facts.ranks[rank].node;
+  if (node < 0) return true;
   const NodeKernel k = NodeKernelOf(inc, clocks, node, JobWindow(inc, clocks));
   if (!k.read) return true;
   if (!k.gpu_fault) return false;

@@ -294,12 +294,25 @@ struct LinkReporter {
   std::set<std::string> peers;
 };
 
+// A stamp in whole seconds (a journal's or syslog's, put before the line by a collector): two of
+// them a second apart may be any time from 0 to 2 s apart.
+bool WholeSeconds(const Event& e) { return e.time % kNsPerSec == 0; }
+
 // When an end reported, in aligned time: its first status-12 WARN, or its watchdog's NCCL error
-// when the WARN carries no time of its own. The same anchor for both ends, or none.
+// when the WARN carries no time of its own, or only a whole second that does not tell the ends
+// apart. The same anchor for both ends, or none.
 std::optional<std::pair<TimeNs, TimeNs>> ReportTimes(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks,
                                                      const LinkEnd& a, const LinkEnd& b, bool* by_watchdog) {
   auto timed = [&](std::int32_t ev) { return ev >= 0 && inc.events[ev].clock != Clock::kNone && !inc.events[ev].time_borrowed; };
-  if (timed(a.event) && timed(b.event)) return std::pair{clocks.Aligned(inc.events[a.event]), clocks.Aligned(inc.events[b.event])};
+  std::optional<std::pair<TimeNs, TimeNs>> warns;
+  if (timed(a.event) && timed(b.event)) {
+    const Event& ea = inc.events[a.event];
+    const Event& eb = inc.events[b.event];
+    warns = std::pair{clocks.Aligned(ea), clocks.Aligned(eb)};
+    const TimeNs d = warns->second - warns->first;
+    const bool telling = !WholeSeconds(ea) && !WholeSeconds(eb) ? true : d >= kLinkLead + kNsPerSec || d <= -kLinkLead - kNsPerSec;
+    if (telling) return warns;
+  }
   (void)facts;
   auto error = [&](std::int32_t r) {  // the watchdog's word that NCCL failed (its c10 line carries a time)
     for (std::size_t i = 0; i < inc.events.size(); ++i) {
@@ -311,9 +324,11 @@ std::optional<std::pair<TimeNs, TimeNs>> ReportTimes(const Incident& inc, const 
     return -1;
   };
   const std::int32_t ea = error(a.rank), eb = error(b.rank);
-  *by_watchdog = true;
-  if (timed(ea) && timed(eb)) return std::pair{clocks.Aligned(inc.events[ea]), clocks.Aligned(inc.events[eb])};
-  return std::nullopt;
+  if (timed(ea) && timed(eb)) {
+    *by_watchdog = true;
+    return std::pair{clocks.Aligned(inc.events[ea]), clocks.Aligned(inc.events[eb])};
+  }
+  return std::nullopt;  // whole seconds too close to tell, and no watchdog's time: neither
 }
 
 // Puts the end that failed first in `a`, when the evidence says which.
@@ -378,6 +393,17 @@ std::optional<LinkFault> SeenFromOneEnd(const AddressBook& book, const LinkRepor
 }
 
 }  // namespace
+
+std::int32_t UnrankedLinkError(const Incident& inc) {
+  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+    const Event& e = inc.events[i];
+    if (e.rank >= 0 || (e.kind != Kind::kIbCompletionError && e.kind != Kind::kSocketError)) continue;
+    const auto& w = std::get<NcclWarn>(e.detail);
+    const bool failed = e.kind == Kind::kSocketError ? RoleOf(inc.str(w.text)) == SocketRole::kOwn : w.status == 12;
+    if (failed) return static_cast<std::int32_t>(i);
+  }
+  return -1;
+}
 
 std::optional<LinkFault> FindLinkFault(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks) {
   std::map<std::int32_t, LinkReporter> reporters;

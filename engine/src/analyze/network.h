@@ -77,6 +77,13 @@ inline constexpr TimeNs kLinkLead = kNsPerSec;
 
 std::optional<LinkFault> FindLinkFault(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks);
 
+// The first NCCL WARN that says a link failed under a process (IB retry exceeded, status 12; a
+// socket reset of its own: `Call to recv from <peer> failed`) and that no line ties to a global
+// rank (a log dir's stdout.log laid out flat, its `<L>/` folder gone); -1 when none. With such a
+// WARN unplaced, a rank that merely stopped participating is no initiator: it may be the link's
+// victim, and the link's ends are not known.
+std::int32_t UnrankedLinkError(const Incident& inc);
+
 // Fills `f`: the end that failed first (rank -1 and both ends as candidates when none can be
 // chosen), class NETWORK, owner NETWORK, the link, evidence, reason, recovery `inspect_link`
 // (what to test depends on the transport: the IB ports, or the TCP path between the nodes).

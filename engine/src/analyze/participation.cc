@@ -530,11 +530,14 @@ bool SoleBlocker(const Analysis& a, std::int32_t rank) {
 }
 
 // Among candidates the scores cannot separate, the only one that is the sole blocker of a
-// collective; -1 when none or several are.
+// collective; -1 when none or several are. A rank with no log of its own is never that one: its
+// silence is not seen, so it may as well have been waiting in a group whose other members' logs
+// are missing too (a node's tensor-parallel peers, all gone with their node's logs).
 std::int32_t OnlySoleBlocker(const Analysis& a, const std::vector<std::int32_t>& tied) {
   std::int32_t found = -1;
   for (std::int32_t r : tied) {
     if (!SoleBlocker(a, r)) continue;
+    if (!a.facts.ranks[r].has_log) return -1;
     if (found >= 0) return -1;
     found = r;
   }
@@ -556,9 +559,75 @@ std::string UnrankedNote(const Analysis& a) {
 // some watchdog timeouts could not be tied to a global rank (UnrankedNote), one of them may be
 // its own; when some files hold workers no line names (JobFacts::unnamed_worker_files), it may
 // be one of them. Such ranks are no candidates then (the ranks the engine could place still are).
-void DropUnplacedWhenTimeoutsAreUnranked(const JobFacts& facts, std::vector<RankScore>* scores) {
-  if (facts.unranked_timeouts.empty() && facts.unnamed_worker_files == 0) return;
+// Returns the best score among the ranks dropped (0 when none): a rank left out is unknown, not
+// cleared, so a placed rank that does not lead it does not lead.
+double DropUnplacedWhenTimeoutsAreUnranked(const JobFacts& facts, std::vector<RankScore>* scores) {
+  if (facts.unranked_timeouts.empty() && facts.unnamed_worker_files == 0) return 0;
+  double dropped = 0;
+  for (const RankScore& s : *scores) {
+    if (facts.ranks[s.rank].node < 0) dropped = std::max(dropped, s.total());
+  }
   std::erase_if(*scores, [&](const RankScore& s) { return facts.ranks[s.rank].node < 0; });
+  return dropped;
+}
+
+// The leading rank only stopped participating, and fewer than kLeastWaitShare of the ranks that
+// timed out waited on it: the wave did not start from it (victims-only: the rank it did start
+// from is not in the logs in hand).
+bool FewWaitOnIt(const Analysis& a) {
+  const RankScore& top = a.scores.front();
+  if (top.launcher > 0 || top.mismatch > 0 || !a.facts.HasWave() || a.waits.reporters == 0) return false;
+  const auto rank = static_cast<std::size_t>(top.rank);
+  const std::int32_t waiting = rank < a.waits.explains.size() ? a.waits.explains[rank] : 0;
+  return waiting > 0 && waiting < kLeastWaitShare * a.waits.reporters;
+}
+
+void FewWaiters(const Analysis& a, Finding* f) {
+  const std::int32_t rank = a.scores.front().rank;
+  f->verdict = v1::VERDICT_INCONCLUSIVE;
+  f->owner = v1::OWNER_UNKNOWN;
+  f->cascade = SummarizeCascade(a.inc, a.facts, {}, -1);
+  f->reason = "Rank " + std::to_string(rank) + " leads, but only " + std::to_string(a.waits.explains[static_cast<std::size_t>(rank)]) +
+              " of the " + std::to_string(a.waits.reporters) +
+              " ranks that timed out were waiting on it (fewer than 1 in 20): the rank the timeouts started from is not in the logs "
+              "in hand (its node's logs may be missing)." +
+              UnrankedNote(a);
+  f->recovery.push_back({"collect_logs", "",
+                         "Collect the torchrun agent logs and kernel logs of every node of the job: the rank most of the timeouts "
+                         "waited on is not in the logs in hand."});
+}
+
+// A link failed under some process no line names (UnrankedLinkError), and the leading ranks only
+// stopped participating: they may be the link's victims.
+void UnplacedLinkError(const Analysis& a, std::int32_t link, Finding* f) {
+  f->verdict = v1::VERDICT_INCONCLUSIVE;
+  f->owner = v1::OWNER_UNKNOWN;
+  f->cascade = SummarizeCascade(a.inc, a.facts, {}, -1);
+  f->evidence.push_back({link, v1::EVIDENCE_ROLE_CORROBORATING});
+  const Event& e = a.inc.events[link];
+  const std::string where = e.node >= 0 ? " on " + NodeName(a.inc, e.node) : std::string();
+  f->reason = "NCCL reports a failed link (" + Where(a.inc, e) + ") from a process no line ties to a global rank" + where +
+              ", and the ranks that lead only stopped participating (rank " + std::to_string(a.scores.front().rank) +
+              " first): they may be the link's victims, and its ends are not known.";
+  f->recovery.push_back({"collect_logs", e.node >= 0 ? NodeName(a.inc, e.node) : std::string(),
+                         "Collect the logs that tie NCCL's WARN lines to their ranks (the torchrun log dir as it was written, with its "
+                         "<local rank>/ folders, or the ranks' consoles with their [rank<G>]: prefixes)."});
+}
+
+// The placed ranks left do not lead a rank no line places, which could not be kept as a
+// candidate (some timeouts or workers carry no global rank): the logs name no initiator.
+void UnplacedMayLead(const Analysis& a, Finding* f) {
+  f->verdict = v1::VERDICT_INCONCLUSIVE;
+  f->owner = v1::OWNER_UNKNOWN;
+  f->cascade = SummarizeCascade(a.inc, a.facts, {}, -1);
+  f->reason = "Rank " + std::to_string(a.scores.front().rank) +
+              " leads the ranks the logs place on a node, but not the ranks no line places (their node's logs are missing), "
+              "which cannot be weighed: some watchdog timeouts or workers carry no global rank, so any of them may be theirs. "
+              "The logs do not show who stopped first." +
+              UnrankedNote(a);
+  f->recovery.push_back({"collect_logs", "",
+                         "Collect the torchrun agent logs and kernel logs of every node of the job: the nodes of the ranks no line "
+                         "places are missing from the logs in hand."});
 }
 
 // "on 3 nodes", "on 1 node and one no line places", "on no node any line places".
@@ -890,7 +959,7 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   std::vector<std::int32_t> odd;
   for (const Mismatch& m : a.mismatches) odd.push_back(m.rank);
   a.scores = ScoreRanks(a.facts, a.waits, odd);
-  DropUnplacedWhenTimeoutsAreUnranked(a.facts, &a.scores);
+  const double unplaced = DropUnplacedWhenTimeoutsAreUnranked(a.facts, &a.scores);
   f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
   for (std::size_t i = 0; i < a.scores.size() && i < kMaxCandidates; ++i) {
     const RankScore& s = a.scores[i];
@@ -925,6 +994,12 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     // only the launcher's word on a local rank of one node (analyze/partial.h)
   } else if (a.scores.empty()) {
     NoCandidate(a, &f);
+  } else if (unplaced * kLeadRatio >= a.scores.front().total()) {
+    UnplacedMayLead(a, &f);
+  } else if (const std::int32_t warn = UnrankedLinkError(inc); warn >= 0 && a.scores.front().launcher == 0) {
+    UnplacedLinkError(a, warn, &f);
+  } else if (FewWaitOnIt(a)) {
+    FewWaiters(a, &f);
   } else if (leads) {
     Diagnose(a, &f);
   } else if (const std::int32_t sole = OnlySoleBlocker(a, Leaders(a, false)); sole >= 0) {

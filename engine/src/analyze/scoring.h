@@ -25,6 +25,10 @@ inline constexpr double kMismatch = 8;        // its collective's op or size dif
 inline constexpr double kProgress = 4;        // times the share of reporters stuck behind it
 inline constexpr double kTornDown = 0.25;     // factor for ranks torn down by their agent early
 inline constexpr double kLeadRatio = 1.5;     // the leader must beat the runner-up by this
+// A silent rank that only stopped participating (no exit, no error of its own) is the initiator
+// only when at least this share of the ranks that timed out waited on it: fewer point at a rank
+// the wave did not start from (the one it did is not in the logs in hand).
+inline constexpr double kLeastWaitShare = 0.05;
 inline constexpr TimeNs kSkewWindow = 30 * kNsPerSec;  // cross-node clock skew tolerated
 inline constexpr TimeNs kStallLead = 250 * kNsPerMs;   // aligned stall times this far apart are ordered
 

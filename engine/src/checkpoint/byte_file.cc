@@ -4,10 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <cstring>
 #include <utility>
+
+#include <zlib.h>
 
 namespace denpex::engine::ckpt {
 
@@ -57,36 +58,34 @@ Result<std::string> ByteFile::Read(std::uint64_t offset, std::uint64_t length) c
   }
   if (fd_ < 0) return bytes_.substr(offset, length);
   std::string out(length, '\0');
+  if (Status st = ReadInto(offset, length, out.data()); !st.ok()) return st;
+  return out;
+}
+
+Status ByteFile::ReadInto(std::uint64_t offset, std::uint64_t length, char* out) const {
+  if (offset > size_ || length > size_ - offset) {
+    return Status::InvalidInput("read of " + std::to_string(length) + " bytes at offset " +
+                                std::to_string(offset) + " passes the end (" +
+                                std::to_string(size_) + " bytes)");
+  }
+  if (fd_ < 0) {
+    std::memcpy(out, bytes_.data() + offset, length);
+    return Status::Ok();
+  }
   std::uint64_t done = 0;
   while (done < length) {
-    const ssize_t n =
-        ::pread(fd_, out.data() + done, length - done, static_cast<off_t>(offset + done));
+    const ssize_t n = ::pread(fd_, out + done, length - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Status::IoError(std::string("read failed: ") + std::strerror(errno));
     if (n == 0) return Status::IoError("file shrank while being read");
     done += static_cast<std::uint64_t>(n);
   }
-  return out;
+  return Status::Ok();
 }
-
-namespace {
-constexpr std::array<std::uint32_t, 256> MakeCrcTable() {
-  std::array<std::uint32_t, 256> t{};
-  for (std::uint32_t i = 0; i < 256; ++i) {
-    std::uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    t[i] = c;
-  }
-  return t;
-}
-constexpr auto kCrcTable = MakeCrcTable();
-}  // namespace
 
 std::uint32_t Crc32(std::string_view data, std::uint32_t crc) {
-  crc = ~crc;
-  for (const char ch : data)
-    crc = kCrcTable[(crc ^ static_cast<unsigned char>(ch)) & 0xFF] ^ (crc >> 8);
-  return ~crc;
+  return static_cast<std::uint32_t>(
+      crc32_z(crc, reinterpret_cast<const Bytef*>(data.data()), data.size()));
 }
 
 std::string Thousands(std::uint64_t n) {

@@ -28,6 +28,8 @@ class ByteFile {
   // Exactly `length` bytes at `offset`. kInvalidInput when the range passes the end of the
   // file (callers check bounds first), kIoError when the read fails.
   Result<std::string> Read(std::uint64_t offset, std::uint64_t length) const;
+  // The same into a caller's buffer of at least `length` bytes (streaming reads reuse one).
+  Status ReadInto(std::uint64_t offset, std::uint64_t length, char* out) const;
 
  private:
   ByteFile() = default;
@@ -50,7 +52,7 @@ inline std::uint64_t Le64(std::string_view b, std::size_t at) {
                                                        << 32;
 }
 
-// CRC-32 (IEEE 802.3, as zip uses it); feed chunks by passing the previous value.
+// CRC-32 (IEEE 802.3, as zip uses it; zlib's); feed chunks by passing the previous value.
 std::uint32_t Crc32(std::string_view data, std::uint32_t crc = 0);
 
 // "1,234,567": byte counts in messages.

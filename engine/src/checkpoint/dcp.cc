@@ -38,7 +38,27 @@ struct Slice {
   std::uint64_t offset = 0;
   std::uint64_t length = 0;
   bool transformed = false;  // transform_descriptors set (PyTorch >= 2.8): not a plain zip
+  std::string fqn;           // the tensor's name (its MetadataIndex key), when known
 };
+
+// storage_data maps MetadataIndex(fqn, ...) to _StorageInfo(...): the fqn of each
+// _StorageInfo, by the container index of its state dict.
+std::map<std::uint32_t, std::string> FqnsByStorageInfo(const Pickle& p) {
+  std::map<std::uint32_t, std::string> out;
+  for (std::uint32_t d : p.dicts) {
+    const auto& items = p.containers[d].items;
+    for (std::size_t k = 0; k + 1 < items.size(); k += 2) {
+      const PyValue& key = items[k];
+      const PyValue& value = items[k + 1];
+      if (key.kind != PyValue::Kind::kObject || value.kind != PyValue::Kind::kObject) continue;
+      const PyValue* fqn = p.Get(key, "fqn");
+      const PyValue& state = p.containers[value.ref].state;
+      if (fqn != nullptr && fqn->kind == PyValue::Kind::kStr && state.kind == PyValue::Kind::kDict)
+        out[state.ref] = std::string(p.Str(*fqn));
+    }
+  }
+  return out;
+}
 
 struct Metadata {
   Finding finding;
@@ -60,6 +80,7 @@ Metadata ReadMetadata(const Entry& meta) {
     return {Inconclusive(".metadata: " + p->error_detail), {}};
   if (!p->ok()) return {Corrupt(".metadata is not a complete pickle: " + p->error_detail), {}};
   Metadata out;
+  const std::map<std::uint32_t, std::string> fqns = FqnsByStorageInfo(*p);
   for (std::uint32_t d : p->dicts) {
     const PyValue dict{PyValue::Kind::kDict, 0, d};
     const PyValue* path = p->Get(dict, "relative_path");
@@ -71,8 +92,10 @@ Metadata ReadMetadata(const Entry& meta) {
     const PyValue* tf = p->Get(dict, "transform_descriptors");
     const bool transformed =
         tf != nullptr && tf->kind != PyValue::Kind::kNone && !p->Items(*tf).empty();
+    auto fqn = fqns.find(d);
     out.slices.push_back({std::string(p->Str(*path)), static_cast<std::uint64_t>(*offset),
-                          static_cast<std::uint64_t>(*length), transformed});
+                          static_cast<std::uint64_t>(*length), transformed,
+                          fqn == fqns.end() ? std::string() : fqn->second});
   }
   out.finding = Valid(".metadata lists " + std::to_string(out.slices.size()) + " items");
   return out;
@@ -163,7 +186,7 @@ void CheckSlices(const Listing& dir, const Metadata& md, const VerifyContext& ct
     }
     ZipRead z = ReadZip(it->second, s.offset + s.length, s.offset);
     Finding r = z.finding.ok() ? CheckTorchArchive(it->second, z.archive) : z.finding;
-    if (r.ok() && ctx.options.deep_crc) r = CheckZipCrcs(it->second, z.archive);
+    if (r.ok() && ctx.deep != nullptr) r = ctx.deep->TorchArchive(it->second, z.archive, s.fqn);
     if (!r.ok()) {
       return checks.Add(
           CheckKind::kFormat,

@@ -196,6 +196,10 @@ void VerifyDeepSpeed(const Listing& dir, const VerifyContext& ctx, Checks& check
   CheckShardCount(s, saved, ctx, checks);
   if (checks.stopped()) return;
   CheckFileSet(files, ctx, checks);
+  if (checks.stopped()) return;
+  std::vector<std::pair<std::string, const Entry*>> named;
+  for (const Entry* e : files) named.push_back({e->name, e});
+  CheckRanksAgree(named, /*even=*/true, checks);  // ZeRO pads every partition to one size
   if (checks.stopped() || !saved.step || checks.step() < 0) return;
   if (*saved.step == checks.step()) {
     checks.Pass(CheckKind::kStep,

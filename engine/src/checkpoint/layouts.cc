@@ -4,6 +4,7 @@
 
 #include "checkpoint/byte_file.h"
 #include "checkpoint/candidates.h"
+#include "checkpoint/consistency.h"
 #include "checkpoint/json.h"
 #include "checkpoint/safetensors.h"
 #include "checkpoint/torch_file.h"
@@ -44,7 +45,12 @@ Finding CheckOneFile(const Entry& e, const VerifyContext& ctx) {
     return Inconclusive("a symbolic link out of the checkpoint directory; not followed");
   auto f = ByteFile::Open(e.path);
   if (!f.ok()) return Unreadable("file", f.status());
-  if (EndsWith(e.name, ".safetensors")) return CheckSafetensorsFile(*f);
+  if (EndsWith(e.name, ".safetensors")) {
+    Finding header = CheckSafetensorsFile(*f);
+    if (!header.ok() || ctx.deep == nullptr) return header;
+    Finding read = ctx.deep->Safetensors(*f);
+    return read.ok() ? Valid(header.detail + "; " + read.detail) : read;
+  }
   if (EndsWith(e.name, ".json") || e.name == "_CHECKPOINT_METADATA" || e.name == "_METADATA") {
     if (f->size() > kMaxJson)
       return Inconclusive("larger than " + Thousands(kMaxJson) + " bytes; not parsed");
@@ -58,7 +64,7 @@ Finding CheckOneFile(const Entry& e, const VerifyContext& ctx) {
     if (head.ok() && !head->empty() && (*head)[0] == '\x80' && !StartsWith(*head, "\x80\x02\x8a\x0a"))
       return CheckPickleFile(*f);
   }
-  return CheckTorchFile(*f, ctx.options.deep_crc);
+  return CheckTorchFile(*f, ctx.deep);
 }
 
 // Files only the Hugging Face Trainer writes into checkpoint-N.
@@ -171,6 +177,11 @@ void CheckFileSet(const std::vector<const Entry*>& files, const VerifyContext& c
   if (!undecided.ok()) return checks.Add(CheckKind::kFormat, undecided);
   checks.Pass(CheckKind::kFormat,
               files.size() == 1 ? single : std::to_string(files.size()) + " files verified");
+}
+
+void CheckRanksAgree(const std::vector<std::pair<std::string, const Entry*>>& files, bool even,
+                     Checks& checks) {
+  if (auto f = CheckRankShapes(files, even)) checks.Add(CheckKind::kMetadata, *f);
 }
 
 std::optional<Listing> ListSub(const Entry& dir, const VerifyContext& ctx, Checks& checks,

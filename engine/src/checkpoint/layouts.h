@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/deep.h"
 #include "checkpoint/finding.h"
 #include "checkpoint/listing.h"
 #include "denpex/engine/checkpoint.h"
@@ -24,6 +25,8 @@ struct VerifyContext {
   const Listing* previous = nullptr;
   std::string previous_path;
   std::int64_t previous_step = -1;
+  // Set with options.deep: reads every record and tensor (one buffer for the whole run).
+  DeepReader* deep = nullptr;
 };
 
 // Records checks on one candidate.
@@ -50,6 +53,10 @@ class Checks {
 // kSizes then kFormat over a set of files: zero-byte files are INCOMPLETE, then each file
 // is read by the reader its name implies (.safetensors, .json, else torch.save).
 void CheckFileSet(const std::vector<const Entry*>& files, const VerifyContext& ctx, Checks& checks);
+
+// kMetadata: rank files of the step against their peers (consistency.h, CheckRankShapes).
+void CheckRanksAgree(const std::vector<std::pair<std::string, const Entry*>>& files, bool even,
+                     Checks& checks);
 
 // A listing one level down, or the failure recorded as `kind` when it cannot be read.
 std::optional<Listing> ListSub(const Entry& dir, const VerifyContext& ctx, Checks& checks,

@@ -150,6 +150,11 @@ void VerifyMegatron(const Listing& dir, const VerifyContext& ctx, Checks& checks
   CheckGrid(grid, has_pp, saved, ctx, checks);
   if (checks.stopped()) return;
   CheckFileSet(files, ctx, checks);
+  if (checks.stopped()) return;
+  std::vector<std::pair<std::string, const Entry*>> named;
+  for (const Entry* e : files)
+    named.push_back({e->path.parent_path().filename().string() + "/" + e->name, e});
+  CheckRanksAgree(named, /*even=*/true, checks);  // tensor parallelism splits evenly
   if (checks.stopped() || !saved.iteration || checks.step() < 0) return;
   if (*saved.iteration == checks.step()) {
     checks.Pass(CheckKind::kStep,
@@ -191,7 +196,7 @@ void VerifyMegatronDist(const Listing& dir, const VerifyContext& ctx, Checks& ch
   VerifyDcp(dir, ctx, checks);
   if (checks.stopped()) return;
   if (const Entry* common = dir.FindFile("common.pt")) CheckFileSet({common}, ctx, checks);
-  if (dir.FindFile("integrity.json") != nullptr && ctx.options.deep_crc) {
+  if (dir.FindFile("integrity.json") != nullptr && ctx.options.deep) {
     checks.Warn("integrity.json is present; its SHA-256 digests are not checked by this verifier");
   }
 }

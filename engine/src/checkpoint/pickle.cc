@@ -154,7 +154,17 @@ class Machine {
   // Appends to the list or dict on top of the stack (anything else: the items are dropped).
   void AddTo(std::vector<PyValue> items, Kind want) {
     if (stack_.size() <= Floor()) return Fail(PickleError::kMalformed, "nothing to add items to");
-    const PyValue& target = stack_.back();
+    PyValue target = stack_.back();
+    if (target.kind == Kind::kObject && want == Kind::kDict) {
+      // An OrderedDict (every module's state_dict) or another dict subclass: its items go to
+      // the object's state dict, where Get finds them.
+      const std::uint32_t obj = target.ref;
+      if (out_.containers[obj].state.kind == Kind::kNone) {
+        const PyValue d = NewContainer(Kind::kDict);
+        out_.containers[obj].state = d;
+      }
+      target = out_.containers[obj].state;
+    }
     if (target.kind != want) return;
     auto& dst = out_.containers[target.ref].items;
     items_ += items.size();
@@ -215,7 +225,19 @@ class Machine {
   }
   void Build(const PyValue& state, std::size_t at) {
     if (stack_.size() <= Floor()) return Malformed(at, "BUILD with nothing to build");
-    if (stack_.back().kind == Kind::kObject) out_.containers[stack_.back().ref].state = state;
+    if (stack_.back().kind != Kind::kObject) return;
+    PyValue& current = out_.containers[stack_.back().ref].state;
+    if (current.kind == Kind::kDict && state.kind == Kind::kDict && current.ref != state.ref) {
+      // An OrderedDict's items came first (SETITEMS), then its __dict__ (`_metadata`).
+      if (MemoryUsed() + out_.containers[state.ref].items.size() * sizeof(PyValue) > budget_)
+        return OverBudget();
+      const std::vector<PyValue> more = out_.containers[state.ref].items;
+      auto& dst = out_.containers[current.ref].items;
+      items_ += more.size();
+      dst.insert(dst.end(), more.begin(), more.end());
+      return;
+    }
+    current = state;
   }
 
   void Step(unsigned char op, std::size_t at);

@@ -9,6 +9,7 @@
 
 #include "checkpoint/byte_file.h"
 #include "checkpoint/candidates.h"
+#include "checkpoint/consistency.h"
 #include "checkpoint/layouts.h"
 #include "checkpoint/torch_file.h"
 #include "checkpoint/zip.h"
@@ -220,6 +221,16 @@ void VerifyFiles(const Listing& dir, const VerifyContext& ctx, Checks& checks) {
     std::vector<const Entry*> files;
     for (const Entry& e : w.readable) files.push_back(&e);
     CheckFileSet(files, ctx, checks);
+    if (checks.stopped()) return;
+    std::vector<std::pair<std::string, const Entry*>> named;
+    for (const Entry& e : w.readable)
+      named.push_back({e.path.lexically_relative(dir.dir).generic_string(), &e});
+    CheckRanksAgree(named, /*even=*/false, checks);  // FSDP and DTensor shards may be uneven
+    if (checks.stopped()) return;
+    if (ctx.previous != nullptr) {
+      for (std::string& change : ChangesSincePrevious(dir, *ctx.previous, ctx.previous_path))
+        checks.Warn(std::move(change));
+    }
   }
   VerifyContext inner = ctx;  // a nested layout has no previous step of its own here
   inner.previous = nullptr;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -25,8 +26,9 @@ std::string Hex(std::string_view b) {
   return out;
 }
 
-// Bytes per element of a legacy storage class ("torch.FloatStorage"); 0 when unknown.
-std::uint64_t ElementSize(std::string_view cls) {
+}  // namespace
+
+std::uint64_t StorageElementSize(std::string_view cls) {
   static const std::map<std::string_view, std::uint64_t, std::less<>> kSizes = {
       {"DoubleStorage", 8},   {"FloatStorage", 4},        {"HalfStorage", 2},
       {"BFloat16Storage", 2}, {"LongStorage", 8},         {"IntStorage", 4},
@@ -41,6 +43,8 @@ std::uint64_t ElementSize(std::string_view cls) {
   auto it = kSizes.find(dot == std::string_view::npos ? cls : cls.substr(dot + 1));
   return it == kSizes.end() ? 0 : it->second;
 }
+
+namespace {
 
 // The five legacy pickles (magic, protocol, sys_info, object, storage keys), read from a
 // head of the file that grows until they fit.
@@ -116,7 +120,7 @@ Finding CheckLegacy(const ByteFile& f) {
       return Inconclusive(
           "legacy format: a persistent id is not ('storage', class, key, location, numel)");
     }
-    const std::uint64_t es = ElementSize(obj.Str(t[1]));
+    const std::uint64_t es = StorageElementSize(obj.Str(t[1]));
     if (es == 0)
       return Inconclusive("legacy format: unknown storage class '" + std::string(obj.Str(t[1])) +
                           "'");
@@ -208,7 +212,7 @@ Finding CheckStorages(const ByteFile& f, const ZipArchive& archive, const std::s
     }
     const std::string key(p.Str(t[2]));
     if (checked.count(key) != 0) continue;  // views share one storage
-    const std::uint64_t es = ElementSize(p.Str(t[1]));
+    const std::uint64_t es = StorageElementSize(p.Str(t[1]));
     if (es == 0) {
       return Inconclusive("data.pkl: unknown storage class '" + std::string(p.Str(t[1])) +
                           "'; tensor storages not checked");
@@ -271,7 +275,7 @@ Finding CheckTorchArchive(const ByteFile& f, const ZipArchive& archive) {
                storages.detail);
 }
 
-Finding CheckTorchFile(const ByteFile& f, bool deep_crc) {
+Finding CheckTorchFile(const ByteFile& f, DeepReader* deep) {
   if (f.size() == 0) {
     return Incomplete(
         "empty (0 bytes): the save was killed right after it opened the file "
@@ -287,9 +291,9 @@ Finding CheckTorchFile(const ByteFile& f, bool deep_crc) {
     ZipRead z = ReadZip(f, f.size(), 0);
     if (!z.finding.ok()) return z.finding;
     Finding torch = CheckTorchArchive(f, z.archive);
-    if (!torch.ok() || !deep_crc) return torch;
-    Finding crc = CheckZipCrcs(f, z.archive);
-    return crc.ok() ? Valid(torch.detail + "; " + crc.detail) : crc;
+    if (!torch.ok() || deep == nullptr) return torch;
+    Finding read = deep->TorchArchive(f, z.archive);
+    return read.ok() ? Valid(torch.detail + "; " + read.detail) : read;
   }
   if (kLegacyMagic.substr(0, h.size()) == h) {
     if (h.size() < kLegacyMagic.size())
@@ -302,6 +306,151 @@ Finding CheckTorchFile(const ByteFile& f, bool deep_crc) {
                  " (torch.load: 'Invalid magic number; corrupt file?')");
 }
 
+std::optional<Pickle> ReadArchivePickle(const ByteFile& f, const ZipArchive& archive,
+                                        std::string* prefix) {
+  if (archive.entries.empty()) return std::nullopt;
+  const std::string& first = archive.entries.front().name;
+  const std::string folder = first.substr(0, first.find('/') + 1);
+  if (prefix != nullptr) *prefix = folder;
+  const ZipEntry* pkl = FindEntry(archive, folder + "data.pkl");
+  if (pkl == nullptr || pkl->method != 0 || pkl->size > kMaxPickle) return std::nullopt;
+  auto bytes = f.Read(pkl->data_offset, pkl->size);
+  if (!bytes.ok()) return std::nullopt;
+  Pickle p = RunPickle(*bytes);
+  if (!p.ok()) return std::nullopt;
+  return p;
+}
+
+namespace {
+
+// Tensor names are kept as a tree of parts (a dict key or a list index below a parent), so the
+// walk costs one entry per container however deep or wide the pickle; a name is spelled out
+// only for a tensor, and only its last kMaxNameParts parts (a hostile pickle nests far deeper
+// than any state dict).
+constexpr std::size_t kMaxNameParts = 64;
+constexpr std::uint32_t kRootPart = 0;
+
+struct NamePart {
+  std::uint32_t parent = kRootPart;
+  const std::string* key = nullptr;  // a string key, or else `index`
+  std::int64_t index = 0;
+};
+
+std::string SpellName(const std::vector<NamePart>& parts, std::uint32_t at) {
+  std::vector<std::string> pieces;
+  for (; at != kRootPart && pieces.size() < kMaxNameParts; at = parts[at].parent) {
+    const NamePart& n = parts[at];
+    pieces.push_back(n.key != nullptr ? *n.key : std::to_string(n.index));
+  }
+  std::string out = at != kRootPart ? "..." : "";  // "...a.b": parts left out before a
+  for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) {
+    if (it != pieces.rbegin()) out += '.';
+    out += *it;
+  }
+  return out;
+}
+
+// A tensor rebuilt from `args` (_rebuild_tensor_v2(storage, offset, size, stride, ...)).
+std::optional<PickledTensor> RebuiltTensor(const Pickle& p, std::span<const PyValue> args) {
+  if (args.size() < 3 || args[0].kind != PyValue::Kind::kObject) return std::nullopt;
+  const PyContainer& pid_obj = p.containers[args[0].ref];
+  if (p.Str(pid_obj.type) != "persistent_load" || pid_obj.items.empty()) return std::nullopt;
+  auto pid = p.Items(pid_obj.items[0]);
+  if (pid.size() < 5 || p.Str(pid[0]) != "storage" || pid[4].kind != PyValue::Kind::kInt)
+    return std::nullopt;
+  PickledTensor t{"", std::string(p.Str(pid[2])), std::string(p.Str(pid[1])),
+                  static_cast<std::uint64_t>(std::max<std::int64_t>(pid[4].i, 0)), std::nullopt};
+  if (args[2].kind == PyValue::Kind::kTuple) {
+    std::vector<std::int64_t> shape;
+    for (const PyValue& d : p.Items(args[2])) {
+      if (d.kind != PyValue::Kind::kInt) return t;
+      shape.push_back(d.i);
+    }
+    t.shape = std::move(shape);
+  }
+  return t;
+}
+
+// A storage referenced outside _rebuild_tensor_v2 (a bare storage, a custom rebuild).
+std::optional<PickledTensor> BareStorage(const Pickle& p, const PyContainer& c) {
+  if (c.items.empty()) return std::nullopt;
+  auto pid = p.Items(c.items[0]);
+  if (pid.size() < 5 || p.Str(pid[0]) != "storage" || pid[4].kind != PyValue::Kind::kInt)
+    return std::nullopt;
+  return PickledTensor{"", std::string(p.Str(pid[2])), std::string(p.Str(pid[1])),
+                       static_cast<std::uint64_t>(std::max<std::int64_t>(pid[4].i, 0)),
+                       std::nullopt};
+}
+
+}  // namespace
+
+std::vector<PickledTensor> PickledTensors(const Pickle& p) {
+  std::vector<PickledTensor> out;
+  std::vector<bool> seen(p.containers.size(), false);
+  std::vector<NamePart> parts(1);  // parts[kRootPart]: the root
+  struct Visit {
+    PyValue value;
+    std::uint32_t name;  // index into parts
+  };
+  std::vector<Visit> todo{{p.root, kRootPart}};
+  std::vector<Visit> next;
+  auto first_visit = [&](const PyValue& x) {
+    const bool container = x.kind == PyValue::Kind::kTuple || x.kind == PyValue::Kind::kList ||
+                           x.kind == PyValue::Kind::kDict || x.kind == PyValue::Kind::kObject;
+    if (!container || x.ref >= p.containers.size() || seen[x.ref]) return false;
+    seen[x.ref] = true;
+    return true;
+  };
+  auto below = [&](std::uint32_t parent, const std::string* key, std::int64_t index) {
+    parts.push_back({parent, key, index});
+    return static_cast<std::uint32_t>(parts.size() - 1);
+  };
+  while (!todo.empty()) {
+    const Visit v = todo.back();
+    todo.pop_back();
+    if (!first_visit(v.value)) continue;
+    const PyContainer& c = p.containers[v.value.ref];
+    next.clear();  // pushed in reverse below, so the walk keeps the pickle's order
+    if (v.value.kind == PyValue::Kind::kDict) {
+      for (std::size_t k = 0; k + 1 < c.items.size(); k += 2) {
+        const PyValue& key = c.items[k];
+        const bool str = key.kind == PyValue::Kind::kStr && key.ref < p.strings.size();
+        next.push_back({c.items[k + 1], below(v.name, str ? &p.strings[key.ref] : nullptr,
+                                              key.kind == PyValue::Kind::kInt ? key.i : 0)});
+      }
+    } else if (v.value.kind != PyValue::Kind::kObject) {
+      for (std::size_t k = 0; k < c.items.size(); ++k)
+        next.push_back({c.items[k], below(v.name, nullptr, static_cast<std::int64_t>(k))});
+    } else {
+      const std::string_view type = p.Str(c.type);
+      std::optional<PickledTensor> t;
+      if (type == "persistent_load") {
+        t = BareStorage(p, c);
+      } else if (type == "torch._utils._rebuild_tensor_v2" && !c.items.empty()) {
+        t = RebuiltTensor(p, p.Items(c.items[0]));
+      }
+      if (t) {
+        t->name = SpellName(parts, v.name);
+        out.push_back(std::move(*t));
+        continue;
+      }
+      if (type == "persistent_load") continue;
+      // Any other call (_rebuild_parameter, OrderedDict, a dataclass): its arguments under
+      // the same name, its state's keys below it.
+      for (const PyValue& args : c.items) {
+        if (args.kind != PyValue::Kind::kTuple) {
+          next.push_back({args, v.name});
+        } else if (first_visit(args)) {
+          for (const PyValue& arg : p.Items(args)) next.push_back({arg, v.name});
+        }
+      }
+      next.push_back({c.state, v.name});
+    }
+    todo.insert(todo.end(), next.rbegin(), next.rend());
+  }
+  return out;
+}
+
 std::optional<Pickle> ReadTorchObject(const ByteFile& f) {
   auto head = f.Read(0, std::min<std::uint64_t>(f.size(), 4));
   if (!head.ok() || head->size() < 4) return std::nullopt;
@@ -311,15 +460,8 @@ std::optional<Pickle> ReadTorchObject(const ByteFile& f) {
     return std::move(lp.pickles[3]);
   }
   ZipRead z = ReadZip(f, f.size(), 0);
-  if (!z.finding.ok() || z.archive.entries.empty()) return std::nullopt;
-  const std::string& first = z.archive.entries.front().name;
-  const ZipEntry* pkl = FindEntry(z.archive, first.substr(0, first.find('/') + 1) + "data.pkl");
-  if (pkl == nullptr || pkl->method != 0 || pkl->size > kMaxPickle) return std::nullopt;
-  auto bytes = f.Read(pkl->data_offset, pkl->size);
-  if (!bytes.ok()) return std::nullopt;
-  Pickle p = RunPickle(*bytes);
-  if (!p.ok()) return std::nullopt;
-  return p;
+  if (!z.finding.ok()) return std::nullopt;
+  return ReadArchivePickle(f, z.archive);
 }
 
 std::optional<Pickle> ReadTorchObject(const std::filesystem::path& path) {

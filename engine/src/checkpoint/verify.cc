@@ -229,6 +229,8 @@ Result<CheckpointReport> VerifyCheckpointDir(const std::filesystem::path& dir,
   report.dir = dir.string();
   report.pointer = ckpt::ReadPointer(*listing);
   VerifyContext ctx{options, root, std::nullopt};
+  std::optional<ckpt::DeepReader> deep;
+  if (options.deep) ctx.deep = &deep.emplace(&options.deep_progress, options.deep_max_bytes);
   if (report.pointer && report.pointer->file != "latest" && report.pointer->step >= 0) {
     ctx.tracker_step = report.pointer->step;
   }

@@ -285,36 +285,4 @@ ZipRead ReadZip(const ByteFile& f, std::uint64_t end, std::optional<std::uint64_
   return out;
 }
 
-Finding CheckZipCrcs(const ByteFile& f, const ZipArchive& archive) {
-  constexpr std::uint64_t kChunk = 4u << 20;
-  int checked = 0, unrecorded = 0;
-  for (const ZipEntry& e : archive.entries) {
-    if (e.method != 0)
-      return Inconclusive("record '" + e.name + "' is compressed; its CRC was not checked");
-    if (e.crc == 0 && e.size > 0) {
-      ++unrecorded;  // torch.save with CRC disabled (set_crc32_options(False))
-      continue;
-    }
-    std::uint32_t crc = 0;
-    for (std::uint64_t done = 0; done < e.size;) {
-      const std::uint64_t n = std::min(kChunk, e.size - done);
-      auto chunk = f.Read(e.data_offset + done, n);
-      if (!chunk.ok()) return Unreadable("record '" + e.name + "'", chunk.status());
-      crc = Crc32(*chunk, crc);
-      done += n;
-    }
-    if (crc != e.crc) {
-      return Corrupt("record '" + e.name + "': CRC-32 is " + std::to_string(crc) +
-                     ", the central directory says " + std::to_string(e.crc) +
-                     " (bit rot or a bad copy; torch.load does not check it)");
-    }
-    ++checked;
-  }
-  std::string detail = "CRC-32 of " + std::to_string(checked) + " records matches";
-  if (unrecorded > 0)
-    detail +=
-        "; " + std::to_string(unrecorded) + " records carry no CRC (written with CRC disabled)";
-  return Valid(detail);
-}
-
 }  // namespace denpex::engine::ckpt

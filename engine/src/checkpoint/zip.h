@@ -1,7 +1,7 @@
 // The zip container torch.save writes (stored records, 64-byte aligned, ZIP64 end records,
 // no comment), read from its end: end-of-central-directory record, ZIP64 locator and
 // record, then a walk of the central directory and each record's local header. Never reads
-// record data, except for CheckZipCrcs.
+// record data (deep.h does, for --deep).
 #pragma once
 
 #include <cstdint>
@@ -43,7 +43,5 @@ struct ZipRead {
 ZipRead ReadZip(const ByteFile& f, std::uint64_t end, std::optional<std::uint64_t> start,
                 std::uint64_t floor = 0);
 
-// CRC-32 of every stored record against the central directory. Reads whole records.
-Finding CheckZipCrcs(const ByteFile& f, const ZipArchive& archive);
 
 }  // namespace denpex::engine::ckpt

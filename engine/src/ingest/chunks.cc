@@ -263,6 +263,9 @@ void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, Pro
   into->interleaved += from.interleaved;
   into->broken += from.broken;
   into->untimed += from.untimed;
+  into->false_candidates += from.false_candidates;
+  into->trigger_lines += from.trigger_lines;
+  into->idle_trigger_lines += from.idle_trigger_lines;
   if (from.last_line.line > 0) into->last_line = {from.last_line.line + shift, from.last_line.offset, from.last_line.length};
   if (into->first_dated == 0) into->first_dated = from.first_dated;
   if (from.last_stamp_clock != Clock::kNone) {

@@ -165,6 +165,36 @@ StrId SoleSlurmNode(const Incident& inc) {
   return sole;
 }
 
+// A folder taken for a node (the deepest folder of a path that is not a run, attempt or local
+// rank folder by its name) that sits inside another folder taken for a node (one whose own
+// files sit directly in it) is no node when no line names its host: under opaque names a
+// torchrun log dir's `<L>/` folder inside the node's folder looks like a node folder, and its
+// name would be given as the node. Its files keep no node from their path (the node's lines,
+// where they name it, still place them: RenameFolders, InheritAncestorHost).
+void NestedNodeFolders(const std::vector<std::string>& path_node, const Incident& inc, FileIdentity* out) {
+  const auto dir_of = [](std::string_view path) {
+    const std::size_t slash = path.rfind('/');
+    return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+  };
+  const auto last = [](std::string_view dir) { return dir.substr(dir.rfind('/') + 1); };
+  std::set<std::string_view> node_dirs;  // folders whose own files take the folder for their node
+  for (std::size_t i = 0; i < path_node.size(); ++i) {
+    const std::string_view dir = dir_of(inc.files[i].path);
+    if (!path_node[i].empty() && !dir.empty() && last(dir) == path_node[i]) node_dirs.insert(dir);
+  }
+  for (std::size_t i = 0; i < path_node.size(); ++i) {
+    if (path_node[i].empty() || !out->node[i].empty()) continue;
+    std::string_view folder = dir_of(inc.files[i].path);  // the folder that gave the name
+    while (!folder.empty() && last(folder) != path_node[i]) folder = dir_of(folder);
+    for (std::string_view up = dir_of(folder); !up.empty(); up = dir_of(up)) {
+      if (node_dirs.contains(up)) {
+        out->no_node_folder[i] = 1;
+        break;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident& inc) {
@@ -204,6 +234,10 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident
   }
   RenameFolders(path_node, seen, inc, &out);
   InheritAncestorHost(path_node, seen, inc, &out);
+  NestedNodeFolders(path_node, inc, &out);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (out.no_node_folder[i]) path_node[i].clear();
+  }
   // An agent's console that names no host (`host : localhost`) in a job Slurm ran on one node:
   // that node's.
   const StrId slurm_node = SoleSlurmNode(inc);

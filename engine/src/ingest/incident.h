@@ -50,6 +50,11 @@ struct InputCounts {
   std::int64_t interleaved_lines = 0;  // lines split by another srun task's line, put back together
   std::int64_t broken_records = 0;  // records cut short that could not be recovered
   std::int64_t untimed_events = 0;  // events with no stamp of their own (time borrowed)
+  // The trigger pre-filter's work (ParsedLog): its false candidates, the lines it passed for a
+  // record trigger, and those no recogniser took. For benchmarks; no report shows them.
+  std::int64_t false_candidates = 0;
+  std::int64_t trigger_lines = 0;
+  std::int64_t idle_trigger_lines = 0;
   // Events of daemon and host logs left out as other jobs' or other processes' (analyze/scope.h).
   std::int64_t out_of_scope = 0;
   std::vector<std::string> problems;  // the first few dozen

@@ -201,6 +201,9 @@ void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stre
   r.log.interleaved = log.interleaved;
   r.log.broken = log.broken;
   r.log.untimed = log.untimed;
+  r.log.false_candidates = log.false_candidates;
+  r.log.trigger_lines = log.trigger_lines;
+  r.log.idle_trigger_lines = log.idle_trigger_lines;
   r.log.first_dated = log.first_dated;
   if (log.last_line.line > 0) {  // in the live piece, or before it when that one is empty
     const auto p = piece_of(log.last_line.offset);
@@ -306,6 +309,9 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc, std::vector<St
     inc->input.interleaved_lines += r.log.interleaved;
     inc->input.broken_records += r.log.broken;
     inc->input.untimed_events += r.log.untimed;
+    inc->input.false_candidates += r.log.false_candidates;
+    inc->input.trigger_lines += r.log.trigger_lines;
+    inc->input.idle_trigger_lines += r.log.idle_trigger_lines;
     if (!r.hole.empty()) AddProblem(&inc->input, std::move(r.hole));
     if (!r.inflate.empty()) AddProblem(&inc->input, std::move(r.inflate));
     if (!r.shrank.empty()) AddProblem(&inc->input, std::move(r.shrank));

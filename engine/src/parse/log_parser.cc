@@ -89,6 +89,7 @@ class Driver {
     const LineFilter::Found f = LineFilter::Default().Next(text_, pos_, kMaxLineBytes, ctx_.prefixes.srun_labels);
     const std::int64_t unterminated = !f.found && f.begin < text_.size() ? 1 : 0;
     parser_.Skip(f.newlines + unterminated, f.long_lines);
+    parser_.FalseCandidates(f.false_candidates);
     number_ += static_cast<std::uint32_t>(f.newlines + unterminated);
     if (!f.found) {
       pos_ = text_.size();

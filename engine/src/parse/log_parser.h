@@ -101,6 +101,13 @@ struct ParsedLog {
   std::int64_t interleaved = 0;  // lines srun's interleaving split, put back together (interleave.cc)
   std::int64_t broken = 0;     // records cut short that could not be recovered
   std::int64_t untimed = 0;    // events with no stamp of their own (borrowed, or none)
+  // The pre-filter's work (triggers.h): places its SIMD tables accepted where no trigger literal
+  // is (false candidates of the scan), lines read whole for a record trigger, and of those the
+  // lines no recogniser took (no event made or updated, no record opened, continued or closed,
+  // no progress noted): what the filter passed in vain.
+  std::int64_t false_candidates = 0;
+  std::int64_t trigger_lines = 0;
+  std::int64_t idle_trigger_lines = 0;
   LineSpan last_line;          // the file's last non-empty line (where a lost node's log stops)
   TimeNs first_dated = 0;      // the first stamp with a full date (year) on a line with a record
                                // trigger or among the first kOpeningLines of the file; 0: none

@@ -57,6 +57,8 @@ class LogParser {
   void ClearGaps() { gaps_begin_ = gaps_end_ = nullptr; }
   // Lines counted but not read (`long_lines` of them longer than kMaxLineBytes: malformed).
   void Skip(std::int64_t lines, std::int64_t long_lines);
+  // Places the trigger scan passed where no literal was (ParsedLog::false_candidates).
+  void FalseCandidates(std::int64_t n) { out_.false_candidates += n; }
   // The file's last non-empty line, when it comes after every line read whole.
   void LastLine(const LineSpan& span) { out_.last_line = span; }
   // Multi-line state is open (a watchdog line cut short, a traceback, the torchrun table, an
@@ -80,6 +82,9 @@ class LogParser {
     std::int32_t rank = -1;
   };
 
+  // Lines that changed an event in place, a table entry, or noted progress (a line that changed
+  // neither this nor the Footprint is counted in ParsedLog::idle_trigger_lines).
+  std::int64_t updates_ = 0;
   void Process(const LineRef& line, std::uint32_t cite_length, int joins);
   // `p` with its prefixes read: `body` is the rest. `anchored`: the message found behind an
   // opaque prefix (Anchor), read once.

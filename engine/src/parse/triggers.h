@@ -73,6 +73,9 @@ class LineFilter {
     // same loads, so that a progress line is not searched again for another task's label
     // (interleave.cc).
     std::size_t no_label_colon_from = std::string_view::npos;
+    // Positions in [from, begin] that the SIMD tables accepted but where no literal was
+    // (the pre-filter's false candidates on this walk).
+    std::int64_t false_candidates = 0;
   };
   // The first line at or after `from` (a line start) that holds a trigger; `label_colons`: also
   // say where it holds no label colon (Found::no_label_colon_from; ~5 ns a line found).

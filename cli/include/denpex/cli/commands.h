@@ -80,7 +80,7 @@ int RunEvalMerge(const EvalMergeArgs& args, std::ostream& out, std::ostream& err
 struct CheckpointVerifyArgs {
   std::filesystem::path dir;
   std::filesystem::path json;  // empty: no JSON file
-  bool deep = false;           // CRC-32 of every zip record (reads whole files)
+  bool deep = false;           // read every tensor: NaN/Inf, zip CRC-32 (whole files)
   int world_size = 0;          // 0: unknown
   int tp = 0;
   int pp = 0;

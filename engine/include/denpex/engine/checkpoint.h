@@ -8,11 +8,12 @@
 //
 // Read-only and bounded: never writes into the directory, never follows a symbolic link out
 // of it, and reads headers, tails, central directories and sizes only (whole files only
-// with `deep_crc`). docs/checkpoint_verification.md describes every check.
+// with `deep`). docs/checkpoint_verification.md describes every check.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -113,7 +114,14 @@ struct ParallelDims {
 struct CheckpointOptions {
   int world_size = 0;  // of the job that will resume; 0: unknown
   ParallelDims dims;
-  bool deep_crc = false;  // read whole files: CRC-32 of every zip record
+  // Read whole files: the CRC-32 of every zip record and NaN/Inf in every floating-point
+  // tensor (torch.save storages, safetensors, DCP items), in bounded chunks.
+  bool deep = false;
+  // With `deep`: read at most this many bytes of records and tensors over the whole run (0:
+  // no limit); past it a record is not read and the check says how much was not.
+  std::uint64_t deep_max_bytes = 0;
+  // With `deep`: called after every chunk read with its size in bytes (a terminal's progress).
+  std::function<void(std::uint64_t bytes)> deep_progress;
   // The initiating fault: candidates modified after it are suspect and not chosen.
   std::optional<TimeNs> not_after;
 };
