@@ -252,8 +252,13 @@ bool OutOfScope(const Incident& inc, const JobView& v, const std::set<std::int64
     const std::string node = Lower(inc.str(std::get<SlurmNote>(e.detail).node));
     // Without the job's allocation, a node none of the job's lines names and no file of the
     // incident is of (a padded or shared slurmctld's `cn-0417 not responding`) is not the job's.
+    // With nothing known of the job's nodes, and the controller speaking of other jobs while
+    // none is known to be this one's, the silent node may be any job's: not taken either.
     const bool known = !v.hosts.empty() || std::any_of(v.filed.begin(), v.filed.end(), [](char f) { return f != 0; });
-    const bool placed = allocated.empty() ? !known || v.hosts.contains(node) || Filed(inc, v, node) : allocated.contains(node);
+    const bool others = ids.empty() && std::any_of(inc.events.begin(), inc.events.end(),
+                                                   [&](const Event& x) { return !v.own[x.file] && SlurmJob(x) >= 0; });
+    const bool placed = allocated.empty() ? (!known && !others) || v.hosts.contains(node) || Filed(inc, v, node)
+                                          : allocated.contains(node);
     if (placed) return false;
     out->nodes.insert(node);
     return true;
