@@ -144,6 +144,21 @@ TEST(FrozenShapes, CollectorsStampDoesNotEndTheJobsOwnAllocationBeforeItBegan) {
   EXPECT_FALSE(HasProblem(d, "JobId 5441 is taken as the job's")) << d.input().DebugString();
 }
 
+// sl_slow_task1 with a shared controller's log: the job's output (`srun --label` step lines) names
+// no host and no job id, and slurmctld speaks of other jobs and of another node gone silent. That
+// node may be any job's: the job is not taken to have lost it.
+TEST(FrozenShapes, AnotherNodesSilenceIsNotTheJobsWhenNothingPlacesTheJob) {
+  TempDir tmp;
+  Write(tmp.path() / "slurm-5510.out", "0: step 1 loss 32.5656\n0: step 2 loss 32.7589\n1: step 2 loss 32.7589\n");
+  Write(tmp.path() / "slurmctld.log", "[2026-12-02T10:23:01.152] sched: Allocate JobId=5510 NodeList=sn01 #CPUs=2 Partition=batch\n"
+                                      "[2026-12-02T10:23:40.112] sched: Allocate JobId=5514 NodeList=cn-[0410-0413] #CPUs=256 Partition=batch\n"
+                                      "[2026-12-02T10:24:01.026] error: Nodes cn-0417 not responding\n"
+                                      "[2026-12-02T10:26:12.417] _job_complete: JobId=5510 WEXITSTATUS 0\n");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_NE(d.initiator().failure_class(), v1::FAILURE_CLASS_NODE_LOSS) << d.reason();
+  EXPECT_NE(d.initiator().node(), "cn-0417") << d.reason();
+}
+
 // tr1_oom_rank1 read from a journal: the torchrun console names no host (its table says `host :
 // localhost`), the kernel's lines are the journal host's. The kernel OOM-killed pid 27149, the pid
 // the agent's table gives rank 1, killed by SIGKILL: that is rank 1's death, a host OOM.
