@@ -33,6 +33,10 @@ Status RelayOneNode(const Source& src, const fs::path& out, Relaid* r) {
     return Status::Ok();
   }
   const auto mine = FilesOfNode(src, node);
+  if (mine.empty()) {  // no file is the node's alone (one console at the top level): nothing to cut
+    r->applies = false;
+    return Status::Ok();
+  }
   return CopyIf(src, out, false, [&mine](const std::string& rel) { return mine.contains(rel); });
 }
 

@@ -1,6 +1,7 @@
 #include "analyze/facts.h"
 
 #include "analyze/world_size.h"
+#include "ingest/identity.h"
 
 #include <algorithm>
 #include <limits>
@@ -667,6 +668,12 @@ std::int32_t OnlyRankWithPid(const JobFacts& jf, std::int64_t pid) {
   return found;
 }
 
+// Whether a rank's node may be the host `node` names: its node is that one, or an agent's
+// console that names no host (`the node of <file>`, which may be any host).
+bool MayBeOn(const Incident& inc, const RankFacts& rf, std::int32_t node) {
+  return rf.node == node || (rf.node >= 0 && NodeHost(inc.nodes[static_cast<std::size_t>(rf.node)]).empty());
+}
+
 void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
@@ -708,6 +715,13 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
                           inc.events[jf->ranks[killed].host_cause].kind == Kind::kSlurmOom;
     if (match < 0 && killed_count == 1 && (kill->pid <= 0 || srun_oom) && !hostless) match = killed;
     if (hostless && match >= 0 && jf->ranks[match].exit_code != kExitSigkill) match = -1;
+    // A kernel log placed on a named host (a journal's `<host> kernel:` lines) and an agent's
+    // console that names none (`host : localhost`): the pid ties the kill to the one rank of the
+    // job with it, killed by SIGKILL, when that rank's console may be on that host.
+    if (const std::int32_t r = OnlyRankWithPid(*jf, kill->pid);
+        match < 0 && r >= 0 && MayBeOn(inc, jf->ranks[r], node) && jf->ranks[r].exit_code == kExitSigkill && !jf->ranks[r].torn_down) {
+      match = r;
+    }
     // The kernel's line says more than srun's `Out Of Memory` (which pid, how much memory): it
     // takes that one's place; srun's line stays cited as the rank's exit.
     const std::int32_t had = match < 0 ? -1 : jf->ranks[match].host_cause;

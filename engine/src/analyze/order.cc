@@ -11,8 +11,12 @@ namespace {
 
 bool Stamped(const Event& e) { return e.clock != Clock::kNone && !e.time_borrowed; }
 
-// The stamps of the nearest stamped events of its file before (lo) and after (hi) each of the
-// `sorted` event indices.
+// A collector's stamp (Event::time_collected) says when the line was read: no earlier than it
+// was written, so it bounds that line, and every line before it in its stream, from above only.
+bool StampedWhenWritten(const Event& e) { return Stamped(e) && !e.time_collected; }
+
+// The stamps of the nearest events of its file before it stamped when written (lo) and after
+// it stamped at all (hi), for each of the `sorted` event indices.
 struct Bounds {
   std::vector<std::optional<TimeNs>> lo, hi;
 };
@@ -25,7 +29,7 @@ Bounds BoundsOf(const Incident& inc, const std::vector<std::int32_t>& sorted) {
   for (std::int32_t i = 0; i < n && q < sorted.size(); ++i) {
     if (i > 0 && inc.events[i].file != inc.events[i - 1].file) last.reset();
     for (; q < sorted.size() && sorted[q] == i; ++q) b.lo[q] = last;
-    if (Stamped(inc.events[i])) last = inc.events[i].time;
+    if (StampedWhenWritten(inc.events[i])) last = inc.events[i].time;
   }
   last.reset();
   std::size_t r = sorted.size();
@@ -49,7 +53,9 @@ std::vector<Order> OrderAgainst(const Incident& inc, const std::vector<std::int3
     const Event& e = inc.events[events[k]];
     if (e.file == m.file) {
       out[k] = e.line < m.line ? Order::kBefore : Order::kAfter;
-    } else if (timed && HasOwnTime(inc, events[k])) {
+    } else if (timed && e.time_collected && e.time < before) {
+      out[k] = Order::kBefore;  // read before the mark, so written before it
+    } else if (timed && HasOwnTime(inc, events[k]) && !e.time_collected) {
       out[k] = e.time < before ? Order::kBefore : Order::kAfter;
     } else if (timed) {
       unstamped.push_back(events[k]);

@@ -3,7 +3,9 @@
 // rank failed needs evidence of that order for every failure line: the place of both lines in
 // one file, both lines' own stamps, or, for a line with no stamp of its own (srun-labelled
 // tracebacks, srun's `task N: Exited`), the stamped lines of its file before and after it,
-// which bound when it was written. Without it the order is unknown, and the claim not made.
+// which bound when it was written. A collector's stamp on a line that states no time (CRI,
+// journal, `kubectl logs --timestamps`) is when the line was read: it proves a line came before
+// the mark, never after it. Without such evidence the order is unknown, and the claim not made.
 #pragma once
 
 #include <cstdint>

@@ -92,6 +92,9 @@ struct JobView {
   std::map<std::int32_t, std::set<std::int32_t>> ranks_on;   // node -> ranks whose lines name it
   std::map<std::int32_t, std::set<std::int32_t>> gpu_ranks;  // node -> those of them whose GPU is named
   std::optional<TimeNs> first;            // its earliest stamped line
+  // The same of the lines whose stamp is the time they state (a collector's stamp on a line that
+  // states none is when it was read: no later than that the job had begun, but maybe much later).
+  std::optional<TimeNs> first_written;
   std::vector<char> filed;                // by node: a file of the incident is that node's
 };
 
@@ -151,7 +154,9 @@ JobView ViewJob(const Incident& inc) {
     if (e.node >= 0 && e.rank >= 0) v.ranks_on[e.node].insert(e.rank);
     if (const auto* n = std::get_if<SlurmNote>(&e.detail); n != nullptr && n->node != kNoStr) v.hosts.insert(Lower(inc.str(n->node)));
     NoteProcess(inc, e, &v);
-    if (e.clock != Clock::kNone && !e.time_borrowed && (!v.first || e.time < *v.first)) v.first = e.time;
+    if (e.clock == Clock::kNone || e.time_borrowed) continue;
+    if (!v.first || e.time < *v.first) v.first = e.time;
+    if (!e.time_collected && (!v.first_written || e.time < *v.first_written)) v.first_written = e.time;
   }
   return v;
 }
@@ -169,16 +174,16 @@ std::map<std::int64_t, TimeNs> JobEnds(const Incident& inc, const JobView& v) {
   return ended;
 }
 
-// The allocation slurmctld made for the job when no line of its own names its id: the latest
+// The allocation slurmctld made for the job when no line of its own names its id: the one
 // `sched: Allocate JobId=N NodeList=...` that covers every host the job's lines name, opens by
-// its first line and whose job had not ended before it; with no stamped line of the job, the
-// only one that covers them. -1: none.
+// its first line and whose job had not ended before its first line that states its time (a
+// collector's stamp says only when a line was read); with no stamped line of the job, the
+// only one that covers them. -1: none, or several such jobs ran on its hosts at once (another
+// job of the same user beside it): which is the job's, no line says.
 std::int64_t AllocatedJob(const Incident& inc, const JobView& v) {
   if (v.hosts.empty()) return -1;
   const std::map<std::int64_t, TimeNs> ended = JobEnds(inc, v);
-  std::int64_t best = -1;
-  std::optional<TimeNs> best_time;
-  std::set<std::int64_t> covering;
+  std::set<std::int64_t> covering, live;
   for (const Event& e : inc.events) {
     if (e.kind != Kind::kJobAllocated || v.own[e.file] || SlurmJob(e) < 0) continue;
     const std::vector<std::string> hosts = ExpandHostlist(inc.str(std::get<SlurmNote>(e.detail).node));
@@ -186,11 +191,12 @@ std::int64_t AllocatedJob(const Incident& inc, const JobView& v) {
     if (!std::includes(listed.begin(), listed.end(), v.hosts.begin(), v.hosts.end())) continue;
     covering.insert(SlurmJob(e));
     if (!v.first || e.clock == Clock::kNone || e.time > *v.first + kAllocationSlack) continue;
-    if (const auto end = ended.find(SlurmJob(e)); end != ended.end() && end->second < *v.first - kAllocationSlack) continue;
-    if (!best_time || e.time >= *best_time) best = SlurmJob(e), best_time = e.time;
+    const auto end = ended.find(SlurmJob(e));
+    if (end != ended.end() && v.first_written && end->second < *v.first_written - kAllocationSlack) continue;
+    live.insert(SlurmJob(e));
   }
-  if (v.first) return best;
-  return covering.size() == 1 ? *covering.begin() : -1;
+  const std::set<std::int64_t>& candidates = v.first ? live : covering;
+  return candidates.size() == 1 ? *candidates.begin() : -1;
 }
 
 // The job's Slurm ids, and what the report must say about how they were found.
@@ -246,8 +252,13 @@ bool OutOfScope(const Incident& inc, const JobView& v, const std::set<std::int64
     const std::string node = Lower(inc.str(std::get<SlurmNote>(e.detail).node));
     // Without the job's allocation, a node none of the job's lines names and no file of the
     // incident is of (a padded or shared slurmctld's `cn-0417 not responding`) is not the job's.
+    // With nothing known of the job's nodes, and the controller speaking of other jobs while
+    // none is known to be this one's, the silent node may be any job's: not taken either.
     const bool known = !v.hosts.empty() || std::any_of(v.filed.begin(), v.filed.end(), [](char f) { return f != 0; });
-    const bool placed = allocated.empty() ? !known || v.hosts.contains(node) || Filed(inc, v, node) : allocated.contains(node);
+    const bool others = ids.empty() && std::any_of(inc.events.begin(), inc.events.end(),
+                                                   [&](const Event& x) { return !v.own[x.file] && SlurmJob(x) >= 0; });
+    const bool placed = allocated.empty() ? (!known && !others) || v.hosts.contains(node) || Filed(inc, v, node)
+                                          : allocated.contains(node);
     if (placed) return false;
     out->nodes.insert(node);
     return true;

@@ -272,6 +272,10 @@ struct Event {
   Clock clock = Clock::kNone;
   bool time_borrowed = false;    // no stamp of its own (torch ≤ 2.3 c10, tracebacks): the time of
                                  // the nearest stamped line before it in the file (none: kNone)
+  // The line states no time; `time` is a collector's stamp before it (a container runtime's, a
+  // journal's, `kubectl logs --timestamps`): when the line was read, not when it was written.
+  // It bounds the event from above only (analyze/order.cc).
+  bool time_collected = false;
   Family family = Family::kOther;
   Kind kind = Kind::kUnknownError;
   std::int32_t rank = -1;        // global rank; -1 when the line does not say

@@ -83,6 +83,7 @@ bool SyslogStamp(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
   LineOrigin o = *out;
   if (!HostUnit(&t, policy, &o)) return false;
   if (month != 0 && YearlessTime(month, day, tod, &o.yearless_time)) o.yearless = true;
+  o.collected = true;  // the journal's, or syslog's on receipt
   *out = o;
   *s = t;
   return true;
@@ -99,11 +100,15 @@ bool Stamp(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
   Scanner dt = t;
   TimeNs time;
   bool coarse = true;
+  bool collected = table;  // a CloudWatch export's column
   if (ScanDateTime(&dt, &time)) {
     const std::string_view stamp = t.Rest().substr(0, dt.pos() - t.pos());
     coarse = !(stamp.size() > 20 && (stamp[19] == '.' || stamp[19] == ','));
+    // nanoseconds in UTC (`.565839352Z`): a container runtime's or kubectl's, not a program's
+    collected = collected || (stamp.size() >= 30 && stamp.back() == 'Z');
     t = dt;
-  } else {  // minute resolution: YYYY-MM-DD hh:mm
+  } else {  // minute resolution: YYYY-MM-DD hh:mm (a collector's)
+    collected = true;
     std::int64_t y, mo, d, h, mi;
     if (!t.Digits(4, 4, &y) || !t.Char('-') || !t.Digits(2, 2, &mo) || !t.Char('-') || !t.Digits(2, 2, &d) ||
         !t.Char(' ') || !t.Digits(2, 2, &h) || !t.Char(':') || !t.Digits(2, 2, &mi) || mo < 1 || mo > 12 ||
@@ -120,6 +125,7 @@ bool Stamp(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
   out->timed = true;
   out->coarse = coarse;
   if (!table && !StreamTag(&t, out) && IsAlpha(t.Peek())) HostUnit(&t, policy, out);
+  out->collected = collected || out->stream != 0 || out->journal;
   *s = t;
   return true;
 }
@@ -301,6 +307,7 @@ Match StripRankPrefix(std::string_view* line, std::int32_t* rank) {
 bool InnerStamp(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
   LineOrigin inner;
   if (!Stamp(s, policy, &inner)) return false;
+  out->collected = out->collected && inner.collected;  // the program's own stamp: the line states its time
   if (out->coarse && !inner.coarse) {
     out->time = inner.time;
     out->coarse = false;

@@ -24,6 +24,10 @@ struct LineOrigin {
   // The stamp has no fraction of a second (`journalctl -o short-iso`, a collector's minute):
   // a time the line's own header states is finer, and wins.
   bool coarse = false;
+  // The stamp is a collector's (a container runtime's with its stream tag, a journal's with its
+  // host and unit, nanoseconds in UTC as containerd and kubectl write them, a collector's minute)
+  // and no stamp of the program's own follows it: when the line was read, not when it was written.
+  bool collected = false;
   // A syslog stamp `Nov 29 16:25:31 ` has no year (Clock::kNoYear): the line's time when its
   // own header states none.
   TimeNs yearless_time = 0;

@@ -603,15 +603,18 @@ Event LogParser::NewEvent(const Parsed& p, EventDetail detail) {
 
 void LogParser::PlaceEvent(const Parsed& p, Event* e) {
   e->time_borrowed = false;
+  e->time_collected = false;
   if (PrefixTimeWins(p.origin, p.header)) {
     e->time = p.origin.time;
     e->clock = Clock::kFull;
+    e->time_collected = p.header.clock == Clock::kNone && p.origin.collected;
   } else if (p.header.clock != Clock::kNone) {
     e->time = p.header.time;
     e->clock = p.header.clock;
   } else if (p.origin.yearless) {
     e->time = p.origin.yearless_time;
     e->clock = Clock::kNoYear;
+    e->time_collected = p.origin.collected;
   } else {
     ResolveGaps();  // the lines skipped since the last stamp may hold a later one
     e->time = 0;
@@ -635,10 +638,11 @@ void LogParser::PlaceEvent(const Parsed& p, Event* e) {
 
 void LogParser::Emit(const Parsed& p, Recognised&& r) {
   Event e = NewEvent(p, std::move(r.detail));
-  if (r.timed && (e.clock == Clock::kNone || e.time_borrowed)) {
+  if (r.timed && (e.clock == Clock::kNone || e.time_borrowed || e.time_collected)) {  // the time the line states
     e.time = r.time;
     e.clock = Clock::kFull;
     e.time_borrowed = false;
+    e.time_collected = false;
   }
   e.family = r.family;
   e.kind = r.kind;
