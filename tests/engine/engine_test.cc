@@ -12,6 +12,7 @@
 #include "denpex/engine/engine.h"
 #include "fixture.h"
 #include "ingest/incident.h"
+#include "diagnose_ok.h"
 
 namespace denpex::engine {
 namespace {
@@ -20,11 +21,7 @@ using testing::Fault;
 using testing::TempDir;
 using testing::Write;
 
-v1::Diagnosis DiagnoseOk(const fs::path& dir, Strategy strategy = Strategy::kEngine) {
-  auto d = Diagnose(dir, {.strategy = strategy, .threads = 2});
-  EXPECT_TRUE(d.ok()) << d.status().message();
-  return d.ok() ? *d : v1::Diagnosis();
-}
+using testing::DiagnoseOk;
 
 // The text of line `n` (1-based) of `file`.
 std::string LineOf(const fs::path& file, int n) {

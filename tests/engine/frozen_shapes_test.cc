@@ -11,6 +11,7 @@
 
 #include "denpex/engine/engine.h"
 #include "fixture.h"
+#include "diagnose_ok.h"
 
 namespace denpex::engine {
 namespace {
@@ -18,11 +19,7 @@ namespace fs = std::filesystem;
 using testing::TempDir;
 using testing::Write;
 
-v1::Diagnosis DiagnoseOk(const fs::path& dir) {
-  auto d = Diagnose(dir, {.threads = 2});
-  EXPECT_TRUE(d.ok()) << d.status().message();
-  return d.ok() ? *d : v1::Diagnosis();
-}
+using testing::DiagnoseOk;
 
 bool HasProblem(const v1::Diagnosis& d, const std::string& needle) {
   return std::any_of(d.input().problems().begin(), d.input().problems().end(),

@@ -7,6 +7,7 @@
 
 #include "denpex/engine/engine.h"
 #include "fixture.h"
+#include "diagnose_ok.h"
 
 namespace denpex::engine {
 namespace {
@@ -35,11 +36,7 @@ void Write(const fs::path& file, const std::string& text) {
   std::ofstream(file) << text;
 }
 
-v1::Diagnosis DiagnoseOk(const fs::path& dir) {
-  auto d = Diagnose(dir, {.strategy = Strategy::kEngine, .threads = 2});
-  EXPECT_TRUE(d.ok()) << d.status().message();
-  return d.ok() ? *d : v1::Diagnosis();
-}
+using testing::DiagnoseOk;
 
 TEST(SlowPort, NamesTheNodeWhoseCountersStandOut) {
   TempDir tmp;

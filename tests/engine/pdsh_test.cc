@@ -11,17 +11,14 @@
 #include "fixture.h"
 #include "ingest/incident.h"
 #include "parse/world_info.h"
+#include "diagnose_ok.h"
 
 namespace denpex::engine {
 namespace {
 namespace fs = std::filesystem;
 using testing::TempDir;
 
-v1::Diagnosis DiagnoseOk(const fs::path& dir) {
-  auto d = Diagnose(dir, {.strategy = Strategy::kEngine, .threads = 2});
-  EXPECT_TRUE(d.ok()) << d.status().message();
-  return d.ok() ? *d : v1::Diagnosis();
-}
+using testing::DiagnoseOk;
 
 void Write(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());

@@ -11,6 +11,7 @@
 
 #include "denpex/engine/engine.h"
 #include "fixture.h"
+#include "diagnose_ok.h"
 
 namespace denpex::engine {
 namespace {
@@ -72,11 +73,7 @@ void WriteSrunIncident(const fs::path& dir, const SrunJob& job) {
   }
 }
 
-v1::Diagnosis DiagnoseOk(const fs::path& dir) {
-  auto d = Diagnose(dir, {.threads = 2});
-  EXPECT_TRUE(d.ok()) << d.status().message();
-  return d.ok() ? *d : v1::Diagnosis();
-}
+using testing::DiagnoseOk;
 
 bool Cites(const v1::Diagnosis& d, const std::string& needle, v1::EvidenceRole role) {
   return std::any_of(d.evidence().begin(), d.evidence().end(), [&](const v1::Evidence& e) {

@@ -13,6 +13,7 @@
 
 #include "denpex/engine/engine.h"
 #include "fixture.h"
+#include "diagnose_ok.h"
 
 namespace denpex::engine {
 namespace {
@@ -136,11 +137,7 @@ void WriteSharedDaemons(const fs::path& dir, Ending ending, bool allocate_this =
   Write(dir / "sn01" / "slurmd.log", slurmd);
 }
 
-v1::Diagnosis DiagnoseOk(const fs::path& dir) {
-  auto d = Diagnose(dir, {.threads = 2});
-  EXPECT_TRUE(d.ok()) << d.status().message();
-  return d.ok() ? *d : v1::Diagnosis();
-}
+using testing::DiagnoseOk;
 
 // The problem line that contains `needle` ("" when none).
 std::string Problem(const v1::Diagnosis& d, const std::string& needle) {

@@ -15,6 +15,7 @@
 #include "denpex/engine/engine.h"
 #include "fixture.h"
 #include "ingest/incident.h"
+#include "diagnose_ok.h"
 
 namespace denpex::engine {
 namespace {
@@ -88,11 +89,7 @@ std::string Xid48(const std::string& bus) {
          "detected on GPU in the framebuffer at physAddr 0x7ffb8325c partition 7, subpartition 1";
 }
 
-v1::Diagnosis DiagnoseOk(const fs::path& dir) {
-  auto d = Diagnose(dir, {.threads = 1});
-  EXPECT_TRUE(d.ok()) << d.status().message();
-  return d.ok() ? *d : v1::Diagnosis();
-}
+using testing::DiagnoseOk;
 
 bool Cites(const v1::Diagnosis& d, const std::string& text, v1::EvidenceRole role) {
   for (const auto& e : d.evidence()) {

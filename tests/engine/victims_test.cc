@@ -8,17 +8,14 @@
 
 #include "denpex/engine/engine.h"
 #include "fixture.h"
+#include "diagnose_ok.h"
 
 namespace denpex::engine {
 namespace {
 using testing::TempDir;
 using testing::Write;
 
-v1::Diagnosis DiagnoseOk(const std::filesystem::path& dir) {
-  auto d = Diagnose(dir, {.threads = 1});
-  EXPECT_TRUE(d.ok()) << d.status().message();
-  return d.ok() ? *d : v1::Diagnosis();
-}
+using testing::DiagnoseOk;
 
 const char kGlooTimeoutTraceback[] =
     "Traceback (most recent call last):\n"
