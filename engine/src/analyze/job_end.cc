@@ -205,8 +205,8 @@ bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   f->reason = "The scheduler " + phrase + " (" + Where(inc, end) + (timed ? " at " + ClockTime(end.time) : "") +
               ") before any rank failed; " + std::to_string(f->cascade.secondary_ranks.size()) + " ranks were ended by it.";
   if (facts.scheduler_requeued) {
-    f->reason += " No node failure is reported: the requeue was the scheduler's own (an administrator's `scontrol requeue`, or the "
-                 "scheduler's policy), not Slurm's answer to a failed node; the job waits to run again.";
+    f->reason += " No node failure is reported: the requeue was an `scontrol requeue` (an administrator's or the "
+                 "user's), not Slurm's answer to a failed node; the job waits to run again.";
   }
   if (facts.scheduler_requeued) {
     f->recovery.push_back({"verify_requeued_run", "",
