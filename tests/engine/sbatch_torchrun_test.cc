@@ -92,5 +92,50 @@ TEST(SbatchTorchrun, PerTaskAgentConsolesOnOneHostNameTheRankThatRaised) {
   EXPECT_EQ(d.initiator().node(), "sn01") << "two agents on the one node Slurm names";
 }
 
+// As above, and srun task 1's agent is SIGKILLed with its worker (corpora/real2
+// `sbt_node_loss_task1`): task 1's console stays empty, srun says `task 1: Killed`, task 0's
+// worker loses its peer and its agent reports it. The killed agent's task is the node's loss.
+void WriteKilledAgentTask(const std::filesystem::path& dir, const std::string& task_lines) {
+  Write(dir / "train-5540-0.out",
+        "step 7 loss 22.0784\n"
+        "Traceback (most recent call last):\n"
+        "  File \"/usr/lib/python3/dist-packages/torch/autograd/__init__.py\", line 197, in backward\n"
+        "    Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass\n"
+        "RuntimeError: [./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:33973\n"
+        "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node 'localhost_2068_0' has failed to send a "
+        "keep-alive heartbeat to the rendezvous '5540' due to an error of type RendezvousConnectionError.\n" +
+            Table(0, 0, 1, 2095));
+  Write(dir / "train-5540-1.out", "");
+  Write(dir / "slurm-5540.out", task_lines + "srun: Force Terminated StepId=5540.0\n");
+  Write(dir / "slurmctld.log",
+        "[2026-12-02T10:26:22.275] sched: Allocate JobId=5540 NodeList=sn01 #CPUs=2 Partition=batch\n"
+        "[2026-12-02T10:26:38.250] _job_complete: JobId=5540 WEXITSTATUS 137\n"
+        "[2026-12-02T10:26:38.251] _job_complete: JobId=5540 done\n");
+}
+
+TEST(SbatchTorchrun, AnAgentTaskKilledWithItsWorkersIsItsNodesLoss) {
+  TempDir tmp;
+  WriteKilledAgentTask(tmp.path(), "srun: error: sn01: task 1: Killed\nsrun: error: sn01: task 0: Exited with exit code 1\n");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1);
+  EXPECT_EQ(d.initiator().node(), "sn01");
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_NODE_LOSS);
+  EXPECT_EQ(d.owner(), v1::OWNER_HOST);
+  ASSERT_GE(d.evidence_size(), 1);
+  EXPECT_EQ(d.evidence(0).text(), "srun: error: sn01: task 1: Killed");
+  EXPECT_EQ(d.evidence(0).role(), v1::EVIDENCE_ROLE_INITIATING);
+  ASSERT_EQ(d.cascade().secondary_ranks_size(), 1);
+  EXPECT_EQ(d.cascade().secondary_ranks(0), 0);
+}
+
+// Both agents' tasks killed (a scancel or an operator's kill of the step): no one agent was lost.
+TEST(SbatchTorchrun, TwoKilledAgentTasksAreNoNodeLoss) {
+  TempDir tmp;
+  WriteKilledAgentTask(tmp.path(), "srun: error: sn01: tasks 0-1: Killed\nsrun: error: sn01: task 1: Killed\n");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_NE(d.initiator().failure_class(), v1::FAILURE_CLASS_NODE_LOSS) << d.reason();
+}
+
 }  // namespace
 }  // namespace denpex::engine

@@ -139,5 +139,53 @@ TEST(SchedulerNodeFailure, RequeuedAfterASilentSlurmdIsStillTheSchedulers) {
   EXPECT_TRUE(HasAction(d, "verify_requeued_run"));
 }
 
+// `sbatch --requeue` + `srun --label python3 train.py`, then an administrator's `scontrol requeue
+// 5550` (corpora/real2 `sl_requeue`, Slurm 22.05's lines): slurmstepd's banner is the run's end,
+// the scheduler's own decision, not a note beside a failure.
+void WriteAdminRequeue(const fs::path& dir, bool node_failed) {
+  testing::Write(dir / "slurm-5550.out",
+                 "slurmstepd-sn01: error: *** JOB 5550 ON sn01 CANCELLED AT 2026-12-02T10:26:51 DUE TO JOB REQUEUE ***\n"
+                 "0: slurmstepd-sn01: error: *** STEP 5550.0 ON sn01 CANCELLED AT 2026-12-02T10:26:51 DUE TO JOB REQUEUE ***\n");
+  std::string ctld =
+      "[2026-12-02T10:26:42.543] _slurm_rpc_submit_batch_job: JobId=5550 InitPrio=4294901759 usec=329\n"
+      "[2026-12-02T10:26:44.059] sched: Allocate JobId=5550 NodeList=sn01 #CPUs=2 Partition=batch\n";
+  if (node_failed) ctld += "[2026-12-02T10:26:51.100] requeue job JobId=5550 due to failure of node sn01\n";
+  ctld += "[2026-12-02T10:26:54.299] Requeuing JobId=5550\n";
+  testing::Write(dir / "slurmctld.log", ctld);
+  testing::Write(dir / "slurmd.log",
+                 "[2026-12-02T10:26:44.061] Launching batch job 5550 for UID 0\n"
+                 "[2026-12-02T10:26:44.189] launch task StepId=5550.0 request from UID:0 GID:0 HOST:127.0.0.1 PORT:35416\n"
+                 "[2026-12-02T10:26:51.615] [5550.batch] error: *** JOB 5550 ON sn01 CANCELLED AT 2026-12-02T10:26:51 DUE TO JOB "
+                 "REQUEUE ***\n"
+                 "[2026-12-02T10:26:51.615] [5550.0] error: *** STEP 5550.0 ON sn01 CANCELLED AT 2026-12-02T10:26:51 DUE TO JOB "
+                 "REQUEUE ***\n"
+                 "[2026-12-02T10:26:52.628] [5550.batch] done with job\n"
+                 "[2026-12-02T10:26:54.119] [5550.0] error: Failed to send MESSAGE_TASK_EXIT: Connection refused\n"
+                 "[2026-12-02T10:26:54.130] [5550.0] done with job\n");
+}
+
+TEST(SchedulerRequeue, AnAdministratorsRequeueIsTheSchedulerEndingTheRun) {
+  TempDir tmp;
+  WriteAdminRequeue(tmp.path(), false);
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1);
+  EXPECT_EQ(d.initiator().node(), "");
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SCHEDULER_CANCEL);
+  EXPECT_EQ(d.owner(), v1::OWNER_SCHEDULER);
+  EXPECT_TRUE(Cites(d, "*** JOB 5550 ON sn01 CANCELLED AT 2026-12-02T10:26:51 DUE TO JOB REQUEUE ***", v1::EVIDENCE_ROLE_INITIATING));
+  EXPECT_TRUE(Cites(d, "Requeuing JobId=5550", v1::EVIDENCE_ROLE_CORROBORATING));
+  EXPECT_NE(d.reason().find("requeuing the job"), std::string::npos) << d.reason();
+  EXPECT_TRUE(HasAction(d, "verify_requeued_run"));
+}
+
+// The same banner after Slurm's requeue of a job whose node failed is not the scheduler's own end.
+TEST(SchedulerRequeue, ARequeueAfterANodeFailureIsNotACancel) {
+  TempDir tmp;
+  WriteAdminRequeue(tmp.path(), true);
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_NE(d.initiator().failure_class(), v1::FAILURE_CLASS_SCHEDULER_CANCEL) << d.reason();
+}
+
 }  // namespace
 }  // namespace denpex::engine

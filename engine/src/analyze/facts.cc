@@ -9,12 +9,13 @@
 #include <tuple>
 
 namespace denpex::engine {
-namespace {
 
 std::int32_t NodeOfHost(const Incident& inc, std::string_view host) {
   auto it = std::lower_bound(inc.nodes.begin(), inc.nodes.end(), host);
   return it != inc.nodes.end() && *it == host ? static_cast<std::int32_t>(it - inc.nodes.begin()) : -1;
 }
+
+namespace {
 
 void SetNode(RankFacts* r, std::int32_t node) {
   if (r->node < 0) r->node = node;
@@ -213,7 +214,10 @@ void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, J
   const Event& e = inc.events[index];
   const std::string_view reason = inc.str(n.reason);
   if (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom) {
-    if (jf->tasks_are_agents) return;  // an agent's exit: its workers' own lines tell theirs
+    if (jf->tasks_are_agents) {  // an agent's exit: its workers' own lines tell theirs
+      jf->agent_task_exits.push_back(index);
+      return;
+    }
     jf->srun_reports.push_back(index);
     const std::int32_t node = NodeNamed(inc, n.node);
     for (std::int32_t r : ParseTaskList(inc.str(n.tasks))) {
@@ -237,7 +241,7 @@ void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, J
   } else if (e.kind == Kind::kRequeue) {  // slurmctld's `Requeuing JobId=`
     if (jf->requeue < 0) jf->requeue = index;
   } else if (e.kind == Kind::kCancelled && reason == "JOB REQUEUE") {
-    if (jf->requeue < 0) jf->requeue = index;
+    if (jf->requeue_banner < 0) jf->requeue_banner = index;
   } else if (e.kind == Kind::kCancelled && (jf->scheduler_end < 0 || ControllerOverStepd(inc, *jf, n))) {
     v1::FailureClass c = v1::FAILURE_CLASS_UNSPECIFIED;
     if (reason == "TIME LIMIT") c = v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT;
@@ -921,6 +925,19 @@ bool HasOwnTime(const Incident& inc, std::int32_t i) {
   return false;
 }
 
+// A requeue banner with no node failure anywhere in the logs (`scontrol requeue`, not Slurm's
+// requeue of a job whose node failed): the scheduler ended the run, as a cancel does. Whether a
+// rank failed before it is the strategy's to judge (SchedulerEndedJob).
+void FinishRequeue(JobFacts* jf) {
+  if (jf->requeue_banner < 0) return;
+  if (jf->requeue < 0) jf->requeue = jf->requeue_banner;
+  const bool node_failed = std::any_of(jf->nodes.begin(), jf->nodes.end(), [](const NodeFacts& n) { return n.lost >= 0; });
+  if (node_failed || jf->scheduler_end >= 0) return;
+  jf->scheduler_end = jf->requeue_banner;
+  jf->scheduler_class = v1::FAILURE_CLASS_SCHEDULER_CANCEL;
+  jf->scheduler_requeued = true;
+}
+
 JobFacts CollectFacts(const Incident& inc) {
   JobFacts jf;
   jf.nodes.resize(inc.nodes.size());
@@ -941,6 +958,7 @@ JobFacts CollectFacts(const Incident& inc) {
   MapSignalledPids(inc, &jf);
   ApplyHostEvidence(inc, &jf);
   CountTableOnlyReports(inc, &jf);
+  FinishRequeue(&jf);
 
   auto key = [&](std::int32_t i) { return std::make_tuple(inc.events[i].time, inc.events[i].rank, i); };
   std::sort(jf.timeouts.begin(), jf.timeouts.end(), [&](auto a, auto b) { return key(a) < key(b); });

@@ -107,12 +107,20 @@ struct JobFacts {
   // A torchrun agent's lines are in hand (sbatch + srun + torchrun): srun's tasks are the
   // agents, so its `task N: Exited with exit code 1` is agent N's exit, not rank N's.
   bool tasks_are_agents = false;
+  // Those tasks' lines then (`srun: error: <host>: task 1: Killed`): each is an agent's end.
+  std::vector<std::int32_t> agent_task_exits;
   // A requeued job (sbatch --requeue): the scheduler's word of it (slurmctld's requeue,
   // slurmstepd's `DUE TO JOB REQUEUE`), the first line of the next run in its output file (a
   // batch script's `SLURM_RESTART_COUNT=<n>`, n >= 1) and the highest restart count printed;
   // -1 / 0 when not seen.
   std::int32_t requeue = -1;
   std::int32_t next_run = -1;
+  // slurmstepd's `*** JOB N ON <node> CANCELLED AT <time> DUE TO JOB REQUEUE ***` (the first
+  // one): the requeue ended the run there. With no node failure it is the scheduler's own
+  // decision (`scontrol requeue`): then it is also `scheduler_end`, class SCHEDULER_CANCEL, and
+  // `scheduler_requeued` is set (FinishRequeue in facts.cc).
+  std::int32_t requeue_banner = -1;
+  bool scheduler_requeued = false;
   std::int32_t restart_count = 0;
   std::int32_t peer_reporters = 0;  // ranks with a peer error (gloo, NCCL) but no watchdog timeout
   // gloo (no watchdog, no sequence numbers): ranks whose first peer error is a gloo timeout (a
@@ -136,6 +144,9 @@ struct JobFacts {
 };
 
 JobFacts CollectFacts(const Incident& inc);
+
+// The index in Incident::nodes of the node named `host`; -1 when no node has that name.
+std::int32_t NodeOfHost(const Incident& inc, std::string_view host);
 
 // An error a rank reported about its peers (it failed because another rank did): gloo's closed
 // or timed-out pair, a NCCL error, the watchdog's abort of a collective.

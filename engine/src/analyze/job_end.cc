@@ -197,10 +197,23 @@ bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   if (const std::int32_t stepd = FirstStepdCancel(inc); stepd >= 0 && stepd != facts.scheduler_end) {
     f->evidence.push_back({stepd, v1::EVIDENCE_ROLE_CORROBORATING});
   }
+  if (facts.scheduler_requeued && facts.requeue >= 0 && facts.requeue != facts.scheduler_end) {
+    f->evidence.push_back({facts.requeue, v1::EVIDENCE_ROLE_CORROBORATING});  // slurmctld's `Requeuing JobId=`
+  }
   f->cascade = SummarizeCascade(inc, facts, {}, -1);
-  f->reason = "The scheduler " + ClassPhrase(facts.scheduler_class) + " (" + Where(inc, end) +
-              (timed ? " at " + ClockTime(end.time) : "") + ") before any rank failed; " +
-              std::to_string(f->cascade.secondary_ranks.size()) + " ranks were ended by it.";
+  const std::string phrase = facts.scheduler_requeued ? "ended the run by requeuing the job" : ClassPhrase(facts.scheduler_class);
+  f->reason = "The scheduler " + phrase + " (" + Where(inc, end) + (timed ? " at " + ClockTime(end.time) : "") +
+              ") before any rank failed; " + std::to_string(f->cascade.secondary_ranks.size()) + " ranks were ended by it.";
+  if (facts.scheduler_requeued) {
+    f->reason += " No node failure is reported: the requeue was an `scontrol requeue` (an administrator's or the "
+                 "user's), not Slurm's answer to a failed node; the job waits to run again.";
+  }
+  if (facts.scheduler_requeued) {
+    f->recovery.push_back({"verify_requeued_run", "",
+                           "Slurm requeued the job: confirm its next run resumes from the newest checkpoint that verifies and makes "
+                           "progress; nothing in the ranks failed, so no code or hardware needs fixing first."});
+    return true;
+  }
   f->recovery.push_back({"adjust_allocation", "",
                          facts.scheduler_class == v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT
                              ? "Resubmit with a longer time limit, or checkpoint more often than the time left after the last checkpoint."
@@ -245,6 +258,56 @@ std::int32_t LostAgent(const JobFacts& facts) {
     }
   }
   return waited > 0 ? lost : -1;
+}
+
+std::int32_t KilledAgentTask(const Incident& inc, const JobFacts& facts) {
+  if (facts.scheduler_end >= 0) return -1;  // the scheduler's kill explains a task's SIGKILL
+  std::int32_t killed = -1;
+  for (const std::int32_t i : facts.agent_task_exits) {
+    const auto& n = std::get<SlurmNote>(inc.events[i].detail);
+    if (SrunExitCode(inc.str(n.reason), n.exit_code) != kExitSigkill) continue;
+    if (killed >= 0) return -1;  // two agents killed: not this rule
+    killed = i;
+  }
+  if (killed < 0 || NodeOfHost(inc, inc.str(std::get<SlurmNote>(inc.events[killed].detail).node)) < 0) return -1;
+  bool lost_peer = false;
+  for (const RankFacts& r : facts.ranks) {
+    if (r.python_error >= 0 || r.host_cause >= 0 || r.exit_code == kExitSigkill) return -1;
+    if (r.exit_event >= 0 && r.peer_error < 0 && r.timeouts == 0 && !r.torn_down) return -1;  // an exit of its own
+    lost_peer = lost_peer || r.peer_error >= 0 || r.timeouts > 0;
+  }
+  return lost_peer ? killed : -1;
+}
+
+void DiagnoseKilledAgentTask(const Incident& inc, const JobFacts& facts, std::int32_t task_line, Finding* f) {
+  const Event& line = inc.events[task_line];
+  const auto& note = std::get<SlurmNote>(line.detail);
+  const std::int32_t node = NodeOfHost(inc, inc.str(note.node));
+  const std::string name = NodeName(inc, node);
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = -1;
+  f->local_rank = -1;
+  f->node = node;
+  f->failure_class = v1::FAILURE_CLASS_NODE_LOSS;
+  f->owner = v1::OWNER_HOST;
+  f->confidence = 0.7;
+  f->evidence.push_back({task_line, v1::EVIDENCE_ROLE_INITIATING});
+  std::int32_t victims = 0;
+  for (const RankFacts& r : facts.ranks) {
+    const std::int32_t first = r.peer_error >= 0 ? r.peer_error : r.first_timeout;
+    if (first < 0) continue;
+    if (victims++ == 0) f->evidence.push_back({first, v1::EVIDENCE_ROLE_CORROBORATING});
+  }
+  f->cascade = SummarizeCascade(inc, facts, {}, -1);
+  f->reason = "The torchrun agent of srun task " + std::string(inc.str(note.tasks)) + " on " + name +
+              " was killed by SIGKILL with its workers (" + Where(inc, line) +
+              "): it reported no failure of its own, no worker raised or was killed alone, and " + std::to_string(victims) +
+              " ranks lost their peer and failed as a consequence. An agent killed whole is the loss of its node (power, kernel, "
+              "the OOM killer, an operator's kill of the whole process tree).";
+  f->recovery.push_back({"inspect_host_logs", name,
+                         "Check " + name + " for what killed srun's task (the kernel log for the OOM killer or a panic, the node's "
+                             "power and BMC event log, an operator's kill) before returning it to service; restart the job without it if "
+                             "it was lost."});
 }
 
 void DiagnoseLostAgent(const Incident& inc, const JobFacts& facts, std::int32_t node, Finding* f) {

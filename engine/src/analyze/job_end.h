@@ -44,6 +44,17 @@ void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t n
 // agent's log stops with no word at all. Its workers may have run on as orphans.
 std::int32_t LostAgent(const JobFacts& facts);
 
+// The srun line of a torchrun agent's task killed by SIGKILL (`srun: error: <host>: task 1:
+// Killed`, sbatch + srun + torchrun: srun's tasks are the agents), when that is the loss of the
+// agent and its workers with it (-1 when not): it is the only agent task srun reports killed,
+// it names its host, the scheduler did not end the job, no worker failed on its own (no own
+// error, no kill its agent reported, no host cause), and some worker lost its peer (a closed
+// connection, a timeout): the killed agent's workers were gone with it.
+std::int32_t KilledAgentTask(const Incident& inc, const JobFacts& facts);
+
+// Fills `f` for that loss: node loss of the task's host, owner host; the victims are secondary.
+void DiagnoseKilledAgentTask(const Incident& inc, const JobFacts& facts, std::int32_t task_line, Finding* f);
+
 // Fills `f` for a lost agent: class node loss, owner unknown (the host ran on; nothing says who
 // ended the agent).
 void DiagnoseLostAgent(const Incident& inc, const JobFacts& facts, std::int32_t node, Finding* f);

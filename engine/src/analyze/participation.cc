@@ -982,6 +982,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     DiagnoseStalledStraggler(a, *slow, &f);
   } else if (lost >= 0) {
     DiagnoseNodeLoss(inc, a.facts, lost, &f);
+  } else if (const std::int32_t task = KilledAgentTask(inc, a.facts); task >= 0) {
+    DiagnoseKilledAgentTask(inc, a.facts, task, &f);  // srun's `task N: Killed` of a torchrun agent
   } else if (const std::int32_t agent = a.scores.empty() ? LostAgent(a.facts) : -1; agent >= 0) {
     DiagnoseLostAgent(inc, a.facts, agent, &f);
   } else if (const std::optional<LinkFault> link = FindLinkFault(inc, a.facts, a.clocks)) {

@@ -111,10 +111,10 @@ bool SrunTask(std::string_view msg, StringTable* strings, Recognised* out) {
 
 // The job's requeue and its node's return: slurmctld's `requeue JobId=1 due to failure of node
 // gpu-1` (job_mgr.c, a node failure of an sbatch --requeue job: a node-failure event naming the
-// node), `Requeuing JobId=1`, `Node gpu-1 now responding` (node_mgr.c), and a batch script's
+// node; Slurm 22.05 prints `requeue job JobId=1 due to ...`), `Requeuing JobId=1`, `Node gpu-1 now responding` (node_mgr.c), and a batch script's
 // echo of `SLURM_RESTART_COUNT=<n>` (n >= 1: a later run of a requeued job).
 bool Requeue(std::string_view msg, StringTable* strings, Recognised* out) {
-  if (msg.starts_with("requeue JobId=") && Has(msg, " due to failure of node ")) {
+  if ((msg.starts_with("requeue JobId=") || msg.starts_with("requeue job JobId=")) && Has(msg, " due to failure of node ")) {
     out->family = Family::kSlurm;
     out->kind = Kind::kNodeFailure;
     out->detail = SlurmNote{.reason = strings->Intern("REQUEUED"),
