@@ -187,5 +187,31 @@ TEST(SchedulerRequeue, ARequeueAfterANodeFailureIsNotACancel) {
   EXPECT_NE(d.initiator().failure_class(), v1::FAILURE_CLASS_SCHEDULER_CANCEL) << d.reason();
 }
 
+// Only the job's output in hand: a preemption under PreemptMode=REQUEUE prints the same banner,
+// so the scheduler ended the run but the class is left open.
+TEST(SchedulerRequeue, TheBannerAloneLeavesTheClassOpen) {
+  TempDir tmp;
+  WriteAdminRequeue(tmp.path(), false);
+  fs::remove(tmp.path() / "slurmctld.log");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.owner(), v1::OWNER_SCHEDULER) << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_UNSPECIFIED) << d.reason();
+  EXPECT_NE(d.reason().find("PreemptMode=REQUEUE"), std::string::npos) << d.reason();
+}
+
+// slurmctld's preemption line (PreemptMode=REQUEUE) before the same banner: a preemption.
+TEST(SchedulerRequeue, AControllersPreemptionLineMakesTheRequeueAPreemption) {
+  TempDir tmp;
+  WriteAdminRequeue(tmp.path(), false);
+  testing::Write(tmp.path() / "slurmctld.log",
+                 "[2026-12-02T10:26:42.543] _slurm_rpc_submit_batch_job: JobId=5550 InitPrio=4294901759 usec=329\n"
+                 "[2026-12-02T10:26:44.059] sched: Allocate JobId=5550 NodeList=sn01 #CPUs=2 Partition=batch\n"
+                 "[2026-12-02T10:26:51.010] preempted JobId=5550 has been requeued to reclaim resources for JobId=5551\n"
+                 "[2026-12-02T10:26:54.299] Requeuing JobId=5550\n");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.owner(), v1::OWNER_SCHEDULER) << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SCHEDULER_PREEMPTION) << d.reason();
+}
+
 }  // namespace
 }  // namespace denpex::engine

@@ -928,13 +928,18 @@ bool HasOwnTime(const Incident& inc, std::int32_t i) {
 // A requeue banner with no node failure anywhere in the logs (`scontrol requeue`, not Slurm's
 // requeue of a job whose node failed): the scheduler ended the run, as a cancel does. Whether a
 // rank failed before it is the strategy's to judge (SchedulerEndedJob).
+// The class is a cancel only where slurmctld's log is in hand (its `Requeuing JobId=` line): a
+// preemption in PreemptMode=REQUEUE prints the same banner, and the controller's own
+// `preempted JobId=` line, read first, would have made it a preemption. The banner alone leaves
+// the class open.
 void FinishRequeue(JobFacts* jf) {
   if (jf->requeue_banner < 0) return;
+  const bool controller = jf->requeue >= 0;
   if (jf->requeue < 0) jf->requeue = jf->requeue_banner;
   const bool node_failed = std::any_of(jf->nodes.begin(), jf->nodes.end(), [](const NodeFacts& n) { return n.lost >= 0; });
   if (node_failed || jf->scheduler_end >= 0) return;
   jf->scheduler_end = jf->requeue_banner;
-  jf->scheduler_class = v1::FAILURE_CLASS_SCHEDULER_CANCEL;
+  jf->scheduler_class = controller ? v1::FAILURE_CLASS_SCHEDULER_CANCEL : v1::FAILURE_CLASS_UNSPECIFIED;
   jf->scheduler_requeued = true;
 }
 

@@ -204,9 +204,12 @@ bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   const std::string phrase = facts.scheduler_requeued ? "ended the run by requeuing the job" : ClassPhrase(facts.scheduler_class);
   f->reason = "The scheduler " + phrase + " (" + Where(inc, end) + (timed ? " at " + ClockTime(end.time) : "") +
               ") before any rank failed; " + std::to_string(f->cascade.secondary_ranks.size()) + " ranks were ended by it.";
-  if (facts.scheduler_requeued) {
+  if (facts.scheduler_requeued && facts.scheduler_class == v1::FAILURE_CLASS_SCHEDULER_CANCEL) {
     f->reason += " No node failure is reported: the requeue was an `scontrol requeue` (an administrator's or the "
                  "user's), not Slurm's answer to a failed node; the job waits to run again.";
+  } else if (facts.scheduler_requeued) {
+    f->reason += " No node failure is reported, and without slurmctld.log the banner does not tell an `scontrol requeue` "
+                 "from a preemption under PreemptMode=REQUEUE: the class is left open; the job waits to run again.";
   }
   if (facts.scheduler_requeued) {
     f->recovery.push_back({"verify_requeued_run", "",
