@@ -23,6 +23,10 @@ struct CheckpointTimes {
   TimeNs end = 0;    // the job's last process exited
 };
 
+// How long one save takes: 200 ms, or half the time from its start to the fault when that is
+// shorter (a save before the fault finishes before it).
+TimeNs SaveDuration(TimeNs until_fault);
+
 // Writes `incident_dir`/checkpoints and returns the truth's checkpoint outcome.
 Result<v1::CheckpointOutcome> WriteCheckpoints(const v1::Checkpointing& c, const Job& job,
                                                const FaultPlan& fault, const CheckpointTimes& t,
