@@ -155,6 +155,10 @@ TEST(SimCheckpointFiles, ScenarioErrorsNameTheField) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("bad.textproto:2"), std::string::npos) << bad.status().message();
   EXPECT_NE(bad.status().message().find("saved_world_size"), std::string::npos);
+  // A save in flight shows only in save lines, which a torch.save job does not log.
+  auto silent = sim::ParseScenario(Scenario({"TORCH_SAVE", "SAVE_IN_FLIGHT"}), "silent.textproto");
+  ASSERT_FALSE(silent.ok());
+  EXPECT_NE(silent.status().message().find("checkpointing.damage"), std::string::npos) << silent.status().message();
 }
 
 }  // namespace
