@@ -251,6 +251,8 @@ std::string Reason(v1::CheckpointDamage d, v1::CheckpointLayout layout) {
       return "saved after the job's values diverged: a tensor holds NaN";
     case v1::CHECKPOINT_DAMAGE_RANK_SIZE_MISMATCH:
       return "a rank's shard holds a tensor of another size than its peers'";
+    case v1::CHECKPOINT_DAMAGE_SAVE_IN_FLIGHT:
+      return "the save was in flight when the fault hit: rank 0 logged its start and never its finish";
     default: return "";
   }
 }
@@ -277,6 +279,11 @@ void WritePointer(Tree& tree, v1::CheckpointLayout layout, const std::vector<Sav
   std::size_t at = saves.size() - 1;
   // torch.save's `latest` and Megatron's tracker are written once the save is complete on
   // every rank; DeepSpeed's rank 0 writes `latest` before the barrier (checkpoints.md §3.1).
+  // A save in flight: DeepSpeed's rank 0 had not reached its commit either.
+  if (damage == v1::CHECKPOINT_DAMAGE_SAVE_IN_FLIGHT) {
+    if (at == 0) return;
+    --at;
+  }
   const bool unfinished = damage == v1::CHECKPOINT_DAMAGE_KILL_DURING_SAVE ||
                           (damage == v1::CHECKPOINT_DAMAGE_MISSING_SHARD &&
                            (layout == v1::CHECKPOINT_LAYOUT_TORCH_SAVE ||
@@ -294,6 +301,8 @@ void WritePointer(Tree& tree, v1::CheckpointLayout layout, const std::vector<Sav
 
 }  // namespace
 
+TimeNs SaveDuration(TimeNs until_fault) { return std::min(kSaveTime, until_fault / 2); }
+
 Result<v1::CheckpointOutcome> WriteCheckpoints(const v1::Checkpointing& c, const Job& job,
                                                const FaultPlan& fault, const CheckpointTimes& t,
                                                const fs::path& incident_dir) {
@@ -310,8 +319,7 @@ Result<v1::CheckpointOutcome> WriteCheckpoints(const v1::Checkpointing& c, const
   const TimeNs step_start = t.fault - fault.offset;  // the fault's step began here
   for (std::int64_t s = every; s <= fault.step; s += every) {
     const TimeNs start = step_start - (fault.step - s) * job.step_time;
-    saves.push_back({s, start + std::min(kSaveTime, (t.fault - start) / 2), Cut::kNone, false,
-                     false, shape});
+    saves.push_back({s, start + SaveDuration(t.fault - start), Cut::kNone, false, false, shape});
   }
   if (saves.size() > static_cast<std::size_t>(keep)) saves.erase(saves.begin(), saves.end() - keep);
 
@@ -325,6 +333,7 @@ Result<v1::CheckpointOutcome> WriteCheckpoints(const v1::Checkpointing& c, const
         newest.done = t.fault;
         break;
       case v1::CHECKPOINT_DAMAGE_MISSING_SHARD: newest.cut = Cut::kMissing; break;
+      case v1::CHECKPOINT_DAMAGE_SAVE_IN_FLIGHT: break;  // every file complete: only the log tells
       case v1::CHECKPOINT_DAMAGE_WORLD_SIZE_MISMATCH: {
         const int ws = c.saved_world_size() > 0 ? c.saved_world_size() : 2 * job.world;
         newest.shape.world = ws;

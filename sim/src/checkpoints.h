@@ -3,7 +3,8 @@
 // Megatron) into
 // incident/checkpoints/, with file times of when each save finished; the scenario's damage
 // breaks the newest one (a kill during the save, a missing shard, a world-size change, a save
-// finished after the fault, an unknown format) or adds a harmless look-alike. Returns what
+// finished after the fault, an unknown format, a save in flight that only rank 0's save lines
+// show: workers_output.cc prints them) or adds a harmless look-alike. Returns what
 // the truth says: which checkpoint is the newest safe one, and why the newer ones are not.
 #pragma once
 
@@ -22,6 +23,10 @@ struct CheckpointTimes {
   TimeNs fault = 0;  // the initiating fault, true time
   TimeNs end = 0;    // the job's last process exited
 };
+
+// How long one save takes: 200 ms, or half the time from its start to the fault when that is
+// shorter (a save before the fault finishes before it).
+TimeNs SaveDuration(TimeNs until_fault);
 
 // Writes `incident_dir`/checkpoints and returns the truth's checkpoint outcome.
 Result<v1::CheckpointOutcome> WriteCheckpoints(const v1::Checkpointing& c, const Job& job,

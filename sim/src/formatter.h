@@ -97,6 +97,7 @@ class LineFormatter {
   // DeepSpeed's runner and launcher over pdsh (formatter_pdsh.cc); returns the 0-based line,
   // within what it appended, that a truth cites (the ERROR line, pdsh's exit line).
   std::int64_t Format(const PdshNotice& r, LineBuilder& out) const;
+  void Format(const CheckpointSave& r, LineBuilder& out) const;  // formatter_rank.cc
   void Format(const CheckpointResumed& r, LineBuilder& out) const;
   void Format(const ResumedIteration& r, LineBuilder& out) const { Format(r.line, out); }
 

@@ -150,6 +150,50 @@ void LineFormatter::Format(const DeepSpeedLine& r, LineBuilder& out) const {
   }
 }
 
+// Rank 0's lines of one save, as the checkpoint layout's framework prints them (the start
+// lines, or the finish lines). Megatron-LM (print_rank_0):
+//   saving checkpoint at iteration      30 to /checkpoints in torch format
+//     successfully saved checkpoint from iteration      30 to /checkpoints [ t 1/8, p 1/4 ]
+// DeepSpeed (log_dist and its torch checkpoint engine; `latest` is written after the commit):
+//   [<time>] [INFO] [logging.py:96:log_dist] [Rank 0] [Torch] Checkpoint global_step16 is about to be saved!
+//   [<time>] [INFO] [logging.py:96:log_dist] [Rank 0] Saving model checkpoint: /checkpoints/global_step16/mp_rank_00_model_states.pt
+//   [<time>] [INFO] [torch_checkpoint_engine.py:21:save] [Torch] Saving /checkpoints/global_step16/mp_rank_00_model_states.pt...
+//   ... then Saved, the ZeRO shard's Saving / Saved, `zero checkpoint saved`, and
+//   [<time>] [INFO] [torch_checkpoint_engine.py:33:commit] [Torch] Checkpoint global_step16 is ready now!
+void LineFormatter::Format(const CheckpointSave& r, LineBuilder& out) const {
+  if (job_.save_log == v1::CHECKPOINT_LAYOUT_MEGATRON) {
+    if (!r.finished) {
+      out.Str("saving checkpoint at iteration ").Padded(r.iteration, 7, ' ');
+      out.Str(" to /checkpoints in torch format").EndLine();
+      return;
+    }
+    out.Str("  successfully saved checkpoint from iteration ").Padded(r.iteration, 7, ' ');
+    out.Str(" to /checkpoints [ t 1/").Int(job_.tp).Str(", p 1/").Int(job_.pp).Str(" ]").EndLine();
+    return;
+  }
+  const int node = job_.NodeOf(r.rank);
+  const std::string tag = "global_step" + std::to_string(r.iteration);
+  const std::string model = "/checkpoints/" + tag + "/mp_rank_00_model_states.pt";
+  const std::string optim = "/checkpoints/" + tag + "/zero_pp_rank_0_mp_rank_00_optim_states.pt";
+  TimeNs at = r.time;
+  auto line = [&](std::string_view site) -> LineBuilder& {
+    DeepSpeedPrefix(out, node, at);
+    at += 40 * kNsPerUs;
+    return out.Str(site);
+  };
+  if (!r.finished) {
+    line("logging.py:96:log_dist] [Rank 0] [Torch] Checkpoint ").Str(tag).Str(" is about to be saved!").EndLine();
+    line("logging.py:96:log_dist] [Rank 0] Saving model checkpoint: ").Str(model).EndLine();
+    line("torch_checkpoint_engine.py:21:save] [Torch] Saving ").Str(model).Str("...").EndLine();
+    line("torch_checkpoint_engine.py:23:save] [Torch] Saved ").Str(model).Str(".").EndLine();
+    line("torch_checkpoint_engine.py:21:save] [Torch] Saving ").Str(optim).Str("...").EndLine();
+    return;
+  }
+  line("torch_checkpoint_engine.py:23:save] [Torch] Saved ").Str(optim).Str(".").EndLine();
+  line("engine.py:3463:_save_zero_checkpoint] zero checkpoint saved ").Str(optim).EndLine();
+  line("torch_checkpoint_engine.py:33:commit] [Torch] Checkpoint ").Str(tag).Str(" is ready now!").EndLine();
+}
+
 //  [2026-03-02 09:00:36] iteration        1/  100000 | consumed samples: ... |
 void LineFormatter::MegatronIteration(const TrainerIteration& r, LineBuilder& out) const {
   const CivilTime c = ToCivil(Local(job_.NodeOf(r.rank), r.time));

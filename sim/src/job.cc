@@ -244,6 +244,16 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.microbatches = std::max(1, s.training().microbatches());
   job.zero = s.training().data_parallel() == v1::DATA_PARALLEL_ZERO;
   job.trainer_log = s.training().trainer_log();
+  if (s.has_checkpointing()) {
+    const v1::Checkpointing& c = s.checkpointing();
+    if (c.layout() == v1::CHECKPOINT_LAYOUT_MEGATRON || c.layout() == v1::CHECKPOINT_LAYOUT_DEEPSPEED) {
+      job.save_log = c.layout();
+      job.save_every = c.every_steps() > 0 ? c.every_steps() : 5;
+    }
+    job.newest_save_unfinished = c.damage() == v1::CHECKPOINT_DAMAGE_KILL_DURING_SAVE ||
+                                 c.damage() == v1::CHECKPOINT_DAMAGE_SAVE_IN_FLIGHT ||
+                                 c.damage() == v1::CHECKPOINT_DAMAGE_WRITTEN_AFTER_FAULT;
+  }
   job.nccl_debug_info = s.format().nccl_debug_info();
   job.torchrun_info_logs = s.format().torchrun_info_logs();
   job.roce = s.format().fabric() == v1::FABRIC_ROCE;

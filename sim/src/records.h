@@ -531,6 +531,16 @@ struct BatchBanner {
 
 // Megatron's line once the requeued run has loaded its checkpoint (rank 0):
 // " successfully loaded checkpoint from <dir> at iteration K".
+// A checkpoint save as the layout's framework logs it on rank 0 (scenario `checkpointing`,
+// Megatron and DeepSpeed layouts): the start lines, or the finish lines. Both frameworks
+// flush them at once (print_rank_0's flush=True, Python logging).
+struct CheckpointSave {
+  int rank;
+  TimeNs time;
+  int iteration;
+  bool finished;
+};
+
 struct CheckpointResumed {
   int rank;
   TimeNs time;
@@ -594,7 +604,7 @@ using Record =
                  StoreConnectionReset, StoreJoinTimeout, AgentStoreFailure, AgentRendezvousFailure,
                  RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill,
                  SrunTaskExits, SrunMessage, StepdCancelled, CtldLine, BatchBanner,
-                 CheckpointResumed, ResumedIteration, MpirunNotice, PdshNotice>;
+                 CheckpointSave, CheckpointResumed, ResumedIteration, MpirunNotice, PdshNotice>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).
 class RecordSink {

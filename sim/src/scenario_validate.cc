@@ -458,7 +458,7 @@ Status FillRealism(v1::Realism* r, bool gpu_fault, const Locator& loc) {
 }
 
 // Checkpointing: counts are positive when given; a world-size change must fit the model
-// parallel grid (DeepSpeed names shards by DP x MP).
+// parallel grid (DeepSpeed names shards by DP x MP); a save in flight needs save lines.
 Status CheckCheckpointing(const v1::Scenario& s, const Locator& loc) {
   if (!s.has_checkpointing()) return Status::Ok();
   const v1::Checkpointing& c = s.checkpointing();
@@ -478,6 +478,14 @@ Status CheckCheckpointing(const v1::Scenario& s, const Locator& loc) {
                      "checkpointing.saved_world_size " + Str(c.saved_world_size()) +
                          " is not a multiple of tp * pp = " + Str(mp),
                      "the run that saved it had the same model-parallel grid");
+  }
+  // Only the Megatron and DeepSpeed jobs log their saves: elsewhere nothing would show it.
+  if (c.damage() == v1::CHECKPOINT_DAMAGE_SAVE_IN_FLIGHT && c.layout() != v1::CHECKPOINT_LAYOUT_MEGATRON &&
+      c.layout() != v1::CHECKPOINT_LAYOUT_DEEPSPEED) {
+    return loc.Error("checkpointing.damage",
+                     "checkpointing.damage CHECKPOINT_DAMAGE_SAVE_IN_FLIGHT needs a layout whose framework logs "
+                     "its saves",
+                     "use CHECKPOINT_LAYOUT_MEGATRON or CHECKPOINT_LAYOUT_DEEPSPEED");
   }
   return Status::Ok();
 }

@@ -220,6 +220,10 @@ void Workers::StartStep(int rank, TimeNs t) {
     const int id = job_fault ? 0 : fault_.traits->scope == FaultScope::kNode ? fault_.node : rank;
     queue_.Push(fault_time_, EventKind::kFault, static_cast<std::uint32_t>(id));
   }
+  if (rank == 0 && job_.save_every > 0 && step_[rank] > 0 && step_[rank] % job_.save_every == 0 &&
+      step_[rank] <= fault_.step) {
+    EmitSaveLines(rank, t);
+  }
   if (rank == job_.LoggingRank() && step_[rank] == 0) last_log_time_ = t;  // the first interval
   if (job_.per_rank_timers) {
     step_start_[rank] = t;

@@ -135,6 +135,7 @@ class Workers {
   void RaiseEverywhere(TimeNs t);
   void FailLockWaiters(int builder, TimeNs t);
   void EmitSaveNotice(int rank, TimeNs t);
+  void EmitSaveLines(int rank, TimeNs t);
   void EmitDeepSpeedNotes(int rank, TimeNs t, int iteration);
   void LoseNode(int node, TimeNs t);
   bool IsMismatchTarget(int rank, Op op) const;

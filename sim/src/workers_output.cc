@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "checkpoints.h"
 #include "workers.h"
 
 namespace denpex::sim {
@@ -42,6 +43,18 @@ void Workers::EmitStartupWarnings(int rank, TimeNs t) {
 void Workers::EmitCommInit(int rank, TimeNs t) {
   Rng rng(job_.seed, StreamId::kLineTiming, (13ULL << 32) + static_cast<std::uint64_t>(rank));
   sink_.Emit(DeepSpeedLine{rank, t + rng.UniformInt(2, 40) * kNsPerMs, DeepSpeedNote::kCommInit, 0});
+}
+
+// Rank 0's lines of the save of the steps just done (scenario `checkpointing`), timed as the
+// save's files are (checkpoints.cc): the newest save's finish line is missing when that save
+// never finished.
+void Workers::EmitSaveLines(int rank, TimeNs t) {
+  const int iteration = step_[rank];
+  const TimeNs took = SaveDuration((fault_.step - iteration) * job_.step_time + fault_.offset);
+  sink_.Emit(CheckpointSave{rank, t + took / 8, iteration, false});
+  const bool newest = iteration == fault_.step / job_.save_every * job_.save_every;
+  if (newest && job_.newest_save_unfinished) return;
+  sink_.Emit(CheckpointSave{rank, t + took, iteration, true});
 }
 
 // The logging rank (Megatron's last rank, DeepSpeed's rank 0) prints the trainer's lines

@@ -467,6 +467,12 @@ void IncidentWriter::Handle(const BatchBanner& r) {
   MaybeFlush(kSlurmOut);
 }
 
+// Flushed at once, with what the rank's stdout held before them.
+void IncidentWriter::Handle(const CheckpointSave& r) {
+  BufferStdout(r.rank, r);
+  MoveStdoutToFile(r.rank);
+}
+
 void IncidentWriter::Handle(const CheckpointResumed& r) {
   AppendTo(OutFile(r.rank), r.rank, r, {.out_stream = true});
   MaybeFlush(OutFile(r.rank));

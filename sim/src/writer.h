@@ -175,6 +175,7 @@ class IncidentWriter : public RecordSink {
   void Handle(const StepdCancelled& r);
   void Handle(const CtldLine& r);
   void Handle(const BatchBanner& r);
+  void Handle(const CheckpointSave& r);
   void Handle(const CheckpointResumed& r);
   void Handle(const ResumedIteration& r);
   void Handle(const MpirunNotice& r);

@@ -88,7 +88,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"MEGATRON", "RANK_SIZE_MISMATCH"}, Case{"DCP", "RANK_SIZE_MISMATCH"},
                       Case{"DEEPSPEED", "NONE"}, Case{"DEEPSPEED", "UNKNOWN_FORMAT"},
                       Case{"DCP", "WRITTEN_AFTER_FAULT"}, Case{"MEGATRON", "WRITTEN_AFTER_FAULT"},
-                      Case{"MEGATRON", "HARMLESS_LOOKALIKE"}, Case{"MEGATRON", "WORLD_SIZE_MISMATCH"}),
+                      Case{"MEGATRON", "HARMLESS_LOOKALIKE"}, Case{"MEGATRON", "WORLD_SIZE_MISMATCH"},
+                      Case{"MEGATRON", "SAVE_IN_FLIGHT"}, Case{"DEEPSPEED", "SAVE_IN_FLIGHT"}),
     [](const auto& p) { return std::string(p.param.layout) + "_" + p.param.damage; });
 
 TEST(SimCheckpointFiles, PointersFollowEachFrameworksWriteOrder) {
@@ -115,6 +116,37 @@ TEST(SimCheckpointFiles, PointersFollowEachFrameworksWriteOrder) {
   }
 }
 
+// Rank 0 logs each save's start and finish in its framework's words; a save in flight at the
+// fault has complete files, no pointer naming it, and a start without a finish in the log.
+TEST(SimCheckpointFiles, SaveInFlightShowsOnlyInRankZerosLog) {
+  ckpt_test::TempDir tmp;
+  for (const char* layout : {"DEEPSPEED", "MEGATRON"}) {
+    const fs::path out = tmp.path() / layout;
+    auto scenario = sim::ParseScenario(Scenario({layout, "SAVE_IN_FLIGHT"}), "<test>");
+    ASSERT_TRUE(scenario.ok());
+    ASSERT_TRUE(sim::Simulate(*scenario, {.out_dir = out}).ok());
+    const fs::path ck = out / "incident" / "checkpoints";
+    const std::string log = Slurp(out / "incident" / "gpu-0001" / "rank_0.log");
+    if (std::string(layout) == "DEEPSPEED") {
+      EXPECT_EQ(Slurp(ck / "latest"), "global_step4");
+      EXPECT_TRUE(fs::exists(ck / "global_step8" / "zero_pp_rank_7_mp_rank_07_optim_states.pt"));
+      EXPECT_NE(log.find("[Rank 0] [Torch] Checkpoint global_step8 is about to be saved!"), std::string::npos) << log;
+      EXPECT_NE(log.find("[Rank 0] Saving model checkpoint: /checkpoints/global_step8/mp_rank_00_model_states.pt"),
+                std::string::npos);
+      EXPECT_NE(log.find("[Torch] Checkpoint global_step4 is ready now!"), std::string::npos);
+      EXPECT_EQ(log.find("[Torch] Checkpoint global_step8 is ready now!"), std::string::npos);
+    } else {
+      EXPECT_EQ(Slurp(ck / "latest_checkpointed_iteration.txt"), "4");
+      EXPECT_TRUE(fs::exists(ck / "iter_0000008" / "mp_rank_03_001" / "model_optim_rng.pt"));
+      EXPECT_NE(log.find("saving checkpoint at iteration       8 to /checkpoints in torch format\n"), std::string::npos)
+          << log;
+      EXPECT_NE(log.find("  successfully saved checkpoint from iteration       4 to /checkpoints [ t 1/4, p 1/2 ]\n"),
+                std::string::npos);
+      EXPECT_EQ(log.find("successfully saved checkpoint from iteration       8"), std::string::npos);
+    }
+  }
+}
+
 TEST(SimCheckpointFiles, ScenarioErrorsNameTheField) {
   auto bad = sim::ParseScenario(
       "name: \"x\" job { nodes: 2 tp: 4 } faults { kind: FAULT_KIND_SIGKILL }\n"
@@ -123,6 +155,10 @@ TEST(SimCheckpointFiles, ScenarioErrorsNameTheField) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("bad.textproto:2"), std::string::npos) << bad.status().message();
   EXPECT_NE(bad.status().message().find("saved_world_size"), std::string::npos);
+  // A save in flight shows only in save lines, which a torch.save job does not log.
+  auto silent = sim::ParseScenario(Scenario({"TORCH_SAVE", "SAVE_IN_FLIGHT"}), "silent.textproto");
+  ASSERT_FALSE(silent.ok());
+  EXPECT_NE(silent.status().message().find("checkpointing.damage"), std::string::npos) << silent.status().message();
 }
 
 }  // namespace
