@@ -158,13 +158,18 @@ def descendants(pid):
     return out
 
 
-def kill_tree(pid, sig=signal.SIGKILL):
-    """Signal a process we started and everything below it, each by its own pid."""
-    for p in [pid] + descendants(pid):
+def kill_all(pids, sig=signal.SIGKILL):
+    """Signal each pid; one already gone is skipped."""
+    for p in pids:
         try:
             os.kill(p, sig)
         except ProcessLookupError:
             pass
+
+
+def kill_tree(pid, sig=signal.SIGKILL):
+    """Signal a process we started and everything below it, each by its own pid."""
+    kill_all([pid] + descendants(pid), sig)
 
 
 def wait_for_text(path, text, deadline):
@@ -860,6 +865,22 @@ def capture(inc, index, vers):
     log(f"{inc['id']}: done ({(res['end'] - res['start']).total_seconds():.0f} s)")
 
 
+def capture_each(chosen, incidents, capture_one, vers):
+    """Capture each chosen incident (its index in `incidents` seeds its run); a failure is
+    reported and the next one captured. The exit status: 1 when any failed."""
+    failed = []
+    for inc in chosen:
+        try:
+            capture_one(inc, incidents.index(inc), vers)
+        except Exception as e:  # noqa: BLE001 - report and go on with the next incident
+            log(f"{inc['id']}: FAILED: {e}")
+            failed.append(inc["id"])
+    if failed:
+        log(f"failed: {', '.join(failed)}")
+        return 1
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description="Re-capture the real corpus (needs root, "
                                  "python3-torch, slurm-wlm, munge).")
@@ -881,17 +902,7 @@ def main():
         ap.error("must run as root (UTS namespaces, cgroups, Slurm daemons)")
     install_bin()
     vers = versions()
-    failed = []
-    for inc in chosen:
-        try:
-            capture(inc, INCIDENTS.index(inc), vers)
-        except Exception as e:  # noqa: BLE001 - report and go on with the next incident
-            log(f"{inc['id']}: FAILED: {e}")
-            failed.append(inc["id"])
-    if failed:
-        log(f"failed: {', '.join(failed)}")
-        return 1
-    return 0
+    return capture_each(chosen, INCIDENTS, capture, vers)
 
 
 if __name__ == "__main__":

@@ -317,11 +317,7 @@ def lose_agent(inc, agents, deadline):
     pids = [agent] + c1.descendants(agent)
     ranks = sorted(int(r) for _, r, _ in map(run_of, pids[1:]) if r is not None)
     t = c1.utcnow()
-    for p in pids:
-        try:
-            os.kill(p, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    c1.kill_all(pids)
     return {"agent": inc["rank"], "agent_pid": agent, "pids": pids, "lost_ranks": ranks,
             "time": c1.rfc3339(t)}
 
@@ -590,11 +586,7 @@ def lose_node(inc, slurm, incident, job_id, deadline):
         except OSError:
             pass
     t = c1.utcnow()
-    for p in pids:
-        try:
-            os.kill(p, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    c1.kill_all(pids)
     with open(os.path.join(WORK, inc["id"], "fault.json"), "w") as f:
         json.dump({"kind": "node_fail", "node": SLURM_NODE, "host": SLURM_NODE,
                    "time": c1.rfc3339(t), "job_id": job_id, "pids": sorted(pids),
@@ -865,17 +857,7 @@ def main():
     install_bin()
     resolve_slurm_node()
     vers = c1.versions()
-    failed = []
-    for inc in chosen:
-        try:
-            capture(inc, INCIDENTS.index(inc), vers)
-        except Exception as e:  # noqa: BLE001 - report and go on with the next incident
-            log(f"{inc['id']}: FAILED: {e}")
-            failed.append(inc["id"])
-    if failed:
-        log(f"failed: {', '.join(failed)}")
-        return 1
-    return 0
+    return c1.capture_each(chosen, INCIDENTS, capture, vers)
 
 
 if __name__ == "__main__":
