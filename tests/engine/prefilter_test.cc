@@ -74,8 +74,8 @@ TEST(LineFilter, BucketsAtAndVerifyAtSeeWhatTheScanSees) {
   for (std::size_t q = 0; q < kChatterLine.size(); ++q) EXPECT_EQ(filter.BucketsAt(kChatterLine, q), 0) << q;
 }
 
-// The lines NCCL_DEBUG=INFO prints once per channel and peer over P2P and the proxy (a quarter to
-// a half of a large job's output), and its transport line, are no candidate anywhere: not only no fingerprint of them
+// The lines NCCL_DEBUG=INFO prints once per channel and peer (a quarter to a half of a large job's
+// output), and its transport line, are no candidate anywhere: not only no fingerprint of them
 // (FingerprintsMissTheCommonestChatter) but no window that a bucket's nibble cross product
 // accepts. When the real-lines and save literals came, one bucket took `Ser` of `[Proxy Service`
 // and the benchmark's 16k-rank log went from 1.25 M false candidates to 4.73 M.
@@ -85,6 +85,8 @@ TEST(LineFilter, NoBucketAcceptsTheCommonestNcclLines) {
       " 8727: gpu-1091:4007:4208 [7] NCCL INFO [Proxy Service 8] Connected to proxy localRank 7 -> connection 0x7f0000a3c4",
       "gpu-0512:88210:88371 [6] NCCL INFO [Proxy Service 13] Connected to proxy localRank 6 -> connection 0x7f1ce4001f80",
       "gpu-0346:4005:4230 [5] NCCL INFO Channel 21/1 : 2765[5] -> 2766[6] via P2P/IPC/read",
+      "gpu-1462:70476:70476 [1] NCCL INFO Channel 00/0 : 11[1] -> 12[1] [send] via NET/IB/1/GDRDMA",
+      "gpu-0733:31337:31402 [4] NCCL INFO Channel 13/1 : 5860[4] -> 5868[4] [receive] via NET/IB/2/GDRDMA",
       " 3349: gpu-0419:4005:4005 [5] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB "
       "[3]mlx5_3:1/IB [RO]; OOB ib0:10.13.21.1<0>",
   };

@@ -355,11 +355,12 @@ struct Placement {
 
 // The greedy choice places each literal knowing only those before it. A pass moves each literal
 // in turn to the fingerprint and bucket where the model's total cost is least (its bucket's
-// nibble sets rebuilt without it); passes run until nothing moves (4 today; kMaxPasses bounds
-// them). One pass took 4-28 % of the false candidates off every log measured (docs/benchmarks.md,
-// cand8); with today's sample, passes until nothing moves take 3-33 % more off seven of nine logs
-// (the benchmark's 16k-rank log 1.89 M -> 1.27 M), the same on one, and add some on one (a pdsh
-// incident, 39 k -> 73 k).
+// nibble sets rebuilt without it); passes run until nothing moves (3 today, the last moving
+// nothing; kMaxPasses bounds them). One pass took 4-28 % of the false candidates off every log
+// measured (docs/benchmarks.md, cand8). With today's sample (before the greedy's bucket cost was
+// fixed), passes until nothing moves took 3-33 % more off seven of nine logs (the benchmark's
+// 16k-rank log 1.89 M -> 1.27 M), none off one, and added some on one (a pdsh incident, 39 k ->
+// 73 k); docs/benchmarks.md, "The pre-filter's sample".
 constexpr int kMaxPasses = 20;
 
 bool ImproveOnce(const CostModel& cost_of, std::vector<Placement>* placed, std::array<NibbleSets, 8>* sets) {
@@ -407,7 +408,7 @@ LineFilter::LineFilter(std::span<const Trigger> triggers, Search search) {
   // any third byte, so it must not share a bucket with much else).
   std::stable_sort(order.begin(), order.end(), [](const Trigger& a, const Trigger& b) { return a.literal.size() < b.literal.size(); });
   std::array<NibbleSets, 8> sets{};
-  std::array<double, 8> cost{};
+  std::array<double, 8> cost{};  // cost_of(sets[b])
   std::vector<Placement> placed;
   for (const Trigger& t : order) {
     if (t.literal.size() < 2) continue;  // too short to be selective; the tables never hold one
@@ -430,7 +431,11 @@ LineFilter::LineFilter(std::span<const Trigger> triggers, Search search) {
       }
     }
     sets[best_bucket] = With(sets[best_bucket], t.literal, best_offset);
-    cost[best_bucket] += best;
+    // The bucket's own cost, not the sum of the deltas chosen: those hold each fingerprint's exact
+    // matches too, and a bucket whose sum ran ahead of its cost looked cheaper to the next literal
+    // by that much, so the literals whose fingerprints the sample holds drew others after them
+    // (fixed, the benchmark's false candidates 1.27 M -> 0.73 M).
+    cost[best_bucket] = cost_of(sets[best_bucket]);
     placed.push_back({t, best_offset, best_bucket});
   }
   int passes = 1;
