@@ -16,8 +16,8 @@ namespace {
 // copies with other numbers, hex and words, so that a bucket is not fitted to one copy's digits
 // (the benchmark's padding writes `P2P/IPC`, `[RO]` and other hex than the first copies; a
 // window the model never saw can land in any bucket). Weighting the kinds NCCL prints per channel
-// and peer 4 to 16 times over the others was tried: the benchmark's padding gained and most
-// simulated incidents lost (docs/benchmarks.md, "The pre-filter's sample").
+// and peer 4 to 16 times over the others was tried: the benchmark gained at most settings and
+// corpora/real* lost at every one (docs/benchmarks.md, "The pre-filter's sample").
 struct SampleLine {
   double weight;
   std::string_view text;  // one line, without its newline
@@ -64,7 +64,8 @@ constexpr std::size_t SampleBytes() {
 // into a crowded bucket although "[Proxy Service" and "Channel" are half of NCCL INFO output:
 // 8.5 M false candidates on the benchmark's 16k-rank log; at 4, 0.9 M. With the variants and
 // only the windows the scan reaches (CostModel::ScannedWindows), 2, 4 and 8 were measured on nine
-// logs: 2 gave the fewest false candidates on six of them, and fewer than before on all nine.
+// logs (before the greedy's bucket cost was fixed): 2 gave the fewest false candidates on six of
+// them, and fewer than main's on all nine.
 constexpr double kSampleMatchWeight = 2;
 
 constexpr std::uint16_t kAllNibbles = 0xffff;
