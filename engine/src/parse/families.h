@@ -70,10 +70,10 @@ std::string_view NormalisePci(std::string_view id, char (&buf)[16]);
 // launcher, Kubernetes, Ray.
 bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out);
 bool RecogniseAgent(std::string_view msg, StringTable* strings, Recognised* out);
-bool RecogniseAgentRanks(std::string_view msg, Recognised* out);
+bool RecogniseAgentRanks(std::string_view msg, StringTable* strings, Recognised* out);
 bool RecogniseDeepSpeed(std::string_view msg, StringTable* strings, Recognised* out);
 // timers.cc: per-rank timers `[Rank R] [rank=R ]time (ms) | fwd: 498.12 | ... | step: 11.20`.
-bool RecogniseStepTimers(std::string_view msg, Recognised* out);
+bool RecogniseStepTimers(std::string_view msg, StringTable* strings, Recognised* out);
 bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised* out);
 // Bare-metal launchers (docs/log_formats.md §26): Open MPI's `mpirun noticed that process rank R
 // ... exited on signal N (Name).` (`prterun`, `mpiexec`), its `  Process name: [[J,1],R]` (the

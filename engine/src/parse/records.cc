@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "parse/lines.h"
+#include "parse/recognisers.h"
 #include "parse/scan.h"
 #include "parse/triggers.h"
 
@@ -417,7 +418,7 @@ void LogParser::Anchor(Parsed& p, std::string_view body) {
       Recognised r;
       p.header = Header{.message = message};
       p.rank = p.origin.rank >= 0 ? p.origin.rank : ctx_.name_rank;
-      if (RecogniseAgent(message, &out_.strings, &r)) {
+      if (Recognise(kAgentQuote, message, &out_.strings, &r)) {
         out_.agent = true;
         Emit(p, std::move(r));
       }
@@ -662,6 +663,67 @@ void LogParser::Emit(const Parsed& p, Recognised&& r) {
   if (quotes_timeout) EmbeddedTimeout(p, p.header.message);
 }
 
+namespace {
+
+// Where a message after a logging header stands (recognisers.h).
+Places HeadedPlaces(const Header& h) {
+  const bool error = h.severity == 'E' || h.severity == 'F';
+  Places where = 0;
+  switch (h.kind) {
+    case HeaderKind::kC10:
+      where = kC10;
+      if (error) where |= kC10Error;
+      break;
+    case HeaderKind::kGlog:
+    case HeaderKind::kPython:
+      where = kLog;
+      if (IsAgentSource(h.source)) {
+        where |= kAgentLog;
+      } else if (h.source.ends_with(".go")) {
+        where |= kGoLog;
+      } else if (error) {
+        where |= kErrorLog;
+      }
+      break;
+    case HeaderKind::kDeepSpeed:
+      where = kDeepSpeedLog;
+      break;
+    case HeaderKind::kRay:
+      where = kRayLog;
+      if (h.severity == 'E') where |= kRayError;
+      break;
+    case HeaderKind::kKernel:
+    case HeaderKind::kSyslog:
+      where = kKernelLog;
+      break;
+    case HeaderKind::kBracketTime:
+    case HeaderKind::kNone:
+      break;
+  }
+  return where;
+}
+
+// Where a message with no logging header (or only a bracketed time) stands, by its first byte;
+// `msg` is not empty.
+Places UnheadedPlaces(std::string_view msg, const Header& h, bool kernel_log) {
+  const char c = msg[0];
+  if (c == ' ' || c == '\t') return kIndented;
+  if (c == '-') return kDash;
+  if (IsAlpha(c) || IsDigit(c)) {
+    Places where = kText;
+    if (kernel_log || LooksKernel(msg)) where |= kKernelText;
+    if (h.kind == HeaderKind::kBracketTime) where |= kStampedText;
+    return where;
+  }
+  if (c == '[') return kSquare;
+  if (c == '*' || c == '_') return kEmphasis;
+  if (c == '/' || c == '.') return kPath;
+  if (c == '|') return kPipe;
+  return kOtherStart;
+}
+
+}  // namespace
+
 void LogParser::Dispatch(const Parsed& p) {
   const Header& h = p.header;
   const std::string_view msg = h.message;
@@ -674,46 +736,10 @@ void LogParser::Dispatch(const Parsed& p) {
     FlushEntry();
     table_.open = false;
   }
+  const Places where = HeadedPlaces(h);
+  if ((where & kAgentLog) != 0) out_.agent = true;
   Recognised r;
-  bool found = false;
-  switch (h.kind) {
-    case HeaderKind::kC10:
-      found = RecogniseAgent(msg, &out_.strings, &r);
-      if (!found && (h.severity == 'E' || h.severity == 'F')) {
-        found = RecogniseQuotedError(msg, &out_.strings, &r);  // a family's error it reports
-        if (!found) r = Recognised{.detail = Note{InternCapped(&out_.strings, msg)}};
-        found = true;
-      }
-      break;
-    case HeaderKind::kGlog:
-    case HeaderKind::kPython:
-      if (IsAgentSource(h.source)) {
-        out_.agent = true;
-        // torch >= 2.2's formatter heads every line of the rendezvous result (§6).
-        found = RecogniseAgent(msg, &out_.strings, &r) || RecogniseAgentRanks(msg, &r);
-      } else if (h.source.ends_with(".go")) {
-        found = RecogniseKubernetes(msg, &out_.strings, &r);
-      } else if (h.severity == 'E' || h.severity == 'F') {
-        found = RecogniseQuotedError(msg, &out_.strings, &r);  // a family's error it reports (caffe2's `Caught gloo IO exception: [...]`)
-      }
-      break;
-    case HeaderKind::kDeepSpeed:
-      found = RecogniseStepTimers(msg, &r) || RecogniseDeepSpeed(msg, &out_.strings, &r);
-      break;
-    case HeaderKind::kRay:
-      found = RecogniseRay(msg, &out_.strings, &r) ||
-              (h.severity == 'E' && RecogniseQuotedError(msg, &out_.strings, &r));  // `Unhandled exception: ... what(): NCCL Error 5: ...`
-      break;
-    case HeaderKind::kKernel:
-    case HeaderKind::kSyslog:
-      found = RecogniseKernel(msg, &out_.strings, &r);
-      break;
-    case HeaderKind::kBracketTime:
-    case HeaderKind::kNone:
-      return;  // read above
-  }
-  if (!found) found = RecogniseCheckpointSave(msg, &out_.strings, &r);
-  if (!found) return;
+  if (!Recognise(where, msg, &out_.strings, &r)) return;
   if (r.kind == Kind::kFallenOffBus && !Has(msg, "fallen off the bus")) {  // wait for the notice's last line
     HoldPendingGpu(p, std::move(r));
     return;
@@ -877,43 +903,10 @@ void LogParser::Unheaded(const Parsed& p) {
     EmbeddedTimeout(p, msg);  // the message without its c10 header (a title, a quote)
     return;
   }
-  Recognised r;
-  bool found = false;
   const char c = msg[0];
-  if (c == ' ' || c == '\t') {
-    found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) || RecogniseAgentRanks(msg, &r) ||
-            RecogniseBareMetal(msg, &out_.strings, &r) ||
-            RecogniseRay(msg, &out_.strings, &r);  // also a hard-wrapped line's indented piece
-  } else if (c == '-') {
-    found = RecogniseRay(msg, &out_.strings, &r);
-  } else if (IsAlpha(c) || IsDigit(c)) {
-    if ((c == 'r' || c == 's') && (p.origin.timed || p.origin.yearless || p.header.clock != Clock::kNone) && StepLine(p)) {
-      return;
-    }
-    found = (c == 't' && RecogniseStepTimers(msg, &r)) ||
-            ((ctx_.kernel || LooksKernel(msg)) && RecogniseKernel(msg, &out_.strings, &r)) ||
-            ((c == 's' || c == 'e') && RecogniseSlurm(msg, &out_.strings, &r)) || RecogniseNccl(msg, &out_.strings, &r) ||
-            (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
-            ((c == 'N' || c == 'K' || c == 'T' || c == 'p') && RecogniseSlurm(msg, &out_.strings, &r)) ||
-            RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
-            RecogniseRay(msg, &out_.strings, &r) ||  // Ray's messages are read wherever they stand (`node_manager.cc:N: ...`)
-            ((c == 'E' || c == 'S') && RecogniseSlurm(msg, &out_.strings, &r)) ||
-            ((c == 'm' || c == 'p' || c == 'o' || c == 's' || c == 'C' || c == 'T') &&
-             RecogniseBareMetal(msg, &out_.strings, &r)) ||
-            (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r)) ||
-            RecogniseDeviceAssert(msg, &out_.strings, &r);  // a Windows build's `C:\cb\...\Indexing.cu:1146: ...`
-  } else if (c == '[' || c == '*' || c == '_') {
-    found = (c == '[' && (RecogniseWrapper(msg, &out_.strings, &r) || RecogniseBareMetal(msg, &out_.strings, &r) ||
-                          RecogniseNccl(msg, &out_.strings, &r) ||
-                          RecogniseDeepSpeed(msg, &out_.strings, &r))) ||  // a launcher line whose header a paste broke
-            RecogniseSlurm(msg, &out_.strings, &r);
-  } else if (c == '/' || c == '.') {
-    found = RecogniseDeviceAssert(msg, &out_.strings, &r);
-  } else if (c == '|') {
-    found = RecogniseNvidiaSmi(msg, &out_.strings, &r);
-  }
-  if (!found && c == 'U') found = RecogniseNvidiaSmi(msg, &out_.strings, &r);
-  if (!found) found = RecogniseCheckpointSave(msg, &out_.strings, &r);
+  if ((c == 'r' || c == 's') && (p.origin.timed || p.origin.yearless || p.header.clock != Clock::kNone) && StepLine(p)) return;
+  Recognised r;
+  const bool found = Recognise(UnheadedPlaces(msg, p.header, ctx_.kernel), msg, &out_.strings, &r);
   if (found && closed_in_pin_ && r.kind == Kind::kCudaError) r.kind = Kind::kPinMemory;  // a direct pin failed
   if (found && r.kind == Kind::kFallenOffBus && !Has(msg, "fallen off the bus")) {  // a notice's first line
     HoldPendingGpu(p, std::move(r));

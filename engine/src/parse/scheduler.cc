@@ -276,7 +276,7 @@ bool RecogniseSlurmLine(std::string_view msg, StringTable* strings, Recognised* 
 // The torchrun agent's rendezvous result (LOGLEVEL=INFO, §6): its `  global_ranks=[g0, g1, ...]`
 // line, the node's workers in local-rank order. Numbered contiguously, they give the node's
 // first rank: a NodeLayout whose first_rank is g0 (nnodes and node_rank unknown here).
-bool RecogniseAgentRanks(std::string_view msg, Recognised* out) {
+bool RecogniseAgentRanks(std::string_view msg, StringTable* /*strings*/, Recognised* out) {
   Scanner s(msg);
   std::int64_t first = 0, v = 0, n = 0;
   if (!s.Lit("  global_ranks=[") || !s.Digits(1, 9, &first)) return false;
