@@ -1,5 +1,7 @@
 #include "parse/recognisers.h"
 
+#include "parse/triggers.h"
+
 namespace denpex::engine {
 namespace {
 
@@ -9,35 +11,115 @@ bool RecogniseC10Note(std::string_view msg, StringTable* strings, Recognised* ou
   return true;
 }
 
+// Each recogniser's trigger literals (triggers.h): a line it can accept holds one of them. A
+// recogniser's first row carries them; its second row, if any, none.
+constexpr Trigger kStepTimers[] = {{"time (ms) |"}};
+constexpr Trigger kAgent[] = {
+    {"failed (exitcode: "}, {"Sending process "}, {"Closing process "}, {"Unable to shutdown process "},
+    {"Local worker group finished (FAILED)"}, {"The client socket has timed out"}, {"RendezvousConnectionError"},
+    {"failed to bind"}, {"Error waiting on exit barrier"}, {"failed on SocketImpl("},
+};
+constexpr Trigger kWhat[] = {{"what():"}};
+constexpr Trigger kKernel[] = {
+    {"NVRM: "},                              // Xid, "The NVIDIA GPU ... fallen off the bus", RmInitAdapter failed
+    {"Killed process "}, {"Kill process "},  // the OOM killer's victim (also after "Out of memory: ")
+    {"oom-kill"},                            // `oom-kill:constraint=...`, `... invoked oom-killer: ...`
+    {" blocked for more than "},  // khungtaskd: `INFO: task <comm>:<pid> blocked for more than <n> seconds.`
+};
+constexpr Trigger kSlurm[] = {
+    {": task"},  // srun: error: <node>: task(s) <ids>: <reason>
+    {"Node failure on "}, {"Job step aborted"}, {"Terminating "}, {"Force Terminated"},
+    {"*** "},    // banners: CANCELLED, FAILED, STEPD TERMINATED
+    {"oom-kill event"}, {"oom_kill event"}, {" not responding"}, {"Killing JobId="},
+    {"Time limit exhausted for JobId="}, {"REQUEST_KILL_JOB"}, {"preempted JobId="}, {"_job_complete: JobId="},
+    {"due to failure of node "}, {"Requeuing JobId="}, {" now responding"}, {"SLURM_RESTART_COUNT="},
+    {"sched: Allocate JobId="}, {"SLURM_JOB_ID="}, {"SLURM_JOBID="},
+};
+constexpr Trigger kWrapper[] = {{"[denpex-run] "}};
+constexpr Trigger kBareMetal[] = {
+    {" noticed that process rank "}, {"Process name: ["}, {"Remote daemon: ["}, {": ssh exited with exit code 255"},
+    {"] MCW rank "}, {" bound to package["}, {" closed by remote host."},
+    // `Timeout, server <host> not responding.` reaches it through Slurm's " not responding"
+    {"ssh: connect to host "},
+};
+constexpr Trigger kNccl[] = {
+    {"Init COMPLETE"}, {"NCCL WARN "}, {"NET/Socket : Using "},
+    {"Got completion from peer"},  // the IB transport's completion error alone
+};
+constexpr Trigger kDeepSpeed[] = {
+    {" exits with return code = "}, {"Killing subprocess "}, {", num_local_procs="}, {"--world_info="},
+    {"OVERFLOW! Rank "}, {"Grad overflow on iteration"}, {"loss scale overflow! "}, {"CPU Virtual Memory:"},
+    {"death signal, shutting down workers"},
+};
+constexpr Trigger kFatalSignal[] = {{"Fatal Python error: "}};
+constexpr Trigger kException[] = {
+    {"Error"}, {"Exception"}, {"Interrupt"}, {"SystemExit"},         // the type's name
+    {"CUDA error: "}, {"CUDA out of memory. "},                       // ... or torch's CUDA message without it
+    {"[<TrainingState"},                                              // ... or FSDP's state check without it
+    {"NCCL error in: "},                                              // ... or torch's NCCL error without it
+    {"got mixed torch.Tensor and DTensor"},                           // ... or DTensor's dispatch error without it
+    {"Non-root FSDP instance"}, {"Expects storage to be allocated"},  // ... or FSDP's `_p_assert` message alone
+    {"ncclInvalid"},                                                  // NCCL's result name (`ncclInvalidUsage: `)
+};
+constexpr Trigger kKubernetes[] = {
+    {" Evicted "}, {"Reason:"}, {"command terminated with exit code "}, {"Eviction manager: pods ranked for eviction"},
+    {"OOMKilling"}, {"NodeNotReady"}, {"Killing "}, {"TaintManagerEviction"}, {"SuccessfulDeletePod"},
+    {"PyTorchJobFailed"}, {"FailedJobs"}, {"BackoffLimitExceeded"}, {"Node:"}, {"ReachedMaxRestarts"},
+    {" Restarting "}, {"Back-off restarting failed container"}, {"FailedScheduling"}, {"Successfully assigned "},
+    {"Restart Count:"}, {"The node was low on "}, {" restarting failed container"}, {"reason: Evicted"},
+    {"reason: OOMKilled"}, {" OOMKilled "}, {" CrashLoopBackOff "},
+};
+constexpr Trigger kAgentRanks[] = {{"  global_ranks=["}};
+constexpr Trigger kRay[] = {
+    {"killed due to memory pressure (OOM)"}, {"has been marked dead because the detector"}, {"- (node_id="}, {"- (ip="},
+    {"\tpid: "}, {"\tip: "}, {"The actor is dead because"}, {"The actor died because its node has died"},
+    {"ray.exceptions.RayTaskError("}, {"System memory low at node"}, {"node running low on memory"},
+    {"Memory on the node (IP: "}, {"A worker died or was killed"}, {"The actor died unexpectedly"},
+};
+constexpr Trigger kQuotedError[] = {{"gloo/transport/"}};  // gloo's error a logger reports
+constexpr Trigger kDeviceAssert[] = {{"Assertion `"}};
+constexpr Trigger kNvidiaSmi[] = {
+    {"| 0000"},                 // a GPU row's `| 00000000:5D:00.0 Off |` (8-digit domain)
+    {"device handle for GPU"},  // `Unable to determine the device handle for GPU...`
+};
+constexpr Trigger kCheckpointSave[] = {
+    {"saving checkpoint at iteration"},   // Megatron start
+    {"saved checkpoint from iteration"},  // Megatron finish
+    {"Saving model checkpoint"},          // DeepSpeed `Saving model checkpoint: `, HF `... to `
+    {"is about to be saved!"},            // DeepSpeed checkpoint engine create()
+    {"is ready now!"},                    // DeepSpeed checkpoint engine commit()
+    {"aving the checkpoint"},             // torchtitan `Saving the ...`, `Finished saving the ...`
+};
+
 // Tried in this order; the first row that applies where the message stands and accepts it wins.
-// A recogniser has a second row where it must be tried later on some lines than on others (Slurm's
+// A recogniser has a second row where it is tried later on some lines than on others (Slurm's
 // lines that start with `E` or `S` are tried after Python's exceptions).
 constexpr RecogniserRow kRows[] = {
-    // name            where                                                first bytes  function
-    {"step timers",    kDeepSpeedLog | kText,                               "t",         RecogniseStepTimers},
-    {"torchrun agent", kC10 | kAgentLog | kAgentQuote,                      "",          RecogniseAgent},
-    {"what()",         kIndented,                                           "",          RecogniseWhat},
-    {"kernel",         kKernelLog | kKernelText,                            "",          RecogniseKernel},
-    {"slurm",          kText,                                               "se",        RecogniseSlurm},
-    {"denpex-run",     kSquare,                                             "",          RecogniseWrapper},
-    {"bare metal",     kSquare,                                             "",          RecogniseBareMetal},
-    {"nccl",           kText | kSquare,                                     "",          RecogniseNccl},
-    {"deepspeed",      kDeepSpeedLog | kSquare,                             "",          RecogniseDeepSpeed},
-    {"fatal signal",   kText,                                               "F",         RecogniseFatalSignal},
-    {"slurm",          kText,                                               "NKTp",      RecogniseSlurm},
-    {"exception",      kText,                                               "",          RecogniseException},
-    {"kubernetes",     kGoLog | kIndented | kText,                          "",          RecogniseKubernetes},
-    {"agent ranks",    kAgentLog | kIndented,                               "",          RecogniseAgentRanks},
-    {"bare metal",     kIndented,                                           "",          RecogniseBareMetal},
-    {"ray",            kRayLog | kIndented | kDash | kText,                 "",          RecogniseRay},
-    {"quoted error",   kC10Error | kErrorLog | kRayError,                   "",          RecogniseQuotedError},
-    {"c10 error note", kC10Error,                                           "",          RecogniseC10Note},
-    {"slurm",          kText | kSquare | kEmphasis,                         "ES[*_",     RecogniseSlurm},
-    {"bare metal",     kText,                                               "mposCT",    RecogniseBareMetal},
-    {"slurm",          kStampedText,                                        "",          RecogniseSlurm},
-    {"device assert",  kText | kPath,                                       "",          RecogniseDeviceAssert},
-    {"nvidia-smi",     kText | kPipe,                                       "U|",        RecogniseNvidiaSmi},
-    {"checkpoint save", kAnywhere,                                          "",          RecogniseCheckpointSave},
+    // name             where                                 first bytes  function                triggers
+    {"step timers",     kDeepSpeedLog | kText,                "t",     RecogniseStepTimers,     kStepTimers},
+    {"torchrun agent",  kC10 | kAgentLog | kAgentQuote,       "",      RecogniseAgent,          kAgent},
+    {"what()",          kIndented,                            "",      RecogniseWhat,           kWhat},
+    {"kernel",          kKernelLog | kKernelText,             "",      RecogniseKernel,         kKernel},
+    {"slurm",           kText,                                "se",    RecogniseSlurm,          kSlurm},
+    {"denpex-run",      kSquare,                              "",      RecogniseWrapper,        kWrapper},
+    {"bare metal",      kSquare,                              "",      RecogniseBareMetal,      kBareMetal},
+    {"nccl",            kText | kSquare,                      "",      RecogniseNccl,           kNccl},
+    {"deepspeed",       kDeepSpeedLog | kSquare,              "",      RecogniseDeepSpeed,      kDeepSpeed},
+    {"fatal signal",    kText,                                "F",     RecogniseFatalSignal,    kFatalSignal},
+    {"slurm",           kText,                                "NKTp",  RecogniseSlurm},
+    {"exception",       kText,                                "",      RecogniseException,      kException},
+    {"kubernetes",      kGoLog | kIndented | kText,           "",      RecogniseKubernetes,     kKubernetes},
+    {"agent ranks",     kAgentLog | kIndented,                "",      RecogniseAgentRanks,     kAgentRanks},
+    {"bare metal",      kIndented,                            "",      RecogniseBareMetal},
+    {"ray",             kRayLog | kIndented | kDash | kText,  "",      RecogniseRay,            kRay},
+    {"quoted error",    kC10Error | kErrorLog | kRayError,    "",      RecogniseQuotedError,    kQuotedError},
+    {"c10 error note",  kC10Error,                            "",      RecogniseC10Note},  // its lines hold records.cc's `[E`, `[F`
+    {"slurm",           kText | kSquare | kEmphasis,          "ES[*_", RecogniseSlurm},
+    {"bare metal",      kText,                                "mposCT", RecogniseBareMetal},
+    {"slurm",           kStampedText,                         "",      RecogniseSlurm},
+    {"device assert",   kText | kPath,                        "",      RecogniseDeviceAssert,   kDeviceAssert},
+    {"nvidia-smi",      kText | kPipe,                        "U|",    RecogniseNvidiaSmi,      kNvidiaSmi},
+    {"checkpoint save", kAnywhere,                            "",      RecogniseCheckpointSave, kCheckpointSave},
 };
 
 }  // namespace

@@ -2,10 +2,10 @@
 // the order in which they are tried. LogParser (records.cc) says where a message stands, as a set
 // of Places; Recognise tries the table's rows in order and the first row that applies there and
 // accepts the message wins. What is recognised where is read from the table (recognisers.cc),
-// one row per recogniser.
+// each row with the trigger literals the pre-filter looks for on its behalf (triggers.h).
 //
-// Adding a recogniser: write its function (a file of families.h), add its row where its
-// precedence lies, add its trigger literals to its family's table (triggers.h), and its tests.
+// Adding a recogniser: write its function (a file of families.h), add its row, with its trigger
+// literals, where its precedence lies, and its tests.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 
 #include "parse/families.h"
 #include "parse/strings.h"
+#include "parse/triggers.h"
 
 namespace denpex::engine {
 
@@ -62,6 +63,8 @@ struct RecogniserRow {
   // cheap test, not a contract: the function still checks its whole shape.
   std::string_view first = {};
   Recogniser recognise = nullptr;
+  // The literals a line must hold for `recognise` to accept it (AllTriggers gathers them).
+  std::span<const Trigger> triggers = {};
 };
 
 // The rows, in the order they are tried.

@@ -1366,7 +1366,6 @@ constexpr Trigger kRecordTriggers[] = {
     {"\"py_callstack\""},                      // torchrun's error file (error.json, ErrorFile)
     {"] iteration "},                          // Megatron progress (a rank's last step)
     {"data_ms="},                              // key=value step lines (StepLine)
-    {"time (ms) |"},                           // DeepSpeed per-rank timers (timers.cc, fail-slow)
     {"Setting OMP_NUM_THREADS environment variable for each process"},  // torchrun's banner: an agent log
     {"torch/distributed"}, {"torch.distributed"}, {"run:"},  // agent sources: the file is a launcher's
     {"\x1b["},                                  // ANSI colour: a trigger may sit between its codes

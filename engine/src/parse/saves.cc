@@ -17,19 +17,9 @@
 
 #include "parse/families.h"
 #include "parse/scan.h"
-#include "parse/triggers.h"
 
 namespace denpex::engine {
 namespace {
-
-constexpr std::array<Trigger, 6> kSaveTriggers = {{
-    {"saving checkpoint at iteration"},               // Megatron start
-    {"saved checkpoint from iteration"},              // Megatron finish
-    {"Saving model checkpoint"},                      // DeepSpeed `Saving model checkpoint: `, HF `... to `
-    {"is about to be saved!"},                        // DeepSpeed checkpoint engine create()
-    {"is ready now!"},                                // DeepSpeed checkpoint engine commit()
-    {"aving the checkpoint"},                         // torchtitan `Saving the ...`, `Finished saving the ...`
-}};
 
 bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
@@ -96,8 +86,6 @@ void DeepSpeedRank(std::string_view msg, Recognised* out) {
 }
 
 }  // namespace
-
-std::span<const Trigger> SaveTriggers() { return kSaveTriggers; }
 
 bool RecogniseCheckpointSave(std::string_view msg, StringTable* strings, Recognised* out) {
   if (!Contains(msg, "heckpoint")) return false;  // every shape holds `checkpoint` or `Checkpoint`

@@ -7,7 +7,6 @@
 #include "parse/families.h"
 #include "parse/lines.h"
 #include "parse/scan.h"
-#include "parse/triggers.h"
 #include "parse/world_info.h"
 
 namespace denpex::engine {
@@ -844,46 +843,5 @@ bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out) {
   return false;
 }
 
-// Lines these recognisers can match (triggers.h).
-namespace {
-constexpr Trigger kSchedulerTriggers[] = {
-    // RecogniseSlurm
-    {": task"},  // srun: error: <node>: task(s) <ids>: <reason>
-    {"Node failure on "}, {"Job step aborted"}, {"Terminating "}, {"Force Terminated"},
-    {"*** "},    // banners: CANCELLED, FAILED, STEPD TERMINATED
-    {"oom-kill event"}, {"oom_kill event"}, {" not responding"}, {"Killing JobId="},
-    {"Time limit exhausted for JobId="}, {"REQUEST_KILL_JOB"}, {"preempted JobId="}, {"_job_complete: JobId="},
-    {"due to failure of node "}, {"Requeuing JobId="}, {" now responding"}, {"SLURM_RESTART_COUNT="},
-    {"sched: Allocate JobId="}, {"SLURM_JOB_ID="}, {"SLURM_JOBID="},
-    // RecogniseAgent
-    {"failed (exitcode: "}, {"Sending process "}, {"Closing process "}, {"Unable to shutdown process "},
-    {"Local worker group finished (FAILED)"}, {"The client socket has timed out"}, {"RendezvousConnectionError"},
-    {"failed to bind"}, {"Error waiting on exit barrier"}, {"failed on SocketImpl("}, {"  global_ranks=["},
-    // RecogniseWrapper
-    {"[denpex-run] "},
-    // RecogniseDeepSpeed
-    {" exits with return code = "}, {"Killing subprocess "}, {", num_local_procs="}, {"--world_info="},
-    {"OVERFLOW! Rank "}, {"Grad overflow on iteration"}, {"loss scale overflow! "}, {"CPU Virtual Memory:"},
-    {"death signal, shutting down workers"},
-    // RecogniseKubernetes
-    {" Evicted "}, {"Reason:"}, {"command terminated with exit code "}, {"Eviction manager: pods ranked for eviction"},
-    {"OOMKilling"}, {"NodeNotReady"}, {"Killing "}, {"TaintManagerEviction"}, {"SuccessfulDeletePod"},
-    {"PyTorchJobFailed"}, {"FailedJobs"}, {"BackoffLimitExceeded"}, {"Node:"}, {"ReachedMaxRestarts"},
-    {" Restarting "}, {"Back-off restarting failed container"}, {"FailedScheduling"}, {"Successfully assigned "},
-    {"Restart Count:"}, {"The node was low on "}, {" restarting failed container"}, {"reason: Evicted"},
-    {"reason: OOMKilled"}, {" OOMKilled "}, {" CrashLoopBackOff "},
-    // RecogniseRay
-    {"killed due to memory pressure (OOM)"}, {"has been marked dead because the detector"}, {"- (node_id="}, {"- (ip="},
-    {"\tpid: "}, {"\tip: "}, {"The actor is dead because"}, {"The actor died because its node has died"},
-    {"ray.exceptions.RayTaskError("}, {"System memory low at node"}, {"node running low on memory"},
-    {"Memory on the node (IP: "}, {"A worker died or was killed"}, {"The actor died unexpectedly"},
-    // RecogniseBareMetal
-    {" noticed that process rank "}, {"Process name: ["}, {"Remote daemon: ["}, {": ssh exited with exit code 255"},
-    {"] MCW rank "}, {" bound to package["}, {" closed by remote host."},
-    // `Timeout, server <host> not responding.` reaches RecogniseBareMetal through " not responding"
-    {"ssh: connect to host "},
-};
-}  // namespace
-std::span<const Trigger> SchedulerTriggers() { return kSchedulerTriggers; }
 
 }  // namespace denpex::engine
