@@ -13,6 +13,7 @@
 #include "ingest/chunks.h"
 #include "parse/families.h"
 #include "parse/log_parser.h"
+#include "parse/recognisers.h"
 
 namespace denpex::engine {
 namespace {
@@ -1324,6 +1325,42 @@ TEST(Families, TorchOomOf21And24AsTheSimulatorWritesThem) {
        "See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
        Family::kCudaOom, Kind::kCudaOom},
   });
+}
+
+// The recogniser table (recognisers.h): a row applies only where it says, and a message with no
+// header only on the first bytes its row admits.
+TEST(RecogniserTable, EveryRowSaysWhereItAppliesAndHasAFunction) {
+  ASSERT_FALSE(RecogniserTable().empty());
+  for (const RecogniserRow& row : RecogniserTable()) {
+    EXPECT_FALSE(row.name.empty());
+    EXPECT_NE(row.where, 0u) << row.name;
+    EXPECT_EQ(row.where & ~(kAnywhere | kAgentQuote), 0u) << row.name;
+    EXPECT_NE(row.recognise, nullptr) << row.name;
+  }
+}
+
+TEST(RecogniserTable, AMessageIsReadOnlyWhereItsRowApplies) {
+  constexpr std::string_view kSrun = "srun: error: node-3: task 5: Exited with exit code 1";
+  StringTable strings;
+  Recognised r;
+  ASSERT_TRUE(Recognise(kText, kSrun, &strings, &r));
+  EXPECT_EQ(KindName(r.kind), KindName(Kind::kTaskExit));
+  r = {};
+  EXPECT_FALSE(Recognise(kIndented, kSrun, &strings, &r));  // Slurm's rows are for text, `[`, `*`, `_`
+  r = {};
+  EXPECT_FALSE(Recognise(kDeepSpeedLog, kSrun, &strings, &r));  // ... and no header's
+}
+
+TEST(RecogniserTable, AC10ErrorLineNoFamilyTakesIsKeptAsANote) {
+  constexpr std::string_view kMsg = "Rank 3 exited while the collective was still in flight";
+  StringTable strings;
+  Recognised r;
+  ASSERT_TRUE(Recognise(kC10 | kC10Error, kMsg, &strings, &r));
+  EXPECT_EQ(FamilyName(r.family), FamilyName(Family::kOther));
+  ASSERT_TRUE(std::holds_alternative<Note>(r.detail));
+  EXPECT_EQ(strings.Get(std::get<Note>(r.detail).text), kMsg);
+  r = {};
+  EXPECT_FALSE(Recognise(kC10, kMsg, &strings, &r));  // a warning's text is not kept
 }
 
 }  // namespace
