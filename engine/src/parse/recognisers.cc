@@ -1,5 +1,10 @@
 #include "parse/recognisers.h"
 
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <iterator>
+
 #include "parse/triggers.h"
 
 namespace denpex::engine {
@@ -122,18 +127,42 @@ constexpr RecogniserRow kRows[] = {
     {"checkpoint save", kAnywhere,                            "",      RecogniseCheckpointSave, kCheckpointSave},
 };
 
+// The table as bit masks of rows (bit r: row r), built when it is compiled: the rows at each
+// place, and the rows that admit each first byte of a message with no header. A message is
+// offered only to the rows of both, in table order, not tested against every row.
+using RowMask = std::uint64_t;
+static_assert(std::size(kRows) <= 64, "a row is a bit of a RowMask");
+constexpr int kPlaceBits = std::bit_width(static_cast<Places>(kAgentQuote));
+constexpr auto kRowsAt = [] {
+  std::array<RowMask, kPlaceBits> rows{};
+  for (std::size_t r = 0; r < std::size(kRows); ++r) {
+    for (int b = 0; b < kPlaceBits; ++b) rows[b] |= (kRows[r].where >> b & 1) != 0 ? RowMask{1} << r : 0;
+  }
+  return rows;
+}();
+constexpr auto kRowsAdmitting = [] {
+  std::array<RowMask, 256> rows{};
+  for (std::size_t r = 0; r < std::size(kRows); ++r) {
+    for (std::size_t c = 0; c < 256; ++c) {
+      const bool admits = kRows[r].first.empty() || kRows[r].first.find(static_cast<char>(c)) != std::string_view::npos;
+      rows[c] |= admits ? RowMask{1} << r : 0;
+    }
+  }
+  return rows;
+}();
+
 }  // namespace
 
 std::span<const RecogniserRow> RecogniserTable() { return kRows; }
 
 bool Recognise(Places where, std::string_view msg, StringTable* strings, Recognised* out) {
-  for (const RecogniserRow& row : kRows) {
-    const Places at = row.where & where;
-    if (at == 0) continue;
-    if ((at & kHeaded) == 0 && !row.first.empty() && (msg.empty() || row.first.find(msg[0]) == std::string_view::npos)) {
-      continue;
-    }
-    if (row.recognise(msg, strings, out)) return true;
+  RowMask rows = 0;
+  for (Places w = where; w != 0; w &= w - 1) rows |= kRowsAt[std::countr_zero(w)];
+  // After a header every row of the place applies; with none, the row's first bytes must admit
+  // the message's (an empty message: only rows that admit any).
+  if ((where & kHeaded) == 0) rows &= kRowsAdmitting[msg.empty() ? 0 : static_cast<unsigned char>(msg[0])];
+  for (; rows != 0; rows &= rows - 1) {
+    if (kRows[std::countr_zero(rows)].recognise(msg, strings, out)) return true;
   }
   return false;
 }
