@@ -83,6 +83,9 @@ bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised*
 // (SlurmNote detail, as srun's and slurmctld's words).
 bool RecogniseBareMetal(std::string_view msg, StringTable* strings, Recognised* out);
 bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out);
+// Ray's core worker on an actor that died of a failure (`received notification on actor, state:
+// DEAD, ...` with a creation-task exception or the memory monitor as the cause).
+bool RecogniseRayActorState(std::string_view msg, StringTable* strings, Recognised* out);
 // `[denpex-run] pid P killed by signal N (SIG)`, `... exited with code N`, `... received SIGTERM
 // from pid P; forwarded ...` (docs/log_formats.md §15).
 bool RecogniseWrapper(std::string_view msg, StringTable* strings, Recognised* out);

@@ -81,6 +81,7 @@ constexpr Trigger kRay[] = {
     {"ray.exceptions.RayTaskError("}, {"System memory low at node"}, {"node running low on memory"},
     {"Memory on the node (IP: "}, {"A worker died or was killed"}, {"The actor died unexpectedly"},
 };
+constexpr Trigger kRayActorState[] = {{"received notification on actor, state: DEAD"}};
 constexpr Trigger kQuotedError[] = {{"gloo/transport/"}};  // gloo's error a logger reports
 constexpr Trigger kDeviceAssert[] = {{"Assertion `"}};
 constexpr Trigger kNvidiaSmi[] = {
@@ -117,6 +118,7 @@ constexpr RecogniserRow kRows[] = {
     {"agent ranks",     kAgentLog | kIndented,                "",      RecogniseAgentRanks,     kAgentRanks},
     {"bare metal",      kIndented,                            "",      RecogniseBareMetal},
     {"ray",             kRayLog | kIndented | kDash | kText,  "",      RecogniseRay,            kRay},
+    {"ray actor state", kRayLog | kText,                      "r",     RecogniseRayActorState,  kRayActorState},
     {"quoted error",    kC10Error | kErrorLog | kRayError,    "",      RecogniseQuotedError,    kQuotedError},
     {"c10 error note",  kC10Error,                            "",      RecogniseC10Note},  // its lines hold records.cc's `[E`, `[F`
     {"slurm",           kText | kSquare | kEmphasis,          "ES[*_", RecogniseSlurm},

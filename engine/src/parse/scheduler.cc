@@ -843,5 +843,28 @@ bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out) {
   return false;
 }
 
+// The actor's owner on its death (Ray core worker, core_worker/actor_manager.cc
+// HandleActorStateNotification; python-core-driver-*.log, python-core-worker-*.log):
+// `received notification on actor, state: DEAD, actor_id: <id>, ip address: <ip>, port: <n>,
+// worker_id: <id>, raylet_id: <id>, num_restarts: <n>`, then Ray 1.x `, has
+// creation_task_exception=<0|1>` or Ray 2.x `, death context type=<cause>`. An actor's death only
+// where the line says it failed: its creation task raised (`creation_task_exception=1`,
+// `CreationTaskFailureContext`) or the memory monitor killed it (`OOMContext`). A DEAD actor with
+// no cause, or `ActorDiedErrorContext`, is also what `ray.kill` and an actor out of scope leave.
+bool RecogniseRayActorState(std::string_view msg, StringTable* strings, Recognised* out) {
+  constexpr std::string_view kDead = "received notification on actor, state: DEAD,";
+  if (!msg.starts_with(kDead)) return false;
+  const std::string_view fields = msg.substr(kDead.size());
+  if (!Has(fields, ", has creation_task_exception=1") && !Has(fields, ", death context type=CreationTaskFailureContext") &&
+      !Has(fields, ", death context type=OOMContext")) {
+    return false;
+  }
+  out->family = Family::kRay;
+  out->kind = Kind::kActorDied;
+  const std::string_view ip = TokenAfter(fields, "ip address: ", ",");
+  if (IsIp(ip)) out->host = ip;
+  out->detail = PythonError{.message = InternCapped(strings, msg)};  // as ActorDiedError's
+  return true;
+}
 
 }  // namespace denpex::engine
