@@ -33,8 +33,9 @@ bool IsAgentSource(std::string_view source) {
 bool PrefixTimeWins(const LineOrigin& o, const Header& h) { return o.timed && !(o.coarse && h.clock != Clock::kNone); }
 
 bool LooksKernel(std::string_view msg) {
-  return msg.starts_with("NVRM: ") || msg.starts_with("Out of memory: ") || msg.starts_with("Killed process ") ||
-         msg.starts_with("oom-kill:") || msg.starts_with("Memory cgroup out of memory: ");
+  using namespace std::string_view_literals;  // lengths known when compiled: no strlen per line
+  return msg.starts_with("NVRM: "sv) || msg.starts_with("Out of memory: "sv) || msg.starts_with("Killed process "sv) ||
+         msg.starts_with("oom-kill:"sv) || msg.starts_with("Memory cgroup out of memory: "sv);
 }
 
 }  // namespace
