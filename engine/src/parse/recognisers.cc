@@ -17,7 +17,7 @@ bool RecogniseC10Note(std::string_view msg, StringTable* strings, Recognised* ou
 }
 
 // Each recogniser's trigger literals (triggers.h): a line it can accept holds one of them. A
-// recogniser's first row carries them; its second row, if any, none.
+// recogniser's first row carries them; its other rows, if any, none.
 constexpr Trigger kStepTimers[] = {{"time (ms) |"}};
 constexpr Trigger kAgent[] = {
     {"failed (exitcode: "}, {"Sending process "}, {"Closing process "}, {"Unable to shutdown process "},
@@ -98,10 +98,11 @@ constexpr Trigger kCheckpointSave[] = {
 };
 
 // Tried in this order; the first row that applies where the message stands and accepts it wins.
-// A recogniser has a second row where it is tried later on some lines than on others (Slurm's
-// lines that start with `E` or `S` are tried after Python's exceptions).
+// A recogniser tried at different precedences on different lines has a row for each (Slurm's lines
+// that start with `s` or `e` are tried before NCCL's, those that start with `E` or `S` after
+// Python's exceptions).
 constexpr RecogniserRow kRows[] = {
-    // name             where                                 first bytes  function                triggers
+    // name             where                                 first    function                 triggers
     {"step timers",     kDeepSpeedLog | kText,                "t",     RecogniseStepTimers,     kStepTimers},
     {"torchrun agent",  kC10 | kAgentLog | kAgentQuote,       "",      RecogniseAgent,          kAgent},
     {"what()",          kIndented,                            "",      RecogniseWhat,           kWhat},
