@@ -98,33 +98,32 @@ constexpr Trigger kCheckpointSave[] = {
 };
 
 // Tried in this order; the first row that applies where the message stands and accepts it wins.
-// A recogniser tried at different precedences on different lines has a row for each (Slurm's lines
-// that start with `s` or `e` are tried before NCCL's, those that start with `E` or `S` after
-// Python's exceptions).
+// Slurm has three rows, tried at three precedences: its lines that open with a word of its own
+// (`srun: `, `slurmstepd: `, `error: `, `Nodes `, `Killing JobId=`, ...) before NCCL's; those that
+// open with `E` or `S` (a batch script's `SLURM_JOB_ID=` echo), `[`, `*` or `_` after Python's
+// exceptions and the other bracketed shapes (a line both read is theirs); and, after a bracketed
+// time (slurmctld's and slurmd's own logs), whatever the message opens with.
 constexpr RecogniserRow kRows[] = {
     // name             where                                 first    function                 triggers
     {"step timers",     kDeepSpeedLog | kText,                "t",     RecogniseStepTimers,     kStepTimers},
     {"torchrun agent",  kC10 | kAgentLog | kAgentQuote,       "",      RecogniseAgent,          kAgent},
     {"what()",          kIndented,                            "",      RecogniseWhat,           kWhat},
     {"kernel",          kKernelLog | kKernelText,             "",      RecogniseKernel,         kKernel},
-    {"slurm",           kText,                                "se",    RecogniseSlurm,          kSlurm},
+    {"slurm",           kText,                                "seNKTp", RecogniseSlurm,         kSlurm},
     {"denpex-run",      kSquare,                              "",      RecogniseWrapper,        kWrapper},
-    {"bare metal",      kSquare,                              "",      RecogniseBareMetal,      kBareMetal},
     {"nccl",            kText | kSquare,                      "",      RecogniseNccl,           kNccl},
     {"deepspeed",       kDeepSpeedLog | kSquare,              "",      RecogniseDeepSpeed,      kDeepSpeed},
     {"fatal signal",    kText,                                "F",     RecogniseFatalSignal,    kFatalSignal},
-    {"slurm",           kText,                                "NKTp",  RecogniseSlurm},
     {"exception",       kText,                                "",      RecogniseException,      kException},
     {"kubernetes",      kGoLog | kIndented | kText,           "",      RecogniseKubernetes,     kKubernetes},
     {"agent ranks",     kAgentLog | kIndented,                "",      RecogniseAgentRanks,     kAgentRanks},
-    {"bare metal",      kIndented,                            "",      RecogniseBareMetal},
+    {"bare metal",      kIndented | kText | kSquare,          " \t[mposCT", RecogniseBareMetal, kBareMetal},
     {"ray",             kRayLog | kIndented | kDash | kText,  "",      RecogniseRay,            kRay},
     {"ray actor state", kRayLog | kText,                      "r",     RecogniseRayActorState,  kRayActorState},
     {"quoted error",    kC10Error | kErrorLog | kRayError,    "",      RecogniseQuotedError,    kQuotedError},
     {"c10 error note",  kC10Error,                            "",      RecogniseC10Note},  // its lines hold records.cc's `[E`, `[F`
     {"slurm",           kText | kSquare | kEmphasis,          "ES[*_", RecogniseSlurm},
-    {"bare metal",      kText,                                "mposCT", RecogniseBareMetal},
-    {"slurm",           kStampedText,                         "",      RecogniseSlurm},
+    {"slurm",           kStampedText,                         "",      RecogniseSlurm},  // any first byte
     {"device assert",   kText | kPath,                        "",      RecogniseDeviceAssert,   kDeviceAssert},
     {"nvidia-smi",      kText | kPipe,                        "U|",    RecogniseNvidiaSmi,      kNvidiaSmi},
     {"checkpoint save", kAnywhere,                            "",      RecogniseCheckpointSave, kCheckpointSave},
