@@ -22,6 +22,7 @@
 #include "analyze/fail_slow.h"
 #include "analyze/straggler.h"
 #include "analyze/strategies.h"
+#include "analyze/unranked.h"
 #include "analyze/wait_graph.h"
 
 namespace denpex::engine {
@@ -737,28 +738,6 @@ std::string UnrankedOnlyReason(const Analysis& a) {
          " other nodes logged " + std::to_string(by_count.rbegin()->first) + "): one of its ranks may have stopped without timing out.";
 }
 
-// The ranks whose agent saw them exit with an error code while their only error was about a
-// peer (a gloo timeout waiting on one, a closed connection): victims of a rank no line names.
-std::vector<std::int32_t> PeerErrorExits(const JobFacts& facts) {
-  std::vector<std::int32_t> out;
-  for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
-    const RankFacts& rf = facts.ranks[r];
-    if (rf.exit_event >= 0 && rf.peer_error >= 0 && rf.python_error < 0 && rf.timeouts == 0) out.push_back(r);
-  }
-  return out;
-}
-
-// Says that the only failures are victims', and which worker its agent had to SIGKILL (the one
-// that outlived SIGTERM: stopped or stuck, a suspect whose rank no line names).
-// An error a worker raised itself, printed without a rank on the console where `victim`'s agent
-// reported its exit, before that report: one of the console's workers raised it. -1 when none.
-std::int32_t UnrankedOwnErrorBefore(const Analysis& a, std::int32_t victim) {
-  for (std::int32_t i : a.facts.unranked_own_errors) {
-    if (BeforeInStream(a.inc, i, a.facts.ranks[victim].exit_event)) return i;
-  }
-  return -1;
-}
-
 // Workers sharing their agent's console exited with an error code, and no line there says which
 // rank printed which: one of them raised an error of its own (`own`, -1 when none is recognised)
 // and one's last error is about a peer, the one line every failed worker of the console was given.
@@ -784,17 +763,10 @@ std::string SharedConsoleReason(const Analysis& a, const std::vector<std::int32_
          "`[rank<G>]:`) or per-rank logs (torchrun --log-dir) would tell.";
 }
 
-// Every one of `victims` was given the same one peer error (an unprefixed line on their shared
-// console): it is one rank's, not each one's.
-bool OnePeerErrorForAll(const JobFacts& facts, const std::vector<std::int32_t>& victims) {
-  for (std::int32_t r : victims) {
-    if (facts.ranks[r].peer_error != facts.ranks[victims.front()].peer_error) return false;
-  }
-  return victims.size() > 1;
-}
-
+// Says that the only failures are victims', and which worker its agent had to SIGKILL (the one
+// that outlived SIGTERM: stopped or stuck, a suspect whose rank no line names).
 std::string VictimsOnlyReason(const Analysis& a, const std::vector<std::int32_t>& victims, Finding* f) {
-  if (OnePeerErrorForAll(a.facts, victims)) return SharedConsoleReason(a, victims, UnrankedOwnErrorBefore(a, victims.front()), f);
+  if (OnePeerErrorForAll(a.facts, victims)) return SharedConsoleReason(a, victims, UnrankedOwnErrorBefore(a.inc, a.facts, victims.front()), f);
   std::string s;
   for (std::int32_t r : victims) {
     const RankFacts& rf = a.facts.ranks[r];
@@ -994,6 +966,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     return f;
   } else if (a.scores.empty() && DiagnoseUnrankedFailure(inc, a.facts, &f)) {
     // only the launcher's word on a local rank of one node (analyze/partial.h)
+  } else if (a.scores.empty() && DiagnoseSharedConsoleExit(inc, a.facts, &f)) {
+    // workers sharing one console failed, fewer of them lost a peer than failed (analyze/unranked.h)
   } else if (a.scores.empty()) {
     NoCandidate(a, &f);
   } else if (unplaced * kLeadRatio >= a.scores.front().total()) {
