@@ -842,6 +842,7 @@ void AddConsequences(const Analysis& a, Finding* f) {
   if (const std::int32_t i = FirstPeerTimeout(a, *f); i >= 0 && !cited(i)) f->evidence.push_back({i, v1::EVIDENCE_ROLE_CONSEQUENCE});
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(a.facts.nodes.size()); ++n) {
     if (n == f->node || a.facts.nodes[n].reports.empty()) continue;
+    if (cited(a.facts.nodes[n].reports.front())) break;
     f->evidence.push_back({a.facts.nodes[n].reports.front(), v1::EVIDENCE_ROLE_CONSEQUENCE});
     break;
   }
@@ -964,10 +965,14 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     DiagnoseNetworkFault(inc, a.facts, *net, &f);
   } else if (a.scores.empty() && !a.facts.HasWave() && FindStraggler(inc, a.facts, &f)) {
     return f;
+  } else if (a.scores.empty() && DiagnoseUnresponsiveWorker(inc, a.facts, &f)) {
+    // a worker its agent had to SIGKILL, the others' gloo timeouts waiting on it (analyze/unranked.h)
   } else if (a.scores.empty() && DiagnoseUnrankedFailure(inc, a.facts, &f)) {
     // only the launcher's word on a local rank of one node (analyze/partial.h)
   } else if (a.scores.empty() && DiagnoseSharedConsoleExit(inc, a.facts, &f)) {
     // workers sharing one console failed, fewer of them lost a peer than failed (analyze/unranked.h)
+  } else if (a.scores.empty() && DiagnoseSilentPeerOnOneNode(inc, a.facts, &f)) {
+    // gloo timeouts waiting on a silent peer, on the one node Slurm allocated (analyze/unranked.h)
   } else if (a.scores.empty()) {
     NoCandidate(a, &f);
   } else if (unplaced * kLeadRatio >= a.scores.front().total()) {

@@ -5,6 +5,8 @@
 #include "analyze/cascade.h"
 #include "analyze/describe.h"
 #include "analyze/hardware.h"
+#include "analyze/ib_ports.h"
+#include "ingest/identity.h"
 
 namespace denpex::engine {
 namespace {
@@ -42,6 +44,54 @@ std::string ExitsPhrase(const Incident& inc, const JobFacts& facts, const std::v
   std::string where;
   for (std::int32_t r : failed) where += (where.empty() ? "" : ", ") + Where(inc, inc.events[facts.ranks[r].exit_event]);
   return where;
+}
+
+
+// A gloo timeout waiting on a peer: the peer was alive but silent (a closed connection says it
+// was gone).
+bool IsGlooTimeout(const Event& e) { return e.family == Family::kGloo && e.kind == Kind::kGlooTimeout; }
+
+// The `[default<L>]:` error lines of a node's worker at `local_rank`: its first error about a peer
+// (-1 when none) and whether it printed an error of its own.
+struct WorkerErrors {
+  std::int32_t peer = -1;
+  bool own = false;
+};
+
+WorkerErrors ErrorsOf(const Incident& inc, std::int32_t node, std::int32_t local_rank) {
+  WorkerErrors w;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (e.node != node || e.local_rank != local_rank) continue;
+    if (IsPeerError(e) && w.peer < 0) w.peer = i;
+    const auto* pe = std::get_if<PythonError>(&e.detail);
+    if (pe != nullptr && !pe->chained && !IsPeerError(e)) w.own = true;
+  }
+  return w;
+}
+
+// An error printed after its agent had begun to end the workers (its `failed` report or a
+// `Sending process P closing signal` line earlier in the same file): the teardown's, such as the
+// agent's own SignalException once an operator stopped it.
+bool AfterTeardown(const Incident& inc, std::int32_t error) {
+  const Event& e = inc.events[error];
+  for (const Event& t : inc.events) {
+    if (t.file != e.file || t.line >= e.line || t.family != Family::kTorchrun) continue;
+    if (std::holds_alternative<WorkerFailed>(t.detail) || std::holds_alternative<WorkerSignalled>(t.detail)) return true;
+  }
+  return false;
+}
+
+// No rank failed on its own: no error of its own (but the teardown's), no host cause, no exit
+// that no peer error explains.
+bool OnlyVictimsFailed(const Incident& inc, const JobFacts& facts) {
+  if (facts.HasWave()) return false;
+  for (std::int32_t i : facts.unranked_own_errors) {
+    if (!AfterTeardown(inc, i)) return false;
+  }
+  return std::none_of(facts.ranks.begin(), facts.ranks.end(), [](const RankFacts& r) {
+    return r.python_error >= 0 || r.host_cause >= 0 || (r.exit_event >= 0 && r.peer_error < 0);
+  });
 }
 
 }  // namespace
@@ -123,6 +173,114 @@ bool DiagnoseSharedConsoleExit(const Incident& inc, const JobFacts& facts, Findi
                                         Where(inc, inc.events[own]) + ") before resuming: the job will fail again the same way."
                                   : "Find why a worker exited with an error code before resuming (the lines the script printed just "
                                     "before the exits): the job will fail again the same way."});
+  return true;
+}
+
+bool DiagnoseUnresponsiveWorker(const Incident& inc, const JobFacts& facts, Finding* f) {
+  if (!OnlyVictimsFailed(inc, facts)) return false;
+  std::int32_t stuck = -1;
+  for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
+    if (facts.nodes[n].forced_kills == 0) continue;
+    if (stuck >= 0) return false;  // two nodes with such a worker: not this rule
+    stuck = n;
+  }
+  if (stuck < 0) return false;
+  const NodeFacts& sn = facts.nodes[stuck];
+  if (sn.first_failure >= 0 || sn.forced_kills != 1 || sn.signalled != 1) return false;
+  // Every other agent's report is of a worker that timed out waiting on a peer, and nothing else.
+  std::int32_t victim_report = -1, victim_error = -1, victims = 0;
+  for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
+    for (std::int32_t report : facts.nodes[n].reports) {
+      const auto* wf = std::get_if<WorkerFailed>(&inc.events[report].detail);
+      if (wf == nullptr || n == stuck) return false;
+      const WorkerErrors w = ErrorsOf(inc, n, wf->local_rank);
+      if (w.own || w.peer < 0 || !IsGlooTimeout(inc.events[w.peer]) || wf->exit_code <= 0) return false;
+      if (victims++ == 0) {
+        victim_report = report;
+        victim_error = w.peer;
+      }
+    }
+  }
+  if (victims == 0) return false;
+  std::int32_t forced = -1;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()) && forced < 0; ++i) {
+    const Event& e = inc.events[i];
+    const auto* ws = std::get_if<WorkerSignalled>(&e.detail);
+    if (ws != nullptr && e.node == stuck && e.family == Family::kTorchrun && inc.str(ws->signal) == "SIGKILL") forced = i;
+  }
+  if (forced < 0) return false;
+  const std::int64_t pid = std::get<WorkerSignalled>(inc.events[forced].detail).pid;
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = -1;
+  f->local_rank = -1;
+  f->node = stuck;
+  f->failure_class = v1::FAILURE_CLASS_HANG;
+  f->owner = v1::OWNER_UNKNOWN;  // stopped or stuck in the kernel: not shown to be the code's
+  f->confidence = kConfidence;
+  f->evidence.push_back({forced, v1::EVIDENCE_ROLE_INITIATING});
+  f->evidence.push_back({victim_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
+  f->evidence.push_back({victim_report, v1::EVIDENCE_ROLE_CONSEQUENCE});
+  f->cascade = SummarizeCascade(inc, facts, {}, stuck);
+  const std::string name = NodeName(inc, stuck);
+  f->reason = "The torchrun agent of " + name + " had to SIGKILL its worker (pid " + std::to_string(pid) +
+              ") when it tore it down, because SIGTERM did not end it (" + Where(inc, inc.events[forced]) +
+              "): that worker was stopped or stuck in the kernel, alive but not participating. " + Count(victims, "worker") +
+              " of other agents failed only on a gloo timeout waiting on a peer (" + Where(inc, inc.events[victim_error]) +
+              "), a victim's, and nothing else failed: the unresponsive worker is the one they waited on, a hang. Its global "
+              "rank is not known: no line (the rendezvous result with LOGLEVEL=INFO, a ChildFailedError entry of its agent, a "
+              "`[rank<G>]:` prefix) gives it.";
+  f->recovery.push_back({"inspect_rank", std::string(NodeHost(name)),
+                         "Find what stopped pid " + std::to_string(pid) + " on " + name +
+                             " (a SIGSTOP, a debugger, D state: its kernel log and the node's storage and GPU) before restarting; "
+                             "the workers that timed out waiting on it need no action of their own."});
+  return true;
+}
+
+bool DiagnoseSilentPeerOnOneNode(const Incident& inc, const JobFacts& facts, Finding* f) {
+  if (!OnlyVictimsFailed(inc, facts) || facts.stated_world > 0) return false;
+  for (const NodeFacts& n : facts.nodes) {
+    if (!n.reports.empty() || n.forced_kills > 0) return false;
+  }
+  // Slurm's allocation: one node, the same in every allocation line in hand.
+  std::string host;
+  for (const Event& e : inc.events) {
+    if (e.kind != Kind::kJobAllocated) continue;
+    const std::vector<std::string> hosts = ExpandHostlist(inc.str(std::get<SlurmNote>(e.detail).node));
+    if (hosts.size() != 1 || (!host.empty() && hosts.front() != host)) return false;
+    host = hosts.front();
+  }
+  const std::int32_t node = host.empty() ? -1 : NodeOfHost(inc, host);
+  if (node < 0) return false;
+  std::vector<std::int32_t> victims;
+  for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
+    const RankFacts& rf = facts.ranks[r];
+    if (rf.exit_event < 0 && rf.peer_error < 0) continue;
+    if (rf.exit_event < 0 || rf.peer_error < 0 || rf.exit_code <= 0 || !IsGlooTimeout(inc.events[rf.peer_error])) return false;
+    if (rf.node >= 0 && rf.node != node) return false;
+    victims.push_back(r);
+  }
+  if (victims.empty()) return false;
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = -1;
+  f->local_rank = -1;
+  f->node = node;
+  f->failure_class = v1::FAILURE_CLASS_HANG;
+  f->owner = v1::OWNER_UNKNOWN;  // stopped, stuck in the kernel or in its code: no line says
+  f->confidence = kConfidence;
+  const RankFacts& first = facts.ranks[victims.front()];
+  f->evidence.push_back({first.peer_error, v1::EVIDENCE_ROLE_CORROBORATING});
+  f->evidence.push_back({first.exit_event, v1::EVIDENCE_ROLE_CONSEQUENCE});
+  f->cascade = SummarizeCascade(inc, facts, {}, node);
+  f->reason = "Rank" + std::string(victims.size() == 1 ? " " : "s ") + RankList(victims) + " timed out in gloo waiting on a peer (" +
+              Where(inc, inc.events[first.peer_error]) + ") and exited (" + Where(inc, inc.events[first.exit_event]) +
+              "), a victim's end; the peer waited on was alive but silent (a peer that died closes the connection), never exited "
+              "on its own and printed nothing. Slurm allocated the job one node, " + host +
+              ", so that peer ran there: a hang on " + host + ". Which rank it was is not known: no line states the world size "
+              "or names the other ranks (srun reports only the tasks that exited); nor whether it was stopped or stuck in its code.";
+  f->recovery.push_back({"inspect_rank", host,
+                         "Take the stacks of the job's processes on " + host + " (py-spy dump) when it hangs again, and check its "
+                             "kernel log for a process stopped or in D state; run with srun --label and LOGLEVEL=INFO so the lines "
+                             "name every rank."});
   return true;
 }
 

@@ -34,4 +34,20 @@ std::int32_t UnrankedOwnErrorBefore(const Incident& inc, const JobFacts& facts, 
 // code and no traceback (`sys.exit(1)`: the application's). Which rank it was, no line says.
 bool DiagnoseSharedConsoleExit(const Incident& inc, const JobFacts& facts, Finding* f);
 
+// True, and `f` filled (DIAGNOSED, rank -1, that worker's node; class HANG, owner unknown), when
+// one agent had to SIGKILL the one worker it tore down because SIGTERM did not end it (`Unable
+// to shutdown process P via 15, forcefully exitting via 9`: stopped, or stuck in the kernel),
+// reported no failure of its own workers, and every worker any other agent reported failed only
+// on a gloo timeout waiting on a peer (alive but silent, not gone). No line gives that worker a
+// global rank (else the rank-level rules name it).
+bool DiagnoseUnresponsiveWorker(const Incident& inc, const JobFacts& facts, Finding* f);
+
+// True, and `f` filled (DIAGNOSED, rank -1, the node; class HANG, owner unknown), when the
+// failed ranks all timed out in gloo waiting on a peer that never exited on its own and printed
+// nothing (`srun --label`: task 0's timeout, srun's word that task 0 exited, nothing of the
+// others), no line states how many ranks there are, and Slurm allocated the job one node: the
+// silent peer ran there. Which rank it was, and whether it was stopped or stuck in the code, no
+// line says.
+bool DiagnoseSilentPeerOnOneNode(const Incident& inc, const JobFacts& facts, Finding* f);
+
 }  // namespace denpex::engine
