@@ -71,12 +71,12 @@ WorkerErrors ErrorsOf(const Incident& inc, std::int32_t node, std::int32_t local
 }
 
 // An error printed after its agent had begun to end the workers (its `failed` report or a
-// `Sending process P closing signal` line earlier in the same file): the teardown's, such as the
-// agent's own SignalException once an operator stopped it.
+// `Sending process P closing signal` line earlier in the same stream): the teardown's, such as
+// the agent's own SignalException once an operator stopped it.
 bool AfterTeardown(const Incident& inc, std::int32_t error) {
-  const Event& e = inc.events[error];
-  for (const Event& t : inc.events) {
-    if (t.file != e.file || t.line >= e.line || t.family != Family::kTorchrun) continue;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& t = inc.events[i];
+    if (t.family != Family::kTorchrun || !BeforeInStream(inc, i, error)) continue;
     if (std::holds_alternative<WorkerFailed>(t.detail) || std::holds_alternative<WorkerSignalled>(t.detail)) return true;
   }
   return false;
