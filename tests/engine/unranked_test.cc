@@ -137,5 +137,66 @@ TEST(Unranked, GlooTimeoutUnderSrunLabelOnTwoAllocatedNodesNamesNoNode) {
   EXPECT_EQ(d.verdict(), v1::VERDICT_INCONCLUSIVE) << d.reason();
 }
 
+// The survivor of two agents (corpora/real2's tr2_node_loss_agent1, node0.log): its worker lost
+// its peer, then its agent lost the store the other agent hosted (it had failed to bind the
+// store's port itself), reported its worker and waited in vain at the exit barrier. The other
+// agent's console is empty.
+std::string SurvivorOfAStoreHostsLoss(const std::string& error) {
+  std::string s =
+      "WARNING: Logging before InitGoogleLogging() is written to STDERR\n"
+      "W20261202 10:24:08.113222 30545 socket.cpp:426] [c10d] The server socket has failed to bind to [::]:40123 (errno: 98 - "
+      "Address already in use).\n"
+      "E20261202 10:24:08.126828 30545 socket.cpp:462] [c10d] The server socket has failed to listen on any local network "
+      "address.\n";
+  s += Tagged(GlooError(error));
+  s += "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node 'localhost_30545_0' has failed to send a "
+       "keep-alive heartbeat to the rendezvous 'job1' due to an error of type RendezvousConnectionError.\n"
+       "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 30655) of binary: "
+       "/usr/bin/python3\n"
+       "ERROR:torch.distributed.elastic.agent.server.api:Error waiting on exit barrier. Elapsed: 0.00016880035400390625 seconds\n"
+       "Traceback (most recent call last):\n"
+       "  File \"/usr/lib/python3/dist-packages/torch/distributed/elastic/utils/store.py\", line 63, in synchronize\n"
+       "    store.set(f\"{key_prefix}{rank}\", data)\n"
+       "RuntimeError: Broken pipe\n"
+       "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node 'localhost_30545_0' has failed to shutdown the "
+       "rendezvous 'job1' due to an error of type RendezvousConnectionError.\n"
+       "[default0]:step 7 loss 22.0784\n"
+       "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+       "============================================================\n"
+       "/opt/job/train2.py FAILED\n"
+       "------------------------------------------------------------\n"
+       "Failures:\n  <NO_OTHER_FAILURES>\n"
+       "------------------------------------------------------------\n"
+       "Root Cause (first observed failure):\n[0]:\n"
+       "  time      : 2026-12-02_10:24:19\n  host      : localhost\n  rank      : 0 (local_rank: 0)\n"
+       "  exitcode  : 1 (pid: 30655)\n  error_file: <N/A>\n"
+       "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+       "============================================================\n";
+  return s;
+}
+
+// The store's host and its worker vanished together: node loss, owner host, at the level the
+// lines give (no line names that host).
+TEST(Unranked, LoneAgentThatLostTheStoreAndItsPeerSeesTheOtherAgentsNodeLost) {
+  TempDir tmp;
+  Write(tmp.path() / "a.out", SurvivorOfAStoreHostsLoss(kClosed));
+  Write(tmp.path() / "b.out", "");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1) << d.reason();
+  EXPECT_TRUE(d.initiator().node().empty()) << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_NODE_LOSS) << d.reason();
+  EXPECT_EQ(d.owner(), v1::OWNER_HOST) << d.reason();
+  EXPECT_TRUE(Cites(d, "RendezvousConnectionError")) << d.reason();
+}
+
+// Its worker timed out instead: the peer was alive, so its host was not lost with the store.
+TEST(Unranked, LoneAgentThatLostTheStoreWhileItsWorkerTimedOutSeesNoNodeLoss) {
+  TempDir tmp;
+  Write(tmp.path() / "a.out", SurvivorOfAStoreHostsLoss(kTimedOut));
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_NE(d.initiator().failure_class(), v1::FAILURE_CLASS_NODE_LOSS) << d.reason();
+}
+
 }  // namespace
 }  // namespace denpex::engine

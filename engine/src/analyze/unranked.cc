@@ -6,6 +6,7 @@
 #include "analyze/describe.h"
 #include "analyze/hardware.h"
 #include "analyze/ib_ports.h"
+#include "analyze/store.h"
 #include "ingest/identity.h"
 
 namespace denpex::engine {
@@ -281,6 +282,56 @@ bool DiagnoseSilentPeerOnOneNode(const Incident& inc, const JobFacts& facts, Fin
                          "Take the stacks of the job's processes on " + host + " (py-spy dump) when it hangs again, and check its "
                              "kernel log for a process stopped or in D state; run with srun --label and LOGLEVEL=INFO so the lines "
                              "name every rank."});
+  return true;
+}
+
+bool DiagnoseLoneStoreLoss(const Incident& inc, const JobFacts& facts, Finding* f) {
+  if (!OnlyVictimsFailed(inc, facts)) return false;
+  std::int32_t lost = -1;  // the first agent error that says the store is gone
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (e.kind == Kind::kStoreError) return false;  // a worker's word on the store: FindStoreLoss's
+    if (e.kind != Kind::kRendezvousError || !LostStore(inc, e)) continue;
+    if (e.node < 0 || (lost >= 0 && inc.events[lost].node != e.node)) return false;  // two agents lost it
+    if (lost < 0) lost = i;
+  }
+  if (lost < 0) return false;
+  const std::int32_t node = inc.events[lost].node;
+  for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
+    if (facts.nodes[n].forced_kills > 0 || (n != node && !facts.nodes[n].reports.empty())) return false;
+  }
+  // Its workers that failed lost their peer to a closed connection: the peer was gone.
+  std::int32_t victim_error = -1, victims = 0;
+  for (const RankFacts& r : facts.ranks) {
+    if (r.exit_event < 0 && r.peer_error < 0) continue;
+    if (r.peer_error < 0 || r.node != node) return false;
+    const Event& pe = inc.events[r.peer_error];
+    if (pe.family != Family::kGloo || pe.kind == Kind::kGlooTimeout) return false;
+    if (victims++ == 0) victim_error = r.peer_error;
+  }
+  if (victims == 0) return false;
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = -1;
+  f->local_rank = -1;
+  f->node = -1;  // the store's host: no line names it
+  f->failure_class = v1::FAILURE_CLASS_NODE_LOSS;
+  f->owner = v1::OWNER_HOST;
+  f->confidence = kConfidence;
+  f->evidence.push_back({lost, v1::EVIDENCE_ROLE_CORROBORATING});
+  f->evidence.push_back({victim_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
+  f->cascade = SummarizeCascade(inc, facts, {}, -1);
+  const std::string name = NodeName(inc, node);
+  f->reason = "The torchrun agent of " + name + " lost the c10d rendezvous store (" + Where(inc, inc.events[lost]) +
+              ": an agent cannot lose a store it hosts, so another agent hosted it) after its worker lost its peer to a closed "
+              "connection (" + Where(inc, inc.events[victim_error]) +
+              "): the peer was gone, not silent. No agent reported a worker that failed on its own, and nothing else failed: the "
+              "store's host, another agent, and that agent's worker vanished together, as when their node is lost (power, "
+              "kernel, an operator's kill of the whole process tree). Which host it was, no line says (the rendezvous endpoint "
+              "and the agents' `host` fields name no machine).";
+  f->recovery.push_back({"inspect_host_logs", "",
+                         "Find the host of the job's rendezvous endpoint (--rdzv_endpoint) and check it (the kernel log for the OOM "
+                         "killer or a panic, its power and BMC event log) before returning it to service; restart the job without it "
+                         "if it was lost."});
   return true;
 }
 

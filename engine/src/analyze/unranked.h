@@ -50,4 +50,13 @@ bool DiagnoseUnresponsiveWorker(const Incident& inc, const JobFacts& facts, Find
 // line says.
 bool DiagnoseSilentPeerOnOneNode(const Incident& inc, const JobFacts& facts, Finding* f);
 
+// True, and `f` filled (DIAGNOSED, NODE_LOSS, owner host, rank -1, no node), when the one agent
+// whose lines are left lost the c10d rendezvous store (RendezvousConnectionError on its
+// keep-alive: the store lived in another agent, since an agent cannot lose its own) and its
+// workers failed only on a closed connection to a peer (gone, not silent), and no agent reported
+// a failure of its own: the store's host, another agent, and that agent's workers vanished
+// together, as when their node is lost. No line names that host (an endpoint on 127.0.0.1,
+// agents sharing a host name).
+bool DiagnoseLoneStoreLoss(const Incident& inc, const JobFacts& facts, Finding* f);
+
 }  // namespace denpex::engine
