@@ -198,5 +198,57 @@ TEST(Unranked, LoneAgentThatLostTheStoreWhileItsWorkerTimedOutSeesNoNodeLoss) {
   EXPECT_NE(d.initiator().failure_class(), v1::FAILURE_CLASS_NODE_LOSS) << d.reason();
 }
 
+// The console of the agent that could not host the store (corpora/real2's tr2_node_loss_agent0,
+// node0.log): c10d's glog lines at its start, and nothing after.
+const char kClientAgentStart[] =
+    "WARNING: Logging before InitGoogleLogging() is written to STDERR\n"
+    "W20261202 10:24:24.594870 30733 socket.cpp:426] [c10d] The server socket has failed to bind to [::]:54733 (errno: 98 - "
+    "Address already in use).\n"
+    "W20261202 10:24:24.598786 30733 socket.cpp:426] [c10d] The server socket has failed to bind to 0.0.0.0:54733 (errno: 98 - "
+    "Address already in use).\n"
+    "E20261202 10:24:24.598819 30733 socket.cpp:462] [c10d] The server socket has failed to listen on any local network "
+    "address.\n";
+
+// The store host's agent: its worker's gloo error and its report (node1.log).
+std::string StoreHostAgent(const std::string& error) {
+  return Tagged(GlooError(error)) +
+         "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 30855) of binary: "
+         "/usr/bin/python3\n";
+}
+
+// One agent's worker lost its peer to a closed connection; the other agent's console stops after
+// its start: that agent vanished with its worker. Node loss, owner host; no host named.
+TEST(Unranked, AgentWhoseConsoleStopsAfterItsStartWhileTheOthersWorkersPeerWasGoneIsItsNodesLoss) {
+  TempDir tmp;
+  Write(tmp.path() / "a.out", kClientAgentStart);
+  Write(tmp.path() / "b.out", StoreHostAgent(kClosed));
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1) << d.reason();
+  EXPECT_TRUE(d.initiator().node().empty()) << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_NODE_LOSS) << d.reason();
+  EXPECT_EQ(d.owner(), v1::OWNER_HOST) << d.reason();
+}
+
+// The silent agent reported its worker's SIGKILL: its worker died alone; no node was lost.
+TEST(Unranked, AgentThatReportedItsWorkerIsNotLost) {
+  TempDir tmp;
+  Write(tmp.path() / "a.out", std::string(kClientAgentStart) +
+                                  "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 "
+                                  "(pid: 30788) of binary: /usr/bin/python3\n");
+  Write(tmp.path() / "b.out", StoreHostAgent(kClosed));
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_NE(d.initiator().failure_class(), v1::FAILURE_CLASS_NODE_LOSS) << d.reason();
+}
+
+// The other agent's worker timed out: its peer was alive, not gone with its node.
+TEST(Unranked, AgentWhoseConsoleStopsWhileTheOthersWorkerTimedOutIsNotLost) {
+  TempDir tmp;
+  Write(tmp.path() / "a.out", kClientAgentStart);
+  Write(tmp.path() / "b.out", StoreHostAgent(kTimedOut));
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_NE(d.initiator().failure_class(), v1::FAILURE_CLASS_NODE_LOSS) << d.reason();
+}
+
 }  // namespace
 }  // namespace denpex::engine

@@ -967,6 +967,8 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     return f;
   } else if (a.scores.empty() && DiagnoseLoneStoreLoss(inc, a.facts, &f)) {
     // the one agent left lost the store another agent hosted, its worker the peer (analyze/unranked.h)
+  } else if (a.scores.empty() && DiagnoseVanishedAgent(inc, a.facts, &f)) {
+    // an agent's console that stops after its start, the other agent's worker's peer gone (analyze/unranked.h)
   } else if (a.scores.empty() && DiagnoseUnresponsiveWorker(inc, a.facts, &f)) {
     // a worker its agent had to SIGKILL, the others' gloo timeouts waiting on it (analyze/unranked.h)
   } else if (a.scores.empty() && DiagnoseUnrankedFailure(inc, a.facts, &f)) {

@@ -335,4 +335,69 @@ bool DiagnoseLoneStoreLoss(const Incident& inc, const JobFacts& facts, Finding* 
   return true;
 }
 
+bool DiagnoseVanishedAgent(const Incident& inc, const JobFacts& facts, Finding* f) {
+  if (!OnlyVictimsFailed(inc, facts) || facts.scheduler_end >= 0) return false;
+  std::int32_t reporter = -1;
+  for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
+    if (facts.nodes[n].forced_kills > 0) return false;
+    if (facts.nodes[n].reports.empty()) continue;
+    if (reporter >= 0) return false;  // two agents reported: not this rule
+    reporter = n;
+  }
+  if (reporter < 0) return false;
+  // The reported workers lost their peer to a closed connection: the peer was gone.
+  std::int32_t victim_error = -1;
+  for (std::int32_t report : facts.nodes[reporter].reports) {
+    const auto* wf = std::get_if<WorkerFailed>(&inc.events[report].detail);
+    if (wf == nullptr || wf->exit_code <= 0) return false;
+    const WorkerErrors w = ErrorsOf(inc, reporter, wf->local_rank);
+    if (w.own || w.peer < 0 || inc.events[w.peer].family != Family::kGloo || IsGlooTimeout(inc.events[w.peer])) return false;
+    if (victim_error < 0) victim_error = w.peer;
+  }
+  // The other agent: its console in hand, started, then silent.
+  std::int32_t silent = -1;
+  for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
+    const NodeFacts& nf = facts.nodes[n];
+    if (n == reporter || !nf.agent_log) continue;
+    if (nf.signalled > 0 || nf.exit_barrier >= 0 || silent >= 0) return false;
+    silent = n;
+  }
+  if (silent < 0) return false;
+  std::int32_t started = -1;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (e.node != silent) continue;
+    // Its start (the store's bind) and progress are all it may say: any error or word of its end is more.
+    const bool start = e.kind == Kind::kRendezvousError && !LostStore(inc, e);
+    if (!start && e.signature != kNoStr) return false;
+    if (start && started < 0) started = i;
+  }
+  if (started < 0) return false;
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = -1;
+  f->local_rank = -1;
+  f->node = silent;
+  f->failure_class = v1::FAILURE_CLASS_NODE_LOSS;
+  f->owner = v1::OWNER_HOST;
+  f->confidence = kConfidence;
+  f->evidence.push_back({victim_error, v1::EVIDENCE_ROLE_CORROBORATING});
+  f->evidence.push_back({facts.nodes[reporter].reports.front(), v1::EVIDENCE_ROLE_CONSEQUENCE});
+  for (std::uint32_t i = 0; i < inc.files.size(); ++i) {  // where its console stops
+    const LogFile& file = inc.files[i];
+    if (file.node == silent && file.agent && file.last_line.line > 0) f->lines.push_back({i, file.last_line, v1::EVIDENCE_ROLE_INITIATING});
+  }
+  f->cascade = SummarizeCascade(inc, facts, {}, silent);
+  const std::string name = NodeName(inc, silent);
+  f->reason = "The torchrun agent of " + name + " started (" + Where(inc, inc.events[started]) +
+              ": its c10d rendezvous) and then wrote nothing: no failure report, no signal, no exit barrier. The other agent's "
+              "worker lost its peer to a closed connection (" + Where(inc, inc.events[victim_error]) +
+              "): the peer was gone, not silent, and nothing else failed. An agent whose worker died alone reports it; " + name +
+              "'s agent vanished with its workers, as when its node is lost (power, kernel, an operator's kill of the whole "
+              "process tree)." + (NodeHost(name).empty() ? " No line names its host." : "");
+  f->recovery.push_back({"inspect_host_logs", std::string(NodeHost(name)),
+                         "Check the host of " + name + " (the kernel log for the OOM killer or a panic, its power and BMC event log) "
+                             "before returning it to service; restart the job without it if it was lost."});
+  return true;
+}
+
 }  // namespace denpex::engine

@@ -59,4 +59,11 @@ bool DiagnoseSilentPeerOnOneNode(const Incident& inc, const JobFacts& facts, Fin
 // agents sharing a host name).
 bool DiagnoseLoneStoreLoss(const Incident& inc, const JobFacts& facts, Finding* f);
 
+// True, and `f` filled (DIAGNOSED, NODE_LOSS, owner host, rank -1, that agent's node), when one
+// agent reported its workers failed, each only on a closed connection to a peer (gone, not
+// silent), and exactly one other agent's console is in hand that shows it started (its c10d
+// rendezvous lines) and then nothing: no failure report, no signal, no exit barrier. An agent
+// whose worker died alone reports it; this one vanished with its workers, as when its node is lost.
+bool DiagnoseVanishedAgent(const Incident& inc, const JobFacts& facts, Finding* f);
+
 }  // namespace denpex::engine

@@ -687,7 +687,13 @@ void LogParser::Dispatch(const Parsed& p) {
       break;
     case HeaderKind::kGlog:
     case HeaderKind::kPython:
-      if (IsAgentSource(h.source)) {
+      if (h.kind == HeaderKind::kGlog && msg.starts_with("[c10d] ")) {
+        // c10d's own lines, read as under the c10 header (`[W socket.cpp:426]`). Its server socket
+        // failing to bind and listen, a warning, is torchrun's c10d rendezvous trying to host the
+        // store and falling back to a client: the file is its agent's console.
+        out_.agent |= msg.starts_with("[c10d] The server socket has failed to");
+        found = RecogniseAgent(msg, &out_.strings, &r);
+      } else if (IsAgentSource(h.source)) {
         out_.agent = true;
         // torch >= 2.2's formatter heads every line of the rendezvous result (§6).
         found = RecogniseAgent(msg, &out_.strings, &r) || RecogniseAgentRanks(msg, &r);
