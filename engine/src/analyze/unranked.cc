@@ -95,6 +95,10 @@ bool OnlyVictimsFailed(const Incident& inc, const JobFacts& facts) {
   });
 }
 
+// srun or the scheduler said how agents ended (srun's `task N: Killed` of an agent's task, a
+// cancellation): their word decides (KilledAgentTask, SchedulerEndedJob), not an agent's silence.
+bool SchedulerSaidHowAgentsEnded(const JobFacts& facts) { return facts.scheduler_end >= 0 || !facts.agent_task_exits.empty(); }
+
 }  // namespace
 
 std::vector<std::int32_t> PeerErrorExits(const JobFacts& facts) {
@@ -286,7 +290,7 @@ bool DiagnoseSilentPeerOnOneNode(const Incident& inc, const JobFacts& facts, Fin
 }
 
 bool DiagnoseLoneStoreLoss(const Incident& inc, const JobFacts& facts, Finding* f) {
-  if (!OnlyVictimsFailed(inc, facts)) return false;
+  if (!OnlyVictimsFailed(inc, facts) || SchedulerSaidHowAgentsEnded(facts)) return false;
   std::int32_t lost = -1;  // the first agent error that says the store is gone
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
@@ -336,7 +340,7 @@ bool DiagnoseLoneStoreLoss(const Incident& inc, const JobFacts& facts, Finding* 
 }
 
 bool DiagnoseVanishedAgent(const Incident& inc, const JobFacts& facts, Finding* f) {
-  if (!OnlyVictimsFailed(inc, facts) || facts.scheduler_end >= 0) return false;
+  if (!OnlyVictimsFailed(inc, facts) || SchedulerSaidHowAgentsEnded(facts)) return false;
   std::int32_t reporter = -1;
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
     if (facts.nodes[n].forced_kills > 0) return false;
