@@ -112,7 +112,7 @@ Match ParseGlogHeader(std::string_view line, GlogHeader* out) {
   const bool dated = line.size() > 9 && line[9] == ' ';
   if (!s.Digits(dated ? 8 : 4, dated ? 8 : 4, &date) || !s.Char(' ')) return Match::kNo;
   TimeNs ns_of_day;
-  if (!TimeOfDay(&s, &ns_of_day) || !s.Char(' ')) return Match::kMalformed;
+  if (!TimeOfDay(&s, &ns_of_day) || !s.Char(' ')) return dated ? Match::kNo : Match::kMalformed;  // 8 digits alone are no glog stamp
   s.SkipSpaces();  // glog pads the thread id to five columns (`E0728 14:21:02.400169  1573 file.h:87] `)
   if (!s.Digits(1, 20, &out->pid) || !s.Char(' ')) return Match::kMalformed;
   const std::int64_t month = date / 100 % 100, day = date % 100;
