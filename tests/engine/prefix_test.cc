@@ -347,6 +347,13 @@ TEST(Prefixes, SniffPeelsTheQuotingOfAShortPasteButNotItsIndentation) {
                           "    [2026-03-02T09:10:17.215] _job_complete: JobId=4242001 done\n").Quote(),
             "    ");
   EXPECT_EQ(SniffPrefixes("  a\n  b\n").Quote(), "");
+  // A title line pasted alone, indented four columns: the whole file shares it, so it is a paste's.
+  const std::string title = "    Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, "
+                            "NumelOut=1, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.\n";
+  EXPECT_EQ(SniffPrefixes(title).Quote(), "    ");
+  const ParsedLog one = ParseText(title);
+  ASSERT_EQ(one.events.size(), 1u);
+  EXPECT_EQ(one.events[0].kind, Kind::kWatchdogTimeout);
 }
 
 // `kubectl logs --timestamps` kept by a container runtime: the CRI stamp and stream, then kubectl's

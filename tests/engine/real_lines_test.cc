@@ -204,15 +204,10 @@ TEST(RealLines, EveryBlockYieldsWhatItsHeaderExpects) {
 // ---- Prefix invariance -------------------------------------------------------------------------
 // Every block read today, under each prefix shape a paste or a collector puts before its lines,
 // yields the same events: every `expect` line still met, and the same families and kinds, as many
-// of each. The terminal shapes (quoting, indentation, line numbers) are learnt from a file's first
-// lines (a `> ` quote from two, indentation and numbers from four: fewer cannot tell a prefix from
-// lines that happen to start alike), so a block shorter than that keeps them as an opaque prefix
-// and is listed, with that reason, rather than asserted; the collection shapes stamp each line
-// and are asserted on every block.
+// of each, on every block, a one-line title as much as a long dump.
 
 struct PrefixShape {
   std::string_view name;
-  std::size_t least_lines;  // the lines a file needs before the engine learns this prefix
   bool collected;           // a collector's stamp: it replaces the lines' own times
   bool blank_lines_too;     // whether an empty line gets the prefix as well
   bool paste;               // the paste's own layer (acts last: outside a quote, after a wrap)
@@ -220,21 +215,21 @@ struct PrefixShape {
 };
 
 const PrefixShape kPrefixShapes[] = {
-    {"quoted `> `", 2, false, false, true, [](std::size_t, std::string_view l) { return "> " + std::string(l); }},
-    {"indented 4", 4, false, false, true, [](std::size_t, std::string_view l) { return "    " + std::string(l); }},
-    {"numbered `[n] `", 4, false, false, false,
+    {"quoted `> `", false, false, true, [](std::size_t, std::string_view l) { return "> " + std::string(l); }},
+    {"indented 4", false, false, true, [](std::size_t, std::string_view l) { return "    " + std::string(l); }},
+    {"numbered `[n] `", false, false, false,
      [](std::size_t i, std::string_view l) { return "[" + std::to_string(1000 + i) + "] " + std::string(l); }},
-    {"CRI", 1, true, true, false,
+    {"CRI", true, true, false,
      [](std::size_t i, std::string_view l) {
        return "2026-03-01T10:00:" + std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60) + ".123456789Z stderr F " +
               std::string(l);
      }},
-    {"journald short", 1, true, true, false,
+    {"journald short", true, true, false,
      [](std::size_t i, std::string_view l) {
        return "Mar  1 10:00:" + std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60) + " gpu-node-07 python3[4242]: " +
               std::string(l);
      }},
-    {"kubectl --timestamps", 1, true, true, false,
+    {"kubectl --timestamps", true, true, false,
      [](std::size_t i, std::string_view l) {
        return "2026-03-01T10:00:" + std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60) + ".123456789Z " +
               std::string(l);
@@ -310,17 +305,6 @@ std::string Shaped(const Block& b, const PrefixShape& shape) {
   return out;
 }
 
-std::size_t NonEmptyLines(std::string_view body) {
-  std::size_t n = 0;
-  for (std::size_t at = 0; at < body.size();) {
-    std::size_t nl = body.find('\n', at);
-    if (nl == std::string_view::npos) nl = body.size();
-    n += nl > at;
-    at = nl + 1;
-  }
-  return n;
-}
-
 // The families and kinds of the events, sorted (a multiset).
 std::vector<std::string> Kinds(const std::string& events) {
   std::vector<std::string> out;
@@ -341,7 +325,6 @@ std::vector<std::string> Kinds(const std::string& events) {
 
 struct ShapeResult {
   int asserted = 0, held = 0;
-  std::vector<std::string> too_short;                 // `block (n lines)`: exempt, listed
   std::vector<std::string> failures;                   // asserted and broken, not in kShapeMisses
   std::vector<std::string> listed_misses_now_read;     // in kShapeMisses but read now
 };
@@ -357,11 +340,6 @@ ShapeResult RunShape(const std::vector<Block>& blocks, const std::vector<Outcome
     const bool same = o.all_expects && Kinds(o.events) == Kinds(plain[k].events);
     const bool listed = std::any_of(kShapeMisses.begin(), kShapeMisses.end(),
                                     [&](const ShapeMiss& m) { return m.block == rel && m.shape == shape.name; });
-    const std::size_t lines = NonEmptyLines(b.body);
-    if (lines < shape.least_lines) {
-      if (!same) r.too_short.push_back(rel + " (" + std::to_string(lines) + " lines)");
-      continue;
-    }
     ++r.asserted;
     r.held += same;
     if (listed && same) r.listed_misses_now_read.push_back(rel);
@@ -382,17 +360,14 @@ TEST(RealLines, EveryBlockYieldsTheSameEventsUnderEveryPrefixShape) {
                               base / std::to_string(s)));
   }
   std::ostringstream table;
-  table << "| shape | blocks asserted | same events | too short to teach it (listed) |\n|---|---|---|---|\n";
+  table << "| shape | blocks asserted | same events |\n|---|---|---|\n";
   for (std::size_t s = 0; s < runs.size(); ++s) {
     const ShapeResult r = runs[s].get();
     const PrefixShape& shape = kPrefixShapes[s];
-    table << "| " << shape.name << " | " << r.asserted << " | " << r.held << " | " << r.too_short.size() << " |\n";
+    table << "| " << shape.name << " | " << r.asserted << " | " << r.held << " |\n";
     for (const std::string& f : r.failures) ADD_FAILURE() << shape.name << ": " << f;
     for (const std::string& m : r.listed_misses_now_read) {
       ADD_FAILURE() << shape.name << ": " << m << " is read now: drop it from real_lines_shape_misses.inc";
-    }
-    for (const std::string& t : r.too_short) {
-      std::cout << shape.name << ": " << t << ": fewer lines than the engine needs to learn this prefix\n";
     }
   }
   fs::remove_all(base);

@@ -412,9 +412,10 @@ bool IsQuoteChar(char c) { return c == '>' || c == ' ' || c == '\t'; }
 // empty quoted line, agrees): `> ` quoting, or two columns or more of indentation (one space
 // opens Megatron's progress lines, and srun pads its labels with spaces: neither is a paste's).
 // Indentation needs kLeast lines to be told from a traceback's (two lines when it is four columns
-// or more, deeper than a traceback's `  File` lines); `>` opens no log line of its own, so a short
-// pasted file (slurmctld's three lines of the job) is peeled too.
-void SniffQuote(std::span<const std::string_view> lines, bool srun_labels, PrefixPolicy* policy) {
+// or more, deeper than a traceback's `  File` lines), or, four columns or more, every line of a
+// short file (`whole_file`: a pasted title line alone); `>` opens no log line of its own, so a
+// short pasted file (slurmctld's three lines of the job) is peeled too.
+void SniffQuote(std::span<const std::string_view> lines, bool whole_file, bool srun_labels, PrefixPolicy* policy) {
   constexpr std::size_t kLeast = 4, kLeastDeep = 2, kDeep = 4;
   if (lines.empty()) return;
   std::string_view common = lines[0].substr(0, sizeof policy->quote);
@@ -427,7 +428,7 @@ void SniffQuote(std::span<const std::string_view> lines, bool srun_labels, Prefi
     if (m < line.size()) common = common.substr(0, m);
   }
   const bool quoted = common.find('>') != std::string_view::npos;
-  const std::size_t least = common.size() >= kDeep ? kLeastDeep : kLeast;
+  const std::size_t least = common.size() >= kDeep ? (whole_file ? 1 : kLeastDeep) : kLeast;
   if (!quoted && (lines.size() < least || srun_labels || (common.size() < 2 && common != "\t"))) return;
   std::memcpy(policy->quote, common.data(), common.size());
   policy->quote_size = static_cast<std::uint8_t>(common.size());
@@ -624,7 +625,7 @@ PrefixPolicy SniffPrefixes(std::string_view text) {
     Scanner s(line);
     raw_labelled += SrunLabel(&s, &o) ? 1 : 0;
   }
-  SniffQuote({sample.data(), n}, raw_labelled * 2 >= n, &policy);
+  SniffQuote({sample.data(), n}, n < kSample, raw_labelled * 2 >= n, &policy);
   SniffNumbers({sample.data(), n}, raw_labelled * 2 >= n, policy, &policy);
   // A terminal copy's wrapped pieces have no prefix of their own: the prefixes are sampled from
   // the lines that start after a line shorter than the wrap width.
