@@ -677,9 +677,15 @@ void Undecided(const Analysis& a, Finding* f) {
   }
   const bool unheard = std::all_of(tied.begin(), tied.end(), [&](std::int32_t r) { return !a.facts.ranks[r].has_log; });
   if (nodes.size() == 1 && unheard) {  // no node: ranks the stated world size or the groups' members add
+    std::int32_t highest_logged = -1;
+    for (std::size_t r = 0; r < a.facts.ranks.size(); ++r) {
+      if (a.facts.ranks[r].has_log) highest_logged = static_cast<std::int32_t>(r);
+    }
+    const bool above = *std::min_element(tied.begin(), tied.end()) > highest_logged;
     const std::string why = a.facts.stated_world > 0
                                 ? "the logs state world size " + std::to_string(a.facts.stated_world)
-                                : "their peers' process groups name them as members, above the highest rank logged";
+                                : std::string("their peers' process groups name them as members") +
+                                      (above ? ", above the highest rank logged" : "");
     f->reason = "Ranks " + RankList(tied) + " were never heard from (" + why +
                 "; their node's logs are missing) and are equally likely to have stopped first: the logs do not separate them." +
                 UnrankedNote(a);
