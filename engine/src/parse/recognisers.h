@@ -23,7 +23,8 @@ namespace denpex::engine {
 using Places = std::uint32_t;
 enum Place : Places {
   // After a logging header (headers.h).
-  kC10 = 1u << 0,           // c10's `[E0302 10:00:00.123 file.cpp:12]` (ProcessGroupNCCL's go to watchdog.cc)
+  kC10 = 1u << 0,           // c10's `[E0302 10:00:00.123 file.cpp:12]` (ProcessGroupNCCL's go to watchdog.cc),
+                            //   and glog's lines of c10d (`[c10d] ...`)
   kC10Error = 1u << 1,      //   ... of severity E or F
   kLog = 1u << 2,           // glog's `E0302 10:00:00.123 123 file.cc:12]` or Python logging's
   kAgentLog = 1u << 3,      //   ... of torchrun's agent (a `torch/distributed` or `run` source)

@@ -677,6 +677,10 @@ Places HeadedPlaces(const Header& h) {
       break;
     case HeaderKind::kGlog:
     case HeaderKind::kPython:
+      if (h.kind == HeaderKind::kGlog && h.message.starts_with("[c10d] ")) {
+        where = kC10;  // c10d's own lines, read as under the c10 header (`[W socket.cpp:426]`)
+        break;
+      }
       where = kLog;
       if (IsAgentSource(h.source)) {
         where |= kAgentLog;
@@ -738,7 +742,10 @@ void LogParser::Dispatch(const Parsed& p) {
     table_.open = false;
   }
   const Places where = HeadedPlaces(h);
-  if ((where & kAgentLog) != 0) out_.agent = true;
+  // c10d's server socket failing to bind and listen, a warning, is torchrun's c10d rendezvous
+  // trying to host the store and falling back to a client: the file is its agent's console.
+  const bool c10d_bind = h.kind == HeaderKind::kGlog && msg.starts_with("[c10d] The server socket has failed to");
+  if ((where & kAgentLog) != 0 || c10d_bind) out_.agent = true;
   Recognised r;
   if (!Recognise(where, msg, &out_.strings, &r)) return;
   if (r.kind == Kind::kFallenOffBus && !Has(msg, "fallen off the bus")) {  // wait for the notice's last line
