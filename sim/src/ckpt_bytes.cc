@@ -334,6 +334,16 @@ std::string Safetensors(const std::vector<TensorSpec>& tensors, bool data) {
   return out + header + (data ? std::string(at, '\x5a') : std::string());
 }
 
+std::string SafetensorsValues(const std::vector<TensorSpec>& tensors, bool nan) {
+  std::uint64_t bytes = 0;
+  for (const TensorSpec& t : tensors) {
+    std::uint64_t n = 4;
+    for (std::uint64_t d : t.shape) n *= d;
+    bytes += n;
+  }
+  return Safetensors(tensors, false) + FloatBytes(bytes, nan);
+}
+
 std::string DcpMetadata(const std::vector<DcpItem>& items) {
   std::vector<std::pair<Py, Py>> storage;
   for (std::size_t k = 0; k < items.size(); ++k) {

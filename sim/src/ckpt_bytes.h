@@ -75,6 +75,9 @@ struct TensorSpec {
 };
 // With `data` false, only the length and the header (the file is then sized by the caller).
 std::string Safetensors(const std::vector<TensorSpec>& tensors, bool data = true);
+// The same header, its data the finite float32 pattern of FloatBytes (element 3 NaN with
+// `nan`): F32 tensors only, as a model's weights.
+std::string SafetensorsValues(const std::vector<TensorSpec>& tensors, bool nan = false);
 
 // DCP `.metadata` (protocol 4): one _StorageInfo per (file, offset, length).
 struct DcpItem {
