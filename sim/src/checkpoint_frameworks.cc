@@ -29,7 +29,8 @@ std::string RngState(const std::string& prefix, int rank) {
   return TorchState(prefix, {{"rank", rank}}, 32);
 }
 
-std::string Cut2(const std::string& bytes, Cut cut) { return cut == Cut::kTruncate ? FirstHalf(bytes) : bytes; }
+// The bytes as written, or their first half when the kill cut this file.
+std::string CutShort(const std::string& bytes, Cut cut) { return cut == Cut::kTruncate ? FirstHalf(bytes) : bytes; }
 
 }  // namespace
 
@@ -57,7 +58,7 @@ void HfTrainerSave(Tree& tree, const FrameworkSave& s) {
   // _save_optimizer_and_scheduler, _save_rng_state (every process its own), then
   // trainer_state.json: the Trainer writes it last.
   const std::string optim = TorchState("optimizer", {{"step", s.step}}, 512);
-  tree.Put(dir / "optimizer.pt", Cut2(optim, s.cut), t);
+  tree.Put(dir / "optimizer.pt", CutShort(optim, s.cut), t);
   if (s.cut == Cut::kTruncate || s.cut == Cut::kStopped) return;
   tree.Put(dir / "scheduler.pt", Counters("scheduler", {{"last_epoch", s.step}, {"_step_count", s.step + 1}}), t);
   for (int r = 0; r < s.shape.world; ++r) {
@@ -85,7 +86,7 @@ void AccelerateSave(Tree& tree, const FrameworkSave& s) {
                                    s.cut == Cut::kNaN),
            t);
   if (s.cut != Cut::kMissing) {
-    tree.Put(dir / "optimizer.bin", Cut2(TorchState("optimizer", {{"step", s.step}}, 512), s.cut), t);
+    tree.Put(dir / "optimizer.bin", CutShort(TorchState("optimizer", {{"step", s.step}}, 512), s.cut), t);
   }
   if (s.cut == Cut::kTruncate || s.cut == Cut::kStopped) return;
   tree.Put(dir / "scheduler.bin", Counters("scheduler", {{"last_epoch", s.step}, {"_step_count", s.step + 1}}), t);

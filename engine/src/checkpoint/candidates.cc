@@ -70,6 +70,7 @@ std::optional<Candidate> MakeCandidate(const Entry& e, const Listing& root) {
     c.report.format = CheckpointFormat::kTemporary;
   } else if (IsCheckpointFile(e.name)) {
     c.report.format = EndsWith(e.name, ".safetensors") ? CheckpointFormat::kSafetensors
+                      : EndsWith(e.name, ".nemo")      ? CheckpointFormat::kNemoArchive
                                                        : CheckpointFormat::kTorchSave;
     if (!step && c.report.format == CheckpointFormat::kTorchSave) {
       if (auto inside = RecordedStep(e.path)) {  // Lightning's last.ckpt: global_step
@@ -164,7 +165,7 @@ bool HasUnorderedCheckpoints(const Listing& root) {
 }
 
 bool IsCheckpointFile(std::string_view name) {
-  for (std::string_view ext : {".pt", ".pth", ".ckpt", ".bin", ".safetensors", ".tar"}) {
+  for (std::string_view ext : {".pt", ".pth", ".ckpt", ".bin", ".safetensors", ".tar", ".nemo"}) {
     if (EndsWith(name, ext)) return true;
   }
   return false;

@@ -45,7 +45,7 @@ bool IsTemporary(std::string_view name) {
 // .bin and .tar name many other formats, so they are sniffed too; empty ones count (the
 // size check reports them).
 bool Readable(const Entry& e) {
-  for (std::string_view ext : {".pt", ".pth", ".ckpt", ".safetensors", ".json", ".pkl", ".pickle"}) {
+  for (std::string_view ext : {".pt", ".pth", ".ckpt", ".safetensors", ".json", ".pkl", ".pickle", ".nemo"}) {
     if (EndsWith(e.name, ext)) return true;
   }
   if (e.size == 0) return IsCheckpointFile(e.name);

@@ -44,7 +44,8 @@ void RunChecks(const Candidate& c, const VerifyContext& ctx, Checks& checks) {
   }
   if (c.report.format == F::kTemporary)
     return checks.Add(CheckKind::kExistence, ckpt::Incomplete(TemporaryReason(c.entry.name)));
-  if (c.report.format == F::kTorchSave || c.report.format == F::kSafetensors) {
+  if (c.report.format == F::kTorchSave || c.report.format == F::kSafetensors ||
+      c.report.format == F::kNemoArchive) {
     return ckpt::VerifySingleFile(c.entry, c.report.format, ctx, checks);
   }
   if (!c.listing)

@@ -40,6 +40,7 @@ enum class CheckpointFormat {
   kNemo,          // NeMo 2.0: weights/ (Megatron dist) + context/
   kTorchDir,      // a directory of torch.save / safetensors files (step_N/model.pt, ...)
   kAccelerate,    // accelerate save_state: checkpoint_N/ with random_states_<r>.pkl
+  kNemoArchive,   // one .nemo file: a tar of model_config.yaml and model_weights.ckpt
 };
 
 // Where a candidate's step came from: its name, the step recorded inside the file
