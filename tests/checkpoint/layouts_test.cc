@@ -367,11 +367,12 @@ std::string Nemo() {
               {"model_weights.ckpt", TorchState("model_weights", {}, 1024)}});
 }
 
-// Beside a stepped save the archive is a candidate of its own; alone in its folder it is read
-// as that folder's one file (the folder is the candidate, as for a flat model.pt).
+// Beside a stepped save the archive is a candidate of its own (after it); alone in its folder
+// it is read as that folder's one file (the folder is the candidate, as for a flat model.pt).
 TEST(NemoArchive, ACompleteArchiveIsValidAndItsWeightsAreRead) {
   TempDir t;
-  Put(t.path() / "step_5.pt", TorchState("archive", {{"step", 5}}));
+  const std::string step = TorchState("archive", {{"step", 5}});
+  Put(t.path() / "step_5.pt", step.substr(0, step.size() / 2));  // cut: the archive is read next
   Put(t.path() / "megatron_gpt.nemo", Nemo());
   auto c = Verify(t.path(), "megatron_gpt.nemo");
   EXPECT_EQ(c.format, CheckpointFormat::kNemoArchive);
@@ -380,6 +381,20 @@ TEST(NemoArchive, ACompleteArchiveIsValidAndItsWeightsAreRead) {
   Put(alone.path() / "megatron_gpt.nemo", Nemo());
   c = Verify(alone.path(), ".");
   EXPECT_EQ(c.verdict, V::kValid) << c.Reason();
+}
+
+// NeMo 1.x with always_save_nemo rewrites its .nemo after each .ckpt save: the archive is the
+// newest file, but it holds weights only, so the newest training save is the resume point.
+TEST(NemoArchive, ANewerArchiveNeverPassesAStepOfTraining) {
+  TempDir t;
+  Put(t.path() / "megatron_gpt--val_loss=2.10-step=100.ckpt", TorchState("archive", {{"global_step", 100}}));
+  Put(t.path() / "megatron_gpt.nemo", Nemo());
+  const auto old = std::chrono::file_clock::now() - std::chrono::hours(1);
+  fs::last_write_time(t.path() / "megatron_gpt--val_loss=2.10-step=100.ckpt", old);
+  auto r = VerifyCheckpointDir(t.path(), {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->outcome.path(), "megatron_gpt--val_loss=2.10-step=100.ckpt") << RenderCheckpointText(*r);
+  EXPECT_EQ(r->outcome.step(), 100);
 }
 
 TEST(NemoArchive, ACutArchiveIsIncompleteAndABadHeaderCorrupt) {
