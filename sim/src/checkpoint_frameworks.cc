@@ -131,6 +131,20 @@ std::string NemoName(std::int64_t step) {
   return buf;
 }
 
+void NemoCkptSave(Tree& tree, const FrameworkSave& s) {
+  const bool finished = s.cut != Cut::kTruncate && s.cut != Cut::kStopped;
+  if (!finished) tree.Put(NemoName(s.step) + "-unfinished", "", s.done);
+  LightningSave(tree, s);
+}
+
+std::string NemoArchiveBytes(std::int64_t step, bool nan) {
+  const std::string weights = TorchZip("model_weights", Dict({{Str("layer.weight"), ckpt::Tensor("0", 64)}}),
+                                       {ckpt::FloatBytes(256, nan)});
+  return ckpt::Tar({{"model_config.yaml", "target: nemo.collections.nlp.models.language_modeling.megatron_gpt_model."
+                                          "MegatronGPTModel\nglobal_step: " + std::to_string(step) + "\n"},
+                    {"model_weights.ckpt", weights}});
+}
+
 void NemoSave(Tree& tree, const FrameworkSave& s) {
   const fs::path dir = s.name;
   const fs::path weights = dir / "weights";

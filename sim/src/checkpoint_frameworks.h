@@ -1,6 +1,6 @@
 // The saves of the training frameworks that own their checkpoint folders (scenario
 // `checkpointing`, docs/checkpoint_verification.md): the Hugging Face Trainer, accelerate,
-// Lightning and NeMo 2.0, each file in the order its framework writes it and in its real
+// Lightning, NeMo 2.0 and NeMo 1.x, each file in the order its framework writes it and in its real
 // format (safetensors, torch.save zips, JSON, DCP `.metadata`). checkpoints.cc picks the
 // writer by layout, names the save and writes the truth.
 #pragma once
@@ -34,7 +34,13 @@ std::string LightningBytes(std::int64_t step, bool nan);
 // <model>--...-step=N-.../: weights/ (torch_dist) and context/, with the `-unfinished` marker
 // beside it while the save is not finalized.
 void NemoSave(Tree& tree, const FrameworkSave& s);
-// The NeMo 2.0 folder name of a save of `step` (its ModelCheckpoint filename template).
+// The NeMo 2.0 folder name of a save of `step` (its ModelCheckpoint filename template); NeMo
+// 1.x names its .ckpt files the same way.
 std::string NemoName(std::int64_t step);
+// NeMo 1.x: NemoName(step).ckpt, a Lightning checkpoint, with `NemoName(step)-unfinished`
+// beside it until the save finished.
+void NemoCkptSave(Tree& tree, const FrameworkSave& s);
+// NeMo's .nemo of the weights a save of `step` held (save_to: an uncompressed tar).
+std::string NemoArchiveBytes(std::int64_t step, bool nan);
 
 }  // namespace denpex::sim

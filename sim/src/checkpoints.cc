@@ -45,6 +45,7 @@ std::string SaveName(v1::CheckpointLayout layout, std::int64_t step, int every) 
     case v1::CHECKPOINT_LAYOUT_ACCELERATE: return "checkpoint_" + std::to_string(NameStep(layout, step, every));
     case v1::CHECKPOINT_LAYOUT_LIGHTNING: return "epoch=0-step=" + n + ".ckpt";
     case v1::CHECKPOINT_LAYOUT_NEMO: return NemoName(step);
+    case v1::CHECKPOINT_LAYOUT_NEMO_CKPT: return NemoName(step) + ".ckpt";
     default: return "step_" + n + ".pt";
   }
 }
@@ -177,6 +178,7 @@ std::string Save(Tree& tree, v1::CheckpointLayout layout, const SaveSpec& s, int
     case v1::CHECKPOINT_LAYOUT_ACCELERATE: AccelerateSave(tree, {name, s.step, s.shape, victim, s.cut, s.done}); break;
     case v1::CHECKPOINT_LAYOUT_LIGHTNING: LightningSave(tree, {name, s.step, s.shape, victim, s.cut, s.done}); break;
     case v1::CHECKPOINT_LAYOUT_NEMO: NemoSave(tree, {name, s.step, s.shape, victim, s.cut, s.done}); break;
+    case v1::CHECKPOINT_LAYOUT_NEMO_CKPT: NemoCkptSave(tree, {name, s.step, s.shape, victim, s.cut, s.done}); break;
     default: TorchSave(tree, name, s.step, s.cut, s.done); break;
   }
   return name;
@@ -195,7 +197,8 @@ std::string Reason(v1::CheckpointDamage d, v1::CheckpointLayout layout) {
         case v1::CHECKPOINT_LAYOUT_TORCH_DIR: return "optimizer.pt was never written";
         case v1::CHECKPOINT_LAYOUT_ACCELERATE: return "optimizer.bin is missing";
         case v1::CHECKPOINT_LAYOUT_HF_TRAINER: return "a model shard its index names is missing";
-        case v1::CHECKPOINT_LAYOUT_LIGHTNING: return "the file is empty";
+        case v1::CHECKPOINT_LAYOUT_LIGHTNING:
+        case v1::CHECKPOINT_LAYOUT_NEMO_CKPT: return "the file is empty";
         default: return "a rank's shard is missing";
       }
     case v1::CHECKPOINT_DAMAGE_WORLD_SIZE_MISMATCH:
@@ -213,6 +216,7 @@ std::string Reason(v1::CheckpointDamage d, v1::CheckpointLayout layout) {
         case v1::CHECKPOINT_LAYOUT_ACCELERATE:
           return "the save was in flight when the fault hit: it stopped after the optimizer state";
         case v1::CHECKPOINT_LAYOUT_LIGHTNING:
+        case v1::CHECKPOINT_LAYOUT_NEMO_CKPT:
           return "the save was in flight when the fault hit: the file is half written";
         case v1::CHECKPOINT_LAYOUT_NEMO:
           return "the save was in flight when the fault hit: every shard written, never finalized";
@@ -245,7 +249,8 @@ bool HasPointer(v1::CheckpointLayout layout) {
     case v1::CHECKPOINT_LAYOUT_TORCH_DIR:
     case v1::CHECKPOINT_LAYOUT_DEEPSPEED:
     case v1::CHECKPOINT_LAYOUT_MEGATRON:
-    case v1::CHECKPOINT_LAYOUT_LIGHTNING: return true;
+    case v1::CHECKPOINT_LAYOUT_LIGHTNING:
+    case v1::CHECKPOINT_LAYOUT_NEMO_CKPT: return true;
     default: return false;
   }
 }
@@ -267,14 +272,23 @@ void WritePointer(Tree& tree, v1::CheckpointLayout layout, const std::vector<Sav
                           (damage == v1::CHECKPOINT_DAMAGE_MISSING_SHARD &&
                            (layout == v1::CHECKPOINT_LAYOUT_TORCH_SAVE ||
                             layout == v1::CHECKPOINT_LAYOUT_TORCH_DIR ||
-                            layout == v1::CHECKPOINT_LAYOUT_LIGHTNING));
+                            layout == v1::CHECKPOINT_LAYOUT_LIGHTNING ||
+                            layout == v1::CHECKPOINT_LAYOUT_NEMO_CKPT));
   if (unfinished && layout != v1::CHECKPOINT_LAYOUT_DEEPSPEED) {
     if (at == 0) return;
     --at;
   }
+  const bool nan = saves[at].cut == Cut::kNaN;
   if (layout == v1::CHECKPOINT_LAYOUT_LIGHTNING) {
     // last.ckpt: the same state saved again once the step's file is written.
-    tree.Put("last.ckpt", LightningBytes(saves[at].step, saves[at].cut == Cut::kNaN), saves[at].done);
+    tree.Put("last.ckpt", LightningBytes(saves[at].step, nan), saves[at].done);
+  } else if (layout == v1::CHECKPOINT_LAYOUT_NEMO_CKPT) {
+    // The -last copy, then the .nemo rewritten (a look-alike: that archive cut short by a kill
+    // in save_to, the .ckpt saves whole).
+    tree.Put(NemoName(saves[at].step) + "-last.ckpt", LightningBytes(saves[at].step, nan), saves[at].done);
+    const std::string nemo = NemoArchiveBytes(saves[at].step, nan);
+    tree.Put("megatron_gpt.nemo", damage == v1::CHECKPOINT_DAMAGE_HARMLESS_LOOKALIKE ? FirstHalf(nemo) : nemo,
+             saves[at].done + kSaveTime / 4);
   } else if (layout == v1::CHECKPOINT_LAYOUT_MEGATRON) {
     tree.Put("latest_checkpointed_iteration.txt", std::to_string(saves[at].step), saves[at].done);
   } else {
@@ -291,7 +305,8 @@ bool LogsSaves(v1::CheckpointLayout layout) {
     case v1::CHECKPOINT_LAYOUT_HF_TRAINER:
     case v1::CHECKPOINT_LAYOUT_ACCELERATE:
     case v1::CHECKPOINT_LAYOUT_LIGHTNING:
-    case v1::CHECKPOINT_LAYOUT_NEMO: return true;
+    case v1::CHECKPOINT_LAYOUT_NEMO:
+    case v1::CHECKPOINT_LAYOUT_NEMO_CKPT: return true;
     default: return false;
   }
 }
@@ -356,7 +371,7 @@ Result<v1::CheckpointOutcome> WriteCheckpoints(const v1::Checkpointing& c, const
   for (const SaveSpec& s : saves) names.push_back(Save(tree, layout, s, victim, every));
   WritePointer(tree, layout, saves, names, damage);
   if (damage == v1::CHECKPOINT_DAMAGE_HARMLESS_LOOKALIKE && layout != v1::CHECKPOINT_LAYOUT_DCP &&
-      saves.size() >= 2) {
+      layout != v1::CHECKPOINT_LAYOUT_NEMO_CKPT && saves.size() >= 2) {
     // A leftover of an older interrupted save that rotation never removed.
     const SaveSpec& old = saves[saves.size() - 2];
     tree.Put(SaveName(layout, old.step + every / 2, every) + ".tmp", "", old.done + kSaveTime);

@@ -1,6 +1,6 @@
 // The job's checkpoints (scenario `checkpointing`): every `every_steps` steps the job saves
 // one in a real on-disk layout (torch.save, a folder of torch.save files, DCP, DeepSpeed,
-// Megatron, the HF Trainer, accelerate, Lightning, NeMo 2.0; checkpoint_frameworks.h) into
+// Megatron, the HF Trainer, accelerate, Lightning, NeMo 2.0 and 1.x; checkpoint_frameworks.h) into
 // incident/checkpoints/, with file times of when each save finished; the scenario's damage
 // breaks the newest one (a kill during the save, a missing shard, a world-size change, a save
 // finished after the fault, an unknown format, a save in flight that only rank 0's save lines

@@ -202,6 +202,7 @@ void LineFormatter::Format(const CheckpointSave& r, LineBuilder& out) const {
 // start:
 //   [INFO|trainer.py:3984] 2026-03-02 09:00:20,200 >> Saving model checkpoint to /checkpoints/checkpoint-20
 //   Epoch 0, global step 20: 'step' reached 20.00000 (best 20.00000), saving model to '/checkpoints/epoch=0-step=20.ckpt' as top 3
+// (NeMo 1.x: the same line naming /checkpoints/<NemoName>.ckpt)
 // accelerate (its examples' logging format; the main process's RNG states are its last file):
 //   03/02/2026 09:00:20 - INFO - accelerate.accelerator - Saving current state to /checkpoints/checkpoint_3
 //   03/02/2026 09:00:20 - INFO - accelerate.checkpointing - Random states saved in /checkpoints/checkpoint_3/random_states_0.pkl
@@ -227,6 +228,12 @@ void LineFormatter::FrameworkSave(const CheckpointSave& r, LineBuilder& out) con
       out.Str("Epoch 0, global step ").Int(r.iteration).Str(": 'step' reached ").Int(r.iteration);
       out.Str(".00000 (best ").Int(r.iteration).Str(".00000), saving model to '/checkpoints/epoch=0-step=");
       out.Int(r.iteration).Str(".ckpt' as top 3").EndLine();
+      return;
+    case v1::CHECKPOINT_LAYOUT_NEMO_CKPT:  // NeMo 1.x: Lightning's line, NeMo's file name
+      if (r.finished) return;
+      out.Str("Epoch 0, global step ").Int(r.iteration).Str(": 'step' reached ").Int(r.iteration);
+      out.Str(".00000 (best ").Int(r.iteration).Str(".00000), saving model to '/checkpoints/");
+      out.Str(NemoName(r.iteration)).Str(".ckpt' as top 3").EndLine();
       return;
     case v1::CHECKPOINT_LAYOUT_ACCELERATE: {
       const int k = r.iteration / job_.save_every - 1;  // automatic naming counts saves
