@@ -298,6 +298,17 @@ void WritePointer(Tree& tree, v1::CheckpointLayout layout, const std::vector<Sav
 
 }  // namespace
 
+bool OwnsItsFolders(v1::CheckpointLayout layout) {
+  switch (layout) {
+    case v1::CHECKPOINT_LAYOUT_HF_TRAINER:
+    case v1::CHECKPOINT_LAYOUT_ACCELERATE:
+    case v1::CHECKPOINT_LAYOUT_LIGHTNING:
+    case v1::CHECKPOINT_LAYOUT_NEMO:
+    case v1::CHECKPOINT_LAYOUT_NEMO_CKPT: return true;
+    default: return false;
+  }
+}
+
 bool LogsSaves(v1::CheckpointLayout layout) {
   switch (layout) {
     case v1::CHECKPOINT_LAYOUT_DEEPSPEED:

@@ -32,6 +32,10 @@ TimeNs SaveDuration(TimeNs until_fault);
 // folders and DCP; workers_output.cc emits them, formatter_rank.cc words them).
 bool LogsSaves(v1::CheckpointLayout layout);
 
+// Whether the layout is one of the frameworks' own (HF Trainer, accelerate, Lightning, NeMo
+// 2.0 and 1.x; checkpoint_frameworks.h).
+bool OwnsItsFolders(v1::CheckpointLayout layout);
+
 // Writes `incident_dir`/checkpoints and returns the truth's checkpoint outcome.
 Result<v1::CheckpointOutcome> WriteCheckpoints(const v1::Checkpointing& c, const Job& job,
                                                const FaultPlan& fault, const CheckpointTimes& t,

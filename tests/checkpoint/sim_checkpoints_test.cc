@@ -252,6 +252,10 @@ TEST(SimCheckpointFiles, ScenarioErrorsNameTheField) {
   auto silent = sim::ParseScenario(Scenario({"TORCH_SAVE", "SAVE_IN_FLIGHT"}), "silent.textproto");
   ASSERT_FALSE(silent.ok());
   EXPECT_NE(silent.status().message().find("checkpointing.damage"), std::string::npos) << silent.status().message();
+  // A framework's own folders are known by their names: no custom writer's files there.
+  auto known = sim::ParseScenario(Scenario({"HF_TRAINER", "UNKNOWN_FORMAT"}), "known.textproto");
+  ASSERT_FALSE(known.ok());
+  EXPECT_NE(known.status().message().find("UNKNOWN_FORMAT"), std::string::npos) << known.status().message();
 }
 
 }  // namespace
