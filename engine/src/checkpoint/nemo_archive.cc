@@ -25,7 +25,8 @@ struct Member {
 std::optional<std::uint64_t> Octal(std::string_view field) {
   if (!field.empty() && (static_cast<unsigned char>(field[0]) & 0x80) != 0) {
     std::uint64_t v = 0;
-    for (std::size_t k = 1; k < field.size(); ++k) v = (v << 8) | static_cast<unsigned char>(field[k]);
+    for (std::size_t k = 1; k < field.size(); ++k)
+      v = (v << 8) | static_cast<unsigned char>(field[k]);
     return v;
   }
   std::uint64_t v = 0;
@@ -49,7 +50,9 @@ bool ChecksumAgrees(std::string_view h) {
   return want && *want == sum;
 }
 
-std::string CString(std::string_view field) { return std::string(field.substr(0, field.find('\0'))); }
+std::string CString(std::string_view field) {
+  return std::string(field.substr(0, field.find('\0')));
+}
 
 std::string Where(std::uint64_t at) { return "at byte " + Thousands(at); }
 
@@ -67,19 +70,24 @@ Finding Walk(const ByteFile& f, std::vector<Member>& members) {
     if (!h.ok()) return Unreadable("tar header", h.status());
     if (h->find_first_not_of('\0') == std::string::npos) return Valid("");
     if (!ChecksumAgrees(*h))
-      return Corrupt("the tar header " + Where(at) + " fails its checksum (tarfile: 'bad checksum')");
+      return Corrupt("the tar header " + Where(at) +
+                     " fails its checksum (tarfile: 'bad checksum')");
     const auto size = Octal(std::string_view(*h).substr(124, 12));
     if (!size) return Corrupt("the tar header " + Where(at) + " holds no size");
     Member m;
     m.type = (*h)[156];
     m.data = at + kBlock;
     m.size = *size;
-    const std::string prefix = h->compare(257, 5, "ustar") == 0 ? CString(std::string_view(*h).substr(345, 155)) : "";
-    m.name = !long_name.empty() ? long_name : (prefix.empty() ? "" : prefix + "/") + CString(std::string_view(*h).substr(0, 100));
+    const std::string prefix =
+        h->compare(257, 5, "ustar") == 0 ? CString(std::string_view(*h).substr(345, 155)) : "";
+    m.name = !long_name.empty() ? long_name
+                                : (prefix.empty() ? "" : prefix + "/") +
+                                      CString(std::string_view(*h).substr(0, 100));
     long_name.clear();
     if (m.data + m.size > f.size()) {
       return Incomplete(m.name + " needs " + Thousands(m.size) + " bytes from " + Where(m.data) +
-                        ", past the end of the archive (" + Thousands(f.size()) + " bytes): truncated");
+                        ", past the end of the archive (" + Thousands(f.size()) +
+                        " bytes): truncated");
     }
     if (m.type == 'L' && m.size <= 4096) {  // GNU long name
       auto text = f.Read(m.data, m.size);
@@ -87,7 +95,8 @@ Finding Walk(const ByteFile& f, std::vector<Member>& members) {
     } else if (m.type == 'x' && m.size <= 65536) {  // PAX: "<len> path=<name>\n" records
       auto text = f.Read(m.data, m.size);
       const std::size_t key = text.ok() ? text->find(" path=") : std::string::npos;
-      if (key != std::string::npos) long_name = text->substr(key + 6, text->find('\n', key) - key - 6);
+      if (key != std::string::npos)
+        long_name = text->substr(key + 6, text->find('\n', key) - key - 6);
     } else if (m.type != 'g') {
       members.push_back(m);
       if (members.size() > kMaxMembers)
@@ -98,7 +107,8 @@ Finding Walk(const ByteFile& f, std::vector<Member>& members) {
 }
 
 bool EndsWithName(const std::string& path, std::string_view name) {
-  return path.size() >= name.size() && path.compare(path.size() - name.size(), name.size(), name) == 0 &&
+  return path.size() >= name.size() &&
+         path.compare(path.size() - name.size(), name.size(), name) == 0 &&
          (path.size() == name.size() || path[path.size() - name.size() - 1] == '/');
 }
 
@@ -128,7 +138,8 @@ Finding CheckNemoArchive(const ByteFile& f) {
   std::string detail = std::to_string(members.size()) + " tar members, " +
                        std::to_string(weights.size()) + " model_weights.ckpt verified";
   if (dist) {
-    return Inconclusive(detail + "; a model_weights/ distributed checkpoint inside the archive is not read");
+    return Inconclusive(detail +
+                        "; a model_weights/ distributed checkpoint inside the archive is not read");
   }
   return Valid(detail);
 }
