@@ -25,7 +25,7 @@ std::string Counters(const std::string& prefix,
   return TorchZip(prefix, Dict(std::move(items)));
 }
 
-// A rank's RNG state: its counters and the CPU generator's state as a tensor.
+// A rank's RNG state: its rank and one small tensor standing for the generator's state.
 std::string RngState(const std::string& prefix, int rank) {
   return TorchState(prefix, {{"rank", rank}}, 32);
 }
