@@ -95,6 +95,11 @@ constexpr Trigger kCheckpointSave[] = {
     {"is about to be saved!"},            // DeepSpeed checkpoint engine create()
     {"is ready now!"},                    // DeepSpeed checkpoint engine commit()
     {"aving the checkpoint"},             // torchtitan `Saving the ...`, `Finished saving the ...`
+    {"Saving current state to"},          // accelerate save_state
+    {"Random states saved in"},           // accelerate, the main process's last file
+    {"saving model to '"},                // Lightning ModelCheckpoint(verbose=True)
+    {"Scheduled async checkpoint save for"},  // NeMo 2.0 async start
+    {"finalized successfully"},           // NeMo 2.0 async finalize
 };
 
 // Tried in this order; the first row that applies where the message stands and accepts it wins.
