@@ -465,6 +465,30 @@ TEST(Prefixes, HardWrappedPasteIsJoinedAtItsWidthAndCitedAtTheFirstPiece) {
   EXPECT_EQ(std::get<WatchdogTimeout>(log.events[0].detail).ran_for_ms, 1800163);
 }
 
+// A long paste whose first MiB holds no line long enough to wrap (a worker table, start-up lines):
+// the width is found in its last MiB, and the failure's wrapped line there is joined.
+TEST(Prefixes, HardWrapFirstSeenPastTheFirstMibIsFoundInTheTail) {
+  std::string text;
+  for (int k = 0; text.size() < (3u << 20); ++k) text += "(RayTrainWorker pid=" + std::to_string(1000 + k) + ") iteration step\n";
+  const std::string line = "[E1129 16:25:36.412345678 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation "
+                           "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for "
+                           "1800163 milliseconds before timing out.";
+  for (int k = 0; k < 3; ++k) {
+    text += "short line\n";
+    for (std::size_t at = 0; at < line.size(); at += 100) text += line.substr(at, 100) + "\n";
+  }
+  const PrefixPolicy policy = SniffPrefixes(text);
+  EXPECT_EQ(policy.wrap_width, 100u);
+  const ParsedLog log = ParseLog(text, FileContext{.name_rank = 3, .prefixes = policy});
+  std::size_t timeouts = 0;
+  for (const Event& e : log.events) {
+    if (e.kind != Kind::kWatchdogTimeout) continue;
+    ++timeouts;
+    EXPECT_EQ(std::get<WatchdogTimeout>(e.detail).ran_for_ms, 1800163);
+  }
+  EXPECT_EQ(timeouts, 3u);
+}
+
 // DeepSpeed's timer line cut just before a bar: the tail `> | bwd_inner: ...` is no table row (a
 // row ends with the bar it starts with), so the width is found and the pieces joined; an
 // nvidia-smi row after a line of that width starts its own line.

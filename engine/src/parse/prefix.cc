@@ -536,14 +536,28 @@ void PeelPaste(std::string_view* line, const PrefixPolicy& policy) {
 
 namespace {
 
+// The last whole lines of `text`: at most `max_lines`, in at most its last `max_bytes`.
+std::string_view LastLines(std::string_view text, std::size_t max_bytes, std::size_t max_lines) {
+  const std::size_t floor = text.size() > max_bytes ? text.size() - max_bytes : 0;
+  std::size_t start = text.size();
+  for (std::size_t lines = 0; lines <= max_lines && start > floor; ++lines) {
+    const std::size_t nl = text.rfind('\n', start - 1);
+    if (nl == std::string_view::npos || nl < floor) break;
+    start = nl;
+  }
+  return start < text.size() ? text.substr(start + 1) : std::string_view();
+}
+
 // A terminal copy hard-wrapped at a fixed width W: no line of the file's first lines (up to 16 k
 // lines in its first MiB: mpirun's --report-bindings prints one short line per rank before the
 // ranks' wrapped lines begin) is longer than W columns (80 to 200, plus its quoting), and most
 // runs of lines of exactly W columns are a wrapped line's pieces: each piece after the first and the shorter tail after them start no
 // line of their own. A table's rows (`| ...`, nvidia-smi), a run of equal watchdog lines and
 // Megatron's fixed-width progress lines are runs of W whose lines do start their own.
+constexpr std::size_t kWrapProbeBytes = 1 << 20, kWrapProbeLines = 16384;
+
 std::uint32_t SniffWrapWidth(std::string_view text, const PrefixPolicy& policy) {
-  constexpr std::size_t kProbeBytes = 1 << 20, kMaxLines = 16384, kLeastRuns = 2;
+  constexpr std::size_t kProbeBytes = kWrapProbeBytes, kMaxLines = kWrapProbeLines, kLeastRuns = 2;
   constexpr std::size_t kNarrowest = 80, kWidest = 200 + sizeof policy.quote + 12;
   std::vector<std::string_view> lines;
   std::vector<std::uint16_t> width;
@@ -630,6 +644,11 @@ PrefixPolicy SniffPrefixes(std::string_view text) {
   // A terminal copy's wrapped pieces have no prefix of their own: the prefixes are sampled from
   // the lines that start after a line shorter than the wrap width.
   policy.wrap_width = SniffWrapWidth(text, policy);
+  if (policy.wrap_width == 0 && text.size() > 2 * kWrapProbeBytes) {
+    // A long paste's first MiB may hold no line long enough to wrap (Ray's worker table, srun's
+    // start-up lines): its last lines, where the failure is, are probed too.
+    policy.wrap_width = SniffWrapWidth(LastLines(text, kWrapProbeBytes, kWrapProbeLines), policy);
+  }
   if (policy.wrap_width > 0) {
     n = SampleLines(text, policy.wrap_width, sample);
     // A log viewer numbers the lines before the terminal cuts them: its numbers are on most of
