@@ -347,6 +347,13 @@ TEST(Prefixes, SniffPeelsTheQuotingOfAShortPasteButNotItsIndentation) {
                           "    [2026-03-02T09:10:17.215] _job_complete: JobId=4242001 done\n").Quote(),
             "    ");
   EXPECT_EQ(SniffPrefixes("  a\n  b\n").Quote(), "");
+  // A title line pasted alone, indented four columns: the whole file shares it, so it is a paste's.
+  const std::string title = "    Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, "
+                            "NumelOut=1, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.\n";
+  EXPECT_EQ(SniffPrefixes(title).Quote(), "    ");
+  const ParsedLog one = ParseText(title);
+  ASSERT_EQ(one.events.size(), 1u);
+  EXPECT_EQ(one.events[0].kind, Kind::kWatchdogTimeout);
 }
 
 // `kubectl logs --timestamps` kept by a container runtime: the CRI stamp and stream, then kubectl's
@@ -373,6 +380,65 @@ TEST(Prefixes, SniffFindsRisingLineNumbersButNotSrunLabels) {
   EXPECT_EQ(s.body, "RuntimeError: x");
 }
 
+// A log viewer numbers the lines a program wrote; a terminal then cuts the long ones: the numbers
+// are on the lines that start, not on their pieces.
+TEST(Prefixes, ANumberedFileHardWrappedByATerminalLearnsBothAndJoinsThePieces) {
+  const std::string line = "[rank3]:[E1129 16:25:36.412345678 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective "
+                           "operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) "
+                           "ran for 1800163 milliseconds before timing out.";
+  std::string text;
+  for (int k = 0; k < 6; ++k) {
+    text += std::string("[") + std::to_string(1000 + 2 * k) + "] short line\n";
+    const std::string numbered = std::string("[") + std::to_string(1001 + 2 * k) + "] " + line;
+    for (std::size_t at = 0; at < numbered.size(); at += 100) text += numbered.substr(at, 100) + "\n";
+  }
+  const PrefixPolicy policy = SniffPrefixes(text);
+  EXPECT_EQ(policy.wrap_width, 100u);
+  EXPECT_EQ(policy.numbered, '[');
+  const ParsedLog log = ParseLog(text, FileContext{.prefixes = policy});
+  ASSERT_EQ(log.events.size(), 6u);
+  EXPECT_EQ(log.events[0].rank, 3);
+  EXPECT_EQ(std::get<WatchdogTimeout>(log.events[0].detail).ran_for_ms, 1800163);
+}
+
+// `[80746] ` before a line of a file too short to learn a numbering from (a pid, a viewer's
+// number) is peeled; NCCL's own `[<dev>] ` of a debug file without `host:pid:tid` is not.
+TEST(Prefixes, ABareBracketNumberIsPeeledButNcclsDeviceIsNot) {
+  auto s = Strip("[80746] [rank0]:[E321 10:00:00.000000000 ProcessGroupNCCL.cpp:607] m");
+  EXPECT_EQ(s.origin.rank, 0);
+  EXPECT_TRUE(s.body.starts_with("[E321"));
+  EXPECT_EQ(Strip("[12] RuntimeError: x").body, "RuntimeError: x");
+  EXPECT_EQ(Strip("[0] misc/socket.cc:71 NCCL WARN socketProgress: Connection closed").body,
+            "[0] misc/socket.cc:71 NCCL WARN socketProgress: Connection closed");
+  EXPECT_EQ(Strip("[0] NCCL INFO misc/socket.cc:80 -> 6").body, "[0] NCCL INFO misc/socket.cc:80 -> 6");
+}
+
+// A node's journal shipped through a container's log, or re-read by a second journal: the
+// innermost journal names the machine that wrote the line.
+TEST(Prefixes, AJournalLineBehindAnotherCollectorsStampIsPeeledToo) {
+  auto s = Strip("2026-03-01T10:00:01.123456789Z stderr F May 28 16:05:50 192-168-250-5 kubelet[2269385]: I0528 x");
+  EXPECT_TRUE(s.origin.timed);
+  EXPECT_EQ(s.origin.time, At("2026-03-01T10:00:01.123456789Z"));
+  EXPECT_EQ(s.origin.journal_host, "192-168-250-5");
+  EXPECT_EQ(s.origin.pid, 2269385);
+  EXPECT_EQ(s.body, "I0528 x");
+  s = Strip("Mar  1 10:00:01 gpu-node-07 python3[4242]: May 28 16:05:50 192-168-250-5 kubelet[2269385]: I0528 x");
+  EXPECT_EQ(s.origin.journal_host, "192-168-250-5");
+  EXPECT_EQ(s.body, "I0528 x");
+}
+
+// A unit without `[pid]` (`host sshd: `) reads like any `Word word: `: one line does not teach it.
+TEST(Prefixes, OneLineDoesNotTeachAJournalUnitWithoutPid) {
+  const std::string line = "2026-03-01T10:00:00.123456789Z CUDA error: uncorrectable ECC error encountered\n";
+  EXPECT_FALSE(SniffPrefixes(line).journal);
+  const ParsedLog log = ParseLog(line, FileContext{.prefixes = SniffPrefixes(line)});
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].kind, Kind::kCudaError);
+  EXPECT_TRUE(SniffPrefixes("2026-03-01T10:00:00Z n1 sshd: a\n2026-03-01T10:00:01Z n1 sshd: b\n"
+                            "2026-03-01T10:00:02Z n1 sshd: c\n2026-03-01T10:00:03Z n1 sshd: d\n")
+                  .journal);
+}
+
 TEST(Prefixes, AnsiColourAnywhereInALineIsIgnored) {
   const ParsedLog log = ParseText("\x1b[1;31mRuntime\x1b[0mError\x1b[K: CUDA error: an illegal memory access was encountered\n", 3);
   ASSERT_EQ(log.events.size(), 1u);
@@ -397,6 +463,30 @@ TEST(Prefixes, HardWrappedPasteIsJoinedAtItsWidthAndCitedAtTheFirstPiece) {
   EXPECT_EQ(log.events[0].line, 2u);
   EXPECT_EQ(log.events[1].line, 6u);
   EXPECT_EQ(std::get<WatchdogTimeout>(log.events[0].detail).ran_for_ms, 1800163);
+}
+
+// A long paste whose first MiB holds no line long enough to wrap (a worker table, start-up lines):
+// the width is found in its last MiB, and the failure's wrapped line there is joined.
+TEST(Prefixes, HardWrapFirstSeenPastTheFirstMibIsFoundInTheTail) {
+  std::string text;
+  for (int k = 0; text.size() < (3u << 20); ++k) text += "(RayTrainWorker pid=" + std::to_string(1000 + k) + ") iteration step\n";
+  const std::string line = "[E1129 16:25:36.412345678 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation "
+                           "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for "
+                           "1800163 milliseconds before timing out.";
+  for (int k = 0; k < 3; ++k) {
+    text += "short line\n";
+    for (std::size_t at = 0; at < line.size(); at += 100) text += line.substr(at, 100) + "\n";
+  }
+  const PrefixPolicy policy = SniffPrefixes(text);
+  EXPECT_EQ(policy.wrap_width, 100u);
+  const ParsedLog log = ParseLog(text, FileContext{.name_rank = 3, .prefixes = policy});
+  std::size_t timeouts = 0;
+  for (const Event& e : log.events) {
+    if (e.kind != Kind::kWatchdogTimeout) continue;
+    ++timeouts;
+    EXPECT_EQ(std::get<WatchdogTimeout>(e.detail).ran_for_ms, 1800163);
+  }
+  EXPECT_EQ(timeouts, 3u);
 }
 
 // DeepSpeed's timer line cut just before a bar: the tail `> | bwd_inner: ...` is no table row (a

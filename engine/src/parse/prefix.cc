@@ -268,6 +268,13 @@ bool NumberAt(std::string_view line, char kind, std::int64_t* number, std::size_
   return true;
 }
 
+// What follows NCCL's `[<dev>] `: `NCCL ...` or `<file>.cc:<line> NCCL ...`.
+bool NcclDevice(std::string_view rest) {
+  const std::size_t space = rest.find(' ');
+  return rest.starts_with("NCCL ") || (space != std::string_view::npos && rest.substr(space + 1).starts_with("NCCL ") &&
+                                       rest.substr(0, space).find(".cc:") != std::string_view::npos);
+}
+
 void PeelNumber(std::string_view* line, char kind) {
   std::int64_t number;
   std::size_t end;
@@ -331,14 +338,26 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
         if (m != Match::kYes) break;
         continue;
       }
+      // A bare `[80746] ` is a pid or a log viewer's line number (on a file too short to learn
+      // the viewer's numbering from, see SniffNumbers): an opaque prefix, peeled. NCCL's own
+      // `[<dev>] NCCL INFO` / `[<dev>] file.cc:71 NCCL WARN` (a debug file format without its
+      // `host:pid:tid`) is NCCL's header, left to its recogniser.
+      std::int64_t number;
+      std::size_t end;
       stripped = MpiTag(&s, policy, out) || (line->size() > 2 && !IsSeverity((*line)[1]) && LocalTag(&s, out));
+      if (!stripped && NumberAt(*line, '[', &number, &end) && !NcclDevice(line->substr(end))) {
+        *line = line->substr(end);
+        continue;
+      }
     } else if (IsDigit(c) || c == ' ') {
       stripped = (out->timed ? InnerStamp(&s, policy, out) : Stamp(&s, policy, out)) || (out->task < 0 && SrunLabel(&s, out)) ||
                  (out->host.empty() && IsDigit(c) && Host(&s, policy, out));
     } else if (c == '(' || c == '\x1b') {
       stripped = RayTag(&s, out);
     } else if (IsAlpha(c)) {
-      stripped = (LooksSyslog(*line) && !out->timed && !out->yearless && SyslogStamp(&s, policy, out)) ||
+      // A journal line can sit behind another collector's stamp (a node's journal shipped through
+      // a container's log, or re-read by a second journal): the innermost names the machine.
+      stripped = (LooksSyslog(*line) && SyslogStamp(&s, policy, out)) ||
                  (out->host.empty() && Host(&s, policy, out)) || Role(&s);
     }
     if (!stripped) break;
@@ -393,9 +412,10 @@ bool IsQuoteChar(char c) { return c == '>' || c == ' ' || c == '\t'; }
 // empty quoted line, agrees): `> ` quoting, or two columns or more of indentation (one space
 // opens Megatron's progress lines, and srun pads its labels with spaces: neither is a paste's).
 // Indentation needs kLeast lines to be told from a traceback's (two lines when it is four columns
-// or more, deeper than a traceback's `  File` lines); `>` opens no log line of its own, so a short
-// pasted file (slurmctld's three lines of the job) is peeled too.
-void SniffQuote(std::span<const std::string_view> lines, bool srun_labels, PrefixPolicy* policy) {
+// or more, deeper than a traceback's `  File` lines), or, four columns or more, every line of a
+// short file (`whole_file`: a pasted title line alone); `>` opens no log line of its own, so a
+// short pasted file (slurmctld's three lines of the job) is peeled too.
+void SniffQuote(std::span<const std::string_view> lines, bool whole_file, bool srun_labels, PrefixPolicy* policy) {
   constexpr std::size_t kLeast = 4, kLeastDeep = 2, kDeep = 4;
   if (lines.empty()) return;
   std::string_view common = lines[0].substr(0, sizeof policy->quote);
@@ -408,7 +428,7 @@ void SniffQuote(std::span<const std::string_view> lines, bool srun_labels, Prefi
     if (m < line.size()) common = common.substr(0, m);
   }
   const bool quoted = common.find('>') != std::string_view::npos;
-  const std::size_t least = common.size() >= kDeep ? kLeastDeep : kLeast;
+  const std::size_t least = common.size() >= kDeep ? (whole_file ? 1 : kLeastDeep) : kLeast;
   if (!quoted && (lines.size() < least || srun_labels || (common.size() < 2 && common != "\t"))) return;
   std::memcpy(policy->quote, common.data(), common.size());
   policy->quote_size = static_cast<std::uint8_t>(common.size());
@@ -516,14 +536,28 @@ void PeelPaste(std::string_view* line, const PrefixPolicy& policy) {
 
 namespace {
 
+// The last whole lines of `text`: at most `max_lines`, in at most its last `max_bytes`.
+std::string_view LastLines(std::string_view text, std::size_t max_bytes, std::size_t max_lines) {
+  const std::size_t floor = text.size() > max_bytes ? text.size() - max_bytes : 0;
+  std::size_t start = text.size();
+  for (std::size_t lines = 0; lines <= max_lines && start > floor; ++lines) {
+    const std::size_t nl = text.rfind('\n', start - 1);
+    if (nl == std::string_view::npos || nl < floor) break;
+    start = nl;
+  }
+  return start < text.size() ? text.substr(start + 1) : std::string_view();
+}
+
 // A terminal copy hard-wrapped at a fixed width W: no line of the file's first lines (up to 16 k
 // lines in its first MiB: mpirun's --report-bindings prints one short line per rank before the
 // ranks' wrapped lines begin) is longer than W columns (80 to 200, plus its quoting), and most
 // runs of lines of exactly W columns are a wrapped line's pieces: each piece after the first and the shorter tail after them start no
 // line of their own. A table's rows (`| ...`, nvidia-smi), a run of equal watchdog lines and
 // Megatron's fixed-width progress lines are runs of W whose lines do start their own.
+constexpr std::size_t kWrapProbeBytes = 1 << 20, kWrapProbeLines = 16384;
+
 std::uint32_t SniffWrapWidth(std::string_view text, const PrefixPolicy& policy) {
-  constexpr std::size_t kProbeBytes = 1 << 20, kMaxLines = 16384, kLeastRuns = 2;
+  constexpr std::size_t kProbeBytes = kWrapProbeBytes, kMaxLines = kWrapProbeLines, kLeastRuns = 2;
   constexpr std::size_t kNarrowest = 80, kWidest = 200 + sizeof policy.quote + 12;
   std::vector<std::string_view> lines;
   std::vector<std::uint16_t> width;
@@ -605,12 +639,22 @@ PrefixPolicy SniffPrefixes(std::string_view text) {
     Scanner s(line);
     raw_labelled += SrunLabel(&s, &o) ? 1 : 0;
   }
-  SniffQuote({sample.data(), n}, raw_labelled * 2 >= n, &policy);
+  SniffQuote({sample.data(), n}, n < kSample, raw_labelled * 2 >= n, &policy);
   SniffNumbers({sample.data(), n}, raw_labelled * 2 >= n, policy, &policy);
   // A terminal copy's wrapped pieces have no prefix of their own: the prefixes are sampled from
   // the lines that start after a line shorter than the wrap width.
   policy.wrap_width = SniffWrapWidth(text, policy);
-  if (policy.wrap_width > 0) n = SampleLines(text, policy.wrap_width, sample);
+  if (policy.wrap_width == 0 && text.size() > 2 * kWrapProbeBytes) {
+    // A long paste's first MiB may hold no line long enough to wrap (Ray's worker table, srun's
+    // start-up lines): its last lines, where the failure is, are probed too.
+    policy.wrap_width = SniffWrapWidth(LastLines(text, kWrapProbeBytes, kWrapProbeLines), policy);
+  }
+  if (policy.wrap_width > 0) {
+    n = SampleLines(text, policy.wrap_width, sample);
+    // A log viewer numbers the lines before the terminal cuts them: its numbers are on most of
+    // the lines that start, not on most lines.
+    if (policy.numbered == 0) SniffNumbers({sample.data(), n}, raw_labelled * 2 >= n, policy, &policy);
+  }
   const std::span<const std::string_view> lines(sample.data(), n);
   std::size_t hosted = 0, labelled = 0, journal = 0;
   PrefixPolicy probe{.hosts = true, .journal = true};
@@ -631,7 +675,10 @@ PrefixPolicy SniffPrefixes(std::string_view text) {
   }
   policy.hosts = n > 0 && hosted * 4 >= n * 3;
   policy.srun_labels = n > 0 && labelled * 2 >= n;
-  policy.journal = n > 0 && journal * 4 >= n * 3;
+  // A unit without `[pid]` reads like any `Word word: ` (`CUDA error: ...`): taken only when
+  // several lines show it.
+  constexpr std::size_t kLeastJournal = 4;
+  policy.journal = n >= kLeastJournal && journal * 4 >= n * 3;
   return policy;
 }
 

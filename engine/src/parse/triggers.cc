@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 
+#include "parse/recognisers.h"
 #include "parse/simd.h"
 
 namespace denpex::engine {
@@ -406,8 +407,11 @@ LineFilter::LineFilter(std::span<const Trigger> triggers, Search search) {
   const CostModel cost_of(triggers);
   std::vector<Trigger> order(triggers.begin(), triggers.end());
   // Shortest first: they have the fewest fingerprints to choose from (a 2-byte literal accepts
-  // any third byte, so it must not share a bucket with much else).
-  std::stable_sort(order.begin(), order.end(), [](const Trigger& a, const Trigger& b) { return a.literal.size() < b.literal.size(); });
+  // any third byte, so it must not share a bucket with much else); then by their text, so the
+  // placement does not depend on the order the recogniser table lists them in.
+  std::sort(order.begin(), order.end(), [](const Trigger& a, const Trigger& b) {
+    return a.literal.size() != b.literal.size() ? a.literal.size() < b.literal.size() : a.literal < b.literal;
+  });
   std::array<NibbleSets, 8> sets{};
   std::array<double, 8> cost{};  // cost_of(sets[b])
   std::vector<Placement> placed;
@@ -954,10 +958,10 @@ std::size_t LastStampPattern(std::string_view text, std::size_t end) {
 
 std::vector<Trigger> AllTriggers() {
   std::vector<Trigger> all;
-  for (auto table : {PrefixTriggers(), RecordTriggers(), WatchdogTriggers(), ErrorTriggers(), KernelTriggers(),
-                     SchedulerTriggers(), SaveTriggers()}) {
+  for (auto table : {PrefixTriggers(), RecordTriggers(), WatchdogTriggers()}) {
     all.insert(all.end(), table.begin(), table.end());
   }
+  for (const RecogniserRow& row : RecogniserTable()) all.insert(all.end(), row.triggers.begin(), row.triggers.end());
   return all;
 }
 
