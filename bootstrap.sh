@@ -6,7 +6,8 @@
 #   ./bootstrap.sh test   install dependencies, build, and run the whole test suite (CI runs this);
 #                         the `denpex run` e2e tests drive real torchrun and real srun, so this
 #                         also installs PyTorch, Slurm and munge and starts a single-node Slurm
-#                         on loopback around the tests (scripts/services.sh)
+#                         on loopback around the tests (scripts/services.sh); then the format
+#                         check of the changed lines (scripts/check-format.sh); docs/testing.md
 #
 # BUILD_DIR (default: build) and JOBS (default: 2) can be set in the environment.
 # DENPEX_NO_SERVICES=1: test without installing or starting the services (their tests skip).
@@ -51,4 +52,12 @@ if ((with_services)) && ! scripts/services.sh status; then
     echo "bootstrap: Slurm did not start; the srun tests of \`denpex run\` will be skipped" >&2
   fi
 fi
-ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure
+failed=()
+ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure || failed+=("ctest")
+
+scripts/check-format.sh || failed+=("scripts/check-format.sh")
+
+if ((${#failed[@]})); then
+  printf 'bootstrap: failed: %s\n' "${failed[@]}" >&2
+  exit 1
+fi
