@@ -2,7 +2,8 @@
 """One line per incident of a `denpex eval --corpus DIR --strategies engine --json FILE` report:
 right / coarser / abstained / WRONG, the truth and the answer, and the engine's reason.
   right      initiator rank (or node for a node/job-level truth), owner and class all correct
-  coarser    not wrong, but less precise: the right node or the whole job named for a rank
+  coarser    not wrong (the scorer's committed_wrong unset), owner and class correct, but less
+             precise: the right node with no rank, or no rank and no node (what failed in the job)
   abstained  INCONCLUSIVE
   WRONG      a committed answer with a wrong initiator, owner or class
 Usage: tabulate_eval.py FILE.json"""
@@ -24,8 +25,8 @@ def main():
         elif s.get("initiator_rank_correct") and s.get("owner_correct") and \
                 s.get("failure_class_correct"):
             verdict = "right"
-        elif (s.get("answer_rank", -1) == -1 and s.get("truth_rank", -1) >= 0 and
-              s.get("initiator_node_correct") and s.get("owner_correct")):
+        elif (not s.get("committed_wrong") and s.get("owner_correct") and
+              s.get("failure_class_correct")):
             verdict = "coarser"
         else:
             verdict = "WRONG"

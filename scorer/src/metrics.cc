@@ -71,13 +71,18 @@ bool MatchesInitiator(const v1::Initiator& want, int rank, const std::string& no
 
 // A committed answer judged at the level it answered (IncidentScore.committed_wrong): a rank
 // must be the initiator; without one, a node must be the initiator's; a job-level truth takes
-// neither.
-bool TrueAtItsLevel(const v1::Initiator& want, const v1::Initiator& got) {
-  if (JobLevel(want)) return got.rank() < 0 && got.node().empty();
+// neither. An answer that names neither for a truth that names a rank or a node says only what
+// failed somewhere in the job (no line names the rank or the host): its class and owner must
+// be the initiator's.
+bool TrueAtItsLevel(const v1::Truth& truth, const v1::Diagnosis& d) {
+  const v1::Initiator& want = truth.initiator();
+  const v1::Initiator& got = d.initiator();
+  if (JobLevel(want)) return JobLevel(got);
   if (got.rank() >= 0) {
     return want.rank() >= 0 ? got.rank() == want.rank() : SameNode(got.node(), want.node());
   }
-  return !got.node().empty() && SameNode(got.node(), want.node());
+  if (JobLevel(got)) return got.failure_class() == want.failure_class() && d.owner() == truth.owner();
+  return SameNode(got.node(), want.node());
 }
 
 // The truth names no initiator (verdict INCONCLUSIVE, or no initiator block): abstaining is
@@ -116,7 +121,7 @@ void ScoreInitiator(const v1::Truth& truth, const v1::Diagnosis& d, v1::Incident
   s->set_initiator_node_correct(node_ok);
   s->set_initiator_rank_correct(rank_ok);
   s->set_initiator_rank_top3(top3);
-  s->set_committed_wrong(committed && !TrueAtItsLevel(want, d.initiator()));
+  s->set_committed_wrong(committed && !TrueAtItsLevel(truth, d));
   s->set_owner_correct(committed && d.owner() == truth.owner());
   s->set_failure_class_correct(committed &&
                                d.initiator().failure_class() == want.failure_class());

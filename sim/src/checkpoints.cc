@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "checkpoint_frameworks.h"
+#include "checkpoint_tree.h"
 #include "ckpt_bytes.h"
 
 namespace denpex::sim {
@@ -25,81 +27,25 @@ using ckpt::TorchState;
 
 constexpr TimeNs kSaveTime = 200 * kNsPerMs;  // one save, when nothing interrupts it
 
-// How the victim's file of the newest save is broken: cut short, absent, holding a NaN, or
-// holding a tensor of another size than its peers' (the save itself complete).
-enum class Cut { kNone, kTruncate, kMissing, kNaN, kResized };
-
-struct Shape {
-  int world = 1, tp = 1, pp = 1, dp = 1;
-  int mp() const { return tp * pp; }
-};
-
-// Writes files and remembers the time each path should carry; Stamp() applies them.
-class Tree {
- public:
-  explicit Tree(fs::path root) : root_(std::move(root)) {}
-
-  void Put(const fs::path& rel, const std::string& bytes, TimeNs t) {
-    const fs::path p = root_ / rel;
-    std::error_code ec;
-    fs::create_directories(p.parent_path(), ec);
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out && error_.ok()) error_ = Status::IoError(p.string() + ": cannot write");
-    for (fs::path q = rel; !q.empty(); q = q.parent_path()) Touch(q, t);
-  }
-  void Dir(const fs::path& rel, TimeNs t) {
-    std::error_code ec;
-    fs::create_directories(root_ / rel, ec);
-    Touch(rel, t);
-  }
-  // Files first, then directories deepest first: creating an entry changes its parent's time.
-  Status Stamp() {
-    std::vector<std::pair<fs::path, TimeNs>> order(times_.begin(), times_.end());
-    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-      return std::distance(a.first.begin(), a.first.end()) >
-             std::distance(b.first.begin(), b.first.end());
-    });
-    TimeNs newest = 0;
-    for (const auto& [rel, t] : order) {
-      SetTime(root_ / rel, t);
-      newest = std::max(newest, t);
-    }
-    SetTime(root_, newest);
-    return error_;
-  }
-  static void SetTime(const fs::path& p, TimeNs t) {
-    const timespec ts{static_cast<time_t>(t / kNsPerSec), static_cast<long>(t % kNsPerSec)};
-    const timespec both[2] = {ts, ts};
-    ::utimensat(AT_FDCWD, p.c_str(), both, AT_SYMLINK_NOFOLLOW);
-  }
-
- private:
-  void Touch(const fs::path& rel, TimeNs t) {
-    TimeNs& at = times_[rel];
-    at = std::max(at, t);
-  }
-  fs::path root_;
-  std::map<fs::path, TimeNs> times_;
-  Status error_;
-};
-
-std::string FirstHalf(const std::string& bytes) { return bytes.substr(0, bytes.size() / 2); }
-
-std::string Padded(int v, int width) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%0*d", width, v);
-  return buf;
+// The step a save's name carries: accelerate's checkpoint_K counts saves from 0, every other
+// layout names the training step.
+std::int64_t NameStep(v1::CheckpointLayout layout, std::int64_t step, int every) {
+  return layout == v1::CHECKPOINT_LAYOUT_ACCELERATE ? step / every - 1 : step;
 }
 
-// The name a save of `step` gets in the layout (a directory unless torch.save).
-std::string SaveName(v1::CheckpointLayout layout, std::int64_t step) {
+// The name a save of `step` gets in the layout (a directory unless torch.save or Lightning).
+std::string SaveName(v1::CheckpointLayout layout, std::int64_t step, int every) {
   const std::string n = std::to_string(step);
   switch (layout) {
     case v1::CHECKPOINT_LAYOUT_DCP:
     case v1::CHECKPOINT_LAYOUT_TORCH_DIR: return "step_" + n;
     case v1::CHECKPOINT_LAYOUT_DEEPSPEED: return "global_step" + n;
     case v1::CHECKPOINT_LAYOUT_MEGATRON: return "iter_" + Padded(static_cast<int>(step), 7);
+    case v1::CHECKPOINT_LAYOUT_HF_TRAINER: return "checkpoint-" + n;
+    case v1::CHECKPOINT_LAYOUT_ACCELERATE: return "checkpoint_" + std::to_string(NameStep(layout, step, every));
+    case v1::CHECKPOINT_LAYOUT_LIGHTNING: return "epoch=0-step=" + n + ".ckpt";
+    case v1::CHECKPOINT_LAYOUT_NEMO: return NemoName(step);
+    case v1::CHECKPOINT_LAYOUT_NEMO_CKPT: return NemoName(step) + ".ckpt";
     default: return "step_" + n + ".pt";
   }
 }
@@ -216,8 +162,8 @@ struct SaveSpec {
   Shape shape;
 };
 
-std::string Save(Tree& tree, v1::CheckpointLayout layout, const SaveSpec& s, int victim) {
-  std::string name = SaveName(layout, s.step);
+std::string Save(Tree& tree, v1::CheckpointLayout layout, const SaveSpec& s, int victim, int every) {
+  std::string name = SaveName(layout, s.step, every);
   if (s.unknown) {
     if (layout == v1::CHECKPOINT_LAYOUT_TORCH_SAVE) name = "step_" + std::to_string(s.step);
     Unknown(tree, name, s.step, s.done);
@@ -228,6 +174,11 @@ std::string Save(Tree& tree, v1::CheckpointLayout layout, const SaveSpec& s, int
     case v1::CHECKPOINT_LAYOUT_DEEPSPEED: DeepSpeed(tree, name, s.step, s.shape, victim, s.cut, s.done); break;
     case v1::CHECKPOINT_LAYOUT_MEGATRON: Megatron(tree, name, s.step, s.shape, victim, s.cut, s.done); break;
     case v1::CHECKPOINT_LAYOUT_TORCH_DIR: TorchDir(tree, name, s.step, s.cut, s.done); break;
+    case v1::CHECKPOINT_LAYOUT_HF_TRAINER: HfTrainerSave(tree, {name, s.step, s.shape, victim, s.cut, s.done}); break;
+    case v1::CHECKPOINT_LAYOUT_ACCELERATE: AccelerateSave(tree, {name, s.step, s.shape, victim, s.cut, s.done}); break;
+    case v1::CHECKPOINT_LAYOUT_LIGHTNING: LightningSave(tree, {name, s.step, s.shape, victim, s.cut, s.done}); break;
+    case v1::CHECKPOINT_LAYOUT_NEMO: NemoSave(tree, {name, s.step, s.shape, victim, s.cut, s.done}); break;
+    case v1::CHECKPOINT_LAYOUT_NEMO_CKPT: NemoCkptSave(tree, {name, s.step, s.shape, victim, s.cut, s.done}); break;
     default: TorchSave(tree, name, s.step, s.cut, s.done); break;
   }
   return name;
@@ -238,10 +189,18 @@ std::string Reason(v1::CheckpointDamage d, v1::CheckpointLayout layout) {
   switch (d) {
     case v1::CHECKPOINT_DAMAGE_KILL_DURING_SAVE:
       return "the save was in flight when the fault hit: a file is cut short" +
-             std::string(layout == v1::CHECKPOINT_LAYOUT_DCP ? " and .metadata was never written" : "");
+             std::string(layout == v1::CHECKPOINT_LAYOUT_DCP || layout == v1::CHECKPOINT_LAYOUT_NEMO
+                             ? " and .metadata was never written"
+                             : "");
     case v1::CHECKPOINT_DAMAGE_MISSING_SHARD:
-      return layout == v1::CHECKPOINT_LAYOUT_TORCH_DIR ? "optimizer.pt was never written"
-                                                       : "a rank's shard is missing";
+      switch (layout) {
+        case v1::CHECKPOINT_LAYOUT_TORCH_DIR: return "optimizer.pt was never written";
+        case v1::CHECKPOINT_LAYOUT_ACCELERATE: return "optimizer.bin is missing";
+        case v1::CHECKPOINT_LAYOUT_HF_TRAINER: return "a model shard its index names is missing";
+        case v1::CHECKPOINT_LAYOUT_LIGHTNING:
+        case v1::CHECKPOINT_LAYOUT_NEMO_CKPT: return "the file is empty";
+        default: return "a rank's shard is missing";
+      }
     case v1::CHECKPOINT_DAMAGE_WORLD_SIZE_MISMATCH:
       return "saved with another DP size: ZeRO shards do not reshard";
     case v1::CHECKPOINT_DAMAGE_WRITTEN_AFTER_FAULT:
@@ -252,7 +211,18 @@ std::string Reason(v1::CheckpointDamage d, v1::CheckpointLayout layout) {
     case v1::CHECKPOINT_DAMAGE_RANK_SIZE_MISMATCH:
       return "a rank's shard holds a tensor of another size than its peers'";
     case v1::CHECKPOINT_DAMAGE_SAVE_IN_FLIGHT:
-      return "the save was in flight when the fault hit: rank 0 logged its start and never its finish";
+      switch (layout) {
+        case v1::CHECKPOINT_LAYOUT_HF_TRAINER:
+        case v1::CHECKPOINT_LAYOUT_ACCELERATE:
+          return "the save was in flight when the fault hit: it stopped after the optimizer state";
+        case v1::CHECKPOINT_LAYOUT_LIGHTNING:
+        case v1::CHECKPOINT_LAYOUT_NEMO_CKPT:
+          return "the save was in flight when the fault hit: the file is half written";
+        case v1::CHECKPOINT_LAYOUT_NEMO:
+          return "the save was in flight when the fault hit: every shard written, never finalized";
+        default:
+          return "the save was in flight when the fault hit: rank 0 logged its start and never its finish";
+      }
     default: return "";
   }
 }
@@ -272,10 +242,24 @@ bool NewestUnsafe(v1::CheckpointDamage d, v1::CheckpointLayout layout) {
   }
 }
 
-// The pointer file a layout keeps, naming the save it names (nullptr: none).
+// Layouts with a `latest` pointer, Megatron's tracker or Lightning's last.ckpt.
+bool HasPointer(v1::CheckpointLayout layout) {
+  switch (layout) {
+    case v1::CHECKPOINT_LAYOUT_TORCH_SAVE:
+    case v1::CHECKPOINT_LAYOUT_TORCH_DIR:
+    case v1::CHECKPOINT_LAYOUT_DEEPSPEED:
+    case v1::CHECKPOINT_LAYOUT_MEGATRON:
+    case v1::CHECKPOINT_LAYOUT_LIGHTNING:
+    case v1::CHECKPOINT_LAYOUT_NEMO_CKPT: return true;
+    default: return false;
+  }
+}
+
+// The pointer a layout keeps, naming the newest save it was written for (Lightning: last.ckpt,
+// a second copy of that save).
 void WritePointer(Tree& tree, v1::CheckpointLayout layout, const std::vector<SaveSpec>& saves,
                   const std::vector<std::string>& names, v1::CheckpointDamage damage) {
-  if (saves.empty() || layout == v1::CHECKPOINT_LAYOUT_DCP) return;
+  if (saves.empty() || !HasPointer(layout)) return;
   std::size_t at = saves.size() - 1;
   // torch.save's `latest` and Megatron's tracker are written once the save is complete on
   // every rank; DeepSpeed's rank 0 writes `latest` before the barrier (checkpoints.md §3.1).
@@ -287,12 +271,25 @@ void WritePointer(Tree& tree, v1::CheckpointLayout layout, const std::vector<Sav
   const bool unfinished = damage == v1::CHECKPOINT_DAMAGE_KILL_DURING_SAVE ||
                           (damage == v1::CHECKPOINT_DAMAGE_MISSING_SHARD &&
                            (layout == v1::CHECKPOINT_LAYOUT_TORCH_SAVE ||
-                            layout == v1::CHECKPOINT_LAYOUT_TORCH_DIR));
+                            layout == v1::CHECKPOINT_LAYOUT_TORCH_DIR ||
+                            layout == v1::CHECKPOINT_LAYOUT_LIGHTNING ||
+                            layout == v1::CHECKPOINT_LAYOUT_NEMO_CKPT));
   if (unfinished && layout != v1::CHECKPOINT_LAYOUT_DEEPSPEED) {
     if (at == 0) return;
     --at;
   }
-  if (layout == v1::CHECKPOINT_LAYOUT_MEGATRON) {
+  const bool nan = saves[at].cut == Cut::kNaN;
+  if (layout == v1::CHECKPOINT_LAYOUT_LIGHTNING) {
+    // last.ckpt: the same state saved again once the step's file is written.
+    tree.Put("last.ckpt", LightningBytes(saves[at].step, nan), saves[at].done);
+  } else if (layout == v1::CHECKPOINT_LAYOUT_NEMO_CKPT) {
+    // The -last copy, then the .nemo rewritten (a look-alike: that archive cut short by a kill
+    // in save_to, the .ckpt saves whole).
+    tree.Put(NemoName(saves[at].step) + "-last.ckpt", LightningBytes(saves[at].step, nan), saves[at].done);
+    const std::string nemo = NemoArchiveBytes(saves[at].step, nan);
+    tree.Put("megatron_gpt.nemo", damage == v1::CHECKPOINT_DAMAGE_HARMLESS_LOOKALIKE ? FirstHalf(nemo) : nemo,
+             saves[at].done + kSaveTime / 4);
+  } else if (layout == v1::CHECKPOINT_LAYOUT_MEGATRON) {
     tree.Put("latest_checkpointed_iteration.txt", std::to_string(saves[at].step), saves[at].done);
   } else {
     tree.Put("latest", names[at], saves[at].done);
@@ -300,6 +297,30 @@ void WritePointer(Tree& tree, v1::CheckpointLayout layout, const std::vector<Sav
 }
 
 }  // namespace
+
+bool OwnsItsFolders(v1::CheckpointLayout layout) {
+  switch (layout) {
+    case v1::CHECKPOINT_LAYOUT_HF_TRAINER:
+    case v1::CHECKPOINT_LAYOUT_ACCELERATE:
+    case v1::CHECKPOINT_LAYOUT_LIGHTNING:
+    case v1::CHECKPOINT_LAYOUT_NEMO:
+    case v1::CHECKPOINT_LAYOUT_NEMO_CKPT: return true;
+    default: return false;
+  }
+}
+
+bool LogsSaves(v1::CheckpointLayout layout) {
+  switch (layout) {
+    case v1::CHECKPOINT_LAYOUT_DEEPSPEED:
+    case v1::CHECKPOINT_LAYOUT_MEGATRON:
+    case v1::CHECKPOINT_LAYOUT_HF_TRAINER:
+    case v1::CHECKPOINT_LAYOUT_ACCELERATE:
+    case v1::CHECKPOINT_LAYOUT_LIGHTNING:
+    case v1::CHECKPOINT_LAYOUT_NEMO:
+    case v1::CHECKPOINT_LAYOUT_NEMO_CKPT: return true;
+    default: return false;
+  }
+}
 
 TimeNs SaveDuration(TimeNs until_fault) { return std::min(kSaveTime, until_fault / 2); }
 
@@ -333,7 +354,12 @@ Result<v1::CheckpointOutcome> WriteCheckpoints(const v1::Checkpointing& c, const
         newest.done = t.fault;
         break;
       case v1::CHECKPOINT_DAMAGE_MISSING_SHARD: newest.cut = Cut::kMissing; break;
-      case v1::CHECKPOINT_DAMAGE_SAVE_IN_FLIGHT: break;  // every file complete: only the log tells
+      case v1::CHECKPOINT_DAMAGE_SAVE_IN_FLIGHT:
+        // Megatron, DeepSpeed: every file complete, only the log tells. The frameworks that log
+        // only a start stopped part way (checkpoint_frameworks.cc).
+        if (layout != v1::CHECKPOINT_LAYOUT_MEGATRON && layout != v1::CHECKPOINT_LAYOUT_DEEPSPEED)
+          newest.cut = Cut::kStopped;
+        break;
       case v1::CHECKPOINT_DAMAGE_WORLD_SIZE_MISMATCH: {
         const int ws = c.saved_world_size() > 0 ? c.saved_world_size() : 2 * job.world;
         newest.shape.world = ws;
@@ -353,13 +379,13 @@ Result<v1::CheckpointOutcome> WriteCheckpoints(const v1::Checkpointing& c, const
     }
   }
   std::vector<std::string> names;
-  for (const SaveSpec& s : saves) names.push_back(Save(tree, layout, s, victim));
+  for (const SaveSpec& s : saves) names.push_back(Save(tree, layout, s, victim, every));
   WritePointer(tree, layout, saves, names, damage);
   if (damage == v1::CHECKPOINT_DAMAGE_HARMLESS_LOOKALIKE && layout != v1::CHECKPOINT_LAYOUT_DCP &&
-      saves.size() >= 2) {
+      layout != v1::CHECKPOINT_LAYOUT_NEMO_CKPT && saves.size() >= 2) {
     // A leftover of an older interrupted save that rotation never removed.
     const SaveSpec& old = saves[saves.size() - 2];
-    tree.Put(SaveName(layout, old.step + every / 2) + ".tmp", "", old.done + kSaveTime);
+    tree.Put(SaveName(layout, old.step + every / 2, every) + ".tmp", "", old.done + kSaveTime);
   }
   DENPEX_RETURN_IF_ERROR(tree.Stamp());
 
@@ -371,6 +397,8 @@ Result<v1::CheckpointOutcome> WriteCheckpoints(const v1::Checkpointing& c, const
     return o;
   }
   const bool unsafe = NewestUnsafe(damage, layout);
+  const auto named = [&](std::size_t k) { return NameStep(layout, saves[k].step, every); };
+  const std::size_t newest = saves.size() - 1;
   std::size_t chosen = saves.size();  // none
   if (!unsafe) chosen = saves.size() - 1;
   else if (saves.size() >= 2) chosen = saves.size() - 2;
@@ -380,14 +408,14 @@ Result<v1::CheckpointOutcome> WriteCheckpoints(const v1::Checkpointing& c, const
                         layout == v1::CHECKPOINT_LAYOUT_TORCH_SAVE
                     ? "step_" + std::to_string(saves.back().step)
                     : names.back());
-    r->set_step(saves.back().step);
+    r->set_step(named(newest));
     r->set_reason(Reason(damage, layout));
   }
-  o.set_last_written_step(saves.back().step);
+  o.set_last_written_step(named(newest));
   if (chosen < saves.size()) {
     o.set_path(names[chosen]);
-    o.set_step(saves[chosen].step);
-    o.set_steps_lost(saves.back().step - saves[chosen].step);
+    o.set_step(named(chosen));
+    o.set_steps_lost(named(newest) - named(chosen));
   }
   if (damage == v1::CHECKPOINT_DAMAGE_UNKNOWN_FORMAT) {
     o.set_decision(v1::CHECKPOINT_DECISION_INCONCLUSIVE);

@@ -1,6 +1,6 @@
 // The job's checkpoints (scenario `checkpointing`): every `every_steps` steps the job saves
 // one in a real on-disk layout (torch.save, a folder of torch.save files, DCP, DeepSpeed,
-// Megatron) into
+// Megatron, the HF Trainer, accelerate, Lightning, NeMo 2.0 and 1.x; checkpoint_frameworks.h) into
 // incident/checkpoints/, with file times of when each save finished; the scenario's damage
 // breaks the newest one (a kill during the save, a missing shard, a world-size change, a save
 // finished after the fault, an unknown format, a save in flight that only rank 0's save lines
@@ -27,6 +27,14 @@ struct CheckpointTimes {
 // How long one save takes: 200 ms, or half the time from its start to the fault when that is
 // shorter (a save before the fault finishes before it).
 TimeNs SaveDuration(TimeNs until_fault);
+
+// Whether the layout's framework logs its saves on rank 0 (every layout but torch.save, its
+// folders and DCP; workers_output.cc emits them, formatter_rank.cc words them).
+bool LogsSaves(v1::CheckpointLayout layout);
+
+// Whether the layout is one of the frameworks' own (HF Trainer, accelerate, Lightning, NeMo
+// 2.0 and 1.x; checkpoint_frameworks.h).
+bool OwnsItsFolders(v1::CheckpointLayout layout);
 
 // Writes `incident_dir`/checkpoints and returns the truth's checkpoint outcome.
 Result<v1::CheckpointOutcome> WriteCheckpoints(const v1::Checkpointing& c, const Job& job,

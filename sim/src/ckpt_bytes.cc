@@ -1,6 +1,7 @@
 #include "ckpt_bytes.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 namespace denpex::sim::ckpt {
@@ -332,6 +333,58 @@ std::string Safetensors(const std::vector<TensorSpec>& tensors, bool data) {
   std::string out;
   Le(out, header.size(), 8);
   return out + header + (data ? std::string(at, '\x5a') : std::string());
+}
+
+std::string SafetensorsValues(const std::vector<TensorSpec>& tensors, bool nan) {
+  std::uint64_t bytes = 0;
+  for (const TensorSpec& t : tensors) {
+    std::uint64_t n = 4;
+    for (std::uint64_t d : t.shape) n *= d;
+    bytes += n;
+  }
+  return Safetensors(tensors, false) + FloatBytes(bytes, nan);
+}
+
+namespace {
+
+// One ustar header block; `type` '0' a file, '5' a directory.
+std::string TarHeader(const std::string& name, std::uint64_t size, char type) {
+  std::string h(512, '\0');
+  const auto octal = [&](std::size_t at, std::size_t width, std::uint64_t v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%0*llo", static_cast<int>(width - 1), static_cast<unsigned long long>(v));
+    h.replace(at, width - 1, buf, width - 1);
+  };
+  h.replace(0, std::min<std::size_t>(name.size(), 100), name.substr(0, 100));
+  octal(100, 8, type == '5' ? 0755 : 0644);
+  octal(108, 8, 0);
+  octal(116, 8, 0);
+  octal(124, 12, size);
+  octal(136, 12, 1733130000);  // mtime
+  h[156] = type;
+  h.replace(257, 6, std::string("ustar\0", 6));
+  h.replace(263, 2, "00");
+  h.replace(148, 8, "        ");
+  std::uint64_t sum = 0;
+  for (unsigned char c : h) sum += c;
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%06llo", static_cast<unsigned long long>(sum));
+  h.replace(148, 7, std::string(buf, 6) + '\0');
+  return h;
+}
+
+}  // namespace
+
+std::string Tar(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::string out = TarHeader("./", 0, '5');
+  for (const auto& [name, data] : files) {
+    out += TarHeader("./" + name, data.size(), '0');
+    out += data;
+    out += std::string((512 - data.size() % 512) % 512, '\0');
+  }
+  out += std::string(1024, '\0');
+  out += std::string((10240 - out.size() % 10240) % 10240, '\0');
+  return out;
 }
 
 std::string DcpMetadata(const std::vector<DcpItem>& items) {

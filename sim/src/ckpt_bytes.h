@@ -75,6 +75,14 @@ struct TensorSpec {
 };
 // With `data` false, only the length and the header (the file is then sized by the caller).
 std::string Safetensors(const std::vector<TensorSpec>& tensors, bool data = true);
+// The same header, its data the finite float32 pattern of FloatBytes (element 3 NaN with
+// `nan`): F32 tensors only, as a model's weights.
+std::string SafetensorsValues(const std::vector<TensorSpec>& tensors, bool nan = false);
+
+// An uncompressed tar as Python's tarfile writes it ("w:", as NeMo's save_to does): a ustar
+// header per member (a "." directory first, then "./<name>" files), data padded to 512
+// bytes, two zero blocks, the whole padded to a 10,240-byte record.
+std::string Tar(const std::vector<std::pair<std::string, std::string>>& files);
 
 // DCP `.metadata` (protocol 4): one _StorageInfo per (file, offset, length).
 struct DcpItem {

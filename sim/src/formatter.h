@@ -128,6 +128,7 @@ class LineFormatter {
   void MegatronIteration(const TrainerIteration& r, LineBuilder& out) const;
   void DeepSpeedStep(const TrainerIteration& r, LineBuilder& out) const;
   void DeepSpeedPrefix(LineBuilder& out, int node, TimeNs t) const;
+  void FrameworkSave(const CheckpointSave& r, LineBuilder& out) const;  // HF, accelerate, Lightning, NeMo
   void CommInit(const DeepSpeedLine& r, LineBuilder& out) const;  // formatter_rank.cc
   void FlightRecorderDump(LineBuilder& out, const WatchdogTimeout& r, TimeNs t) const;
   // Any c10 line: severity 'E'/'W'/'I', source file and line; `rank` < 0: no "[rank<G>]:".

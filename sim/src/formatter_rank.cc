@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "checkpoint_frameworks.h"
 #include "formatter.h"
 #include "rng.h"
 
@@ -161,6 +162,8 @@ void LineFormatter::Format(const DeepSpeedLine& r, LineBuilder& out) const {
 //   ... then Saved, the ZeRO shard's Saving / Saved, `zero checkpoint saved`, and
 //   [<time>] [INFO] [torch_checkpoint_engine.py:33:commit] [Torch] Checkpoint global_step16 is ready now!
 void LineFormatter::Format(const CheckpointSave& r, LineBuilder& out) const {
+  if (job_.save_log != v1::CHECKPOINT_LAYOUT_MEGATRON && job_.save_log != v1::CHECKPOINT_LAYOUT_DEEPSPEED)
+    return FrameworkSave(r, out);
   if (job_.save_log == v1::CHECKPOINT_LAYOUT_MEGATRON) {
     if (!r.finished) {
       out.Str("saving checkpoint at iteration ").Padded(r.iteration, 7, ' ');
@@ -192,6 +195,72 @@ void LineFormatter::Format(const CheckpointSave& r, LineBuilder& out) const {
   line("torch_checkpoint_engine.py:23:save] [Torch] Saved ").Str(optim).Str(".").EndLine();
   line("engine.py:3463:_save_zero_checkpoint] zero checkpoint saved ").Str(optim).EndLine();
   line("torch_checkpoint_engine.py:33:commit] [Torch] Checkpoint ").Str(tag).Str(" is ready now!").EndLine();
+}
+
+// Rank 0's save lines of the frameworks that own their checkpoint folders
+// (checkpoint_frameworks.cc; docs/log_formats.md §27). The HF Trainer and Lightning log only a
+// start:
+//   [INFO|trainer.py:3984] 2026-03-02 09:00:20,200 >> Saving model checkpoint to /checkpoints/checkpoint-20
+//   Epoch 0, global step 20: 'step' reached 20.00000 (best 20.00000), saving model to '/checkpoints/epoch=0-step=20.ckpt' as top 3
+// (NeMo 1.x: the same line naming /checkpoints/<NemoName>.ckpt)
+// accelerate (its examples' logging format; the main process's RNG states are its last file):
+//   03/02/2026 09:00:20 - INFO - accelerate.accelerator - Saving current state to /checkpoints/checkpoint_3
+//   03/02/2026 09:00:20 - INFO - accelerate.checkpointing - Random states saved in /checkpoints/checkpoint_3/random_states_0.pkl
+// NeMo 2.0's async save (its finalize names the next step):
+//   [NeMo I 2026-03-02 09:00:20 model_checkpoint:497] Scheduled async checkpoint save for /checkpoints/<name>.ckpt
+//   [NeMo I 2026-03-02 09:00:20 model_checkpoint:522] Async checkpoint save for step 21 (/checkpoints/<name>.ckpt) finalized successfully.
+void LineFormatter::FrameworkSave(const CheckpointSave& r, LineBuilder& out) const {
+  const CivilTime c = ToCivil(Local(job_.NodeOf(r.rank), r.time));
+  const auto date = [&] {
+    out.Zero(c.year, 4).Char('-').Zero(c.month, 2).Char('-').Zero(c.day, 2);
+    out.Char(' ').Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2);
+  };
+  switch (job_.save_log) {
+    case v1::CHECKPOINT_LAYOUT_HF_TRAINER:
+      if (r.finished) return;
+      out.Str("[INFO|trainer.py:3984] ");
+      date();
+      out.Char(',').Zero(c.nanos / 1'000'000, 3).Str(" >> Saving model checkpoint to /checkpoints/checkpoint-");
+      out.Int(r.iteration).EndLine();
+      return;
+    case v1::CHECKPOINT_LAYOUT_LIGHTNING:
+      if (r.finished) return;
+      out.Str("Epoch 0, global step ").Int(r.iteration).Str(": 'step' reached ").Int(r.iteration);
+      out.Str(".00000 (best ").Int(r.iteration).Str(".00000), saving model to '/checkpoints/epoch=0-step=");
+      out.Int(r.iteration).Str(".ckpt' as top 3").EndLine();
+      return;
+    case v1::CHECKPOINT_LAYOUT_NEMO_CKPT:  // NeMo 1.x: Lightning's line, NeMo's file name
+      if (r.finished) return;
+      out.Str("Epoch 0, global step ").Int(r.iteration).Str(": 'step' reached ").Int(r.iteration);
+      out.Str(".00000 (best ").Int(r.iteration).Str(".00000), saving model to '/checkpoints/");
+      out.Str(NemoName(r.iteration)).Str(".ckpt' as top 3").EndLine();
+      return;
+    case v1::CHECKPOINT_LAYOUT_ACCELERATE: {
+      const int k = r.iteration / job_.save_every - 1;  // automatic naming counts saves
+      out.Zero(c.month, 2).Char('/').Zero(c.day, 2).Char('/').Zero(c.year, 4);
+      out.Char(' ').Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2);
+      if (!r.finished) {
+        out.Str(" - INFO - accelerate.accelerator - Saving current state to /checkpoints/checkpoint_").Int(k);
+      } else {
+        out.Str(" - INFO - accelerate.checkpointing - Random states saved in /checkpoints/checkpoint_").Int(k);
+        out.Str("/random_states_0.pkl");
+      }
+      out.EndLine();
+      return;
+    }
+    case v1::CHECKPOINT_LAYOUT_NEMO:
+      out.Str("[NeMo I ");
+      date();
+      if (!r.finished) {
+        out.Str(" model_checkpoint:497] Scheduled async checkpoint save for /checkpoints/");
+        out.Str(NemoName(r.iteration)).Str(".ckpt").EndLine();
+      } else {
+        out.Str(" model_checkpoint:522] Async checkpoint save for step ").Int(r.iteration + 1);
+        out.Str(" (/checkpoints/").Str(NemoName(r.iteration)).Str(".ckpt) finalized successfully.").EndLine();
+      }
+      return;
+    default: return;
+  }
 }
 
 //  [2026-03-02 09:00:36] iteration        1/  100000 | consumed samples: ... |

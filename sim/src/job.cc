@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "checkpoints.h"
 #include "profiles.h"
 #include "rng.h"
 
@@ -246,7 +247,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.trainer_log = s.training().trainer_log();
   if (s.has_checkpointing()) {
     const v1::Checkpointing& c = s.checkpointing();
-    if (c.layout() == v1::CHECKPOINT_LAYOUT_MEGATRON || c.layout() == v1::CHECKPOINT_LAYOUT_DEEPSPEED) {
+    if (LogsSaves(c.layout())) {
       job.save_log = c.layout();
       job.save_every = c.every_steps() > 0 ? c.every_steps() : 5;
     }

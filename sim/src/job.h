@@ -100,9 +100,10 @@ struct Job {
   double watchdog_stuck_fraction = 0;  // ncclCommAbort hangs on this share of timed-out ranks
   double interleaved_line_rate = 0;    // srun splits this share of task lines (combined file)
   bool per_rank_timers = false;  // DeepSpeed-style per-rank timer lines every log_interval
-  // Scenario `checkpointing` with a Megatron or DeepSpeed layout: rank 0 logs that framework's
-  // save lines every `save_every` steps (none otherwise); the newest save's finish line is
-  // missing when it never finished (a kill during it, in flight, finished after the fault).
+  // Scenario `checkpointing` with a layout whose framework logs its saves (LogsSaves: Megatron,
+  // DeepSpeed, HF Trainer, accelerate, Lightning, NeMo): rank 0 logs that framework's save
+  // lines every `save_every` steps (none otherwise); the newest save's finish line is missing
+  // when it never finished (a kill during it, in flight, finished after the fault).
   v1::CheckpointLayout save_log = v1::CHECKPOINT_LAYOUT_UNSPECIFIED;
   int save_every = 0;
   bool newest_save_unfinished = false;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "denpex/common/time.h"
+#include "checkpoints.h"
 #include "faults.h"
 #include "profiles.h"
 #include "scenario_internal.h"
@@ -479,13 +480,21 @@ Status CheckCheckpointing(const v1::Scenario& s, const Locator& loc) {
                          " is not a multiple of tp * pp = " + Str(mp),
                      "the run that saved it had the same model-parallel grid");
   }
-  // Only the Megatron and DeepSpeed jobs log their saves: elsewhere nothing would show it.
-  if (c.damage() == v1::CHECKPOINT_DAMAGE_SAVE_IN_FLIGHT && c.layout() != v1::CHECKPOINT_LAYOUT_MEGATRON &&
-      c.layout() != v1::CHECKPOINT_LAYOUT_DEEPSPEED) {
+  // A framework's own folders are a known layout by their names: a custom writer's files
+  // there would be judged as that framework's save.
+  if (c.damage() == v1::CHECKPOINT_DAMAGE_UNKNOWN_FORMAT && OwnsItsFolders(c.layout())) {
+    return loc.Error("checkpointing.damage",
+                     "checkpointing.damage CHECKPOINT_DAMAGE_UNKNOWN_FORMAT needs a layout of plain files",
+                     "use CHECKPOINT_LAYOUT_TORCH_SAVE, CHECKPOINT_LAYOUT_TORCH_DIR, CHECKPOINT_LAYOUT_DEEPSPEED or "
+                     "CHECKPOINT_LAYOUT_MEGATRON");
+  }
+  // torch.save, its folders and DCP log no save lines: there a save in flight is a kill.
+  if (c.damage() == v1::CHECKPOINT_DAMAGE_SAVE_IN_FLIGHT && !LogsSaves(c.layout())) {
     return loc.Error("checkpointing.damage",
                      "checkpointing.damage CHECKPOINT_DAMAGE_SAVE_IN_FLIGHT needs a layout whose framework logs "
                      "its saves",
-                     "use CHECKPOINT_LAYOUT_MEGATRON or CHECKPOINT_LAYOUT_DEEPSPEED");
+                     "use a framework's layout (Megatron, DeepSpeed, HF Trainer, accelerate, Lightning, NeMo), or "
+                     "CHECKPOINT_DAMAGE_KILL_DURING_SAVE");
   }
   return Status::Ok();
 }

@@ -356,3 +356,96 @@ TEST(Temporary, AStaleTmpFileMarksItsStepIncomplete) {
 
 }  // namespace
 }  // namespace denpex::engine
+
+namespace denpex::engine {
+namespace {
+
+// A .nemo as NeMo's save_to writes it (tarfile "w:"): model_config.yaml and
+// model_weights.ckpt, a torch.save file, inside an uncompressed tar.
+std::string Nemo() {
+  return Tar({{"model_config.yaml", "target: nemo.collections.asr.models.EncDecCTCModel\n"},
+              {"model_weights.ckpt", TorchState("model_weights", {}, 1024)}});
+}
+
+// Beside a stepped save the archive is a candidate of its own (after it); alone in its folder
+// it is read as that folder's one file (the folder is the candidate, as for a flat model.pt).
+TEST(NemoArchive, ACompleteArchiveIsValidAndItsWeightsAreRead) {
+  TempDir t;
+  const std::string step = TorchState("archive", {{"step", 5}});
+  Put(t.path() / "step_5.pt", step.substr(0, step.size() / 2));  // cut: the archive is read next
+  Put(t.path() / "megatron_gpt.nemo", Nemo());
+  auto c = Verify(t.path(), "megatron_gpt.nemo");
+  EXPECT_EQ(c.format, CheckpointFormat::kNemoArchive);
+  EXPECT_EQ(c.verdict, V::kValid) << c.Reason();
+  TempDir alone;
+  Put(alone.path() / "megatron_gpt.nemo", Nemo());
+  c = Verify(alone.path(), ".");
+  EXPECT_EQ(c.verdict, V::kValid) << c.Reason();
+}
+
+// NeMo 1.x with always_save_nemo rewrites its .nemo after each .ckpt save: the archive is the
+// newest file, but it holds weights only, so the newest training save is the resume point.
+TEST(NemoArchive, ANewerArchiveNeverPassesAStepOfTraining) {
+  TempDir t;
+  Put(t.path() / "megatron_gpt--val_loss=2.10-step=100.ckpt", TorchState("archive", {{"global_step", 100}}));
+  Put(t.path() / "megatron_gpt.nemo", Nemo());
+  const auto old = std::chrono::file_clock::now() - std::chrono::hours(1);
+  fs::last_write_time(t.path() / "megatron_gpt--val_loss=2.10-step=100.ckpt", old);
+  auto r = VerifyCheckpointDir(t.path(), {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->outcome.path(), "megatron_gpt--val_loss=2.10-step=100.ckpt") << RenderCheckpointText(*r);
+  EXPECT_EQ(r->outcome.step(), 100);
+}
+
+TEST(NemoArchive, ACutArchiveIsIncompleteAndABadHeaderCorrupt) {
+  TempDir t;
+  const std::string full = Nemo();
+  Put(t.path() / "cut.nemo", full.substr(0, full.size() / 3));
+  auto c = Verify(t.path(), ".");
+  EXPECT_EQ(c.verdict, V::kIncomplete) << c.Reason();
+  EXPECT_TRUE(Mentions(c, "truncated")) << c.Reason();
+  std::string bad = full;
+  bad[512 + 10] ^= 0x01;  // the first file's name: its header checksum no longer agrees
+  Put(t.path() / "cut.nemo", bad);
+  c = Verify(t.path(), ".");
+  EXPECT_EQ(c.verdict, V::kCorrupt) << c.Reason();
+  EXPECT_TRUE(Mentions(c, "checksum")) << c.Reason();
+}
+
+TEST(NemoArchive, WeightsThatAreNotACompleteTorchSaveAreRejected) {
+  TempDir t;
+  std::string weights = TorchState("model_weights", {}, 1024);
+  weights.resize(weights.size() - 30);  // the zip's end record cut off inside the tar
+  Put(t.path() / "m.nemo", Tar({{"model_config.yaml", "x: 1\n"}, {"model_weights.ckpt", weights}}));
+  const auto c = Verify(t.path(), ".");
+  EXPECT_NE(c.verdict, V::kValid);
+  EXPECT_TRUE(Mentions(c, "model_weights.ckpt")) << c.Reason();
+}
+
+TEST(NemoArchive, AGzipArchiveIsNotJudged) {
+  TempDir t;
+  Put(t.path() / "old.nemo", std::string("\x1f\x8b\x08\x00", 4) + std::string(200, 'z'));
+  const auto c = Verify(t.path(), ".");
+  EXPECT_EQ(c.verdict, V::kInconclusive) << c.Reason();
+}
+
+// accelerate's per-rank files carry ranks, not steps: random_states_3.pkl in checkpoint_3 is
+// rank 3's. A file the previous save holds and this one lacks is still found.
+TEST(Accelerate, AFileThePreviousSaveHoldsIsMissingEvenWhereARankEqualsTheStep) {
+  TempDir t;
+  for (int k : {2, 3}) {
+    const fs::path dir = t.path() / ("checkpoint_" + std::to_string(k));
+    Put(dir / "model.safetensors", Safetensors({{"w", "F32", {4, 4}}}));
+    if (k == 2) Put(dir / "optimizer.bin", TorchState("optimizer", {{"step", k}}));
+    Put(dir / "scheduler.bin", TorchState("scheduler", {{"last_epoch", k}}));
+    for (int r = 0; r < 4; ++r)
+      Put(dir / ("random_states_" + std::to_string(r) + ".pkl"), TorchState("random_states", {{"rank", r}}));
+  }
+  const auto c = Verify(t.path(), "checkpoint_3", {.world_size = 4});
+  EXPECT_EQ(c.format, CheckpointFormat::kAccelerate);
+  EXPECT_EQ(c.verdict, V::kIncomplete) << c.Reason();
+  EXPECT_TRUE(Mentions(c, "optimizer.bin")) << c.Reason();
+}
+
+}  // namespace
+}  // namespace denpex::engine

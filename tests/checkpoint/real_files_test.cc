@@ -57,7 +57,8 @@ void WriteSteps(const fs::path& root, const std::string& prefix, std::vector<int
 TEST(RealFiles, EveryFixtureVerifiesOnItsOwn) {
   for (const char* name : {"model.pt", "optimizer.pt", "scheduler.pt", "mixed.pt", "rng_state.pth",
                            "lightning.ckpt", "model_optim_rng.pt", "mp_rank_00_model_states.pt",
-                           "zero_pp_rank_0_mp_rank_00_optim_states.pt", "model.safetensors"}) {
+                           "zero_pp_rank_0_mp_rank_00_optim_states.pt", "model.safetensors",
+                           "megatron_gpt.nemo"}) {
     TempDir t;
     Copy(name, t.path() / ("step_1-" + std::string(name)));
     const auto r = VerifyDir(t.path());

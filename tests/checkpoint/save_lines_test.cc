@@ -1,5 +1,6 @@
 // The save that was running when the fault hit (issue 23): the frameworks' save lines on their
-// real shapes (Megatron-LM, DeepSpeed, HF Trainer, torchtitan), the verifier never choosing a
+// real shapes (Megatron-LM, DeepSpeed, HF Trainer, torchtitan, accelerate, Lightning, NeMo 2.0),
+// the verifier never choosing a
 // step whose save was in flight (even when its files look complete) and citing the line, a
 // logged finish shown as evidence, and `denpex diagnose` on a small DeepSpeed incident whose
 // rank 0 logged `is about to be saved!` for global_step20 and never `is ready now!`.
@@ -106,6 +107,31 @@ TEST(SaveLines, HfTrainerAndTorchtitan) {
       {"[rank0]:2025-04-01 00:25:59,616 - root - INFO - Finished saving the checkpoint (or staging if async is "
        "enabled)in 5.53 seconds.",
        Kind::kSaveFinished, -1, ""},
+  });
+}
+
+TEST(SaveLines, AccelerateLightningAndNeMo) {
+  ExpectSaves({
+      // accelerate's save_state (its examples' basicConfig); checkpoint_3 counts saves, not steps
+      {"12/02/2026 09:00:20 - INFO - accelerate.accelerator - Saving current state to /out/checkpoints/checkpoint_3",
+       Kind::kSaveStarted, -1, "/out/checkpoints/checkpoint_3"},
+      {"12/02/2026 09:00:21 - INFO - accelerate.checkpointing - Random states saved in "
+       "/out/checkpoints/checkpoint_3/random_states_0.pkl",
+       Kind::kSaveFinished, -1, "/out/checkpoints/checkpoint_3"},
+      // Lightning ModelCheckpoint(verbose=True), rank_zero_info, before it writes the file
+      {"Epoch 0, global step 20: 'step' reached 20.00000 (best 20.00000), saving model to "
+       "'/ck/epoch=0-step=20.ckpt' as top 3",
+       Kind::kSaveStarted, 20, "/ck/epoch=0-step=20.ckpt"},
+      // NeMo 2.0's async save: the finalize names the next step; the step is the path's
+      {"[NeMo I 2025-05-22 20:08:53 model_checkpoint:497] Scheduled async checkpoint save for "
+       "/mnt/ck/model_name=0--val_loss=0.00-step=18-consumed_samples=9728.0-last.ckpt",
+       Kind::kSaveStarted, 18, "/mnt/ck/model_name=0--val_loss=0.00-step=18-consumed_samples=9728.0-last.ckpt"},
+      {"[NeMo I 2026-02-17 17:58:50 nemo_logging:393] Async checkpoint save for step 25 (/ckpt/step=24.ckpt) "
+       "finalized successfully.",
+       Kind::kSaveFinished, 24, "/ckpt/step=24.ckpt"},
+      {"[NeMo I 2026-02-17 17:58:50 nemo_logging:393] Successfully saved checkpoint from iteration 24 to "
+       "/ckpt/step=24.ckpt",
+       Kind::kSaveFinished, 24, "/ckpt/step=24.ckpt"},
   });
 }
 
@@ -223,27 +249,46 @@ TEST(InFlightSaveDiagnosis, TheDiagnosisResumesFromTheLastFinishedSaveAndCitesTh
   EXPECT_TRUE(cited);
 }
 
-// The HF Trainer logs no finish: a save is finished when the next one starts, and the last one,
-// followed by nothing, was in flight. checkpoint-20 is complete on disk (trainer_state.json and
-// all), but its save never returned.
-TEST(InFlightSaveDiagnosis, TheTrainersLastSaveWithNothingAfterItWasInFlight) {
+// The HF Trainer logs no finish: a save is finished when the next one starts; the last one,
+// followed by nothing, may have finished before the fault (the Trainer logs its next step only
+// at logging_steps) or not. The log cannot tell, so the files decide: trainer_state.json is the
+// Trainer's last file.
+std::string TrainerLog() {
+  return "[INFO|trainer.py:3984] 2026-03-02 09:00:00,100 >> Saving model checkpoint to /out/checkpoint-10\n"
+         "[INFO|trainer.py:3984] 2026-03-02 09:00:20,100 >> Saving model checkpoint to /out/checkpoint-20\n"
+         "[rank0]: Traceback (most recent call last):\n"
+         "[rank0]:   File \"train.py\", line 80, in <module>\n"
+         "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n";
+}
+
+TEST(InFlightSaveDiagnosis, TheTrainersLastSaveWithNothingAfterItIsJudgedByItsFiles) {
   ckpt_test::TempDir tmp;
   const fs::path inc = tmp.path() / "incident";
   ckpt_test::WriteHf(inc / "checkpoints" / "checkpoint-10", 10);
   ckpt_test::WriteHf(inc / "checkpoints" / "checkpoint-20", 20);
-  ckpt_test::Put(inc / "rank_0.log",
-                 "[INFO|trainer.py:3984] 2026-03-02 09:00:00,100 >> Saving model checkpoint to /out/checkpoint-10\n"
-                 "[INFO|trainer.py:3984] 2026-03-02 09:00:20,100 >> Saving model checkpoint to /out/checkpoint-20\n"
-                 "[rank0]: Traceback (most recent call last):\n"
-                 "[rank0]:   File \"train.py\", line 80, in <module>\n"
-                 "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n");
+  ckpt_test::Put(inc / "rank_0.log", TrainerLog());
+  auto d = Diagnose(inc, {});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  const v1::CheckpointOutcome& c = d->checkpoint();
+  EXPECT_EQ(c.decision(), v1::CHECKPOINT_DECISION_RESUME) << c.summary();
+  EXPECT_EQ(c.path(), "checkpoint-20") << c.summary();
+  EXPECT_EQ(c.rejected_size(), 0) << c.summary();
+}
+
+TEST(InFlightSaveDiagnosis, TheTrainersLastSaveWithoutItsStateFileIsRejectedByItsFiles) {
+  ckpt_test::TempDir tmp;
+  const fs::path inc = tmp.path() / "incident";
+  ckpt_test::WriteHf(inc / "checkpoints" / "checkpoint-10", 10);
+  ckpt_test::WriteHf(inc / "checkpoints" / "checkpoint-20", 20);
+  fs::remove(inc / "checkpoints" / "checkpoint-20" / "trainer_state.json");
+  ckpt_test::Put(inc / "rank_0.log", TrainerLog());
   auto d = Diagnose(inc, {});
   ASSERT_TRUE(d.ok()) << d.status().message();
   const v1::CheckpointOutcome& c = d->checkpoint();
   EXPECT_EQ(c.path(), "checkpoint-10") << c.summary();
   ASSERT_GE(c.rejected_size(), 1);
   EXPECT_EQ(c.rejected(0).path(), "checkpoint-20");
-  EXPECT_NE(c.rejected(0).reason().find("rank_0.log:2"), std::string::npos) << c.rejected(0).reason();
+  EXPECT_NE(c.rejected(0).reason().find("trainer_state.json"), std::string::npos) << c.rejected(0).reason();
 }
 
 // The real corpus job (rank 0 SIGKILLed while writing step 15), with a save line for step 15

@@ -13,6 +13,7 @@
 #include "ingest/chunks.h"
 #include "parse/families.h"
 #include "parse/log_parser.h"
+#include "parse/recognisers.h"
 
 namespace denpex::engine {
 namespace {
@@ -798,6 +799,50 @@ TEST(Families, RayWorkerTableActorDeathGcsAndRaylet) {
   EXPECT_EQ(table.strings.Get(table.events[0].host), "10.64.0.9");
 }
 
+// Ray's core worker on an actor's death (docs/log_formats.md §25, actor_manager.cc): an actor's
+// death where the line names a failure as its cause (Ray 1.x's creation-task exception, Ray 2.x's
+// creation-task and memory-monitor contexts); a DEAD actor with another cause or none (`ray.kill`,
+// an actor out of scope) and the other states are no event.
+TEST(Families, RayCoreWorkerOnAnActorThatDiedOfAFailure) {
+  ExpectEach({
+      {"[2021-09-14 10:11:20,566 I 2122527 2122927] actor_manager.cc:139: received notification on actor, state: "
+       "DEAD, actor_id: b725bbfcae78f2913c44e16a01000000, ip address: 10.64.0.48, port: 35795, worker_id: "
+       "a8a07365f26842f7dc017a6b553b6174e6e34be772b0b761d1817e50, raylet_id: "
+       "dc116a1d4db5c2bac28356d28ec4c6342fbf9d6bf293cead7b6678a2, num_restarts: 0, has creation_task_exception=1",
+       Family::kRay, Kind::kActorDied},
+      {"[2024-05-02 10:11:20,566 I 2122527 2122927] actor_manager.cc:236: received notification on actor, state: "
+       "DEAD, actor_id: 5d69013cc7da00c57be9d6ff1ce83a28, ip address: 10.64.0.36, port: 10026, worker_id: "
+       "a8a07365f26842f7dc017a6b553b6174e6e34be772b0b761d1817e50, raylet_id: "
+       "dc116a1d4db5c2bac28356d28ec4c6342fbf9d6bf293cead7b6678a2, num_restarts: 0, death context type=OOMContext",
+       Family::kRay, Kind::kActorDied},
+      {"[2024-05-02 10:11:20,566 I 2122527 2122927] actor_manager.cc:236: received notification on actor, state: "
+       "DEAD, actor_id: 5d69013cc7da00c57be9d6ff1ce83a28, ip address: 10.64.0.36, port: 10026, worker_id: "
+       "a8a07365f26842f7dc017a6b553b6174e6e34be772b0b761d1817e50, raylet_id: "
+       "dc116a1d4db5c2bac28356d28ec4c6342fbf9d6bf293cead7b6678a2, num_restarts: 0, death context "
+       "type=CreationTaskFailureContext",
+       Family::kRay, Kind::kActorDied},
+  });
+  const ParsedLog died = Parse(
+      "[2021-09-14 10:11:20,566 I 2122527 2122927] actor_manager.cc:139: received notification on actor, state: DEAD, "
+      "actor_id: b725bbfcae78f2913c44e16a01000000, ip address: 10.64.0.48, port: 35795, worker_id: a8a0, raylet_id: "
+      "dc11, num_restarts: 0, has creation_task_exception=1\n");
+  ASSERT_EQ(died.events.size(), 1u);
+  EXPECT_EQ(died.strings.Get(died.events[0].host), "10.64.0.48");
+  for (const char* line : {
+           "[2021-09-14 10:11:20,566 I 2122527 2122927] actor_manager.cc:139: received notification on actor, state: "
+           "DEAD, actor_id: b725, ip address: 10.64.0.48, port: 35795, worker_id: a8a0, raylet_id: dc11, num_restarts: "
+           "0, has creation_task_exception=0",
+           "[2024-05-02 10:11:20,566 I 2122527 2122927] actor_manager.cc:236: received notification on actor, state: "
+           "DEAD, actor_id: 5d69, ip address: 10.64.0.36, port: 10026, worker_id: a8a0, raylet_id: dc11, "
+           "num_restarts: 0, death context type=ActorDiedErrorContext",
+           "[2026-04-21 16:36:26,682 I 2122527 2122927] actor_manager.cc:236: received notification on actor, state: "
+           "ALIVE, ip address: 10.48.75.241, port: 10026, num_restarts: 3, death context type=CONTEXT_NOT_SET "
+           "actor_id=c3dcc40c9dbe960eb8e3a42e17000000",
+       }) {
+    EXPECT_TRUE(Parse(std::string(line) + "\n").events.empty()) << line;
+  }
+}
+
 }  // namespace
 }  // namespace denpex::engine
 
@@ -1324,6 +1369,54 @@ TEST(Families, TorchOomOf21And24AsTheSimulatorWritesThem) {
        "See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
        Family::kCudaOom, Kind::kCudaOom},
   });
+}
+
+// The recogniser table (recognisers.h): a row applies only where it says, and a message with no
+// header only on the first bytes its row admits.
+TEST(RecogniserTable, EveryRowSaysWhereItAppliesAndHasAFunction) {
+  ASSERT_FALSE(RecogniserTable().empty());
+  for (const RecogniserRow& row : RecogniserTable()) {
+    EXPECT_FALSE(row.name.empty());
+    EXPECT_NE(row.where, 0u) << row.name;
+    EXPECT_EQ(row.where & ~(kAnywhere | kAgentQuote), 0u) << row.name;
+    EXPECT_NE(row.recognise, nullptr) << row.name;
+  }
+}
+
+// Each recogniser's trigger literals are in its first row (the pre-filter passes the lines it can
+// read); the c10 note's lines are found by the parser's own `[E`, `[F` (records.cc).
+TEST(RecogniserTable, EveryRecogniserHasItsTriggerLiteralsInItsFirstRow) {
+  std::vector<Recogniser> seen;
+  for (const RecogniserRow& row : RecogniserTable()) {
+    const bool first = std::find(seen.begin(), seen.end(), row.recognise) == seen.end();
+    seen.push_back(row.recognise);
+    if (row.name == "c10 error note") continue;
+    EXPECT_EQ(row.triggers.empty(), !first) << row.name;
+  }
+}
+
+TEST(RecogniserTable, AMessageIsReadOnlyWhereItsRowApplies) {
+  constexpr std::string_view kSrun = "srun: error: node-3: task 5: Exited with exit code 1";
+  StringTable strings;
+  Recognised r;
+  ASSERT_TRUE(Recognise(kText, kSrun, &strings, &r));
+  EXPECT_EQ(KindName(r.kind), KindName(Kind::kTaskExit));
+  r = {};
+  EXPECT_FALSE(Recognise(kIndented, kSrun, &strings, &r));  // Slurm's rows are for text, `[`, `*`, `_`
+  r = {};
+  EXPECT_FALSE(Recognise(kDeepSpeedLog, kSrun, &strings, &r));  // ... and no header's
+}
+
+TEST(RecogniserTable, AC10ErrorLineNoFamilyTakesIsKeptAsANote) {
+  constexpr std::string_view kMsg = "Rank 3 exited while the collective was still in flight";
+  StringTable strings;
+  Recognised r;
+  ASSERT_TRUE(Recognise(kC10 | kC10Error, kMsg, &strings, &r));
+  EXPECT_EQ(FamilyName(r.family), FamilyName(Family::kOther));
+  ASSERT_TRUE(std::holds_alternative<Note>(r.detail));
+  EXPECT_EQ(strings.Get(std::get<Note>(r.detail).text), kMsg);
+  r = {};
+  EXPECT_FALSE(Recognise(kC10, kMsg, &strings, &r));  // a warning's text is not kept
 }
 
 }  // namespace

@@ -132,6 +132,24 @@ TEST(Lines, GlogPythonHeaderAndAgentMessages) {
   EXPECT_EQ(ParseWorkerFailed("failed (exitcode: x) local_rank: 3", &f), Match::kMalformed);
 }
 
+// glog >= 0.6 (c10d's C++ lines under Debian's torch 1.13) prints the year: read with the rest.
+TEST(Lines, GlogHeaderWithItsYear) {
+  GlogHeader h;
+  ASSERT_EQ(ParseGlogHeader("W20261202 10:24:08.113222 30545 socket.cpp:426] [c10d] The server socket has failed to bind to "
+                            "[::]:40123 (errno: 98 - Address already in use).",
+                            &h),
+            Match::kYes);
+  EXPECT_TRUE(h.has_year);
+  EXPECT_EQ(h.time, At("2026-12-02T10:24:08.113222Z"));
+  EXPECT_EQ(h.pid, 30545);
+  EXPECT_EQ(h.source, "socket.cpp");
+  EXPECT_TRUE(h.message.starts_with("[c10d] The server socket has failed to bind"));
+  ASSERT_EQ(ParseGlogHeader("E0302 09:17:03.512000 139872 api.py:833] x", &h), Match::kYes);
+  EXPECT_FALSE(h.has_year);
+  EXPECT_EQ(ParseGlogHeader("W20261302 10:24:08.113222 30545 socket.cpp:426] x", &h), Match::kMalformed);  // month 13
+  EXPECT_EQ(ParseGlogHeader("E12345678 is no stamp", &h), Match::kNo);
+}
+
 TEST(Lines, ChildFailedErrorTableFields) {
   TableField f;
   ASSERT_TRUE(SplitTableField("  rank      : 1091 (local_rank: 3)", &f));

@@ -6,12 +6,20 @@
 // corpora/golden-pending.txt lists incidents frozen before the engine handles them (one
 // `<corpus>/<id>  <what the engine does now>` a line): they are skipped, saying why, until
 // the engine is fixed and the line removed; a committed golden never asserts a wrong answer.
+// corpora/golden-levels.txt lists incidents whose logs support a coarser answer than
+// expected.json's truth (which stays the truth), one `<corpus>/<id>  <level>  <why>` a line:
+// `node` (rank -1, the truth's node, class and owner), `job` (rank -1, no node or the truth's,
+// the truth's class and owner: no line names the rank or the host), `none` (INCONCLUSIVE: the
+// logs hold no sign of the fault). A coarser answer that matches the truth at that level passes;
+// anything wrong fails, and so does a scorer that calls it wrong.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -60,6 +68,69 @@ const std::map<std::string, std::string>& PendingIncidents() {
   return *pending;
 }
 
+// The level of answer the logs support where it is coarser than the truth's.
+enum class Level { kTruth, kNode, kJob, kNone };
+
+// corpora/golden-levels.txt: incident -> {level, why}. An unknown level word fails the test.
+struct Supported {
+  std::string level;
+  std::string why;
+};
+
+const std::map<std::string, Supported>& SupportedLevels() {
+  static const auto* levels = [] {
+    auto* out = new std::map<std::string, Supported>;
+    std::ifstream in(kCorpora / "golden-levels.txt");
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream fields(line);
+      std::string id, level;
+      fields >> id >> level;
+      std::string why;
+      std::getline(fields >> std::ws, why);
+      (*out)[id] = {level, why};
+    }
+    return out;
+  }();
+  return *levels;
+}
+
+Level LevelOf(const std::string& id) {
+  const auto it = SupportedLevels().find(id);
+  if (it == SupportedLevels().end()) return Level::kTruth;
+  if (it->second.level == "node") return Level::kNode;
+  if (it->second.level == "job") return Level::kJob;
+  if (it->second.level == "none") return Level::kNone;
+  ADD_FAILURE() << "corpora/golden-levels.txt: unknown level '" << it->second.level << "' for " << id;
+  return Level::kTruth;
+}
+
+bool SameNode(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  return std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(x) == std::tolower(y); });
+}
+
+// The answer at the level the logs support: no rank; the truth's node (`node`), or no node or
+// the truth's (`job`); the truth's class and owner; and the scorer does not call it wrong.
+void ExpectCoarserAnswer(Level level, const v1::Truth& truth, const v1::Diagnosis& d, const v1::IncidentScore& score) {
+  const std::string said = "the engine said: " + d.reason();
+  ASSERT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << said;
+  EXPECT_EQ(d.initiator().rank(), -1) << "the logs name no rank, yet " << said;
+  if (level == Level::kNode) {
+    EXPECT_TRUE(SameNode(d.initiator().node(), truth.initiator().node()))
+        << "expected node '" << truth.initiator().node() << "', got '" << d.initiator().node() << "'; " << said;
+  } else {
+    EXPECT_TRUE(d.initiator().node().empty() || SameNode(d.initiator().node(), truth.initiator().node()))
+        << "expected no node or '" << truth.initiator().node() << "', got '" << d.initiator().node() << "'; " << said;
+  }
+  EXPECT_EQ(d.owner(), truth.owner()) << "expected owner " << v1::Owner_Name(truth.owner()) << ", got "
+                                      << v1::Owner_Name(d.owner()) << "; " << said;
+  EXPECT_EQ(d.initiator().failure_class(), truth.initiator().failure_class())
+      << "expected class " << v1::FailureClass_Name(truth.initiator().failure_class()) << ", got "
+      << v1::FailureClass_Name(d.initiator().failure_class()) << "; " << said;
+  EXPECT_FALSE(score.committed_wrong()) << "the scorer calls it wrong; " << said;
+}
+
 class GoldenTest : public testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -77,6 +148,16 @@ TEST_P(GoldenTest, EngineNamesTheExpectedInitiatorOwnerAndClass) {
   ASSERT_TRUE(diagnosis.ok()) << diagnosis.status().message();
   const v1::IncidentScore score = scorer::ScoreIncident(truth, *diagnosis);
   const std::string said = "the engine said: " + diagnosis->reason();
+  const Level level = LevelOf(GetParam());
+  if (level == Level::kNone) {
+    EXPECT_TRUE(score.inconclusive()) << "the logs hold no sign of the fault (" << SupportedLevels().at(GetParam()).why
+                                      << "), yet " << said;
+    return;
+  }
+  if (level != Level::kTruth) {
+    ExpectCoarserAnswer(level, truth, *diagnosis, score);
+    return;
+  }
   if (truth.verdict() == v1::VERDICT_INCONCLUSIVE) {
     EXPECT_TRUE(score.inconclusive()) << "the logs cannot tell, yet " << said;
     return;
@@ -121,6 +202,17 @@ std::string TestName(const testing::TestParamInfo<std::string>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpora, GoldenTest, testing::ValuesIn(FrozenIncidents()), TestName);
+
+// Every line of golden-levels.txt names a frozen incident and a known level.
+TEST(Golden, LevelsNameFrozenIncidents) {
+  const std::vector<std::string> frozen = FrozenIncidents();
+  for (const auto& [id, supported] : SupportedLevels()) {
+    EXPECT_TRUE(std::binary_search(frozen.begin(), frozen.end(), id)) << "golden-levels.txt names no frozen incident: " << id;
+    EXPECT_TRUE(supported.level == "node" || supported.level == "job" || supported.level == "none")
+        << "golden-levels.txt: unknown level '" << supported.level << "' for " << id;
+    EXPECT_FALSE(supported.why.empty()) << "golden-levels.txt: " << id << " says no why";
+  }
+}
 
 TEST(Golden, CorporaHoldFrozenIncidents) {
   EXPECT_GE(FrozenIncidents().size(), 16u) << "no frozen incidents found under " << kCorpora;

@@ -65,7 +65,7 @@ TEST(ScorerInitiator, VictimOnSameNodeIsRightNodeWrongRank) {
 }
 
 // Judged at the level it answered: a wrong rank on the right node is wrong; the right node with
-// no rank is coarser, not wrong; a node-level or job-level answer about another node is wrong.
+// no rank is coarser, not wrong; a node-level answer about another node is wrong.
 TEST(ScorerInitiator, ACommittedAnswerIsWrongOnlyAtTheLevelItAnswered) {
   EXPECT_TRUE(ScoreIncident(SigkillTruth(), Diagnosed(1090, "gpu-0137")).committed_wrong());
   EXPECT_FALSE(ScoreIncident(SigkillTruth(), Diagnosed(1091, "gpu-0137")).committed_wrong());
@@ -74,7 +74,6 @@ TEST(ScorerInitiator, ACommittedAnswerIsWrongOnlyAtTheLevelItAnswered) {
   EXPECT_FALSE(coarser.initiator_rank_correct());
   EXPECT_TRUE(coarser.initiator_node_correct());
   EXPECT_TRUE(ScoreIncident(SigkillTruth(), Diagnosed(-1, "gpu-0138")).committed_wrong());
-  EXPECT_TRUE(ScoreIncident(SigkillTruth(), Diagnosed(-1, "")).committed_wrong());
   v1::Diagnosis abstained = Diagnosed(1090, "gpu-0137");
   abstained.set_verdict(v1::VERDICT_INCONCLUSIVE);
   EXPECT_FALSE(ScoreIncident(SigkillTruth(), abstained).committed_wrong());
@@ -83,6 +82,23 @@ TEST(ScorerInitiator, ACommittedAnswerIsWrongOnlyAtTheLevelItAnswered) {
   job.mutable_initiator()->clear_node();
   EXPECT_TRUE(ScoreIncident(job, Diagnosed(-1, "gpu-0137")).committed_wrong());
   EXPECT_FALSE(ScoreIncident(job, Diagnosed(-1, "")).committed_wrong());
+}
+
+// Neither a rank nor a node (no line names the rank or the host): the answer says what failed in
+// the job, and is true at its level when its class and owner are the initiator's. The scheduler
+// ending the job, or the right class with another owner, is wrong.
+TEST(ScorerInitiator, AJobLevelAnswerIsJudgedByItsClassAndOwner) {
+  const auto coarse = ScoreIncident(SigkillTruth(), Diagnosed(-1, ""));
+  EXPECT_FALSE(coarse.committed_wrong());
+  EXPECT_FALSE(coarse.initiator_rank_correct());
+  EXPECT_FALSE(coarse.initiator_node_correct());
+  v1::Diagnosis scheduler = Diagnosed(-1, "");
+  scheduler.mutable_initiator()->set_failure_class(v1::FAILURE_CLASS_SCHEDULER_CANCEL);
+  scheduler.set_owner(v1::OWNER_SCHEDULER);
+  EXPECT_TRUE(ScoreIncident(SigkillTruth(), scheduler).committed_wrong());
+  v1::Diagnosis owner = Diagnosed(-1, "");
+  owner.set_owner(v1::OWNER_HOST);
+  EXPECT_TRUE(ScoreIncident(SigkillTruth(), owner).committed_wrong());
 }
 
 TEST(ScorerInitiator, RightRankInSecondOrThirdCandidateCountsForTop3Only) {

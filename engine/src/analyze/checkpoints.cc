@@ -146,7 +146,8 @@ std::string CiteSave(const Incident& inc, const Event& e) {
 // The saves the logs show, one per start line: finished when a finish line of the same save
 // follows it, or a start of another save does (saves run one after another). Where no finish
 // line is logged anywhere (the HF Trainer logs none), a progress line of a later step after the
-// start also says that the save returned. `began` only where file times are the job's.
+// start also says that the save returned. A start of a framework that logs no finish with
+// nothing after it is undecided. `began` only where file times are the job's.
 std::vector<LoggedSave> SavesInLogs(const Incident& inc, std::optional<TimeNs> fault, bool times) {
   std::vector<const Event*> starts, finishes, progress;
   for (const Event& e : inc.events) {
@@ -185,6 +186,9 @@ std::vector<LoggedSave> SavesInLogs(const Incident& inc, std::optional<TimeNs> f
       save.finished = true;
       save.cite += ", then training went on (" + Where(inc, *e) + ")";
     }
+    // A framework that never logs a finish: a fault before its next logged step leaves a
+    // finished save looking like one in flight; only the files can tell.
+    save.undecided = !save.finished && d.no_finish;
     out.push_back(std::move(save));
   }
   return out;

@@ -22,6 +22,7 @@
 #include "analyze/fail_slow.h"
 #include "analyze/straggler.h"
 #include "analyze/strategies.h"
+#include "analyze/unranked.h"
 #include "analyze/wait_graph.h"
 
 namespace denpex::engine {
@@ -743,28 +744,6 @@ std::string UnrankedOnlyReason(const Analysis& a) {
          " other nodes logged " + std::to_string(by_count.rbegin()->first) + "): one of its ranks may have stopped without timing out.";
 }
 
-// The ranks whose agent saw them exit with an error code while their only error was about a
-// peer (a gloo timeout waiting on one, a closed connection): victims of a rank no line names.
-std::vector<std::int32_t> PeerErrorExits(const JobFacts& facts) {
-  std::vector<std::int32_t> out;
-  for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
-    const RankFacts& rf = facts.ranks[r];
-    if (rf.exit_event >= 0 && rf.peer_error >= 0 && rf.python_error < 0 && rf.timeouts == 0) out.push_back(r);
-  }
-  return out;
-}
-
-// Says that the only failures are victims', and which worker its agent had to SIGKILL (the one
-// that outlived SIGTERM: stopped or stuck, a suspect whose rank no line names).
-// An error a worker raised itself, printed without a rank on the console where `victim`'s agent
-// reported its exit, before that report: one of the console's workers raised it. -1 when none.
-std::int32_t UnrankedOwnErrorBefore(const Analysis& a, std::int32_t victim) {
-  for (std::int32_t i : a.facts.unranked_own_errors) {
-    if (BeforeInStream(a.inc, i, a.facts.ranks[victim].exit_event)) return i;
-  }
-  return -1;
-}
-
 // Workers sharing their agent's console exited with an error code, and no line there says which
 // rank printed which: one of them raised an error of its own (`own`, -1 when none is recognised)
 // and one's last error is about a peer, the one line every failed worker of the console was given.
@@ -790,17 +769,10 @@ std::string SharedConsoleReason(const Analysis& a, const std::vector<std::int32_
          "`[rank<G>]:`) or per-rank logs (torchrun --log-dir) would tell.";
 }
 
-// Every one of `victims` was given the same one peer error (an unprefixed line on their shared
-// console): it is one rank's, not each one's.
-bool OnePeerErrorForAll(const JobFacts& facts, const std::vector<std::int32_t>& victims) {
-  for (std::int32_t r : victims) {
-    if (facts.ranks[r].peer_error != facts.ranks[victims.front()].peer_error) return false;
-  }
-  return victims.size() > 1;
-}
-
+// Says that the only failures are victims', and which worker its agent had to SIGKILL (the one
+// that outlived SIGTERM: stopped or stuck, a suspect whose rank no line names).
 std::string VictimsOnlyReason(const Analysis& a, const std::vector<std::int32_t>& victims, Finding* f) {
-  if (OnePeerErrorForAll(a.facts, victims)) return SharedConsoleReason(a, victims, UnrankedOwnErrorBefore(a, victims.front()), f);
+  if (OnePeerErrorForAll(a.facts, victims)) return SharedConsoleReason(a, victims, UnrankedOwnErrorBefore(a.inc, a.facts, victims.front()), f);
   std::string s;
   for (std::int32_t r : victims) {
     const RankFacts& rf = a.facts.ranks[r];
@@ -876,6 +848,7 @@ void AddConsequences(const Analysis& a, Finding* f) {
   if (const std::int32_t i = FirstPeerTimeout(a, *f); i >= 0 && !cited(i)) f->evidence.push_back({i, v1::EVIDENCE_ROLE_CONSEQUENCE});
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(a.facts.nodes.size()); ++n) {
     if (n == f->node || a.facts.nodes[n].reports.empty()) continue;
+    if (cited(a.facts.nodes[n].reports.front())) break;
     f->evidence.push_back({a.facts.nodes[n].reports.front(), v1::EVIDENCE_ROLE_CONSEQUENCE});
     break;
   }
@@ -998,8 +971,18 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
     DiagnoseNetworkFault(inc, a.facts, *net, &f);
   } else if (a.scores.empty() && !a.facts.HasWave() && FindStraggler(inc, a.facts, &f)) {
     return f;
+  } else if (a.scores.empty() && DiagnoseLoneStoreLoss(inc, a.facts, &f)) {
+    // the one agent left lost the store another agent hosted, its worker the peer (analyze/unranked.h)
+  } else if (a.scores.empty() && DiagnoseVanishedAgent(inc, a.facts, &f)) {
+    // an agent's console that stops after its start, the other agent's worker's peer gone (analyze/unranked.h)
+  } else if (a.scores.empty() && DiagnoseUnresponsiveWorker(inc, a.facts, &f)) {
+    // a worker its agent had to SIGKILL, the others' gloo timeouts waiting on it (analyze/unranked.h)
   } else if (a.scores.empty() && DiagnoseUnrankedFailure(inc, a.facts, &f)) {
     // only the launcher's word on a local rank of one node (analyze/partial.h)
+  } else if (a.scores.empty() && DiagnoseSharedConsoleExit(inc, a.facts, &f)) {
+    // workers sharing one console failed, fewer of them lost a peer than failed (analyze/unranked.h)
+  } else if (a.scores.empty() && DiagnoseSilentPeerOnOneNode(inc, a.facts, &f)) {
+    // gloo timeouts waiting on a silent peer, on the one node Slurm allocated (analyze/unranked.h)
   } else if (a.scores.empty()) {
     NoCandidate(a, &f);
   } else if (unplaced * kLeadRatio >= a.scores.front().total()) {

@@ -38,11 +38,6 @@ std::string RendezvousText(const Incident& inc, const Event& e) {
   return {};
 }
 
-// The agent lost its store (or its rendezvous was closed under it); not a bind or connect warning.
-bool LostStore(const Incident& inc, const Event& e) {
-  const std::string text = RendezvousText(inc, e);
-  return text.find("RendezvousConnectionError") != std::string::npos || text.find("RendezvousClosedError") != std::string::npos;
-}
 
 // The agent could not reach the endpoint at all.
 bool CouldNotConnect(const Incident& inc, const Event& e) {
@@ -59,6 +54,11 @@ bool Earlier(const Incident& inc, std::int32_t a, std::int32_t b) {
 }
 
 }  // namespace
+
+bool LostStore(const Incident& inc, const Event& e) {
+  const std::string text = RendezvousText(inc, e);
+  return text.find("RendezvousConnectionError") != std::string::npos || text.find("RendezvousClosedError") != std::string::npos;
+}
 
 std::optional<StoreLoss> FindStoreLoss(const Incident& inc, const JobFacts& facts) {
   std::map<std::string, std::int32_t> node_of_name;

@@ -25,6 +25,10 @@ struct StoreLoss {
   std::int32_t reporter_nodes = 0;  // nodes with a store error of their own (worker or agent)
 };
 
+// The agent's rendezvous error `e` says it lost its store (RendezvousConnectionError, or its
+// rendezvous closed under it); not a bind or connect warning.
+bool LostStore(const Incident& inc, const Event& e);
+
 // nullopt unless store errors come from at least two nodes and point at one other node.
 std::optional<StoreLoss> FindStoreLoss(const Incident& inc, const JobFacts& facts);
 

@@ -70,6 +70,7 @@ std::optional<Candidate> MakeCandidate(const Entry& e, const Listing& root) {
     c.report.format = CheckpointFormat::kTemporary;
   } else if (IsCheckpointFile(e.name)) {
     c.report.format = EndsWith(e.name, ".safetensors") ? CheckpointFormat::kSafetensors
+                      : EndsWith(e.name, ".nemo")      ? CheckpointFormat::kNemoArchive
                                                        : CheckpointFormat::kTorchSave;
     if (!step && c.report.format == CheckpointFormat::kTorchSave) {
       if (auto inside = RecordedStep(e.path)) {  // Lightning's last.ckpt: global_step
@@ -147,6 +148,18 @@ std::vector<Candidate> FindCandidates(const Listing& root) {
   std::stable_sort(unstepped.begin(), unstepped.end(), [&](const Candidate& a, const Candidate& b) {
     return time(a) != time(b) ? time(a) > time(b) : a.report.path < b.report.path;
   });
+  // A NeMo archive holds weights only (no optimizer, no step): NeMo restores from it but
+  // resumes training from its .ckpt saves, so it comes after every stepped candidate, however
+  // new (always_save_nemo rewrites it after each save).
+  std::vector<Candidate> archives;
+  for (auto it = unstepped.begin(); it != unstepped.end();) {
+    if (it->report.format != CheckpointFormat::kNemoArchive || stepped.empty()) {
+      ++it;
+      continue;
+    }
+    archives.push_back(std::move(*it));
+    it = unstepped.erase(it);
+  }
   std::vector<Candidate> out;
   auto s = stepped.begin();
   auto u = unstepped.begin();
@@ -154,6 +167,7 @@ std::vector<Candidate> FindCandidates(const Listing& root) {
     const bool take_u = s == stepped.end() || (u != unstepped.end() && time(*u) > time(*s));
     out.push_back(std::move(take_u ? *u++ : *s++));
   }
+  for (Candidate& a : archives) out.push_back(std::move(a));
   return out;
 }
 
@@ -164,7 +178,7 @@ bool HasUnorderedCheckpoints(const Listing& root) {
 }
 
 bool IsCheckpointFile(std::string_view name) {
-  for (std::string_view ext : {".pt", ".pth", ".ckpt", ".bin", ".safetensors", ".tar"}) {
+  for (std::string_view ext : {".pt", ".pth", ".ckpt", ".bin", ".safetensors", ".tar", ".nemo"}) {
     if (EndsWith(name, ext)) return true;
   }
   return false;

@@ -6,6 +6,7 @@
 #include "checkpoint/candidates.h"
 #include "checkpoint/consistency.h"
 #include "checkpoint/json.h"
+#include "checkpoint/nemo_archive.h"
 #include "checkpoint/safetensors.h"
 #include "checkpoint/torch_file.h"
 
@@ -51,6 +52,7 @@ Finding CheckOneFile(const Entry& e, const VerifyContext& ctx) {
     Finding read = ctx.deep->Safetensors(*f);
     return read.ok() ? Valid(header.detail + "; " + read.detail) : read;
   }
+  if (EndsWith(e.name, ".nemo")) return CheckNemoArchive(*f);
   if (EndsWith(e.name, ".json") || e.name == "_CHECKPOINT_METADATA" || e.name == "_METADATA") {
     if (f->size() > kMaxJson)
       return Inconclusive("larger than " + Thousands(kMaxJson) + " bytes; not parsed");

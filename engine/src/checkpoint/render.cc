@@ -111,6 +111,8 @@ std::string_view FormatName(CheckpointFormat f) {
       return "torch.save files";
     case CheckpointFormat::kAccelerate:
       return "accelerate";
+    case CheckpointFormat::kNemoArchive:
+      return "NeMo archive";
   }
   return "unknown";
 }

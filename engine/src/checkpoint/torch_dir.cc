@@ -45,7 +45,7 @@ bool IsTemporary(std::string_view name) {
 // .bin and .tar name many other formats, so they are sniffed too; empty ones count (the
 // size check reports them).
 bool Readable(const Entry& e) {
-  for (std::string_view ext : {".pt", ".pth", ".ckpt", ".safetensors", ".json", ".pkl", ".pickle"}) {
+  for (std::string_view ext : {".pt", ".pth", ".ckpt", ".safetensors", ".json", ".pkl", ".pickle", ".nemo"}) {
     if (EndsWith(e.name, ext)) return true;
   }
   if (e.size == 0) return IsCheckpointFile(e.name);
@@ -93,14 +93,16 @@ void WalkDir(const Listing& dir, int depth, const VerifyContext& ctx, Checks& ch
   }
 }
 
-// A top-level name with the candidate's step written as '#', so model_200.pt in step 200
-// and model_100.pt in step 100 compare equal.
+// A top-level name with the candidate's step written as '#' (a whole run of digits only), so
+// model_200.pt in step 200 and model_100.pt in step 100 compare equal.
 std::string Normalized(std::string_view name, std::int64_t step) {
   if (step < 0) return std::string(name);
   const std::string digits = std::to_string(step);
+  const auto is_digit = [&](std::size_t k) { return k < name.size() && name[k] >= '0' && name[k] <= '9'; };
   std::string out;
   for (std::size_t at = 0; at < name.size();) {
-    if (name.substr(at, digits.size()) == digits) {
+    const bool run_starts = at == 0 || !is_digit(at - 1);
+    if (run_starts && name.substr(at, digits.size()) == digits && !is_digit(at + digits.size())) {
       out += '#';
       at += digits.size();
     } else {
@@ -110,21 +112,38 @@ std::string Normalized(std::string_view name, std::int64_t step) {
   return out;
 }
 
+// A step's top-level names, as written and with its step as '#'. A name matches another
+// step's in either form: model_#.pt across steps, and rank files (random_states_3.pkl) whose
+// numbers are ranks, even where a rank equals a step.
+struct NameSet {
+  std::set<std::string> raw, normalized;
+  bool Holds(const std::string& name, const std::string& norm) const {
+    return raw.count(name) > 0 || normalized.count(norm) > 0;
+  }
+};
+
 // What the previous step of the same layout holds and this one lacks.
 std::vector<std::string> MissingAgainstPrevious(const Listing& dir, const VerifyContext& ctx,
                                                 std::int64_t step) {
-  std::set<std::string> mine, theirs;
-  for (const Entry& e : dir.entries) mine.insert(Normalized(e.name, step));
-  for (const Entry& e : ctx.previous->entries) {
-    if (!IsTemporary(e.name)) theirs.insert(Normalized(e.name, ctx.previous_step));
+  NameSet mine, theirs;
+  for (const Entry& e : dir.entries) {
+    mine.raw.insert(e.name);
+    mine.normalized.insert(Normalized(e.name, step));
   }
-  std::vector<std::string> missing;
-  for (const std::string& n : theirs) {
-    if (mine.count(n) == 0) missing.push_back(n);
+  for (const Entry& e : ctx.previous->entries) {
+    if (IsTemporary(e.name)) continue;
+    theirs.raw.insert(e.name);
+    theirs.normalized.insert(Normalized(e.name, ctx.previous_step));
   }
   // Only a strict subset says a save stopped early; a different naming says nothing.
-  for (const std::string& n : mine) {
-    if (theirs.count(n) == 0) return {};
+  for (const Entry& e : dir.entries) {
+    if (!theirs.Holds(e.name, Normalized(e.name, step))) return {};
+  }
+  std::vector<std::string> missing;
+  for (const Entry& e : ctx.previous->entries) {
+    if (IsTemporary(e.name)) continue;
+    const std::string norm = Normalized(e.name, ctx.previous_step);
+    if (!mine.Holds(e.name, norm)) missing.push_back(norm);
   }
   return missing;
 }

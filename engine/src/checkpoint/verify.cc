@@ -44,7 +44,8 @@ void RunChecks(const Candidate& c, const VerifyContext& ctx, Checks& checks) {
   }
   if (c.report.format == F::kTemporary)
     return checks.Add(CheckKind::kExistence, ckpt::Incomplete(TemporaryReason(c.entry.name)));
-  if (c.report.format == F::kTorchSave || c.report.format == F::kSafetensors) {
+  if (c.report.format == F::kTorchSave || c.report.format == F::kSafetensors ||
+      c.report.format == F::kNemoArchive) {
     return ckpt::VerifySingleFile(c.entry, c.report.format, ctx, checks);
   }
   if (!c.listing)
@@ -80,9 +81,18 @@ bool Names(const LoggedSave& s, const CheckpointCandidate& c) {
 // in flight when the job failed: its step is INCOMPLETE whatever its files show, and that check
 // comes first so that the rejection cites the save line. A save whose lines name no step
 // (torchtitan) is the candidate modified since it began (only where file times are the job's).
-// A logged finish is evidence, shown as a passed check.
+// A logged finish is evidence, shown as a passed check. A save the log cannot judge (its
+// framework logs no finish and nothing came after its start) is a warning: its files decide.
 void ApplyLoggedSaves(const VerifyContext& ctx, CheckpointCandidate& c) {
   for (const LoggedSave& s : ctx.options.saves) {
+    if (s.undecided && Names(s, c)) {
+      c.warnings.push_back("the log shows this save began (" + s.cite +
+                           ") and nothing after it; its framework logs no finish, so its files decide");
+      return;
+    }
+  }
+  for (const LoggedSave& s : ctx.options.saves) {
+    if (s.undecided) continue;
     const bool named = Names(s, c);
     const bool unnamed_since = s.step < 0 && s.path.empty() && s.began && c.modified && *c.modified >= *s.began;
     if (!s.finished && (named || unnamed_since)) {

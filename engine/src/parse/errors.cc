@@ -6,7 +6,6 @@
 #include "parse/families.h"
 #include "parse/lines.h"
 #include "parse/scan.h"
-#include "parse/triggers.h"
 
 namespace denpex::engine {
 namespace {
@@ -298,25 +297,6 @@ bool RecogniseDeviceAssert(std::string_view msg, StringTable* strings, Recognise
   return true;
 }
 
-// Lines these recognisers can match (triggers.h).
-namespace {
-constexpr Trigger kErrorTriggers[] = {
-    {"Error"}, {"Exception"}, {"Interrupt"}, {"SystemExit"},  // RecogniseException: the type's name
-    {"CUDA error: "}, {"CUDA out of memory. "},                // ... or torch's CUDA message without it
-    {"[<TrainingState"},                                       // ... or FSDP's state check without it
-    {"NCCL error in: "},                                       // ... or torch's NCCL error without it
-    {"got mixed torch.Tensor and DTensor"},                    // ... or DTensor's dispatch error without it
-    {"Non-root FSDP instance"}, {"Expects storage to be allocated"},  // ... or FSDP's `_p_assert` message alone
-    {"gloo/transport/"},                                       // RecogniseQuotedError: gloo's error a logger reports
-    {"ncclInvalid"},                                           // RecogniseException: NCCL's result name (`ncclInvalidUsage: `)
-    {"Got completion from peer"},                              // RecogniseNccl: the IB transport's completion error alone
-    {"what():"},                                               // RecogniseWhat
-    {"Init COMPLETE"}, {"NCCL WARN "}, {"NET/Socket : Using "},  // RecogniseNccl
-    {"Fatal Python error: "},                                  // RecogniseFatalSignal
-    {"Assertion `"},                                           // RecogniseDeviceAssert
-};
-}  // namespace
-std::span<const Trigger> ErrorTriggers() { return kErrorTriggers; }
 
 // ---- torchrun's error file ---------------------------------------------------------------
 

@@ -250,6 +250,7 @@ struct NodeLayout {
 struct CheckpointSave {
   std::int64_t step = -1;  // -1 when the line names none
   StrId path = kNoStr;     // as printed: a directory, a file, a DeepSpeed tag
+  bool no_finish = false;  // a start of a framework that never logs a finish (HF Trainer, Lightning)
 };
 
 // Anything else worth showing (`denpex events`): the message, masked for grouping.

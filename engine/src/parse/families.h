@@ -70,10 +70,10 @@ std::string_view NormalisePci(std::string_view id, char (&buf)[16]);
 // launcher, Kubernetes, Ray.
 bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out);
 bool RecogniseAgent(std::string_view msg, StringTable* strings, Recognised* out);
-bool RecogniseAgentRanks(std::string_view msg, Recognised* out);
+bool RecogniseAgentRanks(std::string_view msg, StringTable* strings, Recognised* out);
 bool RecogniseDeepSpeed(std::string_view msg, StringTable* strings, Recognised* out);
 // timers.cc: per-rank timers `[Rank R] [rank=R ]time (ms) | fwd: 498.12 | ... | step: 11.20`.
-bool RecogniseStepTimers(std::string_view msg, Recognised* out);
+bool RecogniseStepTimers(std::string_view msg, StringTable* strings, Recognised* out);
 bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised* out);
 // Bare-metal launchers (docs/log_formats.md §26): Open MPI's `mpirun noticed that process rank R
 // ... exited on signal N (Name).` (`prterun`, `mpiexec`), its `  Process name: [[J,1],R]` (the
@@ -83,6 +83,9 @@ bool RecogniseKubernetes(std::string_view msg, StringTable* strings, Recognised*
 // (SlurmNote detail, as srun's and slurmctld's words).
 bool RecogniseBareMetal(std::string_view msg, StringTable* strings, Recognised* out);
 bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out);
+// Ray's core worker on an actor that died of a failure (`received notification on actor, state:
+// DEAD, ...` with a creation-task exception or the memory monitor as the cause).
+bool RecogniseRayActorState(std::string_view msg, StringTable* strings, Recognised* out);
 // `[denpex-run] pid P killed by signal N (SIG)`, `... exited with code N`, `... received SIGTERM
 // from pid P; forwarded ...` (docs/log_formats.md §15).
 bool RecogniseWrapper(std::string_view msg, StringTable* strings, Recognised* out);

@@ -214,7 +214,7 @@ Match ParseHeader(std::string_view line, Header* out) {
     GlogHeader h;
     const Match m = ParseGlogHeader(line, &h);
     if (m != Match::kYes) return m;
-    Timed(out, HeaderKind::kGlog, h.time, Clock::kNoYear);
+    Timed(out, HeaderKind::kGlog, h.time, h.has_year ? Clock::kFull : Clock::kNoYear);
     out->severity = h.severity;
     out->source = h.source;
     out->message = h.message;

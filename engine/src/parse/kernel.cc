@@ -2,7 +2,6 @@
 // reports and the OOM killer, in every wording listed there.
 #include "parse/families.h"
 #include "parse/scan.h"
-#include "parse/triggers.h"
 
 namespace denpex::engine {
 namespace {
@@ -219,17 +218,5 @@ bool RecogniseKernel(std::string_view msg, StringTable* strings, Recognised* out
   }
 }
 
-// Lines RecogniseKernel can match (triggers.h).
-namespace {
-constexpr Trigger kKernelTriggers[] = {
-    {"NVRM: "},        // Xid, "The NVIDIA GPU ... fallen off the bus", RmInitAdapter failed
-    {"Killed process "}, {"Kill process "},  // the OOM killer's victim (also after "Out of memory: ")
-    {"oom-kill"},      // `oom-kill:constraint=...`, `... invoked oom-killer: ...`
-    {" blocked for more than "},  // khungtaskd: `INFO: task <comm>:<pid> blocked for more than <n> seconds.`
-    {"| 0000"},        // RecogniseNvidiaSmi: a GPU row's `| 00000000:5D:00.0 Off |` (8-digit domain)
-    {"device handle for GPU"},  // RecogniseNvidiaSmi: `Unable to determine the device handle for GPU...`
-};
-}  // namespace
-std::span<const Trigger> KernelTriggers() { return kKernelTriggers; }
 
 }  // namespace denpex::engine

@@ -104,16 +104,24 @@ Match ParseWatchdogStatus(std::string_view message, WatchdogStatus* out) {
 
 Match ParseGlogHeader(std::string_view line, GlogHeader* out) {
   Scanner s(line);
-  std::int64_t month_day, source_line;
+  std::int64_t date, source_line;
   if (!IsSeverity(s.Peek())) return Match::kNo;
   out->severity = line[0];
   s.Char(out->severity);
-  if (!s.Digits(4, 4, &month_day) || !s.Char(' ')) return Match::kNo;  // W0302 = March 2
+  // W0302 = March 2; glog >= 0.6 prints the year too (W20261202 = 2 December 2026).
+  const bool dated = line.size() > 9 && line[9] == ' ';
+  if (!s.Digits(dated ? 8 : 4, dated ? 8 : 4, &date) || !s.Char(' ')) return Match::kNo;
   TimeNs ns_of_day;
-  if (!TimeOfDay(&s, &ns_of_day) || !s.Char(' ')) return Match::kMalformed;
+  if (!TimeOfDay(&s, &ns_of_day) || !s.Char(' ')) return dated ? Match::kNo : Match::kMalformed;  // 8 digits alone are no glog stamp
   s.SkipSpaces();  // glog pads the thread id to five columns (`E0728 14:21:02.400169  1573 file.h:87] `)
-  if (!s.Digits(1, 20, &out->pid) ||
-      !s.Char(' ') || !YearlessTime(month_day / 100, month_day % 100, ns_of_day, &out->time)) {
+  if (!s.Digits(1, 20, &out->pid) || !s.Char(' ')) return Match::kMalformed;
+  const std::int64_t month = date / 100 % 100, day = date % 100;
+  out->has_year = dated;
+  if (dated) {
+    if (month < 1 || month > 12 || day < 1 || day > 31) return Match::kMalformed;
+    out->time = DaysFromCivil(static_cast<int>(date / 10000), static_cast<int>(month), static_cast<int>(day)) * 86400 * kNsPerSec +
+                ns_of_day;
+  } else if (!YearlessTime(month, day, ns_of_day, &out->time)) {
     return Match::kMalformed;
   }
   out->source = s.Token(":] ");

@@ -63,6 +63,7 @@ Match ParseWatchdogStatus(std::string_view message, WatchdogStatus* out);
 struct GlogHeader {
   char severity = 0;
   TimeNs time = 0;
+  bool has_year = false;  // the stamp carries its year (glog >= 0.6: `W20261202`)
   std::int64_t pid = 0;
   std::string_view source;  // torch/distributed/elastic/multiprocessing/api.py
   std::string_view message;

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "parse/lines.h"
+#include "parse/recognisers.h"
 #include "parse/scan.h"
 #include "parse/triggers.h"
 
@@ -32,8 +33,9 @@ bool IsAgentSource(std::string_view source) {
 bool PrefixTimeWins(const LineOrigin& o, const Header& h) { return o.timed && !(o.coarse && h.clock != Clock::kNone); }
 
 bool LooksKernel(std::string_view msg) {
-  return msg.starts_with("NVRM: ") || msg.starts_with("Out of memory: ") || msg.starts_with("Killed process ") ||
-         msg.starts_with("oom-kill:") || msg.starts_with("Memory cgroup out of memory: ");
+  using namespace std::string_view_literals;  // lengths known when compiled: no strlen per line
+  return msg.starts_with("NVRM: "sv) || msg.starts_with("Out of memory: "sv) || msg.starts_with("Killed process "sv) ||
+         msg.starts_with("oom-kill:"sv) || msg.starts_with("Memory cgroup out of memory: "sv);
 }
 
 }  // namespace
@@ -417,7 +419,7 @@ void LogParser::Anchor(Parsed& p, std::string_view body) {
       Recognised r;
       p.header = Header{.message = message};
       p.rank = p.origin.rank >= 0 ? p.origin.rank : ctx_.name_rank;
-      if (RecogniseAgent(message, &out_.strings, &r)) {
+      if (Recognise(kAgentQuote, message, &out_.strings, &r)) {
         out_.agent = true;
         Emit(p, std::move(r));
       }
@@ -662,6 +664,71 @@ void LogParser::Emit(const Parsed& p, Recognised&& r) {
   if (quotes_timeout) EmbeddedTimeout(p, p.header.message);
 }
 
+namespace {
+
+// Where a message after a logging header stands (recognisers.h).
+Places HeadedPlaces(const Header& h) {
+  const bool error = h.severity == 'E' || h.severity == 'F';
+  Places where = 0;
+  switch (h.kind) {
+    case HeaderKind::kC10:
+      where = kC10;
+      if (error) where |= kC10Error;
+      break;
+    case HeaderKind::kGlog:
+    case HeaderKind::kPython:
+      if (h.kind == HeaderKind::kGlog && h.message.starts_with("[c10d] ")) {
+        where = kC10;  // c10d's own lines, read as under the c10 header (`[W socket.cpp:426]`)
+        break;
+      }
+      where = kLog;
+      if (IsAgentSource(h.source)) {
+        where |= kAgentLog;
+      } else if (h.source.ends_with(".go")) {
+        where |= kGoLog;
+      } else if (error) {
+        where |= kErrorLog;
+      }
+      break;
+    case HeaderKind::kDeepSpeed:
+      where = kDeepSpeedLog;
+      break;
+    case HeaderKind::kRay:
+      where = kRayLog;
+      if (h.severity == 'E') where |= kRayError;
+      break;
+    case HeaderKind::kKernel:
+    case HeaderKind::kSyslog:
+      where = kKernelLog;
+      break;
+    case HeaderKind::kBracketTime:
+    case HeaderKind::kNone:
+      break;
+  }
+  return where;
+}
+
+// Where a message with no logging header (or only a bracketed time) stands, by its first byte;
+// `msg` is not empty.
+Places UnheadedPlaces(std::string_view msg, const Header& h, bool kernel_log) {
+  const char c = msg[0];
+  if (c == ' ' || c == '\t') return kIndented;
+  if (c == '-') return kDash;
+  if (IsAlpha(c) || IsDigit(c)) {
+    Places where = kText;
+    if (kernel_log || LooksKernel(msg)) where |= kKernelText;
+    if (h.kind == HeaderKind::kBracketTime) where |= kStampedText;
+    return where;
+  }
+  if (c == '[') return kSquare;
+  if (c == '*' || c == '_') return kEmphasis;
+  if (c == '/' || c == '.') return kPath;
+  if (c == '|') return kPipe;
+  return kOtherStart;
+}
+
+}  // namespace
+
 void LogParser::Dispatch(const Parsed& p) {
   const Header& h = p.header;
   const std::string_view msg = h.message;
@@ -674,46 +741,13 @@ void LogParser::Dispatch(const Parsed& p) {
     FlushEntry();
     table_.open = false;
   }
+  const Places where = HeadedPlaces(h);
+  // c10d's server socket failing to bind and listen, a warning, is torchrun's c10d rendezvous
+  // trying to host the store and falling back to a client: the file is its agent's console.
+  const bool c10d_bind = h.kind == HeaderKind::kGlog && msg.starts_with("[c10d] The server socket has failed to");
+  if ((where & kAgentLog) != 0 || c10d_bind) out_.agent = true;
   Recognised r;
-  bool found = false;
-  switch (h.kind) {
-    case HeaderKind::kC10:
-      found = RecogniseAgent(msg, &out_.strings, &r);
-      if (!found && (h.severity == 'E' || h.severity == 'F')) {
-        found = RecogniseQuotedError(msg, &out_.strings, &r);  // a family's error it reports
-        if (!found) r = Recognised{.detail = Note{InternCapped(&out_.strings, msg)}};
-        found = true;
-      }
-      break;
-    case HeaderKind::kGlog:
-    case HeaderKind::kPython:
-      if (IsAgentSource(h.source)) {
-        out_.agent = true;
-        // torch >= 2.2's formatter heads every line of the rendezvous result (§6).
-        found = RecogniseAgent(msg, &out_.strings, &r) || RecogniseAgentRanks(msg, &r);
-      } else if (h.source.ends_with(".go")) {
-        found = RecogniseKubernetes(msg, &out_.strings, &r);
-      } else if (h.severity == 'E' || h.severity == 'F') {
-        found = RecogniseQuotedError(msg, &out_.strings, &r);  // a family's error it reports (caffe2's `Caught gloo IO exception: [...]`)
-      }
-      break;
-    case HeaderKind::kDeepSpeed:
-      found = RecogniseStepTimers(msg, &r) || RecogniseDeepSpeed(msg, &out_.strings, &r);
-      break;
-    case HeaderKind::kRay:
-      found = RecogniseRay(msg, &out_.strings, &r) ||
-              (h.severity == 'E' && RecogniseQuotedError(msg, &out_.strings, &r));  // `Unhandled exception: ... what(): NCCL Error 5: ...`
-      break;
-    case HeaderKind::kKernel:
-    case HeaderKind::kSyslog:
-      found = RecogniseKernel(msg, &out_.strings, &r);
-      break;
-    case HeaderKind::kBracketTime:
-    case HeaderKind::kNone:
-      return;  // read above
-  }
-  if (!found) found = RecogniseCheckpointSave(msg, &out_.strings, &r);
-  if (!found) return;
+  if (!Recognise(where, msg, &out_.strings, &r)) return;
   if (r.kind == Kind::kFallenOffBus && !Has(msg, "fallen off the bus")) {  // wait for the notice's last line
     HoldPendingGpu(p, std::move(r));
     return;
@@ -877,43 +911,10 @@ void LogParser::Unheaded(const Parsed& p) {
     EmbeddedTimeout(p, msg);  // the message without its c10 header (a title, a quote)
     return;
   }
-  Recognised r;
-  bool found = false;
   const char c = msg[0];
-  if (c == ' ' || c == '\t') {
-    found = RecogniseWhat(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) || RecogniseAgentRanks(msg, &r) ||
-            RecogniseBareMetal(msg, &out_.strings, &r) ||
-            RecogniseRay(msg, &out_.strings, &r);  // also a hard-wrapped line's indented piece
-  } else if (c == '-') {
-    found = RecogniseRay(msg, &out_.strings, &r);
-  } else if (IsAlpha(c) || IsDigit(c)) {
-    if ((c == 'r' || c == 's') && (p.origin.timed || p.origin.yearless || p.header.clock != Clock::kNone) && StepLine(p)) {
-      return;
-    }
-    found = (c == 't' && RecogniseStepTimers(msg, &r)) ||
-            ((ctx_.kernel || LooksKernel(msg)) && RecogniseKernel(msg, &out_.strings, &r)) ||
-            ((c == 's' || c == 'e') && RecogniseSlurm(msg, &out_.strings, &r)) || RecogniseNccl(msg, &out_.strings, &r) ||
-            (c == 'F' && RecogniseFatalSignal(msg, &out_.strings, &r)) ||
-            ((c == 'N' || c == 'K' || c == 'T' || c == 'p') && RecogniseSlurm(msg, &out_.strings, &r)) ||
-            RecogniseException(msg, &out_.strings, &r) || RecogniseKubernetes(msg, &out_.strings, &r) ||
-            RecogniseRay(msg, &out_.strings, &r) ||  // Ray's messages are read wherever they stand (`node_manager.cc:N: ...`)
-            ((c == 'E' || c == 'S') && RecogniseSlurm(msg, &out_.strings, &r)) ||
-            ((c == 'm' || c == 'p' || c == 'o' || c == 's' || c == 'C' || c == 'T') &&
-             RecogniseBareMetal(msg, &out_.strings, &r)) ||
-            (p.header.kind == HeaderKind::kBracketTime && RecogniseSlurm(msg, &out_.strings, &r)) ||
-            RecogniseDeviceAssert(msg, &out_.strings, &r);  // a Windows build's `C:\cb\...\Indexing.cu:1146: ...`
-  } else if (c == '[' || c == '*' || c == '_') {
-    found = (c == '[' && (RecogniseWrapper(msg, &out_.strings, &r) || RecogniseBareMetal(msg, &out_.strings, &r) ||
-                          RecogniseNccl(msg, &out_.strings, &r) ||
-                          RecogniseDeepSpeed(msg, &out_.strings, &r))) ||  // a launcher line whose header a paste broke
-            RecogniseSlurm(msg, &out_.strings, &r);
-  } else if (c == '/' || c == '.') {
-    found = RecogniseDeviceAssert(msg, &out_.strings, &r);
-  } else if (c == '|') {
-    found = RecogniseNvidiaSmi(msg, &out_.strings, &r);
-  }
-  if (!found && c == 'U') found = RecogniseNvidiaSmi(msg, &out_.strings, &r);
-  if (!found) found = RecogniseCheckpointSave(msg, &out_.strings, &r);
+  if ((c == 'r' || c == 's') && (p.origin.timed || p.origin.yearless || p.header.clock != Clock::kNone) && StepLine(p)) return;
+  Recognised r;
+  const bool found = Recognise(UnheadedPlaces(msg, p.header, ctx_.kernel), msg, &out_.strings, &r);
   if (found && closed_in_pin_ && r.kind == Kind::kCudaError) r.kind = Kind::kPinMemory;  // a direct pin failed
   if (found && r.kind == Kind::kFallenOffBus && !Has(msg, "fallen off the bus")) {  // a notice's first line
     HoldPendingGpu(p, std::move(r));
@@ -1373,7 +1374,6 @@ constexpr Trigger kRecordTriggers[] = {
     {"\"py_callstack\""},                      // torchrun's error file (error.json, ErrorFile)
     {"] iteration "},                          // Megatron progress (a rank's last step)
     {"data_ms="},                              // key=value step lines (StepLine)
-    {"time (ms) |"},                           // DeepSpeed per-rank timers (timers.cc, fail-slow)
     {"Setting OMP_NUM_THREADS environment variable for each process"},  // torchrun's banner: an agent log
     {"torch/distributed"}, {"torch.distributed"}, {"run:"},  // agent sources: the file is a launcher's
     {"\x1b["},                                  // ANSI colour: a trigger may sit between its codes

@@ -1,6 +1,6 @@
 // LogParser: the per-file state machine behind ParseLog. It strips each line's prefixes and
-// header, hands the message to the family recognisers (families.h) after a cheap test of its
-// first bytes, and joins multi-line records: the watchdog block (timeout + status line), a
+// header, hands the message to the family recognisers in the order of their table
+// (recognisers.h), and joins multi-line records: the watchdog block (timeout + status line), a
 // Python traceback (one event, at its `Type: message` line), the ChildFailedError table (one
 // event per entry), the driver's multi-line "fallen off the bus" notice, and watchdog lines a
 // terminal hard-wrapped.

@@ -9,27 +9,24 @@
 //   Saving model checkpoint to /out/checkpoint-500                                   HF Trainer
 //   Saving the checkpoint (or staging if async is enabled).                          torchtitan
 //   Finished saving the checkpoint (or staging if async is enabled) in 3.21 seconds.
+//   Saving current state to /out/checkpoint_3                                        accelerate
+//   Random states saved in /out/checkpoint_3/random_states_0.pkl
+//   Epoch 0, global step 20: 'step' reached 20.00000 (best 20.00000), saving model to '/ck/epoch=0-step=20.ckpt' as top 3
+//                                                                     Lightning ModelCheckpoint(verbose=True)
+//   Scheduled async checkpoint save for /ck/gpt--val_loss=2.10-step=20-consumed_samples=10240.0.ckpt     NeMo 2.0
+//   Async checkpoint save for step 21 (/ck/gpt--...-step=20-....ckpt) finalized successfully.
 //
 // A started save carries the step and path the line names (kSaveStarted), a finished one the
 // same (kSaveFinished); the checkpoint part of a diagnosis pairs them (analyze/checkpoints.cc).
-// The HF Trainer logs no finish.
+// The HF Trainer and Lightning log no finish; NeMo's finalize names the next step, so its step
+// is read from the path (`step=20`), as the start's is.
 #include <array>
 
 #include "parse/families.h"
 #include "parse/scan.h"
-#include "parse/triggers.h"
 
 namespace denpex::engine {
 namespace {
-
-constexpr std::array<Trigger, 6> kSaveTriggers = {{
-    {"saving checkpoint at iteration"},               // Megatron start
-    {"saved checkpoint from iteration"},              // Megatron finish
-    {"Saving model checkpoint"},                      // DeepSpeed `Saving model checkpoint: `, HF `... to `
-    {"is about to be saved!"},                        // DeepSpeed checkpoint engine create()
-    {"is ready now!"},                                // DeepSpeed checkpoint engine commit()
-    {"aving the checkpoint"},                         // torchtitan `Saving the ...`, `Finished saving the ...`
-}};
 
 bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
@@ -47,7 +44,7 @@ std::string_view WordAfter(std::string_view s, std::string_view key) {
 // The step a path's checkpoint folder names: `global_step10`, `checkpoint-500`, `iter_0000100`,
 // `step-300`, `step_300` (the last such component wins); -1 when none does.
 std::int64_t StepInPath(std::string_view path) {
-  constexpr std::array<std::string_view, 5> kTokens = {"global_step", "checkpoint-", "iter_", "step-", "step_"};
+  constexpr std::array<std::string_view, 6> kTokens = {"global_step", "checkpoint-", "iter_", "step=", "step-", "step_"};
   std::int64_t step = -1;
   std::size_t begin = 0;
   while (begin <= path.size()) {
@@ -79,11 +76,12 @@ std::int64_t NumberAfter(std::string_view s, std::string_view key) {
   return sc.Digits(1, 12, &v) ? v : -1;
 }
 
-bool Save(Kind kind, std::int64_t step, std::string_view path, StringTable* strings, Recognised* out) {
+bool Save(Kind kind, std::int64_t step, std::string_view path, StringTable* strings, Recognised* out,
+          bool no_finish = false) {
   out->family = Family::kTrainer;
   out->kind = kind;
   out->error = false;
-  out->detail = CheckpointSave{step, path.empty() ? kNoStr : InternCapped(strings, path)};
+  out->detail = CheckpointSave{step, path.empty() ? kNoStr : InternCapped(strings, path), no_finish};
   return true;
 }
 
@@ -97,17 +95,61 @@ void DeepSpeedRank(std::string_view msg, Recognised* out) {
 
 }  // namespace
 
-std::span<const Trigger> SaveTriggers() { return kSaveTriggers; }
+// A path between quotes after `key` (Lightning's repr of it): `'/ck/epoch=0-step=20.ckpt'`.
+std::string_view QuotedAfter(std::string_view s, std::string_view key) {
+  const std::size_t at = s.find(key);
+  if (at == std::string_view::npos) return {};
+  const std::string_view rest = s.substr(at + key.size());
+  const std::size_t end = rest.find('\'');
+  return end == std::string_view::npos ? std::string_view() : rest.substr(0, end);
+}
+
+// The folder a file path lies in: `/out/checkpoint_3` of `/out/checkpoint_3/random_states_0.pkl`.
+std::string_view Folder(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+}
+
+// accelerate, Lightning and NeMo 2.0: their lines need not say `checkpoint`.
+bool RecogniseFrameworkSave(std::string_view msg, StringTable* strings, Recognised* out) {
+  if (Contains(msg, "Saving current state to ")) {  // accelerate: N in checkpoint_N counts saves
+    const std::string_view path = WordAfter(msg, "Saving current state to ");
+    return !path.empty() && Save(Kind::kSaveStarted, -1, path, strings, out);
+  }
+  if (Contains(msg, "Random states saved in ")) {
+    const std::string_view folder = Folder(WordAfter(msg, "Random states saved in "));
+    return !folder.empty() && Save(Kind::kSaveFinished, -1, folder, strings, out);
+  }
+  if (Contains(msg, "saving model to '")) {  // Lightning: `global step N: ... saving model to '<file>'`
+    const std::string_view path = QuotedAfter(msg, "saving model to '");
+    const std::int64_t step = NumberAfter(msg, "global step");
+    return !path.empty() &&
+           Save(Kind::kSaveStarted, step >= 0 ? step : StepInPath(path), path, strings, out, /*no_finish=*/true);
+  }
+  if (Contains(msg, "Scheduled async checkpoint save for ")) {
+    const std::string_view path = WordAfter(msg, "Scheduled async checkpoint save for ");
+    return !path.empty() && Save(Kind::kSaveStarted, StepInPath(path), path, strings, out);
+  }
+  if (Contains(msg, "Async checkpoint save for step ") && Contains(msg, ") finalized successfully")) {
+    const std::size_t open = msg.find('(');
+    const std::size_t close = msg.rfind(") finalized successfully");
+    if (open == std::string_view::npos || close <= open) return false;
+    const std::string_view path = msg.substr(open + 1, close - open - 1);
+    return Save(Kind::kSaveFinished, StepInPath(path), path, strings, out);
+  }
+  return false;
+}
 
 bool RecogniseCheckpointSave(std::string_view msg, StringTable* strings, Recognised* out) {
-  if (!Contains(msg, "heckpoint")) return false;  // every shape holds `checkpoint` or `Checkpoint`
+  if (RecogniseFrameworkSave(msg, strings, out)) return true;
+  if (!Contains(msg, "heckpoint")) return false;  // every other shape holds `checkpoint` or `Checkpoint`
   if (Contains(msg, "saving checkpoint at iteration")) {
     if (Contains(msg, "successfully saving")) return false;
     const std::int64_t step = NumberAfter(msg, "at iteration");
     if (step < 0) return false;
     return Save(Kind::kSaveStarted, step, WordAfter(msg, " to "), strings, out);
   }
-  if (Contains(msg, "successfully saved checkpoint from iteration")) {
+  if (Contains(msg, "uccessfully saved checkpoint from iteration")) {  // NeMo capitalises it
     const std::int64_t step = NumberAfter(msg, "from iteration");
     if (step < 0) return false;
     return Save(Kind::kSaveFinished, step, WordAfter(msg, " to "), strings, out);
@@ -123,7 +165,7 @@ bool RecogniseCheckpointSave(std::string_view msg, StringTable* strings, Recogni
   if (Contains(msg, "Saving model checkpoint to ")) {  // HF Trainer
     const std::string_view path = WordAfter(msg, "Saving model checkpoint to ");
     if (path.empty()) return false;
-    return Save(Kind::kSaveStarted, StepInPath(path), path, strings, out);
+    return Save(Kind::kSaveStarted, StepInPath(path), path, strings, out, /*no_finish=*/true);
   }
   const bool about = Contains(msg, " is about to be saved!");
   if (about || Contains(msg, " is ready now!")) {  // DeepSpeed's checkpoint engines: `[Torch] Checkpoint TAG ...`

@@ -7,7 +7,6 @@
 #include "parse/families.h"
 #include "parse/lines.h"
 #include "parse/scan.h"
-#include "parse/triggers.h"
 #include "parse/world_info.h"
 
 namespace denpex::engine {
@@ -276,7 +275,7 @@ bool RecogniseSlurmLine(std::string_view msg, StringTable* strings, Recognised* 
 // The torchrun agent's rendezvous result (LOGLEVEL=INFO, §6): its `  global_ranks=[g0, g1, ...]`
 // line, the node's workers in local-rank order. Numbered contiguously, they give the node's
 // first rank: a NodeLayout whose first_rank is g0 (nnodes and node_rank unknown here).
-bool RecogniseAgentRanks(std::string_view msg, Recognised* out) {
+bool RecogniseAgentRanks(std::string_view msg, StringTable* /*strings*/, Recognised* out) {
   Scanner s(msg);
   std::int64_t first = 0, v = 0, n = 0;
   if (!s.Lit("  global_ranks=[") || !s.Digits(1, 9, &first)) return false;
@@ -844,46 +843,28 @@ bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out) {
   return false;
 }
 
-// Lines these recognisers can match (triggers.h).
-namespace {
-constexpr Trigger kSchedulerTriggers[] = {
-    // RecogniseSlurm
-    {": task"},  // srun: error: <node>: task(s) <ids>: <reason>
-    {"Node failure on "}, {"Job step aborted"}, {"Terminating "}, {"Force Terminated"},
-    {"*** "},    // banners: CANCELLED, FAILED, STEPD TERMINATED
-    {"oom-kill event"}, {"oom_kill event"}, {" not responding"}, {"Killing JobId="},
-    {"Time limit exhausted for JobId="}, {"REQUEST_KILL_JOB"}, {"preempted JobId="}, {"_job_complete: JobId="},
-    {"due to failure of node "}, {"Requeuing JobId="}, {" now responding"}, {"SLURM_RESTART_COUNT="},
-    {"sched: Allocate JobId="}, {"SLURM_JOB_ID="}, {"SLURM_JOBID="},
-    // RecogniseAgent
-    {"failed (exitcode: "}, {"Sending process "}, {"Closing process "}, {"Unable to shutdown process "},
-    {"Local worker group finished (FAILED)"}, {"The client socket has timed out"}, {"RendezvousConnectionError"},
-    {"failed to bind"}, {"Error waiting on exit barrier"}, {"failed on SocketImpl("}, {"  global_ranks=["},
-    // RecogniseWrapper
-    {"[denpex-run] "},
-    // RecogniseDeepSpeed
-    {" exits with return code = "}, {"Killing subprocess "}, {", num_local_procs="}, {"--world_info="},
-    {"OVERFLOW! Rank "}, {"Grad overflow on iteration"}, {"loss scale overflow! "}, {"CPU Virtual Memory:"},
-    {"death signal, shutting down workers"},
-    // RecogniseKubernetes
-    {" Evicted "}, {"Reason:"}, {"command terminated with exit code "}, {"Eviction manager: pods ranked for eviction"},
-    {"OOMKilling"}, {"NodeNotReady"}, {"Killing "}, {"TaintManagerEviction"}, {"SuccessfulDeletePod"},
-    {"PyTorchJobFailed"}, {"FailedJobs"}, {"BackoffLimitExceeded"}, {"Node:"}, {"ReachedMaxRestarts"},
-    {" Restarting "}, {"Back-off restarting failed container"}, {"FailedScheduling"}, {"Successfully assigned "},
-    {"Restart Count:"}, {"The node was low on "}, {" restarting failed container"}, {"reason: Evicted"},
-    {"reason: OOMKilled"}, {" OOMKilled "}, {" CrashLoopBackOff "},
-    // RecogniseRay
-    {"killed due to memory pressure (OOM)"}, {"has been marked dead because the detector"}, {"- (node_id="}, {"- (ip="},
-    {"\tpid: "}, {"\tip: "}, {"The actor is dead because"}, {"The actor died because its node has died"},
-    {"ray.exceptions.RayTaskError("}, {"System memory low at node"}, {"node running low on memory"},
-    {"Memory on the node (IP: "}, {"A worker died or was killed"}, {"The actor died unexpectedly"},
-    // RecogniseBareMetal
-    {" noticed that process rank "}, {"Process name: ["}, {"Remote daemon: ["}, {": ssh exited with exit code 255"},
-    {"] MCW rank "}, {" bound to package["}, {" closed by remote host."},
-    // `Timeout, server <host> not responding.` reaches RecogniseBareMetal through " not responding"
-    {"ssh: connect to host "},
-};
-}  // namespace
-std::span<const Trigger> SchedulerTriggers() { return kSchedulerTriggers; }
+// The actor's owner on its death (Ray core worker, core_worker/actor_manager.cc
+// HandleActorStateNotification; python-core-driver-*.log, python-core-worker-*.log):
+// `received notification on actor, state: DEAD, actor_id: <id>, ip address: <ip>, port: <n>,
+// worker_id: <id>, raylet_id: <id>, num_restarts: <n>`, then Ray 1.x `, has
+// creation_task_exception=<0|1>` or Ray 2.x `, death context type=<cause>`. An actor's death only
+// where the line says it failed: its creation task raised (`creation_task_exception=1`,
+// `CreationTaskFailureContext`) or the memory monitor killed it (`OOMContext`). A DEAD actor with
+// no cause, or `ActorDiedErrorContext`, is also what `ray.kill` and an actor out of scope leave.
+bool RecogniseRayActorState(std::string_view msg, StringTable* strings, Recognised* out) {
+  constexpr std::string_view kDead = "received notification on actor, state: DEAD,";
+  if (!msg.starts_with(kDead)) return false;
+  const std::string_view fields = msg.substr(kDead.size());
+  if (!Has(fields, ", has creation_task_exception=1") && !Has(fields, ", death context type=CreationTaskFailureContext") &&
+      !Has(fields, ", death context type=OOMContext")) {
+    return false;
+  }
+  out->family = Family::kRay;
+  out->kind = Kind::kActorDied;
+  const std::string_view ip = TokenAfter(fields, "ip address: ", ",");
+  if (IsIp(ip)) out->host = ip;
+  out->detail = PythonError{.message = InternCapped(strings, msg)};  // as ActorDiedError's
+  return true;
+}
 
 }  // namespace denpex::engine

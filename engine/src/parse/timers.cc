@@ -37,7 +37,7 @@ bool IsWholeBackward(std::string_view name) {
 
 }  // namespace
 
-bool RecogniseStepTimers(std::string_view msg, Recognised* out) {
+bool RecogniseStepTimers(std::string_view msg, StringTable* /*strings*/, Recognised* out) {
   Scanner s(msg);
   std::int64_t rank = -1;
   if (s.Lit("[Rank ")) {

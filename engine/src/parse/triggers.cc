@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 
+#include "parse/recognisers.h"
 #include "parse/simd.h"
 
 namespace denpex::engine {
@@ -856,10 +857,10 @@ std::size_t LastStampPattern(std::string_view text, std::size_t end) {
 
 std::vector<Trigger> AllTriggers() {
   std::vector<Trigger> all;
-  for (auto table : {PrefixTriggers(), RecordTriggers(), WatchdogTriggers(), ErrorTriggers(), KernelTriggers(),
-                     SchedulerTriggers(), SaveTriggers()}) {
+  for (auto table : {PrefixTriggers(), RecordTriggers(), WatchdogTriggers()}) {
     all.insert(all.end(), table.begin(), table.end());
   }
+  for (const RecogniserRow& row : RecogniserTable()) all.insert(all.end(), row.triggers.begin(), row.triggers.end());
   return all;
 }
 

@@ -1,16 +1,16 @@
 // Trigger literals: the pre-filter that lets ParseLog skip the lines no recogniser can use.
 //
-// Every recogniser family declares, in one table next to its recogniser, the literals a line
-// must hold for that recogniser to do anything with it: emit an event, open or close a
+// Every recogniser declares, in its row of the recogniser table (recognisers.h), the literals a
+// line must hold for that recogniser to do anything with it: emit an event, open or close a
 // multi-line record, or change what the parser knows about its file. A line that holds none
 // of the literals of any family is counted and never read closely; most lines of a large
 // incident (NCCL INFO chatter, warnings, progress bars) are such lines.
 //
 // The contract, for whoever adds a recogniser: when your recogniser can return true for a
-// line, that line holds one of the literals in your family's table. Add a row when you add a
-// shape. `Prefilter.*` (tests/engine/prefilter_test.cc) parses simulated incidents of every
-// family twice (every line read, and pre-filtered) and fails when the two differ, so a missing
-// row shows up there; `LineFilter.*` checks that every row is found wherever it sits.
+// line, that line holds one of the literals of your row. Add a literal when you add a shape.
+// `Prefilter.*` (tests/engine/prefilter_test.cc) parses simulated incidents of every family twice
+// (every line read, and pre-filtered) and fails when the two differ, so a missing literal shows
+// up there; `LineFilter.*` checks that every literal is found wherever it sits.
 //
 // LineFilter finds lines with any trigger literal with a Teddy-style SIMD search (nibble
 // lookup tables over 3-byte fingerprints, 8 buckets; Langdale's algorithm from Hyperscan, as
@@ -38,16 +38,13 @@ struct Trigger {
   TriggerLevel level = TriggerLevel::kRecord;
 };
 
-// The tables, one per recogniser family, each defined beside its recogniser.
-std::span<const Trigger> PrefixTriggers();     // prefix.cc: rank, MPI and local-rank tags
-std::span<const Trigger> RecordTriggers();     // records.cc: c10 errors, tracebacks, the torchrun table, iterations
-std::span<const Trigger> WatchdogTriggers();   // watchdog.cc: ProcessGroupNCCL timeouts, status and notes
-std::span<const Trigger> ErrorTriggers();      // errors.cc: exceptions, what(), NCCL WARN / comm init, asserts
-std::span<const Trigger> KernelTriggers();     // kernel.cc: NVRM Xid, OOM killer
-std::span<const Trigger> SchedulerTriggers();  // scheduler.cc: Slurm, torchrun agent, DeepSpeed, Kubernetes, Ray
-std::span<const Trigger> SaveTriggers();       // saves.cc: checkpoint saves begun and finished
+// The tables of what LogParser itself reads; each family recogniser's literals are in its row of
+// the recogniser table (recognisers.cc).
+std::span<const Trigger> PrefixTriggers();    // prefix.cc: rank, MPI and local-rank tags
+std::span<const Trigger> RecordTriggers();    // records.cc: c10 errors, tracebacks, the torchrun table, iterations
+std::span<const Trigger> WatchdogTriggers();  // watchdog.cc: ProcessGroupNCCL timeouts, status and notes
 
-// Every family's triggers (the list ParseLog uses).
+// Those three tables and every recogniser's triggers (the list ParseLog uses).
 std::vector<Trigger> AllTriggers();
 
 // The last place in text[0, end) where a time of day `dd:dd:dd` or a date `dd-dd` starts

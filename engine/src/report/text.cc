@@ -41,8 +41,12 @@ void Initiator(const v1::Diagnosis& d, std::string* out) {
   } else if (ini.local_rank() >= 0) {  // a local rank whose global rank nothing gives
     *out += "local rank " + std::to_string(ini.local_rank()) + " of " +
             (ini.node().empty() ? std::string("a node no line names") : "node " + ini.node()) + " (global rank not determined)";
-  } else if (ini.node().empty()) {  // diagnosed: the scheduler, or every rank failing together
-    *out += d.verdict() == v1::VERDICT_DIAGNOSED ? "the whole job" : "not determined";
+  } else if (ini.node().empty()) {
+    // Diagnosed: the scheduler ended the job; or every rank failed together, or what failed is
+    // known but no line names its rank or host (the reason says which).
+    *out += d.verdict() != v1::VERDICT_DIAGNOSED ? "not determined"
+            : d.owner() == v1::OWNER_SCHEDULER  ? "the whole job"
+                                                : "the job, no rank or node named (see why)";
   } else {
     *out += "node " + ini.node() + " (rank not determined)";
   }

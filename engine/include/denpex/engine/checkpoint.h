@@ -40,6 +40,7 @@ enum class CheckpointFormat {
   kNemo,          // NeMo 2.0: weights/ (Megatron dist) + context/
   kTorchDir,      // a directory of torch.save / safetensors files (step_N/model.pt, ...)
   kAccelerate,    // accelerate save_state: checkpoint_N/ with random_states_<r>.pkl
+  kNemoArchive,   // one .nemo file: a tar of model_config.yaml and model_weights.ckpt
 };
 
 // Where a candidate's step came from: its name, the step recorded inside the file
@@ -119,6 +120,9 @@ struct LoggedSave {
   std::int64_t step = -1;  // the step its lines name; -1: none
   std::string path;        // the path or DeepSpeed tag they name; empty: none
   bool finished = false;   // its finish line was logged
+  // Neither finished nor in flight by the log: its framework logs no finish (HF Trainer,
+  // Lightning) and nothing after its start says it returned; its files decide.
+  bool undecided = false;
   bool after_fault = false;  // finished, but the finish line came after the fault
   // When its start line was logged, only where file times can be compared with the logs: a save
   // in flight whose lines name no step is the candidate modified since (torchtitan).
