@@ -8,7 +8,8 @@
 #                         also installs PyTorch, Slurm and munge and starts a single-node Slurm
 #                         on loopback around the tests (scripts/services.sh); then the unit tests
 #                         again, built with ASan and UBSan in BUILD_DIR-sanitize, and the format
-#                         check of the changed lines (scripts/check-format.sh); docs/testing.md
+#                         check of the lines written since .ci/format-base
+#                         (scripts/check-format.sh); docs/testing.md
 #
 # BUILD_DIR (default: build) and JOBS (default: 2) can be set in the environment.
 # DENPEX_NO_SANITIZE=1: skip the sanitizer run (it builds the tree a second time).
