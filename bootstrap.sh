@@ -6,9 +6,13 @@
 #   ./bootstrap.sh test   install dependencies, build, and run the whole test suite (CI runs this);
 #                         the `denpex run` e2e tests drive real torchrun and real srun, so this
 #                         also installs PyTorch, Slurm and munge and starts a single-node Slurm
-#                         on loopback around the tests (scripts/services.sh)
+#                         on loopback around the tests (scripts/services.sh); then the unit tests
+#                         again, built with ASan and UBSan in BUILD_DIR-sanitize, and the format
+#                         check of the lines written since .ci/format-base
+#                         (scripts/check-format.sh); docs/testing.md
 #
 # BUILD_DIR (default: build) and JOBS (default: 2) can be set in the environment.
+# DENPEX_NO_SANITIZE=1: skip the sanitizer run (it builds the tree a second time).
 # DENPEX_NO_SERVICES=1: test without installing or starting the services (their tests skip).
 # DENPEX_REQUIRE_SERVICES=1 (CI): fail rather than skip when they cannot be had.
 set -euo pipefail
@@ -51,4 +55,28 @@ if ((with_services)) && ! scripts/services.sh status; then
     echo "bootstrap: Slurm did not start; the srun tests of \`denpex run\` will be skipped" >&2
   fi
 fi
-ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure
+failed=()
+ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure || failed+=("ctest")
+
+# The unit tests again under AddressSanitizer and UBSan (-O1, line tables for the stacks); any
+# report fails its test. Only what `ctest -L unit` runs is built (target denpex_unit_tests).
+if [[ ${DENPEX_NO_SANITIZE:-} != 1 ]]; then
+  sanitize_dir="$build_dir-sanitize"
+  cmake -S . -B "$sanitize_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DDENPEX_SANITIZE=ON -DDENPEX_BUILD_TESTS=ON \
+    -DDENPEX_WERROR="${CI:+ON}" >/dev/null
+  if cmake --build "$sanitize_dir" -j "$jobs" --target denpex_unit_tests; then
+    ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --test-dir "$sanitize_dir" -L unit -j "$jobs" --output-on-failure ||
+      failed+=("ctest -L unit under ASan+UBSan")
+  else
+    failed+=("the ASan+UBSan build")
+  fi
+fi
+
+scripts/check-format.sh || failed+=("scripts/check-format.sh")
+
+if ((${#failed[@]})); then
+  printf 'bootstrap: failed: %s\n' "${failed[@]}" >&2
+  exit 1
+fi

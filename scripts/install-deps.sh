@@ -16,6 +16,7 @@ packages=(
   libboost-graph-dev libtbb-dev libcli11-dev
   libgtest-dev libgmock-dev catch2
   zlib1g-dev liblzma-dev libzstd-dev
+  git clang-format  # the format check (scripts/check-format.sh)
 )
 service_packages=(
   python3-torch python3-numpy

@@ -234,7 +234,7 @@ Match ParseHeader(std::string_view line, Header* out) {
   if (IsAlpha(c)) {
     if (c >= 'A' && c <= 'Z' && LevelLogger(line, out)) return Match::kYes;
     if (HostKernel(out)) return Match::kYes;
-    if (line[3] == ' ' || line[4] == ' ') {
+    if (line[3] == ' ' || (line.size() > 4 && line[4] == ' ')) {
       if (Syslog(line, out)) return Match::kYes;
       *out = Header{.message = line};
     }
