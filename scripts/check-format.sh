@@ -11,7 +11,7 @@
 #
 # The base is the commit named in .ci/format-base; DENPEX_FORMAT_BASE=<commit> overrides it
 # (e.g. `main` for a branch's own lines). Without clang-format, or git history holding the base,
-# the check is skipped, or fails when DENPEX_REQUIRE_FORMAT=1 (.ci/run).
+# the check is skipped, saying so, or fails when DENPEX_REQUIRE_FORMAT=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
