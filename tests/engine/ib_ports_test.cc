@@ -60,5 +60,22 @@ TEST(SlowPort, NoPortNamedWhenOneHostNameHoldsSeveralMachinesCounters) {
   EXPECT_EQ(d.initiator().node(), "") << d.reason();
 }
 
+// The counters are known by what they hold, not by their file's name; a logrotate'd copy's pieces
+// (each holding some of the counters, the oldest gzipped) are one node's counters.
+TEST(SlowPort, CountersAreReadUnderAnyNameAndAcrossARotatedFilesPieces) {
+  TempDir tmp;
+  Write(tmp.path() / "gpu-0001/a3f9c2.log", Counters(false));
+  const std::string slow = Counters(true);
+  const std::size_t third = slow.find('\n', slow.size() / 3) + 1,
+                    two_thirds = slow.find('\n', 2 * slow.size() / 3) + 1;
+  Write(tmp.path() / "gpu-0002/snapshot.txt.1", slow.substr(0, third));
+  Write(tmp.path() / "gpu-0002/snapshot.txt.2", slow.substr(third, two_thirds - third));
+  Write(tmp.path() / "gpu-0002/snapshot.txt", slow.substr(two_thirds));
+  Write(tmp.path() / "gpu-0003/0be1d7.log", Counters(false));
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.initiator().node(), "gpu-0002") << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_STRAGGLER) << d.reason();
+}
+
 }  // namespace
 }  // namespace denpex::engine

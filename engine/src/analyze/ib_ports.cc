@@ -16,17 +16,21 @@
 namespace denpex::engine {
 namespace {
 
-struct Port {
-  std::int32_t node = -1, device = -1;
+// A line of a counter file, where it is: the file's index in the incident and the line.
+struct Cited {
   std::uint32_t file = 0;
-  std::int64_t rate = 0, symbol_error = 0, link_downed = 0, xmit_wait = -1;
-  LineSpan rate_line, symbol_line, wait_line;
+  LineSpan span;
 };
 
-bool IsCounterFile(std::string_view path) {
-  const std::string_view name = path.substr(path.rfind('/') + 1);
-  return name.find("ib_counters") != std::string_view::npos || name.find("ib-counters") != std::string_view::npos;
-}
+struct Port {
+  std::int32_t node = -1, device = -1;
+  std::int64_t rate = 0, symbol_error = 0, link_downed = 0, xmit_wait = -1;
+  Cited rate_at, symbol_at, wait_at;
+  std::uint32_t seen = 0;  // the counters read (bits), to find one read twice
+  // A counter given twice for one (node, device): two machines' files under one host name, not
+  // the pieces of one rotated file (each piece holds other counters).
+  bool twice = false;
+};
 
 std::int64_t LeadingInt(std::string_view s) {
   std::int64_t v = -1;
@@ -35,7 +39,8 @@ std::int64_t LeadingInt(std::string_view s) {
 }
 
 // `/sys/class/infiniband/mlx5_3/ports/1/counters/symbol_error:0` -> the port's field.
-void ReadLine(std::string_view line, const LineSpan& span, std::map<std::int32_t, Port>* ports) {
+void ReadLine(std::string_view line, const Cited& at, std::int32_t node,
+              std::map<std::pair<std::int32_t, std::int32_t>, Port>* ports) {
   constexpr std::string_view kRoot = "/sys/class/infiniband/";
   const std::size_t root = line.find(kRoot);
   if (root == std::string_view::npos) return;
@@ -47,48 +52,56 @@ void ReadLine(std::string_view line, const LineSpan& span, std::map<std::int32_t
   const std::size_t colon = rest.find(':');
   if (index < 0 || colon == std::string_view::npos) return;
   const std::string_view key = rest.substr(0, colon);
-  const std::string_view value = rest.substr(colon + 1);
-  Port& p = (*ports)[static_cast<std::int32_t>(index)];
+  const std::int64_t value = LeadingInt(rest.substr(colon + 1));
+  Port& p = (*ports)[{node, static_cast<std::int32_t>(index)}];
+  p.node = node;
   p.device = static_cast<std::int32_t>(index);
+  auto first = [&p](std::uint32_t bit) {  // the counter's first reading for this port
+    const bool fresh = (p.seen & bit) == 0;
+    p.twice |= !fresh;
+    p.seen |= bit;
+    return fresh;
+  };
   if (key.ends_with("/rate")) {
-    p.rate = LeadingInt(value);
-    p.rate_line = span;
+    if (first(1)) p.rate = value, p.rate_at = at;
   } else if (key.ends_with("/symbol_error")) {
-    p.symbol_error = LeadingInt(value);
-    p.symbol_line = span;
+    if (first(2) || value > p.symbol_error) p.symbol_error = value, p.symbol_at = at;
   } else if (key.ends_with("/link_downed")) {
-    p.link_downed = LeadingInt(value);
+    if (first(4) || value > p.link_downed) p.link_downed = value;
   } else if (key.ends_with("/port_xmit_wait")) {
-    p.xmit_wait = LeadingInt(value);
-    p.wait_line = span;
+    if (first(8)) p.xmit_wait = value, p.wait_at = at;
   }
 }
 
+// A file of IB port counters is known by what it holds (`grep -r . /sys/class/infiniband/*/ports/
+// */counters` lines), whatever its name; the ports of one node are gathered over its files (a
+// rotated copy's pieces each hold some of the counters).
 std::vector<Port> ReadPorts(const Incident& inc) {
-  std::vector<Port> out;
+  constexpr std::string_view kRoot = "/sys/class/infiniband/";
+  constexpr std::size_t kSniffBytes = 4096;
+  std::map<std::pair<std::int32_t, std::int32_t>, Port> ports;  // (node, device)
   for (std::size_t i = 0; i < inc.files.size(); ++i) {
     const LogFile& f = inc.files[i];
-    if (f.node < 0 || !f.readable || f.name_rank >= 0 || !IsCounterFile(f.path)) continue;
+    if (f.node < 0 || !f.readable || f.name_rank >= 0) continue;
     // Through the ingest's reader: mapped, no symbolic link followed, a shrinking file cut.
     auto file = FileText::Open(inc.root / f.path);
     if (!file.ok()) continue;
     const std::string_view text = file->view().substr(0, file->Readable());
-    std::map<std::int32_t, Port> ports;
+    if (text.substr(0, kSniffBytes).find(kRoot) == std::string_view::npos) continue;
     std::size_t at = 0;
     std::uint32_t number = 0;
     while (at < text.size()) {
       std::size_t end = text.find('\n', at);
       if (end == std::string_view::npos) end = text.size();
       ++number;
-      ReadLine(text.substr(at, end - at), LineSpan{number, at, static_cast<std::uint32_t>(end - at)}, &ports);
+      const Cited cited{static_cast<std::uint32_t>(i),
+                        LineSpan{number, at, static_cast<std::uint32_t>(end - at)}};
+      ReadLine(text.substr(at, end - at), cited, f.node, &ports);
       at = end + 1;
     }
-    for (auto& [device, p] : ports) {
-      p.node = f.node;
-      p.file = static_cast<std::uint32_t>(i);
-      out.push_back(p);
-    }
   }
+  std::vector<Port> out;
+  for (auto& [key, p] : ports) out.push_back(p);
   return out;
 }
 
@@ -204,24 +217,24 @@ std::optional<SlowPort> FindSlowPort(const Incident& inc, const JobFacts& facts)
     }
   }
   if (best == nullptr || runner_up >= best_score) return std::nullopt;  // none, or two alike
-  // Two counter files of one node for the same device: the node's logs are several machines'
-  // (one host name for all), so neither the port's machine nor its rank is known.
-  const auto twins = std::count_if(ports.begin(), ports.end(), [&](const Port& p) { return p.node == best->node && p.device == best->device; });
-  if (twins > 1) return std::nullopt;
+  // A counter of the port read twice: the node's logs are several machines' (one host name for
+  // all), so neither the port's machine nor its rank is known.
+  if (best->twice) return std::nullopt;
   SlowPort s;
   s.node = best->node;
   s.device = best->device;
   const auto on_node = static_cast<std::int32_t>(std::count_if(ports.begin(), ports.end(), [&](const Port& p) { return p.node == best->node; }));
   s.rank = RankOf(inc, facts, best->node, best->device, on_node);
   s.by_allocation = s.rank >= 0 && facts.nodes[best->node].ranks.empty();
-  s.file = best->file;
   s.half_rate = usual > 0 && best->rate > 0 && best->rate < usual;
   s.symbol_error = best->symbol_error;
   s.link_downed = best->link_downed;
   s.wait_ratio = median > 0 && best->xmit_wait > 0 ? static_cast<double>(best->xmit_wait) / static_cast<double>(median) : 0;
-  s.line = best->symbol_error > 0 && best->symbol_line.line > 0 ? best->symbol_line
-           : s.half_rate                                        ? best->rate_line
-                                                                : best->wait_line;
+  const Cited& cited = best->symbol_error > 0 && best->symbol_at.span.line > 0 ? best->symbol_at
+                       : s.half_rate                                           ? best->rate_at
+                                                                               : best->wait_at;
+  s.file = cited.file;
+  s.line = cited.span;
   s.ports = static_cast<std::int32_t>(ports.size());
   return s;
 }
@@ -231,7 +244,8 @@ std::vector<ErringPort> FindErringPorts(const Incident& inc, const std::vector<s
   for (const Port& p : ReadPorts(inc)) {
     if (std::find(nodes.begin(), nodes.end(), p.node) == nodes.end()) continue;
     if (p.symbol_error < 100 && p.link_downed <= 0) continue;
-    out.push_back({p.node, p.device, p.file, p.symbol_line, p.symbol_error, p.link_downed});
+    out.push_back(
+        {p.node, p.device, p.symbol_at.file, p.symbol_at.span, p.symbol_error, p.link_downed});
   }
   return out;
 }
