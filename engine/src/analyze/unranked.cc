@@ -15,6 +15,18 @@ namespace {
 // A coarser answer than a rank: the lines support it, but name no rank.
 constexpr double kConfidence = 0.6;
 
+// Commits `f` to that answer: no rank, `node` (-1: none named), the class and owner.
+void AnswerWithoutRank(std::int32_t node, v1::FailureClass failure_class, v1::Owner owner,
+                       Finding* f) {
+  f->verdict = v1::VERDICT_DIAGNOSED;
+  f->rank = -1;
+  f->local_rank = -1;
+  f->node = node;
+  f->failure_class = failure_class;
+  f->owner = owner;
+  f->confidence = kConfidence;
+}
+
 bool Stamped(const Event& e) { return e.clock != Clock::kNone && !e.time_borrowed; }
 
 // True when every rank the logs know sits on `node`: one host holds the job.
@@ -142,13 +154,8 @@ bool DiagnoseSharedConsoleExit(const Incident& inc, const JobFacts& facts, Findi
       break;
     }
   }
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = -1;
-  f->local_rank = -1;
-  f->node = node;
-  f->confidence = kConfidence;
-  f->failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION;  // an exit with a code of its own
-  f->owner = v1::OWNER_APPLICATION;
+  // An exit with a code of its own, unless the rank's own error says more.
+  AnswerWithoutRank(node, v1::FAILURE_CLASS_PYTHON_EXCEPTION, v1::OWNER_APPLICATION, f);
   if (own >= 0) ClassOfOwnError(inc, inc.events[own], &f->failure_class, &f->owner);
   for (std::int32_t r : failed) {
     const Event& e = inc.events[facts.ranks[r].exit_event];
@@ -215,13 +222,8 @@ bool DiagnoseUnresponsiveWorker(const Incident& inc, const JobFacts& facts, Find
   }
   if (forced < 0) return false;
   const std::int64_t pid = std::get<WorkerSignalled>(inc.events[forced].detail).pid;
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = -1;
-  f->local_rank = -1;
-  f->node = stuck;
-  f->failure_class = v1::FAILURE_CLASS_HANG;
-  f->owner = v1::OWNER_UNKNOWN;  // stopped or stuck in the kernel: not shown to be the code's
-  f->confidence = kConfidence;
+  // Stopped or stuck in the kernel: not shown to be the code's.
+  AnswerWithoutRank(stuck, v1::FAILURE_CLASS_HANG, v1::OWNER_UNKNOWN, f);
   f->evidence.push_back({forced, v1::EVIDENCE_ROLE_INITIATING});
   f->evidence.push_back({victim_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->evidence.push_back({victim_report, v1::EVIDENCE_ROLE_CONSEQUENCE});
@@ -265,13 +267,8 @@ bool DiagnoseSilentPeerOnOneNode(const Incident& inc, const JobFacts& facts, Fin
     victims.push_back(r);
   }
   if (victims.empty()) return false;
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = -1;
-  f->local_rank = -1;
-  f->node = node;
-  f->failure_class = v1::FAILURE_CLASS_HANG;
-  f->owner = v1::OWNER_UNKNOWN;  // stopped, stuck in the kernel or in its code: no line says
-  f->confidence = kConfidence;
+  // Stopped, stuck in the kernel or in its code: no line says which.
+  AnswerWithoutRank(node, v1::FAILURE_CLASS_HANG, v1::OWNER_UNKNOWN, f);
   const RankFacts& first = facts.ranks[victims.front()];
   f->evidence.push_back({first.peer_error, v1::EVIDENCE_ROLE_CORROBORATING});
   f->evidence.push_back({first.exit_event, v1::EVIDENCE_ROLE_CONSEQUENCE});
@@ -314,13 +311,8 @@ bool DiagnoseLoneStoreLoss(const Incident& inc, const JobFacts& facts, Finding* 
     if (victims++ == 0) victim_error = r.peer_error;
   }
   if (victims == 0) return false;
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = -1;
-  f->local_rank = -1;
-  f->node = -1;  // the store's host: no line names it
-  f->failure_class = v1::FAILURE_CLASS_NODE_LOSS;
-  f->owner = v1::OWNER_HOST;
-  f->confidence = kConfidence;
+  // The store's host: no line names it.
+  AnswerWithoutRank(-1, v1::FAILURE_CLASS_NODE_LOSS, v1::OWNER_HOST, f);
   f->evidence.push_back({lost, v1::EVIDENCE_ROLE_CORROBORATING});
   f->evidence.push_back({victim_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->cascade = SummarizeCascade(inc, facts, {}, -1);
@@ -377,13 +369,7 @@ bool DiagnoseVanishedAgent(const Incident& inc, const JobFacts& facts, Finding* 
     if (start && started < 0) started = i;
   }
   if (started < 0) return false;
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = -1;
-  f->local_rank = -1;
-  f->node = silent;
-  f->failure_class = v1::FAILURE_CLASS_NODE_LOSS;
-  f->owner = v1::OWNER_HOST;
-  f->confidence = kConfidence;
+  AnswerWithoutRank(silent, v1::FAILURE_CLASS_NODE_LOSS, v1::OWNER_HOST, f);
   f->evidence.push_back({victim_error, v1::EVIDENCE_ROLE_CORROBORATING});
   f->evidence.push_back({facts.nodes[reporter].reports.front(), v1::EVIDENCE_ROLE_CONSEQUENCE});
   for (std::uint32_t i = 0; i < inc.files.size(); ++i) {  // where its console stops
