@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Are two denpex binaries' outputs byte-identical? The check behind every restructuring
+# (docs/testing.md, "Same outputs").
+#
+#   scripts/same-outputs.sh BASE_DENPEX NEW_DENPEX [WORK_DIR]
+#
+# Each binary simulates the suites below into WORK_DIR/{base,new}/sim (eval --work-dir: every
+# incident's files and truth.json), then diagnoses every simulated incident and every frozen one
+# under corpora/ (JSON and text, with its checkpoints verified where it has any). The script
+# prints the first differences and a count per kind, and exits 1 when anything differs.
+# DENPEX_SAME_SUITES overrides the suite list ("PATH:SEEDS ..."); DENPEX_SAME_JOBS the parallelism.
+set -euo pipefail
+
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 BASE_DENPEX NEW_DENPEX [WORK_DIR]" >&2
+  exit 2
+fi
+base=$(readlink -f "$1")
+new=$(readlink -f "$2")
+work=${3:-$(mktemp -d /tmp/denpex-same.XXXXXX)}
+root=$(cd "$(dirname "$0")/.." && pwd)
+jobs=${DENPEX_SAME_JOBS:-2}
+for bin in "$base" "$new"; do
+  [[ -x $bin ]] || { echo "$0: $bin is not an executable denpex binary" >&2; exit 2; }
+done
+
+default_suites="scenarios/suites/gate.suite.textproto:2 scenarios/suites/checkpoint.suite.textproto:1"
+for suite in "$root"/scenarios/suites/families/*.suite.textproto; do
+  default_suites+=" ${suite#"$root"/}:1"
+done
+suites=${DENPEX_SAME_SUITES:-$default_suites}
+
+simulate() {  # binary tag
+  local bin=$1 tag=$2 entry path seeds name
+  for entry in $suites; do
+    path=${entry%:*}
+    seeds=${entry##*:}
+    name=$(basename "$path" .suite.textproto)
+    nice "$bin" eval "$root/$path" --seeds "$seeds" --strategies engine --jobs "$jobs" \
+      --work-dir "$work/$tag/sim/$name" --json "$work/$tag/eval-$name.json" >/dev/null
+  done
+}
+
+diagnose() {  # binary tag: every incident dir simulated by the base and every frozen one
+  local bin=$1 tag=$2
+  while IFS= read -r dir; do
+    local key=${dir//\//_}
+    local out="$work/$tag/diag/$key"
+    local ckpt=()
+    [[ -d $dir/../checkpoints ]] && ckpt=(--checkpoint-dir "$dir/../checkpoints")
+    "$bin" diagnose "$dir" --threads 1 "${ckpt[@]}" --json "$out.json" >/dev/null 2>"$out.err" || true
+    "$bin" diagnose "$dir" --threads 1 "${ckpt[@]}" >"$out.txt" 2>>"$out.err" || true
+  done <"$work/incidents.txt"
+}
+
+echo "same-outputs: base $base, new $new, work $work"
+mkdir -p "$work/base/diag" "$work/new/diag"
+simulate "$base" base
+simulate "$new" new
+{
+  find "$work/base/sim" -type d -name incident | sort
+  find "$root/corpora/real" "$root/corpora/real2" -mindepth 2 -maxdepth 2 -type d -name incident | sort
+} >"$work/incidents.txt"
+diagnose "$base" base &
+diagnose "$new" new &
+wait
+
+status=0
+report() {  # kind, diff command output
+  local kind=$1 out=$2
+  if [[ -n $out ]]; then
+    echo "DIFFERS ($kind): $(wc -l <<<"$out") entries"
+    head -20 <<<"$out"
+    status=1
+  else
+    echo "same ($kind)"
+  fi
+}
+report "simulated incidents and truth" "$(diff -rq "$work/base/sim" "$work/new/sim" 2>&1 || true)"
+report "diagnoses of $(wc -l <"$work/incidents.txt") incidents" "$(diff -rq "$work/base/diag" "$work/new/diag" 2>&1 || true)"
+# the wall-clock fields (and what is computed from them) differ run to run; nothing else may
+timing="\"(diagnose_seconds|diagnose_seconds_max|wall_seconds|answer_after_fault_seconds|gpu_hours_recovered)\""
+evals=""
+for f in "$work"/base/eval-*.json; do
+  g="$work/new/$(basename "$f")"
+  if ! cmp -s <(grep -Ev "$timing" "$f") <(grep -Ev "$timing" "$g"); then
+    evals+="$(basename "$f") differs"$'\n'
+  fi
+done
+report "eval reports" "${evals%$'\n'}"
+exit $status
