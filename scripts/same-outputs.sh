@@ -44,7 +44,9 @@ simulate() {  # binary tag
 diagnose() {  # binary tag: every incident dir simulated by the base and every frozen one
   local bin=$1 tag=$2
   while IFS= read -r dir; do
-    local key=${dir//\//_}
+    local key=${dir#"$work"/base/}
+    key=${key#"$root"/}
+    key=${key//\//_}
     local out="$work/$tag/diag/$key"
     local ckpt=()
     [[ -d $dir/../checkpoints ]] && ckpt=(--checkpoint-dir "$dir/../checkpoints")
@@ -54,16 +56,27 @@ diagnose() {  # binary tag: every incident dir simulated by the base and every f
 }
 
 echo "same-outputs: base $base, new $new, work $work"
+# The base's outputs are kept: WORK_DIR/base (a folder or a link to one that several checks
+# share) is reused when its stamp names the same base binary and suites.
+stamp="$(sha256sum <"$base" | cut -d' ' -f1) $suites"
+reuse=0
+[[ -f $work/base/.complete && $(cat "$work/base/.complete") == "$stamp" ]] && reuse=1
+rm -rf "$work/new"
 mkdir -p "$work/base/diag" "$work/new/diag"
-simulate "$base" base
+if [[ $reuse == 0 ]]; then
+  rm -rf "$work/base/sim" "$work/base/diag" "$work/base/.complete"
+  mkdir -p "$work/base/diag"
+  simulate "$base" base
+fi
 simulate "$new" new
 {
   find "$work/base/sim" -type d -name incident | sort
   find "$root/corpora/real" "$root/corpora/real2" -mindepth 2 -maxdepth 2 -type d -name incident | sort
 } >"$work/incidents.txt"
-diagnose "$base" base &
+[[ $reuse == 0 ]] && diagnose "$base" base &
 diagnose "$new" new &
 wait
+echo "$stamp" >"$work/base/.complete"
 
 status=0
 report() {  # kind, diff command output
