@@ -109,5 +109,26 @@ TEST(Attempts, SingleAttemptIsLeftAlone) {
   EXPECT_EQ(inc->events.size(), events);
 }
 
+// Rotated by a log shipper: each attempt's pod log is a stream of pieces (`X.log.1`,
+// `X.log.2.gz`), decided as one by its live piece's name and counted once.
+TEST(Attempts, RotatedPiecesFollowTheirLivePiece) {
+  testing::TempDir dir;
+  Write(dir.path() / "pods/llama-worker-3.previous.log.1", kFailed);
+  Write(dir.path() / "pods/llama-worker-3.previous.log", kFailed);
+  Write(dir.path() / "pods/llama-worker-3.log.1", kFailed);
+  Write(dir.path() / "pods/llama-worker-3.log", kFailed);
+  Write(dir.path() / "describe/llama-worker-3.txt", "Node:             gpu-0005/10.128.0.6\n");
+  auto inc = LoadIncident(dir.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  ASSERT_GE(FileOf(*inc, "pods/llama-worker-3.log.1")->rotated_into, 0);
+  SetAsideLaterAttempts(&*inc);
+  EXPECT_EQ(inc->later_attempt_files, 1);
+  EXPECT_TRUE(FileOf(*inc, "pods/llama-worker-3.log.1")->later_attempt);
+  EXPECT_EQ(EventsIn(*inc, "pods/llama-worker-3.log.1"), 0);
+  EXPECT_EQ(EventsIn(*inc, "pods/llama-worker-3.log"), 0);
+  EXPECT_FALSE(FileOf(*inc, "pods/llama-worker-3.previous.log.1")->later_attempt);
+  EXPECT_EQ(EventsIn(*inc, "pods/llama-worker-3.previous.log.1"), 1);
+}
+
 }  // namespace
 }  // namespace denpex::engine

@@ -540,6 +540,35 @@ TEST(Prefixes, HostPrefixesAreFoundPastTheWrappedPiecesOfALongLine) {
   EXPECT_EQ(log.events.back().kind, Kind::kLauncherLayout);
 }
 
+// A coloured terminal copy of pdsh's console: a third of the host-prefixed lines open with a
+// colour code (`\x1b[2mgpu-0001: `). The policy is sniffed past the codes, as the lines are read.
+TEST(Prefixes, HostPrefixesAreFoundPastColourCodes) {
+  std::string text;
+  for (int n = 1; n <= 40; ++n) {
+    text += std::string(n % 3 == 0 ? "\x1b[2m" : "") + "gpu-" + std::to_string(1000 + n).substr(1) +
+            ": [2026-03-02 09:00:00,433] [INFO] [launch.py:151:main] nnodes=128, "
+            "num_local_procs=8, node_rank=" +
+            std::to_string(n - 1) + (n % 3 == 0 ? "\x1b[0m" : "") + "\n";
+  }
+  const PrefixPolicy policy = SniffPrefixes(text);
+  EXPECT_TRUE(policy.hosts);
+  const ParsedLog log = ParseLog(text, FileContext{.prefixes = policy});
+  ASSERT_FALSE(log.events.empty());
+  EXPECT_EQ(log.events.back().kind, Kind::kLauncherLayout);
+  EXPECT_EQ(log.strings.Get(log.events.back().host), "gpu-040");
+}
+
+// A terminal hard-wraps a watchdog line whose last piece fills the width exactly: the next line,
+// opening with torchrun's `--tee` tag (`[default3]:`), starts a line of its own, not a piece.
+TEST(Prefixes, TorchrunTagStartsALineAfterAPieceThatFillsTheWidth) {
+  PrefixPolicy policy;
+  policy.wrap_width = 141;
+  EXPECT_TRUE(
+      StartsOwnLine("[default3]:[E ProcessGroupNCCL.cpp:475] [Rank 104] Watchdog caught", policy));
+  EXPECT_TRUE(StartsOwnLine("\x1b[1;31m[trainer12]:  what():  [Rank 104] NCCL watchdog", policy));
+  EXPECT_FALSE(StartsOwnLine("[gpu-0001]:29500 (errno: 98 - Address already in use).", policy));
+}
+
 // A pasted mpirun console: the runner's command wrapped once, then one short
 // `--report-bindings` line per rank (4,096), and only then the ranks' wrapped lines. The width is
 // found past the bindings, and rank 0's DistStoreError is read whole, with its join counts.

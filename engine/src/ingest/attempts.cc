@@ -54,15 +54,22 @@ std::vector<std::optional<TimeNs>> FirstStamps(const Incident& inc) {
 }  // namespace
 
 void SetAsideLaterAttempts(Incident* inc) {
+  // Decided per stream (a file, or a rotated log's pieces together), by its live piece's name.
   std::set<std::string, std::less<>> previous, described;
   for (const LogFile& f : inc->files) {
+    if (f.rotated_into >= 0) continue;
     if (f.path.ends_with(kPrevious)) previous.insert(f.path.substr(0, f.path.size() - kPrevious.size()) + ".log");
     if (Folder(f.path) == "describe") described.emplace(Stem(f.path));
   }
   // JobSet: per hostname, the pod logs with and without a description. With more than one
   // restart, a hostname has several gone pods: the first attempt's is the one whose lines
   // start first, the others ran later attempts.
-  const std::vector<std::optional<TimeNs>> stamp = FirstStamps(*inc);
+  std::vector<std::optional<TimeNs>> stamp = FirstStamps(*inc);
+  for (std::size_t i = 0; i < inc->files.size(); ++i) {
+    const std::int32_t live = inc->files[i].rotated_into;
+    if (live < 0 || !stamp[i]) continue;
+    if (!stamp[live] || *stamp[i] < *stamp[live]) stamp[live] = stamp[i];
+  }
   struct Host {
     int now = 0, gone = 0;
     std::int64_t first = -1;  // the gone pod log that starts first (file index), or -1
@@ -70,7 +77,7 @@ void SetAsideLaterAttempts(Incident* inc) {
   std::map<std::string_view, Host> by_host;
   for (std::size_t i = 0; i < inc->files.size(); ++i) {
     const LogFile& f = inc->files[i];
-    if (Folder(f.path) != "pods" || f.path.ends_with(kPrevious)) continue;
+    if (f.rotated_into >= 0 || Folder(f.path) != "pods" || f.path.ends_with(kPrevious)) continue;
     Host& h = by_host[Hostname(Stem(f.path))];
     if (described.contains(Stem(f.path))) {
       ++h.now;
@@ -81,7 +88,8 @@ void SetAsideLaterAttempts(Incident* inc) {
   }
   std::vector<std::uint8_t> later(inc->files.size(), 0);
   for (std::size_t i = 0; i < inc->files.size(); ++i) {
-    LogFile& f = inc->files[i];
+    const LogFile& f = inc->files[i];
+    if (f.rotated_into >= 0) continue;
     bool is_later = previous.contains(f.path);
     if (!is_later && Folder(f.path) == "pods" && !f.path.ends_with(kPrevious)) {
       const auto it = by_host.find(Hostname(Stem(f.path)));
@@ -91,10 +99,14 @@ void SetAsideLaterAttempts(Incident* inc) {
         is_later = static_cast<std::int64_t>(i) != it->second.first;
       }
     }
-    if (!is_later) continue;
-    f.later_attempt = true;
-    later[i] = 1;
-    ++inc->later_attempt_files;
+    later[i] = is_later ? 1 : 0;
+  }
+  for (std::size_t i = 0; i < inc->files.size(); ++i) {
+    const std::int32_t live = inc->files[i].rotated_into;
+    if (live >= 0) later[i] = later[live];
+    if (later[i] == 0) continue;
+    inc->files[i].later_attempt = true;
+    if (live < 0) ++inc->later_attempt_files;  // a stream counts once, not per piece
   }
   if (inc->later_attempt_files == 0) return;
   std::erase_if(inc->events, [&](const Event& e) { return later[e.file] != 0; });

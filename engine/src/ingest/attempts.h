@@ -12,7 +12,8 @@
 namespace denpex::engine {
 
 // Marks the later attempts' pod logs (LogFile::later_attempt), drops their events and counts
-// them in Incident::later_attempt_files. Nothing changes when the incident holds one attempt.
+// them (a rotated log once, its pieces marked with their live piece) in
+// Incident::later_attempt_files. Nothing changes when the incident holds one attempt.
 void SetAsideLaterAttempts(Incident* inc);
 
 }  // namespace denpex::engine

@@ -475,10 +475,11 @@ bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
   PeelQuote(&line, policy.Quote());
   if (policy.numbered != 0) PeelNumber(&line, policy.numbered);
   if (line.empty()) return true;
-  // A piece of a cut line starts anywhere: with a space, a bracket (`[gpu-0001]:29500` reads as a
-  // torchrun tag), a bar (DeepSpeed's `... | bwd: 1871.72 ` cut before `| bwd_inner: ...`), a word.
-  // What starts a line is what no cut makes by chance: a stamp, `[rank<G>]:`, a logging header, an
-  // srun label, a traceback or an exception line, a table's rule or its row, barred at both ends.
+  // A piece of a cut line starts anywhere: with a space, a bracket (`[gpu-0001]:29500` reads as
+  // half a torchrun tag), a bar (DeepSpeed's `... | bwd: 1871.72 ` cut before `| bwd_inner: ...`),
+  // a word. What starts a line is what no cut makes by chance: a stamp, `[rank<G>]:`, a logging
+  // header, an srun label, a traceback or an exception line, a table's rule or its row, barred at
+  // both ends.
   const bool rule = line.size() >= 3 && std::string_view("+=*-").find(line[0]) != std::string_view::npos &&
                     (line[1] == line[0] || line[1] == '-') && line[2] == line[1];
   if (TableRow(line) || rule || line.starts_with("[rank") || line.starts_with("Traceback ")) return true;
@@ -487,6 +488,18 @@ bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
   if (line.size() >= 4 && line[0] == '[' && line.ends_with("]:") &&
       line.substr(1, line.size() - 3).find_first_not_of("0123456789") == std::string_view::npos) {
     return true;
+  }
+  // torchrun's `--tee` tag, a role and a local rank (`[default3]:`, `[trainer0]:`): letters then
+  // digits, which a cut leaves by chance no more than `[rank<G>]:` (`[gpu-0001]:29500` has a dash).
+  if (const std::size_t close = line.find("]:");
+      line[0] == '[' && close != std::string_view::npos && close > 2) {
+    const std::string_view tag = line.substr(1, close - 1);
+    const std::size_t digits = tag.find_first_of("0123456789");
+    if (digits > 0 && digits != std::string_view::npos &&
+        std::all_of(tag.begin(), tag.begin() + static_cast<std::ptrdiff_t>(digits), IsAlpha) &&
+        tag.find_first_not_of("0123456789", digits) == std::string_view::npos) {
+      return true;
+    }
   }
   LineOrigin o;
   Scanner s(line);
@@ -658,7 +671,10 @@ PrefixPolicy SniffPrefixes(std::string_view text) {
   const std::span<const std::string_view> lines(sample.data(), n);
   std::size_t hosted = 0, labelled = 0, journal = 0;
   PrefixPolicy probe{.hosts = true, .journal = true};
+  std::string clean;
   for (std::string_view line : lines) {
+    // The lines are judged as the parser reads them: past a terminal copy's colour codes.
+    if (line.find('\x1b') != std::string_view::npos) line = WithoutEscapes(line, &clean);
     PeelQuote(&line, policy.Quote());
     char stream;
     bool partial;
