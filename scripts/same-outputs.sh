@@ -63,6 +63,11 @@ reuse=0
 [[ -f $work/base/.complete && $(cat "$work/base/.complete") == "$stamp" ]] && reuse=1
 rm -rf "$work/new"
 mkdir -p "$work/base/diag" "$work/new/diag"
+if [[ $reuse == 0 && -L $work/base ]]; then
+  echo "$0: $work/base links to outputs made by another base binary or other suites (or not finished);" \
+    "give this check a WORK_DIR of its own" >&2
+  exit 2
+fi
 if [[ $reuse == 0 ]]; then
   rm -rf "$work/base/sim" "$work/base/diag" "$work/base/.complete"
   mkdir -p "$work/base/diag"
