@@ -4,10 +4,10 @@
 #
 #   scripts/same-outputs.sh BASE_DENPEX NEW_DENPEX [WORK_DIR]
 #
-# Each binary simulates the suites below into WORK_DIR/{base,new}/sim (eval --work-dir: every
-# incident's files and truth.json), then diagnoses every simulated incident and every frozen one
-# under corpora/ (JSON and text, with its checkpoints verified where it has any). The script
-# prints the first differences and a count per kind, and exits 1 when anything differs.
+# Each binary simulates the suites below (eval --work-dir: every incident's files and truth.json,
+# compared by SHA-256; only the base's are kept, ~16 GB), then diagnoses the base's simulated
+# incidents and every frozen one under corpora/ (JSON and text, with its checkpoints verified
+# where it has any). The script prints the first differences and a count per kind, and exits 1 when anything differs.
 # DENPEX_SAME_SUITES overrides the suite list ("PATH:SEEDS ..."); DENPEX_SAME_JOBS the parallelism.
 set -euo pipefail
 
@@ -30,7 +30,7 @@ for suite in "$root"/scenarios/suites/families/*.suite.textproto; do
 done
 suites=${DENPEX_SAME_SUITES:-$default_suites}
 
-simulate() {  # binary tag
+simulate() {  # binary tag: each suite's files and truth as a manifest of SHA-256 sums
   local bin=$1 tag=$2 entry path seeds name
   for entry in $suites; do
     path=${entry%:*}
@@ -38,6 +38,9 @@ simulate() {  # binary tag
     name=$(basename "$path" .suite.textproto)
     nice "$bin" eval "$root/$path" --seeds "$seeds" --strategies engine --jobs "$jobs" \
       --work-dir "$work/$tag/sim/$name" --json "$work/$tag/eval-$name.json" >/dev/null
+    (cd "$work/$tag/sim/$name" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum) >"$work/$tag/sim-$name.sha256"
+    # Only the base's incidents are diagnosed (by both binaries): the new ones are summed, not kept.
+    if [[ $tag == new ]]; then rm -rf "${work:?}/$tag/sim/$name"; fi
   done
 }
 
@@ -94,7 +97,11 @@ report() {  # kind, diff command output
     echo "same ($kind)"
   fi
 }
-report "simulated incidents and truth" "$(diff -rq "$work/base/sim" "$work/new/sim" 2>&1 || true)"
+sims=""
+for f in "$work"/base/sim-*.sha256; do
+  sims+="$(diff "$f" "$work/new/$(basename "$f")" | grep '^[<>]' | sed "s|^|$(basename "$f" .sha256): |" || true)"
+done
+report "simulated incidents and truth" "$sims"
 report "diagnoses of $(wc -l <"$work/incidents.txt") incidents" "$(diff -rq "$work/base/diag" "$work/new/diag" 2>&1 || true)"
 # the wall-clock fields (and what is computed from them) differ run to run; nothing else may
 timing="\"(diagnose_seconds|diagnose_seconds_max|wall_seconds|answer_after_fault_seconds|gpu_hours_recovered)\""
