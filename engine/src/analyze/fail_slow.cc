@@ -285,13 +285,15 @@ void DiagnoseFailSlow(const Incident& inc, const JobFacts& facts, const Straggle
   }
   // How the lead rank is slow: "computed 2.1x as long as the median rank in 40 of its 50 timed
   // steps ...".
-  Reason how = Say(ReasonId::kComputedAsLongAs, {{"ratio", Ratio(s.compute_ratio)}});
-  how.Add(s.against_control ? ReasonId::kOwnStepsInControlRun : ReasonId::kMedianRank);
-  how.Add(ReasonId::kSlowStepsWaited, {{"slow", std::to_string(s.slow_steps)},
-                                       {"steps", std::to_string(s.steps)},
-                                       {"wait", Ratio(s.wait_ratio)}});
-  Reason since;
-  if (s.since) since.Add(ReasonId::kFromAbout, {{"time", ClockTime(*s.since)}});
+  const Reason measure =
+      Say(s.against_control ? ReasonId::kOwnStepsInControlRun : ReasonId::kMedianRank);
+  const Reason how = Say(ReasonId::kComputedAsLongAs, {{"ratio", Ratio(s.compute_ratio)},
+                                                       {"measure", measure},
+                                                       {"slow", std::to_string(s.slow_steps)},
+                                                       {"steps", std::to_string(s.steps)},
+                                                       {"wait", Ratio(s.wait_ratio)}});
+  const Reason since =
+      s.since ? Say(ReasonId::kFromAbout, {{"time", ClockTime(*s.since)}}) : Reason();
   const std::string ranks = RankList(s.ranks);
   const std::string lead_rank = std::to_string(lead);
   if (s.unplaced) {
@@ -299,10 +301,8 @@ void DiagnoseFailSlow(const Incident& inc, const JobFacts& facts, const Straggle
             .owner = v1::OWNER_UNKNOWN,
             .confidence = 0.6},
            f);
-    f->reason = Say(ReasonId::kSlowRanks, {{"ranks", ranks}, {"lead", lead_rank}});
-    f->reason.Add(how);
-    f->reason.Add(since);
-    f->reason.Add(ReasonId::kSlowRanksUnplaced);
+    f->reason = Say(ReasonId::kSlowRanks,
+                    {{"ranks", ranks}, {"lead", lead_rank}, {"how", how}, {"since", since}});
     f->recovery.push_back(
         {"collect_logs", "", Say(ReasonId::kFindSlowRanksNodes, {{"ranks", ranks}})});
   } else if (s.whole_node) {
@@ -311,15 +311,11 @@ void DiagnoseFailSlow(const Incident& inc, const JobFacts& facts, const Straggle
             .owner = v1::OWNER_HOST,
             .confidence = 0.85},
            f);
-    f->reason =
-        Say(ReasonId::kEverySlowRankOn, {{"node", node}, {"ranks", ranks}, {"lead", lead_rank}});
-    f->reason.Add(how);
-    f->reason.Add(since);
-    f->reason.Add(ReasonId::kWholeNodeSlow);
-    Reason drain = Say(ReasonId::kDrainSlowNode, {{"node", node}});
-    drain.Add(since);
-    drain.Add(ReasonId::kPeriod);
-    f->recovery.push_back({"drain_node", node, drain});
+    f->reason = Say(
+        ReasonId::kEverySlowRankOn,
+        {{"node", node}, {"ranks", ranks}, {"lead", lead_rank}, {"how", how}, {"since", since}});
+    f->recovery.push_back(
+        {"drain_node", node, Say(ReasonId::kDrainSlowNode, {{"node", node}, {"since", since}})});
   } else {
     const RankFacts* r = lead < static_cast<std::int32_t>(facts.ranks.size()) ? &facts.ranks[lead] : nullptr;
     Commit({.rank = lead,
@@ -329,22 +325,19 @@ void DiagnoseFailSlow(const Incident& inc, const JobFacts& facts, const Straggle
             .owner = v1::OWNER_GPU_HARDWARE,
             .confidence = s.ranks.size() == 1 ? 0.9 : 0.7},
            f);
-    f->reason = Say(ReasonId::kSlowRankOn, {{"rank", lead_rank}, {"node", node}});
-    f->reason.Add(how);
-    f->reason.Add(since);
-    f->reason.Add(ReasonId::kTheStraggler);
+    f->reason = Say(ReasonId::kSlowRankOn,
+                    {{"rank", lead_rank}, {"node", node}, {"how", how}, {"since", since}});
     if (s.ranks.size() > 1)
       f->reason.Add(ReasonId::kAlsoSlow,
                     {{"ranks", RankList({s.ranks.begin() + 1, s.ranks.end()})}});
     if (r != nullptr) CorroborateThrottle(inc, facts, lead, f);
-    Reason check = Say(ReasonId::kCheck);
-    check.Add(f->local_rank >= 0 ? Say(ReasonId::kGpuOfNode,
-                                       {{"gpu", std::to_string(f->local_rank)}, {"node", node}})
-                                 : Say(ReasonId::kGpuOfRank, {{"rank", lead_rank}}));
-    check.Add(ReasonId::kCheckThrottledGpu, {{"rank", lead_rank}});
-    check.Add(how);
-    check.Add(ReasonId::kPeriod);
-    f->recovery.push_back({"inspect_gpu", node, check});
+    const Reason gpu =
+        f->local_rank >= 0
+            ? Say(ReasonId::kGpuOfNode, {{"gpu", std::to_string(f->local_rank)}, {"node", node}})
+            : Say(ReasonId::kGpuOfRank, {{"rank", lead_rank}});
+    f->recovery.push_back(
+        {"inspect_gpu", node,
+         Say(ReasonId::kCheckThrottledGpu, {{"gpu", gpu}, {"rank", lead_rank}, {"how", how}})});
   }
   f->evidence.push_back({s.first_event, v1::EVIDENCE_ROLE_INITIATING});
   if (s.peer_event >= 0) f->evidence.push_back({s.peer_event, v1::EVIDENCE_ROLE_CORROBORATING});

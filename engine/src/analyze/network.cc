@@ -261,29 +261,28 @@ void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const Netw
   f->evidence.push_back({n.first_event, v1::EVIDENCE_ROLE_INITIATING});
   for (std::size_t i = 0; i < n.named_by.size() && i < 3; ++i) f->evidence.push_back({n.named_by[i], v1::EVIDENCE_ROLE_CORROBORATING});
   f->cascade = SummarizeCascade(inc, facts, {n.rank}, n.node);
+  const std::string named = std::to_string(n.named_by.size());
   if (n.socket) {
-    f->reason = Say(ReasonId::kSocketsReset,
-                    {{"rank", rank}, {"node", node}, {"peers", std::to_string(n.row)}});
-    if (!n.named_by.empty()) {
-      f->reason.Add(ReasonId::kOthersSawConnectionClosed,
-                    {{"count", std::to_string(n.named_by.size())}, {"node", node}});
-    }
-    f->reason.Add(ReasonId::kSocketMatrixPointsAt, {{"rank", rank}, {"node", node}});
+    const Reason closed = n.named_by.empty() ? Reason()
+                                             : Say(ReasonId::kOthersSawConnectionClosed,
+                                                   {{"count", named}, {"node", node}});
+    f->reason =
+        Say(ReasonId::kSocketsReset,
+            {{"rank", rank}, {"node", node}, {"peers", std::to_string(n.row)}, {"closed", closed}});
     f->recovery.push_back(
         {"inspect_nic", node, Say(ReasonId::kCheckNetworkLink, {{"node", node}, {"rank", rank}})});
     return;
   }
-  f->reason = Say(ReasonId::kIbCompletionsFailed, {{"rank", rank}, {"node", node}});
-  if (!n.named_by.empty())
-    f->reason.Add(ReasonId::kOthersNamedNode,
-                  {{"count", std::to_string(n.named_by.size())}, {"node", node}});
-  f->reason.Add(ReasonId::kIbMatrixPointsAt, {{"reporters", std::to_string(n.reporters)}});
-  f->reason.Add(nic);
-  f->reason.Add(ReasonId::kIbConsequences);
-  Reason check = Say(ReasonId::kCheck);
-  check.Add(nic);
-  check.Add(ReasonId::kCheckNicUntilIbWriteBw, {{"node", node}, {"rank", rank}});
-  f->recovery.push_back({"inspect_nic", node, check});
+  const Reason others = n.named_by.empty()
+                            ? Reason()
+                            : Say(ReasonId::kOthersNamedNode, {{"count", named}, {"node", node}});
+  f->reason = Say(ReasonId::kIbCompletionsFailed, {{"rank", rank},
+                                                   {"node", node},
+                                                   {"others", others},
+                                                   {"reporters", std::to_string(n.reporters)},
+                                                   {"nic", nic}});
+  f->recovery.push_back({"inspect_nic", node,
+                         Say(ReasonId::kCheckNic, {{"nic", nic}, {"node", node}, {"rank", rank}})});
 }
 
 namespace {
@@ -689,23 +688,15 @@ void DiagnoseNcclSetup(const Incident& inc, const JobFacts& facts, const SetupFa
     }
   }
   if (s.duplicate) {
-    f->reason = Say(ReasonId::kCommInitFailedOn, {{"node", node}});
-    f->reason.Add(ranks);
-    f->reason.Add(ReasonId::kDuplicateGpu, {{"node", node}});
-    Reason fix = Say(ReasonId::kFixGpuAssignment, {{"node", node}});
-    fix.Add(ranks);
-    fix.Add(ReasonId::kSharedAGpu);
-    f->recovery.push_back({"fix_launch_config", node, fix});
+    f->reason = Say(ReasonId::kDuplicateGpu, {{"node", node}, {"ranks", ranks}});
+    f->recovery.push_back({"fix_launch_config", node,
+                           Say(ReasonId::kFixGpuAssignment, {{"node", node}, {"ranks", ranks}})});
   } else if (s.connect) {
-    f->reason = Say(ReasonId::kBootstrapConnectsFrom, {{"node", node}});
-    f->reason.Add(ranks);
-    f->reason.Add(ReasonId::kBootstrapGaveUp, {{"node", node}});
+    f->reason = Say(ReasonId::kBootstrapGaveUp, {{"node", node}, {"ranks", ranks}});
     f->recovery.push_back(
         {"fix_network_config", node, Say(ReasonId::kCheckBootstrapRoute, {{"node", node}})});
   } else {
-    f->reason = Say(ReasonId::kNoSocketInterfaceOn, {{"node", node}});
-    f->reason.Add(ranks);
-    f->reason.Add(ReasonId::kInterfaceMissing, {{"node", node}});
+    f->reason = Say(ReasonId::kInterfaceMissing, {{"node", node}, {"ranks", ranks}});
     f->recovery.push_back(
         {"fix_network_config", node, Say(ReasonId::kCheckInterfaces, {{"node", node}})});
   }

@@ -257,7 +257,8 @@ constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kStoreTimeoutNoSilentNode,
      "Rank 0's TCPStore timed out waiting for its clients, {joined} clients joined ({where}): "
      "{missing} ranks never joined and printed nothing, and no node of the logs is silent, so "
-     "their node is not named. Rank 0's error and the joined ranks' store errors are consequences."},
+     "their node is not named. Rank 0's error and the joined ranks' store errors are "
+     "consequences."},
     {ReasonId::kStoreTimeoutSilentNodes,
      "Rank 0's TCPStore timed out waiting for its clients, {joined} clients joined ({where}): "
      "{missing} never joined and printed nothing, and {silent} of the logs have no line of their "
@@ -338,28 +339,25 @@ constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kNicOfRank, "the NIC of rank {rank}"},
     {ReasonId::kSocketsReset,
      "Rank {rank} ({node}, NCCL's socket transport) had its sockets to {peers} peer(s) on other "
-     "nodes reset (`Connection reset by peer`)"},
+     "nodes reset (`Connection reset by peer`){closed}: the bad row and column of the socket error "
+     "matrix point at the network link of rank {rank} on {node}; the closed connections and NCCL "
+     "errors elsewhere are consequences."},
     {ReasonId::kOthersSawConnectionClosed,
      ", and {count} ranks on other nodes saw their connection to {node} closed"},
-    {ReasonId::kSocketMatrixPointsAt,
-     ": the bad row and column of the socket error matrix point at the network link of rank {rank} "
-     "on {node}; the closed connections and NCCL errors elsewhere are consequences."},
     {ReasonId::kCheckNetworkLink,
      "Check the network link of {node} (ip -s link and ethtool -S: carrier changes, NIC resets, "
      "drops; the cable and switch port) and exclude {node} until it holds a link under load: rank "
      "{rank}'s sockets were reset."},
     {ReasonId::kIbCompletionsFailed,
-     "Rank {rank} ({node}) reported failed IB completions (retry exceeded, status 12"},
+     "Rank {rank} ({node}) reported failed IB completions (retry exceeded, status 12{others}): the "
+     "bad row and column of the IB error matrix of {reporters} reporting ranks point at {nic}; the "
+     "flushed work (status 5) and NCCL errors elsewhere are consequences."},
     {ReasonId::kOthersNamedNode,
      ", and {count} ranks on other nodes reported status 12 naming {node}"},
-    {ReasonId::kIbMatrixPointsAt,
-     "): the bad row and column of the IB error matrix of {reporters} reporting ranks point at "},
-    {ReasonId::kIbConsequences,
-     "; the flushed work (status 5) and NCCL errors elsewhere are consequences."},
-    {ReasonId::kCheck, "Check "},
-    {ReasonId::kCheckNicUntilIbWriteBw,
-     " (ibstat: port state and rate; link flaps, symbol errors, the cable and switch port) and "
-     "exclude {node} until it passes ib_write_bw: rank {rank}'s IB work stopped completing."},
+    {ReasonId::kCheckNic,
+     "Check {nic} (ibstat: port state and rate; link flaps, symbol errors, the cable and switch "
+     "port) and exclude {node} until it passes ib_write_bw: rank {rank}'s IB work stopped "
+     "completing."},
     {ReasonId::kFirstByOneEnd,
      " The end that failed first is {a}: only its connection was reset; {b} saw it closed only "
      "once rank {rank} had aborted, as its other peers did."},
@@ -426,28 +424,26 @@ constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kRanks, "ranks {ranks}"},
     {ReasonId::kOfItsRanksAmong, "{count} of its ranks, among them {ranks}"},
     {ReasonId::kOfItsRanks, "{count} of its ranks"},
-    {ReasonId::kCommInitFailedOn, "NCCL's communicator init failed on {node}: "},
     {ReasonId::kDuplicateGpu,
-     " were given the same GPU (`Duplicate GPU detected`), so they raised from the first barrier "
-     "and every other rank waited there; the launch configuration (CUDA_VISIBLE_DEVICES / "
-     "LOCAL_RANK) of {node} is wrong."},
-    {ReasonId::kFixGpuAssignment, "Fix the GPU assignment of the launch script on {node} ("},
-    {ReasonId::kSharedAGpu,
-     " shared a GPU) before restarting: each local rank needs its own device."},
-    {ReasonId::kBootstrapConnectsFrom, "NCCL's bootstrap connects from {node} ("},
+     "NCCL's communicator init failed on {node}: {ranks} were given the same GPU (`Duplicate GPU "
+     "detected`), so they raised from the first barrier and every other rank waited there; the "
+     "launch configuration (CUDA_VISIBLE_DEVICES / LOCAL_RANK) of {node} is wrong."},
+    {ReasonId::kFixGpuAssignment,
+     "Fix the GPU assignment of the launch script on {node} ({ranks} shared a GPU) before "
+     "restarting: each local rank needs its own device."},
     {ReasonId::kBootstrapGaveUp,
-     ") gave up (`Connection timed out` / `refused` after NCCL's retries) while every other node "
-     "connected, so they raised from the first barrier and every other rank waited there: {node} "
-     "cannot reach the bootstrap root (a route, a firewall, the interface NCCL_SOCKET_IFNAME "
-     "names)."},
+     "NCCL's bootstrap connects from {node} ({ranks}) gave up (`Connection timed out` / `refused` "
+     "after NCCL's retries) while every other node connected, so they raised from the first "
+     "barrier and every other rank waited there: {node} cannot reach the bootstrap root (a route, "
+     "a firewall, the interface NCCL_SOCKET_IFNAME names)."},
     {ReasonId::kCheckBootstrapRoute,
      "Check the route and firewall from {node} to the bootstrap root (rank 0's host; ping and nc "
      "to its NCCL port on the NCCL_SOCKET_IFNAME interface) and fix them or exclude {node} before "
      "restarting."},
-    {ReasonId::kNoSocketInterfaceOn, "NCCL's bootstrap found no socket interface on {node} ("},
     {ReasonId::kInterfaceMissing,
-     "), so they raised from the first barrier and every other rank waited there: the interface "
-     "NCCL_SOCKET_IFNAME names is missing on {node}."},
+     "NCCL's bootstrap found no socket interface on {node} ({ranks}), so they raised from the "
+     "first barrier and every other rank waited there: the interface NCCL_SOCKET_IFNAME names is "
+     "missing on {node}."},
     {ReasonId::kCheckInterfaces,
      "Check the network interfaces of {node} against NCCL_SOCKET_IFNAME (ip addr) and fix the name "
      "or the node before restarting."},
@@ -505,37 +501,37 @@ constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kThrottleLine, " ({where}"},
     {ReasonId::kTemperature, ", {celsius} C"},
     {ReasonId::kHardwareConfirmsClose, "): the hardware confirms the straggler."},
-    {ReasonId::kComputedAsLongAs, "computed {ratio} as long as "},
+    {ReasonId::kComputedAsLongAs,
+     "computed {ratio} as long as {measure} in {slow} of its {steps} timed steps while it waited "
+     "{wait} as long in collectives"},
     {ReasonId::kOwnStepsInControlRun, "its own steps in the control run"},
     {ReasonId::kMedianRank, "the median rank"},
-    {ReasonId::kSlowStepsWaited,
-     " in {slow} of its {steps} timed steps while it waited {wait} as long in collectives"},
     {ReasonId::kFromAbout, " from about {time}"},
-    {ReasonId::kSlowRanks, "Ranks {ranks} are slow: rank {lead} "},
-    {ReasonId::kSlowRanksUnplaced,
-     ", and every other rank waits for them. No line places all of them on a node, so one slow "
-     "host and several slow GPUs are not told apart; the slow ranks are named, neither their node "
-     "nor their hardware."},
+    {ReasonId::kSlowRanks,
+     "Ranks {ranks} are slow: rank {lead} {how}{since}, and every other rank waits for them. No "
+     "line places all of them on a node, so one slow host and several slow GPUs are not told "
+     "apart; the slow ranks are named, neither their node nor their hardware."},
     {ReasonId::kFindSlowRanksNodes,
      "Find the nodes of ranks {ranks} (the scheduler's allocation, the agents' logs) and check "
      "them (load, CPU frequency, the GPUs' clocks event reasons) before restarting."},
-    {ReasonId::kEverySlowRankOn, "Every slow rank is on {node} (ranks {ranks}): rank {lead} "},
-    {ReasonId::kWholeNodeSlow,
-     "; the whole node is slow (a noisy host: CPU contention, a rogue process, a power cap), and "
-     "every other rank waits for it."},
+    {ReasonId::kEverySlowRankOn,
+     "Every slow rank is on {node} (ranks {ranks}): rank {lead} {how}{since}; the whole node is "
+     "slow (a noisy host: CPU contention, a rogue process, a power cap), and every other rank "
+     "waits for it."},
     {ReasonId::kDrainSlowNode,
      "Drain {node} or find what else runs on it (load average, CPU frequency, a stray process, the "
-     "node's power cap) before restarting: all its ranks computed slower than the rest of the job"},
-    {ReasonId::kSlowRankOn, "Rank {rank} ({node}) "},
-    {ReasonId::kTheStraggler,
-     ": it is the straggler every other rank waits for (a throttled GPU: thermal, power brake or a "
-     "PCIe link downgrade)."},
+     "node's power cap) before restarting: all its ranks computed slower than the rest of the "
+     "job{since}."},
+    {ReasonId::kSlowRankOn,
+     "Rank {rank} ({node}) {how}{since}: it is the straggler every other rank waits for (a "
+     "throttled GPU: thermal, power brake or a PCIe link downgrade)."},
     {ReasonId::kAlsoSlow, " Also slow: ranks {ranks}."},
     {ReasonId::kGpuOfNode, "GPU {gpu} of {node}"},
     {ReasonId::kGpuOfRank, "the GPU of rank {rank}"},
     {ReasonId::kCheckThrottledGpu,
-     " (nvidia-smi -q: clocks event reasons HW_SLOWDOWN, HW_THERMAL, HW_POWER_BRAKE; the PCIe link "
-     "generation and width) and exclude it if it stays slow before restarting: rank {rank} "},
+     "Check {gpu} (nvidia-smi -q: clocks event reasons HW_SLOWDOWN, HW_THERMAL, HW_POWER_BRAKE; "
+     "the PCIe link generation and width) and exclude it if it stays slow before restarting: rank "
+     "{rank} {how}."},
     // analyze/hardware.cc
     {ReasonId::kDiagFailedTest,
      "GPU {gpu} of {node} failed dcgmi diag's {test} test ({where}): a failed hardware test is not "
