@@ -54,6 +54,14 @@ TEST(Architecture, EngineNeverOpensTruthJson) {
   EXPECT_TRUE(hits.empty()) << Describe(hits);
 }
 
+// analyze says what it found as reason template ids and arguments (analyze/reason.h); report
+// holds the templates' words and renders them, and analyze never reaches back into report.
+TEST(Architecture, AnalyzeNeverIncludesReport) {
+  const auto hits =
+      Grep(kRoot / "engine" / "src" / "analyze", std::regex(R"(#\s*include\s*["<]report/)"));
+  EXPECT_TRUE(hits.empty()) << Describe(hits);
+}
+
 TEST(Architecture, ScorerIncludesOnlyProtoAndCommon) {
   const auto hits =
       Grep(kRoot / "scorer", std::regex(R"(#\s*include\s*["<]denpex/(sim|engine|cli)/)"));

@@ -25,15 +25,16 @@ Finding Start(const Incident& inc, const JobFacts& facts, const char* name) {
 }
 
 void Name(const Incident& inc, const JobFacts& facts, std::int32_t rank, std::int32_t event, Finding* f) {
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = rank;
-  f->node = facts.ranks[rank].node;
-  f->local_rank = facts.ranks[rank].local_rank;
+  Commit({.rank = rank,
+          .node = facts.ranks[rank].node,
+          .local_rank = facts.ranks[rank].local_rank,
+          .owner = v1::OWNER_UNKNOWN,
+          .confidence = 0.5},
+         f);
   if (inc.events[event].clock != Clock::kNone) f->time = inc.events[event].time;
-  f->confidence = 0.5;
   f->evidence.push_back({event, v1::EVIDENCE_ROLE_INITIATING});
   f->cascade = SummarizeCascade(inc, facts, {rank}, f->node);
-  f->recovery.push_back({"restart_job", "", "Restart the job from the newest checkpoint."});
+  f->recovery.push_back({"restart_job", "", Say(ReasonId::kRestartFromNewest)});
 }
 
 }  // namespace
@@ -51,7 +52,7 @@ Finding AnalyzeLoudest(const Incident& inc) {
   }
   if (count.empty()) {
     f.verdict = v1::VERDICT_INCONCLUSIVE;
-    f.reason = "No error line names a rank.";
+    f.reason = Say(ReasonId::kNoRankedError);
     return f;
   }
   std::vector<std::pair<std::int32_t, std::int32_t>> ranked;  // (errors, rank)
@@ -62,7 +63,8 @@ Finding AnalyzeLoudest(const Incident& inc) {
   }
   const std::int32_t rank = ranked.front().second;
   Name(inc, facts, rank, count[rank].second, &f);
-  f.reason = "Rank " + std::to_string(rank) + " printed the most error lines (" + std::to_string(ranked.front().first) + ").";
+  f.reason = Say(ReasonId::kLoudestRank, {{"rank", std::to_string(rank)},
+                                          {"errors", std::to_string(ranked.front().first)}});
   return f;
 }
 
@@ -78,14 +80,14 @@ Finding AnalyzeElasticRootCause(const Incident& inc) {
   }
   if (best < 0) {
     f.verdict = v1::VERDICT_INCONCLUSIVE;
-    f.reason = "No torchrun \"Root Cause (first observed failure)\" table in the logs.";
+    f.reason = Say(ReasonId::kNoRootCauseTable);
     return f;
   }
   const Event& e = inc.events[best];
   f.candidates.push_back({e.rank, facts.ranks[e.rank].node, 1.0});
   Name(inc, facts, e.rank, best, &f);
-  f.reason = "Rank " + std::to_string(e.rank) + " is the earliest \"Root Cause (first observed failure)\" of a torchrun agent (" +
-             Where(inc, e) + ").";
+  f.reason = Say(ReasonId::kEarliestRootCause,
+                 {{"rank", std::to_string(e.rank)}, {"where", Where(inc, e)}});
   return f;
 }
 

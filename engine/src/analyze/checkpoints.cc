@@ -194,8 +194,15 @@ std::vector<LoggedSave> SavesInLogs(const Incident& inc, std::optional<TimeNs> f
   return out;
 }
 
+// A recovery step of the diagnosis as written (its words already rendered by report/).
+struct Step {
+  std::string action;
+  std::string target;
+  std::string text;
+};
+
 // The recovery step the checkpoint outcome implies.
-Action CheckpointAction(const v1::CheckpointOutcome& o, const std::vector<std::string>& notes) {
+Step CheckpointAction(const v1::CheckpointOutcome& o, const std::vector<std::string>& notes) {
   const std::string& dir = o.dir();
   switch (o.decision()) {
     case v1::CHECKPOINT_DECISION_RESUME: {
@@ -227,7 +234,7 @@ Action CheckpointAction(const v1::CheckpointOutcome& o, const std::vector<std::s
 }
 
 // The analysis's generic restart sentence, made specific now that checkpoints were read.
-void RewordRestart(const v1::CheckpointOutcome& o, std::vector<Action>* recovery) {
+void RewordRestart(const v1::CheckpointOutcome& o, std::vector<Step>* recovery) {
   constexpr std::string_view kGeneric =
       "the newest checkpoint that verifies (checkpoints were not evaluated by this diagnosis)";
   const std::string specific = o.decision() == v1::CHECKPOINT_DECISION_RESUME
@@ -235,7 +242,7 @@ void RewordRestart(const v1::CheckpointOutcome& o, std::vector<Action>* recovery
                                                     : std::string("(")) +
                                          Joined(o.dir(), o.path()) + ", verified)"
                                    : "a checkpoint only once one is known to be safe (below)";
-  for (Action& a : *recovery) {
+  for (Step& a : *recovery) {
     if (a.action != "restart_job") continue;
     if (const auto at = a.text.find(kGeneric); at != std::string::npos)
       a.text.replace(at, kGeneric.size(), specific);
@@ -360,12 +367,12 @@ void AttachCheckpoints(const Incident& inc, const Finding& f, const CheckpointDi
   }
   o.set_dir(dir.shown);
   *d->mutable_checkpoint() = o;
-  std::vector<Action> recovery;
+  std::vector<Step> recovery;
   for (const auto& p : d->recovery().preconditions()) recovery.push_back({p.action(), p.target(), p.text()});
   RewordRestart(o, &recovery);
   recovery.push_back(CheckpointAction(o, notes));
   d->mutable_recovery()->clear_preconditions();
-  for (const Action& a : recovery) {
+  for (const Step& a : recovery) {
     v1::Precondition* p = d->mutable_recovery()->add_preconditions();
     p->set_action(a.action);
     p->set_target(a.target);

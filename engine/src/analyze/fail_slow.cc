@@ -239,10 +239,10 @@ static bool CorroboratePcieLink(const Incident& inc, const GpuHealth& g, const s
   const bool downgraded =
       g.dcgm.find("running at PCI link width") != std::string::npos || g.dcgm.find("running at PCI link generation") != std::string::npos;
   f->gpu = pci;
-  f->reason += " Its GPU " + pci + " (by " + how + ") failed dcgmi diag's PCIe test (" + HealthWhere(inc, g.diag_line) + ")" +
-               (downgraded ? ": its PCIe link runs below its width or generation, a link downgrade no clock reason shows"
-                           : "") +
-               ": the hardware confirms the straggler.";
+  f->reason.Add(ReasonId::kGpuFailedPcieTest,
+                {{"pci", pci}, {"by", how}, {"where", HealthWhere(inc, g.diag_line)}});
+  if (downgraded) f->reason.Add(ReasonId::kPcieDowngraded);
+  f->reason.Add(ReasonId::kHardwareConfirms);
   if (g.diag_line.file >= 0) {
     f->lines.push_back({static_cast<std::uint32_t>(g.diag_line.file), g.diag_line.span, v1::EVIDENCE_ROLE_CORROBORATING});
   }
@@ -262,9 +262,14 @@ static void CorroborateThrottle(const Incident& inc, const JobFacts& facts, std:
   if (g != nullptr && !g->Throttled() && CorroboratePcieLink(inc, *g, pci, how, f)) return;
   if (g != nullptr && g->Throttled()) f->gpu = pci;
   if (g == nullptr || !g->Throttled()) return;
-  std::string why = g->hw_thermal || g->sw_thermal ? "thermal slowdown" : g->hw_power_brake ? "power brake slowdown" : "HW slowdown";
-  f->reason += " Its GPU " + pci + " (by " + how + ") shows its clocks held down by " + why + " (" + HealthWhere(inc, g->throttle_line) +
-               (g->temperature >= 0 ? ", " + std::to_string(g->temperature) + " C" : "") + "): the hardware confirms the straggler.";
+  f->reason.Add(ReasonId::kClocksHeldDown, {{"pci", pci}, {"by", how}});
+  f->reason.Add(g->hw_thermal || g->sw_thermal ? ReasonId::kThermalSlowdown
+                : g->hw_power_brake            ? ReasonId::kPowerBrakeSlowdown
+                                               : ReasonId::kHwSlowdown);
+  f->reason.Add(ReasonId::kThrottleLine, {{"where", HealthWhere(inc, g->throttle_line)}});
+  if (g->temperature >= 0)
+    f->reason.Add(ReasonId::kTemperature, {{"celsius", std::to_string(g->temperature)}});
+  f->reason.Add(ReasonId::kHardwareConfirmsClose);
   if (g->throttle_line.file >= 0) {
     f->lines.push_back({static_cast<std::uint32_t>(g->throttle_line.file), g->throttle_line.span, v1::EVIDENCE_ROLE_CORROBORATING});
   }
@@ -273,56 +278,66 @@ static void CorroborateThrottle(const Incident& inc, const JobFacts& facts, std:
 void DiagnoseFailSlow(const Incident& inc, const JobFacts& facts, const Straggler& s, Finding* f) {
   const std::int32_t lead = s.lead();
   const std::string node = NodeName(inc, s.node);
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->failure_class = v1::FAILURE_CLASS_STRAGGLER;
-  f->node = s.node;
   f->time = s.since;
   f->candidates.clear();
   for (std::size_t i = 0; i < s.ranks.size() && i < 10; ++i) {
     f->candidates.push_back({s.ranks[i], s.node, 1.0 / static_cast<double>(i + 1)});
   }
-  const std::string measure = std::string(s.against_control ? "its own steps in the control run" : "the median rank");
-  const std::string how = "computed " + Ratio(s.compute_ratio) + " as long as " + measure + " in " +
-                          std::to_string(s.slow_steps) + " of its " + std::to_string(s.steps) +
-                          " timed steps while it waited " + Ratio(s.wait_ratio) + " as long in collectives";
-  const std::string since = s.since ? " from about " + ClockTime(*s.since) : "";
+  // How the lead rank is slow: "computed 2.1x as long as the median rank in 40 of its 50 timed
+  // steps ...".
+  const Reason measure =
+      Say(s.against_control ? ReasonId::kOwnStepsInControlRun : ReasonId::kMedianRank);
+  const Reason how = Say(ReasonId::kComputedAsLongAs, {{"ratio", Ratio(s.compute_ratio)},
+                                                       {"measure", measure},
+                                                       {"slow", std::to_string(s.slow_steps)},
+                                                       {"steps", std::to_string(s.steps)},
+                                                       {"wait", Ratio(s.wait_ratio)}});
+  const Reason since =
+      s.since ? Say(ReasonId::kFromAbout, {{"time", ClockTime(*s.since)}}) : Reason();
+  const std::string ranks = RankList(s.ranks);
+  const std::string lead_rank = std::to_string(lead);
   if (s.unplaced) {
-    f->rank = -1;
-    f->local_rank = -1;
-    f->node = -1;
-    f->owner = v1::OWNER_UNKNOWN;
-    f->confidence = 0.6;
-    f->reason = "Ranks " + RankList(s.ranks) + " are slow: rank " + std::to_string(lead) + " " + how + since +
-                ", and every other rank waits for them. No line places all of them on a node, so one slow host and several slow GPUs "
-                "are not told apart; the slow ranks are named, neither their node nor their hardware.";
-    f->recovery.push_back({"collect_logs", "",
-                           "Find the nodes of ranks " + RankList(s.ranks) +
-                               " (the scheduler's allocation, the agents' logs) and check them (load, CPU frequency, the "
-                               "GPUs' clocks event reasons) before restarting."});
+    Commit({.failure_class = v1::FAILURE_CLASS_STRAGGLER,
+            .owner = v1::OWNER_UNKNOWN,
+            .confidence = 0.6},
+           f);
+    f->reason = Say(ReasonId::kSlowRanks,
+                    {{"ranks", ranks}, {"lead", lead_rank}, {"how", how}, {"since", since}});
+    f->recovery.push_back(
+        {"collect_logs", "", Say(ReasonId::kFindSlowRanksNodes, {{"ranks", ranks}})});
   } else if (s.whole_node) {
-    f->rank = -1;
-    f->local_rank = -1;
-    f->owner = v1::OWNER_HOST;
-    f->confidence = 0.85;
-    f->reason = "Every slow rank is on " + node + " (ranks " + RankList(s.ranks) + "): rank " + std::to_string(lead) + " " + how +
-                since + "; the whole node is slow (a noisy host: CPU contention, a rogue process, a power cap), and every other rank waits for it.";
-    f->recovery.push_back({"drain_node", node,
-                           "Drain " + node + " or find what else runs on it (load average, CPU frequency, a stray process, the node's power cap) before "
-                           "restarting: all its ranks computed slower than the rest of the job" + since + "."});
+    Commit({.node = s.node,
+            .failure_class = v1::FAILURE_CLASS_STRAGGLER,
+            .owner = v1::OWNER_HOST,
+            .confidence = 0.85},
+           f);
+    f->reason = Say(
+        ReasonId::kEverySlowRankOn,
+        {{"node", node}, {"ranks", ranks}, {"lead", lead_rank}, {"how", how}, {"since", since}});
+    f->recovery.push_back(
+        {"drain_node", node, Say(ReasonId::kDrainSlowNode, {{"node", node}, {"since", since}})});
   } else {
     const RankFacts* r = lead < static_cast<std::int32_t>(facts.ranks.size()) ? &facts.ranks[lead] : nullptr;
-    f->rank = lead;
-    f->local_rank = r != nullptr ? r->local_rank : inc.events[s.first_event].local_rank;
-    f->owner = v1::OWNER_GPU_HARDWARE;
-    f->confidence = s.ranks.size() == 1 ? 0.9 : 0.7;
-    f->reason = "Rank " + std::to_string(lead) + " (" + node + ") " + how + since +
-                ": it is the straggler every other rank waits for (a throttled GPU: thermal, power brake or a PCIe link downgrade).";
-    if (s.ranks.size() > 1) f->reason += " Also slow: ranks " + RankList({s.ranks.begin() + 1, s.ranks.end()}) + ".";
+    Commit({.rank = lead,
+            .node = s.node,
+            .local_rank = r != nullptr ? r->local_rank : inc.events[s.first_event].local_rank,
+            .failure_class = v1::FAILURE_CLASS_STRAGGLER,
+            .owner = v1::OWNER_GPU_HARDWARE,
+            .confidence = s.ranks.size() == 1 ? 0.9 : 0.7},
+           f);
+    f->reason = Say(ReasonId::kSlowRankOn,
+                    {{"rank", lead_rank}, {"node", node}, {"how", how}, {"since", since}});
+    if (s.ranks.size() > 1)
+      f->reason.Add(ReasonId::kAlsoSlow,
+                    {{"ranks", RankList({s.ranks.begin() + 1, s.ranks.end()})}});
     if (r != nullptr) CorroborateThrottle(inc, facts, lead, f);
-    const std::string gpu = f->local_rank >= 0 ? "GPU " + std::to_string(f->local_rank) + " of " + node : "the GPU of rank " + std::to_string(lead);
-    f->recovery.push_back({"inspect_gpu", node,
-                           "Check " + gpu + " (nvidia-smi -q: clocks event reasons HW_SLOWDOWN, HW_THERMAL, HW_POWER_BRAKE; the PCIe link "
-                           "generation and width) and exclude it if it stays slow before restarting: rank " + std::to_string(lead) + " " + how + "."});
+    const Reason gpu =
+        f->local_rank >= 0
+            ? Say(ReasonId::kGpuOfNode, {{"gpu", std::to_string(f->local_rank)}, {"node", node}})
+            : Say(ReasonId::kGpuOfRank, {{"rank", lead_rank}});
+    f->recovery.push_back(
+        {"inspect_gpu", node,
+         Say(ReasonId::kCheckThrottledGpu, {{"gpu", gpu}, {"rank", lead_rank}, {"how", how}})});
   }
   f->evidence.push_back({s.first_event, v1::EVIDENCE_ROLE_INITIATING});
   if (s.peer_event >= 0) f->evidence.push_back({s.peer_event, v1::EVIDENCE_ROLE_CORROBORATING});

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/reason.h"
 #include "denpex/common/time.h"
 #include "denpex/v1/diagnosis.pb.h"
 #include "parse/log_parser.h"
@@ -64,13 +65,13 @@ struct LinkFinding {
 struct Action {
   std::string action;
   std::string target;
-  std::string text;
+  Reason text;
 };
 
 struct Finding {
   std::string strategy;
   v1::Verdict verdict = v1::VERDICT_UNSPECIFIED;
-  std::string reason;
+  Reason reason;  // rendered by report/reasons.cc
   std::int32_t rank = -1;
   std::int32_t node = -1;
   std::int32_t local_rank = -1;
@@ -91,5 +92,27 @@ struct Finding {
   // the ranks heard from, statements that contradict each other): input.problems.
   std::vector<std::string> problems;
 };
+
+// What a finding commits to: who failed (rank, node, local rank; -1: not named), the class, the
+// owner and how sure. Every detector's finding opens with it (Commit).
+struct Answer {
+  std::int32_t rank = -1;
+  std::int32_t node = -1;
+  std::int32_t local_rank = -1;
+  v1::FailureClass failure_class = v1::FAILURE_CLASS_UNSPECIFIED;
+  v1::Owner owner = v1::OWNER_UNSPECIFIED;
+  double confidence = 0;
+  v1::Verdict verdict = v1::VERDICT_DIAGNOSED;
+};
+
+inline void Commit(const Answer& a, Finding* f) {
+  f->verdict = a.verdict;
+  f->rank = a.rank;
+  f->node = a.node;
+  f->local_rank = a.local_rank;
+  f->failure_class = a.failure_class;
+  f->owner = a.owner;
+  f->confidence = a.confidence;
+}
 
 }  // namespace denpex::engine

@@ -20,21 +20,23 @@ Finding AnalyzeFirstError(const Incident& inc) {
   f.owner = v1::OWNER_UNKNOWN;
   if (!facts.HasWave()) {
     f.verdict = v1::VERDICT_INCONCLUSIVE;
-    f.reason = "No NCCL watchdog timeout line in the logs.";
+    f.reason = Say(ReasonId::kNoWatchdogTimeout);
     f.cascade = SummarizeCascade(inc, facts, {}, -1);
     return f;
   }
   const std::int32_t first = facts.timeouts.front();
   const Event& e = inc.events[first];
   const RankFacts& r = facts.ranks[e.rank];
-  f.verdict = v1::VERDICT_DIAGNOSED;
-  f.rank = e.rank;
-  f.node = r.node;
-  f.local_rank = r.local_rank;
+  Commit({.rank = e.rank,
+          .node = r.node,
+          .local_rank = r.local_rank,
+          .owner = v1::OWNER_UNKNOWN,
+          .confidence = 0.5},
+         &f);
   f.time = e.time;
-  f.confidence = 0.5;
-  f.reason = "Rank " + std::to_string(e.rank) + " printed the earliest NCCL watchdog timeout (" +
-             Where(inc, e) + " at " + ClockTime(e.time) + ").";
+  f.reason = Say(
+      ReasonId::kEarliestWatchdogTimeout,
+      {{"rank", std::to_string(e.rank)}, {"where", Where(inc, e)}, {"time", ClockTime(e.time)}});
   // Candidates: the first three distinct ranks to time out, in printed order.
   for (std::int32_t i : facts.timeouts) {
     const std::int32_t rank = inc.events[i].rank;
@@ -46,7 +48,7 @@ Finding AnalyzeFirstError(const Incident& inc) {
   }
   f.evidence.push_back({first, v1::EVIDENCE_ROLE_INITIATING});
   f.cascade = SummarizeCascade(inc, facts, {e.rank}, r.node);
-  f.recovery.push_back({"restart_job", "", "Restart the job from the newest checkpoint."});
+  f.recovery.push_back({"restart_job", "", Say(ReasonId::kRestartFromNewest)});
   return f;
 }
 

@@ -117,87 +117,81 @@ bool HasCode(const Incident& inc, const std::vector<std::int32_t>& burst, std::i
 // A field diagnostic failed on the GPU (dcgmi diag -r 2/3: GPU Memory, PCIe/NVLink, Diagnostic,
 // the stress tests): a reset does not clear a failed hardware test. Drain it and start the RMA
 // flow.
-Action DiagAction(const Incident& inc, const GpuHealth& g, const std::string& node, const std::string& target,
-                  const std::string& cited) {
-  return {"drain_and_rma", target,
-          "GPU " + g.pci + " of " + node + " failed dcgmi diag's " + g.diag_failed + " test (" + HealthWhere(inc, g.diag_line) +
-              (cited.empty() ? "" : "; " + cited) +
-              "): a failed hardware test is not cleared by a reset; drain the GPU (exclude it from the allocation) and start "
-              "the RMA flow; do not resume on it."};
+// `also`: more for the parentheses that cite the test (the Xid, the driver's word), or nothing.
+Action DiagAction(const Incident& inc, const GpuHealth& g, const std::string& node,
+                  const std::string& target, const Reason& also) {
+  std::vector<ReasonArg> args = {{"gpu", g.pci},
+                                 {"node", node},
+                                 {"test", g.diag_failed},
+                                 {"where", HealthWhere(inc, g.diag_line)}};
+  if (also.parts.empty())
+    return {"drain_and_rma", target, Say(ReasonId::kDiagFailedTest, std::move(args))};
+  args.push_back({"also", also});
+  return {"drain_and_rma", target, Say(ReasonId::kDiagFailedTestAlso, std::move(args))};
 }
 
 // The catalog's first action for the winning code (§1.3 "Immediate", §2.4), or the driver's own
 // recovery action when an Xid 154 states one.
-Action GpuAction(const Incident& inc, const std::vector<std::int32_t>& burst, const XidMeaning& m, const std::string& node,
-                 const std::string& gpu, const std::string& cited, const GpuHealth* health) {
+Action GpuAction(const Incident& inc, const std::vector<std::int32_t>& burst, const XidMeaning& m,
+                 const std::string& node, const std::string& gpu, const Reason& cited,
+                 const GpuHealth* health) {
   const std::string target = node + " GPU " + gpu;
   const std::string driver = RecoveryActionOf(inc, burst);
-  const std::string said = driver.empty() ? "" : " The driver's recovery action (Xid 154) is \"" + driver + "\".";
+  Reason said;
+  if (!driver.empty()) said.Add(ReasonId::kDriverRecoveryAction, {{"action", driver}});
+  std::vector<ReasonArg> args = {{"gpu", gpu},
+                                 {"node", node},
+                                 {"cited", cited},
+                                 {"said", said},
+                                 {"what", std::string(m.what)}};
   if (health != nullptr && health->remap_failed) {
-    return {"drain_and_rma", target,
-            "Row remapping failed on GPU " + gpu + " of " + node + " (" + cited + "; " + HealthWhere(inc, health->memory_line) +
-                ": Remapping Failure Occurred): drain the GPU (exclude it from the allocation) and start the RMA flow; do not resume on it." +
-                said};
+    args.push_back({"health", HealthWhere(inc, health->memory_line)});
+    return {"drain_and_rma", target, Say(ReasonId::kRowRemapFailedHealth, std::move(args))};
   }
   if (health != nullptr && !health->diag_failed.empty()) {
-    return DiagAction(inc, *health, node, target, cited + said);
+    Reason also = cited;
+    also.Add(said);
+    return DiagAction(inc, *health, node, target, also);
   }
-  if (HasCode(inc, burst, 64)) {
-    return {"drain_and_rma", target,
-            "Row remapping failed on GPU " + gpu + " of " + node + " (Xid 64, " + cited +
-                "): drain the GPU (exclude it from the allocation) and start the RMA flow; do not resume on it." + said};
-  }
+  if (HasCode(inc, burst, 64))
+    return {"drain_and_rma", target, Say(ReasonId::kRowRemapFailedXid64, std::move(args))};
   switch (m.failure_class) {
     case v1::FAILURE_CLASS_GPU_FALLEN_OFF_BUS:
-      return {"reboot_node", node,
-              "GPU " + gpu + " of " + node + " fell off the bus (" + cited + "): drain " + node +
-                  " and reboot it (NVIDIA: RESTART_BM), check its PCIe, power and thermal event logs, and RMA the board if it recurs." + said};
+      return {"reboot_node", node, Say(ReasonId::kGpuFellOffBus, std::move(args))};
     case v1::FAILURE_CLASS_GPU_ECC:
       if (m.code == 94 || (!HasCode(inc, burst, 95) && HasCode(inc, burst, 94) && m.code != 48)) {
-        return {"restart_app", target,
-                "GPU " + gpu + " of " + node + " contained a memory error to the job's process (" + cited +
-                    "): the restart clears it; reset the GPU when convenient so its pending row remap takes effect." + said};
+        return {"restart_app", target, Say(ReasonId::kContainedMemoryError, std::move(args))};
       }
-      return {"reset_gpu", target,
-              "Reset GPU " + gpu + " of " + node + " (nvidia-smi -r, or reboot the node) after " + std::string(m.what) + " (" + cited +
-                  "); before it takes work again `nvidia-smi -q` must show Remapped Rows Pending: No, Remapping Failure Occurred: No and a "
-                  "volatile uncorrectable count of 0, else drain it and follow the RMA flow." + said};
+      return {"reset_gpu", target, Say(ReasonId::kResetGpuAfterEcc, std::move(args))};
     case v1::FAILURE_CLASS_GPU_NVLINK:
-      return {"reset_gpu", target,
-              "Reset GPU " + gpu + " of " + node + " (or reboot the node) after " + std::string(m.what) + " (" + cited +
-                  "), then check `nvidia-smi nvlink -e` on it and its NVLink peers; drain it if the link errors recur." + said};
+      return {"reset_gpu", target, Say(ReasonId::kResetGpuAfterNvlink, std::move(args))};
     default:
-      return {"reset_gpu", target,
-              "Reset GPU " + gpu + " of " + node + " after " + std::string(m.what) + " (" + cited +
-                  "); power-cycle the node if the error persists." + said};
+      return {"reset_gpu", target, Say(ReasonId::kResetGpuAfter, std::move(args))};
   }
 }
 
 Action Canary(const std::string& node) {
-  return {"run_canary", node,
-          "Before the full allocation returns, run a canary at production shape that includes " + node +
-              " (the job's nodes and GPUs per node: an NCCL all-reduce test and a few training steps); resume only if it passes."};
+  return {"run_canary", node, Say(ReasonId::kRunCanary, {{"node", node}})};
 }
 
 // What nvidia-smi -q / DCGM say about the GPU's memory, as a sentence and cited lines.
 void AddHealthPhrase(const Incident& inc, const GpuHealth& g, KernelCause* c) {
   if (!g.diag_failed.empty()) {  // the field diagnostic corroborates the verdict
-    c->phrase += " dcgmi diag failed its " + g.diag_failed + " test on the GPU (" + HealthWhere(inc, g.diag_line) + ").";
+    c->phrase.Add(ReasonId::kDiagFailedOnGpu,
+                  {{"test", g.diag_failed}, {"where", HealthWhere(inc, g.diag_line)}});
     c->lines.push_back({static_cast<std::uint32_t>(g.diag_line.file), g.diag_line.span, v1::EVIDENCE_ROLE_CORROBORATING});
   }
   if (!g.MemoryFault() && !g.remap_pending && !g.retire_pending) return;
-  std::string s = " The GPU's health snapshot (" + HealthWhere(inc, g.memory_line) + ") shows";
-  if (g.volatile_uncorrectable > 0) {
-    s += ' ';
-    s += std::to_string(g.volatile_uncorrectable);
-    s += " volatile uncorrectable ECC error(s)";
-  }
-  if (g.remap_failed) s += ", a failed row remapping";
-  if (g.remap_pending) s += ", a row remap pending until the GPU is reset";
-  if (g.retire_pending) s += ", a page retirement pending until the GPU is reset";
-  if (g.last_xid > 0) s += ", DCGM's last Xid " + std::to_string(g.last_xid);
-  if (!g.dcgm.empty()) s += " (" + g.dcgm + ")";
-  c->phrase += s + ".";
+  Reason& s = c->phrase;
+  s.Add(ReasonId::kHealthSnapshotShows, {{"where", HealthWhere(inc, g.memory_line)}});
+  if (g.volatile_uncorrectable > 0)
+    s.Add(ReasonId::kVolatileUncorrectable, {{"count", std::to_string(g.volatile_uncorrectable)}});
+  if (g.remap_failed) s.Add(ReasonId::kFailedRowRemap);
+  if (g.remap_pending) s.Add(ReasonId::kRowRemapPending);
+  if (g.retire_pending) s.Add(ReasonId::kPageRetirementPending);
+  if (g.last_xid > 0) s.Add(ReasonId::kDcgmLastXid, {{"xid", std::to_string(g.last_xid)}});
+  if (!g.dcgm.empty()) s.Add(ReasonId::kCitedInParentheses, {{"where", g.dcgm}});
+  s.Add(ReasonId::kPeriod);
   const bool same = g.memory_line.file == g.diag_line.file && g.memory_line.span.line == g.diag_line.span.line;
   if (g.memory_line.file >= 0 && !same) {
     c->lines.push_back({static_cast<std::uint32_t>(g.memory_line.file), g.memory_line.span, v1::EVIDENCE_ROLE_CORROBORATING});
@@ -224,23 +218,25 @@ std::optional<KernelCause> HealthCause(const Incident& inc, const JobFacts& fact
   c.failure_class = v1::FAILURE_CLASS_GPU_ECC;
   c.owner = v1::OWNER_GPU_HARDWARE;
   c.gpu = g->pci;
-  c.phrase = "No kernel log shows an Xid for it, but GPU " + g->pci + " of " + name + " (" +
-             (how.empty() ? "the node's only GPU with a memory fault" : "local rank " + std::to_string(r.local_rank) + "'s GPU by " + how) +
-             ") had an uncorrectable memory error: the GPU failed under the rank.";
+  const Reason mapped = how.empty()
+                            ? Say(ReasonId::kOnlyGpuWithMemoryFault)
+                            : Say(ReasonId::kLocalRanksGpuBy,
+                                  {{"local_rank", std::to_string(r.local_rank)}, {"how", how}});
+  c.phrase =
+      Say(ReasonId::kMemoryErrorWithoutXid, {{"gpu", g->pci}, {"node", name}, {"mapped", mapped}});
   AddHealthPhrase(inc, *g, &c);
   const std::string cited = HealthWhere(inc, g->memory_line);
   const std::string target = name + " GPU " + g->pci;
   if (!g->diag_failed.empty()) {
-    c.recovery.push_back(DiagAction(inc, *g, name, target, ""));
+    c.recovery.push_back(DiagAction(inc, *g, name, target, Reason()));
   } else if (g->remap_failed) {
-    c.recovery.push_back({"drain_and_rma", target,
-                          "Row remapping failed on GPU " + g->pci + " of " + name + " (" + cited +
-                              "): drain the GPU (exclude it from the allocation) and start the RMA flow; do not resume on it."});
+    c.recovery.push_back(
+        {"drain_and_rma", target,
+         Say(ReasonId::kRowRemapFailed, {{"gpu", g->pci}, {"node", name}, {"cited", cited}})});
   } else {
     c.recovery.push_back({"reset_gpu", target,
-                          "Reset GPU " + g->pci + " of " + name + " (nvidia-smi -r, or reboot the node) after its uncorrectable memory error (" + cited +
-                              "); before it takes work again `nvidia-smi -q` must show Remapped Rows Pending: No, Remapping Failure Occurred: No "
-                              "and a volatile uncorrectable count of 0, else drain it and follow the RMA flow."});
+                          Say(ReasonId::kResetGpuAfterMemoryError,
+                              {{"gpu", g->pci}, {"node", name}, {"cited", cited}})});
   }
   c.recovery.push_back(Canary(name));
   return c;
@@ -289,9 +285,13 @@ std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, 
   const Event& e = inc.events[best];
   const RankFacts& r = facts.ranks[rank];
   const std::string name = NodeName(inc, node);
-  const std::string code = e.kind == Kind::kFallenOffBus ? "fallen off the bus" : "Xid " + std::to_string(best_m->code);
-  const std::string mapped = how.empty() ? "the only GPU of " + name + " with an initiating Xid (no busId line or nvidia-smi table maps its GPU)"
-                                         : "local rank " + std::to_string(r.local_rank) + "'s GPU by " + how;
+  const Reason code = e.kind == Kind::kFallenOffBus
+                          ? Say(ReasonId::kFallenOffBus)
+                          : Say(ReasonId::kXidCode, {{"code", std::to_string(best_m->code)}});
+  const Reason mapped = how.empty()
+                            ? Say(ReasonId::kOnlyGpuWithXid, {{"node", name}})
+                            : Say(ReasonId::kLocalRanksGpuBy,
+                                  {{"local_rank", std::to_string(r.local_rank)}, {"how", how}});
   const GpuHealth* g = health.ByPci(best_pci);
   KernelCause c;
   c.failure_class = best_m->failure_class;
@@ -301,15 +301,25 @@ std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, 
   for (std::int32_t i : burst) {
     if (i != best && c.related.size() < 2) c.related.push_back(i);
   }
-  c.phrase = "The kernel log of " + name + " shows " + code + " (" + std::string(best_m->what) + ") on GPU " + best_pci + ", " + mapped +
-             ", at " + ClockTime(clocks.Aligned(e)) + (burst.size() > 1 ? ", in a burst of " + std::to_string(burst.size()) + " Xid lines" : "") +
-             (window.whole_job ? " during the job (the rank's failure lines carry no time, so the job's span from " +
-                                     ClockTime(window.lo + kSkewWindow) + " to " + ClockTime(window.hi - kXidAfter) + " bounds it)"
-                               : "") +
-             (best_m->application ? ": the application's fault, reported by the driver." : ": the GPU failed under the rank.");
+  c.phrase = Say(ReasonId::kKernelLogShowsXid, {{"node", name},
+                                                {"code", code},
+                                                {"what", std::string(best_m->what)},
+                                                {"gpu", best_pci},
+                                                {"mapped", mapped},
+                                                {"time", ClockTime(clocks.Aligned(e))}});
+  if (burst.size() > 1)
+    c.phrase.Add(ReasonId::kXidBurst, {{"count", std::to_string(burst.size())}});
+  if (window.whole_job) {
+    c.phrase.Add(ReasonId::kDuringTheJob, {{"from", ClockTime(window.lo + kSkewWindow)},
+                                           {"to", ClockTime(window.hi - kXidAfter)}});
+  }
+  c.phrase.Add(best_m->application ? ReasonId::kApplicationFaultByDriver
+                                   : ReasonId::kGpuFailedUnderRank);
   if (g != nullptr && !best_m->application) AddHealthPhrase(inc, *g, &c);
   if (!best_m->application) {
-    c.recovery.push_back(GpuAction(inc, burst, *best_m, name, best_pci, code + " at " + Where(inc, e), g));
+    c.recovery.push_back(
+        GpuAction(inc, burst, *best_m, name, best_pci,
+                  Say(ReasonId::kCodeAt, {{"code", code}, {"where", Where(inc, e)}}), g));
     c.recovery.push_back(Canary(name));
   }
   return c;

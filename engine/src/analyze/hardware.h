@@ -38,7 +38,7 @@ struct KernelCause {
   std::vector<std::int32_t> related;   // other lines of the same burst worth citing
   std::vector<LineCitation> lines;     // nvidia-smi -q / DCGM lines (no event stands for them)
   std::string gpu;                     // the GPU it names (`dddd:bb:dd`)
-  std::string phrase;                  // a sentence for the diagnosis' reason
+  Reason phrase;                       // a sentence for the diagnosis' reason
   std::vector<Action> recovery;        // before the generic restart
 
   bool application() const { return owner == v1::OWNER_APPLICATION; }

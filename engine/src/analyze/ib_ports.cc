@@ -253,33 +253,37 @@ std::vector<ErringPort> FindErringPorts(const Incident& inc, const std::vector<s
 void DiagnoseSlowPort(const Incident& inc, const JobFacts& facts, const SlowPort& p, Finding* f) {
   const std::string node = NodeName(inc, p.node);
   const std::string port = "mlx5_" + std::to_string(p.device);
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = p.rank;
-  f->node = p.node;
-  f->local_rank = p.device;
-  f->failure_class = v1::FAILURE_CLASS_STRAGGLER;
-  f->owner = v1::OWNER_NETWORK;
-  f->confidence = p.half_rate ? 0.9 : 0.8;
+  Commit({.rank = p.rank,
+          .node = p.node,
+          .local_rank = p.device,
+          .failure_class = v1::FAILURE_CLASS_STRAGGLER,
+          .owner = v1::OWNER_NETWORK,
+          .confidence = p.half_rate ? 0.9 : 0.8},
+         f);
   f->candidates.clear();
   f->candidates.push_back({p.rank, p.node, 1.0});
   f->lines.push_back({p.file, p.line, v1::EVIDENCE_ROLE_INITIATING});
-  std::string signs;
-  if (p.half_rate) signs += "it runs below the job's usual rate";
-  if (p.wait_ratio >= 10) signs += std::string(signs.empty() ? "" : ", ") + "its PortXmitWait is " + Ratio(p.wait_ratio) + " the median port's";
-  if (p.symbol_error > 0) signs += ", " + std::to_string(p.symbol_error) + " symbol errors";
-  if (p.link_downed > 0) signs += ", the link went down " + std::to_string(p.link_downed) + " time(s)";
-  const std::string who = p.rank >= 0 ? "rank " + std::to_string(p.rank) + " (GPU " + std::to_string(p.device) + " on " + node + ")"
-                                      : "GPU " + std::to_string(p.device) + " on " + node;
-  f->reason = "A slow NIC: of " + std::to_string(p.ports) + " IB ports, " + port + " on " + node + " (the port of " + who +
-              ") stands out: " + signs + ". Its inter-node transfers slow every collective it is in, so every rank's step "
-              "timers grow alike and name no rank; the port's counters do." +
-              (p.by_allocation ? " (No line ties srun's tasks to hosts: the rank is the node's task for that GPU in slurmctld's "
-                                 "allocation order under srun's block distribution.)"
-                               : "");
+  const std::vector<ReasonArg> where = {{"ports", std::to_string(p.ports)},
+                                        {"port", port},
+                                        {"node", node},
+                                        {"rank", std::to_string(p.rank)},
+                                        {"gpu", std::to_string(p.device)}};
+  f->reason = Say(p.rank >= 0 ? ReasonId::kSlowNicOfRank : ReasonId::kSlowNicOfGpu, where);
+  // What sets the port apart: the first sign opens the list, the others follow it after a comma.
+  if (p.half_rate) f->reason.Add(ReasonId::kBelowUsualRate);
+  if (p.wait_ratio >= 10) {
+    if (p.half_rate) f->reason.Add(ReasonId::kListComma);
+    f->reason.Add(ReasonId::kXmitWaitRatio, {{"ratio", Ratio(p.wait_ratio)}});
+  }
+  if (p.symbol_error > 0)
+    f->reason.Add(ReasonId::kSymbolErrorsAfter, {{"count", std::to_string(p.symbol_error)}});
+  if (p.link_downed > 0)
+    f->reason.Add(ReasonId::kLinkDownedAfter, {{"count", std::to_string(p.link_downed)}});
+  f->reason.Add(ReasonId::kSlowNicSlowsCollectives);
+  if (p.by_allocation) f->reason.Add(ReasonId::kRankByAllocationOrder);
   f->cascade = SummarizeCascade(inc, facts, p.rank >= 0 ? std::vector<std::int32_t>{p.rank} : std::vector<std::int32_t>{}, p.node);
-  f->recovery.push_back({"inspect_nic", node,
-                         "Check " + port + " on " + node + " (ibstat: rate and state; its symbol errors and link flaps point at the cable, "
-                             "transceiver or switch port), reseat or replace it, or exclude " + node + " before restarting."});
+  f->recovery.push_back(
+      {"inspect_nic", node, Say(ReasonId::kCheckSlowPort, {{"port", port}, {"node", node}})});
 }
 
 }  // namespace denpex::engine

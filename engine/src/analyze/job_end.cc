@@ -14,11 +14,15 @@
 namespace denpex::engine {
 namespace {
 
-std::string ClassPhrase(v1::FailureClass c) {
+// What the scheduler did: "ended the job at its time limit", ...
+ReasonId ClassPhrase(v1::FailureClass c) {
   switch (c) {
-    case v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT: return "ended the job at its time limit";
-    case v1::FAILURE_CLASS_SCHEDULER_PREEMPTION: return "preempted the job";
-    default: return "cancelled the job";
+    case v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT:
+      return ReasonId::kEndedAtTimeLimit;
+    case v1::FAILURE_CLASS_SCHEDULER_PREEMPTION:
+      return ReasonId::kPreempted;
+    default:
+      return ReasonId::kCancelled;
   }
 }
 
@@ -137,29 +141,28 @@ bool SchedulerFailedNode(const Incident& inc, const JobFacts& facts, Finding* f)
   // A wave before the loss (or one with no time to order it by) says something else failed first.
   if (facts.HasWave() && (!facts.wave_start || *facts.wave_start < ended - kSkewWindow)) return false;
   const std::string name = NodeName(inc, node);
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = -1;
-  f->local_rank = -1;
-  f->node = node;
-  f->failure_class = v1::FAILURE_CLASS_SCHEDULER_NODE_FAILURE;
-  f->owner = v1::OWNER_SCHEDULER;
-  f->confidence = n.responding >= 0 ? 0.9 : 0.8;
+  Commit({.node = node,
+          .failure_class = v1::FAILURE_CLASS_SCHEDULER_NODE_FAILURE,
+          .owner = v1::OWNER_SCHEDULER,
+          .confidence = n.responding >= 0 ? 0.9 : 0.8},
+         f);
   f->time = silent.time;
   f->evidence.push_back({n.down >= 0 ? n.down : n.not_responding, v1::EVIDENCE_ROLE_INITIATING});
   if (n.job_ended >= 0) f->evidence.push_back({n.job_ended, v1::EVIDENCE_ROLE_CORROBORATING});
   f->evidence.push_back({progress, v1::EVIDENCE_ROLE_CORROBORATING});
   if (n.responding >= 0) f->evidence.push_back({n.responding, v1::EVIDENCE_ROLE_CORROBORATING});
   f->cascade = SummarizeCascade(inc, facts, {}, -1);
-  f->reason = "Slurm declared " + name + " failed and ended the job, but the node was not lost: slurmctld found it not responding (" +
-              Where(inc, silent) + " at " + ClockTime(silent.time) + ") while the job kept training until " + ClockTime(last.time) +
-              " (" + Where(inc, last) + "), and no rank failed on its own" +
-              (n.responding >= 0 ? "; its slurmd answered again later (" + Where(inc, inc.events[n.responding]) + ")" : "") +
-              ". The node's slurmd or the controller's path to it failed, not the host; " +
-              std::to_string(f->cascade.secondary_ranks.size()) + " ranks were ended by the scheduler.";
-  f->recovery.push_back({"resume_node", name,
-                         "`scontrol show node " + name + "` shows it DOWN (Reason=Not responding): check slurmd and munge on " + name +
-                             " and the controller's network path to it, then return it with `scontrol update NodeName=" + name +
-                             " State=RESUME` (or leave it out of the restart); the host and its GPUs need no repair."});
+  f->reason = Say(ReasonId::kSlurmFailedLiveNode, {{"node", name},
+                                                   {"silent", Where(inc, silent)},
+                                                   {"silent_time", ClockTime(silent.time)},
+                                                   {"last_time", ClockTime(last.time)},
+                                                   {"last", Where(inc, last)}});
+  if (n.responding >= 0)
+    f->reason.Add(ReasonId::kSlurmdAnsweredAgain,
+                  {{"where", Where(inc, inc.events[n.responding])}});
+  f->reason.Add(ReasonId::kSlurmdNotHostFailed,
+                {{"ended", std::to_string(f->cascade.secondary_ranks.size())}});
+  f->recovery.push_back({"resume_node", name, Say(ReasonId::kResumeNode, {{"node", name}})});
   return true;
 }
 
@@ -168,17 +171,16 @@ void NoteRequeue(const Incident& inc, const JobFacts& facts, Finding* f) {
   const std::int32_t word = facts.requeue >= 0 ? facts.requeue : facts.next_run;
   const bool cited = std::any_of(f->evidence.begin(), f->evidence.end(), [&](const Citation& c) { return c.event == word; });
   if (!cited) f->evidence.push_back({word, v1::EVIDENCE_ROLE_CONTEXT});
-  f->reason += " Slurm requeued the job (" + Where(inc, inc.events[word]) + ")";
+  f->reason.Add(ReasonId::kRequeued, {{"where", Where(inc, inc.events[word])}});
   if (facts.next_run >= 0) {
-    f->reason += " and its next run (SLURM_RESTART_COUNT=" + std::to_string(facts.restart_count) + ") started in the same output (" +
-                 Where(inc, inc.events[facts.next_run]) + ")";
+    f->reason.Add(ReasonId::kRequeuedNextRun, {{"count", std::to_string(facts.restart_count)},
+                                               {"where", Where(inc, inc.events[facts.next_run])}});
   }
-  f->reason += "; this diagnosis is of the run that failed.";
+  f->reason.Add(ReasonId::kDiagnosisOfFailedRun);
   for (Action& p : f->recovery) {
     if (p.action != "restart_job") continue;
     p.action = "verify_requeued_run";
-    p.text = "Slurm restarted the job by itself (--requeue): confirm the requeued run resumed from the newest checkpoint that verifies, "
-             "runs without the failed node, and makes progress; no manual restart is needed.";
+    p.text = Say(ReasonId::kVerifyRequeuedRun);
   }
 }
 
@@ -188,10 +190,8 @@ bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   const bool timed = end.clock != Clock::kNone;
   if (!FailuresFollow(inc, facts, f)) return false;
   if (facts.HasWave() && (!timed || !facts.wave_start || *facts.wave_start < end.time - kSkewWindow)) return false;
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->failure_class = facts.scheduler_class;
-  f->owner = v1::OWNER_SCHEDULER;
-  f->confidence = 0.9;
+  Commit({.failure_class = facts.scheduler_class, .owner = v1::OWNER_SCHEDULER, .confidence = 0.9},
+         f);
   if (timed) f->time = end.time;
   f->evidence.push_back({facts.scheduler_end, v1::EVIDENCE_ROLE_INITIATING});
   if (const std::int32_t stepd = FirstStepdCancel(inc); stepd >= 0 && stepd != facts.scheduler_end) {
@@ -201,26 +201,29 @@ bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
     f->evidence.push_back({facts.requeue, v1::EVIDENCE_ROLE_CORROBORATING});  // slurmctld's `Requeuing JobId=`
   }
   f->cascade = SummarizeCascade(inc, facts, {}, -1);
-  const std::string phrase = facts.scheduler_requeued ? "ended the run by requeuing the job" : ClassPhrase(facts.scheduler_class);
-  f->reason = "The scheduler " + phrase + " (" + Where(inc, end) + (timed ? " at " + ClockTime(end.time) : "") +
-              ") before any rank failed; " + std::to_string(f->cascade.secondary_ranks.size()) + " ranks were ended by it.";
+  f->reason = Say(ReasonId::kTheScheduler);
+  f->reason.Add(facts.scheduler_requeued ? ReasonId::kEndedByRequeue
+                                         : ClassPhrase(facts.scheduler_class));
+  const std::string ended = std::to_string(f->cascade.secondary_ranks.size());
+  if (timed) {
+    f->reason.Add(ReasonId::kBeforeAnyRankFailedAt,
+                  {{"where", Where(inc, end)}, {"time", ClockTime(end.time)}, {"ended", ended}});
+  } else {
+    f->reason.Add(ReasonId::kBeforeAnyRankFailed, {{"where", Where(inc, end)}, {"ended", ended}});
+  }
   if (facts.scheduler_requeued && facts.scheduler_class == v1::FAILURE_CLASS_SCHEDULER_CANCEL) {
-    f->reason += " No node failure is reported: the requeue was an `scontrol requeue` (an administrator's or the "
-                 "user's), not Slurm's answer to a failed node; the job waits to run again.";
+    f->reason.Add(ReasonId::kRequeuedByScontrol);
   } else if (facts.scheduler_requeued) {
-    f->reason += " No node failure is reported, and without slurmctld.log the banner does not tell an `scontrol requeue` "
-                 "from a preemption under PreemptMode=REQUEUE: the class is left open; the job waits to run again.";
+    f->reason.Add(ReasonId::kRequeueClassOpen);
   }
   if (facts.scheduler_requeued) {
-    f->recovery.push_back({"verify_requeued_run", "",
-                           "Slurm requeued the job: confirm its next run resumes from the newest checkpoint that verifies and makes "
-                           "progress; nothing in the ranks failed, so no code or hardware needs fixing first."});
+    f->recovery.push_back({"verify_requeued_run", "", Say(ReasonId::kVerifyRequeuedJob)});
     return true;
   }
   f->recovery.push_back({"adjust_allocation", "",
-                         facts.scheduler_class == v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT
-                             ? "Resubmit with a longer time limit, or checkpoint more often than the time left after the last checkpoint."
-                             : "Resubmit the job; nothing in the ranks failed, so no code or hardware needs fixing first."});
+                         Say(facts.scheduler_class == v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT
+                                 ? ReasonId::kResubmitLongerLimit
+                                 : ReasonId::kResubmit)});
   return true;
 }
 
@@ -287,13 +290,11 @@ void DiagnoseKilledAgentTask(const Incident& inc, const JobFacts& facts, std::in
   const auto& note = std::get<SlurmNote>(line.detail);
   const std::int32_t node = NodeOfHost(inc, inc.str(note.node));
   const std::string name = NodeName(inc, node);
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = -1;
-  f->local_rank = -1;
-  f->node = node;
-  f->failure_class = v1::FAILURE_CLASS_NODE_LOSS;
-  f->owner = v1::OWNER_HOST;
-  f->confidence = 0.7;
+  Commit({.node = node,
+          .failure_class = v1::FAILURE_CLASS_NODE_LOSS,
+          .owner = v1::OWNER_HOST,
+          .confidence = 0.7},
+         f);
   f->evidence.push_back({task_line, v1::EVIDENCE_ROLE_INITIATING});
   std::int32_t victims = 0;
   for (const RankFacts& r : facts.ranks) {
@@ -302,26 +303,21 @@ void DiagnoseKilledAgentTask(const Incident& inc, const JobFacts& facts, std::in
     if (victims++ == 0) f->evidence.push_back({first, v1::EVIDENCE_ROLE_CORROBORATING});
   }
   f->cascade = SummarizeCascade(inc, facts, {}, -1);
-  f->reason = "The torchrun agent of srun task " + std::string(inc.str(note.tasks)) + " on " + name +
-              " was killed by SIGKILL with its workers (" + Where(inc, line) +
-              "): it reported no failure of its own, no worker raised or was killed alone, and " + std::to_string(victims) +
-              " ranks lost their peer and failed as a consequence. An agent killed whole is the loss of its node (power, kernel, "
-              "the OOM killer, an operator's kill of the whole process tree).";
-  f->recovery.push_back({"inspect_host_logs", name,
-                         "Check " + name + " for what killed srun's task (the kernel log for the OOM killer or a panic, the node's "
-                             "power and BMC event log, an operator's kill) before returning it to service; restart the job without it if "
-                             "it was lost."});
+  f->reason = Say(ReasonId::kKilledAgentTask, {{"task", std::string(inc.str(note.tasks))},
+                                               {"node", name},
+                                               {"where", Where(inc, line)},
+                                               {"victims", std::to_string(victims)}});
+  f->recovery.push_back(
+      {"inspect_host_logs", name, Say(ReasonId::kCheckKilledTask, {{"node", name}})});
 }
 
 void DiagnoseLostAgent(const Incident& inc, const JobFacts& facts, std::int32_t node, Finding* f) {
   const std::string name = NodeName(inc, node);
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = -1;
-  f->local_rank = -1;
-  f->node = node;
-  f->failure_class = v1::FAILURE_CLASS_NODE_LOSS;
-  f->owner = v1::OWNER_UNKNOWN;
-  f->confidence = 0.7;
+  Commit({.node = node,
+          .failure_class = v1::FAILURE_CLASS_NODE_LOSS,
+          .owner = v1::OWNER_UNKNOWN,
+          .confidence = 0.7},
+         f);
   std::int32_t barrier = -1;
   for (const NodeFacts& n : facts.nodes) {
     if (n.exit_barrier >= 0 && (barrier < 0 || n.exit_barrier < barrier)) barrier = n.exit_barrier;
@@ -334,20 +330,20 @@ void DiagnoseLostAgent(const Incident& inc, const JobFacts& facts, std::int32_t 
     }
   }
   f->cascade = SummarizeCascade(inc, facts, {}, node);
-  f->reason = "The torchrun agent of " + name + " was lost: no rank failed, the agent of " +
-              NodeName(inc, inc.events[barrier].node) + " timed out in the exit barrier waiting for it (" +
-              Where(inc, inc.events[barrier]) + "), and " + name + "'s agent log stops with no word after its start.";
-  f->recovery.push_back({"inspect_host_logs", name,
-                         "Check " + name + " for what ended its torchrun agent (the kernel log for the OOM killer, the "
-                             "scheduler's or an operator's kill) and for orphaned workers still running there before restarting."});
+  f->reason = Say(ReasonId::kLostAgent, {{"node", name},
+                                         {"waiter", NodeName(inc, inc.events[barrier].node)},
+                                         {"barrier", Where(inc, inc.events[barrier])}});
+  f->recovery.push_back(
+      {"inspect_host_logs", name, Say(ReasonId::kCheckLostAgent, {{"node", name}})});
 }
 
 namespace {
 
 // Who said the node failed: the scheduler, or a bare-metal launcher (mpirun's lost daemon,
 // pdsh's and ssh's lost session).
-std::string LostWord(const Event& word) {
-  return word.family == Family::kBareMetal ? "its launcher lost its session to the node" : "Slurm reports the node failed";
+ReasonId LostWord(const Event& word) {
+  return word.family == Family::kBareMetal ? ReasonId::kLauncherLostNode
+                                           : ReasonId::kSlurmReportsNodeFailed;
 }
 
 }  // namespace
@@ -355,13 +351,11 @@ std::string LostWord(const Event& word) {
 void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t node, Finding* f) {
   const NodeFacts& n = facts.nodes[node];
   const std::string name = NodeName(inc, node);
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = -1;
-  f->local_rank = -1;
-  f->node = node;
-  f->failure_class = v1::FAILURE_CLASS_NODE_LOSS;
-  f->owner = v1::OWNER_HOST;
-  f->confidence = n.lost >= 0 ? 0.9 : 0.8;
+  Commit({.node = node,
+          .failure_class = v1::FAILURE_CLASS_NODE_LOSS,
+          .owner = v1::OWNER_HOST,
+          .confidence = n.lost >= 0 ? 0.9 : 0.8},
+         f);
   f->evidence.clear();
   f->lines.clear();
   const std::int32_t word = n.down >= 0 ? n.down : n.lost;  // the controller's DOWN, else any Slurm word
@@ -381,15 +375,19 @@ void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t n
     }
   }
   f->cascade = SummarizeCascade(inc, facts, n.ranks, node);
-  const std::string ranks = n.ranks.empty() ? "its ranks" : "all " + std::to_string(n.ranks.size()) + " of its ranks";
-  f->reason = "Node " + name + " was lost: " + ranks + " went silent together with no error and no exit of their own, and " +
-              (word >= 0 ? LostWord(inc.events[word]) + " (" + Where(inc, inc.events[word]) + ")"
-                           : "its torchrun agent log stops without a failure report while other nodes' agents reported") +
-              ".";
+  if (n.ranks.empty()) {
+    f->reason = Say(ReasonId::kNodeLostItsRanks, {{"node", name}});
+  } else {
+    f->reason = Say(ReasonId::kNodeLostAllRanks,
+                    {{"node", name}, {"ranks", std::to_string(n.ranks.size())}});
+  }
+  if (word >= 0) {
+    f->reason.Add(LostWord(inc.events[word]), {{"where", Where(inc, inc.events[word])}});
+  } else {
+    f->reason.Add(ReasonId::kAgentLogStops);
+  }
   f->recovery.clear();
-  f->recovery.push_back({"drain_node", name,
-                         "Drain " + name + " and check its power, kernel log (panic, hardware errors) and BMC event log before "
-                             "returning it to service; restart the job without it."});
+  f->recovery.push_back({"drain_node", name, Say(ReasonId::kDrainNode, {{"node", name}})});
 }
 
 namespace {
@@ -430,11 +428,11 @@ bool JobWideError(const Incident& inc, const JobFacts& facts, Finding* f) {
   const auto n = static_cast<std::int32_t>(errors.size());
   if (n < 2 || n < kJobWideShare * logged) return false;
   const Event& first = inc.events[errors.front()];
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION;
-  f->owner = v1::OWNER_APPLICATION;
+  Commit({.failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION,
+          .owner = v1::OWNER_APPLICATION,
+          .confidence = 0.95 * n / logged},
+         f);
   ClassOfOwnError(inc, first, &f->failure_class, &f->owner);
-  f->confidence = 0.95 * n / logged;
   for (std::int32_t i : errors) {  // when it failed: the earliest of them
     const Event& e = inc.events[i];
     if (e.clock != Clock::kNone && (!f->time || e.time < *f->time)) f->time = e.time;
@@ -450,18 +448,17 @@ bool JobWideError(const Incident& inc, const JobFacts& facts, Finding* f) {
                                .timed = f->time.has_value()});
   const auto& err = std::get<PythonError>(first.detail);
   const bool load = f->failure_class == v1::FAILURE_CLASS_CHECKPOINT_LOAD;
-  f->reason = std::to_string(n) + " of the " + std::to_string(logged) + " ranks with a log raised the same " +
-              std::string(inc.str(err.type)) + " (" + Where(inc, first) + ")" +
-              (load ? " loading the checkpoint the job resumes from" : "") +
-              ", and no NCCL watchdog timeout followed: the job failed as a whole, no rank because of another.";
+  f->reason = Say(ReasonId::kJobWideError, {{"raised", std::to_string(n)},
+                                            {"logged", std::to_string(logged)},
+                                            {"error", std::string(inc.str(err.type))},
+                                            {"where", Where(inc, first)}});
+  if (load) f->reason.Add(ReasonId::kLoadingCheckpoint);
+  f->reason.Add(ReasonId::kFailedAsWhole);
   f->recovery.push_back(
       load ? Action{"fix_checkpoint_config", "",
-                    "Every rank failed to load the checkpoint (" + Where(inc, first) +
-                        "): resume with the world size and model shape that wrote it, convert it (DeepSpeed's universal "
-                        "checkpoint, DCP resharding), or point the job at a complete checkpoint before restarting."}
+                    Say(ReasonId::kFixCheckpointConfig, {{"where", Where(inc, first)}})}
            : Action{"fix_application", "",
-                    "Every rank raised the same exception (" + Where(inc, first) +
-                        "): fix the code or configuration it names before restarting; no rank or node needs action of its own."});
+                    Say(ReasonId::kFixSameException, {{"where", Where(inc, first)}})});
   return true;
 }
 

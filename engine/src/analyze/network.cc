@@ -244,37 +244,45 @@ void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const Netw
   const std::int32_t local = n.rank < static_cast<std::int32_t>(facts.ranks.size()) ? facts.ranks[n.rank].local_rank
                                                                                     : inc.events[n.first_event].local_rank;
   const Event& first = inc.events[n.first_event];
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = n.rank;
-  f->node = n.node;
-  f->local_rank = local >= 0 ? local : std::get<NcclWarn>(first.detail).cuda_dev;
-  f->failure_class = v1::FAILURE_CLASS_NETWORK;
-  f->owner = v1::OWNER_NETWORK;
-  f->confidence = (1 - n.runner_up / n.score) * 0.95;
+  Commit({.rank = n.rank,
+          .node = n.node,
+          .local_rank = local >= 0 ? local : std::get<NcclWarn>(first.detail).cuda_dev,
+          .failure_class = v1::FAILURE_CLASS_NETWORK,
+          .owner = v1::OWNER_NETWORK,
+          .confidence = (1 - n.runner_up / n.score) * 0.95},
+         f);
   if (first.clock != Clock::kNone && !first.time_borrowed) f->time = first.time;
   f->candidates.push_back({n.rank, n.node, n.score});
-  const std::string nic = f->local_rank >= 0 ? "the NIC of GPU " + std::to_string(f->local_rank) + " on " + node : "the NIC of rank " + std::to_string(n.rank);
+  const std::string rank = std::to_string(n.rank);
+  const Reason nic =
+      f->local_rank >= 0
+          ? Say(ReasonId::kNicOfGpu, {{"gpu", std::to_string(f->local_rank)}, {"node", node}})
+          : Say(ReasonId::kNicOfRank, {{"rank", rank}});
   f->evidence.push_back({n.first_event, v1::EVIDENCE_ROLE_INITIATING});
   for (std::size_t i = 0; i < n.named_by.size() && i < 3; ++i) f->evidence.push_back({n.named_by[i], v1::EVIDENCE_ROLE_CORROBORATING});
   f->cascade = SummarizeCascade(inc, facts, {n.rank}, n.node);
+  const std::string named = std::to_string(n.named_by.size());
   if (n.socket) {
-    f->reason = "Rank " + std::to_string(n.rank) + " (" + node + ", NCCL's socket transport) had its sockets to " +
-                std::to_string(n.row) + " peer(s) on other nodes reset (`Connection reset by peer`)" +
-                std::string(n.named_by.empty() ? "" : ", and " + std::to_string(n.named_by.size()) + " ranks on other nodes saw their connection to " + node + " closed") +
-                ": the bad row and column of the socket error matrix point at the network link of rank " + std::to_string(n.rank) + " on " + node +
-                "; the closed connections and NCCL errors elsewhere are consequences.";
-    f->recovery.push_back({"inspect_nic", node,
-                           "Check the network link of " + node + " (ip -s link and ethtool -S: carrier changes, NIC resets, drops; the cable and switch port) and exclude " +
-                               node + " until it holds a link under load: rank " + std::to_string(n.rank) + "'s sockets were reset."});
+    const Reason closed = n.named_by.empty() ? Reason()
+                                             : Say(ReasonId::kOthersSawConnectionClosed,
+                                                   {{"count", named}, {"node", node}});
+    f->reason =
+        Say(ReasonId::kSocketsReset,
+            {{"rank", rank}, {"node", node}, {"peers", std::to_string(n.row)}, {"closed", closed}});
+    f->recovery.push_back(
+        {"inspect_nic", node, Say(ReasonId::kCheckNetworkLink, {{"node", node}, {"rank", rank}})});
     return;
   }
-  f->reason = "Rank " + std::to_string(n.rank) + " (" + node + ") reported failed IB completions (retry exceeded, status 12" +
-              std::string(n.named_by.empty() ? "" : ", and " + std::to_string(n.named_by.size()) + " ranks on other nodes reported status 12 naming " + node) +
-              "): the bad row and column of the IB error matrix of " + std::to_string(n.reporters) +
-              " reporting ranks point at " + nic + "; the flushed work (status 5) and NCCL errors elsewhere are consequences.";
+  const Reason others = n.named_by.empty()
+                            ? Reason()
+                            : Say(ReasonId::kOthersNamedNode, {{"count", named}, {"node", node}});
+  f->reason = Say(ReasonId::kIbCompletionsFailed, {{"rank", rank},
+                                                   {"node", node},
+                                                   {"others", others},
+                                                   {"reporters", std::to_string(n.reporters)},
+                                                   {"nic", nic}});
   f->recovery.push_back({"inspect_nic", node,
-                         "Check " + nic + " (ibstat: port state and rate; link flaps, symbol errors, the cable and switch port) and exclude " + node +
-                             " until it passes ib_write_bw: rank " + std::to_string(n.rank) + "'s IB work stopped completing."});
+                         Say(ReasonId::kCheckNic, {{"nic", nic}, {"node", node}, {"rank", rank}})});
 }
 
 namespace {
@@ -498,25 +506,29 @@ std::string Seconds(TimeNs t) {
 namespace {
 
 // Which end failed first, and why (a sentence; empty-handed when nothing tells).
-std::string LinkOrder(const Incident& inc, const LinkFault& l, const std::string& end_a, const std::string& end_b) {
+Reason LinkOrder(const Incident& inc, const LinkFault& l, const std::string& end_a,
+                 const std::string& end_b) {
   switch (l.by) {
     case LinkFault::By::kOneEnd:
-      return " The end that failed first is " + end_a + ": only its connection was reset; " + end_b +
-             " saw it closed only once rank " + std::to_string(l.link.a.rank) + " had aborted, as its other peers did.";
+      return Say(ReasonId::kFirstByOneEnd,
+                 {{"a", end_a}, {"b", end_b}, {"rank", std::to_string(l.link.a.rank)}});
     case LinkFault::By::kCounters:
-      return " The end that failed first is " + end_a + ": of the two ports only mlx5_" + std::to_string(l.port->device) + " on " +
-             NodeName(inc, l.link.a.node) + " shows link errors (" + std::to_string(l.port->symbol_error) + " symbol errors, link downed " +
-             std::to_string(l.port->link_downed) + " time(s)).";
+      return Say(ReasonId::kFirstByCounters,
+                 {{"a", end_a},
+                  {"device", std::to_string(l.port->device)},
+                  {"node", NodeName(inc, l.link.a.node)},
+                  {"symbol_errors", std::to_string(l.port->symbol_error)},
+                  {"link_downed", std::to_string(l.port->link_downed)}});
     case LinkFault::By::kTime:
-      return " The end that failed first is " + end_a + ": its " +
-             (l.by_watchdog ? "watchdog caught the NCCL error " : l.socket ? "reset WARN came " : "retry-exceeded WARN came ") + Seconds(l.lead) +
-             " before the other end's (clocks aligned across nodes" + (l.by_watchdog ? "; the WARNs carry no time" : "") + ").";
+      return Say(l.by_watchdog ? ReasonId::kFirstByWatchdogTime
+                 : l.socket    ? ReasonId::kFirstByResetTime
+                               : ReasonId::kFirstByRetryTime,
+                 {{"a", end_a}, {"lead", Seconds(l.lead)}});
     case LinkFault::By::kSeenFromOneEnd:
-      return " Nothing tells which end failed first: the lines of one end alone report the link, and a failed NIC at either "
-             "end or a bad cable between them looks the same from one end; the link is named, no rank.";
+      return Say(ReasonId::kFirstUnknownOneEnd);
     case LinkFault::By::kNone:
-      return " Nothing tells which end failed first (both reported within " + Seconds(kLinkLead) +
-             (l.socket ? "): the pair is named, no rank." : " and no port counters single one out): the pair is named, no rank.");
+      return Say(l.socket ? ReasonId::kFirstUnknownSocket : ReasonId::kFirstUnknownIb,
+                 {{"within", Seconds(kLinkLead)}});
   }
   return {};
 }
@@ -539,53 +551,43 @@ std::string FarEnd(const Incident& inc, const LinkFault& l) {
 // The reason and the recovery of a bad IB link of which only one end reported.
 void IbOneEndStory(const Incident& inc, const LinkFault& l, const std::string& end_a, Finding* f) {
   const std::string far = FarEnd(inc, l);
-  f->reason = "One bad IB link, seen from one end: " + end_a + " reported retry exceeded (status 12) against " + far +
-              " and against no one else, and no other rank reported status 12: one cell of the IB error matrix, whose other end's "
-              "row and column are not in the incident. The link between " + NodeName(inc, l.link.a.node) + " and " +
-              l.far_address + " stopped carrying traffic; the flushed work (status 5) and the other ranks' NCCL errors and timeouts "
-              "are consequences." + LinkOrder(inc, l, end_a, far);
+  f->reason = Say(ReasonId::kIbLinkOneEnd, {{"a", end_a},
+                                            {"far", far},
+                                            {"node", NodeName(inc, l.link.a.node)},
+                                            {"address", l.far_address}});
+  f->reason.Add(LinkOrder(inc, l, end_a, far));
   const std::string target = LinkTarget(inc, l.link) + (l.link.b.node < 0 ? l.far_address : "");
-  f->recovery.push_back({"inspect_link", target,
-                         "Collect the logs of the host at " + l.far_address + " (its NCCL WARNs say whether it saw the link fail too), "
-                         "then drain the link " + target + " and test both of its ports before restarting: ibdiagnet (or ibporterrors / "
-                         "perfquery) for symbol errors and link-downed counts, then ibstat on both NICs; exclude the node whose NIC "
-                         "fails, or reseat or swap the cable."});
+  f->recovery.push_back(
+      {"inspect_link", target,
+       Say(ReasonId::kCollectFarHostLogs, {{"address", l.far_address}, {"link", target}})});
 }
 
 // The reason and the recovery of a bad link over IB.
 void IbLinkStory(const Incident& inc, const LinkFault& l, const std::string& end_a, const std::string& end_b, Finding* f) {
   const LinkEnd& a = l.link.a;
   const LinkEnd& b = l.link.b;
-  f->reason = "One bad IB link: " + end_a + " and " + end_b +
-              " each reported retry exceeded (status 12) against the other and against no one else, one hot cell of the IB error "
-              "matrix (a failed NIC would fill its row and column): the link between " + NodeName(inc, a.node) + " and " +
-              NodeName(inc, b.node) + " (one HCA pair, its cable or switch port) stopped carrying traffic; the flushed work "
-              "(status 5) and the other ranks' NCCL errors and timeouts are consequences." + LinkOrder(inc, l, end_a, end_b);
+  f->reason = Say(ReasonId::kIbLink, {{"a", end_a},
+                                      {"b", end_b},
+                                      {"node_a", NodeName(inc, a.node)},
+                                      {"node_b", NodeName(inc, b.node)}});
+  f->reason.Add(LinkOrder(inc, l, end_a, end_b));
   const std::string target = LinkTarget(inc, l.link);
-  f->recovery.push_back({"inspect_link", target,
-                         "Drain the link " + target + " and test it before restarting: ibdiagnet (or ibporterrors / perfquery on both ports) "
-                         "for symbol errors and link-downed counts, then reseat or swap the cable or move it to another switch port. "
-                         "Both NICs' other links worked: the nodes need not be excluded once the link is fixed or routed around."});
+  f->recovery.push_back({"inspect_link", target, Say(ReasonId::kDrainIbLink, {{"link", target}})});
 }
 
 // The reason and the recovery of a bad path between two nodes under NCCL's socket transport.
 void SocketLinkStory(const Incident& inc, const LinkFault& l, const std::string& end_a, const std::string& end_b, Finding* f) {
   const LinkEnd& a = l.link.a;
   const LinkEnd& b = l.link.b;
-  const std::string pair = NodeName(inc, a.node) + " and " + NodeName(inc, b.node);
-  const std::string what = l.by == LinkFault::By::kOneEnd
-                               ? end_a + " had its connection to " + end_b + " reset (`Connection reset by peer`) and no other"
-                               : end_a + " and " + end_b + " each had their connection to the other reset (`Connection reset by peer`) and no other";
-  f->reason = "One bad network path under NCCL's socket transport: " + what +
-              ", one hot cell of the socket error matrix (a NIC that reset would fill its row): the path between " + pair +
-              " (a switch port, a firewall or conntrack on the way) dropped their TCP connections while both nodes' other connections "
-              "worked; the connections closed by the aborting ranks and the other ranks' NCCL errors and timeouts are consequences." +
-              LinkOrder(inc, l, end_a, end_b);
+  f->reason = Say(l.by == LinkFault::By::kOneEnd ? ReasonId::kSocketPathOneReset
+                                                 : ReasonId::kSocketPathBothReset,
+                  {{"a", end_a}, {"b", end_b}});
+  f->reason.Add(ReasonId::kSocketPathDropped,
+                {{"node_a", NodeName(inc, a.node)}, {"node_b", NodeName(inc, b.node)}});
+  f->reason.Add(LinkOrder(inc, l, end_a, end_b));
   const std::string target = LinkTarget(inc, l.link);
-  f->recovery.push_back({"inspect_link", target,
-                         "Test the path " + target + " before restarting: both NICs' counters (ip -s link, ethtool -S: drops, resets, carrier "
-                         "changes), the switch ports between them and any firewall or conntrack state on the way, then a sustained TCP test "
-                         "between the two nodes (iperf3). Both nodes' other connections worked: neither need be excluded once the path holds."});
+  f->recovery.push_back(
+      {"inspect_link", target, Say(ReasonId::kTestSocketPath, {{"link", target}})});
 }
 
 }  // namespace
@@ -593,22 +595,25 @@ void SocketLinkStory(const Incident& inc, const LinkFault& l, const std::string&
 void DiagnoseLinkFault(const Incident& inc, const JobFacts& facts, const LinkFault& l, Finding* f) {
   const LinkEnd& a = l.link.a;
   const LinkEnd& b = l.link.b;
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->failure_class = v1::FAILURE_CLASS_NETWORK;
-  f->owner = v1::OWNER_NETWORK;
+  const Event& first = inc.events[a.event];
+  Answer answer{.failure_class = v1::FAILURE_CLASS_NETWORK,
+                .owner = v1::OWNER_NETWORK,
+                .confidence = l.by == LinkFault::By::kCounters ? 0.85
+                              : l.by == LinkFault::By::kOneEnd ? 0.8
+                              : l.by == LinkFault::By::kTime   ? 0.75
+                                                               : 0.5};
+  if (l.link.ordered) {  // the end that failed first is the initiator; else the link alone is named
+    const std::int32_t local = a.rank < static_cast<std::int32_t>(facts.ranks.size()) ? facts.ranks[a.rank].local_rank : -1;
+    answer.rank = a.rank;
+    answer.node = a.node;
+    answer.local_rank = local >= 0 ? local : std::get<NcclWarn>(first.detail).cuda_dev;
+    if (first.clock != Clock::kNone && !first.time_borrowed) f->time = first.time;
+  }
+  Commit(answer, f);
   f->link = l.link;
   f->candidates.clear();
   f->candidates.push_back({a.rank, a.node, 1.0});
   if (b.rank >= 0) f->candidates.push_back({b.rank, b.node, l.link.ordered ? 0.5 : 1.0});
-  const Event& first = inc.events[a.event];
-  if (l.link.ordered) {
-    f->rank = a.rank;
-    f->node = a.node;
-    const std::int32_t local = a.rank < static_cast<std::int32_t>(facts.ranks.size()) ? facts.ranks[a.rank].local_rank : -1;
-    f->local_rank = local >= 0 ? local : std::get<NcclWarn>(first.detail).cuda_dev;
-    if (first.clock != Clock::kNone && !first.time_borrowed) f->time = first.time;
-  }
-  f->confidence = l.by == LinkFault::By::kCounters ? 0.85 : l.by == LinkFault::By::kOneEnd ? 0.8 : l.by == LinkFault::By::kTime ? 0.75 : 0.5;
   f->evidence.push_back({a.event, v1::EVIDENCE_ROLE_INITIATING});
   if (b.event >= 0) f->evidence.push_back({b.event, l.link.ordered ? v1::EVIDENCE_ROLE_CORROBORATING : v1::EVIDENCE_ROLE_INITIATING});
   if (l.port) f->lines.push_back({l.port->file, l.port->line, v1::EVIDENCE_ROLE_INITIATING});
@@ -657,19 +662,23 @@ std::optional<SetupFailure> FindNcclSetup(const Incident& inc, const JobFacts& f
 
 void DiagnoseNcclSetup(const Incident& inc, const JobFacts& facts, const SetupFailure& s, Finding* f) {
   const std::string node = NodeName(inc, s.node);
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = -1;
-  f->node = s.node;
-  f->local_rank = -1;
-  f->failure_class = v1::FAILURE_CLASS_NCCL_SETUP;
-  f->owner = s.duplicate ? v1::OWNER_APPLICATION : v1::OWNER_NETWORK;
-  f->confidence = 0.9;
+  Commit({.node = s.node,
+          .failure_class = v1::FAILURE_CLASS_NCCL_SETUP,
+          .owner = s.duplicate ? v1::OWNER_APPLICATION : v1::OWNER_NETWORK,
+          .confidence = 0.9},
+         f);
   for (std::int32_t r : s.ranks) f->candidates.push_back({r, s.node, 1.0});
   if (s.ranks.empty()) f->candidates.push_back({-1, s.node, 1.0});
   const auto warned = static_cast<std::int32_t>(s.warned.size());
-  std::string ranks = std::to_string(warned) + " of its ranks";
-  if (!s.ranks.empty()) {
-    ranks = static_cast<std::int32_t>(s.ranks.size()) >= warned ? "ranks " + RankList(s.ranks) : ranks + ", among them " + RankList(s.ranks);
+  // Who warned: "ranks 8-15", "6 of its ranks" or "6 of its ranks, among them 8-10".
+  Reason ranks;
+  if (!s.ranks.empty() && static_cast<std::int32_t>(s.ranks.size()) >= warned) {
+    ranks.Add(ReasonId::kRanks, {{"ranks", RankList(s.ranks)}});
+  } else if (!s.ranks.empty()) {
+    ranks.Add(ReasonId::kOfItsRanksAmong,
+              {{"count", std::to_string(warned)}, {"ranks", RankList(s.ranks)}});
+  } else {
+    ranks.Add(ReasonId::kOfItsRanks, {{"count", std::to_string(warned)}});
   }
   f->evidence.push_back({s.first_event, v1::EVIDENCE_ROLE_INITIATING});
   for (std::int32_t r : s.ranks) {
@@ -679,24 +688,17 @@ void DiagnoseNcclSetup(const Incident& inc, const JobFacts& facts, const SetupFa
     }
   }
   if (s.duplicate) {
-    f->reason = "NCCL's communicator init failed on " + node + ": " + ranks +
-                " were given the same GPU (`Duplicate GPU detected`), so they raised from the first barrier and every other rank waited there; "
-                "the launch configuration (CUDA_VISIBLE_DEVICES / LOCAL_RANK) of " + node + " is wrong.";
+    f->reason = Say(ReasonId::kDuplicateGpu, {{"node", node}, {"ranks", ranks}});
     f->recovery.push_back({"fix_launch_config", node,
-                           "Fix the GPU assignment of the launch script on " + node + " (" + ranks + " shared a GPU) before restarting: each local rank needs its own device."});
+                           Say(ReasonId::kFixGpuAssignment, {{"node", node}, {"ranks", ranks}})});
   } else if (s.connect) {
-    f->reason = "NCCL's bootstrap connects from " + node + " (" + ranks +
-                ") gave up (`Connection timed out` / `refused` after NCCL's retries) while every other node connected, so they raised from the first "
-                "barrier and every other rank waited there: " + node + " cannot reach the bootstrap root (a route, a firewall, the interface NCCL_SOCKET_IFNAME names).";
-    f->recovery.push_back({"fix_network_config", node,
-                           "Check the route and firewall from " + node + " to the bootstrap root (rank 0's host; ping and nc to its NCCL port on the "
-                           "NCCL_SOCKET_IFNAME interface) and fix them or exclude " + node + " before restarting."});
+    f->reason = Say(ReasonId::kBootstrapGaveUp, {{"node", node}, {"ranks", ranks}});
+    f->recovery.push_back(
+        {"fix_network_config", node, Say(ReasonId::kCheckBootstrapRoute, {{"node", node}})});
   } else {
-    f->reason = "NCCL's bootstrap found no socket interface on " + node + " (" + ranks +
-                "), so they raised from the first barrier and every other rank waited there: the interface NCCL_SOCKET_IFNAME names is missing on " +
-                node + ".";
-    f->recovery.push_back({"fix_network_config", node,
-                           "Check the network interfaces of " + node + " against NCCL_SOCKET_IFNAME (ip addr) and fix the name or the node before restarting."});
+    f->reason = Say(ReasonId::kInterfaceMissing, {{"node", node}, {"ranks", ranks}});
+    f->recovery.push_back(
+        {"fix_network_config", node, Say(ReasonId::kCheckInterfaces, {{"node", node}})});
   }
   f->cascade = SummarizeCascade(inc, facts, s.ranks, s.node);
 }

@@ -59,21 +59,18 @@ void VictimOnly(const Incident& inc, const JobFacts& facts, std::int32_t node, s
   const Event& failed = inc.events[n.first_failure];
   const auto& wf = std::get<WorkerFailed>(failed.detail);
   const std::string name = NodeName(inc, node);
-  f->verdict = v1::VERDICT_INCONCLUSIVE;
-  f->rank = -1;
-  f->owner = v1::OWNER_UNKNOWN;
+  Commit({.owner = v1::OWNER_UNKNOWN, .verdict = v1::VERDICT_INCONCLUSIVE}, f);
   f->cascade = SummarizeCascade(inc, facts, {}, -1);
   f->evidence.push_back({n.first_failure, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->evidence.push_back({peer, v1::EVIDENCE_ROLE_CONSEQUENCE});
-  f->reason = "The torchrun agent of " + name + " reported its local rank " + std::to_string(wf.local_rank) + " (pid " +
-              std::to_string(wf.pid) + ") failed with " + ExitPhrase(wf.exit_code) + " (" + Where(inc, failed) +
-              "), but its only error is about a peer (" + Where(inc, inc.events[peer]) +
-              "): it waited on a rank that stopped, a victim. No line names that rank (no other agent reported a failure, "
-              "and no ChildFailedError table, rendezvous result or rank prefix places the workers), so the initiator is unknown.";
-  f->recovery.push_back({"collect_logs", "",
-                         "Collect the torchrun consoles of every agent of the job with LOGLEVEL=INFO (the rendezvous result names "
-                         "each agent's global ranks) and the ChildFailedError tables: the rank that printed no timeout is the one "
-                         "the others waited on."});
+  f->reason =
+      Say(ReasonId::kAgentReportedWorkerFailed, {{"node", name},
+                                                 {"local_rank", std::to_string(wf.local_rank)},
+                                                 {"pid", std::to_string(wf.pid)},
+                                                 {"exit", ExitPhrase(wf.exit_code)}});
+  f->reason.Add(ReasonId::kOnlyPeerError,
+                {{"where", Where(inc, failed)}, {"peer", Where(inc, inc.events[peer])}});
+  f->recovery.push_back({"collect_logs", "", Say(ReasonId::kCollectEveryAgentConsole)});
 }
 
 void ClassifyExit(const Incident& inc, std::int32_t exit_code, std::int32_t oom, std::int32_t own, Finding* f) {
@@ -109,11 +106,7 @@ bool DiagnoseUnrankedFailure(const Incident& inc, const JobFacts& facts, Finding
       return true;
     }
   }
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = -1;
-  f->node = node;
-  f->local_rank = wf.local_rank;
-  f->confidence = kConfidence;
+  Commit({.node = node, .local_rank = wf.local_rank, .confidence = kConfidence}, f);
   if (failed.clock != Clock::kNone && !failed.time_borrowed) f->time = failed.time;
   ClassifyExit(inc, wf.exit_code, oom, own, f);
   f->cascade = SummarizeCascade(inc, facts, {}, node);
@@ -123,26 +116,33 @@ bool DiagnoseUnrankedFailure(const Incident& inc, const JobFacts& facts, Finding
   if (!n.sigterms.empty()) f->evidence.push_back({n.sigterms.front(), v1::EVIDENCE_ROLE_CONSEQUENCE});
 
   const std::string name = NodeName(inc, node);
-  const std::string who = "local rank " + std::to_string(wf.local_rank) + " of " + name;
-  f->reason = "The torchrun agent of " + name + " reported its local rank " + std::to_string(wf.local_rank) + " (pid " +
-              std::to_string(wf.pid) + ") failed with " +
-              ExitPhrase(wf.exit_code) + (f->time ? " at " + ClockTime(*f->time) : "") + " (" + Where(inc, failed) + ")" +
-              (oom >= 0 ? ", killed by the kernel's OOM killer (" + Where(inc, inc.events[oom]) + ")" : "") +
-              (n.signalled > 0 ? ", and then sent SIGTERM to its " + Count(n.signalled, "other worker") : "") +
-              ". Its global rank is unknown (no ChildFailedError table, rendezvous result or rank prefix in hand places it), and "
-              "no other node's agent reported a failure, so whether a rank elsewhere stopped first cannot be checked from these logs.";
-  const std::string at = f->time ? " around " + ClockTime(*f->time) : "";
+  const std::string local_rank = std::to_string(wf.local_rank);
+  f->reason = Say(ReasonId::kAgentReportedWorkerFailed, {{"node", name},
+                                                         {"local_rank", local_rank},
+                                                         {"pid", std::to_string(wf.pid)},
+                                                         {"exit", ExitPhrase(wf.exit_code)}});
+  if (f->time) f->reason.Add(ReasonId::kAtTime, {{"time", ClockTime(*f->time)}});
+  f->reason.Add(ReasonId::kCitedInParentheses, {{"where", Where(inc, failed)}});
+  if (oom >= 0)
+    f->reason.Add(ReasonId::kKilledByOomKiller, {{"where", Where(inc, inc.events[oom])}});
+  if (n.signalled > 0)
+    f->reason.Add(ReasonId::kThenSigtermOthers, {{"others", Count(n.signalled, "other worker")}});
+  f->reason.Add(ReasonId::kGlobalRankUnknown);
   if (oom < 0 && wf.exit_code < 0) {
+    std::vector<ReasonArg> args = {
+        {"node", name}, {"exit", ExitPhrase(wf.exit_code)}, {"pid", std::to_string(wf.pid)}};
+    if (f->time) args.push_back({"time", ClockTime(*f->time)});
     f->recovery.push_back({"inspect_host_logs", std::string(NodeHost(name)),
-                           "Read the kernel log of " + name + at + " (dmesg -T, journalctl -k): the OOM killer, or who sent " +
-                               ExitPhrase(wf.exit_code) + " to pid " + std::to_string(wf.pid) + "."});
+                           Say(f->time ? ReasonId::kReadKernelLogAround : ReasonId::kReadKernelLog,
+                               std::move(args))});
   } else if (own >= 0 || wf.exit_code > 0) {
-    f->recovery.push_back({"fix_application", "", "Read the traceback of " + who + " and fix the error before resuming."});
+    f->recovery.push_back(
+        {"fix_application", "",
+         Say(ReasonId::kReadWorkerTraceback, {{"local_rank", local_rank}, {"node", name}})});
   }
-  f->recovery.push_back({"collect_logs", "",
-                         "Collect the torchrun consoles (or --log_dir trees) of the job's other nodes and the rest of this one's "
-                         "(its ChildFailedError table names the global rank): they say whether " + who +
-                             " stopped first and which global rank it was."});
+  f->recovery.push_back(
+      {"collect_logs", "",
+       Say(ReasonId::kCollectOtherConsoles, {{"local_rank", local_rank}, {"node", name}})});
   return true;
 }
 

@@ -467,7 +467,7 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   }
   f->reason = DiagnosedReason(a, rank, *f);
   CiteBuildWaiters(a, rank, f);
-  if (cause) f->reason += " " + cause->phrase;
+  if (cause) f->reason.Add(ReasonId::kThenSentence, {{"sentence", cause->phrase}});
   if (gpu_or_code) {
     f->reason += " Its CUDA error (" + Where(a.inc, a.inc.events[r.python_error]) +
                  ") is what a GPU failing under the rank raises as readily as a faulty kernel, and the kernel's word on " +

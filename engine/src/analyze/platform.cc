@@ -81,11 +81,10 @@ void PodLogEnd(const Incident& inc, std::int32_t node, v1::EvidenceRole role, Fi
   }
 }
 
-void NodeLevel(const Incident& inc, const JobFacts& facts, std::int32_t node, Finding* f) {
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = -1;
-  f->local_rank = -1;
-  f->node = node;
+// A node-level answer, in place of anything a check before wrote: `node`, the class and owner.
+void NodeLevel(const Incident& inc, const JobFacts& facts, std::int32_t node,
+               v1::FailureClass failure_class, v1::Owner owner, Finding* f) {
+  Commit({.node = node, .failure_class = failure_class, .owner = owner, .confidence = 0.9}, f);
   f->evidence.clear();
   f->lines.clear();
   f->recovery.clear();
@@ -95,42 +94,33 @@ void NodeLevel(const Incident& inc, const JobFacts& facts, std::int32_t node, Fi
 }
 
 void Evicted(const Incident& inc, const JobFacts& facts, std::int32_t node, const PodWord& p, Finding* f) {
-  NodeLevel(inc, facts, node, f);
+  NodeLevel(inc, facts, node, v1::FAILURE_CLASS_SCHEDULER_EVICTION, v1::OWNER_SCHEDULER, f);
   const std::string name = NodeName(inc, node);
-  f->failure_class = v1::FAILURE_CLASS_SCHEDULER_EVICTION;
-  f->owner = v1::OWNER_SCHEDULER;
-  f->confidence = 0.9;
   const Event& e = inc.events[p.evicted >= 0 ? p.evicted : p.pod_status];
   if (e.clock != Clock::kNone) f->time = e.time;
   f->evidence.push_back({p.evicted >= 0 ? p.evicted : p.pod_status, v1::EVIDENCE_ROLE_INITIATING});
   if (p.evicted >= 0 && p.pod_status >= 0) f->evidence.push_back({p.pod_status, v1::EVIDENCE_ROLE_CORROBORATING});
   if (p.signalled >= 0) f->evidence.push_back({p.signalled, v1::EVIDENCE_ROLE_CORROBORATING});
-  f->reason = "The kubelet of " + name + " evicted the job's pod under node memory pressure (" + Where(inc, e) +
-              "): its torchrun was sent SIGTERM and stopped its workers before any rank failed on its own; the other "
-              "pods were then deleted by the job's controller. The platform ended the job; " +
-              std::to_string(f->cascade.secondary_ranks.size()) + " ranks were stopped with it.";
-  f->recovery.push_back({"resubmit", name,
-                         "Nothing in the job failed: find what else used " + name +
-                             "'s memory (or give the pod Guaranteed QoS: memory requests equal to limits) and resubmit."});
+  f->reason =
+      Say(ReasonId::kPodEvicted, {{"node", name},
+                                  {"where", Where(inc, e)},
+                                  {"stopped", std::to_string(f->cascade.secondary_ranks.size())}});
+  f->recovery.push_back({"resubmit", name, Say(ReasonId::kFindMemoryUser, {{"node", name}})});
 }
 
 void OomKilled(const Incident& inc, const JobFacts& facts, std::int32_t node, const PodWord& p, Finding* f) {
-  NodeLevel(inc, facts, node, f);
+  NodeLevel(inc, facts, node, v1::FAILURE_CLASS_HOST_OOM, v1::OWNER_HOST, f);
   const std::string name = NodeName(inc, node);
-  f->failure_class = v1::FAILURE_CLASS_HOST_OOM;
-  f->owner = v1::OWNER_HOST;
-  f->confidence = 0.9;
   const std::int32_t init = p.pod_status >= 0 ? p.pod_status : p.oom_killed;
   if (inc.events[init].clock != Clock::kNone) f->time = inc.events[init].time;
   f->evidence.push_back({init, v1::EVIDENCE_ROLE_INITIATING});
   if (p.oom_event >= 0 && p.oom_event != init) f->evidence.push_back({p.oom_event, v1::EVIDENCE_ROLE_CORROBORATING});
   PodLogEnd(inc, node, v1::EVIDENCE_ROLE_CORROBORATING, f);
-  f->reason = "The container of the job's pod on " + name + " was OOMKilled at its memory limit (" + Where(inc, inc.events[init]) +
-              "): every process of the pod, torchrun too, was killed at once, and its log stops mid-run; the other pods "
-              "were then deleted by the job's controller (" + std::to_string(f->cascade.secondary_ranks.size()) + " ranks).";
-  f->recovery.push_back({"reduce_host_memory", name,
-                         "Lower the workers' host memory (data loader workers, pinned buffers, CPU copies of checkpoints) "
-                         "or raise the container's memory limit before resuming: the pod will be OOMKilled again."});
+  f->reason = Say(ReasonId::kPodOomKilled,
+                  {{"node", name},
+                   {"where", Where(inc, inc.events[init])},
+                   {"stopped", std::to_string(f->cascade.secondary_ranks.size())}});
+  f->recovery.push_back({"reduce_host_memory", name, Say(ReasonId::kLowerPodMemory)});
 }
 
 // Ray: the driver's first ActorDiedError, its fields (`pid:`, `ip:`) and its cause line, which
@@ -200,49 +190,58 @@ bool RayEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
     with.nodes[d->node].lost = FirstOnNode(inc, Kind::kRayNodeDead, d->node);
     DiagnoseNodeLoss(inc, with, d->node, f);
     f->evidence.push_back({d->error, v1::EVIDENCE_ROLE_CORROBORATING});
-    f->reason = "Node " + name + " was lost: Ray's GCS marked it dead after it missed its health checks" +
-                (with.nodes[d->node].lost >= 0 ? " (" + Where(inc, inc.events[with.nodes[d->node].lost]) + ")" : "") +
-                ", and the driver's ActorDiedError (" + Where(inc, died) + ") says the actor died with its node.";
+    f->reason = Say(ReasonId::kRayNodeDead, {{"node", name}});
+    if (with.nodes[d->node].lost >= 0)
+      f->reason.Add(ReasonId::kCitedInParentheses,
+                    {{"where", Where(inc, inc.events[with.nodes[d->node].lost])}});
+    f->reason.Add(ReasonId::kRayActorDiedWithNode, {{"where", Where(inc, died)}});
     return true;
   }
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = d->rank;
-  f->node = d->node;
-  f->local_rank = d->rank >= 0 && d->rank < static_cast<std::int32_t>(facts.ranks.size()) ? facts.ranks[d->rank].local_rank : -1;
-  f->confidence = d->rank >= 0 ? 0.9 : 0.6;
-  if (died.clock != Clock::kNone) f->time = died.time;
-  f->cascade = SummarizeCascade(inc, facts, d->rank >= 0 ? std::vector<std::int32_t>{d->rank} : std::vector<std::int32_t>{}, d->node);
-  const std::string who = (d->rank >= 0 ? "Rank " + std::to_string(d->rank) + " (pid " + std::to_string(d->pid) + " on " + name + ")"
-                                        : "The worker with pid " + std::to_string(d->pid) + " on " + name);
   const std::int32_t raylet = FirstOnNode(inc, Kind::kRayletOomKills, d->node);
   const std::int32_t segv = FirstOnNode(inc, Kind::kFatalSignal, d->node);
-  if (cause.find("running low on memory") != std::string_view::npos || raylet >= 0) {
-    f->failure_class = v1::FAILURE_CLASS_HOST_OOM;
-    f->owner = v1::OWNER_HOST;
+  const bool low_memory =
+      cause.find("running low on memory") != std::string_view::npos || raylet >= 0;
+  const Answer answer{
+      .rank = d->rank,
+      .node = d->node,
+      .local_rank = d->rank >= 0 && d->rank < static_cast<std::int32_t>(facts.ranks.size())
+                        ? facts.ranks[d->rank].local_rank
+                        : -1,
+      .failure_class = low_memory  ? v1::FAILURE_CLASS_HOST_OOM
+                       : segv >= 0 ? v1::FAILURE_CLASS_SEGFAULT
+                                   : v1::FAILURE_CLASS_SIGNAL_KILL,
+      .owner = low_memory  ? v1::OWNER_HOST
+               : segv >= 0 ? v1::OWNER_APPLICATION
+                           : v1::OWNER_UNKNOWN,
+      .confidence = d->rank >= 0 ? 0.9 : 0.6};
+  Commit(answer, f);
+  if (died.clock != Clock::kNone) f->time = died.time;
+  f->cascade = SummarizeCascade(
+      inc, facts, d->rank >= 0 ? std::vector<std::int32_t>{d->rank} : std::vector<std::int32_t>{},
+      d->node);
+  f->reason = d->rank >= 0
+                  ? Say(ReasonId::kRayRank, {{"rank", std::to_string(d->rank)},
+                                             {"pid", std::to_string(d->pid)},
+                                             {"node", name}})
+                  : Say(ReasonId::kRayWorker, {{"pid", std::to_string(d->pid)}, {"node", name}});
+  if (low_memory) {
     f->evidence.push_back({d->cause >= 0 ? d->cause : d->error, v1::EVIDENCE_ROLE_INITIATING});
     if (raylet >= 0) f->evidence.push_back({raylet, v1::EVIDENCE_ROLE_CORROBORATING});
-    f->reason = who + " was killed by Ray's memory monitor when its node ran low on memory (" + Where(inc, died) +
-                "); the driver then shut the other workers down.";
-    f->recovery.push_back({"reduce_host_memory", name,
-                           "Lower the workers' host memory on " + name + " (data loader workers, object store use, CPU copies) or run "
-                           "fewer tasks per node before resuming; raise RAY_memory_usage_threshold only with headroom."});
+    f->reason.Add(ReasonId::kRayMemoryMonitorKill, {{"where", Where(inc, died)}});
+    f->recovery.push_back(
+        {"reduce_host_memory", name, Say(ReasonId::kLowerRayMemory, {{"node", name}})});
   } else if (segv >= 0) {
-    f->failure_class = v1::FAILURE_CLASS_SEGFAULT;
-    f->owner = v1::OWNER_APPLICATION;
     f->evidence.push_back({segv, v1::EVIDENCE_ROLE_INITIATING});
     f->evidence.push_back({d->error, v1::EVIDENCE_ROLE_CORROBORATING});
-    f->reason = who + " crashed with a segmentation fault (" + Where(inc, inc.events[segv]) +
-                "); the driver's ActorDiedError (" + Where(inc, died) + ") followed and the other workers were shut down.";
-    f->recovery.push_back({"inspect_core_dump", name,
-                           "Read the faulthandler stack of the crashed worker and its core dump on " + name + " before resuming: the same crash will recur."});
+    f->reason.Add(ReasonId::kRaySegfault,
+                  {{"segv", Where(inc, inc.events[segv])}, {"died", Where(inc, died)}});
+    f->recovery.push_back(
+        {"inspect_core_dump", name, Say(ReasonId::kReadCoreDump, {{"node", name}})});
   } else {
-    f->failure_class = v1::FAILURE_CLASS_SIGNAL_KILL;
-    f->owner = v1::OWNER_UNKNOWN;
     f->evidence.push_back({d->error, v1::EVIDENCE_ROLE_INITIATING});
-    f->reason = who + "'s worker process died without a word of its own (" + Where(inc, died) +
-                ": the actor's worker process died); the driver then shut the other workers down.";
-    f->recovery.push_back({"inspect_host_logs", name,
-                           "Check the kernel log of " + name + " for the OOM killer or a hardware event: nothing in the job's logs says what killed the worker."});
+    f->reason.Add(ReasonId::kRayWorkerDied, {{"where", Where(inc, died)}});
+    f->recovery.push_back(
+        {"inspect_host_logs", name, Say(ReasonId::kCheckKernelLogForKill, {{"node", name}})});
   }
   return true;
 }
@@ -294,43 +293,50 @@ void NoteRestarts(const Incident& inc, Finding* f) {
     if (e.kind == Kind::kFailedScheduling && (unplaced < 0 || row.find(" pod/") != std::string_view::npos)) unplaced = i;
   }
   if (inc.later_attempt_files == 0 && restart < 0 && end < 0) return;
-  std::string note = " The job's controller restarted the job";
-  if (attempts > 0) {
-    note.append(" ").append(Times(attempts)).append(" (").append(Where(inc, inc.events[restart]));
-    if (last_restart != restart) note.append(", the last ").append(Where(inc, inc.events[last_restart]));
-    note.append(")");
+  Reason& note = f->reason;
+  note.Add(ReasonId::kControllerRestarted);
+  if (attempts > 0 && last_restart != restart) {
+    note.Add(ReasonId::kRestartedTimesLast, {{"times", Times(attempts)},
+                                             {"first", Where(inc, inc.events[restart])},
+                                             {"last", Where(inc, inc.events[last_restart])}});
+  } else if (attempts > 0) {
+    note.Add(ReasonId::kRestartedTimes,
+             {{"times", Times(attempts)}, {"first", Where(inc, inc.events[restart])}});
   } else if (in_place > 0) {
-    note += ", its containers in place, " + Times(in_place) + " (Restart Count " + std::to_string(in_place) + ", " +
-            Where(inc, inc.events[counted]) + ")";
+    note.Add(ReasonId::kRestartedInPlace, {{"times", Times(in_place)},
+                                           {"count", std::to_string(in_place)},
+                                           {"where", Where(inc, inc.events[counted])}});
   }
   const bool previous = std::any_of(inc.files.begin(), inc.files.end(), [](const LogFile& l) { return l.path.ends_with(".previous.log"); });
   const bool first_gone = previous && in_place >= 2;
   if (inc.later_attempt_files > 0) {
-    note += "; the " + std::to_string(inc.later_attempt_files) + " pod logs of the " +
-            (first_gone ? std::string("last attempt") : attempts > 1 ? "restarted attempts" : "restarted attempt") + " were set aside" +
-            (first_gone ? "" : ": patient zero is the first attempt's, the one whose failure started the restarts");
+    const std::string files = std::to_string(inc.later_attempt_files);
+    if (first_gone) {
+      note.Add(ReasonId::kLastAttemptSetAside, {{"files", files}});
+    } else {
+      note.Add(
+          attempts > 1 ? ReasonId::kRestartedAttemptsSetAside : ReasonId::kRestartedAttemptSetAside,
+          {{"files", files}});
+    }
   }
-  note += ".";
+  note.Add(ReasonId::kPeriod);
   if (first_gone) {
-    note += " `kubectl logs --previous` keeps only the container before the current one: the earliest attempt these logs hold is "
-            "attempt " + std::to_string(in_place) + " of " + std::to_string(in_place + 1) +
-            ", so the first attempt's pod logs are gone and the rank named is the one that failed in that attempt (a failure that "
-            "recurs fails the same rank; only the first attempt's own lines, from a log collector, could confirm it).";
+    note.Add(ReasonId::kFirstAttemptGone,
+             {{"attempt", std::to_string(in_place)}, {"attempts", std::to_string(in_place + 1)}});
   }
   if (unplaced >= 0) {
     const std::string_view row = NoteText(inc, inc.events[unplaced]);
     const std::size_t at = row.find("0/");
-    note += " The restarted attempt could not place a replacement pod (" + Where(inc, inc.events[unplaced]) + ": " +
-            std::string(at == std::string_view::npos ? row : row.substr(at)) +
-            "): a scheduler and capacity fact that kept the restarted gang from running, not the cause.";
+    note.Add(ReasonId::kReplacementUnplaced,
+             {{"where", Where(inc, inc.events[unplaced])},
+              {"row", std::string(at == std::string_view::npos ? row : row.substr(at))}});
     f->evidence.push_back({unplaced, v1::EVIDENCE_ROLE_CORROBORATING});
   }
-  if (crash_loops > 0) note += " Kubernetes reports " + std::to_string(crash_loops) + " CrashLoopBackOff back-offs.";
+  if (crash_loops > 0) note.Add(ReasonId::kCrashLoops, {{"count", std::to_string(crash_loops)}});
   if (end >= 0) {
-    note += " The job ended because its restart budget ran out (" + Where(inc, inc.events[end]) + "), after the failure above.";
+    note.Add(ReasonId::kRestartBudgetSpent, {{"where", Where(inc, inc.events[end])}});
     f->evidence.push_back({end, v1::EVIDENCE_ROLE_CONTEXT});
   }
-  f->reason += note;
 }
 
 namespace {
@@ -382,10 +388,8 @@ bool PlatformEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
     JobFacts with = facts;
     with.nodes[n].lost = words[n].not_ready;
     DiagnoseNodeLoss(inc, with, n, f);
-    if (const std::size_t at = f->reason.find("Slurm reports"); at != std::string::npos) {
-      f->reason.replace(at, 13, "Kubernetes reports");
-    }
-    f->reason += " Its pod was deleted after the NotReady toleration, and the job's controller then deleted the other pods.";
+    f->reason.Replace(ReasonId::kSlurmReportsNodeFailed, ReasonId::kKubernetesReportsNodeFailed);
+    f->reason.Add(ReasonId::kPodDeletedAfterNotReady);
     return true;
   }
   return false;

@@ -172,13 +172,11 @@ std::optional<RendezvousGap> FindRendezvousGap(const Incident& inc, const JobFac
 
 void DiagnoseRendezvousGap(const Incident& inc, const JobFacts& facts, const RendezvousGap& g, Finding* f) {
   const std::string name = NodeName(inc, g.node);
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = -1;
-  f->local_rank = -1;
-  f->node = g.node;
-  f->failure_class = v1::FAILURE_CLASS_NCCL_SETUP;
-  f->owner = v1::OWNER_NETWORK;
-  f->confidence = g.own_error >= 0 ? 0.9 : 0.7;
+  Commit({.node = g.node,
+          .failure_class = v1::FAILURE_CLASS_NCCL_SETUP,
+          .owner = v1::OWNER_NETWORK,
+          .confidence = g.own_error >= 0 ? 0.9 : 0.7},
+         f);
   f->candidates.push_back({-1, g.node, 1.0});
   if (g.own_error >= 0) {
     f->evidence.push_back({g.own_error, v1::EVIDENCE_ROLE_INITIATING});
@@ -187,15 +185,11 @@ void DiagnoseRendezvousGap(const Incident& inc, const JobFacts& facts, const Ren
   }
   if (g.first_timeout >= 0) f->evidence.push_back({g.first_timeout, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->cascade = SummarizeCascade(inc, facts, {}, g.node);
-  f->reason = "The c10d rendezvous never completed: " + std::to_string(g.timed_out) +
-              " agents waited out the join timeout and raised RendezvousTimeoutError (victims), while " + name +
-              (g.own_error >= 0 ? "'s agent could not reach the rendezvous endpoint (RendezvousConnectionError: "
-                                  "its TCPStore client timed out connecting)"
-                                : "'s agent never joined and reported nothing") +
-              "; no worker started. " + name + " never joined.";
-  f->recovery.push_back({"fix_network_config", name,
-                         "Check the route and firewall from " + name + " to the rendezvous endpoint (--rdzv-endpoint host, port 29400: "
-                             "nc -zv from " + name + "), or leave " + name + " out, before restarting."});
+  f->reason =
+      Say(g.own_error >= 0 ? ReasonId::kRendezvousUnreachable : ReasonId::kRendezvousNeverJoined,
+          {{"agents", std::to_string(g.timed_out)}, {"node", name}});
+  f->recovery.push_back(
+      {"fix_network_config", name, Say(ReasonId::kCheckRendezvousRoute, {{"node", name}})});
 }
 
 namespace {
@@ -295,61 +289,60 @@ std::optional<StoreJoinGap> FindStoreJoinGap(const Incident& inc, const JobFacts
 
 void DiagnoseStoreJoinGap(const Incident& inc, const JobFacts& facts, const StoreJoinGap& g, Finding* f) {
   const std::int32_t missing = g.world - g.joined;
-  const std::string counted = std::to_string(g.joined) + "/" + std::to_string(g.world) + " clients joined (" +
-                              Where(inc, inc.events[g.server_error]) + ")";
+  const std::string joined = std::to_string(g.joined) + "/" + std::to_string(g.world);
+  const std::string where = Where(inc, inc.events[g.server_error]);
   f->evidence.push_back({g.server_error, v1::EVIDENCE_ROLE_CORROBORATING});
   if (g.first_client_error >= 0) f->evidence.push_back({g.first_client_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->world_size = g.world;
   if (g.silent.empty()) {
-    f->verdict = v1::VERDICT_INCONCLUSIVE;
-    f->failure_class = v1::FAILURE_CLASS_NCCL_SETUP;
-    f->reason = "Rank 0's TCPStore timed out waiting for its clients, " + counted + ": " + std::to_string(missing) +
-                " ranks never joined and printed nothing, and no node of the logs is silent, so their node is not named. "
-                "Rank 0's error and the joined ranks' store errors are consequences.";
+    Commit({.failure_class = v1::FAILURE_CLASS_NCCL_SETUP, .verdict = v1::VERDICT_INCONCLUSIVE}, f);
+    f->reason = Say(ReasonId::kStoreTimeoutNoSilentNode,
+                    {{"joined", joined}, {"where", where}, {"missing", std::to_string(missing)}});
     return;
   }
   if (g.silent.size() > 1 && g.hung_task < 0) {
     // Several nodes are silent and nothing sets one apart: naming one would be a guess by its
     // place in the node list, so the node is left open.
-    f->verdict = v1::VERDICT_INCONCLUSIVE;
-    f->failure_class = v1::FAILURE_CLASS_NCCL_SETUP;
-    f->owner = v1::OWNER_HOST;
-    f->reason = "Rank 0's TCPStore timed out waiting for its clients, " + counted + ": " + Count(missing, "rank") +
-                " never joined and printed nothing, and " + Count(static_cast<std::int32_t>(g.silent.size()), "node") +
-                " of the logs have no line of their ranks and no failure of their launcher (" + NodeName(inc, g.silent.front()) +
-                ", ...): the logs do not say which of them held the missing ranks, so no node is named. Rank 0's error and the "
-                "joined ranks' store errors are consequences.";
+    Commit({.failure_class = v1::FAILURE_CLASS_NCCL_SETUP,
+            .owner = v1::OWNER_HOST,
+            .verdict = v1::VERDICT_INCONCLUSIVE},
+           f);
+    f->reason = Say(ReasonId::kStoreTimeoutSilentNodes,
+                    {{"joined", joined},
+                     {"where", where},
+                     {"missing", Count(missing, "rank")},
+                     {"silent", Count(static_cast<std::int32_t>(g.silent.size()), "node")},
+                     {"first", NodeName(inc, g.silent.front())}});
     return;
   }
   const std::int32_t node = g.silent.front();
   const std::string name = NodeName(inc, node);
   std::string others;
   for (std::size_t i = 1; i < g.silent.size(); ++i) others += (i > 1 ? ", " : "") + NodeName(inc, g.silent[i]);
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = -1;
-  f->local_rank = -1;
-  f->node = node;
-  f->failure_class = v1::FAILURE_CLASS_NCCL_SETUP;
-  f->owner = v1::OWNER_HOST;
-  f->confidence = g.silent.size() == 1 || g.hung_task >= 0 ? 0.9 : 0.6;
+  Commit({.node = node,
+          .failure_class = v1::FAILURE_CLASS_NCCL_SETUP,
+          .owner = v1::OWNER_HOST,
+          .confidence = g.silent.size() == 1 || g.hung_task >= 0 ? 0.9 : 0.6},
+         f);
   for (std::int32_t n : g.silent) f->candidates.push_back({-1, n, 1.0 / static_cast<double>(g.silent.size())});
   f->cascade = SummarizeCascade(inc, facts, {}, node);
   if (g.hung_task >= 0) f->evidence.insert(f->evidence.begin(), {g.hung_task, v1::EVIDENCE_ROLE_INITIATING});
-  f->reason = "The job never started: rank 0's TCPStore (init_method env://) timed out waiting for its clients, " + counted +
-              ". " + Count(missing, "rank") + " never joined and printed nothing; " + name +
-              (others.empty() ? " is the one node of the job whose ranks printed nothing (no line of theirs, no failure "
-                                "reported by its launcher)"
-                              : " and " + others + " are the nodes of the job whose ranks printed nothing") +
-              ". " +
-              (g.hung_task >= 0 ? "Its kernel reported " + std::to_string(g.hung_tasks) + " hung task" + (g.hung_tasks == 1 ? "" : "s") +
-                                      " (" + Where(inc, inc.events[g.hung_task]) +
-                                      ": blocked in D state, a hung mount or driver call): its ranks started but never reached the store. "
-                                : std::string()) +
-              "Rank 0's DistStoreError (the first and loudest error) and the joined ranks' store->get errors are consequences.";
-  f->recovery.push_back({"drain_node", name,
-                         "Check that " + name + " starts processes: a command on it returns (an ssh command from the launch host, "
-                             "its home and software mounts, sshd; under srun or mpirun, processes of its last step left hanging), "
-                             "and its ranks' environment (MASTER_ADDR, MASTER_PORT, RANK); or leave it out of the job, then restart."});
+  f->reason = Say(
+      ReasonId::kJobNeverStarted,
+      {{"joined", joined}, {"where", where}, {"missing", Count(missing, "rank")}, {"node", name}});
+  if (others.empty()) {
+    f->reason.Add(ReasonId::kOneSilentNode);
+  } else {
+    f->reason.Add(ReasonId::kSilentNodes, {{"others", others}});
+  }
+  if (g.hung_task >= 0) {
+    f->reason.Add(
+        g.hung_tasks == 1 ? ReasonId::kHungTask : ReasonId::kHungTasks,
+        {{"count", std::to_string(g.hung_tasks)}, {"where", Where(inc, inc.events[g.hung_task])}});
+  }
+  f->reason.Add(ReasonId::kStoreErrorsAreConsequences);
+  f->recovery.push_back(
+      {"drain_node", name, Say(ReasonId::kCheckNodeStartsProcesses, {{"node", name}})});
 }
 
 void DiagnoseStoreLoss(const Incident& inc, const JobFacts& facts, const StoreLoss& s, Finding* f) {
@@ -358,17 +351,17 @@ void DiagnoseStoreLoss(const Incident& inc, const JobFacts& facts, const StoreLo
   f->confidence = s.named > 0 ? 0.9 : 0.75;
   if (s.first_named >= 0) f->evidence.push_back({s.first_named, v1::EVIDENCE_ROLE_CORROBORATING});
   if (s.first_agent >= 0) f->evidence.push_back({s.first_agent, v1::EVIDENCE_ROLE_CONSEQUENCE});
-  const std::string named = s.named > 0 ? std::to_string(s.named) + " worker store connections reset with " + name +
-                                              " as their remote end (`recvValue failed on SocketImpl(... remote=[" + name + "]...)`)"
-                                        : "no worker named it, but " + name + " is the one node whose agent neither raised nor reported";
-  f->reason = "The c10d store's host " + name + " lost its processes: " + Count(s.reporter_nodes, "other node") +
-              " reported losing the store (" + named +
-              "; their agents raised RendezvousConnectionError and stopped their workers), while " + name +
-              "'s own logs stop without an error. The first store error is a victim's; the store's host is the initiator.";
+  f->reason = Say(ReasonId::kStoreHostLost,
+                  {{"node", name}, {"reporters", Count(s.reporter_nodes, "other node")}});
+  if (s.named > 0) {
+    f->reason.Add(ReasonId::kStoreConnectionsNamedHost,
+                  {{"named", std::to_string(s.named)}, {"node", name}});
+  } else {
+    f->reason.Add(ReasonId::kStoreHostOnlySilentAgent, {{"node", name}});
+  }
+  f->reason.Add(ReasonId::kStoreHostInitiator, {{"node", name}});
   f->recovery.clear();
-  f->recovery.push_back({"drain_node", name,
-                         "Check " + name + " (the job's c10d store / rendezvous endpoint host): its kernel log (OOM killer, panic) and "
-                             "what else ran there; drain it or move the rendezvous endpoint to a healthy node before restarting."});
+  f->recovery.push_back({"drain_node", name, Say(ReasonId::kCheckStoreHost, {{"node", name}})});
 }
 
 }  // namespace denpex::engine

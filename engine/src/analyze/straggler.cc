@@ -40,13 +40,14 @@ bool FindStraggler(const Incident& inc, const JobFacts& facts, Finding* f) {
   const Event& e = inc.events[last[slow]];
   const auto& it = std::get<Iteration>(e.detail);
   const RankFacts& r = facts.ranks[slow];
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = slow;
-  f->node = r.node;
-  f->local_rank = r.local_rank;
-  f->failure_class = v1::FAILURE_CLASS_STRAGGLER;
-  f->owner = v1::OWNER_UNKNOWN;  // a slow disk, data source, CPU or GPU: the lines do not say which
-  f->confidence = 0.7;
+  // A slow disk, data source, CPU or GPU: the lines do not say which.
+  Commit({.rank = slow,
+          .node = r.node,
+          .local_rank = r.local_rank,
+          .failure_class = v1::FAILURE_CLASS_STRAGGLER,
+          .owner = v1::OWNER_UNKNOWN,
+          .confidence = 0.7},
+         f);
   if (it.slow_at != 0) f->time = it.slow_at;
   f->evidence.push_back({last[slow], v1::EVIDENCE_ROLE_INITIATING});
   for (std::int32_t o = 0; o < static_cast<std::int32_t>(last.size()); ++o) {
@@ -57,13 +58,17 @@ bool FindStraggler(const Incident& inc, const JobFacts& facts, Finding* f) {
   }
   f->cascade = SummarizeCascade(inc, facts, {slow}, r.node);
   f->candidates.push_back({slow, r.node, 1});
-  f->reason = "Rank " + std::to_string(slow) + " (" + NodeName(inc, r.node) + ") has spent most of every step in its own part since step " +
-              std::to_string(it.slow_since) + " (" + std::to_string(it.data_us / 1000) + " of " + std::to_string(it.step_us / 1000) +
-              " ms at step " + std::to_string(it.iteration) + ", " + Where(inc, e) + ") while the " + std::to_string(others) +
-              " other ranks with step lines spent theirs waiting for it in the collectives: a straggler slows the whole job.";
+  f->reason = Say(ReasonId::kStepStraggler, {{"rank", std::to_string(slow)},
+                                             {"node", NodeName(inc, r.node)},
+                                             {"since", std::to_string(it.slow_since)},
+                                             {"own_ms", std::to_string(it.data_us / 1000)},
+                                             {"step_ms", std::to_string(it.step_us / 1000)},
+                                             {"step", std::to_string(it.iteration)},
+                                             {"where", Where(inc, e)},
+                                             {"others", std::to_string(others)}});
   f->recovery.push_back({"inspect_rank", "rank " + std::to_string(slow),
-                         "Check what slows rank " + std::to_string(slow) + " on " + NodeName(inc, r.node) +
-                             " (its data loading, disk, CPU or GPU clocks) and replace or drain the node if it is the hardware: every step waits for it."});
+                         Say(ReasonId::kCheckSlowRank,
+                             {{"rank", std::to_string(slow)}, {"node", NodeName(inc, r.node)}})});
   return true;
 }
 

@@ -15,18 +15,6 @@ namespace {
 // A coarser answer than a rank: the lines support it, but name no rank.
 constexpr double kConfidence = 0.6;
 
-// Commits `f` to that answer: no rank, `node` (-1: none named), the class and owner.
-void AnswerWithoutRank(std::int32_t node, v1::FailureClass failure_class, v1::Owner owner,
-                       Finding* f) {
-  f->verdict = v1::VERDICT_DIAGNOSED;
-  f->rank = -1;
-  f->local_rank = -1;
-  f->node = node;
-  f->failure_class = failure_class;
-  f->owner = owner;
-  f->confidence = kConfidence;
-}
-
 bool Stamped(const Event& e) { return e.clock != Clock::kNone && !e.time_borrowed; }
 
 // True when every rank the logs know sits on `node`: one host holds the job.
@@ -155,7 +143,11 @@ bool DiagnoseSharedConsoleExit(const Incident& inc, const JobFacts& facts, Findi
     }
   }
   // An exit with a code of its own, unless the rank's own error says more.
-  AnswerWithoutRank(node, v1::FAILURE_CLASS_PYTHON_EXCEPTION, v1::OWNER_APPLICATION, f);
+  Commit({.node = node,
+          .failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION,
+          .owner = v1::OWNER_APPLICATION,
+          .confidence = kConfidence},
+         f);
   if (own >= 0) ClassOfOwnError(inc, inc.events[own], &f->failure_class, &f->owner);
   for (std::int32_t r : failed) {
     const Event& e = inc.events[facts.ranks[r].exit_event];
@@ -168,23 +160,25 @@ bool DiagnoseSharedConsoleExit(const Incident& inc, const JobFacts& facts, Findi
   f->cascade = SummarizeCascade(inc, facts, failed, node);
 
   const std::string name = NodeName(inc, node);
-  const std::string what =
-      own >= 0 ? "raised " + std::string(inc.str(std::get<PythonError>(inc.events[own].detail).type)) + " (" + Where(inc, inc.events[own]) + ")"
-               : "exited with an error code and no traceback (no error of its own is recognised there: a `sys.exit(1)` "
-                 "or an error the script printed as plain text)";
-  f->reason = "Ranks " + RankList(failed) + " on " + name + " exited with an error code (" + ExitsPhrase(inc, facts, failed) +
-              ") on a console they share with their agent, whose lines carry no rank. The console holds " +
-              Count(peers, "error") + " about a peer (" + Where(inc, inc.events[peer]) + ", a victim's) for " +
-              Count(static_cast<std::int64_t>(failed.size()), "failed worker") +
-              ", so at least one of them failed on its own: it " + what + ", and " + name +
-              " holds every rank of the job, so nothing else stopped first. Which rank it was is not known: a rank prefix "
-              "(torchrun --tee 3, torch >= 2.4's `[rank<G>]:`) or per-rank logs (torchrun --log-dir) would tell; torchrun's "
-              "`Root Cause` orders exits by one-second times and names the lowest rank on a tie.";
-  f->recovery.push_back({"fix_application", "",
-                         own >= 0 ? "Fix the " + std::string(inc.str(std::get<PythonError>(inc.events[own].detail).type)) + " (" +
-                                        Where(inc, inc.events[own]) + ") before resuming: the job will fail again the same way."
-                                  : "Find why a worker exited with an error code before resuming (the lines the script printed just "
-                                    "before the exits): the job will fail again the same way."});
+  f->reason = Say(ReasonId::kSharedConsoleExit,
+                  {{"ranks", RankList(failed)},
+                   {"node", name},
+                   {"exits", ExitsPhrase(inc, facts, failed)},
+                   {"peer_errors", Count(peers, "error")},
+                   {"peer_error", Where(inc, inc.events[peer])},
+                   {"failed", Count(static_cast<std::int64_t>(failed.size()), "failed worker")}});
+  Reason fix;
+  if (own >= 0) {
+    const std::string type(inc.str(std::get<PythonError>(inc.events[own].detail).type));
+    f->reason.Add(ReasonId::kSharedConsoleOwnError,
+                  {{"error", type}, {"where", Where(inc, inc.events[own])}});
+    fix.Add(ReasonId::kFixOwnError, {{"error", type}, {"where", Where(inc, inc.events[own])}});
+  } else {
+    f->reason.Add(ReasonId::kSharedConsoleNoTraceback);
+    fix.Add(ReasonId::kFindWhyExited);
+  }
+  f->reason.Add(ReasonId::kSharedConsoleUnknownRank, {{"node", name}});
+  f->recovery.push_back({"fix_application", "", fix});
   return true;
 }
 
@@ -223,23 +217,25 @@ bool DiagnoseUnresponsiveWorker(const Incident& inc, const JobFacts& facts, Find
   if (forced < 0) return false;
   const std::int64_t pid = std::get<WorkerSignalled>(inc.events[forced].detail).pid;
   // Stopped or stuck in the kernel: not shown to be the code's.
-  AnswerWithoutRank(stuck, v1::FAILURE_CLASS_HANG, v1::OWNER_UNKNOWN, f);
+  Commit({.node = stuck,
+          .failure_class = v1::FAILURE_CLASS_HANG,
+          .owner = v1::OWNER_UNKNOWN,
+          .confidence = kConfidence},
+         f);
   f->evidence.push_back({forced, v1::EVIDENCE_ROLE_INITIATING});
   f->evidence.push_back({victim_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->evidence.push_back({victim_report, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->cascade = SummarizeCascade(inc, facts, {}, stuck);
   const std::string name = NodeName(inc, stuck);
-  f->reason = "The torchrun agent of " + name + " had to SIGKILL its worker (pid " + std::to_string(pid) +
-              ") when it tore it down, because SIGTERM did not end it (" + Where(inc, inc.events[forced]) +
-              "): that worker was stopped or stuck in the kernel, alive but not participating. " + Count(victims, "worker") +
-              " of other agents failed only on a gloo timeout waiting on a peer (" + Where(inc, inc.events[victim_error]) +
-              "), a victim's, and nothing else failed: the unresponsive worker is the one they waited on, a hang. Its global "
-              "rank is not known: no line (the rendezvous result with LOGLEVEL=INFO, a ChildFailedError entry of its agent, a "
-              "`[rank<G>]:` prefix) gives it.";
-  f->recovery.push_back({"inspect_rank", std::string(NodeHost(name)),
-                         "Find what stopped pid " + std::to_string(pid) + " on " + name +
-                             " (a SIGSTOP, a debugger, D state: its kernel log and the node's storage and GPU) before restarting; "
-                             "the workers that timed out waiting on it need no action of their own."});
+  f->reason =
+      Say(ReasonId::kUnresponsiveWorker, {{"node", name},
+                                          {"pid", std::to_string(pid)},
+                                          {"kill", Where(inc, inc.events[forced])},
+                                          {"victims", Count(victims, "worker")},
+                                          {"victim_error", Where(inc, inc.events[victim_error])}});
+  f->recovery.push_back(
+      {"inspect_rank", std::string(NodeHost(name)),
+       Say(ReasonId::kFindWhatStoppedPid, {{"pid", std::to_string(pid)}, {"node", name}})});
   return true;
 }
 
@@ -268,21 +264,22 @@ bool DiagnoseSilentPeerOnOneNode(const Incident& inc, const JobFacts& facts, Fin
   }
   if (victims.empty()) return false;
   // Stopped, stuck in the kernel or in its code: no line says which.
-  AnswerWithoutRank(node, v1::FAILURE_CLASS_HANG, v1::OWNER_UNKNOWN, f);
+  Commit({.node = node,
+          .failure_class = v1::FAILURE_CLASS_HANG,
+          .owner = v1::OWNER_UNKNOWN,
+          .confidence = kConfidence},
+         f);
   const RankFacts& first = facts.ranks[victims.front()];
   f->evidence.push_back({first.peer_error, v1::EVIDENCE_ROLE_CORROBORATING});
   f->evidence.push_back({first.exit_event, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->cascade = SummarizeCascade(inc, facts, {}, node);
-  f->reason = "Rank" + std::string(victims.size() == 1 ? " " : "s ") + RankList(victims) + " timed out in gloo waiting on a peer (" +
-              Where(inc, inc.events[first.peer_error]) + ") and exited (" + Where(inc, inc.events[first.exit_event]) +
-              "), a victim's end; the peer waited on was alive but silent (a peer that died closes the connection), never exited "
-              "on its own and printed nothing. Slurm allocated the job one node, " + host +
-              ", so that peer ran there: a hang on " + host + ". Which rank it was is not known: no line states the world size "
-              "or names the other ranks (srun reports only the tasks that exited); nor whether it was stopped or stuck in its code.";
-  f->recovery.push_back({"inspect_rank", host,
-                         "Take the stacks of the job's processes on " + host + " (py-spy dump) when it hangs again, and check its "
-                             "kernel log for a process stopped or in D state; run with srun --label and LOGLEVEL=INFO so the lines "
-                             "name every rank."});
+  f->reason =
+      Say(ReasonId::kSilentPeerOnOneNode,
+          {{"ranks", std::string(victims.size() == 1 ? "Rank " : "Ranks ") + RankList(victims)},
+           {"timeout", Where(inc, inc.events[first.peer_error])},
+           {"exit", Where(inc, inc.events[first.exit_event])},
+           {"host", host}});
+  f->recovery.push_back({"inspect_rank", host, Say(ReasonId::kStacksOnHost, {{"host", host}})});
   return true;
 }
 
@@ -312,22 +309,19 @@ bool DiagnoseLoneStoreLoss(const Incident& inc, const JobFacts& facts, Finding* 
   }
   if (victims == 0) return false;
   // The store's host: no line names it.
-  AnswerWithoutRank(-1, v1::FAILURE_CLASS_NODE_LOSS, v1::OWNER_HOST, f);
+  Commit({.failure_class = v1::FAILURE_CLASS_NODE_LOSS,
+          .owner = v1::OWNER_HOST,
+          .confidence = kConfidence},
+         f);
   f->evidence.push_back({lost, v1::EVIDENCE_ROLE_CORROBORATING});
   f->evidence.push_back({victim_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->cascade = SummarizeCascade(inc, facts, {}, -1);
   const std::string name = NodeName(inc, node);
-  f->reason = "The torchrun agent of " + name + " lost the c10d rendezvous store (" + Where(inc, inc.events[lost]) +
-              ": an agent cannot lose a store it hosts, so another agent hosted it) after its worker lost its peer to a closed "
-              "connection (" + Where(inc, inc.events[victim_error]) +
-              "): the peer was gone, not silent. No agent reported a worker that failed on its own, and nothing else failed: the "
-              "store's host, another agent, and that agent's worker vanished together, as when their node is lost (power, "
-              "kernel, an operator's kill of the whole process tree). Which host it was, no line says (the rendezvous endpoint "
-              "and the agents' `host` fields name no machine).";
-  f->recovery.push_back({"inspect_host_logs", "",
-                         "Find the host of the job's rendezvous endpoint (--rdzv_endpoint) and check it (the kernel log for the OOM "
-                         "killer or a panic, its power and BMC event log) before returning it to service; restart the job without it "
-                         "if it was lost."});
+  f->reason =
+      Say(ReasonId::kLoneStoreLoss, {{"node", name},
+                                     {"lost", Where(inc, inc.events[lost])},
+                                     {"victim_error", Where(inc, inc.events[victim_error])}});
+  f->recovery.push_back({"inspect_host_logs", "", Say(ReasonId::kCheckRendezvousHost)});
   return true;
 }
 
@@ -369,7 +363,11 @@ bool DiagnoseVanishedAgent(const Incident& inc, const JobFacts& facts, Finding* 
     if (start && started < 0) started = i;
   }
   if (started < 0) return false;
-  AnswerWithoutRank(silent, v1::FAILURE_CLASS_NODE_LOSS, v1::OWNER_HOST, f);
+  Commit({.node = silent,
+          .failure_class = v1::FAILURE_CLASS_NODE_LOSS,
+          .owner = v1::OWNER_HOST,
+          .confidence = kConfidence},
+         f);
   f->evidence.push_back({victim_error, v1::EVIDENCE_ROLE_CORROBORATING});
   f->evidence.push_back({facts.nodes[reporter].reports.front(), v1::EVIDENCE_ROLE_CONSEQUENCE});
   for (std::uint32_t i = 0; i < inc.files.size(); ++i) {  // where its console stops
@@ -378,15 +376,13 @@ bool DiagnoseVanishedAgent(const Incident& inc, const JobFacts& facts, Finding* 
   }
   f->cascade = SummarizeCascade(inc, facts, {}, silent);
   const std::string name = NodeName(inc, silent);
-  f->reason = "The torchrun agent of " + name + " started (" + Where(inc, inc.events[started]) +
-              ": its c10d rendezvous) and then wrote nothing: no failure report, no signal, no exit barrier. The other agent's "
-              "worker lost its peer to a closed connection (" + Where(inc, inc.events[victim_error]) +
-              "): the peer was gone, not silent, and nothing else failed. An agent whose worker died alone reports it; " + name +
-              "'s agent vanished with its workers, as when its node is lost (power, kernel, an operator's kill of the whole "
-              "process tree)." + (NodeHost(name).empty() ? " No line names its host." : "");
+  f->reason =
+      Say(ReasonId::kVanishedAgent, {{"node", name},
+                                     {"started", Where(inc, inc.events[started])},
+                                     {"victim_error", Where(inc, inc.events[victim_error])}});
+  if (NodeHost(name).empty()) f->reason.Add(ReasonId::kNoLineNamesHost);
   f->recovery.push_back({"inspect_host_logs", std::string(NodeHost(name)),
-                         "Check the host of " + name + " (the kernel log for the OOM killer or a panic, its power and BMC event log) "
-                             "before returning it to service; restart the job without it if it was lost."});
+                         Say(ReasonId::kCheckLostHost, {{"node", name}})});
   return true;
 }
 

@@ -4,6 +4,7 @@
 
 #include "ingest/file_text.h"
 #include "ingest/identity.h"
+#include "report/reasons.h"
 
 namespace denpex::engine {
 namespace {
@@ -110,7 +111,7 @@ std::string ValidUtf8(std::string_view s) {
 v1::Diagnosis ToDiagnosis(const Incident& inc, const Finding& f) {
   v1::Diagnosis d;
   d.set_verdict(f.verdict);
-  d.set_reason(ValidUtf8(f.reason));
+  d.set_reason(ValidUtf8(RenderReason(f.reason)));
   v1::Initiator* ini = d.mutable_initiator();
   ini->set_rank(f.rank);
   ini->set_node(f.node >= 0 ? ValidUtf8(NodeHost(inc.nodes[f.node])) : "");
@@ -135,7 +136,7 @@ v1::Diagnosis ToDiagnosis(const Incident& inc, const Finding& f) {
     v1::Precondition* p = d.mutable_recovery()->add_preconditions();
     p->set_action(a.action);
     p->set_target(ValidUtf8(a.target));
-    p->set_text(ValidUtf8(a.text));
+    p->set_text(ValidUtf8(RenderReason(a.text)));
   }
   if (f.link) {
     v1::Link* link = d.mutable_link();

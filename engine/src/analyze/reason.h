@@ -1,0 +1,317 @@
+// Reason: what a finding says in words (its reason, its recovery steps' texts), as template ids
+// with named arguments. Analyze picks a template and fills its blanks with the facts (a node's
+// name, a cited line's `file:line`, a rank list); report/reasons.cc holds the templates' words
+// and renders them (docs/diagnosis_format.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace denpex::engine {
+
+// One template per sentence shape; report/reasons.cc holds their words in this order.
+enum class ReasonId : std::uint16_t {
+  kVerbatim,  // {text}: words written in analyze, not yet a template
+
+  // analyze/unranked.cc
+  kSharedConsoleExit,
+  kSharedConsoleOwnError,
+  kSharedConsoleNoTraceback,
+  kSharedConsoleUnknownRank,
+  kFixOwnError,
+  kFindWhyExited,
+  kUnresponsiveWorker,
+  kFindWhatStoppedPid,
+  kSilentPeerOnOneNode,
+  kStacksOnHost,
+  kLoneStoreLoss,
+  kCheckRendezvousHost,
+  kVanishedAgent,
+  kNoLineNamesHost,
+  kCheckLostHost,
+
+  // analyze/job_end.cc
+  kEndedAtTimeLimit,
+  kPreempted,
+  kCancelled,
+  kEndedByRequeue,
+  kSlurmFailedLiveNode,
+  kSlurmdAnsweredAgain,
+  kSlurmdNotHostFailed,
+  kResumeNode,
+  kRequeued,
+  kRequeuedNextRun,
+  kDiagnosisOfFailedRun,
+  kVerifyRequeuedRun,
+  kTheScheduler,
+  kBeforeAnyRankFailed,
+  kBeforeAnyRankFailedAt,
+  kRequeuedByScontrol,
+  kRequeueClassOpen,
+  kVerifyRequeuedJob,
+  kResubmitLongerLimit,
+  kResubmit,
+  kKilledAgentTask,
+  kCheckKilledTask,
+  kLostAgent,
+  kCheckLostAgent,
+  kNodeLostItsRanks,
+  kNodeLostAllRanks,
+  kSlurmReportsNodeFailed,
+  kKubernetesReportsNodeFailed,
+  kLauncherLostNode,
+  kAgentLogStops,
+  kDrainNode,
+  kJobWideError,
+  kLoadingCheckpoint,
+  kFailedAsWhole,
+  kFixCheckpointConfig,
+  kFixSameException,
+
+  // analyze/platform.cc
+  kPodEvicted,
+  kFindMemoryUser,
+  kPodOomKilled,
+  kLowerPodMemory,
+  kRayNodeDead,
+  kCitedInParentheses,
+  kRayActorDiedWithNode,
+  kRayRank,
+  kRayWorker,
+  kRayMemoryMonitorKill,
+  kLowerRayMemory,
+  kRaySegfault,
+  kReadCoreDump,
+  kRayWorkerDied,
+  kCheckKernelLogForKill,
+  kControllerRestarted,
+  kRestartedTimes,
+  kRestartedTimesLast,
+  kRestartedInPlace,
+  kLastAttemptSetAside,
+  kRestartedAttemptsSetAside,
+  kRestartedAttemptSetAside,
+  kPeriod,
+  kFirstAttemptGone,
+  kReplacementUnplaced,
+  kCrashLoops,
+  kRestartBudgetSpent,
+  kPodDeletedAfterNotReady,
+
+  // analyze/store.cc
+  kRendezvousUnreachable,
+  kRendezvousNeverJoined,
+  kCheckRendezvousRoute,
+  kStoreTimeoutNoSilentNode,
+  kStoreTimeoutSilentNodes,
+  kJobNeverStarted,
+  kOneSilentNode,
+  kSilentNodes,
+  kHungTask,
+  kHungTasks,
+  kStoreErrorsAreConsequences,
+  kCheckNodeStartsProcesses,
+  kStoreHostLost,
+  kStoreConnectionsNamedHost,
+  kStoreHostOnlySilentAgent,
+  kStoreHostInitiator,
+  kCheckStoreHost,
+
+  // analyze/partial.cc
+  kAgentReportedWorkerFailed,
+  kOnlyPeerError,
+  kCollectEveryAgentConsole,
+  kAtTime,
+  kKilledByOomKiller,
+  kThenSigtermOthers,
+  kGlobalRankUnknown,
+  kReadKernelLog,
+  kReadKernelLogAround,
+  kReadWorkerTraceback,
+  kCollectOtherConsoles,
+
+  // analyze/network.cc
+  kNicOfGpu,
+  kNicOfRank,
+  kSocketsReset,
+  kOthersSawConnectionClosed,
+  kCheckNetworkLink,
+  kIbCompletionsFailed,
+  kOthersNamedNode,
+  kCheckNic,
+  kFirstByOneEnd,
+  kFirstByCounters,
+  kFirstByWatchdogTime,
+  kFirstByResetTime,
+  kFirstByRetryTime,
+  kFirstUnknownOneEnd,
+  kFirstUnknownSocket,
+  kFirstUnknownIb,
+  kIbLinkOneEnd,
+  kCollectFarHostLogs,
+  kIbLink,
+  kDrainIbLink,
+  kSocketPathOneReset,
+  kSocketPathBothReset,
+  kSocketPathDropped,
+  kTestSocketPath,
+  kRanks,
+  kOfItsRanksAmong,
+  kOfItsRanks,
+  kDuplicateGpu,
+  kFixGpuAssignment,
+  kBootstrapGaveUp,
+  kCheckBootstrapRoute,
+  kInterfaceMissing,
+  kCheckInterfaces,
+
+  // analyze/baselines.cc, analyze/first_error.cc
+  kRestartFromNewest,
+  kNoRankedError,
+  kLoudestRank,
+  kNoRootCauseTable,
+  kEarliestRootCause,
+  kNoWatchdogTimeout,
+  kEarliestWatchdogTimeout,
+
+  // analyze/straggler.cc, analyze/ib_ports.cc
+  kStepStraggler,
+  kCheckSlowRank,
+  kSlowNicOfRank,
+  kSlowNicOfGpu,
+  kBelowUsualRate,
+  kListComma,
+  kXmitWaitRatio,
+  kSymbolErrorsAfter,
+  kLinkDownedAfter,
+  kSlowNicSlowsCollectives,
+  kRankByAllocationOrder,
+  kCheckSlowPort,
+
+  // analyze/fail_slow.cc
+  kGpuFailedPcieTest,
+  kPcieDowngraded,
+  kHardwareConfirms,
+  kClocksHeldDown,
+  kThermalSlowdown,
+  kPowerBrakeSlowdown,
+  kHwSlowdown,
+  kThrottleLine,
+  kTemperature,
+  kHardwareConfirmsClose,
+  kComputedAsLongAs,
+  kOwnStepsInControlRun,
+  kMedianRank,
+  kFromAbout,
+  kSlowRanks,
+  kFindSlowRanksNodes,
+  kEverySlowRankOn,
+  kDrainSlowNode,
+  kSlowRankOn,
+  kAlsoSlow,
+  kGpuOfNode,
+  kGpuOfRank,
+  kCheckThrottledGpu,
+
+  // analyze/hardware.cc
+  kDiagFailedTest,
+  kDiagFailedTestAlso,
+  kDriverRecoveryAction,
+  kRowRemapFailedHealth,
+  kRowRemapFailedXid64,
+  kGpuFellOffBus,
+  kContainedMemoryError,
+  kResetGpuAfterEcc,
+  kResetGpuAfterNvlink,
+  kResetGpuAfter,
+  kRunCanary,
+  kDiagFailedOnGpu,
+  kHealthSnapshotShows,
+  kVolatileUncorrectable,
+  kFailedRowRemap,
+  kRowRemapPending,
+  kPageRetirementPending,
+  kDcgmLastXid,
+  kOnlyGpuWithMemoryFault,
+  kLocalRanksGpuBy,
+  kMemoryErrorWithoutXid,
+  kRowRemapFailed,
+  kResetGpuAfterMemoryError,
+  kFallenOffBus,
+  kXidCode,
+  kOnlyGpuWithXid,
+  kKernelLogShowsXid,
+  kXidBurst,
+  kDuringTheJob,
+  kApplicationFaultByDriver,
+  kGpuFailedUnderRank,
+  kCodeAt,
+
+  // analyze/participation.cc
+  kThenSentence,
+
+  kCount,  // not a template: the number of them
+};
+
+struct ReasonPart;
+struct Reason;
+
+// A template's blank and its value: `{node}` in the words, {"node", "gpu-0003"} here. A value may
+// itself be words to render: {"cited", Say(ReasonId::kXidAt, ...)}.
+struct ReasonArg {
+  ReasonArg(std::string_view blank, std::string text) : name(blank), value(std::move(text)) {}
+  ReasonArg(std::string_view blank, const char* text) : name(blank), value(text) {}
+  ReasonArg(std::string_view blank, const Reason& reason);
+
+  std::string_view name;  // a literal
+  std::string value;
+  std::vector<ReasonPart> words;  // rendered in place of `value` when there are any
+};
+
+struct ReasonPart {
+  ReasonId id = ReasonId::kVerbatim;
+  std::vector<ReasonArg> args;
+};
+
+// Parts rendered one after the other, with nothing between them.
+struct Reason {
+  Reason() = default;
+  // Words written in analyze (ReasonId::kVerbatim): the places not yet written as templates.
+  Reason(std::string text) { *this += std::move(text); }   // NOLINT(google-explicit-constructor)
+  Reason(const char* text) : Reason(std::string(text)) {}  // NOLINT(google-explicit-constructor)
+
+  Reason& operator+=(std::string text) {
+    parts.push_back({ReasonId::kVerbatim, {{"text", std::move(text)}}});
+    return *this;
+  }
+  void Add(ReasonId id, std::vector<ReasonArg> args = {}) {
+    parts.push_back({id, std::move(args)});
+  }
+  void Add(const Reason& more) { parts.insert(parts.end(), more.parts.begin(), more.parts.end()); }
+  // The first part with template `from` takes template `to` (the same blanks, other words).
+  void Replace(ReasonId from, ReasonId to) {
+    for (ReasonPart& p : parts) {
+      if (p.id == from) {
+        p.id = to;
+        return;
+      }
+    }
+  }
+
+  std::vector<ReasonPart> parts;
+};
+
+inline ReasonArg::ReasonArg(std::string_view blank, const Reason& reason)
+    : name(blank), words(reason.parts) {}
+
+// A reason of one part.
+inline Reason Say(ReasonId id, std::vector<ReasonArg> args = {}) {
+  Reason r;
+  r.Add(id, std::move(args));
+  return r;
+}
+
+}  // namespace denpex::engine
