@@ -44,18 +44,18 @@ simulate() {  # binary tag: each suite's files and truth as a manifest of SHA-25
   done
 }
 
-diagnose() {  # binary tag: every incident dir simulated by the base and every frozen one
-  local bin=$1 tag=$2
+diagnose() {  # binary list outdir: each incident dir of the list, diagnosed into outdir
+  local bin=$1 list=$2 outdir=$3
   while IFS= read -r dir; do
     local key=${dir#"$work"/base/}
     key=${key#"$root"/}
     key=${key//\//_}
-    local out="$work/$tag/diag/$key"
+    local out="$outdir/$key"
     local ckpt=()
     [[ -d $dir/../checkpoints ]] && ckpt=(--checkpoint-dir "$dir/../checkpoints")
     "$bin" diagnose "$dir" --threads 1 "${ckpt[@]}" --json "$out.json" >/dev/null 2>"$out.err" || true
     "$bin" diagnose "$dir" --threads 1 "${ckpt[@]}" >"$out.txt" 2>>"$out.err" || true
-  done <"$work/incidents.txt"
+  done <"$list"
 }
 
 echo "same-outputs: base $base, new $new, work $work"
@@ -77,12 +77,16 @@ if [[ $reuse == 0 ]]; then
   simulate "$base" base
 fi
 simulate "$new" new
-{
-  find "$work/base/sim" -type d -name incident | sort
-  find "$root/corpora/real" "$root/corpora/real2" -mindepth 2 -maxdepth 2 -type d -name incident | sort
-} >"$work/incidents.txt"
-[[ $reuse == 0 ]] && diagnose "$base" base &
-diagnose "$new" new &
+# The frozen incidents are diagnosed by both binaries in every run, from this checkout, into this
+# WORK_DIR's own folders: a report quotes their files' modification times, the checkout's.
+find "$work/base/sim" -type d -name incident | sort >"$work/simulated.txt"
+find "$root/corpora/real" "$root/corpora/real2" -mindepth 2 -maxdepth 2 -type d -name incident | sort >"$work/frozen.txt"
+rm -rf "$work/frozen-base" "$work/frozen-new"
+mkdir -p "$work/frozen-base" "$work/frozen-new"
+if [[ $reuse == 0 ]]; then diagnose "$base" "$work/simulated.txt" "$work/base/diag" & fi
+diagnose "$base" "$work/frozen.txt" "$work/frozen-base" &
+diagnose "$new" "$work/simulated.txt" "$work/new/diag" &
+diagnose "$new" "$work/frozen.txt" "$work/frozen-new" &
 wait
 echo "$stamp" >"$work/base/.complete"
 
@@ -102,13 +106,16 @@ for f in "$work"/base/sim-*.sha256; do
   sims+="$(diff "$f" "$work/new/$(basename "$f")" | grep '^[<>]' | sed "s|^|$(basename "$f" .sha256): |" || true)"
 done
 report "simulated incidents and truth" "$sims"
-report "diagnoses of $(wc -l <"$work/incidents.txt") incidents" "$(diff -rq "$work/base/diag" "$work/new/diag" 2>&1 || true)"
+report "diagnoses of $(wc -l <"$work/simulated.txt") simulated incidents" "$(diff -rq "$work/base/diag" "$work/new/diag" 2>&1 || true)"
+report "diagnoses of $(wc -l <"$work/frozen.txt") frozen incidents" "$(diff -rq "$work/frozen-base" "$work/frozen-new" 2>&1 || true)"
 # the wall-clock fields (and what is computed from them) differ run to run; nothing else may
 timing="\"(diagnose_seconds|diagnose_seconds_max|wall_seconds|answer_after_fault_seconds|gpu_hours_recovered)\""
 evals=""
 for f in "$work"/base/eval-*.json; do
   g="$work/new/$(basename "$f")"
-  if ! cmp -s <(grep -Ev "$timing" "$f") <(grep -Ev "$timing" "$g"); then
+  # ... and the suites' paths name the checkout they were run from
+  if ! cmp -s <(grep -Ev "$timing" "$f" | sed -E 's#"[^"]*/(scenarios|corpora)/#"\1/#g') \
+    <(grep -Ev "$timing" "$g" | sed -E 's#"[^"]*/(scenarios|corpora)/#"\1/#g'); then
     evals+="$(basename "$f") differs"$'\n'
   fi
 done
