@@ -21,7 +21,7 @@
 
 #include "denpex/engine/engine.h"
 #include "ingest/chunks.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 
 namespace {
 

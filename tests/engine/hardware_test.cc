@@ -13,7 +13,7 @@
 #include "fixture.h"
 #include "ingest/chunks.h"
 #include "ingest/incident.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 
 namespace denpex::engine {
 namespace {

@@ -15,7 +15,7 @@
 #include "ingest/chunks.h"
 #include "ingest/incident.h"
 #include "parse/lines.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 #include "parse/progress.h"
 #include "parse/scan.h"
 #include "parse/triggers.h"

@@ -9,7 +9,7 @@
 
 #include "denpex/common/time.h"
 #include "denpex/v1/diagnosis.pb.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 #include "parse/strings.h"
 
 namespace denpex::engine {

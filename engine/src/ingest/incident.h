@@ -11,7 +11,7 @@
 
 #include "denpex/common/status.h"
 #include "parse/event.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 #include "parse/strings.h"
 #include "parse/world_info.h"
 

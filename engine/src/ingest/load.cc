@@ -16,7 +16,7 @@
 #include "ingest/incident.h"
 #include "ingest/resolve.h"
 #include "ingest/walk.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 
 namespace denpex::engine {
 namespace {

@@ -126,7 +126,7 @@ constexpr RecogniserRow kRows[] = {
     {"ray",             kRayLog | kIndented | kDash | kText,  "",      RecogniseRay,            kRay},
     {"ray actor state", kRayLog | kText,                      "r",     RecogniseRayActorState,  kRayActorState},
     {"quoted error",    kC10Error | kErrorLog | kRayError,    "",      RecogniseQuotedError,    kQuotedError},
-    {"c10 error note",  kC10Error,                            "",      RecogniseC10Note},  // its lines hold records.cc's `[E`, `[F`
+    {"c10 error note",  kC10Error,                            "",      RecogniseC10Note},  // its lines hold file_parser.cc's `[E`, `[F`
     {"slurm",           kText | kSquare | kEmphasis,          "ES[*_", RecogniseSlurm},
     {"slurm",           kStampedText,                         "",      RecogniseSlurm},  // any first byte
     {"device assert",   kText | kPath,                        "",      RecogniseDeviceAssert,   kDeviceAssert},
