@@ -16,7 +16,7 @@
 #include "analyze/scope.h"
 #include "fixture.h"
 #include "ingest/attempts.h"
-#include "ingest/incident.h"
+#include "ingest/load.h"
 
 namespace denpex::engine {
 namespace {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "analyze/gpu_health.h"
+#include "ingest/load.h"
 
 namespace denpex::engine {
 namespace {

@@ -12,7 +12,7 @@
 #include "denpex/engine/engine.h"
 #include "fixture.h"
 #include "ingest/chunks.h"
-#include "ingest/incident.h"
+#include "ingest/load.h"
 #include "parse/parse_log.h"
 
 namespace denpex::engine {

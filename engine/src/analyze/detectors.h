@@ -22,7 +22,7 @@
 #include "analyze/mismatch.h"
 #include "analyze/scoring.h"
 #include "analyze/wait_graph.h"
-#include "ingest/incident.h"
+#include "incident/incident.h"
 
 namespace denpex::engine {
 

@@ -240,7 +240,8 @@ void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, Pro
       e.clock = into->last_stamp_clock;
       e.time_borrowed = true;
     }
-    if (e.kind == Kind::kRequeue) slots->iterations.Restart();  // the next run's iteration lines are new events (file_parser.cc)
+    // the next run's iteration lines are new events (file_parser.cc)
+    if (e.kind == Kind::kRequeue) slots->iterations.Restart();
     placed[i] = into->events.size();
     if (const auto key = StepKey(e)) {
       const std::size_t at = slots->steps.Find(*key);

@@ -39,7 +39,8 @@ struct LineOrigin {
   std::int64_t pid = 0;
   bool journal = false;
   // CRI (containerd, CRI-O) stream and tag: `stdout F `; a `P` line is the head of a line the
-  // runtime split, continued by the stream's next lines up to an `F` one (file_parser.cc joins them).
+  // runtime split, continued by the stream's next lines up to an `F` one (file_parser.cc joins
+  // them).
   char stream = 0;               // 'o' stdout, 'e' stderr, 0 none
   bool partial = false;
   bool malformed = false;        // a prefix whose shape broke (e.g. `[rankX]:`)

@@ -108,6 +108,7 @@ constexpr Trigger kCheckpointSave[] = {
 // open with `E` or `S` (a batch script's `SLURM_JOB_ID=` echo), `[`, `*` or `_` after Python's
 // exceptions and the other bracketed shapes (a line both read is theirs); and, after a bracketed
 // time (slurmctld's and slurmd's own logs), whatever the message opens with.
+// clang-format off
 constexpr RecogniserRow kRows[] = {
     // name             where                                 first    function                 triggers
     {"step timers",     kDeepSpeedLog | kText,                "t",     RecogniseStepTimers,     kStepTimers},
@@ -133,6 +134,7 @@ constexpr RecogniserRow kRows[] = {
     {"nvidia-smi",      kText | kPipe,                        "U|",    RecogniseNvidiaSmi,      kNvidiaSmi},
     {"checkpoint save", kAnywhere,                            "",      RecogniseCheckpointSave, kCheckpointSave},
 };
+// clang-format on
 
 // The table as bit masks of rows (bit r: row r), built when it is compiled: the rows at each
 // place, and the rows that admit each first byte of a message with no header. A message is
