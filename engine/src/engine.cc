@@ -8,7 +8,7 @@
 #include <optional>
 #include <ostream>
 
-#include "analyze/checkpoints.h"
+#include "analyze/checkpoint_outcome.h"
 #include "analyze/scope.h"
 #include "analyze/strategies.h"
 #include "ingest/attempts.h"
