@@ -1,7 +1,8 @@
 // The detector table (analyze/detectors.h): its rows' names are unique and in the order
 // docs/diagnosis_format.md §5 lists, and single rows run alone on small incidents answer (or
 // not) as their place in the table says. The incidents are a torchrun job written by fixture.h
-// and an srun job's slurm-<jobid>.out + slurmctld.log in the shapes of docs/log_formats.md §10-12b.
+// and an srun job's slurm-<jobid>.out + slurmctld.log in the shapes of docs/log_formats.md
+// §10-12b.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -124,11 +124,11 @@ bool AnswerSilentPeerOnOneNode(const Analysis& a, Finding* f) {
 
 // clang-format off
 constexpr std::array<FactsDetector, 4> kBeforeWaits{{
-  // The scheduler's word that it ended the job before any rank failed outranks everything the ranks say.
+  // The scheduler ended the job before any rank failed: that outranks everything the ranks say.
   {"scheduler_ended_job", SchedulerEndedJob},
   // Slurm declared a node failed though the job trained on: its slurmd failed, not the ranks.
   {"scheduler_failed_node", AnswerSchedulerFailedNode},
-  // A node that never joined the static store: before job_wide_error, as every joined rank's error is the same.
+  // A node never joined the static store: before job_wide_error, the joined ranks all fail alike.
   {"store_join_gap", AnswerStoreJoinGap},
   // Every rank raised the same error of its own: the job, not one rank; no wave to analyse.
   {"job_wide_error", JobWideError},
@@ -137,23 +137,23 @@ constexpr std::array<FactsDetector, 4> kBeforeWaits{{
 constexpr std::array<AnalysisDetector, 26> kAfterWaits{{
   // The platform (Kubernetes, Ray) ended the job: its word comes right after the scheduler's.
   {"platform_ended_job", AnswerPlatformEndedJob},
-  // A node never joined the rendezvous: the other agents' RendezvousTimeoutErrors wait for it, no step ran.
+  // A node never joined the rendezvous: the other agents' rendezvous timeouts wait for it.
   {"rendezvous_gap", AnswerRendezvousGap},
-  // The c10d store's host was lost: the others' store and rendezvous errors are its victims', whatever they score.
+  // The c10d store's host was lost: the others' store errors are its victims', whatever they score.
   {"store_loss", AnswerStoreLoss},
-  // NCCL set-up failed on one node (interface, bootstrap connect, duplicate GPU): the rest follows from it.
+  // NCCL set-up failed on one node (interface, bootstrap connect, duplicate GPU): the rest follows.
   {"nccl_setup", AnswerNcclSetup},
   // A slow NIC when no rank scores: the timers name no rank, its port's counters do.
   {"slow_port", AnswerSlowPort},
   // A straggler from the timers that explains the stall, before the lost node it could look like.
   {"stalled_straggler", AnswerStalledStraggler},
-  // The leaders sit on one node whose ranks all went silent and that Slurm or its agent log says was lost.
+  // The leaders sit on one node, all its ranks silent, that Slurm or its agent log says was lost.
   {"lost_node", AnswerLostNode},
   // srun killed a torchrun agent's task, and its workers with it: the victims' errors follow.
   {"killed_agent_task", AnswerKilledAgentTask},
-  // No rank scores and one agent's log stops after its start while another waited at the exit barrier.
+  // No rank scores; one agent's log stops after its start while another waits at the exit barrier.
   {"lost_agent", AnswerLostAgent},
-  // One hot cell of the IB error matrix: a bad link, before the failed NIC it would otherwise score as.
+  // One hot cell of the IB error matrix: a bad link, before the failed NIC it would also look like.
   {"link_fault", AnswerLinkFault},
   // A failed NIC's row and column of the IB or socket error matrix.
   {"network_fault", AnswerNetworkFault},
@@ -186,7 +186,7 @@ constexpr std::array<AnalysisDetector, 26> kAfterWaits{{
   {"sole_blocker", AnswerSoleBlocker},
   // Scores tie: the one whose blocked collectives started clearly first.
   {"first_to_stall", AnswerFirstToStall},
-  // Scores tie and nothing separates them: always answers, so the table always ends with an answer.
+  // Scores tie and nothing separates them: answers whenever some rank scores.
   {"undecided", AnswerUndecided},
 }};
 // clang-format on

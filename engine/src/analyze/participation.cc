@@ -928,12 +928,13 @@ bool AnswerNoCandidate(const Analysis& a, Finding* f) {
 }
 
 bool AnswerUnplacedMayLead(const Analysis& a, Finding* f) {
-  if (a.unplaced * kLeadRatio < a.scores.front().total()) return false;
+  if (a.scores.empty() || a.unplaced * kLeadRatio < a.scores.front().total()) return false;
   UnplacedMayLead(a, f);
   return true;
 }
 
 bool AnswerUnplacedLinkError(const Analysis& a, Finding* f) {
+  if (a.scores.empty()) return false;
   const std::int32_t warn = UnrankedLinkError(a.inc);
   if (warn < 0 || a.scores.front().launcher != 0) return false;
   UnplacedLinkError(a, warn, f);
@@ -941,7 +942,7 @@ bool AnswerUnplacedLinkError(const Analysis& a, Finding* f) {
 }
 
 bool AnswerFewWaiters(const Analysis& a, Finding* f) {
-  if (!FewWaitOnIt(a)) return false;
+  if (a.scores.empty() || !FewWaitOnIt(a)) return false;
   FewWaiters(a, f);
   return true;
 }
@@ -967,6 +968,7 @@ bool AnswerFirstToStall(const Analysis& a, Finding* f) {
 }
 
 bool AnswerUndecided(const Analysis& a, Finding* f) {
+  if (a.scores.empty()) return false;
   Undecided(a, f);
   return true;
 }

@@ -1,5 +1,6 @@
 // The rows of the detector table (detectors.h) that answer from the ranks' scores and the
-// wait-for graph (participation.cc): each true when it answered and filled `f`.
+// wait-for graph (participation.cc): each true when it answered and filled `f`. Those after
+// AnswerNoCandidate answer only when some rank scores.
 #pragma once
 
 #include "analyze/detectors.h"
@@ -24,7 +25,8 @@ bool AnswerLeader(const Analysis& a, Finding* f);
 bool AnswerSoleBlocker(const Analysis& a, Finding* f);
 // Scores tie, and the collectives waiting on one of them started clearly first: that rank.
 bool AnswerFirstToStall(const Analysis& a, Finding* f);
-// Scores tie and nothing separates them: INCONCLUSIVE, naming the tied ranks.
+// Scores tie and nothing separates them: INCONCLUSIVE, naming the tied ranks (always answers
+// when some rank scores).
 bool AnswerUndecided(const Analysis& a, Finding* f);
 
 }  // namespace denpex::engine
