@@ -1,5 +1,5 @@
 // Fuzz target for the JSON pull reader (denpex/common/json_reader.h) and the history store that
-// reads its lines with it (denpex/engine/history.h): any bytes walked as JSON, and read as a
+// reads its lines with it (denpex/engine/history_store.h): any bytes walked as JSON, and read as a
 // store through a memory file. None may crash, hang, recurse or read out of bounds.
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "denpex/common/json_reader.h"
-#include "denpex/engine/history.h"
+#include "denpex/engine/history_store.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "ingest/chunks.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace denpex::engine;

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "denpex/engine/engine.h"
-#include "ingest/incident.h"
+#include "ingest/load.h"
 
 namespace {
 

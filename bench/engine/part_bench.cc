@@ -6,11 +6,10 @@
 // (--from-end SIZE --length N: the file's first N bytes). Prints the best thread CPU time of the
 // chunk parses and of the merge. A benchmark, not a test.
 #include <fcntl.h>
+#include <oneapi/tbb/global_control.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <oneapi/tbb/global_control.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -21,7 +20,7 @@
 
 #include "denpex/engine/engine.h"
 #include "ingest/chunks.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include "denpex/common/output_file.h"
 #include "denpex/engine/checkpoint.h"
 #include "denpex/engine/engine.h"
-#include "denpex/engine/history.h"
+#include "denpex/engine/history_store.h"
 #include "denpex/proto/json_io.h"
 #include "denpex/scorer/scorer.h"
 #include "denpex/sim/simulator.h"

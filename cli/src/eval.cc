@@ -18,7 +18,7 @@
 #include "denpex/cli/commands.h"
 #include "denpex/common/output_file.h"
 #include "denpex/engine/engine.h"
-#include "denpex/engine/history.h"
+#include "denpex/engine/history_store.h"
 #include "denpex/proto/json_io.h"
 #include "denpex/scorer/scorer.h"
 #include "denpex/sim/simulator.h"

@@ -1,20 +1,20 @@
 // Diagnose: ingest + parse (LoadIncident), one strategy (analyze/), report (report/).
 #include "denpex/engine/engine.h"
 
-#include "analyze/checkpoints.h"
-#include "analyze/scope.h"
-#include "analyze/strategies.h"
-#include "ingest/attempts.h"
-#include "ingest/incident.h"
-#include "report/diagnosis.h"
-#include "report/events_json.h"
-
 #include <malloc.h>
 
 #include <algorithm>
 #include <limits>
 #include <optional>
 #include <ostream>
+
+#include "analyze/checkpoint_outcome.h"
+#include "analyze/scope.h"
+#include "analyze/strategies.h"
+#include "ingest/attempts.h"
+#include "ingest/load.h"
+#include "report/diagnosis.h"
+#include "report/events_json.h"
 
 namespace denpex::engine {
 

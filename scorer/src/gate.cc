@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "denpex/scorer/scorer.h"
-#include "text.h"
+#include "text_helpers.h"
 
 namespace denpex::scorer {
 namespace {

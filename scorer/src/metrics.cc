@@ -9,7 +9,7 @@
 
 #include "denpex/common/time.h"
 #include "denpex/scorer/scorer.h"
-#include "text.h"
+#include "text_helpers.h"
 
 namespace denpex::scorer {
 namespace {

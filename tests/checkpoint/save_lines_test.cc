@@ -16,7 +16,7 @@
 #include "denpex/engine/checkpoint.h"
 #include "denpex/engine/engine.h"
 #include "parse/families.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 #include "parse/triggers.h"
 #include "writers.h"
 

@@ -7,7 +7,7 @@
 
 #include "fixture.h"
 #include "ingest/attempts.h"
-#include "ingest/incident.h"
+#include "ingest/load.h"
 
 namespace denpex::engine {
 namespace {

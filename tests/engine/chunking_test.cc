@@ -13,19 +13,19 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "denpex/engine/engine.h"
 #include "denpex/sim/simulator.h"
+#include "incident_dump.h"
 #include "ingest/chunks.h"
 #include "ingest/file_text.h"
-#include "ingest/incident.h"
+#include "ingest/load.h"
 #include "parse/prefix.h"
 #include "report/events_json.h"
-#include "incident_dump.h"
 
 namespace denpex::engine {
 namespace {

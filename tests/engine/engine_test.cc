@@ -10,9 +10,9 @@
 #include "analyze/facts.h"
 #include "analyze/groups.h"
 #include "denpex/engine/engine.h"
-#include "fixture.h"
-#include "ingest/incident.h"
 #include "diagnose_ok.h"
+#include "fixture.h"
+#include "ingest/load.h"
 
 namespace denpex::engine {
 namespace {

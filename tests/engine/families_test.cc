@@ -12,7 +12,7 @@
 
 #include "ingest/chunks.h"
 #include "parse/families.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 #include "parse/recognisers.h"
 
 namespace denpex::engine {
@@ -1384,7 +1384,7 @@ TEST(RecogniserTable, EveryRowSaysWhereItAppliesAndHasAFunction) {
 }
 
 // Each recogniser's trigger literals are in its first row (the pre-filter passes the lines it can
-// read); the c10 note's lines are found by the parser's own `[E`, `[F` (records.cc).
+// read); the c10 note's lines are found by the parser's own `[E`, `[F` (file_parser.cc).
 TEST(RecogniserTable, EveryRecogniserHasItsTriggerLiteralsInItsFirstRow) {
   std::vector<Recogniser> seen;
   for (const RecogniserRow& row : RecogniserTable()) {

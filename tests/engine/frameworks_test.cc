@@ -12,7 +12,7 @@
 #include "denpex/engine/engine.h"
 #include "ingest/chunks.h"
 #include "parse/families.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 
 namespace denpex::engine {
 namespace {

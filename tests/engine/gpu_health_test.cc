@@ -12,6 +12,7 @@
 #include <string>
 
 #include "analyze/gpu_health.h"
+#include "ingest/load.h"
 #include "support/cpu_time.h"
 
 namespace denpex::engine {

@@ -12,8 +12,8 @@
 #include "denpex/engine/engine.h"
 #include "fixture.h"
 #include "ingest/chunks.h"
-#include "ingest/incident.h"
-#include "parse/log_parser.h"
+#include "ingest/load.h"
+#include "parse/parse_log.h"
 
 namespace denpex::engine {
 namespace {

@@ -1,4 +1,4 @@
-// The node/GPU history store (denpex/engine/history.h, docs/history_format.md) and `denpex
+// The node/GPU history store (denpex/engine/history_store.h, docs/history_format.md) and `denpex
 // diagnose --history FILE [--record-history]`: earlier incidents of the initiator's node and GPU
 // are counted and named, a repeat offender's recovery is escalated (drain + RMA instead of a
 // reset), bad lines get file:line messages, and the store is written only when asked and never
@@ -11,7 +11,7 @@
 
 #include "denpex/cli/commands.h"
 #include "denpex/engine/engine.h"
-#include "denpex/engine/history.h"
+#include "denpex/engine/history_store.h"
 #include "fixture.h"
 
 namespace denpex::engine {

@@ -12,7 +12,7 @@
 #include "denpex/sim/simulator.h"
 #include "diagnose_dir.h"
 #include "fixture.h"
-#include "ingest/incident.h"
+#include "ingest/load.h"
 
 namespace denpex::engine {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ingest/incident.h"
+#include "incident/incident.h"
 #include "report/events_json.h"
 
 namespace denpex::engine::testing {

@@ -9,7 +9,7 @@
 #include "fixture.h"
 #include "parse/headers.h"
 #include "parse/lines.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 
 namespace denpex::engine {
 namespace {

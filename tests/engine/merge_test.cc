@@ -13,7 +13,7 @@
 #include <string>
 
 #include "incident_dump.h"
-#include "ingest/incident.h"
+#include "ingest/load.h"
 #include "ingest/resolve.h"
 
 namespace denpex::engine {

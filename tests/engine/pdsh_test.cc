@@ -8,10 +8,10 @@
 #include <string>
 
 #include "denpex/engine/engine.h"
-#include "fixture.h"
-#include "ingest/incident.h"
-#include "parse/world_info.h"
 #include "diagnose_ok.h"
+#include "fixture.h"
+#include "ingest/load.h"
+#include "parse/world_info.h"
 
 namespace denpex::engine {
 namespace {

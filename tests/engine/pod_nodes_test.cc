@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fixture.h"
-#include "ingest/incident.h"
+#include "ingest/load.h"
 
 namespace denpex::engine {
 namespace {

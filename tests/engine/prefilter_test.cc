@@ -12,15 +12,15 @@
 #include <vector>
 
 #include "denpex/sim/simulator.h"
+#include "incident_dump.h"
 #include "ingest/chunks.h"
-#include "ingest/incident.h"
+#include "ingest/load.h"
 #include "parse/lines.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 #include "parse/progress.h"
 #include "parse/scan.h"
 #include "parse/triggers.h"
 #include "report/events_json.h"
-#include "incident_dump.h"
 
 namespace denpex::engine {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "parse/headers.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 #include "parse/prefix.h"
 
 namespace denpex::engine {

@@ -19,7 +19,7 @@
 
 #include "denpex/engine/engine.h"
 #include "fixture.h"
-#include "ingest/incident.h"
+#include "ingest/load.h"
 #include "parse/headers.h"
 #include "parse/prefix.h"
 

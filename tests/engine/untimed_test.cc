@@ -12,7 +12,7 @@
 #include "analyze/describe.h"
 #include "analyze/facts.h"
 #include "fixture.h"
-#include "ingest/incident.h"
+#include "ingest/load.h"
 
 namespace denpex::engine {
 namespace {

@@ -13,9 +13,9 @@
 #include "analyze/describe.h"
 #include "analyze/facts.h"
 #include "denpex/engine/engine.h"
-#include "fixture.h"
-#include "ingest/incident.h"
 #include "diagnose_ok.h"
+#include "fixture.h"
+#include "ingest/load.h"
 
 namespace denpex::engine {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analyze/facts.h"
-#include "ingest/incident.h"
+#include "incident/incident.h"
 
 namespace denpex::engine {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "denpex/common/time.h"
-#include "ingest/incident.h"
+#include "incident/incident.h"
 
 namespace denpex::engine {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "denpex/v1/vocabulary.pb.h"
-#include "ingest/incident.h"
+#include "incident/incident.h"
 
 namespace denpex::engine {
 

@@ -10,7 +10,7 @@
 #include "analyze/reason.h"
 #include "denpex/common/time.h"
 #include "denpex/v1/diagnosis.pb.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 #include "parse/strings.h"
 
 namespace denpex::engine {

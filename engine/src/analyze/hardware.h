@@ -14,7 +14,7 @@
 #include "analyze/facts.h"
 #include "analyze/finding.h"
 #include "analyze/gpu_health.h"
-#include "ingest/incident.h"
+#include "incident/incident.h"
 
 namespace denpex::engine {
 

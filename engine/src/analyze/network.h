@@ -18,7 +18,7 @@
 #include "analyze/facts.h"
 #include "analyze/finding.h"
 #include "analyze/ib_ports.h"
-#include "ingest/incident.h"
+#include "incident/incident.h"
 
 namespace denpex::engine {
 

@@ -1,6 +1,8 @@
 // The engine strategy. Reasons about who stopped participating, not about who complained
 // first: launcher exits and group progress are scored (scoring.h), the leader is named only
 // when it clearly leads, and everything cited is a line an operator can open.
+#include "analyze/participation.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -8,18 +10,19 @@
 #include "analyze/cascade.h"
 #include "analyze/clocks.h"
 #include "analyze/describe.h"
+#include "analyze/detectors.h"
 #include "analyze/facts.h"
+#include "analyze/fail_slow.h"
 #include "analyze/groups.h"
 #include "analyze/hardware.h"
+#include "analyze/ib_ports.h"
 #include "analyze/job_end.h"
 #include "analyze/mismatch.h"
-#include "analyze/partial.h"
-#include "analyze/scoring.h"
 #include "analyze/network.h"
-#include "analyze/ib_ports.h"
-#include "analyze/store.h"
+#include "analyze/partial.h"
 #include "analyze/platform.h"
-#include "analyze/fail_slow.h"
+#include "analyze/scoring.h"
+#include "analyze/store.h"
 #include "analyze/straggler.h"
 #include "analyze/strategies.h"
 #include "analyze/unranked.h"
@@ -31,24 +34,6 @@ namespace {
 constexpr std::size_t kMaxCandidates = 10;
 constexpr std::size_t kMaxEvidence = 10;
 constexpr std::size_t kMaxWaiterCitations = 3;
-
-// Everything the strategy has worked out, shared by the helpers below.
-struct Analysis {
-  const Incident& inc;
-  JobFacts facts;
-  std::vector<ProcessGroup> groups;
-  WaitAnalysis waits;
-  ClockOffsets clocks;
-  std::vector<Mismatch> mismatches;
-  std::vector<RankScore> scores;
-
-  const Mismatch* MismatchOf(std::int32_t rank) const {
-    for (const Mismatch& m : mismatches) {
-      if (m.rank == rank) return &m;
-    }
-    return nullptr;
-  }
-};
 
 // The earliest report, per group, of a rank blocked directly on `rank`.
 std::vector<std::int32_t> DirectWaiters(const Analysis& a, std::int32_t rank) {
@@ -907,24 +892,8 @@ void DiagnoseStalledStraggler(const Analysis& a, const Straggler& s, Finding* f)
 
 }  // namespace
 
-Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
-  Analysis a{.inc = inc, .facts = CollectFacts(inc)};
-  Finding f;
-  f.strategy = "engine";
-  f.ranks_seen = a.facts.ranks_seen;
-  f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
-  f.problems = a.facts.world_notes;
-  if (SchedulerEndedJob(inc, a.facts, &f)) return f;
-  if (SchedulerFailedNode(inc, a.facts, &f)) {
-    f.recovery.push_back({"restart_job", "", "Restart the job from the newest checkpoint that verifies; nothing in the ranks failed."});
-    NoteRequeue(inc, a.facts, &f);
-    return f;
-  }
-  if (const std::optional<StoreJoinGap> join = FindStoreJoinGap(inc, a.facts)) {
-    DiagnoseStoreJoinGap(inc, a.facts, *join, &f);  // before JobWideError: every joined rank's error is the same
-    return f;
-  }
-  if (JobWideError(inc, a.facts, &f)) return f;
+Analysis BuildAnalysis(const Incident& inc, JobFacts facts, const Incident* control) {
+  Analysis a{.inc = inc, .control = control, .facts = std::move(facts)};
   a.clocks = AlignClocks(inc, a.facts);
   ApplyOffsets(inc, a.clocks, &a.facts);
 
@@ -938,67 +907,94 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   std::vector<std::int32_t> odd;
   for (const Mismatch& m : a.mismatches) odd.push_back(m.rank);
   a.scores = ScoreRanks(a.facts, a.waits, odd);
-  const double unplaced = DropUnplacedWhenTimeoutsAreUnranked(a.facts, &a.scores);
+  a.unplaced = DropUnplacedWhenTimeoutsAreUnranked(a.facts, &a.scores);
+  a.leads = a.scores.size() == 1 ||
+            (!a.scores.empty() && a.scores[1].total() * kLeadRatio < a.scores[0].total());
+  a.lost_node = LostNode(inc, a.facts, Leaders(a, a.leads));
+  a.straggler = FindFailSlow(inc, a.facts, control);
+  return a;
+}
+
+bool AnswerStalledStraggler(const Analysis& a, Finding* f) {
+  if (!a.straggler || !StragglerExplains(a, *a.straggler, a.leads, a.lost_node)) return false;
+  DiagnoseStalledStraggler(a, *a.straggler, f);
+  return true;
+}
+
+bool AnswerNoCandidate(const Analysis& a, Finding* f) {
+  if (!a.scores.empty()) return false;
+  NoCandidate(a, f);
+  return true;
+}
+
+bool AnswerUnplacedMayLead(const Analysis& a, Finding* f) {
+  if (a.scores.empty() || a.unplaced * kLeadRatio < a.scores.front().total()) return false;
+  UnplacedMayLead(a, f);
+  return true;
+}
+
+bool AnswerUnplacedLinkError(const Analysis& a, Finding* f) {
+  if (a.scores.empty()) return false;
+  const std::int32_t warn = UnrankedLinkError(a.inc);
+  if (warn < 0 || a.scores.front().launcher != 0) return false;
+  UnplacedLinkError(a, warn, f);
+  return true;
+}
+
+bool AnswerFewWaiters(const Analysis& a, Finding* f) {
+  if (a.scores.empty() || !FewWaitOnIt(a)) return false;
+  FewWaiters(a, f);
+  return true;
+}
+
+bool AnswerLeader(const Analysis& a, Finding* f) {
+  if (!a.leads) return false;
+  Diagnose(a, f);
+  return true;
+}
+
+bool AnswerSoleBlocker(const Analysis& a, Finding* f) {
+  const std::int32_t sole = OnlySoleBlocker(a, Leaders(a, false));
+  if (sole < 0) return false;
+  DiagnoseSoleBlocker(a, sole, f);
+  return true;
+}
+
+bool AnswerFirstToStall(const Analysis& a, Finding* f) {
+  const std::int32_t first = FirstToStall(a, Leaders(a, false));
+  if (first < 0) return false;
+  DiagnoseFirstToStall(a, first, f);
+  return true;
+}
+
+bool AnswerUndecided(const Analysis& a, Finding* f) {
+  if (a.scores.empty()) return false;
+  Undecided(a, f);
+  return true;
+}
+
+// Facts first; the rows that need no wait analysis; the wait analysis; the rows after it (the
+// first that answers decides: detectors.cc); then what every answer after the wait analysis gets.
+Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
+  JobFacts facts = CollectFacts(inc);
+  Finding f;
+  f.strategy = "engine";
+  f.ranks_seen = facts.ranks_seen;
+  f.world_size = static_cast<std::int32_t>(facts.ranks.size());
+  f.problems = facts.world_notes;
+  for (const FactsDetector& d : DetectorsBeforeWaits()) {
+    if (d.diagnose(inc, facts, &f)) return f;
+  }
+  const Analysis a = BuildAnalysis(inc, std::move(facts), control);
   f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
   for (std::size_t i = 0; i < a.scores.size() && i < kMaxCandidates; ++i) {
     const RankScore& s = a.scores[i];
     f.candidates.push_back({s.rank, a.facts.ranks[s.rank].node, s.total()});
   }
-  const bool leads = a.scores.size() == 1 || (!a.scores.empty() && a.scores[1].total() * kLeadRatio < a.scores[0].total());
-  const std::int32_t lost = LostNode(inc, a.facts, Leaders(a, leads));
-  const std::optional<Straggler> slow = FindFailSlow(inc, a.facts, control);
-  if (PlatformEndedJob(inc, a.facts, &f)) {
-    // a pod evicted, OOMKilled, or its node NotReady (analyze/platform.h)
-  } else if (const std::optional<RendezvousGap> gap = FindRendezvousGap(inc, a.facts)) {
-    DiagnoseRendezvousGap(inc, a.facts, *gap, &f);
-  } else if (const std::optional<StoreLoss> store = FindStoreLoss(inc, a.facts)) {
-    DiagnoseStoreLoss(inc, a.facts, *store, &f);
-  } else if (const std::optional<SetupFailure> setup = FindNcclSetup(inc, a.facts)) {
-    DiagnoseNcclSetup(inc, a.facts, *setup, &f);
-  } else if (const std::optional<SlowPort> port = a.scores.empty() ? FindSlowPort(inc, a.facts) : std::nullopt) {
-    DiagnoseSlowPort(inc, a.facts, *port, &f);  // a slow NIC: the timers name no rank, its port does
-  } else if (slow && StragglerExplains(a, *slow, leads, lost)) {
-    DiagnoseStalledStraggler(a, *slow, &f);
-  } else if (lost >= 0) {
-    DiagnoseNodeLoss(inc, a.facts, lost, &f);
-  } else if (const std::int32_t task = KilledAgentTask(inc, a.facts); task >= 0) {
-    DiagnoseKilledAgentTask(inc, a.facts, task, &f);  // srun's `task N: Killed` of a torchrun agent
-  } else if (const std::int32_t agent = a.scores.empty() ? LostAgent(a.facts) : -1; agent >= 0) {
-    DiagnoseLostAgent(inc, a.facts, agent, &f);
-  } else if (const std::optional<LinkFault> link = FindLinkFault(inc, a.facts, a.clocks)) {
-    DiagnoseLinkFault(inc, a.facts, *link, &f);  // one hot cell of the IB error matrix
-  } else if (const std::optional<NetworkFault> net = FindNetworkFault(inc, a.facts)) {
-    DiagnoseNetworkFault(inc, a.facts, *net, &f);
-  } else if (a.scores.empty() && !a.facts.HasWave() && FindStraggler(inc, a.facts, &f)) {
-    return f;
-  } else if (a.scores.empty() && DiagnoseLoneStoreLoss(inc, a.facts, &f)) {
-    // the one agent left lost the store another agent hosted, its worker the peer (analyze/unranked.h)
-  } else if (a.scores.empty() && DiagnoseVanishedAgent(inc, a.facts, &f)) {
-    // an agent's console that stops after its start, the other agent's worker's peer gone (analyze/unranked.h)
-  } else if (a.scores.empty() && DiagnoseUnresponsiveWorker(inc, a.facts, &f)) {
-    // a worker its agent had to SIGKILL, the others' gloo timeouts waiting on it (analyze/unranked.h)
-  } else if (a.scores.empty() && DiagnoseUnrankedFailure(inc, a.facts, &f)) {
-    // only the launcher's word on a local rank of one node (analyze/partial.h)
-  } else if (a.scores.empty() && DiagnoseSharedConsoleExit(inc, a.facts, &f)) {
-    // workers sharing one console failed, fewer of them lost a peer than failed (analyze/unranked.h)
-  } else if (a.scores.empty() && DiagnoseSilentPeerOnOneNode(inc, a.facts, &f)) {
-    // gloo timeouts waiting on a silent peer, on the one node Slurm allocated (analyze/unranked.h)
-  } else if (a.scores.empty()) {
-    NoCandidate(a, &f);
-  } else if (unplaced * kLeadRatio >= a.scores.front().total()) {
-    UnplacedMayLead(a, &f);
-  } else if (const std::int32_t warn = UnrankedLinkError(inc); warn >= 0 && a.scores.front().launcher == 0) {
-    UnplacedLinkError(a, warn, &f);
-  } else if (FewWaitOnIt(a)) {
-    FewWaiters(a, &f);
-  } else if (leads) {
-    Diagnose(a, &f);
-  } else if (const std::int32_t sole = OnlySoleBlocker(a, Leaders(a, false)); sole >= 0) {
-    DiagnoseSoleBlocker(a, sole, &f);
-  } else if (const std::int32_t first = FirstToStall(a, Leaders(a, false)); first >= 0) {
-    DiagnoseFirstToStall(a, first, &f);
-  } else {
-    Undecided(a, &f);
+  for (const AnalysisDetector& d : DetectorsAfterWaits()) {
+    if (!d.diagnose(a, &f)) continue;
+    if (d.complete) return f;
+    break;
   }
   AddConsequences(a, &f);
   if (f.failure_class == v1::FAILURE_CLASS_STRAGGLER && f.cascade.secondary_ranks.empty()) {

@@ -7,7 +7,7 @@
 
 #include "analyze/facts.h"
 #include "analyze/finding.h"
-#include "ingest/incident.h"
+#include "incident/incident.h"
 
 namespace denpex::engine {
 

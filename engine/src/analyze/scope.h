@@ -7,7 +7,7 @@
 // the GPUs its NCCL lines name. The rest is left out and counted.
 #pragma once
 
-#include "ingest/incident.h"
+#include "incident/incident.h"
 
 namespace denpex::engine {
 

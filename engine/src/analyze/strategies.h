@@ -3,7 +3,7 @@
 #pragma once
 
 #include "analyze/finding.h"
-#include "ingest/incident.h"
+#include "incident/incident.h"
 
 namespace denpex::engine {
 

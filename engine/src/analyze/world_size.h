@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ingest/incident.h"
+#include "incident/incident.h"
 
 namespace denpex::engine {
 

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "checkpoint/finding.h"
 #include "checkpoint/listing.h"
+#include "checkpoint/reader_finding.h"
 
 namespace denpex::engine::ckpt {
 

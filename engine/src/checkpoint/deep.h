@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "checkpoint/byte_file.h"
-#include "checkpoint/finding.h"
+#include "checkpoint/reader_finding.h"
 #include "checkpoint/zip.h"
 
 namespace denpex::engine::ckpt {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "checkpoint/deep.h"
-#include "checkpoint/finding.h"
 #include "checkpoint/listing.h"
+#include "checkpoint/reader_finding.h"
 #include "denpex/engine/checkpoint.h"
 
 namespace denpex::engine::ckpt {

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "checkpoint/byte_file.h"
-#include "checkpoint/finding.h"
+#include "checkpoint/reader_finding.h"
 
 namespace denpex::engine::ckpt {
 

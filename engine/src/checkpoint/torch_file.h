@@ -10,8 +10,8 @@
 
 #include "checkpoint/byte_file.h"
 #include "checkpoint/deep.h"
-#include "checkpoint/finding.h"
 #include "checkpoint/pickle.h"
+#include "checkpoint/reader_finding.h"
 #include "checkpoint/zip.h"
 
 namespace denpex::engine::ckpt {

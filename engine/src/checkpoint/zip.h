@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "checkpoint/byte_file.h"
-#include "checkpoint/finding.h"
+#include "checkpoint/reader_finding.h"
 
 namespace denpex::engine::ckpt {
 

@@ -7,7 +7,7 @@
 // aside (their events dropped, their files marked), the platform's files kept.
 #pragma once
 
-#include "ingest/incident.h"
+#include "incident/incident.h"
 
 namespace denpex::engine {
 

@@ -138,7 +138,7 @@ struct ProgressSlots {
   ProgressIndex steps;  // key -> index in the merged events
 };
 
-// The key of a step-line event (records.cc's StepLine), if `e` is one.
+// The key of a step-line event (file_parser.cc's StepLine), if `e` is one.
 std::optional<std::int32_t> StepKey(const Event& e) {
   if (e.kind != Kind::kIteration) return std::nullopt;
   return ProgressKey(e.rank, e.task);
@@ -240,7 +240,8 @@ void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, Pro
       e.clock = into->last_stamp_clock;
       e.time_borrowed = true;
     }
-    if (e.kind == Kind::kRequeue) slots->iterations.Restart();  // the next run's iteration lines are new events (records.cc)
+    // the next run's iteration lines are new events (file_parser.cc)
+    if (e.kind == Kind::kRequeue) slots->iterations.Restart();
     placed[i] = into->events.size();
     if (const auto key = StepKey(e)) {
       const std::size_t at = slots->steps.Find(*key);

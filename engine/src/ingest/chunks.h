@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 
 namespace denpex::engine {
 

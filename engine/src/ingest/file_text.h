@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "denpex/common/status.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 
 namespace denpex::engine {
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ingest/incident.h"
+#include "incident/incident.h"
 
 namespace denpex::engine {
 

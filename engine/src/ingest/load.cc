@@ -1,22 +1,23 @@
+#include "ingest/load.h"
+
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
-#include <string_view>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
 #include "ingest/chunks.h"
 #include "ingest/file_text.h"
-#include "ingest/incident.h"
 #include "ingest/resolve.h"
 #include "ingest/walk.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 
 namespace denpex::engine {
 namespace {

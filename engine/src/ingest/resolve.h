@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ingest/incident.h"
+#include "incident/incident.h"
 #include "ingest/walk.h"
 
 namespace denpex::engine {

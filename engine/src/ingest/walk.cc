@@ -71,7 +71,8 @@ bool IsKernelLogName(std::string_view name) {
          name == "messages";
 }
 
-// The job's checkpoints are verified separately (analyze/checkpoints.cc), never read as logs.
+// The job's checkpoints are verified separately (analyze/checkpoint_outcome.cc), never read as
+// logs.
 bool IsCheckpointDir(const fs::path& p, int depth, const fs::path& skip) {
   if (!skip.empty() && p == skip) return true;
   if (depth != 0) return false;

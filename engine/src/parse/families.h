@@ -66,7 +66,7 @@ std::string_view NcclBusIdToPci(std::string_view bus_id, char (&buf)[16]);
 // `GPU0000:A1:00.0`) to lower-case `dddd:bb:dd`; empty when it is not one.
 std::string_view NormalisePci(std::string_view id, char (&buf)[16]);
 
-// scheduler.cc: Slurm (srun, slurmstepd, slurmd, slurmctld), torchrun agent messages, DeepSpeed
+// launchers.cc: Slurm (srun, slurmstepd, slurmd, slurmctld), torchrun agent messages, DeepSpeed
 // launcher, Kubernetes, Ray.
 bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out);
 bool RecogniseAgent(std::string_view msg, StringTable* strings, Recognised* out);

@@ -11,7 +11,7 @@
 #include <bit>
 #include <cstdint>
 
-#include "parse/records.h"
+#include "parse/file_parser.h"
 #include "parse/scan.h"
 #include "parse/simd.h"
 

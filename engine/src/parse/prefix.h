@@ -39,7 +39,8 @@ struct LineOrigin {
   std::int64_t pid = 0;
   bool journal = false;
   // CRI (containerd, CRI-O) stream and tag: `stdout F `; a `P` line is the head of a line the
-  // runtime split, continued by the stream's next lines up to an `F` one (records.cc joins them).
+  // runtime split, continued by the stream's next lines up to an `F` one (file_parser.cc joins
+  // them).
   char stream = 0;               // 'o' stdout, 'e' stderr, 0 none
   bool partial = false;
   bool malformed = false;        // a prefix whose shape broke (e.g. `[rankX]:`)
@@ -59,7 +60,7 @@ struct PrefixPolicy {
   // file's first lines are journal lines (`journalctl -o short`, rsyslog).
   bool journal = false;
   // Some of the file's first lines are a container runtime's (`<stamp> stdout P `): its `P`
-  // pieces are joined (records.cc); other files never pay for looking.
+  // pieces are joined (file_parser.cc); other files never pay for looking.
   bool cri = false;
   // A terminal copy's quoting (`> `, `> > `) or indentation common to the file's lines, peeled
   // before any other prefix (a line that starts with less of it loses what it has).
@@ -69,7 +70,7 @@ struct PrefixPolicy {
   // `  80746\t` (`cat -n`). 0: none.
   char numbered = 0;  // '[', ':' or '\t'
   // The file was hard-wrapped at this many bytes (a terminal copy): a line of exactly this
-  // length is continued by the next when that one starts no line of its own (records.cc).
+  // length is continued by the next when that one starts no line of its own (file_parser.cc).
   std::uint32_t wrap_width = 0;
   std::string_view Quote() const { return {quote, quote_size}; }
 };
@@ -95,7 +96,7 @@ PrefixPolicy SniffPrefixes(std::string_view text);
 
 // A CRI log line `<RFC 3339 nano> stdout F <text>` / `... stderr P <text>`: its stream ('o',
 // 'e'), whether it is partial, and where its text starts. Read apart from StripPrefixes:
-// records.cc joins a `P` line with the stream's next lines.
+// file_parser.cc joins a `P` line with the stream's next lines.
 bool CriLine(std::string_view line, char* stream, bool* partial, std::size_t* content);
 
 // `[rank<G>]:` alone (torch ≥ 2.2).

@@ -1,7 +1,7 @@
 // ProgressIndex: where each rank's (or srun task's) progress is kept, by ProgressKey
-// (log_parser.h); ProgressTable: the iteration records themselves, by the same key. Flat arrays, not a hash map: a 16k-task srun file alternates tasks on every
-// progress line, and a hash lookup per line was a tenth of the whole parse. Keys beyond kMaxFlat
-// (no real job) spill into a map.
+// (parse_log.h); ProgressTable: the iteration records themselves, by the same key. Flat arrays, not
+// a hash map: a 16k-task srun file alternates tasks on every progress line, and a hash lookup per
+// line was a tenth of the whole parse. Keys beyond kMaxFlat (no real job) spill into a map.
 #pragma once
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 
 namespace denpex::engine {
 

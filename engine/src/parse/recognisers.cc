@@ -108,6 +108,7 @@ constexpr Trigger kCheckpointSave[] = {
 // open with `E` or `S` (a batch script's `SLURM_JOB_ID=` echo), `[`, `*` or `_` after Python's
 // exceptions and the other bracketed shapes (a line both read is theirs); and, after a bracketed
 // time (slurmctld's and slurmd's own logs), whatever the message opens with.
+// clang-format off
 constexpr RecogniserRow kRows[] = {
     // name             where                                 first    function                 triggers
     {"step timers",     kDeepSpeedLog | kText,                "t",     RecogniseStepTimers,     kStepTimers},
@@ -126,13 +127,14 @@ constexpr RecogniserRow kRows[] = {
     {"ray",             kRayLog | kIndented | kDash | kText,  "",      RecogniseRay,            kRay},
     {"ray actor state", kRayLog | kText,                      "r",     RecogniseRayActorState,  kRayActorState},
     {"quoted error",    kC10Error | kErrorLog | kRayError,    "",      RecogniseQuotedError,    kQuotedError},
-    {"c10 error note",  kC10Error,                            "",      RecogniseC10Note},  // its lines hold records.cc's `[E`, `[F`
+    {"c10 error note",  kC10Error,                            "",      RecogniseC10Note},  // its lines hold file_parser.cc's `[E`, `[F`
     {"slurm",           kText | kSquare | kEmphasis,          "ES[*_", RecogniseSlurm},
     {"slurm",           kStampedText,                         "",      RecogniseSlurm},  // any first byte
     {"device assert",   kText | kPath,                        "",      RecogniseDeviceAssert,   kDeviceAssert},
     {"nvidia-smi",      kText | kPipe,                        "U|",    RecogniseNvidiaSmi,      kNvidiaSmi},
     {"checkpoint save", kAnywhere,                            "",      RecogniseCheckpointSave, kCheckpointSave},
 };
+// clang-format on
 
 // The table as bit masks of rows (bit r: row r), built when it is compiled: the rows at each
 // place, and the rows that admit each first byte of a message with no header. A message is

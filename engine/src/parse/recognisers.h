@@ -1,6 +1,6 @@
 // The recogniser table: every family recogniser (families.h), where in a log it applies, and
-// the order in which they are tried. LogParser (records.cc) says where a message stands, as a set
-// of Places; Recognise tries the table's rows in order and the first row that applies there and
+// the order in which they are tried. LogParser (file_parser.cc) says where a message stands, as a
+// set of Places; Recognise tries the table's rows in order and the first row that applies there and
 // accepts the message wins. What is recognised where is read from the table (recognisers.cc),
 // each row with the trigger literals the pre-filter looks for on its behalf (triggers.h).
 //

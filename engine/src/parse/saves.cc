@@ -15,11 +15,11 @@
 //                                                                     Lightning ModelCheckpoint(verbose=True)
 //   Scheduled async checkpoint save for /ck/gpt--val_loss=2.10-step=20-consumed_samples=10240.0.ckpt     NeMo 2.0
 //   Async checkpoint save for step 21 (/ck/gpt--...-step=20-....ckpt) finalized successfully.
-//
+
 // A started save carries the step and path the line names (kSaveStarted), a finished one the
-// same (kSaveFinished); the checkpoint part of a diagnosis pairs them (analyze/checkpoints.cc).
-// The HF Trainer and Lightning log no finish; NeMo's finalize names the next step, so its step
-// is read from the path (`step=20`), as the start's is.
+// same (kSaveFinished); the checkpoint part of a diagnosis pairs them
+// (analyze/checkpoint_outcome.cc). The HF Trainer and Lightning log no finish; NeMo's finalize
+// names the next step, so its step is read from the path (`step=20`), as the start's is.
 #include <array>
 
 #include "parse/families.h"

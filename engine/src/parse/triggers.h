@@ -41,7 +41,7 @@ struct Trigger {
 // The tables of what LogParser itself reads; each family recogniser's literals are in its row of
 // the recogniser table (recognisers.cc).
 std::span<const Trigger> PrefixTriggers();    // prefix.cc: rank, MPI and local-rank tags
-std::span<const Trigger> RecordTriggers();    // records.cc: c10 errors, tracebacks, the torchrun table, iterations
+std::span<const Trigger> RecordTriggers();    // file_parser.cc: c10 errors, traceback, table, steps
 std::span<const Trigger> WatchdogTriggers();  // watchdog.cc: ProcessGroupNCCL timeouts, status and notes
 
 // Those three tables and every recogniser's triggers (the list ParseLog uses).

@@ -52,7 +52,7 @@ bool RecogniseWatchdogNote(std::string_view msg, StringTable* strings, Recognise
   return true;
 }
 
-// ProcessGroupNCCL lines the parser reads (the timeout block in records.cc, notes above).
+// ProcessGroupNCCL lines the parser reads (the timeout block in file_parser.cc, notes above).
 namespace {
 constexpr Trigger kWatchdogTriggers[] = {
     {"Watchdog caught collective operation timeout"},  // the timeout (also a hard-wrapped one)

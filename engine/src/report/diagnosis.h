@@ -7,7 +7,7 @@
 
 #include "analyze/finding.h"
 #include "denpex/v1/diagnosis.pb.h"
-#include "ingest/incident.h"
+#include "incident/incident.h"
 
 namespace denpex::engine {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "ingest/incident.h"
+#include "incident/incident.h"
 
 namespace denpex::engine {
 

@@ -114,8 +114,8 @@ struct ParallelDims {
 };
 
 // A checkpoint save the job's logs show (Megatron, DeepSpeed, HF Trainer and torchtitan lines;
-// analyze/checkpoints.cc reads them). A save that began and logged no finish was in flight when
-// the job failed: the candidate it names is never chosen, whatever its files show.
+// analyze/checkpoint_outcome.cc reads them). A save that began and logged no finish was in flight
+// when the job failed: the candidate it names is never chosen, whatever its files show.
 struct LoggedSave {
   std::int64_t step = -1;  // the step its lines name; -1: none
   std::string path;        // the path or DeepSpeed tag they name; empty: none

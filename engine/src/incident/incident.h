@@ -9,9 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "denpex/common/status.h"
 #include "parse/event.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 #include "parse/strings.h"
 #include "parse/world_info.h"
 
@@ -79,15 +78,5 @@ struct Incident {
 
   std::string_view str(StrId id) const { return strings.Get(id); }
 };
-
-// Walks, reads and parses `dir` (parallel over files; `threads` 0 = all cores). kNotFound /
-// kInvalidInput when the directory is missing, not a directory, or holds no readable log.
-// `skip`: a checkpoint directory inside `dir` that is not to be read as logs. `every_line`
-// turns the pre-filter off (FileContext::every_line): the same result, slower. `chunk_bytes`
-// (0: ingest/chunks.h's kChunkBytes) is the size of the chunks large files are parsed in, for
-// the tests: the result never depends on it.
-Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
-                              const std::filesystem::path& skip = {}, bool every_line = false,
-                              std::size_t chunk_bytes = 0);
 
 }  // namespace denpex::engine

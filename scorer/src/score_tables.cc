@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "denpex/scorer/scorer.h"
-#include "text.h"
+#include "text_helpers.h"
 
 namespace denpex::scorer {
 namespace {

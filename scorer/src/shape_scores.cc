@@ -5,7 +5,7 @@
 #include <map>
 
 #include "denpex/scorer/scorer.h"
-#include "text.h"
+#include "text_helpers.h"
 
 namespace denpex::scorer {
 namespace {

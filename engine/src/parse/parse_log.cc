@@ -1,9 +1,9 @@
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "parse/records.h"
+#include "parse/file_parser.h"
 #include "parse/triggers.h"
 
 namespace denpex::engine {

@@ -19,7 +19,7 @@
 #include "parse/families.h"
 #include "parse/headers.h"
 #include "parse/lines.h"
-#include "parse/log_parser.h"
+#include "parse/parse_log.h"
 #include "parse/prefix.h"
 #include "parse/progress.h"
 #include "parse/triggers.h"
@@ -230,7 +230,7 @@ class LogParser {
   std::vector<std::int32_t> watchdog_ranks_;
   // Per rank (or srun task), its latest iteration line: a newer one replaces it (progress noise
   // would otherwise be millions of events; the latest is what shows where a rank stopped). Kept
-  // as compact records (log_parser.h), placed among the events at the end.
+  // as compact records (parse_log.h), placed among the events at the end.
   ProgressTable iterations_;
   static constexpr std::size_t kNoIndex = ProgressIndex::kNone;
   ProgressIndex last_step_;  // key=value step lines (index into out_.events), by ProgressKey

@@ -1,4 +1,4 @@
-#include "parse/records.h"
+#include "parse/file_parser.h"
 
 #include <algorithm>
 #include <array>

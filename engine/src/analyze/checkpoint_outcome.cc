@@ -1,4 +1,4 @@
-#include "analyze/checkpoints.h"
+#include "analyze/checkpoint_outcome.h"
 
 #include <sys/stat.h>
 

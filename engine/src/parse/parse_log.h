@@ -49,7 +49,7 @@ struct FileContext {
   bool kernel = false;            // dmesg, kern.log, journal, syslog: read NVRM / OOM-killer lines
   PrefixPolicy prefixes;          // from SniffPrefixes on the file's first lines
   bool every_line = false;        // read every line whole: the reference the pre-filter is tested against
-  // When set, the parse releases the text it has passed, kReleaseStep at a time (log_parser.cc).
+  // When set, the parse releases the text it has passed, kReleaseStep at a time (parse_log.cc).
   const ReadBehind* read_behind = nullptr;
 };
 

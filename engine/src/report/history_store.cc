@@ -1,9 +1,8 @@
-// The history store (denpex/engine/history.h, docs/history_format.md).
-#include "denpex/engine/history.h"
-
-#include <google/protobuf/util/json_util.h>
+// The history store (denpex/engine/history_store.h, docs/history_format.md).
+#include "denpex/engine/history_store.h"
 
 #include <fcntl.h>
+#include <google/protobuf/util/json_util.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
