@@ -25,21 +25,27 @@ namespace fs = std::filesystem;
 // Each layout's files, in the order the input's pieces fill them.
 constexpr std::size_t kMaxFiles = 5;
 constexpr std::array<std::array<std::string_view, kMaxFiles>, 8> kLayouts = {{
-    {"step_10/.metadata", "step_10/__0_0.distcp", "step_10/__1_0.distcp", "step_5/.metadata", "latest"},
+    {"step_10/.metadata", "step_10/__0_0.distcp", "step_10/__1_0.distcp", "step_5/.metadata",
+     "latest"},
     {"latest", "global_step10/mp_rank_00_model_states.pt",
      "global_step10/zero_pp_rank_0_mp_rank_00_optim_states.pt",
-     "global_step10/zero_pp_rank_1_mp_rank_00_optim_states.pt", "global_step5/mp_rank_00_model_states.pt"},
+     "global_step10/zero_pp_rank_1_mp_rank_00_optim_states.pt",
+     "global_step5/mp_rank_00_model_states.pt"},
     {"latest_checkpointed_iteration.txt", "iter_0000010/mp_rank_00/model_optim_rng.pt",
-     "iter_0000010/metadata.json", "iter_0000010/common.pt", "iter_0000005/mp_rank_00/model_optim_rng.pt"},
+     "iter_0000010/metadata.json", "iter_0000010/common.pt",
+     "iter_0000005/mp_rank_00/model_optim_rng.pt"},
     {"checkpoint-10/trainer_state.json", "checkpoint-10/model.safetensors.index.json",
-     "checkpoint-10/model-00001-of-00001.safetensors", "checkpoint-10/optimizer.pt", "checkpoint-10/rng_state.pth"},
+     "checkpoint-10/model-00001-of-00001.safetensors", "checkpoint-10/optimizer.pt",
+     "checkpoint-10/rng_state.pth"},
     {"10/_CHECKPOINT_METADATA", "10/_METADATA", "10/commit_success.txt", "10/default/_METADATA",
      "5/_CHECKPOINT_METADATA"},
     {"model--step=10/weights/metadata.json", "model--step=10/weights/__0_0.distcp",
      "model--step=10/context/io.json", "megatron_gpt--step=10.ckpt", "megatron_gpt.nemo"},
-    {"step_10/model.pt", "step_10/optimizer.pt", "latest", "step_5/model.pt", "step_10.tmp/model.pt"},
-    {"checkpoint_1/model.safetensors", "checkpoint_1/optimizer.bin", "checkpoint_1/random_states_0.pkl",
-     "checkpoint_1/scheduler.bin", "checkpoint_0/model.safetensors"},
+    {"step_10/model.pt", "step_10/optimizer.pt", "latest", "step_5/model.pt",
+     "step_10.tmp/model.pt"},
+    {"checkpoint_1/model.safetensors", "checkpoint_1/optimizer.bin",
+     "checkpoint_1/random_states_0.pkl", "checkpoint_1/scheduler.bin",
+     "checkpoint_0/model.safetensors"},
 }};
 
 // A scratch directory of this process, made on first use and removed at exit.
@@ -79,7 +85,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     rest = cut == std::string_view::npos ? std::string_view() : rest.substr(cut + 4);
     const fs::path p = root / std::string(files[k]);
     fs::create_directories(p.parent_path(), ec);
-    std::ofstream(p, std::ios::binary).write(piece.data(), static_cast<std::streamsize>(piece.size()));
+    std::ofstream(p, std::ios::binary)
+        .write(piece.data(), static_cast<std::streamsize>(piece.size()));
   }
   fs::create_directories(root, ec);
 

@@ -22,11 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::array<std::string_view, 9> kFiles = {
-    "gpu-0001/rank_0.log",         "gpu-0001/ib_counters.log",
-    "describe/llama-worker-1.txt", "events.txt",
-    "pods/llama-worker-1.log",     "pods/llama-worker-1.previous.log",
-    "gpu-0002/kern.log",           "gpu-0002/ib_counters.log",
-    "slurmctld.log",
+    "gpu-0001/rank_0.log", "gpu-0001/ib_counters.log", "describe/llama-worker-1.txt",
+    "events.txt",          "pods/llama-worker-1.log",  "pods/llama-worker-1.previous.log",
+    "gpu-0002/kern.log",   "gpu-0002/ib_counters.log", "slurmctld.log",
 };
 
 // A scratch directory of this process, made on first use and removed at exit.
@@ -64,7 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     rest = cut == std::string_view::npos ? std::string_view() : rest.substr(cut + 4);
     const fs::path p = root / std::string(kFiles[k]);
     fs::create_directories(p.parent_path(), ec);
-    std::ofstream(p, std::ios::binary).write(piece.data(), static_cast<std::streamsize>(piece.size()));
+    std::ofstream(p, std::ios::binary)
+        .write(piece.data(), static_cast<std::streamsize>(piece.size()));
   }
   (void)denpex::engine::Diagnose(root, {.threads = 1});
   return 0;
