@@ -166,7 +166,8 @@ TEST(Cli, DemoPrintsVerdictAndScore) {
 
 }  // namespace
 
-// Issue 20: the outputs of every subcommand, the flags that used to wrap or fall through.
+// Every subcommand's outputs, and flags that must not wrap (a seed past 64 bits) or fall through
+// (an unknown subcommand, even with --help).
 TEST(CliHardening, AnUnknownSubcommandIsAUsageErrorEvenWithHelp) {
   for (const char* args : {"preflight --help", "preflight", "checkpoint frobnicate --help"}) {
     const CmdResult r = Denpex(args);

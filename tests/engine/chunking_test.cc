@@ -1,10 +1,10 @@
 // Results never depend on the chunk size large files are parsed in (ingest/chunks.h): every
 // frozen incident of corpora/real and simulated incidents across launchers and torch versions,
 // parsed in chunks of 4 KiB, 64 KiB and 1 MiB and as whole files, give the same events, the same
-// per-file facts and the same diagnosis. What used to differ: an untimed line at a chunk's start
-// did not borrow the stamp before it, a watchdog's status line in the next chunk was lost, a
-// later chunk's first lines could date the file, and a ChildFailedError table (or a traceback)
-// cut by a boundary lost its entries.
+// per-file facts and the same diagnosis. What a boundary must not change: an untimed line at a
+// chunk's start borrows the stamp before it, a watchdog's status line in the next chunk is kept,
+// only the file's first lines date the file, and a ChildFailedError table (or a traceback) cut by
+// a boundary keeps its entries.
 #include <gtest/gtest.h>
 #include <oneapi/tbb/task_arena.h>
 #include <unistd.h>
@@ -308,8 +308,8 @@ struct Removed {
 };
 
 // Simulated at 16 nodes (or the fewest the layout accepts): torchrun, srun (torch 2.1 untimed,
-// and --label), mpirun, Kubernetes, Ray, a torchrun log dir; torch 1.13 to 2.6. (Every scenario
-// of scenarios/families passed this at seed 3 when it was written; the list keeps it fast.)
+// and --label), mpirun, Kubernetes, Ray, a torchrun log dir; torch 1.13 to 2.6. (A short list of
+// scenarios keeps it fast.)
 TEST(Chunking, SimulatedIncidentsAcrossLaunchersAreTheSameInChunksOfAnySize) {
   const char* scenarios[] = {
       "scenarios/smoke/sigkill_4096.textproto",          "scenarios/families/hang_4096_srun.textproto",

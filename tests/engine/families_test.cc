@@ -208,7 +208,7 @@ TEST(Families, SrunInterleavedLineIsSplitByItsLabelAndRejoined) {
 }
 
 // srun's combined output: progress lines carry a task label and no rank yet. Each task keeps its
-// own latest progress event (two tasks' lines used to collapse into one, the last task's).
+// own latest progress event (two tasks' lines never collapse into one, the last task's).
 TEST(Families, SrunLabelledProgressLinesStayOneEventPerTask) {
   std::string text;
   for (int step = 1; step <= 3; ++step) {

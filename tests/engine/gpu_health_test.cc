@@ -221,10 +221,10 @@ long RssKib() {
   return -1;
 }
 
-// Issue 20: the initiator's node's files were read again whole through ifstream (a 1 GB syslog:
-// 15 s and 1.1 GB). A 64 MB syslog with a hole in the middle is now searched mapped and released
-// as it is passed: the device lines on both sides of the hole are found, at their line numbers,
-// and the process's peak resident set grows by a window, not by the file.
+// The initiator's node's files are searched mapped, never copied whole into memory (a 1 GB syslog
+// would cost seconds and its size in memory). A 64 MB syslog with a hole in the middle is searched
+// mapped and released as it is passed: the device lines on both sides of the hole are found, at
+// their line numbers, and the process's peak resident set grows by a window, not by the file.
 TEST(GpuHealth, ABigSparseSyslogIsSearchedMappedNotCopied) {
   namespace fs = std::filesystem;
   std::random_device rd;

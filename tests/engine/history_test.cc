@@ -184,7 +184,7 @@ TEST(History, TheCliReportsBadStoreLinesAndStillDiagnoses) {
   EXPECT_NE(out.find("drain_and_rma"), std::string::npos) << out;
 }
 
-// Issue 20: `--history /dev/zero` grew memory without bound. What is not a regular file is not
+// `--history /dev/zero` must not grow memory without bound: what is not a regular file is not
 // read; a line past 64 KiB is skipped as it streams by, and the entries around it still count.
 TEST(History, TheReaderIsBoundedInLineLengthAndKind) {
   const auto t0 = std::chrono::steady_clock::now();

@@ -178,8 +178,8 @@ TEST(EngineInput, TruncatedFilesAndFifosAreCountedAndTheRestDiagnosed) {
 namespace denpex::engine {
 namespace {
 
-// Issue 20: a skipped file contributes nothing. A binary `rank_9000.log` was reported skipped,
-// yet made the world size 9,001 and changed the confidence and the reason.
+// A skipped file contributes nothing: a binary `rank_9000.log` is reported skipped and makes
+// neither the world size 9,001 nor any change to the confidence or the reason.
 TEST(EngineInput, ASkippedFileChangesNoFact) {
   TempDir tmp;
   testing::WriteIncident(tmp.path(), testing::Incident{});
@@ -226,8 +226,8 @@ std::optional<std::string> DiagnoseAsNobody(const fs::path& dir) {
   return text;
 }
 
-// Issue 20: a folder the reader may not open was skipped silently ("0 unreadable files", no
-// problem, and a reason that said the node's logs were missing). It is counted and named.
+// A folder the reader may not open is counted and named, not skipped silently (which would
+// leave "0 unreadable files", no problem, and a reason that says the node's logs are missing).
 TEST(EngineInput, AnUnreadableDirectoryIsCountedAndNamed) {
   TempDir tmp;
   testing::WriteIncident(tmp.path(), testing::Incident{});
@@ -255,7 +255,7 @@ TEST(EngineInput, AnUnreadableDirectoryIsCountedAndNamed) {
 namespace denpex::engine {
 namespace {
 
-// Issue 20: bytes of a log line reach the text report (quoted evidence, file names, problems);
+// Bytes of a log line reach the text report (quoted evidence, file names, problems);
 // a terminal must not act on them. JSON escapes them by its own rules.
 TEST(EngineInput, TheTextReportEscapesTerminalControls) {
   TempDir tmp;

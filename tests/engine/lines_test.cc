@@ -199,8 +199,8 @@ TEST(Lines, TrainerCommInitPythonErrorAndMasking) {
             "[PG <n> Rank <n>] SeqNum=<n>, ptr <hex> ran for <n> ms");
 }
 
-// The byte-at-a-time masking MaskSignature replaced (its runs of plain text are now found 16
-// bytes at a time): both must give the same signature for any text.
+// A byte-at-a-time masking, the reference for MaskSignature (which finds its runs of plain text
+// 16 bytes at a time): both must give the same signature for any text.
 std::string MaskSignatureByBytes(std::string_view message) {
   const auto hex = [](char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
   std::string out;

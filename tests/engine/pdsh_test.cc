@@ -177,7 +177,7 @@ TEST(WorldInfo, DecodesTheRunnersHostsAndRanks) {
 
 // Four nodes of 4 ranks; only rank 13 (gpu-0004, local rank 1) printed. Every node's launcher
 // reports its exit, and gpu-0001's launcher names no rank: the runner's --world_info says the
-// console holds 16 ranks, so those lines keep no rank (they used to take rank 13, the file's only
+// console holds 16 ranks, so those lines keep no rank (not rank 13, the file's only
 // `[rank<G>]:`), and rank 13's local rank comes from gpu-0004's place in the world info.
 TEST(WorldInfo, LauncherLinesKeepTheirNodeNotTheOnlyPrintingRank) {
   TempDir tmp;

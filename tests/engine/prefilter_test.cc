@@ -77,8 +77,8 @@ TEST(LineFilter, BucketsAtAndVerifyAtSeeWhatTheScanSees) {
 // The lines NCCL_DEBUG=INFO prints once per channel and peer (a quarter to a half of a large job's
 // output), and its transport line, are no candidate anywhere: not only no fingerprint of them
 // (FingerprintsMissTheCommonestChatter) but no window that a bucket's nibble cross product
-// accepts. When the real-lines and save literals came, one bucket took `Ser` of `[Proxy Service`
-// and the benchmark's 16k-rank log went from 1.25 M false candidates to 4.73 M.
+// accepts. A bucket that accepts `Ser` of `[Proxy Service` makes a quarter of the benchmark's
+// padding false candidates (docs/benchmarks.md, "The pre-filter's sample").
 TEST(LineFilter, NoBucketAcceptsTheCommonestNcclLines) {
   constexpr std::string_view kPerChannel[] = {
       kChatterLine,
@@ -109,8 +109,8 @@ TEST(LineFilter, ChatterHoldsNoTrigger) {
 }
 
 // The lines NCCL_DEBUG=INFO prints by the million at 16k ranks: a fingerprint found in one of
-// them sends every such line to the verifier (the mpirun and GPU-health families once put
-// `Pro` and `han` there: 8.5 M false candidates on the padded 16k-rank log).
+// them sends every such line to the verifier (`Pro` of `[Proxy Service` or `han` of `Channel`
+// would make millions of false candidates on the padded 16k-rank log).
 TEST(LineFilter, FingerprintsMissTheCommonestChatter) {
   constexpr std::string_view kCommon[] = {
       kChatterLine,

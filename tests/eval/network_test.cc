@@ -182,12 +182,11 @@ TEST_F(Network, SrunTaskLinesAreGroupedAsTheTruthCountsThem) {
   EXPECT_TRUE(srun) << "srun's task lines form a group";
 }
 
-// Cascade counts agree with the truth where the two sides once disagreed (docs/evaluation.md
-// "Cascade"): torch 2.1's watchdog lines under pdsh carry no rank, yet each is a secondary error
-// (the engine once dropped them), as is each other node's launch.py `exits with return code`
-// line (the truth once dropped those); torch 2.6's flight-recorder dump-signal lines are no
-// error of their own (the truth once counted them as store resets); a duplicate GPU's two ranks
-// are the initiator, their node's other ranks victims (the truth once excluded the whole node).
+// Cascade counts agree with the truth where either side could count differently
+// (docs/evaluation.md "Cascade"): torch 2.1's watchdog lines under pdsh carry no rank, yet each
+// is a secondary error, as is each other node's launch.py `exits with return code` line; torch
+// 2.6's flight-recorder dump-signal lines are no error of their own (not store resets); a
+// duplicate GPU's two ranks are the initiator, their node's other ranks victims.
 TEST_F(Network, CascadeCountsAgreeOnUnrankedTimeoutsDumpSignalsAndDuplicateGpus) {
   struct Case {
     std::string name;

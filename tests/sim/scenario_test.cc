@@ -36,7 +36,8 @@ TEST(Scenario, TypoInFieldNameNamesLineColumnAndSuggestsTheField) {
   EXPECT_THAT(st.message(), HasSubstr("hint: did you mean 'nodes'?"));
 }
 
-// Issue 20: protobuf dropped a non-UTF-8 string with a note on stderr; the truth lost it.
+// A non-UTF-8 string is an error at its line and column (protobuf alone would drop it with a note
+// on stderr, and the truth would lose it).
 TEST(Scenario, InvalidUtf8IsAnErrorAtItsLineAndColumn) {
   const Status st = ParseError("name: \"x\"\ndescription: \"caf\xe9 cr\xe8me\"\njob { nodes: 1 }\n");
   EXPECT_EQ(st.code(), StatusCode::kInvalidInput);
