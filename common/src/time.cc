@@ -64,7 +64,7 @@ std::optional<TimeNs> ParseRfc3339(std::string_view s) {
     return std::nullopt;
   }
   if (c.month < 1 || c.month > 12 || c.day < 1 || c.day > 31 || c.hour > 23 || c.minute > 59 ||
-      c.second > 60) {
+      c.second > 60 || c.year < kMinYear || c.year > kMaxYear) {
     return std::nullopt;
   }
   size_t pos = 19;

@@ -70,7 +70,9 @@ std::string_view Label(std::string_view labels, std::string_view name) {
 struct Reader {
   NodeGpuHealth* out;
   std::int32_t file;
-  GpuHealth* query = nullptr;     // the `nvidia-smi -q` GPU block being read
+  // The `nvidia-smi -q` GPU block being read, as an index into out->gpus (-1: none): a pointer
+  // would dangle when a later line adds a GPU and the vector grows.
+  std::int64_t query = -1;
   std::string section, scope;     // its indent-4 section (`ECC Errors`) and indent-8 scope (`Volatile`)
   std::int32_t dcgm_gpu = -1;     // `| -> 3 ...` of dcgmi health; a failing GPU of dcgmi diag
   std::string diag_test;          // the dcgmi diag row being continued
@@ -91,14 +93,14 @@ void Reader::Query(std::string_view line, const LineSpan& span) {
   if (indent == 0 && body.starts_with("GPU ") && body.find(':') != std::string_view::npos && body.find(" : ") == std::string_view::npos) {
     const std::string pci = Pci(body.substr(4));
     if (!pci.empty()) {
-      query = &At(out, pci, -1, "");
+      query = &At(out, pci, -1, "") - out->gpus.data();
       throttle_rank = 0;
       section.clear();
       scope.clear();
     }
     return;
   }
-  if (query == nullptr) return;
+  if (query < 0) return;
   const std::size_t colon = line.find(" : ");
   if (colon == std::string_view::npos) {
     if (indent == 4) section = std::string(body), scope.clear();
@@ -110,7 +112,7 @@ void Reader::Query(std::string_view line, const LineSpan& span) {
 }
 
 void Reader::QueryValue(std::string_view key, std::string_view value, const LineSpan& span) {
-  GpuHealth& g = *query;
+  GpuHealth& g = out->gpus[static_cast<std::size_t>(query)];
   const bool active = value == "Active";
   if (key == "GPU UUID") {
     g.uuid = std::string(value);

@@ -110,9 +110,10 @@ bool Stamp(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
   } else {  // minute resolution: YYYY-MM-DD hh:mm (a collector's)
     collected = true;
     std::int64_t y, mo, d, h, mi;
-    if (!t.Digits(4, 4, &y) || !t.Char('-') || !t.Digits(2, 2, &mo) || !t.Char('-') || !t.Digits(2, 2, &d) ||
-        !t.Char(' ') || !t.Digits(2, 2, &h) || !t.Char(':') || !t.Digits(2, 2, &mi) || mo < 1 || mo > 12 ||
-        d < 1 || d > 31 || h > 23 || mi > 59) {
+    if (!t.Digits(4, 4, &y) || !t.Char('-') || !t.Digits(2, 2, &mo) || !t.Char('-') ||
+        !t.Digits(2, 2, &d) || !t.Char(' ') || !t.Digits(2, 2, &h) || !t.Char(':') ||
+        !t.Digits(2, 2, &mi) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+        y < kMinYear || y > kMaxYear) {
       return false;
     }
     time = (DaysFromCivil(static_cast<int>(y), static_cast<int>(mo), static_cast<int>(d)) * 1440 + h * 60 + mi) *

@@ -35,7 +35,7 @@ bool ScanDateTime(Scanner* s, TimeNs* out) {
     return false;
   }
   if (!(t.Char('T') || t.Char('_') || t.Char(' ')) || !ScanTimeOfDay(&t, &tod)) return false;
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || y < 1970 || y > 9999) return false;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || y < 1970 || y > kMaxYear) return false;
   TimeNs zone = 0;
   if (t.Char('Z')) {
   } else if ((t.Peek() == '+' || t.Peek() == '-') && IsDigit(t.Peek(1))) {

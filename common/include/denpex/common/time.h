@@ -24,6 +24,10 @@ struct CivilTime {
 };
 
 std::int64_t DaysFromCivil(int y, int m, int d);
+// The years a TimeNs (signed 64-bit nanoseconds since 1970) can hold whole: a stamp outside them
+// is no time (its nanoseconds would overflow).
+inline constexpr int kMinYear = 1678;
+inline constexpr int kMaxYear = 2261;
 CivilTime ToCivil(TimeNs t);
 TimeNs FromCivil(const CivilTime& c);
 
