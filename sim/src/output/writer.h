@@ -31,10 +31,10 @@
 
 #include "denpex/common/status.h"
 #include "file_pool.h"
-#include "formatter.h"
-#include "job.h"
-#include "records.h"
-#include "rng.h"
+#include "format/formatter.h"
+#include "model/job.h"
+#include "model/records.h"
+#include "model/rng.h"
 
 namespace denpex::sim {
 
@@ -72,10 +72,6 @@ enum class Cite : std::uint8_t {
   kRaylet,         // subject node: the raylet's memory-monitor summary in driver.log
   kRendezvous,     // subject node: its agent's RendezvousConnectionError (it never joined)
 };
-
-// The line of an MpirunNotice block that names the rank or node, counted from the block's
-// first line (formatter_mpirun.cc).
-std::int64_t MpirunCitedLine(const MpirunNotice& r, bool open_mpi5);
 
 struct Citation {
   Cite what;
