@@ -3,6 +3,7 @@
 #include "writer.h"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace denpex::sim {
 
@@ -27,7 +28,7 @@ IncidentWriter::IncidentWriter(const Job& job, const LineFormatter& formatter,
 void IncidentWriter::Emit(const Record& record) {
   std::visit([this](const auto& r) {
     stamp_ = r.time;
-    Handle(r);
+    Write(r);
   }, record);
 }
 
@@ -118,22 +119,33 @@ IncidentWriter::File& IncidentWriter::Buffer(int file) {
   return f;
 }
 
+// The formatter's Format, and where it put the cited lines when it says (NoOffsets otherwise).
 template <typename R>
-std::int64_t IncidentWriter::AppendTo(int file, int rank, const R& record, LinePolicy put) {
+auto FormatWith(const LineFormatter& formatter, const R& record, LineBuilder& out) {
+  if constexpr (std::is_void_v<decltype(formatter.Format(record, out))>) {
+    formatter.Format(record, out);
+    return NoOffsets{};
+  } else {
+    return formatter.Format(record, out);
+  }
+}
+
+template <typename R>
+auto IncidentWriter::AppendTo(int file, int rank, const R& record, LinePolicy put) {
   File& f = Buffer(file);
   if (!put.may_split) CompleteSplit();  // a cited line's `first` must be exact
   const std::int64_t first = f.lines;
   if (!Stamped(file) && (rank < 0 || !Labelled())) {
     LineBuilder out(&f.data);
-    formatter_.Format(record, out);
+    auto at = FormatWith(formatter_, record, out);
     f.lines += out.lines();
-    return first;
+    return Appended<decltype(at)>{first, at};
   }
   scratch_.clear();
   LineBuilder out(&scratch_);
-  formatter_.Format(record, out);
+  auto at = FormatWith(formatter_, record, out);
   AppendText(file, rank, scratch_, out.lines(), put);
-  return first;
+  return Appended<decltype(at)>{first, at};
 }
 
 // Copies the text of the file's 0-based line `line` (still in the buffer: callers remember a
@@ -161,59 +173,6 @@ const Citation* IncidentWriter::Find(Cite what, int subject) const {
   return nullptr;
 }
 
-// NCCL writes through C stdio and flushes each line: it reaches the file at once, ahead of
-// anything still waiting in Python's own stdout buffer.
-void IncidentWriter::Handle(const NcclVersionBanner& r) {
-  AppendTo(OutFile(r.rank), r.rank, r, {.may_split = true, .out_stream = true});
-  MaybeFlush(OutFile(r.rank));
-}
-void IncidentWriter::Handle(const NcclProcessInfo& r) {
-  AppendTo(OutFile(r.rank), r.rank, r, {.may_split = true, .out_stream = true});
-  MaybeFlush(OutFile(r.rank));
-}
-void IncidentWriter::Handle(const NcclCommInit& r) {
-  AppendTo(OutFile(r.rank), r.rank, r, {.may_split = true, .out_stream = true});
-  MaybeFlush(OutFile(r.rank));
-}
-
-// stderr lines (c10, Python tracebacks, faulthandler) are unbuffered.
-void IncidentWriter::Handle(const WatchdogTimeout& r) {
-  const int file = ErrFile(r.rank);
-  const bool cited = std::binary_search(plan_.watchdog_ranks.begin(), plan_.watchdog_ranks.end(), r.rank);
-  const std::int64_t first = AppendTo(file, r.rank, r, {.may_split = !cited});
-  if (cited) Remember(Cite::kWatchdog, r.rank, r.time, file, first);
-  MaybeFlush(file);
-}
-
-void IncidentWriter::Handle(const WatchdogAftermath& r) {
-  const int file = ErrFile(r.timeout.rank);
-  AppendTo(file, r.timeout.rank, r, {.may_split = true});
-  MaybeFlush(file);
-}
-
-void IncidentWriter::Handle(const DumpSignalObserved& r) {
-  const int file = ErrFile(r.rank);
-  AppendTo(file, r.rank, r, {.may_split = true});  // not an error of its own: the rank's timeout follows
-  MaybeFlush(file);
-}
-
-// The traceback (stderr, unbuffered). The cited line is its exception line; when the whole job
-// raised (a checkpoint load: no fault rank), every rank's is remembered and the truth cites the
-// lowest rank's that survived.
-void IncidentWriter::Handle(const PythonException& r) {
-  const int file = ErrFile(r.rank);
-  scratch_.clear();
-  LineBuilder out(&scratch_);
-  const std::int64_t cited = formatter_.Format(r, out);
-  CompleteSplit();  // a cited line's `first` must be exact
-  const std::int64_t first = Buffer(file).lines;
-  AppendText(file, r.rank, scratch_, out.lines());
-  if (r.rank == plan_.rank || plan_.rank < 0) {
-    Remember(Cite::kException, r.rank, r.time, file, first + cited);
-  }
-  MaybeFlush(file);
-}
-
 // Python's stdout to a file or pipe is block-buffered: a line that does not fit in the
 // buffer first pushes the buffered lines out.
 template <typename R>
@@ -229,60 +188,6 @@ void IncidentWriter::BufferStdout(int rank, const R& record) {
   buf.lines += out.lines();
 }
 
-// DeepSpeed's logger lines go through Python's stdout buffer, like the step lines; its comm
-// start-up lines come from a rank the runner started with `python -u` (unbuffered): they reach
-// the console at once, tagged as stdout.
-void IncidentWriter::Handle(const DeepSpeedLine& r) {
-  if (r.note != DeepSpeedNote::kCommInit) return BufferStdout(r.rank, r);
-  const int file = OutFile(r.rank);
-  AppendTo(file, r.rank, r, LinePolicy{.may_split = true, .out_stream = true});
-  MaybeFlush(file);
-}
-
-void IncidentWriter::Handle(const SegfaultDump& r) {
-  const int file = ErrFile(r.rank);
-  const std::int64_t first = AppendTo(file, r.rank, r);
-  if (r.rank == plan_.rank) Remember(Cite::kSegfault, r.rank, r.time, file, first);
-  MaybeFlush(file);
-}
-
-void IncidentWriter::Handle(const TrainerIteration& r) { BufferStdout(r.rank, r); }
-
-// Timer lines go through the logger unbuffered (stderr, or stdout with PYTHONUNBUFFERED=1).
-void IncidentWriter::Handle(const RankTimers& r) {
-  const int file = ErrFile(r.rank);
-  const std::int64_t first = AppendTo(file, r.rank, r);
-  if (r.slow && r.rank == plan_.rank && Find(Cite::kSlowTimers, r.rank) == nullptr) {
-    Remember(Cite::kSlowTimers, r.rank, r.time, file, first);
-  }
-  MaybeFlush(file);
-}
-
-// NCCL WARN lines and the watchdog's NCCL error are flushed / unbuffered.
-void IncidentWriter::Handle(const NcclIbError& r) {
-  const int file = OutFile(r.rank);
-  const std::int64_t first = AppendTo(file, r.rank, r, {.out_stream = true});
-  // The fault's own failure; a failed link's far end: its first report (over sockets, the far
-  // end may only see the connection closed).
-  const bool cite = r.rank == plan_.rank ? r.status == 12 : r.rank == plan_.link_peer && (r.status == 12 || r.socket);
-  if (cite && Find(Cite::kIbError, r.rank) == nullptr) {
-    Remember(Cite::kIbError, r.rank, r.time, file, first);
-  }
-  MaybeFlush(file);
-}
-
-void IncidentWriter::Handle(const NcclAsyncError& r) {
-  AppendTo(ErrFile(r.rank), r.rank, r);
-  MaybeFlush(ErrFile(r.rank));
-}
-
-void IncidentWriter::Handle(const NcclSetupFailure& r) {
-  const int file = r.traceback ? ErrFile(r.rank) : OutFile(r.rank);
-  const std::int64_t first = AppendTo(file, r.rank, r, {.out_stream = !r.traceback});
-  if (!r.traceback && job_.NodeOf(r.rank) == plan_.node) Remember(Cite::kSetupWarn, r.rank, r.time, file, first);
-  MaybeFlush(file);
-}
-
 void IncidentWriter::MoveStdoutToFile(int rank) {
   StdoutBuffer& buf = stdout_[rank];
   AppendText(OutFile(rank), rank, buf.data, buf.lines, {.out_stream = true});
@@ -291,9 +196,73 @@ void IncidentWriter::MoveStdoutToFile(int rank) {
   MaybeFlush(OutFile(rank));
 }
 
+template <typename R>
+int IncidentWriter::FileOf(Stream stream, const R& r) const {
+  switch (stream) {
+    case Stream::kOut:
+    case Stream::kOutBuffered:
+      return OutFile(RankOf(r));
+    case Stream::kErr:
+      return ErrFile(RankOf(r));
+    case Stream::kAgent:
+      return AgentFile(NodeOf(r));
+    case Stream::kKernel:
+      return KernFile(NodeOf(r));
+    case Stream::kSmi:
+      return SmiFile(NodeOf(r));
+    case Stream::kConsole:
+      return kSlurmOut;
+    case Stream::kController:
+      return kCtldLog;
+  }
+  return kSlurmOut;
+}
+
+void IncidentWriter::After(Then then, int file) {
+  if (then == Then::kFlushIfFull) MaybeFlush(file);
+  if (then == Then::kFlush) Flush(file);
+}
+
+// Every record that prints lines: where its route says, then what the truth cites of them.
+template <typename R>
+void IncidentWriter::Write(const R& r) {
+  const Route route = RouteOf(r);
+  if (route.stream == Stream::kOutBuffered) {
+    BufferStdout(RankOf(r), r);
+    if (route.then == Then::kFlush) MoveStdoutToFile(RankOf(r));
+    return;
+  }
+  const int file = FileOf(route.stream, r);
+  const bool process = route.stream == Stream::kOut || route.stream == Stream::kErr;
+  const auto [first, at] =
+      AppendTo(file, process ? RankOf(r) : -1, r,
+               {.may_split = route.may_split, .out_stream = route.stream == Stream::kOut});
+  CiteLines(r, file, first, at);
+  After(route.then, file);
+}
+
+// A cited rank's watchdog block is never split.
+void IncidentWriter::Write(const WatchdogTimeout& r) {
+  const int file = FileOf(RouteOf(r).stream, r);
+  const bool cited =
+      std::binary_search(plan_.watchdog_ranks.begin(), plan_.watchdog_ranks.end(), r.rank);
+  const auto placed = AppendTo(file, r.rank, r, {.may_split = RouteOf(r).may_split && !cited});
+  if (cited) Remember(Cite::kWatchdog, r.rank, r.time, file, placed.first);
+  MaybeFlush(file);
+}
+
+// Counted for the truth: the store's secondary errors (torch < 2.4 prints none).
+void IncidentWriter::Write(const StoreConnectionReset& r) {
+  const int file = FileOf(RouteOf(r).stream, r);
+  const std::int64_t before = Buffer(file).lines;
+  AppendTo(file, r.rank, r, {.may_split = RouteOf(r).may_split});
+  if (Buffer(file).lines > before) ++stats_.store_resets;
+  MaybeFlush(file);
+}
+
 // A process that dies by a signal (or with its node) loses its unflushed stdout; its own
 // files are complete now.
-void IncidentWriter::Handle(const WorkerExit& r) {
+void IncidentWriter::Write(const WorkerExit& r) {
   if (r.exit_code >= 0) MoveStdoutToFile(r.rank);
   std::string().swap(stdout_[r.rank].data);
   stdout_[r.rank].lines = 0;
@@ -302,115 +271,19 @@ void IncidentWriter::Handle(const WorkerExit& r) {
   if (ErrFile(r.rank) != OutFile(r.rank)) Flush(ErrFile(r.rank));
 }
 
-// Warnings go to stderr, unbuffered.
-void IncidentWriter::Handle(const BenignWarning& r) {
-  AppendTo(ErrFile(r.rank), r.rank, r, {.may_split = true});
-  MaybeFlush(ErrFile(r.rank));
-}
-
-void IncidentWriter::Handle(const KernelMessage& r) {
-  const std::int64_t first = AppendTo(KernFile(r.node), -1, r);
-  if (r.cite && r.node == plan_.node) Remember(Cite::kKernel, r.node, r.time, KernFile(r.node), first);
-}
-
-// The CUDA error (stderr, unbuffered); the cited line is its `RuntimeError: CUDA error:` line.
-void IncidentWriter::Handle(const CudaFailure& r) {
-  const int file = ErrFile(r.rank);
-  scratch_.clear();
-  LineBuilder out(&scratch_);
-  const std::int64_t error_line = formatter_.Format(r, out);
-  const std::int64_t first = Buffer(file).lines;
-  AppendText(file, r.rank, scratch_, out.lines());
-  if (r.rank == plan_.rank) Remember(Cite::kException, r.rank, r.time, file, first + error_line);
-  MaybeFlush(file);
-}
-
-void IncidentWriter::Handle(const NvidiaSmiSnapshot& r) {
-  AppendTo(SmiFile(r.node), -1, r);
-  Flush(SmiFile(r.node));
-}
-
-void IncidentWriter::Handle(const AgentBanner& r) { AppendTo(AgentFile(r.node), -1, r); }
-void IncidentWriter::Handle(const AgentSigterm& r) {
-  const std::int64_t first = AppendTo(AgentFile(r.node), -1, r);
-  if (r.rank == plan_.rank) Remember(Cite::kAgentSigterm, r.rank, r.time, AgentFile(r.node), first);
-}
-void IncidentWriter::Handle(const AgentExit& r) { Flush(AgentFile(r.node)); }
-void IncidentWriter::Handle(const RayWorkerTable& r) {
-  AppendTo(kSlurmOut, -1, r);
-  MaybeFlush(kSlurmOut);
-}
-
-void IncidentWriter::Handle(const RayActorDied& r) {
-  const std::int64_t first = Buffer(kSlurmOut).lines;
-  scratch_.clear();
-  LineBuilder out(&scratch_);
-  const RayLineOffsets at = formatter_.Format(r, out);
-  AppendText(kSlurmOut, -1, scratch_, out.lines());
-  Remember(Cite::kRayActorDied, r.rank, r.time, kSlurmOut, first + at.error_line);
-  Remember(Cite::kRayCause, r.rank, r.time, kSlurmOut, first + at.cause_line);
-  MaybeFlush(kSlurmOut);
-}
-
-void IncidentWriter::Handle(const RayNodeDead& r) {
-  const std::int64_t first = AppendTo(kCtldLog, -1, r);
-  Remember(Cite::kRayGcs, r.node, r.time, kCtldLog, first);
-}
-
-void IncidentWriter::Handle(const RayletOomKill& r) {
-  const std::int64_t first = AppendTo(kSlurmOut, -1, r);
-  Remember(Cite::kRaylet, r.node, r.time, kSlurmOut, first);
-}
-
-void IncidentWriter::Handle(const AgentSignalled& r) {
-  AppendTo(AgentFile(r.node), -1, r);
-  MaybeFlush(AgentFile(r.node));
-}
-
-void IncidentWriter::Handle(const StoreConnectionReset& r) {
-  const int file = ErrFile(r.rank);
-  const std::int64_t before = Buffer(file).lines;
-  AppendTo(file, r.rank, r, {.may_split = true});
-  if (Buffer(file).lines > before) ++stats_.store_resets;
-  MaybeFlush(file);
-}
-
-// A traceback (stderr); rank 0's, the server's, is cited.
-void IncidentWriter::Handle(const StoreJoinTimeout& r) {
-  const int file = ErrFile(r.rank);
-  scratch_.clear();
-  LineBuilder out(&scratch_);
-  const std::int64_t cited = formatter_.Format(r, out);
-  CompleteSplit();
-  const std::int64_t first = Buffer(file).lines;
-  AppendText(file, r.rank, scratch_, out.lines());
-  if (r.rank == 0) Remember(Cite::kStoreJoin, 0, r.time, file, first + cited);
-  MaybeFlush(file);
-}
-
-void IncidentWriter::Handle(const AgentStoreFailure& r) {
-  AppendTo(AgentFile(r.node), -1, r);
-  MaybeFlush(AgentFile(r.node));
-}
-
-void IncidentWriter::Handle(const AgentRendezvousFailure& r) {
-  const int file = AgentFile(r.node);
-  const std::int64_t first = Buffer(file).lines;
-  scratch_.clear();
-  LineBuilder out(&scratch_);
-  const std::int64_t error_line = formatter_.Format(r, out);
-  AppendText(file, -1, scratch_, out.lines());
-  if (r.node == plan_.node && !r.timed_out) Remember(Cite::kRendezvous, r.node, r.time, file, first + error_line);
-  Flush(file);
-}
+void IncidentWriter::Write(const AgentExit& r) { Flush(AgentFile(r.node)); }
 
 // The node's agent file ends where it ends; its ranks' files were closed by their exits.
-void IncidentWriter::Handle(const NodeLost& r) {
+void IncidentWriter::Write(const NodeLost& r) {
   if (OneFile()) return;
   const int file = AgentFile(r.node);
   File& f = files_[file];
   if (r.node == plan_.node && f.lines > 0 && f.data.empty()) {  // a pod log just handed over
-    citations_.push_back({Cite::kLastLine, r.node, r.time, {RelativePath(file), f.lines, f.tail}, file,
+    citations_.push_back({Cite::kLastLine,
+                          r.node,
+                          r.time,
+                          {RelativePath(file), f.lines, f.tail},
+                          file,
                           DamageOf(file) != NodeDamage::kMissing});
   } else if (r.node == plan_.node && f.lines > 0) {
     Remember(Cite::kLastLine, r.node, r.time, file, f.lines - 1);
@@ -418,95 +291,127 @@ void IncidentWriter::Handle(const NodeLost& r) {
   Flush(file);
 }
 
-// Also remembers where the initiator node's citable lines landed (for the truth).
-void IncidentWriter::Handle(const AgentFailureReport& r) {
-  const int file = AgentFile(r.node);
-  const std::int64_t first = Buffer(file).lines;
-  scratch_.clear();
-  LineBuilder out(&scratch_);
-  const ReportLineOffsets offsets = formatter_.Format(r, out);
-  AppendText(file, -1, scratch_, out.lines());
-  if (r.node == plan_.node) {
-    Remember(Cite::kAgentFailed, r.node, r.time, file, first + offsets.failed_line);
-    Remember(Cite::kAgentRootRank, r.node, r.time, file, first + offsets.root_rank_line);
-  }
-  MaybeFlush(file);
+// --- What a truth cites -------------------------------------------------------------------------
+
+// The traceback's exception line; when the whole job raised (a checkpoint load: no fault rank),
+// every rank's is remembered and the truth cites the lowest rank's that survived.
+void IncidentWriter::CiteLines(const PythonException& r, int file, std::int64_t first,
+                               std::int64_t at) {
+  if (r.rank == plan_.rank || plan_.rank < 0)
+    Remember(Cite::kException, r.rank, r.time, file, first + at);
 }
 
-void IncidentWriter::Handle(const SrunTaskExits& r) {
-  const std::int64_t first = AppendTo(kSlurmOut, -1, r);
+void IncidentWriter::CiteLines(const SegfaultDump& r, int file, std::int64_t first, NoOffsets) {
+  if (r.rank == plan_.rank) Remember(Cite::kSegfault, r.rank, r.time, file, first);
+}
+
+void IncidentWriter::CiteLines(const RankTimers& r, int file, std::int64_t first, NoOffsets) {
+  if (r.slow && r.rank == plan_.rank && Find(Cite::kSlowTimers, r.rank) == nullptr) {
+    Remember(Cite::kSlowTimers, r.rank, r.time, file, first);
+  }
+}
+
+// The fault's own failure; a failed link's far end: its first report (over sockets, the far
+// end may only see the connection closed).
+void IncidentWriter::CiteLines(const NcclIbError& r, int file, std::int64_t first, NoOffsets) {
+  const bool cite = r.rank == plan_.rank
+                        ? r.status == 12
+                        : r.rank == plan_.link_peer && (r.status == 12 || r.socket);
+  if (cite && Find(Cite::kIbError, r.rank) == nullptr) {
+    Remember(Cite::kIbError, r.rank, r.time, file, first);
+  }
+}
+
+void IncidentWriter::CiteLines(const NcclSetupFailure& r, int file, std::int64_t first, NoOffsets) {
+  if (!r.traceback && job_.NodeOf(r.rank) == plan_.node)
+    Remember(Cite::kSetupWarn, r.rank, r.time, file, first);
+}
+
+void IncidentWriter::CiteLines(const KernelMessage& r, int file, std::int64_t first, NoOffsets) {
+  if (r.cite && r.node == plan_.node) Remember(Cite::kKernel, r.node, r.time, file, first);
+}
+
+// The `RuntimeError: CUDA error:` line.
+void IncidentWriter::CiteLines(const CudaFailure& r, int file, std::int64_t first,
+                               std::int64_t at) {
+  if (r.rank == plan_.rank) Remember(Cite::kException, r.rank, r.time, file, first + at);
+}
+
+void IncidentWriter::CiteLines(const AgentSigterm& r, int file, std::int64_t first, NoOffsets) {
+  if (r.rank == plan_.rank) Remember(Cite::kAgentSigterm, r.rank, r.time, file, first);
+}
+
+// Where the initiator node's failure report names the failure and the root-cause rank.
+void IncidentWriter::CiteLines(const AgentFailureReport& r, int file, std::int64_t first,
+                               const ReportLineOffsets& at) {
+  if (r.node != plan_.node) return;
+  Remember(Cite::kAgentFailed, r.node, r.time, file, first + at.failed_line);
+  Remember(Cite::kAgentRootRank, r.node, r.time, file, first + at.root_rank_line);
+}
+
+void IncidentWriter::CiteLines(const AgentRendezvousFailure& r, int file, std::int64_t first,
+                               std::int64_t at) {
+  if (r.node == plan_.node && !r.timed_out)
+    Remember(Cite::kRendezvous, r.node, r.time, file, first + at);
+}
+
+// Rank 0's traceback, the server's.
+void IncidentWriter::CiteLines(const StoreJoinTimeout& r, int file, std::int64_t first,
+                               std::int64_t at) {
+  if (r.rank == 0) Remember(Cite::kStoreJoin, 0, r.time, file, first + at);
+}
+
+void IncidentWriter::CiteLines(const RayActorDied& r, int file, std::int64_t first,
+                               const RayLineOffsets& at) {
+  Remember(Cite::kRayActorDied, r.rank, r.time, file, first + at.error_line);
+  Remember(Cite::kRayCause, r.rank, r.time, file, first + at.cause_line);
+}
+
+void IncidentWriter::CiteLines(const RayNodeDead& r, int file, std::int64_t first, NoOffsets) {
+  Remember(Cite::kRayGcs, r.node, r.time, file, first);
+}
+
+void IncidentWriter::CiteLines(const RayletOomKill& r, int file, std::int64_t first, NoOffsets) {
+  Remember(Cite::kRaylet, r.node, r.time, file, first);
+}
+
+void IncidentWriter::CiteLines(const SrunTaskExits& r, int file, std::int64_t first, NoOffsets) {
   const auto* end = r.ranks.begin() + r.count;
   if (std::find(r.ranks.begin(), end, plan_.rank) != end) {
-    Remember(Cite::kSrunTask, plan_.rank, r.time, kSlurmOut, first);
+    Remember(Cite::kSrunTask, plan_.rank, r.time, file, first);
   }
-  MaybeFlush(kSlurmOut);
 }
 
-void IncidentWriter::Handle(const SrunMessage& r) {
-  AppendTo(kSlurmOut, -1, r);
-  MaybeFlush(kSlurmOut);
+void IncidentWriter::CiteLines(const StepdCancelled& r, int file, std::int64_t first, NoOffsets) {
+  if (r.whole_job && Find(Cite::kStepdJob, 0) == nullptr)
+    Remember(Cite::kStepdJob, 0, r.time, file, first);
 }
 
-void IncidentWriter::Handle(const StepdCancelled& r) {
-  const std::int64_t first = AppendTo(kSlurmOut, -1, r);
-  if (r.whole_job && Find(Cite::kStepdJob, 0) == nullptr) {
-    Remember(Cite::kStepdJob, 0, r.time, kSlurmOut, first);
-  }
-  MaybeFlush(kSlurmOut);
-}
-
-void IncidentWriter::Handle(const CtldLine& r) {
-  const std::int64_t first = AppendTo(kCtldLog, -1, r);
+// The first line of each controller event.
+void IncidentWriter::CiteLines(const CtldLine& r, int file, std::int64_t first, NoOffsets) {
   const int event = static_cast<int>(r.event);
-  if (Find(Cite::kCtld, event) == nullptr) Remember(Cite::kCtld, event, r.time, kCtldLog, first);
+  if (Find(Cite::kCtld, event) == nullptr) Remember(Cite::kCtld, event, r.time, file, first);
 }
 
-// The requeued run (slurm.requeue) appends to the same slurm-<jobid>.out.
-void IncidentWriter::Handle(const BatchBanner& r) {
-  AppendTo(kSlurmOut, -1, r);
-  MaybeFlush(kSlurmOut);
-}
-
-// Flushed at once, with what the rank's stdout held before them.
-void IncidentWriter::Handle(const CheckpointSave& r) {
-  BufferStdout(r.rank, r);
-  MoveStdoutToFile(r.rank);
-}
-
-void IncidentWriter::Handle(const CheckpointResumed& r) {
-  AppendTo(OutFile(r.rank), r.rank, r, {.out_stream = true});
-  MaybeFlush(OutFile(r.rank));
-}
-
-void IncidentWriter::Handle(const ResumedIteration& r) {
-  AppendTo(OutFile(r.line.rank), r.line.rank, r, {.out_stream = true});
-  MaybeFlush(OutFile(r.line.rank));
-}
-
-// mpirun's own messages: mpirun.out, unlabelled; the first failure's block is cited.
-void IncidentWriter::Handle(const MpirunNotice& r) {
-  const std::int64_t first = AppendTo(kSlurmOut, -1, r);
+// The first failure's block.
+void IncidentWriter::CiteLines(const MpirunNotice& r, int file, std::int64_t first, NoOffsets) {
   const int subject = r.notice == MpiNotice::kLostDaemon ? r.node : r.rank;
   if (r.notice != MpiNotice::kBindings && Find(Cite::kMpirun, subject) == nullptr) {
-    Remember(Cite::kMpirun, subject, r.time, kSlurmOut, first + MpirunCitedLine(r, job_.open_mpi5));
+    Remember(Cite::kMpirun, subject, r.time, file, first + MpirunCitedLine(r, job_.open_mpi5));
   }
-  MaybeFlush(kSlurmOut);
 }
 
-// DeepSpeed's runner, launchers and pdsh: deepspeed.log; the fault node's ERROR line (or, for a
-// lost node, ssh's timeout line) and pdsh's exit line for it are cited.
-void IncidentWriter::Handle(const PdshNotice& r) {
-  const std::int64_t first = AppendTo(kSlurmOut, -1, r);
-  if (r.node == plan_.node && r.node >= 0) {
-    if (r.kind == PdshNoticeKind::kLaunchError && plan_.rank >= 0) {
-      Remember(Cite::kPdsh, plan_.rank, r.time, kSlurmOut, first);
-    } else if (r.kind == PdshNoticeKind::kSshTimeout) {
-      Remember(Cite::kPdsh, r.node, r.time, kSlurmOut, first);
-    } else if (r.kind == PdshNoticeKind::kSshExit) {
-      Remember(Cite::kPdshExit, r.node, r.time, kSlurmOut, first);
-    }
+// The fault node's ERROR line (or, for a lost node, ssh's timeout line) and pdsh's exit line for
+// it.
+void IncidentWriter::CiteLines(const PdshNotice& r, int file, std::int64_t first, std::int64_t) {
+  if (r.node != plan_.node || r.node < 0) return;
+  if (r.kind == PdshNoticeKind::kLaunchError && plan_.rank >= 0) {
+    Remember(Cite::kPdsh, plan_.rank, r.time, file, first);
+  } else if (r.kind == PdshNoticeKind::kSshTimeout) {
+    Remember(Cite::kPdsh, r.node, r.time, file, first);
+  } else if (r.kind == PdshNoticeKind::kSshExit) {
+    Remember(Cite::kPdshExit, r.node, r.time, file, first);
   }
-  MaybeFlush(kSlurmOut);
 }
 
 }  // namespace denpex::sim
