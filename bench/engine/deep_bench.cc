@@ -22,8 +22,8 @@
 
 #include "checkpoint/byte_file.h"
 #include "checkpoint/torch_file.h"
-#include "ckpt_bytes.h"
 #include "denpex/engine/checkpoint.h"
+#include "model/ckpt_bytes.h"
 
 namespace {
 

@@ -8,20 +8,20 @@
 #include <optional>
 #include <system_error>
 
-#include "checkpoints.h"
-#include "history.h"
 #include "denpex/proto/json_io.h"
-#include "formatter.h"
-#include "job.h"
-#include "ib_counters.h"
-#include "kubernetes.h"
-#include "model.h"
-#include "gpu_faults.h"
-#include "noise.h"
-#include "profiles.h"
-#include "scenario_internal.h"
-#include "truth.h"
-#include "writer.h"
+#include "format/formatter.h"
+#include "format/profiles.h"
+#include "model/checkpoints.h"
+#include "model/gpu_faults.h"
+#include "model/job.h"
+#include "model/model.h"
+#include "model/noise.h"
+#include "output/history.h"
+#include "output/ib_counters.h"
+#include "output/kubernetes.h"
+#include "output/truth.h"
+#include "output/writer.h"
+#include "scenario/scenario_internal.h"
 
 namespace denpex::sim {
 

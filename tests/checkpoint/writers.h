@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "ckpt_bytes.h"  // sim/src: the byte-level writers
+#include "model/ckpt_bytes.h"  // sim/src: the byte-level writers
 
 namespace denpex::ckpt_test {
 

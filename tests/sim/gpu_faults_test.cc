@@ -1,7 +1,7 @@
-// The GPU hardware, memory and CUDA error faults (sim/src/gpu_faults.cc, formatter_gpu.cc) on a
-// small job (2 nodes x 8 GPUs): the kernel log's Xid burst in each driver era, the rank's CUDA
-// error, the host OOM killer, Xid 45 after a kill, nvidia-smi, and truths that cite lines that
-// exist.
+// The GPU hardware, memory and CUDA error faults (sim/src/model/gpu_faults.cc,
+// format/formatter_gpu.cc) on a small job (2 nodes x 8 GPUs): the kernel log's Xid burst in each
+// driver era, the rank's CUDA error, the host OOM killer, Xid 45 after a kill, nvidia-smi, and
+// truths that cite lines that exist.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -5,13 +5,13 @@
 #include <cmath>
 #include <set>
 
-#include "event_queue.h"
-#include "file_pool.h"
-#include "job.h"
-#include "rendezvous.h"
-#include "rng.h"
+#include "format/text.h"
+#include "model/event_queue.h"
+#include "model/job.h"
+#include "model/rendezvous.h"
+#include "model/rng.h"
+#include "output/file_pool.h"
 #include "sim_test_util.h"
-#include "text.h"
 
 namespace denpex::sim {
 namespace {

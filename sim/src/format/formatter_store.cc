@@ -2,10 +2,10 @@
 // monitor finding its store connection reset, and an agent's RendezvousConnectionError. The
 // words are torch's (TCPStore.cpp, ProcessGroupNCCL.cpp, c10d_rendezvous_backend.py as public
 // logs show them); the source line numbers are the simulator's choice (unverified).
-#include "formatter.h"
-#include "rng.h"
-
 #include <vector>
+
+#include "formatter.h"
+#include "model/rng.h"
 
 namespace denpex::sim {
 

@@ -2,11 +2,10 @@
 // blocks between lines of 74 dashes; mpirun prints them on its stderr, unlabelled, in
 // mpirun.out. mpirun runs on the launch host (login-01), which holds the HNP daemon
 // [[J,0],0]; the orted of node i is [[J,0],i+1] and the application's processes are [[J,1],R].
-#include "formatter.h"
-#include "rng.h"
-#include "writer.h"
-
 #include <algorithm>
+
+#include "formatter.h"
+#include "model/rng.h"
 
 namespace denpex::sim {
 

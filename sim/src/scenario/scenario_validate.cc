@@ -8,9 +8,10 @@
 #include <utility>
 
 #include "denpex/common/time.h"
-#include "checkpoints.h"
-#include "faults.h"
-#include "profiles.h"
+#include "format/profiles.h"
+#include "model/checkpoints.h"
+#include "model/driver.h"
+#include "model/faults.h"
 #include "scenario_internal.h"
 
 namespace denpex::sim {

@@ -8,8 +8,8 @@
 
 #include <fstream>
 
-#include "formatter.h"
-#include "gpu_faults.h"
+#include "format/formatter.h"
+#include "model/gpu_faults.h"
 
 namespace denpex::sim {
 

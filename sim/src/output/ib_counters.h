@@ -9,8 +9,8 @@
 #include <filesystem>
 
 #include "denpex/common/status.h"
-#include "faults.h"
-#include "job.h"
+#include "model/faults.h"
+#include "model/job.h"
 #include "writer.h"
 
 namespace denpex::sim {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "formatter.h"
-#include "rng.h"
+#include "model/rng.h"
 
 namespace denpex::sim {
 

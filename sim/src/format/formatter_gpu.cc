@@ -2,7 +2,7 @@
 // "host_oom", "nvidia_smi"): the CUDA error a rank raises, the NVRM Xid lines of each driver
 // era, the OOM killer's report, and the nvidia-smi table. Not hot paths: a fault's lines.
 #include "formatter.h"
-#include "rng.h"
+#include "model/rng.h"
 
 namespace denpex::sim {
 

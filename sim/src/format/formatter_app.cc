@@ -5,7 +5,7 @@
 //   {tid} a thread id. Formatted once per incident: not a hot path.
 #include "app_text.h"
 #include "formatter.h"
-#include "rng.h"
+#include "model/rng.h"
 
 namespace denpex::sim {
 

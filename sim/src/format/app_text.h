@@ -5,8 +5,8 @@
 #include <span>
 #include <string_view>
 
+#include "model/records.h"
 #include "profiles.h"
-#include "records.h"
 
 namespace denpex::sim {
 

@@ -31,10 +31,11 @@
 
 #include "denpex/common/status.h"
 #include "file_pool.h"
-#include "formatter.h"
-#include "job.h"
-#include "records.h"
-#include "rng.h"
+#include "format/formatter.h"
+#include "model/job.h"
+#include "model/records.h"
+#include "model/rng.h"
+#include "routes.h"
 
 namespace denpex::sim {
 
@@ -73,10 +74,6 @@ enum class Cite : std::uint8_t {
   kRendezvous,     // subject node: its agent's RendezvousConnectionError (it never joined)
 };
 
-// The line of an MpirunNotice block that names the rank or node, counted from the block's
-// first line (formatter_mpirun.cc).
-std::int64_t MpirunCitedLine(const MpirunNotice& r, bool open_mpi5);
-
 struct Citation {
   Cite what;
   int subject;  // a rank or a node, by kind
@@ -113,6 +110,15 @@ struct LinePolicy {
   bool out_stream = false;
 };
 
+// What AppendTo returns: the record's first line in its file, and where the formatter put the
+// lines a truth cites (NoOffsets for records whose formatter says nothing).
+struct NoOffsets {};
+template <typename At>
+struct Appended {
+  std::int64_t first;
+  At at;
+};
+
 class IncidentWriter : public RecordSink {
  public:
   static constexpr std::size_t kStdoutBufferBytes = 4096;
@@ -135,51 +141,6 @@ class IncidentWriter : public RecordSink {
   const Citation* Find(Cite what, int subject) const;
   const std::vector<Citation>& citations() const { return citations_; }
   const WriterStats& stats() const { return stats_; }
-
-  // Record handlers (public for std::visit; not part of the interface).
-  void Handle(const NcclVersionBanner& r);
-  void Handle(const NcclProcessInfo& r);
-  void Handle(const NcclCommInit& r);
-  void Handle(const TrainerIteration& r);
-  void Handle(const RankTimers& r);
-  void Handle(const NcclIbError& r);
-  void Handle(const NcclAsyncError& r);
-  void Handle(const NcclSetupFailure& r);
-  void Handle(const WatchdogTimeout& r);
-  void Handle(const DumpSignalObserved& r);
-  void Handle(const WatchdogAftermath& r);
-  void Handle(const PythonException& r);
-  void Handle(const DeepSpeedLine& r);
-  void Handle(const SegfaultDump& r);
-  void Handle(const WorkerExit& r);
-  void Handle(const BenignWarning& r);
-  void Handle(const KernelMessage& r);
-  void Handle(const CudaFailure& r);
-  void Handle(const NvidiaSmiSnapshot& r);
-  void Handle(const AgentBanner& r);
-  void Handle(const AgentSigterm& r);
-  void Handle(const AgentFailureReport& r);
-  void Handle(const AgentExit& r);
-  void Handle(const AgentSignalled& r);
-  void Handle(const StoreConnectionReset& r);
-  void Handle(const StoreJoinTimeout& r);
-  void Handle(const AgentStoreFailure& r);
-  void Handle(const AgentRendezvousFailure& r);
-  void Handle(const RayWorkerTable& r);
-  void Handle(const RayActorDied& r);
-  void Handle(const RayNodeDead& r);
-  void Handle(const RayletOomKill& r);
-  void Handle(const NodeLost& r);
-  void Handle(const SrunTaskExits& r);
-  void Handle(const SrunMessage& r);
-  void Handle(const StepdCancelled& r);
-  void Handle(const CtldLine& r);
-  void Handle(const BatchBanner& r);
-  void Handle(const CheckpointSave& r);
-  void Handle(const CheckpointResumed& r);
-  void Handle(const ResumedIteration& r);
-  void Handle(const MpirunNotice& r);
-  void Handle(const PdshNotice& r);
 
  private:
   struct File {
@@ -225,9 +186,9 @@ class IncidentWriter : public RecordSink {
   std::string LogDirOf(int node) const;  // <host>/logs/<run>_<sfx>/attempt_0
 
   // Formats the record at the end of the file, each line labelled "<rank>: " in the
-  // combined layout; returns the line index it starts at.
+  // combined layout; returns the line index it starts at and what the formatter returned.
   template <typename R>
-  std::int64_t AppendTo(int file, int rank, const R& record, LinePolicy put = {});
+  auto AppendTo(int file, int rank, const R& record, LinePolicy put = {});
   void AppendText(int file, int rank, std::string_view text, std::int64_t lines, LinePolicy put = {});
   void CompleteSplit();  // writes the waiting tail of a split line (slurm-<jobid>.out)
   File& Buffer(int file);  // the file's buffer, with room reserved on first use
@@ -239,6 +200,45 @@ class IncidentWriter : public RecordSink {
   void MaybeFlush(int file);
   void Flush(int file);
   Status Truncate(int file);  // realism: cuts a damaged node's file mid-line (writer_files.cc)
+
+  // A record's lines written where its route (routes.h) says, and the lines a truth cites
+  // remembered; the records that print nothing end a process's or a node's files.
+  template <typename R>
+  void Write(const R& r);
+  void Write(const WatchdogTimeout& r);
+  void Write(const StoreConnectionReset& r);
+  void Write(const WorkerExit& r);
+  void Write(const AgentExit& r);
+  void Write(const NodeLost& r);
+  template <typename R>
+  int FileOf(Stream stream, const R& r) const;
+  void After(Then then, int file);  // the route's Then
+
+  // Which of a record's lines a truth cites (`first`: its first line in `file`; `at`: where the
+  // formatter put the cited lines, for records whose formatter says). Records not listed cite
+  // nothing.
+  template <typename R, typename At>
+  void CiteLines(const R&, int, std::int64_t, const At&) {}
+  void CiteLines(const PythonException& r, int file, std::int64_t first, std::int64_t at);
+  void CiteLines(const SegfaultDump& r, int file, std::int64_t first, NoOffsets);
+  void CiteLines(const RankTimers& r, int file, std::int64_t first, NoOffsets);
+  void CiteLines(const NcclIbError& r, int file, std::int64_t first, NoOffsets);
+  void CiteLines(const NcclSetupFailure& r, int file, std::int64_t first, NoOffsets);
+  void CiteLines(const KernelMessage& r, int file, std::int64_t first, NoOffsets);
+  void CiteLines(const CudaFailure& r, int file, std::int64_t first, std::int64_t at);
+  void CiteLines(const AgentSigterm& r, int file, std::int64_t first, NoOffsets);
+  void CiteLines(const AgentFailureReport& r, int file, std::int64_t first,
+                 const ReportLineOffsets& at);
+  void CiteLines(const AgentRendezvousFailure& r, int file, std::int64_t first, std::int64_t at);
+  void CiteLines(const StoreJoinTimeout& r, int file, std::int64_t first, std::int64_t at);
+  void CiteLines(const RayActorDied& r, int file, std::int64_t first, const RayLineOffsets& at);
+  void CiteLines(const RayNodeDead& r, int file, std::int64_t first, NoOffsets);
+  void CiteLines(const RayletOomKill& r, int file, std::int64_t first, NoOffsets);
+  void CiteLines(const SrunTaskExits& r, int file, std::int64_t first, NoOffsets);
+  void CiteLines(const StepdCancelled& r, int file, std::int64_t first, NoOffsets);
+  void CiteLines(const CtldLine& r, int file, std::int64_t first, NoOffsets);
+  void CiteLines(const MpirunNotice& r, int file, std::int64_t first, NoOffsets);
+  void CiteLines(const PdshNotice& r, int file, std::int64_t first, std::int64_t at);
 
   const Job& job_;
   const LineFormatter& formatter_;

@@ -5,8 +5,8 @@
 // an application's MMU fault 31 then 43.
 #include "gpu_faults.h"
 
+#include "driver.h"
 #include "noise.h"
-#include "profiles.h"
 #include "rng.h"
 
 namespace denpex::sim {

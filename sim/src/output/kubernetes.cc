@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "rng.h"
+#include "model/rng.h"
 
 namespace denpex::sim {
 

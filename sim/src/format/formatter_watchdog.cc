@@ -4,7 +4,7 @@
 // thread, a stuck communicator abort is ended by the heartbeat monitor; and the heartbeat
 // monitor's report of another rank's flight-recorder dump signal.
 #include "formatter.h"
-#include "rng.h"
+#include "model/rng.h"
 
 namespace denpex::sim {
 

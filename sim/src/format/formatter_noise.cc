@@ -1,7 +1,7 @@
 // Realism lines (docs/log_formats.md §13, §14): the benign warnings every rank prints, and
 // a node's kernel log in rsyslog's kern.log shape.
 #include "formatter.h"
-#include "rng.h"
+#include "model/rng.h"
 
 namespace denpex::sim {
 

@@ -3,7 +3,7 @@
 // "Init COMPLETE" (affinity, trees, ring channels with their transports, thresholds). It is
 // most of a real job's log volume at scale.
 #include "formatter.h"
-#include "rng.h"
+#include "model/rng.h"
 
 namespace denpex::sim {
 

@@ -5,9 +5,9 @@
 
 #include "denpex/v1/scenario.pb.h"
 #include "denpex/v1/truth.pb.h"
-#include "job.h"
-#include "model.h"
 #include "kubernetes.h"
+#include "model/job.h"
+#include "model/model.h"
 #include "writer.h"
 
 namespace denpex::sim {

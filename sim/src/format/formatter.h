@@ -6,9 +6,10 @@
 #include <cstdint>
 #include <string>
 
-#include "job.h"
+#include "model/driver.h"
+#include "model/job.h"
+#include "model/records.h"
 #include "profiles.h"
-#include "records.h"
 #include "text.h"
 
 namespace denpex::sim {
@@ -31,6 +32,10 @@ struct RayLineOffsets {
   // RayTaskError, the worker's exception line in it.
   std::int64_t cause_line = 0;
 };
+
+// The line of an MpirunNotice block that names the rank or node, counted from the block's
+// first line (formatter_mpirun.cc).
+std::int64_t MpirunCitedLine(const MpirunNotice& r, bool open_mpi5);
 
 std::string_view NcclBusId(int local_gpu);
 // The first host's address as DeepSpeed resolves it (`hostname -I`): the runner's master address

@@ -92,7 +92,7 @@ struct Job {
   bool nccl_socket = false;
   int nccl_socket_threads = 0;  // NCCL_SOCKET_NTHREADS: helper threads warn `socket progress error`  // NCCL_IB_DISABLE=1: NET/Socket transport (FAULT_KIND_SOCKET_RESET, _SOCKET_LINK_FAILURE)
   bool roce = false;         // format.fabric RoCE: GIDs in NCCL >= 2.19 IB WARNs, eth0 for OOB
-  const DriverProfile* driver = nullptr;  // the NVRM lines' era (profiles.h)
+  const DriverProfile* driver = nullptr;  // the NVRM lines' era (driver.h)
   bool dump_on_timeout = false;  // TORCH_NCCL_DUMP_ON_TIMEOUT: flight-recorder dump lines
   int async_error_handling = 3;  // TORCH_NCCL_ASYNC_ERROR_HANDLING (0-3)
   bool blocking_wait = false;    // TORCH_NCCL_BLOCKING_WAIT=1

@@ -9,8 +9,8 @@
 #include "denpex/common/status.h"
 #include "denpex/v1/scenario.pb.h"
 #include "denpex/v1/truth.pb.h"
-#include "faults.h"
-#include "job.h"
+#include "model/faults.h"
+#include "model/job.h"
 
 namespace denpex::sim {
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <system_error>
 
-#include "rng.h"
+#include "model/rng.h"
 #include "writer.h"
 
 namespace denpex::sim {

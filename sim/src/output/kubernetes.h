@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "denpex/common/status.h"
-#include "faults.h"
-#include "job.h"
-#include "model.h"
+#include "model/faults.h"
+#include "model/job.h"
+#include "model/model.h"
 #include "writer.h"
 
 namespace denpex::sim {

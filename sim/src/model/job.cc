@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "checkpoints.h"
-#include "profiles.h"
+#include "driver.h"
 #include "rng.h"
 
 namespace denpex::sim {

@@ -4,7 +4,7 @@
 // the format profile and the layout are filled in.
 #include <string>
 
-#include "profiles.h"
+#include "format/profiles.h"
 #include "scenario_internal.h"
 
 namespace denpex::sim {

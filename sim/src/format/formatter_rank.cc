@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "checkpoint_frameworks.h"
 #include "formatter.h"
-#include "rng.h"
+#include "model/checkpoint_frameworks.h"
+#include "model/rng.h"
 
 namespace denpex::sim {
 

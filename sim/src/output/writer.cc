@@ -1,0 +1,417 @@
+// The incident writer (see writer.h): routing records to files, labelling, stdout buffering,
+// and remembering the lines the truth cites. Paths and disk I/O are in writer_files.cc.
+#include "writer.h"
+
+#include <algorithm>
+#include <type_traits>
+
+namespace denpex::sim {
+
+namespace fs = std::filesystem;
+
+IncidentWriter::IncidentWriter(const Job& job, const LineFormatter& formatter,
+                               fs::path incident_dir, CitationPlan plan, int writer_threads)
+    : job_(job),
+      formatter_(formatter),
+      dir_(std::move(incident_dir)),
+      dir_prefix_((dir_ / "").string()),
+      label_width_(static_cast<int>(std::to_string(std::max(0, job.world - 1)).size())),
+      plan_(std::move(plan)),
+      split_rng_(job.seed, StreamId::kNoise, 0x5117'0000ULL),
+      pool_(writer_threads) {
+  kern_base_ = static_cast<int>(LayoutFileCount());
+  smi_base_ = kern_base_ + (job.noise.kernel_logs ? job.nodes : 0);
+  files_.resize(FileCount());
+  stdout_.resize(static_cast<std::size_t>(job.world));
+}
+
+void IncidentWriter::Emit(const Record& record) {
+  std::visit([this](const auto& r) {
+    stamp_ = r.time;
+    Write(r);
+  }, record);
+}
+
+// `rank` >= 0 in the combined layouts: every line gets srun's "<rank>: " label or mpirun's
+// --tag-output "[1,<rank>]<stdout>:" (Open MPI 4: no space before the text; 5: one space); in pod logs a
+// worker's line gets torchrun's "[default<L>]:" tag, and with --timestamps every pod-log line
+// opens with the container runtime's RFC3339Nano stamp (the node's clock).
+// With realism.interleaved_line_rate, a task's line in slurm-<jobid>.out (of a record the truth
+// never cites: `may_split`) can be split by the next task's write: "<A>: <head>" waits, the
+// other task's labelled line follows on the same physical line, and "<A>: <tail>" comes on the
+// next one. The line count is unchanged (two lines in, two lines out).
+void IncidentWriter::AppendText(int file, int rank, std::string_view text, std::int64_t lines,
+                                LinePolicy put) {
+  File& f = Buffer(file);
+  const bool stamped = Stamped(file);
+  const bool splits = put.may_split && rank >= 0 && Combined() && !Mpirun() && !Pdsh() && file == kSlurmOut;
+  if (!splits && file == kSlurmOut) CompleteSplit();
+  if (!stamped && (rank < 0 || !Labelled())) {
+    f.data.append(text);
+    f.lines += lines;
+    return;
+  }
+  const CivilTime c = ToCivil(stamp_ + (stamped ? job_.clock_offset[file] : 0));
+  LineBuilder out(&f.data);
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (splits && split_.pending && split_.rank != rank) {  // the waiting head's line is cut here
+      out.Padded(rank, label_width_, ' ').Str(": ").Str(line).EndLine();
+      out.Padded(split_.rank, label_width_, ' ').Str(": ").Str(split_.tail).EndLine();
+      split_.pending = false;
+      continue;
+    }
+    if (splits) CompleteSplit();
+    if (stamped) {
+      out.Zero(c.year, 4).Char('-').Zero(c.month, 2).Char('-').Zero(c.day, 2).Char('T');
+      out.Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2).Char('.');
+      out.Zero(c.nanos, 9).Str("Z ");
+    }
+    if (rank >= 0 && Mpirun()) {
+      out.Str("[1,").Int(rank).Str(put.out_stream ? "]<stdout>:" : "]<stderr>:");
+      if (job_.open_mpi5) out.Char(' ');  // PRRTE puts a space after the tag
+    } else if (rank >= 0 && Pdsh()) {
+      out.Str(job_.hostnames[job_.NodeOf(rank)]).Str(": ");
+    } else if (rank >= 0 && Combined()) {
+      out.Padded(rank, label_width_, ' ').Str(": ");
+    } else if (rank >= 0 && PodLogs()) {
+      out.Str("[default").Int(job_.LocalRank(rank)).Str("]:");
+    } else if (rank >= 0 && RayDriver()) {
+      out.Str("(RayTrainWorker pid=").Int(job_.worker_pid[rank]).Str(", ip=").Str(job_.hostnames[job_.NodeOf(rank)]).Str(") ");
+    }
+    if (splits && job_.interleaved_line_rate > 0 && line.size() >= kMinSplitBytes &&
+        split_rng_.Uniform() < job_.interleaved_line_rate) {
+      const auto at = static_cast<std::size_t>(split_rng_.UniformInt(1, static_cast<std::int64_t>(line.size()) - 1));
+      out.Str(line.substr(0, at));
+      split_ = {true, rank, std::string(line.substr(at))};
+      ++stats_.interleaved_lines;
+      continue;
+    }
+    out.Str(line).EndLine();
+  }
+  f.lines += out.lines();
+}
+
+// A head still waiting when something else is written: srun relays its tail at once.
+void IncidentWriter::CompleteSplit() {
+  if (!split_.pending) return;
+  split_.pending = false;
+  File& f = files_[kSlurmOut];
+  f.data.append(split_.tail);
+  f.data.push_back('\n');
+  f.lines += 1;
+}
+
+// Rank files are reserved at once (no regrowth copies); the combined file reuses a buffer
+// the pool has written, sized for a whole flush.
+IncidentWriter::File& IncidentWriter::Buffer(int file) {
+  File& f = files_[file];
+  if (f.data.capacity() != 0) return f;
+  if (file == kSlurmOut && OneFile()) {
+    f.data = pool_.TakeBuffer(kFlushThresholdBytes);
+    f.data.reserve(kFlushThresholdBytes + (64 << 10));
+  } else if (file >= job_.nodes && file < kern_base_ && !Combined()) {
+    f.data = pool_.TakeBuffer(kRankFileReserveBytes);
+    f.data.reserve(kRankFileReserveBytes);
+  }
+  return f;
+}
+
+// The formatter's Format, and where it put the cited lines when it says (NoOffsets otherwise).
+template <typename R>
+auto FormatWith(const LineFormatter& formatter, const R& record, LineBuilder& out) {
+  if constexpr (std::is_void_v<decltype(formatter.Format(record, out))>) {
+    formatter.Format(record, out);
+    return NoOffsets{};
+  } else {
+    return formatter.Format(record, out);
+  }
+}
+
+template <typename R>
+auto IncidentWriter::AppendTo(int file, int rank, const R& record, LinePolicy put) {
+  File& f = Buffer(file);
+  if (!put.may_split) CompleteSplit();  // a cited line's `first` must be exact
+  const std::int64_t first = f.lines;
+  if (!Stamped(file) && (rank < 0 || !Labelled())) {
+    LineBuilder out(&f.data);
+    auto at = FormatWith(formatter_, record, out);
+    f.lines += out.lines();
+    return Appended<decltype(at)>{first, at};
+  }
+  scratch_.clear();
+  LineBuilder out(&scratch_);
+  auto at = FormatWith(formatter_, record, out);
+  AppendText(file, rank, scratch_, out.lines(), put);
+  return Appended<decltype(at)>{first, at};
+}
+
+// Copies the text of the file's 0-based line `line` (still in the buffer: callers remember a
+// line right after appending it, before any flush).
+void IncidentWriter::Remember(Cite what, int subject, TimeNs time, int file, std::int64_t line) {
+  const File& f = files_[file];
+  std::size_t begin = f.data.size();  // the start of line f.lines (one past the end)
+  for (std::int64_t i = f.lines; i > line; --i) {
+    const std::size_t nl = begin >= 2 ? f.data.rfind('\n', begin - 2) : std::string::npos;
+    begin = nl == std::string::npos ? 0 : nl + 1;
+  }
+  const std::size_t end = f.data.find('\n', begin);
+  citations_.push_back({what,
+                        subject,
+                        time,
+                        {RelativePath(file), line + 1, f.data.substr(begin, end - begin)},
+                        file,
+                        DamageOf(file) != NodeDamage::kMissing});
+}
+
+const Citation* IncidentWriter::Find(Cite what, int subject) const {
+  for (const Citation& c : citations_) {
+    if (c.what == what && c.subject == subject) return &c;
+  }
+  return nullptr;
+}
+
+// Python's stdout to a file or pipe is block-buffered: a line that does not fit in the
+// buffer first pushes the buffered lines out.
+template <typename R>
+void IncidentWriter::BufferStdout(int rank, const R& record) {
+  scratch_.clear();
+  LineBuilder out(&scratch_);
+  formatter_.Format(record, out);
+  StdoutBuffer& buf = stdout_[rank];
+  if (!buf.data.empty() && buf.data.size() + scratch_.size() > kStdoutBufferBytes) {
+    MoveStdoutToFile(rank);
+  }
+  buf.data += scratch_;
+  buf.lines += out.lines();
+}
+
+void IncidentWriter::MoveStdoutToFile(int rank) {
+  StdoutBuffer& buf = stdout_[rank];
+  AppendText(OutFile(rank), rank, buf.data, buf.lines, {.out_stream = true});
+  buf.data.clear();
+  buf.lines = 0;
+  MaybeFlush(OutFile(rank));
+}
+
+template <typename R>
+int IncidentWriter::FileOf(Stream stream, const R& r) const {
+  switch (stream) {
+    case Stream::kOut:
+    case Stream::kOutBuffered:
+      return OutFile(RankOf(r));
+    case Stream::kErr:
+      return ErrFile(RankOf(r));
+    case Stream::kAgent:
+      return AgentFile(NodeOf(r));
+    case Stream::kKernel:
+      return KernFile(NodeOf(r));
+    case Stream::kSmi:
+      return SmiFile(NodeOf(r));
+    case Stream::kConsole:
+      return kSlurmOut;
+    case Stream::kController:
+      return kCtldLog;
+  }
+  return kSlurmOut;
+}
+
+void IncidentWriter::After(Then then, int file) {
+  if (then == Then::kFlushIfFull) MaybeFlush(file);
+  if (then == Then::kFlush) Flush(file);
+}
+
+// Every record that prints lines: where its route says, then what the truth cites of them.
+template <typename R>
+void IncidentWriter::Write(const R& r) {
+  const Route route = RouteOf(r);
+  if (route.stream == Stream::kOutBuffered) {
+    BufferStdout(RankOf(r), r);
+    if (route.then == Then::kFlush) MoveStdoutToFile(RankOf(r));
+    return;
+  }
+  const int file = FileOf(route.stream, r);
+  const bool process = route.stream == Stream::kOut || route.stream == Stream::kErr;
+  const auto [first, at] =
+      AppendTo(file, process ? RankOf(r) : -1, r,
+               {.may_split = route.may_split, .out_stream = route.stream == Stream::kOut});
+  CiteLines(r, file, first, at);
+  After(route.then, file);
+}
+
+// A cited rank's watchdog block is never split.
+void IncidentWriter::Write(const WatchdogTimeout& r) {
+  const int file = FileOf(RouteOf(r).stream, r);
+  const bool cited =
+      std::binary_search(plan_.watchdog_ranks.begin(), plan_.watchdog_ranks.end(), r.rank);
+  const auto placed = AppendTo(file, r.rank, r, {.may_split = RouteOf(r).may_split && !cited});
+  if (cited) Remember(Cite::kWatchdog, r.rank, r.time, file, placed.first);
+  MaybeFlush(file);
+}
+
+// Counted for the truth: the store's secondary errors (torch < 2.4 prints none).
+void IncidentWriter::Write(const StoreConnectionReset& r) {
+  const int file = FileOf(RouteOf(r).stream, r);
+  const std::int64_t before = Buffer(file).lines;
+  AppendTo(file, r.rank, r, {.may_split = RouteOf(r).may_split});
+  if (Buffer(file).lines > before) ++stats_.store_resets;
+  MaybeFlush(file);
+}
+
+// A process that dies by a signal (or with its node) loses its unflushed stdout; its own
+// files are complete now.
+void IncidentWriter::Write(const WorkerExit& r) {
+  if (r.exit_code >= 0) MoveStdoutToFile(r.rank);
+  std::string().swap(stdout_[r.rank].data);
+  stdout_[r.rank].lines = 0;
+  if (OneFile() || PodLogs()) return;  // the pod's file is torchrun's too: handed over at its exit
+  Flush(OutFile(r.rank));
+  if (ErrFile(r.rank) != OutFile(r.rank)) Flush(ErrFile(r.rank));
+}
+
+void IncidentWriter::Write(const AgentExit& r) { Flush(AgentFile(r.node)); }
+
+// The node's agent file ends where it ends; its ranks' files were closed by their exits.
+void IncidentWriter::Write(const NodeLost& r) {
+  if (OneFile()) return;
+  const int file = AgentFile(r.node);
+  File& f = files_[file];
+  if (r.node == plan_.node && f.lines > 0 && f.data.empty()) {  // a pod log just handed over
+    citations_.push_back({Cite::kLastLine,
+                          r.node,
+                          r.time,
+                          {RelativePath(file), f.lines, f.tail},
+                          file,
+                          DamageOf(file) != NodeDamage::kMissing});
+  } else if (r.node == plan_.node && f.lines > 0) {
+    Remember(Cite::kLastLine, r.node, r.time, file, f.lines - 1);
+  }
+  Flush(file);
+}
+
+// --- What a truth cites -------------------------------------------------------------------------
+
+// The traceback's exception line; when the whole job raised (a checkpoint load: no fault rank),
+// every rank's is remembered and the truth cites the lowest rank's that survived.
+void IncidentWriter::CiteLines(const PythonException& r, int file, std::int64_t first,
+                               std::int64_t at) {
+  if (r.rank == plan_.rank || plan_.rank < 0)
+    Remember(Cite::kException, r.rank, r.time, file, first + at);
+}
+
+void IncidentWriter::CiteLines(const SegfaultDump& r, int file, std::int64_t first, NoOffsets) {
+  if (r.rank == plan_.rank) Remember(Cite::kSegfault, r.rank, r.time, file, first);
+}
+
+void IncidentWriter::CiteLines(const RankTimers& r, int file, std::int64_t first, NoOffsets) {
+  if (r.slow && r.rank == plan_.rank && Find(Cite::kSlowTimers, r.rank) == nullptr) {
+    Remember(Cite::kSlowTimers, r.rank, r.time, file, first);
+  }
+}
+
+// The fault's own failure; a failed link's far end: its first report (over sockets, the far
+// end may only see the connection closed).
+void IncidentWriter::CiteLines(const NcclIbError& r, int file, std::int64_t first, NoOffsets) {
+  const bool cite = r.rank == plan_.rank
+                        ? r.status == 12
+                        : r.rank == plan_.link_peer && (r.status == 12 || r.socket);
+  if (cite && Find(Cite::kIbError, r.rank) == nullptr) {
+    Remember(Cite::kIbError, r.rank, r.time, file, first);
+  }
+}
+
+void IncidentWriter::CiteLines(const NcclSetupFailure& r, int file, std::int64_t first, NoOffsets) {
+  if (!r.traceback && job_.NodeOf(r.rank) == plan_.node)
+    Remember(Cite::kSetupWarn, r.rank, r.time, file, first);
+}
+
+void IncidentWriter::CiteLines(const KernelMessage& r, int file, std::int64_t first, NoOffsets) {
+  if (r.cite && r.node == plan_.node) Remember(Cite::kKernel, r.node, r.time, file, first);
+}
+
+// The `RuntimeError: CUDA error:` line.
+void IncidentWriter::CiteLines(const CudaFailure& r, int file, std::int64_t first,
+                               std::int64_t at) {
+  if (r.rank == plan_.rank) Remember(Cite::kException, r.rank, r.time, file, first + at);
+}
+
+void IncidentWriter::CiteLines(const AgentSigterm& r, int file, std::int64_t first, NoOffsets) {
+  if (r.rank == plan_.rank) Remember(Cite::kAgentSigterm, r.rank, r.time, file, first);
+}
+
+// Where the initiator node's failure report names the failure and the root-cause rank.
+void IncidentWriter::CiteLines(const AgentFailureReport& r, int file, std::int64_t first,
+                               const ReportLineOffsets& at) {
+  if (r.node != plan_.node) return;
+  Remember(Cite::kAgentFailed, r.node, r.time, file, first + at.failed_line);
+  Remember(Cite::kAgentRootRank, r.node, r.time, file, first + at.root_rank_line);
+}
+
+void IncidentWriter::CiteLines(const AgentRendezvousFailure& r, int file, std::int64_t first,
+                               std::int64_t at) {
+  if (r.node == plan_.node && !r.timed_out)
+    Remember(Cite::kRendezvous, r.node, r.time, file, first + at);
+}
+
+// Rank 0's traceback, the server's.
+void IncidentWriter::CiteLines(const StoreJoinTimeout& r, int file, std::int64_t first,
+                               std::int64_t at) {
+  if (r.rank == 0) Remember(Cite::kStoreJoin, 0, r.time, file, first + at);
+}
+
+void IncidentWriter::CiteLines(const RayActorDied& r, int file, std::int64_t first,
+                               const RayLineOffsets& at) {
+  Remember(Cite::kRayActorDied, r.rank, r.time, file, first + at.error_line);
+  Remember(Cite::kRayCause, r.rank, r.time, file, first + at.cause_line);
+}
+
+void IncidentWriter::CiteLines(const RayNodeDead& r, int file, std::int64_t first, NoOffsets) {
+  Remember(Cite::kRayGcs, r.node, r.time, file, first);
+}
+
+void IncidentWriter::CiteLines(const RayletOomKill& r, int file, std::int64_t first, NoOffsets) {
+  Remember(Cite::kRaylet, r.node, r.time, file, first);
+}
+
+void IncidentWriter::CiteLines(const SrunTaskExits& r, int file, std::int64_t first, NoOffsets) {
+  const auto* end = r.ranks.begin() + r.count;
+  if (std::find(r.ranks.begin(), end, plan_.rank) != end) {
+    Remember(Cite::kSrunTask, plan_.rank, r.time, file, first);
+  }
+}
+
+void IncidentWriter::CiteLines(const StepdCancelled& r, int file, std::int64_t first, NoOffsets) {
+  if (r.whole_job && Find(Cite::kStepdJob, 0) == nullptr)
+    Remember(Cite::kStepdJob, 0, r.time, file, first);
+}
+
+// The first line of each controller event.
+void IncidentWriter::CiteLines(const CtldLine& r, int file, std::int64_t first, NoOffsets) {
+  const int event = static_cast<int>(r.event);
+  if (Find(Cite::kCtld, event) == nullptr) Remember(Cite::kCtld, event, r.time, file, first);
+}
+
+// The first failure's block.
+void IncidentWriter::CiteLines(const MpirunNotice& r, int file, std::int64_t first, NoOffsets) {
+  const int subject = r.notice == MpiNotice::kLostDaemon ? r.node : r.rank;
+  if (r.notice != MpiNotice::kBindings && Find(Cite::kMpirun, subject) == nullptr) {
+    Remember(Cite::kMpirun, subject, r.time, file, first + MpirunCitedLine(r, job_.open_mpi5));
+  }
+}
+
+// The fault node's ERROR line (or, for a lost node, ssh's timeout line) and pdsh's exit line for
+// it.
+void IncidentWriter::CiteLines(const PdshNotice& r, int file, std::int64_t first, std::int64_t) {
+  if (r.node != plan_.node || r.node < 0) return;
+  if (r.kind == PdshNoticeKind::kLaunchError && plan_.rank >= 0) {
+    Remember(Cite::kPdsh, plan_.rank, r.time, file, first);
+  } else if (r.kind == PdshNoticeKind::kSshTimeout) {
+    Remember(Cite::kPdsh, r.node, r.time, file, first);
+  } else if (r.kind == PdshNoticeKind::kSshExit) {
+    Remember(Cite::kPdshExit, r.node, r.time, file, first);
+  }
+}
+
+}  // namespace denpex::sim
