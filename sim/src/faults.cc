@@ -29,6 +29,14 @@ constexpr FaultTraits kFaults[] = {
      v1::OWNER_APPLICATION, v1::FAILURE_CLASS_COLLECTIVE_MISMATCH, kNoRules, "fix_application",
      "{who} issued a collective that differs from its peers' (op or size); fix the "
      "rank-dependent code path, and rerun with TORCH_DISTRIBUTED_DEBUG=DETAIL to confirm."},
+    // A rank-dependent branch around ZeRO's gradient reduce-scatter: the rank issues the
+    // parameter all-gather where its peers reduce-scatter (docs/scenario_format.md).
+    {v1::FAULT_KIND_SKIPPED_COLLECTIVE, FaultScope::kRank, FaultAction::kMismatch,
+     v1::OWNER_APPLICATION, v1::FAILURE_CLASS_COLLECTIVE_MISMATCH, kNeedsZero, "fix_application",
+     "{who} skipped a collective its peers issued (ZeRO's gradient reduce-scatter) and issued the "
+     "group's next one in its place; fix the rank-dependent code path that skips it, and rerun "
+     "with TORCH_DISTRIBUTED_DEBUG=DETAIL to confirm.",
+     v1::LAUNCHER_UNSPECIFIED, OddCollective::kSkipped},
     {v1::FAULT_KIND_NODE_LOSS, FaultScope::kNode, FaultAction::kNodeLoss, v1::OWNER_HOST,
      v1::FAILURE_CLASS_NODE_LOSS, kUnderRay | kNodeUnusable, "drain_node",
      "{who} disappeared (its logs stop mid-run); drain it and check its BMC/console logs "

@@ -70,6 +70,15 @@ enum FaultRule : std::uint32_t {
   kSocketTransport = 1u << 10,  // NCCL runs over NET/Socket (NCCL_IB_DISABLE=1)
   kLink = 1u << 11,             // a link between two nodes: the fault has a far end (`peer`)
   kAtSetup = 1u << 12,          // raised while setting up: `step` defaults to 0, not warm-up's end
+  kNeedsZero = 1u << 13,        // ZeRO's reduce-scatter (data_parallel ZERO) in a DP group of >= 3
+};
+
+// kMismatch: what the rank issues where its peers issue the collective the fault hits.
+enum class OddCollective : std::uint8_t {
+  kOpOrSize,  // its next TP all-reduce (DP, p2p) as another op or size, by variant
+  // It skipped ZeRO's gradient reduce-scatter: the group's next collective (the parameter
+  // all-gather) takes its SeqNum, as PyTorch counts each rank's collectives on its own.
+  kSkipped,
 };
 
 struct FaultTraits {
@@ -85,6 +94,7 @@ struct FaultTraits {
   std::string_view recovery_text;
   // The only launcher that can do it (LAUNCHER_UNSPECIFIED: any).
   v1::Launcher needs_launcher = v1::LAUNCHER_UNSPECIFIED;
+  OddCollective odd_collective = OddCollective::kOpOrSize;
 
   bool Has(FaultRule rule) const { return (rules & rule) != 0; }
 };

@@ -570,6 +570,16 @@ Status CheckFaultKind(const v1::Fault& f, const std::string& path, const v1::Sce
                          s.format().driver(),
                      "set format.driver: \"535\" or \"560\"");
   }
+  if (traits->Has(kNeedsZero) &&
+      (s.training().data_parallel() != v1::DATA_PARALLEL_ZERO || s.job().dp() < 3)) {
+    return loc.Error(
+        {path + ".kind", "training.data_parallel", "job.dp"},
+        v1::FaultKind_Name(f.kind()) +
+            " skips ZeRO's gradient reduce-scatter: it needs training.data_parallel "
+            "DATA_PARALLEL_ZERO and a data-parallel group of at least 3 ranks (job.dp " +
+            Str(s.job().dp()) + ")",
+        "set training { data_parallel: DATA_PARALLEL_ZERO } and job.dp >= 3");
+  }
   if (f.has_node() && traits->scope != FaultScope::kNode) {
     return loc.Error(path + ".node", path + ".node applies to node faults only",
                      "give the rank with rank: N instead");
