@@ -85,7 +85,7 @@ struct RestartPlan {
 
 RestartPlan PlanRestart(const v1::Scenario& s, const FaultPlan& first) {
   RestartPlan p;
-  if (first.kind() == v1::FAULT_KIND_NODE_LOSS || first.kind() == v1::FAULT_KIND_XID_FALLEN_OFF_BUS) {
+  if (first.traits->Has(kNodeUnusable)) {
     p.fault.set_kind(v1::FAULT_KIND_RENDEZVOUS_TIMEOUT);
     p.fault.set_node(first.node);
     p.unplaced = first.node;

@@ -180,6 +180,14 @@ TEST(FamilyShapes, VictimsOnlyNamesNoRankOfTheNodeWhoseLogsAreGone) {
   ExpectNotWrong({"k8s_hang_8192_pytorchjob_torch21.textproto", "victims-only", "a rank few timeouts waited on named"}, {});
 }
 
+// The skipping rank's node gone: its peers' timeouts alone look like a hang; its class is left
+// open (only its own watchdog line would show the collective it issued instead).
+TEST(FamilyShapes, VictimsOnlyLeavesTheClassOfASkippedCollectiveOpen) {
+  ExpectNotWrong(
+      {"skipped_collective_1024_zero.textproto", "victims-only", "the skipping rank named as HANG"},
+      {});
+}
+
 // A log dir laid out flat: the socket reset's WARN keeps its node but no rank (its `<L>/` folder
 // is gone), and a rank that merely stopped participating is not named in its place (8,192
 // ranks: smaller jobs showed no such tie).

@@ -43,19 +43,24 @@ std::vector<Case> AllCases() {
                            kind == "FAULT_KIND_PREEMPTION" ||
                            kind == "FAULT_KIND_SLURMD_UNRESPONSIVE";
     const bool kubernetes = kind == "FAULT_KIND_POD_OOMKILLED" || kind == "FAULT_KIND_POD_EVICTION";
+    // A skipped collective is ZeRO's reduce-scatter: the job runs ZeRO.
+    const std::vector<std::string> zero =
+        kind == "FAULT_KIND_SKIPPED_COLLECTIVE"
+            ? std::vector<std::string>{"training.data_parallel=DATA_PARALLEL_ZERO"}
+            : std::vector<std::string>{};
     const bool ray = kind == "FAULT_KIND_SIGKILL" || kind == "FAULT_KIND_SIGSEGV" || kind == "FAULT_KIND_NODE_LOSS" ||
                      kind == "FAULT_KIND_RAY_OOM_KILL";
-    if (ray) cases.push_back({kind, "LAUNCHER_RAY", "LAYOUT_RAY_DRIVER", {}});
+    if (ray) cases.push_back({kind, "LAUNCHER_RAY", "LAYOUT_RAY_DRIVER", zero});
     if (kind == "FAULT_KIND_RAY_OOM_KILL") continue;
-    if (!scheduler) cases.push_back({kind, "LAUNCHER_KUBERNETES", "LAYOUT_KUBECTL_LOGS", {}});
+    if (!scheduler) cases.push_back({kind, "LAUNCHER_KUBERNETES", "LAYOUT_KUBECTL_LOGS", zero});
     if (kubernetes) continue;
     if (!scheduler) {
-      cases.push_back({kind, "LAUNCHER_TORCHRUN", "LAYOUT_PER_RANK_FILES", {}});
-      cases.push_back({kind, "LAUNCHER_TORCHRUN", "LAYOUT_TORCHRUN_LOG_DIR", {}});
-      cases.push_back({kind, "LAUNCHER_MPIRUN", "LAYOUT_MPIRUN_OUT", {}});
-      cases.push_back({kind, "LAUNCHER_PDSH", "LAYOUT_PDSH_OUT", {}});
+      cases.push_back({kind, "LAUNCHER_TORCHRUN", "LAYOUT_PER_RANK_FILES", zero});
+      cases.push_back({kind, "LAUNCHER_TORCHRUN", "LAYOUT_TORCHRUN_LOG_DIR", zero});
+      cases.push_back({kind, "LAUNCHER_MPIRUN", "LAYOUT_MPIRUN_OUT", zero});
+      cases.push_back({kind, "LAUNCHER_PDSH", "LAYOUT_PDSH_OUT", zero});
     }
-    cases.push_back({kind, "LAUNCHER_SRUN", "LAYOUT_SLURM_OUT", {}});
+    cases.push_back({kind, "LAUNCHER_SRUN", "LAYOUT_SLURM_OUT", zero});
   }
   for (const char* kind : {"FAULT_KIND_NODE_LOSS", "FAULT_KIND_SLURMD_UNRESPONSIVE"}) {
     cases.push_back({kind, "LAUNCHER_SRUN", "LAYOUT_SLURM_OUT", {"slurm.requeue=true"}});

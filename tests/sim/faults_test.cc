@@ -201,6 +201,50 @@ TEST(Faults, MismatchedRankTimesOutOnTheSameSeqWithADifferentOpOrSize) {
   }
 }
 
+// The rank skips ZeRO's gradient reduce-scatter and issues the parameter all-gather: PyTorch
+// numbers collectives per rank, so its line and its peers' name the same SeqNum, theirs the
+// reduce-scatter of the bucket, its own the all-gather of its shard into the bucket.
+TEST(Faults, SkippingRankTimesOutOnItsPeersSeqWithTheGroupsNextCollective) {
+  for (std::uint64_t seed : {1, 2, 3}) {
+    const fs::path out = FreshDir(std::to_string(seed));
+    const SimulateResult r = RunFault(out, "FAULT_KIND_SKIPPED_COLLECTIVE",
+                                      {"seed=" + std::to_string(seed), "job.nodes=4",
+                                       "training.data_parallel=DATA_PARALLEL_ZERO"});
+    ASSERT_EQ(r.truth.evidence_size(), 2);
+    const std::string odd = r.truth.evidence(0).text(), peer = r.truth.evidence(1).text();
+    auto work = [](const std::string& l) { return l.substr(l.find("WorkNCCL(")); };
+    auto seq = [&](const std::string& l) { return work(l).substr(0, work(l).find(',')); };
+    auto field = [](const std::string& l, const std::string& name) {
+      const std::size_t at = l.find(name + "=") + name.size() + 1;
+      return l.substr(at, l.find(',', at) - at);
+    };
+    EXPECT_THAT(odd, StartsWith("[rank5]:"));
+    EXPECT_THAT(odd, HasSubstr("Watchdog caught collective operation timeout: WorkNCCL(SeqNum="));
+    EXPECT_EQ(seq(odd), seq(peer));
+    EXPECT_EQ(field(odd, "OpType"), "_ALLGATHER_BASE");
+    EXPECT_EQ(field(peer, "OpType"), "_REDUCE_SCATTER_BASE");
+    EXPECT_EQ(field(odd, "NumelOut"), field(peer, "NumelIn"));  // the bucket
+    EXPECT_EQ(field(odd, "NumelIn"), field(peer, "NumelOut"));  // the shard
+    EXPECT_EQ(r.truth.initiator().rank(), 5);
+    EXPECT_EQ(r.truth.owner(), v1::OWNER_APPLICATION);
+    EXPECT_EQ(r.truth.initiator().failure_class(), v1::FAILURE_CLASS_COLLECTIVE_MISMATCH);
+    ExpectEvidenceMatchesFiles(out, r.truth);
+  }
+}
+
+TEST(Faults, SkippedCollectiveNeedsZeroAndADataParallelGroupOfThree) {
+  auto ddp = ParseScenario(
+      kSmall, "s.textproto",
+      std::vector<std::string>{"faults[0].kind=FAULT_KIND_SKIPPED_COLLECTIVE", "job.nodes=4"});
+  ASSERT_FALSE(ddp.ok());
+  EXPECT_THAT(ddp.status().message(), HasSubstr("needs training.data_parallel DATA_PARALLEL_ZERO"));
+  auto pair = ParseScenario(kSmall, "s.textproto",
+                            std::vector<std::string>{"faults[0].kind=FAULT_KIND_SKIPPED_COLLECTIVE",
+                                                     "training.data_parallel=DATA_PARALLEL_ZERO"});
+  ASSERT_FALSE(pair.ok());  // 2 nodes x 8 GPUs over TP4 x PP2: dp = 2
+  EXPECT_THAT(pair.status().message(), HasSubstr("(job.dp 2)"));
+}
+
 TEST(Faults, LostNodeLogsStopWithoutAReportAndTruthNamesTheNodeNotARank) {
   const fs::path out = FreshDir();
   const SimulateResult r = RunFault(out, "FAULT_KIND_NODE_LOSS", {"faults[0].node=1"});

@@ -409,6 +409,13 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->failure_class = v1::FAILURE_CLASS_UNSPECIFIED;
     f->owner = v1::OWNER_UNKNOWN;
   }
+  // A rank known only from its peers (no line of its own, no node: its node's files are absent)
+  // never joined their collective; whether it hung or issued another one (a mismatched or
+  // skipped collective) only its own watchdog line would tell: the class is left open.
+  if (f->failure_class == v1::FAILURE_CLASS_HANG && !r.has_log && r.node < 0) {
+    f->failure_class = v1::FAILURE_CLASS_UNSPECIFIED;
+    f->owner = v1::OWNER_UNKNOWN;
+  }
   const double support = top.launcher > 0 && top.progress > 0 ? 0.95
                          : top.launcher > 0                   ? 0.85
                                                               : 0.6 + 0.3 * a.waits.explains[rank] / std::max(1, a.waits.reporters);

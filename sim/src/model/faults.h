@@ -1,7 +1,9 @@
 // The fault registry: one row per FaultKind saying what the fault hits (a rank, a node, the
-// job), what the model does when it fires, and what the truth says about it (owner, failure
-// class, what to do before restarting). Adding a fault family is a row here, a case in
-// Workers::OnFault (or the scheduler), and an evidence rule in truth.cc; a GPU fault's
+// job), what the model does when it fires (its FaultAction), what it needs of the scenario and
+// where it lands (its FaultRules), and what the truth says about it (owner, failure class, what
+// to do before restarting). The truth cites per action (truth.cc); a kind that reuses an action
+// is a row here, its proto enum value, and whatever line shape is new. A new action is also a
+// case in Workers::FireRankFault (or the scheduler's) and in truth.cc's evidence; a GPU fault's
 // kernel-log burst and CUDA error are in gpu_faults.cc.
 #pragma once
 
@@ -51,19 +53,50 @@ enum class FaultAction : std::uint8_t {
   kStoreJoinTimeout,
 };
 
+// What a kind needs of the scenario (checked by scenario_validate.cc), where it lands when the
+// scenario leaves its place to the draw, and what else it changes (FaultTraits::rules, or-ed).
+enum FaultRule : std::uint32_t {
+  kNoRules = 0,
+  kNeedsSlurm = 1u << 0,        // only the srun launcher has a scheduler that can do it
+  kNeedsStaticStore = 1u << 1,  // a launcher that sets MASTER_ADDR (init_method env://)
+  kNeedsGspDriver = 1u << 2,    // a driver with GSP firmware (format.driver)
+  kNeedsOffRoot = 1u << 3,      // a node other than node 0 (the bootstrap root), nodes >= 2
+  kDrawnOffRoot = 1u << 4,      // a drawn node is never node 0 (it cannot fail to reach itself)
+  kOnStoreHost = 1u << 5,       // the default node is node 0, the rendezvous endpoint's host
+  kUnderRay = 1u << 6,          // simulated under LAUNCHER_RAY too
+  kRecursOnRestart = 1u << 7,   // kubernetes.restarts: each restarted pod hits it again
+  kNodeUnusable = 1u << 8,      // kubernetes.restarts: the replacement pod cannot be placed
+  kGpuState = 1u << 9,          // the epilogue's nvidia-smi runs by default (realism)
+  kSocketTransport = 1u << 10,  // NCCL runs over NET/Socket (NCCL_IB_DISABLE=1)
+  kLink = 1u << 11,             // a link between two nodes: the fault has a far end (`peer`)
+  kAtSetup = 1u << 12,          // raised while setting up: `step` defaults to 0, not warm-up's end
+  kNeedsZero = 1u << 13,        // ZeRO's reduce-scatter (data_parallel ZERO) in a DP group of >= 3
+};
+
+// kMismatch: what the rank issues where its peers issue the collective the fault hits.
+enum class OddCollective : std::uint8_t {
+  kOpOrSize,  // its next TP all-reduce (DP, p2p) as another op or size, by variant
+  // It skipped ZeRO's gradient reduce-scatter: the group's next collective (the parameter
+  // all-gather) takes its SeqNum, as PyTorch counts each rank's collectives on its own.
+  kSkipped,
+};
+
 struct FaultTraits {
   v1::FaultKind kind;
   FaultScope scope;
   FaultAction action;
   v1::Owner owner;
   v1::FailureClass failure_class;
-  bool needs_slurm;  // only the srun launcher has a scheduler that can do it
+  std::uint32_t rules;  // FaultRule flags
   // Recovery: the first precondition's action verb and sentence ("{who}" is replaced by
   // "rank R on HOST", "HOST" or "the job").
   std::string_view recovery_action;
   std::string_view recovery_text;
   // The only launcher that can do it (LAUNCHER_UNSPECIFIED: any).
   v1::Launcher needs_launcher = v1::LAUNCHER_UNSPECIFIED;
+  OddCollective odd_collective = OddCollective::kOpOrSize;
+
+  bool Has(FaultRule rule) const { return (rules & rule) != 0; }
 };
 
 // nullptr for FAULT_KIND_UNSPECIFIED and values not in the table.
@@ -90,15 +123,12 @@ struct FaultPlan {
 
 FaultPlan PlanFault(const v1::Fault& fault, const Job& job, int fault_index);
 
-// True for the errors every rank raises while setting up, before the first step (FSDP's wrap,
-// deepspeed.initialize): their `step` defaults to 0 rather than the end of warm-up.
-bool RaisedAtSetup(v1::FaultKind kind);
+// The kind has the rule (false for kinds not in the table).
+bool HasRule(v1::FaultKind kind, FaultRule rule);
 
 // One link between two nodes fails (FAULT_KIND_LINK_FAILURE over IB,
 // FAULT_KIND_SOCKET_LINK_FAILURE over NCCL's socket transport): the fault has a far end (`peer`).
-inline bool IsLinkFault(v1::FaultKind kind) {
-  return kind == v1::FAULT_KIND_LINK_FAILURE || kind == v1::FAULT_KIND_SOCKET_LINK_FAILURE;
-}
+inline bool IsLinkFault(v1::FaultKind kind) { return HasRule(kind, kLink); }
 
 // Whose traceback a kException / kJobException fault prints (records.h AppError).
 AppError AppErrorOf(v1::FaultKind kind);

@@ -7,6 +7,7 @@
 
 #include "checkpoints.h"
 #include "driver.h"
+#include "faults.h"
 #include "rng.h"
 
 namespace denpex::sim {
@@ -259,7 +260,7 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   job.torchrun_info_logs = s.format().torchrun_info_logs();
   job.roce = s.format().fabric() == v1::FABRIC_ROCE;
   job.nccl_socket_threads = s.format().nccl_socket_nthreads();
-  for (const v1::Fault& f : s.faults()) job.nccl_socket |= f.kind() == v1::FAULT_KIND_SOCKET_RESET || f.kind() == v1::FAULT_KIND_SOCKET_LINK_FAILURE;
+  for (const v1::Fault& f : s.faults()) job.nccl_socket |= HasRule(f.kind(), kSocketTransport);
   job.driver = FindDriverProfile(s.format().driver().empty() ? "535" : s.format().driver());
   job.dump_on_timeout = s.timeouts().dump_on_timeout();
   job.async_error_handling = s.timeouts().async_error_handling();

@@ -152,8 +152,9 @@ void Workers::LoseNode(int node, TimeNs t) {
 }
 
 // The collective the mismatch hits: the rank's next TP all-reduce (DP when tp = 1, a
-// pipeline send when the job has neither).
+// pipeline send when the job has neither); a skipped one is ZeRO's gradient reduce-scatter.
 bool Workers::IsMismatchTarget(int, Op op) const {
+  if (fault_.traits->odd_collective == OddCollective::kSkipped) return op == Op::kDpReduceScatter;
   if (job_.tp > 1) return op == Op::kTpAllreduce;
   if (job_.dp > 1) return op == Op::kDpAllreduce || op == Op::kDpReduceScatter;
   return op == Op::kSendNext || op == Op::kSendPrev || op == Op::kSendNextRecvNext ||
@@ -161,13 +162,20 @@ bool Workers::IsMismatchTarget(int, Op op) const {
 }
 
 // Variant 0: a different op (an all-gather where the peers all-reduce); variant 1: the same
-// op with a different element count. Either way the instance can never complete: NCCL hangs.
+// op with a different element count; skipped: the group's next collective (the all-gather after
+// ZeRO's reduce-scatter), under the same SeqNum. Either way the instance can never complete: NCCL
+// hangs.
 void Workers::ApplyMismatch(int rank, Op op, std::uint32_t rendezvous) {
   mismatch_armed_ = false;
   mismatch_rendezvous_ = static_cast<std::int32_t>(rendezvous);
   mismatch_seq_ = seq_enqueued_[static_cast<int>(GroupKindOf(op))][rank];
   const std::int64_t numel = NumelOf(op);
-  if (fault_.variant % 2 == 0 && OpTypeOf(op) == OpType::kAllreduce) {
+  if (fault_.traits->odd_collective == OddCollective::kSkipped) {
+    const Op next = Op::kDpAllgather;  // ZeRO's step ends reduce-scatter, then all-gather
+    mismatch_op_ = OpTypeOf(next);
+    mismatch_numel_ = NumelOf(next);
+    mismatch_numel_out_ = NumelOutOf(next);
+  } else if (fault_.variant % 2 == 0 && OpTypeOf(op) == OpType::kAllreduce) {
     mismatch_op_ = OpType::kAllgatherBase;
     mismatch_numel_ = numel / job_.GroupSize(GroupKindOf(op));
     mismatch_numel_out_ = mismatch_numel_ * job_.GroupSize(GroupKindOf(op));

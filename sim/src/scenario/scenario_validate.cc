@@ -247,9 +247,8 @@ Status CheckKubeRestarts(const v1::Scenario& s, const Locator& loc) {
                      "set launcher: LAUNCHER_KUBERNETES or drop kubernetes.restarts");
   }
   const v1::FaultKind kind = s.faults_size() > 0 ? s.faults(0).kind() : v1::FAULT_KIND_UNSPECIFIED;
-  const bool node_gone = kind == v1::FAULT_KIND_NODE_LOSS || kind == v1::FAULT_KIND_XID_FALLEN_OFF_BUS;
-  const bool recurs = kind == v1::FAULT_KIND_EXCEPTION || kind == v1::FAULT_KIND_SIGSEGV ||
-                      kind == v1::FAULT_KIND_SIGKILL || kind == v1::FAULT_KIND_CUDA_OOM;
+  const bool node_gone = HasRule(kind, kNodeUnusable);
+  const bool recurs = HasRule(kind, kRecursOnRestart);
   if (!node_gone && !recurs) {
     return loc.Error({"kubernetes.restarts", "faults"}, "kubernetes.restarts does not support fault " + v1::FaultKind_Name(kind),
                      "use FAULT_KIND_EXCEPTION, SIGSEGV, SIGKILL or CUDA_OOM (they recur), or NODE_LOSS or "
@@ -533,7 +532,7 @@ Status CheckFaultKind(const v1::Fault& f, const std::string& path, const v1::Sce
     return loc.Error({path + ".kind", path}, path + ".kind is missing or unknown",
                      "set kind to one of " + FaultKindList());
   }
-  if (traits->needs_slurm && s.launcher() != v1::LAUNCHER_SRUN) {
+  if (traits->Has(kNeedsSlurm) && s.launcher() != v1::LAUNCHER_SRUN) {
     return loc.Error({path + ".kind", "launcher"},
                      v1::FaultKind_Name(f.kind()) + " needs a scheduler, but the launcher is " +
                          v1::Launcher_Name(s.launcher()),
@@ -547,30 +546,40 @@ Status CheckFaultKind(const v1::Fault& f, const std::string& path, const v1::Sce
   }
   const bool static_store = s.launcher() == v1::LAUNCHER_PDSH || s.launcher() == v1::LAUNCHER_SRUN ||
                             s.launcher() == v1::LAUNCHER_MPIRUN;
-  if (f.kind() == v1::FAULT_KIND_STORE_JOIN_TIMEOUT && !static_store) {
+  if (traits->Has(kNeedsStaticStore) && !static_store) {
     return loc.Error({path + ".kind", "launcher"},
-                     "FAULT_KIND_STORE_JOIN_TIMEOUT needs a launcher that sets MASTER_ADDR for init_method env:// "
-                     "(a static TCPStore), but the launcher is " + v1::Launcher_Name(s.launcher()),
+                     v1::FaultKind_Name(f.kind()) +
+                         " needs a launcher that sets MASTER_ADDR for init_method env:// "
+                         "(a static TCPStore), but the launcher is " +
+                         v1::Launcher_Name(s.launcher()),
                      "set launcher: LAUNCHER_PDSH, LAUNCHER_SRUN or LAUNCHER_MPIRUN");
   }
-  const bool ray_kind = f.kind() == v1::FAULT_KIND_SIGKILL || f.kind() == v1::FAULT_KIND_SIGSEGV ||
-                        f.kind() == v1::FAULT_KIND_NODE_LOSS || f.kind() == v1::FAULT_KIND_RAY_OOM_KILL ||
-                        f.kind() == v1::FAULT_KIND_EXCEPTION || f.kind() == v1::FAULT_KIND_HANG;
-  if (s.launcher() == v1::LAUNCHER_RAY && !ray_kind) {
+  if (s.launcher() == v1::LAUNCHER_RAY && !traits->Has(kUnderRay)) {
     return loc.Error({path + ".kind", "launcher"},
                      v1::FaultKind_Name(f.kind()) + " is not simulated under LAUNCHER_RAY",
                      "use FAULT_KIND_SIGKILL, FAULT_KIND_SIGSEGV, FAULT_KIND_NODE_LOSS, FAULT_KIND_RAY_OOM_KILL, "
                      "FAULT_KIND_EXCEPTION or FAULT_KIND_HANG");
   }
-  if (s.launcher() == v1::LAUNCHER_KUBERNETES && traits->needs_slurm) {
+  if (s.launcher() == v1::LAUNCHER_KUBERNETES && traits->Has(kNeedsSlurm)) {
     return loc.Error({path + ".kind", "launcher"}, v1::FaultKind_Name(f.kind()) + " is a Slurm fault",
                      "use FAULT_KIND_POD_EVICTION for the platform ending a pod");
   }
-  if (f.kind() == v1::FAULT_KIND_XID_GSP && !FindDriverProfile(s.format().driver())->gsp) {
+  if (traits->Has(kNeedsGspDriver) && !FindDriverProfile(s.format().driver())->gsp) {
     return loc.Error({path + ".kind", "format.driver"},
-                     "FAULT_KIND_XID_GSP needs a driver with GSP firmware, but format.driver is " +
+                     v1::FaultKind_Name(f.kind()) +
+                         " needs a driver with GSP firmware, but format.driver is " +
                          s.format().driver(),
                      "set format.driver: \"535\" or \"560\"");
+  }
+  if (traits->Has(kNeedsZero) &&
+      (s.training().data_parallel() != v1::DATA_PARALLEL_ZERO || s.job().dp() < 3)) {
+    return loc.Error(
+        {path + ".kind", "training.data_parallel", "job.dp"},
+        v1::FaultKind_Name(f.kind()) +
+            " skips ZeRO's gradient reduce-scatter: it needs training.data_parallel "
+            "DATA_PARALLEL_ZERO and a data-parallel group of at least 3 ranks (job.dp " +
+            Str(s.job().dp()) + ")",
+        "set training { data_parallel: DATA_PARALLEL_ZERO } and job.dp >= 3");
   }
   if (f.has_node() && traits->scope != FaultScope::kNode) {
     return loc.Error(path + ".node", path + ".node applies to node faults only",
@@ -601,11 +610,15 @@ Status CheckFaultKind(const v1::Fault& f, const std::string& path, const v1::Sce
   }
   // The bootstrap root is rank 0's node: it cannot fail to reach itself.
   const bool on_root = f.has_node() ? f.node() == 0 : f.has_rank() && f.rank() < s.job().gpus_per_node();
-  if (f.kind() == v1::FAULT_KIND_BOOTSTRAP_TIMEOUT && (s.job().nodes() < 2 || on_root)) {
-    return loc.Error(f.has_node() ? path + ".node" : f.has_rank() ? path + ".rank" : "job.nodes",
-                     "FAULT_KIND_BOOTSTRAP_TIMEOUT needs a node other than node 0 (the bootstrap root, "
-                     "rank 0's node) in a job of at least 2 nodes",
-                     "pick node: 1 or higher (or leave node and rank out to draw one), and nodes >= 2");
+  if (traits->Has(kNeedsOffRoot) && (s.job().nodes() < 2 || on_root)) {
+    return loc.Error(
+        f.has_node()   ? path + ".node"
+        : f.has_rank() ? path + ".rank"
+                       : "job.nodes",
+        v1::FaultKind_Name(f.kind()) +
+            " needs a node other than node 0 (the bootstrap root, "
+            "rank 0's node) in a job of at least 2 nodes",
+        "pick node: 1 or higher (or leave node and rank out to draw one), and nodes >= 2");
   }
   return Status::Ok();
 }
@@ -632,7 +645,7 @@ Status CheckFault(v1::Fault* f, const std::string& path, std::int64_t world, int
     return loc.Error(path + ".step", path + ".step is at most " + Str(kMaxSteps),
                      "every step before the fault is simulated; fault earlier");
   }
-  if (!f->has_step()) f->set_step(RaisedAtSetup(f->kind()) ? 0 : warmup);
+  if (!f->has_step()) f->set_step(HasRule(f->kind(), kAtSetup) ? 0 : warmup);
   return Status::Ok();
 }
 
@@ -709,7 +722,7 @@ Status CheckSocketThreads(const v1::Scenario& s, const Locator& loc) {
                      "set 0 (no helper threads) to 16");
   }
   for (const v1::Fault& f : s.faults()) {
-    if (f.kind() == v1::FAULT_KIND_SOCKET_RESET || f.kind() == v1::FAULT_KIND_SOCKET_LINK_FAILURE) return Status::Ok();
+    if (HasRule(f.kind(), kSocketTransport)) return Status::Ok();
   }
   return loc.Error("format.nccl_socket_nthreads",
                    "format.nccl_socket_nthreads configures the NET/Socket transport, which only the socket faults use",
@@ -741,8 +754,7 @@ Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
   DENPEX_RETURN_IF_ERROR(FillClocksAndStart(s, loc));
   bool gpu_fault = false;
   for (const v1::Fault& f : s->faults()) {
-    gpu_fault |= (f.kind() >= v1::FAULT_KIND_XID_FALLEN_OFF_BUS && f.kind() <= v1::FAULT_KIND_DEVICE_ASSERT) ||
-                 f.kind() == v1::FAULT_KIND_XID_APP_EXCEPTION;
+    gpu_fault |= HasRule(f.kind(), kGpuState);
   }
   DENPEX_RETURN_IF_ERROR(FillRealism(s->mutable_realism(), gpu_fault, loc));
   if (s->realism().gpu_order() != v1::GPU_ORDER_UNSPECIFIED && s->launcher() != v1::LAUNCHER_TORCHRUN) {
