@@ -19,9 +19,8 @@ namespace denpex::engine {
 // four chunks are left, a quarter of what is left (never less than kTailChunkBytes), so the
 // workers finish together: chunks are taken in order, and the last ones bound how long one
 // worker waits for the other at the end. A failed job's log is densest at its end (the 2 GB
-// benchmark file's last two 32 MiB chunks take 2-3 times as long as the others): with 32 MiB
-// to the end the other worker waited 18-98 ms (median 40, 6 parses at load 9), with the
-// shrinking tail (64 -> 71 chunks) 2-12 ms.
+// benchmark file's last chunks take 2-3 times as long as the others), so its chunks shrink there
+// (docs/benchmarks.md, "Chunk size, again").
 std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_bytes) {
   const std::size_t least = std::min(chunk_bytes, kTailChunkBytes);
   std::vector<std::size_t> starts{0};
@@ -323,9 +322,9 @@ void JoinOpenRecords(std::string_view text, const FileContext& ctx, std::vector<
 
 // Merges parsed chunks into one result in file order, as they become ready: whichever worker
 // finishes the chunk that is next in line merges it and every parsed chunk after it, while the
-// other workers go on parsing (the merge of a 2 GB file's 64 chunks, ~0.05 s on one core, was
-// a serial tail after the parallel parse). It stops at the first chunk that ends inside an
-// open record: that one and the rest are joined and merged once all are parsed.
+// other workers go on parsing, so the merge is no serial tail after the parallel parse. It stops at
+// the first chunk that ends inside an open record: that one and the rest are joined and merged once
+// all are parsed.
 class OrderedMerge {
  public:
   OrderedMerge(const FileContext& ctx, std::vector<ParsedLog>* parts)
@@ -381,8 +380,7 @@ class OrderedMerge {
       Append(std::move(part), ctx_.prefixes, &out_, &slots_);
     }
     // Freed at once: glibc keeps it (KeepFreedMemory) for the chunks parsed next, which fault in
-    // fewer fresh pages (with the records retired: 141 k -> 126 k page faults for 3 parses of
-    // the 2 GB file). Before KeepFreedMemory, freeing here gave the pages back to the kernel.
+    // fewer fresh pages.
     part = ParsedLog();
     merged_.fetch_add(1);
   }

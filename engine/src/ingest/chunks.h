@@ -17,10 +17,8 @@
 namespace denpex::engine {
 
 // 64 MiB: each chunk leaves one iteration record per srun task to fold into the others, so
-// fewer chunks fold fewer (the 2 GB benchmark file: 71 -> 42 chunks). 32 MiB was kept while the
-// last, dense chunks bounded how long one worker waited for the other; since the last chunks
-// shrink (below), 64 MiB measured -2 % wall and CPU (engine_bench, 7 rounds alternated with 32
-// and 48 MiB on tmpfs, 5 on ext4; docs/benchmarks.md, "Chunk size, again").
+// fewer chunks fold fewer; the last chunks shrink (below), so one worker does not wait long on
+// the other's dense last chunk (docs/benchmarks.md, "Chunk size, again").
 inline constexpr std::size_t kChunkBytes = 64 << 20;
 inline constexpr std::size_t kTailChunkBytes = 4 << 20;  // the least a file's last chunks shrink to
 

@@ -58,20 +58,16 @@ class ProgressIndex {
 // times per chunk. A line in the common shape (LogParser::FastProgress: its rank and local rank
 // are the file's) is appended to a log of 32-byte entries, and its key's slot, 4 bytes in a
 // flat array by key (64 KB for 16k tasks: it stays in L2 while the scan streams the chunk past
-// it), points at it; a record is made only of each key's last, at Close. Measured against this
-// (ParseLogPart over 192 MB of the benchmark's padding, 361 k progress lines): full 64-byte
-// records updated in place a batch at a time (the previous table) +19 %; 12-byte slots (the
-// line's place) and the survivors' lines read again at Close +8 % (a cache miss per survivor);
-// 32-byte slots holding the fields +20 % (a miss per line, prefetched or not).
+// it), points at it; a record is made only of each key's last, at Close. Full records updated in
+// place, smaller slots whose survivors' lines are read again at Close, and slots holding the
+// fields all cost more (a cache miss per line or per survivor; docs/benchmarks.md, progress8).
 // Any other progress line keeps its full record aside.
 class ProgressTable {
  public:
   // The note log, the key order and the slots are the memory of the table last destroyed on
   // this thread (a thread's chunks are parsed one after another; each worker keeps ~2 MB): a
-  // 32 MiB chunk of a 16k-task log notes ~52 k lines (1.6 MB of log), grown by doubling from
-  // nothing in each chunk's table before (the copies were ~13 % of FastProgress's samples).
-  // engine_bench INC --threads 2 --repeat 3 --parse-only, 8 rounds alternated (load 7): median
-  // 0.936 -> 0.911 CPU-s; page faults unchanged (the chunks' kept records take fresh pages).
+  // 32 MiB chunk of a 16k-task log notes ~52 k lines (1.6 MB of log), which would otherwise grow
+  // by doubling from nothing in each chunk's table.
   ProgressTable() { Scratch().Lend(this); }
   ~ProgressTable() { Scratch().Keep(this); }
   ProgressTable(const ProgressTable&) = delete;

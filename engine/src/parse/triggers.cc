@@ -16,9 +16,9 @@ namespace {
 // channel lines (P2P and NET transports), its proxy lines and its transport line come in several
 // copies with other numbers, hex and words, so that a bucket is not fitted to one copy's digits
 // (the benchmark's padding writes `P2P/IPC`, `[RO]` and other hex than the first copies; a
-// window the model never saw can land in any bucket). Weighting the kinds NCCL prints per channel
-// and peer 4 to 16 times over the others was tried: the benchmark gained at most settings and
-// corpora/real* lost at every one (docs/benchmarks.md, "The pre-filter's sample").
+// window the model never saw can land in any bucket). The kinds NCCL prints per channel and peer
+// weigh no more than the others: weighting them up trades the real corpora's false candidates for
+// the benchmark's (docs/benchmarks.md, "The pre-filter's sample").
 struct SampleLine {
   double weight;
   std::string_view text;  // one line, without its newline
@@ -60,13 +60,10 @@ constexpr std::size_t SampleBytes() {
 // How much more a match in kChatter counts than the chance estimate from byte frequencies.
 // Each sample line stands for a kind of line that a large job prints millions of times, so a
 // fingerprint that matches one of them fires on every such line, while the estimate is only a
-// guess. At weight 1 (with the sample of 19 lines that did not yet have variants, all of each
-// line counted) the filter put `Pro` of "Process name: [[" and `han` of "device handle for GPU"
-// into a crowded bucket although "[Proxy Service" and "Channel" are half of NCCL INFO output:
-// 8.5 M false candidates on the benchmark's 16k-rank log; at 4, 0.9 M. With the variants and
-// only the windows the scan reaches (CostModel::ScannedWindows), 2, 4 and 8 were measured on nine
-// logs (before the greedy's bucket cost was fixed): 2 gave the fewest false candidates on six of
-// them, and fewer than main's on all nine.
+// guess. Counted once, the sample would let fingerprints of its frequent words (`Pro` of
+// "[Proxy Service", `han` of "Channel", half of NCCL INFO output) into crowded buckets; counted
+// twice, it keeps them out without fitting the buckets to its exact digits (the weights measured:
+// docs/benchmarks.md, "The pre-filter's sample").
 constexpr double kSampleMatchWeight = 2;
 
 constexpr std::uint16_t kAllNibbles = 0xffff;
@@ -252,7 +249,7 @@ struct Avx2Block {
       const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + k));
       // A byte over 0x7f looks up 0 (no bucket): right for the first two fingerprint bytes,
       // which are ASCII (the constructor checks), not for the third, which a 2-byte literal
-      // lets be anything. Saves 2 of the 46 vector operations per 32 bytes: 13.8 -> 14.5 GB/s.
+      // lets be anything; leaving out the mask saves 2 of the 46 vector operations per 32 bytes.
       const __m256i l = _mm256_shuffle_epi8(lo[k], k < 2 ? c : _mm256_and_si256(c, low4));
       const __m256i h = _mm256_shuffle_epi8(hi[k], _mm256_and_si256(_mm256_srli_epi16(c, 4), low4));
       acc = _mm256_and_si256(acc, _mm256_and_si256(l, h));
@@ -291,7 +288,7 @@ struct Avx2Block {
       const __m256i c = k == 0 ? c0 : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + k));
       // A byte over 0x7f looks up 0 (no bucket): right for the first two fingerprint bytes,
       // which are ASCII (the constructor checks), not for the third, which a 2-byte literal
-      // lets be anything. Saves 2 of the 46 vector operations per 32 bytes: 13.8 -> 14.5 GB/s.
+      // lets be anything; leaving out the mask saves 2 of the 46 vector operations per 32 bytes.
       const __m256i l = _mm256_shuffle_epi8(lo[k], k < 2 ? c : _mm256_and_si256(c, low4));
       const __m256i h = _mm256_shuffle_epi8(hi[k], _mm256_and_si256(_mm256_srli_epi16(c, 4), low4));
       acc = _mm256_and_si256(acc, _mm256_and_si256(l, h));
@@ -357,12 +354,9 @@ struct Placement {
 
 // The greedy choice places each literal knowing only those before it. A pass moves each literal
 // in turn to the fingerprint and bucket where the model's total cost is least (its bucket's
-// nibble sets rebuilt without it); passes run until nothing moves (3 today, the last moving
-// nothing; kMaxPasses bounds them). One pass took 4-28 % of the false candidates off every log
-// measured (docs/benchmarks.md, cand8). With today's sample (before the greedy's bucket cost was
-// fixed), passes until nothing moves took 3-33 % more off seven of nine logs (the benchmark's
-// 16k-rank log 1.89 M -> 1.27 M), none off one, and added some on one (a pdsh incident, 39 k ->
-// 73 k); docs/benchmarks.md, "The pre-filter's sample".
+// nibble sets rebuilt without it); passes run until nothing moves (kMaxPasses bounds them). Each
+// pass lowers the model's cost, and the logs' false candidates with it on nearly every log
+// measured (docs/benchmarks.md, cand8 and "The pre-filter's sample").
 constexpr int kMaxPasses = 20;
 
 bool ImproveOnce(const CostModel& cost_of, std::vector<Placement>* placed, std::array<NibbleSets, 8>* sets) {
@@ -438,8 +432,8 @@ LineFilter::LineFilter(std::span<const Trigger> triggers, Search search) {
     sets[best_bucket] = With(sets[best_bucket], t.literal, best_offset);
     // The bucket's own cost, not the sum of the deltas chosen: those hold each fingerprint's exact
     // matches too, and a bucket whose sum ran ahead of its cost looked cheaper to the next literal
-    // by that much, so the literals whose fingerprints the sample holds drew others after them
-    // (fixed, the benchmark's false candidates 1.27 M -> 0.73 M).
+    // by that much, and the literals whose fingerprints the sample holds would draw others after
+    // them.
     cost[best_bucket] = cost_of(sets[best_bucket]);
     placed.push_back({t, best_offset, best_bucket});
   }
@@ -611,9 +605,8 @@ struct LineCount {
   // `nl`: the newlines of the block at `base` (bit j: base + j).
   //
   // Without a jump on whether the block holds a newline: 40-60 % of a log's 64-byte blocks do,
-  // at random, so that branch was mispredicted every other step, and each miss threw away the
-  // loads the CPU had started ahead (from memory the scan ran at 10 GB/s, from cache 17;
-  // without the jump, 13.8 from memory).
+  // at random, so such a branch is mispredicted every other step, and each miss throws away the
+  // loads the CPU started ahead.
   // The one branch left is taken only where the line the scan is in has grown past `limit`
   // bytes by the block's end (never for `limit` >= 64 and lines that are not long), and the
   // lines of the block are measured only then. (std::countl_zero(0) is a branch of its own:
@@ -649,9 +642,8 @@ struct LineCount {
 // by a memchr call after the scan returns: ~45 fewer instructions per line found.
 // With `colon_free` (the 64-byte loop only: the byte before `base` and 2 after the block are
 // readable), the same blocks are searched for label colons at or after `base + j`; when there is
-// none before the line's end, *colon_free = base + j. A 16k-task srun log's progress lines were
-// each searched again for one (HasEmbeddedLabel): ~8 ns a line; searched here, ~5 ns a hit
-// (part_bench and scan_bench on 512 MB of the benchmark's padding, docs/benchmarks.md progress8).
+// none before the line's end, *colon_free = base + j: a 16k-task srun log's progress lines need
+// no second search for one (HasEmbeddedLabel; docs/benchmarks.md, progress8).
 template <typename Block, typename Mask>
 std::size_t LineEnd(const Block& block, std::string_view text, std::size_t base, Mask nl, unsigned j,
                     std::size_t* colon_free = nullptr) {

@@ -51,8 +51,8 @@ struct DiagnoseOptions {
 // Tells glibc's malloc to keep freed memory for the next allocation instead of handing it back
 // to the kernel (allocations up to 32 MiB from the heap, no trimming). The parse of a large file
 // allocates and frees ~100 MB of short-lived buffers, chunk after chunk (per-chunk events,
-// progress logs, string tables); returned to the kernel, each page was faulted in and zeroed
-// again by the next chunk (~1.7 us a page here). Process-wide, so programs call it once at
+// progress logs, string tables); returned to the kernel, each page would be faulted in and
+// zeroed again by the next chunk. Process-wide, so programs call it once at
 // start (the `denpex` binary and engine_bench do); the diagnosis never depends on it.
 // docs/benchmarks.md "Memory reuse" has the figures.
 void KeepFreedMemory();
