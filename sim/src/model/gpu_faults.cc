@@ -23,7 +23,9 @@ constexpr TimeNs kDay = 24 * 3600 * kNsPerSec;
 class KernelBurst {
  public:
   KernelBurst(const Job& job, int node, RecordSink& sink)
-      : job_(job), node_(node), boot_(NodeBoot(job, node)), sink_(sink),
+      : node_(node),
+        boot_(NodeBoot(job, node)),
+        sink_(sink),
         limited_(node == job.noise.ratelimit_node) {}
   ~KernelBurst() { FlushRepeats(); }
 
@@ -61,7 +63,6 @@ class KernelBurst {
     repeats_ = 0;
   }
 
-  const Job& job_;
   int node_;
   TimeNs boot_;
   RecordSink& sink_;
