@@ -4,7 +4,6 @@
 // the input's first byte picks a layout, the rest is split at "\n--\n" into that layout's files,
 // written into a scratch checkpoint directory and verified whole (VerifyCheckpointDir, shallow
 // and --deep) and as the blind baseline reads it. None may crash, hang or read out of bounds.
-#include <unistd.h>
 
 #include <array>
 #include <cstddef>
@@ -17,6 +16,7 @@
 #include <system_error>
 
 #include "denpex/engine/checkpoint.h"
+#include "scratch_dir.h"
 
 namespace {
 
@@ -48,26 +48,7 @@ constexpr std::array<std::array<std::string_view, kMaxFiles>, 8> kLayouts = {{
      "checkpoint_0/model.safetensors"},
 }};
 
-// A scratch directory of this process, made on first use and removed at exit.
-struct ScratchDir {
-  fs::path path;
-  ScratchDir() {
-    std::error_code ec;
-    fs::path base = fs::temp_directory_path(ec);
-    if (ec) base = "/tmp";
-    path = base / ("denpex-ckpt-fuzz-" + std::to_string(::getpid()));
-    fs::create_directories(path, ec);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-const fs::path& Scratch() {
-  static const ScratchDir dir;
-  return dir.path;
-}
+const fs::path& Scratch() { return denpex::fuzz::Scratch("ckpt"); }
 
 }  // namespace
 

@@ -4,7 +4,6 @@
 // node's kernel log and the scheduler's log beside a rank's log. The input is split at "\n--\n"
 // into those files, in the order below, written into a scratch incident and diagnosed on one
 // thread. It may be INCONCLUSIVE or refused; it may never crash, hang or read out of bounds.
-#include <unistd.h>
 
 #include <array>
 #include <cstddef>
@@ -16,6 +15,7 @@
 #include <system_error>
 
 #include "denpex/engine/engine.h"
+#include "scratch_dir.h"
 
 namespace {
 
@@ -27,26 +27,7 @@ constexpr std::array<std::string_view, 9> kFiles = {
     "gpu-0002/kern.log",   "gpu-0002/ib_counters.log", "slurmctld.log",
 };
 
-// A scratch directory of this process, made on first use and removed at exit.
-struct ScratchDir {
-  fs::path path;
-  ScratchDir() {
-    std::error_code ec;
-    fs::path base = fs::temp_directory_path(ec);
-    if (ec) base = "/tmp";
-    path = base / ("denpex-incident-fuzz-" + std::to_string(::getpid()));
-    fs::create_directories(path, ec);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-const fs::path& Scratch() {
-  static const ScratchDir dir;
-  return dir.path;
-}
+const fs::path& Scratch() { return denpex::fuzz::Scratch("incident"); }
 
 }  // namespace
 
