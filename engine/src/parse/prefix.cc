@@ -470,6 +470,24 @@ bool TableRow(std::string_view line) {
 
 }  // namespace
 
+namespace {
+
+// torchrun's `--tee` tag at a line's start, a role and a local rank (`[default3]:`,
+// `[trainer0]:`): letters then digits, which a cut leaves by chance no more than `[rank<G>]:`.
+// Stricter than LocalTag, which also reads a cut `[gpu-0001]:29500` as a tag.
+bool TeeTag(std::string_view line) {
+  if (line.empty() || line[0] != '[') return false;
+  const std::size_t close = line.find("]:");
+  if (close == std::string_view::npos) return false;
+  const std::string_view tag = line.substr(1, close - 1);
+  const std::size_t digits = tag.find_first_of("0123456789");
+  if (digits == 0 || digits == std::string_view::npos) return false;
+  return std::all_of(tag.begin(), tag.begin() + static_cast<std::ptrdiff_t>(digits), IsAlpha) &&
+         tag.find_first_not_of("0123456789", digits) == std::string_view::npos;
+}
+
+}  // namespace
+
 bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
   std::string clean;
   if (line.find('\x1b') != std::string_view::npos) line = WithoutEscapes(line, &clean);
@@ -490,18 +508,7 @@ bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
       line.substr(1, line.size() - 3).find_first_not_of("0123456789") == std::string_view::npos) {
     return true;
   }
-  // torchrun's `--tee` tag, a role and a local rank (`[default3]:`, `[trainer0]:`): letters then
-  // digits, which a cut leaves by chance no more than `[rank<G>]:` (`[gpu-0001]:29500` has a dash).
-  if (const std::size_t close = line.find("]:");
-      line[0] == '[' && close != std::string_view::npos && close > 2) {
-    const std::string_view tag = line.substr(1, close - 1);
-    const std::size_t digits = tag.find_first_of("0123456789");
-    if (digits > 0 && digits != std::string_view::npos &&
-        std::all_of(tag.begin(), tag.begin() + static_cast<std::ptrdiff_t>(digits), IsAlpha) &&
-        tag.find_first_not_of("0123456789", digits) == std::string_view::npos) {
-      return true;
-    }
-  }
+  if (TeeTag(line)) return true;
   LineOrigin o;
   Scanner s(line);
   if (SrunLabel(&s, &o) || Stamp(&s, PrefixPolicy{}, &o)) return true;
