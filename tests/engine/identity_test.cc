@@ -4,8 +4,10 @@
 // Built from the real torch 1.13 runs of corpora/real and from real torchrun line shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -270,6 +272,185 @@ TEST(Identity, AHostlessOomKillInAMergedFileTiesToTheOneRankWithItsPid) {
   const v1::Diagnosis d = testing::DiagnoseDir(merged.path());
   EXPECT_EQ(d.initiator().rank(), 3);
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HOST_OOM) << d.reason();
+}
+
+// A real run (corpora/real/tr_sigkill_rank3: one file per rank, `rank_<R>.log`, per node folder)
+// with every file and folder renamed to opaque names. The ranks' gloo errors carry no rank; what
+// says whose file each is is torch 1.13's store-based barrier line at its start (`Rank 3:
+// Completed store-based barrier for key:...`): rank 3, SIGKILL, as in the original layout.
+TEST(Identity, RenamedPerRankFilesAreTheRanksTorchsBarrierLinesName) {
+  const fs::path incident = kReal / "tr_sigkill_rank3" / "incident";
+  TempDir renamed;
+  int n = 0;
+  for (const char* node : {"node-a", "node-b"}) {
+    for (const auto& entry : fs::directory_iterator(incident / node)) {
+      std::string file = std::to_string(n++);
+      Write(
+          renamed.path() / (node[5] == 'a' ? "d17" : "d42") / file.insert(0, 1, 'f').append(".log"),
+          Slurp(entry.path()));
+    }
+  }
+  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+  ASSERT_EQ(canonical.initiator().rank(), 3);
+  const v1::Diagnosis d = testing::DiagnoseDir(renamed.path());
+  ExpectSameInitiator(d, canonical);
+}
+
+// One console shared by two workers (mp.spawn, no agent), where only rank 0 logs at INFO: its
+// barrier line names rank 0, but the other worker's traceback is not rank 0's. One file naming
+// one rank is no proof that the collection is one file per process: its lines keep no rank.
+TEST(Identity, ASharedConsolesLoneBarrierLineNamesNoRankForTheOthersLines) {
+  TempDir dir;
+  Write(dir.path() / "console.log",
+        "INFO:torch.distributed.distributed_c10d:Added key: store_based_barrier_key:1 to store for "
+        "rank: 0\n"
+        "2026-11-20 18:22:52,101 | INFO | Rank 0: Completed store-based barrier for "
+        "key:store_based_barrier_key:1 with 2 nodes.\n"
+        "Traceback (most recent call last):\n"
+        "  File \"/work/train.py\", line 40, in <module>\n"
+        "ValueError: bad batch\n");
+  auto inc = LoadIncident(dir.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  ASSERT_FALSE(inc->events.empty());
+  for (const Event& e : inc->events) EXPECT_EQ(e.rank, -1) << KindName(e.kind);
+  EXPECT_EQ(inc->files.front().own_rank, -1);
+}
+
+// The barrier lines under the logging formats scripts set (the root logger's default, Hydra's,
+// a `%(asctime)s | %(levelname)s | %(message)s`, a bare message): each names its printer's rank.
+TEST(Identity, TorchsBarrierLinesNameTheirRankUnderAnyLoggingFormat) {
+  TempDir dir;
+  Write(
+      dir.path() / "a" / "x.log",
+      "[2023-01-11 13:26:56,988][torch.distributed.distributed_c10d][INFO] - Rank 14: Completed "
+      "store-based barrier for "
+      "key:store_based_barrier_key:1 with 32 nodes.\n"
+      "Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\nValueError: a\n");
+  Write(
+      dir.path() / "b" / "y.log",
+      "2023-11-20,18:22:52 | INFO | Added key: store_based_barrier_key:1 to store for rank: 7\n"
+      "Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\nValueError: b\n");
+  Write(
+      dir.path() / "c" / "z.log",
+      "    Rank 21: Completed store-based barrier for key:store_based_barrier_key:1 with 32 "
+      "nodes.\n"
+      "Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\nValueError: c\n");
+  auto inc = LoadIncident(dir.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  std::vector<std::int32_t> ranks;
+  for (const LogFile& f : inc->files) ranks.push_back(f.own_rank);
+  EXPECT_EQ(ranks, (std::vector<std::int32_t>{14, 7, 21}));
+  for (const Event& e : inc->events)
+    EXPECT_EQ(e.rank, inc->files[e.file].own_rank) << KindName(e.kind);
+}
+
+// A simulated incident laid out `flat`, as a user who kept one file per machine does: each node
+// folder's files one after another in one file under an opaque name, the other files beside it.
+fs::path SimulateFlat(const std::string& scenario, const std::vector<std::string>& overrides,
+                      const fs::path& sim_dir, const fs::path& flat,
+                      std::optional<std::uint64_t> seed = std::nullopt) {
+  auto s =
+      sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families" / scenario, overrides);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(sim::Simulate(*s, {.out_dir = sim_dir, .seed = seed}).ok());
+  const fs::path incident = sim_dir / "incident";
+  int n = 0;
+  for (const auto& top : fs::directory_iterator(incident)) {
+    std::vector<fs::path> files;
+    if (top.is_directory()) {
+      for (const auto& entry : fs::recursive_directory_iterator(top.path())) {
+        if (entry.is_regular_file()) files.push_back(entry.path());
+      }
+    } else {
+      files.push_back(top.path());
+    }
+    std::sort(files.begin(), files.end());
+    std::string text;
+    for (const fs::path& f : files) text += Slurp(f);
+    std::string name = std::to_string(n++);
+    Write(flat / name.insert(0, 1, 'x').append(".log"), text);
+  }
+  return incident;
+}
+
+// torch 2.1 under torchrun, one rank SIGKILLed, laid out flat: the ranks' watchdog lines say only
+// `[Rank <group rank>]`, so without `rank_<R>.log` no timeout is tied to a rank; the wave is still
+// a wave. Every other node's agent reports its workers' SIGABRT, the watchdog's teardown, not a
+// failure of their own: the SIGKILLed rank its agent's table names leads, as in the canonical
+// layout.
+TEST(Identity, AWaveOfUnrankedTimeoutsStillMakesTheWatchdogsAbortsItsOwn) {
+  TempDir sim_dir, flat;
+  const fs::path incident =
+      SimulateFlat("sigkill_1024_torch21.textproto", {"job.nodes=4"}, sim_dir.path(), flat.path());
+  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+  ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL);
+  const v1::Diagnosis d = testing::DiagnoseDir(flat.path());
+  ExpectSameInitiator(d, canonical);
+}
+
+// The same layout of a CUDA out-of-memory: the initiator's traceback sits in its node's file with
+// no rank on its lines, its exit (code 1) in its agent's table. The class is the error its node's
+// file holds (CUDA_OOM), not a guess from the exit code, and the reason cites it.
+TEST(Identity, AnExitTakesTheClassOfTheUnrankedErrorItsNodesFileHolds) {
+  TempDir sim_dir, flat;
+  const fs::path incident =
+      SimulateFlat("cuda_oom_1024_torch21.textproto", {"job.nodes=4"}, sim_dir.path(), flat.path());
+  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+  ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_CUDA_OOM);
+  const v1::Diagnosis d = testing::DiagnoseDir(flat.path());
+  ExpectSameInitiator(d, canonical);
+  EXPECT_NE(d.reason().find("an error no line ties to a rank"), std::string::npos) << d.reason();
+}
+
+// NCCL's WARN lines of a failed link (`host:pid:tid [dev] ... NCCL WARN NET/IB : Got completion
+// ... status=12`) name their process, not their rank; laid out flat, no file name gives one. The
+// pid does: the agent's ChildFailedError table lists it under the rank it aborted (`exitcode : -6
+// (pid: P)`), and NCCL's own `comm ... rank R nranks N` init of the largest communicator says it.
+// The link's ends are the canonical layout's.
+TEST(Identity, NcclLinesOfAFlatLayoutTakeTheirRankFromTheirPid) {
+  for (const char* scenario :
+       {"link_failure_1024_torchrun.textproto", "socket_reset_1024_torchrun.textproto"}) {
+    TempDir sim_dir, flat;
+    const fs::path incident =
+        SimulateFlat(scenario, {"job.nodes=4"}, sim_dir.path(), flat.path(), 2);
+    const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+    ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << scenario;
+    ExpectSameInitiator(testing::DiagnoseDir(flat.path()), canonical);
+  }
+}
+
+// Flat layouts where the exit the agent saw first is one of several workers of its node that
+// raised, their tracebacks naming no rank: a JIT build's failure and its waiters' ImportErrors
+// (DeepSpeed's CPU Adam), a pinned allocation that failed. The worker that exited first need not
+// be the one that failed first: the answer is never another rank or another class than the
+// canonical one; where several errors stand on the node, it is the node.
+TEST(Identity, AnExitAmongSeveralUnrankedErrorsOfItsNodeNamesTheNodeOrTheCanonicalRank) {
+  for (const char* scenario : {"deepspeed_offload_cpu_adam_1024_torch21.textproto",
+                               "pinned_oom_16384_logdir_torch21.textproto"}) {
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      TempDir sim_dir, flat;
+      const fs::path incident =
+          SimulateFlat(scenario, {"job.nodes=4"}, sim_dir.path(), flat.path(), seed);
+      const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+      ASSERT_EQ(canonical.verdict(), v1::VERDICT_DIAGNOSED) << scenario << " seed " << seed;
+      const v1::Diagnosis d = testing::DiagnoseDir(flat.path());
+      if (d.verdict() != v1::VERDICT_DIAGNOSED) continue;
+      EXPECT_EQ(d.initiator().node(), canonical.initiator().node())
+          << scenario << " seed " << seed << ": " << d.reason();
+      if (d.initiator().rank() >= 0) {
+        EXPECT_EQ(d.initiator().rank(), canonical.initiator().rank())
+            << scenario << " seed " << seed << ": " << d.reason();
+        EXPECT_EQ(d.initiator().failure_class(), canonical.initiator().failure_class())
+            << scenario << " seed " << seed;
+      } else {
+        EXPECT_NE(d.reason().find("the answer is the node"), std::string::npos) << d.reason();
+      }
+      if (d.initiator().failure_class() != v1::FAILURE_CLASS_UNSPECIFIED) {
+        EXPECT_EQ(d.initiator().failure_class(), canonical.initiator().failure_class())
+            << scenario << " seed " << seed;
+      }
+    }
+  }
 }
 
 }  // namespace

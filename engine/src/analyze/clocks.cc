@@ -46,7 +46,8 @@ void ApplyOffsets(const Incident& inc, const ClockOffsets& offsets, JobFacts* fa
   for (RankFacts& r : facts->ranks) {
     if (r.exit_event >= 0) r.exit_time = offsets.Aligned(inc.events[r.exit_event]);
   }
-  facts->wave_start = EarliestTimed(inc, facts->timeouts, [&](const Event& e) { return offsets.Aligned(e); });
+  facts->wave_start =
+      EarliestTimed(inc, facts->WaveTimeouts(), [&](const Event& e) { return offsets.Aligned(e); });
 }
 
 }  // namespace denpex::engine

@@ -99,7 +99,7 @@ bool AnswerNetworkFault(const Analysis& a, Finding* f) {
 }
 
 bool AnswerStepStraggler(const Analysis& a, Finding* f) {
-  return a.scores.empty() && !a.facts.HasWave() && FindStraggler(a.inc, a.facts, f);
+  return a.scores.empty() && !a.facts.WaveSeen() && FindStraggler(a.inc, a.facts, f);
 }
 
 // The rows that answer only when no rank scores, at the level the lines support.

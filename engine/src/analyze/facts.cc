@@ -110,8 +110,8 @@ std::int32_t UnnamedWorkerFiles(const Incident& inc) {
   std::int32_t n = 0;
   for (std::size_t i = 0; i < inc.files.size(); ++i) {
     const LogFile& f = inc.files[i];
-    n += f.readable && f.local_tags && f.prefix_ranks.empty() && f.name_rank < 0 && !f.later_attempt && !named[i] &&
-                 f.rotated_into < 0
+    n += f.readable && f.local_tags && f.prefix_ranks.empty() && f.own_rank < 0 &&
+                 !f.later_attempt && !named[i] && f.rotated_into < 0
              ? 1
              : 0;
   }
@@ -123,10 +123,10 @@ std::int32_t UnnamedWorkerFiles(const Incident& inc) {
 void CollectRankLogs(const Incident& inc, JobFacts* jf) {
   jf->unnamed_worker_files = UnnamedWorkerFiles(inc);
   for (const LogFile& f : inc.files) {
-    if (f.name_rank >= 0) {
-      jf->EnsureRank(f.name_rank);
-      jf->ranks[f.name_rank].has_log = true;
-      SetNode(&jf->ranks[f.name_rank], f.node);
+    if (f.own_rank >= 0) {
+      jf->EnsureRank(f.own_rank);
+      jf->ranks[f.own_rank].has_log = true;
+      SetNode(&jf->ranks[f.own_rank], f.node);
     }
     for (std::int32_t r : f.prefix_ranks) {
       jf->EnsureRank(r);
@@ -914,7 +914,7 @@ bool HasOwnTime(const Incident& inc, std::int32_t i) {
   if (e.clock == Clock::kNone) return false;
   if (!e.time_borrowed) return true;
   const LogFile& f = inc.files[e.file];
-  const bool one_stream = f.name_rank >= 0 || f.local_rank >= 0 || f.agent;
+  const bool one_stream = f.own_rank >= 0 || f.local_rank >= 0 || f.agent;
   for (std::int32_t j = i - 1; j >= 0; --j) {
     const Event& p = inc.events[j];
     if (p.file != e.file || p.line + kAnchorLines < e.line) return false;
@@ -978,7 +978,7 @@ JobFacts CollectFacts(const Incident& inc) {
   for (RankFacts& r : jf.ranks) {
     if (r.python_error >= 0 && r.first_timeout >= 0 && BeforeInStream(inc, r.first_timeout, r.python_error)) r.python_error = -1;
   }
-  jf.wave_start = EarliestTimed(inc, jf.timeouts, [](const Event& e) { return e.time; });
+  jf.wave_start = EarliestTimed(inc, jf.WaveTimeouts(), [](const Event& e) { return e.time; });
   for (RankFacts& r : jf.ranks) r.exit_timed = r.exit_event >= 0 && HasOwnTime(inc, r.exit_event);
   for (const RankFacts& r : jf.ranks) {
     jf.ranks_seen += r.has_log ? 1 : 0;

@@ -96,9 +96,9 @@ struct JobFacts {
   // Errors a process raised itself (a traceback's ValueError) that carry no rank: on a console
   // the workers share with their agent, one of its workers raised it. Event indices.
   std::vector<std::int32_t> unranked_own_errors;
-  // Printed (after ApplyOffsets: aligned) time of the earliest watchdog timeout that carries a
-  // time; nullopt when none does (torch <= 2.1's c10 lines under srun or pdsh): an untimed wave
-  // says nothing about when it began, so nothing can be ordered against it.
+  // Printed (after ApplyOffsets: aligned) time of the earliest watchdog timeout (ranked or not)
+  // that carries a time; nullopt when none does (torch <= 2.1's c10 lines under srun or pdsh): an
+  // untimed wave says nothing about when it began, so nothing can be ordered against it.
   std::optional<TimeNs> wave_start;
   // The scheduler's word that it ended the job (slurmctld, or slurmstepd with a reason).
   std::int32_t scheduler_end = -1;
@@ -137,7 +137,18 @@ struct JobFacts {
   std::int32_t stated_world_event = -1;
   std::vector<std::string> world_notes;
 
+  // Watchdog timeouts tied to a rank: what the wait analysis can read.
   bool HasWave() const { return !timeouts.empty(); }
+  // A watchdog wave, whether or not its timeouts could be tied to a rank (a layout that lost the
+  // file names the ranks' lines relied on keeps the timeouts, unranked): the ranks failed in
+  // one, so an exit by SIGABRT is the watchdog's, and a launcher exit is ordered against it.
+  bool WaveSeen() const { return !timeouts.empty() || !unranked_timeouts.empty(); }
+  // The watchdog timeouts of the wave, ranked or not (event indices).
+  std::vector<std::int32_t> WaveTimeouts() const {
+    std::vector<std::int32_t> all = timeouts;
+    all.insert(all.end(), unranked_timeouts.begin(), unranked_timeouts.end());
+    return all;
+  }
   void EnsureRank(std::int32_t rank) {
     if (rank >= static_cast<std::int32_t>(ranks.size())) ranks.resize(rank + 1);
   }

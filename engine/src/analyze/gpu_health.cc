@@ -375,7 +375,7 @@ NodeGpuHealth ReadNodeGpuHealth(const Incident& inc, std::int32_t node) {
   if (node < 0) return out;
   for (std::size_t i = 0; i < inc.files.size(); ++i) {
     const LogFile& f = inc.files[i];
-    if (f.node != node || !f.readable || f.name_rank >= 0 || f.local_rank >= 0) continue;
+    if (f.node != node || !f.readable || f.own_rank >= 0 || f.local_rank >= 0) continue;
     // Through the ingest's reader: no link followed, regular files only, mapped, not copied.
     auto text = FileText::Open(inc.root / f.path);
     if (!text.ok() || text->LooksBinary()) continue;

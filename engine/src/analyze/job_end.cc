@@ -139,7 +139,8 @@ bool SchedulerFailedNode(const Incident& inc, const JobFacts& facts, Finding* f)
   if (last.time <= silent.time) return false;
   const TimeNs ended = n.down >= 0 && inc.events[n.down].clock != Clock::kNone ? inc.events[n.down].time : silent.time;
   // A wave before the loss (or one with no time to order it by) says something else failed first.
-  if (facts.HasWave() && (!facts.wave_start || *facts.wave_start < ended - kSkewWindow)) return false;
+  if (facts.WaveSeen() && (!facts.wave_start || *facts.wave_start < ended - kSkewWindow))
+    return false;
   const std::string name = NodeName(inc, node);
   Commit({.node = node,
           .failure_class = v1::FAILURE_CLASS_SCHEDULER_NODE_FAILURE,
@@ -189,7 +190,9 @@ bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   const Event& end = inc.events[facts.scheduler_end];
   const bool timed = end.clock != Clock::kNone;
   if (!FailuresFollow(inc, facts, f)) return false;
-  if (facts.HasWave() && (!timed || !facts.wave_start || *facts.wave_start < end.time - kSkewWindow)) return false;
+  if (facts.WaveSeen() &&
+      (!timed || !facts.wave_start || *facts.wave_start < end.time - kSkewWindow))
+    return false;
   Commit({.failure_class = facts.scheduler_class, .owner = v1::OWNER_SCHEDULER, .confidence = 0.9},
          f);
   if (timed) f->time = end.time;
@@ -422,7 +425,7 @@ std::vector<std::int32_t> CommonOwnErrors(const Incident& inc, const JobFacts& f
 }  // namespace
 
 bool JobWideError(const Incident& inc, const JobFacts& facts, Finding* f) {
-  if (facts.HasWave()) return false;
+  if (facts.WaveSeen()) return false;
   std::int32_t logged = 0;
   const std::vector<std::int32_t> errors = CommonOwnErrors(inc, facts, &logged);
   const auto n = static_cast<std::int32_t>(errors.size());

@@ -137,6 +137,39 @@ std::optional<TimeNs> ExitTime(const Analysis& a, std::int32_t rank) {
   return SchedulerReaction(a, exit);
 }
 
+// The errors of their own that processes of `rank`'s node printed and no line ties to a rank (a
+// layout that lost the file names a rank's lines relied on): on its node, or on no node in the
+// file that reported its exit. One such error is the one its exit stands for; with several,
+// several of the node's processes raised, and which failed first is not known.
+struct NodeErrors {
+  std::int32_t first = -1;  // the earliest (event index); -1: none
+  std::int32_t count = 0;
+};
+NodeErrors UnrankedErrorsOfNode(const Analysis& a, std::int32_t rank) {
+  const RankFacts& r = a.facts.ranks[rank];
+  NodeErrors out;
+  if (r.exit_event < 0) return out;
+  const std::uint32_t console = StreamOf(a.inc, a.inc.events[r.exit_event].file);
+  for (std::int32_t i : a.facts.unranked_own_errors) {
+    const Event& e = a.inc.events[i];
+    if (!(r.node >= 0 && e.node == r.node) && !(e.node < 0 && StreamOf(a.inc, e.file) == console))
+      continue;
+    if (out.first < 0) out.first = i;
+    ++out.count;
+  }
+  return out;
+}
+
+// Its exit (an error code) is all that names the rank, and its node's processes printed several
+// errors no line ties to a rank: the worker its agent saw exit first need not be the one that
+// failed first (a JIT build's failure and its waiters' ImportErrors; a pin-memory thread's error
+// and its re-raise). The answer is its node.
+bool ExitAmongUnrankedErrors(const Analysis& a, std::int32_t rank) {
+  const RankFacts& r = a.facts.ranks[rank];
+  return OwnExit(a.facts, rank) && r.python_error < 0 && r.exit_code > 0 && r.host_cause < 0 &&
+         UnrankedErrorsOfNode(a, rank).count >= 2;
+}
+
 void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
   const RankFacts& r = a.facts.ranks[rank];
   if (const Mismatch* m = a.MismatchOf(rank)) {
@@ -157,7 +190,22 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     } else if (r.exit_code > 0) {
       f->failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION;
       f->owner = v1::OWNER_APPLICATION;
-      if (r.python_error >= 0) ClassOfOwnError(a.inc, a.inc.events[r.python_error], &f->failure_class, &f->owner);
+      if (r.python_error >= 0) {
+        ClassOfOwnError(a.inc, a.inc.events[r.python_error], &f->failure_class, &f->owner);
+      } else if (const NodeErrors node = UnrankedErrorsOfNode(a, rank); node.count == 1) {
+        // It printed no error that names it, but its node's processes printed one that names no
+        // rank: the error its exit stands for.
+        const Event& e = a.inc.events[node.first];
+        ClassOfOwnError(a.inc, e, &f->failure_class, &f->owner);
+        // A pin of host memory that failed for want of it (as RankFacts::pinned_oom reads it).
+        if (e.kind == Kind::kPinMemory &&
+            a.inc.str(std::get<PythonError>(e.detail).message).find("out of memory") !=
+                std::string_view::npos) {
+          f->failure_class = v1::FAILURE_CLASS_PINNED_OOM;
+        }
+      } else if (node.count > 1) {
+        f->failure_class = v1::FAILURE_CLASS_UNSPECIFIED;  // not known which is its
+      }
       if (r.pinned_oom) f->failure_class = v1::FAILURE_CLASS_PINNED_OOM;
     } else {
       f->failure_class = v1::FAILURE_CLASS_SIGNAL_KILL;  // the logs do not say who sent it
@@ -169,7 +217,7 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     ClassOfOwnError(a.inc, a.inc.events[r.python_error], &f->failure_class, &f->owner);
     if (r.pinned_oom) f->failure_class = v1::FAILURE_CLASS_PINNED_OOM;
     f->time = StallTime(a, rank);
-  } else if (!a.facts.HasWave() && a.facts.gloo_timeouts == 0 && a.facts.gloo_closed > 0) {
+  } else if (!a.facts.WaveSeen() && a.facts.gloo_timeouts == 0 && a.facts.gloo_closed > 0) {
     // Its peers lost the connection to it (gloo), and nothing says it exited: it died unseen.
     f->failure_class = v1::FAILURE_CLASS_SIGNAL_KILL;
     f->owner = v1::OWNER_UNKNOWN;
@@ -235,8 +283,20 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
   if (OwnExit(a.facts, rank)) {
     std::string s = who + " exited with " + ExitPhrase(r.exit_code) + (f.time ? " at " + ClockTime(*f.time) : "");
     if (r.host_cause >= 0) s += " (the host says why: " + Where(a.inc, a.inc.events[r.host_cause]) + ")";
-    s += r.python_error >= 0 ? " after raising " + std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type))
-                             : " without printing an error";
+    const NodeErrors node =
+        r.python_error < 0 && r.exit_code > 0 ? UnrankedErrorsOfNode(a, rank) : NodeErrors{};
+    if (r.python_error >= 0) {
+      s += " after raising " +
+           std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type));
+    } else if (node.count == 1) {
+      s += " while its node's processes printed an error no line ties to a rank (" +
+           Where(a.inc, a.inc.events[node.first]) + ")";
+    } else if (node.count > 1) {
+      s += " while its node's processes printed " + std::to_string(node.count) +
+           " errors no line ties to a rank, the first at " + Where(a.inc, a.inc.events[node.first]);
+    } else {
+      s += " without printing an error";
+    }
     if (!r.exit_timed) {
       // an untimed exit line (srun's, mpirun's): not ordered against the wave
     } else if (a.facts.wave_start && r.exit_time < *a.facts.wave_start - kSkewWindow) {
@@ -458,6 +518,16 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->evidence.push_back({waiters[i], v1::EVIDENCE_ROLE_CORROBORATING});
   }
   f->reason = DiagnosedReason(a, rank, *f);
+  if (ExitAmongUnrankedErrors(a, rank)) {
+    f->rank = -1;
+    f->local_rank = -1;
+    f->evidence.push_back({UnrankedErrorsOfNode(a, rank).first, v1::EVIDENCE_ROLE_CORROBORATING});
+    f->reason +=
+        " Several of the node's processes raised, and no line says which of them is rank " +
+        std::to_string(rank) +
+        ": the worker its agent saw exit first need not be the one that failed first, so the "
+        "answer is the node.";
+  }
   CiteBuildWaiters(a, rank, f);
   if (cause) f->reason.Add(ReasonId::kThenSentence, {{"sentence", cause->phrase}});
   if (gpu_or_code) {

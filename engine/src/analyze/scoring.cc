@@ -9,7 +9,7 @@ double LauncherScore(const JobFacts& facts, std::int32_t rank) {
   const RankFacts& r = facts.ranks[rank];
   double score = r.python_error >= 0 ? kTraceback : 0;
   if (!OwnExit(facts, rank)) return score;
-  if (!facts.HasWave()) return score + kLauncherEarly;
+  if (!facts.WaveSeen()) return score + kLauncherEarly;
   if (!facts.wave_start || !r.exit_timed) return score + kLauncherNear;  // an untimed wave or exit: no order either way
   if (r.exit_time < *facts.wave_start - kSkewWindow) return score + kLauncherEarly;
   if (r.exit_time <= *facts.wave_start + kSkewWindow) return score + kLauncherNear;
@@ -24,8 +24,8 @@ bool TornDownEarly(const JobFacts& facts, std::int32_t rank) {
   if (!r.torn_down || r.node < 0) return false;
   const std::int32_t first = facts.nodes[r.node].failed_rank;
   return first >= 0 && OwnExit(facts, first) &&
-         (!facts.HasWave() ||
-          (facts.wave_start && facts.ranks[first].exit_timed && facts.ranks[first].exit_time < *facts.wave_start - kSkewWindow));
+         (!facts.WaveSeen() || (facts.wave_start && facts.ranks[first].exit_timed &&
+                                facts.ranks[first].exit_time < *facts.wave_start - kSkewWindow));
 }
 
 // gloo has no watchdog and no sequence numbers: a member with a log that reported nothing about
@@ -37,7 +37,7 @@ bool SilentMember(const RankFacts& r) {
 
 double SilenceScore(const JobFacts& facts, std::int32_t rank) {
   const std::int32_t reporters = facts.gloo_timeouts + facts.gloo_closed;
-  if (facts.HasWave() || reporters == 0 || !SilentMember(facts.ranks[rank])) return 0;
+  if (facts.WaveSeen() || reporters == 0 || !SilentMember(facts.ranks[rank])) return 0;
   std::int32_t silent = 0;
   for (const RankFacts& r : facts.ranks) silent += SilentMember(r) ? 1 : 0;
   const std::int32_t others = std::max(1, facts.ranks_seen - silent);
@@ -48,7 +48,7 @@ double SilenceScore(const JobFacts& facts, std::int32_t rank) {
 
 bool WatchdogAborted(const JobFacts& facts, std::int32_t rank) {
   const RankFacts& r = facts.ranks[rank];
-  return r.exit_event >= 0 && r.exit_code == kExitSigabrt && facts.HasWave();
+  return r.exit_event >= 0 && r.exit_code == kExitSigabrt && facts.WaveSeen();
 }
 
 bool OwnExit(const JobFacts& facts, std::int32_t rank) {

@@ -86,7 +86,7 @@ bool AfterTeardown(const Incident& inc, std::int32_t error) {
 // No rank failed on its own: no error of its own (but the teardown's), no host cause, no exit
 // that no peer error explains.
 bool OnlyVictimsFailed(const Incident& inc, const JobFacts& facts) {
-  if (facts.HasWave()) return false;
+  if (facts.WaveSeen()) return false;
   for (std::int32_t i : facts.unranked_own_errors) {
     if (!AfterTeardown(inc, i)) return false;
   }
@@ -126,7 +126,7 @@ std::int32_t UnrankedOwnErrorBefore(const Incident& inc, const JobFacts& facts, 
 
 bool DiagnoseSharedConsoleExit(const Incident& inc, const JobFacts& facts, Finding* f) {
   const std::vector<std::int32_t> failed = PeerErrorExits(facts);
-  if (facts.HasWave() || !OnePeerErrorForAll(facts, failed)) return false;
+  if (facts.WaveSeen() || !OnePeerErrorForAll(facts, failed)) return false;
   const std::int32_t node = facts.ranks[failed.front()].node;
   if (!OneNodeHoldsJob(facts, node) || facts.nodes[node].forced_kills > 0) return false;
   for (std::int32_t r : failed) {

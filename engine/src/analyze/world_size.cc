@@ -83,7 +83,7 @@ constexpr std::size_t kHeadFiles = 64;
 
 bool StatementFile(const LogFile& f) {
   if (!f.readable || f.kernel || f.copy || f.later_attempt) return false;
-  return f.name_rank == 0 || f.task_labels || f.node < 0 ||
+  return f.own_rank == 0 || f.task_labels || f.node < 0 ||
          std::find(f.prefix_ranks.begin(), f.prefix_ranks.end(), 0) != f.prefix_ranks.end();
 }
 

@@ -20,9 +20,12 @@ struct LogFile {
   std::string path;              // relative to the incident dir
   std::int32_t node = -1;        // index into Incident::nodes; -1 when neither its path nor its lines name one
   bool node_from_content = false;  // that node is the one its lines name (ingest/identity.h)
-  std::int32_t name_rank = -1;   // R of rank_<R>.log
+  // The rank whose own file this is: R of its name `rank_<R>.log`, or the one rank torch's
+  // store-based barrier lines in it name as theirs (ResolveOwnRanks, ingest/resolve.h).
+  std::int32_t own_rank = -1;
   std::int32_t local_rank = -1;  // L of a torchrun log dir's `<L>/` folder
   std::vector<std::int32_t> prefix_ranks;  // distinct `[rank<G>]:` ranks inside
+  std::vector<std::int32_t> barrier_ranks;  // distinct ranks its barrier lines name (ParsedLog)
   bool agent = false;            // a torchrun agent's console
   bool task_labels = false;      // srun --label output
   bool local_tags = false;       // torchrun `[default<L>]:` tags

@@ -257,6 +257,8 @@ void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, Pro
   merged.RetireBefore(chunk);
   MergeOpenWatchdogs(from, placed, into);
   into->prefix_ranks.insert(into->prefix_ranks.end(), from.prefix_ranks.begin(), from.prefix_ranks.end());
+  into->barrier_ranks.insert(into->barrier_ranks.end(), from.barrier_ranks.begin(),
+                             from.barrier_ranks.end());
   into->lines += from.lines;
   into->malformed += from.malformed;
   into->joined += from.joined;
@@ -440,6 +442,9 @@ ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_
   merge.FillProgress(&out);
   std::sort(out.prefix_ranks.begin(), out.prefix_ranks.end());
   out.prefix_ranks.erase(std::unique(out.prefix_ranks.begin(), out.prefix_ranks.end()), out.prefix_ranks.end());
+  std::sort(out.barrier_ranks.begin(), out.barrier_ranks.end());
+  out.barrier_ranks.erase(std::unique(out.barrier_ranks.begin(), out.barrier_ranks.end()),
+                          out.barrier_ranks.end());
   return out;
 }
 

@@ -192,6 +192,7 @@ void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stre
     r.log.task_labels = log.task_labels;
     r.log.local_tags = log.local_tags;
     r.log.prefix_ranks = log.prefix_ranks;
+    r.log.barrier_ranks = log.barrier_ranks;
     r.rotated_into = static_cast<std::int32_t>(pieces.back().file);
     joined_names += (joined_names.empty() ? "" : ", ") + files[p.file].rel;
   }
@@ -281,7 +282,11 @@ void RemapStrings(std::size_t first, std::size_t first_file, const std::vector<s
 // Records one file and interns its strings (its events are appended by AppendEvents: *remap
 // says how to re-intern their ids); returns 1 when it was readable text.
 int AddFile(const SourceFile& src, FileResult&& r, Incident* inc, std::vector<StrId>* remap) {
-  LogFile f{.path = src.rel, .name_rank = src.name_rank, .local_rank = src.local_rank, .copy = src.copy, .kernel = src.kernel,
+  LogFile f{.path = src.rel,
+            .own_rank = src.name_rank,
+            .local_rank = src.local_rank,
+            .copy = src.copy,
+            .kernel = src.kernel,
             .rotated_into = r.rotated_into};
   inc->input.files += 1;
   inc->input.bytes += r.bytes;
@@ -299,6 +304,7 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc, std::vector<St
     f.local_tags = r.log.local_tags;
     f.top_local_tag = r.log.top_local_tag;
     f.prefix_ranks = std::move(r.log.prefix_ranks);
+    f.barrier_ranks = std::move(r.log.barrier_ranks);
     f.last_line = r.log.last_line;
     f.cut = r.cut;
     if (r.log.first_dated != 0 && (inc->first_dated == 0 || r.log.first_dated < inc->first_dated)) {
@@ -416,7 +422,9 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
     const EventCensus census = TakeCensus(inc);
     ResolveNodes(listing->files, census, &inc);
     ResolveRayWorkers(census, &inc);
+    ResolveOwnRanks(&inc);
     ResolveRanks(census, &inc);
+    ResolveNcclPids(&inc);
     ResolveYears(census, &inc);
     NoteRecovery(&inc);
   });

@@ -467,6 +467,30 @@ std::vector<std::int32_t> OnlyRankPerNode(const Incident& inc) {
 // or the rank that other lines give its (node, local rank) (the log dir's stdout.log), or failing
 // that its node's first rank plus its local rank (torch <= 2.1 log dirs print no `[rank<G>]:`,
 // and the agent's table names only the workers that failed).
+void ResolveOwnRanks(Incident* inc) {
+  std::vector<std::int32_t> own(inc->files.size(), -1);
+  std::set<std::int32_t> ranks;
+  for (std::size_t i = 0; i < inc->files.size(); ++i) {
+    const LogFile& f = inc->files[i];
+    if (!f.readable || f.own_rank >= 0 || f.barrier_ranks.size() != 1 || !f.prefix_ranks.empty() ||
+        f.agent || f.task_labels || f.local_tags || f.world_info) {
+      continue;
+    }
+    own[i] = f.barrier_ranks.front();
+    ranks.insert(own[i]);
+  }
+  if (ranks.size() < 2) return;
+  for (std::size_t i = 0; i < inc->files.size(); ++i) {
+    if (own[i] >= 0) inc->files[i].own_rank = own[i];
+  }
+  EachEvent(inc->events, [&](Event& e) {
+    if (e.rank >= 0 || own[e.file] < 0 || LauncherWord(e) || e.family == Family::kXid ||
+        e.family == Family::kHostOom)
+      return;
+    e.rank = own[e.file];
+  });
+}
+
 void ResolveRanks(const EventCensus& census, Incident* inc) {
   // (node, local rank) -> rank; -1 when two ranks claim it: the "node" is several machines
   // under one host name, and a line that says only its local rank could be any of theirs.
@@ -530,6 +554,57 @@ void ResolveRanks(const EventCensus& census, Incident* inc) {
         e.rank = b->second + e.local_rank;
       }
     }
+  });
+}
+
+namespace {
+
+std::int64_t NcclLinePid(const Event& e) {
+  if (const auto* c = std::get_if<CommInit>(&e.detail)) return c->pid;
+  if (const auto* w = std::get_if<NcclWarn>(&e.detail)) return w->pid;
+  return 0;
+}
+
+}  // namespace
+
+void ResolveNcclPids(Incident* inc) {
+  std::int32_t world_comm = 0;  // the largest communicator's nranks
+  for (const Event& e : inc->events) {
+    if (const auto* c = std::get_if<CommInit>(&e.detail))
+      world_comm = std::max(world_comm, c->nranks);
+  }
+  std::map<std::pair<std::int32_t, std::int64_t>, std::int32_t>
+      by_pid;  // (node, pid) -> rank; -1: claimed twice
+  const auto claim = [&](std::int32_t node, std::int64_t pid, std::int32_t rank) {
+    if (node < 0 || pid <= 0 || rank < 0) return;
+    auto [it, added] = by_pid.try_emplace(std::make_pair(node, pid), rank);
+    if (!added && it->second != rank) it->second = -1;
+  };
+  bool unranked = false;
+  for (const Event& e : inc->events) {
+    if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) {
+      std::int32_t node = e.node;
+      if (fe->host != kNoStr) {
+        auto it = std::lower_bound(inc->nodes.begin(), inc->nodes.end(), inc->str(fe->host));
+        if (it != inc->nodes.end() && *it == inc->str(fe->host))
+          node = static_cast<std::int32_t>(it - inc->nodes.begin());
+      }
+      claim(node, fe->pid, e.rank);
+    } else if (const auto* c = std::get_if<CommInit>(&e.detail)) {
+      if (c->nranks == world_comm && world_comm > 1) claim(e.node, c->pid, c->comm_rank);
+      if (e.rank >= 0) claim(e.node, c->pid, e.rank);
+    } else if (const auto* w = std::get_if<NcclWarn>(&e.detail); w != nullptr && e.rank >= 0) {
+      claim(e.node, w->pid, e.rank);
+    }
+    unranked |= e.rank < 0 && NcclLinePid(e) > 0;
+  }
+  if (!unranked || by_pid.empty()) return;
+  EachEvent(inc->events, [&](Event& e) {
+    if (e.rank >= 0 || e.node < 0) return;
+    const std::int64_t pid = NcclLinePid(e);
+    if (pid <= 0) return;
+    if (auto it = by_pid.find({e.node, pid}); it != by_pid.end() && it->second >= 0)
+      e.rank = it->second;
   });
 }
 

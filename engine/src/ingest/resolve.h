@@ -35,8 +35,22 @@ EventCensus TakeCensus(const Incident& inc);
 void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& census, Incident* inc);
 // Ranks of a Ray worker's lines that carry only its `(RayTrainWorker pid=…)` prefix.
 void ResolveRayWorkers(const EventCensus& census, Incident* inc);
+// Whose file a file is when its name does not say (LogFile::own_rank): the one rank torch's
+// store-based barrier lines in it name as the printer's own. Only where the collection is one
+// file per process by its lines (two or more files name one rank each, each a different one) and
+// the file is no console several processes share (an agent's, srun-labelled, `[default<L>]:`
+// tagged, DeepSpeed's runner): a shared console's lone barrier line (the others logging only
+// warnings) does not make the others' lines its rank's. Its lines without a rank of their own
+// become that rank's, as a `rank_<R>.log`'s do.
+void ResolveOwnRanks(Incident* inc);
 // Ranks of lines that carry only a task id or a local rank.
 void ResolveRanks(const EventCensus& census, Incident* inc);
+// Ranks of NCCL lines (`host:pid:tid [dev] NCCL WARN ...`, `NCCL INFO comm ... rank R nranks N`)
+// that no file or prefix gave one: their process is a rank when its agent's ChildFailedError
+// table names its pid (`exitcode: -6 (pid: P)` under `rank: R`), or when its own communicator
+// init of the job's largest communicator says `rank R` (the default process group's: its rank is
+// the global rank). By (node, pid); a pid two ranks claim names neither.
+void ResolveNcclPids(Incident* inc);
 // The year of year-less stamps, from the latest full date (none known: they stay year-less).
 void ResolveYears(const EventCensus& census, Incident* inc);
 // Problems that say how many lines were joined, cut short or untimed.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <charconv>
 #include <functional>
 
 #include "parse/lines.h"
@@ -23,7 +24,11 @@ bool Has(std::string_view s, std::string_view what) { return s.find(what) != std
 // in an agent log that says nothing else (its node was lost before any worker failed).
 constexpr std::string_view kTorchrunBanner = "Setting OMP_NUM_THREADS environment variable for each process";
 
+// A logger or source file of torch.distributed's launchers (torchrun's run.py, elastic's agent,
+// launcher and multiprocessing): the file is a launcher's. Not the process-group library every
+// worker logs through (distributed_c10d's store-based barrier, FSDP): a worker's own file.
 bool IsAgentSource(std::string_view source) {
+  if (Has(source, "distributed_c10d") || Has(source, "fsdp")) return false;
   return Has(source, "torch/distributed") || Has(source, "torch.distributed") || source == "run";
 }
 
@@ -192,7 +197,41 @@ void LogParser::Read(Parsed& p, std::string_view body, int joins, bool anchored)
   } else {
     Dispatch(p);
   }
-  if (may_hide && Now() == before) Anchor(p, body);
+  if (may_hide && !(Has(body, " store") && BarrierRank(body)) && Now() == before) Anchor(p, body);
+}
+
+// torch's `_store_based_barrier` (torch <= 2.0 at every init_process_group, later releases with
+// TORCH_DIST_INIT_BARRIER=1) logs at INFO, under whatever logging format the script set:
+//   `Added key: store_based_barrier_key:1 to store for rank: 3`
+//   `Rank 3: Completed store-based barrier for key:store_based_barrier_key:1 with 4 nodes.`
+// Each names the rank of the process that prints it. Not an event: a statement of whose lines
+// these are.
+bool LogParser::BarrierRank(std::string_view body) {
+  constexpr std::string_view kAdded = " to store for rank: ",
+                             kCompleted = ": Completed store-based barrier for key:";
+  std::int32_t rank = -1;
+  if (const std::size_t at = body.find(kAdded);
+      at != std::string_view::npos && Has(body.substr(0, at), "Added key: ")) {
+    const std::string_view digits = body.substr(at + kAdded.size());
+    std::int32_t r = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), r);
+    if (ec == std::errc() && end != digits.data()) rank = r;
+  } else if (const std::size_t done = body.find(kCompleted); done != std::string_view::npos) {
+    std::size_t begin = done;
+    while (begin > 0 && IsDigit(body[begin - 1])) --begin;
+    std::int32_t r = 0;
+    if (begin < done && begin >= 5 && body.substr(begin - 5, 5) == "Rank " &&
+        std::from_chars(body.data() + begin, body.data() + done, r).ec == std::errc()) {
+      rank = r;
+    }
+  }
+  if (rank < 0 || rank > kMaxRank) return false;
+  if (std::find(out_.barrier_ranks.begin(), out_.barrier_ranks.end(), rank) ==
+      out_.barrier_ranks.end()) {
+    out_.barrier_ranks.insert(
+        std::upper_bound(out_.barrier_ranks.begin(), out_.barrier_ranks.end(), rank), rank);
+  }
+  return true;
 }
 
 // torchrun's error file: the worker's exception (its first line, `Type: text`) is read as the
@@ -1364,20 +1403,28 @@ void PlaceProgress(ParsedLog* log, std::uint32_t file) {
 // launcher's.
 namespace {
 constexpr Trigger kRecordTriggers[] = {
-    {"[E"}, {"[F"},                            // c10 `[E0302 ...` / `[E File.cpp:..]`: E and F lines are notes
-    {"Traceback (most recent call last):"},    // opens a traceback
-    {"Exception ignored in: "},                // opens an unraisable report (ChainLine)
-    {"The above exception was the direct cause"}, {"During handling of the above exception"},  // chains
-    {"pin_memory"},                            // a frame pinning host memory (a direct pin's failure)
-    {"ChildFailedError"},                      // opens the torchrun failure table
-    {"Root Cause (first observed failure)"},   // ... or its heading, when a paste starts there
-    {"\"py_callstack\""},                      // torchrun's error file (error.json, ErrorFile)
-    {"] iteration "},                          // Megatron progress (a rank's last step)
-    {"data_ms="},                              // key=value step lines (StepLine)
-    {"Setting OMP_NUM_THREADS environment variable for each process"},  // torchrun's banner: an agent log
-    {"torch/distributed"}, {"torch.distributed"}, {"run:"},  // agent sources: the file is a launcher's
-    {"\x1b["},                                  // ANSI colour: a trigger may sit between its codes
-    {" stdout P "}, {" stderr P "},              // a CRI line's head, continued by the next (JoinPartial)
+    {"[E"},
+    {"[F"},  // c10 `[E0302 ...` / `[E File.cpp:..]`: E and F lines are notes
+    {"Traceback (most recent call last):"},  // opens a traceback
+    {"Exception ignored in: "},              // opens an unraisable report (ChainLine)
+    {"The above exception was the direct cause"},
+    {"During handling of the above exception"},  // chains
+    {"pin_memory"},        // a frame pinning host memory (a direct pin's failure)
+    {"ChildFailedError"},  // opens the torchrun failure table
+    {"Root Cause (first observed failure)"},  // ... or its heading, when a paste starts there
+    {"\"py_callstack\""},                     // torchrun's error file (error.json, ErrorFile)
+    {"] iteration "},                         // Megatron progress (a rank's last step)
+    {"data_ms="},                             // key=value step lines (StepLine)
+    {"Setting OMP_NUM_THREADS environment variable for each process"},  // torchrun's banner: an
+                                                                        // agent log
+    {"torch/distributed"},
+    {"torch.distributed"},
+    {"run:"},  // agent sources: the file is a launcher's
+    {"to store for rank: "},
+    {"Completed store-based barrier"},  // whose lines these are (BarrierRank)
+    {"\x1b["},                          // ANSI colour: a trigger may sit between its codes
+    {" stdout P "},
+    {" stderr P "},  // a CRI line's head, continued by the next (JoinPartial)
 };
 }  // namespace
 std::span<const Trigger> RecordTriggers() { return kRecordTriggers; }

@@ -126,6 +126,9 @@ class LogParser {
   // srun-interleaved log changes rank on nearly every line, so a list of them grew by one per line
   // and was sorted at the end.
   std::vector<std::uint64_t> prefix_rank_bits_;
+  // torch's store-based barrier lines, which name the rank of the process printing them
+  // (ParsedLog::barrier_ranks); true when `body` holds one.
+  bool BarrierRank(std::string_view body);
   void NoteTime(const Parsed& p);
 
   // ProcessGroupNCCL (the watchdog block; wrapped timeout lines are joined first).

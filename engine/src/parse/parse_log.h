@@ -94,6 +94,10 @@ struct ParsedLog {
   std::vector<ProgressRecord> progress;  // iteration events not yet placed among `events` (ParseLogPart); in order of `at`
   StringTable strings;
   std::vector<std::int32_t> prefix_ranks;  // distinct `[rank<G>]:` ranks, sorted
+  // Distinct ranks torch's store-based barrier names as the printing process's own (`Rank <R>:
+  // Completed store-based barrier for key:...`, `Added key: ... to store for rank: <R>`), sorted:
+  // what says whose file this is when its name does not (ingest/resolve.cc, OwnRankOfContent).
+  std::vector<std::int32_t> barrier_ranks;
   std::int64_t lines = 0;
   std::int64_t malformed = 0;  // longer than kMaxLineBytes, a broken `[rank` prefix, or a line with a
                                // record trigger (or inside a record) whose fields do not parse
