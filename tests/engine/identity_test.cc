@@ -419,6 +419,42 @@ TEST(Identity, NcclLinesOfAFlatLayoutTakeTheirRankFromTheirPid) {
   }
 }
 
+// A node lost mid-run (torch 2.4, torchrun), laid out flat: the lost node's file holds its kernel
+// log and its agent's start banner, and nothing in it names a rank (its workers' files were
+// empty). Every other node holds an aligned block of 8 ranks by its lines' `[rank<G>]:` prefixes,
+// and the one block no node holds is the one agent's that holds none: its node was lost, as the
+// canonical layout says (the node's name is the file's: its lines name no host of their own).
+TEST(Identity, TheOneBlockNoNodeHoldsIsTheOneRanklessAgents) {
+  TempDir sim_dir, flat;
+  const fs::path incident = SimulateFlat("node_loss_1024_torchrun.textproto", {"job.nodes=4"},
+                                         sim_dir.path(), flat.path(), 1);
+  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+  ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_NODE_LOSS);
+  const v1::Diagnosis d = testing::DiagnoseDir(flat.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_NODE_LOSS) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1);
+  EXPECT_EQ(d.owner(), canonical.owner());
+}
+
+// Every rank raised the same error loading its checkpoint (torch 2.1, torchrun log dirs), laid out
+// flat: the tracebacks carry no rank, each is printed twice (stderr.log and error.json), and one
+// node's file names no host. Counted by where they were printed, they cover every node with
+// workers, no rank reported a peer and every exit was an error code: the job, as canonical.
+TEST(Identity, TheSameUnrankedErrorOnEveryNodeIsTheJobs) {
+  for (const char* scenario : {"checkpoint_load_dp_world_16384_logdir_torch21.textproto",
+                               "fsdp_mixed_dtype_16384_logdir_torch21.textproto"}) {
+    TempDir sim_dir, flat;
+    const fs::path incident =
+        SimulateFlat(scenario, {"job.nodes=4"}, sim_dir.path(), flat.path(), 1);
+    const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+    ASSERT_EQ(canonical.initiator().rank(), -1) << scenario;
+    const v1::Diagnosis d = testing::DiagnoseDir(flat.path());
+    ExpectSameInitiator(d, canonical);
+    EXPECT_NE(d.reason().find("their lines tied to no rank"), std::string::npos) << d.reason();
+  }
+}
+
 // Flat layouts where the exit the agent saw first is one of several workers of its node that
 // raised, their tracebacks naming no rank: a JIT build's failure and its waiters' ImportErrors
 // (DeepSpeed's CPU Adam), a pinned allocation that failed. The worker that exited first need not

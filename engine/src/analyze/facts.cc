@@ -813,10 +813,12 @@ void Place(JobFacts* jf, std::int32_t r, std::int32_t node_index) {
 // node does (one rank per GPU, numbered node by node): a rank with no node of its own goes to
 // the node that holds the other ranks of its block of G. G is the size most such nodes show
 // (more than half of them): a node whose silent last rank left it one short shows another.
-void PlaceByBlocks(JobFacts* jf) {
+// G, when most of the nodes that show all their ranks (two or more) hold G contiguous ranks from a
+// multiple of G; 0 when they do not.
+std::int32_t BlockSize(const JobFacts& jf) {
   std::map<std::size_t, int> sizes;
   int complete = 0;
-  for (const NodeFacts& n : jf->nodes) {
+  for (const NodeFacts& n : jf.nodes) {
     const std::size_t g = n.ranks.size();
     if (g > 0 && static_cast<std::size_t>(n.ranks.back() - n.ranks.front() + 1) == g && n.ranks.front() % g == 0) {
       sizes[g]++;
@@ -824,8 +826,13 @@ void PlaceByBlocks(JobFacts* jf) {
     }
   }
   const auto most = std::max_element(sizes.begin(), sizes.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-  if (most == sizes.end() || most->second < 2 || 2 * most->second <= complete) return;
-  const std::int32_t g = static_cast<std::int32_t>(most->first);
+  if (most == sizes.end() || most->second < 2 || 2 * most->second <= complete) return 0;
+  return static_cast<std::int32_t>(most->first);
+}
+
+void PlaceByBlocks(JobFacts* jf) {
+  const std::int32_t g = BlockSize(*jf);
+  if (g == 0) return;
   std::map<std::int32_t, std::int32_t> block;  // first rank of a block -> node
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(jf->nodes.size()); ++i) {
     const auto& ranks = jf->nodes[i].ranks;
@@ -837,6 +844,40 @@ void PlaceByBlocks(JobFacts* jf) {
     auto it = block.find(r / g * g);
     if (it != block.end() && it->second >= 0) Place(jf, r, it->second);
   }
+}
+
+// One torchrun agent's console names none of its ranks (its node was lost before its workers
+// printed anything a rank is read from, or the lines that did were laid out where nothing ties
+// them to it), while every other node holds an aligned block of G ranks and the ranks no node
+// holds are one such block: they are that agent's workers. Only when the count is exact: the
+// world is one block per node with ranks plus that agent's, and no other node is without ranks.
+void PlaceLastBlockOnLastAgent(JobFacts* jf) {
+  const std::int32_t g = BlockSize(*jf);
+  if (g == 0) return;
+  std::int32_t agent = -1, with_ranks = 0;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(jf->nodes.size()); ++i) {
+    const NodeFacts& n = jf->nodes[i];
+    if (!n.ranks.empty()) {
+      ++with_ranks;
+    } else if (agent >= 0 || !n.agent_log) {
+      return;  // a second node without ranks, or one with no agent: either may hold them
+    } else {
+      agent = i;
+    }
+  }
+  const auto world = static_cast<std::int32_t>(jf->ranks.size());
+  if (agent < 0 || world != (with_ranks + 1) * g) return;
+  std::int32_t first = -1;
+  for (std::int32_t r = 0; r < world; ++r) {
+    if (jf->ranks[r].node >= 0) continue;
+    if (first < 0) first = r;
+    if (r / g != first / g) return;  // unplaced ranks of two blocks
+  }
+  if (first < 0 || first % g != 0) return;
+  for (std::int32_t r = first; r < first + g; ++r) {
+    if (jf->ranks[r].node >= 0) return;
+  }
+  for (std::int32_t r = first; r < first + g; ++r) Place(jf, r, agent);
 }
 
 }  // namespace
@@ -890,6 +931,7 @@ void PlaceUnloggedRanks(JobFacts* jf) {
     if (rf.node >= 0) above = rf.node;
   }
   PlaceByBlocks(jf);
+  PlaceLastBlockOnLastAgent(jf);
 }
 
 std::uint32_t StreamOf(const Incident& inc, std::uint32_t file) {

@@ -204,7 +204,8 @@ bool HostCauseOf(const Event& e, v1::FailureClass* cls, v1::Owner* owner);
 
 // A rank with no log of its own (an inferred group member) sits on the node of its
 // neighbours when the nearest logged ranks below and above it share one: torchrun numbers a
-// node's workers contiguously.
+// node's workers contiguously. Then by aligned blocks of G ranks (PlaceByBlocks), and the one
+// block no node holds on the one agent's node that holds none (PlaceLastBlockOnLastAgent).
 void PlaceUnloggedRanks(JobFacts* facts);
 
 // Global ranks of an srun task list (`2,4-5,7`); empty when it does not parse.

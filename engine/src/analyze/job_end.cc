@@ -422,14 +422,74 @@ std::vector<std::int32_t> CommonOwnErrors(const Incident& inc, const JobFacts& f
   return best;
 }
 
+// The same error on the workers of (nearly) every node, where no line ties the errors to ranks (a
+// layout that lost the `rank_<R>.log` names; torch <= 2.1's lines carry no rank): counted by node,
+// not by error, so that a traceback printed twice (a worker's stderr and its error.json) counts
+// once. Only where nothing says a rank failed because of another: no peer error of any rank, no
+// exit its agent saw by a signal. The errors of the most common signature, first first; empty when
+// they do not cover kJobWideShare of the nodes with workers (two at least).
+std::vector<std::int32_t> CommonUnrankedErrors(const Incident& inc, const JobFacts& facts,
+                                               std::int32_t* covered, std::int32_t* worker_nodes) {
+  if (facts.unranked_own_errors.empty() || facts.peer_reporters > 0 ||
+      facts.gloo_timeouts + facts.gloo_closed > 0)
+    return {};
+  std::int32_t exits = 0;
+  for (const RankFacts& r : facts.ranks) {
+    if (r.peer_error >= 0 || (r.exit_event >= 0 && r.exit_code <= 0)) return {};
+    exits += r.exit_event >= 0 ? 1 : 0;
+  }
+  if (exits < 2)
+    return {};  // the agents saw workers exit on their own (not pods killed around them)
+  for (const Event& e : inc.events) {
+    if (e.rank < 0 && IsPeerError(e)) return {};
+  }
+  std::map<StrId, std::vector<std::int32_t>> by_signature;
+  for (std::int32_t i : facts.unranked_own_errors) {
+    // torchrun's own exceptions (its SignalException when the platform stopped it) are the
+    // launcher's, raised around the workers, not by them.
+    if (inc.str(std::get<PythonError>(inc.events[i].detail).type)
+            .starts_with("torch.distributed.elastic."))
+      continue;
+    by_signature[inc.events[i].signature].push_back(i);
+  }
+  std::vector<std::int32_t> best;
+  for (auto& [signature, events] : by_signature) {
+    if (events.size() > best.size()) best = std::move(events);
+  }
+  // Where an error was printed: its node, or its file's stream where no line of the file names
+  // one (an agent's console merged with a kernel log). Every node with an agent or ranks, and
+  // every such console, had workers.
+  const auto place = [&](const Event& e) {
+    return e.node >= 0 ? e.node : -1 - static_cast<std::int32_t>(StreamOf(inc, e.file));
+  };
+  std::set<std::int32_t> places;
+  for (std::int32_t i : best) places.insert(place(inc.events[i]));
+  *worker_nodes = 0;
+  for (const NodeFacts& n : facts.nodes) *worker_nodes += n.agent_log || !n.ranks.empty() ? 1 : 0;
+  for (std::uint32_t i = 0; i < inc.files.size(); ++i) {
+    *worker_nodes += inc.files[i].agent && inc.files[i].node < 0 && StreamOf(inc, i) == i ? 1 : 0;
+  }
+  *covered = static_cast<std::int32_t>(places.size());
+  if (*covered < 2 || *covered < kJobWideShare * *worker_nodes) return {};
+  return best;
+}
+
 }  // namespace
 
 bool JobWideError(const Incident& inc, const JobFacts& facts, Finding* f) {
   if (facts.WaveSeen()) return false;
   std::int32_t logged = 0;
-  const std::vector<std::int32_t> errors = CommonOwnErrors(inc, facts, &logged);
-  const auto n = static_cast<std::int32_t>(errors.size());
-  if (n < 2 || n < kJobWideShare * logged) return false;
+  std::vector<std::int32_t> errors = CommonOwnErrors(inc, facts, &logged);
+  auto n = static_cast<std::int32_t>(errors.size());
+  std::int32_t covered = 0, worker_nodes = 0;
+  if (n < 2 || n < kJobWideShare * logged) {
+    if (n > 0) return false;  // ranked errors that are not the job's: they decide
+    errors = CommonUnrankedErrors(inc, facts, &covered, &worker_nodes);
+    n = static_cast<std::int32_t>(errors.size());
+    if (n == 0) return false;
+    std::sort(errors.begin(), errors.end());
+    logged = n;  // the confidence below: the nodes' share stands for the ranks'
+  }
   const Event& first = inc.events[errors.front()];
   Commit({.failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION,
           .owner = v1::OWNER_APPLICATION,
@@ -438,6 +498,9 @@ bool JobWideError(const Incident& inc, const JobFacts& facts, Finding* f) {
   ClassOfOwnError(inc, first, &f->failure_class, &f->owner);
   for (std::int32_t i : errors) {  // when it failed: the earliest of them
     const Event& e = inc.events[i];
+    // An unranked error's borrowed stamp is another process's line (a kernel log's, merged before
+    // it).
+    if (covered > 0 && !HasOwnTime(inc, i)) continue;
     if (e.clock != Clock::kNone && (!f->time || e.time < *f->time)) f->time = e.time;
   }
   for (std::size_t i = 0; i < errors.size() && i < kJobWideCitations; ++i) {
@@ -446,15 +509,24 @@ bool JobWideError(const Incident& inc, const JobFacts& facts, Finding* f) {
   f->cascade.groups.push_back({.signature = first.signature,
                                .family = std::string(FamilyName(first.family)),
                                .count = n,
-                               .ranks = n,
+                               .ranks = covered > 0 ? 0 : n,
                                .first_time = f->time.value_or(0),
                                .timed = f->time.has_value()});
   const auto& err = std::get<PythonError>(first.detail);
   const bool load = f->failure_class == v1::FAILURE_CLASS_CHECKPOINT_LOAD;
-  f->reason = Say(ReasonId::kJobWideError, {{"raised", std::to_string(n)},
-                                            {"logged", std::to_string(logged)},
-                                            {"error", std::string(inc.str(err.type))},
-                                            {"where", Where(inc, first)}});
+  if (covered > 0) {
+    f->confidence = 0.95 * covered / worker_nodes;
+    f->reason = Say(ReasonId::kJobWideUnrankedError, {{"covered", std::to_string(covered)},
+                                                      {"nodes", std::to_string(worker_nodes)},
+                                                      {"error", std::string(inc.str(err.type))},
+                                                      {"where", Where(inc, first)},
+                                                      {"errors", std::to_string(n)}});
+  } else {
+    f->reason = Say(ReasonId::kJobWideError, {{"raised", std::to_string(n)},
+                                              {"logged", std::to_string(logged)},
+                                              {"error", std::string(inc.str(err.type))},
+                                              {"where", Where(inc, first)}});
+  }
   if (load) f->reason.Add(ReasonId::kLoadingCheckpoint);
   f->reason.Add(ReasonId::kFailedAsWhole);
   f->recovery.push_back(

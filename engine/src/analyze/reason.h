@@ -66,6 +66,7 @@ enum class ReasonId : std::uint16_t {
   kAgentLogStops,
   kDrainNode,
   kJobWideError,
+  kJobWideUnrankedError,
   kLoadingCheckpoint,
   kFailedAsWhole,
   kFixCheckpointConfig,

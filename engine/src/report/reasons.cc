@@ -159,6 +159,10 @@ constexpr std::array kTemplates = std::to_array<Template>({
      "before returning it to service; restart the job without it."},
     {ReasonId::kJobWideError,
      "{raised} of the {logged} ranks with a log raised the same {error} ({where})"},
+    {ReasonId::kJobWideUnrankedError,
+     "The workers of {covered} of the {nodes} nodes with workers raised the same {error} ({where}; "
+     "{errors} such errors, their lines tied to no rank), every exit their agents reported was an "
+     "error code of its own and no rank reported a peer"},
     {ReasonId::kLoadingCheckpoint, " loading the checkpoint the job resumes from"},
     {ReasonId::kFailedAsWhole,
      ", and no NCCL watchdog timeout followed: the job failed as a whole, no rank because of "
