@@ -284,6 +284,22 @@ constexpr SlurmProfile kSlurmProfiles[] = {
      .node_failure = " DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"},
 };
 
+// Whether the profiles are exactly the releases profiles.h names for the line tables' checks.
+template <typename Profile, std::size_t N, std::size_t M>
+constexpr bool SameReleases(const Profile (&profiles)[N], const std::string_view (&releases)[M]) {
+  if (N != M) return false;
+  for (const Profile& p : profiles) {
+    bool named = false;
+    for (const std::string_view release : releases) named = named || p.name == release;
+    if (!named) return false;
+  }
+  return true;
+}
+
+static_assert(SameReleases(kTorchProfiles, kTorchReleases));
+static_assert(SameReleases(kNcclProfiles, kNcclReleases));
+static_assert(SameReleases(kSlurmProfiles, kSlurmReleases));
+
 }  // namespace
 
 const SlurmProfile* FindSlurmProfile(std::string_view name) {
