@@ -66,6 +66,69 @@ void Size(LineBuilder& out, std::int64_t mib) {
   }
 }
 
+std::string SizeText(std::int64_t mib) {
+  std::string text;
+  LineBuilder out(&text);
+  Size(out, mib);
+  return text;
+}
+
+// What torch prints for a CUDA error, by release (profiles.h's VersionRow): the caching
+// allocator's out-of-memory message ({0} the request, {1} the GPU, {2} its capacity, {3}
+// allocated by PyTorch, {4} free, {5} reserved in total, {6} in use by the process, {7}
+// reserved but unallocated), the device-side assertion's site and condition, and the hints
+// after `RuntimeError: CUDA error: ...`.
+struct CudaErrorWords {
+  std::string_view oom;
+  std::string_view assert_site, assert_condition;
+  std::span<const std::string_view> hints;
+};
+
+constexpr std::string_view kAsyncHint =
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+    "stacktrace below might be incorrect.";
+constexpr std::string_view kDsaHint =
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.";
+constexpr std::string_view kHints113[] = {
+    "CUDA kernel errors might be asynchronously reported at some other API call,so the "
+    "stacktrace below might be incorrect.",
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1."};
+constexpr std::string_view kHints21[] = {
+    kAsyncHint, "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.", kDsaHint};
+constexpr std::string_view kHints22[] = {
+    kAsyncHint, "For debugging consider passing CUDA_LAUNCH_BLOCKING=1", kDsaHint};
+
+constexpr std::string_view kOldAssertSite = "../aten/src/ATen/native/cuda/IndexKernel.cu:92";
+constexpr std::string_view kOldAssertCondition = "index >= -sizes[i] && index < sizes[i]";
+
+constexpr VersionRow<CudaErrorWords> kCudaErrorWords[] = {
+    {{"", "1.13"},
+     {"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate {0} (GPU {1}; {2} total "
+      "capacity; {3} already allocated; {4} free; {5} reserved in total by PyTorch) If reserved "
+      "memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See "
+      "documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+      kOldAssertSite, kOldAssertCondition, kHints113}},
+    {{"2.1", "2.1"},
+     {"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate {0}. GPU {1} has a total "
+      "capacty of {2} of which {4} is free. Including non-PyTorch memory, this process has {6} "
+      "memory in use. Of the allocated memory {3} is allocated by PyTorch, and {7} is reserved by "
+      "PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+      "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and "
+      "PYTORCH_CUDA_ALLOC_CONF",
+      kOldAssertSite, kOldAssertCondition, kHints21}},
+    {{"2.2", ""},
+     {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {0}. GPU {1} has a total "
+      "capacity of {2} of which {4} is free. Including non-PyTorch memory, this process has {6} "
+      "memory in use. Of the allocated memory {3} is allocated by PyTorch, and {7} is reserved by "
+      "PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+      "documentation for Memory Management  "
+      "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+      "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92",
+      "-sizes[i] <= index && index < sizes[i]", kHints22}},
+};
+static_assert(CoversEach(kCudaErrorWords, kTorchReleases));
+
 void Hex0(LineBuilder& out, std::uint64_t v, int digits) {
   for (int i = digits - 1; i >= 0; --i) out.Char("0123456789abcdef"[(v >> (4 * i)) & 15]);
 }
@@ -84,55 +147,21 @@ void LineFormatter::OomMessage(LineBuilder& out, int rank, int variant) const {
   const std::int64_t in_use = total - free_mib, reserved_free = 1'024 + variant % 2'048;
   const std::int64_t allocated = in_use - reserved_free - 600;
   const int gpu = job_.LocalRank(rank);
-  const std::string_view v = torch_.name;
-  out.Str(v == "1.13" || v == "2.1" ? "torch.cuda.OutOfMemoryError" : "torch.OutOfMemoryError");
-  out.Str(": CUDA out of memory. Tried to allocate ");
-  Size(out, want);
-  if (v == "1.13") {
-    out.Str(" (GPU ").Int(gpu).Str("; ");
-    Size(out, total);
-    out.Str(" total capacity; ");
-    Size(out, allocated);
-    out.Str(" already allocated; ");
-    Size(out, free_mib);
-    out.Str(" free; ");
-    Size(out, allocated + reserved_free);
-    out.Str(" reserved in total by PyTorch) If reserved memory is >> allocated memory try ");
-    out.Str("setting max_split_size_mb to avoid fragmentation.  See documentation for Memory ");
-    out.Str("Management and PYTORCH_CUDA_ALLOC_CONF");
-    return;
-  }
-  out.Str(". GPU ").Int(gpu).Str(v == "2.1" ? " has a total capacty of " : " has a total capacity of ");
-  Size(out, total);
-  out.Str(" of which ");
-  Size(out, free_mib);
-  out.Str(" is free. Including non-PyTorch memory, this process has ");
-  Size(out, in_use);
-  out.Str(" memory in use. Of the allocated memory ");
-  Size(out, allocated);
-  out.Str(" is allocated by PyTorch, and ");
-  Size(out, reserved_free);
-  out.Str(" is reserved by PyTorch but unallocated. If reserved but unallocated memory is large ");
-  if (v == "2.1") {
-    out.Str("try setting max_split_size_mb to avoid fragmentation.  See documentation for ");
-    out.Str("Memory Management and PYTORCH_CUDA_ALLOC_CONF");
-  } else {
-    out.Str("try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid ");
-    out.Str("fragmentation.  See documentation for Memory Management  ");
-    out.Str("(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
-  }
+  out.Fill(RowFor(kCudaErrorWords, torch_.name).oom,
+           {SizeText(want), gpu, SizeText(total), SizeText(allocated), SizeText(free_mib),
+            SizeText(allocated + reserved_free), SizeText(in_use), SizeText(reserved_free)});
 }
 
 // Device-side assertion lines, one per failing GPU thread (CUDA printf: no rank prefix).
 void LineFormatter::AssertLines(LineBuilder& out, int variant) const {
-  const bool old = torch_.name == "1.13" || torch_.name == "2.1";
+  const CudaErrorWords& words = RowFor(kCudaErrorWords, torch_.name);
   const int threads = 96 + variant % 225;
   const int block0 = 37 + variant % 300;
   for (int i = 0; i < threads; ++i) {
-    out.Str(old ? "../aten/src/ATen/native/cuda/IndexKernel.cu:92" : "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92");
+    out.Str(words.assert_site);
     out.Str(": operator(): block: [").Int(block0 + i / 32).Str(",0,0], thread: [");
     out.Int(96 + i % 32).Str(",0,0] Assertion `");
-    out.Str(old ? "index >= -sizes[i] && index < sizes[i]" : "-sizes[i] <= index && index < sizes[i]");
+    out.Str(words.assert_condition);
     out.Str(" && \"index out of bounds\"` failed.").EndLine();
   }
 }
@@ -167,20 +196,9 @@ std::int64_t LineFormatter::Format(const CudaFailure& r, LineBuilder& out) const
   prefix();
   const std::int64_t error_line = out.lines();
   out.Str("RuntimeError: CUDA error: ").Str(CudaMessage(r.kind)).EndLine();
-  const std::string_view v = torch_.name;
-  prefix();
-  out.Str(v == "1.13" ? "CUDA kernel errors might be asynchronously reported at some other API "
-                        "call,so the stacktrace below might be incorrect."
-                      : "CUDA kernel errors might be asynchronously reported at some other API "
-                        "call, so the stacktrace below might be incorrect.");
-  out.EndLine();
-  prefix();
-  out.Str(v == "1.13" || v == "2.1" ? "For debugging consider passing CUDA_LAUNCH_BLOCKING=1."
-                                    : "For debugging consider passing CUDA_LAUNCH_BLOCKING=1");
-  out.EndLine();
-  if (v != "1.13") {
+  for (const std::string_view hint : RowFor(kCudaErrorWords, torch_.name).hints) {
     prefix();
-    out.Str("Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.").EndLine();
+    out.Str(hint).EndLine();
   }
   prefix();
   out.EndLine();
