@@ -27,6 +27,21 @@ std::string_view OpName(OpType op) {
   return "";
 }
 
+// DeepSpeed's per-rank timer line by release, keyed on the torch profiles the DeepSpeed
+// releases go with (the short names of DeepSpeed >= 0.10.1 beside the torch 2.4 and 2.6
+// profiles, docs/log_formats.md): what follows "[Rank <G>] " ({0} the rank), and each timer's
+// name with the separator before it.
+struct TimerWords {
+  std::string_view rank, forward, backward, backward_inner, backward_allreduce;
+};
+
+constexpr VersionRow<TimerWords> kTimerWords[] = {
+    {{"", "2.1"},
+     {"rank={0} ", "forward: ", " | backward: ", " | backward_inner: ", " | backward_allreduce: "}},
+    {{"2.2", ""}, {"", "fwd: ", " | bwd: ", " | bwd_inner: ", " | bwd_allreduce: "}},
+};
+static_assert(CoversEach(kTimerWords, kTorchReleases));
+
 }  // namespace
 
 const std::string_view kTraceNotFound =
@@ -290,18 +305,17 @@ void LineFormatter::MegatronIteration(const TrainerIteration& r, LineBuilder& ou
 // The simulator charges every NCCL wait of the step (TP, PP, DP) to bwd_allreduce.
 void LineFormatter::Format(const RankTimers& r, LineBuilder& out) const {
   const CivilTime c = ToCivil(Local(job_.NodeOf(r.rank), r.time));
-  const bool short_names = torch_.name != "1.13" && torch_.name != "2.1";
+  const TimerWords& words = RowFor(kTimerWords, torch_.name);
   out.Char('[').Zero(c.year, 4).Char('-').Zero(c.month, 2).Char('-').Zero(c.day, 2);
   out.Char(' ').Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2);
   out.Char(',').Zero(c.nanos / 1'000'000, 3).Str("] [INFO] [logging.py:96:log_dist] [Rank ");
-  out.Int(r.rank).Str("] ");
-  if (!short_names) out.Str("rank=").Int(r.rank).Char(' ');
+  out.Int(r.rank).Str("] ").Fill(words.rank, {r.rank});
   const double fwd = r.compute_ms * r.fwd_share;
   const double bwd_inner = r.compute_ms - fwd;
-  out.Str("time (ms) | ").Str(short_names ? "fwd: " : "forward: ").Fixed(fwd, 2);
-  out.Str(short_names ? " | bwd: " : " | backward: ").Fixed(bwd_inner + r.wait_ms, 2);
-  out.Str(short_names ? " | bwd_inner: " : " | backward_inner: ").Fixed(bwd_inner, 2);
-  out.Str(short_names ? " | bwd_allreduce: " : " | backward_allreduce: ").Fixed(r.wait_ms, 2);
+  out.Str("time (ms) | ").Str(words.forward).Fixed(fwd, 2);
+  out.Str(words.backward).Fixed(bwd_inner + r.wait_ms, 2);
+  out.Str(words.backward_inner).Fixed(bwd_inner, 2);
+  out.Str(words.backward_allreduce).Fixed(r.wait_ms, 2);
   out.Str(" | step: ").Fixed(r.optimizer_ms, 2).EndLine();
 }
 
