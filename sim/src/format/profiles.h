@@ -139,13 +139,9 @@ struct TorchProfile {
   // torch >= 2.2 prefixes every line of an uncaught exception's traceback with "[rank<G>]: ".
   bool rank_prefixed_tracebacks;
   std::span<const PythonFrame> torchrun_traceback;
-  // Watchdog block shape.
-  bool work_numel;               // WorkNCCL(...) carries NumelIn/NumelOut (torch >= 2.0)
-  bool exception_detected_line;  // "Exception (either an error or timeout) detected ..." (2.4-2.6)
-  bool split_inconsistency;      // "Some NCCL ..." and "To avoid ..." are two lines (>= 2.0)
-  bool prefix_inconsistency;     // ... and carry the group prefix (>= 2.4)
-  std::string_view terminated_message;  // "" (1.13: what() is the timeout message itself)
-  std::string_view exception_class;     // "c10::DistBackendError", "std::runtime_error"
+  // "terminate called after throwing an instance of '<class>'" (the watchdog block's words by
+  // release are formatter_watchdog.cc's kWatchdogWords).
+  std::string_view exception_class;  // "c10::DistBackendError", "std::runtime_error"
   AgentLogStyle agent_style;
   // Flight recorder (TORCH_NCCL_DUMP_ON_TIMEOUT, torch >= 2.4): ProcessGroupNCCL.cpp lines of
   // "Stack trace of the failed collective not found", "First PG on this rank to signal
@@ -158,8 +154,7 @@ struct TorchProfile {
   // Async error handling and blocking wait (docs/log_formats.md §3).
   int default_async_error_handling = 3;  // 3 SkipCleanUp (>= 2.2); 1 before (torchrun's)
   bool skip_cleanup_mode = true;         // mode 3 exists (not in 1.13)
-  // "Work WorkNCCL(...) timed out in blocking wait<suffix>." and its source line.
-  std::string_view blocking_wait_suffix;  // " (TORCH_NCCL_BLOCKING_WAIT=1)", "" (2.6)
+  // The source line of "Work WorkNCCL(...) timed out in blocking wait...".
   int line_blocking_wait = 0;
   // Python classes of what the main thread raises: the timeout itself (blocking wait) and
   // "NCCL communicator was aborted on rank r." (mode 2).
@@ -172,7 +167,6 @@ struct TorchProfile {
   int line_no_heartbeat_first_pg = 0;
   int line_watchdog_stuck = 0;
   int line_observed_dump = 0;
-  bool stuck_names_event_destroy = false;  // the fatal line says "(e.g., CudaEventDestroy)"
   // FSDP1's FlatParameter checks: flat_param.py's _init_flat_param ("`FlatParameter` requires
   // uniform dtype but got ...", 1.13-2.0) rather than _flat_param.py's
   // _validate_tensors_to_flatten ("Must flatten tensors with uniform dtype ...", 2.1+).
