@@ -133,6 +133,36 @@ void Hex0(LineBuilder& out, std::uint64_t v, int digits) {
   for (int i = digits - 1; i >= 0; --i) out.Char("0123456789abcdef"[(v >> (4 * i)) & 15]);
 }
 
+// The NVRM Xid lines' words by driver release (profiles.h's VersionRow): the process an Xid
+// names ({0} its pid; one form for a known pid, one for none: 418 names none, 470 the pid,
+// 535+ the pid and the command), Xid 119's GSP RPC timeout ({0} the GPU; 535+ name the
+// driver's nv_queue thread first, {0} its pid) and the channel words of Xid 31 and 43.
+struct XidWords {
+  std::string_view pid_known, pid_unknown;
+  std::string_view gsp_thread, gsp_timeout;
+  std::string_view mmu_fault_channel, xid43_channel;
+};
+
+constexpr std::string_view kGspTimeout =
+    "Timeout waiting for RPC from GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).";
+
+constexpr VersionRow<XidWords> kXidWords[] = {
+    {{"", "418"},
+     {"", "", "", kGspTimeout, "Ch 0000003a, intr 10000000. ", "Ch 00000020, engmask 00000101"}},
+    {{"470", "470"},
+     {"pid={0}, ", "pid='<unknown>', ", "", kGspTimeout, "channel 0x00000002, intr 00000000. ",
+      "Ch 00000008"}},
+    {{"535", "559"},
+     {"pid={0}, name=python3, ", "pid='<unknown>', name=<unknown>, ", "pid={0}, name=nv_queue, ",
+      kGspTimeout, "channel 0x00000002, intr 00000000. ", "Ch 00000008"}},
+    {{"560", ""},
+     {"pid={0}, name=python3, ", "pid='<unknown>', name=<unknown>, ", "pid={0}, name=nv_queue, ",
+      "Timeout after 6s of waiting for RPC response from GPU{0} GSP! Expected function 76 "
+      "(GSP_RM_CONTROL) (0x20802a02 0x8).",
+      "channel 0x00000002, intr 00000000. ", "Ch 00000008"}},
+};
+static_assert(CoversEach(kXidWords, kDriverReleases));
+
 // "0000:18:00" for local GPU i.
 void XidPci(LineBuilder& out, int gpu) {
   out.Str("0000:").Str(NcclBusId(gpu).substr(0, 2)).Str(":00");
@@ -207,29 +237,13 @@ std::int64_t LineFormatter::Format(const CudaFailure& r, LineBuilder& out) const
 
 // "pid=N, name=comm, " / "pid='<unknown>', name=<unknown>, " / "pid=N, " / nothing, by era.
 void LineFormatter::XidAttribution(LineBuilder& out, int pid) const {
-  switch (job_.driver->attribution) {
-    case sim::XidAttribution::kNone:
-      return;
-    case sim::XidAttribution::kPid:
-      if (pid > 0) {
-        out.Str("pid=").Int(pid).Str(", ");
-      } else {
-        out.Str("pid='<unknown>', ");
-      }
-      return;
-    case sim::XidAttribution::kPidName:
-      if (pid > 0) {
-        out.Str("pid=").Int(pid).Str(", name=python3, ");
-      } else {
-        out.Str("pid='<unknown>', name=<unknown>, ");
-      }
-      return;
-  }
+  const XidWords& words = RowFor(kXidWords, job_.driver->name);
+  out.Fill(pid > 0 ? words.pid_known : words.pid_unknown, {pid});
 }
 
 // The Xid's text after "NVRM: Xid (PCI:...): <code>, ".
 void LineFormatter::XidBody(const KernelMessage& r, std::uint64_t word, LineBuilder& out) const {
-  const bool old = job_.driver->attribution == sim::XidAttribution::kNone;
+  const XidWords& words = RowFor(kXidWords, job_.driver->name);
   switch (r.code) {
     case 79:
       XidAttribution(out, 0);
@@ -283,20 +297,11 @@ void LineFormatter::XidBody(const KernelMessage& r, std::uint64_t word, LineBuil
       out.Str(", partition:0#").Int(r.detail);
       return;
     case 119:
-      if (job_.driver->attribution == sim::XidAttribution::kPidName) {
-        out.Str("pid=").Int(800 + r.arg).Str(", name=nv_queue, ");
-      }
-      if (job_.driver->gsp_timeout_long) {
-        out.Str("Timeout after 6s of waiting for RPC response from GPU").Int(r.arg);
-        out.Str(" GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).");
-      } else {
-        out.Str("Timeout waiting for RPC from GSP! Expected function 76 (GSP_RM_CONTROL) ");
-        out.Str("(0x20802a02 0x8).");
-      }
+      out.Fill(words.gsp_thread, {800 + r.arg}).Fill(words.gsp_timeout, {r.arg});
       return;
     case 31:
       XidAttribution(out, r.detail);
-      out.Str(old ? "Ch 0000003a, intr 10000000. " : "channel 0x00000002, intr 00000000. ");
+      out.Str(words.mmu_fault_channel);
       out.Str("MMU Fault: ENGINE GRAPHICS GPC").Int(static_cast<int>(word % 8));
       out.Str(" GPCCLIENT_T1_").Int(static_cast<int>(word >> 8) % 16).Str(" faulted @ 0x7f");
       Hex0(out, (word >> 16) & 0xff, 2);
@@ -327,7 +332,7 @@ void LineFormatter::XidBody(const KernelMessage& r, std::uint64_t word, LineBuil
     }
     case 43:
       XidAttribution(out, r.detail);
-      out.Str(old ? "Ch 00000020, engmask 00000101" : "Ch 00000008");
+      out.Str(words.xid43_channel);
       return;
     default:
       XidAttribution(out, 0);
