@@ -99,9 +99,9 @@ constexpr VersionRow<MpirunWords> kMpirunWords[] = {
       kPrrteSignal, kPrrteExit}},
 };
 
-const MpirunWords& WordsOf(const Job& job) {
-  return RowFor(kMpirunWords, job.open_mpi5 ? "5" : "4");
-}
+// The row of the job's Open MPI (Job::open_mpi5: 5.x, or 4.x).
+const MpirunWords& WordsOf(bool open_mpi5) { return RowFor(kMpirunWords, open_mpi5 ? "5" : "4"); }
+const MpirunWords& WordsOf(const Job& job) { return WordsOf(job.open_mpi5); }
 
 std::span<const std::string_view> AbortBlock(const MpirunWords& words, const MpirunNotice& r) {
   return r.notice == MpiNotice::kSignal ? words.signal_block : words.exit_block;
@@ -113,7 +113,7 @@ std::int64_t MpirunCitedLine(const MpirunNotice& r, bool open_mpi5) {
   switch (r.notice) {
     case MpiNotice::kExitCode:
     case MpiNotice::kSignal: {
-      const auto block = AbortBlock(RowFor(kMpirunWords, open_mpi5 ? "5" : "4"), r);
+      const auto block = AbortBlock(WordsOf(open_mpi5), r);
       for (std::size_t i = 0; i < block.size(); ++i) {
         if (block[i].starts_with('!')) return static_cast<std::int64_t>(i);
       }
