@@ -197,10 +197,7 @@ void LineFormatter::AssertLines(LineBuilder& out, int variant) const {
 }
 
 std::int64_t LineFormatter::Format(const CudaFailure& r, LineBuilder& out) const {
-  const bool ranked = torch_.rank_prefixed_tracebacks;
-  auto prefix = [&] {
-    if (ranked) out.Str("[rank").Int(r.rank).Str("]: ");
-  };
+  auto prefix = [&] { out.Fill(torch_.traceback_prefix, {r.rank}); };
   if (r.kind == CudaFailureKind::kDeviceAssert) AssertLines(out, r.variant);
   for (std::string_view line : kCudaFrames) {
     prefix();

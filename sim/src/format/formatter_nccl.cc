@@ -200,9 +200,7 @@ void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
       "  File \"/workspace/megatron-lm/megatron/training/initialize.py\", line 282, in _initialize_distributed",
       "    torch.distributed.barrier()",
   };
-  auto prefix = [&] {
-    if (torch_.rank_prefixed_tracebacks) out.Str("[rank").Int(r.rank).Str("]: ");
-  };
+  auto prefix = [&] { out.Fill(torch_.traceback_prefix, {r.rank}); };
   for (std::string_view line : lines) {
     prefix();
     out.Str(line).EndLine();

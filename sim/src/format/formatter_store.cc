@@ -228,10 +228,9 @@ namespace denpex::sim {
 
 namespace {
 
-// One traceback line, behind torch's `[rank<R>]: ` where the profile prints it.
-LineBuilder& RankLine(LineBuilder& out, bool prefixed, int rank) {
-  if (prefixed) out.Str("[rank").Int(rank).Str("]: ");
-  return out;
+// One traceback line, behind the profile's traceback prefix.
+LineBuilder& RankLine(LineBuilder& out, std::string_view prefix, int rank) {
+  return out.Fill(prefix, {rank});
 }
 
 }  // namespace
@@ -242,7 +241,7 @@ LineBuilder& RankLine(LineBuilder& out, bool prefixed, int rank) {
 // each rank that joined fails its first collective's store->get of the ncclUniqueId
 // (ProcessGroupNCCL's broadcastUniqueNCCLID) on the closed connection.
 std::int64_t LineFormatter::Format(const StoreJoinTimeout& r, LineBuilder& out) const {
-  const bool prefixed = torch_.rank_prefixed_tracebacks;
+  const std::string_view prefix = torch_.traceback_prefix;
   const JoinTimeout& shape = RowFor(kJoinTimeout, torch_.name);
   std::vector<PythonFrame> frames;
   if (r.rank == 0) {
@@ -265,15 +264,15 @@ std::int64_t LineFormatter::Format(const StoreJoinTimeout& r, LineBuilder& out) 
               {"torch/distributed/distributed_c10d.py", shape.barrier_line, "barrier",
                "work = default_pg.barrier(opts=opts)"}};
   }
-  RankLine(out, prefixed, r.rank).Str("Traceback (most recent call last):").EndLine();
+  RankLine(out, prefix, r.rank).Str("Traceback (most recent call last):").EndLine();
   for (const PythonFrame& f : frames) {
-    RankLine(out, prefixed, r.rank).Str("  File \"");
+    RankLine(out, prefix, r.rank).Str("  File \"");
     if (!f.file.starts_with('/')) out.Str(torch_.python_lib).Char('/');
     out.Str(f.file).Str("\", line ").Int(f.line).Str(", in ").Str(f.function).EndLine();
-    RankLine(out, prefixed, r.rank).Str("    ").Str(f.code).EndLine();
+    RankLine(out, prefix, r.rank).Str("    ").Str(f.code).EndLine();
   }
   const std::int64_t cited = out.lines();
-  RankLine(out, prefixed, r.rank);
+  RankLine(out, prefix, r.rank);
   if (r.rank == 0) {
     out.Fill(shape.server_error, {r.waited_seconds, r.joined, job_.world}).EndLine();
     return cited;

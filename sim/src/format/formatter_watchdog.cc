@@ -52,6 +52,8 @@ struct WatchdogWords {
   std::string_view blocking_wait_suffix;
   // The heartbeat monitor's fatal line: its example of a hanging CUDA call, in both places.
   std::string_view stuck_example, stuck_gil_example;
+  // The main thread's traceback: the frame of the logger torch >= 2.2 wraps the c10d API in.
+  std::string_view c10d_logger_frame;
 };
 
 constexpr std::string_view kNumel = ", NumelIn={0}, NumelOut={1}";
@@ -62,20 +64,22 @@ constexpr std::string_view kExceptionDetected =
     "NCCL work: {1}, last completed NCCL work: {2}.";
 constexpr std::string_view kThreadTerminated =
     "Process group watchdog thread terminated with exception: ";
+constexpr std::string_view kC10dLogger = "/torch/distributed/c10d_logger.py\", line 79, in wrapper";
 
 constexpr VersionRow<WatchdogWords> kWatchdogWords[] = {
     {{"", "1.13"},
      {"", "", false, " To avoid this inconsistency, we are taking the entire process down.", "", "",
-      " (NCCL_BLOCKING_WAIT=1)", "", ""}},
+      " (NCCL_BLOCKING_WAIT=1)", "", "", ""}},
+    // The words of 2.1, the release of this row the profiles know.
     {{"2.0", "2.3"},
      {kNumel, "", false, "", kTakingDown,
-      "NCCL watchdog thread terminated with exception: ", " (NCCL_BLOCKING_WAIT=1)", "", ""}},
+      "NCCL watchdog thread terminated with exception: ", " (NCCL_BLOCKING_WAIT=1)", "", "", ""}},
     {{"2.4", "2.5"},
      {kNumel, kExceptionDetected, true, "", kTakingDown, kThreadTerminated,
-      " (TORCH_NCCL_BLOCKING_WAIT=1)", "", ""}},
+      " (TORCH_NCCL_BLOCKING_WAIT=1)", "", "", kC10dLogger}},
     {{"2.6", ""},
      {kNumel, kExceptionDetected, true, "", kTakingDown, kThreadTerminated, "",
-      "(e.g., CudaEventDestroy) ", " (for example, CudaEventDestroy)"}},
+      "(e.g., CudaEventDestroy) ", " (for example, CudaEventDestroy)", kC10dLogger}},
 };
 static_assert(CoversEach(kWatchdogWords, kTorchReleases));
 
@@ -384,21 +388,22 @@ void LineFormatter::HeartbeatMonitorKill(LineBuilder& out, const WatchdogTimeout
 // (blocking wait), or the aborted communicator at its next NCCL call (mode 2).
 void LineFormatter::MainThreadRaises(LineBuilder& out, const WatchdogTimeout& r) const {
   auto line = [&](std::string_view text, std::string_view python_lib = {}) {
-    if (torch_.rank_prefixed_tracebacks) out.Str("[rank").Int(r.rank).Str("]: ");
+    out.Fill(torch_.traceback_prefix, {r.rank});
     if (!python_lib.empty()) out.Str("  File \"").Str(python_lib);
     out.Str(text);
     out.EndLine();
   };
   for (std::string_view text : kCollectiveFrames) line(text);
-  if (torch_.rank_prefixed_tracebacks) {  // torch >= 2.2 wraps the c10d API in a logger
-    line("/torch/distributed/c10d_logger.py\", line 79, in wrapper", torch_.python_lib);
+  const WatchdogWords& words = WordsOf(torch_);
+  if (!words.c10d_logger_frame.empty()) {
+    line(words.c10d_logger_frame, torch_.python_lib);
     line("    return func(*args, **kwargs)");
   }
   const bool blocking = r.reaction == WatchdogReaction::kBlockingWait;
   const C10dCall& call = CallOf(r.op);
   line(call.frame, torch_.python_lib);
   line(blocking ? call.wait : call.issue);
-  if (torch_.rank_prefixed_tracebacks) out.Str("[rank").Int(r.rank).Str("]: ");
+  out.Fill(torch_.traceback_prefix, {r.rank});
   if (blocking) {
     out.Str(torch_.timeout_error_class).Str(": ");
   } else {

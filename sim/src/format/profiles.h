@@ -136,8 +136,9 @@ struct TorchProfile {
   int line_api_sigterm;         // torch/distributed/elastic/multiprocessing/api.py
   int line_api_failed;          // same file
   std::string_view python_lib;  // "/usr/local/lib/python3.10/dist-packages"
-  // torch >= 2.2 prefixes every line of an uncaught exception's traceback with "[rank<G>]: ".
-  bool rank_prefixed_tracebacks;
+  // What starts every line of an uncaught exception's traceback ({0} the global rank):
+  // "[rank{0}]: " from torch 2.2, "" before.
+  std::string_view traceback_prefix;
   std::span<const PythonFrame> torchrun_traceback;
   // "terminate called after throwing an instance of '<class>'" (the watchdog block's words by
   // release are formatter_watchdog.cc's kWatchdogWords).
