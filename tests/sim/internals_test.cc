@@ -1,10 +1,12 @@
-// The simulator's building blocks on their own: the text builder, random streams, the event
-// queue, the writer pool, the parallel layout and the rendezvous rule.
+// The simulator's building blocks on their own: the text builder, the line tables' lookup by
+// release, random streams, the event queue, the writer pool, the parallel layout and the
+// rendezvous rule.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <set>
 
+#include "format/profiles.h"
 #include "format/text.h"
 #include "model/event_queue.h"
 #include "model/job.h"
@@ -64,6 +66,33 @@ TEST(LineBuilder, CountsLines) {
   b.Str("b\nc\n").AddLines(2);
   EXPECT_EQ(b.lines(), 3);
   EXPECT_EQ(s, "a\nb\nc\n");
+}
+
+TEST(LineBuilder, FillsNumberedPlaceholdersAndLeavesOtherBracesAlone) {
+  EXPECT_EQ(Built([](LineBuilder& b) {
+              b.Fill("[{1}]:{0} ({2})", {29400, "gpu-0001", ""});
+            }),
+            "[gpu-0001]:29400 ()");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Fill("{x} {} {9} {0", {7}); }), "{x} {} {9} {0");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Fill("rank={0} ", {std::int64_t{-3}}); }), "rank=-3 ");
+  EXPECT_EQ(Built([](LineBuilder& b) { b.Fill("", {1}); }), "");
+}
+
+TEST(VersionRow, ReleasesOrderByPartsAndAPartialEndCoversItsPatches) {
+  static_assert(ReleaseNumber("2.21.5") == 2'021'005);
+  static_assert(ReleaseNumber("2.4") == 2'004'000);
+  static_assert(ReleaseNumber("2.18.5+cuda12.2") == 2'018'005);
+  static_assert(ReleaseNumber("2.10") > ReleaseNumber("2.9"));
+  static_assert(ReleaseNumber("23.02") > ReleaseNumber("22.05"));
+  constexpr VersionRow<int> kTable[] = {
+      {{"", "2.18"}, 18}, {{"2.19", "2.21"}, 21}, {{"2.22", ""}, 22}};
+  static_assert(CoversEach(kTable, kNcclReleases));
+  EXPECT_EQ(RowFor(kTable, "2.18.5"), 18);
+  EXPECT_EQ(RowFor(kTable, "2.21.5"), 21);
+  EXPECT_EQ(RowFor(kTable, "2.26.2"), 22);
+  constexpr VersionRow<int> kGap[] = {{{"", "1.13"}, 1}, {{"2.4", ""}, 2}};
+  static_assert(!CoversEach(kGap, kTorchReleases));  // 2.1 falls between the rows
+  EXPECT_EQ(RowFor(kGap, "2.1"), 2);                 // ... and gets the newest
 }
 
 TEST(Rng, StreamsAreReproducibleAndIndependent) {

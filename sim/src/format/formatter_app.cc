@@ -242,13 +242,13 @@ std::int64_t LineFormatter::Format(const PythonException& r, LineBuilder& out) c
         line.remove_prefix(1);
         cited = out.lines();
       }
-      if (traceback && torch_.rank_prefixed_tracebacks) out.Str("[rank").Int(r.rank).Str("]: ");
+      if (traceback) out.Fill(torch_.traceback_prefix, {r.rank});
       Expand(line, p, out);
       out.EndLine();
     }
   }
   if (r.source == AppError::kSaveOom) {  // torch's OutOfMemoryError in the profile's wording
-    if (torch_.rank_prefixed_tracebacks) out.Str("[rank").Int(r.rank).Str("]: ");
+    out.Fill(torch_.traceback_prefix, {r.rank});
     cited = out.lines();
     OomMessage(out, r.rank, r.variant);
     out.EndLine();

@@ -66,9 +66,102 @@ void Size(LineBuilder& out, std::int64_t mib) {
   }
 }
 
+std::string SizeText(std::int64_t mib) {
+  std::string text;
+  LineBuilder out(&text);
+  Size(out, mib);
+  return text;
+}
+
+// What torch prints for a CUDA error, by release (profiles.h's VersionRow): the caching
+// allocator's out-of-memory message ({0} the request, {1} the GPU, {2} its capacity, {3}
+// allocated by PyTorch, {4} free, {5} reserved in total, {6} in use by the process, {7}
+// reserved but unallocated), the device-side assertion's site and condition, and the hints
+// after `RuntimeError: CUDA error: ...`.
+struct CudaErrorWords {
+  std::string_view oom;
+  std::string_view assert_site, assert_condition;
+  std::span<const std::string_view> hints;
+};
+
+constexpr std::string_view kAsyncHint =
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+    "stacktrace below might be incorrect.";
+constexpr std::string_view kDsaHint =
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.";
+constexpr std::string_view kHints113[] = {
+    "CUDA kernel errors might be asynchronously reported at some other API call,so the "
+    "stacktrace below might be incorrect.",
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1."};
+constexpr std::string_view kHints21[] = {
+    kAsyncHint, "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.", kDsaHint};
+constexpr std::string_view kHints22[] = {
+    kAsyncHint, "For debugging consider passing CUDA_LAUNCH_BLOCKING=1", kDsaHint};
+
+constexpr std::string_view kOldAssertSite = "../aten/src/ATen/native/cuda/IndexKernel.cu:92";
+constexpr std::string_view kOldAssertCondition = "index >= -sizes[i] && index < sizes[i]";
+
+constexpr VersionRow<CudaErrorWords> kCudaErrorWords[] = {
+    {{"", "1.13"},
+     {"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate {0} (GPU {1}; {2} total "
+      "capacity; {3} already allocated; {4} free; {5} reserved in total by PyTorch) If reserved "
+      "memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See "
+      "documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+      kOldAssertSite, kOldAssertCondition, kHints113}},
+    {{"2.1", "2.1"},
+     {"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate {0}. GPU {1} has a total "
+      "capacty of {2} of which {4} is free. Including non-PyTorch memory, this process has {6} "
+      "memory in use. Of the allocated memory {3} is allocated by PyTorch, and {7} is reserved by "
+      "PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+      "max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and "
+      "PYTORCH_CUDA_ALLOC_CONF",
+      kOldAssertSite, kOldAssertCondition, kHints21}},
+    {{"2.2", ""},
+     {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {0}. GPU {1} has a total "
+      "capacity of {2} of which {4} is free. Including non-PyTorch memory, this process has {6} "
+      "memory in use. Of the allocated memory {3} is allocated by PyTorch, and {7} is reserved by "
+      "PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+      "documentation for Memory Management  "
+      "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+      "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92",
+      "-sizes[i] <= index && index < sizes[i]", kHints22}},
+};
+static_assert(CoversEach(kCudaErrorWords, kTorchReleases));
+
 void Hex0(LineBuilder& out, std::uint64_t v, int digits) {
   for (int i = digits - 1; i >= 0; --i) out.Char("0123456789abcdef"[(v >> (4 * i)) & 15]);
 }
+
+// The NVRM Xid lines' words by driver release (profiles.h's VersionRow): the process an Xid
+// names ({0} its pid; one form for a known pid, one for none: 418 names none, 470 the pid,
+// 535+ the pid and the command), Xid 119's GSP RPC timeout ({0} the GPU; 535+ name the
+// driver's nv_queue thread first, {0} its pid) and the channel words of Xid 31 and 43.
+struct XidWords {
+  std::string_view pid_known, pid_unknown;
+  std::string_view gsp_thread, gsp_timeout;
+  std::string_view mmu_fault_channel, xid43_channel;
+};
+
+constexpr std::string_view kGspTimeout =
+    "Timeout waiting for RPC from GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).";
+
+constexpr VersionRow<XidWords> kXidWords[] = {
+    {{"", "418"},
+     {"", "", "", kGspTimeout, "Ch 0000003a, intr 10000000. ", "Ch 00000020, engmask 00000101"}},
+    {{"470", "470"},
+     {"pid={0}, ", "pid='<unknown>', ", "", kGspTimeout, "channel 0x00000002, intr 00000000. ",
+      "Ch 00000008"}},
+    {{"535", "559"},
+     {"pid={0}, name=python3, ", "pid='<unknown>', name=<unknown>, ", "pid={0}, name=nv_queue, ",
+      kGspTimeout, "channel 0x00000002, intr 00000000. ", "Ch 00000008"}},
+    {{"560", ""},
+     {"pid={0}, name=python3, ", "pid='<unknown>', name=<unknown>, ", "pid={0}, name=nv_queue, ",
+      "Timeout after 6s of waiting for RPC response from GPU{0} GSP! Expected function 76 "
+      "(GSP_RM_CONTROL) (0x20802a02 0x8).",
+      "channel 0x00000002, intr 00000000. ", "Ch 00000008"}},
+};
+static_assert(CoversEach(kXidWords, kDriverReleases));
 
 // "0000:18:00" for local GPU i.
 void XidPci(LineBuilder& out, int gpu) {
@@ -84,64 +177,27 @@ void LineFormatter::OomMessage(LineBuilder& out, int rank, int variant) const {
   const std::int64_t in_use = total - free_mib, reserved_free = 1'024 + variant % 2'048;
   const std::int64_t allocated = in_use - reserved_free - 600;
   const int gpu = job_.LocalRank(rank);
-  const std::string_view v = torch_.name;
-  out.Str(v == "1.13" || v == "2.1" ? "torch.cuda.OutOfMemoryError" : "torch.OutOfMemoryError");
-  out.Str(": CUDA out of memory. Tried to allocate ");
-  Size(out, want);
-  if (v == "1.13") {
-    out.Str(" (GPU ").Int(gpu).Str("; ");
-    Size(out, total);
-    out.Str(" total capacity; ");
-    Size(out, allocated);
-    out.Str(" already allocated; ");
-    Size(out, free_mib);
-    out.Str(" free; ");
-    Size(out, allocated + reserved_free);
-    out.Str(" reserved in total by PyTorch) If reserved memory is >> allocated memory try ");
-    out.Str("setting max_split_size_mb to avoid fragmentation.  See documentation for Memory ");
-    out.Str("Management and PYTORCH_CUDA_ALLOC_CONF");
-    return;
-  }
-  out.Str(". GPU ").Int(gpu).Str(v == "2.1" ? " has a total capacty of " : " has a total capacity of ");
-  Size(out, total);
-  out.Str(" of which ");
-  Size(out, free_mib);
-  out.Str(" is free. Including non-PyTorch memory, this process has ");
-  Size(out, in_use);
-  out.Str(" memory in use. Of the allocated memory ");
-  Size(out, allocated);
-  out.Str(" is allocated by PyTorch, and ");
-  Size(out, reserved_free);
-  out.Str(" is reserved by PyTorch but unallocated. If reserved but unallocated memory is large ");
-  if (v == "2.1") {
-    out.Str("try setting max_split_size_mb to avoid fragmentation.  See documentation for ");
-    out.Str("Memory Management and PYTORCH_CUDA_ALLOC_CONF");
-  } else {
-    out.Str("try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid ");
-    out.Str("fragmentation.  See documentation for Memory Management  ");
-    out.Str("(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
-  }
+  out.Fill(RowFor(kCudaErrorWords, torch_.name).oom,
+           {SizeText(want), gpu, SizeText(total), SizeText(allocated), SizeText(free_mib),
+            SizeText(allocated + reserved_free), SizeText(in_use), SizeText(reserved_free)});
 }
 
 // Device-side assertion lines, one per failing GPU thread (CUDA printf: no rank prefix).
 void LineFormatter::AssertLines(LineBuilder& out, int variant) const {
-  const bool old = torch_.name == "1.13" || torch_.name == "2.1";
+  const CudaErrorWords& words = RowFor(kCudaErrorWords, torch_.name);
   const int threads = 96 + variant % 225;
   const int block0 = 37 + variant % 300;
   for (int i = 0; i < threads; ++i) {
-    out.Str(old ? "../aten/src/ATen/native/cuda/IndexKernel.cu:92" : "/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92");
+    out.Str(words.assert_site);
     out.Str(": operator(): block: [").Int(block0 + i / 32).Str(",0,0], thread: [");
     out.Int(96 + i % 32).Str(",0,0] Assertion `");
-    out.Str(old ? "index >= -sizes[i] && index < sizes[i]" : "-sizes[i] <= index && index < sizes[i]");
+    out.Str(words.assert_condition);
     out.Str(" && \"index out of bounds\"` failed.").EndLine();
   }
 }
 
 std::int64_t LineFormatter::Format(const CudaFailure& r, LineBuilder& out) const {
-  const bool ranked = torch_.rank_prefixed_tracebacks;
-  auto prefix = [&] {
-    if (ranked) out.Str("[rank").Int(r.rank).Str("]: ");
-  };
+  auto prefix = [&] { out.Fill(torch_.traceback_prefix, {r.rank}); };
   if (r.kind == CudaFailureKind::kDeviceAssert) AssertLines(out, r.variant);
   for (std::string_view line : kCudaFrames) {
     prefix();
@@ -167,20 +223,9 @@ std::int64_t LineFormatter::Format(const CudaFailure& r, LineBuilder& out) const
   prefix();
   const std::int64_t error_line = out.lines();
   out.Str("RuntimeError: CUDA error: ").Str(CudaMessage(r.kind)).EndLine();
-  const std::string_view v = torch_.name;
-  prefix();
-  out.Str(v == "1.13" ? "CUDA kernel errors might be asynchronously reported at some other API "
-                        "call,so the stacktrace below might be incorrect."
-                      : "CUDA kernel errors might be asynchronously reported at some other API "
-                        "call, so the stacktrace below might be incorrect.");
-  out.EndLine();
-  prefix();
-  out.Str(v == "1.13" || v == "2.1" ? "For debugging consider passing CUDA_LAUNCH_BLOCKING=1."
-                                    : "For debugging consider passing CUDA_LAUNCH_BLOCKING=1");
-  out.EndLine();
-  if (v != "1.13") {
+  for (const std::string_view hint : RowFor(kCudaErrorWords, torch_.name).hints) {
     prefix();
-    out.Str("Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.").EndLine();
+    out.Str(hint).EndLine();
   }
   prefix();
   out.EndLine();
@@ -189,29 +234,13 @@ std::int64_t LineFormatter::Format(const CudaFailure& r, LineBuilder& out) const
 
 // "pid=N, name=comm, " / "pid='<unknown>', name=<unknown>, " / "pid=N, " / nothing, by era.
 void LineFormatter::XidAttribution(LineBuilder& out, int pid) const {
-  switch (job_.driver->attribution) {
-    case sim::XidAttribution::kNone:
-      return;
-    case sim::XidAttribution::kPid:
-      if (pid > 0) {
-        out.Str("pid=").Int(pid).Str(", ");
-      } else {
-        out.Str("pid='<unknown>', ");
-      }
-      return;
-    case sim::XidAttribution::kPidName:
-      if (pid > 0) {
-        out.Str("pid=").Int(pid).Str(", name=python3, ");
-      } else {
-        out.Str("pid='<unknown>', name=<unknown>, ");
-      }
-      return;
-  }
+  const XidWords& words = RowFor(kXidWords, job_.driver->name);
+  out.Fill(pid > 0 ? words.pid_known : words.pid_unknown, {pid});
 }
 
 // The Xid's text after "NVRM: Xid (PCI:...): <code>, ".
 void LineFormatter::XidBody(const KernelMessage& r, std::uint64_t word, LineBuilder& out) const {
-  const bool old = job_.driver->attribution == sim::XidAttribution::kNone;
+  const XidWords& words = RowFor(kXidWords, job_.driver->name);
   switch (r.code) {
     case 79:
       XidAttribution(out, 0);
@@ -265,20 +294,11 @@ void LineFormatter::XidBody(const KernelMessage& r, std::uint64_t word, LineBuil
       out.Str(", partition:0#").Int(r.detail);
       return;
     case 119:
-      if (job_.driver->attribution == sim::XidAttribution::kPidName) {
-        out.Str("pid=").Int(800 + r.arg).Str(", name=nv_queue, ");
-      }
-      if (job_.driver->gsp_timeout_long) {
-        out.Str("Timeout after 6s of waiting for RPC response from GPU").Int(r.arg);
-        out.Str(" GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).");
-      } else {
-        out.Str("Timeout waiting for RPC from GSP! Expected function 76 (GSP_RM_CONTROL) ");
-        out.Str("(0x20802a02 0x8).");
-      }
+      out.Fill(words.gsp_thread, {800 + r.arg}).Fill(words.gsp_timeout, {r.arg});
       return;
     case 31:
       XidAttribution(out, r.detail);
-      out.Str(old ? "Ch 0000003a, intr 10000000. " : "channel 0x00000002, intr 00000000. ");
+      out.Str(words.mmu_fault_channel);
       out.Str("MMU Fault: ENGINE GRAPHICS GPC").Int(static_cast<int>(word % 8));
       out.Str(" GPCCLIENT_T1_").Int(static_cast<int>(word >> 8) % 16).Str(" faulted @ 0x7f");
       Hex0(out, (word >> 16) & 0xff, 2);
@@ -309,7 +329,7 @@ void LineFormatter::XidBody(const KernelMessage& r, std::uint64_t word, LineBuil
     }
     case 43:
       XidAttribution(out, r.detail);
-      out.Str(old ? "Ch 00000020, engmask 00000101" : "Ch 00000008");
+      out.Str(words.xid43_channel);
       return;
     default:
       XidAttribution(out, 0);

@@ -40,56 +40,120 @@ int DaemonPid(const Job& job, int node) {
   return static_cast<int>(Rng(job.seed, StreamId::kMpirun, (1ULL << 32) + 1 + static_cast<std::uint64_t>(node)).UniformInt(1000, 99999));
 }
 
+// mpirun's words by Open MPI release (profiles.h's VersionRow): 4.x's ORTE, 5.x's PRRTE.
+struct MpirunWords {
+  // The runtime's name in "<name> has lost communication with a remote daemon."
+  std::string_view runtime;
+  // A process's name ({0} ORTE's job family, {1} the job: 0 the daemons, 1 the application,
+  // {2} the vpid, {3} prterun's pid): [[J,0],k] / [[J,1],R], or [prterun-<launch host>-<pid>@0,k]
+  // (the nspace names the launch).
+  std::string_view process_name;
+  // A --report-bindings line after "[host:pid] " ({0} the rank, {1} its package, {2}-{3} its
+  // cores): Open MPI 4 under --bind-to none (the usual GPU launch), PRRTE bound to 12 cores.
+  std::string_view binding;
+  // The abort blocks ({0} the rank, {1} its pid, {2} its node, {3} the signal, {4} its name,
+  // {5} the process name, {6} the exit code); the line that starts with '!' is the one a truth
+  // cites. PRRTE prints no "Primary job" block first, wraps the signal onto its own line and
+  // indents the process-name block by three spaces.
+  std::span<const std::string_view> signal_block, exit_block;
+};
+
+constexpr std::string_view kOrteSignal[] = {
+    kRule,
+    "Primary job  terminated normally, but 1 process returned",
+    "a non-zero exit code. Per user-direction, the job has been aborted.",
+    kRule,
+    kRule,
+    "!mpirun noticed that process rank {0} with PID {1} on node {2} exited on signal {3} ({4}).",
+    kRule};
+constexpr std::string_view kOrteExit[] = {
+    kRule,
+    "Primary job  terminated normally, but 1 process returned",
+    "a non-zero exit code. Per user-direction, the job has been aborted.",
+    kRule,
+    kRule,
+    "mpirun detected that one or more processes exited with non-zero status, thus causing",
+    "the job to be terminated. The first process to do so was:",
+    "",
+    "!  Process name: {5}",
+    "  Exit code:    {6}",
+    kRule};
+constexpr std::string_view kPrrteSignal[] = {
+    kRule, "!prterun noticed that process rank {0} with PID {1} on node {2} exited on",
+    "signal {3} ({4}).", kRule};
+constexpr std::string_view kPrrteExit[] = {
+    kRule,
+    "prterun detected that one or more processes exited with non-zero status,",
+    "thus causing the job to be terminated. The first process to do so was:",
+    "",
+    "!   Process name: {5}",
+    "   Exit code:    {6}",
+    kRule};
+
+constexpr VersionRow<MpirunWords> kMpirunWords[] = {
+    {{"", "4"},
+     {"ORTE", "[[{0},{1}],{2}]", "MCW rank {0} is not bound (or bound to all available processors)",
+      kOrteSignal, kOrteExit}},
+    {{"5", ""},
+     {"PRTE", "[prterun-login-01-{3}@{1},{2}]", "Rank {0} bound to package[{1}][core:{2}-{3}]",
+      kPrrteSignal, kPrrteExit}},
+};
+
+// The row of the job's Open MPI (Job::open_mpi5: 5.x, or 4.x).
+const MpirunWords& WordsOf(bool open_mpi5) { return RowFor(kMpirunWords, open_mpi5 ? "5" : "4"); }
+const MpirunWords& WordsOf(const Job& job) { return WordsOf(job.open_mpi5); }
+
+std::span<const std::string_view> AbortBlock(const MpirunWords& words, const MpirunNotice& r) {
+  return r.notice == MpiNotice::kSignal ? words.signal_block : words.exit_block;
+}
+
 }  // namespace
 
 std::int64_t MpirunCitedLine(const MpirunNotice& r, bool open_mpi5) {
   switch (r.notice) {
-    case MpiNotice::kExitCode: return open_mpi5 ? 4 : 8;  // "  Process name: ..."
-    case MpiNotice::kSignal: return open_mpi5 ? 1 : 5;    // "mpirun noticed that process rank R ..."
-    case MpiNotice::kLostDaemon: return 4;                // "  Remote daemon: ... on node <host>"
-    case MpiNotice::kBindings: return 0;                  // never cited
+    case MpiNotice::kExitCode:
+    case MpiNotice::kSignal: {
+      const auto block = AbortBlock(WordsOf(open_mpi5), r);
+      for (std::size_t i = 0; i < block.size(); ++i) {
+        if (block[i].starts_with('!')) return static_cast<std::int64_t>(i);
+      }
+      return 0;
+    }
+    case MpiNotice::kLostDaemon:
+      return 4;  // "  Remote daemon: ... on node <host>"
+    case MpiNotice::kBindings:
+      return 0;  // never cited
   }
   return 0;
 }
 
 namespace {
 
-// The daemon's (or the HNP's) name: ORTE's [[J,0],k] / [[J,1],R], PRRTE's
-// [prterun-<launch host>-<pid>@0,k] / [prterun-...@1,R] (the nspace names the launch).
-void ProcessName(const Job& job, int jobid, int vpid, LineBuilder& out) {
-  if (job.open_mpi5) {
-    out.Str("[prterun-login-01-").Int(PrterunPid(job)).Char('@').Int(jobid).Char(',').Int(vpid).Char(']');
-  } else {
-    out.Str("[[").Int(MpiJobFamily(job.job_id)).Char(',').Int(jobid).Str("],").Int(vpid).Char(']');
-  }
+std::string ProcessName(const Job& job, int jobid, int vpid) {
+  std::string text;
+  LineBuilder(&text).Fill(WordsOf(job).process_name,
+                          {MpiJobFamily(job.job_id), jobid, vpid, PrterunPid(job)});
+  return text;
 }
 
-// --report-bindings, one line per rank from its node's daemon (opal_output's "[host:pid] "):
-// Open MPI 4 under --bind-to none (the usual GPU launch), PRRTE bound to 12 cores per rank.
+// --report-bindings, one line per rank from its node's daemon (opal_output's "[host:pid] ").
 void Bindings(const Job& job, const MpirunNotice& r, LineBuilder& out) {
+  const std::string_view binding = WordsOf(job).binding;
   const std::string& host = job.hostnames[r.node];
   const int daemon_pid = DaemonPid(job, r.node);
   const int half = std::max(1, job.gpus_per_node / 2);
   for (int local = 0; local < job.gpus_per_node; ++local) {
     out.Char('[').Str(host).Char(':').Padded(daemon_pid, 5, '0').Str("] ");
-    if (job.open_mpi5) {
-      out.Str("Rank ").Int(r.rank + local).Str(" bound to package[").Int(local / half).Str("][core:");
-      out.Int(local * 12).Char('-').Int(local * 12 + 11).Char(']').EndLine();
-    } else {
-      out.Str("MCW rank ").Int(r.rank + local).Str(" is not bound (or bound to all available processors)").EndLine();
-    }
+    out.Fill(binding, {r.rank + local, local / half, local * 12, local * 12 + 11}).EndLine();
   }
 }
 
 void LostDaemon(const Job& job, const MpirunNotice& r, LineBuilder& out) {
   out.Str(kRule).EndLine();
-  out.Str(job.open_mpi5 ? "PRTE" : "ORTE").Str(" has lost communication with a remote daemon.").EndLine();
+  out.Str(WordsOf(job).runtime).Str(" has lost communication with a remote daemon.").EndLine();
   out.EndLine();
-  out.Str("  HNP daemon   : ");
-  ProcessName(job, 0, 0, out);
-  out.Str(" on node login-01").EndLine();
-  out.Str("  Remote daemon: ");
-  ProcessName(job, 0, r.node + 1, out);
+  out.Str("  HNP daemon   : ").Str(ProcessName(job, 0, 0)).Str(" on node login-01").EndLine();
+  out.Str("  Remote daemon: ").Str(ProcessName(job, 0, r.node + 1));
   out.Str(" on node ").Str(job.hostnames[r.node]).EndLine();
   out.EndLine();
   out.Str("This is usually due to either a failure of the TCP network").EndLine();
@@ -99,53 +163,18 @@ void LostDaemon(const Job& job, const MpirunNotice& r, LineBuilder& out) {
   out.Str(kRule).EndLine();
 }
 
-// PRRTE's abort blocks: no "Primary job" block first; the signal wraps onto its own line and the
-// process-name block is indented by three spaces.
-void PrrteAbort(const Job& job, const MpirunNotice& r, LineBuilder& out) {
-  out.Str(kRule).EndLine();
-  if (r.notice == MpiNotice::kSignal) {
-    out.Str("prterun noticed that process rank ").Int(r.rank).Str(" with PID ").Int(job.worker_pid[r.rank]);
-    out.Str(" on node ").Str(job.hostnames[job.NodeOf(r.rank)]).Str(" exited on").EndLine();
-    out.Str("signal ").Int(-r.exit_code).Str(" (").Str(SignalName(r.exit_code)).Str(").").EndLine();
-  } else {
-    out.Str("prterun detected that one or more processes exited with non-zero status,").EndLine();
-    out.Str("thus causing the job to be terminated. The first process to do so was:").EndLine();
-    out.EndLine();
-    out.Str("   Process name: ");
-    ProcessName(job, 1, r.rank, out);
-    out.EndLine();
-    out.Str("   Exit code:    ").Int(r.exit_code).EndLine();
-  }
-  out.Str(kRule).EndLine();
-}
-
 }  // namespace
 
 void LineFormatter::Format(const MpirunNotice& r, LineBuilder& out) const {
   if (r.notice == MpiNotice::kBindings) return Bindings(job_, r, out);
   if (r.notice == MpiNotice::kLostDaemon) return LostDaemon(job_, r, out);
-  if (job_.open_mpi5) return PrrteAbort(job_, r, out);
-  out.Str(kRule).EndLine();
-  out.Str("Primary job  terminated normally, but 1 process returned").EndLine();
-  out.Str("a non-zero exit code. Per user-direction, the job has been aborted.").EndLine();
-  out.Str(kRule).EndLine();
-  out.Str(kRule).EndLine();
-  if (r.notice == MpiNotice::kSignal) {
-    out.Str("mpirun noticed that process rank ").Int(r.rank).Str(" with PID ");
-    out.Int(job_.worker_pid[r.rank]).Str(" on node ").Str(job_.hostnames[job_.NodeOf(r.rank)]);
-    out.Str(" exited on signal ").Int(-r.exit_code).Str(" (").Str(SignalName(r.exit_code)).Str(").");
-    out.EndLine();
-  } else {
-    out.Str("mpirun detected that one or more processes exited with non-zero status, thus causing")
+  const std::string process = ProcessName(job_, 1, r.rank);
+  for (std::string_view line : AbortBlock(WordsOf(job_), r)) {
+    if (line.starts_with('!')) line.remove_prefix(1);
+    out.Fill(line, {r.rank, job_.worker_pid[r.rank], job_.hostnames[job_.NodeOf(r.rank)],
+                    -r.exit_code, SignalName(r.exit_code), process, r.exit_code})
         .EndLine();
-    out.Str("the job to be terminated. The first process to do so was:").EndLine();
-    out.EndLine();
-    out.Str("  Process name: ");
-    ProcessName(job_, 1, r.rank, out);
-    out.EndLine();
-    out.Str("  Exit code:    ").Int(r.exit_code).EndLine();
   }
-  out.Str(kRule).EndLine();
 }
 
 }  // namespace denpex::sim

@@ -23,6 +23,68 @@ void NodeAddress(LineBuilder& out, int node) {
   out.Str("10.").Int(64 + (n >> 16)).Char('.').Int((n >> 8) & 255).Char('.').Int(n & 255);
 }
 
+std::string NodeAddressText(int node) {
+  std::string text;
+  LineBuilder out(&text);
+  NodeAddress(out, node);
+  return text;
+}
+
+// The WARN lines' wording by NCCL release (profiles.h's VersionRow).
+struct NcclWarns {
+  // The IB completion WARN: net_ib.cc's line, the text after the peer's address ({0} the
+  // status, {1} the vendor error, {2} " (Send)" / " (Recv)"), and what RoCE adds ({0} the
+  // local address, {1} the peer's; "": nothing).
+  int ib_completion_line;
+  std::string_view ib_completion, roce_gids;
+  // misc/socket.cc's sites of the reset (status 12) and closed (status 5) socket WARNs.
+  std::string_view socket_reset_site, socket_closed_site;
+  // The bootstrap connect that timed out: its WARN's site (as the line prints it after the
+  // device), the text ({0} the root's address, {1} its port), and the ncclResult the connect
+  // returns (its description after "NCCL error in: ...:<line>" and its name line).
+  std::string_view connect_timeout_site, connect_timeout;
+  std::string_view connect_timeout_result, connect_timeout_result_name;
+};
+
+constexpr std::string_view kSystemError =
+    ", unhandled system error (run with NCCL_DEBUG=INFO for details)";
+constexpr std::string_view kSystemErrorName =
+    "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device "
+    "error. ";
+
+constexpr VersionRow<NcclWarns> kNcclWarns[] = {
+    {{"", "2.18"},
+     {1335, " with error {0}, opcode 0, len 0, vendor err {1}", "", "misc/socket.cc:29",
+      "misc/socket.cc:49", "] misc/socket.cc:484 NCCL WARN ",
+      "socketStartConnect: Connect to {0}<{1}> failed : Connection timed out", kSystemError,
+      kSystemErrorName}},
+    // 2.21 returns ncclRemoteError once the connect retries run out.
+    {{"2.19", ""},
+     {1696, " with status={0} opcode=0 len=0 vendor err {1}{2}",
+      " localGid ::ffff:{0} remoteGids::ffff:{1}", "misc/socket.cc:30", "misc/socket.cc:50",
+      "] misc/socket.cc:544 NCCL WARN ",
+      "socketPollConnect: connect returned Connection timed out, exceeded error retry count (35)",
+      ", remote process exited or there was a network error",
+      "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
+      "prematurely."}},
+};
+static_assert(CoversEach(kNcclWarns, kNcclReleases));
+
+// The traceback of the first barrier when NCCL init failed, by torch release: the
+// distributed_c10d.py frame's line and code, the exception class, ProcessGroupNCCL.cpp's line.
+struct BarrierFailure {
+  int barrier_line;
+  std::string_view barrier_code, error_class;
+  int pg_nccl_line;
+};
+
+constexpr VersionRow<BarrierFailure> kBarrierFailure[] = {
+    {{"", "1.13"}, {3145, "    work = default_pg.barrier(opts=opts)", "RuntimeError", 1201}},
+    {{"2.1", ""},
+     {4159, "    work = group.barrier(opts=opts)", "torch.distributed.DistBackendError", 1970}},
+};
+static_assert(CoversEach(kBarrierFailure, kTorchReleases));
+
 }  // namespace
 
 std::string_view NcclBusId(int local_gpu) { return kBusIds[local_gpu]; }
@@ -37,10 +99,9 @@ std::string_view NcclBusId(int local_gpu) { return kBusIds[local_gpu]; }
 void LineFormatter::Format(const NcclIbError& r, LineBuilder& out) const {
   if (r.socket) return FormatSocketError(r, out);
   const int pid = job_.worker_pid[r.rank];
-  const bool v218 = nccl_.name.starts_with("2.18");
   out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(pid + 7 + job_.LocalRank(r.rank));
   out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] transport/net_ib.cc:");
-  out.Int(v218 ? 1335 : 1696).Str(" NCCL WARN ");
+  out.Int(RowFor(kNcclWarns, nccl_.name).ib_completion_line).Str(" NCCL WARN ");
   IbErrorText(r, out);
   out.EndLine();
 }
@@ -54,17 +115,9 @@ void LineFormatter::IbErrorText(const NcclIbError& r, LineBuilder& out) const {
   out.Str("NET/IB : Got completion from peer ");
   NodeAddress(out, peer_node);
   out.Char('<').Int(port).Char('>');
-  if (nccl_.name.starts_with("2.18")) {
-    out.Str(" with error ").Int(r.status).Str(", opcode 0, len 0, vendor err ").Int(vendor);
-    return;
-  }
-  out.Str(" with status=").Int(r.status).Str(" opcode=0 len=0 vendor err ").Int(vendor);
-  out.Str(r.send ? " (Send)" : " (Recv)");
-  if (!job_.roce) return;
-  out.Str(" localGid ::ffff:");
-  NodeAddress(out, node);
-  out.Str(" remoteGids::ffff:");
-  NodeAddress(out, peer_node);
+  const NcclWarns& warns = RowFor(kNcclWarns, nccl_.name);
+  out.Fill(warns.ib_completion, {r.status, vendor, r.send ? " (Send)" : " (Recv)"});
+  if (job_.roce) out.Fill(warns.roce_gids, {NodeAddressText(node), NodeAddressText(peer_node)});
 }
 
 // The text of a socket WARN after `NCCL WARN ` (docs/log_formats.md §4b), also the "Last
@@ -93,7 +146,7 @@ void LineFormatter::SocketErrorText(const NcclIbError& r, LineBuilder& out) cons
 // Without helper threads the proxy thread progresses the socket and only returns the error.
 void LineFormatter::FormatSocketError(const NcclIbError& r, LineBuilder& out) const {
   const int pid = job_.worker_pid[r.rank];
-  const bool v218 = nccl_.name.starts_with("2.18");
+  const NcclWarns& warns = RowFor(kNcclWarns, nccl_.name);
   // The proxy progress thread, or the helper thread (started later) that owns the data socket.
   const bool helper = job_.nccl_socket_threads > 0;
   const int tid = pid + (helper ? 71 : 7) + job_.LocalRank(r.rank);
@@ -101,8 +154,7 @@ void LineFormatter::FormatSocketError(const NcclIbError& r, LineBuilder& out) co
     out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(tid);
     out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] ").Str(where).Str(" NCCL WARN ");
   };
-  prefix(r.status == 12 ? (v218 ? "misc/socket.cc:29" : "misc/socket.cc:30")
-                        : (v218 ? "misc/socket.cc:49" : "misc/socket.cc:50"));
+  prefix(r.status == 12 ? warns.socket_reset_site : warns.socket_closed_site);
   SocketErrorText(r, out);
   out.EndLine();
   if (!helper) return;
@@ -115,17 +167,14 @@ void LineFormatter::FormatSocketError(const NcclIbError& r, LineBuilder& out) co
 // first barrier whose NCCL error carries NCCL's last error.
 void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
   const int dev = job_.LocalRank(r.rank);
-  const bool v218 = nccl_.name.starts_with("2.18");
+  const NcclWarns& warns = RowFor(kNcclWarns, nccl_.name);
   auto last_error = [&] {
     if (r.duplicate) {
       out.Str("Duplicate GPU detected : rank ").Int(r.rank).Str(" and rank ").Int(r.other);
       out.Str(" both on CUDA device ").Str(NcclBusId(job_.PhysicalGpu(r.other)));
-    } else if (r.timeout && v218) {  // the bootstrap root: rank 0's node
-      out.Str("socketStartConnect: Connect to ");
-      NodeAddress(out, 0);
-      out.Char('<').Int(29400 + static_cast<int>(job_.seed % 600)).Str("> failed : Connection timed out");
-    } else if (r.timeout) {
-      out.Str("socketPollConnect: connect returned Connection timed out, exceeded error retry count (35)");
+    } else if (r.timeout) {  // the bootstrap root: rank 0's node
+      out.Fill(warns.connect_timeout,
+               {NodeAddressText(0), 29400 + static_cast<int>(job_.seed % 600)});
     } else {
       out.Str("Bootstrap : no socket interface found");
     }
@@ -134,13 +183,13 @@ void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
     const int pid = job_.worker_pid[r.rank];
     out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(pid);
     out.Str(" [").Int(dev).Str(r.duplicate ? "] init.cc:872 NCCL WARN "
-                               : r.timeout ? (v218 ? "] misc/socket.cc:484 NCCL WARN " : "] misc/socket.cc:544 NCCL WARN ")
+                               : r.timeout ? warns.connect_timeout_site
                                            : "] bootstrap.cc:108 NCCL WARN ");
     last_error();
     out.EndLine();
     return;
   }
-  const bool old = torch_.name == "1.13";
+  const BarrierFailure& barrier = RowFor(kBarrierFailure, torch_.name);
   const std::string_view py = torch_.python_lib;
   const std::string_view lines[] = {
       "Traceback (most recent call last):",
@@ -151,33 +200,29 @@ void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
       "  File \"/workspace/megatron-lm/megatron/training/initialize.py\", line 282, in _initialize_distributed",
       "    torch.distributed.barrier()",
   };
-  auto prefix = [&] {
-    if (torch_.rank_prefixed_tracebacks) out.Str("[rank").Int(r.rank).Str("]: ");
-  };
+  auto prefix = [&] { out.Fill(torch_.traceback_prefix, {r.rank}); };
   for (std::string_view line : lines) {
     prefix();
     out.Str(line).EndLine();
   }
   prefix();
   out.Str("  File \"").Str(py).Str("/torch/distributed/distributed_c10d.py\", line ");
-  out.Int(old ? 3145 : 4159).Str(", in barrier").EndLine();
+  out.Int(barrier.barrier_line).Str(", in barrier").EndLine();
   prefix();
-  out.Str(old ? "    work = default_pg.barrier(opts=opts)" : "    work = group.barrier(opts=opts)").EndLine();
+  out.Str(barrier.barrier_code).EndLine();
   prefix();
-  out.Str(old ? "RuntimeError" : "torch.distributed.DistBackendError");
-  out.Str(": NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:").Int(old ? 1201 : 1970);
-  // 2.21 returns ncclRemoteError once the connect retries run out, 2.18 ncclSystemError.
-  const bool remote = r.timeout && !v218;
+  out.Str(barrier.error_class);
+  out.Str(": NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:")
+      .Int(barrier.pg_nccl_line);
   out.Str(r.duplicate ? ", invalid usage (run with NCCL_DEBUG=WARN for details)"
-          : remote    ? ", remote process exited or there was a network error"
-          : r.timeout ? ", unhandled system error (run with NCCL_DEBUG=INFO for details)"
+          : r.timeout ? warns.connect_timeout_result
                       : ", internal error - please report this issue to the NCCL developers");
   out.Str(", NCCL version ").Str(nccl_.name).EndLine();
   prefix();
   out.Str(r.duplicate ? "ncclInvalidUsage: This usually reflects invalid usage of NCCL library."
-          : remote    ? "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely."
-          : r.timeout ? "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. "
-                      : "ncclInternalError: Internal check failed.").EndLine();
+          : r.timeout ? warns.connect_timeout_result_name
+                      : "ncclInternalError: Internal check failed.")
+      .EndLine();
   prefix();
   out.Str("Last error:").EndLine();
   prefix();

@@ -1,5 +1,6 @@
 // The lines a worker process prints into its rank_<R>.log: NCCL init lines (§4), Megatron's
-// iteration line (§5) and the ProcessGroupNCCL watchdog block (§3) of docs/log_formats.md.
+// iteration line (§5) of docs/log_formats.md, and the c10 header and process-group prefix
+// every ProcessGroupNCCL line starts with (the watchdog block is formatter_watchdog.cc's).
 #include <algorithm>
 #include <cmath>
 
@@ -11,35 +12,20 @@ namespace denpex::sim {
 
 namespace {
 
-std::string_view OpName(OpType op) {
-  switch (op) {
-    case OpType::kAllreduce:
-      return "ALLREDUCE";
-    case OpType::kSend:
-      return "SEND";
-    case OpType::kRecv:
-      return "RECV";
-    case OpType::kAllgatherBase:
-      return "_ALLGATHER_BASE";
-    case OpType::kReduceScatterBase:
-      return "_REDUCE_SCATTER_BASE";
-  }
-  return "";
-}
+// DeepSpeed's per-rank timer line by release, keyed on the torch profiles the DeepSpeed
+// releases go with (the short names of DeepSpeed >= 0.10.1 beside the torch 2.4 and 2.6
+// profiles, docs/log_formats.md): what follows "[Rank <G>] " ({0} the rank), and each timer's
+// name with the separator before it.
+struct TimerWords {
+  std::string_view rank, forward, backward, backward_inner, backward_allreduce;
+};
 
-}  // namespace
-
-const std::string_view kTraceNotFound =
-    "Stack trace of the failed collective not found, potentially because FlightRecorder is "
-    "disabled. You can enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.";
-
-namespace {
-
-// Per-process random addresses: the stream index packs (rank, what) so each is independent.
-enum AddressSlot : std::uint64_t { kLibraryBases = 0 };
-Rng AddressRng(const Job& job, int rank, AddressSlot slot) {
-  return Rng(job.seed, StreamId::kRankAddresses, static_cast<std::uint64_t>(rank) * 4 + slot);
-}
+constexpr VersionRow<TimerWords> kTimerWords[] = {
+    {{"", "2.1"},
+     {"rank={0} ", "forward: ", " | backward: ", " | backward_inner: ", " | backward_allreduce: "}},
+    {{"2.2", ""}, {"", "fwd: ", " | bwd: ", " | bwd_inner: ", " | bwd_allreduce: "}},
+};
+static_assert(CoversEach(kTimerWords, kTorchReleases));
 
 }  // namespace
 
@@ -290,18 +276,17 @@ void LineFormatter::MegatronIteration(const TrainerIteration& r, LineBuilder& ou
 // The simulator charges every NCCL wait of the step (TP, PP, DP) to bwd_allreduce.
 void LineFormatter::Format(const RankTimers& r, LineBuilder& out) const {
   const CivilTime c = ToCivil(Local(job_.NodeOf(r.rank), r.time));
-  const bool short_names = torch_.name != "1.13" && torch_.name != "2.1";
+  const TimerWords& words = RowFor(kTimerWords, torch_.name);
   out.Char('[').Zero(c.year, 4).Char('-').Zero(c.month, 2).Char('-').Zero(c.day, 2);
   out.Char(' ').Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':').Zero(c.second, 2);
   out.Char(',').Zero(c.nanos / 1'000'000, 3).Str("] [INFO] [logging.py:96:log_dist] [Rank ");
-  out.Int(r.rank).Str("] ");
-  if (!short_names) out.Str("rank=").Int(r.rank).Char(' ');
+  out.Int(r.rank).Str("] ").Fill(words.rank, {r.rank});
   const double fwd = r.compute_ms * r.fwd_share;
   const double bwd_inner = r.compute_ms - fwd;
-  out.Str("time (ms) | ").Str(short_names ? "fwd: " : "forward: ").Fixed(fwd, 2);
-  out.Str(short_names ? " | bwd: " : " | backward: ").Fixed(bwd_inner + r.wait_ms, 2);
-  out.Str(short_names ? " | bwd_inner: " : " | backward_inner: ").Fixed(bwd_inner, 2);
-  out.Str(short_names ? " | bwd_allreduce: " : " | backward_allreduce: ").Fixed(r.wait_ms, 2);
+  out.Str("time (ms) | ").Str(words.forward).Fixed(fwd, 2);
+  out.Str(words.backward).Fixed(bwd_inner + r.wait_ms, 2);
+  out.Str(words.backward_inner).Fixed(bwd_inner, 2);
+  out.Str(words.backward_allreduce).Fixed(r.wait_ms, 2);
   out.Str(" | step: ").Fixed(r.optimizer_ms, 2).EndLine();
 }
 
@@ -346,148 +331,6 @@ void LineFormatter::WritePgPrefix(LineBuilder& out, int rank, PgKind group) cons
       return;
     }
   }
-}
-
-void LineFormatter::WorkNccl(LineBuilder& out, const WatchdogTimeout& r) const {
-  out.Str("WorkNCCL(SeqNum=").Int(r.seq).Str(", OpType=").Str(OpName(r.op));
-  if (torch_.work_numel) out.Str(", NumelIn=").Int(r.numel).Str(", NumelOut=").Int(r.numel_out);
-  out.Str(", Timeout(ms)=").Int(r.timeout_ms).Char(')');
-}
-
-// "<pgprefix> Watchdog caught collective operation timeout: WorkNCCL(...) ran for X
-// milliseconds before timing out."
-void LineFormatter::TimeoutMessage(LineBuilder& out, const WatchdogTimeout& r) const {
-  WritePgPrefix(out, r.rank, r.group);
-  out.Str(" Watchdog caught collective operation timeout: ");
-  WorkNccl(out, r);
-  out.Str(" ran for ").Int(r.ran_for_ms).Str(" milliseconds before timing out.");
-}
-
-void LineFormatter::NativeFrames(LineBuilder& out, int rank, bool rank_prefix) const {
-  Rng rng = AddressRng(job_, rank, kLibraryBases);
-  std::uint64_t base[static_cast<int>(NativeLibrary::kCount)];
-  for (std::uint64_t& b : base) b = 0x7f0000000000ULL | (rng.Next() & 0xfffffff000ULL);
-  int index = 0;
-  for (const NativeFrame& f : torch_.watchdog_frames) {
-    const auto lib = static_cast<int>(f.library);
-    if (rank_prefix) out.Str("[rank").Int(rank).Str("]:");
-    out.Str("frame #").Int(index++).Str(": ").Str(f.symbol).Str(" (0x").Hex(base[lib] + f.offset);
-    out.Str(" in ").Str(torch_.native_lib_paths[lib]).Char(')').EndLine();
-  }
-}
-
-// The watchdog block (docs/log_formats.md §3), in the profile's shape. torch 2.4: five c10
-// lines, the prefixed exception with its frames, then libstdc++'s unprefixed terminate
-// message with the frames again. Older releases drop lines, prefixes and frames.
-// TORCH_NCCL_DUMP_ON_TIMEOUT with no trace buffer (docs/log_formats.md §3): the watchdog
-// signals the dump, and the heartbeat monitor, on its next wake-up, prints for default_pg
-// that it received the signal "from this local rank" and prepares the dump.
-void LineFormatter::FlightRecorderDump(LineBuilder& out, const WatchdogTimeout& r,
-                                       TimeNs t) const {
-  Rng rng(job_.seed, StreamId::kLineTiming, (1ULL << 33) + static_cast<std::uint64_t>(r.rank));
-  t += rng.UniformInt(10, 80) * kNsPerUs;
-  WriteC10Header(out, r.rank, t, torch_.line_trace_not_found);
-  out.Str(kTraceNotFound).EndLine();
-  t += rng.UniformInt(20, 120) * kNsPerUs;
-  WriteC10Header(out, r.rank, t, torch_.line_first_pg_dump);
-  WritePgPrefix(out, r.rank, r.group);
-  out.Str(" First PG on this rank to signal dumping.").EndLine();
-  t = r.time + r.dump_signal_delay;
-  WriteC10Header(out, r.rank, t, torch_.line_dump_signal);
-  WritePgPrefix(out, r.rank, PgKind::kDefault);
-  DumpSignalText(out, "this local rank", r.default_enqueued, r.default_completed);
-  t += rng.UniformInt(50, 300) * kNsPerUs;
-  WriteC10Header(out, r.rank, t, torch_.line_preparing_dump);
-  WritePgPrefix(out, r.rank, PgKind::kDefault);
-  out.Str(" ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1").EndLine();
-}
-
-void LineFormatter::Format(const WatchdogTimeout& r, LineBuilder& out) const {
-  Rng rng(job_.seed, StreamId::kLineTiming, static_cast<std::uint64_t>(r.rank));
-  TimeNs t = r.time;
-  WriteC10Header(out, r.rank, t, torch_.line_watchdog_timeout);
-  TimeoutMessage(out, r);
-  out.EndLine();
-  t += rng.UniformInt(20, 90) * kNsPerUs;
-  if (torch_.exception_detected_line) {
-    WriteC10Header(out, r.rank, t, torch_.line_exception_detected);
-    WritePgPrefix(out, r.rank, r.group);
-    out.Str(" Exception (either an error or timeout) detected by watchdog at work: ").Int(r.seq);
-    out.Str(", last enqueued NCCL work: ").Int(r.last_enqueued);
-    out.Str(", last completed NCCL work: ").Int(r.last_completed).Char('.').EndLine();
-  }
-  if (r.dump_observed) {  // the monitor dumped already; the watchdog goes on at once
-    t += rng.UniformInt(10, 80) * kNsPerUs;
-    WriteC10Header(out, r.rank, t, torch_.line_trace_not_found);
-    out.Str(kTraceNotFound).EndLine();
-  } else if (r.dump_signal_delay > 0) {
-    FlightRecorderDump(out, r, t);
-    t = r.time + r.dump_abort_delay - rng.UniformInt(200, 900) * kNsPerUs;
-  }
-  if (r.reaction != WatchdogReaction::kTearDown) {
-    FormatReaction(r, t, out);
-    return;
-  }
-  t += rng.UniformInt(5, 30) * kNsPerUs;
-  WriteC10Header(out, r.rank, t, torch_.line_some_ops_failed);
-  if (torch_.prefix_inconsistency) {
-    WritePgPrefix(out, r.rank, r.group);
-    out.Char(' ');
-  }
-  out.Str(
-      "Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
-      "CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.");
-  if (!torch_.split_inconsistency) {
-    out.Str(" To avoid this inconsistency, we are taking the entire process down.");
-  }
-  out.EndLine();
-  t += rng.UniformInt(1, 8) * kNsPerUs;
-  if (torch_.split_inconsistency) {
-    WriteC10Header(out, r.rank, t, torch_.line_taking_down);
-    if (torch_.prefix_inconsistency) {
-      WritePgPrefix(out, r.rank, r.group);
-      out.Char(' ');
-    }
-    out.Str("To avoid data inconsistency, we are taking the entire process down.").EndLine();
-  }
-  t += rng.UniformInt(100, 900) * kNsPerUs;
-  if (!torch_.terminated_message.empty()) {
-    WriteC10Header(out, r.rank, t, torch_.line_thread_terminated);
-    ThreadTerminated(out, r);
-    out.EndLine();
-  }
-  const bool frames = !torch_.watchdog_frames.empty();
-  if (frames) {
-    out.Str("[rank").Int(r.rank).Str(
-        "]:Exception raised from checkTimeout at "
-        "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:");
-    out.Int(torch_.line_check_timeout_raise).Str(" (most recent call first):").EndLine();
-    NativeFrames(out, r.rank, /*rank_prefix=*/true);
-    out.Str("[rank").Int(r.rank).Str("]:").EndLine();
-  }
-  out.Str("terminate called after throwing an instance of '").Str(torch_.exception_class);
-  out.Str("'").EndLine();
-  out.Str("  what():  ");
-  if (torch_.terminated_message.empty()) {
-    TimeoutMessage(out, r);
-  } else {
-    ThreadTerminated(out, r);
-  }
-  out.EndLine();
-  if (frames) {
-    out.Str(
-        "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/"
-        "ProcessGroupNCCL.cpp:");
-    out.Int(torch_.line_check_timeout_raise).Str(" (most recent call first):").EndLine();
-    NativeFrames(out, r.rank, /*rank_prefix=*/false);
-  }
-}
-
-// "<pgprefix> Process group watchdog thread terminated with exception: <timeout message>"
-void LineFormatter::ThreadTerminated(LineBuilder& out, const WatchdogTimeout& r) const {
-  WritePgPrefix(out, r.rank, r.group);
-  out.Char(' ').Str(torch_.terminated_message);
-  TimeoutMessage(out, r);
 }
 
 }  // namespace denpex::sim

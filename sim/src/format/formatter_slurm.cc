@@ -10,6 +10,18 @@ namespace denpex::sim {
 
 namespace {
 
+// slurmstepd's OOM notice by Slurm release ({0} the job id): the cgroup v1 plugin's words
+// before 23.02, the cgroup v2 plugin's from it.
+constexpr VersionRow<std::string_view> kOomEvent[] = {
+    {{"", "22.05"},
+     "slurmstepd: error: Detected 1 oom-kill event(s) in StepId={0}.0 cgroup. Some of your "
+     "processes may have been killed by the cgroup out-of-memory handler."},
+    {{"23.02", ""},
+     "slurmstepd: error: Detected 1 oom_kill event in StepId={0}.0. Some of the step tasks have "
+     "been OOM Killed."},
+};
+static_assert(CoversEach(kOomEvent, kSlurmReleases));
+
 // How srun words a task's end: a signal's description, or the exit code.
 void TaskStatus(int exit_code, LineBuilder& out) {
   switch (exit_code) {
@@ -79,15 +91,8 @@ void LineFormatter::Format(const SrunMessage& r, LineBuilder& out) const {
     case SrunNotice::kNodeFailure:
       out.Str("srun: error: Node failure on ").Str(job_.hostnames[r.node]).EndLine();
       return;
-    case SrunNotice::kOomEvent:  // the cgroup v2 wording of 23.02, the v1 wording before
-      out.Str("slurmstepd: error: Detected 1 ");
-      if (slurm_.name == "22.05") {
-        out.Str("oom-kill event(s) in StepId=").Int(job_.job_id).Str(".0 cgroup. Some of your ");
-        out.Str("processes may have been killed by the cgroup out-of-memory handler.").EndLine();
-      } else {
-        out.Str("oom_kill event in StepId=").Int(job_.job_id).Str(".0. Some of the step tasks ");
-        out.Str("have been OOM Killed.").EndLine();
-      }
+    case SrunNotice::kOomEvent:
+      out.Fill(RowFor(kOomEvent, slurm_.name), {job_.job_id}).EndLine();
       return;
   }
 }

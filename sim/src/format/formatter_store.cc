@@ -17,16 +17,91 @@ constexpr std::string_view kRendezvousError =
     "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d "
     "store has failed. See inner exception for details.";
 
-// Source lines of the two warnings and of recvBytes, per profile (torch 2.4 / 2.6 builds).
+// The line tables of this file, by torch release (profiles.h's VersionRow).
+
+// A worker's heartbeat monitor losing the store: the source lines of the two warnings and of
+// recvBytes (torch 2.4 / 2.6 builds; older releases print none of it).
 struct StoreLines {
   int tcpstore, should_dump, utils;
   std::string_view csrc;  // where the build's sources were
 };
 
-StoreLines LinesOf(std::string_view profile) {
-  if (profile == "2.6") return {125, 1771, 679, "/pytorch/torch/csrc"};
-  return {141, 1662, 672, "../torch/csrc"};
-}
+constexpr VersionRow<StoreLines> kStoreLines[] = {
+    {{"", "2.5"}, {141, 1662, 672, "../torch/csrc"}},
+    {{"2.6", ""}, {125, 1771, 679, "/pytorch/torch/csrc"}},
+};
+static_assert(CoversEach(kStoreLines, kTorchReleases));
+
+// The agent's store error under RendezvousConnectionError: DistNetworkError from torch 2.2.
+constexpr VersionRow<std::string_view> kStoreError[] = {
+    {{"", "2.1"}, "RuntimeError: "},
+    {{"2.2", ""}, "torch.distributed.DistNetworkError: "},
+};
+static_assert(CoversEach(kStoreError, kTorchReleases));
+
+// The node that cannot reach the rendezvous endpoint: its c10d connect line (severity,
+// socket.cpp line, text) and TCPStore's exception ({0} the endpoint, {1} the port).
+struct ConnectFailure {
+  char severity;
+  int socket_line;
+  std::string_view warning, error;
+};
+
+constexpr VersionRow<ConnectFailure> kConnectFailure[] = {
+    {{"", "2.3"},
+     {'E', 860,
+      "[c10d] The client socket has timed out after 60s while trying to connect to ({0}, {1}).",
+      "RuntimeError: connect() timed out. Original timeout was 60000 ms."}},
+    {{"2.4", ""},
+     {'W', 752,
+      "[c10d] The client socket has failed to connect to [{0}]:{1} (errno: 110 - Connection timed "
+      "out).",
+      "torch.distributed.DistNetworkError: The client socket has timed out after 60000ms while "
+      "trying to connect to ({0}, {1})."}},
+};
+static_assert(CoversEach(kConnectFailure, kTorchReleases));
+
+// The static TCPStore's client-join timeout: the frames' source lines, the server's exception
+// ({0} seconds waited, {1} clients joined, {2} the world) and a client's ({0} its rank), whose
+// store->get fails on the closed connection in the words of the release's c10d sockets.
+struct JoinTimeout {
+  int init_process_group_line, env_handler_line;
+  std::string_view create_store_call;
+  int create_store_line, barrier_line;
+  std::string_view server_error, client_error;
+};
+
+constexpr VersionRow<JoinTimeout> kJoinTimeout[] = {
+    {{"", "1.13"},
+     {754, 246, "store = _create_c10d_store(master_addr, master_port, rank, world_size, timeout)",
+      176, 3145,
+      "RuntimeError: Timed out after {0} seconds waiting for clients. {1}/{2} clients joined.",
+      "RuntimeError: [{0}] is setting up NCCL communicator and retreiving ncclUniqueId from [0] "
+      "via c10d key-value store by key '0', but store->get('0') got error: Connection reset by "
+      "peer"}},
+    {{"2.1", "2.3"},
+     {1361, 258,
+      "store = _create_c10d_store(master_addr, master_port, rank, world_size, timeout, use_libuv)",
+      185, 3696,
+      "torch.distributed.DistStoreError: Timed out after {0} seconds waiting for clients. {1}/{2} "
+      "clients joined.",
+      "torch.distributed.DistBackendError: [{0}] is setting up NCCL communicator and retrieving "
+      "ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: "
+      "Connection reset by peer. This may indicate a possible application crash on rank 0 or a "
+      "network set up issue."}},
+    {{"2.4", ""},
+     {1361, 258,
+      "store = _create_c10d_store(master_addr, master_port, rank, world_size, timeout, use_libuv)",
+      185, 3696,
+      "torch.distributed.DistStoreError: Timed out after {0} seconds waiting for clients. {1}/{2} "
+      "clients joined.",
+      "torch.distributed.DistBackendError: [{0}] is setting up NCCL communicator and retrieving "
+      "ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: "
+      "Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown "
+      "or crash?. This may indicate a possible application crash on rank 0 or a network set up "
+      "issue."}},
+};
+static_assert(CoversEach(kJoinTimeout, kTorchReleases));
 
 }  // namespace
 
@@ -34,7 +109,7 @@ StoreLines LinesOf(std::string_view profile) {
 // workers print nothing until their agent stops them.
 void LineFormatter::Format(const StoreConnectionReset& r, LineBuilder& out) const {
   if (torch_.line_heartbeat_timeout == 0 || torch_.native_lib_paths[0].empty()) return;
-  const StoreLines lines = LinesOf(torch_.name);
+  const StoreLines& lines = RowFor(kStoreLines, torch_.name);
   Rng rng(job_.seed, StreamId::kLineTiming, (11ULL << 32) + static_cast<std::uint64_t>(r.rank));
   const int node = job_.NodeOf(r.rank);
   TimeNs t = r.time;
@@ -67,10 +142,9 @@ void LineFormatter::Format(const AgentStoreFailure& r, LineBuilder& out) const {
   constexpr std::string_view kDynamic = "torch/distributed/elastic/rendezvous/dynamic_rendezvous.py";
   constexpr std::string_view kAgent = "torch/distributed/elastic/agent/server/api.py";
   (void)r;
-  const bool modern = torch_.agent_style == AgentLogStyle::kGlog;  // DistNetworkError (>= 2.2)
   out.Str("Traceback (most recent call last):").EndLine();
   Frame(out, {kBackend, 113, "_call_store", "return getattr(self._store, store_op)(*args, **kwargs)"});
-  out.Str(modern ? "torch.distributed.DistNetworkError: " : "RuntimeError: ").Str(kConnectionReset).EndLine();
+  out.Str(RowFor(kStoreError, torch_.name)).Str(kConnectionReset).EndLine();
   out.EndLine();
   out.Str("The above exception was the direct cause of the following exception:").EndLine();
   out.EndLine();
@@ -103,26 +177,16 @@ std::int64_t LineFormatter::Format(const AgentRendezvousFailure& r, LineBuilder&
   constexpr std::string_view kDynamic = "torch/distributed/elastic/rendezvous/dynamic_rendezvous.py";
   constexpr std::string_view kAgent = "torch/distributed/elastic/agent/server/api.py";
   const std::int64_t first = out.lines();
-  const bool modern = torch_.c10_header == C10Header::kRankPrefixedTimestamped;  // torch >= 2.4
+  const ConnectFailure& connect = RowFor(kConnectFailure, torch_.name);
   const std::string& endpoint = job_.hostnames[0];
   const auto& frames = torch_.torchrun_traceback;
   if (!r.timed_out) {
-    WriteC10Line(out, -1, r.node, r.time - 10 * kNsPerMs, modern ? 'W' : 'E', "socket.cpp", modern ? 752 : 860);
-    if (modern) {
-      out.Str("[c10d] The client socket has failed to connect to [").Str(endpoint).Str("]:").Int(kRdzvPort);
-      out.Str(" (errno: 110 - Connection timed out).").EndLine();
-    } else {
-      out.Str("[c10d] The client socket has timed out after 60s while trying to connect to (").Str(endpoint);
-      out.Str(", ").Int(kRdzvPort).Str(").").EndLine();
-    }
+    WriteC10Line(out, -1, r.node, r.time - 10 * kNsPerMs, connect.severity, "socket.cpp",
+                 connect.socket_line);
+    out.Fill(connect.warning, {endpoint, kRdzvPort}).EndLine();
     out.Str("Traceback (most recent call last):").EndLine();
     Frame(out, {kBackend, 159, "_create_tcp_store", "store = TCPStore("});
-    if (modern) {
-      out.Str("torch.distributed.DistNetworkError: The client socket has timed out after 60000ms while trying to connect to (");
-      out.Str(endpoint).Str(", ").Int(kRdzvPort).Str(").").EndLine();
-    } else {
-      out.Str("RuntimeError: connect() timed out. Original timeout was 60000 ms.").EndLine();
-    }
+    out.Fill(connect.error, {endpoint, kRdzvPort}).EndLine();
     out.EndLine();
     out.Str("The above exception was the direct cause of the following exception:").EndLine();
     out.EndLine();
@@ -164,10 +228,9 @@ namespace denpex::sim {
 
 namespace {
 
-// One traceback line, behind torch's `[rank<R>]: ` where the profile prints it.
-LineBuilder& RankLine(LineBuilder& out, bool prefixed, int rank) {
-  if (prefixed) out.Str("[rank").Int(rank).Str("]: ");
-  return out;
+// One traceback line, behind the profile's traceback prefix.
+LineBuilder& RankLine(LineBuilder& out, std::string_view prefix, int rank) {
+  return out.Fill(prefix, {rank});
 }
 
 }  // namespace
@@ -178,46 +241,43 @@ LineBuilder& RankLine(LineBuilder& out, bool prefixed, int rank) {
 // each rank that joined fails its first collective's store->get of the ncclUniqueId
 // (ProcessGroupNCCL's broadcastUniqueNCCLID) on the closed connection.
 std::int64_t LineFormatter::Format(const StoreJoinTimeout& r, LineBuilder& out) const {
-  const bool prefixed = torch_.rank_prefixed_tracebacks;
-  const bool old = torch_.name == "1.13";
-  const bool recv_eof = torch_.name == "2.4" || torch_.name == "2.6";  // the c10d socket rewrite's words
+  const std::string_view prefix = torch_.traceback_prefix;
+  const JoinTimeout& shape = RowFor(kJoinTimeout, torch_.name);
   std::vector<PythonFrame> frames;
   if (r.rank == 0) {
-    frames = {{"/workspace/train.py", 88, "<module>", "deepspeed.init_distributed(dist_backend=\"nccl\")"},
-              {"deepspeed/comm/comm.py", 670, "init_distributed", "cdb = TorchBackend(dist_backend, timeout, init_method, rank, world_size)"},
-              {"deepspeed/comm/torch.py", 112, "__init__", "self.init_process_group(backend, timeout, init_method, rank, world_size)"},
-              {"deepspeed/comm/torch.py", 142, "init_process_group", "torch.distributed.init_process_group(backend,"},
-              {"torch/distributed/distributed_c10d.py", old ? 754 : 1361, "init_process_group", "store, rank, world_size = next(rendezvous_iterator)"},
-              {"torch/distributed/rendezvous.py", old ? 246 : 258, "_env_rendezvous_handler",
-               old ? "store = _create_c10d_store(master_addr, master_port, rank, world_size, timeout)"
-                   : "store = _create_c10d_store(master_addr, master_port, rank, world_size, timeout, use_libuv)"},
-              {"torch/distributed/rendezvous.py", old ? 176 : 185, "_create_c10d_store", "return TCPStore("}};
+    frames = {{"/workspace/train.py", 88, "<module>",
+               "deepspeed.init_distributed(dist_backend=\"nccl\")"},
+              {"deepspeed/comm/comm.py", 670, "init_distributed",
+               "cdb = TorchBackend(dist_backend, timeout, init_method, rank, world_size)"},
+              {"deepspeed/comm/torch.py", 112, "__init__",
+               "self.init_process_group(backend, timeout, init_method, rank, world_size)"},
+              {"deepspeed/comm/torch.py", 142, "init_process_group",
+               "torch.distributed.init_process_group(backend,"},
+              {"torch/distributed/distributed_c10d.py", shape.init_process_group_line,
+               "init_process_group", "store, rank, world_size = next(rendezvous_iterator)"},
+              {"torch/distributed/rendezvous.py", shape.env_handler_line, "_env_rendezvous_handler",
+               shape.create_store_call},
+              {"torch/distributed/rendezvous.py", shape.create_store_line, "_create_c10d_store",
+               "return TCPStore("}};
   } else {
     frames = {{"/workspace/train.py", 90, "<module>", "torch.distributed.barrier()"},
-              {"torch/distributed/distributed_c10d.py", old ? 3145 : 3696, "barrier", "work = default_pg.barrier(opts=opts)"}};
+              {"torch/distributed/distributed_c10d.py", shape.barrier_line, "barrier",
+               "work = default_pg.barrier(opts=opts)"}};
   }
-  RankLine(out, prefixed, r.rank).Str("Traceback (most recent call last):").EndLine();
+  RankLine(out, prefix, r.rank).Str("Traceback (most recent call last):").EndLine();
   for (const PythonFrame& f : frames) {
-    RankLine(out, prefixed, r.rank).Str("  File \"");
+    RankLine(out, prefix, r.rank).Str("  File \"");
     if (!f.file.starts_with('/')) out.Str(torch_.python_lib).Char('/');
     out.Str(f.file).Str("\", line ").Int(f.line).Str(", in ").Str(f.function).EndLine();
-    RankLine(out, prefixed, r.rank).Str("    ").Str(f.code).EndLine();
+    RankLine(out, prefix, r.rank).Str("    ").Str(f.code).EndLine();
   }
   const std::int64_t cited = out.lines();
-  RankLine(out, prefixed, r.rank);
+  RankLine(out, prefix, r.rank);
   if (r.rank == 0) {
-    out.Str(old ? "RuntimeError: " : "torch.distributed.DistStoreError: ").Str("Timed out after ").Int(r.waited_seconds);
-    out.Str(" seconds waiting for clients. ").Int(r.joined).Char('/').Int(job_.world).Str(" clients joined.").EndLine();
+    out.Fill(shape.server_error, {r.waited_seconds, r.joined, job_.world}).EndLine();
     return cited;
   }
-  out.Str(old ? "RuntimeError: [" : "torch.distributed.DistBackendError: [").Int(r.rank);
-  out.Str(old ? "] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value store by key '0', "
-              : "] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', ");
-  out.Str("but store->get('0') got error: ");
-  out.Str(recv_eof ? "Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?"
-                   : kConnectionReset);
-  if (!old) out.Str(". This may indicate a possible application crash on rank 0 or a network set up issue.");
-  out.EndLine();
+  out.Fill(shape.client_error, {r.rank}).EndLine();
   return cited;
 }
 

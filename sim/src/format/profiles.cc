@@ -108,13 +108,8 @@ constexpr TorchProfile kTorchProfiles[] = {
      .line_api_sigterm = 858,
      .line_api_failed = 833,
      .python_lib = "/usr/local/lib/python3.10/dist-packages",
-     .rank_prefixed_tracebacks = true,
+     .traceback_prefix = "[rank{0}]: ",
      .torchrun_traceback = kTorchrunTraceback24,
-     .work_numel = true,
-     .exception_detected_line = true,
-     .split_inconsistency = true,
-     .prefix_inconsistency = true,
-     .terminated_message = "Process group watchdog thread terminated with exception: ",
      .exception_class = "c10::DistBackendError",
      .agent_style = AgentLogStyle::kGlog,
      // As printed by a torch 2.7 build (public logs); 2.4-2.6 builds print nearby numbers.
@@ -124,7 +119,6 @@ constexpr TorchProfile kTorchProfiles[] = {
      .line_preparing_dump = 1536,
      .default_async_error_handling = 3,
      .skip_cleanup_mode = true,
-     .blocking_wait_suffix = " (TORCH_NCCL_BLOCKING_WAIT=1)",
      .line_blocking_wait = 1390,
      .timeout_error_class = "torch.distributed.DistBackendError",
      .aborted_error_class = "torch.distributed.DistBackendError",
@@ -132,7 +126,6 @@ constexpr TorchProfile kTorchProfiles[] = {
      .line_no_heartbeat_first_pg = 1417,
      .line_watchdog_stuck = 1266,
      .line_observed_dump = 1382,
-     .stuck_names_event_destroy = false,
      .autograd_warning_site = "torch/autograd/graph.py:768",
      .autograd_warning_source = kRunBackwardReturn,
      .autograd_fallback_site = "../torch/csrc/autograd/autograd_not_implemented_fallback.cpp:63"},
@@ -155,13 +148,8 @@ constexpr TorchProfile kTorchProfiles[] = {
      .line_api_sigterm = 897,
      .line_api_failed = 869,
      .python_lib = "/usr/local/lib/python3.12/dist-packages",
-     .rank_prefixed_tracebacks = true,
+     .traceback_prefix = "[rank{0}]: ",
      .torchrun_traceback = kTorchrunTraceback26,
-     .work_numel = true,
-     .exception_detected_line = true,
-     .split_inconsistency = true,
-     .prefix_inconsistency = true,
-     .terminated_message = "Process group watchdog thread terminated with exception: ",
      .exception_class = "c10::DistBackendError",
      .agent_style = AgentLogStyle::kGlog,
      // As printed by a torch 2.7 build (public logs); 2.4-2.6 builds print nearby numbers.
@@ -171,7 +159,6 @@ constexpr TorchProfile kTorchProfiles[] = {
      .line_preparing_dump = 1536,
      .default_async_error_handling = 3,
      .skip_cleanup_mode = true,
-     .blocking_wait_suffix = "",
      .line_blocking_wait = 712,
      .timeout_error_class = "torch.distributed.DistBackendError",
      .aborted_error_class = "torch.distributed.DistBackendError",
@@ -179,10 +166,10 @@ constexpr TorchProfile kTorchProfiles[] = {
      .line_no_heartbeat_first_pg = 1522,
      .line_watchdog_stuck = 1347,
      .line_observed_dump = 1922,
-     .stuck_names_event_destroy = true,
      .autograd_warning_site = "torch/autograd/graph.py:823",
      .autograd_warning_source = kRunBackwardReturn,
-     .autograd_fallback_site = "/pytorch/torch/csrc/autograd/autograd_not_implemented_fallback.cpp:62",
+     .autograd_fallback_site =
+         "/pytorch/torch/csrc/autograd/autograd_not_implemented_fallback.cpp:62",
      // Real 2.6.0 logs (pytorch#144599, deepspeedai/DeepSpeed#7266): LOG(WARNING) at 4561,
      // the product string's missing spaces fixed.
      .line_barrier_device = 4561,
@@ -203,18 +190,12 @@ constexpr TorchProfile kTorchProfiles[] = {
      .line_api_sigterm = 0,
      .line_api_failed = 0,
      .python_lib = "/usr/local/lib/python3.10/dist-packages",
-     .rank_prefixed_tracebacks = false,
+     .traceback_prefix = "",
      .torchrun_traceback = kTorchrunTraceback21,
-     .work_numel = true,
-     .exception_detected_line = false,
-     .split_inconsistency = true,
-     .prefix_inconsistency = false,
-     .terminated_message = "NCCL watchdog thread terminated with exception: ",
      .exception_class = "std::runtime_error",
      .agent_style = AgentLogStyle::kBracketed,
      .default_async_error_handling = 1,
      .skip_cleanup_mode = true,
-     .blocking_wait_suffix = " (NCCL_BLOCKING_WAIT=1)",
      .line_blocking_wait = 568,
      .timeout_error_class = "RuntimeError",
      .aborted_error_class = "torch.distributed.DistBackendError",
@@ -237,18 +218,12 @@ constexpr TorchProfile kTorchProfiles[] = {
      .line_api_sigterm = 0,
      .line_api_failed = 0,
      .python_lib = "/usr/local/lib/python3.8/dist-packages",
-     .rank_prefixed_tracebacks = false,
+     .traceback_prefix = "",
      .torchrun_traceback = kTorchrunTraceback113,
-     .work_numel = false,
-     .exception_detected_line = false,
-     .split_inconsistency = false,
-     .prefix_inconsistency = false,
-     .terminated_message = "",
      .exception_class = "std::runtime_error",
      .agent_style = AgentLogStyle::kLogger,
      .default_async_error_handling = 1,
      .skip_cleanup_mode = false,
-     .blocking_wait_suffix = " (NCCL_BLOCKING_WAIT=1)",
      .line_blocking_wait = 460,
      .timeout_error_class = "RuntimeError",
      .aborted_error_class = "RuntimeError",
@@ -283,6 +258,22 @@ constexpr SlurmProfile kSlurmProfiles[] = {
      .terminating_step = "srun: launch/slurm: _step_signal: Terminating StepId=",
      .node_failure = " DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"},
 };
+
+// Whether the profiles are exactly the releases profiles.h names for the line tables' checks.
+template <typename Profile, std::size_t N, std::size_t M>
+constexpr bool SameReleases(const Profile (&profiles)[N], const std::string_view (&releases)[M]) {
+  if (N != M) return false;
+  for (const Profile& p : profiles) {
+    bool named = false;
+    for (const std::string_view release : releases) named = named || p.name == release;
+    if (!named) return false;
+  }
+  return true;
+}
+
+static_assert(SameReleases(kTorchProfiles, kTorchReleases));
+static_assert(SameReleases(kNcclProfiles, kNcclReleases));
+static_assert(SameReleases(kSlurmProfiles, kSlurmReleases));
 
 }  // namespace
 

@@ -1,14 +1,85 @@
-// Version profiles: everything about a line's shape that differs between torch and NCCL
-// releases, kept as data (source line numbers, prefix styles, stack frames, tracebacks) so
-// that adding a release (issue #3: torch 1.13, 2.1, 2.6) is a new table row plus, at most,
-// a new enumerator handled by the formatter. Only torch 2.4 / NCCL 2.21.5 are filled in.
+// Version profiles: everything about a line's shape that differs between torch, NCCL and
+// Slurm releases, kept as data so that adding a release is adding rows. Two kinds of table:
+// the profiles here (one row per release: source line numbers, prefix styles, stack frames,
+// tracebacks), and each line family's own table of wordings beside its formatter
+// (`VersionRow`s: one row per range of releases, found with `RowFor`).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string_view>
 
 namespace denpex::sim {
+
+// A release as one number that orders releases: "2.21.5" -> 2'021'005, "2.4" -> 2'004'000,
+// "" -> 0 (major, minor, patch, each below 1000; anything after them, "+cuda12.4", ignored).
+// `missing` stands for the parts the name leaves out: 999 makes "2.18" the last 2.18.x.
+constexpr std::uint32_t ReleaseNumber(std::string_view name, std::uint32_t missing = 0) {
+  std::uint32_t parts[3] = {0, missing, missing};
+  std::size_t part = 0;
+  for (const char c : name) {
+    if (c == '.' && ++part < 3) {
+      parts[part] = 0;
+      continue;
+    }
+    if (c < '0' || c > '9' || part >= 3) break;
+    parts[part] = parts[part] * 10 + static_cast<std::uint32_t>(c - '0');
+  }
+  return parts[0] * 1'000'000 + parts[1] * 1'000 + parts[2];
+}
+
+// The releases one row of a line table covers, `from` through `through` inclusive, each
+// naming as many parts as it needs ("2.18" through covers 2.18.5; "" from: every older
+// release; "" through: every later one).
+struct Releases {
+  constexpr Releases(std::string_view from, std::string_view through)
+      : first(ReleaseNumber(from)),
+        last(through.empty() ? std::numeric_limits<std::uint32_t>::max()
+                             : ReleaseNumber(through, 999)) {}
+  constexpr bool Covers(std::uint32_t release) const { return release >= first && release <= last; }
+  std::uint32_t first, last;
+};
+
+// One row of a line family's table: what its lines read (`Shape`: format strings, source
+// lines, names) in a range of releases. A table lists its rows oldest first, and the rows
+// cover every release the family's profile knows once (`CoversEach`).
+template <typename Shape>
+struct VersionRow {
+  Releases releases;
+  Shape shape;
+};
+
+// The shape of the row that covers `release` (a profile's name: "2.4", "2.21.5", "23.02");
+// a release no row covers gets the newest row.
+template <typename Shape, std::size_t N>
+constexpr const Shape& RowFor(const VersionRow<Shape> (&table)[N], std::string_view release) {
+  const std::uint32_t number = ReleaseNumber(release);
+  for (const VersionRow<Shape>& row : table) {
+    if (row.releases.Covers(number)) return row.shape;
+  }
+  return table[N - 1].shape;
+}
+
+// The releases each profile table knows, for the line tables' static checks
+// (profiles.cc asserts that they match the profiles).
+inline constexpr std::string_view kTorchReleases[] = {"1.13", "2.1", "2.4", "2.6"};
+inline constexpr std::string_view kNcclReleases[] = {"2.18.5", "2.21.5"};
+inline constexpr std::string_view kSlurmReleases[] = {"22.05", "23.02"};
+
+// Whether exactly one row of `table` covers each of `releases` (a line table's
+// static_assert: no release falls between rows or under two).
+template <typename Shape, std::size_t N, std::size_t M>
+constexpr bool CoversEach(const VersionRow<Shape> (&table)[N],
+                          const std::string_view (&releases)[M]) {
+  for (const std::string_view release : releases) {
+    int rows = 0;
+    for (const VersionRow<Shape>& row : table) rows += row.releases.Covers(ReleaseNumber(release));
+    if (rows != 1) return false;
+  }
+  return true;
+}
 
 // How a c10 (C++) log line starts (docs/log_formats.md §2).
 enum class C10Header : std::uint8_t {
@@ -65,16 +136,13 @@ struct TorchProfile {
   int line_api_sigterm;         // torch/distributed/elastic/multiprocessing/api.py
   int line_api_failed;          // same file
   std::string_view python_lib;  // "/usr/local/lib/python3.10/dist-packages"
-  // torch >= 2.2 prefixes every line of an uncaught exception's traceback with "[rank<G>]: ".
-  bool rank_prefixed_tracebacks;
+  // What starts every line of an uncaught exception's traceback ({0} the global rank):
+  // "[rank{0}]: " from torch 2.2, "" before.
+  std::string_view traceback_prefix;
   std::span<const PythonFrame> torchrun_traceback;
-  // Watchdog block shape.
-  bool work_numel;               // WorkNCCL(...) carries NumelIn/NumelOut (torch >= 2.0)
-  bool exception_detected_line;  // "Exception (either an error or timeout) detected ..." (2.4-2.6)
-  bool split_inconsistency;      // "Some NCCL ..." and "To avoid ..." are two lines (>= 2.0)
-  bool prefix_inconsistency;     // ... and carry the group prefix (>= 2.4)
-  std::string_view terminated_message;  // "" (1.13: what() is the timeout message itself)
-  std::string_view exception_class;     // "c10::DistBackendError", "std::runtime_error"
+  // "terminate called after throwing an instance of '<class>'" (the watchdog block's words by
+  // release are formatter_watchdog.cc's kWatchdogWords).
+  std::string_view exception_class;  // "c10::DistBackendError", "std::runtime_error"
   AgentLogStyle agent_style;
   // Flight recorder (TORCH_NCCL_DUMP_ON_TIMEOUT, torch >= 2.4): ProcessGroupNCCL.cpp lines of
   // "Stack trace of the failed collective not found", "First PG on this rank to signal
@@ -87,8 +155,7 @@ struct TorchProfile {
   // Async error handling and blocking wait (docs/log_formats.md §3).
   int default_async_error_handling = 3;  // 3 SkipCleanUp (>= 2.2); 1 before (torchrun's)
   bool skip_cleanup_mode = true;         // mode 3 exists (not in 1.13)
-  // "Work WorkNCCL(...) timed out in blocking wait<suffix>." and its source line.
-  std::string_view blocking_wait_suffix;  // " (TORCH_NCCL_BLOCKING_WAIT=1)", "" (2.6)
+  // The source line of "Work WorkNCCL(...) timed out in blocking wait...".
   int line_blocking_wait = 0;
   // Python classes of what the main thread raises: the timeout itself (blocking wait) and
   // "NCCL communicator was aborted on rank r." (mode 2).
@@ -101,7 +168,6 @@ struct TorchProfile {
   int line_no_heartbeat_first_pg = 0;
   int line_watchdog_stuck = 0;
   int line_observed_dump = 0;
-  bool stuck_names_event_destroy = false;  // the fatal line says "(e.g., CudaEventDestroy)"
   // FSDP1's FlatParameter checks: flat_param.py's _init_flat_param ("`FlatParameter` requires
   // uniform dtype but got ...", 1.13-2.0) rather than _flat_param.py's
   // _validate_tensors_to_flatten ("Must flatten tensors with uniform dtype ...", 2.1+).

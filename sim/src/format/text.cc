@@ -20,6 +20,30 @@ double Pow10(int e) {
 double Unscale(double v, int e) { return e >= 0 ? v / Pow10(e) : v * Pow10(-e); }
 }  // namespace
 
+LineBuilder& LineBuilder::Fill(std::string_view format, std::initializer_list<FillArg> args) {
+  for (std::size_t open = format.find('{'); open != std::string_view::npos;
+       open = format.find('{')) {
+    const bool placeholder = open + 2 < format.size() && format[open + 1] >= '0' &&
+                             format[open + 1] <= '9' && format[open + 2] == '}' &&
+                             static_cast<std::size_t>(format[open + 1] - '0') < args.size();
+    if (!placeholder) {
+      out_->append(format.substr(0, open + 1));
+      format.remove_prefix(open + 1);
+      continue;
+    }
+    out_->append(format.substr(0, open));
+    const FillArg& arg = args.begin()[format[open + 1] - '0'];
+    if (arg.is_int) {
+      Int(arg.value);
+    } else {
+      out_->append(arg.text);
+    }
+    format.remove_prefix(open + 3);
+  }
+  out_->append(format);
+  return *this;
+}
+
 LineBuilder& LineBuilder::Padded(std::int64_t v, int width, char fill) {
   char buf[24];
   char* begin = buf;

@@ -5,10 +5,23 @@
 
 #include <charconv>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
 namespace denpex::sim {
+
+// One argument of LineBuilder::Fill: text or an integer.
+struct FillArg {
+  FillArg(std::string_view s) : text(s) {}             // NOLINT: implicit, as Fill's arguments read
+  FillArg(const std::string& s) : text(s) {}           // NOLINT
+  FillArg(const char* s) : text(s) {}                  // NOLINT
+  FillArg(std::int64_t v) : value(v), is_int(true) {}  // NOLINT
+  FillArg(int v) : value(v), is_int(true) {}           // NOLINT
+  std::string_view text;
+  std::int64_t value = 0;
+  bool is_int = false;
+};
 
 class LineBuilder {
  public:
@@ -39,6 +52,10 @@ class LineBuilder {
     out_->append(buf, static_cast<std::size_t>(r.ptr - buf));
     return *this;
   }
+  // A line table's format string: `format` with each "{N}" (N one digit) replaced by args[N];
+  // every other character, other braces included, as is. Rows of one table may use their
+  // arguments in any order, or leave some out.
+  LineBuilder& Fill(std::string_view format, std::initializer_list<FillArg> args);
   // printf("%.<decimals>f"), rounding half away from zero.
   LineBuilder& Fixed(double v, int decimals);
   // printf("%.<decimals>E"): 1.234567E-04.
