@@ -16,6 +16,7 @@
 #include "model/job.h"
 #include "model/model.h"
 #include "model/noise.h"
+#include "model/restarts.h"
 #include "output/history.h"
 #include "output/ib_counters.h"
 #include "output/kubernetes.h"
@@ -73,83 +74,15 @@ CitationPlan PlanCitations(const Job& job, const FaultPlan& fault) {
   return plan;
 }
 
-// kubernetes.restarts: the attempt the controller starts once the first has failed. A fault
-// that leaves its node unusable (node loss, Xid 79) keeps the replacement pod Pending: the
-// others wait in the rendezvous for it (FAULT_KIND_RENDEZVOUS_TIMEOUT's model, the Pending
-// pod's node the one that never joins); any other fault recurs on the same rank.
-struct RestartPlan {
-  v1::Fault fault;
-  int unplaced = -1;
-  bool node_lost = false;
-};
-
-RestartPlan PlanRestart(const v1::Scenario& s, const FaultPlan& first) {
-  RestartPlan p;
-  if (first.traits->Has(kNodeUnusable)) {
-    p.fault.set_kind(v1::FAULT_KIND_RENDEZVOUS_TIMEOUT);
-    p.fault.set_node(first.node);
-    p.unplaced = first.node;
-    p.node_lost = first.kind() == v1::FAULT_KIND_NODE_LOSS;
-    return p;
-  }
-  p.fault = s.faults(0);
-  p.fault.set_rank(first.rank);
-  p.fault.set_step(first.step);
-  p.fault.set_at_fraction(first.at_fraction);
-  p.fault.set_variant(first.variant);
-  return p;
-}
-
-// The restarted attempt's pod logs join the first attempt's: a PyTorchJob's pods restarted in
-// place, so the first attempt's log becomes `kubectl logs --previous` (`<pod>.previous.log`); a
-// JobSet's pods are new (new names; the first attempt's logs kept as they were collected). A
-// Pending pod left no log.
-Status MergeRestartLogs(const Job& first, const Job& restarted, int unplaced, const fs::path& scratch, const fs::path& incident) {
-  std::error_code ec;
-  for (int node = 0; node < first.nodes; ++node) {
-    const fs::path pods = incident / "pods";
-    if (first.KubeRestartsInPlace()) {
-      fs::rename(pods / (first.pod_names[node] + ".log"), pods / (first.pod_names[node] + ".previous.log"), ec);
-      if (ec) return Status::IoError((pods / first.pod_names[node]).string() + ".log: cannot rename: " + ec.message());
-    }
-    if (node == unplaced) continue;
-    const std::string name = restarted.pod_names[node] + ".log";
-    fs::rename(scratch / "pods" / name, pods / name, ec);
-    if (ec) return Status::IoError((scratch / "pods" / name).string() + ": cannot move: " + ec.message());
-  }
-  fs::remove_all(scratch.parent_path(), ec);
-  return Status::Ok();
-}
-
-// One restarted attempt (kubernetes.restarts): its job, fault, model and scratch writer.
+// One restarted attempt (kubernetes.restarts): its plan, model and writer. Its writer puts only
+// its pod logs into the incident, under the names kubectl shows them (Job::PodLogOf).
 struct RestartedAttempt {
-  std::unique_ptr<Job> job;
-  std::unique_ptr<FaultPlan> fault;
+  std::unique_ptr<KubeAttemptPlan> plan;
   std::unique_ptr<LineFormatter> formatter;
   std::unique_ptr<IncidentWriter> writer;
   std::unique_ptr<Model> model;
   Outcome outcome;
 };
-
-// Replaces `truth`'s citations of pod logs by `seen`'s (the same failure in a later attempt).
-void CitePodLinesOf(const v1::Truth& seen, v1::Truth* truth) {
-  auto* ev = truth->mutable_evidence();
-  ev->erase(std::remove_if(ev->begin(), ev->end(), [](const v1::Evidence& e) { return e.file().starts_with("pods/"); }), ev->end());
-  for (const v1::Evidence& e : seen.evidence()) {
-    if (e.file().starts_with("pods/")) *ev->Add() = e;
-  }
-}
-
-// A truth cites the first attempt's pod lines: under a restart in place they are now in the
-// `--previous` files.
-void CitePreviousLogs(v1::Truth* truth) {
-  for (v1::Evidence& e : *truth->mutable_evidence()) {
-    const std::string& f = e.file();
-    if (f.starts_with("pods/") && f.ends_with(".log") && !f.ends_with(".previous.log")) {
-      e.set_file(f.substr(0, f.size() - 4) + ".previous.log");
-    }
-  }
-}
 
 }  // namespace
 
@@ -199,36 +132,30 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
     nic = std::move(*written);
   }
 
-  // kubernetes.restarts: each restarted attempt runs as a model of its own into a scratch
-  // incident, from the end of the one before.
+  // kubernetes.restarts: each restarted attempt runs as a model of its own, from the end of the
+  // one before, and writes its pod logs beside the first attempt's.
   std::vector<std::unique_ptr<RestartedAttempt>> attempts;
   std::vector<KubeRestart> restarts;
   TimeNs last_end = outcome.end_time;
   for (int k = 1; k <= job.kube_restarts; ++k) {
-    const Job& before = k == 1 ? job : *attempts.back()->job;
-    const RestartPlan plan = PlanRestart(*scenario, fault);
-    // A JobSet deletes the old Jobs (foreground) and creates new pods; the kubelet restarts a
-    // container in place after its back-off (10 s, doubling with each restart). Torchrun starts
-    // 40 s after its pod is placed.
-    const TimeNs start = last_end + (job.KubeRestartsInPlace() ? (10LL << (k - 1)) : 2) * kNsPerSec;
+    const Job& before = k == 1 ? job : attempts.back()->plan->job;
     auto a = std::make_unique<RestartedAttempt>();
-    a->job = std::make_unique<Job>(before.Restarted(*scenario, start + (job.KubeRestartsInPlace() ? 0 : 40 * kNsPerSec)));
-    a->fault = std::make_unique<FaultPlan>(PlanFault(plan.fault, *a->job, 0));
-    a->formatter = std::make_unique<LineFormatter>(*a->job, *FindTorchProfile(scenario->format().torch()),
-                                                   *FindNcclProfile(scenario->format().nccl()),
-                                                   *FindSlurmProfile(scenario->format().slurm()));
-    const fs::path scratch = options.out_dir / "restart.scratch" / "incident";
-    std::error_code ec;
-    fs::remove_all(scratch.parent_path(), ec);
-    a->writer = std::make_unique<IncidentWriter>(*a->job, *a->formatter, scratch, PlanCitations(*a->job, *a->fault),
-                                                 options.writer_threads);
+    a->plan =
+        std::make_unique<KubeAttemptPlan>(PlanKubeAttempt(*scenario, fault, before, last_end));
+    const Job& attempt = a->plan->job;
+    a->formatter =
+        std::make_unique<LineFormatter>(attempt, torch, *FindNcclProfile(scenario->format().nccl()),
+                                        *FindSlurmProfile(scenario->format().slurm()));
+    a->writer = std::make_unique<IncidentWriter>(
+        attempt, *a->formatter, options.out_dir / "incident",
+        PlanCitations(attempt, a->plan->fault), options.writer_threads);
     DENPEX_RETURN_IF_ERROR(a->writer->CreateDirectories());
-    a->model = std::make_unique<Model>(*a->job, *a->fault, *a->writer);
+    a->model = std::make_unique<Model>(attempt, a->plan->fault, *a->writer);
     a->outcome = a->model->Run();
     last_end = a->outcome.end_time;
     DENPEX_RETURN_IF_ERROR(a->writer->Finish());
-    DENPEX_RETURN_IF_ERROR(MergeRestartLogs(before, *a->job, plan.unplaced, scratch, options.out_dir / "incident"));
-    restarts.push_back({a->job.get(), &a->model->launcher(), start, plan.unplaced, plan.node_lost});
+    restarts.push_back(
+        {&attempt, &a->model->launcher(), a->plan->restart, a->plan->unplaced, a->plan->node_lost});
     attempts.push_back(std::move(a));
   }
 
@@ -244,12 +171,13 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   if (checkpoints) *result.truth.mutable_checkpoint() = *checkpoints;
   if (attempts.size() >= 2 && job.KubeRestartsInPlace()) {
     // `kubectl logs --previous` keeps only the attempt before the last: the first attempt's pod
-    // lines are gone, and the same failure's lines in that attempt are what is left to cite.
+    // lines never landed (the truth above cites none of them), and the same failure's lines in
+    // that attempt are what is left to cite (its writer wrote only pod logs).
     const RestartedAttempt& kept = *attempts[attempts.size() - 2];
-    const v1::Truth seen = BuildTruth({*scenario, *kept.job, *kept.fault, *kept.model, kept.outcome, *kept.writer});
-    CitePodLinesOf(seen, &result.truth);
+    const v1::Truth seen = BuildTruth(
+        {*scenario, kept.plan->job, kept.plan->fault, *kept.model, kept.outcome, *kept.writer});
+    for (const v1::Evidence& e : seen.evidence()) *result.truth.add_evidence() = e;
   }
-  if (job.KubeRestartsInPlace()) CitePreviousLogs(&result.truth);
   DENPEX_RETURN_IF_ERROR(WriteHistory(*scenario, job, fault, model.workers().fault_time(), options.out_dir,
                                       &result.truth));
   DENPEX_RETURN_IF_ERROR(proto::WriteJsonFile(options.out_dir / "truth.json", result.truth));

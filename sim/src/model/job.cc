@@ -201,6 +201,12 @@ Job Job::Restarted(const v1::Scenario& scenario, TimeNs start) const {
   return job;
 }
 
+PodLog Job::PodLogOf(int node) const {
+  if (node == kube_pending_node) return PodLog::kGone;
+  if (!KubeRestartsInPlace() || kube_attempt == kube_restarts) return PodLog::kCurrent;
+  return kube_attempt + 1 == kube_restarts ? PodLog::kPrevious : PodLog::kGone;
+}
+
 int Job::LocalOfGpu(int node, int gpu) const {
   if (gpu_of_local.empty()) return gpu;
   for (int l = 0; l < gpus_per_node; ++l) {

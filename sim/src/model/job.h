@@ -40,6 +40,11 @@ struct Workload {
   int samples_per_replica = 8;  // global batch = dp * this
 };
 
+// What `kubectl logs` shows of an attempt's pod once the job has failed (kubernetes.restarts):
+// its current container's log, `--previous` (the container before it; kubectl keeps one), or
+// nothing (an older container, or a pod that never ran).
+enum class PodLog : std::uint8_t { kCurrent, kPrevious, kGone };
+
 // What a node's files suffered before they reached the incident (realism.*_node_fraction).
 enum class NodeDamage : std::uint8_t { kNone, kMissing, kTruncated };
 
@@ -75,6 +80,10 @@ struct Job {
   bool KubeRestartsInPlace() const {
     return kube_restarts > 0 && kube_controller != v1::KUBE_CONTROLLER_JOBSET;
   }
+  // What kubectl shows of this attempt's pod log on `node` (LAYOUT_KUBECTL_LOGS): a PyTorchJob's
+  // last attempt is the current container, the one before it `--previous`, older ones are gone;
+  // a JobSet's pods are new with each attempt (new names), so each keeps its log.
+  PodLog PodLogOf(int node) const;
 
   // Shape.
   std::uint64_t seed = 0;
@@ -139,6 +148,7 @@ struct Job {
   std::string kube_job, kube_namespace;
   int kube_restarts = 0;  // kubernetes.restarts: the controller restarts the failed job this often
   int kube_attempt = 0;   // which attempt this Job runs (0: the first; 1: after the restart)
+  int kube_pending_node = -1;  // a restarted attempt's pod the scheduler never placed; -1: none
   std::vector<TimeNs> clock_offset;      // node -> printed time minus true time
   std::vector<std::int32_t> agent_pid;   // node -> torchrun's pid
   std::vector<TimeNs> agent_start;       // node -> when torchrun printed its banner

@@ -1,8 +1,11 @@
 // Builds truth.json (see truth.h) from the model's final state and the writer's citations.
-// The evidence rules per fault action are in EvidenceFor(); docs/truth_format.md states them.
+// The evidence rules are one table, kRules; docs/truth_format.md states them.
 #include "truth.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
+#include <optional>
 #include <set>
 
 #include "denpex/common/time.h"
@@ -11,6 +14,203 @@ namespace denpex::sim {
 
 namespace {
 
+// --- Evidence: one table of rules ---------------------------------------------------------------
+
+// Which launcher reports the job's end (the rows below apply to some of them). Torchrun's agents
+// under Kubernetes are kKube when the kubectl files are in the truth's hands.
+enum Family : std::uint8_t {
+  kTorchrun = 1 << 0,
+  kKube = 1 << 1,
+  kSrun = 1 << 2,
+  kMpirun = 1 << 3,
+  kPdsh = 1 << 4,
+  kRay = 1 << 5,
+};
+constexpr std::uint8_t kAgents = kTorchrun | kKube;      // torchrun's failure report
+constexpr std::uint8_t kBare = kSrun | kMpirun | kPdsh;  // a launcher line per rank's end
+constexpr std::uint8_t kAnyLauncher = kAgents | kBare | kRay;
+
+std::uint8_t FamilyOf(const TruthInputs& in) {
+  switch (in.job.launcher) {
+    case v1::LAUNCHER_SRUN:
+      return kSrun;
+    case v1::LAUNCHER_MPIRUN:
+      return kMpirun;
+    case v1::LAUNCHER_PDSH:
+      return kPdsh;
+    case v1::LAUNCHER_RAY:
+      return kRay;
+    default:
+      return in.kube != nullptr ? kKube : kTorchrun;
+  }
+}
+
+// How a cited line is found: a line the writer remembered (of a kind, about the fault's rank,
+// node, far end, rank 0 or a controller event), or a pick among them, or a line of the files
+// written after the run (kubectl's, the IB counters).
+enum class Pick : std::uint8_t {
+  kLine,
+  kExit,             // the bare-metal launcher's line for the rank's end (srun, mpirun, pdsh)
+  kPeerWatchdog,     // the earliest surviving watchdog block of a rank other than the fault's
+  kStallWatchdog,    // kPeerWatchdog when the slowed rank then stalled
+  kSetupWarn,        // the fault node's lowest failing rank's surviving NCCL set-up WARN
+  kLowestException,  // a job-wide exception: the lowest surviving rank's line
+  kNextException,    // ... and the next surviving rank's
+  kCtldCancel,       // slurmctld's time limit, else its kill request, else the preemption
+  kNic,              // the port's counter line in <host>/ib_counters.log, when collected
+  kKubeEvicted,      // events.txt's `Evicted` row
+  kKubePodReason,    // describe's `Reason: Evicted` / `Reason: OOMKilled`
+  kKubeOomEvent,     // events.txt's `OOMKilling` row
+  kKubeNotReady,     // events.txt's `NodeNotReady node/<node>` row
+  kKubeUnplaced,     // events.txt's `FailedScheduling` row of the Pending replacement (restarts)
+  kKubeJobEnd,       // events.txt's row that says the restart budget ran out (restarts)
+};
+enum class Who : std::uint8_t { kRank, kNode, kPeer, kZero, kCtld };
+
+struct Cited {
+  Pick pick = Pick::kLine;
+  v1::EvidenceRole role = v1::EVIDENCE_ROLE_UNSPECIFIED;  // unspecified: no line (end of row)
+  Cite cite = Cite::kException;                           // kLine
+  Who who = Who::kRank;                                   // kLine
+  CtldEvent event = CtldEvent::kAllocate;                 // Who::kCtld
+};
+
+constexpr auto kI = v1::EVIDENCE_ROLE_INITIATING;
+constexpr auto kC = v1::EVIDENCE_ROLE_CORROBORATING;
+constexpr auto kQ = v1::EVIDENCE_ROLE_CONSEQUENCE;
+constexpr auto kX = v1::EVIDENCE_ROLE_CONTEXT;
+
+constexpr Cited Line(Cite cite, Who who, v1::EvidenceRole role) {
+  return {Pick::kLine, role, cite, who};
+}
+constexpr Cited Ctld(CtldEvent event, v1::EvidenceRole role) {
+  return {Pick::kLine, role, Cite::kCtld, Who::kCtld, event};
+}
+constexpr Cited By(Pick pick, v1::EvidenceRole role) { return {pick, role}; }
+
+// A rule: the faults it is for (launchers, and a kind, an action or a registry rule; unset: any)
+// and the lines the truth cites, in order. The first rule that matches decides, unless it says
+// `more`: the rules after it add their lines too.
+struct Rule {
+  std::uint8_t families;
+  v1::FaultKind kind = v1::FAULT_KIND_UNSPECIFIED;
+  std::optional<FaultAction> action;
+  FaultRule rule = kNoRules;
+  bool more = false;
+  std::array<Cited, 4> lines{};
+};
+
+constexpr Rule ForKind(std::uint8_t families, v1::FaultKind kind, std::array<Cited, 4> lines) {
+  return {families, kind, std::nullopt, kNoRules, false, lines};
+}
+constexpr Rule ForAction(std::uint8_t families, FaultAction action, std::array<Cited, 4> lines) {
+  return {families, v1::FAULT_KIND_UNSPECIFIED, action, kNoRules, false, lines};
+}
+
+using A = FaultAction;
+using W = Who;
+
+// docs/truth_format.md, "Per fault kind", states these rules.
+constexpr Rule kRules[] = {
+    // The network's faults, under any launcher: a slow port's counters name it, not the timers;
+    // a failed link's two ends' WARNs and its port's counters.
+    ForKind(kAnyLauncher, v1::FAULT_KIND_SLOW_NIC, {By(Pick::kNic, kI)}),
+    {kAnyLauncher,
+     v1::FAULT_KIND_UNSPECIFIED,
+     std::nullopt,
+     kLink,
+     false,
+     {Line(Cite::kIbError, W::kRank, kI), By(Pick::kNic, kI), Line(Cite::kIbError, W::kPeer, kC)}},
+    // Kubernetes: the Pending replacement and why the job ended (kubernetes.restarts), then its
+    // own word on the pod or node the fault hit.
+    {kKube,
+     v1::FAULT_KIND_UNSPECIFIED,
+     std::nullopt,
+     kNoRules,
+     true,
+     {By(Pick::kKubeUnplaced, kC), By(Pick::kKubeJobEnd, kX)}},
+    ForKind(kKube, v1::FAULT_KIND_POD_OOMKILLED,
+            {By(Pick::kKubePodReason, kI), By(Pick::kKubeOomEvent, kC)}),
+    ForKind(kKube, v1::FAULT_KIND_POD_EVICTION,
+            {By(Pick::kKubeEvicted, kI), By(Pick::kKubePodReason, kC)}),
+    ForKind(kKube, v1::FAULT_KIND_NODE_LOSS,
+            {By(Pick::kKubeNotReady, kI), Line(Cite::kLastLine, W::kNode, kC)}),
+    // The rank's own lines, the same under every launcher but Ray's.
+    ForAction(kBare | kAgents, A::kMismatch,
+              {Line(Cite::kWatchdog, W::kRank, kI), By(Pick::kPeerWatchdog, kC)}),
+    ForAction(kBare | kAgents, A::kSlowdown,
+              {Line(Cite::kSlowTimers, W::kRank, kI), By(Pick::kStallWatchdog, kQ)}),
+    ForAction(kBare | kAgents, A::kNicFailure, {Line(Cite::kIbError, W::kRank, kI)}),
+    ForAction(kBare | kAgents, A::kNcclSetup, {By(Pick::kSetupWarn, kI)}),
+    ForAction(kBare | kAgents, A::kJobException,
+              {By(Pick::kLowestException, kI), By(Pick::kNextException, kC)}),
+    // srun, mpirun and pdsh report each rank's end: their line for it beside the rank's own.
+    ForAction(kBare, A::kSigkill, {By(Pick::kExit, kI)}),
+    ForAction(kBare, A::kSegfault, {Line(Cite::kSegfault, W::kRank, kI), By(Pick::kExit, kC)}),
+    ForAction(kBare, A::kException, {Line(Cite::kException, W::kRank, kI), By(Pick::kExit, kC)}),
+    ForAction(kBare, A::kHang, {By(Pick::kPeerWatchdog, kQ)}),
+    ForAction(kBare, A::kCudaError,
+              {Line(Cite::kException, W::kRank, kI), Line(Cite::kKernel, W::kNode, kI),
+               By(Pick::kExit, kC)}),
+    ForAction(kBare, A::kHostOom, {Line(Cite::kKernel, W::kNode, kI), By(Pick::kExit, kI)}),
+    // The node's ranks never joined the static store: rank 0's server counts them; srun, mpirun:
+    // the node's kernel saw its tasks hang (khungtaskd's first report), when it did.
+    ForAction(kBare, A::kStoreJoinTimeout,
+              {Line(Cite::kStoreJoin, W::kZero, kC), Line(Cite::kKernel, W::kNode, kI)}),
+    // The launchers' own word on a node or the job (slurmctld.log, mpirun.out, deepspeed.log).
+    ForAction(kSrun, A::kNodeLoss,
+              {Ctld(CtldEvent::kSetDown, kI), Ctld(CtldEvent::kKillOnFailed, kC),
+               Ctld(CtldEvent::kRequeue, kC)}),
+    ForAction(kSrun, A::kSlurmdSilent,
+              {Ctld(CtldEvent::kSetDown, kI), Ctld(CtldEvent::kKillOnFailed, kC),
+               Ctld(CtldEvent::kRequeue, kC)}),
+    ForAction(kSrun, A::kSchedulerCancel,
+              {By(Pick::kCtldCancel, kI), Line(Cite::kStepdJob, W::kZero, kC)}),
+    ForAction(kMpirun, A::kNodeLoss, {Line(Cite::kMpirun, W::kNode, kI)}),
+    ForAction(kPdsh, A::kNodeLoss,
+              {Line(Cite::kPdsh, W::kNode, kI), Line(Cite::kPdshExit, W::kNode, kC)}),
+    // Ray: the driver's ActorDiedError names the dead actor, its cause line says why; the GCS's
+    // verdict on a lost node; the raylet's memory-monitor summary. A hang is silent: its peers'
+    // watchdogs say it (the driver names a victim).
+    ForKind(kRay, v1::FAULT_KIND_NODE_LOSS,
+            {Line(Cite::kRayGcs, W::kNode, kI), Line(Cite::kRayActorDied, W::kRank, kC)}),
+    ForKind(kRay, v1::FAULT_KIND_RAY_OOM_KILL,
+            {Line(Cite::kRayCause, W::kRank, kI), Line(Cite::kRaylet, W::kNode, kC)}),
+    ForKind(kRay, v1::FAULT_KIND_SIGSEGV,
+            {Line(Cite::kSegfault, W::kRank, kI), Line(Cite::kRayActorDied, W::kRank, kC)}),
+    ForKind(kRay, v1::FAULT_KIND_EXCEPTION,
+            {Line(Cite::kException, W::kRank, kI), Line(Cite::kRayActorDied, W::kRank, kC)}),
+    ForKind(kRay, v1::FAULT_KIND_HANG, {By(Pick::kPeerWatchdog, kQ)}),
+    ForKind(kRay, v1::FAULT_KIND_UNSPECIFIED, {Line(Cite::kRayActorDied, W::kRank, kI)}),
+    // Torchrun's agents: the failure report's `failed (exitcode: ...)` line and its root-cause
+    // `rank :` line; a killed rank's own SIGTERM; where a lost node's agent stops.
+    ForAction(kAgents, A::kSigkill,
+              {Line(Cite::kAgentFailed, W::kNode, kI), Line(Cite::kAgentRootRank, W::kNode, kI)}),
+    ForAction(kAgents, A::kSegfault,
+              {Line(Cite::kSegfault, W::kRank, kI), Line(Cite::kAgentFailed, W::kNode, kC)}),
+    ForAction(kAgents, A::kException,
+              {Line(Cite::kException, W::kRank, kI), Line(Cite::kAgentFailed, W::kNode, kC)}),
+    ForAction(kAgents, A::kHang,
+              {By(Pick::kPeerWatchdog, kQ), Line(Cite::kAgentSigterm, W::kRank, kC)}),
+    ForAction(kAgents, A::kCudaError,
+              {Line(Cite::kException, W::kRank, kI), Line(Cite::kKernel, W::kNode, kI),
+               Line(Cite::kAgentFailed, W::kNode, kC), Line(Cite::kAgentRootRank, W::kNode, kC)}),
+    // Killed silently: the agent's report names it, the kernel says why.
+    ForAction(kAgents, A::kHostOom,
+              {Line(Cite::kKernel, W::kNode, kI), Line(Cite::kAgentFailed, W::kNode, kI),
+               Line(Cite::kAgentRootRank, W::kNode, kI)}),
+    ForAction(kAgents, A::kNodeLoss, {Line(Cite::kLastLine, W::kNode, kC)}),
+    ForAction(kAgents, A::kRendezvousTimeout,
+              {Line(Cite::kRendezvous, W::kNode, kI)}),  // the agent that never joined
+};
+
+bool Matches(const Rule& rule, const TruthInputs& in, std::uint8_t family) {
+  if ((rule.families & family) == 0) return false;
+  if (rule.kind != v1::FAULT_KIND_UNSPECIFIED && rule.kind != in.fault.kind()) return false;
+  if (rule.action && *rule.action != in.fault.action()) return false;
+  return rule.rule == kNoRules || in.fault.traits->Has(rule.rule);
+}
+
 // A line that did not survive (realism: its file is missing or cut) cannot be required.
 void AddEvidence(const Citation* c, v1::EvidenceRole role, v1::Truth* truth) {
   if (c == nullptr || !c->intact) return;
@@ -18,6 +218,16 @@ void AddEvidence(const Citation* c, v1::EvidenceRole role, v1::Truth* truth) {
   e->set_file(c->line.file);
   e->set_line(static_cast<std::int32_t>(c->line.line));
   e->set_text(c->line.text);
+  e->set_role(role);
+}
+
+// A line of the files written after the run (line 0: none).
+void AddLine(const CitedLine* c, v1::EvidenceRole role, v1::Truth* truth) {
+  if (c == nullptr || c->line == 0) return;
+  v1::Evidence* e = truth->add_evidence();
+  e->set_file(c->file);
+  e->set_line(static_cast<std::int32_t>(c->line));
+  e->set_text(c->text);
   e->set_role(role);
 }
 
@@ -33,8 +243,9 @@ const Citation* FirstPeerWatchdog(const IncidentWriter& writer, int except) {
 }
 
 // A job-wide exception: every rank raised the same error at about the same time, so no rank's
-// line is more initiating than another's; the lowest surviving rank's is cited, and the next.
-void JobExceptionEvidence(const IncidentWriter& w, v1::Truth* truth) {
+// line is more initiating than another's; the lowest surviving rank's is cited (`which` 0), and
+// the next (1).
+const Citation* LowestException(const IncidentWriter& w, int which) {
   const Citation* first = nullptr;
   const Citation* second = nullptr;
   for (const Citation& c : w.citations()) {
@@ -46,17 +257,7 @@ void JobExceptionEvidence(const IncidentWriter& w, v1::Truth* truth) {
       second = &c;
     }
   }
-  AddEvidence(first, v1::EVIDENCE_ROLE_INITIATING, truth);
-  AddEvidence(second, v1::EVIDENCE_ROLE_CORROBORATING, truth);
-}
-
-// Fail-slow: the slow rank's (the slow node's first rank's) first timer line of a slowed step;
-// when it then stalled, the first peer's watchdog timeout too.
-void SlowdownEvidence(const TruthInputs& in, v1::Truth* truth) {
-  AddEvidence(in.writer.Find(Cite::kSlowTimers, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
-  if (in.fault.stall) {
-    AddEvidence(FirstPeerWatchdog(in.writer, in.fault.rank), v1::EVIDENCE_ROLE_CONSEQUENCE, truth);
-  }
+  return which == 0 ? first : second;
 }
 
 // NCCL set-up: the WARN of the node's lowest failing rank whose line survived (realism may lose
@@ -70,260 +271,79 @@ const Citation* LowestSetupWarn(const TruthInputs& in) {
   return nullptr;
 }
 
-// A launcher that reports each rank's end (srun's `task N: <status>`, mpirun's first-failure
-// block) adds `exit`, its line for the rank, to the rank's own lines; the rest of the evidence
-// is the same under either. False for the faults the launcher itself tells (node loss, the
-// scheduler's decisions), left to the caller.
-bool RankEvidence(const TruthInputs& in, Cite exit, v1::Truth* truth) {
-  const IncidentWriter& w = in.writer;
-  const int rank = in.fault.rank;
-  constexpr auto kInit = v1::EVIDENCE_ROLE_INITIATING;
-  constexpr auto kCorr = v1::EVIDENCE_ROLE_CORROBORATING;
-  switch (in.fault.action()) {
-    case FaultAction::kSigkill:
-      AddEvidence(w.Find(exit, rank), kInit, truth);
-      return true;
-    case FaultAction::kSegfault:
-      AddEvidence(w.Find(Cite::kSegfault, rank), kInit, truth);
-      AddEvidence(w.Find(exit, rank), kCorr, truth);
-      return true;
-    case FaultAction::kException:
-      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
-      AddEvidence(w.Find(exit, rank), kCorr, truth);
-      return true;
-    case FaultAction::kHang:
-      AddEvidence(FirstPeerWatchdog(w, rank), v1::EVIDENCE_ROLE_CONSEQUENCE, truth);
-      return true;
-    case FaultAction::kMismatch:
-      AddEvidence(w.Find(Cite::kWatchdog, rank), kInit, truth);
-      AddEvidence(FirstPeerWatchdog(w, rank), kCorr, truth);
-      return true;
-    case FaultAction::kCudaError:
-      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
-      AddEvidence(w.Find(Cite::kKernel, in.fault.node), kInit, truth);
-      AddEvidence(w.Find(exit, rank), kCorr, truth);
-      return true;
-    case FaultAction::kHostOom:
-      AddEvidence(w.Find(Cite::kKernel, in.fault.node), kInit, truth);
-      AddEvidence(w.Find(exit, rank), kInit, truth);
-      return true;
-    case FaultAction::kSlowdown:
-      SlowdownEvidence(in, truth);
-      return true;
-    case FaultAction::kNicFailure:
-      AddEvidence(w.Find(Cite::kIbError, rank), kInit, truth);
-      return true;
-    case FaultAction::kNcclSetup:
-      AddEvidence(LowestSetupWarn(in), kInit, truth);
-      return true;
-    case FaultAction::kJobException:
-      JobExceptionEvidence(w, truth);
-      return true;
-    case FaultAction::kNodeLoss:
-    case FaultAction::kSlurmdSilent:
-    case FaultAction::kSchedulerCancel:
-    case FaultAction::kEvict:
-    case FaultAction::kRendezvousTimeout:
-    case FaultAction::kStoreJoinTimeout:
-      return false;
+int SubjectOf(const TruthInputs& in, const Cited& c) {
+  switch (c.who) {
+    case Who::kRank:
+      return in.fault.rank;
+    case Who::kNode:
+      return in.fault.node;
+    case Who::kPeer:
+      return in.fault.peer;
+    case Who::kZero:
+      return 0;
+    case Who::kCtld:
+      return static_cast<int>(c.event);
   }
-  return false;
+  return -1;
 }
 
-// FAULT_KIND_STORE_JOIN_TIMEOUT (pdsh, srun, mpirun): the node's ranks printed nothing; rank 0's
-// server counts the clients that never joined.
-void StoreJoinEvidence(const TruthInputs& in, v1::Truth* truth) {
-  AddEvidence(in.writer.Find(Cite::kStoreJoin, 0), v1::EVIDENCE_ROLE_CORROBORATING, truth);
-  // srun, mpirun: the node's kernel saw its tasks hang (khungtaskd's first report), when it did.
-  AddEvidence(in.writer.Find(Cite::kKernel, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
+Cite ExitCite(v1::Launcher launcher) {
+  if (launcher == v1::LAUNCHER_MPIRUN) return Cite::kMpirun;
+  if (launcher == v1::LAUNCHER_PDSH) return Cite::kPdsh;
+  return Cite::kSrunTask;
 }
 
-// The srun launcher reports ranks in slurm-<jobid>.out, and the controller logs node and
-// scheduler events in slurmctld.log.
-void SrunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
-  if (RankEvidence(in, Cite::kSrunTask, truth)) return;
+void AddCited(const TruthInputs& in, const Cited& c, v1::Truth* truth) {
   const IncidentWriter& w = in.writer;
-  auto ctld = [&](CtldEvent e) { return w.Find(Cite::kCtld, static_cast<int>(e)); };
-  const FaultAction action = in.fault.action();
-  if (action == FaultAction::kNodeLoss || action == FaultAction::kSlurmdSilent) {  // and, later, "Node <host> now responding"
-    AddEvidence(ctld(CtldEvent::kSetDown), v1::EVIDENCE_ROLE_INITIATING, truth);
-    AddEvidence(ctld(CtldEvent::kKillOnFailed), v1::EVIDENCE_ROLE_CORROBORATING, truth);
-    AddEvidence(ctld(CtldEvent::kRequeue), v1::EVIDENCE_ROLE_CORROBORATING, truth);
-  } else if (action == FaultAction::kStoreJoinTimeout) {
-    StoreJoinEvidence(in, truth);
-  } else if (action == FaultAction::kSchedulerCancel) {
-    const Citation* c = ctld(CtldEvent::kTimeLimit);
-    if (c == nullptr) c = ctld(CtldEvent::kKillRequest);
-    if (c == nullptr) c = ctld(CtldEvent::kPreempted);
-    AddEvidence(c, v1::EVIDENCE_ROLE_INITIATING, truth);
-    AddEvidence(w.Find(Cite::kStepdJob, 0), v1::EVIDENCE_ROLE_CORROBORATING, truth);
-  }  // eviction: Kubernetes'; a rendezvous timeout: torchrun's
-}
-
-// mpirun names the first rank that failed (or the node whose daemon it lost) in mpirun.out.
-void MpirunEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
-  if (RankEvidence(in, Cite::kMpirun, truth)) return;
-  if (in.fault.action() == FaultAction::kNodeLoss) {
-    AddEvidence(in.writer.Find(Cite::kMpirun, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
-  } else if (in.fault.action() == FaultAction::kStoreJoinTimeout) {
-    StoreJoinEvidence(in, truth);
-  }  // the scheduler's, Kubernetes' or torchrun's faults: none under mpirun
-}
-
-// DeepSpeed over pdsh: the fault node's launch.py says a child failed (not which: it names its
-// last spawned command) and with what return code; a lost node is ssh's timeout and pdsh's 255.
-void PdshEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
-  if (RankEvidence(in, Cite::kPdsh, truth)) return;
-  if (in.fault.action() == FaultAction::kNodeLoss) {
-    AddEvidence(in.writer.Find(Cite::kPdsh, in.fault.node), v1::EVIDENCE_ROLE_INITIATING, truth);
-    AddEvidence(in.writer.Find(Cite::kPdshExit, in.fault.node), v1::EVIDENCE_ROLE_CORROBORATING, truth);
-  } else if (in.fault.action() == FaultAction::kStoreJoinTimeout) {
-    StoreJoinEvidence(in, truth);
-  }  // the scheduler's, Kubernetes' or torchrun's faults: none under pdsh
-}
-
-void AddKube(const CitedLine& c, v1::EvidenceRole role, v1::Truth* truth) {
-  if (c.line == 0) return;
-  v1::Evidence* e = truth->add_evidence();
-  e->set_file(c.file);
-  e->set_line(static_cast<std::int32_t>(c.line));
-  e->set_text(c.text);
-  e->set_role(role);
-}
-
-// Kubernetes' own word on the pod or node the fault hit; false for faults it says nothing about.
-bool KubeEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
-  if (in.kube == nullptr) return false;
-  const KubeCitations& k = *in.kube;
-  switch (in.fault.kind()) {
-    case v1::FAULT_KIND_POD_OOMKILLED:
-      AddKube(k.pod_reason, v1::EVIDENCE_ROLE_INITIATING, truth);
-      AddKube(k.oom_event, v1::EVIDENCE_ROLE_CORROBORATING, truth);
-      return true;
-    case v1::FAULT_KIND_POD_EVICTION:
-      AddKube(k.evicted, v1::EVIDENCE_ROLE_INITIATING, truth);
-      AddKube(k.pod_reason, v1::EVIDENCE_ROLE_CORROBORATING, truth);
-      return true;
-    case v1::FAULT_KIND_NODE_LOSS:
-      AddKube(k.not_ready, v1::EVIDENCE_ROLE_INITIATING, truth);
-      AddEvidence(in.writer.Find(Cite::kLastLine, in.fault.node), v1::EVIDENCE_ROLE_CORROBORATING, truth);
-      return true;
-    default:
-      return false;
+  const KubeCitations* k = in.kube;
+  switch (c.pick) {
+    case Pick::kLine:
+      return AddEvidence(w.Find(c.cite, SubjectOf(in, c)), c.role, truth);
+    case Pick::kExit:
+      return AddEvidence(w.Find(ExitCite(in.job.launcher), in.fault.rank), c.role, truth);
+    case Pick::kStallWatchdog:
+      if (!in.fault.stall) return;
+      [[fallthrough]];
+    case Pick::kPeerWatchdog:
+      return AddEvidence(FirstPeerWatchdog(w, in.fault.rank), c.role, truth);
+    case Pick::kSetupWarn:
+      return AddEvidence(LowestSetupWarn(in), c.role, truth);
+    case Pick::kLowestException:
+      return AddEvidence(LowestException(w, 0), c.role, truth);
+    case Pick::kNextException:
+      return AddEvidence(LowestException(w, 1), c.role, truth);
+    case Pick::kCtldCancel:
+      for (CtldEvent e : {CtldEvent::kTimeLimit, CtldEvent::kKillRequest, CtldEvent::kPreempted}) {
+        if (const Citation* line = w.Find(Cite::kCtld, static_cast<int>(e)))
+          return AddEvidence(line, c.role, truth);
+      }
+      return;
+    case Pick::kNic:
+      return AddLine(in.nic, c.role, truth);
+    case Pick::kKubeEvicted:
+      return AddLine(k ? &k->evicted : nullptr, c.role, truth);
+    case Pick::kKubePodReason:
+      return AddLine(k ? &k->pod_reason : nullptr, c.role, truth);
+    case Pick::kKubeOomEvent:
+      return AddLine(k ? &k->oom_event : nullptr, c.role, truth);
+    case Pick::kKubeNotReady:
+      return AddLine(k ? &k->not_ready : nullptr, c.role, truth);
+    case Pick::kKubeUnplaced:
+      return AddLine(k ? &k->unplaced : nullptr, c.role, truth);
+    case Pick::kKubeJobEnd:
+      return AddLine(k ? &k->job_end : nullptr, c.role, truth);
   }
 }
 
-// Ray: the driver's ActorDiedError names the dead actor (its pid and ip), its cause line says
-// why; the GCS's verdict on a lost node; the raylet's memory-monitor summary.
-void RayEvidenceFor(const TruthInputs& in, v1::Truth* truth) {
-  const IncidentWriter& w = in.writer;
-  const int rank = in.fault.rank;
-  constexpr auto kInit = v1::EVIDENCE_ROLE_INITIATING;
-  constexpr auto kCorr = v1::EVIDENCE_ROLE_CORROBORATING;
-  switch (in.fault.kind()) {
-    case v1::FAULT_KIND_NODE_LOSS:
-      AddEvidence(w.Find(Cite::kRayGcs, in.fault.node), kInit, truth);
-      AddEvidence(w.Find(Cite::kRayActorDied, rank), kCorr, truth);
-      return;
-    case v1::FAULT_KIND_RAY_OOM_KILL:
-      AddEvidence(w.Find(Cite::kRayCause, rank), kInit, truth);
-      AddEvidence(w.Find(Cite::kRaylet, in.fault.node), kCorr, truth);
-      return;
-    case v1::FAULT_KIND_SIGSEGV:
-      AddEvidence(w.Find(Cite::kSegfault, rank), kInit, truth);
-      AddEvidence(w.Find(Cite::kRayActorDied, rank), kCorr, truth);
-      return;
-    case v1::FAULT_KIND_EXCEPTION:  // its own traceback; the driver's RayTaskError relays it
-      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
-      AddEvidence(w.Find(Cite::kRayActorDied, rank), kCorr, truth);
-      return;
-    case v1::FAULT_KIND_HANG:  // silent: its peers' watchdogs say it; the driver names a victim
-      AddEvidence(FirstPeerWatchdog(w, rank), v1::EVIDENCE_ROLE_CONSEQUENCE, truth);
-      return;
-    default:
-      AddEvidence(w.Find(Cite::kRayActorDied, rank), kInit, truth);
-      return;
-  }
-}
-
+// The lines of the first rule that matches (and of those a `more` rule lets through).
 void EvidenceFor(const TruthInputs& in, v1::Truth* truth) {
-  if (in.fault.kind() == v1::FAULT_KIND_SLOW_NIC) {  // its port's counters name it, not the timers
-    if (in.nic != nullptr) AddKube(*in.nic, v1::EVIDENCE_ROLE_INITIATING, truth);
-    return;
-  }
-  if (IsLinkFault(in.fault.kind())) {  // both ends' WARNs (any launcher), and its port's counters
-    AddEvidence(in.writer.Find(Cite::kIbError, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
-    if (in.nic != nullptr && !in.nic->file.empty()) AddKube(*in.nic, v1::EVIDENCE_ROLE_INITIATING, truth);
-    AddEvidence(in.writer.Find(Cite::kIbError, in.fault.peer), v1::EVIDENCE_ROLE_CORROBORATING, truth);
-    return;
-  }
-  if (in.job.launcher == v1::LAUNCHER_SRUN) return SrunEvidenceFor(in, truth);
-  if (in.job.launcher == v1::LAUNCHER_MPIRUN) return MpirunEvidenceFor(in, truth);
-  if (in.job.launcher == v1::LAUNCHER_PDSH) return PdshEvidenceFor(in, truth);
-  if (in.job.launcher == v1::LAUNCHER_RAY) return RayEvidenceFor(in, truth);
-  if (in.kube != nullptr) {  // kubernetes.restarts: the Pending replacement, and why the job ended
-    AddKube(in.kube->unplaced, v1::EVIDENCE_ROLE_CORROBORATING, truth);
-    AddKube(in.kube->job_end, v1::EVIDENCE_ROLE_CONTEXT, truth);
-  }
-  if (KubeEvidenceFor(in, truth)) return;
-  const IncidentWriter& w = in.writer;
-  const int rank = in.fault.rank, node = in.fault.node;
-  constexpr auto kInit = v1::EVIDENCE_ROLE_INITIATING;
-  constexpr auto kCorr = v1::EVIDENCE_ROLE_CORROBORATING;
-  switch (in.fault.action()) {
-    case FaultAction::kSigkill:
-      AddEvidence(w.Find(Cite::kAgentFailed, node), kInit, truth);
-      AddEvidence(w.Find(Cite::kAgentRootRank, node), kInit, truth);
-      return;
-    case FaultAction::kSegfault:
-      AddEvidence(w.Find(Cite::kSegfault, rank), kInit, truth);
-      AddEvidence(w.Find(Cite::kAgentFailed, node), kCorr, truth);
-      return;
-    case FaultAction::kException:
-      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
-      AddEvidence(w.Find(Cite::kAgentFailed, node), kCorr, truth);
-      return;
-    case FaultAction::kHang:
-      AddEvidence(FirstPeerWatchdog(w, rank), v1::EVIDENCE_ROLE_CONSEQUENCE, truth);
-      AddEvidence(w.Find(Cite::kAgentSigterm, rank), kCorr, truth);
-      return;
-    case FaultAction::kMismatch:
-      AddEvidence(w.Find(Cite::kWatchdog, rank), kInit, truth);
-      AddEvidence(FirstPeerWatchdog(w, rank), kCorr, truth);
-      return;
-    case FaultAction::kCudaError:
-      AddEvidence(w.Find(Cite::kException, rank), kInit, truth);
-      AddEvidence(w.Find(Cite::kKernel, node), kInit, truth);
-      AddEvidence(w.Find(Cite::kAgentFailed, node), kCorr, truth);
-      AddEvidence(w.Find(Cite::kAgentRootRank, node), kCorr, truth);
-      return;
-    case FaultAction::kHostOom:  // killed silently: the agent's report names it, the kernel says why
-      AddEvidence(w.Find(Cite::kKernel, node), kInit, truth);
-      AddEvidence(w.Find(Cite::kAgentFailed, node), kInit, truth);
-      AddEvidence(w.Find(Cite::kAgentRootRank, node), kInit, truth);
-      return;
-    case FaultAction::kNodeLoss:
-      AddEvidence(w.Find(Cite::kLastLine, node), kCorr, truth);
-      return;
-    case FaultAction::kSlowdown:
-      return SlowdownEvidence(in, truth);
-    case FaultAction::kNicFailure:
-      AddEvidence(in.writer.Find(Cite::kIbError, in.fault.rank), v1::EVIDENCE_ROLE_INITIATING, truth);
-      return;
-    case FaultAction::kNcclSetup:
-      AddEvidence(LowestSetupWarn(in), v1::EVIDENCE_ROLE_INITIATING, truth);
-      return;
-    case FaultAction::kRendezvousTimeout:  // the agent that never joined says why
-      AddEvidence(w.Find(Cite::kRendezvous, node), kInit, truth);
-      return;
-    case FaultAction::kStoreJoinTimeout:  // the launchers' (StoreJoinEvidence)
-      return;
-    case FaultAction::kJobException:
-      return JobExceptionEvidence(w, truth);
-    case FaultAction::kSchedulerCancel:
-    case FaultAction::kSlurmdSilent:  // srun only
-    case FaultAction::kEvict:
-      return;
+  const std::uint8_t family = FamilyOf(in);
+  for (const Rule& rule : kRules) {
+    if (!Matches(rule, in, family)) continue;
+    for (const Cited& c : rule.lines) {
+      if (c.role != v1::EVIDENCE_ROLE_UNSPECIFIED) AddCited(in, c, truth);
+    }
+    if (!rule.more) return;
   }
 }
 

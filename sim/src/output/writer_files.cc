@@ -33,7 +33,11 @@ int IncidentWriter::NodeOfFile(int file) const {
   return job_.NodeOf(rank);
 }
 
+// A pod log kubectl no longer shows (an older container's, a pod that never ran) is never
+// collected, like a missing node's files.
 NodeDamage IncidentWriter::DamageOf(int file) const {
+  if (PodLogs() && file < job_.nodes && job_.PodLogOf(file) == PodLog::kGone)
+    return NodeDamage::kMissing;
   if (job_.noise.damage.empty()) return NodeDamage::kNone;
   const int node = NodeOfFile(file);
   return node < 0 ? NodeDamage::kNone : job_.noise.damage[node];
@@ -65,7 +69,10 @@ std::string IncidentWriter::LogDirOf(int node) const {
 std::string IncidentWriter::RelativePath(int file) const {
   if (file >= smi_base_) return job_.NodeName(file - smi_base_) + "/nvidia-smi.log";
   if (file >= kern_base_) return job_.NodeName(file - kern_base_) + "/kern.log";
-  if (PodLogs()) return "pods/" + job_.pod_names[file] + ".log";
+  if (PodLogs()) {  // `kubectl logs [--previous] <pod>`
+    return "pods/" + job_.pod_names[file] +
+           (job_.PodLogOf(file) == PodLog::kPrevious ? ".previous.log" : ".log");
+  }
   if (RayDriver()) return file == kSlurmOut ? "driver.log" : "gcs_server.out";
   if (Combined()) {
     if (Mpirun() && job_.deepspeed_runner) return file == kSlurmOut ? "deepspeed.log" : "deepspeed-unused.log";
