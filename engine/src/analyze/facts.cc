@@ -164,12 +164,6 @@ bool IsOwnError(const Incident& inc, const Event& e) {
   }
 }
 
-// The pid of a NCCL `host:pid:tid` line; 0 for other lines.
-std::int64_t NcclPid(const Event& e) {
-  if (const auto* c = std::get_if<CommInit>(&e.detail)) return c->pid;
-  if (const auto* w = std::get_if<NcclWarn>(&e.detail)) return w->pid;
-  return 0;
-}
 
 // `wrapper` is torch's ExceptionWrapper re-raising `e` in the main process: its message is
 // `Caught <type> in DataLoader worker process N.` (or `in replica N on device D`), and `e`, the
@@ -279,12 +273,9 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     if (r.python_error < 0) {
       r.python_error = index;
       // A direct pin's own CUDA error (its traceback ends in a pin_memory frame).
-      if (e.kind == Kind::kPinMemory) {
-        r.pinned_oom = inc.str(std::get<PythonError>(e.detail).message).find("out of memory") != std::string_view::npos;
-      }
+      if (e.kind == Kind::kPinMemory) r.pinned_oom = SaysOutOfMemory(inc, e);
     } else if (inc.events[r.python_error].kind == Kind::kPinMemory) {
-      const std::string_view msg = inc.str(std::get<PythonError>(e.detail).message);
-      r.pinned_oom = r.pinned_oom || msg.find("out of memory") != std::string_view::npos;
+      r.pinned_oom = r.pinned_oom || SaysOutOfMemory(inc, e);
     } else if (r.reraised < 0 && Reraises(inc, inc.events[r.python_error], e)) {
       r.reraised = index;
     }
@@ -944,6 +935,12 @@ bool BeforeInStream(const Incident& inc, std::int32_t a, std::int32_t b) {
   const Event& y = inc.events[b];
   if (x.file == y.file) return x.line < y.line;
   return StreamOf(inc, x.file) == StreamOf(inc, y.file) && a < b;  // a stream's pieces: in its order
+}
+
+bool SaysOutOfMemory(const Incident& inc, const Event& e) {
+  const auto* error = std::get_if<PythonError>(&e.detail);
+  return error != nullptr &&
+         inc.str(error->message).find("out of memory") != std::string_view::npos;
 }
 
 bool IsPeerError(const Event& e) {

@@ -159,6 +159,10 @@ JobFacts CollectFacts(const Incident& inc);
 // The index in Incident::nodes of the node named `host`; -1 when no node has that name.
 std::int32_t NodeOfHost(const Incident& inc, std::string_view host);
 
+// An exception whose message says it ran out of memory (a failed pin of host memory, kPinMemory,
+// is then PINNED_OOM: RankFacts::pinned_oom).
+bool SaysOutOfMemory(const Incident& inc, const Event& e);
+
 // An error a rank reported about its peers (it failed because another rank did): gloo's closed
 // or timed-out pair, a NCCL error, the watchdog's abort of a collective.
 bool IsPeerError(const Event& e);

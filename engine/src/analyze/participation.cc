@@ -198,11 +198,8 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
         const Event& e = a.inc.events[node.first];
         ClassOfOwnError(a.inc, e, &f->failure_class, &f->owner);
         // A pin of host memory that failed for want of it (as RankFacts::pinned_oom reads it).
-        if (e.kind == Kind::kPinMemory &&
-            a.inc.str(std::get<PythonError>(e.detail).message).find("out of memory") !=
-                std::string_view::npos) {
+        if (e.kind == Kind::kPinMemory && SaysOutOfMemory(a.inc, e))
           f->failure_class = v1::FAILURE_CLASS_PINNED_OOM;
-        }
       } else if (node.count > 1) {
         f->failure_class = v1::FAILURE_CLASS_UNSPECIFIED;  // not known which is its
       }

@@ -491,6 +491,17 @@ void ResolveOwnRanks(Incident* inc) {
   });
 }
 
+namespace {
+
+// The index in Incident::nodes (sorted) of the node named `host`; -1 when none is.
+std::int32_t NodeIndex(const Incident& inc, std::string_view host) {
+  auto it = std::lower_bound(inc.nodes.begin(), inc.nodes.end(), host);
+  return it != inc.nodes.end() && *it == host ? static_cast<std::int32_t>(it - inc.nodes.begin())
+                                              : -1;
+}
+
+}  // namespace
+
 void ResolveRanks(const EventCensus& census, Incident* inc) {
   // (node, local rank) -> rank; -1 when two ranks claim it: the "node" is several machines
   // under one host name, and a line that says only its local rank could be any of theirs.
@@ -507,9 +518,8 @@ void ResolveRanks(const EventCensus& census, Incident* inc) {
       // the agent's own console, placed by its lines: the table's host is the console's node
       claim(e.node, fe->local_rank, e.rank);
     } else if (fe && e.rank >= 0 && fe->host != kNoStr) {
-      auto it = std::lower_bound(inc->nodes.begin(), inc->nodes.end(), inc->str(fe->host));
-      if (it != inc->nodes.end() && *it == inc->str(fe->host)) {
-        claim(static_cast<std::int32_t>(it - inc->nodes.begin()), fe->local_rank, e.rank);
+      if (const std::int32_t node = NodeIndex(*inc, inc->str(fe->host)); node >= 0) {
+        claim(node, fe->local_rank, e.rank);
       } else if (e.node >= 0) {  // a pod's hostname: the table sits in the pod's own log
         claim(e.node, fe->local_rank, e.rank);
       }
@@ -557,16 +567,6 @@ void ResolveRanks(const EventCensus& census, Incident* inc) {
   });
 }
 
-namespace {
-
-std::int64_t NcclLinePid(const Event& e) {
-  if (const auto* c = std::get_if<CommInit>(&e.detail)) return c->pid;
-  if (const auto* w = std::get_if<NcclWarn>(&e.detail)) return w->pid;
-  return 0;
-}
-
-}  // namespace
-
 void ResolveNcclPids(Incident* inc) {
   std::int32_t world_comm = 0;  // the largest communicator's nranks
   for (const Event& e : inc->events) {
@@ -583,25 +583,20 @@ void ResolveNcclPids(Incident* inc) {
   bool unranked = false;
   for (const Event& e : inc->events) {
     if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) {
-      std::int32_t node = e.node;
-      if (fe->host != kNoStr) {
-        auto it = std::lower_bound(inc->nodes.begin(), inc->nodes.end(), inc->str(fe->host));
-        if (it != inc->nodes.end() && *it == inc->str(fe->host))
-          node = static_cast<std::int32_t>(it - inc->nodes.begin());
-      }
-      claim(node, fe->pid, e.rank);
+      const std::int32_t named = fe->host == kNoStr ? -1 : NodeIndex(*inc, inc->str(fe->host));
+      claim(named >= 0 ? named : e.node, fe->pid, e.rank);
     } else if (const auto* c = std::get_if<CommInit>(&e.detail)) {
       if (c->nranks == world_comm && world_comm > 1) claim(e.node, c->pid, c->comm_rank);
       if (e.rank >= 0) claim(e.node, c->pid, e.rank);
     } else if (const auto* w = std::get_if<NcclWarn>(&e.detail); w != nullptr && e.rank >= 0) {
       claim(e.node, w->pid, e.rank);
     }
-    unranked |= e.rank < 0 && NcclLinePid(e) > 0;
+    unranked |= e.rank < 0 && NcclPid(e) > 0;
   }
   if (!unranked || by_pid.empty()) return;
   EachEvent(inc->events, [&](Event& e) {
     if (e.rank >= 0 || e.node < 0) return;
-    const std::int64_t pid = NcclLinePid(e);
+    const std::int64_t pid = NcclPid(e);
     if (pid <= 0) return;
     if (auto it = by_pid.find({e.node, pid}); it != by_pid.end() && it->second >= 0)
       e.rank = it->second;

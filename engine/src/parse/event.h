@@ -331,6 +331,13 @@ void ForEachStrId(Event& e, F&& f) {
       e.detail);
 }
 
+// The pid of a NCCL `host:pid:tid` line (communicator init, WARN); 0 for other lines.
+inline std::int64_t NcclPid(const Event& e) {
+  if (const auto* c = std::get_if<CommInit>(&e.detail)) return c->pid;
+  if (const auto* w = std::get_if<NcclWarn>(&e.detail)) return w->pid;
+  return 0;
+}
+
 // Larger rank numbers are treated as malformed (a corrupted line must not size an array).
 inline constexpr std::int32_t kMaxRank = (1 << 22) - 1;
 
