@@ -489,5 +489,50 @@ TEST(Identity, AnExitAmongSeveralUnrankedErrorsOfItsNodeNamesTheNodeOrTheCanonic
   }
 }
 
+// A node's kernel log of boot and driver lines only (`Feb 12 03:17:06 gpu-0003 kernel: [ 4.12]
+// mlx5_core ...`) makes no event, yet every line names its machine. Laid out flat, with the
+// node's IB port counters (`/sys/class/infiniband/mlx5_2/ports/1/counters/symbol_error:10555`,
+// no host on them) before it in one opaquely named file, it says whose counters they are: the
+// slow port and its rank are the canonical layout's.
+TEST(Identity, AQuietKernelLogNamesTheMachineOfTheFileItSitsIn) {
+  TempDir sim_dir, flat;
+  const fs::path incident = SimulateFlat("slow_nic_2048_srun_warn.textproto", {"job.nodes=8"},
+                                         sim_dir.path(), flat.path());
+  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+  ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_STRAGGLER);
+  ASSERT_FALSE(canonical.initiator().node().empty());
+  ExpectSameInitiator(testing::DiagnoseDir(flat.path()), canonical);
+}
+
+// The same kernel logs under opaquely renamed node folders (`3f9c1e/kern.log`): each folder is
+// the machine its kernel lines name. DeepSpeed's pdsh launch names every host of the job in its
+// `--world_info`; the one whose ranks never joined the store is named, as in the canonical
+// layout, not lost among folders no host list holds.
+TEST(Identity, AnOpaqueNodeFolderIsTheMachineItsKernelLogNames) {
+  TempDir sim_dir, renamed;
+  const std::vector<std::string> overrides = {"job.nodes=8"};
+  auto s = sim::LoadScenario(
+      fs::path(DENPEX_SOURCE_DIR) / "scenarios/families/store_join_timeout_1024_pdsh.textproto",
+      overrides);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_TRUE(sim::Simulate(*s, {.out_dir = sim_dir.path()}).ok());
+  const fs::path incident = sim_dir.path() / "incident";
+  int n = 0;
+  for (const auto& top : fs::directory_iterator(incident)) {
+    const std::string name = "f" + std::to_string(n++) + "q7";
+    if (top.is_directory()) {
+      for (const auto& entry : fs::directory_iterator(top.path())) {
+        Write(renamed.path() / name / entry.path().filename(), Slurp(entry.path()));
+      }
+    } else {
+      Write(renamed.path() / (name + ".log"), Slurp(top.path()));
+    }
+  }
+  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+  ASSERT_EQ(canonical.verdict(), v1::VERDICT_DIAGNOSED);
+  ASSERT_FALSE(canonical.initiator().node().empty());
+  ExpectSameInitiator(testing::DiagnoseDir(renamed.path()), canonical);
+}
+
 }  // namespace
 }  // namespace denpex::engine

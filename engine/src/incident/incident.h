@@ -33,6 +33,7 @@ struct LogFile {
   bool readable = false;         // opened, and text
   bool copy = false;             // `denpex run`'s `<stem>.errors.log` (SourceFile::copy)
   bool kernel = false;           // a kernel log by its name (dmesg, kern.log, journal, syslog)
+  StrId kernel_host = kNoStr;    // the one host its kernel lines name (ParsedLog::kernel_host)
   LineSpan last_line;            // its last non-empty line
   bool cut = false;              // it ends mid-line (no final newline): a truncated file
   bool later_attempt = false;    // a restarted attempt's pod log, set aside (ingest/attempts.h)

@@ -259,6 +259,10 @@ void Append(ParsedLog&& from, const PrefixPolicy& prefixes, ParsedLog* into, Pro
   into->prefix_ranks.insert(into->prefix_ranks.end(), from.prefix_ranks.begin(), from.prefix_ranks.end());
   into->barrier_ranks.insert(into->barrier_ranks.end(), from.barrier_ranks.begin(),
                              from.barrier_ranks.end());
+  into->kernel_hosts_differ |=
+      from.kernel_hosts_differ || (!into->kernel_host.empty() && !from.kernel_host.empty() &&
+                                   into->kernel_host != from.kernel_host);
+  if (into->kernel_host.empty()) into->kernel_host = std::move(from.kernel_host);
   into->lines += from.lines;
   into->malformed += from.malformed;
   into->joined += from.joined;

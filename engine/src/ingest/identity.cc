@@ -213,6 +213,11 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident
   for (const Event& e : inc.events) {
     if (want[e.file]) NoteEvent(e, inc.files[e.file], &seen[e.file]);
   }
+  // A kernel log none of whose lines is an event (boot and driver lines only) is the machine its
+  // syslog lines name, whatever the file or its folder is called.
+  for (std::size_t i = 0; i < n; ++i) {
+    if (want[i] && seen[i].host == kNoStr && !seen[i].many) seen[i].host = inc.files[i].kernel_host;
+  }
   // The pieces of a rotated log (`X.log.1` beside `X.log`) are one stream: what any piece's
   // lines say is the live piece's, and every piece is the node the stream is.
   std::vector<char> stream_agent(n, 0);

@@ -193,6 +193,8 @@ void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stre
     r.log.local_tags = log.local_tags;
     r.log.prefix_ranks = log.prefix_ranks;
     r.log.barrier_ranks = log.barrier_ranks;
+    r.log.kernel_host = log.kernel_host;
+    r.log.kernel_hosts_differ = log.kernel_hosts_differ;
     r.rotated_into = static_cast<std::int32_t>(pieces.back().file);
     joined_names += (joined_names.empty() ? "" : ", ") + files[p.file].rel;
   }
@@ -323,6 +325,8 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc, std::vector<St
     if (!r.inflate.empty()) AddProblem(&inc->input, std::move(r.inflate));
     if (!r.shrank.empty()) AddProblem(&inc->input, std::move(r.shrank));
     *remap = inc->strings.Absorb(std::move(r.log.strings));
+    if (!r.log.kernel_host.empty() && !r.log.kernel_hosts_differ)
+      f.kernel_host = inc->strings.Intern(r.log.kernel_host);
   }
   inc->files.push_back(std::move(f));
   return readable ? 1 : 0;

@@ -186,6 +186,7 @@ void LogParser::Read(Parsed& p, std::string_view body, int joins, bool anchored)
   out_.top_local_tag = std::max(out_.top_local_tag, p.origin.local_rank);
   if (ParseHeader(body, &p.header) == Match::kMalformed && level_ == TriggerLevel::kRecord && !anchored) ++out_.malformed;
   NoteTime(p);
+  NoteKernelHost(p.header);
   // Only a line with a record trigger and no header that names its message may hide one.
   const HeaderKind k = p.header.kind;
   const bool may_hide = !anchored && joins == 0 && level_ == TriggerLevel::kRecord &&
@@ -587,13 +588,25 @@ void LogParser::DateLine(const LineRef& line) {
   LineOrigin o;
   StripPrefixes(&body, ctx_.prefixes, &o);
   if (o.malformed) return;
-  if (o.timed) {  // a collector's stamp (journal ISO, kubectl --timestamps) carries the year too
-    out_.first_dated = o.time;
-    return;
-  }
   Header h;
   ParseHeader(body, &h);
-  if (h.clock == Clock::kFull) out_.first_dated = h.time;
+  NoteKernelHost(h);
+  if (o.timed) {  // a collector's stamp (journal ISO, kubectl --timestamps) carries the year too
+    out_.first_dated = o.time;
+  } else if (h.clock == Clock::kFull) {
+    out_.first_dated = h.time;
+  }
+}
+
+// Only the kernel's lines: a journal's other units (`host python3[812]: `) may be relayed from
+// other machines (a login node's journal of srun's tasks), the kernel's never are.
+void LogParser::NoteKernelHost(const Header& h) {
+  if (h.kind != HeaderKind::kSyslog || h.source != "kernel" || h.host.empty()) return;
+  if (out_.kernel_host.empty()) {
+    out_.kernel_host.assign(h.host);
+  } else if (out_.kernel_host != h.host) {
+    out_.kernel_hosts_differ = true;
+  }
 }
 
 void LogParser::Gap(std::string_view lines) {

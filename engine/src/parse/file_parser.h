@@ -130,6 +130,8 @@ class LogParser {
   // (ParsedLog::barrier_ranks); true when `body` holds one.
   bool BarrierRank(std::string_view body);
   void NoteTime(const Parsed& p);
+  // A kernel line's syslog host (ParsedLog::kernel_host).
+  void NoteKernelHost(const Header& h);
 
   // ProcessGroupNCCL (the watchdog block; wrapped timeout lines are joined first).
   void Watchdog(const Parsed& p, int joins);

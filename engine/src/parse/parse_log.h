@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -126,6 +127,11 @@ struct ParsedLog {
   std::vector<std::pair<std::int32_t, std::size_t>> open_watchdogs;
   std::vector<OrphanStatus> orphan_statuses;
   bool open_at_end = false;    // it ends inside a record that goes on (a table, a traceback, a split line)
+  // The host its kernel lines name (`May 15 23:09:30 <host> kernel: `, `<ISO stamp> <host>
+  // kernel: `), of those read (the first kOpeningLines and every line read whole); empty when none
+  // does. Whose a kernel log is when none of its events names a host (ingest/identity.cc).
+  std::string kernel_host;
+  bool kernel_hosts_differ = false;  // they name more than one host
   bool agent = false;          // carries torchrun / torch.distributed.elastic agent lines
   bool task_labels = false;    // srun --label task ids (on a line with a trigger)
   bool local_tags = false;     // torchrun `[default<L>]:` tags
