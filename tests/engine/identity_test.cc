@@ -534,5 +534,47 @@ TEST(Identity, AnOpaqueNodeFolderIsTheMachineItsKernelLogNames) {
   ExpectSameInitiator(testing::DiagnoseDir(renamed.path()), canonical);
 }
 
+// Every folder and file of `from` copied to `to` under an opaque name, each its own (folders
+// `d<k>`, files `f<k>.log`, k counting through the whole tree), as the `renamed` shape lays an
+// incident out.
+void CopyRenamed(const fs::path& from, const fs::path& to, int* k) {
+  for (const auto& entry : fs::directory_iterator(from)) {
+    const std::string name = std::to_string((*k)++);
+    if (entry.is_directory()) {
+      CopyRenamed(entry.path(), to / ("d" + name), k);
+    } else {
+      Write(to / ("f" + name + ".log"), Slurp(entry.path()));
+    }
+  }
+}
+
+// DeepSpeed's CPU Adam built by one worker of a node, under torch 1.13 with a torchrun log dir:
+// the builder's `ld: final link failed` and its 7 peers' ImportErrors carry no rank, and only the
+// `<L>/` folder said whose each was. Renamed, the node's agent reports two of its workers'
+// exits alike (exit code 1) and the node's processes printed several errors no line ties to a
+// rank: the answer is the node, not INCONCLUSIVE between the two exits and not either of them.
+TEST(Identity, TiedExitsOfANodeWhoseErrorsNameNoRankGiveTheNode) {
+  TempDir sim_dir, renamed;
+  const std::vector<std::string> overrides = {"job.nodes=16"};
+  auto s = sim::LoadScenario(
+      fs::path(DENPEX_SOURCE_DIR) /
+          "scenarios/families/deepspeed_offload_cpu_adam_16384_logdir_torch113.textproto",
+      overrides);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_TRUE(sim::Simulate(*s, {.out_dir = sim_dir.path()}).ok());
+  const fs::path incident = sim_dir.path() / "incident";
+  int k = 0;
+  CopyRenamed(incident, renamed.path(), &k);
+  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+  ASSERT_EQ(canonical.verdict(), v1::VERDICT_DIAGNOSED);
+  ASSERT_GE(canonical.initiator().rank(), 0);
+  const v1::Diagnosis d = testing::DiagnoseDir(renamed.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), -1);
+  EXPECT_EQ(d.initiator().node(), canonical.initiator().node());
+  EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
+  EXPECT_NE(d.reason().find("so the answer is the node"), std::string::npos) << d.reason();
+}
+
 }  // namespace
 }  // namespace denpex::engine

@@ -134,7 +134,7 @@ constexpr std::array<FactsDetector, 4> kBeforeWaits{{
   {"job_wide_error", JobWideError},
 }};
 
-constexpr std::array<AnalysisDetector, 26> kAfterWaits{{
+constexpr std::array<AnalysisDetector, 27> kAfterWaits{{
   // The platform (Kubernetes, Ray) ended the job: its word comes right after the scheduler's.
   {"platform_ended_job", AnswerPlatformEndedJob},
   // A node never joined the rendezvous: the other agents' rendezvous timeouts wait for it.
@@ -186,6 +186,9 @@ constexpr std::array<AnalysisDetector, 26> kAfterWaits{{
   {"sole_blocker", AnswerSoleBlocker},
   // Scores tie: the one whose blocked collectives started clearly first.
   {"first_to_stall", AnswerFirstToStall},
+  // Scores tie between exits of one node that several of its processes' unranked errors explain:
+  // the node (what `leader` answers for one such exit).
+  {"tied_exits_of_one_node", AnswerTiedExitsOfOneNode},
   // Scores tie and nothing separates them: answers whenever some rank scores.
   {"undecided", AnswerUndecided},
 }};

@@ -1041,6 +1041,25 @@ bool AnswerFirstToStall(const Analysis& a, Finding* f) {
   return true;
 }
 
+// The tied candidates share one node, each an exit with an error code that only its agent names,
+// while the node's processes printed several errors no line ties to a rank (a log dir's `<L>/`
+// folders renamed): which worker failed first is not known, its node is. The answer is the node,
+// as for one such exit.
+bool AnswerTiedExitsOfOneNode(const Analysis& a, Finding* f) {
+  if (a.scores.empty()) return false;
+  const double top = a.scores.front().total();
+  std::int32_t node = -1;
+  for (const RankScore& s : a.scores) {
+    if (s.total() * kLeadRatio < top) break;
+    const std::int32_t n = a.facts.ranks[s.rank].node;
+    if (n < 0 || (node >= 0 && n != node) || !ExitAmongUnrankedErrors(a, s.rank)) return false;
+    node = n;
+  }
+  Diagnose(a, f,
+           a.scores.front().rank);  // chosen among the tied: confidence as for the others so chosen
+  return true;
+}
+
 bool AnswerUndecided(const Analysis& a, Finding* f) {
   if (a.scores.empty()) return false;
   Undecided(a, f);

@@ -25,6 +25,9 @@ bool AnswerLeader(const Analysis& a, Finding* f);
 bool AnswerSoleBlocker(const Analysis& a, Finding* f);
 // Scores tie, and the collectives waiting on one of them started clearly first: that rank.
 bool AnswerFirstToStall(const Analysis& a, Finding* f);
+// Scores tie between exits of one node whose processes printed several errors no line ties to a
+// rank: the node.
+bool AnswerTiedExitsOfOneNode(const Analysis& a, Finding* f);
 // Scores tie and nothing separates them: INCONCLUSIVE, naming the tied ranks (always answers
 // when some rank scores).
 bool AnswerUndecided(const Analysis& a, Finding* f);
