@@ -344,18 +344,12 @@ TEST(Identity, TorchsBarrierLinesNameTheirRankUnderAnyLoggingFormat) {
     EXPECT_EQ(e.rank, inc->files[e.file].own_rank) << KindName(e.kind);
 }
 
-// A simulated incident laid out `flat`, as a user who kept one file per machine does: each node
+// `incident` laid out `flat` in `flat`, as a user who kept one file per machine does: each node
 // folder's files one after another in one file under an opaque name, the other files beside it.
-fs::path SimulateFlat(const std::string& scenario, const std::vector<std::string>& overrides,
-                      const fs::path& sim_dir, const fs::path& flat,
-                      std::optional<std::uint64_t> seed = std::nullopt) {
-  auto s =
-      sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families" / scenario, overrides);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  EXPECT_TRUE(sim::Simulate(*s, {.out_dir = sim_dir, .seed = seed}).ok());
-  const fs::path incident = sim_dir / "incident";
+void LayFlat(const fs::path& incident, const fs::path& flat) {
   int n = 0;
   for (const auto& top : fs::directory_iterator(incident)) {
+    if (top.path().filename() == "checkpoints") continue;
     std::vector<fs::path> files;
     if (top.is_directory()) {
       for (const auto& entry : fs::recursive_directory_iterator(top.path())) {
@@ -370,6 +364,19 @@ fs::path SimulateFlat(const std::string& scenario, const std::vector<std::string
     std::string name = std::to_string(n++);
     Write(flat / name.insert(0, 1, 'x').append(".log"), text);
   }
+}
+
+// A simulated incident laid out `flat`, as a user who kept one file per machine does: each node
+// folder's files one after another in one file under an opaque name, the other files beside it.
+fs::path SimulateFlat(const std::string& scenario, const std::vector<std::string>& overrides,
+                      const fs::path& sim_dir, const fs::path& flat,
+                      std::optional<std::uint64_t> seed = std::nullopt) {
+  auto s =
+      sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families" / scenario, overrides);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(sim::Simulate(*s, {.out_dir = sim_dir, .seed = seed}).ok());
+  const fs::path incident = sim_dir / "incident";
+  LayFlat(incident, flat);
   return incident;
 }
 
@@ -574,6 +581,32 @@ TEST(Identity, TiedExitsOfANodeWhoseErrorsNameNoRankGiveTheNode) {
   EXPECT_EQ(d.initiator().node(), canonical.initiator().node());
   EXPECT_EQ(d.owner(), v1::OWNER_APPLICATION);
   EXPECT_NE(d.reason().find("so the answer is the node"), std::string::npos) << d.reason();
+}
+
+// A real two-node torch 1.13 run (gloo, torchrun, no rank prefix) in which rank 2 raised a
+// RuntimeError, laid out flat: each node's agent console and its workers' files in one file, so
+// no line of a traceback says its rank, and the other workers' errors about a peer (`Connection
+// closed by peer`) sit beside it. The one error of a worker's own is node-b's: the answer is
+// node-b, class PYTHON_EXCEPTION. The lost node of another run leaves only victims' errors: no
+// node is named for it but the lost one.
+TEST(Identity, TheOneNodeThatPrintedAnErrorOfItsOwnIsTheAnswerWhenNoLineGivesARank) {
+  {
+    TempDir flat;
+    LayFlat(kReal / "tr_exception_rank2" / "incident", flat.path());
+    const v1::Diagnosis d = testing::DiagnoseDir(flat.path());
+    EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+    EXPECT_EQ(d.initiator().rank(), -1);
+    EXPECT_EQ(d.initiator().node(), "node-b");
+    EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_PYTHON_EXCEPTION);
+    EXPECT_NE(d.reason().find("RuntimeError"), std::string::npos) << d.reason();
+  }
+  {
+    TempDir flat;
+    LayFlat(kReal / "tr_node_loss_node_b" / "incident", flat.path());
+    const v1::Diagnosis d = testing::DiagnoseDir(flat.path());
+    if (d.verdict() == v1::VERDICT_DIAGNOSED)
+      EXPECT_EQ(d.initiator().node(), "node-b") << d.reason();
+  }
 }
 
 }  // namespace

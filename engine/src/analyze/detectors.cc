@@ -115,6 +115,9 @@ bool AnswerUnresponsiveWorker(const Analysis& a, Finding* f) {
 bool AnswerUnrankedFailure(const Analysis& a, Finding* f) {
   return a.scores.empty() && DiagnoseUnrankedFailure(a.inc, a.facts, f);
 }
+bool AnswerOwnErrorOfOneNode(const Analysis& a, Finding* f) {
+  return a.scores.empty() && DiagnoseOwnErrorOfOneNode(a.inc, a.facts, f);
+}
 bool AnswerSharedConsoleExit(const Analysis& a, Finding* f) {
   return a.scores.empty() && DiagnoseSharedConsoleExit(a.inc, a.facts, f);
 }
@@ -134,7 +137,7 @@ constexpr std::array<FactsDetector, 4> kBeforeWaits{{
   {"job_wide_error", JobWideError},
 }};
 
-constexpr std::array<AnalysisDetector, 27> kAfterWaits{{
+constexpr std::array<AnalysisDetector, 28> kAfterWaits{{
   // The platform (Kubernetes, Ray) ended the job: its word comes right after the scheduler's.
   {"platform_ended_job", AnswerPlatformEndedJob},
   // A node never joined the rendezvous: the other agents' rendezvous timeouts wait for it.
@@ -170,6 +173,8 @@ constexpr std::array<AnalysisDetector, 27> kAfterWaits{{
   {"unranked_failure", AnswerUnrankedFailure},
   // Workers sharing one console failed, fewer of them lost a peer than failed.
   {"shared_console_exit", AnswerSharedConsoleExit},
+  // Workers of several nodes failed on a peer; the one error of a worker's own sits on one node.
+  {"own_error_of_one_node", AnswerOwnErrorOfOneNode},
   // Gloo timeouts waiting on a silent peer, on the one node Slurm allocated.
   {"silent_peer_on_one_node", AnswerSilentPeerOnOneNode},
   // No rank scores and nothing above answered: INCONCLUSIVE, saying what the logs show.

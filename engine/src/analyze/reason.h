@@ -21,6 +21,7 @@ enum class ReasonId : std::uint16_t {
   kSharedConsoleOwnError,
   kSharedConsoleNoTraceback,
   kSharedConsoleUnknownRank,
+  kOwnErrorOfOneNode,
   kFixOwnError,
   kFindWhyExited,
   kUnresponsiveWorker,

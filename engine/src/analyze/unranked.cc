@@ -182,6 +182,62 @@ bool DiagnoseSharedConsoleExit(const Incident& inc, const JobFacts& facts, Findi
   return true;
 }
 
+bool DiagnoseOwnErrorOfOneNode(const Incident& inc, const JobFacts& facts, Finding* f) {
+  const std::vector<std::int32_t> failed = PeerErrorExits(facts);
+  if (facts.WaveSeen() || failed.empty()) return false;
+  for (const RankFacts& r : facts.ranks) {
+    if (r.python_error >= 0 || r.host_cause >= 0 || r.timeouts > 0) return false;
+    if (r.exit_event >= 0 && r.peer_error < 0 && r.exit_code > 0)
+      return false;  // an exit no peer error explains
+  }
+  for (std::int32_t r : failed) {
+    if (facts.ranks[r].exit_code <= 0) return false;  // a signal: not an exit of its own code
+  }
+  for (const NodeFacts& n : facts.nodes) {
+    if (n.forced_kills > 0) return false;
+  }
+  std::int32_t node = -1, own = -1;
+  for (std::int32_t i : facts.unranked_own_errors) {
+    if (AfterTeardown(inc, i)) continue;
+    const std::int32_t n = inc.events[i].node;
+    if (n < 0 || (node >= 0 && n != node)) return false;
+    node = n;
+    if (own < 0) own = i;
+  }
+  if (own < 0) return false;
+  std::vector<std::int32_t> after;  // the node's failed workers that exited after the error
+  for (std::int32_t r : failed) {
+    const RankFacts& rf = facts.ranks[r];
+    if (rf.node == node && BeforeInStream(inc, own, rf.exit_event)) after.push_back(r);
+  }
+  if (after.empty()) return false;
+  Commit({.node = node,
+          .failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION,
+          .owner = v1::OWNER_APPLICATION,
+          .confidence = kConfidence},
+         f);
+  ClassOfOwnError(inc, inc.events[own], &f->failure_class, &f->owner);
+  for (std::int32_t r : after) {
+    const Event& e = inc.events[facts.ranks[r].exit_event];
+    if (Stamped(e) && (!f->time || e.time < *f->time)) f->time = e.time;
+  }
+  f->evidence.push_back({own, v1::EVIDENCE_ROLE_INITIATING});
+  for (std::int32_t r : failed)
+    f->evidence.push_back({facts.ranks[r].exit_event, v1::EVIDENCE_ROLE_CORROBORATING});
+  f->cascade = SummarizeCascade(inc, facts, failed, node);
+  const std::string type(inc.str(std::get<PythonError>(inc.events[own].detail).type));
+  const std::string name = NodeName(inc, node);
+  f->reason = Say(ReasonId::kOwnErrorOfOneNode, {{"ranks", RankList(failed)},
+                                                 {"exits", ExitsPhrase(inc, facts, failed)},
+                                                 {"error", type},
+                                                 {"where", Where(inc, inc.events[own])},
+                                                 {"node", name}});
+  Reason fix;
+  fix.Add(ReasonId::kFixOwnError, {{"error", type}, {"where", Where(inc, inc.events[own])}});
+  f->recovery.push_back({"fix_application", "", fix});
+  return true;
+}
+
 bool DiagnoseUnresponsiveWorker(const Incident& inc, const JobFacts& facts, Finding* f) {
   if (!OnlyVictimsFailed(inc, facts)) return false;
   std::int32_t stuck = -1;

@@ -34,6 +34,14 @@ std::int32_t UnrankedOwnErrorBefore(const Incident& inc, const JobFacts& facts, 
 // code and no traceback (`sys.exit(1)`: the application's). Which rank it was, no line says.
 bool DiagnoseSharedConsoleExit(const Incident& inc, const JobFacts& facts, Finding* f);
 
+// True, and `f` filled (DIAGNOSED, rank -1, that node; the class and owner of that error), when
+// every worker that exited with an error code did so after an error about a peer, no rank's own
+// error, host cause or timeout is known, and the errors of their own that workers printed without
+// a rank (not the teardown's) all sit on one node, one of whose failed workers exited after
+// them: a worker of that node failed first (several nodes' consoles with each rank's lines merged
+// into one file per node, the ranks' names gone). Which rank, no line says.
+bool DiagnoseOwnErrorOfOneNode(const Incident& inc, const JobFacts& facts, Finding* f);
+
 // True, and `f` filled (DIAGNOSED, rank -1, that worker's node; class HANG, owner unknown), when
 // one agent had to SIGKILL the one worker it tore down because SIGTERM did not end it (`Unable
 // to shutdown process P via 15, forcefully exitting via 9`: stopped, or stuck in the kernel),

@@ -28,6 +28,12 @@ constexpr std::array kTemplates = std::to_array<Template>({
      "is not known: a rank prefix (torchrun --tee 3, torch >= 2.4's `[rank<G>]:`) or per-rank logs "
      "(torchrun --log-dir) would tell; torchrun's `Root Cause` orders exits by one-second times "
      "and names the lowest rank on a tie."},
+    {ReasonId::kOwnErrorOfOneNode,
+     "Ranks {ranks} exited with an error code ({exits}) on consoles whose lines carry no rank, "
+     "beside errors about a peer (victims'). The one error a worker raised of its own, {error} "
+     "({where}), was printed on {node}, and no other node printed one: a worker of {node} failed "
+     "first. Which rank it was is not known: a rank prefix (torchrun --tee 3, torch >= 2.4's "
+     "`[rank<G>]:`) or per-rank logs would tell."},
     {ReasonId::kFixOwnError,
      "Fix the {error} ({where}) before resuming: the job will fail again the same way."},
     {ReasonId::kFindWhyExited,
