@@ -609,5 +609,34 @@ TEST(Identity, TheOneNodeThatPrintedAnErrorOfItsOwnIsTheAnswerWhenNoLineGivesARa
   }
 }
 
+// A kernel log is one by what it holds, whatever its name: syslog's `host kernel:` lines and
+// dmesg's uptime stamps under opaque names are kernel logs (their stamps are the machine's, not
+// the job's span), with their host; a console that quotes one kernel line is not.
+TEST(Identity, AKernelLogIsOneByItsLinesUnderAnyName) {
+  TempDir dir;
+  Write(dir.path() / "a1.log",
+        "Feb 12 03:17:06 gpu-0007 kernel: [    0.000000] Linux version 5.15.0-105-generic\n"
+        "Feb 12 03:17:11 gpu-0007 kernel: [    4.125998] mlx5_core 0000:0c:00.0: firmware version: "
+        "28.39.2048\n"
+        "Mar  2 09:00:01 gpu-0007 kernel: [ 9531.002146] nvidia-nvswitch2: open (major=508)\n");
+  Write(dir.path() / "b2.log",
+        "[    0.000000] Linux version 5.15.0-105-generic (buildd@lcy02-amd64-007)\n"
+        "[    4.125998] mlx5_core 0000:0c:00.0: firmware version: 28.39.2048\n");
+  Write(dir.path() / "c3.log",
+        "[2026-03-02 09:00:01,000] INFO starting\n"
+        "Feb 12 03:17:06 gpu-0007 kernel: [    0.000000] Linux version 5.15.0-105-generic\n"
+        "[2026-03-02 09:00:02,000] INFO step 1\n"
+        "[2026-03-02 09:00:03,000] INFO step 2\n");
+  auto inc = LoadIncident(dir.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  ASSERT_EQ(inc->files.size(), 3U);
+  EXPECT_TRUE(inc->files[0].kernel);
+  EXPECT_EQ(inc->str(inc->files[0].kernel_host), "gpu-0007");
+  ASSERT_GE(inc->files[0].node, 0);
+  EXPECT_EQ(inc->nodes[inc->files[0].node], "gpu-0007");
+  EXPECT_TRUE(inc->files[1].kernel);
+  EXPECT_FALSE(inc->files[2].kernel);
+}
+
 }  // namespace
 }  // namespace denpex::engine

@@ -32,7 +32,8 @@ struct LogFile {
   std::int32_t top_local_tag = -1;  // the highest L of those tags
   bool readable = false;         // opened, and text
   bool copy = false;             // `denpex run`'s `<stem>.errors.log` (SourceFile::copy)
-  bool kernel = false;           // a kernel log by its name (dmesg, kern.log, journal, syslog)
+  bool kernel = false;  // a kernel log by its name (dmesg, kern.log, journal, syslog) or its lines
+                        // (ParsedLog::kernel_text)
   StrId kernel_host = kNoStr;    // the one host its kernel lines name (ParsedLog::kernel_host)
   LineSpan last_line;            // its last non-empty line
   bool cut = false;              // it ends mid-line (no final newline): a truncated file

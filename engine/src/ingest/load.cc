@@ -195,6 +195,7 @@ void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stre
     r.log.barrier_ranks = log.barrier_ranks;
     r.log.kernel_host = log.kernel_host;
     r.log.kernel_hosts_differ = log.kernel_hosts_differ;
+    r.log.kernel_text = log.kernel_text;
     r.rotated_into = static_cast<std::int32_t>(pieces.back().file);
     joined_names += (joined_names.empty() ? "" : ", ") + files[p.file].rel;
   }
@@ -301,6 +302,7 @@ int AddFile(const SourceFile& src, FileResult&& r, Incident* inc, std::vector<St
     AddProblem(&inc->input, std::move(r.problem));
   } else {
     f.readable = true;
+    f.kernel |= r.log.kernel_text;  // by what it holds as well as by its name
     f.agent = r.log.agent;
     f.task_labels = r.log.task_labels;
     f.local_tags = r.log.local_tags;

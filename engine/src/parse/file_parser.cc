@@ -186,7 +186,7 @@ void LogParser::Read(Parsed& p, std::string_view body, int joins, bool anchored)
   out_.top_local_tag = std::max(out_.top_local_tag, p.origin.local_rank);
   if (ParseHeader(body, &p.header) == Match::kMalformed && level_ == TriggerLevel::kRecord && !anchored) ++out_.malformed;
   NoteTime(p);
-  NoteKernelHost(p.header);
+  NoteKernel(p.header, opening_);
   // Only a line with a record trigger and no header that names its message may hide one.
   const HeaderKind k = p.header.kind;
   const bool may_hide = !anchored && joins == 0 && level_ == TriggerLevel::kRecord &&
@@ -590,7 +590,7 @@ void LogParser::DateLine(const LineRef& line) {
   if (o.malformed) return;
   Header h;
   ParseHeader(body, &h);
-  NoteKernelHost(h);
+  NoteKernel(h, true);
   if (o.timed) {  // a collector's stamp (journal ISO, kubectl --timestamps) carries the year too
     out_.first_dated = o.time;
   } else if (h.clock == Clock::kFull) {
@@ -600,8 +600,14 @@ void LogParser::DateLine(const LineRef& line) {
 
 // Only the kernel's lines: a journal's other units (`host python3[812]: `) may be relayed from
 // other machines (a login node's journal of srun's tasks), the kernel's never are.
-void LogParser::NoteKernelHost(const Header& h) {
-  if (h.kind != HeaderKind::kSyslog || h.source != "kernel" || h.host.empty()) return;
+void LogParser::NoteKernel(const Header& h, bool opening) {
+  const bool kernel =
+      h.kind == HeaderKind::kKernel || (h.kind == HeaderKind::kSyslog && h.source == "kernel");
+  if (opening) {
+    ++opening_read_;
+    opening_kernel_ += kernel ? 1 : 0;
+  }
+  if (!kernel || h.host.empty()) return;
   if (out_.kernel_host.empty()) {
     out_.kernel_host.assign(h.host);
   } else if (out_.kernel_host != h.host) {
@@ -1337,6 +1343,7 @@ void LogParser::FlushWrapped() {
 }
 
 ParsedLog LogParser::Finish(bool place) {
+  out_.kernel_text = opening_kernel_ * 2 > opening_read_;
   // A record still going on at the end (not a traceback left open long ago by a killed rank):
   // a chunked parse reads this chunk again joined with the next (ingest/chunks.cc).
   constexpr std::int64_t kRecentLines = 256;

@@ -130,8 +130,10 @@ class LogParser {
   // (ParsedLog::barrier_ranks); true when `body` holds one.
   bool BarrierRank(std::string_view body);
   void NoteTime(const Parsed& p);
-  // A kernel line's syslog host (ParsedLog::kernel_host).
-  void NoteKernelHost(const Header& h);
+  // A kernel line's syslog host (ParsedLog::kernel_host); an opening line, whether it is the
+  // kernel's (ParsedLog::kernel_text).
+  void NoteKernel(const Header& h, bool opening);
+  std::uint32_t opening_read_ = 0, opening_kernel_ = 0;
 
   // ProcessGroupNCCL (the watchdog block; wrapped timeout lines are joined first).
   void Watchdog(const Parsed& p, int joins);

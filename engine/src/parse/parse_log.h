@@ -132,6 +132,9 @@ struct ParsedLog {
   // does. Whose a kernel log is when none of its events names a host (ingest/identity.cc).
   std::string kernel_host;
   bool kernel_hosts_differ = false;  // they name more than one host
+  // Most of the lines read among its first kOpeningLines are the kernel's (`[  518.05] msg`,
+  // `May 15 23:09:30 host kernel: msg`): a kernel log by what it holds, whatever its name.
+  bool kernel_text = false;
   bool agent = false;          // carries torchrun / torch.distributed.elastic agent lines
   bool task_labels = false;    // srun --label task ids (on a line with a trigger)
   bool local_tags = false;     // torchrun `[default<L>]:` tags
