@@ -638,5 +638,17 @@ TEST(Identity, AKernelLogIsOneByItsLinesUnderAnyName) {
   EXPECT_FALSE(inc->files[2].kernel);
 }
 
+// A trainer's key=value step line says whose step it is (`rank=2 step=8/20 loss=10.1
+// data_ms=1502.4 step_ms=1760.0`): laid out flat, the real run's per-rank files merged into one
+// file per node, the slow rank is still named from its own lines.
+TEST(Identity, AStepLinesRankKeyNamesItsRankWhenNoFileDoes) {
+  TempDir flat;
+  LayFlat(kReal / "tr_slow_rank2" / "incident", flat.path());
+  const v1::Diagnosis d = testing::DiagnoseDir(flat.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 2);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_STRAGGLER);
+}
+
 }  // namespace
 }  // namespace denpex::engine

@@ -1298,9 +1298,15 @@ bool LogParser::JoinWrapped(const LineRef& line) {
 
 // A key=value step line (`rank=2 step=8/20 ... data_ms=1502.4 step_ms=1760.0`): one event per
 // rank, its last step line, tracking since when the rank's own part has been most of each step.
-bool LogParser::StepLine(const Parsed& p) {
+bool LogParser::StepLine(const Parsed& line) {
   StepMetricsFields f;
-  if (!Has(p.header.message, "data_ms=") || ParseStepMetrics(p.header.message, &f) != Match::kYes) return false;
+  if (!Has(line.header.message, "data_ms=") ||
+      ParseStepMetrics(line.header.message, &f) != Match::kYes)
+    return false;
+  // The line's `rank=<R>` says whose step it is where no prefix or file name does (a node's
+  // files merged into one).
+  Parsed p = line;
+  if (p.rank < 0 && f.rank >= 0 && f.rank <= kMaxRank) p.rank = static_cast<std::int32_t>(f.rank);
   Iteration it{.iteration = f.step, .total = f.total, .data_us = f.data_us, .step_us = f.step_us};
   const bool slow = f.step_us > 0 && 2 * f.data_us >= f.step_us;
   const std::int32_t key = ProgressKey(p.rank, p.origin.task);

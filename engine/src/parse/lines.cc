@@ -349,6 +349,9 @@ Match ParseStepMetrics(std::string_view msg, StepMetricsFields* out) {
       return Match::kMalformed;
     } else if (key == "step_ms" && !MillisToMicros(value, &out->step_us)) {
       return Match::kMalformed;
+    } else if (key == "rank") {
+      Scanner s(value);
+      if (!s.Digits(1, 7, &out->rank) || !s.AtEnd()) out->rank = -1;  // not a rank: no word on it
     }
   }
   return out->step >= 0 && out->data_us >= 0 && out->step_us >= 0 ? Match::kYes : Match::kNo;

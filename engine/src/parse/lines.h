@@ -105,6 +105,7 @@ struct StepMetricsFields {
   std::int64_t total = 0;
   std::int64_t data_us = -1;
   std::int64_t step_us = -1;
+  std::int64_t rank = -1;  // `rank=<R>`: the line's own word on whose step it is
 };
 Match ParseStepMetrics(std::string_view msg, StepMetricsFields* out);
 
