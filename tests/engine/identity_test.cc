@@ -650,5 +650,19 @@ TEST(Identity, AStepLinesRankKeyNamesItsRankWhenNoFileDoes) {
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_STRAGGLER);
 }
 
+// torchrun with DeepSpeed's timer lines (`[Rank 316] time (ms) | fwd: ...`) and no failure: the
+// agent's console names no host, but laid out flat its node's file holds the node's kernel log
+// (its host) and its workers' lines (their ranks). The ranks are that node's, so the slow port's
+// GPU gives its rank, as in the canonical layout.
+TEST(Identity, WorkersLinesInAMachinesOneFilePlaceTheirRanksThere) {
+  TempDir sim_dir, flat;
+  const fs::path incident = SimulateFlat("slow_nic_1024_torchrun.textproto", {"job.nodes=8"},
+                                         sim_dir.path(), flat.path());
+  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+  ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_STRAGGLER);
+  ASSERT_GE(canonical.initiator().rank(), 0);
+  ExpectSameInitiator(testing::DiagnoseDir(flat.path()), canonical);
+}
+
 }  // namespace
 }  // namespace denpex::engine

@@ -257,8 +257,11 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
   }
   if (e.rank < 0 && IsOwnError(inc, e)) jf->unranked_own_errors.push_back(index);
   // A rank's own line that names its host (NCCL `host:pid:tid`, a pdsh prefix) places it; NCCL's
-  // `host:pid:tid` also names its process.
-  if (e.rank >= 0 && e.node >= 0 && !inc.files[e.file].agent) SetNode(&jf->ranks[e.rank], e.node);
+  // `host:pid:tid` also names its process. So does any line of a file that is one machine's by
+  // its lines, an agent's console with its workers' lines too (a node's files merged into one).
+  const LogFile& file = inc.files[e.file];
+  if (e.rank >= 0 && e.node >= 0 && (!file.agent || file.node_from_content))
+    SetNode(&jf->ranks[e.rank], e.node);
   if (e.rank >= 0 && !inc.files[e.file].agent && jf->ranks[e.rank].pid == 0) jf->ranks[e.rank].pid = NcclPid(e);
   if (std::holds_alternative<WatchdogTimeout>(e.detail) && e.rank >= 0) {
     jf->ranks[e.rank].timeouts += 1;
