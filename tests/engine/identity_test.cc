@@ -526,7 +526,9 @@ TEST(Identity, AnOpaqueNodeFolderIsTheMachineItsKernelLogNames) {
   const fs::path incident = sim_dir.path() / "incident";
   int n = 0;
   for (const auto& top : fs::directory_iterator(incident)) {
-    const std::string name = "f" + std::to_string(n++) + "q7";
+    std::string name = "f";
+    name += std::to_string(n++);
+    name += "q7";
     if (top.is_directory()) {
       for (const auto& entry : fs::directory_iterator(top.path())) {
         Write(renamed.path() / name / entry.path().filename(), Slurp(entry.path()));
@@ -604,8 +606,9 @@ TEST(Identity, TheOneNodeThatPrintedAnErrorOfItsOwnIsTheAnswerWhenNoLineGivesARa
     TempDir flat;
     LayFlat(kReal / "tr_node_loss_node_b" / "incident", flat.path());
     const v1::Diagnosis d = testing::DiagnoseDir(flat.path());
-    if (d.verdict() == v1::VERDICT_DIAGNOSED)
+    if (d.verdict() == v1::VERDICT_DIAGNOSED) {
       EXPECT_EQ(d.initiator().node(), "node-b") << d.reason();
+    }
   }
 }
 
