@@ -499,16 +499,22 @@ TEST(Identity, AnExitAmongSeveralUnrankedErrorsOfItsNodeNamesTheNodeOrTheCanonic
 // A node's kernel log of boot and driver lines only (`Feb 12 03:17:06 gpu-0003 kernel: [ 4.12]
 // mlx5_core ...`) makes no event, yet every line names its machine. Laid out flat, with the
 // node's IB port counters (`/sys/class/infiniband/mlx5_2/ports/1/counters/symbol_error:10555`,
-// no host on them) before it in one opaquely named file, it says whose counters they are: the
-// slow port and its rank are the canonical layout's.
+// no host on them) in one opaquely named file, it says whose counters they are; under torchrun
+// the same file holds the node's workers' lines (DeepSpeed's `[Rank 316] time (ms) | fwd: ...`,
+// the agent's console naming no host), so those ranks are that node's. The slow port and its
+// rank are the canonical layout's, under srun and under torchrun.
 TEST(Identity, AQuietKernelLogNamesTheMachineOfTheFileItSitsIn) {
-  TempDir sim_dir, flat;
-  const fs::path incident = SimulateFlat("slow_nic_2048_srun_warn.textproto", {"job.nodes=8"},
-                                         sim_dir.path(), flat.path());
-  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
-  ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_STRAGGLER);
-  ASSERT_FALSE(canonical.initiator().node().empty());
-  ExpectSameInitiator(testing::DiagnoseDir(flat.path()), canonical);
+  for (const char* scenario :
+       {"slow_nic_2048_srun_warn.textproto", "slow_nic_1024_torchrun.textproto"}) {
+    SCOPED_TRACE(scenario);
+    TempDir sim_dir, flat;
+    const fs::path incident = SimulateFlat(scenario, {"job.nodes=8"}, sim_dir.path(), flat.path());
+    const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+    ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_STRAGGLER);
+    ASSERT_GE(canonical.initiator().rank(), 0);
+    ASSERT_FALSE(canonical.initiator().node().empty());
+    ExpectSameInitiator(testing::DiagnoseDir(flat.path()), canonical);
+  }
 }
 
 // The same kernel logs under opaquely renamed node folders (`3f9c1e/kern.log`): each folder is
@@ -651,20 +657,6 @@ TEST(Identity, AStepLinesRankKeyNamesItsRankWhenNoFileDoes) {
   EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
   EXPECT_EQ(d.initiator().rank(), 2);
   EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_STRAGGLER);
-}
-
-// torchrun with DeepSpeed's timer lines (`[Rank 316] time (ms) | fwd: ...`) and no failure: the
-// agent's console names no host, but laid out flat its node's file holds the node's kernel log
-// (its host) and its workers' lines (their ranks). The ranks are that node's, so the slow port's
-// GPU gives its rank, as in the canonical layout.
-TEST(Identity, WorkersLinesInAMachinesOneFilePlaceTheirRanksThere) {
-  TempDir sim_dir, flat;
-  const fs::path incident = SimulateFlat("slow_nic_1024_torchrun.textproto", {"job.nodes=8"},
-                                         sim_dir.path(), flat.path());
-  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
-  ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_STRAGGLER);
-  ASSERT_GE(canonical.initiator().rank(), 0);
-  ExpectSameInitiator(testing::DiagnoseDir(flat.path()), canonical);
 }
 
 }  // namespace
