@@ -1305,8 +1305,13 @@ bool LogParser::StepLine(const Parsed& line) {
     return false;
   // The line's `rank=<R>` says whose step it is where no prefix or file name does (a node's
   // files merged into one).
-  Parsed p = line;
-  if (p.rank < 0 && f.rank >= 0 && f.rank <= kMaxRank) p.rank = static_cast<std::int32_t>(f.rank);
+  Parsed ranked;
+  const bool own_word = line.rank < 0 && f.rank >= 0 && f.rank <= kMaxRank;
+  if (own_word) {  // a copy only then: most step lines' rank is their prefix's or file's
+    ranked = line;
+    ranked.rank = static_cast<std::int32_t>(f.rank);
+  }
+  const Parsed& p = own_word ? ranked : line;
   Iteration it{.iteration = f.step, .total = f.total, .data_us = f.data_us, .step_us = f.step_us};
   const bool slow = f.step_us > 0 && 2 * f.data_us >= f.step_us;
   const std::int32_t key = ProgressKey(p.rank, p.origin.task);
