@@ -617,6 +617,8 @@ std::pair<StrId, std::int32_t> GroupPlace(const Event& e) {
 
 void ResolvePgRanks(Incident* inc) {
   std::map<std::pair<StrId, std::int32_t>, std::int32_t> by_place;  // -1: claimed twice
+  // The collectives each place's ranked timeouts name (place -> SeqNums)
+  std::map<std::pair<StrId, std::int32_t>, std::set<std::int64_t>> timed_out;
   bool unranked = false;
   for (const Event& e : inc->events) {
     const auto place = GroupPlace(e);
@@ -627,14 +629,22 @@ void ResolvePgRanks(Incident* inc) {
     }
     auto [it, added] = by_place.try_emplace(place, e.rank);
     if (!added && it->second != e.rank) it->second = -1;
+    if (const auto* w = std::get_if<WatchdogTimeout>(&e.detail)) timed_out[place].insert(w->seq);
   }
   if (!unranked) return;
   EachEvent(inc->events, [&](Event& e) {
     if (e.rank >= 0) return;
     const auto place = GroupPlace(e);
     if (place.first == kNoStr || place.second < 0) return;
-    if (auto it = by_place.find(place); it != by_place.end() && it->second >= 0)
-      e.rank = it->second;
+    const auto it = by_place.find(place);
+    if (it == by_place.end() || it->second < 0) return;
+    // A quoted timeout only as the one its rank printed itself (the same SeqNum): a quote that
+    // stands alone may be cut and glued to the next line (`SeqNum=3[W302 ...` of 34).
+    if (const auto* w = std::get_if<WatchdogTimeout>(&e.detail)) {
+      const auto seqs = timed_out.find(place);
+      if (w->seq < 0 || seqs == timed_out.end() || !seqs->second.contains(w->seq)) return;
+    }
+    e.rank = it->second;
   });
 }
 

@@ -55,7 +55,8 @@ void ResolveNcclPids(Incident* inc);
 // line torn from its `[rank<G>]:` prefix) from their named process group: a group's uid is the
 // same on every member (torch >= 2.3 prints it, `[PG ID 3 PG GUID 3(desc) Rank 5]`), and one
 // member holds each rank within it, so (uid, group rank) names the process that another line with
-// a global rank shows holding it. A pair two ranks claim names neither.
+// a global rank shows holding it. A pair two ranks claim names neither. A quoted timeout takes
+// it only as a copy of a timeout that rank printed itself (the same SeqNum).
 void ResolvePgRanks(Incident* inc);
 // The year of year-less stamps, from the latest full date (none known: they stay year-less).
 void ResolveYears(const EventCensus& census, Incident* inc);
