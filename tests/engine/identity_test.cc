@@ -448,6 +448,22 @@ fs::path SimulateFlat(const std::string& scenario, const std::vector<std::string
 // `[Rank <group rank>]`, so without `rank_<R>.log` no timeout is tied to a rank; the wave is still
 // a wave. Every other node's agent reports its workers' SIGABRT, the watchdog's teardown, not a
 // failure of their own: the SIGKILLed rank its agent's table names leads, as in the canonical
+
+// A hang whose every node's files were cut short (torch 2.6, torchrun --log-dir), laid out flat:
+// the initiator printed only warnings, and its node's agent was cut before its table, so no
+// `host :` names the node. Its kernel log's lines do, and its workers' `[rank<G>]:` lines in
+// the same file lie in one block of the world's ranks over the agents: the canonical answer,
+// node and local rank included.
+TEST(Identity, AFlatNodeFileNamesItsNodeByItsKernelLinesAndItsWorkersByTheirBlock) {
+  TempDir sim_dir, flat;
+  const fs::path incident = SimulateFlat("hang_2048_initiator_truncated.textproto",
+                                         {"job.nodes=16"}, sim_dir.path(), flat.path());
+  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+  ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_HANG);
+  ASSERT_FALSE(canonical.initiator().node().empty());
+  const v1::Diagnosis d = testing::DiagnoseDir(flat.path());
+  ExpectSameInitiator(d, canonical);
+}
 // layout.
 TEST(Identity, AWaveOfUnrankedTimeoutsStillMakesTheWatchdogsAbortsItsOwn) {
   TempDir sim_dir, flat;

@@ -1,12 +1,13 @@
 #include "analyze/facts.h"
 
-#include "analyze/world_size.h"
-#include "ingest/identity.h"
-
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
+
+#include "analyze/world_size.h"
+#include "ingest/identity.h"
 
 namespace denpex::engine {
 
@@ -330,6 +331,31 @@ void ApplyWorldInfo(const Incident& inc, JobFacts* jf) {
     if (node < 0 || jf->nodes[node].first_rank >= 0 || inc.world[i].procs <= 0) continue;
     jf->nodes[node].first_rank = inc.world[i].first_rank;
     jf->nodes[node].local_procs = inc.world[i].procs;
+  }
+}
+
+// An agent's console that its own lines place on a node (its kernel lines, its table's host) and
+// that holds untagged `[rank<G>]:` lines (a node's files one after another, as a user keeps one
+// file per machine): those are its node's workers when they lie in one aligned block of G
+// ranks, G the world over the nodes with an agent's console (torchrun numbers each agent's
+// workers from a multiple of its nproc). srun's one console of every node's workers, or a file
+// of several nodes' consoles, spans more than one block, and is no one node's.
+void PlaceConsoleWorkers(const Incident& inc, JobFacts* jf) {
+  std::set<std::int32_t> agent_nodes;
+  for (const LogFile& f : inc.files) {
+    if (f.agent && f.node >= 0) agent_nodes.insert(f.node);
+  }
+  const auto world = static_cast<std::int32_t>(jf->ranks.size());
+  const auto agents = static_cast<std::int32_t>(agent_nodes.size());
+  if (world == 0 || agents == 0 || world % agents != 0) return;
+  const std::int32_t g = world / agents;
+  for (const LogFile& f : inc.files) {
+    // a named host: one console of several agents that names none is a node of its own, unnamed
+    if (!f.agent || f.local_tags || !f.node_from_content || f.node < 0 || f.prefix_ranks.empty() ||
+        NodeHost(inc.nodes[f.node]).empty())
+      continue;
+    if (f.prefix_ranks.front() / g != f.prefix_ranks.back() / g) continue;
+    for (const std::int32_t r : f.prefix_ranks) SetNode(&jf->ranks[r], f.node);
   }
 }
 
@@ -996,6 +1022,7 @@ JobFacts CollectFacts(const Incident& inc) {
   }
   ApplyWorldInfo(inc, &jf);
   ApplyStatedWorld(inc, &jf);
+  PlaceConsoleWorkers(inc, &jf);
   CountAgentWorkers(inc, &jf);
   AssignNodeRanks(&jf);
   MarkBuildWaiters(inc, &jf);
