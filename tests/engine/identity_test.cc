@@ -344,6 +344,70 @@ TEST(Identity, TorchsBarrierLinesNameTheirRankUnderAnyLoggingFormat) {
     EXPECT_EQ(e.rank, inc->files[e.file].own_rank) << KindName(e.kind);
 }
 
+// torch 2.6 under torchrun --log-dir, one node's files one after another (a `flat` collection):
+// libstdc++'s `what():` after a watchdog abort carries no `[rank<G>]:` prefix, and a file cut
+// short leaves it without the `ran for` that ties it to the timeout its rank printed above it, so
+// it is read as a timeout of its own. Its process group's uid and the rank within it are the ones
+// the ranked line printed: it is that rank's, and its cut fields are not read (no false
+// mismatch: `NumelOut=40000` of 40000000).
+TEST(Identity, AQuotedTimeoutNamesItsRankByItsProcessGroupsUidAndGroupRank) {
+  TempDir dir;
+  const std::string pg = "[PG ID 1281 PG GUID 1281(DATA_PARALLEL_GROUP) Rank ";
+  const std::string work =
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, "
+      "NumelIn=40000000, "
+      "NumelOut=40000000, Timeout(ms)=600000) ran for 6000";
+  std::string text;
+  for (int r : {65, 66, 67}) {
+    const std::string rank = "[rank" + std::to_string(r * 8) + "]:";
+    const std::string prefix = pg + std::to_string(r) + "] ";
+    text += rank + "[E302 09:10:22.433569674 ProcessGroupNCCL.cpp:616] " + prefix + work +
+            std::to_string(10 + r) + " milliseconds before timing out.\n";
+    text += "terminate called after throwing an instance of 'c10::DistBackendError'\n";
+    text += "  what():  " + prefix +
+            "Process group watchdog thread terminated with exception: " + prefix +
+            work.substr(0, work.find("NumelOut=") + 14) + "\n";
+  }
+  Write(dir.path() / "a1b2c3.log", text);
+  auto inc = LoadIncident(dir.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  std::vector<std::pair<std::int32_t, std::int64_t>> timeouts;  // (rank, NumelOut)
+  for (const Event& e : inc->events) {
+    if (const auto* w = std::get_if<WatchdogTimeout>(&e.detail))
+      timeouts.emplace_back(e.rank, w->numel_out);
+  }
+  EXPECT_EQ(
+      timeouts,
+      (std::vector<std::pair<std::int32_t, std::int64_t>>{
+          {520, 40000000}, {520, -1}, {528, 40000000}, {528, -1}, {536, 40000000}, {536, -1}}));
+}
+
+// A process group's uid with a rank within it that two global ranks claim names neither (two
+// groups printed under one uid): a quote of it keeps no rank.
+TEST(Identity, AProcessGroupPlaceTwoRanksClaimNamesNoRank) {
+  TempDir dir;
+  const std::string prefix = "[PG ID 3 PG GUID 3(TENSOR_MODEL_PARALLEL_GROUP) Rank 1] ";
+  const std::string work =
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=ALLREDUCE, "
+      "NumelIn=8, NumelOut=8, "
+      "Timeout(ms)=600000) ran for 6000";
+  std::string text;
+  for (int r : {1, 9}) {
+    text += "[rank" + std::to_string(r) + "]:[E302 09:10:22.433569674 ProcessGroupNCCL.cpp:616] " +
+            prefix + work + std::to_string(r) + " milliseconds before timing out.\n";
+  }
+  text += "  what():  " + prefix +
+          "Process group watchdog thread terminated with exception: " + prefix + work + "\n";
+  Write(dir.path() / "f.log", text);
+  auto inc = LoadIncident(dir.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  std::vector<std::int32_t> ranks;
+  for (const Event& e : inc->events) {
+    if (std::holds_alternative<WatchdogTimeout>(e.detail)) ranks.push_back(e.rank);
+  }
+  EXPECT_EQ(ranks, (std::vector<std::int32_t>{1, 9, -1}));
+}
+
 // `incident` laid out `flat` in `flat`, as a user who kept one file per machine does: each node
 // folder's files one after another in one file under an opaque name, the other files beside it.
 void LayFlat(const fs::path& incident, const fs::path& flat) {
@@ -384,6 +448,22 @@ fs::path SimulateFlat(const std::string& scenario, const std::vector<std::string
 // `[Rank <group rank>]`, so without `rank_<R>.log` no timeout is tied to a rank; the wave is still
 // a wave. Every other node's agent reports its workers' SIGABRT, the watchdog's teardown, not a
 // failure of their own: the SIGKILLed rank its agent's table names leads, as in the canonical
+
+// A hang whose every node's files were cut short (torch 2.6, torchrun --log-dir), laid out flat:
+// the initiator printed only warnings, and its node's agent was cut before its table, so no
+// `host :` names the node. Its kernel log's lines do, and its workers' `[rank<G>]:` lines in
+// the same file lie in one block of the world's ranks over the agents: the canonical answer,
+// node and local rank included.
+TEST(Identity, AFlatNodeFileNamesItsNodeByItsKernelLinesAndItsWorkersByTheirBlock) {
+  TempDir sim_dir, flat;
+  const fs::path incident = SimulateFlat("hang_2048_initiator_truncated.textproto",
+                                         {"job.nodes=16"}, sim_dir.path(), flat.path());
+  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+  ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_HANG);
+  ASSERT_FALSE(canonical.initiator().node().empty());
+  const v1::Diagnosis d = testing::DiagnoseDir(flat.path());
+  ExpectSameInitiator(d, canonical);
+}
 // layout.
 TEST(Identity, AWaveOfUnrankedTimeoutsStillMakesTheWatchdogsAbortsItsOwn) {
   TempDir sim_dir, flat;

@@ -108,6 +108,34 @@ TEST(Lines, WatchdogTimeoutAndStatusFields) {
   EXPECT_EQ(ParseWatchdogStatus("Some NCCL operations have failed or timed out.", &st), Match::kNo);
 }
 
+// A line cut short (a truncated file's last line, a killed process's last write) may end inside
+// a field: `NumelOut=40000` of 40000000. A field the cut reached is not read; those before it are.
+TEST(Lines, AWatchdogTimeoutCutShortKeepsNoFieldTheCutReached) {
+  const std::string whole =
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, "
+      "NumelIn=40000000, "
+      "NumelOut=40000000, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.";
+  WatchdogTimeoutFields f;
+  ASSERT_EQ(ParseWatchdogTimeout(whole.substr(0, whole.find("NumelOut=") + 14), &f), Match::kYes);
+  EXPECT_EQ(f.seq, 9);
+  EXPECT_EQ(f.op, "ALLREDUCE");
+  EXPECT_EQ(f.numel_in, 40000000);
+  EXPECT_EQ(f.numel_out, -1);
+  WatchdogTimeoutFields g;
+  ASSERT_EQ(ParseWatchdogTimeout(whole.substr(0, whole.find("ran for ") + 12), &g), Match::kYes);
+  EXPECT_EQ(g.numel_out, 40000000);
+  EXPECT_EQ(g.timeout_ms, 600000);
+  EXPECT_EQ(g.ran_for_ms, -1);
+  WatchdogTimeoutFields h;
+  ASSERT_EQ(ParseWatchdogTimeout(whole.substr(0, whole.find("OpType=") + 11), &h), Match::kYes);
+  EXPECT_EQ(h.seq, 9);
+  EXPECT_TRUE(h.op.empty());
+  WatchdogTimeoutFields w;
+  ASSERT_EQ(ParseWatchdogTimeout(whole, &w), Match::kYes);
+  EXPECT_EQ(w.numel_out, 40000000);
+  EXPECT_EQ(w.ran_for_ms, 600012);
+}
+
 TEST(Lines, GlogPythonHeaderAndAgentMessages) {
   GlogHeader h;
   ASSERT_EQ(ParseGlogHeader("E0302 09:17:03.512000 139872 torch/distributed/elastic/multiprocessing/api.py:833] "

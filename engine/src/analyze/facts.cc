@@ -1,12 +1,13 @@
 #include "analyze/facts.h"
 
-#include "analyze/world_size.h"
-#include "ingest/identity.h"
-
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
+
+#include "analyze/world_size.h"
+#include "ingest/identity.h"
 
 namespace denpex::engine {
 
@@ -258,10 +259,8 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
   if (e.rank < 0 && IsOwnError(inc, e)) jf->unranked_own_errors.push_back(index);
   // A rank's own line that names its host (NCCL `host:pid:tid`, a pdsh prefix) places it; NCCL's
   // `host:pid:tid` also names its process. So does any line of a file that is one machine's by
-  // its lines, an agent's console with its workers' lines too (a node's files merged into one).
-  const LogFile& file = inc.files[e.file];
-  if (e.rank >= 0 && e.node >= 0 && (!file.agent || file.node_from_content))
-    SetNode(&jf->ranks[e.rank], e.node);
+  // its lines; an agent's console's workers' lines only as PlaceConsoleWorkers says.
+  if (e.rank >= 0 && e.node >= 0 && !inc.files[e.file].agent) SetNode(&jf->ranks[e.rank], e.node);
   if (e.rank >= 0 && !inc.files[e.file].agent && jf->ranks[e.rank].pid == 0) jf->ranks[e.rank].pid = NcclPid(e);
   if (std::holds_alternative<WatchdogTimeout>(e.detail) && e.rank >= 0) {
     jf->ranks[e.rank].timeouts += 1;
@@ -330,6 +329,61 @@ void ApplyWorldInfo(const Incident& inc, JobFacts* jf) {
     if (node < 0 || jf->nodes[node].first_rank >= 0 || inc.world[i].procs <= 0) continue;
     jf->nodes[node].first_rank = inc.world[i].first_rank;
     jf->nodes[node].local_procs = inc.world[i].procs;
+  }
+}
+
+// An agent's console that its own lines place on a named node (its kernel lines, its table's
+// host) may hold its workers' lines too (a node's files one after another, as a user keeps one
+// file per machine): their ranks (untagged `[rank<G>]:` prefixes, the ranks lines state) are its
+// node's when they lie in one aligned block of G ranks, G the world over the agents (the nodes
+// with an agent's console, and each console no line places): torchrun numbers each agent's workers
+// from a multiple of its nproc. srun's one console of every node's workers, or a file of several
+// nodes' consoles, spans more than one block and is no one node's; a console that names no host is
+// a node of its own only as a guess.
+void PlaceConsoleWorkers(const Incident& inc, JobFacts* jf) {
+  std::set<std::int32_t> agent_nodes;
+  std::int32_t unplaced = 0;  // a console no line places is one more agent
+  for (const LogFile& f : inc.files) {
+    if (f.agent && f.node >= 0) agent_nodes.insert(f.node);
+    unplaced += f.agent && f.node < 0 && f.rotated_into < 0 ? 1 : 0;
+  }
+  const auto world = static_cast<std::int32_t>(jf->ranks.size());
+  const auto agents = static_cast<std::int32_t>(agent_nodes.size()) + unplaced;
+  if (world == 0 || agents == 0 || world % agents != 0) return;
+  const std::int32_t g = world / agents;
+  struct Span {
+    std::int32_t lo = std::numeric_limits<std::int32_t>::max();
+    std::int32_t hi = -1;
+    void Add(std::int32_t r) {
+      lo = std::min(lo, r);
+      hi = std::max(hi, r);
+    }
+  };
+  std::vector<Span> span(inc.files.size());
+  std::vector<char> console(inc.files.size(), 0);
+  bool any = false;
+  for (std::size_t i = 0; i < inc.files.size(); ++i) {
+    const LogFile& f = inc.files[i];
+    console[i] =
+        f.agent && f.node_from_content && f.node >= 0 && !NodeHost(inc.nodes[f.node]).empty();
+    any |= console[i] != 0;
+    if (console[i] && !f.prefix_ranks.empty()) {
+      span[i].Add(f.prefix_ranks.front());
+      span[i].Add(f.prefix_ranks.back());
+    }
+  }
+  if (!any) return;
+  for (const Event& e : inc.events) {
+    if (console[e.file] && e.rank >= 0) span[e.file].Add(e.rank);
+  }
+  for (std::size_t i = 0; i < inc.files.size(); ++i) {
+    console[i] &= span[i].hi >= 0 && span[i].lo / g == span[i].hi / g;
+    if (!console[i]) continue;
+    for (const std::int32_t r : inc.files[i].prefix_ranks)
+      SetNode(&jf->ranks[r], inc.files[i].node);
+  }
+  for (const Event& e : inc.events) {
+    if (console[e.file] && e.rank >= 0) SetNode(&jf->ranks[e.rank], inc.files[e.file].node);
   }
 }
 
@@ -996,6 +1050,7 @@ JobFacts CollectFacts(const Incident& inc) {
   }
   ApplyWorldInfo(inc, &jf);
   ApplyStatedWorld(inc, &jf);
+  PlaceConsoleWorkers(inc, &jf);
   CountAgentWorkers(inc, &jf);
   AssignNodeRanks(&jf);
   MarkBuildWaiters(inc, &jf);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace denpex::engine {
@@ -34,6 +35,18 @@ std::vector<Mismatch> FindMismatches(const Incident& inc, const JobFacts& facts)
       return w.op == kNoStr || w.numel_in < 0 || w.numel_out < 0;
     };
     if (!std::all_of(events.begin(), events.end(), partial)) std::erase_if(events, partial);
+    // A rank that says two shapes for one collective (its watchdog line and a quote of it glued
+    // to the next file's first line, where a file was cut and files were laid one after another:
+    // `NumelOut=4000[W302 ...`) is not known to have issued either: it neither stands out nor
+    // votes.
+    std::map<std::int32_t, Shape> said;
+    std::set<std::int32_t> unsure;
+    for (std::int32_t i : events) {
+      const Shape shape = ShapeOf(std::get<WatchdogTimeout>(inc.events[i].detail));
+      const auto [it, added] = said.try_emplace(inc.events[i].rank, shape);
+      if (!added && it->second != shape) unsure.insert(inc.events[i].rank);
+    }
+    std::erase_if(events, [&](std::int32_t i) { return unsure.contains(inc.events[i].rank); });
     if (events.size() < 3) continue;
     std::map<Shape, std::vector<std::int32_t>> shapes;
     for (std::int32_t i : events) shapes[ShapeOf(std::get<WatchdogTimeout>(inc.events[i].detail))].push_back(i);

@@ -431,6 +431,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
     ResolveOwnRanks(&inc);
     ResolveRanks(census, &inc);
     ResolveNcclPids(&inc);
+    ResolvePgRanks(&inc);
     ResolveYears(census, &inc);
     NoteRecovery(&inc);
   });

@@ -605,6 +605,51 @@ void ResolveNcclPids(Incident* inc) {
 
 namespace {
 
+// The named process group and the rank within it that a watchdog line states; kNoStr and -1 when
+// it names none (torch <= 2.2's `[Rank N]` names no group: N may be any group's).
+std::pair<StrId, std::int32_t> GroupPlace(const Event& e) {
+  if (const auto* w = std::get_if<WatchdogTimeout>(&e.detail)) return {w->pg, w->group_rank};
+  if (const auto* n = std::get_if<WatchdogNote>(&e.detail)) return {n->pg, n->group_rank};
+  return {kNoStr, -1};
+}
+
+}  // namespace
+
+void ResolvePgRanks(Incident* inc) {
+  std::map<std::pair<StrId, std::int32_t>, std::int32_t> by_place;  // -1: claimed twice
+  // The collectives each place's ranked timeouts name (place -> SeqNums)
+  std::map<std::pair<StrId, std::int32_t>, std::set<std::int64_t>> timed_out;
+  bool unranked = false;
+  for (const Event& e : inc->events) {
+    const auto place = GroupPlace(e);
+    if (place.first == kNoStr || place.second < 0) continue;
+    if (e.rank < 0) {
+      unranked = true;
+      continue;
+    }
+    auto [it, added] = by_place.try_emplace(place, e.rank);
+    if (!added && it->second != e.rank) it->second = -1;
+    if (const auto* w = std::get_if<WatchdogTimeout>(&e.detail)) timed_out[place].insert(w->seq);
+  }
+  if (!unranked) return;
+  EachEvent(inc->events, [&](Event& e) {
+    if (e.rank >= 0) return;
+    const auto place = GroupPlace(e);
+    if (place.first == kNoStr || place.second < 0) return;
+    const auto it = by_place.find(place);
+    if (it == by_place.end() || it->second < 0) return;
+    // A quoted timeout only as the one its rank printed itself (the same SeqNum): a quote that
+    // stands alone may be cut and glued to the next line (`SeqNum=3[W302 ...` of 34).
+    if (const auto* w = std::get_if<WatchdogTimeout>(&e.detail)) {
+      const auto seqs = timed_out.find(place);
+      if (w->seq < 0 || seqs == timed_out.end() || !seqs->second.contains(w->seq)) return;
+    }
+    e.rank = it->second;
+  });
+}
+
+namespace {
+
 // The pid of a Ray worker's line prefix: `(RayTrainWorker pid=2428, ip=10.64.0.5) ...`,
 // `(RayTrainWorker pid=2428) ...` (a worker on the driver's node), `\x1b[36m(...)\x1b[0m ...`,
 // also behind what a collector or a paste put before it (a CRI or journal stamp, quoting); 0

@@ -51,6 +51,13 @@ void ResolveRanks(const EventCensus& census, Incident* inc);
 // init of the job's largest communicator says `rank R` (the default process group's: its rank is
 // the global rank). By (node, pid); a pid two ranks claim names neither.
 void ResolveNcclPids(Incident* inc);
+// Ranks of watchdog lines no file or prefix gave one (libstdc++'s `what():` quoting the abort, a
+// line torn from its `[rank<G>]:` prefix) from their named process group: a group's uid is the
+// same on every member (torch >= 2.3 prints it, `[PG ID 3 PG GUID 3(desc) Rank 5]`), and one
+// member holds each rank within it, so (uid, group rank) names the process that another line with
+// a global rank shows holding it. A pair two ranks claim names neither. A quoted timeout takes
+// it only as a copy of a timeout that rank printed itself (the same SeqNum).
+void ResolvePgRanks(Incident* inc);
 // The year of year-less stamps, from the latest full date (none known: they stay year-less).
 void ResolveYears(const EventCensus& census, Incident* inc);
 // Problems that say how many lines were joined, cut short or untimed.

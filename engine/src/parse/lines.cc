@@ -16,6 +16,15 @@ namespace {
 // `hh:mm:ss.f` with 1..9 fraction digits, as nanoseconds of the day.
 bool TimeOfDay(Scanner* s, TimeNs* ns_of_day) { return ScanTimeOfDay(s, ns_of_day); }
 
+// The number after `key` only when something follows it: a line cut short (a killed process's
+// last buffered write, a truncated file) may end inside its last field (`NumelOut=40000` of
+// 40000000), and a field the cut reached is not known.
+void WholeIntAfter(std::string_view s, std::string_view key, std::int64_t* v) {
+  Scanner sc(s);
+  std::int64_t n = 0;
+  if (sc.SkipPast(key) && sc.Int(&n) && !sc.AtEnd()) *v = n;
+}
+
 }  // namespace
 
 Match ParseC10Header(std::string_view line, C10Header* out) {
@@ -80,14 +89,17 @@ Match ParseWatchdogTimeout(std::string_view message, WatchdogTimeoutFields* out)
   } else {
     return Match::kNo;
   }
-  IntAfter(work, "SeqNum=", &out->seq);  // absent in old builds
+  WholeIntAfter(work, "SeqNum=", &out->seq);  // absent in old builds
   Scanner op(work);
-  if (op.SkipPast("OpType=")) out->op = op.Token(",)");
+  if (op.SkipPast("OpType=")) {
+    out->op = op.Token(",)");
+    if (op.AtEnd()) out->op = {};
+  }
   if (out->seq < 0 && out->op.empty()) return Match::kMalformed;
-  IntAfter(work, "NumelIn=", &out->numel_in);
-  IntAfter(work, "NumelOut=", &out->numel_out);
-  IntAfter(work, "Timeout(ms)=", &out->timeout_ms);
-  IntAfter(work, ") ran for ", &out->ran_for_ms);
+  WholeIntAfter(work, "NumelIn=", &out->numel_in);
+  WholeIntAfter(work, "NumelOut=", &out->numel_out);
+  WholeIntAfter(work, "Timeout(ms)=", &out->timeout_ms);
+  WholeIntAfter(work, ") ran for ", &out->ran_for_ms);
   return Match::kYes;
 }
 
