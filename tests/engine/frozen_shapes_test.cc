@@ -43,6 +43,53 @@ std::vector<std::string> GlooTraceback(const std::string& task, const std::strin
           task + ": " + error};
 }
 
+// A frozen incident's files (corpora/real2/<id>/incident) in `dir`, slurmctld.log and slurmd.log
+// with other jobs' lines after their own, as the daemons of a cluster log every job.
+void CopyWithOtherJobs(const std::string& id, const fs::path& dir) {
+  const fs::path from = fs::path(DENPEX_SOURCE_DIR) / "corpora" / "real2" / id / "incident";
+  fs::copy(from, dir, fs::copy_options::recursive);
+  const std::string ctld = testing::Slurp(dir / "slurmctld.log");
+  Write(dir / "slurmctld.log",
+        ctld +
+            "[2026-12-02T06:37:40.136] sched: Allocate JobId=5252 NodeList=cn-[0410-0413] "
+            "#CPUs=256 Partition=batch\n"
+            "[2026-12-02T06:37:41.136] _slurm_rpc_kill_job: REQUEST_KILL_JOB JobId=5252 uid 1003\n"
+            "[2026-12-02T06:37:41.820] preempted JobId=5258 has been killed to reclaim resources "
+            "for JobId=5262\n"
+            "[2026-12-02T06:37:56.181] error: Nodes cn-0417 not responding\n"
+            "[2026-12-02T06:37:56.181] Killing JobId=5262 on failed node cn-0417\n");
+  const std::string slurmd = testing::Slurp(dir / "slurmd.log");
+  Write(dir / "slurmd.log",
+        slurmd +
+            "[2026-12-02T06:37:42.000] [5271.0] error: *** STEP 5271.0 ON sn01 CANCELLED AT "
+            "2026-12-02T06:37:42 DUE TO TIME LIMIT ***\n");
+}
+
+// sb_sigkill_rank1 beside other jobs' daemon lines: torchrun's table says `host : localhost`, and
+// the job's own `srun: error: sn01: task 0: ...` and its allocation name sn01. Other jobs'
+// allocations and another node's failure do not make the job's node unknown.
+TEST(FrozenShapes, OtherJobsNodesLeaveTheJobsOneNodeKnown) {
+  TempDir tmp;
+  CopyWithOtherJobs("sb_sigkill_rank1", tmp.path() / "incident");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path() / "incident");
+  EXPECT_EQ(d.initiator().rank(), 1) << d.reason();
+  EXPECT_EQ(d.initiator().node(), "sn01") << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL) << d.reason();
+}
+
+// sb_scancel beside other jobs' daemon lines: the job's output holds its step lines and only one
+// line Slurm wrote, slurmstepd's `*** JOB 5260 ON sn01 CANCELLED AT ... ***` (no slurmd `[N.s]`
+// tag): that names the job, so slurmctld's kill RPC of JobId 5260 is its end, and the other jobs'
+// kills and preemptions are left out.
+TEST(FrozenShapes, SlurmstepdsBannerInTheJobsOutputNamesTheJob) {
+  TempDir tmp;
+  CopyWithOtherJobs("sb_scancel", tmp.path() / "incident");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path() / "incident");
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SCHEDULER_CANCEL) << d.reason();
+  EXPECT_EQ(d.owner(), v1::OWNER_SCHEDULER) << d.reason();
+  EXPECT_TRUE(HasProblem(d, "other jobs")) << d.input().DebugString();
+}
+
 // sl_sigstop_task1 under a container runtime that read slurm-5440.out once the job had ended: task
 // 1 stopped, task 0 timed out in gloo and exited long before the time limit, but the file's lines
 // state no time, and the collector stamped them all with the time limit's second. A collector's

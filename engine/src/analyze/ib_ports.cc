@@ -111,44 +111,6 @@ std::string Ratio(double x) {
   return buf;
 }
 
-}  // namespace
-
-std::vector<std::string> ExpandHostlist(std::string_view list) {
-  std::vector<std::string> out;
-  auto lower = [](std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-  };
-  while (!list.empty()) {
-    std::size_t end = 0;
-    for (int depth = 0; end < list.size() && (depth > 0 || list[end] != ','); ++end) depth += list[end] == '[' ? 1 : list[end] == ']' ? -1 : 0;
-    const std::string_view item = list.substr(0, end);
-    list.remove_prefix(std::min(list.size(), end + 1));
-    const std::size_t open = item.find('['), close = item.find(']');
-    if (open == std::string_view::npos) {
-      out.push_back(lower(std::string(item)));
-      continue;
-    }
-    if (close == std::string_view::npos || close < open) return {};
-    std::string_view ranges = item.substr(open + 1, close - open - 1);
-    while (!ranges.empty()) {
-      const std::string_view range = ranges.substr(0, ranges.find(','));
-      ranges.remove_prefix(std::min(ranges.size(), range.size() + 1));
-      const std::string_view lo = range.substr(0, range.find('-'));
-      const std::int64_t first = LeadingInt(lo), last = range.find('-') == std::string_view::npos ? first : LeadingInt(range.substr(range.find('-') + 1));
-      if (first < 0 || last < first || last - first > (1 << 20) || out.size() > (1U << 20)) return {};
-      for (std::int64_t n = first; n <= last; ++n) {
-        std::string digits = std::to_string(n);
-        if (digits.size() < lo.size()) digits.insert(0, lo.size() - digits.size(), '0');
-        out.push_back(lower(std::string(item.substr(0, open)) + digits + std::string(item.substr(close + 1))));
-      }
-    }
-  }
-  return out;
-}
-
-namespace {
-
 // Under srun with no line tying tasks to hosts: slurmctld's allocation lists the job's nodes,
 // and srun's default (block) distribution gives the i-th node tasks i*n .. i*n+n-1, n the
 // tasks per node (the world size over the nodes), SLURM_LOCALID k on GPU k. -1 when unknown.

@@ -50,9 +50,6 @@ struct ErringPort {
 // The erring ports among those of `nodes` (empty without counter files).
 std::vector<ErringPort> FindErringPorts(const Incident& inc, const std::vector<std::int32_t>& nodes);
 
-// Slurm's hostlist as slurmctld prints it, expanded in order: "gpu-[0001-0003,0007]" ->
-// gpu-0001, gpu-0002, gpu-0003, gpu-0007 (lower-cased); empty when it does not parse.
-std::vector<std::string> ExpandHostlist(std::string_view list);
 
 // Fills `f`: the rank (else the node), class STRAGGLER, owner NETWORK, the counter line, recovery.
 void DiagnoseSlowPort(const Incident& inc, const JobFacts& facts, const SlowPort& p, Finding* f);

@@ -147,6 +147,21 @@ JobView ViewJob(const Incident& inc) {
   for (const Event& e : inc.events) {
     if (JobLine(e)) v.own[e.file] = 1;
   }
+  // slurmstepd's `*** JOB N ON <node> CANCELLED ***` as it writes it into a job's output is some
+  // job's: this job's where its file holds the job's other lines (above), or where no file does
+  // and every such banner names one job (a job that printed nothing else, and nothing beside it
+  // says which job is the incident's: several jobs' outputs side by side name none).
+  if (std::find(v.own.begin(), v.own.end(), 1) == v.own.end()) {
+    std::set<std::int64_t> jobs;
+    for (const Event& e : inc.events) {
+      if (const auto* n = std::get_if<SlurmNote>(&e.detail); n != nullptr && n->in_job_output)
+        jobs.insert(n->job);
+    }
+    for (const Event& e : inc.events) {
+      const auto* n = std::get_if<SlurmNote>(&e.detail);
+      if (n != nullptr && n->in_job_output && jobs.size() == 1) v.own[e.file] = 1;
+    }
+  }
   for (const Event& e : inc.events) {
     if (!v.own[e.file]) continue;
     if (const std::int64_t job = SlurmJob(e); job >= 0) v.ids.insert(job);

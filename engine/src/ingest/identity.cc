@@ -150,14 +150,57 @@ void InheritAncestorHost(const std::vector<std::string>& path_node, const std::v
   }
 }
 
-// The one node every Slurm line names (an allocation's NodeList, srun's task exits, slurmstepd's
-// `ON <node>`), when they name exactly one: a job of one node, whatever its consoles call it.
-// kNoStr when no Slurm line names a node, or they name several (or a list: `sn[01-02]`).
+// The one node of a job Slurm ran on one node, whatever its consoles call it; kNoStr when no line
+// says so. Daemon logs of a cluster name every job's nodes, so when the job's own Slurm lines
+// (srun's task exits, slurmstepd's `*** STEP N.s ON <node> CANCELLED`, a script's
+// `SLURM_JOB_ID=`) tie it to a job, only they and the daemons' lines of that job count: the ids
+// they name, else the one job slurmctld allocated every host they name. Otherwise the one node
+// every Slurm line names (a job's own node's daemon logs). A list (`sn[01-02]`) or two nodes: no
+// one node.
 StrId SoleSlurmNode(const Incident& inc) {
+  // slurmstepd's banner in a job's output counts only where no other line of a job's own does and
+  // every banner names one job (analyze/scope.cc: several jobs' outputs side by side).
+  std::set<std::int64_t> banner_jobs;
+  bool own_lines = false;
+  for (const Event& e : inc.events) {
+    const auto* sn = std::get_if<SlurmNote>(&e.detail);
+    if (sn != nullptr && sn->in_job_output) banner_jobs.insert(sn->job);
+    own_lines |= sn != nullptr &&
+                 (sn->tasks != kNoStr || e.kind == Kind::kStepAborted || e.kind == Kind::kJobId);
+  }
+  const bool banners = !own_lines && banner_jobs.size() == 1;
+  const auto own = [&](const Event& e, const SlurmNote& sn) {
+    return sn.tasks != kNoStr || (banners && sn.in_job_output) || e.kind == Kind::kStepAborted ||
+           e.kind == Kind::kJobId;
+  };
+  std::set<std::string> hosts;  // lower-cased, as ExpandHostlist gives them
+  std::set<std::int64_t> jobs;
+  for (const Event& e : inc.events) {
+    const auto* sn = std::get_if<SlurmNote>(&e.detail);
+    if (sn == nullptr || !own(e, *sn)) continue;
+    if (sn->node != kNoStr) {
+      for (std::string& h : ExpandHostlist(inc.str(sn->node))) hosts.insert(std::move(h));
+    }
+    if (sn->job >= 0) jobs.insert(sn->job);
+  }
+  if (jobs.empty() && !hosts.empty()) {
+    std::set<std::int64_t> covering;
+    for (const Event& e : inc.events) {
+      const auto* sn = std::get_if<SlurmNote>(&e.detail);
+      if (sn == nullptr || e.kind != Kind::kJobAllocated || sn->job < 0) continue;
+      const std::vector<std::string> listed = ExpandHostlist(inc.str(sn->node));
+      const std::set<std::string> set(listed.begin(), listed.end());
+      if (std::includes(set.begin(), set.end(), hosts.begin(), hosts.end()))
+        covering.insert(sn->job);
+    }
+    if (covering.size() == 1) jobs = covering;
+  }
+  const bool scoped = !jobs.empty();
   StrId sole = kNoStr;
   for (const Event& e : inc.events) {
     const auto* sn = std::get_if<SlurmNote>(&e.detail);
     if (sn == nullptr || sn->node == kNoStr || sn->node == sole) continue;
+    if (scoped && !own(e, *sn) && !jobs.contains(sn->job)) continue;
     const std::string_view name = inc.str(sn->node);
     if (sole != kNoStr || name.find_first_of("[,") != std::string_view::npos) return kNoStr;
     sole = sn->node;

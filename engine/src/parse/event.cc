@@ -1,5 +1,9 @@
 #include "parse/event.h"
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
 namespace denpex::engine {
 
 std::string_view FamilyName(Family f) {
@@ -122,6 +126,57 @@ std::string_view KindName(Kind k) {
     case Kind::kSaveFinished: return "save_finished";
   }
   return "unknown_error";
+}
+
+namespace {
+
+std::int64_t Leading(std::string_view s) {
+  std::int64_t v = -1;
+  std::from_chars(s.data(), s.data() + s.size(), v);
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::string> ExpandHostlist(std::string_view list) {
+  std::vector<std::string> out;
+  auto lower = [](std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+  };
+  while (!list.empty()) {
+    std::size_t end = 0;
+    for (int depth = 0; end < list.size() && (depth > 0 || list[end] != ','); ++end)
+      depth += list[end] == '[' ? 1 : list[end] == ']' ? -1 : 0;
+    const std::string_view item = list.substr(0, end);
+    list.remove_prefix(std::min(list.size(), end + 1));
+    const std::size_t open = item.find('['), close = item.find(']');
+    if (open == std::string_view::npos) {
+      out.push_back(lower(std::string(item)));
+      continue;
+    }
+    if (close == std::string_view::npos || close < open) return {};
+    std::string_view ranges = item.substr(open + 1, close - open - 1);
+    while (!ranges.empty()) {
+      const std::string_view range = ranges.substr(0, ranges.find(','));
+      ranges.remove_prefix(std::min(ranges.size(), range.size() + 1));
+      const std::string_view lo = range.substr(0, range.find('-'));
+      const std::int64_t first = Leading(lo),
+                         last = range.find('-') == std::string_view::npos
+                                    ? first
+                                    : Leading(range.substr(range.find('-') + 1));
+      if (first < 0 || last < first || last - first > (1 << 20) || out.size() > (1U << 20))
+        return {};
+      for (std::int64_t n = first; n <= last; ++n) {
+        std::string digits = std::to_string(n);
+        if (digits.size() < lo.size()) digits.insert(0, lo.size() - digits.size(), '0');
+        out.push_back(lower(std::string(item.substr(0, open)) + digits +
+                            std::string(item.substr(close + 1))));
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace denpex::engine

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "denpex/common/time.h"
 #include "parse/strings.h"
@@ -225,7 +227,14 @@ struct SlurmNote {
   // `[N.s]`, `SLURM_JOB_ID=N`; an array task's own id `N` of `JobId=A_T(N)`); -1 when none.
   // Daemon logs hold every job's lines: analyze/scope.h keeps this job's.
   std::int64_t job = -1;
+  // slurmstepd's `*** JOB N ON <node> CANCELLED ... ***` as it writes it into the job's own
+  // output (no slurmd log's `[N.s]` tag): the line is the job's, whatever else its file holds.
+  bool in_job_output = false;
 };
+
+// Slurm's hostlist as slurmctld prints it, expanded in order: "gpu-[0001-0003,0007]" ->
+// gpu-0001, gpu-0002, gpu-0003, gpu-0007 (lower-cased); empty when it does not parse.
+std::vector<std::string> ExpandHostlist(std::string_view list);
 
 // DeepSpeed `see_memory_usage`: `CPU Virtual Memory:  used = 1956.1 GB, percent = 97.1%` (the
 // host's memory as psutil sees it, printed by rank 0).

@@ -75,6 +75,7 @@ bool Banner(std::string_view msg, StringTable* strings, Recognised* out) {
   }
   n.reason = strings->Intern(reason);
   n.job = body.starts_with("JOB ") ? JobIdAt(body.substr(4)) : body.starts_with("STEP ") ? JobIdAt(body.substr(5)) : -1;
+  n.in_job_output = true;
   Scanner at(body);
   if (at.SkipPast(" AT ") && ScanDateTime(&at, &out->time)) out->timed = true;  // no zone: the node's clock
   out->family = Family::kSlurm;
@@ -168,7 +169,10 @@ bool RecogniseSlurm(std::string_view msg, StringTable* strings, Recognised* out)
     msg = s.Rest();
   }
   if (!RecogniseSlurmLine(msg, strings, out)) return false;
-  if (auto* n = std::get_if<SlurmNote>(&out->detail); n != nullptr && n->job < 0) n->job = step_job;
+  if (auto* n = std::get_if<SlurmNote>(&out->detail)) {
+    if (n->job < 0) n->job = step_job;
+    if (step_job >= 0) n->in_job_output = false;  // slurmd's log of the step
+  }
   return true;
 }
 
