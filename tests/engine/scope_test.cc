@@ -223,6 +223,34 @@ TEST(Scope, WithoutItsIdAndAllocationNoJobsLinesAreTaken) {
       << d.input().DebugString();
 }
 
+// A job whose collected logs hold no line of its own (its nodes' kernel logs and nothing else,
+// as for a slow port no rank reported): the hosts its files are by their lines (sn02, sn04) stand
+// in for the hosts its lines name, and the one allocation that covers them is the job's (4249).
+TEST(Scope, WithoutLinesOfItsOwnTheJobIsTheAllocationOfTheNodesItsFilesAre) {
+  TempDir tmp;
+  for (const char* host : {"sn02", "sn04"}) {
+    Write(tmp.path() / (std::string("k-") + host + ".log"),
+          std::string("Nov 29 16:10:02 ") + host +
+              " kernel: [    4.120000] mlx5_core 0000:0c:00.0: firmware version: 28.39.1002\n" +
+              "Nov 29 16:10:03 " + host +
+              " kernel: [    5.004000] mlx5_core 0000:0c:00.0: Port module event: module 0, Cable "
+              "plugged\n");
+  }
+  Write(
+      tmp.path() / "slurmctld.log",
+      "[2026-11-29T16:29:11.402] sched: Allocate JobId=4249 NodeList=sn[02,04] #CPUs=8 "
+      "Partition=batch\n"
+      "[2026-11-29T16:37:37.501] sched: Allocate JobId=4251 NodeList=sn03 #CPUs=4 Partition=batch\n"
+      "[2026-11-29T16:39:37.012] Time limit exhausted for JobId=4251\n");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_NE(d.initiator().failure_class(), v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT) << d.reason();
+  EXPECT_NE(Problem(d,
+                    "JobId 4249 is taken as the job's, the allocation slurmctld made of its hosts "
+                    "(sn02, sn04)"),
+            "")
+      << d.input().DebugString();
+}
+
 // A shared node: the kernel OOM-killed another user's process and another GPU fell off the bus
 // while task 1 was SIGKILLed. The job's NCCL lines name its pids and GPUs: neither is its.
 TEST(Scope, SharedKernelLogsOtherProcessesAndGpusAreNotEvidence) {

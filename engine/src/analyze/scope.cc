@@ -12,6 +12,7 @@
 
 #include "analyze/ib_ports.h"
 #include "analyze/scoring.h"
+#include "ingest/identity.h"
 #include "ingest/resolve.h"
 
 namespace denpex::engine {
@@ -189,21 +190,35 @@ std::map<std::int64_t, TimeNs> JobEnds(const Incident& inc, const JobView& v) {
   return ended;
 }
 
+// The hosts the job ran on as far as its own lines say (the hosts they name), else as far as
+// the incident's files say (the nodes its files are: a job whose output holds no line of its
+// own, only its nodes' kernel logs and counters).
+std::set<std::string> JobHosts(const Incident& inc, const JobView& v) {
+  if (!v.hosts.empty()) return v.hosts;
+  std::set<std::string> hosts;
+  for (std::size_t n = 0; n < v.filed.size(); ++n) {
+    const std::string_view host = NodeHost(inc.nodes[n]);  // not a console of no host
+    if (v.filed[n] && !host.empty()) hosts.insert(Lower(host));
+  }
+  return hosts;
+}
+
 // The allocation slurmctld made for the job when no line of its own names its id: the one
-// `sched: Allocate JobId=N NodeList=...` that covers every host the job's lines name, opens by
+// `sched: Allocate JobId=N NodeList=...` that covers every host of the job (JobHosts), opens by
 // its first line and whose job had not ended before its first line that states its time (a
 // collector's stamp says only when a line was read); with no stamped line of the job, the
 // only one that covers them. -1: none, or several such jobs ran on its hosts at once (another
 // job of the same user beside it): which is the job's, no line says.
-std::int64_t AllocatedJob(const Incident& inc, const JobView& v) {
-  if (v.hosts.empty()) return -1;
+std::int64_t AllocatedJob(const Incident& inc, const JobView& v,
+                          const std::set<std::string>& job_hosts) {
+  if (job_hosts.empty()) return -1;
   const std::map<std::int64_t, TimeNs> ended = JobEnds(inc, v);
   std::set<std::int64_t> covering, live;
   for (const Event& e : inc.events) {
     if (e.kind != Kind::kJobAllocated || v.own[e.file] || SlurmJob(e) < 0) continue;
     const std::vector<std::string> hosts = ExpandHostlist(inc.str(std::get<SlurmNote>(e.detail).node));
     const std::set<std::string> listed(hosts.begin(), hosts.end());
-    if (!std::includes(listed.begin(), listed.end(), v.hosts.begin(), v.hosts.end())) continue;
+    if (!std::includes(listed.begin(), listed.end(), job_hosts.begin(), job_hosts.end())) continue;
     covering.insert(SlurmJob(e));
     if (!v.first || e.clock == Clock::kNone || e.time > *v.first + kAllocationSlack) continue;
     const auto end = ended.find(SlurmJob(e));
@@ -217,9 +232,12 @@ std::int64_t AllocatedJob(const Incident& inc, const JobView& v) {
 // The job's Slurm ids, and what the report must say about how they were found.
 std::set<std::int64_t> JobIds(const Incident& inc, const JobView& v, std::string* note) {
   if (!v.ids.empty()) return v.ids;
-  if (const std::int64_t allocated = AllocatedJob(inc, v); allocated >= 0) {
-    *note = "no line of the job's own output names its Slurm job id: JobId " + std::to_string(allocated) +
-            " is taken as the job's, the allocation slurmctld made of its hosts (" + Listed(v.hosts, "") + ") by its first line";
+  const std::set<std::string> hosts = JobHosts(inc, v);
+  if (const std::int64_t allocated = AllocatedJob(inc, v, hosts); allocated >= 0) {
+    *note = "no line of the job's own output names its Slurm job id: JobId " +
+            std::to_string(allocated) +
+            " is taken as the job's, the allocation slurmctld made of its hosts (" +
+            Listed(hosts, "") + ") by its first line";
     return {allocated};
   }
   std::set<std::int64_t> named;
