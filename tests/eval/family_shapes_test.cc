@@ -228,5 +228,16 @@ TEST(FamilyShapes, ATruncatedLogsCutLinesAreNoEvidenceInAnyLayout) {
                  {"job.nodes=8", "seed=24"});
 }
 
+// Every worker raised the same error (DeepSpeed's pipeline config, torch 2.1: no rank on its
+// lines), each agent's log dir tree in the one host folder of a job whose hosts are all named
+// alike: the errors, counted per log dir tree, come from every agent, so they are the job's, not
+// the one host name's node's (at 128 nodes the exit its agent saw first named that node).
+TEST(FamilyShapes, TheSameUnrankedErrorFromEveryAgentUnderOneHostNameIsTheJobs) {
+  ExpectNotWrong({"deepspeed_zero_pipeline_4096_logdir_torch21.textproto", "same-host",
+                  "every agent's log dir tree under one host folder: the job's error named that "
+                  "host as the node"},
+                 {"job.nodes=128", "seed=275"}, /*consistent=*/true);
+}
+
 }  // namespace
 }  // namespace denpex

@@ -458,18 +458,48 @@ std::vector<std::int32_t> CommonUnrankedErrors(const Incident& inc, const JobFac
   }
   // Where an error was printed: its node, or its file's stream where no line of the file names
   // one (an agent's console merged with a kernel log). Every node with an agent or ranks, and
-  // every such console, had workers.
-  const auto place = [&](const Event& e) {
-    return e.node >= 0 ? e.node : -1 - static_cast<std::int32_t>(StreamOf(inc, e.file));
+  // every such console, had workers. A node several agents' consoles share (one host name on
+  // several agents: containers, a cluster's consoles under one name) counts once per agent, and
+  // an error in a torchrun log dir's `<L>/` folder there is its tree's (`attempt_N/`: one
+  // agent's workers), so that the same error from every agent is the job's there too.
+  std::map<std::int32_t, std::int32_t> agents_on;  // node -> its agents' consoles
+  for (std::uint32_t i = 0; i < inc.files.size(); ++i) {
+    const LogFile& f = inc.files[i];
+    if (f.agent && f.node >= 0 && StreamOf(inc, i) == i) ++agents_on[f.node];
+  }
+  const auto dir = [](std::string_view path) {
+    const std::size_t slash = path.rfind('/');
+    return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
   };
+  std::map<std::int32_t, std::set<std::string_view>>
+      trees;  // node -> the log dir trees of its errors
   std::set<std::int32_t> places;
-  for (std::int32_t i : best) places.insert(place(inc.events[i]));
+  for (std::int32_t i : best) {
+    const Event& e = inc.events[i];
+    const LogFile& f = inc.files[e.file];
+    const auto it = e.node >= 0 ? agents_on.find(e.node) : agents_on.end();
+    if (it != agents_on.end() && it->second >= 2 && f.local_rank >= 0) {
+      trees[e.node].insert(dir(dir(f.path)));
+    } else {
+      places.insert(e.node >= 0 ? e.node : -1 - static_cast<std::int32_t>(StreamOf(inc, e.file)));
+    }
+  }
+  *covered = static_cast<std::int32_t>(places.size());
+  for (const auto& [node, dirs] : trees) {
+    const std::int32_t held =
+        places.contains(node) ? 1 : 0;  // its console's errors: one of its agents
+    *covered += std::min(agents_on[node], static_cast<std::int32_t>(dirs.size()) + held) - held;
+  }
   *worker_nodes = 0;
-  for (const NodeFacts& n : facts.nodes) *worker_nodes += n.agent_log || !n.ranks.empty() ? 1 : 0;
+  for (std::size_t n = 0; n < facts.nodes.size(); ++n) {
+    const NodeFacts& node = facts.nodes[n];
+    const auto it = agents_on.find(static_cast<std::int32_t>(n));
+    if (node.agent_log || !node.ranks.empty())
+      *worker_nodes += it == agents_on.end() ? 1 : std::max(1, it->second);
+  }
   for (std::uint32_t i = 0; i < inc.files.size(); ++i) {
     *worker_nodes += inc.files[i].agent && inc.files[i].node < 0 && StreamOf(inc, i) == i ? 1 : 0;
   }
-  *covered = static_cast<std::int32_t>(places.size());
   if (*covered < 2 || *covered < kJobWideShare * *worker_nodes) return {};
   return best;
 }
