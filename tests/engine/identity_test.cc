@@ -344,6 +344,19 @@ TEST(Identity, TorchsBarrierLinesNameTheirRankUnderAnyLoggingFormat) {
     EXPECT_EQ(e.rank, inc->files[e.file].own_rank) << KindName(e.kind);
 }
 
+// The (rank, NumelOut) of every watchdog timeout read from `dir`, in event order.
+std::vector<std::pair<std::int32_t, std::int64_t>> Timeouts(const fs::path& dir) {
+  auto inc = LoadIncident(dir, 1);
+  EXPECT_TRUE(inc.ok()) << inc.status().message();
+  std::vector<std::pair<std::int32_t, std::int64_t>> out;
+  if (!inc.ok()) return out;
+  for (const Event& e : inc->events) {
+    if (const auto* w = std::get_if<WatchdogTimeout>(&e.detail))
+      out.emplace_back(e.rank, w->numel_out);
+  }
+  return out;
+}
+
 // torch 2.6 under torchrun --log-dir, one node's files one after another (a `flat` collection):
 // libstdc++'s `what():` after a watchdog abort carries no `[rank<G>]:` prefix, and a file cut
 // short leaves it without the `ran for` that ties it to the timeout its rank printed above it, so
@@ -369,15 +382,8 @@ TEST(Identity, AQuotedTimeoutNamesItsRankByItsProcessGroupsUidAndGroupRank) {
             work.substr(0, work.find("NumelOut=") + 14) + "\n";
   }
   Write(dir.path() / "a1b2c3.log", text);
-  auto inc = LoadIncident(dir.path(), 1);
-  ASSERT_TRUE(inc.ok()) << inc.status().message();
-  std::vector<std::pair<std::int32_t, std::int64_t>> timeouts;  // (rank, NumelOut)
-  for (const Event& e : inc->events) {
-    if (const auto* w = std::get_if<WatchdogTimeout>(&e.detail))
-      timeouts.emplace_back(e.rank, w->numel_out);
-  }
   EXPECT_EQ(
-      timeouts,
+      Timeouts(dir.path()),
       (std::vector<std::pair<std::int32_t, std::int64_t>>{
           {520, 40000000}, {520, -1}, {528, 40000000}, {528, -1}, {536, 40000000}, {536, -1}}));
 }
@@ -399,12 +405,8 @@ TEST(Identity, AProcessGroupPlaceTwoRanksClaimNamesNoRank) {
   text += "  what():  " + prefix +
           "Process group watchdog thread terminated with exception: " + prefix + work + "\n";
   Write(dir.path() / "f.log", text);
-  auto inc = LoadIncident(dir.path(), 1);
-  ASSERT_TRUE(inc.ok()) << inc.status().message();
   std::vector<std::int32_t> ranks;
-  for (const Event& e : inc->events) {
-    if (std::holds_alternative<WatchdogTimeout>(e.detail)) ranks.push_back(e.rank);
-  }
+  for (const auto& [rank, numel_out] : Timeouts(dir.path())) ranks.push_back(rank);
   EXPECT_EQ(ranks, (std::vector<std::int32_t>{1, 9, -1}));
 }
 
