@@ -173,15 +173,17 @@ StrId SoleSlurmNode(const Incident& inc) {
     return sn.tasks != kNoStr || (banners && sn.in_job_output) || e.kind == Kind::kStepAborted ||
            e.kind == Kind::kJobId;
   };
-  std::set<std::string> hosts;  // lower-cased, as ExpandHostlist gives them
+  std::set<StrId> named;  // as printed; expanded once each below (srun names a host per task)
   std::set<std::int64_t> jobs;
   for (const Event& e : inc.events) {
     const auto* sn = std::get_if<SlurmNote>(&e.detail);
     if (sn == nullptr || !own(e, *sn)) continue;
-    if (sn->node != kNoStr) {
-      for (std::string& h : ExpandHostlist(inc.str(sn->node))) hosts.insert(std::move(h));
-    }
+    if (sn->node != kNoStr) named.insert(sn->node);
     if (sn->job >= 0) jobs.insert(sn->job);
+  }
+  std::set<std::string> hosts;  // lower-cased, as ExpandHostlist gives them
+  for (const StrId id : named) {
+    for (std::string& h : ExpandHostlist(inc.str(id))) hosts.insert(std::move(h));
   }
   if (jobs.empty() && !hosts.empty()) {
     std::set<std::int64_t> covering;

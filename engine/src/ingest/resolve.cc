@@ -568,11 +568,15 @@ void ResolveRanks(const EventCensus& census, Incident* inc) {
 }
 
 void ResolveNcclPids(Incident* inc) {
+  // Most incidents have no unranked NCCL line: look before building the table.
+  bool unranked = false;
   std::int32_t world_comm = 0;  // the largest communicator's nranks
   for (const Event& e : inc->events) {
     if (const auto* c = std::get_if<CommInit>(&e.detail))
       world_comm = std::max(world_comm, c->nranks);
+    unranked |= e.rank < 0 && NcclPid(e) > 0;
   }
+  if (!unranked) return;
   std::map<std::pair<std::int32_t, std::int64_t>, std::int32_t>
       by_pid;  // (node, pid) -> rank; -1: claimed twice
   const auto claim = [&](std::int32_t node, std::int64_t pid, std::int32_t rank) {
@@ -580,7 +584,6 @@ void ResolveNcclPids(Incident* inc) {
     auto [it, added] = by_pid.try_emplace(std::make_pair(node, pid), rank);
     if (!added && it->second != rank) it->second = -1;
   };
-  bool unranked = false;
   for (const Event& e : inc->events) {
     if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) {
       const std::int32_t named = fe->host == kNoStr ? -1 : NodeIndex(*inc, inc->str(fe->host));
@@ -591,9 +594,8 @@ void ResolveNcclPids(Incident* inc) {
     } else if (const auto* w = std::get_if<NcclWarn>(&e.detail); w != nullptr && e.rank >= 0) {
       claim(e.node, w->pid, e.rank);
     }
-    unranked |= e.rank < 0 && NcclPid(e) > 0;
   }
-  if (!unranked || by_pid.empty()) return;
+  if (by_pid.empty()) return;
   EachEvent(inc->events, [&](Event& e) {
     if (e.rank >= 0 || e.node < 0) return;
     const std::int64_t pid = NcclPid(e);
@@ -616,22 +618,22 @@ std::pair<StrId, std::int32_t> GroupPlace(const Event& e) {
 }  // namespace
 
 void ResolvePgRanks(Incident* inc) {
+  // Most incidents have no such line: look before building the places.
+  if (std::none_of(inc->events.begin(), inc->events.end(), [](const Event& e) {
+        const auto place = GroupPlace(e);
+        return e.rank < 0 && place.first != kNoStr && place.second >= 0;
+      }))
+    return;
   std::map<std::pair<StrId, std::int32_t>, std::int32_t> by_place;  // -1: claimed twice
   // The collectives each place's ranked timeouts name (place -> SeqNums)
   std::map<std::pair<StrId, std::int32_t>, std::set<std::int64_t>> timed_out;
-  bool unranked = false;
   for (const Event& e : inc->events) {
     const auto place = GroupPlace(e);
-    if (place.first == kNoStr || place.second < 0) continue;
-    if (e.rank < 0) {
-      unranked = true;
-      continue;
-    }
+    if (place.first == kNoStr || place.second < 0 || e.rank < 0) continue;
     auto [it, added] = by_place.try_emplace(place, e.rank);
     if (!added && it->second != e.rank) it->second = -1;
     if (const auto* w = std::get_if<WatchdogTimeout>(&e.detail)) timed_out[place].insert(w->seq);
   }
-  if (!unranked) return;
   EachEvent(inc->events, [&](Event& e) {
     if (e.rank >= 0) return;
     const auto place = GroupPlace(e);
