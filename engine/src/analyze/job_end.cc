@@ -429,7 +429,8 @@ std::vector<std::int32_t> CommonOwnErrors(const Incident& inc, const JobFacts& f
 // exit its agent saw by a signal. The errors of the most common signature, first first; empty when
 // they do not cover kJobWideShare of the nodes with workers (two at least).
 std::vector<std::int32_t> CommonUnrankedErrors(const Incident& inc, const JobFacts& facts,
-                                               std::int32_t* covered, std::int32_t* worker_nodes) {
+                                               std::int32_t* covered, std::int32_t* worker_nodes,
+                                               bool* per_agent) {
   if (facts.unranked_own_errors.empty() || facts.peer_reporters > 0 ||
       facts.gloo_timeouts + facts.gloo_closed > 0)
     return {};
@@ -494,8 +495,9 @@ std::vector<std::int32_t> CommonUnrankedErrors(const Incident& inc, const JobFac
   for (std::size_t n = 0; n < facts.nodes.size(); ++n) {
     const NodeFacts& node = facts.nodes[n];
     const auto it = agents_on.find(static_cast<std::int32_t>(n));
-    if (node.agent_log || !node.ranks.empty())
-      *worker_nodes += it == agents_on.end() ? 1 : std::max(1, it->second);
+    if (!node.agent_log && node.ranks.empty()) continue;
+    *worker_nodes += it == agents_on.end() ? 1 : std::max(1, it->second);
+    *per_agent |= it != agents_on.end() && it->second >= 2;
   }
   for (std::uint32_t i = 0; i < inc.files.size(); ++i) {
     *worker_nodes += inc.files[i].agent && inc.files[i].node < 0 && StreamOf(inc, i) == i ? 1 : 0;
@@ -512,9 +514,10 @@ bool JobWideError(const Incident& inc, const JobFacts& facts, Finding* f) {
   std::vector<std::int32_t> errors = CommonOwnErrors(inc, facts, &logged);
   auto n = static_cast<std::int32_t>(errors.size());
   std::int32_t covered = 0, worker_nodes = 0;
+  bool per_agent = false;  // a node of several agents counted once per agent
   if (n < 2 || n < kJobWideShare * logged) {
     if (n > 0) return false;  // ranked errors that are not the job's: they decide
-    errors = CommonUnrankedErrors(inc, facts, &covered, &worker_nodes);
+    errors = CommonUnrankedErrors(inc, facts, &covered, &worker_nodes, &per_agent);
     n = static_cast<std::int32_t>(errors.size());
     if (n == 0) return false;
     std::sort(errors.begin(), errors.end());
@@ -548,6 +551,7 @@ bool JobWideError(const Incident& inc, const JobFacts& facts, Finding* f) {
     f->confidence = 0.95 * covered / worker_nodes;
     f->reason = Say(ReasonId::kJobWideUnrankedError, {{"covered", std::to_string(covered)},
                                                       {"nodes", std::to_string(worker_nodes)},
+                                                      {"places", per_agent ? "agents" : "nodes"},
                                                       {"error", std::string(inc.str(err.type))},
                                                       {"where", Where(inc, first)},
                                                       {"errors", std::to_string(n)}});

@@ -166,7 +166,8 @@ constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kJobWideError,
      "{raised} of the {logged} ranks with a log raised the same {error} ({where})"},
     {ReasonId::kJobWideUnrankedError,
-     "The workers of {covered} of the {nodes} nodes with workers raised the same {error} ({where}; "
+     "The workers of {covered} of the {nodes} {places} with workers raised the same {error} "
+     "({where}; "
      "{errors} such errors, their lines tied to no rank), every exit their agents reported was an "
      "error code of its own and no rank reported a peer"},
     {ReasonId::kLoadingCheckpoint, " loading the checkpoint the job resumes from"},
