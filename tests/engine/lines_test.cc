@@ -115,19 +115,21 @@ TEST(Lines, AWatchdogTimeoutCutShortKeepsNoFieldTheCutReached) {
       "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, "
       "NumelIn=40000000, "
       "NumelOut=40000000, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.";
+  // The fields are views into the line: each cut line lives as long as they are read.
+  const std::string_view line = whole;
   WatchdogTimeoutFields f;
-  ASSERT_EQ(ParseWatchdogTimeout(whole.substr(0, whole.find("NumelOut=") + 14), &f), Match::kYes);
+  ASSERT_EQ(ParseWatchdogTimeout(line.substr(0, line.find("NumelOut=") + 14), &f), Match::kYes);
   EXPECT_EQ(f.seq, 9);
   EXPECT_EQ(f.op, "ALLREDUCE");
   EXPECT_EQ(f.numel_in, 40000000);
   EXPECT_EQ(f.numel_out, -1);
   WatchdogTimeoutFields g;
-  ASSERT_EQ(ParseWatchdogTimeout(whole.substr(0, whole.find("ran for ") + 12), &g), Match::kYes);
+  ASSERT_EQ(ParseWatchdogTimeout(line.substr(0, line.find("ran for ") + 12), &g), Match::kYes);
   EXPECT_EQ(g.numel_out, 40000000);
   EXPECT_EQ(g.timeout_ms, 600000);
   EXPECT_EQ(g.ran_for_ms, -1);
   WatchdogTimeoutFields h;
-  ASSERT_EQ(ParseWatchdogTimeout(whole.substr(0, whole.find("OpType=") + 11), &h), Match::kYes);
+  ASSERT_EQ(ParseWatchdogTimeout(line.substr(0, line.find("OpType=") + 11), &h), Match::kYes);
   EXPECT_EQ(h.seq, 9);
   EXPECT_TRUE(h.op.empty());
   WatchdogTimeoutFields w;
