@@ -50,7 +50,6 @@ struct ErringPort {
 // The erring ports among those of `nodes` (empty without counter files).
 std::vector<ErringPort> FindErringPorts(const Incident& inc, const std::vector<std::int32_t>& nodes);
 
-
 // Fills `f`: the rank (else the node), class STRAGGLER, owner NETWORK, the counter line, recovery.
 void DiagnoseSlowPort(const Incident& inc, const JobFacts& facts, const SlowPort& p, Finding* f);
 

@@ -10,7 +10,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "analyze/ib_ports.h"
 #include "analyze/scoring.h"
 #include "ingest/identity.h"
 #include "ingest/resolve.h"
@@ -32,11 +31,8 @@ bool JobLine(const Event& e) {
       return false;
     case Family::kHostOom:
       return e.kind != Kind::kOomKill && e.kind != Kind::kOomInvoked;
-    case Family::kSlurm: {  // srun's lines, a batch script's echoes
-      const auto* n = std::get_if<SlurmNote>(&e.detail);
-      if (e.kind == Kind::kStepAborted || e.kind == Kind::kJobId) return true;
-      return n != nullptr && (n->tasks != kNoStr || (e.kind == Kind::kRequeue && n->exit_code > 0));
-    }
+    case Family::kSlurm:  // srun's lines, a batch script's echoes
+      return JobOwnSlurmLine(e);
     default:
       return true;
   }
@@ -154,13 +150,15 @@ JobView ViewJob(const Incident& inc) {
   // says which job is the incident's: several jobs' outputs side by side name none).
   if (std::find(v.own.begin(), v.own.end(), 1) == v.own.end()) {
     std::set<std::int64_t> jobs;
-    for (const Event& e : inc.events) {
-      if (const auto* n = std::get_if<SlurmNote>(&e.detail); n != nullptr && n->in_job_output)
-        jobs.insert(n->job);
-    }
+    std::set<std::uint32_t> files;
     for (const Event& e : inc.events) {
       const auto* n = std::get_if<SlurmNote>(&e.detail);
-      if (n != nullptr && n->in_job_output && jobs.size() == 1) v.own[e.file] = 1;
+      if (n == nullptr || !n->in_job_output) continue;
+      jobs.insert(n->job);
+      files.insert(e.file);
+    }
+    if (jobs.size() == 1) {
+      for (const std::uint32_t f : files) v.own[f] = 1;
     }
   }
   for (const Event& e : inc.events) {

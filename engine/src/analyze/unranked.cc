@@ -5,7 +5,6 @@
 #include "analyze/cascade.h"
 #include "analyze/describe.h"
 #include "analyze/hardware.h"
-#include "analyze/ib_ports.h"
 #include "analyze/store.h"
 #include "ingest/identity.h"
 

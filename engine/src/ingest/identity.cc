@@ -165,13 +165,11 @@ StrId SoleSlurmNode(const Incident& inc) {
   for (const Event& e : inc.events) {
     const auto* sn = std::get_if<SlurmNote>(&e.detail);
     if (sn != nullptr && sn->in_job_output) banner_jobs.insert(sn->job);
-    own_lines |= sn != nullptr &&
-                 (sn->tasks != kNoStr || e.kind == Kind::kStepAborted || e.kind == Kind::kJobId);
+    own_lines |= JobOwnSlurmLine(e);
   }
   const bool banners = !own_lines && banner_jobs.size() == 1;
   const auto own = [&](const Event& e, const SlurmNote& sn) {
-    return sn.tasks != kNoStr || (banners && sn.in_job_output) || e.kind == Kind::kStepAborted ||
-           e.kind == Kind::kJobId;
+    return JobOwnSlurmLine(e) || (banners && sn.in_job_output);
   };
   std::set<StrId> named;  // as printed; expanded once each below (srun names a host per task)
   std::set<std::int64_t> jobs;

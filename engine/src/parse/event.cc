@@ -128,6 +128,13 @@ std::string_view KindName(Kind k) {
   return "unknown_error";
 }
 
+bool JobOwnSlurmLine(const Event& e) {
+  if (e.family != Family::kSlurm) return false;
+  if (e.kind == Kind::kStepAborted || e.kind == Kind::kJobId) return true;
+  const auto* n = std::get_if<SlurmNote>(&e.detail);
+  return n != nullptr && (n->tasks != kNoStr || (e.kind == Kind::kRequeue && n->exit_code > 0));
+}
+
 namespace {
 
 std::int64_t Leading(std::string_view s) {

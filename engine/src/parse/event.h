@@ -301,6 +301,12 @@ struct Event {
   EventDetail detail;
 };
 
+// A Slurm line only the job's own output holds: srun's (`srun: error: <host>: task N: ...`,
+// `srun: Force Terminated StepId=...`), a batch script's `SLURM_JOB_ID=` echo, a requeue word
+// on its own exit code. slurmstepd's banner there (SlurmNote::in_job_output) is some job's, not
+// necessarily the incident's: the caller decides.
+bool JobOwnSlurmLine(const Event& e);
+
 // Calls f(StrId&) for every interned string an event holds (to re-intern it into another table).
 template <typename F>
 void ForEachStrId(Event& e, F&& f) {
