@@ -468,10 +468,6 @@ std::vector<std::int32_t> CommonUnrankedErrors(const Incident& inc, const JobFac
     const LogFile& f = inc.files[i];
     if (f.agent && f.node >= 0 && StreamOf(inc, i) == i) ++agents_on[f.node];
   }
-  const auto dir = [](std::string_view path) {
-    const std::size_t slash = path.rfind('/');
-    return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
-  };
   std::map<std::int32_t, std::set<std::string_view>>
       trees;  // node -> the log dir trees of its errors
   std::set<std::int32_t> places;
@@ -480,7 +476,7 @@ std::vector<std::int32_t> CommonUnrankedErrors(const Incident& inc, const JobFac
     const LogFile& f = inc.files[e.file];
     const auto it = e.node >= 0 ? agents_on.find(e.node) : agents_on.end();
     if (it != agents_on.end() && it->second >= 2 && f.local_rank >= 0) {
-      trees[e.node].insert(dir(dir(f.path)));
+      trees[e.node].insert(FolderOf(FolderOf(f.path)));
     } else {
       places.insert(e.node >= 0 ? e.node : -1 - static_cast<std::int32_t>(StreamOf(inc, e.file)));
     }

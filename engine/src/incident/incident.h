@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parse/event.h"
@@ -15,6 +16,13 @@
 #include "parse/world_info.h"
 
 namespace denpex::engine {
+
+// The folder a file of the incident lies in (its path relative to the incident dir): `a/b` of
+// `a/b/c.log`; empty at the top level.
+inline std::string_view FolderOf(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+}
 
 struct LogFile {
   std::string path;              // relative to the incident dir

@@ -117,14 +117,10 @@ std::vector<char> ManyHostFolders(const std::vector<std::string>& path_node, con
 // folder names that host only.
 void InheritAncestorHost(const std::vector<std::string>& path_node, const std::vector<Seen>& seen, const Incident& inc,
                          FileIdentity* out) {
-  const auto dir_of = [](std::string_view path) {
-    const std::size_t slash = path.rfind('/');
-    return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
-  };
   std::map<std::string_view, Seen> dirs;  // what the lines of each directory's own files name
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     if (!inc.files[i].readable || inc.files[i].copy) continue;
-    Seen& d = dirs[dir_of(inc.files[i].path)];
+    Seen& d = dirs[FolderOf(inc.files[i].path)];
     d.many |= seen[i].many;
     d.Host(seen[i].host);
   }
@@ -132,14 +128,15 @@ void InheritAncestorHost(const std::vector<std::string>& path_node, const std::v
   std::map<std::string_view, std::set<StrId>> under;
   for (const auto& [dir, d] : dirs) {
     if (d.host == kNoStr && !d.many) continue;
-    for (std::string_view up = dir; !up.empty(); up = dir_of(up)) under[up].insert(d.many ? kNoStr : d.host);
+    for (std::string_view up = dir; !up.empty(); up = FolderOf(up))
+      under[up].insert(d.many ? kNoStr : d.host);
   }
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     if (path_node[i].empty() || !out->node[i].empty() || !inc.files[i].readable || inc.files[i].copy) continue;
-    const std::string_view dir = dir_of(inc.files[i].path);
+    const std::string_view dir = FolderOf(inc.files[i].path);
     const auto own = dirs.find(dir);
     if (own == dirs.end() || own->second.host != kNoStr || own->second.many) continue;
-    for (std::string_view up = dir_of(dir); !up.empty(); up = dir_of(up)) {
+    for (std::string_view up = FolderOf(dir); !up.empty(); up = FolderOf(up)) {
       const auto d = dirs.find(up);
       if (d == dirs.end() || (d->second.host == kNoStr && !d->second.many)) continue;
       const std::set<StrId>& named = under[up];
@@ -215,21 +212,17 @@ StrId SoleSlurmNode(const Incident& inc) {
 // name would be given as the node. Its files keep no node from their path (the node's lines,
 // where they name it, still place them: RenameFolders, InheritAncestorHost).
 void NestedNodeFolders(const std::vector<std::string>& path_node, const Incident& inc, FileIdentity* out) {
-  const auto dir_of = [](std::string_view path) {
-    const std::size_t slash = path.rfind('/');
-    return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
-  };
   const auto last = [](std::string_view dir) { return dir.substr(dir.rfind('/') + 1); };
   std::set<std::string_view> node_dirs;  // folders whose own files take the folder for their node
   for (std::size_t i = 0; i < path_node.size(); ++i) {
-    const std::string_view dir = dir_of(inc.files[i].path);
+    const std::string_view dir = FolderOf(inc.files[i].path);
     if (!path_node[i].empty() && !dir.empty() && last(dir) == path_node[i]) node_dirs.insert(dir);
   }
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     if (path_node[i].empty() || !out->node[i].empty()) continue;
-    std::string_view folder = dir_of(inc.files[i].path);  // the folder that gave the name
-    while (!folder.empty() && last(folder) != path_node[i]) folder = dir_of(folder);
-    for (std::string_view up = dir_of(folder); !up.empty(); up = dir_of(up)) {
+    std::string_view folder = FolderOf(inc.files[i].path);  // the folder that gave the name
+    while (!folder.empty() && last(folder) != path_node[i]) folder = FolderOf(folder);
+    for (std::string_view up = FolderOf(folder); !up.empty(); up = FolderOf(up)) {
       if (node_dirs.contains(up)) {
         out->no_node_folder[i] = 1;
         break;
