@@ -3,7 +3,6 @@
 // that wires model, formatter, writer and truth together.
 #include "denpex/sim/simulator.h"
 
-#include <algorithm>
 #include <memory>
 #include <optional>
 #include <system_error>
@@ -12,6 +11,7 @@
 #include "format/formatter.h"
 #include "format/profiles.h"
 #include "model/checkpoints.h"
+#include "model/evidence.h"
 #include "model/gpu_faults.h"
 #include "model/job.h"
 #include "model/model.h"
@@ -53,25 +53,6 @@ Status PrepareOutDir(const fs::path& out_dir) {
   fs::create_directories(out_dir, ec);
   if (ec) return Status::IoError(out_dir.string() + ": cannot create: " + ec.message());
   return Status::Ok();
-}
-
-// The lines the truth may cite: the fault's own, and the watchdog blocks of every rank that
-// shares a process group with the initiator (the first of them to time out is cited).
-CitationPlan PlanCitations(const Job& job, const FaultPlan& fault) {
-  CitationPlan plan;
-  plan.rank = fault.rank;
-  plan.node = fault.node;
-  plan.link_peer = fault.peer;
-  if (fault.traits->scope != FaultScope::kRank) return plan;
-  for (PgKind kind : {PgKind::kTensor, PgKind::kPipeline, PgKind::kData}) {
-    const int uid = job.GroupUid(fault.rank, kind);
-    for (int i = 0; i < job.GroupSize(kind); ++i)
-      plan.watchdog_ranks.push_back(job.GroupMember(uid, i));
-  }
-  std::sort(plan.watchdog_ranks.begin(), plan.watchdog_ranks.end());
-  plan.watchdog_ranks.erase(std::unique(plan.watchdog_ranks.begin(), plan.watchdog_ranks.end()),
-                            plan.watchdog_ranks.end());
-  return plan;
 }
 
 // One restarted attempt (kubernetes.restarts): its plan, model and writer. Its writer puts only

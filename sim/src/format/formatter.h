@@ -33,10 +33,6 @@ struct RayLineOffsets {
   std::int64_t cause_line = 0;
 };
 
-// The line of an MpirunNotice block that names the rank or node, counted from the block's
-// first line (formatter_mpirun.cc).
-std::int64_t MpirunCitedLine(const MpirunNotice& r, bool open_mpi5);
-
 std::string_view NcclBusId(int local_gpu);
 // The first host's address as DeepSpeed resolves it (`hostname -I`): the runner's master address
 // and MPI discovery's master_addr (formatter_pdsh.cc).
@@ -98,7 +94,8 @@ class LineFormatter {
   void Format(const StepdCancelled& r, LineBuilder& out) const;
   void Format(const CtldLine& r, LineBuilder& out) const;
   void Format(const BatchBanner& r, LineBuilder& out) const;
-  void Format(const MpirunNotice& r, LineBuilder& out) const;  // formatter_mpirun.cc
+  // Returns the line of the block that names the rank (or the lost daemon's node).
+  std::int64_t Format(const MpirunNotice& r, LineBuilder& out) const;  // formatter_mpirun.cc
   // DeepSpeed's runner and launcher over pdsh (formatter_pdsh.cc); returns the 0-based line,
   // within what it appended, that a truth cites (the ERROR line, pdsh's exit line).
   std::int64_t Format(const PdshNotice& r, LineBuilder& out) const;

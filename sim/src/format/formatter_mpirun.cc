@@ -107,28 +107,6 @@ std::span<const std::string_view> AbortBlock(const MpirunWords& words, const Mpi
   return r.notice == MpiNotice::kSignal ? words.signal_block : words.exit_block;
 }
 
-}  // namespace
-
-std::int64_t MpirunCitedLine(const MpirunNotice& r, bool open_mpi5) {
-  switch (r.notice) {
-    case MpiNotice::kExitCode:
-    case MpiNotice::kSignal: {
-      const auto block = AbortBlock(WordsOf(open_mpi5), r);
-      for (std::size_t i = 0; i < block.size(); ++i) {
-        if (block[i].starts_with('!')) return static_cast<std::int64_t>(i);
-      }
-      return 0;
-    }
-    case MpiNotice::kLostDaemon:
-      return 4;  // "  Remote daemon: ... on node <host>"
-    case MpiNotice::kBindings:
-      return 0;  // never cited
-  }
-  return 0;
-}
-
-namespace {
-
 std::string ProcessName(const Job& job, int jobid, int vpid) {
   std::string text;
   LineBuilder(&text).Fill(WordsOf(job).process_name,
@@ -165,16 +143,34 @@ void LostDaemon(const Job& job, const MpirunNotice& r, LineBuilder& out) {
 
 }  // namespace
 
-void LineFormatter::Format(const MpirunNotice& r, LineBuilder& out) const {
-  if (r.notice == MpiNotice::kBindings) return Bindings(job_, r, out);
-  if (r.notice == MpiNotice::kLostDaemon) return LostDaemon(job_, r, out);
+// Returns the line of the block that names the rank (or the lost daemon's node), counted from
+// the block's first line: in the abort blocks, the row's line marked '!'.
+std::int64_t LineFormatter::Format(const MpirunNotice& r, LineBuilder& out) const {
+  switch (r.notice) {
+    case MpiNotice::kBindings:
+      Bindings(job_, r, out);
+      return 0;  // never cited
+    case MpiNotice::kLostDaemon:
+      LostDaemon(job_, r, out);
+      return 4;  // "  Remote daemon: ... on node <host>"
+    case MpiNotice::kExitCode:
+    case MpiNotice::kSignal:
+      break;
+  }
   const std::string process = ProcessName(job_, 1, r.rank);
+  std::int64_t cited = 0;
+  std::int64_t at = 0;
   for (std::string_view line : AbortBlock(WordsOf(job_), r)) {
-    if (line.starts_with('!')) line.remove_prefix(1);
+    if (line.starts_with('!')) {
+      line.remove_prefix(1);
+      cited = at;
+    }
     out.Fill(line, {r.rank, job_.worker_pid[r.rank], job_.hostnames[job_.NodeOf(r.rank)],
                     -r.exit_code, SignalName(r.exit_code), process, r.exit_code})
         .EndLine();
+    ++at;
   }
+  return cited;
 }
 
 }  // namespace denpex::sim

@@ -1,10 +1,11 @@
 // The fault registry: one row per FaultKind saying what the fault hits (a rank, a node, the
 // job), what the model does when it fires (its FaultAction), what it needs of the scenario and
 // where it lands (its FaultRules), and what the truth says about it (owner, failure class, what
-// to do before restarting). The truth cites per action (truth.cc); a kind that reuses an action
-// is a row here, its proto enum value, and whatever line shape is new. A new action is also a
-// case in Workers::FireRankFault (or the scheduler's) and in truth.cc's evidence; a GPU fault's
-// kernel-log burst and CUDA error are in gpu_faults.cc.
+// to do before restarting). The truth cites by one table of rules (truth.cc `kRules`, by action,
+// or by kind where a launcher tells a kind apart); a kind that reuses an action is a row here,
+// its proto enum value, and whatever line shape is new. A new action is also a case in
+// Workers::FireRankFault (or the scheduler's), the lines it marks as evidence (evidence.cc) and
+// its rows in kRules; a GPU fault's kernel-log burst and CUDA error are in gpu_faults.cc.
 #pragma once
 
 #include <cstdint>

@@ -244,10 +244,9 @@ void IncidentWriter::Write(const R& r) {
 // A cited rank's watchdog block is never split.
 void IncidentWriter::Write(const WatchdogTimeout& r) {
   const int file = FileOf(RouteOf(r).stream, r);
-  const bool cited =
-      std::binary_search(plan_.watchdog_ranks.begin(), plan_.watchdog_ranks.end(), r.rank);
+  const bool cited = MarkersOf(r, plan_, job_).count > 0;
   const auto placed = AppendTo(file, r.rank, r, {.may_split = RouteOf(r).may_split && !cited});
-  if (cited) Remember(Cite::kWatchdog, r.rank, r.time, file, placed.first);
+  CiteLines(r, file, placed.first, NoOffsets{});
   MaybeFlush(file);
 }
 
@@ -278,139 +277,44 @@ void IncidentWriter::Write(const NodeLost& r) {
   if (OneFile()) return;
   const int file = AgentFile(r.node);
   File& f = files_[file];
-  if (r.node == plan_.node && f.lines > 0 && f.data.empty()) {  // a pod log just handed over
-    citations_.push_back({Cite::kLastLine,
-                          r.node,
-                          r.time,
-                          {RelativePath(file), f.lines, f.tail},
-                          file,
-                          DamageOf(file) != NodeDamage::kMissing});
-  } else if (r.node == plan_.node && f.lines > 0) {
-    Remember(Cite::kLastLine, r.node, r.time, file, f.lines - 1);
+  for (const EvidenceMarker& m : MarkersOf(r, plan_, job_)) {  // the file's last line
+    if (f.lines > 0 && f.data.empty()) {                       // a pod log just handed over
+      citations_.push_back({m.what,
+                            m.subject,
+                            r.time,
+                            {RelativePath(file), f.lines, f.tail},
+                            file,
+                            DamageOf(file) != NodeDamage::kMissing});
+    } else if (f.lines > 0) {
+      Remember(m.what, m.subject, r.time, file, f.lines - 1);
+    }
   }
   Flush(file);
 }
 
 // --- What a truth cites -------------------------------------------------------------------------
 
-// The traceback's exception line; when the whole job raised (a checkpoint load: no fault rank),
-// every rank's is remembered and the truth cites the lowest rank's that survived.
-void IncidentWriter::CiteLines(const PythonException& r, int file, std::int64_t first,
-                               std::int64_t at) {
-  if (r.rank == plan_.rank || plan_.rank < 0)
-    Remember(Cite::kException, r.rank, r.time, file, first + at);
+namespace {
+
+// The line of a record's output a marker names, counted from its first line.
+std::int64_t RowOffset(NoOffsets, CitedRow) { return 0; }
+std::int64_t RowOffset(std::int64_t at, CitedRow row) { return row == CitedRow::kAt ? at : 0; }
+std::int64_t RowOffset(const ReportLineOffsets& at, CitedRow row) {
+  if (row == CitedRow::kReportFailed) return at.failed_line;
+  return row == CitedRow::kReportRootRank ? at.root_rank_line : 0;
+}
+std::int64_t RowOffset(const RayLineOffsets& at, CitedRow row) {
+  if (row == CitedRow::kRayError) return at.error_line;
+  return row == CitedRow::kRayCause ? at.cause_line : 0;
 }
 
-void IncidentWriter::CiteLines(const SegfaultDump& r, int file, std::int64_t first, NoOffsets) {
-  if (r.rank == plan_.rank) Remember(Cite::kSegfault, r.rank, r.time, file, first);
-}
+}  // namespace
 
-void IncidentWriter::CiteLines(const RankTimers& r, int file, std::int64_t first, NoOffsets) {
-  if (r.slow && r.rank == plan_.rank && Find(Cite::kSlowTimers, r.rank) == nullptr) {
-    Remember(Cite::kSlowTimers, r.rank, r.time, file, first);
-  }
-}
-
-// The fault's own failure; a failed link's far end: its first report (over sockets, the far
-// end may only see the connection closed).
-void IncidentWriter::CiteLines(const NcclIbError& r, int file, std::int64_t first, NoOffsets) {
-  const bool cite = r.rank == plan_.rank
-                        ? r.status == 12
-                        : r.rank == plan_.link_peer && (r.status == 12 || r.socket);
-  if (cite && Find(Cite::kIbError, r.rank) == nullptr) {
-    Remember(Cite::kIbError, r.rank, r.time, file, first);
-  }
-}
-
-void IncidentWriter::CiteLines(const NcclSetupFailure& r, int file, std::int64_t first, NoOffsets) {
-  if (!r.traceback && job_.NodeOf(r.rank) == plan_.node)
-    Remember(Cite::kSetupWarn, r.rank, r.time, file, first);
-}
-
-void IncidentWriter::CiteLines(const KernelMessage& r, int file, std::int64_t first, NoOffsets) {
-  if (r.cite && r.node == plan_.node) Remember(Cite::kKernel, r.node, r.time, file, first);
-}
-
-// The `RuntimeError: CUDA error:` line.
-void IncidentWriter::CiteLines(const CudaFailure& r, int file, std::int64_t first,
-                               std::int64_t at) {
-  if (r.rank == plan_.rank) Remember(Cite::kException, r.rank, r.time, file, first + at);
-}
-
-void IncidentWriter::CiteLines(const AgentSigterm& r, int file, std::int64_t first, NoOffsets) {
-  if (r.rank == plan_.rank) Remember(Cite::kAgentSigterm, r.rank, r.time, file, first);
-}
-
-// Where the initiator node's failure report names the failure and the root-cause rank.
-void IncidentWriter::CiteLines(const AgentFailureReport& r, int file, std::int64_t first,
-                               const ReportLineOffsets& at) {
-  if (r.node != plan_.node) return;
-  Remember(Cite::kAgentFailed, r.node, r.time, file, first + at.failed_line);
-  Remember(Cite::kAgentRootRank, r.node, r.time, file, first + at.root_rank_line);
-}
-
-void IncidentWriter::CiteLines(const AgentRendezvousFailure& r, int file, std::int64_t first,
-                               std::int64_t at) {
-  if (r.node == plan_.node && !r.timed_out)
-    Remember(Cite::kRendezvous, r.node, r.time, file, first + at);
-}
-
-// Rank 0's traceback, the server's.
-void IncidentWriter::CiteLines(const StoreJoinTimeout& r, int file, std::int64_t first,
-                               std::int64_t at) {
-  if (r.rank == 0) Remember(Cite::kStoreJoin, 0, r.time, file, first + at);
-}
-
-void IncidentWriter::CiteLines(const RayActorDied& r, int file, std::int64_t first,
-                               const RayLineOffsets& at) {
-  Remember(Cite::kRayActorDied, r.rank, r.time, file, first + at.error_line);
-  Remember(Cite::kRayCause, r.rank, r.time, file, first + at.cause_line);
-}
-
-void IncidentWriter::CiteLines(const RayNodeDead& r, int file, std::int64_t first, NoOffsets) {
-  Remember(Cite::kRayGcs, r.node, r.time, file, first);
-}
-
-void IncidentWriter::CiteLines(const RayletOomKill& r, int file, std::int64_t first, NoOffsets) {
-  Remember(Cite::kRaylet, r.node, r.time, file, first);
-}
-
-void IncidentWriter::CiteLines(const SrunTaskExits& r, int file, std::int64_t first, NoOffsets) {
-  const auto* end = r.ranks.begin() + r.count;
-  if (std::find(r.ranks.begin(), end, plan_.rank) != end) {
-    Remember(Cite::kSrunTask, plan_.rank, r.time, file, first);
-  }
-}
-
-void IncidentWriter::CiteLines(const StepdCancelled& r, int file, std::int64_t first, NoOffsets) {
-  if (r.whole_job && Find(Cite::kStepdJob, 0) == nullptr)
-    Remember(Cite::kStepdJob, 0, r.time, file, first);
-}
-
-// The first line of each controller event.
-void IncidentWriter::CiteLines(const CtldLine& r, int file, std::int64_t first, NoOffsets) {
-  const int event = static_cast<int>(r.event);
-  if (Find(Cite::kCtld, event) == nullptr) Remember(Cite::kCtld, event, r.time, file, first);
-}
-
-// The first failure's block.
-void IncidentWriter::CiteLines(const MpirunNotice& r, int file, std::int64_t first, NoOffsets) {
-  const int subject = r.notice == MpiNotice::kLostDaemon ? r.node : r.rank;
-  if (r.notice != MpiNotice::kBindings && Find(Cite::kMpirun, subject) == nullptr) {
-    Remember(Cite::kMpirun, subject, r.time, file, first + MpirunCitedLine(r, job_.open_mpi5));
-  }
-}
-
-// The fault node's ERROR line (or, for a lost node, ssh's timeout line) and pdsh's exit line for
-// it.
-void IncidentWriter::CiteLines(const PdshNotice& r, int file, std::int64_t first, std::int64_t) {
-  if (r.node != plan_.node || r.node < 0) return;
-  if (r.kind == PdshNoticeKind::kLaunchError && plan_.rank >= 0) {
-    Remember(Cite::kPdsh, plan_.rank, r.time, file, first);
-  } else if (r.kind == PdshNoticeKind::kSshTimeout) {
-    Remember(Cite::kPdsh, r.node, r.time, file, first);
-  } else if (r.kind == PdshNoticeKind::kSshExit) {
-    Remember(Cite::kPdshExit, r.node, r.time, file, first);
+template <typename R, typename At>
+void IncidentWriter::CiteLines(const R& r, int file, std::int64_t first, const At& at) {
+  for (const EvidenceMarker& m : MarkersOf(r, plan_, job_)) {
+    if (m.first && Find(m.what, m.subject) != nullptr) continue;
+    Remember(m.what, m.subject, r.time, file, first + RowOffset(at, m.row));
   }
 }
 

@@ -32,6 +32,7 @@
 #include "denpex/common/status.h"
 #include "file_pool.h"
 #include "format/formatter.h"
+#include "model/evidence.h"
 #include "model/job.h"
 #include "model/records.h"
 #include "model/rng.h"
@@ -46,34 +47,7 @@ struct CitedLine {
   std::string text;
 };
 
-// The kinds of lines the writer remembers for the truth.
-enum class Cite : std::uint8_t {
-  kAgentFailed,    // subject node: "... failed (exitcode: ...) local_rank: ..."
-  kAgentRootRank,  // subject node: "  rank      : <G> (local_rank: <lr>)" of the root cause
-  kAgentSigterm,   // subject rank: "Sending process <pid> closing signal SIGTERM"
-  kException,      // subject rank: the exception line of its Python traceback
-  kSegfault,       // subject rank: "Fatal Python error: Segmentation fault"
-  kWatchdog,       // subject rank: the first line of its watchdog block
-  kLastLine,       // subject node: the last line its agent wrote before the node vanished
-  kSrunTask,       // subject rank: the "srun: error: <host>: task(s) ...: <status>" line with it
-  kCtld,           // subject CtldEvent: the controller's line (the first of each event)
-  kStepdJob,       // subject 0: the first "*** JOB J ON ... CANCELLED AT ... ***" line
-  kKernel,         // subject node: the fault's initiating kern.log line (Xid, OOM kill)
-  kSlowTimers,     // subject rank: its first per-rank timer line of a slowed step
-  kIbError,        // subject rank (the fault's, a failed link's far end): its first NCCL IB completion error (status 12)
-  kSetupWarn,      // subject rank: the NCCL set-up WARN of a failing rank of the fault's node
-  kMpirun,         // subject rank (node for a lost daemon): mpirun's line naming it
-  kPdsh,           // subject rank: its node's launch.py `exits with return code` line; subject
-                   // node (node loss): ssh's `Timeout, server <host> not responding.`
-  kPdshExit,       // subject node: pdsh's `ssh exited with exit code <n>` line for it
-  kStoreJoin,      // subject 0: rank 0's `DistStoreError: Timed out after ... clients joined.`
-  kRayActorDied,   // subject rank: the driver's `ray.exceptions.ActorDiedError: ...` line
-  kRayCause,       // subject rank: the cause line after it
-  kRayGcs,         // subject node: the GCS's `... has been marked dead ...` line
-  kRaylet,         // subject node: the raylet's memory-monitor summary in driver.log
-  kRendezvous,     // subject node: its agent's RendezvousConnectionError (it never joined)
-};
-
+// A line the model marked as evidence (model/evidence.h), where it landed.
 struct Citation {
   Cite what;
   int subject;  // a rank or a node, by kind
@@ -81,15 +55,6 @@ struct Citation {
   CitedLine line;
   int file = -1;       // the writer's file number
   bool intact = true;  // false: its file is missing or was cut before the line's end
-};
-
-// Whose lines to remember: the fault's rank and node, and the ranks whose watchdog blocks
-// may be cited (sorted). Everything else is not tracked, so memory stays small at any scale.
-struct CitationPlan {
-  int rank = -1;
-  int node = -1;
-  int link_peer = -1;  // IsLinkFault: the far end (its first IB error or socket WARN is cited too)
-  std::vector<int> watchdog_ranks;
 };
 
 struct WriterStats {
@@ -214,31 +179,10 @@ class IncidentWriter : public RecordSink {
   int FileOf(Stream stream, const R& r) const;
   void After(Then then, int file);  // the route's Then
 
-  // Which of a record's lines a truth cites (`first`: its first line in `file`; `at`: where the
-  // formatter put the cited lines, for records whose formatter says). Records not listed cite
-  // nothing.
+  // Remembers the lines of the record the model marked as evidence (model/evidence.h `MarkersOf`):
+  // `first` is its first line in `file`, `at` where the formatter put the lines it places.
   template <typename R, typename At>
-  void CiteLines(const R&, int, std::int64_t, const At&) {}
-  void CiteLines(const PythonException& r, int file, std::int64_t first, std::int64_t at);
-  void CiteLines(const SegfaultDump& r, int file, std::int64_t first, NoOffsets);
-  void CiteLines(const RankTimers& r, int file, std::int64_t first, NoOffsets);
-  void CiteLines(const NcclIbError& r, int file, std::int64_t first, NoOffsets);
-  void CiteLines(const NcclSetupFailure& r, int file, std::int64_t first, NoOffsets);
-  void CiteLines(const KernelMessage& r, int file, std::int64_t first, NoOffsets);
-  void CiteLines(const CudaFailure& r, int file, std::int64_t first, std::int64_t at);
-  void CiteLines(const AgentSigterm& r, int file, std::int64_t first, NoOffsets);
-  void CiteLines(const AgentFailureReport& r, int file, std::int64_t first,
-                 const ReportLineOffsets& at);
-  void CiteLines(const AgentRendezvousFailure& r, int file, std::int64_t first, std::int64_t at);
-  void CiteLines(const StoreJoinTimeout& r, int file, std::int64_t first, std::int64_t at);
-  void CiteLines(const RayActorDied& r, int file, std::int64_t first, const RayLineOffsets& at);
-  void CiteLines(const RayNodeDead& r, int file, std::int64_t first, NoOffsets);
-  void CiteLines(const RayletOomKill& r, int file, std::int64_t first, NoOffsets);
-  void CiteLines(const SrunTaskExits& r, int file, std::int64_t first, NoOffsets);
-  void CiteLines(const StepdCancelled& r, int file, std::int64_t first, NoOffsets);
-  void CiteLines(const CtldLine& r, int file, std::int64_t first, NoOffsets);
-  void CiteLines(const MpirunNotice& r, int file, std::int64_t first, NoOffsets);
-  void CiteLines(const PdshNotice& r, int file, std::int64_t first, std::int64_t at);
+  void CiteLines(const R& r, int file, std::int64_t first, const At& at);
 
   const Job& job_;
   const LineFormatter& formatter_;
