@@ -102,7 +102,7 @@ void RanksOfTaggedConsoles(const Incident& inc, JobFacts* jf) {
   }
 }
 
-// JobFacts::unnamed_worker_files.
+// UnrankedFacts::worker_files.
 std::int32_t UnnamedWorkerFiles(const Incident& inc) {
   std::vector<char> named(inc.files.size(), 0);
   for (const Event& e : inc.events) {
@@ -122,7 +122,7 @@ std::int32_t UnnamedWorkerFiles(const Incident& inc) {
 // Ranks named by files: rank_<R>.log and `[rank<G>]:` prefixes. A rank's node is the
 // directory its own log sits in.
 void CollectRankLogs(const Incident& inc, JobFacts* jf) {
-  jf->unnamed_worker_files = UnnamedWorkerFiles(inc);
+  jf->unranked.worker_files = UnnamedWorkerFiles(inc);
   for (const LogFile& f : inc.files) {
     if (f.own_rank >= 0) {
       jf->EnsureRank(f.own_rank);
@@ -137,7 +137,7 @@ void CollectRankLogs(const Incident& inc, JobFacts* jf) {
       if (!f.agent || f.local_tags) SetNode(&jf->ranks[r], f.node);
     }
     if (f.agent && f.node >= 0) jf->nodes[f.node].agent_log = true;
-    jf->tasks_are_agents |= f.agent;
+    jf->scheduler.tasks_are_agents |= f.agent;
   }
   RanksOfLocalFolders(inc, jf);
   RanksOfTaggedConsoles(inc, jf);
@@ -199,7 +199,7 @@ void CollectNodeFailure(std::int32_t index, std::string_view reason, NodeFacts* 
 // `slurm-<jobid>.out` comes before `slurmctld.log`: a later controller line takes the place.
 bool ControllerOverStepd(const Incident& inc, const JobFacts& jf, const SlurmNote& n) {
   if (n.node != kNoStr) return false;
-  const auto* held = std::get_if<SlurmNote>(&inc.events[jf.scheduler_end].detail);
+  const auto* held = std::get_if<SlurmNote>(&inc.events[jf.scheduler.end].detail);
   return held != nullptr && held->node != kNoStr;
 }
 
@@ -209,11 +209,11 @@ void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, J
   const Event& e = inc.events[index];
   const std::string_view reason = inc.str(n.reason);
   if (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom) {
-    if (jf->tasks_are_agents) {  // an agent's exit: its workers' own lines tell theirs
-      jf->agent_task_exits.push_back(index);
+    if (jf->scheduler.tasks_are_agents) {  // an agent's exit: its workers' own lines tell theirs
+      jf->scheduler.agent_task_exits.push_back(index);
       return;
     }
-    jf->srun_reports.push_back(index);
+    jf->scheduler.srun_reports.push_back(index);
     const std::int32_t node = NodeNamed(inc, n.node);
     for (std::int32_t r : ParseTaskList(inc.str(n.tasks))) {
       jf->EnsureRank(r);
@@ -229,22 +229,23 @@ void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, J
   } else if (e.kind == Kind::kNodeFailure || e.kind == Kind::kNodeResponding) {
     const std::int32_t node = NodeNamed(inc, n.node);
     if (node >= 0) CollectNodeFailure(index, reason, &jf->nodes[node]);
-    if (reason == "REQUEUED" && jf->requeue < 0) jf->requeue = index;
+    if (reason == "REQUEUED" && jf->scheduler.requeue < 0) jf->scheduler.requeue = index;
   } else if (e.kind == Kind::kRequeue && n.exit_code > 0) {  // a later run's `SLURM_RESTART_COUNT=<n>`
-    if (jf->next_run < 0) jf->next_run = index;
-    jf->restart_count = std::max(jf->restart_count, n.exit_code);
+    if (jf->scheduler.next_run < 0) jf->scheduler.next_run = index;
+    jf->scheduler.restart_count = std::max(jf->scheduler.restart_count, n.exit_code);
   } else if (e.kind == Kind::kRequeue) {  // slurmctld's `Requeuing JobId=`
-    if (jf->requeue < 0) jf->requeue = index;
+    if (jf->scheduler.requeue < 0) jf->scheduler.requeue = index;
   } else if (e.kind == Kind::kCancelled && reason == "JOB REQUEUE") {
-    if (jf->requeue_banner < 0) jf->requeue_banner = index;
-  } else if (e.kind == Kind::kCancelled && (jf->scheduler_end < 0 || ControllerOverStepd(inc, *jf, n))) {
+    if (jf->scheduler.requeue_banner < 0) jf->scheduler.requeue_banner = index;
+  } else if (e.kind == Kind::kCancelled &&
+             (jf->scheduler.end < 0 || ControllerOverStepd(inc, *jf, n))) {
     v1::FailureClass c = v1::FAILURE_CLASS_UNSPECIFIED;
     if (reason == "TIME LIMIT") c = v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT;
     if (reason == "PREEMPTION") c = v1::FAILURE_CLASS_SCHEDULER_PREEMPTION;
     if (reason == "CANCELLED" && n.node == kNoStr) c = v1::FAILURE_CLASS_SCHEDULER_CANCEL;  // slurmctld's kill RPC
     if (c == v1::FAILURE_CLASS_UNSPECIFIED) return;  // srun's own termination, or a node failure
-    jf->scheduler_end = index;
-    jf->scheduler_class = c;
+    jf->scheduler.end = index;
+    jf->scheduler.end_class = c;
   }
 }
 
@@ -256,7 +257,7 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     CollectSlurm(inc, index, *sn, jf);
     return;
   }
-  if (e.rank < 0 && IsOwnError(inc, e)) jf->unranked_own_errors.push_back(index);
+  if (e.rank < 0 && IsOwnError(inc, e)) jf->unranked.own_errors.push_back(index);
   // A rank's own line that names its host (NCCL `host:pid:tid`, a pdsh prefix) places it; NCCL's
   // `host:pid:tid` also names its process. So does any line of a file that is one machine's by
   // its lines; an agent's console's workers' lines only as PlaceConsoleWorkers says.
@@ -264,12 +265,13 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
   if (e.rank >= 0 && !inc.files[e.file].agent && jf->ranks[e.rank].pid == 0) jf->ranks[e.rank].pid = NcclPid(e);
   if (std::holds_alternative<WatchdogTimeout>(e.detail) && e.rank >= 0) {
     jf->ranks[e.rank].timeouts += 1;
-    jf->timeouts.push_back(index);
+    jf->wave.timeouts.push_back(index);
   } else if (IsPeerError(e) && e.rank >= 0) {
     RankFacts& r = jf->ranks[e.rank];
     if (r.peer_error >= 0) return;
     r.peer_error = index;
-    if (e.family == Family::kGloo) (e.kind == Kind::kGlooTimeout ? jf->gloo_timeouts : jf->gloo_closed) += 1;
+    if (e.family == Family::kGloo)
+      (e.kind == Kind::kGlooTimeout ? jf->wave.gloo_timeouts : jf->wave.gloo_closed) += 1;
   } else if (IsOwnError(inc, e) && e.rank >= 0) {
     RankFacts& r = jf->ranks[e.rank];
     if (r.python_error < 0) {
@@ -392,18 +394,20 @@ void PlaceConsoleWorkers(const Incident& inc, JobFacts* jf) {
 void ApplyStatedWorld(const Incident& inc, JobFacts* jf) {
   const auto seen = static_cast<std::int32_t>(jf->ranks.size());
   WorldSize w = StatedWorldSize(inc, seen - 1);
-  jf->world_notes = std::move(w.problems);
+  jf->world.notes = std::move(w.problems);
   const std::int32_t world = std::max(w.declared, w.lower_bound);
   if (world <= seen) return;
   jf->EnsureRank(world - 1);
-  jf->stated_world = world;
-  jf->stated_world_event = w.declared > 0 ? w.event : -1;
+  jf->world.stated = world;
+  jf->world.stated_event = w.declared > 0 ? w.event : -1;
   const std::string first = std::to_string(seen), last = std::to_string(world - 1);
-  jf->world_notes.push_back("world size " + std::to_string(world) +
-                            (w.declared > 0 ? " as " + w.source : " at least, as NCCL's largest communicator states it") +
-                            " says, not " + std::to_string(seen) + ": " +
-                            (seen == world - 1 ? "no line names rank " + first : "no line names ranks " + first + "-" + last) +
-                            " (their node's logs are missing, or their lines carry no rank)");
+  jf->world.notes.push_back(
+      "world size " + std::to_string(world) +
+      (w.declared > 0 ? " as " + w.source : " at least, as NCCL's largest communicator states it") +
+      " says, not " + std::to_string(seen) + ": " +
+      (seen == world - 1 ? "no line names rank " + first
+                         : "no line names ranks " + first + "-" + last) +
+      " (their node's logs are missing, or their lines carry no rank)");
 }
 
 // A torchrun agent that states no layout still shows how many workers it ran: torch's
@@ -528,7 +532,8 @@ void AttributeUnprefixedPeerErrors(const Incident& inc, JobFacts* jf) {
       const Event& e = inc.events[i];
       if (e.rank >= 0 || !IsPeerError(e) || !BeforeInStream(inc, i, r.exit_event)) continue;
       r.peer_error = i;
-      if (e.family == Family::kGloo) (e.kind == Kind::kGlooTimeout ? jf->gloo_timeouts : jf->gloo_closed) += 1;
+      if (e.family == Family::kGloo)
+        (e.kind == Kind::kGlooTimeout ? jf->wave.gloo_timeouts : jf->wave.gloo_closed) += 1;
       break;
     }
   }
@@ -1029,14 +1034,15 @@ bool HasOwnTime(const Incident& inc, std::int32_t i) {
 // `preempted JobId=` line, read first, would have made it a preemption. The banner alone leaves
 // the class open.
 void FinishRequeue(JobFacts* jf) {
-  if (jf->requeue_banner < 0) return;
-  const bool controller = jf->requeue >= 0;
-  if (jf->requeue < 0) jf->requeue = jf->requeue_banner;
+  if (jf->scheduler.requeue_banner < 0) return;
+  const bool controller = jf->scheduler.requeue >= 0;
+  if (jf->scheduler.requeue < 0) jf->scheduler.requeue = jf->scheduler.requeue_banner;
   const bool node_failed = std::any_of(jf->nodes.begin(), jf->nodes.end(), [](const NodeFacts& n) { return n.lost >= 0; });
-  if (node_failed || jf->scheduler_end >= 0) return;
-  jf->scheduler_end = jf->requeue_banner;
-  jf->scheduler_class = controller ? v1::FAILURE_CLASS_SCHEDULER_CANCEL : v1::FAILURE_CLASS_UNSPECIFIED;
-  jf->scheduler_requeued = true;
+  if (node_failed || jf->scheduler.end >= 0) return;
+  jf->scheduler.end = jf->scheduler.requeue_banner;
+  jf->scheduler.end_class =
+      controller ? v1::FAILURE_CLASS_SCHEDULER_CANCEL : v1::FAILURE_CLASS_UNSPECIFIED;
+  jf->scheduler.requeued = true;
 }
 
 JobFacts CollectFacts(const Incident& inc) {
@@ -1046,7 +1052,8 @@ JobFacts CollectFacts(const Incident& inc) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     CollectEvent(inc, i, &jf);
     const Event& e = inc.events[i];
-    if (e.rank < 0 && std::holds_alternative<WatchdogTimeout>(e.detail)) jf.unranked_timeouts.push_back(i);
+    if (e.rank < 0 && std::holds_alternative<WatchdogTimeout>(e.detail))
+      jf.wave.unranked_timeouts.push_back(i);
   }
   ApplyWorldInfo(inc, &jf);
   ApplyStatedWorld(inc, &jf);
@@ -1063,8 +1070,9 @@ JobFacts CollectFacts(const Incident& inc) {
   FinishRequeue(&jf);
 
   auto key = [&](std::int32_t i) { return std::make_tuple(inc.events[i].time, inc.events[i].rank, i); };
-  std::sort(jf.timeouts.begin(), jf.timeouts.end(), [&](auto a, auto b) { return key(a) < key(b); });
-  for (std::int32_t i : jf.timeouts) {
+  std::sort(jf.wave.timeouts.begin(), jf.wave.timeouts.end(),
+            [&](auto a, auto b) { return key(a) < key(b); });
+  for (std::int32_t i : jf.wave.timeouts) {
     RankFacts& r = jf.ranks[inc.events[i].rank];
     if (r.first_timeout < 0) r.first_timeout = i;
   }
@@ -1075,11 +1083,11 @@ JobFacts CollectFacts(const Incident& inc) {
   for (RankFacts& r : jf.ranks) {
     if (r.python_error >= 0 && r.first_timeout >= 0 && BeforeInStream(inc, r.first_timeout, r.python_error)) r.python_error = -1;
   }
-  jf.wave_start = EarliestTimed(inc, jf.WaveTimeouts(), [](const Event& e) { return e.time; });
+  jf.wave.start = EarliestTimed(inc, jf.WaveTimeouts(), [](const Event& e) { return e.time; });
   for (RankFacts& r : jf.ranks) r.exit_timed = r.exit_event >= 0 && HasOwnTime(inc, r.exit_event);
   for (const RankFacts& r : jf.ranks) {
-    jf.ranks_seen += r.has_log ? 1 : 0;
-    jf.peer_reporters += r.peer_error >= 0 && r.timeouts == 0 ? 1 : 0;
+    jf.world.ranks_seen += r.has_log ? 1 : 0;
+    jf.wave.peer_reporters += r.peer_error >= 0 && r.timeouts == 0 ? 1 : 0;
   }
   return jf;
 }

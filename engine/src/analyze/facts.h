@@ -77,32 +77,44 @@ struct NodeFacts {
   std::int32_t responding = -1;
 };
 
-struct JobFacts {
-  std::vector<RankFacts> ranks;  // by global rank: 0 .. world size - 1
-  std::vector<NodeFacts> nodes;  // parallel to Incident::nodes
-  std::int32_t ranks_seen = 0;   // ranks with a log of their own
+// The watchdog wave and the other errors ranks reported about their peers: what the wait
+// analysis and the cascade read.
+struct WaveFacts {
   std::vector<std::int32_t> timeouts;  // watchdog timeout events by (printed time, rank)
   // Watchdog timeouts no global rank could be given to (a torch <= 2.1 pod's lines carry only
   // the local rank, and nothing on its node names its first rank; torch <= 2.1 under pdsh):
   // a rank placed on no node may have printed one of them, so it is not known to be silent.
   // Event indices, in event order; they are secondary errors all the same (cascade.cc).
   std::vector<std::int32_t> unranked_timeouts;
+  // Printed (after ApplyOffsets: aligned) time of the earliest watchdog timeout (ranked or not)
+  // that carries a time; nullopt when none does (torch <= 2.1's c10 lines under srun or pdsh): an
+  // untimed wave says nothing about when it began, so nothing can be ordered against it.
+  std::optional<TimeNs> start;
+  std::int32_t peer_reporters = 0;  // ranks with a peer error (gloo, NCCL) but no watchdog timeout
+  // gloo (no watchdog, no sequence numbers): ranks whose first peer error is a gloo timeout (a
+  // peer alive but silent) or a closed / reset connection (a peer gone).
+  std::int32_t gloo_timeouts = 0;
+  std::int32_t gloo_closed = 0;
+};
+
+// What workers printed that no global rank could be given to.
+struct UnrankedFacts {
   // Files holding workers' lines that no rank could be given to: a pod's `kubectl logs` (or a
   // torchrun --tee console) with `[default<L>]:` tags where no line names a rank (torch <= 2.4
   // prints no per-rank line at start; a worker that waited quietly prints none later). Their
   // workers logged, unnamed (at least one each): a rank placed on no node may be one of them,
   // so it is not known to be silent, and "every logged rank raised" counts them.
-  std::int32_t unnamed_worker_files = 0;
+  std::int32_t worker_files = 0;
   // Errors a process raised itself (a traceback's ValueError) that carry no rank: on a console
   // the workers share with their agent, one of its workers raised it. Event indices.
-  std::vector<std::int32_t> unranked_own_errors;
-  // Printed (after ApplyOffsets: aligned) time of the earliest watchdog timeout (ranked or not)
-  // that carries a time; nullopt when none does (torch <= 2.1's c10 lines under srun or pdsh): an
-  // untimed wave says nothing about when it began, so nothing can be ordered against it.
-  std::optional<TimeNs> wave_start;
+  std::vector<std::int32_t> own_errors;
+};
+
+// What the scheduler (Slurm: srun, slurmstepd, slurmctld, the batch script) said about the job.
+struct SchedulerFacts {
   // The scheduler's word that it ended the job (slurmctld, or slurmstepd with a reason).
-  std::int32_t scheduler_end = -1;
-  v1::FailureClass scheduler_class = v1::FAILURE_CLASS_UNSPECIFIED;
+  std::int32_t end = -1;
+  v1::FailureClass end_class = v1::FAILURE_CLASS_UNSPECIFIED;
   std::vector<std::int32_t> srun_reports;  // `srun: error: <host>: task…` lines, in file order
   // A torchrun agent's lines are in hand (sbatch + srun + torchrun): srun's tasks are the
   // agents, so its `task N: Exited with exit code 1` is agent N's exit, not rank N's.
@@ -117,36 +129,45 @@ struct JobFacts {
   std::int32_t next_run = -1;
   // slurmstepd's `*** JOB N ON <node> CANCELLED AT <time> DUE TO JOB REQUEUE ***` (the first
   // one): the requeue ended the run there. With no node failure it is the scheduler's own
-  // decision (`scontrol requeue`): then it is also `scheduler_end`, class SCHEDULER_CANCEL, and
-  // `scheduler_requeued` is set (FinishRequeue in facts.cc).
+  // decision (`scontrol requeue`): then it is also `end`, class SCHEDULER_CANCEL, and `requeued`
+  // is set (FinishRequeue in facts.cc).
   std::int32_t requeue_banner = -1;
-  bool scheduler_requeued = false;
+  bool requeued = false;
   std::int32_t restart_count = 0;
-  std::int32_t peer_reporters = 0;  // ranks with a peer error (gloo, NCCL) but no watchdog timeout
-  // gloo (no watchdog, no sequence numbers): ranks whose first peer error is a gloo timeout (a
-  // peer alive but silent) or a closed / reset connection (a peer gone).
-  std::int32_t gloo_timeouts = 0;
-  std::int32_t gloo_closed = 0;
-  // DeepSpeed see_memory_usage: the report of the fullest host memory (latest among equals).
-  std::int32_t host_memory = -1;
+};
+
+// How many ranks the job has: those heard from, and the world size the logs state.
+struct WorldFacts {
+  std::int32_t ranks_seen = 0;  // ranks with a log of their own
   // The world size the logs state (analyze/world_size.h; 0: none): `ranks` holds that many
   // ranks, the highest ones silent when their logs are missing. The line that states it (-1:
   // none) and what the report says about it (a conflict, a statement left unused, the ranks
   // never heard from).
-  std::int32_t stated_world = 0;
-  std::int32_t stated_world_event = -1;
-  std::vector<std::string> world_notes;
+  std::int32_t stated = 0;
+  std::int32_t stated_event = -1;
+  std::vector<std::string> notes;
+};
+
+struct JobFacts {
+  std::vector<RankFacts> ranks;  // by global rank: 0 .. world size - 1
+  std::vector<NodeFacts> nodes;  // parallel to Incident::nodes
+  WorldFacts world;
+  WaveFacts wave;
+  UnrankedFacts unranked;
+  SchedulerFacts scheduler;
+  // DeepSpeed see_memory_usage: the report of the fullest host memory (latest among equals).
+  std::int32_t host_memory = -1;
 
   // Watchdog timeouts tied to a rank: what the wait analysis can read.
-  bool HasWave() const { return !timeouts.empty(); }
+  bool HasWave() const { return !wave.timeouts.empty(); }
   // A watchdog wave, whether or not its timeouts could be tied to a rank (a layout that lost the
   // file names the ranks' lines relied on keeps the timeouts, unranked): the ranks failed in
   // one, so an exit by SIGABRT is the watchdog's, and a launcher exit is ordered against it.
-  bool WaveSeen() const { return !timeouts.empty() || !unranked_timeouts.empty(); }
+  bool WaveSeen() const { return !wave.timeouts.empty() || !wave.unranked_timeouts.empty(); }
   // The watchdog timeouts of the wave, ranked or not (event indices).
   std::vector<std::int32_t> WaveTimeouts() const {
-    std::vector<std::int32_t> all = timeouts;
-    all.insert(all.end(), unranked_timeouts.begin(), unranked_timeouts.end());
+    std::vector<std::int32_t> all = wave.timeouts;
+    all.insert(all.end(), wave.unranked_timeouts.begin(), wave.unranked_timeouts.end());
     return all;
   }
   void EnsureRank(std::int32_t rank) {

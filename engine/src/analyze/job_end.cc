@@ -54,7 +54,8 @@ bool AgentLogStops(const JobFacts& facts, std::int32_t node) {
 // The last training-progress line (trainer iteration) of the run that failed: a later run of a
 // requeued job (after `next_run` in the same file) does not count. -1 when there is none.
 std::int32_t LastProgress(const Incident& inc, const JobFacts& facts) {
-  const Event* boundary = facts.next_run >= 0 ? &inc.events[facts.next_run] : nullptr;
+  const Event* boundary =
+      facts.scheduler.next_run >= 0 ? &inc.events[facts.scheduler.next_run] : nullptr;
   std::int32_t best = -1;
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
@@ -104,7 +105,7 @@ std::vector<std::int32_t> FailureLines(const JobFacts& facts, std::vector<std::i
 bool FailuresFollow(const Incident& inc, const JobFacts& facts, Finding* f) {
   std::vector<std::int32_t> ranks;
   const std::vector<std::int32_t> lines = FailureLines(facts, &ranks);
-  const std::vector<Order> order = OrderAgainst(inc, lines, facts.scheduler_end);
+  const std::vector<Order> order = OrderAgainst(inc, lines, facts.scheduler.end);
   std::int32_t unknown = -1, unordered = 0;
   for (std::size_t k = 0; k < lines.size(); ++k) {
     if (order[k] == Order::kBefore) return false;
@@ -113,7 +114,7 @@ bool FailuresFollow(const Incident& inc, const JobFacts& facts, Finding* f) {
     if (unknown < 0) unknown = static_cast<std::int32_t>(k);
   }
   if (unknown < 0) return true;
-  const Event& end = inc.events[facts.scheduler_end];
+  const Event& end = inc.events[facts.scheduler.end];
   const Event& first = inc.events[lines[static_cast<std::size_t>(unknown)]];
   f->problems.push_back(
       "the scheduler's word that it ended the job (" + Where(inc, end) +
@@ -139,7 +140,7 @@ bool SchedulerFailedNode(const Incident& inc, const JobFacts& facts, Finding* f)
   if (last.time <= silent.time) return false;
   const TimeNs ended = n.down >= 0 && inc.events[n.down].clock != Clock::kNone ? inc.events[n.down].time : silent.time;
   // A wave before the loss (or one with no time to order it by) says something else failed first.
-  if (facts.WaveSeen() && (!facts.wave_start || *facts.wave_start < ended - kSkewWindow))
+  if (facts.WaveSeen() && (!facts.wave.start || *facts.wave.start < ended - kSkewWindow))
     return false;
   const std::string name = NodeName(inc, node);
   Commit({.node = node,
@@ -168,14 +169,16 @@ bool SchedulerFailedNode(const Incident& inc, const JobFacts& facts, Finding* f)
 }
 
 void NoteRequeue(const Incident& inc, const JobFacts& facts, Finding* f) {
-  if (facts.requeue < 0 && facts.next_run < 0) return;
-  const std::int32_t word = facts.requeue >= 0 ? facts.requeue : facts.next_run;
+  if (facts.scheduler.requeue < 0 && facts.scheduler.next_run < 0) return;
+  const std::int32_t word =
+      facts.scheduler.requeue >= 0 ? facts.scheduler.requeue : facts.scheduler.next_run;
   const bool cited = std::any_of(f->evidence.begin(), f->evidence.end(), [&](const Citation& c) { return c.event == word; });
   if (!cited) f->evidence.push_back({word, v1::EVIDENCE_ROLE_CONTEXT});
   f->reason.Add(ReasonId::kRequeued, {{"where", Where(inc, inc.events[word])}});
-  if (facts.next_run >= 0) {
-    f->reason.Add(ReasonId::kRequeuedNextRun, {{"count", std::to_string(facts.restart_count)},
-                                               {"where", Where(inc, inc.events[facts.next_run])}});
+  if (facts.scheduler.next_run >= 0) {
+    f->reason.Add(ReasonId::kRequeuedNextRun,
+                  {{"count", std::to_string(facts.scheduler.restart_count)},
+                   {"where", Where(inc, inc.events[facts.scheduler.next_run])}});
   }
   f->reason.Add(ReasonId::kDiagnosisOfFailedRun);
   for (Action& p : f->recovery) {
@@ -186,27 +189,31 @@ void NoteRequeue(const Incident& inc, const JobFacts& facts, Finding* f) {
 }
 
 bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
-  if (facts.scheduler_end < 0) return false;
-  const Event& end = inc.events[facts.scheduler_end];
+  if (facts.scheduler.end < 0) return false;
+  const Event& end = inc.events[facts.scheduler.end];
   const bool timed = end.clock != Clock::kNone;
   if (!FailuresFollow(inc, facts, f)) return false;
   if (facts.WaveSeen() &&
-      (!timed || !facts.wave_start || *facts.wave_start < end.time - kSkewWindow))
+      (!timed || !facts.wave.start || *facts.wave.start < end.time - kSkewWindow))
     return false;
-  Commit({.failure_class = facts.scheduler_class, .owner = v1::OWNER_SCHEDULER, .confidence = 0.9},
-         f);
+  Commit(
+      {.failure_class = facts.scheduler.end_class, .owner = v1::OWNER_SCHEDULER, .confidence = 0.9},
+      f);
   if (timed) f->time = end.time;
-  f->evidence.push_back({facts.scheduler_end, v1::EVIDENCE_ROLE_INITIATING});
-  if (const std::int32_t stepd = FirstStepdCancel(inc); stepd >= 0 && stepd != facts.scheduler_end) {
+  f->evidence.push_back({facts.scheduler.end, v1::EVIDENCE_ROLE_INITIATING});
+  if (const std::int32_t stepd = FirstStepdCancel(inc);
+      stepd >= 0 && stepd != facts.scheduler.end) {
     f->evidence.push_back({stepd, v1::EVIDENCE_ROLE_CORROBORATING});
   }
-  if (facts.scheduler_requeued && facts.requeue >= 0 && facts.requeue != facts.scheduler_end) {
-    f->evidence.push_back({facts.requeue, v1::EVIDENCE_ROLE_CORROBORATING});  // slurmctld's `Requeuing JobId=`
+  if (facts.scheduler.requeued && facts.scheduler.requeue >= 0 &&
+      facts.scheduler.requeue != facts.scheduler.end) {
+    f->evidence.push_back({facts.scheduler.requeue,
+                           v1::EVIDENCE_ROLE_CORROBORATING});  // slurmctld's `Requeuing JobId=`
   }
   f->cascade = SummarizeCascade(inc, facts, {}, -1);
   f->reason = Say(ReasonId::kTheScheduler);
-  f->reason.Add(facts.scheduler_requeued ? ReasonId::kEndedByRequeue
-                                         : ClassPhrase(facts.scheduler_class));
+  f->reason.Add(facts.scheduler.requeued ? ReasonId::kEndedByRequeue
+                                         : ClassPhrase(facts.scheduler.end_class));
   const std::string ended = std::to_string(f->cascade.secondary_ranks.size());
   if (timed) {
     f->reason.Add(ReasonId::kBeforeAnyRankFailedAt,
@@ -214,17 +221,17 @@ bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   } else {
     f->reason.Add(ReasonId::kBeforeAnyRankFailed, {{"where", Where(inc, end)}, {"ended", ended}});
   }
-  if (facts.scheduler_requeued && facts.scheduler_class == v1::FAILURE_CLASS_SCHEDULER_CANCEL) {
+  if (facts.scheduler.requeued && facts.scheduler.end_class == v1::FAILURE_CLASS_SCHEDULER_CANCEL) {
     f->reason.Add(ReasonId::kRequeuedByScontrol);
-  } else if (facts.scheduler_requeued) {
+  } else if (facts.scheduler.requeued) {
     f->reason.Add(ReasonId::kRequeueClassOpen);
   }
-  if (facts.scheduler_requeued) {
+  if (facts.scheduler.requeued) {
     f->recovery.push_back({"verify_requeued_run", "", Say(ReasonId::kVerifyRequeuedJob)});
     return true;
   }
   f->recovery.push_back({"adjust_allocation", "",
-                         Say(facts.scheduler_class == v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT
+                         Say(facts.scheduler.end_class == v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT
                                  ? ReasonId::kResubmitLongerLimit
                                  : ReasonId::kResubmit)});
   return true;
@@ -270,9 +277,9 @@ std::int32_t LostAgent(const JobFacts& facts) {
 }
 
 std::int32_t KilledAgentTask(const Incident& inc, const JobFacts& facts) {
-  if (facts.scheduler_end >= 0) return -1;  // the scheduler's kill explains a task's SIGKILL
+  if (facts.scheduler.end >= 0) return -1;  // the scheduler's kill explains a task's SIGKILL
   std::int32_t killed = -1;
-  for (const std::int32_t i : facts.agent_task_exits) {
+  for (const std::int32_t i : facts.scheduler.agent_task_exits) {
     const auto& n = std::get<SlurmNote>(inc.events[i].detail);
     if (SrunExitCode(inc.str(n.reason), n.exit_code) != kExitSigkill) continue;
     if (killed >= 0) return -1;  // two agents killed: not this rule
@@ -404,7 +411,7 @@ constexpr std::size_t kJobWideCitations = 3;
 // raised together: no rank's is more initiating than another's).
 std::vector<std::int32_t> CommonOwnErrors(const Incident& inc, const JobFacts& facts, std::int32_t* logged) {
   std::map<StrId, std::vector<std::int32_t>> by_signature;
-  *logged = facts.unnamed_worker_files;  // they logged too, unnamed
+  *logged = facts.unranked.worker_files;  // they logged too, unnamed
   for (const RankFacts& r : facts.ranks) {
     // A rank that raised left a log wherever its lines sit: srun's combined --label output of
     // torch <= 2.1 names the task on each line, never a `[rank<G>]:` prefix or a rank_<R>.log.
@@ -431,8 +438,8 @@ std::vector<std::int32_t> CommonOwnErrors(const Incident& inc, const JobFacts& f
 std::vector<std::int32_t> CommonUnrankedErrors(const Incident& inc, const JobFacts& facts,
                                                std::int32_t* covered, std::int32_t* worker_nodes,
                                                bool* per_agent) {
-  if (facts.unranked_own_errors.empty() || facts.peer_reporters > 0 ||
-      facts.gloo_timeouts + facts.gloo_closed > 0)
+  if (facts.unranked.own_errors.empty() || facts.wave.peer_reporters > 0 ||
+      facts.wave.gloo_timeouts + facts.wave.gloo_closed > 0)
     return {};
   std::int32_t exits = 0;
   for (const RankFacts& r : facts.ranks) {
@@ -445,7 +452,7 @@ std::vector<std::int32_t> CommonUnrankedErrors(const Incident& inc, const JobFac
     if (e.rank < 0 && IsPeerError(e)) return {};
   }
   std::map<StrId, std::vector<std::int32_t>> by_signature;
-  for (std::int32_t i : facts.unranked_own_errors) {
+  for (std::int32_t i : facts.unranked.own_errors) {
     // torchrun's own exceptions (its SignalException when the platform stopped it) are the
     // launcher's, raised around the workers, not by them.
     if (inc.str(std::get<PythonError>(inc.events[i].detail).type)

@@ -150,7 +150,7 @@ NodeErrors UnrankedErrorsOfNode(const Analysis& a, std::int32_t rank) {
   NodeErrors out;
   if (r.exit_event < 0) return out;
   const std::uint32_t console = StreamOf(a.inc, a.inc.events[r.exit_event].file);
-  for (std::int32_t i : a.facts.unranked_own_errors) {
+  for (std::int32_t i : a.facts.unranked.own_errors) {
     const Event& e = a.inc.events[i];
     if (!(r.node >= 0 && e.node == r.node) && !(e.node < 0 && StreamOf(a.inc, e.file) == console))
       continue;
@@ -214,7 +214,8 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     ClassOfOwnError(a.inc, a.inc.events[r.python_error], &f->failure_class, &f->owner);
     if (r.pinned_oom) f->failure_class = v1::FAILURE_CLASS_PINNED_OOM;
     f->time = StallTime(a, rank);
-  } else if (!a.facts.WaveSeen() && a.facts.gloo_timeouts == 0 && a.facts.gloo_closed > 0) {
+  } else if (!a.facts.WaveSeen() && a.facts.wave.gloo_timeouts == 0 &&
+             a.facts.wave.gloo_closed > 0) {
     // Its peers lost the connection to it (gloo), and nothing says it exited: it died unseen.
     f->failure_class = v1::FAILURE_CLASS_SIGNAL_KILL;
     f->owner = v1::OWNER_UNKNOWN;
@@ -296,19 +297,21 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
     }
     if (!r.exit_timed) {
       // an untimed exit line (srun's, mpirun's): not ordered against the wave
-    } else if (a.facts.wave_start && r.exit_time < *a.facts.wave_start - kSkewWindow) {
-      s += ", " + std::to_string((*a.facts.wave_start - r.exit_time) / kNsPerSec) +
+    } else if (a.facts.wave.start && r.exit_time < *a.facts.wave.start - kSkewWindow) {
+      s += ", " + std::to_string((*a.facts.wave.start - r.exit_time) / kNsPerSec) +
            " s before the first NCCL watchdog timeout";
-    } else if (a.facts.wave_start && r.exit_time <= *a.facts.wave_start + kSkewWindow) {
+    } else if (a.facts.wave.start && r.exit_time <= *a.facts.wave.start + kSkewWindow) {
       s += ", within the clock-skew window of the first NCCL watchdog timeout";
     }
     s += "; " + std::to_string(f.cascade.secondary_ranks.size()) + " ranks then timed out or were torn down";
     return s + (waiting.empty() ? "." : ", and " + waiting + ".");
   }
-  if (waiting.empty() && a.facts.gloo_timeouts + a.facts.gloo_closed > 0) {  // gloo: no groups, no SeqNum
-    std::string s = who + " reported nothing about its peers while " + std::to_string(a.facts.gloo_timeouts) +
-                    " ranks timed out in gloo waiting on a peer and " + std::to_string(a.facts.gloo_closed) +
-                    " lost their connection to one";
+  if (waiting.empty() &&
+      a.facts.wave.gloo_timeouts + a.facts.wave.gloo_closed > 0) {  // gloo: no groups, no SeqNum
+    std::string s = who + " reported nothing about its peers while " +
+                    std::to_string(a.facts.wave.gloo_timeouts) +
+                    " ranks timed out in gloo waiting on a peer and " +
+                    std::to_string(a.facts.wave.gloo_closed) + " lost their connection to one";
     if (Unresponsive(a.facts, rank)) s += "; its agent's SIGTERM did not end it, so it was stopped or stuck in the kernel";
     if (f.time) s += "; it stopped participating at about " + ClockTime(*f.time);
     return s + ".";
@@ -608,7 +611,7 @@ std::int32_t OnlySoleBlocker(const Analysis& a, const std::vector<std::int32_t>&
 // carry only the local rank, and no line of that node names its first rank): the groups they
 // belong to are incomplete. A sentence for an INCONCLUSIVE reason; empty when there are none.
 std::string UnrankedNote(const Analysis& a) {
-  const auto n = a.facts.unranked_timeouts.size();
+  const auto n = a.facts.wave.unranked_timeouts.size();
   if (n == 0) return {};
   return " " + std::to_string(n) +
          " watchdog timeouts could not be tied to a global rank (their lines carry a local rank at most, and nothing on "
@@ -617,12 +620,12 @@ std::string UnrankedNote(const Analysis& a) {
 
 // A rank that no line places on a node is "silent" only as far as the logs with ranks go: when
 // some watchdog timeouts could not be tied to a global rank (UnrankedNote), one of them may be
-// its own; when some files hold workers no line names (JobFacts::unnamed_worker_files), it may
+// its own; when some files hold workers no line names (UnrankedFacts::worker_files), it may
 // be one of them. Such ranks are no candidates then (the ranks the engine could place still are).
 // Returns the best score among the ranks dropped (0 when none): a rank left out is unknown, not
 // cleared, so a placed rank that does not lead it does not lead.
 double DropUnplacedWhenTimeoutsAreUnranked(const JobFacts& facts, std::vector<RankScore>* scores) {
-  if (facts.unranked_timeouts.empty() && facts.unnamed_worker_files == 0) return 0;
+  if (facts.wave.unranked_timeouts.empty() && facts.unranked.worker_files == 0) return 0;
   double dropped = 0;
   for (const RankScore& s : *scores) {
     if (facts.ranks[s.rank].node < 0) dropped = std::max(dropped, s.total());
@@ -741,10 +744,11 @@ void Undecided(const Analysis& a, Finding* f) {
       if (a.facts.ranks[r].has_log) highest_logged = static_cast<std::int32_t>(r);
     }
     const bool above = *std::min_element(tied.begin(), tied.end()) > highest_logged;
-    const std::string why = a.facts.stated_world > 0
-                                ? "the logs state world size " + std::to_string(a.facts.stated_world)
-                                : std::string("their peers' process groups name them as members") +
-                                      (above ? ", above the highest rank logged" : "");
+    const std::string why =
+        a.facts.world.stated > 0
+            ? "the logs state world size " + std::to_string(a.facts.world.stated)
+            : std::string("their peers' process groups name them as members") +
+                  (above ? ", above the highest rank logged" : "");
     f->reason = "Ranks " + RankList(tied) + " were never heard from (" + why +
                 "; their node's logs are missing) and are equally likely to have stopped first: the logs do not separate them." +
                 UnrankedNote(a);
@@ -769,7 +773,7 @@ std::int32_t UngroupedUnnamedTimeouts(const Analysis& a) {
     for (const GroupReport& r : g.reports) placed.insert(r.event);
   }
   std::int32_t n = 0;
-  for (std::int32_t i : a.facts.timeouts) {
+  for (std::int32_t i : a.facts.wave.timeouts) {
     const auto& w = std::get<WatchdogTimeout>(a.inc.events[i].detail);
     n += w.pg == kNoStr && w.pg_desc == kNoStr && placed.count(i) == 0 ? 1 : 0;
   }
@@ -783,13 +787,18 @@ std::int32_t UngroupedUnnamedTimeouts(const Analysis& a) {
 // node is named as where a rank may have stayed silent (a pointer, not a verdict).
 std::string UnrankedOnlyReason(const Analysis& a) {
   std::map<std::int32_t, std::int64_t> per_node;
-  for (std::int32_t i : a.facts.unranked_timeouts) ++per_node[a.inc.events[i].node];
-  std::string out = Count(static_cast<std::int64_t>(a.facts.unranked_timeouts.size()), "watchdog timeout") +
-                    " were logged, but none can be tied to a global rank: each line names only the rank within its process group "
-                    "(torch <= 2.2's `[Rank N]`, no `[rank<G>]:` prefix) and nothing ties it to a process (no `[default<L>]:` tag, "
-                    "no srun `--label`, no per-rank file), so no process group, silent member or first rank can be placed. "
-                    "Per-rank logs (DeepSpeed's launcher `--enable_each_rank_log DIR`, torchrun's `--tee 3 --log-dir DIR`) or "
-                    "torch >= 2.4 (its `[rank<G>]:` prefix) would place them.";
+  for (std::int32_t i : a.facts.wave.unranked_timeouts) ++per_node[a.inc.events[i].node];
+  std::string out =
+      Count(static_cast<std::int64_t>(a.facts.wave.unranked_timeouts.size()), "watchdog timeout") +
+      " were logged, but none can be tied to a global rank: each line names only the rank within "
+      "its process group "
+      "(torch <= 2.2's `[Rank N]`, no `[rank<G>]:` prefix) and nothing ties it to a process (no "
+      "`[default<L>]:` tag, "
+      "no srun `--label`, no per-rank file), so no process group, silent member or first rank can "
+      "be placed. "
+      "Per-rank logs (DeepSpeed's launcher `--enable_each_rank_log DIR`, torchrun's `--tee 3 "
+      "--log-dir DIR`) or "
+      "torch >= 2.4 (its `[rank<G>]:` prefix) would place them.";
   std::map<std::int64_t, std::vector<std::int32_t>> by_count;
   for (const auto& [node, n] : per_node) {
     if (node >= 0) by_count[n].push_back(node);
@@ -861,7 +870,7 @@ void NoCandidate(const Analysis& a, Finding* f) {
     f->reason = VictimsOnlyReason(a, victims, f);
     return;
   }
-  if (!a.facts.HasWave() && !a.facts.unranked_timeouts.empty()) {
+  if (!a.facts.HasWave() && !a.facts.wave.unranked_timeouts.empty()) {
     f->reason = UnrankedOnlyReason(a);
     return;
   }
@@ -886,7 +895,7 @@ void NoCandidate(const Analysis& a, Finding* f) {
 // they were printed in.
 std::int32_t FirstPeerTimeout(const Analysis& a, const Finding& f) {
   std::int32_t first = -1, near = -1;
-  for (std::int32_t i : a.facts.timeouts) {
+  for (std::int32_t i : a.facts.wave.timeouts) {
     const Event& e = a.inc.events[i];
     if (e.rank == f.rank) continue;
     if (first < 0) {
@@ -1072,9 +1081,9 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   JobFacts facts = CollectFacts(inc);
   Finding f;
   f.strategy = "engine";
-  f.ranks_seen = facts.ranks_seen;
+  f.ranks_seen = facts.world.ranks_seen;
   f.world_size = static_cast<std::int32_t>(facts.ranks.size());
-  f.problems = facts.world_notes;
+  f.problems = facts.world.notes;
   for (const FactsDetector& d : DetectorsBeforeWaits()) {
     if (d.diagnose(inc, facts, &f)) return f;
   }

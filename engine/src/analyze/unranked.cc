@@ -86,7 +86,7 @@ bool AfterTeardown(const Incident& inc, std::int32_t error) {
 // that no peer error explains.
 bool OnlyVictimsFailed(const Incident& inc, const JobFacts& facts) {
   if (facts.WaveSeen()) return false;
-  for (std::int32_t i : facts.unranked_own_errors) {
+  for (std::int32_t i : facts.unranked.own_errors) {
     if (!AfterTeardown(inc, i)) return false;
   }
   return std::none_of(facts.ranks.begin(), facts.ranks.end(), [](const RankFacts& r) {
@@ -96,7 +96,9 @@ bool OnlyVictimsFailed(const Incident& inc, const JobFacts& facts) {
 
 // srun or the scheduler said how agents ended (srun's `task N: Killed` of an agent's task, a
 // cancellation): their word decides (KilledAgentTask, SchedulerEndedJob), not an agent's silence.
-bool SchedulerSaidHowAgentsEnded(const JobFacts& facts) { return facts.scheduler_end >= 0 || !facts.agent_task_exits.empty(); }
+bool SchedulerSaidHowAgentsEnded(const JobFacts& facts) {
+  return facts.scheduler.end >= 0 || !facts.scheduler.agent_task_exits.empty();
+}
 
 }  // namespace
 
@@ -117,7 +119,7 @@ bool OnePeerErrorForAll(const JobFacts& facts, const std::vector<std::int32_t>& 
 }
 
 std::int32_t UnrankedOwnErrorBefore(const Incident& inc, const JobFacts& facts, std::int32_t victim) {
-  for (std::int32_t i : facts.unranked_own_errors) {
+  for (std::int32_t i : facts.unranked.own_errors) {
     if (BeforeInStream(inc, i, facts.ranks[victim].exit_event)) return i;
   }
   return -1;
@@ -135,7 +137,7 @@ bool DiagnoseSharedConsoleExit(const Incident& inc, const JobFacts& facts, Findi
   const std::int32_t peers = UnrankedPeerErrorsBefore(inc, last);
   if (peers >= static_cast<std::int32_t>(failed.size())) return false;  // each may be a victim
   std::int32_t own = -1;
-  for (std::int32_t i : facts.unranked_own_errors) {
+  for (std::int32_t i : facts.unranked.own_errors) {
     if (BeforeInStream(inc, i, last)) {
       own = i;
       break;
@@ -196,7 +198,7 @@ bool DiagnoseOwnErrorOfOneNode(const Incident& inc, const JobFacts& facts, Findi
     if (n.forced_kills > 0) return false;
   }
   std::int32_t node = -1, own = -1;
-  for (std::int32_t i : facts.unranked_own_errors) {
+  for (std::int32_t i : facts.unranked.own_errors) {
     if (AfterTeardown(inc, i)) continue;
     const std::int32_t n = inc.events[i].node;
     if (n < 0 || (node >= 0 && n != node)) return false;
@@ -295,7 +297,7 @@ bool DiagnoseUnresponsiveWorker(const Incident& inc, const JobFacts& facts, Find
 }
 
 bool DiagnoseSilentPeerOnOneNode(const Incident& inc, const JobFacts& facts, Finding* f) {
-  if (!OnlyVictimsFailed(inc, facts) || facts.stated_world > 0) return false;
+  if (!OnlyVictimsFailed(inc, facts) || facts.world.stated > 0) return false;
   for (const NodeFacts& n : facts.nodes) {
     if (!n.reports.empty() || n.forced_kills > 0) return false;
   }
