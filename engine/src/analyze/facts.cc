@@ -182,16 +182,17 @@ std::int32_t NodeNamed(const Incident& inc, StrId host) { return host == kNoStr 
 // slurmctld's and srun's words about one node (reason as RecogniseSlurm interns it).
 void CollectNodeFailure(std::int32_t index, std::string_view reason, NodeFacts* node) {
   if (reason == "RESPONDING") {
-    if (node->responding < 0) node->responding = index;
+    if (!node->responding) node->responding = index;
     return;
   }
-  if (node->lost < 0) node->lost = index;
-  if (reason == "NOT RESPONDING" && node->not_responding < 0) node->not_responding = index;
-  if (reason == "DOWN" && node->down < 0) node->down = index;
-  if ((reason == "KILLED ON FAILED NODE" || reason == "REQUEUED") && node->job_ended < 0) node->job_ended = index;
+  if (!node->lost) node->lost = index;
+  if (reason == "NOT RESPONDING" && !node->not_responding) node->not_responding = index;
+  if (reason == "DOWN" && !node->down) node->down = index;
+  if ((reason == "KILLED ON FAILED NODE" || reason == "REQUEUED") && !node->job_ended)
+    node->job_ended = index;
   // pdsh's `ssh exited with exit code 255` after ssh's own word (a timeout, a closed session):
   // the launcher's session to the node is over.
-  if (reason == "SSH FAILED" && node->lost != index && node->job_ended < 0) node->job_ended = index;
+  if (reason == "SSH FAILED" && node->lost != index && !node->job_ended) node->job_ended = index;
 }
 
 // The controller's own line (`Time limit exhausted for JobId=`, no host) is the decision;
@@ -199,7 +200,7 @@ void CollectNodeFailure(std::int32_t index, std::string_view reason, NodeFacts* 
 // `slurm-<jobid>.out` comes before `slurmctld.log`: a later controller line takes the place.
 bool ControllerOverStepd(const Incident& inc, const JobFacts& jf, const SlurmNote& n) {
   if (n.node != kNoStr) return false;
-  const auto* held = std::get_if<SlurmNote>(&inc.events[jf.scheduler.end].detail);
+  const auto* held = std::get_if<SlurmNote>(&inc.events[*jf.scheduler.end].detail);
   return held != nullptr && held->node != kNoStr;
 }
 
@@ -229,16 +230,16 @@ void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, J
   } else if (e.kind == Kind::kNodeFailure || e.kind == Kind::kNodeResponding) {
     const std::int32_t node = NodeNamed(inc, n.node);
     if (node >= 0) CollectNodeFailure(index, reason, &jf->nodes[node]);
-    if (reason == "REQUEUED" && jf->scheduler.requeue < 0) jf->scheduler.requeue = index;
+    if (reason == "REQUEUED" && !jf->scheduler.requeue) jf->scheduler.requeue = index;
   } else if (e.kind == Kind::kRequeue && n.exit_code > 0) {  // a later run's `SLURM_RESTART_COUNT=<n>`
-    if (jf->scheduler.next_run < 0) jf->scheduler.next_run = index;
+    if (!jf->scheduler.next_run) jf->scheduler.next_run = index;
     jf->scheduler.restart_count = std::max(jf->scheduler.restart_count, n.exit_code);
   } else if (e.kind == Kind::kRequeue) {  // slurmctld's `Requeuing JobId=`
-    if (jf->scheduler.requeue < 0) jf->scheduler.requeue = index;
+    if (!jf->scheduler.requeue) jf->scheduler.requeue = index;
   } else if (e.kind == Kind::kCancelled && reason == "JOB REQUEUE") {
-    if (jf->scheduler.requeue_banner < 0) jf->scheduler.requeue_banner = index;
+    if (!jf->scheduler.requeue_banner) jf->scheduler.requeue_banner = index;
   } else if (e.kind == Kind::kCancelled &&
-             (jf->scheduler.end < 0 || ControllerOverStepd(inc, *jf, n))) {
+             (!jf->scheduler.end || ControllerOverStepd(inc, *jf, n))) {
     v1::FailureClass c = v1::FAILURE_CLASS_UNSPECIFIED;
     if (reason == "TIME LIMIT") c = v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT;
     if (reason == "PREEMPTION") c = v1::FAILURE_CLASS_SCHEDULER_PREEMPTION;
@@ -284,8 +285,9 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
       r.reraised = index;
     }
   } else if (const auto* hm = std::get_if<HostMemory>(&e.detail)) {
-    const std::int32_t best = jf->host_memory;
-    if (best < 0 || hm->percent >= std::get<HostMemory>(inc.events[best].detail).percent) jf->host_memory = index;
+    const EventRef best = jf->host_memory;
+    if (!best || hm->percent >= std::get<HostMemory>(inc.events[*best].detail).percent)
+      jf->host_memory = index;
   } else if (e.kind == Kind::kProcessExit) {
     // `denpex run`'s word on the process it wraps: the rank's own exit, with a time.
     if (e.rank < 0) return;
@@ -306,7 +308,7 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     if (r.table_entry < 0 || fe->root_cause) r.table_entry = index;
   } else if (std::holds_alternative<WorkerFailed>(e.detail) && node >= 0) {
     NodeFacts& n = jf->nodes[node];
-    if (n.first_failure < 0) n.first_failure = index;
+    if (!n.first_failure) n.first_failure = index;
     n.reports.push_back(index);
   } else if (const auto* ws = std::get_if<WorkerSignalled>(&e.detail); ws && node >= 0 && e.family == Family::kTorchrun) {
     // `Unable to shutdown process P via 15, forcefully exitting via 9` follows the SIGTERM line
@@ -318,7 +320,7 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     jf->nodes[node].first_rank = nl->First();
     jf->nodes[node].local_procs = nl->local_procs;
     jf->nodes[node].agent_ranks = e.kind == Kind::kAgentRanks;
-  } else if (e.kind == Kind::kExitBarrier && node >= 0 && jf->nodes[node].exit_barrier < 0) {
+  } else if (e.kind == Kind::kExitBarrier && node >= 0 && !jf->nodes[node].exit_barrier) {
     jf->nodes[node].exit_barrier = index;
   }
 }
@@ -399,7 +401,7 @@ void ApplyStatedWorld(const Incident& inc, JobFacts* jf) {
   if (world <= seen) return;
   jf->EnsureRank(world - 1);
   jf->world.stated = world;
-  jf->world.stated_event = w.declared > 0 ? w.event : -1;
+  if (w.declared > 0) jf->world.stated_event = EventRefOf(w.event);
   const std::string first = std::to_string(seen), last = std::to_string(world - 1);
   jf->world.notes.push_back(
       "world size " + std::to_string(world) +
@@ -552,7 +554,7 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
     r.exit_time = e.time;
   }
   for (NodeFacts& n : jf->nodes) {
-    if (n.first_failure < 0 && n.signalled > 0) {
+    if (!n.first_failure && n.signalled > 0) {
       // The agent itself was told to stop (Kubernetes deleting the pod, a scancel) and SIGTERMed
       // its workers before any failed: each one with no word of its own was stopped from outside.
       for (std::int32_t r : n.ranks) {
@@ -560,15 +562,15 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
         o.torn_down |= o.exit_event < 0 && o.timeouts == 0;
       }
     }
-    if (n.first_failure < 0) continue;
-    const Event& e = inc.events[n.first_failure];
+    if (!n.first_failure) continue;
+    const Event& e = inc.events[*n.first_failure];
     const auto& wf = std::get<WorkerFailed>(e.detail);
     n.failed_rank = GlobalRankOf(*jf, n, wf.local_rank, wf.pid);
     if (n.failed_rank < 0) continue;
     RankFacts& r = jf->ranks[n.failed_rank];
     if (r.pid == 0) r.pid = wf.pid;
     if (r.exit_event < 0 || inc.events[r.exit_event].kind != Kind::kProcessExit) {
-      r.exit_event = n.first_failure;  // finer time than the table's one-second stamp
+      r.exit_event = *n.first_failure;  // finer time than the table's one-second stamp
       r.exit_code = wf.exit_code;
       r.exit_time = e.time;
     }
@@ -700,7 +702,7 @@ void CountTableOnlyReports(const Incident& inc, JobFacts* jf) {
     const Event& e = inc.events[i];
     const auto* fe = std::get_if<FailureEntry>(&e.detail);
     const std::int32_t node = e.node;
-    if (fe && fe->root_cause && node >= 0 && jf->nodes[node].first_failure < 0) {
+    if (fe && fe->root_cause && node >= 0 && !jf->nodes[node].first_failure) {
       jf->nodes[node].reports.push_back(i);
     }
   }
@@ -1034,11 +1036,12 @@ bool HasOwnTime(const Incident& inc, std::int32_t i) {
 // `preempted JobId=` line, read first, would have made it a preemption. The banner alone leaves
 // the class open.
 void FinishRequeue(JobFacts* jf) {
-  if (jf->scheduler.requeue_banner < 0) return;
-  const bool controller = jf->scheduler.requeue >= 0;
-  if (jf->scheduler.requeue < 0) jf->scheduler.requeue = jf->scheduler.requeue_banner;
-  const bool node_failed = std::any_of(jf->nodes.begin(), jf->nodes.end(), [](const NodeFacts& n) { return n.lost >= 0; });
-  if (node_failed || jf->scheduler.end >= 0) return;
+  if (!jf->scheduler.requeue_banner) return;
+  const bool controller = jf->scheduler.requeue.has_value();
+  if (!jf->scheduler.requeue) jf->scheduler.requeue = jf->scheduler.requeue_banner;
+  const bool node_failed = std::any_of(jf->nodes.begin(), jf->nodes.end(),
+                                       [](const NodeFacts& n) { return n.lost.has_value(); });
+  if (node_failed || jf->scheduler.end) return;
   jf->scheduler.end = jf->scheduler.requeue_banner;
   jf->scheduler.end_class =
       controller ? v1::FAILURE_CLASS_SCHEDULER_CANCEL : v1::FAILURE_CLASS_UNSPECIFIED;

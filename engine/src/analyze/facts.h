@@ -12,6 +12,13 @@
 
 namespace denpex::engine {
 
+// A line the facts point at, by its index in Incident::events; nullopt when no line said it.
+using EventRef = std::optional<std::int32_t>;
+// `index` as an EventRef: none when negative (the -1 of a search that found nothing).
+inline EventRef EventRefOf(std::int32_t index) {
+  return index >= 0 ? EventRef(index) : std::nullopt;
+}
+
 struct RankFacts {
   std::int32_t node = -1;        // index into Incident::nodes
   std::int32_t local_rank = -1;
@@ -55,12 +62,12 @@ struct RankFacts {
 struct NodeFacts {
   std::vector<std::int32_t> ranks;   // global ranks, sorted
   bool agent_log = false;
-  std::int32_t first_failure = -1;   // event index of the agent's first `failed (exitcode` line
+  EventRef first_failure;            // the agent's first `failed (exitcode` line
   std::int32_t failed_rank = -1;     // the global rank that line names, when it can be mapped
   std::int32_t signalled = 0;        // `Sending process P closing signal` lines
   std::vector<std::int32_t> sigterms;  // those lines (event indices, SIGKILL's excluded)
   std::int32_t forced_kills = 0;     // `Unable to shutdown process P via 15, forcefully exitting via 9`
-  std::int32_t exit_barrier = -1;    // event index of its agent's `Error waiting on exit barrier`
+  EventRef exit_barrier;             // its agent's `Error waiting on exit barrier`
   // DeepSpeed launch.py's `nnodes=N, num_local_procs=P, node_rank=K` (pdsh prefix names the node),
   // or its torchrun agent's rendezvous result (`global_ranks=[G, ...]`, LOGLEVEL=INFO): its ranks
   // are first_rank .. first_rank + local_procs - 1 (first_rank = K*P, or G); -1 when unknown.
@@ -68,13 +75,13 @@ struct NodeFacts {
   std::int32_t local_procs = -1;
   bool agent_ranks = false;  // stated by its torchrun agent: its silent ranks are placed on it
   std::vector<std::int32_t> reports; // agent failure reports: one event index each
-  std::int32_t lost = -1;            // event index of a Slurm (or mpirun, pdsh, ssh) word that the node failed
-  // slurmctld's view of it (event indices): first `not responding`, `setting DOWN`, the job's
-  // kill or requeue on it, and `now responding` (its slurmd answered again).
-  std::int32_t not_responding = -1;
-  std::int32_t down = -1;
-  std::int32_t job_ended = -1;
-  std::int32_t responding = -1;
+  EventRef lost;                     // a Slurm (or mpirun, pdsh, ssh) word that the node failed
+  // slurmctld's view of it: first `not responding`, `setting DOWN`, the job's kill or requeue on
+  // it, and `now responding` (its slurmd answered again).
+  EventRef not_responding;
+  EventRef down;
+  EventRef job_ended;
+  EventRef responding;
 };
 
 // The watchdog wave and the other errors ranks reported about their peers: what the wait
@@ -113,7 +120,7 @@ struct UnrankedFacts {
 // What the scheduler (Slurm: srun, slurmstepd, slurmctld, the batch script) said about the job.
 struct SchedulerFacts {
   // The scheduler's word that it ended the job (slurmctld, or slurmstepd with a reason).
-  std::int32_t end = -1;
+  EventRef end;
   v1::FailureClass end_class = v1::FAILURE_CLASS_UNSPECIFIED;
   std::vector<std::int32_t> srun_reports;  // `srun: error: <host>: task…` lines, in file order
   // A torchrun agent's lines are in hand (sbatch + srun + torchrun): srun's tasks are the
@@ -123,15 +130,15 @@ struct SchedulerFacts {
   std::vector<std::int32_t> agent_task_exits;
   // A requeued job (sbatch --requeue): the scheduler's word of it (slurmctld's requeue,
   // slurmstepd's `DUE TO JOB REQUEUE`), the first line of the next run in its output file (a
-  // batch script's `SLURM_RESTART_COUNT=<n>`, n >= 1) and the highest restart count printed;
-  // -1 / 0 when not seen.
-  std::int32_t requeue = -1;
-  std::int32_t next_run = -1;
+  // batch script's `SLURM_RESTART_COUNT=<n>`, n >= 1) and the highest restart count printed
+  // (0 when not seen).
+  EventRef requeue;
+  EventRef next_run;
   // slurmstepd's `*** JOB N ON <node> CANCELLED AT <time> DUE TO JOB REQUEUE ***` (the first
   // one): the requeue ended the run there. With no node failure it is the scheduler's own
   // decision (`scontrol requeue`): then it is also `end`, class SCHEDULER_CANCEL, and `requeued`
   // is set (FinishRequeue in facts.cc).
-  std::int32_t requeue_banner = -1;
+  EventRef requeue_banner;
   bool requeued = false;
   std::int32_t restart_count = 0;
 };
@@ -140,11 +147,11 @@ struct SchedulerFacts {
 struct WorldFacts {
   std::int32_t ranks_seen = 0;  // ranks with a log of their own
   // The world size the logs state (analyze/world_size.h; 0: none): `ranks` holds that many
-  // ranks, the highest ones silent when their logs are missing. The line that states it (-1:
-  // none) and what the report says about it (a conflict, a statement left unused, the ranks
-  // never heard from).
+  // ranks, the highest ones silent when their logs are missing. The line that states it (none
+  // when no line does) and what the report says about it (a conflict, a statement left unused, the
+  // ranks never heard from).
   std::int32_t stated = 0;
-  std::int32_t stated_event = -1;
+  EventRef stated_event;
   std::vector<std::string> notes;
 };
 
@@ -156,7 +163,7 @@ struct JobFacts {
   UnrankedFacts unranked;
   SchedulerFacts scheduler;
   // DeepSpeed see_memory_usage: the report of the fullest host memory (latest among equals).
-  std::int32_t host_memory = -1;
+  EventRef host_memory;
 
   // Watchdog timeouts tied to a rank: what the wait analysis can read.
   bool HasWave() const { return !wave.timeouts.empty(); }

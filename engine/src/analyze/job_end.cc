@@ -55,7 +55,7 @@ bool AgentLogStops(const JobFacts& facts, std::int32_t node) {
 // requeued job (after `next_run` in the same file) does not count. -1 when there is none.
 std::int32_t LastProgress(const Incident& inc, const JobFacts& facts) {
   const Event* boundary =
-      facts.scheduler.next_run >= 0 ? &inc.events[facts.scheduler.next_run] : nullptr;
+      facts.scheduler.next_run ? &inc.events[*facts.scheduler.next_run] : nullptr;
   std::int32_t best = -1;
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
@@ -70,7 +70,7 @@ std::int32_t LastProgress(const Incident& inc, const JobFacts& facts) {
 std::int32_t ControllerFailedNode(const JobFacts& facts) {
   std::int32_t node = -1;
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
-    if (facts.nodes[n].not_responding < 0 && facts.nodes[n].down < 0) continue;
+    if (!facts.nodes[n].not_responding && !facts.nodes[n].down) continue;
     if (node >= 0) return -1;
     node = n;
   }
@@ -105,7 +105,7 @@ std::vector<std::int32_t> FailureLines(const JobFacts& facts, std::vector<std::i
 bool FailuresFollow(const Incident& inc, const JobFacts& facts, Finding* f) {
   std::vector<std::int32_t> ranks;
   const std::vector<std::int32_t> lines = FailureLines(facts, &ranks);
-  const std::vector<Order> order = OrderAgainst(inc, lines, facts.scheduler.end);
+  const std::vector<Order> order = OrderAgainst(inc, lines, *facts.scheduler.end);
   std::int32_t unknown = -1, unordered = 0;
   for (std::size_t k = 0; k < lines.size(); ++k) {
     if (order[k] == Order::kBefore) return false;
@@ -114,7 +114,7 @@ bool FailuresFollow(const Incident& inc, const JobFacts& facts, Finding* f) {
     if (unknown < 0) unknown = static_cast<std::int32_t>(k);
   }
   if (unknown < 0) return true;
-  const Event& end = inc.events[facts.scheduler.end];
+  const Event& end = inc.events[*facts.scheduler.end];
   const Event& first = inc.events[lines[static_cast<std::size_t>(unknown)]];
   f->problems.push_back(
       "the scheduler's word that it ended the job (" + Where(inc, end) +
@@ -132,13 +132,14 @@ bool SchedulerFailedNode(const Incident& inc, const JobFacts& facts, Finding* f)
   const std::int32_t node = ControllerFailedNode(facts);
   if (node < 0 || AnyRankFailed(facts)) return false;
   const NodeFacts& n = facts.nodes[node];
-  const Event& silent = inc.events[n.not_responding >= 0 ? n.not_responding : n.down];
+  const Event& silent = inc.events[n.not_responding ? *n.not_responding : *n.down];
   const std::int32_t progress = LastProgress(inc, facts);
   if (silent.clock == Clock::kNone || progress < 0) return false;
   const Event& last = inc.events[progress];
   // A lost host stops the job's progress at once (its peers block on it); a silent slurmd does not.
   if (last.time <= silent.time) return false;
-  const TimeNs ended = n.down >= 0 && inc.events[n.down].clock != Clock::kNone ? inc.events[n.down].time : silent.time;
+  const TimeNs ended =
+      n.down && inc.events[*n.down].clock != Clock::kNone ? inc.events[*n.down].time : silent.time;
   // A wave before the loss (or one with no time to order it by) says something else failed first.
   if (facts.WaveSeen() && (!facts.wave.start || *facts.wave.start < ended - kSkewWindow))
     return false;
@@ -146,22 +147,22 @@ bool SchedulerFailedNode(const Incident& inc, const JobFacts& facts, Finding* f)
   Commit({.node = node,
           .failure_class = v1::FAILURE_CLASS_SCHEDULER_NODE_FAILURE,
           .owner = v1::OWNER_SCHEDULER,
-          .confidence = n.responding >= 0 ? 0.9 : 0.8},
+          .confidence = n.responding ? 0.9 : 0.8},
          f);
   f->time = silent.time;
-  f->evidence.push_back({n.down >= 0 ? n.down : n.not_responding, v1::EVIDENCE_ROLE_INITIATING});
-  if (n.job_ended >= 0) f->evidence.push_back({n.job_ended, v1::EVIDENCE_ROLE_CORROBORATING});
+  f->evidence.push_back({n.down ? *n.down : *n.not_responding, v1::EVIDENCE_ROLE_INITIATING});
+  if (n.job_ended) f->evidence.push_back({*n.job_ended, v1::EVIDENCE_ROLE_CORROBORATING});
   f->evidence.push_back({progress, v1::EVIDENCE_ROLE_CORROBORATING});
-  if (n.responding >= 0) f->evidence.push_back({n.responding, v1::EVIDENCE_ROLE_CORROBORATING});
+  if (n.responding) f->evidence.push_back({*n.responding, v1::EVIDENCE_ROLE_CORROBORATING});
   f->cascade = SummarizeCascade(inc, facts, {}, -1);
   f->reason = Say(ReasonId::kSlurmFailedLiveNode, {{"node", name},
                                                    {"silent", Where(inc, silent)},
                                                    {"silent_time", ClockTime(silent.time)},
                                                    {"last_time", ClockTime(last.time)},
                                                    {"last", Where(inc, last)}});
-  if (n.responding >= 0)
+  if (n.responding)
     f->reason.Add(ReasonId::kSlurmdAnsweredAgain,
-                  {{"where", Where(inc, inc.events[n.responding])}});
+                  {{"where", Where(inc, inc.events[*n.responding])}});
   f->reason.Add(ReasonId::kSlurmdNotHostFailed,
                 {{"ended", std::to_string(f->cascade.secondary_ranks.size())}});
   f->recovery.push_back({"resume_node", name, Say(ReasonId::kResumeNode, {{"node", name}})});
@@ -169,16 +170,16 @@ bool SchedulerFailedNode(const Incident& inc, const JobFacts& facts, Finding* f)
 }
 
 void NoteRequeue(const Incident& inc, const JobFacts& facts, Finding* f) {
-  if (facts.scheduler.requeue < 0 && facts.scheduler.next_run < 0) return;
+  if (!facts.scheduler.requeue && !facts.scheduler.next_run) return;
   const std::int32_t word =
-      facts.scheduler.requeue >= 0 ? facts.scheduler.requeue : facts.scheduler.next_run;
+      facts.scheduler.requeue ? *facts.scheduler.requeue : *facts.scheduler.next_run;
   const bool cited = std::any_of(f->evidence.begin(), f->evidence.end(), [&](const Citation& c) { return c.event == word; });
   if (!cited) f->evidence.push_back({word, v1::EVIDENCE_ROLE_CONTEXT});
   f->reason.Add(ReasonId::kRequeued, {{"where", Where(inc, inc.events[word])}});
-  if (facts.scheduler.next_run >= 0) {
+  if (facts.scheduler.next_run) {
     f->reason.Add(ReasonId::kRequeuedNextRun,
                   {{"count", std::to_string(facts.scheduler.restart_count)},
-                   {"where", Where(inc, inc.events[facts.scheduler.next_run])}});
+                   {"where", Where(inc, inc.events[*facts.scheduler.next_run])}});
   }
   f->reason.Add(ReasonId::kDiagnosisOfFailedRun);
   for (Action& p : f->recovery) {
@@ -189,8 +190,8 @@ void NoteRequeue(const Incident& inc, const JobFacts& facts, Finding* f) {
 }
 
 bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
-  if (facts.scheduler.end < 0) return false;
-  const Event& end = inc.events[facts.scheduler.end];
+  if (!facts.scheduler.end) return false;
+  const Event& end = inc.events[*facts.scheduler.end];
   const bool timed = end.clock != Clock::kNone;
   if (!FailuresFollow(inc, facts, f)) return false;
   if (facts.WaveSeen() &&
@@ -200,14 +201,14 @@ bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
       {.failure_class = facts.scheduler.end_class, .owner = v1::OWNER_SCHEDULER, .confidence = 0.9},
       f);
   if (timed) f->time = end.time;
-  f->evidence.push_back({facts.scheduler.end, v1::EVIDENCE_ROLE_INITIATING});
+  f->evidence.push_back({*facts.scheduler.end, v1::EVIDENCE_ROLE_INITIATING});
   if (const std::int32_t stepd = FirstStepdCancel(inc);
-      stepd >= 0 && stepd != facts.scheduler.end) {
+      stepd >= 0 && stepd != *facts.scheduler.end) {
     f->evidence.push_back({stepd, v1::EVIDENCE_ROLE_CORROBORATING});
   }
-  if (facts.scheduler.requeued && facts.scheduler.requeue >= 0 &&
+  if (facts.scheduler.requeued && facts.scheduler.requeue &&
       facts.scheduler.requeue != facts.scheduler.end) {
-    f->evidence.push_back({facts.scheduler.requeue,
+    f->evidence.push_back({*facts.scheduler.requeue,
                            v1::EVIDENCE_ROLE_CORROBORATING});  // slurmctld's `Requeuing JobId=`
   }
   f->cascade = SummarizeCascade(inc, facts, {}, -1);
@@ -245,7 +246,7 @@ std::int32_t LostNode(const Incident& inc, const JobFacts& facts, const std::vec
   if (node < 0) {  // no rank leads: the launcher (Slurm, mpirun) names the lost node
     if (!nodes.empty() && nodes != std::set<std::int32_t>{-1}) return -1;
     for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
-      if (facts.nodes[n].lost >= 0) {
+      if (facts.nodes[n].lost) {
         if (node >= 0) return -1;  // two nodes lost: not this rule
         node = n;
       }
@@ -255,7 +256,7 @@ std::int32_t LostNode(const Incident& inc, const JobFacts& facts, const std::vec
   }
   const NodeFacts& n = facts.nodes[node];
   if (!AllSilent(facts, n)) return -1;
-  return n.lost >= 0 || AgentLogStops(facts, node) ? node : -1;
+  return n.lost || AgentLogStops(facts, node) ? node : -1;
 }
 
 std::int32_t LostAgent(const JobFacts& facts) {
@@ -266,7 +267,7 @@ std::int32_t LostAgent(const JobFacts& facts) {
   std::int32_t waited = 0, lost = -1;
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
     const NodeFacts& node = facts.nodes[n];
-    if (node.exit_barrier >= 0) {
+    if (node.exit_barrier) {
       ++waited;
     } else if (node.agent_log && node.reports.empty() && node.signalled == 0) {
       if (lost >= 0) return -1;  // two agents silent: not this rule
@@ -277,7 +278,7 @@ std::int32_t LostAgent(const JobFacts& facts) {
 }
 
 std::int32_t KilledAgentTask(const Incident& inc, const JobFacts& facts) {
-  if (facts.scheduler.end >= 0) return -1;  // the scheduler's kill explains a task's SIGKILL
+  if (facts.scheduler.end) return -1;  // the scheduler's kill explains a task's SIGKILL
   std::int32_t killed = -1;
   for (const std::int32_t i : facts.scheduler.agent_task_exits) {
     const auto& n = std::get<SlurmNote>(inc.events[i].detail);
@@ -330,7 +331,7 @@ void DiagnoseLostAgent(const Incident& inc, const JobFacts& facts, std::int32_t 
          f);
   std::int32_t barrier = -1;
   for (const NodeFacts& n : facts.nodes) {
-    if (n.exit_barrier >= 0 && (barrier < 0 || n.exit_barrier < barrier)) barrier = n.exit_barrier;
+    if (n.exit_barrier && (barrier < 0 || *n.exit_barrier < barrier)) barrier = *n.exit_barrier;
   }
   f->evidence.push_back({barrier, v1::EVIDENCE_ROLE_CORROBORATING});
   for (std::uint32_t i = 0; i < inc.files.size(); ++i) {  // where its agent's log stops
@@ -364,20 +365,20 @@ void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t n
   Commit({.node = node,
           .failure_class = v1::FAILURE_CLASS_NODE_LOSS,
           .owner = v1::OWNER_HOST,
-          .confidence = n.lost >= 0 ? 0.9 : 0.8},
+          .confidence = n.lost ? 0.9 : 0.8},
          f);
   f->evidence.clear();
   f->lines.clear();
-  const std::int32_t word = n.down >= 0 ? n.down : n.lost;  // the controller's DOWN, else any Slurm word
-  if (word >= 0) {
-    f->evidence.push_back({word, v1::EVIDENCE_ROLE_INITIATING});
-    if (inc.events[word].clock != Clock::kNone) f->time = inc.events[word].time;
+  const EventRef word = n.down ? n.down : n.lost;  // the controller's DOWN, else any Slurm word
+  if (word) {
+    f->evidence.push_back({*word, v1::EVIDENCE_ROLE_INITIATING});
+    if (inc.events[*word].clock != Clock::kNone) f->time = inc.events[*word].time;
   }
   // The job's progress stopped with the node, minutes before the controller gave up on it.
   if (const std::int32_t last = LastProgress(inc, facts); last >= 0 && f->time && inc.events[last].time < *f->time) {
     f->time = inc.events[last].time;
   }
-  if (n.job_ended >= 0) f->evidence.push_back({n.job_ended, v1::EVIDENCE_ROLE_CORROBORATING});
+  if (n.job_ended) f->evidence.push_back({*n.job_ended, v1::EVIDENCE_ROLE_CORROBORATING});
   for (std::uint32_t i = 0; i < inc.files.size(); ++i) {  // where its agent's log stops
     const LogFile& file = inc.files[i];
     if (file.node == node && file.agent && file.last_line.line > 0) {
@@ -391,8 +392,8 @@ void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t n
     f->reason = Say(ReasonId::kNodeLostAllRanks,
                     {{"node", name}, {"ranks", std::to_string(n.ranks.size())}});
   }
-  if (word >= 0) {
-    f->reason.Add(LostWord(inc.events[word]), {{"where", Where(inc, inc.events[word])}});
+  if (word) {
+    f->reason.Add(LostWord(inc.events[*word]), {{"where", Where(inc, inc.events[*word])}});
   } else {
     f->reason.Add(ReasonId::kAgentLogStops);
   }

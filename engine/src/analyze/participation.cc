@@ -421,8 +421,8 @@ std::string TierPhrase(v1::FailureClass c) {
 // The rank's node's first DeepSpeed launcher exit (`... exits with return code = N`), or -1.
 std::int32_t NodeLauncherExit(const Analysis& a, const RankFacts& r) {
   if (r.node < 0) return -1;
-  const std::int32_t first = a.facts.nodes[r.node].first_failure;
-  return first >= 0 && a.inc.events[first].kind == Kind::kLauncherExit ? first : -1;
+  const EventRef first = a.facts.nodes[r.node].first_failure;
+  return first && a.inc.events[*first].kind == Kind::kLauncherExit ? *first : -1;
 }
 
 // The rank's local peers that waited on its failed JIT extension build (RankFacts::waited_on).
@@ -443,7 +443,7 @@ void CiteBuildWaiters(const Analysis& a, std::int32_t rank, Finding* f) {
   if (waiters.empty()) return;
   const NodeFacts& n = a.facts.nodes[a.facts.ranks[rank].node];
   if (n.failed_rank >= 0 && a.facts.ranks[n.failed_rank].waited_on == rank) {
-    f->evidence.push_back({n.first_failure, v1::EVIDENCE_ROLE_CORROBORATING});
+    f->evidence.push_back({*n.first_failure, v1::EVIDENCE_ROLE_CORROBORATING});
   }
   f->evidence.push_back({a.facts.ranks[waiters.front()].peer_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->reason += " Its " + std::to_string(waiters.size()) +
@@ -483,7 +483,7 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   f->cascade = SummarizeCascade(a.inc, a.facts, {rank}, r.node);
 
   if (r.node >= 0 && a.facts.nodes[r.node].failed_rank == rank) {
-    f->evidence.push_back({a.facts.nodes[r.node].first_failure, v1::EVIDENCE_ROLE_INITIATING});
+    f->evidence.push_back({*a.facts.nodes[r.node].first_failure, v1::EVIDENCE_ROLE_INITIATING});
   }
   if (r.table_entry >= 0) f->evidence.push_back({r.table_entry, v1::EVIDENCE_ROLE_INITIATING});
   // A DataLoader worker's error re-raised in the main process: the worker's own line is the error.
@@ -538,11 +538,11 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
                  ": whether its GPU or the code failed is not known.";
   }
   f->reason += TierPhrase(f->failure_class);
-  if (f->failure_class == v1::FAILURE_CLASS_HOST_OOM && a.facts.host_memory >= 0) {
-    const Event& m = a.inc.events[a.facts.host_memory];
+  if (f->failure_class == v1::FAILURE_CLASS_HOST_OOM && a.facts.host_memory) {
+    const Event& m = a.inc.events[*a.facts.host_memory];
     const auto& hm = std::get<HostMemory>(m.detail);
     if (hm.percent >= kHostMemoryPressure) {
-      f->evidence.push_back({a.facts.host_memory, v1::EVIDENCE_ROLE_CORROBORATING});
+      f->evidence.push_back({*a.facts.host_memory, v1::EVIDENCE_ROLE_CORROBORATING});
       f->reason += " DeepSpeed's see_memory_usage had reported host memory at " + std::to_string(static_cast<int>(hm.percent)) +
                    "% (" + Where(a.inc, m) + "): offloaded state kept growing.";
     }

@@ -97,7 +97,7 @@ bool OnlyVictimsFailed(const Incident& inc, const JobFacts& facts) {
 // srun or the scheduler said how agents ended (srun's `task N: Killed` of an agent's task, a
 // cancellation): their word decides (KilledAgentTask, SchedulerEndedJob), not an agent's silence.
 bool SchedulerSaidHowAgentsEnded(const JobFacts& facts) {
-  return facts.scheduler.end >= 0 || !facts.scheduler.agent_task_exits.empty();
+  return facts.scheduler.end || !facts.scheduler.agent_task_exits.empty();
 }
 
 }  // namespace
@@ -249,7 +249,7 @@ bool DiagnoseUnresponsiveWorker(const Incident& inc, const JobFacts& facts, Find
   }
   if (stuck < 0) return false;
   const NodeFacts& sn = facts.nodes[stuck];
-  if (sn.first_failure >= 0 || sn.forced_kills != 1 || sn.signalled != 1) return false;
+  if (sn.first_failure || sn.forced_kills != 1 || sn.signalled != 1) return false;
   // Every other agent's report is of a worker that timed out waiting on a peer, and nothing else.
   std::int32_t victim_report = -1, victim_error = -1, victims = 0;
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
@@ -406,7 +406,7 @@ bool DiagnoseVanishedAgent(const Incident& inc, const JobFacts& facts, Finding* 
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
     const NodeFacts& nf = facts.nodes[n];
     if (n == reporter || !nf.agent_log) continue;
-    if (nf.signalled > 0 || nf.exit_barrier >= 0 || silent >= 0) return false;
+    if (nf.signalled > 0 || nf.exit_barrier || silent >= 0) return false;
     silent = n;
   }
   if (silent < 0) return false;
