@@ -184,13 +184,13 @@ struct JobFacts {
 
 JobFacts CollectFacts(const Incident& inc);
 
-// The index in Incident::nodes of the node named `host`; -1 when no node has that name.
-std::int32_t NodeOfHost(const Incident& inc, std::string_view host);
-
 // An exception whose message says it ran out of memory (a failed pin of host memory, kPinMemory,
 // is then PINNED_OOM: RankFacts::pinned_oom).
 bool SaysOutOfMemory(const Incident& inc, const Event& e);
 
+// An error a rank raised itself, as opposed to one it reported about its peers (a watchdog
+// abort, a NCCL or gloo error after a peer died).
+bool IsOwnError(const Incident& inc, const Event& e);
 // An error a rank reported about its peers (it failed because another rank did): gloo's closed
 // or timed-out pair, a NCCL error, the watchdog's abort of a collective.
 bool IsPeerError(const Event& e);
@@ -233,12 +233,6 @@ std::optional<TimeNs> EarliestTimed(const Incident& inc, const std::vector<std::
 // by its task): the kernel OOM killer and Slurm's OOM notice -> host OOM, owner host. Add rows
 // here (Xid, ...) to let more kernel evidence classify the initiator. False for other events.
 bool HostCauseOf(const Event& e, v1::FailureClass* cls, v1::Owner* owner);
-
-// A rank with no log of its own (an inferred group member) sits on the node of its
-// neighbours when the nearest logged ranks below and above it share one: torchrun numbers a
-// node's workers contiguously. Then by aligned blocks of G ranks (PlaceByBlocks), and the one
-// block no node holds on the one agent's node that holds none (PlaceLastBlockOnLastAgent).
-void PlaceUnloggedRanks(JobFacts* facts);
 
 // Global ranks of an srun task list (`2,4-5,7`); empty when it does not parse.
 std::vector<std::int32_t> ParseTaskList(std::string_view tasks);

@@ -10,6 +10,7 @@
 #include "analyze/hardware.h"
 #include "analyze/order.h"
 #include "analyze/scoring.h"
+#include "ingest/identity.h"
 
 namespace denpex::engine {
 namespace {

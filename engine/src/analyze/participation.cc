@@ -20,6 +20,7 @@
 #include "analyze/mismatch.h"
 #include "analyze/network.h"
 #include "analyze/partial.h"
+#include "analyze/placement.h"
 #include "analyze/platform.h"
 #include "analyze/scoring.h"
 #include "analyze/store.h"
