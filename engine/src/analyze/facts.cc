@@ -112,7 +112,7 @@ void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, J
       rf.exit_code = SrunExitCode(reason, n.exit_code);
       rf.exit_time = e.time;
       rf.torn_down = rf.exit_code == kExitSigterm;  // srun's teardown after another task ended
-      if (rf.host_cause < 0 && HostCauseOf(e, &rf.host_class, &rf.host_owner)) rf.host_cause = index;
+      if (!rf.host_cause && HostCauseOf(e, &rf.host_class, &rf.host_owner)) rf.host_cause = index;
     }
   } else if (e.kind == Kind::kNodeFailure || e.kind == Kind::kNodeResponding) {
     const std::int32_t node = NodeNamed(inc, n.node);
@@ -168,7 +168,7 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
       if (e.kind == Kind::kPinMemory) r.pinned_oom = SaysOutOfMemory(inc, e);
     } else if (inc.events[r.python_error].kind == Kind::kPinMemory) {
       r.pinned_oom = r.pinned_oom || SaysOutOfMemory(inc, e);
-    } else if (r.reraised < 0 && Reraises(inc, inc.events[r.python_error], e)) {
+    } else if (!r.reraised && Reraises(inc, inc.events[r.python_error], e)) {
       r.reraised = index;
     }
   } else if (const auto* hm = std::get_if<HostMemory>(&e.detail)) {
@@ -192,7 +192,7 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     SetNode(&r, node >= 0 ? node : NodeOfHost(inc, inc.str(fe->host)));
     if (r.local_rank < 0) r.local_rank = fe->local_rank;
     if (r.pid == 0) r.pid = fe->pid;
-    if (r.table_entry < 0 || fe->root_cause) r.table_entry = index;
+    if (!r.table_entry || fe->root_cause) r.table_entry = index;
   } else if (std::holds_alternative<WorkerFailed>(e.detail) && node >= 0) {
     NodeFacts& n = jf->nodes[node];
     if (!n.first_failure) n.first_failure = index;
@@ -322,7 +322,7 @@ std::int64_t SignalledPid(const Incident& inc, std::int32_t event) {
 
 void MarkSignalled(const Incident& inc, std::int32_t rank, std::int32_t event, JobFacts* jf) {
   RankFacts& r = jf->ranks[rank];
-  if (r.signalled >= 0) return;
+  if (r.signalled) return;
   r.signalled = event;
   r.pid = SignalledPid(inc, event);
 }
@@ -335,7 +335,7 @@ void MapInOrder(const Incident& inc, const std::vector<std::int32_t>& lines, con
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankFacts& rf = jf->ranks[ranks[i]];
     if (rf.local_rank < 0 || (i > 0 && jf->ranks[ranks[i - 1]].local_rank >= rf.local_rank)) return;
-    if (rf.signalled >= 0 || (rf.pid != 0 && rf.pid != SignalledPid(inc, lines[i]))) return;
+    if (rf.signalled || (rf.pid != 0 && rf.pid != SignalledPid(inc, lines[i]))) return;
   }
   for (std::size_t i = 0; i < ranks.size(); ++i) MarkSignalled(inc, ranks[i], lines[i], jf);
 }
@@ -388,7 +388,7 @@ void MapSignalledPids(const Incident& inc, JobFacts* jf) {
     }
     std::vector<std::int32_t> running;  // its ranks neither its table nor its `failed` line names, by local rank
     for (std::int32_t r : n.ranks) {
-      if (jf->ranks[r].table_entry < 0 && r != n.failed_rank) running.push_back(r);
+      if (!jf->ranks[r].table_entry && r != n.failed_rank) running.push_back(r);
     }
     std::sort(running.begin(), running.end(),
               [&](std::int32_t x, std::int32_t y) { return jf->ranks[x].local_rank < jf->ranks[y].local_rank; });
@@ -455,7 +455,9 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
       // collection): only its pid ties it, to the one rank of the job with that pid, killed by
       // SIGKILL.
       const std::int32_t r = OnlyRankWithPid(*jf, kill->pid);
-      if (r < 0 || jf->ranks[r].exit_code != kExitSigkill || jf->ranks[r].torn_down || jf->ranks[r].host_cause >= 0) continue;
+      if (r < 0 || jf->ranks[r].exit_code != kExitSigkill || jf->ranks[r].torn_down ||
+          jf->ranks[r].host_cause)
+        continue;
       jf->ranks[r].host_cause = i;
       jf->ranks[r].host_class = cls;
       jf->ranks[r].host_owner = owner;
@@ -474,8 +476,9 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
         ++killed_count;
       }
     }
-    const bool srun_oom = killed_count == 1 && jf->ranks[killed].pid == 0 && jf->ranks[killed].host_cause >= 0 &&
-                          inc.events[jf->ranks[killed].host_cause].kind == Kind::kSlurmOom;
+    const bool srun_oom = killed_count == 1 && jf->ranks[killed].pid == 0 &&
+                          jf->ranks[killed].host_cause &&
+                          inc.events[*jf->ranks[killed].host_cause].kind == Kind::kSlurmOom;
     if (match < 0 && killed_count == 1 && (kill->pid <= 0 || srun_oom) && !hostless) match = killed;
     if (hostless && match >= 0 && jf->ranks[match].exit_code != kExitSigkill) match = -1;
     // A kernel log placed on a named host (a journal's `<host> kernel:` lines) and an agent's
@@ -487,8 +490,9 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
     }
     // The kernel's line says more than srun's `Out Of Memory` (which pid, how much memory): it
     // takes that one's place; srun's line stays cited as the rank's exit.
-    const std::int32_t had = match < 0 ? -1 : jf->ranks[match].host_cause;
-    if (match < 0 || (had >= 0 && inc.events[had].kind != Kind::kSlurmOom)) continue;
+    if (match < 0) continue;
+    const EventRef had = jf->ranks[match].host_cause;
+    if (had && inc.events[*had].kind != Kind::kSlurmOom) continue;
     RankFacts& rf = jf->ranks[match];
     rf.host_cause = i;
     rf.host_class = cls;
@@ -679,14 +683,16 @@ JobFacts CollectFacts(const Incident& inc) {
             [&](auto a, auto b) { return key(a) < key(b); });
   for (std::int32_t i : jf.wave.timeouts) {
     RankFacts& r = jf.ranks[inc.events[i].rank];
-    if (r.first_timeout < 0) r.first_timeout = i;
+    if (!r.first_timeout) r.first_timeout = i;
   }
   // An error a rank printed after its own watchdog timeout, in the same stream, is the watchdog's
   // teardown (a cut `Exception raised from checkTimeout` reads as a bare `Exception`) or the main
   // thread's error once its collective failed: the rank was waiting on a peer, so it is not the
   // rank's own failure.
   for (RankFacts& r : jf.ranks) {
-    if (r.python_error >= 0 && r.first_timeout >= 0 && BeforeInStream(inc, r.first_timeout, r.python_error)) r.python_error = -1;
+    if (r.python_error >= 0 && r.first_timeout &&
+        BeforeInStream(inc, *r.first_timeout, r.python_error))
+      r.python_error = -1;
   }
   jf.wave.start = EarliestTimed(inc, jf.WaveTimeouts(), [](const Event& e) { return e.time; });
   for (RankFacts& r : jf.ranks) r.exit_timed = r.exit_event >= 0 && HasOwnTime(inc, r.exit_event);

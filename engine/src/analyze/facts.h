@@ -23,7 +23,7 @@ struct RankFacts {
   std::int32_t node = -1;        // index into Incident::nodes
   std::int32_t local_rank = -1;
   bool has_log = false;          // a rank_<R>.log file or `[rank<R>]:` lines
-  std::int32_t first_timeout = -1;  // event index of its earliest watchdog timeout
+  EventRef first_timeout;        // its earliest watchdog timeout
   std::int32_t timeouts = 0;
   std::int32_t exit_event = -1;  // the agent's word that it exited: `failed` line or table entry
   std::int32_t exit_code = 0;
@@ -32,11 +32,11 @@ struct RankFacts {
   // untimed line (srun's `task N: Killed`, mpirun's report), whose time is 0 or whatever line
   // came before it; such an exit is never ordered against the wave.
   bool exit_timed = false;
-  std::int32_t table_entry = -1;    // the ChildFailedError entry naming it
+  EventRef table_entry;             // the ChildFailedError entry naming it
   std::int32_t python_error = -1;   // the first exception line of its own Python traceback(s)
   // The exception that one re-raised: `X: Caught X in DataLoader worker process N.` is followed
   // by the worker's `Original Traceback` and its own `X: ...` line, the error that happened.
-  std::int32_t reraised = -1;
+  EventRef reraised;
   // That exception is the DataLoader's pin-memory thread's, and the error it re-raised is an out
   // of memory: page-locked (pinned) host memory could not be allocated.
   bool pinned_oom = false;
@@ -49,12 +49,12 @@ struct RankFacts {
   std::int32_t waited_on = -1;
   bool torn_down = false;  // its agent SIGTERMed it after another local worker had failed
   std::int64_t pid = 0;     // as its agent's `failed` line or table entry, or its NCCL `host:pid:tid`, names it
-  // Its agent's `Sending process <pid> closing signal SIGTERM` (event index): it was still
-  // running when the agent tore its node's workers down (MapSignalledPids in facts.cc).
-  std::int32_t signalled = -1;
+  // Its agent's `Sending process <pid> closing signal SIGTERM`: it was still running when the
+  // agent tore its node's workers down (MapSignalledPids in facts.cc).
+  EventRef signalled;
   // Host evidence of why it died (the kernel OOM killer of its pid, srun's `Out Of Memory` of its
   // task): the event, and the class and owner it stands for (HostCauseOf).
-  std::int32_t host_cause = -1;
+  EventRef host_cause;
   v1::FailureClass host_class = v1::FAILURE_CLASS_UNSPECIFIED;
   v1::Owner host_owner = v1::OWNER_UNSPECIFIED;
 };

@@ -91,7 +91,8 @@ std::vector<std::int32_t> FailureLines(const JobFacts& facts, std::vector<std::i
   std::vector<std::int32_t> lines;
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
     const RankFacts& rf = facts.ranks[r];
-    for (const std::int32_t i : {rf.exit_event, rf.python_error, rf.peer_error, rf.first_timeout}) {
+    for (const std::int32_t i :
+         {rf.exit_event, rf.python_error, rf.peer_error, rf.first_timeout.value_or(-1)}) {
       if (i < 0) continue;
       lines.push_back(i);
       ranks->push_back(r);
@@ -290,7 +291,7 @@ std::int32_t KilledAgentTask(const Incident& inc, const JobFacts& facts) {
   if (killed < 0 || NodeOfHost(inc, inc.str(std::get<SlurmNote>(inc.events[killed].detail).node)) < 0) return -1;
   bool lost_peer = false;
   for (const RankFacts& r : facts.ranks) {
-    if (r.python_error >= 0 || r.host_cause >= 0 || r.exit_code == kExitSigkill) return -1;
+    if (r.python_error >= 0 || r.host_cause || r.exit_code == kExitSigkill) return -1;
     if (r.exit_event >= 0 && r.peer_error < 0 && r.timeouts == 0 && !r.torn_down) return -1;  // an exit of its own
     lost_peer = lost_peer || r.peer_error >= 0 || r.timeouts > 0;
   }
@@ -310,7 +311,7 @@ void DiagnoseKilledAgentTask(const Incident& inc, const JobFacts& facts, std::in
   f->evidence.push_back({task_line, v1::EVIDENCE_ROLE_INITIATING});
   std::int32_t victims = 0;
   for (const RankFacts& r : facts.ranks) {
-    const std::int32_t first = r.peer_error >= 0 ? r.peer_error : r.first_timeout;
+    const std::int32_t first = r.peer_error >= 0 ? r.peer_error : r.first_timeout.value_or(-1);
     if (first < 0) continue;
     if (victims++ == 0) f->evidence.push_back({first, v1::EVIDENCE_ROLE_CORROBORATING});
   }

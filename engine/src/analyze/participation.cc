@@ -132,8 +132,10 @@ std::optional<TimeNs> ExitTime(const Analysis& a, std::int32_t rank) {
   const RankFacts& r = a.facts.ranks[rank];
   const Event& exit = a.inc.events[r.exit_event];
   if (r.exit_timed) return r.exit_time;  // its own stamp (or an anchored one: HasOwnTime)
-  if (r.table_entry >= 0 && Stamped(a.inc.events[r.table_entry])) return a.clocks.Aligned(a.inc.events[r.table_entry]);
-  if (r.host_cause >= 0 && Stamped(a.inc.events[r.host_cause])) return a.clocks.Aligned(a.inc.events[r.host_cause]);
+  if (r.table_entry && Stamped(a.inc.events[*r.table_entry]))
+    return a.clocks.Aligned(a.inc.events[*r.table_entry]);
+  if (r.host_cause && Stamped(a.inc.events[*r.host_cause]))
+    return a.clocks.Aligned(a.inc.events[*r.host_cause]);
   if (auto t = StallTime(a, rank)) return t;
   return SchedulerReaction(a, exit);
 }
@@ -167,7 +169,7 @@ NodeErrors UnrankedErrorsOfNode(const Analysis& a, std::int32_t rank) {
 // and its re-raise). The answer is its node.
 bool ExitAmongUnrankedErrors(const Analysis& a, std::int32_t rank) {
   const RankFacts& r = a.facts.ranks[rank];
-  return OwnExit(a.facts, rank) && r.python_error < 0 && r.exit_code > 0 && r.host_cause < 0 &&
+  return OwnExit(a.facts, rank) && r.python_error < 0 && r.exit_code > 0 && !r.host_cause &&
          UnrankedErrorsOfNode(a, rank).count >= 2;
 }
 
@@ -182,7 +184,7 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     }
   } else if (OwnExit(a.facts, rank)) {
     f->time = ExitTime(a, rank);
-    if (r.host_cause >= 0) {  // the host says why (the kernel OOM killer of its pid, ...)
+    if (r.host_cause) {  // the host says why (the kernel OOM killer of its pid, ...)
       f->failure_class = r.host_class;
       f->owner = r.host_owner;
     } else if (r.exit_code == -11 || r.exit_code == -7) {
@@ -281,7 +283,8 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
   }
   if (OwnExit(a.facts, rank)) {
     std::string s = who + " exited with " + ExitPhrase(r.exit_code) + (f.time ? " at " + ClockTime(*f.time) : "");
-    if (r.host_cause >= 0) s += " (the host says why: " + Where(a.inc, a.inc.events[r.host_cause]) + ")";
+    if (r.host_cause)
+      s += " (the host says why: " + Where(a.inc, a.inc.events[*r.host_cause]) + ")";
     const NodeErrors node =
         r.python_error < 0 && r.exit_code > 0 ? UnrankedErrorsOfNode(a, rank) : NodeErrors{};
     if (r.python_error >= 0) {
@@ -486,15 +489,18 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   if (r.node >= 0 && a.facts.nodes[r.node].failed_rank == rank) {
     f->evidence.push_back({*a.facts.nodes[r.node].first_failure, v1::EVIDENCE_ROLE_INITIATING});
   }
-  if (r.table_entry >= 0) f->evidence.push_back({r.table_entry, v1::EVIDENCE_ROLE_INITIATING});
+  if (r.table_entry) f->evidence.push_back({*r.table_entry, v1::EVIDENCE_ROLE_INITIATING});
   // A DataLoader worker's error re-raised in the main process: the worker's own line is the error.
-  if (r.python_error >= 0) f->evidence.push_back({r.reraised >= 0 ? r.reraised : r.python_error, v1::EVIDENCE_ROLE_INITIATING});
+  if (r.python_error >= 0)
+    f->evidence.push_back(
+        {r.reraised ? *r.reraised : r.python_error, v1::EVIDENCE_ROLE_INITIATING});
   // DeepSpeed's launch.py names no rank (`<its last command> exits with return code = N`): its
   // node's first such line, after the rank's own error, says the node's launcher ended on it.
   if (const std::int32_t launch = NodeLauncherExit(a, r); launch >= 0 && r.python_error >= 0) {
     f->evidence.push_back({launch, v1::EVIDENCE_ROLE_CORROBORATING});
   }
-  if (r.host_cause >= 0 && r.host_cause != r.exit_event && OwnExit(a.facts, rank)) f->evidence.push_back({r.host_cause, v1::EVIDENCE_ROLE_INITIATING});
+  if (r.host_cause && *r.host_cause != r.exit_event && OwnExit(a.facts, rank))
+    f->evidence.push_back({*r.host_cause, v1::EVIDENCE_ROLE_INITIATING});
   if (const Mismatch* m = a.MismatchOf(rank)) {
     f->evidence.push_back({m->event, v1::EVIDENCE_ROLE_INITIATING});
     f->evidence.push_back({m->peer_event, v1::EVIDENCE_ROLE_CORROBORATING});
@@ -510,9 +516,10 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->lines.insert(f->lines.end(), cause->lines.begin(), cause->lines.end());
     if (!cause->application()) f->gpu = cause->gpu;
   }
-  if (r.reraised >= 0) f->evidence.push_back({r.python_error, v1::EVIDENCE_ROLE_CORROBORATING});
+  if (r.reraised) f->evidence.push_back({r.python_error, v1::EVIDENCE_ROLE_CORROBORATING});
   // Its agent SIGTERMed it at the teardown: it was still running (a hang, not a death).
-  if (r.signalled >= 0 && !OwnExit(a.facts, rank)) f->evidence.push_back({r.signalled, v1::EVIDENCE_ROLE_CORROBORATING});
+  if (r.signalled && !OwnExit(a.facts, rank))
+    f->evidence.push_back({*r.signalled, v1::EVIDENCE_ROLE_CORROBORATING});
   auto waiters = DirectWaiters(a, rank);
   if (waiters.empty() && top.progress > 0) waiters = GlooReporters(a);
   for (std::size_t i = 0; i < waiters.size() && i < kMaxWaiterCitations; ++i) {

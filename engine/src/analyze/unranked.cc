@@ -90,7 +90,7 @@ bool OnlyVictimsFailed(const Incident& inc, const JobFacts& facts) {
     if (!AfterTeardown(inc, i)) return false;
   }
   return std::none_of(facts.ranks.begin(), facts.ranks.end(), [](const RankFacts& r) {
-    return r.python_error >= 0 || r.host_cause >= 0 || (r.exit_event >= 0 && r.peer_error < 0);
+    return r.python_error >= 0 || r.host_cause || (r.exit_event >= 0 && r.peer_error < 0);
   });
 }
 
@@ -187,7 +187,7 @@ bool DiagnoseOwnErrorOfOneNode(const Incident& inc, const JobFacts& facts, Findi
   const std::vector<std::int32_t> failed = PeerErrorExits(facts);
   if (facts.WaveSeen() || failed.empty()) return false;
   for (const RankFacts& r : facts.ranks) {
-    if (r.python_error >= 0 || r.host_cause >= 0 || r.timeouts > 0) return false;
+    if (r.python_error >= 0 || r.host_cause || r.timeouts > 0) return false;
     if (r.exit_event >= 0 && r.peer_error < 0 && r.exit_code > 0)
       return false;  // an exit no peer error explains
   }
