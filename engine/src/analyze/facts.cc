@@ -148,7 +148,7 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
   if (e.rank < 0 && IsOwnError(inc, e)) jf->unranked.own_errors.push_back(index);
   // A rank's own line that names its host (NCCL `host:pid:tid`, a pdsh prefix) places it; NCCL's
   // `host:pid:tid` also names its process. So does any line of a file that is one machine's by
-  // its lines; an agent's console's workers' lines only as PlaceConsoleWorkers says.
+  // its lines; an agent's console's workers' lines only as PlaceConsoleWorkers (placement.cc) says.
   if (e.rank >= 0 && e.node >= 0 && !inc.files[e.file].agent) SetNode(&jf->ranks[e.rank], e.node);
   if (e.rank >= 0 && !inc.files[e.file].agent && jf->ranks[e.rank].pid == 0) jf->ranks[e.rank].pid = NcclPid(e);
   if (std::holds_alternative<WatchdogTimeout>(e.detail) && e.rank >= 0) {

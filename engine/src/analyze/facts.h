@@ -1,5 +1,8 @@
-// JobFacts: what each rank and each node did, as its logs and its torchrun agent tell it.
-// Built once from the Incident; the strategies read it.
+// JobFacts: what each rank and each node did, as its logs and its torchrun agent tell it, and
+// what the job as a whole showed, one struct per concern (the world, the watchdog wave, workers
+// no rank could be given to, the scheduler). Built once from the Incident (CollectFacts, which
+// places ranks on nodes through analyze/placement.h); the strategies read it. A line a fact
+// points at is an EventRef: none when no line said it.
 #pragma once
 
 #include <cstdint>
