@@ -634,7 +634,7 @@ TEST(Engine, TaggedConsoleLineGivesThePodsQuietWorkersTheirRanks) {
   ASSERT_GE(facts.ranks[13].node, 0);
   EXPECT_EQ(inc->nodes[facts.ranks[13].node], "gpu-0002");
   EXPECT_FALSE(facts.ranks[7].has_log);  // another pod's
-  EXPECT_EQ(facts.unnamed_worker_files, 0);
+  EXPECT_EQ(facts.unranked.worker_files, 0);
 }
 
 // "Every rank with a log raised the same error" counts the workers of pods where no line names a

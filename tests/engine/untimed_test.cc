@@ -56,9 +56,9 @@ TEST(Untimed, ATimeoutsBorrowedTimeFromAnotherTasksLineIsNoWaveStart) {
   EXPECT_FALSE(HasOwnTime(inc, t));
   JobFacts facts = CollectFacts(inc);
   ASSERT_TRUE(facts.HasWave());
-  EXPECT_FALSE(facts.wave_start.has_value());  // was 09:00:25.373: ten minutes early
+  EXPECT_FALSE(facts.wave.start.has_value());  // was 09:00:25.373: ten minutes early
   ApplyOffsets(inc, AlignClocks(inc, facts), &facts);
-  EXPECT_FALSE(facts.wave_start.has_value());
+  EXPECT_FALSE(facts.wave.start.has_value());
 }
 
 TEST(Untimed, AnUntimedExitIsNotOrderedAgainstATimedWave) {
@@ -72,8 +72,8 @@ TEST(Untimed, AnUntimedExitIsNotOrderedAgainstATimedWave) {
         "milliseconds before timing out.\n");
   const Incident inc = Load(dir.path());
   JobFacts facts = CollectFacts(inc);
-  ASSERT_TRUE(facts.wave_start.has_value());
-  EXPECT_EQ(ClockTime(*facts.wave_start), "09:10:05.123");
+  ASSERT_TRUE(facts.wave.start.has_value());
+  EXPECT_EQ(ClockTime(*facts.wave.start), "09:10:05.123");
   ASSERT_GE(facts.ranks[5].exit_event, 0);
   EXPECT_FALSE(facts.ranks[5].exit_timed);  // its time (0) is not "well before" the wave
 }

@@ -253,9 +253,9 @@ TEST(UntimedWave, WaveStartIsTheEarliestTimedTimeoutOrNone) {
   ASSERT_TRUE(untimed.ok()) << untimed.status().message();
   JobFacts facts = CollectFacts(*untimed);
   ASSERT_TRUE(facts.HasWave());
-  EXPECT_FALSE(facts.wave_start.has_value());
+  EXPECT_FALSE(facts.wave.start.has_value());
   ApplyOffsets(*untimed, AlignClocks(*untimed, facts), &facts);
-  EXPECT_FALSE(facts.wave_start.has_value());
+  EXPECT_FALSE(facts.wave.start.has_value());
 
   Write(dir.path() / "gpu-0002" / "rank_4.log",
         "[rank4]:[E302 09:10:05.123456789 ProcessGroupNCCL.cpp:632] [Rank 4] Watchdog caught collective operation timeout: "
@@ -265,8 +265,8 @@ TEST(UntimedWave, WaveStartIsTheEarliestTimedTimeoutOrNone) {
   ASSERT_TRUE(mixed.ok()) << mixed.status().message();
   facts = CollectFacts(*mixed);
   ApplyOffsets(*mixed, AlignClocks(*mixed, facts), &facts);
-  ASSERT_TRUE(facts.wave_start.has_value());
-  EXPECT_EQ(ClockTime(*facts.wave_start), "09:10:05.123");
+  ASSERT_TRUE(facts.wave.start.has_value());
+  EXPECT_EQ(ClockTime(*facts.wave.start), "09:10:05.123");
 }
 
 }  // namespace

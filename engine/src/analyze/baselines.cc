@@ -17,7 +17,7 @@ namespace {
 Finding Start(const Incident& inc, const JobFacts& facts, const char* name) {
   Finding f;
   f.strategy = name;
-  f.ranks_seen = facts.ranks_seen;
+  f.ranks_seen = facts.world.ranks_seen;
   f.world_size = static_cast<std::int32_t>(facts.ranks.size());
   f.owner = v1::OWNER_UNKNOWN;
   f.cascade = SummarizeCascade(inc, facts, {}, -1);

@@ -89,7 +89,7 @@ CascadeSummary SummarizeCascade(const Incident& inc, const JobFacts& facts,
     }
   }
   std::map<StrId, Accumulator> groups;
-  for (std::int32_t i : facts.timeouts) {
+  for (std::int32_t i : facts.wave.timeouts) {
     const Event& e = inc.events[i];
     if (is_excluded(e.rank)) continue;
     Add(&groups, e.signature, "nccl_watchdog", e.rank, e);
@@ -97,7 +97,7 @@ CascadeSummary SummarizeCascade(const Incident& inc, const JobFacts& facts,
   }
   // Timeouts no rank could be given to are secondary errors all the same; none can be told to
   // be an excluded rank's (an initiator's own timeout printed without a rank is counted too).
-  for (std::int32_t i : facts.unranked_timeouts) {
+  for (std::int32_t i : facts.wave.unranked_timeouts) {
     const Event& e = inc.events[i];
     Add(&groups, e.signature, "nccl_watchdog", -1, e);
     ++out.secondary_errors;
@@ -111,7 +111,8 @@ CascadeSummary SummarizeCascade(const Incident& inc, const JobFacts& facts,
       ++out.secondary_errors;
     }
   }
-  for (std::int32_t i : facts.srun_reports) {  // srun's `task(s) <ids>: <status>` lines of the others
+  for (std::int32_t i :
+       facts.scheduler.srun_reports) {  // srun's `task(s) <ids>: <status>` lines of the others
     const Event& e = inc.events[i];
     const auto* n = std::get_if<SlurmNote>(&e.detail);
     if (e.kind != Kind::kTaskExit || n == nullptr) continue;

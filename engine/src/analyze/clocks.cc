@@ -20,7 +20,7 @@ ClockOffsets AlignClocks(const Incident& inc, const JobFacts& facts) {
   out.by_node.assign(inc.nodes.size(), 0);
   // (group uid, description, SeqNum) -> (node, enqueue time in that node's clock)
   std::map<std::tuple<StrId, StrId, std::int64_t>, std::vector<std::pair<std::int32_t, TimeNs>>> anchors;
-  for (std::int32_t i : facts.timeouts) {
+  for (std::int32_t i : facts.wave.timeouts) {
     const Event& e = inc.events[i];
     const auto& w = std::get<WatchdogTimeout>(e.detail);
     if (e.node < 0 || e.clock == Clock::kNone || e.time_borrowed || w.ran_for_ms < 0 || w.seq < 0) continue;
@@ -46,7 +46,7 @@ void ApplyOffsets(const Incident& inc, const ClockOffsets& offsets, JobFacts* fa
   for (RankFacts& r : facts->ranks) {
     if (r.exit_event >= 0) r.exit_time = offsets.Aligned(inc.events[r.exit_event]);
   }
-  facts->wave_start =
+  facts->wave.start =
       EarliestTimed(inc, facts->WaveTimeouts(), [&](const Event& e) { return offsets.Aligned(e); });
 }
 

@@ -3,106 +3,16 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <set>
 #include <tuple>
 
-#include "analyze/world_size.h"
+#include "analyze/placement.h"
 #include "ingest/identity.h"
 
 namespace denpex::engine {
 
-std::int32_t NodeOfHost(const Incident& inc, std::string_view host) {
-  auto it = std::lower_bound(inc.nodes.begin(), inc.nodes.end(), host);
-  return it != inc.nodes.end() && *it == host ? static_cast<std::int32_t>(it - inc.nodes.begin()) : -1;
-}
-
 namespace {
 
-void SetNode(RankFacts* r, std::int32_t node) {
-  if (r->node < 0) r->node = node;
-}
-
-// When every node whose base is known sits at base = (its place among the nodes) x G for one G,
-// nodes are numbered in name order with G workers each (torchrun's node ranks as the job's
-// hosts sort): the base of a node whose workers all stayed silent follows.
-void ExtendBases(const Incident& inc, std::map<std::int32_t, std::int32_t>* base) {
-  if (base->empty() || base->size() == inc.nodes.size()) return;
-  std::int32_t g = -1;
-  for (const auto& [node, b] : *base) {
-    if (node == 0 ? b != 0 : b % node != 0) return;
-    if (node > 0 && g >= 0 && b / node != g) return;
-    if (node > 0) g = b / node;
-  }
-  if (g <= 0) return;
-  for (std::int32_t n = 0; n < static_cast<std::int32_t>(inc.nodes.size()); ++n) base->emplace(n, n * g);
-}
-
-// A torchrun log dir's `<L>/` folder names a worker even when it printed nothing (an empty
-// stderr.log): its global rank is its node's base plus L, the base shown by any sibling folder
-// whose lines carry `[rank<G>]:`, or by a line of one whose rank the agent's failure table gave
-// (ingest's ResolveRanks), or by the other nodes' numbering (ExtendBases).
-void RanksOfLocalFolders(const Incident& inc, JobFacts* jf) {
-  std::map<std::int32_t, std::int32_t> base;  // node -> global rank of its local rank 0
-  for (const LogFile& f : inc.files) {
-    if (f.node >= 0 && f.local_rank >= 0 && f.prefix_ranks.size() == 1 && f.prefix_ranks[0] >= f.local_rank) {
-      base.emplace(f.node, f.prefix_ranks[0] - f.local_rank);
-    }
-  }
-  for (const Event& e : inc.events) {
-    const LogFile& f = inc.files[e.file];
-    if (e.rank >= f.local_rank && f.local_rank >= 0 && f.node >= 0 && f.prefix_ranks.empty() && !f.agent) {
-      base.emplace(f.node, e.rank - f.local_rank);
-    }
-  }
-  ExtendBases(inc, &base);
-  for (const LogFile& f : inc.files) {
-    if (f.node < 0 || f.local_rank < 0 || !f.prefix_ranks.empty() || !f.readable) continue;
-    auto it = base.find(f.node);
-    if (it == base.end()) continue;
-    const std::int32_t r = it->second + f.local_rank;
-    jf->EnsureRank(r);
-    jf->ranks[r].has_log = true;
-    SetNode(&jf->ranks[r], f.node);
-  }
-}
-
-// A torchrun console holding its workers' `[default<L>]:`-tagged lines (a pod's `kubectl logs`,
-// torchrun --tee): a line that names both its local and its global rank gives the node's first
-// rank; the workers it started together, local ranks 0 up to the highest tag in the file,
-// logged there too, named or not (torch <= 2.4 prints no per-rank line at start, so a worker
-// that waited quietly never names itself). One base per file; two that disagree place nothing.
-void RanksOfTaggedConsoles(const Incident& inc, JobFacts* jf) {
-  struct Base {
-    std::int32_t first = -1, top = -1, node = -1;  // node: the lines' (a pod's file names none)
-    bool conflict = false;
-  };
-  std::vector<Base> bases(inc.files.size());
-  for (const Event& e : inc.events) {
-    const LogFile& f = inc.files[e.file];
-    if (!f.agent || !f.local_tags || e.rank < 0 || e.local_rank < 0 || e.rank < e.local_rank) continue;
-    Base& b = bases[e.file];
-    const std::int32_t first = e.rank - e.local_rank;
-    if (b.first >= 0 && b.first != first) b.conflict = true;
-    b.first = first;
-    b.top = std::max(b.top, e.local_rank);
-    if (e.node >= 0 && b.node >= 0 && b.node != e.node) b.conflict = true;
-    if (e.node >= 0) b.node = e.node;
-  }
-  for (std::size_t i = 0; i < inc.files.size(); ++i) {
-    const Base& b = bases[i];
-    const LogFile& f = inc.files[i];
-    const std::int32_t node = f.node >= 0 ? f.node : b.node;
-    if (b.first < 0 || b.conflict || node < 0 || f.later_attempt) continue;
-    for (std::int32_t l = 0; l <= std::max(b.top, f.top_local_tag); ++l) {
-      jf->EnsureRank(b.first + l);
-      RankFacts& r = jf->ranks[b.first + l];
-      r.has_log = true;
-      SetNode(&r, node);
-    }
-  }
-}
-
-// JobFacts::unnamed_worker_files.
+// UnrankedFacts::worker_files.
 std::int32_t UnnamedWorkerFiles(const Incident& inc) {
   std::vector<char> named(inc.files.size(), 0);
   for (const Event& e : inc.events) {
@@ -119,30 +29,6 @@ std::int32_t UnnamedWorkerFiles(const Incident& inc) {
   return n;
 }
 
-// Ranks named by files: rank_<R>.log and `[rank<G>]:` prefixes. A rank's node is the
-// directory its own log sits in.
-void CollectRankLogs(const Incident& inc, JobFacts* jf) {
-  jf->unnamed_worker_files = UnnamedWorkerFiles(inc);
-  for (const LogFile& f : inc.files) {
-    if (f.own_rank >= 0) {
-      jf->EnsureRank(f.own_rank);
-      jf->ranks[f.own_rank].has_log = true;
-      SetNode(&jf->ranks[f.own_rank], f.node);
-    }
-    for (std::int32_t r : f.prefix_ranks) {
-      jf->EnsureRank(r);
-      jf->ranks[r].has_log = true;
-      // An agent log holds its node's workers when they are tagged `[default<L>]:` (a pod's
-      // `kubectl logs`: torchrun and its workers share the container's output).
-      if (!f.agent || f.local_tags) SetNode(&jf->ranks[r], f.node);
-    }
-    if (f.agent && f.node >= 0) jf->nodes[f.node].agent_log = true;
-    jf->tasks_are_agents |= f.agent;
-  }
-  RanksOfLocalFolders(inc, jf);
-  RanksOfTaggedConsoles(inc, jf);
-}
-
 // The event is the last line of a file cut mid-line: its text stops short, so what it was
 // (`what():  [PG ID 12` of a watchdog abort, `Exception` of `Exception raised from ...`) is
 // not known.
@@ -151,8 +37,8 @@ bool CutShort(const Incident& inc, const Event& e) {
   return f.cut && e.line == f.last_line.line;
 }
 
-// An error a rank raised itself, as opposed to one it reported about its peers (a watchdog
-// abort, a NCCL or gloo error after a peer died).
+}  // namespace
+
 bool IsOwnError(const Incident& inc, const Event& e) {
   const auto* error = std::get_if<PythonError>(&e.detail);
   if (error == nullptr || error->chained || CutShort(inc, e)) return false;
@@ -165,6 +51,7 @@ bool IsOwnError(const Incident& inc, const Event& e) {
   }
 }
 
+namespace {
 
 // `wrapper` is torch's ExceptionWrapper re-raising `e` in the main process: its message is
 // `Caught <type> in DataLoader worker process N.` (or `in replica N on device D`), and `e`, the
@@ -182,16 +69,17 @@ std::int32_t NodeNamed(const Incident& inc, StrId host) { return host == kNoStr 
 // slurmctld's and srun's words about one node (reason as RecogniseSlurm interns it).
 void CollectNodeFailure(std::int32_t index, std::string_view reason, NodeFacts* node) {
   if (reason == "RESPONDING") {
-    if (node->responding < 0) node->responding = index;
+    if (!node->responding) node->responding = index;
     return;
   }
-  if (node->lost < 0) node->lost = index;
-  if (reason == "NOT RESPONDING" && node->not_responding < 0) node->not_responding = index;
-  if (reason == "DOWN" && node->down < 0) node->down = index;
-  if ((reason == "KILLED ON FAILED NODE" || reason == "REQUEUED") && node->job_ended < 0) node->job_ended = index;
+  if (!node->lost) node->lost = index;
+  if (reason == "NOT RESPONDING" && !node->not_responding) node->not_responding = index;
+  if (reason == "DOWN" && !node->down) node->down = index;
+  if ((reason == "KILLED ON FAILED NODE" || reason == "REQUEUED") && !node->job_ended)
+    node->job_ended = index;
   // pdsh's `ssh exited with exit code 255` after ssh's own word (a timeout, a closed session):
   // the launcher's session to the node is over.
-  if (reason == "SSH FAILED" && node->lost != index && node->job_ended < 0) node->job_ended = index;
+  if (reason == "SSH FAILED" && node->lost != index && !node->job_ended) node->job_ended = index;
 }
 
 // The controller's own line (`Time limit exhausted for JobId=`, no host) is the decision;
@@ -199,7 +87,7 @@ void CollectNodeFailure(std::int32_t index, std::string_view reason, NodeFacts* 
 // `slurm-<jobid>.out` comes before `slurmctld.log`: a later controller line takes the place.
 bool ControllerOverStepd(const Incident& inc, const JobFacts& jf, const SlurmNote& n) {
   if (n.node != kNoStr) return false;
-  const auto* held = std::get_if<SlurmNote>(&inc.events[jf.scheduler_end].detail);
+  const auto* held = std::get_if<SlurmNote>(&inc.events[*jf.scheduler.end].detail);
   return held != nullptr && held->node != kNoStr;
 }
 
@@ -209,11 +97,11 @@ void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, J
   const Event& e = inc.events[index];
   const std::string_view reason = inc.str(n.reason);
   if (e.kind == Kind::kTaskExit || e.kind == Kind::kSlurmOom) {
-    if (jf->tasks_are_agents) {  // an agent's exit: its workers' own lines tell theirs
-      jf->agent_task_exits.push_back(index);
+    if (jf->scheduler.tasks_are_agents) {  // an agent's exit: its workers' own lines tell theirs
+      jf->scheduler.agent_task_exits.push_back(index);
       return;
     }
-    jf->srun_reports.push_back(index);
+    jf->scheduler.srun_reports.push_back(index);
     const std::int32_t node = NodeNamed(inc, n.node);
     for (std::int32_t r : ParseTaskList(inc.str(n.tasks))) {
       jf->EnsureRank(r);
@@ -224,27 +112,28 @@ void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, J
       rf.exit_code = SrunExitCode(reason, n.exit_code);
       rf.exit_time = e.time;
       rf.torn_down = rf.exit_code == kExitSigterm;  // srun's teardown after another task ended
-      if (rf.host_cause < 0 && HostCauseOf(e, &rf.host_class, &rf.host_owner)) rf.host_cause = index;
+      if (!rf.host_cause && HostCauseOf(e, &rf.host_class, &rf.host_owner)) rf.host_cause = index;
     }
   } else if (e.kind == Kind::kNodeFailure || e.kind == Kind::kNodeResponding) {
     const std::int32_t node = NodeNamed(inc, n.node);
     if (node >= 0) CollectNodeFailure(index, reason, &jf->nodes[node]);
-    if (reason == "REQUEUED" && jf->requeue < 0) jf->requeue = index;
+    if (reason == "REQUEUED" && !jf->scheduler.requeue) jf->scheduler.requeue = index;
   } else if (e.kind == Kind::kRequeue && n.exit_code > 0) {  // a later run's `SLURM_RESTART_COUNT=<n>`
-    if (jf->next_run < 0) jf->next_run = index;
-    jf->restart_count = std::max(jf->restart_count, n.exit_code);
+    if (!jf->scheduler.next_run) jf->scheduler.next_run = index;
+    jf->scheduler.restart_count = std::max(jf->scheduler.restart_count, n.exit_code);
   } else if (e.kind == Kind::kRequeue) {  // slurmctld's `Requeuing JobId=`
-    if (jf->requeue < 0) jf->requeue = index;
+    if (!jf->scheduler.requeue) jf->scheduler.requeue = index;
   } else if (e.kind == Kind::kCancelled && reason == "JOB REQUEUE") {
-    if (jf->requeue_banner < 0) jf->requeue_banner = index;
-  } else if (e.kind == Kind::kCancelled && (jf->scheduler_end < 0 || ControllerOverStepd(inc, *jf, n))) {
+    if (!jf->scheduler.requeue_banner) jf->scheduler.requeue_banner = index;
+  } else if (e.kind == Kind::kCancelled &&
+             (!jf->scheduler.end || ControllerOverStepd(inc, *jf, n))) {
     v1::FailureClass c = v1::FAILURE_CLASS_UNSPECIFIED;
     if (reason == "TIME LIMIT") c = v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT;
     if (reason == "PREEMPTION") c = v1::FAILURE_CLASS_SCHEDULER_PREEMPTION;
     if (reason == "CANCELLED" && n.node == kNoStr) c = v1::FAILURE_CLASS_SCHEDULER_CANCEL;  // slurmctld's kill RPC
     if (c == v1::FAILURE_CLASS_UNSPECIFIED) return;  // srun's own termination, or a node failure
-    jf->scheduler_end = index;
-    jf->scheduler_class = c;
+    jf->scheduler.end = index;
+    jf->scheduler.end_class = c;
   }
 }
 
@@ -256,20 +145,21 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     CollectSlurm(inc, index, *sn, jf);
     return;
   }
-  if (e.rank < 0 && IsOwnError(inc, e)) jf->unranked_own_errors.push_back(index);
+  if (e.rank < 0 && IsOwnError(inc, e)) jf->unranked.own_errors.push_back(index);
   // A rank's own line that names its host (NCCL `host:pid:tid`, a pdsh prefix) places it; NCCL's
   // `host:pid:tid` also names its process. So does any line of a file that is one machine's by
-  // its lines; an agent's console's workers' lines only as PlaceConsoleWorkers says.
+  // its lines; an agent's console's workers' lines only as PlaceConsoleWorkers (placement.cc) says.
   if (e.rank >= 0 && e.node >= 0 && !inc.files[e.file].agent) SetNode(&jf->ranks[e.rank], e.node);
   if (e.rank >= 0 && !inc.files[e.file].agent && jf->ranks[e.rank].pid == 0) jf->ranks[e.rank].pid = NcclPid(e);
   if (std::holds_alternative<WatchdogTimeout>(e.detail) && e.rank >= 0) {
     jf->ranks[e.rank].timeouts += 1;
-    jf->timeouts.push_back(index);
+    jf->wave.timeouts.push_back(index);
   } else if (IsPeerError(e) && e.rank >= 0) {
     RankFacts& r = jf->ranks[e.rank];
     if (r.peer_error >= 0) return;
     r.peer_error = index;
-    if (e.family == Family::kGloo) (e.kind == Kind::kGlooTimeout ? jf->gloo_timeouts : jf->gloo_closed) += 1;
+    if (e.family == Family::kGloo)
+      (e.kind == Kind::kGlooTimeout ? jf->wave.gloo_timeouts : jf->wave.gloo_closed) += 1;
   } else if (IsOwnError(inc, e) && e.rank >= 0) {
     RankFacts& r = jf->ranks[e.rank];
     if (r.python_error < 0) {
@@ -278,12 +168,13 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
       if (e.kind == Kind::kPinMemory) r.pinned_oom = SaysOutOfMemory(inc, e);
     } else if (inc.events[r.python_error].kind == Kind::kPinMemory) {
       r.pinned_oom = r.pinned_oom || SaysOutOfMemory(inc, e);
-    } else if (r.reraised < 0 && Reraises(inc, inc.events[r.python_error], e)) {
+    } else if (!r.reraised && Reraises(inc, inc.events[r.python_error], e)) {
       r.reraised = index;
     }
   } else if (const auto* hm = std::get_if<HostMemory>(&e.detail)) {
-    const std::int32_t best = jf->host_memory;
-    if (best < 0 || hm->percent >= std::get<HostMemory>(inc.events[best].detail).percent) jf->host_memory = index;
+    const EventRef best = jf->host_memory;
+    if (!best || hm->percent >= std::get<HostMemory>(inc.events[*best].detail).percent)
+      jf->host_memory = index;
   } else if (e.kind == Kind::kProcessExit) {
     // `denpex run`'s word on the process it wraps: the rank's own exit, with a time.
     if (e.rank < 0) return;
@@ -301,10 +192,10 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     SetNode(&r, node >= 0 ? node : NodeOfHost(inc, inc.str(fe->host)));
     if (r.local_rank < 0) r.local_rank = fe->local_rank;
     if (r.pid == 0) r.pid = fe->pid;
-    if (r.table_entry < 0 || fe->root_cause) r.table_entry = index;
+    if (!r.table_entry || fe->root_cause) r.table_entry = index;
   } else if (std::holds_alternative<WorkerFailed>(e.detail) && node >= 0) {
     NodeFacts& n = jf->nodes[node];
-    if (n.first_failure < 0) n.first_failure = index;
+    if (!n.first_failure) n.first_failure = index;
     n.reports.push_back(index);
   } else if (const auto* ws = std::get_if<WorkerSignalled>(&e.detail); ws && node >= 0 && e.family == Family::kTorchrun) {
     // `Unable to shutdown process P via 15, forcefully exitting via 9` follows the SIGTERM line
@@ -316,189 +207,8 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     jf->nodes[node].first_rank = nl->First();
     jf->nodes[node].local_procs = nl->local_procs;
     jf->nodes[node].agent_ranks = e.kind == Kind::kAgentRanks;
-  } else if (e.kind == Kind::kExitBarrier && node >= 0 && jf->nodes[node].exit_barrier < 0) {
+  } else if (e.kind == Kind::kExitBarrier && node >= 0 && !jf->nodes[node].exit_barrier) {
     jf->nodes[node].exit_barrier = index;
-  }
-}
-
-// DeepSpeed's runner's `--world_info` gives every host its ranks, even a node whose launcher
-// printed nothing: its first rank and count, where launch.py's own layout line did not.
-void ApplyWorldInfo(const Incident& inc, JobFacts* jf) {
-  for (std::size_t i = 0; i < inc.world.size(); ++i) {
-    const std::int32_t node = inc.world_node[i];
-    if (node < 0 || jf->nodes[node].first_rank >= 0 || inc.world[i].procs <= 0) continue;
-    jf->nodes[node].first_rank = inc.world[i].first_rank;
-    jf->nodes[node].local_procs = inc.world[i].procs;
-  }
-}
-
-// An agent's console that its own lines place on a named node (its kernel lines, its table's
-// host) may hold its workers' lines too (a node's files one after another, as a user keeps one
-// file per machine): their ranks (untagged `[rank<G>]:` prefixes, the ranks lines state) are its
-// node's when they lie in one aligned block of G ranks, G the world over the agents (the nodes
-// with an agent's console, and each console no line places): torchrun numbers each agent's workers
-// from a multiple of its nproc. srun's one console of every node's workers, or a file of several
-// nodes' consoles, spans more than one block and is no one node's; a console that names no host is
-// a node of its own only as a guess.
-void PlaceConsoleWorkers(const Incident& inc, JobFacts* jf) {
-  std::set<std::int32_t> agent_nodes;
-  std::int32_t unplaced = 0;  // a console no line places is one more agent
-  for (const LogFile& f : inc.files) {
-    if (f.agent && f.node >= 0) agent_nodes.insert(f.node);
-    unplaced += f.agent && f.node < 0 && f.rotated_into < 0 ? 1 : 0;
-  }
-  const auto world = static_cast<std::int32_t>(jf->ranks.size());
-  const auto agents = static_cast<std::int32_t>(agent_nodes.size()) + unplaced;
-  if (world == 0 || agents == 0 || world % agents != 0) return;
-  const std::int32_t g = world / agents;
-  struct Span {
-    std::int32_t lo = std::numeric_limits<std::int32_t>::max();
-    std::int32_t hi = -1;
-    void Add(std::int32_t r) {
-      lo = std::min(lo, r);
-      hi = std::max(hi, r);
-    }
-  };
-  std::vector<Span> span(inc.files.size());
-  std::vector<char> console(inc.files.size(), 0);
-  bool any = false;
-  for (std::size_t i = 0; i < inc.files.size(); ++i) {
-    const LogFile& f = inc.files[i];
-    console[i] =
-        f.agent && f.node_from_content && f.node >= 0 && !NodeHost(inc.nodes[f.node]).empty();
-    any |= console[i] != 0;
-    if (console[i] && !f.prefix_ranks.empty()) {
-      span[i].Add(f.prefix_ranks.front());
-      span[i].Add(f.prefix_ranks.back());
-    }
-  }
-  if (!any) return;
-  for (const Event& e : inc.events) {
-    if (console[e.file] && e.rank >= 0) span[e.file].Add(e.rank);
-  }
-  for (std::size_t i = 0; i < inc.files.size(); ++i) {
-    console[i] &= span[i].hi >= 0 && span[i].lo / g == span[i].hi / g;
-    if (!console[i]) continue;
-    for (const std::int32_t r : inc.files[i].prefix_ranks)
-      SetNode(&jf->ranks[r], inc.files[i].node);
-  }
-  for (const Event& e : inc.events) {
-    if (console[e.file] && e.rank >= 0) SetNode(&jf->ranks[e.rank], inc.files[e.file].node);
-  }
-}
-
-// The world size the logs state: ranks above the highest one heard from exist, silent (their
-// node's logs missing); the wait-for graph can then find the one every group waited on.
-void ApplyStatedWorld(const Incident& inc, JobFacts* jf) {
-  const auto seen = static_cast<std::int32_t>(jf->ranks.size());
-  WorldSize w = StatedWorldSize(inc, seen - 1);
-  jf->world_notes = std::move(w.problems);
-  const std::int32_t world = std::max(w.declared, w.lower_bound);
-  if (world <= seen) return;
-  jf->EnsureRank(world - 1);
-  jf->stated_world = world;
-  jf->stated_world_event = w.declared > 0 ? w.event : -1;
-  const std::string first = std::to_string(seen), last = std::to_string(world - 1);
-  jf->world_notes.push_back("world size " + std::to_string(world) +
-                            (w.declared > 0 ? " as " + w.source : " at least, as NCCL's largest communicator states it") +
-                            " says, not " + std::to_string(seen) + ": " +
-                            (seen == world - 1 ? "no line names rank " + first : "no line names ranks " + first + "-" + last) +
-                            " (their node's logs are missing, or their lines carry no rank)");
-}
-
-// A torchrun agent that states no layout still shows how many workers it ran: torch's
-// SubprocessContext, once a worker has failed, SIGTERMs every worker still running (`Sending
-// process P closing signal SIGTERM`, one line each), and its ChildFailedError table lists the
-// ones that had already exited. Local ranks 0 .. N-1, N = the two together, numbered from the
-// table's first rank (global - local): a worker that never printed a line (stopped, hung) is
-// then known to be there, and MapSignalledPids gives it its SIGTERM line. Only when the
-// table's entries agree on one first rank, name distinct pids, and their local ranks fit
-// under N. (A worker that exited 0 before the failure is not counted: in a job whose workers
-// run one loop of collectives, none does while the others still run.)
-void CountAgentWorkers(const Incident& inc, JobFacts* jf) {
-  struct Seen {
-    std::int32_t base = -1, top_local = -1;
-    bool conflict = false;
-    std::vector<std::int64_t> pids;  // of the workers that had exited (table, `failed` line)
-    std::vector<std::int64_t> signalled;
-    // Its workers' errors printed there without a rank (tracebacks' last lines): a console they
-    // share. More of them than workers that exited means one came from a worker it SIGTERMed.
-    std::int32_t unranked_errors = 0;
-  };
-  std::vector<Seen> seen(jf->nodes.size());
-  auto add = [](std::vector<std::int64_t>* v, std::int64_t pid) {
-    if (pid > 0 && std::find(v->begin(), v->end(), pid) == v->end()) v->push_back(pid);
-  };
-  for (const Event& e : inc.events) {
-    if (e.node < 0 || !(inc.files[e.file].agent || inc.files[StreamOf(inc, e.file)].agent)) continue;
-    Seen& s = seen[static_cast<std::size_t>(e.node)];
-    s.unranked_errors += e.rank < 0 && (IsPeerError(e) || IsOwnError(inc, e)) ? 1 : 0;
-    if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) {
-      if (e.rank < 0 || fe->local_rank < 0 || e.rank < fe->local_rank || fe->pid <= 0) {
-        s.conflict = true;
-        continue;
-      }
-      if (s.base >= 0 && s.base != e.rank - fe->local_rank) s.conflict = true;
-      s.base = e.rank - fe->local_rank;
-      s.top_local = std::max(s.top_local, fe->local_rank);
-      add(&s.pids, fe->pid);
-    } else if (const auto* wf = std::get_if<WorkerFailed>(&e.detail); wf && e.family == Family::kTorchrun) {
-      add(&s.pids, wf->pid);
-      s.top_local = std::max(s.top_local, wf->local_rank);
-    } else if (const auto* ws = std::get_if<WorkerSignalled>(&e.detail); ws && e.family == Family::kTorchrun) {
-      if (inc.str(ws->signal) == "SIGTERM") add(&s.signalled, ws->pid);
-    }
-  }
-  for (std::size_t i = 0; i < seen.size(); ++i) {
-    Seen& s = seen[i];
-    NodeFacts& n = jf->nodes[i];
-    if (s.conflict || s.base < 0 || s.signalled.empty() || n.first_rank >= 0 || !n.agent_log) continue;
-    std::int32_t running = 0;
-    for (std::int64_t pid : s.signalled) running += std::find(s.pids.begin(), s.pids.end(), pid) == s.pids.end() ? 1 : 0;
-    const auto workers = static_cast<std::int32_t>(s.pids.size()) + running;
-    if (s.top_local >= workers) continue;
-    n.first_rank = s.base;
-    n.local_procs = workers;
-    n.agent_ranks = true;
-    // Its workers print into this console: one that printed nothing there was silent, when the
-    // workers that exited account for every error in it.
-    if (s.unranked_errors == 0 || s.unranked_errors > static_cast<std::int32_t>(s.pids.size())) continue;
-    for (std::int32_t r = s.base; r < s.base + workers; ++r) {
-      jf->EnsureRank(r);
-      jf->ranks[r].has_log = true;
-    }
-  }
-}
-
-// A node's ranks, and local ranks where the table did not give them: DeepSpeed's launch.py
-// states its node's first rank (K*P), so local = global - K*P; otherwise torchrun numbers a
-// node's workers contiguously, so local = global - first when the node's ranks are contiguous.
-void AssignNodeRanks(JobFacts* jf) {
-  // The ranks a torchrun agent's rendezvous result names are its node's, logged or not (a worker
-  // torn down before it printed anything is still there, silent, like its logged peers).
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(jf->nodes.size()); ++i) {
-    const NodeFacts& n = jf->nodes[i];
-    if (!n.agent_ranks) continue;
-    for (std::int32_t r = n.first_rank; r < n.first_rank + n.local_procs; ++r) {
-      jf->EnsureRank(r);
-      if (jf->ranks[r].node < 0) jf->ranks[r].node = i;
-    }
-  }
-  for (std::int32_t r = 0; r < static_cast<std::int32_t>(jf->ranks.size()); ++r) {
-    if (jf->ranks[r].node >= 0) jf->nodes[jf->ranks[r].node].ranks.push_back(r);
-  }
-  for (NodeFacts& n : jf->nodes) {
-    if (n.first_rank < 0) continue;
-    for (std::int32_t r : n.ranks) {
-      const bool on_node = r >= n.first_rank && r < n.first_rank + n.local_procs;
-      if (jf->ranks[r].local_rank < 0 && on_node) jf->ranks[r].local_rank = r - n.first_rank;
-    }
-  }
-  for (NodeFacts& n : jf->nodes) {
-    if (n.ranks.empty() || n.ranks.back() - n.ranks.front() + 1 != static_cast<int>(n.ranks.size())) continue;
-    for (std::int32_t r : n.ranks) {
-      if (jf->ranks[r].local_rank < 0) jf->ranks[r].local_rank = r - n.ranks.front();
-    }
   }
 }
 
@@ -528,7 +238,8 @@ void AttributeUnprefixedPeerErrors(const Incident& inc, JobFacts* jf) {
       const Event& e = inc.events[i];
       if (e.rank >= 0 || !IsPeerError(e) || !BeforeInStream(inc, i, r.exit_event)) continue;
       r.peer_error = i;
-      if (e.family == Family::kGloo) (e.kind == Kind::kGlooTimeout ? jf->gloo_timeouts : jf->gloo_closed) += 1;
+      if (e.family == Family::kGloo)
+        (e.kind == Kind::kGlooTimeout ? jf->wave.gloo_timeouts : jf->wave.gloo_closed) += 1;
       break;
     }
   }
@@ -547,7 +258,7 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
     r.exit_time = e.time;
   }
   for (NodeFacts& n : jf->nodes) {
-    if (n.first_failure < 0 && n.signalled > 0) {
+    if (!n.first_failure && n.signalled > 0) {
       // The agent itself was told to stop (Kubernetes deleting the pod, a scancel) and SIGTERMed
       // its workers before any failed: each one with no word of its own was stopped from outside.
       for (std::int32_t r : n.ranks) {
@@ -555,15 +266,15 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
         o.torn_down |= o.exit_event < 0 && o.timeouts == 0;
       }
     }
-    if (n.first_failure < 0) continue;
-    const Event& e = inc.events[n.first_failure];
+    if (!n.first_failure) continue;
+    const Event& e = inc.events[*n.first_failure];
     const auto& wf = std::get<WorkerFailed>(e.detail);
     n.failed_rank = GlobalRankOf(*jf, n, wf.local_rank, wf.pid);
     if (n.failed_rank < 0) continue;
     RankFacts& r = jf->ranks[n.failed_rank];
     if (r.pid == 0) r.pid = wf.pid;
     if (r.exit_event < 0 || inc.events[r.exit_event].kind != Kind::kProcessExit) {
-      r.exit_event = n.first_failure;  // finer time than the table's one-second stamp
+      r.exit_event = *n.first_failure;  // finer time than the table's one-second stamp
       r.exit_code = wf.exit_code;
       r.exit_time = e.time;
     }
@@ -611,7 +322,7 @@ std::int64_t SignalledPid(const Incident& inc, std::int32_t event) {
 
 void MarkSignalled(const Incident& inc, std::int32_t rank, std::int32_t event, JobFacts* jf) {
   RankFacts& r = jf->ranks[rank];
-  if (r.signalled >= 0) return;
+  if (r.signalled) return;
   r.signalled = event;
   r.pid = SignalledPid(inc, event);
 }
@@ -624,7 +335,7 @@ void MapInOrder(const Incident& inc, const std::vector<std::int32_t>& lines, con
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankFacts& rf = jf->ranks[ranks[i]];
     if (rf.local_rank < 0 || (i > 0 && jf->ranks[ranks[i - 1]].local_rank >= rf.local_rank)) return;
-    if (rf.signalled >= 0 || (rf.pid != 0 && rf.pid != SignalledPid(inc, lines[i]))) return;
+    if (rf.signalled || (rf.pid != 0 && rf.pid != SignalledPid(inc, lines[i]))) return;
   }
   for (std::size_t i = 0; i < ranks.size(); ++i) MarkSignalled(inc, ranks[i], lines[i], jf);
 }
@@ -677,7 +388,7 @@ void MapSignalledPids(const Incident& inc, JobFacts* jf) {
     }
     std::vector<std::int32_t> running;  // its ranks neither its table nor its `failed` line names, by local rank
     for (std::int32_t r : n.ranks) {
-      if (jf->ranks[r].table_entry < 0 && r != n.failed_rank) running.push_back(r);
+      if (!jf->ranks[r].table_entry && r != n.failed_rank) running.push_back(r);
     }
     std::sort(running.begin(), running.end(),
               [&](std::int32_t x, std::int32_t y) { return jf->ranks[x].local_rank < jf->ranks[y].local_rank; });
@@ -695,7 +406,7 @@ void CountTableOnlyReports(const Incident& inc, JobFacts* jf) {
     const Event& e = inc.events[i];
     const auto* fe = std::get_if<FailureEntry>(&e.detail);
     const std::int32_t node = e.node;
-    if (fe && fe->root_cause && node >= 0 && jf->nodes[node].first_failure < 0) {
+    if (fe && fe->root_cause && node >= 0 && !jf->nodes[node].first_failure) {
       jf->nodes[node].reports.push_back(i);
     }
   }
@@ -744,7 +455,9 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
       // collection): only its pid ties it, to the one rank of the job with that pid, killed by
       // SIGKILL.
       const std::int32_t r = OnlyRankWithPid(*jf, kill->pid);
-      if (r < 0 || jf->ranks[r].exit_code != kExitSigkill || jf->ranks[r].torn_down || jf->ranks[r].host_cause >= 0) continue;
+      if (r < 0 || jf->ranks[r].exit_code != kExitSigkill || jf->ranks[r].torn_down ||
+          jf->ranks[r].host_cause)
+        continue;
       jf->ranks[r].host_cause = i;
       jf->ranks[r].host_class = cls;
       jf->ranks[r].host_owner = owner;
@@ -763,8 +476,9 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
         ++killed_count;
       }
     }
-    const bool srun_oom = killed_count == 1 && jf->ranks[killed].pid == 0 && jf->ranks[killed].host_cause >= 0 &&
-                          inc.events[jf->ranks[killed].host_cause].kind == Kind::kSlurmOom;
+    const bool srun_oom = killed_count == 1 && jf->ranks[killed].pid == 0 &&
+                          jf->ranks[killed].host_cause &&
+                          inc.events[*jf->ranks[killed].host_cause].kind == Kind::kSlurmOom;
     if (match < 0 && killed_count == 1 && (kill->pid <= 0 || srun_oom) && !hostless) match = killed;
     if (hostless && match >= 0 && jf->ranks[match].exit_code != kExitSigkill) match = -1;
     // A kernel log placed on a named host (a journal's `<host> kernel:` lines) and an agent's
@@ -776,8 +490,9 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
     }
     // The kernel's line says more than srun's `Out Of Memory` (which pid, how much memory): it
     // takes that one's place; srun's line stays cited as the rank's exit.
-    const std::int32_t had = match < 0 ? -1 : jf->ranks[match].host_cause;
-    if (match < 0 || (had >= 0 && inc.events[had].kind != Kind::kSlurmOom)) continue;
+    if (match < 0) continue;
+    const EventRef had = jf->ranks[match].host_cause;
+    if (had && inc.events[*had].kind != Kind::kSlurmOom) continue;
     RankFacts& rf = jf->ranks[match];
     rf.host_cause = i;
     rf.host_class = cls;
@@ -845,93 +560,6 @@ std::int32_t SrunExitCode(std::string_view reason, std::int32_t exited_code) {
 
 namespace {
 
-void Place(JobFacts* jf, std::int32_t r, std::int32_t node_index) {
-  RankFacts& rf = jf->ranks[r];
-  NodeFacts& node = jf->nodes[node_index];
-  rf.node = node_index;
-  node.ranks.insert(std::lower_bound(node.ranks.begin(), node.ranks.end(), r), r);
-  if (node.ranks.back() - node.ranks.front() + 1 == static_cast<int>(node.ranks.size())) {
-    rf.local_rank = r - node.ranks.front();
-  }
-  // Its agent SIGTERMed the workers left after another one failed: this one among them.
-  rf.torn_down |= node.signalled > 0 && node.failed_rank != r && rf.exit_event < 0 && rf.timeouts == 0;
-}
-
-// When the nodes that show all their ranks hold G contiguous ranks from a multiple of G, every
-// node does (one rank per GPU, numbered node by node): a rank with no node of its own goes to
-// the node that holds the other ranks of its block of G. G is the size most such nodes show
-// (more than half of them): a node whose silent last rank left it one short shows another.
-// G, when most of the nodes that show all their ranks (two or more) hold G contiguous ranks from a
-// multiple of G; 0 when they do not.
-std::int32_t BlockSize(const JobFacts& jf) {
-  std::map<std::size_t, int> sizes;
-  int complete = 0;
-  for (const NodeFacts& n : jf.nodes) {
-    const std::size_t g = n.ranks.size();
-    if (g > 0 && static_cast<std::size_t>(n.ranks.back() - n.ranks.front() + 1) == g && n.ranks.front() % g == 0) {
-      sizes[g]++;
-      ++complete;
-    }
-  }
-  const auto most = std::max_element(sizes.begin(), sizes.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-  if (most == sizes.end() || most->second < 2 || 2 * most->second <= complete) return 0;
-  return static_cast<std::int32_t>(most->first);
-}
-
-void PlaceByBlocks(JobFacts* jf) {
-  const std::int32_t g = BlockSize(*jf);
-  if (g == 0) return;
-  std::map<std::int32_t, std::int32_t> block;  // first rank of a block -> node
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(jf->nodes.size()); ++i) {
-    const auto& ranks = jf->nodes[i].ranks;
-    if (ranks.empty() || ranks.front() / g != ranks.back() / g) continue;
-    if (!block.emplace(ranks.front() / g * g, i).second) block[ranks.front() / g * g] = -1;  // two nodes claim it
-  }
-  for (std::int32_t r = 0; r < static_cast<std::int32_t>(jf->ranks.size()); ++r) {
-    if (jf->ranks[r].node >= 0) continue;
-    auto it = block.find(r / g * g);
-    if (it != block.end() && it->second >= 0) Place(jf, r, it->second);
-  }
-}
-
-// One torchrun agent's console names none of its ranks (its node was lost before its workers
-// printed anything a rank is read from, or the lines that did were laid out where nothing ties
-// them to it), while every other node holds an aligned block of G ranks and the ranks no node
-// holds are one such block: they are that agent's workers. Only when the count is exact: the
-// world is one block per node with ranks plus that agent's, and no other node is without ranks.
-void PlaceLastBlockOnLastAgent(JobFacts* jf) {
-  const std::int32_t g = BlockSize(*jf);
-  if (g == 0) return;
-  std::int32_t agent = -1, with_ranks = 0;
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(jf->nodes.size()); ++i) {
-    const NodeFacts& n = jf->nodes[i];
-    if (!n.ranks.empty()) {
-      ++with_ranks;
-    } else if (agent >= 0 || !n.agent_log) {
-      return;  // a second node without ranks, or one with no agent: either may hold them
-    } else {
-      agent = i;
-    }
-  }
-  const auto world = static_cast<std::int32_t>(jf->ranks.size());
-  if (agent < 0 || world != (with_ranks + 1) * g) return;
-  std::int32_t first = -1;
-  for (std::int32_t r = 0; r < world; ++r) {
-    if (jf->ranks[r].node >= 0) continue;
-    if (first < 0) first = r;
-    if (r / g != first / g) return;  // unplaced ranks of two blocks
-  }
-  if (first < 0 || first % g != 0) return;
-  for (std::int32_t r = first; r < first + g; ++r) {
-    if (jf->ranks[r].node >= 0) return;
-  }
-  for (std::int32_t r = first; r < first + g; ++r) Place(jf, r, agent);
-}
-
-}  // namespace
-
-namespace {
-
 // `RuntimeError: Error building extension 'cpu_adam'` -> "cpu_adam"; empty for other messages.
 std::string_view FailedExtension(std::string_view msg) {
   constexpr std::string_view kBuild = "Error building extension '";
@@ -967,20 +595,6 @@ void MarkBuildWaiters(const Incident& inc, JobFacts* jf) {
 }
 
 }  // namespace
-
-void PlaceUnloggedRanks(JobFacts* jf) {
-  const auto n = static_cast<std::int32_t>(jf->ranks.size());
-  std::vector<std::int32_t> below(n, -1);
-  for (std::int32_t r = 1; r < n; ++r) below[r] = jf->ranks[r - 1].node >= 0 ? jf->ranks[r - 1].node : below[r - 1];
-  std::int32_t above = -1;
-  for (std::int32_t r = n - 1; r >= 0; --r) {
-    RankFacts& rf = jf->ranks[r];
-    if (rf.node < 0 && below[r] >= 0 && below[r] == above) Place(jf, r, above);
-    if (rf.node >= 0) above = rf.node;
-  }
-  PlaceByBlocks(jf);
-  PlaceLastBlockOnLastAgent(jf);
-}
 
 std::uint32_t StreamOf(const Incident& inc, std::uint32_t file) {
   const std::int32_t live = inc.files[file].rotated_into;
@@ -1029,30 +643,32 @@ bool HasOwnTime(const Incident& inc, std::int32_t i) {
 // `preempted JobId=` line, read first, would have made it a preemption. The banner alone leaves
 // the class open.
 void FinishRequeue(JobFacts* jf) {
-  if (jf->requeue_banner < 0) return;
-  const bool controller = jf->requeue >= 0;
-  if (jf->requeue < 0) jf->requeue = jf->requeue_banner;
-  const bool node_failed = std::any_of(jf->nodes.begin(), jf->nodes.end(), [](const NodeFacts& n) { return n.lost >= 0; });
-  if (node_failed || jf->scheduler_end >= 0) return;
-  jf->scheduler_end = jf->requeue_banner;
-  jf->scheduler_class = controller ? v1::FAILURE_CLASS_SCHEDULER_CANCEL : v1::FAILURE_CLASS_UNSPECIFIED;
-  jf->scheduler_requeued = true;
+  if (!jf->scheduler.requeue_banner) return;
+  const bool controller = jf->scheduler.requeue.has_value();
+  if (!jf->scheduler.requeue) jf->scheduler.requeue = jf->scheduler.requeue_banner;
+  const bool node_failed = std::any_of(jf->nodes.begin(), jf->nodes.end(),
+                                       [](const NodeFacts& n) { return n.lost.has_value(); });
+  if (node_failed || jf->scheduler.end) return;
+  jf->scheduler.end = jf->scheduler.requeue_banner;
+  jf->scheduler.end_class =
+      controller ? v1::FAILURE_CLASS_SCHEDULER_CANCEL : v1::FAILURE_CLASS_UNSPECIFIED;
+  jf->scheduler.requeued = true;
 }
 
 JobFacts CollectFacts(const Incident& inc) {
   JobFacts jf;
   jf.nodes.resize(inc.nodes.size());
-  CollectRankLogs(inc, &jf);
+  jf.unranked.worker_files = UnnamedWorkerFiles(inc);
+  jf.scheduler.tasks_are_agents =
+      std::any_of(inc.files.begin(), inc.files.end(), [](const LogFile& f) { return f.agent; });
+  PlaceRanksByFiles(inc, &jf);
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     CollectEvent(inc, i, &jf);
     const Event& e = inc.events[i];
-    if (e.rank < 0 && std::holds_alternative<WatchdogTimeout>(e.detail)) jf.unranked_timeouts.push_back(i);
+    if (e.rank < 0 && std::holds_alternative<WatchdogTimeout>(e.detail))
+      jf.wave.unranked_timeouts.push_back(i);
   }
-  ApplyWorldInfo(inc, &jf);
-  ApplyStatedWorld(inc, &jf);
-  PlaceConsoleWorkers(inc, &jf);
-  CountAgentWorkers(inc, &jf);
-  AssignNodeRanks(&jf);
+  PlaceRanksByLayout(inc, &jf);
   MarkBuildWaiters(inc, &jf);
   ApplyLauncherEvidence(inc, &jf);
   AttributeUnprefixedPeerErrors(inc, &jf);
@@ -1063,23 +679,26 @@ JobFacts CollectFacts(const Incident& inc) {
   FinishRequeue(&jf);
 
   auto key = [&](std::int32_t i) { return std::make_tuple(inc.events[i].time, inc.events[i].rank, i); };
-  std::sort(jf.timeouts.begin(), jf.timeouts.end(), [&](auto a, auto b) { return key(a) < key(b); });
-  for (std::int32_t i : jf.timeouts) {
+  std::sort(jf.wave.timeouts.begin(), jf.wave.timeouts.end(),
+            [&](auto a, auto b) { return key(a) < key(b); });
+  for (std::int32_t i : jf.wave.timeouts) {
     RankFacts& r = jf.ranks[inc.events[i].rank];
-    if (r.first_timeout < 0) r.first_timeout = i;
+    if (!r.first_timeout) r.first_timeout = i;
   }
   // An error a rank printed after its own watchdog timeout, in the same stream, is the watchdog's
   // teardown (a cut `Exception raised from checkTimeout` reads as a bare `Exception`) or the main
   // thread's error once its collective failed: the rank was waiting on a peer, so it is not the
   // rank's own failure.
   for (RankFacts& r : jf.ranks) {
-    if (r.python_error >= 0 && r.first_timeout >= 0 && BeforeInStream(inc, r.first_timeout, r.python_error)) r.python_error = -1;
+    if (r.python_error >= 0 && r.first_timeout &&
+        BeforeInStream(inc, *r.first_timeout, r.python_error))
+      r.python_error = -1;
   }
-  jf.wave_start = EarliestTimed(inc, jf.WaveTimeouts(), [](const Event& e) { return e.time; });
+  jf.wave.start = EarliestTimed(inc, jf.WaveTimeouts(), [](const Event& e) { return e.time; });
   for (RankFacts& r : jf.ranks) r.exit_timed = r.exit_event >= 0 && HasOwnTime(inc, r.exit_event);
   for (const RankFacts& r : jf.ranks) {
-    jf.ranks_seen += r.has_log ? 1 : 0;
-    jf.peer_reporters += r.peer_error >= 0 && r.timeouts == 0 ? 1 : 0;
+    jf.world.ranks_seen += r.has_log ? 1 : 0;
+    jf.wave.peer_reporters += r.peer_error >= 0 && r.timeouts == 0 ? 1 : 0;
   }
   return jf;
 }

@@ -15,7 +15,7 @@ Finding AnalyzeFirstError(const Incident& inc) {
   const JobFacts facts = CollectFacts(inc);
   Finding f;
   f.strategy = "first-error";
-  f.ranks_seen = facts.ranks_seen;
+  f.ranks_seen = facts.world.ranks_seen;
   f.world_size = static_cast<std::int32_t>(facts.ranks.size());
   f.owner = v1::OWNER_UNKNOWN;
   if (!facts.HasWave()) {
@@ -24,7 +24,7 @@ Finding AnalyzeFirstError(const Incident& inc) {
     f.cascade = SummarizeCascade(inc, facts, {}, -1);
     return f;
   }
-  const std::int32_t first = facts.timeouts.front();
+  const std::int32_t first = facts.wave.timeouts.front();
   const Event& e = inc.events[first];
   const RankFacts& r = facts.ranks[e.rank];
   Commit({.rank = e.rank,
@@ -38,7 +38,7 @@ Finding AnalyzeFirstError(const Incident& inc) {
       ReasonId::kEarliestWatchdogTimeout,
       {{"rank", std::to_string(e.rank)}, {"where", Where(inc, e)}, {"time", ClockTime(e.time)}});
   // Candidates: the first three distinct ranks to time out, in printed order.
-  for (std::int32_t i : facts.timeouts) {
+  for (std::int32_t i : facts.wave.timeouts) {
     const std::int32_t rank = inc.events[i].rank;
     const bool seen = std::any_of(f.candidates.begin(), f.candidates.end(),
                                   [&](const CandidateScore& c) { return c.rank == rank; });

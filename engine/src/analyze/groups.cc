@@ -23,7 +23,7 @@ std::vector<ProcessGroup> CollectReports(const Incident& inc, const JobFacts& fa
   std::vector<ProcessGroup> groups;
   std::map<std::pair<StrId, StrId>, std::size_t> index;
   std::set<std::pair<std::size_t, std::int32_t>> seen;  // (group, rank)
-  for (std::int32_t i : facts.timeouts) {  // time order: a rank's first timeout per group wins
+  for (std::int32_t i : facts.wave.timeouts) {  // time order: a rank's first timeout per group wins
     const Event& e = inc.events[i];
     const auto& w = std::get<WatchdogTimeout>(e.detail);
     if (Unnamed(w)) continue;
@@ -248,7 +248,7 @@ void AddStrayReports(const Incident& inc, const std::vector<std::pair<Collective
 std::vector<ProcessGroup> UnnamedGroups(const Incident& inc, const JobFacts& facts) {
   std::map<Collective, std::vector<GroupReport>> by_collective;
   std::set<std::pair<Collective, std::int32_t>> seen;
-  for (std::int32_t i : facts.timeouts) {
+  for (std::int32_t i : facts.wave.timeouts) {
     const Event& e = inc.events[i];
     const auto& w = std::get<WatchdogTimeout>(e.detail);
     if (!Unnamed(w) || w.group_rank < 0 || w.seq < 0) continue;

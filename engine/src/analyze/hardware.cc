@@ -449,7 +449,7 @@ std::int32_t RankOfGpu(const Incident& inc, const JobFacts& facts, std::int32_t 
 std::optional<KernelCause> FindKernelCause(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks,
                                            std::int32_t rank, std::optional<TimeNs> when) {
   if (rank < 0 || rank >= static_cast<std::int32_t>(facts.ranks.size()) || facts.ranks[rank].node < 0) return std::nullopt;
-  if (!when) when = facts.wave_start;  // aligned; nullopt when the wave carries no time
+  if (!when) when = facts.wave.start;  // aligned; nullopt when the wave carries no time
   const std::optional<Window> window = when ? std::optional<Window>(Around(*when)) : JobWindow(inc, clocks);
   const NodeGpuHealth health = ReadNodeGpuHealth(inc, facts.ranks[rank].node);
   if (window) return XidCause(inc, facts, clocks, rank, *window, health);

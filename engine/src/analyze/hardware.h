@@ -45,7 +45,7 @@ struct KernelCause {
 };
 
 // What the kernel says about the GPU of `rank`, failing around `when` (aligned time; nullopt:
-// the wave's start, facts.wave_start after ApplyOffsets; neither: the job's span).
+// the wave's start, facts.wave.start after ApplyOffsets; neither: the job's span).
 // Xids long before the job (an old corrected ECC event) and secondary Xids (45 after a kill,
 // 43, 63 alone, 154) never explain a failure on their own.
 std::optional<KernelCause> FindKernelCause(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks,

@@ -10,6 +10,7 @@
 #include "analyze/hardware.h"
 #include "analyze/order.h"
 #include "analyze/scoring.h"
+#include "ingest/identity.h"
 
 namespace denpex::engine {
 namespace {
@@ -54,7 +55,8 @@ bool AgentLogStops(const JobFacts& facts, std::int32_t node) {
 // The last training-progress line (trainer iteration) of the run that failed: a later run of a
 // requeued job (after `next_run` in the same file) does not count. -1 when there is none.
 std::int32_t LastProgress(const Incident& inc, const JobFacts& facts) {
-  const Event* boundary = facts.next_run >= 0 ? &inc.events[facts.next_run] : nullptr;
+  const Event* boundary =
+      facts.scheduler.next_run ? &inc.events[*facts.scheduler.next_run] : nullptr;
   std::int32_t best = -1;
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
@@ -69,7 +71,7 @@ std::int32_t LastProgress(const Incident& inc, const JobFacts& facts) {
 std::int32_t ControllerFailedNode(const JobFacts& facts) {
   std::int32_t node = -1;
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
-    if (facts.nodes[n].not_responding < 0 && facts.nodes[n].down < 0) continue;
+    if (!facts.nodes[n].not_responding && !facts.nodes[n].down) continue;
     if (node >= 0) return -1;
     node = n;
   }
@@ -89,7 +91,8 @@ std::vector<std::int32_t> FailureLines(const JobFacts& facts, std::vector<std::i
   std::vector<std::int32_t> lines;
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
     const RankFacts& rf = facts.ranks[r];
-    for (const std::int32_t i : {rf.exit_event, rf.python_error, rf.peer_error, rf.first_timeout}) {
+    for (const std::int32_t i :
+         {rf.exit_event, rf.python_error, rf.peer_error, rf.first_timeout.value_or(-1)}) {
       if (i < 0) continue;
       lines.push_back(i);
       ranks->push_back(r);
@@ -104,7 +107,7 @@ std::vector<std::int32_t> FailureLines(const JobFacts& facts, std::vector<std::i
 bool FailuresFollow(const Incident& inc, const JobFacts& facts, Finding* f) {
   std::vector<std::int32_t> ranks;
   const std::vector<std::int32_t> lines = FailureLines(facts, &ranks);
-  const std::vector<Order> order = OrderAgainst(inc, lines, facts.scheduler_end);
+  const std::vector<Order> order = OrderAgainst(inc, lines, *facts.scheduler.end);
   std::int32_t unknown = -1, unordered = 0;
   for (std::size_t k = 0; k < lines.size(); ++k) {
     if (order[k] == Order::kBefore) return false;
@@ -113,7 +116,7 @@ bool FailuresFollow(const Incident& inc, const JobFacts& facts, Finding* f) {
     if (unknown < 0) unknown = static_cast<std::int32_t>(k);
   }
   if (unknown < 0) return true;
-  const Event& end = inc.events[facts.scheduler_end];
+  const Event& end = inc.events[*facts.scheduler.end];
   const Event& first = inc.events[lines[static_cast<std::size_t>(unknown)]];
   f->problems.push_back(
       "the scheduler's word that it ended the job (" + Where(inc, end) +
@@ -131,36 +134,37 @@ bool SchedulerFailedNode(const Incident& inc, const JobFacts& facts, Finding* f)
   const std::int32_t node = ControllerFailedNode(facts);
   if (node < 0 || AnyRankFailed(facts)) return false;
   const NodeFacts& n = facts.nodes[node];
-  const Event& silent = inc.events[n.not_responding >= 0 ? n.not_responding : n.down];
+  const Event& silent = inc.events[n.not_responding ? *n.not_responding : *n.down];
   const std::int32_t progress = LastProgress(inc, facts);
   if (silent.clock == Clock::kNone || progress < 0) return false;
   const Event& last = inc.events[progress];
   // A lost host stops the job's progress at once (its peers block on it); a silent slurmd does not.
   if (last.time <= silent.time) return false;
-  const TimeNs ended = n.down >= 0 && inc.events[n.down].clock != Clock::kNone ? inc.events[n.down].time : silent.time;
+  const TimeNs ended =
+      n.down && inc.events[*n.down].clock != Clock::kNone ? inc.events[*n.down].time : silent.time;
   // A wave before the loss (or one with no time to order it by) says something else failed first.
-  if (facts.WaveSeen() && (!facts.wave_start || *facts.wave_start < ended - kSkewWindow))
+  if (facts.WaveSeen() && (!facts.wave.start || *facts.wave.start < ended - kSkewWindow))
     return false;
   const std::string name = NodeName(inc, node);
   Commit({.node = node,
           .failure_class = v1::FAILURE_CLASS_SCHEDULER_NODE_FAILURE,
           .owner = v1::OWNER_SCHEDULER,
-          .confidence = n.responding >= 0 ? 0.9 : 0.8},
+          .confidence = n.responding ? 0.9 : 0.8},
          f);
   f->time = silent.time;
-  f->evidence.push_back({n.down >= 0 ? n.down : n.not_responding, v1::EVIDENCE_ROLE_INITIATING});
-  if (n.job_ended >= 0) f->evidence.push_back({n.job_ended, v1::EVIDENCE_ROLE_CORROBORATING});
+  f->evidence.push_back({n.down ? *n.down : *n.not_responding, v1::EVIDENCE_ROLE_INITIATING});
+  if (n.job_ended) f->evidence.push_back({*n.job_ended, v1::EVIDENCE_ROLE_CORROBORATING});
   f->evidence.push_back({progress, v1::EVIDENCE_ROLE_CORROBORATING});
-  if (n.responding >= 0) f->evidence.push_back({n.responding, v1::EVIDENCE_ROLE_CORROBORATING});
+  if (n.responding) f->evidence.push_back({*n.responding, v1::EVIDENCE_ROLE_CORROBORATING});
   f->cascade = SummarizeCascade(inc, facts, {}, -1);
   f->reason = Say(ReasonId::kSlurmFailedLiveNode, {{"node", name},
                                                    {"silent", Where(inc, silent)},
                                                    {"silent_time", ClockTime(silent.time)},
                                                    {"last_time", ClockTime(last.time)},
                                                    {"last", Where(inc, last)}});
-  if (n.responding >= 0)
+  if (n.responding)
     f->reason.Add(ReasonId::kSlurmdAnsweredAgain,
-                  {{"where", Where(inc, inc.events[n.responding])}});
+                  {{"where", Where(inc, inc.events[*n.responding])}});
   f->reason.Add(ReasonId::kSlurmdNotHostFailed,
                 {{"ended", std::to_string(f->cascade.secondary_ranks.size())}});
   f->recovery.push_back({"resume_node", name, Say(ReasonId::kResumeNode, {{"node", name}})});
@@ -168,14 +172,16 @@ bool SchedulerFailedNode(const Incident& inc, const JobFacts& facts, Finding* f)
 }
 
 void NoteRequeue(const Incident& inc, const JobFacts& facts, Finding* f) {
-  if (facts.requeue < 0 && facts.next_run < 0) return;
-  const std::int32_t word = facts.requeue >= 0 ? facts.requeue : facts.next_run;
+  if (!facts.scheduler.requeue && !facts.scheduler.next_run) return;
+  const std::int32_t word =
+      facts.scheduler.requeue ? *facts.scheduler.requeue : *facts.scheduler.next_run;
   const bool cited = std::any_of(f->evidence.begin(), f->evidence.end(), [&](const Citation& c) { return c.event == word; });
   if (!cited) f->evidence.push_back({word, v1::EVIDENCE_ROLE_CONTEXT});
   f->reason.Add(ReasonId::kRequeued, {{"where", Where(inc, inc.events[word])}});
-  if (facts.next_run >= 0) {
-    f->reason.Add(ReasonId::kRequeuedNextRun, {{"count", std::to_string(facts.restart_count)},
-                                               {"where", Where(inc, inc.events[facts.next_run])}});
+  if (facts.scheduler.next_run) {
+    f->reason.Add(ReasonId::kRequeuedNextRun,
+                  {{"count", std::to_string(facts.scheduler.restart_count)},
+                   {"where", Where(inc, inc.events[*facts.scheduler.next_run])}});
   }
   f->reason.Add(ReasonId::kDiagnosisOfFailedRun);
   for (Action& p : f->recovery) {
@@ -186,27 +192,31 @@ void NoteRequeue(const Incident& inc, const JobFacts& facts, Finding* f) {
 }
 
 bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
-  if (facts.scheduler_end < 0) return false;
-  const Event& end = inc.events[facts.scheduler_end];
+  if (!facts.scheduler.end) return false;
+  const Event& end = inc.events[*facts.scheduler.end];
   const bool timed = end.clock != Clock::kNone;
   if (!FailuresFollow(inc, facts, f)) return false;
   if (facts.WaveSeen() &&
-      (!timed || !facts.wave_start || *facts.wave_start < end.time - kSkewWindow))
+      (!timed || !facts.wave.start || *facts.wave.start < end.time - kSkewWindow))
     return false;
-  Commit({.failure_class = facts.scheduler_class, .owner = v1::OWNER_SCHEDULER, .confidence = 0.9},
-         f);
+  Commit(
+      {.failure_class = facts.scheduler.end_class, .owner = v1::OWNER_SCHEDULER, .confidence = 0.9},
+      f);
   if (timed) f->time = end.time;
-  f->evidence.push_back({facts.scheduler_end, v1::EVIDENCE_ROLE_INITIATING});
-  if (const std::int32_t stepd = FirstStepdCancel(inc); stepd >= 0 && stepd != facts.scheduler_end) {
+  f->evidence.push_back({*facts.scheduler.end, v1::EVIDENCE_ROLE_INITIATING});
+  if (const std::int32_t stepd = FirstStepdCancel(inc);
+      stepd >= 0 && stepd != *facts.scheduler.end) {
     f->evidence.push_back({stepd, v1::EVIDENCE_ROLE_CORROBORATING});
   }
-  if (facts.scheduler_requeued && facts.requeue >= 0 && facts.requeue != facts.scheduler_end) {
-    f->evidence.push_back({facts.requeue, v1::EVIDENCE_ROLE_CORROBORATING});  // slurmctld's `Requeuing JobId=`
+  if (facts.scheduler.requeued && facts.scheduler.requeue &&
+      facts.scheduler.requeue != facts.scheduler.end) {
+    f->evidence.push_back({*facts.scheduler.requeue,
+                           v1::EVIDENCE_ROLE_CORROBORATING});  // slurmctld's `Requeuing JobId=`
   }
   f->cascade = SummarizeCascade(inc, facts, {}, -1);
   f->reason = Say(ReasonId::kTheScheduler);
-  f->reason.Add(facts.scheduler_requeued ? ReasonId::kEndedByRequeue
-                                         : ClassPhrase(facts.scheduler_class));
+  f->reason.Add(facts.scheduler.requeued ? ReasonId::kEndedByRequeue
+                                         : ClassPhrase(facts.scheduler.end_class));
   const std::string ended = std::to_string(f->cascade.secondary_ranks.size());
   if (timed) {
     f->reason.Add(ReasonId::kBeforeAnyRankFailedAt,
@@ -214,17 +224,17 @@ bool SchedulerEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   } else {
     f->reason.Add(ReasonId::kBeforeAnyRankFailed, {{"where", Where(inc, end)}, {"ended", ended}});
   }
-  if (facts.scheduler_requeued && facts.scheduler_class == v1::FAILURE_CLASS_SCHEDULER_CANCEL) {
+  if (facts.scheduler.requeued && facts.scheduler.end_class == v1::FAILURE_CLASS_SCHEDULER_CANCEL) {
     f->reason.Add(ReasonId::kRequeuedByScontrol);
-  } else if (facts.scheduler_requeued) {
+  } else if (facts.scheduler.requeued) {
     f->reason.Add(ReasonId::kRequeueClassOpen);
   }
-  if (facts.scheduler_requeued) {
+  if (facts.scheduler.requeued) {
     f->recovery.push_back({"verify_requeued_run", "", Say(ReasonId::kVerifyRequeuedJob)});
     return true;
   }
   f->recovery.push_back({"adjust_allocation", "",
-                         Say(facts.scheduler_class == v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT
+                         Say(facts.scheduler.end_class == v1::FAILURE_CLASS_SCHEDULER_TIME_LIMIT
                                  ? ReasonId::kResubmitLongerLimit
                                  : ReasonId::kResubmit)});
   return true;
@@ -238,7 +248,7 @@ std::int32_t LostNode(const Incident& inc, const JobFacts& facts, const std::vec
   if (node < 0) {  // no rank leads: the launcher (Slurm, mpirun) names the lost node
     if (!nodes.empty() && nodes != std::set<std::int32_t>{-1}) return -1;
     for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
-      if (facts.nodes[n].lost >= 0) {
+      if (facts.nodes[n].lost) {
         if (node >= 0) return -1;  // two nodes lost: not this rule
         node = n;
       }
@@ -248,7 +258,7 @@ std::int32_t LostNode(const Incident& inc, const JobFacts& facts, const std::vec
   }
   const NodeFacts& n = facts.nodes[node];
   if (!AllSilent(facts, n)) return -1;
-  return n.lost >= 0 || AgentLogStops(facts, node) ? node : -1;
+  return n.lost || AgentLogStops(facts, node) ? node : -1;
 }
 
 std::int32_t LostAgent(const JobFacts& facts) {
@@ -259,7 +269,7 @@ std::int32_t LostAgent(const JobFacts& facts) {
   std::int32_t waited = 0, lost = -1;
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
     const NodeFacts& node = facts.nodes[n];
-    if (node.exit_barrier >= 0) {
+    if (node.exit_barrier) {
       ++waited;
     } else if (node.agent_log && node.reports.empty() && node.signalled == 0) {
       if (lost >= 0) return -1;  // two agents silent: not this rule
@@ -270,9 +280,9 @@ std::int32_t LostAgent(const JobFacts& facts) {
 }
 
 std::int32_t KilledAgentTask(const Incident& inc, const JobFacts& facts) {
-  if (facts.scheduler_end >= 0) return -1;  // the scheduler's kill explains a task's SIGKILL
+  if (facts.scheduler.end) return -1;  // the scheduler's kill explains a task's SIGKILL
   std::int32_t killed = -1;
-  for (const std::int32_t i : facts.agent_task_exits) {
+  for (const std::int32_t i : facts.scheduler.agent_task_exits) {
     const auto& n = std::get<SlurmNote>(inc.events[i].detail);
     if (SrunExitCode(inc.str(n.reason), n.exit_code) != kExitSigkill) continue;
     if (killed >= 0) return -1;  // two agents killed: not this rule
@@ -281,7 +291,7 @@ std::int32_t KilledAgentTask(const Incident& inc, const JobFacts& facts) {
   if (killed < 0 || NodeOfHost(inc, inc.str(std::get<SlurmNote>(inc.events[killed].detail).node)) < 0) return -1;
   bool lost_peer = false;
   for (const RankFacts& r : facts.ranks) {
-    if (r.python_error >= 0 || r.host_cause >= 0 || r.exit_code == kExitSigkill) return -1;
+    if (r.python_error >= 0 || r.host_cause || r.exit_code == kExitSigkill) return -1;
     if (r.exit_event >= 0 && r.peer_error < 0 && r.timeouts == 0 && !r.torn_down) return -1;  // an exit of its own
     lost_peer = lost_peer || r.peer_error >= 0 || r.timeouts > 0;
   }
@@ -301,7 +311,7 @@ void DiagnoseKilledAgentTask(const Incident& inc, const JobFacts& facts, std::in
   f->evidence.push_back({task_line, v1::EVIDENCE_ROLE_INITIATING});
   std::int32_t victims = 0;
   for (const RankFacts& r : facts.ranks) {
-    const std::int32_t first = r.peer_error >= 0 ? r.peer_error : r.first_timeout;
+    const std::int32_t first = r.peer_error >= 0 ? r.peer_error : r.first_timeout.value_or(-1);
     if (first < 0) continue;
     if (victims++ == 0) f->evidence.push_back({first, v1::EVIDENCE_ROLE_CORROBORATING});
   }
@@ -323,7 +333,7 @@ void DiagnoseLostAgent(const Incident& inc, const JobFacts& facts, std::int32_t 
          f);
   std::int32_t barrier = -1;
   for (const NodeFacts& n : facts.nodes) {
-    if (n.exit_barrier >= 0 && (barrier < 0 || n.exit_barrier < barrier)) barrier = n.exit_barrier;
+    if (n.exit_barrier && (barrier < 0 || *n.exit_barrier < barrier)) barrier = *n.exit_barrier;
   }
   f->evidence.push_back({barrier, v1::EVIDENCE_ROLE_CORROBORATING});
   for (std::uint32_t i = 0; i < inc.files.size(); ++i) {  // where its agent's log stops
@@ -357,20 +367,20 @@ void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t n
   Commit({.node = node,
           .failure_class = v1::FAILURE_CLASS_NODE_LOSS,
           .owner = v1::OWNER_HOST,
-          .confidence = n.lost >= 0 ? 0.9 : 0.8},
+          .confidence = n.lost ? 0.9 : 0.8},
          f);
   f->evidence.clear();
   f->lines.clear();
-  const std::int32_t word = n.down >= 0 ? n.down : n.lost;  // the controller's DOWN, else any Slurm word
-  if (word >= 0) {
-    f->evidence.push_back({word, v1::EVIDENCE_ROLE_INITIATING});
-    if (inc.events[word].clock != Clock::kNone) f->time = inc.events[word].time;
+  const EventRef word = n.down ? n.down : n.lost;  // the controller's DOWN, else any Slurm word
+  if (word) {
+    f->evidence.push_back({*word, v1::EVIDENCE_ROLE_INITIATING});
+    if (inc.events[*word].clock != Clock::kNone) f->time = inc.events[*word].time;
   }
   // The job's progress stopped with the node, minutes before the controller gave up on it.
   if (const std::int32_t last = LastProgress(inc, facts); last >= 0 && f->time && inc.events[last].time < *f->time) {
     f->time = inc.events[last].time;
   }
-  if (n.job_ended >= 0) f->evidence.push_back({n.job_ended, v1::EVIDENCE_ROLE_CORROBORATING});
+  if (n.job_ended) f->evidence.push_back({*n.job_ended, v1::EVIDENCE_ROLE_CORROBORATING});
   for (std::uint32_t i = 0; i < inc.files.size(); ++i) {  // where its agent's log stops
     const LogFile& file = inc.files[i];
     if (file.node == node && file.agent && file.last_line.line > 0) {
@@ -384,8 +394,8 @@ void DiagnoseNodeLoss(const Incident& inc, const JobFacts& facts, std::int32_t n
     f->reason = Say(ReasonId::kNodeLostAllRanks,
                     {{"node", name}, {"ranks", std::to_string(n.ranks.size())}});
   }
-  if (word >= 0) {
-    f->reason.Add(LostWord(inc.events[word]), {{"where", Where(inc, inc.events[word])}});
+  if (word) {
+    f->reason.Add(LostWord(inc.events[*word]), {{"where", Where(inc, inc.events[*word])}});
   } else {
     f->reason.Add(ReasonId::kAgentLogStops);
   }
@@ -404,7 +414,7 @@ constexpr std::size_t kJobWideCitations = 3;
 // raised together: no rank's is more initiating than another's).
 std::vector<std::int32_t> CommonOwnErrors(const Incident& inc, const JobFacts& facts, std::int32_t* logged) {
   std::map<StrId, std::vector<std::int32_t>> by_signature;
-  *logged = facts.unnamed_worker_files;  // they logged too, unnamed
+  *logged = facts.unranked.worker_files;  // they logged too, unnamed
   for (const RankFacts& r : facts.ranks) {
     // A rank that raised left a log wherever its lines sit: srun's combined --label output of
     // torch <= 2.1 names the task on each line, never a `[rank<G>]:` prefix or a rank_<R>.log.
@@ -431,8 +441,8 @@ std::vector<std::int32_t> CommonOwnErrors(const Incident& inc, const JobFacts& f
 std::vector<std::int32_t> CommonUnrankedErrors(const Incident& inc, const JobFacts& facts,
                                                std::int32_t* covered, std::int32_t* worker_nodes,
                                                bool* per_agent) {
-  if (facts.unranked_own_errors.empty() || facts.peer_reporters > 0 ||
-      facts.gloo_timeouts + facts.gloo_closed > 0)
+  if (facts.unranked.own_errors.empty() || facts.wave.peer_reporters > 0 ||
+      facts.wave.gloo_timeouts + facts.wave.gloo_closed > 0)
     return {};
   std::int32_t exits = 0;
   for (const RankFacts& r : facts.ranks) {
@@ -445,7 +455,7 @@ std::vector<std::int32_t> CommonUnrankedErrors(const Incident& inc, const JobFac
     if (e.rank < 0 && IsPeerError(e)) return {};
   }
   std::map<StrId, std::vector<std::int32_t>> by_signature;
-  for (std::int32_t i : facts.unranked_own_errors) {
+  for (std::int32_t i : facts.unranked.own_errors) {
     // torchrun's own exceptions (its SignalException when the platform stopped it) are the
     // launcher's, raised around the workers, not by them.
     if (inc.str(std::get<PythonError>(inc.events[i].detail).type)

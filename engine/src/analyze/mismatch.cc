@@ -20,7 +20,7 @@ std::vector<Mismatch> FindMismatches(const Incident& inc, const JobFacts& facts)
   // without a uid (torch ≤ 2.3 `[Rank r]`) is told apart by its base, global - group rank: the
   // contiguous groups (tensor parallel) whose members sit next to each other.
   std::map<std::tuple<StrId, StrId, std::int64_t, std::int64_t>, std::vector<std::int32_t>> collectives;
-  for (std::int32_t i : facts.timeouts) {
+  for (std::int32_t i : facts.wave.timeouts) {
     const Event& e = inc.events[i];
     const auto& w = std::get<WatchdogTimeout>(e.detail);
     const std::int64_t base = w.pg == kNoStr ? std::int64_t{e.rank} - w.group_rank : 0;

@@ -15,7 +15,7 @@ constexpr double kConfidence = 0.6;
 std::int32_t OnlyReportingNode(const JobFacts& facts) {
   std::int32_t only = -1;
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
-    if (facts.nodes[n].first_failure < 0) continue;
+    if (!facts.nodes[n].first_failure) continue;
     if (only >= 0) return -1;
     only = n;
   }
@@ -56,12 +56,12 @@ std::int32_t PeerErrorOf(const Incident& inc, std::int32_t node, std::int32_t lo
 // not in hand. Says so instead of naming it.
 void VictimOnly(const Incident& inc, const JobFacts& facts, std::int32_t node, std::int32_t peer, Finding* f) {
   const NodeFacts& n = facts.nodes[node];
-  const Event& failed = inc.events[n.first_failure];
+  const Event& failed = inc.events[*n.first_failure];
   const auto& wf = std::get<WorkerFailed>(failed.detail);
   const std::string name = NodeName(inc, node);
   Commit({.owner = v1::OWNER_UNKNOWN, .verdict = v1::VERDICT_INCONCLUSIVE}, f);
   f->cascade = SummarizeCascade(inc, facts, {}, -1);
-  f->evidence.push_back({n.first_failure, v1::EVIDENCE_ROLE_CONSEQUENCE});
+  f->evidence.push_back({*n.first_failure, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->evidence.push_back({peer, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->reason =
       Say(ReasonId::kAgentReportedWorkerFailed, {{"node", name},
@@ -96,7 +96,7 @@ bool DiagnoseUnrankedFailure(const Incident& inc, const JobFacts& facts, Finding
   const std::int32_t node = OnlyReportingNode(facts);
   if (node < 0 || facts.nodes[node].failed_rank >= 0) return false;
   const NodeFacts& n = facts.nodes[node];
-  const Event& failed = inc.events[n.first_failure];
+  const Event& failed = inc.events[*n.first_failure];
   const auto& wf = std::get<WorkerFailed>(failed.detail);
   const std::int32_t oom = OomKillOf(inc, wf.pid);
   const std::int32_t own = OwnErrorOf(inc, node, wf.local_rank);
@@ -110,7 +110,7 @@ bool DiagnoseUnrankedFailure(const Incident& inc, const JobFacts& facts, Finding
   if (failed.clock != Clock::kNone && !failed.time_borrowed) f->time = failed.time;
   ClassifyExit(inc, wf.exit_code, oom, own, f);
   f->cascade = SummarizeCascade(inc, facts, {}, node);
-  f->evidence.push_back({n.first_failure, v1::EVIDENCE_ROLE_INITIATING});
+  f->evidence.push_back({*n.first_failure, v1::EVIDENCE_ROLE_INITIATING});
   if (oom >= 0) f->evidence.push_back({oom, v1::EVIDENCE_ROLE_INITIATING});
   if (own >= 0) f->evidence.push_back({own, v1::EVIDENCE_ROLE_INITIATING});
   if (!n.sigterms.empty()) f->evidence.push_back({n.sigterms.front(), v1::EVIDENCE_ROLE_CONSEQUENCE});

@@ -20,6 +20,7 @@
 #include "analyze/mismatch.h"
 #include "analyze/network.h"
 #include "analyze/partial.h"
+#include "analyze/placement.h"
 #include "analyze/platform.h"
 #include "analyze/scoring.h"
 #include "analyze/store.h"
@@ -131,8 +132,10 @@ std::optional<TimeNs> ExitTime(const Analysis& a, std::int32_t rank) {
   const RankFacts& r = a.facts.ranks[rank];
   const Event& exit = a.inc.events[r.exit_event];
   if (r.exit_timed) return r.exit_time;  // its own stamp (or an anchored one: HasOwnTime)
-  if (r.table_entry >= 0 && Stamped(a.inc.events[r.table_entry])) return a.clocks.Aligned(a.inc.events[r.table_entry]);
-  if (r.host_cause >= 0 && Stamped(a.inc.events[r.host_cause])) return a.clocks.Aligned(a.inc.events[r.host_cause]);
+  if (r.table_entry && Stamped(a.inc.events[*r.table_entry]))
+    return a.clocks.Aligned(a.inc.events[*r.table_entry]);
+  if (r.host_cause && Stamped(a.inc.events[*r.host_cause]))
+    return a.clocks.Aligned(a.inc.events[*r.host_cause]);
   if (auto t = StallTime(a, rank)) return t;
   return SchedulerReaction(a, exit);
 }
@@ -150,7 +153,7 @@ NodeErrors UnrankedErrorsOfNode(const Analysis& a, std::int32_t rank) {
   NodeErrors out;
   if (r.exit_event < 0) return out;
   const std::uint32_t console = StreamOf(a.inc, a.inc.events[r.exit_event].file);
-  for (std::int32_t i : a.facts.unranked_own_errors) {
+  for (std::int32_t i : a.facts.unranked.own_errors) {
     const Event& e = a.inc.events[i];
     if (!(r.node >= 0 && e.node == r.node) && !(e.node < 0 && StreamOf(a.inc, e.file) == console))
       continue;
@@ -166,7 +169,7 @@ NodeErrors UnrankedErrorsOfNode(const Analysis& a, std::int32_t rank) {
 // and its re-raise). The answer is its node.
 bool ExitAmongUnrankedErrors(const Analysis& a, std::int32_t rank) {
   const RankFacts& r = a.facts.ranks[rank];
-  return OwnExit(a.facts, rank) && r.python_error < 0 && r.exit_code > 0 && r.host_cause < 0 &&
+  return OwnExit(a.facts, rank) && r.python_error < 0 && r.exit_code > 0 && !r.host_cause &&
          UnrankedErrorsOfNode(a, rank).count >= 2;
 }
 
@@ -181,7 +184,7 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     }
   } else if (OwnExit(a.facts, rank)) {
     f->time = ExitTime(a, rank);
-    if (r.host_cause >= 0) {  // the host says why (the kernel OOM killer of its pid, ...)
+    if (r.host_cause) {  // the host says why (the kernel OOM killer of its pid, ...)
       f->failure_class = r.host_class;
       f->owner = r.host_owner;
     } else if (r.exit_code == -11 || r.exit_code == -7) {
@@ -214,7 +217,8 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     ClassOfOwnError(a.inc, a.inc.events[r.python_error], &f->failure_class, &f->owner);
     if (r.pinned_oom) f->failure_class = v1::FAILURE_CLASS_PINNED_OOM;
     f->time = StallTime(a, rank);
-  } else if (!a.facts.WaveSeen() && a.facts.gloo_timeouts == 0 && a.facts.gloo_closed > 0) {
+  } else if (!a.facts.WaveSeen() && a.facts.wave.gloo_timeouts == 0 &&
+             a.facts.wave.gloo_closed > 0) {
     // Its peers lost the connection to it (gloo), and nothing says it exited: it died unseen.
     f->failure_class = v1::FAILURE_CLASS_SIGNAL_KILL;
     f->owner = v1::OWNER_UNKNOWN;
@@ -279,7 +283,8 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
   }
   if (OwnExit(a.facts, rank)) {
     std::string s = who + " exited with " + ExitPhrase(r.exit_code) + (f.time ? " at " + ClockTime(*f.time) : "");
-    if (r.host_cause >= 0) s += " (the host says why: " + Where(a.inc, a.inc.events[r.host_cause]) + ")";
+    if (r.host_cause)
+      s += " (the host says why: " + Where(a.inc, a.inc.events[*r.host_cause]) + ")";
     const NodeErrors node =
         r.python_error < 0 && r.exit_code > 0 ? UnrankedErrorsOfNode(a, rank) : NodeErrors{};
     if (r.python_error >= 0) {
@@ -296,19 +301,21 @@ std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding&
     }
     if (!r.exit_timed) {
       // an untimed exit line (srun's, mpirun's): not ordered against the wave
-    } else if (a.facts.wave_start && r.exit_time < *a.facts.wave_start - kSkewWindow) {
-      s += ", " + std::to_string((*a.facts.wave_start - r.exit_time) / kNsPerSec) +
+    } else if (a.facts.wave.start && r.exit_time < *a.facts.wave.start - kSkewWindow) {
+      s += ", " + std::to_string((*a.facts.wave.start - r.exit_time) / kNsPerSec) +
            " s before the first NCCL watchdog timeout";
-    } else if (a.facts.wave_start && r.exit_time <= *a.facts.wave_start + kSkewWindow) {
+    } else if (a.facts.wave.start && r.exit_time <= *a.facts.wave.start + kSkewWindow) {
       s += ", within the clock-skew window of the first NCCL watchdog timeout";
     }
     s += "; " + std::to_string(f.cascade.secondary_ranks.size()) + " ranks then timed out or were torn down";
     return s + (waiting.empty() ? "." : ", and " + waiting + ".");
   }
-  if (waiting.empty() && a.facts.gloo_timeouts + a.facts.gloo_closed > 0) {  // gloo: no groups, no SeqNum
-    std::string s = who + " reported nothing about its peers while " + std::to_string(a.facts.gloo_timeouts) +
-                    " ranks timed out in gloo waiting on a peer and " + std::to_string(a.facts.gloo_closed) +
-                    " lost their connection to one";
+  if (waiting.empty() &&
+      a.facts.wave.gloo_timeouts + a.facts.wave.gloo_closed > 0) {  // gloo: no groups, no SeqNum
+    std::string s = who + " reported nothing about its peers while " +
+                    std::to_string(a.facts.wave.gloo_timeouts) +
+                    " ranks timed out in gloo waiting on a peer and " +
+                    std::to_string(a.facts.wave.gloo_closed) + " lost their connection to one";
     if (Unresponsive(a.facts, rank)) s += "; its agent's SIGTERM did not end it, so it was stopped or stuck in the kernel";
     if (f.time) s += "; it stopped participating at about " + ClockTime(*f.time);
     return s + ".";
@@ -418,8 +425,8 @@ std::string TierPhrase(v1::FailureClass c) {
 // The rank's node's first DeepSpeed launcher exit (`... exits with return code = N`), or -1.
 std::int32_t NodeLauncherExit(const Analysis& a, const RankFacts& r) {
   if (r.node < 0) return -1;
-  const std::int32_t first = a.facts.nodes[r.node].first_failure;
-  return first >= 0 && a.inc.events[first].kind == Kind::kLauncherExit ? first : -1;
+  const EventRef first = a.facts.nodes[r.node].first_failure;
+  return first && a.inc.events[*first].kind == Kind::kLauncherExit ? *first : -1;
 }
 
 // The rank's local peers that waited on its failed JIT extension build (RankFacts::waited_on).
@@ -440,7 +447,7 @@ void CiteBuildWaiters(const Analysis& a, std::int32_t rank, Finding* f) {
   if (waiters.empty()) return;
   const NodeFacts& n = a.facts.nodes[a.facts.ranks[rank].node];
   if (n.failed_rank >= 0 && a.facts.ranks[n.failed_rank].waited_on == rank) {
-    f->evidence.push_back({n.first_failure, v1::EVIDENCE_ROLE_CORROBORATING});
+    f->evidence.push_back({*n.first_failure, v1::EVIDENCE_ROLE_CORROBORATING});
   }
   f->evidence.push_back({a.facts.ranks[waiters.front()].peer_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->reason += " Its " + std::to_string(waiters.size()) +
@@ -480,17 +487,20 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   f->cascade = SummarizeCascade(a.inc, a.facts, {rank}, r.node);
 
   if (r.node >= 0 && a.facts.nodes[r.node].failed_rank == rank) {
-    f->evidence.push_back({a.facts.nodes[r.node].first_failure, v1::EVIDENCE_ROLE_INITIATING});
+    f->evidence.push_back({*a.facts.nodes[r.node].first_failure, v1::EVIDENCE_ROLE_INITIATING});
   }
-  if (r.table_entry >= 0) f->evidence.push_back({r.table_entry, v1::EVIDENCE_ROLE_INITIATING});
+  if (r.table_entry) f->evidence.push_back({*r.table_entry, v1::EVIDENCE_ROLE_INITIATING});
   // A DataLoader worker's error re-raised in the main process: the worker's own line is the error.
-  if (r.python_error >= 0) f->evidence.push_back({r.reraised >= 0 ? r.reraised : r.python_error, v1::EVIDENCE_ROLE_INITIATING});
+  if (r.python_error >= 0)
+    f->evidence.push_back(
+        {r.reraised ? *r.reraised : r.python_error, v1::EVIDENCE_ROLE_INITIATING});
   // DeepSpeed's launch.py names no rank (`<its last command> exits with return code = N`): its
   // node's first such line, after the rank's own error, says the node's launcher ended on it.
   if (const std::int32_t launch = NodeLauncherExit(a, r); launch >= 0 && r.python_error >= 0) {
     f->evidence.push_back({launch, v1::EVIDENCE_ROLE_CORROBORATING});
   }
-  if (r.host_cause >= 0 && r.host_cause != r.exit_event && OwnExit(a.facts, rank)) f->evidence.push_back({r.host_cause, v1::EVIDENCE_ROLE_INITIATING});
+  if (r.host_cause && *r.host_cause != r.exit_event && OwnExit(a.facts, rank))
+    f->evidence.push_back({*r.host_cause, v1::EVIDENCE_ROLE_INITIATING});
   if (const Mismatch* m = a.MismatchOf(rank)) {
     f->evidence.push_back({m->event, v1::EVIDENCE_ROLE_INITIATING});
     f->evidence.push_back({m->peer_event, v1::EVIDENCE_ROLE_CORROBORATING});
@@ -506,9 +516,10 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->lines.insert(f->lines.end(), cause->lines.begin(), cause->lines.end());
     if (!cause->application()) f->gpu = cause->gpu;
   }
-  if (r.reraised >= 0) f->evidence.push_back({r.python_error, v1::EVIDENCE_ROLE_CORROBORATING});
+  if (r.reraised) f->evidence.push_back({r.python_error, v1::EVIDENCE_ROLE_CORROBORATING});
   // Its agent SIGTERMed it at the teardown: it was still running (a hang, not a death).
-  if (r.signalled >= 0 && !OwnExit(a.facts, rank)) f->evidence.push_back({r.signalled, v1::EVIDENCE_ROLE_CORROBORATING});
+  if (r.signalled && !OwnExit(a.facts, rank))
+    f->evidence.push_back({*r.signalled, v1::EVIDENCE_ROLE_CORROBORATING});
   auto waiters = DirectWaiters(a, rank);
   if (waiters.empty() && top.progress > 0) waiters = GlooReporters(a);
   for (std::size_t i = 0; i < waiters.size() && i < kMaxWaiterCitations; ++i) {
@@ -535,11 +546,11 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
                  ": whether its GPU or the code failed is not known.";
   }
   f->reason += TierPhrase(f->failure_class);
-  if (f->failure_class == v1::FAILURE_CLASS_HOST_OOM && a.facts.host_memory >= 0) {
-    const Event& m = a.inc.events[a.facts.host_memory];
+  if (f->failure_class == v1::FAILURE_CLASS_HOST_OOM && a.facts.host_memory) {
+    const Event& m = a.inc.events[*a.facts.host_memory];
     const auto& hm = std::get<HostMemory>(m.detail);
     if (hm.percent >= kHostMemoryPressure) {
-      f->evidence.push_back({a.facts.host_memory, v1::EVIDENCE_ROLE_CORROBORATING});
+      f->evidence.push_back({*a.facts.host_memory, v1::EVIDENCE_ROLE_CORROBORATING});
       f->reason += " DeepSpeed's see_memory_usage had reported host memory at " + std::to_string(static_cast<int>(hm.percent)) +
                    "% (" + Where(a.inc, m) + "): offloaded state kept growing.";
     }
@@ -608,7 +619,7 @@ std::int32_t OnlySoleBlocker(const Analysis& a, const std::vector<std::int32_t>&
 // carry only the local rank, and no line of that node names its first rank): the groups they
 // belong to are incomplete. A sentence for an INCONCLUSIVE reason; empty when there are none.
 std::string UnrankedNote(const Analysis& a) {
-  const auto n = a.facts.unranked_timeouts.size();
+  const auto n = a.facts.wave.unranked_timeouts.size();
   if (n == 0) return {};
   return " " + std::to_string(n) +
          " watchdog timeouts could not be tied to a global rank (their lines carry a local rank at most, and nothing on "
@@ -617,12 +628,12 @@ std::string UnrankedNote(const Analysis& a) {
 
 // A rank that no line places on a node is "silent" only as far as the logs with ranks go: when
 // some watchdog timeouts could not be tied to a global rank (UnrankedNote), one of them may be
-// its own; when some files hold workers no line names (JobFacts::unnamed_worker_files), it may
+// its own; when some files hold workers no line names (UnrankedFacts::worker_files), it may
 // be one of them. Such ranks are no candidates then (the ranks the engine could place still are).
 // Returns the best score among the ranks dropped (0 when none): a rank left out is unknown, not
 // cleared, so a placed rank that does not lead it does not lead.
 double DropUnplacedWhenTimeoutsAreUnranked(const JobFacts& facts, std::vector<RankScore>* scores) {
-  if (facts.unranked_timeouts.empty() && facts.unnamed_worker_files == 0) return 0;
+  if (facts.wave.unranked_timeouts.empty() && facts.unranked.worker_files == 0) return 0;
   double dropped = 0;
   for (const RankScore& s : *scores) {
     if (facts.ranks[s.rank].node < 0) dropped = std::max(dropped, s.total());
@@ -741,10 +752,11 @@ void Undecided(const Analysis& a, Finding* f) {
       if (a.facts.ranks[r].has_log) highest_logged = static_cast<std::int32_t>(r);
     }
     const bool above = *std::min_element(tied.begin(), tied.end()) > highest_logged;
-    const std::string why = a.facts.stated_world > 0
-                                ? "the logs state world size " + std::to_string(a.facts.stated_world)
-                                : std::string("their peers' process groups name them as members") +
-                                      (above ? ", above the highest rank logged" : "");
+    const std::string why =
+        a.facts.world.stated > 0
+            ? "the logs state world size " + std::to_string(a.facts.world.stated)
+            : std::string("their peers' process groups name them as members") +
+                  (above ? ", above the highest rank logged" : "");
     f->reason = "Ranks " + RankList(tied) + " were never heard from (" + why +
                 "; their node's logs are missing) and are equally likely to have stopped first: the logs do not separate them." +
                 UnrankedNote(a);
@@ -769,7 +781,7 @@ std::int32_t UngroupedUnnamedTimeouts(const Analysis& a) {
     for (const GroupReport& r : g.reports) placed.insert(r.event);
   }
   std::int32_t n = 0;
-  for (std::int32_t i : a.facts.timeouts) {
+  for (std::int32_t i : a.facts.wave.timeouts) {
     const auto& w = std::get<WatchdogTimeout>(a.inc.events[i].detail);
     n += w.pg == kNoStr && w.pg_desc == kNoStr && placed.count(i) == 0 ? 1 : 0;
   }
@@ -783,13 +795,18 @@ std::int32_t UngroupedUnnamedTimeouts(const Analysis& a) {
 // node is named as where a rank may have stayed silent (a pointer, not a verdict).
 std::string UnrankedOnlyReason(const Analysis& a) {
   std::map<std::int32_t, std::int64_t> per_node;
-  for (std::int32_t i : a.facts.unranked_timeouts) ++per_node[a.inc.events[i].node];
-  std::string out = Count(static_cast<std::int64_t>(a.facts.unranked_timeouts.size()), "watchdog timeout") +
-                    " were logged, but none can be tied to a global rank: each line names only the rank within its process group "
-                    "(torch <= 2.2's `[Rank N]`, no `[rank<G>]:` prefix) and nothing ties it to a process (no `[default<L>]:` tag, "
-                    "no srun `--label`, no per-rank file), so no process group, silent member or first rank can be placed. "
-                    "Per-rank logs (DeepSpeed's launcher `--enable_each_rank_log DIR`, torchrun's `--tee 3 --log-dir DIR`) or "
-                    "torch >= 2.4 (its `[rank<G>]:` prefix) would place them.";
+  for (std::int32_t i : a.facts.wave.unranked_timeouts) ++per_node[a.inc.events[i].node];
+  std::string out =
+      Count(static_cast<std::int64_t>(a.facts.wave.unranked_timeouts.size()), "watchdog timeout") +
+      " were logged, but none can be tied to a global rank: each line names only the rank within "
+      "its process group "
+      "(torch <= 2.2's `[Rank N]`, no `[rank<G>]:` prefix) and nothing ties it to a process (no "
+      "`[default<L>]:` tag, "
+      "no srun `--label`, no per-rank file), so no process group, silent member or first rank can "
+      "be placed. "
+      "Per-rank logs (DeepSpeed's launcher `--enable_each_rank_log DIR`, torchrun's `--tee 3 "
+      "--log-dir DIR`) or "
+      "torch >= 2.4 (its `[rank<G>]:` prefix) would place them.";
   std::map<std::int64_t, std::vector<std::int32_t>> by_count;
   for (const auto& [node, n] : per_node) {
     if (node >= 0) by_count[n].push_back(node);
@@ -861,7 +878,7 @@ void NoCandidate(const Analysis& a, Finding* f) {
     f->reason = VictimsOnlyReason(a, victims, f);
     return;
   }
-  if (!a.facts.HasWave() && !a.facts.unranked_timeouts.empty()) {
+  if (!a.facts.HasWave() && !a.facts.wave.unranked_timeouts.empty()) {
     f->reason = UnrankedOnlyReason(a);
     return;
   }
@@ -886,7 +903,7 @@ void NoCandidate(const Analysis& a, Finding* f) {
 // they were printed in.
 std::int32_t FirstPeerTimeout(const Analysis& a, const Finding& f) {
   std::int32_t first = -1, near = -1;
-  for (std::int32_t i : a.facts.timeouts) {
+  for (std::int32_t i : a.facts.wave.timeouts) {
     const Event& e = a.inc.events[i];
     if (e.rank == f.rank) continue;
     if (first < 0) {
@@ -1072,9 +1089,9 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   JobFacts facts = CollectFacts(inc);
   Finding f;
   f.strategy = "engine";
-  f.ranks_seen = facts.ranks_seen;
+  f.ranks_seen = facts.world.ranks_seen;
   f.world_size = static_cast<std::int32_t>(facts.ranks.size());
-  f.problems = facts.world_notes;
+  f.problems = facts.world.notes;
   for (const FactsDetector& d : DetectorsBeforeWaits()) {
     if (d.diagnose(inc, facts, &f)) return f;
   }

@@ -187,13 +187,13 @@ bool RayEndedJob(const Incident& inc, const JobFacts& facts, Finding* f) {
   const Event& died = inc.events[d->error];
   if (cause.starts_with("The actor died because its node has died")) {
     JobFacts with = facts;
-    with.nodes[d->node].lost = FirstOnNode(inc, Kind::kRayNodeDead, d->node);
+    with.nodes[d->node].lost = EventRefOf(FirstOnNode(inc, Kind::kRayNodeDead, d->node));
     DiagnoseNodeLoss(inc, with, d->node, f);
     f->evidence.push_back({d->error, v1::EVIDENCE_ROLE_CORROBORATING});
     f->reason = Say(ReasonId::kRayNodeDead, {{"node", name}});
-    if (with.nodes[d->node].lost >= 0)
+    if (with.nodes[d->node].lost)
       f->reason.Add(ReasonId::kCitedInParentheses,
-                    {{"where", Where(inc, inc.events[with.nodes[d->node].lost])}});
+                    {{"where", Where(inc, inc.events[*with.nodes[d->node].lost])}});
     f->reason.Add(ReasonId::kRayActorDiedWithNode, {{"where", Where(inc, died)}});
     return true;
   }

@@ -10,9 +10,10 @@ double LauncherScore(const JobFacts& facts, std::int32_t rank) {
   double score = r.python_error >= 0 ? kTraceback : 0;
   if (!OwnExit(facts, rank)) return score;
   if (!facts.WaveSeen()) return score + kLauncherEarly;
-  if (!facts.wave_start || !r.exit_timed) return score + kLauncherNear;  // an untimed wave or exit: no order either way
-  if (r.exit_time < *facts.wave_start - kSkewWindow) return score + kLauncherEarly;
-  if (r.exit_time <= *facts.wave_start + kSkewWindow) return score + kLauncherNear;
+  if (!facts.wave.start || !r.exit_timed)
+    return score + kLauncherNear;  // an untimed wave or exit: no order either way
+  if (r.exit_time < *facts.wave.start - kSkewWindow) return score + kLauncherEarly;
+  if (r.exit_time <= *facts.wave.start + kSkewWindow) return score + kLauncherNear;
   return score + kLauncherLate;
 }
 
@@ -24,8 +25,8 @@ bool TornDownEarly(const JobFacts& facts, std::int32_t rank) {
   if (!r.torn_down || r.node < 0) return false;
   const std::int32_t first = facts.nodes[r.node].failed_rank;
   return first >= 0 && OwnExit(facts, first) &&
-         (!facts.WaveSeen() || (facts.wave_start && facts.ranks[first].exit_timed &&
-                                facts.ranks[first].exit_time < *facts.wave_start - kSkewWindow));
+         (!facts.WaveSeen() || (facts.wave.start && facts.ranks[first].exit_timed &&
+                                facts.ranks[first].exit_time < *facts.wave.start - kSkewWindow));
 }
 
 // gloo has no watchdog and no sequence numbers: a member with a log that reported nothing about
@@ -36,11 +37,11 @@ bool SilentMember(const RankFacts& r) {
 }
 
 double SilenceScore(const JobFacts& facts, std::int32_t rank) {
-  const std::int32_t reporters = facts.gloo_timeouts + facts.gloo_closed;
+  const std::int32_t reporters = facts.wave.gloo_timeouts + facts.wave.gloo_closed;
   if (facts.WaveSeen() || reporters == 0 || !SilentMember(facts.ranks[rank])) return 0;
   std::int32_t silent = 0;
   for (const RankFacts& r : facts.ranks) silent += SilentMember(r) ? 1 : 0;
-  const std::int32_t others = std::max(1, facts.ranks_seen - silent);
+  const std::int32_t others = std::max(1, facts.world.ranks_seen - silent);
   return kProgress * std::min(1.0, static_cast<double>(reporters) / others);
 }
 

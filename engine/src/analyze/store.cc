@@ -279,7 +279,7 @@ std::optional<StoreJoinGap> FindStoreJoinGap(const Incident& inc, const JobFacts
   const std::vector<std::uint8_t> spoke = NodesWhoseRanksSpoke(inc, facts);
   for (std::size_t n = 0; n < facts.nodes.size(); ++n) {
     const NodeFacts& node = facts.nodes[n];
-    if (!spoke[n] && !node.agent_log && node.reports.empty() && node.lost < 0) {
+    if (!spoke[n] && !node.agent_log && node.reports.empty() && !node.lost) {
       g.silent.push_back(static_cast<std::int32_t>(n));
     }
   }

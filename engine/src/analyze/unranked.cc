@@ -86,17 +86,19 @@ bool AfterTeardown(const Incident& inc, std::int32_t error) {
 // that no peer error explains.
 bool OnlyVictimsFailed(const Incident& inc, const JobFacts& facts) {
   if (facts.WaveSeen()) return false;
-  for (std::int32_t i : facts.unranked_own_errors) {
+  for (std::int32_t i : facts.unranked.own_errors) {
     if (!AfterTeardown(inc, i)) return false;
   }
   return std::none_of(facts.ranks.begin(), facts.ranks.end(), [](const RankFacts& r) {
-    return r.python_error >= 0 || r.host_cause >= 0 || (r.exit_event >= 0 && r.peer_error < 0);
+    return r.python_error >= 0 || r.host_cause || (r.exit_event >= 0 && r.peer_error < 0);
   });
 }
 
 // srun or the scheduler said how agents ended (srun's `task N: Killed` of an agent's task, a
 // cancellation): their word decides (KilledAgentTask, SchedulerEndedJob), not an agent's silence.
-bool SchedulerSaidHowAgentsEnded(const JobFacts& facts) { return facts.scheduler_end >= 0 || !facts.agent_task_exits.empty(); }
+bool SchedulerSaidHowAgentsEnded(const JobFacts& facts) {
+  return facts.scheduler.end || !facts.scheduler.agent_task_exits.empty();
+}
 
 }  // namespace
 
@@ -117,7 +119,7 @@ bool OnePeerErrorForAll(const JobFacts& facts, const std::vector<std::int32_t>& 
 }
 
 std::int32_t UnrankedOwnErrorBefore(const Incident& inc, const JobFacts& facts, std::int32_t victim) {
-  for (std::int32_t i : facts.unranked_own_errors) {
+  for (std::int32_t i : facts.unranked.own_errors) {
     if (BeforeInStream(inc, i, facts.ranks[victim].exit_event)) return i;
   }
   return -1;
@@ -135,7 +137,7 @@ bool DiagnoseSharedConsoleExit(const Incident& inc, const JobFacts& facts, Findi
   const std::int32_t peers = UnrankedPeerErrorsBefore(inc, last);
   if (peers >= static_cast<std::int32_t>(failed.size())) return false;  // each may be a victim
   std::int32_t own = -1;
-  for (std::int32_t i : facts.unranked_own_errors) {
+  for (std::int32_t i : facts.unranked.own_errors) {
     if (BeforeInStream(inc, i, last)) {
       own = i;
       break;
@@ -185,7 +187,7 @@ bool DiagnoseOwnErrorOfOneNode(const Incident& inc, const JobFacts& facts, Findi
   const std::vector<std::int32_t> failed = PeerErrorExits(facts);
   if (facts.WaveSeen() || failed.empty()) return false;
   for (const RankFacts& r : facts.ranks) {
-    if (r.python_error >= 0 || r.host_cause >= 0 || r.timeouts > 0) return false;
+    if (r.python_error >= 0 || r.host_cause || r.timeouts > 0) return false;
     if (r.exit_event >= 0 && r.peer_error < 0 && r.exit_code > 0)
       return false;  // an exit no peer error explains
   }
@@ -196,7 +198,7 @@ bool DiagnoseOwnErrorOfOneNode(const Incident& inc, const JobFacts& facts, Findi
     if (n.forced_kills > 0) return false;
   }
   std::int32_t node = -1, own = -1;
-  for (std::int32_t i : facts.unranked_own_errors) {
+  for (std::int32_t i : facts.unranked.own_errors) {
     if (AfterTeardown(inc, i)) continue;
     const std::int32_t n = inc.events[i].node;
     if (n < 0 || (node >= 0 && n != node)) return false;
@@ -247,7 +249,7 @@ bool DiagnoseUnresponsiveWorker(const Incident& inc, const JobFacts& facts, Find
   }
   if (stuck < 0) return false;
   const NodeFacts& sn = facts.nodes[stuck];
-  if (sn.first_failure >= 0 || sn.forced_kills != 1 || sn.signalled != 1) return false;
+  if (sn.first_failure || sn.forced_kills != 1 || sn.signalled != 1) return false;
   // Every other agent's report is of a worker that timed out waiting on a peer, and nothing else.
   std::int32_t victim_report = -1, victim_error = -1, victims = 0;
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
@@ -295,7 +297,7 @@ bool DiagnoseUnresponsiveWorker(const Incident& inc, const JobFacts& facts, Find
 }
 
 bool DiagnoseSilentPeerOnOneNode(const Incident& inc, const JobFacts& facts, Finding* f) {
-  if (!OnlyVictimsFailed(inc, facts) || facts.stated_world > 0) return false;
+  if (!OnlyVictimsFailed(inc, facts) || facts.world.stated > 0) return false;
   for (const NodeFacts& n : facts.nodes) {
     if (!n.reports.empty() || n.forced_kills > 0) return false;
   }
@@ -404,7 +406,7 @@ bool DiagnoseVanishedAgent(const Incident& inc, const JobFacts& facts, Finding* 
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
     const NodeFacts& nf = facts.nodes[n];
     if (n == reporter || !nf.agent_log) continue;
-    if (nf.signalled > 0 || nf.exit_barrier >= 0 || silent >= 0) return false;
+    if (nf.signalled > 0 || nf.exit_barrier || silent >= 0) return false;
     silent = n;
   }
   if (silent < 0) return false;

@@ -34,9 +34,10 @@ bool PresumedWaiting(const JobFacts& facts, std::size_t r) {
 }
 
 // A member placed on no node while some timeouts have no rank: one of them may be its own, so
-// nothing says it held the collective up (JobFacts::unranked_timeouts).
+// nothing says it held the collective up (WaveFacts::unranked_timeouts).
 bool MayHaveReported(const JobFacts& facts, std::int32_t r) {
-  return !facts.unranked_timeouts.empty() && (r >= static_cast<std::int32_t>(facts.ranks.size()) || facts.ranks[r].node < 0);
+  return !facts.wave.unranked_timeouts.empty() &&
+         (r >= static_cast<std::int32_t>(facts.ranks.size()) || facts.ranks[r].node < 0);
 }
 
 Edges BuildEdges(const JobFacts& facts, const std::vector<ProcessGroup>& groups, std::size_t world,

@@ -331,4 +331,10 @@ std::string_view NodeHost(std::string_view label) {
   return label.substr(0, label.find(kAgentOf));
 }
 
+std::int32_t NodeOfHost(const Incident& inc, std::string_view host) {
+  auto it = std::lower_bound(inc.nodes.begin(), inc.nodes.end(), host);
+  return it != inc.nodes.end() && *it == host ? static_cast<std::int32_t>(it - inc.nodes.begin())
+                                              : -1;
+}
+
 }  // namespace denpex::engine

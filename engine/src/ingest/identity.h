@@ -36,4 +36,7 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& path_node, const Inci
 // ranks 4-7)`; empty for an unnamed agent's `the node of <file>`. What initiator.node reports.
 std::string_view NodeHost(std::string_view label);
 
+// The index in Incident::nodes (sorted) of the node named `host`; -1 when no node has that name.
+std::int32_t NodeOfHost(const Incident& inc, std::string_view host);
+
 }  // namespace denpex::engine

@@ -491,17 +491,6 @@ void ResolveOwnRanks(Incident* inc) {
   });
 }
 
-namespace {
-
-// The index in Incident::nodes (sorted) of the node named `host`; -1 when none is.
-std::int32_t NodeIndex(const Incident& inc, std::string_view host) {
-  auto it = std::lower_bound(inc.nodes.begin(), inc.nodes.end(), host);
-  return it != inc.nodes.end() && *it == host ? static_cast<std::int32_t>(it - inc.nodes.begin())
-                                              : -1;
-}
-
-}  // namespace
-
 void ResolveRanks(const EventCensus& census, Incident* inc) {
   // (node, local rank) -> rank; -1 when two ranks claim it: the "node" is several machines
   // under one host name, and a line that says only its local rank could be any of theirs.
@@ -518,7 +507,7 @@ void ResolveRanks(const EventCensus& census, Incident* inc) {
       // the agent's own console, placed by its lines: the table's host is the console's node
       claim(e.node, fe->local_rank, e.rank);
     } else if (fe && e.rank >= 0 && fe->host != kNoStr) {
-      if (const std::int32_t node = NodeIndex(*inc, inc->str(fe->host)); node >= 0) {
+      if (const std::int32_t node = NodeOfHost(*inc, inc->str(fe->host)); node >= 0) {
         claim(node, fe->local_rank, e.rank);
       } else if (e.node >= 0) {  // a pod's hostname: the table sits in the pod's own log
         claim(e.node, fe->local_rank, e.rank);
@@ -586,7 +575,7 @@ void ResolveNcclPids(Incident* inc) {
   };
   for (const Event& e : inc->events) {
     if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) {
-      const std::int32_t named = fe->host == kNoStr ? -1 : NodeIndex(*inc, inc->str(fe->host));
+      const std::int32_t named = fe->host == kNoStr ? -1 : NodeOfHost(*inc, inc->str(fe->host));
       claim(named >= 0 ? named : e.node, fe->pid, e.rank);
     } else if (const auto* c = std::get_if<CommInit>(&e.detail)) {
       if (c->nranks == world_comm && world_comm > 1) claim(e.node, c->pid, c->comm_rank);
