@@ -169,6 +169,14 @@ enum class ReasonId : std::uint16_t {
   kCheckBootstrapRoute,
   kInterfaceMissing,
   kCheckInterfaces,
+  kFarEndOfNode,
+  kHcaOfGpu,
+  kItsHca,
+  kItsSocketInterface,
+  kLinkEndOfRank,
+  kLinkEndOfProcess,
+  kFarPeerOfNode,
+  kFarPeerUnknownHost,
 
   // analyze/baselines.cc, analyze/first_error.cc
   kRestartFromNewest,
@@ -334,6 +342,9 @@ enum class ReasonId : std::uint16_t {
   kNoOneStandsOut,
   kNothingStopped,
   kUngroupedUnnamedTimeouts,
+
+  // analyze/detectors.cc
+  kRestartNothingFailed,
 
   kCount,  // not a template: the number of them
 };

@@ -458,6 +458,15 @@ constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kCheckInterfaces,
      "Check the network interfaces of {node} against NCCL_SOCKET_IFNAME (ip addr) and fix the name "
      "or the node before restarting."},
+    {ReasonId::kFarEndOfNode, "the far end ({node})"},
+    {ReasonId::kHcaOfGpu, "the HCA of GPU {gpu}"},
+    {ReasonId::kItsHca, "its HCA"},
+    {ReasonId::kItsSocketInterface, "its socket interface"},
+    {ReasonId::kLinkEndOfRank, "rank {rank} ({node}, {hca})"},
+    {ReasonId::kLinkEndOfProcess, "a process ({node}, {hca})"},
+    {ReasonId::kFarPeerOfNode, "its peer {address} ({node}, whose logs hold no status-12 WARN)"},
+    {ReasonId::kFarPeerUnknownHost,
+     "its peer {address} (a host no line of the incident comes from: its logs are missing)"},
     // analyze/baselines.cc, analyze/first_error.cc (the baseline strategies)
     {ReasonId::kRestartFromNewest, "Restart the job from the newest checkpoint."},
     {ReasonId::kNoRankedError, "No error line names a rank."},
@@ -828,6 +837,9 @@ constexpr std::array kTemplates = std::to_array<Template>({
      "groups that show two members each, so the rank their peers wait on cannot be placed (torch "
      ">= 2.4 names the process groups; the engine does not read TORCH_NCCL_DESYNC_DEBUG's "
      "report)."},
+    // analyze/detectors.cc
+    {ReasonId::kRestartNothingFailed,
+     "Restart the job from the newest checkpoint that verifies; nothing in the ranks failed."},
     // TEMPLATES
 });
 static_assert(kTemplates.size() == static_cast<std::size_t>(ReasonId::kCount));
