@@ -14,7 +14,7 @@ namespace denpex::engine {
 
 // One template per sentence shape; report/reasons.cc holds their words in this order.
 enum class ReasonId : std::uint16_t {
-  kVerbatim,  // {text}: words written in analyze, not yet a template
+  kVerbatim,  // {text}: words passed through as written (tests only: analyze writes templates)
 
   // analyze/unranked.cc
   kSharedConsoleExit,
@@ -372,7 +372,9 @@ struct ReasonPart {
 // Parts rendered one after the other, with nothing between them.
 struct Reason {
   Reason() = default;
-  // Words written in analyze (ReasonId::kVerbatim): the places not yet written as templates.
+  // Words passed through as written (ReasonId::kVerbatim). engine/src builds no Reason this way
+  // (its sentences are templates); these stay for the renderer's tests (tests/engine/
+  // reasons_test.cc). A new sentence is a ReasonId, not words given here.
   Reason(std::string text) { *this += std::move(text); }   // NOLINT(google-explicit-constructor)
   Reason(const char* text) : Reason(std::string(text)) {}  // NOLINT(google-explicit-constructor)
 
