@@ -16,6 +16,11 @@ namespace denpex::engine {
 enum class ReasonId : std::uint16_t {
   kVerbatim,  // {text}: words passed through as written (tests only: analyze writes templates)
 
+  // analyze/describe.cc (the blanks several files fill)
+  kExitBySignal,
+  kExitBySignalNumber,
+  kExitCode,
+
   // analyze/unranked.cc
   kSharedConsoleExit,
   kSharedConsoleOwnError,
@@ -102,6 +107,8 @@ enum class ReasonId : std::uint16_t {
   kCrashLoops,
   kRestartBudgetSpent,
   kPodDeletedAfterNotReady,
+  kOnce,
+  kTimes,
 
   // analyze/store.cc
   kRendezvousUnreachable,

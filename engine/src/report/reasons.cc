@@ -14,6 +14,10 @@ struct Template {
 // In ReasonId's order (checked below).
 constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kVerbatim, "{text}"},
+    // analyze/describe.cc (the blanks several files fill)
+    {ReasonId::kExitBySignal, "{signal} (exit {code})"},
+    {ReasonId::kExitBySignalNumber, "signal {signal} (exit {code})"},
+    {ReasonId::kExitCode, "exit code {code}"},
     // analyze/unranked.cc
     {ReasonId::kSharedConsoleExit,
      "Ranks {ranks} on {node} exited with an error code ({exits}) on a console they share with "
@@ -252,6 +256,8 @@ constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kPodDeletedAfterNotReady,
      " Its pod was deleted after the NotReady toleration, and the job's controller then deleted "
      "the other pods."},
+    {ReasonId::kOnce, "once"},
+    {ReasonId::kTimes, "{count} times"},
     // analyze/store.cc
     {ReasonId::kRendezvousUnreachable,
      "The c10d rendezvous never completed: {agents} agents waited out the join timeout and raised "
