@@ -266,6 +266,13 @@ enum class ReasonId : std::uint16_t {
   kApplicationFaultByDriver,
   kGpuFailedUnderRank,
   kCodeAt,
+  kNcclBusIdLine,
+  kVisibleDeviceAt,
+  kVisibleDeviceIndexCited,
+  kVisibleDeviceIndex,
+  kSmiIndex,
+  kSmiTableSkipsIndex,
+  kPidInXidLine,
 
   // analyze/participation.cc
   kThenSentence,

@@ -631,6 +631,20 @@ constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kApplicationFaultByDriver, ": the application's fault, reported by the driver."},
     {ReasonId::kGpuFailedUnderRank, ": the GPU failed under the rank."},
     {ReasonId::kCodeAt, "{code} at {where}"},
+    {ReasonId::kNcclBusIdLine, "its NCCL busId line ({where})"},
+    {ReasonId::kVisibleDeviceAt,
+     "CUDA_VISIBLE_DEVICES ({where}) lists {entry} as its device {local}, which nvidia-smi shows "
+     "at {pci}"},
+    {ReasonId::kVisibleDeviceIndexCited,
+     "CUDA_VISIBLE_DEVICES ({where}) lists {entry} as its device {local}, nvidia-smi index "
+     "{index} ({slot})"},
+    {ReasonId::kVisibleDeviceIndex,
+     "CUDA_VISIBLE_DEVICES ({where}) lists {entry} as its device {local}, nvidia-smi index "
+     "{index}"},
+    {ReasonId::kSmiIndex, "nvidia-smi index {index} ({where})"},
+    {ReasonId::kSmiTableSkipsIndex,
+     "nvidia-smi's table, which skips index {index} and cannot reach that one GPU ({where})"},
+    {ReasonId::kPidInXidLine, "the rank's pid in its Xid line ({where})"},
     // analyze/participation.cc
     {ReasonId::kThenSentence, " {sentence}"},
     {ReasonId::kWaitingOnIt,
