@@ -32,17 +32,38 @@ std::string Where(const Incident& inc, const Event& e) {
   return inc.files[e.file].path + ":" + std::to_string(e.line);
 }
 
-std::string ExitPhrase(std::int32_t exit_code) {
+namespace {
+
+// The name of the signal a negative exit code stands for, where it is a common one; else null.
+const char* SignalName(std::int32_t exit_code) {
   switch (exit_code) {
-    case -6: return "SIGABRT (exit -6)";
-    case -7: return "SIGBUS (exit -7)";
-    case -9: return "SIGKILL (exit -9)";
-    case -11: return "SIGSEGV (exit -11)";
-    case -15: return "SIGTERM (exit -15)";
+    case -6:
+      return "SIGABRT";
+    case -7:
+      return "SIGBUS";
+    case -9:
+      return "SIGKILL";
+    case -11:
+      return "SIGSEGV";
+    case -15:
+      return "SIGTERM";
     default:
-      return exit_code < 0 ? "signal " + std::to_string(-exit_code) + " (exit " + std::to_string(exit_code) + ")"
-                           : "exit code " + std::to_string(exit_code);
+      return nullptr;
   }
+}
+
+}  // namespace
+
+Reason ExitPhrase(std::int32_t exit_code) {
+  const std::string code = std::to_string(exit_code);
+  if (const char* signal = SignalName(exit_code)) {
+    return Say(ReasonId::kExitBySignal, {{"signal", signal}, {"code", code}});
+  }
+  if (exit_code < 0) {
+    return Say(ReasonId::kExitBySignalNumber,
+               {{"signal", std::to_string(-exit_code)}, {"code", code}});
+  }
+  return Say(ReasonId::kExitCode, {{"code", code}});
 }
 
 std::string Count(std::int64_t n, const std::string& noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }

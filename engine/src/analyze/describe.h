@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/reason.h"
 #include "denpex/common/time.h"
 #include "incident/incident.h"
 
@@ -20,7 +21,7 @@ std::string NodeName(const Incident& inc, std::int32_t node);
 std::string Where(const Incident& inc, const Event& e);
 // "1 node", "3 nodes": `n` and the noun, plural unless n is 1 (`noun` takes an s).
 std::string Count(std::int64_t n, const std::string& noun);
-// "SIGKILL (exit -9)", "exit code 1".
-std::string ExitPhrase(std::int32_t exit_code);
+// "SIGKILL (exit -9)", "exit code 1": words for a blank.
+Reason ExitPhrase(std::int32_t exit_code);
 
 }  // namespace denpex::engine

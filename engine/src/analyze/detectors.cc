@@ -22,9 +22,7 @@ namespace {
 
 bool AnswerSchedulerFailedNode(const Incident& inc, const JobFacts& facts, Finding* f) {
   if (!SchedulerFailedNode(inc, facts, f)) return false;
-  f->recovery.push_back(
-      {"restart_job", "",
-       "Restart the job from the newest checkpoint that verifies; nothing in the ranks failed."});
+  f->recovery.push_back({"restart_job", "", Say(ReasonId::kRestartNothingFailed)});
   NoteRequeue(inc, facts, f);
   return true;
 }

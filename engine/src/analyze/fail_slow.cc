@@ -233,8 +233,8 @@ std::optional<Straggler> FindFailSlow(const Incident& inc, const JobFacts& facts
 // A PCIe link trained down (x16 -> x4, a lower generation) slows the GPU's host transfers with no
 // clock reason set; only dcgmi diag -r 2/3's PCIe test shows it (DCGM's "running at PCI link width
 // 4X" / "PCI link generation" message, docs/log_formats.md §20).
-static bool CorroboratePcieLink(const Incident& inc, const GpuHealth& g, const std::string& pci, const std::string& how,
-                                Finding* f) {
+static bool CorroboratePcieLink(const Incident& inc, const GpuHealth& g, const std::string& pci,
+                                const Reason& how, Finding* f) {
   if (g.diag_failed != "PCIe") return false;
   const bool downgraded =
       g.dcgm.find("running at PCI link width") != std::string::npos || g.dcgm.find("running at PCI link generation") != std::string::npos;
@@ -256,7 +256,7 @@ static void CorroborateThrottle(const Incident& inc, const JobFacts& facts, std:
   if (facts.ranks[rank].node < 0) return;
   const NodeGpuHealth health = ReadNodeGpuHealth(inc, facts.ranks[rank].node);
   if (health.gpus.empty()) return;
-  std::string how;
+  Reason how;
   const std::string pci = GpuOfRank(inc, facts, rank, &how, &health);
   const GpuHealth* g = health.ByPci(pci);
   if (g != nullptr && !g->Throttled() && CorroboratePcieLink(inc, *g, pci, how, f)) return;

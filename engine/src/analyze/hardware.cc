@@ -201,8 +201,9 @@ void AddHealthPhrase(const Incident& inc, const GpuHealth& g, KernelCause* c) {
 // With no Xid line (no kernel log collected), nvidia-smi -q / DCGM still tell a GPU memory
 // fault on the rank's GPU: volatile uncorrectable errors, a failed remap, a retired DBE page.
 // A corrected count alone (aggregate correctable, a remapped correctable row) never does.
-std::optional<KernelCause> HealthCause(const Incident& inc, const JobFacts& facts, std::int32_t rank, const std::string& gpu,
-                                       const std::string& how, const NodeGpuHealth& health) {
+std::optional<KernelCause> HealthCause(const Incident& inc, const JobFacts& facts,
+                                       std::int32_t rank, const std::string& gpu, const Reason& how,
+                                       const NodeGpuHealth& health) {
   const GpuHealth* g = gpu.empty() ? nullptr : health.ByPci(gpu);
   if (gpu.empty()) {  // no topology: the node's only GPU with a memory fault
     for (const GpuHealth& h : health.gpus) {
@@ -218,7 +219,7 @@ std::optional<KernelCause> HealthCause(const Incident& inc, const JobFacts& fact
   c.failure_class = v1::FAILURE_CLASS_GPU_ECC;
   c.owner = v1::OWNER_GPU_HARDWARE;
   c.gpu = g->pci;
-  const Reason mapped = how.empty()
+  const Reason mapped = how.parts.empty()
                             ? Say(ReasonId::kOnlyGpuWithMemoryFault)
                             : Say(ReasonId::kLocalRanksGpuBy,
                                   {{"local_rank", std::to_string(r.local_rank)}, {"how", how}});
@@ -247,7 +248,7 @@ std::optional<KernelCause> HealthCause(const Incident& inc, const JobFacts& fact
 std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks, std::int32_t rank,
                                     const Window& window, const NodeGpuHealth& health) {
   const std::int32_t node = facts.ranks[rank].node;
-  std::string how;
+  Reason how;
   const std::string gpu = GpuOfRank(inc, facts, rank, &how, &health);
   std::vector<std::int32_t> burst;
   std::int32_t best = -1;
@@ -288,7 +289,7 @@ std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, 
   const Reason code = e.kind == Kind::kFallenOffBus
                           ? Say(ReasonId::kFallenOffBus)
                           : Say(ReasonId::kXidCode, {{"code", std::to_string(best_m->code)}});
-  const Reason mapped = how.empty()
+  const Reason mapped = how.parts.empty()
                             ? Say(ReasonId::kOnlyGpuWithXid, {{"node", name}})
                             : Say(ReasonId::kLocalRanksGpuBy,
                                   {{"local_rank", std::to_string(r.local_rank)}, {"how", how}});
@@ -326,15 +327,21 @@ std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, 
 }
 
 // The GPU CUDA_VISIBLE_DEVICES gives local rank `local`: its entry, by nvidia-smi index or UUID.
-std::string VisibleGpu(const Incident& inc, const NodeGpuHealth& health, std::int32_t node, std::int32_t local, std::string* how) {
+std::string VisibleGpu(const Incident& inc, const NodeGpuHealth& health, std::int32_t node,
+                       std::int32_t local, Reason* how) {
   if (local < 0 || local >= static_cast<std::int32_t>(health.visible.size())) return {};
   const std::string& entry = health.visible[static_cast<std::size_t>(local)];
-  const std::string listed = "CUDA_VISIBLE_DEVICES (" + HealthWhere(inc, health.visible_line) + ") lists " + entry + " as its device " +
-                             std::to_string(local);
+  // "CUDA_VISIBLE_DEVICES (<line>) lists <entry> as its device <local>", and what maps the entry.
+  const auto listed = [&](ReasonId id, std::vector<ReasonArg> mapping) {
+    mapping.insert(mapping.begin(), {{"where", HealthWhere(inc, health.visible_line)},
+                                     {"entry", entry},
+                                     {"local", std::to_string(local)}});
+    return Say(id, std::move(mapping));
+  };
   if (entry.starts_with("GPU-")) {
     const GpuHealth* g = health.ByUuid(entry);
     if (g == nullptr || g->pci.empty()) return {};
-    *how = listed + ", which nvidia-smi shows at " + g->pci;
+    *how = listed(ReasonId::kVisibleDeviceAt, {{"pci", g->pci}});
     return g->pci;
   }
   std::int32_t index = -1;
@@ -346,13 +353,14 @@ std::string VisibleGpu(const Incident& inc, const NodeGpuHealth& health, std::in
     if (e.node != node || e.kind != Kind::kGpuSlot) continue;
     const auto& s = std::get<GpuSlot>(e.detail);
     if (s.index == index) {
-      *how = listed + ", nvidia-smi index " + std::to_string(index) + " (" + Where(inc, e) + ")";
+      *how = listed(ReasonId::kVisibleDeviceIndexCited,
+                    {{"index", std::to_string(index)}, {"slot", Where(inc, e)}});
       return std::string(inc.str(s.pci));
     }
   }
   const GpuHealth* g = health.ByIndex(index);
   if (g == nullptr || g->pci.empty()) return {};
-  *how = listed + ", nvidia-smi index " + std::to_string(index);
+  *how = listed(ReasonId::kVisibleDeviceIndex, {{"index", std::to_string(index)}});
   return g->pci;
 }
 
@@ -360,7 +368,8 @@ std::string VisibleGpu(const Incident& inc, const NodeGpuHealth& health, std::in
 // device handle for GPU<pci>: Unknown Error` and its table skips that GPU's index. When the
 // node's table lists every index from 0 but `local`, and exactly one GPU is unreachable, that
 // GPU is local rank `local`'s (CUDA's default order).
-std::string UnreachableGpuAt(const Incident& inc, std::int32_t node, std::int32_t local, std::string* how) {
+std::string UnreachableGpuAt(const Incident& inc, std::int32_t node, std::int32_t local,
+                             Reason* how) {
   std::vector<bool> listed;
   const Event* unreachable = nullptr;
   for (const Event& e : inc.events) {
@@ -379,7 +388,8 @@ std::string UnreachableGpuAt(const Incident& inc, std::int32_t node, std::int32_
   const bool gap = static_cast<std::size_t>(local) < listed.size() ? missing == 1 && !listed[static_cast<std::size_t>(local)]
                                                                     : missing == 0 && static_cast<std::size_t>(local) == listed.size();
   if (!gap) return {};
-  *how = "nvidia-smi's table, which skips index " + std::to_string(local) + " and cannot reach that one GPU (" + Where(inc, *unreachable) + ")";
+  *how = Say(ReasonId::kSmiTableSkipsIndex,
+             {{"index", std::to_string(local)}, {"where", Where(inc, *unreachable)}});
   return std::string(inc.str(std::get<GpuSlot>(unreachable->detail).pci));
 }
 
@@ -389,7 +399,8 @@ namespace {
 
 // The GPU of the rank's local rank: CUDA_VISIBLE_DEVICES, nvidia-smi's index, the one GPU its
 // table cannot reach.
-std::string GpuOfLocalRank(const Incident& inc, const RankFacts& r, std::string* how, const NodeGpuHealth* health) {
+std::string GpuOfLocalRank(const Incident& inc, const RankFacts& r, Reason* how,
+                           const NodeGpuHealth* health) {
   if (r.node < 0 || r.local_rank < 0) return {};
   if (health != nullptr && health->several_machines) return {};  // whose table, whose list?
   // CUDA_VISIBLE_DEVICES reorders the GPUs: when it is there but does not map the local rank (a
@@ -399,7 +410,8 @@ std::string GpuOfLocalRank(const Incident& inc, const RankFacts& r, std::string*
     if (e.node != r.node || e.kind != Kind::kGpuSlot) continue;
     const auto& s = std::get<GpuSlot>(e.detail);
     if (s.index == r.local_rank) {
-      *how = "nvidia-smi index " + std::to_string(s.index) + " (" + Where(inc, e) + ")";
+      *how =
+          Say(ReasonId::kSmiIndex, {{"index", std::to_string(s.index)}, {"where", Where(inc, e)}});
       return std::string(inc.str(s.pci));
     }
   }
@@ -408,13 +420,13 @@ std::string GpuOfLocalRank(const Incident& inc, const RankFacts& r, std::string*
 
 // The driver names the process an Xid hit (`pid=<P>, name=python3`): the rank's own pid ties that
 // GPU to it, so on a shared node another GPU's Xid is not taken for its (analyze/scope.h).
-std::string GpuOfPid(const Incident& inc, const RankFacts& r, std::string* how) {
+std::string GpuOfPid(const Incident& inc, const RankFacts& r, Reason* how) {
   if (r.node < 0 || r.pid <= 0) return {};
   for (const Event& e : inc.events) {
     if (e.node != r.node || e.kind != Kind::kXid) continue;
     const auto& x = std::get<Xid>(e.detail);
     if (x.pid != r.pid || x.pci == kNoStr) continue;
-    *how = "the rank's pid in its Xid line (" + Where(inc, e) + ")";
+    *how = Say(ReasonId::kPidInXidLine, {{"where", Where(inc, e)}});
     return std::string(inc.str(x.pci));
   }
   return {};
@@ -422,13 +434,14 @@ std::string GpuOfPid(const Incident& inc, const RankFacts& r, std::string* how) 
 
 }  // namespace
 
-std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t rank, std::string* how, const NodeGpuHealth* health) {
+std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t rank, Reason* how,
+                      const NodeGpuHealth* health) {
   const RankFacts& r = facts.ranks[rank];
   for (const Event& e : inc.events) {
     if (e.rank != rank || e.kind != Kind::kCommInit) continue;
     const auto& c = std::get<CommInit>(e.detail);
     if (c.pci != kNoStr) {
-      *how = "its NCCL busId line (" + Where(inc, e) + ")";
+      *how = Say(ReasonId::kNcclBusIdLine, {{"where", Where(inc, e)}});
       return std::string(inc.str(c.pci));
     }
   }
@@ -436,11 +449,10 @@ std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t r
   return gpu.empty() ? GpuOfPid(inc, r, how) : gpu;
 }
 
-
 std::int32_t RankOfGpu(const Incident& inc, const JobFacts& facts, std::int32_t node, std::string_view pci, const NodeGpuHealth* health) {
   for (std::int32_t rank = 0; rank < static_cast<std::int32_t>(facts.ranks.size()); ++rank) {
     if (facts.ranks[rank].node != node) continue;
-    std::string how;
+    Reason how;
     if (GpuOfRank(inc, facts, rank, &how, health) == pci) return rank;
   }
   return -1;
@@ -453,7 +465,7 @@ std::optional<KernelCause> FindKernelCause(const Incident& inc, const JobFacts& 
   const std::optional<Window> window = when ? std::optional<Window>(Around(*when)) : JobWindow(inc, clocks);
   const NodeGpuHealth health = ReadNodeGpuHealth(inc, facts.ranks[rank].node);
   if (window) return XidCause(inc, facts, clocks, rank, *window, health);
-  std::string how;  // nothing is timed: only the health snapshot, which needs no time, can tell
+  Reason how;  // nothing is timed: only the health snapshot, which needs no time, can tell
   const std::string gpu = GpuOfRank(inc, facts, rank, &how, &health);
   return gpu.empty() ? std::nullopt : HealthCause(inc, facts, rank, gpu, how, health);
 }
@@ -523,7 +535,7 @@ bool CudaErrorUndetermined(const Incident& inc, const JobFacts& facts, const Clo
   const NodeKernel k = NodeKernelOf(inc, clocks, node, JobWindow(inc, clocks));
   if (!k.read) return true;
   if (!k.gpu_fault) return false;
-  std::string how;
+  Reason how;
   const NodeGpuHealth health = ReadNodeGpuHealth(inc, node);
   return GpuOfRank(inc, facts, rank, &how, &health).empty();  // mapped: the fault was another GPU's
 }

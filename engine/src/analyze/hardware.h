@@ -22,8 +22,8 @@ namespace denpex::engine {
 // left: its own NCCL `busId` line first; else the node's CUDA_VISIBLE_DEVICES line (`health`),
 // whose local-rank-th entry names the GPU by nvidia-smi index or `GPU-<uuid>` (matched against
 // the nvidia-smi table, `-L` or `-q`); else the nvidia-smi table at index = local rank (CUDA's
-// default order). Empty when none is there. `how` says which.
-std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t rank, std::string* how,
+// default order). Empty when none is there. `how` says which, as words for a blank.
+std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t rank, Reason* how,
                       const NodeGpuHealth* health = nullptr);
 
 // The rank on `node` whose GPU (GpuOfRank) is `pci`; -1 when no rank maps to it. The way back

@@ -481,18 +481,25 @@ namespace {
 
 // "rank 12 (gpu-0002, mlx5_4)", "rank 12 (gpu-0002, the HCA of GPU 4)" or, over sockets,
 // "rank 12 (gpu-0002, ib0)".
-std::string EndName(const Incident& inc, const JobFacts& facts, const LinkEnd& e, bool socket) {
-  std::string hca = e.hca;
-  if (e.event < 0 && e.rank < 0) return "the far end (" + NodeName(inc, e.node) + ")";  // seen from the other end only
-  if (hca.empty()) {
+Reason EndName(const Incident& inc, const JobFacts& facts, const LinkEnd& e, bool socket) {
+  if (e.event < 0 && e.rank < 0) {  // seen from the other end only
+    return Say(ReasonId::kFarEndOfNode, {{"node", NodeName(inc, e.node)}});
+  }
+  ReasonArg hca("hca", e.hca);  // its name where a line gives it (`mlx5_4`, `ib0`)
+  if (e.hca.empty() && socket) {
+    hca = ReasonArg("hca", Say(ReasonId::kItsSocketInterface));
+  } else if (e.hca.empty()) {
     const bool known = e.rank >= 0 && e.rank < static_cast<std::int32_t>(facts.ranks.size());
     const std::int32_t local = known ? facts.ranks[e.rank].local_rank : -1;
     const std::int32_t dev = local >= 0 ? local : std::get<NcclWarn>(inc.events[e.event].detail).cuda_dev;
-    hca = dev >= 0 ? "the HCA of GPU " + std::to_string(dev) : "its HCA";
-    if (socket) hca = "its socket interface";
+    hca = ReasonArg("hca", dev >= 0 ? Say(ReasonId::kHcaOfGpu, {{"gpu", std::to_string(dev)}})
+                                    : Say(ReasonId::kItsHca));
   }
-  const std::string who = e.rank >= 0 ? "rank " + std::to_string(e.rank) : "a process";  // a rank its log never named
-  return who + " (" + NodeName(inc, e.node) + ", " + hca + ")";
+  if (e.rank < 0) {  // a rank its log never named
+    return Say(ReasonId::kLinkEndOfProcess, {{"node", NodeName(inc, e.node)}, hca});
+  }
+  return Say(ReasonId::kLinkEndOfRank,
+             {{"rank", std::to_string(e.rank)}, {"node", NodeName(inc, e.node)}, hca});
 }
 
 std::string Seconds(TimeNs t) {
@@ -506,8 +513,8 @@ std::string Seconds(TimeNs t) {
 namespace {
 
 // Which end failed first, and why (a sentence; empty-handed when nothing tells).
-Reason LinkOrder(const Incident& inc, const LinkFault& l, const std::string& end_a,
-                 const std::string& end_b) {
+Reason LinkOrder(const Incident& inc, const LinkFault& l, const Reason& end_a,
+                 const Reason& end_b) {
   switch (l.by) {
     case LinkFault::By::kOneEnd:
       return Say(ReasonId::kFirstByOneEnd,
@@ -542,15 +549,15 @@ std::string LinkTarget(const Incident& inc, const LinkFinding& link) {
 }
 
 // The far end of a link seen from one end: its node where a line maps the address, and the address.
-std::string FarEnd(const Incident& inc, const LinkFault& l) {
-  const std::string where = l.link.b.node >= 0 ? NodeName(inc, l.link.b.node) + ", whose logs hold no status-12 WARN"
-                                               : "a host no line of the incident comes from: its logs are missing";
-  return "its peer " + l.far_address + " (" + where + ")";
+Reason FarEnd(const Incident& inc, const LinkFault& l) {
+  if (l.link.b.node < 0) return Say(ReasonId::kFarPeerUnknownHost, {{"address", l.far_address}});
+  return Say(ReasonId::kFarPeerOfNode,
+             {{"address", l.far_address}, {"node", NodeName(inc, l.link.b.node)}});
 }
 
 // The reason and the recovery of a bad IB link of which only one end reported.
-void IbOneEndStory(const Incident& inc, const LinkFault& l, const std::string& end_a, Finding* f) {
-  const std::string far = FarEnd(inc, l);
+void IbOneEndStory(const Incident& inc, const LinkFault& l, const Reason& end_a, Finding* f) {
+  const Reason far = FarEnd(inc, l);
   f->reason = Say(ReasonId::kIbLinkOneEnd, {{"a", end_a},
                                             {"far", far},
                                             {"node", NodeName(inc, l.link.a.node)},
@@ -563,7 +570,8 @@ void IbOneEndStory(const Incident& inc, const LinkFault& l, const std::string& e
 }
 
 // The reason and the recovery of a bad link over IB.
-void IbLinkStory(const Incident& inc, const LinkFault& l, const std::string& end_a, const std::string& end_b, Finding* f) {
+void IbLinkStory(const Incident& inc, const LinkFault& l, const Reason& end_a, const Reason& end_b,
+                 Finding* f) {
   const LinkEnd& a = l.link.a;
   const LinkEnd& b = l.link.b;
   f->reason = Say(ReasonId::kIbLink, {{"a", end_a},
@@ -576,7 +584,8 @@ void IbLinkStory(const Incident& inc, const LinkFault& l, const std::string& end
 }
 
 // The reason and the recovery of a bad path between two nodes under NCCL's socket transport.
-void SocketLinkStory(const Incident& inc, const LinkFault& l, const std::string& end_a, const std::string& end_b, Finding* f) {
+void SocketLinkStory(const Incident& inc, const LinkFault& l, const Reason& end_a,
+                     const Reason& end_b, Finding* f) {
   const LinkEnd& a = l.link.a;
   const LinkEnd& b = l.link.b;
   f->reason = Say(l.by == LinkFault::By::kOneEnd ? ReasonId::kSocketPathOneReset
@@ -620,7 +629,7 @@ void DiagnoseLinkFault(const Incident& inc, const JobFacts& facts, const LinkFau
   std::vector<std::int32_t> ends{a.rank};
   if (b.rank >= 0) ends.push_back(b.rank);
   f->cascade = SummarizeCascade(inc, facts, ends, a.node);
-  const std::string end_a = EndName(inc, facts, a, l.socket), end_b = EndName(inc, facts, b, l.socket);
+  const Reason end_a = EndName(inc, facts, a, l.socket), end_b = EndName(inc, facts, b, l.socket);
   if (l.socket) return SocketLinkStory(inc, l, end_a, end_b, f);
   if (l.by == LinkFault::By::kSeenFromOneEnd) return IbOneEndStory(inc, l, end_a, f);
   IbLinkStory(inc, l, end_a, end_b, f);

@@ -251,174 +251,200 @@ std::optional<KernelCause> KernelCauseOf(const Analysis& a, std::int32_t rank, F
   return c;
 }
 
-std::string WaitersPhrase(const Analysis& a, std::int32_t rank) {
+// "3 of the 24 ranks that timed out were waiting on it in 2 process groups"; empty when none were.
+Reason WaitersPhrase(const Analysis& a, std::int32_t rank) {
   const std::int32_t n = a.waits.explains[rank];
-  if (n == 0) return "";
-  return std::to_string(n) + " of the " + std::to_string(a.waits.reporters) +
-         " ranks that timed out were waiting on it in " + std::to_string(a.waits.blocking_groups[rank]) +
-         " process group" + (a.waits.blocking_groups[rank] == 1 ? "" : "s");
+  if (n == 0) return {};
+  return Say(ReasonId::kWaitingOnIt,
+             {{"waiting", std::to_string(n)},
+              {"reporters", std::to_string(a.waits.reporters)},
+              {"groups", Count(a.waits.blocking_groups[rank], "process group")}});
 }
 
-std::string DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding& f) {
+// The sentence's end: "." alone, or `then` with the waiters phrase and its ".".
+Reason EndWithWaiters(const Reason& waiting, ReasonId then) {
+  return waiting.parts.empty() ? Say(ReasonId::kPeriod) : Say(then, {{"waiting", waiting}});
+}
+
+// "Rank 3 (gpu-0001, local rank 3)".
+Reason Who(const Analysis& a, std::int32_t rank) {
   const RankFacts& r = a.facts.ranks[rank];
-  std::string who = "Rank " + std::to_string(rank) + " (" + NodeName(a.inc, r.node);
-  if (r.local_rank >= 0) who += ", local rank " + std::to_string(r.local_rank);
-  who += ")";
-  const std::string waiting = WaitersPhrase(a, rank);
+  if (r.local_rank < 0) {
+    return Say(ReasonId::kRankOfNode,
+               {{"rank", std::to_string(rank)}, {"node", NodeName(a.inc, r.node)}});
+  }
+  return Say(ReasonId::kRankOfNodeLocal, {{"rank", std::to_string(rank)},
+                                          {"node", NodeName(a.inc, r.node)},
+                                          {"local_rank", std::to_string(r.local_rank)}});
+}
+
+// The type of the rank's own Python error (its r.python_error >= 0).
+std::string ErrorType(const Analysis& a, const RankFacts& r) {
+  return std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type));
+}
+
+// A rank that exited on its own: how, when, after what, against the wave.
+Reason OwnExitReason(const Analysis& a, std::int32_t rank, const Finding& f, const Reason& who,
+                     const Reason& waiting) {
+  const RankFacts& r = a.facts.ranks[rank];
+  Reason s = Say(ReasonId::kExitedWith, {{"who", who}, {"exit", ExitPhrase(r.exit_code)}});
+  if (f.time) s.Add(ReasonId::kAtTime, {{"time", ClockTime(*f.time)}});
+  if (r.host_cause) {
+    s.Add(ReasonId::kHostSaysWhy, {{"where", Where(a.inc, a.inc.events[*r.host_cause])}});
+  }
+  const NodeErrors node =
+      r.python_error < 0 && r.exit_code > 0 ? UnrankedErrorsOfNode(a, rank) : NodeErrors{};
+  if (r.python_error >= 0) {
+    s.Add(ReasonId::kAfterRaising, {{"error", ErrorType(a, r)}});
+  } else if (node.count == 1) {
+    s.Add(ReasonId::kNodePrintedUnrankedError, {{"where", Where(a.inc, a.inc.events[node.first])}});
+  } else if (node.count > 1) {
+    s.Add(
+        ReasonId::kNodePrintedUnrankedErrors,
+        {{"count", std::to_string(node.count)}, {"where", Where(a.inc, a.inc.events[node.first])}});
+  } else {
+    s.Add(ReasonId::kWithoutPrintingError);
+  }
+  if (!r.exit_timed) {
+    // an untimed exit line (srun's, mpirun's): not ordered against the wave
+  } else if (a.facts.wave.start && r.exit_time < *a.facts.wave.start - kSkewWindow) {
+    s.Add(ReasonId::kBeforeFirstTimeout,
+          {{"seconds", std::to_string((*a.facts.wave.start - r.exit_time) / kNsPerSec)}});
+  } else if (a.facts.wave.start && r.exit_time <= *a.facts.wave.start + kSkewWindow) {
+    s.Add(ReasonId::kWithinSkewOfFirstTimeout);
+  }
+  s.Add(ReasonId::kThenTimedOutOrTornDown,
+        {{"ranks", std::to_string(f.cascade.secondary_ranks.size())}});
+  s.Add(EndWithWaiters(waiting, ReasonId::kAndWaiting));
+  return s;
+}
+
+Reason DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding& f) {
+  const RankFacts& r = a.facts.ranks[rank];
+  const Reason who = Who(a, rank);
+  const Reason waiting = WaitersPhrase(a, rank);
   if (const Mismatch* m = a.MismatchOf(rank)) {
     const auto& own = std::get<WatchdogTimeout>(a.inc.events[m->event].detail);
     const auto& peer = std::get<WatchdogTimeout>(a.inc.events[m->peer_event].detail);
-    return who + " issued " + std::string(a.inc.str(own.op)) + " (" + std::to_string(own.numel_in) + " elements) as collective " +
-           std::to_string(own.seq) + " of its process group while its peers issued " + std::string(a.inc.str(peer.op)) + " (" +
-           std::to_string(peer.numel_in) + " elements): a collective mismatch, so every member timed out.";
+    return Say(ReasonId::kCollectiveMismatch, {{"who", who},
+                                               {"op", std::string(a.inc.str(own.op))},
+                                               {"elements", std::to_string(own.numel_in)},
+                                               {"seq", std::to_string(own.seq)},
+                                               {"peer_op", std::string(a.inc.str(peer.op))},
+                                               {"peer_elements", std::to_string(peer.numel_in)}});
   }
   if (OwnExit(a.facts, rank) && a.inc.events[r.exit_event].kind == Kind::kRayTaskError) {
     const Event& e = a.inc.events[r.exit_event];
-    std::string s = who + "'s training function raised " +
-                    std::string(r.python_error >= 0 ? a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type)
-                                                    : a.inc.str(std::get<WorkerSignalled>(e.detail).signal)) +
-                    "; the Ray driver's RayTaskError (" + Where(a.inc, e) + ") relays it, and the driver then shut the other " +
-                    std::to_string(f.cascade.secondary_ranks.size()) + " workers down";
-    return s + (waiting.empty() ? "." : "; " + waiting + ".");
+    Reason s =
+        Say(ReasonId::kRayTrainingFunctionRaised,
+            {{"who", who},
+             {"error", r.python_error >= 0
+                           ? ErrorType(a, r)
+                           : std::string(a.inc.str(std::get<WorkerSignalled>(e.detail).signal))},
+             {"where", Where(a.inc, e)},
+             {"others", std::to_string(f.cascade.secondary_ranks.size())}});
+    s.Add(EndWithWaiters(waiting, ReasonId::kSemicolonWaiting));
+    return s;
   }
-  if (OwnExit(a.facts, rank)) {
-    std::string s = who + " exited with " + ExitPhrase(r.exit_code) + (f.time ? " at " + ClockTime(*f.time) : "");
-    if (r.host_cause)
-      s += " (the host says why: " + Where(a.inc, a.inc.events[*r.host_cause]) + ")";
-    const NodeErrors node =
-        r.python_error < 0 && r.exit_code > 0 ? UnrankedErrorsOfNode(a, rank) : NodeErrors{};
-    if (r.python_error >= 0) {
-      s += " after raising " +
-           std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type));
-    } else if (node.count == 1) {
-      s += " while its node's processes printed an error no line ties to a rank (" +
-           Where(a.inc, a.inc.events[node.first]) + ")";
-    } else if (node.count > 1) {
-      s += " while its node's processes printed " + std::to_string(node.count) +
-           " errors no line ties to a rank, the first at " + Where(a.inc, a.inc.events[node.first]);
-    } else {
-      s += " without printing an error";
-    }
-    if (!r.exit_timed) {
-      // an untimed exit line (srun's, mpirun's): not ordered against the wave
-    } else if (a.facts.wave.start && r.exit_time < *a.facts.wave.start - kSkewWindow) {
-      s += ", " + std::to_string((*a.facts.wave.start - r.exit_time) / kNsPerSec) +
-           " s before the first NCCL watchdog timeout";
-    } else if (a.facts.wave.start && r.exit_time <= *a.facts.wave.start + kSkewWindow) {
-      s += ", within the clock-skew window of the first NCCL watchdog timeout";
-    }
-    s += "; " + std::to_string(f.cascade.secondary_ranks.size()) + " ranks then timed out or were torn down";
-    return s + (waiting.empty() ? "." : ", and " + waiting + ".");
-  }
-  if (waiting.empty() &&
+  if (OwnExit(a.facts, rank)) return OwnExitReason(a, rank, f, who, waiting);
+  if (waiting.parts.empty() &&
       a.facts.wave.gloo_timeouts + a.facts.wave.gloo_closed > 0) {  // gloo: no groups, no SeqNum
-    std::string s = who + " reported nothing about its peers while " +
-                    std::to_string(a.facts.wave.gloo_timeouts) +
-                    " ranks timed out in gloo waiting on a peer and " +
-                    std::to_string(a.facts.wave.gloo_closed) + " lost their connection to one";
-    if (Unresponsive(a.facts, rank)) s += "; its agent's SIGTERM did not end it, so it was stopped or stuck in the kernel";
-    if (f.time) s += "; it stopped participating at about " + ClockTime(*f.time);
-    return s + ".";
+    Reason s =
+        Say(ReasonId::kNothingAboutPeersGloo, {{"who", who},
+                                               {"timeouts", std::to_string(a.facts.wave.gloo_timeouts)},
+                                               {"closed", std::to_string(a.facts.wave.gloo_closed)}});
+    if (Unresponsive(a.facts, rank)) s.Add(ReasonId::kSigtermDidNotEndIt);
+    if (f.time) s.Add(ReasonId::kStoppedParticipatingAt, {{"time", ClockTime(*f.time)}});
+    s.Add(ReasonId::kPeriod);
+    return s;
   }
-  std::string s = who + " printed no timeout of its own";
-  if (!waiting.empty()) {
-    s += " while " + waiting;
+  Reason s = Say(ReasonId::kNoTimeoutOfItsOwn, {{"who", who}});
+  if (!waiting.parts.empty()) {
+    s.Add(ReasonId::kWhileWaiting, {{"waiting", waiting}});
   } else {
     // A rank whose waits end at local peers it made stop (a failed build they waited on).
-    if (r.python_error >= 0) s += " and raised " + std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type));
+    if (r.python_error >= 0) s.Add(ReasonId::kAndRaised, {{"error", ErrorType(a, r)}});
     // The timeouts name no group it blocks (e.g. torch <= 2.2 without [PG ...]).
-    if (a.waits.reporters > 0) s += " while " + Count(a.waits.reporters, "rank") + " timed out";
+    if (a.waits.reporters > 0)
+      s.Add(ReasonId::kWhileRanksTimedOut, {{"ranks", Count(a.waits.reporters, "rank")}});
   }
-  if (f.time) s += "; it stopped participating at about " + ClockTime(*f.time);
-  return s + ".";
+  if (f.time) s.Add(ReasonId::kStoppedParticipatingAt, {{"time", ClockTime(*f.time)}});
+  s.Add(ReasonId::kPeriod);
+  return s;
 }
 
 void DiagnosedRecovery(const Analysis& a, std::int32_t rank, const std::optional<KernelCause>& cause, Finding* f) {
   const RankFacts& r = a.facts.ranks[rank];
   const std::string node = NodeName(a.inc, r.node);
-  const std::string at = f->time ? " around " + ClockTime(*f->time) : "";
-  const std::string rk = "rank " + std::to_string(rank);
+  const std::string rk = "rank " + std::to_string(rank);  // the step's target
   if (cause && !cause->recovery.empty()) {
     f->recovery.insert(f->recovery.end(), cause->recovery.begin(), cause->recovery.end());
     return;
   }
-  const std::string own = r.python_error >= 0 ? " (" + Where(a.inc, a.inc.events[r.python_error]) + ")" : "";
+  // The blanks every step may fill: its node, " around <time>", the rank, " (<its error's line>)".
+  const Reason at =
+      f->time ? Say(ReasonId::kAroundTime, {{"time", ClockTime(*f->time)}}) : Reason();
+  const Reason own = r.python_error >= 0
+                         ? Say(ReasonId::kCitedInParentheses,
+                               {{"where", Where(a.inc, a.inc.events[r.python_error])}})
+                         : Reason();
+  const std::vector<ReasonArg> args = {
+      {"node", node}, {"at", at}, {"rank", std::to_string(rank)}, {"own", own}};
   if (f->failure_class == v1::FAILURE_CLASS_UNSPECIFIED && r.python_error >= 0 && a.inc.events[r.python_error].family == Family::kCuda) {
-    f->recovery.push_back({"inspect_host_logs", node,
-                           "Read the kernel log of " + node + at + " for an Xid on the GPU of " + rk + own +
-                               ": an Xid 79, 48 or 31 there makes it the GPU's fault (drain " + node +
-                               " and reset or replace the GPU), none the code's (rerun with CUDA_LAUNCH_BLOCKING=1 or compute-sanitizer)."});
+    f->recovery.push_back({"inspect_host_logs", node, Say(ReasonId::kReadKernelLogForXid, args)});
     return;
   }
   switch (f->failure_class) {
     case v1::FAILURE_CLASS_CUDA_ERROR:
-      f->recovery.push_back({"fix_application", rk,
-                             "Find the kernel behind the CUDA error of " + rk + own +
-                                 " (rerun with CUDA_LAUNCH_BLOCKING=1 or compute-sanitizer) and fix it before resuming; check the kernel log of " +
-                                 node + " for an Xid on its GPU if the error does not reproduce."});
+      f->recovery.push_back({"fix_application", rk, Say(ReasonId::kFindCudaErrorKernel, args)});
       break;
     case v1::FAILURE_CLASS_CUDA_OOM:
-      f->recovery.push_back({"fix_application", rk,
-                             rk + " ran out of GPU memory (HBM)" + own +
-                                 ": lower the micro-batch, sequence length or activation memory (recomputation, offload), or set "
-                                 "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, before resuming; the same step will fail again otherwise."});
+      f->recovery.push_back({"fix_application", rk, Say(ReasonId::kLowerGpuMemory, args)});
       break;
-    case v1::FAILURE_CLASS_SIGNAL_KILL:
-      f->recovery.push_back({"inspect_host_logs", node,
-                             "Check the kernel log of " + node + at + " for the OOM killer or a hardware event: nothing in the job's logs says why " +
-                                 rk + " was killed by " + ExitPhrase(r.exit_code) + "."});
+    case v1::FAILURE_CLASS_SIGNAL_KILL: {
+      std::vector<ReasonArg> with_exit = args;
+      with_exit.emplace_back("exit", ExitPhrase(r.exit_code));
+      f->recovery.push_back(
+          {"inspect_host_logs", node, Say(ReasonId::kCheckKernelLogForKiller, with_exit)});
       break;
+    }
     case v1::FAILURE_CLASS_PINNED_OOM:
-      f->recovery.push_back({"reduce_pinned_memory", rk,
-                             rk + " could not page-lock (pin) host memory" + own +
-                                 ": lower the pinned buffers (data loader workers x prefetch_factor, offload buffers) or set "
-                                 "pin_memory=False before resuming; the GPU's own memory was not the limit."});
+      f->recovery.push_back({"reduce_pinned_memory", rk, Say(ReasonId::kLowerPinnedMemory, args)});
       break;
     case v1::FAILURE_CLASS_HOST_OOM:
-      f->recovery.push_back({"reduce_host_memory", rk,
-                             "The host ran out of memory and killed " + rk + " on " + node + at +
-                                 ": lower its host memory use (data loader workers, pinned buffers, CPU copies of checkpoints) "
-                                 "or raise the job's memory limit before resuming."});
+      f->recovery.push_back({"reduce_host_memory", rk, Say(ReasonId::kLowerRankHostMemory, args)});
       break;
     case v1::FAILURE_CLASS_GPU_ECC: case v1::FAILURE_CLASS_GPU_NVLINK:  // the CUDA error's own message, no Xid read
-      f->recovery.push_back({"drain_node", node,
-                             "The CUDA error of " + rk + own + " names a fault of its GPU, and no kernel log of " + node +
-                                 " was read: drain " + node + ", check its kernel log" + at +
-                                 " for the Xid and the GPU's ECC and row-remap counts (nvidia-smi -q), and reset or replace the GPU "
-                                 "before resuming on it."});
+      f->recovery.push_back({"drain_node", node, Say(ReasonId::kDrainNodeOfCudaError, args)});
       break;
     case v1::FAILURE_CLASS_SEGFAULT:
-      f->recovery.push_back({"inspect_core_dump", rk,
-                             "Read the core dump or stderr of " + rk + " on " + node + " (and check /dev/shm on " + node +
-                                 " for a SIGBUS) before resuming: the same crash will recur."});
+      f->recovery.push_back({"inspect_core_dump", rk, Say(ReasonId::kReadRankCoreDump, args)});
       break;
     case v1::FAILURE_CLASS_COLLECTIVE_MISMATCH:
-      f->recovery.push_back({"fix_application", rk,
-                             "Fix the code path that made " + rk + " issue a different collective than its peers (a rank-dependent branch or shape) before resuming: the job will hang the same way."});
+      f->recovery.push_back({"fix_application", rk, Say(ReasonId::kFixMismatchedCollective, args)});
       break;
     case v1::FAILURE_CLASS_PYTHON_EXCEPTION:
-      f->recovery.push_back({"fix_application", rk,
-                             "Fix the exception " + rk + " raised" +
-                                 (r.python_error >= 0 ? " (" + Where(a.inc, a.inc.events[r.python_error]) + ")" : "") +
-                                 " before resuming: the job will fail again the same way."});
+      f->recovery.push_back({"fix_application", rk, Say(ReasonId::kFixRankException, args)});
       break;
     default:
-      f->recovery.push_back({"inspect_rank", rk,
-                             "Take the stack of " + rk + " on " + node + " (py-spy dump) and check its GPU before restarting: it stopped issuing collectives" +
-                                 at + " while nothing says it exited; drain " + node + " if the GPU does not respond."});
+      f->recovery.push_back({"inspect_rank", rk, Say(ReasonId::kTakeRankStack, args)});
   }
 }
 
 // Host memory at or above this share (DeepSpeed see_memory_usage) is cited beside a host OOM.
 constexpr float kHostMemoryPressure = 90;
 
-// The memory tier a memory class stands for, as the reason's last sentence ("" for the others).
-std::string TierPhrase(v1::FailureClass c) {
+// The memory tier a memory class stands for, as the reason's last sentence (none for the others).
+std::optional<ReasonId> TierPhrase(v1::FailureClass c) {
   switch (c) {
-    case v1::FAILURE_CLASS_CUDA_OOM: return " Memory tier: HBM (the GPU's own memory).";
-    case v1::FAILURE_CLASS_HOST_OOM: return " Memory tier: host (the kernel's OOM killer).";
-    case v1::FAILURE_CLASS_PINNED_OOM: return " Memory tier: pinned host memory (page-locked through CUDA).";
-    default: return "";
+    case v1::FAILURE_CLASS_CUDA_OOM:
+      return ReasonId::kTierHbm;
+    case v1::FAILURE_CLASS_HOST_OOM:
+      return ReasonId::kTierHost;
+    case v1::FAILURE_CLASS_PINNED_OOM:
+      return ReasonId::kTierPinned;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -450,9 +476,7 @@ void CiteBuildWaiters(const Analysis& a, std::int32_t rank, Finding* f) {
     f->evidence.push_back({*n.first_failure, v1::EVIDENCE_ROLE_CORROBORATING});
   }
   f->evidence.push_back({a.facts.ranks[waiters.front()].peer_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
-  f->reason += " Its " + std::to_string(waiters.size()) +
-               " local peers waited on its build of the op (torch's extension build lock) and then could not load the "
-               ".so it never wrote (`cannot open shared object file`): consequences, whichever exited first.";
+  f->reason.Add(ReasonId::kBuildWaiters, {{"count", std::to_string(waiters.size())}});
 }
 
 void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
@@ -530,29 +554,23 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->rank = -1;
     f->local_rank = -1;
     f->evidence.push_back({UnrankedErrorsOfNode(a, rank).first, v1::EVIDENCE_ROLE_CORROBORATING});
-    f->reason +=
-        " Several of the node's processes raised, and no line says which of them is rank " +
-        std::to_string(rank) +
-        ": the worker its agent saw exit first need not be the one that failed first, so the "
-        "answer is the node.";
+    f->reason.Add(ReasonId::kNodeIsTheAnswer, {{"rank", std::to_string(rank)}});
   }
   CiteBuildWaiters(a, rank, f);
   if (cause) f->reason.Add(ReasonId::kThenSentence, {{"sentence", cause->phrase}});
   if (gpu_or_code) {
-    f->reason += " Its CUDA error (" + Where(a.inc, a.inc.events[r.python_error]) +
-                 ") is what a GPU failing under the rank raises as readily as a faulty kernel, and the kernel's word on " +
-                 NodeName(a.inc, r.node) + " ties no GPU fault to the rank's GPU (no kernel log of it was read, or its Xid names a GPU no "
-                 "busId line or nvidia-smi table maps to the rank)"
-                 ": whether its GPU or the code failed is not known.";
+    f->reason.Add(ReasonId::kGpuOrCode, {{"where", Where(a.inc, a.inc.events[r.python_error])},
+                                         {"node", NodeName(a.inc, r.node)}});
   }
-  f->reason += TierPhrase(f->failure_class);
+  if (const auto tier = TierPhrase(f->failure_class)) f->reason.Add(*tier);
   if (f->failure_class == v1::FAILURE_CLASS_HOST_OOM && a.facts.host_memory) {
     const Event& m = a.inc.events[*a.facts.host_memory];
     const auto& hm = std::get<HostMemory>(m.detail);
     if (hm.percent >= kHostMemoryPressure) {
       f->evidence.push_back({*a.facts.host_memory, v1::EVIDENCE_ROLE_CORROBORATING});
-      f->reason += " DeepSpeed's see_memory_usage had reported host memory at " + std::to_string(static_cast<int>(hm.percent)) +
-                   "% (" + Where(a.inc, m) + "): offloaded state kept growing.";
+      f->reason.Add(
+          ReasonId::kHostMemoryAt,
+          {{"percent", std::to_string(static_cast<int>(hm.percent))}, {"where", Where(a.inc, m)}});
     }
   }
   DiagnosedRecovery(a, rank, cause, f);
@@ -618,12 +636,10 @@ std::int32_t OnlySoleBlocker(const Analysis& a, const std::vector<std::int32_t>&
 // Watchdog timeouts no global rank could be given to (a torch <= 2.1 pod's or log dir's lines
 // carry only the local rank, and no line of that node names its first rank): the groups they
 // belong to are incomplete. A sentence for an INCONCLUSIVE reason; empty when there are none.
-std::string UnrankedNote(const Analysis& a) {
+Reason UnrankedNote(const Analysis& a) {
   const auto n = a.facts.wave.unranked_timeouts.size();
   if (n == 0) return {};
-  return " " + std::to_string(n) +
-         " watchdog timeouts could not be tied to a global rank (their lines carry a local rank at most, and nothing on "
-         "their node names its first rank), so the groups they belong to are incomplete.";
+  return Say(ReasonId::kUnrankedTimeoutsNote, {{"count", std::to_string(n)}});
 }
 
 // A rank that no line places on a node is "silent" only as far as the logs with ranks go: when
@@ -658,14 +674,12 @@ void FewWaiters(const Analysis& a, Finding* f) {
   f->verdict = v1::VERDICT_INCONCLUSIVE;
   f->owner = v1::OWNER_UNKNOWN;
   f->cascade = SummarizeCascade(a.inc, a.facts, {}, -1);
-  f->reason = "Rank " + std::to_string(rank) + " leads, but only " + std::to_string(a.waits.explains[static_cast<std::size_t>(rank)]) +
-              " of the " + std::to_string(a.waits.reporters) +
-              " ranks that timed out were waiting on it (fewer than 1 in 20): the rank the timeouts started from is not in the logs "
-              "in hand (its node's logs may be missing)." +
-              UnrankedNote(a);
-  f->recovery.push_back({"collect_logs", "",
-                         "Collect the torchrun agent logs and kernel logs of every node of the job: the rank most of the timeouts "
-                         "waited on is not in the logs in hand."});
+  f->reason = Say(ReasonId::kFewWaitOnLeader,
+                  {{"rank", std::to_string(rank)},
+                   {"waiting", std::to_string(a.waits.explains[static_cast<std::size_t>(rank)])},
+                   {"reporters", std::to_string(a.waits.reporters)}});
+  f->reason.Add(UnrankedNote(a));
+  f->recovery.push_back({"collect_logs", "", Say(ReasonId::kCollectLogsOfWaitedOnRank)});
 }
 
 // A link failed under some process no line names (UnrankedLinkError), and the leading ranks only
@@ -676,13 +690,13 @@ void UnplacedLinkError(const Analysis& a, std::int32_t link, Finding* f) {
   f->cascade = SummarizeCascade(a.inc, a.facts, {}, -1);
   f->evidence.push_back({link, v1::EVIDENCE_ROLE_CORROBORATING});
   const Event& e = a.inc.events[link];
-  const std::string where = e.node >= 0 ? " on " + NodeName(a.inc, e.node) : std::string();
-  f->reason = "NCCL reports a failed link (" + Where(a.inc, e) + ") from a process no line ties to a global rank" + where +
-              ", and the ranks that lead only stopped participating (rank " + std::to_string(a.scores.front().rank) +
-              " first): they may be the link's victims, and its ends are not known.";
+  const Reason on =
+      e.node >= 0 ? Say(ReasonId::kOnNode, {{"node", NodeName(a.inc, e.node)}}) : Reason();
+  f->reason = Say(
+      ReasonId::kUnplacedLinkError,
+      {{"where", Where(a.inc, e)}, {"on", on}, {"rank", std::to_string(a.scores.front().rank)}});
   f->recovery.push_back({"collect_logs", e.node >= 0 ? NodeName(a.inc, e.node) : std::string(),
-                         "Collect the logs that tie NCCL's WARN lines to their ranks (the torchrun log dir as it was written, with its "
-                         "<local rank>/ folders, or the ranks' consoles with their [rank<G>]: prefixes)."});
+                         Say(ReasonId::kCollectRankTiedLogs)});
 }
 
 // The placed ranks left do not lead a rank no line places, which could not be kept as a
@@ -691,23 +705,17 @@ void UnplacedMayLead(const Analysis& a, Finding* f) {
   f->verdict = v1::VERDICT_INCONCLUSIVE;
   f->owner = v1::OWNER_UNKNOWN;
   f->cascade = SummarizeCascade(a.inc, a.facts, {}, -1);
-  f->reason = "Rank " + std::to_string(a.scores.front().rank) +
-              " leads the ranks the logs place on a node, but not the ranks no line places (their node's logs are missing), "
-              "which cannot be weighed: some watchdog timeouts or workers carry no global rank, so any of them may be theirs. "
-              "The logs do not show who stopped first." +
-              UnrankedNote(a);
-  f->recovery.push_back({"collect_logs", "",
-                         "Collect the torchrun agent logs and kernel logs of every node of the job: the nodes of the ranks no line "
-                         "places are missing from the logs in hand."});
+  f->reason = Say(ReasonId::kUnplacedMayLead, {{"rank", std::to_string(a.scores.front().rank)}});
+  f->reason.Add(UnrankedNote(a));
+  f->recovery.push_back({"collect_logs", "", Say(ReasonId::kCollectLogsOfUnplacedNodes)});
 }
 
 // "on 3 nodes", "on 1 node and one no line places", "on no node any line places".
-std::string OnNodes(const std::set<std::int32_t>& nodes) {
+Reason OnNodes(const std::set<std::int32_t>& nodes) {
   const auto known = static_cast<std::int64_t>(std::count_if(nodes.begin(), nodes.end(), [](std::int32_t n) { return n >= 0; }));
-  const bool unplaced = nodes.contains(-1);
-  if (known == 0) return "on no node any line places";
-  std::string out = "on " + Count(known, "node");
-  return unplaced ? out + " and on a node no line places" : out;
+  if (known == 0) return Say(ReasonId::kOnNoPlacedNode);
+  return Say(nodes.contains(-1) ? ReasonId::kOnNodesAndUnplaced : ReasonId::kOnNodes,
+             {{"nodes", Count(known, "node")}});
 }
 
 // The top candidates cannot be told apart: say so, name them and their node.
@@ -736,13 +744,12 @@ void Undecided(const Analysis& a, Finding* f) {
     const std::int32_t node = *nodes.begin();
     const std::string name = NodeName(a.inc, node);
     f->node = node;
-    f->reason = "Ranks " + RankList(tied) + " on " + name +
-                " stopped participating together and the logs cannot tell which was first: " +
-                (a.facts.nodes[node].agent_log ? "its torchrun agent log names no first failure among them"
-                                               : "there is no torchrun agent log for " + name) + ".";
-    f->recovery.push_back({"collect_logs", name,
-                           "Collect the torchrun agent log and the kernel log of " + name + ": ranks " + RankList(tied) +
-                               " stopped participating together, and the logs in hand cannot tell which was first."});
+    f->reason = Say(a.facts.nodes[node].agent_log ? ReasonId::kTiedOnNodeAgentLog
+                                                  : ReasonId::kTiedOnNodeNoAgentLog,
+                    {{"ranks", RankList(tied)}, {"node", name}});
+    f->recovery.push_back(
+        {"collect_logs", name,
+         Say(ReasonId::kCollectLogsOfTiedNode, {{"node", name}, {"ranks", RankList(tied)}})});
     return;
   }
   const bool unheard = std::all_of(tied.begin(), tied.end(), [&](std::int32_t r) { return !a.facts.ranks[r].has_log; });
@@ -752,24 +759,20 @@ void Undecided(const Analysis& a, Finding* f) {
       if (a.facts.ranks[r].has_log) highest_logged = static_cast<std::int32_t>(r);
     }
     const bool above = *std::min_element(tied.begin(), tied.end()) > highest_logged;
-    const std::string why =
+    const Reason why =
         a.facts.world.stated > 0
-            ? "the logs state world size " + std::to_string(a.facts.world.stated)
-            : std::string("their peers' process groups name them as members") +
-                  (above ? ", above the highest rank logged" : "");
-    f->reason = "Ranks " + RankList(tied) + " were never heard from (" + why +
-                "; their node's logs are missing) and are equally likely to have stopped first: the logs do not separate them." +
-                UnrankedNote(a);
-    f->recovery.push_back({"collect_logs", "",
-                           "Find the node of ranks " + RankList(tied) + " (the scheduler's allocation) and collect its torchrun agent log "
-                           "and kernel log: the logs in hand have nothing from it."});
+            ? Say(ReasonId::kWorldSizeStated, {{"size", std::to_string(a.facts.world.stated)}})
+            : Say(above ? ReasonId::kNamedAsMembersAboveLogged : ReasonId::kNamedAsMembers);
+    f->reason = Say(ReasonId::kNeverHeardFrom, {{"ranks", RankList(tied)}, {"why", why}});
+    f->reason.Add(UnrankedNote(a));
+    f->recovery.push_back(
+        {"collect_logs", "", Say(ReasonId::kFindNodeOfRanks, {{"ranks", RankList(tied)}})});
     return;
   }
-  f->reason = "Ranks " + RankList(tied) + " " + OnNodes(nodes) +
-              " are equally likely to have stopped first; the logs do not separate them." + UnrankedNote(a);
-  f->recovery.push_back({"collect_logs", "",
-                         "Collect the torchrun agent logs and kernel logs of the nodes of ranks " + RankList(tied) +
-                             ": the logs in hand cannot tell which stopped first."});
+  f->reason = Say(ReasonId::kTiedOnNodes, {{"ranks", RankList(tied)}, {"nodes", OnNodes(nodes)}});
+  f->reason.Add(UnrankedNote(a));
+  f->recovery.push_back(
+      {"collect_logs", "", Say(ReasonId::kCollectLogsOfTiedNodes, {{"ranks", RankList(tied)}})});
 }
 
 // Timeouts whose line names no process group (torch <= 2.2: `[Rank N]` only) that no inferred
@@ -793,20 +796,12 @@ std::int32_t UngroupedUnnamedTimeouts(const Analysis& a) {
 // unnamed group, no `[rank<G>]:` prefix, no local-rank tag, one combined output): say what is
 // missing. Their hosts still count them per node: the one node with fewer than every other
 // node is named as where a rank may have stayed silent (a pointer, not a verdict).
-std::string UnrankedOnlyReason(const Analysis& a) {
+Reason UnrankedOnlyReason(const Analysis& a) {
   std::map<std::int32_t, std::int64_t> per_node;
   for (std::int32_t i : a.facts.wave.unranked_timeouts) ++per_node[a.inc.events[i].node];
-  std::string out =
-      Count(static_cast<std::int64_t>(a.facts.wave.unranked_timeouts.size()), "watchdog timeout") +
-      " were logged, but none can be tied to a global rank: each line names only the rank within "
-      "its process group "
-      "(torch <= 2.2's `[Rank N]`, no `[rank<G>]:` prefix) and nothing ties it to a process (no "
-      "`[default<L>]:` tag, "
-      "no srun `--label`, no per-rank file), so no process group, silent member or first rank can "
-      "be placed. "
-      "Per-rank logs (DeepSpeed's launcher `--enable_each_rank_log DIR`, torchrun's `--tee 3 "
-      "--log-dir DIR`) or "
-      "torch >= 2.4 (its `[rank<G>]:` prefix) would place them.";
+  Reason out = Say(ReasonId::kUnrankedTimeoutsOnly,
+                   {{"timeouts", Count(static_cast<std::int64_t>(a.facts.wave.unranked_timeouts.size()),
+                                       "watchdog timeout")}});
   std::map<std::int64_t, std::vector<std::int32_t>> by_count;
   for (const auto& [node, n] : per_node) {
     if (node >= 0) by_count[n].push_back(node);
@@ -815,59 +810,63 @@ std::string UnrankedOnlyReason(const Analysis& a) {
     return out;
   }
   const std::int32_t node = by_count.begin()->second.front();
-  return out + " " + NodeName(a.inc, node) + " is the one node whose ranks logged fewer timeouts (" +
-         std::to_string(by_count.begin()->first) + ", where " + std::to_string(by_count.rbegin()->second.size()) +
-         " other nodes logged " + std::to_string(by_count.rbegin()->first) + "): one of its ranks may have stopped without timing out.";
+  out.Add(ReasonId::kFewerTimeoutsOnNode,
+          {{"node", NodeName(a.inc, node)},
+           {"count", std::to_string(by_count.begin()->first)},
+           {"others", std::to_string(by_count.rbegin()->second.size())},
+           {"usual", std::to_string(by_count.rbegin()->first)}});
+  return out;
 }
 
 // Workers sharing their agent's console exited with an error code, and no line there says which
 // rank printed which: one of them raised an error of its own (`own`, -1 when none is recognised)
 // and one's last error is about a peer, the one line every failed worker of the console was given.
-std::string SharedConsoleReason(const Analysis& a, const std::vector<std::int32_t>& failed, std::int32_t own, Finding* f) {
+Reason SharedConsoleReason(const Analysis& a, const std::vector<std::int32_t>& failed,
+                           std::int32_t own, Finding* f) {
   std::string ranks, exits;
   for (std::int32_t r : failed) {
     ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
     exits += (exits.empty() ? "" : ", ") + Where(a.inc, a.inc.events[a.facts.ranks[r].exit_event]);
   }
   const std::int32_t peer = a.facts.ranks[failed.front()].peer_error;
-  std::string s = "Ranks " + ranks + " exited with an error code (" + exits + ") on a console they share with their agent, " +
-                  "whose lines carry no rank: ";
+  Reason s = Say(ReasonId::kSharedConsoleRanks, {{"ranks", ranks}, {"exits", exits}});
   if (own >= 0) {
     const Event& e = a.inc.events[own];
-    s += "one of them raised " + std::string(a.inc.str(std::get<PythonError>(e.detail).type)) + " (" + Where(a.inc, e) + "), and ";
+    s.Add(ReasonId::kOneOfThemRaised,
+          {{"error", std::string(a.inc.str(std::get<PythonError>(e.detail).type))},
+           {"where", Where(a.inc, e)}});
     f->evidence.push_back({own, v1::EVIDENCE_ROLE_CORROBORATING});
   } else {
-    s += "no error of their own is recognised there, and ";
+    s.Add(ReasonId::kNoOwnErrorThere);
   }
   f->evidence.push_back({peer, v1::EVIDENCE_ROLE_CONSEQUENCE});
-  return s + "the last error of one of them is about a peer (" + Where(a.inc, a.inc.events[peer]) +
-         "), a victim's. Which rank failed first is not known: a rank prefix (torchrun --tee 3, torch >= 2.4's " +
-         "`[rank<G>]:`) or per-rank logs (torchrun --log-dir) would tell.";
+  s.Add(ReasonId::kLastErrorAboutPeer, {{"where", Where(a.inc, a.inc.events[peer])}});
+  return s;
 }
 
 // Says that the only failures are victims', and which worker its agent had to SIGKILL (the one
 // that outlived SIGTERM: stopped or stuck, a suspect whose rank no line names).
-std::string VictimsOnlyReason(const Analysis& a, const std::vector<std::int32_t>& victims, Finding* f) {
+Reason VictimsOnlyReason(const Analysis& a, const std::vector<std::int32_t>& victims, Finding* f) {
   if (OnePeerErrorForAll(a.facts, victims)) return SharedConsoleReason(a, victims, UnrankedOwnErrorBefore(a.inc, a.facts, victims.front()), f);
-  std::string s;
+  Reason s;
   for (std::int32_t r : victims) {
     const RankFacts& rf = a.facts.ranks[r];
-    s += "Rank " + std::to_string(r) + " exited with " + ExitPhrase(rf.exit_code) + " (" +
-         Where(a.inc, a.inc.events[rf.exit_event]) + ") after an error about a peer (" +
-         Where(a.inc, a.inc.events[rf.peer_error]) + "): it waited on a rank that stopped, a victim. ";
+    s.Add(ReasonId::kVictimExit, {{"rank", std::to_string(r)},
+                                  {"exit", ExitPhrase(rf.exit_code)},
+                                  {"where", Where(a.inc, a.inc.events[rf.exit_event])},
+                                  {"peer", Where(a.inc, a.inc.events[rf.peer_error])}});
     f->evidence.push_back({rf.peer_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
   }
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(a.inc.events.size()); ++i) {
     const Event& e = a.inc.events[i];
     const auto* ws = std::get_if<WorkerSignalled>(&e.detail);
     if (ws == nullptr || e.family != Family::kTorchrun || a.inc.str(ws->signal) != "SIGKILL") continue;
-    s += "Its agent could not end a worker with SIGTERM and killed it with SIGKILL (" + Where(a.inc, e) +
-         "): that worker was stopped or stuck, the likely rank the others waited on, but no line gives its rank. ";
+    s.Add(ReasonId::kAgentSigkilledWorker, {{"where", Where(a.inc, e)}});
     f->evidence.push_back({i, v1::EVIDENCE_ROLE_CORROBORATING});
     break;
   }
-  return s + "The initiator is not determined: the silent rank printed nothing, and no line (a rank prefix, "
-             "the rendezvous result with LOGLEVEL=INFO, a ChildFailedError entry) names it.";
+  s.Add(ReasonId::kInitiatorNotDetermined);
+  return s;
 }
 
 void NoCandidate(const Analysis& a, Finding* f) {
@@ -882,17 +881,13 @@ void NoCandidate(const Analysis& a, Finding* f) {
     f->reason = UnrankedOnlyReason(a);
     return;
   }
-  f->reason = a.facts.HasWave()
-                  ? std::to_string(a.waits.reporters) +
-                        " ranks timed out, but no silent member of their process groups and no launcher exit stands out: the logs do not show who stopped first."
-                  : "No NCCL watchdog timeout, launcher failure or traceback in the logs: nothing shows a rank that stopped participating.";
+  f->reason = a.facts.HasWave() ? Say(ReasonId::kNoOneStandsOut,
+                                      {{"reporters", std::to_string(a.waits.reporters)}})
+                                : Say(ReasonId::kNothingStopped);
   if (const std::int32_t unnamed = a.facts.HasWave() ? UngroupedUnnamedTimeouts(a) : 0; unnamed > 0) {
-    f->reason += " " + std::to_string(unnamed) +
-                 " of the timeouts name no process group (torch <= 2.2 prints only `[Rank N]`, the rank within its group) and their "
-                 "collectives (OpType, NumelIn, SeqNum) do not split into groups that show two members each, so the rank their peers "
-                 "wait on cannot be placed (torch >= 2.4 names the process groups; the engine does not read TORCH_NCCL_DESYNC_DEBUG's report).";
+    f->reason.Add(ReasonId::kUngroupedUnnamedTimeouts, {{"count", std::to_string(unnamed)}});
   }
-  if (a.facts.HasWave()) f->reason += UnrankedNote(a);
+  if (a.facts.HasWave()) f->reason.Add(UnrankedNote(a));
 }
 
 // One representative secondary error of each kind, after what is already cited.
@@ -934,15 +929,13 @@ void AddConsequences(const Analysis& a, Finding* f) {
 // Scores tie, but one candidate's collectives stalled clearly first: name it, and say why.
 void DiagnoseFirstToStall(const Analysis& a, std::int32_t rank, Finding* f) {
   Diagnose(a, f, rank);
-  f->reason += " Other ranks scored alike, but the collectives waiting on rank " + std::to_string(rank) +
-               " were started first (clocks aligned per node), so the stall spread from it.";
+  f->reason.Add(ReasonId::kStartedFirst, {{"rank", std::to_string(rank)}});
 }
 
 // Scores tie, but only one candidate is the sole member missing from a collective.
 void DiagnoseSoleBlocker(const Analysis& a, std::int32_t rank, Finding* f) {
   Diagnose(a, f, rank);
-  f->reason += " Other silent ranks scored alike (torn down by their agents while waiting), but rank " + std::to_string(rank) +
-               " is the only member of one of its process groups that never joined the collective every other member was waiting in.";
+  f->reason.Add(ReasonId::kSoleBlocker, {{"rank", std::to_string(rank)}});
 }
 
 // The ranks that lead: the top one when it clearly leads, else every rank within the lead ratio.
@@ -973,8 +966,9 @@ bool StragglerExplains(const Analysis& a, const Straggler& s, bool leads, std::i
 void DiagnoseStalledStraggler(const Analysis& a, const Straggler& s, Finding* f) {
   DiagnoseFailSlow(a.inc, a.facts, s, f);
   const std::int32_t lead = s.whole_node ? s.ranks.front() : s.lead();
-  const std::string waiting = WaitersPhrase(a, lead);
-  if (!waiting.empty()) f->reason += " It then stopped participating: " + waiting + ".";
+  const Reason waiting = WaitersPhrase(a, lead);
+  if (!waiting.parts.empty())
+    f->reason.Add(ReasonId::kThenStoppedParticipating, {{"waiting", waiting}});
   const auto waiters = DirectWaiters(a, lead);
   for (std::size_t i = 0; i < waiters.size() && i < kMaxWaiterCitations; ++i) {
     f->evidence.push_back({waiters[i], v1::EVIDENCE_ROLE_CORROBORATING});
@@ -1108,14 +1102,10 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   }
   AddConsequences(a, &f);
   if (f.failure_class == v1::FAILURE_CLASS_STRAGGLER && f.cascade.secondary_ranks.empty()) {
-    f.recovery.push_back({"restart_job", "",
-                          "The job still runs at the pace of its slowest rank: restart it from the newest checkpoint that verifies once the slow "
-                          "hardware is excluded (checkpoints were not evaluated by this diagnosis)."});
+    f.recovery.push_back({"restart_job", "", Say(ReasonId::kRestartWithoutSlowHardware)});
     return f;
   }
-  f.recovery.push_back({"restart_job", "",
-                        "Restart the whole job from the newest checkpoint that verifies (checkpoints were not evaluated by this diagnosis); "
-                        "the ranks of the cascade failed as a consequence and need no action of their own."});
+  f.recovery.push_back({"restart_job", "", Say(ReasonId::kRestartWholeJob)});
   NoteRequeue(inc, a.facts, &f);
   NoteRestarts(inc, &f);
   return f;

@@ -269,7 +269,10 @@ std::int32_t NumberAfter(std::string_view row, std::string_view key) {
   return n;
 }
 
-std::string Times(std::int32_t n) { return n == 1 ? "once" : std::to_string(n) + " times"; }
+// "once", "3 times": words for a blank.
+Reason Times(std::int32_t n) {
+  return n == 1 ? Say(ReasonId::kOnce) : Say(ReasonId::kTimes, {{"count", std::to_string(n)}});
+}
 
 void NoteRestarts(const Incident& inc, Finding* f) {
   std::int32_t restart = -1, last_restart = -1, unplaced = -1, end = -1, counted = -1;

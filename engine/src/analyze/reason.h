@@ -14,7 +14,12 @@ namespace denpex::engine {
 
 // One template per sentence shape; report/reasons.cc holds their words in this order.
 enum class ReasonId : std::uint16_t {
-  kVerbatim,  // {text}: words written in analyze, not yet a template
+  kVerbatim,  // {text}: words passed through as written (tests only: analyze writes templates)
+
+  // analyze/describe.cc (the blanks several files fill)
+  kExitBySignal,
+  kExitBySignalNumber,
+  kExitCode,
 
   // analyze/unranked.cc
   kSharedConsoleExit,
@@ -102,6 +107,8 @@ enum class ReasonId : std::uint16_t {
   kCrashLoops,
   kRestartBudgetSpent,
   kPodDeletedAfterNotReady,
+  kOnce,
+  kTimes,
 
   // analyze/store.cc
   kRendezvousUnreachable,
@@ -169,6 +176,14 @@ enum class ReasonId : std::uint16_t {
   kCheckBootstrapRoute,
   kInterfaceMissing,
   kCheckInterfaces,
+  kFarEndOfNode,
+  kHcaOfGpu,
+  kItsHca,
+  kItsSocketInterface,
+  kLinkEndOfRank,
+  kLinkEndOfProcess,
+  kFarPeerOfNode,
+  kFarPeerUnknownHost,
 
   // analyze/baselines.cc, analyze/first_error.cc
   kRestartFromNewest,
@@ -251,9 +266,99 @@ enum class ReasonId : std::uint16_t {
   kApplicationFaultByDriver,
   kGpuFailedUnderRank,
   kCodeAt,
+  kNcclBusIdLine,
+  kVisibleDeviceAt,
+  kVisibleDeviceIndexCited,
+  kVisibleDeviceIndex,
+  kSmiIndex,
+  kSmiTableSkipsIndex,
+  kPidInXidLine,
 
   // analyze/participation.cc
   kThenSentence,
+  kWaitingOnIt,
+  kAndWaiting,
+  kSemicolonWaiting,
+  kRankOfNode,
+  kRankOfNodeLocal,
+  kCollectiveMismatch,
+  kRayTrainingFunctionRaised,
+  kExitedWith,
+  kHostSaysWhy,
+  kAfterRaising,
+  kNodePrintedUnrankedError,
+  kNodePrintedUnrankedErrors,
+  kWithoutPrintingError,
+  kBeforeFirstTimeout,
+  kWithinSkewOfFirstTimeout,
+  kThenTimedOutOrTornDown,
+  kNothingAboutPeersGloo,
+  kSigtermDidNotEndIt,
+  kStoppedParticipatingAt,
+  kNoTimeoutOfItsOwn,
+  kWhileWaiting,
+  kAndRaised,
+  kWhileRanksTimedOut,
+  kAroundTime,
+  kReadKernelLogForXid,
+  kFindCudaErrorKernel,
+  kLowerGpuMemory,
+  kCheckKernelLogForKiller,
+  kLowerPinnedMemory,
+  kLowerRankHostMemory,
+  kDrainNodeOfCudaError,
+  kReadRankCoreDump,
+  kFixMismatchedCollective,
+  kFixRankException,
+  kTakeRankStack,
+  kTierHbm,
+  kTierHost,
+  kTierPinned,
+  kBuildWaiters,
+  kNodeIsTheAnswer,
+  kGpuOrCode,
+  kHostMemoryAt,
+  kStartedFirst,
+  kSoleBlocker,
+  kThenStoppedParticipating,
+  kRestartWithoutSlowHardware,
+  kRestartWholeJob,
+  kUnrankedTimeoutsNote,
+  kFewWaitOnLeader,
+  kCollectLogsOfWaitedOnRank,
+  kOnNode,
+  kUnplacedLinkError,
+  kCollectRankTiedLogs,
+  kUnplacedMayLead,
+  kCollectLogsOfUnplacedNodes,
+  kOnNoPlacedNode,
+  kOnNodes,
+  kOnNodesAndUnplaced,
+  kTiedOnNodeAgentLog,
+  kTiedOnNodeNoAgentLog,
+  kCollectLogsOfTiedNode,
+  kWorldSizeStated,
+  kNamedAsMembers,
+  kNamedAsMembersAboveLogged,
+  kNeverHeardFrom,
+  kFindNodeOfRanks,
+  kTiedOnNodes,
+  kCollectLogsOfTiedNodes,
+  kUnrankedTimeoutsOnly,
+  kFewerTimeoutsOnNode,
+  kSharedConsoleRanks,
+  kOneOfThemRaised,
+  kNoOwnErrorThere,
+  kLastErrorAboutPeer,
+  kVictimExit,
+  kAgentSigkilledWorker,
+  kInitiatorNotDetermined,
+  kNoOneStandsOut,
+  kNothingStopped,
+  kUngroupedUnnamedTimeouts,
+
+  // analyze/detectors.cc
+  kRestartNothingFailed,
 
   kCount,  // not a template: the number of them
 };
@@ -281,7 +386,9 @@ struct ReasonPart {
 // Parts rendered one after the other, with nothing between them.
 struct Reason {
   Reason() = default;
-  // Words written in analyze (ReasonId::kVerbatim): the places not yet written as templates.
+  // Words passed through as written (ReasonId::kVerbatim). engine/src builds no Reason this way
+  // (its sentences are templates); these stay for the renderer's tests (tests/engine/
+  // reasons_test.cc). A new sentence is a ReasonId, not words given here.
   Reason(std::string text) { *this += std::move(text); }   // NOLINT(google-explicit-constructor)
   Reason(const char* text) : Reason(std::string(text)) {}  // NOLINT(google-explicit-constructor)
 

@@ -14,6 +14,10 @@ struct Template {
 // In ReasonId's order (checked below).
 constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kVerbatim, "{text}"},
+    // analyze/describe.cc (the blanks several files fill)
+    {ReasonId::kExitBySignal, "{signal} (exit {code})"},
+    {ReasonId::kExitBySignalNumber, "signal {signal} (exit {code})"},
+    {ReasonId::kExitCode, "exit code {code}"},
     // analyze/unranked.cc
     {ReasonId::kSharedConsoleExit,
      "Ranks {ranks} on {node} exited with an error code ({exits}) on a console they share with "
@@ -252,6 +256,8 @@ constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kPodDeletedAfterNotReady,
      " Its pod was deleted after the NotReady toleration, and the job's controller then deleted "
      "the other pods."},
+    {ReasonId::kOnce, "once"},
+    {ReasonId::kTimes, "{count} times"},
     // analyze/store.cc
     {ReasonId::kRendezvousUnreachable,
      "The c10d rendezvous never completed: {agents} agents waited out the join timeout and raised "
@@ -458,6 +464,15 @@ constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kCheckInterfaces,
      "Check the network interfaces of {node} against NCCL_SOCKET_IFNAME (ip addr) and fix the name "
      "or the node before restarting."},
+    {ReasonId::kFarEndOfNode, "the far end ({node})"},
+    {ReasonId::kHcaOfGpu, "the HCA of GPU {gpu}"},
+    {ReasonId::kItsHca, "its HCA"},
+    {ReasonId::kItsSocketInterface, "its socket interface"},
+    {ReasonId::kLinkEndOfRank, "rank {rank} ({node}, {hca})"},
+    {ReasonId::kLinkEndOfProcess, "a process ({node}, {hca})"},
+    {ReasonId::kFarPeerOfNode, "its peer {address} ({node}, whose logs hold no status-12 WARN)"},
+    {ReasonId::kFarPeerUnknownHost,
+     "its peer {address} (a host no line of the incident comes from: its logs are missing)"},
     // analyze/baselines.cc, analyze/first_error.cc (the baseline strategies)
     {ReasonId::kRestartFromNewest, "Restart the job from the newest checkpoint."},
     {ReasonId::kNoRankedError, "No error line names a rank."},
@@ -616,8 +631,235 @@ constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kApplicationFaultByDriver, ": the application's fault, reported by the driver."},
     {ReasonId::kGpuFailedUnderRank, ": the GPU failed under the rank."},
     {ReasonId::kCodeAt, "{code} at {where}"},
+    {ReasonId::kNcclBusIdLine, "its NCCL busId line ({where})"},
+    {ReasonId::kVisibleDeviceAt,
+     "CUDA_VISIBLE_DEVICES ({where}) lists {entry} as its device {local}, which nvidia-smi shows "
+     "at {pci}"},
+    {ReasonId::kVisibleDeviceIndexCited,
+     "CUDA_VISIBLE_DEVICES ({where}) lists {entry} as its device {local}, nvidia-smi index "
+     "{index} ({slot})"},
+    {ReasonId::kVisibleDeviceIndex,
+     "CUDA_VISIBLE_DEVICES ({where}) lists {entry} as its device {local}, nvidia-smi index "
+     "{index}"},
+    {ReasonId::kSmiIndex, "nvidia-smi index {index} ({where})"},
+    {ReasonId::kSmiTableSkipsIndex,
+     "nvidia-smi's table, which skips index {index} and cannot reach that one GPU ({where})"},
+    {ReasonId::kPidInXidLine, "the rank's pid in its Xid line ({where})"},
     // analyze/participation.cc
     {ReasonId::kThenSentence, " {sentence}"},
+    {ReasonId::kWaitingOnIt,
+     "{waiting} of the {reporters} ranks that timed out were waiting on it in {groups}"},
+    {ReasonId::kAndWaiting, ", and {waiting}."},
+    {ReasonId::kSemicolonWaiting, "; {waiting}."},
+    {ReasonId::kRankOfNode, "Rank {rank} ({node})"},
+    {ReasonId::kRankOfNodeLocal, "Rank {rank} ({node}, local rank {local_rank})"},
+    {ReasonId::kCollectiveMismatch,
+     "{who} issued {op} ({elements} elements) as collective {seq} of its process group while its "
+     "peers issued {peer_op} ({peer_elements} elements): a collective mismatch, so every member "
+     "timed out."},
+    {ReasonId::kRayTrainingFunctionRaised,
+     "{who}'s training function raised {error}; the Ray driver's RayTaskError ({where}) relays "
+     "it, and the driver then shut the other {others} workers down"},
+    {ReasonId::kExitedWith, "{who} exited with {exit}"},
+    {ReasonId::kHostSaysWhy, " (the host says why: {where})"},
+    {ReasonId::kAfterRaising, " after raising {error}"},
+    {ReasonId::kNodePrintedUnrankedError,
+     " while its node's processes printed an error no line ties to a rank ({where})"},
+    {ReasonId::kNodePrintedUnrankedErrors,
+     " while its node's processes printed {count} errors no line ties to a rank, the first at "
+     "{where}"},
+    {ReasonId::kWithoutPrintingError, " without printing an error"},
+    {ReasonId::kBeforeFirstTimeout, ", {seconds} s before the first NCCL watchdog timeout"},
+    {ReasonId::kWithinSkewOfFirstTimeout,
+     ", within the clock-skew window of the first NCCL watchdog timeout"},
+    {ReasonId::kThenTimedOutOrTornDown, "; {ranks} ranks then timed out or were torn down"},
+    {ReasonId::kNothingAboutPeersGloo,
+     "{who} reported nothing about its peers while {timeouts} ranks timed out in gloo waiting on "
+     "a peer and {closed} lost their connection to one"},
+    {ReasonId::kSigtermDidNotEndIt,
+     "; its agent's SIGTERM did not end it, so it was stopped or stuck in the kernel"},
+    {ReasonId::kStoppedParticipatingAt, "; it stopped participating at about {time}"},
+    {ReasonId::kNoTimeoutOfItsOwn, "{who} printed no timeout of its own"},
+    {ReasonId::kWhileWaiting, " while {waiting}"},
+    {ReasonId::kAndRaised, " and raised {error}"},
+    {ReasonId::kWhileRanksTimedOut, " while {ranks} timed out"},
+    {ReasonId::kAroundTime, " around {time}"},
+    {ReasonId::kReadKernelLogForXid,
+     "Read the kernel log of {node}{at} for an Xid on the GPU of rank {rank}{own}: an Xid 79, 48 "
+     "or 31 there makes it the GPU's fault (drain {node} and reset or replace the GPU), none the "
+     "code's (rerun with CUDA_LAUNCH_BLOCKING=1 or compute-sanitizer)."},
+    {ReasonId::kFindCudaErrorKernel,
+     "Find the kernel behind the CUDA error of rank {rank}{own} (rerun with "
+     "CUDA_LAUNCH_BLOCKING=1 or compute-sanitizer) and fix it before resuming; check the kernel "
+     "log of {node} for an Xid on its GPU if the error does not reproduce."},
+    {ReasonId::kLowerGpuMemory,
+     "rank {rank} ran out of GPU memory (HBM){own}: lower the micro-batch, sequence length or "
+     "activation memory (recomputation, offload), or set "
+     "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, before resuming; the same step will fail "
+     "again otherwise."},
+    {ReasonId::kCheckKernelLogForKiller,
+     "Check the kernel log of {node}{at} for the OOM killer or a hardware event: nothing in the "
+     "job's logs says why rank {rank} was killed by {exit}."},
+    {ReasonId::kLowerPinnedMemory,
+     "rank {rank} could not page-lock (pin) host memory{own}: lower the pinned buffers (data "
+     "loader workers x prefetch_factor, offload buffers) or set pin_memory=False before "
+     "resuming; the GPU's own memory was not the limit."},
+    {ReasonId::kLowerRankHostMemory,
+     "The host ran out of memory and killed rank {rank} on {node}{at}: lower its host memory use "
+     "(data loader workers, pinned buffers, CPU copies of checkpoints) or raise the job's memory "
+     "limit before resuming."},
+    {ReasonId::kDrainNodeOfCudaError,
+     "The CUDA error of rank {rank}{own} names a fault of its GPU, and no kernel log of {node} "
+     "was read: drain {node}, check its kernel log{at} for the Xid and the GPU's ECC and "
+     "row-remap counts (nvidia-smi -q), and reset or replace the GPU before resuming on it."},
+    {ReasonId::kReadRankCoreDump,
+     "Read the core dump or stderr of rank {rank} on {node} (and check /dev/shm on {node} for a "
+     "SIGBUS) before resuming: the same crash will recur."},
+    {ReasonId::kFixMismatchedCollective,
+     "Fix the code path that made rank {rank} issue a different collective than its peers (a "
+     "rank-dependent branch or shape) before resuming: the job will hang the same way."},
+    {ReasonId::kFixRankException,
+     "Fix the exception rank {rank} raised{own} before resuming: the job will fail again the "
+     "same way."},
+    {ReasonId::kTakeRankStack,
+     "Take the stack of rank {rank} on {node} (py-spy dump) and check its GPU before restarting: "
+     "it stopped issuing collectives{at} while nothing says it exited; drain {node} if the GPU "
+     "does not respond."},
+    {ReasonId::kTierHbm, " Memory tier: HBM (the GPU's own memory)."},
+    {ReasonId::kTierHost, " Memory tier: host (the kernel's OOM killer)."},
+    {ReasonId::kTierPinned, " Memory tier: pinned host memory (page-locked through CUDA)."},
+    {ReasonId::kBuildWaiters,
+     " Its {count} local peers waited on its build of the op (torch's extension build lock) and "
+     "then could not load the .so it never wrote (`cannot open shared object file`): "
+     "consequences, whichever exited first."},
+    {ReasonId::kNodeIsTheAnswer,
+     " Several of the node's processes raised, and no line says which of them is rank {rank}: "
+     "the worker its agent saw exit first need not be the one that failed first, so the answer "
+     "is the node."},
+    {ReasonId::kGpuOrCode,
+     " Its CUDA error ({where}) is what a GPU failing under the rank raises as readily as a "
+     "faulty kernel, and the kernel's word on {node} ties no GPU fault to the rank's GPU (no "
+     "kernel log of it was read, or its Xid names a GPU no busId line or nvidia-smi table maps "
+     "to the rank): whether its GPU or the code failed is not known."},
+    {ReasonId::kHostMemoryAt,
+     " DeepSpeed's see_memory_usage had reported host memory at {percent}% ({where}): offloaded "
+     "state kept growing."},
+    {ReasonId::kStartedFirst,
+     " Other ranks scored alike, but the collectives waiting on rank {rank} were started first "
+     "(clocks aligned per node), so the stall spread from it."},
+    {ReasonId::kSoleBlocker,
+     " Other silent ranks scored alike (torn down by their agents while waiting), but rank "
+     "{rank} is the only member of one of its process groups that never joined the collective "
+     "every other member was waiting in."},
+    {ReasonId::kThenStoppedParticipating, " It then stopped participating: {waiting}."},
+    {ReasonId::kRestartWithoutSlowHardware,
+     "The job still runs at the pace of its slowest rank: restart it from the newest checkpoint "
+     "that verifies once the slow hardware is excluded (checkpoints were not evaluated by this "
+     "diagnosis)."},
+    {ReasonId::kRestartWholeJob,
+     "Restart the whole job from the newest checkpoint that verifies (checkpoints were not "
+     "evaluated by this diagnosis); the ranks of the cascade failed as a consequence and need no "
+     "action of their own."},
+    {ReasonId::kUnrankedTimeoutsNote,
+     " {count} watchdog timeouts could not be tied to a global rank (their lines carry a local "
+     "rank at most, and nothing on their node names its first rank), so the groups they belong "
+     "to are incomplete."},
+    {ReasonId::kFewWaitOnLeader,
+     "Rank {rank} leads, but only {waiting} of the {reporters} ranks that timed out were waiting "
+     "on it (fewer than 1 in 20): the rank the timeouts started from is not in the logs in hand "
+     "(its node's logs may be missing)."},
+    {ReasonId::kCollectLogsOfWaitedOnRank,
+     "Collect the torchrun agent logs and kernel logs of every node of the job: the rank most of "
+     "the timeouts waited on is not in the logs in hand."},
+    {ReasonId::kOnNode, " on {node}"},
+    {ReasonId::kUnplacedLinkError,
+     "NCCL reports a failed link ({where}) from a process no line ties to a global rank{on}, and "
+     "the ranks that lead only stopped participating (rank {rank} first): they may be the link's "
+     "victims, and its ends are not known."},
+    {ReasonId::kCollectRankTiedLogs,
+     "Collect the logs that tie NCCL's WARN lines to their ranks (the torchrun log dir as it was "
+     "written, with its <local rank>/ folders, or the ranks' consoles with their [rank<G>]: "
+     "prefixes)."},
+    {ReasonId::kUnplacedMayLead,
+     "Rank {rank} leads the ranks the logs place on a node, but not the ranks no line places "
+     "(their node's logs are missing), which cannot be weighed: some watchdog timeouts or "
+     "workers carry no global rank, so any of them may be theirs. The logs do not show who "
+     "stopped first."},
+    {ReasonId::kCollectLogsOfUnplacedNodes,
+     "Collect the torchrun agent logs and kernel logs of every node of the job: the nodes of the "
+     "ranks no line places are missing from the logs in hand."},
+    {ReasonId::kOnNoPlacedNode, "on no node any line places"},
+    {ReasonId::kOnNodes, "on {nodes}"},
+    {ReasonId::kOnNodesAndUnplaced, "on {nodes} and on a node no line places"},
+    {ReasonId::kTiedOnNodeAgentLog,
+     "Ranks {ranks} on {node} stopped participating together and the logs cannot tell which was "
+     "first: its torchrun agent log names no first failure among them."},
+    {ReasonId::kTiedOnNodeNoAgentLog,
+     "Ranks {ranks} on {node} stopped participating together and the logs cannot tell which was "
+     "first: there is no torchrun agent log for {node}."},
+    {ReasonId::kCollectLogsOfTiedNode,
+     "Collect the torchrun agent log and the kernel log of {node}: ranks {ranks} stopped "
+     "participating together, and the logs in hand cannot tell which was first."},
+    {ReasonId::kWorldSizeStated, "the logs state world size {size}"},
+    {ReasonId::kNamedAsMembers, "their peers' process groups name them as members"},
+    {ReasonId::kNamedAsMembersAboveLogged,
+     "their peers' process groups name them as members, above the highest rank logged"},
+    {ReasonId::kNeverHeardFrom,
+     "Ranks {ranks} were never heard from ({why}; their node's logs are missing) and are equally "
+     "likely to have stopped first: the logs do not separate them."},
+    {ReasonId::kFindNodeOfRanks,
+     "Find the node of ranks {ranks} (the scheduler's allocation) and collect its torchrun agent "
+     "log and kernel log: the logs in hand have nothing from it."},
+    {ReasonId::kTiedOnNodes,
+     "Ranks {ranks} {nodes} are equally likely to have stopped first; the logs do not separate "
+     "them."},
+    {ReasonId::kCollectLogsOfTiedNodes,
+     "Collect the torchrun agent logs and kernel logs of the nodes of ranks {ranks}: the logs in "
+     "hand cannot tell which stopped first."},
+    {ReasonId::kUnrankedTimeoutsOnly,
+     "{timeouts} were logged, but none can be tied to a global rank: each line names only the "
+     "rank within its process group (torch <= 2.2's `[Rank N]`, no `[rank<G>]:` prefix) and "
+     "nothing ties it to a process (no `[default<L>]:` tag, no srun `--label`, no per-rank "
+     "file), so no process group, silent member or first rank can be placed. Per-rank logs "
+     "(DeepSpeed's launcher `--enable_each_rank_log DIR`, torchrun's `--tee 3 --log-dir DIR`) or "
+     "torch >= 2.4 (its `[rank<G>]:` prefix) would place them."},
+    {ReasonId::kFewerTimeoutsOnNode,
+     " {node} is the one node whose ranks logged fewer timeouts ({count}, where {others} other "
+     "nodes logged {usual}): one of its ranks may have stopped without timing out."},
+    {ReasonId::kSharedConsoleRanks,
+     "Ranks {ranks} exited with an error code ({exits}) on a console they share with their "
+     "agent, whose lines carry no rank: "},
+    {ReasonId::kOneOfThemRaised, "one of them raised {error} ({where}), and "},
+    {ReasonId::kNoOwnErrorThere, "no error of their own is recognised there, and "},
+    {ReasonId::kLastErrorAboutPeer,
+     "the last error of one of them is about a peer ({where}), a victim's. Which rank failed "
+     "first is not known: a rank prefix (torchrun --tee 3, torch >= 2.4's `[rank<G>]:`) or "
+     "per-rank logs (torchrun --log-dir) would tell."},
+    {ReasonId::kVictimExit,
+     "Rank {rank} exited with {exit} ({where}) after an error about a peer ({peer}): it waited "
+     "on a rank that stopped, a victim. "},
+    {ReasonId::kAgentSigkilledWorker,
+     "Its agent could not end a worker with SIGTERM and killed it with SIGKILL ({where}): that "
+     "worker was stopped or stuck, the likely rank the others waited on, but no line gives its "
+     "rank. "},
+    {ReasonId::kInitiatorNotDetermined,
+     "The initiator is not determined: the silent rank printed nothing, and no line (a rank "
+     "prefix, the rendezvous result with LOGLEVEL=INFO, a ChildFailedError entry) names it."},
+    {ReasonId::kNoOneStandsOut,
+     "{reporters} ranks timed out, but no silent member of their process groups and no launcher "
+     "exit stands out: the logs do not show who stopped first."},
+    {ReasonId::kNothingStopped,
+     "No NCCL watchdog timeout, launcher failure or traceback in the logs: nothing shows a rank "
+     "that stopped participating."},
+    {ReasonId::kUngroupedUnnamedTimeouts,
+     " {count} of the timeouts name no process group (torch <= 2.2 prints only `[Rank N]`, the "
+     "rank within its group) and their collectives (OpType, NumelIn, SeqNum) do not split into "
+     "groups that show two members each, so the rank their peers wait on cannot be placed (torch "
+     ">= 2.4 names the process groups; the engine does not read TORCH_NCCL_DESYNC_DEBUG's "
+     "report)."},
+    // analyze/detectors.cc
+    {ReasonId::kRestartNothingFailed,
+     "Restart the job from the newest checkpoint that verifies; nothing in the ranks failed."},
     // TEMPLATES
 });
 static_assert(kTemplates.size() == static_cast<std::size_t>(ReasonId::kCount));
