@@ -349,10 +349,10 @@ Reason DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding& f) {
   if (OwnExit(a.facts, rank)) return OwnExitReason(a, rank, f, who, waiting);
   if (waiting.parts.empty() &&
       a.facts.wave.gloo_timeouts + a.facts.wave.gloo_closed > 0) {  // gloo: no groups, no SeqNum
-    Reason s =
-        Say(ReasonId::kNothingAboutPeersGloo, {{"who", who},
-                                               {"timeouts", std::to_string(a.facts.wave.gloo_timeouts)},
-                                               {"closed", std::to_string(a.facts.wave.gloo_closed)}});
+    Reason s = Say(ReasonId::kNothingAboutPeersGloo,
+                   {{"who", who},
+                    {"timeouts", std::to_string(a.facts.wave.gloo_timeouts)},
+                    {"closed", std::to_string(a.facts.wave.gloo_closed)}});
     if (Unresponsive(a.facts, rank)) s.Add(ReasonId::kSigtermDidNotEndIt);
     if (f.time) s.Add(ReasonId::kStoppedParticipatingAt, {{"time", ClockTime(*f.time)}});
     s.Add(ReasonId::kPeriod);
@@ -799,9 +799,10 @@ std::int32_t UngroupedUnnamedTimeouts(const Analysis& a) {
 Reason UnrankedOnlyReason(const Analysis& a) {
   std::map<std::int32_t, std::int64_t> per_node;
   for (std::int32_t i : a.facts.wave.unranked_timeouts) ++per_node[a.inc.events[i].node];
-  Reason out = Say(ReasonId::kUnrankedTimeoutsOnly,
-                   {{"timeouts", Count(static_cast<std::int64_t>(a.facts.wave.unranked_timeouts.size()),
-                                       "watchdog timeout")}});
+  Reason out =
+      Say(ReasonId::kUnrankedTimeoutsOnly,
+          {{"timeouts", Count(static_cast<std::int64_t>(a.facts.wave.unranked_timeouts.size()),
+                              "watchdog timeout")}});
   std::map<std::int64_t, std::vector<std::int32_t>> by_count;
   for (const auto& [node, n] : per_node) {
     if (node >= 0) by_count[n].push_back(node);
