@@ -74,7 +74,7 @@ TEST(Untimed, AnUntimedExitIsNotOrderedAgainstATimedWave) {
   JobFacts facts = CollectFacts(inc);
   ASSERT_TRUE(facts.wave.start.has_value());
   EXPECT_EQ(ClockTime(*facts.wave.start), "09:10:05.123");
-  ASSERT_GE(facts.ranks[5].exit_event, 0);
+  ASSERT_TRUE(facts.ranks[5].exit_event.has_value());
   EXPECT_FALSE(facts.ranks[5].exit_timed);  // its time (0) is not "well before" the wave
 }
 

@@ -84,7 +84,7 @@ CascadeSummary SummarizeCascade(const Incident& inc, const JobFacts& facts,
   CascadeSummary out;
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
     const RankFacts& rf = facts.ranks[r];
-    if (!is_excluded(r) && (rf.timeouts > 0 || rf.torn_down || rf.exit_event >= 0)) {
+    if (!is_excluded(r) && (rf.timeouts > 0 || rf.torn_down || rf.exit_event)) {
       out.secondary_ranks.push_back(r);
     }
   }

@@ -44,7 +44,7 @@ ClockOffsets AlignClocks(const Incident& inc, const JobFacts& facts) {
 
 void ApplyOffsets(const Incident& inc, const ClockOffsets& offsets, JobFacts* facts) {
   for (RankFacts& r : facts->ranks) {
-    if (r.exit_event >= 0) r.exit_time = offsets.Aligned(inc.events[r.exit_event]);
+    if (r.exit_event) r.exit_time = offsets.Aligned(inc.events[*r.exit_event]);
   }
   facts->wave.start =
       EarliestTimed(inc, facts->WaveTimeouts(), [&](const Event& e) { return offsets.Aligned(e); });

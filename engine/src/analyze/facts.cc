@@ -107,7 +107,7 @@ void CollectSlurm(const Incident& inc, std::int32_t index, const SlurmNote& n, J
       jf->EnsureRank(r);
       RankFacts& rf = jf->ranks[r];
       SetNode(&rf, node);
-      if (rf.exit_event >= 0) continue;
+      if (rf.exit_event) continue;
       rf.exit_event = index;
       rf.exit_code = SrunExitCode(reason, n.exit_code);
       rf.exit_time = e.time;
@@ -180,7 +180,7 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     if (e.rank < 0) return;
     const auto& wf = std::get<WorkerFailed>(e.detail);
     RankFacts& r = jf->ranks[e.rank];
-    if (wf.exit_code == 0 || r.exit_event >= 0) return;
+    if (wf.exit_code == 0 || r.exit_event) return;
     r.exit_event = index;
     r.exit_code = wf.exit_code;
     r.exit_time = e.time;
@@ -233,10 +233,12 @@ std::int32_t GlobalRankOf(const JobFacts& jf, const NodeFacts& n, std::int32_t l
 // file gets it, since the unprefixed lines do not say which one printed it.
 void AttributeUnprefixedPeerErrors(const Incident& inc, JobFacts* jf) {
   for (RankFacts& r : jf->ranks) {
-    if (r.exit_event < 0 || r.exit_code <= 0 || r.python_error >= 0 || r.peer_error >= 0 || r.timeouts > 0) continue;
+    if (!r.exit_event || r.exit_code <= 0 || r.python_error >= 0 || r.peer_error >= 0 ||
+        r.timeouts > 0)
+      continue;
     for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
       const Event& e = inc.events[i];
-      if (e.rank >= 0 || !IsPeerError(e) || !BeforeInStream(inc, i, r.exit_event)) continue;
+      if (e.rank >= 0 || !IsPeerError(e) || !BeforeInStream(inc, i, *r.exit_event)) continue;
       r.peer_error = i;
       if (e.family == Family::kGloo)
         (e.kind == Kind::kGlooTimeout ? jf->wave.gloo_timeouts : jf->wave.gloo_closed) += 1;
@@ -251,7 +253,7 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
     const auto* fe = std::get_if<FailureEntry>(&e.detail);
-    if (!fe || jf->ranks[e.rank].exit_event >= 0) continue;
+    if (!fe || jf->ranks[e.rank].exit_event) continue;
     RankFacts& r = jf->ranks[e.rank];
     r.exit_event = i;
     r.exit_code = fe->exit_code;
@@ -263,7 +265,7 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
       // its workers before any failed: each one with no word of its own was stopped from outside.
       for (std::int32_t r : n.ranks) {
         RankFacts& o = jf->ranks[r];
-        o.torn_down |= o.exit_event < 0 && o.timeouts == 0;
+        o.torn_down |= !o.exit_event && o.timeouts == 0;
       }
     }
     if (!n.first_failure) continue;
@@ -273,7 +275,7 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
     if (n.failed_rank < 0) continue;
     RankFacts& r = jf->ranks[n.failed_rank];
     if (r.pid == 0) r.pid = wf.pid;
-    if (r.exit_event < 0 || inc.events[r.exit_event].kind != Kind::kProcessExit) {
+    if (!r.exit_event || inc.events[*r.exit_event].kind != Kind::kProcessExit) {
       r.exit_event = *n.first_failure;  // finer time than the table's one-second stamp
       r.exit_code = wf.exit_code;
       r.exit_time = e.time;
@@ -281,7 +283,8 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
     if (n.signalled == 0) continue;
     for (std::int32_t other : n.ranks) {
       RankFacts& o = jf->ranks[other];
-      if (other != n.failed_rank && (o.exit_event < 0 || o.exit_code == kExitSigterm)) o.torn_down = true;
+      if (other != n.failed_rank && (!o.exit_event || o.exit_code == kExitSigterm))
+        o.torn_down = true;
     }
   }
 }
@@ -307,13 +310,14 @@ void ApplyRayDriver(const Incident& inc, JobFacts* jf) {
     const auto it = table.find({e.node, std::get<WorkerSignalled>(e.detail).pid});
     if (it == table.end() || it->second >= static_cast<std::int32_t>(jf->ranks.size())) continue;
     RankFacts& r = jf->ranks[it->second];
-    if (r.exit_event >= 0) continue;
+    if (r.exit_event) continue;
     r.exit_event = i;
     r.exit_code = kExitException;
     r.exit_time = e.time;
     r.pid = std::get<WorkerSignalled>(e.detail).pid;
   }
-  for (RankFacts& r : jf->ranks) r.torn_down |= r.exit_event < 0 && r.timeouts == 0 && r.python_error < 0;
+  for (RankFacts& r : jf->ranks)
+    r.torn_down |= !r.exit_event && r.timeouts == 0 && r.python_error < 0;
 }
 
 std::int64_t SignalledPid(const Incident& inc, std::int32_t event) {
@@ -471,7 +475,7 @@ void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
     for (std::int32_t r : jf->nodes.empty() ? unplaced : jf->nodes[node].ranks) {
       const RankFacts& rf = jf->ranks[r];
       if (kill->pid > 0 && rf.pid == kill->pid) match = r;
-      if (rf.exit_event >= 0 && rf.exit_code == kExitSigkill && !rf.torn_down) {
+      if (rf.exit_event && rf.exit_code == kExitSigkill && !rf.torn_down) {
         killed = r;
         ++killed_count;
       }
@@ -695,7 +699,7 @@ JobFacts CollectFacts(const Incident& inc) {
       r.python_error = -1;
   }
   jf.wave.start = EarliestTimed(inc, jf.WaveTimeouts(), [](const Event& e) { return e.time; });
-  for (RankFacts& r : jf.ranks) r.exit_timed = r.exit_event >= 0 && HasOwnTime(inc, r.exit_event);
+  for (RankFacts& r : jf.ranks) r.exit_timed = r.exit_event && HasOwnTime(inc, *r.exit_event);
   for (const RankFacts& r : jf.ranks) {
     jf.world.ranks_seen += r.has_log ? 1 : 0;
     jf.wave.peer_reporters += r.peer_error >= 0 && r.timeouts == 0 ? 1 : 0;

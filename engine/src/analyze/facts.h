@@ -28,7 +28,7 @@ struct RankFacts {
   bool has_log = false;          // a rank_<R>.log file or `[rank<R>]:` lines
   EventRef first_timeout;        // its earliest watchdog timeout
   std::int32_t timeouts = 0;
-  std::int32_t exit_event = -1;  // the agent's word that it exited: `failed` line or table entry
+  EventRef exit_event;  // the agent's word that it exited: `failed` line or table entry
   std::int32_t exit_code = 0;
   TimeNs exit_time = 0;
   // exit_time is the exit line's own (or an anchored borrowed one, HasOwnTime): false for an

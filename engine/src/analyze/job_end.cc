@@ -40,7 +40,7 @@ std::int32_t FirstStepdCancel(const Incident& inc) {
 bool AllSilent(const JobFacts& facts, const NodeFacts& node) {
   return !node.ranks.empty() && std::all_of(node.ranks.begin(), node.ranks.end(), [&](std::int32_t r) {
            const RankFacts& rf = facts.ranks[r];
-           return rf.timeouts == 0 && rf.exit_event < 0 && rf.python_error < 0;
+           return rf.timeouts == 0 && !rf.exit_event && rf.python_error < 0;
          });
 }
 
@@ -91,10 +91,10 @@ std::vector<std::int32_t> FailureLines(const JobFacts& facts, std::vector<std::i
   std::vector<std::int32_t> lines;
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
     const RankFacts& rf = facts.ranks[r];
-    for (const std::int32_t i :
-         {rf.exit_event, rf.python_error, rf.peer_error, rf.first_timeout.value_or(-1)}) {
-      if (i < 0) continue;
-      lines.push_back(i);
+    for (const EventRef i : {rf.exit_event, EventRefOf(rf.python_error), EventRefOf(rf.peer_error),
+                             rf.first_timeout}) {
+      if (!i) continue;
+      lines.push_back(*i);
       ranks->push_back(r);
     }
   }
@@ -262,9 +262,10 @@ std::int32_t LostNode(const Incident& inc, const JobFacts& facts, const std::vec
 }
 
 std::int32_t LostAgent(const JobFacts& facts) {
-  const bool rank_failed = std::any_of(facts.ranks.begin(), facts.ranks.end(), [](const RankFacts& r) {
-    return r.timeouts > 0 || r.peer_error >= 0 || r.python_error >= 0 || r.exit_event >= 0;
-  });
+  const bool rank_failed =
+      std::any_of(facts.ranks.begin(), facts.ranks.end(), [](const RankFacts& r) {
+        return r.timeouts > 0 || r.peer_error >= 0 || r.python_error >= 0 || r.exit_event;
+      });
   if (rank_failed) return -1;
   std::int32_t waited = 0, lost = -1;
   for (std::int32_t n = 0; n < static_cast<std::int32_t>(facts.nodes.size()); ++n) {
@@ -292,7 +293,8 @@ std::int32_t KilledAgentTask(const Incident& inc, const JobFacts& facts) {
   bool lost_peer = false;
   for (const RankFacts& r : facts.ranks) {
     if (r.python_error >= 0 || r.host_cause || r.exit_code == kExitSigkill) return -1;
-    if (r.exit_event >= 0 && r.peer_error < 0 && r.timeouts == 0 && !r.torn_down) return -1;  // an exit of its own
+    if (r.exit_event && r.peer_error < 0 && r.timeouts == 0 && !r.torn_down)
+      return -1;  // an exit of its own
     lost_peer = lost_peer || r.peer_error >= 0 || r.timeouts > 0;
   }
   return lost_peer ? killed : -1;
@@ -446,8 +448,8 @@ std::vector<std::int32_t> CommonUnrankedErrors(const Incident& inc, const JobFac
     return {};
   std::int32_t exits = 0;
   for (const RankFacts& r : facts.ranks) {
-    if (r.peer_error >= 0 || (r.exit_event >= 0 && r.exit_code <= 0)) return {};
-    exits += r.exit_event >= 0 ? 1 : 0;
+    if (r.peer_error >= 0 || (r.exit_event && r.exit_code <= 0)) return {};
+    exits += r.exit_event ? 1 : 0;
   }
   if (exits < 2)
     return {};  // the agents saw workers exit on their own (not pods killed around them)

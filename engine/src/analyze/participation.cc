@@ -130,7 +130,7 @@ std::optional<TimeNs> SchedulerReaction(const Analysis& a, const Event& exit) {
 // the time of whatever line came before it: never its time.
 std::optional<TimeNs> ExitTime(const Analysis& a, std::int32_t rank) {
   const RankFacts& r = a.facts.ranks[rank];
-  const Event& exit = a.inc.events[r.exit_event];
+  const Event& exit = a.inc.events[*r.exit_event];
   if (r.exit_timed) return r.exit_time;  // its own stamp (or an anchored one: HasOwnTime)
   if (r.table_entry && Stamped(a.inc.events[*r.table_entry]))
     return a.clocks.Aligned(a.inc.events[*r.table_entry]);
@@ -151,8 +151,8 @@ struct NodeErrors {
 NodeErrors UnrankedErrorsOfNode(const Analysis& a, std::int32_t rank) {
   const RankFacts& r = a.facts.ranks[rank];
   NodeErrors out;
-  if (r.exit_event < 0) return out;
-  const std::uint32_t console = StreamOf(a.inc, a.inc.events[r.exit_event].file);
+  if (!r.exit_event) return out;
+  const std::uint32_t console = StreamOf(a.inc, a.inc.events[*r.exit_event].file);
   for (std::int32_t i : a.facts.unranked.own_errors) {
     const Event& e = a.inc.events[i];
     if (!(r.node >= 0 && e.node == r.node) && !(e.node < 0 && StreamOf(a.inc, e.file) == console))
@@ -333,8 +333,8 @@ Reason DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding& f) {
                                                {"peer_op", std::string(a.inc.str(peer.op))},
                                                {"peer_elements", std::to_string(peer.numel_in)}});
   }
-  if (OwnExit(a.facts, rank) && a.inc.events[r.exit_event].kind == Kind::kRayTaskError) {
-    const Event& e = a.inc.events[r.exit_event];
+  if (OwnExit(a.facts, rank) && a.inc.events[*r.exit_event].kind == Kind::kRayTaskError) {
+    const Event& e = a.inc.events[*r.exit_event];
     Reason s =
         Say(ReasonId::kRayTrainingFunctionRaised,
             {{"who", who},
@@ -523,16 +523,17 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   if (const std::int32_t launch = NodeLauncherExit(a, r); launch >= 0 && r.python_error >= 0) {
     f->evidence.push_back({launch, v1::EVIDENCE_ROLE_CORROBORATING});
   }
-  if (r.host_cause && *r.host_cause != r.exit_event && OwnExit(a.facts, rank))
+  if (r.host_cause && r.host_cause != r.exit_event && OwnExit(a.facts, rank))
     f->evidence.push_back({*r.host_cause, v1::EVIDENCE_ROLE_INITIATING});
   if (const Mismatch* m = a.MismatchOf(rank)) {
     f->evidence.push_back({m->event, v1::EVIDENCE_ROLE_INITIATING});
     f->evidence.push_back({m->peer_event, v1::EVIDENCE_ROLE_CORROBORATING});
-  } else if (r.exit_event >= 0 && (a.inc.events[r.exit_event].family == Family::kSlurm ||
-                                    a.inc.events[r.exit_event].family == Family::kBareMetal ||
-                                    a.inc.events[r.exit_event].kind == Kind::kRayTaskError ||
-                                    a.inc.events[r.exit_event].kind == Kind::kProcessExit)) {
-    f->evidence.push_back({r.exit_event, v1::EVIDENCE_ROLE_INITIATING});  // srun's, mpirun's, Ray's or `denpex run`'s word on its end
+  } else if (r.exit_event && (a.inc.events[*r.exit_event].family == Family::kSlurm ||
+                              a.inc.events[*r.exit_event].family == Family::kBareMetal ||
+                              a.inc.events[*r.exit_event].kind == Kind::kRayTaskError ||
+                              a.inc.events[*r.exit_event].kind == Kind::kProcessExit)) {
+    // srun's, mpirun's, Ray's or `denpex run`'s word on its end
+    f->evidence.push_back({*r.exit_event, v1::EVIDENCE_ROLE_INITIATING});
   }
   if (cause) {
     if (cause->initiating >= 0 && cause->initiating != r.exit_event) f->evidence.push_back({cause->initiating, v1::EVIDENCE_ROLE_INITIATING});
@@ -827,7 +828,7 @@ Reason SharedConsoleReason(const Analysis& a, const std::vector<std::int32_t>& f
   std::string ranks, exits;
   for (std::int32_t r : failed) {
     ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-    exits += (exits.empty() ? "" : ", ") + Where(a.inc, a.inc.events[a.facts.ranks[r].exit_event]);
+    exits += (exits.empty() ? "" : ", ") + Where(a.inc, a.inc.events[*a.facts.ranks[r].exit_event]);
   }
   const std::int32_t peer = a.facts.ranks[failed.front()].peer_error;
   Reason s = Say(ReasonId::kSharedConsoleRanks, {{"ranks", ranks}, {"exits", exits}});
@@ -854,7 +855,7 @@ Reason VictimsOnlyReason(const Analysis& a, const std::vector<std::int32_t>& vic
     const RankFacts& rf = a.facts.ranks[r];
     s.Add(ReasonId::kVictimExit, {{"rank", std::to_string(r)},
                                   {"exit", ExitPhrase(rf.exit_code)},
-                                  {"where", Where(a.inc, a.inc.events[rf.exit_event])},
+                                  {"where", Where(a.inc, a.inc.events[*rf.exit_event])},
                                   {"peer", Where(a.inc, a.inc.events[rf.peer_error])}});
     f->evidence.push_back({rf.peer_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
   }

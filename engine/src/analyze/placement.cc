@@ -301,8 +301,7 @@ void Place(JobFacts* jf, std::int32_t r, std::int32_t node_index) {
     rf.local_rank = r - node.ranks.front();
   }
   // Its agent SIGTERMed the workers left after another one failed: this one among them.
-  rf.torn_down |=
-      node.signalled > 0 && node.failed_rank != r && rf.exit_event < 0 && rf.timeouts == 0;
+  rf.torn_down |= node.signalled > 0 && node.failed_rank != r && !rf.exit_event && rf.timeouts == 0;
 }
 
 // When the nodes that show all their ranks hold G contiguous ranks from a multiple of G, every

@@ -351,9 +351,10 @@ bool EvictionFirst(const Incident& inc, const JobFacts& facts, std::int32_t word
   std::vector<std::int32_t> lines, ranks;
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
     const RankFacts& rf = facts.ranks[r];
-    for (const std::int32_t i : {OwnExit(facts, r) ? rf.exit_event : -1, rf.python_error}) {
-      if (i < 0) continue;
-      lines.push_back(i);
+    for (const EventRef i :
+         {OwnExit(facts, r) ? rf.exit_event : std::nullopt, EventRefOf(rf.python_error)}) {
+      if (!i) continue;
+      lines.push_back(*i);
       ranks.push_back(r);
     }
   }

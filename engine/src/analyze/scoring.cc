@@ -49,7 +49,7 @@ double SilenceScore(const JobFacts& facts, std::int32_t rank) {
 
 bool WatchdogAborted(const JobFacts& facts, std::int32_t rank) {
   const RankFacts& r = facts.ranks[rank];
-  return r.exit_event >= 0 && r.exit_code == kExitSigabrt && facts.WaveSeen();
+  return r.exit_event && r.exit_code == kExitSigabrt && facts.WaveSeen();
 }
 
 bool OwnExit(const JobFacts& facts, std::int32_t rank) {
@@ -57,7 +57,7 @@ bool OwnExit(const JobFacts& facts, std::int32_t rank) {
   // SIGABRT during a watchdog wave is the watchdog's own teardown, even when the rank's
   // watchdog lines were lost (a truncated log): a consequence.
   const bool watchdog_abort = WatchdogAborted(facts, rank);
-  return r.exit_event >= 0 && !r.torn_down && r.timeouts == 0 && !watchdog_abort &&
+  return r.exit_event && !r.torn_down && r.timeouts == 0 && !watchdog_abort &&
          (r.peer_error < 0 || r.python_error >= 0);
 }
 

@@ -23,9 +23,9 @@ bool OneNodeHoldsJob(const JobFacts& facts, std::int32_t node) {
 
 // The exit line of `failed` that comes last in their console.
 std::int32_t LastExit(const Incident& inc, const JobFacts& facts, const std::vector<std::int32_t>& failed) {
-  std::int32_t last = facts.ranks[failed.front()].exit_event;
+  std::int32_t last = *facts.ranks[failed.front()].exit_event;
   for (std::int32_t r : failed) {
-    if (BeforeInStream(inc, last, facts.ranks[r].exit_event)) last = facts.ranks[r].exit_event;
+    if (BeforeInStream(inc, last, *facts.ranks[r].exit_event)) last = *facts.ranks[r].exit_event;
   }
   return last;
 }
@@ -42,7 +42,8 @@ std::int32_t UnrankedPeerErrorsBefore(const Incident& inc, std::int32_t before) 
 // "exit code 1 (train.log:28, train.log:53)": the failed workers' exits, cited.
 std::string ExitsPhrase(const Incident& inc, const JobFacts& facts, const std::vector<std::int32_t>& failed) {
   std::string where;
-  for (std::int32_t r : failed) where += (where.empty() ? "" : ", ") + Where(inc, inc.events[facts.ranks[r].exit_event]);
+  for (std::int32_t r : failed)
+    where += (where.empty() ? "" : ", ") + Where(inc, inc.events[*facts.ranks[r].exit_event]);
   return where;
 }
 
@@ -90,7 +91,7 @@ bool OnlyVictimsFailed(const Incident& inc, const JobFacts& facts) {
     if (!AfterTeardown(inc, i)) return false;
   }
   return std::none_of(facts.ranks.begin(), facts.ranks.end(), [](const RankFacts& r) {
-    return r.python_error >= 0 || r.host_cause || (r.exit_event >= 0 && r.peer_error < 0);
+    return r.python_error >= 0 || r.host_cause || (r.exit_event && r.peer_error < 0);
   });
 }
 
@@ -106,7 +107,8 @@ std::vector<std::int32_t> PeerErrorExits(const JobFacts& facts) {
   std::vector<std::int32_t> out;
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
     const RankFacts& rf = facts.ranks[r];
-    if (rf.exit_event >= 0 && rf.peer_error >= 0 && rf.python_error < 0 && rf.timeouts == 0) out.push_back(r);
+    if (rf.exit_event && rf.peer_error >= 0 && rf.python_error < 0 && rf.timeouts == 0)
+      out.push_back(r);
   }
   return out;
 }
@@ -120,7 +122,7 @@ bool OnePeerErrorForAll(const JobFacts& facts, const std::vector<std::int32_t>& 
 
 std::int32_t UnrankedOwnErrorBefore(const Incident& inc, const JobFacts& facts, std::int32_t victim) {
   for (std::int32_t i : facts.unranked.own_errors) {
-    if (BeforeInStream(inc, i, facts.ranks[victim].exit_event)) return i;
+    if (BeforeInStream(inc, i, *facts.ranks[victim].exit_event)) return i;
   }
   return -1;
 }
@@ -151,11 +153,12 @@ bool DiagnoseSharedConsoleExit(const Incident& inc, const JobFacts& facts, Findi
          f);
   if (own >= 0) ClassOfOwnError(inc, inc.events[own], &f->failure_class, &f->owner);
   for (std::int32_t r : failed) {
-    const Event& e = inc.events[facts.ranks[r].exit_event];
+    const Event& e = inc.events[*facts.ranks[r].exit_event];
     if (Stamped(e) && (!f->time || e.time < *f->time)) f->time = e.time;
   }
   if (own >= 0) f->evidence.push_back({own, v1::EVIDENCE_ROLE_INITIATING});
-  for (std::int32_t r : failed) f->evidence.push_back({facts.ranks[r].exit_event, v1::EVIDENCE_ROLE_CORROBORATING});
+  for (std::int32_t r : failed)
+    f->evidence.push_back({*facts.ranks[r].exit_event, v1::EVIDENCE_ROLE_CORROBORATING});
   const std::int32_t peer = facts.ranks[failed.front()].peer_error;
   f->evidence.push_back({peer, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->cascade = SummarizeCascade(inc, facts, failed, node);
@@ -188,7 +191,7 @@ bool DiagnoseOwnErrorOfOneNode(const Incident& inc, const JobFacts& facts, Findi
   if (facts.WaveSeen() || failed.empty()) return false;
   for (const RankFacts& r : facts.ranks) {
     if (r.python_error >= 0 || r.host_cause || r.timeouts > 0) return false;
-    if (r.exit_event >= 0 && r.peer_error < 0 && r.exit_code > 0)
+    if (r.exit_event && r.peer_error < 0 && r.exit_code > 0)
       return false;  // an exit no peer error explains
   }
   for (std::int32_t r : failed) {
@@ -209,7 +212,7 @@ bool DiagnoseOwnErrorOfOneNode(const Incident& inc, const JobFacts& facts, Findi
   std::vector<std::int32_t> after;  // the node's failed workers that exited after the error
   for (std::int32_t r : failed) {
     const RankFacts& rf = facts.ranks[r];
-    if (rf.node == node && BeforeInStream(inc, own, rf.exit_event)) after.push_back(r);
+    if (rf.node == node && BeforeInStream(inc, own, *rf.exit_event)) after.push_back(r);
   }
   if (after.empty()) return false;
   Commit({.node = node,
@@ -219,12 +222,12 @@ bool DiagnoseOwnErrorOfOneNode(const Incident& inc, const JobFacts& facts, Findi
          f);
   ClassOfOwnError(inc, inc.events[own], &f->failure_class, &f->owner);
   for (std::int32_t r : after) {
-    const Event& e = inc.events[facts.ranks[r].exit_event];
+    const Event& e = inc.events[*facts.ranks[r].exit_event];
     if (Stamped(e) && (!f->time || e.time < *f->time)) f->time = e.time;
   }
   f->evidence.push_back({own, v1::EVIDENCE_ROLE_INITIATING});
   for (std::int32_t r : failed)
-    f->evidence.push_back({facts.ranks[r].exit_event, v1::EVIDENCE_ROLE_CORROBORATING});
+    f->evidence.push_back({*facts.ranks[r].exit_event, v1::EVIDENCE_ROLE_CORROBORATING});
   f->cascade = SummarizeCascade(inc, facts, failed, node);
   const std::string type(inc.str(std::get<PythonError>(inc.events[own].detail).type));
   const std::string name = NodeName(inc, node);
@@ -314,8 +317,10 @@ bool DiagnoseSilentPeerOnOneNode(const Incident& inc, const JobFacts& facts, Fin
   std::vector<std::int32_t> victims;
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
     const RankFacts& rf = facts.ranks[r];
-    if (rf.exit_event < 0 && rf.peer_error < 0) continue;
-    if (rf.exit_event < 0 || rf.peer_error < 0 || rf.exit_code <= 0 || !IsGlooTimeout(inc.events[rf.peer_error])) return false;
+    if (!rf.exit_event && rf.peer_error < 0) continue;
+    if (!rf.exit_event || rf.peer_error < 0 || rf.exit_code <= 0 ||
+        !IsGlooTimeout(inc.events[rf.peer_error]))
+      return false;
     if (rf.node >= 0 && rf.node != node) return false;
     victims.push_back(r);
   }
@@ -328,13 +333,13 @@ bool DiagnoseSilentPeerOnOneNode(const Incident& inc, const JobFacts& facts, Fin
          f);
   const RankFacts& first = facts.ranks[victims.front()];
   f->evidence.push_back({first.peer_error, v1::EVIDENCE_ROLE_CORROBORATING});
-  f->evidence.push_back({first.exit_event, v1::EVIDENCE_ROLE_CONSEQUENCE});
+  f->evidence.push_back({*first.exit_event, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->cascade = SummarizeCascade(inc, facts, {}, node);
   f->reason =
       Say(ReasonId::kSilentPeerOnOneNode,
           {{"ranks", std::string(victims.size() == 1 ? "Rank " : "Ranks ") + RankList(victims)},
            {"timeout", Where(inc, inc.events[first.peer_error])},
-           {"exit", Where(inc, inc.events[first.exit_event])},
+           {"exit", Where(inc, inc.events[*first.exit_event])},
            {"host", host}});
   f->recovery.push_back({"inspect_rank", host, Say(ReasonId::kStacksOnHost, {{"host", host}})});
   return true;
@@ -358,7 +363,7 @@ bool DiagnoseLoneStoreLoss(const Incident& inc, const JobFacts& facts, Finding* 
   // Its workers that failed lost their peer to a closed connection: the peer was gone.
   std::int32_t victim_error = -1, victims = 0;
   for (const RankFacts& r : facts.ranks) {
-    if (r.exit_event < 0 && r.peer_error < 0) continue;
+    if (!r.exit_event && r.peer_error < 0) continue;
     if (r.peer_error < 0 || r.node != node) return false;
     const Event& pe = inc.events[r.peer_error];
     if (pe.family != Family::kGloo || pe.kind == Kind::kGlooTimeout) return false;
