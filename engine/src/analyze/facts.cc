@@ -162,13 +162,13 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
       (e.kind == Kind::kGlooTimeout ? jf->wave.gloo_timeouts : jf->wave.gloo_closed) += 1;
   } else if (IsOwnError(inc, e) && e.rank >= 0) {
     RankFacts& r = jf->ranks[e.rank];
-    if (r.python_error < 0) {
+    if (!r.python_error) {
       r.python_error = index;
       // A direct pin's own CUDA error (its traceback ends in a pin_memory frame).
       if (e.kind == Kind::kPinMemory) r.pinned_oom = SaysOutOfMemory(inc, e);
-    } else if (inc.events[r.python_error].kind == Kind::kPinMemory) {
+    } else if (inc.events[*r.python_error].kind == Kind::kPinMemory) {
       r.pinned_oom = r.pinned_oom || SaysOutOfMemory(inc, e);
-    } else if (!r.reraised && Reraises(inc, inc.events[r.python_error], e)) {
+    } else if (!r.reraised && Reraises(inc, inc.events[*r.python_error], e)) {
       r.reraised = index;
     }
   } else if (const auto* hm = std::get_if<HostMemory>(&e.detail)) {
@@ -233,8 +233,7 @@ std::int32_t GlobalRankOf(const JobFacts& jf, const NodeFacts& n, std::int32_t l
 // file gets it, since the unprefixed lines do not say which one printed it.
 void AttributeUnprefixedPeerErrors(const Incident& inc, JobFacts* jf) {
   for (RankFacts& r : jf->ranks) {
-    if (!r.exit_event || r.exit_code <= 0 || r.python_error >= 0 || r.peer_error >= 0 ||
-        r.timeouts > 0)
+    if (!r.exit_event || r.exit_code <= 0 || r.python_error || r.peer_error >= 0 || r.timeouts > 0)
       continue;
     for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
       const Event& e = inc.events[i];
@@ -316,8 +315,7 @@ void ApplyRayDriver(const Incident& inc, JobFacts* jf) {
     r.exit_time = e.time;
     r.pid = std::get<WorkerSignalled>(e.detail).pid;
   }
-  for (RankFacts& r : jf->ranks)
-    r.torn_down |= !r.exit_event && r.timeouts == 0 && r.python_error < 0;
+  for (RankFacts& r : jf->ranks) r.torn_down |= !r.exit_event && r.timeouts == 0 && !r.python_error;
 }
 
 std::int64_t SignalledPid(const Incident& inc, std::int32_t event) {
@@ -582,18 +580,18 @@ void MarkBuildWaiters(const Incident& inc, JobFacts* jf) {
   auto message = [&](std::int32_t event) { return inc.str(std::get<PythonError>(inc.events[event].detail).message); };
   for (std::int32_t builder = 0; builder < static_cast<std::int32_t>(jf->ranks.size()); ++builder) {
     const RankFacts& b = jf->ranks[builder];
-    if (b.python_error < 0 || b.node < 0) continue;
-    const std::string_view op = FailedExtension(message(b.python_error));
+    if (!b.python_error || b.node < 0) continue;
+    const std::string_view op = FailedExtension(message(*b.python_error));
     if (op.empty()) continue;
     std::string so(1, '/');  // "/<op>.so: cannot open shared object file"
     so.append(op).append(".so: cannot open shared object file");
     for (std::int32_t other : jf->nodes[b.node].ranks) {
       RankFacts& w = jf->ranks[other];
-      if (other == builder || w.python_error < 0 || w.waited_on >= 0) continue;
-      if (message(w.python_error).find(so) == std::string_view::npos) continue;
+      if (other == builder || !w.python_error || w.waited_on >= 0) continue;
+      if (message(*w.python_error).find(so) == std::string_view::npos) continue;
       w.waited_on = builder;
-      w.peer_error = w.python_error;
-      w.python_error = -1;
+      w.peer_error = *w.python_error;
+      w.python_error.reset();
     }
   }
 }
@@ -694,9 +692,8 @@ JobFacts CollectFacts(const Incident& inc) {
   // thread's error once its collective failed: the rank was waiting on a peer, so it is not the
   // rank's own failure.
   for (RankFacts& r : jf.ranks) {
-    if (r.python_error >= 0 && r.first_timeout &&
-        BeforeInStream(inc, *r.first_timeout, r.python_error))
-      r.python_error = -1;
+    if (r.python_error && r.first_timeout && BeforeInStream(inc, *r.first_timeout, *r.python_error))
+      r.python_error.reset();
   }
   jf.wave.start = EarliestTimed(inc, jf.WaveTimeouts(), [](const Event& e) { return e.time; });
   for (RankFacts& r : jf.ranks) r.exit_timed = r.exit_event && HasOwnTime(inc, *r.exit_event);

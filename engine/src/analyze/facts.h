@@ -35,8 +35,8 @@ struct RankFacts {
   // untimed line (srun's `task N: Killed`, mpirun's report), whose time is 0 or whatever line
   // came before it; such an exit is never ordered against the wave.
   bool exit_timed = false;
-  EventRef table_entry;             // the ChildFailedError entry naming it
-  std::int32_t python_error = -1;   // the first exception line of its own Python traceback(s)
+  EventRef table_entry;   // the ChildFailedError entry naming it
+  EventRef python_error;  // the first exception line of its own Python traceback(s)
   // The exception that one re-raised: `X: Caught X in DataLoader worker process N.` is followed
   // by the worker's `Original Traceback` and its own `X: ...` line, the error that happened.
   EventRef reraised;
@@ -48,7 +48,7 @@ struct RankFacts {
   std::int32_t peer_error = -1;
   // The local rank whose JIT extension build it waited on (torch's build lock): its ImportError
   // of the extension's .so (`cannot open shared object file`) is that build's failure, not its
-  // own (MarkBuildWaiters; python_error is then -1 and peer_error the ImportError).
+  // own (MarkBuildWaiters; python_error is then none and peer_error the ImportError).
   std::int32_t waited_on = -1;
   bool torn_down = false;  // its agent SIGTERMed it after another local worker had failed
   std::int64_t pid = 0;     // as its agent's `failed` line or table entry, or its NCCL `host:pid:tid`, names it

@@ -40,7 +40,7 @@ std::int32_t FirstStepdCancel(const Incident& inc) {
 bool AllSilent(const JobFacts& facts, const NodeFacts& node) {
   return !node.ranks.empty() && std::all_of(node.ranks.begin(), node.ranks.end(), [&](std::int32_t r) {
            const RankFacts& rf = facts.ranks[r];
-           return rf.timeouts == 0 && !rf.exit_event && rf.python_error < 0;
+           return rf.timeouts == 0 && !rf.exit_event && !rf.python_error;
          });
 }
 
@@ -80,7 +80,7 @@ std::int32_t ControllerFailedNode(const JobFacts& facts) {
 
 bool AnyRankFailed(const JobFacts& facts) {
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
-    if (OwnExit(facts, r) || facts.ranks[r].python_error >= 0) return true;
+    if (OwnExit(facts, r) || facts.ranks[r].python_error) return true;
   }
   return false;
 }
@@ -91,8 +91,8 @@ std::vector<std::int32_t> FailureLines(const JobFacts& facts, std::vector<std::i
   std::vector<std::int32_t> lines;
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
     const RankFacts& rf = facts.ranks[r];
-    for (const EventRef i : {rf.exit_event, EventRefOf(rf.python_error), EventRefOf(rf.peer_error),
-                             rf.first_timeout}) {
+    for (const EventRef i :
+         {rf.exit_event, rf.python_error, EventRefOf(rf.peer_error), rf.first_timeout}) {
       if (!i) continue;
       lines.push_back(*i);
       ranks->push_back(r);
@@ -264,7 +264,7 @@ std::int32_t LostNode(const Incident& inc, const JobFacts& facts, const std::vec
 std::int32_t LostAgent(const JobFacts& facts) {
   const bool rank_failed =
       std::any_of(facts.ranks.begin(), facts.ranks.end(), [](const RankFacts& r) {
-        return r.timeouts > 0 || r.peer_error >= 0 || r.python_error >= 0 || r.exit_event;
+        return r.timeouts > 0 || r.peer_error >= 0 || r.python_error || r.exit_event;
       });
   if (rank_failed) return -1;
   std::int32_t waited = 0, lost = -1;
@@ -292,7 +292,7 @@ std::int32_t KilledAgentTask(const Incident& inc, const JobFacts& facts) {
   if (killed < 0 || NodeOfHost(inc, inc.str(std::get<SlurmNote>(inc.events[killed].detail).node)) < 0) return -1;
   bool lost_peer = false;
   for (const RankFacts& r : facts.ranks) {
-    if (r.python_error >= 0 || r.host_cause || r.exit_code == kExitSigkill) return -1;
+    if (r.python_error || r.host_cause || r.exit_code == kExitSigkill) return -1;
     if (r.exit_event && r.peer_error < 0 && r.timeouts == 0 && !r.torn_down)
       return -1;  // an exit of its own
     lost_peer = lost_peer || r.peer_error >= 0 || r.timeouts > 0;
@@ -420,9 +420,10 @@ std::vector<std::int32_t> CommonOwnErrors(const Incident& inc, const JobFacts& f
   for (const RankFacts& r : facts.ranks) {
     // A rank that raised left a log wherever its lines sit: srun's combined --label output of
     // torch <= 2.1 names the task on each line, never a `[rank<G>]:` prefix or a rank_<R>.log.
-    if (!r.has_log && r.python_error < 0) continue;
+    if (!r.has_log && !r.python_error) continue;
     ++*logged;
-    if (r.python_error >= 0) by_signature[inc.events[r.python_error].signature].push_back(r.python_error);
+    if (r.python_error)
+      by_signature[inc.events[*r.python_error].signature].push_back(*r.python_error);
   }
   std::vector<std::int32_t> best;
   for (auto& [signature, events] : by_signature) {

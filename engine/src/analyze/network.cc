@@ -691,8 +691,8 @@ void DiagnoseNcclSetup(const Incident& inc, const JobFacts& facts, const SetupFa
   }
   f->evidence.push_back({s.first_event, v1::EVIDENCE_ROLE_INITIATING});
   for (std::int32_t r : s.ranks) {
-    if (r < static_cast<std::int32_t>(facts.ranks.size()) && facts.ranks[r].python_error >= 0) {
-      f->evidence.push_back({facts.ranks[r].python_error, v1::EVIDENCE_ROLE_CORROBORATING});
+    if (r < static_cast<std::int32_t>(facts.ranks.size()) && facts.ranks[r].python_error) {
+      f->evidence.push_back({*facts.ranks[r].python_error, v1::EVIDENCE_ROLE_CORROBORATING});
       break;
     }
   }

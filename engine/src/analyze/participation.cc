@@ -169,7 +169,7 @@ NodeErrors UnrankedErrorsOfNode(const Analysis& a, std::int32_t rank) {
 // and its re-raise). The answer is its node.
 bool ExitAmongUnrankedErrors(const Analysis& a, std::int32_t rank) {
   const RankFacts& r = a.facts.ranks[rank];
-  return OwnExit(a.facts, rank) && r.python_error < 0 && r.exit_code > 0 && !r.host_cause &&
+  return OwnExit(a.facts, rank) && !r.python_error && r.exit_code > 0 && !r.host_cause &&
          UnrankedErrorsOfNode(a, rank).count >= 2;
 }
 
@@ -193,8 +193,8 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     } else if (r.exit_code > 0) {
       f->failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION;
       f->owner = v1::OWNER_APPLICATION;
-      if (r.python_error >= 0) {
-        ClassOfOwnError(a.inc, a.inc.events[r.python_error], &f->failure_class, &f->owner);
+      if (r.python_error) {
+        ClassOfOwnError(a.inc, a.inc.events[*r.python_error], &f->failure_class, &f->owner);
       } else if (const NodeErrors node = UnrankedErrorsOfNode(a, rank); node.count == 1) {
         // It printed no error that names it, but its node's processes printed one that names no
         // rank: the error its exit stands for.
@@ -211,10 +211,10 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
       f->failure_class = v1::FAILURE_CLASS_SIGNAL_KILL;  // the logs do not say who sent it
       f->owner = v1::OWNER_UNKNOWN;
     }
-  } else if (r.python_error >= 0) {
+  } else if (r.python_error) {
     f->failure_class = v1::FAILURE_CLASS_PYTHON_EXCEPTION;
     f->owner = v1::OWNER_APPLICATION;
-    ClassOfOwnError(a.inc, a.inc.events[r.python_error], &f->failure_class, &f->owner);
+    ClassOfOwnError(a.inc, a.inc.events[*r.python_error], &f->failure_class, &f->owner);
     if (r.pinned_oom) f->failure_class = v1::FAILURE_CLASS_PINNED_OOM;
     f->time = StallTime(a, rank);
   } else if (!a.facts.WaveSeen() && a.facts.wave.gloo_timeouts == 0 &&
@@ -278,9 +278,9 @@ Reason Who(const Analysis& a, std::int32_t rank) {
                                           {"local_rank", std::to_string(r.local_rank)}});
 }
 
-// The type of the rank's own Python error (its r.python_error >= 0).
+// The type of the rank's own Python error (r.python_error is set).
 std::string ErrorType(const Analysis& a, const RankFacts& r) {
-  return std::string(a.inc.str(std::get<PythonError>(a.inc.events[r.python_error].detail).type));
+  return std::string(a.inc.str(std::get<PythonError>(a.inc.events[*r.python_error].detail).type));
 }
 
 // A rank that exited on its own: how, when, after what, against the wave.
@@ -293,8 +293,8 @@ Reason OwnExitReason(const Analysis& a, std::int32_t rank, const Finding& f, con
     s.Add(ReasonId::kHostSaysWhy, {{"where", Where(a.inc, a.inc.events[*r.host_cause])}});
   }
   const NodeErrors node =
-      r.python_error < 0 && r.exit_code > 0 ? UnrankedErrorsOfNode(a, rank) : NodeErrors{};
-  if (r.python_error >= 0) {
+      !r.python_error && r.exit_code > 0 ? UnrankedErrorsOfNode(a, rank) : NodeErrors{};
+  if (r.python_error) {
     s.Add(ReasonId::kAfterRaising, {{"error", ErrorType(a, r)}});
   } else if (node.count == 1) {
     s.Add(ReasonId::kNodePrintedUnrankedError, {{"where", Where(a.inc, a.inc.events[node.first])}});
@@ -338,7 +338,7 @@ Reason DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding& f) {
     Reason s =
         Say(ReasonId::kRayTrainingFunctionRaised,
             {{"who", who},
-             {"error", r.python_error >= 0
+             {"error", r.python_error
                            ? ErrorType(a, r)
                            : std::string(a.inc.str(std::get<WorkerSignalled>(e.detail).signal))},
              {"where", Where(a.inc, e)},
@@ -363,7 +363,7 @@ Reason DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding& f) {
     s.Add(ReasonId::kWhileWaiting, {{"waiting", waiting}});
   } else {
     // A rank whose waits end at local peers it made stop (a failed build they waited on).
-    if (r.python_error >= 0) s.Add(ReasonId::kAndRaised, {{"error", ErrorType(a, r)}});
+    if (r.python_error) s.Add(ReasonId::kAndRaised, {{"error", ErrorType(a, r)}});
     // The timeouts name no group it blocks (e.g. torch <= 2.2 without [PG ...]).
     if (a.waits.reporters > 0)
       s.Add(ReasonId::kWhileRanksTimedOut, {{"ranks", Count(a.waits.reporters, "rank")}});
@@ -384,13 +384,13 @@ void DiagnosedRecovery(const Analysis& a, std::int32_t rank, const std::optional
   // The blanks every step may fill: its node, " around <time>", the rank, " (<its error's line>)".
   const Reason at =
       f->time ? Say(ReasonId::kAroundTime, {{"time", ClockTime(*f->time)}}) : Reason();
-  const Reason own = r.python_error >= 0
-                         ? Say(ReasonId::kCitedInParentheses,
-                               {{"where", Where(a.inc, a.inc.events[r.python_error])}})
-                         : Reason();
+  const Reason own = r.python_error ? Say(ReasonId::kCitedInParentheses,
+                                          {{"where", Where(a.inc, a.inc.events[*r.python_error])}})
+                                    : Reason();
   const std::vector<ReasonArg> args = {
       {"node", node}, {"at", at}, {"rank", std::to_string(rank)}, {"own", own}};
-  if (f->failure_class == v1::FAILURE_CLASS_UNSPECIFIED && r.python_error >= 0 && a.inc.events[r.python_error].family == Family::kCuda) {
+  if (f->failure_class == v1::FAILURE_CLASS_UNSPECIFIED && r.python_error &&
+      a.inc.events[*r.python_error].family == Family::kCuda) {
     f->recovery.push_back({"inspect_host_logs", node, Say(ReasonId::kReadKernelLogForXid, args)});
     return;
   }
@@ -491,8 +491,9 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   f->local_rank = r.local_rank;
   Classify(a, rank, f);
   const std::optional<KernelCause> cause = KernelCauseOf(a, rank, f);
-  const bool gpu_or_code = !cause && f->failure_class == v1::FAILURE_CLASS_CUDA_ERROR && r.python_error >= 0 &&
-                           CudaErrorUndetermined(a.inc, a.facts, a.clocks, rank, a.inc.events[r.python_error]);
+  const bool gpu_or_code =
+      !cause && f->failure_class == v1::FAILURE_CLASS_CUDA_ERROR && r.python_error &&
+      CudaErrorUndetermined(a.inc, a.facts, a.clocks, rank, a.inc.events[*r.python_error]);
   if (gpu_or_code) {  // the class is left open: only the kernel's word on the rank's own GPU would tell
     f->failure_class = v1::FAILURE_CLASS_UNSPECIFIED;
     f->owner = v1::OWNER_UNKNOWN;
@@ -515,12 +516,12 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   }
   if (r.table_entry) f->evidence.push_back({*r.table_entry, v1::EVIDENCE_ROLE_INITIATING});
   // A DataLoader worker's error re-raised in the main process: the worker's own line is the error.
-  if (r.python_error >= 0)
+  if (r.python_error)
     f->evidence.push_back(
-        {r.reraised ? *r.reraised : r.python_error, v1::EVIDENCE_ROLE_INITIATING});
+        {r.reraised ? *r.reraised : *r.python_error, v1::EVIDENCE_ROLE_INITIATING});
   // DeepSpeed's launch.py names no rank (`<its last command> exits with return code = N`): its
   // node's first such line, after the rank's own error, says the node's launcher ended on it.
-  if (const std::int32_t launch = NodeLauncherExit(a, r); launch >= 0 && r.python_error >= 0) {
+  if (const std::int32_t launch = NodeLauncherExit(a, r); launch >= 0 && r.python_error) {
     f->evidence.push_back({launch, v1::EVIDENCE_ROLE_CORROBORATING});
   }
   if (r.host_cause && r.host_cause != r.exit_event && OwnExit(a.facts, rank))
@@ -541,7 +542,8 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->lines.insert(f->lines.end(), cause->lines.begin(), cause->lines.end());
     if (!cause->application()) f->gpu = cause->gpu;
   }
-  if (r.reraised) f->evidence.push_back({r.python_error, v1::EVIDENCE_ROLE_CORROBORATING});
+  if (r.reraised && r.python_error)
+    f->evidence.push_back({*r.python_error, v1::EVIDENCE_ROLE_CORROBORATING});
   // Its agent SIGTERMed it at the teardown: it was still running (a hang, not a death).
   if (r.signalled && !OwnExit(a.facts, rank))
     f->evidence.push_back({*r.signalled, v1::EVIDENCE_ROLE_CORROBORATING});
@@ -560,7 +562,7 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   CiteBuildWaiters(a, rank, f);
   if (cause) f->reason.Add(ReasonId::kThenSentence, {{"sentence", cause->phrase}});
   if (gpu_or_code) {
-    f->reason.Add(ReasonId::kGpuOrCode, {{"where", Where(a.inc, a.inc.events[r.python_error])},
+    f->reason.Add(ReasonId::kGpuOrCode, {{"where", Where(a.inc, a.inc.events[*r.python_error])},
                                          {"node", NodeName(a.inc, r.node)}});
   }
   if (const auto tier = TierPhrase(f->failure_class)) f->reason.Add(*tier);
@@ -960,7 +962,7 @@ bool StragglerExplains(const Analysis& a, const Straggler& s, bool leads, std::i
     const bool slow = std::find(s.ranks.begin(), s.ranks.end(), r) != s.ranks.end() ||
                       (s.whole_node && a.facts.ranks[r].node == s.node);
     if (!slow) continue;
-    return !OwnExit(a.facts, r) && a.facts.ranks[r].python_error < 0 && a.MismatchOf(r) == nullptr;
+    return !OwnExit(a.facts, r) && !a.facts.ranks[r].python_error && a.MismatchOf(r) == nullptr;
   }
   return false;
 }

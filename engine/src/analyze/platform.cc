@@ -351,8 +351,7 @@ bool EvictionFirst(const Incident& inc, const JobFacts& facts, std::int32_t word
   std::vector<std::int32_t> lines, ranks;
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
     const RankFacts& rf = facts.ranks[r];
-    for (const EventRef i :
-         {OwnExit(facts, r) ? rf.exit_event : std::nullopt, EventRefOf(rf.python_error)}) {
+    for (const EventRef i : {OwnExit(facts, r) ? rf.exit_event : std::nullopt, rf.python_error}) {
       if (!i) continue;
       lines.push_back(*i);
       ranks.push_back(r);

@@ -91,7 +91,7 @@ bool OnlyVictimsFailed(const Incident& inc, const JobFacts& facts) {
     if (!AfterTeardown(inc, i)) return false;
   }
   return std::none_of(facts.ranks.begin(), facts.ranks.end(), [](const RankFacts& r) {
-    return r.python_error >= 0 || r.host_cause || (r.exit_event && r.peer_error < 0);
+    return r.python_error || r.host_cause || (r.exit_event && r.peer_error < 0);
   });
 }
 
@@ -107,7 +107,7 @@ std::vector<std::int32_t> PeerErrorExits(const JobFacts& facts) {
   std::vector<std::int32_t> out;
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
     const RankFacts& rf = facts.ranks[r];
-    if (rf.exit_event && rf.peer_error >= 0 && rf.python_error < 0 && rf.timeouts == 0)
+    if (rf.exit_event && rf.peer_error >= 0 && !rf.python_error && rf.timeouts == 0)
       out.push_back(r);
   }
   return out;
@@ -190,7 +190,7 @@ bool DiagnoseOwnErrorOfOneNode(const Incident& inc, const JobFacts& facts, Findi
   const std::vector<std::int32_t> failed = PeerErrorExits(facts);
   if (facts.WaveSeen() || failed.empty()) return false;
   for (const RankFacts& r : facts.ranks) {
-    if (r.python_error >= 0 || r.host_cause || r.timeouts > 0) return false;
+    if (r.python_error || r.host_cause || r.timeouts > 0) return false;
     if (r.exit_event && r.peer_error < 0 && r.exit_code > 0)
       return false;  // an exit no peer error explains
   }
