@@ -156,7 +156,7 @@ void CollectEvent(const Incident& inc, std::int32_t index, JobFacts* jf) {
     jf->wave.timeouts.push_back(index);
   } else if (IsPeerError(e) && e.rank >= 0) {
     RankFacts& r = jf->ranks[e.rank];
-    if (r.peer_error >= 0) return;
+    if (r.peer_error) return;
     r.peer_error = index;
     if (e.family == Family::kGloo)
       (e.kind == Kind::kGlooTimeout ? jf->wave.gloo_timeouts : jf->wave.gloo_closed) += 1;
@@ -233,7 +233,7 @@ std::int32_t GlobalRankOf(const JobFacts& jf, const NodeFacts& n, std::int32_t l
 // file gets it, since the unprefixed lines do not say which one printed it.
 void AttributeUnprefixedPeerErrors(const Incident& inc, JobFacts* jf) {
   for (RankFacts& r : jf->ranks) {
-    if (!r.exit_event || r.exit_code <= 0 || r.python_error || r.peer_error >= 0 || r.timeouts > 0)
+    if (!r.exit_event || r.exit_code <= 0 || r.python_error || r.peer_error || r.timeouts > 0)
       continue;
     for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
       const Event& e = inc.events[i];
@@ -590,7 +590,7 @@ void MarkBuildWaiters(const Incident& inc, JobFacts* jf) {
       if (other == builder || !w.python_error || w.waited_on >= 0) continue;
       if (message(*w.python_error).find(so) == std::string_view::npos) continue;
       w.waited_on = builder;
-      w.peer_error = *w.python_error;
+      w.peer_error = w.python_error;
       w.python_error.reset();
     }
   }
@@ -699,7 +699,7 @@ JobFacts CollectFacts(const Incident& inc) {
   for (RankFacts& r : jf.ranks) r.exit_timed = r.exit_event && HasOwnTime(inc, *r.exit_event);
   for (const RankFacts& r : jf.ranks) {
     jf.world.ranks_seen += r.has_log ? 1 : 0;
-    jf.wave.peer_reporters += r.peer_error >= 0 && r.timeouts == 0 ? 1 : 0;
+    jf.wave.peer_reporters += r.peer_error && r.timeouts == 0 ? 1 : 0;
   }
   return jf;
 }

@@ -45,7 +45,7 @@ struct RankFacts {
   bool pinned_oom = false;
   // Its first error about a peer (gloo `Connection closed by peer`, a NCCL error, the watchdog's
   // abort): it failed because another rank did.
-  std::int32_t peer_error = -1;
+  EventRef peer_error;
   // The local rank whose JIT extension build it waited on (torch's build lock): its ImportError
   // of the extension's .so (`cannot open shared object file`) is that build's failure, not its
   // own (MarkBuildWaiters; python_error is then none and peer_error the ImportError).

@@ -91,8 +91,7 @@ std::vector<std::int32_t> FailureLines(const JobFacts& facts, std::vector<std::i
   std::vector<std::int32_t> lines;
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
     const RankFacts& rf = facts.ranks[r];
-    for (const EventRef i :
-         {rf.exit_event, rf.python_error, EventRefOf(rf.peer_error), rf.first_timeout}) {
+    for (const EventRef i : {rf.exit_event, rf.python_error, rf.peer_error, rf.first_timeout}) {
       if (!i) continue;
       lines.push_back(*i);
       ranks->push_back(r);
@@ -264,7 +263,7 @@ std::int32_t LostNode(const Incident& inc, const JobFacts& facts, const std::vec
 std::int32_t LostAgent(const JobFacts& facts) {
   const bool rank_failed =
       std::any_of(facts.ranks.begin(), facts.ranks.end(), [](const RankFacts& r) {
-        return r.timeouts > 0 || r.peer_error >= 0 || r.python_error || r.exit_event;
+        return r.timeouts > 0 || r.peer_error || r.python_error || r.exit_event;
       });
   if (rank_failed) return -1;
   std::int32_t waited = 0, lost = -1;
@@ -293,9 +292,9 @@ std::int32_t KilledAgentTask(const Incident& inc, const JobFacts& facts) {
   bool lost_peer = false;
   for (const RankFacts& r : facts.ranks) {
     if (r.python_error || r.host_cause || r.exit_code == kExitSigkill) return -1;
-    if (r.exit_event && r.peer_error < 0 && r.timeouts == 0 && !r.torn_down)
+    if (r.exit_event && !r.peer_error && r.timeouts == 0 && !r.torn_down)
       return -1;  // an exit of its own
-    lost_peer = lost_peer || r.peer_error >= 0 || r.timeouts > 0;
+    lost_peer = lost_peer || r.peer_error || r.timeouts > 0;
   }
   return lost_peer ? killed : -1;
 }
@@ -313,9 +312,9 @@ void DiagnoseKilledAgentTask(const Incident& inc, const JobFacts& facts, std::in
   f->evidence.push_back({task_line, v1::EVIDENCE_ROLE_INITIATING});
   std::int32_t victims = 0;
   for (const RankFacts& r : facts.ranks) {
-    const std::int32_t first = r.peer_error >= 0 ? r.peer_error : r.first_timeout.value_or(-1);
-    if (first < 0) continue;
-    if (victims++ == 0) f->evidence.push_back({first, v1::EVIDENCE_ROLE_CORROBORATING});
+    const EventRef first = r.peer_error ? r.peer_error : r.first_timeout;
+    if (!first) continue;
+    if (victims++ == 0) f->evidence.push_back({*first, v1::EVIDENCE_ROLE_CORROBORATING});
   }
   f->cascade = SummarizeCascade(inc, facts, {}, -1);
   f->reason = Say(ReasonId::kKilledAgentTask, {{"task", std::string(inc.str(note.tasks))},
@@ -449,7 +448,7 @@ std::vector<std::int32_t> CommonUnrankedErrors(const Incident& inc, const JobFac
     return {};
   std::int32_t exits = 0;
   for (const RankFacts& r : facts.ranks) {
-    if (r.peer_error >= 0 || (r.exit_event && r.exit_code <= 0)) return {};
+    if (r.peer_error || (r.exit_event && r.exit_code <= 0)) return {};
     exits += r.exit_event ? 1 : 0;
   }
   if (exits < 2)

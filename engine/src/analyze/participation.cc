@@ -60,7 +60,8 @@ std::vector<std::int32_t> DirectWaiters(const Analysis& a, std::int32_t rank) {
 std::vector<std::int32_t> GlooReporters(const Analysis& a) {
   std::vector<std::int32_t> out;
   for (const RankFacts& r : a.facts.ranks) {
-    if (r.peer_error >= 0 && a.inc.events[r.peer_error].family == Family::kGloo) out.push_back(r.peer_error);
+    if (r.peer_error && a.inc.events[*r.peer_error].family == Family::kGloo)
+      out.push_back(*r.peer_error);
   }
   return out;
 }
@@ -98,8 +99,8 @@ bool Unresponsive(const JobFacts& facts, std::int32_t rank) {
 std::optional<TimeNs> GlooStallTime(const Analysis& a) {
   std::optional<TimeNs> t;
   for (const RankFacts& r : a.facts.ranks) {
-    if (r.peer_error < 0) continue;
-    const Event& e = a.inc.events[r.peer_error];
+    if (!r.peer_error) continue;
+    const Event& e = a.inc.events[*r.peer_error];
     if (e.kind != Kind::kGlooTimeout || e.clock == Clock::kNone || !e.time_borrowed) continue;
     const TimeNs at = a.clocks.Aligned(e);
     if (!t || at < *t) t = at;
@@ -475,7 +476,8 @@ void CiteBuildWaiters(const Analysis& a, std::int32_t rank, Finding* f) {
   if (n.failed_rank >= 0 && a.facts.ranks[n.failed_rank].waited_on == rank) {
     f->evidence.push_back({*n.first_failure, v1::EVIDENCE_ROLE_CORROBORATING});
   }
-  f->evidence.push_back({a.facts.ranks[waiters.front()].peer_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
+  f->evidence.push_back(
+      {*a.facts.ranks[waiters.front()].peer_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->reason.Add(ReasonId::kBuildWaiters, {{"count", std::to_string(waiters.size())}});
 }
 
@@ -832,7 +834,7 @@ Reason SharedConsoleReason(const Analysis& a, const std::vector<std::int32_t>& f
     ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
     exits += (exits.empty() ? "" : ", ") + Where(a.inc, a.inc.events[*a.facts.ranks[r].exit_event]);
   }
-  const std::int32_t peer = a.facts.ranks[failed.front()].peer_error;
+  const std::int32_t peer = *a.facts.ranks[failed.front()].peer_error;
   Reason s = Say(ReasonId::kSharedConsoleRanks, {{"ranks", ranks}, {"exits", exits}});
   if (own >= 0) {
     const Event& e = a.inc.events[own];
@@ -858,8 +860,8 @@ Reason VictimsOnlyReason(const Analysis& a, const std::vector<std::int32_t>& vic
     s.Add(ReasonId::kVictimExit, {{"rank", std::to_string(r)},
                                   {"exit", ExitPhrase(rf.exit_code)},
                                   {"where", Where(a.inc, a.inc.events[*rf.exit_event])},
-                                  {"peer", Where(a.inc, a.inc.events[rf.peer_error])}});
-    f->evidence.push_back({rf.peer_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
+                                  {"peer", Where(a.inc, a.inc.events[*rf.peer_error])}});
+    f->evidence.push_back({*rf.peer_error, v1::EVIDENCE_ROLE_CONSEQUENCE});
   }
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(a.inc.events.size()); ++i) {
     const Event& e = a.inc.events[i];

@@ -33,7 +33,7 @@ bool TornDownEarly(const JobFacts& facts, std::int32_t rank) {
 // its peers, while others failed against a peer (timed out on one alive but silent, or lost
 // the connection to one gone), is where their waits end.
 bool SilentMember(const RankFacts& r) {
-  return r.has_log && r.timeouts == 0 && r.peer_error < 0 && !r.python_error;
+  return r.has_log && r.timeouts == 0 && !r.peer_error && !r.python_error;
 }
 
 double SilenceScore(const JobFacts& facts, std::int32_t rank) {
@@ -58,7 +58,7 @@ bool OwnExit(const JobFacts& facts, std::int32_t rank) {
   // watchdog lines were lost (a truncated log): a consequence.
   const bool watchdog_abort = WatchdogAborted(facts, rank);
   return r.exit_event && !r.torn_down && r.timeouts == 0 && !watchdog_abort &&
-         (r.peer_error < 0 || r.python_error);
+         (!r.peer_error || r.python_error);
 }
 
 std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& waits,

@@ -91,7 +91,7 @@ bool OnlyVictimsFailed(const Incident& inc, const JobFacts& facts) {
     if (!AfterTeardown(inc, i)) return false;
   }
   return std::none_of(facts.ranks.begin(), facts.ranks.end(), [](const RankFacts& r) {
-    return r.python_error || r.host_cause || (r.exit_event && r.peer_error < 0);
+    return r.python_error || r.host_cause || (r.exit_event && !r.peer_error);
   });
 }
 
@@ -107,8 +107,7 @@ std::vector<std::int32_t> PeerErrorExits(const JobFacts& facts) {
   std::vector<std::int32_t> out;
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
     const RankFacts& rf = facts.ranks[r];
-    if (rf.exit_event && rf.peer_error >= 0 && !rf.python_error && rf.timeouts == 0)
-      out.push_back(r);
+    if (rf.exit_event && rf.peer_error && !rf.python_error && rf.timeouts == 0) out.push_back(r);
   }
   return out;
 }
@@ -159,7 +158,7 @@ bool DiagnoseSharedConsoleExit(const Incident& inc, const JobFacts& facts, Findi
   if (own >= 0) f->evidence.push_back({own, v1::EVIDENCE_ROLE_INITIATING});
   for (std::int32_t r : failed)
     f->evidence.push_back({*facts.ranks[r].exit_event, v1::EVIDENCE_ROLE_CORROBORATING});
-  const std::int32_t peer = facts.ranks[failed.front()].peer_error;
+  const std::int32_t peer = *facts.ranks[failed.front()].peer_error;
   f->evidence.push_back({peer, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->cascade = SummarizeCascade(inc, facts, failed, node);
 
@@ -191,7 +190,7 @@ bool DiagnoseOwnErrorOfOneNode(const Incident& inc, const JobFacts& facts, Findi
   if (facts.WaveSeen() || failed.empty()) return false;
   for (const RankFacts& r : facts.ranks) {
     if (r.python_error || r.host_cause || r.timeouts > 0) return false;
-    if (r.exit_event && r.peer_error < 0 && r.exit_code > 0)
+    if (r.exit_event && !r.peer_error && r.exit_code > 0)
       return false;  // an exit no peer error explains
   }
   for (std::int32_t r : failed) {
@@ -317,9 +316,9 @@ bool DiagnoseSilentPeerOnOneNode(const Incident& inc, const JobFacts& facts, Fin
   std::vector<std::int32_t> victims;
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(facts.ranks.size()); ++r) {
     const RankFacts& rf = facts.ranks[r];
-    if (!rf.exit_event && rf.peer_error < 0) continue;
-    if (!rf.exit_event || rf.peer_error < 0 || rf.exit_code <= 0 ||
-        !IsGlooTimeout(inc.events[rf.peer_error]))
+    if (!rf.exit_event && !rf.peer_error) continue;
+    if (!rf.exit_event || !rf.peer_error || rf.exit_code <= 0 ||
+        !IsGlooTimeout(inc.events[*rf.peer_error]))
       return false;
     if (rf.node >= 0 && rf.node != node) return false;
     victims.push_back(r);
@@ -332,13 +331,13 @@ bool DiagnoseSilentPeerOnOneNode(const Incident& inc, const JobFacts& facts, Fin
           .confidence = kConfidence},
          f);
   const RankFacts& first = facts.ranks[victims.front()];
-  f->evidence.push_back({first.peer_error, v1::EVIDENCE_ROLE_CORROBORATING});
+  f->evidence.push_back({*first.peer_error, v1::EVIDENCE_ROLE_CORROBORATING});
   f->evidence.push_back({*first.exit_event, v1::EVIDENCE_ROLE_CONSEQUENCE});
   f->cascade = SummarizeCascade(inc, facts, {}, node);
   f->reason =
       Say(ReasonId::kSilentPeerOnOneNode,
           {{"ranks", std::string(victims.size() == 1 ? "Rank " : "Ranks ") + RankList(victims)},
-           {"timeout", Where(inc, inc.events[first.peer_error])},
+           {"timeout", Where(inc, inc.events[*first.peer_error])},
            {"exit", Where(inc, inc.events[*first.exit_event])},
            {"host", host}});
   f->recovery.push_back({"inspect_rank", host, Say(ReasonId::kStacksOnHost, {{"host", host}})});
@@ -363,11 +362,11 @@ bool DiagnoseLoneStoreLoss(const Incident& inc, const JobFacts& facts, Finding* 
   // Its workers that failed lost their peer to a closed connection: the peer was gone.
   std::int32_t victim_error = -1, victims = 0;
   for (const RankFacts& r : facts.ranks) {
-    if (!r.exit_event && r.peer_error < 0) continue;
-    if (r.peer_error < 0 || r.node != node) return false;
-    const Event& pe = inc.events[r.peer_error];
+    if (!r.exit_event && !r.peer_error) continue;
+    if (!r.peer_error || r.node != node) return false;
+    const Event& pe = inc.events[*r.peer_error];
     if (pe.family != Family::kGloo || pe.kind == Kind::kGlooTimeout) return false;
-    if (victims++ == 0) victim_error = r.peer_error;
+    if (victims++ == 0) victim_error = *r.peer_error;
   }
   if (victims == 0) return false;
   // The store's host: no line names it.
