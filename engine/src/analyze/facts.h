@@ -150,11 +150,9 @@ struct SchedulerFacts {
 struct WorldFacts {
   std::int32_t ranks_seen = 0;  // ranks with a log of their own
   // The world size the logs state (analyze/world_size.h; 0: none): `ranks` holds that many
-  // ranks, the highest ones silent when their logs are missing. The line that states it (none
-  // when no line does) and what the report says about it (a conflict, a statement left unused, the
-  // ranks never heard from).
+  // ranks, the highest ones silent when their logs are missing.
   std::int32_t stated = 0;
-  EventRef stated_event;
+  // What the report says about it: a conflict, a statement left unused, the ranks never heard from.
   std::vector<std::string> notes;
 };
 

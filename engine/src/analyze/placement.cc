@@ -121,7 +121,6 @@ void ApplyStatedWorld(const Incident& inc, JobFacts* jf) {
   if (world <= seen) return;
   jf->EnsureRank(world - 1);
   jf->world.stated = world;
-  if (w.declared > 0) jf->world.stated_event = EventRefOf(w.event);
   const std::string first = std::to_string(seen), last = std::to_string(world - 1);
   jf->world.notes.push_back(
       "world size " + std::to_string(world) +

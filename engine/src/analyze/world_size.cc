@@ -193,7 +193,6 @@ WorldSize StatedWorldSize(const Incident& inc, std::int32_t highest_rank) {
     return out;
   }
   out.declared = s.size;
-  out.event = s.event;
   out.source = s.source + s.place;
   return out;
 }

@@ -20,7 +20,6 @@ struct WorldSize {
   // the ranks seen); at least `lower_bound` when set.
   std::int32_t declared = 0;
   std::int32_t lower_bound = 0;  // the largest NCCL communicator (0: none logged)
-  std::int32_t event = -1;       // the line that states `declared` (-1: none, or not a line)
   std::string source;            // what states it, for the report ("torchrun's rendezvous result")
   // What the report should say: a conflict between statements, or a statement below the ranks
   // seen, left unused (input.problems).
