@@ -449,11 +449,17 @@ std::optional<ReasonId> TierPhrase(v1::FailureClass c) {
   }
 }
 
-// The rank's node's first DeepSpeed launcher exit (`... exits with return code = N`), or -1.
-std::int32_t NodeLauncherExit(const Analysis& a, const RankFacts& r) {
-  if (r.node < 0) return -1;
+// srun's, mpirun's, Ray's or `denpex run`'s word on a rank's end (not a torchrun agent's).
+bool IsRunnersWordOnExit(const Event& e) {
+  return e.family == Family::kSlurm || e.family == Family::kBareMetal ||
+         e.kind == Kind::kRayTaskError || e.kind == Kind::kProcessExit;
+}
+
+// The rank's node's first DeepSpeed launcher exit (`... exits with return code = N`), if any.
+EventRef NodeLauncherExit(const Analysis& a, const RankFacts& r) {
+  if (r.node < 0) return std::nullopt;
   const EventRef first = a.facts.nodes[r.node].first_failure;
-  return first && a.inc.events[*first].kind == Kind::kLauncherExit ? *first : -1;
+  return first && a.inc.events[*first].kind == Kind::kLauncherExit ? first : std::nullopt;
 }
 
 // The rank's local peers that waited on its failed JIT extension build (RankFacts::waited_on).
@@ -523,19 +529,15 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
         {r.reraised ? *r.reraised : *r.python_error, v1::EVIDENCE_ROLE_INITIATING});
   // DeepSpeed's launch.py names no rank (`<its last command> exits with return code = N`): its
   // node's first such line, after the rank's own error, says the node's launcher ended on it.
-  if (const std::int32_t launch = NodeLauncherExit(a, r); launch >= 0 && r.python_error) {
-    f->evidence.push_back({launch, v1::EVIDENCE_ROLE_CORROBORATING});
+  if (const EventRef launch = NodeLauncherExit(a, r); launch && r.python_error) {
+    f->evidence.push_back({*launch, v1::EVIDENCE_ROLE_CORROBORATING});
   }
   if (r.host_cause && r.host_cause != r.exit_event && OwnExit(a.facts, rank))
     f->evidence.push_back({*r.host_cause, v1::EVIDENCE_ROLE_INITIATING});
   if (const Mismatch* m = a.MismatchOf(rank)) {
     f->evidence.push_back({m->event, v1::EVIDENCE_ROLE_INITIATING});
     f->evidence.push_back({m->peer_event, v1::EVIDENCE_ROLE_CORROBORATING});
-  } else if (r.exit_event && (a.inc.events[*r.exit_event].family == Family::kSlurm ||
-                              a.inc.events[*r.exit_event].family == Family::kBareMetal ||
-                              a.inc.events[*r.exit_event].kind == Kind::kRayTaskError ||
-                              a.inc.events[*r.exit_event].kind == Kind::kProcessExit)) {
-    // srun's, mpirun's, Ray's or `denpex run`'s word on its end
+  } else if (r.exit_event && IsRunnersWordOnExit(a.inc.events[*r.exit_event])) {
     f->evidence.push_back({*r.exit_event, v1::EVIDENCE_ROLE_INITIATING});
   }
   if (cause) {
