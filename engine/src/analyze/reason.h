@@ -360,6 +360,11 @@ enum class ReasonId : std::uint16_t {
   // analyze/detectors.cc
   kRestartNothingFailed,
 
+  // analyze/stall.cc
+  kEveryRankStalled,
+  kProgressStoppedFirst,
+  kInspectWhileRunning,
+
   kCount,  // not a template: the number of them
 };
 

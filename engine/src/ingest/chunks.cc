@@ -418,6 +418,22 @@ class OrderedMerge {
 
 }  // namespace
 
+namespace {
+
+// The ranks lists of a merged log sorted and made distinct, and its stamp gap (a view of text
+// that is not kept) dropped: what every merge ends with.
+void Finish(ParsedLog* out) {
+  out->stamp_gap = {};
+  std::sort(out->prefix_ranks.begin(), out->prefix_ranks.end());
+  out->prefix_ranks.erase(std::unique(out->prefix_ranks.begin(), out->prefix_ranks.end()),
+                          out->prefix_ranks.end());
+  std::sort(out->barrier_ranks.begin(), out->barrier_ranks.end());
+  out->barrier_ranks.erase(std::unique(out->barrier_ranks.begin(), out->barrier_ranks.end()),
+                           out->barrier_ranks.end());
+}
+
+}  // namespace
+
 ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes) {
   if (text.size() <= chunk_bytes) return ParseLog(text, ctx);  // progress placed
   std::vector<std::size_t> starts = ChunkStarts(text, chunk_bytes);
@@ -442,13 +458,110 @@ ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_
     JoinOpenRecords(text, ctx, &rest_starts, &rest);
     merge.AppendRest(std::move(rest), &out);
   }
-  out.stamp_gap = {};  // a view of `text`: not kept past it
   merge.FillProgress(&out);
-  std::sort(out.prefix_ranks.begin(), out.prefix_ranks.end());
-  out.prefix_ranks.erase(std::unique(out.prefix_ranks.begin(), out.prefix_ranks.end()), out.prefix_ranks.end());
-  std::sort(out.barrier_ranks.begin(), out.barrier_ranks.end());
-  out.barrier_ranks.erase(std::unique(out.barrier_ranks.begin(), out.barrier_ranks.end()),
-                          out.barrier_ranks.end());
+  Finish(&out);
+  return out;
+}
+
+// ---- GrowingLog ----------------------------------------------------------------------------
+
+struct GrowingLog::State {
+  FileContext ctx;
+  std::uint64_t merged_end = 0;  // the bytes merged into `merged`
+  bool started = false;          // `merged` holds the first piece
+  ParsedLog merged;
+  ProgressSlots slots;
+  std::string gap;  // the text `merged.stamp_gap` views (a piece's text is not kept)
+  std::string
+      pending;  // the text from merged_end on, not merged yet: a small file's, or a held record
+  std::uint64_t signals = 0;
+};
+
+namespace {
+
+// The events of `log` other than step lines (placed or still progress records).
+std::uint64_t Signals(const ParsedLog& log) {
+  return static_cast<std::uint64_t>(
+      std::count_if(log.events.begin(), log.events.end(),
+                    [](const Event& e) { return e.kind != Kind::kIteration; }));
+}
+
+// The stamp gap a later piece may search is at most this much of the last untimed lines.
+constexpr std::size_t kGapBytes = 1 << 20;
+
+// `part` (the text from `out`'s end) merged into `out` as ParseChunked merges a chunk; the
+// lines after the last stamp kept in `*gap`, since the piece's text is not.
+void MergePiece(ParsedLog&& part, const FileContext& ctx, bool first, ParsedLog* out,
+                ProgressSlots* slots, std::string* gap) {
+  const bool stamped = part.last_stamp_clock != Clock::kNone;
+  std::string part_gap(part.stamp_gap);
+  part.stamp_gap = {};
+  if (first) {
+    *out = std::move(part);
+    StartSlots(out, ctx.file, slots);
+    out->stamp_gap = {};
+  } else {
+    Append(std::move(part), ctx.prefixes, out, slots);
+  }
+  std::string joined =
+      stamped || first ? std::move(part_gap) : std::string(out->stamp_gap) + part_gap;
+  if (joined.size() > kGapBytes) {
+    const std::size_t nl = joined.find('\n', joined.size() - kGapBytes);
+    joined.erase(0, nl == std::string::npos ? joined.size() : nl + 1);
+  }
+  *gap = std::move(joined);
+  out->stamp_gap = *gap;
+}
+
+}  // namespace
+
+GrowingLog::GrowingLog(const FileContext& ctx) : state_(std::make_unique<State>()) {
+  state_->ctx = ctx;
+  state_->ctx.read_behind = nullptr;
+}
+GrowingLog::GrowingLog(GrowingLog&&) noexcept = default;
+GrowingLog& GrowingLog::operator=(GrowingLog&&) noexcept = default;
+GrowingLog::~GrowingLog() = default;
+
+std::uint64_t GrowingLog::bytes() const { return state_->merged_end + state_->pending.size(); }
+std::uint64_t GrowingLog::signals() const { return state_->signals; }
+
+void GrowingLog::Add(std::string_view lines) {
+  State& s = *state_;
+  s.pending.append(lines);
+  if (!s.started &&
+      s.pending.size() < kWholeBytes) {  // parsed whole by Snapshot; the new lines alone counted
+    FileContext ctx = s.ctx;
+    ctx.prefixes = SniffPrefixes(s.pending);
+    s.signals += Signals(ParseLogPart(lines, ctx, 1, s.pending.size() - lines.size()));
+    return;
+  }
+  if (!s.started) s.ctx.prefixes = SniffPrefixes(s.pending);
+  ParsedLog part = ParseLogPart(s.pending, s.ctx, 1, s.merged_end);
+  s.signals += Signals(part);
+  if (part.open_at_end && s.pending.size() < kHeldBytes) return;  // parsed again with what follows
+  MergePiece(std::move(part), s.ctx, !s.started, &s.merged, &s.slots, &s.gap);
+  s.started = true;
+  s.merged_end += s.pending.size();
+  s.pending.clear();
+}
+
+ParsedLog GrowingLog::Snapshot() const {
+  const State& s = *state_;
+  if (!s.started) {  // small: one parse of the whole text, as ParseChunked parses it
+    FileContext ctx = s.ctx;
+    ctx.prefixes = SniffPrefixes(s.pending);
+    return ParseChunked(s.pending, ctx, kChunkBytes);
+  }
+  ParsedLog out = s.merged;
+  ProgressSlots slots = s.slots;
+  std::string gap = s.gap;
+  out.stamp_gap = gap;
+  if (!s.pending.empty()) {
+    MergePiece(ParseLogPart(s.pending, s.ctx, 1, s.merged_end), s.ctx, false, &out, &slots, &gap);
+  }
+  slots.iterations.Fill(s.ctx.file, &out.events);
+  Finish(&out);
   return out;
 }
 

@@ -9,6 +9,9 @@
 // joined with the next (up to 4 chunks; a record longer than that is read as broken halves).
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,5 +33,37 @@ std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_by
 // `chunk_bytes` is a parameter for the tests. `ctx.read_behind`, when set, is given each chunk's
 // bytes as the parse passes them, and the whole chunk once it is parsed.
 ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes = kChunkBytes);
+
+// A log that grows while it is read (`denpex watch`): its text arrives in pieces of whole lines,
+// each parsed as the chunk after the last and merged as ParseChunked merges its chunks, so what
+// it holds is what one parse of the text so far gives. Until the text reaches kWholeBytes it is
+// parsed whole at each piece (its prefixes sniffed and its opening lines read as a parse of the
+// file reads them); a piece that ends inside a record that goes on (a traceback still printing)
+// is held and parsed again joined with the next, up to kHeldBytes.
+class GrowingLog {
+ public:
+  static constexpr std::size_t kWholeBytes = 64 << 10;
+  static constexpr std::size_t kHeldBytes = 4 << 20;
+
+  // `ctx.prefixes` is sniffed from the text (SniffPrefixes), not taken from `ctx`.
+  explicit GrowingLog(const FileContext& ctx);
+  GrowingLog(GrowingLog&&) noexcept;
+  GrowingLog& operator=(GrowingLog&&) noexcept;
+  ~GrowingLog();
+
+  // The file's next bytes, from where the last piece ended; whole lines (ends in a newline).
+  void Add(std::string_view lines);
+  // The text so far parsed: events (progress placed), counts, the file's last line. A held
+  // record is read as it stands.
+  ParsedLog Snapshot() const;
+  std::uint64_t bytes() const;  // the text added so far
+  // How many events other than step lines the pieces added so far made (a piece parsed again
+  // counts again): what tells a watcher that something new happened, without a Snapshot.
+  std::uint64_t signals() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace denpex::engine

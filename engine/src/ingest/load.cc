@@ -26,18 +26,6 @@ namespace {
 // alive at once stay bounded at 131k ranks.
 constexpr std::size_t kBatchFiles = 4096;
 
-// What one worker learned from one file.
-struct FileResult {
-  ParsedLog log;
-  std::int64_t bytes = 0;
-  std::string problem;  // set when the file could not be read as text
-  bool cut = false;     // the text ends without a newline
-  std::string shrank;   // set when the file shrank (or a page failed) while it was read: read to the cut
-  std::string hole;     // set when the file starts with a hole of NUL bytes: read from after it
-  std::string inflate;  // set when a compressed file's stream broke or was capped
-  std::int32_t rotated_into = -1;  // an older piece of a rotated log: its live piece (LogFile)
-};
-
 // A parse of the text after a file's leading hole releases its pages at their place in the file.
 class ShiftedRelease final : public ReadBehind {
  public:
@@ -56,8 +44,9 @@ void ShiftOffsets(std::uint64_t shift, ParsedLog* log) {
   if (log->last_line.line > 0) log->last_line.offset += shift;
 }
 
-FileResult ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_line, std::size_t chunk_bytes) {
-  FileResult r;
+ParsedFile ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_line,
+                        std::size_t chunk_bytes) {
+  ParsedFile r;
   auto text = FileText::Open(f.path);
   if (!text.ok()) {
     r.problem = f.rel + ": unreadable: " + text.status().message();
@@ -127,12 +116,13 @@ struct Piece {
 // A stream's pieces read as one log, oldest first (what borrows a stamp, a record that goes on
 // across a rotation, the last line), each event then given back to the piece that holds its line,
 // at its line and offset there: a rotated log is one stream of lines, cited where they are.
-void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stream, std::size_t begin, bool every_line,
-                        std::size_t chunk_bytes, std::vector<FileResult>* results) {
+void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stream,
+                        std::size_t begin, bool every_line, std::size_t chunk_bytes,
+                        std::vector<ParsedFile>* results) {
   std::string joined;
   std::vector<Piece> pieces;
   for (const std::size_t i : stream) {
-    FileResult& r = (*results)[i - begin];
+    ParsedFile& r = (*results)[i - begin];
     const SourceFile& f = files[i];
     auto text = FileText::Open(f.path);
     if (!text.ok()) {
@@ -171,7 +161,7 @@ void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stre
   for (Event& e : log.events) {
     const auto p = piece_of(e.offset);
     const auto k = static_cast<std::size_t>(p - pieces.begin());
-    FileResult& r = (*results)[p->file - begin];
+    ParsedFile& r = (*results)[p->file - begin];
     std::vector<StrId>& remap = remaps[k];
     if (remap.empty()) remap.assign(log.strings.size(), kNoStr);
     ForEachStrId(e, [&](StrId& id) {
@@ -185,7 +175,7 @@ void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stre
   }
   std::string joined_names;
   for (const Piece& p : pieces) {
-    FileResult& r = (*results)[p.file - begin];
+    ParsedFile& r = (*results)[p.file - begin];
     const std::string_view text(joined.data() + p.start, p.end - p.start);
     r.log.lines = std::count(text.begin(), text.end(), '\n');
     r.log.agent = log.agent;
@@ -199,7 +189,7 @@ void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stre
     r.rotated_into = static_cast<std::int32_t>(pieces.back().file);
     joined_names += (joined_names.empty() ? "" : ", ") + files[p.file].rel;
   }
-  FileResult& r = (*results)[pieces.back().file - begin];
+  ParsedFile& r = (*results)[pieces.back().file - begin];
   r.rotated_into = -1;
   r.log.malformed = log.malformed;
   r.log.joined = log.joined;
@@ -220,10 +210,12 @@ void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stre
 
 // Files [begin, end) parsed in parallel; results in file order. A rotated log's pieces are all
 // parsed by its live piece's task (the batch holds them all).
-std::vector<FileResult> ParseBatch(const std::vector<SourceFile>& files, std::size_t begin, std::size_t end,
-                                   const std::vector<Stream>& streams, const std::vector<std::int32_t>& stream_of,
-                                   tbb::task_arena* arena, bool every_line, std::size_t chunk_bytes) {
-  std::vector<FileResult> results(end - begin);
+std::vector<ParsedFile> ParseBatch(const std::vector<SourceFile>& files, std::size_t begin,
+                                   std::size_t end, const std::vector<Stream>& streams,
+                                   const std::vector<std::int32_t>& stream_of,
+                                   tbb::task_arena* arena, bool every_line,
+                                   std::size_t chunk_bytes) {
+  std::vector<ParsedFile> results(end - begin);
   arena->execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(begin, end), [&](const auto& range) {
       for (std::size_t i = range.begin(); i != range.end(); ++i) {
@@ -246,14 +238,14 @@ std::vector<FileResult> ParseBatch(const std::vector<SourceFile>& files, std::si
 // vector becomes the incident's, the other files' events inserted before and after it, instead
 // of a copy of its events into fresh pages and the unmapping of the vector (16k-rank benchmark
 // incident: 149,773 of its 149,778 events in one file; measured in docs/benchmarks.md).
-void AppendEvents(std::vector<FileResult>& batch, Incident* inc) {
+void AppendEvents(std::vector<ParsedFile>& batch, Incident* inc) {
   static_assert(std::is_trivially_copyable_v<Event>);
   std::size_t total = inc->events.size(), largest = 0;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     total += batch[i].log.events.size();
     if (batch[i].log.events.size() > batch[largest].log.events.size()) largest = i;
   }
-  const auto append = [](std::vector<Event>* to, const FileResult& r) {
+  const auto append = [](std::vector<Event>* to, const ParsedFile& r) {
     to->insert(to->end(), r.log.events.begin(), r.log.events.end());
   };
   if (inc->events.empty() && !batch.empty() && batch[largest].log.events.capacity() >= total) {
@@ -265,7 +257,7 @@ void AppendEvents(std::vector<FileResult>& batch, Incident* inc) {
     return;
   }
   inc->events.reserve(total);  // one allocation, not one per doubling
-  for (const FileResult& r : batch) append(&inc->events, r);
+  for (const ParsedFile& r : batch) append(&inc->events, r);
 }
 
 // The string ids of the events from `first` on, each re-interned by its file's remap
@@ -284,7 +276,7 @@ void RemapStrings(std::size_t first, std::size_t first_file, const std::vector<s
 
 // Records one file and interns its strings (its events are appended by AppendEvents: *remap
 // says how to re-intern their ids); returns 1 when it was readable text.
-int AddFile(const SourceFile& src, FileResult&& r, Incident* inc, std::vector<StrId>* remap) {
+int AddFile(const SourceFile& src, ParsedFile&& r, Incident* inc, std::vector<StrId>* remap) {
   LogFile f{.path = src.rel,
             .own_rank = src.name_rank,
             .local_rank = src.local_rank,
@@ -360,6 +352,23 @@ void DropCopies(Incident* inc) {
   });
 }
 
+// Files [begin, begin + batch.size()) of `listing`, parsed, added to `inc`: their events appended
+// in file order, their strings re-interned; returns how many were readable text.
+int AddBatch(Listing* listing, std::size_t begin, std::vector<ParsedFile>&& batch,
+             tbb::task_arena* arena, Incident* inc) {
+  const std::size_t end = begin + batch.size();
+  const std::size_t first = inc->events.size();
+  AppendEvents(batch, inc);
+  std::vector<std::vector<StrId>> remaps(end - begin);
+  int readable = 0;
+  for (std::size_t i = begin; i < end; ++i) {
+    readable += AddFile(listing->files[i], std::move(batch[i - begin]), inc, &remaps[i - begin]);
+    if (!inc->files[i].readable) listing->files[i].node.clear();  // names no node (AddFile)
+  }
+  arena->execute([&] { RemapStrings(first, begin, remaps, inc); });
+  return readable;
+}
+
 }  // namespace
 
 // A rotated log's events in the order of its stream, oldest piece first (the pieces sort live
@@ -383,6 +392,27 @@ void OrderRotatedStreams(const std::vector<SourceFile>& files, Incident* inc) {
                      });
   }
 }
+
+namespace {
+
+// What no single file says, once every file is added (ingest/resolve.h).
+void ResolveIncident(const std::vector<SourceFile>& files, tbb::task_arena* arena, Incident* inc) {
+  OrderRotatedStreams(files, inc);
+  arena->execute([&] {  // the steps' passes over the events run in parallel (resolve.cc)
+    DropCopies(inc);
+    const EventCensus census = TakeCensus(*inc);
+    ResolveNodes(files, census, inc);
+    ResolveRayWorkers(census, inc);
+    ResolveOwnRanks(inc);
+    ResolveRanks(census, inc);
+    ResolveNcclPids(inc);
+    ResolvePgRanks(inc);
+    ResolveYears(census, inc);
+    NoteRecovery(inc);
+  });
+}
+
+}  // namespace
 
 Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
                               const std::filesystem::path& skip, bool every_line, std::size_t chunk_bytes) {
@@ -408,33 +438,30 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
       if (stream_of[i] >= 0) end = std::max(end, *std::max_element(streams[static_cast<std::size_t>(stream_of[i])].begin(),
                                                                    streams[static_cast<std::size_t>(stream_of[i])].end()) + 1);
     }
-    std::vector<FileResult> batch = ParseBatch(listing->files, begin, end, streams, stream_of, &arena, every_line,
-                                                 chunk_bytes > 0 ? chunk_bytes : kChunkBytes);
-    const std::size_t first = inc.events.size();
-    AppendEvents(batch, &inc);
-    std::vector<std::vector<StrId>> remaps(end - begin);
-    for (std::size_t i = begin; i < end; ++i) {
-      readable += AddFile(listing->files[i], std::move(batch[i - begin]), &inc, &remaps[i - begin]);
-      if (!inc.files[i].readable) listing->files[i].node.clear();  // names no node (AddFile)
-    }
-    arena.execute([&] { RemapStrings(first, begin, remaps, &inc); });
+    std::vector<ParsedFile> batch =
+        ParseBatch(listing->files, begin, end, streams, stream_of, &arena, every_line,
+                   chunk_bytes > 0 ? chunk_bytes : kChunkBytes);
+    readable += AddBatch(&*listing, begin, std::move(batch), &arena, &inc);
   }
   if (readable == 0) {
     return Status::InvalidInput("no readable log files under " + dir.string() + hint);
   }
-  OrderRotatedStreams(listing->files, &inc);
-  arena.execute([&] {  // the steps' passes over the events run in parallel (resolve.cc)
-    DropCopies(&inc);
-    const EventCensus census = TakeCensus(inc);
-    ResolveNodes(listing->files, census, &inc);
-    ResolveRayWorkers(census, &inc);
-    ResolveOwnRanks(&inc);
-    ResolveRanks(census, &inc);
-    ResolveNcclPids(&inc);
-    ResolvePgRanks(&inc);
-    ResolveYears(census, &inc);
-    NoteRecovery(&inc);
-  });
+  ResolveIncident(listing->files, &arena, &inc);
+  return inc;
+}
+
+Result<Incident> AssembleIncident(Listing&& listing, std::vector<ParsedFile>&& parsed,
+                                  int threads) {
+  tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
+  Incident inc;
+  inc.root = listing.root;
+  for (auto& p : listing.problems) AddProblem(&inc.input, std::move(p));
+  const int readable = AddBatch(&listing, 0, std::move(parsed), &arena, &inc);
+  if (readable == 0) {
+    return Status::InvalidInput("no readable log files under " + listing.root.string() +
+                                ": pass the directory that holds the job's logs");
+  }
+  ResolveIncident(listing.files, &arena, &inc);
   return inc;
 }
 

@@ -3,10 +3,15 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "denpex/common/status.h"
 #include "incident/incident.h"
+#include "ingest/walk.h"
+#include "parse/parse_log.h"
 
 namespace denpex::engine {
 
@@ -19,5 +24,24 @@ namespace denpex::engine {
 Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
                               const std::filesystem::path& skip = {}, bool every_line = false,
                               std::size_t chunk_bytes = 0);
+
+// What parsing one file gave: LoadIncident's per-file result, and a growing log's snapshot
+// (ingest/live.h).
+struct ParsedFile {
+  ParsedLog log;
+  std::int64_t bytes = 0;
+  std::string problem;  // set when the file could not be read as text
+  bool cut = false;     // the text ends without a newline
+  std::string
+      shrank;  // set when the file shrank (or a page failed) while it was read: read to the cut
+  std::string hole;     // set when the file starts with a hole of NUL bytes: read from after it
+  std::string inflate;  // set when a compressed file's stream broke or was capped
+  std::int32_t rotated_into = -1;  // an older piece of a rotated log: its live piece (LogFile)
+};
+
+// The Incident of files already parsed, `parsed[i]` being `listing.files[i]`'s: what
+// LoadIncident does once it has parsed every file (its events merged in file order, then
+// resolved). The same errors as LoadIncident when no file is readable text.
+Result<Incident> AssembleIncident(Listing&& listing, std::vector<ParsedFile>&& parsed, int threads);
 
 }  // namespace denpex::engine

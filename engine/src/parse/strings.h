@@ -20,8 +20,12 @@ inline constexpr StrId kNoStr = 0;  // the empty string, always id 0
 class StringTable {
  public:
   StringTable() { Intern({}); }
-  // Get's views point into blocks that never move; a move keeps them.
-  StringTable(const StringTable&) = delete;
+  // Get's views point into blocks that never move; a move keeps them. A copy interns every
+  // string again, in id order, into blocks of its own (the same ids); only asked for by name
+  // (`denpex watch` copies a growing log's table for each diagnosis).
+  explicit StringTable(const StringTable& from) : StringTable() {
+    for (StrId id = 1; id < from.views_.size(); ++id) Intern(from.views_[id]);
+  }
   StringTable& operator=(const StringTable&) = delete;
   StringTable(StringTable&&) = default;
   StringTable& operator=(StringTable&&) = default;

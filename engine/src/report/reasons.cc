@@ -860,6 +860,24 @@ constexpr std::array kTemplates = std::to_array<Template>({
     // analyze/detectors.cc
     {ReasonId::kRestartNothingFailed,
      "Restart the job from the newest checkpoint that verifies; nothing in the ranks failed."},
+    // analyze/stall.cc
+    {ReasonId::kEveryRankStalled,
+     "The job is still running, but no step line came for {ago} ({period} a step before), from any "
+     "of "
+     "the {ranks} that print them; they stopped at step {step} together: the step lines do not "
+     "show who "
+     "stopped first."},
+    {ReasonId::kProgressStoppedFirst,
+     "Rank(s) {ranks} stopped making progress first: the last step line, step {step}, came at {at} "
+     "({ago} ago, {period} a step before), while the other ranks {ahead}. The job is still "
+     "running: "
+     "nothing has printed why yet."},
+    {ReasonId::kInspectWhileRunning,
+     "While the job still runs, look at {who} on {node}: its stacks (`py-spy dump --pid`), the "
+     "Flight "
+     "Recorder dump, `nvidia-smi` and the kernel log; then cancel the job and resume from the "
+     "newest "
+     "checkpoint that verifies."},
     // TEMPLATES
 });
 static_assert(kTemplates.size() == static_cast<std::size_t>(ReasonId::kCount));

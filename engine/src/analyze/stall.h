@@ -1,0 +1,37 @@
+// Progress stall (`denpex watch`): while the job still runs, no line may say yet who stopped;
+// the step lines do. A rank whose step lines stopped while its peers' went on, or the ranks
+// behind the others once every rank's stopped for longer than a multiple of the step time, are
+// the ones that stopped first. Only the watch asks (the time `now` is the watcher's): a
+// post-mortem has its own evidence of the end.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "analyze/finding.h"
+#include "incident/incident.h"
+
+namespace denpex::engine {
+
+// A rank's newest step line (an iteration event): its step, its time, the event.
+struct ProgressMark {
+  std::int64_t iteration = -1;
+  TimeNs time = 0;
+  std::int32_t event = -1;
+};
+
+// Every rank's newest step line, by rank; ranks with none are absent.
+std::map<std::int32_t, ProgressMark> LatestProgress(const Incident& inc);
+
+struct StallClock {
+  TimeNs now = 0;         // in the logs' clock
+  double step_ns = 0;     // the job's recent step time (0: unknown, no answer)
+  double factor = 5;      // a stop longer than factor step times is a stall
+};
+
+// The finding of a stall, when there is one: DIAGNOSED (HANG) when one rank, or one node's
+// ranks, stopped first; INCONCLUSIVE with what stopped when the step lines name no one.
+bool AnswerProgressStall(const Incident& inc, const std::map<std::int32_t, ProgressMark>& marks,
+                         const StallClock& clock, Finding* f);
+
+}  // namespace denpex::engine

@@ -1,0 +1,176 @@
+#include "ingest/live.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "ingest/compressed.h"
+#include "ingest/file_text.h"
+#include "ingest/load.h"
+
+namespace denpex::engine {
+namespace {
+
+// A growing file is read this much at a time; what a refresh reads of one file is unbounded.
+constexpr std::size_t kReadBlock = 4 << 20;
+// Its first bytes hold a NUL: not a text log (as FileText::LooksBinary probes).
+constexpr std::size_t kBinaryProbe = 8 * 1024;
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+FileContext ContextOf(const SourceFile& src) {
+  return FileContext{.name_rank = src.name_rank, .local_rank = src.local_rank, .kernel = src.kernel};
+}
+
+}  // namespace
+
+Result<LiveIncident> LiveIncident::Open(const std::filesystem::path& dir, const std::filesystem::path& skip) {
+  LiveIncident live;
+  live.skip_ = skip;
+  auto listing = ListIncident(dir, skip);
+  if (!listing.ok()) return listing.status();
+  live.root_ = listing->root;
+  return live;
+}
+
+Status LiveIncident::List() {
+  auto listing = ListIncident(root_, skip_);
+  if (!listing.ok()) return listing.status();
+  problems_ = std::move(listing->problems);
+  for (SourceFile& src : listing->files) {
+    auto it = files_.find(src.rel);
+    if (it != files_.end()) continue;
+    File f;
+    f.log = GrowingLog(ContextOf(src));
+    f.src = std::move(src);
+    files_.emplace(f.src.rel, std::move(f));
+  }
+  return Status::Ok();
+}
+
+void LiveIncident::Read(File* f) {
+  const Fd fd(::open(f->src.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  struct stat st;
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) {
+    if (f->read == 0) f->problem = std::string("unreadable: ") + std::strerror(errno);
+    return;  // gone after it was read: what was read stays
+  }
+  if (!S_ISREG(st.st_mode)) return;
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  const bool replaced = f->read > 0 && (f->inode != st.st_ino || f->device != st.st_dev);
+  if (replaced || size < f->read || (f->compressed && size != f->compressed_size)) {  // read again from its start
+    bytes_ -= f->read;
+    f->log = GrowingLog(ContextOf(f->src));
+    f->read = 0;
+    f->problem.clear();
+  }
+  f->inode = st.st_ino;
+  f->device = st.st_dev;
+  if (size == f->read || !f->problem.empty()) return;
+  if (f->read == 0) {
+    char head[8] = {};
+    const ssize_t n = ::pread(fd.get(), head, sizeof head, 0);
+    f->compressed = n > 0 && CompressionOf(std::string_view(head, static_cast<std::size_t>(n))) != Compression::kNone;
+  }
+  if (f->compressed) {  // read whole, decompressed (a finished piece of a rotated log)
+    auto text = FileText::Open(f->src.path);
+    if (!text.ok() || text->LooksBinary()) {
+      f->problem = text.ok() ? "binary file (NUL bytes in its text), skipped" : "unreadable: " + text.status().message();
+      return;
+    }
+    std::string whole(text->view());
+    if (!whole.empty() && whole.back() != '\n') whole.push_back('\n');
+    f->log.Add(whole);
+    signals_ += f->log.signals();
+    f->read = size;
+    f->compressed_size = size;
+    bytes_ += size;
+    return;
+  }
+  std::string buffer;
+  for (std::uint64_t at = f->read; at < size;) {
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kReadBlock, size - at));
+    const std::size_t old = buffer.size();
+    buffer.resize(old + want);
+    const ssize_t n = ::pread(fd.get(), buffer.data() + old, want, static_cast<off_t>(at));
+    if (n <= 0) {
+      buffer.resize(old);
+      break;
+    }
+    buffer.resize(old + static_cast<std::size_t>(n));
+    at += static_cast<std::uint64_t>(n);
+  }
+  if (f->read == 0 && std::memchr(buffer.data(), '\0', std::min(buffer.size(), kBinaryProbe)) != nullptr) {
+    f->problem = "binary file (NUL bytes), skipped";
+    return;
+  }
+  const std::size_t nl = buffer.rfind('\n');
+  if (nl == std::string::npos) return;  // no whole line yet
+  const std::uint64_t signals = f->log.signals();
+  f->log.Add(std::string_view(buffer).substr(0, nl + 1));
+  signals_ += f->log.signals() - signals;
+  f->read += nl + 1;
+  bytes_ += nl + 1;
+}
+
+Result<std::uint64_t> LiveIncident::Refresh(const std::vector<std::string>* only) {
+  const std::uint64_t before = bytes_;
+  const bool listed = only == nullptr || std::any_of(only->begin(), only->end(), [&](const std::string& rel) {
+                        return !files_.contains(rel);
+                      });
+  if (listed) {
+    if (Status s = List(); !s.ok()) return s;
+  }
+  if (only == nullptr) {
+    for (auto& [rel, f] : files_) Read(&f);
+  } else {
+    for (const std::string& rel : *only) {
+      auto it = files_.find(rel);
+      if (it != files_.end()) Read(&it->second);
+    }
+  }
+  return bytes_ - before;
+}
+
+Result<Incident> LiveIncident::Assemble(int threads) const {
+  if (files_.empty()) {
+    return Status::InvalidInput("no log files found under " + root_.string() +
+                                ": pass the directory that holds the job's logs");
+  }
+  Listing listing{.root = root_, .files = {}, .problems = problems_};
+  std::vector<ParsedFile> parsed;
+  parsed.reserve(files_.size());
+  for (const auto& [rel, f] : files_) {
+    const auto index = static_cast<std::uint32_t>(listing.files.size());
+    listing.files.push_back(f.src);
+    ParsedFile p;
+    if (!f.problem.empty()) {
+      p.problem = rel + ": " + f.problem;
+    } else {
+      p.log = f.log.Snapshot();
+      for (Event& e : p.log.events) e.file = index;
+      p.bytes = static_cast<std::int64_t>(f.read);
+    }
+    parsed.push_back(std::move(p));
+  }
+  return AssembleIncident(std::move(listing), std::move(parsed), threads);
+}
+
+}  // namespace denpex::engine

@@ -1,0 +1,62 @@
+// LiveIncident: an incident directory followed while a job writes it (`denpex watch`). Each file
+// is a GrowingLog fed only the bytes it gained since the last Refresh (whole lines: a line still
+// being written waits for its newline); Assemble gives the Incident of what is on disk so far,
+// through the same merge and resolution as LoadIncident, so the analysis is the one `diagnose`
+// runs. A file that shrank or was replaced (a new inode: rotated, truncated, rewritten) is read
+// again from its start; a compressed file is read whole each time it changes. Rotated pieces are
+// read each as its own log (LoadIncident joins them into one stream).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "denpex/common/status.h"
+#include "incident/incident.h"
+#include "ingest/chunks.h"
+#include "ingest/walk.h"
+
+namespace denpex::engine {
+
+class LiveIncident {
+ public:
+  // kNotFound / kInvalidInput as ListIncident. `skip`: a checkpoint directory inside `dir`.
+  static Result<LiveIncident> Open(const std::filesystem::path& dir, const std::filesystem::path& skip = {});
+
+  // Lists the directory again and reads what each file gained. `only`: when not null, the files
+  // to read (relative paths; the others are taken to be unchanged) and no listing, unless one of
+  // them is new. Returns the bytes read.
+  Result<std::uint64_t> Refresh(const std::vector<std::string>* only = nullptr);
+
+  // The Incident of what has been read: the same errors as LoadIncident when nothing is readable.
+  Result<Incident> Assemble(int threads) const;
+
+  const std::filesystem::path& root() const { return root_; }
+  std::size_t files() const { return files_.size(); }
+  std::uint64_t bytes() const { return bytes_; }
+  // The events other than step lines read so far (GrowingLog::signals), summed over the files.
+  std::uint64_t signals() const { return signals_; }
+
+ private:
+  struct File {
+    SourceFile src;
+    GrowingLog log{FileContext{}};
+    std::uint64_t read = 0;  // bytes of the file fed to `log` (up to its last newline)
+    std::uint64_t inode = 0, device = 0;
+    bool compressed = false;
+    std::uint64_t compressed_size = 0;  // its size when it was last read
+    std::string problem;  // why its text is not read (binary, unreadable); empty when it is
+  };
+  Status List();
+  void Read(File* f);
+
+  std::filesystem::path root_, skip_;
+  std::map<std::string, File> files_;  // by relative path: the listing's order
+  std::vector<std::string> problems_;  // the listing's
+  std::uint64_t bytes_ = 0;
+  std::uint64_t signals_ = 0;
+};
+
+}  // namespace denpex::engine

@@ -1,0 +1,202 @@
+// A directory read as it grows (ingest/live.h, `denpex watch`) gives what one read of it gives
+// once it stops growing: every frozen incident of corpora/real and corpora/real2, and a simulated
+// one, written into a scratch directory in rounds of pieces cut at random newlines (a round ends
+// where a job's write might), read after each round, assemble to the incident LoadIncident reads
+// from the same files: the same events, per-file facts and counts. And a growing log fed in
+// pieces of any size parses as the whole text does.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "denpex/engine/watch.h"
+#include "denpex/sim/simulator.h"
+#include "incident_dump.h"
+#include "ingest/chunks.h"
+#include "ingest/live.h"
+#include "ingest/load.h"
+#include "parse/prefix.h"
+#include "support/temp_dir.h"
+
+namespace denpex::engine {
+namespace {
+namespace fs = std::filesystem;
+using testing::Dump;
+
+std::string Read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The first line where two dumps differ, from each.
+std::string FirstDifference(const std::string& a, const std::string& b) {
+  std::size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+  const std::size_t from = a.rfind('\n', i) == std::string::npos ? 0 : a.rfind('\n', i) + 1;
+  return "read once:\n" + a.substr(from, a.find('\n', i) - from) + "\nread growing:\n" + b.substr(from, b.find('\n', i) - from);
+}
+
+// A log of timeouts, status lines, untimed srun lines and tracebacks, `copies` times over.
+std::string SampleLog(int copies) {
+  std::string text;
+  for (int c = 0; c < copies; ++c) {
+    for (int i = 0; i < 200; ++i) {
+      const std::string r = std::to_string(i % 8), ss = std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60);
+      const std::string head = r + ": [rank" + r + "]:[E302 09:1" + std::to_string(c % 10) + ":" + ss +
+                               ".100000000 ProcessGroupNCCL.cpp:";
+      text += head + "607] [PG 1 Rank " + r +
+              "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=21, OpType=ALLREDUCE, NumelIn=5, "
+              "NumelOut=5, Timeout(ms)=600000) ran for 600100 milliseconds before timing out.\n";
+      text += head + "1664] [PG 1 Rank " + r +
+              "] Exception (either an error or timeout) detected by watchdog at work: 21, last enqueued NCCL work: 21, "
+              "last completed NCCL work: 20.\n";
+      text += "srun: error: gpu-01: task " + r + ": Exited with exit code 1\n";
+      if (i % 5 == 2) {
+        text += r + ": Traceback (most recent call last):\n" + r + ":   File \"train.py\", line 12, in <module>\n" + r +
+                ": RuntimeError: CUDA error: an illegal memory access was encountered\n";
+      }
+      if (i % 9 == 0) {
+        text += r + ": [2026-03-02 09:1" + std::to_string(c % 10) + ":" + ss +
+                ",000] [INFO] [logging.py:96:log_dist] [Rank 0] step=" + std::to_string(c * 200 + i) +
+                ", skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]\n";
+      }
+    }
+  }
+  return text;
+}
+
+// Cut points of `text` at newlines, about `pieces` of them, at random.
+std::vector<std::size_t> Cuts(std::string_view text, int pieces, std::mt19937* rng) {
+  std::vector<std::size_t> cuts;
+  for (int i = 0; i < pieces; ++i) {
+    const std::size_t at = std::uniform_int_distribution<std::size_t>(0, text.size())(*rng);
+    const std::size_t nl = text.find('\n', at);
+    if (nl != std::string_view::npos) cuts.push_back(nl + 1);
+  }
+  cuts.push_back(text.size());
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  return cuts;
+}
+
+TEST(GrowingLog, PiecesOfAnySizeParseAsTheWholeText) {
+  for (const int copies : {0, 6}) {  // below and above GrowingLog::kWholeBytes
+    std::string text = SampleLog(std::max(copies, 1));
+    if (copies == 0) text.resize(text.rfind('\n', GrowingLog::kWholeBytes / 2) + 1);
+    ASSERT_EQ(copies > 0, text.size() > GrowingLog::kWholeBytes);
+    const FileContext ctx{.file = 0, .prefixes = SniffPrefixes(text)};
+    const ParsedLog whole = ParseChunked(text, ctx);
+    std::mt19937 rng(7 + copies);
+    for (const int pieces : {1, 3, 40, 400}) {
+      GrowingLog log(ctx);
+      std::size_t from = 0;
+      for (const std::size_t cut : Cuts(text, pieces, &rng)) {
+        log.Add(std::string_view(text).substr(from, cut - from));
+        from = cut;
+      }
+      const ParsedLog got = log.Snapshot();
+      ASSERT_EQ(got.events.size(), whole.events.size()) << copies << " copies, " << pieces << " pieces";
+      EXPECT_EQ(got.lines, whole.lines);
+      EXPECT_EQ(got.malformed, whole.malformed);
+      EXPECT_EQ(got.broken, whole.broken);
+      EXPECT_EQ(got.untimed, whole.untimed);
+      EXPECT_EQ(got.last_line.offset, whole.last_line.offset);
+      for (std::size_t i = 0; i < whole.events.size(); ++i) {
+        const Event &a = whole.events[i], &b = got.events[i];
+        EXPECT_EQ(b.line, a.line) << i;
+        EXPECT_EQ(b.offset, a.offset) << i;
+        EXPECT_EQ(b.kind, a.kind) << i;
+        EXPECT_EQ(b.time, a.time) << i;
+        EXPECT_EQ(b.time_borrowed, a.time_borrowed) << i;
+        EXPECT_EQ(got.strings.Get(b.signature), whole.strings.Get(a.signature)) << i;
+        if (const auto* w = std::get_if<WatchdogTimeout>(&a.detail)) {
+          EXPECT_EQ(std::get<WatchdogTimeout>(b.detail).last_completed, w->last_completed) << i;
+        }
+      }
+    }
+  }
+}
+
+// Writes `src`'s files into `dst` in `rounds` rounds (each file's bytes up to a random newline,
+// the last round whole), reading `live` after each round.
+void GrowInto(const fs::path& src, const fs::path& dst, int rounds, LiveIncident* live, std::mt19937* rng) {
+  std::map<fs::path, std::string> texts;
+  for (const auto& entry : fs::recursive_directory_iterator(src)) {
+    if (entry.is_regular_file() && !entry.is_symlink()) texts[fs::relative(entry.path(), src)] = Read(entry.path());
+  }
+  std::map<fs::path, std::size_t> written;
+  for (int round = 1; round <= rounds; ++round) {
+    for (const auto& [rel, text] : texts) {
+      std::size_t to = text.size();
+      if (round < rounds) {
+        const std::size_t at = std::uniform_int_distribution<std::size_t>(0, text.size())(*rng);
+        const std::size_t nl = text.find('\n', at);
+        to = nl == std::string::npos ? written[rel] : std::max(written[rel], nl + 1);
+      }
+      if (to == written[rel] && fs::exists(dst / rel)) continue;
+      fs::create_directories((dst / rel).parent_path());
+      std::ofstream out(dst / rel, std::ios::binary | std::ios::app);
+      out.write(text.data() + written[rel], static_cast<std::streamsize>(to - written[rel]));
+      written[rel] = to;
+    }
+    ASSERT_TRUE(live->Refresh().ok());
+  }
+}
+
+// Rotated and compressed pieces are joined into one stream by LoadIncident, read each on its
+// own while they grow: incidents that hold them are left out here.
+bool HasRotatedPieces(const fs::path& dir) {
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    std::int64_t age = 0;
+    const std::string name = entry.path().filename().string();
+    if (entry.is_regular_file() && RotationBase(name, &age) != name) return true;
+  }
+  return false;
+}
+
+void ExpectGrowingReadsAsOnce(const fs::path& incident, const std::string& what, std::mt19937* rng) {
+  denpex::testing::TempDir tmp;
+  const fs::path dst = tmp.path() / "incident";
+  fs::create_directories(dst);
+  auto live = LiveIncident::Open(dst);
+  ASSERT_TRUE(live.ok());
+  GrowInto(incident, dst, 4, &*live, rng);
+  auto once = LoadIncident(dst, 2);
+  ASSERT_TRUE(once.ok()) << what << ": " << once.status().message();
+  auto grown = live->Assemble(2);
+  ASSERT_TRUE(grown.ok()) << what;
+  const std::string a = Dump(*once), b = Dump(*grown);
+  if (a != b) ADD_FAILURE() << what << ": " << FirstDifference(a, b);
+}
+
+TEST(LiveIncident, FrozenIncidentsReadWhileTheyGrowAreTheIncidentReadOnce) {
+  std::mt19937 rng(11);
+  int compared = 0;
+  for (const char* corpus : {"corpora/real", "corpora/real2"}) {
+    for (const auto& entry : fs::directory_iterator(fs::path(DENPEX_SOURCE_DIR) / corpus)) {
+      const fs::path incident = entry.path() / "incident";
+      if (!fs::is_directory(incident) || HasRotatedPieces(incident)) continue;
+      ExpectGrowingReadsAsOnce(incident, entry.path().filename().string(), &rng);
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 60);
+}
+
+TEST(LiveIncident, SimulatedIncidentReadWhileItGrowsIsTheIncidentReadOnce) {
+  denpex::testing::TempDir tmp;
+  auto scenario = sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families/hang_1024_torchrun.textproto");
+  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+  auto result = sim::Simulate(*scenario, {.out_dir = tmp.path() / "sim", .seed = 3});
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  std::mt19937 rng(5);
+  ExpectGrowingReadsAsOnce(tmp.path() / "sim" / "incident", "hang_1024_torchrun", &rng);
+}
+
+}  // namespace
+}  // namespace denpex::engine
