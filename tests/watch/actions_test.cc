@@ -15,6 +15,7 @@
 
 #include "support/temp_dir.h"
 #include "watch/actions.h"
+#include "watch/http_reply.h"
 
 namespace denpex::cli {
 namespace {
@@ -288,6 +289,46 @@ TEST(PostJson, RejectsAMalformedUrlWithoutConnecting) {
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << url;
     EXPECT_THAT(s.message(), HasSubstr(url));
   }
+}
+
+// ---------------------------------------------------------------------------- the reply
+
+TEST(JudgeReply, WaitsForTheStatusLineAndAFailedReplysFirstBodyLine) {
+  using webhook::JudgeReply;
+  using webhook::ReplyEnd;
+  const std::string reply = "HTTP/1.1 503 Busy\r\nRetry-After: 1\r\n\r\ntry later\r\nmore";
+  const std::size_t line_end = reply.find("later\r\n") + 7;  // just past its '\n'
+  for (std::size_t n = 0; n < line_end; ++n) {
+    EXPECT_FALSE(JudgeReply(std::string_view(reply).substr(0, n), ReplyEnd::kOpen)) << n;
+  }
+  const auto verdict = JudgeReply(std::string_view(reply).substr(0, line_end), ReplyEnd::kOpen);
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(verdict->message(), "HTTP 503: try later");
+  // A 2xx needs only its status line.
+  EXPECT_TRUE(JudgeReply("HTTP/1.1 202 Accepted\r\n", ReplyEnd::kOpen)->ok());
+  // Cut off before a status line: no verdict when the reader gives up, one when the server
+  // closed.
+  EXPECT_FALSE(JudgeReply("HTTP/1.1 2", ReplyEnd::kGaveUp));
+  EXPECT_THAT(JudgeReply("HTTP/1.1 2", ReplyEnd::kClosed)->message(), HasSubstr("without a reply"));
+}
+
+TEST(JudgeReply, RejectsAStatusCodeThatIsNotThreeDigits) {
+  using webhook::JudgeReply;
+  using webhook::ReplyEnd;
+  for (const char* reply : {"HTTP/1.1 2000 OK\r\n\r\n", "HTTP/1.1 20 OK\r\n\r\n",
+                            "HTTP/1.1 -200 OK\r\n\r\n", "HTTP/1.1 099 OK\r\n\r\n"}) {
+    const auto verdict = JudgeReply(reply, ReplyEnd::kOpen);
+    ASSERT_TRUE(verdict) << reply;
+    EXPECT_THAT(verdict->message(), HasSubstr("not HTTP")) << reply;
+  }
+}
+
+TEST(JudgeReply, CutsALongBodyLine) {
+  const std::string reply = "HTTP/1.1 400 Bad Request\r\n\r\n" + std::string(5000, 'x');
+  const auto verdict = webhook::JudgeReply(reply, webhook::ReplyEnd::kOpen);
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(verdict->message(),
+            "HTTP 400: " + std::string(webhook::kMaxBodyLineBytes, 'x') + "...");
 }
 
 // ---------------------------------------------------------------------------- hooks

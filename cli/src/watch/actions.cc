@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -21,6 +20,7 @@
 #include "denpex/common/text.h"
 #include "run/child.h"
 #include "run/posix_io.h"
+#include "watch/http_reply.h"
 
 extern char** environ;
 
@@ -29,6 +29,10 @@ namespace denpex::cli {
 using run::ErrnoText;
 using run::Fd;
 using Clock = std::chrono::steady_clock;
+using webhook::IEquals;
+using webhook::JudgeReply;
+using webhook::kMaxReplyBytes;
+using webhook::ReplyEnd;
 
 namespace {
 
@@ -36,10 +40,6 @@ namespace {
 #define DENPEX_VERSION "unknown"
 #endif
 constexpr std::string_view kUserAgent = "denpex-watch/" DENPEX_VERSION;
-
-// How much of a reply is read at most, and of its body's first line shown.
-constexpr std::size_t kMaxResponseBytes = 16384;
-constexpr std::size_t kMaxBodyLineBytes = 200;
 
 // Milliseconds left until `deadline`, rounded up, for poll(2); 0 once it has passed.
 int MillisLeft(Clock::time_point deadline) {
@@ -64,19 +64,6 @@ struct Deadline {
   std::chrono::milliseconds timeout;
   std::string Within() const { return "within " + std::to_string(timeout.count()) + " ms"; }
 };
-
-bool IEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // ---------------------------------------------------------------------------- connect, send
 
@@ -144,133 +131,25 @@ Status SendAll(int fd, std::string_view data, const Deadline& deadline) {
 
 // ---------------------------------------------------------------------------- the reply
 
-// One line of `s` from `pos`, without its line end; npos `next` when no line end came yet.
-struct Line {
-  std::string_view text;
-  std::size_t next = std::string_view::npos;
-};
-Line LineAt(std::string_view s, std::size_t pos) {
-  const std::size_t nl = s.find('\n', pos);
-  if (nl == std::string_view::npos) return {s.substr(pos), std::string_view::npos};
-  std::string_view text = s.substr(pos, nl - pos);
-  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-  return {text, nl + 1};
-}
-
-// What a reply read so far says: its status code once the status line is in, and once the
-// header block is in, where the body starts and whether it is chunked.
-struct Reply {
-  int code = 0;                               // 0: no status line yet
-  std::size_t body = std::string_view::npos;  // npos: headers not all in yet
-  bool chunked = false;
-  bool malformed = false;
-};
-
-Reply ParseReply(std::string_view s) {
-  Reply r;
-  const Line status = LineAt(s, 0);
-  if (status.next == std::string_view::npos) {
-    r.malformed = s.size() >= 5 && s.substr(0, 5) != "HTTP/";
-    return r;
-  }
-  // "HTTP/1.1 200 OK": the code is the three digits after the first space.
-  const std::size_t sp = status.text.find(' ');
-  if (status.text.substr(0, 5) != "HTTP/" || sp == std::string_view::npos ||
-      status.text.size() < sp + 4) {
-    r.malformed = true;
-    return r;
-  }
-  const std::string_view digits = status.text.substr(sp + 1, 3);
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + 3, r.code);
-  if (ec != std::errc() || end != digits.data() + 3 || r.code < 100) {
-    r.code = 0;
-    r.malformed = true;
-    return r;
-  }
-  for (std::size_t pos = status.next;;) {
-    const Line h = LineAt(s, pos);
-    if (h.next == std::string_view::npos) return r;
-    if (h.text.empty()) {
-      r.body = h.next;
-      return r;
-    }
-    const std::size_t colon = h.text.find(':');
-    if (colon != std::string_view::npos && IEquals(h.text.substr(0, colon), "transfer-encoding")) {
-      r.chunked = Lower(h.text.substr(colon + 1)).find("chunked") != std::string::npos;
-    }
-    pos = h.next;
-  }
-}
-
-// The first line of a reply's body, bounded and with control bytes escaped; a chunked body's
-// first line is its chunk size, skipped.
-std::string FirstBodyLine(std::string_view s, const Reply& r) {
-  if (r.body == std::string_view::npos) return "";
-  std::size_t pos = r.body;
-  if (r.chunked) {
-    const Line size = LineAt(s, pos);
-    if (size.next == std::string_view::npos) return "";
-    pos = size.next;
-  }
-  std::string_view line = LineAt(s, pos).text;
-  const bool cut = line.size() > kMaxBodyLineBytes;
-  line = line.substr(0, kMaxBodyLineBytes);
-  return EscapeControlBytes(line) + (cut ? "..." : "");
-}
-
-// Enough of a failed reply is in to name its body's first line.
-bool HaveBodyLine(std::string_view s, const Reply& r) {
-  if (r.body == std::string_view::npos) return false;
-  std::size_t pos = r.body;
-  if (r.chunked) {
-    pos = LineAt(s, pos).next;
-    if (pos == std::string_view::npos) return false;
-  }
-  return LineAt(s, pos).next != std::string_view::npos || s.size() - pos >= kMaxBodyLineBytes;
-}
-
-Status Refused(const Reply& r, std::string_view s) {
-  std::string msg = "HTTP " + std::to_string(r.code);
-  const std::string line = FirstBodyLine(s, r);
-  if (!line.empty()) msg += ": " + line;
-  return Status::IoError(msg);
-}
-
-// Reads the reply until its status is known: a 2xx is Ok as soon as its status line is in; any
-// other code is read on until its body's first line is in (or the peer closes, or the time or
-// the byte budget runs out). Interim 1xx replies are skipped.
+// Reads the reply until JudgeReply has its verdict (http_reply.h).
 Status ReadReply(int fd, const Deadline& deadline) {
   std::string buf;
-  for (bool eof = false;;) {
-    Reply r = ParseReply(buf);
-    while (r.code >= 100 && r.code < 200 && r.body != std::string_view::npos) {
-      buf.erase(0, r.body);
-      r = ParseReply(buf);
-    }
-    if (r.malformed) {
-      return Status::IoError("the reply is not HTTP: " +
-                             EscapeControlBytes(LineAt(buf, 0).text.substr(0, kMaxBodyLineBytes)));
-    }
-    if (r.code >= 200 && r.code < 300) return Status::Ok();
-    const bool known = r.code >= 200;
-    if (known && (eof || HaveBodyLine(buf, r) || buf.size() >= kMaxResponseBytes)) {
-      return Refused(r, buf);
-    }
-    if (eof) return Status::IoError("the server closed the connection without a reply");
-    if (buf.size() >= kMaxResponseBytes) return Status::IoError("no status line in the reply");
+  for (;;) {
     if (!PollUntil(fd, POLLIN, deadline.at)) {
-      if (known) return Refused(r, buf);
+      if (auto verdict = JudgeReply(buf, ReplyEnd::kGaveUp)) return *verdict;
       return Status::IoError("no reply " + deadline.Within());
     }
     char chunk[4096];
-    const ssize_t n = ::recv(fd, chunk, std::min(sizeof chunk, kMaxResponseBytes - buf.size()), 0);
+    const ssize_t n = ::recv(fd, chunk, std::min(sizeof chunk, kMaxReplyBytes - buf.size()), 0);
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
-      if (known) return Refused(r, buf);
-      return Status::IoError(ErrnoText("recv", errno));
+      const int err = errno;
+      if (auto verdict = JudgeReply(buf, ReplyEnd::kGaveUp)) return *verdict;
+      return Status::IoError(ErrnoText("recv", err));
     }
-    eof = n == 0;
     buf.append(chunk, static_cast<std::size_t>(n));
+    const ReplyEnd end = n == 0 ? ReplyEnd::kClosed : ReplyEnd::kOpen;
+    if (auto verdict = JudgeReply(buf, end)) return *verdict;
   }
 }
 
