@@ -132,6 +132,49 @@ int main(int argc, char** argv) {
   diag->footer(kExitCodes);
   diag->callback([&] { rc = RunDiagnose(diag_args, std::cout, std::cerr); });
 
+  WatchArgs watch_args;
+  auto* watch = app.add_subcommand(
+      "watch",
+      "Follow a running job's incident directory; name patient zero as soon as the "
+      "logs show it, before the watchdog fires (docs/watch.md)");
+  watch->add_option("incident", watch_args.incident, "The directory the job writes its logs into")
+      ->required();
+  watch->add_option(
+      "--json", watch_args.json,
+      "Replace this file with the diagnosis JSON at each change (outside the directory)");
+  watch->add_option(
+      "--on-diagnosis", watch_args.on_diagnosis,
+      "Run this shell command at each change; it gets the --json path as $1 and $DENPEX_DIAGNOSIS");
+  watch->add_option("--webhook", watch_args.webhook,
+                    "POST the diagnosis JSON to this http:// URL at each change");
+  watch
+      ->add_option("--until-exit", watch_args.until_exit,
+                   "The job's PID: give the final diagnosis when it exits")
+      ->check(CLI::PositiveNumber);
+  watch->add_option("--slurm-job", watch_args.slurm_job,
+                    "The job's Slurm id: give the final diagnosis when Slurm ends it");
+  watch->add_option("--checkpoint-dir", watch_args.checkpoint_dir,
+                    "The job's checkpoint directory, for the final diagnosis");
+  watch->add_option("--interval", watch_args.interval, "Seconds between looks at the directory")
+      ->capture_default_str();
+  watch
+      ->add_option("--stall-factor", watch_args.stall_factor,
+                   "Step times without a step line that make a progress stall")
+      ->capture_default_str();
+  watch
+      ->add_option(
+          "--time-scale", watch_args.time_scale,
+          "Log seconds per wall second (an incident replayed with `simulate --replay S`: S)")
+      ->capture_default_str();
+  watch
+      ->add_option("--timeout", watch_args.timeout,
+                   "Stop, with the final diagnosis, after this many seconds (0: never)")
+      ->capture_default_str();
+  watch->add_option("--threads", watch_args.threads, "Worker threads (0 = all cores)")
+      ->capture_default_str();
+  watch->footer(kExitCodes);
+  watch->callback([&] { rc = RunWatch(watch_args, std::cout, std::cerr); });
+
   EventsArgs events_args;
   auto* events = app.add_subcommand("events", "Print the events the engine recognised, one JSON object per line");
   events->add_option("incident", events_args.incident, "Incident directory")->required();

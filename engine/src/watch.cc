@@ -64,7 +64,8 @@ double StepTime(const std::map<std::int32_t, Pace>& pace) {
                     static_cast<double>(p.last.iteration - p.before.iteration));
   }
   if (steps.empty()) return 0;
-  std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2), steps.end());
+  std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2),
+                   steps.end());
   return steps[steps.size() / 2];
 }
 
@@ -89,7 +90,8 @@ Result<v1::Diagnosis> Watcher::Evaluate(TimeNs wall) {
     if (m.iteration != p.last.iteration) p.before = p.last, p.last = m;
   }
   if (finding.verdict != v1::VERDICT_DIAGNOSED && newest > 0) {
-    const double elapsed = static_cast<double>(wall - std::min(wall, s.last_read_wall)) * s.options.time_scale;
+    const double elapsed =
+        static_cast<double>(wall - std::min(wall, s.last_read_wall)) * s.options.time_scale;
     const StallClock clock{.now = newest + static_cast<TimeNs>(elapsed),
                            .step_ns = StepTime(s.pace),
                            .factor = s.options.stall_factor};

@@ -52,6 +52,29 @@ std::int32_t PeerErrorOf(const Incident& inc, std::int32_t node, std::int32_t lo
   return -1;
 }
 
+// A console the agent shares with its workers untagged (no `[default<L>]:` tags): its first error
+// about a peer, when no other error there is a worker's own; as far as its lines tell, the failed
+// worker's. -1 otherwise.
+std::int32_t SharedConsolePeerError(const Incident& inc, const Event& failed) {
+  if (inc.files[failed.file].local_tags) return -1;
+  std::int32_t peer = -1;
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+    const Event& e = inc.events[i];
+    if (e.file != failed.file || e.local_rank >= 0) continue;
+    if (IsPeerError(e)) {
+      if (peer < 0) peer = i;
+      continue;
+    }
+    const auto* pe = std::get_if<PythonError>(&e.detail);
+    if (pe != nullptr && !pe->chained &&
+        (e.family == Family::kPython || e.family == Family::kCuda ||
+         e.family == Family::kCudaOom)) {
+      return -1;
+    }
+  }
+  return peer;
+}
+
 // The failed worker's only error is about a peer: it was a victim, and the rank it waited on is
 // not in hand. Says so instead of naming it.
 void VictimOnly(const Incident& inc, const JobFacts& facts, std::int32_t node, std::int32_t peer, Finding* f) {
@@ -101,7 +124,9 @@ bool DiagnoseUnrankedFailure(const Incident& inc, const JobFacts& facts, Finding
   const std::int32_t oom = OomKillOf(inc, wf.pid);
   const std::int32_t own = OwnErrorOf(inc, node, wf.local_rank);
   if (own < 0 && oom < 0 && wf.exit_code > 0) {
-    if (const std::int32_t peer = PeerErrorOf(inc, node, wf.local_rank); peer >= 0) {
+    std::int32_t peer = PeerErrorOf(inc, node, wf.local_rank);
+    if (peer < 0) peer = SharedConsolePeerError(inc, failed);
+    if (peer >= 0) {
       VictimOnly(inc, facts, node, peer, f);
       return true;
     }

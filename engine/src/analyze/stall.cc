@@ -40,14 +40,16 @@ bool AnswerProgressStall(const Incident& inc, const std::map<std::int32_t, Progr
   const double limit = clock.factor * clock.step_ns;
   TimeNs latest = 0;
   std::int64_t top = -1;
-  for (const auto& [rank, m] : marks) latest = std::max(latest, m.time), top = std::max(top, m.iteration);
+  for (const auto& [rank, m] : marks)
+    latest = std::max(latest, m.time), top = std::max(top, m.iteration);
   const bool all_stopped = static_cast<double>(clock.now - latest) > limit;
   // Behind: stopped long before the newest step line, or (once every rank stopped) at an
   // earlier step than the others.
   std::vector<std::int32_t> behind;
   for (const auto& [rank, m] : marks) {
     const bool stopped = static_cast<double>(clock.now - m.time) > limit;
-    if (stopped && (static_cast<double>(latest - m.time) > limit || (all_stopped && m.iteration < top))) {
+    if (stopped &&
+        (static_cast<double>(latest - m.time) > limit || (all_stopped && m.iteration < top))) {
       behind.push_back(rank);
     }
   }
@@ -63,15 +65,17 @@ bool AnswerProgressStall(const Incident& inc, const std::map<std::int32_t, Progr
     }
   }
   std::set<std::int32_t> nodes;
-  for (const std::int32_t r : first) nodes.insert(inc.events[static_cast<std::size_t>(marks.at(r).event)].node);
+  for (const std::int32_t r : first)
+    nodes.insert(inc.events[static_cast<std::size_t>(marks.at(r).event)].node);
   const std::string period = Seconds(clock.step_ns);
   if (first.empty()) {
     const ProgressMark& any = marks.begin()->second;
     Commit({.verdict = v1::VERDICT_INCONCLUSIVE}, f);
-    f->reason = Say(ReasonId::kEveryRankStalled, {{"ranks", Count(static_cast<std::int64_t>(marks.size()), "rank")},
-                                                  {"step", std::to_string(top)},
-                                                  {"ago", Seconds(static_cast<double>(clock.now - latest))},
-                                                  {"period", period}});
+    f->reason = Say(ReasonId::kEveryRankStalled,
+                    {{"ranks", Count(static_cast<std::int64_t>(marks.size()), "rank")},
+                     {"step", std::to_string(top)},
+                     {"ago", Seconds(static_cast<double>(clock.now - latest))},
+                     {"period", period}});
     f->evidence.push_back({any.event, v1::EVIDENCE_ROLE_CONTEXT});
     return true;
   }
@@ -96,11 +100,13 @@ bool AnswerProgressStall(const Incident& inc, const std::map<std::int32_t, Progr
                                          : std::string("went on until ") + ClockTime(latest)},
                    {"ago", Seconds(static_cast<double>(clock.now - m.time))},
                    {"period", period}});
-  for (const std::int32_t r : first) f->evidence.push_back({marks.at(r).event, v1::EVIDENCE_ROLE_INITIATING});
-  f->recovery.push_back({"inspect", a.rank >= 0 ? "rank " + std::to_string(a.rank) : NodeName(inc, a.node),
-                         Say(ReasonId::kInspectWhileRunning, {{"who", a.rank >= 0 ? "rank " + std::to_string(a.rank)
-                                                                                   : "ranks " + RankList(first)},
-                                                              {"node", NodeName(inc, e.node)}})});
+  for (const std::int32_t r : first)
+    f->evidence.push_back({marks.at(r).event, v1::EVIDENCE_ROLE_INITIATING});
+  f->recovery.push_back(
+      {"inspect", a.rank >= 0 ? "rank " + std::to_string(a.rank) : NodeName(inc, a.node),
+       Say(ReasonId::kInspectWhileRunning,
+           {{"who", a.rank >= 0 ? "rank " + std::to_string(a.rank) : "ranks " + RankList(first)},
+            {"node", NodeName(inc, e.node)}})});
   return true;
 }
 

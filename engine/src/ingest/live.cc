@@ -36,12 +36,14 @@ class Fd {
 };
 
 FileContext ContextOf(const SourceFile& src) {
-  return FileContext{.name_rank = src.name_rank, .local_rank = src.local_rank, .kernel = src.kernel};
+  return FileContext{
+      .name_rank = src.name_rank, .local_rank = src.local_rank, .kernel = src.kernel};
 }
 
 }  // namespace
 
-Result<LiveIncident> LiveIncident::Open(const std::filesystem::path& dir, const std::filesystem::path& skip) {
+Result<LiveIncident> LiveIncident::Open(const std::filesystem::path& dir,
+                                        const std::filesystem::path& skip) {
   LiveIncident live;
   live.skip_ = skip;
   auto listing = ListIncident(dir, skip);
@@ -75,7 +77,8 @@ void LiveIncident::Read(File* f) {
   if (!S_ISREG(st.st_mode)) return;
   const auto size = static_cast<std::uint64_t>(st.st_size);
   const bool replaced = f->read > 0 && (f->inode != st.st_ino || f->device != st.st_dev);
-  if (replaced || size < f->read || (f->compressed && size != f->compressed_size)) {  // read again from its start
+  if (replaced || size < f->read ||
+      (f->compressed && size != f->compressed_size)) {  // read again from its start
     bytes_ -= f->read;
     f->log = GrowingLog(ContextOf(f->src));
     f->read = 0;
@@ -87,12 +90,14 @@ void LiveIncident::Read(File* f) {
   if (f->read == 0) {
     char head[8] = {};
     const ssize_t n = ::pread(fd.get(), head, sizeof head, 0);
-    f->compressed = n > 0 && CompressionOf(std::string_view(head, static_cast<std::size_t>(n))) != Compression::kNone;
+    f->compressed = n > 0 && CompressionOf(std::string_view(head, static_cast<std::size_t>(n))) !=
+                                 Compression::kNone;
   }
   if (f->compressed) {  // read whole, decompressed (a finished piece of a rotated log)
     auto text = FileText::Open(f->src.path);
     if (!text.ok() || text->LooksBinary()) {
-      f->problem = text.ok() ? "binary file (NUL bytes in its text), skipped" : "unreadable: " + text.status().message();
+      f->problem = text.ok() ? "binary file (NUL bytes in its text), skipped"
+                             : "unreadable: " + text.status().message();
       return;
     }
     std::string whole(text->view());
@@ -106,7 +111,8 @@ void LiveIncident::Read(File* f) {
   }
   std::string buffer;
   for (std::uint64_t at = f->read; at < size;) {
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kReadBlock, size - at));
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(kReadBlock, size - at));
     const std::size_t old = buffer.size();
     buffer.resize(old + want);
     const ssize_t n = ::pread(fd.get(), buffer.data() + old, want, static_cast<off_t>(at));
@@ -117,7 +123,8 @@ void LiveIncident::Read(File* f) {
     buffer.resize(old + static_cast<std::size_t>(n));
     at += static_cast<std::uint64_t>(n);
   }
-  if (f->read == 0 && std::memchr(buffer.data(), '\0', std::min(buffer.size(), kBinaryProbe)) != nullptr) {
+  if (f->read == 0 &&
+      std::memchr(buffer.data(), '\0', std::min(buffer.size(), kBinaryProbe)) != nullptr) {
     f->problem = "binary file (NUL bytes), skipped";
     return;
   }
@@ -132,9 +139,9 @@ void LiveIncident::Read(File* f) {
 
 Result<std::uint64_t> LiveIncident::Refresh(const std::vector<std::string>* only) {
   const std::uint64_t before = bytes_;
-  const bool listed = only == nullptr || std::any_of(only->begin(), only->end(), [&](const std::string& rel) {
-                        return !files_.contains(rel);
-                      });
+  const bool listed =
+      only == nullptr || std::any_of(only->begin(), only->end(),
+                                     [&](const std::string& rel) { return !files_.contains(rel); });
   if (listed) {
     if (Status s = List(); !s.ok()) return s;
   }

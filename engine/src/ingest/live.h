@@ -23,7 +23,8 @@ namespace denpex::engine {
 class LiveIncident {
  public:
   // kNotFound / kInvalidInput as ListIncident. `skip`: a checkpoint directory inside `dir`.
-  static Result<LiveIncident> Open(const std::filesystem::path& dir, const std::filesystem::path& skip = {});
+  static Result<LiveIncident> Open(const std::filesystem::path& dir,
+                                   const std::filesystem::path& skip = {});
 
   // Lists the directory again and reads what each file gained. `only`: when not null, the files
   // to read (relative paths; the others are taken to be unchanged) and no listing, unless one of

@@ -36,6 +36,22 @@ struct DiagnoseArgs {
 };
 int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err);
 
+struct WatchArgs {
+  std::filesystem::path incident;
+  std::filesystem::path json;  // replaced at each change; empty: none
+  std::string on_diagnosis;    // run at each change with the JSON's path; empty: none
+  std::string webhook;         // http:// URL the JSON is POSTed to at each change; empty: none
+  int until_exit = 0;          // the job's PID: it ends when that process exits; 0: none
+  std::string slurm_job;       // the job's Slurm id: it ends when Slurm says so; empty: none
+  std::filesystem::path checkpoint_dir;  // for the final diagnosis
+  double interval = 1;                   // seconds between looks at the directory
+  double stall_factor = 5;               // step times without progress that make a stall
+  double time_scale = 1;                 // log seconds per wall second (a replay's speed)
+  double timeout = 0;                    // stop after this many seconds; 0: never
+  int threads = 0;
+};
+int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err);
+
 struct EventsArgs {
   std::filesystem::path incident;
   std::string family;  // empty: every family

@@ -1,0 +1,313 @@
+// `denpex watch DIR`: follows a running job's incident directory (inotify on every folder, and a
+// full look at intervals for what inotify cannot see: files written from other machines on a
+// shared file system), evaluates the engine's provisional diagnosis when a new event arrives or
+// time passes (a progress stall needs no new line), and acts on each change: the JSON file,
+// one line on stdout, the --on-diagnosis command, the --webhook POST. When the job ends (its PID,
+// its Slurm job, a signal, --timeout) the final diagnosis is `denpex diagnose`'s. docs/watch.md.
+#include <poll.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "denpex/cli/commands.h"
+#include "denpex/common/output_file.h"
+#include "denpex/common/status.h"
+#include "denpex/engine/engine.h"
+#include "denpex/engine/watch.h"
+#include "denpex/proto/json_io.h"
+#include "watch/actions.h"
+
+namespace denpex::cli {
+namespace fs = std::filesystem;
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+void OnStop(int) { g_stop = 1; }
+
+TimeNs WallNow() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<TimeNs>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+double CpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+int Fail(std::ostream& err, const Status& st) {
+  err << "denpex watch: " << st.message() << "\n";
+  return ExitCodeFor(st);
+}
+
+std::string Stamp(TimeNs t) { return FormatRfc3339(t - t % 1'000'000); }
+
+// inotify over every folder of the incident directory: the paths of the files that changed, and
+// whether a folder appeared (its files may predate its watch: a full look is due).
+class Inotify {
+ public:
+  explicit Inotify(const fs::path& root) : root_(root), fd_(inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+    if (fd_ >= 0) AddTree(root_);
+  }
+  Inotify(const Inotify&) = delete;
+  Inotify& operator=(const Inotify&) = delete;
+  ~Inotify() {
+    if (fd_ >= 0) close(fd_);
+  }
+  bool ok() const { return fd_ >= 0 && !lost_; }
+  int fd() const { return fd_; }
+  // Reads what is queued: the changed files' relative paths into *changed; true when a folder
+  // appeared or the queue overflowed (look at everything).
+  bool Drain(std::set<std::string>* changed) {
+    bool rescan = false;
+    alignas(inotify_event) std::array<char, 64 * 1024> buf;
+    for (;;) {
+      const ssize_t n = read(fd_, buf.data(), buf.size());
+      if (n <= 0) break;
+      for (ssize_t at = 0; at < n;) {
+        const auto* ev = reinterpret_cast<const inotify_event*>(buf.data() + at);
+        at += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
+        if (ev->mask & IN_Q_OVERFLOW) {
+          rescan = true;
+          continue;
+        }
+        const auto dir = dirs_.find(ev->wd);
+        if (dir == dirs_.end() || ev->len == 0) continue;
+        const std::string rel = dir->second.empty() ? std::string(ev->name) : dir->second + "/" + ev->name;
+        if (ev->mask & IN_ISDIR) {
+          if (ev->mask & (IN_CREATE | IN_MOVED_TO)) AddTree(root_ / rel), rescan = true;
+          continue;
+        }
+        changed->insert(rel);
+      }
+    }
+    return rescan;
+  }
+
+ private:
+  void AddTree(const fs::path& dir) {
+    std::error_code ec;
+    Add(dir);
+    for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_directory(ec) && !it->is_symlink(ec)) Add(it->path());
+    }
+  }
+  void Add(const fs::path& dir) {
+    const int wd = inotify_add_watch(fd_, dir.c_str(), IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR);
+    if (wd < 0) {
+      lost_ = true;  // out of watches (fs.inotify.max_user_watches): full looks only
+      return;
+    }
+    const std::string rel = fs::relative(dir, root_).generic_string();
+    dirs_[wd] = rel == "." ? std::string() : rel;
+  }
+
+  fs::path root_;
+  int fd_;
+  bool lost_ = false;
+  std::map<int, std::string> dirs_;
+};
+
+// What a change is: the committed answer (verdict, who, what) — not its wording or confidence.
+std::string AnswerKey(const v1::Diagnosis& d) {
+  return std::to_string(d.verdict()) + "/" + std::to_string(d.initiator().rank()) + "/" + d.initiator().node() + "/" +
+         std::to_string(d.initiator().failure_class());
+}
+
+std::string OneLine(const v1::Diagnosis& d, std::string_view when, std::string_view kind) {
+  std::string line = std::string(when) + " " + std::string(kind) + " " + v1::Verdict_Name(d.verdict());
+  if (d.verdict() == v1::VERDICT_DIAGNOSED) {
+    const auto& i = d.initiator();
+    if (i.rank() >= 0) line += " rank " + std::to_string(i.rank());
+    if (!i.node().empty()) line += " node " + i.node();
+    line += " " + v1::FailureClass_Name(i.failure_class());
+    char conf[16];
+    std::snprintf(conf, sizeof conf, " %.2f", d.initiator().confidence());
+    line += conf;
+  }
+  std::string reason = d.reason();
+  if (reason.size() > 200) reason = reason.substr(0, 197) + "...";
+  return line + ": " + reason;
+}
+
+// Whether the job being followed has ended (its PID, its Slurm job).
+class JobEnd {
+ public:
+  explicit JobEnd(const WatchArgs& a) : pid_(a.until_exit), slurm_(a.slurm_job) {}
+  bool Ended(std::string* how) {
+    if (pid_ > 0 && kill(pid_, 0) != 0 && errno == ESRCH) {
+      *how = "process " + std::to_string(pid_) + " exited";
+      return true;
+    }
+    if (!slurm_.empty()) {
+      const std::string state = SlurmState();
+      if (!state.empty() && state != "PENDING" && state != "RUNNING" && state != "CONFIGURING" && state != "COMPLETING" &&
+          state != "SUSPENDED" && state != "REQUEUED" && state != "RESIZING") {
+        *how = "Slurm job " + slurm_ + " is " + state;
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  // The job's state from squeue (while Slurm keeps it there), then sacct; empty when unknown.
+  std::string SlurmState() const {
+    for (const std::string& cmd : {"squeue -h -j " + slurm_ + " -o %T 2>/dev/null",
+                                   "sacct -n -X -P -j " + slurm_ + " -o State 2>/dev/null"}) {
+      FILE* p = popen(cmd.c_str(), "r");
+      if (p == nullptr) continue;
+      char buf[128] = {};
+      std::string out = fgets(buf, sizeof buf, p) != nullptr ? std::string(buf) : std::string();
+      pclose(p);
+      out.erase(std::find_if(out.begin(), out.end(), [](char c) { return c == '\n' || c == ' ' || c == '+'; }), out.end());
+      if (!out.empty()) return out;
+    }
+    return {};
+  }
+  int pid_;
+  std::string slurm_;
+};
+
+}  // namespace
+
+int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
+  const fs::path read[] = {args.incident};
+  if (!args.json.empty() && IsStdout(args.json)) {
+    err << "denpex watch: --json needs a file (each change replaces it); stdout carries one line per change\n";
+    return kExitUsage;
+  }
+  if (!args.json.empty()) {
+    if (Status st = CheckOutputPath(args.json, read); !st.ok()) return Fail(err, st);
+  }
+  if (args.interval <= 0 || args.stall_factor <= 1 || args.time_scale <= 0) {
+    err << "denpex watch: --interval and --time-scale must be > 0, --stall-factor > 1\n";
+    return kExitUsage;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  const auto seconds_since = [&](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  // The directory may not exist yet: a job creates its log folder when it starts.
+  std::error_code ec;
+  while (!fs::is_directory(args.incident, ec)) {
+    if (g_stop || (args.timeout > 0 && seconds_since(started) > args.timeout)) {
+      err << "denpex watch: " << args.incident.string() << " never appeared\n";
+      return kExitBadInput;
+    }
+    usleep(static_cast<useconds_t>(args.interval * 1e6));
+  }
+  struct sigaction sa = {};
+  sa.sa_handler = OnStop;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto w = engine::Watcher::Open(args.incident, {.threads = args.threads, .stall_factor = args.stall_factor,
+                                                  .time_scale = args.time_scale});
+  if (!w.ok()) return Fail(err, w.status());
+  Inotify inotify(w->root());
+  out << Stamp(WallNow()) << " watching " << w->root().string()
+      << (inotify.ok() ? " (inotify" : " (no inotify: full looks every interval") << ", interval " << args.interval << " s)\n"
+      << std::flush;
+
+  if (!args.on_diagnosis.empty() && args.json.empty()) {
+    err << "denpex watch: --on-diagnosis needs --json FILE (the command is given its path)\n";
+    return kExitUsage;
+  }
+  // The hook runs beside the watch (one at a time, the newest diagnosis pending), bounded.
+  std::optional<HookRunner> hook;
+  if (!args.on_diagnosis.empty()) hook.emplace(args.on_diagnosis, std::chrono::seconds(120));
+  const auto report_hooks = [&](const std::vector<Status>& outcomes) {
+    for (const Status& st : outcomes) {
+      if (!st.ok()) err << "denpex watch: " << st.message() << "\n";
+    }
+  };
+  const auto act = [&](const v1::Diagnosis& d, std::string_view kind) -> void {
+    const std::string json = proto::ToJson(d) + "\n";
+    out << OneLine(d, Stamp(WallNow()), kind) << "\n" << std::flush;
+    if (!args.json.empty()) {
+      if (Status st = WriteOutputFile(args.json, json, read); !st.ok()) err << "denpex watch: " << st.message() << "\n";
+    }
+    if (hook) hook->Request(args.json);
+    if (!args.webhook.empty()) {
+      if (Status st = PostJson(args.webhook, json, std::chrono::seconds(10)); !st.ok()) err << "denpex watch: " << st.message() << "\n";
+    }
+  };
+
+  JobEnd job_end(args);
+  std::string last_key, ended;
+  std::uint64_t signals_seen = ~std::uint64_t{0};
+  double eval_cost = 0, look_cost = 0;
+  auto last_eval = std::chrono::steady_clock::time_point{}, last_look = std::chrono::steady_clock::time_point{};
+  std::set<std::string> changed;
+  bool look_all = true;
+  while (!g_stop) {
+    if (args.timeout > 0 && seconds_since(started) > args.timeout) {
+      ended = "--timeout " + std::to_string(args.timeout) + " s passed";
+      break;
+    }
+    if (job_end.Ended(&ended)) break;
+    // Read: what inotify named, and everything at the intervals a full look costs (at most ~1 %
+    // of a core: 100 times its own cost apart, and at least 10 intervals).
+    look_all |= !inotify.ok() || seconds_since(last_look) > std::max(10 * args.interval, 100 * look_cost);
+    if (look_all) {
+      const double c0 = CpuSeconds();
+      if (auto r = w->Refresh(nullptr, WallNow()); !r.ok()) err << "denpex watch: " << r.status().message() << "\n";
+      look_cost = CpuSeconds() - c0;
+      last_look = std::chrono::steady_clock::now();
+      look_all = false;
+      changed.clear();
+    } else if (!changed.empty()) {
+      const std::vector<std::string> paths(changed.begin(), changed.end());
+      if (auto r = w->Refresh(&paths, WallNow()); !r.ok()) err << "denpex watch: " << r.status().message() << "\n";
+      changed.clear();
+    }
+    // Evaluate: soon after a new event (at most 10 % of a core while events pour in), and at
+    // intervals without one, for a stall (at most 2 %: 50 times its cost apart).
+    const double since = seconds_since(last_eval);
+    const bool news = w->signals() != signals_seen;
+    if (w->bytes() > 0 && ((news && since >= std::max(args.interval, 10 * eval_cost)) ||
+                           since >= std::max(5 * args.interval, 50 * eval_cost))) {
+      const double c0 = CpuSeconds();
+      signals_seen = w->signals();
+      auto d = w->Evaluate(WallNow());
+      eval_cost = CpuSeconds() - c0;
+      last_eval = std::chrono::steady_clock::now();
+      if (d.ok() && AnswerKey(*d) != last_key) {
+        last_key = AnswerKey(*d);
+        act(*d, "provisional");
+      }
+    }
+    if (hook) report_hooks(hook->Poll());
+    pollfd p{.fd = inotify.ok() ? inotify.fd() : -1, .events = POLLIN, .revents = 0};
+    poll(&p, 1, static_cast<int>(args.interval * 1000));
+    if (inotify.ok() && inotify.Drain(&changed)) look_all = true;
+  }
+  if (g_stop) ended = "stopped by a signal";
+  out << Stamp(WallNow()) << " job end: " << ended << "; final diagnosis\n" << std::flush;
+  auto d = engine::Diagnose(args.incident, {.threads = args.threads, .checkpoint_dir = args.checkpoint_dir});
+  if (!d.ok()) return Fail(err, d.status());
+  act(*d, "final");
+  if (hook) report_hooks(hook->Wait());
+  return kExitOk;
+}
+
+}  // namespace denpex::cli
