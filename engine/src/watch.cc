@@ -25,7 +25,11 @@ struct Watcher::State {
   WatchOptions options;
   LiveIncident live;
   TimeNs last_read_wall = 0;  // when bytes were last read
+  // The logs' clock against the wall's: the newest stamp read, and the wall time of the read that
+  // brought it (its log time was at least that then). Lines without a stamp move neither.
+  TimeNs anchor_log = 0, anchor_wall = 0;
   std::map<std::int32_t, Pace> pace;
+  bool stalled = false;
 };
 
 Watcher::Watcher() = default;
@@ -51,6 +55,7 @@ std::uint64_t Watcher::signals() const { return state_->live.signals(); }
 std::uint64_t Watcher::bytes() const { return state_->live.bytes(); }
 std::size_t Watcher::files() const { return state_->live.files(); }
 const std::filesystem::path& Watcher::root() const { return state_->live.root(); }
+bool Watcher::stalled() const { return state_->stalled; }
 
 namespace {
 
@@ -89,10 +94,12 @@ Result<v1::Diagnosis> Watcher::Evaluate(TimeNs wall) {
     if (m.iteration < p.last.iteration) p = Pace{};  // a restarted run
     if (m.iteration != p.last.iteration) p.before = p.last, p.last = m;
   }
+  s.stalled = false;
+  if (newest > s.anchor_log) s.anchor_log = newest, s.anchor_wall = s.last_read_wall;
   if (finding.verdict != v1::VERDICT_DIAGNOSED && newest > 0) {
     const double elapsed =
-        static_cast<double>(wall - std::min(wall, s.last_read_wall)) * s.options.time_scale;
-    const StallClock clock{.now = newest + static_cast<TimeNs>(elapsed),
+        static_cast<double>(wall - std::min(wall, s.anchor_wall)) * s.options.time_scale;
+    const StallClock clock{.now = s.anchor_log + static_cast<TimeNs>(elapsed),
                            .step_ns = StepTime(s.pace),
                            .factor = s.options.stall_factor};
     Finding stall;
@@ -102,6 +109,7 @@ Result<v1::Diagnosis> Watcher::Evaluate(TimeNs wall) {
       stall.world_size = finding.world_size;
       stall.problems = finding.problems;
       finding = std::move(stall);
+      s.stalled = true;
     }
   }
   return ToDiagnosis(*incident, finding);

@@ -38,7 +38,8 @@ std::string FirstDifference(const std::string& a, const std::string& b) {
   std::size_t i = 0;
   while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
   const std::size_t from = a.rfind('\n', i) == std::string::npos ? 0 : a.rfind('\n', i) + 1;
-  return "read once:\n" + a.substr(from, a.find('\n', i) - from) + "\nread growing:\n" + b.substr(from, b.find('\n', i) - from);
+  return "read once:\n" + a.substr(from, a.find('\n', i) - from) + "\nread growing:\n" +
+         b.substr(from, b.find('\n', i) - from);
 }
 
 // A log of timeouts, status lines, untimed srun lines and tracebacks, `copies` times over.
@@ -46,24 +47,29 @@ std::string SampleLog(int copies) {
   std::string text;
   for (int c = 0; c < copies; ++c) {
     for (int i = 0; i < 200; ++i) {
-      const std::string r = std::to_string(i % 8), ss = std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60);
-      const std::string head = r + ": [rank" + r + "]:[E302 09:1" + std::to_string(c % 10) + ":" + ss +
-                               ".100000000 ProcessGroupNCCL.cpp:";
+      const std::string r = std::to_string(i % 8),
+                        ss = std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60);
+      const std::string head = r + ": [rank" + r + "]:[E302 09:1" + std::to_string(c % 10) + ":" +
+                               ss + ".100000000 ProcessGroupNCCL.cpp:";
       text += head + "607] [PG 1 Rank " + r +
-              "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=21, OpType=ALLREDUCE, NumelIn=5, "
+              "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=21, "
+              "OpType=ALLREDUCE, NumelIn=5, "
               "NumelOut=5, Timeout(ms)=600000) ran for 600100 milliseconds before timing out.\n";
       text += head + "1664] [PG 1 Rank " + r +
-              "] Exception (either an error or timeout) detected by watchdog at work: 21, last enqueued NCCL work: 21, "
+              "] Exception (either an error or timeout) detected by watchdog at work: 21, last "
+              "enqueued NCCL work: 21, "
               "last completed NCCL work: 20.\n";
       text += "srun: error: gpu-01: task " + r + ": Exited with exit code 1\n";
       if (i % 5 == 2) {
-        text += r + ": Traceback (most recent call last):\n" + r + ":   File \"train.py\", line 12, in <module>\n" + r +
+        text += r + ": Traceback (most recent call last):\n" + r +
+                ":   File \"train.py\", line 12, in <module>\n" + r +
                 ": RuntimeError: CUDA error: an illegal memory access was encountered\n";
       }
       if (i % 9 == 0) {
-        text += r + ": [2026-03-02 09:1" + std::to_string(c % 10) + ":" + ss +
-                ",000] [INFO] [logging.py:96:log_dist] [Rank 0] step=" + std::to_string(c * 200 + i) +
-                ", skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]\n";
+        text +=
+            r + ": [2026-03-02 09:1" + std::to_string(c % 10) + ":" + ss +
+            ",000] [INFO] [logging.py:96:log_dist] [Rank 0] step=" + std::to_string(c * 200 + i) +
+            ", skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]\n";
       }
     }
   }
@@ -100,7 +106,8 @@ TEST(GrowingLog, PiecesOfAnySizeParseAsTheWholeText) {
         from = cut;
       }
       const ParsedLog got = log.Snapshot();
-      ASSERT_EQ(got.events.size(), whole.events.size()) << copies << " copies, " << pieces << " pieces";
+      ASSERT_EQ(got.events.size(), whole.events.size())
+          << copies << " copies, " << pieces << " pieces";
       EXPECT_EQ(got.lines, whole.lines);
       EXPECT_EQ(got.malformed, whole.malformed);
       EXPECT_EQ(got.broken, whole.broken);
@@ -124,10 +131,12 @@ TEST(GrowingLog, PiecesOfAnySizeParseAsTheWholeText) {
 
 // Writes `src`'s files into `dst` in `rounds` rounds (each file's bytes up to a random newline,
 // the last round whole), reading `live` after each round.
-void GrowInto(const fs::path& src, const fs::path& dst, int rounds, LiveIncident* live, std::mt19937* rng) {
+void GrowInto(const fs::path& src, const fs::path& dst, int rounds, LiveIncident* live,
+              std::mt19937* rng) {
   std::map<fs::path, std::string> texts;
   for (const auto& entry : fs::recursive_directory_iterator(src)) {
-    if (entry.is_regular_file() && !entry.is_symlink()) texts[fs::relative(entry.path(), src)] = Read(entry.path());
+    if (entry.is_regular_file() && !entry.is_symlink())
+      texts[fs::relative(entry.path(), src)] = Read(entry.path());
   }
   std::map<fs::path, std::size_t> written;
   for (int round = 1; round <= rounds; ++round) {
@@ -159,7 +168,8 @@ bool HasRotatedPieces(const fs::path& dir) {
   return false;
 }
 
-void ExpectGrowingReadsAsOnce(const fs::path& incident, const std::string& what, std::mt19937* rng) {
+void ExpectGrowingReadsAsOnce(const fs::path& incident, const std::string& what,
+                              std::mt19937* rng) {
   denpex::testing::TempDir tmp;
   const fs::path dst = tmp.path() / "incident";
   fs::create_directories(dst);
@@ -190,7 +200,8 @@ TEST(LiveIncident, FrozenIncidentsReadWhileTheyGrowAreTheIncidentReadOnce) {
 
 TEST(LiveIncident, SimulatedIncidentReadWhileItGrowsIsTheIncidentReadOnce) {
   denpex::testing::TempDir tmp;
-  auto scenario = sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families/hang_1024_torchrun.textproto");
+  auto scenario = sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) /
+                                    "scenarios/families/hang_1024_torchrun.textproto");
   ASSERT_TRUE(scenario.ok()) << scenario.status().message();
   auto result = sim::Simulate(*scenario, {.out_dir = tmp.path() / "sim", .seed = 3});
   ASSERT_TRUE(result.ok()) << result.status().message();

@@ -26,9 +26,11 @@ class Job {
   const fs::path& dir() const { return tmp_.path(); }
   // Rank `rank`'s line for `step`, finished at `t`.
   void Step(int rank, int step, TimeNs t) {
-    std::ofstream out(tmp_.path() / "node-a" / ("rank_" + std::to_string(rank) + ".log"), std::ios::app);
+    std::ofstream out(tmp_.path() / "node-a" / ("rank_" + std::to_string(rank) + ".log"),
+                      std::ios::app);
     char line[160];
-    std::snprintf(line, sizeof line, " rank=%d step=%d/1000 loss=1.5 data_ms=12.0 step_ms=1000.0\n", rank, step);
+    std::snprintf(line, sizeof line, " rank=%d step=%d/1000 loss=1.5 data_ms=12.0 step_ms=1000.0\n",
+                  rank, step);
     out << FormatRfc3339(t) << line;
   }
   int ranks() const { return ranks_; }
@@ -49,7 +51,8 @@ v1::Diagnosis Look(Watcher* w, TimeNs wall) {
 
 // `steps` lockstep steps of ~1 s with jitter, each rank's line written as it finishes, looked at
 // after each; returns the time of the last step. No look commits.
-TimeNs RunHealthy(Job* job, Watcher* w, int steps, std::mt19937* rng, int stop_rank = -1, int stop_step = 0) {
+TimeNs RunHealthy(Job* job, Watcher* w, int steps, std::mt19937* rng, int stop_rank = -1,
+                  int stop_step = 0) {
   std::normal_distribution<double> jitter(0, 0.05);
   TimeNs t = kStart;
   for (int s = 1; s <= steps; ++s) {

@@ -62,7 +62,8 @@ std::string Stamp(TimeNs t) { return FormatRfc3339(t - t % 1'000'000); }
 // whether a folder appeared (its files may predate its watch: a full look is due).
 class Inotify {
  public:
-  explicit Inotify(const fs::path& root) : root_(root), fd_(inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+  explicit Inotify(const fs::path& root)
+      : root_(root), fd_(inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
     if (fd_ >= 0) AddTree(root_);
   }
   Inotify(const Inotify&) = delete;
@@ -89,7 +90,8 @@ class Inotify {
         }
         const auto dir = dirs_.find(ev->wd);
         if (dir == dirs_.end() || ev->len == 0) continue;
-        const std::string rel = dir->second.empty() ? std::string(ev->name) : dir->second + "/" + ev->name;
+        const std::string rel =
+            dir->second.empty() ? std::string(ev->name) : dir->second + "/" + ev->name;
         if (ev->mask & IN_ISDIR) {
           if (ev->mask & (IN_CREATE | IN_MOVED_TO)) AddTree(root_ / rel), rescan = true;
           continue;
@@ -104,13 +106,15 @@ class Inotify {
   void AddTree(const fs::path& dir) {
     std::error_code ec;
     Add(dir);
-    for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+    for (auto it = fs::recursive_directory_iterator(
+             dir, fs::directory_options::skip_permission_denied, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (it->is_directory(ec) && !it->is_symlink(ec)) Add(it->path());
     }
   }
   void Add(const fs::path& dir) {
-    const int wd = inotify_add_watch(fd_, dir.c_str(), IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR);
+    const int wd = inotify_add_watch(
+        fd_, dir.c_str(), IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ONLYDIR);
     if (wd < 0) {
       lost_ = true;  // out of watches (fs.inotify.max_user_watches): full looks only
       return;
@@ -125,14 +129,17 @@ class Inotify {
   std::map<int, std::string> dirs_;
 };
 
-// What a change is: the committed answer (verdict, who, what) — not its wording or confidence.
-std::string AnswerKey(const v1::Diagnosis& d) {
-  return std::to_string(d.verdict()) + "/" + std::to_string(d.initiator().rank()) + "/" + d.initiator().node() + "/" +
+// What a change is: the committed answer (verdict, who, what) and whether it is a progress
+// stall's — not its wording or confidence.
+std::string AnswerKey(const v1::Diagnosis& d, bool stalled) {
+  return std::to_string(d.verdict()) + (stalled ? "/stall/" : "/") + "/" +
+         std::to_string(d.initiator().rank()) + "/" + d.initiator().node() + "/" +
          std::to_string(d.initiator().failure_class());
 }
 
 std::string OneLine(const v1::Diagnosis& d, std::string_view when, std::string_view kind) {
-  std::string line = std::string(when) + " " + std::string(kind) + " " + v1::Verdict_Name(d.verdict());
+  std::string line =
+      std::string(when) + " " + std::string(kind) + " " + v1::Verdict_Name(d.verdict());
   if (d.verdict() == v1::VERDICT_DIAGNOSED) {
     const auto& i = d.initiator();
     if (i.rank() >= 0) line += " rank " + std::to_string(i.rank());
@@ -156,34 +163,42 @@ class JobEnd {
       *how = "process " + std::to_string(pid_) + " exited";
       return true;
     }
-    if (!slurm_.empty()) {
-      const std::string state = SlurmState();
-      if (!state.empty() && state != "PENDING" && state != "RUNNING" && state != "CONFIGURING" && state != "COMPLETING" &&
-          state != "SUSPENDED" && state != "REQUEUED" && state != "RESIZING") {
-        *how = "Slurm job " + slurm_ + " is " + state;
-        return true;
-      }
+    if (slurm_.empty() || std::chrono::steady_clock::now() < next_ask_) return false;
+    next_ask_ = std::chrono::steady_clock::now() + std::chrono::seconds(2);  // slurmctld is shared
+    // scontrol while slurmctld keeps the job (MinJobAge after its end), then sacct where
+    // accounting is kept; a job neither knows is over.
+    std::string state = Ask("scontrol -o show job " + slurm_ + " 2>&1");
+    if (state.find("Invalid job id") != std::string::npos) {
+      const std::string acct = Ask("sacct -n -X -P -j " + slurm_ + " -o State 2>/dev/null");
+      *how = "Slurm job " + slurm_ +
+             (acct.empty() ? " is no longer known to slurmctld" : " is " + Word(acct));
+      return true;
     }
-    return false;
+    const std::size_t at = state.find("JobState=");
+    if (at == std::string::npos) return false;  // slurmctld did not answer: ask again later
+    state = Word(state.substr(at + 9));
+    static constexpr std::string_view kLive[] = {
+        "PENDING",  "RUNNING",      "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED",
+        "RESIZING", "REQUEUE_HOLD", "REQUEUE_FED", "SIGNALING",  "STAGE_OUT"};
+    if (std::find(std::begin(kLive), std::end(kLive), state) != std::end(kLive)) return false;
+    *how = "Slurm job " + slurm_ + " is " + state;
+    return true;
   }
 
  private:
-  // The job's state from squeue (while Slurm keeps it there), then sacct; empty when unknown.
-  std::string SlurmState() const {
-    for (const std::string& cmd : {"squeue -h -j " + slurm_ + " -o %T 2>/dev/null",
-                                   "sacct -n -X -P -j " + slurm_ + " -o State 2>/dev/null"}) {
-      FILE* p = popen(cmd.c_str(), "r");
-      if (p == nullptr) continue;
-      char buf[128] = {};
-      std::string out = fgets(buf, sizeof buf, p) != nullptr ? std::string(buf) : std::string();
-      pclose(p);
-      out.erase(std::find_if(out.begin(), out.end(), [](char c) { return c == '\n' || c == ' ' || c == '+'; }), out.end());
-      if (!out.empty()) return out;
-    }
-    return {};
+  static std::string Ask(const std::string& cmd) {
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) return {};
+    std::string out;
+    char buf[4096];
+    while (fgets(buf, sizeof buf, p) != nullptr) out += buf;
+    pclose(p);
+    return out;
   }
+  static std::string Word(const std::string& s) { return s.substr(0, s.find_first_of(" \n+")); }
   int pid_;
   std::string slurm_;
+  std::chrono::steady_clock::time_point next_ask_{};
 };
 
 }  // namespace
@@ -191,11 +206,17 @@ class JobEnd {
 int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
   const fs::path read[] = {args.incident};
   if (!args.json.empty() && IsStdout(args.json)) {
-    err << "denpex watch: --json needs a file (each change replaces it); stdout carries one line per change\n";
+    err << "denpex watch: --json needs a file (each change replaces it); stdout carries one line "
+           "per change\n";
     return kExitUsage;
   }
   if (!args.json.empty()) {
     if (Status st = CheckOutputPath(args.json, read); !st.ok()) return Fail(err, st);
+  }
+  if (args.slurm_job.find_first_not_of("0123456789_+") != std::string::npos) {
+    err << "denpex watch: --slurm-job " << args.slurm_job
+        << ": not a Slurm job id (digits, 123_4 for an array task)\n";
+    return kExitUsage;
   }
   if (args.interval <= 0 || args.stall_factor <= 1 || args.time_scale <= 0) {
     err << "denpex watch: --interval and --time-scale must be > 0, --stall-factor > 1\n";
@@ -220,12 +241,14 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  auto w = engine::Watcher::Open(args.incident, {.threads = args.threads, .stall_factor = args.stall_factor,
-                                                  .time_scale = args.time_scale});
+  auto w = engine::Watcher::Open(
+      args.incident,
+      {.threads = args.threads, .stall_factor = args.stall_factor, .time_scale = args.time_scale});
   if (!w.ok()) return Fail(err, w.status());
   Inotify inotify(w->root());
   out << Stamp(WallNow()) << " watching " << w->root().string()
-      << (inotify.ok() ? " (inotify" : " (no inotify: full looks every interval") << ", interval " << args.interval << " s)\n"
+      << (inotify.ok() ? " (inotify" : " (no inotify: full looks every interval") << ", interval "
+      << args.interval << " s)\n"
       << std::flush;
 
   if (!args.on_diagnosis.empty() && args.json.empty()) {
@@ -244,11 +267,13 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
     const std::string json = proto::ToJson(d) + "\n";
     out << OneLine(d, Stamp(WallNow()), kind) << "\n" << std::flush;
     if (!args.json.empty()) {
-      if (Status st = WriteOutputFile(args.json, json, read); !st.ok()) err << "denpex watch: " << st.message() << "\n";
+      if (Status st = WriteOutputFile(args.json, json, read); !st.ok())
+        err << "denpex watch: " << st.message() << "\n";
     }
     if (hook) hook->Request(args.json);
     if (!args.webhook.empty()) {
-      if (Status st = PostJson(args.webhook, json, std::chrono::seconds(10)); !st.ok()) err << "denpex watch: " << st.message() << "\n";
+      if (Status st = PostJson(args.webhook, json, std::chrono::seconds(10)); !st.ok())
+        err << "denpex watch: " << st.message() << "\n";
     }
   };
 
@@ -256,7 +281,8 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
   std::string last_key, ended;
   std::uint64_t signals_seen = ~std::uint64_t{0};
   double eval_cost = 0, look_cost = 0;
-  auto last_eval = std::chrono::steady_clock::time_point{}, last_look = std::chrono::steady_clock::time_point{};
+  auto last_eval = std::chrono::steady_clock::time_point{},
+       last_look = std::chrono::steady_clock::time_point{};
   std::set<std::string> changed;
   bool look_all = true;
   while (!g_stop) {
@@ -267,17 +293,20 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
     if (job_end.Ended(&ended)) break;
     // Read: what inotify named, and everything at the intervals a full look costs (at most ~1 %
     // of a core: 100 times its own cost apart, and at least 10 intervals).
-    look_all |= !inotify.ok() || seconds_since(last_look) > std::max(10 * args.interval, 100 * look_cost);
+    look_all |=
+        !inotify.ok() || seconds_since(last_look) > std::max(10 * args.interval, 100 * look_cost);
     if (look_all) {
       const double c0 = CpuSeconds();
-      if (auto r = w->Refresh(nullptr, WallNow()); !r.ok()) err << "denpex watch: " << r.status().message() << "\n";
+      if (auto r = w->Refresh(nullptr, WallNow()); !r.ok())
+        err << "denpex watch: " << r.status().message() << "\n";
       look_cost = CpuSeconds() - c0;
       last_look = std::chrono::steady_clock::now();
       look_all = false;
       changed.clear();
     } else if (!changed.empty()) {
       const std::vector<std::string> paths(changed.begin(), changed.end());
-      if (auto r = w->Refresh(&paths, WallNow()); !r.ok()) err << "denpex watch: " << r.status().message() << "\n";
+      if (auto r = w->Refresh(&paths, WallNow()); !r.ok())
+        err << "denpex watch: " << r.status().message() << "\n";
       changed.clear();
     }
     // Evaluate: soon after a new event (at most 10 % of a core while events pour in), and at
@@ -291,8 +320,8 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
       auto d = w->Evaluate(WallNow());
       eval_cost = CpuSeconds() - c0;
       last_eval = std::chrono::steady_clock::now();
-      if (d.ok() && AnswerKey(*d) != last_key) {
-        last_key = AnswerKey(*d);
+      if (d.ok() && AnswerKey(*d, w->stalled()) != last_key) {
+        last_key = AnswerKey(*d, w->stalled());
         act(*d, "provisional");
       }
     }
@@ -303,7 +332,8 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
   }
   if (g_stop) ended = "stopped by a signal";
   out << Stamp(WallNow()) << " job end: " << ended << "; final diagnosis\n" << std::flush;
-  auto d = engine::Diagnose(args.incident, {.threads = args.threads, .checkpoint_dir = args.checkpoint_dir});
+  auto d = engine::Diagnose(args.incident,
+                            {.threads = args.threads, .checkpoint_dir = args.checkpoint_dir});
   if (!d.ok()) return Fail(err, d.status());
   act(*d, "final");
   if (hook) report_hooks(hook->Wait());
