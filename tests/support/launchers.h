@@ -102,8 +102,8 @@ class Job {
 };
 
 // Runs argv to its end (60 s at most); its exit code, or -1.
-inline int RunToEnd(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-             const fs::path& output) {
+inline int RunToEnd(const std::vector<std::string>& argv,
+                    const std::map<std::string, std::string>& env, const fs::path& output) {
   Job job(argv, env, output, fs::temp_directory_path());
   if (!job.WaitUntil(std::chrono::steady_clock::now() + std::chrono::seconds(60))) return -1;
   return WIFEXITED(job.status()) ? WEXITSTATUS(job.status()) : -1;

@@ -28,7 +28,9 @@ using namespace denpex::testing::launchers;  // NOLINT(google-build-using-namesp
 constexpr auto kJobLimit = std::chrono::seconds(120);
 
 TimeNs WallNow() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 // Reads `file` every 50 ms until `needle` is in it; the wall time it first was.
@@ -48,7 +50,9 @@ class FirstSeen {
     stop_ = true;
     thread_.join();
   }
-  std::optional<TimeNs> at() const { return at_ > 0 ? std::optional<TimeNs>(at_.load()) : std::nullopt; }
+  std::optional<TimeNs> at() const {
+    return at_ > 0 ? std::optional<TimeNs>(at_.load()) : std::nullopt;
+  }
 
  private:
   std::atomic<bool> stop_{false};
@@ -77,23 +81,33 @@ std::vector<Said> ReadSaid(const fs::path& out) {
     s.at = ParseRfc3339(l.substr(0, sp)).value_or(0);
     s.final = rest.rfind("final ", 0) == 0;
     s.diagnosed = rest.find(" VERDICT_DIAGNOSED") != std::string::npos;
-    if (const std::size_t r = rest.find(" rank "); r != std::string::npos && r < rest.find(':')) s.rank = std::stoi(rest.substr(r + 6));
+    if (const std::size_t r = rest.find(" rank "); r != std::string::npos && r < rest.find(':'))
+      s.rank = std::stoi(rest.substr(r + 6));
     said.push_back(s);
   }
   return said;
 }
 
 // train.py and its flags (torchrun runs it with its own Python; srun needs kPython before it).
-std::vector<std::string> Train(const fs::path& scratch, const std::string& fault, int rank, int step) {
+std::vector<std::string> Train(const fs::path& scratch, const std::string& fault, int rank,
+                               int step) {
   return {(fs::path(DENPEX_SOURCE_DIR) / "corpora/capture/train.py").string(),
-          "--steps",      "40",
-          "--ckpt-every", "100",
-          "--ckpt-dir",   (scratch / "checkpoints").string(),
-          "--compute-s",  "0.2",
-          "--timeout-s",  "20",
-          "--fault",      fault,
-          "--fault-rank", std::to_string(rank),
-          "--fault-step", std::to_string(step)};
+          "--steps",
+          "40",
+          "--ckpt-every",
+          "100",
+          "--ckpt-dir",
+          (scratch / "checkpoints").string(),
+          "--compute-s",
+          "0.2",
+          "--timeout-s",
+          "20",
+          "--fault",
+          fault,
+          "--fault-rank",
+          std::to_string(rank),
+          "--fault-step",
+          std::to_string(step)};
 }
 
 struct Outcome {
@@ -105,8 +119,8 @@ struct Outcome {
 
 // The watcher on `incident` from before the job starts; the job's console (a file in
 // `incident`) watched for `evidence`.
-Outcome WatchTorchrun(const denpex::testing::TempDir& scratch, const std::string& fault, int rank, int step,
-                      const std::string& evidence) {
+Outcome WatchTorchrun(const denpex::testing::TempDir& scratch, const std::string& fault, int rank,
+                      int step, const std::string& evidence) {
   Outcome o;
   if (!HaveTorch(scratch.path())) {
     o.unavailable = "PyTorch is not installed (/usr/bin/python3 -c 'import torch')";
@@ -114,22 +128,25 @@ Outcome WatchTorchrun(const denpex::testing::TempDir& scratch, const std::string
   }
   const fs::path incident = scratch.path() / "incident";
   fs::create_directories(incident);
-  std::vector<std::string> argv = {kPython, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "4",
-                                   "--master_addr", "127.0.0.1", "--master_port", std::to_string(FreePort()),
-                                   // `[default<L>]:` tags on the workers' stderr (torch 1.13 under Python 3.11
-                                   // starts only with a non-zero --redirects, and takes 3 for none)
-                                   "--redirects", "2", "--tee", "2", "--monitor_interval", "0.5",
-                                   "--log_dir", (scratch.path() / "torchelastic").string()};
+  std::vector<std::string> argv = {
+      kPython, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "4",
+      "--master_addr", "127.0.0.1", "--master_port", std::to_string(FreePort()),
+      // `[default<L>]:` tags on the workers' stderr (torch 1.13 under Python 3.11
+      // starts only with a non-zero --redirects, and takes 3 for none)
+      "--redirects", "2", "--tee", "2", "--monitor_interval", "0.5", "--log_dir",
+      (scratch.path() / "torchelastic").string()};
   for (const std::string& a : Train(scratch.path(), fault, rank, step)) argv.push_back(a);
   const fs::path console = incident / "train.log";
   FirstSeen seen(console, evidence);
   Job job(argv, CleanEnv({{"PYTHONUNBUFFERED", "1"}}), console, scratch.path());
-  Job watch({DENPEX_BINARY, "watch", incident.string(), "--json", (scratch.path() / "diagnosis.json").string(),
-             "--until-exit", std::to_string(job.pid()), "--interval", "0.25", "--timeout", "150"},
+  Job watch({DENPEX_BINARY, "watch", incident.string(), "--json",
+             (scratch.path() / "diagnosis.json").string(), "--until-exit",
+             std::to_string(job.pid()), "--interval", "0.25", "--timeout", "150"},
             CleanEnv(), scratch.path() / "watch.out", scratch.path());
   const auto deadline = std::chrono::steady_clock::now() + kJobLimit;
   EXPECT_TRUE(job.WaitUntil(deadline)) << "torchrun did not end";
-  EXPECT_TRUE(watch.WaitUntil(deadline + std::chrono::seconds(30))) << "the watcher did not end after the job";
+  EXPECT_TRUE(watch.WaitUntil(deadline + std::chrono::seconds(30)))
+      << "the watcher did not end after the job";
   o.said = ReadSaid(scratch.path() / "watch.out");
   o.evidence = seen.at();
   o.console = ReadAll(console);
@@ -145,7 +162,8 @@ void ExpectNamedSoonAndNeverWrong(const Outcome& o, int rank) {
   for (const Said& s : o.said) {
     if (!s.diagnosed || s.rank < 0) continue;
     EXPECT_EQ(s.rank, rank) << "a wrong commit: " << s.line << "\n" << o.watch_err;
-    if (s.rank == rank && !named) named = s.at;  // a job that ends at once is named by the final answer
+    if (s.rank == rank && !named)
+      named = s.at;  // a job that ends at once is named by the final answer
   }
   ASSERT_TRUE(o.said.back().final) << o.watch_err;
   EXPECT_TRUE(o.said.back().diagnosed && o.said.back().rank == rank) << o.said.back().line;
@@ -176,16 +194,29 @@ TEST(WatchE2eTorchrun, AHangCommitsNothingWrongOnTheWay) {
   if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
   ASSERT_FALSE(o.said.empty()) << o.watch_err;
   for (const Said& s : o.said) {
-    if (s.diagnosed && s.rank >= 0) EXPECT_EQ(s.rank, 3) << "a wrong commit: " << s.line << "\n" << o.watch_err;
+    if (s.diagnosed && s.rank >= 0)
+      EXPECT_EQ(s.rank, 3) << "a wrong commit: " << s.line << "\n" << o.watch_err;
   }
   ASSERT_TRUE(o.said.back().final);
   std::printf("%s", o.watch_err.c_str());  // what was said, and when, for docs/watch.md
 }
 
+// A healthy run: no provisional answer commits, and the final one names no one.
+TEST(WatchE2eTorchrun, AHealthyRunRaisesNoAlert) {
+  denpex::testing::TempDir scratch;
+  const Outcome o = WatchTorchrun(scratch, "none", -1, -1, "training finished");
+  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
+  ASSERT_FALSE(o.said.empty()) << o.watch_err;
+  for (const Said& s : o.said)
+    EXPECT_FALSE(s.diagnosed) << "an alert on a healthy run: " << s.line << "\n" << o.watch_err;
+  EXPECT_TRUE(o.evidence.has_value()) << "the job did not finish:\n" << o.console;
+}
+
 // sbatch + srun --label, the watcher beside the job following it by its Slurm id.
 TEST(WatchE2eSlurm, ASigkilledTaskIsNamedWithinFiveSecondsAndTheWatchEndsWithTheJob) {
   denpex::testing::TempDir scratch;
-  if (!HaveTorch(scratch.path())) SKIP_OR_FAIL("PyTorch is not installed (/usr/bin/python3 -c 'import torch')");
+  if (!HaveTorch(scratch.path()))
+    SKIP_OR_FAIL("PyTorch is not installed (/usr/bin/python3 -c 'import torch')");
   const std::string conf = SlurmConf(scratch.path());
   if (conf.empty()) SKIP_OR_FAIL("no Slurm is running (SLURM_CONF, or scripts/services.sh start)");
   const fs::path incident = scratch.path() / "incident";
@@ -194,23 +225,30 @@ TEST(WatchE2eSlurm, ASigkilledTaskIsNamedWithinFiveSecondsAndTheWatchEndsWithThe
   for (const std::string& a : Train(scratch.path(), "sigkill", 1, 6)) train += "'" + a + "' ";
   {
     std::ofstream script(scratch.path() / "job.sh");
-    script << "#!/bin/bash\n#SBATCH --ntasks=4\n#SBATCH --nodes=1\n#SBATCH --output=" << (incident / "slurm-%j.out").string()
+    script << "#!/bin/bash\n#SBATCH --ntasks=4\n#SBATCH --nodes=1\n#SBATCH --output="
+           << (incident / "slurm-%j.out").string()
            << "\nexport MASTER_ADDR=127.0.0.1 MASTER_PORT=" << FreePort() << " PYTHONUNBUFFERED=1\n"
            << "srun --label --kill-on-bad-exit=0 " << train << "\n";
   }
   const auto env = CleanEnv({{"SLURM_CONF", conf}});
-  ASSERT_EQ(RunToEnd({"/usr/bin/sbatch", "--parsable", (scratch.path() / "job.sh").string()}, env, scratch.path() / "sbatch.out"), 0)
+  ASSERT_EQ(RunToEnd({"/usr/bin/sbatch", "--parsable", (scratch.path() / "job.sh").string()}, env,
+                     scratch.path() / "sbatch.out"),
+            0)
       << ReadAll(scratch.path() / "sbatch.out");
   std::string id = ReadAll(scratch.path() / "sbatch.out");
   id = id.substr(0, id.find_first_of(";\n"));
   FirstSeen seen(incident / ("slurm-" + id + ".out"), "task 1: Killed");
-  Job watch({DENPEX_BINARY, "watch", incident.string(), "--slurm-job", id, "--json",
-             (scratch.path() / "diagnosis.json").string(), "--interval", "0.25", "--timeout", "150"},
-            env, scratch.path() / "watch.out", scratch.path());
-  ASSERT_TRUE(watch.WaitUntil(std::chrono::steady_clock::now() + kJobLimit + std::chrono::seconds(30)))
+  Job watch(
+      {DENPEX_BINARY, "watch", incident.string(), "--slurm-job", id, "--json",
+       (scratch.path() / "diagnosis.json").string(), "--interval", "0.25", "--timeout", "150"},
+      env, scratch.path() / "watch.out", scratch.path());
+  ASSERT_TRUE(
+      watch.WaitUntil(std::chrono::steady_clock::now() + kJobLimit + std::chrono::seconds(30)))
       << "the watcher did not end with the job";
-  Outcome o{.said = ReadSaid(scratch.path() / "watch.out"), .evidence = seen.at(),
-            .console = ReadAll(incident / ("slurm-" + id + ".out")), .watch_err = ReadAll(scratch.path() / "watch.out")};
+  Outcome o{.said = ReadSaid(scratch.path() / "watch.out"),
+            .evidence = seen.at(),
+            .console = ReadAll(incident / ("slurm-" + id + ".out")),
+            .watch_err = ReadAll(scratch.path() / "watch.out")};
   EXPECT_NE(o.watch_err.find("job end: Slurm job " + id), std::string::npos) << o.watch_err;
   ExpectNamedSoonAndNeverWrong(o, 1);
 }
