@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -30,6 +32,14 @@ struct Watcher::State {
   TimeNs anchor_log = 0, anchor_wall = 0;
   std::map<std::int32_t, Pace> pace;
   bool stalled = false;
+  // The last evaluation's incident and the engine's answer on it, with the bytes read then.
+  std::optional<Incident> incident;
+  std::uint64_t bytes_evaluated = 0;
+  Finding finding;
+  std::map<std::int32_t, ProgressMark> marks;
+  std::int64_t step_gcd =
+      0;               // of every step number a step line showed: the steps between two lines
+  double step_ns = 0;  // the job's step time: the lines' own (step_ms), else their pace
 };
 
 Watcher::Watcher() = default;
@@ -59,6 +69,11 @@ bool Watcher::stalled() const { return state_->stalled; }
 
 namespace {
 
+double Median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
 // The job's recent step time: the median over ranks of the time between their last two steps
 // the watcher saw (per step); 0 when no rank has been seen at two steps.
 double StepTime(const std::map<std::int32_t, Pace>& pace) {
@@ -68,51 +83,62 @@ double StepTime(const std::map<std::int32_t, Pace>& pace) {
     steps.push_back(static_cast<double>(p.last.time - p.before.time) /
                     static_cast<double>(p.last.iteration - p.before.iteration));
   }
-  if (steps.empty()) return 0;
-  std::nth_element(steps.begin(), steps.begin() + static_cast<std::ptrdiff_t>(steps.size() / 2),
-                   steps.end());
-  return steps[steps.size() / 2];
+  return steps.empty() ? 0 : Median(std::move(steps));
 }
 
 }  // namespace
 
 Result<v1::Diagnosis> Watcher::Evaluate(TimeNs wall) {
   State& s = *state_;
-  auto incident = s.live.Assemble(s.options.threads);
-  if (!incident.ok()) return incident.status();
-  SetAsideLaterAttempts(&*incident);
-  ScopeToJob(&*incident);
-  Finding finding = AnalyzeParticipation(*incident, nullptr);
-  // The step lines: each rank's newest, and its pace since the step before.
-  const std::map<std::int32_t, ProgressMark> marks = LatestProgress(*incident);
-  TimeNs newest = 0;
-  for (const Event& e : incident->events) {
-    if (e.clock != Clock::kNone) newest = std::max(newest, e.time);
-  }
-  for (const auto& [rank, m] : marks) {
-    Pace& p = s.pace[rank];
-    if (m.iteration < p.last.iteration) p = Pace{};  // a restarted run
-    if (m.iteration != p.last.iteration) p.before = p.last, p.last = m;
+  // Nothing read since the last evaluation: the engine's answer stands; only the clock moved.
+  if (!s.incident || s.live.bytes() != s.bytes_evaluated) {
+    auto incident = s.live.Assemble(s.options.threads);
+    if (!incident.ok()) return incident.status();
+    s.bytes_evaluated = s.live.bytes();
+    SetAsideLaterAttempts(&*incident);
+    ScopeToJob(&*incident);
+    s.finding = AnalyzeParticipation(*incident, nullptr);
+    // The step lines: each rank's newest, and its pace since the step before.
+    s.marks = LatestProgress(*incident);
+    TimeNs newest = 0;
+    for (const Event& e : incident->events) {
+      if (e.clock != Clock::kNone) newest = std::max(newest, e.time);
+    }
+    for (const auto& [rank, m] : s.marks) {
+      Pace& p = s.pace[rank];
+      if (m.iteration < p.last.iteration) p = Pace{};  // a restarted run
+      if (m.iteration != p.last.iteration) p.before = p.last, p.last = m;
+    }
+    if (newest > s.anchor_log) s.anchor_log = newest, s.anchor_wall = s.last_read_wall;
+    std::vector<double> stated;
+    for (const auto& [rank, m] : s.marks) {
+      s.step_gcd = std::gcd(s.step_gcd, m.iteration);
+      const auto& it =
+          std::get<Iteration>(incident->events[static_cast<std::size_t>(m.event)].detail);
+      if (it.step_us > 0) stated.push_back(static_cast<double>(it.step_us) * 1e3);
+    }
+    s.step_ns = stated.empty() ? StepTime(s.pace) : Median(std::move(stated));
+    s.incident = std::move(*incident);
   }
   s.stalled = false;
-  if (newest > s.anchor_log) s.anchor_log = newest, s.anchor_wall = s.last_read_wall;
-  if (finding.verdict != v1::VERDICT_DIAGNOSED && newest > 0) {
+  if (s.finding.verdict != v1::VERDICT_DIAGNOSED && s.anchor_log > 0) {
     const double elapsed =
         static_cast<double>(wall - std::min(wall, s.anchor_wall)) * s.options.time_scale;
-    const StallClock clock{.now = s.anchor_log + static_cast<TimeNs>(elapsed),
-                           .step_ns = StepTime(s.pace),
-                           .factor = s.options.stall_factor};
+    const StallClock clock{
+        .now = s.anchor_log + static_cast<TimeNs>(elapsed),
+        .line_ns = s.step_ns * static_cast<double>(std::max<std::int64_t>(1, s.step_gcd)),
+        .factor = s.options.stall_factor};
     Finding stall;
-    stall.strategy = finding.strategy;
-    if (AnswerProgressStall(*incident, marks, clock, &stall)) {
-      stall.ranks_seen = finding.ranks_seen;
-      stall.world_size = finding.world_size;
-      stall.problems = finding.problems;
-      finding = std::move(stall);
+    stall.strategy = s.finding.strategy;
+    if (AnswerProgressStall(*s.incident, s.marks, clock, &stall)) {
+      stall.ranks_seen = s.finding.ranks_seen;
+      stall.world_size = s.finding.world_size;
+      stall.problems = s.finding.problems;
       s.stalled = true;
+      return ToDiagnosis(*s.incident, stall);
     }
   }
-  return ToDiagnosis(*incident, finding);
+  return ToDiagnosis(*s.incident, s.finding);
 }
 
 }  // namespace denpex::engine

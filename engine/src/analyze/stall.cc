@@ -36,8 +36,8 @@ std::map<std::int32_t, ProgressMark> LatestProgress(const Incident& inc) {
 
 bool AnswerProgressStall(const Incident& inc, const std::map<std::int32_t, ProgressMark>& marks,
                          const StallClock& clock, Finding* f) {
-  if (marks.empty() || clock.step_ns <= 0) return false;
-  const double limit = clock.factor * clock.step_ns;
+  if (marks.empty() || clock.line_ns <= 0) return false;
+  const double limit = clock.factor * clock.line_ns;
   TimeNs latest = 0;
   std::int64_t top = -1;
   for (const auto& [rank, m] : marks)
@@ -61,13 +61,13 @@ bool AnswerProgressStall(const Incident& inc, const std::map<std::int32_t, Progr
     TimeNs earliest = marks.at(behind.front()).time;
     for (const std::int32_t r : behind) earliest = std::min(earliest, marks.at(r).time);
     for (const std::int32_t r : behind) {
-      if (static_cast<double>(marks.at(r).time - earliest) <= clock.step_ns) first.push_back(r);
+      if (static_cast<double>(marks.at(r).time - earliest) <= clock.line_ns) first.push_back(r);
     }
   }
   std::set<std::int32_t> nodes;
   for (const std::int32_t r : first)
     nodes.insert(inc.events[static_cast<std::size_t>(marks.at(r).event)].node);
-  const std::string period = Seconds(clock.step_ns);
+  const std::string period = Seconds(clock.line_ns);
   if (first.empty()) {
     const ProgressMark& any = marks.begin()->second;
     Commit({.verdict = v1::VERDICT_INCONCLUSIVE}, f);

@@ -24,9 +24,11 @@ struct ProgressMark {
 std::map<std::int32_t, ProgressMark> LatestProgress(const Incident& inc);
 
 struct StallClock {
-  TimeNs now = 0;      // in the logs' clock
-  double step_ns = 0;  // the job's recent step time (0: unknown, no answer)
-  double factor = 5;   // a stop longer than factor step times is a stall
+  TimeNs now = 0;  // in the logs' clock
+  // The time between a rank's successive step lines: its step time, times the steps between
+  // two lines (a job that logs every 10th step); 0: unknown, no answer.
+  double line_ns = 0;
+  double factor = 5;  // a stop longer than factor such times is a stall
 };
 
 // The finding of a stall, when there is one: DIAGNOSED (HANG) when one rank, or one node's
