@@ -135,13 +135,14 @@ int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) 
   // A replay stages the incident beside OUT/incident (never inside what a watcher follows);
   // truth.json is written where it always is, before the replay starts.
   const fs::path staging = args.out / ".replay-staging";
-  if (replay) {
+  if (replay) {  // an empty incident directory while the job is simulated: nothing printed yet
     std::error_code ec;
     fs::remove_all(args.out / "incident", ec);
+    if (!ec) fs::create_directories(args.out / "incident", ec);
     if (ec) {
       return Fail(
           err, "simulate",
-          Status::IoError((args.out / "incident").string() + ": cannot remove: " + ec.message()));
+          Status::IoError((args.out / "incident").string() + ": cannot replace: " + ec.message()));
     }
   }
   const auto t0 = std::chrono::steady_clock::now();

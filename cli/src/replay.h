@@ -69,7 +69,8 @@ struct ReplayWrite {
 std::vector<ReplayWrite> TakeDue(const ReplayPlan& plan, std::size_t* next, std::int64_t now_ns,
                                  std::vector<std::size_t>* written);
 
-// Replays the incident staged in `from` into `to` (created; must not exist) and removes `from`.
+// Replays the incident staged in `from` into `to` (created; empty if it exists) and removes
+// `from`.
 // Prints one line to `out` when it starts. Each file ends with the bytes and modification time
 // it had in `from`, so the finished incident is the one the simulator wrote.
 Status Replay(const std::filesystem::path& from, const std::filesystem::path& to, int year,
