@@ -66,6 +66,9 @@ std::uint64_t Watcher::bytes() const { return state_->live.bytes(); }
 std::size_t Watcher::files() const { return state_->live.files(); }
 const std::filesystem::path& Watcher::root() const { return state_->live.root(); }
 bool Watcher::stalled() const { return state_->stalled; }
+bool Watcher::dirty() const {
+  return !state_->incident || state_->live.bytes() != state_->bytes_evaluated;
+}
 
 namespace {
 
@@ -91,7 +94,7 @@ double StepTime(const std::map<std::int32_t, Pace>& pace) {
 Result<v1::Diagnosis> Watcher::Evaluate(TimeNs wall) {
   State& s = *state_;
   // Nothing read since the last evaluation: the engine's answer stands; only the clock moved.
-  if (!s.incident || s.live.bytes() != s.bytes_evaluated) {
+  if (dirty()) {
     auto incident = s.live.Assemble(s.options.threads);
     if (!incident.ok()) return incident.status();
     s.bytes_evaluated = s.live.bytes();

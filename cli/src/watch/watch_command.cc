@@ -213,6 +213,10 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
   if (!args.json.empty()) {
     if (Status st = CheckOutputPath(args.json, read); !st.ok()) return Fail(err, st);
   }
+  if (!args.on_diagnosis.empty() && args.json.empty()) {
+    err << "denpex watch: --on-diagnosis needs --json FILE (the command is given its path)\n";
+    return kExitUsage;
+  }
   if (args.slurm_job.find_first_not_of("0123456789_+") != std::string::npos) {
     err << "denpex watch: --slurm-job " << args.slurm_job
         << ": not a Slurm job id (digits, 123_4 for an array task)\n";
@@ -251,10 +255,6 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
       << args.interval << " s)\n"
       << std::flush;
 
-  if (!args.on_diagnosis.empty() && args.json.empty()) {
-    err << "denpex watch: --on-diagnosis needs --json FILE (the command is given its path)\n";
-    return kExitUsage;
-  }
   // The hook runs beside the watch (one at a time, the newest diagnosis pending), bounded.
   std::optional<HookRunner> hook;
   if (!args.on_diagnosis.empty()) hook.emplace(args.on_diagnosis, std::chrono::seconds(120));
@@ -310,16 +310,19 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
         err << "denpex watch: " << r.status().message() << "\n";
       changed.clear();
     }
-    // Evaluate: soon after a new event (at most 10 % of a core while events pour in), and at
-    // intervals without one, for a stall (at most 2 %: 50 times its cost apart).
+    // Evaluate: soon after a new event (at most 10 % of a core while events pour in: 10 times the
+    // cost of an evaluation that analyses the incident again apart); without one, for a stall,
+    // every 5 intervals when nothing was read (that costs microseconds), else at most 2 % of a
+    // core (50 times that cost apart: step lines keep coming).
     const double since = seconds_since(last_eval);
     const bool news = w->signals() != signals_seen;
     if (w->bytes() > 0 && ((news && since >= std::max(args.interval, 10 * eval_cost)) ||
-                           since >= std::max(5 * args.interval, 50 * eval_cost))) {
+                           since >= std::max(5 * args.interval, w->dirty() ? 50 * eval_cost : 0))) {
       const double c0 = CpuSeconds();
+      const bool full = w->dirty();
       signals_seen = w->signals();
       auto d = w->Evaluate(WallNow());
-      eval_cost = CpuSeconds() - c0;
+      if (full) eval_cost = CpuSeconds() - c0;
       last_eval = std::chrono::steady_clock::now();
       if (d.ok() && AnswerKey(*d, w->stalled()) != last_key) {
         last_key = AnswerKey(*d, w->stalled());

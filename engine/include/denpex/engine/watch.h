@@ -51,6 +51,9 @@ class Watcher {
   // The provisional diagnosis of what was read, at wall time `wall`: the engine's, or, when that
   // names no one, a progress stall's. kInvalidInput while no file holds a readable line.
   Result<v1::Diagnosis> Evaluate(TimeNs wall);
+  // Lines were read since the last Evaluate: the next assembles and analyses the incident again
+  // (otherwise it only looks at the stall again, which costs microseconds).
+  bool dirty() const;
   // The last Evaluate's answer came from the step lines (a progress stall), not a line that says
   // what happened.
   bool stalled() const;
