@@ -175,7 +175,9 @@ int main(int argc, char** argv) {
       ->add_option("--timeout", watch_args.timeout,
                    "Stop, with the final diagnosis, after this many seconds (0: never)")
       ->capture_default_str();
-  watch->add_option("--threads", watch_args.threads, "Worker threads (0 = all cores)")
+  watch
+      ->add_option("--threads", watch_args.threads,
+                   "Worker threads of an evaluation (0 = all cores)")
       ->capture_default_str();
   watch->footer(kExitCodes);
   watch->callback([&] { rc = RunWatch(watch_args, std::cout, std::cerr); });

@@ -129,6 +129,34 @@ TEST(GrowingLog, PiecesOfAnySizeParseAsTheWholeText) {
   }
 }
 
+// Past the held-text budget a small file is parsed piece by piece from its first lines: once its
+// first piece holds the opening lines a parse of the file reads whole, the same events.
+TEST(GrowingLog, NotHeldWholeParsesAsTheWholeTextOnceItsFirstPieceHoldsTheOpeningLines) {
+  std::string text = SampleLog(1);
+  text.resize(text.rfind('\n', GrowingLog::kWholeBytes / 2) + 1);
+  const FileContext ctx{.file = 0, .prefixes = SniffPrefixes(text)};
+  const ParsedLog whole = ParseChunked(text, ctx);
+  std::size_t first = 0;
+  for (std::uint32_t n = 0; n < kOpeningLines; ++n) first = text.find('\n', first) + 1;
+  GrowingLog log(ctx);
+  log.Add(std::string_view(text).substr(0, first), false);
+  EXPECT_EQ(log.held(), 0u);
+  std::mt19937 rng(9);
+  std::size_t from = first;
+  for (const std::size_t cut : Cuts(std::string_view(text).substr(first), 50, &rng)) {
+    log.Add(std::string_view(text).substr(from, first + cut - from), false);
+    from = first + cut;
+  }
+  const ParsedLog got = log.Snapshot();
+  ASSERT_EQ(got.events.size(), whole.events.size());
+  EXPECT_EQ(got.lines, whole.lines);
+  for (std::size_t i = 0; i < whole.events.size(); ++i) {
+    EXPECT_EQ(got.events[i].line, whole.events[i].line) << i;
+    EXPECT_EQ(got.events[i].time, whole.events[i].time) << i;
+    EXPECT_EQ(got.events[i].kind, whole.events[i].kind) << i;
+  }
+}
+
 // Writes `src`'s files into `dst` in `rounds` rounds (each file's bytes up to a random newline,
 // the last round whole), reading `live` after each round.
 void GrowInto(const fs::path& src, const fs::path& dst, int rounds, LiveIncident* live,

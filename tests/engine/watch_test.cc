@@ -84,7 +84,8 @@ TEST(WatchStall, RanksThatStoppedTogetherNameNoOne) {
   v1::Diagnosis d;
   for (int s = 1; s <= 10; ++s) d = Look(&*w, last + s * kSecond);
   EXPECT_EQ(d.verdict(), v1::VERDICT_INCONCLUSIVE);
-  EXPECT_NE(d.reason().find("stopped at step 20 together"), std::string::npos) << d.reason();
+  EXPECT_NE(d.reason().find("it stalled at step 20, every rank together"), std::string::npos)
+      << d.reason();
 }
 
 // Rank 5 never printed step 21; its peers did, and then every rank stopped (they wait on it in

@@ -4,6 +4,7 @@
 // time passes (a progress stall needs no new line), and acts on each change: the JSON file,
 // one line on stdout, the --on-diagnosis command, the --webhook POST. When the job ends (its PID,
 // its Slurm job, a signal, --timeout) the final diagnosis is `denpex diagnose`'s. docs/watch.md.
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/inotify.h>
@@ -245,6 +246,10 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // A watcher runs for days beside the job: the memory an evaluation frees goes back to the
+  // kernel (the binary keeps freed memory for the next parse: engine::KeepFreedMemory).
+  mallopt(M_TRIM_THRESHOLD, 128 << 10);
+  mallopt(M_MMAP_THRESHOLD, 128 << 10);
   auto w = engine::Watcher::Open(
       args.incident,
       {.threads = args.threads, .stall_factor = args.stall_factor, .time_scale = args.time_scale});
@@ -323,6 +328,7 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
       signals_seen = w->signals();
       auto d = w->Evaluate(WallNow());
       if (full) eval_cost = CpuSeconds() - c0;
+      if (full) malloc_trim(0);
       last_eval = std::chrono::steady_clock::now();
       if (d.ok() && AnswerKey(*d, w->stalled()) != last_key) {
         last_key = AnswerKey(*d, w->stalled());
@@ -336,6 +342,9 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
   }
   if (g_stop) ended = "stopped by a signal";
   out << Stamp(WallNow()) << " job end: " << ended << "; final diagnosis\n" << std::flush;
+  {
+    const engine::Watcher done = std::move(*w);
+  }  // its memory is not held through the final diagnosis
   auto d = engine::Diagnose(args.incident,
                             {.threads = args.threads, .checkpoint_dir = args.checkpoint_dir});
   if (!d.ok()) return Fail(err, d.status());

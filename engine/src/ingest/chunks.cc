@@ -526,11 +526,13 @@ GrowingLog::~GrowingLog() = default;
 std::uint64_t GrowingLog::bytes() const { return state_->merged_end + state_->pending.size(); }
 std::uint64_t GrowingLog::signals() const { return state_->signals; }
 
-void GrowingLog::Add(std::string_view lines) {
+std::size_t GrowingLog::held() const { return state_->started ? 0 : state_->pending.size(); }
+
+void GrowingLog::Add(std::string_view lines, bool may_hold) {
   State& s = *state_;
   s.pending.append(lines);
-  if (!s.started &&
-      s.pending.size() < kWholeBytes) {  // parsed whole by Snapshot; the new lines alone counted
+  // Held whole: parsed by Snapshot; the new lines alone are parsed here, to be counted.
+  if (!s.started && may_hold && s.pending.size() < kWholeBytes) {
     FileContext ctx = s.ctx;
     ctx.prefixes = SniffPrefixes(s.pending);
     s.signals += Signals(ParseLogPart(lines, ctx, 1, s.pending.size() - lines.size()));

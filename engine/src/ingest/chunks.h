@@ -38,8 +38,9 @@ ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_
 // each parsed as the chunk after the last and merged as ParseChunked merges its chunks, so what
 // it holds is what one parse of the text so far gives. Until the text reaches kWholeBytes it is
 // parsed whole at each piece (its prefixes sniffed and its opening lines read as a parse of the
-// file reads them); a piece that ends inside a record that goes on (a traceback still printing)
-// is held and parsed again joined with the next, up to kHeldBytes.
+// file reads them), unless the caller says its budget for such text is spent; a piece that ends
+// inside a record that goes on (a traceback still printing) is held and parsed again joined with
+// the next, up to kHeldBytes.
 class GrowingLog {
  public:
   static constexpr std::size_t kWholeBytes = 64 << 10;
@@ -52,7 +53,11 @@ class GrowingLog {
   ~GrowingLog();
 
   // The file's next bytes, from where the last piece ended; whole lines (ends in a newline).
-  void Add(std::string_view lines);
+  // `may_hold` false: not held whole even while small (the caller's budget for held text is
+  // spent): parsed from here on piece by piece, its prefixes sniffed from what it holds so far.
+  void Add(std::string_view lines, bool may_hold = true);
+  // The text held whole, not parsed yet (a small file's).
+  std::size_t held() const;
   // The text so far parsed: events (progress placed), counts, the file's last line. A held
   // record is read as it stands.
   ParsedLog Snapshot() const;

@@ -85,6 +85,7 @@ void LiveIncident::Read(File* f) {
   if (replaced || size < f->read ||
       (f->compressed && size != f->compressed_size)) {  // read again from its start
     bytes_ -= f->read;
+    held_ -= f->log.held();
     f->log = GrowingLog(ContextOf(f->src));
     f->read = 0;
     f->problem.clear();
@@ -107,7 +108,7 @@ void LiveIncident::Read(File* f) {
     }
     std::string whole(text->view());
     if (!whole.empty() && whole.back() != '\n') whole.push_back('\n');
-    f->log.Add(whole);
+    f->log.Add(whole, false);
     signals_ += f->log.signals();
     f->read = size;
     f->compressed_size = size;
@@ -136,8 +137,10 @@ void LiveIncident::Read(File* f) {
   const std::size_t nl = buffer.rfind('\n');
   if (nl == std::string::npos) return;  // no whole line yet
   const std::uint64_t signals = f->log.signals();
-  f->log.Add(std::string_view(buffer).substr(0, nl + 1));
+  const std::size_t held = f->log.held();
+  f->log.Add(std::string_view(buffer).substr(0, nl + 1), held_ < kHeldBytes);
   signals_ += f->log.signals() - signals;
+  held_ = held_ - held + f->log.held();
   f->read += nl + 1;
   bytes_ += nl + 1;
 }

@@ -3,8 +3,10 @@
 // being written waits for its newline); Assemble gives the Incident of what is on disk so far,
 // through the same merge and resolution as LoadIncident, so the analysis is the one `diagnose`
 // runs. A file that shrank or was replaced (a new inode: rotated, truncated, rewritten) is read
-// again from its start; a compressed file is read whole each time it changes. Rotated pieces are
-// read each as its own log (LoadIncident joins them into one stream).
+// again from its start; a compressed file is read whole each time it changes. Small files are held
+// whole (GrowingLog) up to kHeldBytes in all; past it, new files are parsed piece by piece from
+// their first lines. Rotated pieces are read each as its own log (LoadIncident joins them into one
+// stream).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,8 @@ namespace denpex::engine {
 
 class LiveIncident {
  public:
+  static constexpr std::size_t kHeldBytes = 64 << 20;
+
   // kNotFound / kInvalidInput as ListIncident. `skip`: a checkpoint directory inside `dir`.
   static Result<LiveIncident> Open(const std::filesystem::path& dir,
                                    const std::filesystem::path& skip = {});
@@ -58,6 +62,7 @@ class LiveIncident {
   std::vector<std::string> problems_;  // the listing's
   std::uint64_t bytes_ = 0;
   std::uint64_t signals_ = 0;
+  std::size_t held_ = 0;  // small files' text held whole (GrowingLog::held), summed
 };
 
 }  // namespace denpex::engine

@@ -862,9 +862,9 @@ constexpr std::array kTemplates = std::to_array<Template>({
      "Restart the job from the newest checkpoint that verifies; nothing in the ranks failed."},
     // analyze/stall.cc
     {ReasonId::kEveryRankStalled,
-     "The job is still running, but no step line came for {ago} (one every {period} before) from "
-     "any of the {ranks} that print them; they stopped at step {step} together: the step lines do "
-     "not show who stopped first."},
+     "No step line came for {ago} (one came every {period} before; {ranks} print them): if the job "
+     "is still running, it stalled at step {step}, every rank together, and the step lines do not "
+     "show who stopped first."},
     {ReasonId::kProgressStoppedFirst,
      "Rank(s) {ranks} stopped making progress first: the last step line, step {step}, came at {at} "
      "({ago} ago; one came every {period} before), while the other ranks {ahead}. The job is "

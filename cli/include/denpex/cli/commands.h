@@ -52,7 +52,7 @@ struct WatchArgs {
   double stall_factor = 5;               // step times without progress that make a stall
   double time_scale = 1;                 // log seconds per wall second (a replay's speed)
   double timeout = 0;                    // stop after this many seconds; 0: never
-  int threads = 0;
+  int threads = 1;                       // a watcher stays light beside the job; 0: all cores
 };
 int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err);
 
