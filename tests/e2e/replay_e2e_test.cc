@@ -13,28 +13,15 @@
 #include <sstream>
 #include <string>
 
+#include "support/denpex_cmd.h"
 #include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct CmdResult {
-  int code = -1;
-  std::string output;  // stdout and stderr
-};
-
-CmdResult Denpex(const std::string& args) {
-  const std::string cmd = std::string(DENPEX_BINARY) + " " + args + " 2>&1";
-  CmdResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using denpex::testing::CmdResult;
+using denpex::testing::Denpex;
 
 using denpex::testing::TempDir;
 

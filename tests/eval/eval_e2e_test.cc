@@ -14,27 +14,14 @@
 
 #include "denpex/proto/json_io.h"
 #include "denpex/v1/score.pb.h"
+#include "support/denpex_cmd.h"
 
 namespace {
 namespace fs = std::filesystem;
 
-struct CmdResult {
-  int code = -1;
-  std::string output;  // stdout and stderr
-};
-
-CmdResult Shell(const std::string& cmd) {
-  CmdResult r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-CmdResult Denpex(const std::string& args) { return Shell(std::string(DENPEX_BINARY) + " " + args); }
+using denpex::testing::CmdResult;
+using denpex::testing::Denpex;
+using denpex::testing::Shell;
 
 std::string Source(const std::string& rel) { return (fs::path(DENPEX_SOURCE_DIR) / rel).string(); }
 
