@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -17,6 +18,7 @@
 #include "denpex/scorer/scorer.h"
 #include "denpex/sim/simulator.h"
 #include "eval_internal.h"
+#include "replay.h"
 
 namespace denpex::cli {
 namespace fs = std::filesystem;
@@ -95,6 +97,28 @@ int CheckIncidentReplaceable(const fs::path& out, bool force, std::string_view c
   return kExitUsage;
 }
 
+// --replay SPEED must be a positive number when given (0: no replay); --replay-max-gap needs it.
+int CheckReplayFlags(const SimulateArgs& args, std::ostream& err) {
+  if (args.replay && !(*args.replay >= 0 && std::isfinite(*args.replay))) {
+    err << "denpex simulate: --replay " << *args.replay
+        << ": SPEED is simulated seconds per wall second and must be > 0 (e.g. --replay 60 plays "
+           "a 10-minute incident in 10 s); 0 or no --replay writes the incident at once\n";
+    return kExitUsage;
+  }
+  if (args.replay_max_gap) {
+    if (!(*args.replay_max_gap > 0 && std::isfinite(*args.replay_max_gap))) {
+      err << "denpex simulate: --replay-max-gap " << *args.replay_max_gap
+          << ": SECONDS is the longest idle wall-clock gap of a replay and must be > 0\n";
+      return kExitUsage;
+    }
+    if (args.replay.value_or(0) <= 0) {
+      err << "denpex simulate: --replay-max-gap needs --replay SPEED (> 0)\n";
+      return kExitUsage;
+    }
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) {
@@ -103,13 +127,37 @@ int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) 
     err << scenario.status().message() << "\n";
     return ExitCodeFor(scenario.status());
   }
+  if (int rc = CheckReplayFlags(args, err); rc != kExitOk) return rc;
   if (int rc = CheckIncidentReplaceable(args.out, args.force, "simulate", err); rc != kExitOk) {
     return rc;
   }
+  const bool replay = args.replay.value_or(0) > 0;
+  // A replay stages the incident beside OUT/incident (never inside what a watcher follows);
+  // truth.json is written where it always is, before the replay starts.
+  const fs::path staging = args.out / ".replay-staging";
+  if (replay) {  // an empty incident directory while the job is simulated: nothing printed yet
+    std::error_code ec;
+    fs::remove_all(args.out / "incident", ec);
+    if (!ec) fs::create_directories(args.out / "incident", ec);
+    if (ec) {
+      return Fail(
+          err, "simulate",
+          Status::IoError((args.out / "incident").string() + ": cannot replace: " + ec.message()));
+    }
+  }
   const auto t0 = std::chrono::steady_clock::now();
-  auto result = sim::Simulate(*scenario, {.out_dir = args.out, .seed = args.seed});
+  auto result = sim::Simulate(
+      *scenario,
+      {.out_dir = args.out, .incident_dir = replay ? staging : fs::path(), .seed = args.seed});
   if (!result.ok()) return Fail(err, "simulate", result.status());
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (replay) {
+    const std::optional<TimeNs> start = ParseRfc3339(result->truth.job().start_time());
+    const Status st =
+        Replay(staging, args.out / "incident", start ? ToCivil(*start).year : ToCivil(0).year,
+               start, {.speed = *args.replay, .max_gap_s = args.replay_max_gap}, out);
+    if (!st.ok()) return Fail(err, "simulate", st);
+  }
   const auto& s = result->stats;
   out << "simulated " << scenario->name() << " (seed " << result->truth.seed() << ", "
       << result->truth.job().world_size() << " ranks): " << s.events << " events, " << s.lines

@@ -89,6 +89,11 @@ int main(int argc, char** argv) {
   sim->add_option("--seed", sim_args.seed, "Seed (overrides the scenario's), 0 to 2^64-1")->check(kSeed);
   sim->add_flag("--force", sim_args.force,
                 "Replace DIR/incident even when it holds files and no truth.json is beside it (it is deleted first)");
+  sim->add_option("--replay", sim_args.replay,
+                  "Write DIR/incident in time: each line at its simulated time, SPEED simulated "
+                  "seconds per wall second (60: a 10-minute incident in 10 s); 0: at once");
+  sim->add_option("--replay-max-gap", sim_args.replay_max_gap,
+                  "With --replay: cap every idle wall-clock gap at SECONDS");
   sim->add_option("--set", sim_args.overrides,
                   "Override a field: --set job.nodes=64 (repeatable). Knobs: job.{nodes,tp,pp,dp},"
                   " launcher=LAUNCHER_TORCHRUN|LAUNCHER_SRUN|LAUNCHER_MPIRUN|LAUNCHER_PDSH, layout=LAYOUT_PER_RANK_FILES|"

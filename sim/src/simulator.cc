@@ -38,8 +38,8 @@ Result<v1::Scenario> Validated(const v1::Scenario& scenario) {
   return s;
 }
 
-// out_dir/incident is replaced, so a rerun never mixes old and new files.
-Status PrepareOutDir(const fs::path& out_dir) {
+// The incident directory is replaced, so a rerun never mixes old and new files.
+Status PrepareOutDir(const fs::path& out_dir, const fs::path& incident) {
   if (out_dir.empty()) return Status::InvalidArgument("simulate: no output directory given");
   std::error_code ec;
   if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec)) {
@@ -47,9 +47,8 @@ Status PrepareOutDir(const fs::path& out_dir) {
                                    " exists and is not a directory; choose "
                                    "another --out");
   }
-  fs::remove_all(out_dir / "incident", ec);
-  if (ec)
-    return Status::IoError((out_dir / "incident").string() + ": cannot remove: " + ec.message());
+  fs::remove_all(incident, ec);
+  if (ec) return Status::IoError(incident.string() + ": cannot remove: " + ec.message());
   fs::create_directories(out_dir, ec);
   if (ec) return Status::IoError(out_dir.string() + ": cannot create: " + ec.message());
   return Status::Ok();
@@ -70,7 +69,9 @@ struct RestartedAttempt {
 Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions& options) {
   auto scenario = Validated(input);
   if (!scenario.ok()) return scenario.status();
-  DENPEX_RETURN_IF_ERROR(PrepareOutDir(options.out_dir));
+  const fs::path incident =
+      options.incident_dir.empty() ? options.out_dir / "incident" : options.incident_dir;
+  DENPEX_RETURN_IF_ERROR(PrepareOutDir(options.out_dir, incident));
 
   Job job = Job::Build(*scenario, options.seed.value_or(scenario->seed()));
   const FaultPlan fault = PlanFault(scenario->faults(0), job, 0);
@@ -83,7 +84,7 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   const LineFormatter formatter(job, torch,
                                 *FindNcclProfile(scenario->format().nccl()),
                                 *FindSlurmProfile(scenario->format().slurm()));
-  IncidentWriter writer(job, formatter, options.out_dir / "incident", PlanCitations(job, fault),
+  IncidentWriter writer(job, formatter, incident, PlanCitations(job, fault),
                         options.writer_threads);
   DENPEX_RETURN_IF_ERROR(writer.CreateDirectories());
 
@@ -95,7 +96,6 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
 
   std::optional<v1::CheckpointOutcome> checkpoints;
   if (scenario->has_checkpointing()) {
-    const fs::path incident = options.out_dir / "incident";
     auto written = WriteCheckpoints(scenario->checkpointing(), job, fault,
                                     {model.workers().fault_time(), outcome.end_time}, incident);
     if (!written.ok()) return written.status();
@@ -108,7 +108,7 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
   // the link failures whose ends failed together (variant 1: the counters tell them apart).
   CitedLine nic;
   if (fault.action() == FaultAction::kSlowdown || LinkCountersCollected(fault)) {
-    auto written = WriteIbCounters(job, fault, options.out_dir / "incident");
+    auto written = WriteIbCounters(job, fault, incident);
     if (!written.ok()) return written.status();
     nic = std::move(*written);
   }
@@ -127,9 +127,9 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
     a->formatter =
         std::make_unique<LineFormatter>(attempt, torch, *FindNcclProfile(scenario->format().nccl()),
                                         *FindSlurmProfile(scenario->format().slurm()));
-    a->writer = std::make_unique<IncidentWriter>(
-        attempt, *a->formatter, options.out_dir / "incident",
-        PlanCitations(attempt, a->plan->fault), options.writer_threads);
+    a->writer = std::make_unique<IncidentWriter>(attempt, *a->formatter, incident,
+                                                 PlanCitations(attempt, a->plan->fault),
+                                                 options.writer_threads);
     DENPEX_RETURN_IF_ERROR(a->writer->CreateDirectories());
     a->model = std::make_unique<Model>(attempt, a->plan->fault, *a->writer);
     a->outcome = a->model->Run();
@@ -142,7 +142,7 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
 
   std::optional<KubeCitations> kube;
   if (job.launcher == v1::LAUNCHER_KUBERNETES) {
-    auto written = WriteKubernetesFiles(job, fault, model, last_end, options.out_dir / "incident", restarts);
+    auto written = WriteKubernetesFiles(job, fault, model, last_end, incident, restarts);
     if (!written.ok()) return written.status();
     kube = std::move(*written);
   }

@@ -21,6 +21,10 @@ struct SimulateArgs {
   std::optional<std::uint64_t> seed;
   std::vector<std::string> overrides;  // --set field=value
   bool force = false;  // replace a non-empty out/incident (otherwise refused: it may be a real one)
+  // --replay: write out/incident in time, SPEED simulated seconds per wall second (> 0; none
+  // or 0: all at once). --replay-max-gap: the longest idle wall gap, seconds (> 0).
+  std::optional<double> replay;
+  std::optional<double> replay_max_gap;
 };
 int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err);
 

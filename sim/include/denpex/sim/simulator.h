@@ -33,6 +33,9 @@ std::string_view DefaultScenarioText();
 
 struct SimulateOptions {
   std::filesystem::path out_dir;      // receives incident/ and truth.json
+  // Where the incident's files go instead of out_dir/incident (empty: there); truth.json and
+  // the history store stay in out_dir. `denpex simulate --replay` stages the incident here.
+  std::filesystem::path incident_dir;
   std::optional<std::uint64_t> seed;  // overrides scenario.seed
   int writer_threads = 1;             // threads writing files (0: inline); bytes are the same
 };
@@ -49,7 +52,7 @@ struct SimulateResult {
   SimulateStats stats;
 };
 
-// Runs the scenario and writes out_dir/incident/ and out_dir/truth.json.
+// Runs the scenario and writes out_dir/incident/ (or incident_dir) and out_dir/truth.json.
 Result<SimulateResult> Simulate(const v1::Scenario& scenario, const SimulateOptions& options);
 
 }  // namespace denpex::sim

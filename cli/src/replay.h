@@ -1,0 +1,79 @@
+// `denpex simulate --replay SPEED`: an incident written out in time, as the job printed it, for
+// measuring `denpex watch` (issue #25). The simulator writes the incident into a staging
+// directory; the replay appends each file's lines to the same path under the incident directory
+// at their simulated time, scaled by SPEED (simulated seconds per wall second), so a reader
+// following the incident directory sees files appear and grow as a running job's do.
+//
+// A line's time is its own stamp as a collector reads it (shapes' `LineTime`); a line without
+// one takes the time of the line before it in its file (the lines before a file's first stamp,
+// that stamp's), and a file's lines never go back in time (file order is kept). A file with no
+// stamped line at all (nvidia-smi without its header, kubectl describe and events, IB counters,
+// rank logs of releases that stamp nothing) is written when the replay ends, as it is collected
+// after the fact; so is a file that is not text (a NUL byte: checkpoints' tensors), moved whole.
+// The clock starts at the job's start: lines stamped before it (a node's boot lines in its
+// kernel log) are there at once, as a watcher started with the job finds them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "denpex/common/status.h"
+#include "denpex/common/time.h"
+
+namespace denpex::cli {
+
+struct ReplayOptions {
+  double speed = 1;                 // simulated seconds per wall second (> 0)
+  std::optional<double> max_gap_s;  // the longest idle wall gap, in seconds; none: uncapped
+};
+
+// One step of a replay: file `file`'s bytes up to `end` (a line's end) are due `wall_ns` after
+// the replay starts; the step before it of the same file ended where this one begins.
+struct ReplayStep {
+  std::int64_t wall_ns = 0;
+  TimeNs time = 0;  // the lines' simulated time
+  std::uint32_t file = 0;
+  std::size_t end = 0;
+};
+
+struct ReplayPlan {
+  // By wall_ns, then file; a file's steps in file order. A file's last step ends at its size
+  // (an empty file has one step with end 0: it is created then).
+  std::vector<ReplayStep> steps;
+  TimeNs start = 0;          // simulated time at wall time 0
+  TimeNs end = 0;            // the last line's simulated time
+  std::int64_t wall_ns = 0;  // the replay's wall length (the last step's wall_ns)
+  std::vector<bool> timed;   // per file: a line of it has a time of its own
+};
+
+// Plans the replay of the files' texts. `year` completes year-less stamps (c10, syslog); `start`
+// is the job's start (none: the earliest stamp). Deterministic, no clock read.
+ReplayPlan PlanReplay(std::span<const std::string_view> texts, int year,
+                      std::optional<TimeNs> start, const ReplayOptions& options);
+
+// One write of a batch: file `file`'s bytes [begin, end).
+struct ReplayWrite {
+  std::uint32_t file = 0;
+  std::size_t begin = 0;
+  std::size_t end = 0;
+};
+
+// The batch due by `now_ns`: plan.steps from *next on with wall_ns <= now_ns, one write per
+// file (by file number) from `written[file]` to its last due end; advances *next and written.
+std::vector<ReplayWrite> TakeDue(const ReplayPlan& plan, std::size_t* next, std::int64_t now_ns,
+                                 std::vector<std::size_t>* written);
+
+// Replays the incident staged in `from` into `to` (created; empty if it exists) and removes
+// `from`.
+// Prints one line to `out` when it starts. Each file ends with the bytes and modification time
+// it had in `from`, so the finished incident is the one the simulator wrote.
+Status Replay(const std::filesystem::path& from, const std::filesystem::path& to, int year,
+              std::optional<TimeNs> start, const ReplayOptions& options, std::ostream& out);
+
+}  // namespace denpex::cli
