@@ -77,6 +77,10 @@ ReplayPlan PlanReplay(std::span<const std::string_view> texts, int year,
   plan.end = std::max(plan.start, last.value_or(plan.start));
   for (std::uint32_t i = 0; i < files.size(); ++i) {
     plan.timed.push_back(files[i].timed);
+    if (texts[i].empty()) {  // opened by its process when it started, and never written
+      plan.steps.push_back({.time = plan.start, .file = i, .end = 0});
+      continue;
+    }
     if (!files[i].timed) {  // collected after the fact: whole, when the replay ends
       plan.steps.push_back({.time = plan.end, .file = i, .end = texts[i].size()});
       continue;
@@ -300,13 +304,20 @@ Status Replay(const fs::path& from, const fs::path& to, int year, std::optional<
   std::error_code ec;
   fs::create_directories(to, ec);
   if (ec) return Status::IoError(to.string() + ": cannot create: " + ec.message());
-  const auto untimed = std::count(plan.timed.begin(), plan.timed.end(), false);
+  std::size_t at_end = s.moved.size(), empty = 0;
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    if (views[i].empty()) {
+      ++empty;
+    } else if (!plan.timed[i]) {
+      ++at_end;
+    }
+  }
   out << "replaying into " << to.string() << ": "
       << Seconds(static_cast<double>(plan.end - plan.start) / 1e9) << " simulated from "
       << FormatRfc3339(plan.start) << " in " << Seconds(static_cast<double>(plan.wall_ns) / 1e9)
       << " of wall time (--replay " << options.speed << "); "
-      << plan.timed.size() - static_cast<std::size_t>(untimed) << " files line by line, "
-      << static_cast<std::size_t>(untimed) + s.moved.size() << " written at the end\n"
+      << views.size() - at_end + s.moved.size() - empty << " files line by line, " << at_end
+      << " written at the end, " << empty << " empty (created at the start)\n"
       << std::flush;
 
   DENPEX_RETURN_IF_ERROR(WriteInTime(plan, s, to));

@@ -10,6 +10,8 @@
 // stamped line at all (nvidia-smi without its header, kubectl describe and events, IB counters,
 // rank logs of releases that stamp nothing) is written when the replay ends, as it is collected
 // after the fact; so is a file that is not text (a NUL byte: checkpoints' tensors), moved whole.
+// An empty file (a worker's stdout.log under torchrun --log-dir) is created when the replay
+// starts, as its launcher opened it.
 // The clock starts at the job's start: lines stamped before it (a node's boot lines in its
 // kernel log) are there at once, as a watcher started with the job finds them.
 #pragma once
@@ -46,7 +48,7 @@ struct ReplayStep {
 
 struct ReplayPlan {
   // By wall_ns, then file; a file's steps in file order. A file's last step ends at its size
-  // (an empty file has one step with end 0: it is created then).
+  // (an empty file has one step with end 0 at wall time 0: it is created then).
   std::vector<ReplayStep> steps;
   TimeNs start = 0;          // simulated time at wall time 0
   TimeNs end = 0;            // the last line's simulated time

@@ -114,7 +114,7 @@ TEST(ReplayCli, ReplayedCheckpointIncidentKeepsItsBytesAndFileTimes) {
   ExpectReplayedIsPlain("checkpoint/torch_save_1024.textproto", true);
 }
 
-TEST(ReplayCli, ANonPositiveSpeedIsAUsageErrorThatSaysWhy) {
+TEST(ReplayCli, ANegativeSpeedIsAUsageErrorThatSaysWhy) {
   TempDir tmp;
   const std::string sim = "simulate " + Scenario("smoke/sigkill_1024_debug.textproto") + " --out " +
                           (tmp.path() / "o").string();

@@ -87,7 +87,8 @@ TEST(Replay, UntimedLinesGoWithTheLineBeforeAndLeadingOnesWithTheFirstStamp) {
   EXPECT_EQ(by_file[2][1].first, 3 * kSec);
 }
 
-TEST(Replay, FilesWithoutAStampAreWrittenWhenTheReplayEnds) {
+// The snapshot is written whole when the replay ends; the empty file is created at its start.
+TEST(Replay, FilesWithoutAStampAreWrittenWhenTheReplayEndsAndEmptyOnesAtItsStart) {
   const ReplayPlan plan = Plan({.speed = 1});
   EXPECT_EQ(plan.timed, (std::vector<bool>{true, true, true, false, false, true}));
   for (std::uint32_t f : {3u, 4u}) {
@@ -95,8 +96,8 @@ TEST(Replay, FilesWithoutAStampAreWrittenWhenTheReplayEnds) {
     for (const auto& s : plan.steps) {
       if (s.file != f) continue;
       ++steps;
-      EXPECT_EQ(s.wall_ns, plan.wall_ns) << f;
-      EXPECT_EQ(s.end, kFiles[f].size()) << f;  // the empty file: created, 0 bytes
+      EXPECT_EQ(s.wall_ns, f == 3 ? plan.wall_ns : 0) << f;
+      EXPECT_EQ(s.end, kFiles[f].size()) << f;
     }
     EXPECT_EQ(steps, 1) << f;
   }
@@ -142,8 +143,8 @@ TEST(Replay, BatchesWriteEachFileOnceAndRebuildItExactly) {
   }
   EXPECT_EQ(out, kFiles);
   EXPECT_EQ(created, std::vector<bool>(kFiles.size(), true));
-  // Stamps at 0, 0.5, 1.5, 2, 3 and 4 s: taken at 0, 0.7 (0.5), 2.1 (1.5, 2), 3.5 (3), 4.2 (4
-  // and the files without a stamp).
+  // Stamps at 0, 0.5, 1.5, 2, 3 and 4 s: taken at 0 (and the empty file), 0.7 (0.5), 2.1 (1.5,
+  // 2), 3.5 (3), 4.2 (4 and the snapshot without a stamp).
   EXPECT_EQ(batches, 5);
 }
 
@@ -152,9 +153,11 @@ TEST(Replay, ABatchTakesOnlyWhatIsDue) {
   std::vector<std::size_t> written(kFiles.size(), 0);
   std::size_t next = 0;
   const auto batch = TakeDue(plan, &next, 0, &written);
-  ASSERT_EQ(batch.size(), 2u);  // Slurm's first line, the kernel's boot line
+  ASSERT_EQ(batch.size(), 3u);  // Slurm's first line, the kernel's boot line, the empty file
   EXPECT_EQ(batch[0].file, 0u);
   EXPECT_EQ(batch[1].file, 2u);
+  EXPECT_EQ(batch[2].file, 4u);
+  EXPECT_EQ(batch[2].end, 0u);
   EXPECT_TRUE(TakeDue(plan, &next, kSec / 4, &written).empty());
 }
 
