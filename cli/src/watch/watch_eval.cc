@@ -125,7 +125,7 @@ class Judge {
     }
   }
 
-  // The engine's diagnosis of the finished incident at `t`, the end of the replay.
+  // The engine's diagnosis of the finished incident, given at `t`, when the job ended.
   void Final(const v1::Diagnosis& d, TimeNs t) {
     const v1::IncidentScore s = scorer::ScoreIncident(truth_, d);
     const bool committed = d.verdict() == v1::VERDICT_DIAGNOSED;
@@ -254,7 +254,7 @@ Result<v1::WatchResult> MeasureWatch(const fs::path& incident, const fs::path& s
   auto evaluations = Walk(plan, *staged, scratch, &*w, options, &judge);
   if (!evaluations.ok()) return evaluations.status();
   r.set_evaluations(*evaluations);
-  judge.Final(final_answer, plan.end);
+  judge.Final(final_answer, end);  // the live watch gives it when the job ends
   if (judge.right_at() && watchdog->time)
     r.set_before_watchdog(*judge.right_at() < *watchdog->time);
   r.set_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
