@@ -157,7 +157,12 @@ v1::WatchResult WatchJob(const EvalJob& job, const fs::path& incident, const fs:
   auto r = MeasureWatch(incident, dir / "watch" / "incident", run.truth, run.diagnoses[engine],
                         healthy, o);
   v1::WatchResult out = r.ok() ? std::move(*r) : v1::WatchResult{};
-  if (!r.ok()) out.set_error(r.status().message());
+  if (!r.ok()) {
+    out.set_error(r.status().message());
+    out.set_family(run.scores[engine].family());
+    out.set_world_size(run.truth.job().world_size());
+    out.set_healthy(healthy);
+  }
   out.set_suite(job.suite);
   out.set_incident(job.id);
   out.set_seed(job.seed);

@@ -221,8 +221,8 @@ Result<v1::WatchResult> MeasureWatch(const fs::path& incident, const fs::path& s
                                      const v1::Truth& truth, const v1::Diagnosis& final_answer,
                                      bool healthy, const WatchEvalOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
-  const auto fault = ParseRfc3339(truth.job().fault_time());
-  if (!fault) return Status::InvalidInput("the truth has no fault time (job.fault_time)");
+  const auto fault = scorer::FaultTime(truth);
+  if (!fault) return Status::InvalidInput("the truth has no fault time: nothing to time answers from");
   const auto start = ParseRfc3339(truth.job().start_time());
   v1::WatchResult r;
   r.set_family(scorer::ScoreIncident(truth, final_answer).family());
