@@ -222,7 +222,8 @@ Result<v1::WatchResult> MeasureWatch(const fs::path& incident, const fs::path& s
                                      bool healthy, const WatchEvalOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto fault = scorer::FaultTime(truth);
-  if (!fault) return Status::InvalidInput("the truth has no fault time: nothing to time answers from");
+  if (!fault)
+    return Status::InvalidInput("the truth has no fault time: nothing to time answers from");
   const auto start = ParseRfc3339(truth.job().start_time());
   v1::WatchResult r;
   r.set_family(scorer::ScoreIncident(truth, final_answer).family());
