@@ -159,7 +159,7 @@ v1::WatchResult WatchJob(const EvalJob& job, const fs::path& incident, const fs:
   v1::WatchResult out = r.ok() ? std::move(*r) : v1::WatchResult{};
   if (!r.ok()) {
     out.set_error(r.status().message());
-    out.set_family(run.scores[engine].family());
+    out.set_family(scorer::ScoreIncident(run.truth, run.diagnoses[engine]).family());
     out.set_world_size(run.truth.job().world_size());
     out.set_healthy(healthy);
   }
