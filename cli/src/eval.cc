@@ -25,6 +25,7 @@
 #include "eval_internal.h"
 #include "report.h"
 #include "shapes/shapes.h"
+#include "watch/watch_eval.h"
 
 namespace denpex::cli {
 namespace fs = std::filesystem;
@@ -81,12 +82,14 @@ struct RunConfig {
   bool keep = false;  // --work-dir: keep the simulated incidents
   int diagnose_threads = 0;
   std::vector<const shapes::Shape*> shapes;  // --shapes: copies the engine also diagnoses
+  std::optional<WatchEvalOptions> watch;     // --watch: the incident replayed into a watcher
 };
 
 struct JobOutcome {
   std::vector<v1::IncidentScore> scores;
   v1::IncidentDetail detail;
   std::vector<v1::ShapeResult> shape_results;  // in the order of RunConfig::shapes
+  std::optional<v1::WatchResult> watch;        // --watch
   std::string error;  // empty: the job ran
 };
 
@@ -142,6 +145,32 @@ void RunShapes(const EvalJob& job, const fs::path& incident, const fs::path& dir
   if (!cfg.keep) fs::remove_all(dir / "shapes", ec);
 }
 
+// --watch: the incident replayed in simulated time into a watcher (under dir/watch/, removed
+// unless kept), its answers scored; the engine's diagnosis of the whole incident is the final one.
+v1::WatchResult WatchJob(const EvalJob& job, const fs::path& incident, const fs::path& dir,
+                         const IncidentRun& run, const RunConfig& cfg) {
+  const size_t engine = static_cast<size_t>(
+      std::find(cfg.strategies.begin(), cfg.strategies.end(), "engine") - cfg.strategies.begin());
+  WatchEvalOptions o = *cfg.watch;
+  o.threads = cfg.diagnose_threads;
+  const bool healthy = job.scenario && IsHealthyControl(*job.scenario);
+  auto r = MeasureWatch(incident, dir / "watch" / "incident", run.truth, run.diagnoses[engine],
+                        healthy, o);
+  v1::WatchResult out = r.ok() ? std::move(*r) : v1::WatchResult{};
+  if (!r.ok()) {
+    out.set_error(r.status().message());
+    out.set_family(scorer::ScoreIncident(run.truth, run.diagnoses[engine]).family());
+    out.set_world_size(run.truth.job().world_size());
+    out.set_healthy(healthy);
+  }
+  out.set_suite(job.suite);
+  out.set_incident(job.id);
+  out.set_seed(job.seed);
+  std::error_code ec;
+  if (!cfg.keep) fs::remove_all(dir / "watch", ec);
+  return out;
+}
+
 JobOutcome RunJob(const EvalJob& job, const RunConfig& cfg) {
   JobOutcome out;
   const fs::path dir = cfg.work / job.suite / job.id / ("seed-" + std::to_string(job.seed));
@@ -180,6 +209,10 @@ JobOutcome RunJob(const EvalJob& job, const RunConfig& cfg) {
         std::find(cfg.strategies.begin(), cfg.strategies.end(), "engine") - cfg.strategies.begin());
     const fs::path incident = job.scenario ? dir / "incident" : job.corpus_dir / "incident";
     RunShapes(job, incident, dir, *run, engine, cfg, &out);
+  }
+  if (cfg.watch) {
+    out.watch = WatchJob(job, job.scenario ? dir / "incident" : job.corpus_dir / "incident", dir,
+                         *run, cfg);
   }
   RemoveScratch(job, dir, cfg);
   return out;
@@ -250,6 +283,7 @@ v1::EvalReport BuildReport(std::vector<JobOutcome>& outcomes,
     for (auto& s : o.scores) all.push_back(std::move(s));
     *report.add_details() = std::move(o.detail);
     for (auto& r : o.shape_results) shaped.push_back(std::move(r));
+    if (o.watch) *report.add_watch_results() = std::move(*o.watch);
   }
   if (!shape_names.empty()) {
     for (auto& g : scorer::AggregateShapes(shaped, shape_names)) {
@@ -266,6 +300,10 @@ v1::EvalReport BuildReport(std::vector<JobOutcome>& outcomes,
 Status CheckArgs(const EvalArgs& args) {
   if (args.seeds < 1) return Status::InvalidArgument("--seeds must be at least 1");
   if (args.jobs < 0) return Status::InvalidArgument("--jobs must be 0 (all cores) or more");
+  if (args.watch && !(args.watch_every > 0 && args.watch_every_idle >= args.watch_every)) {
+    return Status::InvalidArgument(
+        "--watch-every must be > 0 and --watch-every-idle at least as long (simulated seconds)");
+  }
   if (args.manual_triage_minutes < 0) {
     return Status::InvalidArgument("--manual-triage-minutes must not be negative");
   }
@@ -357,6 +395,12 @@ int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
     return Fail(err, "eval", Status::InvalidArgument(
                                  "--shapes compares the engine's answers: add engine to --strategies"));
   }
+  if (args.watch &&
+      std::find(strategies->begin(), strategies->end(), "engine") == strategies->end()) {
+    return Fail(
+        err, "eval",
+        Status::InvalidArgument("--watch scores the engine's answers: add engine to --strategies"));
+  }
   std::vector<std::string> shape_names;
   for (const auto* s : *shape_list) shape_names.emplace_back(s->name);
   auto plan = PlanEval(args.scenarios, args.corpora, args.seeds);
@@ -373,6 +417,9 @@ int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
                 .work = args.work_dir.empty() ? ScratchRoot() : args.work_dir,
                 .keep = !args.work_dir.empty(),
                 .shapes = *shape_list};
+  if (args.watch) {
+    cfg.watch = WatchEvalOptions{.every_s = args.watch_every, .idle_s = args.watch_every_idle};
+  }
   std::vector<JobOutcome> outcomes;
   {
     Progress progress(args.progress, err, jobs.size());
@@ -398,6 +445,13 @@ int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
   for (const auto& f : run->failures()) err << "denpex eval: " << f << "\n";
   out << scorer::RenderTable(report) << "\n";
   if (!shape_names.empty()) out << "collection shapes (engine):\n" << scorer::RenderShapeTable(report) << "\n";
+  if (args.watch) {
+    const std::vector<v1::WatchResult> watched(report.watch_results().begin(),
+                                               report.watch_results().end());
+    out << "watch mode (engine; every " << args.watch_every << " s after new events, "
+        << args.watch_every_idle << " s idle):\n"
+        << RenderWatchTable(watched) << "\n";
+  }
   out << "evaluated " << jobs.size() << " of " << plan->jobs.size() << " jobs with "
       << strategies->size() << " strategies"
       << (shape_names.empty() ? std::string() : " and " + std::to_string(shape_names.size()) + " shapes")
@@ -430,6 +484,11 @@ int RunEvalMerge(const EvalMergeArgs& args, std::ostream& out, std::ostream& err
   out << scorer::RenderTable(*merged) << "\n";
   if (merged->shape_aggregates_size() > 0) {
     out << "collection shapes (engine):\n" << scorer::RenderShapeTable(*merged) << "\n";
+  }
+  if (merged->watch_results_size() > 0) {
+    const std::vector<v1::WatchResult> watched(merged->watch_results().begin(),
+                                               merged->watch_results().end());
+    out << "watch mode (engine):\n" << RenderWatchTable(watched) << "\n";
   }
   out << "merged " << shards.size() << " reports: " << merged->run().jobs_run() << " of "
       << merged->run().jobs_total() << " jobs\n";

@@ -89,6 +89,10 @@ Result<Shard> ParseShard(const std::string& text);
 Result<std::vector<std::string>> ResolveStrategies(const std::vector<std::string>& asked,
                                                    bool baselines);
 
+// The value of a top-level key of one `denpex events` line (docs/events_format.md): a string's
+// text, or a number's digits (or `null`); none when the key is absent.
+std::optional<std::string_view> JsonValue(std::string_view line, std::string_view key);
+
 // Report extras built from a diagnosis: the bounded copy embedded in reports, and the
 // incident timeline (report_timeline.cc).
 v1::Diagnosis TrimForReport(const v1::Diagnosis& d);

@@ -37,6 +37,19 @@ void AddEvalFlags(CLI::App* eval, denpex::cli::EvalArgs& a) {
                    "answer (docs/evaluation.md)")
       ->delimiter(',')
       ->allow_extra_args(false);  // --shapes a,b SCENARIO: the scenario is not a shape
+  eval->add_flag(
+      "--watch", a.watch,
+      "Also replay each incident in simulated time into denpex watch's watcher and score "
+      "its provisional answers: time to the right answer, before the watchdog, false "
+      "alarms (docs/evaluation.md, \"Watch mode\")");
+  eval->add_option(
+          "--watch-every", a.watch_every,
+          "With --watch: evaluate after new events at most once per this many simulated seconds")
+      ->capture_default_str();
+  eval->add_option(
+          "--watch-every-idle", a.watch_every_idle,
+          "With --watch: evaluate every this many simulated seconds without new events (stalls)")
+      ->capture_default_str();
 }
 // A seed is a whole number in [0, 2^64): "-1" would otherwise wrap to 2^64 - 1.
 const CLI::Validator kSeed(

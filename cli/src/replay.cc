@@ -134,15 +134,6 @@ std::vector<ReplayWrite> TakeDue(const ReplayPlan& plan, std::size_t* next, std:
 
 namespace {
 
-// What the staging directory holds, by path relative to it.
-struct Staged {
-  std::vector<std::string> dirs;
-  std::vector<std::string> texts;      // replayed line by line
-  std::vector<std::string> moved;      // not text (a NUL byte), links: moved whole at the end
-  std::vector<std::string> contents;   // the texts' bytes, by the index in `texts`
-  std::vector<struct timespec> mtime;  // the texts' modification times
-};
-
 Result<std::string> ReadAll(const fs::path& p, struct timespec* mtime) {
   const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::IoError(p.string() + ": cannot read: " + std::strerror(errno));
@@ -162,6 +153,8 @@ Result<std::string> ReadAll(const fs::path& p, struct timespec* mtime) {
   data.resize(got);
   return data;
 }
+
+}  // namespace
 
 Result<Staged> ReadStaged(const fs::path& from) {
   Staged s;
@@ -201,6 +194,8 @@ Result<Staged> ReadStaged(const fs::path& from) {
   std::sort(s.moved.begin(), s.moved.end());
   return s;
 }
+
+namespace {
 
 // The replay's open files: each file stays open from its first write to the end of the replay
 // while descriptors last (the soft limit is raised to the hard one; kSpareFds of it are left to

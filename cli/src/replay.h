@@ -18,10 +18,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <filesystem>
 #include <iosfwd>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -70,6 +72,18 @@ struct ReplayWrite {
 // file (by file number) from `written[file]` to its last due end; advances *next and written.
 std::vector<ReplayWrite> TakeDue(const ReplayPlan& plan, std::size_t* next, std::int64_t now_ns,
                                  std::vector<std::size_t>* written);
+
+// What an incident directory holds, by path relative to it (each list sorted).
+struct Staged {
+  std::vector<std::string> dirs;
+  std::vector<std::string> texts;      // replayed line by line
+  std::vector<std::string> moved;      // not text (a NUL byte), links: moved whole at the end
+  std::vector<std::string> contents;   // the texts' bytes, by the index in `texts`
+  std::vector<struct timespec> mtime;  // the texts' modification times
+};
+
+// Reads the incident directory `from` (the texts into memory).
+Result<Staged> ReadStaged(const std::filesystem::path& from);
 
 // Replays the incident staged in `from` into `to` (created; empty if it exists) and removes
 // `from`.

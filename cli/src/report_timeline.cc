@@ -47,9 +47,14 @@ std::string F(double v) {
   return buf;
 }
 
-// The value of a top-level key of one `denpex events` line (docs/events_format.md): a
-// string's text or a number's digits. Keys are looked up before "fields", whose texts are
-// escaped, so a key cannot match inside them.
+struct FirstError {
+  TimeNs time;
+  std::string node, what;
+};
+
+}  // namespace
+
+// Keys are looked up before "fields", whose texts are escaped, so a key cannot match inside them.
 std::optional<std::string_view> JsonValue(std::string_view line, std::string_view key) {
   line = line.substr(0, line.find("\"fields\":"));
   std::string pattern(1, '"');
@@ -64,13 +69,6 @@ std::optional<std::string_view> JsonValue(std::string_view line, std::string_vie
   }
   return rest.substr(0, rest.find_first_of(",}"));
 }
-
-struct FirstError {
-  TimeNs time;
-  std::string node, what;
-};
-
-}  // namespace
 
 Status AddRankFirstErrors(const std::filesystem::path& incident_dir, int threads,
                           v1::Timeline* tl) {

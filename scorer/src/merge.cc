@@ -65,6 +65,7 @@ Result<v1::EvalReport> MergeReports(const std::vector<v1::EvalReport>& shards) {
     }
     for (const auto& d : shard.details()) *merged.add_details() = d;
     for (const auto& r : shard.shape_results()) *merged.add_shape_results() = r;
+    for (const auto& r : shard.watch_results()) *merged.add_watch_results() = r;
     MergeRun(shard.run(), run);
   }
 
@@ -86,11 +87,13 @@ Result<v1::EvalReport> MergeReports(const std::vector<v1::EvalReport>& shards) {
   const std::vector<v1::ShapeResult> results(merged.shape_results().begin(),
                                              merged.shape_results().end());
   for (auto& g : AggregateShapes(results, shapes)) *merged.add_shape_aggregates() = std::move(g);
-  std::stable_sort(merged.mutable_details()->begin(), merged.mutable_details()->end(),
-                   [](const auto& a, const auto& b) {
-                     return std::make_tuple(a.suite(), a.incident(), a.seed()) <
-                            std::make_tuple(b.suite(), b.incident(), b.seed());
-                   });
+  const auto by_incident = [](const auto& a, const auto& b) {
+    return std::make_tuple(a.suite(), a.incident(), a.seed()) <
+           std::make_tuple(b.suite(), b.incident(), b.seed());
+  };
+  std::stable_sort(merged.mutable_details()->begin(), merged.mutable_details()->end(), by_incident);
+  std::stable_sort(merged.mutable_watch_results()->begin(), merged.mutable_watch_results()->end(),
+                   by_incident);
   return merged;
 }
 

@@ -214,6 +214,8 @@ void ScoreLink(const v1::Truth& truth, const v1::Diagnosis& d, v1::IncidentScore
   s->set_link_correct(d.verdict() == v1::VERDICT_DIAGNOSED && d.has_link() && (same || swapped));
 }
 
+}  // namespace
+
 std::optional<TimeNs> FaultTime(const v1::Truth& truth) {
   for (const std::string& t : {truth.job().fault_time(), truth.initiator().time()}) {
     if (auto v = ParseRfc3339(t)) return v;
@@ -221,6 +223,8 @@ std::optional<TimeNs> FaultTime(const v1::Truth& truth) {
   if (truth.events_size() > 0) return ParseRfc3339(truth.events(0).time());
   return std::nullopt;
 }
+
+namespace {
 
 void ScoreTime(const v1::Truth& truth, const ScoreOptions& o, v1::IncidentScore* s) {
   const double world = truth.job().world_size();

@@ -32,6 +32,7 @@
 #include "denpex/engine/watch.h"
 #include "denpex/proto/json_io.h"
 #include "watch/actions.h"
+#include "watch/watch_eval.h"
 
 namespace denpex::cli {
 namespace fs = std::filesystem;
@@ -129,31 +130,6 @@ class Inotify {
   bool lost_ = false;
   std::map<int, std::string> dirs_;
 };
-
-// What a change is: the committed answer (verdict, who, what) and whether it is a progress
-// stall's — not its wording or confidence.
-std::string AnswerKey(const v1::Diagnosis& d, bool stalled) {
-  return std::to_string(d.verdict()) + (stalled ? "/stall/" : "/") + "/" +
-         std::to_string(d.initiator().rank()) + "/" + d.initiator().node() + "/" +
-         std::to_string(d.initiator().failure_class());
-}
-
-std::string OneLine(const v1::Diagnosis& d, std::string_view when, std::string_view kind) {
-  std::string line =
-      std::string(when) + " " + std::string(kind) + " " + v1::Verdict_Name(d.verdict());
-  if (d.verdict() == v1::VERDICT_DIAGNOSED) {
-    const auto& i = d.initiator();
-    if (i.rank() >= 0) line += " rank " + std::to_string(i.rank());
-    if (!i.node().empty()) line += " node " + i.node();
-    line += " " + v1::FailureClass_Name(i.failure_class());
-    char conf[16];
-    std::snprintf(conf, sizeof conf, " %.2f", d.initiator().confidence());
-    line += conf;
-  }
-  std::string reason = d.reason();
-  if (reason.size() > 200) reason = reason.substr(0, 197) + "...";
-  return line + ": " + reason;
-}
 
 // Whether the job being followed has ended (its PID, its Slurm job).
 class JobEnd {

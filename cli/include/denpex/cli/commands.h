@@ -87,6 +87,12 @@ struct EvalArgs {
   double manual_triage_minutes = 0;            // > 0: score gpu_hours_triage_saved
   bool progress = false;                       // one updating progress line on `err`
   std::vector<std::string> shapes;             // --shapes: collection shapes, or "all"
+  // --watch: each incident also replayed in simulated time into `denpex watch`'s watcher, its
+  // provisional answers scored (docs/evaluation.md, "Watch mode"): evaluated after new events
+  // at most once per `watch_every` simulated seconds, and every `watch_every_idle` without one.
+  bool watch = false;
+  double watch_every = 1;
+  double watch_every_idle = 10;
 };
 int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err);
 

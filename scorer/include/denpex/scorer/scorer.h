@@ -5,10 +5,12 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "denpex/common/status.h"
+#include "denpex/common/time.h"
 #include "denpex/v1/diagnosis.pb.h"
 #include "denpex/v1/score.pb.h"
 #include "denpex/v1/truth.pb.h"
@@ -23,6 +25,10 @@ struct ScoreOptions {
 // One incident, one strategy. Grouping fields (suite, weight) are left for the caller.
 v1::IncidentScore ScoreIncident(const v1::Truth& truth, const v1::Diagnosis& diagnosis,
                                 const ScoreOptions& options = {});
+
+// The truth's fault time (docs/evaluation.md, "Time and GPU-hours"): job.fault_time, else the
+// initiator's time, else the first event's; none when the truth has no time.
+std::optional<TimeNs> FaultTime(const v1::Truth& truth);
 
 // Sets checkpoint_rewind_avoided on every score the truth judged checkpoints for, against
 // `baseline`'s score of the same (suite, incident, seed); left unset without one.
