@@ -26,6 +26,8 @@ inline CmdResult Shell(const std::string& cmd) {
   return r;
 }
 
-inline CmdResult Denpex(const std::string& args) { return Shell(std::string(DENPEX_BINARY) + " " + args); }
+inline CmdResult Denpex(const std::string& args) {
+  return Shell(std::string(DENPEX_BINARY) + " " + args);
+}
 
 }  // namespace denpex::testing

@@ -118,8 +118,9 @@ class Judge {
     if (healthy_ || s.committed_wrong()) {
       if (r_->false_alarms() == 0) {
         r_->set_false_alarm_seconds(after);
-        r_->set_false_alarm(OneLine(d, (after < 0 ? "" : "+") + Fixed(after, 1) + " s",
-                                    stalled ? "stall" : "provisional"));
+        std::string when = Fixed(after, 1) + " s";
+        if (after >= 0) when.insert(when.begin(), '+');
+        r_->set_false_alarm(OneLine(d, when, stalled ? "stall" : "provisional"));
       }
       r_->set_false_alarms(r_->false_alarms() + 1);
     }
