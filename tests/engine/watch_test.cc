@@ -124,7 +124,9 @@ TEST(WatchStall, ARankWhosePeersGoOnIsNamed) {
       if (r != 2 || s <= 10) job.Step(r, s, t);
     }
     d = Look(&*w, t + kSecond / 2);
-    if (s <= 15) EXPECT_NE(d.verdict(), v1::VERDICT_DIAGNOSED) << s << ": " << d.reason();
+    if (s <= 15) {
+      EXPECT_NE(d.verdict(), v1::VERDICT_DIAGNOSED) << s << ": " << d.reason();
+    }
   }
   EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
   EXPECT_EQ(d.initiator().rank(), 2);

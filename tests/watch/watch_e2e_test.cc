@@ -194,8 +194,9 @@ TEST(WatchE2eTorchrun, AHangCommitsNothingWrongOnTheWay) {
   if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
   ASSERT_FALSE(o.said.empty()) << o.watch_err;
   for (const Said& s : o.said) {
-    if (s.diagnosed && s.rank >= 0)
+    if (s.diagnosed && s.rank >= 0) {
       EXPECT_EQ(s.rank, 3) << "a wrong commit: " << s.line << "\n" << o.watch_err;
+    }
   }
   ASSERT_TRUE(o.said.back().final);
   std::printf("%s", o.watch_err.c_str());  // what was said, and when, for docs/watch.md
