@@ -188,10 +188,13 @@ TEST(WatchE2eTorchrun, AnExceptionIsNamedWithinFiveSecondsOfItsTraceback) {
   ExpectNamedSoonAndNeverWrong(o, 1);
 }
 
-TEST(WatchE2eTorchrun, AHangCommitsNothingWrongOnTheWay) {
+// A silent rank (a hang in its own code, a SIGSTOP): named when its peers' timeouts say who, and
+// nothing wrong committed on the way.
+void ExpectSilentRankNeverWronglyNamed(const std::string& fault) {
   denpex::testing::TempDir scratch;
-  const Outcome o = WatchTorchrun(scratch, "hang", 3, 6, "Timed out");
+  const Outcome o = WatchTorchrun(scratch, fault, 3, 6, "Timed out");
   if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
+  ASSERT_TRUE(o.evidence.has_value()) << "no peer timed out:\n" << o.console;
   ASSERT_FALSE(o.said.empty()) << o.watch_err;
   for (const Said& s : o.said) {
     if (s.diagnosed && s.rank >= 0) {
@@ -200,6 +203,14 @@ TEST(WatchE2eTorchrun, AHangCommitsNothingWrongOnTheWay) {
   }
   ASSERT_TRUE(o.said.back().final);
   std::printf("%s", o.watch_err.c_str());  // what was said, and when, for docs/watch.md
+}
+
+TEST(WatchE2eTorchrun, AHangCommitsNothingWrongOnTheWay) {
+  ExpectSilentRankNeverWronglyNamed("hang");
+}
+
+TEST(WatchE2eTorchrun, ASigstoppedRankCommitsNothingWrongOnTheWay) {
+  ExpectSilentRankNeverWronglyNamed("sigstop");
 }
 
 // A healthy run: no provisional answer commits, and the final one names no one.
