@@ -176,6 +176,11 @@ int main(int argc, char** argv) {
   watch->add_option("--interval", watch_args.interval, "Seconds between looks at the directory")
       ->capture_default_str();
   watch
+      ->add_option("--settle", watch_args.settle,
+                   "Seconds a committed answer must hold, evaluation after evaluation, before it "
+                   "is acted on")
+      ->capture_default_str();
+  watch
       ->add_option("--stall-factor", watch_args.stall_factor,
                    "Step times without a step line that make a progress stall")
       ->capture_default_str();

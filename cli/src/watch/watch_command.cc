@@ -199,8 +199,9 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
         << ": not a Slurm job id (digits, 123_4 for an array task)\n";
     return kExitUsage;
   }
-  if (args.interval <= 0 || args.stall_factor <= 1 || args.time_scale <= 0) {
-    err << "denpex watch: --interval and --time-scale must be > 0, --stall-factor > 1\n";
+  if (args.interval <= 0 || args.settle < 0 || args.stall_factor <= 1 || args.time_scale <= 0) {
+    err << "denpex watch: --interval and --time-scale must be > 0, --stall-factor > 1, --settle >= "
+           "0\n";
     return kExitUsage;
   }
   const auto started = std::chrono::steady_clock::now();
@@ -259,7 +260,8 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
   };
 
   JobEnd job_end(args);
-  std::string last_key, ended;
+  std::string ended;
+  Announcer announcer(args.settle);
   std::uint64_t signals_seen = ~std::uint64_t{0};
   double eval_cost = 0, look_cost = 0;
   auto last_eval = std::chrono::steady_clock::time_point{},
@@ -295,9 +297,11 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
     // cost of an evaluation that analyses the incident again apart); without one, for a stall,
     // every 5 intervals when nothing was read (that costs microseconds), else at most 2 % of a
     // core (50 times that cost apart: step lines keep coming).
+    // A commit waiting to settle is looked at again once it would have.
     const double since = seconds_since(last_eval);
     const bool news = w->signals() != signals_seen;
-    if (w->bytes() > 0 && ((news && since >= std::max(args.interval, 10 * eval_cost)) ||
+    const bool settles = announcer.settles_at() && WallNow() >= *announcer.settles_at();
+    if (w->bytes() > 0 && ((news && since >= std::max(args.interval, 10 * eval_cost)) || settles ||
                            since >= std::max(5 * args.interval, w->dirty() ? 50 * eval_cost : 0))) {
       const double c0 = CpuSeconds();
       const bool full = w->dirty();
@@ -306,10 +310,7 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
       if (full) eval_cost = CpuSeconds() - c0;
       if (full) malloc_trim(0);
       last_eval = std::chrono::steady_clock::now();
-      if (d.ok() && AnswerKey(*d, w->stalled()) != last_key) {
-        last_key = AnswerKey(*d, w->stalled());
-        act(*d, "provisional");
-      }
+      if (d.ok() && announcer.Offer(*d, w->stalled(), WallNow())) act(*d, "provisional");
     }
     if (hook) report_hooks(hook->Poll());
     pollfd p{.fd = inotify.ok() ? inotify.fd() : -1, .events = POLLIN, .revents = 0};

@@ -29,6 +29,27 @@ std::string AnswerKey(const v1::Diagnosis& d, bool stalled) {
          std::to_string(d.initiator().failure_class());
 }
 
+bool Announcer::Offer(const v1::Diagnosis& d, bool stalled, TimeNs t) {
+  const std::string key = AnswerKey(d, stalled);
+  if (d.verdict() != v1::VERDICT_DIAGNOSED || settle_ <= 0) {
+    pending_.clear();
+    if (key == announced_) return false;
+    announced_ = key;
+    return true;
+  }
+  if (key == announced_) return pending_.clear(), false;
+  if (key != pending_) pending_ = key, pending_since_ = t;
+  if (t - pending_since_ < settle_) return false;
+  announced_ = key;
+  pending_.clear();
+  return true;
+}
+
+std::optional<TimeNs> Announcer::settles_at() const {
+  if (pending_.empty()) return std::nullopt;
+  return pending_since_ + settle_;
+}
+
 std::string OneLine(const v1::Diagnosis& d, std::string_view when, std::string_view kind) {
   std::string line =
       std::string(when) + " " + std::string(kind) + " " + v1::Verdict_Name(d.verdict());
@@ -100,13 +121,15 @@ Result<Watchdog> FirstWatchdog(const fs::path& incident, TimeNs fault, int threa
 // Scores the watcher's answers as they change, as `denpex watch` acts on them.
 class Judge {
  public:
-  Judge(const v1::Truth& truth, bool healthy, TimeNs fault, TimeNs end, v1::WatchResult* r)
-      : truth_(truth), healthy_(healthy), fault_(fault), end_(end), r_(r) {}
+  Judge(const v1::Truth& truth, bool healthy, TimeNs fault, TimeNs end, double settle_s,
+        v1::WatchResult* r)
+      : truth_(truth), healthy_(healthy), fault_(fault), end_(end), announcer_(settle_s), r_(r) {}
+
+  // A commit waiting to settle: when an evaluation would settle it.
+  std::optional<TimeNs> settles_at() const { return announcer_.settles_at(); }
 
   void Provisional(const v1::Diagnosis& d, bool stalled, TimeNs t) {
-    const std::string key = AnswerKey(d, stalled);
-    if (key == last_key_) return;
-    last_key_ = key;
+    if (!announcer_.Offer(d, stalled, t)) return;
     if (d.verdict() != v1::VERDICT_DIAGNOSED) return;
     const v1::IncidentScore s = scorer::ScoreIncident(truth_, d);
     const double after = Seconds(t - fault_);
@@ -145,8 +168,8 @@ class Judge {
   const v1::Truth& truth_;
   bool healthy_;
   TimeNs fault_, end_;
+  Announcer announcer_;
   v1::WatchResult* r_;
-  std::string last_key_;
   std::optional<TimeNs> right_at_;
 };
 
@@ -183,6 +206,8 @@ Result<int> Walk(const ReplayPlan& plan, const Staged& staged, const fs::path& s
     TimeNs due = kNever;
     if (news_at) due = last_eval ? std::max(*news_at, *last_eval + every) : *news_at;
     if (last_eval) due = std::min(due, *last_eval + idle);
+    if (const auto settles = judge->settles_at())
+      due = std::min(due, std::max(*settles, *last_eval + 1));
     const TimeNs t = plan.steps[next].time;
     if (t <= due) {  // the lines due by the tick's end (or the evaluation) reach the files
       const TimeNs at = std::min(due, plan.start + (t - plan.start + tick - 1) / tick * tick);
@@ -204,7 +229,7 @@ Result<int> Walk(const ReplayPlan& plan, const Staged& staged, const fs::path& s
     last_eval = due;
     news_at.reset();
     // Nothing read since a committed answer that was not a stall's: the same input gives it again.
-    if (!news && !read_since_eval && settled) continue;
+    if (!news && !read_since_eval && settled && !judge->settles_at()) continue;
     signals_seen = w->signals();
     read_since_eval = false;
     ++evaluations;
@@ -252,7 +277,7 @@ Result<v1::WatchResult> MeasureWatch(const fs::path& incident, const fs::path& s
   if (!w.ok()) return w.status();
 
   const TimeNs end = ParseRfc3339(truth.job().end_time()).value_or(plan.end);
-  Judge judge(truth, healthy, *fault, end, &r);
+  Judge judge(truth, healthy, *fault, end, options.settle_s, &r);
   auto evaluations = Walk(plan, *staged, scratch, &*w, options, &judge);
   if (!evaluations.ok()) return evaluations.status();
   r.set_evaluations(*evaluations);

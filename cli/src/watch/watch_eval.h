@@ -8,11 +8,13 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "denpex/common/status.h"
+#include "denpex/common/time.h"
 #include "denpex/v1/diagnosis.pb.h"
 #include "denpex/v1/scenario.pb.h"
 #include "denpex/v1/score.pb.h"
@@ -29,6 +31,7 @@ struct WatchEvalOptions {
   // wakes on inotify; reading line by line would list a 16k-rank directory at each new file).
   double read_every_s = 0.1;
   double stall_factor = 5;  // WatchOptions::stall_factor
+  double settle_s = 3;      // Announcer: how long a commit must hold before it counts
   int threads = 0;          // the watcher's; 0 = all cores
 };
 
@@ -52,5 +55,23 @@ std::string RenderWatchTable(const std::vector<v1::WatchResult>& results);
 // line it prints for one; shared by the live command and the harness.
 std::string AnswerKey(const v1::Diagnosis& d, bool stalled);
 std::string OneLine(const v1::Diagnosis& d, std::string_view when, std::string_view kind);
+
+// When a provisional answer is acted on. An answer that names no one is, as soon as it changes;
+// a commit (DIAGNOSED) only once every evaluation for `settle` seconds since it first came gave it
+// again: an error every rank raises reaches the disk rank by rank, and the first traceback alone
+// names one of them. Shared by the live command and the harness.
+class Announcer {
+ public:
+  explicit Announcer(double settle_s) : settle_(static_cast<TimeNs>(settle_s * 1e9)) {}
+  // The answer of an evaluation at `t`: true when it is to be acted on now.
+  bool Offer(const v1::Diagnosis& d, bool stalled, TimeNs t);
+  // A commit waiting to settle: when an evaluation would settle it.
+  std::optional<TimeNs> settles_at() const;
+
+ private:
+  TimeNs settle_;
+  std::string announced_, pending_;
+  TimeNs pending_since_ = 0;
+};
 
 }  // namespace denpex::cli

@@ -49,6 +49,7 @@ struct WatchArgs {
   std::string slurm_job;       // the job's Slurm id: it ends when Slurm says so; empty: none
   std::filesystem::path checkpoint_dir;  // for the final diagnosis
   double interval = 1;                   // seconds between looks at the directory
+  double settle = 3;                     // seconds a commit must hold before it is acted on
   double stall_factor = 5;               // step times without progress that make a stall
   double time_scale = 1;                 // log seconds per wall second (a replay's speed)
   double timeout = 0;                    // stop after this many seconds; 0: never
