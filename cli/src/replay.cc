@@ -14,7 +14,6 @@
 #include <iomanip>
 #include <limits>
 #include <ostream>
-#include <set>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -197,64 +196,6 @@ Result<Staged> ReadStaged(const fs::path& from) {
 
 namespace {
 
-// The replay's open files: each file stays open from its first write to the end of the replay
-// while descriptors last (the soft limit is raised to the hard one; kSpareFds of it are left to
-// the rest of the process: the simulator is done by then), and is opened for each write after.
-class Appender {
- public:
-  static constexpr std::size_t kSpareFds = 128;
-
-  explicit Appender(std::size_t files) : fds_(files, -1) {
-    struct rlimit lim {};
-    if (::getrlimit(RLIMIT_NOFILE, &lim) == 0) {
-      if (lim.rlim_cur < lim.rlim_max) {
-        lim.rlim_cur = lim.rlim_max;
-        ::setrlimit(RLIMIT_NOFILE, &lim);
-        ::getrlimit(RLIMIT_NOFILE, &lim);
-      }
-      const auto n = static_cast<std::size_t>(std::min<rlim_t>(lim.rlim_cur, 1 << 20));
-      cap_ = n > 2 * kSpareFds ? n - kSpareFds : n / 2;
-    }
-  }
-  ~Appender() {
-    for (int fd : fds_) {
-      if (fd >= 0) ::close(fd);
-    }
-  }
-  Appender(const Appender&) = delete;
-  Appender& operator=(const Appender&) = delete;
-
-  // Appends `data` to file `file` at `path` (created on first use), in one write unless the
-  // kernel takes less.
-  Status Append(std::size_t file, const fs::path& path, std::string_view data) {
-    int fd = fds_[file];
-    if (fd < 0) fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) return Status::IoError(path.string() + ": cannot write: " + std::strerror(errno));
-    Status st = Status::Ok();
-    while (!data.empty()) {
-      const ssize_t n = ::write(fd, data.data(), data.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        st = Status::IoError(path.string() + ": write failed: " + std::strerror(errno));
-        break;
-      }
-      data.remove_prefix(static_cast<std::size_t>(n));
-    }
-    if (fds_[file] < 0 && open_ < cap_ && st.ok()) {
-      fds_[file] = fd;
-      ++open_;
-    } else if (fds_[file] < 0) {
-      ::close(fd);
-    }
-    return st;
-  }
-
- private:
-  std::vector<int> fds_;
-  std::size_t open_ = 0;
-  std::size_t cap_ = 0;
-};
-
 std::string Seconds(double s) {
   std::ostringstream o;
   o << std::fixed << std::setprecision(s < 10 ? 2 : 1) << s << " s";
@@ -266,32 +207,79 @@ std::string Seconds(double s) {
 Status WriteInTime(const ReplayPlan& plan, const Staged& s, const fs::path& to) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
-  std::set<std::string> made;  // parent directories created so far
-  std::error_code ec;
   std::vector<std::size_t> written(s.texts.size(), 0);
-  Appender files(s.texts.size());
+  ReplayFiles files(s, to);
   for (std::size_t next = 0; next < plan.steps.size();) {
     const auto due = t0 + std::chrono::nanoseconds(plan.steps[next].wall_ns);
     if (Clock::now() < due) std::this_thread::sleep_until(due);
     const auto batch = Clock::now();
     const std::int64_t now_ns = std::chrono::nanoseconds(batch - t0).count();
     for (const ReplayWrite& w : TakeDue(plan, &next, now_ns, &written)) {
-      const fs::path path = to / s.texts[w.file];
-      const std::string parent = path.parent_path().string();
-      if (made.insert(parent).second) {
-        fs::create_directories(parent, ec);
-        if (ec) return Status::IoError(parent + ": cannot create: " + ec.message());
-      }
-      DENPEX_RETURN_IF_ERROR(files.Append(
-          w.file, path, std::string_view(s.contents[w.file]).substr(w.begin, w.end - w.begin)));
+      DENPEX_RETURN_IF_ERROR(files.Write(w));
     }
     if (next < plan.steps.size()) std::this_thread::sleep_until(batch + Nanos(kTickNs));
   }
-
   return Status::Ok();
 }
 
 }  // namespace
+
+ReplayFiles::ReplayFiles(const Staged& staged, fs::path to)
+    : staged_(staged),
+      to_(std::move(to)),
+      fds_(staged.texts.size(), -1),
+      made_(staged.texts.size(), false) {
+  struct rlimit lim {};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) == 0) {
+    if (lim.rlim_cur < lim.rlim_max) {
+      lim.rlim_cur = lim.rlim_max;
+      ::setrlimit(RLIMIT_NOFILE, &lim);
+      ::getrlimit(RLIMIT_NOFILE, &lim);
+    }
+    const auto n = static_cast<std::size_t>(std::min<rlim_t>(lim.rlim_cur, 1 << 20));
+    cap_ = n > 2 * kSpareFds ? n - kSpareFds : n / 2;
+  }
+}
+
+ReplayFiles::~ReplayFiles() {
+  for (int fd : fds_) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+// One write, unless the kernel takes less; a file past the descriptors' cap is opened for each.
+Status ReplayFiles::Write(const ReplayWrite& w) {
+  const fs::path path = to_ / staged_.texts[w.file];
+  if (!made_[w.file]) {
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec)
+      return Status::IoError(path.parent_path().string() + ": cannot create: " + ec.message());
+    made_[w.file] = true;
+  }
+  std::string_view data =
+      std::string_view(staged_.contents[w.file]).substr(w.begin, w.end - w.begin);
+  int fd = fds_[w.file];
+  if (fd < 0) fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError(path.string() + ": cannot write: " + std::strerror(errno));
+  Status st = Status::Ok();
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      st = Status::IoError(path.string() + ": write failed: " + std::strerror(errno));
+      break;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  if (fds_[w.file] < 0 && open_ < cap_ && st.ok()) {
+    fds_[w.file] = fd;
+    ++open_;
+  } else if (fds_[w.file] < 0) {
+    ::close(fd);
+  }
+  return st;
+}
 
 Status Replay(const fs::path& from, const fs::path& to, int year, std::optional<TimeNs> start,
               const ReplayOptions& options, std::ostream& out) {

@@ -85,6 +85,27 @@ struct Staged {
 // Reads the incident directory `from` (the texts into memory).
 Result<Staged> ReadStaged(const std::filesystem::path& from);
 
+// Where a replay writes: each write of a batch (TakeDue) appended to its file under `to`, the
+// folders made on first use, the files kept open while descriptors last (the soft limit raised
+// to the hard one). `denpex simulate --replay` and `denpex eval --watch` write through it.
+class ReplayFiles {
+ public:
+  ReplayFiles(const Staged& staged, std::filesystem::path to);
+  ~ReplayFiles();
+  ReplayFiles(const ReplayFiles&) = delete;
+  ReplayFiles& operator=(const ReplayFiles&) = delete;
+
+  Status Write(const ReplayWrite& w);
+
+ private:
+  static constexpr std::size_t kSpareFds = 128;  // descriptors left to the rest of the process
+  const Staged& staged_;
+  std::filesystem::path to_;
+  std::vector<int> fds_;
+  std::size_t open_ = 0, cap_ = 0;
+  std::vector<bool> made_;  // per file: its folder was made
+};
+
 // Replays the incident staged in `from` into `to` (created; empty if it exists) and removes
 // `from`.
 // Prints one line to `out` when it starts. Each file ends with the bytes and modification time

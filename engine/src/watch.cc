@@ -37,8 +37,8 @@ struct Watcher::State {
   std::uint64_t bytes_evaluated = 0;
   Finding finding;
   std::map<std::int32_t, ProgressMark> marks;
-  std::int64_t step_gcd =
-      0;               // of every step number a step line showed: the steps between two lines
+  // The steps between two step lines: the gcd of every step number one showed.
+  std::int64_t step_gcd = 0;
   double step_ns = 0;  // the job's step time: the lines' own (step_ms), else their pace
 };
 
@@ -63,7 +63,6 @@ Result<std::uint64_t> Watcher::Refresh(const std::vector<std::string>* changed, 
 
 std::uint64_t Watcher::signals() const { return state_->live.signals(); }
 std::uint64_t Watcher::bytes() const { return state_->live.bytes(); }
-std::size_t Watcher::files() const { return state_->live.files(); }
 const std::filesystem::path& Watcher::root() const { return state_->live.root(); }
 bool Watcher::stalled() const { return state_->stalled; }
 bool Watcher::dirty() const {

@@ -9,7 +9,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <system_error>
 
@@ -173,21 +172,6 @@ class Judge {
   std::optional<TimeNs> right_at_;
 };
 
-// Appends `data` to `path` (created with its folders on first use).
-Status Append(const fs::path& path, std::string_view data, std::set<fs::path>* made) {
-  if (made->insert(path.parent_path()).second) {
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-    if (ec)
-      return Status::IoError(path.parent_path().string() + ": cannot create: " + ec.message());
-  }
-  std::FILE* f = std::fopen(path.c_str(), "ab");
-  if (f == nullptr) return Status::IoError(path.string() + ": cannot write");
-  const bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
-  if (std::fclose(f) != 0 || !ok) return Status::IoError(path.string() + ": write failed");
-  return Status::Ok();
-}
-
 // The walk in simulated time: the lines due by the end of each read tick appended to `scratch`
 // (one write per file), the watcher refreshed with the files that grew, and evaluated when the
 // options say; each answer handed to `judge`. Returns the evaluations made.
@@ -197,7 +181,7 @@ Result<int> Walk(const ReplayPlan& plan, const Staged& staged, const fs::path& s
   const auto idle = static_cast<TimeNs>(o.idle_s * kNsPerSec);
   const auto tick = std::max<TimeNs>(1, static_cast<TimeNs>(o.read_every_s * kNsPerSec));
   std::vector<std::size_t> written(staged.texts.size(), 0);
-  std::set<fs::path> made;
+  ReplayFiles files(staged, scratch);
   std::uint64_t signals_seen = ~std::uint64_t{0};
   std::optional<TimeNs> news_at, last_eval;
   bool read_since_eval = false, settled = false;
@@ -213,11 +197,8 @@ Result<int> Walk(const ReplayPlan& plan, const Staged& staged, const fs::path& s
       const TimeNs at = std::min(due, plan.start + (t - plan.start + tick - 1) / tick * tick);
       std::vector<std::string> changed;
       for (const ReplayWrite& wr : TakeDue(plan, &next, at - plan.start, &written)) {
-        const std::string& rel = staged.texts[wr.file];
-        DENPEX_RETURN_IF_ERROR(Append(
-            scratch / rel,
-            std::string_view(staged.contents[wr.file]).substr(wr.begin, wr.end - wr.begin), &made));
-        changed.push_back(rel);
+        DENPEX_RETURN_IF_ERROR(files.Write(wr));
+        changed.push_back(staged.texts[wr.file]);
       }
       auto got = w->Refresh(&changed, at);
       if (!got.ok()) return got.status();

@@ -39,7 +39,6 @@ class LiveIncident {
   Result<Incident> Assemble(int threads) const;
 
   const std::filesystem::path& root() const { return root_; }
-  std::size_t files() const { return files_.size(); }
   std::uint64_t bytes() const { return bytes_; }
   // The events other than step lines read so far (GrowingLog::signals), summed over the files.
   std::uint64_t signals() const { return signals_; }

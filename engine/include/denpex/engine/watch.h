@@ -45,7 +45,6 @@ class Watcher {
   // Events other than step lines read so far: when it moved, something happened.
   std::uint64_t signals() const;
   std::uint64_t bytes() const;
-  std::size_t files() const;
   const std::filesystem::path& root() const;
 
   // The provisional diagnosis of what was read, at wall time `wall`: the engine's, or, when that
