@@ -363,6 +363,8 @@ enum class ReasonId : std::uint16_t {
   // analyze/stall.cc
   kEveryRankStalled,
   kProgressStoppedFirst,
+  kOthersReachedStep,
+  kOthersWentOnUntil,
   kInspectWhileRunning,
 
   kCount,  // not a template: the number of them

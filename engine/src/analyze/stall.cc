@@ -92,14 +92,15 @@ bool AnswerProgressStall(const Incident& inc, const std::map<std::int32_t, Progr
     a.confidence = 0;
   }
   Commit(a, f);
-  f->reason = Say(ReasonId::kProgressStoppedFirst,
-                  {{"ranks", RankList(first)},
-                   {"step", std::to_string(m.iteration)},
-                   {"at", ClockTime(m.time)},
-                   {"ahead", all_stopped ? std::string("reached step ") + std::to_string(top)
-                                         : std::string("went on until ") + ClockTime(latest)},
-                   {"ago", Seconds(static_cast<double>(clock.now - m.time))},
-                   {"period", period}});
+  f->reason = Say(
+      ReasonId::kProgressStoppedFirst,
+      {{"ranks", RankList(first)},
+       {"step", std::to_string(m.iteration)},
+       {"at", ClockTime(m.time)},
+       {"ahead", all_stopped ? Say(ReasonId::kOthersReachedStep, {{"step", std::to_string(top)}})
+                             : Say(ReasonId::kOthersWentOnUntil, {{"at", ClockTime(latest)}})},
+       {"ago", Seconds(static_cast<double>(clock.now - m.time))},
+       {"period", period}});
   for (const std::int32_t r : first)
     f->evidence.push_back({marks.at(r).event, v1::EVIDENCE_ROLE_INITIATING});
   f->recovery.push_back(

@@ -869,6 +869,8 @@ constexpr std::array kTemplates = std::to_array<Template>({
      "Rank(s) {ranks} stopped making progress first: the last step line, step {step}, came at {at} "
      "({ago} ago; one came every {period} before), while the other ranks {ahead}. The job is "
      "still running: nothing has printed why yet."},
+    {ReasonId::kOthersReachedStep, "reached step {step}"},
+    {ReasonId::kOthersWentOnUntil, "went on until {at}"},
     {ReasonId::kInspectWhileRunning,
      "While the job still runs, look at {who} on {node}: its stacks (`py-spy dump --pid`), the "
      "Flight "
