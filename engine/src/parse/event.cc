@@ -25,6 +25,8 @@ std::string_view FamilyName(Family f) {
     case Family::kTrainer: return "trainer";
     case Family::kPython: return "python";
     case Family::kBareMetal: return "bare_metal";
+    case Family::kFlightRecorder:
+      return "flight_recorder";
   }
   return "other";
 }
@@ -124,6 +126,12 @@ std::string_view KindName(Kind k) {
     case Kind::kProcessSignalled: return "process_signalled";
     case Kind::kSaveStarted: return "save_started";
     case Kind::kSaveFinished: return "save_finished";
+    case Kind::kFrDump:
+      return "fr_dump";
+    case Kind::kFrGroup:
+      return "fr_group";
+    case Kind::kFrCollective:
+      return "fr_collective";
   }
   return "unknown_error";
 }

@@ -18,60 +18,139 @@ namespace denpex::engine {
 
 // Families of docs/log_formats.md and `denpex events` (docs/events_format.md).
 enum class Family : std::uint8_t {
-  kOther, kNcclWatchdog, kNccl, kCuda, kCudaOom, kHostOom, kXid, kSlurm, kTorchrun,
-  kDeepSpeed, kFsdp, kKubernetes, kRay, kGloo, kTrainer, kPython,
-  kBareMetal,  // Open MPI's mpirun / PRRTE's prterun, pdsh and ssh fan-out
+  kOther,
+  kNcclWatchdog,
+  kNccl,
+  kCuda,
+  kCudaOom,
+  kHostOom,
+  kXid,
+  kSlurm,
+  kTorchrun,
+  kDeepSpeed,
+  kFsdp,
+  kKubernetes,
+  kRay,
+  kGloo,
+  kTrainer,
+  kPython,
+  kBareMetal,       // Open MPI's mpirun / PRRTE's prterun, pdsh and ssh fan-out
+  kFlightRecorder,  // PyTorch Flight Recorder dumps (`<prefix><rank>`, pickle or JSON; §28)
 };
 
 // What a record says, within its family. Names (KindName) are stable: they are printed.
 enum class Kind : std::uint8_t {
   kUnknownError,  // other: an error-looking line no recogniser knows
   // nccl_watchdog
-  kWatchdogTimeout, kBlockingWaitTimeout, kWatchdogTerminated, kTakingDown, kHeartbeatTimeout,
-  kWatchdogStuck, kDumpSignal,
+  kWatchdogTimeout,
+  kBlockingWaitTimeout,
+  kWatchdogTerminated,
+  kTakingDown,
+  kHeartbeatTimeout,
+  kWatchdogStuck,
+  kDumpSignal,
   // nccl
-  kCommInit, kNcclWarn, kIbCompletionError, kSocketError, kNcclError, kDuplicateGpu,
+  kCommInit,
+  kNcclWarn,
+  kIbCompletionError,
+  kSocketError,
+  kNcclError,
+  kDuplicateGpu,
   // nccl: `NCCL INFO NET/Socket : Using [0]ib0:10.64.0.26<0>`, the node's socket interfaces and
   // their addresses (Note: the whole line, `host:pid:tid [dev] NCCL INFO ...`; not an error)
   kSocketInterface,
   // cuda, cuda_oom
-  kCudaError, kDeviceAssert, kCudaOom,
+  kCudaError,
+  kDeviceAssert,
+  kCudaOom,
   // cuda: `Caught RuntimeError in pin memory thread for device N.` (pinned host memory)
   kPinMemory,
   // host_oom
-  kOomKill, kOomInvoked, kDataLoaderKilled, kCpuAllocFailed,
+  kOomKill,
+  kOomInvoked,
+  kDataLoaderKilled,
+  kCpuAllocFailed,
   // xid
-  kXid, kFallenOffBus, kRmInitFailed, kGpuSlot, kGpuUnreachable,
+  kXid,
+  kFallenOffBus,
+  kRmInitFailed,
+  kGpuSlot,
+  kGpuUnreachable,
   // slurm
-  kCancelled, kTaskExit, kSlurmOom, kStepAborted, kStepTerminated, kJobComplete, kNodeFailure,
-  kRequeue, kNodeResponding,
-  kJobAllocated,  // slurmctld `sched: Allocate JobId=... NodeList=...`: the job's start (SlurmNote: reason = the job id, node = the hostlist)
+  kCancelled,
+  kTaskExit,
+  kSlurmOom,
+  kStepAborted,
+  kStepTerminated,
+  kJobComplete,
+  kNodeFailure,
+  kRequeue,
+  kNodeResponding,
+  kJobAllocated,  // slurmctld `sched: Allocate JobId=... NodeList=...`: the job's start (SlurmNote:
+                  // reason = the job id, node = the hostlist)
   kJobId,         // a batch script's echo of `SLURM_JOB_ID=<n>` (SlurmNote: job; not an error)
   // bare_metal: mpirun --report-bindings, `[host:pid] MCW rank R ...` (a rank's host, not an error)
   kRankBinding,
   // torchrun
-  kWorkerFailed, kWorkerSignalled, kFailureEntry, kGroupFailed, kRendezvousError, kExitBarrier,
+  kWorkerFailed,
+  kWorkerSignalled,
+  kFailureEntry,
+  kGroupFailed,
+  kRendezvousError,
+  kExitBarrier,
   // torchrun, nccl_watchdog: a c10d store connection failed (`recvValue failed on SocketImpl(...)`,
   // `Failed to check the "should dump" flag on TCPStore`); Note, the text names the remote end
   kStoreError,
   // deepspeed
-  kLauncherExit, kKillingSubprocess,
-  kLauncherLayout,  // launch.py `nnodes=N, num_local_procs=P, node_rank=K` (NodeLayout; not an error)
-  kAgentRanks,      // torchrun's rendezvous result `  global_ranks=[...]` (NodeLayout; not an error)
-  kWorldInfo,       // runner.py `cmd = ... --world_info=<b64>` (Note: the base64 value; not an error)
+  kLauncherExit,
+  kKillingSubprocess,
+  kLauncherLayout,  // launch.py `nnodes=N, num_local_procs=P, node_rank=K` (NodeLayout; not an
+                    // error)
+  kAgentRanks,  // torchrun's rendezvous result `  global_ranks=[...]` (NodeLayout; not an error)
+  kWorldInfo,   // runner.py `cmd = ... --world_info=<b64>` (Note: the base64 value; not an error)
   // deepspeed, fsdp: the frameworks' own errors (errors.cc) and DeepSpeed's rank-0 notes
-  kZeroError, kOffloadError, kPipelineError, kCheckpointLoad, kOverflow, kMemoryUsage,
+  kZeroError,
+  kOffloadError,
+  kPipelineError,
+  kCheckpointLoad,
+  kOverflow,
+  kMemoryUsage,
   // fsdp, kubernetes, ray, gloo
-  kFsdpError, kEvicted, kOomKilled, kCrashLoop, kContainerExit, kActorDied, kRayOom,
-  kRayletOomKills, kRayWorker, kActorField, kActorCause, kRayTaskError, kRayNodeDead, kPodNode, kNodeNotReady, kPodKilling, kJobFailed, kJobRestarting, kFailedScheduling, kRestartCount, kAgentSignalled,
-  kGlooConnectionClosed, kGlooReadError, kGlooTimeout, kGlooConnectFailed,
+  kFsdpError,
+  kEvicted,
+  kOomKilled,
+  kCrashLoop,
+  kContainerExit,
+  kActorDied,
+  kRayOom,
+  kRayletOomKills,
+  kRayWorker,
+  kActorField,
+  kActorCause,
+  kRayTaskError,
+  kRayNodeDead,
+  kPodNode,
+  kNodeNotReady,
+  kPodKilling,
+  kJobFailed,
+  kJobRestarting,
+  kFailedScheduling,
+  kRestartCount,
+  kAgentSignalled,
+  kGlooConnectionClosed,
+  kGlooReadError,
+  kGlooTimeout,
+  kGlooConnectFailed,
   kGlooIoException,
   // trainer, python
-  kIteration, kException, kFatalSignal,
+  kIteration,
+  kException,
+  kFatalSignal,
   // trainer: per-rank timers (DeepSpeed `[Rank R] time (ms) | fwd: ...`)
   kStepTimers,
   // other: `denpex run`'s own lines about the process it wraps (docs/run_wrapper.md)
-  kProcessExit, kProcessSignalled,
+  kProcessExit,
+  kProcessSignalled,
   // other: the kernel's hung-task report, `INFO: task <comm>:<pid> blocked for more than <n>
   // seconds.` (OomKill: pid, comm; not an error)
   kHungTask,
@@ -79,8 +158,18 @@ enum class Kind : std::uint8_t {
   // not errors): Megatron `saving checkpoint at iteration N to DIR` / `successfully saved
   // checkpoint from iteration N to DIR`, DeepSpeed `[Rank R] Saving model checkpoint: PATH`,
   // `Checkpoint TAG is about to be saved!` / `is ready now!`, the HF Trainer's `Saving model
-  // checkpoint to PATH`, torchtitan's `Saving the checkpoint ...` / `Finished saving the checkpoint`
-  kSaveStarted, kSaveFinished,
+  // checkpoint to PATH`, torchtitan's `Saving the checkpoint ...` / `Finished saving the
+  // checkpoint`
+  kSaveStarted,
+  kSaveFinished,
+  // flight_recorder: a Flight Recorder dump (docs/log_formats.md §28), read as records, not
+  // lines. kFrDump: the dump itself, one per file (FrDump; Event::rank the rank its name ends
+  // with); kFrGroup: one process group's state in that dump (FrGroup); kFrCollective: one of its
+  // entries the analysis reads (FrCollective): every entry not completed, and the group's last
+  // completed one. Not errors.
+  kFrDump,
+  kFrGroup,
+  kFrCollective,
 };
 
 std::string_view FamilyName(Family f);
@@ -262,14 +351,56 @@ struct CheckpointSave {
   bool no_finish = false;  // a start of a framework that never logs a finish (HF Trainer, Lightning)
 };
 
+// A Flight Recorder dump (kFrDump): what its top level says. Event::rank is the rank its file
+// name ends with (`nccl_trace_rank_<R>`, any prefix); Event::time the newest entry's creation.
+struct FrDump {
+  StrId version = kNoStr;       // the dump format's `version` ("2.2" ... "2.10"), not torch's
+  StrId nccl_version = kNoStr;  // `nccl_version` (format >= 2.7); kNoStr when absent
+  std::int32_t groups = 0;      // `pg_config` entries
+  std::int32_t entries = 0;     // `entries` in the ring
+  bool json = false;            // the JSON form, not the pickle
+};
+
+// One process group of a dump (kFrGroup): its `pg_config` entry and `pg_status` (format >= 2.4;
+// before, the last enqueued / started / completed collective_seq_id are the entries' own).
+// Event::time is the newest entry's creation in this group; 0 when the group has no entry.
+struct FrGroup {
+  StrId pg = kNoStr;       // the group's name (the `pg_config` key: "0", "1", ... or a name)
+  StrId pg_desc = kNoStr;  // `desc` (default_pg, TENSOR_MODEL_PARALLEL_GROUP, ...)
+  StrId ranks = kNoStr;    // `ranks` as the dump writes it ("[0, 1, 2, 3]", "all"), capped
+  std::int32_t size = -1;  // the number of ranks `ranks` lists; -1 when it does not parse
+  std::int64_t last_enqueued = -1;  // collective_seq_id; -1: none
+  std::int64_t last_started = -1;
+  std::int64_t last_completed = -1;
+};
+
+// One Flight Recorder entry (kFrCollective). Event::time is `time_created_ns`.
+struct FrCollective {
+  enum class State : std::uint8_t { kScheduled, kStarted, kCompleted };
+  StrId pg = kNoStr;  // the group's name, as in FrGroup::pg
+  StrId pg_desc = kNoStr;
+  StrId op = kNoStr;      // `profiling_name`: "nccl:all_reduce", "nccl:send 0->1", ...
+  StrId sizes = kNoStr;   // `input_sizes` as text ("[[1024, 1024]]"), capped
+  StrId dtypes = kNoStr;  // `input_dtypes` as text ("[Float]"), capped
+  State state = State::kScheduled;
+  bool p2p = false;           // `is_p2p` (or a send/recv profiling name)
+  std::int64_t seq = -1;      // `collective_seq_id` (p2p: -1 unless the dump sets it)
+  std::int64_t p2p_seq = -1;  // `p2p_seq_id`
+  std::int64_t record_id = -1;
+  TimeNs started = 0;    // `time_discovered_started_ns`; 0: None
+  TimeNs completed = 0;  // `time_discovered_completed_ns`; 0: None
+  std::int64_t timeout_ms = -1;
+};
+
 // Anything else worth showing (`denpex events`): the message, masked for grouping.
 struct Note {
   StrId text = kNoStr;
 };
 
-using EventDetail = std::variant<Note, WatchdogTimeout, WatchdogNote, WorkerFailed, WorkerSignalled,
-                                 FailureEntry, Iteration, CommInit, NcclWarn, PythonError, OomKill, Xid,
-                                 SlurmNote, StepTimers, GpuSlot, HostMemory, NodeLayout, CheckpointSave>;
+using EventDetail =
+    std::variant<Note, WatchdogTimeout, WatchdogNote, WorkerFailed, WorkerSignalled, FailureEntry,
+                 Iteration, CommInit, NcclWarn, PythonError, OomKill, Xid, SlurmNote, StepTimers,
+                 GpuSlot, HostMemory, NodeLayout, CheckpointSave, FrDump, FrGroup, FrCollective>;
 
 enum class Clock : std::uint8_t {
   kNone,       // the line carries no time, and none could be borrowed
@@ -341,6 +472,12 @@ void ForEachStrId(Event& e, F&& f) {
           f(d.reason), f(d.node), f(d.tasks);
         } else if constexpr (std::is_same_v<T, CheckpointSave>) {
           f(d.path);
+        } else if constexpr (std::is_same_v<T, FrDump>) {
+          f(d.version), f(d.nccl_version);
+        } else if constexpr (std::is_same_v<T, FrGroup>) {
+          f(d.pg), f(d.pg_desc), f(d.ranks);
+        } else if constexpr (std::is_same_v<T, FrCollective>) {
+          f(d.pg), f(d.pg_desc), f(d.op), f(d.sizes), f(d.dtypes);
         }
       },
       e.detail);
