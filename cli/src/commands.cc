@@ -171,7 +171,8 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
   auto strategy = engine::ParseStrategy(args.strategy);
   if (!strategy) {
     err << "denpex diagnose: unknown --strategy '" << args.strategy
-        << "' (engine, first-error, loudest, elastic-root-cause, newest-checkpoint)\n";
+        << "' (engine, first-error, loudest, elastic-root-cause, newest-checkpoint, fr-trace, "
+           "fr-wavefront)\n";
     return kExitUsage;
   }
   const fs::path read[] = {args.incident, args.checkpoint_dir, args.control};

@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
                    "Write the diagnosis JSON here (a regular file outside the incident; - for "
                    "standard output, instead of the text)");
   diag->add_option("--strategy", diag_args.strategy,
-                   "engine | first-error | loudest | elastic-root-cause | newest-checkpoint (baselines)")
+                   "engine | first-error | loudest | elastic-root-cause | newest-checkpoint | "
+                   "fr-trace | fr-wavefront (baselines)")
       ->capture_default_str();
   diag->add_option("--checkpoint-dir", diag_args.checkpoint_dir,
                    "The job's checkpoint directory, verified read-only (default: a checkpoints/ "

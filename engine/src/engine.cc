@@ -24,6 +24,8 @@ std::optional<Strategy> ParseStrategy(std::string_view name) {
   if (name == "loudest") return Strategy::kLoudest;
   if (name == "elastic-root-cause") return Strategy::kElasticRootCause;
   if (name == "newest-checkpoint") return Strategy::kNewestCheckpoint;
+  if (name == "fr-trace") return Strategy::kFrTrace;
+  if (name == "fr-wavefront") return Strategy::kFrWavefront;
   return std::nullopt;
 }
 
@@ -34,6 +36,10 @@ std::string_view StrategyName(Strategy s) {
     case Strategy::kLoudest: return "loudest";
     case Strategy::kElasticRootCause: return "elastic-root-cause";
     case Strategy::kNewestCheckpoint: return "newest-checkpoint";
+    case Strategy::kFrTrace:
+      return "fr-trace";
+    case Strategy::kFrWavefront:
+      return "fr-wavefront";
   }
   return "engine";
 }
@@ -71,6 +77,12 @@ Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir, const 
     case Strategy::kFirstError: finding = AnalyzeFirstError(*incident); break;
     case Strategy::kLoudest: finding = AnalyzeLoudest(*incident); break;
     case Strategy::kElasticRootCause: finding = AnalyzeElasticRootCause(*incident); break;
+    case Strategy::kFrTrace:
+      finding = AnalyzeFrTrace(*incident);
+      break;
+    case Strategy::kFrWavefront:
+      finding = AnalyzeFrWavefront(*incident);
+      break;
     case Strategy::kNewestCheckpoint:
       finding = AnalyzeFirstError(*incident);
       finding.strategy = "newest-checkpoint";

@@ -1,14 +1,17 @@
-// Baselines `loudest` and `elastic-root-cause`: what an operator reading the logs by hand
-// would conclude. They exist so the evaluation shows what the engine adds.
+// Baselines: what an operator reading the logs by hand, or running the public analysers on the
+// Flight Recorder dumps, would conclude. They exist so the evaluation shows what the engine adds.
 //   loudest             the rank with the most error lines (a grep | sort | uniq -c).
 //   elastic-root-cause  the rank of the earliest torchrun "Root Cause (first observed failure)"
 //                       entry: the first process an agent saw exit, often a victim.
+//   fr-trace            torch's `fr_trace --allow-incomplete-ranks` on the dumps alone.
+//   fr-wavefront        NVRx's Flight Recorder attribution: its head group's missing ranks.
 #include <algorithm>
 #include <map>
 
 #include "analyze/cascade.h"
 #include "analyze/describe.h"
 #include "analyze/facts.h"
+#include "analyze/flight_recorder.h"
 #include "analyze/strategies.h"
 
 namespace denpex::engine {
@@ -89,6 +92,34 @@ Finding AnalyzeElasticRootCause(const Incident& inc) {
   f.reason = Say(ReasonId::kEarliestRootCause,
                  {{"rank", std::to_string(e.rank)}, {"where", Where(inc, e)}});
   return f;
+}
+
+namespace {
+
+Finding FromDumps(const Incident& inc, const char* name, const FrVerdict& v) {
+  JobFacts facts = CollectFacts(inc);
+  for (const std::int32_t r : v.ranks) facts.EnsureRank(r);
+  Finding f = Start(inc, facts, name);
+  if (v.ranks.empty() || v.event < 0) {
+    f.verdict = v1::VERDICT_INCONCLUSIVE;
+    f.reason = Say(ReasonId::kNoFlightRecorderVerdict);
+    return f;
+  }
+  for (const std::int32_t r : v.ranks) f.candidates.push_back({r, facts.ranks[r].node, 1.0});
+  Name(inc, facts, v.ranks.front(), v.event, &f);
+  f.reason = Say(ReasonId::kFlightRecorderMissingRanks,
+                 {{"ranks", RankList(v.ranks)}, {"where", Where(inc, inc.events[v.event])}});
+  return f;
+}
+
+}  // namespace
+
+Finding AnalyzeFrTrace(const Incident& inc) {
+  return FromDumps(inc, "fr-trace", FrTraceVerdict(inc));
+}
+
+Finding AnalyzeFrWavefront(const Incident& inc) {
+  return FromDumps(inc, "fr-wavefront", FrWavefrontVerdict(inc));
 }
 
 }  // namespace denpex::engine

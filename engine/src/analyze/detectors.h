@@ -18,6 +18,7 @@
 #include "analyze/facts.h"
 #include "analyze/fail_slow.h"
 #include "analyze/finding.h"
+#include "analyze/flight_recorder.h"
 #include "analyze/groups.h"
 #include "analyze/mismatch.h"
 #include "analyze/scoring.h"
@@ -34,11 +35,12 @@ struct Analysis {
   std::vector<ProcessGroup> groups;
   WaitAnalysis waits;
   ClockOffsets clocks;
-  std::vector<Mismatch> mismatches;
-  std::vector<RankScore> scores;  // best first; ranks no line places left out when unplaced > 0
-  double unplaced = 0;            // the best score among the ranks left out (0: none)
-  bool leads = false;             // the top score clearly leads (kLeadRatio), or is the only one
-  std::int32_t lost_node = -1;    // the node the leaders were lost with (LostNode), or -1
+  std::vector<Mismatch> mismatches;  // from the watchdog lines, then the dumps' odd collectives
+  FrAnalysis recorder;               // what the Flight Recorder dumps say
+  std::vector<RankScore> scores;     // best first; ranks no line places left out when unplaced > 0
+  double unplaced = 0;               // the best score among the ranks left out (0: none)
+  bool leads = false;                // the top score clearly leads (kLeadRatio), or is the only one
+  std::int32_t lost_node = -1;       // the node the leaders were lost with (LostNode), or -1
   std::optional<Straggler> straggler;  // from the per-rank timers (FindFailSlow)
 
   const Mismatch* MismatchOf(std::int32_t rank) const {

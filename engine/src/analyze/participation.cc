@@ -180,8 +180,10 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     const Event& e = a.inc.events[m->event];
     f->failure_class = v1::FAILURE_CLASS_COLLECTIVE_MISMATCH;
     f->owner = v1::OWNER_APPLICATION;
-    if (e.clock != Clock::kNone) {
-      f->time = e.time - std::max<std::int64_t>(std::get<WatchdogTimeout>(e.detail).ran_for_ms, 0) * kNsPerMs;
+    if (const auto* w = std::get_if<WatchdogTimeout>(&e.detail); w && e.clock != Clock::kNone) {
+      f->time = e.time - std::max<std::int64_t>(w->ran_for_ms, 0) * kNsPerMs;
+    } else if (e.clock != Clock::kNone) {
+      f->time = e.time;  // a Flight Recorder entry: when it was enqueued
     }
   } else if (OwnExit(a.facts, rank)) {
     f->time = ExitTime(a, rank);
@@ -320,10 +322,62 @@ Reason OwnExitReason(const Analysis& a, std::int32_t rank, const Finding& f, con
   return s;
 }
 
+const FrCollective* FrEntryOf(const Analysis& a, std::int32_t event) {
+  return event < 0 ? nullptr : std::get_if<FrCollective>(&a.inc.events[event].detail);
+}
+
+// "0 (default_pg)": a Flight Recorder entry's process group as its dump names it.
+std::string GroupName(const Analysis& a, const FrCollective& c) {
+  std::string out(a.inc.str(c.pg));
+  if (c.pg_desc != kNoStr) out += " (" + std::string(a.inc.str(c.pg_desc)) + ")";
+  return out;
+}
+
+// What the dumps say of a rank they name as where the waits end, other than an odd collective
+// (DiagnosedReason says that one): never joined, or no dump. Cites the lines.
+void FlightRecorderPhrase(const Analysis& a, std::int32_t rank, Finding* f) {
+  const FrBlocker* b = a.recorder.RootOf(rank);
+  if (b == nullptr || b->why == FrBlocker::Why::kOddCollective) return;
+  const FrCollective* waiter = FrEntryOf(a, b->waiter);
+  if (waiter == nullptr) return;
+  const std::vector<ReasonArg> common = {{"seq", std::to_string(waiter->seq)},
+                                         {"pg", GroupName(a, *waiter)},
+                                         {"op", std::string(a.inc.str(waiter->op))},
+                                         {"waiting", std::to_string(b->waiting)},
+                                         {"waiter", Where(a.inc, a.inc.events[b->waiter])}};
+  if (b->why == FrBlocker::Why::kNeverJoined) {
+    std::vector<ReasonArg> args = common;
+    args.push_back({"where", Where(a.inc, a.inc.events[b->own])});
+    f->reason.Add(ReasonId::kFrNeverJoined, std::move(args));
+    f->evidence.push_back({b->own, v1::EVIDENCE_ROLE_INITIATING});
+  } else {
+    f->reason.Add(ReasonId::kFrNoDump, common);
+  }
+  f->evidence.push_back({b->waiter, v1::EVIDENCE_ROLE_CORROBORATING});
+}
+
 Reason DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding& f) {
   const RankFacts& r = a.facts.ranks[rank];
   const Reason who = Who(a, rank);
   const Reason waiting = WaitersPhrase(a, rank);
+  if (const Mismatch* m = a.MismatchOf(rank); m && FrEntryOf(a, m->event)) {
+    const FrCollective& own = *FrEntryOf(a, m->event);
+    const FrCollective& peer = *FrEntryOf(a, m->peer_event);
+    const FrBlocker* b = a.recorder.RootOf(rank);
+    return Say(ReasonId::kFrOddCollective,
+               {{"who", who},
+                {"op", std::string(a.inc.str(own.op))},
+                {"sizes", std::string(a.inc.str(own.sizes))},
+                {"dtypes", std::string(a.inc.str(own.dtypes))},
+                {"seq", std::to_string(own.seq)},
+                {"pg", GroupName(a, own)},
+                {"where", Where(a.inc, a.inc.events[m->event])},
+                {"peers", std::to_string(b ? b->waiting : 1)},
+                {"peer_op", std::string(a.inc.str(peer.op))},
+                {"peer_sizes", std::string(a.inc.str(peer.sizes))},
+                {"peer_dtypes", std::string(a.inc.str(peer.dtypes))},
+                {"peer_where", Where(a.inc, a.inc.events[m->peer_event])}});
+  }
   if (const Mismatch* m = a.MismatchOf(rank)) {
     const auto& own = std::get<WatchdogTimeout>(a.inc.events[m->event].detail);
     const auto& peer = std::get<WatchdogTimeout>(a.inc.events[m->peer_event].detail);
@@ -509,7 +563,9 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   // A rank known only from its peers (no line of its own, no node: its node's files are absent)
   // never joined their collective; whether it hung or issued another one (a mismatched or
   // skipped collective) only its own watchdog line would tell: the class is left open.
-  if (f->failure_class == v1::FAILURE_CLASS_HANG && !r.has_log && r.node < 0) {
+  const FrBlocker* dumped = a.recorder.RootOf(rank);
+  if (f->failure_class == v1::FAILURE_CLASS_HANG && !r.has_log && r.node < 0 &&
+      (dumped == nullptr || dumped->why != FrBlocker::Why::kNeverJoined)) {
     f->failure_class = v1::FAILURE_CLASS_UNSPECIFIED;
     f->owner = v1::OWNER_UNKNOWN;
   }
@@ -564,6 +620,7 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
     f->reason.Add(ReasonId::kNodeIsTheAnswer, {{"rank", std::to_string(rank)}});
   }
   CiteBuildWaiters(a, rank, f);
+  FlightRecorderPhrase(a, rank, f);
   if (cause) f->reason.Add(ReasonId::kThenSentence, {{"sentence", cause->phrase}});
   if (gpu_or_code) {
     f->reason.Add(ReasonId::kGpuOrCode, {{"where", Where(a.inc, a.inc.events[*r.python_error])},
@@ -994,12 +1051,18 @@ Analysis BuildAnalysis(const Incident& inc, JobFacts facts, const Incident* cont
   for (const auto& g : a.groups) {
     for (std::int32_t m : g.members) a.facts.EnsureRank(m);  // silent members beyond the logs
   }
+  a.recorder = AnalyzeFlightRecorder(inc);
+  for (const FrBlocker& b : a.recorder.roots) a.facts.EnsureRank(b.rank);
   PlaceUnloggedRanks(&a.facts);
   a.waits = AnalyzeWaits(a.facts, a.groups);
   a.mismatches = FindMismatches(inc, a.facts);
+  for (const FrBlocker& b : a.recorder.roots) {
+    if (b.why == FrBlocker::Why::kOddCollective && a.MismatchOf(b.rank) == nullptr)
+      a.mismatches.push_back({.rank = b.rank, .event = b.own, .peer_event = b.waiter});
+  }
   std::vector<std::int32_t> odd;
   for (const Mismatch& m : a.mismatches) odd.push_back(m.rank);
-  a.scores = ScoreRanks(a.facts, a.waits, odd);
+  a.scores = ScoreRanks(a.facts, a.waits, odd, a.recorder);
   a.unplaced = DropUnplacedWhenTimeoutsAreUnranked(a.facts, &a.scores);
   a.leads = a.scores.size() == 1 ||
             (!a.scores.empty() && a.scores[1].total() * kLeadRatio < a.scores[0].total());

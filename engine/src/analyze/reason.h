@@ -191,6 +191,8 @@ enum class ReasonId : std::uint16_t {
   kLoudestRank,
   kNoRootCauseTable,
   kEarliestRootCause,
+  kNoFlightRecorderVerdict,
+  kFlightRecorderMissingRanks,
   kNoWatchdogTimeout,
   kEarliestWatchdogTimeout,
 
@@ -366,6 +368,11 @@ enum class ReasonId : std::uint16_t {
   kOthersReachedStep,
   kOthersWentOnUntil,
   kInspectWhileRunning,
+
+  // analyze/participation.cc: what the Flight Recorder dumps say (analyze/flight_recorder.h)
+  kFrOddCollective,
+  kFrNeverJoined,
+  kFrNoDump,
 
   kCount,  // not a template: the number of them
 };

@@ -62,7 +62,8 @@ bool OwnExit(const JobFacts& facts, std::int32_t rank) {
 }
 
 std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& waits,
-                                  const std::vector<std::int32_t>& mismatched) {
+                                  const std::vector<std::int32_t>& mismatched,
+                                  const FrAnalysis& recorder) {
   std::vector<RankScore> all;
   const auto world = std::max<std::size_t>(waits.explains.size(), facts.ranks.size());
   for (std::int32_t rank = 0; rank < static_cast<std::int32_t>(world); ++rank) {
@@ -73,6 +74,10 @@ std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& wai
       s.progress = SilenceScore(facts, rank) * (s.torn_down_early ? kTornDown : 1);
     }
     if (std::find(mismatched.begin(), mismatched.end(), rank) != mismatched.end()) s.mismatch = kMismatch;
+    if (const FrBlocker* b = recorder.RootOf(rank)) {
+      if (b->why == FrBlocker::Why::kNeverJoined) s.recorder = kRecorderNeverJoined;
+      if (b->why == FrBlocker::Why::kNoDump) s.recorder = kRecorderNoDump;
+    }
     if (rank < static_cast<std::int32_t>(waits.explains.size()) && waits.reporters > 0 && waits.explains[rank] > 0) {
       s.progress = kProgress * waits.explains[rank] / waits.reporters;
       if (s.torn_down_early) s.progress *= kTornDown;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analyze/facts.h"
+#include "analyze/flight_recorder.h"
 #include "analyze/wait_graph.h"
 
 namespace denpex::engine {
@@ -23,6 +24,10 @@ inline constexpr double kLauncherLate = 1;    // exited after it
 inline constexpr double kTraceback = 2;       // printed a Python exception of its own
 inline constexpr double kMismatch = 8;        // its collective's op or size differs from its peers' (mismatch.h)
 inline constexpr double kProgress = 4;        // times the share of reporters stuck behind it
+// Flight Recorder dumps (flight_recorder.h): never enqueued the collective its group's dumped
+// members wait in, and waits in none itself; the only member without a dump they wait on.
+inline constexpr double kRecorderNeverJoined = 8;
+inline constexpr double kRecorderNoDump = 4;
 inline constexpr double kTornDown = 0.25;     // factor for ranks torn down by their agent early
 inline constexpr double kLeadRatio = 1.5;     // the leader must beat the runner-up by this
 // A silent rank that only stopped participating (no exit, no error of its own) is the initiator
@@ -37,13 +42,15 @@ struct RankScore {
   double launcher = 0;
   double progress = 0;
   double mismatch = 0;
+  double recorder = 0;  // where the Flight Recorder dumps' waits end (an odd collective: mismatch)
   bool torn_down_early = false;
-  double total() const { return launcher + progress + mismatch; }
+  double total() const { return launcher + progress + mismatch + recorder; }
 };
 
 // Ranks with any score, most likely first (ties by rank number).
 std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& waits,
-                                  const std::vector<std::int32_t>& mismatched);
+                                  const std::vector<std::int32_t>& mismatched,
+                                  const FrAnalysis& recorder);
 
 // True when its agent saw it end by SIGABRT during a watchdog wave: the watchdog's own teardown.
 bool WatchdogAborted(const JobFacts& facts, std::int32_t rank);

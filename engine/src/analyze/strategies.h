@@ -20,4 +20,11 @@ Finding AnalyzeFirstError(const Incident& inc);
 Finding AnalyzeLoudest(const Incident& inc);
 Finding AnalyzeElasticRootCause(const Incident& inc);
 
+// Baselines on the Flight Recorder dumps alone (analyze/flight_recorder.h): torch's analyser
+// (`fr_trace --allow-incomplete-ranks`: the first collective of the first process group that a
+// dumped member never joined, or whose members disagree) and NVRx's attribution (the missing
+// ranks of the group whose stuck collective was created first). Their lowest rank (baselines.cc).
+Finding AnalyzeFrTrace(const Incident& inc);
+Finding AnalyzeFrWavefront(const Incident& inc);
+
 }  // namespace denpex::engine

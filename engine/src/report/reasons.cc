@@ -482,6 +482,11 @@ constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kEarliestRootCause,
      "Rank {rank} is the earliest \"Root Cause (first observed failure)\" of a torchrun agent "
      "({where})."},
+    {ReasonId::kNoFlightRecorderVerdict,
+     "No Flight Recorder dump shows a collective some dumped member never joined."},
+    {ReasonId::kFlightRecorderMissingRanks,
+     "The Flight Recorder dumps name rank(s) {ranks} as missing from the collective their process "
+     "group waits in ({where})."},
     {ReasonId::kNoWatchdogTimeout, "No NCCL watchdog timeout line in the logs."},
     {ReasonId::kEarliestWatchdogTimeout,
      "Rank {rank} printed the earliest NCCL watchdog timeout ({where} at {time})."},
@@ -877,6 +882,21 @@ constexpr std::array kTemplates = std::to_array<Template>({
      "Recorder dump, `nvidia-smi` and the kernel log; then cancel the job and resume from the "
      "newest "
      "checkpoint that verifies."},
+    // analyze/participation.cc: the Flight Recorder dumps
+    {ReasonId::kFrOddCollective,
+     "{who}'s Flight Recorder dump shows {op} {sizes} {dtypes} as collective {seq} of process "
+     "group {pg} ({where}), while the dumps of {peers} other members show {peer_op} {peer_sizes} "
+     "{peer_dtypes} ({peer_where}): it issued another collective than its peers (a mismatched or "
+     "skipped one), so the group hung."},
+    {ReasonId::kFrNeverJoined,
+     " Its Flight Recorder dump ({where}) shows it never enqueued collective {seq} of process "
+     "group {pg}, {op}, which {waiting} of the group's dumped members wait in ({waiter}), and "
+     "that it waits in no collective itself: it stopped on the host (its own code, a data loader, "
+     "a lock), not in NCCL."},
+    {ReasonId::kFrNoDump,
+     " It wrote no Flight Recorder dump, while {waiting} members of its process group {pg} that "
+     "did wait in collective {seq}, {op} ({waiter}): the only member without a dump that the "
+     "dumps wait on."},
     // TEMPLATES
 });
 static_assert(kTemplates.size() == static_cast<std::size_t>(ReasonId::kCount));

@@ -20,12 +20,14 @@ namespace denpex::engine {
 
 // The real analysis and the naive baselines it is measured against.
 enum class Strategy {
-  kEngine,      // progress per process group + launcher evidence (the product)
-  kFirstError,  // baseline: the rank of the earliest NCCL watchdog timeout line
-  kLoudest,     // baseline: the rank with the most error lines
+  kEngine,            // progress per process group + launcher evidence (the product)
+  kFirstError,        // baseline: the rank of the earliest NCCL watchdog timeout line
+  kLoudest,           // baseline: the rank with the most error lines
   kElasticRootCause,  // baseline: the rank of the earliest torchrun "first observed failure"
   kNewestCheckpoint,  // baseline: first-error's initiator, and resume from the newest checkpoint
                       // (the `latest` pointer, else the highest step) without verifying it
+  kFrTrace,           // baseline: torch's Flight Recorder analyser on the dumps alone (fr_trace)
+  kFrWavefront,       // baseline: NVRx's attribution on the dumps: the head group's missing ranks
 };
 
 std::optional<Strategy> ParseStrategy(std::string_view name);
