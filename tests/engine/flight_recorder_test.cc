@@ -22,15 +22,16 @@ class Dumps {
   // A dump by `rank` (its file `nccl_trace_rank_<rank>`).
   void Dump(std::int32_t rank) {
     file_[rank] = static_cast<std::uint32_t>(inc_.files.size());
-    inc_.files.push_back({.path = "node" + std::to_string(rank / 4) + "/nccl_trace_rank_" + std::to_string(rank),
-                          .readable = true});
+    inc_.files.push_back(
+        {.path = "node" + std::to_string(rank / 4) + "/nccl_trace_rank_" + std::to_string(rank),
+         .readable = true});
     Add(rank, 1, Kind::kFrDump, kT0,
         FrDump{.version = inc_.strings.Intern("2.5"), .groups = 1, .entries = 10});
   }
   // Its state in group `pg` (members `ranks`): last enqueued and completed collective.
   // Its pending entry was created `at_ms` after kT0 (default: its sequence number).
-  void Group(std::int32_t rank, const std::string& pg, const std::string& ranks, std::int64_t enqueued,
-             std::int64_t completed, std::int64_t at_ms = -1) {
+  void Group(std::int32_t rank, const std::string& pg, const std::string& ranks,
+             std::int64_t enqueued, std::int64_t completed, std::int64_t at_ms = -1) {
     const TimeNs at = kT0 + (at_ms < 0 ? enqueued : at_ms) * 1'000'000;
     Add(rank, 2, Kind::kFrGroup, at,
         FrGroup{.pg = inc_.strings.Intern(pg),
@@ -41,25 +42,29 @@ class Dumps {
                 .last_started = enqueued,
                 .last_completed = completed});
     if (enqueued > completed) Entry(rank, pg, enqueued, "nccl:all_reduce", "[[1024]]", false, at);
-    if (completed >= 0) Entry(rank, pg, completed, "nccl:all_reduce", "[[1024]]", true, kT0 + completed * 1'000'000);
+    if (completed >= 0)
+      Entry(rank, pg, completed, "nccl:all_reduce", "[[1024]]", true, kT0 + completed * 1'000'000);
   }
   void Entry(std::int32_t rank, const std::string& pg, std::int64_t seq, const std::string& op,
              const std::string& sizes, bool completed, TimeNs created) {
     Add(rank, 3 + static_cast<std::uint32_t>(seq), Kind::kFrCollective, created,
-        FrCollective{.pg = inc_.strings.Intern(pg),
-                     .pg_desc = inc_.strings.Intern(pg == "0" ? "default_pg" : "sub"),
-                     .op = inc_.strings.Intern(op),
-                     .sizes = inc_.strings.Intern(sizes),
-                     .dtypes = inc_.strings.Intern("[Float]"),
-                     .state = completed ? FrCollective::State::kCompleted : FrCollective::State::kStarted,
-                     .seq = seq,
-                     .completed = completed ? created + 1000 : 0});
+        FrCollective{
+            .pg = inc_.strings.Intern(pg),
+            .pg_desc = inc_.strings.Intern(pg == "0" ? "default_pg" : "sub"),
+            .op = inc_.strings.Intern(op),
+            .sizes = inc_.strings.Intern(sizes),
+            .dtypes = inc_.strings.Intern("[Float]"),
+            .state = completed ? FrCollective::State::kCompleted : FrCollective::State::kStarted,
+            .seq = seq,
+            .completed = completed ? created + 1000 : 0});
   }
   // The entry at `seq` a rank enqueued, replaced (its last one: a pending entry).
-  void Replace(std::int32_t rank, std::int64_t seq, const std::string& op, const std::string& sizes) {
+  void Replace(std::int32_t rank, std::int64_t seq, const std::string& op,
+               const std::string& sizes) {
     for (Event& e : inc_.events) {
       auto* c = std::get_if<FrCollective>(&e.detail);
-      if (c && e.rank == rank && c->seq == seq) c->op = inc_.strings.Intern(op), c->sizes = inc_.strings.Intern(sizes);
+      if (c && e.rank == rank && c->seq == seq)
+        c->op = inc_.strings.Intern(op), c->sizes = inc_.strings.Intern(sizes);
     }
   }
   const Incident& incident() const { return inc_; }

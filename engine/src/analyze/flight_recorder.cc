@@ -20,7 +20,7 @@ struct Member {
 
 struct Group {
   StrId pg = kNoStr;
-  std::vector<std::int32_t> members;  // from `ranks`; empty when it does not list them
+  std::vector<std::int32_t> members;      // from `ranks`; empty when it does not list them
   std::map<std::int32_t, Member> dumped;  // rank -> its dump of the group
   std::int32_t first_event = -1;          // the first kFrGroup event: the dumps' order
 };
@@ -45,7 +45,8 @@ Dumps Collect(const Incident& inc) {
                           .members = ParseFrRanks(inc.str(g->ranks)),
                           .first_event = static_cast<std::int32_t>(i)});
     }
-    d.groups[it->second].dumped[e.rank] = {.group_event = static_cast<std::int32_t>(i), .state = *g};
+    d.groups[it->second].dumped[e.rank] = {.group_event = static_cast<std::int32_t>(i),
+                                           .state = *g};
   }
   // Entries by the group their rank's dump names (a dump lists each group once).
   std::map<std::pair<StrId, std::int32_t>, Member*> of;
@@ -177,14 +178,20 @@ FrAnalysis AnalyzeFlightRecorder(const Incident& inc) {
       if (busy.contains(r)) continue;  // it waits in another group: a victim
       FrBlocker& b = never[r];
       if (waiting > b.waiting) {
-        b = {.rank = r, .why = FrBlocker::Why::kNeverJoined, .own = g.dumped.at(r).group_event,
-             .waiter = s.waiter_entry, .waiting = waiting};
+        b = {.rank = r,
+             .why = FrBlocker::Why::kNeverJoined,
+             .own = g.dumped.at(r).group_event,
+             .waiter = s.waiter_entry,
+             .waiting = waiting};
       }
     }
     std::int32_t own = -1, peer = -1;
     if (s.behind.empty()) {
       if (const std::int32_t r = OddMember(inc, g, s, &own, &peer); r >= 0) {
-        odd[r] = {.rank = r, .why = FrBlocker::Why::kOddCollective, .own = own, .waiter = peer,
+        odd[r] = {.rank = r,
+                  .why = FrBlocker::Why::kOddCollective,
+                  .own = own,
+                  .waiter = peer,
                   .waiting = waiting - 1};
       }
     }
@@ -200,7 +207,9 @@ FrAnalysis AnalyzeFlightRecorder(const Incident& inc) {
       waiting = std::max(waiting, static_cast<std::int32_t>(s.waiting.size()));
       if (waiter < 0) waiter = s.waiter_entry;
     }
-    out.roots.push_back({.rank = *absent.begin(), .why = FrBlocker::Why::kNoDump, .waiter = waiter,
+    out.roots.push_back({.rank = *absent.begin(),
+                         .why = FrBlocker::Why::kNoDump,
+                         .waiter = waiter,
                          .waiting = waiting});
   }
   return out;

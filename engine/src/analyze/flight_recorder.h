@@ -25,13 +25,13 @@ struct FrBlocker {
   // kNeverJoined: its kFrGroup event (its last enqueued and completed sequence numbers);
   // kOddCollective: its own entry at the stuck sequence number; kNoDump: -1.
   std::int32_t own = -1;
-  std::int32_t waiter = -1;   // a waiting member's entry (kFrCollective) at the stuck seq
-  std::int32_t waiting = 0;   // the group's dumped members waiting in that collective
+  std::int32_t waiter = -1;  // a waiting member's entry (kFrCollective) at the stuck seq
+  std::int32_t waiting = 0;  // the group's dumped members waiting in that collective
 };
 
 struct FrAnalysis {
-  std::int32_t dumps = 0;               // ranks that wrote a dump
-  std::vector<std::int32_t> waiting;    // ranks whose dump shows a collective not completed
+  std::int32_t dumps = 0;             // ranks that wrote a dump
+  std::vector<std::int32_t> waiting;  // ranks whose dump shows a collective not completed
   // Where the waits end, in rank order: the members that never joined (and wait in nothing);
   // when none, the members that issued another collective than their peers; when none, the one
   // member without a dump that every stuck group waits on (never several: that is ambiguous).

@@ -37,7 +37,7 @@ std::map<std::int32_t, ProgressMark> LatestProgress(const Incident& inc) {
 bool AnswerProgressStall(const Incident& inc, const std::map<std::int32_t, ProgressMark>& marks,
                          const StallClock& clock, Finding* f) {
   if (marks.empty() || clock.line_ns <= 0) return false;
-  const double limit = clock.factor * clock.line_ns;
+  const double limit = std::max(clock.factor * clock.line_ns, clock.min_ns);
   TimeNs latest = 0;
   std::int64_t top = -1;
   for (const auto& [rank, m] : marks)

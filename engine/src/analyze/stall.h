@@ -29,6 +29,9 @@ struct StallClock {
   // two lines (a job that logs every 10th step); 0: unknown, no answer.
   double line_ns = 0;
   double factor = 5;  // a stop longer than factor such times is a stall
+  // ... and longer than this: a job stepping every 0.2 s pauses a second for a garbage
+  // collection, a log flush, a machine busy with other work, and is not stalled.
+  double min_ns = 5e9;
 };
 
 // The finding of a stall, when there is one: DIAGNOSED (HANG) when one rank, or one node's
