@@ -56,7 +56,13 @@ if ((with_services)) && ! scripts/services.sh status; then
   fi
 fi
 failed=()
-ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure || failed+=("ctest")
+# A failed test's name is repeated at the very end (CI shows the tail of the output).
+failed_tests() {
+  local list="$1/Testing/Temporary/LastTestsFailed.log"
+  [[ -f $list ]] && cut -d: -f2- "$list" | paste -sd' ' - || true
+}
+ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure ||
+  failed+=("ctest: $(failed_tests "$build_dir")")
 
 # The unit tests again under AddressSanitizer and UBSan (-O1, line tables for the stacks); any
 # report fails its test. Only what `ctest -L unit` runs is built (target denpex_unit_tests).
@@ -68,7 +74,7 @@ if [[ ${DENPEX_NO_SANITIZE:-} != 1 ]]; then
   if cmake --build "$sanitize_dir" -j "$jobs" --target denpex_unit_tests; then
     ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --test-dir "$sanitize_dir" -L unit -j "$jobs" --output-on-failure ||
-      failed+=("ctest -L unit under ASan+UBSan")
+      failed+=("ctest -L unit under ASan+UBSan: $(failed_tests "$sanitize_dir")")
   else
     failed+=("the ASan+UBSan build")
   fi
