@@ -338,8 +338,10 @@ TEST(EngineEvents, AChainedExceptionSaysSo) {
 TEST(EngineEvents, EveryFamilyOfTheIssueCanBeAskedFor) {
   const std::vector<std::string> issue = {"nccl_watchdog", "nccl", "cuda", "cuda_oom", "host_oom", "xid",
                                           "slurm", "torchrun", "deepspeed", "fsdp", "kubernetes", "ray",
-                                          "gloo", "trainer", "python", "bare_metal", "other"};
-  EXPECT_EQ(EventFamilies(), issue);  // and issue #9's bare_metal (mpirun, pdsh, ssh)
+                                          "gloo", "trainer", "python", "bare_metal", "flight_recorder",
+                                          "other"};
+  // and issue #9's bare_metal (mpirun, pdsh, ssh), #26's flight_recorder (the dumps)
+  EXPECT_EQ(EventFamilies(), issue);
   TempDir dir;
   testing::WriteIncident(dir.path(), {});
   for (const std::string& family : issue) {
