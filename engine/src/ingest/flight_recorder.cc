@@ -22,8 +22,8 @@ constexpr std::size_t kTextCap = 160;
 constexpr int kTextDepth = 6;
 
 bool IsDumpKey(std::string_view k) {
-  static constexpr std::string_view kKeys[] = {"version",   "pg_config",    "pg_status",
-                                               "entries",   "nccl_version", "comm_lib_version",
+  static constexpr std::string_view kKeys[] = {"version",        "pg_config",    "pg_status",
+                                               "entries",        "nccl_version", "comm_lib_version",
                                                "nccl_comm_state"};
   return std::find(std::begin(kKeys), std::end(kKeys), k) != std::end(kKeys);
 }
@@ -42,14 +42,30 @@ std::string_view FirstPickleKey(std::string_view b) {
     const auto op = static_cast<unsigned char>(b[pos++]);
     std::size_t width = 0;
     switch (op) {
-      case '}': case '(': case 0x94: continue;
-      case 'q': pos += 1; continue;
-      case 'r': pos += 4; continue;
-      case 0x95: pos += 8; continue;
-      case 'X': width = 4; break;
-      case 0x8c: width = 1; break;
-      case 0x8d: width = 8; break;
-      default: return {};
+      case '}':
+      case '(':
+      case 0x94:
+        continue;
+      case 'q':
+        pos += 1;
+        continue;
+      case 'r':
+        pos += 4;
+        continue;
+      case 0x95:
+        pos += 8;
+        continue;
+      case 'X':
+        width = 4;
+        break;
+      case 0x8c:
+        width = 1;
+        break;
+      case 0x8d:
+        width = 8;
+        break;
+      default:
+        return {};
     }
     if (pos + width > b.size()) return {};
     const std::uint64_t n = Le(b.substr(pos, width));
@@ -143,8 +159,9 @@ Pickle JsonToPickle(std::string_view text) {
     }
   }
   if (!r.ok()) {  // an error at the end of the text: the JSON was cut short
-    return r.Peek() == '\0' ? fail("the JSON ends early: " + r.error(), ckpt::PickleError::kTruncated)
-                            : fail("malformed JSON: " + r.error());
+    return r.Peek() == '\0'
+               ? fail("the JSON ends early: " + r.error(), ckpt::PickleError::kTruncated)
+               : fail("malformed JSON: " + r.error());
   }
   if (!r.AtEnd()) return fail("more after the JSON object");
   return out;
@@ -167,9 +184,7 @@ class Dump {
     return args.size() == 1 ? args[0] : v;
   }
   std::span<const PyValue> Items(const PyValue& v) const { return p_.Items(Plain(v)); }
-  const PyValue* Get(const PyValue& dict, std::string_view key) const {
-    return p_.Get(dict, key);
-  }
+  const PyValue* Get(const PyValue& dict, std::string_view key) const { return p_.Get(dict, key); }
   std::string_view Str(const PyValue* v) const { return v ? p_.Str(*v) : std::string_view(); }
   std::optional<std::int64_t> Int(const PyValue* v) const {
     if (v == nullptr || (v->kind != VKind::kInt && v->kind != VKind::kBool)) return std::nullopt;
@@ -208,10 +223,18 @@ class Dump {
     if (out->size() > kTextCap) return;
     const PyValue& v = Plain(raw);
     switch (v.kind) {
-      case VKind::kNone: *out += "None"; return;
-      case VKind::kBool: *out += v.i ? "True" : "False"; return;
-      case VKind::kInt: *out += std::to_string(v.i); return;
-      case VKind::kStr: *out += p_.Str(v); return;
+      case VKind::kNone:
+        *out += "None";
+        return;
+      case VKind::kBool:
+        *out += v.i ? "True" : "False";
+        return;
+      case VKind::kInt:
+        *out += std::to_string(v.i);
+        return;
+      case VKind::kStr:
+        *out += p_.Str(v);
+        return;
       case VKind::kTuple:
       case VKind::kList: {
         if (depth >= kTextDepth) {
@@ -229,19 +252,13 @@ class Dump {
         out->push_back(']');
         return;
       }
-      default: *out += "?"; return;
+      default:
+        *out += "?";
+        return;
     }
   }
 
   const Pickle& p_;
-};
-
-// What a group's entries say, and which of them become events.
-struct GroupSeen {
-  StrId desc = kNoStr;
-  std::int64_t enqueued = -1, started = -1, completed = -1;
-  TimeNs newest = 0;
-  std::int64_t last_completed_entry = -1;  // index into entries
 };
 
 FrCollective::State StateOf(std::string_view s) {
@@ -268,8 +285,10 @@ std::int32_t CountRanks(std::string_view s) {
       return -1;
     }
   }
-  if (digit) ++n;
-  else if (n > 0) return -1;
+  if (digit)
+    ++n;
+  else if (n > 0)
+    return -1;
   return n;
 }
 
@@ -285,10 +304,72 @@ Event NewEvent(Kind kind, std::uint32_t file, std::int32_t rank, std::uint32_t l
   return e;
 }
 
+// The entry fields the reader looks at. An entry's keys are looked up once each, by the string
+// they are (torch's and Python's picklers memoize them: one string per key for the whole ring).
+enum Field : std::uint8_t {
+  kOtherField,
+  kPgId,
+  kProcessGroup,
+  kSeq,
+  kP2pSeq,
+  kIsP2p,
+  kRecordId,
+  kOp,
+  kSizes,
+  kDtypes,
+  kState,
+  kCreated,
+  kStartedAt,
+  kCompletedAt,
+  kTimeout,
+  kFieldCount
+};
+
+Field FieldOf(std::string_view k) {
+  static constexpr std::pair<std::string_view, Field> kNames[] = {
+      {"pg_id", kPgId},
+      {"process_group", kProcessGroup},
+      {"collective_seq_id", kSeq},
+      {"p2p_seq_id", kP2pSeq},
+      {"is_p2p", kIsP2p},
+      {"record_id", kRecordId},
+      {"profiling_name", kOp},
+      {"input_sizes", kSizes},
+      {"input_dtypes", kDtypes},
+      {"state", kState},
+      {"time_created_ns", kCreated},
+      {"time_discovered_started_ns", kStartedAt},
+      {"time_discovered_completed_ns", kCompletedAt},
+      {"timeout_ms", kTimeout}};
+  for (const auto& [name, f] : kNames) {
+    if (name == k) return f;
+  }
+  return kOtherField;
+}
+
+struct Entry {
+  const PyValue* f[kFieldCount] = {};
+};
+
+// What the scan keeps of each entry.
+struct Brief {
+  std::int64_t seq = -1;
+  TimeNs created = 0;
+  std::int32_t group = -1;  // index into Reader::groups_
+  FrCollective::State state = FrCollective::State::kScheduled;
+};
+
 class Reader {
  public:
   Reader(const Pickle& p, std::uint32_t file, std::int32_t rank, bool json, FrRead* out)
-      : d_(p), root_(p.root), file_(file), rank_(rank), json_(json), out_(out) {}
+      : p_(p),
+        d_(p),
+        root_(p.root),
+        file_(file),
+        rank_(rank),
+        json_(json),
+        out_(out),
+        field_of_(p.strings.size(), 0xff) {}
 
   void Run() {
     if (root_.kind != VKind::kDict) {
@@ -318,46 +399,88 @@ class Reader {
   }
 
  private:
-  StrId Intern(std::string_view v) {
-    return v.empty() ? kNoStr : out_->log.strings.Intern(v);
-  }
-  // The group an entry belongs to: `process_group`'s name, else its pg_id.
-  std::string GroupOf(const PyValue& e, StrId* desc) {
-    const auto pg = d_.Items(d_.Get(e, "process_group") ? *d_.Get(e, "process_group") : PyValue{});
-    if (!pg.empty() && pg[0].kind == VKind::kStr) {
-      if (pg.size() > 1 && desc) *desc = Intern(d_.Str(&pg[1]));
-      return d_.Key(pg[0]);
+  struct GroupSeen {
+    std::string name;
+    std::string_view desc;
+    std::int64_t enqueued = -1, started = -1, completed = -1;
+    TimeNs newest = 0;
+    std::int64_t last_completed_entry = -1;  // index into entries
+  };
+
+  StrId Intern(std::string_view v) { return v.empty() ? kNoStr : out_->log.strings.Intern(v); }
+
+  Entry Fields(const PyValue& e) {
+    Entry out;
+    const PyValue* d = &e;
+    if (d->kind == VKind::kObject && d->ref < p_.containers.size())
+      d = &p_.containers[d->ref].state;
+    if (d->kind != VKind::kDict || d->ref >= p_.containers.size()) return out;
+    const auto& items = p_.containers[d->ref].items;
+    for (std::size_t k = 0; k + 1 < items.size(); k += 2) {
+      const PyValue& key = items[k];
+      if (key.kind != VKind::kStr || key.ref >= field_of_.size()) continue;
+      std::uint8_t& f = field_of_[key.ref];
+      if (f == 0xff) f = FieldOf(p_.Str(key));
+      if (f != kOtherField) out.f[f] = &items[k + 1];
     }
-    if (const auto id = d_.Int(d_.Get(e, "pg_id"))) return std::to_string(*id);
-    return {};
+    return out;
   }
-  bool IsP2p(const PyValue& e) {
-    if (const auto p = d_.Int(d_.Get(e, "is_p2p"))) return *p != 0;
-    const std::string_view op = d_.Str(d_.Get(e, "profiling_name"));
+  std::int64_t Int(const Entry& e, Field f, std::int64_t none) const {
+    return d_.Int(e.f[f]).value_or(none);
+  }
+  FrCollective::State State(const Entry& e) const { return StateOf(d_.Str(e.f[kState])); }
+  bool IsP2p(const Entry& e) const {
+    if (const auto p = d_.Int(e.f[kIsP2p])) return *p != 0;
+    const std::string_view op = d_.Str(e.f[kOp]);
     return op.find("send") != std::string_view::npos || op.find("recv") != std::string_view::npos;
+  }
+  // The group an entry belongs to (`process_group`'s name, else its pg_id), found or added.
+  std::int32_t GroupOf(const Entry& e) {
+    std::string_view name, desc;
+    std::string id;
+    const auto pg = e.f[kProcessGroup] ? d_.Items(*e.f[kProcessGroup]) : std::span<const PyValue>();
+    if (!pg.empty() && pg[0].kind == VKind::kStr) {
+      name = p_.Str(pg[0]);
+      if (pg.size() > 1) desc = p_.Str(pg[1]);
+    } else if (const auto n = d_.Int(e.f[kPgId])) {
+      id = std::to_string(*n);
+      name = id;
+    }
+    if (last_group_ >= 0 && groups_[static_cast<std::size_t>(last_group_)].name == name)
+      return last_group_;
+    auto it = group_index_.find(std::string(name));
+    if (it == group_index_.end()) {
+      it = group_index_.emplace(std::string(name), static_cast<std::int32_t>(groups_.size())).first;
+      groups_.push_back({.name = std::string(name), .desc = desc});
+    }
+    last_group_ = it->second;
+    return it->second;
   }
 
   void ScanEntries(std::span<const PyValue> items) {
+    briefs_.resize(items.size());
     for (std::size_t i = 0; i < items.size(); ++i) {
-      const PyValue& e = items[i];
-      StrId desc = kNoStr;
-      GroupSeen& g = groups_[GroupOf(e, &desc)];
-      if (g.desc == kNoStr) g.desc = desc;
-      const TimeNs t = d_.IntOr(e, "time_created_ns", 0);
-      g.newest = std::max(g.newest, t);
-      newest_ = std::max(newest_, t);
-      const auto state = StateOf(d_.Str(d_.Get(e, "state")));
-      if (state == FrCollective::State::kCompleted) g.last_completed_entry = static_cast<std::int64_t>(i);
+      const Entry e = Fields(items[i]);
+      Brief& b = briefs_[i];
+      b.group = GroupOf(e);
+      GroupSeen& g = groups_[static_cast<std::size_t>(b.group)];
+      b.created = Int(e, kCreated, 0);
+      b.state = State(e);
+      b.seq = Int(e, kSeq, -1);
+      g.newest = std::max(g.newest, b.created);
+      newest_ = std::max(newest_, b.created);
+      if (b.state == FrCollective::State::kCompleted)
+        g.last_completed_entry = static_cast<std::int64_t>(i);
       if (IsP2p(e)) continue;
-      const std::int64_t seq = d_.IntOr(e, "collective_seq_id", -1);
-      g.enqueued = std::max(g.enqueued, seq);
-      if (state != FrCollective::State::kScheduled) g.started = std::max(g.started, seq);
-      if (state == FrCollective::State::kCompleted) g.completed = std::max(g.completed, seq);
+      g.enqueued = std::max(g.enqueued, b.seq);
+      if (b.state != FrCollective::State::kScheduled) g.started = std::max(g.started, b.seq);
+      if (b.state == FrCollective::State::kCompleted) g.completed = std::max(g.completed, b.seq);
     }
   }
 
-  // pg_status's entry of the group named `name` (keyed by its name, or by its entries' pg_id).
-  const PyValue* StatusOf(const std::string& name, const std::vector<std::pair<PyValue, PyValue>>& status) {
+  // pg_status's entry of the group named `name`.
+  const PyValue* StatusOf(const std::string& name,
+                          const std::vector<std::pair<PyValue, PyValue>>& status) const {
     for (const auto& [k, v] : status) {
       if (d_.Key(k) == name) return &v;
     }
@@ -370,17 +493,19 @@ class Reader {
     for (std::size_t i = 0; i < config.size(); ++i) {
       const auto& [key, cfg] = config[i];
       const std::string name = d_.Key(key);
-      const auto seen = groups_.find(name);
-      const GroupSeen g = seen != groups_.end() ? seen->second : GroupSeen{};
+      const auto seen = group_index_.find(name);
+      const GroupSeen g = seen != group_index_.end()
+                              ? groups_[static_cast<std::size_t>(seen->second)]
+                              : GroupSeen{};
       FrGroup fg{.pg = Intern(name)};
       fg.pg_desc = Intern(d_.Str(d_.Get(cfg, "desc")));
-      if (fg.pg_desc == kNoStr) fg.pg_desc = g.desc;
+      if (fg.pg_desc == kNoStr) fg.pg_desc = Intern(g.desc);
       const PyValue* ranks = d_.Get(cfg, "ranks");
-      const std::string ranks_text = d_.Text(ranks);
-      fg.ranks = Intern(ranks_text);
+      fg.ranks = Intern(d_.Text(ranks));
       if (ranks != nullptr && ranks->kind == VKind::kStr) {
         fg.size = CountRanks(d_.Str(ranks));
-      } else if (ranks != nullptr && (ranks->kind == VKind::kList || ranks->kind == VKind::kTuple)) {
+      } else if (ranks != nullptr &&
+                 (ranks->kind == VKind::kList || ranks->kind == VKind::kTuple)) {
         fg.size = static_cast<std::int32_t>(d_.Items(*ranks).size());
       }
       if (const PyValue* st = status_dict ? StatusOf(name, status) : nullptr) {
@@ -398,55 +523,64 @@ class Reader {
 
   void Collectives(std::span<const PyValue> items) {
     std::vector<char> last(items.size(), 0);
-    for (const auto& [name, g] : groups_) {
+    for (const GroupSeen& g : groups_) {
       if (g.last_completed_entry >= 0) last[static_cast<std::size_t>(g.last_completed_entry)] = 1;
     }
     for (std::size_t i = 0; i < items.size(); ++i) {
-      const PyValue& e = items[i];
-      const auto state = StateOf(d_.Str(d_.Get(e, "state")));
-      if (state == FrCollective::State::kCompleted && !last[i]) continue;
+      if (briefs_[i].state == FrCollective::State::kCompleted && !last[i]) continue;
+      const Entry e = Fields(items[i]);
+      const GroupSeen& g = groups_[static_cast<std::size_t>(briefs_[i].group)];
       FrCollective c;
-      c.pg = Intern(GroupOf(e, &c.pg_desc));
-      c.op = Intern(d_.Str(d_.Get(e, "profiling_name")));
-      c.sizes = Intern(d_.Text(d_.Get(e, "input_sizes")));
-      c.dtypes = Intern(d_.Text(d_.Get(e, "input_dtypes")));
-      c.state = state;
+      c.pg = Intern(g.name);
+      c.pg_desc = Intern(g.desc);
+      c.op = Intern(d_.Str(e.f[kOp]));
+      c.sizes = Intern(d_.Text(e.f[kSizes]));
+      c.dtypes = Intern(d_.Text(e.f[kDtypes]));
+      c.state = briefs_[i].state;
       c.p2p = IsP2p(e);
-      c.seq = d_.IntOr(e, "collective_seq_id", -1);
-      c.p2p_seq = d_.IntOr(e, "p2p_seq_id", -1);
-      c.record_id = d_.IntOr(e, "record_id", -1);
-      c.started = d_.IntOr(e, "time_discovered_started_ns", 0);
-      c.completed = d_.IntOr(e, "time_discovered_completed_ns", 0);
-      c.timeout_ms = d_.IntOr(e, "timeout_ms", -1);
+      c.seq = briefs_[i].seq;
+      c.p2p_seq = Int(e, kP2pSeq, -1);
+      c.record_id = Int(e, kRecordId, -1);
+      c.started = Int(e, kStartedAt, 0);
+      c.completed = Int(e, kCompletedAt, 0);
+      c.timeout_ms = Int(e, kTimeout, -1);
       Event ev = NewEvent(Kind::kFrCollective, file_, rank_, static_cast<std::uint32_t>(i + 1),
-                          d_.IntOr(e, "time_created_ns", 0));
+                          briefs_[i].created);
       ev.detail = c;
       out_->log.events.push_back(ev);
     }
   }
 
+  const Pickle& p_;
   Dump d_;
   const PyValue& root_;
   std::uint32_t file_;
   std::int32_t rank_;
   bool json_;
   FrRead* out_;
-  std::map<std::string, GroupSeen> groups_;
+  std::vector<std::uint8_t> field_of_;  // by string index: its Field, 0xff not looked up yet
+  std::vector<GroupSeen> groups_;       // in order of first entry
+  std::map<std::string, std::int32_t> group_index_;
+  std::int32_t last_group_ = -1;
+  std::vector<Brief> briefs_;
   TimeNs newest_ = 0;
 };
 
 std::string_view StateName(FrCollective::State s) {
   switch (s) {
-    case FrCollective::State::kScheduled: return "scheduled";
-    case FrCollective::State::kStarted: return "started";
-    case FrCollective::State::kCompleted: return "completed";
+    case FrCollective::State::kScheduled:
+      return "scheduled";
+    case FrCollective::State::kStarted:
+      return "started";
+    case FrCollective::State::kCompleted:
+      return "completed";
   }
   return "scheduled";
 }
 
 }  // namespace
 
-FrForm SniffFlightRecorder(std::string_view b) {
+FrForm SniffFlightRecorder(std::string_view b, bool whole) {
   if (b.size() >= 2 && static_cast<unsigned char>(b[0]) == 0x80 && b[1] >= 2 && b[1] <= 5) {
     return IsDumpKey(FirstPickleKey(b)) ? FrForm::kPickle : FrForm::kNone;
   }
@@ -457,6 +591,7 @@ FrForm SniffFlightRecorder(std::string_view b) {
   if (!r.BeginObject()) return FrForm::kNone;
   const auto key = r.NextKey();
   if (!key || !IsDumpKey(*key)) return FrForm::kNone;
+  if (!whole) return FrForm::kJson;
   const bool both = b.find("\"pg_config\"") != std::string_view::npos &&
                     b.find("\"entries\"") != std::string_view::npos;
   return both ? FrForm::kJson : FrForm::kNone;

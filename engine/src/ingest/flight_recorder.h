@@ -26,7 +26,9 @@ enum class FrForm : std::uint8_t { kNone, kPickle, kJson };
 // the dump's: `version`, `pg_config`, `entries`, ...), its JSON (one object whose first key is one
 // of those and that names `pg_config` and `entries`), or neither (kNone: a text log, another
 // binary). Costs a few bytes for anything but a JSON object starting with a dump's key.
-FrForm SniffFlightRecorder(std::string_view bytes);
+// `whole` false: `bytes` is only the file's head (a growing file's), and a JSON object whose
+// first key is a dump's is taken to be one (the caller checks the whole once it reads it).
+FrForm SniffFlightRecorder(std::string_view bytes, bool whole = true);
 
 // The rank a dump's file name ends with (`nccl_trace_rank_3`, `rank_3`, `torchcomm_fr_trace_3`,
 // `nccl_trace_rank_3.json`, `..._3.pkl`): its trailing digits, after up to two extensions that

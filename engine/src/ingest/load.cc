@@ -54,7 +54,7 @@ ParsedFile ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_lin
     return r;
   }
   if (SniffFlightRecorder(text->view()) != FrForm::kNone)
-    return ReadDumpBytes(text->view(), f.rel, index);
+    return ReadDumpBytes(text->view(), text->view().size(), f.rel, index);
   r.bytes = static_cast<std::int64_t>(text->view().size());
   r.cut = !text->view().empty() && text->view().back() != '\n';
   if (!text->problem().empty()) r.inflate = f.rel + ": " + text->problem();
@@ -87,15 +87,16 @@ ParsedFile ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_lin
 
 }  // namespace
 
-ParsedFile ReadDumpBytes(std::string_view bytes, std::string_view rel, std::uint32_t index) {
+ParsedFile ReadDumpBytes(std::string_view bytes, std::uint64_t size, std::string_view rel,
+                         std::uint32_t index) {
   ParsedFile r;
   r.flight_recorder = true;
-  r.bytes = static_cast<std::int64_t>(bytes.size());
+  r.bytes = static_cast<std::int64_t>(size);
   const std::string name(rel.substr(rel.rfind('/') + 1));
-  if (bytes.size() > kMaxFlightRecorderBytes) {
-    r.problem = std::string(rel) + ": a Flight Recorder dump of " +
-                std::to_string(bytes.size() >> 20) + " MiB, over the " +
-                std::to_string(kMaxFlightRecorderBytes >> 20) + " MiB read: skipped";
+  if (size > kMaxFlightRecorderBytes) {
+    r.problem = std::string(rel) + ": a Flight Recorder dump of " + std::to_string(size >> 20) +
+                " MiB, over the " + std::to_string(kMaxFlightRecorderBytes >> 20) +
+                " MiB read: skipped";
     return r;
   }
   const std::int32_t rank = FlightRecorderRank(name);

@@ -45,8 +45,10 @@ struct ParsedFile {
 };
 
 // A Flight Recorder dump's bytes read into a ParsedFile (LoadIncident's and a growing
-// directory's alike): `rel` names it in problems, `index` is its file index.
-ParsedFile ReadDumpBytes(std::string_view bytes, std::string_view rel, std::uint32_t index);
+// directory's alike): `rel` names it in problems, `index` is its file index. A file of more
+// than kMaxFlightRecorderBytes (`size`) is refused unread.
+ParsedFile ReadDumpBytes(std::string_view bytes, std::uint64_t size, std::string_view rel,
+                         std::uint32_t index);
 
 // The Incident of files already parsed, `parsed[i]` being `listing.files[i]`'s: what
 // LoadIncident does once it has parsed every file (its events merged in file order, then
