@@ -158,9 +158,9 @@ Pickle JsonToPickle(std::string_view text) {
       add(TokenValue(*t));
     }
   }
-  if (!r.ok()) {  // an error at the end of the text: the JSON was cut short
-    return r.Peek() == '\0'
-               ? fail("the JSON ends early: " + r.error(), ckpt::PickleError::kTruncated)
+  if (!r.ok()) {  // an error at the end of the text, or a string never closed: cut short
+    const bool cut = r.Peek() == '\0' || r.error().starts_with("unterminated");
+    return cut ? fail("the JSON ends early: " + r.error(), ckpt::PickleError::kTruncated)
                : fail("malformed JSON: " + r.error());
   }
   if (!r.AtEnd()) return fail("more after the JSON object");
