@@ -253,6 +253,22 @@ TEST(FlightRecorder, DumpsInAnIncidentWithLogsAreReadAsEvidence) {
   }
 }
 
+// A dump over kMaxFlightRecorderBytes is refused by its size, unread (a sparse file here).
+TEST(FlightRecorder, ADumpOverTheCapIsAProblemNamingIt) {
+  TempDir tmp;
+  testing::Write(tmp.path() / "node0" / "rank_0.log", "[rank0]: starting\n");
+  const fs::path big = tmp.path() / "node0" / "nccl_trace_rank_0";
+  testing::Write(big, std::string("\x80\x02}(X\x07\x00\x00\x00version", 16));
+  fs::resize_file(big, kMaxFlightRecorderBytes + 1);
+  auto inc = LoadIncident(tmp.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  const std::string want =
+      "node0/nccl_trace_rank_0: a Flight Recorder dump of 256 MiB, over the 256 MiB";
+  EXPECT_TRUE(std::any_of(inc->input.problems.begin(), inc->input.problems.end(),
+                          [&](const std::string& p) { return p.find(want) != std::string::npos; }));
+  EXPECT_EQ(inc->input.unreadable_files, 1);
+}
+
 // A dump that appears in a followed directory is read whole, as LoadIncident reads it.
 TEST(FlightRecorder, GrowingDirectoryReadsADumpWhenItAppears) {
   TempDir tmp;
