@@ -173,6 +173,27 @@ std::optional<std::uint64_t> JsonReader::Count() {
   return v;
 }
 
+std::optional<std::string_view> JsonReader::Token() {
+  if (!ok()) return std::nullopt;
+  Peek();
+  const std::size_t start = pos_;
+  for (std::string_view word : {"true", "false", "null"}) {
+    if (text_.substr(pos_, word.size()) == word) {
+      pos_ += word.size();
+      return word;
+    }
+  }
+  while (pos_ < text_.size() &&
+         std::string_view("+-.0123456789eE").find(text_[pos_]) != std::string_view::npos) {
+    ++pos_;
+  }
+  if (pos_ == start) {
+    Fail("expected a value");
+    return std::nullopt;
+  }
+  return text_.substr(start, pos_ - start);
+}
+
 bool JsonReader::SkipScalar() {
   const char c = Peek();
   if (c == '"') return String().has_value();

@@ -30,6 +30,18 @@ TEST(JsonReader, ReadsKeysStringsCountsAndSkipsTheRest) {
   EXPECT_TRUE(r.AtEnd());
 }
 
+TEST(JsonReader, TokenReadsNumbersAndLiteralsAsWritten) {
+  JsonReader r(R"([-12, 1.5e3, 1754000000123456789, true, null, "s"])");
+  ASSERT_TRUE(r.BeginArray());
+  for (std::string_view want : {"-12", "1.5e3", "1754000000123456789", "true", "null"}) {
+    ASSERT_TRUE(r.NextElement());
+    EXPECT_EQ(r.Token().value_or(""), want);
+  }
+  ASSERT_TRUE(r.NextElement());
+  EXPECT_FALSE(r.Token().has_value());  // a string is no token
+  EXPECT_FALSE(r.ok());
+}
+
 TEST(JsonReader, SurrogatePairsDecodeToOneCodePoint) {
   JsonReader r(R"("\ud83d\ude00")");
   EXPECT_EQ(r.String().value_or(""), "\xf0\x9f\x98\x80");

@@ -336,11 +336,11 @@ TEST(EngineEvents, AChainedExceptionSaysSo) {
 // Issue #4 names the families `denpex events` can emit; each is accepted, and anything else is
 // a usage error that lists them.
 TEST(EngineEvents, EveryFamilyOfTheIssueCanBeAskedFor) {
-  const std::vector<std::string> issue = {"nccl_watchdog", "nccl", "cuda", "cuda_oom", "host_oom", "xid",
-                                          "slurm", "torchrun", "deepspeed", "fsdp", "kubernetes", "ray",
-                                          "gloo", "trainer", "python", "bare_metal", "flight_recorder",
-                                          "other"};
-  // and issue #9's bare_metal (mpirun, pdsh, ssh), #26's flight_recorder (the dumps)
+  const std::vector<std::string> issue = {
+      "nccl_watchdog", "nccl",     "cuda",      "cuda_oom",   "host_oom",        "xid",
+      "slurm",         "torchrun", "deepspeed", "fsdp",       "kubernetes",      "ray",
+      "gloo",          "trainer",  "python",    "bare_metal", "flight_recorder", "other"};
+  // and issue #9's bare_metal (mpirun, pdsh, ssh), issue #26's flight_recorder (dumps)
   EXPECT_EQ(EventFamilies(), issue);
   TempDir dir;
   testing::WriteIncident(dir.path(), {});

@@ -73,7 +73,7 @@ class Machine {
     return stack_.capacity() * sizeof(PyValue) + marks_.capacity() * sizeof(std::size_t) +
            out_.containers.size() * sizeof(PyContainer) + items_ * sizeof(PyValue) +
            out_.strings.size() * sizeof(std::string) + string_bytes_ +
-           memo_.size() * kMemoEntryBytes;
+           dense_memo_.capacity() * sizeof(PyValue) + sparse_memo_.size() * kMemoEntryBytes;
   }
   void Malformed(std::size_t at, const char* what) {
     Fail(PickleError::kMalformed, std::string(what) + " at byte " + std::to_string(at));
@@ -151,6 +151,32 @@ class Machine {
     out_.containers[obj.ref].type = type;
     return obj;
   }
+  // APPENDS and SETITEMS: the items above the newest MARK appended to the list or dict below
+  // it, straight from the stack (AddTo's rules).
+  void AddMarked(Kind want, std::size_t at) {
+    if (marks_.empty())
+      return Fail(PickleError::kMalformed, "no MARK before byte " + std::to_string(pos_));
+    const std::size_t begin = marks_.back();
+    marks_.pop_back();
+    const std::size_t n = stack_.size() - begin;
+    if (want == Kind::kDict && n % 2 != 0) return Malformed(at, "an odd number of dict items");
+    if (begin <= Floor()) return Fail(PickleError::kMalformed, "nothing to add items to");
+    PyValue target = stack_[begin - 1];
+    if (target.kind == Kind::kObject && want == Kind::kDict) {
+      const std::uint32_t obj = target.ref;
+      if (out_.containers[obj].state.kind == Kind::kNone) {
+        const PyValue d = NewContainer(Kind::kDict);
+        out_.containers[obj].state = d;
+      }
+      target = out_.containers[obj].state;
+    }
+    if (target.kind == want) {
+      auto& dst = out_.containers[target.ref].items;
+      items_ += n;
+      dst.insert(dst.end(), stack_.begin() + static_cast<std::ptrdiff_t>(begin), stack_.end());
+    }
+    stack_.resize(begin);
+  }
   // Appends to the list or dict on top of the stack (anything else: the items are dropped).
   void AddTo(std::vector<PyValue> items, Kind want) {
     if (stack_.size() <= Floor()) return Fail(PickleError::kMalformed, "nothing to add items to");
@@ -180,13 +206,27 @@ class Machine {
     }
     PushInt(static_cast<std::int64_t>(v));
   }
+  // The memo: picklers number its entries 0, 1, 2, ... (Python memoizes every string and
+  // container): those are a vector; an index far past them (hostile) goes to a map.
   void Memo(std::uint64_t index) {
     if (stack_.size() <= Floor()) return Fail(PickleError::kMalformed, "memoizing an empty stack");
-    memo_[index] = stack_.back();
+    if (index < dense_memo_.size() + kDenseMemoStep) {
+      if (index >= dense_memo_.size()) {
+        dense_memo_.resize(index + 1, {Kind::kOther, 0, kUnset});
+      }
+      memo_count_ += dense_memo_[index].ref == kUnset && dense_memo_[index].kind == Kind::kOther;
+      dense_memo_[index] = stack_.back();
+      return;
+    }
+    memo_count_ += sparse_memo_.insert_or_assign(index, stack_.back()).second;
   }
   void Recall(std::uint64_t index, std::size_t at) {
-    auto it = memo_.find(index);
-    if (it == memo_.end()) return Malformed(at, "GET of a memo entry never stored");
+    if (index < dense_memo_.size()) {
+      const PyValue v = dense_memo_[index];
+      if (v.kind != Kind::kOther || v.ref != kUnset) return stack_.push_back(v);
+    }
+    auto it = sparse_memo_.find(index);
+    if (it == sparse_memo_.end()) return Malformed(at, "GET of a memo entry never stored");
     stack_.push_back(it->second);
   }
 
@@ -250,7 +290,11 @@ class Machine {
   Pickle& out_;
   std::vector<PyValue> stack_;
   std::vector<std::size_t> marks_;
-  std::unordered_map<std::uint64_t, PyValue> memo_;
+  std::vector<PyValue> dense_memo_;  // unset entries: kOther with ref kUnset
+  std::unordered_map<std::uint64_t, PyValue> sparse_memo_;
+  std::size_t memo_count_ = 0;  // entries stored (MEMOIZE's next index)
+  static constexpr std::uint32_t kUnset = ~std::uint32_t{0};
+  static constexpr std::uint64_t kDenseMemoStep = 4096;
   std::size_t budget_;            // bytes: kPickleMemorySlack and twice the input
   std::size_t items_ = 0;         // items of every container
   std::size_t string_bytes_ = 0;  // characters of every string
@@ -373,7 +417,7 @@ bool Machine::StepContainer(unsigned char op, std::size_t at) {
       if (auto v = Pop()) AddTo({*v}, Kind::kList);
       return true;
     case kAppends:
-      if (auto v = PopMark()) AddTo(std::move(*v), Kind::kList);
+      AddMarked(Kind::kList, at);
       return true;
     case kSetItem:
       if (auto v = Pop()) {
@@ -381,7 +425,7 @@ bool Machine::StepContainer(unsigned char op, std::size_t at) {
       }
       return true;
     case kSetItems:
-      if (auto v = PopMark()) PushPairs(std::move(*v), at, /*into_top=*/true);
+      AddMarked(Kind::kDict, at);
       return true;
     default:
       return false;
@@ -427,7 +471,7 @@ bool Machine::StepObject(unsigned char op, std::size_t at) {
       if (auto i = TakeLe(op == kBinPut ? 1 : 4)) Memo(*i);
       return true;
     case kMemoize:
-      Memo(memo_.size());
+      Memo(memo_count_);
       return true;
     default:
       return false;

@@ -50,6 +50,9 @@ struct LogFile {
   // An older piece of a rotated log (`X.log.1` beside `X.log`): the index of its live piece, with
   // which it was read as one stream (ingest/load.cc); -1 for the live piece and any other file.
   std::int32_t rotated_into = -1;
+  // A PyTorch Flight Recorder dump (ingest/flight_recorder.h): records, not lines. Never text
+  // (`readable` false), no node or rank of its own; its events are rendered from their fields.
+  bool flight_recorder = false;
 };
 
 struct InputCounts {

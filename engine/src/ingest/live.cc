@@ -11,6 +11,7 @@
 
 #include "ingest/compressed.h"
 #include "ingest/file_text.h"
+#include "ingest/flight_recorder.h"
 #include "ingest/load.h"
 
 namespace denpex::engine {
@@ -89,16 +90,20 @@ void LiveIncident::Read(File* f) {
     f->log = GrowingLog(ContextOf(f->src));
     f->read = 0;
     f->problem.clear();
+    f->dump_read.reset();
   }
   f->inode = st.st_ino;
   f->device = st.st_dev;
   if (size == f->read || !f->problem.empty()) return;
   if (f->read == 0) {
-    char head[8] = {};
+    char head[256] = {};
     const ssize_t n = ::pread(fd.get(), head, sizeof head, 0);
-    f->compressed = n > 0 && CompressionOf(std::string_view(head, static_cast<std::size_t>(n))) !=
-                                 Compression::kNone;
+    const std::string_view h(head, n > 0 ? static_cast<std::size_t>(n) : 0);
+    f->compressed = CompressionOf(h.substr(0, 8)) != Compression::kNone;
+    // A dump shows in its first bytes (its JSON form is checked again once read whole).
+    f->dump = SniffFlightRecorder(h, /*whole=*/false) != FrForm::kNone;
   }
+  if (f->dump && ReadDump(f, fd.get(), size)) return;
   if (f->compressed) {  // read whole, decompressed (a finished piece of a rotated log)
     auto text = FileText::Open(f->src.path);
     if (!text.ok() || text->LooksBinary()) {
@@ -145,6 +150,32 @@ void LiveIncident::Read(File* f) {
   bytes_ += nl + 1;
 }
 
+// A dump is read whole each time it changes (torch writes it once, when the watchdog fires; a
+// read while it is being written is cut short and read again at its next change).
+bool LiveIncident::ReadDump(File* f, int fd, std::uint64_t size) {
+  std::string bytes;
+  if (size <= kMaxFlightRecorderBytes) {
+    bytes.resize(static_cast<std::size_t>(size));
+    std::size_t got = 0;
+    while (got < bytes.size()) {
+      const ssize_t n =
+          ::pread(fd, bytes.data() + got, bytes.size() - got, static_cast<off_t>(got));
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    bytes.resize(got);
+    if (!bytes.empty() && bytes[0] != '\x80' && SniffFlightRecorder(bytes) == FrForm::kNone) {
+      f->dump = false;  // a JSON log whose first key only looked like a dump's: read as text
+      return false;
+    }
+  }
+  bytes_ -= f->read;
+  f->dump_read = std::make_shared<const ParsedFile>(ReadDumpBytes(bytes, size, f->src.rel, 0));
+  f->read = size;
+  bytes_ += size;
+  return true;
+}
+
 Result<std::uint64_t> LiveIncident::Refresh(const std::vector<std::string>* only) {
   const std::uint64_t before = bytes_;
   const bool listed =
@@ -176,7 +207,15 @@ Result<Incident> LiveIncident::Assemble(int threads) const {
     const auto index = static_cast<std::uint32_t>(listing.files.size());
     listing.files.push_back(f.src);
     ParsedFile p;
-    if (!f.problem.empty()) {
+    if (f.dump_read != nullptr) {
+      p.flight_recorder = true;
+      p.problem = f.dump_read->problem;
+      p.rankless = f.dump_read->rankless;
+      p.bytes = f.dump_read->bytes;
+      p.log.events = f.dump_read->log.events;
+      p.log.strings = StringTable(f.dump_read->log.strings);
+      for (Event& e : p.log.events) e.file = index;
+    } else if (!f.problem.empty()) {
       p.problem = rel + ": " + f.problem;
     } else {
       p.log = f.log.Snapshot();

@@ -12,12 +12,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "denpex/common/status.h"
 #include "incident/incident.h"
 #include "ingest/chunks.h"
+#include "ingest/load.h"
 #include "ingest/walk.h"
 
 namespace denpex::engine {
@@ -52,7 +54,12 @@ class LiveIncident {
     bool compressed = false;
     std::uint64_t compressed_size = 0;  // its size when it was last read
     std::string problem;  // why its text is not read (binary, unreadable); empty when it is
+    // A Flight Recorder dump (ingest/flight_recorder.h): read whole each time it changes, its
+    // events held here instead of `log`.
+    bool dump = false;
+    std::shared_ptr<const ParsedFile> dump_read;
   };
+  bool ReadDump(File* f, int fd, std::uint64_t size);
   Status List();
   void Read(File* f);
 

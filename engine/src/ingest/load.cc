@@ -15,6 +15,7 @@
 
 #include "ingest/chunks.h"
 #include "ingest/file_text.h"
+#include "ingest/flight_recorder.h"
 #include "ingest/resolve.h"
 #include "ingest/walk.h"
 #include "parse/parse_log.h"
@@ -52,6 +53,8 @@ ParsedFile ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_lin
     r.problem = f.rel + ": unreadable: " + text.status().message();
     return r;
   }
+  if (SniffFlightRecorder(text->view()) != FrForm::kNone)
+    return ReadDumpBytes(text->view(), text->view().size(), f.rel, index);
   r.bytes = static_cast<std::int64_t>(text->view().size());
   r.cut = !text->view().empty() && text->view().back() != '\n';
   if (!text->problem().empty()) r.inflate = f.rel + ": " + text->problem();
@@ -81,6 +84,37 @@ ParsedFile ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_lin
   if (!r.shrank.empty()) r.bytes = static_cast<std::int64_t>(text->Readable());
   return r;
 }
+
+}  // namespace
+
+ParsedFile ReadDumpBytes(std::string_view bytes, std::uint64_t size, std::string_view rel,
+                         std::uint32_t index) {
+  ParsedFile r;
+  r.flight_recorder = true;
+  r.bytes = static_cast<std::int64_t>(size);
+  const std::string name(rel.substr(rel.rfind('/') + 1));
+  if (size > kMaxFlightRecorderBytes) {
+    r.problem = std::string(rel) + ": a Flight Recorder dump of " + std::to_string(size >> 20) +
+                " MiB, over the " + std::to_string(kMaxFlightRecorderBytes >> 20) +
+                " MiB read: skipped";
+    return r;
+  }
+  const std::int32_t rank = FlightRecorderRank(name);
+  FrRead read = ReadFlightRecorder(bytes, SniffFlightRecorder(bytes), index, rank);
+  if (!read.problem.empty()) {
+    r.problem = std::string(rel) + ": " + read.problem + ", skipped";
+    return r;
+  }
+  if (rank < 0) {
+    r.rankless = std::string(rel) +
+                 ": a Flight Recorder dump whose name ends in no rank number (`<prefix><rank>`): "
+                 "its events name no rank";
+  }
+  r.log = std::move(read.log);
+  return r;
+}
+
+namespace {
 
 // ---- Rotated logs ------------------------------------------------------------------------
 
@@ -274,6 +308,23 @@ void RemapStrings(std::size_t first, std::size_t first_file, const std::vector<s
   });
 }
 
+// A Flight Recorder dump: recorded as no text log (LogFile::flight_recorder: no lines, no
+// node, no rank of its own); its events' strings interned. 1 when it was read.
+int AddDump(const SourceFile& src, ParsedFile&& r, Incident* inc, std::vector<StrId>* remap) {
+  LogFile f{.path = src.rel};
+  f.flight_recorder = true;
+  const bool read = r.problem.empty();
+  if (!read) {
+    inc->input.unreadable_files += 1;
+    AddProblem(&inc->input, std::move(r.problem));
+  } else {
+    if (!r.rankless.empty()) AddProblem(&inc->input, std::move(r.rankless));
+    *remap = inc->strings.Absorb(std::move(r.log.strings));
+  }
+  inc->files.push_back(std::move(f));
+  return read ? 1 : 0;
+}
+
 // Records one file and interns its strings (its events are appended by AppendEvents: *remap
 // says how to re-intern their ids); returns 1 when it was readable text.
 int AddFile(const SourceFile& src, ParsedFile&& r, Incident* inc, std::vector<StrId>* remap) {
@@ -285,6 +336,7 @@ int AddFile(const SourceFile& src, ParsedFile&& r, Incident* inc, std::vector<St
             .rotated_into = r.rotated_into};
   inc->input.files += 1;
   inc->input.bytes += r.bytes;
+  if (r.flight_recorder) return AddDump(src, std::move(r), inc, remap);
   const bool readable = r.problem.empty();
   if (!readable) {
     // A skipped file is counted and named, and contributes nothing else: not the rank or local

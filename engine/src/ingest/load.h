@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "denpex/common/status.h"
@@ -37,7 +38,17 @@ struct ParsedFile {
   std::string hole;     // set when the file starts with a hole of NUL bytes: read from after it
   std::string inflate;  // set when a compressed file's stream broke or was capped
   std::int32_t rotated_into = -1;  // an older piece of a rotated log: its live piece (LogFile)
+  // A Flight Recorder dump (ingest/flight_recorder.h), not a text log: `log` holds its events
+  // only; `problem` says why it could not be read, `rankless` that its name ends in no rank.
+  bool flight_recorder = false;
+  std::string rankless;
 };
+
+// A Flight Recorder dump's bytes read into a ParsedFile (LoadIncident's and a growing
+// directory's alike): `rel` names it in problems, `index` is its file index. A file of more
+// than kMaxFlightRecorderBytes (`size`) is refused unread.
+ParsedFile ReadDumpBytes(std::string_view bytes, std::uint64_t size, std::string_view rel,
+                         std::uint32_t index);
 
 // The Incident of files already parsed, `parsed[i]` being `listing.files[i]`'s: what
 // LoadIncident does once it has parsed every file (its events merged in file order, then

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ingest/file_text.h"
+#include "ingest/flight_recorder.h"
 #include "ingest/identity.h"
 #include "report/reasons.h"
 
@@ -63,14 +64,21 @@ void FillCascade(const Incident& inc, const CascadeSummary& c, v1::Cascade* out)
   }
 }
 
-void Cite(const Incident& inc, std::uint32_t file_index, const LineSpan& span, v1::EvidenceRole role,
-          v1::Diagnosis* d) {
+// `event`: the cited event, when a citation is one (a Flight Recorder dump's is rendered from
+// its fields: the dump is records, not lines, and its bytes are never quoted).
+void Cite(const Incident& inc, std::uint32_t file_index, const LineSpan& span,
+          v1::EvidenceRole role, v1::Diagnosis* d, const Event* event = nullptr) {
   const LogFile& file = inc.files[file_index];
   v1::Evidence* ev = d->add_evidence();
   ev->set_file(ValidUtf8(file.path));
   ev->set_line(static_cast<std::int32_t>(span.line));
   ev->set_role(role);
-  {
+  if (file.flight_recorder) {
+    const std::string_view name = std::string_view(file.path).substr(file.path.rfind('/') + 1);
+    const std::string text =
+        event != nullptr ? FrEventText(*event, name, inc.strings) : std::string();
+    ev->set_text(ValidUtf8(text.empty() ? std::string(name) + ": Flight Recorder dump" : text));
+  } else {
     auto text = ReadSpan(inc.root / file.path, span.offset, span.length);
     if (text.ok()) {
       std::string_view t = *text;
@@ -85,7 +93,7 @@ void Cite(const Incident& inc, std::uint32_t file_index, const LineSpan& span, v
 void FillEvidence(const Incident& inc, const Finding& f, v1::Diagnosis* d) {
   for (const Citation& c : f.evidence) {
     const Event& e = inc.events[c.event];
-    Cite(inc, e.file, {e.line, e.offset, e.length}, c.role, d);
+    Cite(inc, e.file, {e.line, e.offset, e.length}, c.role, d, &e);
   }
   for (const LineCitation& c : f.lines) Cite(inc, c.file, c.span, c.role, d);
 }

@@ -78,6 +78,18 @@ class Fields {
   bool first_ = true;
 };
 
+std::string_view FrStateName(FrCollective::State s) {
+  switch (s) {
+    case FrCollective::State::kScheduled:
+      return "scheduled";
+    case FrCollective::State::kStarted:
+      return "started";
+    case FrCollective::State::kCompleted:
+      return "completed";
+  }
+  return "scheduled";
+}
+
 void DetailFields(const EventDetail& detail, Fields* f) {
   std::visit(
       [&](const auto& d) {
@@ -136,6 +148,23 @@ void DetailFields(const EventDetail& detail, Fields* f) {
           f->Int("wait_ms", static_cast<std::int64_t>(d.wait_ms + 0.5f));
         } else if constexpr (std::is_same_v<T, CheckpointSave>) {
           f->Known("step", d.step), f->Id("path", d.path);
+        } else if constexpr (std::is_same_v<T, FrDump>) {
+          f->Id("version", d.version), f->Id("nccl_version", d.nccl_version);
+          f->Int("groups", d.groups), f->Int("entries", d.entries), f->Bool("json", d.json);
+        } else if constexpr (std::is_same_v<T, FrGroup>) {
+          f->Id("pg", d.pg), f->Id("pg_desc", d.pg_desc), f->Id("ranks", d.ranks),
+              f->Known("size", d.size);
+          f->Int("last_enqueued", d.last_enqueued), f->Int("last_started", d.last_started);
+          f->Int("last_completed", d.last_completed);
+        } else if constexpr (std::is_same_v<T, FrCollective>) {
+          f->Id("pg", d.pg), f->Id("pg_desc", d.pg_desc), f->Id("op", d.op),
+              f->Id("sizes", d.sizes);
+          f->Id("dtypes", d.dtypes), f->Str("state", FrStateName(d.state)), f->Bool("p2p", d.p2p);
+          f->Known("seq", d.seq), f->Known("p2p_seq", d.p2p_seq),
+              f->Known("record_id", d.record_id);
+          if (d.started > 0) f->Str("started", FormatRfc3339(d.started));
+          if (d.completed > 0) f->Str("completed", FormatRfc3339(d.completed));
+          f->Known("timeout_ms", d.timeout_ms);
         }
       },
       detail);

@@ -31,6 +31,9 @@ class JsonReader {
   std::optional<std::string> String();
   // A whole number written as digits, 0 to 2^53; nullopt (an error) for anything else.
   std::optional<std::uint64_t> Count();
+  // A number, `true`, `false` or `null`, as written (`-12`, `1.5e3`); nullopt (an error) for
+  // anything else. The caller converts it: Count() refuses signed, fractional and large numbers.
+  std::optional<std::string_view> Token();
   // Any value, nested up to kMaxDepth levels, without recursion.
   bool Skip();
   // True when only white space follows.
