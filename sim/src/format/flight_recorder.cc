@@ -19,7 +19,7 @@ constexpr FlightRecorderFormat kFlightRecorderFormats[] = {
     {"2.2", false, false, false},  // collective_seq_id, p2p_seq_id, op_id; no pg_status
     {"2.4", true, true, false},    // pg_status, is_p2p
     {"2.5", true, true, false},
-    {"2.7", true, true, true},     // nccl_version
+    {"2.7", true, true, true},  // nccl_version
 };
 
 // Which version each torch release's dump-on-timeout writes.
@@ -49,56 +49,88 @@ constexpr Frame kPretrain = {false, "megatron/training/training.py", "pretrain",
 // Frame sets by what the entry is: 0 barrier, 1 TP all-reduce, 2 DP all-reduce, 3 DP
 // reduce-scatter, 4 DP all-gather, 5 send, 6 recv, 7 coalesced.
 constexpr std::array<std::array<Frame, 5>, 8> kFrames = {{
-    {{{true, kC10d, "barrier", 4159}, kWrapper,
+    {{{true, kC10d, "barrier", 4159},
+      kWrapper,
       {false, "megatron/training/initialize.py", "_initialize_distributed", 298},
-      {false, "megatron/training/initialize.py", "initialize_megatron", 81}, kPretrain}},
-    {{{true, kC10d, "all_reduce", 2501}, kWrapper,
+      {false, "megatron/training/initialize.py", "initialize_megatron", 81},
+      kPretrain}},
+    {{{true, kC10d, "all_reduce", 2501},
+      kWrapper,
       {false, "megatron/core/tensor_parallel/mappings.py", "_reduce", 38},
-      {false, "megatron/core/tensor_parallel/mappings.py", "forward", 218}, kTrainStep}},
-    {{{true, kC10d, "all_reduce", 2501}, kWrapper, {false, kBuffer, "start_grad_sync", 412},
-      {false, kBuffer, "finish_grad_sync", 446}, kTrainStep}},
-    {{{true, kC10d, "reduce_scatter_tensor", 3984}, kWrapper,
-      {false, kBuffer, "start_grad_sync", 405}, {false, kBuffer, "finish_grad_sync", 446},
+      {false, "megatron/core/tensor_parallel/mappings.py", "forward", 218},
       kTrainStep}},
-    {{{true, kC10d, "all_gather_into_tensor", 3348}, kWrapper,
-      {false, kBuffer, "start_param_sync", 289}, {false, kBuffer, "finish_param_sync", 327},
+    {{{true, kC10d, "all_reduce", 2501},
+      kWrapper,
+      {false, kBuffer, "start_grad_sync", 412},
+      {false, kBuffer, "finish_grad_sync", 446},
       kTrainStep}},
-    {{{true, kC10d, "isend", 2062}, {false, kP2p, "_p2p_ops", 211},
-      {false, kP2p, "_communicate", 338}, {false, kP2p, "send_forward", 452}, kTrainStep}},
-    {{{true, kC10d, "irecv", 2107}, {false, kP2p, "_p2p_ops", 219},
-      {false, kP2p, "_communicate", 338}, {false, kP2p, "recv_forward", 397}, kTrainStep}},
-    {{{true, kC10d, "batch_isend_irecv", 2263}, {false, kP2p, "_batched_p2p_ops", 127},
-      {false, kP2p, "_communicate", 338}, {false, kP2p, "send_forward_recv_backward", 498},
+    {{{true, kC10d, "reduce_scatter_tensor", 3984},
+      kWrapper,
+      {false, kBuffer, "start_grad_sync", 405},
+      {false, kBuffer, "finish_grad_sync", 446},
+      kTrainStep}},
+    {{{true, kC10d, "all_gather_into_tensor", 3348},
+      kWrapper,
+      {false, kBuffer, "start_param_sync", 289},
+      {false, kBuffer, "finish_param_sync", 327},
+      kTrainStep}},
+    {{{true, kC10d, "isend", 2062},
+      {false, kP2p, "_p2p_ops", 211},
+      {false, kP2p, "_communicate", 338},
+      {false, kP2p, "send_forward", 452},
+      kTrainStep}},
+    {{{true, kC10d, "irecv", 2107},
+      {false, kP2p, "_p2p_ops", 219},
+      {false, kP2p, "_communicate", 338},
+      {false, kP2p, "recv_forward", 397},
+      kTrainStep}},
+    {{{true, kC10d, "batch_isend_irecv", 2263},
+      {false, kP2p, "_batched_p2p_ops", 127},
+      {false, kP2p, "_communicate", 338},
+      {false, kP2p, "send_forward_recv_backward", 498},
       kTrainStep}},
 }};
 
 int FrameSet(const FrEntry& e) {
   switch (e.op) {
-    case FrOp::kSend: return 5;
-    case FrOp::kRecv: return 6;
-    case FrOp::kCoalesced: return 7;
-    case FrOp::kReduceScatterBase: return 3;
-    case FrOp::kAllgatherBase: return 4;
-    case FrOp::kAllreduce: break;
+    case FrOp::kSend:
+      return 5;
+    case FrOp::kRecv:
+      return 6;
+    case FrOp::kCoalesced:
+      return 7;
+    case FrOp::kReduceScatterBase:
+      return 3;
+    case FrOp::kAllgatherBase:
+      return 4;
+    case FrOp::kAllreduce:
+      break;
   }
   return e.group == PgKind::kDefault ? 0 : e.group == PgKind::kTensor ? 1 : 2;
 }
 
 std::string ProfilingName(const FrEntry& e, int me) {
   switch (e.op) {
-    case FrOp::kAllreduce: return "nccl:all_reduce";
-    case FrOp::kReduceScatterBase: return "nccl:_reduce_scatter_base";
-    case FrOp::kAllgatherBase: return "nccl:_allgather_base";
-    case FrOp::kSend: return "nccl:send " + std::to_string(me) + "->" + std::to_string(e.peer);
-    case FrOp::kRecv: return "nccl:recv " + std::to_string(me) + "<-" + std::to_string(e.peer);
-    case FrOp::kCoalesced: return "nccl:coalesced";
+    case FrOp::kAllreduce:
+      return "nccl:all_reduce";
+    case FrOp::kReduceScatterBase:
+      return "nccl:_reduce_scatter_base";
+    case FrOp::kAllgatherBase:
+      return "nccl:_allgather_base";
+    case FrOp::kSend:
+      return "nccl:send " + std::to_string(me) + "->" + std::to_string(e.peer);
+    case FrOp::kRecv:
+      return "nccl:recv " + std::to_string(me) + "<-" + std::to_string(e.peer);
+    case FrOp::kCoalesced:
+      return "nccl:coalesced";
   }
   return "";
 }
 
 // The tensor's shape: activations are [sequence, micro-batch, hidden = 4096], flat buffers 1-D.
 std::array<std::int64_t, 3> ShapeOf(std::int64_t numel, PgKind group, int* dims) {
-  if ((group == PgKind::kTensor || group == PgKind::kPipeline) && numel >= 4096 && numel % 4096 == 0) {
+  if ((group == PgKind::kTensor || group == PgKind::kPipeline) && numel >= 4096 &&
+      numel % 4096 == 0) {
     *dims = 3;
     return {numel / 4096, 1, 4096};
   }
@@ -253,7 +285,8 @@ std::string FlightRecorderSerializer::Pickle(const FlightRecorderDump& dump) {
       p.Str("name");
       p.Str(fr.name);
       p.Str("filename");
-      p.Str((fr.torch ? std::string(torch_.python_lib) : std::string(kMegatron)) + "/" + std::string(fr.file));
+      p.Str((fr.torch ? std::string(torch_.python_lib) : std::string(kMegatron)) + "/" +
+            std::string(fr.file));
       p.Str("line");
       p.Int(fr.line);
       p.EndDict();
@@ -358,7 +391,8 @@ std::string FlightRecorderSerializer::Json(const FlightRecorderDump& dump) {
       if (e.duration_ms >= 0) {
         char buf[32];
         out += ",\"duration_ms\":";
-        out.append(buf, std::to_chars(buf, buf + sizeof buf, static_cast<double>(e.duration_ms)).ptr);
+        out.append(buf,
+                   std::to_chars(buf, buf + sizeof buf, static_cast<double>(e.duration_ms)).ptr);
       }
       out += ",\"input_dtypes\":";
       dtypes();

@@ -34,7 +34,8 @@ std::string FlightRecorderVersionList();
 // a 16,384-rank job's is 100 KB) for the next dump.
 class FlightRecorderSerializer {
  public:
-  FlightRecorderSerializer(const Job& job, const TorchProfile& torch, std::string_view nccl_release);
+  FlightRecorderSerializer(const Job& job, const TorchProfile& torch,
+                           std::string_view nccl_release);
   std::string Bytes(const FlightRecorderDump& dump);
 
  private:

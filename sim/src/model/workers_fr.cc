@@ -86,9 +86,11 @@ FlightRecorderDump Workers::FlightRecorderOf(int rank, TimeNs t) const {
   const double scale = static_cast<double>(step_ns) / static_cast<double>(nominal);
   // The current step's operations are placed so that the newest enqueue lands where it was.
   double cur_scale = scale;
-  if (enqueued >= 2 && per_step > 0 && (enqueued - 2) / per_step == cur_step && waiting_[rank] >= 0) {
+  if (enqueued >= 2 && per_step > 0 && (enqueued - 2) / per_step == cur_step &&
+      waiting_[rank] >= 0) {
     const TimeNs offset = cycle[static_cast<std::size_t>((enqueued - 2) % per_step)].offset;
-    if (offset > 0) cur_scale = static_cast<double>(enqueued_at_[rank] - cur_start) / static_cast<double>(offset);
+    if (offset > 0)
+      cur_scale = static_cast<double>(enqueued_at_[rank] - cur_start) / static_cast<double>(offset);
   }
   Rng rng(job_.seed, StreamId::kFlightRecorder, static_cast<std::uint64_t>(rank));
   const TimeNs phase = rng.UniformInt(0, kWatchdogPass);
@@ -108,7 +110,8 @@ FlightRecorderDump Workers::FlightRecorderOf(int rank, TimeNs t) const {
       const FrCycleOp& c = cycle[static_cast<std::size_t>((j - 2) % per_step)];
       op = c.op;
       const double s = step == cur_step ? cur_scale : scale;
-      created = cur_start - (cur_step - step) * step_ns + static_cast<TimeNs>(static_cast<double>(c.offset) * s);
+      created = cur_start - (cur_step - step) * step_ns +
+                static_cast<TimeNs>(static_cast<double>(c.offset) * s);
       cost = static_cast<TimeNs>(static_cast<double>(c.cost) * s);
     } else {
       created = cur_start - cur_step * step_ns - 2 * cost;
@@ -123,13 +126,13 @@ FlightRecorderDump Workers::FlightRecorderOf(int rank, TimeNs t) const {
     e.numel_in = NumelOf(op);
     e.numel_out = NumelOutOf(op);
     e.op = OpTypeOf(op) == OpType::kReduceScatterBase ? FrOp::kReduceScatterBase
-           : OpTypeOf(op) == OpType::kAllgatherBase    ? FrOp::kAllgatherBase
-                                                       : FrOp::kAllreduce;
+           : OpTypeOf(op) == OpType::kAllgatherBase   ? FrOp::kAllgatherBase
+                                                      : FrOp::kAllreduce;
     if (j == enqueued && rank == fault_.rank && waiting_[rank] >= 0 &&
         waiting_[rank] == mismatch_rendezvous_) {  // the odd collective
-      e.op = mismatch_op_ == OpType::kAllgatherBase     ? FrOp::kAllgatherBase
+      e.op = mismatch_op_ == OpType::kAllgatherBase       ? FrOp::kAllgatherBase
              : mismatch_op_ == OpType::kReduceScatterBase ? FrOp::kReduceScatterBase
-                                                         : FrOp::kAllreduce;
+                                                          : FrOp::kAllreduce;
       e.numel_in = mismatch_numel_;
       e.numel_out = mismatch_numel_out_;
     }
@@ -158,10 +161,18 @@ FlightRecorderDump Workers::FlightRecorderOf(int rank, TimeNs t) const {
     };
     e.op_id = seq[k];
     switch (op) {
-      case Op::kSendNext: push(FrOp::kSend, me + 1); break;
-      case Op::kSendPrev: push(FrOp::kSend, me - 1); break;
-      case Op::kRecvPrev: push(FrOp::kRecv, me - 1); break;
-      case Op::kRecvNext: push(FrOp::kRecv, me + 1); break;
+      case Op::kSendNext:
+        push(FrOp::kSend, me + 1);
+        break;
+      case Op::kSendPrev:
+        push(FrOp::kSend, me - 1);
+        break;
+      case Op::kRecvPrev:
+        push(FrOp::kRecv, me - 1);
+        break;
+      case Op::kRecvNext:
+        push(FrOp::kRecv, me + 1);
+        break;
       case Op::kSendNextRecvNext:  // newest first: coalesced, recv, send
         push(FrOp::kCoalesced, -1);
         push(FrOp::kRecv, me + 1);
@@ -172,7 +183,9 @@ FlightRecorderDump Workers::FlightRecorderOf(int rank, TimeNs t) const {
         push(FrOp::kRecv, me - 1);
         push(FrOp::kSend, me - 1);
         break;
-      default: push(e.op, -1); break;
+      default:
+        push(e.op, -1);
+        break;
     }
     --seq[k];
   }
@@ -185,7 +198,8 @@ FlightRecorderDump Workers::FlightRecorderOf(int rank, TimeNs t) const {
     g.last_enqueued = seq_enqueued_[k][rank];
     g.last_completed = seq_completed_[k][rank] > 0 ? seq_completed_[k][rank] : -1;
     if (job_.flight_recorder.timing) {
-      const bool in_it = waiting_[rank] >= 0 && static_cast<int>(GroupKindOf(waiting_op_[rank])) == k;
+      const bool in_it =
+          waiting_[rank] >= 0 && static_cast<int>(GroupKindOf(waiting_op_[rank])) == k;
       g.last_started = in_it ? g.last_enqueued : g.last_completed;
     }
     dump.groups.push_back(g);
