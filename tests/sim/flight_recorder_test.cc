@@ -402,6 +402,14 @@ faults { kind: FAULT_KIND_HANG }
   ASSERT_FALSE(v.ok());
   EXPECT_THAT(v.status().message(), HasSubstr("fr.textproto:4:"));
   EXPECT_THAT(v.status().message(), HasSubstr("\"2.2\", \"2.4\", \"2.5\", \"2.7\""));
+  auto b = ParseScenario(R"(name: "x"
+job { nodes: 4 tp: 2 pp: 4 }
+format { torch: "2.6" }
+timeouts { dump_on_timeout: true flight_recorder { buffer_size: 0 } }
+faults { kind: FAULT_KIND_HANG }
+)", "fr.textproto");
+  ASSERT_FALSE(b.ok());
+  EXPECT_THAT(b.status().message(), HasSubstr("buffer_size must be 1 to 1000000 (got 0)"));
 }
 
 }  // namespace
