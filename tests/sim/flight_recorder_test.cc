@@ -60,10 +60,18 @@ PyPtr Unpickle(const std::string& b) {
   while (p < b.size()) {
     const unsigned char op = static_cast<unsigned char>(b[p++]);
     switch (op) {
-      case 0x80: ++p; break;  // PROTO
-      case '}': stack.push_back(make(PyVal::kDict)); break;
-      case ']': stack.push_back(make(PyVal::kList)); break;
-      case '(': marks.push_back(stack.size()); break;
+      case 0x80:
+        ++p;
+        break;  // PROTO
+      case '}':
+        stack.push_back(make(PyVal::kDict));
+        break;
+      case ']':
+        stack.push_back(make(PyVal::kList));
+        break;
+      case '(':
+        marks.push_back(stack.size());
+        break;
       case 'u':
       case 'e': {
         const std::size_t m = marks.back();
@@ -81,16 +89,29 @@ PyPtr Unpickle(const std::string& b) {
         stack.push_back(v);
         break;
       }
-      case 'q': memo[static_cast<std::uint32_t>(le(p, 1))] = stack.back(); p += 1; break;
-      case 'r': memo[static_cast<std::uint32_t>(le(p, 4))] = stack.back(); p += 4; break;
-      case 'h': stack.push_back(memo.at(static_cast<std::uint32_t>(le(p, 1)))); p += 1; break;
-      case 'j': stack.push_back(memo.at(static_cast<std::uint32_t>(le(p, 4)))); p += 4; break;
+      case 'q':
+        memo[static_cast<std::uint32_t>(le(p, 1))] = stack.back();
+        p += 1;
+        break;
+      case 'r':
+        memo[static_cast<std::uint32_t>(le(p, 4))] = stack.back();
+        p += 4;
+        break;
+      case 'h':
+        stack.push_back(memo.at(static_cast<std::uint32_t>(le(p, 1))));
+        p += 1;
+        break;
+      case 'j':
+        stack.push_back(memo.at(static_cast<std::uint32_t>(le(p, 4))));
+        p += 4;
+        break;
       case 'K':
       case 'M':
       case 'J': {
         const int n = op == 'K' ? 1 : op == 'M' ? 2 : 4;
         auto v = make(PyVal::kInt);
-        v->i = op == 'J' ? static_cast<std::int32_t>(le(p, 4)) : static_cast<std::int64_t>(le(p, n));
+        v->i =
+            op == 'J' ? static_cast<std::int32_t>(le(p, 4)) : static_cast<std::int64_t>(le(p, n));
         p += n;
         stack.push_back(v);
         break;
@@ -119,7 +140,9 @@ PyPtr Unpickle(const std::string& b) {
         stack.push_back(v);
         break;
       }
-      case 'N': stack.push_back(make(PyVal::kNone)); break;
+      case 'N':
+        stack.push_back(make(PyVal::kNone));
+        break;
       case 0x86: {  // TUPLE2
         auto v = make(PyVal::kTuple);
         v->items = {stack[stack.size() - 2], stack.back()};
@@ -127,8 +150,10 @@ PyPtr Unpickle(const std::string& b) {
         stack.push_back(v);
         break;
       }
-      case '.': return stack.size() == 1 && p == b.size() ? stack.back() : nullptr;
-      default: return nullptr;
+      case '.':
+        return stack.size() == 1 && p == b.size() ? stack.back() : nullptr;
+      default:
+        return nullptr;
     }
   }
   return nullptr;
@@ -192,12 +217,13 @@ TEST(FlightRecorderDumps, EveryRankDumpsAndTheHungRankIsOneCollectiveShort) {
     ASSERT_EQ(config.items.size(), 8u);  // default_pg, its TP, PP and DP groups
     EXPECT_EQ(config.Get("0")->Get("ranks")->s.substr(0, 10), "[0, 1, 2, ");
     const PyVal& first = *d->Get("entries")->items.front();
-    EXPECT_THAT(first.Keys(),
-                ::testing::ElementsAre("frames", "record_id", "pg_id", "process_group", "collective_seq_id",
-                                       "p2p_seq_id", "op_id", "profiling_name", "time_created_ns",
-                                       "input_sizes", "input_dtypes", "output_sizes", "output_dtypes",
-                                       "state", "time_discovered_started_ns",
-                                       "time_discovered_completed_ns", "retired", "timeout_ms", "is_p2p"));
+    EXPECT_THAT(
+        first.Keys(),
+        ::testing::ElementsAre("frames", "record_id", "pg_id", "process_group", "collective_seq_id",
+                               "p2p_seq_id", "op_id", "profiling_name", "time_created_ns",
+                               "input_sizes", "input_dtypes", "output_sizes", "output_dtypes",
+                               "state", "time_discovered_started_ns",
+                               "time_discovered_completed_ns", "retired", "timeout_ms", "is_p2p"));
     EXPECT_EQ(first.Get("record_id")->i, 0);
     EXPECT_EQ(first.Get("profiling_name")->s, "nccl:all_reduce");  // the start-up barrier
     EXPECT_EQ(first.Get("frames")->items.front()->Get("name")->s, "barrier");
@@ -244,7 +270,8 @@ TEST(FlightRecorderDumps, SequenceNumbersAgreeWithTheWatchdogLines) {
         const PyVal* newest = NewestOn(*dumps.at(rank), desc);
         ASSERT_NE(newest, nullptr) << line;
         const bool p2p = desc == "PIPELINE_MODEL_PARALLEL_GROUP";
-        EXPECT_EQ(newest->Get(p2p ? "p2p_seq_id" : "collective_seq_id")->i, std::stoll(m[3])) << line;
+        EXPECT_EQ(newest->Get(p2p ? "p2p_seq_id" : "collective_seq_id")->i, std::stoll(m[3]))
+            << line;
         EXPECT_EQ(newest->Get("is_p2p")->i, p2p ? 1 : 0) << line;
       } else if (std::regex_search(line, m, kCounts) && group_of.count(std::stoi(m[1]))) {
         const int rank = std::stoi(m[1]);
@@ -288,8 +315,8 @@ TEST(FlightRecorderDumps, TheRingKeepsTheNewestEntries) {
 // pg_status, no is_p2p).
 TEST(FlightRecorderDumps, AKilledRankWritesNoDumpAndTorch24WritesFormat22) {
   const fs::path out = FreshDir();
-  const SimulateResult r =
-      MustSimulate(MustParse(kHang, {"faults[0].kind=FAULT_KIND_SIGKILL", "format.torch=2.4"}), out);
+  const SimulateResult r = MustSimulate(
+      MustParse(kHang, {"faults[0].kind=FAULT_KIND_SIGKILL", "format.torch=2.4"}), out);
   const int culprit = r.truth.initiator().rank();
   const auto dumps = Dumps(out, 32);
   EXPECT_EQ(dumps.size(), 31u);
@@ -305,7 +332,8 @@ TEST(FlightRecorderDumps, AKilledRankWritesNoDumpAndTorch24WritesFormat22) {
 TEST(FlightRecorderDumps, TheMismatchedRankRecordsItsOddCollective) {
   const fs::path out = FreshDir();
   const SimulateResult r = MustSimulate(
-      MustParse(kHang, {"faults[0].kind=FAULT_KIND_COLLECTIVE_MISMATCH", "faults[0].rank=13"}), out);
+      MustParse(kHang, {"faults[0].kind=FAULT_KIND_COLLECTIVE_MISMATCH", "faults[0].rank=13"}),
+      out);
   const auto dumps = Dumps(out, 32);
   const PyVal* odd = NewestOn(*dumps.at(13), "TENSOR_MODEL_PARALLEL_GROUP");
   const PyVal* peer = NewestOn(*dumps.at(12), "TENSOR_MODEL_PARALLEL_GROUP");
@@ -322,10 +350,13 @@ TEST(FlightRecorderDumps, TheMismatchedRankRecordsItsOddCollective) {
 // An operator's collection: the first timed-out rank's dump lost, or a seeded half kept.
 TEST(FlightRecorderDumps, CoverageDropsTheCollectionsLostDumps) {
   const fs::path first = FreshDir("_first"), half = FreshDir("_half");
-  MustSimulate(MustParse(WithBuffer("buffer_size: 2000 coverage: FLIGHT_RECORDER_COVERAGE_ALL_BUT_FIRST_FAILED")),
+  MustSimulate(MustParse(WithBuffer(
+                   "buffer_size: 2000 coverage: FLIGHT_RECORDER_COVERAGE_ALL_BUT_FIRST_FAILED")),
                first);
   EXPECT_EQ(Dumps(first, 32).size(), 31u);
-  MustSimulate(MustParse(WithBuffer("buffer_size: 2000 coverage: FLIGHT_RECORDER_COVERAGE_RANDOM_HALF")), half);
+  MustSimulate(
+      MustParse(WithBuffer("buffer_size: 2000 coverage: FLIGHT_RECORDER_COVERAGE_RANDOM_HALF")),
+      half);
   const std::size_t kept = Dumps(half, 32).size();
   EXPECT_GT(kept, 4u);
   EXPECT_LT(kept, 28u);
@@ -334,8 +365,8 @@ TEST(FlightRecorderDumps, CoverageDropsTheCollectionsLostDumps) {
 // JSON (dump_nccl_trace_json): nlohmann's sorted keys, no frames, format 2.7's nccl_version.
 TEST(FlightRecorderDumps, JsonDumpsHaveSortedKeysAndNoFrames) {
   const fs::path out = FreshDir();
-  MustSimulate(MustParse(WithBuffer(
-                   "buffer_size: 2000 format: FLIGHT_RECORDER_FORMAT_JSON version: \"2.7\" enable_timing: true")),
+  MustSimulate(MustParse(WithBuffer("buffer_size: 2000 format: FLIGHT_RECORDER_FORMAT_JSON "
+                                    "version: \"2.7\" enable_timing: true")),
                out);
   const std::string text = ReadAll(DumpOf(out, 12));
   JsonReader json(text);
@@ -367,7 +398,8 @@ TEST(FlightRecorderDumps, JsonDumpsHaveSortedKeysAndNoFrames) {
     }
   }
   ASSERT_TRUE(json.ok()) << json.error();
-  EXPECT_THAT(keys, ::testing::ElementsAre("entries", "nccl_version", "pg_config", "pg_status", "version"));
+  EXPECT_THAT(
+      keys, ::testing::ElementsAre("entries", "nccl_version", "pg_config", "pg_status", "version"));
   EXPECT_EQ(version, "2.7");
   EXPECT_EQ(nccl, "2.21.5");
   EXPECT_GT(entries, 10u);
@@ -389,7 +421,8 @@ job { nodes: 4 tp: 2 pp: 4 }
 format { torch: "2.6" }
 timeouts { flight_recorder { buffer_size: 2000 } }
 faults { kind: FAULT_KIND_HANG }
-)", "fr.textproto");
+)",
+                         "fr.textproto");
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.status().message(), HasSubstr("timeouts.dump_on_timeout"));
   EXPECT_THAT(s.status().message(), HasSubstr("only written to files with dump_on_timeout"));
@@ -398,7 +431,8 @@ job { nodes: 4 tp: 2 pp: 4 }
 format { torch: "2.6" }
 timeouts { dump_on_timeout: true flight_recorder { buffer_size: 2000 version: "3.1" } }
 faults { kind: FAULT_KIND_HANG }
-)", "fr.textproto");
+)",
+                         "fr.textproto");
   ASSERT_FALSE(v.ok());
   EXPECT_THAT(v.status().message(), HasSubstr("fr.textproto:4:"));
   EXPECT_THAT(v.status().message(), HasSubstr("\"2.2\", \"2.4\", \"2.5\", \"2.7\""));
@@ -407,7 +441,8 @@ job { nodes: 4 tp: 2 pp: 4 }
 format { torch: "2.6" }
 timeouts { dump_on_timeout: true flight_recorder { buffer_size: 0 } }
 faults { kind: FAULT_KIND_HANG }
-)", "fr.textproto");
+)",
+                         "fr.textproto");
   ASSERT_FALSE(b.ok());
   EXPECT_THAT(b.status().message(), HasSubstr("buffer_size must be 1 to 1000000 (got 0)"));
 }
