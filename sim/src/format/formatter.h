@@ -42,6 +42,8 @@ class LineFormatter {
  public:
   LineFormatter(const Job& job, const TorchProfile& torch, const NcclProfile& nccl,
                 const SlurmProfile& slurm);
+  const TorchProfile& torch() const { return torch_; }
+  const NcclProfile& nccl() const { return nccl_; }
 
   // Worker output (a rank's file).
   void Format(const NcclVersionBanner& r, LineBuilder& out) const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 
 namespace denpex::sim::ckpt {
@@ -176,6 +177,65 @@ Py Reduce(Py callable, Py args) {
 Py Persistent(Py id) { return {Py::kPid, 0, {}, {std::move(id)}}; }
 
 std::string PickleBytes(const Py& v, int protocol) { return Emitter(protocol).Finish(v); }
+
+PickleStream::PickleStream() { out_ = "\x80\x02"; }
+
+void PickleStream::Str(std::string_view s) {
+  if (auto it = memo_.find(s); it != memo_.end()) return Get(it->second);
+  out_ += 'X';
+  Le(out_, s.size(), 4);
+  out_ += s;
+  memo_.emplace(std::string(s), Put());
+}
+
+void PickleStream::Int(std::int64_t v) {
+  if (v >= 0 && v < 256) {
+    out_ += 'K';
+    Le(out_, static_cast<std::uint64_t>(v), 1);
+  } else if (v >= 0 && v < 65536) {
+    out_ += 'M';
+    Le(out_, static_cast<std::uint64_t>(v), 2);
+  } else if (v >= INT32_MIN && v <= INT32_MAX) {
+    out_ += 'J';
+    Le(out_, static_cast<std::uint32_t>(v), 4);
+  } else {
+    out_ += "\x8a\x08";
+    Le(out_, static_cast<std::uint64_t>(v), 8);
+  }
+}
+
+void PickleStream::Float(double v) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  out_ += 'G';
+  for (int k = 7; k >= 0; --k) out_ += static_cast<char>((bits >> (8 * k)) & 0xFF);  // big-endian
+}
+
+std::uint32_t PickleStream::Put() {
+  if (next_ < 256) {
+    out_ += 'q';
+    Le(out_, next_, 1);
+  } else {
+    out_ += 'r';
+    Le(out_, next_, 4);
+  }
+  return next_++;
+}
+
+void PickleStream::Get(std::uint32_t id) {
+  if (id < 256) {
+    out_ += 'h';
+    Le(out_, id, 1);
+  } else {
+    out_ += 'j';
+    Le(out_, id, 4);
+  }
+}
+
+std::string PickleStream::Finish() {
+  out_ += '.';
+  return std::move(out_);
+}
 
 std::string Zip(const std::vector<std::pair<std::string, std::string>>& records,
                 const ZipOptions& o) {

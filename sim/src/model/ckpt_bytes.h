@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -42,6 +44,39 @@ Py Persistent(Py id);                  // BINPERSID
 
 // Protocol 2 (torch.save) or 4 (pickle.dump); repeated strings are memoized and recalled.
 std::string PickleBytes(const Py& v, int protocol = 2);
+
+// A pickle written value by value, as torch's C++ pickler (torch::jit::Pickler, protocol 2,
+// aggregates untagged) writes an IValue: strings memoized by value (BINUNICODE + BINPUT, then
+// BINGET), dicts and lists never memoized (EMPTY_DICT MARK ... SETITEMS, EMPTY_LIST MARK ...
+// APPENDS), ints in the smallest of BININT1/BININT2/BININT/LONG1, doubles as BINFLOAT. A value
+// the caller shares between places (torch memoizes an IValue held more than once by identity)
+// is emitted once, followed by Put(), and recalled with Get(). The flight recorder's dumps.
+class PickleStream {
+ public:
+  PickleStream();  // PROTO 2
+  void BeginDict() { out_ += "}("; }
+  void EndDict() { out_ += 'u'; }
+  void BeginList() { out_ += "]("; }
+  void EndList() { out_ += 'e'; }
+  void Str(std::string_view s);
+  void Int(std::int64_t v);
+  void Float(double v);
+  void Bool(bool v) { out_ += v ? '\x88' : '\x89'; }
+  void None() { out_ += 'N'; }
+  void Tuple2() { out_ += '\x86'; }  // the two values before it
+  std::uint32_t Put();               // memoizes the value before it
+  void Get(std::uint32_t id);
+  std::string Finish();  // STOP; the stream is spent
+
+ private:
+  std::string out_;
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> memo_;
+  std::uint32_t next_ = 0;
+};
 
 struct ZipOptions {
   bool zip64 = true;         // ZIP64 end record + locator, as torch always writes

@@ -269,6 +269,14 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   for (const v1::Fault& f : s.faults()) job.nccl_socket |= HasRule(f.kind(), kSocketTransport);
   job.driver = FindDriverProfile(s.format().driver().empty() ? "535" : s.format().driver());
   job.dump_on_timeout = s.timeouts().dump_on_timeout();
+  if (s.timeouts().has_flight_recorder()) {
+    const v1::FlightRecorder& fr = s.timeouts().flight_recorder();
+    job.flight_recorder.buffer_size = fr.buffer_size();
+    job.flight_recorder.json = fr.format() == v1::FLIGHT_RECORDER_FORMAT_JSON;
+    job.flight_recorder.coverage = fr.coverage();
+    job.flight_recorder.version = fr.version();
+    job.flight_recorder.timing = fr.enable_timing();
+  }
   job.async_error_handling = s.timeouts().async_error_handling();
   job.blocking_wait = s.timeouts().blocking_wait();
   job.heartbeat_timeout = s.timeouts().heartbeat_timeout_ms() * kNsPerMs;

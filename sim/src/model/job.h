@@ -70,6 +70,16 @@ struct Noise {
   std::vector<NodeDamage> damage;  // node -> damage (empty: none anywhere)
 };
 
+// The flight recorder's trace buffer (timeouts.flight_recorder): buffer_size 0 is off (no dump
+// files). `version` empty: the dump format of format.torch's release (format/flight_recorder.h).
+struct FlightRecorderPlan {
+  int buffer_size = 0;
+  bool json = false;
+  v1::FlightRecorderCoverage coverage = v1::FLIGHT_RECORDER_COVERAGE_UNSPECIFIED;
+  std::string version;
+  bool timing = false;  // TORCH_NCCL_ENABLE_TIMING=1
+};
+
 struct Job {
   static Job Build(const v1::Scenario& scenario, std::uint64_t seed);
   // The job's controller restarted it (kubernetes.restarts): the same job from `start`, attempt 1.
@@ -103,6 +113,7 @@ struct Job {
   bool roce = false;         // format.fabric RoCE: GIDs in NCCL >= 2.19 IB WARNs, eth0 for OOB
   const DriverProfile* driver = nullptr;  // the NVRM lines' era (driver.h)
   bool dump_on_timeout = false;  // TORCH_NCCL_DUMP_ON_TIMEOUT: flight-recorder dump lines
+  FlightRecorderPlan flight_recorder;  // ... and with a trace buffer, the dump files
   int async_error_handling = 3;  // TORCH_NCCL_ASYNC_ERROR_HANDLING (0-3)
   bool blocking_wait = false;    // TORCH_NCCL_BLOCKING_WAIT=1
   TimeNs heartbeat_timeout = 0;  // TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <variant>
+#include <vector>
 
 #include "denpex/common/time.h"
 #include "job.h"
@@ -178,6 +179,53 @@ struct DumpSignalObserved {
   int from;
   std::int64_t default_enqueued;
   std::int64_t default_completed;
+};
+
+// One entry of a rank's flight-recorder ring (TORCH_NCCL_TRACE_BUFFER_SIZE): one NCCL operation
+// it enqueued on one of its process groups. A batched send+recv (1F1B) is three entries, as
+// torch records a coalesced group: its send, its receive, and the group's `coalesced` entry.
+enum class FrOp : std::uint8_t {
+  kAllreduce,
+  kReduceScatterBase,
+  kAllgatherBase,
+  kSend,
+  kRecv,
+  kCoalesced,
+};
+
+struct FrEntry {
+  std::int64_t record_id;  // the ring's running count (0 = the rank's first entry)
+  PgKind group;
+  FrOp op;
+  std::int32_t peer = -1;  // kSend, kRecv: the peer's rank in the group
+  std::int64_t seq;        // the group's collective or p2p sequence number
+  std::int64_t op_id;      // the group's operation count
+  std::int64_t numel_in;   // elements of the one input tensor
+  std::int64_t numel_out;  // ... and of the output
+  TimeNs created;          // enqueued (time_created_ns)
+  TimeNs started = -1;     // -1: not seen started (TORCH_NCCL_ENABLE_TIMING only)
+  TimeNs completed = -1;   // -1: not seen completed (still scheduled or started)
+  bool retired = false;    // the watchdog retired it (completed and off its work list)
+  float duration_ms = -1;  // with timing, a retired entry's kernel time; -1: none
+};
+
+// A process group's counters as the dump's pg_status reports them; -1: none yet.
+struct FrGroupStatus {
+  PgKind group;
+  std::int64_t last_enqueued = -1;
+  std::int64_t last_started = -1;
+  std::int64_t last_completed = -1;
+};
+
+// The rank's flight-recorder dump (timeouts.flight_recorder): written when its heartbeat
+// monitor dumps (the dump-signal lines' "preparing to dump" time), the last buffer_size entries
+// oldest first. `first_failed`: the rank whose timeout signalled the dump.
+struct FlightRecorderDump {
+  int rank;
+  TimeNs time;
+  bool first_failed = false;
+  std::vector<FrEntry> entries;
+  std::vector<FrGroupStatus> groups;  // the groups that recorded an entry, by local pg id
 };
 
 // Whose error a PythonException is: the Megatron trainer's own (FAULT_KIND_EXCEPTION), or one
@@ -597,14 +645,14 @@ struct PdshNotice {
 
 using Record =
     std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers,
-                 NcclIbError, NcclAsyncError, NcclSetupFailure,
-                 WatchdogTimeout, WatchdogAftermath, DumpSignalObserved, PythonException, DeepSpeedLine,
-                 SegfaultDump, WorkerExit, BenignWarning,
-                 CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost,
+                 NcclIbError, NcclAsyncError, NcclSetupFailure, WatchdogTimeout, WatchdogAftermath,
+                 DumpSignalObserved, PythonException, DeepSpeedLine, SegfaultDump, WorkerExit,
+                 BenignWarning, CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner,
+                 AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost,
                  StoreConnectionReset, StoreJoinTimeout, AgentStoreFailure, AgentRendezvousFailure,
-                 RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill,
-                 SrunTaskExits, SrunMessage, StepdCancelled, CtldLine, BatchBanner,
-                 CheckpointSave, CheckpointResumed, ResumedIteration, MpirunNotice, PdshNotice>;
+                 RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill, SrunTaskExits,
+                 SrunMessage, StepdCancelled, CtldLine, BatchBanner, CheckpointSave,
+                 CheckpointResumed, ResumedIteration, MpirunNotice, PdshNotice, FlightRecorderDump>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).
 class RecordSink {

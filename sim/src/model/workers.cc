@@ -35,6 +35,7 @@ Workers::Workers(const Job& job, const FaultPlan& fault, EventQueue& queue, Reco
     compute_ns_.assign(n, 0);
   }
   BuildPrograms();
+  if (job.flight_recorder.buffer_size > 0) BuildFlightRecorderCycles();
 }
 
 void Workers::BuildPrograms() {
@@ -225,6 +226,10 @@ void Workers::StartStep(int rank, TimeNs t) {
     EmitSaveLines(rank, t);
   }
   if (rank == job_.LoggingRank() && step_[rank] == 0) last_log_time_ = t;  // the first interval
+  if (!fr_step_start_.empty()) {
+    fr_prev_step_start_[rank] = fr_step_start_[rank];
+    fr_step_start_[rank] = t;
+  }
   if (job_.per_rank_timers) {
     step_start_[rank] = t;
     compute_ns_[rank] = 0;

@@ -117,6 +117,13 @@ class Workers {
     kDpAllgather,       // ZeRO/FSDP: updated parameters
   };
   static constexpr std::uint16_t kStepBeginPc = 2;  // after kInit, kBarrier
+  // One NCCL operation of a step's program, at its nominal place (flight recorder).
+  struct FrCycleOp {
+    Op op;
+    TimeNs offset;  // from the step's start to the enqueue, with no jitter and no waiting
+    TimeNs cost;    // from the enqueue to the completion
+    bool batched;   // a batched send+recv: three entries (send, recv, coalesced)
+  };
 
   void BuildPrograms();
   std::vector<Op> OneMicrobatchProgram(int stage) const;
@@ -146,6 +153,12 @@ class Workers {
   // The watchdog's reaction (workers_output.cc): fills it in, returns when the process ends.
   TimeNs React(int rank, TimeNs t, WatchdogTimeout* w) const;
   void SignalDump(int rank, TimeNs t);   // the first timed-out rank's TCPStore dump signal
+  // The flight recorder (timeouts.flight_recorder, workers_fr.cc): the rank's dump of its ring
+  // at `t`, rebuilt from its program, its groups' counters and its step times.
+  void EmitFlightRecorder(int rank, TimeNs t, bool first_failed);
+  static constexpr TimeNs kDumpWriteDelay = 2 * kNsPerMs;  // "preparing to dump" to the file
+  FlightRecorderDump FlightRecorderOf(int rank, TimeNs t) const;
+  void BuildFlightRecorderCycles();
   void ObserveDump(int rank, TimeNs t);  // another rank's heartbeat monitor finds it
   void AfterSlowStep(int rank);  // fail-slow: collection or stall once the slow steps are done
   // NIC failure (workers_network.cc): the failed NIC's rank and its peers across the node
@@ -219,6 +232,11 @@ class Workers {
   std::uint64_t watchdog_timeouts_ = 0;
   int first_detector_ = -1;  // dump_on_timeout: the rank whose dump signal the others see
   TimeNs last_watchdog_fire_ = 0;
+  // Flight recorder (empty without a trace buffer): per stage, the step's NCCL operations and the
+  // step's nominal length; per rank, when its current and its previous step began.
+  std::vector<std::vector<FrCycleOp>> fr_cycles_;
+  std::vector<TimeNs> fr_cycle_ns_;
+  std::vector<TimeNs> fr_step_start_, fr_prev_step_start_;
   // Per rank, the timeout whose aftermath is still to come (empty until a reaction needs it).
   std::vector<WatchdogTimeout> aftermath_;
 };

@@ -172,6 +172,9 @@ void Workers::OnWatchdogFire(int rank, TimeNs t) {
   sink_.Emit(w);
   ++watchdog_timeouts_;
   last_watchdog_fire_ = std::max(last_watchdog_fire_, t);
+  if (w.dump_signal_delay > 0 && job_.flight_recorder.buffer_size > 0) {  // "preparing to dump"
+    EmitFlightRecorder(rank, t + w.dump_signal_delay + kDumpWriteDelay, first_detector_ < 0);
+  }
   if (job_.dump_on_timeout && first_detector_ < 0) SignalDump(rank, t);
   switch (w.reaction) {
     case WatchdogReaction::kNoHandling:
@@ -246,6 +249,7 @@ void Workers::ObserveDump(int rank, TimeNs t) {
   sink_.Emit(DumpSignalObserved{rank, t, first_detector_,
                                 seq_enqueued_[static_cast<int>(PgKind::kDefault)][rank],
                                 seq_completed_[static_cast<int>(PgKind::kDefault)][rank]});
+  if (job_.flight_recorder.buffer_size > 0) EmitFlightRecorder(rank, t + kDumpWriteDelay, false);
 }
 
 void Workers::OnWatchdogAbort(std::uint32_t id, TimeNs t) {

@@ -23,6 +23,9 @@ IncidentWriter::IncidentWriter(const Job& job, const LineFormatter& formatter,
   smi_base_ = kern_base_ + (job.noise.kernel_logs ? job.nodes : 0);
   files_.resize(FileCount());
   stdout_.resize(static_cast<std::size_t>(job.world));
+  if (job.flight_recorder.buffer_size > 0) {
+    flight_recorder_.emplace(job, formatter.torch(), formatter.nccl().name);
+  }
 }
 
 void IncidentWriter::Emit(const Record& record) {
@@ -248,6 +251,45 @@ void IncidentWriter::Write(const WatchdogTimeout& r) {
   const auto placed = AppendTo(file, r.rank, r, {.may_split = RouteOf(r).may_split && !cited});
   CiteLines(r, file, placed.first, NoOffsets{});
   MaybeFlush(file);
+}
+
+// A flight-recorder dump is a file of its own where a team collects them, beside the node's other
+// files: <node folder>/nccl_trace_rank_<R> (TORCH_NCCL_DEBUG_INFO_TEMP_FILE's default prefix),
+// handed to the writer threads whole. A missing node's dumps are lost with its other files.
+void IncidentWriter::Write(const FlightRecorderDump& r) {
+  const int node = job_.NodeOf(r.rank);
+  if (!Collected(r)) return;
+  if (!job_.noise.damage.empty() && job_.noise.damage[node] == NodeDamage::kMissing) return;
+  if (dump_dirs_.empty()) dump_dirs_.assign(static_cast<std::size_t>(job_.nodes), 0);
+  if (!dump_dirs_[node]) {
+    std::error_code ec;
+    fs::create_directories(dir_ / job_.NodeName(node), ec);
+    if (ec && error_.ok())
+      error_ = Status::IoError((dir_ / job_.NodeName(node)).string() +
+                               ": cannot create: " + ec.message());
+    dump_dirs_[node] = 1;
+  }
+  std::string data = flight_recorder_->Bytes(r);
+  ++stats_.files;
+  ++stats_.flight_recorder_dumps;
+  stats_.bytes += data.size();
+  pool_.Submit(FileCount() + static_cast<std::size_t>(r.rank),
+               {dir_prefix_ + job_.NodeName(node) + "/nccl_trace_rank_" + std::to_string(r.rank),
+                std::move(data), false});
+}
+
+// The collection pattern: every dump, all but the first timed-out rank's, or a seeded half.
+bool IncidentWriter::Collected(const FlightRecorderDump& r) const {
+  switch (job_.flight_recorder.coverage) {
+    case v1::FLIGHT_RECORDER_COVERAGE_ALL_BUT_FIRST_FAILED:
+      return !r.first_failed;
+    case v1::FLIGHT_RECORDER_COVERAGE_RANDOM_HALF:
+      return Rng(job_.seed, StreamId::kFlightRecorder,
+                 (1ULL << 32) + static_cast<std::uint64_t>(r.rank))
+                 .Uniform() < 0.5;
+    default:
+      return true;
+  }
 }
 
 // Counted for the truth: the store's secondary errors (torch < 2.4 prints none).

@@ -26,11 +26,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "denpex/common/status.h"
 #include "file_pool.h"
+#include "format/flight_recorder.h"
 #include "format/formatter.h"
 #include "model/evidence.h"
 #include "model/job.h"
@@ -65,6 +67,7 @@ struct WriterStats {
   // Workers' store connection resets printed (torch >= 2.4: the heartbeat monitor's; older
   // releases print none): secondary errors of a lost c10d store (truth.cc).
   std::uint64_t store_resets = 0;
+  std::uint64_t flight_recorder_dumps = 0;  // dump files written (in `files` and `bytes` too)
 };
 
 // How a record's lines go out: `may_split` — never cited, so srun's interleaving may split them
@@ -175,6 +178,8 @@ class IncidentWriter : public RecordSink {
   void Write(const WorkerExit& r);
   void Write(const AgentExit& r);
   void Write(const NodeLost& r);
+  void Write(const FlightRecorderDump& r);
+  bool Collected(const FlightRecorderDump& r) const;  // timeouts.flight_recorder.coverage
   template <typename R>
   int FileOf(Stream stream, const R& r) const;
   void After(Then then, int file);  // the route's Then
@@ -206,6 +211,9 @@ class IncidentWriter : public RecordSink {
   Rng split_rng_;
   static constexpr std::size_t kMinSplitBytes = 24;
   TimeNs stamp_ = 0;  // the record being written: `kubectl logs --timestamps` stamps its lines
+  // Flight-recorder dumps (timeouts.flight_recorder): their bytes, and the node folders made.
+  std::optional<FlightRecorderSerializer> flight_recorder_;
+  std::vector<std::uint8_t> dump_dirs_;
   WriterStats stats_;
   Status error_;
   FilePool pool_;  // last: its threads stop before the buffers above go

@@ -152,7 +152,8 @@ void IncidentWriter::Flush(int file) {
 
 Status IncidentWriter::Finish() {
   for (int file = 0; file < static_cast<int>(files_.size()); ++file) Flush(file);
-  error_ = pool_.Finish();
+  Status written = pool_.Finish();
+  if (error_.ok()) error_ = std::move(written);  // the first error (a dump folder's, say)
   stats_.lines = 0;
   for (int file = 0; file < static_cast<int>(files_.size()); ++file) {
     if (DamageOf(file) == NodeDamage::kMissing) continue;

@@ -4,6 +4,7 @@
 // the format profile and the layout are filled in.
 #include <string>
 
+#include "format/flight_recorder.h"
 #include "format/profiles.h"
 #include "scenario_internal.h"
 
@@ -84,6 +85,40 @@ Status CheckCombinations(const v1::Timeouts& t, const Locator& loc) {
   return Status::Ok();
 }
 
+// timeouts.flight_recorder: the trace buffer is only dumped on a timeout with dump_on_timeout.
+constexpr int kMaxTraceBuffer = 1'000'000;
+
+Status CheckFlightRecorder(const v1::Timeouts& t, const Locator& loc) {
+  if (!t.has_flight_recorder()) return Status::Ok();
+  const v1::FlightRecorder& fr = t.flight_recorder();
+  if (fr.buffer_size() < 1 || fr.buffer_size() > kMaxTraceBuffer) {
+    return loc.Error(
+        "timeouts.flight_recorder.buffer_size",
+        "timeouts.flight_recorder.buffer_size must be 1 to 1000000 (got " +
+            std::to_string(fr.buffer_size()) + ")",
+        "TORCH_NCCL_TRACE_BUFFER_SIZE, e.g. 2000; leave flight_recorder out for no dumps");
+  }
+  if (!t.dump_on_timeout()) {
+    return loc.Error({"timeouts.flight_recorder", "timeouts.dump_on_timeout"},
+                     "a flight-recorder trace buffer is only written to files with dump_on_timeout",
+                     "set timeouts.dump_on_timeout: true, or leave flight_recorder out");
+  }
+  if (!fr.version().empty() && FindFlightRecorderFormat(fr.version()) == nullptr) {
+    return loc.Error(
+        "timeouts.flight_recorder.version",
+        "unknown flight-recorder dump version \"" + fr.version() + "\"",
+        "use one of " + FlightRecorderVersionList() + ", or leave it out for format.torch's");
+  }
+  if (!v1::FlightRecorderFormat_IsValid(fr.format()) ||
+      !v1::FlightRecorderCoverage_IsValid(fr.coverage())) {
+    return loc.Error({"timeouts.flight_recorder.format", "timeouts.flight_recorder.coverage"},
+                     "unknown flight-recorder format or coverage",
+                     "FLIGHT_RECORDER_FORMAT_PICKLE or _JSON; FLIGHT_RECORDER_COVERAGE_ALL, "
+                     "_ALL_BUT_FIRST_FAILED or _RANDOM_HALF");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status CheckErrorHandling(v1::Scenario* s, const Locator& loc) {
@@ -91,6 +126,12 @@ Status CheckErrorHandling(v1::Scenario* s, const Locator& loc) {
   v1::Timeouts* t = s->mutable_timeouts();
   DENPEX_RETURN_IF_ERROR(CheckAsyncMode(t, *torch, loc));
   DENPEX_RETURN_IF_ERROR(CheckHeartbeat(t, *torch, loc));
+  DENPEX_RETURN_IF_ERROR(CheckFlightRecorder(*t, loc));
+  if (t->has_flight_recorder() && s->kubernetes().restarts() > 0) {  // each attempt would dump
+    return loc.Error({"timeouts.flight_recorder", "kubernetes.restarts"},
+                     "flight-recorder dumps of a restarted Kubernetes job are not simulated yet",
+                     "leave one of flight_recorder and kubernetes.restarts out");
+  }
   return CheckCombinations(*t, loc);
 }
 
