@@ -102,5 +102,4 @@ Pickle JsonAsPickle(std::string_view text) {
   return out;
 }
 
-
 }  // namespace denpex::engine
