@@ -161,11 +161,16 @@ FrAnalysis AnalyzeFlightRecorder(const Incident& inc) {
   const Dumps d = Collect(inc);
   out.dumps = static_cast<std::int32_t>(d.ranks.size());
   if (d.groups.empty()) return out;
-  std::set<std::int32_t> busy;  // ranks waiting in some collective
+  // Ranks waiting in some collective or point-to-point operation (a pipeline stage's recv).
+  std::set<std::int32_t> busy;
   for (const Group& g : d.groups) {
     for (const auto& [rank, m] : g.dumped) {
       if (Pending(m.state)) busy.insert(rank);
     }
+  }
+  for (const Event& e : inc.events) {
+    const auto* c = std::get_if<FrCollective>(&e.detail);
+    if (c != nullptr && e.rank >= 0 && c->state != FrCollective::State::kCompleted) busy.insert(e.rank);
   }
   out.waiting.assign(busy.begin(), busy.end());
   std::map<std::int32_t, FrBlocker> never, odd;
