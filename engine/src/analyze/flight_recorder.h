@@ -31,7 +31,7 @@ struct FrBlocker {
 
 struct FrAnalysis {
   std::int32_t dumps = 0;             // ranks that wrote a dump
-  std::vector<std::int32_t> waiting;  // ranks whose dump shows a collective not completed
+  std::vector<std::int32_t> waiting;  // ranks whose dump shows an operation not completed (p2p too)
   // Where the waits end, in rank order: the members that never joined (and wait in nothing);
   // when none, the members that issued another collective than their peers; when none, the one
   // member without a dump that every stuck group waits on (never several: that is ambiguous).
