@@ -107,23 +107,31 @@ int main(int argc, char** argv) {
                   "seconds per wall second (60: a 10-minute incident in 10 s); 0: at once");
   sim->add_option("--replay-max-gap", sim_args.replay_max_gap,
                   "With --replay: cap every idle wall-clock gap at SECONDS");
-  sim->add_option("--set", sim_args.overrides,
-                  "Override a field: --set job.nodes=64 (repeatable). Knobs: job.{nodes,tp,pp,dp},"
-                  " launcher=LAUNCHER_TORCHRUN|LAUNCHER_SRUN|LAUNCHER_MPIRUN|LAUNCHER_PDSH, layout=LAYOUT_PER_RANK_FILES|"
-                  "LAYOUT_TORCHRUN_LOG_DIR|LAYOUT_SLURM_OUT|LAYOUT_MPIRUN_OUT|LAYOUT_PDSH_OUT, format.{torch=1.13|2.1|2.4|2.6,"
-                  "nccl=2.18.5|2.21.5,slurm=22.05|23.02,driver=418|470|535|560,nccl_debug_info,fabric=FABRIC_INFINIBAND|FABRIC_ROCE,nccl_socket_nthreads=0-16}, faults[0].{kind,rank,"
-                  "node,step,at_fraction,slowdown,slow_steps,stall}, timeouts.{nccl_timeout_ms,dump_on_timeout,"
-                  "async_error_handling=0-3,blocking_wait,heartbeat_timeout_ms,watchdog_stuck_fraction}, "
-                  "slurm.{kill_on_bad_exit,"
-                  "kill_wait_ms,slurmd_timeout_ms,requeue}, bare_metal.{open_mpi=4.1|5.0,report_bindings}, "
-                  "pdsh.{server_alive_interval_s,server_alive_count_max}, deepspeed_runner, "
-                  "clocks.skew_sigma_ms, training.{warmup_steps,"
-                  "step_time_ms,tp_collectives_per_step,log_interval,compute_jitter,microbatches"
-                  " (1F1B),data_parallel=DATA_PARALLEL_DDP|DATA_PARALLEL_ZERO,trainer_log="
-                  "TRAINER_LOG_MEGATRON|TRAINER_LOG_DEEPSPEED,per_rank_timers}, "
-                  "realism.{benign_warnings,loud_rank,kernel_logs,old_ecc_event,xid45_on_kill,nvidia_smi,"
-                  "missing_node_fraction,truncated_node_fraction,damage_initiator_node,missing_initiator_node,interleaved_line_rate} "
-                  "(docs/scenario_format.md)");
+  sim->add_option(
+      "--set", sim_args.overrides,
+      "Override a field: --set job.nodes=64 (repeatable). Knobs: job.{nodes,tp,pp,dp},"
+      " launcher=LAUNCHER_TORCHRUN|LAUNCHER_SRUN|LAUNCHER_MPIRUN|LAUNCHER_PDSH, "
+      "layout=LAYOUT_PER_RANK_FILES|"
+      "LAYOUT_TORCHRUN_LOG_DIR|LAYOUT_SLURM_OUT|LAYOUT_MPIRUN_OUT|LAYOUT_PDSH_OUT, "
+      "format.{torch=1.13|2.1|2.4|2.6,"
+      "nccl=2.18.5|2.21.5,slurm=22.05|23.02,driver=418|470|535|560,nccl_debug_info,fabric=FABRIC_"
+      "INFINIBAND|FABRIC_ROCE,nccl_socket_nthreads=0-16}, faults[0].{kind,rank,"
+      "node,step,at_fraction,slowdown,slow_steps,stall}, timeouts.{nccl_timeout_ms,dump_on_timeout,"
+      "async_error_handling=0-3,blocking_wait,heartbeat_timeout_ms,watchdog_stuck_fraction,"
+      "flight_recorder.{buffer_size,format=FLIGHT_RECORDER_FORMAT_PICKLE|..._JSON,coverage="
+      "FLIGHT_RECORDER_COVERAGE_ALL|..._ALL_BUT_FIRST_FAILED|..._RANDOM_HALF,version,"
+      "enable_timing}}, "
+      "slurm.{kill_on_bad_exit,"
+      "kill_wait_ms,slurmd_timeout_ms,requeue}, bare_metal.{open_mpi=4.1|5.0,report_bindings}, "
+      "pdsh.{server_alive_interval_s,server_alive_count_max}, deepspeed_runner, "
+      "clocks.skew_sigma_ms, training.{warmup_steps,"
+      "step_time_ms,tp_collectives_per_step,log_interval,compute_jitter,microbatches"
+      " (1F1B),data_parallel=DATA_PARALLEL_DDP|DATA_PARALLEL_ZERO,trainer_log="
+      "TRAINER_LOG_MEGATRON|TRAINER_LOG_DEEPSPEED,per_rank_timers}, "
+      "realism.{benign_warnings,loud_rank,kernel_logs,old_ecc_event,xid45_on_kill,nvidia_smi,"
+      "missing_node_fraction,truncated_node_fraction,damage_initiator_node,missing_initiator_node,"
+      "interleaved_line_rate} "
+      "(docs/scenario_format.md)");
   sim->footer(kExitCodes);
   sim->callback([&] { rc = RunSimulate(sim_args, std::cout, std::cerr); });
 

@@ -170,7 +170,8 @@ FrAnalysis AnalyzeFlightRecorder(const Incident& inc) {
   }
   for (const Event& e : inc.events) {
     const auto* c = std::get_if<FrCollective>(&e.detail);
-    if (c != nullptr && e.rank >= 0 && c->state != FrCollective::State::kCompleted) busy.insert(e.rank);
+    if (c != nullptr && e.rank >= 0 && c->state != FrCollective::State::kCompleted)
+      busy.insert(e.rank);
   }
   out.waiting.assign(busy.begin(), busy.end());
   std::map<std::int32_t, FrBlocker> never, odd;
