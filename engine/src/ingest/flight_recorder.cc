@@ -475,18 +475,6 @@ class Reader {
   TimeNs newest_ = 0;
 };
 
-std::string_view StateName(FrCollective::State s) {
-  switch (s) {
-    case FrCollective::State::kScheduled:
-      return "scheduled";
-    case FrCollective::State::kStarted:
-      return "started";
-    case FrCollective::State::kCompleted:
-      return "completed";
-  }
-  return "scheduled";
-}
-
 }  // namespace
 
 FrForm SniffFlightRecorder(std::string_view b, bool whole) {
@@ -545,6 +533,18 @@ FrRead ReadFlightRecorder(std::string_view bytes, FrForm form, std::uint32_t fil
   return out;
 }
 
+std::string_view FrStateName(FrCollective::State s) {
+  switch (s) {
+    case FrCollective::State::kScheduled:
+      return "scheduled";
+    case FrCollective::State::kStarted:
+      return "started";
+    case FrCollective::State::kCompleted:
+      return "completed";
+  }
+  return "scheduled";
+}
+
 std::string FrEventText(const Event& e, std::string_view name, const StringTable& str) {
   const auto s = [&](StrId id) { return id == kNoStr ? std::string_view() : str.Get(id); };
   std::string out(name);
@@ -569,7 +569,7 @@ std::string FrEventText(const Event& e, std::string_view name, const StringTable
     } else {
       out += " seq " + std::to_string(c->seq);
     }
-    out.append(" ").append(StateName(c->state));
+    out.append(" ").append(FrStateName(c->state));
     if (c->sizes != kNoStr) out.append(", sizes ").append(s(c->sizes));
     if (c->dtypes != kNoStr) out.append(" ").append(s(c->dtypes));
   } else {

@@ -50,4 +50,7 @@ FrRead ReadFlightRecorder(std::string_view bytes, FrForm form, std::uint32_t fil
 // is the dump's file name; `str` resolves the event's StrIds. Empty for any other event.
 std::string FrEventText(const Event& e, std::string_view name, const StringTable& str);
 
+// "scheduled", "started", "completed": an entry's `state` as the dump writes it.
+std::string_view FrStateName(FrCollective::State s);
+
 }  // namespace denpex::engine

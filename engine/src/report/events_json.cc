@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <type_traits>
 
+#include "ingest/flight_recorder.h"
 #include "report/diagnosis.h"
 
 namespace denpex::engine {
@@ -77,18 +78,6 @@ class Fields {
   std::string* out_;
   bool first_ = true;
 };
-
-std::string_view FrStateName(FrCollective::State s) {
-  switch (s) {
-    case FrCollective::State::kScheduled:
-      return "scheduled";
-    case FrCollective::State::kStarted:
-      return "started";
-    case FrCollective::State::kCompleted:
-      return "completed";
-  }
-  return "scheduled";
-}
 
 void DetailFields(const EventDetail& detail, Fields* f) {
   std::visit(

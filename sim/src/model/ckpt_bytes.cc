@@ -21,6 +21,23 @@ std::uint32_t Crc(const std::string& data) {
   return ~crc;
 }
 
+// The smallest of BININT1, BININT2, BININT, LONG1 (8 bytes) that holds v.
+void PickleInt(std::string& out, std::int64_t v) {
+  if (v >= 0 && v < 256) {
+    out += 'K';
+    Le(out, static_cast<std::uint64_t>(v), 1);
+  } else if (v >= 0 && v < 65536) {
+    out += 'M';
+    Le(out, static_cast<std::uint64_t>(v), 2);
+  } else if (v >= INT32_MIN && v <= INT32_MAX) {
+    out += 'J';
+    Le(out, static_cast<std::uint32_t>(v), 4);
+  } else {
+    out += "\x8a\x08";
+    Le(out, static_cast<std::uint64_t>(v), 8);
+  }
+}
+
 class Emitter {
  public:
   explicit Emitter(int protocol) : protocol_(protocol) {}
@@ -66,21 +83,7 @@ class Emitter {
     memo_[s] = next_;
     Memoize();
   }
-  void Integer(std::int64_t v) {
-    if (v >= 0 && v < 256) {
-      out_ += 'K';
-      Le(out_, v, 1);
-    } else if (v >= 0 && v < 65536) {
-      out_ += 'M';
-      Le(out_, v, 2);
-    } else if (v >= INT32_MIN && v <= INT32_MAX) {
-      out_ += 'J';
-      Le(out_, static_cast<std::uint32_t>(v), 4);
-    } else {
-      out_ += "\x8a\x08";
-      Le(out_, static_cast<std::uint64_t>(v), 8);
-    }
-  }
+  void Integer(std::int64_t v) { PickleInt(out_, v); }
   void Global(const std::string& name) {
     const auto dot = name.rfind('.');
     if (protocol_ >= 4) {
@@ -188,21 +191,7 @@ void PickleStream::Str(std::string_view s) {
   memo_.emplace(std::string(s), Put());
 }
 
-void PickleStream::Int(std::int64_t v) {
-  if (v >= 0 && v < 256) {
-    out_ += 'K';
-    Le(out_, static_cast<std::uint64_t>(v), 1);
-  } else if (v >= 0 && v < 65536) {
-    out_ += 'M';
-    Le(out_, static_cast<std::uint64_t>(v), 2);
-  } else if (v >= INT32_MIN && v <= INT32_MAX) {
-    out_ += 'J';
-    Le(out_, static_cast<std::uint32_t>(v), 4);
-  } else {
-    out_ += "\x8a\x08";
-    Le(out_, static_cast<std::uint64_t>(v), 8);
-  }
-}
+void PickleStream::Int(std::int64_t v) { PickleInt(out_, v); }
 
 void PickleStream::Float(double v) {
   std::uint64_t bits = 0;
