@@ -60,8 +60,8 @@ TEST(FlightRecorder, SniffsTheDumpsByContentOnly) {
   EXPECT_EQ(SniffFlightRecorder("{\"version\": 1, \"msg\": \"hi\"}\n{\"version\": 1}\n"),
             FrForm::kNone);
   // Another pickle (a dict of other keys) is no dump.
-  EXPECT_EQ(SniffFlightRecorder(std::string("\x80\x02}q\x00X\x05\x00\x00\x00modelq\x01", 19)),
-            FrForm::kNone);
+  constexpr char kOtherPickle[] = "\x80\x02}q\x00X\x05\x00\x00\x00modelq\x01";
+  EXPECT_EQ(SniffFlightRecorder(std::string(kOtherPickle, sizeof kOtherPickle - 1)), FrForm::kNone);
 }
 
 // Version 2.2 and 2.3: no pg_status, no is_p2p; the groups' last collectives come from the
