@@ -161,15 +161,7 @@ class Machine {
     const std::size_t n = stack_.size() - begin;
     if (want == Kind::kDict && n % 2 != 0) return Malformed(at, "an odd number of dict items");
     if (begin <= Floor()) return Fail(PickleError::kMalformed, "nothing to add items to");
-    PyValue target = stack_[begin - 1];
-    if (target.kind == Kind::kObject && want == Kind::kDict) {
-      const std::uint32_t obj = target.ref;
-      if (out_.containers[obj].state.kind == Kind::kNone) {
-        const PyValue d = NewContainer(Kind::kDict);
-        out_.containers[obj].state = d;
-      }
-      target = out_.containers[obj].state;
-    }
+    const PyValue target = Receiver(stack_[begin - 1], want);
     if (target.kind == want) {
       auto& dst = out_.containers[target.ref].items;
       items_ += n;
@@ -177,20 +169,22 @@ class Machine {
     }
     stack_.resize(begin);
   }
+  // What items added to `target` go into: itself, or for an OrderedDict (every module's
+  // state_dict) or another dict subclass given dict items, the object's state dict (made on
+  // first use), where Get finds them.
+  PyValue Receiver(PyValue target, Kind want) {
+    if (target.kind != Kind::kObject || want != Kind::kDict) return target;
+    const std::uint32_t obj = target.ref;
+    if (out_.containers[obj].state.kind == Kind::kNone) {
+      const PyValue d = NewContainer(Kind::kDict);
+      out_.containers[obj].state = d;
+    }
+    return out_.containers[obj].state;
+  }
   // Appends to the list or dict on top of the stack (anything else: the items are dropped).
   void AddTo(std::vector<PyValue> items, Kind want) {
     if (stack_.size() <= Floor()) return Fail(PickleError::kMalformed, "nothing to add items to");
-    PyValue target = stack_.back();
-    if (target.kind == Kind::kObject && want == Kind::kDict) {
-      // An OrderedDict (every module's state_dict) or another dict subclass: its items go to
-      // the object's state dict, where Get finds them.
-      const std::uint32_t obj = target.ref;
-      if (out_.containers[obj].state.kind == Kind::kNone) {
-        const PyValue d = NewContainer(Kind::kDict);
-        out_.containers[obj].state = d;
-      }
-      target = out_.containers[obj].state;
-    }
+    const PyValue target = Receiver(stack_.back(), want);
     if (target.kind != want) return;
     auto& dst = out_.containers[target.ref].items;
     items_ += items.size();
