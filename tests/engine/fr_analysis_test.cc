@@ -96,6 +96,16 @@ TEST(ParseFrRanks, ReadsTheRanksStringOfPgConfig) {
   EXPECT_TRUE(ParseFrRanks("").empty());
 }
 
+// Four ranks in one group, each waiting in collective 10 (rank 1's entry for it then replaced).
+Dumps OneGroupWaiting() {
+  Dumps d;
+  for (std::int32_t r = 0; r < 4; ++r) {
+    d.Dump(r);
+    d.Group(r, "0", "[0, 1, 2, 3]", 10, 9);
+  }
+  return d;
+}
+
 // Four ranks in one group: three wait in collective 10, rank 2 completed 9 and enqueued nothing.
 Dumps OneGroupHang() {
   Dumps d;
@@ -145,11 +155,7 @@ TEST(FlightRecorder, AMemberThatWaitsInAnotherGroupIsAVictimNotTheRoot) {
 }
 
 TEST(FlightRecorder, AMemberWhoseCollectiveDiffersFromEveryOtherIsTheRoot) {
-  Dumps d;
-  for (std::int32_t r = 0; r < 4; ++r) {
-    d.Dump(r);
-    d.Group(r, "0", "[0, 1, 2, 3]", 10, 9);
-  }
+  Dumps d = OneGroupWaiting();
   d.Replace(1, 10, "nccl:all_gather", "[[4096]]");
   const FrAnalysis fr = AnalyzeFlightRecorder(d.incident());
   ASSERT_EQ(fr.roots.size(), 1u);
@@ -201,11 +207,7 @@ TEST(FlightRecorderEngine, DumpsWithoutAnyLogLineStillNameTheHungRank) {
 }
 
 TEST(FlightRecorderEngine, AnOddCollectiveIsACollectiveMismatch) {
-  Dumps d;
-  for (std::int32_t r = 0; r < 4; ++r) {
-    d.Dump(r);
-    d.Group(r, "0", "[0, 1, 2, 3]", 10, 9);
-  }
+  Dumps d = OneGroupWaiting();
   d.Replace(1, 10, "nccl:all_reduce", "[[512]]");
   const Finding f = AnalyzeParticipation(d.incident());
   EXPECT_EQ(f.verdict, v1::VERDICT_DIAGNOSED);

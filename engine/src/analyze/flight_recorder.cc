@@ -161,13 +161,9 @@ FrAnalysis AnalyzeFlightRecorder(const Incident& inc) {
   const Dumps d = Collect(inc);
   out.dumps = static_cast<std::int32_t>(d.ranks.size());
   if (d.groups.empty()) return out;
-  // Ranks waiting in some collective or point-to-point operation (a pipeline stage's recv).
+  // Ranks waiting in some collective or point-to-point operation (a pipeline stage's recv):
+  // the reader emits every entry not completed.
   std::set<std::int32_t> busy;
-  for (const Group& g : d.groups) {
-    for (const auto& [rank, m] : g.dumped) {
-      if (Pending(m.state)) busy.insert(rank);
-    }
-  }
   for (const Event& e : inc.events) {
     const auto* c = std::get_if<FrCollective>(&e.detail);
     if (c != nullptr && e.rank >= 0 && c->state != FrCollective::State::kCompleted)
@@ -176,10 +172,16 @@ FrAnalysis AnalyzeFlightRecorder(const Incident& inc) {
   out.waiting.assign(busy.begin(), busy.end());
   std::map<std::int32_t, FrBlocker> never, odd;
   std::set<std::int32_t> absent;
+  FrBlocker no_dump{.why = FrBlocker::Why::kNoDump};  // what the stuck groups missing one say
   for (const Group& g : d.groups) {
     const Stuck s = Examine(inc, d, g);
     if (s.waiting.empty()) continue;
     const auto waiting = static_cast<std::int32_t>(s.waiting.size());
+    if (!s.absent.empty()) {
+      absent.insert(s.absent.begin(), s.absent.end());
+      no_dump.waiting = std::max(no_dump.waiting, waiting);
+      if (no_dump.waiter < 0) no_dump.waiter = s.waiter_entry;
+    }
     for (const std::int32_t r : s.behind) {
       if (busy.contains(r)) continue;  // it waits in another group: a victim
       FrBlocker& b = never[r];
@@ -201,22 +203,12 @@ FrAnalysis AnalyzeFlightRecorder(const Incident& inc) {
                   .waiting = waiting - 1};
       }
     }
-    absent.insert(s.absent.begin(), s.absent.end());
   }
   const auto& pick = !never.empty() ? never : odd;
   for (const auto& [rank, b] : pick) out.roots.push_back(b);
   if (out.roots.empty() && absent.size() == 1) {
-    std::int32_t waiting = 0, waiter = -1;
-    for (const Group& g : d.groups) {
-      const Stuck s = Examine(inc, d, g);
-      if (s.absent.empty() || s.waiting.empty()) continue;
-      waiting = std::max(waiting, static_cast<std::int32_t>(s.waiting.size()));
-      if (waiter < 0) waiter = s.waiter_entry;
-    }
-    out.roots.push_back({.rank = *absent.begin(),
-                         .why = FrBlocker::Why::kNoDump,
-                         .waiter = waiter,
-                         .waiting = waiting});
+    no_dump.rank = *absent.begin();
+    out.roots.push_back(no_dump);
   }
   return out;
 }
