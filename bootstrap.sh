@@ -61,8 +61,25 @@ failed_tests() {
   local list="$1/Testing/Temporary/LastTestsFailed.log"
   [[ -f $list ]] && cut -d: -f2- "$list" | paste -sd' ' - || true
 }
+# ... and so is what each of the first three printed: from gtest's first `Failure` on (or the
+# output's last lines where there is none), 25 lines, to say why.
+failed_output() {
+  local log="$1/Testing/Temporary/LastTest.log" name out
+  [[ -f $log ]] || return 0
+  for name in $(failed_tests "$1" | tr ' ' '\n' | head -3); do
+    out="$(awk -v t=" Test: $name" 'substr($0, length($0) - length(t) + 1) == t { on = 1; next }
+      on && /^<end of output>/ { exit } on' "$log")"
+    printf -- '--- %s:\n' "$name"
+    if grep -q ': Failure$' <<<"$out"; then
+      sed -n '/: Failure$/,$p' <<<"$out" | head -25
+    else
+      tail -25 <<<"$out"
+    fi
+  done
+}
+failed_dirs=()
 ctest --test-dir "$build_dir" -j "$jobs" --output-on-failure ||
-  failed+=("ctest: $(failed_tests "$build_dir")")
+  { failed+=("ctest: $(failed_tests "$build_dir")") && failed_dirs+=("$build_dir"); }
 
 # The unit tests again under AddressSanitizer and UBSan (-O1, line tables for the stacks); any
 # report fails its test. Only what `ctest -L unit` runs is built (target denpex_unit_tests).
@@ -74,7 +91,8 @@ if [[ ${DENPEX_NO_SANITIZE:-} != 1 ]]; then
   if cmake --build "$sanitize_dir" -j "$jobs" --target denpex_unit_tests; then
     ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       ctest --test-dir "$sanitize_dir" -L unit -j "$jobs" --output-on-failure ||
-      failed+=("ctest -L unit under ASan+UBSan: $(failed_tests "$sanitize_dir")")
+      { failed+=("ctest -L unit under ASan+UBSan: $(failed_tests "$sanitize_dir")") &&
+        failed_dirs+=("$sanitize_dir"); }
   else
     failed+=("the ASan+UBSan build")
   fi
@@ -83,6 +101,7 @@ fi
 scripts/check-format.sh || failed+=("scripts/check-format.sh")
 
 if ((${#failed[@]})); then
+  for dir in "${failed_dirs[@]}"; do failed_output "$dir" >&2; done
   printf 'bootstrap: failed: %s\n' "${failed[@]}" >&2
   exit 1
 fi
