@@ -172,7 +172,7 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
   if (!strategy) {
     err << "denpex diagnose: unknown --strategy '" << args.strategy
         << "' (engine, first-error, loudest, elastic-root-cause, newest-checkpoint, fr-trace, "
-           "fr-wavefront)\n";
+           "fr-wavefront, ras)\n";
     return kExitUsage;
   }
   const fs::path read[] = {args.incident, args.checkpoint_dir, args.control};

@@ -257,9 +257,9 @@ Result<Shard> ParseShard(const std::string& text) {
 Result<std::vector<std::string>> ResolveStrategies(const std::vector<std::string>& asked,
                                                    bool baselines) {
   // Every strategy name the engine may know; those it does not (yet) know are skipped.
-  constexpr std::array<const char*, 7> kCandidates = {
-      "engine",   "first-error", "loudest", "elastic-root-cause", "newest-checkpoint",
-      "fr-trace", "fr-wavefront"};
+  constexpr std::array<const char*, 8> kCandidates = {
+      "engine",   "first-error",  "loudest", "elastic-root-cause", "newest-checkpoint",
+      "fr-trace", "fr-wavefront", "ras"};
   std::vector<std::string> known;
   for (const char* c : kCandidates) {
     if (engine::ParseStrategy(c)) known.emplace_back(c);

@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
                    "standard output, instead of the text)");
   diag->add_option("--strategy", diag_args.strategy,
                    "engine | first-error | loudest | elastic-root-cause | newest-checkpoint | "
-                   "fr-trace | fr-wavefront (baselines)")
+                   "fr-trace | fr-wavefront | ras (baselines)")
       ->capture_default_str();
   diag->add_option("--checkpoint-dir", diag_args.checkpoint_dir,
                    "The job's checkpoint directory, verified read-only (default: a checkpoints/ "

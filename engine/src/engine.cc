@@ -26,6 +26,7 @@ std::optional<Strategy> ParseStrategy(std::string_view name) {
   if (name == "newest-checkpoint") return Strategy::kNewestCheckpoint;
   if (name == "fr-trace") return Strategy::kFrTrace;
   if (name == "fr-wavefront") return Strategy::kFrWavefront;
+  if (name == "ras") return Strategy::kRas;
   return std::nullopt;
 }
 
@@ -40,6 +41,8 @@ std::string_view StrategyName(Strategy s) {
       return "fr-trace";
     case Strategy::kFrWavefront:
       return "fr-wavefront";
+    case Strategy::kRas:
+      return "ras";
   }
   return "engine";
 }
@@ -82,6 +85,9 @@ Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir, const 
       break;
     case Strategy::kFrWavefront:
       finding = AnalyzeFrWavefront(*incident);
+      break;
+    case Strategy::kRas:
+      finding = AnalyzeRas(*incident);
       break;
     case Strategy::kNewestCheckpoint:
       finding = AnalyzeFirstError(*incident);

@@ -12,6 +12,7 @@
 #include "analyze/describe.h"
 #include "analyze/facts.h"
 #include "analyze/flight_recorder.h"
+#include "analyze/nccl_ras.h"
 #include "analyze/strategies.h"
 
 namespace denpex::engine {
@@ -120,6 +121,23 @@ Finding AnalyzeFrTrace(const Incident& inc) {
 
 Finding AnalyzeFrWavefront(const Incident& inc) {
   return FromDumps(inc, "fr-wavefront", FrWavefrontVerdict(inc));
+}
+
+Finding AnalyzeRas(const Incident& inc) {
+  const RasVerdict v = RasListedVerdict(inc);
+  JobFacts facts = CollectFacts(inc);
+  for (const std::int32_t r : v.ranks) facts.EnsureRank(r);
+  Finding f = Start(inc, facts, "ras");
+  if (v.ranks.empty()) {
+    f.verdict = v1::VERDICT_INCONCLUSIVE;
+    f.reason = Say(ReasonId::kNoRasVerdict);
+    return f;
+  }
+  for (const std::int32_t r : v.ranks) f.candidates.push_back({r, facts.ranks[r].node, 1.0});
+  Name(inc, facts, v.ranks.front(), v.event, &f);
+  f.reason = Say(ReasonId::kRasListedRanks,
+                 {{"ranks", RankList(v.ranks)}, {"where", Where(inc, inc.events[v.event])}});
+  return f;
 }
 
 }  // namespace denpex::engine

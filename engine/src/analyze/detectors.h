@@ -37,6 +37,7 @@ struct Analysis {
   ClockOffsets clocks;
   std::vector<Mismatch> mismatches;  // from the watchdog lines, then the dumps' odd collectives
   FrAnalysis recorder;               // what the Flight Recorder dumps say
+  RasAnalysis ras;                   // what the NCCL RAS reports say
   std::vector<RankScore> scores;     // best first; ranks no line places left out when unplaced > 0
   double unplaced = 0;               // the best score among the ranks left out (0: none)
   bool leads = false;                // the top score clearly leads (kLeadRatio), or is the only one

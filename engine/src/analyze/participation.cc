@@ -174,6 +174,13 @@ bool ExitAmongUnrankedErrors(const Analysis& a, std::int32_t rank) {
          UnrankedErrorsOfNode(a, rank).count >= 2;
 }
 
+// NCCL RAS found the rank's process dead (not only silent).
+bool RasDead(const Analysis& a, std::int32_t rank) {
+  const RasBlocker* b = a.ras.RootOf(rank);
+  return b != nullptr && b->why == RasBlocker::Why::kGone &&
+         std::get<RasRank>(a.inc.events[b->event].detail).why == RasRank::Why::kDead;
+}
+
 void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
   const RankFacts& r = a.facts.ranks[rank];
   if (const Mismatch* m = a.MismatchOf(rank)) {
@@ -220,6 +227,10 @@ void Classify(const Analysis& a, std::int32_t rank, Finding* f) {
     ClassOfOwnError(a.inc, a.inc.events[*r.python_error], &f->failure_class, &f->owner);
     if (r.pinned_oom) f->failure_class = v1::FAILURE_CLASS_PINNED_OOM;
     f->time = StallTime(a, rank);
+  } else if (RasDead(a, rank)) {
+    // NCCL RAS found its process gone, and no line says how: it died unseen.
+    f->failure_class = v1::FAILURE_CLASS_SIGNAL_KILL;
+    f->owner = v1::OWNER_UNKNOWN;
   } else if (!a.facts.WaveSeen() && a.facts.wave.gloo_timeouts == 0 &&
              a.facts.wave.gloo_closed > 0) {
     // Its peers lost the connection to it (gloo), and nothing says it exited: it died unseen.
@@ -354,6 +365,46 @@ void FlightRecorderPhrase(const Analysis& a, std::int32_t rank, Finding* f) {
     f->reason.Add(ReasonId::kFrNoDump, common);
   }
   f->evidence.push_back({b->waiter, v1::EVIDENCE_ROLE_CORROBORATING});
+}
+
+// What the RAS reports say of a rank they single out; cites the lines.
+void RasPhrase(const Analysis& a, std::int32_t rank, Finding* f) {
+  const RasBlocker* b = a.ras.RootOf(rank);
+  if (b == nullptr) return;
+  const Event& e = a.inc.events[b->event];
+  const RasRank& r = std::get<RasRank>(e.detail);
+  const std::string where = Where(a.inc, e);
+  f->evidence.push_back({b->event, v1::EVIDENCE_ROLE_INITIATING});
+  if (b->why == RasBlocker::Why::kGone) {
+    const std::string node = r.node == kNoStr ? "an unknown node" : std::string(a.inc.str(r.node));
+    f->reason.Add(r.why == RasRank::Why::kDead ? ReasonId::kRasDead : ReasonId::kRasSilent,
+                  {{"where", where}, {"pid", std::to_string(r.pid)}, {"node", node}});
+    return;
+  }
+  if (b->why == RasBlocker::Why::kOdd) {
+    const Event& ahead = a.inc.events[b->ahead];
+    const RasRank& up = std::get<RasRank>(ahead.detail);
+    f->reason.Add(ReasonId::kRasOdd, {{"where", where},
+                                      {"op", std::string(a.inc.str(r.op))},
+                                      {"count", std::to_string(r.count)},
+                                      {"common", std::to_string(r.common)},
+                                      {"op2", std::string(a.inc.str(up.op))},
+                                      {"count2", std::to_string(up.count)},
+                                      {"common2", std::to_string(up.common)},
+                                      {"where2", Where(a.inc, ahead)}});
+    return;
+  }
+  f->reason.Add(ReasonId::kRasBehind, {{"where", where},
+                                       {"count", std::to_string(r.count)},
+                                       {"op", std::string(a.inc.str(r.op))},
+                                       {"hash", std::string(a.inc.str(r.hash))},
+                                       {"size", std::to_string(r.comm_size)},
+                                       {"common", std::to_string(r.common)}});
+  if (b->why == RasBlocker::Why::kStuck) {
+    f->evidence.push_back({b->earlier, v1::EVIDENCE_ROLE_CORROBORATING});
+    f->reason.Add(ReasonId::kRasStuck, {{"count", std::to_string(r.count)},
+                                        {"earlier", Where(a.inc, a.inc.events[b->earlier])}});
+  }
 }
 
 Reason DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding& f) {
@@ -564,7 +615,10 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   // never joined their collective; whether it hung or issued another one (a mismatched or
   // skipped collective) only its own watchdog line would tell: the class is left open.
   const FrBlocker* dumped = a.recorder.RootOf(rank);
-  if (f->failure_class == v1::FAILURE_CLASS_HANG && !r.has_log && r.node < 0 &&
+  const RasBlocker* reported = a.ras.RootOf(rank);
+  const bool ras_behind = reported != nullptr && (reported->why == RasBlocker::Why::kBehind ||
+                                                  reported->why == RasBlocker::Why::kStuck);
+  if (f->failure_class == v1::FAILURE_CLASS_HANG && !r.has_log && r.node < 0 && !ras_behind &&
       (dumped == nullptr || dumped->why != FrBlocker::Why::kNeverJoined)) {
     f->failure_class = v1::FAILURE_CLASS_UNSPECIFIED;
     f->owner = v1::OWNER_UNKNOWN;
@@ -621,6 +675,7 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   }
   CiteBuildWaiters(a, rank, f);
   FlightRecorderPhrase(a, rank, f);
+  RasPhrase(a, rank, f);
   if (cause) f->reason.Add(ReasonId::kThenSentence, {{"sentence", cause->phrase}});
   if (gpu_or_code) {
     f->reason.Add(ReasonId::kGpuOrCode, {{"where", Where(a.inc, a.inc.events[*r.python_error])},
@@ -1053,6 +1108,8 @@ Analysis BuildAnalysis(const Incident& inc, JobFacts facts, const Incident* cont
   }
   a.recorder = AnalyzeFlightRecorder(inc);
   for (const FrBlocker& b : a.recorder.roots) a.facts.EnsureRank(b.rank);
+  a.ras = AnalyzeNcclRas(inc);
+  for (const RasBlocker& b : a.ras.roots) a.facts.EnsureRank(b.rank);
   PlaceUnloggedRanks(&a.facts);
   a.waits = AnalyzeWaits(a.facts, a.groups);
   a.mismatches = FindMismatches(inc, a.facts);
@@ -1060,9 +1117,13 @@ Analysis BuildAnalysis(const Incident& inc, JobFacts facts, const Incident* cont
     if (b.why == FrBlocker::Why::kOddCollective && a.MismatchOf(b.rank) == nullptr)
       a.mismatches.push_back({.rank = b.rank, .event = b.own, .peer_event = b.waiter});
   }
+  for (const RasBlocker& b : a.ras.roots) {
+    if (b.why == RasBlocker::Why::kOdd && a.MismatchOf(b.rank) == nullptr)
+      a.mismatches.push_back({.rank = b.rank, .event = b.event, .peer_event = b.ahead});
+  }
   std::vector<std::int32_t> odd;
   for (const Mismatch& m : a.mismatches) odd.push_back(m.rank);
-  a.scores = ScoreRanks(a.facts, a.waits, odd, a.recorder);
+  a.scores = ScoreRanks(a.facts, a.waits, odd, a.recorder, a.ras);
   a.unplaced = DropUnplacedWhenTimeoutsAreUnranked(a.facts, &a.scores);
   a.leads = a.scores.size() == 1 ||
             (!a.scores.empty() && a.scores[1].total() * kLeadRatio < a.scores[0].total());

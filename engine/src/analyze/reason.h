@@ -193,6 +193,8 @@ enum class ReasonId : std::uint16_t {
   kEarliestRootCause,
   kNoFlightRecorderVerdict,
   kFlightRecorderMissingRanks,
+  kNoRasVerdict,
+  kRasListedRanks,
   kNoWatchdogTimeout,
   kEarliestWatchdogTimeout,
 
@@ -373,6 +375,12 @@ enum class ReasonId : std::uint16_t {
   kFrOddCollective,
   kFrNeverJoined,
   kFrNoDump,
+  // analyze/participation.cc: what the NCCL RAS reports say (analyze/nccl_ras.h)
+  kRasDead,
+  kRasSilent,
+  kRasBehind,
+  kRasStuck,
+  kRasOdd,
 
   kCount,  // not a template: the number of them
 };

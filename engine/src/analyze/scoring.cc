@@ -63,7 +63,7 @@ bool OwnExit(const JobFacts& facts, std::int32_t rank) {
 
 std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& waits,
                                   const std::vector<std::int32_t>& mismatched,
-                                  const FrAnalysis& recorder) {
+                                  const FrAnalysis& recorder, const RasAnalysis& ras) {
   std::vector<RankScore> all;
   const auto world = std::max<std::size_t>(waits.explains.size(), facts.ranks.size());
   for (std::int32_t rank = 0; rank < static_cast<std::int32_t>(world); ++rank) {
@@ -77,6 +77,12 @@ std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& wai
     if (const FrBlocker* b = recorder.RootOf(rank)) {
       if (b->why == FrBlocker::Why::kNeverJoined) s.recorder = kRecorderNeverJoined;
       if (b->why == FrBlocker::Why::kNoDump) s.recorder = kRecorderNoDump;
+    }
+    if (const RasBlocker* b = ras.RootOf(rank)) {
+      s.ras = b->why == RasBlocker::Why::kGone     ? kRasGone
+              : b->why == RasBlocker::Why::kStuck  ? kRasStuck
+              : b->why == RasBlocker::Why::kBehind ? kRasBehind
+                                                   : 0;  // kOdd: a mismatch
     }
     if (rank < static_cast<std::int32_t>(waits.explains.size()) && waits.reporters > 0 && waits.explains[rank] > 0) {
       s.progress = kProgress * waits.explains[rank] / waits.reporters;

@@ -14,6 +14,7 @@
 
 #include "analyze/facts.h"
 #include "analyze/flight_recorder.h"
+#include "analyze/nccl_ras.h"
 #include "analyze/wait_graph.h"
 
 namespace denpex::engine {
@@ -28,6 +29,11 @@ inline constexpr double kProgress = 4;        // times the share of reporters st
 // members wait in, and waits in none itself; the only member without a dump they wait on.
 inline constexpr double kRecorderNeverJoined = 8;
 inline constexpr double kRecorderNoDump = 4;
+// NCCL RAS reports (nccl_ras.h): its process dead or silent; behind the rest of its communicator
+// and not moved since an earlier report; behind in the newest report only.
+inline constexpr double kRasGone = 8;
+inline constexpr double kRasStuck = 8;
+inline constexpr double kRasBehind = 4;
 inline constexpr double kTornDown = 0.25;     // factor for ranks torn down by their agent early
 inline constexpr double kLeadRatio = 1.5;     // the leader must beat the runner-up by this
 // A silent rank that only stopped participating (no exit, no error of its own) is the initiator
@@ -43,14 +49,15 @@ struct RankScore {
   double progress = 0;
   double mismatch = 0;
   double recorder = 0;  // where the Flight Recorder dumps' waits end (an odd collective: mismatch)
+  double ras = 0;       // what the NCCL RAS reports single it out for (odd counts: mismatch)
   bool torn_down_early = false;
-  double total() const { return launcher + progress + mismatch + recorder; }
+  double total() const { return launcher + progress + mismatch + recorder + ras; }
 };
 
 // Ranks with any score, most likely first (ties by rank number).
 std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& waits,
                                   const std::vector<std::int32_t>& mismatched,
-                                  const FrAnalysis& recorder);
+                                  const FrAnalysis& recorder, const RasAnalysis& ras);
 
 // True when its agent saw it end by SIGABRT during a watchdog wave: the watchdog's own teardown.
 bool WatchdogAborted(const JobFacts& facts, std::int32_t rank);

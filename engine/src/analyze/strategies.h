@@ -27,4 +27,8 @@ Finding AnalyzeElasticRootCause(const Incident& inc);
 Finding AnalyzeFrTrace(const Incident& inc);
 Finding AnalyzeFrWavefront(const Incident& inc);
 
+// Baseline on NCCL RAS reports alone (analyze/nccl_ras.h): the first rank RAS's newest report
+// lists one by one, as an operator reads it (baselines.cc).
+Finding AnalyzeRas(const Incident& inc);
+
 }  // namespace denpex::engine

@@ -53,6 +53,9 @@ struct LogFile {
   // A PyTorch Flight Recorder dump (ingest/flight_recorder.h): records, not lines. Never text
   // (`readable` false), no node or rank of its own; its events are rendered from their fields.
   bool flight_recorder = false;
+  // NCCL RAS reports (ingest/nccl_ras.h): text, cited as it is, but not `readable` (never read by
+  // the line parser) and no node or rank of its own (its events name the ranks it reports).
+  bool nccl_ras = false;
 };
 
 struct InputCounts {

@@ -13,6 +13,7 @@
 #include "ingest/file_text.h"
 #include "ingest/flight_recorder.h"
 #include "ingest/load.h"
+#include "ingest/nccl_ras.h"
 
 namespace denpex::engine {
 namespace {
@@ -102,8 +103,9 @@ void LiveIncident::Read(File* f) {
     f->compressed = CompressionOf(h.substr(0, 8)) != Compression::kNone;
     // A dump shows in its first bytes (its JSON form is checked again once read whole).
     f->dump = SniffFlightRecorder(h, /*whole=*/false) != FrForm::kNone;
+    f->ras = !f->dump && SniffNcclRas(h) != RasForm::kNone;
   }
-  if (f->dump && ReadDump(f, fd.get(), size)) return;
+  if ((f->dump || f->ras) && ReadDump(f, fd.get(), size)) return;
   if (f->compressed) {  // read whole, decompressed (a finished piece of a rotated log)
     auto text = FileText::Open(f->src.path);
     if (!text.ok() || text->LooksBinary()) {
@@ -151,10 +153,11 @@ void LiveIncident::Read(File* f) {
 }
 
 // A dump is read whole each time it changes (torch writes it once, when the watchdog fires; a
-// read while it is being written is cut short and read again at its next change).
+// read while it is being written is cut short and read again at its next change); so is a file
+// of RAS reports (a poller appends one at a time; a report cut short is read whole next time).
 bool LiveIncident::ReadDump(File* f, int fd, std::uint64_t size) {
   std::string bytes;
-  if (size <= kMaxFlightRecorderBytes) {
+  if (size <= (f->ras ? kMaxNcclRasBytes : kMaxFlightRecorderBytes)) {
     bytes.resize(static_cast<std::size_t>(size));
     std::size_t got = 0;
     while (got < bytes.size()) {
@@ -164,13 +167,16 @@ bool LiveIncident::ReadDump(File* f, int fd, std::uint64_t size) {
       got += static_cast<std::size_t>(n);
     }
     bytes.resize(got);
-    if (!bytes.empty() && bytes[0] != '\x80' && SniffFlightRecorder(bytes) == FrForm::kNone) {
+    if (!f->ras && !bytes.empty() && bytes[0] != '\x80' &&
+        SniffFlightRecorder(bytes) == FrForm::kNone) {
       f->dump = false;  // a JSON log whose first key only looked like a dump's: read as text
       return false;
     }
   }
   bytes_ -= f->read;
-  f->dump_read = std::make_shared<const ParsedFile>(ReadDumpBytes(bytes, size, f->src.rel, 0));
+  f->dump_read =
+      std::make_shared<const ParsedFile>(f->ras ? ReadRasBytes(bytes, size, f->src.rel, 0)
+                                                : ReadDumpBytes(bytes, size, f->src.rel, 0));
   f->read = size;
   bytes_ += size;
   return true;
@@ -208,7 +214,9 @@ Result<Incident> LiveIncident::Assemble(int threads) const {
     listing.files.push_back(f.src);
     ParsedFile p;
     if (f.dump_read != nullptr) {
-      p.flight_recorder = true;
+      p.flight_recorder = f.dump_read->flight_recorder;
+      p.nccl_ras = f.dump_read->nccl_ras;
+      p.notes = f.dump_read->notes;
       p.problem = f.dump_read->problem;
       p.rankless = f.dump_read->rankless;
       p.bytes = f.dump_read->bytes;

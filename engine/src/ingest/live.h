@@ -54,9 +54,11 @@ class LiveIncident {
     bool compressed = false;
     std::uint64_t compressed_size = 0;  // its size when it was last read
     std::string problem;  // why its text is not read (binary, unreadable); empty when it is
-    // A Flight Recorder dump (ingest/flight_recorder.h): read whole each time it changes, its
-    // events held here instead of `log`.
+    // A Flight Recorder dump (ingest/flight_recorder.h) or a file of NCCL RAS reports
+    // (ingest/nccl_ras.h): read whole each time it changes, its events held here instead of
+    // `log`.
     bool dump = false;
+    bool ras = false;
     std::shared_ptr<const ParsedFile> dump_read;
   };
   bool ReadDump(File* f, int fd, std::uint64_t size);

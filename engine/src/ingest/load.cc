@@ -16,6 +16,7 @@
 #include "ingest/chunks.h"
 #include "ingest/file_text.h"
 #include "ingest/flight_recorder.h"
+#include "ingest/nccl_ras.h"
 #include "ingest/resolve.h"
 #include "ingest/walk.h"
 #include "parse/parse_log.h"
@@ -55,6 +56,8 @@ ParsedFile ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_lin
   }
   if (SniffFlightRecorder(text->view()) != FrForm::kNone)
     return ReadDumpBytes(text->view(), text->view().size(), f.rel, index);
+  if (SniffNcclRas(text->view().substr(0, 4096)) != RasForm::kNone && !text->LooksBinary())
+    return ReadRasBytes(text->view(), text->view().size(), f.rel, index);
   r.bytes = static_cast<std::int64_t>(text->view().size());
   r.cut = !text->view().empty() && text->view().back() != '\n';
   if (!text->problem().empty()) r.inflate = f.rel + ": " + text->problem();
@@ -109,6 +112,26 @@ ParsedFile ReadDumpBytes(std::string_view bytes, std::uint64_t size, std::string
     r.rankless = std::string(rel) +
                  ": a Flight Recorder dump whose name ends in no rank number (`<prefix><rank>`): "
                  "its events name no rank";
+  }
+  r.log = std::move(read.log);
+  return r;
+}
+
+ParsedFile ReadRasBytes(std::string_view text, std::uint64_t size, std::string_view rel,
+                        std::uint32_t index) {
+  ParsedFile r;
+  r.nccl_ras = true;
+  r.bytes = static_cast<std::int64_t>(size);
+  if (size > kMaxNcclRasBytes) {
+    r.problem = std::string(rel) + ": NCCL RAS reports of " + std::to_string(size >> 20) +
+                " MiB, over the " + std::to_string(kMaxNcclRasBytes >> 20) + " MiB read: skipped";
+    return r;
+  }
+  RasRead read = ReadNcclRas(text, SniffNcclRas(text.substr(0, 4096)), index);
+  for (std::string& n : read.notes) r.notes.push_back(std::string(rel) + ": " + std::move(n));
+  if (!read.problem.empty()) {
+    r.problem = std::string(rel) + ": " + read.problem + ", skipped";
+    return r;
   }
   r.log = std::move(read.log);
   return r;
@@ -325,6 +348,24 @@ int AddDump(const SourceFile& src, ParsedFile&& r, Incident* inc, std::vector<St
   return read ? 1 : 0;
 }
 
+// A file of NCCL RAS reports: no node, no rank of its own (its events name the ranks the reports
+// do); its lines are cited as they are. 1 when it was read.
+int AddReports(const SourceFile& src, ParsedFile&& r, Incident* inc, std::vector<StrId>* remap) {
+  LogFile f{.path = src.rel};
+  f.nccl_ras = true;
+  for (std::string& n : r.notes) AddProblem(&inc->input, std::move(n));
+  const bool read = r.problem.empty();
+  if (!read) {
+    inc->input.unreadable_files += 1;
+    AddProblem(&inc->input, std::move(r.problem));
+  } else {
+    inc->input.lines += r.log.lines;
+    *remap = inc->strings.Absorb(std::move(r.log.strings));
+  }
+  inc->files.push_back(std::move(f));
+  return read ? 1 : 0;
+}
+
 // Records one file and interns its strings (its events are appended by AppendEvents: *remap
 // says how to re-intern their ids); returns 1 when it was readable text.
 int AddFile(const SourceFile& src, ParsedFile&& r, Incident* inc, std::vector<StrId>* remap) {
@@ -337,6 +378,7 @@ int AddFile(const SourceFile& src, ParsedFile&& r, Incident* inc, std::vector<St
   inc->input.files += 1;
   inc->input.bytes += r.bytes;
   if (r.flight_recorder) return AddDump(src, std::move(r), inc, remap);
+  if (r.nccl_ras) return AddReports(src, std::move(r), inc, remap);
   const bool readable = r.problem.empty();
   if (!readable) {
     // A skipped file is counted and named, and contributes nothing else: not the rank or local

@@ -42,6 +42,10 @@ struct ParsedFile {
   // only; `problem` says why it could not be read, `rankless` that its name ends in no rank.
   bool flight_recorder = false;
   std::string rankless;
+  // NCCL RAS reports (ingest/nccl_ras.h), not read by the line parser: `log` holds their
+  // events; `notes` what the reader says of them (a repaired JSON, older reports not read).
+  bool nccl_ras = false;
+  std::vector<std::string> notes;
 };
 
 // A Flight Recorder dump's bytes read into a ParsedFile (LoadIncident's and a growing
@@ -49,6 +53,11 @@ struct ParsedFile {
 // than kMaxFlightRecorderBytes (`size`) is refused unread.
 ParsedFile ReadDumpBytes(std::string_view bytes, std::uint64_t size, std::string_view rel,
                          std::uint32_t index);
+
+// A file of NCCL RAS reports read into a ParsedFile (as ReadDumpBytes): `text` is the whole
+// file. A file of more than kMaxNcclRasBytes (`size`) is refused unread.
+ParsedFile ReadRasBytes(std::string_view text, std::uint64_t size, std::string_view rel,
+                        std::uint32_t index);
 
 // The Incident of files already parsed, `parsed[i]` being `listing.files[i]`'s: what
 // LoadIncident does once it has parsed every file (its events merged in file order, then

@@ -27,6 +27,8 @@ std::string_view FamilyName(Family f) {
     case Family::kBareMetal: return "bare_metal";
     case Family::kFlightRecorder:
       return "flight_recorder";
+    case Family::kNcclRas:
+      return "nccl_ras";
   }
   return "other";
 }
@@ -132,6 +134,12 @@ std::string_view KindName(Kind k) {
       return "fr_group";
     case Kind::kFrCollective:
       return "fr_collective";
+    case Kind::kRasReport:
+      return "ras_report";
+    case Kind::kRasComm:
+      return "ras_comm";
+    case Kind::kRasRank:
+      return "ras_rank";
   }
   return "unknown_error";
 }

@@ -36,6 +36,7 @@ enum class Family : std::uint8_t {
   kPython,
   kBareMetal,       // Open MPI's mpirun / PRRTE's prterun, pdsh and ssh fan-out
   kFlightRecorder,  // PyTorch Flight Recorder dumps (`<prefix><rank>`, pickle or JSON; §28)
+  kNcclRas,         // NCCL RAS reports (`ncclras` text or JSON; §29)
 };
 
 // What a record says, within its family. Names (KindName) are stable: they are printed.
@@ -170,6 +171,12 @@ enum class Kind : std::uint8_t {
   kFrDump,
   kFrGroup,
   kFrCollective,
+  // nccl_ras: a NCCL RAS report (docs/log_formats.md §29), a snapshot of a live job's
+  // communicators. kRasReport: the report (RasReport); kRasComm: a communicator it singles out
+  // (RasComm); kRasRank: a rank it names or shows apart from the rest (RasRank). Not errors.
+  kRasReport,
+  kRasComm,
+  kRasRank,
 };
 
 std::string_view FamilyName(Family f);
@@ -392,6 +399,50 @@ struct FrCollective {
   std::int64_t timeout_ms = -1;
 };
 
+// A NCCL RAS report (kRasReport). Event::time is the report's (a stamp line before it, or the
+// JSON's `timestamp`); 0 when it has none.
+struct RasReport {
+  StrId nccl_version = kNoStr;  // "2.26.2+cuda12.8"
+  std::int32_t report = 0;      // its place among the file's reports, 0 the first
+  std::int32_t comms = 0;       // communicators (text: the table's `Comms in group`, summed)
+  std::int32_t processes = -1;  // the job summary's `Processes (total)`; -1 when not said
+  std::int32_t gpus = -1;       // `GPUs (total)`
+  std::int32_t dead = 0;        // job processes considered dead
+  std::int32_t incomplete = 0;  // job processes that sent no communicator data
+  bool json = false;
+};
+
+// A communicator a report singles out (kRasComm): one whose ranks disagree, or that misses ranks.
+struct RasComm {
+  StrId hash = kNoStr;      // "9f2b3c4d5e6f7a81" (text: 16 hex digits; JSON: as written, no 0x)
+  StrId status = kNoStr;    // RUNNING, INIT, FINALIZE, ABORT, NOCOMM (text: its table group's)
+  StrId errors = kNoStr;    // OK, MISMATCH, INCOMPLETE,ERROR, ... (text); JSON: what it shows
+  std::int32_t report = 0;  // as RasReport::report
+  std::int32_t size = -1;   // ranks in the communicator
+  std::int32_t nodes = -1;  // nodes it spans (text); -1 when not said
+};
+
+// A rank a report names (kRasRank). Event::rank is the job's global rank when the report makes
+// it one (docs/log_formats.md §29: a communicator as large as the job, or the same process in
+// that one); -1 otherwise (the process and node address still say where).
+struct RasRank {
+  enum class Why : std::uint8_t { kBehind, kAhead, kMissing, kDead, kStatus, kError };
+  Why why = Why::kBehind;
+  bool listed = true;           // the text lists it one by one (RAS's outlier rule); JSON: always
+  StrId hash = kNoStr;          // its communicator's
+  StrId op = kNoStr;            // kBehind/kAhead: the operation type ("AllReduce"; "collective"
+                                // before 2.26); kStatus/kError: the status or error it reports
+  StrId node = kNoStr;          // the process's node address ("10.0.0.3"); kNoStr when not found
+  std::int32_t report = 0;      // as RasReport::report
+  std::int32_t comm_size = -1;  // its communicator's size
+  std::int32_t comm_rank = -1;  // its rank in that communicator
+  std::int32_t pid = -1;
+  std::int32_t gpu = -1;     // CUDA device
+  std::int64_t count = -1;   // kBehind/kAhead: operations of `op` it has launched
+  std::int64_t common = -1;  // the count most of the communicator's ranks have
+  std::int32_t with = 0;     // ranks of the communicator at its count (itself included)
+};
+
 // Anything else worth showing (`denpex events`): the message, masked for grouping.
 struct Note {
   StrId text = kNoStr;
@@ -400,7 +451,8 @@ struct Note {
 using EventDetail =
     std::variant<Note, WatchdogTimeout, WatchdogNote, WorkerFailed, WorkerSignalled, FailureEntry,
                  Iteration, CommInit, NcclWarn, PythonError, OomKill, Xid, SlurmNote, StepTimers,
-                 GpuSlot, HostMemory, NodeLayout, CheckpointSave, FrDump, FrGroup, FrCollective>;
+                 GpuSlot, HostMemory, NodeLayout, CheckpointSave, FrDump, FrGroup, FrCollective,
+                 RasReport, RasComm, RasRank>;
 
 enum class Clock : std::uint8_t {
   kNone,       // the line carries no time, and none could be borrowed
@@ -478,6 +530,12 @@ void ForEachStrId(Event& e, F&& f) {
           f(d.pg), f(d.pg_desc), f(d.ranks);
         } else if constexpr (std::is_same_v<T, FrCollective>) {
           f(d.pg), f(d.pg_desc), f(d.op), f(d.sizes), f(d.dtypes);
+        } else if constexpr (std::is_same_v<T, RasReport>) {
+          f(d.nccl_version);
+        } else if constexpr (std::is_same_v<T, RasComm>) {
+          f(d.hash), f(d.status), f(d.errors);
+        } else if constexpr (std::is_same_v<T, RasRank>) {
+          f(d.hash), f(d.op), f(d.node);
         }
       },
       e.detail);

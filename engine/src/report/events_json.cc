@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "ingest/flight_recorder.h"
+#include "ingest/nccl_ras.h"
 #include "report/diagnosis.h"
 
 namespace denpex::engine {
@@ -154,6 +155,19 @@ void DetailFields(const EventDetail& detail, Fields* f) {
           if (d.started > 0) f->Str("started", FormatRfc3339(d.started));
           if (d.completed > 0) f->Str("completed", FormatRfc3339(d.completed));
           f->Known("timeout_ms", d.timeout_ms);
+        } else if constexpr (std::is_same_v<T, RasReport>) {
+          f->Id("nccl_version", d.nccl_version), f->Int("report", d.report);
+          f->Int("comms", d.comms), f->Known("processes", d.processes), f->Known("gpus", d.gpus);
+          f->Int("dead", d.dead), f->Int("incomplete", d.incomplete), f->Bool("json", d.json);
+        } else if constexpr (std::is_same_v<T, RasComm>) {
+          f->Id("hash", d.hash), f->Id("status", d.status), f->Id("errors", d.errors);
+          f->Int("report", d.report), f->Known("size", d.size), f->Known("nodes", d.nodes);
+        } else if constexpr (std::is_same_v<T, RasRank>) {
+          f->Str("why", RasWhyName(d.why)), f->Bool("listed", d.listed);
+          f->Id("hash", d.hash), f->Id("op", d.op), f->Id("node", d.node);
+          f->Int("report", d.report), f->Known("comm_size", d.comm_size);
+          f->Known("comm_rank", d.comm_rank), f->Known("pid", d.pid), f->Known("gpu", d.gpu);
+          f->Known("count", d.count), f->Known("common", d.common), f->Int("with", d.with);
         }
       },
       detail);

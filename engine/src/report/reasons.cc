@@ -487,6 +487,10 @@ constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kFlightRecorderMissingRanks,
      "The Flight Recorder dumps name rank(s) {ranks} as missing from the collective their process "
      "group waits in ({where})."},
+    {ReasonId::kNoRasVerdict, "No NCCL RAS report lists a rank apart from the rest."},
+    {ReasonId::kRasListedRanks,
+     "The newest NCCL RAS report lists rank(s) {ranks} apart from the rest of their communicator "
+     "({where})."},
     {ReasonId::kNoWatchdogTimeout, "No NCCL watchdog timeout line in the logs."},
     {ReasonId::kEarliestWatchdogTimeout,
      "Rank {rank} printed the earliest NCCL watchdog timeout ({where} at {time})."},
@@ -897,6 +901,22 @@ constexpr std::array kTemplates = std::to_array<Template>({
      " It wrote no Flight Recorder dump, while {waiting} members of its process group {pg} that "
      "did wait in collective {seq}, {op} ({waiter}): the only member without a dump that the "
      "dumps wait on."},
+    {ReasonId::kRasDead,
+     " NCCL RAS ({where}) reports its process (pid {pid} on {node}) dead: unreachable through "
+     "the RAS network."},
+    {ReasonId::kRasSilent,
+     " NCCL RAS ({where}) got no data from its process (pid {pid} on {node}): alive to the "
+     "network but not answering (stopped, or frozen)."},
+    {ReasonId::kRasBehind,
+     " NCCL RAS ({where}) shows it launched {count} {op} operations on communicator {hash} of "
+     "{size} ranks while the others launched {common}: it is outside the collective they "
+     "entered."},
+    {ReasonId::kRasStuck,
+     " It was at {count} already in an earlier report ({earlier}): it has not moved since."},
+    {ReasonId::kRasOdd,
+     " NCCL RAS ({where}) shows it behind its communicator's other ranks in {op} operations "
+     "({count} against {common}) and ahead in {op2} ({count2} against {common2}, {where2}): it "
+     "issued another collective than its peers."},
     // TEMPLATES
 });
 static_assert(kTemplates.size() == static_cast<std::size_t>(ReasonId::kCount));

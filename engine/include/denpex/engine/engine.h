@@ -28,6 +28,7 @@ enum class Strategy {
                       // (the `latest` pointer, else the highest step) without verifying it
   kFrTrace,           // baseline: torch's Flight Recorder analyser on the dumps alone (fr_trace)
   kFrWavefront,       // baseline: NVRx's attribution on the dumps: the head group's missing ranks
+  kRas,               // baseline: the ranks NCCL RAS's newest report lists (missing, then outliers)
 };
 
 std::optional<Strategy> ParseStrategy(std::string_view name);
