@@ -339,8 +339,10 @@ TEST(EngineEvents, EveryFamilyOfTheIssueCanBeAskedFor) {
   const std::vector<std::string> issue = {
       "nccl_watchdog", "nccl",     "cuda",      "cuda_oom",   "host_oom",        "xid",
       "slurm",         "torchrun", "deepspeed", "fsdp",       "kubernetes",      "ray",
-      "gloo",          "trainer",  "python",    "bare_metal", "flight_recorder", "other"};
-  // and issue #9's bare_metal (mpirun, pdsh, ssh), issue #26's flight_recorder (dumps)
+      "gloo",          "trainer",  "python",    "bare_metal", "flight_recorder", "nccl_ras",
+      "other"};
+  // and issue #9's bare_metal (mpirun, pdsh, ssh), issue #26's flight_recorder (dumps) and
+  // nccl_ras (RAS reports)
   EXPECT_EQ(EventFamilies(), issue);
   TempDir dir;
   testing::WriteIncident(dir.path(), {});

@@ -24,13 +24,13 @@ std::vector<Report> Reports(const Incident& inc) {
     if (e.family != Family::kNcclRas) continue;
     if (e.kind == Kind::kRasReport) {
       out.push_back({.event = static_cast<std::int32_t>(i), .time = e.time});
-    } else if (e.kind == Kind::kRasRank && !out.empty() && inc.events[out.back().event].file == e.file) {
+    } else if (e.kind == Kind::kRasRank && !out.empty() &&
+               inc.events[out.back().event].file == e.file) {
       out.back().ranks.push_back(static_cast<std::int32_t>(i));
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const Report& a, const Report& b) {
-    return a.time < b.time;
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Report& a, const Report& b) { return a.time < b.time; });
   return out;
 }
 
@@ -54,14 +54,16 @@ RasAnalysis AnalyzeNcclRas(const Incident& inc) {
     const Event& e = inc.events[i];
     const RasRank& r = RankOf(inc, i);
     if (e.rank < 0 || (r.why != Why::kDead && r.why != Why::kMissing)) continue;
-    roots.try_emplace(e.rank, RasBlocker{.rank = e.rank, .why = RasBlocker::Why::kGone, .event = i});
+    roots.try_emplace(e.rank,
+                      RasBlocker{.rank = e.rank, .why = RasBlocker::Why::kGone, .event = i});
   }
   if (roots.empty()) {
     for (std::int32_t i : newest.ranks) {
       const Event& e = inc.events[i];
       const RasRank& r = RankOf(inc, i);
       // Behind with a few: a minority of its communicator (never half of it).
-      if (e.rank < 0 || r.why != Why::kBehind || r.comm_size <= 0 || 2 * r.with >= r.comm_size) continue;
+      if (e.rank < 0 || r.why != Why::kBehind || r.comm_size <= 0 || 2 * r.with >= r.comm_size)
+        continue;
       RasBlocker b{.rank = e.rank, .why = RasBlocker::Why::kBehind, .event = i};
       for (auto older = reports.rbegin() + 1; older != reports.rend() && b.earlier < 0; ++older) {
         for (std::int32_t j : older->ranks) {

@@ -25,8 +25,8 @@ struct RasBlocker {
 };
 
 struct RasAnalysis {
-  std::int32_t reports = 0;  // reports read (every file's)
-  std::int32_t newest = -1;  // the newest report's kRasReport event
+  std::int32_t reports = 0;       // reports read (every file's)
+  std::int32_t newest = -1;       // the newest report's kRasReport event
   std::vector<RasBlocker> roots;  // in rank order
 
   const RasBlocker* RootOf(std::int32_t rank) const {

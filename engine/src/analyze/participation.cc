@@ -388,10 +388,10 @@ void RasPhrase(const Analysis& a, std::int32_t rank, Finding* f) {
                                       {"op", std::string(a.inc.str(r.op))},
                                       {"count", std::to_string(r.count)},
                                       {"common", std::to_string(r.common)},
-                                      {"op2", std::string(a.inc.str(up.op))},
-                                      {"count2", std::to_string(up.count)},
-                                      {"common2", std::to_string(up.common)},
-                                      {"where2", Where(a.inc, ahead)}});
+                                      {"ahead_op", std::string(a.inc.str(up.op))},
+                                      {"ahead_count", std::to_string(up.count)},
+                                      {"ahead_common", std::to_string(up.common)},
+                                      {"ahead_where", Where(a.inc, ahead)}});
     return;
   }
   f->reason.Add(ReasonId::kRasBehind, {{"where", where},

@@ -103,7 +103,10 @@ void LiveIncident::Read(File* f) {
     f->compressed = CompressionOf(h.substr(0, 8)) != Compression::kNone;
     // A dump shows in its first bytes (its JSON form is checked again once read whole).
     f->dump = SniffFlightRecorder(h, /*whole=*/false) != FrForm::kNone;
-    f->ras = !f->dump && SniffNcclRas(h) != RasForm::kNone;
+    bool undecided = false;
+    f->ras = !f->dump && SniffNcclRas(h, &undecided) != RasForm::kNone;
+    // A poller's file that holds its first stamp line only: what it is shows with its next.
+    if (undecided && !f->dump && !f->compressed && h.size() < sizeof head) return;
   }
   if ((f->dump || f->ras) && ReadDump(f, fd.get(), size)) return;
   if (f->compressed) {  // read whole, decompressed (a finished piece of a rotated log)

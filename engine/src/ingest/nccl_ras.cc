@@ -84,7 +84,8 @@ TimeNs StampLine(std::string_view line) {
 
 bool ReportStart(std::string_view line) {
   const std::size_t v = line.find("NCCL version ");
-  return v != std::string_view::npos && line.find(" compiled with CUDA ", v) != std::string_view::npos;
+  return v != std::string_view::npos &&
+         line.find(" compiled with CUDA ", v) != std::string_view::npos;
 }
 
 Event NewEvent(Kind kind, std::uint32_t file, const Line& l, TimeNs time, EventDetail detail) {
@@ -138,8 +139,8 @@ class TextReader {
     const int skip = std::max(0, total - kNcclRasReportsRead);
     if (skip > 0) {
       out_->notes.push_back(std::to_string(total) + " NCCL RAS reports: the newest " +
-                            std::to_string(kNcclRasReportsRead) + " read, " +
-                            std::to_string(skip) + " older ones not");
+                            std::to_string(kNcclRasReportsRead) + " read, " + std::to_string(skip) +
+                            " older ones not");
     }
     TimeNs stamp = 0;
     int seen = 0;
@@ -222,24 +223,24 @@ class TextReader {
       section_ = Section::kTable;
       return;
     }
-    if (t == "Errors") {
-      section_ = Section::kErrors;
+    if (section_ == Section::kSummary && Summary(t)) return;
+    if (section_ == Section::kTable && TableRow(t)) return;
+    if (section_ == Section::kSummary || section_ == Section::kTable) section_ = Section::kHead;
+    if (const std::size_t h = t.find('#');
+        h != std::string_view::npos && CommHeader(l, t.substr(h)))
+      return;
+    // A section's or a job-level error's title alone on its line (after any prefix).
+    const std::string_view last =
+        t.substr(t.rfind(' ') == std::string_view::npos ? 0 : t.rfind(' ') + 1);
+    if (last == "Errors" || last == "Warnings") {
+      section_ = last == "Errors" ? Section::kErrors : Section::kWarnings;
       sub_ = Sub::kNone;
       return;
     }
-    if (t == "Warnings") {
-      section_ = Section::kWarnings;
-      sub_ = Sub::kNone;
+    if (last == "INCOMPLETE" || last == "DEAD") {
+      sub_ = last == "DEAD" ? Sub::kJobDead : Sub::kJobIncomplete;
       return;
     }
-    if (section_ == Section::kSummary) return Summary(t);
-    if (section_ == Section::kTable) return TableRow(t);
-    if (t == "INCOMPLETE" || t == "DEAD") {
-      sub_ = t == "DEAD" ? Sub::kJobDead : Sub::kJobIncomplete;
-      return;
-    }
-    if (const std::size_t h = t.find('#'); h != std::string_view::npos && CommHeader(l, t.substr(h)))
-      return;
     auto& rep = std::get<RasReport>(out_->log.events[first_event_].detail);
     if (std::size_t at = t.find("Missing communicator data from "); at != std::string_view::npos) {
       std::string_view s = t.substr(at + 31);
@@ -248,63 +249,70 @@ class TextReader {
         rep.incomplete = static_cast<std::int32_t>(*n);
       return;
     }
-    if (std::size_t at = t.find(" job process"); at != std::string_view::npos &&
-                                                  t.find("considered dead") != std::string_view::npos) {
+    if (std::size_t at = t.find(" job process");
+        at != std::string_view::npos && t.find("considered dead") != std::string_view::npos) {
       std::string_view s = Trim(t.substr(0, at));
       s = s.substr(s.rfind(' ') == std::string_view::npos ? 0 : s.rfind(' ') + 1);
       if (const auto n = TakeInt(&s)) rep.dead = static_cast<std::int32_t>(*n);
       return;
     }
-    if (std::size_t at = t.find("Process "); at != std::string_view::npos &&
-                                              (sub_ == Sub::kJobDead || sub_ == Sub::kJobIncomplete)) {
+    if (std::size_t at = t.find("Process ");
+        at != std::string_view::npos && (sub_ == Sub::kJobDead || sub_ == Sub::kJobIncomplete)) {
       return ProcessLine(l, t.substr(at + 8));
     }
-    if (std::size_t at = t.find("Communicator ranks have different "); at != std::string_view::npos) {
+    if (std::size_t at = t.find("Communicator ranks have different ");
+        at != std::string_view::npos) {
       std::string_view s = t.substr(at + 34);
       counts_.clear();
       if (s.starts_with("status")) {
         sub_ = Sub::kStatus;
         op_ = kNoStr;
-      } else if (const std::size_t end = s.find(" operation counts"); end != std::string_view::npos) {
+      } else if (const std::size_t end = s.find(" operation counts");
+                 end != std::string_view::npos) {
         sub_ = Sub::kCounts;
         op_ = Intern(s.substr(0, end));
       }
       return;
     }
-    if (std::size_t at = t.find(" ranks have "); at != std::string_view::npos) return GroupLine(t, at);
-    if (std::size_t at = t.find(" ranks reported "); at != std::string_view::npos) return GroupLine(t, at);
-    if (std::size_t at = t.find("Rank "); at != std::string_view::npos) return RankLine(l, t.substr(at + 5));
+    if (std::size_t at = t.find(" ranks have "); at != std::string_view::npos)
+      return GroupLine(t, at);
+    if (std::size_t at = t.find(" ranks reported "); at != std::string_view::npos)
+      return GroupLine(t, at);
+    if (std::size_t at = t.find("Rank "); at != std::string_view::npos)
+      return RankLine(l, t.substr(at + 5));
   }
 
-  // `      4          8            1         32       32`: the totals.
-  void Summary(std::string_view t) {
+  // `      4          8            1         32       32`: the totals. False for another line.
+  bool Summary(std::string_view t) {
     const auto tok = Tokens(t);
-    if (tok.size() < 5) return;
+    if (tok.size() < 5) return false;
     std::vector<std::int64_t> n;
     for (std::size_t i = tok.size() - 5; i < tok.size(); ++i) {
       std::string_view s = tok[i];
       const auto v = TakeInt(&s);
-      if (!v || !s.empty()) return;
+      if (!v || !s.empty()) return false;
       n.push_back(*v);
     }
     auto& rep = std::get<RasReport>(out_->log.events[first_event_].detail);
     rep.processes = static_cast<std::int32_t>(std::clamp<std::int64_t>(n[3], 0, kMaxRank));
     rep.gpus = static_cast<std::int32_t>(std::clamp<std::int64_t>(n[4], 0, kMaxRank));
     section_ = Section::kHead;
+    return true;
   }
 
   // `    0         1         4         8        32        32   RUNNING  MISMATCH`, read from
-  // its end (a prefix before it adds tokens at the front).
-  void TableRow(std::string_view t) {
+  // its end (a prefix before it adds tokens at the front). False for another line.
+  bool TableRow(std::string_view t) {
+    if (t.find("#  in group") != std::string_view::npos) return true;  // the header's 2nd line
     const auto tok = Tokens(t);
-    if (tok.size() < 8) return;
+    if (tok.size() < 8) return false;
     const auto* f = &tok[tok.size() - 8];
     std::int64_t v[6] = {};
     for (int i = 0; i < 6; ++i) {
       std::string_view s = f[i];
       const auto n = TakeInt(&s);
-      if (!n) return;
-      if (i != 3 && !s.empty()) return;  // `Ranks per node` may be a range: `4-8`
+      if (!n) return false;
+      if (i != 3 && !s.empty()) return false;  // `Ranks per node` may be a range: `4-8`
       v[i] = *n;
     }
     groups_[static_cast<std::int32_t>(v[0])] =
@@ -313,6 +321,7 @@ class TextReader {
               .size = static_cast<std::int32_t>(std::clamp<std::int64_t>(v[4], 0, kMaxRank)),
               .status = Intern(f[6]),
               .errors = Intern(f[7])};
+    return true;
   }
 
   // `#0-0 (9f2b3c4d5e6f7a81) MISMATCH`: a communicator's section.
@@ -323,7 +332,8 @@ class TextReader {
     const std::size_t close = s.find(')');
     if (close == std::string_view::npos || close == 0) return false;
     const std::string_view hash = s.substr(0, close);
-    if (!std::all_of(hash.begin(), hash.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
+    if (!std::all_of(hash.begin(), hash.end(),
+                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
       return false;
     const std::string_view kind = Trim(s.substr(close + 1));
     if (kind == "INCOMPLETE") {
@@ -419,7 +429,9 @@ class TextReader {
   void RankLine(const Line& l, std::string_view s) {
     const auto rank = TakeInt(&s);
     if (!rank || *rank < 0) return;
-    RasRank r{.hash = hash_, .report = reports_, .comm_size = group_.size,
+    RasRank r{.hash = hash_,
+              .report = reports_,
+              .comm_size = group_.size,
               .comm_rank = static_cast<std::int32_t>(std::min<std::int64_t>(*rank, kMaxRank))};
     ValueSet own;
     if (Eat(&s, " ") && Value(&s, &own)) {
@@ -427,9 +439,12 @@ class TextReader {
     } else if (!s.starts_with(" -- ") && !s.starts_with("-- ")) {
       return;
     }
-    if (const std::size_t w = s.find("-- "); w != std::string_view::npos) Place(s.substr(w + 3), &r);
+    if (const std::size_t w = s.find("-- "); w != std::string_view::npos)
+      Place(s.substr(w + 3), &r);
     switch (sub_) {
-      case Sub::kCommIncomplete: r.why = Why::kMissing; break;
+      case Sub::kCommIncomplete:
+        r.why = Why::kMissing;
+        break;
       case Sub::kCommError:
         r.why = Why::kError;
         if (!counts_.empty()) r.op = counts_.back().word;
@@ -452,7 +467,8 @@ class TextReader {
         }
         break;
       }
-      default: return;
+      default:
+        return;
     }
     out_->log.events.push_back(NewEvent(Kind::kRasRank, file_, l, time_, r));
   }
@@ -516,13 +532,20 @@ int RepairMissingComma(std::string* doc) {
 // "Remote process error", ...: an ncclResult_t as RAS's text words it.
 std::string_view NcclResultName(std::int64_t v) {
   switch (v) {
-    case 1: return "Unhandled CUDA error";
-    case 2: return "System error";
-    case 3: return "Internal error";
-    case 4: return "Invalid argument";
-    case 5: return "Invalid usage";
-    case 6: return "Remote process error";
-    default: return "Unexpected error";
+    case 1:
+      return "Unhandled CUDA error";
+    case 2:
+      return "System error";
+    case 3:
+      return "Internal error";
+    case 4:
+      return "Invalid argument";
+    case 5:
+      return "Invalid usage";
+    case 6:
+      return "Remote process error";
+    default:
+      return "Unexpected error";
   }
 }
 
@@ -542,9 +565,9 @@ class JsonReport {
     const std::uint64_t to = end < lines.size() ? lines[end].offset : text.size();
     std::string doc(text.substr(from, to - from));
     if (const int fixed = RepairMissingComma(&doc); fixed > 0) {
-      out_->notes.push_back("NCCL RAS JSON from 2.28.7/2.28.9 lacks a comma after \"nvml_dev\" (fixed in 2.29): " +
-                            std::to_string(fixed) + " repaired (line " +
-                            std::to_string(lines[first].number) + ")");
+      out_->notes.push_back(
+          "NCCL RAS JSON from 2.28.7/2.28.9 lacks a comma after \"nvml_dev\" (fixed in 2.29): " +
+          std::to_string(fixed) + " repaired (line " + std::to_string(lines[first].number) + ")");
     }
     d_ = JsonAsPickle(doc);
     if (!d_.ok()) {
@@ -585,7 +608,8 @@ class JsonReport {
     std::int32_t world = -1;
     const auto comms = d_.Items(*d_.Get(d_.root, "communicators"));
     for (const PyValue& c : comms) {
-      if (const auto size = d_.GetInt(c, "size")) world = std::max<std::int32_t>(world, static_cast<std::int32_t>(*size));
+      if (const auto size = d_.GetInt(c, "size"))
+        world = std::max<std::int32_t>(world, static_cast<std::int32_t>(*size));
     }
     std::map<std::pair<std::string, std::int64_t>, bool> dead, silent;
     for (const PyValue& c : comms) Communicator(c, &dead, &silent);
@@ -636,10 +660,10 @@ class JsonReport {
       for (int op = 0; op < 5; ++op) m.counts[op] = Int(*c, kOps[op]);
     }
     if (const PyValue* st = d_.Get(r, "status")) {
-      m.status = Bool(*st, "abort_flag")                                      ? "ABORT"
+      m.status = Bool(*st, "abort_flag")                                     ? "ABORT"
                  : Bool(*st, "finalize_called") || Bool(*st, "destroy_flag") ? "FINALIZE"
-                 : Int(*st, "init_state", 0) != 0                             ? "INIT"
-                                                                              : "RUNNING";
+                 : Int(*st, "init_state", 0) != 0                            ? "INIT"
+                                                                             : "RUNNING";
       m.error = Int(*st, "async_error", 0);
     }
     return m;
@@ -656,12 +680,14 @@ class JsonReport {
 
   void Communicator(const PyValue& c, std::map<std::pair<std::string, std::int64_t>, bool>* dead,
                     std::map<std::pair<std::string, std::int64_t>, bool>* silent) {
-    const Line& at = comm_seen_ < hash_lines_.size() ? *hash_lines_[comm_seen_] : *hash_lines_.front();
+    const Line& at =
+        comm_seen_ < hash_lines_.size() ? *hash_lines_[comm_seen_] : *hash_lines_.front();
     ++comm_seen_;
     std::string_view hash = d_.Str(*Or(d_.Get(c, "hash")));
     if (hash.starts_with("0x")) hash.remove_prefix(2);
     const StrId hash_id = Intern(hash);
-    const auto size = static_cast<std::int32_t>(std::clamp<std::int64_t>(Int(c, "size"), -1, kMaxRank));
+    const auto size =
+        static_cast<std::int32_t>(std::clamp<std::int64_t>(Int(c, "size"), -1, kMaxRank));
     std::vector<Member> ranks, missing;
     std::vector<bool> missing_dead, missing_silent;
     for (std::size_t i = 0; i + 1 < d_.containers[c.ref].items.size(); i += 2) {
@@ -692,10 +718,11 @@ class JsonReport {
       }
       if (freq.size() < 2) continue;
       mismatch = true;
-      const auto norm = std::max_element(freq.begin(), freq.end(), [](const auto& a, const auto& b) {
-        return a.second < b.second;
-      });
-      const bool tie = std::count_if(freq.begin(), freq.end(), [&](const auto& f) { return f.second == norm->second; }) > 1;
+      const auto norm =
+          std::max_element(freq.begin(), freq.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; });
+      const bool tie = std::count_if(freq.begin(), freq.end(),
+                                     [&](const auto& f) { return f.second == norm->second; }) > 1;
       if (tie) continue;  // no norm: which side is odd the counts do not say
       for (const Member& m : ranks) {
         if (m.counts[op] < 0 || m.counts[op] == norm->first) continue;
@@ -712,8 +739,9 @@ class JsonReport {
     for (const Member& m : ranks) ++statuses[m.status];
     if (statuses.size() > 1) {
       mismatch = true;
-      const auto norm = std::max_element(statuses.begin(), statuses.end(),
-                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+      const auto norm =
+          std::max_element(statuses.begin(), statuses.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; });
       for (const Member& m : ranks) {
         if (m.status == norm->first) continue;
         RasRank r = base;
@@ -737,8 +765,10 @@ class JsonReport {
       r.why = missing_dead[i] ? Why::kDead : missing_silent[i] ? Why::kMissing : Why::kStatus;
       if (r.why == Why::kStatus) r.op = Intern("NOCOMM");
       const auto key = std::make_pair(missing[i].host, static_cast<std::int64_t>(missing[i].pid));
-      if (missing_dead[i]) (*dead)[key] = true;
-      else if (missing_silent[i]) (*silent)[key] = true;
+      if (missing_dead[i])
+        (*dead)[key] = true;
+      else if (missing_silent[i])
+        (*silent)[key] = true;
       Emit(missing[i], r);
     }
     if (out_->log.events.size() == before) return;
@@ -750,12 +780,11 @@ class JsonReport {
     if (!missing.empty()) add("INCOMPLETE");
     if (error) add("ERROR");
     if (mismatch) add("MISMATCH");
-    out_->log.events.insert(out_->log.events.begin() + static_cast<std::ptrdiff_t>(before),
-                            NewEvent(Kind::kRasComm, file_, at, time_,
-                                     RasComm{.hash = hash_id,
-                                             .errors = Intern(errors),
-                                             .report = report_,
-                                             .size = size}));
+    out_->log.events.insert(
+        out_->log.events.begin() + static_cast<std::ptrdiff_t>(before),
+        NewEvent(
+            Kind::kRasComm, file_, at, time_,
+            RasComm{.hash = hash_id, .errors = Intern(errors), .report = report_, .size = size}));
   }
 
   std::uint32_t file_;
@@ -768,11 +797,13 @@ class JsonReport {
 };
 
 bool JsonStart(std::string_view line) {
-  return line.starts_with("{") && (line.size() == 1 || line.find("\"nccl_version\"") != std::string_view::npos ||
-                                   Trim(line) == "{");
+  return line.starts_with("{") &&
+         (line.size() == 1 || line.find("\"nccl_version\"") != std::string_view::npos ||
+          Trim(line) == "{");
 }
 
-void ReadJson(std::string_view text, const std::vector<Line>& lines, std::uint32_t file, RasRead* out) {
+void ReadJson(std::string_view text, const std::vector<Line>& lines, std::uint32_t file,
+              RasRead* out) {
   // Documents start at a line that opens an object at its first column; a stamp line before one
   // is its time.
   struct Doc {
@@ -791,7 +822,8 @@ void ReadJson(std::string_view text, const std::vector<Line>& lines, std::uint32
       stamp = t;
     }
   }
-  const std::size_t skip = docs.size() > kNcclRasReportsRead ? docs.size() - kNcclRasReportsRead : 0;
+  const std::size_t skip =
+      docs.size() > kNcclRasReportsRead ? docs.size() - kNcclRasReportsRead : 0;
   if (skip > 0) {
     out->notes.push_back(std::to_string(docs.size()) + " NCCL RAS reports: the newest " +
                          std::to_string(kNcclRasReportsRead) + " read, " + std::to_string(skip) +
@@ -807,12 +839,16 @@ void ReadJson(std::string_view text, const std::vector<Line>& lines, std::uint32
 
 }  // namespace
 
-RasForm SniffNcclRas(std::string_view head) {
+RasForm SniffNcclRas(std::string_view head, bool* undecided) {
+  if (undecided != nullptr) *undecided = false;
   int seen = 0;
   for (std::size_t at = 0; at < head.size() && seen < 8;) {
     const std::size_t begin = at;
     std::size_t end = head.find('\n', at);
-    if (end == std::string_view::npos) end = head.size();
+    if (end == std::string_view::npos) {
+      if (undecided != nullptr && seen == 0) *undecided = true;  // the first line is not whole
+      end = head.size();
+    }
     const std::string_view l = head.substr(begin, end - begin);
     at = end + 1;
     if (Trim(l).empty() || (l.size() < 80 && StampLine(l) > 0)) continue;
@@ -826,6 +862,7 @@ RasForm SniffNcclRas(std::string_view head) {
                ? RasForm::kJson
                : RasForm::kNone;
   }
+  if (undecided != nullptr && seen == 0) *undecided = true;
   return RasForm::kNone;
 }
 
@@ -845,12 +882,18 @@ RasRead ReadNcclRas(std::string_view text, RasForm form, std::uint32_t file) {
 
 std::string_view RasWhyName(RasRank::Why why) {
   switch (why) {
-    case Why::kBehind: return "behind";
-    case Why::kAhead: return "ahead";
-    case Why::kMissing: return "missing";
-    case Why::kDead: return "dead";
-    case Why::kStatus: return "status";
-    case Why::kError: return "error";
+    case Why::kBehind:
+      return "behind";
+    case Why::kAhead:
+      return "ahead";
+    case Why::kMissing:
+      return "missing";
+    case Why::kDead:
+      return "dead";
+    case Why::kStatus:
+      return "status";
+    case Why::kError:
+      return "error";
   }
   return "behind";
 }

@@ -24,8 +24,9 @@ enum class RasForm : std::uint8_t { kNone, kText, kJson };
 
 // What a file's head says: a text report (one of its first 8 non-empty lines, any prefix before
 // it, is `NCCL version <v> compiled with CUDA <c>`), the JSON form (an object whose first key
-// is `nccl_version`), or neither.
-RasForm SniffNcclRas(std::string_view head);
+// is `nccl_version`), or neither. `undecided` (when given) is set when `head` holds no whole
+// line yet but blank and stamp lines: a poller's file before its first report arrives.
+RasForm SniffNcclRas(std::string_view head, bool* undecided = nullptr);
 
 // One file's reports read: their events (file `file`, strings in `log.strings`) and what the
 // caller names in `input.problems` (a repaired JSON, reports left unread); `problem` when

@@ -915,7 +915,8 @@ constexpr std::array kTemplates = std::to_array<Template>({
      " It was at {count} already in an earlier report ({earlier}): it has not moved since."},
     {ReasonId::kRasOdd,
      " NCCL RAS ({where}) shows it behind its communicator's other ranks in {op} operations "
-     "({count} against {common}) and ahead in {op2} ({count2} against {common2}, {where2}): it "
+     "({count} against {common}) and ahead in {ahead_op} ({ahead_count} against {ahead_common}, "
+     "{ahead_where}): it "
      "issued another collective than its peers."},
     // TEMPLATES
 });
