@@ -19,8 +19,10 @@ namespace {
 // A 2.26 text report of a 32-rank job (4 nodes of 8): communicator 0 the world, group 1 four
 // 8-rank communicators; `warnings` the Warnings section's body.
 std::string TextReport(const std::string& warnings, const std::string& version = "2.26.2",
-                       const std::string& errors = "", const std::string& world_errors = "MISMATCH") {
-  return "NCCL version " + version + "+cuda12.8 compiled with CUDA 12.8\n"
+                       const std::string& errors = "",
+                       const std::string& world_errors = "MISMATCH") {
+  return "NCCL version " + version +
+         "+cuda12.8 compiled with CUDA 12.8\n"
          "CUDA runtime version 12080, driver version 12080\n"
          "\n"
          "Job summary\n"
@@ -35,15 +37,19 @@ std::string TextReport(const std::string& warnings, const std::string& version =
          "\n"
          "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"
          "    #  in group  per comm  per node  per comm  in group\n"
-         "    0         1         4         8        32        32   RUNNING  " + world_errors + "\n"
+         "    0         1         4         8        32        32   RUNNING  " +
+         world_errors +
+         "\n"
          "    1         4         1         8         8        32   RUNNING  MISMATCH\n"
          "\n"
          "Errors\n"
          "======\n"
-         "\n" + errors +
+         "\n" +
+         errors +
          "Warnings\n"
          "========\n"
-         "\n" + warnings;
+         "\n" +
+         warnings;
 }
 
 const std::string kRank17Behind =
@@ -146,17 +152,17 @@ TEST(NcclRasReader, TwoRanksAheadOfThirtyAreAheadNotBehind) {
 }
 
 TEST(NcclRasReader, ReadsDeadProcessesAndACommunicatorsMissingRanks) {
-  const std::string text = TextReport(
-      "", "2.27.3",
-      "DEAD\n"
-      "  1 job process is considered dead (unreachable via the RAS network)\n"
-      "  Process 48213 on node 10.0.0.3 managing GPU 1\n"
-      "\n"
-      "#0-0 (9f2b3c4d5e6f7a81) INCOMPLETE\n"
-      "  Missing communicator data from 1 rank\n"
-      "  Rank 17 -- GPU 1 managed by process 48213 on node 10.0.0.3\n"
-      "\n",
-      "INCOMPLETE");
+  const std::string text =
+      TextReport("", "2.27.3",
+                 "DEAD\n"
+                 "  1 job process is considered dead (unreachable via the RAS network)\n"
+                 "  Process 48213 on node 10.0.0.3 managing GPU 1\n"
+                 "\n"
+                 "#0-0 (9f2b3c4d5e6f7a81) INCOMPLETE\n"
+                 "  Missing communicator data from 1 rank\n"
+                 "  Rank 17 -- GPU 1 managed by process 48213 on node 10.0.0.3\n"
+                 "\n",
+                 "INCOMPLETE");
   const RasRead r = ReadNcclRas(text, RasForm::kText, 0);
   EXPECT_EQ(std::get<RasReport>(r.log.events.front().detail).dead, 1);
   const auto ranks = Ranks(r);
@@ -220,8 +226,8 @@ std::string JsonReport(bool missing_comma) {
     ranks += std::string(ranks.empty() ? "" : ",\n") +
              "        {\n          \"rank\": " + std::to_string(r) + ",\n          \"host\": \"" +
              host + "\",\n          \"pid\": " + std::to_string(1000 + r) +
-             ",\n          \"cuda_dev\": " + std::to_string(r % 4) + ",\n          \"nvml_dev\": " +
-             std::to_string(r % 4) +
+             ",\n          \"cuda_dev\": " + std::to_string(r % 4) +
+             ",\n          \"nvml_dev\": " + std::to_string(r % 4) +
              ",\n          \"status\": {\n            \"init_state\": 0,\n            "
              "\"async_error\": 0,\n            \"finalize_called\": false,\n            "
              "\"destroy_flag\": false,\n            \"abort_flag\": false\n          },\n"

@@ -580,6 +580,7 @@ class JsonReport {
                             " has no \"communicators\"; skipped");
       return false;
     }
+    doc_line_ = &lines[first];
     // The lines of each rank object's `"rank":` key and each communicator's `"hash":`, in
     // document order: the values are walked in the same order.
     for (std::size_t i = first; i < end; ++i) {
@@ -627,8 +628,10 @@ class JsonReport {
     return v != nullptr ? v : &none;
   }
   StrId Intern(std::string_view v) { return v.empty() ? kNoStr : out_->log.strings.Intern(v); }
+  // The line of the next rank object's `"rank":` key; the document's first line when the keys
+  // and the values disagree (a document whose keys are not what RAS writes).
   const Line& NextRankLine() {
-    return rank_seen_ < rank_lines_.size() ? *rank_lines_[rank_seen_++] : *hash_lines_.front();
+    return rank_seen_ < rank_lines_.size() ? *rank_lines_[rank_seen_++] : *doc_line_;
   }
   std::int64_t Int(const PyValue& d, std::string_view key, std::int64_t dflt = -1) const {
     return d_.GetInt(d, key).value_or(dflt);
@@ -680,9 +683,9 @@ class JsonReport {
 
   void Communicator(const PyValue& c, std::map<std::pair<std::string, std::int64_t>, bool>* dead,
                     std::map<std::pair<std::string, std::int64_t>, bool>* silent) {
-    const Line& at =
-        comm_seen_ < hash_lines_.size() ? *hash_lines_[comm_seen_] : *hash_lines_.front();
+    const Line& at = comm_seen_ < hash_lines_.size() ? *hash_lines_[comm_seen_] : *doc_line_;
     ++comm_seen_;
+    if (c.kind != VKind::kDict) return;
     std::string_view hash = d_.Str(*Or(d_.Get(c, "hash")));
     if (hash.starts_with("0x")) hash.remove_prefix(2);
     const StrId hash_id = Intern(hash);
@@ -793,6 +796,7 @@ class JsonReport {
   RasRead* out_;
   ckpt::Pickle d_;
   std::vector<const Line*> rank_lines_, hash_lines_;
+  const Line* doc_line_ = nullptr;
   std::size_t rank_seen_ = 0, comm_seen_ = 0;
 };
 
