@@ -133,12 +133,24 @@ void FromFileHeads(const Incident& inc, std::vector<Statement>* out) {
   }
 }
 
-// NCCL's `comm 0x.. rank r nranks N`: the largest communicator (a lower bound of the world).
+// NCCL's `comm 0x.. rank r nranks N`, or a communicator a RAS report names: the largest
+// communicator (a lower bound of the world).
 Statement LargestCommunicator(const Incident& inc) {
   Statement best;
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
-    const auto* ci = std::get_if<CommInit>(&inc.events[i].detail);
-    if (ci && ci->nranks > best.size && ci->nranks <= kMaxRank + 1) best = {ci->nranks, i, "NCCL's largest communicator (nranks)"};
+    const EventDetail& d = inc.events[i].detail;
+    std::int32_t n = 0;
+    const char* source = "NCCL's largest communicator (nranks)";
+    if (const auto* ci = std::get_if<CommInit>(&d)) {
+      n = ci->nranks;
+    } else if (const auto* rc = std::get_if<RasComm>(&d)) {
+      n = rc->size;
+      source = "NCCL RAS's largest communicator";
+    } else if (const auto* rr = std::get_if<RasRank>(&d)) {
+      n = rr->comm_size;
+      source = "NCCL RAS's largest communicator";
+    }
+    if (n > best.size && n <= kMaxRank + 1) best = {n, i, source};
   }
   return best;
 }
