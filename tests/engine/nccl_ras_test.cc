@@ -304,6 +304,14 @@ TEST(NcclRasEngine, ARankBehindAtTheSameCountInTwoReportsIsNamedAsStuck) {
   EXPECT_NE(d.reason().find("has not moved since"), std::string::npos) << d.reason();
 }
 
+// One report alone cannot tell a stuck rank from a late one (a healthy job's snapshot catches a
+// rank late now and then): the rank is pointed at, nothing is committed.
+TEST(NcclRasEngine, OneReportOfARankBehindCommitsNothing) {
+  const v1::Diagnosis d = DiagnoseFiles({{"ncclras.log", TextReport(kRank17Behind)}});
+  EXPECT_EQ(d.verdict(), v1::VERDICT_INCONCLUSIVE);
+  EXPECT_NE(d.reason().find("shows rank 17 behind"), std::string::npos) << d.reason();
+}
+
 TEST(NcclRasEngine, ADeadProcessIsNamedAndTheBaselineAgrees) {
   const v1::Diagnosis d = DiagnoseFiles({{"ras.json", JsonReport(true)}});
   EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED);

@@ -1008,6 +1008,20 @@ void NoCandidate(const Analysis& a, Finding* f) {
     f->reason.Add(ReasonId::kUngroupedUnnamedTimeouts, {{"count", std::to_string(unnamed)}});
   }
   if (a.facts.HasWave()) f->reason.Add(UnrankedNote(a));
+  // A rank one RAS report shows behind, and nothing else: named as the one to look at, not
+  // committed (one snapshot cannot tell a stuck rank from a late one).
+  for (const RasBlocker& b : a.ras.roots) {
+    if (b.why != RasBlocker::Why::kBehind) continue;
+    const Event& e = a.inc.events[b.event];
+    const RasRank& r = std::get<RasRank>(e.detail);
+    f->reason.Add(ReasonId::kRasBehindOnce, {{"rank", std::to_string(b.rank)},
+                                             {"where", Where(a.inc, e)},
+                                             {"count", std::to_string(r.count)},
+                                             {"op", std::string(a.inc.str(r.op))},
+                                             {"common", std::to_string(r.common)}});
+    f->evidence.push_back({b.event, v1::EVIDENCE_ROLE_CORROBORATING});
+    break;
+  }
 }
 
 // One representative secondary error of each kind, after what is already cited.

@@ -381,6 +381,7 @@ enum class ReasonId : std::uint16_t {
   kRasBehind,
   kRasStuck,
   kRasOdd,
+  kRasBehindOnce,
 
   kCount,  // not a template: the number of them
 };

@@ -78,12 +78,6 @@ std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& wai
       if (b->why == FrBlocker::Why::kNeverJoined) s.recorder = kRecorderNeverJoined;
       if (b->why == FrBlocker::Why::kNoDump) s.recorder = kRecorderNoDump;
     }
-    if (const RasBlocker* b = ras.RootOf(rank)) {
-      s.ras = b->why == RasBlocker::Why::kGone     ? kRasGone
-              : b->why == RasBlocker::Why::kStuck  ? kRasStuck
-              : b->why == RasBlocker::Why::kBehind ? kRasBehind
-                                                   : 0;  // kOdd: a mismatch
-    }
     if (rank < static_cast<std::int32_t>(waits.explains.size()) && waits.reporters > 0 && waits.explains[rank] > 0) {
       s.progress = kProgress * waits.explains[rank] / waits.reporters;
       if (s.torn_down_early) s.progress *= kTornDown;
@@ -91,6 +85,14 @@ std::vector<RankScore> ScoreRanks(const JobFacts& facts, const WaitAnalysis& wai
     // Its agent saw it end by SIGABRT during the wave: its own watchdog took it down, so it timed
     // out waiting like the others (its timeout lines were lost: a truncated log). Not silent.
     if (rank < static_cast<std::int32_t>(facts.ranks.size()) && WatchdogAborted(facts, rank)) s.progress = 0;
+    if (const RasBlocker* b = ras.RootOf(rank)) {
+      // Behind in one report only corroborates: a healthy job's snapshot catches a rank late now
+      // and then; one that has not moved between two reports, or is gone, decides alone.
+      s.ras = b->why == RasBlocker::Why::kGone                      ? kRasGone
+              : b->why == RasBlocker::Why::kStuck                   ? kRasStuck
+              : b->why == RasBlocker::Why::kBehind && s.total() > 0 ? kRasBehind
+                                                                    : 0;  // kOdd: a mismatch
+    }
     all.push_back(s);
   }
   // A rank that waited on a local peer's failed extension build stopped because of it: the waits

@@ -30,7 +30,8 @@ inline constexpr double kProgress = 4;        // times the share of reporters st
 inline constexpr double kRecorderNeverJoined = 8;
 inline constexpr double kRecorderNoDump = 4;
 // NCCL RAS reports (nccl_ras.h): its process dead or silent; behind the rest of its communicator
-// and not moved since an earlier report; behind in the newest report only.
+// and not moved since an earlier report; behind in the newest report only (added only to a rank
+// other evidence scores: one snapshot catches a healthy rank late now and then).
 inline constexpr double kRasGone = 8;
 inline constexpr double kRasStuck = 8;
 inline constexpr double kRasBehind = 4;

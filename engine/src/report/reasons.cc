@@ -918,6 +918,10 @@ constexpr std::array kTemplates = std::to_array<Template>({
      "({count} against {common}) and ahead in {ahead_op} ({ahead_count} against {ahead_common}, "
      "{ahead_where}): it "
      "issued another collective than its peers."},
+    {ReasonId::kRasBehindOnce,
+     " NCCL RAS ({where}) shows rank {rank} behind (it launched {count} {op} operations, the "
+     "others {common}) in one report: one snapshot cannot tell a stuck rank from a late one; a "
+     "later report at the same count, or the logs, would."},
     // TEMPLATES
 });
 static_assert(kTemplates.size() == static_cast<std::size_t>(ReasonId::kCount));
