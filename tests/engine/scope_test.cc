@@ -223,6 +223,35 @@ TEST(Scope, WithoutItsIdAndAllocationNoJobsLinesAreTaken) {
       << d.input().DebugString();
 }
 
+// Several jobs' outputs in one directory, as sbatch leaves them by default: the training job's
+// (`srun --label`, a plain `step N loss X` print: no line names a job) and, beside it, another
+// job's whose only line is slurmstepd's cancellation banner. The banner's job is one of the jobs
+// side by side, not the incident's: its cancellation is no answer (corpora/real2/mj_* while the
+// training job still runs); alone in the directory it is.
+TEST(Scope, ABannerBesideAnotherJobsWorkersOutputIsNotTheIncidentsEnding) {
+  const std::string ctld =
+      "[2026-11-29T16:39:20.100] sched: Allocate JobId=4249 NodeList=sn01 #CPUs=1 Partition=batch\n"
+      "[2026-11-29T16:39:23.287] sched: Allocate JobId=4250 NodeList=sn01 #CPUs=4 Partition=batch\n"
+      "[2026-11-29T16:40:02.561] _slurm_rpc_kill_job: REQUEST_KILL_JOB JobId=4249 uid 1003\n";
+  const std::string banner =
+      "slurmstepd-sn01: error: *** JOB 4249 ON sn01 CANCELLED AT 2026-11-29T16:40:02 ***\n";
+  std::string training;
+  for (int step = 1; step <= 6; ++step)
+    training += "0: step " + std::to_string(step) + " loss 3.25\n";
+  for (const bool beside : {true, false}) {
+    TempDir tmp;
+    Write(tmp.path() / "slurmctld.log", ctld);
+    Write(tmp.path() / "slurm-4249.out", banner);
+    if (beside) Write(tmp.path() / "slurm-4250.out", training);
+    const v1::Diagnosis d = DiagnoseOk(tmp.path());
+    if (beside) {
+      EXPECT_EQ(d.verdict(), v1::VERDICT_INCONCLUSIVE) << d.reason();
+    } else {
+      EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SCHEDULER_CANCEL) << d.reason();
+    }
+  }
+}
+
 // A job whose collected logs hold no line of its own (its nodes' kernel logs and nothing else,
 // as for a slow port no rank reported): the hosts its files are by their lines (sn02, sn04) stand
 // in for the hosts its lines name, and the one allocation that covers them is the job's (4249).

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analyze/scoring.h"
+#include "ingest/file_text.h"
 #include "ingest/identity.h"
 #include "ingest/resolve.h"
 
@@ -134,6 +135,18 @@ void NoteProcess(const Incident& inc, const Event& e, JobView* v) {
   if (pid > 0) v->pids.insert(pid);
 }
 
+// The file's first line starts with an srun label (`12: `): a job's workers' output, even when
+// its lines are plain prints the parser read no further (they name no job).
+bool StartsWithTaskLabel(const std::filesystem::path& path) {
+  const Result<std::string> head = ReadSpan(path, 0, 64);
+  if (!head.ok()) return false;
+  const std::string_view h = *head;
+  std::size_t digits = 0;
+  while (digits < h.size() && digits < 7 && std::isdigit(static_cast<unsigned char>(h[digits])))
+    ++digits;
+  return digits > 0 && h.substr(digits).starts_with(": ");
+}
+
 JobView ViewJob(const Incident& inc) {
   JobView v;
   v.own.assign(inc.files.size(), 0);
@@ -147,7 +160,8 @@ JobView ViewJob(const Incident& inc) {
   // slurmstepd's `*** JOB N ON <node> CANCELLED ***` as it writes it into a job's output is some
   // job's: this job's where its file holds the job's other lines (above), or where no file does
   // and every such banner names one job (a job that printed nothing else, and nothing beside it
-  // says which job is the incident's: several jobs' outputs side by side name none).
+  // says which job is the incident's: several jobs' outputs side by side name none, and a file
+  // of workers' output beside the banners may be the incident's job as well).
   if (std::find(v.own.begin(), v.own.end(), 1) == v.own.end()) {
     std::set<std::int64_t> jobs;
     std::set<std::uint32_t> files;
@@ -157,7 +171,17 @@ JobView ViewJob(const Incident& inc) {
       jobs.insert(n->job);
       files.insert(e.file);
     }
-    if (jobs.size() == 1) {
+    // A file of workers' output beside the banners (srun's task labels, torch's rank or local
+    // tags) that names no job is a job's output too, maybe the incident's: the banner's job is
+    // then only one of the jobs side by side.
+    bool workers_beside = false;
+    for (std::uint32_t f = 0; f < inc.files.size() && jobs.size() == 1 && !workers_beside; ++f) {
+      const LogFile& lf = inc.files[f];
+      if (files.contains(f) || !lf.readable || lf.kernel) continue;
+      workers_beside = lf.task_labels || lf.local_tags || !lf.prefix_ranks.empty() ||
+                       StartsWithTaskLabel(inc.root / lf.path);
+    }
+    if (jobs.size() == 1 && !workers_beside) {
       for (const std::uint32_t f : files) v.own[f] = 1;
     }
   }
