@@ -125,6 +125,17 @@ TEST(NcclRasReader, Reads224sOneCountForEveryType) {
   ASSERT_EQ(ranks.size(), 1u);
   EXPECT_EQ(ranks[0]->rank, 5);
   EXPECT_EQ(r.log.strings.Get(std::get<RasRank>(ranks[0]->detail).op), "collective");
+  // Its communicators' missing ranks are numbers alone.
+  const std::string missing = TextReport("", "2.24.3",
+                                         "#0-0 (00000000000000ab) INCOMPLETE\n"
+                                         "  Missing communicator data from 2 ranks\n"
+                                         "  The missing ranks: 3,5\n\n",
+                                         "INCOMPLETE");
+  const auto gone = Ranks(ReadNcclRas(missing, RasForm::kText, 0));
+  ASSERT_EQ(gone.size(), 2u);
+  EXPECT_EQ(gone[0]->rank, 3);
+  EXPECT_EQ(gone[1]->rank, 5);
+  EXPECT_EQ(std::get<RasRank>(gone[1]->detail).why, RasRank::Why::kMissing);
 }
 
 // RAS lists a set one by one only when it is an outlier: of 30 ranks behind and 2 ahead it

@@ -274,6 +274,12 @@ class TextReader {
       }
       return;
     }
+    // 2.24 and 2.25 list a communicator's missing or unknown ranks by number alone.
+    for (const std::string_view list :
+         {"The missing rank: ", "The missing ranks: ", "The unknown ranks: "}) {
+      if (std::size_t at = t.find(list); at != std::string_view::npos)
+        return RankList(l, t.substr(at + list.size()));
+    }
     if (std::size_t at = t.find(" ranks have "); at != std::string_view::npos)
       return GroupLine(t, at);
     if (std::size_t at = t.find(" ranks reported "); at != std::string_view::npos)
@@ -405,6 +411,23 @@ class TextReader {
     }
     *s = r;
     return true;
+  }
+
+  // `3,5`: ranks of the communicator it has no data from (2.24, 2.25: numbers only).
+  void RankList(const Line& l, std::string_view s) {
+    while (!s.empty()) {
+      Eat(&s, ",");
+      const auto r = TakeInt(&s);
+      if (!r) return;
+      if (*r < 0 || *r > kMaxRank) continue;
+      RasRank rank{.why = sub_ == Sub::kCommIncomplete ? Why::kMissing : Why::kStatus,
+                   .hash = hash_,
+                   .report = reports_,
+                   .comm_size = group_.size,
+                   .comm_rank = static_cast<std::int32_t>(*r)};
+      if (rank.why == Why::kStatus) rank.op = Intern("UNKNOWN");
+      out_->log.events.push_back(NewEvent(Kind::kRasRank, file_, l, time_, rank));
+    }
   }
 
   // `<pid> on node <ip> managing GPU 3` (a job process without a rank: dead or silent).
