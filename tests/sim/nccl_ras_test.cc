@@ -11,6 +11,8 @@
 
 #include "denpex/common/json_reader.h"
 #include "denpex/common/time.h"
+#include "format/nccl_ras.h"
+#include "model/job.h"
 #include "sim_test_util.h"
 
 namespace denpex::sim {
@@ -84,24 +86,30 @@ TEST(NcclRasReports, TextHasRealLayoutAndNamesTheLoneHungRank) {
                            "(total)   per node  per process    (total)  (total)\n"
                            "      4          8            1         32       32\n\n"
                            "Communicators... ("));
-  EXPECT_TRUE(std::regex_search(r, std::regex(R"(Communicators\.\.\. \(\d\.\d\ds\)\n=============\n\n)")));
-  EXPECT_THAT(r, HasSubstr("Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"
-                           "    #  in group  per comm  per node  per comm  in group\n"
-                           "    0         1         4         8        32        32   RUNNING  MISMATCH\n"
-                           "    1         1         4         8        32        32   RUNNING      OK\n"
-                           "\nErrors\n======\n\nWarnings\n========\n\n#0-0 ("));
+  EXPECT_TRUE(
+      std::regex_search(r, std::regex(R"(Communicators\.\.\. \(\d\.\d\ds\)\n=============\n\n)")));
+  EXPECT_THAT(
+      r, HasSubstr("Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"
+                   "    #  in group  per comm  per node  per comm  in group\n"
+                   "    0         1         4         8        32        32   RUNNING  MISMATCH\n"
+                   "    1         1         4         8        32        32   RUNNING      OK\n"
+                   "\nErrors\n======\n\nWarnings\n========\n\n#0-0 ("));
   // The DP communicator: 31 ranks entered the next all-reduce, the hung one is named alone; the
   // 31 are counted, not listed (more than 10).
   const std::string mismatch = Section(r, "#0-0 (");
-  EXPECT_THAT(mismatch, HasSubstr(") MISMATCH\n  Communicator ranks have different AllReduce operation counts\n"));
+  EXPECT_THAT(
+      mismatch,
+      HasSubstr(") MISMATCH\n  Communicator ranks have different AllReduce operation counts\n"));
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(mismatch, m, std::regex(R"(  31 ranks have launched up to operation (\d+)\n)")));
+  ASSERT_TRUE(std::regex_search(mismatch, m,
+                                std::regex(R"(  31 ranks have launched up to operation (\d+)\n)")));
   const int ahead = std::stoi(m[1]);
-  EXPECT_THAT(mismatch, HasSubstr("  Rank 13 has launched up to operation " + std::to_string(ahead - 1) +
-                                  " -- GPU 5 managed by process "));
+  EXPECT_THAT(mismatch, HasSubstr("  Rank 13 has launched up to operation " +
+                                  std::to_string(ahead - 1) + " -- GPU 5 managed by process "));
   EXPECT_THAT(mismatch, HasSubstr(" on node 10.64.0.2\n"));
   std::size_t named = 0;
-  for (std::size_t at = mismatch.find("\n  Rank "); at != std::string::npos; at = mismatch.find("\n  Rank ", at + 1)) {
+  for (std::size_t at = mismatch.find("\n  Rank "); at != std::string::npos;
+       at = mismatch.find("\n  Rank ", at + 1)) {
     ++named;
   }
   EXPECT_EQ(named, 1u);
@@ -109,7 +117,8 @@ TEST(NcclRasReports, TextHasRealLayoutAndNamesTheLoneHungRank) {
 
 TEST(NcclRasReports, Release224CountsAllCollectivesAsOneAndRelease229PrintsMilliseconds) {
   const fs::path old_out = FreshDir("old");
-  MustSimulate(MustParse(Scenario(kHang, "2.24.3", "nccl_ras { every_s: 30 queries: 1 }")), old_out);
+  MustSimulate(MustParse(Scenario(kHang, "2.24.3", "nccl_ras { every_s: 30 queries: 1 }")),
+               old_out);
   const Polls old_polls = Split(ReadAll(RasFile(old_out)));
   ASSERT_EQ(old_polls.reports.size(), 1u);
   const std::string& r = old_polls.reports[0];
@@ -120,20 +129,25 @@ TEST(NcclRasReports, Release224CountsAllCollectivesAsOneAndRelease229PrintsMilli
   EXPECT_TRUE(std::regex_search(r, std::regex(R"(Communicators\.\.\. \(\d\.\d\ds\))")));
 
   const fs::path new_out = FreshDir("new");
-  MustSimulate(MustParse(Scenario(kHang, "2.29.2", "nccl_ras { every_s: 30 queries: 1 }")), new_out);
-  EXPECT_TRUE(std::regex_search(ReadAll(RasFile(new_out)), std::regex(R"(Communicators\.\.\. \(\d\.\d\d\ds\))")));
+  MustSimulate(MustParse(Scenario(kHang, "2.29.2", "nccl_ras { every_s: 30 queries: 1 }")),
+               new_out);
+  EXPECT_TRUE(std::regex_search(ReadAll(RasFile(new_out)),
+                                std::regex(R"(Communicators\.\.\. \(\d\.\d\d\ds\))")));
 }
 
 TEST(NcclRasReports, AKilledRanksProcessIsDeadAndItsRanksMissing) {
   const fs::path out = FreshDir();
-  MustSimulate(MustParse(Scenario(kKill, "2.26.2", "nccl_ras { every_s: 20 }", "LAUNCHER_SRUN")), out);
+  MustSimulate(MustParse(Scenario(kKill, "2.26.2", "nccl_ras { every_s: 20 }", "LAUNCHER_SRUN")),
+               out);
   const Polls polls = Split(ReadAll(RasFile(out)));
   ASSERT_FALSE(polls.reports.empty());
   const std::string& r = polls.reports.back();
-  EXPECT_THAT(r, HasSubstr("DEAD\n  1 job process is considered dead (unreachable via the RAS network)\n"
-                           "  Process "));
+  EXPECT_THAT(
+      r, HasSubstr("DEAD\n  1 job process is considered dead (unreachable via the RAS network)\n"
+                   "  Process "));
   EXPECT_THAT(r, HasSubstr(" on node 10.64.0.2 managing GPU 5\n"));
-  EXPECT_THAT(r, HasSubstr("INCOMPLETE\n  Missing communicator data from 1 rank\n  Rank 13 -- GPU 5 managed by process "));
+  EXPECT_THAT(r, HasSubstr("INCOMPLETE\n  Missing communicator data from 1 rank\n  Rank 13 -- GPU "
+                           "5 managed by process "));
   EXPECT_THAT(r, HasSubstr("   RUNNING  INCOMPLETE"));
 }
 
@@ -209,9 +223,10 @@ std::string Repaired(const std::string& doc) {
 
 TEST(NcclRasReports, JsonHasEveryRankAndOnly2289LacksTheComma) {
   const fs::path fixed = FreshDir("fixed");
-  MustSimulate(MustParse(Scenario(kKill, "2.29.2", "nccl_ras { every_s: 20 format: NCCL_RAS_FORMAT_JSON }",
-                                  "LAUNCHER_SRUN")),
-               fixed);
+  MustSimulate(
+      MustParse(Scenario(kKill, "2.29.2", "nccl_ras { every_s: 20 format: NCCL_RAS_FORMAT_JSON }",
+                         "LAUNCHER_SRUN")),
+      fixed);
   const Polls polls = Split(ReadAll(RasFile(fixed)));
   ASSERT_FALSE(polls.reports.empty());
   bool ok = false;
@@ -232,9 +247,10 @@ TEST(NcclRasReports, JsonHasEveryRankAndOnly2289LacksTheComma) {
   EXPECT_THAT(polls.reports.back(), HasSubstr("\"nccl_version\": \"2.29.2\",\n"));
 
   const fs::path broken = FreshDir("broken");
-  MustSimulate(MustParse(Scenario(kKill, "2.28.9", "nccl_ras { every_s: 20 format: NCCL_RAS_FORMAT_JSON }",
-                                  "LAUNCHER_SRUN")),
-               broken);
+  MustSimulate(
+      MustParse(Scenario(kKill, "2.28.9", "nccl_ras { every_s: 20 format: NCCL_RAS_FORMAT_JSON }",
+                         "LAUNCHER_SRUN")),
+      broken);
   const std::string doc = Split(ReadAll(RasFile(broken))).reports.back();
   EXPECT_THAT(doc, HasSubstr("          \"nvml_dev\": 5\n          \"status\": {\n"));
   ReadJson(doc, &ok);
@@ -246,13 +262,14 @@ TEST(NcclRasReports, JsonHasEveryRankAndOnly2289LacksTheComma) {
 
 TEST(NcclRasReports, TheMismatchedRankHasAnotherTypesCount) {
   const fs::path out = FreshDir();
-  MustSimulate(MustParse(Scenario("kind: FAULT_KIND_COLLECTIVE_MISMATCH rank: 13 variant: 0", "2.26.2",
-                                  "nccl_ras { every_s: 30 queries: 1 }")),
+  MustSimulate(MustParse(Scenario("kind: FAULT_KIND_COLLECTIVE_MISMATCH rank: 13 variant: 0",
+                                  "2.26.2", "nccl_ras { every_s: 30 queries: 1 }")),
                out);
   const std::string r = Split(ReadAll(RasFile(out))).reports.at(0);
-  EXPECT_THAT(r, HasSubstr("  Communicator ranks have different AllGather operation counts\n"
-                           "  31 ranks have not launched any operations\n"
-                           "  Rank 13 has launched up to operation 1 -- GPU 5 managed by process "));
+  EXPECT_THAT(r,
+              HasSubstr("  Communicator ranks have different AllGather operation counts\n"
+                        "  31 ranks have not launched any operations\n"
+                        "  Rank 13 has launched up to operation 1 -- GPU 5 managed by process "));
   EXPECT_THAT(r, HasSubstr("  Communicator ranks have different AllReduce operation counts\n"));
 }
 
@@ -287,10 +304,112 @@ TEST(NcclRasReports, RasNeedsNccl224AndJsonNeeds2287) {
   auto old = ParseScenario(Scenario(kHang, "2.21.5", "nccl_ras { }"), "ras.textproto");
   ASSERT_FALSE(old.ok());
   EXPECT_THAT(old.status().message(), HasSubstr("NCCL RAS (ncclras) came with NCCL 2.24"));
-  auto json = ParseScenario(Scenario(kHang, "2.26.2", "nccl_ras { format: NCCL_RAS_FORMAT_JSON }"), "ras.textproto");
+  auto json = ParseScenario(Scenario(kHang, "2.26.2", "nccl_ras { format: NCCL_RAS_FORMAT_JSON }"),
+                            "ras.textproto");
   ASSERT_FALSE(json.ok());
   EXPECT_THAT(json.status().message(), HasSubstr("`ncclras -f json` came with NCCL 2.28.7"));
-  EXPECT_TRUE(ParseScenario(Scenario(kHang, "2.28.9", "nccl_ras { format: NCCL_RAS_FORMAT_JSON }"), "ras.textproto").ok());
+  EXPECT_TRUE(ParseScenario(Scenario(kHang, "2.28.9", "nccl_ras { format: NCCL_RAS_FORMAT_JSON }"),
+                            "ras.textproto")
+                  .ok());
+}
+
+// A hand-made poll of a 2-node, 16-rank data-parallel job, read by the formatter alone: the
+// whole text report, byte for byte as client_support.cc lays it out.
+Job SixteenRanks() {
+  return Job::Build(MustParse("job { nodes: 2 tp: 1 pp: 1 }\nfaults { kind: FAULT_KIND_HANG }"), 1);
+}
+
+NcclRasReport Poll(const Job& job, int behind, int dead) {
+  NcclRasReport r{job.start + 90 * kNsPerSec};
+  r.process.assign(16, RasProcess::kRunning);
+  r.counts.assign(16 * kNumPgKinds, RasCounts{});
+  for (int g = 0; g < 16; ++g) {
+    r.counts[g * kNumPgKinds + static_cast<int>(PgKind::kDefault)][4] = 1;  // the barrier
+    r.counts[g * kNumPgKinds + static_cast<int>(PgKind::kData)][4] = g == behind ? 41 : 42;
+  }
+  if (dead >= 0) r.process[static_cast<std::size_t>(dead)] = RasProcess::kDead;
+  return r;
+}
+
+constexpr NcclProfile Profile(std::string_view name, std::string_view banner) {
+  return {.name = name,
+          .supported = true,
+          .version_banner = banner,
+          .net_plugin = "",
+          .p2p_transport = "",
+          .cuda_driver = 12090,
+          .line_socket_progress_error = 0};
+}
+
+TEST(NcclRasText, WholeReportOfALoneRankBehind) {
+  const Job job = SixteenRanks();
+  const NcclRasFormatter f(job, *FindNcclProfile("2.26.2"));
+  const std::string text = f.Text(Poll(job, 11, -1));
+  const std::string pid = std::to_string(job.worker_pid[11]);
+  const std::size_t table = text.find("Group ");
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_EQ(text.substr(0, text.find("Communicators...")),
+            "NCCL version 2.26.2 compiled with CUDA 12.8\n"
+            "CUDA runtime version 12080, driver version 12080\n\n"
+            "Job summary\n===========\n\n"
+            "  Nodes  Processes         GPUs  Processes     GPUs\n"
+            "(total)   per node  per process    (total)  (total)\n"
+            "      2          8            1         16       16\n\n");
+  const std::string rest = text.substr(table);
+  const std::string hash = rest.substr(rest.find("#0-0 (") + 6, 16);
+  EXPECT_EQ(rest,
+            "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"
+            "    #  in group  per comm  per node  per comm  in group\n"
+            "    0         1         2         8        16        16   RUNNING  MISMATCH\n"
+            "    1         1         2         8        16        16   RUNNING      OK\n"
+            "\nErrors\n======\n\n"
+            "Warnings\n========\n\n"
+            "#0-0 (" +
+                hash +
+                ") MISMATCH\n"
+                "  Communicator ranks have different AllReduce operation counts\n"
+                "  15 ranks have launched up to operation 42\n"
+                "  Rank 11 has launched up to operation 41 -- GPU 3 managed by process " +
+                pid + " on node 10.64.0.2\n\n");
+}
+
+TEST(NcclRasText, DeadProcessAnd224Wording) {
+  const Job job = SixteenRanks();
+  const NcclRasFormatter f(job, *FindNcclProfile("2.24.3"));
+  const std::string text = f.Text(Poll(job, -1, 4));
+  const std::string pid = std::to_string(job.worker_pid[4]);
+  EXPECT_THAT(
+      text, HasSubstr("\nErrors\n======\n\n"
+                      "DEAD\n  1 job process is considered dead (unreachable via the RAS network)\n"
+                      "  Process " +
+                      pid + " on node 10.64.0.1 managing GPU 4\n\n#0-0 ("));
+  EXPECT_THAT(text, HasSubstr(") INCOMPLETE\n  Missing communicator data from 1 rank\n  The "
+                              "missing rank: 4\n\n#0-1 ("));
+  EXPECT_THAT(text, HasSubstr("   RUNNING  INCOMPLETE\n"));
+  EXPECT_THAT(text, Not(HasSubstr("MISMATCH")));  // the others agree
+}
+
+TEST(NcclRasJson, OnlyReleases2287And2289LackTheComma) {
+  const Job job = SixteenRanks();
+  for (const auto& [name, banner, broken] :
+       {std::tuple{"2.28.7", "NCCL version 2.28.7+cuda12.9", true},
+        std::tuple{"2.28.9", "x+cuda12.9", true}, std::tuple{"2.29.2", "x+cuda12.9", false}}) {
+    const NcclProfile profile = Profile(name, banner);
+    const std::string doc = NcclRasFormatter(job, profile).Json(Poll(job, 11, 4));
+    EXPECT_EQ(doc.find("\"nvml_dev\": 4\n") != std::string::npos, broken) << name;
+    bool ok = false;
+    const std::vector<JsonComm> comms = ReadJson(broken ? Repaired(doc) : doc, &ok);
+    EXPECT_TRUE(ok) << name;
+    ASSERT_EQ(comms.size(), 2u) << name;  // the world and the DP communicator, both 16 ranks
+    for (const JsonComm& c : comms) {
+      EXPECT_EQ(c.ranks.size(), 15u);
+      EXPECT_EQ(c.missing.size(), 1u);
+      EXPECT_TRUE(c.missing.at(4));
+    }
+    EXPECT_EQ(comms[0].ranks.count(11) + comms[1].ranks.count(11), 2u);
+    ReadJson(doc, &ok);
+    EXPECT_EQ(ok, !broken) << name;
+  }
 }
 
 }  // namespace
