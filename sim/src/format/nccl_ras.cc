@@ -17,10 +17,10 @@ namespace {
 
 // What the text report's wording is in a range of releases.
 struct RasTextShape {
-  bool per_type;             // 2.26 on: counts per collective type; before: one count of all
-  int collection_decimals;   // "Communicators... (0.01s)": 2; 2.28.7 on: 3
-  bool missing_rank_lines;   // 2.26 on: a "Rank <r> -- GPU ..." line per missing rank; before:
-                             // "The missing ranks: 3,5"
+  bool per_type;              // 2.26 on: counts per collective type; before: one count of all
+  int collection_decimals;    // "Communicators... (0.01s)": 2; 2.28.7 on: 3
+  bool missing_rank_lines;    // 2.26 on: a "Rank <r> -- GPU ..." line per missing rank; before:
+                              // "The missing ranks: 3,5"
   bool not_launched_wording;  // 2.26 on: "have not launched any operations" for a count of 0
 };
 
@@ -111,14 +111,18 @@ class Report {
       : job_(job), r_(r), shape_(shape), verbose_(verbose) {
     comms_.push_back({0, PgKind::kDefault, job.world, 0});
     if (job.tp >= 2) {
-      for (int g = 0; g < job.NumTpGroups(); ++g) comms_.push_back({1 + g, PgKind::kTensor, job.tp, 0});
+      for (int g = 0; g < job.NumTpGroups(); ++g)
+        comms_.push_back({1 + g, PgKind::kTensor, job.tp, 0});
     }
     if (job.dp >= 2) {
       const int base = 1 + job.NumTpGroups() + job.NumPpGroups();
-      for (int g = 0; g < job.NumDpGroups(); ++g) comms_.push_back({base + g, PgKind::kData, job.dp, 0});
+      for (int g = 0; g < job.NumDpGroups(); ++g)
+        comms_.push_back({base + g, PgKind::kData, job.dp, 0});
     }
-    for (Comm& c : comms_) c.hash = Mix(job.seed * 0x100000001b3ULL + static_cast<std::uint64_t>(c.uid));
-    std::sort(comms_.begin(), comms_.end(), [](const Comm& a, const Comm& b) { return a.hash < b.hash; });
+    for (Comm& c : comms_)
+      c.hash = Mix(job.seed * 0x100000001b3ULL + static_cast<std::uint64_t>(c.uid));
+    std::sort(comms_.begin(), comms_.end(),
+              [](const Comm& a, const Comm& b) { return a.hash < b.hash; });
     views_.reserve(comms_.size());
     for (const Comm& c : comms_) {
       CommView v = View(c);
@@ -166,9 +170,9 @@ class Report {
         }
       }
       v.present.push_back(g);
-      v.status |= 1u << (r_.process[static_cast<std::size_t>(g)] == RasProcess::kAborted
-                             ? kStatusAbort
-                             : kStatusRunning);
+      v.status |=
+          1u << (r_.process[static_cast<std::size_t>(g)] == RasProcess::kAborted ? kStatusAbort
+                                                                                 : kStatusRunning);
       const int node = job_.NodeOf(g);
       if (node != last_node) {
         close_run();
@@ -191,7 +195,8 @@ class Report {
     std::stable_sort(out.begin(), out.end(), [](const CommView* a, const CommView* b) {
       if (a->comm->size != b->comm->size) return a->comm->size > b->comm->size;
       if (a->nodes != b->nodes) return a->nodes > b->nodes;
-      if (HighestBit(a->status) != HighestBit(b->status)) return HighestBit(a->status) > HighestBit(b->status);
+      if (HighestBit(a->status) != HighestBit(b->status))
+        return HighestBit(a->status) > HighestBit(b->status);
       if (a->errors != b->errors) return a->errors > b->errors;
       return a->present.size() < b->present.size();
     });
@@ -200,24 +205,27 @@ class Report {
 
   std::string Gpu(int rank) const {
     std::string s = std::to_string(job_.LocalRank(rank));
-    if (job_.PhysicalGpu(rank) != job_.LocalRank(rank)) s += " (NVML " + std::to_string(job_.PhysicalGpu(rank)) + ")";
+    if (job_.PhysicalGpu(rank) != job_.LocalRank(rank))
+      s += " (NVML " + std::to_string(job_.PhysicalGpu(rank)) + ")";
     return s;
   }
   void RankLine(std::string& out, int comm_rank, int g, std::string_view what) const {
     Appendf(out, "  Rank %d%.*s -- GPU %s managed by process %d on node %s\n", comm_rank,
-            static_cast<int>(what.size()), what.data(), Gpu(g).c_str(), job_.worker_pid[static_cast<std::size_t>(g)],
-            RasNodeAddress(job_.NodeOf(g)).c_str());
+            static_cast<int>(what.size()), what.data(), Gpu(g).c_str(),
+            job_.worker_pid[static_cast<std::size_t>(g)], RasNodeAddress(job_.NodeOf(g)).c_str());
   }
   void ProcessLines(std::string& out, RasProcess which) const {
     std::vector<std::pair<std::int64_t, int>> listed;  // by node address, then pid
     for (int g = 0; g < job_.world; ++g) {
       if (r_.process[static_cast<std::size_t>(g)] != which) continue;
-      listed.emplace_back(std::int64_t{job_.NodeOf(g)} << 32 | job_.worker_pid[static_cast<std::size_t>(g)], g);
+      listed.emplace_back(
+          std::int64_t{job_.NodeOf(g)} << 32 | job_.worker_pid[static_cast<std::size_t>(g)], g);
     }
     std::sort(listed.begin(), listed.end());
     for (const auto& [key, g] : listed) {
-      Appendf(out, "  Process %d on node %s managing GPU %s\n", job_.worker_pid[static_cast<std::size_t>(g)],
-              RasNodeAddress(job_.NodeOf(g)).c_str(), Gpu(g).c_str());
+      Appendf(out, "  Process %d on node %s managing GPU %s\n",
+              job_.worker_pid[static_cast<std::size_t>(g)], RasNodeAddress(job_.NodeOf(g)).c_str(),
+              Gpu(g).c_str());
     }
   }
 
@@ -256,7 +264,8 @@ class Report {
         }
       }
       const CommView& v = *sorted[static_cast<std::size_t>(first)];
-      const std::string per_node = lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
+      const std::string per_node =
+          lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
       Appendf(out, "%5d  %8d  %8d  %8s  %8d  %8d  %8s  %6s\n", static_cast<int>(gi), count, v.nodes,
               per_node.c_str(), v.comm->size, total, kStatusNames[HighestBit(v.status)].data(),
               kErrorNames[v.errors].data());
@@ -265,8 +274,8 @@ class Report {
 
   void Incomplete(std::string& out, int group, int index, const CommView& v) const {
     const int n = static_cast<int>(v.missing.size());
-    Appendf(out, "#%d-%d (%016llx) INCOMPLETE\n  Missing communicator data from %d rank%s\n", group, index,
-            static_cast<unsigned long long>(v.comm->hash), n, n > 1 ? "s" : "");
+    Appendf(out, "#%d-%d (%016llx) INCOMPLETE\n  Missing communicator data from %d rank%s\n", group,
+            index, static_cast<unsigned long long>(v.comm->hash), n, n > 1 ? "s" : "");
     if (IsOutlier(n, verbose_)) {
       if (shape_.missing_rank_lines) {
         for (const int g : v.missing) RankLine(out, job_.GroupRank(g, v.comm->kind), g, "");
@@ -307,32 +316,39 @@ class Report {
   }
 
   void Mismatch(std::string& out, int group, int index, const CommView& v) const {
-    Appendf(out, "#%d-%d (%016llx) MISMATCH\n", group, index, static_cast<unsigned long long>(v.comm->hash));
+    Appendf(out, "#%d-%d (%016llx) MISMATCH\n", group, index,
+            static_cast<unsigned long long>(v.comm->hash));
     const int size = v.comm->size;
     const PgKind kind = v.comm->kind;
     if (__builtin_popcount(v.status) > 1) {
       out += "  Communicator ranks have different status\n";
       const auto groups = GroupBy(v, [&](int g) {
-        return std::int64_t{r_.process[static_cast<std::size_t>(g)] == RasProcess::kAborted ? kStatusAbort
-                                                                                             : kStatusRunning};
+        return std::int64_t{r_.process[static_cast<std::size_t>(g)] == RasProcess::kAborted
+                                ? kStatusAbort
+                                : kStatusRunning};
       });
       for (const ValueGroup& vg : groups) {
         const int n = static_cast<int>(vg.ranks.size());
         const std::string_view name = kStatusNames[vg.value];
-        if (n > 1) Appendf(out, "  %d ranks have status %.*s\n", n, static_cast<int>(name.size()), name.data());
+        if (n > 1)
+          Appendf(out, "  %d ranks have status %.*s\n", n, static_cast<int>(name.size()),
+                  name.data());
         if (!IsOutlier(n, verbose_, size)) continue;
         for (const int g : vg.ranks) {
-          RankLine(out, job_.GroupRank(g, kind), g, n > 1 ? "" : " has status " + std::string(name));
+          RankLine(out, job_.GroupRank(g, kind), g,
+                   n > 1 ? "" : " has status " + std::string(name));
         }
       }
     }
     const int funcs = shape_.per_type ? kNumRasFuncs : 1;
     for (int f = 0; f < funcs; ++f) {
       bool inconsistent = false;
-      for (const int g : v.present) inconsistent = inconsistent || CountOf(g, kind, f) != CountOf(v.present.front(), kind, f);
+      for (const int g : v.present)
+        inconsistent = inconsistent || CountOf(g, kind, f) != CountOf(v.present.front(), kind, f);
       if (!inconsistent) continue;
       if (shape_.per_type) {
-        Appendf(out, "  Communicator ranks have different %s operation counts\n", kFuncNames[f].data());
+        Appendf(out, "  Communicator ranks have different %s operation counts\n",
+                kFuncNames[f].data());
       } else {
         out += "  Communicator ranks have different collective operation counts\n";
       }
@@ -343,12 +359,14 @@ class Report {
           if (none) {
             Appendf(out, "  %d ranks have not launched any operations\n", n);
           } else {
-            Appendf(out, "  %d ranks have launched up to operation %lld\n", n, static_cast<long long>(vg.value));
+            Appendf(out, "  %d ranks have launched up to operation %lld\n", n,
+                    static_cast<long long>(vg.value));
           }
         }
         if (!IsOutlier(n, verbose_, size)) continue;
-        const std::string alone =
-            none ? " has not launched any operations" : " has launched up to operation " + std::to_string(vg.value);
+        const std::string alone = none
+                                      ? " has not launched any operations"
+                                      : " has launched up to operation " + std::to_string(vg.value);
         for (const int g : vg.ranks) RankLine(out, job_.GroupRank(g, kind), g, n > 1 ? "" : alone);
       }
       if (shape_.per_type) out += '\n';
@@ -390,14 +408,16 @@ std::string RasNodeAddress(int node) {
 NcclRasFormatter::NcclRasFormatter(const Job& job, const NcclProfile& nccl)
     : job_(job), release_(nccl.name), cuda_version_(nccl.cuda_driver) {
   const std::size_t at = nccl.version_banner.find("+cuda");
-  cuda_ = at == std::string_view::npos ? std::string_view("12.4") : nccl.version_banner.substr(at + 5);
+  cuda_ =
+      at == std::string_view::npos ? std::string_view("12.4") : nccl.version_banner.substr(at + 5);
 }
 
 TimeNs NcclRasFormatter::NodeTime(TimeNs t) const { return t + job_.clock_offset[0]; }
 
 void NcclRasFormatter::Append(std::string& out, const NcclRasReport& report) const {
   const CivilTime c = ToCivil(NodeTime(report.time));
-  Appendf(out, "%04d-%02d-%02dT%02d:%02d:%02d+00:00\n", c.year, c.month, c.day, c.hour, c.minute, c.second);
+  Appendf(out, "%04d-%02d-%02dT%02d:%02d:%02d+00:00\n", c.year, c.month, c.day, c.hour, c.minute,
+          c.second);
   if (!report.answered) return;  // ncclras: "Failed to connect to the NCCL RAS service!" (stderr)
   out += job_.nccl_ras.json ? Json(report) : Text(report);
 }
@@ -406,8 +426,8 @@ std::string NcclRasFormatter::Text(const NcclRasReport& report) const {
   const RasTextShape& shape = RowFor(kRasTextShapes, release_);
   const Report rep(job_, report, shape, job_.nccl_ras.verbose);
   std::string out;
-  Appendf(out, "NCCL version %.*s compiled with CUDA %.*s\n", static_cast<int>(release_.size()), release_.data(),
-          static_cast<int>(cuda_.size()), cuda_.data());
+  Appendf(out, "NCCL version %.*s compiled with CUDA %.*s\n", static_cast<int>(release_.size()),
+          release_.data(), static_cast<int>(cuda_.size()), cuda_.data());
   Appendf(out, "CUDA runtime version %d, driver version %d\n\n", cuda_version_, cuda_version_);
   out += "Job summary\n===========\n\n";
   Appendf(out,
@@ -425,13 +445,14 @@ std::string NcclRasFormatter::Text(const NcclRasReport& report) const {
 
   out += "\nErrors\n======\n\n";
   if (missing > 0) {
-    Appendf(out, "INCOMPLETE\n  Missing communicator data from %d job process%s\n", missing, missing > 1 ? "es" : "");
+    Appendf(out, "INCOMPLETE\n  Missing communicator data from %d job process%s\n", missing,
+            missing > 1 ? "es" : "");
     if (IsOutlier(missing, job_.nccl_ras.verbose)) rep.ProcessLines(out, RasProcess::kUnresponsive);
     out += '\n';
   }
   if (dead > 0) {
-    Appendf(out, "DEAD\n  %d job process%s considered dead (unreachable via the RAS network)\n", dead,
-            dead > 1 ? "es are" : " is");
+    Appendf(out, "DEAD\n  %d job process%s considered dead (unreachable via the RAS network)\n",
+            dead, dead > 1 ? "es are" : " is");
     if (IsOutlier(dead, job_.nccl_ras.verbose)) rep.ProcessLines(out, RasProcess::kDead);
     out += '\n';
   }
@@ -443,8 +464,10 @@ std::string NcclRasFormatter::Text(const NcclRasReport& report) const {
   }
   out += "Warnings\n========\n\n";
   if (missing > 0) {
-    Appendf(out, "TIMEOUT\n  Encountered %d communication timeout%s while gathering communicator data\n\n", missing,
-            missing > 1 ? "s" : "");
+    Appendf(
+        out,
+        "TIMEOUT\n  Encountered %d communication timeout%s while gathering communicator data\n\n",
+        missing, missing > 1 ? "s" : "");
   }
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     for (int c = 0; c < groups[gi].second; ++c) {
@@ -467,11 +490,12 @@ std::string NcclRasFormatter::Json(const NcclRasReport& report) const {
   std::string out;
   const CivilTime c = ToCivil(NodeTime(report.time));
   out += "{\n";
-  Appendf(out, "  \"nccl_version\": \"%.*s\",\n", static_cast<int>(release_.size()), release_.data());
+  Appendf(out, "  \"nccl_version\": \"%.*s\",\n", static_cast<int>(release_.size()),
+          release_.data());
   Appendf(out, "  \"cuda_runtime_version\": %d,\n", cuda_version_);
   Appendf(out, "  \"cuda_driver_version\": %d,\n", cuda_version_);
-  Appendf(out, "  \"timestamp\": \"%04d-%02d-%02d %02d:%02d:%02d\",\n", c.year, c.month, c.day, c.hour, c.minute,
-          c.second);
+  Appendf(out, "  \"timestamp\": \"%04d-%02d-%02d %02d:%02d:%02d\",\n", c.year, c.month, c.day,
+          c.hour, c.minute, c.second);
   Appendf(out, "  \"communicators_count\": %d,\n", static_cast<int>(written.size()));
   out += "  \"communicators\": [\n";
   for (std::size_t i = 0; i < written.size(); ++i) {
@@ -480,7 +504,8 @@ std::string NcclRasFormatter::Json(const NcclRasReport& report) const {
     if (i > 0) out += ",\n";
     out += "    {\n";
     Appendf(out, "      \"hash\": \"0x%llx\",\n", static_cast<unsigned long long>(v.comm->hash));
-    Appendf(out, "      \"secondary_hash\": \"0x%llx:0x%llx\",\n", static_cast<unsigned long long>(Mix(v.comm->hash)),
+    Appendf(out, "      \"secondary_hash\": \"0x%llx:0x%llx\",\n",
+            static_cast<unsigned long long>(Mix(v.comm->hash)),
             static_cast<unsigned long long>(Mix(v.comm->hash + 1)));
     Appendf(out, "      \"size\": %d,\n", v.comm->size);
     Appendf(out, "      \"ranks_count\": %d,\n", static_cast<int>(v.present.size()));
@@ -500,8 +525,9 @@ std::string NcclRasFormatter::Json(const NcclRasReport& report) const {
       out += "            \"async_error\": 0,\n";
       out += "            \"finalize_called\": false,\n";
       out += "            \"destroy_flag\": false,\n";
-      Appendf(out, "            \"abort_flag\": %s\n",
-              report.process[static_cast<std::size_t>(g)] == RasProcess::kAborted ? "true" : "false");
+      Appendf(
+          out, "            \"abort_flag\": %s\n",
+          report.process[static_cast<std::size_t>(g)] == RasProcess::kAborted ? "true" : "false");
       out += "          },\n";
       out += "          \"collective_counts\": {\n";
       const RasCounts& counts = rep.CountsOf(g, kind);
@@ -523,7 +549,8 @@ std::string NcclRasFormatter::Json(const NcclRasReport& report) const {
       Appendf(out, "          \"host\": \"%s\",\n", RasNodeAddress(job_.NodeOf(g)).c_str());
       Appendf(out, "          \"pid\": %d,\n", job_.worker_pid[static_cast<std::size_t>(g)]);
       Appendf(out, "          \"cuda_dev\": %d,\n", job_.LocalRank(g));
-      Appendf(out, "          \"nvml_dev\": %d%s\n", job_.PhysicalGpu(g), shape.nvml_comma ? "," : "");
+      Appendf(out, "          \"nvml_dev\": %d%s\n", job_.PhysicalGpu(g),
+              shape.nvml_comma ? "," : "");
       out += "          \"status\": {\n";
       out += "            \"unresponsive\": true,\n";
       Appendf(out, "            \"considered_dead\": %s\n",

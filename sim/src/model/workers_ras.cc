@@ -123,7 +123,8 @@ void Workers::PollRas(TimeNs t) {
   if (ras_tables_.empty()) BuildRasTables();
   ras_polls_.push_back(RasReportOf(t));
   if (job_.nccl_ras.queries > 0) {
-    while (ras_polls_.size() > static_cast<std::size_t>(job_.nccl_ras.queries)) ras_polls_.pop_front();
+    while (ras_polls_.size() > static_cast<std::size_t>(job_.nccl_ras.queries))
+      ras_polls_.pop_front();
     return;
   }
   while (ras_polls_.size() >= 2 && (fault_time_ < 0 || ras_polls_[1].time <= fault_time_)) {
