@@ -102,6 +102,7 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
     checkpoints = std::move(*written);
     // The checkpoints' times are compared with the fault: the logs carry the job's times too.
     DENPEX_RETURN_IF_ERROR(StampLogTimes(incident, outcome.end_time));
+    DENPEX_RETURN_IF_ERROR(writer.StampRasFile());
   }
 
   // Fail-slow investigations gather every node's IB port counters after the run, and so do

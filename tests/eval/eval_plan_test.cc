@@ -103,7 +103,7 @@ TEST(EvalPlan, DirectoryOfSuitesRunsEachSuiteUnderItsName) {
 }
 
 TEST(EvalPlan, CommittedSuitesLoadAndCalibratedWeightsAreTheLlama3Counts) {
-  for (const char* suite : {"smoke", "scale", "gate", "calibrated"}) {
+  for (const char* suite : {"smoke", "scale", "gate", "calibrated", "nccl_ras"}) {
     auto plan = PlanEval({kSource / "scenarios/suites" / (std::string(suite) + ".suite.textproto")},
                          {}, 1);
     EXPECT_TRUE(plan.ok()) << suite << ": " << plan.status().message();

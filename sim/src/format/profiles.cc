@@ -231,6 +231,36 @@ constexpr TorchProfile kTorchProfiles[] = {
 };
 
 constexpr NcclProfile kNcclProfiles[] = {
+    // 2.24 on: the releases with RAS (scenario `nccl_ras`). Their plugin line is plugin_open.cc's
+    // from 2.26 ("internal net plugin"); net_socket.cc's WARN line from each tag's source.
+    {.name = "2.29.2",
+     .supported = true,
+     .version_banner = "NCCL version 2.29.2+cuda12.9",
+     .net_plugin = "NET/Plugin: Could not find: libnccl-net.so. Using internal net plugin.",
+     .p2p_transport = "P2P/CUMEM/read",
+     .cuda_driver = 12090,
+     .line_socket_progress_error = 267},
+    {.name = "2.28.9",
+     .supported = true,
+     .version_banner = "NCCL version 2.28.9+cuda12.9",
+     .net_plugin = "NET/Plugin: Could not find: libnccl-net.so. Using internal net plugin.",
+     .p2p_transport = "P2P/CUMEM/read",
+     .cuda_driver = 12090,
+     .line_socket_progress_error = 266},
+    {.name = "2.26.2",
+     .supported = true,
+     .version_banner = "NCCL version 2.26.2+cuda12.8",
+     .net_plugin = "NET/Plugin: Could not find: libnccl-net.so. Using internal net plugin.",
+     .p2p_transport = "P2P/CUMEM/read",
+     .cuda_driver = 12080,
+     .line_socket_progress_error = 253},
+    {.name = "2.24.3",
+     .supported = true,
+     .version_banner = "NCCL version 2.24.3+cuda12.6",
+     .net_plugin = "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
+     .p2p_transport = "P2P/CUMEM/read",
+     .cuda_driver = 12060,
+     .line_socket_progress_error = 225},
     {.name = "2.21.5",
      .supported = true,
      .version_banner = "NCCL version 2.21.5+cuda12.4",
@@ -301,6 +331,8 @@ const NcclProfile* FindNcclProfile(std::string_view name) {
 }
 
 std::string_view SupportedTorchProfiles() { return "\"1.13\", \"2.1\", \"2.4\" or \"2.6\""; }
-std::string_view SupportedNcclProfiles() { return "\"2.18.5\" or \"2.21.5\""; }
+std::string_view SupportedNcclProfiles() {
+  return "\"2.18.5\", \"2.21.5\", \"2.24.3\", \"2.26.2\", \"2.28.9\" or \"2.29.2\"";
+}
 
 }  // namespace denpex::sim

@@ -65,7 +65,8 @@ constexpr const Shape& RowFor(const VersionRow<Shape> (&table)[N], std::string_v
 // The releases each profile table knows, for the line tables' static checks
 // (profiles.cc asserts that they match the profiles).
 inline constexpr std::string_view kTorchReleases[] = {"1.13", "2.1", "2.4", "2.6"};
-inline constexpr std::string_view kNcclReleases[] = {"2.18.5", "2.21.5"};
+inline constexpr std::string_view kNcclReleases[] = {"2.18.5", "2.21.5", "2.24.3",
+                                                     "2.26.2", "2.28.9", "2.29.2"};
 inline constexpr std::string_view kSlurmReleases[] = {"22.05", "23.02"};
 
 // Whether exactly one row of `table` covers each of `releases` (a line table's

@@ -195,6 +195,7 @@ Job Job::Restarted(const v1::Scenario& scenario, TimeNs start) const {
   s.set_start_time(FormatRfc3339(start));
   Job job = Build(s, seed);
   job.kube_attempt = kube_attempt + 1;
+  job.nccl_ras = {};  // the incident keeps the first attempt's poller file
   if (job.kube_controller == v1::KUBE_CONTROLLER_JOBSET) {
     for (int node = 0; node < job.nodes; ++node) job.pod_names[node] = job.hostnames[node] + "-" + PodSuffix(job, node, job.kube_attempt);
   }
@@ -269,6 +270,13 @@ Job Job::Build(const v1::Scenario& s, std::uint64_t seed) {
   for (const v1::Fault& f : s.faults()) job.nccl_socket |= HasRule(f.kind(), kSocketTransport);
   job.driver = FindDriverProfile(s.format().driver().empty() ? "535" : s.format().driver());
   job.dump_on_timeout = s.timeouts().dump_on_timeout();
+  if (s.has_nccl_ras()) {
+    const v1::NcclRas& ras = s.nccl_ras();
+    job.nccl_ras.every = (ras.every_s() > 0 ? ras.every_s() : 60) * kNsPerSec;
+    job.nccl_ras.json = ras.format() == v1::NCCL_RAS_FORMAT_JSON;
+    job.nccl_ras.queries = ras.queries();
+    job.nccl_ras.verbose = ras.verbose();
+  }
   if (s.timeouts().has_flight_recorder()) {
     const v1::FlightRecorder& fr = s.timeouts().flight_recorder();
     job.flight_recorder.buffer_size = fr.buffer_size();

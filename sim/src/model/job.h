@@ -80,6 +80,14 @@ struct FlightRecorderPlan {
   bool timing = false;  // TORCH_NCCL_ENABLE_TIMING=1
 };
 
+// The operator's RAS poller (scenario `nccl_ras`): every 0 is off (no poller, no file).
+struct NcclRasPlan {
+  TimeNs every = 0;
+  bool json = false;
+  int queries = 0;  // 0: every poll from the fault on (at least one)
+  bool verbose = false;
+};
+
 struct Job {
   static Job Build(const v1::Scenario& scenario, std::uint64_t seed);
   // The job's controller restarted it (kubernetes.restarts): the same job from `start`, attempt 1.
@@ -114,6 +122,7 @@ struct Job {
   const DriverProfile* driver = nullptr;  // the NVRM lines' era (driver.h)
   bool dump_on_timeout = false;  // TORCH_NCCL_DUMP_ON_TIMEOUT: flight-recorder dump lines
   FlightRecorderPlan flight_recorder;  // ... and with a trace buffer, the dump files
+  NcclRasPlan nccl_ras;                // ncclras polled on the first node
   int async_error_handling = 3;  // TORCH_NCCL_ASYNC_ERROR_HANDLING (0-3)
   bool blocking_wait = false;    // TORCH_NCCL_BLOCKING_WAIT=1
   TimeNs heartbeat_timeout = 0;  // TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC

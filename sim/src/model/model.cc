@@ -58,10 +58,18 @@ Outcome Model::Run() {
   }
   Outcome out;
   const TimeNs horizon = Horizon();
+  // nccl_ras: the poller runs beside the job and changes nothing in it; the job's state between
+  // two events is what a poll between them sees (the events at a poll's instant before it).
+  const TimeNs every = job_.nccl_ras.every;
+  TimeNs next_poll = every > 0 ? job_.start : -1;
   while (!queue_.empty()) {
     if (queue_.top().time > horizon) {
       out.reached_horizon = true;
       break;
+    }
+    while (next_poll >= 0 && next_poll < queue_.top().time) {
+      workers_.PollRas(next_poll);
+      next_poll += every;
     }
     Dispatch(queue_.Pop());
     ++out.events;
@@ -79,6 +87,13 @@ Outcome Model::Run() {
   // A job left hanging (async error handling 0) is collected a while after its last timeout.
   if (job_.async_error_handling == 0 && workers_.last_watchdog_fire() > 0) {
     out.end_time = std::max(out.end_time, workers_.last_watchdog_fire() + 60 * kNsPerSec);
+  }
+  // The poller's last polls: the processes still alive at the end until the job is torn down.
+  if (next_poll >= 0) {
+    for (; next_poll <= out.end_time && workers_.AnyAlive(); next_poll += every) {
+      workers_.PollRas(next_poll);
+    }
+    workers_.EmitRasReports();
   }
   return out;
 }

@@ -228,6 +228,32 @@ struct FlightRecorderDump {
   std::vector<FrGroupStatus> groups;  // the groups that recorded an entry, by local pg id
 };
 
+// NCCL's collective function types, in ncclFunc_t's order: what RAS counts per communicator
+// rank (send/recv are not counted).
+enum class RasFunc : std::uint8_t { kBroadcast, kReduce, kAllGather, kReduceScatter, kAllReduce };
+inline constexpr int kNumRasFuncs = 5;
+using RasCounts = std::array<std::int32_t, kNumRasFuncs>;
+
+// A process as the RAS network sees it at a poll.
+enum class RasProcess : std::uint8_t {
+  kRunning,       // answers; its communicators run
+  kAborted,       // answers; its watchdog aborted its communicators (ABORT)
+  kUnresponsive,  // a member RAS has not heard from yet (not started, or its node just vanished)
+  kDead,          // gone: RAS considers it dead (its connections closed or timed out)
+};
+
+// One `ncclras` run by the operator's poller (scenario `nccl_ras`, workers_ras.cc): the job's
+// processes and, per rank and process-group kind, its launched collectives by type (the
+// communicator of that kind that holds the rank; PgKind::kDefault is the world communicator).
+// `answered` false: no process on the first node runs a RAS server (the client's error went to
+// stderr, the file gets the date line alone).
+struct NcclRasReport {
+  TimeNs time;
+  bool answered = true;
+  std::vector<RasProcess> process;  // by rank
+  std::vector<RasCounts> counts;    // rank * kNumPgKinds + kind
+};
+
 // Whose error a PythonException is: the Megatron trainer's own (FAULT_KIND_EXCEPTION), or one
 // of the frameworks' and memory tiers' of issue #8 (formatter_frameworks.cc).
 enum class AppError : std::uint8_t {
@@ -643,16 +669,15 @@ struct PdshNotice {
                   // status; kKilling: the local rank
 };
 
-using Record =
-    std::variant<NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers,
-                 NcclIbError, NcclAsyncError, NcclSetupFailure, WatchdogTimeout, WatchdogAftermath,
-                 DumpSignalObserved, PythonException, DeepSpeedLine, SegfaultDump, WorkerExit,
-                 BenignWarning, CudaFailure, KernelMessage, NvidiaSmiSnapshot, AgentBanner,
-                 AgentSigterm, AgentFailureReport, AgentExit, AgentSignalled, NodeLost,
-                 StoreConnectionReset, StoreJoinTimeout, AgentStoreFailure, AgentRendezvousFailure,
-                 RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill, SrunTaskExits,
-                 SrunMessage, StepdCancelled, CtldLine, BatchBanner, CheckpointSave,
-                 CheckpointResumed, ResumedIteration, MpirunNotice, PdshNotice, FlightRecorderDump>;
+using Record = std::variant<
+    NcclVersionBanner, NcclProcessInfo, NcclCommInit, TrainerIteration, RankTimers, NcclIbError,
+    NcclAsyncError, NcclSetupFailure, WatchdogTimeout, WatchdogAftermath, DumpSignalObserved,
+    PythonException, DeepSpeedLine, SegfaultDump, WorkerExit, BenignWarning, CudaFailure,
+    KernelMessage, NvidiaSmiSnapshot, AgentBanner, AgentSigterm, AgentFailureReport, AgentExit,
+    AgentSignalled, NodeLost, StoreConnectionReset, StoreJoinTimeout, AgentStoreFailure,
+    AgentRendezvousFailure, RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill, SrunTaskExits,
+    SrunMessage, StepdCancelled, CtldLine, BatchBanner, CheckpointSave, CheckpointResumed,
+    ResumedIteration, MpirunNotice, PdshNotice, FlightRecorderDump, NcclRasReport>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).
 class RecordSink {

@@ -31,6 +31,7 @@ enum class StreamId : std::uint64_t {
   kMpirun = 35,          // index: 0 (mpirun's detection and teardown delays)
   kPdsh = 150,           // index: node (launch.py's poll and teardown, ssh's exit)
   kFlightRecorder = 47,  // index: rank (its watchdog's poll phase, its dump's collection)
+  kNcclRas = 48,         // index: the poll's second (the RAS collection's duration)
 };
 
 // splitmix64's output function: a strong 64-bit mixer.

@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <unordered_map>
 #include <vector>
 
@@ -95,6 +96,11 @@ class Workers {
   TimeNs last_watchdog_fire() const { return last_watchdog_fire_; }
   // The rank's collectives on its TP group (DP when tp = 1) the mismatch hit, or -1.
   std::int64_t mismatch_seq() const { return mismatch_seq_; }
+  // The RAS poller (scenario nccl_ras, workers_ras.cc): `ncclras` at `t` (kept or not, as
+  // nccl_ras.queries says), and the kept polls handed to the sink, oldest first.
+  void PollRas(TimeNs t);
+  void EmitRasReports();
+  bool AnyAlive() const;
 
  private:
   void ScheduleStoreJoinTimeout();  // FAULT_KIND_STORE_JOIN_TIMEOUT (workers_network.cc)
@@ -159,6 +165,14 @@ class Workers {
   static constexpr TimeNs kDumpWriteDelay = 2 * kNsPerMs;  // "preparing to dump" to the file
   FlightRecorderDump FlightRecorderOf(int rank, TimeNs t) const;
   void BuildFlightRecorderCycles();
+  // RAS (workers_ras.cc): per stage and group kind, the launched collectives by type of the
+  // operations before the first step and of one step's cycle (entry i: the first i).
+  struct RasKindTable {
+    std::vector<RasCounts> prefix, cycle;
+  };
+  void BuildRasTables();
+  RasCounts RasCountsOf(int rank, int kind) const;
+  NcclRasReport RasReportOf(TimeNs t) const;
   void ObserveDump(int rank, TimeNs t);  // another rank's heartbeat monitor finds it
   void AfterSlowStep(int rank);  // fail-slow: collection or stall once the slow steps are done
   // NIC failure (workers_network.cc): the failed NIC's rank and its peers across the node
@@ -220,6 +234,8 @@ class Workers {
   std::int64_t mismatch_numel_ = 0;
   std::int64_t mismatch_numel_out_ = 0;
   std::int32_t mismatch_rendezvous_ = -1;
+  PgKind mismatch_group_ = PgKind::kDefault;       // the group of the collective it hit
+  OpType mismatch_expected_ = OpType::kAllreduce;  // ... and what its peers launched there
   bool slow_active_ = false;  // fail-slow: the fault fired
   bool stall_pending_ = false;  // fail-slow with stall: the slow rank's next kernel never ends
   std::vector<int> nic_peers_;  // NIC failure: the failed NIC's peers across nodes (abort too)
@@ -237,6 +253,9 @@ class Workers {
   std::vector<std::vector<FrCycleOp>> fr_cycles_;
   std::vector<TimeNs> fr_cycle_ns_;
   std::vector<TimeNs> fr_step_start_, fr_prev_step_start_;
+  // RAS (empty without nccl_ras): the counts tables by stage, and the polls kept so far.
+  std::vector<std::array<RasKindTable, kNumPgKinds>> ras_tables_;
+  std::deque<NcclRasReport> ras_polls_;
   // Per rank, the timeout whose aftermath is still to come (empty until a reaction needs it).
   std::vector<WatchdogTimeout> aftermath_;
 };

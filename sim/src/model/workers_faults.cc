@@ -169,6 +169,8 @@ void Workers::ApplyMismatch(int rank, Op op, std::uint32_t rendezvous) {
   mismatch_armed_ = false;
   mismatch_rendezvous_ = static_cast<std::int32_t>(rendezvous);
   mismatch_seq_ = seq_enqueued_[static_cast<int>(GroupKindOf(op))][rank];
+  mismatch_group_ = GroupKindOf(op);
+  mismatch_expected_ = OpTypeOf(op);
   const std::int64_t numel = NumelOf(op);
   if (fault_.traits->odd_collective == OddCollective::kSkipped) {
     const Op next = Op::kDpAllgather;  // ZeRO's step ends reduce-scatter, then all-gather

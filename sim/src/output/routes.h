@@ -101,6 +101,8 @@ constexpr Route RouteOf(const MpirunNotice&) { return {Stream::kConsole}; }
 constexpr Route RouteOf(const PdshNotice&) { return {Stream::kConsole}; }
 // Not lines: a file of its own (IncidentWriter::Write(const FlightRecorderDump&)).
 constexpr Route RouteOf(const FlightRecorderDump&) { return {Stream::kErr}; }
+// Not lines either: the poller's file (IncidentWriter::Write(const NcclRasReport&)).
+constexpr Route RouteOf(const NcclRasReport&) { return {Stream::kErr}; }
 
 // The rank whose process printed the record; -1: none (an agent, a node, the scheduler).
 template <typename R>

@@ -26,6 +26,7 @@ IncidentWriter::IncidentWriter(const Job& job, const LineFormatter& formatter,
   if (job.flight_recorder.buffer_size > 0) {
     flight_recorder_.emplace(job, formatter.torch(), formatter.nccl().name);
   }
+  if (job.nccl_ras.every > 0) nccl_ras_.emplace(job, formatter.nccl());
 }
 
 void IncidentWriter::Emit(const Record& record) {
@@ -276,6 +277,18 @@ void IncidentWriter::Write(const FlightRecorderDump& r) {
   pool_.Submit(FileCount() + static_cast<std::size_t>(r.rank),
                {dir_prefix_ + job_.NodeName(node) + "/nccl_trace_rank_" + std::to_string(r.rank),
                 std::move(data), false});
+}
+
+// The poller's reports go to one file, written whole when the run is over (Finish).
+void IncidentWriter::Write(const NcclRasReport& r) {
+  std::string& poll = ras_polls_.emplace_back();
+  nccl_ras_->Append(poll, r);
+  ras_bytes_ += poll.size();
+  while (ras_bytes_ > kRasFileBytes && ras_polls_.size() > 1) {
+    ras_bytes_ -= ras_polls_.front().size();
+    ras_polls_.pop_front();
+  }
+  ras_time_ = nccl_ras_->NodeTime(r.time);
 }
 
 // The collection pattern: every dump, all but the first timed-out rank's, or a seeded half.

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -34,6 +35,7 @@
 #include "file_pool.h"
 #include "format/flight_recorder.h"
 #include "format/formatter.h"
+#include "format/nccl_ras.h"
 #include "model/evidence.h"
 #include "model/job.h"
 #include "model/records.h"
@@ -104,6 +106,9 @@ class IncidentWriter : public RecordSink {
   // Writes everything still buffered (files of processes still alive at the end included;
   // their unflushed stdout is not). Returns the first I/O error met.
   Status Finish();
+  // The RAS poller's file (nccl_ras): its time set to its last poll's (again after the log
+  // files' times were set to the job's end, simulator.cc); nothing without one.
+  Status StampRasFile() const;
 
   // The remembered line of that kind and subject; nullptr when it was never written.
   const Citation* Find(Cite what, int subject) const;
@@ -179,6 +184,8 @@ class IncidentWriter : public RecordSink {
   void Write(const AgentExit& r);
   void Write(const NodeLost& r);
   void Write(const FlightRecorderDump& r);
+  void Write(const NcclRasReport& r);
+  Status WriteRasFile();
   bool Collected(const FlightRecorderDump& r) const;  // timeouts.flight_recorder.coverage
   template <typename R>
   int FileOf(Stream stream, const R& r) const;
@@ -213,6 +220,14 @@ class IncidentWriter : public RecordSink {
   TimeNs stamp_ = 0;  // the record being written: `kubectl logs --timestamps` stamps its lines
   // Flight-recorder dumps (timeouts.flight_recorder): their bytes, and the node folders made.
   std::optional<FlightRecorderSerializer> flight_recorder_;
+  // The RAS poller (nccl_ras): its polls' text, oldest first, written whole by Finish to
+  // <first node folder>/ncclras.log (the oldest dropped past kRasFileBytes: a 16k-rank JSON report
+  // is ~15 MB and the engine reads 64 MiB of a file), and the first node's clock at its last poll.
+  static constexpr std::size_t kRasFileBytes = std::size_t{48} << 20;
+  std::optional<NcclRasFormatter> nccl_ras_;
+  std::deque<std::string> ras_polls_;
+  std::size_t ras_bytes_ = 0;
+  TimeNs ras_time_ = -1;
   std::vector<std::uint8_t> dump_dirs_;
   WriterStats stats_;
   Status error_;

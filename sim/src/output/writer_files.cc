@@ -1,10 +1,12 @@
 // The incident writer's layouts and disk I/O (see writer.h): file numbering and paths per
 // layout, directory creation, and writing each file with open/write/close.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <system_error>
 
@@ -154,6 +156,7 @@ Status IncidentWriter::Finish() {
   for (int file = 0; file < static_cast<int>(files_.size()); ++file) Flush(file);
   Status written = pool_.Finish();
   if (error_.ok()) error_ = std::move(written);  // the first error (a dump folder's, say)
+  if (error_.ok() && !ras_polls_.empty()) error_ = WriteRasFile();
   stats_.lines = 0;
   for (int file = 0; file < static_cast<int>(files_.size()); ++file) {
     if (DamageOf(file) == NodeDamage::kMissing) continue;
@@ -161,6 +164,41 @@ Status IncidentWriter::Finish() {
     stats_.lines += static_cast<std::uint64_t>(files_[file].lines);
   }
   return error_;
+}
+
+// <first node folder>/ncclras.log (created with the node's folder where the layout has none, as
+// the flight-recorder dumps are), lost with the node's other files when the node is missing.
+Status IncidentWriter::WriteRasFile() {
+  if (!job_.noise.damage.empty() && job_.noise.damage[0] == NodeDamage::kMissing)
+    return Status::Ok();
+  const fs::path folder = dir_ / job_.NodeName(0);
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) return Status::IoError(folder.string() + ": cannot create: " + ec.message());
+  const std::string path = (folder / "ncclras.log").string();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return Status::IoError(path + ": cannot create: " + std::strerror(errno));
+  bool whole = true;
+  for (const std::string& poll : ras_polls_)
+    whole = whole && std::fwrite(poll.data(), 1, poll.size(), f) == poll.size();
+  if (std::fclose(f) != 0 || !whole) return Status::IoError(path + ": short write");
+  ++stats_.files;
+  stats_.bytes += ras_bytes_;
+  return StampRasFile();
+}
+
+Status IncidentWriter::StampRasFile() const {
+  if (ras_polls_.empty() || ras_time_ < 0) return Status::Ok();
+  if (!job_.noise.damage.empty() && job_.noise.damage[0] == NodeDamage::kMissing)
+    return Status::Ok();
+  const std::string path = (dir_ / job_.NodeName(0) / "ncclras.log").string();
+  const timespec ts{static_cast<time_t>(ras_time_ / kNsPerSec),
+                    static_cast<long>(ras_time_ % kNsPerSec)};
+  const timespec both[2] = {ts, ts};
+  if (::utimensat(AT_FDCWD, path.c_str(), both, 0) != 0) {
+    return Status::IoError(path + ": cannot set its time: " + std::strerror(errno));
+  }
+  return Status::Ok();
 }
 
 // Cuts the file at a drawn 30-95% of its bytes, moved off a line boundary so the last line

@@ -65,9 +65,12 @@ Status ApplyOverride(std::string_view arg, v1::Scenario* scenario, std::string* 
 Status FillDefaultsAndValidate(v1::Scenario* scenario, const Locator& locator);
 
 // scenario_validate_launch.cc: the async error handling, blocking wait and heartbeat knobs of
-// `timeouts` (needs format.torch filled in), and realism.interleaved_line_rate (needs layout).
+// `timeouts` (needs format.torch filled in), realism.interleaved_line_rate (needs layout) and the
+// RAS poller.
 Status CheckErrorHandling(v1::Scenario* scenario, const Locator& locator);
 Status CheckInterleaving(const v1::Scenario& scenario, const Locator& locator);
+// nccl_ras: the poller's knobs, and the NCCL release they need (format.nccl filled in).
+Status CheckNcclRas(const v1::Scenario& scenario, const Locator& locator);
 
 // The enum-typed and message-typed field names reachable from Scenario, for suggestions.
 std::vector<std::string> EnumValueNamesForField(std::string_view field_name);

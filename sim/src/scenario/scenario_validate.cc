@@ -751,6 +751,7 @@ Status FillDefaultsAndValidate(v1::Scenario* s, const Locator& loc) {
   DENPEX_RETURN_IF_ERROR(CheckSocketThreads(*s, loc));
   DENPEX_RETURN_IF_ERROR(CheckErrorHandling(s, loc));
   DENPEX_RETURN_IF_ERROR(CheckInterleaving(*s, loc));
+  DENPEX_RETURN_IF_ERROR(CheckNcclRas(*s, loc));
   DENPEX_RETURN_IF_ERROR(FillClocksAndStart(s, loc));
   bool gpu_fault = false;
   for (const v1::Fault& f : s->faults()) {

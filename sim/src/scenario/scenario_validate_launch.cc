@@ -135,6 +135,44 @@ Status CheckErrorHandling(v1::Scenario* s, const Locator& loc) {
   return CheckCombinations(*t, loc);
 }
 
+// nccl_ras: RAS came with NCCL 2.24, `ncclras -f json` with 2.28.7.
+constexpr int kMaxRasEvery = 86'400;
+constexpr int kMaxRasQueries = 1'024;  // the engine reads a file of at most 1,024 reports
+
+Status CheckNcclRas(const v1::Scenario& s, const Locator& loc) {
+  if (!s.has_nccl_ras()) return Status::Ok();
+  const v1::NcclRas& ras = s.nccl_ras();
+  if (ras.every_s() < 0 || ras.every_s() > kMaxRasEvery) {
+    return loc.Error(
+        "nccl_ras.every_s",
+        "nccl_ras.every_s must be 1 to 86400 seconds (got " + std::to_string(ras.every_s()) + ")",
+        "the poller's interval, e.g. 60; leave it out for 60");
+  }
+  if (ras.queries() < 0 || ras.queries() > kMaxRasQueries) {
+    return loc.Error(
+        "nccl_ras.queries",
+        "nccl_ras.queries must be 0 to 1024 (got " + std::to_string(ras.queries()) + ")",
+        "how many of the last polls the file keeps; 0 (or left out): every poll from the fault on");
+  }
+  if (!v1::NcclRasFormat_IsValid(ras.format())) {
+    return loc.Error("nccl_ras.format", "unknown nccl_ras.format",
+                     "NCCL_RAS_FORMAT_TEXT or NCCL_RAS_FORMAT_JSON");
+  }
+  const std::uint32_t nccl = ReleaseNumber(s.format().nccl());
+  if (nccl < ReleaseNumber("2.24")) {
+    return loc.Error({"nccl_ras", "format.nccl"},
+                     "NCCL RAS (ncclras) came with NCCL 2.24; format.nccl is " + s.format().nccl(),
+                     "set format.nccl to 2.24.3 or later (" + std::string(SupportedNcclProfiles()) +
+                         "), or leave nccl_ras out");
+  }
+  if (ras.format() == v1::NCCL_RAS_FORMAT_JSON && nccl < ReleaseNumber("2.28.7")) {
+    return loc.Error({"nccl_ras.format", "format.nccl"},
+                     "`ncclras -f json` came with NCCL 2.28.7; format.nccl is " + s.format().nccl(),
+                     "set format.nccl to 2.28.9 or 2.29.2, or use NCCL_RAS_FORMAT_TEXT");
+  }
+  return Status::Ok();
+}
+
 Status CheckInterleaving(const v1::Scenario& s, const Locator& loc) {
   const double rate = s.realism().interleaved_line_rate();
   if (!(rate >= 0 && rate <= kMaxInterleavedLineRate)) {
