@@ -332,6 +332,33 @@ TEST(NcclRasEngine, ADeadProcessIsNamedAndTheBaselineAgrees) {
   EXPECT_EQ(b.initiator().rank(), 6);
 }
 
+// A rank that skipped a reduce-scatter and went on to the all-gather (2.29 JSON, 4 ranks): behind
+// in one type and ahead in another, a mismatch, named from the report alone.
+TEST(NcclRasEngine, OddCountsInTwoTypesAreACollectiveMismatch) {
+  std::string ranks;
+  for (int r = 0; r < 4; ++r) {
+    const bool odd = r == 3;
+    ranks += std::string(r ? ",\n" : "") + "{\"rank\": " + std::to_string(r) +
+             ", \"host\": \"10.0.0.1\", \"pid\": " + std::to_string(100 + r) +
+             ", \"cuda_dev\": " + std::to_string(r) + ", \"nvml_dev\": " + std::to_string(r) +
+             ", \"status\": {\"init_state\": 0, \"async_error\": 0, \"finalize_called\": false, "
+             "\"destroy_flag\": false, \"abort_flag\": false}, \"collective_counts\": "
+             "{\"Broadcast\": 1, "
+             "\"Reduce\": 0, \"AllGather\": " +
+             std::string(odd ? "9" : "8") + ", \"ReduceScatter\": " + std::string(odd ? "8" : "9") +
+             ", \"AllReduce\": 40}}";
+  }
+  const std::string doc =
+      "{\n\"nccl_version\": \"2.29.2\", \"timestamp\": \"2026-12-03 19:44:51\", "
+      "\"communicators\": [{\"hash\": \"0xab\", \"size\": 4, \"ranks\": [\n" +
+      ranks + "\n], \"missing_ranks\": []}]}\n";
+  const v1::Diagnosis d = DiagnoseFiles({{"ras.json", doc}});
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 3);
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_COLLECTIVE_MISMATCH);
+  EXPECT_NE(d.reason().find("ahead in AllGather"), std::string::npos) << d.reason();
+}
+
 // Two ranks ahead of thirty: RAS lists the two, and the baseline names one of them; the engine
 // names no one (those ahead are the ones waiting; who the thirty wait on RAS does not say).
 TEST(NcclRasEngine, RanksAheadAreNoAnswerThoughTheBaselineNamesThem) {

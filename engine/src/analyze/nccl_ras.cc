@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace denpex::engine {
@@ -87,7 +88,25 @@ RasAnalysis AnalyzeNcclRas(const Incident& inc) {
       }
     }
   }
-  for (auto& [rank, b] : roots) out.roots.push_back(b);
+  // Where the waits end: a rank that issued another collective than its peers (odd counts) stops
+  // everyone behind it; else the ranks behind in the most communicators (a rank stuck on the
+  // host is behind everywhere it belongs, while its tensor-parallel peers, blocked in a
+  // collective it never entered, fall behind only in their other communicators).
+  const bool odd = std::any_of(roots.begin(), roots.end(),
+                               [](const auto& r) { return r.second.why == RasBlocker::Why::kOdd; });
+  std::map<std::int32_t, std::set<StrId>> behind_in;
+  for (std::int32_t i : newest.ranks) {
+    const RasRank& r = RankOf(inc, i);
+    if (r.why == Why::kBehind && roots.contains(inc.events[i].rank))
+      behind_in[inc.events[i].rank].insert(r.hash);
+  }
+  std::size_t most = 0;
+  for (const auto& [rank, comms] : behind_in) most = std::max(most, comms.size());
+  for (auto& [rank, b] : roots) {
+    if (odd && b.why != RasBlocker::Why::kOdd) continue;
+    if (!odd && b.why != RasBlocker::Why::kGone && behind_in[rank].size() < most) continue;
+    out.roots.push_back(b);
+  }
   return out;
 }
 

@@ -429,6 +429,11 @@ Reason DiagnosedReason(const Analysis& a, std::int32_t rank, const Finding& f) {
                 {"peer_dtypes", std::string(a.inc.str(peer.dtypes))},
                 {"peer_where", Where(a.inc, a.inc.events[m->peer_event])}});
   }
+  // NCCL RAS's odd counts: RasPhrase says what the report shows.
+  if (const Mismatch* m = a.MismatchOf(rank);
+      m && std::holds_alternative<RasRank>(a.inc.events[m->event].detail)) {
+    return Say(ReasonId::kRasMismatch, {{"who", who}});
+  }
   if (const Mismatch* m = a.MismatchOf(rank)) {
     const auto& own = std::get<WatchdogTimeout>(a.inc.events[m->event].detail);
     const auto& peer = std::get<WatchdogTimeout>(a.inc.events[m->peer_event].detail);

@@ -382,6 +382,7 @@ enum class ReasonId : std::uint16_t {
   kRasStuck,
   kRasOdd,
   kRasBehindOnce,
+  kRasMismatch,
 
   kCount,  // not a template: the number of them
 };

@@ -105,9 +105,13 @@ Event NewEvent(Kind kind, std::uint32_t file, const Line& l, TimeNs time, EventD
 // The job's global ranks of one report's events: a rank of a communicator of `world` ranks is
 // its global rank; a rank of another, or a process the report names without a rank, takes the
 // global rank of the same process (node address and pid) in that communicator.
-void GlobalRanks(std::int32_t world, std::vector<Event>* events, std::size_t first) {
+// `known`: processes the caller already tied to a global rank (the JSON's every member of the
+// world communicator).
+using ProcessRanks = std::map<std::pair<StrId, std::int32_t>, std::int32_t>;
+void GlobalRanks(std::int32_t world, std::vector<Event>* events, std::size_t first,
+                 ProcessRanks known = {}) {
   if (world <= 0) return;
-  std::map<std::pair<StrId, std::int32_t>, std::int32_t> of_process;
+  ProcessRanks of_process = std::move(known);
   for (std::size_t i = first; i < events->size(); ++i) {
     Event& e = (*events)[i];
     auto* r = std::get_if<RasRank>(&e.detail);
@@ -636,12 +640,13 @@ class JsonReport {
         world = std::max<std::int32_t>(world, static_cast<std::int32_t>(*size));
     }
     std::map<std::pair<std::string, std::int64_t>, bool> dead, silent;
+    world_ = world;
     for (const PyValue& c : comms) Communicator(c, &dead, &silent);
     auto& rep = std::get<RasReport>(out_->log.events[report_at].detail);
     rep.comms = static_cast<std::int32_t>(comms.size());
     rep.dead = static_cast<std::int32_t>(dead.size());
     rep.incomplete = static_cast<std::int32_t>(silent.size());
-    GlobalRanks(world, &out_->log.events, report_at);
+    GlobalRanks(world, &out_->log.events, report_at, std::move(world_members_));
     return true;
   }
 
@@ -733,6 +738,15 @@ class JsonReport {
         }
       }
     }
+    // Every member of the world communicator ties its process to its global rank.
+    if (size == world_ && size > 0) {
+      for (const std::vector<Member>* members : {&ranks, &missing}) {
+        for (const Member& m : *members) {
+          if (m.node != kNoStr && m.pid >= 0 && m.rank >= 0)
+            world_members_[{m.node, m.pid}] = m.rank;
+        }
+      }
+    }
     const std::size_t before = out_->log.events.size();
     const RasRank base{.hash = hash_id, .report = report_, .comm_size = size};
     bool mismatch = false;
@@ -820,6 +834,8 @@ class JsonReport {
   ckpt::Pickle d_;
   std::vector<const Line*> rank_lines_, hash_lines_;
   const Line* doc_line_ = nullptr;
+  std::int32_t world_ = -1;
+  ProcessRanks world_members_;
   std::size_t rank_seen_ = 0, comm_seen_ = 0;
 };
 

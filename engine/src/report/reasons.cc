@@ -916,12 +916,14 @@ constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kRasOdd,
      " NCCL RAS ({where}) shows it behind its communicator's other ranks in {op} operations "
      "({count} against {common}) and ahead in {ahead_op} ({ahead_count} against {ahead_common}, "
-     "{ahead_where}): it "
-     "issued another collective than its peers."},
+     "{ahead_where})."},
     {ReasonId::kRasBehindOnce,
      " NCCL RAS ({where}) shows rank {rank} behind (it launched {count} {op} operations, the "
      "others {common}) in one report: one snapshot cannot tell a stuck rank from a late one; a "
      "later report at the same count, or the logs, would."},
+    {ReasonId::kRasMismatch,
+     "{who} issued another collective than the other ranks of its communicator, as NCCL RAS's "
+     "operation counts show."},
     // TEMPLATES
 });
 static_assert(kTemplates.size() == static_cast<std::size_t>(ReasonId::kCount));
