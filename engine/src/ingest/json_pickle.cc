@@ -27,10 +27,10 @@ PyValue TokenValue(std::string_view t) {
 
 }  // namespace
 
-Pickle JsonAsPickle(std::string_view text) {
+Pickle JsonAsPickle(std::string_view text, std::size_t per_byte) {
   Pickle out;
   JsonReader r(text);
-  const std::size_t budget = ckpt::kPickleMemorySlack + 2 * text.size();
+  const std::size_t budget = ckpt::kPickleMemorySlack + per_byte * text.size();
   std::size_t used = 0;
   struct Open {
     std::uint32_t ref;
@@ -58,7 +58,10 @@ Pickle JsonAsPickle(std::string_view text) {
     return std::move(out);
   };
   while (!have_root || !open.empty()) {
-    if (used > budget) return fail("the JSON needs more memory than twice its size");
+    if (used > budget) {
+      return fail("the JSON needs more memory than " + std::to_string(per_byte) +
+                  " times its size");
+    }
     if (!open.empty()) {
       if (open.back().object) {
         auto key = r.NextKey();

@@ -11,8 +11,9 @@
 namespace denpex::engine {
 
 // Iterative; nesting bounded by JsonReader::kMaxDepth; the arenas bounded as the pickle machine
-// bounds its own (twice the input and kPickleMemorySlack). On an error, `error` is kTruncated
-// when the text ends inside the document, else kMalformed, and `error_detail` says where.
-ckpt::Pickle JsonAsPickle(std::string_view text);
+// bounds its own (`per_byte` times the input and kPickleMemorySlack: a document of short values,
+// as NCCL RAS's, needs more than the default twice). On an error, `error` is kTruncated when the
+// text ends inside the document, else kMalformed, and `error_detail` says where.
+ckpt::Pickle JsonAsPickle(std::string_view text, std::size_t per_byte = 2);
 
 }  // namespace denpex::engine

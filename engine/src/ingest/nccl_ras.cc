@@ -596,7 +596,8 @@ class JsonReport {
           "NCCL RAS JSON from 2.28.7/2.28.9 lacks a comma after \"nvml_dev\" (fixed in 2.29): " +
           std::to_string(fixed) + " repaired (line " + std::to_string(lines[first].number) + ")");
     }
-    d_ = JsonAsPickle(doc);
+    // A rank object is ~300 bytes of short keys and numbers: ~40 values, each an arena slot.
+    d_ = JsonAsPickle(doc, 8);
     if (!d_.ok()) {
       out_->notes.push_back("NCCL RAS JSON report at line " + std::to_string(lines[first].number) +
                             " does not read: " + d_.error_detail + "; skipped");
