@@ -241,10 +241,13 @@ ReplayFiles::ReplayFiles(const Staged& staged, fs::path to)
   }
 }
 
+std::atomic<std::size_t> ReplayFiles::kept_{0};
+
 ReplayFiles::~ReplayFiles() {
   for (int fd : fds_) {
     if (fd >= 0) ::close(fd);
   }
+  kept_.fetch_sub(open_);
 }
 
 // One write, unless the kernel takes less; a file past the descriptors' cap is opened for each.
@@ -272,7 +275,12 @@ Status ReplayFiles::Write(const ReplayWrite& w) {
     }
     data.remove_prefix(static_cast<std::size_t>(n));
   }
-  if (fds_[w.file] < 0 && open_ < cap_ && st.ok()) {
+  bool keep = false;
+  if (fds_[w.file] < 0 && st.ok()) {
+    keep = kept_.fetch_add(1) < cap_;
+    if (!keep) kept_.fetch_sub(1);
+  }
+  if (keep) {
     fds_[w.file] = fd;
     ++open_;
   } else if (fds_[w.file] < 0) {

@@ -16,6 +16,7 @@
 // kernel log) are there at once, as a watcher started with the job finds them.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
@@ -103,6 +104,9 @@ class ReplayFiles {
   std::filesystem::path to_;
   std::vector<int> fds_;
   std::size_t open_ = 0, cap_ = 0;
+  // Descriptors every ReplayFiles of the process keeps open (`eval --watch` replays several
+  // incidents at once; each may keep them only while the process's cap is not reached).
+  static std::atomic<std::size_t> kept_;
   std::vector<bool> made_;  // per file: its folder was made
 };
 
