@@ -65,6 +65,15 @@ const std::string kRank17Behind =
     "  Rank 1 has launched up to operation 89 -- GPU 1 managed by process 48213 on node 10.0.0.3\n"
     "\n";
 
+// 30 ranks at 640 all-gathers, 2 at 641: RAS lists the 2 (the outliers), not the 30.
+const std::string kTwoAheadOfThirty =
+    "#0-0 (9f2b3c4d5e6f7a81) MISMATCH\n"
+    "  Communicator ranks have different AllGather operation counts\n"
+    "  30 ranks have launched up to operation 640\n"
+    "  2 ranks have launched up to operation 641\n"
+    "  Rank 3 -- GPU 3 managed by process 803 on node 10.0.0.1\n"
+    "  Rank 9 -- GPU 1 managed by process 809 on node 10.0.0.2\n\n";
+
 std::vector<const Event*> Ranks(const RasRead& r) {
   std::vector<const Event*> out;
   for (const Event& e : r.log.events) {
@@ -141,13 +150,7 @@ TEST(NcclRasReader, Reads224sOneCountForEveryType) {
 // RAS lists a set one by one only when it is an outlier: of 30 ranks behind and 2 ahead it
 // names the 2 ahead. The reader marks them ahead; nothing names the 30.
 TEST(NcclRasReader, TwoRanksAheadOfThirtyAreAheadNotBehind) {
-  const std::string text = TextReport(
-      "#0-0 (9f2b3c4d5e6f7a81) MISMATCH\n"
-      "  Communicator ranks have different AllGather operation counts\n"
-      "  30 ranks have launched up to operation 640\n"
-      "  2 ranks have launched up to operation 641\n"
-      "  Rank 3 -- GPU 3 managed by process 803 on node 10.0.0.1\n"
-      "  Rank 9 -- GPU 1 managed by process 809 on node 10.0.0.2\n\n");
+  const std::string text = TextReport(kTwoAheadOfThirty);
   const RasRead r = ReadNcclRas(text, RasForm::kText, 0);
   const auto ranks = Ranks(r);
   ASSERT_EQ(ranks.size(), 2u);
@@ -362,13 +365,7 @@ TEST(NcclRasEngine, OddCountsInTwoTypesAreACollectiveMismatch) {
 // Two ranks ahead of thirty: RAS lists the two, and the baseline names one of them; the engine
 // names no one (those ahead are the ones waiting; who the thirty wait on RAS does not say).
 TEST(NcclRasEngine, RanksAheadAreNoAnswerThoughTheBaselineNamesThem) {
-  const std::string text = TextReport(
-      "#0-0 (9f2b3c4d5e6f7a81) MISMATCH\n"
-      "  Communicator ranks have different AllGather operation counts\n"
-      "  30 ranks have launched up to operation 640\n"
-      "  2 ranks have launched up to operation 641\n"
-      "  Rank 3 -- GPU 3 managed by process 803 on node 10.0.0.1\n"
-      "  Rank 9 -- GPU 1 managed by process 809 on node 10.0.0.2\n\n");
+  const std::string text = TextReport(kTwoAheadOfThirty);
   EXPECT_EQ(DiagnoseFiles({{"ras.txt", text}}).verdict(), v1::VERDICT_INCONCLUSIVE);
   const v1::Diagnosis b = DiagnoseFiles({{"ras.txt", text}}, Strategy::kRas);
   EXPECT_EQ(b.verdict(), v1::VERDICT_DIAGNOSED);

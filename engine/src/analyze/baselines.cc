@@ -97,47 +97,42 @@ Finding AnalyzeElasticRootCause(const Incident& inc) {
 
 namespace {
 
-Finding FromDumps(const Incident& inc, const char* name, const FrVerdict& v) {
+// A baseline on one kind of record (dumps, RAS reports): its ranks, the first named, `event`
+// cited; `none` says why it names no one, `named` what names them.
+Finding FromRecords(const Incident& inc, const char* name, const std::vector<std::int32_t>& ranks,
+                    std::int32_t event, ReasonId none, ReasonId named) {
   JobFacts facts = CollectFacts(inc);
-  for (const std::int32_t r : v.ranks) facts.EnsureRank(r);
+  for (const std::int32_t r : ranks) facts.EnsureRank(r);
   Finding f = Start(inc, facts, name);
-  if (v.ranks.empty() || v.event < 0) {
+  if (ranks.empty() || event < 0) {
     f.verdict = v1::VERDICT_INCONCLUSIVE;
-    f.reason = Say(ReasonId::kNoFlightRecorderVerdict);
+    f.reason = Say(none);
     return f;
   }
-  for (const std::int32_t r : v.ranks) f.candidates.push_back({r, facts.ranks[r].node, 1.0});
-  Name(inc, facts, v.ranks.front(), v.event, &f);
-  f.reason = Say(ReasonId::kFlightRecorderMissingRanks,
-                 {{"ranks", RankList(v.ranks)}, {"where", Where(inc, inc.events[v.event])}});
+  for (const std::int32_t r : ranks) f.candidates.push_back({r, facts.ranks[r].node, 1.0});
+  Name(inc, facts, ranks.front(), event, &f);
+  f.reason = Say(named, {{"ranks", RankList(ranks)}, {"where", Where(inc, inc.events[event])}});
   return f;
 }
 
 }  // namespace
 
 Finding AnalyzeFrTrace(const Incident& inc) {
-  return FromDumps(inc, "fr-trace", FrTraceVerdict(inc));
+  const FrVerdict v = FrTraceVerdict(inc);
+  return FromRecords(inc, "fr-trace", v.ranks, v.event, ReasonId::kNoFlightRecorderVerdict,
+                     ReasonId::kFlightRecorderMissingRanks);
 }
 
 Finding AnalyzeFrWavefront(const Incident& inc) {
-  return FromDumps(inc, "fr-wavefront", FrWavefrontVerdict(inc));
+  const FrVerdict v = FrWavefrontVerdict(inc);
+  return FromRecords(inc, "fr-wavefront", v.ranks, v.event, ReasonId::kNoFlightRecorderVerdict,
+                     ReasonId::kFlightRecorderMissingRanks);
 }
 
 Finding AnalyzeRas(const Incident& inc) {
   const RasVerdict v = RasListedVerdict(inc);
-  JobFacts facts = CollectFacts(inc);
-  for (const std::int32_t r : v.ranks) facts.EnsureRank(r);
-  Finding f = Start(inc, facts, "ras");
-  if (v.ranks.empty()) {
-    f.verdict = v1::VERDICT_INCONCLUSIVE;
-    f.reason = Say(ReasonId::kNoRasVerdict);
-    return f;
-  }
-  for (const std::int32_t r : v.ranks) f.candidates.push_back({r, facts.ranks[r].node, 1.0});
-  Name(inc, facts, v.ranks.front(), v.event, &f);
-  f.reason = Say(ReasonId::kRasListedRanks,
-                 {{"ranks", RankList(v.ranks)}, {"where", Where(inc, inc.events[v.event])}});
-  return f;
+  return FromRecords(inc, "ras", v.ranks, v.event, ReasonId::kNoRasVerdict,
+                     ReasonId::kRasListedRanks);
 }
 
 }  // namespace denpex::engine

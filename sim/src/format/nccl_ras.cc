@@ -510,15 +510,19 @@ std::string NcclRasFormatter::Json(const NcclRasReport& report) const {
     Appendf(out, "      \"size\": %d,\n", v.comm->size);
     Appendf(out, "      \"ranks_count\": %d,\n", static_cast<int>(v.present.size()));
     Appendf(out, "      \"missing_ranks_count\": %d,\n", static_cast<int>(v.missing.size()));
-    out += "      \"ranks\": [\n";
-    for (std::size_t k = 0; k < v.present.size(); ++k) {
-      const int g = v.present[k];
-      if (k > 0) out += ",\n";
+    // A member's object up to its `cuda_dev`, the same in `ranks` and `missing_ranks`.
+    const auto member_head = [&](int g) {
       out += "        {\n";
       Appendf(out, "          \"rank\": %d,\n", job_.GroupRank(g, kind));
       Appendf(out, "          \"host\": \"%s\",\n", RasNodeAddress(job_.NodeOf(g)).c_str());
       Appendf(out, "          \"pid\": %d,\n", job_.worker_pid[static_cast<std::size_t>(g)]);
       Appendf(out, "          \"cuda_dev\": %d,\n", job_.LocalRank(g));
+    };
+    out += "      \"ranks\": [\n";
+    for (std::size_t k = 0; k < v.present.size(); ++k) {
+      const int g = v.present[k];
+      if (k > 0) out += ",\n";
+      member_head(g);
       Appendf(out, "          \"nvml_dev\": %d,\n", job_.PhysicalGpu(g));
       out += "          \"status\": {\n";
       out += "            \"init_state\": 0,\n";
@@ -544,11 +548,7 @@ std::string NcclRasFormatter::Json(const NcclRasReport& report) const {
     for (std::size_t k = 0; k < v.missing.size(); ++k) {
       const int g = v.missing[k];
       if (k > 0) out += ",\n";
-      out += "        {\n";
-      Appendf(out, "          \"rank\": %d,\n", job_.GroupRank(g, kind));
-      Appendf(out, "          \"host\": \"%s\",\n", RasNodeAddress(job_.NodeOf(g)).c_str());
-      Appendf(out, "          \"pid\": %d,\n", job_.worker_pid[static_cast<std::size_t>(g)]);
-      Appendf(out, "          \"cuda_dev\": %d,\n", job_.LocalRank(g));
+      member_head(g);
       Appendf(out, "          \"nvml_dev\": %d%s\n", job_.PhysicalGpu(g),
               shape.nvml_comma ? "," : "");
       out += "          \"status\": {\n";
