@@ -140,7 +140,8 @@ TEST(NcclRasReader, Reads224sOneCountForEveryType) {
                                          "  Missing communicator data from 2 ranks\n"
                                          "  The missing ranks: 3,5\n\n",
                                          "INCOMPLETE");
-  const auto gone = Ranks(ReadNcclRas(missing, RasForm::kText, 0));
+  const RasRead read = ReadNcclRas(missing, RasForm::kText, 0);
+  const auto gone = Ranks(read);  // pointers into `read`
   ASSERT_EQ(gone.size(), 2u);
   EXPECT_EQ(gone[0]->rank, 3);
   EXPECT_EQ(gone[1]->rank, 5);
