@@ -192,9 +192,8 @@ class TextReader {
     first_event_ = out_->log.events.size();
     std::string_view v = l.text.substr(l.text.find("NCCL version ") + 13);
     v = v.substr(0, v.find(' '));
-    report_ = NewEvent(Kind::kRasReport, file_, l, time_,
-                       RasReport{.nccl_version = Intern(v), .report = reports_});
-    out_->log.events.push_back(report_);
+    out_->log.events.push_back(NewEvent(Kind::kRasReport, file_, l, time_,
+                                        RasReport{.nccl_version = Intern(v), .report = reports_}));
   }
 
   void Close() {
@@ -521,7 +520,6 @@ class TextReader {
   bool open_ = false;
   std::int32_t reports_ = 0;
   TimeNs time_ = 0;
-  Event report_;
   std::size_t first_event_ = 0;
   Section section_ = Section::kHead;
   Sub sub_ = Sub::kNone;
