@@ -274,7 +274,9 @@ TEST(NcclRasReader, ReadsJsonAndRepairs2289sMissingCommaSayingSo) {
     const RasRead r = ReadNcclRas(text, RasForm::kJson, 0);
     ASSERT_TRUE(r.problem.empty()) << r.problem;
     EXPECT_EQ(r.notes.size(), broken ? 1u : 0u);
-    if (broken) EXPECT_NE(r.notes[0].find("lacks a comma after \"nvml_dev\""), std::string::npos);
+    if (broken) {
+      EXPECT_NE(r.notes[0].find("lacks a comma after \"nvml_dev\""), std::string::npos);
+    }
     const auto& rep = std::get<RasReport>(r.log.events.front().detail);
     EXPECT_TRUE(rep.json);
     EXPECT_EQ(rep.dead, 1);
