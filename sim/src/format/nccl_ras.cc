@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/rng.h"
+#include "text.h"
 
 namespace denpex::sim {
 
@@ -487,86 +488,74 @@ std::string NcclRasFormatter::Json(const NcclRasReport& report) const {
   for (const CommView& v : rep.views()) {
     if (v.comm->size == job_.world || v.errors != 0) written.push_back(&v);
   }
+  // Every member's object is written through LineBuilder (a 16k-rank report is ~300k lines), its
+  // node's address made once per node.
+  std::vector<std::string> address(static_cast<std::size_t>(job_.nodes));
+  for (int n = 0; n < job_.nodes; ++n) address[static_cast<std::size_t>(n)] = RasNodeAddress(n);
   std::string out;
+  LineBuilder b(&out);
   const CivilTime c = ToCivil(NodeTime(report.time));
-  out += "{\n";
-  Appendf(out, "  \"nccl_version\": \"%.*s\",\n", static_cast<int>(release_.size()),
-          release_.data());
-  Appendf(out, "  \"cuda_runtime_version\": %d,\n", cuda_version_);
-  Appendf(out, "  \"cuda_driver_version\": %d,\n", cuda_version_);
-  Appendf(out, "  \"timestamp\": \"%04d-%02d-%02d %02d:%02d:%02d\",\n", c.year, c.month, c.day,
-          c.hour, c.minute, c.second);
-  Appendf(out, "  \"communicators_count\": %d,\n", static_cast<int>(written.size()));
-  out += "  \"communicators\": [\n";
+  b.Str("{\n  \"nccl_version\": \"").Str(release_).Str("\",\n");
+  b.Str("  \"cuda_runtime_version\": ").Int(cuda_version_).Str(",\n");
+  b.Str("  \"cuda_driver_version\": ").Int(cuda_version_).Str(",\n");
+  b.Str("  \"timestamp\": \"").Zero(c.year, 4).Char('-').Zero(c.month, 2).Char('-');
+  b.Zero(c.day, 2).Char(' ').Zero(c.hour, 2).Char(':').Zero(c.minute, 2).Char(':');
+  b.Zero(c.second, 2).Str("\",\n");
+  b.Str("  \"communicators_count\": ").Int(static_cast<std::int64_t>(written.size())).Str(",\n");
+  b.Str("  \"communicators\": [\n");
   for (std::size_t i = 0; i < written.size(); ++i) {
     const CommView& v = *written[i];
     const PgKind kind = v.comm->kind;
-    if (i > 0) out += ",\n";
-    out += "    {\n";
-    Appendf(out, "      \"hash\": \"0x%llx\",\n", static_cast<unsigned long long>(v.comm->hash));
-    Appendf(out, "      \"secondary_hash\": \"0x%llx:0x%llx\",\n",
-            static_cast<unsigned long long>(Mix(v.comm->hash)),
-            static_cast<unsigned long long>(Mix(v.comm->hash + 1)));
-    Appendf(out, "      \"size\": %d,\n", v.comm->size);
-    Appendf(out, "      \"ranks_count\": %d,\n", static_cast<int>(v.present.size()));
-    Appendf(out, "      \"missing_ranks_count\": %d,\n", static_cast<int>(v.missing.size()));
-    // A member's object up to its `cuda_dev`, the same in `ranks` and `missing_ranks`.
+    if (i > 0) b.Str(",\n");
+    b.Str("    {\n      \"hash\": \"0x").Hex(v.comm->hash).Str("\",\n");
+    b.Str("      \"secondary_hash\": \"0x").Hex(Mix(v.comm->hash)).Str(":0x");
+    b.Hex(Mix(v.comm->hash + 1)).Str("\",\n");
+    b.Str("      \"size\": ").Int(v.comm->size).Str(",\n");
+    b.Str("      \"ranks_count\": ").Int(static_cast<std::int64_t>(v.present.size())).Str(",\n");
+    b.Str("      \"missing_ranks_count\": ").Int(static_cast<std::int64_t>(v.missing.size()));
+    b.Str(",\n      \"ranks\": [\n");
+    // A member's object up to its `nvml_dev` value, the same in `ranks` and `missing_ranks`.
     const auto member_head = [&](int g) {
-      out += "        {\n";
-      Appendf(out, "          \"rank\": %d,\n", job_.GroupRank(g, kind));
-      Appendf(out, "          \"host\": \"%s\",\n", RasNodeAddress(job_.NodeOf(g)).c_str());
-      Appendf(out, "          \"pid\": %d,\n", job_.worker_pid[static_cast<std::size_t>(g)]);
-      Appendf(out, "          \"cuda_dev\": %d,\n", job_.LocalRank(g));
+      b.Str("        {\n          \"rank\": ").Int(job_.GroupRank(g, kind));
+      b.Str(",\n          \"host\": \"").Str(address[static_cast<std::size_t>(job_.NodeOf(g))]);
+      b.Str("\",\n          \"pid\": ").Int(job_.worker_pid[static_cast<std::size_t>(g)]);
+      b.Str(",\n          \"cuda_dev\": ").Int(job_.LocalRank(g));
+      b.Str(",\n          \"nvml_dev\": ").Int(job_.PhysicalGpu(g));
     };
-    out += "      \"ranks\": [\n";
     for (std::size_t k = 0; k < v.present.size(); ++k) {
       const int g = v.present[k];
-      if (k > 0) out += ",\n";
+      if (k > 0) b.Str(",\n");
       member_head(g);
-      Appendf(out, "          \"nvml_dev\": %d,\n", job_.PhysicalGpu(g));
-      out += "          \"status\": {\n";
-      out += "            \"init_state\": 0,\n";
-      out += "            \"async_error\": 0,\n";
-      out += "            \"finalize_called\": false,\n";
-      out += "            \"destroy_flag\": false,\n";
-      Appendf(
-          out, "            \"abort_flag\": %s\n",
-          report.process[static_cast<std::size_t>(g)] == RasProcess::kAborted ? "true" : "false");
-      out += "          },\n";
-      out += "          \"collective_counts\": {\n";
+      b.Str(
+          ",\n          \"status\": {\n            \"init_state\": 0,\n            "
+          "\"async_error\": 0,\n"
+          "            \"finalize_called\": false,\n            \"destroy_flag\": false,\n"
+          "            \"abort_flag\": ");
+      b.Str(report.process[static_cast<std::size_t>(g)] == RasProcess::kAborted ? "true" : "false");
+      b.Str("\n          },\n          \"collective_counts\": {\n");
       const RasCounts& counts = rep.CountsOf(g, kind);
       for (int f = 0; f < kNumRasFuncs; ++f) {
-        Appendf(out, "            \"%s\": %d", kFuncNames[f].data(), counts[f]);
-        if (f < kNumRasFuncs - 1) out += ',';
-        out += '\n';
+        b.Str("            \"").Str(kFuncNames[f]).Str("\": ").Int(counts[f]);
+        b.Str(f < kNumRasFuncs - 1 ? ",\n" : "\n");
       }
-      out += "          }\n";
-      out += "        }";
+      b.Str("          }\n        }");
     }
-    out += "\n      ],\n";
-    out += "      \"missing_ranks\": [\n";
+    b.Str("\n      ],\n      \"missing_ranks\": [\n");
     for (std::size_t k = 0; k < v.missing.size(); ++k) {
       const int g = v.missing[k];
-      if (k > 0) out += ",\n";
+      if (k > 0) b.Str(",\n");
       member_head(g);
-      Appendf(out, "          \"nvml_dev\": %d%s\n", job_.PhysicalGpu(g),
-              shape.nvml_comma ? "," : "");
-      out += "          \"status\": {\n";
-      out += "            \"unresponsive\": true,\n";
-      Appendf(out, "            \"considered_dead\": %s\n",
-              report.process[static_cast<std::size_t>(g)] == RasProcess::kDead ? "true" : "false");
-      out += "          }\n";
-      out += "        }";
+      b.Str(shape.nvml_comma ? ",\n" : "\n");
+      b.Str("          \"status\": {\n            \"unresponsive\": true,\n");
+      b.Str("            \"considered_dead\": ");
+      b.Str(report.process[static_cast<std::size_t>(g)] == RasProcess::kDead ? "true" : "false");
+      b.Str("\n          }\n        }");
     }
-    out += "\n      ]\n";
-    out += "    }";
+    b.Str("\n      ]\n    }");
   }
-  out += "\n  ],\n";
-  out += "  \"ras\": {\n";
-  Appendf(out, "    \"collection_time_sec\": %.3f,\n", CollectionSeconds(job_, report, missing));
-  Appendf(out, "    \"timeouts_count\": %d\n", missing);
-  out += "  }\n";
-  out += "}\n";
+  b.Str("\n  ],\n  \"ras\": {\n    \"collection_time_sec\": ");
+  b.Fixed(CollectionSeconds(job_, report, missing), 3);
+  b.Str(",\n    \"timeouts_count\": ").Int(missing).Str("\n  }\n}\n");
   return out;
 }
 
