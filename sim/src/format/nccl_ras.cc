@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdarg>
-#include <cstdio>
 #include <vector>
 
 #include "model/rng.h"
@@ -69,15 +67,21 @@ bool IsOutlier(int count, bool verbose, int total = -1) {
   return count <= kDetailThreshold && (total == -1 || count <= total * 0.25);
 }
 
-void Appendf(std::string& out, const char* format, ...) __attribute__((format(printf, 2, 3)));
-void Appendf(std::string& out, const char* format, ...) {
-  char buf[512];
-  va_list args;
-  va_start(args, format);
-  const int n = std::vsnprintf(buf, sizeof(buf), format, args);
-  va_end(args);
-  if (n > 0) out.append(buf, static_cast<std::size_t>(std::min<int>(n, sizeof(buf) - 1)));
+// printf's `%<width>s`: `s` right-aligned in `width` columns.
+void Right(LineBuilder& b, std::string_view s, int width) {
+  if (static_cast<int>(s.size()) < width)
+    b.out().append(static_cast<std::size_t>(width) - s.size(), ' ');
+  b.Str(s);
 }
+
+// `#<group>-<index> (<hash as 16 hex digits>) `: a communicator's section heading.
+void Heading(LineBuilder& b, int group, int index, std::uint64_t hash) {
+  char hex[17];
+  for (int i = 15; i >= 0; --i, hash >>= 4) hex[i] = "0123456789abcdef"[hash & 15];
+  b.Char('#').Int(group).Char('-').Int(index).Str(" (").Str(std::string_view(hex, 16)).Str(") ");
+}
+
+const char* Plural(int n, const char* many, const char* one = "") { return n > 1 ? many : one; }
 
 // One NCCL communicator of the job: the world one (uid 0) or a TP / DP group's.
 struct Comm {
@@ -211,9 +215,17 @@ class Report {
     return s;
   }
   void RankLine(std::string& out, int comm_rank, int g, std::string_view what) const {
-    Appendf(out, "  Rank %d%.*s -- GPU %s managed by process %d on node %s\n", comm_rank,
-            static_cast<int>(what.size()), what.data(), Gpu(g).c_str(),
-            job_.worker_pid[static_cast<std::size_t>(g)], RasNodeAddress(job_.NodeOf(g)).c_str());
+    LineBuilder(&out)
+        .Str("  Rank ")
+        .Int(comm_rank)
+        .Str(what)
+        .Str(" -- GPU ")
+        .Str(Gpu(g))
+        .Str(" managed by process ")
+        .Int(job_.worker_pid[static_cast<std::size_t>(g)])
+        .Str(" on node ")
+        .Str(RasNodeAddress(job_.NodeOf(g)))
+        .Char('\n');
   }
   void ProcessLines(std::string& out, RasProcess which) const {
     std::vector<std::pair<std::int64_t, int>> listed;  // by node address, then pid
@@ -224,9 +236,14 @@ class Report {
     }
     std::sort(listed.begin(), listed.end());
     for (const auto& [key, g] : listed) {
-      Appendf(out, "  Process %d on node %s managing GPU %s\n",
-              job_.worker_pid[static_cast<std::size_t>(g)], RasNodeAddress(job_.NodeOf(g)).c_str(),
-              Gpu(g).c_str());
+      LineBuilder(&out)
+          .Str("  Process ")
+          .Int(job_.worker_pid[static_cast<std::size_t>(g)])
+          .Str(" on node ")
+          .Str(RasNodeAddress(job_.NodeOf(g)))
+          .Str(" managing GPU ")
+          .Str(Gpu(g))
+          .Char('\n');
     }
   }
 
@@ -267,16 +284,24 @@ class Report {
       const CommView& v = *sorted[static_cast<std::size_t>(first)];
       const std::string per_node =
           lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
-      Appendf(out, "%5d  %8d  %8d  %8s  %8d  %8d  %8s  %6s\n", static_cast<int>(gi), count, v.nodes,
-              per_node.c_str(), v.comm->size, total, kStatusNames[HighestBit(v.status)].data(),
-              kErrorNames[v.errors].data());
+      LineBuilder b(&out);
+      b.Padded(static_cast<std::int64_t>(gi), 5, ' ').Str("  ").Padded(count, 8, ' ').Str("  ");
+      b.Padded(v.nodes, 8, ' ').Str("  ");
+      Right(b, per_node, 8);
+      b.Str("  ").Padded(v.comm->size, 8, ' ').Str("  ").Padded(total, 8, ' ').Str("  ");
+      Right(b, kStatusNames[HighestBit(v.status)], 8);
+      b.Str("  ");
+      Right(b, kErrorNames[v.errors], 6);
+      b.Char('\n');
     }
   }
 
   void Incomplete(std::string& out, int group, int index, const CommView& v) const {
     const int n = static_cast<int>(v.missing.size());
-    Appendf(out, "#%d-%d (%016llx) INCOMPLETE\n  Missing communicator data from %d rank%s\n", group,
-            index, static_cast<unsigned long long>(v.comm->hash), n, n > 1 ? "s" : "");
+    LineBuilder b(&out);
+    Heading(b, group, index, v.comm->hash);
+    b.Str("INCOMPLETE\n  Missing communicator data from ").Int(n).Str(" rank").Str(Plural(n, "s"));
+    b.Char('\n');
     if (IsOutlier(n, verbose_)) {
       if (shape_.missing_rank_lines) {
         for (const int g : v.missing) RankLine(out, job_.GroupRank(g, v.comm->kind), g, "");
@@ -286,7 +311,7 @@ class Report {
           if (!list.empty()) list += ',';
           list += std::to_string(job_.GroupRank(g, v.comm->kind));
         }
-        Appendf(out, "  The missing rank%s: %s\n", n > 1 ? "s" : "", list.c_str());
+        b.Str("  The missing rank").Str(Plural(n, "s")).Str(": ").Str(list).Char('\n');
       }
     }
     out += '\n';
@@ -317,8 +342,9 @@ class Report {
   }
 
   void Mismatch(std::string& out, int group, int index, const CommView& v) const {
-    Appendf(out, "#%d-%d (%016llx) MISMATCH\n", group, index,
-            static_cast<unsigned long long>(v.comm->hash));
+    LineBuilder b(&out);
+    Heading(b, group, index, v.comm->hash);
+    b.Str("MISMATCH\n");
     const int size = v.comm->size;
     const PgKind kind = v.comm->kind;
     if (__builtin_popcount(v.status) > 1) {
@@ -331,9 +357,7 @@ class Report {
       for (const ValueGroup& vg : groups) {
         const int n = static_cast<int>(vg.ranks.size());
         const std::string_view name = kStatusNames[vg.value];
-        if (n > 1)
-          Appendf(out, "  %d ranks have status %.*s\n", n, static_cast<int>(name.size()),
-                  name.data());
+        if (n > 1) b.Str("  ").Int(n).Str(" ranks have status ").Str(name).Char('\n');
         if (!IsOutlier(n, verbose_, size)) continue;
         for (const int g : vg.ranks) {
           RankLine(out, job_.GroupRank(g, kind), g,
@@ -348,8 +372,7 @@ class Report {
         inconsistent = inconsistent || CountOf(g, kind, f) != CountOf(v.present.front(), kind, f);
       if (!inconsistent) continue;
       if (shape_.per_type) {
-        Appendf(out, "  Communicator ranks have different %s operation counts\n",
-                kFuncNames[f].data());
+        b.Str("  Communicator ranks have different ").Str(kFuncNames[f]).Str(" operation counts\n");
       } else {
         out += "  Communicator ranks have different collective operation counts\n";
       }
@@ -358,10 +381,13 @@ class Report {
         const bool none = vg.value == 0 && shape_.not_launched_wording;
         if (n > 1) {
           if (none) {
-            Appendf(out, "  %d ranks have not launched any operations\n", n);
+            b.Str("  ").Int(n).Str(" ranks have not launched any operations\n");
           } else {
-            Appendf(out, "  %d ranks have launched up to operation %lld\n", n,
-                    static_cast<long long>(vg.value));
+            b.Str("  ")
+                .Int(n)
+                .Str(" ranks have launched up to operation ")
+                .Int(vg.value)
+                .Char('\n');
           }
         }
         if (!IsOutlier(n, verbose_, size)) continue;
@@ -417,8 +443,19 @@ TimeNs NcclRasFormatter::NodeTime(TimeNs t) const { return t + job_.clock_offset
 
 void NcclRasFormatter::Append(std::string& out, const NcclRasReport& report) const {
   const CivilTime c = ToCivil(NodeTime(report.time));
-  Appendf(out, "%04d-%02d-%02dT%02d:%02d:%02d+00:00\n", c.year, c.month, c.day, c.hour, c.minute,
-          c.second);
+  LineBuilder(&out)
+      .Zero(c.year, 4)
+      .Char('-')
+      .Zero(c.month, 2)
+      .Char('-')
+      .Zero(c.day, 2)
+      .Char('T')
+      .Zero(c.hour, 2)
+      .Char(':')
+      .Zero(c.minute, 2)
+      .Char(':')
+      .Zero(c.second, 2)
+      .Str("+00:00\n");
   if (!report.answered) return;  // ncclras: "Failed to connect to the NCCL RAS service!" (stderr)
   out += job_.nccl_ras.json ? Json(report) : Text(report);
 }
@@ -427,18 +464,19 @@ std::string NcclRasFormatter::Text(const NcclRasReport& report) const {
   const RasTextShape& shape = RowFor(kRasTextShapes, release_);
   const Report rep(job_, report, shape, job_.nccl_ras.verbose);
   std::string out;
-  Appendf(out, "NCCL version %.*s compiled with CUDA %.*s\n", static_cast<int>(release_.size()),
-          release_.data(), static_cast<int>(cuda_.size()), cuda_.data());
-  Appendf(out, "CUDA runtime version %d, driver version %d\n\n", cuda_version_, cuda_version_);
-  out += "Job summary\n===========\n\n";
-  Appendf(out,
-          "  Nodes  Processes         GPUs  Processes     GPUs\n"
-          "(total)   per node  per process    (total)  (total)\n"
-          "%7d  %9d  %11d  %9d  %7d\n",
-          job_.nodes, job_.gpus_per_node, 1, job_.world, job_.world);
+  LineBuilder b(&out);
+  b.Str("NCCL version ").Str(release_).Str(" compiled with CUDA ").Str(cuda_).Char('\n');
+  b.Str("CUDA runtime version ").Int(cuda_version_).Str(", driver version ").Int(cuda_version_);
+  b.Str("\n\nJob summary\n===========\n\n");
+  b.Str(
+      "  Nodes  Processes         GPUs  Processes     GPUs\n"
+      "(total)   per node  per process    (total)  (total)\n");
+  b.Padded(job_.nodes, 7, ' ').Str("  ").Padded(job_.gpus_per_node, 9, ' ').Str("  ");
+  b.Padded(1, 11, ' ').Str("  ").Padded(job_.world, 9, ' ').Str("  ").Padded(job_.world, 7, ' ');
   const int missing = rep.Count(RasProcess::kUnresponsive), dead = rep.Count(RasProcess::kDead);
-  Appendf(out, "\nCommunicators... (%.*fs)\n=============\n\n", shape.collection_decimals,
-          CollectionSeconds(job_, report, missing));
+  b.Str("\n\nCommunicators... (")
+      .Fixed(CollectionSeconds(job_, report, missing), shape.collection_decimals);
+  b.Str("s)\n=============\n\n");
 
   const std::vector<const CommView*> sorted = rep.Sorted();
   std::vector<std::pair<int, int>> groups;  // (first in sorted, count)
@@ -446,14 +484,14 @@ std::string NcclRasFormatter::Text(const NcclRasReport& report) const {
 
   out += "\nErrors\n======\n\n";
   if (missing > 0) {
-    Appendf(out, "INCOMPLETE\n  Missing communicator data from %d job process%s\n", missing,
-            missing > 1 ? "es" : "");
+    b.Str("INCOMPLETE\n  Missing communicator data from ").Int(missing).Str(" job process");
+    b.Str(Plural(missing, "es")).Char('\n');
     if (IsOutlier(missing, job_.nccl_ras.verbose)) rep.ProcessLines(out, RasProcess::kUnresponsive);
     out += '\n';
   }
   if (dead > 0) {
-    Appendf(out, "DEAD\n  %d job process%s considered dead (unreachable via the RAS network)\n",
-            dead, dead > 1 ? "es are" : " is");
+    b.Str("DEAD\n  ").Int(dead).Str(" job process").Str(Plural(dead, "es are", " is"));
+    b.Str(" considered dead (unreachable via the RAS network)\n");
     if (IsOutlier(dead, job_.nccl_ras.verbose)) rep.ProcessLines(out, RasProcess::kDead);
     out += '\n';
   }
@@ -465,10 +503,11 @@ std::string NcclRasFormatter::Text(const NcclRasReport& report) const {
   }
   out += "Warnings\n========\n\n";
   if (missing > 0) {
-    Appendf(
-        out,
-        "TIMEOUT\n  Encountered %d communication timeout%s while gathering communicator data\n\n",
-        missing, missing > 1 ? "s" : "");
+    b.Str("TIMEOUT\n  Encountered ")
+        .Int(missing)
+        .Str(" communication timeout")
+        .Str(Plural(missing, "s"));
+    b.Str(" while gathering communicator data\n\n");
   }
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     for (int c = 0; c < groups[gi].second; ++c) {
