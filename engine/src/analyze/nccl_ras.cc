@@ -120,7 +120,7 @@ RasVerdict RasListedVerdict(const Incident& inc) {
       const Event& e = inc.events[i];
       const RasRank& r = RankOf(inc, i);
       const bool gone = r.why == Why::kDead || r.why == Why::kMissing;
-      if (e.rank < 0 || !r.listed || gone != missing || r.why == Why::kError) continue;
+      if (e.rank < 0 || gone != missing || r.why == Why::kError) continue;
       if (std::find(v.ranks.begin(), v.ranks.end(), e.rank) != v.ranks.end()) continue;
       if (v.event < 0) v.event = i;
       v.ranks.push_back(e.rank);

@@ -428,7 +428,6 @@ struct RasComm {
 struct RasRank {
   enum class Why : std::uint8_t { kBehind, kAhead, kMissing, kDead, kStatus, kError };
   Why why = Why::kBehind;
-  bool listed = true;           // the text lists it one by one (RAS's outlier rule); JSON: always
   StrId hash = kNoStr;          // its communicator's
   StrId op = kNoStr;            // kBehind/kAhead: the operation type ("AllReduce"; "collective"
                                 // before 2.26); kStatus/kError: the status or error it reports

@@ -163,7 +163,7 @@ void DetailFields(const EventDetail& detail, Fields* f) {
           f->Id("hash", d.hash), f->Id("status", d.status), f->Id("errors", d.errors);
           f->Int("report", d.report), f->Known("size", d.size), f->Known("nodes", d.nodes);
         } else if constexpr (std::is_same_v<T, RasRank>) {
-          f->Str("why", RasWhyName(d.why)), f->Bool("listed", d.listed);
+          f->Str("why", RasWhyName(d.why));
           f->Id("hash", d.hash), f->Id("op", d.op), f->Id("node", d.node);
           f->Int("report", d.report), f->Known("comm_size", d.comm_size);
           f->Known("comm_rank", d.comm_rank), f->Known("pid", d.pid), f->Known("gpu", d.gpu);
