@@ -14,6 +14,11 @@
 
 namespace denpex::sim {
 
+// "10.<a>.<b>.<c>": the node's address on its IB OOB interface, as NCCL's lines print it and its
+// RAS reports name a node (formatter_nccl.cc).
+void NodeAddress(LineBuilder& out, int node);
+std::string NodeAddressText(int node);
+
 // Where, within the lines one AgentFailureReport produced, the lines a truth cites are
 // (0-based, counted from the first line of the report).
 struct ReportLineOffsets {

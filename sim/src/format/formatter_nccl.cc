@@ -4,20 +4,10 @@
 // most of a real job's log volume at scale.
 #include "formatter.h"
 #include "model/rng.h"
+#include "nccl_ras.h"
 
 namespace denpex::sim {
 
-namespace {
-
-// NCCL's spelling of the PCI bus id of local GPU i on an HGX-style board ("18000" is
-// 0000:18:00.0). 16 entries: validation caps gpus_per_node at 16.
-constexpr std::string_view kBusIds[] = {"18000", "2a000", "3a000", "5d000", "9a000", "ab000",
-                                        "ba000", "db000", "1b000", "2b000", "3b000", "5e000",
-                                        "9b000", "ac000", "bb000", "dc000"};
-constexpr int kChannels = 16;
-constexpr std::string_view kSocketProgressError = "NET/Socket : socket progress error";
-
-// "10.<a>.<b>.<c>": the node's address on its IB OOB interface.
 void NodeAddress(LineBuilder& out, int node) {
   const int n = node + 1;
   out.Str("10.").Int(64 + (n >> 16)).Char('.').Int((n >> 8) & 255).Char('.').Int(n & 255);
@@ -29,6 +19,16 @@ std::string NodeAddressText(int node) {
   NodeAddress(out, node);
   return text;
 }
+
+namespace {
+
+// NCCL's spelling of the PCI bus id of local GPU i on an HGX-style board ("18000" is
+// 0000:18:00.0). 16 entries: validation caps gpus_per_node at 16.
+constexpr std::string_view kBusIds[] = {"18000", "2a000", "3a000", "5d000", "9a000", "ab000",
+                                        "ba000", "db000", "1b000", "2b000", "3b000", "5e000",
+                                        "9b000", "ac000", "bb000", "dc000"};
+constexpr int kChannels = 16;
+constexpr std::string_view kSocketProgressError = "NET/Socket : socket progress error";
 
 // The WARN lines' wording by NCCL release (profiles.h's VersionRow).
 struct NcclWarns {

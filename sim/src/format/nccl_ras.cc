@@ -7,6 +7,7 @@
 #include <array>
 #include <vector>
 
+#include "formatter.h"
 #include "model/rng.h"
 #include "text.h"
 
@@ -224,7 +225,7 @@ class Report {
         .Str(" managed by process ")
         .Int(job_.worker_pid[static_cast<std::size_t>(g)])
         .Str(" on node ")
-        .Str(RasNodeAddress(job_.NodeOf(g)))
+        .Str(NodeAddressText(job_.NodeOf(g)))
         .Char('\n');
   }
   void ProcessLines(std::string& out, RasProcess which) const {
@@ -240,7 +241,7 @@ class Report {
           .Str("  Process ")
           .Int(job_.worker_pid[static_cast<std::size_t>(g)])
           .Str(" on node ")
-          .Str(RasNodeAddress(job_.NodeOf(g)))
+          .Str(NodeAddressText(job_.NodeOf(g)))
           .Str(" managing GPU ")
           .Str(Gpu(g))
           .Char('\n');
@@ -426,12 +427,6 @@ double CollectionSeconds(const Job& job, const NcclRasReport& r, int timeouts) {
 
 }  // namespace
 
-std::string RasNodeAddress(int node) {
-  const int n = node + 1;  // formatter_nccl.cc's NodeAddress
-  return "10." + std::to_string(64 + (n >> 16)) + "." + std::to_string((n >> 8) & 255) + "." +
-         std::to_string(n & 255);
-}
-
 NcclRasFormatter::NcclRasFormatter(const Job& job, const NcclProfile& nccl)
     : job_(job), release_(nccl.name), cuda_version_(nccl.cuda_driver) {
   const std::size_t at = nccl.version_banner.find("+cuda");
@@ -530,7 +525,7 @@ std::string NcclRasFormatter::Json(const NcclRasReport& report) const {
   // Every member's object is written through LineBuilder (a 16k-rank report is ~300k lines), its
   // node's address made once per node.
   std::vector<std::string> address(static_cast<std::size_t>(job_.nodes));
-  for (int n = 0; n < job_.nodes; ++n) address[static_cast<std::size_t>(n)] = RasNodeAddress(n);
+  for (int n = 0; n < job_.nodes; ++n) address[static_cast<std::size_t>(n)] = NodeAddressText(n);
   std::string out;
   LineBuilder b(&out);
   const CivilTime c = ToCivil(NodeTime(report.time));

@@ -33,7 +33,4 @@ class NcclRasFormatter {
   int cuda_version_;          // 12080
 };
 
-// "10.64.0.3": the node's address on NCCL's socket interface (the NCCL INFO lines' too).
-std::string RasNodeAddress(int node);
-
 }  // namespace denpex::sim
