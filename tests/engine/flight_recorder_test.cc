@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "denpex/engine/engine.h"
 #include "fixture.h"
 #include "ingest/flight_recorder.h"
+#include "ingest/flight_recorder_tail.h"
 #include "ingest/live.h"
 #include "ingest/load.h"
 #include "report/events_json.h"
@@ -158,6 +160,70 @@ TEST(FlightRecorder, Version27PickleAndJsonGiveTheSameEvents) {
     EXPECT_EQ(a.line, b.line);
     EXPECT_EQ(a.time, b.time);
     EXPECT_EQ(FrEventText(a, "d", pk.log.strings), FrEventText(b, "d", js.log.strings)) << i;
+  }
+}
+
+// A ring is read from the entry the reader needs on (ingest/flight_recorder_tail.h): the first
+// not completed, or the oldest of the groups' last completed entries. The events are those of the
+// whole ring's reading, entry places and counts included; a shape the walk does not know
+// (protocol 4's STACK_GLOBAL memoized, a version without pg_status) is read whole.
+TEST(FlightRecorder, ARingIsReadFromTheEntryTheReaderNeedsWithTheWholeRingsEvents) {
+  struct Case {
+    const char* file;
+    std::optional<std::size_t> first;  // nullopt: read whole
+  };
+  const Case cases[] = {
+      {"ring_tail_nccl_trace_rank_7", 59},         // group 0 stuck at 60; its last completed: 59
+      {"ring_early_group_nccl_trace_rank_8", 5},   // group 1's only entry, completed, is the 6th
+      {"ring_early_stuck_nccl_trace_rank_9", 10},  // a send started at 10 and never completed
+      {"ring_tail_protocol4_rank_10", std::nullopt},
+      {"v2.2_nccl_trace_rank_0",
+       std::nullopt},  // no pg_status: the groups' counts need every entry
+      {"v2.4_nccl_trace_rank_2", 3},
+      {"v2.7_torchcomm_fr_trace_4.pkl", 4},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    const std::string bytes = Slurp(kData / c.file);
+    const auto tail = FrPickleTail(bytes);
+    ASSERT_EQ(tail.has_value(), c.first.has_value());
+    if (tail) {
+      EXPECT_EQ(tail->first, *c.first);
+      EXPECT_LT(tail->pickle.size(), bytes.size());
+    }
+    const std::int32_t rank = FlightRecorderRank(c.file);
+    const FrRead part = ReadFlightRecorder(bytes, FrForm::kPickle, 2, rank, FrRing::kTail);
+    const FrRead whole = ReadFlightRecorder(bytes, FrForm::kPickle, 2, rank, FrRing::kWhole);
+    ASSERT_TRUE(whole.problem.empty()) << whole.problem;
+    ASSERT_TRUE(part.problem.empty()) << part.problem;
+    ASSERT_EQ(part.log.events.size(), whole.log.events.size());
+    EXPECT_GE(OfKind(whole.log.events, Kind::kFrCollective).size(), 2u);
+    for (std::size_t i = 0; i < whole.log.events.size(); ++i) {
+      const Event& a = part.log.events[i];
+      const Event& b = whole.log.events[i];
+      EXPECT_EQ(a.kind, b.kind) << i;
+      EXPECT_EQ(a.line, b.line) << i;
+      EXPECT_EQ(a.time, b.time) << i;
+      EXPECT_EQ(a.rank, b.rank) << i;
+      EXPECT_EQ(FrEventText(a, "d", part.log.strings), FrEventText(b, "d", whole.log.strings)) << i;
+    }
+  }
+}
+
+// The walk gives up on what it cannot vouch for, and the reader then reads the whole ring (and
+// says what is wrong with it): a dump cut inside its entries, an entry that is not a dict. A dump
+// cut after its entries walks, but its tail does not run, and the whole ring's problem is told.
+TEST(FlightRecorder, TheTailWalkGivesUpOnShapesItDoesNotKnow) {
+  const std::string bytes = Slurp(kData / "ring_tail_nccl_trace_rank_7");
+  ASSERT_TRUE(FrPickleTail(bytes).has_value());
+  EXPECT_FALSE(FrPickleTail(bytes.substr(0, bytes.size() / 2)).has_value());
+  EXPECT_FALSE(FrPickleTail("").has_value());
+  EXPECT_FALSE(
+      FrPickleTail("\x80\x02}q\x00(X\x07\x00\x00\x00entriesq\x01]q\x02(K\x01e.").has_value());
+  for (const std::size_t cut : {bytes.size() / 2, bytes.size() - 1}) {
+    const FrRead r = ReadFlightRecorder(bytes.substr(0, cut), FrForm::kPickle, 0, 7);
+    EXPECT_NE(r.problem.find("truncated"), std::string::npos) << cut << ": " << r.problem;
+    EXPECT_TRUE(r.log.events.empty());
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "checkpoint/pickle.h"
 #include "denpex/common/json_reader.h"
+#include "ingest/flight_recorder_tail.h"
 #include "ingest/json_pickle.h"
 
 namespace denpex::engine {
@@ -270,7 +271,10 @@ struct Brief {
 
 class Reader {
  public:
-  Reader(const Pickle& p, std::uint32_t file, std::int32_t rank, bool json, FrRead* out)
+  // `skipped`: the ring's oldest entries left out of `p` (FrPickleTail); the entries it holds
+  // keep their places in the whole ring.
+  Reader(const Pickle& p, std::uint32_t file, std::int32_t rank, bool json, FrRead* out,
+         std::size_t skipped = 0)
       : p_(p),
         d_(p),
         root_(p.root),
@@ -278,6 +282,7 @@ class Reader {
         rank_(rank),
         json_(json),
         out_(out),
+        skipped_(skipped),
         field_of_(p.strings.size(), 0xff) {}
 
   void Run() {
@@ -296,7 +301,7 @@ class Reader {
     FrDump dump{.version = Intern(d_.Str(d_.Get(root_, "version"))),
                 .nccl_version = Intern(d_.Str(d_.Get(root_, "nccl_version"))),
                 .groups = 0,
-                .entries = static_cast<std::int32_t>(items.size()),
+                .entries = static_cast<std::int32_t>(skipped_ + items.size()),
                 .json = json_};
     const auto config_pairs = d_.Pairs(config);
     dump.groups = static_cast<std::int32_t>(config_pairs.size());
@@ -305,6 +310,21 @@ class Reader {
     out_->log.events.push_back(de);
     Groups(config_pairs);
     Collectives(items);
+    kept_ = items.size();
+  }
+
+  // Whether this reading of a ring's tail saw what the walk of the whole ring did: its length,
+  // every group and each one's last completed entry at the same place.
+  bool SeesTheWalksGroups(const FrTail& tail) const {
+    if (skipped_ + kept_ != tail.entries || groups_.size() != tail.groups.size()) return false;
+    for (const FrTail::Group& t : tail.groups) {
+      const auto it = group_index_.find(t.name);
+      if (it == group_index_.end()) return false;
+      const std::int64_t mine = groups_[static_cast<std::size_t>(it->second)].last_completed_entry;
+      if ((mine < 0 ? -1 : mine + static_cast<std::int64_t>(skipped_)) != t.last_completed)
+        return false;
+    }
+    return true;
   }
 
  private:
@@ -453,8 +473,8 @@ class Reader {
       c.started = Int(e, kStartedAt, 0);
       c.completed = Int(e, kCompletedAt, 0);
       c.timeout_ms = Int(e, kTimeout, -1);
-      Event ev = NewEvent(Kind::kFrCollective, file_, rank_, static_cast<std::uint32_t>(i + 1),
-                          briefs_[i].created);
+      Event ev = NewEvent(Kind::kFrCollective, file_, rank_,
+                          static_cast<std::uint32_t>(skipped_ + i + 1), briefs_[i].created);
       ev.detail = c;
       out_->log.events.push_back(ev);
     }
@@ -467,6 +487,8 @@ class Reader {
   std::int32_t rank_;
   bool json_;
   FrRead* out_;
+  std::size_t skipped_;
+  std::size_t kept_ = 0;
   std::vector<std::uint8_t> field_of_;  // by string index: its Field, 0xff not looked up yet
   std::vector<GroupSeen> groups_;       // in order of first entry
   std::map<std::string, std::int32_t> group_index_;
@@ -515,11 +537,22 @@ std::int32_t FlightRecorderRank(std::string_view name) {
 }
 
 FrRead ReadFlightRecorder(std::string_view bytes, FrForm form, std::uint32_t file,
-                          std::int32_t rank) {
+                          std::int32_t rank, FrRing ring) {
   FrRead out;
   if (form == FrForm::kNone) {
     out.problem = "not a Flight Recorder dump";
     return out;
+  }
+  if (form == FrForm::kPickle && ring == FrRing::kTail) {
+    if (const auto tail = FrPickleTail(bytes)) {
+      const Pickle p = ckpt::RunPickle(tail->pickle);
+      if (p.ok()) {
+        Reader r(p, file, rank, /*json=*/false, &out, tail->first);
+        r.Run();
+        if (out.problem.empty() && r.SeesTheWalksGroups(*tail)) return out;
+      }
+      out = FrRead{};  // the whole ring, as if the walk had not been tried
+    }
   }
   const Pickle p = form == FrForm::kPickle ? ckpt::RunPickle(bytes) : JsonAsPickle(bytes);
   if (!p.ok()) {

@@ -38,12 +38,15 @@ std::int32_t FlightRecorderRank(std::string_view file_name);
 // One dump read: its events (file `file`, rank `rank`, strings in `log.strings`) and, when it
 // could not be read whole, what was wrong (the caller names the file); a dump that is not one
 // (no `entries`, no `pg_config`) gives no event and a problem.
+// A pickle dump's ring is read from the end the reader needs (flight_recorder_tail.h), and
+// whole where that walk cannot tell; kWhole always runs every entry (the tests compare them).
 struct FrRead {
   ParsedLog log;
   std::string problem;
 };
+enum class FrRing : std::uint8_t { kTail, kWhole };
 FrRead ReadFlightRecorder(std::string_view bytes, FrForm form, std::uint32_t file,
-                          std::int32_t rank);
+                          std::int32_t rank, FrRing ring = FrRing::kTail);
 
 // A dump event as a report quotes it (its fields, as the dump holds them): `nccl_trace_rank_3
 // entry 412: nccl:all_reduce pg 0 (default_pg) seq 57 started, sizes [[1024]] [Float]`. `name`

@@ -102,6 +102,23 @@ if __name__ == "__main__":
     write_pickle("v2.7_torchcomm_fr_trace_4.pkl", dump("2.7", ring("2.7", 8, 5), GROUPS))
     with open("v2.7_nccl_trace_rank_5.json", "w") as f:
         json.dump(dump("2.7", ring("2.7", 8, 5), GROUPS), f, sort_keys=True, default=list)
+    # Rings long enough that the reader starts at their end (ingest/flight_recorder_tail.h): one
+    # stuck near its end; one whose group 1 completed once, early; one with a send in group 1
+    # started early and never completed while group 0 went on; the first as protocol 4 (FRAME,
+    # MEMOIZE, STACK_GLOBAL), as Python's default pickler writes it.
+    v27 = (2, 7)
+    write_pickle("ring_tail_nccl_trace_rank_7", dump("2.7", ring("2.7", 63, 60), GROUPS))
+    early = [entry(v27, i, seq=i) for i in range(64)]
+    early[5] = entry(v27, 5, pg="1", desc="pp", seq=1, op="nccl:send 0->1", p2p=True)
+    early[62] = entry(v27, 62, seq=62, state="started")
+    early[63] = entry(v27, 63, seq=63, state="scheduled")
+    write_pickle("ring_early_group_nccl_trace_rank_8", dump("2.7", early, GROUPS))
+    stuck = [entry(v27, i, seq=i) for i in range(64)]
+    stuck[10] = entry(v27, 10, pg="1", desc="pp", seq=1, state="started", op="nccl:send 0->1", p2p=True)
+    stuck[40] = entry(v27, 40, pg="1", desc="pp", seq=2, op="nccl:recv 1->0", p2p=True)
+    write_pickle("ring_early_stuck_nccl_trace_rank_9", dump("2.7", stuck, GROUPS))
+    with open("ring_tail_protocol4_rank_10", "wb") as f:
+        pickle.dump(dump("2.7", ring("2.7", 63, 60), GROUPS), f, protocol=4)
     whole = open("v2.5_rank_3", "rb").read()
     with open("truncated_nccl_trace_rank_6", "wb") as f:
         f.write(whole[: len(whole) * 2 // 3])
