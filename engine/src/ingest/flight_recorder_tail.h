@@ -22,12 +22,12 @@
 namespace denpex::engine {
 
 struct FrTail {
-  std::string pickle;         // the dump with entries [first, entries) only
-  std::size_t first = 0;      // entries skipped, from the oldest
-  std::size_t entries = 0;    // the ring's length
+  std::string pickle;       // the dump with entries [first, entries) only
+  std::size_t first = 0;    // entries skipped, from the oldest
+  std::size_t entries = 0;  // the ring's length
   struct Group {
-    std::string name;              // `process_group`'s name, else `pg_id`'s digits
-    std::int64_t last_completed;   // its last entry whose state is "completed" (-1: none)
+    std::string name;             // `process_group`'s name, else `pg_id`'s digits
+    std::int64_t last_completed;  // its last entry whose state is "completed" (-1: none)
   };
   std::vector<Group> groups;  // every group an entry names, in order of first entry
 };
