@@ -154,10 +154,10 @@ inline bool KernelLogReadable(const fs::path& scratch) {
 // A fresh memory cgroup with a hard limit and no swap, for a process to move itself into
 // (train.py --fault oom with DENPEX_OOM_CGROUP): the kernel's memory-cgroup OOM killer then
 // takes that process alone, as Slurm's task/cgroup or a Kubernetes memory limit would. cgroup
-// v1's memory controller (/sys/fs/cgroup/memory) as a child of its root; cgroup v2 as a child
-// of this process's own cgroup when that one already hands the memory controller to its
-// children (a delegated cgroup). Its name is unique to this process and object; it is removed,
-// with any process still in it killed, when the object goes, whatever the test did.
+// v1's memory controller (/sys/fs/cgroup/memory) as a child of its root; cgroup v2 beside this
+// process's own cgroup, or under the root, where the memory controller is handed down. Its
+// name is unique to this process and object; it is removed, with any process still in it
+// killed, when the object goes, whatever the test did.
 class MemoryCgroup {
  public:
   explicit MemoryCgroup(std::uint64_t limit_bytes) {
@@ -183,15 +183,30 @@ class MemoryCgroup {
           "/sys/fs/cgroup/cgroup.controllers)";
       return;
     }
+    // A sibling of this process's own cgroup (its parent hands the memory controller to its
+    // children: a delegated cgroup), else a child of the hierarchy's root (root on a host).
+    // cgroup v2 lets no cgroup with processes of its own hand controllers down, so this
+    // process's own cgroup cannot be the parent (but at the root).
     std::string own;  // `0::/path` in /proc/self/cgroup
     std::istringstream in(ReadAll("/proc/self/cgroup"));
     for (std::string l; std::getline(in, l);) {
       if (l.rfind("0::", 0) == 0) own = l.substr(3);
     }
-    const fs::path parent = unified / fs::path(own).relative_path();
-    if (ReadAll(parent / "cgroup.subtree_control").find("memory") == std::string::npos) {
-      why_ = "cgroup v2: " + parent.string() +
-             " does not hand the memory controller to its children (no delegated cgroup)";
+    std::vector<fs::path> parents;
+    if (!fs::path(own).relative_path().empty())
+      parents.push_back((unified / fs::path(own).relative_path()).parent_path());
+    parents.push_back(unified);
+    fs::path parent;
+    for (const fs::path& p : parents) {
+      if (ReadAll(p / "cgroup.subtree_control").find("memory") != std::string::npos) {
+        parent = p;
+        break;
+      }
+    }
+    if (parent.empty()) {
+      why_ =
+          "cgroup v2: neither the parent of this process's cgroup nor the root hands the "
+          "memory controller to its children (cgroup.subtree_control)";
       return;
     }
     if (!Make(parent / name)) return;

@@ -262,7 +262,8 @@ TEST(WatchE2eTorchrun, ASigstoppedRankCommitsNothingWrongOnTheWay) {
 // and allocates until the kernel kills it. The cgroup's limit counts only what the rank
 // allocates after moving in (its earlier pages stay charged where they were): four of train.py's
 // 64 MiB tensors. A machine without a writable memory cgroup skips, even in CI: that needs root
-// on cgroup v1, or a delegated cgroup v2, which a CI container may not give.
+// on cgroup v1, or a cgroup v2 that hands the memory controller down, which a CI container may
+// not give.
 constexpr std::uint64_t kOomLimit = std::uint64_t{256} << 20;
 
 #define SKIP_WITHOUT_CGROUP(cgroup)                                                       \
@@ -270,7 +271,7 @@ constexpr std::uint64_t kOomLimit = std::uint64_t{256} << 20;
     if (!(cgroup).unavailable().empty())                                                  \
       GTEST_SKIP() << (cgroup).unavailable()                                              \
                    << " (an OOM kill needs a writable memory cgroup: root on cgroup v1, " \
-                      "or a delegated cgroup v2)";                                        \
+                      "or cgroup v2 with the memory controller handed down)";             \
   } while (0)
 
 // The rank named as a SIGKILL is; and where the kernel's line reached the incident (a readable
