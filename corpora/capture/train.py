@@ -23,8 +23,12 @@ Fault injection (--fault, on --fault-rank, at --fault-step):
   sigstop      os.kill(self, SIGSTOP) after the forward pass
   exception    an uncaught RuntimeError raised while loading the batch
   exit         logs an error and calls sys.exit(1)
-  oom          allocates and touches memory until the kernel (a memory cgroup limit set by
-               the launcher) kills it
+  oom          allocates and touches memory until the kernel (a memory cgroup limit) kills it;
+               with DENPEX_OOM_CGROUP set (a memory cgroup directory the harness created with
+               a limit, cgroup v1 or v2), the rank first moves itself into that cgroup, as a
+               worker of a job that Slurm's task/cgroup or Kubernetes confines, so the kernel's
+               memory-cgroup OOM killer takes it and no other process. Otherwise the launcher
+               set the limit (capture.py: wrapper.sh joins the cgroup at start).
   slow         from that step on, the rank's data loading takes --slow-s longer each step
   kill_in_save while saving the checkpoint of --fault-step (rank 0 only): writes part of the
                file, then SIGKILLs itself, leaving a truncated step_<N>.pt; `latest` still
@@ -212,6 +216,13 @@ def main():
                 log.error("data shard 3 is unreadable (checksum mismatch); exiting")
                 sys.exit(1)
             elif args.fault == "oom":
+                cgroup = os.environ.get("DENPEX_OOM_CGROUP")
+                if cgroup:
+                    # Neither cgroup version moves the pages already charged (v1's
+                    # move_charge_at_immigrate is 0 by default): the cgroup's usage starts near
+                    # zero and only what is allocated from here on counts against its limit.
+                    with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+                        f.write(str(os.getpid()))
                 record_fault("oom", rank, step)
                 hoard = []
                 while True:

@@ -1,23 +1,29 @@
 // Real launchers for the e2e tests (`denpex run`, `denpex watch`): a job as a child process
 // with its own process group and a clean environment, whether PyTorch and the Slurm of
-// scripts/services.sh are there, a free loopback port. Tests that need them skip without them,
-// unless DENPEX_REQUIRE_SERVICES=1 (CI), where they fail instead (SKIP_OR_FAIL).
+// scripts/services.sh are there, a free loopback port, a memory cgroup to OOM-kill a rank in.
+// Tests that need them skip without them, unless DENPEX_REQUIRE_SERVICES=1 (CI), where they fail
+// instead (SKIP_OR_FAIL); a machine without a writable memory cgroup skips in any case.
 #pragma once
 
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -139,6 +145,117 @@ inline std::string SlurmConf(const fs::path& scratch) {
              ? conf
              : std::string();
 }
+
+// Whether `dmesg` can read the kernel log (root, CAP_SYSLOG or kernel.dmesg_restrict=0).
+inline bool KernelLogReadable(const fs::path& scratch) {
+  return RunToEnd({"/usr/bin/dmesg"}, CleanEnv(), scratch / "dmesg-check.log") == 0;
+}
+
+// A fresh memory cgroup with a hard limit and no swap, for a process to move itself into
+// (train.py --fault oom with DENPEX_OOM_CGROUP): the kernel's memory-cgroup OOM killer then
+// takes that process alone, as Slurm's task/cgroup or a Kubernetes memory limit would. cgroup
+// v1's memory controller (/sys/fs/cgroup/memory) as a child of its root; cgroup v2 beside this
+// process's own cgroup, or under the root, where the memory controller is handed down. Its
+// name is unique to this process and object; it is removed, with any process still in it
+// killed, when the object goes, whatever the test did.
+class MemoryCgroup {
+ public:
+  explicit MemoryCgroup(std::uint64_t limit_bytes) {
+    static std::atomic<int> count{0};
+    const std::string name =
+        "denpex-test-oom-" + std::to_string(::getpid()) + "-" + std::to_string(count++);
+    const fs::path v1 = "/sys/fs/cgroup/memory";
+    if (fs::exists(v1 / "cgroup.procs")) {
+      if (!Make(v1 / name)) return;
+      // memory.memsw.limit_in_bytes (where swap accounting is on) may not be below the memory
+      // limit: the memory limit first.
+      if (!Write("memory.limit_in_bytes", std::to_string(limit_bytes))) return;
+      if (fs::exists(path_ / "memory.memsw.limit_in_bytes") &&
+          !Write("memory.memsw.limit_in_bytes", std::to_string(limit_bytes)))
+        return;
+      ok_ = true;
+      return;
+    }
+    const fs::path unified = "/sys/fs/cgroup";
+    if (ReadAll(unified / "cgroup.controllers").find("memory") == std::string::npos) {
+      why_ =
+          "no memory cgroup controller (neither /sys/fs/cgroup/memory nor memory in "
+          "/sys/fs/cgroup/cgroup.controllers)";
+      return;
+    }
+    // A sibling of this process's own cgroup (its parent hands the memory controller to its
+    // children: a delegated cgroup), else a child of the hierarchy's root (root on a host).
+    // cgroup v2 lets no cgroup with processes of its own hand controllers down, so this
+    // process's own cgroup cannot be the parent (but at the root).
+    std::string own;  // `0::/path` in /proc/self/cgroup
+    std::istringstream in(ReadAll("/proc/self/cgroup"));
+    for (std::string l; std::getline(in, l);) {
+      if (l.rfind("0::", 0) == 0) own = l.substr(3);
+    }
+    std::vector<fs::path> parents;
+    if (!fs::path(own).relative_path().empty())
+      parents.push_back((unified / fs::path(own).relative_path()).parent_path());
+    parents.push_back(unified);
+    fs::path parent;
+    for (const fs::path& p : parents) {
+      if (ReadAll(p / "cgroup.subtree_control").find("memory") != std::string::npos) {
+        parent = p;
+        break;
+      }
+    }
+    if (parent.empty()) {
+      why_ =
+          "cgroup v2: neither the parent of this process's cgroup nor the root hands the "
+          "memory controller to its children (cgroup.subtree_control)";
+      return;
+    }
+    if (!Make(parent / name)) return;
+    if (!Write("memory.max", std::to_string(limit_bytes))) return;
+    if (fs::exists(path_ / "memory.swap.max") && !Write("memory.swap.max", "0")) return;
+    ok_ = true;
+  }
+  ~MemoryCgroup() {
+    if (path_.empty()) return;
+    // The OOM-killed process leaves the cgroup as it exits; anything left (a failed test) is
+    // killed so that the directory can go.
+    for (int i = 0; i < 100; ++i) {
+      std::istringstream procs(ReadAll(path_ / "cgroup.procs"));
+      for (std::string pid; std::getline(procs, pid);) {
+        if (!pid.empty()) ::kill(std::stoi(pid), SIGKILL);
+      }
+      if (::rmdir(path_.c_str()) == 0 || errno == ENOENT) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  MemoryCgroup(const MemoryCgroup&) = delete;
+  MemoryCgroup& operator=(const MemoryCgroup&) = delete;
+
+  // Empty when the cgroup is ready; else why it could not be made.
+  std::string unavailable() const { return ok_ ? std::string() : why_; }
+  const fs::path& path() const { return path_; }
+
+ private:
+  bool Make(const fs::path& dir) {
+    if (::mkdir(dir.c_str(), 0755) != 0) {
+      why_ = "cannot create the memory cgroup " + dir.string() + ": " +
+             std::generic_category().message(errno);
+      return false;
+    }
+    path_ = dir;
+    return true;
+  }
+  bool Write(const std::string& file, const std::string& value) {
+    std::ofstream out(path_ / file);
+    out << value;
+    out.flush();
+    if (!out) why_ = "cannot write " + (path_ / file).string();
+    return static_cast<bool>(out);
+  }
+
+  fs::path path_;
+  std::string why_;
+  bool ok_ = false;
+};
 
 inline int FreePort() {
   const int s = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -1,16 +1,20 @@
 // `denpex watch` on real jobs (issue 25): a DDP job (corpora/capture/train.py, gloo on CPU,
 // world size 4, a 20 s collective timeout, per-step lines flushed) under torchrun on one node and
-// under sbatch + srun on the Slurm of scripts/services.sh, with a fault injected in one rank. The
+// under sbatch + srun on the Slurm of scripts/services.sh, with a fault injected in one rank
+// (SIGKILL, an exception, a kernel OOM kill, a hang, SIGSTOP, under both launchers). The
 // watcher follows the incident directory from before the job starts until the job ends
 // (--until-exit, --slurm-job); the test reads the console itself every 50 ms to know when the
 // first line that shows the fault reached the disk. Asserted: the right rank is named within
 // 5 s of that line; no provisional answer ever names anyone else; the final diagnosis names the
 // rank. A hang names no one until its peers' timeouts say who (step lines of ranks in lockstep
-// stop together): only that nothing wrong is committed on the way.
+// stop together): only that nothing wrong is committed on the way, and the final answer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -115,12 +119,37 @@ struct Outcome {
   std::vector<Said> said;
   std::optional<TimeNs> evidence;  // the evidence line reached the disk
   std::string console, watch_err;
+  std::string kernel;  // the incident's `dmesg` file, when the job had one
 };
+
+// What an OOM test adds to a job: the memory cgroup its faulting rank moves into, and a kernel
+// log collector beside it, as an operator's node agent would keep one: `dmesg --follow-new` into
+// the incident's `dmesg` file, from before the job starts. The kernel's `Killed process` line
+// reaching that file is evidence too (whichever comes first).
+struct Extras {
+  const MemoryCgroup* cgroup = nullptr;
+  bool kernel_log = false;
+};
+constexpr const char* kKernelKill = "out of memory: Killed process";
+
+std::optional<TimeNs> Earliest(std::optional<TimeNs> a, std::optional<TimeNs> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::min(*a, *b);
+}
+
+// The kernel log collector, when asked for (else nothing runs).
+std::unique_ptr<Job> KernelLogCollector(const Extras& x, const fs::path& incident,
+                                        const fs::path& scratch) {
+  if (!x.kernel_log) return nullptr;
+  return std::make_unique<Job>(std::vector<std::string>{"/usr/bin/dmesg", "--follow-new"},
+                               CleanEnv(), incident / "dmesg", scratch);
+}
 
 // The watcher on `incident` from before the job starts; the job's console (a file in
 // `incident`) watched for `evidence`.
 Outcome WatchTorchrun(const denpex::testing::TempDir& scratch, const std::string& fault, int rank,
-                      int step, const std::string& evidence) {
+                      int step, const std::string& evidence, const Extras& x = {}) {
   Outcome o;
   if (!HaveTorch(scratch.path())) {
     o.unavailable = "PyTorch is not installed (/usr/bin/python3 -c 'import torch')";
@@ -138,7 +167,11 @@ Outcome WatchTorchrun(const denpex::testing::TempDir& scratch, const std::string
   for (const std::string& a : Train(scratch.path(), fault, rank, step)) argv.push_back(a);
   const fs::path console = incident / "train.log";
   FirstSeen seen(console, evidence);
-  Job job(argv, CleanEnv({{"PYTHONUNBUFFERED", "1"}}), console, scratch.path());
+  FirstSeen seen_kernel(incident / "dmesg", kKernelKill);
+  const std::unique_ptr<Job> kernel_log = KernelLogCollector(x, incident, scratch.path());
+  std::map<std::string, std::string> env = {{"PYTHONUNBUFFERED", "1"}};
+  if (x.cgroup) env["DENPEX_OOM_CGROUP"] = x.cgroup->path().string();
+  Job job(argv, CleanEnv(env), console, scratch.path());
   Job watch({DENPEX_BINARY, "watch", incident.string(), "--json",
              (scratch.path() / "diagnosis.json").string(), "--until-exit",
              std::to_string(job.pid()), "--interval", "0.25", "--timeout", "150"},
@@ -148,9 +181,10 @@ Outcome WatchTorchrun(const denpex::testing::TempDir& scratch, const std::string
   EXPECT_TRUE(watch.WaitUntil(deadline + std::chrono::seconds(30)))
       << "the watcher did not end after the job";
   o.said = ReadSaid(scratch.path() / "watch.out");
-  o.evidence = seen.at();
+  o.evidence = Earliest(seen.at(), seen_kernel.at());
   o.console = ReadAll(console);
   o.watch_err = ReadAll(scratch.path() / "watch.out");
+  o.kernel = ReadAll(incident / "dmesg");
   return o;
 }
 
@@ -193,21 +227,26 @@ TEST(WatchE2eTorchrun, AnExceptionIsNamedWithinFiveSecondsOfItsTraceback) {
   ExpectNamedSoonAndNeverWrong(o, 1);
 }
 
-// A silent rank (a hang in its own code, a SIGSTOP): named when its peers' timeouts say who, and
-// nothing wrong committed on the way.
-void ExpectSilentRankNeverWronglyNamed(const std::string& fault) {
-  denpex::testing::TempDir scratch;
-  const Outcome o = WatchTorchrun(scratch, fault, 3, 6, "Timed out");
-  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
+// A silent rank (a hang in its own code, a SIGSTOP): named when its peers' timeouts say who (or,
+// under srun, the kill of the task left), and nothing wrong committed on the way.
+void ExpectSilentRankNeverWronglyNamed(const Outcome& o, int rank) {
   ASSERT_TRUE(o.evidence.has_value()) << "no peer timed out:\n" << o.console;
   ASSERT_FALSE(o.said.empty()) << o.watch_err;
   for (const Said& s : o.said) {
     if (s.diagnosed && s.rank >= 0) {
-      EXPECT_EQ(s.rank, 3) << "a wrong commit: " << s.line << "\n" << o.watch_err;
+      EXPECT_EQ(s.rank, rank) << "a wrong commit: " << s.line << "\n" << o.watch_err;
     }
   }
   ASSERT_TRUE(o.said.back().final);
+  EXPECT_TRUE(o.said.back().diagnosed && o.said.back().rank == rank) << o.said.back().line;
   std::printf("%s", o.watch_err.c_str());  // what was said, and when, for docs/watch.md
+}
+
+void ExpectSilentRankNeverWronglyNamed(const std::string& fault) {
+  denpex::testing::TempDir scratch;
+  const Outcome o = WatchTorchrun(scratch, fault, 3, 6, "Timed out");
+  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
+  ExpectSilentRankNeverWronglyNamed(o, 3);
 }
 
 TEST(WatchE2eTorchrun, AHangCommitsNothingWrongOnTheWay) {
@@ -216,6 +255,54 @@ TEST(WatchE2eTorchrun, AHangCommitsNothingWrongOnTheWay) {
 
 TEST(WatchE2eTorchrun, ASigstoppedRankCommitsNothingWrongOnTheWay) {
   ExpectSilentRankNeverWronglyNamed("sigstop");
+}
+
+// The kernel's OOM kill of one worker, as a job confined by Slurm's task/cgroup or a Kubernetes
+// memory limit meets it: train.py moves the rank into a fresh memory cgroup at its fault step
+// and allocates until the kernel kills it. The cgroup's limit counts only what the rank
+// allocates after moving in (its earlier pages stay charged where they were): four of train.py's
+// 64 MiB tensors. A machine without a writable memory cgroup skips, even in CI: that needs root
+// on cgroup v1, or a cgroup v2 that hands the memory controller down, which a CI container may
+// not give.
+constexpr std::uint64_t kOomLimit = std::uint64_t{256} << 20;
+
+#define SKIP_WITHOUT_CGROUP(cgroup)                                                       \
+  do {                                                                                    \
+    if (!(cgroup).unavailable().empty())                                                  \
+      GTEST_SKIP() << (cgroup).unavailable()                                              \
+                   << " (an OOM kill needs a writable memory cgroup: root on cgroup v1, " \
+                      "or cgroup v2 with the memory controller handed down)";             \
+  } while (0)
+
+// The rank named as a SIGKILL is; and where the kernel's line reached the incident (a readable
+// kernel log) and the engine can tie its pid to the rank (`host_oom_class`: torchrun's agent
+// names the worker's pid; srun names none), the final diagnosis is that rank's host OOM.
+void ExpectOomKillNamed(const Outcome& o, int rank, const Extras& x, bool host_oom_class) {
+  ExpectNamedSoonAndNeverWrong(o, rank);
+  if (!x.kernel_log) return;
+  const std::size_t kill = o.kernel.find(kKernelKill);
+  ASSERT_NE(kill, std::string::npos) << "no OOM kill in the kernel log:\n" << o.kernel;
+  const std::size_t bol = o.kernel.rfind('\n', kill) + 1;  // 0 when it is the first line
+  std::printf("kernel: %s\n", o.kernel.substr(bol, o.kernel.find('\n', kill) - bol).c_str());
+  std::printf("final: %s\n", o.said.back().line.c_str());
+  if (host_oom_class) {
+    EXPECT_NE(o.said.back().line.find(" FAILURE_CLASS_HOST_OOM "), std::string::npos)
+        << o.said.back().line << "\n"
+        << o.watch_err;
+  }
+}
+
+// The evidence: the agent's `failed (exitcode: -9)` line, or the kernel's `Memory cgroup out of
+// memory: Killed process P (python3)` in the collected `dmesg`, whichever reaches the disk
+// first. The agent's line names the worker's pid, which ties the kernel's kill to rank 2.
+TEST(WatchE2eTorchrun, AnOomKilledWorkerIsNamedWithinFiveSecondsAsTheHostsOom) {
+  denpex::testing::TempDir scratch;
+  const MemoryCgroup cgroup(kOomLimit);
+  SKIP_WITHOUT_CGROUP(cgroup);
+  const Extras x{.cgroup = &cgroup, .kernel_log = KernelLogReadable(scratch.path())};
+  const Outcome o = WatchTorchrun(scratch, "oom", 2, 6, "failed (exitcode: ", x);
+  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
+  ExpectOomKillNamed(o, 2, x, /*host_oom_class=*/true);
 }
 
 // A healthy run: no provisional answer commits, and the final one names no one.
@@ -229,45 +316,108 @@ TEST(WatchE2eTorchrun, AHealthyRunRaisesNoAlert) {
   EXPECT_TRUE(o.evidence.has_value()) << "the job did not finish:\n" << o.console;
 }
 
-// sbatch + srun --label, the watcher beside the job following it by its Slurm id.
-TEST(WatchE2eSlurm, ASigkilledTaskIsNamedWithinFiveSecondsAndTheWatchEndsWithTheJob) {
-  denpex::testing::TempDir scratch;
-  if (!HaveTorch(scratch.path()))
-    SKIP_OR_FAIL("PyTorch is not installed (/usr/bin/python3 -c 'import torch')");
+// sbatch + srun --label, the watcher beside the job following it by its Slurm id; the job's
+// output (slurm-<id>.out in the incident) watched for `evidence`.
+Outcome WatchSlurm(const denpex::testing::TempDir& scratch, const std::string& fault, int rank,
+                   int step, const std::string& evidence, const std::string& srun_options,
+                   const Extras& x = {}) {
+  Outcome o;
+  if (!HaveTorch(scratch.path())) {
+    o.unavailable = "PyTorch is not installed (/usr/bin/python3 -c 'import torch')";
+    return o;
+  }
   const std::string conf = SlurmConf(scratch.path());
-  if (conf.empty()) SKIP_OR_FAIL("no Slurm is running (SLURM_CONF, or scripts/services.sh start)");
+  if (conf.empty()) {
+    o.unavailable = "no Slurm is running (SLURM_CONF, or scripts/services.sh start)";
+    return o;
+  }
   const fs::path incident = scratch.path() / "incident";
   fs::create_directories(incident);
   std::string train = std::string(kPython) + " ";
-  for (const std::string& a : Train(scratch.path(), "sigkill", 1, 6)) train += "'" + a + "' ";
+  for (const std::string& a : Train(scratch.path(), fault, rank, step)) train += "'" + a + "' ";
   {
     std::ofstream script(scratch.path() / "job.sh");
     script << "#!/bin/bash\n#SBATCH --ntasks=4\n#SBATCH --nodes=1\n#SBATCH --output="
            << (incident / "slurm-%j.out").string()
-           << "\nexport MASTER_ADDR=127.0.0.1 MASTER_PORT=" << FreePort() << " PYTHONUNBUFFERED=1\n"
-           << "srun --label --kill-on-bad-exit=0 " << train << "\n";
+           << "\nexport MASTER_ADDR=127.0.0.1 MASTER_PORT=" << FreePort()
+           << " PYTHONUNBUFFERED=1\n";
+    if (x.cgroup) script << "export DENPEX_OOM_CGROUP='" << x.cgroup->path().string() << "'\n";
+    script << "srun --label " << srun_options << " " << train << "\n";
   }
+  FirstSeen seen_kernel(incident / "dmesg", kKernelKill);
+  const std::unique_ptr<Job> kernel_log = KernelLogCollector(x, incident, scratch.path());
   const auto env = CleanEnv({{"SLURM_CONF", conf}});
-  ASSERT_EQ(RunToEnd({"/usr/bin/sbatch", "--parsable", (scratch.path() / "job.sh").string()}, env,
+  EXPECT_EQ(RunToEnd({"/usr/bin/sbatch", "--parsable", (scratch.path() / "job.sh").string()}, env,
                      scratch.path() / "sbatch.out"),
             0)
       << ReadAll(scratch.path() / "sbatch.out");
   std::string id = ReadAll(scratch.path() / "sbatch.out");
   id = id.substr(0, id.find_first_of(";\n"));
-  FirstSeen seen(incident / ("slurm-" + id + ".out"), "task 1: Killed");
+  if (id.empty()) return o;
+  const fs::path console = incident / ("slurm-" + id + ".out");
+  FirstSeen seen(console, evidence);
   Job watch(
       {DENPEX_BINARY, "watch", incident.string(), "--slurm-job", id, "--json",
        (scratch.path() / "diagnosis.json").string(), "--interval", "0.25", "--timeout", "150"},
       env, scratch.path() / "watch.out", scratch.path());
-  ASSERT_TRUE(
+  EXPECT_TRUE(
       watch.WaitUntil(std::chrono::steady_clock::now() + kJobLimit + std::chrono::seconds(30)))
       << "the watcher did not end with the job";
-  Outcome o{.said = ReadSaid(scratch.path() / "watch.out"),
-            .evidence = seen.at(),
-            .console = ReadAll(incident / ("slurm-" + id + ".out")),
-            .watch_err = ReadAll(scratch.path() / "watch.out")};
+  o.said = ReadSaid(scratch.path() / "watch.out");
+  o.evidence = Earliest(seen.at(), seen_kernel.at());
+  o.console = ReadAll(console);
+  o.watch_err = ReadAll(scratch.path() / "watch.out");
+  o.kernel = ReadAll(incident / "dmesg");
   EXPECT_NE(o.watch_err.find("job end: Slurm job " + id), std::string::npos) << o.watch_err;
+  return o;
+}
+
+TEST(WatchE2eSlurm, ASigkilledTaskIsNamedWithinFiveSecondsAndTheWatchEndsWithTheJob) {
+  denpex::testing::TempDir scratch;
+  const Outcome o = WatchSlurm(scratch, "sigkill", 1, 6, "task 1: Killed", "--kill-on-bad-exit=0");
+  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
   ExpectNamedSoonAndNeverWrong(o, 1);
+}
+
+// srun's `task 1: Killed` (no Out Of Memory: the Slurm of scripts/services.sh confines no task,
+// and its slurmstepd sees no cgroup event) or the kernel's line, whichever is first.
+TEST(WatchE2eSlurm, AnOomKilledTaskIsNamedWithinFiveSeconds) {
+  denpex::testing::TempDir scratch;
+  const MemoryCgroup cgroup(kOomLimit);
+  SKIP_WITHOUT_CGROUP(cgroup);
+  const Extras x{.cgroup = &cgroup, .kernel_log = KernelLogReadable(scratch.path())};
+  const Outcome o = WatchSlurm(scratch, "oom", 1, 6, "task 1: Killed", "--kill-on-bad-exit=0", x);
+  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
+  ExpectOomKillNamed(o, 1, x, /*host_oom_class=*/false);
+}
+
+// srun --label prefixes the task's traceback with `1: `.
+TEST(WatchE2eSlurm, AnExceptionIsNamedWithinFiveSecondsOfItsTraceback) {
+  denpex::testing::TempDir scratch;
+  const Outcome o =
+      WatchSlurm(scratch, "exception", 1, 6, "1: RuntimeError", "--kill-on-bad-exit=0");
+  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
+  ExpectNamedSoonAndNeverWrong(o, 1);
+}
+
+// A silent task: its peers time out after 20 s and exit; srun --wait=10 then kills the task left
+// (without it, srun would wait for that task until the job's time limit). The engine names it
+// only from srun's `task 3: Killed`, as a SIGKILL: unlike torchrun's console, srun's names no
+// silent rank when its peers time out, so the timeouts alone leave the answer INCONCLUSIVE.
+TEST(WatchE2eSlurm, ASigstoppedTaskCommitsNothingWrongOnTheWay) {
+  denpex::testing::TempDir scratch;
+  const Outcome o =
+      WatchSlurm(scratch, "sigstop", 3, 6, "Timed out", "--kill-on-bad-exit=0 --wait=10");
+  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
+  ExpectSilentRankNeverWronglyNamed(o, 3);
+}
+
+TEST(WatchE2eSlurm, AHangCommitsNothingWrongOnTheWay) {
+  denpex::testing::TempDir scratch;
+  const Outcome o =
+      WatchSlurm(scratch, "hang", 3, 6, "Timed out", "--kill-on-bad-exit=0 --wait=10");
+  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
+  ExpectSilentRankNeverWronglyNamed(o, 3);
 }
 
 }  // namespace
