@@ -42,5 +42,5 @@ while read id path sets; do
     line="$line | $st $(python3 -c "import json;d=json.load(open('$d/$st.json'));print(d.get('verdict','?')[8:12], d.get('initiator',{}).get('rank'))" 2>/dev/null || echo 'none -')"
   done
   echo "$line"
-  rm -rf $d/full
+  rm -rf $d/full $d/incident  # the answers stay; a 16k incident's dumps are 2 GB
 done < $OUT/entries.txt

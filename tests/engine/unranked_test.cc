@@ -137,6 +137,36 @@ TEST(Unranked, GlooTimeoutUnderSrunLabelOnTwoAllocatedNodesNamesNoNode) {
   EXPECT_EQ(d.verdict(), v1::VERDICT_INCONCLUSIVE) << d.reason();
 }
 
+// `srun --label` starting the ranks themselves (one task per rank, no torchrun): tasks 0-2 timed
+// out in gloo waiting on a peer, task 3 printed its steps and then nothing, and srun has not ended
+// it yet (a stopped or hung task: srun waits for it). Every task's output goes to this one file, so
+// task 3's silence is its own: it is where the others' waits end (the lines are a real capture's:
+// train.py under sbatch + srun, gloo, a 20 s timeout, task 3 SIGSTOPped).
+TEST(Unranked, TheOneLabelledTaskThatReportedNothingWhileTheOthersTimedOutIsTheHang) {
+  TempDir tmp;
+  std::string out;
+  for (int rank = 0; rank < 4; ++rank) {
+    out += std::to_string(rank) + ": 2026-12-03 23:55:45.9" + std::to_string(70 + rank) +
+           " rank=" + std::to_string(rank) + " step=5/40 loss=11.69675 data_ms=0.1 step_ms=209.1\n";
+  }
+  for (int rank = 0; rank < 3; ++rank) {
+    const std::string tb = GlooError(kTimedOut);
+    for (std::size_t at = 0; at < tb.size();) {
+      const std::size_t end = tb.find('\n', at);
+      out += std::to_string(rank) + ": " + tb.substr(at, end - at + 1);
+      at = end + 1;
+    }
+  }
+  out +=
+      "srun: error: sn01: task 2: Exited with exit code 1\n"
+      "srun: error: sn01: tasks 0-1: Exited with exit code 1\n";
+  Write(tmp.path() / "x7.out", out);
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 3) << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HANG) << d.reason();
+}
+
 // The survivor of two agents (corpora/real2's tr2_node_loss_agent1, node0.log): its worker lost
 // its peer, then its agent lost the store the other agent hosted (it had failed to bind the
 // store's port itself), reported its worker and waited in vain at the exit barrier. The other

@@ -100,6 +100,19 @@ void RanksOfTaggedConsoles(const Incident& inc, JobFacts* jf) {
   }
 }
 
+// srun --label's output of tasks that are the ranks themselves (no torchrun tags, no agent):
+// every task's stdout and stderr go to this one file, so a rank whose task id labels lines here
+// has its log here, and had it raised or timed out, it would be here too (ingest's resolve made
+// these lines' rank their task id).
+void RanksOfLabelledTasks(const Incident& inc, JobFacts* jf) {
+  for (const Event& e : inc.events) {
+    const LogFile& f = inc.files[e.file];
+    if (!f.task_labels || f.local_tags || f.agent || e.task < 0 || e.rank != e.task) continue;
+    jf->EnsureRank(e.rank);
+    jf->ranks[e.rank].has_log = true;
+  }
+}
+
 // DeepSpeed's runner's `--world_info` gives every host its ranks, even a node whose launcher
 // printed nothing: its first rank and count, where launch.py's own layout line did not.
 void ApplyWorldInfo(const Incident& inc, JobFacts* jf) {
@@ -397,6 +410,7 @@ void PlaceRanksByFiles(const Incident& inc, JobFacts* jf) {
   }
   RanksOfLocalFolders(inc, jf);
   RanksOfTaggedConsoles(inc, jf);
+  RanksOfLabelledTasks(inc, jf);
 }
 
 void PlaceRanksByLayout(const Incident& inc, JobFacts* jf) {
