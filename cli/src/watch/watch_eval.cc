@@ -248,7 +248,8 @@ Result<v1::WatchResult> MeasureWatch(const fs::path& incident, const fs::path& s
   if (!staged.ok()) return staged.status();
   const std::vector<std::string_view> texts(staged->contents.begin(), staged->contents.end());
   const ReplayPlan plan =
-      PlanReplay(texts, start ? ToCivil(*start).year : ToCivil(0).year, start, {.speed = 1});
+      PlanReplay(texts, staged->texts, start ? ToCivil(*start).year : ToCivil(0).year, start,
+                 {.speed = 1, .pace_untimed = options.pace_untimed});
   std::error_code ec;
   fs::remove_all(scratch, ec);
   fs::create_directories(scratch, ec);
