@@ -418,7 +418,9 @@ int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
                 .keep = !args.work_dir.empty(),
                 .shapes = *shape_list};
   if (args.watch) {
-    cfg.watch = WatchEvalOptions{.every_s = args.watch_every, .idle_s = args.watch_every_idle};
+    cfg.watch = WatchEvalOptions{.every_s = args.watch_every,
+                                 .idle_s = args.watch_every_idle,
+                                 .pace_untimed = !args.watch_untimed_at_end};
   }
   std::vector<JobOutcome> outcomes;
   {
@@ -449,7 +451,8 @@ int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
     const std::vector<v1::WatchResult> watched(report.watch_results().begin(),
                                                report.watch_results().end());
     out << "watch mode (engine; every " << args.watch_every << " s after new events, "
-        << args.watch_every_idle << " s idle):\n"
+        << args.watch_every_idle << " s idle; files with no stamp "
+        << (args.watch_untimed_at_end ? "at the end" : "paced over the span") << "):\n"
         << RenderWatchTable(watched) << "\n";
   }
   out << "evaluated " << jobs.size() << " of " << plan->jobs.size() << " jobs with "

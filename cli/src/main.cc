@@ -50,6 +50,9 @@ void AddEvalFlags(CLI::App* eval, denpex::cli::EvalArgs& a) {
           "--watch-every-idle", a.watch_every_idle,
           "With --watch: evaluate every this many simulated seconds without new events (stalls)")
       ->capture_default_str();
+  eval->add_flag("--watch-untimed-at-end", a.watch_untimed_at_end,
+                 "With --watch: replay each file with no stamped line whole when the replay ends "
+                 "(the latest its lines can come) instead of pacing its lines over the span");
 }
 // A seed is a whole number in [0, 2^64): "-1" would otherwise wrap to 2^64 - 1.
 const CLI::Validator kSeed(

@@ -57,10 +57,56 @@ FileSteps StepsOf(std::string_view text, int year, std::optional<TimeNs> start) 
   return f;
 }
 
+// A file with no stamp of its own, written as its process ran: its n lines spread evenly over
+// [start, end], the k-th (from 1) due at start + k/n of the span, so none comes before the job
+// began and the last is there when the replay ends (the file is whole when it is collected).
+// Nothing in the file says when each line was written; an even pace is what a job printing at
+// a steady rate writes. The file's own lines are all it goes by: a short file that ends in a
+// traceback gets it earlier than it was written, a long one later.
+FileSteps PaceUntimed(std::string_view text, TimeNs start, TimeNs end) {
+  std::size_t n = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  if (!text.empty() && text.back() != '\n') ++n;  // a cut last line is a line
+  FileSteps f;
+  const double span = static_cast<double>(end - start);
+  std::size_t k = 0;
+  for (std::size_t b = 0; b < text.size();) {
+    std::size_t e = text.find('\n', b);
+    e = e == std::string_view::npos ? text.size() : e + 1;
+    ++k;
+    const TimeNs t =
+        k == n
+            ? end
+            : start + static_cast<TimeNs>(span * static_cast<double>(k) / static_cast<double>(n));
+    if (!f.steps.empty() && f.steps.back().first == t) {
+      f.steps.back().second = e;
+    } else {
+      f.steps.emplace_back(t, e);
+    }
+    b = e;
+  }
+  return f;
+}
+
 }  // namespace
 
-ReplayPlan PlanReplay(std::span<const std::string_view> texts, int year,
-                      std::optional<TimeNs> start, const ReplayOptions& options) {
+bool WrittenWhole(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  if (name.starts_with("nvidia-smi") || name.starts_with("ib_counters") || name == "events.txt") {
+    return true;
+  }
+  // A folder of its path: checkpoint files, `kubectl describe` of each pod.
+  for (std::size_t b = 0; slash != std::string_view::npos && b < slash;) {
+    const std::size_t e = path.find('/', b);
+    const std::string_view folder = path.substr(b, e - b);
+    if (folder == "checkpoints" || folder == "describe") return true;
+    b = e + 1;
+  }
+  return false;
+}
+
+ReplayPlan PlanReplay(std::span<const std::string_view> texts, std::span<const std::string> paths,
+                      int year, std::optional<TimeNs> start, const ReplayOptions& options) {
   ReplayPlan plan;
   std::vector<FileSteps> files;
   files.reserve(texts.size());
@@ -76,11 +122,15 @@ ReplayPlan PlanReplay(std::span<const std::string_view> texts, int year,
   plan.end = std::max(plan.start, last.value_or(plan.start));
   for (std::uint32_t i = 0; i < files.size(); ++i) {
     plan.timed.push_back(files[i].timed);
+    plan.paced.push_back(options.pace_untimed && !files[i].timed && !texts[i].empty() &&
+                         !WrittenWhole(paths[i]));
     if (texts[i].empty()) {  // opened by its process when it started, and never written
       plan.steps.push_back({.time = plan.start, .file = i, .end = 0});
       continue;
     }
-    if (!files[i].timed) {  // collected after the fact: whole, when the replay ends
+    if (plan.paced[i]) {
+      files[i] = PaceUntimed(texts[i], plan.start, plan.end);
+    } else if (!files[i].timed) {  // collected after the fact: whole, when the replay ends
       plan.steps.push_back({.time = plan.end, .file = i, .end = texts[i].size()});
       continue;
     }
@@ -295,15 +345,17 @@ Status Replay(const fs::path& from, const fs::path& to, int year, std::optional<
   if (!staged.ok()) return staged.status();
   const Staged& s = *staged;
   std::vector<std::string_view> views(s.contents.begin(), s.contents.end());
-  const ReplayPlan plan = PlanReplay(views, year, start, options);
+  const ReplayPlan plan = PlanReplay(views, s.texts, year, start, options);
 
   std::error_code ec;
   fs::create_directories(to, ec);
   if (ec) return Status::IoError(to.string() + ": cannot create: " + ec.message());
-  std::size_t at_end = s.moved.size(), empty = 0;
+  std::size_t at_end = s.moved.size(), empty = 0, paced = 0;
   for (std::size_t i = 0; i < views.size(); ++i) {
     if (views[i].empty()) {
       ++empty;
+    } else if (plan.paced[i]) {
+      ++paced;
     } else if (!plan.timed[i]) {
       ++at_end;
     }
@@ -312,8 +364,9 @@ Status Replay(const fs::path& from, const fs::path& to, int year, std::optional<
       << Seconds(static_cast<double>(plan.end - plan.start) / 1e9) << " simulated from "
       << FormatRfc3339(plan.start) << " in " << Seconds(static_cast<double>(plan.wall_ns) / 1e9)
       << " of wall time (--replay " << options.speed << "); "
-      << views.size() - at_end + s.moved.size() - empty << " files line by line, " << at_end
-      << " written at the end, " << empty << " empty (created at the start)\n"
+      << views.size() - at_end + s.moved.size() - empty << " files line by line (" << paced
+      << " without a stamp, paced over the span), " << at_end << " written at the end, " << empty
+      << " empty (created at the start)\n"
       << std::flush;
 
   DENPEX_RETURN_IF_ERROR(WriteInTime(plan, s, to));

@@ -5,11 +5,17 @@
 // following the incident directory sees files appear and grow as a running job's do.
 //
 // A line's time is its own stamp as a collector reads it (shapes' `LineTime`); a line without
-// one takes the time of the line before it in its file (the lines before a file's first stamp,
-// that stamp's), and a file's lines never go back in time (file order is kept). A file with no
-// stamped line at all (nvidia-smi without its header, kubectl describe and events, IB counters,
-// rank logs of releases that stamp nothing) is written when the replay ends, as it is collected
-// after the fact; so is a file that is not text (a NUL byte: checkpoints' tensors), moved whole.
+// one takes the time of the nearest stamped line before it in its file (the lines before a
+// file's first stamp, that stamp's), so it is never due after the next stamped line, and a
+// file's lines never go back in time (file order is kept). A text file with no stamped line at
+// all was still written as its process ran (a job's `print`s in slurm-<id>.out or mpirun's
+// output, the rank logs of releases whose c10 lines carry no time), but nothing in it says
+// when: its n lines are spread evenly over the replay's span, the k-th due at
+// start + k/n of (end - start), its last line when the replay ends (PaceUntimed). What is
+// written whole once, not by a process as it runs (WrittenWhole: the checkpoint tree,
+// nvidia-smi's table without its stamped header, the IB port counters, kubectl's describe and
+// events), and a file that is not text (a NUL byte: checkpoints' tensors, moved whole), are
+// written when the replay ends, as they are collected after the fact.
 // An empty file (a worker's stdout.log under torchrun --log-dir) is created when the replay
 // starts, as its launcher opened it.
 // The clock starts at the job's start: lines stamped before it (a node's boot lines in its
@@ -36,6 +42,10 @@ namespace denpex::cli {
 struct ReplayOptions {
   double speed = 1;                 // simulated seconds per wall second (> 0)
   std::optional<double> max_gap_s;  // the longest idle wall gap, in seconds; none: uncapped
+  // A text file with no stamped line that is not written whole: its lines paced over the span
+  // (false: written whole when the replay ends, the latest they can come; `eval --watch
+  // --watch-untimed-at-end` measures that bound).
+  bool pace_untimed = true;
 };
 
 // One step of a replay: file `file`'s bytes up to `end` (a line's end) are due `wall_ns` after
@@ -55,12 +65,19 @@ struct ReplayPlan {
   TimeNs end = 0;            // the last line's simulated time
   std::int64_t wall_ns = 0;  // the replay's wall length (the last step's wall_ns)
   std::vector<bool> timed;   // per file: a line of it has a time of its own
+  std::vector<bool> paced;   // per file: none has, and its lines are spread over the span
 };
 
-// Plans the replay of the files' texts. `year` completes year-less stamps (c10, syslog); `start`
-// is the job's start (none: the earliest stamp). Deterministic, no clock read.
-ReplayPlan PlanReplay(std::span<const std::string_view> texts, int year,
-                      std::optional<TimeNs> start, const ReplayOptions& options);
+// Whether the file at `path` (relative to the incident directory) is written whole, once, and
+// not line by line as a process runs: below a `checkpoints/` or kubectl's `describe/` folder,
+// `nvidia-smi*`, `ib_counters*`, kubectl's `events.txt`.
+bool WrittenWhole(std::string_view path);
+
+// Plans the replay of the files' texts; `paths` (parallel to `texts`) says which are written
+// whole (WrittenWhole). `year` completes year-less stamps (c10, syslog); `start` is the job's
+// start (none: the earliest stamp). Deterministic, no clock read.
+ReplayPlan PlanReplay(std::span<const std::string_view> texts, std::span<const std::string> paths,
+                      int year, std::optional<TimeNs> start, const ReplayOptions& options);
 
 // One write of a batch: file `file`'s bytes [begin, end).
 struct ReplayWrite {

@@ -3,6 +3,7 @@
 // wall times.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <string_view>
@@ -39,11 +40,25 @@ const std::vector<std::string> kFiles = {
     "[2026-03-02T09:00:04.000] cut mid-li",
 };
 
+// Their paths: the snapshot is nvidia-smi's table, written whole.
+const std::vector<std::string> kPaths = {"slurmctld.log",       "gpu-0001/rank_0.log",
+                                         "gpu-0001/kern.log",   "gpu-0001/nvidia-smi.log",
+                                         "gpu-0001/stdout.log", "gpu-0001/torchrun.log"};
+
 std::vector<std::string_view> Views() { return {kFiles.begin(), kFiles.end()}; }
 
 ReplayPlan Plan(const ReplayOptions& options, std::optional<TimeNs> start = kStart) {
   const auto views = Views();
-  return PlanReplay(views, 2026, start, options);
+  return PlanReplay(views, kPaths, 2026, start, options);
+}
+
+// Each step of file `f` as (seconds after kStart, end).
+std::vector<std::pair<TimeNs, std::size_t>> StepsOf(const ReplayPlan& plan, std::uint32_t f) {
+  std::vector<std::pair<TimeNs, std::size_t>> out;
+  for (const auto& s : plan.steps) {
+    if (s.file == f) out.emplace_back(s.time - kStart, s.end);
+  }
+  return out;
 }
 
 TEST(Replay, StepsComeInTimeOrderAndEachFilesInFileOrder) {
@@ -87,10 +102,12 @@ TEST(Replay, UntimedLinesGoWithTheLineBeforeAndLeadingOnesWithTheFirstStamp) {
   EXPECT_EQ(by_file[2][1].first, 3 * kSec);
 }
 
-// The snapshot is written whole when the replay ends; the empty file is created at its start.
-TEST(Replay, FilesWithoutAStampAreWrittenWhenTheReplayEndsAndEmptyOnesAtItsStart) {
+// nvidia-smi's table is written whole when the replay ends; the empty file is created at its
+// start.
+TEST(Replay, ASnapshotWithoutAStampIsWrittenWhenTheReplayEndsAndEmptyFilesAtItsStart) {
   const ReplayPlan plan = Plan({.speed = 1});
   EXPECT_EQ(plan.timed, (std::vector<bool>{true, true, true, false, false, true}));
+  EXPECT_EQ(plan.paced, std::vector<bool>(kFiles.size(), false));
   for (std::uint32_t f : {3u, 4u}) {
     int steps = 0;
     for (const auto& s : plan.steps) {
@@ -100,6 +117,102 @@ TEST(Replay, FilesWithoutAStampAreWrittenWhenTheReplayEndsAndEmptyOnesAtItsStart
       EXPECT_EQ(s.end, kFiles[f].size()) << f;
     }
     EXPECT_EQ(steps, 1) << f;
+  }
+}
+
+TEST(Replay, AnUntimedLineIsDueWithTheStampBeforeItNeverAfterTheNextOne) {
+  const std::vector<std::string> files = {
+      "untimed before the first stamp\n"
+      "[2026-03-02T09:00:01.000] one second in\n"
+      "untimed between\n"
+      "  and its continuation\n"
+      "[2026-03-02T09:00:05.000] five seconds in\n"
+      "untimed after the last stamp\n",
+      "[2026-03-02T09:00:09.000] the incident ends\n"};
+  const std::vector<std::string_view> views(files.begin(), files.end());
+  const std::vector<std::string> paths = {"slurm-7.out", "slurmctld.log"};
+  const ReplayPlan plan = PlanReplay(views, paths, 2026, kStart, {.speed = 1});
+  EXPECT_EQ(plan.paced, (std::vector<bool>{false, false}));
+  // Each line's due time against its own stamp and the next stamped line's of its file.
+  const std::string_view text = files[0];
+  const std::vector<std::pair<std::string_view, TimeNs>> lines = {
+      {"untimed before", kSec},       {"one second", kSec},       {"untimed between", kSec},
+      {"and its continuation", kSec}, {"five seconds", 5 * kSec}, {"untimed after", 5 * kSec}};
+  const auto steps = StepsOf(plan, 0);
+  for (const auto& [line, due] : lines) {
+    const std::size_t at = text.find(line);
+    ASSERT_NE(at, std::string_view::npos) << line;
+    // The first step whose end lies past the line's start writes it.
+    const auto it =
+        std::find_if(steps.begin(), steps.end(), [&](const auto& s) { return s.second > at; });
+    ASSERT_NE(it, steps.end()) << line;
+    EXPECT_EQ(it->first, due) << line;
+  }
+}
+
+TEST(Replay, AFileWithNoStampIsPacedEvenlyOverTheSpanItsLastLineAtTheEnd) {
+  const std::vector<std::string> files = {
+      "[2026-03-02T09:00:02.000] sched: Allocate JobId=7\n"
+      "[2026-03-02T09:00:08.000] _job_complete: JobId=7 done\n",
+      "step 1 loss 2.5\nstep 2 loss 2.4\nstep 3 loss 2.3\nValueError: bad sample\n", "prepared\n",
+      "step 1\ncut mid-li"};
+  const std::vector<std::string_view> views(files.begin(), files.end());
+  const std::vector<std::string> paths = {"slurmctld.log", "slurm-7.out", "slurm-8.out",
+                                          "gpu-0001/rank_3.log"};
+  const ReplayPlan plan = PlanReplay(views, paths, 2026, kStart, {.speed = 1});
+  EXPECT_EQ(plan.end, kStart + 8 * kSec);
+  EXPECT_EQ(plan.timed, (std::vector<bool>{true, false, false, false}));
+  EXPECT_EQ(plan.paced, (std::vector<bool>{false, true, true, true}));
+  // Four lines over the 8 s from the job's start: one every 2 s, none before the start, the
+  // last when the replay ends.
+  const std::string_view out = files[1];
+  const std::vector<std::pair<TimeNs, std::size_t>> four = {{2 * kSec, out.find("step 2")},
+                                                            {4 * kSec, out.find("step 3")},
+                                                            {6 * kSec, out.find("ValueError")},
+                                                            {8 * kSec, out.size()}};
+  EXPECT_EQ(StepsOf(plan, 1), four);
+  // One line: there when the replay ends. A cut last line is a line of its own.
+  EXPECT_EQ(StepsOf(plan, 2), (std::vector<std::pair<TimeNs, std::size_t>>{{8 * kSec, 9}}));
+  EXPECT_EQ(StepsOf(plan, 3),
+            (std::vector<std::pair<TimeNs, std::size_t>>{{4 * kSec, 7}, {8 * kSec, 17}}));
+}
+
+// `eval --watch --watch-untimed-at-end`: the latest a file with no stamp can come, whole.
+TEST(Replay, WithoutPacingAFileWithNoStampComesWholeWhenTheReplayEnds) {
+  const std::vector<std::string> files = {"[2026-03-02T09:00:08.000] the last stamp\n",
+                                          "step 1\nstep 2\nValueError: bad sample\n"};
+  const std::vector<std::string_view> views(files.begin(), files.end());
+  const std::vector<std::string> paths = {"slurmctld.log", "slurm-7.out"};
+  const ReplayPlan plan =
+      PlanReplay(views, paths, 2026, kStart, {.speed = 1, .pace_untimed = false});
+  EXPECT_EQ(plan.paced, (std::vector<bool>{false, false}));
+  EXPECT_EQ(StepsOf(plan, 1),
+            (std::vector<std::pair<TimeNs, std::size_t>>{{8 * kSec, files[1].size()}}));
+}
+
+TEST(Replay, WhatIsWrittenWholeComesWhenTheReplayEnds) {
+  for (std::string_view path :
+       {"gpu-0001/nvidia-smi.log", "nvidia-smi-gpu-0001.txt", "gpu-0001/ib_counters.log",
+        "describe/trainer-0.txt", "k8s/describe/trainer-0.txt", "events.txt", "checkpoints/latest",
+        "run/checkpoints/step_5/meta.json"}) {
+    EXPECT_TRUE(denpex::cli::WrittenWhole(path)) << path;
+  }
+  for (std::string_view path :
+       {"slurm-5430.out", "gpu-0001/rank_3.log", "train.log", "logs/job1/attempt_0/0/stderr.log",
+        "mycheckpoints/notes.txt", "pods/trainer-0.log", "events.txt.log"}) {
+    EXPECT_FALSE(denpex::cli::WrittenWhole(path)) << path;
+  }
+  const std::vector<std::string> files = {"[2026-03-02T09:00:04.000] the last stamp\n",
+                                          "GPU 0: 12 W\nGPU 1: 13 W\n", "step_5.pt\n"};
+  const std::vector<std::string_view> views(files.begin(), files.end());
+  const std::vector<std::string> paths = {"slurmctld.log", "gpu-0001/nvidia-smi.log",
+                                          "checkpoints/latest"};
+  const ReplayPlan plan = PlanReplay(views, paths, 2026, kStart, {.speed = 1});
+  EXPECT_EQ(plan.paced, (std::vector<bool>{false, false, false}));
+  for (std::uint32_t f : {1u, 2u}) {
+    EXPECT_EQ(StepsOf(plan, f),
+              (std::vector<std::pair<TimeNs, std::size_t>>{{4 * kSec, files[f].size()}}))
+        << f;
   }
 }
 

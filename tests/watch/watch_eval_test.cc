@@ -97,8 +97,11 @@ TEST(WatchEval, TheTableCountsFalseAlarmsAndListsEach) {
   late.set_right_seconds(620);
   late.set_watchdog_seconds(600);
   late.set_before_watchdog(false);
-  const std::string table =
-      RenderWatchTable({right, late, Result("straggler", true, 2), Result("straggler", true, 0)});
+  WatchResult ahead = Result("exception", false, 0);
+  ahead.set_right_seconds(0);
+  ahead.set_right_ahead_seconds(12.04);
+  const std::string table = RenderWatchTable(
+      {right, late, Result("straggler", true, 2), Result("straggler", true, 0), ahead});
   EXPECT_NE(table.find("| hang | 2 | 2 | 0 | 1/2 | 316.0 | 1 (1) | 50.0 |"), std::string::npos)
       << table;
   EXPECT_NE(table.find("| healthy (straggler at slowdown 1) | 2 | 0 | 0 | - | - | 2 (1) | 0.0 |"),
@@ -110,6 +113,11 @@ TEST(WatchEval, TheTableCountsFalseAlarmsAndListsEach) {
   EXPECT_NE(table.find("s/straggler_1024 seed 7 (straggler, healthy): 2 false alarm(s)"),
             std::string::npos)
       << table;
+  // A right answer before the fault is listed: its lines were replayed ahead of their writing.
+  EXPECT_NE(table.find("s/exception_1024 seed 7 (exception): 12.0 s before the fault"),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("hang_1024 seed 7 (hang): 12"), std::string::npos) << table;
 }
 
 }  // namespace

@@ -76,6 +76,10 @@ bool IsHealthyControl(const v1::Scenario& scenario) {
 namespace {
 
 constexpr TimeNs kNever = std::numeric_limits<TimeNs>::max();
+// A right answer further than this before the fault came from lines replayed ahead of their
+// writing (WatchResult.right_ahead_seconds), not from node clocks' skew: lines without a stamp
+// are given a time (PlanReplay), which can be earlier than they were written.
+constexpr TimeNs kAhead = kNsPerSec;
 
 double Seconds(TimeNs ns) { return static_cast<double>(ns) / kNsPerSec; }
 
@@ -136,6 +140,7 @@ class Judge {
       r_->set_right_seconds(std::max(0.0, after));
       r_->set_gpu_hours_recovered(r_->world_size() * Seconds(std::max<TimeNs>(0, end_ - t)) / 3600);
       right_at_ = t;
+      if (t < fault_ - kAhead) r_->set_right_ahead_seconds(Seconds(fault_ - t));
     }
     if (healthy_ || s.committed_wrong()) {
       if (r_->false_alarms() == 0) {
@@ -248,7 +253,8 @@ Result<v1::WatchResult> MeasureWatch(const fs::path& incident, const fs::path& s
   if (!staged.ok()) return staged.status();
   const std::vector<std::string_view> texts(staged->contents.begin(), staged->contents.end());
   const ReplayPlan plan =
-      PlanReplay(texts, start ? ToCivil(*start).year : ToCivil(0).year, start, {.speed = 1});
+      PlanReplay(texts, staged->texts, start ? ToCivil(*start).year : ToCivil(0).year, start,
+                 {.speed = 1, .pace_untimed = options.pace_untimed});
   std::error_code ec;
   fs::remove_all(scratch, ec);
   fs::create_directories(scratch, ec);
@@ -339,6 +345,17 @@ std::string RenderWatchTable(const std::vector<v1::WatchResult>& results) {
                 ? std::to_string(r.false_alarms()) + " false alarm(s), the first " + r.false_alarm()
                 : "failed: " + r.error())
         << "\n";
+  }
+  first = true;
+  for (const auto& r : results) {
+    if (!r.has_right_ahead_seconds()) continue;
+    if (first) {
+      out << "\nright before the fault (lines without a stamp replayed before they were "
+             "written):\n";
+    }
+    first = false;
+    out << "  " << r.suite() << "/" << r.incident() << " seed " << r.seed() << " (" << r.family()
+        << "): " << Fixed(r.right_ahead_seconds(), 1) << " s before the fault\n";
   }
   return out.str();
 }

@@ -30,6 +30,9 @@ struct WatchEvalOptions {
   // The watcher reads what the files gained once per this many simulated seconds (a live watcher
   // wakes on inotify; reading line by line would list a 16k-rank directory at each new file).
   double read_every_s = 0.1;
+  // ReplayOptions::pace_untimed: a file with no stamped line is paced over the span, else
+  // written whole when the replay ends.
+  bool pace_untimed = true;
   double stall_factor = 5;  // WatchOptions::stall_factor
   double settle_s = 3;      // Announcer: how long a commit must hold before it counts
   int threads = 0;          // the watcher's; 0 = all cores

@@ -94,6 +94,9 @@ struct EvalArgs {
   bool watch = false;
   double watch_every = 1;
   double watch_every_idle = 10;
+  // The replay writes each file with no stamped line whole when it ends (the old, latest bound)
+  // instead of pacing its lines over the span (ReplayOptions::pace_untimed).
+  bool watch_untimed_at_end = false;
 };
 int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err);
 
