@@ -420,7 +420,7 @@ int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
   if (args.watch) {
     cfg.watch = WatchEvalOptions{.every_s = args.watch_every,
                                  .idle_s = args.watch_every_idle,
-                                 .pace_untimed = !args.watch_untimed_at_end};
+                                 .pace_untimed = args.watch_pace_untimed};
   }
   std::vector<JobOutcome> outcomes;
   {
@@ -452,7 +452,7 @@ int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
                                                report.watch_results().end());
     out << "watch mode (engine; every " << args.watch_every << " s after new events, "
         << args.watch_every_idle << " s idle; files with no stamp "
-        << (args.watch_untimed_at_end ? "at the end" : "paced over the span") << "):\n"
+        << (args.watch_pace_untimed ? "paced over the span" : "at the end") << "):\n"
         << RenderWatchTable(watched) << "\n";
   }
   out << "evaluated " << jobs.size() << " of " << plan->jobs.size() << " jobs with "

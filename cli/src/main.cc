@@ -50,9 +50,10 @@ void AddEvalFlags(CLI::App* eval, denpex::cli::EvalArgs& a) {
           "--watch-every-idle", a.watch_every_idle,
           "With --watch: evaluate every this many simulated seconds without new events (stalls)")
       ->capture_default_str();
-  eval->add_flag("--watch-untimed-at-end", a.watch_untimed_at_end,
-                 "With --watch: replay each file with no stamped line whole when the replay ends "
-                 "(the latest its lines can come) instead of pacing its lines over the span");
+  eval->add_flag("--watch-pace-untimed", a.watch_pace_untimed,
+                 "With --watch: pace each file with no stamped line over the replay's span (an "
+                 "early bound: its lines may come before they were written) instead of writing it "
+                 "whole when the replay ends (the latest they can come; the default)");
 }
 // A seed is a whole number in [0, 2^64): "-1" would otherwise wrap to 2^64 - 1.
 const CLI::Validator kSeed(

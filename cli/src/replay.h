@@ -43,8 +43,8 @@ struct ReplayOptions {
   double speed = 1;                 // simulated seconds per wall second (> 0)
   std::optional<double> max_gap_s;  // the longest idle wall gap, in seconds; none: uncapped
   // A text file with no stamped line that is not written whole: its lines paced over the span
-  // (false: written whole when the replay ends, the latest they can come; `eval --watch
-  // --watch-untimed-at-end` measures that bound).
+  // (false: written whole when the replay ends, the latest they can come; `eval --watch`
+  // measures that bound by default, `--watch-pace-untimed` this one).
   bool pace_untimed = true;
 };
 

@@ -177,7 +177,7 @@ TEST(Replay, AFileWithNoStampIsPacedEvenlyOverTheSpanItsLastLineAtTheEnd) {
             (std::vector<std::pair<TimeNs, std::size_t>>{{4 * kSec, 7}, {8 * kSec, 17}}));
 }
 
-// `eval --watch --watch-untimed-at-end`: the latest a file with no stamp can come, whole.
+// `eval --watch` (by default): the latest a file with no stamp can come, whole.
 TEST(Replay, WithoutPacingAFileWithNoStampComesWholeWhenTheReplayEnds) {
   const std::vector<std::string> files = {"[2026-03-02T09:00:08.000] the last stamp\n",
                                           "step 1\nstep 2\nValueError: bad sample\n"};

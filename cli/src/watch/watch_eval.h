@@ -32,7 +32,7 @@ struct WatchEvalOptions {
   double read_every_s = 0.1;
   // ReplayOptions::pace_untimed: a file with no stamped line is paced over the span, else
   // written whole when the replay ends.
-  bool pace_untimed = true;
+  bool pace_untimed = false;
   double stall_factor = 5;  // WatchOptions::stall_factor
   double settle_s = 3;      // Announcer: how long a commit must hold before it counts
   int threads = 0;          // the watcher's; 0 = all cores

@@ -94,9 +94,10 @@ struct EvalArgs {
   bool watch = false;
   double watch_every = 1;
   double watch_every_idle = 10;
-  // The replay writes each file with no stamped line whole when it ends (the old, latest bound)
-  // instead of pacing its lines over the span (ReplayOptions::pace_untimed).
-  bool watch_untimed_at_end = false;
+  // The replay paces each file with no stamped line over the span (ReplayOptions::pace_untimed:
+  // an early bound, lines may come before they were written) instead of writing it whole when it
+  // ends (the latest its lines can come: the default, so no answer is credited early).
+  bool watch_pace_untimed = false;
 };
 int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err);
 
