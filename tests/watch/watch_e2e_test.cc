@@ -208,6 +208,16 @@ void ExpectNamedSoonAndNeverWrong(const Outcome& o, int rank) {
   const double latency = static_cast<double>(*named - *o.evidence) / 1e9;
   std::printf("named rank %d %.2f s after its evidence reached the disk\n", rank, latency);
   EXPECT_LE(latency, 5.0) << o.watch_err;
+  std::printf("%s", o.watch_err.c_str());  // what was said, and when, for docs/watch.md
+}
+
+// `fault` injected in `rank` at step 6 under torchrun: named within 5 s of `evidence` reaching the
+// console, never anyone else.
+void ExpectTorchrunRankNamed(const std::string& fault, int rank, const std::string& evidence) {
+  denpex::testing::TempDir scratch;
+  const Outcome o = WatchTorchrun(scratch, fault, rank, 6, evidence);
+  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
+  ExpectNamedSoonAndNeverWrong(o, rank);
 }
 
 // The agent's first line about a failure is the evidence: its `failed (exitcode: -9) local_rank:
@@ -216,33 +226,18 @@ void ExpectNamedSoonAndNeverWrong(const Outcome& o, int rank) {
 // seconds, so the "first observed failure" is the lowest local rank), with rank 2's -9 only in
 // the summary that follows.
 TEST(WatchE2eTorchrun, ASigkilledWorkerIsNamedWithinFiveSecondsOfTheAgentsLine) {
-  denpex::testing::TempDir scratch;
-  const Outcome o = WatchTorchrun(scratch, "sigkill", 2, 6, "failed (exitcode: ");
-  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
-  ExpectNamedSoonAndNeverWrong(o, 2);
+  ExpectTorchrunRankNamed("sigkill", 2, "failed (exitcode: ");
 }
 
 TEST(WatchE2eTorchrun, AnExceptionIsNamedWithinFiveSecondsOfItsTraceback) {
-  denpex::testing::TempDir scratch;
-  const Outcome o = WatchTorchrun(scratch, "exception", 1, 6, "[default1]:RuntimeError");
-  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
-  ExpectNamedSoonAndNeverWrong(o, 1);
+  ExpectTorchrunRankNamed("exception", 1, "[default1]:RuntimeError");
 }
 
-// A silent rank (a hang in its own code, a SIGSTOP): its peers time out in gloo after 20 s, and it
-// is named within 5 s of the first timeout reaching the disk, nothing wrong committed on the way.
-void ExpectSilentRankNamedSoon(const Outcome& o, int rank) {
-  ExpectNamedSoonAndNeverWrong(o, rank);
-  std::printf("%s", o.watch_err.c_str());  // what was said, and when, for docs/watch.md
-}
-
-// The hung worker takes the agent's SIGTERM at once, and the agent's summary ties the timed-out
+// A silent rank (a hang in its own code, a SIGSTOP): its peers time out in gloo after 20 s. The
+// hung worker takes the agent's SIGTERM at once, and the agent's summary ties the timed-out
 // workers' `[default<L>]:` tags to their global ranks.
 TEST(WatchE2eTorchrun, AHangIsNamedWithinFiveSecondsOfThePeersTimeouts) {
-  denpex::testing::TempDir scratch;
-  const Outcome o = WatchTorchrun(scratch, "hang", 3, 6, "Timed out");
-  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
-  ExpectSilentRankNamedSoon(o, 3);
+  ExpectTorchrunRankNamed("hang", 3, "Timed out");
 }
 
 // A stopped worker cannot take the agent's SIGTERM: the agent waits 30 s, then says so (`Unable
@@ -250,10 +245,7 @@ TEST(WatchE2eTorchrun, AHangIsNamedWithinFiveSecondsOfThePeersTimeouts) {
 // peers' timeouts carry only local-rank tags (no line ties them to global ranks: the rendezvous
 // table needs LOGLEVEL=INFO), so the first evidence that names the rank is the agent's line.
 TEST(WatchE2eTorchrun, ASigstoppedRankIsNamedWithinFiveSecondsOfItsAgentsSigkill) {
-  denpex::testing::TempDir scratch;
-  const Outcome o = WatchTorchrun(scratch, "sigstop", 3, 6, "via 15, forcefully exit");
-  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
-  ExpectSilentRankNamedSoon(o, 3);
+  ExpectTorchrunRankNamed("sigstop", 3, "via 15, forcefully exit");
 }
 
 // The kernel's OOM kill of one worker, as a job confined by Slurm's task/cgroup or a Kubernetes
@@ -371,11 +363,18 @@ Outcome WatchSlurm(const denpex::testing::TempDir& scratch, const std::string& f
   return o;
 }
 
-TEST(WatchE2eSlurm, ASigkilledTaskIsNamedWithinFiveSecondsAndTheWatchEndsWithTheJob) {
+// `fault` injected in task `task` at step 6 under srun: named within 5 s of `evidence` reaching the
+// job's output, never anyone else.
+void ExpectSrunTaskNamed(const std::string& fault, int task, const std::string& evidence,
+                         const std::string& srun_options) {
   denpex::testing::TempDir scratch;
-  const Outcome o = WatchSlurm(scratch, "sigkill", 1, 6, "task 1: Killed", "--kill-on-bad-exit=0");
+  const Outcome o = WatchSlurm(scratch, fault, task, 6, evidence, srun_options);
   if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
-  ExpectNamedSoonAndNeverWrong(o, 1);
+  ExpectNamedSoonAndNeverWrong(o, task);
+}
+
+TEST(WatchE2eSlurm, ASigkilledTaskIsNamedWithinFiveSecondsAndTheWatchEndsWithTheJob) {
+  ExpectSrunTaskNamed("sigkill", 1, "task 1: Killed", "--kill-on-bad-exit=0");
 }
 
 // srun's `task 1: Killed` (no Out Of Memory: the Slurm of scripts/services.sh confines no task,
@@ -392,11 +391,7 @@ TEST(WatchE2eSlurm, AnOomKilledTaskIsNamedWithinFiveSeconds) {
 
 // srun --label prefixes the task's traceback with `1: `.
 TEST(WatchE2eSlurm, AnExceptionIsNamedWithinFiveSecondsOfItsTraceback) {
-  denpex::testing::TempDir scratch;
-  const Outcome o =
-      WatchSlurm(scratch, "exception", 1, 6, "1: RuntimeError", "--kill-on-bad-exit=0");
-  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
-  ExpectNamedSoonAndNeverWrong(o, 1);
+  ExpectSrunTaskNamed("exception", 1, "1: RuntimeError", "--kill-on-bad-exit=0");
 }
 
 // A silent task: its peers time out after 20 s and exit. Every task's output is the job's one
@@ -404,19 +399,11 @@ TEST(WatchE2eSlurm, AnExceptionIsNamedWithinFiveSecondsOfItsTraceback) {
 // out is named then, before srun --wait=10 kills it (without --wait, srun would wait for that task
 // until the job's time limit).
 TEST(WatchE2eSlurm, ASigstoppedTaskIsNamedWithinFiveSecondsOfThePeersTimeouts) {
-  denpex::testing::TempDir scratch;
-  const Outcome o =
-      WatchSlurm(scratch, "sigstop", 3, 6, "Timed out", "--kill-on-bad-exit=0 --wait=10");
-  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
-  ExpectSilentRankNamedSoon(o, 3);
+  ExpectSrunTaskNamed("sigstop", 3, "Timed out", "--kill-on-bad-exit=0 --wait=10");
 }
 
 TEST(WatchE2eSlurm, AHangIsNamedWithinFiveSecondsOfThePeersTimeouts) {
-  denpex::testing::TempDir scratch;
-  const Outcome o =
-      WatchSlurm(scratch, "hang", 3, 6, "Timed out", "--kill-on-bad-exit=0 --wait=10");
-  if (!o.unavailable.empty()) SKIP_OR_FAIL(o.unavailable);
-  ExpectSilentRankNamedSoon(o, 3);
+  ExpectSrunTaskNamed("hang", 3, "Timed out", "--kill-on-bad-exit=0 --wait=10");
 }
 
 }  // namespace

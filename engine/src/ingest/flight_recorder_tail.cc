@@ -10,15 +10,13 @@
 namespace denpex::engine {
 namespace {
 
-// Opcodes by their Python names (Lib/pickle.py); the walk needs only these groups of them.
+// The opcodes the walk names (Python's Lib/pickle.py names); MakeOps below knows them all.
 // clang-format off
 enum Op : unsigned char {
-  kMark = '(', kStop = '.', kTuple = 't', kList = 'l', kDict = 'd', kFrozenSet = 0x91,
-  kAppends = 'e', kSetItems = 'u', kAddItems = 0x90, kPopMark = '1', kEmptyList = ']',
-  kEmptyDict = '}', kBinGet = 'h', kLongBinGet = 'j', kBinPut = 'q', kLongBinPut = 'r',
-  kMemoize = 0x94, kPop = '0', kBinUnicode = 'X', kBinString = 'T', kShortBinUnicode = 0x8c,
-  kShortBinString = 'U', kBinUnicode8 = 0x8d, kBinInt = 'J', kBinInt1 = 'K', kBinInt2 = 'M',
-  kLong1 = 0x8a, kGlobal = 'c', kAppend = 'a',
+  kMark = '(', kStop = '.', kAppends = 'e', kSetItems = 'u', kEmptyList = ']', kEmptyDict = '}',
+  kAppend = 'a', kBinGet = 'h', kBinPut = 'q', kLongBinPut = 'r', kMemoize = 0x94, kPop = '0',
+  kBinUnicode = 'X', kBinString = 'T', kShortBinUnicode = 0x8c, kShortBinString = 'U',
+  kBinUnicode8 = 0x8d, kBinInt = 'J', kBinInt1 = 'K', kBinInt2 = 'M', kGlobal = 'c',
 };
 // clang-format on
 
