@@ -285,9 +285,8 @@ class Walk {
     return memo_[idx].tag;
   }
 
-  // A memo put `o`; the value it memoizes was pushed by the opcode at `one_at` alone, or by
-  // several (kFailed).
-  // LONG_BINPUT `idx` at `at` of a value no one opcode made (a container): Put's fast half.
+  // LONG_BINPUT `idx` at `at` of a value no one opcode made (a container): Put's first half, for
+  // the hot loop.
   bool PutContainer(std::uint64_t idx, std::size_t at) {
     if (idx > memo_count_ + kMemoSlack) return false;
     if (idx >= memo_.size()) memo_.resize(std::max<std::size_t>(idx + 1, memo_.size() * 2));
@@ -298,6 +297,8 @@ class Walk {
     return true;
   }
 
+  // A memo put `o`; the value it memoizes was pushed by the opcode at `one_at` alone, or by
+  // several (kFailed).
   bool Put(const OpAt& o, std::size_t one_at, std::size_t one_end) {
     const std::uint64_t idx =
         o.op == kMemoize ? memo_count_ : Le(b_.data() + o.arg, o.op == kBinPut ? 1 : 4);
