@@ -33,6 +33,15 @@ constexpr std::int64_t kTickNs = 10 * kNsPerMs;
 struct FileSteps {
   std::vector<std::pair<TimeNs, std::size_t>> steps;  // (time, end), times non-decreasing
   bool timed = false;
+
+  // The line ending at `end` is due at `t`: one step with the lines before it due then too.
+  void Add(TimeNs t, std::size_t end) {
+    if (!steps.empty() && steps.back().first == t) {
+      steps.back().second = end;
+    } else {
+      steps.emplace_back(t, end);
+    }
+  }
 };
 
 // One file's lines merged into steps of equal time. Lines before `start` are due at `start`.
@@ -46,11 +55,7 @@ FileSteps StepsOf(std::string_view text, int year, std::optional<TimeNs> start) 
       if (start) t = std::max(*t, *start);
       cur = cur ? std::max(*cur, *t) : *t;  // file order is kept: never back in time
     }
-    if (cur && !f.steps.empty() && f.steps.back().first == *cur) {
-      f.steps.back().second = e;
-    } else if (cur) {
-      f.steps.emplace_back(*cur, e);
-    }
+    if (cur) f.Add(*cur, e);
     b = e;
   }
   f.timed = cur.has_value();
@@ -77,11 +82,7 @@ FileSteps PaceUntimed(std::string_view text, TimeNs start, TimeNs end) {
         k == n
             ? end
             : start + static_cast<TimeNs>(span * static_cast<double>(k) / static_cast<double>(n));
-    if (!f.steps.empty() && f.steps.back().first == t) {
-      f.steps.back().second = e;
-    } else {
-      f.steps.emplace_back(t, e);
-    }
+    f.Add(t, e);
     b = e;
   }
   return f;

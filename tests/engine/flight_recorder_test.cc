@@ -210,16 +210,39 @@ TEST(FlightRecorder, ARingIsReadFromTheEntryTheReaderNeedsWithTheWholeRingsEvent
   }
 }
 
+// A protocol 2 dump written by hand: an empty `pg_status`, then `entries` holding `items` (each
+// a pickled value) in one APPENDS batch.
+std::string HandDump(const std::vector<std::string>& items) {
+  const auto str = [](std::string_view v) {  // SHORT_BINUNICODE
+    return std::string("\x8c") + static_cast<char>(v.size()) + std::string(v);
+  };
+  std::string out = "\x80\x02}(" + str("pg_status") + "}" + str("entries") + "](";
+  for (const std::string& item : items) out += item;
+  return out + "eu.";
+}
+std::string HandEntry(std::string_view state) {
+  return "}(\x8c\x05state\x8c" + std::string(1, static_cast<char>(state.size())) +
+         std::string(state) + "u";
+}
+
 // The walk gives up on what it cannot vouch for, and the reader then reads the whole ring (and
-// says what is wrong with it): a dump cut inside its entries, an entry that is not a dict. A dump
-// cut after its entries walks, but its tail does not run, and the whole ring's problem is told.
+// says what is wrong with it): a dump cut inside its entries, an entry that is not a dict, a ring
+// of one entry. A dump cut after its entries walks, but its tail does not run, and the whole
+// ring's problem is told.
 TEST(FlightRecorder, TheTailWalkGivesUpOnShapesItDoesNotKnow) {
   const std::string bytes = Slurp(kData / "ring_tail_nccl_trace_rank_7");
   ASSERT_TRUE(FrPickleTail(bytes).has_value());
   EXPECT_FALSE(FrPickleTail(bytes.substr(0, bytes.size() / 2)).has_value());
   EXPECT_FALSE(FrPickleTail("").has_value());
-  EXPECT_FALSE(
-      FrPickleTail("\x80\x02}q\x00(X\x07\x00\x00\x00entriesq\x01]q\x02(K\x01e.").has_value());
+  // Three entries with no group (the reader's group ""), the last started: from the second on.
+  const std::string hand =
+      HandDump({HandEntry("completed"), HandEntry("completed"), HandEntry("started")});
+  ASSERT_TRUE(ckpt::RunPickle(hand).ok()) << ckpt::RunPickle(hand).error_detail;
+  const auto tail = FrPickleTail(hand);
+  ASSERT_TRUE(tail.has_value());
+  EXPECT_EQ(tail->first, 1u);
+  EXPECT_FALSE(FrPickleTail(HandDump({"K\x01", "K\x02"})).has_value());      // not dicts
+  EXPECT_FALSE(FrPickleTail(HandDump({HandEntry("started")})).has_value());  // one entry
   for (const std::size_t cut : {bytes.size() / 2, bytes.size() - 1}) {
     const FrRead r = ReadFlightRecorder(bytes.substr(0, cut), FrForm::kPickle, 0, 7);
     EXPECT_NE(r.problem.find("truncated"), std::string::npos) << cut << ": " << r.problem;
