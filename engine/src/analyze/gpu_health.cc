@@ -74,6 +74,7 @@ struct Reader {
   // would dangle when a later line adds a GPU and the vector grows.
   std::int64_t query = -1;
   std::string section, scope;     // its indent-4 section (`ECC Errors`) and indent-8 scope (`Volatile`)
+  std::string sub;                // and indent-12 one (`Link Width` of `GPU Link Info`)
   std::int32_t dcgm_gpu = -1;     // `| -> 3 ...` of dcgmi health; a failing GPU of dcgmi diag
   std::string diag_test;          // the dcgmi diag row being continued
   bool in_diag = false;           // past `Successfully ran diagnostic` / a `Fail - GPU:` row
@@ -82,6 +83,7 @@ struct Reader {
   HealthLine Here(const LineSpan& span) const { return {file, span}; }
 
   void Query(std::string_view line, const LineSpan& span);
+  void Header(std::string_view key, std::string_view value, const LineSpan& span);
   void QueryValue(std::string_view key, std::string_view value, const LineSpan& span);
   void DcgmTable(std::string_view line, const LineSpan& span);
   void Metric(std::string_view line, const LineSpan& span);
@@ -97,24 +99,46 @@ void Reader::Query(std::string_view line, const LineSpan& span) {
       throttle_rank = 0;
       section.clear();
       scope.clear();
+      sub.clear();
     }
     return;
   }
-  if (query < 0) return;
   const std::size_t colon = line.find(" : ");
+  if (indent == 0 && colon != std::string_view::npos) return Header(Trim(line.substr(0, colon)), Trim(line.substr(colon + 3)), span);
+  if (query < 0) return;
   if (colon == std::string_view::npos) {
-    if (indent == 4) section = std::string(body), scope.clear();
-    if (indent == 8) scope = std::string(body);
+    if (indent == 4) section = std::string(body), scope.clear(), sub.clear();
+    if (indent == 8) scope = std::string(body), sub.clear();
+    if (indent == 12) sub = std::string(body);
     return;
   }
   if (indent == 4 && body.starts_with("Remapped Rows")) section = "Remapped Rows (N/A)";
   QueryValue(Trim(line.substr(0, colon)), Trim(line.substr(colon + 3)), span);
 }
 
+// `nvidia-smi -q`'s lines before the first GPU's block.
+void Reader::Header(std::string_view key, std::string_view value, const LineSpan& span) {
+  if (key == "Driver Version") {
+    out->driver = std::string(value);
+    out->driver_line = Here(span);
+  } else if (key == "CUDA Version") {
+    out->cuda = std::string(value);
+  } else if (key == "Attached GPUs") {
+    out->attached = static_cast<std::int32_t>(ToInt(value, -1));
+    out->attached_line = Here(span);
+  }
+}
+
 void Reader::QueryValue(std::string_view key, std::string_view value, const LineSpan& span) {
   GpuHealth& g = out->gpus[static_cast<std::size_t>(query)];
   const bool active = value == "Active";
-  if (key == "GPU UUID") {
+  if (key == "Product Name") {
+    g.name = std::string(value);
+  } else if (section == "PCI" && scope == "GPU Link Info" && sub == "Link Width" && (key == "Max" || key == "Current")) {
+    const auto lanes = static_cast<std::int32_t>(ToInt(value.substr(0, value.find('x')), -1));  // `16x`
+    if (key == "Max") g.pcie_width_max = lanes;
+    if (key == "Current") g.pcie_width = lanes, g.pcie_line = Here(span);
+  } else if (key == "GPU UUID") {
     g.uuid = std::string(value);
   } else if (key == "Minor Number") {
     if (g.index < 0) g.index = static_cast<std::int32_t>(ToInt(value, -1));

@@ -25,6 +25,11 @@ struct GpuHealth {
   std::string pci;   // normalised `dddd:bb:dd`; empty when no source named it
   std::string uuid;  // `GPU-...`
   std::int32_t index = -1;  // nvidia-smi index (table, -L, Minor Number, DCGM's gpu id)
+  std::string name;         // -q's Product Name (`NVIDIA H100 80GB HBM3`)
+  // -q's PCI > GPU Link Info > Link Width, lanes (`16x`); -1 not given. The generation is not
+  // kept: it drops at idle to save power, so a lower current one says nothing.
+  std::int32_t pcie_width = -1, pcie_width_max = -1;
+  HealthLine pcie_line;     // the Current width's line
   std::int64_t volatile_uncorrectable = 0;  // SRAM + DRAM volatile uncorrectable, DCGM DBE_VOL
   std::int64_t aggregate_correctable = 0;
   bool remap_pending = false;    // Remapped Rows Pending: Yes, ROW_REMAP_PENDING 1
@@ -49,6 +54,10 @@ struct GpuHealth {
 
 struct NodeGpuHealth {
   std::vector<GpuHealth> gpus;
+  // `nvidia-smi -q`'s header: Driver Version, CUDA Version, Attached GPUs (-1: not given).
+  std::string driver, cuda;
+  std::int32_t attached = -1;
+  HealthLine driver_line, attached_line;
   std::vector<std::string> visible;  // CUDA_VISIBLE_DEVICES entries, local rank order
   HealthLine visible_line;
   // The node's files describe more than one machine (two different CUDA_VISIBLE_DEVICES lists,
