@@ -34,10 +34,11 @@ struct TopoMatrix {
   // without the affinity columns.
   std::vector<std::string> columns;
   struct Row {
-    std::string device;            // the row's first cell (`GPU0`, `NIC1`)
-    std::vector<std::string> cells;  // one per column: `X`, `NV18`, `PIX`, `PXB`, `PHB`, `NODE`, `SYS`
-    std::string cpu_affinity;      // `0-55,112-167`; empty when not printed
-    std::string numa_affinity;     // `0`; empty when not printed
+    std::string device;  // the row's first cell (`GPU0`, `NIC1`)
+    // One per column: `X`, `NV18`, `PIX`, `PXB`, `PHB`, `NODE`, `SYS`.
+    std::vector<std::string> cells;
+    std::string cpu_affinity;   // `0-55,112-167`; empty when not printed
+    std::string numa_affinity;  // `0`; empty when not printed
     std::int32_t line = 0;
   };
   std::vector<Row> rows;
@@ -51,10 +52,15 @@ std::optional<TopoMatrix> ParseTopoMatrix(std::string_view text);
 
 // `dcgmi diag -r N -j`: each test's result per GPU.
 struct DcgmTest {
-  std::string name;    // `Memory`, `PCIe`, `Diagnostic`, `Targeted Power`, `Deployment` checks
-  std::int32_t gpu = -1;  // -1: a test of the whole node (the deployment checks)
-  std::string result;  // `Pass`, `Fail`, `Warn`, `Skip`
-  std::string info;    // the failure's or warning's words (with its DCGM_FR code where given)
+  // As the version names it: `GPU Memory`, `PCIe`, `Diagnostic`, `Persistence Mode` (2.x, 3.x);
+  // `memory`, `pcie`, `diagnostic`, `software` (4.x).
+  std::string name;
+  // -1: a test of the whole node (3.x deployment checks list every GPU) or of a non-GPU entity.
+  std::int32_t gpu = -1;
+  std::string result;  // `Pass`, `Fail`, `Warn`, `Skip` (other words as written)
+  // The warnings' words, each with its DCGM_FR number where given (`... (DCGM_FR 29)`), joined
+  // by ` | `; the info messages when there is no warning.
+  std::string info;
 };
 struct DcgmDiag {
   std::string driver_version;  // where the document carries it
@@ -67,19 +73,23 @@ std::optional<DcgmDiag> ParseDcgmDiagJson(std::string_view text);
 struct NcclTestsRow {
   std::uint64_t bytes = 0;
   std::uint64_t count = 0;
-  std::string type;  // `float`
+  std::string type;                                      // `float`
   double oop_time_us = 0, oop_algbw = 0, oop_busbw = 0;  // out-of-place
   double ip_time_us = 0, ip_algbw = 0, ip_busbw = 0;     // in-place
   std::int64_t wrong = 0;  // the larger of the two `#wrong` columns; -1: `N/A`
   std::int32_t line = 0;
 };
 struct NcclTestsRun {
-  std::string test;  // `all_reduce`, from the header's column names or `# Collective test`; may be empty
-  std::vector<std::string> hosts;  // `#  Rank  0 Group  0 Pid ... on <host> device ...`, in rank order, one per rank
+  // `all_reduce`: from `# Collective test starting: all_reduce_perf` (newer versions), else from
+  // a command line naming `.../all_reduce_perf` before the table; empty when neither is there.
+  // The table's columns cannot tell the collectives apart.
+  std::string test;
+  // `#  Rank  0 Group  0 Pid ... on <host> device ...` (older: no `Group`), indexed by rank.
+  std::vector<std::string> hosts;
   std::vector<NcclTestsRow> rows;
-  double avg_busbw = -1;        // `# Avg bus bandwidth    : 12.34`; -1: not printed (cut run)
+  double avg_busbw = -1;  // `# Avg bus bandwidth    : 12.34`; -1: not printed (cut run)
   std::int32_t avg_line = 0;
-  bool out_of_bounds = false;   // `# Out of bounds values : N FAILED` with N > 0
+  bool out_of_bounds = false;  // `# Out of bounds values : N FAILED` with N > 0
 };
 // Every run in the text (a file may hold several, one after the other).
 std::vector<NcclTestsRun> ParseNcclTests(std::string_view text);
