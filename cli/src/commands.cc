@@ -14,6 +14,7 @@
 #include "denpex/engine/checkpoint.h"
 #include "denpex/engine/engine.h"
 #include "denpex/engine/history_store.h"
+#include "denpex/engine/preflight.h"
 #include "denpex/proto/json_io.h"
 #include "denpex/scorer/scorer.h"
 #include "denpex/sim/simulator.h"
@@ -260,6 +261,31 @@ int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std
     }
   }
   return kExitOk;
+}
+
+int RunPreflight(const PreflightArgs& args, std::ostream& out, std::ostream& err) {
+  if (args.from.empty()) {
+    err << "denpex preflight: --from DIR is required: preflight judges the outputs of nvidia-smi, "
+           "ibstat, dcgmi and nccl-tests already collected, one folder per node "
+           "(docs/preflight.md)\n";
+    return kExitUsage;
+  }
+  const fs::path read[] = {args.from};
+  if (int rc = CheckOutput(err, "preflight", args.json, read); rc != kExitOk) return rc;
+  if (int rc = CheckOutput(err, "preflight", args.exclude_file, read); rc != kExitOk) return rc;
+  auto report = engine::PreflightFrom(args.from, {.busbw_floor = args.busbw_floor});
+  if (!report.ok()) return Fail(err, "preflight", report.status());
+  if (!IsStdout(args.json)) out << engine::RenderPreflightText(*report);
+  if (!args.json.empty()) {
+    if (auto st = WriteOutput(args.json, proto::ToJson(*report) + "\n", out, read); !st.ok())
+      return Fail(err, "preflight", st);
+  }
+  if (!args.exclude_file.empty()) {
+    const std::string list = report->exclude().empty() ? "" : report->exclude() + "\n";
+    if (auto st = WriteOutput(args.exclude_file, list, out, read); !st.ok())
+      return Fail(err, "preflight", st);
+  }
+  return report->verdict() == v1::PREFLIGHT_PASS ? kExitOk : kExitPreflightFail;
 }
 
 int RunDemo(const DemoArgs& args, std::ostream& out, std::ostream& err) {

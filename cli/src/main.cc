@@ -276,6 +276,30 @@ int main(int argc, char** argv) {
   verify->footer(kExitCodes);
   verify->callback([&] { rc = RunCheckpointVerify(ckpt_args, std::cout, std::cerr); });
 
+  PreflightArgs preflight_args;
+  auto* preflight = app.add_subcommand("preflight",
+                                       "Judge each node's collected health and fabric tool outputs "
+                                       "before a run; name the nodes to exclude");
+  preflight
+      ->add_option("--from", preflight_args.from,
+                   "Folder of one folder per node holding nvidia-smi -q, nvidia-smi topo -m, "
+                   "ibstat, dcgmi diag -j and nccl-tests outputs")
+      ->required();
+  preflight->add_option("--json", preflight_args.json,
+                        "Write the report JSON here (outside DIR; - for standard output)");
+  preflight->add_option(
+      "--exclude-file", preflight_args.exclude_file,
+      "Write the failed nodes here in Slurm's host list syntax (for sbatch --exclude)");
+  preflight
+      ->add_option("--busbw-floor", preflight_args.busbw_floor,
+                   "A nccl-tests run below this share of the median of its shape's runs fails")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  preflight->footer(
+      "Exit codes: 0 every node passed, 5 at least one failed, 2 usage error, 3 unreadable or "
+      "invalid input.");
+  preflight->callback([&] { rc = RunPreflight(preflight_args, std::cout, std::cerr); });
+
   DemoArgs demo_args;
   auto* demo = app.add_subcommand("demo", "The embedded default: simulate 4,096 ranks with one "
                                           "SIGKILLed rank, diagnose, score");

@@ -156,12 +156,13 @@ TEST(Cli, DemoPrintsVerdictAndScore) {
 // Every subcommand's outputs, and flags that must not wrap (a seed past 64 bits) or fall through
 // (an unknown subcommand, even with --help).
 TEST(CliHardening, AnUnknownSubcommandIsAUsageErrorEvenWithHelp) {
-  for (const char* args : {"preflight --help", "preflight", "checkpoint frobnicate --help"}) {
+  for (const char* args : {"frobnicate --help", "frobnicate", "checkpoint frobnicate --help"}) {
     const CmdResult r = Denpex(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
     EXPECT_NE(r.output.find("unknown subcommand"), std::string::npos) << r.output;
   }
   EXPECT_EQ(Denpex("checkpoint verify --help").code, 0);
+  EXPECT_EQ(Denpex("preflight --help").code, 0);
 }
 
 TEST(CliHardening, ASeedOutsideSixtyFourBitsIsAUsageError) {
@@ -271,3 +272,51 @@ TEST(CliHardening, InvalidUtf8InAScenarioIsAnErrorWithItsLine) {
   EXPECT_NE(r.output.find("UTF-8"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("libprotobuf"), std::string::npos) << r.output;
 }
+
+namespace {
+
+// `denpex preflight --from`: exit 0 when every node passes, 5 naming the failed ones (text, JSON
+// and the exclude file), 2 without --from, 3 for a folder where nothing is recognised.
+TEST(Cli, PreflightExitsFiveAndWritesTheExcludeList) {
+  TempDir tmp;
+  const fs::path data = fs::path(DENPEX_SOURCE_DIR) / "tests/data/preflight";
+  const fs::path dir = tmp.path() / "collected";
+  for (const char* n : {"gpu-0001", "gpu-0002", "gpu-0003"}) {
+    fs::create_directories(dir / n);
+    fs::copy_file(data / "ibstat/h100_ndr_all_active.txt", dir / n / "ibstat.txt");
+  }
+  CmdResult r = Denpex("preflight --from " + dir.string());
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("PREFLIGHT PASS: 3 nodes, 0 failed"), std::string::npos) << r.output;
+
+  fs::create_directories(dir / "gpu-0004");
+  std::ifstream in(data / "ibstat/h100_ndr_all_active.txt");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string slow = text.str();
+  slow.replace(slow.find("Rate: 400"), 9, "Rate: 200");  // mlx5_0's port at half rate
+  std::ofstream(dir / "gpu-0004" / "ibstat.txt") << slow;
+  const fs::path json = tmp.path() / "preflight.json", exclude = tmp.path() / "exclude.txt";
+  r = Denpex("preflight --from " + dir.string() + " --json " + json.string() + " --exclude-file " +
+             exclude.string());
+  EXPECT_EQ(r.code, 5) << r.output;
+  EXPECT_NE(r.output.find("FAIL gpu-0004 IB_PORT_SLOW: port mlx5_0/1 runs at 200 Gb/s"),
+            std::string::npos)
+      << r.output;
+  std::ifstream excluded(exclude);
+  std::string list;
+  std::getline(excluded, list);
+  EXPECT_EQ(list, "gpu-0004");
+  std::ifstream report(json);
+  std::stringstream body;
+  body << report.rdbuf();
+  EXPECT_NE(body.str().find("\"verdict\": \"PREFLIGHT_FAIL\""), std::string::npos) << body.str();
+
+  EXPECT_EQ(Denpex("preflight").code, 2);
+  fs::create_directories(tmp.path() / "empty" / "node");
+  r = Denpex("preflight --from " + (tmp.path() / "empty").string());
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find("no tool output recognised"), std::string::npos) << r.output;
+}
+
+}  // namespace

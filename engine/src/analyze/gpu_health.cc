@@ -104,7 +104,8 @@ void Reader::Query(std::string_view line, const LineSpan& span) {
     return;
   }
   const std::size_t colon = line.find(" : ");
-  if (indent == 0 && colon != std::string_view::npos) return Header(Trim(line.substr(0, colon)), Trim(line.substr(colon + 3)), span);
+  if (indent == 0 && colon != std::string_view::npos)
+    return Header(Trim(line.substr(0, colon)), Trim(line.substr(colon + 3)), span);
   if (query < 0) return;
   if (colon == std::string_view::npos) {
     if (indent == 4) section = std::string(body), scope.clear(), sub.clear();
@@ -134,8 +135,10 @@ void Reader::QueryValue(std::string_view key, std::string_view value, const Line
   const bool active = value == "Active";
   if (key == "Product Name") {
     g.name = std::string(value);
-  } else if (section == "PCI" && scope == "GPU Link Info" && sub == "Link Width" && (key == "Max" || key == "Current")) {
-    const auto lanes = static_cast<std::int32_t>(ToInt(value.substr(0, value.find('x')), -1));  // `16x`
+  } else if (section == "PCI" && scope == "GPU Link Info" && sub == "Link Width" &&
+             (key == "Max" || key == "Current")) {
+    const auto lanes =
+        static_cast<std::int32_t>(ToInt(value.substr(0, value.find('x')), -1));  // `16x`
     if (key == "Max") g.pcie_width_max = lanes;
     if (key == "Current") g.pcie_width = lanes, g.pcie_line = Here(span);
   } else if (key == "GPU UUID") {

@@ -458,6 +458,12 @@ std::int32_t RankOfGpu(const Incident& inc, const JobFacts& facts, std::int32_t 
   return -1;
 }
 
+std::optional<XidWords> DescribeXid(std::int32_t code) {
+  const XidMeaning* m = MeaningOf(code);
+  if (m == nullptr) return std::nullopt;
+  return XidWords{m->what, m->application};
+}
+
 std::optional<KernelCause> FindKernelCause(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks,
                                            std::int32_t rank, std::optional<TimeNs> when) {
   if (rank < 0 || rank >= static_cast<std::int32_t>(facts.ranks.size()) || facts.ranks[rank].node < 0) return std::nullopt;

@@ -51,6 +51,16 @@ struct KernelCause {
 std::optional<KernelCause> FindKernelCause(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks,
                                            std::int32_t rank, std::optional<TimeNs> when);
 
+// The catalog's words for an Xid code that can start an incident (`the GPU fell off the bus`)
+// and whether it is the application's fault rather than the GPU's; nullopt for the secondary
+// codes (45, 63, 92, 121, 154, ...), which never explain one. -1 is the multi-line "fallen off
+// the bus" form that prints no code.
+struct XidWords {
+  std::string_view what;
+  bool application;
+};
+std::optional<XidWords> DescribeXid(std::int32_t code);
+
 // Failure class and owner of a rank's own error line (CUDA error, CUDA OOM, host allocation). A
 // CUDA error whose runtime message names a hardware fault (`uncorrectable ECC error
 // encountered`) is the GPU's, with or without the kernel's Xid.

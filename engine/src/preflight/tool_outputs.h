@@ -3,7 +3,7 @@
 // -j` and the nccl-tests tables. Each parser takes one file's text and returns what it found,
 // with the 1-based line of each fact so a finding can cite it; a text that is not the tool's
 // output gives nothing (the caller tries every parser on every file: files are recognised by
-// their lines, never by their names). `nvidia-smi -q` is nvidia_smi.h.
+// their lines, never by their names). `nvidia-smi -q` is analyze/gpu_health.h's.
 #pragma once
 
 #include <cstdint>

@@ -14,6 +14,8 @@ namespace denpex::cli {
 
 // `denpex eval --gate`: a tracked metric dropped below the committed baseline.
 inline constexpr int kExitRegression = 4;
+// `denpex preflight`: at least one node failed (its report says which and why).
+inline constexpr int kExitPreflightFail = 5;
 
 struct SimulateArgs {
   std::filesystem::path scenario;
@@ -119,6 +121,16 @@ struct CheckpointVerifyArgs {
   std::string not_after;  // RFC 3339 time of the initiating fault; empty: none
 };
 int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std::ostream& err);
+
+// `denpex preflight --from DIR` (docs/preflight.md): the collected outputs of each node's health
+// and fabric tools judged; exit kExitPreflightFail when a node fails.
+struct PreflightArgs {
+  std::filesystem::path from;          // one folder per node
+  std::filesystem::path json;          // empty: no JSON file
+  std::filesystem::path exclude_file;  // the failed nodes' host list written here; empty: none
+  double busbw_floor = 0.8;            // PreflightOptions::busbw_floor
+};
+int RunPreflight(const PreflightArgs& args, std::ostream& out, std::ostream& err);
 
 struct DemoArgs {
   std::filesystem::path out = "denpex-demo";
