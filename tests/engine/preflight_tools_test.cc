@@ -41,9 +41,9 @@ const TopoMatrix::Row* RowOf(const TopoMatrix& m, const std::string& device) {
 
 const std::vector<std::string> kIbstat = {"ibstat/h100_ndr_all_active.txt",
                                           "ibstat/h100_roce_ports_down.txt"};
-const std::vector<std::string> kTopo = {"topo/v100_power9_mlx5_columns.txt",
-                                        "topo/a100_sxm4_nv12_nic_legend.txt",
-                                        "topo/rtx6000ada_pcie_gpu_numa_id.txt"};
+const std::vector<std::string> kTopo = {
+    "topo/v100_power9_mlx5_columns.txt", "topo/a100_sxm4_nv12_nic_legend.txt",
+    "topo/rtx6000ada_pcie_gpu_numa_id.txt", "topo/h100_nv18_9nics_truncated.txt"};
 const std::vector<std::string> kDcgm = {"dcgm/dcgm4_gb10_software_fail.json",
                                         "dcgm/dcgm4_8gpu_diagnostic_pass_issue215.json",
                                         "dcgm/dcgm3_t400_skip_issue139.json"};
@@ -145,6 +145,18 @@ TEST(PreflightTopo, LeavesTheGpuNumaIdColumnOutOfTheDevices) {
   for (const TopoMatrix::Row& r : m->rows) EXPECT_EQ(m->NvLinks(r), 0) << r.device;
   ASSERT_EQ(m->nic_names.size(), 4u);
   EXPECT_EQ(m->nic_names[3].second, "mlx5_3");
+}
+
+TEST(PreflightTopo, KeepsTheWholeRowsOfACutH100Matrix) {
+  const std::optional<TopoMatrix> m = ParseTopoMatrix(Sample(kTopo[3]));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->columns.size(), 17u);
+  ASSERT_EQ(m->rows.size(), 6u);  // GPU6's row is cut after its own cell: dropped
+  for (const TopoMatrix::Row& r : m->rows) EXPECT_EQ(m->NvLinks(r), 7 * 18) << r.device;
+  EXPECT_EQ(m->rows[3].cpu_affinity, "24-47,120-143");
+  EXPECT_EQ(m->rows[3].numa_affinity, "1");
+  EXPECT_EQ(m->rows[4].cells[13], "PIX");
+  EXPECT_TRUE(m->nic_names.empty());
 }
 
 // Derived: the header underlined with ANSI escapes, as nvidia-smi writes it to a terminal.
