@@ -175,6 +175,8 @@ TEST(PreflightDcgm, ReadsADcgm4FailureWithItsWarningAndDriver) {
   const std::optional<DcgmDiag> d = ParseDcgmDiagJson(Sample(kDcgm[0]));
   ASSERT_TRUE(d);
   EXPECT_EQ(d->driver_version, "580.82.09");
+  EXPECT_EQ(d->dcgm_version, "4.2.3");
+  EXPECT_EQ(d->runtime_error, "");
   ASSERT_EQ(d->tests.size(), 1u);
   EXPECT_EQ(d->tests[0].name, "software");
   EXPECT_EQ(d->tests[0].gpu, 0);
@@ -225,12 +227,36 @@ TEST(PreflightDcgm, ReadsTheDcgm3ShapesItsWriterAllows) {
   const std::optional<DcgmDiag> d = ParseDcgmDiagJson(text);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->driver_version, "535.129.03");
+  EXPECT_EQ(d->dcgm_version, "3.3.1");
   ASSERT_EQ(d->tests.size(), 2u);
   EXPECT_EQ(d->tests[0].gpu, -1);
   EXPECT_EQ(d->tests[0].result, "Pass");
   EXPECT_EQ(d->tests[1].gpu, 2);
   EXPECT_EQ(d->tests[1].result, "Fail");
   EXPECT_EQ(d->tests[1].info, "GPU 2 Error using CUDA API cuCtxCreate");
+}
+
+// DCGM 4's schema (testing/python3/dcgm_diag_schema.json) allows a run that failed as a whole:
+// `runtime_error` and no tests (derived, not a capture). Keys in another order than jsoncpp's
+// still name their results.
+TEST(PreflightDcgm, ReadsARunThatCouldNotRun) {
+  const std::optional<DcgmDiag> d = ParseDcgmDiagJson(
+      R"({"DCGM Diagnostic": {"runtime_error": "Unable to run diagnostic: GPUs are busy"},
+          "metadata": {"version": "4.2.3"}})");
+  ASSERT_TRUE(d);
+  EXPECT_TRUE(d->tests.empty());
+  EXPECT_EQ(d->runtime_error, "Unable to run diagnostic: GPUs are busy");
+  EXPECT_EQ(d->dcgm_version, "4.2.3");
+
+  const std::optional<DcgmDiag> late = ParseDcgmDiagJson(
+      R"({"DCGM Diagnostic": {"test_categories": [{"tests": [
+          {"results": [{"entity_group": "GPU", "entity_id": 3, "status": "Warn"}],
+           "name": "pcie"}]}]}})");
+  ASSERT_TRUE(late);
+  ASSERT_EQ(late->tests.size(), 1u);
+  EXPECT_EQ(late->tests[0].name, "pcie");
+  EXPECT_EQ(late->tests[0].gpu, 3);
+  EXPECT_EQ(late->tests[0].result, "Warn");
 }
 
 TEST(PreflightDcgm, KeepsWhatACutDocumentHeldBeforeTheCut) {
