@@ -266,7 +266,8 @@ void ReadWarnings(JsonReader& r, std::string* out) {
         r.Skip();
       }
     }
-    Append(out, id.empty() ? text : text + " (DCGM_FR " + id + ")");
+    if (!id.empty()) text.append(" (DCGM_FR ").append(id).append(")");
+    Append(out, text);
   }
 }
 
