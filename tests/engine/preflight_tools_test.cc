@@ -159,6 +159,15 @@ TEST(PreflightTopo, KeepsTheWholeRowsOfACutH100Matrix) {
   EXPECT_TRUE(m->nic_names.empty());
 }
 
+// Found by preflight_tools_fuzz: a cell `NV-119` once summed to a negative count.
+TEST(PreflightTopo, CountsOnlyCellsThatAreLinkCounts) {
+  const std::optional<TopoMatrix> m =
+      ParseTopoMatrix("GPU0 GPU1 GPU2 GPU3\nGPU0 X NV-119 NV99999 NV4\n");
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->rows.size(), 1u);
+  EXPECT_EQ(m->NvLinks(m->rows[0]), 4);
+}
+
 // Derived: the header underlined with ANSI escapes, as nvidia-smi writes it to a terminal.
 TEST(PreflightTopo, ReadsAHeaderUnderlinedWithAnsiEscapes) {
   std::string text = Sample(kTopo[0]);

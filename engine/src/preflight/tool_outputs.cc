@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include "denpex/common/json_reader.h"
@@ -616,13 +617,15 @@ std::vector<IbPort> ParseIbstat(std::string_view text) {
 }
 
 std::int32_t TopoMatrix::NvLinks(const Row& gpu) const {
-  std::int32_t links = 0;
+  // A bonded set is a handful of links (NV18 on H100 and B200); a number past 255 or a sign
+  // (`NV-1`) is not a count, and the sum stays far from overflow.
+  std::int64_t links = 0;
   for (std::size_t i = 0; i < gpu.cells.size() && i < columns.size(); ++i) {
     const std::string_view cell = gpu.cells[i];
     if (!columns[i].starts_with("GPU") || !cell.starts_with("NV")) continue;
-    links += Number<std::int32_t>(cell.substr(2)).value_or(0);
+    links += Number<std::uint8_t>(cell.substr(2)).value_or(0);
   }
-  return links;
+  return static_cast<std::int32_t>(std::min<std::int64_t>(links, INT32_MAX));
 }
 
 std::optional<TopoMatrix> ParseTopoMatrix(std::string_view text) {
