@@ -1,6 +1,6 @@
-// Fuzz target for `denpex preflight`'s readers of the tools' outputs (preflight/tool_outputs.h):
-// any bytes read as `ibstat`, `nvidia-smi topo -m`, `dcgmi diag -j` and nccl-tests output. None
-// may crash, hang or read out of bounds; every cited line lies inside the input's lines.
+// Fuzz target for the preflight tool parsers (preflight/tool_outputs.h): any bytes read as
+// ibstat, nvidia-smi topo -m, dcgmi diag -j and nccl-tests output. None may crash, hang or read
+// out of bounds; every line a fact cites exists, and a matrix row has one cell per column.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -9,24 +9,29 @@
 
 #include "preflight/tool_outputs.h"
 
+namespace {
+
+void Check(bool ok) {
+  if (!ok) std::abort();
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace denpex::engine::preflight;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const auto lines = static_cast<std::int32_t>(std::count(text.begin(), text.end(), '\n') + 1);
-  auto check = [&](std::int32_t line) {
-    if (line < 0 || line > lines) std::abort();
-  };
-  for (const IbPort& p : ParseIbstat(text)) check(p.line), check(p.rate_line);
-  if (auto topo = ParseTopoMatrix(text)) {
-    for (const auto& row : topo->rows) {
-      check(row.line);
-      (void)topo->NvLinks(row);
+  for (const IbPort& p : ParseIbstat(text)) Check(p.line <= lines && p.rate_line <= lines);
+  if (const auto m = ParseTopoMatrix(text)) {
+    for (const TopoMatrix::Row& r : m->rows) {
+      Check(r.cells.size() == m->columns.size() && r.line >= 1 && r.line <= lines);
+      Check(m->NvLinks(r) >= 0);
     }
   }
   (void)ParseDcgmDiagJson(text);
   for (const NcclTestsRun& run : ParseNcclTests(text)) {
-    check(run.avg_line);
-    for (const auto& row : run.rows) check(row.line);
+    Check(run.avg_line <= lines);
+    for (const NcclTestsRow& row : run.rows) Check(row.line >= 1 && row.line <= lines);
   }
   return 0;
 }

@@ -41,9 +41,9 @@ const TopoMatrix::Row* RowOf(const TopoMatrix& m, const std::string& device) {
 
 const std::vector<std::string> kIbstat = {"ibstat/h100_ndr_all_active.txt",
                                           "ibstat/h100_roce_ports_down.txt"};
-const std::vector<std::string> kTopo = {"topo/v100_power9_mlx5_columns.txt",
-                                        "topo/a100_sxm4_nv12_nic_legend.txt",
-                                        "topo/rtx6000ada_pcie_gpu_numa_id.txt"};
+const std::vector<std::string> kTopo = {
+    "topo/v100_power9_mlx5_columns.txt", "topo/a100_sxm4_nv12_nic_legend.txt",
+    "topo/rtx6000ada_pcie_gpu_numa_id.txt", "topo/h100_nv18_9nics_truncated.txt"};
 const std::vector<std::string> kDcgm = {"dcgm/dcgm4_gb10_software_fail.json",
                                         "dcgm/dcgm4_8gpu_diagnostic_pass_issue215.json",
                                         "dcgm/dcgm3_t400_skip_issue139.json"};
@@ -147,6 +147,27 @@ TEST(PreflightTopo, LeavesTheGpuNumaIdColumnOutOfTheDevices) {
   EXPECT_EQ(m->nic_names[3].second, "mlx5_3");
 }
 
+TEST(PreflightTopo, KeepsTheWholeRowsOfACutH100Matrix) {
+  const std::optional<TopoMatrix> m = ParseTopoMatrix(Sample(kTopo[3]));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->columns.size(), 17u);
+  ASSERT_EQ(m->rows.size(), 6u);  // GPU6's row is cut after its own cell: dropped
+  for (const TopoMatrix::Row& r : m->rows) EXPECT_EQ(m->NvLinks(r), 7 * 18) << r.device;
+  EXPECT_EQ(m->rows[3].cpu_affinity, "24-47,120-143");
+  EXPECT_EQ(m->rows[3].numa_affinity, "1");
+  EXPECT_EQ(m->rows[4].cells[13], "PIX");
+  EXPECT_TRUE(m->nic_names.empty());
+}
+
+// Found by preflight_tools_fuzz: a cell `NV-119` once summed to a negative count.
+TEST(PreflightTopo, CountsOnlyCellsThatAreLinkCounts) {
+  const std::optional<TopoMatrix> m =
+      ParseTopoMatrix("GPU0 GPU1 GPU2 GPU3\nGPU0 X NV-119 NV99999 NV4\n");
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->rows.size(), 1u);
+  EXPECT_EQ(m->NvLinks(m->rows[0]), 4);
+}
+
 // Derived: the header underlined with ANSI escapes, as nvidia-smi writes it to a terminal.
 TEST(PreflightTopo, ReadsAHeaderUnderlinedWithAnsiEscapes) {
   std::string text = Sample(kTopo[0]);
@@ -163,6 +184,8 @@ TEST(PreflightDcgm, ReadsADcgm4FailureWithItsWarningAndDriver) {
   const std::optional<DcgmDiag> d = ParseDcgmDiagJson(Sample(kDcgm[0]));
   ASSERT_TRUE(d);
   EXPECT_EQ(d->driver_version, "580.82.09");
+  EXPECT_EQ(d->dcgm_version, "4.2.3");
+  EXPECT_EQ(d->runtime_error, "");
   ASSERT_EQ(d->tests.size(), 1u);
   EXPECT_EQ(d->tests[0].name, "software");
   EXPECT_EQ(d->tests[0].gpu, 0);
@@ -213,12 +236,36 @@ TEST(PreflightDcgm, ReadsTheDcgm3ShapesItsWriterAllows) {
   const std::optional<DcgmDiag> d = ParseDcgmDiagJson(text);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->driver_version, "535.129.03");
+  EXPECT_EQ(d->dcgm_version, "3.3.1");
   ASSERT_EQ(d->tests.size(), 2u);
   EXPECT_EQ(d->tests[0].gpu, -1);
   EXPECT_EQ(d->tests[0].result, "Pass");
   EXPECT_EQ(d->tests[1].gpu, 2);
   EXPECT_EQ(d->tests[1].result, "Fail");
   EXPECT_EQ(d->tests[1].info, "GPU 2 Error using CUDA API cuCtxCreate");
+}
+
+// DCGM 4's schema (testing/python3/dcgm_diag_schema.json) allows a run that failed as a whole:
+// `runtime_error` and no tests (derived, not a capture). Keys in another order than jsoncpp's
+// still name their results.
+TEST(PreflightDcgm, ReadsARunThatCouldNotRun) {
+  const std::optional<DcgmDiag> d = ParseDcgmDiagJson(
+      R"({"DCGM Diagnostic": {"runtime_error": "Unable to run diagnostic: GPUs are busy"},
+          "metadata": {"version": "4.2.3"}})");
+  ASSERT_TRUE(d);
+  EXPECT_TRUE(d->tests.empty());
+  EXPECT_EQ(d->runtime_error, "Unable to run diagnostic: GPUs are busy");
+  EXPECT_EQ(d->dcgm_version, "4.2.3");
+
+  const std::optional<DcgmDiag> late = ParseDcgmDiagJson(
+      R"({"DCGM Diagnostic": {"test_categories": [{"tests": [
+          {"results": [{"entity_group": "GPU", "entity_id": 3, "status": "Warn"}],
+           "name": "pcie"}]}]}})");
+  ASSERT_TRUE(late);
+  ASSERT_EQ(late->tests.size(), 1u);
+  EXPECT_EQ(late->tests[0].name, "pcie");
+  EXPECT_EQ(late->tests[0].gpu, 3);
+  EXPECT_EQ(late->tests[0].result, "Warn");
 }
 
 TEST(PreflightDcgm, KeepsWhatACutDocumentHeldBeforeTheCut) {

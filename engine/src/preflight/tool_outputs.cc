@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include "denpex/common/json_reader.h"
@@ -266,7 +267,8 @@ void ReadWarnings(JsonReader& r, std::string* out) {
         r.Skip();
       }
     }
-    Append(out, id.empty() ? text : text + " (DCGM_FR " + id + ")");
+    if (!id.empty()) text.append(" (DCGM_FR ").append(id).append(")");
+    Append(out, text);
   }
 }
 
@@ -319,17 +321,22 @@ void ReadResult(JsonReader& r, const std::string& test, DcgmDiag* out) {
 
 void ReadTest(JsonReader& r, DcgmDiag* out) {
   if (!r.BeginObject()) return;
+  const std::size_t first = out->tests.size();
   std::string name;
   while (auto key = r.NextKey()) {
     if (*key == "name" && r.Peek() == '"') {
       name = r.String().value_or("");
     } else if (*key == "results" && r.Peek() == '[') {
-      // `name` precedes `results` in every version's output (jsoncpp sorts keys).
       r.BeginArray();
       while (r.NextElement()) ReadResult(r, name, out);
     } else {
       r.Skip();
     }
+  }
+  // jsoncpp sorts keys, so `name` comes first in DCGM's output; another writer's order is
+  // mended here.
+  for (std::size_t i = first; i < out->tests.size(); ++i) {
+    if (out->tests[i].name.empty()) out->tests[i].name = name;
   }
 }
 
@@ -354,18 +361,24 @@ void ReadDiagnostic(JsonReader& r, DcgmDiag* out) {
       while (r.NextElement()) ReadCategory(r, out);
     } else if (*key == "Driver Version Detected" && r.Peek() == '"') {
       out->driver_version = r.String().value_or("");
+    } else if (*key == "version" && r.Peek() == '"') {
+      out->dcgm_version = r.String().value_or("");
+    } else if (*key == "runtime_error" && r.Peek() == '"') {
+      out->runtime_error = r.String().value_or("");
     } else {
       r.Skip();
     }
   }
 }
 
-// 4.x moved the driver version to `metadata`.
+// 4.x moved the driver and DCGM versions to `metadata`.
 void ReadMetadata(JsonReader& r, DcgmDiag* out) {
   if (!r.BeginObject()) return;
   while (auto key = r.NextKey()) {
     if (*key == "Driver Version Detected" && r.Peek() == '"') {
       out->driver_version = r.String().value_or("");
+    } else if (*key == "version" && r.Peek() == '"') {
+      out->dcgm_version = r.String().value_or("");
     } else {
       r.Skip();
     }
@@ -398,23 +411,23 @@ std::string_view PeelLabel(std::string_view line) {
 // or `error`, with or without `redop` and `root`).
 enum class Col { kOther, kSize, kCount, kType, kTime, kAlgbw, kBusbw, kWrong };
 
+Col ColumnOf(std::string_view name) {
+  if (name == "size") return Col::kSize;
+  if (name == "count") return Col::kCount;
+  if (name == "type") return Col::kType;
+  if (name == "time") return Col::kTime;
+  if (name == "algbw") return Col::kAlgbw;
+  if (name == "busbw") return Col::kBusbw;
+  if (name == "#wrong" || name == "error") return Col::kWrong;
+  return Col::kOther;  // `redop`, `root`
+}
+
 // The table header: `#  size  count  type  redop  root  time  algbw  busbw  #wrong  time ...`.
 std::optional<std::vector<Col>> ReadColumns(std::string_view body) {
-  const std::vector<std::string_view> w = Words(body);
   std::vector<Col> cols;
-  bool size = false, count = false, busbw = false;
-  for (std::string_view x : w) {
-    Col c = Col::kOther;
-    if (x == "size") c = Col::kSize, size = true;
-    if (x == "count") c = Col::kCount, count = true;
-    if (x == "type") c = Col::kType;
-    if (x == "time") c = Col::kTime;
-    if (x == "algbw") c = Col::kAlgbw;
-    if (x == "busbw") c = Col::kBusbw, busbw = true;
-    if (x == "#wrong" || x == "error") c = Col::kWrong;
-    cols.push_back(c);
-  }
-  if (!size || !count || !busbw) return std::nullopt;
+  for (std::string_view w : Words(body)) cols.push_back(ColumnOf(w));
+  const auto has = [&](Col c) { return std::find(cols.begin(), cols.end(), c) != cols.end(); };
+  if (!has(Col::kSize) || !has(Col::kCount) || !has(Col::kBusbw)) return std::nullopt;
   return cols;
 }
 
@@ -432,7 +445,7 @@ std::optional<NcclTestsRow> ReadRow(std::string_view line, std::int32_t n,
   int times = 0, algbws = 0, busbws = 0, wrongs = 0;
   std::int64_t wrong_oop = -1, wrong_ip = -1;
   for (std::size_t i = 0; i < w.size(); ++i) {
-    const double v = Number<double>(w[i]).value_or(0);
+    const double v = Number<double>(w[i]).value_or(0);  // `N/A` reads 0, as nccl-tests means it
     switch (cols[i]) {
       case Col::kSize: {
         const auto b = Number<std::uint64_t>(w[i]);
@@ -604,13 +617,15 @@ std::vector<IbPort> ParseIbstat(std::string_view text) {
 }
 
 std::int32_t TopoMatrix::NvLinks(const Row& gpu) const {
-  std::int32_t links = 0;
+  // A bonded set is a handful of links (NV18 on H100 and B200); a number past 255 or a sign
+  // (`NV-1`) is not a count, and the sum stays far from overflow.
+  std::int64_t links = 0;
   for (std::size_t i = 0; i < gpu.cells.size() && i < columns.size(); ++i) {
     const std::string_view cell = gpu.cells[i];
     if (!columns[i].starts_with("GPU") || !cell.starts_with("NV")) continue;
-    links += Number<std::int32_t>(cell.substr(2)).value_or(0);
+    links += Number<std::uint8_t>(cell.substr(2)).value_or(0);
   }
-  return links;
+  return static_cast<std::int32_t>(std::min<std::int64_t>(links, INT32_MAX));
 }
 
 std::optional<TopoMatrix> ParseTopoMatrix(std::string_view text) {

@@ -64,6 +64,9 @@ struct DcgmTest {
 };
 struct DcgmDiag {
   std::string driver_version;  // where the document carries it
+  std::string dcgm_version;    // `version`: in the diagnostic object (3.x) or `metadata` (4.x)
+  // `runtime_error` (4.x): the diagnostic could not run (nvvs failed, GPUs busy); no tests then.
+  std::string runtime_error;
   std::vector<DcgmTest> tests;
 };
 // nullopt when the text is not a JSON document of `dcgmi diag`.
