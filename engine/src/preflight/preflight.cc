@@ -87,7 +87,9 @@ Status ReadAllocation(const fs::path& dir, const PreflightOptions& options, Allo
   const fs::file_status st = fs::status(dir, ec);
   if (!fs::exists(st)) return Status::NotFound(dir.string() + ": no such directory");
   if (!fs::is_directory(st)) {
-    return Status::InvalidInput(dir.string() + ": not a directory; preflight --from reads a folder holding one folder per node");
+    return Status::InvalidInput(
+        dir.string() +
+        ": not a directory; preflight --from reads a folder holding one folder per node");
   }
   auto read = [&](const fs::path& path, const std::string& rel) -> std::int32_t {
     auto text = ReadInputFile(path, options.max_file_bytes, "a tool's output");
@@ -114,12 +116,16 @@ Status ReadAllocation(const fs::path& dir, const PreflightOptions& options, Allo
     } else if (e.is_directory()) {
       Node node{.name = name};
       std::vector<fs::path> paths;
-      for (auto it = fs::recursive_directory_iterator(e.path(), ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      for (auto it = fs::recursive_directory_iterator(e.path(), ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         if (it->is_regular_file() && !it->is_symlink()) paths.push_back(it->path());
       }
       std::sort(paths.begin(), paths.end());
       for (const fs::path& p : paths) {
-        if (const std::int32_t f = read(p, name + "/" + p.lexically_relative(e.path()).generic_string()); f >= 0) node.files.push_back(f);
+        if (const std::int32_t f =
+                read(p, name + "/" + p.lexically_relative(e.path()).generic_string());
+            f >= 0)
+          node.files.push_back(f);
       }
       a->nodes.push_back(std::move(node));
     } else if (e.is_regular_file()) {
@@ -128,7 +134,8 @@ Status ReadAllocation(const fs::path& dir, const PreflightOptions& options, Allo
   }
   // The allocation's own files take part only through the nccl-tests runs they hold.
   for (const std::int32_t f : loose.files) {
-    for (NcclTestsRun& r : preflight::ParseNcclTests(a->files[static_cast<std::size_t>(f)].text)) a->runs.push_back({std::move(r), f, {}});
+    for (NcclTestsRun& r : preflight::ParseNcclTests(a->files[static_cast<std::size_t>(f)].text))
+      a->runs.push_back({std::move(r), f, {}});
   }
   return Status::Ok();
 }
@@ -147,7 +154,9 @@ void ReadNode(Allocation& a, Node& n) {
     const std::string driver = n.gpu.driver;
     ParseGpuHealthText(file.text, f, &n.gpu);
     if (n.gpu.gpus.size() != gpus || n.gpu.driver != driver) {
-      AddSource(n, file.text.find("NVSMI LOG") != std::string::npos ? "nvidia-smi -q" : "nvidia-smi", file.rel);
+      AddSource(n,
+                file.text.find("NVSMI LOG") != std::string::npos ? "nvidia-smi -q" : "nvidia-smi",
+                file.rel);
     }
     if (auto topo = preflight::ParseTopoMatrix(file.text); topo && !topo->rows.empty()) {
       n.topo = std::move(topo);
@@ -162,15 +171,19 @@ void ReadNode(Allocation& a, Node& n) {
       n.dcgm.emplace_back(std::move(*diag), f);
       AddSource(n, "dcgmi diag -j", file.rel);
     }
-    if (file.text.find("NVRM: Xid") != std::string::npos || file.text.find("fallen off the bus") != std::string::npos) {
+    if (file.text.find("NVRM: Xid") != std::string::npos ||
+        file.text.find("fallen off the bus") != std::string::npos) {
       // The engine's own kernel-line recognisers, as `denpex diagnose` reads a kernel log.
-      const ParsedLog log = ParseLog(file.text, FileContext{.file = 0, .kernel = true, .prefixes = SniffPrefixes(file.text)});
+      const ParsedLog log = ParseLog(
+          file.text, FileContext{.file = 0, .kernel = true, .prefixes = SniffPrefixes(file.text)});
       const std::size_t before = n.xids.size();
       for (const Event& e : log.events) {
         if (e.kind != Kind::kXid && e.kind != Kind::kFallenOffBus) continue;
         const Xid* x = std::get_if<Xid>(&e.detail);
-        n.xids.push_back({x != nullptr ? x->code : -1, x != nullptr && x->pci != kNoStr ? std::string(log.strings.Get(x->pci)) : "", f,
-                          static_cast<std::int32_t>(e.line)});
+        n.xids.push_back(
+            {x != nullptr ? x->code : -1,
+             x != nullptr && x->pci != kNoStr ? std::string(log.strings.Get(x->pci)) : "", f,
+             static_cast<std::int32_t>(e.line)});
       }
       if (n.xids.size() != before) AddSource(n, "kernel log", file.rel);
     }
@@ -179,7 +192,8 @@ void ReadNode(Allocation& a, Node& n) {
     for (NcclTestsRun& r : runs) a.runs.push_back({std::move(r), f, {}});
   }
   if (n.out.sources().empty()) {
-    a.problems.push_back(n.name + ": no tool output recognised among its " + std::to_string(n.files.size()) + " files");
+    a.problems.push_back(n.name + ": no tool output recognised among its " +
+                         std::to_string(n.files.size()) + " files");
   }
 }
 
@@ -219,7 +233,8 @@ std::optional<std::int32_t> NvLinks(const Node& n) {
   if (!n.topo) return std::nullopt;
   std::optional<std::int32_t> fewest;
   for (const TopoMatrix::Row& r : n.topo->rows) {
-    if (r.device.starts_with("GPU")) fewest = std::min(fewest.value_or(INT32_MAX), n.topo->NvLinks(r));
+    if (r.device.starts_with("GPU"))
+      fewest = std::min(fewest.value_or(INT32_MAX), n.topo->NvLinks(r));
   }
   return fewest;
 }
@@ -257,7 +272,9 @@ class Judge {
     e->set_line(line);
     e->set_text(std::string(LineOf(rf.text, line)));
   }
-  void Cite(v1::PreflightFinding& f, const HealthLine& l) { Cite(f, l.file, static_cast<std::int32_t>(l.span.line)); }
+  void Cite(v1::PreflightFinding& f, const HealthLine& l) {
+    Cite(f, l.file, static_cast<std::int32_t>(l.span.line));
+  }
 
   void Inventory();
   void Odd(Node& n);
@@ -305,7 +322,8 @@ void Judge::Inventory() {
     inv->set_ib_ports_active(up);
     // The rate most of its up ports run at: the fabric's (a storage or management port, a bond,
     // may run slower on every node).
-    const auto most = std::max_element(rates.begin(), rates.end(), [](auto& x, auto& y) { return x.second < y.second; });
+    const auto most = std::max_element(rates.begin(), rates.end(),
+                                       [](auto& x, auto& y) { return x.second < y.second; });
     inv->set_ib_rate_gbps(most == rates.end() ? 0 : most->first);
     for (const GpuHealth& g : n.gpu.gpus) {
       if (g.pcie_width > 0) ++pcie_widths_[g.name][g.pcie_width];
@@ -330,20 +348,26 @@ void Judge::Inventory() {
 void Judge::Odd(Node& n) {
   const v1::PreflightInventory& inv = n.out.inventory();
   if (auto count = GpuCount(n); count && norm_.gpus() > 0 && *count != norm_.gpus()) {
-    auto& f = Add(n, "ODD_GPU_COUNT", true, std::to_string(*count) + " GPUs where most nodes have " + std::to_string(norm_.gpus()));
+    auto& f =
+        Add(n, "ODD_GPU_COUNT", true,
+            std::to_string(*count) + " GPUs where most nodes have " + std::to_string(norm_.gpus()));
     Cite(f, n.gpu.attached_line);
   }
-  if (!inv.gpu_model().empty() && !norm_.gpu_model().empty() && inv.gpu_model() != norm_.gpu_model()) {
+  if (!inv.gpu_model().empty() && !norm_.gpu_model().empty() &&
+      inv.gpu_model() != norm_.gpu_model()) {
     Add(n, "ODD_GPU_MODEL", true, inv.gpu_model() + " where most nodes have " + norm_.gpu_model());
   }
   if (!inv.driver().empty() && !norm_.driver().empty() && inv.driver() != norm_.driver()) {
-    Cite(Add(n, "ODD_DRIVER", true, "driver " + inv.driver() + " where most nodes run " + norm_.driver()), n.gpu.driver_line);
+    Cite(Add(n, "ODD_DRIVER", true,
+             "driver " + inv.driver() + " where most nodes run " + norm_.driver()),
+         n.gpu.driver_line);
   }
   if (inv.nvlinks_per_gpu() >= 0 && norm_.nvlinks_per_gpu() > inv.nvlinks_per_gpu()) {
     for (const TopoMatrix::Row& r : n.topo->rows) {
       if (!r.device.starts_with("GPU") || n.topo->NvLinks(r) >= norm_.nvlinks_per_gpu()) continue;
       auto& f = Add(n, "ODD_NVLINKS", true,
-                    r.device + " has " + std::to_string(n.topo->NvLinks(r)) + " NVLinks to the other GPUs where most nodes' GPUs have at least " +
+                    r.device + " has " + std::to_string(n.topo->NvLinks(r)) +
+                        " NVLinks to the other GPUs where most nodes' GPUs have at least " +
                         std::to_string(norm_.nvlinks_per_gpu()));
       f.set_device(r.device);
       Cite(f, n.topo_file, r.line);
@@ -354,32 +378,47 @@ void Judge::Odd(Node& n) {
 void Judge::Gpus(Node& n) {
   for (const GpuHealth& g : n.gpu.gpus) {
     auto add = [&](std::string code, bool fail, std::string message) -> v1::PreflightFinding& {
-      auto& f = Add(n, std::move(code), fail, "GPU " + std::to_string(g.index) + " (" + g.pci + "): " + std::move(message));
+      auto& f = Add(n, std::move(code), fail,
+                    "GPU " + std::to_string(g.index) + " (" + g.pci + "): " + std::move(message));
       f.set_gpu(g.index);
       f.set_device(g.pci);
       return f;
     };
     if (g.volatile_uncorrectable > 0) {
-      Cite(add("ECC_UNCORRECTABLE", true, std::to_string(g.volatile_uncorrectable) + " volatile uncorrectable ECC errors"), g.memory_line);
+      Cite(add("ECC_UNCORRECTABLE", true,
+               std::to_string(g.volatile_uncorrectable) + " volatile uncorrectable ECC errors"),
+           g.memory_line);
     }
-    if (g.remap_failed) Cite(add("ROW_REMAP_FAILED", true, "row remapping failed: the GPU needs service"), g.memory_line);
-    if (g.remap_pending) add("ROW_REMAP_PENDING", true, "a row remap is pending: reset the GPU before use");
-    if (g.retire_pending) add("RETIRED_PAGES", true, "a page retirement is pending: reset the GPU before use");
-    if (g.retired_dbe > 0 && !g.retire_pending) add("RETIRED_PAGES", false, std::to_string(g.retired_dbe) + " pages retired for double-bit ECC errors");
+    if (g.remap_failed)
+      Cite(add("ROW_REMAP_FAILED", true, "row remapping failed: the GPU needs service"),
+           g.memory_line);
+    if (g.remap_pending)
+      add("ROW_REMAP_PENDING", true, "a row remap is pending: reset the GPU before use");
+    if (g.retire_pending)
+      add("RETIRED_PAGES", true, "a page retirement is pending: reset the GPU before use");
+    if (g.retired_dbe > 0 && !g.retire_pending)
+      add("RETIRED_PAGES", false,
+          std::to_string(g.retired_dbe) + " pages retired for double-bit ECC errors");
     if (g.hw_slowdown || g.hw_thermal || g.hw_power_brake) {
-      Cite(add("THROTTLED", true, "clocks held down by the hardware (HW slowdown, thermal or power brake)"), g.throttle_line);
+      Cite(add("THROTTLED", true,
+               "clocks held down by the hardware (HW slowdown, thermal or power brake)"),
+           g.throttle_line);
     } else if (g.sw_thermal) {
-      Cite(add("THROTTLED", false, "clocks held down by the driver's thermal limit"), g.throttle_line);
+      Cite(add("THROTTLED", false, "clocks held down by the driver's thermal limit"),
+           g.throttle_line);
     }
-    if (!g.diag_failed.empty()) Cite(add("DCGM_FAIL", true, "dcgmi diag: " + g.diag_failed + " failed"), g.diag_line);
+    if (!g.diag_failed.empty())
+      Cite(add("DCGM_FAIL", true, "dcgmi diag: " + g.diag_failed + " failed"), g.diag_line);
     // A link trained below its width, lower than most GPUs of its model in the allocation (a
     // board wired at x8 shows Max 16x on every node, which is no fault).
     if (g.pcie_width > 0 && g.pcie_width_max > g.pcie_width) {
       const auto& widths = pcie_widths_[g.name];
-      const auto most = std::max_element(widths.begin(), widths.end(), [](auto& x, auto& y) { return x.second < y.second; });
+      const auto most = std::max_element(widths.begin(), widths.end(),
+                                         [](auto& x, auto& y) { return x.second < y.second; });
       if (most != widths.end() && g.pcie_width < most->first) {
         Cite(add("PCIE_WIDTH_DEGRADED", true,
-                 "PCIe link at x" + std::to_string(g.pcie_width) + " of x" + std::to_string(g.pcie_width_max) + " where most " + g.name + "s run at x" +
+                 "PCIe link at x" + std::to_string(g.pcie_width) + " of x" +
+                     std::to_string(g.pcie_width_max) + " where most " + g.name + "s run at x" +
                      std::to_string(most->first)),
              g.pcie_line);
       }
@@ -397,16 +436,20 @@ void Judge::Ports(Node& n) {
       // A port down on most nodes is one the fabric does not use.
       if (up * 2 <= port_seen_[name]) continue;
       auto& f = Add(n, "IB_PORT_DOWN", true,
-                    "port " + name + " is " + p.state + " (" + p.physical_state + ") where it is Active on " + std::to_string(up) + " of " +
+                    "port " + name + " is " + p.state + " (" + p.physical_state +
+                        ") where it is Active on " + std::to_string(up) + " of " +
                         std::to_string(port_seen_[name]) + " nodes");
       f.set_device(name);
       Cite(f, file, p.line);
       continue;
     }
     const auto& rates = port_rates_[name];
-    const auto most = std::max_element(rates.begin(), rates.end(), [](auto& x, auto& y) { return x.second < y.second; });
+    const auto most = std::max_element(rates.begin(), rates.end(),
+                                       [](auto& x, auto& y) { return x.second < y.second; });
     if (most != rates.end() && p.rate_gbps < most->first) {
-      auto& f = Add(n, "IB_PORT_SLOW", true, "port " + name + " runs at " + Num(p.rate_gbps) + " Gb/s where most nodes' run at " + Num(most->first));
+      auto& f = Add(n, "IB_PORT_SLOW", true,
+                    "port " + name + " runs at " + Num(p.rate_gbps) +
+                        " Gb/s where most nodes' run at " + Num(most->first));
       f.set_device(name);
       Cite(f, file, p.rate_line);
     }
@@ -415,11 +458,16 @@ void Judge::Ports(Node& n) {
 
 void Judge::Dcgm(Node& n) {
   for (const auto& [diag, file] : n.dcgm) {
+    if (!diag.runtime_error.empty()) {  // the diagnostic did not run: nothing was tested
+      auto& f = Add(n, "DCGM_WARN", false, "dcgmi diag did not run: " + diag.runtime_error);
+      f.add_evidence()->set_file(a_.files[static_cast<std::size_t>(file)].rel);
+    }
     for (const preflight::DcgmTest& t : diag.tests) {
       if (t.result != "Fail" && t.result != "Warn") continue;
       const std::string who = t.gpu >= 0 ? "GPU " + std::to_string(t.gpu) + ": " : "";
-      auto& f = Add(n, t.result == "Fail" ? "DCGM_FAIL" : "DCGM_WARN", t.result == "Fail",
-                    who + "dcgmi diag " + t.name + " " + t.result + (t.info.empty() ? "" : ": " + t.info));
+      auto& f = Add(
+          n, t.result == "Fail" ? "DCGM_FAIL" : "DCGM_WARN", t.result == "Fail",
+          who + "dcgmi diag " + t.name + " " + t.result + (t.info.empty() ? "" : ": " + t.info));
       f.set_gpu(t.gpu);
       const ReadFile& rf = a_.files[static_cast<std::size_t>(file)];
       v1::Evidence* e = f.add_evidence();
@@ -437,8 +485,11 @@ void Judge::Xids(Node& n) {
     const auto& [code, pci] = key;
     const std::optional<XidWords> words = DescribeXid(code);
     const GpuHealth* gpu = pci.empty() ? nullptr : n.gpu.ByPci(pci);
-    std::string message = (code >= 0 ? "Xid " + std::to_string(code) : std::string("a GPU")) + " on " +
-                          (gpu != nullptr && gpu->index >= 0 ? "GPU " + std::to_string(gpu->index) + " (" + pci + ")" : pci.empty() ? "a GPU" : pci);
+    std::string message =
+        (code >= 0 ? "Xid " + std::to_string(code) : std::string("a GPU")) + " on " +
+        (gpu != nullptr && gpu->index >= 0 ? "GPU " + std::to_string(gpu->index) + " (" + pci + ")"
+         : pci.empty()                     ? "a GPU"
+                                           : pci);
     message += words ? ": " + std::string(words->what) : ": not a fault of the GPU on its own";
     if (lines.size() > 1) message += " (" + std::to_string(lines.size()) + " lines)";
     auto& f = Add(n, "XID", words && !words->application, std::move(message));
@@ -465,25 +516,34 @@ std::pair<double, std::int32_t> Bandwidth(const NcclTestsRun& r) {
 void Judge::Fabric() {
   std::map<std::string, Node*> by_name;
   for (Node& n : a_.nodes) by_name[n.name] = &n;
-  std::map<std::tuple<std::string, std::size_t, std::size_t, std::uint64_t>, std::vector<TestRun*>> shapes;
+  std::map<std::tuple<std::string, std::size_t, std::size_t, std::uint64_t>, std::vector<TestRun*>>
+      shapes;
   for (TestRun& r : a_.runs) {
     std::set<std::string> nodes(r.run.hosts.begin(), r.run.hosts.end());
     if (nodes.empty()) {  // a run that names no host: the node whose folder holds it
       for (const Node& n : a_.nodes) {
-        if (std::find(n.files.begin(), n.files.end(), r.file) != n.files.end()) nodes.insert(n.name);
+        if (std::find(n.files.begin(), n.files.end(), r.file) != n.files.end())
+          nodes.insert(n.name);
       }
     }
     r.nodes.assign(nodes.begin(), nodes.end());
-    const std::uint64_t largest = r.run.rows.empty() ? 0 : std::max_element(r.run.rows.begin(), r.run.rows.end(), [](auto& x, auto& y) {
-                                                            return x.bytes < y.bytes;
-                                                          })->bytes;
-    if (Bandwidth(r.run).first > 0) shapes[{r.run.test, r.nodes.size(), std::max<std::size_t>(r.run.hosts.size(), 1), largest}].push_back(&r);
-    const auto wrong = std::find_if(r.run.rows.begin(), r.run.rows.end(), [](auto& row) { return row.wrong > 0; });
+    const std::uint64_t largest =
+        r.run.rows.empty()
+            ? 0
+            : std::max_element(r.run.rows.begin(), r.run.rows.end(), [](auto& x, auto& y) {
+                return x.bytes < y.bytes;
+              })->bytes;
+    if (Bandwidth(r.run).first > 0)
+      shapes[{r.run.test, r.nodes.size(), std::max<std::size_t>(r.run.hosts.size(), 1), largest}]
+          .push_back(&r);
+    const auto wrong =
+        std::find_if(r.run.rows.begin(), r.run.rows.end(), [](auto& row) { return row.wrong > 0; });
     if (r.run.out_of_bounds || wrong != r.run.rows.end()) {
       for (const std::string& name : r.nodes) {
         if (by_name.count(name) == 0) continue;
         auto& f = Add(*by_name[name], "NCCL_TESTS_WRONG", r.nodes.size() == 1,
-                      "nccl-tests " + r.run.test + " on " + std::to_string(r.nodes.size()) + " node(s) returned wrong values");
+                      "nccl-tests " + r.run.test + " on " + std::to_string(r.nodes.size()) +
+                          " node(s) returned wrong values");
         Cite(f, r.file, wrong != r.run.rows.end() ? wrong->line : r.run.avg_line);
       }
     }
@@ -508,16 +568,21 @@ void Judge::Fabric() {
       return slow_runs[name].size() == n && (n >= 2 || all[name].front()->nodes.size() == 1);
     };
     const std::string test = std::get<0>(shape).empty() ? std::string("run") : std::get<0>(shape);
-    const std::string of_median = " GB/s at the largest size, below " + Num(floor * 100) + "% of the median " + Num(median) + " GB/s of " +
+    const std::string of_median = " GB/s at the largest size, below " + Num(floor * 100) +
+                                  "% of the median " + Num(median) + " GB/s of " +
                                   std::to_string(runs.size()) + " runs of its shape";
     for (const auto& [name, mine] : slow_runs) {
       if (by_name.count(name) == 0) continue;
       if (culprit(name)) {
         std::string values;
-        for (const TestRun* r : mine) values += (values.empty() ? "" : ", ") + Num(Bandwidth(r->run).first);
-        auto& f = Add(*by_name[name], "BUSBW_LOW", true,
-                      "nccl-tests " + test + ": slow in " + (mine.size() == 1 ? "its run" : "all " + std::to_string(mine.size()) + " of its runs") +
-                          ", bus bandwidth " + values + of_median);
+        for (const TestRun* r : mine)
+          values += (values.empty() ? "" : ", ") + Num(Bandwidth(r->run).first);
+        auto& f =
+            Add(*by_name[name], "BUSBW_LOW", true,
+                "nccl-tests " + test + ": slow in " +
+                    (mine.size() == 1 ? "its run"
+                                      : "all " + std::to_string(mine.size()) + " of its runs") +
+                    ", bus bandwidth " + values + of_median);
         for (const TestRun* r : mine) Cite(f, r->file, Bandwidth(r->run).second);
         continue;
       }
@@ -526,7 +591,8 @@ void Judge::Fabric() {
         if (r->nodes.size() != 2 || culprit(r->nodes[0]) || culprit(r->nodes[1])) continue;
         const std::string& other = r->nodes[0] == name ? r->nodes[1] : r->nodes[0];
         auto& f = Add(*by_name[name], "BUSBW_LOW", false,
-                      "nccl-tests " + test + " with " + other + ": bus bandwidth " + Num(Bandwidth(r->run).first) + of_median +
+                      "nccl-tests " + test + " with " + other + ": bus bandwidth " +
+                          Num(Bandwidth(r->run).first) + of_median +
                           "; both nodes' other runs are not all slow: the link between them");
         f.set_device(std::min(name, other) + "<->" + std::max(name, other));
         Cite(f, r->file, Bandwidth(r->run).second);
@@ -548,7 +614,8 @@ v1::PreflightReport Judge::Report() {
   v1::PreflightReport report;
   std::vector<std::string> failed;
   for (Node& n : a_.nodes) {
-    const bool pass = std::none_of(n.out.findings().begin(), n.out.findings().end(), [](auto& f) { return f.fail(); });
+    const bool pass = std::none_of(n.out.findings().begin(), n.out.findings().end(),
+                                   [](auto& f) { return f.fail(); });
     n.out.set_node(n.name);
     n.out.set_pass(pass);
     if (!pass) failed.push_back(n.name);
@@ -583,7 +650,8 @@ std::string SlurmHostList(std::vector<std::string> hosts) {
       continue;
     }
     auto key = std::make_pair(prefix, digits.size());
-    auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == key && !g.second.empty(); });
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](auto& g) { return g.first == key && !g.second.empty(); });
     if (it == groups.end()) {
       groups.push_back({key, {digits}});
     } else {
@@ -616,14 +684,18 @@ std::string SlurmHostList(std::vector<std::string> hosts) {
   return out;
 }
 
-Result<v1::PreflightReport> PreflightFrom(const std::filesystem::path& dir, const PreflightOptions& options) {
+Result<v1::PreflightReport> PreflightFrom(const std::filesystem::path& dir,
+                                          const PreflightOptions& options) {
   Allocation a;
   if (Status st = ReadAllocation(dir, options, &a); !st.ok()) return st;
   for (Node& n : a.nodes) ReadNode(a, n);
-  const bool any = !a.runs.empty() || std::any_of(a.nodes.begin(), a.nodes.end(), [](const Node& n) { return !n.out.sources().empty(); });
+  const bool any =
+      !a.runs.empty() || std::any_of(a.nodes.begin(), a.nodes.end(),
+                                     [](const Node& n) { return !n.out.sources().empty(); });
   if (!any) {
     return Status::InvalidInput(dir.string() +
-                                ": no tool output recognised (nvidia-smi -q, nvidia-smi topo -m, ibstat, dcgmi diag -j, nccl-tests); "
+                                ": no tool output recognised (nvidia-smi -q, nvidia-smi topo -m, "
+                                "ibstat, dcgmi diag -j, nccl-tests); "
                                 "put each node's outputs in a folder named after the node");
   }
   return Judge(a, options).Report();
@@ -636,19 +708,21 @@ std::string RenderPreflightText(const v1::PreflightReport& report) {
     failed += !n.pass();
     warned += n.pass() && !n.findings().empty();
   }
-  out << "PREFLIGHT " << (report.verdict() == v1::PREFLIGHT_PASS ? "PASS" : "FAIL") << ": " << report.nodes_size() << " nodes, " << failed
-      << " failed, " << warned << " with warnings\n";
+  out << "PREFLIGHT " << (report.verdict() == v1::PREFLIGHT_PASS ? "PASS" : "FAIL") << ": "
+      << report.nodes_size() << " nodes, " << failed << " failed, " << warned << " with warnings\n";
   const auto& m = report.majority();
-  out << "  most nodes: " << m.gpus() << " x " << (m.gpu_model().empty() ? "?" : m.gpu_model()) << ", driver "
-      << (m.driver().empty() ? "?" : m.driver());
+  out << "  most nodes: " << m.gpus() << " x " << (m.gpu_model().empty() ? "?" : m.gpu_model())
+      << ", driver " << (m.driver().empty() ? "?" : m.driver());
   if (m.nvlinks_per_gpu() >= 0) out << ", " << m.nvlinks_per_gpu() << " NVLinks per GPU";
-  if (m.ib_ports_active() > 0) out << ", " << m.ib_ports_active() << " IB ports at " << Num(m.ib_rate_gbps()) << " Gb/s";
+  if (m.ib_ports_active() > 0)
+    out << ", " << m.ib_ports_active() << " IB ports at " << Num(m.ib_rate_gbps()) << " Gb/s";
   out << "\n";
   for (const bool fail : {true, false}) {
     for (const auto& n : report.nodes()) {
       for (const auto& f : n.findings()) {
         if (f.fail() != fail) continue;
-        out << "  " << (fail ? "FAIL " : "WARN ") << n.node() << " " << f.code() << ": " << f.message() << "\n";
+        out << "  " << (fail ? "FAIL " : "WARN ") << n.node() << " " << f.code() << ": "
+            << f.message() << "\n";
         for (const auto& e : f.evidence()) {
           out << "       " << e.file();
           if (e.line() > 0) out << ":" << e.line() << ": " << e.text();
