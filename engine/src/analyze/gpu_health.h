@@ -29,7 +29,7 @@ struct GpuHealth {
   // -q's PCI > GPU Link Info > Link Width, lanes (`16x`); -1 not given. The generation is not
   // kept: it drops at idle to save power, so a lower current one says nothing.
   std::int32_t pcie_width = -1, pcie_width_max = -1;
-  HealthLine pcie_line;     // the Current width's line
+  HealthLine pcie_line;                     // the Current width's line
   std::int64_t volatile_uncorrectable = 0;  // SRAM + DRAM volatile uncorrectable, DCGM DBE_VOL
   std::int64_t aggregate_correctable = 0;
   bool remap_pending = false;    // Remapped Rows Pending: Yes, ROW_REMAP_PENDING 1
