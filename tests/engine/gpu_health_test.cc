@@ -2,7 +2,8 @@
 // each driver era (ECC, retired pages, remapped rows, "Clocks Throttle Reasons" before 535 and
 // "Clocks Event Reasons" after, 560's SRAM Parity / SEC-DED split), `nvidia-smi -L`, `dcgmi
 // health -c` with its wrapped message, `dcgmi diag -r 1`'s "Fail - GPU: N" row, dcgm-exporter
-// samples under both field spellings, and the launch's CUDA_VISIBLE_DEVICES line.
+// samples under both field spellings, the launch's CUDA_VISIBLE_DEVICES line, and `nvidia-smi -q
+// -x` (real samples of drivers 418 to 595, their faulty variants, truncated and garbled XML).
 #include <gtest/gtest.h>
 
 #include <algorithm>
