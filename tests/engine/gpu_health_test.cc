@@ -2,7 +2,8 @@
 // each driver era (ECC, retired pages, remapped rows, "Clocks Throttle Reasons" before 535 and
 // "Clocks Event Reasons" after, 560's SRAM Parity / SEC-DED split), `nvidia-smi -L`, `dcgmi
 // health -c` with its wrapped message, `dcgmi diag -r 1`'s "Fail - GPU: N" row, dcgm-exporter
-// samples under both field spellings, and the launch's CUDA_VISIBLE_DEVICES line.
+// samples under both field spellings, the launch's CUDA_VISIBLE_DEVICES line, and `nvidia-smi -q
+// -x` (real samples of drivers 418 to 595, their faulty variants, truncated and garbled XML).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -157,6 +158,406 @@ TEST(GpuHealth, DcgmiHealthDiagAndExporterSamples) {
   ASSERT_NE(h.ByPci("0000:ab:00"), nullptr);
   EXPECT_TRUE(h.ByPci("0000:ab:00")->hw_thermal);      // 0x68: HW slowdown, SW and HW thermal
   EXPECT_TRUE(h.ByPci("0000:ba:00")->hw_power_brake);  // 0x8c: power cap, HW slowdown, brake
+}
+
+// `nvidia-smi -q -x`: the real outputs of tests/data/gpu_health/smi_xml (its README names them),
+// and faulty variants of them made here by changing values in memory.
+const std::filesystem::path kSmiXml =
+    std::filesystem::path(DENPEX_SOURCE_DIR) / "tests/data/gpu_health/smi_xml";
+
+std::string ReadSample(const std::string& name) {
+  std::ifstream in(kSmiXml / name, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// `text` with the first `from` after `after` replaced by `to`; the test fails when there is none.
+std::string Changed(std::string text, const std::string& from, const std::string& to,
+                    const std::string& after = "") {
+  const std::size_t start = after.empty() ? 0 : text.find(after);
+  const std::size_t at = start == std::string::npos ? start : text.find(from, start);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+// Every fact both readers fill, line numbers aside (the two forms put them on other lines).
+void ExpectSameFacts(const NodeGpuHealth& text, const NodeGpuHealth& xml) {
+  EXPECT_EQ(text.driver, xml.driver);
+  EXPECT_EQ(text.cuda, xml.cuda);
+  EXPECT_EQ(text.attached, xml.attached);
+  ASSERT_EQ(text.gpus.size(), xml.gpus.size());
+  for (std::size_t i = 0; i < text.gpus.size(); ++i) {
+    const GpuHealth &t = text.gpus[i], &x = xml.gpus[i];
+    EXPECT_EQ(t.pci, x.pci);
+    EXPECT_EQ(t.uuid, x.uuid);
+    EXPECT_EQ(t.index, x.index);
+    EXPECT_EQ(t.name, x.name);
+    EXPECT_EQ(t.pcie_width, x.pcie_width);
+    EXPECT_EQ(t.pcie_width_max, x.pcie_width_max);
+    EXPECT_EQ(t.volatile_uncorrectable, x.volatile_uncorrectable);
+    EXPECT_EQ(t.aggregate_correctable, x.aggregate_correctable);
+    EXPECT_EQ(t.remap_pending, x.remap_pending);
+    EXPECT_EQ(t.remap_failed, x.remap_failed);
+    EXPECT_EQ(t.retire_pending, x.retire_pending);
+    EXPECT_EQ(t.retired_dbe, x.retired_dbe);
+    EXPECT_EQ(t.hw_slowdown, x.hw_slowdown);
+    EXPECT_EQ(t.hw_thermal, x.hw_thermal);
+    EXPECT_EQ(t.hw_power_brake, x.hw_power_brake);
+    EXPECT_EQ(t.sw_thermal, x.sw_thermal);
+    EXPECT_EQ(t.temperature, x.temperature);
+    EXPECT_EQ(t.memory_line.file < 0, x.memory_line.file < 0);
+    EXPECT_EQ(t.throttle_line.file < 0, x.throttle_line.file < 0);
+    EXPECT_EQ(t.pcie_line.file < 0, x.pcie_line.file < 0);
+  }
+}
+
+// kQuery470's A100 as `-q -x` prints those facts (written here after the 470-era DTD's element
+// names, not captured from a machine): the same facts, and the most specific clock reason and
+// the pending remap cited the same way.
+TEST(GpuHealth, XmlOfThe470BlockGivesTheTextsFacts) {
+  constexpr const char* kXml470 = R"(<?xml version="1.0" ?>
+<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v11.dtd">
+<nvidia_smi_log>
+	<timestamp>Mon Mar  2 09:28:02 2026</timestamp>
+	<driver_version>470.223.02</driver_version>
+	<attached_gpus>8</attached_gpus>
+	<gpu id="00000000:5D:00.0">
+		<product_name>NVIDIA A100-SXM4-80GB</product_name>
+		<uuid>GPU-6fb75e7b-b3ce-ded9-59c5-ef768292bb4f</uuid>
+		<minor_number>3</minor_number>
+		<clocks_throttle_reasons>
+			<clocks_throttle_reason_gpu_idle>Not Active</clocks_throttle_reason_gpu_idle>
+			<clocks_throttle_reason_sw_power_cap>Not Active</clocks_throttle_reason_sw_power_cap>
+			<clocks_throttle_reason_hw_slowdown>Active</clocks_throttle_reason_hw_slowdown>
+			<clocks_throttle_reason_hw_thermal_slowdown>Active</clocks_throttle_reason_hw_thermal_slowdown>
+			<clocks_throttle_reason_hw_power_brake_slowdown>Not Active</clocks_throttle_reason_hw_power_brake_slowdown>
+			<clocks_throttle_reason_sw_thermal_slowdown>Active</clocks_throttle_reason_sw_thermal_slowdown>
+		</clocks_throttle_reasons>
+		<ecc_errors>
+			<volatile>
+				<sram_correctable>0</sram_correctable>
+				<sram_uncorrectable>0</sram_uncorrectable>
+				<dram_correctable>177</dram_correctable>
+				<dram_uncorrectable>0</dram_uncorrectable>
+			</volatile>
+			<aggregate>
+				<sram_correctable>0</sram_correctable>
+				<sram_uncorrectable>0</sram_uncorrectable>
+				<dram_correctable>177</dram_correctable>
+				<dram_uncorrectable>0</dram_uncorrectable>
+			</aggregate>
+		</ecc_errors>
+		<retired_pages>
+			<multiple_single_bit_retirement>
+				<retired_count>N/A</retired_count>
+				<retired_pagelist>N/A</retired_pagelist>
+			</multiple_single_bit_retirement>
+			<double_bit_retirement>
+				<retired_count>N/A</retired_count>
+				<retired_pagelist>N/A</retired_pagelist>
+			</double_bit_retirement>
+			<pending_blacklist>N/A</pending_blacklist>
+			<pending_retirement>N/A</pending_retirement>
+		</retired_pages>
+		<remapped_rows>
+			<remapped_row_corr>1</remapped_row_corr>
+			<remapped_row_unc>0</remapped_row_unc>
+			<remapped_row_pending>Yes</remapped_row_pending>
+			<remapped_row_failure>No</remapped_row_failure>
+		</remapped_rows>
+		<temperature>
+			<gpu_temp>91 C</gpu_temp>
+		</temperature>
+	</gpu>
+</nvidia_smi_log>
+)";
+  NodeGpuHealth text, xml;
+  ParseGpuHealthText(kQuery470, 0, &text);
+  ParseGpuHealthText(kXml470, 0, &xml);
+  ExpectSameFacts(text, xml);
+  ASSERT_EQ(xml.gpus.size(), 1u);
+  EXPECT_EQ(xml.gpus[0].pci, "0000:5d:00");
+  EXPECT_TRUE(xml.gpus[0].remap_pending);
+  EXPECT_EQ(xml.gpus[0].throttle_line.span.line, 15u);  // HW Thermal Slowdown, as the text's
+  EXPECT_EQ(xml.driver_line.span.line, 5u);
+  EXPECT_EQ(xml.attached_line.span.line, 6u);
+}
+
+// The 560 block of QueryBlockOf560EraCountsUncorrectableAndFailure, as XML: SRAM's parity and
+// SEC-DED counts summed with DRAM's, and the remapping failure is the cited line.
+TEST(GpuHealth, XmlOfThe560BlockGivesTheTextsFacts) {
+  const std::string text_block =
+      "GPU 00000000:DB:00.0\n"
+      "    Clocks Event Reasons\n"
+      "        HW Slowdown                       : Active\n"
+      "            HW Power Brake Slowdown       : Active\n"
+      "    ECC Errors\n"
+      "        Volatile\n"
+      "            SRAM Correctable              : 0\n"
+      "            SRAM Uncorrectable Parity     : 1\n"
+      "            SRAM Uncorrectable SEC-DED    : 0\n"
+      "            DRAM Correctable              : 0\n"
+      "            DRAM Uncorrectable            : 2\n"
+      "    Remapped Rows\n"
+      "        Pending                           : No\n"
+      "        Remapping Failure Occurred        : Yes\n";
+  const std::string xml_block =
+      "<nvidia_smi_log>\n"
+      "    <gpu id=\"00000000:DB:00.0\">\n"
+      "        <clocks_event_reasons>\n"
+      "            <clocks_event_reason_hw_slowdown>Active</clocks_event_reason_hw_slowdown>\n"
+      "            "
+      "<clocks_event_reason_hw_power_brake_slowdown>Active</"
+      "clocks_event_reason_hw_power_brake_slowdown>\n"
+      "        </clocks_event_reasons>\n"
+      "        <ecc_errors>\n"
+      "            <volatile>\n"
+      "                <sram_correctable>0</sram_correctable>\n"
+      "                <sram_uncorrectable_parity>1</sram_uncorrectable_parity>\n"
+      "                <sram_uncorrectable_secded>0</sram_uncorrectable_secded>\n"
+      "                <dram_correctable>0</dram_correctable>\n"
+      "                <dram_uncorrectable>2</dram_uncorrectable>\n"
+      "            </volatile>\n"
+      "        </ecc_errors>\n"
+      "        <remapped_rows>\n"
+      "            <remapped_row_pending>No</remapped_row_pending>\n"
+      "            <remapped_row_failure>Yes</remapped_row_failure>\n"
+      "        </remapped_rows>\n"
+      "    </gpu>\n"
+      "</nvidia_smi_log>\n";
+  NodeGpuHealth text, xml;
+  ParseGpuHealthText(text_block, 4, &text);
+  ParseGpuHealthText(xml_block, 4, &xml);
+  ExpectSameFacts(text, xml);
+  ASSERT_EQ(xml.gpus.size(), 1u);
+  EXPECT_EQ(xml.gpus[0].volatile_uncorrectable, 3);
+  EXPECT_TRUE(xml.gpus[0].remap_failed && xml.gpus[0].hw_power_brake);
+  EXPECT_EQ(xml.gpus[0].memory_line.file, 4);
+  EXPECT_EQ(xml.gpus[0].memory_line.span.line, 18u);  // the failure decides the action
+  EXPECT_EQ(xml.gpus[0].throttle_line.span.line, 5u);
+}
+
+// A10G, driver 515 (nvsmi_device_v11): clocks_throttle_reasons and a remapped_rows block; its
+// link really runs 8x of 16x. Healthy as captured; with a pending remap, two volatile DRAM
+// uncorrectable errors and HW Slowdown + HW Thermal set here, faulty.
+TEST(GpuHealth, XmlA10gOf515WithThrottleReasonsAndRemappedRows) {
+  const std::string xml = ReadSample("a10g.xml");
+  ASSERT_FALSE(xml.empty());
+  NodeGpuHealth h;
+  ParseGpuHealthText(xml, 2, &h);
+  EXPECT_EQ(h.driver, "515.105.01");
+  EXPECT_EQ(h.cuda, "11.7");
+  EXPECT_EQ(h.attached, 1);
+  EXPECT_EQ(h.driver_line.span.line, 5u);
+  EXPECT_EQ(h.attached_line.span.line, 7u);
+  ASSERT_EQ(h.gpus.size(), 1u);
+  const GpuHealth& g = h.gpus[0];
+  EXPECT_EQ(g.pci, "0000:00:1e");
+  EXPECT_EQ(g.uuid, "GPU-9a9a6c50-2a47-2f51-a902-b82c3b127e94");
+  EXPECT_EQ(g.index, 0);
+  EXPECT_EQ(g.name, "NVIDIA A10G");
+  EXPECT_EQ(g.pcie_width, 8);
+  EXPECT_EQ(g.pcie_width_max, 16);
+  EXPECT_EQ(g.pcie_line.file, 2);
+  EXPECT_EQ(g.pcie_line.span.line, 68u);
+  EXPECT_EQ(g.temperature, 17);
+  EXPECT_FALSE(g.MemoryFault() || g.Throttled() || g.remap_pending || g.retire_pending);
+  EXPECT_EQ(g.memory_line.file, -1);
+
+  std::string bad = Changed(xml, "<remapped_row_pending>No", "<remapped_row_pending>Yes");
+  bad = Changed(bad, "<dram_uncorrectable>0", "<dram_uncorrectable>2", "<volatile>");
+  bad = Changed(bad, "<clocks_throttle_reason_hw_slowdown>Not Active",
+                "<clocks_throttle_reason_hw_slowdown>Active");
+  bad = Changed(bad, "<clocks_throttle_reason_hw_thermal_slowdown>Not Active",
+                "<clocks_throttle_reason_hw_thermal_slowdown>Active");
+  NodeGpuHealth f;
+  ParseGpuHealthText(bad, 2, &f);
+  ASSERT_EQ(f.gpus.size(), 1u);
+  EXPECT_TRUE(f.gpus[0].remap_pending);
+  EXPECT_EQ(f.gpus[0].volatile_uncorrectable, 2);  // the aggregate's 0 is not added
+  EXPECT_TRUE(f.gpus[0].MemoryFault());
+  EXPECT_EQ(f.gpus[0].memory_line.span.line, 130u);
+  EXPECT_TRUE(f.gpus[0].hw_slowdown && f.gpus[0].hw_thermal && !f.gpus[0].sw_thermal);
+  EXPECT_EQ(f.gpus[0].throttle_line.span.line, 87u);  // HW Thermal, the most specific
+}
+
+// Tesla T4, driver 515: page retirement in use (retired_count 0, pending_blacklist No). With one
+// double-bit retired page and a pending retirement set here, a memory fault.
+TEST(GpuHealth, XmlTeslaT4RetiredPages) {
+  const std::string xml = ReadSample("tesla-t4.xml");
+  NodeGpuHealth h;
+  ParseGpuHealthText(xml, 0, &h);
+  ASSERT_EQ(h.gpus.size(), 1u);
+  EXPECT_EQ(h.gpus[0].name, "Tesla T4");
+  EXPECT_EQ(h.gpus[0].retired_dbe, 0);
+  EXPECT_FALSE(h.gpus[0].retire_pending || h.gpus[0].MemoryFault());
+  EXPECT_EQ(h.gpus[0].temperature, 40);
+
+  std::string bad = Changed(xml, "<retired_count>0", "<retired_count>1", "<double_bit_retirement>");
+  bad = Changed(bad, "<pending_blacklist>No", "<pending_blacklist>Yes");
+  NodeGpuHealth f;
+  ParseGpuHealthText(bad, 0, &f);
+  ASSERT_EQ(f.gpus.size(), 1u);
+  EXPECT_EQ(f.gpus[0].retired_dbe, 1);
+  EXPECT_TRUE(f.gpus[0].retire_pending && f.gpus[0].MemoryFault());
+}
+
+// A100-SXM4-80GB, driver 535 (v12): clocks_event_reasons, MIG on. A MIG device's own
+// <ecc_error_count> is not the GPU's ECC count: an error there (set here) is not added.
+TEST(GpuHealth, XmlA100Of535WithEventReasonsAndMig) {
+  const std::string xml = ReadSample("a100-sxm4-v12.xml");
+  NodeGpuHealth h;
+  ParseGpuHealthText(xml, 0, &h);
+  EXPECT_EQ(h.driver, "535.54.03");
+  EXPECT_EQ(h.cuda, "12.2");
+  EXPECT_EQ(h.attached, 4);  // the sample keeps one of the four
+  ASSERT_EQ(h.gpus.size(), 1u);
+  EXPECT_EQ(h.gpus[0].pci, "0000:01:00");
+  EXPECT_EQ(h.gpus[0].index, 1);
+  EXPECT_EQ(h.gpus[0].name, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(h.gpus[0].pcie_width, 16);
+  EXPECT_EQ(h.gpus[0].temperature, 27);
+  EXPECT_FALSE(h.gpus[0].Throttled() || h.gpus[0].MemoryFault() || h.gpus[0].remap_pending);
+
+  std::string bad = Changed(xml, "<sram_uncorrectable>0", "<sram_uncorrectable>5", "<mig_device>");
+  bad = Changed(bad, "<clocks_event_reason_hw_power_brake_slowdown>Not Active",
+                "<clocks_event_reason_hw_power_brake_slowdown>Active");
+  NodeGpuHealth f;
+  ParseGpuHealthText(bad, 0, &f);
+  ASSERT_EQ(f.gpus.size(), 1u);
+  EXPECT_EQ(f.gpus[0].volatile_uncorrectable, 0);
+  EXPECT_TRUE(f.gpus[0].hw_power_brake);
+  EXPECT_EQ(f.gpus[0].throttle_line.span.line, 223u);
+}
+
+// RTX 4000 SFF Ada, driver 595 (v13): tab indents, SRAM uncorrectable split into parity and
+// SEC-DED (`N/A` as captured). Counts set here are summed; a remapping failure is cited.
+TEST(GpuHealth, XmlOf595WithTheSramSplit) {
+  const std::string xml = ReadSample("rtx-4000-sff-ada-v13.xml");
+  NodeGpuHealth h;
+  ParseGpuHealthText(xml, 0, &h);
+  EXPECT_EQ(h.driver, "595.84");
+  ASSERT_EQ(h.gpus.size(), 1u);
+  EXPECT_EQ(h.gpus[0].pci, "0000:06:00");
+  EXPECT_EQ(h.gpus[0].uuid, "GPU-37037c3f-65c8-ec4d-24a9-420204ad8026");
+  EXPECT_EQ(h.gpus[0].name, "NVIDIA RTX 4000 SFF Ada Generation");
+  EXPECT_EQ(h.gpus[0].pcie_line.span.line, 93u);
+  EXPECT_EQ(h.gpus[0].temperature, 38);
+  EXPECT_FALSE(h.gpus[0].MemoryFault());
+
+  std::string bad =
+      Changed(xml, "<sram_uncorrectable_parity>N/A", "<sram_uncorrectable_parity>1", "<volatile>");
+  bad =
+      Changed(bad, "<sram_uncorrectable_secded>N/A", "<sram_uncorrectable_secded>2", "<volatile>");
+  bad = Changed(bad, "<remapped_row_failure>No", "<remapped_row_failure>Yes");
+  NodeGpuHealth f;
+  ParseGpuHealthText(bad, 0, &f);
+  ASSERT_EQ(f.gpus.size(), 1u);
+  EXPECT_EQ(f.gpus[0].volatile_uncorrectable, 3);
+  EXPECT_TRUE(f.gpus[0].remap_failed);
+  EXPECT_EQ(f.gpus[0].memory_line.span.line, 216u);  // the failure, not the first count
+}
+
+// Quadro P400, driver 418, no DOCTYPE: the old ECC form, <single_bit>/<double_bit> with <total>
+// (`N/A` on this card). With a volatile double-bit total of 2, an aggregate single-bit total of
+// 7 and a pending retirement set here, those are read as the newer form's counts.
+TEST(GpuHealth, XmlOf418WithTheOldEccForm) {
+  const std::string xml = ReadSample("quadro-p400.xml");
+  NodeGpuHealth h;
+  ParseGpuHealthText(xml, 0, &h);
+  EXPECT_EQ(h.driver, "418.43");
+  ASSERT_EQ(h.gpus.size(), 1u);
+  EXPECT_EQ(h.gpus[0].pci, "0000:43:00");
+  EXPECT_EQ(h.gpus[0].name, "Quadro P400");
+  EXPECT_EQ(h.gpus[0].temperature, 33);
+  EXPECT_EQ(h.gpus[0].volatile_uncorrectable, 0);
+
+  std::string bad = Changed(xml, "<total>N/A", "<total>2", "<double_bit>");
+  bad = Changed(bad, "<total>N/A", "<total>7", "<aggregate>");
+  bad = Changed(bad, "<pending_retirement>N/A", "<pending_retirement>Yes");
+  NodeGpuHealth f;
+  ParseGpuHealthText(bad, 0, &f);
+  ASSERT_EQ(f.gpus.size(), 1u);
+  EXPECT_EQ(f.gpus[0].volatile_uncorrectable, 2);
+  EXPECT_EQ(f.gpus[0].memory_line.span.line, 132u);
+  EXPECT_EQ(f.gpus[0].aggregate_correctable, 7);
+  EXPECT_TRUE(f.gpus[0].retire_pending);
+}
+
+// An epilogue file with the table, then -q -x, then -L: the XML is read where it stands, the
+// text around it as before, and the three join on the bus id and index.
+TEST(GpuHealth, XmlBetweenTextOutputsInOneFile) {
+  const std::string xml = ReadSample("a10g.xml");
+  // The sample ends without a newline; the epilogue puts one between outputs.
+  const std::string before =
+      "|   0  NVIDIA A10G                    On  | 00000000:00:1E.0 Off |                    0 "
+      "|\n" +
+      xml + "\n";
+  const std::string file = before +
+                           "GPU 0: NVIDIA A10G (UUID: GPU-9a9a6c50-2a47-2f51-a902-b82c3b127e94)\n"
+                           "Driver Version                            : 515.105.01\n";
+  NodeGpuHealth h;
+  ParseGpuHealthText(file, 0, &h);
+  ASSERT_EQ(h.gpus.size(), 1u);
+  EXPECT_EQ(h.gpus[0].index, 0);
+  EXPECT_EQ(h.gpus[0].pcie_line.span.line, 69u);  // one line below the sample's own
+  EXPECT_FALSE(h.several_machines);
+  const auto lines_before =
+      static_cast<std::uint32_t>(std::count(before.begin(), before.end(), '\n'));
+  EXPECT_EQ(h.driver_line.span.line,
+            lines_before + 2);  // the text line after the XML, read as text
+}
+
+// Truncated, cut or garbled XML is read as far as it goes and never crashes: every cut at a line
+// end and at random bytes of each sample, random bytes replaced by XML's own punctuation, deep
+// nesting, stray closes, and tags that never close.
+TEST(GpuHealth, TruncatedOrGarbledXmlNeverCrashes) {
+  std::mt19937 rng(20261204);
+  for (const char* name : {"a10g.xml", "tesla-t4.xml", "a100-sxm4-v12.xml",
+                           "rtx-4000-sff-ada-v13.xml", "quadro-p400.xml"}) {
+    const std::string xml = ReadSample(name);
+    ASSERT_FALSE(xml.empty()) << name;
+    for (std::size_t cut = xml.find('\n'); cut != std::string::npos;
+         cut = xml.find('\n', cut + 1)) {
+      NodeGpuHealth h;
+      ParseGpuHealthText(std::string_view(xml).substr(0, cut), 0, &h);
+      ASSERT_LE(h.gpus.size(), 1u) << name << " cut at " << cut;
+    }
+    for (int i = 0; i < 200; ++i) {
+      NodeGpuHealth h;
+      ParseGpuHealthText(std::string_view(xml).substr(0, rng() % xml.size()), 0, &h);
+      ASSERT_LE(h.gpus.size(), 1u);
+    }
+    static constexpr char kPunct[] = "<>/\"= \t\nx!?";
+    for (int i = 0; i < 200; ++i) {
+      std::string g = xml;
+      for (int k = 0; k < 20; ++k) g[rng() % g.size()] = kPunct[rng() % (sizeof(kPunct) - 1)];
+      NodeGpuHealth h;
+      ParseGpuHealthText(g, 0, &h);
+      ASSERT_LE(h.gpus.size(), 20u);
+    }
+  }
+  // The facts before a cut are kept: cut after the temperature, the A10G's 17 C is read.
+  const std::string a10g = ReadSample("a10g.xml");
+  NodeGpuHealth cut;
+  ParseGpuHealthText(std::string_view(a10g).substr(0, a10g.find("</temperature>")), 0, &cut);
+  ASSERT_EQ(cut.gpus.size(), 1u);
+  EXPECT_EQ(cut.gpus[0].temperature, 17);
+
+  std::string deep = "<nvidia_smi_log>\n<gpu id=\"00000000:18:00.0\">\n";
+  for (int i = 0; i < 100000; ++i) deep += "<a>";
+  deep += "\n<temperature><gpu_temp>50 C</gpu_temp></temperature>\n";
+  for (int i = 0; i < 100000; ++i) deep += "</a>";
+  deep += "\n<temperature><gpu_temp>35 C</gpu_temp></temperature>\n</gpu>\n";
+  deep +=
+      "</b></gpu></nvidia_smi_log></x>\n<gpu id=\"\"><gpu "
+      "id=\"00000000:zz\">\n<nvidia_smi_log><gpu id=\"0000:3b:00.0\n";
+  deep += std::string(1 << 20, '<') + "\n" + std::string(1 << 16, '>') + "\n<nvidia_smi_log\n";
+  NodeGpuHealth h;
+  ParseGpuHealthText(deep, 0, &h);
+  ASSERT_EQ(h.gpus.size(), 1u);
+  EXPECT_EQ(h.gpus[0].pci, "0000:18:00");
+  EXPECT_EQ(h.gpus[0].temperature, 35);  // the deep one is past the kept depth
 }
 
 // One node's files that give two different launch lists, or one bus two UUIDs, are two

@@ -262,6 +262,207 @@ void Reader::Metric(std::string_view line, const LineSpan& span) {
   }
 }
 
+// `nvidia-smi -q -x` (DTD nvsmi_device_v*.dtd): -q's facts as XML. nvidia-smi prints one element
+// per line, nested with tabs or spaces, so it is read line by line as the text is, with no XML
+// library and no tree: the open elements' names are kept as a path
+// (`/nvidia_smi_log/gpu/ecc_errors/volatile`), and a leaf's text is taken when it closes, its
+// line cited. Several tags on one line are read too. Bounded: the path is kXmlDepth elements
+// deep at most (deeper ones are counted, not kept), a text kXmlText bytes; a tag that does not
+// close on its line, a stray close or a truncation loses that element, never the file.
+constexpr std::size_t kXmlDepth = 16, kXmlText = 256;
+constexpr std::string_view kXmlRoot = "<nvidia_smi_log", kGpuPath = "/nvidia_smi_log/gpu";
+
+// Where `line` opens an `<nvidia_smi_log>` (not another tag whose name starts so); npos: nowhere.
+std::size_t FindSmiLog(std::string_view line) {
+  for (std::size_t at = line.find(kXmlRoot); at != std::string_view::npos;
+       at = line.find(kXmlRoot, at + 1)) {
+    const std::size_t after = at + kXmlRoot.size();
+    if (after < line.size() && (line[after] == '>' || line[after] == ' ' || line[after] == '\t'))
+      return at;
+  }
+  return std::string_view::npos;
+}
+
+struct XmlReader {
+  NodeGpuHealth* out;
+  std::int32_t file;
+  bool active = false;             // inside an <nvidia_smi_log> document
+  std::string path;                // `/a/b/c`: the open elements kept
+  std::vector<std::size_t> parts;  // where each kept element's `/name` starts in path
+  std::size_t deeper = 0;          // open elements past kXmlDepth, not kept
+  std::string text;                // the innermost element's text so far
+  std::int64_t gpu = -1;  // the <gpu> being read, an index into out->gpus (as Reader's query)
+  int throttle_rank = 0;  // of its cited clocks reason, as Reader's
+
+  HealthLine Here(const LineSpan& span) const { return {file, span}; }
+  std::string_view Name(std::size_t i) const {
+    const std::size_t end = i + 1 < parts.size() ? parts[i + 1] : path.size();
+    return std::string_view(path).substr(parts[i] + 1, end - parts[i] - 1);
+  }
+  bool InGpu() const {
+    return path.starts_with(kGpuPath) &&
+           (path.size() == kGpuPath.size() || path[kGpuPath.size()] == '/');
+  }
+
+  void Line(std::string_view line, const LineSpan& span);
+  void Open(std::string_view tag);
+  void Close(std::string_view name, const LineSpan& span);
+  void Header(std::string_view key, std::string_view value, const LineSpan& span);
+  void GpuValue(std::string_view key, std::string_view value, const LineSpan& span);
+};
+
+void XmlReader::Line(std::string_view line, const LineSpan& span) {
+  if (const std::size_t root = FindSmiLog(line); root != std::string_view::npos) {
+    // A new document (or the first): what an earlier, truncated one left open is dropped.
+    line.remove_prefix(root);
+    *this = XmlReader{.out = out, .file = file, .active = true};
+  }
+  if (!active) return;
+  while (!line.empty()) {
+    const std::size_t lt = line.find('<');
+    if (text.size() < kXmlText) text.append(line.substr(0, std::min(lt, kXmlText - text.size())));
+    if (lt == std::string_view::npos) return;
+    const std::size_t gt = line.find('>', lt);
+    if (gt == std::string_view::npos) return;  // a tag that does not close on its line: skipped
+    const std::string_view tag = line.substr(lt + 1, gt - lt - 1);
+    line.remove_prefix(gt + 1);
+    if (tag.empty() || tag.front() == '?' || tag.front() == '!') continue;  // <?xml ?>, <!DOCTYPE>
+    if (tag.front() == '/') {
+      Close(Trim(tag.substr(1)), span);
+      if (!active) return;           // </nvidia_smi_log>: the lines after it are text again
+    } else if (tag.back() != '/') {  // an empty <element/> carries nothing read here
+      Open(tag);
+    }
+  }
+}
+
+void XmlReader::Open(std::string_view tag) {
+  const std::string_view name = tag.substr(0, tag.find_first_of(" \t/"));
+  text.clear();
+  if (name.empty()) return;
+  if (parts.size() >= kXmlDepth) {
+    ++deeper;
+    return;
+  }
+  parts.push_back(path.size());
+  path += '/';
+  path += name;
+  if (path != kGpuPath) return;
+  // `<gpu id="00000000:18:00.0">`: the bus id names the GPU, as -q's `GPU 00000000:18:00.0`.
+  const std::size_t id = tag.find("id=\"");
+  const std::size_t end = id == std::string_view::npos ? id : tag.find('"', id + 4);
+  const std::string pci =
+      end == std::string_view::npos ? std::string() : Pci(tag.substr(id + 4, end - id - 4));
+  gpu = pci.empty() ? -1 : &At(out, pci, -1, "") - out->gpus.data();
+  throttle_rank = 0;
+}
+
+void XmlReader::Close(std::string_view name, const LineSpan& span) {
+  if (deeper > 0) {
+    --deeper;
+    text.clear();
+    return;
+  }
+  // A close that is not the innermost element's (malformed) closes up to the one it names; one
+  // that names no open element is ignored.
+  std::size_t at = parts.size();
+  while (at > 0 && Name(at - 1) != name) --at;
+  if (at == 0) return;
+  if (at == parts.size()) {  // a well-formed close: the element's own text
+    const std::string_view value = Trim(text);
+    if (InGpu() && path.size() > kGpuPath.size()) {
+      if (gpu >= 0) GpuValue(std::string_view(path).substr(kGpuPath.size() + 1), value, span);
+    } else if (parts.size() == 2 && Name(0) == "nvidia_smi_log") {
+      Header(name, value, span);
+    }
+  }
+  path.resize(parts[at - 1]);
+  parts.resize(at - 1);
+  text.clear();
+  if (!InGpu()) gpu = -1;
+  if (parts.empty()) active = false;
+}
+
+// <nvidia_smi_log>'s leaves before the first <gpu>, as -q's header lines.
+void XmlReader::Header(std::string_view key, std::string_view value, const LineSpan& span) {
+  if (key == "driver_version") {
+    out->driver = std::string(value);
+    out->driver_line = Here(span);
+  } else if (key == "cuda_version") {
+    out->cuda = std::string(value);
+  } else if (key == "attached_gpus") {
+    out->attached = static_cast<std::int32_t>(ToInt(value, -1));
+    out->attached_line = Here(span);
+  }
+}
+
+// A leaf of a <gpu>, by its path under it; the same facts, and lines, as Reader::QueryValue.
+void XmlReader::GpuValue(std::string_view key, std::string_view value, const LineSpan& span) {
+  GpuHealth& g = out->gpus[static_cast<std::size_t>(gpu)];
+  const auto under = [&](std::string_view prefix) {
+    if (!key.starts_with(prefix)) return false;
+    key.remove_prefix(prefix.size());
+    return true;
+  };
+  if (key == "product_name") {
+    g.name = std::string(value);
+  } else if (key == "uuid") {
+    g.uuid = std::string(value);
+  } else if (key == "minor_number") {
+    if (g.index < 0) g.index = static_cast<std::int32_t>(ToInt(value, -1));
+  } else if (under("pci/pci_gpu_link_info/link_widths/")) {
+    const auto lanes =
+        static_cast<std::int32_t>(ToInt(value.substr(0, value.find('x')), -1));  // `16x`
+    if (key == "max_link_width") g.pcie_width_max = lanes;
+    if (key == "current_link_width") g.pcie_width = lanes, g.pcie_line = Here(span);
+  } else if (under("clocks_throttle_reasons/clocks_throttle_reason_") ||
+             under("clocks_event_reasons/clocks_event_reason_")) {
+    // 535 renamed throttle to event; the ranks are Reader's: the most specific reason is cited.
+    const int rank = key == "hw_thermal_slowdown" || key == "hw_power_brake_slowdown" ? 3
+                     : key == "sw_thermal_slowdown"                                   ? 2
+                     : key == "hw_slowdown"                                           ? 1
+                                                                                      : 0;
+    if (rank > 0 && value == "Active") {
+      (rank == 1                      ? g.hw_slowdown
+       : rank == 2                    ? g.sw_thermal
+       : key == "hw_thermal_slowdown" ? g.hw_thermal
+                                      : g.hw_power_brake) = true;
+      if (rank > throttle_rank) throttle_rank = rank, g.throttle_line = Here(span);
+    }
+  } else if (under("ecc_errors/volatile/")) {
+    // sram_uncorrectable and dram_uncorrectable (560+: SRAM as _parity and _secded), or before
+    // Ampere's counters (418) <double_bit><total>. `N/A` counts 0.
+    const std::int64_t n = ToInt(value);
+    const bool uncorrectable = key.find('/') == std::string_view::npos
+                                   ? key.find("uncorrectable") != std::string_view::npos
+                                   : key == "double_bit/total";
+    if (uncorrectable && n > 0) {
+      g.volatile_uncorrectable += n;
+      if (g.memory_line.file < 0) g.memory_line = Here(span);
+    }
+  } else if (under("ecc_errors/aggregate/")) {
+    const bool correctable =
+        key.find('/') == std::string_view::npos
+            ? key.ends_with("_correctable") && key.find("uncorrectable") == std::string_view::npos
+            : key == "single_bit/total";
+    if (correctable) g.aggregate_correctable += ToInt(value);
+  } else if (under("retired_pages/")) {
+    if (key == "double_bit_retirement/retired_count") g.retired_dbe = ToInt(value);
+    // pending_blacklist is -q's `Pending Page Blacklist`; 418 prints only pending_retirement.
+    if ((key == "pending_blacklist" || key == "pending_retirement") && value == "Yes")
+      g.retire_pending = true;
+  } else if (under("remapped_rows/")) {
+    if (key == "remapped_row_pending" && value == "Yes") g.remap_pending = true;
+    if (key == "remapped_row_failure" && value == "Yes") {
+      if (!g.remap_failed) g.memory_line = Here(span);  // the line that decides the action
+      g.remap_failed = true;
+    }
+  } else if (key == "temperature/gpu_temp") {
+    g.temperature =
+        static_cast<std::int32_t>(ToInt(value.substr(0, value.find(' ')), -1));  // `35 C`
+  }
+}
+
 // Calls f(line, span) for every line of `text`.
 template <typename F>
 void ForEachLine(std::string_view text, F&& f) {
@@ -288,8 +489,12 @@ bool IsHealthFile(std::string_view path) {
 
 void ParseGpuHealthText(std::string_view text, std::int32_t file, NodeGpuHealth* out) {
   Reader r{.out = out, .file = file};
+  XmlReader x{.out = out, .file = file};
   ForEachLine(text, [&](std::string_view line, const LineSpan& span) {
     if (line.empty()) return;
+    // `nvidia-smi -q -x`, known by its root element wherever it starts in the file (after the
+    // table, say); its lines go to the XML reader until the root closes.
+    if (x.active || FindSmiLog(line) != std::string_view::npos) return x.Line(line, span);
     if (line.starts_with("DCGM_FI_")) return r.Metric(line, span);
     if (line.starts_with("| ")) {
       // The nvidia-smi table's first row of a GPU: `|   3  NVIDIA H100 ...  On  | 00000000:5D:00.0 Off |`.

@@ -1,10 +1,10 @@
 // One node's GPU health snapshot, read from the files a health epilogue leaves beside the job's
 // logs (docs/log_formats.md "gpu_health"): the nvidia-smi table, `nvidia-smi -L`, `nvidia-smi
-// -q` (ECC, retired pages, remapped rows, clocks event / throttle reasons, temperature),
-// `dcgmi health -c`, `dcgmi diag -r N` and dcgm-exporter metrics text; and the launch's
-// `CUDA_VISIBLE_DEVICES=` line (numbers or `GPU-<uuid>`s) from the node's other non-rank logs.
-// Read for the one or two nodes a diagnosis names, never for the whole incident: the files are
-// opened again here (they are small), outside the line parser's hot path.
+// -q` (ECC, retired pages, remapped rows, clocks event / throttle reasons, temperature) and its
+// XML form `nvidia-smi -q -x`, `dcgmi health -c`, `dcgmi diag -r N` and dcgm-exporter metrics
+// text; and the launch's `CUDA_VISIBLE_DEVICES=` line (numbers or `GPU-<uuid>`s) from the node's
+// other non-rank logs. Read for the one or two nodes a diagnosis names, never for the whole
+// incident: the files are opened again here (they are small), outside the line parser's hot path.
 #pragma once
 
 #include <cstdint>
@@ -77,7 +77,8 @@ struct NodeGpuHealth {
 inline constexpr std::size_t kMaxHealthFileBytes = 16 << 20;
 NodeGpuHealth ReadNodeGpuHealth(const Incident& inc, std::int32_t node);
 
-// Parses one file's text into `out` (exposed for the recogniser tests).
+// Parses one file's text into `out` (exposed for the recogniser tests). An `nvidia-smi -q -x`
+// document in it (known by `<nvidia_smi_log>`) is read as XML, the lines around it as text.
 void ParseGpuHealthText(std::string_view text, std::int32_t file, NodeGpuHealth* out);
 // Finds a `CUDA_VISIBLE_DEVICES=...` line in a launch log's text, and the driver's `NVRM: GPU
 // at PCI:<bus>: GPU-<uuid>` lines in a kernel log (a UUID's bus id).
