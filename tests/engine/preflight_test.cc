@@ -32,7 +32,8 @@ void Put(const fs::path& p, const std::string& text) {
 }
 
 // `from`'s first occurrence after `anchor` (or from the start) replaced by `to`.
-std::string Replace(std::string s, const std::string& from, const std::string& to, const std::string& anchor = "") {
+std::string Replace(std::string s, const std::string& from, const std::string& to,
+                    const std::string& anchor = "") {
   const std::size_t at = s.find(from, anchor.empty() ? 0 : s.find(anchor));
   EXPECT_NE(at, std::string::npos) << from;
   if (at != std::string::npos) s.replace(at, from.size(), to);
@@ -48,7 +49,8 @@ std::string EightGpus(const std::string& one) {
   for (int i = 0; i < 7; ++i) {
     std::string b = one.substr(block);
     b = Replace(b, "GPU 00000000:18:00.0", std::string("GPU 00000000:") + buses[i] + ":00.0");
-    b = Replace(b, "Minor Number                          : 0", "Minor Number                          : " + std::to_string(i + 1));
+    b = Replace(b, "Minor Number                          : 0",
+                "Minor Number                          : " + std::to_string(i + 1));
     b = Replace(b, "GPU-34bf77d1", "GPU-34bf77d" + std::to_string(i + 2));
     out += b;
   }
@@ -59,7 +61,9 @@ class Allocation : public ::testing::Test {
  protected:
   void SetUp() override { query_ = EightGpus(Slurp(kData / "nvidia-smi-q/h800_one_gpu.txt")); }
   // Node `name` with its `nvidia-smi -q` under a name no reader looks at.
-  void Node(const std::string& name, const std::string& query) { Put(dir_.path() / name / "health" / "q-output", query); }
+  void Node(const std::string& name, const std::string& query) {
+    Put(dir_.path() / name / "health" / "q-output", query);
+  }
   const v1::PreflightNode& Of(const v1::PreflightReport& r, const std::string& name) {
     for (const auto& n : r.nodes()) {
       if (n.node() == name) return n;
@@ -96,11 +100,15 @@ TEST_F(Allocation, EachBrokenOrOddNodeIsNamedWithItsLine) {
   Node("gpu-0002", query_);
   // A GPU whose link trained at x8, and a pending row remap on the same GPU.
   const std::string gpu2 = "GPU 00000000:3A:00.0";
-  std::string narrow = Replace(query_, "Current                   : 16x", "Current                   : 8x", gpu2);
-  narrow = Replace(narrow, "Pending                           : No\n        Remapping", "Pending                           : Yes\n        Remapping", gpu2);
+  std::string narrow =
+      Replace(query_, "Current                   : 16x", "Current                   : 8x", gpu2);
+  narrow = Replace(narrow, "Pending                           : No\n        Remapping",
+                   "Pending                           : Yes\n        Remapping", gpu2);
   Node("gpu-0003", narrow);
-  Node("gpu-0004", Replace(query_, "Driver Version                            : 525.105.17", "Driver Version                            : 535.129.03"));
-  Node("gpu-0005", Replace(query_, "Attached GPUs                             : 8", "Attached GPUs                             : 7"));
+  Node("gpu-0004", Replace(query_, "Driver Version                            : 525.105.17",
+                           "Driver Version                            : 535.129.03"));
+  Node("gpu-0005", Replace(query_, "Attached GPUs                             : 8",
+                           "Attached GPUs                             : 7"));
   Node("gpu-0006", query_);
 
   auto r = PreflightFrom(dir_.path());
@@ -117,7 +125,8 @@ TEST_F(Allocation, EachBrokenOrOddNodeIsNamedWithItsLine) {
   EXPECT_EQ(narrow_node.findings(1).device(), "0000:3a:00");
   ASSERT_EQ(narrow_node.findings(1).evidence_size(), 1);
   EXPECT_EQ(narrow_node.findings(1).evidence(0).file(), "gpu-0003/health/q-output");
-  EXPECT_EQ(narrow_node.findings(1).evidence(0).text(), "                Current                   : 8x");
+  EXPECT_EQ(narrow_node.findings(1).evidence(0).text(),
+            "                Current                   : 8x");
 
   const auto& driver = Of(*r, "gpu-0004");
   ASSERT_EQ(driver.findings_size(), 1);
@@ -140,7 +149,8 @@ TEST_F(Allocation, EachBrokenOrOddNodeIsNamedWithItsLine) {
 TEST_F(Allocation, ALinkWidthEveryNodeSharesIsNoFault) {
   std::string x8 = query_;
   const std::string full = "Current                   : 16x";
-  for (std::size_t at = 0; (at = x8.find(full, at)) != std::string::npos;) x8.replace(at, full.size(), "Current                   : 8x");
+  for (std::size_t at = 0; (at = x8.find(full, at)) != std::string::npos;)
+    x8.replace(at, full.size(), "Current                   : 8x");
   for (const char* n : {"a1", "a2", "a3"}) Node(n, x8);
   auto r = PreflightFrom(dir_.path());
   ASSERT_TRUE(r.ok());
@@ -155,12 +165,16 @@ TEST_F(Allocation, AGpusXidInTheKernelLogFailsItsNodeAndAnApplicationsOnlyWarns)
   Node("gpu-0003", query_);
   // Real lines (tests/data/real_lines), the first's bus id set to one of the node's GPUs.
   Put(dir_.path() / "gpu-0002" / "dmesg",
-      "Dec  2 11:38:47 worker4 kernel: [  219.470994] NVRM: Xid (PCI:0000:5d:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable "
-      "double bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x7fffa8860 partition 7, subpartition 1.\n");
+      "Dec  2 11:38:47 worker4 kernel: [  219.470994] NVRM: Xid (PCI:0000:5d:00): 48, "
+      "pid='<unknown>', name=<unknown>, An uncorrectable "
+      "double bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x7fffa8860 "
+      "partition 7, subpartition 1.\n");
   Put(dir_.path() / "gpu-0003" / "kern.txt",
-      "[22859.081860] NVRM: Xid (PCI:0000:18:00): 31, pid=14292, name=python, Ch 00000030, intr 00000000. MMU Fault: ENGINE HOST0 "
+      "[22859.081860] NVRM: Xid (PCI:0000:18:00): 31, pid=14292, name=python, Ch 00000030, intr "
+      "00000000. MMU Fault: ENGINE HOST0 "
       "HUBCLIENT_ESC faulted @ 0x10_00200000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ\n"
-      "[23203.142515] NVRM: Xid (PCI:0000:18:00): 31, pid=14566, name=python, Ch 00000030, intr 00000000. MMU Fault: ENGINE HOST0 "
+      "[23203.142515] NVRM: Xid (PCI:0000:18:00): 31, pid=14566, name=python, Ch 00000030, intr "
+      "00000000. MMU Fault: ENGINE HOST0 "
       "HUBCLIENT_ESC faulted @ 0x10_00200000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ\n");
   auto r = PreflightFrom(dir_.path());
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -170,7 +184,8 @@ TEST_F(Allocation, AGpusXidInTheKernelLogFailsItsNodeAndAnApplicationsOnlyWarns)
   EXPECT_EQ(dbe.findings(0).code(), "XID");
   EXPECT_TRUE(dbe.findings(0).fail());
   EXPECT_EQ(dbe.findings(0).gpu(), 3);
-  EXPECT_EQ(dbe.findings(0).message(), "Xid 48 on GPU 3 (0000:5d:00): an uncorrectable double-bit ECC error");
+  EXPECT_EQ(dbe.findings(0).message(),
+            "Xid 48 on GPU 3 (0000:5d:00): an uncorrectable double-bit ECC error");
   EXPECT_EQ(dbe.findings(0).evidence(0).file(), "gpu-0002/dmesg");
   EXPECT_EQ(dbe.findings(0).evidence(0).line(), 1);
   const auto& app = Of(*r, "gpu-0003");
@@ -178,17 +193,20 @@ TEST_F(Allocation, AGpusXidInTheKernelLogFailsItsNodeAndAnApplicationsOnlyWarns)
   ASSERT_EQ(app.findings_size(), 1);
   EXPECT_FALSE(app.findings(0).fail());
   EXPECT_EQ(app.findings(0).gpu(), 0);
-  EXPECT_NE(app.findings(0).message().find("(2 lines)"), std::string::npos) << app.findings(0).message();
+  EXPECT_NE(app.findings(0).message().find("(2 lines)"), std::string::npos)
+      << app.findings(0).message();
 }
 
 // ibstat (a real H100 node's eight NDR ports, tests/data/preflight/ibstat): a port down where
 // every other node has it up, and one at a lower rate, each named with its line.
 TEST_F(Allocation, APortDownOrSlowerThanOnTheOtherNodesFailsItsNode) {
   const std::string ibstat = Slurp(kData / "ibstat/h100_ndr_all_active.txt");
-  for (const char* n : {"gpu-0001", "gpu-0002", "gpu-0003"}) Put(dir_.path() / n / "ib.txt", ibstat);
+  for (const char* n : {"gpu-0001", "gpu-0002", "gpu-0003"})
+    Put(dir_.path() / n / "ib.txt", ibstat);
   // Derived: mlx5_1's port trained at 200 Gb/s; mlx5_4's down, as a ConnectX-7 port without a
   // partner reads (the roce sample's `Down` / `Polling` / `40`).
-  Put(dir_.path() / "gpu-0004" / "ib.txt", Replace(ibstat, "Rate: 400", "Rate: 200", "CA 'mlx5_1'"));
+  Put(dir_.path() / "gpu-0004" / "ib.txt",
+      Replace(ibstat, "Rate: 400", "Rate: 200", "CA 'mlx5_1'"));
   std::string down = Replace(ibstat, "State: Active", "State: Down", "CA 'mlx5_4'");
   down = Replace(down, "Physical state: LinkUp", "Physical state: Polling", "CA 'mlx5_4'");
   Put(dir_.path() / "gpu-0005" / "ib.txt", Replace(down, "Rate: 400", "Rate: 40", "CA 'mlx5_4'"));
@@ -201,12 +219,14 @@ TEST_F(Allocation, APortDownOrSlowerThanOnTheOtherNodesFailsItsNode) {
   ASSERT_EQ(slow.findings_size(), 1);
   EXPECT_EQ(slow.findings(0).code(), "IB_PORT_SLOW");
   EXPECT_EQ(slow.findings(0).device(), "mlx5_1/1");
-  EXPECT_EQ(slow.findings(0).message(), "port mlx5_1/1 runs at 200 Gb/s where most nodes' run at 400");
+  EXPECT_EQ(slow.findings(0).message(),
+            "port mlx5_1/1 runs at 200 Gb/s where most nodes' run at 400");
   EXPECT_NE(slow.findings(0).evidence(0).text().find("Rate: 200"), std::string::npos);
   const auto& down_node = Of(*r, "gpu-0005");
   ASSERT_EQ(down_node.findings_size(), 1);
   EXPECT_EQ(down_node.findings(0).code(), "IB_PORT_DOWN");
-  EXPECT_EQ(down_node.findings(0).message(), "port mlx5_4/1 is Down (Polling) where it is Active on 4 of 5 nodes");
+  EXPECT_EQ(down_node.findings(0).message(),
+            "port mlx5_4/1 is Down (Polling) where it is Active on 4 of 5 nodes");
   EXPECT_NE(down_node.findings(0).evidence(0).text().find("State: Down"), std::string::npos);
 }
 
@@ -233,7 +253,8 @@ TEST_F(Allocation, AGpuWithFewerNvLinksThanOnTheOtherNodesFailsItsNode) {
   ASSERT_EQ(odd.findings_size(), 1);
   EXPECT_EQ(odd.findings(0).code(), "ODD_NVLINKS");
   EXPECT_EQ(odd.findings(0).device(), "GPU6");
-  EXPECT_EQ(odd.findings(0).message(), "GPU6 has 78 NVLinks to the other GPUs where most nodes' GPUs have at least 84");
+  EXPECT_EQ(odd.findings(0).message(),
+            "GPU6 has 78 NVLinks to the other GPUs where most nodes' GPUs have at least 84");
   EXPECT_EQ(odd.findings(0).evidence(0).line(), 8);
 }
 
@@ -243,8 +264,10 @@ class Pairs : public Allocation {
  protected:
   void Run(const std::string& a, const std::string& b, const std::string& busbw) {
     std::string run = Slurp(kData / "nccl_tests/all_reduce_h100_2nodes_mpirun.txt");
-    for (std::size_t at = 0; (at = run.find("ztan-mig-235z", at)) != std::string::npos;) run.replace(at, 13, a);
-    for (std::size_t at = 0; (at = run.find("ztan-mig-gq73", at)) != std::string::npos;) run.replace(at, 13, b);
+    for (std::size_t at = 0; (at = run.find("ztan-mig-235z", at)) != std::string::npos;)
+      run.replace(at, 13, a);
+    for (std::size_t at = 0; (at = run.find("ztan-mig-gq73", at)) != std::string::npos;)
+      run.replace(at, 13, b);
     run = Replace(run, "180.71  338.82", "180.71  " + busbw);
     Put(dir_.path() / ("pair-" + a + "-" + b + ".txt"), run);
   }
@@ -268,7 +291,8 @@ TEST_F(Pairs, TheNodeSlowInAllItsRunsFailsAndASlowLinkIsNamedOnBothEnds) {
   ASSERT_EQ(n3.findings_size(), 1);
   EXPECT_EQ(n3.findings(0).code(), "BUSBW_LOW");
   EXPECT_EQ(n3.findings(0).message(),
-            "nccl-tests all_reduce: slow in all 3 of its runs, bus bandwidth 150.1, 149.8, 151 GB/s at the largest size, below 80% of the "
+            "nccl-tests all_reduce: slow in all 3 of its runs, bus bandwidth 150.1, 149.8, 151 "
+            "GB/s at the largest size, below 80% of the "
             "median 336.4 GB/s of 8 runs of its shape");
   EXPECT_EQ(n3.findings(0).evidence_size(), 3);
   EXPECT_EQ(n3.findings(0).evidence(0).file(), "pair-n1-n3.txt");
@@ -294,7 +318,9 @@ TEST_F(Allocation, ANodeWithoutOutputsAndABinaryFileAreProblemsNotFailures) {
   Node("gpu-0001", query_);
   Node("gpu-0002", query_);
   Put(dir_.path() / "gpu-0003" / "empty.log", "");
-  Put(dir_.path() / "gpu-0001" / "core", std::string("\x7f" "ELF\0\0\0", 7));
+  Put(dir_.path() / "gpu-0001" / "core", std::string("\x7f"
+                                                     "ELF\0\0\0",
+                                                     7));
   auto r = PreflightFrom(dir_.path());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->verdict(), v1::PREFLIGHT_PASS);
@@ -306,7 +332,8 @@ TEST_F(Allocation, ANodeWithoutOutputsAndABinaryFileAreProblemsNotFailures) {
 TEST(SlurmHostList, RangesKeepTheirPaddingAndOtherNamesStandAlone) {
   EXPECT_EQ(SlurmHostList({}), "");
   EXPECT_EQ(SlurmHostList({"gpu-0041"}), "gpu-0041");
-  EXPECT_EQ(SlurmHostList({"gpu-0045", "gpu-0041", "gpu-0043", "gpu-0044", "login1", "gpu-0041"}), "gpu-[0041,0043-0045],login1");
+  EXPECT_EQ(SlurmHostList({"gpu-0045", "gpu-0041", "gpu-0043", "gpu-0044", "login1", "gpu-0041"}),
+            "gpu-[0041,0043-0045],login1");
   // Numbers of other widths are other groups: still a valid list of the same hosts.
   EXPECT_EQ(SlurmHostList({"n9", "n10", "n11"}), "n[10-11],n9");
   EXPECT_EQ(SlurmHostList({"n10", "n11"}), "n[10-11]");

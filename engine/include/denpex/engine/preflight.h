@@ -32,7 +32,8 @@ struct PreflightOptions {
 
 // kNotFound when DIR does not exist, kInvalidInput when it is not a directory or holds no
 // folder and no file any reader recognises.
-Result<v1::PreflightReport> PreflightFrom(const std::filesystem::path& dir, const PreflightOptions& options = {});
+Result<v1::PreflightReport> PreflightFrom(const std::filesystem::path& dir,
+                                          const PreflightOptions& options = {});
 
 // The report as `denpex preflight` prints it: the verdict, each failed node's findings with
 // their evidence, the warnings, the exclude list.
