@@ -306,6 +306,26 @@ TEST_F(Pairs, TheNodeSlowInAllItsRunsFailsAndASlowLinkIsNamedOnBothEnds) {
   for (const char* fine : {"n1", "n2", "n4"}) EXPECT_TRUE(Of(*r, fine).findings().empty()) << fine;
 }
 
+// `nvidia-smi -q -x` (a real A10G's XML, tests/data/gpu_health/smi_xml) read like the text: the
+// node whose link runs at x8 where the others' run at x16 fails, under any file name.
+TEST_F(Allocation, TheXmlFormIsJudgedLikeTheText) {
+  const std::string xml =
+      Slurp(fs::path(DENPEX_SOURCE_DIR) / "tests/data/gpu_health/smi_xml/a10g.xml");
+  const std::string x16 = Replace(xml, "<current_link_width>8x</current_link_width>",
+                                  "<current_link_width>16x</current_link_width>");
+  for (const char* n : {"g1", "g2", "g3"}) Put(dir_.path() / n / "smi", x16);
+  Put(dir_.path() / "g4" / "smi", xml);
+  auto r = PreflightFrom(dir_.path());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->exclude(), "g4");
+  EXPECT_EQ(Of(*r, "g1").sources(0).tool(), "nvidia-smi -q -x");
+  const auto& g4 = Of(*r, "g4");
+  ASSERT_EQ(g4.findings_size(), 1);
+  EXPECT_EQ(g4.findings(0).code(), "PCIE_WIDTH_DEGRADED");
+  EXPECT_NE(g4.findings(0).evidence(0).text().find("<current_link_width>8x</current_link_width>"),
+            std::string::npos);
+}
+
 TEST_F(Allocation, NothingRecognisedIsAnErrorThatSaysWhatIsRead) {
   Put(dir_.path() / "gpu-0001" / "notes.txt", "nothing here\n");
   auto r = PreflightFrom(dir_.path());

@@ -154,9 +154,9 @@ void ReadNode(Allocation& a, Node& n) {
     const std::string driver = n.gpu.driver;
     ParseGpuHealthText(file.text, f, &n.gpu);
     if (n.gpu.gpus.size() != gpus || n.gpu.driver != driver) {
-      AddSource(n,
-                file.text.find("NVSMI LOG") != std::string::npos ? "nvidia-smi -q" : "nvidia-smi",
-                file.rel);
+      const bool xml = file.text.find("<nvidia_smi_log") != std::string::npos;
+      const bool query = file.text.find("NVSMI LOG") != std::string::npos;
+      AddSource(n, xml ? "nvidia-smi -q -x" : query ? "nvidia-smi -q" : "nvidia-smi", file.rel);
     }
     if (auto topo = preflight::ParseTopoMatrix(file.text); topo && !topo->rows.empty()) {
       n.topo = std::move(topo);
