@@ -258,6 +258,23 @@ TEST_F(Allocation, AGpuWithFewerNvLinksThanOnTheOtherNodesFailsItsNode) {
   EXPECT_EQ(odd.findings(0).evidence(0).line(), 8);
 }
 
+// A GPU whose nearest NIC sits across the CPUs' interconnect on one node only: a warning.
+TEST_F(Allocation, AGpuFartherFromItsNicThanOnTheOtherNodesWarns) {
+  const std::string topo = Slurp(kData / "topo/a100_sxm4_nv12_nic_legend.txt");
+  for (const char* n : {"gpu-0001", "gpu-0002", "gpu-0003"}) Put(dir_.path() / n / "topo", topo);
+  // Derived: GPU0's two PXB NICs (NIC0, NIC1) behind the SMP interconnect.
+  Put(dir_.path() / "gpu-0004" / "topo", Replace(topo, "\tPXB\tPXB\t", "\tSYS\tSYS\t", "\nGPU0\t"));
+  auto r = PreflightFrom(dir_.path());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->verdict(), v1::PREFLIGHT_PASS);
+  const auto& odd = Of(*r, "gpu-0004");
+  ASSERT_EQ(odd.findings_size(), 1);
+  EXPECT_EQ(odd.findings(0).code(), "ODD_GPU_NIC_AFFINITY");
+  EXPECT_FALSE(odd.findings(0).fail());
+  EXPECT_EQ(odd.findings(0).message(),
+            "GPU0's nearest NIC is SYS away where most nodes' GPU0 reaches one through PXB");
+}
+
 // nccl-tests between pairs of nodes (a real 2 x 8 H100 all_reduce run, its hosts renamed): the
 // node slow in all of its runs fails; a slow pair that neither node explains is the link's.
 class Pairs : public Allocation {

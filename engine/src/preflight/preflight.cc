@@ -238,6 +238,21 @@ std::optional<std::int32_t> NvLinks(const Node& n) {
   }
   return fewest;
 }
+// How close a GPU's nearest NIC is, from its topo -m row: 1 PIX (one PCIe switch) to 5 SYS
+// (across the CPUs' interconnect); 0 when the row names no NIC.
+int NearestNic(const TopoMatrix& t, const TopoMatrix::Row& gpu) {
+  static constexpr std::string_view kClasses[] = {"PIX", "PXB", "PHB", "NODE", "SYS"};
+  int best = 0;
+  for (std::size_t c = 0; c < t.columns.size() && c < gpu.cells.size(); ++c) {
+    if (!t.columns[c].starts_with("NIC") && !t.columns[c].starts_with("mlx")) continue;
+    for (int k = 0; k < 5; ++k) {
+      if (gpu.cells[c] == kClasses[k] && (best == 0 || k + 1 < best)) best = k + 1;
+    }
+  }
+  return best;
+}
+constexpr std::string_view kNicClass[] = {"", "PIX", "PXB", "PHB", "NODE", "SYS"};
+
 bool Up(const IbPort& p) { return p.state == "Active" && p.physical_state == "LinkUp"; }
 std::string PortName(const IbPort& p) { return p.ca + "/" + std::to_string(p.port); }
 
@@ -291,6 +306,7 @@ class Judge {
   std::map<std::string, std::map<double, int>> port_rates_;
   std::map<std::string, int> port_up_, port_seen_;
   std::map<std::string, std::map<std::int32_t, int>> pcie_widths_;  // per GPU model
+  std::map<std::string, int> nearest_nic_;  // per topo GPU row (`GPU3`): NearestNic most nodes show
 };
 
 void Judge::Inventory() {
@@ -333,6 +349,14 @@ void Judge::Inventory() {
   norm_.set_gpu_model(Majority(models).value_or(""));
   norm_.set_driver(Majority(drivers).value_or(""));
   norm_.set_nvlinks_per_gpu(Majority(links).value_or(-1));
+  std::map<std::string, std::vector<std::optional<int>>> nearest;
+  for (const Node& n : a_.nodes) {
+    if (!n.topo) continue;
+    for (const TopoMatrix::Row& r : n.topo->rows) {
+      if (r.device.starts_with("GPU")) nearest[r.device].push_back(NearestNic(*n.topo, r));
+    }
+  }
+  for (const auto& [gpu, values] : nearest) nearest_nic_[gpu] = Majority(values).value_or(0);
   std::vector<std::optional<std::int32_t>> ups;
   std::vector<std::optional<double>> rates;
   for (const Node& n : a_.nodes) {
@@ -369,6 +393,21 @@ void Judge::Odd(Node& n) {
                     r.device + " has " + std::to_string(n.topo->NvLinks(r)) +
                         " NVLinks to the other GPUs where most nodes' GPUs have at least " +
                         std::to_string(norm_.nvlinks_per_gpu()));
+      f.set_device(r.device);
+      Cite(f, n.topo_file, r.line);
+    }
+  }
+  // A GPU whose nearest NIC is farther than on most nodes: GPUDirect RDMA through the CPUs'
+  // interconnect. A warning: what it costs is the fabric runs' to show.
+  if (n.topo) {
+    for (const TopoMatrix::Row& r : n.topo->rows) {
+      const int norm = r.device.starts_with("GPU") ? nearest_nic_[r.device] : 0;
+      const int mine = norm > 0 ? NearestNic(*n.topo, r) : 0;
+      if (mine <= norm) continue;
+      auto& f = Add(n, "ODD_GPU_NIC_AFFINITY", false,
+                    r.device + "'s nearest NIC is " + std::string(kNicClass[mine]) +
+                        " away where most nodes' " + r.device + " reaches one through " +
+                        std::string(kNicClass[norm]));
       f.set_device(r.device);
       Cite(f, n.topo_file, r.line);
     }
