@@ -343,6 +343,37 @@ TEST_F(Allocation, TheXmlFormIsJudgedLikeTheText) {
             std::string::npos);
 }
 
+// The history store: two earlier hardware incidents make a repeat offender (fails, as `denpex
+// diagnose --history` drains it), one warns, an application's does not count.
+TEST_F(Allocation, ANodeWithTwoEarlierHardwareIncidentsFailsAsARepeatOffender) {
+  for (const char* n : {"gpu-0001", "gpu-0002", "gpu-0003"}) Node(n, query_);
+  const fs::path store =
+      dir_.path().parent_path() / (dir_.path().filename().string() + "-history.jsonl");
+  auto entry = [](const char* node, const char* owner, const char* klass) {
+    return std::string("{\"time\": \"2026-11-02T10:00:00Z\", \"node\": \"") + node +
+           "\", \"gpu\": \"0000:5d:00\", \"failure_class\": \"" + klass + "\", \"owner\": \"" +
+           owner + "\", \"incident\": \"/incidents/a\", \"action\": \"ACTION_DRAIN_NODE\"}\n";
+  };
+  Put(store, entry("gpu-0002", "OWNER_GPU_HARDWARE", "FAILURE_CLASS_GPU_ECC") +
+                 entry("gpu-0002", "OWNER_HOST", "FAILURE_CLASS_HOST_OOM") +
+                 entry("gpu-0003", "OWNER_GPU_HARDWARE", "FAILURE_CLASS_GPU_ECC") +
+                 entry("gpu-0001", "OWNER_APPLICATION", "FAILURE_CLASS_CUDA_ERROR"));
+  auto r = PreflightFrom(dir_.path(), {.history = store});
+  fs::remove(store);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (const auto& p : r->problems()) ADD_FAILURE() << p;
+  EXPECT_EQ(r->exclude(), "gpu-0002");
+  const auto& twice = Of(*r, "gpu-0002");
+  ASSERT_EQ(twice.findings_size(), 1);
+  EXPECT_EQ(twice.findings(0).code(), "REPEAT_OFFENDER");
+  EXPECT_EQ(twice.findings(0).message(),
+            "2 earlier hardware incident(s) in the history store (2026-11-02 GPU_ECC on GPU "
+            "0000:5d:00, 2026-11-02 HOST_OOM on GPU 0000:5d:00): drain it");
+  ASSERT_EQ(Of(*r, "gpu-0003").findings_size(), 1);
+  EXPECT_FALSE(Of(*r, "gpu-0003").findings(0).fail());
+  EXPECT_TRUE(Of(*r, "gpu-0001").findings().empty());
+}
+
 TEST_F(Allocation, NothingRecognisedIsAnErrorThatSaysWhatIsRead) {
   Put(dir_.path() / "gpu-0001" / "notes.txt", "nothing here\n");
   auto r = PreflightFrom(dir_.path());

@@ -15,6 +15,7 @@
 #include "analyze/gpu_health.h"
 #include "analyze/hardware.h"
 #include "denpex/common/input_file.h"
+#include "denpex/engine/history_store.h"
 #include "parse/parse_log.h"
 #include "preflight/tool_outputs.h"
 
@@ -297,6 +298,7 @@ class Judge {
   void Ports(Node& n);
   void Dcgm(Node& n);
   void Xids(Node& n);
+  void History(Node& n, const engine::History& history);
   void Fabric();
 
   Allocation& a_;
@@ -549,6 +551,24 @@ std::pair<double, std::int32_t> Bandwidth(const NcclTestsRun& r) {
   return {top->oop_busbw > 0 ? top->oop_busbw : top->ip_busbw, top->line};
 }
 
+// The history store's earlier hardware incidents of the node (docs/history_format.md).
+void Judge::History(Node& n, const engine::History& history) {
+  std::vector<const v1::HistoryEntry*> hardware;
+  for (const v1::HistoryEntry& e : history.entries) {
+    if (e.node() == n.name && HardwareOwned(e.owner())) hardware.push_back(&e);
+  }
+  if (hardware.empty()) return;
+  std::string listed;
+  for (std::size_t i = 0; i < hardware.size() && i < 5; ++i)
+    listed += (i ? ", " : "") + DescribeHistoryEntry(*hardware[i]);
+  if (hardware.size() > 5) listed += ", and " + std::to_string(hardware.size() - 5) + " more";
+  auto& f =
+      Add(n, "REPEAT_OFFENDER", hardware.size() >= 2,
+          std::to_string(hardware.size()) + " earlier hardware incident(s) in the history store (" +
+              listed + ")" + (hardware.size() >= 2 ? ": drain it" : ""));
+  f.add_evidence()->set_file(o_.history.string());
+}
+
 // nccl-tests: each run against the median of the runs of its shape (test, node count, rank
 // count, largest message). A node slow in every run it took part in (or in its one-node run)
 // fails; a slow two-node run that no such node explains is the link's, reported on both nodes.
@@ -641,6 +661,19 @@ void Judge::Fabric() {
 }
 
 v1::PreflightReport Judge::Report() {
+  engine::History history;
+  if (!o_.history.empty()) {
+    auto read = ReadHistory(o_.history);
+    if (read.ok()) {
+      history = std::move(*read);
+      for (const std::string& p : history.problems) a_.problems.push_back(p);
+      if (!history.exists)
+        a_.problems.push_back(o_.history.string() +
+                              ": no such history store; no node's history was read");
+    } else {
+      a_.problems.push_back(read.status().message());
+    }
+  }
   Inventory();
   for (Node& n : a_.nodes) {
     Odd(n);
@@ -648,6 +681,7 @@ v1::PreflightReport Judge::Report() {
     Ports(n);
     Dcgm(n);
     Xids(n);
+    History(n, history);
   }
   Fabric();
   v1::PreflightReport report;

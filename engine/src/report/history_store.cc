@@ -17,26 +17,28 @@
 namespace denpex::engine {
 namespace fs = std::filesystem;
 namespace {
-
-constexpr std::size_t kMaxEarlier = 20;
-
-bool HardwareOwned(v1::Owner o) { return o == v1::OWNER_GPU_HARDWARE || o == v1::OWNER_HOST; }
-
 std::string Day(const std::string& rfc3339) { return rfc3339.substr(0, 10); }
 
 std::string ClassName(v1::FailureClass c) {
   std::string name = v1::FailureClass_Name(c);
   return name.starts_with("FAILURE_CLASS_") ? name.substr(14) : name;
 }
+}  // namespace
+
+bool HardwareOwned(v1::Owner o) { return o == v1::OWNER_GPU_HARDWARE || o == v1::OWNER_HOST; }
+
+std::string DescribeHistoryEntry(const v1::HistoryEntry& e) {
+  return Day(e.time()) + " " + ClassName(e.failure_class()) +
+         (e.gpu().empty() ? "" : " on GPU " + e.gpu());
+}
+
+namespace {
+
+constexpr std::size_t kMaxEarlier = 20;
 
 std::string SameIncident(const fs::path& incident) {
   std::error_code ec;
   return fs::weakly_canonical(fs::absolute(incident, ec), ec).generic_string();
-}
-
-// "2026-02-11 GPU_ECC on GPU 0000:3a:00" for the reason.
-std::string Describe(const v1::HistoryEntry& e) {
-  return Day(e.time()) + " " + ClassName(e.failure_class()) + (e.gpu().empty() ? "" : " on GPU " + e.gpu());
 }
 
 // The repeat offender's recovery goes first; the reset, restart or reboot it replaces goes.
@@ -251,7 +253,8 @@ void ApplyHistory(const History& history, const std::string& store, const fs::pa
     return;
   }
   std::string s = " " + in.node() + " had " + std::to_string(r.node_incidents()) + " earlier incident(s) in " + store + " (";
-  for (std::size_t i = 0; i < earlier.size() && i < 5; ++i) s += (i ? ", " : "") + Describe(*earlier[i]);
+  for (std::size_t i = 0; i < earlier.size() && i < 5; ++i)
+    s += (i ? ", " : "") + DescribeHistoryEntry(*earlier[i]);
   if (earlier.size() > 5) s += ", and " + std::to_string(earlier.size() - 5) + " more";
   s += ")";
   if (!in.gpu().empty()) s += "; GPU " + in.gpu() + " had " + std::to_string(r.gpu_incidents());

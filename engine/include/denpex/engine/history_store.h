@@ -34,6 +34,12 @@ Result<History> ReadHistory(const std::filesystem::path& path);
 void ApplyHistory(const History& history, const std::string& store, const std::filesystem::path& incident,
                   v1::Diagnosis* diagnosis);
 
+// The owners whose history escalates a repeat offender: the GPU's hardware and the host's (an
+// application's bug that recurs on a node says nothing about the node).
+bool HardwareOwned(v1::Owner owner);
+// "2026-02-11 GPU_ECC on GPU 0000:3a:00": an entry as a report lists it.
+std::string DescribeHistoryEntry(const v1::HistoryEntry& entry);
+
 // The entry this diagnosis adds to the store; `incident` as given on the command line.
 v1::HistoryEntry HistoryEntryOf(const v1::Diagnosis& diagnosis, const std::filesystem::path& incident);
 

@@ -23,9 +23,13 @@
 namespace denpex::engine {
 
 struct PreflightOptions {
-  // A nccl-tests run whose average bus bandwidth is below this share of the median of the runs
-  // of the same shape (test, node count, rank count) fails.
+  // A nccl-tests run whose bus bandwidth at its largest message is below this share of the
+  // median of the runs of its shape (test, node count, rank count, largest message) is slow.
   double busbw_floor = 0.8;
+  // The node/GPU history store (docs/history_format.md); empty: none. A node with two or more
+  // earlier hardware incidents there fails (a repeat offender, as `denpex diagnose --history`
+  // drains it); with one, it is a warning.
+  std::filesystem::path history;
   // Files larger than this are skipped and named in `problems` (tool outputs are kilobytes).
   std::uint64_t max_file_bytes = 64ull << 20;
 };
