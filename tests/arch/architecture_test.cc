@@ -52,7 +52,7 @@ const fs::path kRoot = DENPEX_SOURCE_DIR;
 // includes headers of its own folder (by bare name) and of the folders before it (by
 // "<stage>/<name>"), never of a later one. Files directly under sim/src (simulator.cc) run
 // the stages and may include them all.
-const std::vector<std::string> kSimStages = {"model", "format", "scenario", "output"};
+const std::vector<std::string> kSimStages = {"model", "format", "scenario", "output", "preflight"};
 
 int StageIndex(const std::string& stage) {
   const auto it = std::find(kSimStages.begin(), kSimStages.end(), stage);
@@ -160,10 +160,11 @@ TEST(Architecture, SimulatorStageCheckNamesAnIncludeOfALaterStage) {
   std::ofstream(src / "simulator.cc") << "#include \"output/writer.h\"\n";
   const auto problems = SimStageViolations(src);
   ASSERT_EQ(problems.size(), 1u) << Lines(problems);
-  EXPECT_EQ(problems[0],
-            "sim/src/model/job.cc:2: includes output/writer.h: model/ comes before output/ "
-            "(stages in order: model -> format -> scenario -> output); move what it needs "
-            "down, or the code up");
+  EXPECT_EQ(
+      problems[0],
+      "sim/src/model/job.cc:2: includes output/writer.h: model/ comes before output/ "
+      "(stages in order: model -> format -> scenario -> output -> preflight); move what it needs "
+      "down, or the code up");
 }
 
 }  // namespace
