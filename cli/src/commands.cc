@@ -17,8 +17,10 @@
 #include "denpex/engine/preflight.h"
 #include "denpex/proto/json_io.h"
 #include "denpex/scorer/scorer.h"
+#include "denpex/sim/preflight.h"
 #include "denpex/sim/simulator.h"
 #include "eval_internal.h"
+#include "preflight_collect.h"
 #include "replay.h"
 
 namespace denpex::cli {
@@ -122,7 +124,37 @@ int CheckReplayFlags(const SimulateArgs& args, std::ostream& err) {
 
 }  // namespace
 
+namespace {
+// `denpex simulate --preflight`: a cluster's tool outputs for `denpex preflight --from`.
+int RunSimulatePreflight(const SimulateArgs& args, std::ostream& out, std::ostream& err) {
+  if (!args.overrides.empty() || args.replay) {
+    err << "denpex simulate --preflight: --set and --replay apply to incident scenarios only\n";
+    return kExitUsage;
+  }
+  auto scenario = sim::LoadPreflightScenario(args.scenario);
+  if (!scenario.ok()) return Fail(err, "simulate --preflight", scenario.status());
+  const fs::path collected = args.out / "collected";
+  std::error_code ec;
+  if (!args.force && fs::exists(collected, ec) &&
+      !fs::exists(args.out / "preflight_truth.json", ec)) {
+    err << "denpex simulate --preflight: " << collected.string()
+        << " exists and no preflight_truth.json is beside it (it may be a real collection); "
+           "--force replaces it\n";
+    return kExitUsage;
+  }
+  fs::remove_all(collected, ec);
+  auto truth = sim::SimulatePreflight(*scenario, {.out_dir = args.out, .seed = args.seed});
+  if (!truth.ok()) return Fail(err, "simulate --preflight", truth.status());
+  out << "simulated " << scenario->name() << " (seed " << truth->seed() << ", " << scenario->nodes()
+      << " nodes, " << truth->probe_runs() << " nccl-tests runs)\n"
+      << "  collected: " << collected.string() << "\n"
+      << "  truth:     " << (args.out / "preflight_truth.json").string() << "\n";
+  return kExitOk;
+}
+}  // namespace
+
 int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) {
+  if (args.preflight) return RunSimulatePreflight(args, out, err);
   auto scenario = sim::LoadScenario(args.scenario, args.overrides);
   if (!scenario.ok()) {
     err << scenario.status().message() << "\n";
@@ -264,16 +296,18 @@ int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std
 }
 
 int RunPreflight(const PreflightArgs& args, std::ostream& out, std::ostream& err) {
-  if (args.from.empty()) {
-    err << "denpex preflight: --from DIR is required: preflight judges the outputs of nvidia-smi, "
-           "ibstat, dcgmi and nccl-tests already collected, one folder per node "
-           "(docs/preflight.md)\n";
+  if (args.from.empty() == args.collect.empty()) {
+    err << "denpex preflight: give --collect DIR (on each node: run its health tools into "
+           "DIR/<host>) or "
+           "--from DIR (judge what was collected, one folder per node); docs/preflight.md\n";
     return kExitUsage;
   }
+  if (!args.collect.empty()) return RunPreflightCollect(args, out, err);
   const fs::path read[] = {args.from};
   if (int rc = CheckOutput(err, "preflight", args.json, read); rc != kExitOk) return rc;
   if (int rc = CheckOutput(err, "preflight", args.exclude_file, read); rc != kExitOk) return rc;
-  auto report = engine::PreflightFrom(args.from, {.busbw_floor = args.busbw_floor});
+  auto report =
+      engine::PreflightFrom(args.from, {.busbw_floor = args.busbw_floor, .history = args.history});
   if (!report.ok()) return Fail(err, "preflight", report.status());
   if (!IsStdout(args.json)) out << engine::RenderPreflightText(*report);
   if (!args.json.empty()) {

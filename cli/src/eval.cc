@@ -23,6 +23,7 @@
 #include "denpex/scorer/scorer.h"
 #include "denpex/sim/simulator.h"
 #include "eval_internal.h"
+#include "preflight_eval.h"
 #include "report.h"
 #include "shapes/shapes.h"
 #include "watch/watch_eval.h"
@@ -36,6 +37,8 @@ double SecondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+}  // namespace
+
 // Where simulated incidents live while they are scored (each is removed once scored): a
 // fresh directory under $TMPDIR when set, else under /dev/shm (tmpfs: a 16k-rank incident
 // is ~18k files, written 10-20x faster than to disk), else the system temp directory.
@@ -45,6 +48,8 @@ fs::path ScratchRoot() {
   std::random_device rd;
   return base / ("denpex-eval-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
 }
+
+namespace {
 
 // A single updating line on a terminal; nothing otherwise.
 class Progress {
@@ -378,6 +383,7 @@ Result<IncidentRun> RunIncident(const v1::Scenario& scenario, std::uint64_t seed
 }
 
 int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
+  if (args.preflight) return RunPreflightEval(args, out, err);
   const auto t0 = Clock::now();
   if (auto st = CheckArgs(args); !st.ok()) return Fail(err, "eval", st);
   auto strategies = ResolveStrategies(args.strategies, args.baselines);

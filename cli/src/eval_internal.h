@@ -27,6 +27,10 @@ namespace denpex::cli {
 Status WriteOutput(const std::filesystem::path& path, std::string_view data, std::ostream& out,
                    std::span<const std::filesystem::path> read_only = {});
 
+// A fresh scratch directory for simulated incidents (under $TMPDIR, else /dev/shm, else the
+// system temp directory); not created.
+std::filesystem::path ScratchRoot();
+
 struct IncidentRun {
   v1::Truth truth;
   std::vector<v1::Diagnosis> diagnoses;  // one per strategy, in the order asked

@@ -38,6 +38,10 @@ void AddEvalFlags(CLI::App* eval, denpex::cli::EvalArgs& a) {
       ->delimiter(',')
       ->allow_extra_args(false);  // --shapes a,b SCENARIO: the scenario is not a shape
   eval->add_flag(
+      "--preflight", a.preflight,
+      "The inputs are preflight scenarios (scenarios/preflight): simulate each cluster, judge it "
+      "with denpex preflight --from and score which nodes it fails");
+  eval->add_flag(
       "--watch", a.watch,
       "Also replay each incident in simulated time into denpex watch's watcher and score "
       "its provisional answers: time to the right answer, before the watchdog, false "
@@ -106,6 +110,10 @@ int main(int argc, char** argv) {
   sim->add_option("--seed", sim_args.seed, "Seed (overrides the scenario's), 0 to 2^64-1")->check(kSeed);
   sim->add_flag("--force", sim_args.force,
                 "Replace DIR/incident even when it holds files and no truth.json is beside it (it is deleted first)");
+  sim->add_flag("--preflight", sim_args.preflight,
+                "The scenario is a preflight scenario (scenarios/preflight): write DIR/collected "
+                "(each node's "
+                "tool outputs, for denpex preflight --from) and DIR/preflight_truth.json");
   sim->add_option("--replay", sim_args.replay,
                   "Write DIR/incident in time: each line at its simulated time, SPEED simulated "
                   "seconds per wall second (60: a 10-minute incident in 10 s); 0: at once");
@@ -278,13 +286,22 @@ int main(int argc, char** argv) {
 
   PreflightArgs preflight_args;
   auto* preflight = app.add_subcommand("preflight",
-                                       "Judge each node's collected health and fabric tool outputs "
-                                       "before a run; name the nodes to exclude");
+                                       "Collect each node's health tool outputs, or judge them "
+                                       "before a run and name the nodes to exclude");
+  preflight->add_option("--from", preflight_args.from,
+                        "Judge: a folder of one folder per node holding nvidia-smi -q, nvidia-smi "
+                        "topo -m, ibstat, dcgmi "
+                        "diag -j, kernel log and nccl-tests outputs");
+  preflight->add_option("--collect", preflight_args.collect,
+                        "Collect: run this node's nvidia-smi, ibstat, dmesg (and dcgmi) into "
+                        "DIR/<host>/ (once per node)");
+  preflight->add_option("--host", preflight_args.host,
+                        "With --collect: the node's folder name (default: the short host name)");
   preflight
-      ->add_option("--from", preflight_args.from,
-                   "Folder of one folder per node holding nvidia-smi -q, nvidia-smi topo -m, "
-                   "ibstat, dcgmi diag -j and nccl-tests outputs")
-      ->required();
+      ->add_option("--dcgm-level", preflight_args.dcgm_level,
+                   "With --collect: also run dcgmi diag -r N -j (1-4; 0: not)")
+      ->check(CLI::Range(0, 4))
+      ->capture_default_str();
   preflight->add_option("--json", preflight_args.json,
                         "Write the report JSON here (outside DIR; - for standard output)");
   preflight->add_option(

@@ -320,3 +320,40 @@ TEST(Cli, PreflightExitsFiveAndWritesTheExcludeList) {
 }
 
 }  // namespace
+
+namespace {
+
+// Simulated clusters: `simulate --preflight` writes collected/ and the truth beside it, and
+// `eval --preflight` scores the judgement of each against its truth.
+TEST(Cli, PreflightScenariosAreSimulatedAndScored) {
+  TempDir tmp;
+  const std::string slow =
+      (fs::path(DENPEX_SOURCE_DIR) / "scenarios/preflight/slow_node_256.textproto").string();
+  CmdResult r =
+      Denpex("simulate --preflight " + slow + " --out " + tmp.path().string() + " --seed 7");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(fs::is_directory(tmp.path() / "collected"));
+  EXPECT_TRUE(fs::exists(tmp.path() / "preflight_truth.json"));
+  EXPECT_FALSE(fs::exists(tmp.path() / "collected" / "preflight_truth.json"));
+  r = Denpex("preflight --from " + (tmp.path() / "collected").string());
+  EXPECT_EQ(r.code, 5) << r.output;
+  EXPECT_NE(r.output.find("BUSBW_LOW"), std::string::npos) << r.output;
+  // A real collection is not replaced without --force.
+  fs::remove(tmp.path() / "preflight_truth.json");
+  EXPECT_EQ(Denpex("simulate --preflight " + slow + " --out " + tmp.path().string()).code, 2);
+
+  r = Denpex("eval --preflight " + slow + " " +
+             (fs::path(DENPEX_SOURCE_DIR) / "scenarios/preflight/healthy_256.textproto").string() +
+             " --seeds 2 --jobs 2");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("| SLOW_NODE | 2 | 256 | 2/2 (100.0%) | 0 |"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("| HEALTHY | 2 | 256 | 2/2 (100.0%) | 0 |"), std::string::npos)
+      << r.output;
+  // An incident scenario is not a preflight scenario: the error names the file.
+  r = Denpex("eval --preflight " + Scenario("smoke/sigkill_4096.textproto") + " --seeds 1");
+  EXPECT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find("sigkill_4096.textproto"), std::string::npos) << r.output;
+}
+
+}  // namespace

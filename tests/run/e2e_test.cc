@@ -287,5 +287,41 @@ TEST(RunE2eSrun, ScancelReachesTheCommandOnceAndIsRecorded) {
   EXPECT_EQ(Field(task, "code"), "5");
 }
 
+// `denpex preflight --collect` as a step of each node (here the one node of scripts/services.sh):
+// the node's folder is named as the task's host, every tool is tried and its status printed (on
+// this machine nvidia-smi and ibstat are not installed: "not found"), and `--from` then reads
+// the folder (nothing there is a GPU or port finding: exit 3 names what it looked for).
+TEST(RunE2eSrun, PreflightCollectWritesEachNodesFolderFromASlurmStep) {
+  TempDir scratch;
+  const std::string conf = SlurmConf(scratch.path());
+  if (conf.empty()) SKIP_OR_FAIL("no Slurm is running (SLURM_CONF, or scripts/services.sh start)");
+  const fs::path out = scratch.path() / "preflight";
+  const int rc = RunToEnd({"/usr/bin/srun", "--nodes", "1", "--ntasks-per-node", "1", DENPEX_BINARY,
+                           "preflight", "--collect", out.string()},
+                          CleanEnv({{"SLURM_CONF", conf}}), scratch.path() / "srun.out");
+  const std::string said = ReadFile(scratch.path() / "srun.out");
+  std::vector<std::string> nodes;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(out, ec))
+    nodes.push_back(e.path().filename().string());
+  ASSERT_EQ(nodes.size(), 1u) << said;
+  EXPECT_NE(said.find("denpex preflight --collect: " + nodes[0] + " into "), std::string::npos)
+      << said;
+  for (const char* tool :
+       {"  nvidia-smi -q: ", "  nvidia-smi topo -m: ", "  ibstat: ", "  dmesg: "}) {
+    EXPECT_NE(said.find(tool), std::string::npos) << tool << "\n" << said;
+  }
+  // 0 when at least one tool ran (dmesg, where the kernel log may be read), else 3 saying so.
+  if (rc != 0) {
+    EXPECT_EQ(rc, 3) << said;
+    EXPECT_NE(said.find("no tool ran on " + nodes[0]), std::string::npos) << said;
+  }
+  const int judged = RunToEnd({DENPEX_BINARY, "preflight", "--from", out.string()}, CleanEnv(),
+                              scratch.path() / "from.out");
+  const std::string from = ReadFile(scratch.path() / "from.out");
+  EXPECT_TRUE(judged == 0 || judged == 5 || judged == 3) << from;
+  if (judged == 3) EXPECT_NE(from.find("no tool output recognised"), std::string::npos) << from;
+}
+
 }  // namespace
 }  // namespace denpex::run_test

@@ -221,15 +221,18 @@ std::optional<std::string> FindInPath(std::string_view name) {
   }
 }
 
-SideFile SnapshotNvidiaSmi(const fs::path& node_dir, const sigset_t& child_mask,
-                           std::chrono::milliseconds limit) {
+SideFile RunToolInto(const fs::path& dir, const std::string& file,
+                     const std::vector<std::string>& argv, const sigset_t& child_mask,
+                     std::chrono::milliseconds limit) {
   SideFile f;
-  const auto exe = FindInPath("nvidia-smi");
+  const auto exe = FindInPath(argv.front());
   if (!exe) {
     f.status = "not found";
     return f;
   }
-  auto child = SpawnChild({*exe}, child_mask, /*own_group=*/false);
+  std::vector<std::string> command = argv;
+  command.front() = *exe;
+  auto child = SpawnChild(command, child_mask, /*own_group=*/false);
   if (!child.ok() || child->exec_errno != 0) {
     f.status = "failed: " + (child.ok() ? ErrnoText("exec " + *exe, child->exec_errno)
                                         : child.status().message());
@@ -247,15 +250,20 @@ SideFile SnapshotNvidiaSmi(const fs::path& node_dir, const sigset_t& child_mask,
   } else {
     f.status = (e.kind == ExitInfo::Kind::kExited && e.code == 0)
                    ? "ok"
-                   : "failed: nvidia-smi " + DescribeExit(e);
+                   : "failed: " + argv.front() + " " + DescribeExit(e);
   }
-  if (Status st = WriteFileAtomically(node_dir / "nvidia-smi.log", output); !st.ok()) {
+  if (Status st = WriteFileAtomically(dir / file, output); !st.ok()) {
     f.status += "; " + st.message();
     return f;
   }
-  f.file = "nvidia-smi.log";
+  f.file = file;
   f.lines = static_cast<std::uint64_t>(std::count(output.begin(), output.end(), '\n'));
   return f;
+}
+
+SideFile SnapshotNvidiaSmi(const fs::path& node_dir, const sigset_t& child_mask,
+                           std::chrono::milliseconds limit) {
+  return RunToolInto(node_dir, "nvidia-smi.log", {"nvidia-smi"}, child_mask, limit);
 }
 
 }  // namespace denpex::cli::run

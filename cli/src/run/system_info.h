@@ -61,6 +61,13 @@ std::optional<std::uint64_t> KernelLineMicros(std::string_view line);
 // An executable `name` in $PATH, or nullopt.
 std::optional<std::string> FindInPath(std::string_view name);
 
+// Runs `argv` (its program from $PATH) with a time limit and writes what it printed (stdout and
+// stderr) to dir/file, replacing an older one; the status says whether it was found, finished,
+// and how it exited. `child_mask`: the signal mask it runs with.
+SideFile RunToolInto(const std::filesystem::path& dir, const std::string& file,
+                     const std::vector<std::string>& argv, const sigset_t& child_mask,
+                     std::chrono::milliseconds limit);
+
 // Runs `nvidia-smi` (from $PATH) with a time limit and writes what it printed to
 // <node_dir>/nvidia-smi.log (replacing an older snapshot). `child_mask`: the signal mask it
 // runs with.

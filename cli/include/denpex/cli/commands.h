@@ -27,6 +27,9 @@ struct SimulateArgs {
   // or 0: all at once). --replay-max-gap: the longest idle wall gap, seconds (> 0).
   std::optional<double> replay;
   std::optional<double> replay_max_gap;
+  // --preflight: the scenario is a preflight scenario (denpex.v1.PreflightScenario): write
+  // out/collected/ (each node's tool outputs) and out/preflight_truth.json.
+  bool preflight = false;
 };
 int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err);
 
@@ -100,6 +103,9 @@ struct EvalArgs {
   // an early bound, lines may come before they were written) instead of writing it whole when it
   // ends (the latest its lines can come: the default, so no answer is credited early).
   bool watch_pace_untimed = false;
+  // --preflight: the inputs are preflight scenarios (denpex.v1.PreflightScenario): each cluster
+  // simulated, judged by `denpex preflight --from` and scored (docs/evaluation.md, "Preflight").
+  bool preflight = false;
 };
 int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err);
 
@@ -122,12 +128,16 @@ struct CheckpointVerifyArgs {
 };
 int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std::ostream& err);
 
-// `denpex preflight --from DIR` (docs/preflight.md): the collected outputs of each node's health
-// and fabric tools judged; exit kExitPreflightFail when a node fails.
+// `denpex preflight` (docs/preflight.md): --collect runs this node's health tools into DIR/<host>;
+// --from judges what was collected, exit kExitPreflightFail when a node fails.
 struct PreflightArgs {
   std::filesystem::path from;          // one folder per node
+  std::filesystem::path collect;       // --collect: this node's tools' outputs into collect/<host>/
+  std::string host;                    // with --collect: the node's folder; empty: the host name
+  int dcgm_level = 0;                  // with --collect: run `dcgmi diag -r N -j`; 0: not
   std::filesystem::path json;          // empty: no JSON file
   std::filesystem::path exclude_file;  // the failed nodes' host list written here; empty: none
+  std::filesystem::path history;       // the node/GPU history store; empty: none
   double busbw_floor = 0.8;            // PreflightOptions::busbw_floor
 };
 int RunPreflight(const PreflightArgs& args, std::ostream& out, std::ostream& err);
