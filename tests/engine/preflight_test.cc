@@ -145,6 +145,30 @@ TEST_F(Allocation, EachBrokenOrOddNodeIsNamedWithItsLine) {
   EXPECT_NE(text.find("exclude: gpu-[0003-0005]"), std::string::npos) << text;
 }
 
+// Half the nodes on another driver (a rollout under way): no side is the fault's, both warn.
+TEST_F(Allocation, ASplitAllocationWarnsInsteadOfFailingEitherHalf) {
+  const std::string newer =
+      Replace(query_, "Driver Version                            : 525.105.17",
+              "Driver Version                            : 535.129.03");
+  Node("gpu-0001", query_);
+  Node("gpu-0002", query_);
+  Node("gpu-0003", newer);
+  Node("gpu-0004", newer);
+  auto r = PreflightFrom(dir_.path());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->verdict(), v1::PREFLIGHT_PASS);
+  int warned = 0;
+  for (const auto& n : r->nodes()) {
+    for (const auto& f : n.findings()) {
+      EXPECT_EQ(f.code(), "ODD_DRIVER");
+      EXPECT_FALSE(f.fail());
+      EXPECT_NE(f.message().find("the allocation is split"), std::string::npos) << f.message();
+      ++warned;
+    }
+  }
+  EXPECT_EQ(warned, 2);
+}
+
 // A board wired at x8 shows `Max 16x, Current 8x` on every node: the norm, no fault.
 TEST_F(Allocation, ALinkWidthEveryNodeSharesIsNoFault) {
   std::string x8 = query_;

@@ -215,6 +215,16 @@ std::optional<T> Majority(const std::vector<std::optional<T>>& values) {
   return best;
 }
 
+// True when `norm` is what more than half of the nodes that report a value show: then a node
+// that differs is the odd one. Else the allocation is split (a driver rolled out to half of
+// it) and no side is the fault's: the difference is a warning.
+template <typename T>
+bool Clear(const std::vector<std::optional<T>>& values, const T& norm) {
+  int reporting = 0, same = 0;
+  for (const auto& v : values) reporting += v.has_value(), same += v.has_value() && *v == norm;
+  return same * 2 > reporting;
+}
+
 std::optional<std::int32_t> GpuCount(const Node& n) {
   if (n.gpu.attached >= 0) return n.gpu.attached;
   if (n.gpu.gpus.empty()) return std::nullopt;
@@ -256,6 +266,13 @@ constexpr std::string_view kNicClass[] = {"", "PIX", "PXB", "PHB", "NODE", "SYS"
 
 bool Up(const IbPort& p) { return p.state == "Active" && p.physical_state == "LinkUp"; }
 std::string PortName(const IbPort& p) { return p.ca + "/" + std::to_string(p.port); }
+
+// What a difference from a norm that half of the nodes or fewer hold adds to its message.
+std::string Split(bool clear) {
+  return clear ? ""
+               : " (no value on more than half of the nodes: the allocation is split, judge which "
+                 "side is right)";
+}
 
 std::string Num(double v) {
   char buf[32];
@@ -308,6 +325,8 @@ class Judge {
   std::map<std::string, std::map<double, int>> port_rates_;
   std::map<std::string, int> port_up_, port_seen_;
   std::map<std::string, std::map<std::int32_t, int>> pcie_widths_;  // per GPU model
+  // Whether the norm of each is held by more than half of the nodes (Clear).
+  bool clear_count_ = true, clear_model_ = true, clear_driver_ = true, clear_links_ = true;
   std::map<std::string, int> nearest_nic_;  // per topo GPU row (`GPU3`): NearestNic most nodes show
 };
 
@@ -351,6 +370,10 @@ void Judge::Inventory() {
   norm_.set_gpu_model(Majority(models).value_or(""));
   norm_.set_driver(Majority(drivers).value_or(""));
   norm_.set_nvlinks_per_gpu(Majority(links).value_or(-1));
+  clear_count_ = Clear(counts, norm_.gpus());
+  clear_model_ = Clear(models, norm_.gpu_model());
+  clear_driver_ = Clear(drivers, norm_.driver());
+  clear_links_ = Clear(links, norm_.nvlinks_per_gpu());
   std::map<std::string, std::vector<std::optional<int>>> nearest;
   for (const Node& n : a_.nodes) {
     if (!n.topo) continue;
@@ -374,27 +397,29 @@ void Judge::Inventory() {
 void Judge::Odd(Node& n) {
   const v1::PreflightInventory& inv = n.out.inventory();
   if (auto count = GpuCount(n); count && norm_.gpus() > 0 && *count != norm_.gpus()) {
-    auto& f =
-        Add(n, "ODD_GPU_COUNT", true,
-            std::to_string(*count) + " GPUs where most nodes have " + std::to_string(norm_.gpus()));
+    auto& f = Add(n, "ODD_GPU_COUNT", clear_count_,
+                  std::to_string(*count) + " GPUs where most nodes have " +
+                      std::to_string(norm_.gpus()) + Split(clear_count_));
     Cite(f, n.gpu.attached_line);
   }
   if (!inv.gpu_model().empty() && !norm_.gpu_model().empty() &&
       inv.gpu_model() != norm_.gpu_model()) {
-    Add(n, "ODD_GPU_MODEL", true, inv.gpu_model() + " where most nodes have " + norm_.gpu_model());
+    Add(n, "ODD_GPU_MODEL", clear_model_,
+        inv.gpu_model() + " where most nodes have " + norm_.gpu_model() + Split(clear_model_));
   }
   if (!inv.driver().empty() && !norm_.driver().empty() && inv.driver() != norm_.driver()) {
-    Cite(Add(n, "ODD_DRIVER", true,
-             "driver " + inv.driver() + " where most nodes run " + norm_.driver()),
+    Cite(Add(n, "ODD_DRIVER", clear_driver_,
+             "driver " + inv.driver() + " where most nodes run " + norm_.driver() +
+                 Split(clear_driver_)),
          n.gpu.driver_line);
   }
   if (inv.nvlinks_per_gpu() >= 0 && norm_.nvlinks_per_gpu() > inv.nvlinks_per_gpu()) {
     for (const TopoMatrix::Row& r : n.topo->rows) {
       if (!r.device.starts_with("GPU") || n.topo->NvLinks(r) >= norm_.nvlinks_per_gpu()) continue;
-      auto& f = Add(n, "ODD_NVLINKS", true,
+      auto& f = Add(n, "ODD_NVLINKS", clear_links_,
                     r.device + " has " + std::to_string(n.topo->NvLinks(r)) +
                         " NVLinks to the other GPUs where most nodes' GPUs have at least " +
-                        std::to_string(norm_.nvlinks_per_gpu()));
+                        std::to_string(norm_.nvlinks_per_gpu()) + Split(clear_links_));
       f.set_device(r.device);
       Cite(f, n.topo_file, r.line);
     }
