@@ -23,7 +23,9 @@ inline const v1::PreflightNode* NodeOf(const v1::PreflightReport& r, const std::
 
 // What the engine says about a simulated cluster, against its truth: exactly the truth's nodes
 // failed, and each slow link named on both ends by a warning.
-inline void ExpectEngineAgrees(const std::filesystem::path& out, const v1::PreflightTruth& truth, int nodes) {
+// `gpus`, `nvlinks`: the scenario's GPUs per node and NVLinks per pair.
+inline void ExpectEngineAgrees(const std::filesystem::path& out, const v1::PreflightTruth& truth,
+                               int nodes, int gpus = 8, int nvlinks = 18) {
   auto report = engine::PreflightFrom(out / "collected");
   ASSERT_TRUE(report.ok()) << report.status().message();
   const std::vector<std::string> bad(truth.bad_nodes().begin(), truth.bad_nodes().end());
@@ -31,16 +33,17 @@ inline void ExpectEngineAgrees(const std::filesystem::path& out, const v1::Prefl
   EXPECT_EQ(report->verdict(), bad.empty() ? v1::PREFLIGHT_PASS : v1::PREFLIGHT_FAIL);
   EXPECT_EQ(report->nodes_size(), nodes);
   EXPECT_TRUE(report->problems().empty()) << engine::RenderPreflightText(*report);
-  EXPECT_EQ(report->majority().gpus(), 8);
-  EXPECT_EQ(report->majority().nvlinks_per_gpu(), 7 * 18);
+  EXPECT_EQ(report->majority().gpus(), gpus);
+  EXPECT_EQ(report->majority().nvlinks_per_gpu(), (gpus - 1) * nvlinks);
   for (const std::string& link : truth.bad_links()) {
     const std::string a = link.substr(0, link.find("<->")), b = link.substr(link.find("<->") + 3);
     for (const std::string& end : {a, b}) {
       const v1::PreflightNode* n = NodeOf(*report, end);
       ASSERT_NE(n, nullptr) << end;
-      const bool named = std::any_of(n->findings().begin(), n->findings().end(), [&](const auto& f) {
-        return f.code() == "BUSBW_LOW" && !f.fail() && f.device() == link;
-      });
+      const bool named =
+          std::any_of(n->findings().begin(), n->findings().end(), [&](const auto& f) {
+            return f.code() == "BUSBW_LOW" && !f.fail() && f.device() == link;
+          });
       EXPECT_TRUE(named) << end << " carries no BUSBW_LOW warning for " << link << "\n"
                          << engine::RenderPreflightText(*report);
     }

@@ -25,7 +25,7 @@ TEST(PreflightRoundTrip, ScenarioFiles) {
     auto truth = SimulatePreflight(*s, {.out_dir = out.path()});
     ASSERT_TRUE(truth.ok()) << truth.status().message();
     EXPECT_EQ(truth->scenario(), s->name());
-    ExpectEngineAgrees(out.path(), *truth, s->nodes());
+    ExpectEngineAgrees(out.path(), *truth, s->nodes(), s->gpus_per_node(), s->nvlinks_per_pair());
   }
 }
 

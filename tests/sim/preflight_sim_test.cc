@@ -322,5 +322,36 @@ TEST(PreflightRoundTrip, EngineFailsExactlyTheTruthsNodes) {
   }
 }
 
+// Other boards, older drivers, small clusters and the one-node plan: each fault still judged
+// as the truth says.
+TEST(PreflightRoundTrip, OtherShapes) {
+  const char* kShapes[] = {
+      // An A100 cluster on a 525 driver ("Clocks Throttle Reasons", no GPU NUMA ID).
+      "nodes: 24\ngpu_model: \"NVIDIA A100-SXM4-80GB\"\ndriver: \"525.105.17\"\ncuda: "
+      "\"12.0\"\nnvlinks_per_pair: 12\n"
+      "ib_ports: 4\nib_rate_gbps: 200\nnode_busbw_gbps: 230\npair_busbw_gbps: 185\n",
+      // Four GPUs and four ports a node.
+      "nodes: 16\ngpus_per_node: 4\nib_ports: 4\n",
+      // Each node alone: no pair runs.
+      "nodes: 16\nplan: PREFLIGHT_PLAN_NODES\n",
+      // The smallest cluster preflight judges.
+      "nodes: 3\n",
+  };
+  for (const char* shape : kShapes) {
+    for (const v1::PreflightFaultKind kind : kKinds) {
+      const bool ring = std::string(shape).find("PLAN_NODES\n") == std::string::npos;
+      if (kind == v1::PREFLIGHT_FAULT_SLOW_LINK && !ring) continue;
+      SCOPED_TRACE(std::string(shape) + v1::PreflightFaultKind_Name(kind));
+      v1::PreflightScenario s = Parse(
+          std::string(shape) + "faults { kind: " + v1::PreflightFaultKind_Name(kind) + " }\n");
+      testing::TempDir dir;
+      auto truth = SimulatePreflight(s, {.out_dir = dir.path(), .seed = 21});
+      ASSERT_TRUE(truth.ok()) << truth.status().message();
+      EXPECT_EQ(truth->probe_runs(), s.nodes() * (ring ? 2 : 1));
+      ExpectEngineAgrees(dir.path(), *truth, s.nodes(), s.gpus_per_node(), s.nvlinks_per_pair());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace denpex::sim
