@@ -107,6 +107,18 @@ TEST(PreflightScenario, ErrorsNameTheLineAndWhatToDo) {
       "nodes: 8\nfaults { kind: PREFLIGHT_FAULT_GPU_LOST node: 3 }\nfaults { kind: "
       "PREFLIGHT_FAULT_SLOW_LINK node: 2 }\n");
   EXPECT_NE(twice.find("another fault already hits"), std::string::npos) << twice;
+  const std::string beside = ErrorOf(
+      "nodes: 16\nfaults { kind: PREFLIGHT_FAULT_SLOW_LINK node: 4 }\nfaults { kind: "
+      "PREFLIGHT_FAULT_SLOW_NODE node: 6 }\n");
+  EXPECT_NE(beside.find("slow link 4->5 has a faulty neighbour, node 6"), std::string::npos)
+      << beside;
+  EXPECT_NE(ErrorOf("nodes: 16\nfaults { kind: PREFLIGHT_FAULT_SLOW_NODE node: 3 }\nfaults { kind: "
+                    "PREFLIGHT_FAULT_SLOW_LINK node: 4 }\n")
+                .find("faulty neighbour, node 3"),
+            std::string::npos);
+  Parse(
+      "nodes: 16\nfaults { kind: PREFLIGHT_FAULT_SLOW_LINK node: 16 }\nfaults { kind: "
+      "PREFLIGHT_FAULT_SLOW_NODE node: 3 }\n");
   const std::string ring =
       ErrorOf("nodes: 8\nplan: PREFLIGHT_PLAN_NODES\nfaults { kind: PREFLIGHT_FAULT_SLOW_LINK }\n");
   EXPECT_NE(ring.find("PREFLIGHT_PLAN_NODES_AND_RING"), std::string::npos) << ring;
