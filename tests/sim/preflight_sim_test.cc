@@ -151,6 +151,11 @@ TEST(PreflightSimulate, SameSeedSameBytesOtherSeedOtherBytes) {
   EXPECT_TRUE(ta == tb);
   EXPECT_FALSE(ta == tc);
   EXPECT_TRUE(ta.count("preflight_truth.json"));
+  // Never over an earlier cluster's outputs.
+  const auto again = SimulatePreflight(s, {.out_dir = a.path()});
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("already holds files"), std::string::npos)
+      << again.status().message();
   for (const auto& [path, text] : ta) {
     if (path.starts_with("collected/")) {
       EXPECT_EQ(path.find("truth"), std::string::npos) << path;

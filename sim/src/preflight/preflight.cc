@@ -329,6 +329,11 @@ Result<v1::PreflightTruth> SimulatePreflight(const v1::PreflightScenario& scenar
 
   const fs::path collected = options.out_dir / "collected";
   std::error_code ec;
+  // A node folder or run left by an earlier cluster would be read as this one's.
+  if (fs::is_directory(collected, ec) && !fs::is_empty(collected, ec)) {
+    return Status::InvalidArgument(collected.string() +
+                                   " already holds files; hint: simulate into an empty directory");
+  }
   fs::create_directories(collected, ec);
   if (ec) return Status::IoError(collected.string() + ": " + ec.message());
   for (const preflight::Node& n : cluster->nodes) {
