@@ -15,7 +15,8 @@ namespace {
 
 // An 8-GPU HGX H100 board's GPU buses (nvidia-smi lists them in bus order), and more for
 // larger boards.
-constexpr int kGpuBus[16] = {0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb, 0x1b, 0x2d, 0x3d, 0x60, 0x9d, 0xae, 0xbd, 0xde};
+constexpr int kGpuBus[16] = {0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb,
+                             0x1b, 0x2d, 0x3d, 0x60, 0x9d, 0xae, 0xbd, 0xde};
 
 // What each fault does to the nccl-tests runs: a rail at half rate or missing slows every
 // multi-node run of the node a little (NCCL spreads its channels over the other rails); halved
@@ -49,7 +50,9 @@ std::string Cuda(const std::string& driver) {
 }
 
 // Another release than `driver`, as a node left behind (or updated ahead) would run.
-std::string OtherDriver(const std::string& driver) { return DriverMajor(driver) >= 550 ? "535.161.08" : "550.54.15"; }
+std::string OtherDriver(const std::string& driver) {
+  return DriverMajor(driver) >= 550 ? "535.161.08" : "550.54.15";
+}
 
 void Build(Cluster& c) {
   const v1::PreflightScenario& s = c.scenario;
@@ -80,17 +83,19 @@ void Build(Cluster& c) {
       // A few GPUs carry correctable DRAM errors: benign, nothing judges them.
       if (rng.Uniform() < 0.06) {
         gpu.dram_correctable_aggregate = rng.UniformInt(1, 14);
-        gpu.dram_correctable = rng.Uniform() < 0.5 ? rng.UniformInt(0, gpu.dram_correctable_aggregate + 1) : 0;
+        gpu.dram_correctable =
+            rng.Uniform() < 0.5 ? rng.UniformInt(0, gpu.dram_correctable_aggregate + 1) : 0;
       }
       n.gpus.push_back(gpu);
     }
-    n.nvlinks.assign(static_cast<std::size_t>(gpus), std::vector<int>(static_cast<std::size_t>(gpus), s.nvlinks_per_pair()));
+    n.nvlinks.assign(static_cast<std::size_t>(gpus),
+                     std::vector<int>(static_cast<std::size_t>(gpus), s.nvlinks_per_pair()));
     int lid = 1 + i * (s.ib_ports() + 1);
     for (int p = 0; p < s.ib_ports(); ++p) {
       Port port;
       port.ca = "mlx5_" + std::to_string(p);
       port.rate = s.ib_rate_gbps();
-      port.guid = 0xa088c20300000000ULL | (rng.Next() & 0xffffffffULL);
+      port.guid = 0xa088c20300000000ULL | (rng.Next() & 0xffffffULL);
       port.lid = lid++;
       port.bus = p < gpus ? buses[static_cast<std::size_t>(p)] - 1 : 0xc0 + p;
       port.numa = port.bus >= 0x80 ? 1 : 0;
@@ -104,7 +109,7 @@ void Build(Cluster& c) {
     bond.rate = 100;
     bond.ca_type = "MT4125";
     bond.firmware = "22.39.1002";
-    bond.guid = 0xb83fd20300000000ULL | (rng.Next() & 0xffffffffULL);
+    bond.guid = 0xb83fd20300000000ULL | (rng.Next() & 0xffffffULL);
     bond.bus = 0x0c;
     n.ports.push_back(bond);
   }
@@ -116,31 +121,46 @@ void ApplicationXids(Cluster& c) {
   Rng rng(c.seed, StreamId::kPreflightNoise, 0);
   const int count = std::max(1, c.scenario.nodes() / 40);
   std::set<int> chosen;
-  while (static_cast<int>(chosen.size()) < count) chosen.insert(static_cast<int>(rng.UniformInt(0, c.scenario.nodes())));
+  while (static_cast<int>(chosen.size()) < count)
+    chosen.insert(static_cast<int>(rng.UniformInt(0, c.scenario.nodes())));
   for (const int i : chosen) {
     Node& n = c.nodes[static_cast<std::size_t>(i)];
-    const Gpu& g = n.gpus[static_cast<std::size_t>(rng.UniformInt(0, static_cast<std::int64_t>(n.gpus.size())))];
+    const Gpu& g = n.gpus[static_cast<std::size_t>(
+        rng.UniformInt(0, static_cast<std::int64_t>(n.gpus.size())))];
     const bool new_words = DriverMajor(n.driver) >= 535;
     const int pid = static_cast<int>(rng.UniformInt(20000, 4000000));
     const double at = 20000 + rng.Uniform() * 500000;
     char buf[320];
-    const std::string who = new_words ? "pid=" + std::to_string(pid) + ", name=python3, " : "pid=" + std::to_string(pid) + ", ";
+    const std::string who = new_words ? "pid=" + std::to_string(pid) + ", name=python3, "
+                                      : "pid=" + std::to_string(pid) + ", ";
     if (rng.Uniform() < 0.5) {
       std::snprintf(buf, sizeof buf,
-                    "NVRM: Xid (PCI:0000:%02x:00): 31, %schannel 0x00000002, intr 00000000. MMU Fault: ENGINE GRAPHICS GPC%d GPCCLIENT_T1_%d faulted @ "
+                    "NVRM: Xid (PCI:0000:%02x:00): 31, %schannel 0x00000002, intr 00000000. MMU "
+                    "Fault: ENGINE GRAPHICS GPC%d GPCCLIENT_T1_%d faulted @ "
                     "0x7f%02x_%08x. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ",
-                    g.bus, who.c_str(), static_cast<int>(rng.UniformInt(0, 8)), static_cast<int>(rng.UniformInt(0, 16)),
-                    static_cast<unsigned>(rng.UniformInt(0, 256)), static_cast<unsigned>(rng.Next() & 0xfffff000U));
+                    g.bus, who.c_str(), static_cast<int>(rng.UniformInt(0, 8)),
+                    static_cast<int>(rng.UniformInt(0, 16)),
+                    static_cast<unsigned>(rng.UniformInt(0, 256)),
+                    static_cast<unsigned>(rng.Next() & 0xfffff000U));
       n.kernel.push_back(buf);
       n.kernel_at.push_back(at);
     }
-    std::snprintf(buf, sizeof buf, "NVRM: Xid (PCI:0000:%02x:00): 43, %sCh 00000008", g.bus, who.c_str());
+    std::snprintf(buf, sizeof buf, "NVRM: Xid (PCI:0000:%02x:00): 43, %sCh 00000008", g.bus,
+                  who.c_str());
     n.kernel.push_back(buf);
     n.kernel_at.push_back(at + 0.002 + rng.Uniform() * 0.01);
   }
 }
 
-std::string XidWho(const Node& n) { return DriverMajor(n.driver) >= 535 ? "pid='<unknown>', name=<unknown>, " : "pid='<unknown>', "; }
+// A fault's draws depend on its kind too, so that two scenarios that differ only in the kind
+// do not hit the same node and the same device.
+std::uint64_t DrawIndex(int fault, v1::PreflightFaultKind kind) {
+  return (static_cast<std::uint64_t>(fault) << 8) | static_cast<std::uint64_t>(kind);
+}
+
+std::string XidWho(const Node& n) {
+  return DriverMajor(n.driver) >= 535 ? "pid='<unknown>', name=<unknown>, " : "pid='<unknown>', ";
+}
 
 // The node each fault without one lands on: a node without a fault whose ring neighbours have
 // none either (so one fault's runs never explain another's), else any node without one.
@@ -152,7 +172,8 @@ Status Place(Cluster& c, std::vector<int>& node_of) {
     node_of[static_cast<std::size_t>(f)] = i;
     if (s.faults(f).kind() == v1::PREFLIGHT_FAULT_HEALTHY) return;
     taken[static_cast<std::size_t>(i)] = true;
-    if (s.faults(f).kind() == v1::PREFLIGHT_FAULT_SLOW_LINK) taken[static_cast<std::size_t>((i + 1) % nodes)] = true;
+    if (s.faults(f).kind() == v1::PREFLIGHT_FAULT_SLOW_LINK)
+      taken[static_cast<std::size_t>((i + 1) % nodes)] = true;
   };
   for (int f = 0; f < s.faults_size(); ++f) {
     if (s.faults(f).node() > 0) take(f, s.faults(f).node() - 1);
@@ -164,7 +185,9 @@ Status Place(Cluster& c, std::vector<int>& node_of) {
       continue;
     }
     const bool link = s.faults(f).kind() == v1::PREFLIGHT_FAULT_SLOW_LINK;
-    auto free_at = [&](int i) { return !taken[static_cast<std::size_t>((i % nodes + nodes) % nodes)]; };
+    auto free_at = [&](int i) {
+      return !taken[static_cast<std::size_t>((i % nodes + nodes) % nodes)];
+    };
     std::vector<int> apart, any;
     for (int i = 0; i < nodes; ++i) {
       const int last = link ? i + 1 : i;
@@ -174,11 +197,13 @@ Status Place(Cluster& c, std::vector<int>& node_of) {
     }
     const std::vector<int>& from = apart.empty() ? any : apart;
     if (from.empty()) {
-      return Status::InvalidInput("faults[" + std::to_string(f) + "]: no node left without a fault among the " + std::to_string(nodes) +
-                                  "; hint: fewer faults, or more nodes");
+      return Status::InvalidInput("faults[" + std::to_string(f) +
+                                  "]: no node left without a fault among the " +
+                                  std::to_string(nodes) + "; hint: fewer faults, or more nodes");
     }
-    Rng rng(c.seed, StreamId::kPreflightPlace, static_cast<std::uint64_t>(f));
-    take(f, from[static_cast<std::size_t>(rng.UniformInt(0, static_cast<std::int64_t>(from.size())))]);
+    Rng rng(c.seed, StreamId::kPreflightPlace, DrawIndex(f, s.faults(f).kind()));
+    take(f,
+         from[static_cast<std::size_t>(rng.UniformInt(0, static_cast<std::int64_t>(from.size())))]);
   }
   return Status::Ok();
 }
@@ -217,7 +242,7 @@ Result<Cluster> BuildCluster(const v1::PreflightScenario& scenario, std::uint64_
     const v1::PreflightFault& fault = s.faults(f);
     const int i = node_of[static_cast<std::size_t>(f)];
     Node& n = c.nodes[static_cast<std::size_t>(i)];
-    Rng rng(seed, StreamId::kPreflightPlace, 1000 + static_cast<std::uint64_t>(f));
+    Rng rng(seed, StreamId::kPreflightPlace, (std::uint64_t{1} << 32) + DrawIndex(f, fault.kind()));
     const auto gpu_count = static_cast<std::int64_t>(n.gpus.size());
     const std::string name = FaultName(fault.kind());
     switch (fault.kind()) {
@@ -265,8 +290,12 @@ Result<Cluster> BuildCluster(const v1::PreflightScenario& scenario, std::uint64_
         g.dram_correctable = std::max<std::int64_t>(g.dram_correctable, 1 + rng.UniformInt(0, 6));
         g.dram_correctable_aggregate = std::max(g.dram_correctable_aggregate, g.dram_correctable);
         char buf[256];
-        std::snprintf(buf, sizeof buf, "NVRM: Xid (PCI:0000:%02x:00): 63, %sRow Remapper: New row (0x%012llx) marked for remapping, reset gpu to activate.",
-                      g.bus, XidWho(n).c_str(), static_cast<unsigned long long>(0x100000000ULL + (rng.Next() & 0xfffffffULL)));
+        std::snprintf(
+            buf, sizeof buf,
+            "NVRM: Xid (PCI:0000:%02x:00): 63, %sRow Remapper: New row (0x%012llx) marked for "
+            "remapping, reset gpu to activate.",
+            g.bus, XidWho(n).c_str(),
+            static_cast<unsigned long long>(0x100000000ULL + (rng.Next() & 0xfffffffULL)));
         n.kernel.push_back(buf);
         n.kernel_at.push_back(30000 + rng.Uniform() * 400000);
         break;
@@ -280,10 +309,13 @@ Result<Cluster> BuildCluster(const v1::PreflightScenario& scenario, std::uint64_
         const int bus = n.gpus[g].bus;
         const double at = 30000 + rng.Uniform() * 400000;
         char buf[256];
-        std::snprintf(buf, sizeof buf, "NVRM: Xid (PCI:0000:%02x:00): 79, %sGPU has fallen off the bus.", bus, XidWho(n).c_str());
+        std::snprintf(buf, sizeof buf,
+                      "NVRM: Xid (PCI:0000:%02x:00): 79, %sGPU has fallen off the bus.", bus,
+                      XidWho(n).c_str());
         n.kernel.push_back(buf);
         n.kernel_at.push_back(at);
-        std::snprintf(buf, sizeof buf, "NVRM: GPU 0000:%02x:00.0: GPU has fallen off the bus.", bus);
+        std::snprintf(buf, sizeof buf, "NVRM: GPU 0000:%02x:00.0: GPU has fallen off the bus.",
+                      bus);
         n.kernel.push_back(buf);
         n.kernel_at.push_back(at + 0.000004);
         n.lost.push_back(n.gpus[g]);
@@ -297,7 +329,9 @@ Result<Cluster> BuildCluster(const v1::PreflightScenario& scenario, std::uint64_
         n.pair_factor *= fault.fraction();
         break;
       default:
-        return Status::InvalidInput("faults[" + std::to_string(f) + "]: no kind; hint: set kind to one of PreflightFaultKind's values");
+        return Status::InvalidInput(
+            "faults[" + std::to_string(f) +
+            "]: no kind; hint: set kind to one of PreflightFaultKind's values");
     }
     n.fault = f;
     bad.push_back(n.host);
@@ -321,10 +355,13 @@ Result<Cluster> BuildCluster(const v1::PreflightScenario& scenario, std::uint64_
       const int j = (i + 1) % nodes;
       const Node& a = c.nodes[static_cast<std::size_t>(i)];
       const Node& b = c.nodes[static_cast<std::size_t>(j)];
-      Run r{.nodes = {i, j}, .file = a.host + "_" + b.host + ".nccl-tests.txt", .index = static_cast<std::uint64_t>(nodes + i)};
+      Run r{.nodes = {i, j},
+            .file = a.host + "_" + b.host + ".nccl-tests.txt",
+            .index = static_cast<std::uint64_t>(nodes + i)};
       Rng rng(seed, StreamId::kPreflightRun, r.index);
       const auto link = link_factor.find(i);
-      r.busbw = s.pair_busbw_gbps() * Jitter(rng, s.busbw_jitter()) * a.pair_factor * b.pair_factor * (link == link_factor.end() ? 1.0 : link->second);
+      r.busbw = s.pair_busbw_gbps() * Jitter(rng, s.busbw_jitter()) * a.pair_factor *
+                b.pair_factor * (link == link_factor.end() ? 1.0 : link->second);
       c.runs.push_back(std::move(r));
     }
   }

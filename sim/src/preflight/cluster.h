@@ -45,8 +45,8 @@ struct Port {
 struct Node {
   std::string host;
   std::string driver, cuda;
-  std::vector<Gpu> gpus;          // the GPUs nvidia-smi sees, in bus order
-  std::vector<Gpu> lost;          // GPUs that fell off the bus (the kernel saw them at boot)
+  std::vector<Gpu> gpus;  // the GPUs nvidia-smi sees, in bus order
+  std::vector<Gpu> lost;  // GPUs that fell off the bus (the kernel saw them at boot)
   std::vector<std::vector<int>> nvlinks;  // NV# between gpus[i] and gpus[j]
   std::vector<Port> ports;
   std::vector<std::string> kernel;  // lines after boot (`NVRM: Xid ...`), without the stamp
@@ -58,10 +58,10 @@ struct Node {
 };
 
 struct Run {
-  std::vector<int> nodes;  // 0-based
-  std::string file;        // relative to collected/
-  double busbw = 0;        // out-of-place, at the largest size
-  std::uint64_t index = 0; // its random stream
+  std::vector<int> nodes;   // 0-based
+  std::string file;         // relative to collected/
+  double busbw = 0;         // out-of-place, at the largest size
+  std::uint64_t index = 0;  // its random stream
 };
 
 struct Cluster {

@@ -41,15 +41,20 @@ void Section(std::string& out, int indent, const std::string& name) {
 
 std::string Uuid(const Gpu& g) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "GPU-%08llx-%04llx-%04llx-%04llx-%012llx", static_cast<unsigned long long>(g.uuid_hi >> 32),
-                static_cast<unsigned long long>((g.uuid_hi >> 16) & 0xffff), static_cast<unsigned long long>(g.uuid_hi & 0xffff),
-                static_cast<unsigned long long>(g.uuid_lo >> 48), static_cast<unsigned long long>(g.uuid_lo & 0xffffffffffffULL));
+  std::snprintf(buf, sizeof buf, "GPU-%08llx-%04llx-%04llx-%04llx-%012llx",
+                static_cast<unsigned long long>(g.uuid_hi >> 32),
+                static_cast<unsigned long long>((g.uuid_hi >> 16) & 0xffff),
+                static_cast<unsigned long long>(g.uuid_hi & 0xffff),
+                static_cast<unsigned long long>(g.uuid_lo >> 48),
+                static_cast<unsigned long long>(g.uuid_lo & 0xffffffffffffULL));
   return buf;
 }
 
 std::string Architecture(const std::string& model) {
-  if (model.find("A100") != std::string::npos || model.find("A800") != std::string::npos) return "Ampere";
-  if (model.find("B200") != std::string::npos || model.find("GB200") != std::string::npos) return "Blackwell";
+  if (model.find("A100") != std::string::npos || model.find("A800") != std::string::npos)
+    return "Ampere";
+  if (model.find("B200") != std::string::npos || model.find("GB200") != std::string::npos)
+    return "Blackwell";
   return "Hopper";
 }
 
@@ -171,13 +176,16 @@ void GpuBlock(std::string& out, const Cluster& c, const Node& n, const Gpu& g) {
     } else {
       Kv(out, 12, "SRAM Uncorrectable", "0");
     }
-    Kv(out, 12, "DRAM Correctable", Num(aggregate ? g.dram_correctable_aggregate : g.dram_correctable));
+    Kv(out, 12, "DRAM Correctable",
+       Num(aggregate ? g.dram_correctable_aggregate : g.dram_correctable));
     Kv(out, 12, "DRAM Uncorrectable", "0");
     if (aggregate && major >= 550) Kv(out, 12, "SRAM Threshold Exceeded", "No");
   }
   if (major >= 550) {
     Section(out, 8, "Aggregate Uncorrectable SRAM Sources");
-    for (const char* src : {"SRAM L2", "SRAM SM", "SRAM Microcontroller", "SRAM PCIE", "SRAM Other"}) Kv(out, 12, src, "0");
+    for (const char* src :
+         {"SRAM L2", "SRAM SM", "SRAM Microcontroller", "SRAM PCIE", "SRAM Other"})
+      Kv(out, 12, src, "0");
   }
   Section(out, 4, "Retired Pages");
   Kv(out, 8, "Single Bit ECC", "N/A");
@@ -249,7 +257,8 @@ void GpuBlock(std::string& out, const Cluster& c, const Node& n, const Gpu& g) {
 std::string GpuCell(const Node& n, std::size_t a, std::size_t b) {
   if (a == b) return " X ";
   const int links = n.nvlinks[a][b];
-  return links > 0 ? "NV" + std::to_string(links) : (n.gpus[a].numa == n.gpus[b].numa ? "NODE" : "SYS");
+  return links > 0 ? "NV" + std::to_string(links)
+                   : (n.gpus[a].numa == n.gpus[b].numa ? "NODE" : "SYS");
 }
 
 std::string CpuAffinity(int numa) { return numa == 0 ? "0-55,112-167" : "56-111,168-223"; }
@@ -270,9 +279,10 @@ std::string TimeText(double us) {
 }
 
 // The real two-node H100 run's out-of-place times (us), 8 B to 8 GiB: the curve's shape.
-constexpr double kSampleTimeUs[] = {135.8, 123.2, 123.3, 123.4, 123.0, 123.6, 126.6, 147.1, 125.8, 126.9, 131.6,
-                                    138.6, 155.2, 159.4, 159.3, 167.1, 174.2, 203.2, 254.0, 364.6, 571.9, 977.6,
-                                    1059.9, 1261.6, 1652.2, 2360.9, 3817.5, 6759.0, 12646, 24361, 47535};
+constexpr double kSampleTimeUs[] = {135.8,  123.2,  123.3,  123.4,  123.0, 123.6, 126.6,  147.1,
+                                    125.8,  126.9,  131.6,  138.6,  155.2, 159.4, 159.3,  167.1,
+                                    174.2,  203.2,  254.0,  364.6,  571.9, 977.6, 1059.9, 1261.6,
+                                    1652.2, 2360.9, 3817.5, 6759.0, 12646, 24361, 47535};
 constexpr int kSizes = sizeof kSampleTimeUs / sizeof kSampleTimeUs[0];
 
 }  // namespace
@@ -281,8 +291,8 @@ std::string NvidiaSmiQuery(const Cluster& c, const Node& n) {
   std::string out;
   const auto index = static_cast<std::uint64_t>(&n - c.nodes.data());
   out += "\n==============NVSMI LOG==============\n\n";
-  Add(out, "Timestamp                                 : Mon Mar  3 09:%02d:%02d 2025\n", static_cast<int>(14 + index / 60 % 40),
-      static_cast<int>(index % 60));
+  Add(out, "Timestamp                                 : Mon Mar  3 09:%02d:%02d 2025\n",
+      static_cast<int>(14 + index / 60 % 40), static_cast<int>(index % 60));
   Kv(out, 0, "Driver Version", n.driver);
   Kv(out, 0, "CUDA Version", n.cuda);
   out += '\n';
@@ -327,14 +337,18 @@ std::string TopoMatrix(const Cluster& c, const Node& n) {
   out +=
       "\nLegend:\n\n"
       "  X    = Self\n"
-      "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)\n"
-      "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node\n"
+      "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes "
+      "(e.g., QPI/UPI)\n"
+      "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges "
+      "within a NUMA node\n"
       "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
-      "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)\n"
+      "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host "
+      "Bridge)\n"
       "  PIX  = Connection traversing at most a single PCIe bridge\n"
       "  NV#  = Connection traversing a bonded set of # NVLinks\n"
       "\nNIC Legend:\n\n";
-  for (std::size_t p = 0; p < n.ports.size(); ++p) Add(out, "  NIC%zu: %s\n", p, n.ports[p].ca.c_str());
+  for (std::size_t p = 0; p < n.ports.size(); ++p)
+    Add(out, "  NIC%zu: %s\n", p, n.ports[p].ca.c_str());
   return out;
 }
 
@@ -344,14 +358,18 @@ std::string Ibstat(const Cluster& c, const Node& n) {
   for (const Port* p : SortedPorts(n)) {
     const unsigned long long guid = p->guid;
     Add(out, "CA '%s'\n", p->ca.c_str());
-    Add(out, "\tCA type: %s\n\tNumber of ports: 1\n\tFirmware version: %s\n\tHardware version: 0\n", p->ca_type.c_str(), p->firmware.c_str());
+    Add(out, "\tCA type: %s\n\tNumber of ports: 1\n\tFirmware version: %s\n\tHardware version: 0\n",
+        p->ca_type.c_str(), p->firmware.c_str());
     Add(out, "\tNode GUID: 0x%016llx\n\tSystem image GUID: 0x%016llx\n\tPort 1:\n", guid, guid);
-    Add(out, "\t\tState: %s\n\t\tPhysical state: %s\n\t\tRate: %g\n", p->up ? "Active" : "Down", p->up ? "LinkUp" : "Polling", p->rate);
+    Add(out, "\t\tState: %s\n\t\tPhysical state: %s\n\t\tRate: %g\n", p->up ? "Active" : "Down",
+        p->up ? "LinkUp" : "Polling", p->rate);
     if (p->ethernet) {
       Add(out, "\t\tBase lid: 0\n\t\tLMC: 0\n\t\tSM lid: 0\n\t\tCapability mask: 0x00010000\n");
-      Add(out, "\t\tPort GUID: 0x%016llx\n\t\tLink layer: Ethernet\n", (guid & 0xffffff) | 0xba3fd2fffe000000ULL);
+      Add(out, "\t\tPort GUID: 0x%016llx\n\t\tLink layer: Ethernet\n",
+          (guid & 0xffffff) | 0xba3fd2fffe000000ULL);
     } else {
-      Add(out, "\t\tBase lid: %d\n\t\tLMC: 0\n\t\tSM lid: %d\n\t\tCapability mask: 0xa751e848\n", p->up ? p->lid : 65535, p->up ? 1 : 0);
+      Add(out, "\t\tBase lid: %d\n\t\tLMC: 0\n\t\tSM lid: %d\n\t\tCapability mask: 0xa751e848\n",
+          p->up ? p->lid : 65535, p->up ? 1 : 0);
       Add(out, "\t\tPort GUID: 0x%016llx\n\t\tLink layer: InfiniBand\n", guid);
     }
   }
@@ -359,55 +377,73 @@ std::string Ibstat(const Cluster& c, const Node& n) {
 }
 
 std::string KernelLog(const Cluster& c, const Node& n) {
-  Rng rng(c.seed, StreamId::kPreflightNode, 1'000'000 + static_cast<std::uint64_t>(&n - c.nodes.data()));
+  Rng rng(c.seed, StreamId::kPreflightNode,
+          1'000'000 + static_cast<std::uint64_t>(&n - c.nodes.data()));
   std::vector<std::pair<double, std::string>> lines;
-  auto at = [&](double base, double spread) { return base + n.boot_noise * spread + rng.Uniform() * spread * 0.1; };
+  auto at = [&](double base, double spread) {
+    return base + n.boot_noise * spread + rng.Uniform() * spread * 0.1;
+  };
   lines.emplace_back(0,
-                     "Linux version 5.15.0-105-generic (buildd@lcy02-amd64-007) (gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0, GNU ld (GNU Binutils for "
-                     "Ubuntu) 2.38) #115-Ubuntu SMP Mon Apr 15 09:52:04 UTC 2024 (Ubuntu 5.15.0-105.115-generic 5.15.148)");
+                     "Linux version 5.15.0-105-generic (buildd@lcy02-amd64-007) (gcc (Ubuntu "
+                     "11.4.0-1ubuntu1~22.04) 11.4.0, GNU ld (GNU Binutils for "
+                     "Ubuntu) 2.38) #115-Ubuntu SMP Mon Apr 15 09:52:04 UTC 2024 (Ubuntu "
+                     "5.15.0-105.115-generic 5.15.148)");
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "Command line: BOOT_IMAGE=/boot/vmlinuz-5.15.0-105-generic root=UUID=%08llx-%04llx-4%03llx-a%03llx-%012llx ro console=tty0 "
+                "Command line: BOOT_IMAGE=/boot/vmlinuz-5.15.0-105-generic "
+                "root=UUID=%08llx-%04llx-4%03llx-a%03llx-%012llx ro console=tty0 "
                 "console=ttyS0,115200n8 iommu=pt",
-                static_cast<unsigned long long>(rng.Next() & 0xffffffff), static_cast<unsigned long long>(rng.Next() & 0xffff),
-                static_cast<unsigned long long>(rng.Next() & 0xfff), static_cast<unsigned long long>(rng.Next() & 0xfff),
+                static_cast<unsigned long long>(rng.Next() & 0xffffffff),
+                static_cast<unsigned long long>(rng.Next() & 0xffff),
+                static_cast<unsigned long long>(rng.Next() & 0xfff),
+                static_cast<unsigned long long>(rng.Next() & 0xfff),
                 static_cast<unsigned long long>(rng.Next() & 0xffffffffffffULL));
   lines.emplace_back(0, buf);
   double t = at(3.1, 0.8);
   for (const Port& p : n.ports) {
-    std::snprintf(buf, sizeof buf, "mlx5_core 0000:%02x:00.0: firmware version: %s", p.bus, p.firmware.c_str());
+    std::snprintf(buf, sizeof buf, "mlx5_core 0000:%02x:00.0: firmware version: %s", p.bus,
+                  p.firmware.c_str());
     lines.emplace_back(t, buf);
     t += 0.35 + rng.Uniform() * 0.2;
   }
   t = at(9.5, 1.5);
   lines.emplace_back(t, "nvidia: loading out-of-tree module taints kernel.");
   lines.emplace_back(t + 0.0004, "nvidia: module license 'NVIDIA' taints kernel.");
-  lines.emplace_back(t + 0.021, "nvidia-nvlink: Nvlink Core is being initialized, major device number 508");
-  lines.emplace_back(t + 0.19, "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  " + n.driver + "  " +
-                                   (DriverMajor(n.driver) >= 550 ? "Tue Feb 27 19:10:47 UTC 2024" : "Wed Feb 28 01:35:51 UTC 2024"));
+  lines.emplace_back(t + 0.021,
+                     "nvidia-nvlink: Nvlink Core is being initialized, major device number 508");
+  lines.emplace_back(t + 0.19, "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  " + n.driver +
+                                   "  " +
+                                   (DriverMajor(n.driver) >= 550 ? "Tue Feb 27 19:10:47 UTC 2024"
+                                                                 : "Wed Feb 28 01:35:51 UTC 2024"));
   std::vector<Gpu> all = n.gpus;
   all.insert(all.end(), n.lost.begin(), n.lost.end());
   std::sort(all.begin(), all.end(), [](const Gpu& a, const Gpu& b) { return a.bus < b.bus; });
   t += 4 + rng.Uniform();
   for (const Port& p : n.ports) {
     if (!p.up) continue;
-    std::snprintf(buf, sizeof buf, "mlx5_core 0000:%02x:00.0: Port module event: module 0, Cable plugged", p.bus);
+    std::snprintf(buf, sizeof buf,
+                  "mlx5_core 0000:%02x:00.0: Port module event: module 0, Cable plugged", p.bus);
     lines.emplace_back(t, buf);
     t += 0.01 + rng.Uniform() * 0.05;
   }
   t = at(52, 6);
   for (const Gpu& g : all) {
-    std::snprintf(buf, sizeof buf, "NVRM: GPU at PCI:0000:%02x:00: GPU-%08llx-%04llx-%04llx-%04llx-%012llx", g.bus,
-                  static_cast<unsigned long long>(g.uuid_hi >> 32), static_cast<unsigned long long>((g.uuid_hi >> 16) & 0xffff),
-                  static_cast<unsigned long long>(g.uuid_hi & 0xffff), static_cast<unsigned long long>(g.uuid_lo >> 48),
+    std::snprintf(buf, sizeof buf,
+                  "NVRM: GPU at PCI:0000:%02x:00: GPU-%08llx-%04llx-%04llx-%04llx-%012llx", g.bus,
+                  static_cast<unsigned long long>(g.uuid_hi >> 32),
+                  static_cast<unsigned long long>((g.uuid_hi >> 16) & 0xffff),
+                  static_cast<unsigned long long>(g.uuid_hi & 0xffff),
+                  static_cast<unsigned long long>(g.uuid_lo >> 48),
                   static_cast<unsigned long long>(g.uuid_lo & 0xffffffffffffULL));
     lines.emplace_back(t, buf);
-    std::snprintf(buf, sizeof buf, "NVRM: GPU Board Serial Number: %llu", static_cast<unsigned long long>(g.serial));
+    std::snprintf(buf, sizeof buf, "NVRM: GPU Board Serial Number: %llu",
+                  static_cast<unsigned long long>(g.serial));
     lines.emplace_back(t + 0.000002, buf);
     t += 0.4 + rng.Uniform() * 0.3;
   }
   for (std::size_t i = 0; i < n.kernel.size(); ++i) lines.emplace_back(n.kernel_at[i], n.kernel[i]);
-  std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::string out;
   for (const auto& [time, text] : lines) {
     const auto micros = static_cast<long long>(std::llround(time * 1e6));
@@ -422,37 +458,48 @@ std::string NcclTests(const Cluster& c, const Run& r) {
   Rng rng(c.seed, StreamId::kPreflightRun, 1'000'000 + r.index);
   std::string out;
   out += "# Collective test starting: all_reduce_perf\n";
-  out += "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n";
+  out +=
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: "
+      "20 agg iters: 1 validation: 1 graph: 0\n";
   out += "#\n# Using devices\n";
   int rank = 0;
   for (const int i : r.nodes) {
     const Node& n = c.nodes[static_cast<std::size_t>(i)];
     int pid = static_cast<int>(rng.UniformInt(3000, 900000));
     for (std::size_t g = 0; g < n.gpus.size(); ++g) {
-      Add(out, "#  Rank %2d Group  0 Pid %6d on %10s device %2zu [0000:%02x:00] %s\n", rank++, pid++, n.host.c_str(), g, n.gpus[g].bus,
-          c.scenario.gpu_model().c_str());
+      Add(out, "#  Rank %2d Group  0 Pid %6d on %10s device %2zu [0000:%02x:00] %s\n", rank++,
+          pid++, n.host.c_str(), g, n.gpus[g].bus, c.scenario.gpu_model().c_str());
     }
   }
-  const double factor = 2.0 * (rank - 1) / rank;  // all_reduce's bus bandwidth per algorithm bandwidth
+  const double factor =
+      2.0 * (rank - 1) / rank;  // all_reduce's bus bandwidth per algorithm bandwidth
   const std::uint64_t largest = std::uint64_t{8} << 30;
   // The sample's times scaled so the largest size's out-of-place bus bandwidth reads busbw.
   const double sample_algbw = static_cast<double>(largest) / kSampleTimeUs[kSizes - 1] / 1e3;
   const double scale = sample_algbw / (r.busbw / factor);
   out += "#\n";
-  out += "#                                                              out-of-place                       in-place          \n";
-  out += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
-  out += "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n";
+  out +=
+      "#                                                              out-of-place                 "
+      "      in-place          \n";
+  out +=
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n";
+  out +=
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
+      "(us)  (GB/s)  (GB/s)       \n";
   double sum = 0;
   for (int k = 0; k < kSizes; ++k) {
     const std::uint64_t bytes = std::uint64_t{8} << k;
     const double noise = k == kSizes - 1 ? 1.0 : 1.0 + 0.01 * std::clamp(rng.Normal(), -3.0, 3.0);
     const double oop = kSampleTimeUs[k] * scale * noise;
-    const double ip = kSampleTimeUs[k] * scale * (1.0 + 0.006 * std::clamp(rng.Normal(), -3.0, 3.0));
-    Add(out, "%12llu  %12llu  %8s  %6s  %6i", static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(bytes / 4), "float", "sum", -1);
+    const double ip =
+        kSampleTimeUs[k] * scale * (1.0 + 0.006 * std::clamp(rng.Normal(), -3.0, 3.0));
+    Add(out, "%12llu  %12llu  %8s  %6s  %6i", static_cast<unsigned long long>(bytes),
+        static_cast<unsigned long long>(bytes / 4), "float", "sum", -1);
     for (const double us : {oop, ip}) {
       const double algbw = static_cast<double>(bytes) / us / 1e3;
       sum += algbw * factor;
-      Add(out, "  %7s  %6.2f  %6.2f  %6s", TimeText(us).c_str(), algbw, algbw * factor, "0");
+      Add(out, "  %7s  %6.2f  %6.2f  %5s", TimeText(us).c_str(), algbw, algbw * factor, "0");
     }
     out += '\n';
   }
