@@ -56,7 +56,8 @@ int RunPreflightCollect(const PreflightArgs& args, std::ostream& out, std::ostre
   };
   if (args.dcgm_level > 0) {
     // Level 1 takes seconds, 2 about two minutes, 3 about fifteen (DCGM's documentation).
-    tools.push_back({"dcgmi diag -r " + std::to_string(args.dcgm_level) + " -j", "dcgmi-diag.json",
+    tools.push_back({"dcgmi diag -r " + std::to_string(args.dcgm_level) + " -j",
+                     "dcgmi-diag.json",
                      {"dcgmi", "diag", "-r", std::to_string(args.dcgm_level), "-j"},
                      seconds(args.dcgm_level >= 3 ? 3600 : 600)});
   }

@@ -36,20 +36,21 @@ struct Job {
 
 // One simulated cluster's result.
 struct Outcome {
-  std::string kind;           // the injected fault's kind (`HEALTHY` for a control)
-  bool named = false;         // every faulty node failed, every slow link named on both ends
+  std::string kind;              // the injected fault's kind (`HEALTHY` for a control)
+  bool named = false;            // every faulty node failed, every slow link named on both ends
   std::int32_t false_fails = 0;  // healthy nodes failed
   std::int32_t nodes = 0;
   std::int32_t probe_runs = 0;
   std::int64_t all_pair_runs = 0;
-  double seconds = 0;         // preflight's own time
-  std::string error;          // the run could not be made
-  std::string detail;         // what was wrong, for the listing
+  double seconds = 0;  // preflight's own time
+  std::string error;   // the run could not be made
+  std::string detail;  // what was wrong, for the listing
 };
 
 Outcome Score(const v1::PreflightTruth& truth, const v1::PreflightReport& report) {
   Outcome o;
-  o.kind = truth.faults().empty() ? "HEALTHY" : truth.faults(0).substr(0, truth.faults(0).find(' '));
+  o.kind =
+      truth.faults().empty() ? "HEALTHY" : truth.faults(0).substr(0, truth.faults(0).find(' '));
   o.probe_runs = truth.probe_runs();
   o.all_pair_runs = truth.all_pair_runs();
   o.nodes = report.nodes_size();
@@ -59,7 +60,8 @@ Outcome Score(const v1::PreflightTruth& truth, const v1::PreflightReport& report
   for (const auto& n : report.nodes()) {
     if (!n.pass()) failed.insert(n.node());
     for (const auto& f : n.findings()) {
-      if (f.code() == "BUSBW_LOW" && !f.fail() && !f.device().empty()) link_ends[f.device()].insert(n.node());
+      if (f.code() == "BUSBW_LOW" && !f.fail() && !f.device().empty())
+        link_ends[f.device()].insert(n.node());
     }
   }
   bool links = true;
@@ -83,7 +85,9 @@ std::vector<fs::path> ScenarioFiles(const std::vector<fs::path>& inputs, Status*
         if (e.path().extension() == ".textproto") in_dir.push_back(e.path());
       }
       std::sort(in_dir.begin(), in_dir.end());
-      if (in_dir.empty()) *st = Status::InvalidInput(p.string() + ": no *.textproto preflight scenarios in this directory");
+      if (in_dir.empty())
+        *st = Status::InvalidInput(p.string() +
+                                   ": no *.textproto preflight scenarios in this directory");
       files.insert(files.end(), in_dir.begin(), in_dir.end());
     } else {
       files.push_back(p);
@@ -106,7 +110,8 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
   const std::vector<fs::path> files = ScenarioFiles(args.scenarios, &st);
   if (!st.ok()) return Fail(err, st);
   if (files.empty()) {
-    return Fail(err, Status::InvalidArgument("name preflight scenarios or a directory of them (scenarios/preflight)"));
+    return Fail(err, Status::InvalidArgument(
+                         "name preflight scenarios or a directory of them (scenarios/preflight)"));
   }
   std::vector<v1::PreflightScenario> scenarios;
   for (const fs::path& f : files) {
@@ -116,7 +121,8 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
   }
   std::vector<Job> jobs;
   for (std::size_t i = 0; i < scenarios.size(); ++i) {
-    for (int k = 0; k < args.seeds; ++k) jobs.push_back({i, scenarios[i].seed() + static_cast<std::uint64_t>(k)});
+    for (int k = 0; k < args.seeds; ++k)
+      jobs.push_back({i, scenarios[i].seed() + static_cast<std::uint64_t>(k)});
   }
   const fs::path work = args.work_dir.empty() ? ScratchRoot() : args.work_dir;
   std::vector<Outcome> outcomes(jobs.size());
@@ -132,7 +138,8 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
     }
     const auto p0 = std::chrono::steady_clock::now();
     auto report = engine::PreflightFrom(dir / "collected");
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count();
     if (!report.ok()) {
       o.error = report.status().message();
     } else {
@@ -145,7 +152,8 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
     }
   };
   tbb::task_arena arena(args.jobs > 0 ? args.jobs : tbb::task_arena::automatic);
-  arena.execute([&] { tbb::parallel_for(std::size_t{0}, jobs.size(), [&](std::size_t j) { run(j); }); });
+  arena.execute(
+      [&] { tbb::parallel_for(std::size_t{0}, jobs.size(), [&](std::size_t j) { run(j); }); });
   if (args.work_dir.empty()) {
     std::error_code ec;
     fs::remove_all(work, ec);
@@ -177,15 +185,18 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
       r->pairs += o.all_pair_runs;
       r->seconds = std::max(r->seconds, o.seconds);
     }
-    if (!o.named || o.false_fails > 0) misses << "  " << name << " seed " << jobs[j].seed << ":" << o.detail << "\n";
+    if (!o.named || o.false_fails > 0)
+      misses << "  " << name << " seed " << jobs[j].seed << ":" << o.detail << "\n";
   }
-  out << "| fault | clusters | nodes (mean) | named | healthy nodes failed | nccl-tests runs (mean) | every pair would be | slowest preflight s |\n"
+  out << "| fault | clusters | nodes (mean) | named | healthy nodes failed | nccl-tests runs "
+         "(mean) | every pair would be | slowest preflight s |\n"
       << "|---|---|---|---|---|---|---|---|\n";
   auto print = [&](const std::string& kind, const Row& r) {
     if (r.runs == 0) return;
     const double n = r.runs;
-    out << "| " << kind << " | " << r.runs << " | " << Fixed(static_cast<double>(r.nodes) / n, 0) << " | " << r.named << "/" << r.runs << " ("
-        << Fixed(100.0 * r.named / n, 1) << "%) | " << r.false_fails << " | " << Fixed(static_cast<double>(r.probe) / n, 0) << " | "
+    out << "| " << kind << " | " << r.runs << " | " << Fixed(static_cast<double>(r.nodes) / n, 0)
+        << " | " << r.named << "/" << r.runs << " (" << Fixed(100.0 * r.named / n, 1) << "%) | "
+        << r.false_fails << " | " << Fixed(static_cast<double>(r.probe) / n, 0) << " | "
         << Fixed(static_cast<double>(r.pairs) / n, 0) << " | " << Fixed(r.seconds, 2) << " |\n";
   };
   for (const auto& [kind, r] : rows) {
@@ -195,7 +206,8 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
   const std::string listed = misses.str();
   if (!listed.empty()) out << "not named, or a healthy node failed:\n" << listed;
   out << "preflight eval: " << jobs.size() << " clusters in "
-      << Fixed(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1) << " s\n";
+      << Fixed(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1)
+      << " s\n";
   return all.errors > 0 ? kExitBadInput : kExitOk;
 }
 
