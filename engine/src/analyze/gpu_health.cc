@@ -165,10 +165,11 @@ void Reader::QueryValue(std::string_view key, std::string_view value, const Line
       g.aggregate_correctable += n;
     }
   } else if (section == "Retired Pages") {
-    if (key == "Double Bit ECC") g.retired_dbe = ToInt(value);
-    if (key == "Pending Page Blacklist" && value == "Yes") g.retire_pending = true;
+    if (key == "Double Bit ECC" && (g.retired_dbe = ToInt(value)) > 0) g.retired_line = Here(span);
+    if (key == "Pending Page Blacklist" && value == "Yes")
+      g.retire_pending = true, g.pending_line = Here(span);
   } else if (section == "Remapped Rows") {
-    if (key == "Pending" && value == "Yes") g.remap_pending = true;
+    if (key == "Pending" && value == "Yes") g.remap_pending = true, g.pending_line = Here(span);
     if (key == "Remapping Failure Occurred" && value == "Yes") {
       if (!g.remap_failed) g.memory_line = Here(span);  // the line that decides the action
       g.remap_failed = true;
@@ -247,6 +248,7 @@ void Reader::Metric(std::string_view line, const LineSpan& span) {
     if (g.memory_line.file < 0) g.memory_line = Here(span);
   } else if (name == "DEV_ROW_REMAP_PENDING" && v > 0) {
     g.remap_pending = true;
+    g.pending_line = Here(span);
   } else if (name == "DEV_ROW_REMAP_FAILURE" && v > 0) {
     if (!g.remap_failed) g.memory_line = Here(span);
     g.remap_failed = true;
@@ -447,12 +449,14 @@ void XmlReader::GpuValue(std::string_view key, std::string_view value, const Lin
             : key == "single_bit/total";
     if (correctable) g.aggregate_correctable += ToInt(value);
   } else if (under("retired_pages/")) {
-    if (key == "double_bit_retirement/retired_count") g.retired_dbe = ToInt(value);
+    if (key == "double_bit_retirement/retired_count" && (g.retired_dbe = ToInt(value)) > 0)
+      g.retired_line = Here(span);
     // pending_blacklist is -q's `Pending Page Blacklist`; 418 prints only pending_retirement.
     if ((key == "pending_blacklist" || key == "pending_retirement") && value == "Yes")
-      g.retire_pending = true;
+      g.retire_pending = true, g.pending_line = Here(span);
   } else if (under("remapped_rows/")) {
-    if (key == "remapped_row_pending" && value == "Yes") g.remap_pending = true;
+    if (key == "remapped_row_pending" && value == "Yes")
+      g.remap_pending = true, g.pending_line = Here(span);
     if (key == "remapped_row_failure" && value == "Yes") {
       if (!g.remap_failed) g.memory_line = Here(span);  // the line that decides the action
       g.remap_failed = true;

@@ -41,6 +41,8 @@ struct GpuHealth {
   std::int32_t last_xid = 0;      // DCGM_FI_DEV_XID_ERRORS
   std::string dcgm;               // DCGM's word on it (health or diag message)
   HealthLine memory_line;         // the line that shows its memory fault
+  HealthLine pending_line;        // the line that shows a row remap or page retirement pending
+  HealthLine retired_line;        // the line that counts pages retired for double-bit errors
   HealthLine throttle_line;       // the line that shows its clocks held down
   // A hardware test of `dcgmi diag -r 2/3` (not a deployment check) failed on it: GPU Memory,
   // PCIe (NVLink, link width/generation), Diagnostic, the stress tests, Memtest.

@@ -240,14 +240,46 @@ std::optional<std::string> Driver(const Node& n) {
   return n.gpu.driver.empty() ? std::nullopt : std::optional(n.gpu.driver);
 }
 // The fewest NVLinks any GPU has to the others.
+// The NVLinks of a `topo -m` cell (`NV18`: 18); 0 for any other connection.
+std::int32_t NvCell(std::string_view cell) {
+  std::int32_t n = 0;
+  if (!cell.starts_with("NV")) return 0;
+  const auto [p, ec] = std::from_chars(cell.data() + 2, cell.data() + cell.size(), n);
+  return ec == std::errc() && p == cell.data() + cell.size() && n > 0 ? n : 0;
+}
+
+// Calls f(row, column, links) for each pair of GPUs once (the row before the column), the links
+// the fewer of the pair's two cells show (the matrix is symmetric as printed; a pasted copy may
+// not be).
+template <typename F>
+void ForEachGpuPair(const TopoMatrix& t, F&& f) {
+  auto cell = [&](const TopoMatrix::Row& r, std::size_t c) {
+    return c < r.cells.size() ? NvCell(r.cells[c]) : 0;
+  };
+  for (const TopoMatrix::Row& r : t.rows) {
+    if (!r.device.starts_with("GPU")) continue;
+    const auto self = std::find(t.columns.begin(), t.columns.end(), r.device);
+    if (self == t.columns.end()) continue;
+    const auto mine = static_cast<std::size_t>(self - t.columns.begin());
+    for (std::size_t c = mine + 1; c < t.columns.size(); ++c) {
+      if (!t.columns[c].starts_with("GPU")) continue;
+      const auto other = std::find_if(t.rows.begin(), t.rows.end(),
+                                      [&](const auto& o) { return o.device == t.columns[c]; });
+      const std::int32_t links =
+          other == t.rows.end() ? cell(r, c) : std::min(cell(r, c), cell(*other, mine));
+      f(r, t.columns[c], links);
+    }
+  }
+}
+
+// The fewest NVLinks between two GPUs of the node; nullopt without topo -m.
 std::optional<std::int32_t> NvLinks(const Node& n) {
   if (!n.topo) return std::nullopt;
   std::optional<std::int32_t> fewest;
-  for (const TopoMatrix::Row& r : n.topo->rows) {
-    if (r.device.starts_with("GPU"))
-      fewest = std::min(fewest.value_or(INT32_MAX), n.topo->NvLinks(r));
-  }
-  return fewest;
+  ForEachGpuPair(*n.topo, [&](const TopoMatrix::Row&, const std::string&, std::int32_t links) {
+    fewest = std::min(fewest.value_or(INT32_MAX), links);
+  });
+  return fewest.value_or(0);
 }
 // How close a GPU's nearest NIC is, from its topo -m row: 1 PIX (one PCIe switch) to 5 SYS
 // (across the CPUs' interconnect); 0 when the row names no NIC.
@@ -326,7 +358,9 @@ class Judge {
   std::map<std::string, int> port_up_, port_seen_;
   std::map<std::string, std::map<std::int32_t, int>> pcie_widths_;  // per GPU model
   // Whether the norm of each is held by more than half of the nodes (Clear).
-  bool clear_count_ = true, clear_model_ = true, clear_driver_ = true, clear_links_ = true;
+  bool clear_count_ = true, clear_model_ = true, clear_driver_ = true;
+  // Per pair of GPUs: the NVLinks most nodes have between them, and whether more than half do.
+  std::map<std::pair<std::string, std::string>, std::pair<std::int32_t, bool>> pair_links_;
   std::map<std::string, int> nearest_nic_;  // per topo GPU row (`GPU3`): NearestNic most nodes show
 };
 
@@ -343,7 +377,7 @@ void Judge::Inventory() {
     inv->set_gpu_model(models.back().value_or(""));
     inv->set_driver(n.gpu.driver);
     inv->set_cuda(n.gpu.cuda);
-    inv->set_nvlinks_per_gpu(links.back().value_or(-1));
+    inv->set_nvlinks_per_pair(links.back().value_or(-1));
     std::int32_t up = 0;
     std::map<double, int> rates;
     std::set<std::string> seen;
@@ -369,11 +403,24 @@ void Judge::Inventory() {
   norm_.set_gpus(Majority(counts).value_or(0));
   norm_.set_gpu_model(Majority(models).value_or(""));
   norm_.set_driver(Majority(drivers).value_or(""));
-  norm_.set_nvlinks_per_gpu(Majority(links).value_or(-1));
+  norm_.set_nvlinks_per_pair(Majority(links).value_or(-1));
   clear_count_ = Clear(counts, norm_.gpus());
   clear_model_ = Clear(models, norm_.gpu_model());
   clear_driver_ = Clear(drivers, norm_.driver());
-  clear_links_ = Clear(links, norm_.nvlinks_per_gpu());
+  // Per pair of GPUs (`GPU5`, `GPU6`), the NVLinks most nodes have between them; nodes with
+  // another GPU count are left out (nvidia-smi numbers the GPUs it sees, so a lost GPU shifts
+  // every pair after it).
+  std::map<std::pair<std::string, std::string>, std::vector<std::optional<std::int32_t>>> pairs;
+  for (const Node& n : a_.nodes) {
+    if (!n.topo || GpuCount(n).value_or(norm_.gpus()) != norm_.gpus()) continue;
+    ForEachGpuPair(*n.topo, [&](const TopoMatrix::Row& r, const std::string& c, std::int32_t l) {
+      pairs[{r.device, c}].push_back(l);
+    });
+  }
+  for (const auto& [pair, values] : pairs) {
+    const std::int32_t norm = Majority(values).value_or(0);
+    pair_links_[pair] = {norm, Clear(values, norm)};
+  }
   std::map<std::string, std::vector<std::optional<int>>> nearest;
   for (const Node& n : a_.nodes) {
     if (!n.topo) continue;
@@ -413,16 +460,19 @@ void Judge::Odd(Node& n) {
                  Split(clear_driver_)),
          n.gpu.driver_line);
   }
-  if (inv.nvlinks_per_gpu() >= 0 && norm_.nvlinks_per_gpu() > inv.nvlinks_per_gpu()) {
-    for (const TopoMatrix::Row& r : n.topo->rows) {
-      if (!r.device.starts_with("GPU") || n.topo->NvLinks(r) >= norm_.nvlinks_per_gpu()) continue;
-      auto& f = Add(n, "ODD_NVLINKS", clear_links_,
-                    r.device + " has " + std::to_string(n.topo->NvLinks(r)) +
-                        " NVLinks to the other GPUs where most nodes' GPUs have at least " +
-                        std::to_string(norm_.nvlinks_per_gpu()) + Split(clear_links_));
-      f.set_device(r.device);
-      Cite(f, n.topo_file, r.line);
-    }
+  if (n.topo && GpuCount(n).value_or(norm_.gpus()) == norm_.gpus()) {
+    ForEachGpuPair(*n.topo,
+                   [&](const TopoMatrix::Row& r, const std::string& c, std::int32_t links) {
+                     const auto it = pair_links_.find({r.device, c});
+                     if (it == pair_links_.end() || links >= it->second.first) return;
+                     const auto [norm, clear] = it->second;
+                     auto& f = Add(n, "ODD_NVLINKS", clear,
+                                   r.device + " and " + c + " have " + std::to_string(links) +
+                                       " NVLinks between them where most nodes' have " +
+                                       std::to_string(norm) + Split(clear));
+                     f.set_device(r.device + "<->" + c);
+                     Cite(f, n.topo_file, r.line);
+                   });
   }
   // A GPU whose nearest NIC is farther than on most nodes: GPUDirect RDMA through the CPUs'
   // interconnect. A warning: what it costs is the fabric runs' to show.
@@ -458,13 +508,19 @@ void Judge::Gpus(Node& n) {
     if (g.remap_failed)
       Cite(add("ROW_REMAP_FAILED", true, "row remapping failed: the GPU needs service"),
            g.memory_line);
-    if (g.remap_pending)
-      add("ROW_REMAP_PENDING", true, "a row remap is pending: reset the GPU before use");
-    if (g.retire_pending)
-      add("RETIRED_PAGES", true, "a page retirement is pending: reset the GPU before use");
-    if (g.retired_dbe > 0 && !g.retire_pending)
-      add("RETIRED_PAGES", false,
-          std::to_string(g.retired_dbe) + " pages retired for double-bit ECC errors");
+    if (g.remap_pending) {
+      Cite(add("ROW_REMAP_PENDING", true, "a row remap is pending: reset the GPU before use"),
+           g.pending_line);
+    }
+    if (g.retire_pending) {
+      Cite(add("RETIRED_PAGES", true, "a page retirement is pending: reset the GPU before use"),
+           g.pending_line);
+    }
+    if (g.retired_dbe > 0 && !g.retire_pending) {
+      Cite(add("RETIRED_PAGES", false,
+               std::to_string(g.retired_dbe) + " pages retired for double-bit ECC errors"),
+           g.retired_line);
+    }
     if (g.hw_slowdown || g.hw_thermal || g.hw_power_brake) {
       Cite(add("THROTTLED", true,
                "clocks held down by the hardware (HW slowdown, thermal or power brake)"),
@@ -542,6 +598,22 @@ void Judge::Dcgm(Node& n) {
   }
 }
 
+// The words for the codes the catalog keeps out of incidents (they follow another event), so a
+// warning says what the line was; docs/log_formats.md §16.
+std::string_view SecondaryXid(std::int32_t code) {
+  switch (code) {
+    case 45:
+      return "a channel torn down after its process was killed or an earlier error (secondary)";
+    case 63:
+      return "a row remap recorded after an ECC error: the GPU's own state says whether one is "
+             "pending";
+    case 92:
+      return "a high single-bit ECC error rate (corrected)";
+    default:
+      return "not a fault of the GPU on its own";
+  }
+}
+
 // One finding per Xid code and GPU, citing its first line: the GPU's fault fails the node; an
 // application's (13, 31, 43) or a secondary code says nothing about the GPU and only warns.
 void Judge::Xids(Node& n) {
@@ -556,7 +628,7 @@ void Judge::Xids(Node& n) {
         (gpu != nullptr && gpu->index >= 0 ? "GPU " + std::to_string(gpu->index) + " (" + pci + ")"
          : pci.empty()                     ? "a GPU"
                                            : pci);
-    message += words ? ": " + std::string(words->what) : ": not a fault of the GPU on its own";
+    message += words ? ": " + std::string(words->what) : ": " + std::string(SecondaryXid(code));
     if (lines.size() > 1) message += " (" + std::to_string(lines.size()) + " lines)";
     auto& f = Add(n, "XID", words && !words->application, std::move(message));
     f.set_gpu(gpu != nullptr ? gpu->index : -1);
@@ -811,7 +883,7 @@ std::string RenderPreflightText(const v1::PreflightReport& report) {
   const auto& m = report.majority();
   out << "  most nodes: " << m.gpus() << " x " << (m.gpu_model().empty() ? "?" : m.gpu_model())
       << ", driver " << (m.driver().empty() ? "?" : m.driver());
-  if (m.nvlinks_per_gpu() >= 0) out << ", " << m.nvlinks_per_gpu() << " NVLinks per GPU";
+  if (m.nvlinks_per_pair() >= 0) out << ", " << m.nvlinks_per_pair() << " NVLinks between GPUs";
   if (m.ib_ports_active() > 0)
     out << ", " << m.ib_ports_active() << " IB ports at " << Num(m.ib_rate_gbps()) << " Gb/s";
   out << "\n";
