@@ -2,6 +2,8 @@
 // most nodes show as the norm, and name each node that is broken or differs from it.
 #include "denpex/engine/preflight.h"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -31,7 +33,9 @@ using preflight::TopoMatrix;
 // One file read, kept whole for the evidence's line texts (tool outputs are small).
 struct ReadFile {
   std::string rel;  // relative to DIR, '/'-separated
+  fs::path path;
   std::string text;
+  std::string problem;  // why it was not read; empty when it was
 };
 
 struct Node {
@@ -47,7 +51,10 @@ struct Node {
     std::string pci;    // `dddd:bb:dd`; empty when the line names none
     std::int32_t file, line;
   };
-  std::vector<XidLine> xids;  // the kernel log's, in file and line order
+  std::vector<XidLine> xids;            // the kernel log's, in file and line order
+  std::vector<NcclTestsRun> runs_read;  // with runs_file: its files' nccl-tests runs
+  std::vector<std::int32_t> runs_file;
+  std::string problem;  // nothing recognised among its files
   v1::PreflightNode out;
 };
 
@@ -92,24 +99,15 @@ Status ReadAllocation(const fs::path& dir, const PreflightOptions& options, Allo
         dir.string() +
         ": not a directory; preflight --from reads a folder holding one folder per node");
   }
-  auto read = [&](const fs::path& path, const std::string& rel) -> std::int32_t {
-    auto text = ReadInputFile(path, options.max_file_bytes, "a tool's output");
-    if (!text.ok()) {
-      a->problems.push_back(rel + ": " + text.status().message());
-      return -1;
-    }
-    if (LooksBinary(*text)) {
-      a->problems.push_back(rel + ": a binary file, skipped");
-      return -1;
-    }
-    a->files.push_back({rel, std::move(*text)});
+  auto add = [&](const fs::path& path, std::string rel) {
+    a->files.push_back({std::move(rel), path, {}, {}});
     return static_cast<std::int32_t>(a->files.size() - 1);
   };
   std::vector<fs::directory_entry> top;
   for (const auto& e : fs::directory_iterator(dir, ec)) top.push_back(e);
   if (ec) return Status::IoError(dir.string() + ": " + ec.message());
   std::sort(top.begin(), top.end());
-  Node loose;  // the files directly in DIR
+  std::vector<std::int32_t> loose;  // the files directly in DIR
   for (const auto& e : top) {
     const std::string name = e.path().filename().string();
     if (e.is_symlink()) {
@@ -122,19 +120,36 @@ Status ReadAllocation(const fs::path& dir, const PreflightOptions& options, Allo
         if (it->is_regular_file() && !it->is_symlink()) paths.push_back(it->path());
       }
       std::sort(paths.begin(), paths.end());
-      for (const fs::path& p : paths) {
-        if (const std::int32_t f =
-                read(p, name + "/" + p.lexically_relative(e.path()).generic_string());
-            f >= 0)
-          node.files.push_back(f);
-      }
+      for (const fs::path& p : paths)
+        node.files.push_back(add(p, name + "/" + p.lexically_relative(e.path()).generic_string()));
       a->nodes.push_back(std::move(node));
     } else if (e.is_regular_file()) {
-      if (const std::int32_t f = read(e.path(), name); f >= 0) loose.files.push_back(f);
+      loose.push_back(add(e.path(), name));
     }
   }
+  // Read every file, in parallel (tool outputs of thousands of nodes); what could not be read is
+  // a problem, in file order.
+  tbb::parallel_for(std::size_t{0}, a->files.size(), [&](std::size_t i) {
+    ReadFile& f = a->files[i];
+    auto text = ReadInputFile(f.path, options.max_file_bytes, "a tool's output");
+    if (!text.ok()) {
+      f.problem = text.status().message();
+    } else if (LooksBinary(*text)) {
+      f.problem = "a binary file, skipped";
+    } else {
+      f.text = std::move(*text);
+    }
+  });
+  for (const ReadFile& f : a->files) {
+    if (!f.problem.empty()) a->problems.push_back(f.rel + ": " + f.problem);
+  }
+  for (Node& n : a->nodes) {
+    std::erase_if(n.files, [&](std::int32_t f) {
+      return !a->files[static_cast<std::size_t>(f)].problem.empty();
+    });
+  }
   // The allocation's own files take part only through the nccl-tests runs they hold.
-  for (const std::int32_t f : loose.files) {
+  for (const std::int32_t f : loose) {
     for (NcclTestsRun& r : preflight::ParseNcclTests(a->files[static_cast<std::size_t>(f)].text))
       a->runs.push_back({std::move(r), f, {}});
   }
@@ -148,7 +163,7 @@ void AddSource(Node& n, std::string tool, const std::string& rel) {
 }
 
 // Tries every reader on every file of `n`.
-void ReadNode(Allocation& a, Node& n) {
+void ReadNode(const Allocation& a, Node& n) {
   for (const std::int32_t f : n.files) {
     const ReadFile& file = a.files[static_cast<std::size_t>(f)];
     const std::size_t gpus = n.gpu.gpus.size();
@@ -190,11 +205,11 @@ void ReadNode(Allocation& a, Node& n) {
     }
     auto runs = preflight::ParseNcclTests(file.text);
     if (!runs.empty()) AddSource(n, "nccl-tests", file.rel);
-    for (NcclTestsRun& r : runs) a.runs.push_back({std::move(r), f, {}});
+    for (NcclTestsRun& r : runs) n.runs_read.push_back(std::move(r)), n.runs_file.push_back(f);
   }
   if (n.out.sources().empty()) {
-    a.problems.push_back(n.name + ": no tool output recognised among its " +
-                         std::to_string(n.files.size()) + " files");
+    n.problem = n.name + ": no tool output recognised among its " + std::to_string(n.files.size()) +
+                " files";
   }
 }
 
@@ -858,7 +873,13 @@ Result<v1::PreflightReport> PreflightFrom(const std::filesystem::path& dir,
                                           const PreflightOptions& options) {
   Allocation a;
   if (Status st = ReadAllocation(dir, options, &a); !st.ok()) return st;
-  for (Node& n : a.nodes) ReadNode(a, n);
+  tbb::parallel_for(std::size_t{0}, a.nodes.size(),
+                    [&](std::size_t i) { ReadNode(a, a.nodes[i]); });
+  for (Node& n : a.nodes) {  // in node order, whatever order the nodes were read in
+    for (std::size_t k = 0; k < n.runs_read.size(); ++k)
+      a.runs.push_back({std::move(n.runs_read[k]), n.runs_file[k], {}});
+    if (!n.problem.empty()) a.problems.push_back(n.problem);
+  }
   const bool any =
       !a.runs.empty() || std::any_of(a.nodes.begin(), a.nodes.end(),
                                      [](const Node& n) { return !n.out.sources().empty(); });
