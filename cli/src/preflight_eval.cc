@@ -159,7 +159,7 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
     fs::remove_all(work, ec);
   }
 
-  // Per fault kind: runs, named, healthy nodes failed, probe runs against every pair.
+  // Per fault kind and scenario: runs, named, healthy nodes failed, probe runs against every pair.
   struct Row {
     int runs = 0, named = 0, errors = 0;
     std::int64_t false_fails = 0, nodes = 0, probe = 0, pairs = 0;
@@ -176,7 +176,7 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
       ++rows["(error)"].errors, ++all.errors;
       continue;
     }
-    for (Row* r : {&rows[o.kind], &all}) {
+    for (Row* r : {&rows[o.kind + " (" + name + ")"], &all}) {
       ++r->runs;
       r->named += o.named;
       r->false_fails += o.false_fails;
@@ -188,7 +188,8 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
     if (!o.named || o.false_fails > 0)
       misses << "  " << name << " seed " << jobs[j].seed << ":" << o.detail << "\n";
   }
-  out << "| fault | clusters | nodes (mean) | named | healthy nodes failed | nccl-tests runs "
+  out << "| fault (scenario) | clusters | nodes (mean) | named | healthy nodes failed | nccl-tests "
+         "runs "
          "(mean) | every pair would be | slowest preflight s |\n"
       << "|---|---|---|---|---|---|---|---|\n";
   auto print = [&](const std::string& kind, const Row& r) {

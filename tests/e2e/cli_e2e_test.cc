@@ -346,9 +346,11 @@ TEST(Cli, PreflightScenariosAreSimulatedAndScored) {
              (fs::path(DENPEX_SOURCE_DIR) / "scenarios/preflight/healthy_256.textproto").string() +
              " --seeds 2 --jobs 2");
   ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("| SLOW_NODE | 2 | 256 | 2/2 (100.0%) | 0 |"), std::string::npos)
+  EXPECT_NE(r.output.find("| SLOW_NODE (slow_node_256) | 2 | 256 | 2/2 (100.0%) | 0 |"),
+            std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("| HEALTHY | 2 | 256 | 2/2 (100.0%) | 0 |"), std::string::npos)
+  EXPECT_NE(r.output.find("| HEALTHY (healthy_256) | 2 | 256 | 2/2 (100.0%) | 0 |"),
+            std::string::npos)
       << r.output;
   // An incident scenario is not a preflight scenario: the error names the file.
   r = Denpex("eval --preflight " + Scenario("smoke/sigkill_4096.textproto") + " --seeds 1");
