@@ -44,8 +44,10 @@ Result<std::string> ReadInputFile(const std::filesystem::path& path, std::uint64
                                 std::to_string(max_bytes) + " that " + std::string(what) +
                                 " may have; is this the right file?");
   }
+  // One byte more than the size: the read that ends the file then finds room, and the string is
+  // not regrown to probe for the end (which doubled its capacity: 5x a small file's bytes).
   std::string text;
-  text.resize(size);
+  text.resize(size + 1);
   std::size_t have = 0;
   while (true) {  // to the end, or one byte past the limit when the file grew meanwhile
     if (have == text.size()) {
