@@ -320,7 +320,9 @@ TEST(RunE2eSrun, PreflightCollectWritesEachNodesFolderFromASlurmStep) {
                               scratch.path() / "from.out");
   const std::string from = ReadFile(scratch.path() / "from.out");
   EXPECT_TRUE(judged == 0 || judged == 5 || judged == 3) << from;
-  if (judged == 3) EXPECT_NE(from.find("no tool output recognised"), std::string::npos) << from;
+  if (judged == 3) {
+    EXPECT_NE(from.find("no tool output recognised"), std::string::npos) << from;
+  }
 }
 
 }  // namespace
