@@ -5,7 +5,6 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -254,14 +253,6 @@ std::optional<std::string> GpuModel(const Node& n) {
 std::optional<std::string> Driver(const Node& n) {
   return n.gpu.driver.empty() ? std::nullopt : std::optional(n.gpu.driver);
 }
-// The fewest NVLinks any GPU has to the others.
-// The NVLinks of a `topo -m` cell (`NV18`: 18); 0 for any other connection.
-std::int32_t NvCell(std::string_view cell) {
-  std::int32_t n = 0;
-  if (!cell.starts_with("NV")) return 0;
-  const auto [p, ec] = std::from_chars(cell.data() + 2, cell.data() + cell.size(), n);
-  return ec == std::errc() && p == cell.data() + cell.size() && n > 0 ? n : 0;
-}
 
 // Calls f(row, column, links) for each pair of GPUs once (the row before the column), the links
 // the fewer of the pair's two cells show (the matrix is symmetric as printed; a pasted copy may
@@ -269,7 +260,7 @@ std::int32_t NvCell(std::string_view cell) {
 template <typename F>
 void ForEachGpuPair(const TopoMatrix& t, F&& f) {
   auto cell = [&](const TopoMatrix::Row& r, std::size_t c) {
-    return c < r.cells.size() ? NvCell(r.cells[c]) : 0;
+    return c < r.cells.size() ? preflight::NvLinkCount(r.cells[c]) : 0;
   };
   for (const TopoMatrix::Row& r : t.rows) {
     if (!r.device.starts_with("GPU")) continue;

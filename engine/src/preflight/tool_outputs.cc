@@ -616,14 +616,17 @@ std::vector<IbPort> ParseIbstat(std::string_view text) {
   return ports;
 }
 
-std::int32_t TopoMatrix::NvLinks(const Row& gpu) const {
+std::int32_t NvLinkCount(std::string_view cell) {
   // A bonded set is a handful of links (NV18 on H100 and B200); a number past 255 or a sign
-  // (`NV-1`) is not a count, and the sum stays far from overflow.
-  std::int64_t links = 0;
+  // (`NV-1`) is not a count.
+  if (!cell.starts_with("NV")) return 0;
+  return Number<std::uint8_t>(cell.substr(2)).value_or(0);
+}
+
+std::int32_t TopoMatrix::NvLinks(const Row& gpu) const {
+  std::int64_t links = 0;  // far from overflow: each cell is at most 255
   for (std::size_t i = 0; i < gpu.cells.size() && i < columns.size(); ++i) {
-    const std::string_view cell = gpu.cells[i];
-    if (!columns[i].starts_with("GPU") || !cell.starts_with("NV")) continue;
-    links += Number<std::uint8_t>(cell.substr(2)).value_or(0);
+    if (columns[i].starts_with("GPU")) links += NvLinkCount(gpu.cells[i]);
   }
   return static_cast<std::int32_t>(std::min<std::int64_t>(links, INT32_MAX));
 }

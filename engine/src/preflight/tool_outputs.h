@@ -49,6 +49,8 @@ struct TopoMatrix {
   std::int32_t NvLinks(const Row& gpu) const;
 };
 std::optional<TopoMatrix> ParseTopoMatrix(std::string_view text);
+// The NVLinks of one cell (`NV18`: 18); 0 for any other connection or a count past 255.
+std::int32_t NvLinkCount(std::string_view cell);
 
 // `dcgmi diag -r N -j`: each test's result per GPU.
 struct DcgmTest {
