@@ -1,9 +1,8 @@
-// Preflight scenarios: textproto in (parsed strictly, as scenario/scenario.cc parses a job's
-// scenario, errors at source:line:column), defaults filled and checked; the cluster's collected
+// Preflight scenarios: textproto in (parsed strictly by scenario/'s ParseTextProtoStrict, errors
+// at source:line:column), defaults filled and checked; the cluster's collected
 // tool outputs and its truth out.
 #include "denpex/sim/preflight.h"
 
-#include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
 #include <fstream>
@@ -13,84 +12,13 @@
 
 #include "cluster.h"
 #include "denpex/proto/json_io.h"
-#include "scenario/suggest.h"
+#include "scenario/scenario_internal.h"
 
 namespace denpex::sim {
 namespace {
 
 namespace pb = google::protobuf;
 namespace fs = std::filesystem;
-
-class FirstError : public pb::io::ErrorCollector {
- public:
-  void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
-    if (!error) error = {line, column, message};
-  }
-  void AddWarning(int, pb::io::ColumnNumber, const std::string&) override {}
-  struct Error {
-    int line, column;
-    std::string message;
-  };
-  std::optional<Error> error;
-};
-
-// The text between the first pair of double quotes after `after`.
-std::string QuotedAfter(std::string_view msg, std::string_view after) {
-  std::size_t pos = msg.find(after);
-  if (pos == std::string_view::npos) return {};
-  pos = msg.find('"', pos + after.size());
-  if (pos == std::string_view::npos) return {};
-  const std::size_t end = msg.find('"', pos + 1);
-  return end == std::string_view::npos ? std::string()
-                                       : std::string(msg.substr(pos + 1, end - pos - 1));
-}
-
-// Protobuf points just past the offending token (a field's or a value's name): the column of its
-// first character instead, as users read it (no tabs in the line assumed).
-int TokenStart(std::string_view text, const FirstError::Error& e) {
-  std::string token = QuotedAfter(e.message, "has no field named");
-  if (token.empty()) token = QuotedAfter(e.message, "enumeration value of");
-  for (int i = 0; i < e.line; ++i) {
-    const std::size_t nl = text.find('\n');
-    if (nl == std::string_view::npos) return e.column;
-    text.remove_prefix(nl + 1);
-  }
-  const std::string_view line = text.substr(0, text.find('\n'));
-  int best = e.column;
-  for (std::size_t at = token.empty() ? std::string_view::npos : line.find(token);
-       at != std::string_view::npos; at = line.find(token, at + 1)) {
-    if (static_cast<int>(at + token.size()) <= e.column) best = static_cast<int>(at);
-  }
-  return best;
-}
-
-std::string Hint(const std::string& msg) {
-  if (msg.find("has no field named") != std::string::npos) {
-    const std::string type = QuotedAfter(msg, "Message type");
-    const std::string name = QuotedAfter(msg, "has no field named");
-    std::vector<std::string> names;
-    if (const pb::Descriptor* d =
-            pb::DescriptorPool::generated_pool()->FindMessageTypeByName(type)) {
-      for (int i = 0; i < d->field_count(); ++i) names.push_back(std::string(d->field(i)->name()));
-    }
-    if (auto best = ClosestName(name, names)) return "did you mean " + Quoted(*best) + "?";
-    return "valid fields here are: " + JoinNames(names);
-  }
-  if (msg.find("Unknown enumeration value") != std::string::npos) {
-    const std::string value = QuotedAfter(msg, "enumeration value of");
-    std::vector<std::string> names;
-    for (const pb::EnumDescriptor* e :
-         {v1::PreflightFaultKind_descriptor(), v1::PreflightPlan_descriptor()}) {
-      for (int i = 0; i < e->value_count(); ++i) {
-        if (!e->value(i)->name().ends_with("_UNSPECIFIED"))
-          names.push_back(std::string(e->value(i)->name()));
-      }
-    }
-    if (auto best = ClosestName(value, names)) return "did you mean " + Quoted(*best) + "?";
-    return "valid values are: " + JoinNames(names);
-  }
-  return "write `field: value` or `field { ... }`; see proto/denpex/v1/preflight.proto";
-}
 
 // Where a field was written: `faults[2].node` -> source:line:column (the deepest part the text
 // wrote; source:1:1 when none).
@@ -289,23 +217,8 @@ Status WriteText(const fs::path& path, const std::string& text) {
 Result<v1::PreflightScenario> ParsePreflightScenario(std::string_view text,
                                                      std::string_view source) {
   v1::PreflightScenario scenario;
-  FirstError errors;
   pb::TextFormat::ParseInfoTree tree;
-  pb::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  parser.WriteLocationsTo(&tree);
-  parser.AllowUnknownField(false);
-  if (!parser.ParseFromString(std::string(text), &scenario)) {
-    if (errors.error) {
-      const auto& e = *errors.error;
-      return Status::InvalidInput(std::string(source) + ":" + std::to_string(e.line + 1) + ":" +
-                                  std::to_string(TokenStart(text, e) + 1) + ": " + e.message +
-                                  "; hint: " + Hint(e.message));
-    }
-    return Status::InvalidInput(
-        std::string(source) +
-        ":1:1: not a preflight scenario; hint: see proto/denpex/v1/preflight.proto");
-  }
+  DENPEX_RETURN_IF_ERROR(ParseTextProtoStrict(text, source, &scenario, &tree, "docs/preflight.md"));
   DENPEX_RETURN_IF_ERROR(FillAndValidate(&scenario, Where(std::string(source), &tree)));
   return scenario;
 }

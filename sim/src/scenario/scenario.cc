@@ -85,10 +85,10 @@ struct Rewritten {
   std::string token;  // the offending token, to move the column onto its start
 };
 
-Rewritten RewriteUnknownField(const std::string& msg) {
+Rewritten RewriteUnknownField(const pb::Descriptor* root, const std::string& msg) {
   const std::string type = QuotedAfter(msg, "Message type");
   const std::string name = QuotedAfter(msg, "has no field named");
-  Rewritten r{"unknown field " + Quoted(name) + " in " + PathForMessageType(type), {}, name};
+  Rewritten r{"unknown field " + Quoted(name) + " in " + PathForMessageType(root, type), {}, name};
   std::vector<std::string> names;
   if (const pb::Descriptor* d = pb::DescriptorPool::generated_pool()->FindMessageTypeByName(type)) {
     for (int i = 0; i < d->field_count(); ++i) names.push_back(d->field(i)->name());
@@ -101,10 +101,10 @@ Rewritten RewriteUnknownField(const std::string& msg) {
   return r;
 }
 
-Rewritten RewriteUnknownEnum(const std::string& msg) {
+Rewritten RewriteUnknownEnum(const pb::Descriptor* root, const std::string& msg) {
   const std::string value = QuotedAfter(msg, "enumeration value of");
   const std::string field = QuotedAfter(msg, "for field");
-  const std::vector<std::string> values = EnumValueNamesForField(field);
+  const std::vector<std::string> values = EnumValueNamesForField(root, field);
   Rewritten r{"unknown value " + Quoted(value) + " for field " + Quoted(field), {}, value};
   if (auto best = ClosestName(value, values)) {
     r.hint = "did you mean " + Quoted(*best) + "? (valid: " + JoinNames(values) + ")";
@@ -114,9 +114,11 @@ Rewritten RewriteUnknownEnum(const std::string& msg) {
   return r;
 }
 
-Rewritten Rewrite(const std::string& msg) {
-  if (msg.find("has no field named") != std::string::npos) return RewriteUnknownField(msg);
-  if (msg.find("Unknown enumeration value") != std::string::npos) return RewriteUnknownEnum(msg);
+Rewritten Rewrite(const pb::Descriptor* root, const std::string& msg, std::string_view doc) {
+  const std::string see(doc);
+  if (msg.find("has no field named") != std::string::npos) return RewriteUnknownField(root, msg);
+  if (msg.find("Unknown enumeration value") != std::string::npos)
+    return RewriteUnknownEnum(root, msg);
   if (msg.find("is specified multiple times") != std::string::npos) {
     return {msg, "a field that is not repeated may appear once; remove the duplicate", {}};
   }
@@ -124,14 +126,14 @@ Rewritten Rewrite(const std::string& msg) {
     return {"unexpected end of the file", "a '{' block is probably missing its closing '}'", {}};
   }
   if (msg.find("out of range") != std::string::npos) {
-    return {msg, "see docs/scenario_format.md for the field's range", {}};
+    return {msg, "see " + see + " for the field's range", {}};
   }
-  return {msg, "write `field: value` or `field { ... }`; see docs/scenario_format.md", {}};
+  return {msg, "write `field: value` or `field { ... }`; see " + see, {}};
 }
 
-Status SyntaxError(std::string_view text, std::string_view source,
-                   const FirstErrorCollector::Error& e) {
-  Rewritten r = Rewrite(e.message);
+Status SyntaxError(const pb::Descriptor* root, std::string_view text, std::string_view source,
+                   const FirstErrorCollector::Error& e, std::string_view doc) {
+  Rewritten r = Rewrite(root, e.message, doc);
   const int column = r.token.empty() ? e.column : TokenStartColumn(text, e.line, e.column, r.token);
   return Status::InvalidInput(std::string(source) + ":" + std::to_string(e.line + 1) + ":" +
                               std::to_string(column + 1) + ": " + r.what + "; hint: " + r.hint);
@@ -139,8 +141,8 @@ Status SyntaxError(std::string_view text, std::string_view source,
 
 }  // namespace
 
-Result<v1::Scenario> ParseScenario(std::string_view text, std::string_view source,
-                                   std::span<const std::string> overrides) {
+Status ParseTextProtoStrict(std::string_view text, std::string_view source, pb::Message* msg,
+                            pb::TextFormat::ParseInfoTree* tree, std::string_view doc) {
   // protobuf drops a string field that is not UTF-8 with a note on stderr: say where instead.
   if (const std::size_t bad = FirstInvalidUtf8(text); bad != std::string_view::npos) {
     const std::string_view before = text.substr(0, bad);
@@ -149,23 +151,32 @@ Result<v1::Scenario> ParseScenario(std::string_view text, std::string_view sourc
     const std::size_t column = bad - (nl == std::string_view::npos ? 0 : nl + 1) + 1;
     char byte[8];
     std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[bad]));
-    return Status::InvalidInput(std::string(source) + ":" + std::to_string(line) + ":" + std::to_string(column) +
-                                ": byte " + byte + " is not valid UTF-8; hint: a scenario file is UTF-8 text; "
+    return Status::InvalidInput(std::string(source) + ":" + std::to_string(line) + ":" +
+                                std::to_string(column) + ": byte " + byte +
+                                " is not valid UTF-8; hint: the file is UTF-8 text; "
                                 "re-save it as UTF-8 or write the character as an escape");
   }
-  v1::Scenario scenario;
   FirstErrorCollector errors;
-  pb::TextFormat::ParseInfoTree tree;
   pb::TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
-  parser.WriteLocationsTo(&tree);
+  parser.WriteLocationsTo(tree);
   parser.AllowUnknownField(false);
   parser.AllowUnknownExtension(false);
-  if (!parser.ParseFromString(std::string(text), &scenario)) {
-    if (errors.error()) return SyntaxError(text, source, *errors.error());
-    return Status::InvalidInput(std::string(source) +
-                                ":1:1: not a valid scenario; hint: see docs/scenario_format.md");
+  if (!parser.ParseFromString(std::string(text), msg)) {
+    if (errors.error())
+      return SyntaxError(msg->GetDescriptor(), text, source, *errors.error(), doc);
+    return Status::InvalidInput(std::string(source) + ":1:1: not a valid " +
+                                msg->GetDescriptor()->name() + "; hint: see " + std::string(doc));
   }
+  return Status::Ok();
+}
+
+Result<v1::Scenario> ParseScenario(std::string_view text, std::string_view source,
+                                   std::span<const std::string> overrides) {
+  v1::Scenario scenario;
+  pb::TextFormat::ParseInfoTree tree;
+  DENPEX_RETURN_IF_ERROR(
+      ParseTextProtoStrict(text, source, &scenario, &tree, "docs/scenario_format.md"));
   Locator locator(std::string(source), &tree);
   for (const std::string& arg : overrides) {
     std::string path;

@@ -72,9 +72,21 @@ Status CheckInterleaving(const v1::Scenario& scenario, const Locator& locator);
 // nccl_ras: the poller's knobs, and the NCCL release they need (format.nccl filled in).
 Status CheckNcclRas(const v1::Scenario& scenario, const Locator& locator);
 
-// The enum-typed and message-typed field names reachable from Scenario, for suggestions.
-std::vector<std::string> EnumValueNamesForField(std::string_view field_name);
-// "job" for denpex.v1.Job: the path users write for a message type.
-std::string PathForMessageType(std::string_view full_name);
+// The values of the enum fields named `field_name` reachable from `root` (a file's top-level
+// message), for suggestions.
+std::vector<std::string> EnumValueNamesForField(const google::protobuf::Descriptor* root,
+                                                std::string_view field_name);
+// "job" for denpex.v1.Job under denpex.v1.Scenario: the path users write for a message type.
+std::string PathForMessageType(const google::protobuf::Descriptor* root,
+                               std::string_view full_name);
+
+// Parses `text` into `msg` strictly: invalid UTF-8, unknown fields and unknown enum values are
+// errors. The first one is kInvalidInput "<source>:<line>:<column>: <what>; hint: <what to do>"
+// (a suggestion for a misspelt name; `doc` the format's documentation). `tree` receives where
+// each field was written.
+Status ParseTextProtoStrict(std::string_view text, std::string_view source,
+                            google::protobuf::Message* msg,
+                            google::protobuf::TextFormat::ParseInfoTree* tree,
+                            std::string_view doc);
 
 }  // namespace denpex::sim

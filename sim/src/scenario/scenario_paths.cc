@@ -123,15 +123,15 @@ void CollectEnumValues(const pb::Descriptor* desc, std::string_view field_name, 
 }
 }  // namespace
 
-std::vector<std::string> EnumValueNamesForField(std::string_view field_name) {
+std::vector<std::string> EnumValueNamesForField(const pb::Descriptor* root,
+                                                std::string_view field_name) {
   std::vector<std::string> out;
-  CollectEnumValues(v1::Scenario::descriptor(), field_name, 0, &out);
+  CollectEnumValues(root, field_name, 0, &out);
   return out;
 }
 
-std::string PathForMessageType(std::string_view full_name) {
-  const pb::Descriptor* root = v1::Scenario::descriptor();
-  if (full_name == root->full_name()) return "the scenario's top level";
+std::string PathForMessageType(const pb::Descriptor* root, std::string_view full_name) {
+  if (full_name == root->full_name()) return "the file's top level";
   for (int i = 0; i < root->field_count(); ++i) {
     const pb::FieldDescriptor* f = root->field(i);
     if (f->message_type() != nullptr && f->message_type()->full_name() == full_name) {
