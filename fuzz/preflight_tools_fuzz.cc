@@ -1,5 +1,6 @@
 // Fuzz target for the preflight tool parsers (preflight/tool_outputs.h): any bytes read as
-// ibstat, nvidia-smi topo -m, dcgmi diag -j and nccl-tests output. None may crash, hang or read
+// ibstat, nvidia-smi topo -m, dcgmi diag -j and nccl-tests output, and split as a pdsh or dshbak
+// collection of many hosts (host_split.h). None may crash, hang or read
 // out of bounds; every line a fact cites exists, and a matrix row has one cell per column.
 #include <algorithm>
 #include <cstddef>
@@ -7,6 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "preflight/host_split.h"
 #include "preflight/tool_outputs.h"
 
 namespace {
@@ -33,5 +35,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     Check(run.avg_line <= lines);
     for (const NcclTestsRow& row : run.rows) Check(row.line >= 1 && row.line <= lines);
   }
+  // A fan-out tool's file: every part's lines are lines of the input, in order.
+  for (const HostText& part : SplitByHost(text)) {
+    Check(!part.host.empty());
+    for (std::size_t i = 0; i < part.lines.size(); ++i) {
+      Check(part.lines[i] >= 1 && part.lines[i] <= lines &&
+            (i == 0 || part.lines[i] > part.lines[i - 1]));
+    }
+  }
+  Check(ExpandHostList(text.substr(0, 256)).size() <= 65536);
   return 0;
 }

@@ -11,6 +11,7 @@
 
 #include "analyze/gpu_health.h"
 #include "denpex/engine/preflight.h"
+#include "preflight/host_split.h"
 #include "support/temp_dir.h"
 
 namespace denpex::engine {
@@ -420,6 +421,62 @@ TEST_F(Allocation, ANodeWithoutOutputsAndABinaryFileAreProblemsNotFailures) {
   ASSERT_EQ(r->problems_size(), 2);
   EXPECT_EQ(r->problems(0), "gpu-0001/core: a binary file, skipped");
   EXPECT_NE(r->problems(1).find("gpu-0003: no tool output recognised"), std::string::npos);
+}
+
+// One file of every node's output, as `pdsh -w gpu-[0001-0004] ibstat > all.txt` leaves it (each
+// line `host: `): judged as one folder per node, the finding citing the line in that file.
+TEST_F(Allocation, APdshCollectionInOneFileIsJudgedPerHostAndCitesItsLines) {
+  const std::string ibstat = Slurp(kData / "ibstat/h100_ndr_all_active.txt");
+  const std::string slow = Replace(ibstat, "Rate: 400", "Rate: 200", "CA 'mlx5_1'");
+  std::string all;
+  for (const char* host : {"gpu-0001", "gpu-0002", "gpu-0003", "gpu-0004"}) {
+    std::istringstream in(std::string(host) == "gpu-0003" ? slow : ibstat);
+    for (std::string line; std::getline(in, line);) all += std::string(host) + ": " + line + "\n";
+  }
+  Put(dir_.path() / "collected" / "ibstat-all.txt", all);  // in a folder: the lines say whose
+  auto r = PreflightFrom(dir_.path());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->nodes_size(), 4);  // no node `collected`
+  EXPECT_EQ(r->exclude(), "gpu-0003");
+  const auto& odd = Of(*r, "gpu-0003");
+  ASSERT_EQ(odd.findings_size(), 1);
+  ASSERT_EQ(odd.findings(0).evidence_size(), 1);
+  const auto& e = odd.findings(0).evidence(0);
+  EXPECT_EQ(e.file(), "collected/ibstat-all.txt");
+  EXPECT_NE(e.text().find("gpu-0003: "), std::string::npos) << e.text();
+  EXPECT_NE(e.text().find("Rate: 200"), std::string::npos) << e.text();
+  EXPECT_EQ(odd.sources(0).file(), "collected/ibstat-all.txt");
+}
+
+// dshbak -c / clush -b: identical outputs printed once under their hosts' list.
+TEST_F(Allocation, ADshbakCollectionGivesEachListedHostItsBlock) {
+  const std::string ibstat = Slurp(kData / "ibstat/h100_ndr_all_active.txt");
+  const std::string slow = Replace(ibstat, "Rate: 400", "Rate: 200", "CA 'mlx5_1'");
+  Put(dir_.path() / "clush.txt", "---------------\nn[01-03,05] (4)\n---------------\n" + ibstat +
+                                     "---------------\nn04\n---------------\n" + slow);
+  auto r = PreflightFrom(dir_.path());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->nodes_size(), 5);
+  EXPECT_EQ(r->exclude(), "n04");
+}
+
+TEST(HostSplit, PdshLinesAndHostListsAndWhatIsNeither) {
+  auto parts = preflight::SplitByHost("a1: x\nb2: y\na1: z\n");
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].host, "a1");
+  EXPECT_EQ(parts[0].text, "x\nz\n");
+  EXPECT_EQ(parts[0].lines, (std::vector<std::int32_t>{1, 3}));
+  // srun's task labels, syslog tags and a tool's own `key: value` lines are not hosts.
+  EXPECT_TRUE(preflight::SplitByHost("0: # nThread 1\n1: # nThread 1\n").empty());
+  EXPECT_TRUE(
+      preflight::SplitByHost("kernel: NVRM: Xid (PCI:0000:18:00): 79\nkernel: x\n").empty());
+  EXPECT_TRUE(preflight::SplitByHost(Slurp(kData / "ibstat/h100_ndr_all_active.txt")).empty());
+  EXPECT_TRUE(preflight::SplitByHost(Slurp(kData / "nvidia-smi-q/h800_one_gpu.txt")).empty());
+  EXPECT_EQ(preflight::ExpandHostList("gpu-[0009-0011,0020],login1"),
+            (std::vector<std::string>{"gpu-0009", "gpu-0010", "gpu-0011", "gpu-0020", "login1"}));
+  EXPECT_TRUE(preflight::ExpandHostList("gpu-[3-1]").empty());
+  EXPECT_TRUE(preflight::ExpandHostList("gpu-[1-99999999]").empty());
+  EXPECT_TRUE(preflight::ExpandHostList("a b").empty());
 }
 
 TEST(SlurmHostList, RangesKeepTheirPaddingAndOtherNamesStandAlone) {

@@ -18,6 +18,7 @@
 #include "denpex/common/input_file.h"
 #include "denpex/engine/history_store.h"
 #include "parse/parse_log.h"
+#include "preflight/host_split.h"
 #include "preflight/tool_outputs.h"
 
 namespace denpex::engine {
@@ -35,6 +36,10 @@ struct ReadFile {
   fs::path path;
   std::string text;
   std::string problem;  // why it was not read; empty when it was
+  // One host's part of a file that holds many (host_split.h): the file it came from, and the
+  // line there of each of its lines. -1: a file as read.
+  std::int32_t origin = -1;
+  std::vector<std::int32_t> lines;
 };
 
 struct Node {
@@ -89,6 +94,47 @@ std::string_view LineOf(std::string_view text, std::int32_t line) {
 
 // Lists DIR: its folders are the nodes, every regular file under one is that node's; the files
 // directly in DIR are the allocation's. No link is followed.
+// A file that holds many nodes' outputs (pdsh's `host: ` lines, dshbak's blocks): each host's
+// part becomes a file of that host's node, whatever folder it lies in (the lines say whose they
+// are); a folder left with nothing else in it was only where the collection was saved.
+void SplitFanOutFiles(Allocation* a, std::vector<std::int32_t>* loose) {
+  std::map<std::string, std::size_t> node_of;
+  for (std::size_t i = 0; i < a->nodes.size(); ++i) node_of[a->nodes[i].name] = i;
+  std::vector<std::int32_t> split;
+  const std::size_t files = a->files.size();
+  for (std::size_t f = 0; f < files; ++f) {
+    if (!a->files[f].problem.empty()) continue;
+    std::vector<preflight::HostText> parts = preflight::SplitByHost(a->files[f].text);
+    if (parts.empty()) continue;
+    split.push_back(static_cast<std::int32_t>(f));
+    for (preflight::HostText& part : parts) {
+      a->files.push_back({a->files[f].rel,
+                          {},
+                          std::move(part.text),
+                          {},
+                          static_cast<std::int32_t>(f),
+                          std::move(part.lines)});
+      auto [it, added] = node_of.emplace(part.host, a->nodes.size());
+      if (added) a->nodes.push_back(Node{.name = part.host});
+      a->nodes[it->second].files.push_back(static_cast<std::int32_t>(a->files.size() - 1));
+    }
+  }
+  if (split.empty()) return;
+  auto was_split = [&](std::int32_t f) {
+    return std::find(split.begin(), split.end(), f) != split.end();
+  };
+  std::erase_if(*loose, was_split);
+  std::set<std::string> emptied;
+  for (Node& n : a->nodes) {
+    const bool had = !n.files.empty();
+    std::erase_if(n.files, was_split);
+    if (had && n.files.empty()) emptied.insert(n.name);
+  }
+  std::erase_if(a->nodes, [&](const Node& n) { return emptied.count(n.name) > 0; });
+  std::sort(a->nodes.begin(), a->nodes.end(),
+            [](const Node& x, const Node& y) { return x.name < y.name; });
+}
+
 Status ReadAllocation(const fs::path& dir, const PreflightOptions& options, Allocation* a) {
   std::error_code ec;
   const fs::file_status st = fs::status(dir, ec);
@@ -147,6 +193,7 @@ Status ReadAllocation(const fs::path& dir, const PreflightOptions& options, Allo
       return !a->files[static_cast<std::size_t>(f)].problem.empty();
     });
   }
+  SplitFanOutFiles(a, &loose);
   // The allocation's own files take part only through the nccl-tests runs they hold.
   for (const std::int32_t f : loose) {
     for (NcclTestsRun& r : preflight::ParseNcclTests(a->files[static_cast<std::size_t>(f)].text))
@@ -337,11 +384,16 @@ class Judge {
   }
   void Cite(v1::PreflightFinding& f, std::int32_t file, std::int32_t line) {
     if (file < 0 || line <= 0) return;
-    const ReadFile& rf = a_.files[static_cast<std::size_t>(file)];
+    const ReadFile* rf = &a_.files[static_cast<std::size_t>(file)];
+    if (rf->origin >= 0) {  // cite the line where it is in the file as collected
+      if (static_cast<std::size_t>(line) > rf->lines.size()) return;
+      line = rf->lines[static_cast<std::size_t>(line) - 1];
+      rf = &a_.files[static_cast<std::size_t>(rf->origin)];
+    }
     v1::Evidence* e = f.add_evidence();
-    e->set_file(rf.rel);
+    e->set_file(rf->rel);
     e->set_line(line);
-    e->set_text(std::string(LineOf(rf.text, line)));
+    e->set_text(std::string(LineOf(rf->text, line)));
   }
   void Cite(v1::PreflightFinding& f, const HealthLine& l) {
     Cite(f, l.file, static_cast<std::int32_t>(l.span.line));
