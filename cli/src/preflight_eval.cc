@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -45,7 +46,75 @@ struct Outcome {
   double seconds = 0;  // preflight's own time
   std::string error;   // the run could not be made
   std::string detail;  // what was wrong, for the listing
+  // Per collection shape (kShapes): the same report's exclude list and findings as from the
+  // folders, and right by the truth.
+  std::vector<std::pair<bool, bool>> shapes;
 };
+
+// How else a collection is handed over (docs/evaluation.md, "Preflight"): one file per tool of
+// every node's lines under `host: ` (pdsh), or of each group of identical outputs under its
+// hosts' list (dshbak -c / clush -b). The files directly in the collection stay as they are.
+constexpr std::string_view kShapes[] = {"pdsh", "dshbak"};
+
+// Each node folder's files, by their path inside the folder: node -> text.
+std::map<std::string, std::map<std::string, std::string>> ByTool(const fs::path& collected,
+                                                                 const fs::path& out) {
+  std::map<std::string, std::map<std::string, std::string>> tools;
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  for (const auto& e : fs::directory_iterator(collected, ec)) {
+    if (!e.is_directory()) {
+      fs::copy_file(e.path(), out / e.path().filename(), ec);
+      continue;
+    }
+    for (auto it = fs::recursive_directory_iterator(e.path(), ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (!it->is_regular_file()) continue;
+      std::ifstream in(it->path(), std::ios::binary);
+      std::ostringstream text;
+      text << in.rdbuf();
+      tools[it->path().lexically_relative(e.path()).generic_string()]
+           [e.path().filename().string()] = text.str();
+    }
+  }
+  return tools;
+}
+
+std::string FileName(std::string tool) {
+  std::replace(tool.begin(), tool.end(), '/', '_');
+  return tool;
+}
+
+void Relay(std::string_view shape, const fs::path& collected, const fs::path& out) {
+  for (const auto& [tool, nodes] : ByTool(collected, out)) {
+    std::ofstream file(out / (FileName(tool) + "." + std::string(shape)), std::ios::binary);
+    if (shape == "pdsh") {
+      for (const auto& [node, text] : nodes) {
+        std::istringstream in(text);
+        for (std::string line; std::getline(in, line);) file << node << ": " << line << "\n";
+      }
+      continue;
+    }
+    std::map<std::string, std::vector<std::string>> groups;  // text -> its nodes
+    for (const auto& [node, text] : nodes) groups[text].push_back(node);
+    for (const auto& [text, hosts] : groups) {
+      file << "----------------\n"
+           << engine::SlurmHostList(hosts) << " (" << hosts.size() << ")\n----------------\n"
+           << text;
+      if (!text.empty() && text.back() != '\n') file << "\n";
+    }
+  }
+}
+
+// What a shape must give the same of: the exclude list and each node's finding codes.
+std::string Answer(const v1::PreflightReport& r) {
+  std::string a = r.exclude() + "|";
+  for (const auto& n : r.nodes()) {
+    a += n.node() + ":";
+    for (const auto& f : n.findings()) a += f.code() + (f.fail() ? "!" : "") + ",";
+  }
+  return a;
+}
 
 Outcome Score(const v1::PreflightTruth& truth, const v1::PreflightReport& report) {
   Outcome o;
@@ -124,6 +193,18 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
     for (int k = 0; k < args.seeds; ++k)
       jobs.push_back({i, scenarios[i].seed() + static_cast<std::uint64_t>(k)});
   }
+  std::vector<std::string_view> shapes;
+  for (const std::string& name : args.shapes) {
+    if (name == "all") {
+      shapes.assign(std::begin(kShapes), std::end(kShapes));
+    } else if (std::find(std::begin(kShapes), std::end(kShapes), name) != std::end(kShapes)) {
+      shapes.push_back(*std::find(std::begin(kShapes), std::end(kShapes), name));
+    } else {
+      return Fail(err, Status::InvalidArgument(
+                           "--shapes " + name +
+                           ": a preflight collection's shapes are pdsh, dshbak (or all)"));
+    }
+  }
   const fs::path work = args.work_dir.empty() ? ScratchRoot() : args.work_dir;
   std::vector<Outcome> outcomes(jobs.size());
   auto run = [&](std::size_t j) {
@@ -145,6 +226,14 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
     } else {
       o = Score(*truth, *report);
       o.seconds = seconds;
+      for (std::string_view shape : shapes) {
+        const fs::path copy = dir / std::string(shape);
+        Relay(shape, dir / "collected", copy);
+        auto again = engine::PreflightFrom(copy);
+        const bool same = again.ok() && Answer(*again) == Answer(*report);
+        const Outcome scored = again.ok() ? Score(*truth, *again) : Outcome{};
+        o.shapes.emplace_back(same, again.ok() && scored.named && scored.false_fails == 0);
+      }
     }
     if (args.work_dir.empty()) {
       std::error_code ec;
@@ -204,6 +293,18 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
     if (kind != "(error)") print(kind, r);
   }
   print("all", all);
+  if (!shapes.empty()) {
+    out << "\n| shape | clusters | same answer as the folders | right |\n|---|---|---|---|\n";
+    for (std::size_t k = 0; k < shapes.size(); ++k) {
+      int runs = 0, same = 0, right = 0;
+      for (const Outcome& o : outcomes) {
+        if (k >= o.shapes.size()) continue;
+        ++runs, same += o.shapes[k].first, right += o.shapes[k].second;
+      }
+      out << "| " << shapes[k] << " | " << runs << " | " << same << "/" << runs << " | " << right
+          << "/" << runs << " |\n";
+    }
+  }
   const std::string listed = misses.str();
   if (!listed.empty()) out << "not named, or a healthy node failed:\n" << listed;
   out << "preflight eval: " << jobs.size() << " clusters in "

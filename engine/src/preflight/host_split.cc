@@ -24,13 +24,16 @@ void ForEachLine(std::string_view text, F&& f) {
 }
 
 bool HostChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_' || c == '.';
 }
 
 // Programs whose syslog lines read `name: message` like pdsh's `host: line`.
 bool SyslogTag(std::string_view word) {
-  static constexpr std::string_view kTags[] = {"kernel", "systemd", "sshd", "sudo", "slurmd", "slurmstepd", "slurmctld", "dcgm",
-                                               "nv-hostengine", "nvidia-persistenced", "containerd", "kubelet", "dockerd", "NVRM"};
+  static constexpr std::string_view kTags[] = {
+      "kernel",     "systemd",   "sshd",    "sudo",          "slurmd",
+      "slurmstepd", "slurmctld", "dcgm",    "nv-hostengine", "nvidia-persistenced",
+      "containerd", "kubelet",   "dockerd", "NVRM"};
   return std::find(std::begin(kTags), std::end(kTags), word) != std::end(kTags);
 }
 
@@ -42,7 +45,9 @@ std::string_view PdshHost(std::string_view line, std::string_view* rest) {
   if (i == 0 || i >= line.size() || line[i] != ':') return {};
   if (i + 1 < line.size() && line[i + 1] != ' ') return {};
   const std::string_view host = line.substr(0, i);
-  if (!std::any_of(host.begin(), host.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); })) return {};
+  if (!std::any_of(host.begin(), host.end(),
+                   [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }))
+    return {};
   if (SyslogTag(host)) return {};
   *rest = i + 2 <= line.size() ? line.substr(i + 2) : std::string_view();
   return host;
@@ -69,7 +74,8 @@ std::vector<HostText> Pdsh(std::string_view text) {
     if (host.empty()) return;
     ++prefixed;
     auto it = hosts.find(host);
-    if (it == hosts.end()) it = hosts.emplace(std::string(host), HostText{.host = std::string(host)}).first;
+    if (it == hosts.end())
+      it = hosts.emplace(std::string(host), HostText{.host = std::string(host)}).first;
     Add(it->second, rest, number);
   });
   if (lines < 2 || prefixed * 10 < lines * 9) return {};
@@ -88,7 +94,8 @@ std::vector<HostText> Dshbak(std::string_view text) {
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (Dashes(all[i]) && i + 2 < all.size() && Dashes(all[i + 2])) {
       std::string_view list = all[i + 1];
-      if (const std::size_t paren = list.find(" ("); paren != std::string_view::npos) list = list.substr(0, paren);
+      if (const std::size_t paren = list.find(" ("); paren != std::string_view::npos)
+        list = list.substr(0, paren);
       std::vector<std::string> named = ExpandHostList(list);
       if (!named.empty()) {
         current = std::move(named);
@@ -109,7 +116,9 @@ std::vector<HostText> Dshbak(std::string_view text) {
   return out;
 }
 
-bool Digits(std::string_view s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos; }
+bool Digits(std::string_view s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
 
 }  // namespace
 
@@ -135,14 +144,17 @@ std::vector<std::string> ExpandHostList(std::string_view list) {
     }
     const std::size_t close = name.find(']', open);
     const std::string_view prefix = name.substr(0, open), suffix = name.substr(close + 1);
-    if (!std::all_of(prefix.begin(), prefix.end(), HostChar) || !std::all_of(suffix.begin(), suffix.end(), HostChar)) return {};
+    if (!std::all_of(prefix.begin(), prefix.end(), HostChar) ||
+        !std::all_of(suffix.begin(), suffix.end(), HostChar))
+      return {};
     std::string_view ranges = name.substr(open + 1, close - open - 1);
     while (!ranges.empty()) {
       const std::size_t comma = ranges.find(',');
       const std::string_view range = ranges.substr(0, comma);
       ranges = comma == std::string_view::npos ? std::string_view() : ranges.substr(comma + 1);
       const std::size_t dash = range.find('-');
-      const std::string_view lo = range.substr(0, dash), hi = dash == std::string_view::npos ? lo : range.substr(dash + 1);
+      const std::string_view lo = range.substr(0, dash),
+                             hi = dash == std::string_view::npos ? lo : range.substr(dash + 1);
       if (!Digits(lo) || !Digits(hi)) return {};
       std::uint64_t a = 0, b = 0;
       std::from_chars(lo.data(), lo.data() + lo.size(), a);
@@ -150,7 +162,8 @@ std::vector<std::string> ExpandHostList(std::string_view list) {
       if (b < a || b - a >= kMaxHosts || out.size() + (b - a) >= kMaxHosts) return {};
       for (std::uint64_t v = a; v <= b; ++v) {
         std::string digits = std::to_string(v);
-        if (digits.size() < lo.size()) digits.insert(0, lo.size() - digits.size(), '0');  // the padding kept
+        if (digits.size() < lo.size())
+          digits.insert(0, lo.size() - digits.size(), '0');  // the padding kept
         out.push_back(std::string(prefix) + digits + std::string(suffix));
       }
     }

@@ -30,8 +30,9 @@ struct PreflightOptions {
   // earlier hardware incidents there fails (a repeat offender, as `denpex diagnose --history`
   // drains it); with one, it is a warning.
   std::filesystem::path history;
-  // Files larger than this are skipped and named in `problems` (tool outputs are kilobytes).
-  std::uint64_t max_file_bytes = 64ull << 20;
+  // Files larger than this are skipped and named in `problems`: a node's tool output is
+  // kilobytes, a pdsh collection of 2,048 nodes' `nvidia-smi -q` about 160 MB.
+  std::uint64_t max_file_bytes = 1ull << 30;
 };
 
 // kNotFound when DIR does not exist, kInvalidInput when it is not a directory or holds no
