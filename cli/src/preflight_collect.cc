@@ -52,6 +52,7 @@ int RunPreflightCollect(const PreflightArgs& args, std::ostream& out, std::ostre
       {"nvidia-smi -q", "nvidia-smi-q.txt", {"nvidia-smi", "-q"}, seconds(60)},
       {"nvidia-smi topo -m", "nvidia-smi-topo.txt", {"nvidia-smi", "topo", "-m"}, seconds(60)},
       {"ibstat", "ibstat.txt", {"ibstat"}, seconds(30)},
+      {"ibv_devinfo -v", "ibv_devinfo.txt", {"ibv_devinfo", "-v"}, seconds(30)},
       {"dmesg", "dmesg.txt", {"dmesg"}, seconds(30)},
   };
   if (args.dcgm_level > 0) {

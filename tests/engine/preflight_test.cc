@@ -255,6 +255,24 @@ TEST_F(Allocation, APortDownOrSlowerThanOnTheOtherNodesFailsItsNode) {
   EXPECT_NE(down_node.findings(0).evidence(0).text().find("State: Down"), std::string::npos);
 }
 
+// ibv_devinfo where ibstat is not installed (a real mlx4 node, tests/data/preflight/ibv_devinfo):
+// a port down on one node while it is active on the others fails it, as with ibstat.
+TEST_F(Allocation, IbvDevinfosPortsAreJudgedAsIbstats) {
+  const std::string verbs = Slurp(kData / "ibv_devinfo/mlx4_two_hcas.txt");
+  for (const char* n : {"n1", "n2", "n3"}) Put(dir_.path() / n / "verbs", verbs);
+  Put(dir_.path() / "n4" / "verbs",
+      Replace(verbs, "PORT_ACTIVE (4)", "PORT_DOWN (1)", "hca_id:\tmlx4_0"));
+  auto r = PreflightFrom(dir_.path());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->exclude(), "n4");
+  EXPECT_EQ(Of(*r, "n1").sources(0).tool(), "ibv_devinfo");
+  const auto& down = Of(*r, "n4");
+  ASSERT_EQ(down.findings_size(), 1);
+  EXPECT_EQ(down.findings(0).code(), "IB_PORT_DOWN");
+  EXPECT_EQ(down.findings(0).device(), "mlx4_0/1");
+  EXPECT_NE(down.findings(0).evidence(0).text().find("PORT_DOWN (1)"), std::string::npos);
+}
+
 // A port down on every node is one the fabric does not use: no finding.
 TEST_F(Allocation, APortDownEverywhereIsNotAFault) {
   const std::string roce = Slurp(kData / "ibstat/h100_roce_ports_down.txt");

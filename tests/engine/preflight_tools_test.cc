@@ -96,6 +96,43 @@ TEST(PreflightIbstat, ReportsDownPortsPollingAndDisabled) {
 
 // ---- nvidia-smi topo -m ----
 
+// ibv_devinfo (a real node with two ConnectX-3 HCAs, port 2 of each down), its words made
+// ibstat's; without -v it prints no physical state and no rate.
+TEST(PreflightIbvDevinfo, ReadsEachHcasPortsInIbstatsWords) {
+  const std::string text = Sample("ibv_devinfo/mlx4_two_hcas.txt");
+  const std::vector<IbPort> ports = ParseIbvDevinfo(text);
+  ASSERT_EQ(ports.size(), 4u);
+  EXPECT_EQ(ports[0].ca, "mlx4_1");
+  EXPECT_EQ(ports[0].port, 1);
+  EXPECT_EQ(ports[0].state, "Active");
+  EXPECT_EQ(ports[0].physical_state, "");
+  EXPECT_EQ(ports[0].rate_gbps, 0);
+  EXPECT_EQ(ports[0].link_layer, "InfiniBand");
+  EXPECT_EQ(ports[0].line, 13);
+  EXPECT_EQ(ports[1].state, "Down");
+  EXPECT_EQ(ports[3].ca, "mlx4_0");
+  EXPECT_EQ(ports[3].port, 2);
+  EXPECT_TRUE(ParseIbstat(text).empty());
+  EXPECT_TRUE(ParseIbvDevinfo(Sample("ibstat/h100_ndr_all_active.txt")).empty());
+}
+
+// With -v (the port lines rdma-core's devinfo.c prints, added to the real sample): the physical
+// state and the rate, the active width times a lane's speed.
+TEST(PreflightIbvDevinfo, ReadsTheRateAndPhysicalStateOfVerbose) {
+  std::string text = Sample("ibv_devinfo/mlx4_two_hcas.txt");
+  const std::string active = "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n";
+  text.replace(text.find(active), active.size(),
+               active +
+                   "\t\t\tphys_state:\t\tLINK_UP (5)\n\t\t\tactive_width:\t\t4X "
+                   "(2)\n\t\t\tactive_speed:\t\t100.0 Gbps (128)\n");
+  const std::vector<IbPort> ports = ParseIbvDevinfo(text);
+  ASSERT_EQ(ports.size(), 4u);
+  EXPECT_EQ(ports[0].physical_state, "LinkUp");
+  EXPECT_EQ(ports[0].rate_gbps, 400);
+  EXPECT_EQ(ports[0].rate_line, 16);
+  EXPECT_EQ(ports[2].rate_gbps, 0);  // the other HCA's port 1 printed no -v lines
+}
+
 TEST(PreflightTopo, ReadsAnOlderDriversMlx5Columns) {
   const std::optional<TopoMatrix> m = ParseTopoMatrix(Sample(kTopo[0]));
   ASSERT_TRUE(m);

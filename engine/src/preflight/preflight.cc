@@ -228,6 +228,9 @@ void ReadNode(const Allocation& a, Node& n) {
     if (auto ports = preflight::ParseIbstat(file.text); !ports.empty()) {
       for (IbPort& p : ports) n.ports.emplace_back(std::move(p), f);
       AddSource(n, "ibstat", file.rel);
+    } else if (auto verbs = preflight::ParseIbvDevinfo(file.text); !verbs.empty()) {
+      for (IbPort& p : verbs) n.ports.emplace_back(std::move(p), f);
+      AddSource(n, "ibv_devinfo", file.rel);
     }
     if (auto diag = preflight::ParseDcgmDiagJson(file.text)) {
       n.dcgm.emplace_back(std::move(*diag), f);
@@ -349,7 +352,8 @@ int NearestNic(const TopoMatrix& t, const TopoMatrix::Row& gpu) {
 }
 constexpr std::string_view kNicClass[] = {"", "PIX", "PXB", "PHB", "NODE", "SYS"};
 
-bool Up(const IbPort& p) { return p.state == "Active" && p.physical_state == "LinkUp"; }
+// Active, and linked up where the tool says (ibv_devinfo without -v prints no physical state).
+bool Up(const IbPort& p) { return p.state == "Active" && (p.physical_state.empty() || p.physical_state == "LinkUp"); }
 std::string PortName(const IbPort& p) { return p.ca + "/" + std::to_string(p.port); }
 
 // What a difference from a norm that half of the nodes or fewer hold adds to its message.

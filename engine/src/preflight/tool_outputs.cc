@@ -114,6 +114,28 @@ void ReadPortField(std::string_view t, std::int32_t n, IbPort* p) {
   }
 }
 
+// ---- ibv_devinfo ----
+
+// rdma-core's words for a port (`PORT_ACTIVE (4)`, `LINK_UP (5)`) as ibstat's (`Active`,
+// `LinkUp`), so that the two tools' ports are judged alike.
+std::string IbstatWord(std::string_view v) {
+  v = v.substr(0, v.find(' '));
+  static constexpr std::pair<std::string_view, std::string_view> kWords[] = {
+      {"PORT_ACTIVE", "Active"},
+      {"PORT_DOWN", "Down"},
+      {"PORT_INIT", "Initializing"},
+      {"PORT_ARMED", "Armed"},
+      {"LINK_UP", "LinkUp"},
+      {"POLLING", "Polling"},
+      {"DISABLED", "Disabled"},
+      {"SLEEP", "Sleep"},
+      {"LINK_ERROR_RECOVERY", "LinkErrorRecovery"}};
+  for (const auto& [from, to] : kWords) {
+    if (v == from) return std::string(to);
+  }
+  return std::string(v);
+}
+
 // ---- nvidia-smi topo -m ----
 
 // Header words that are not devices; "CPU Affinity" and the others span several words.
@@ -611,6 +633,40 @@ std::vector<IbPort> ParseIbstat(std::string_view text) {
       in_port = true;
     } else if (in_port) {
       ReadPortField(t, n, &ports.back());
+    }
+  });
+  return ports;
+}
+
+std::vector<IbPort> ParseIbvDevinfo(std::string_view text) {
+  std::vector<IbPort> ports;
+  std::string ca;
+  double width = 0;  // -v's active_width (`4X (2)`), read before active_speed
+  ForEachLine(text, [&](std::string_view line, std::int32_t n) {
+    const std::string_view t = Trim(line);
+    if (auto id = After(t, "hca_id:")) {
+      ca = std::string(Trim(*id));
+    } else if (auto port = After(t, "port:"); port && !ca.empty()) {
+      if (auto number = Number<std::int32_t>(Trim(*port)))
+        ports.push_back(IbPort{.ca = ca, .port = *number});
+      width = 0;
+    } else if (ports.empty() || ports.back().ca != ca) {
+      return;
+    } else if (auto state = After(t, "state:")) {
+      ports.back().state = IbstatWord(Trim(*state));
+      ports.back().line = n;
+    } else if (auto phys = After(t, "phys_state:")) {
+      ports.back().physical_state = IbstatWord(Trim(*phys));
+    } else if (auto w = After(t, "active_width:")) {
+      const std::string_view x = Trim(*w);
+      width = Number<double>(x.substr(0, x.find('X'))).value_or(0);
+    } else if (auto speed = After(t, "active_speed:")) {  // `100.0 Gbps (128)`: a lane's
+      const std::vector<std::string_view> words = Words(*speed);
+      if (!words.empty() && width > 0)
+        ports.back().rate_gbps = width * Number<double>(words[0]).value_or(0);
+      ports.back().rate_line = n;
+    } else if (auto layer = After(t, "link_layer:")) {
+      ports.back().link_layer = std::string(Trim(*layer));
     }
   });
   return ports;

@@ -27,6 +27,11 @@ struct IbPort {
 };
 // Empty when the text holds no `CA '...'` block with a port.
 std::vector<IbPort> ParseIbstat(std::string_view text);
+// `ibv_devinfo` (rdma-core): `hca_id:` blocks with `port:` sub-blocks, its words made ibstat's
+// (`PORT_ACTIVE` -> `Active`, `LINK_UP` -> `LinkUp`). Only `-v` prints `phys_state`,
+// `active_width` and `active_speed` (the rate is width x a lane's speed); without it the
+// physical state is empty and the rate 0. Empty when the text holds no `hca_id:` with a port.
+std::vector<IbPort> ParseIbvDevinfo(std::string_view text);
 
 // `nvidia-smi topo -m`: the matrix of how each GPU reaches each other device.
 struct TopoMatrix {
