@@ -22,6 +22,7 @@ service_packages=(
   python3-torch python3-numpy
   slurmctld slurmd slurm-client munge
   util-linux procps
+  iproute2  # network namespaces and tc for the preflight --fabric e2e tests
   chromium
 )
 

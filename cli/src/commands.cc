@@ -21,6 +21,7 @@
 #include "denpex/sim/simulator.h"
 #include "eval_internal.h"
 #include "preflight_collect.h"
+#include "preflight_fabric.h"
 #include "replay.h"
 
 namespace denpex::cli {
@@ -296,30 +297,38 @@ int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std
 }
 
 int RunPreflight(const PreflightArgs& args, std::ostream& out, std::ostream& err) {
-  if (args.from.empty() == args.collect.empty()) {
-    err << "denpex preflight: give --collect DIR (on each node: run its health tools into "
-           "DIR/<host>) or "
-           "--from DIR (judge what was collected, one folder per node); docs/preflight.md\n";
+  if (!args.from.empty() + !args.collect.empty() + !args.fabric.empty() != 1) {
+    err << "denpex preflight: give one of --collect DIR (on each node: run its health tools into "
+           "DIR/<host>), --fabric DIR (run the fabric probes across --nodes into DIR and judge "
+           "them) or --from DIR (judge what was collected, one folder per node); "
+           "docs/preflight.md\n";
     return kExitUsage;
   }
   if (!args.collect.empty()) return RunPreflightCollect(args, out, err);
-  const fs::path read[] = {args.from};
+  const fs::path read[] = {args.from.empty() ? args.fabric : args.from};
   if (int rc = CheckOutput(err, "preflight", args.json, read); rc != kExitOk) return rc;
   if (int rc = CheckOutput(err, "preflight", args.exclude_file, read); rc != kExitOk) return rc;
+  if (!args.fabric.empty()) return RunPreflightFabric(args, out, err);
   auto report =
       engine::PreflightFrom(args.from, {.busbw_floor = args.busbw_floor, .history = args.history});
   if (!report.ok()) return Fail(err, "preflight", report.status());
-  if (!IsStdout(args.json)) out << engine::RenderPreflightText(*report);
+  return WritePreflightReport(args, *report, out, err);
+}
+
+int WritePreflightReport(const PreflightArgs& args, const v1::PreflightReport& report,
+                         std::ostream& out, std::ostream& err) {
+  const fs::path read[] = {args.from.empty() ? args.fabric : args.from};
+  if (!IsStdout(args.json)) out << engine::RenderPreflightText(report);
   if (!args.json.empty()) {
-    if (auto st = WriteOutput(args.json, proto::ToJson(*report) + "\n", out, read); !st.ok())
+    if (auto st = WriteOutput(args.json, proto::ToJson(report) + "\n", out, read); !st.ok())
       return Fail(err, "preflight", st);
   }
   if (!args.exclude_file.empty()) {
-    const std::string list = report->exclude().empty() ? "" : report->exclude() + "\n";
+    const std::string list = report.exclude().empty() ? "" : report.exclude() + "\n";
     if (auto st = WriteOutput(args.exclude_file, list, out, read); !st.ok())
       return Fail(err, "preflight", st);
   }
-  return report->verdict() == v1::PREFLIGHT_PASS ? kExitOk : kExitPreflightFail;
+  return report.verdict() == v1::PREFLIGHT_PASS ? kExitOk : kExitPreflightFail;
 }
 
 int RunDemo(const DemoArgs& args, std::ostream& out, std::ostream& err) {

@@ -286,8 +286,8 @@ int main(int argc, char** argv) {
 
   PreflightArgs preflight_args;
   auto* preflight = app.add_subcommand("preflight",
-                                       "Collect each node's health tool outputs, or judge them "
-                                       "before a run and name the nodes to exclude");
+                                       "Collect each node's health tool outputs, run fabric "
+                                       "probes, and judge them before a run: the nodes to exclude");
   preflight->add_option("--from", preflight_args.from,
                         "Judge: a folder of one folder per node holding nvidia-smi -q, nvidia-smi "
                         "topo -m, ibstat, dcgmi "
@@ -302,6 +302,53 @@ int main(int argc, char** argv) {
                    "With --collect: also run dcgmi diag -r N -j (1-4; 0: not)")
       ->check(CLI::Range(0, 4))
       ->capture_default_str();
+  preflight->add_option("--fabric", preflight_args.fabric,
+                        "Fabric: run the probes across --nodes through the launcher, each "
+                        "probe's output into DIR (shared by the nodes), and judge them");
+  preflight->add_option("--nodes", preflight_args.nodes,
+                        "With --fabric: the nodes, in Slurm's host list syntax (default: "
+                        "$SLURM_JOB_NODELIST)");
+  preflight
+      ->add_option("--launcher", preflight_args.launcher,
+                   "With --fabric: srun or torchrun (default: srun inside a Slurm job)")
+      ->check(CLI::IsMember({"srun", "torchrun"}));
+  preflight
+      ->add_option("--on", preflight_args.on,
+                   "With --fabric --launcher torchrun: the command prefix that runs on node "
+                   "{host}")
+      ->capture_default_str();
+  preflight
+      ->add_option("--ranks-per-node", preflight_args.ranks_per_node,
+                   "With --fabric: ranks per node in each probe (the GPUs per node; 2 or more "
+                   "also tests each node alone)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  preflight
+      ->add_option("--python", preflight_args.python,
+                   "With --fabric: the Python with torch that runs the gloo probe and torchrun")
+      ->capture_default_str();
+  preflight->add_option("--probe", preflight_args.probe,
+                        "With --fabric: each rank runs this command instead of the gloo probe "
+                        "(e.g. nccl-tests' all_reduce_perf -b 8 -e 8G -f 2 -g 1; split at spaces)");
+  preflight
+      ->add_option("--probe-max-bytes", preflight_args.probe_max_bytes,
+                   "With --fabric: the gloo probe's largest message, e.g. 64MiB")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  preflight
+      ->add_option("--probe-timeout", preflight_args.probe_timeout,
+                   "With --fabric: seconds a probe's collectives may take")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  preflight
+      ->add_option("--port", preflight_args.port,
+                   "With --fabric: the rendezvous port of a round's first probe (the next ones "
+                   "+1 each)")
+      ->check(CLI::Range(1024, 65000))
+      ->capture_default_str();
+  preflight->add_option("--history", preflight_args.history,
+                        "The node/GPU history store (docs/history_format.md): a node with "
+                        "earlier hardware incidents is a repeat offender");
   preflight->add_option("--json", preflight_args.json,
                         "Write the report JSON here (outside DIR; - for standard output)");
   preflight->add_option(

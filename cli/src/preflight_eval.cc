@@ -43,9 +43,10 @@ struct Outcome {
   std::int32_t nodes = 0;
   std::int32_t probe_runs = 0;
   std::int64_t all_pair_runs = 0;
-  double seconds = 0;  // preflight's own time
-  std::string error;   // the run could not be made
-  std::string detail;  // what was wrong, for the listing
+  std::int64_t rounds = 0, all_pair_rounds = 0;  // the plan's (engine::PlanFabric), every pair's
+  double seconds = 0;                            // preflight's own time
+  std::string error;                             // the run could not be made
+  std::string detail;                            // what was wrong, for the listing
   // Per collection shape (kShapes): the same report's exclude list and findings as from the
   // folders, and right by the truth.
   std::vector<std::pair<bool, bool>> shapes;
@@ -123,6 +124,11 @@ Outcome Score(const v1::PreflightTruth& truth, const v1::PreflightReport& report
   o.probe_runs = truth.probe_runs();
   o.all_pair_runs = truth.all_pair_runs();
   o.nodes = report.nodes_size();
+  // The simulated clusters' runs are the plan's: each node alone, then each with the next.
+  std::vector<std::string> names(static_cast<std::size_t>(o.nodes));
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = std::to_string(i);
+  o.rounds = static_cast<std::int64_t>(engine::PlanFabric(names, /*node_round=*/true).size());
+  o.all_pair_rounds = 1 + engine::EveryPairCost(o.nodes).rounds;  // and the one-node round
   const std::set<std::string> bad(truth.bad_nodes().begin(), truth.bad_nodes().end());
   std::set<std::string> failed;
   std::map<std::string, std::set<std::string>> link_ends;  // `a<->b` -> the nodes that name it
@@ -251,7 +257,7 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
   // Per fault kind and scenario: runs, named, healthy nodes failed, probe runs against every pair.
   struct Row {
     int runs = 0, named = 0, errors = 0;
-    std::int64_t false_fails = 0, nodes = 0, probe = 0, pairs = 0;
+    std::int64_t false_fails = 0, nodes = 0, probe = 0, pairs = 0, rounds = 0, pair_rounds = 0;
     double seconds = 0;
   };
   std::map<std::string, Row> rows;
@@ -272,6 +278,8 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
       r->nodes += o.nodes;
       r->probe += o.probe_runs;
       r->pairs += o.all_pair_runs;
+      r->rounds += o.rounds;
+      r->pair_rounds += o.all_pair_rounds;
       r->seconds = std::max(r->seconds, o.seconds);
     }
     if (!o.named || o.false_fails > 0)
@@ -279,15 +287,19 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
   }
   out << "| fault (scenario) | clusters | nodes (mean) | named | healthy nodes failed | nccl-tests "
          "runs "
-         "(mean) | every pair would be | slowest preflight s |\n"
-      << "|---|---|---|---|---|---|---|---|\n";
+         "(mean) | every pair would be | probe rounds (mean) | every pair's rounds | slowest "
+         "preflight s |\n"
+      << "|---|---|---|---|---|---|---|---|---|---|\n";
   auto print = [&](const std::string& kind, const Row& r) {
     if (r.runs == 0) return;
     const double n = r.runs;
     out << "| " << kind << " | " << r.runs << " | " << Fixed(static_cast<double>(r.nodes) / n, 0)
         << " | " << r.named << "/" << r.runs << " (" << Fixed(100.0 * r.named / n, 1) << "%) | "
         << r.false_fails << " | " << Fixed(static_cast<double>(r.probe) / n, 0) << " | "
-        << Fixed(static_cast<double>(r.pairs) / n, 0) << " | " << Fixed(r.seconds, 2) << " |\n";
+        << Fixed(static_cast<double>(r.pairs) / n, 0) << " | "
+        << Fixed(static_cast<double>(r.rounds) / n, 1) << " | "
+        << Fixed(static_cast<double>(r.pair_rounds) / n, 0) << " | " << Fixed(r.seconds, 2)
+        << " |\n";
   };
   for (const auto& [kind, r] : rows) {
     if (kind != "(error)") print(kind, r);

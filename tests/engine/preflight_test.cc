@@ -330,6 +330,7 @@ class Pairs : public Allocation {
     for (std::size_t at = 0; (at = run.find("ztan-mig-gq73", at)) != std::string::npos;)
       run.replace(at, 13, b);
     run = Replace(run, "180.71  338.82", "180.71  " + busbw);
+    run = Replace(run, "179.92  337.35", "179.92  " + busbw);  // in place as slow
     Put(dir_.path() / ("pair-" + a + "-" + b + ".txt"), run);
   }
 };

@@ -221,43 +221,52 @@ std::optional<std::string> FindInPath(std::string_view name) {
   }
 }
 
-SideFile RunToolInto(const fs::path& dir, const std::string& file,
-                     const std::vector<std::string>& argv, const sigset_t& child_mask,
-                     std::chrono::milliseconds limit) {
-  SideFile f;
+ToolOutput RunTool(const std::vector<std::string>& argv, const sigset_t& child_mask,
+                   std::chrono::milliseconds limit) {
+  ToolOutput t;
   const auto exe = FindInPath(argv.front());
   if (!exe) {
-    f.status = "not found";
-    return f;
+    t.status = "not found";
+    return t;
   }
   std::vector<std::string> command = argv;
   command.front() = *exe;
-  auto child = SpawnChild(command, child_mask, /*own_group=*/false);
+  auto child = SpawnChild(command, child_mask, /*own_group=*/true);
   if (!child.ok() || child->exec_errno != 0) {
-    f.status = "failed: " + (child.ok() ? ErrnoText("exec " + *exe, child->exec_errno)
+    t.status = "failed: " + (child.ok() ? ErrnoText("exec " + *exe, child->exec_errno)
                                         : child.status().message());
-    return f;
+    return t;
   }
-  std::string output;
-  const bool finished = CollectOutput(*child, std::chrono::steady_clock::now() + limit, &output);
-  if (!finished) ::kill(child->pid, SIGKILL);
+  t.started = true;
+  const bool finished = CollectOutput(*child, std::chrono::steady_clock::now() + limit, &t.output);
+  if (!finished) ::kill(child->pgid > 0 ? -child->pgid : child->pid, SIGKILL);
   int ws = 0;
   while (::waitpid(child->pid, &ws, 0) < 0 && errno == EINTR) {
   }
   const ExitInfo e = ExitFromWaitStatus(ws);
   if (!finished) {
-    f.status = "timed out after " + std::to_string(limit.count()) + " ms";
+    t.status = "timed out after " + std::to_string(limit.count()) + " ms";
   } else {
-    f.status = (e.kind == ExitInfo::Kind::kExited && e.code == 0)
+    t.status = (e.kind == ExitInfo::Kind::kExited && e.code == 0)
                    ? "ok"
                    : "failed: " + argv.front() + " " + DescribeExit(e);
   }
-  if (Status st = WriteFileAtomically(dir / file, output); !st.ok()) {
+  return t;
+}
+
+SideFile RunToolInto(const fs::path& dir, const std::string& file,
+                     const std::vector<std::string>& argv, const sigset_t& child_mask,
+                     std::chrono::milliseconds limit) {
+  SideFile f;
+  ToolOutput t = RunTool(argv, child_mask, limit);
+  f.status = std::move(t.status);
+  if (!t.started) return f;
+  if (Status st = WriteFileAtomically(dir / file, t.output); !st.ok()) {
     f.status += "; " + st.message();
     return f;
   }
   f.file = file;
-  f.lines = static_cast<std::uint64_t>(std::count(output.begin(), output.end(), '\n'));
+  f.lines = static_cast<std::uint64_t>(std::count(t.output.begin(), t.output.end(), '\n'));
   return f;
 }
 

@@ -61,6 +61,19 @@ std::optional<std::uint64_t> KernelLineMicros(std::string_view line);
 // An executable `name` in $PATH, or nullopt.
 std::optional<std::string> FindInPath(std::string_view name);
 
+// What one run of a tool printed (stdout and stderr, at most 4 MiB) and how it ended: `ok`, `not
+// found`, `failed: <program> exited with code 1` (or killed by a signal), `timed out after N ms`.
+struct ToolOutput {
+  bool started = false;  // false: not found, or exec failed (status says which)
+  std::string output;
+  std::string status;
+};
+// Runs `argv` (its program from $PATH) in a process group of its own with a time limit; past it
+// the whole group is killed (a launcher's workers with the launcher). `child_mask`: the signal
+// mask it runs with.
+ToolOutput RunTool(const std::vector<std::string>& argv, const sigset_t& child_mask,
+                   std::chrono::milliseconds limit);
+
 // Runs `argv` (its program from $PATH) with a time limit and writes what it printed (stdout and
 // stderr) to dir/file, replacing an older one; the status says whether it was found, finished,
 // and how it exited. `child_mask`: the signal mask it runs with.

@@ -69,10 +69,17 @@ struct TestRun {
   std::vector<std::string> nodes;  // distinct, sorted
 };
 
+// A probe `denpex preflight --fabric` ran, from its output file's first line.
+struct Probe {
+  FabricProbeHeader header;
+  std::int32_t file = -1;
+};
+
 struct Allocation {
   std::vector<ReadFile> files;
   std::vector<Node> nodes;  // sorted by name
   std::vector<TestRun> runs;
+  std::vector<Probe> probes;
   std::vector<std::string> problems;
 };
 
@@ -196,8 +203,10 @@ Status ReadAllocation(const fs::path& dir, const PreflightOptions& options, Allo
   SplitFanOutFiles(a, &loose);
   // The allocation's own files take part only through the nccl-tests runs they hold.
   for (const std::int32_t f : loose) {
-    for (NcclTestsRun& r : preflight::ParseNcclTests(a->files[static_cast<std::size_t>(f)].text))
+    const std::string& text = a->files[static_cast<std::size_t>(f)].text;
+    for (NcclTestsRun& r : preflight::ParseNcclTests(text))
       a->runs.push_back({std::move(r), f, {}});
+    if (auto h = ParseFabricProbeHeader(text)) a->probes.push_back({std::move(*h), f});
   }
   return Status::Ok();
 }
@@ -206,6 +215,34 @@ void AddSource(Node& n, std::string tool, const std::string& rel) {
   v1::PreflightSource* s = n.out.add_sources();
   s->set_tool(std::move(tool));
   s->set_file(rel);
+}
+
+// A host that a run or a probe directly in DIR names and no folder holds (fabric probes written by
+// `denpex preflight --fabric`, nccl-tests runs of hosts whose tools were not collected) is a
+// node too: its runs are all that is known of it.
+void AddNodesOfRuns(Allocation* a) {
+  std::set<std::string> known;
+  for (const Node& n : a->nodes) known.insert(n.name);
+  std::map<std::string, std::set<std::int32_t>> files_of;
+  for (const TestRun& r : a->runs) {
+    for (const std::string& host : r.run.hosts) {
+      if (!host.empty() && known.count(host) == 0) files_of[host].insert(r.file);
+    }
+  }
+  for (const Probe& p : a->probes) {
+    for (const std::string& host : p.header.nodes) {
+      if (known.count(host) == 0) files_of[host].insert(p.file);
+    }
+  }
+  if (files_of.empty()) return;
+  for (const auto& [host, files] : files_of) {
+    Node n{.name = host};
+    for (const std::int32_t f : files)
+      AddSource(n, "nccl-tests", a->files[static_cast<std::size_t>(f)].rel);
+    a->nodes.push_back(std::move(n));
+  }
+  std::sort(a->nodes.begin(), a->nodes.end(),
+            [](const Node& x, const Node& y) { return x.name < y.name; });
 }
 
 // Tries every reader on every file of `n`.
@@ -353,7 +390,9 @@ int NearestNic(const TopoMatrix& t, const TopoMatrix::Row& gpu) {
 constexpr std::string_view kNicClass[] = {"", "PIX", "PXB", "PHB", "NODE", "SYS"};
 
 // Active, and linked up where the tool says (ibv_devinfo without -v prints no physical state).
-bool Up(const IbPort& p) { return p.state == "Active" && (p.physical_state.empty() || p.physical_state == "LinkUp"); }
+bool Up(const IbPort& p) {
+  return p.state == "Active" && (p.physical_state.empty() || p.physical_state == "LinkUp");
+}
 std::string PortName(const IbPort& p) { return p.ca + "/" + std::to_string(p.port); }
 
 // What a difference from a norm that half of the nodes or fewer hold adds to its message.
@@ -411,6 +450,7 @@ class Judge {
   void Xids(Node& n);
   void History(Node& n, const engine::History& history);
   void Fabric();
+  void Probes();
 
   Allocation& a_;
   const PreflightOptions& o_;
@@ -700,14 +740,15 @@ void Judge::Xids(Node& n) {
 }
 
 // What a nccl-tests run is judged by: the bus bandwidth at its largest message (the fabric's,
-// where the small sizes' average is mostly latency), out-of-place; its line.
+// where the small sizes' average is mostly latency), the better of out-of-place and in-place (a
+// slow link slows both; a hiccup of the host during one of them is not the fabric); its line.
 std::pair<double, std::int32_t> Bandwidth(const NcclTestsRun& r) {
   const preflight::NcclTestsRow* top = nullptr;
   for (const auto& row : r.rows) {
     if (top == nullptr || row.bytes > top->bytes) top = &row;
   }
   if (top == nullptr) return {-1, 0};
-  return {top->oop_busbw > 0 ? top->oop_busbw : top->ip_busbw, top->line};
+  return {std::max(top->oop_busbw, top->ip_busbw), top->line};
 }
 
 // The history store's earlier hardware incidents of the node (docs/history_format.md).
@@ -819,6 +860,58 @@ void Judge::Fabric() {
   }
 }
 
+// The probes `denpex preflight --fabric` ran that did not finish, by the status its files'
+// first lines carry. As for slow runs: a node whose every probe failed (two at least, or its
+// one-node probe) fails; a failed pair probe that no such node explains leaves the link between
+// them untested, a warning on both and a problem.
+void Judge::Probes() {
+  std::map<std::string, Node*> by_name;
+  for (Node& n : a_.nodes) by_name[n.name] = &n;
+  std::map<std::string, std::vector<const Probe*>> all, failed;
+  for (const Probe& p : a_.probes) {
+    for (const std::string& name : p.header.nodes) {
+      all[name].push_back(&p);
+      if (p.header.status != "ok") failed[name].push_back(&p);
+    }
+  }
+  auto culprit = [&](const std::string& name) {
+    const std::size_t n = all[name].size();
+    return failed[name].size() == n && (n >= 2 || all[name].front()->header.nodes.size() == 1);
+  };
+  auto describe = [](const Probe& p) {
+    std::string nodes;
+    for (const std::string& n : p.header.nodes) nodes += (nodes.empty() ? "" : " ") + n;
+    return "probe " + p.header.round + " (" + nodes + "): " + p.header.status;
+  };
+  for (const auto& [name, mine] : failed) {
+    if (by_name.count(name) == 0) continue;
+    if (culprit(name)) {
+      auto& f = Add(*by_name[name], "PROBE_FAILED", true,
+                    "fabric probe" + std::string(mine.size() == 1 ? "" : "s") + " failed: every " +
+                        "probe with this node did not finish (" + describe(*mine.front()) +
+                        (mine.size() > 1 ? ", and " + std::to_string(mine.size() - 1) + " more"
+                                         : std::string()) +
+                        ")");
+      for (const Probe* p : mine) Cite(f, p->file, p->header.line);
+      continue;
+    }
+    for (const Probe* p : mine) {
+      const auto& nodes = p->header.nodes;
+      if (nodes.size() != 2 || culprit(nodes[0]) || culprit(nodes[1])) continue;
+      const std::string& other = nodes[0] == name ? nodes[1] : nodes[0];
+      auto& f = Add(*by_name[name], "PROBE_FAILED", false,
+                    describe(*p) + "; both nodes' other probes finished: the link between them " +
+                        "is untested");
+      f.set_device(std::min(name, other) + "<->" + std::max(name, other));
+      Cite(f, p->file, p->header.line);
+      if (name == std::min(name, other))
+        a_.problems.push_back(a_.files[static_cast<std::size_t>(p->file)].rel + ": " +
+                              describe(*p) + ": the link " + name + "<->" + other +
+                              " is untested; run the probe again");
+    }
+  }
+}
+
 v1::PreflightReport Judge::Report() {
   engine::History history;
   if (!o_.history.empty()) {
@@ -843,6 +936,7 @@ v1::PreflightReport Judge::Report() {
     History(n, history);
   }
   Fabric();
+  Probes();
   v1::PreflightReport report;
   std::vector<std::string> failed;
   for (Node& n : a_.nodes) {
@@ -927,6 +1021,7 @@ Result<v1::PreflightReport> PreflightFrom(const std::filesystem::path& dir,
       a.runs.push_back({std::move(n.runs_read[k]), n.runs_file[k], {}});
     if (!n.problem.empty()) a.problems.push_back(n.problem);
   }
+  AddNodesOfRuns(&a);
   const bool any =
       !a.runs.empty() || std::any_of(a.nodes.begin(), a.nodes.end(),
                                      [](const Node& n) { return !n.out.sources().empty(); });
@@ -949,12 +1044,15 @@ std::string RenderPreflightText(const v1::PreflightReport& report) {
   out << "PREFLIGHT " << (report.verdict() == v1::PREFLIGHT_PASS ? "PASS" : "FAIL") << ": "
       << report.nodes_size() << " nodes, " << failed << " failed, " << warned << " with warnings\n";
   const auto& m = report.majority();
-  out << "  most nodes: " << m.gpus() << " x " << (m.gpu_model().empty() ? "?" : m.gpu_model())
-      << ", driver " << (m.driver().empty() ? "?" : m.driver());
-  if (m.nvlinks_per_pair() >= 0) out << ", " << m.nvlinks_per_pair() << " NVLinks between GPUs";
-  if (m.ib_ports_active() > 0)
-    out << ", " << m.ib_ports_active() << " IB ports at " << Num(m.ib_rate_gbps()) << " Gb/s";
-  out << "\n";
+  // The norm, where a node tool said anything (a folder of fabric runs alone has none).
+  if (m.gpus() > 0 || !m.driver().empty() || m.ib_ports_active() > 0) {
+    out << "  most nodes: " << m.gpus() << " x " << (m.gpu_model().empty() ? "?" : m.gpu_model())
+        << ", driver " << (m.driver().empty() ? "?" : m.driver());
+    if (m.nvlinks_per_pair() >= 0) out << ", " << m.nvlinks_per_pair() << " NVLinks between GPUs";
+    if (m.ib_ports_active() > 0)
+      out << ", " << m.ib_ports_active() << " IB ports at " << Num(m.ib_rate_gbps()) << " Gb/s";
+    out << "\n";
+  }
   for (const bool fail : {true, false}) {
     for (const auto& n : report.nodes()) {
       for (const auto& f : n.findings()) {

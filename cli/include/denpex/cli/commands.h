@@ -129,7 +129,8 @@ struct CheckpointVerifyArgs {
 int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std::ostream& err);
 
 // `denpex preflight` (docs/preflight.md): --collect runs this node's health tools into DIR/<host>;
-// --from judges what was collected, exit kExitPreflightFail when a node fails.
+// --from judges what was collected, --fabric runs the fabric probes and judges them; exit
+// kExitPreflightFail when a node fails.
 struct PreflightArgs {
   std::filesystem::path from;          // one folder per node
   std::filesystem::path collect;       // --collect: this node's tools' outputs into collect/<host>/
@@ -139,6 +140,17 @@ struct PreflightArgs {
   std::filesystem::path exclude_file;  // the failed nodes' host list written here; empty: none
   std::filesystem::path history;       // the node/GPU history store; empty: none
   double busbw_floor = 0.8;            // PreflightOptions::busbw_floor
+  // --fabric: run the fabric probes into this folder, then judge it as --from does.
+  std::filesystem::path fabric;
+  std::string nodes;               // Slurm host list; empty: $SLURM_JOB_NODELIST
+  std::string launcher;            // `srun`, `torchrun`; empty: srun inside a Slurm job
+  std::string on = "ssh {host}";   // torchrun: the command prefix that runs on node {host}
+  int ranks_per_node = 1;          // ranks each probe starts per node (GPUs per node)
+  std::string python = "python3";  // the interpreter of the gloo probe and torchrun
+  std::string probe;               // a probe command instead of the gloo probe; empty: gloo
+  std::uint64_t probe_max_bytes = 64u << 20;  // the gloo probe's largest message
+  int probe_timeout = 300;                    // seconds a probe's collectives may take
+  int port = 29600;  // the rendezvous port of a round's first probe (+1 each)
 };
 int RunPreflight(const PreflightArgs& args, std::ostream& out, std::ostream& err);
 

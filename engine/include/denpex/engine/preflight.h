@@ -14,7 +14,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "denpex/common/status.h"
@@ -43,6 +45,45 @@ Result<v1::PreflightReport> PreflightFrom(const std::filesystem::path& dir,
 // The report as `denpex preflight` prints it: the verdict, each failed node's findings with
 // their evidence, the warnings, the exclude list.
 std::string RenderPreflightText(const v1::PreflightReport& report);
+
+// The fabric probes' plan (`denpex preflight --fabric`, docs/preflight.md "Fabric"): rounds of
+// probe groups run at the same time, no node in two groups of one round. Each node alone
+// (`node_round`: its ranks talk inside the node), then each node with the next in the given
+// order, the ring closed (two rounds, three when the count is odd): a slow node is slow in both
+// of its pairs, a slow link in one; N nodes take N pair probes where testing every pair apart
+// takes N(N-1)/2.
+struct FabricRound {
+  std::string name;                              // `node`, `pairs-1`, `pairs-2`, `pairs-3`
+  std::vector<std::vector<std::string>> groups;  // each group's nodes; the first holds rank 0
+};
+std::vector<FabricRound> PlanFabric(const std::vector<std::string>& nodes, bool node_round);
+// Probes and rounds that every pair of N nodes apart needs: N(N-1)/2 probes, in N-1 rounds (N
+// even) or N (odd), at most N/2 pairs at a time.
+struct ProbeCost {
+  std::int64_t probes = 0;
+  std::int64_t rounds = 0;
+};
+ProbeCost EveryPairCost(std::int64_t nodes);
+
+// The first line `denpex preflight --fabric` writes into each probe's output file:
+// `# denpex fabric probe: round=pairs-1 nodes=gpu-0001,gpu-0002 launcher=srun ranks_per_node=8
+// status=exited with code 1`. `status` is `ok` or why the probe did not finish (to the end of the
+// line). `--from` reads it back, so a folder judged again later gives the same answer.
+struct FabricProbeHeader {
+  std::string round;
+  std::vector<std::string> nodes;
+  std::string launcher;
+  std::int32_t ranks_per_node = 0;
+  std::string status;
+  std::int32_t line = 0;  // 1-based, where it was read
+};
+// nullopt when none of the text's first five lines is one.
+std::optional<FabricProbeHeader> ParseFabricProbeHeader(std::string_view text);
+std::string FormatFabricProbeHeader(const FabricProbeHeader& h);
+
+// `gpu-[0001-0003,0007],login1` -> gpu-0001, gpu-0002, gpu-0003, gpu-0007, login1 (Slurm's host
+// list syntax, zero padding kept); empty when malformed or past 65,536 hosts.
+std::vector<std::string> ExpandSlurmHostList(std::string_view list);
 
 // Host names in Slurm's host list syntax, sorted: `gpu-[0041,0043-0045],login1`. Numeric
 // suffixes keep their zero padding; names that differ in padding are not merged.
