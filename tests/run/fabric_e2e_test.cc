@@ -151,9 +151,8 @@ Fabric RunFabric(std::vector<std::string> extra, const fs::path& scratch) {
   std::vector<std::string> argv = {
       DENPEX_BINARY, "preflight", "--fabric", (scratch / "fabric").string(), "--python", kPython,
       "--probe-max-bytes", "4MiB", "--probe-timeout", "90", "--json", json.string(),
-      // gloo over veth is bound by CPUs this machine shares: a
-      // healthy run varies by up to about 2x, the slowed ones are
-      // 30x slower.
+      // gloo over veth is bound by CPUs this machine shares: a healthy run varies by up to
+      // about 2x, the slowed ones are 30x slower.
       "--busbw-floor", "0.3"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   Fabric f;
