@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "denpex/cli/commands.h"
+#include "denpex/cli/docgen.h"
 #include "denpex/cli/install.h"
 #include "denpex/common/status.h"
 #include "denpex/engine/engine.h"
@@ -369,6 +370,16 @@ int main(int argc, char** argv) {
       "Exit code: the command's (or its signal); 126/127 when it cannot be started, 2 usage error, "
       "3 when DIR cannot be written.");
   run->callback([&] { rc = RunRun(run_args, std::cout, std::cerr); });
+
+  // Hidden (no group): the build writes the man page and the completions with it (docgen.h).
+  std::string docs_kind;
+  std::filesystem::path docs_out;
+  auto* docs = app.add_subcommand("generate-docs", "")->group("");
+  docs->add_option("kind", docs_kind, "man, bash or zsh")->required();
+  docs->add_option("--out", docs_out, "Write here (default: standard output)");
+  docs->callback([&] {
+    rc = RunGenerateDocs(app, docs_kind, DENPEX_VERSION, docs_out, std::cout, std::cerr);
+  });
 
   if (UnknownSubcommand(app, argc, argv)) return denpex::kExitUsage;
   try {
