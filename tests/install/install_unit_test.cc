@@ -81,7 +81,7 @@ TEST(ShippedData, APathThatExistsHereOrOutsideScenariosAndCorporaIsKept) {
   EXPECT_EQ(ResolveShipped("scenarios/nope", std::nullopt), fs::path("scenarios/nope"));
 }
 
-TEST(Version, NamesTheReleaseTheCommitAndTheFormatsReadBest) {
+TEST(VersionText, NamesTheReleaseTheCommitAndTheFormatsReadBest) {
   const std::string v = denpex::cli::VersionText("7f41fc2a");
   EXPECT_TRUE(v.starts_with("denpex " DENPEX_VERSION "\ncommit 7f41fc2a\n")) << v;
   for (const char* s : {"PyTorch 1.13, 2.1, 2.4, 2.6", "NCCL 2.18.5", "2.29.2", "Slurm 22.05",
