@@ -72,7 +72,11 @@ TEST(Version, NamesTheReleaseTheCommitItWasBuiltFromAndTheFormatsItReadsBest) {
   // The commit is `git describe`'s: the abbreviated hash of a commit of this checkout (after a
   // tag's name and distance, if any; "-dirty" when the tree had changes), or "unknown".
   std::string commit = m[1];
-  if (Shell("git -C " + Q(DENPEX_SOURCE_DIR) + " rev-parse --git-dir").code != 0) {
+  // A checkout of its own (cmake/BuildInfo.cmake's rule: not a tree inside another repository).
+  const CmdResult top = Shell("git -C " + Q(DENPEX_SOURCE_DIR) + " rev-parse --show-toplevel");
+  std::error_code ec;
+  if (top.code != 0 ||
+      !fs::equivalent(top.output.substr(0, top.output.find('\n')), DENPEX_SOURCE_DIR, ec)) {
     EXPECT_EQ(commit, "unknown");
     return;
   }
