@@ -93,11 +93,14 @@ std::string Joined(const std::vector<std::string>& words, std::string_view sep) 
 
 // ---- man page (roff, man macros) ----
 
-// One line of text as roff: backslashes and minus signs escaped (so that `--out` copies as
-// typed), a line never starting with a control character.
+// Text as roff: backslashes and minus signs escaped (so that `--out` copies as typed), a line
+// break as `.br`, no line starting with a control character.
 std::string Roff(std::string_view text) {
   std::string r;
+  bool line_start = true;
   for (char c : text) {
+    if (line_start && (c == '.' || c == '\'')) r += "\\&";
+    line_start = false;
     if (c == '\\') {
       r += "\\e";
     } else if (c == '-') {
@@ -105,13 +108,13 @@ std::string Roff(std::string_view text) {
     } else if (c == ',' || c == '|') {
       r += c;
       r += "\\:";  // a place a long unspaced list (--set's knobs) may break
-    } else if (c != '\n') {
-      r += c;
-    } else {
+    } else if (c == '\n') {
       r += "\n.br\n";
+      line_start = true;
+    } else {
+      r += c;
     }
   }
-  if (!r.empty() && (r[0] == '.' || r[0] == '\'')) r.insert(0, "\\&");
   return r;
 }
 
