@@ -17,6 +17,7 @@ packages=(
   libgtest-dev libgmock-dev catch2
   zlib1g-dev liblzma-dev libzstd-dev
   git clang-format  # the format check (scripts/check-format.sh)
+  dpkg-dev file man-db zsh  # the package tests: cpack's dpkg-shlibdeps, man -l, zsh -n
 )
 service_packages=(
   python3-torch python3-numpy

@@ -1,14 +1,15 @@
 // `denpex`: flag parsing only. Every subcommand is one call into denpex_cli_lib.
-#include <CLI/CLI.hpp>
-
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <string_view>
 
 #include "denpex/cli/commands.h"
+#include "denpex/cli/docgen.h"
+#include "denpex/cli/install.h"
 #include "denpex/common/status.h"
 #include "denpex/engine/engine.h"
 
@@ -17,10 +18,20 @@ constexpr const char* kExitCodes =
     "Exit codes: 0 success (an INCONCLUSIVE verdict is a success), 2 usage error, "
     "3 unreadable or invalid input, 4 regression gate failed (eval --gate), 1 internal error.";
 
+// A scenario, suite or corpus path that names nothing here is taken from the shipped data
+// (<exe>/../share/denpex once installed; denpex/cli/install.h).
+const CLI::Validator kShipped(
+    [](std::string& s) -> std::string {
+      s = denpex::cli::ResolveShipped(s, denpex::cli::ShippedDataDir()).string();
+      return "";
+    },
+    "");
+
 // The flags of issue #6 (suites, baselines, shards, reports, gate).
 void AddEvalFlags(CLI::App* eval, denpex::cli::EvalArgs& a) {
   eval->add_option("--corpus", a.corpora, "Frozen incidents: DIR/<id>/{incident/,expected.json}")
-      ->allow_extra_args(false);  // one DIR per --corpus; repeat the flag for more
+      ->allow_extra_args(false)  // one DIR per --corpus; repeat the flag for more
+      ->transform(kShipped);
   eval->add_flag("--baselines", a.baselines, "Add every baseline strategy the engine knows");
   eval->add_option("--jobs", a.jobs, "Parallel jobs (0 = all cores)")->capture_default_str();
   eval->add_option("--shard", a.shard, "Run shard I of N (0-based): every N-th job from the I-th");
@@ -94,18 +105,25 @@ bool UnknownSubcommand(CLI::App& app, int argc, char** argv) {
 }
 }  // namespace
 
+namespace denpex::cli {
+extern const char* const kBuildCommit;  // generated at build time (cmake/BuildInfo.cmake)
+}
+
 int main(int argc, char** argv) {
   using namespace denpex::cli;
   denpex::engine::KeepFreedMemory();
   CLI::App app{"denpex: find patient zero of a failed distributed training job"};
   app.footer(kExitCodes);
   app.require_subcommand(1);
-  app.set_version_flag("--version", "denpex 0.1.0");
+  app.set_version_flag("--version", VersionText(kBuildCommit),
+                       "Print the version, the commit and the log formats it reads best");
   int rc = denpex::kExitOk;
 
   SimulateArgs sim_args;
   auto* sim = app.add_subcommand("simulate", "Simulate a scenario: DIR/incident (logs) and DIR/truth.json");
-  sim->add_option("scenario", sim_args.scenario, "Scenario file (.textproto)")->required();
+  sim->add_option("scenario", sim_args.scenario, "Scenario file (.textproto)")
+      ->required()
+      ->transform(kShipped);
   sim->add_option("--out", sim_args.out, "Output directory")->required();
   sim->add_option("--seed", sim_args.seed, "Seed (overrides the scenario's), 0 to 2^64-1")->check(kSeed);
   sim->add_flag("--force", sim_args.force,
@@ -243,7 +261,9 @@ int main(int argc, char** argv) {
   auto* eval = app.add_subcommand("eval", "Simulate, diagnose and score scenarios, suites and "
                                           "corpora; print a table (docs/evaluation.md)");
   eval->add_option("scenarios", eval_args.scenarios,
-                   "Scenario files, directories of them, or suite files (*.suite.textproto)");
+                   "Scenario files, directories of them, or suite files (*.suite.textproto); "
+                   "scenarios/... not found here is read from the shipped scenarios")
+      ->transform(kShipped);
   eval->add_option("--seeds", eval_args.seeds, "Seeds per scenario (seed, seed+1, ...)")->capture_default_str();
   eval->add_option("--json", eval_args.json, "Write the report JSON here (- for standard output)");
   eval->add_option("--work-dir", eval_args.work_dir, "Keep the simulated incidents here");
@@ -397,6 +417,16 @@ int main(int argc, char** argv) {
       "Exit code: the command's (or its signal); 126/127 when it cannot be started, 2 usage error, "
       "3 when DIR cannot be written.");
   run->callback([&] { rc = RunRun(run_args, std::cout, std::cerr); });
+
+  // Hidden (no group): the build writes the man page and the completions with it (docgen.h).
+  std::string docs_kind;
+  std::filesystem::path docs_out;
+  auto* docs = app.add_subcommand("generate-docs", "")->group("");
+  docs->add_option("kind", docs_kind, "man, bash or zsh")->required();
+  docs->add_option("--out", docs_out, "Write here (default: standard output)");
+  docs->callback([&] {
+    rc = RunGenerateDocs(app, docs_kind, DENPEX_VERSION, docs_out, std::cout, std::cerr);
+  });
 
   if (UnknownSubcommand(app, argc, argv)) return denpex::kExitUsage;
   try {
