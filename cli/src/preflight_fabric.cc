@@ -266,6 +266,14 @@ int RunPreflightFabric(const PreflightArgs& args, std::ostream& out, std::ostrea
            "{host}'; --on '' starts every agent here)\n";
     return kExitUsage;
   }
+  const auto rounds = engine::PlanFabric(nodes, args.ranks_per_node >= 2);
+  std::size_t widest = 0;  // a round's probes take ports --port, --port + 1, ...
+  for (const auto& r : rounds) widest = std::max(widest, r.groups.size());
+  if (static_cast<std::size_t>(args.port) + widest > 65536) {
+    err << "denpex preflight --fabric: --port " << args.port << ": a round of " << widest
+        << " probes needs ports up to " << args.port + widest - 1 << "; give a lower --port\n";
+    return kExitUsage;
+  }
   std::error_code ec;
   fs::create_directories(args.fabric, ec);
   if (ec) {
@@ -281,7 +289,6 @@ int RunPreflightFabric(const PreflightArgs& args, std::ostream& out, std::ostrea
     }
   }
 
-  const auto rounds = engine::PlanFabric(nodes, args.ranks_per_node >= 2);
   const engine::ProbeCost every = engine::EveryPairCost(static_cast<std::int64_t>(nodes.size()));
   std::size_t planned = 0;
   for (const auto& r : rounds) planned += r.groups.size();

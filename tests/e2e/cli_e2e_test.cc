@@ -323,6 +323,31 @@ TEST(Cli, PreflightExitsFiveAndWritesTheExcludeList) {
 
 namespace {
 
+// `denpex preflight --fabric`: what it cannot run is a usage error before anything is written
+// (the probes themselves run in tests/run/fabric_e2e_test.cc).
+TEST(Cli, PreflightFabricRefusesWhatItCannotRunBeforeWritingAnything) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "fabric";
+  CmdResult r = Denpex("preflight --fabric " + dir.string() + " --nodes 'gpu-[0001-'");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("is not a host list"), std::string::npos) << r.output;
+  r = Denpex("preflight --fabric " + dir.string() +
+             " --nodes 'gpu-[0001-0004]' --launcher torchrun --on 'ssh'");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("does not name {host}"), std::string::npos) << r.output;
+  r = Denpex("preflight --fabric " + dir.string() +
+             " --nodes 'gpu-[0001-2048]' --launcher torchrun --port 64999");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("needs ports up to 66022"), std::string::npos) << r.output;
+  r = Denpex("preflight --fabric " + dir.string() + " --from " + dir.string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+}  // namespace
+
+namespace {
+
 // Simulated clusters: `simulate --preflight` writes collected/ and the truth beside it, and
 // `eval --preflight` scores the judgement of each against its truth.
 TEST(Cli, PreflightScenariosAreSimulatedAndScored) {
