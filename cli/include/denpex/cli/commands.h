@@ -155,12 +155,14 @@ struct RunArgs {
   std::filesystem::path out;
   std::vector<std::string> command;
   std::uint64_t max_bytes = 256ull << 20;      // of each task's log; 0: no cap
-  std::string rank_env = "RANK,SLURM_PROCID";  // comma-separated; the first one set names the rank
+  std::string rank_env;  // comma-separated; the first one set names the rank; "": the launchers'
   std::string host;                            // empty: the host name
   bool no_tee = false;
   bool no_kernel_log = false;
   bool no_nvidia_smi = false;
 };
 int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err);
+// The variables `denpex run` reads the rank from by default, comma-separated, in order.
+std::string RunDefaultRankEnv();
 
 }  // namespace denpex::cli
