@@ -335,6 +335,13 @@ int main(int argc, char** argv) {
   run->add_option("--max-bytes", run_args.max_bytes, "Cap of each task's log, e.g. 64MiB (0: none)")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
+  run->add_option("--error-context-before", run_args.error_context_before,
+                  "Lines the error index keeps before each first distinct error, whatever "
+                  "--max-bytes drops")
+      ->capture_default_str();
+  run->add_option("--error-context-after", run_args.error_context_after,
+                  "Lines the error index keeps after each first distinct error")
+      ->capture_default_str();
   run->add_option("--rank-env", run_args.rank_env,
                   "Variables that may hold the global rank, first set wins (default: " +
                       denpex::cli::RunDefaultRankEnv() + ")");

@@ -42,10 +42,18 @@ int RunRun(const RunArgs& args, std::ostream& /*out*/, std::ostream& err) {
         << " is too small; use 0 (no cap) or at least " << kMinMaxBytes << "\n";
     return kExitUsage;
   }
+  if (args.error_context_before > run::kMaxContextLines ||
+      args.error_context_after > run::kMaxContextLines) {
+    err << "denpex run: --error-context-before and --error-context-after take at most "
+        << run::kMaxContextLines << " lines\n";
+    return kExitUsage;
+  }
   run::WrapperOptions o;
   o.out_dir = args.out;
   o.command = args.command;
   o.max_bytes = args.max_bytes;
+  o.context_before = args.error_context_before;
+  o.context_after = args.error_context_after;
   if (!args.rank_env.empty()) o.rank_env.clear();
   for (std::size_t at = 0; at <= args.rank_env.size();) {
     const std::size_t comma = std::min(args.rank_env.find(',', at), args.rank_env.size());

@@ -111,6 +111,10 @@ std::string RenderLog(const TaskRecord& r) {
   o.Int("error_lines", static_cast<std::int64_t>(r.errors.matched));
   o.Int("error_lines_kept", static_cast<std::int64_t>(r.errors.kept));
   o.Int("error_lines_dropped", static_cast<std::int64_t>(r.errors.dropped));
+  o.Int("error_context_before", static_cast<std::int64_t>(r.context_before))
+      .Int("error_context_after", static_cast<std::int64_t>(r.context_after));
+  o.Int("error_context_lines", static_cast<std::int64_t>(r.errors.context_lines))
+      .Int("error_context_dropped", static_cast<std::int64_t>(r.errors.context_dropped));
   if (!r.log_error.empty()) o.Str("write_error", r.log_error);
   return o.Render(2);
 }

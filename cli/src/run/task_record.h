@@ -91,6 +91,7 @@ struct TaskRecord {
   std::vector<SignalNote> signals;
   std::string log_file, errors_file;
   std::uint64_t max_bytes = 0;
+  std::size_t context_before = 0, context_after = 0;  // the error index's context
   LogCounts log;
   ErrorCounts errors;
   std::string log_error;  // a write error that stopped the log files

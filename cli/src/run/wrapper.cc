@@ -317,6 +317,8 @@ Result<WrapperResult> RunWrapped(const WrapperOptions& o, const EnvLookup& env) 
   std::error_code ec;
   rec.cwd = fs::current_path(ec).string();
   rec.max_bytes = o.max_bytes;
+  rec.context_before = o.context_before;
+  rec.context_after = o.context_after;
   rec.id = DescribeTask({.host_flag = o.host,
                          .local_host = HostName(),
                          .rank_env = o.rank_env,
@@ -330,8 +332,8 @@ Result<WrapperResult> RunWrapped(const WrapperOptions& o, const EnvLookup& env) 
   }
   rec.log_file = rec.id.stem + ".log";
   rec.errors_file = rec.id.stem + ".errors.log";
-  auto log =
-      TaskLog::Open(res.node_dir / rec.log_file, res.node_dir / rec.errors_file, o.max_bytes);
+  auto log = TaskLog::Open(res.node_dir / rec.log_file, res.node_dir / rec.errors_file, o.max_bytes,
+                           {.before = o.context_before, .after = o.context_after});
   if (!log.ok()) return log.status();
   KernelLogReader kmsg = o.kernel_log ? KernelLogReader::Open() : KernelLogReader();
   rec.kernel.status = o.kernel_log ? kmsg.status() : "disabled (--no-kernel-log)";

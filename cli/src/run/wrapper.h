@@ -31,6 +31,9 @@ struct WrapperOptions {
   std::filesystem::path out_dir;
   std::vector<std::string> command;
   std::uint64_t max_bytes = kDefaultMaxBytes;  // of <stem>.log; 0: no cap
+  // Lines the error index keeps before and after each first distinct error.
+  std::size_t context_before = kDefaultContextBefore;
+  std::size_t context_after = kDefaultContextAfter;
   std::vector<std::string> rank_env = DefaultRankEnv();  // where the global rank may be
   std::string host;                 // empty: this machine's host name
   int console_out = STDOUT_FILENO;  // where the child's stdout is copied; -1: nowhere

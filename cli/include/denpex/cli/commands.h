@@ -155,6 +155,8 @@ struct RunArgs {
   std::filesystem::path out;
   std::vector<std::string> command;
   std::uint64_t max_bytes = 256ull << 20;      // of each task's log; 0: no cap
+  std::size_t error_context_before = 50;       // lines the error index keeps before each first
+  std::size_t error_context_after = 20;        // distinct error, and after it
   std::string rank_env;  // comma-separated; the first one set names the rank; "": the launchers'
   std::string host;                            // empty: the host name
   bool no_tee = false;
