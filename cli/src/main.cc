@@ -345,7 +345,9 @@ int main(int argc, char** argv) {
   run->add_option("--rank-env", run_args.rank_env,
                   "Variables that may hold the global rank, first set wins (default: " +
                       denpex::cli::RunDefaultRankEnv() + ")");
-  run->add_option("--host", run_args.host, "Name of the node directory (default: the host name)");
+  run->add_option("--host", run_args.host,
+                  "Name of the node directory (default: SLURMD_NODENAME when it names this "
+                  "machine, else the host name)");
   run->add_flag("--no-tee", run_args.no_tee, "Do not copy the command's output to the console");
   run->add_flag("--no-kernel-log", run_args.no_kernel_log,
                 "Do not read the kernel log (/dev/kmsg)");
