@@ -360,6 +360,34 @@ int main(int argc, char** argv) {
       "3 when DIR cannot be written.");
   run->callback([&] { rc = RunRun(run_args, std::cout, std::cerr); });
 
+  CollectArgs collect_args;
+  auto* collect = app.add_subcommand(
+      "collect",
+      "Gather a finished job's evidence outside its ranks' output (the scheduler's lines of the "
+      "job, its records, each node's kernel log) into an incident directory");
+  collect->add_option("--slurm-job", collect_args.slurm_job, "The Slurm job id")->required();
+  collect
+      ->add_option("--out", collect_args.out,
+                   "Incident directory (the one `denpex run --out` wrote, or a new one)")
+      ->required();
+  collect->add_option("--slurmctld-log", collect_args.slurmctld_log,
+                      "The controller's log (default: scontrol show config's SlurmctldLogFile)");
+  collect->add_option("--slurmd-log", collect_args.slurmd_log,
+                      "The nodes' slurmd log, %n or %h for the node (default: SlurmdLogFile)");
+  collect
+      ->add_option("--kernel", collect_args.kernel,
+                   "Where each node's kernel log is read: srun (a step on the node), local (this "
+                   "machine, when it is one of the job's nodes) or none")
+      ->capture_default_str();
+  collect
+      ->add_option("--kernel-margin", collect_args.kernel_margin_s,
+                   "Seconds of kernel log kept before the job's start and after its end")
+      ->capture_default_str();
+  collect->footer(
+      "Exit codes: 0 collected, 2 usage error, 3 when nothing could be collected or the job "
+      "cannot be placed.");
+  collect->callback([&] { rc = RunCollect(collect_args, std::cout, std::cerr); });
+
   if (UnknownSubcommand(app, argc, argv)) return denpex::kExitUsage;
   try {
     app.parse(argc, argv);

@@ -221,43 +221,51 @@ std::optional<std::string> FindInPath(std::string_view name) {
   }
 }
 
-SideFile RunToolInto(const fs::path& dir, const std::string& file,
-                     const std::vector<std::string>& argv, const sigset_t& child_mask,
-                     std::chrono::milliseconds limit) {
-  SideFile f;
+ToolRun RunTool(const std::vector<std::string>& argv, const sigset_t& child_mask,
+                std::chrono::milliseconds limit) {
+  ToolRun r;
   const auto exe = FindInPath(argv.front());
   if (!exe) {
-    f.status = "not found";
-    return f;
+    r.status = "not found";
+    return r;
   }
   std::vector<std::string> command = argv;
   command.front() = *exe;
   auto child = SpawnChild(command, child_mask, /*own_group=*/false);
   if (!child.ok() || child->exec_errno != 0) {
-    f.status = "failed: " + (child.ok() ? ErrnoText("exec " + *exe, child->exec_errno)
+    r.status = "failed: " + (child.ok() ? ErrnoText("exec " + *exe, child->exec_errno)
                                         : child.status().message());
-    return f;
+    return r;
   }
-  std::string output;
-  const bool finished = CollectOutput(*child, std::chrono::steady_clock::now() + limit, &output);
+  r.started = true;
+  const bool finished = CollectOutput(*child, std::chrono::steady_clock::now() + limit, &r.output);
   if (!finished) ::kill(child->pid, SIGKILL);
   int ws = 0;
   while (::waitpid(child->pid, &ws, 0) < 0 && errno == EINTR) {
   }
   const ExitInfo e = ExitFromWaitStatus(ws);
   if (!finished) {
-    f.status = "timed out after " + std::to_string(limit.count()) + " ms";
+    r.status = "timed out after " + std::to_string(limit.count()) + " ms";
   } else {
-    f.status = (e.kind == ExitInfo::Kind::kExited && e.code == 0)
+    r.status = (e.kind == ExitInfo::Kind::kExited && e.code == 0)
                    ? "ok"
                    : "failed: " + argv.front() + " " + DescribeExit(e);
   }
-  if (Status st = WriteFileAtomically(dir / file, output); !st.ok()) {
+  return r;
+}
+
+SideFile RunToolInto(const fs::path& dir, const std::string& file,
+                     const std::vector<std::string>& argv, const sigset_t& child_mask,
+                     std::chrono::milliseconds limit) {
+  ToolRun r = RunTool(argv, child_mask, limit);
+  SideFile f{.status = std::move(r.status)};
+  if (!r.started) return f;
+  if (Status st = WriteFileAtomically(dir / file, r.output); !st.ok()) {
     f.status += "; " + st.message();
     return f;
   }
   f.file = file;
-  f.lines = static_cast<std::uint64_t>(std::count(output.begin(), output.end(), '\n'));
+  f.lines = static_cast<std::uint64_t>(std::count(r.output.begin(), r.output.end(), '\n'));
   return f;
 }
 

@@ -61,6 +61,15 @@ std::optional<std::uint64_t> KernelLineMicros(std::string_view line);
 // An executable `name` in $PATH, or nullopt.
 std::optional<std::string> FindInPath(std::string_view name);
 
+struct ToolRun {
+  bool started = false;
+  std::string status;  // "ok", "not found", "failed: <tool> exited with code 1", "timed out ..."
+  std::string output;  // stdout and stderr as it printed them
+};
+// Runs `argv` (its program from $PATH) with a time limit, keeping what it printed.
+ToolRun RunTool(const std::vector<std::string>& argv, const sigset_t& child_mask,
+                std::chrono::milliseconds limit);
+
 // Runs `argv` (its program from $PATH) with a time limit and writes what it printed (stdout and
 // stderr) to dir/file, replacing an older one; the status says whether it was found, finished,
 // and how it exited. `child_mask`: the signal mask it runs with.

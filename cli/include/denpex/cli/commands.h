@@ -164,6 +164,16 @@ struct RunArgs {
   bool no_nvidia_smi = false;
 };
 int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err);
+struct CollectArgs {
+  std::string slurm_job;                // the job id
+  std::filesystem::path out;            // the incident directory (beside `denpex run --out`)
+  std::filesystem::path slurmctld_log;  // empty: scontrol show config's
+  std::filesystem::path slurmd_log;     // empty: scontrol show config's; %n, %h: the node
+  std::string kernel = "srun";          // srun, local or none
+  std::int64_t kernel_margin_s = 300;   // kernel lines this long before the start, after the end
+};
+int RunCollect(const CollectArgs& args, std::ostream& out, std::ostream& err);
+
 // The variables `denpex run` reads the rank from by default, comma-separated, in order.
 std::string RunDefaultRankEnv();
 
