@@ -4,7 +4,7 @@
 #
 #   scripts/install-deps.sh                   # build + test dependencies
 #   scripts/install-deps.sh --with-services   # also what the whole test suite drives for real:
-#                                             # PyTorch, Slurm and munge (`denpex run` e2e tests;
+#                                             # PyTorch, Slurm, munge and Open MPI (`denpex run` e2e tests;
 #                                             # scripts/services.sh starts Slurm) and chromium
 #                                             # (the HTML report is rendered headless)
 #   scripts/install-deps.sh --print [--with-services]   # list the packages and exit
@@ -22,6 +22,7 @@ packages=(
 service_packages=(
   python3-torch python3-numpy
   slurmctld slurmd slurm-client munge
+  openmpi-bin  # `denpex run` under a real mpirun
   util-linux procps
   iproute2  # network namespaces and tc for the preflight --fabric e2e tests
   chromium

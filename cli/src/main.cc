@@ -402,10 +402,19 @@ int main(int argc, char** argv) {
   run->add_option("--max-bytes", run_args.max_bytes, "Cap of each task's log, e.g. 64MiB (0: none)")
       ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  run->add_option("--rank-env", run_args.rank_env,
-                  "Variables that may hold the global rank, first set wins")
+  run->add_option("--error-context-before", run_args.error_context_before,
+                  "Lines the error index keeps before each first distinct error, whatever "
+                  "--max-bytes drops")
       ->capture_default_str();
-  run->add_option("--host", run_args.host, "Name of the node directory (default: the host name)");
+  run->add_option("--error-context-after", run_args.error_context_after,
+                  "Lines the error index keeps after each first distinct error")
+      ->capture_default_str();
+  run->add_option("--rank-env", run_args.rank_env,
+                  "Variables that may hold the global rank, first set wins (default: " +
+                      denpex::cli::RunDefaultRankEnv() + ")");
+  run->add_option("--host", run_args.host,
+                  "Name of the node directory (default: SLURMD_NODENAME when it names this "
+                  "machine, else the host name)");
   run->add_flag("--no-tee", run_args.no_tee, "Do not copy the command's output to the console");
   run->add_flag("--no-kernel-log", run_args.no_kernel_log,
                 "Do not read the kernel log (/dev/kmsg)");
@@ -417,6 +426,34 @@ int main(int argc, char** argv) {
       "Exit code: the command's (or its signal); 126/127 when it cannot be started, 2 usage error, "
       "3 when DIR cannot be written.");
   run->callback([&] { rc = RunRun(run_args, std::cout, std::cerr); });
+
+  CollectArgs collect_args;
+  auto* collect = app.add_subcommand(
+      "collect",
+      "Gather a finished job's evidence outside its ranks' output (the scheduler's lines of the "
+      "job, its records, each node's kernel log) into an incident directory");
+  collect->add_option("--slurm-job", collect_args.slurm_job, "The Slurm job id")->required();
+  collect
+      ->add_option("--out", collect_args.out,
+                   "Incident directory (the one `denpex run --out` wrote, or a new one)")
+      ->required();
+  collect->add_option("--slurmctld-log", collect_args.slurmctld_log,
+                      "The controller's log (default: scontrol show config's SlurmctldLogFile)");
+  collect->add_option("--slurmd-log", collect_args.slurmd_log,
+                      "The nodes' slurmd log, %n or %h for the node (default: SlurmdLogFile)");
+  collect
+      ->add_option("--kernel", collect_args.kernel,
+                   "Where each node's kernel log is read: srun (a step on the node), local (this "
+                   "machine, when it is one of the job's nodes) or none")
+      ->capture_default_str();
+  collect
+      ->add_option("--kernel-margin", collect_args.kernel_margin_s,
+                   "Seconds of kernel log kept before the job's start and after its end")
+      ->capture_default_str();
+  collect->footer(
+      "Exit codes: 0 collected, 2 usage error, 3 when nothing could be collected or the job "
+      "cannot be placed.");
+  collect->callback([&] { rc = RunCollect(collect_args, std::cout, std::cerr); });
 
   // Hidden (no group): the build writes the man page and the completions with it (docgen.h).
   std::string docs_kind;

@@ -146,9 +146,9 @@ def save_checkpoint(args, model, opt, step, log, kill_midway=False):
 
 def main():
     args = parse_args()
-    rank = env_int("RANK", "SLURM_PROCID")
-    world = env_int("WORLD_SIZE", "SLURM_NTASKS")
-    local_rank = env_int("LOCAL_RANK", "SLURM_LOCALID", default=0)
+    rank = env_int("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")
+    world = env_int("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS")
+    local_rank = env_int("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", default=0)
     os.environ.setdefault("RANK", str(rank))
     os.environ.setdefault("WORLD_SIZE", str(world))
 

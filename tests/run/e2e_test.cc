@@ -203,12 +203,59 @@ const JobRun& SrunJob() {
   return run;
 }
 
+// Open MPI's mpirun (Debian's openmpi-bin) with 4 processes on this machine; rank 2 is killed.
+// The ranks know themselves only by OMPI_COMM_WORLD_*; train.py reads them too.
+const JobRun& MpirunJob() {
+  static JobRun run;
+  static bool done = false;
+  if (done) return run;
+  done = true;
+  if (!HaveTorch(run.scratch.path())) {
+    run.unavailable = "PyTorch is not installed (/usr/bin/python3 -c 'import torch')";
+    return run;
+  }
+  if (!fs::exists("/usr/bin/mpirun")) {
+    run.unavailable = "Open MPI's mpirun is not installed (apt-get install openmpi-bin)";
+    return run;
+  }
+  run.out = run.scratch.path() / "incident";
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  run.node = host;
+  // As root mpirun refuses to start without --allow-run-as-root; --oversubscribe lets 4
+  // processes share fewer cores.
+  std::vector<std::string> argv = {"/usr/bin/mpirun",
+                                   "--allow-run-as-root",
+                                   "--oversubscribe",
+                                   "-np",
+                                   "4",
+                                   "-x",
+                                   "MASTER_ADDR=127.0.0.1",
+                                   "-x",
+                                   "MASTER_PORT=" + std::to_string(FreePort()),
+                                   DENPEX_BINARY,
+                                   "run",
+                                   "--out",
+                                   run.out.string(),
+                                   "--no-nvidia-smi",
+                                   "--"};
+  for (const std::string& a : TrainCommand(run.scratch.path(), 2)) argv.push_back(a);
+  Job mpirun(argv, CleanEnv(), run.scratch.path() / "mpirun.out", run.scratch.path());
+  run.finished = mpirun.WaitUntil(std::chrono::steady_clock::now() + kJobLimit);
+  return run;
+}
+
 TEST(RunE2eTorchrun, TheWrapperRecordsEveryRankAndTorchrunStillSeesTheKill) {
   const JobRun& run = TorchrunJob();
   if (!run.unavailable.empty()) SKIP_OR_FAIL(run.unavailable);
   ASSERT_TRUE(run.finished) << "the torchrun agents did not finish within " << kJobLimit.count()
                             << " s";
   ExpectLayout(run.out, {{0, "node-a"}, {1, "node-a"}, {2, "node-b"}, {3, "node-b"}}, 3);
+  const std::string task = ReadFile(run.out / "node-b" / "rank_3.task.json");
+  EXPECT_EQ(Field(task, "rank_source"), "\"RANK\"");
+  EXPECT_EQ(Field(task, "local_rank"), "1");
+  EXPECT_EQ(Field(task, "node_rank"), "1") << "torchrun's GROUP_RANK";
+  EXPECT_EQ(Field(task, "world_size"), "4");
   // The wrapper died by its command's signal, so torchrun saw rank 3 die by SIGKILL.
   const std::string agent = ReadFile(run.scratch.path() / "agent-node-b.log");
   EXPECT_NE(agent.find("Signal 9 (SIGKILL) received by PID"), std::string::npos) << agent;
@@ -231,6 +278,11 @@ TEST(RunE2eSrun, TheWrapperRecordsEveryTaskAndSrunStillSeesTheKill) {
                             << srun;
   ASSERT_FALSE(run.node.empty()) << "the wrapper wrote nothing; srun said:\n" << srun;
   ExpectLayout(run.out, {{0, run.node}, {1, run.node}, {2, run.node}, {3, run.node}}, 1);
+  const std::string task = ReadFile(run.out / run.node / "rank_3.task.json");
+  EXPECT_EQ(Field(task, "rank_source"), "\"SLURM_PROCID\"");
+  EXPECT_EQ(Field(task, "host_source"), "\"SLURMD_NODENAME\"") << task;
+  EXPECT_EQ(Field(task, "local_rank"), "3");
+  EXPECT_EQ(Field(task, "world_size"), "4");
   EXPECT_NE(srun.find("task 1: Killed"), std::string::npos) << "srun saw task 1 die by SIGKILL:\n"
                                                             << srun;
 }
@@ -323,6 +375,34 @@ TEST(RunE2eSrun, PreflightCollectWritesEachNodesFolderFromASlurmStep) {
   if (judged == 3) {
     EXPECT_NE(from.find("no tool output recognised"), std::string::npos) << from;
   }
+}
+
+TEST(RunE2eMpirun, EveryFileIsNamedByItsWorldRankAndMpirunStillSeesTheKill) {
+  const JobRun& run = MpirunJob();
+  if (!run.unavailable.empty()) SKIP_OR_FAIL(run.unavailable);
+  const std::string said = ReadFile(run.scratch.path() / "mpirun.out");
+  ASSERT_TRUE(run.finished) << "mpirun did not finish within " << kJobLimit.count() << " s:\n"
+                            << said;
+  ExpectLayout(run.out, {{0, run.node}, {1, run.node}, {2, run.node}, {3, run.node}}, 2);
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::string task =
+        ReadFile(run.out / run.node / ("rank_" + std::to_string(rank) + ".task.json"));
+    EXPECT_EQ(Field(task, "rank_source"), "\"OMPI_COMM_WORLD_RANK\"");
+    EXPECT_EQ(Field(task, "local_rank"), std::to_string(rank)) << "one node: local = world rank";
+    EXPECT_EQ(Field(task, "local_rank_source"), "\"OMPI_COMM_WORLD_LOCAL_RANK\"");
+    EXPECT_EQ(Field(task, "world_size"), "4");
+    EXPECT_NE(task.find("\"openmpi\""), std::string::npos) << task;
+  }
+  EXPECT_NE(said.find("exited on signal 9"), std::string::npos)
+      << "mpirun saw rank 2 die by SIGKILL:\n"
+      << said;
+}
+
+TEST(RunE2eMpirun, DiagnoseNamesTheKilledRankFromTheWrappersOutput) {
+  const JobRun& run = MpirunJob();
+  if (!run.unavailable.empty()) SKIP_OR_FAIL(run.unavailable);
+  ASSERT_TRUE(run.finished);
+  ExpectDiagnosed(Diagnose(run.out, run.scratch.path()), 2, run.node, run.scratch.path());
 }
 
 }  // namespace

@@ -89,6 +89,39 @@ TEST(RunProcess, LosesNoLineWhenTheCommandIsSigkilled) {
   EXPECT_TRUE(LogHas(node / "rank_1.errors.log", " killed by signal 9 (SIGKILL)\n"));
 }
 
+// Issue #31 through the binary: a command prints ~100 MB under --max-bytes 1MiB; its first
+// distinct error sits in the middle the cap drops, and the error index holds the 50 lines
+// before it and the 20 after (the defaults).
+TEST(RunProcess, ACappedLogKeepsThe50LinesBeforeItsFirstDistinctError) {
+  TempDir dir;
+  const std::string awk =
+      "awk 'BEGIN { for (i = 0; i < 1000000; i++) {"
+      " if (i == 600000 || i == 600100) print \"RuntimeError: CUDA error: an illegal memory "
+      "access was encountered\";"
+      " else printf \"step %d loading shard %d batch %d ......................................"
+      "\\n\", i, i % 97, i * 3 } }'";
+  Process p(RunArgs(dir.path() / "out", awk, {"--max-bytes", "1MiB"}), dir.path(), {{"RANK", "5"}});
+  ASSERT_EQ(p.Wait(), 0);
+  const fs::path node = dir.path() / "out" / "h";
+  const auto step = [](int i) {
+    return "step " + std::to_string(i) + " loading shard " + std::to_string(i % 97) + " batch " +
+           std::to_string(i * 3) + " ......................................";
+  };
+  const auto log = Field(TaskJson(node / "rank_5.task.json"), "log");
+  EXPECT_GE(log.fields().at("bytes").number_value(), 100e6);
+  EXPECT_TRUE(log.fields().at("capped").bool_value());
+  EXPECT_EQ(log.fields().at("error_context_before").number_value(), 50);
+  EXPECT_EQ(log.fields().at("error_context_lines").number_value(), 70);
+  EXPECT_LE(fs::file_size(node / "rank_5.log"), (1u << 20) + 1024);
+  EXPECT_FALSE(LogHas(node / "rank_5.log", "Z RuntimeError: CUDA error")) << "dropped by the cap";
+
+  std::vector<std::string> want;
+  for (int i = 599'950; i < 600'000; ++i) want.push_back(step(i));
+  want.push_back("RuntimeError: CUDA error: an illegal memory access was encountered");
+  for (int i = 600'001; i <= 600'020; ++i) want.push_back(step(i));
+  EXPECT_EQ(Payload(node / "rank_5.errors.log"), want);
+}
+
 TEST(RunProcess, DiesByTheCommandsSignalWithoutACoreOfItsOwn) {
   TempDir dir;
   Process p(RunArgs(dir.path() / "out", "echo before; kill -SEGV $$"), dir.path(), {{"RANK", "0"}});

@@ -34,17 +34,27 @@ int DieLike(int sig) {
 
 }  // namespace
 
+std::string RunDefaultRankEnv() { return run::DefaultRankEnvText(); }
+
 int RunRun(const RunArgs& args, std::ostream& /*out*/, std::ostream& err) {
   if (args.max_bytes != 0 && args.max_bytes < kMinMaxBytes) {
     err << "denpex run: --max-bytes " << args.max_bytes
         << " is too small; use 0 (no cap) or at least " << kMinMaxBytes << "\n";
     return kExitUsage;
   }
+  if (args.error_context_before > run::kMaxContextLines ||
+      args.error_context_after > run::kMaxContextLines) {
+    err << "denpex run: --error-context-before and --error-context-after take at most "
+        << run::kMaxContextLines << " lines\n";
+    return kExitUsage;
+  }
   run::WrapperOptions o;
   o.out_dir = args.out;
   o.command = args.command;
   o.max_bytes = args.max_bytes;
-  o.rank_env.clear();
+  o.context_before = args.error_context_before;
+  o.context_after = args.error_context_after;
+  if (!args.rank_env.empty()) o.rank_env.clear();
   for (std::size_t at = 0; at <= args.rank_env.size();) {
     const std::size_t comma = std::min(args.rank_env.find(',', at), args.rank_env.size());
     if (comma > at) o.rank_env.push_back(args.rank_env.substr(at, comma - at));

@@ -184,34 +184,83 @@ void CappedLog::Fail(Status st) {
 
 // ---------------------------------------------------------------------------- ErrorIndex
 
-Result<ErrorIndex> ErrorIndex::Open(const fs::path& path, std::size_t max_distinct,
-                                    std::uint64_t max_bytes) {
+Result<ErrorIndex> ErrorIndex::Open(const fs::path& path, ErrorIndexLimits limits) {
   auto fd = OpenForWriting(path, O_WRONLY, O_APPEND);
   if (!fd.ok()) return fd.status();
   ErrorIndex index;
   index.fd_ = std::move(*fd);
-  index.max_distinct_ = max_distinct;
-  index.max_bytes_ = max_bytes;
+  index.limits_ = limits;
+  index.ring_.resize(limits.before);
   return index;
 }
 
 void ErrorIndex::Consider(std::string_view line, std::string_view formatted) {
-  if (LooksLikeError(line)) Keep(line, formatted);
+  Observe(line, formatted, LooksLikeError(line));
 }
 
 void ErrorIndex::Keep(std::string_view line, std::string_view formatted) {
+  Observe(line, formatted, true);
+}
+
+void ErrorIndex::Pass(std::string_view formatted) { Observe({}, formatted, false); }
+
+void ErrorIndex::Observe(std::string_view line, std::string_view formatted, bool error_like) {
+  ++seq_;
+  const bool kept = error_like && KeepIfNew(line, formatted);
+  if (!kept && after_left_ > 0) {
+    --after_left_;
+    Write(formatted, seq_, /*context=*/true);
+  }
+  if (!ring_.empty()) {
+    Remembered& r = ring_[seq_ % ring_.size()];
+    r.seq = seq_;
+    r.text.assign(formatted);
+  }
+}
+
+bool ErrorIndex::KeepIfNew(std::string_view line, std::string_view formatted) {
   counts_.matched += 1;
-  if (error_) return;
+  if (error_) return false;
   std::string sig = MaskedSignature(line);
-  if (seen_.count(sig) != 0) return;
-  if (seen_.size() >= max_distinct_ || written_ + formatted.size() > max_bytes_) {
+  if (seen_.count(sig) != 0) return false;
+  if (seen_.size() >= limits_.max_distinct || written_ + formatted.size() > limits_.max_bytes) {
     counts_.dropped += 1;
-    return;
+    return false;
   }
   seen_.insert(std::move(sig));
   counts_.kept += 1;
-  written_ += formatted.size();
+  // The lines before it that the ring still holds and the file does not, oldest first.
+  const std::uint64_t n = ring_.size();
+  for (std::uint64_t s = seq_ > n ? seq_ - n : 1; s < seq_; ++s) {
+    const Remembered& r = ring_[s % n];
+    if (r.seq == s && s > last_written_) Write(r.text, s, /*context=*/true);
+  }
+  Write(formatted, seq_, /*context=*/false);
+  after_left_ = limits_.after;
+  return true;
+}
+
+void ErrorIndex::Write(std::string_view formatted, std::uint64_t seq, bool context) {
+  if (error_) return;
+  if (context && context_written_ + formatted.size() > limits_.max_context_bytes) {
+    counts_.context_dropped += 1;
+    return;
+  }
+  const bool has_context = limits_.before != 0 || limits_.after != 0;
+  if (has_context && last_written_ != 0 && seq > last_written_ + 1) {
+    // The stamp of the line that follows the gap, so the file stays in time order.
+    const std::size_t stamp = formatted.find(' ');
+    std::string note =
+        std::string(formatted.substr(0, stamp == std::string_view::npos ? 0 : stamp)) + " " +
+        std::string(kNotePrefix) + "--- " + std::to_string(seq - last_written_ - 1) +
+        (seq - last_written_ - 1 == 1 ? " line" : " lines") + " not copied here ---\n";
+    context_written_ += note.size();
+    buf_ += note;
+  }
+  (context ? context_written_ : written_) += formatted.size();
+  if (context) counts_.context_lines += 1;
   buf_.append(formatted);
+  last_written_ = seq;
 }
 
 void ErrorIndex::Flush() {
@@ -224,10 +273,10 @@ void ErrorIndex::Flush() {
 // ---------------------------------------------------------------------------- TaskLog
 
 Result<TaskLog> TaskLog::Open(const fs::path& log_path, const fs::path& errors_path,
-                              std::uint64_t max_bytes) {
+                              std::uint64_t max_bytes, ErrorIndexLimits limits) {
   auto log = CappedLog::Open(log_path, max_bytes, errors_path.filename().string());
   if (!log.ok()) return log.status();
-  auto errors = ErrorIndex::Open(errors_path);
+  auto errors = ErrorIndex::Open(errors_path, limits);
   if (!errors.ok()) return errors.status();
   return TaskLog(std::move(*log), std::move(*errors));
 }
@@ -269,7 +318,11 @@ void TaskLog::AddNote(std::string_view text, TimeNs t, bool is_error) {
   line.append(text);
   Format(line, t);
   log_.Append(line_, stamp_);
-  if (is_error) errors_.Keep(line, line_);
+  if (is_error) {
+    errors_.Keep(line, line_);
+  } else {
+    errors_.Pass(line_);
+  }
 }
 
 void TaskLog::Flush() {

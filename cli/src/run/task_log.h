@@ -5,8 +5,9 @@
 //               marker line, then the most recent M/4..M/2 bytes (the tail): the middle is
 //               dropped on disk, a line at a time, and the marker counts what was dropped.
 //   ErrorIndex  <stem>.errors.log: the earliest line of each distinct error signature
-//               (digits and hex masked), in the same `<stamp> <line>` shape, kept whatever
-//               the cap does to the main log.
+//               (digits and hex masked) with the lines before and after it (its context: the
+//               shard being loaded, the step, the batch), in the same `<stamp> <line>` shape,
+//               kept whatever the cap does to the main log.
 //   TaskLog     both of the above behind one AddLine(), plus the stamp formatting.
 //
 // A write error (disk full) never stops the job: the file stops growing, and the error is
@@ -19,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "denpex/common/status.h"
 #include "denpex/common/time.h"
@@ -27,6 +29,9 @@
 namespace denpex::cli::run {
 
 inline constexpr std::uint64_t kDefaultMaxBytes = 256ull << 20;
+inline constexpr std::size_t kDefaultContextBefore = 50;
+inline constexpr std::size_t kDefaultContextAfter = 20;
+inline constexpr std::size_t kMaxContextLines = 10'000;  // the most either may be
 inline constexpr std::string_view kNotePrefix = "[denpex-run] ";
 
 // True for a line that holds one of the error signatures the index keeps ("Error", "error:",
@@ -81,32 +86,61 @@ class CappedLog {
 };
 
 struct ErrorCounts {
-  std::uint64_t matched = 0;  // lines that looked like errors
-  std::uint64_t kept = 0;     // distinct signatures written
-  std::uint64_t dropped = 0;  // distinct signatures past the limits
+  std::uint64_t matched = 0;          // lines that looked like errors
+  std::uint64_t kept = 0;             // distinct signatures written
+  std::uint64_t dropped = 0;          // distinct signatures past the limits
+  std::uint64_t context_lines = 0;    // lines written before or after a kept one
+  std::uint64_t context_dropped = 0;  // context lines past max_context_bytes
 };
 
+struct ErrorIndexLimits {
+  std::size_t max_distinct = 2000;              // distinct signatures kept
+  std::uint64_t max_bytes = 2u << 20;           // of the kept error lines themselves
+  std::size_t before = kDefaultContextBefore;   // lines kept before each kept error line
+  std::size_t after = kDefaultContextAfter;     // and after it
+  std::uint64_t max_context_bytes = 16u << 20;  // of the context lines
+};
+
+// Every line of the task passes through Consider (or Note), so that the index can hold the
+// last `before` lines in a ring and copy them, the error line and the `after` lines that follow
+// to the file when an error's signature is new. A line is written once, however many errors'
+// windows hold it; where the index skips lines, one line says how many:
+// `<stamp> [denpex-run] --- <n> lines not copied here ---` (with context only).
 class ErrorIndex {
  public:
-  static Result<ErrorIndex> Open(const std::filesystem::path& path, std::size_t max_distinct = 2000,
-                                 std::uint64_t max_bytes = 2u << 20);
-  // `line` as the program printed it; `formatted` as written to the log. Keeps it when it
-  // looks like an error and its signature is new.
+  static Result<ErrorIndex> Open(const std::filesystem::path& path, ErrorIndexLimits limits = {});
+  // `line` as the program printed it; `formatted` as written to the log. Keeps it (with its
+  // context) when it looks like an error and its signature is new.
   void Consider(std::string_view line, std::string_view formatted);
   // Keeps it when its signature is new, whatever it looks like.
   void Keep(std::string_view line, std::string_view formatted);
+  // A line that is only context (the wrapper's own notes).
+  void Pass(std::string_view formatted);
   void Flush();
 
   const ErrorCounts& counts() const { return counts_; }
+  const ErrorIndexLimits& limits() const { return limits_; }
   const std::optional<Status>& error() const { return error_; }
 
  private:
+  struct Remembered {
+    std::uint64_t seq = 0;
+    std::string text;
+  };
   ErrorIndex() = default;
+  void Observe(std::string_view line, std::string_view formatted, bool error_like);
+  bool KeepIfNew(std::string_view line, std::string_view formatted);
+  void Write(std::string_view formatted, std::uint64_t seq, bool context);
+
   Fd fd_;
-  std::size_t max_distinct_ = 0;
-  std::uint64_t max_bytes_ = 0;
-  std::uint64_t written_ = 0;
+  ErrorIndexLimits limits_;
+  std::uint64_t written_ = 0;          // bytes of error lines
+  std::uint64_t context_written_ = 0;  // bytes of context lines and gap notes
   std::unordered_set<std::string> seen_;
+  std::vector<Remembered> ring_;  // the last `before` lines, ring_[seq % before]
+  std::uint64_t seq_ = 0;         // lines observed
+  std::uint64_t last_written_ = 0;
+  std::size_t after_left_ = 0;
   std::string buf_;
   ErrorCounts counts_;
   std::optional<Status> error_;
@@ -117,7 +151,8 @@ class ErrorIndex {
 class TaskLog {
  public:
   static Result<TaskLog> Open(const std::filesystem::path& log_path,
-                              const std::filesystem::path& errors_path, std::uint64_t max_bytes);
+                              const std::filesystem::path& errors_path, std::uint64_t max_bytes,
+                              ErrorIndexLimits limits = {});
 
   void AddLine(std::string_view line, TimeNs t);
   // A line of the wrapper's own: `<stamp> [denpex-run] <text>`. It goes to the error index

@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <span>
 
 #include "denpex/common/output_file.h"
 #include "run/posix_io.h"
@@ -109,6 +111,10 @@ std::string RenderLog(const TaskRecord& r) {
   o.Int("error_lines", static_cast<std::int64_t>(r.errors.matched));
   o.Int("error_lines_kept", static_cast<std::int64_t>(r.errors.kept));
   o.Int("error_lines_dropped", static_cast<std::int64_t>(r.errors.dropped));
+  o.Int("error_context_before", static_cast<std::int64_t>(r.context_before))
+      .Int("error_context_after", static_cast<std::int64_t>(r.context_after));
+  o.Int("error_context_lines", static_cast<std::int64_t>(r.errors.context_lines))
+      .Int("error_context_dropped", static_cast<std::int64_t>(r.errors.context_dropped));
   if (!r.log_error.empty()) o.Str("write_error", r.log_error);
   return o.Render(2);
 }
@@ -130,45 +136,112 @@ std::string RenderStrings(const std::vector<std::string>& v) {
 
 const std::vector<std::string>& RecordedEnvNames() {
   static const std::vector<std::string> kNames = {
-      // torchrun / torchelastic
-      "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
-      "ROLE_NAME", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS",
-      "MASTER_ADDR", "MASTER_PORT",
+      // torchrun / torchelastic (and Ray Train, Kubeflow's PyTorchJob: the same names)
+      "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "NODE_RANK",
+      "ROLE_RANK", "ROLE_NAME", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT",
+      "TORCHELASTIC_MAX_RESTARTS", "MASTER_ADDR", "MASTER_PORT",
       // Slurm
       "SLURM_JOB_ID", "SLURM_JOB_NAME", "SLURM_STEP_ID", "SLURM_PROCID", "SLURM_LOCALID",
       "SLURM_NODEID", "SLURM_NTASKS", "SLURM_JOB_NODELIST", "SLURMD_NODENAME",
       "SLURM_RESTART_COUNT",
-      // MPI launchers
-      "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK",
-      // Kubernetes (the downward API names in common use) and Ray
-      "POD_NAME", "POD_NAMESPACE", "NODE_NAME", "JOB_COMPLETION_INDEX", "RAY_JOB_ID", "RAY_NODE_ID",
+      // MPI launchers: Open MPI, PMIx, MPICH / Intel MPI (Hydra), MVAPICH2
+      "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_NODE_RANK",
+      "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
+      "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_LOCAL_RANK",
+      "MV2_COMM_WORLD_SIZE",
+      // Kubernetes (the downward API names in common use; KubeRay's MY_POD_*)
+      "POD_NAME", "MY_POD_NAME", "POD_NAMESPACE", "MY_POD_NAMESPACE", "POD_IP", "MY_POD_IP",
+      "NODE_NAME", "MY_NODE_NAME", "KUBERNETES_NODE_NAME", "JOB_COMPLETION_INDEX",
+      // Ray: the raylet's, the autoscaler's own instance, KubeRay's head address (recorded,
+      // never used as this task's host)
+      "RAY_JOB_ID", "RAY_RAYLET_PID", "RAY_NODE_ID", "RAY_CLOUD_INSTANCE_ID", "RAY_NODE_TYPE_NAME",
+      "RAY_IP",
       // GPUs
       "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"};
   return kNames;
 }
 
-TaskIdentity DescribeTask(std::string host, const std::vector<std::string>& rank_env,
-                          pid_t wrapper_pid, const EnvLookup& env) {
+namespace {
+
+// The first column entry, in the table's order, that holds a non-negative integer.
+Sourced FirstOf(std::string_view LauncherVars::*column, const EnvLookup& env) {
+  for (const LauncherVars& l : LauncherTable()) {
+    const std::string_view name = l.*column;
+    if (name.empty()) continue;
+    if (auto v = NonNegativeInt(env(std::string(name).c_str())))
+      return {.value = v, .source = std::string(name)};
+  }
+  return {};
+}
+
+std::string FirstSet(std::span<const std::string_view> names, const EnvLookup& env) {
+  for (std::string_view n : names) {
+    const char* v = env(std::string(n).c_str());
+    if (v != nullptr && *v != '\0') return v;
+  }
+  return {};
+}
+
+// SLURMD_NODENAME when it is this machine (inherited from another node it would not be).
+void ChooseHost(const TaskContext& c, const EnvLookup& env, TaskIdentity* id) {
+  if (!c.host_flag.empty()) {
+    id->host = c.host_flag;
+    id->host_source = "--host";
+    return;
+  }
+  const char* slurm = env("SLURMD_NODENAME");
+  const std::string_view local = c.local_host;
+  if (slurm != nullptr && *slurm != '\0' &&
+      std::string_view(slurm).find('/') == std::string_view::npos) {
+    const std::string_view s(slurm);
+    if (local == s ||
+        (local.size() > s.size() && local.substr(0, s.size()) == s && local[s.size()] == '.')) {
+      id->host = s;
+      id->host_source = "SLURMD_NODENAME";
+      return;
+    }
+  }
+  id->host = c.local_host;
+  id->host_source = "hostname";
+}
+
+}  // namespace
+
+TaskIdentity DescribeTask(const TaskContext& c, const EnvLookup& env) {
   TaskIdentity id;
-  id.host = std::move(host);
+  ChooseHost(c, env, &id);
   for (const std::string& name : RecordedEnvNames()) {
     if (const char* v = env(name.c_str())) id.env.emplace_back(name, v);
   }
-  for (const std::string& name : rank_env) {
+  for (const LauncherVars& l : LauncherTable()) {
+    const char* v = env(std::string(l.marker).c_str());
+    if (v != nullptr &&
+        std::find(id.launchers.begin(), id.launchers.end(), l.launcher) == id.launchers.end())
+      id.launchers.emplace_back(l.launcher);
+  }
+  Sourced first;  // the first rank variable set, whatever the command is
+  for (const std::string& name : c.rank_env) {
     if (auto r = NonNegativeInt(env(name.c_str()))) {
-      id.rank = r;
-      id.rank_source = name;
+      first = {.value = r, .source = name};
       break;
     }
   }
-  id.local_rank = NonNegativeInt(env("LOCAL_RANK"));
-  if (!id.local_rank) id.local_rank = NonNegativeInt(env("SLURM_LOCALID"));
-  if (id.rank) {
-    id.stem = "rank_" + std::to_string(*id.rank);
+  id.wraps_launcher = CommandIsLauncher(c.command);
+  if (!id.wraps_launcher) id.rank = first;
+  id.local_rank = FirstOf(&LauncherVars::local_rank, env);
+  id.node_rank = FirstOf(&LauncherVars::node_rank, env);
+  id.world_size = FirstOf(&LauncherVars::world_size, env);
+  if (id.wraps_launcher) id.local_rank = id.world_size = {};  // the launcher's, not a rank's
+  id.pod = FirstSet(PodNameVars(), env);
+  id.node_name = FirstSet(NodeNameVars(), env);
+  if (id.rank.value) {
+    id.stem = "rank_" + std::to_string(*id.rank.value);
+  } else if (id.wraps_launcher && first.value) {
+    id.stem = "task_" + std::to_string(*first.value);
   } else if (auto task = NonNegativeInt(env("SLURM_PROCID"))) {
     id.stem = "task_" + std::to_string(*task);
   } else {
-    id.stem = "pid_" + std::to_string(wrapper_pid);
+    id.stem = "pid_" + std::to_string(c.wrapper_pid);
   }
   return id;
 }
@@ -177,10 +250,15 @@ std::string RenderTaskJson(const TaskRecord& r) {
   Object env;
   for (const auto& [k, v] : r.id.env) env.Str(k, v);
   Object o;
-  o.Str("format", "denpex.run.task.v1").Str("host", r.id.host).OptInt("rank", r.id.rank);
-  o.Str("rank_source", r.id.rank_source)
-      .OptInt("local_rank", r.id.local_rank)
-      .Str("stem", r.id.stem);
+  o.Str("format", "denpex.run.task.v1").Str("host", r.id.host).Str("host_source", r.id.host_source);
+  o.OptInt("rank", r.id.rank.value).Str("rank_source", r.id.rank.source);
+  o.OptInt("local_rank", r.id.local_rank.value).Str("local_rank_source", r.id.local_rank.source);
+  o.OptInt("node_rank", r.id.node_rank.value).Str("node_rank_source", r.id.node_rank.source);
+  o.OptInt("world_size", r.id.world_size.value).Str("world_size_source", r.id.world_size.source);
+  o.Add("launchers", RenderStrings(r.id.launchers)).Bool("wraps_launcher", r.id.wraps_launcher);
+  o.Add("pod", r.id.pod.empty() ? "null" : JsonString(r.id.pod));
+  o.Add("node_name", r.id.node_name.empty() ? "null" : JsonString(r.id.node_name));
+  o.Str("stem", r.id.stem);
   o.Add("command", RenderStrings(r.command)).Str("cwd", r.cwd);
   o.Int("wrapper_pid", r.wrapper_pid).Int("pid", r.child_pid).Int("pgid", r.child_pgid);
   o.Str("start_time", FormatStamp(r.start))

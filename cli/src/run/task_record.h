@@ -16,6 +16,7 @@
 #include "denpex/common/status.h"
 #include "denpex/common/time.h"
 #include "run/child.h"
+#include "run/launcher_env.h"
 #include "run/task_log.h"
 
 namespace denpex::cli::run {
@@ -26,19 +27,41 @@ const std::vector<std::string>& RecordedEnvNames();
 // Looks up an environment variable; nullptr when unset.
 using EnvLookup = std::function<const char*(const char*)>;
 
+// A value and the variable (or flag) it came from.
+struct Sourced {
+  std::optional<std::int64_t> value;
+  std::string source;  // "" when unknown
+};
+
 struct TaskIdentity {
-  std::string host;                        // the node directory's name
-  std::optional<std::int64_t> rank;        // global rank, from the first set variable of rank_env
-  std::string rank_source;                 // that variable's name
-  std::string stem;                        // rank_<R>, else task_<SLURM_PROCID>, else pid_<pid>
-  std::optional<std::int64_t> local_rank;  // LOCAL_RANK, else SLURM_LOCALID
+  std::string host;                    // the node directory's name
+  std::string host_source;             // "--host", "SLURMD_NODENAME" or "hostname"
+  Sourced rank;                        // global rank: the first variable of rank_env that holds one
+  Sourced local_rank;                  // LauncherTable()'s local_rank column, first set
+  Sourced node_rank;                   // its node_rank column
+  Sourced world_size;                  // its world_size column
+  std::vector<std::string> launchers;  // the table's rows whose marker is set, in its order
+  bool wraps_launcher = false;         // the command is itself a launcher (CommandIsLauncher)
+  std::string pod;                     // the Kubernetes pod (PodNameVars), "" when not set
+  std::string node_name;               // the machine the pod runs on (NodeNameVars)
+  std::string stem;  // rank_<R>, else task_<N> (a launcher's index), else pid_<pid>
   std::vector<std::pair<std::string, std::string>> env;  // RecordedEnvNames() that are set
 };
 
-// `rank_env`: the variables that may hold the global rank, in order (default RANK,
-// SLURM_PROCID). A value that is not a non-negative integer is ignored.
-TaskIdentity DescribeTask(std::string host, const std::vector<std::string>& rank_env,
-                          pid_t wrapper_pid, const EnvLookup& env);
+struct TaskContext {
+  std::string host_flag;   // --host; empty: SLURMD_NODENAME or this machine's host name
+  std::string local_host;  // this machine's host name (HostName())
+  std::vector<std::string> rank_env = DefaultRankEnv();  // where the global rank may be
+  std::vector<std::string> command;
+  pid_t wrapper_pid = 0;
+};
+
+// Who the task is (docs/run_wrapper.md "Identity"). A value that is not a non-negative
+// integer is ignored. The host is --host, else SLURMD_NODENAME when it names this machine
+// (the host name or its first label: Slurm's name, as its daemons' logs write it), else the
+// host name; never a variable that names another node (MASTER_ADDR, RAY_IP, ...). When the
+// command is itself a launcher, the rank variables around it give `task_<N>`, not a rank.
+TaskIdentity DescribeTask(const TaskContext& context, const EnvLookup& env);
 
 struct SignalNote {
   int signal = 0;
@@ -68,6 +91,7 @@ struct TaskRecord {
   std::vector<SignalNote> signals;
   std::string log_file, errors_file;
   std::uint64_t max_bytes = 0;
+  std::size_t context_before = 0, context_after = 0;  // the error index's context
   LogCounts log;
   ErrorCounts errors;
   std::string log_error;  // a write error that stopped the log files

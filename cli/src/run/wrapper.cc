@@ -279,7 +279,7 @@ void Finish(const WrapperOptions& o, WrapperResult* res, TaskLog* log, KernelLog
       rec.kernel.status += "; " + std::to_string(kmsg->lost()) + " records lost";
   }
   res->exit_code = ShellExitCode(rec.exit);
-  const bool takes_snapshot = !rec.id.local_rank || *rec.id.local_rank == 0;
+  const bool takes_snapshot = !rec.id.local_rank.value || *rec.id.local_rank.value == 0;
   if (!o.nvidia_smi) {
     rec.nvidia_smi.status = "disabled (--no-nvidia-smi)";
   } else if (!FindInPath("nvidia-smi")) {
@@ -317,7 +317,14 @@ Result<WrapperResult> RunWrapped(const WrapperOptions& o, const EnvLookup& env) 
   std::error_code ec;
   rec.cwd = fs::current_path(ec).string();
   rec.max_bytes = o.max_bytes;
-  rec.id = DescribeTask(o.host.empty() ? HostName() : o.host, o.rank_env, rec.wrapper_pid, env);
+  rec.context_before = o.context_before;
+  rec.context_after = o.context_after;
+  rec.id = DescribeTask({.host_flag = o.host,
+                         .local_host = HostName(),
+                         .rank_env = o.rank_env,
+                         .command = o.command,
+                         .wrapper_pid = rec.wrapper_pid},
+                        env);
   res.node_dir = o.out_dir / rec.id.host;
   if (fs::create_directories(res.node_dir, ec); ec) {
     return Status::IoError("cannot create " + res.node_dir.string() + ": " + ec.message() +
@@ -325,8 +332,8 @@ Result<WrapperResult> RunWrapped(const WrapperOptions& o, const EnvLookup& env) 
   }
   rec.log_file = rec.id.stem + ".log";
   rec.errors_file = rec.id.stem + ".errors.log";
-  auto log =
-      TaskLog::Open(res.node_dir / rec.log_file, res.node_dir / rec.errors_file, o.max_bytes);
+  auto log = TaskLog::Open(res.node_dir / rec.log_file, res.node_dir / rec.errors_file, o.max_bytes,
+                           {.before = o.context_before, .after = o.context_after});
   if (!log.ok()) return log.status();
   KernelLogReader kmsg = o.kernel_log ? KernelLogReader::Open() : KernelLogReader();
   rec.kernel.status = o.kernel_log ? kmsg.status() : "disabled (--no-kernel-log)";

@@ -7,7 +7,7 @@
 //   <out>/<host>/kernel.log          kernel log lines printed while it ran (shared per node)
 //   <out>/<host>/nvidia-smi.log      a snapshot when it ended (local rank 0, if installed)
 //
-// <stem> is rank_<R>, task_<SLURM_PROCID> or pid_<pid> (TaskIdentity). Signals the wrapper
+// <stem> is rank_<R>, task_<N> or pid_<pid> (TaskIdentity). Signals the wrapper
 // receives are forwarded to the child; it keeps reading until the child is gone, so a line
 // the child wrote is never lost, whether the child is killed or the wrapper is told to stop.
 #pragma once
@@ -31,7 +31,10 @@ struct WrapperOptions {
   std::filesystem::path out_dir;
   std::vector<std::string> command;
   std::uint64_t max_bytes = kDefaultMaxBytes;  // of <stem>.log; 0: no cap
-  std::vector<std::string> rank_env = {"RANK", "SLURM_PROCID"};
+  // Lines the error index keeps before and after each first distinct error.
+  std::size_t context_before = kDefaultContextBefore;
+  std::size_t context_after = kDefaultContextAfter;
+  std::vector<std::string> rank_env = DefaultRankEnv();  // where the global rank may be
   std::string host;                 // empty: this machine's host name
   int console_out = STDOUT_FILENO;  // where the child's stdout is copied; -1: nowhere
   int console_err = STDERR_FILENO;

@@ -167,12 +167,26 @@ struct RunArgs {
   std::filesystem::path out;
   std::vector<std::string> command;
   std::uint64_t max_bytes = 256ull << 20;      // of each task's log; 0: no cap
-  std::string rank_env = "RANK,SLURM_PROCID";  // comma-separated; the first one set names the rank
+  std::size_t error_context_before = 50;       // lines the error index keeps before each first
+  std::size_t error_context_after = 20;        // distinct error, and after it
+  std::string rank_env;  // comma-separated; the first one set names the rank; "": the launchers'
   std::string host;                            // empty: the host name
   bool no_tee = false;
   bool no_kernel_log = false;
   bool no_nvidia_smi = false;
 };
 int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err);
+struct CollectArgs {
+  std::string slurm_job;                // the job id
+  std::filesystem::path out;            // the incident directory (beside `denpex run --out`)
+  std::filesystem::path slurmctld_log;  // empty: scontrol show config's
+  std::filesystem::path slurmd_log;     // empty: scontrol show config's; %n, %h: the node
+  std::string kernel = "srun";          // srun, local or none
+  std::int64_t kernel_margin_s = 300;   // kernel lines this long before the start, after the end
+};
+int RunCollect(const CollectArgs& args, std::ostream& out, std::ostream& err);
+
+// The variables `denpex run` reads the rank from by default, comma-separated, in order.
+std::string RunDefaultRankEnv();
 
 }  // namespace denpex::cli
