@@ -169,16 +169,28 @@ Match PlainStep(std::string_view msg, MetricLine* out) {
   return Match::kYes;
 }
 
+Match TqdmBar(std::string_view msg, MetricLine* out);
+
 // HF Trainer's ProgressCallback.on_log (tqdm.write(str(logs))) or PrinterCallback (print(logs)):
-// `{'loss': <l>, 'grad_norm': <g>, 'learning_rate': <lr>, 'epoch': <e>}`. No step: the training
-// bar's (below) is the step the loss belongs to.
+// `{'loss': <l>, 'grad_norm': <g>, 'learning_rate': <lr>, 'epoch': <e>}`, its values quoted
+// strings in transformers 5 (`{'loss': '1.178', ...}`). No step: the training bar's is the step
+// the loss belongs to, on the same piece when a paste joined them (`...4.96it/s]{'loss': ...`),
+// else the bar before it in the stream (ReadTrainingMetrics).
 Match HfLogs(std::string_view msg, MetricLine* out) {
-  Scanner s(Trim(msg));
+  constexpr std::string_view kOpen = "{'loss': ";
+  const std::size_t at = msg.find(kOpen);
+  if (at == std::string_view::npos) return Match::kNo;
+  Scanner s(msg.substr(at + kOpen.size()));
+  std::string_view value = s.Token(",}");
+  if (value.size() >= 2 && value.front() == '\'' && value.back() == '\'')
+    value = value.substr(1, value.size() - 2);
   double loss;
-  if (!s.Lit("{'loss': ")) return Match::kNo;
-  if (!FloatAt(&s, &loss)) return Match::kMalformed;
-  out->shape = TrainerShape::kHfTrainer;
-  out->loss = loss;
+  if (!Float(value, &loss)) return Match::kMalformed;
+  MetricLine m;
+  if (at > 0 && TqdmBar(msg.substr(0, at), &m) != Match::kYes) m = {};
+  m.shape = TrainerShape::kHfTrainer;
+  m.loss = loss;
+  *out = m;
   return Match::kYes;
 }
 

@@ -61,8 +61,14 @@ void Add(Building* b, const metrics::MetricLine& m, TrainingStep step) {
   step.loss = m.loss;
   step.seconds_per_step = m.seconds_per_step;
   if (m.bar && !steps.empty() && b->bar_total.back() == m.total && steps.back().step == m.step) {
-    if (m.seconds_per_step)
-      steps.back().seconds_per_step = m.seconds_per_step;  // a refresh of the same step
+    // A refresh of the same step's bar, or the loss a paste joined to it.
+    if (m.seconds_per_step) steps.back().seconds_per_step = m.seconds_per_step;
+    if (m.loss) {
+      steps.back().loss = m.loss;
+      steps.back().file = step.file;
+      steps.back().line = step.line;
+      b->training_total = m.total;
+    }
     return;
   }
   // Two lines of one step (a rank's lines in two files, DeepSpeed's two lines): the first stays.
@@ -73,6 +79,7 @@ void Add(Building* b, const metrics::MetricLine& m, TrainingStep step) {
   }
   steps.push_back(std::move(step));
   b->bar_total.push_back(m.bar ? m.total : -1);
+  if (m.bar && m.loss) b->training_total = m.total;
 }
 
 // Bars of another total than the training bar's (evaluation) go; with no loss line, every bar.
