@@ -82,6 +82,20 @@ TEST(Metrics, ReadsMegatronWithoutStampAndWithMicroseconds) {
   EXPECT_EQ(*steps[1].time, *ParseRfc3339("2026-04-27T00:00:01.25Z"));
 }
 
+// A Megatron fork that adds the running mean (`elapsed time per iteration (ms): {:.1f}/{:.1f}`, a
+// training loop's `log_string` in the code corpus): the interval's own value is the step time.
+TEST(Metrics, ReadsMegatronForkWithRunningMean) {
+  const auto m = Read(
+      " [2025-01-02 10:00:00] iteration       20/     100 | consumed samples:          640 | "
+      "elapsed time "
+      "per iteration (ms): 812.4/799.9 | learning rate: 1.000000E-04 | global batch size:    32 | "
+      "lm loss: "
+      "5.123400E+00 | loss scale: 1.0 |\n");
+  ASSERT_EQ(m.series.size(), 1u);
+  EXPECT_DOUBLE_EQ(*m.series[0].steps.at(0).seconds_per_step, 0.8124);
+  EXPECT_EQ(m.malformed, 0);
+}
+
 // DeepSpeed 0.9-0.14 on rank 0 (deepspeedai/DeepSpeed#3742's wording, docs/log_formats.md §5):
 // the step line names no loss nor time; the seconds per step come from its stamps. The
 // SamplesPerSec line of the same step adds nothing (a step per series, the first line's).

@@ -55,7 +55,8 @@ Match Megatron(std::string_view msg, MetricLine* out) {
     const std::string_view name = field.substr(0, colon), value = field.substr(colon + 2);
     double v;
     if (name == "elapsed time per iteration (ms)") {
-      if (!Float(value, &v)) return Match::kMalformed;
+      // A fork's `<this interval>/<running mean>`: the interval's.
+      if (!Float(value.substr(0, value.find('/')), &v)) return Match::kMalformed;
       out->seconds_per_step = v / 1000.0;
     } else if (name == "lm loss") {
       if (!Float(value, &v)) return Match::kMalformed;
