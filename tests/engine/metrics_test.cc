@@ -194,10 +194,11 @@ TEST(Metrics, ReadsHfTrainerFromTqdmCarriageReturns) {
       "\r  2%|2         | 10/400 [00:10<06:30,  1.01it/s]\r                                  \r"
       "{'loss': 4.6477, 'grad_norm': 2.48, 'learning_rate': 4.75e-05, 'epoch': 0.0}\n"
       "\r  2%|2         | 10/400 [00:10<06:30,  1.01it/s]\r 50%|#####     | 3/6 [00:01<00:01,  "
-      "2.00it/s]\n");
+      "2.00it/s]\r  2%|2         | 10/400 [00:12<06:30,  1.01it/s]\n");
   ASSERT_EQ(m.series.size(), 1u);
   const auto& steps = m.series[0].steps;
-  ASSERT_EQ(steps.size(), 3u);  // the training bar's steps 0, 9 and 10; not the 3/6 bar
+  ASSERT_EQ(steps.size(),
+            3u);  // the training bar's steps 0, 9 and 10 (redrawn after the 3/6 bar: one step)
   EXPECT_EQ(steps[0].step, 0);
   EXPECT_FALSE(steps[0].seconds_per_step.has_value());  // `?it/s`
   EXPECT_EQ(steps[1].step, 9);

@@ -88,6 +88,16 @@ void Finish(Building* b) {
   std::vector<TrainingStep> kept;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (b->bar_total[i] >= 0 && b->bar_total[i] != b->training_total.value_or(-1)) continue;
+    if (b->bar_total[i] >= 0 && !kept.empty() && kept.back().step == steps[i].step) {
+      // The training bar redrawn after another bar (evaluation) was dropped between them.
+      if (steps[i].loss) {
+        kept.back().loss = steps[i].loss;
+        kept.back().file = steps[i].file;
+        kept.back().line = steps[i].line;
+      }
+      if (!kept.back().seconds_per_step) kept.back().seconds_per_step = steps[i].seconds_per_step;
+      continue;
+    }
     kept.push_back(std::move(steps[i]));
   }
   steps = std::move(kept);
