@@ -223,10 +223,14 @@ const JobRun& MpirunJob() {
   ::gethostname(host, sizeof host - 1);
   run.node = host;
   // As root mpirun refuses to start without --allow-run-as-root; --oversubscribe lets 4
-  // processes share fewer cores.
+  // processes share fewer cores. Open MPI SIGKILLs the survivors 1 s after its SIGTERM
+  // (odls_base_sigkill_timeout): too soon for a wrapper to see its command stop and record it.
   std::vector<std::string> argv = {"/usr/bin/mpirun",
                                    "--allow-run-as-root",
                                    "--oversubscribe",
+                                   "--mca",
+                                   "odls_base_sigkill_timeout",
+                                   "10",
                                    "-np",
                                    "4",
                                    "-x",
