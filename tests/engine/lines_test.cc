@@ -213,6 +213,14 @@ TEST(Lines, TrainerCommInitPythonErrorAndMasking) {
   EXPECT_EQ(t, At("2026-03-02T09:00:31Z"));
   EXPECT_EQ(it, 10);
   EXPECT_EQ(total, 1000);
+  // Megatron-LM's training_log with microseconds (`%Y-%m-%d %H:%M:%S.%f`, since January 2026).
+  ASSERT_EQ(ParseIteration(
+                " [2026-03-02 09:00:31.250000] iteration       11/    1000 | consumed samples: "
+                "11264 |",
+                &t, &it, &total),
+            Match::kYes);
+  EXPECT_EQ(t, At("2026-03-02T09:00:31.25Z"));
+  EXPECT_EQ(it, 11);
   CommInitFields c;
   ASSERT_EQ(ParseCommInit("gpu-0001:31240:31240 [3] NCCL INFO comm 0x5581 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId "
                           "4e000 commId 0x9f2c - Init COMPLETE",

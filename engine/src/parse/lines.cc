@@ -297,7 +297,14 @@ Match ParseIteration(std::string_view line, TimeNs* time, std::int64_t* iteratio
   if (cache && QuickIteration(line, *cache, time, iteration, total)) return Match::kYes;
   Scanner s(line);
   if (!s.Lit(" [") || !IsDigit(s.Peek())) return Match::kNo;
-  const std::string_view stamp = s.Rest().substr(0, 19);  // 2026-03-02 09:00:31
+  // 2026-03-02 09:00:31, or with microseconds (2026-03-02 09:00:31.123456: Megatron-LM's
+  // training_log since January 2026).
+  std::string_view stamp = s.Rest().substr(0, 19);
+  if (s.Rest().size() > 20 && s.Rest()[19] == '.') {
+    std::size_t end = 20;
+    while (end < s.Rest().size() && end < 29 && IsDigit(s.Rest()[end])) ++end;
+    if (end > 20) stamp = s.Rest().substr(0, end);
+  }
   Scanner after(s.Rest().substr(stamp.size()));
   if (!after.Lit("] iteration ")) return Match::kNo;
   std::optional<TimeNs> t;
