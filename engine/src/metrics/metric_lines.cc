@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "parse/lines.h"
+
 namespace denpex::engine::metrics {
 namespace {
 
@@ -126,13 +128,8 @@ Match KeyValue(std::string_view msg, MetricLine* out) {
   MetricLine m;
   m.shape = TrainerShape::kKeyValue;
   bool any_loss = false;
-  while (!msg.empty()) {
-    const std::size_t sp = msg.find(' ');
-    const std::string_view token = msg.substr(0, sp);
-    msg = sp == std::string_view::npos ? std::string_view() : msg.substr(sp + 1);
-    const std::size_t eq = token.find('=');
-    if (eq == std::string_view::npos) continue;
-    const std::string_view key = token.substr(0, eq), value = token.substr(eq + 1);
+  std::string_view key, value;
+  while (NextKeyValue(&msg, &key, &value)) {
     double v;
     if (key == "step") {
       Scanner s(value);

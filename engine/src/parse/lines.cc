@@ -353,13 +353,8 @@ bool MillisToMicros(std::string_view v, std::int64_t* us) {
 
 Match ParseStepMetrics(std::string_view msg, StepMetricsFields* out) {
   *out = {};
-  while (!msg.empty()) {
-    const std::size_t sp = msg.find(' ');
-    const std::string_view token = msg.substr(0, sp);
-    msg = sp == std::string_view::npos ? std::string_view() : msg.substr(sp + 1);
-    const std::size_t eq = token.find('=');
-    if (eq == std::string_view::npos) continue;
-    const std::string_view key = token.substr(0, eq), value = token.substr(eq + 1);
+  std::string_view key, value;
+  while (NextKeyValue(&msg, &key, &value)) {
     if (key == "step") {
       Scanner s(value);
       if (!s.Digits(1, 12, &out->step)) return Match::kMalformed;

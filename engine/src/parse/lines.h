@@ -109,6 +109,23 @@ struct StepMetricsFields {
 };
 Match ParseStepMetrics(std::string_view msg, StepMetricsFields* out);
 
+// The next `key=value` word of `*msg` (words split at spaces; a word without `=` is passed
+// over), consumed from `*msg`; false when none is left. Shared by the `key=value` step lines'
+// readers (ParseStepMetrics, the metrics reader's).
+inline bool NextKeyValue(std::string_view* msg, std::string_view* key, std::string_view* value) {
+  while (!msg->empty()) {
+    const std::size_t sp = msg->find(' ');
+    const std::string_view token = msg->substr(0, sp);
+    *msg = sp == std::string_view::npos ? std::string_view() : msg->substr(sp + 1);
+    const std::size_t eq = token.find('=');
+    if (eq == std::string_view::npos) continue;
+    *key = token.substr(0, eq);
+    *value = token.substr(eq + 1);
+    return true;
+  }
+  return false;
+}
+
 // The date of the last stamp ParseIteration read: the lines of a run share it, so only their
 // time of day is read (the result is what ParseRfc3339 gives).
 struct IterationStampCache {

@@ -769,13 +769,41 @@ void Judge::History(Node& n, const engine::History& history) {
   f.add_evidence()->set_file(o_.history.string());
 }
 
+// Runs over groups of nodes, some of them bad (slow, or a probe that did not finish): each node's
+// bad runs, and the culprits, the nodes bad in every run they took part in (two at least, or
+// their one-node run). A bad two-node run that no culprit explains is the link's; the callers
+// say so.
+template <typename Run>
+struct Blame {
+  std::map<std::string, std::vector<const Run*>> bad;
+  std::set<std::string> culprits;
+};
+template <typename Run, typename NodesOf, typename IsBad>
+Blame<Run> Attribute(const std::vector<const Run*>& runs, NodesOf nodes_of, IsBad is_bad) {
+  Blame<Run> b;
+  std::map<std::string, std::vector<const Run*>> all;
+  for (const Run* r : runs) {
+    for (const std::string& name : nodes_of(*r)) {
+      all[name].push_back(r);
+      if (is_bad(*r)) b.bad[name].push_back(r);
+    }
+  }
+  for (const auto& [name, mine] : b.bad) {
+    const auto& every = all[name];
+    if (mine.size() == every.size() && (every.size() >= 2 || nodes_of(*every.front()).size() == 1))
+      b.culprits.insert(name);
+  }
+  return b;
+}
+
 // nccl-tests: each run against the median of the runs of its shape (test, node count, rank
 // count, largest message). A node slow in every run it took part in (or in its one-node run)
 // fails; a slow two-node run that no such node explains is the link's, reported on both nodes.
 void Judge::Fabric() {
   std::map<std::string, Node*> by_name;
   for (Node& n : a_.nodes) by_name[n.name] = &n;
-  std::map<std::tuple<std::string, std::size_t, std::size_t, std::uint64_t>, std::vector<TestRun*>>
+  std::map<std::tuple<std::string, std::size_t, std::size_t, std::uint64_t>,
+           std::vector<const TestRun*>>
       shapes;
   for (TestRun& r : a_.runs) {
     std::set<std::string> nodes(r.run.hosts.begin(), r.run.hosts.end());
@@ -814,18 +842,11 @@ void Judge::Fabric() {
     for (const TestRun* r : runs) bw.push_back(Bandwidth(r->run).first);
     std::nth_element(bw.begin(), bw.begin() + static_cast<std::ptrdiff_t>(bw.size() / 2), bw.end());
     const double median = bw[bw.size() / 2];
-    auto slow = [&](const TestRun* r) { return Bandwidth(r->run).first < floor * median; };
-    std::map<std::string, std::vector<const TestRun*>> all, slow_runs;
-    for (const TestRun* r : runs) {
-      for (const std::string& name : r->nodes) {
-        all[name].push_back(r);
-        if (slow(r)) slow_runs[name].push_back(r);
-      }
-    }
-    auto culprit = [&](const std::string& name) {
-      const std::size_t n = all[name].size();
-      return slow_runs[name].size() == n && (n >= 2 || all[name].front()->nodes.size() == 1);
-    };
+    const Blame<TestRun> blame = Attribute<TestRun>(
+        runs, [](const TestRun& r) -> const auto& { return r.nodes; },
+        [&](const TestRun& r) { return Bandwidth(r.run).first < floor * median; });
+    auto culprit = [&](const std::string& name) { return blame.culprits.count(name) > 0; };
+    const auto& slow_runs = blame.bad;
     const std::string test = std::get<0>(shape).empty() ? std::string("run") : std::get<0>(shape);
     const std::string of_median = " GB/s at the largest size, below " + Num(floor * 100) +
                                   "% of the median " + Num(median) + " GB/s of " +
@@ -867,17 +888,13 @@ void Judge::Fabric() {
 void Judge::Probes() {
   std::map<std::string, Node*> by_name;
   for (Node& n : a_.nodes) by_name[n.name] = &n;
-  std::map<std::string, std::vector<const Probe*>> all, failed;
-  for (const Probe& p : a_.probes) {
-    for (const std::string& name : p.header.nodes) {
-      all[name].push_back(&p);
-      if (p.header.status != "ok") failed[name].push_back(&p);
-    }
-  }
-  auto culprit = [&](const std::string& name) {
-    const std::size_t n = all[name].size();
-    return failed[name].size() == n && (n >= 2 || all[name].front()->header.nodes.size() == 1);
-  };
+  std::vector<const Probe*> probes;
+  for (const Probe& p : a_.probes) probes.push_back(&p);
+  const Blame<Probe> blame = Attribute<Probe>(
+      probes, [](const Probe& p) -> const auto& { return p.header.nodes; },
+      [](const Probe& p) { return p.header.status != "ok"; });
+  auto culprit = [&](const std::string& name) { return blame.culprits.count(name) > 0; };
+  const auto& failed = blame.bad;
   auto describe = [](const Probe& p) {
     std::string nodes;
     for (const std::string& n : p.header.nodes) nodes += (nodes.empty() ? "" : " ") + n;
