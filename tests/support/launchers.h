@@ -128,7 +128,11 @@ inline bool HaveTorch(const fs::path& scratch) {
                   scratch / "torch-check.log") == 0;
 }
 
-// The Slurm configuration of a running cluster: $SLURM_CONF, else scripts/services.sh's.
+// The Slurm configuration of a running cluster: $SLURM_CONF, else scripts/services.sh's. The
+// cluster runs when its node is up: idle, mixed, allocated or completing (ctest -j2 runs one srun
+// test while the job of another holds cores or is still completing; a new step then waits for
+// its cores, it is not refused). A node in another state (down or unknown while slurmd starts)
+// is asked about again for up to 20 s; no answer from sinfo is no cluster.
 inline std::string SlurmConf(const fs::path& scratch) {
   std::string conf;
   if (const char* c = std::getenv("SLURM_CONF")) conf = c;
@@ -138,12 +142,16 @@ inline std::string SlurmConf(const fs::path& scratch) {
   }
   if (!fs::exists(conf)) return {};
   const fs::path out = scratch / "sinfo.log";
-  if (RunToEnd({"/usr/bin/sinfo", "-h", "-o", "%T"}, CleanEnv({{"SLURM_CONF", conf}}), out) != 0)
-    return {};
-  const std::string state = ReadAll(out);
-  return (state.find("idle") != std::string::npos || state.find("mix") != std::string::npos)
-             ? conf
-             : std::string();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  do {
+    if (RunToEnd({"/usr/bin/sinfo", "-h", "-o", "%T"}, CleanEnv({{"SLURM_CONF", conf}}), out) != 0)
+      return {};
+    const std::string state = ReadAll(out);
+    for (const char* up : {"idle", "mix", "alloc", "completing"})
+      if (state.find(up) != std::string::npos) return conf;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  } while (std::chrono::steady_clock::now() < deadline);
+  return {};
 }
 
 // Whether `dmesg` can read the kernel log (root, CAP_SYSLOG or kernel.dmesg_restrict=0).
