@@ -399,6 +399,38 @@ TEST(Engine, ReadsTheRunWrapperLayout) {
   EXPECT_EQ(d.input().files(), 7) << "the three task.json are not logs";
 }
 
+// The command line `denpex run` quotes when it starts one is not the command's output: words
+// there that read as errors (`RuntimeError: `, `CUDA error: `, `NCCL WARN`) make no event, and
+// the answer is the one the command's own lines and the exits give.
+TEST(Engine, TheRunWrappersQuotedCommandLineIsNoEvidence) {
+  TempDir tmp;
+  const fs::path dir = tmp.path();
+  const std::string command =
+      ": python3 -c \"raise RuntimeError('CUDA error: an illegal memory access')\" x NCCL WARN y\n";
+  for (int r = 0; r < 4; ++r) {
+    std::string text = "2026-11-29T17:05:15.410661Z [denpex-run] started pid 2818";
+    text.append(std::to_string(r)).append(command);
+    if (r == 3) {
+      text.append(
+          "2026-11-29T17:05:19.083552Z [denpex-run] pid 28183 killed by signal 9 (SIGKILL)\n");
+    } else {
+      text.append(GlooVictim("2026-11-29T17:05:19.093087Z ",
+                             "pair.cc:598] Connection closed by peer [127.0.0.1]:30378"));
+      text.append("2026-11-29T17:05:19.814139Z [denpex-run] pid 2818")
+          .append(std::to_string(r))
+          .append(" exited with code 1\n");
+    }
+    Write(dir / (r < 2 ? "node-a" : "node-b") / ("rank_" + std::to_string(r) + ".log"), text);
+  }
+  const v1::Diagnosis d = DiagnoseOk(dir);
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 3) << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_SIGNAL_KILL);
+  for (const v1::Evidence& e : d.evidence())
+    EXPECT_EQ(e.text().find("started pid"), std::string::npos) << e.text();
+  EXPECT_EQ(d.input().events(), 7) << "3 gloo errors and 4 exits; the started lines make none";
+}
+
 // gloo: rank 2 hangs (alive, silent) while every peer times out on it; its agent tears it down
 // after rank 3's (a victim's) exit. The silent rank is named, class HANG.
 TEST(Engine, NamesTheSilentGlooRankEveryPeerTimedOutOn) {

@@ -88,6 +88,7 @@ bool RecogniseRay(std::string_view msg, StringTable* strings, Recognised* out);
 bool RecogniseRayActorState(std::string_view msg, StringTable* strings, Recognised* out);
 // `[denpex-run] pid P killed by signal N (SIG)`, `... exited with code N`, `... received SIGTERM
 // from pid P; forwarded ...` (docs/log_formats.md §15).
+inline constexpr std::string_view kWrapperTag = "[denpex-run] ";
 bool RecogniseWrapper(std::string_view msg, StringTable* strings, Recognised* out);
 
 // watchdog.cc: ProcessGroupNCCL lines after the c10 header (timeouts are parsed by the

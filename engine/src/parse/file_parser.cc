@@ -189,8 +189,11 @@ void LogParser::Read(Parsed& p, std::string_view body, int joins, bool anchored)
   NoteKernel(p.header, opening_);
   // Only a line with a record trigger and no header that names its message may hide one.
   const HeaderKind k = p.header.kind;
-  const bool may_hide = !anchored && joins == 0 && level_ == TriggerLevel::kRecord &&
-                        (k == HeaderKind::kNone || k == HeaderKind::kBracketTime || k == HeaderKind::kPython);
+  // `denpex run`'s own lines hide none: the command line one quotes is not the command's output.
+  const bool may_hide =
+      !anchored && joins == 0 && level_ == TriggerLevel::kRecord &&
+      (k == HeaderKind::kNone || k == HeaderKind::kBracketTime || k == HeaderKind::kPython) &&
+      !p.header.message.starts_with(kWrapperTag);
   Footprint before{};
   if (may_hide) before = Now();
   if (p.header.kind == HeaderKind::kC10 && p.header.source.starts_with("ProcessGroupNCCL")) {
@@ -956,7 +959,15 @@ bool LogParser::FastProgress(const LineRef& line) {
 // debug lines, Slurm, kernel lines in a plain dump, the trainer's iteration line.
 void LogParser::Unheaded(const Parsed& p) {
   const std::string_view msg = p.header.message;
-  if (msg.empty() || TableLine(p) || Traceback(p)) return;
+  if (msg.empty()) return;
+  if (msg[0] == '[' && msg.starts_with(kWrapperTag)) {
+    // `denpex run`'s own lines are read by its recogniser alone: the command line it quotes
+    // (`started pid <pid>: <command>`) is not the command's output, whatever words it holds.
+    Recognised r;
+    if (RecogniseWrapper(msg, &out_.strings, &r)) Emit(p, std::move(r));
+    return;
+  }
+  if (TableLine(p) || Traceback(p)) return;
   if (msg.starts_with(" [")) {
     IterationLine(p);
     return;

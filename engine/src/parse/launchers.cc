@@ -350,7 +350,7 @@ bool RecogniseAgent(std::string_view msg, StringTable* strings, Recognised* out)
 
 bool RecogniseWrapper(std::string_view msg, StringTable* strings, Recognised* out) {
   Scanner s(msg);
-  if (!s.Lit("[denpex-run] ")) return false;
+  if (!s.Lit(kWrapperTag)) return false;
   std::int64_t pid, n;
   out->family = Family::kOther;
   if (s.Lit("pid ") && s.Digits(1, 12, &pid) && s.Char(' ')) {
@@ -368,7 +368,7 @@ bool RecogniseWrapper(std::string_view msg, StringTable* strings, Recognised* ou
     return false;
   }
   Scanner r(msg);
-  r.Lit("[denpex-run] ");
+  r.Lit(kWrapperTag);
   if (r.Lit("received ")) {
     const std::string_view signal = r.Token(" ");
     if (!signal.starts_with("SIG") || !r.Lit(" from pid ") || !r.Digits(1, 12, &pid)) return false;
