@@ -431,6 +431,36 @@ TEST(Engine, TheRunWrappersQuotedCommandLineIsNoEvidence) {
   EXPECT_EQ(d.input().events(), 7) << "3 gloo errors and 4 exits; the started lines make none";
 }
 
+// A capped log (`--max-bytes`) keeps its first error only in `rank_<R>.errors.log`: that copy's
+// lines are rank R's as the main log's are, so the error is rank 1's.
+TEST(Engine, ACappedLogsErrorIndexIsItsRanks) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "node-a";
+  const std::string s = "2026-11-29T17:05:19.093087Z ";
+  Write(dir / "rank_0.log",
+        "2026-11-29T17:05:15.410661Z [denpex-run] started pid 28180: python3 train.py\n" +
+            GlooVictim(s, "pair.cc:598] Connection closed by peer [127.0.0.1]:30378") +
+            "2026-11-29T17:05:19.814139Z [denpex-run] pid 28180 exited with code 1\n");
+  Write(
+      dir / "rank_1.log",
+      "2026-11-29T17:05:15.410661Z [denpex-run] started pid 28181: python3 train.py\n"
+      "2026-11-29T17:05:17.000000Z [denpex-run] --max-bytes 65536 reached: omitted           1204 "
+      "lines "
+      "(          110772 bytes) here; the earliest distinct error lines are in rank_1.errors.log\n"
+      "2026-11-29T17:05:19.083552Z [denpex-run] pid 28181 exited with code 1\n");
+  Write(dir / "rank_1.errors.log",
+        "2026-11-29T17:05:18.500000Z Traceback (most recent call last):\n"
+        "2026-11-29T17:05:18.500000Z   File \"train.py\", line 90, in main\n"
+        "2026-11-29T17:05:18.500000Z RuntimeError: CUDA error: an illegal memory access was "
+        "encountered\n");
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().rank(), 1) << d.reason();
+  EXPECT_TRUE(
+      Cites(d, "RuntimeError: CUDA error: an illegal memory access", v1::EVIDENCE_ROLE_INITIATING))
+      << d.reason();
+}
+
 // gloo: rank 2 hangs (alive, silent) while every peer times out on it; its agent tears it down
 // after rank 3's (a victim's) exit. The silent rank is named, class HANG.
 TEST(Engine, NamesTheSilentGlooRankEveryPeerTimedOutOn) {

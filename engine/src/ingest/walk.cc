@@ -116,9 +116,12 @@ std::string_view RotationBase(std::string_view name, std::int64_t* age) {
 
 std::int32_t RankFromFileName(std::string_view name) {
   constexpr std::string_view kPrefix = "rank_", kSuffix = ".log";
-  if (name.ends_with(kErrorsSuffix)) name.remove_suffix(kErrorsSuffix.size() - kSuffix.size());
-  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return -1;
-  const std::string_view digits = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  const std::size_t suffix = name.ends_with(kErrorsSuffix) ? kErrorsSuffix.size() : kSuffix.size();
+  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix) ||
+      name.size() < kPrefix.size() + suffix)
+    return -1;
+  const std::string_view digits =
+      name.substr(kPrefix.size(), name.size() - kPrefix.size() - suffix);
   if (digits.empty() || digits.size() > 7) return -1;
   std::int32_t r = 0;
   for (char c : digits) {
