@@ -1,0 +1,340 @@
+// `denpex canary` (docs/canary.md): plans the canary from the failed run's diagnosis (the drained
+// nodes, the checkpoint to resume from), launches the command with the placeholders substituted
+// and its output in OUT/console.log, follows OUT with the watcher (as `denpex watch` does) and
+// its step lines with the metrics reader, stops the command once every rank reached the resume
+// step + N (or at --timeout), and judges it against the failed run's baseline
+// (engine::JudgeCanary).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "denpex/cli/commands.h"
+#include "denpex/common/output_file.h"
+#include "denpex/common/status.h"
+#include "denpex/engine/canary.h"
+#include "denpex/engine/engine.h"
+#include "denpex/engine/history_store.h"
+#include "denpex/engine/metrics.h"
+#include "denpex/engine/preflight.h"
+#include "denpex/engine/watch.h"
+#include "denpex/proto/json_io.h"
+
+namespace denpex::cli {
+namespace fs = std::filesystem;
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+void OnStop(int) { g_stop = 1; }
+
+TimeNs WallNow() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<TimeNs>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+int Fail(std::ostream& err, const Status& st) {
+  err << "denpex canary: " << st.message() << "\n";
+  return ExitCodeFor(st);
+}
+
+double Since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+bool Inside(const fs::path& path, const fs::path& tree) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  const fs::path t = fs::weakly_canonical(fs::absolute(tree, ec), ec);
+  auto [a, b] = std::mismatch(t.begin(), t.end(), p.begin(), p.end());
+  return a == t.end();
+}
+
+// The command in its own process group, stdin from /dev/null, stdout and stderr into `log`,
+// with `extra` added to the environment. -1 and errno when it could not be forked.
+pid_t Launch(const std::vector<std::string>& argv,
+             const std::vector<std::pair<std::string, std::string>>& extra, const fs::path& log) {
+  const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (out < 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    const int in = ::open("/dev/null", O_RDONLY);
+    ::dup2(in, 0);
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+    for (const auto& [k, v] : extra) ::setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> c;
+    for (const std::string& a : argv) c.push_back(const_cast<char*>(a.c_str()));
+    c.push_back(nullptr);
+    ::execvp(c[0], c.data());
+    const std::string msg =
+        "denpex canary: cannot run " + argv[0] + ": " + std::strerror(errno) + "\n";
+    (void)!::write(2, msg.data(), msg.size());
+    ::_exit(127);
+  }
+  if (pid > 0) ::setpgid(pid, pid);  // also from here: no race with the first kill
+  ::close(out);
+  return pid;
+}
+
+std::string Ended(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "ended";
+}
+
+// SIGTERM to the command's process group, SIGKILL after `grace` seconds; reaps it.
+void Stop(pid_t pid, double grace) {
+  ::kill(-pid, SIGTERM);
+  const auto t0 = std::chrono::steady_clock::now();
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (Since(t0) > grace) {
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::kill(-pid, SIGKILL);  // what the leader left behind in its group
+}
+
+// The canary's diagnoses that named a failure, each distinct answer once.
+class Failures {
+ public:
+  void Offer(const v1::Diagnosis& d) {
+    if (d.verdict() != v1::VERDICT_DIAGNOSED) return;
+    for (const v1::Diagnosis& seen : list_) {
+      if (seen.initiator().failure_class() == d.initiator().failure_class() &&
+          seen.initiator().rank() == d.initiator().rank() &&
+          seen.initiator().node() == d.initiator().node())
+        return;
+    }
+    list_.push_back(d);
+  }
+  const std::vector<v1::Diagnosis>& list() const { return list_; }
+
+ private:
+  std::vector<v1::Diagnosis> list_;
+};
+
+Status CheckArgs(const CanaryArgs& a) {
+  if (a.steps < 1) return Status::InvalidArgument("--steps must be 1 or more");
+  if (a.timeout <= 0 || a.grace < 0 || a.interval <= 0 || a.step_time_tolerance < 0 ||
+      a.loss_tolerance < 0)
+    return Status::InvalidArgument(
+        "--timeout and --interval must be > 0; --grace and the tolerances >= 0");
+  if (a.command.empty()) return Status::InvalidArgument("no command after --");
+  if (Inside(a.out, a.incident))
+    return Status::InvalidArgument("--out " + a.out.string() + " lies inside the incident " +
+                                   a.incident.string() +
+                                   ", which is never written; give a directory outside it");
+  std::error_code ec;
+  if (fs::exists(a.out, ec) && (!fs::is_directory(a.out, ec) || !fs::is_empty(a.out, ec)))
+    return Status::InvalidArgument("--out " + a.out.string() +
+                                   " exists and is not an empty directory: the canary's lines "
+                                   "would mix with what is there; give a new directory");
+  return Status::Ok();
+}
+
+}  // namespace
+
+int RunCanary(const CanaryArgs& args, std::ostream& out, std::ostream& err) {
+  if (Status st = CheckArgs(args); !st.ok()) return Fail(err, st);
+  const fs::path read_only[] = {args.incident};
+  if (!args.json.empty() && !IsStdout(args.json)) {
+    if (Status st = CheckOutputPath(args.json, read_only); !st.ok()) return Fail(err, st);
+  }
+  v1::Diagnosis diagnosis;
+  if (Status st = proto::ReadJsonFile(args.diagnosis, &diagnosis); !st.ok()) return Fail(err, st);
+  std::error_code ec;
+  if (!fs::is_directory(args.incident, ec))
+    return Fail(err, Status::NotFound("--incident " + args.incident.string() +
+                                      ": not a directory; give the failed run's incident "
+                                      "directory (its logs are the baseline)"));
+  auto failed = engine::ReadTrainingMetrics(args.incident);
+  if (!failed.ok()) return Fail(err, failed.status());
+  auto resume = engine::FindResumePoint(diagnosis, args.incident, args.checkpoint);
+  if (!resume.ok()) return Fail(err, resume.status());
+
+  // The shape: the drained nodes left out of the allocation.
+  const std::vector<std::string> drained = engine::DrainedNodes(diagnosis);
+  engine::CanaryShape shape{.exclude = engine::SlurmHostList(drained),
+                            .resume = *resume,
+                            .steps = args.steps,
+                            .out = fs::absolute(args.out, ec)};
+  if (!args.nodes.empty()) {
+    std::vector<std::string> nodes = engine::ExpandSlurmHostList(args.nodes);
+    if (nodes.empty())
+      return Fail(err, Status::InvalidArgument("--nodes " + args.nodes +
+                                               ": not a Slurm host list (gpu-[01-04],login1)"));
+    std::erase_if(nodes, [&](const std::string& n) {
+      return std::find(drained.begin(), drained.end(), n) != drained.end();
+    });
+    if (nodes.empty())
+      return Fail(err, Status::InvalidArgument("every node of --nodes " + args.nodes +
+                                               " is drained by the recovery (" + shape.exclude +
+                                               "): no allocation is left to run the canary on"));
+    shape.nodes = engine::SlurmHostList(nodes);
+  }
+  fs::create_directories(args.out, ec);
+  if (ec) return Fail(err, Status::IoError("--out " + args.out.string() + ": " + ec.message()));
+
+  v1::CanaryReport report;
+  report.set_diagnosis(args.diagnosis.string());
+  report.set_incident(args.incident.string());
+  report.set_out(args.out.string());
+  report.set_exclude(shape.exclude);
+  report.set_nodes(shape.nodes);
+  report.set_checkpoint(resume->checkpoint.string());
+  report.set_resume_step(resume->step);
+  report.set_checkpoint_source(resume->source);
+  report.set_steps(args.steps);
+  const std::vector<std::string> argv = engine::ExpandCanaryCommand(args.command, shape);
+  for (const std::string& a : argv) report.add_command(a);
+
+  const fs::path console = args.out / "console.log";
+  const std::int64_t until = resume->step + args.steps;
+  out << "denpex canary: resuming from " << resume->checkpoint.string() << " (step " << resume->step
+      << "), until every rank reaches step " << until
+      << (shape.exclude.empty() ? std::string() : ", excluding " + shape.exclude) << "; output in "
+      << console.string() << "\n"
+      << std::flush;
+
+  struct sigaction sa = {};
+  sa.sa_handler = OnStop;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  const auto started = std::chrono::steady_clock::now();
+  const pid_t pid = Launch(argv, engine::CanaryEnvironment(shape), console);
+  if (pid < 0)
+    return Fail(err, Status::IoError("cannot start " + argv[0] + ": " + std::strerror(errno)));
+
+  auto watcher = engine::Watcher::Open(args.out, {.threads = args.threads});
+  if (!watcher.ok()) {
+    Stop(pid, args.grace);
+    return Fail(err, watcher.status());
+  }
+  const std::vector<std::int32_t> ranks = engine::CanaryRanks(*failed);
+  Failures failures;
+  std::uint64_t signals_seen = ~std::uint64_t{0};
+  bool exited = false, reached = false, last_stalled = false;
+  std::optional<v1::Diagnosis> last;
+  double metrics_cost = 0;
+  auto last_metrics = std::chrono::steady_clock::time_point{};
+  int status = 0;
+  std::string ended;
+  const auto refresh = [&] {
+    auto r = watcher->Refresh(nullptr, WallNow());
+    if (!r.ok()) err << "denpex canary: " << r.status().message() << "\n";
+  };
+  const auto evaluate = [&] {
+    if (watcher->bytes() == 0) return;
+    signals_seen = watcher->signals();
+    auto d = watcher->Evaluate(WallNow());
+    if (!d.ok()) return;
+    last_stalled = watcher->stalled();
+    last = *d;
+    if (!last_stalled) failures.Offer(*d);  // a stall counts only when the steps were not reached
+  };
+  for (;;) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      ended = Ended(status);
+      break;
+    }
+    if (g_stop) {
+      ended = "stopped by a signal to denpex canary";
+      break;
+    }
+    if (Since(started) > args.timeout) {
+      ended = "--timeout " + std::to_string(static_cast<long long>(args.timeout)) + " s passed";
+      break;
+    }
+    refresh();
+    if (watcher->signals() != signals_seen) evaluate();
+    if (Since(last_metrics) >= std::max(2 * args.interval, 10 * metrics_cost)) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto m = engine::ReadTrainingMetrics(args.out);
+      metrics_cost = Since(t0);
+      last_metrics = std::chrono::steady_clock::now();
+      if (m.ok() && engine::CanaryReached(*m, ranks, until)) {
+        reached = true;
+        ended = "stopped after every rank reached step " + std::to_string(until);
+        break;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(args.interval));
+  }
+  if (!exited) {
+    refresh();  // what the run showed before it is stopped
+    evaluate();
+    if (!reached && last_stalled && last) failures.Offer(*last);
+    Stop(pid, args.grace);
+  }
+  report.set_ended(ended);
+  report.set_seconds(Since(started));
+  { const engine::Watcher done = std::move(*watcher); }
+  if (exited) {
+    // It ended by itself: its final diagnosis is `denpex diagnose`'s, as `denpex watch` ends.
+    auto d = engine::Diagnose(args.out, {.threads = args.threads});
+    if (d.ok())
+      failures.Offer(*d);
+    else
+      report.add_problems("the canary's final diagnosis: " + d.status().message());
+  }
+  auto canary = engine::ReadTrainingMetrics(args.out);
+  if (!canary.ok()) return Fail(err, canary.status());
+  for (const std::string& p : failed->problems)
+    report.add_problems(args.incident.string() + "/" + p);
+  for (const std::string& p : canary->problems) report.add_problems(args.out.string() + "/" + p);
+  for (const v1::Diagnosis& d : failures.list()) *report.add_failures() = d;
+  engine::JudgeCanary({.diagnosis = &diagnosis,
+                       .failed = &*failed,
+                       .canary = &*canary,
+                       .resume_step = resume->step,
+                       .failures = failures.list()},
+                      {.steps = args.steps,
+                       .step_time_tolerance = args.step_time_tolerance,
+                       .loss_tolerance = args.loss_tolerance},
+                      &report);
+  out << engine::RenderCanaryText(report) << std::flush;
+  int rc = report.verdict() == v1::CANARY_GO      ? kExitOk
+           : report.verdict() == v1::CANARY_NO_GO ? kExitCanaryNoGo
+                                                  : kExitBadInput;
+  if (!args.json.empty()) {
+    if (IsStdout(args.json)) {
+      out << proto::ToJson(report) << "\n";
+    } else if (Status st = proto::WriteJsonFile(args.json, report); !st.ok()) {
+      err << "denpex canary: " << st.message() << "\n";
+      rc = ExitCodeFor(st);
+    }
+  }
+  if (!args.history.empty()) {
+    auto history = engine::ReadHistory(args.history);
+    Status st = history.ok()
+                    ? engine::RecordCanary(
+                          args.history, *history,
+                          engine::CanaryHistoryRecord(report, diagnosis, WallNow()), args.incident)
+                    : history.status();
+    if (!st.ok()) {
+      err << "denpex canary: " << st.message() << "\n";
+      rc = ExitCodeFor(st);
+    }
+  }
+  return rc;
+}
+
+}  // namespace denpex::cli
