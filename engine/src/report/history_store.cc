@@ -163,8 +163,11 @@ void ReadEntry(const fs::path& path, int number, std::string& line, History* h, 
     why = "a canary's fields without \"kind\": \"canary\"";
   if (!why.empty()) {
     return problem("not a history entry (" + why +
-                   "); skipped. Each line is one JSON object with time, node, gpu, failure_class, owner, incident, "
-                   "action (docs/history_format.md); fix or delete the line.");
+                   "); skipped. Each line is one JSON object with time, node, gpu, failure_class, "
+                   "owner, incident, "
+                   "action (a canary's: kind \"canary\", time, verdict, canary, ...; "
+                   "docs/history_format.md); fix or "
+                   "delete the line.");
   }
   const bool canary = !c.kind.empty();
   if ((e.node().empty() && !canary) || !ParseRfc3339(e.time())) {
@@ -347,7 +350,7 @@ Status RecordCanary(const fs::path& path, const History& existing, const v1::Can
                     const fs::path& incident) {
   const fs::path read_only[] = {incident};
   DENPEX_RETURN_IF_ERROR(CheckOutputPath(path, read_only));
-  const std::string self = SameIncident(incident);
+  const std::string self = SameIncident(record.incident());
   for (const v1::CanaryRecord& r : existing.canaries) {
     if (SameIncident(r.incident()) == self && r.time() == record.time() &&
         r.canary() == record.canary())
