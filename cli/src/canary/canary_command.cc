@@ -17,6 +17,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -63,10 +64,26 @@ bool Inside(const fs::path& path, const fs::path& tree) {
 
 // The command in its own process group, stdin from /dev/null, stdout and stderr into `log`,
 // with `extra` added to the environment. -1 and errno when it could not be forked.
+// Everything the child needs is built before the fork: the parent has threads (TBB), so the
+// child only calls async-signal-safe functions.
 pid_t Launch(const std::vector<std::string>& argv,
              const std::vector<std::pair<std::string, std::string>>& extra, const fs::path& log) {
   const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (out < 0) return -1;
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view kv(*e);
+    const std::string_view key = kv.substr(0, kv.find('='));
+    if (std::none_of(extra.begin(), extra.end(), [&](const auto& x) { return x.first == key; }))
+      env.emplace_back(kv);
+  }
+  for (const auto& [k, v] : extra) env.push_back(k + "=" + v);
+  std::vector<char*> cenv, cargv;
+  for (std::string& e : env) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  const std::string cannot = "denpex canary: cannot run " + argv[0] + "\n";
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
@@ -74,14 +91,8 @@ pid_t Launch(const std::vector<std::string>& argv,
     ::dup2(in, 0);
     ::dup2(out, 1);
     ::dup2(out, 2);
-    for (const auto& [k, v] : extra) ::setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> c;
-    for (const std::string& a : argv) c.push_back(const_cast<char*>(a.c_str()));
-    c.push_back(nullptr);
-    ::execvp(c[0], c.data());
-    const std::string msg =
-        "denpex canary: cannot run " + argv[0] + ": " + std::strerror(errno) + "\n";
-    (void)!::write(2, msg.data(), msg.size());
+    ::execvpe(cargv[0], cargv.data(), cenv.data());
+    (void)!::write(2, cannot.data(), cannot.size());
     ::_exit(127);
   }
   if (pid > 0) ::setpgid(pid, pid);  // also from here: no race with the first kill
