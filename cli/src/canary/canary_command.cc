@@ -24,6 +24,7 @@
 #include "denpex/cli/commands.h"
 #include "denpex/common/output_file.h"
 #include "denpex/common/status.h"
+#include "denpex/common/time.h"
 #include "denpex/engine/canary.h"
 #include "denpex/engine/engine.h"
 #include "denpex/engine/history_store.h"
@@ -122,18 +123,24 @@ void Stop(pid_t pid, double grace) {
   ::kill(-pid, SIGKILL);  // what the leader left behind in its group
 }
 
-// The canary's diagnoses that named a failure, each distinct answer once.
+// The canary's diagnoses that named a failure, each distinct answer once, in the order they were
+// last given: the last is the most complete (the final diagnosis, when there was one).
 class Failures {
  public:
-  void Offer(const v1::Diagnosis& d) {
-    if (d.verdict() != v1::VERDICT_DIAGNOSED) return;
-    for (const v1::Diagnosis& seen : list_) {
-      if (seen.initiator().failure_class() == d.initiator().failure_class() &&
-          seen.initiator().rank() == d.initiator().rank() &&
-          seen.initiator().node() == d.initiator().node())
-        return;
+  // True when `d` names a failure not named before.
+  bool Offer(const v1::Diagnosis& d) {
+    if (d.verdict() != v1::VERDICT_DIAGNOSED) return false;
+    for (auto it = list_.begin(); it != list_.end(); ++it) {
+      if (it->initiator().failure_class() == d.initiator().failure_class() &&
+          it->initiator().rank() == d.initiator().rank() &&
+          it->initiator().node() == d.initiator().node()) {
+        list_.erase(it);
+        list_.push_back(d);
+        return false;
+      }
     }
     list_.push_back(d);
+    return true;
   }
   const std::vector<v1::Diagnosis>& list() const { return list_; }
 
@@ -179,6 +186,10 @@ int RunCanary(const CanaryArgs& args, std::ostream& out, std::ostream& err) {
   if (!failed.ok()) return Fail(err, failed.status());
   auto resume = engine::FindResumePoint(diagnosis, args.incident, args.checkpoint);
   if (!resume.ok()) return Fail(err, resume.status());
+  if (Inside(args.out, resume->dir))
+    return Fail(err, Status::InvalidArgument(
+                         "--out " + args.out.string() + " lies inside the checkpoint directory " +
+                         resume->dir.string() + " it resumes from; give a directory outside it"));
 
   // The shape: the drained nodes left out of the allocation.
   const std::vector<std::string> drained = engine::DrainedNodes(diagnosis);
@@ -240,6 +251,14 @@ int RunCanary(const CanaryArgs& args, std::ostream& out, std::ostream& err) {
   }
   const std::vector<std::int32_t> ranks = engine::CanaryRanks(*failed);
   Failures failures;
+  // Each failure as the watcher first names it, as `denpex watch` prints a change.
+  const auto offer = [&](const v1::Diagnosis& d, const char* when) {
+    if (failures.Offer(d))
+      out << FormatRfc3339(WallNow() / 1'000'000 * 1'000'000) << " " << when << " "
+          << v1::FailureClass_Name(d.initiator().failure_class()) << " rank "
+          << d.initiator().rank() << ": " << d.reason() << "\n"
+          << std::flush;
+  };
   std::uint64_t signals_seen = ~std::uint64_t{0};
   bool exited = false, reached = false, last_stalled = false;
   std::optional<v1::Diagnosis> last;
@@ -258,7 +277,7 @@ int RunCanary(const CanaryArgs& args, std::ostream& out, std::ostream& err) {
     if (!d.ok()) return;
     last_stalled = watcher->stalled();
     last = *d;
-    if (!last_stalled) failures.Offer(*d);  // a stall counts only when the steps were not reached
+    if (!last_stalled) offer(*d, "provisional");  // a stall counts only when steps fell short
   };
   for (;;) {
     if (::waitpid(pid, &status, WNOHANG) == pid) {
@@ -292,7 +311,7 @@ int RunCanary(const CanaryArgs& args, std::ostream& out, std::ostream& err) {
   if (!exited) {
     refresh();  // what the run showed before it is stopped
     evaluate();
-    if (!reached && last_stalled && last) failures.Offer(*last);
+    if (!reached && last_stalled && last) offer(*last, "stalled");
     Stop(pid, args.grace);
   }
   report.set_ended(ended);
@@ -302,7 +321,7 @@ int RunCanary(const CanaryArgs& args, std::ostream& out, std::ostream& err) {
     // It ended by itself: its final diagnosis is `denpex diagnose`'s, as `denpex watch` ends.
     auto d = engine::Diagnose(args.out, {.threads = args.threads});
     if (d.ok())
-      failures.Offer(*d);
+      offer(*d, "final");
     else
       report.add_problems("the canary's final diagnosis: " + d.status().message());
   }

@@ -264,7 +264,7 @@ void Failure(const CanaryEvidence& e, v1::CanaryReport* r, std::string* short_sa
                      ? " (the failed run's: " + Named(before) + ")"
                      : std::string()));
   } else {
-    const v1::Diagnosis& d = e.failures.front();
+    const v1::Diagnosis& d = e.failures.back();
     const bool same_class = before.verdict() == v1::VERDICT_DIAGNOSED &&
                             before.initiator().failure_class() == d.initiator().failure_class();
     const bool diagnosed = before.verdict() == v1::VERDICT_DIAGNOSED;

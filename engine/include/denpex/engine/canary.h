@@ -84,7 +84,9 @@ struct CanaryEvidence {
   const TrainingMetrics* failed = nullptr;   // the failed run's lines
   const TrainingMetrics* canary = nullptr;   // the canary's lines
   std::int64_t resume_step = 0;
-  // The canary's diagnoses that named a failure (VERDICT_DIAGNOSED), in the order they came.
+  // The canary's diagnoses that named a failure (VERDICT_DIAGNOSED), each answer once, in the
+  // order they were last given: the failure check names the last (the final diagnosis, when the
+  // command ended by itself).
   std::vector<v1::Diagnosis> failures;
 };
 
