@@ -436,8 +436,8 @@ int main(int argc, char** argv) {
   canary
       ->add_option("command", canary_args.command,
                    "The job's command and its arguments, after --; {exclude}, {nodes}, "
-                   "{checkpoint}, {checkpoint_dir}, {step}, {steps}, {until}, {out} are "
-                   "substituted")
+                   "{include}, {checkpoint}, {checkpoint_dir}, {step}, {steps}, {until}, {out} "
+                   "are substituted")
       ->required();
   canary->footer(
       "Exit codes: 0 go, 5 no-go, 2 usage error or a refusal to start (no safe checkpoint, every "

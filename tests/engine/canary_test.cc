@@ -216,30 +216,37 @@ TEST(Canary, DrainsTheNodesTheRecoveryDrainsAndNotAGpu) {
            {"drain_and_rma", "gpu-0041 GPU 0000:3a:00"},
            {"drain_node", "gpu-0041"},
            {"drain_node", "gpu-0043"},
-           {"restart_job", ""}}) {
+           {"restart_job", ""},
+           {"run_canary", "gpu-0040"}}) {
     auto* p = d.mutable_recovery()->add_preconditions();
     p->set_action(action);
     p->set_target(target);
   }
   EXPECT_EQ(DrainedNodes(d), (std::vector<std::string>{"gpu-0041", "gpu-0043"}));
+  EXPECT_EQ(CanaryNodes(d), (std::vector<std::string>{"gpu-0040"}));
 }
 
 TEST(Canary, SubstitutesThePlaceholdersAndLeavesOtherBraces) {
   const CanaryShape shape{.exclude = "gpu-[0041,0043]",
                           .nodes = "gpu-[0040,0042]",
+                          .include = "gpu-0040",
                           .resume = {.checkpoint = "/ckpt/step_10.pt", .dir = "/ckpt", .step = 10},
                           .steps = 5,
                           .out = "/canary"};
-  EXPECT_EQ(ExpandCanaryCommand({"srun", "--exclude={exclude}", "-w", "{nodes}", "train.py",
-                                 "--resume", "{checkpoint}", "--from={step}", "--steps", "{until}",
-                                 "{json: {x}}", "{out}/{steps}", "{"},
-                                shape),
-            (std::vector<std::string>{"srun", "--exclude=gpu-[0041,0043]", "-w", "gpu-[0040,0042]",
-                                      "train.py", "--resume", "/ckpt/step_10.pt", "--from=10",
-                                      "--steps", "15", "{json: {x}}", "/canary/5", "{"}));
+  EXPECT_EQ(
+      ExpandCanaryCommand({"srun", "--exclude={exclude}", "-w", "{nodes}", "train.py", "--resume",
+                           "{checkpoint}", "--from={step}", "--steps", "{until}", "{json: {x}}",
+                           "{out}/{steps}", "{", "-w{include}"},
+                          shape),
+      (std::vector<std::string>{"srun", "--exclude=gpu-[0041,0043]", "-w", "gpu-[0040,0042]",
+                                "train.py", "--resume", "/ckpt/step_10.pt", "--from=10", "--steps",
+                                "15", "{json: {x}}", "/canary/5", "{", "-wgpu-0040"}));
   bool found = false;
   for (const auto& [k, v] : CanaryEnvironment(shape)) {
     if (k == "DENPEX_RESUME_STEP") found = v == "10";
+    if (k == "DENPEX_CANARY_INCLUDE") {
+      EXPECT_EQ(v, "gpu-0040");
+    }
   }
   EXPECT_TRUE(found);
 }

@@ -167,6 +167,46 @@ Status CheckArgs(const CanaryArgs& a) {
   return Status::Ok();
 }
 
+// The shape's nodes: the drained ones left out of the allocation (--nodes), the ones the
+// recovery's canary must include kept in it. kInvalidArgument when they cannot all hold.
+Status PlanNodes(const CanaryArgs& args, const v1::Diagnosis& diagnosis,
+                 engine::CanaryShape* shape) {
+  const std::vector<std::string> drained = engine::DrainedNodes(diagnosis);
+  const std::vector<std::string> include = engine::CanaryNodes(diagnosis);
+  const auto in = [](const std::vector<std::string>& list, const std::string& n) {
+    return std::find(list.begin(), list.end(), n) != list.end();
+  };
+  for (const std::string& n : include) {
+    if (in(drained, n))
+      return Status::InvalidArgument("the recovery both drains " + n +
+                                     " and says the canary must include it; settle which (edit "
+                                     "the diagnosis's recovery) before the canary");
+  }
+  shape->exclude = engine::SlurmHostList(drained);
+  shape->include = engine::SlurmHostList(include);
+  if (args.nodes.empty()) return Status::Ok();
+  std::vector<std::string> nodes = engine::ExpandSlurmHostList(args.nodes);
+  if (nodes.empty())
+    return Status::InvalidArgument("--nodes " + args.nodes +
+                                   ": not a Slurm host list (gpu-[01-04],login1)");
+  std::erase_if(nodes, [&](const std::string& n) { return in(drained, n); });
+  if (nodes.empty())
+    return Status::InvalidArgument("every node of --nodes " + args.nodes +
+                                   " is drained by the recovery (" + shape->exclude +
+                                   "): no allocation is left to run the canary on");
+  std::vector<std::string> missing;
+  for (const std::string& n : include) {
+    if (!in(nodes, n)) missing.push_back(n);
+  }
+  if (!missing.empty())
+    return Status::InvalidArgument("--nodes " + args.nodes + " lacks " +
+                                   engine::SlurmHostList(missing) +
+                                   ", which the recovery says the canary must include (the node "
+                                   "it tests); add it to --nodes");
+  shape->nodes = engine::SlurmHostList(nodes);
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunCanary(const CanaryArgs& args, std::ostream& out, std::ostream& err) {
@@ -191,26 +231,9 @@ int RunCanary(const CanaryArgs& args, std::ostream& out, std::ostream& err) {
                          "--out " + args.out.string() + " lies inside the checkpoint directory " +
                          resume->dir.string() + " it resumes from; give a directory outside it"));
 
-  // The shape: the drained nodes left out of the allocation.
-  const std::vector<std::string> drained = engine::DrainedNodes(diagnosis);
-  engine::CanaryShape shape{.exclude = engine::SlurmHostList(drained),
-                            .resume = *resume,
-                            .steps = args.steps,
-                            .out = fs::absolute(args.out, ec)};
-  if (!args.nodes.empty()) {
-    std::vector<std::string> nodes = engine::ExpandSlurmHostList(args.nodes);
-    if (nodes.empty())
-      return Fail(err, Status::InvalidArgument("--nodes " + args.nodes +
-                                               ": not a Slurm host list (gpu-[01-04],login1)"));
-    std::erase_if(nodes, [&](const std::string& n) {
-      return std::find(drained.begin(), drained.end(), n) != drained.end();
-    });
-    if (nodes.empty())
-      return Fail(err, Status::InvalidArgument("every node of --nodes " + args.nodes +
-                                               " is drained by the recovery (" + shape.exclude +
-                                               "): no allocation is left to run the canary on"));
-    shape.nodes = engine::SlurmHostList(nodes);
-  }
+  engine::CanaryShape shape{
+      .resume = *resume, .steps = args.steps, .out = fs::absolute(args.out, ec)};
+  if (Status st = PlanNodes(args, diagnosis, &shape); !st.ok()) return Fail(err, st);
   fs::create_directories(args.out, ec);
   if (ec) return Fail(err, Status::IoError("--out " + args.out.string() + ": " + ec.message()));
 
@@ -220,6 +243,7 @@ int RunCanary(const CanaryArgs& args, std::ostream& out, std::ostream& err) {
   report.set_out(args.out.string());
   report.set_exclude(shape.exclude);
   report.set_nodes(shape.nodes);
+  report.set_include(shape.include);
   report.set_checkpoint(resume->checkpoint.string());
   report.set_resume_step(resume->step);
   report.set_checkpoint_source(resume->source);

@@ -391,6 +391,7 @@ std::string RenderCanaryText(const v1::CanaryReport& r) {
        " step(s) past it\n";
   if (!r.exclude().empty()) s += "  excluded (drained): " + r.exclude() + "\n";
   if (!r.nodes().empty()) s += "  nodes: " + r.nodes() + "\n";
+  if (!r.include().empty()) s += "  must include (the recovery's canary): " + r.include() + "\n";
   if (r.command_size() > 0) {
     s += "  command:";
     for (const std::string& a : r.command()) s += " " + a;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "denpex/engine/canary.h"
@@ -11,12 +12,23 @@
 namespace denpex::engine {
 namespace fs = std::filesystem;
 
-std::vector<std::string> DrainedNodes(const v1::Diagnosis& diagnosis) {
+namespace {
+
+std::vector<std::string> Targets(const v1::Diagnosis& diagnosis, std::string_view action) {
   std::set<std::string> nodes;
   for (const v1::Precondition& p : diagnosis.recovery().preconditions()) {
-    if (p.action() == "drain_node" && !p.target().empty()) nodes.insert(p.target());
+    if (p.action() == action && !p.target().empty()) nodes.insert(p.target());
   }
   return {nodes.begin(), nodes.end()};
+}
+
+}  // namespace
+
+std::vector<std::string> DrainedNodes(const v1::Diagnosis& diagnosis) {
+  return Targets(diagnosis, "drain_node");
+}
+std::vector<std::string> CanaryNodes(const v1::Diagnosis& diagnosis) {
+  return Targets(diagnosis, "run_canary");
 }
 
 namespace {
@@ -88,6 +100,7 @@ namespace {
 std::vector<std::pair<std::string, std::string>> Values(const CanaryShape& s) {
   return {{"exclude", s.exclude},
           {"nodes", s.nodes},
+          {"include", s.include},
           {"checkpoint", s.resume.checkpoint.string()},
           {"checkpoint_dir", s.resume.dir.string()},
           {"step", std::to_string(s.resume.step)},
@@ -128,11 +141,23 @@ std::vector<std::string> ExpandCanaryCommand(const std::vector<std::string>& arg
 }
 
 std::vector<std::pair<std::string, std::string>> CanaryEnvironment(const CanaryShape& shape) {
-  const auto v = Values(shape);
-  return {{"DENPEX_CANARY_EXCLUDE", v[0].second},    {"DENPEX_CANARY_NODES", v[1].second},
-          {"DENPEX_RESUME_CHECKPOINT", v[2].second}, {"DENPEX_RESUME_CHECKPOINT_DIR", v[3].second},
-          {"DENPEX_RESUME_STEP", v[4].second},       {"DENPEX_CANARY_STEPS", v[5].second},
-          {"DENPEX_CANARY_UNTIL", v[6].second},      {"DENPEX_CANARY_OUT", v[7].second}};
+  static constexpr std::pair<std::string_view, const char*> kNames[] = {
+      {"exclude", "DENPEX_CANARY_EXCLUDE"},
+      {"nodes", "DENPEX_CANARY_NODES"},
+      {"include", "DENPEX_CANARY_INCLUDE"},
+      {"checkpoint", "DENPEX_RESUME_CHECKPOINT"},
+      {"checkpoint_dir", "DENPEX_RESUME_CHECKPOINT_DIR"},
+      {"step", "DENPEX_RESUME_STEP"},
+      {"steps", "DENPEX_CANARY_STEPS"},
+      {"until", "DENPEX_CANARY_UNTIL"},
+      {"out", "DENPEX_CANARY_OUT"}};
+  std::vector<std::pair<std::string, std::string>> env;
+  for (const auto& [key, value] : Values(shape)) {
+    for (const auto& [name, var] : kNames) {
+      if (name == key) env.emplace_back(var, value);
+    }
+  }
+  return env;
 }
 
 }  // namespace denpex::engine

@@ -29,6 +29,9 @@ namespace denpex::engine {
 // The nodes the diagnosis's recovery drains (its `drain_node` preconditions' targets), sorted,
 // each once. A GPU to drain (`drain_and_rma`) is not a node to leave out.
 std::vector<std::string> DrainedNodes(const v1::Diagnosis& diagnosis);
+// The nodes the recovery says the canary must include (its `run_canary` preconditions' targets:
+// a node whose GPU was reset or whose host was fixed is what the canary tests), sorted, each once.
+std::vector<std::string> CanaryNodes(const v1::Diagnosis& diagnosis);
 
 // The checkpoint the canary resumes from.
 struct ResumePoint {
@@ -51,19 +54,21 @@ Result<ResumePoint> FindResumePoint(const v1::Diagnosis& diagnosis,
 struct CanaryShape {
   std::string exclude;  // Slurm host list of the drained nodes; empty: none
   std::string nodes;    // the allocation less the drained nodes (host list); empty: not given
+  std::string include;  // the nodes the canary must include (host list); empty: none named
   ResumePoint resume;
   std::int64_t steps = 0;     // N
   std::filesystem::path out;  // the canary's output directory
 };
 
-// Each argument with `{exclude}`, `{nodes}`, `{checkpoint}`, `{checkpoint_dir}`, `{step}`,
+// Each argument with `{exclude}`, `{nodes}`, `{include}`, `{checkpoint}`, `{checkpoint_dir}`,
+// `{step}`,
 // `{steps}`, `{until}` (step + steps) and `{out}` replaced by their values; any other brace is
 // left as it is.
 std::vector<std::string> ExpandCanaryCommand(const std::vector<std::string>& argv,
                                              const CanaryShape& shape);
 // The same values as environment variables: DENPEX_CANARY_EXCLUDE, DENPEX_CANARY_NODES,
-// DENPEX_RESUME_CHECKPOINT, DENPEX_RESUME_CHECKPOINT_DIR, DENPEX_RESUME_STEP,
-// DENPEX_CANARY_STEPS, DENPEX_CANARY_UNTIL, DENPEX_CANARY_OUT.
+// DENPEX_CANARY_INCLUDE, DENPEX_RESUME_CHECKPOINT, DENPEX_RESUME_CHECKPOINT_DIR,
+// DENPEX_RESUME_STEP, DENPEX_CANARY_STEPS, DENPEX_CANARY_UNTIL, DENPEX_CANARY_OUT.
 std::vector<std::pair<std::string, std::string>> CanaryEnvironment(const CanaryShape& shape);
 
 // The ranks the canary must bring to `until`: those the failed run printed steps for; when its
