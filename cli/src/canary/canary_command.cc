@@ -207,6 +207,131 @@ Status PlanNodes(const CanaryArgs& args, const v1::Diagnosis& diagnosis,
   return Status::Ok();
 }
 
+// What following the command found.
+struct Followed {
+  std::string ended;  // how it ended
+  std::vector<v1::Diagnosis> failures;
+  std::string final_problem;  // the final diagnosis could not be made; empty when fine
+};
+
+// Follows the running command `pid` until every rank in `ranks` reached `until`, it exits, the
+// timeout or a signal; stops it unless it exited. The watcher's diagnoses that named a failure,
+// and the final diagnosis when it ended by itself.
+Result<Followed> Follow(const CanaryArgs& args, pid_t pid, const std::vector<std::int32_t>& ranks,
+                        std::int64_t until, std::ostream& out, std::ostream& err) {
+  const auto started = std::chrono::steady_clock::now();
+  auto watcher = engine::Watcher::Open(args.out, {.threads = args.threads});
+  if (!watcher.ok()) {
+    Stop(pid, args.grace);
+    return watcher.status();
+  }
+  Followed f;
+  Failures failures;
+  // Each failure as the watcher first names it, as `denpex watch` prints a change.
+  const auto offer = [&](const v1::Diagnosis& d, const char* when) {
+    if (failures.Offer(d))
+      out << FormatRfc3339(WallNow() / 1'000'000 * 1'000'000) << " " << when << " "
+          << v1::FailureClass_Name(d.initiator().failure_class()) << " rank "
+          << d.initiator().rank() << ": " << d.reason() << "\n"
+          << std::flush;
+  };
+  std::uint64_t signals_seen = ~std::uint64_t{0};
+  bool exited = false, reached = false, last_stalled = false;
+  std::optional<v1::Diagnosis> last;
+  const auto refresh = [&] {
+    auto r = watcher->Refresh(nullptr, WallNow());
+    if (!r.ok()) err << "denpex canary: " << r.status().message() << "\n";
+  };
+  const auto evaluate = [&] {
+    if (watcher->bytes() == 0) return;
+    signals_seen = watcher->signals();
+    auto d = watcher->Evaluate(WallNow());
+    if (!d.ok()) return;
+    last_stalled = watcher->stalled();
+    last = *d;
+    if (!last_stalled) offer(*d, "provisional");  // a stall counts only when steps fell short
+  };
+  double metrics_cost = 0;
+  auto last_metrics = std::chrono::steady_clock::time_point{};
+  for (int status = 0;;) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      f.ended = Ended(status);
+      break;
+    }
+    if (g_stop) {
+      f.ended = "stopped by a signal to denpex canary";
+      break;
+    }
+    if (Since(started) > args.timeout) {
+      f.ended = "--timeout " + std::to_string(static_cast<long long>(args.timeout)) + " s passed";
+      break;
+    }
+    refresh();
+    if (watcher->signals() != signals_seen) evaluate();
+    // The step lines: every 2 intervals, or 10 times their own cost apart on a large output.
+    if (Since(last_metrics) >= std::max(2 * args.interval, 10 * metrics_cost)) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto m = engine::ReadTrainingMetrics(args.out);
+      metrics_cost = Since(t0);
+      last_metrics = std::chrono::steady_clock::now();
+      if (m.ok() && engine::CanaryReached(*m, ranks, until)) {
+        reached = true;
+        f.ended = "stopped after every rank reached step " + std::to_string(until);
+        break;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(args.interval));
+  }
+  if (!exited) {
+    refresh();  // what the run showed before it is stopped
+    evaluate();
+    if (!reached && last_stalled && last) offer(*last, "stalled");
+    Stop(pid, args.grace);
+  }
+  { const engine::Watcher done = std::move(*watcher); }
+  if (exited) {
+    // It ended by itself: its final diagnosis is `denpex diagnose`'s, as `denpex watch` ends.
+    auto d = engine::Diagnose(args.out, {.threads = args.threads});
+    if (d.ok())
+      offer(*d, "final");
+    else
+      f.final_problem = "the canary's final diagnosis: " + d.status().message();
+  }
+  f.failures = failures.list();
+  return f;
+}
+
+// Prints the report, writes --json and the --history record; the exit code.
+int Report(const CanaryArgs& args, const v1::Diagnosis& diagnosis, const v1::CanaryReport& report,
+           std::ostream& out, std::ostream& err) {
+  out << engine::RenderCanaryText(report) << std::flush;
+  int rc = report.verdict() == v1::CANARY_GO      ? kExitOk
+           : report.verdict() == v1::CANARY_NO_GO ? kExitCanaryNoGo
+                                                  : kExitBadInput;
+  if (!args.json.empty()) {
+    if (IsStdout(args.json)) {
+      out << proto::ToJson(report) << "\n";
+    } else if (Status st = proto::WriteJsonFile(args.json, report); !st.ok()) {
+      err << "denpex canary: " << st.message() << "\n";
+      rc = ExitCodeFor(st);
+    }
+  }
+  if (!args.history.empty()) {
+    auto history = engine::ReadHistory(args.history);
+    Status st = history.ok()
+                    ? engine::RecordCanary(
+                          args.history, *history,
+                          engine::CanaryHistoryRecord(report, diagnosis, WallNow()), args.incident)
+                    : history.status();
+    if (!st.ok()) {
+      err << "denpex canary: " << st.message() << "\n";
+      rc = ExitCodeFor(st);
+    }
+  }
+  return rc;
+}
+
 }  // namespace
 
 int RunCanary(const CanaryArgs& args, std::ostream& out, std::ostream& err) {
@@ -214,6 +339,9 @@ int RunCanary(const CanaryArgs& args, std::ostream& out, std::ostream& err) {
   const fs::path read_only[] = {args.incident};
   if (!args.json.empty() && !IsStdout(args.json)) {
     if (Status st = CheckOutputPath(args.json, read_only); !st.ok()) return Fail(err, st);
+  }
+  if (!args.history.empty()) {
+    if (Status st = CheckOutputPath(args.history, read_only); !st.ok()) return Fail(err, st);
   }
   v1::Diagnosis diagnosis;
   if (Status st = proto::ReadJsonFile(args.diagnosis, &diagnosis); !st.ok()) return Fail(err, st);
@@ -267,128 +395,27 @@ int RunCanary(const CanaryArgs& args, std::ostream& out, std::ostream& err) {
   const pid_t pid = Launch(argv, engine::CanaryEnvironment(shape), console);
   if (pid < 0)
     return Fail(err, Status::IoError("cannot start " + argv[0] + ": " + std::strerror(errno)));
-
-  auto watcher = engine::Watcher::Open(args.out, {.threads = args.threads});
-  if (!watcher.ok()) {
-    Stop(pid, args.grace);
-    return Fail(err, watcher.status());
-  }
-  const std::vector<std::int32_t> ranks = engine::CanaryRanks(*failed);
-  Failures failures;
-  // Each failure as the watcher first names it, as `denpex watch` prints a change.
-  const auto offer = [&](const v1::Diagnosis& d, const char* when) {
-    if (failures.Offer(d))
-      out << FormatRfc3339(WallNow() / 1'000'000 * 1'000'000) << " " << when << " "
-          << v1::FailureClass_Name(d.initiator().failure_class()) << " rank "
-          << d.initiator().rank() << ": " << d.reason() << "\n"
-          << std::flush;
-  };
-  std::uint64_t signals_seen = ~std::uint64_t{0};
-  bool exited = false, reached = false, last_stalled = false;
-  std::optional<v1::Diagnosis> last;
-  double metrics_cost = 0;
-  auto last_metrics = std::chrono::steady_clock::time_point{};
-  int status = 0;
-  std::string ended;
-  const auto refresh = [&] {
-    auto r = watcher->Refresh(nullptr, WallNow());
-    if (!r.ok()) err << "denpex canary: " << r.status().message() << "\n";
-  };
-  const auto evaluate = [&] {
-    if (watcher->bytes() == 0) return;
-    signals_seen = watcher->signals();
-    auto d = watcher->Evaluate(WallNow());
-    if (!d.ok()) return;
-    last_stalled = watcher->stalled();
-    last = *d;
-    if (!last_stalled) offer(*d, "provisional");  // a stall counts only when steps fell short
-  };
-  for (;;) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      exited = true;
-      ended = Ended(status);
-      break;
-    }
-    if (g_stop) {
-      ended = "stopped by a signal to denpex canary";
-      break;
-    }
-    if (Since(started) > args.timeout) {
-      ended = "--timeout " + std::to_string(static_cast<long long>(args.timeout)) + " s passed";
-      break;
-    }
-    refresh();
-    if (watcher->signals() != signals_seen) evaluate();
-    if (Since(last_metrics) >= std::max(2 * args.interval, 10 * metrics_cost)) {
-      const auto t0 = std::chrono::steady_clock::now();
-      auto m = engine::ReadTrainingMetrics(args.out);
-      metrics_cost = Since(t0);
-      last_metrics = std::chrono::steady_clock::now();
-      if (m.ok() && engine::CanaryReached(*m, ranks, until)) {
-        reached = true;
-        ended = "stopped after every rank reached step " + std::to_string(until);
-        break;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::duration<double>(args.interval));
-  }
-  if (!exited) {
-    refresh();  // what the run showed before it is stopped
-    evaluate();
-    if (!reached && last_stalled && last) offer(*last, "stalled");
-    Stop(pid, args.grace);
-  }
-  report.set_ended(ended);
+  auto run = Follow(args, pid, engine::CanaryRanks(*failed), until, out, err);
+  if (!run.ok()) return Fail(err, run.status());
+  report.set_ended(run->ended);
   report.set_seconds(Since(started));
-  { const engine::Watcher done = std::move(*watcher); }
-  if (exited) {
-    // It ended by itself: its final diagnosis is `denpex diagnose`'s, as `denpex watch` ends.
-    auto d = engine::Diagnose(args.out, {.threads = args.threads});
-    if (d.ok())
-      offer(*d, "final");
-    else
-      report.add_problems("the canary's final diagnosis: " + d.status().message());
-  }
+  if (!run->final_problem.empty()) report.add_problems(run->final_problem);
   auto canary = engine::ReadTrainingMetrics(args.out);
   if (!canary.ok()) return Fail(err, canary.status());
   for (const std::string& p : failed->problems)
     report.add_problems(args.incident.string() + "/" + p);
   for (const std::string& p : canary->problems) report.add_problems(args.out.string() + "/" + p);
-  for (const v1::Diagnosis& d : failures.list()) *report.add_failures() = d;
+  for (const v1::Diagnosis& d : run->failures) *report.add_failures() = d;
   engine::JudgeCanary({.diagnosis = &diagnosis,
                        .failed = &*failed,
                        .canary = &*canary,
                        .resume_step = resume->step,
-                       .failures = failures.list()},
+                       .failures = run->failures},
                       {.steps = args.steps,
                        .step_time_tolerance = args.step_time_tolerance,
                        .loss_tolerance = args.loss_tolerance},
                       &report);
-  out << engine::RenderCanaryText(report) << std::flush;
-  int rc = report.verdict() == v1::CANARY_GO      ? kExitOk
-           : report.verdict() == v1::CANARY_NO_GO ? kExitCanaryNoGo
-                                                  : kExitBadInput;
-  if (!args.json.empty()) {
-    if (IsStdout(args.json)) {
-      out << proto::ToJson(report) << "\n";
-    } else if (Status st = proto::WriteJsonFile(args.json, report); !st.ok()) {
-      err << "denpex canary: " << st.message() << "\n";
-      rc = ExitCodeFor(st);
-    }
-  }
-  if (!args.history.empty()) {
-    auto history = engine::ReadHistory(args.history);
-    Status st = history.ok()
-                    ? engine::RecordCanary(
-                          args.history, *history,
-                          engine::CanaryHistoryRecord(report, diagnosis, WallNow()), args.incident)
-                    : history.status();
-    if (!st.ok()) {
-      err << "denpex canary: " << st.message() << "\n";
-      rc = ExitCodeFor(st);
-    }
-  }
-  return rc;
+  return Report(args, diagnosis, report, out, err);
 }
 
 }  // namespace denpex::cli
