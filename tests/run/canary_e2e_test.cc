@@ -3,7 +3,8 @@
 // `denpex diagnose --json` names it and says to resume from step 10. The canary then runs the
 // same command resumed from that checkpoint ({checkpoint}) for 6 steps: with the fault removed it
 // is a go (exit 0, every check passed); with the fault still injected it is a no-go (exit 5) that
-// names the recurrence, and its record lands in the history store.
+// names the recurrence; with a rank still slow, a no-go on the step time. Every record lands in
+// the history store.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -149,7 +150,24 @@ TEST(CanaryE2eTorchrun, GoOnTheFixedJobAndNoGoNamingTheRecurrenceWhenTheFaultIsS
   EXPECT_EQ(no_go.failures(0).initiator().rank(), 1);
   std::printf("%s", ReadAll(scratch.path() / "canary-faulty.out").c_str());
 
-  // Both results in the history store, as canary records.
+  // A rank that is still slow (0.3 s more a step from the first step on): every rank reaches
+  // its steps, but at about 4 times the failed run's step time, past even a 100% tolerance.
+  v1::CanaryReport slow;
+  EXPECT_EQ(
+      Canary(scratch.path(), "canary-slow",
+             {"--fault", "slow", "--fault-rank", "1", "--fault-step", "11", "--slow-s", "0.3"},
+             &slow),
+      5)
+      << ReadAll(scratch.path() / "canary-slow.out");
+  EXPECT_EQ(slow.verdict(), v1::CANARY_NO_GO);
+  ASSERT_NE(Check(slow, "step_time"), nullptr);
+  EXPECT_EQ(Check(slow, "step_time")->result(), v1::CANARY_CHECK_FAIL)
+      << Check(slow, "step_time")->detail();
+  EXPECT_GT(Check(slow, "step_time")->canary_value(), Check(slow, "step_time")->limit());
+  EXPECT_EQ(Check(slow, "steps_reached")->result(), v1::CANARY_CHECK_PASS);
+  std::printf("%s", ReadAll(scratch.path() / "canary-slow.out").c_str());
+
+  // Every result in the history store, as canary records.
   const std::string history = ReadAll(scratch.path() / "history.jsonl");
   EXPECT_NE(history.find("\"verdict\":\"CANARY_GO\""), std::string::npos) << history;
   EXPECT_NE(history.find("\"verdict\":\"CANARY_NO_GO\""), std::string::npos) << history;
