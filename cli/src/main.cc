@@ -384,6 +384,66 @@ int main(int argc, char** argv) {
       "invalid input.");
   preflight->callback([&] { rc = RunPreflight(preflight_args, std::cout, std::cerr); });
 
+  CanaryArgs canary_args;
+  auto* canary = app.add_subcommand(
+      "canary",
+      "Run the failed job's command at production shape (drained nodes excluded), resumed from "
+      "the verified checkpoint, and judge it against the failed run: go or no-go. denpex canary "
+      "--diagnosis FILE --incident DIR --out DIR -- COMMAND...");
+  canary->add_option("--diagnosis", canary_args.diagnosis, "The failed run's diagnosis JSON")
+      ->required();
+  canary
+      ->add_option("--incident", canary_args.incident,
+                   "The failed run's incident directory: its step lines are the baseline")
+      ->required();
+  canary
+      ->add_option("--out", canary_args.out,
+                   "The canary's output directory, new or empty: the command's output goes to "
+                   "OUT/console.log ({out} in the command for its own files)")
+      ->required();
+  canary->add_option("--checkpoint", canary_args.checkpoint,
+                     "Resume from the newest safe checkpoint of this directory, verified again "
+                     "(default: the diagnosis's checkpoint)");
+  canary
+      ->add_option("--steps", canary_args.steps,
+                   "N: the canary must reach the resume step + N on every rank")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))
+      ->capture_default_str();
+  canary->add_option("--nodes", canary_args.nodes,
+                     "The allocation in Slurm's host list syntax: {nodes} is it less the drained "
+                     "nodes");
+  canary
+      ->add_option("--step-time-tolerance", canary_args.step_time_tolerance,
+                   "The canary's median step time may exceed the failed run's by this share")
+      ->capture_default_str();
+  canary
+      ->add_option("--loss-tolerance", canary_args.loss_tolerance,
+                   "The canary's first loss must lie within this share of the failed run's loss "
+                   "at the checkpoint's step")
+      ->capture_default_str();
+  canary->add_option("--timeout", canary_args.timeout, "Seconds the command may run")
+      ->capture_default_str();
+  canary
+      ->add_option("--grace", canary_args.grace,
+                   "Seconds between SIGTERM and SIGKILL when the canary stops the command")
+      ->capture_default_str();
+  canary->add_option("--interval", canary_args.interval, "Seconds between looks at OUT")
+      ->capture_default_str();
+  canary->add_option("--json", canary_args.json,
+                     "Write the report JSON here (- for standard output)");
+  canary->add_option("--history", canary_args.history,
+                     "Append the result to this history store (docs/history_format.md)");
+  canary
+      ->add_option("command", canary_args.command,
+                   "The job's command and its arguments, after --; {exclude}, {nodes}, "
+                   "{include}, {checkpoint}, {checkpoint_dir}, {step}, {steps}, {until}, {out} "
+                   "are substituted")
+      ->required();
+  canary->footer(
+      "Exit codes: 0 go, 5 no-go, 2 usage error or a refusal to start (no safe checkpoint, every "
+      "node drained), 3 unreadable input or nothing to judge (no step line).");
+  canary->callback([&] { rc = RunCanary(canary_args, std::cout, std::cerr); });
+
   DemoArgs demo_args;
   auto* demo = app.add_subcommand("demo", "The embedded default: simulate 4,096 ranks with one "
                                           "SIGKILLed rank, diagnose, score");

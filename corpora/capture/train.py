@@ -33,7 +33,8 @@ Fault injection (--fault, on --fault-rank, at --fault-step):
   kill_in_save while saving the checkpoint of --fault-step (rank 0 only): writes part of the
                file, then SIGKILLs itself, leaving a truncated step_<N>.pt; `latest` still
                names the previous checkpoint
-Resuming (--resume DIR): every rank loads the checkpoint that DIR/latest names into its model
+Resuming (--resume DIR, or --resume FILE): every rank loads the checkpoint that DIR/latest
+names (or FILE itself, e.g. the one `denpex canary` passes as {checkpoint}) into its model
 before the first step (model.module.load_state_dict, strict) and continues from its step.
 With --hidden different from the width that wrote it, every rank's load raises torch's
 "Error(s) in loading state_dict ... size mismatch" (a job-level configuration error).
@@ -76,7 +77,8 @@ def parse_args():
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--hidden", type=int, default=64, help="width of the MLP's hidden layer")
     p.add_argument("--resume", default="",
-                   help="checkpoint directory to resume from (its `latest` file names the file)")
+                   help="checkpoint directory to resume from (its `latest` file names the file), "
+                        "or the checkpoint file itself")
     return p.parse_args()
 
 
@@ -168,8 +170,10 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     first = 1
     if args.resume:
-        with open(os.path.join(args.resume, "latest")) as f:
-            path = os.path.join(args.resume, f.read().strip())
+        path = args.resume
+        if os.path.isdir(args.resume):
+            with open(os.path.join(args.resume, "latest")) as f:
+                path = os.path.join(args.resume, f.read().strip())
         log.info("resuming from %s", path)
         state = torch.load(path, map_location="cpu")
         if rank == 0:

@@ -98,7 +98,14 @@ bool ReadEnum(JsonReader& r, const google::protobuf::EnumDescriptor* d, Enum* ou
 // One line, a flat JSON object of HistoryEntry's fields, read with the pull reader (a store of
 // 200,000 lines through protobuf's JSON parser took 5 s of CPU per 60 MB). "" when it is one;
 // else why not.
-std::string ParseEntry(std::string_view line, v1::HistoryEntry* e) {
+// A canary record's own fields (CanaryRecord); the others are HistoryEntry's.
+struct CanaryFields {
+  std::string kind;  // "" for an incident
+  v1::CanaryVerdict verdict = v1::CANARY_VERDICT_UNSPECIFIED;
+  std::string canary;
+};
+
+std::string ParseEntry(std::string_view line, v1::HistoryEntry* e, CanaryFields* canary) {
   JsonReader r(line);
   if (!r.BeginObject()) return r.error();
   while (auto key = r.NextKey()) {
@@ -121,6 +128,15 @@ std::string ParseEntry(std::string_view line, v1::HistoryEntry* e) {
       v1::Owner o{};
       if (!ReadEnum(r, v1::Owner_descriptor(), &o)) return "invalid owner";
       e->set_owner(o);
+    } else if (*key == "kind" || *key == "canary") {
+      if (r.Peek() == 'n' && r.Skip()) continue;
+      auto value = r.String();
+      if (!value) return "\"" + *key + "\" is not a string";
+      (*key == "kind" ? canary->kind : canary->canary) = std::move(*value);
+    } else if (*key == "verdict") {
+      v1::CanaryVerdict v{};
+      if (!ReadEnum(r, v1::CanaryVerdict_descriptor(), &v)) return "invalid verdict";
+      canary->verdict = v;
     } else {
       return "unknown field \"" + *key + "\"";
     }
@@ -138,16 +154,42 @@ void ReadEntry(const fs::path& path, int number, std::string& line, History* h, 
     if (++*bad <= kMaxProblems) h->problems.push_back(where + std::move(text));
   };
   v1::HistoryEntry e;
-  if (const std::string why = ParseEntry(line, &e); !why.empty()) {
+  CanaryFields c;
+  std::string why = ParseEntry(line, &e, &c);
+  if (why.empty() && !c.kind.empty() && c.kind != "canary")
+    why = "kind \"" + c.kind + "\" is not \"canary\"";
+  if (why.empty() && c.kind.empty() &&
+      (!c.canary.empty() || c.verdict != v1::CANARY_VERDICT_UNSPECIFIED))
+    why = "a canary's fields without \"kind\": \"canary\"";
+  if (!why.empty()) {
     return problem("not a history entry (" + why +
-                   "); skipped. Each line is one JSON object with time, node, gpu, failure_class, owner, incident, "
-                   "action (docs/history_format.md); fix or delete the line.");
+                   "); skipped. Each line is one JSON object with time, node, gpu, failure_class, "
+                   "owner, incident, "
+                   "action (a canary's: kind \"canary\", time, verdict, canary, ...; "
+                   "docs/history_format.md); fix or "
+                   "delete the line.");
   }
-  if (e.node().empty() || !ParseRfc3339(e.time())) {
-    return problem((e.node().empty() ? "no node" : "time \"" + e.time() + "\" is not RFC 3339") +
-                   "; skipped. Write \"node\": \"<hostname>\" and \"time\": \"2026-03-02T09:17:03Z\".");
+  const bool canary = !c.kind.empty();
+  if ((e.node().empty() && !canary) || !ParseRfc3339(e.time())) {
+    return problem(
+        (e.node().empty() && !canary ? "no node" : "time \"" + e.time() + "\" is not RFC 3339") +
+        "; skipped. Write \"node\": \"<hostname>\" and \"time\": \"2026-03-02T09:17:03Z\".");
   }
-  h->entries.push_back(std::move(e));
+  if (!canary) {
+    h->entries.push_back(std::move(e));
+    return;
+  }
+  v1::CanaryRecord r;
+  r.set_kind(c.kind);
+  r.set_time(e.time());
+  r.set_node(e.node());
+  r.set_gpu(e.gpu());
+  r.set_failure_class(e.failure_class());
+  r.set_owner(e.owner());
+  r.set_incident(e.incident());
+  r.set_verdict(c.verdict);
+  r.set_canary(c.canary);
+  h->canaries.push_back(std::move(r));
 }
 
 }  // namespace
@@ -275,6 +317,12 @@ void ApplyHistory(const History& history, const std::string& store, const fs::pa
   *d->mutable_recurrence() = r;
 }
 
+namespace {
+// One JSON line appended to the store, after the path's checks.
+Status AppendLine(const fs::path& path, const google::protobuf::Message& entry,
+                  const fs::path& incident);
+}  // namespace
+
 v1::HistoryEntry HistoryEntryOf(const v1::Diagnosis& d, const fs::path& incident) {
   v1::HistoryEntry e;
   e.set_time(d.initiator().time());
@@ -295,6 +343,26 @@ Status RecordHistory(const fs::path& path, const History& existing, const v1::Hi
   for (const v1::HistoryEntry& e : existing.entries) {
     if (SameIncident(e.incident()) == self && e.time() == entry.time()) return Status::Ok();
   }
+  return AppendLine(path, entry, incident);
+}
+
+Status RecordCanary(const fs::path& path, const History& existing, const v1::CanaryRecord& record,
+                    const fs::path& incident) {
+  const fs::path read_only[] = {incident};
+  DENPEX_RETURN_IF_ERROR(CheckOutputPath(path, read_only));
+  const std::string self = SameIncident(record.incident());
+  for (const v1::CanaryRecord& r : existing.canaries) {
+    if (SameIncident(r.incident()) == self && r.time() == record.time() &&
+        r.canary() == record.canary())
+      return Status::Ok();
+  }
+  return AppendLine(path, record, incident);
+}
+
+namespace {
+Status AppendLine(const fs::path& path, const google::protobuf::Message& entry,
+                  const fs::path& incident) {
+  const fs::path read_only[] = {incident};
   google::protobuf::util::JsonPrintOptions opts;
   opts.preserve_proto_field_names = true;
   std::string line;
@@ -302,5 +370,7 @@ Status RecordHistory(const fs::path& path, const History& existing, const v1::Hi
   if (!st.ok()) return Status::Internal("history entry: " + std::string(st.message()));
   return AppendOutputFile(path, line + "\n", read_only);
 }
+
+}  // namespace
 
 }  // namespace denpex::engine

@@ -154,6 +154,30 @@ struct PreflightArgs {
 };
 int RunPreflight(const PreflightArgs& args, std::ostream& out, std::ostream& err);
 
+// `denpex canary` (docs/canary.md): the failed job's command run at production shape (drained
+// nodes excluded), resumed from the verified checkpoint, followed by the watcher and judged
+// against the failed run's own pre-failure baseline. Exit 0 go, kExitCanaryNoGo no-go, 3 when
+// nothing could be judged, 2 when it refuses to start (no safe checkpoint, every node drained).
+inline constexpr int kExitCanaryNoGo = 5;
+struct CanaryArgs {
+  std::filesystem::path diagnosis;   // the failed run's diagnosis JSON
+  std::filesystem::path incident;    // the failed run's incident directory (its baseline)
+  std::filesystem::path out;         // the canary's output directory (new or empty)
+  std::filesystem::path checkpoint;  // verified again and resumed from; empty: the diagnosis's
+  std::int64_t steps = 20;           // N: steps past the resume step
+  std::string nodes;                 // the allocation (Slurm host list); empty: not given
+  double step_time_tolerance = 0.25;
+  double loss_tolerance = 0.5;
+  double timeout = 3600;          // seconds the command may run
+  double grace = 10;              // seconds between SIGTERM and SIGKILL when it is stopped
+  double interval = 0.5;          // seconds between looks at its output
+  std::filesystem::path json;     // the report; empty: none
+  std::filesystem::path history;  // the history store the result is appended to; empty: none
+  int threads = 1;
+  std::vector<std::string> command;
+};
+int RunCanary(const CanaryArgs& args, std::ostream& out, std::ostream& err);
+
 struct DemoArgs {
   std::filesystem::path out = "denpex-demo";
   bool force = false;  // replace OUT/incident even when it is not a simulated one
