@@ -23,6 +23,7 @@
 #include "preflight_collect.h"
 #include "preflight_fabric.h"
 #include "replay.h"
+#include "report_incident.h"
 
 namespace denpex::cli {
 namespace fs = std::filesystem;
@@ -201,6 +202,13 @@ int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) 
   return kExitOk;
 }
 
+namespace {
+Result<engine::DiagnosisWithTimes> WithoutTimes(Result<v1::Diagnosis> d) {
+  if (!d.ok()) return d.status();
+  return engine::DiagnosisWithTimes{.diagnosis = std::move(*d), .times = {}};
+}
+}  // namespace
+
 int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) {
   auto strategy = engine::ParseStrategy(args.strategy);
   if (!strategy) {
@@ -210,7 +218,14 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
     return kExitUsage;
   }
   const fs::path read[] = {args.incident, args.checkpoint_dir, args.control};
-  if (int rc = CheckOutput(err, "diagnose", args.json, read); rc != kExitOk) return rc;
+  for (const fs::path* p : {&args.json, &args.html, &args.markdown}) {
+    if (int rc = CheckOutput(err, "diagnose", *p, read); rc != kExitOk) return rc;
+  }
+  if (IsStdout(args.json) + IsStdout(args.html) + IsStdout(args.markdown) > 1) {
+    err << "denpex diagnose: only one of --json, --html and --markdown can be - (standard "
+           "output); write the others to files\n";
+    return kExitUsage;
+  }
   if (args.record_history && args.history.empty()) {
     err << "denpex diagnose: --record-history needs --history FILE (the store to append to)\n";
     return kExitUsage;
@@ -218,11 +233,16 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
   if (args.record_history) {
     if (int rc = CheckOutput(err, "diagnose", args.history, read); rc != kExitOk) return rc;
   }
-  auto d = engine::Diagnose(args.incident, {.strategy = *strategy,
-                                            .threads = args.threads,
-                                            .checkpoint_dir = args.checkpoint_dir,
-                                            .control = args.control});
-  if (!d.ok()) return Fail(err, "diagnose", d.status());
+  const engine::DiagnoseOptions options{.strategy = *strategy,
+                                        .threads = args.threads,
+                                        .checkpoint_dir = args.checkpoint_dir,
+                                        .control = args.control};
+  // Each rank's first error only for a report that draws the cascade.
+  auto both = args.html.empty() && args.markdown.empty()
+                  ? WithoutTimes(engine::Diagnose(args.incident, options))
+                  : engine::DiagnoseWithTimes(args.incident, options);
+  if (!both.ok()) return Fail(err, "diagnose", both.status());
+  v1::Diagnosis* d = &both->diagnosis;
   if (!args.history.empty()) {
     auto history = engine::ReadHistory(args.history);
     if (!history.ok()) return Fail(err, "diagnose", history.status());
@@ -236,9 +256,24 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
       if (!st.ok()) return Fail(err, "diagnose", st);
     }
   }
-  if (!IsStdout(args.json)) out << engine::RenderText(*d);  // `--json -`: stdout is the JSON
+  // `--json -` (or --html, --markdown): standard output is that document, not the text.
+  if (!IsStdout(args.json) && !IsStdout(args.html) && !IsStdout(args.markdown)) {
+    out << engine::RenderText(*d);
+  }
   if (!args.json.empty()) {
     if (auto st = WriteOutput(args.json, proto::ToJson(*d) + "\n", out, read); !st.ok()) {
+      return Fail(err, "diagnose", st);
+    }
+  }
+  if (args.html.empty() && args.markdown.empty()) return kExitOk;
+  const IncidentReport report = BuildIncidentReport(args.incident, *d, std::move(both->times));
+  if (!args.html.empty()) {
+    if (auto st = WriteOutput(args.html, RenderIncidentHtml(report), out, read); !st.ok()) {
+      return Fail(err, "diagnose", st);
+    }
+  }
+  if (!args.markdown.empty()) {
+    if (auto st = WriteOutput(args.markdown, RenderIncidentMarkdown(report), out, read); !st.ok()) {
       return Fail(err, "diagnose", st);
     }
   }

@@ -172,6 +172,12 @@ int main(int argc, char** argv) {
   diag->add_option("--json", diag_args.json,
                    "Write the diagnosis JSON here (a regular file outside the incident; - for "
                    "standard output, instead of the text)");
+  diag->add_option("--html", diag_args.html,
+                   "Write the incident report as one self-contained HTML page here: verdict, "
+                   "cascade timeline, cited lines in context, checkpoint, recovery "
+                   "(docs/incident_report.md)");
+  diag->add_option("--markdown", diag_args.markdown,
+                   "Write the same incident report in Markdown here");
   diag->add_option("--strategy", diag_args.strategy,
                    "engine | first-error | loudest | elastic-root-cause | newest-checkpoint | "
                    "fr-trace | fr-wavefront | ras (baselines)")

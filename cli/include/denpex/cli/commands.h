@@ -36,6 +36,8 @@ int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err);
 struct DiagnoseArgs {
   std::filesystem::path incident;
   std::filesystem::path json;  // empty: no JSON file
+  std::filesystem::path html;  // the incident report as one HTML page; empty: none
+  std::filesystem::path markdown;  // the incident report in Markdown; empty: none
   std::string strategy = "engine";
   int threads = 0;
   std::filesystem::path control;  // a healthy run of the same job; empty: none
