@@ -22,6 +22,7 @@
 #include "eval_internal.h"
 #include "preflight_collect.h"
 #include "preflight_fabric.h"
+#include "progress.h"
 #include "replay.h"
 #include "report_incident.h"
 
@@ -53,22 +54,32 @@ Status WriteOutput(const fs::path& path, std::string_view data, std::ostream& ou
 
 namespace {
 
-// `checkpoint verify --deep` on a terminal: bytes read so far and the rate, redrawn on one
-// line of stderr at most every 200 ms, cleared when the verification ends.
+// `checkpoint verify --deep`'s bytes read so far and the rate on stderr (no ETA: the bytes to
+// read are not known before): on a terminal redrawn at most every 200 ms and cleared at the end,
+// elsewhere a line at most every --progress-interval seconds.
 class DeepProgress {
  public:
-  explicit DeepProgress(std::ostream& err) : err_(err), start_(Clock::now()), last_(start_) {}
+  DeepProgress(ProgressMode mode, double interval_s, std::ostream& err)
+      : mode_(mode), interval_s_(interval_s), err_(err), start_(Clock::now()), last_(start_) {}
   void Add(std::uint64_t bytes) {
     bytes_ += bytes;
     const auto now = Clock::now();
-    if (now - last_ < std::chrono::milliseconds(200)) return;
+    const double since = std::chrono::duration<double>(now - last_).count();
+    if (mode_ == ProgressMode::kOff ||
+        since < (mode_ == ProgressMode::kTerminal ? 0.2 : interval_s_)) {
+      return;
+    }
     last_ = now;
     const double s = std::chrono::duration<double>(now - start_).count();
-    char line[96];
-    std::snprintf(line, sizeof line, "\r--deep: %.2f GB read, %.2f GB/s", bytes_ / 1e9,
-                  s > 0 ? bytes_ / 1e9 / s : 0.0);
-    err_ << line << std::flush;
-    drawn_ = true;
+    char line[128];
+    std::snprintf(line, sizeof line, "--deep: %.2f GB read, %.2f GB/s, %s elapsed", bytes_ / 1e9,
+                  s > 0 ? bytes_ / 1e9 / s : 0.0, Duration(s).c_str());
+    if (mode_ == ProgressMode::kTerminal) {
+      err_ << "\r" << line << std::flush;
+      drawn_ = true;
+    } else {
+      err_ << UtcNow() << " denpex checkpoint verify " << line << "\n" << std::flush;
+    }
   }
   void Clear() {
     if (drawn_) err_ << "\r\x1b[K" << std::flush;
@@ -76,6 +87,8 @@ class DeepProgress {
 
  private:
   using Clock = std::chrono::steady_clock;
+  ProgressMode mode_;
+  double interval_s_;
   std::ostream& err_;
   Clock::time_point start_, last_;
   std::uint64_t bytes_ = 0;
@@ -188,9 +201,17 @@ int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) 
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (replay) {
     const std::optional<TimeNs> start = ParseRfc3339(result->truth.job().start_time());
-    const Status st =
-        Replay(staging, args.out / "incident", start ? ToCivil(*start).year : ToCivil(0).year,
-               start, {.speed = *args.replay, .max_gap_s = args.replay_max_gap}, out);
+    ProgressLine progress(ChooseProgress(args.progress), err, "denpex simulate --replay", "", 1000,
+                          args.progress.interval_s);
+    const Status st = Replay(
+        staging, args.out / "incident", start ? ToCivil(*start).year : ToCivil(0).year, start,
+        {.speed = *args.replay,
+         .max_gap_s = args.replay_max_gap,
+         .on_batch =
+             [&progress](std::int64_t done, std::int64_t total) {
+               progress.Update(total > 0 ? static_cast<std::uint64_t>(1000 * done / total) : 1000);
+             }},
+        out);
     if (!st.ok()) return Fail(err, "simulate", st);
   }
   const auto& s = result->stats;
@@ -314,8 +335,8 @@ int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std
   }
   const fs::path read[] = {args.dir};
   if (int rc = CheckOutput(err, "checkpoint verify", args.json, read); rc != kExitOk) return rc;
-  DeepProgress progress(err);
-  if (args.deep && ::isatty(STDERR_FILENO) == 1) {
+  DeepProgress progress(ChooseProgress(args.progress), args.progress.interval_s, err);
+  if (args.deep) {
     opts.deep_progress = [&progress](std::uint64_t bytes) { progress.Add(bytes); };
   }
   auto report = engine::VerifyCheckpointDir(args.dir, opts);

@@ -1,7 +1,8 @@
 // `denpex diagnose --html/--markdown` on a simulated incident, the page opened in headless
 // Chromium: its DOM holds every section, and a screenshot shows the timeline (the plot's
 // background, the initiator's ring, the error groups' wave fronts and the ranks' dots in their
-// colours inside it).
+// colours inside it). Progress lines on a stderr that is not a terminal (`eval`, `simulate
+// --replay`) leave stdout and the output files as they are.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -113,6 +114,56 @@ TEST(IncidentReportE2e, HtmlOpensInHeadlessChromiumAndTheScreenshotShowsTheTimel
     fs::copy_file(tmp.path() / "r.png", fs::path(dir) / "incident_report.png",
                   fs::copy_options::overwrite_existing);
   }
+}
+
+// The same eval with periodic lines at every 10 % (no wait) and with none: the same stdout but
+// for its wall times, the same JSON report but for them, and the lines only on stderr.
+TEST(ProgressE2e, EvalAndReplayPrintStatusLinesOnANonTerminalStderrOnly) {
+  TempDir tmp;
+  const std::string eval = "eval " + Source("scenarios/smoke") + " --seeds 2 --jobs 2";
+  // In a subshell: Shell() sends the command's stderr to its stdout.
+  ASSERT_EQ(Shell("(" + std::string(DENPEX_BINARY) + " " + eval + " --progress-interval 0 --json " +
+                  tmp / "a.json" + " >" + tmp / "a.out" + " 2>" + tmp / "a.err)")
+                .code,
+            0);
+  ASSERT_EQ(Shell("(" + std::string(DENPEX_BINARY) + " " + eval + " --no-progress --json " +
+                  tmp / "b.json" + " >" + tmp / "b.out" + " 2>" + tmp / "b.err)")
+                .code,
+            0);
+  const std::string err = ReadAll(tmp.path() / "a.err");
+  EXPECT_NE(err.find("denpex eval: 50% (3/6 jobs), "), std::string::npos) << err;
+  EXPECT_NE(err.find(", ETA "), std::string::npos) << err;
+  EXPECT_NE(err.find("denpex eval: 100% (6/6 jobs)"), std::string::npos) << err;
+  EXPECT_EQ(err.find('\r'), std::string::npos);
+  EXPECT_TRUE(ReadAll(tmp.path() / "b.err").empty());
+  const std::string out = ReadAll(tmp.path() / "a.out");
+  EXPECT_EQ(out.find("denpex eval:"), std::string::npos);
+  auto drop_walls = [](std::string s) {  // "... 1.2 s ..." differs run to run
+    std::string kept;
+    for (size_t at = 0; at < s.size();) {
+      size_t nl = s.find('\n', at);
+      if (nl == std::string::npos) nl = s.size();
+      const std::string line = s.substr(at, nl - at);
+      if (line.find("Wall") == std::string::npos && line.find("wall") == std::string::npos &&
+          line.find("seconds") == std::string::npos && line.find(" s ") == std::string::npos &&
+          line.find(" s)") == std::string::npos && line.find(" s.") == std::string::npos) {
+        kept += line + "\n";
+      }
+      at = nl + 1;
+    }
+    return kept;
+  };
+  EXPECT_EQ(drop_walls(out), drop_walls(ReadAll(tmp.path() / "b.out")));
+
+  // A replay's status is the share of its wall time written.
+  const CmdResult replay =
+      Shell("(" + std::string(DENPEX_BINARY) + " simulate " + kScenario + " --out " + tmp / "rp" +
+            " --replay 600 --replay-max-gap 0.05 --progress-interval 0 2>" + tmp / "rp.err)");
+  ASSERT_EQ(replay.code, 0) << replay.output;
+  const std::string rerr = ReadAll(tmp.path() / "rp.err");
+  EXPECT_NE(rerr.find("Z denpex simulate --replay: "), std::string::npos) << rerr;
+  EXPECT_NE(rerr.find("s elapsed"), std::string::npos) << rerr;
+  EXPECT_EQ(replay.output.find("denpex simulate --replay:"), std::string::npos);
 }
 
 }  // namespace
