@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <initializer_list>
 #include <string>
 
 #include "denpex/common/time.h"
@@ -64,6 +65,13 @@ engine::RankFirstError RankAt(int rank, const std::string& node, TimeNs printed,
           .line = 7};
 }
 
+void ExpectHas(const std::string& text, std::initializer_list<std::string> parts) {
+  for (const std::string& p : parts) EXPECT_NE(text.find(p), std::string::npos) << p;
+}
+void ExpectLacks(const std::string& text, std::initializer_list<std::string> parts) {
+  for (const std::string& p : parts) EXPECT_EQ(text.find(p), std::string::npos) << p;
+}
+
 // Markdown outside its fenced blocks (inside them text is verbatim, never markup).
 std::string OutsideFences(const std::string& md) {
   std::string out, fence;
@@ -102,12 +110,8 @@ TEST(IncidentReport, HostileLogTextIsEscapedInHtmlAndMarkdown) {
   ASSERT_EQ(r.evidence[0].lines.size(), 3u);
 
   const std::string html = RenderIncidentHtml(r);
-  EXPECT_EQ(html.find("<script"), std::string::npos);
-  EXPECT_EQ(html.find('\x1b'), std::string::npos);
-  EXPECT_EQ(html.find('\x07'), std::string::npos);
-  EXPECT_EQ(html.find("node-<b>"), std::string::npos);
-  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt; \\x1b[2J\\x07"), std::string::npos);
-  EXPECT_NE(html.find("&amp;amp;"), std::string::npos);
+  ExpectLacks(html, {"<script", "\x1b", "\x07", "node-<b>"});
+  ExpectHas(html, {"&lt;script&gt;alert(1)&lt;/script&gt; \\x1b[2J\\x07", "&amp;amp;"});
 
   const std::string md = RenderIncidentMarkdown(r);
   const std::string prose = OutsideFences(md);
@@ -237,11 +241,8 @@ TEST(IncidentReport, InconclusiveSaysWhatIsMissing) {
   d.mutable_input()->set_ranks_seen(12);
   const IncidentReport r = BuildIncidentReport("/nonexistent", d, {});
   const std::string html = RenderIncidentHtml(r);
-  EXPECT_NE(html.find("Verdict: INCONCLUSIVE"), std::string::npos);
-  EXPECT_NE(html.find("What is missing"), std::string::npos);
-  EXPECT_NE(html.find("rank 4 on node-c"), std::string::npos);
-  EXPECT_NE(html.find("Logs of 12 of 16 ranks"), std::string::npos);
-  EXPECT_NE(html.find("nothing to draw"), std::string::npos);
+  ExpectHas(html, {"Verdict: INCONCLUSIVE", "What is missing", "rank 4 on node-c",
+                   "Logs of 12 of 16 ranks", "nothing to draw"});
   EXPECT_NE(RenderIncidentMarkdown(r).find("### What is missing"), std::string::npos);
 }
 
