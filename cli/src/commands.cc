@@ -22,7 +22,9 @@
 #include "eval_internal.h"
 #include "preflight_collect.h"
 #include "preflight_fabric.h"
+#include "progress.h"
 #include "replay.h"
+#include "report_incident.h"
 
 namespace denpex::cli {
 namespace fs = std::filesystem;
@@ -52,22 +54,32 @@ Status WriteOutput(const fs::path& path, std::string_view data, std::ostream& ou
 
 namespace {
 
-// `checkpoint verify --deep` on a terminal: bytes read so far and the rate, redrawn on one
-// line of stderr at most every 200 ms, cleared when the verification ends.
+// `checkpoint verify --deep`'s bytes read so far and the rate on stderr (no ETA: the bytes to
+// read are not known before): on a terminal redrawn at most every 200 ms and cleared at the end,
+// elsewhere a line at most every --progress-interval seconds.
 class DeepProgress {
  public:
-  explicit DeepProgress(std::ostream& err) : err_(err), start_(Clock::now()), last_(start_) {}
+  DeepProgress(ProgressMode mode, double interval_s, std::ostream& err)
+      : mode_(mode), interval_s_(interval_s), err_(err), start_(Clock::now()), last_(start_) {}
   void Add(std::uint64_t bytes) {
     bytes_ += bytes;
     const auto now = Clock::now();
-    if (now - last_ < std::chrono::milliseconds(200)) return;
+    const double since = std::chrono::duration<double>(now - last_).count();
+    if (mode_ == ProgressMode::kOff ||
+        since < (mode_ == ProgressMode::kTerminal ? 0.2 : interval_s_)) {
+      return;
+    }
     last_ = now;
     const double s = std::chrono::duration<double>(now - start_).count();
-    char line[96];
-    std::snprintf(line, sizeof line, "\r--deep: %.2f GB read, %.2f GB/s", bytes_ / 1e9,
-                  s > 0 ? bytes_ / 1e9 / s : 0.0);
-    err_ << line << std::flush;
-    drawn_ = true;
+    char line[128];
+    std::snprintf(line, sizeof line, "--deep: %.2f GB read, %.2f GB/s, %s elapsed", bytes_ / 1e9,
+                  s > 0 ? bytes_ / 1e9 / s : 0.0, Duration(s).c_str());
+    if (mode_ == ProgressMode::kTerminal) {
+      err_ << "\r" << line << std::flush;
+      drawn_ = true;
+    } else {
+      err_ << UtcNow() << " denpex checkpoint verify " << line << "\n" << std::flush;
+    }
   }
   void Clear() {
     if (drawn_) err_ << "\r\x1b[K" << std::flush;
@@ -75,6 +87,8 @@ class DeepProgress {
 
  private:
   using Clock = std::chrono::steady_clock;
+  ProgressMode mode_;
+  double interval_s_;
   std::ostream& err_;
   Clock::time_point start_, last_;
   std::uint64_t bytes_ = 0;
@@ -187,9 +201,17 @@ int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) 
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (replay) {
     const std::optional<TimeNs> start = ParseRfc3339(result->truth.job().start_time());
-    const Status st =
-        Replay(staging, args.out / "incident", start ? ToCivil(*start).year : ToCivil(0).year,
-               start, {.speed = *args.replay, .max_gap_s = args.replay_max_gap}, out);
+    ProgressLine progress(ChooseProgress(args.progress), err, "denpex simulate --replay", "", 1000,
+                          args.progress.interval_s);
+    const Status st = Replay(
+        staging, args.out / "incident", start ? ToCivil(*start).year : ToCivil(0).year, start,
+        {.speed = *args.replay,
+         .max_gap_s = args.replay_max_gap,
+         .on_batch =
+             [&progress](std::int64_t done, std::int64_t total) {
+               progress.Update(total > 0 ? static_cast<std::uint64_t>(1000 * done / total) : 1000);
+             }},
+        out);
     if (!st.ok()) return Fail(err, "simulate", st);
   }
   const auto& s = result->stats;
@@ -201,6 +223,13 @@ int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) 
   return kExitOk;
 }
 
+namespace {
+Result<engine::DiagnosisWithTimes> WithoutTimes(Result<v1::Diagnosis> d) {
+  if (!d.ok()) return d.status();
+  return engine::DiagnosisWithTimes{.diagnosis = std::move(*d), .times = {}};
+}
+}  // namespace
+
 int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) {
   auto strategy = engine::ParseStrategy(args.strategy);
   if (!strategy) {
@@ -210,7 +239,14 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
     return kExitUsage;
   }
   const fs::path read[] = {args.incident, args.checkpoint_dir, args.control};
-  if (int rc = CheckOutput(err, "diagnose", args.json, read); rc != kExitOk) return rc;
+  for (const fs::path* p : {&args.json, &args.html, &args.markdown}) {
+    if (int rc = CheckOutput(err, "diagnose", *p, read); rc != kExitOk) return rc;
+  }
+  if (IsStdout(args.json) + IsStdout(args.html) + IsStdout(args.markdown) > 1) {
+    err << "denpex diagnose: only one of --json, --html and --markdown can be - (standard "
+           "output); write the others to files\n";
+    return kExitUsage;
+  }
   if (args.record_history && args.history.empty()) {
     err << "denpex diagnose: --record-history needs --history FILE (the store to append to)\n";
     return kExitUsage;
@@ -218,11 +254,16 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
   if (args.record_history) {
     if (int rc = CheckOutput(err, "diagnose", args.history, read); rc != kExitOk) return rc;
   }
-  auto d = engine::Diagnose(args.incident, {.strategy = *strategy,
-                                            .threads = args.threads,
-                                            .checkpoint_dir = args.checkpoint_dir,
-                                            .control = args.control});
-  if (!d.ok()) return Fail(err, "diagnose", d.status());
+  const engine::DiagnoseOptions options{.strategy = *strategy,
+                                        .threads = args.threads,
+                                        .checkpoint_dir = args.checkpoint_dir,
+                                        .control = args.control};
+  // Each rank's first error only for a report that draws the cascade.
+  auto both = args.html.empty() && args.markdown.empty()
+                  ? WithoutTimes(engine::Diagnose(args.incident, options))
+                  : engine::DiagnoseWithTimes(args.incident, options);
+  if (!both.ok()) return Fail(err, "diagnose", both.status());
+  v1::Diagnosis* d = &both->diagnosis;
   if (!args.history.empty()) {
     auto history = engine::ReadHistory(args.history);
     if (!history.ok()) return Fail(err, "diagnose", history.status());
@@ -236,9 +277,24 @@ int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err) 
       if (!st.ok()) return Fail(err, "diagnose", st);
     }
   }
-  if (!IsStdout(args.json)) out << engine::RenderText(*d);  // `--json -`: stdout is the JSON
+  // `--json -` (or --html, --markdown): standard output is that document, not the text.
+  if (!IsStdout(args.json) && !IsStdout(args.html) && !IsStdout(args.markdown)) {
+    out << engine::RenderText(*d);
+  }
   if (!args.json.empty()) {
     if (auto st = WriteOutput(args.json, proto::ToJson(*d) + "\n", out, read); !st.ok()) {
+      return Fail(err, "diagnose", st);
+    }
+  }
+  if (args.html.empty() && args.markdown.empty()) return kExitOk;
+  const IncidentReport report = BuildIncidentReport(args.incident, *d, std::move(both->times));
+  if (!args.html.empty()) {
+    if (auto st = WriteOutput(args.html, RenderIncidentHtml(report), out, read); !st.ok()) {
+      return Fail(err, "diagnose", st);
+    }
+  }
+  if (!args.markdown.empty()) {
+    if (auto st = WriteOutput(args.markdown, RenderIncidentMarkdown(report), out, read); !st.ok()) {
       return Fail(err, "diagnose", st);
     }
   }
@@ -279,8 +335,8 @@ int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std
   }
   const fs::path read[] = {args.dir};
   if (int rc = CheckOutput(err, "checkpoint verify", args.json, read); rc != kExitOk) return rc;
-  DeepProgress progress(err);
-  if (args.deep && ::isatty(STDERR_FILENO) == 1) {
+  DeepProgress progress(ChooseProgress(args.progress), args.progress.interval_s, err);
+  if (args.deep) {
     opts.deep_progress = [&progress](std::uint64_t bytes) { progress.Add(bytes); };
   }
   auto report = engine::VerifyCheckpointDir(args.dir, opts);

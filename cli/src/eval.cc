@@ -24,6 +24,7 @@
 #include "denpex/sim/simulator.h"
 #include "eval_internal.h"
 #include "preflight_eval.h"
+#include "progress.h"
 #include "report.h"
 #include "shapes/shapes.h"
 #include "watch/watch_eval.h"
@@ -51,33 +52,19 @@ fs::path ScratchRoot() {
 
 namespace {
 
-// A single updating line on a terminal; nothing otherwise.
+// The jobs done so far on stderr (progress.h), the last one named.
 class Progress {
  public:
-  Progress(bool enabled, std::ostream& err, size_t total)
-      : enabled_(enabled), err_(err), total_(total), t0_(Clock::now()) {}
+  Progress(const ProgressArgs& args, std::ostream& err, size_t total)
+      : line_(ChooseProgress(args), err, "denpex eval", "jobs", total, args.interval_s) {}
   void Done(const EvalJob& job) {
     const size_t n = ++done_;
-    if (!enabled_) return;
-    std::lock_guard lock(mu_);
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "[%zu/%zu] %3.0f%% %6.1f s  ", n, total_,
-                  100.0 * static_cast<double>(n) / static_cast<double>(total_),
-                  SecondsSince(t0_));
-    err_ << "\r\033[2K" << buf << job.suite << "/" << job.id << " seed " << job.seed
-         << std::flush;
-  }
-  ~Progress() {
-    if (enabled_ && done_ > 0) err_ << "\r\033[2K" << std::flush;
+    line_.Update(n, job.suite + "/" + job.id + " seed " + std::to_string(job.seed));
   }
 
  private:
-  bool enabled_;
-  std::ostream& err_;
-  size_t total_;
-  Clock::time_point t0_;
+  ProgressLine line_;
   std::atomic<size_t> done_{0};
-  std::mutex mu_;
 };
 
 struct RunConfig {

@@ -70,6 +70,21 @@ void AddEvalFlags(CLI::App* eval, denpex::cli::EvalArgs& a) {
                  "early bound: its lines may come before they were written) instead of writing it "
                  "whole when the replay ends (the latest they can come; the default)");
 }
+// --progress, --no-progress, --progress-interval (cli/src/progress.h).
+void AddProgressFlags(CLI::App* app, denpex::cli::ProgressArgs& a, const char* what) {
+  auto* on = app->add_flag("--progress", a.on,
+                           std::string("Show the progress of ") + what +
+                               " on stderr: a redrawn line on a terminal, else a line with an "
+                               "ETA at most every --progress-interval seconds and every 10 % "
+                               "(the default)");
+  auto* off = app->add_flag("--no-progress", a.off, "Show no progress");
+  on->excludes(off);
+  app->add_option("--progress-interval", a.interval_s,
+                  "Least seconds between two progress lines when stderr is not a terminal")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+}
+
 // A seed is a whole number in [0, 2^64): "-1" would otherwise wrap to 2^64 - 1.
 const CLI::Validator kSeed(
     [](std::string& s) -> std::string {
@@ -163,6 +178,7 @@ int main(int argc, char** argv) {
       "missing_node_fraction,truncated_node_fraction,damage_initiator_node,missing_initiator_node,"
       "interleaved_line_rate} "
       "(docs/scenario_format.md)");
+  AddProgressFlags(sim, sim_args.progress, "a --replay");
   sim->footer(kExitCodes);
   sim->callback([&] { rc = RunSimulate(sim_args, std::cout, std::cerr); });
 
@@ -172,6 +188,12 @@ int main(int argc, char** argv) {
   diag->add_option("--json", diag_args.json,
                    "Write the diagnosis JSON here (a regular file outside the incident; - for "
                    "standard output, instead of the text)");
+  diag->add_option("--html", diag_args.html,
+                   "Write the incident report as one self-contained HTML page here: verdict, "
+                   "cascade timeline, cited lines in context, checkpoint, recovery "
+                   "(docs/incident_report.md)");
+  diag->add_option("--markdown", diag_args.markdown,
+                   "Write the same incident report in Markdown here");
   diag->add_option("--strategy", diag_args.strategy,
                    "engine | first-error | loudest | elastic-root-cause | newest-checkpoint | "
                    "fr-trace | fr-wavefront | ras (baselines)")
@@ -269,6 +291,7 @@ int main(int argc, char** argv) {
   eval->add_option("--work-dir", eval_args.work_dir, "Keep the simulated incidents here");
   eval->add_option("--strategies", eval_args.strategies, "Strategies to compare")->capture_default_str();
   AddEvalFlags(eval, eval_args);
+  AddProgressFlags(eval, eval_args.progress, "the jobs");
   eval->footer(kExitCodes);
   EvalMergeArgs merge_args;
   auto* merge = eval->add_subcommand("merge", "Merge shard reports (--shard I/N) into one report");
@@ -280,7 +303,6 @@ int main(int argc, char** argv) {
   merge->callback([&] { rc = RunEvalMerge(merge_args, std::cout, std::cerr); });
   eval->callback([&] {
     if (merge->parsed()) return;
-    eval_args.progress = isatty(fileno(stderr)) != 0;
     rc = RunEval(eval_args, std::cout, std::cerr);
   });
 
@@ -293,7 +315,8 @@ int main(int argc, char** argv) {
   verify->add_option("--json", ckpt_args.json,
                      "Write the report JSON here (outside DIR; - for standard output)");
   verify->add_flag("--deep", ckpt_args.deep,
-                   "Read every tensor: reject NaN/Inf (naming the tensor) and bad zip CRC-32s; progress on a terminal");
+                   "Read every tensor: reject NaN/Inf (naming the tensor) and bad zip CRC-32s");
+  AddProgressFlags(verify, ckpt_args.progress, "--deep (bytes read; no ETA)");
   verify->add_option("--world-size", ckpt_args.world_size, "World size of the job that will resume")
       ->check(CLI::Range(0, 1 << 24));
   verify->add_option("--tp", ckpt_args.tp, "Tensor-parallel size")->check(CLI::Range(0, 1 << 24));

@@ -255,7 +255,8 @@ std::string Seconds(double s) {
 
 // The scheduler: sleeps until the next step is due, then writes every due line, one write
 // per file, and waits at least kTickNs before the next batch.
-Status WriteInTime(const ReplayPlan& plan, const Staged& s, const fs::path& to) {
+Status WriteInTime(const ReplayPlan& plan, const Staged& s, const fs::path& to,
+                   const ReplayOptions& options) {
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   std::vector<std::size_t> written(s.texts.size(), 0);
@@ -268,6 +269,7 @@ Status WriteInTime(const ReplayPlan& plan, const Staged& s, const fs::path& to) 
     for (const ReplayWrite& w : TakeDue(plan, &next, now_ns, &written)) {
       DENPEX_RETURN_IF_ERROR(files.Write(w));
     }
+    if (options.on_batch) options.on_batch(now_ns, plan.wall_ns);
     if (next < plan.steps.size()) std::this_thread::sleep_until(batch + Nanos(kTickNs));
   }
   return Status::Ok();
@@ -370,7 +372,7 @@ Status Replay(const fs::path& from, const fs::path& to, int year, std::optional<
       << " empty (created at the start)\n"
       << std::flush;
 
-  DENPEX_RETURN_IF_ERROR(WriteInTime(plan, s, to));
+  DENPEX_RETURN_IF_ERROR(WriteInTime(plan, s, to, options));
 
   // What is not text moves whole; empty directories are made; every replayed file takes the
   // modification time it had when staged (checkpoint verification compares them with the logs).

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <span>
@@ -46,6 +47,9 @@ struct ReplayOptions {
   // (false: written whole when the replay ends, the latest they can come; `eval --watch`
   // measures that bound by default, `--watch-pace-untimed` this one).
   bool pace_untimed = true;
+  // Called after each batch a replay writes: the wall time since it started and its whole
+  // span, in nanoseconds (`denpex simulate --replay`'s progress). Empty: none.
+  std::function<void(std::int64_t done_ns, std::int64_t total_ns)> on_batch;
 };
 
 // One step of a replay: file `file`'s bytes up to `end` (a line's end) are due `wall_ns` after

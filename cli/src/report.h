@@ -14,10 +14,12 @@ namespace denpex::cli {
 std::string RenderMarkdown(const v1::EvalReport& report);
 std::string RenderHtml(const v1::EvalReport& report);
 
-// An SVG chart of one incident: x = seconds after the truth's fault, y = rank. With
-// `zoom_on_ranks`, x spans only the ranks' first errors (the cascade wave up close).
+// An SVG chart of one incident: x = seconds after the timeline's origin (the truth's fault in
+// an evaluation), named by `x_label`; y = rank. With `zoom_on_ranks`, x spans only the ranks'
+// first errors (the cascade wave up close).
 std::string TimelineSvg(const v1::Timeline& timeline, int width, int height,
-                        bool zoom_on_ranks = false);
+                        bool zoom_on_ranks = false,
+                        const std::string& x_label = "seconds after the fault (truth)");
 
 // One column of an aggregate table.
 struct Column {
@@ -44,6 +46,13 @@ std::string RunSummary(const v1::EvalRun& run);
 
 // Escapes &, <, > and " for HTML and SVG text and attributes.
 std::string HtmlEscape(const std::string& s);
+
+// The <style> element every HTML report opens with (tables, timeline colours).
+extern const char* const kReportStyle;
+// Rows of cells as an HTML table of class `cls` (the first row the header; cells escaped) and
+// as a Markdown table (the first row the header; cells as given, first column left-aligned).
+std::string HtmlRows(const std::vector<std::vector<std::string>>& rows, const char* cls);
+std::string MdRows(const std::vector<std::vector<std::string>>& rows);
 
 // "RIGHT", "wrong", "abstained" for a per-incident cell, with the answered rank.
 std::string AnswerCell(const v1::IncidentScore& s);

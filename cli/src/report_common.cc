@@ -151,6 +151,48 @@ std::string RunSummary(const v1::EvalRun& run) {
   return out + ".";
 }
 
+const char* const kReportStyle = R"(<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}h3{font-size:15px}
+table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #ddd;padding:3px 8px}
+th{background:#f3f3f3;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
+tr.first td{border-top:2px solid #999}tr.engine td{font-weight:600}
+table.incidents tr.row{cursor:pointer}table.incidents tr.row:hover{background:#f7f7ff}
+.right{color:#176f2c}.wrong{color:#b3261e}.abstain{color:#8a6d00}
+tr.detail td{background:#fafafa}pre{white-space:pre-wrap;font-size:12px;margin:4px 0}
+svg.timeline{background:#fff}svg .plot{fill:#fbfbfb;stroke:#bbb}svg .tick{font-size:11px;fill:#555}
+svg .pt.fault{fill:#b3261e}svg .pt.initiator{fill:none;stroke:#1a56c4;stroke-width:3}
+svg .wave.group{stroke:#e08a00;stroke-width:3;opacity:.7}svg .wave.end{stroke:#666;stroke-dasharray:4 3}
+svg .wave.fault{stroke:#b3261e}svg .pt.rank{fill:#555;opacity:.6}.legend span{margin-right:16px}
+</style>)";
+
+std::string HtmlRows(const std::vector<std::vector<std::string>>& rows, const char* cls) {
+  std::string out = std::string("<table class=\"") + cls + "\">";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out += "<tr>";
+    for (const auto& cell : rows[i]) {
+      out += (i == 0 ? "<th>" : "<td>") + HtmlEscape(cell) + (i == 0 ? "</th>" : "</td>");
+    }
+    out += "</tr>";
+  }
+  return out + "</table>";
+}
+
+std::string MdRows(const std::vector<std::vector<std::string>>& rows) {
+  std::string out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out += "|";
+    for (const auto& cell : rows[i]) out += " " + cell + " |";
+    out += "\n";
+    if (i == 0) {
+      out += "|";
+      for (size_t c = 0; c < rows[0].size(); ++c) out += c == 0 ? "---|" : "---:|";
+      out += "\n";
+    }
+  }
+  return out;
+}
+
 std::string HtmlEscape(const std::string& s) {
   std::string out;
   out.reserve(s.size());

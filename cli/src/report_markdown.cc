@@ -77,21 +77,6 @@ std::string Incidents(const v1::EvalReport& report) {
   return out;
 }
 
-std::string MdRows(const std::vector<std::vector<std::string>>& rows) {
-  std::string out;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    out += "|";
-    for (const auto& cell : rows[i]) out += " " + cell + " |";
-    out += "\n";
-    if (i == 0) {
-      out += "|";
-      for (size_t c = 0; c < rows[0].size(); ++c) out += c == 0 ? "---|" : "---:|";
-      out += "\n";
-    }
-  }
-  return out;
-}
-
 // The collection-shapes axis: one row per shape, then the wrong and differing pairs.
 std::string Shapes(const v1::EvalReport& report) {
   const auto rows = ShapeRows(report);

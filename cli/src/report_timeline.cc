@@ -177,7 +177,7 @@ std::string Text(double x, double y, const char* anchor, const std::string& text
          "\">" + HtmlEscape(text) + "</text>";
 }
 
-std::string Axes(const Frame& f) {
+std::string Axes(const Frame& f, const std::string& x_label) {
   std::string svg = "<rect x=\"" + std::to_string(Frame::kLeft) + "\" y=\"" +
                     std::to_string(Frame::kTop) + "\" width=\"" + F(f.pw()) + "\" height=\"" +
                     F(f.ph()) + "\" class=\"plot\"/>";
@@ -188,8 +188,7 @@ std::string Axes(const Frame& f) {
   for (int r : {0, f.world - 1}) {
     svg += Text(Frame::kLeft - 6, f.Y(r) + 4, "end", "rank " + std::to_string(r));
   }
-  return svg + Text(Frame::kLeft + f.pw() / 2, f.height - 6, "middle",
-                    "seconds after the fault (truth)");
+  return svg + Text(Frame::kLeft + f.pw() / 2, f.height - 6, "middle", x_label);
 }
 
 // A dot at (time, rank) for a rank's event; a full-height wave front otherwise. Each mark
@@ -220,7 +219,8 @@ std::string Mark(const Frame& f, const v1::TimelinePoint& p, int nth_wave) {
 
 }  // namespace
 
-std::string TimelineSvg(const v1::Timeline& tl, int width, int height, bool zoom_on_ranks) {
+std::string TimelineSvg(const v1::Timeline& tl, int width, int height, bool zoom_on_ranks,
+                        const std::string& x_label) {
   Frame f{.width = width, .height = height, .world = std::max(1, tl.world_size()), .lo = 0,
           .hi = 1};
   std::vector<double> ranks;  // the ranks' first errors, in seconds
@@ -243,8 +243,8 @@ std::string TimelineSvg(const v1::Timeline& tl, int width, int height, bool zoom
   if (zoom) f.lo -= pad;
   std::string svg = "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
                     std::to_string(width) + "\" height=\"" + std::to_string(height) +
-                    "\" viewBox=\"0 0 " + std::to_string(width) + " " +
-                    std::to_string(height) + "\" role=\"img\">" + Axes(f);
+                    "\" viewBox=\"0 0 " + std::to_string(width) + " " + std::to_string(height) +
+                    "\" role=\"img\">" + Axes(f, x_label);
   int waves = 0;
   for (const auto& p : tl.points()) {
     if (zoom && (p.seconds() < f.lo || p.seconds() > f.hi)) continue;

@@ -13,6 +13,7 @@
 #include "analyze/strategies.h"
 #include "ingest/attempts.h"
 #include "ingest/load.h"
+#include "report/cascade_times.h"
 #include "report/diagnosis.h"
 #include "report/events_json.h"
 
@@ -52,7 +53,11 @@ void KeepFreedMemory() {
   mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
 }
 
-Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir, const DiagnoseOptions& options) {
+namespace {
+
+// The diagnosis, and with `times` each rank's first error from the same incident read.
+Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
+                                   const DiagnoseOptions& options, CascadeTimes* times) {
   auto incident = LoadIncident(incident_dir, options.threads, options.checkpoint_dir, false, options.chunk_bytes);
   if (!incident.ok()) return incident.status();
   // The engine looks for patient zero in a restarted job's first attempt; the baselines read all.
@@ -99,7 +104,24 @@ Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir, const 
     AttachCheckpoints(*incident, finding, **ckpt_dir,
                       options.strategy == Strategy::kNewestCheckpoint, &d);
   }
+  if (times != nullptr) *times = RankFirstErrors(*incident, finding.clock_offsets);
   return d;
+}
+
+}  // namespace
+
+Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir,
+                               const DiagnoseOptions& options) {
+  return DiagnoseInto(incident_dir, options, nullptr);
+}
+
+Result<DiagnosisWithTimes> DiagnoseWithTimes(const std::filesystem::path& incident_dir,
+                                             const DiagnoseOptions& options) {
+  DiagnosisWithTimes out;
+  auto d = DiagnoseInto(incident_dir, options, &out.times);
+  if (!d.ok()) return d.status();
+  out.diagnosis = std::move(*d);
+  return out;
 }
 
 std::vector<std::string> EventFamilies() {

@@ -15,6 +15,7 @@
 #include "denpex/proto/json_io.h"
 #include "denpex/v1/score.pb.h"
 #include "support/denpex_cmd.h"
+#include "support/launchers.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -22,6 +23,7 @@ namespace fs = std::filesystem;
 using denpex::testing::CmdResult;
 using denpex::testing::Denpex;
 using denpex::testing::Shell;
+using denpex::testing::launchers::Required;
 
 std::string Source(const std::string& rel) { return (fs::path(DENPEX_SOURCE_DIR) / rel).string(); }
 
@@ -164,8 +166,9 @@ TEST(Eval, CommittedGateBaselineHolds) {
 
 TEST(Eval, HtmlReportRendersTablesTimelineAndIncidentsInHeadlessChromium) {
   if (Shell("command -v chromium").code != 0) {
-    GTEST_SKIP() << "chromium is not installed; `scripts/install-deps.sh --with-services` "
-                    "installs it (Debian package chromium)";
+    SKIP_OR_FAIL(
+        "chromium is not installed; `scripts/install-deps.sh --with-services` installs "
+        "it (Debian package chromium)");
   }
   TempDir tmp;
   ASSERT_EQ(Denpex("eval " + kSmoke + " --seeds 1 --html " + tmp / "r.html").code, 0);

@@ -91,6 +91,9 @@ struct Finding {
   // What the analysis found wrong or missing in the input (a world size the logs state beyond
   // the ranks heard from, statements that contradict each other): input.problems.
   std::vector<std::string> problems;
+  // Each node's clock offset as the wait analysis aligned it (ClockOffsets::by_node; empty when
+  // the answer came before it): what a report subtracts to show times on one clock.
+  std::vector<TimeNs> clock_offsets;
 };
 
 // What a finding commits to: who failed (rank, node, local rank; -1: not named), the class, the

@@ -1242,6 +1242,7 @@ Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
   }
   const Analysis a = BuildAnalysis(inc, std::move(facts), control);
   f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
+  f.clock_offsets = a.clocks.by_node;
   for (std::size_t i = 0; i < a.scores.size() && i < kMaxCandidates; ++i) {
     const RankScore& s = a.scores[i];
     f.candidates.push_back({s.rank, a.facts.ranks[s.rank].node, s.total()});

@@ -26,30 +26,41 @@ std::string Bytes(std::int64_t n) {
   return std::to_string(n / (1024 * 1024)) + " MiB";
 }
 
-void Initiator(const v1::Diagnosis& d, std::string* out) {
+}  // namespace
+
+std::string DescribeInitiator(const v1::Diagnosis& d) {
   const v1::Initiator& ini = d.initiator();
-  *out += "  initiator   ";
+  std::string out;
   if (ini.rank() >= 0) {
-    *out += "rank " + std::to_string(ini.rank());
-    if (!ini.node().empty()) *out += " on " + ini.node();
-    if (ini.local_rank() >= 0) *out += ", local rank " + std::to_string(ini.local_rank());
+    out += "rank " + std::to_string(ini.rank());
+    if (!ini.node().empty()) out += " on " + ini.node();
+    if (ini.local_rank() >= 0) out += ", local rank " + std::to_string(ini.local_rank());
   } else if (d.has_link()) {  // a bad link whose first end nothing tells
     const v1::Link& l = d.link();
-    *out += "the link " + l.node_a() + (l.hca_a().empty() ? "" : " " + l.hca_a()) + " <-> " +
-            (l.node_b().empty() ? std::string("a peer on no node of the incident") : l.node_b()) +
-            (l.hca_b().empty() ? "" : " " + l.hca_b()) + " (which end failed first not determined)";
+    out += "the link " + l.node_a() + (l.hca_a().empty() ? "" : " " + l.hca_a()) + " <-> " +
+           (l.node_b().empty() ? std::string("a peer on no node of the incident") : l.node_b()) +
+           (l.hca_b().empty() ? "" : " " + l.hca_b()) + " (which end failed first not determined)";
   } else if (ini.local_rank() >= 0) {  // a local rank whose global rank nothing gives
-    *out += "local rank " + std::to_string(ini.local_rank()) + " of " +
-            (ini.node().empty() ? std::string("a node no line names") : "node " + ini.node()) + " (global rank not determined)";
+    out += "local rank " + std::to_string(ini.local_rank()) + " of " +
+           (ini.node().empty() ? std::string("a node no line names") : "node " + ini.node()) +
+           " (global rank not determined)";
   } else if (ini.node().empty()) {
     // Diagnosed: the scheduler ended the job; or every rank failed together, or what failed is
     // known but no line names its rank or host (the reason says which).
-    *out += d.verdict() != v1::VERDICT_DIAGNOSED ? "not determined"
-            : d.owner() == v1::OWNER_SCHEDULER  ? "the whole job"
+    out += d.verdict() != v1::VERDICT_DIAGNOSED ? "not determined"
+           : d.owner() == v1::OWNER_SCHEDULER   ? "the whole job"
                                                 : "the job, no rank or node named (see why)";
   } else {
-    *out += "node " + ini.node() + " (rank not determined)";
+    out += "node " + ini.node() + " (rank not determined)";
   }
+  return out;
+}
+
+namespace {
+
+void Initiator(const v1::Diagnosis& d, std::string* out) {
+  const v1::Initiator& ini = d.initiator();
+  *out += "  initiator   " + DescribeInitiator(d);
   if (!ini.time().empty()) *out += ", at " + ini.time();
   *out += "\n  class       " + Short(v1::FailureClass_Name(ini.failure_class()), "FAILURE_CLASS_") +
           ", owner " + Short(v1::Owner_Name(d.owner()), "OWNER_") + "\n";

@@ -17,6 +17,15 @@ inline constexpr int kExitRegression = 4;
 // `denpex preflight`: at least one node failed (its report says which and why).
 inline constexpr int kExitPreflightFail = 5;
 
+// How long work shows its progress on stderr (cli/src/progress.h): `--progress`,
+// `--no-progress` (neither: a redrawn line on a terminal, periodic lines elsewhere) and
+// `--progress-interval S`, the least time between two periodic lines.
+struct ProgressArgs {
+  bool on = false;
+  bool off = false;
+  double interval_s = 30;
+};
+
 struct SimulateArgs {
   std::filesystem::path scenario;
   std::filesystem::path out;
@@ -27,6 +36,7 @@ struct SimulateArgs {
   // or 0: all at once). --replay-max-gap: the longest idle wall gap, seconds (> 0).
   std::optional<double> replay;
   std::optional<double> replay_max_gap;
+  ProgressArgs progress;  // of the replay
   // --preflight: the scenario is a preflight scenario (denpex.v1.PreflightScenario): write
   // out/collected/ (each node's tool outputs) and out/preflight_truth.json.
   bool preflight = false;
@@ -36,6 +46,8 @@ int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err);
 struct DiagnoseArgs {
   std::filesystem::path incident;
   std::filesystem::path json;  // empty: no JSON file
+  std::filesystem::path html;  // the incident report as one HTML page; empty: none
+  std::filesystem::path markdown;  // the incident report in Markdown; empty: none
   std::string strategy = "engine";
   int threads = 0;
   std::filesystem::path control;  // a healthy run of the same job; empty: none
@@ -91,7 +103,7 @@ struct EvalArgs {
   std::filesystem::path gate;                  // exit 4 when a tracked metric drops
   std::filesystem::path write_gate;            // write a gate baseline from this run
   double manual_triage_minutes = 0;            // > 0: score gpu_hours_triage_saved
-  bool progress = false;                       // one updating progress line on `err`
+  ProgressArgs progress;
   std::vector<std::string> shapes;             // --shapes: collection shapes, or "all"
   // --watch: each incident also replayed in simulated time into `denpex watch`'s watcher, its
   // provisional answers scored (docs/evaluation.md, "Watch mode"): evaluated after new events
@@ -125,6 +137,7 @@ struct CheckpointVerifyArgs {
   int pp = 0;
   int dp = 0;
   std::string not_after;  // RFC 3339 time of the initiating fault; empty: none
+  ProgressArgs progress;  // of --deep
 };
 int RunCheckpointVerify(const CheckpointVerifyArgs& args, std::ostream& out, std::ostream& err);
 

@@ -10,10 +10,11 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include "denpex/common/status.h"
+#include "denpex/common/time.h"
 #include "denpex/v1/diagnosis.pb.h"
 
 namespace denpex::engine {
@@ -66,8 +67,41 @@ void KeepFreedMemory();
 Result<v1::Diagnosis> Diagnose(const std::filesystem::path& incident_dir,
                                const DiagnoseOptions& options);
 
+// Each rank's first error as a person reads the cascade (`denpex diagnose --html`): the line's
+// own stamp and the same time on the engine's aligned clock (docs/diagnosis_format.md, "Clock
+// alignment"). An error is an event with a cascade signature, a rank and a time.
+struct RankFirstError {
+  std::int32_t rank = -1;
+  std::string node;    // empty when unknown
+  TimeNs printed = 0;  // as the line stamps it, in its node's clock
+  TimeNs aligned = 0;  // printed less its node's clock offset
+  std::string what;    // "<family> <kind>" (docs/events_format.md)
+  std::string file;    // relative to the incident directory
+  std::uint32_t line = 0;
+};
+// A node whose clock the engine moved, by how much (subtracted from its printed times).
+struct NodeClock {
+  std::string node;
+  TimeNs offset = 0;
+};
+struct CascadeTimes {
+  std::vector<RankFirstError> ranks;  // rank order
+  std::vector<NodeClock> clocks;      // nodes with a non-zero offset, in node order
+  bool aligned = false;  // the strategy aligned clocks (the engine, past its first detectors)
+};
+struct DiagnosisWithTimes {
+  v1::Diagnosis diagnosis;
+  CascadeTimes times;
+};
+// Diagnose, and each rank's first error from the same read of the incident.
+Result<DiagnosisWithTimes> DiagnoseWithTimes(const std::filesystem::path& incident_dir,
+                                             const DiagnoseOptions& options);
+
 // The human summary printed by `denpex diagnose`.
 std::string RenderText(const v1::Diagnosis& diagnosis);
+// Who the diagnosis names, in words: "rank 3 on node-1, local rank 3", "node node-2 (rank not
+// determined)", "not determined", ... (without the time). Not escaped.
+std::string DescribeInitiator(const v1::Diagnosis& diagnosis);
 
 struct EventsOptions {
   int threads = 0;
