@@ -1,7 +1,7 @@
 // Training metrics read from a run's own trainer lines: per rank (or per stream of lines where no
 // rank is known), the steps it printed, with the loss and the seconds per step where a line
-// prints them or its stamps give them, each cited as file:line. The groundwork of `denpex canary`
-// (issue 27), which compares a canary run with the failed run's pre-failure baseline.
+// prints them or its stamps give them, each cited as file:line. `denpex canary` reads both runs
+// through it and compares the canary with the failed run's pre-failure baseline (docs/canary.md).
 //
 //   auto m = engine::ReadTrainingMetrics("out/incident");
 //   auto b = engine::SummarizeBaseline(*m, {.not_after_step = 1200});
