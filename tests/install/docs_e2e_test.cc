@@ -103,8 +103,9 @@ TEST(ManPage, RendersWithoutWarningsAndNamesEveryCommand) {
 
 TEST(ManPage, NamesEveryFlagThatHelpNames) {
   const std::set<std::string> in_man = Flags(Man());
-  for (const char* cmd : {"", "simulate", "diagnose", "watch", "events", "score", "eval",
-                          "eval merge", "checkpoint verify", "preflight", "demo", "run"}) {
+  for (const char* cmd :
+       {"", "simulate", "diagnose", "watch", "events", "score", "eval", "eval merge",
+        "checkpoint verify", "preflight", "demo", "run", "freeze"}) {
     const CmdResult help = Denpex(std::string(cmd) + " --help");
     ASSERT_EQ(help.code, 0) << cmd;
     for (const std::string& flag : Flags(help.output)) {
@@ -127,7 +128,7 @@ TEST(BashCompletion, OffersSubcommandsThenTheirFlags) {
   EXPECT_EQ(BashComplete("denpex gen", cwd.path()), "\n");
   const std::string top = BashComplete("denpex ''", cwd.path());
   for (const char* sub :
-       {"simulate", "diagnose", "watch", "eval", "checkpoint", "preflight", "run"}) {
+       {"simulate", "diagnose", "watch", "eval", "checkpoint", "preflight", "run", "freeze"}) {
     EXPECT_NE(top.find(std::string(sub) + "\n"), std::string::npos) << sub << " in " << top;
   }
 }
