@@ -236,7 +236,7 @@ void AddHostToken(std::string_view t, Found* found) {
 // `value` of a host key: one name, a comma list, or hostlists.
 void AddHostValue(std::string_view value, Found* found) {
   if (value.find('[') != std::string_view::npos) {
-    const std::vector<std::string> hosts = ExpandHostlist(value, 1 << 17);
+    const std::vector<std::string> hosts = ExpandHostlist(value, 1 << 16);
     if (!hosts.empty()) {
       AddHost(value, found);
       return;
@@ -614,7 +614,7 @@ void AddHost(std::string_view name, Found* found) {
     AddHostValue(name, found);
     return;
   }
-  const std::vector<std::string> hosts = ExpandHostlist(name, 1 << 17);
+  const std::vector<std::string> hosts = ExpandHostlist(name, 1 << 16);
   if (hosts.empty()) return;
   for (const std::string& h : hosts) AddHostToken(h, found);
   // each element's prefix before `[`
