@@ -254,6 +254,108 @@ std::string ComparableDiagnosis(v1::Diagnosis d, const fs::path& incident) {
   return json;
 }
 
+namespace {
+
+// What the incident names: the engine's reading, then the line shapes of every text and of
+// every file name (`slurm-<id>.out`).
+Result<Found> FindNames(const FreezeOptions& o, const Tree& tree) {
+  auto names = engine::NamesIn(o.incident, o.threads);
+  if (!names.ok()) return names.status();
+  Found found;
+  for (const std::string& n : names->nodes) AddHost(n, &found);
+  for (const std::string& h : names->hosts) AddHost(h, &found);
+  for (const std::int64_t j : names->slurm_jobs) {
+    if (j >= 100)
+      found.jobs.insert(std::to_string(j));  // a shorter id is too likely another number
+  }
+  for (const fs::path& rel : tree.files) {
+    auto data = ReadAll(o.incident / rel);
+    if (!data.ok()) return data.status();
+    const Content c = ContentOf(*data);
+    if (c.text_like) Discover(c.text, &found);
+    Discover(rel.filename().string(), &found);
+  }
+  return found;
+}
+
+// One file into the entry: a text rewritten (and checked by a second pass), a compressed log
+// rewritten and compressed again, a pickle rewritten in place, anything else copied; what still
+// holds an original is reported.
+Status FreezeFile(const fs::path& from, const fs::path& to, const std::string& shown,
+                  const Rewriter& forward, const Found& found, FreezeReport* report) {
+  auto data = ReadAll(from);
+  if (!data.ok()) return data.status();
+  Content c = ContentOf(*data);
+  ++report->files;
+  if (c.text_like) {
+    std::string text = forward.Apply(c.text, &report->replacements);
+    std::size_t again = 0;
+    (void)forward.Apply(text, &again);
+    if (again > 0)
+      report->not_anonymised.push_back(shown + ": " + std::to_string(again) +
+                                       " names survived the rewrite");
+    if (c.codec.empty()) {
+      DENPEX_RETURN_IF_ERROR(WriteAll(to, text));
+      ++report->rewritten;
+    } else {
+      auto packed = Compress(text, c.codec);
+      if (!packed.ok()) return packed.status();
+      DENPEX_RETURN_IF_ERROR(WriteAll(to, *packed));
+      ++report->recompressed;
+      if (!c.error.empty()) {
+        report->notes.push_back(shown + ": " + c.codec + " stream: " + c.error +
+                                " (what came before it was kept)");
+      }
+    }
+  } else {
+    std::string bytes = std::move(*data);
+    if (IsPickle(bytes)) {
+      const std::size_t before = report->replacements;
+      bytes = RewritePickle(std::move(bytes), forward, &report->replacements);
+      if (report->replacements > before) ++report->binary_rewritten;
+    }
+    DENPEX_RETURN_IF_ERROR(WriteAll(to, bytes));
+    if (const std::string left = LeftIn(bytes, found); !left.empty()) {
+      report->not_anonymised.push_back(shown + ": " + std::string(BinaryKind(bytes)) +
+                                       " copied unchanged; it still holds " + left);
+    }
+  }
+  SetTimes(from, to);
+  return Status::Ok();
+}
+
+// The frozen copy's diagnosis against the original's, its names mapped back (an error
+// signature masks a name's digits, `sn<n>`: its letter runs are mapped back as words).
+void CompareDiagnoses(const v1::Diagnosis& original, const fs::path& incident,
+                      const v1::Diagnosis& frozen, const fs::path& frozen_incident,
+                      const v1::NameMap& map, FreezeReport* report) {
+  const Rewriter back(map, Rewriter::Direction::kBack);
+  const std::string a = ComparableDiagnosis(original, incident);
+  std::string b;
+  std::istringstream lines(back.Apply(ComparableDiagnosis(frozen, frozen_incident)));
+  for (std::string line; std::getline(lines, line);) {
+    if (!b.empty()) b += '\n';
+    b += line.find("\"signature\":") != std::string::npos ? back.ApplyWords(line) : line;
+  }
+  std::string a_lines;
+  std::istringstream la_in(a);
+  for (std::string line; std::getline(la_in, line);)
+    a_lines += (a_lines.empty() ? "" : "\n") + line;
+  report->diagnosis_identical = a_lines == b;
+  if (report->diagnosis_identical) return;
+  std::istringstream sa(a_lines), sb(b);
+  std::string la, lb;
+  while (std::getline(sa, la) && std::getline(sb, lb)) {
+    if (la != lb) {
+      report->difference = "original: " + la + "\nfrozen (mapped back): " + lb;
+      return;
+    }
+  }
+  report->difference = "the diagnoses differ in length";
+}
+
+}  // namespace
+
 Result<FreezeReport> Freeze(const FreezeOptions& o) {
   FreezeReport report;
   fs::path entry_name = o.entry.lexically_normal();
@@ -263,46 +365,28 @@ Result<FreezeReport> Freeze(const FreezeOptions& o) {
   DENPEX_RETURN_IF_ERROR(CheckPlaces(o, map_path));
   auto tree = Walk(o.incident);
   if (!tree.ok()) return tree.status();
-
-  // 1. What the incident names: the engine's reading, then the line shapes of every text.
-  auto names = engine::NamesIn(o.incident, o.threads);
-  if (!names.ok()) return names.status();
   auto original = engine::Diagnose(o.incident, {.threads = o.threads});
   if (!original.ok()) return original.status();
-  Found found;
-  for (const std::string& n : names->nodes) AddHost(n, &found);
-  for (const std::string& h : names->hosts) AddHost(h, &found);
-  for (const std::int64_t j : names->slurm_jobs) {
-    if (j >= 100)
-      found.jobs.insert(std::to_string(j));  // a shorter id is too likely another number
-  }
-  for (const fs::path& rel : tree->files) {
-    auto data = ReadAll(o.incident / rel);
-    if (!data.ok()) return data.status();
-    const Content c = ContentOf(*data);
-    if (c.text_like) Discover(c.text, &found);
-  }
-  // a file name holds names too (`slurm-<id>.out`), read by the same shapes
-  for (const fs::path& rel : tree->files) Discover(rel.filename().string(), &found);
-  report.names = Counts(found);
 
-  // 2. The map, extended and saved before anything is written into the entry.
+  // 1. The names, and the map extended and saved before anything is written into the entry.
+  auto found = FindNames(o, *tree);
+  if (!found.ok()) return found.status();
+  report.names = Counts(*found);
   auto map = NameMap::Load(map_path);
   if (!map.ok()) return map.status();
-  Allocate(found, &*map);
+  Allocate(*found, &*map);
   DENPEX_RETURN_IF_ERROR(map->Save(map_path));
   const Rewriter forward(map->proto(), Rewriter::Direction::kForward);
 
-  // 3. The entry: folders, then files (rewritten, recompressed, or copied and reported).
+  // 2. The entry: folders, then files.
   const fs::path out_incident = o.entry / "incident";
   std::error_code ec;
   fs::create_directories(out_incident, ec);
   if (ec) return Status::IoError(out_incident.string() + ": cannot create it: " + ec.message());
   for (const fs::path& rel : tree->dirs) {
-    fs::create_directories(out_incident / RewritePath(rel, forward), ec);
-    if (ec)
-      return Status::IoError((out_incident / RewritePath(rel, forward)).string() + ": " +
-                             ec.message());
+    const fs::path dir = out_incident / RewritePath(rel, forward);
+    fs::create_directories(dir, ec);
+    if (ec) return Status::IoError(dir.string() + ": " + ec.message());
   }
   std::set<fs::path> written;
   for (const fs::path& rel : tree->files) {
@@ -312,82 +396,23 @@ Result<FreezeReport> Freeze(const FreezeOptions& o) {
           rel.string() + ": its anonymised name " + to_rel.string() +
           " is another file's; rename one of them in a copy and freeze that");
     }
-    const fs::path to = out_incident / to_rel;
-    auto data = ReadAll(o.incident / rel);
-    if (!data.ok()) return data.status();
-    Content c = ContentOf(*data);
-    const std::string shown = "incident/" + to_rel.string();
-    ++report.files;
-    if (c.text_like) {
-      std::string text = forward.Apply(c.text, &report.replacements);
-      std::size_t again = 0;
-      (void)forward.Apply(text, &again);
-      if (again > 0)
-        report.not_anonymised.push_back(shown + ": " + std::to_string(again) +
-                                        " names survived the rewrite");
-      if (c.codec.empty()) {
-        DENPEX_RETURN_IF_ERROR(WriteAll(to, text));
-        ++report.rewritten;
-      } else {
-        auto packed = Compress(text, c.codec);
-        if (!packed.ok()) return packed.status();
-        DENPEX_RETURN_IF_ERROR(WriteAll(to, *packed));
-        ++report.recompressed;
-        if (!c.error.empty())
-          report.notes.push_back(shown + ": " + c.codec + " stream: " + c.error +
-                                 " (what came before it was kept)");
-      }
-    } else {
-      std::string bytes = std::move(*data);
-      if (IsPickle(bytes)) {
-        const std::size_t before = report.replacements;
-        bytes = RewritePickle(std::move(bytes), forward, &report.replacements);
-        if (report.replacements > before) ++report.binary_rewritten;
-      }
-      DENPEX_RETURN_IF_ERROR(WriteAll(to, bytes));
-      if (const std::string left = LeftIn(bytes, found); !left.empty()) {
-        report.not_anonymised.push_back(shown + ": " + std::string(BinaryKind(bytes)) +
-                                        " copied unchanged; it still holds " + left);
-      }
-    }
-    SetTimes(o.incident / rel, to);
+    DENPEX_RETURN_IF_ERROR(FreezeFile(o.incident / rel, out_incident / to_rel,
+                                      "incident/" + to_rel.string(), forward, *found, &report));
   }
   for (const fs::path& rel : tree->links) {
     report.notes.push_back("incident/" + RewritePath(rel, forward).string() +
                            ": a symbolic link, left out");
   }
-  for (auto it = tree->dirs.rbegin(); it != tree->dirs.rend(); ++it)
+  for (auto it = tree->dirs.rbegin(); it != tree->dirs.rend(); ++it) {
     SetTimes(o.incident / *it, out_incident / RewritePath(*it, forward));
+  }
 
-  // 4. The frozen copy diagnosed: the same answer once its names are mapped back.
+  // 3. The frozen copy diagnosed: the same answer once its names are mapped back.
   auto frozen = engine::Diagnose(out_incident, {.threads = o.threads});
   if (!frozen.ok()) return frozen.status();
-  const Rewriter back(map->proto(), Rewriter::Direction::kBack);
-  const std::string a = ComparableDiagnosis(*original, o.incident);
-  std::string b;
-  {
-    // Error signatures mask a name's digits (`sn<n>`): their letter runs are mapped back as words.
-    std::istringstream lines(back.Apply(ComparableDiagnosis(*frozen, out_incident)));
-    for (std::string line; std::getline(lines, line);) {
-      b += line.find("\"signature\":") != std::string::npos ? back.ApplyWords(line) : line;
-      b += '\n';
-    }
-    if (!b.empty() && (a.empty() || a.back() != '\n')) b.pop_back();
-  }
-  report.diagnosis_identical = a == b;
-  if (!report.diagnosis_identical) {
-    std::istringstream sa(a), sb(b);
-    std::string la, lb;
-    while (std::getline(sa, la) && std::getline(sb, lb)) {
-      if (la != lb) {
-        report.difference = "original: " + la + "\nfrozen (mapped back): " + lb;
-        break;
-      }
-    }
-    if (report.difference.empty()) report.difference = "the diagnoses differ in length";
-  }
+  CompareDiagnoses(*original, o.incident, *frozen, out_incident, map->proto(), &report);
 
-  // 5. The drafted expected outcome and the entry's record of what was done.
+  // 4. The drafted expected outcome and the entry's record of what was done.
   DENPEX_RETURN_IF_ERROR(WriteDraft(o.entry, *frozen, o.drafted_by, o.incident));
   DENPEX_RETURN_IF_ERROR(WriteFreezeNotes(o.entry, report, o.incident));
   return report;
