@@ -404,6 +404,16 @@ int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
       jobs.push_back(plan->jobs[i]);
     }
   }
+  // A drafted corpus entry's expected outcome is the engine's own answer until a person
+  // confirms it (docs/freeze.md): it is scored, and said to be a draft.
+  for (const EvalJob& j : jobs) {
+    if (j.expected.corpus_entry().draft()) {
+      err << "denpex eval: note: " << j.suite << "/" << j.id
+          << ": expected.json is a draft (drafted by denpex freeze from the engine's own "
+             "diagnosis; "
+             "confirm or correct it with denpex freeze --confirm): its scores prove nothing yet\n";
+    }
+  }
 
   RunConfig cfg{.strategies = *strategies,
                 .score = {.manual_triage_minutes = args.manual_triage_minutes},

@@ -271,6 +271,53 @@ int main(int argc, char** argv) {
   events->footer(kExitCodes);
   events->callback([&] { rc = RunEvents(events_args, std::cout, std::cerr); });
 
+  FreezeArgs freeze_args;
+  auto* freeze = app.add_subcommand(
+      "freeze",
+      "Copy a resolved incident into a corpus entry, anonymised through a name map kept outside "
+      "it, with an expected.json drafted from the diagnosis; --confirm confirms or corrects a "
+      "draft (docs/freeze.md)");
+  freeze->add_option("incident", freeze_args.path, "Incident directory (with --confirm: the entry)")
+      ->required();
+  freeze->add_option("--out", freeze_args.out, "The entry to create: CORPUS/<name>");
+  freeze->add_option("--map", freeze_args.map,
+                     "The name map, read and extended (default: <out>.map.json beside the entry; "
+                     "never inside it)");
+  freeze->add_option("--threads", freeze_args.threads, "Worker threads (0 = all cores)")
+      ->capture_default_str();
+  freeze->add_flag(
+      "--confirm", freeze_args.confirm,
+      "Confirm the entry's drafted expected.json, with the corrections and postmortem given");
+  freeze->add_option("--owner", freeze_args.owner,
+                     "With --confirm: the real owner (OWNER_HOST or host, ...)");
+  freeze->add_option(
+      "--class", freeze_args.failure_class,
+      "With --confirm: the real failure class (FAILURE_CLASS_HOST_OOM or host_oom, ...)");
+  freeze->add_option("--rank", freeze_args.rank,
+                     "With --confirm: the initiating rank (-1: a whole node or the job)");
+  freeze->add_option("--node", freeze_args.node,
+                     "With --confirm: the initiating node (its real name is mapped)");
+  freeze->add_option(
+      "--checkpoint", freeze_args.checkpoint,
+      "With --confirm: the safe checkpoint PATH[@STEP] (relative to checkpoints/), or none");
+  freeze->add_option("--resumed-from", freeze_args.resumed_from,
+                     "With --confirm: the checkpoint the team resumed from, PATH[@STEP]");
+  freeze->add_option("--recovery", freeze_args.recovery,
+                     "With --confirm: a recovery step the team took (repeatable)");
+  freeze->add_option("--operator-minutes", freeze_args.operator_minutes,
+                     "With --confirm: operator minutes spent (default: the investigation's span)");
+  freeze->add_option("--investigation-started", freeze_args.investigation_started,
+                     "With --confirm: when the investigation started (RFC 3339)");
+  freeze->add_option("--investigation-ended", freeze_args.investigation_ended,
+                     "With --confirm: when it ended (RFC 3339)");
+  freeze->add_option("--process-owner", freeze_args.process_owner,
+                     "With --confirm: the owner the team's process first blamed");
+  freeze->add_option("--process-class", freeze_args.process_failure_class,
+                     "With --confirm: the failure class the team's process first named");
+  freeze->add_option("--notes", freeze_args.notes, "With --confirm: a note for the postmortem");
+  freeze->footer(kExitCodes);
+  freeze->callback([&] { rc = RunFreeze(freeze_args, std::cout, std::cerr); });
+
   ScoreArgs score_args;
   auto* score = app.add_subcommand("score", "Score a diagnosis against ground truth");
   score->add_option("--truth", score_args.truth, "truth.json")->required();

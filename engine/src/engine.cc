@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <ostream>
+#include <set>
 
 #include "analyze/checkpoint_outcome.h"
 #include "analyze/scope.h"
@@ -156,6 +157,33 @@ Status WriteEvents(const std::filesystem::path& incident_dir, const EventsOption
     out << line;
   }
   return out.good() ? Status::Ok() : Status::IoError("cannot write the events");
+}
+
+Result<IncidentNames> NamesIn(const std::filesystem::path& incident_dir, int threads) {
+  auto incident = LoadIncident(incident_dir, threads);
+  if (!incident.ok()) return incident.status();
+  const Incident& inc = *incident;
+  std::set<std::string> hosts;
+  std::set<std::int64_t> jobs;
+  const auto add = [&](StrId id) {
+    if (id != kNoStr && !inc.str(id).empty()) hosts.emplace(inc.str(id));
+  };
+  for (const Event& e : inc.events) {
+    add(e.host);
+    if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) add(fe->host);
+    if (const auto* sn = std::get_if<SlurmNote>(&e.detail)) {
+      add(sn->node);
+      if (sn->job >= 0) jobs.insert(sn->job);
+    }
+    if (const auto* ras = std::get_if<RasRank>(&e.detail)) add(ras->node);
+  }
+  IncidentNames names;
+  std::set<std::string> nodes(inc.nodes.begin(), inc.nodes.end());
+  nodes.erase("");
+  names.nodes.assign(nodes.begin(), nodes.end());
+  names.hosts.assign(hosts.begin(), hosts.end());
+  names.slurm_jobs.assign(jobs.begin(), jobs.end());
+  return names;
 }
 
 }  // namespace denpex::engine

@@ -105,7 +105,7 @@ TEST(ManPage, NamesEveryFlagThatHelpNames) {
   const std::set<std::string> in_man = Flags(Man());
   for (const char* cmd :
        {"", "simulate", "diagnose", "watch", "events", "score", "eval", "eval merge",
-        "checkpoint verify", "preflight", "canary", "demo", "run"}) {
+        "checkpoint verify", "preflight", "canary", "demo", "run", "freeze"}) {
     const CmdResult help = Denpex(std::string(cmd) + " --help");
     ASSERT_EQ(help.code, 0) << cmd;
     for (const std::string& flag : Flags(help.output)) {
@@ -128,7 +128,7 @@ TEST(BashCompletion, OffersSubcommandsThenTheirFlags) {
   EXPECT_EQ(BashComplete("denpex gen", cwd.path()), "\n");
   const std::string top = BashComplete("denpex ''", cwd.path());
   for (const char* sub :
-       {"simulate", "diagnose", "watch", "eval", "checkpoint", "preflight", "canary", "run"}) {
+       {"simulate", "diagnose", "watch", "eval", "checkpoint", "preflight", "canary", "run", "freeze"}) {
     EXPECT_NE(top.find(std::string(sub) + "\n"), std::string::npos) << sub << " in " << top;
   }
 }

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <limits>
 
+#include "denpex/engine/compressed.h"
+
 namespace denpex::engine {
 namespace {
 
@@ -179,6 +181,21 @@ Inflated Inflate(std::string_view data, Compression c, std::size_t cap) {
       out.text.assign(data.begin(), data.end());
       break;
   }
+  return out;
+}
+
+}  // namespace denpex::engine
+
+namespace denpex::engine {
+
+DecompressedLog DecompressLog(std::string_view data, std::size_t cap) {
+  DecompressedLog out;
+  const Compression c = CompressionOf(data.substr(0, 6));
+  if (c == Compression::kNone) return out;
+  out.codec = std::string(CompressionName(c));
+  Inflated in = Inflate(data, c, cap);
+  out.text.assign(in.text.begin(), in.text.end());
+  out.error = in.capped ? "more than " + std::to_string(cap) + " bytes of text" : in.error;
   return out;
 }
 

@@ -57,6 +57,23 @@ struct DiagnoseArgs {
 };
 int RunDiagnose(const DiagnoseArgs& args, std::ostream& out, std::ostream& err);
 
+// `denpex freeze` (docs/freeze.md): an incident anonymised into a corpus entry, or with
+// `confirm` a drafted entry's expected outcome confirmed and corrected.
+struct FreezeArgs {
+  std::filesystem::path path;  // the incident; with `confirm`: the entry
+  std::filesystem::path out;   // the entry to create
+  std::filesystem::path map;   // empty: <out>.map.json
+  int threads = 0;
+  bool confirm = false;
+  std::optional<std::string> owner, failure_class, node, checkpoint, resumed_from;
+  std::optional<int> rank;
+  std::vector<std::string> recovery;
+  std::optional<double> operator_minutes;
+  std::optional<std::string> investigation_started, investigation_ended;
+  std::optional<std::string> process_owner, process_failure_class, notes;
+};
+int RunFreeze(const FreezeArgs& args, std::ostream& out, std::ostream& err);
+
 struct WatchArgs {
   std::filesystem::path incident;
   std::filesystem::path json;  // replaced at each change; empty: none

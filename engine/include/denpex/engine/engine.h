@@ -6,6 +6,7 @@
 //   std::cout << engine::RenderText(*d);
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <iosfwd>
 #include <optional>
@@ -117,5 +118,19 @@ std::vector<std::string> EventFamilies();
 // then line order (docs/events_format.md). Same errors as Diagnose; a `family` that is not one
 // of EventFamilies() is an invalid argument.
 Status WriteEvents(const std::filesystem::path& incident_dir, const EventsOptions& options, std::ostream& out);
+
+// The names an incident gives its places, as the engine reads them from its lines and folders
+// (`denpex freeze` anonymises them, docs/freeze.md). Each list sorted and distinct.
+struct IncidentNames {
+  std::vector<std::string>
+      nodes;  // the nodes the engine resolved (a node's folder, the host its lines name)
+  // Every host a line names: NCCL's `host:pid:tid`, a journal's host, a torchrun failure's
+  // `host`, a Slurm line's node or hostlist as printed, a pod's node, a NCCL RAS or Ray address.
+  std::vector<std::string> hosts;
+  std::vector<std::int64_t> slurm_jobs;  // the Slurm job ids the lines name
+};
+
+// Same errors as Diagnose.
+Result<IncidentNames> NamesIn(const std::filesystem::path& incident_dir, int threads);
 
 }  // namespace denpex::engine
