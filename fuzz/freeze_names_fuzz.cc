@@ -21,17 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   denpex::freeze::Discover(input, &f);
   auto map = NameMap::Load("/nonexistent/denpex-fuzz-map.json");
   if (!map.ok()) std::abort();
-  for (const auto& s : f.hosts) map->Host(s);
-  for (const auto& s : f.job_names) map->Host(s);
-  for (const auto& s : f.hostlist_prefixes) map->HostlistPrefix(s);
-  for (const auto& s : f.ipv4) map->Ipv4(s);
-  for (const auto& s : f.ipv6) map->Ipv6(s);
-  for (const auto& s : f.users) map->User(s);
-  for (const auto& s : f.emails) map->Email(s);
-  for (const auto& s : f.secrets) map->Secret(s);
-  for (const auto& s : f.jobs) map->Job(s);
-  for (const auto& s : f.uuids) map->Uuid(s);
-  for (const auto& s : f.paths) map->PathSegment(s);
+  denpex::freeze::Allocate(f, &*map);
   const std::string forward = Rewriter(map->proto(), Rewriter::Direction::kForward).Apply(input);
   const std::string back = Rewriter(map->proto(), Rewriter::Direction::kBack).Apply(forward);
   const auto lines = [](std::string_view s) { return std::count(s.begin(), s.end(), '\n'); };

@@ -127,8 +127,8 @@ TEST(BashCompletion, OffersSubcommandsThenTheirFlags) {
   EXPECT_EQ(BashComplete("denpex demo --st", cwd.path()), "\n");
   EXPECT_EQ(BashComplete("denpex gen", cwd.path()), "\n");
   const std::string top = BashComplete("denpex ''", cwd.path());
-  for (const char* sub :
-       {"simulate", "diagnose", "watch", "eval", "checkpoint", "preflight", "canary", "run", "freeze"}) {
+  for (const char* sub : {"simulate", "diagnose", "watch", "eval", "checkpoint", "preflight",
+                          "canary", "run", "freeze"}) {
     EXPECT_NE(top.find(std::string(sub) + "\n"), std::string::npos) << sub << " in " << top;
   }
 }

@@ -32,6 +32,7 @@
 #include "denpex/engine/preflight.h"
 #include "denpex/engine/watch.h"
 #include "denpex/proto/json_io.h"
+#include "run/posix_io.h"
 
 namespace denpex::cli {
 namespace fs = std::filesystem;
@@ -40,11 +41,7 @@ namespace {
 volatile sig_atomic_t g_stop = 0;
 void OnStop(int) { g_stop = 1; }
 
-TimeNs WallNow() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<TimeNs>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+using run::WallNow;
 
 int Fail(std::ostream& err, const Status& st) {
   err << "denpex canary: " << st.message() << "\n";

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "freeze/name_map.h"
+#include "denpex/common/base64.h"
 #include "freeze/shapes.h"
 
 namespace denpex::freeze {
@@ -536,6 +537,37 @@ void Discover(std::string_view text, Found* found) {
     DiscoverTokens(line, found);
     i = e + 1;
   }
+}
+
+void Allocate(const Found& f, NameMap* map) {
+  for (const auto* set : {&f.hosts, &f.hostlist_prefixes, &f.ipv4, &f.ipv6, &f.users, &f.emails,
+                          &f.secrets, &f.jobs, &f.uuids, &f.paths, &f.job_names}) {
+    for (const std::string& s : *set) map->Avoid(s);
+  }
+  // and the words of every name, so no word's replacement is another word that stays as it is
+  for (const auto* set : {&f.hosts, &f.hostlist_prefixes, &f.emails, &f.paths, &f.job_names}) {
+    for (const std::string& name : *set) {
+      std::string word;
+      for (const char c : name + ".") {
+        if (std::isalpha(static_cast<unsigned char>(c))) {
+          word.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+        } else if (!word.empty()) {
+          map->Avoid(word), word.clear();
+        }
+      }
+    }
+  }
+  for (const auto& s : f.hosts) map->Host(s);
+  for (const auto& s : f.job_names) map->Host(s);
+  for (const auto& s : f.hostlist_prefixes) map->HostlistPrefix(s);
+  for (const auto& s : f.ipv4) map->Ipv4(s);
+  for (const auto& s : f.ipv6) map->Ipv6(s);
+  for (const auto& s : f.users) map->User(s);
+  for (const auto& s : f.emails) map->Email(s);
+  for (const auto& s : f.secrets) map->Secret(s);
+  for (const auto& s : f.jobs) map->Job(s);
+  for (const auto& s : f.uuids) map->Uuid(s);
+  for (const auto& s : f.paths) map->PathSegment(s);
 }
 
 }  // namespace denpex::freeze

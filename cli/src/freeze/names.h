@@ -36,6 +36,11 @@ void Discover(std::string_view text, Found* found);
 // number) are left out.
 void AddHost(std::string_view name, Found* found);
 
+class NameMap;
+// Every name found given its replacement in `map` (kept where the map already has one); no
+// replacement is a name or a word of one that stays as it is (names.cc).
+void Allocate(const Found& f, NameMap* map);
+
 // Expands a Slurm hostlist (`gpu-[0001-0003,0007],cpu-1` -> gpu-0001 ... cpu-1), at most `cap`
 // names; empty when `text` is not one.
 std::vector<std::string> ExpandHostlist(std::string_view text, std::size_t cap);

@@ -2,6 +2,7 @@
 #include <cctype>
 
 #include "freeze/names.h"
+#include "denpex/common/base64.h"
 #include "freeze/shapes.h"
 
 namespace denpex::freeze {

@@ -47,10 +47,7 @@ inline std::string_view TrimSeparators(std::string_view s) {
 bool JobContext(std::string_view text, std::size_t at, std::size_t end);
 
 // DeepSpeed's `--world_info=<base64 of {"host": [slots], ...}>` (urlsafe alphabet): the hosts
-// sit inside the encoding, so it is decoded, rewritten and encoded again.
+// sit inside the encoding, so it is decoded (denpex/common/base64.h), rewritten and encoded again.
 inline constexpr std::string_view kWorldInfo = "world_info=";
-bool Base64Decode(std::string_view in, std::string* out);
-std::string Base64Encode(std::string_view in, bool urlsafe, bool pad);
-bool IsBase64Char(char c);
 
 }  // namespace denpex::freeze

@@ -31,6 +31,7 @@
 #include "denpex/engine/engine.h"
 #include "denpex/engine/watch.h"
 #include "denpex/proto/json_io.h"
+#include "run/posix_io.h"
 #include "watch/actions.h"
 #include "watch/watch_eval.h"
 
@@ -41,11 +42,7 @@ namespace {
 volatile sig_atomic_t g_stop = 0;
 void OnStop(int) { g_stop = 1; }
 
-TimeNs WallNow() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<TimeNs>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+using run::WallNow;
 
 double CpuSeconds() {
   timespec ts;

@@ -3,37 +3,10 @@
 
 #include <array>
 
+#include "denpex/common/base64.h"
+
 namespace denpex::engine {
 namespace {
-
-// urlsafe alphabet (also the standard one's + and /, which a hand-made value may hold); -1: none.
-int Sextet(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '-' || c == '+') return 62;
-  if (c == '_' || c == '/') return 63;
-  return -1;
-}
-
-bool Base64Decode(std::string_view in, std::string* out) {
-  while (!in.empty() && in.back() == '=') in.remove_suffix(1);
-  out->clear();
-  out->reserve(in.size() * 3 / 4);
-  std::uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    const int v = Sextet(c);
-    if (v < 0) return false;
-    acc = (acc << 6) | static_cast<std::uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out->push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  return !out->empty();
-}
 
 void SkipBlanks(std::string_view* s) {
   while (!s->empty() && (s->front() == ' ' || s->front() == '\n' || s->front() == '\t')) s->remove_prefix(1);
@@ -103,7 +76,7 @@ std::string_view WorldInfoArgument(std::string_view line) {
   std::string_view rest = line.substr(at + kFlag.size());
   if (!rest.empty() && (rest.front() == '"' || rest.front() == '\'')) rest.remove_prefix(1);
   std::size_t end = 0;
-  while (end < rest.size() && Sextet(rest[end]) >= 0) ++end;
+  while (end < rest.size() && Base64Value(rest[end]) >= 0) ++end;
   while (end < rest.size() && rest[end] == '=') ++end;
   return rest.substr(0, end);
 }
