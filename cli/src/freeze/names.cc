@@ -5,8 +5,8 @@
 #include <cctype>
 #include <cstdint>
 
-#include "freeze/name_map.h"
 #include "denpex/common/base64.h"
+#include "freeze/name_map.h"
 #include "freeze/shapes.h"
 
 namespace denpex::freeze {

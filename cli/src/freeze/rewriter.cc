@@ -1,8 +1,8 @@
 // The Rewriter (names.h): known names replaced where they stand as names, forwards or back.
 #include <cctype>
 
-#include "freeze/names.h"
 #include "denpex/common/base64.h"
+#include "freeze/names.h"
 #include "freeze/shapes.h"
 
 namespace denpex::freeze {
