@@ -50,7 +50,7 @@ v1::Diagnosis Killed(int rank, const std::string& node) {
   d.mutable_initiator()->set_rank(rank);
   d.mutable_initiator()->set_node(node);
   d.mutable_initiator()->set_failure_class(v1::FAILURE_CLASS_SIGNAL_KILL);
-  d.set_reason("Rank " + std::to_string(rank) + " exited with SIGKILL.");
+  d.set_reason(std::string("Rank ").append(std::to_string(rank)).append(" exited with SIGKILL."));
   auto* e = d.add_evidence();
   e->set_file("train.log");
   e->set_line(52);

@@ -122,11 +122,11 @@ TEST(ProgressE2e, EvalAndReplayPrintStatusLinesOnANonTerminalStderrOnly) {
   TempDir tmp;
   const std::string eval = "eval " + Source("scenarios/smoke") + " --seeds 2 --jobs 2";
   // In a subshell: Shell() sends the command's stderr to its stdout.
-  ASSERT_EQ(Shell("(" + std::string(DENPEX_BINARY) + " " + eval + " --progress-interval 0 --json " +
+  ASSERT_EQ(Shell(std::string("(") + DENPEX_BINARY + " " + eval + " --progress-interval 0 --json " +
                   tmp / "a.json" + " >" + tmp / "a.out" + " 2>" + tmp / "a.err)")
                 .code,
             0);
-  ASSERT_EQ(Shell("(" + std::string(DENPEX_BINARY) + " " + eval + " --no-progress --json " +
+  ASSERT_EQ(Shell(std::string("(") + DENPEX_BINARY + " " + eval + " --no-progress --json " +
                   tmp / "b.json" + " >" + tmp / "b.out" + " 2>" + tmp / "b.err)")
                 .code,
             0);
@@ -157,7 +157,7 @@ TEST(ProgressE2e, EvalAndReplayPrintStatusLinesOnANonTerminalStderrOnly) {
 
   // A replay's status is the share of its wall time written.
   const CmdResult replay =
-      Shell("(" + std::string(DENPEX_BINARY) + " simulate " + kScenario + " --out " + tmp / "rp" +
+      Shell(std::string("(") + DENPEX_BINARY + " simulate " + kScenario + " --out " + tmp / "rp" +
             " --replay 600 --replay-max-gap 0.05 --progress-interval 0 2>" + tmp / "rp.err)");
   ASSERT_EQ(replay.code, 0) << replay.output;
   const std::string rerr = ReadAll(tmp.path() / "rp.err");

@@ -61,7 +61,7 @@ engine::RankFirstError RankAt(int rank, const std::string& node, TimeNs printed,
           .printed = printed,
           .aligned = printed - offset,
           .what = "nccl_watchdog watchdog_timeout",
-          .file = "rank" + std::to_string(rank) + ".log",
+          .file = std::string("rank").append(std::to_string(rank)).append(".log"),
           .line = 7};
 }
 
