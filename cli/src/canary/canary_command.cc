@@ -38,9 +38,7 @@ namespace denpex::cli {
 namespace fs = std::filesystem;
 namespace {
 
-volatile sig_atomic_t g_stop = 0;
-void OnStop(int) { g_stop = 1; }
-
+using run::StopRequested;
 using run::WallNow;
 
 int Fail(std::ostream& err, const Status& st) {
@@ -256,7 +254,7 @@ Result<Followed> Follow(const CanaryArgs& args, pid_t pid, const std::vector<std
       f.ended = Ended(status);
       break;
     }
-    if (g_stop) {
+    if (StopRequested()) {
       f.ended = "stopped by a signal to denpex canary";
       break;
     }
@@ -384,10 +382,7 @@ int RunCanary(const CanaryArgs& args, std::ostream& out, std::ostream& err) {
       << console.string() << "\n"
       << std::flush;
 
-  struct sigaction sa = {};
-  sa.sa_handler = OnStop;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  run::CatchStopSignals();
   const auto started = std::chrono::steady_clock::now();
   const pid_t pid = Launch(argv, engine::CanaryEnvironment(shape), console);
   if (pid < 0)

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <ctime>
 
@@ -53,6 +54,20 @@ Status PWriteAll(int fd, std::string_view data, std::uint64_t offset) {
 std::string ErrnoText(std::string_view what, int err) {
   return std::string(what) + ": " + std::strerror(err);
 }
+
+namespace {
+volatile sig_atomic_t g_stop = 0;
+void OnStop(int) { g_stop = 1; }
+}  // namespace
+
+void CatchStopSignals() {
+  struct sigaction sa = {};
+  sa.sa_handler = OnStop;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool StopRequested() { return g_stop != 0; }
 
 TimeNs WallNow() {
   timespec ts{};

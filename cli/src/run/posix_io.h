@@ -42,6 +42,11 @@ std::string ErrnoText(std::string_view what, int err);
 
 // Wall-clock now (CLOCK_REALTIME), ns since the epoch.
 TimeNs WallNow();
+
+// SIGINT and SIGTERM only set a flag from here on, for a loop that ends cleanly on them
+// (`denpex watch`, `denpex canary`); StopRequested says whether one came.
+void CatchStopSignals();
+bool StopRequested();
 // CLOCK_MONOTONIC now, µs: the clock /dev/kmsg stamps records with.
 std::uint64_t MonotonicMicros();
 

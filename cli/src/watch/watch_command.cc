@@ -39,9 +39,7 @@ namespace denpex::cli {
 namespace fs = std::filesystem;
 namespace {
 
-volatile sig_atomic_t g_stop = 0;
-void OnStop(int) { g_stop = 1; }
-
+using run::StopRequested;
 using run::WallNow;
 
 double CpuSeconds() {
@@ -208,16 +206,13 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
   // The directory may not exist yet: a job creates its log folder when it starts.
   std::error_code ec;
   while (!fs::is_directory(args.incident, ec)) {
-    if (g_stop || (args.timeout > 0 && seconds_since(started) > args.timeout)) {
+    if (StopRequested() || (args.timeout > 0 && seconds_since(started) > args.timeout)) {
       err << "denpex watch: " << args.incident.string() << " never appeared\n";
       return kExitBadInput;
     }
     usleep(static_cast<useconds_t>(args.interval * 1e6));
   }
-  struct sigaction sa = {};
-  sa.sa_handler = OnStop;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  run::CatchStopSignals();
   signal(SIGPIPE, SIG_IGN);
 
   // A watcher runs for days beside the job: the memory an evaluation frees goes back to the
@@ -265,7 +260,7 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
        last_look = std::chrono::steady_clock::time_point{};
   std::set<std::string> changed;
   bool look_all = true;
-  while (!g_stop) {
+  while (!StopRequested()) {
     if (args.timeout > 0 && seconds_since(started) > args.timeout) {
       ended = "--timeout " + std::to_string(args.timeout) + " s passed";
       break;
@@ -314,7 +309,7 @@ int RunWatch(const WatchArgs& args, std::ostream& out, std::ostream& err) {
     poll(&p, 1, static_cast<int>(args.interval * 1000));
     if (inotify.ok() && inotify.Drain(&changed)) look_all = true;
   }
-  if (g_stop) ended = "stopped by a signal";
+  if (StopRequested()) ended = "stopped by a signal";
   out << Stamp(WallNow()) << " job end: " << ended << "; final diagnosis\n" << std::flush;
   {
     const engine::Watcher done = std::move(*w);
