@@ -82,6 +82,7 @@ struct JobOutcome {
   v1::IncidentDetail detail;
   std::vector<v1::ShapeResult> shape_results;  // in the order of RunConfig::shapes
   std::optional<v1::WatchResult> watch;        // --watch
+  std::optional<v1::PilotIncident> pilot;      // a corpus entry the engine diagnosed
   std::string error;  // empty: the job ran
 };
 
@@ -181,6 +182,11 @@ JobOutcome RunJob(const EvalJob& job, const RunConfig& cfg) {
     s.set_seed(job.seed);
     s.set_weight(job.weight);
   }
+  const size_t engine = static_cast<size_t>(
+      std::find(cfg.strategies.begin(), cfg.strategies.end(), "engine") - cfg.strategies.begin());
+  if (!job.scenario && engine < run->scores.size()) {
+    out.pilot = scorer::ScorePilot(run->truth, run->diagnoses[engine], run->scores[engine]);
+  }
   out.scores = std::move(run->scores);
   out.detail.set_suite(job.suite);
   out.detail.set_incident(job.id);
@@ -197,8 +203,6 @@ JobOutcome RunJob(const EvalJob& job, const RunConfig& cfg) {
   }
   out.detail.set_diagnosis_text(engine::RenderText(run->diagnoses[0]));
   if (!cfg.shapes.empty()) {
-    const size_t engine = static_cast<size_t>(
-        std::find(cfg.strategies.begin(), cfg.strategies.end(), "engine") - cfg.strategies.begin());
     const fs::path incident = job.scenario ? dir / "incident" : job.corpus_dir / "incident";
     RunShapes(job, incident, dir, *run, engine, cfg, &out);
   }
@@ -262,11 +266,15 @@ int ApplyGate(const fs::path& gate, const v1::EvalReport& report, std::ostream& 
   return kExitRegression;
 }
 
+// `broken`: corpus entries the plan skipped, reported first among the failures.
 v1::EvalReport BuildReport(std::vector<JobOutcome>& outcomes,
-                           const std::vector<std::string>& shape_names) {
+                           const std::vector<std::string>& shape_names,
+                           const std::vector<std::string>& broken) {
   v1::EvalReport report;
+  for (const auto& b : broken) report.mutable_run()->add_failures(b);
   std::vector<v1::IncidentScore> all;
   std::vector<v1::ShapeResult> shaped;
+  std::vector<v1::PilotIncident> pilot;
   for (auto& o : outcomes) {
     if (!o.error.empty()) {
       report.mutable_run()->add_failures(o.error);
@@ -276,6 +284,11 @@ v1::EvalReport BuildReport(std::vector<JobOutcome>& outcomes,
     *report.add_details() = std::move(o.detail);
     for (auto& r : o.shape_results) shaped.push_back(std::move(r));
     if (o.watch) *report.add_watch_results() = std::move(*o.watch);
+    if (o.pilot) pilot.push_back(std::move(*o.pilot));
+  }
+  if (!pilot.empty()) {
+    *report.mutable_pilot() = scorer::SummarizePilot(pilot);
+    for (auto& p : pilot) *report.add_pilot_incidents() = std::move(p);
   }
   if (!shape_names.empty()) {
     for (auto& g : scorer::AggregateShapes(shaped, shape_names)) {
@@ -433,7 +446,7 @@ int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
   std::error_code ec;
   if (!cfg.keep) fs::remove_all(cfg.work, ec);
 
-  v1::EvalReport report = BuildReport(outcomes, shape_names);
+  v1::EvalReport report = BuildReport(outcomes, shape_names, plan->broken);
   auto* run = report.mutable_run();
   for (const auto& s : shape_names) run->add_shapes(s);
   for (const auto& in : plan->inputs) run->add_inputs(in);
@@ -449,6 +462,7 @@ int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
 
   for (const auto& f : run->failures()) err << "denpex eval: " << f << "\n";
   out << scorer::RenderTable(report) << "\n";
+  if (report.has_pilot()) out << scorer::RenderPilotTable(report) << "\n";
   if (!shape_names.empty()) out << "collection shapes (engine):\n" << scorer::RenderShapeTable(report) << "\n";
   if (args.watch) {
     const std::vector<v1::WatchResult> watched(report.watch_results().begin(),
@@ -488,6 +502,7 @@ int RunEvalMerge(const EvalMergeArgs& args, std::ostream& out, std::ostream& err
   auto merged = scorer::MergeReports(shards);
   if (!merged.ok()) return Fail(err, "eval merge", merged.status());
   out << scorer::RenderTable(*merged) << "\n";
+  if (merged->has_pilot()) out << scorer::RenderPilotTable(*merged) << "\n";
   if (merged->shape_aggregates_size() > 0) {
     out << "collection shapes (engine):\n" << scorer::RenderShapeTable(*merged) << "\n";
   }

@@ -71,10 +71,14 @@ struct EvalJob {
 struct EvalPlan {
   std::vector<EvalJob> jobs;  // sorted by (suite, id, seed): the order shards index
   std::vector<std::string> inputs;
+  // Corpus entries left out because their expected.json cannot be read, each
+  // "<suite>/<id>: skipped: <why>"; the rest of the corpus is planned.
+  std::vector<std::string> broken;
 };
 
 // Expands scenario files, directories of *.textproto, suite files (*.suite.textproto) and
-// corpus directories into jobs. Scenario errors name file:line:column.
+// corpus directories into jobs. Scenario errors name file:line:column. A corpus entry whose
+// expected.json is missing or unreadable is listed in `broken`, not an error.
 Result<EvalPlan> PlanEval(const std::vector<std::filesystem::path>& inputs,
                           const std::vector<std::filesystem::path>& corpora, int seeds);
 

@@ -147,10 +147,15 @@ struct Planner {
     fs::path name = dir.lexically_normal();
     if (name.filename().empty()) name = name.parent_path();  // "corpora/real/"
     const std::string suite = "corpus:" + name.filename().string();
+    std::sort(incidents.begin(), incidents.end());
     for (const auto& inc : incidents) {
       EvalJob job{.suite = suite, .id = inc.filename().string(), .corpus_dir = inc};
-      DENPEX_RETURN_IF_ERROR(proto::ReadJsonFile(inc / "expected.json", &job.expected));
       if (!ids.insert({suite, job.id}).second) continue;  // same corpus named twice
+      // A broken entry is reported and skipped; the rest of the corpus is scored.
+      if (auto st = proto::ReadJsonFile(inc / "expected.json", &job.expected); !st.ok()) {
+        plan.broken.push_back(suite + "/" + job.id + ": skipped: " + st.message());
+        continue;
+      }
       plan.jobs.push_back(std::move(job));
     }
     return Status::Ok();

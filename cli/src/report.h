@@ -64,4 +64,16 @@ std::string AnswerCell(const v1::IncidentScore& s);
 std::vector<std::vector<std::string>> ShapeRows(const v1::EvalReport& report);
 std::vector<std::vector<std::string>> ShapePairRows(const v1::EvalReport& report);
 
+// The pilot (`--corpus`, docs/evaluation.md "Pilot"; report_pilot.cc) as rows of cells, header
+// first, each empty without a pilot: one row per dimension (entries recording it, the engine,
+// the recorded process), one per corpus entry, one per decision both made. PilotTotals: one
+// sentence (entries, drafts, postmortems, decisions that differed and who was right).
+std::vector<std::vector<std::string>> PilotDimensionRows(const v1::EvalReport& report);
+std::vector<std::vector<std::string>> PilotIncidentRows(const v1::EvalReport& report);
+std::vector<std::vector<std::string>> PilotDecisionRows(const v1::EvalReport& report);
+std::string PilotTotals(const v1::EvalReport& report);
+
+// "N of M incidents were scored against a draft expected outcome ..." when any was; else empty.
+std::string DraftNote(const v1::EvalReport& report);
+
 }  // namespace denpex::cli

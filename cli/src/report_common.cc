@@ -158,7 +158,7 @@ table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #ddd;pad
 th{background:#f3f3f3;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.first td{border-top:2px solid #999}tr.engine td{font-weight:600}
 table.incidents tr.row{cursor:pointer}table.incidents tr.row:hover{background:#f7f7ff}
-.right{color:#176f2c}.wrong{color:#b3261e}.abstain{color:#8a6d00}
+.right{color:#176f2c}.wrong{color:#b3261e}.abstain{color:#8a6d00}.draft{color:#8a6d00;font-weight:600}
 tr.detail td{background:#fafafa}pre{white-space:pre-wrap;font-size:12px;margin:4px 0}
 svg.timeline{background:#fff}svg .plot{fill:#fbfbfb;stroke:#bbb}svg .tick{font-size:11px;fill:#555}
 svg .pt.fault{fill:#b3261e}svg .pt.initiator{fill:none;stroke:#1a56c4;stroke-width:3}

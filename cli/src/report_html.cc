@@ -55,6 +55,9 @@ std::string Sections(const v1::EvalReport& report) {
   for (const auto& kind : GroupKinds(report)) {
     const auto groups = GroupsOfKind(report, kind);
     out += "<h2>" + HtmlEscape(kind == "overall" ? std::string("Overall") : "By " + kind) + "</h2>";
+    if (kind == "overall" && !DraftNote(report).empty()) {
+      out += "<p class=\"drafts\"><b>Drafts:</b> " + HtmlEscape(DraftNote(report)) + "</p>";
+    }
     out += "<h3>Localization</h3>" + Table(report, groups, LocalizationColumns());
     out += "<h3>Evidence, cascade, checkpoint, time</h3>" +
            Table(report, groups, OutcomeColumns());
@@ -100,7 +103,9 @@ std::string Incidents(const v1::EvalReport& report) {
     const std::string truth = any.truth_rank() >= 0 ? "rank " + std::to_string(any.truth_rank()) +
                                                           " on " + any.truth_node()
                                                     : any.truth_node();
-    out += "<tbody><tr class=\"row\"><td>" + HtmlEscape(d.suite()) + "</td><td>" + HtmlEscape(d.incident()) +
+    out += "<tbody><tr class=\"row\"><td>" + HtmlEscape(d.suite()) + "</td><td>" +
+           HtmlEscape(d.incident()) +
+           (any.expected_draft() ? " <span class=\"draft\">(draft)</span>" : "") +
            "</td><td class=\"num\">" + std::to_string(d.seed()) + "</td><td>" +
            HtmlEscape(any.family()) + "</td><td class=\"num\">" + std::to_string(any.world_size()) +
            "</td><td>" + HtmlEscape(truth) + "</td>";
@@ -157,6 +162,25 @@ std::string Shapes(const v1::EvalReport& report) {
   return out;
 }
 
+// The pilot: each dimension, the engine beside the recorded process, per entry and in total.
+std::string Pilot(const v1::EvalReport& report) {
+  const auto dims = PilotDimensionRows(report);
+  if (dims.empty()) return "";
+  std::string out =
+      "<h2 id=\"pilot\">Pilot</h2><p>The engine on each corpus entry beside the team's recorded "
+      "process (the entry's postmortem), each dimension scored separately against the entry's "
+      "expected outcome, the arbiter (docs/evaluation.md, &quot;Pilot&quot;). A dimension an "
+      "entry does not record is <i>not recorded</i>, never a pass or a fail.</p><p "
+      "class=\"pilot-totals\">" +
+      HtmlEscape(PilotTotals(report)) + "</p>" + HtmlRows(dims, "pilot-dimensions") +
+      "<h3>Per entry</h3>" + HtmlRows(PilotIncidentRows(report), "pilot-incidents");
+  const auto decisions = PilotDecisionRows(report);
+  if (!decisions.empty()) {
+    out += "<h3>Decisions: engine and process</h3>" + HtmlRows(decisions, "pilot-decisions");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderHtml(const v1::EvalReport& report) {
@@ -172,7 +196,7 @@ std::string RenderHtml(const v1::EvalReport& report) {
     for (const auto& f : report.run().failures()) out += "<li>" + HtmlEscape(f) + "</li>";
     out += "</ul>";
   }
-  out += Sections(report) + Shapes(report) + Incidents(report);
+  out += Pilot(report) + Sections(report) + Shapes(report) + Incidents(report);
   return out + kScript + "</body></html>\n";
 }
 

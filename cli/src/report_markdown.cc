@@ -35,6 +35,8 @@ std::string Table(const v1::EvalReport& report, const std::vector<std::string>& 
 std::string Section(const v1::EvalReport& report, const std::string& kind) {
   const auto groups = GroupsOfKind(report, kind);
   std::string out = "## " + (kind == "overall" ? std::string("Overall") : "By " + kind) + "\n\n";
+  if (kind == "overall" && !DraftNote(report).empty())
+    out += "**Drafts:** " + DraftNote(report) + "\n\n";
   out += "### Localization\n\n" + Table(report, groups, LocalizationColumns()) + "\n";
   out += "### Evidence, cascade, checkpoint, time\n\n" +
          Table(report, groups, OutcomeColumns()) + "\n";
@@ -65,8 +67,10 @@ std::string Incidents(const v1::EvalReport& report) {
     const std::string truth = any.truth_rank() >= 0 ? "rank " + std::to_string(any.truth_rank()) +
                                                           " on " + any.truth_node()
                                                     : any.truth_node();
-    out += "| " + any.suite() + " | " + any.incident() + " | " + std::to_string(any.seed()) +
-           " | " + any.family() + " | " + std::to_string(any.world_size()) + " | " + truth + " |";
+    const std::string draft = any.expected_draft() ? " (draft)" : "";
+    out += "| " + any.suite() + " | " + any.incident() + draft + " | " +
+           std::to_string(any.seed()) + " | " + any.family() + " | " +
+           std::to_string(any.world_size()) + " | " + truth + " |";
     for (const auto& s : strategies) {
       auto it = by_strategy.find(s);
       ((out += ' ') += it == by_strategy.end() ? std::string("-") : AnswerCell(*it->second)) +=
@@ -89,6 +93,24 @@ std::string Shapes(const v1::EvalReport& report) {
   return out;
 }
 
+// The pilot: each dimension, the engine beside the recorded process, per entry and in total.
+std::string Pilot(const v1::EvalReport& report) {
+  const auto dims = PilotDimensionRows(report);
+  if (dims.empty()) return "";
+  std::string out =
+      "## Pilot\n\nThe engine on each corpus entry beside the team's recorded process "
+      "(the entry's postmortem), each dimension scored separately against the entry's expected "
+      "outcome, the arbiter (`docs/evaluation.md`, \"Pilot\"). A dimension an entry does not "
+      "record is *not recorded*, never a pass or a fail.\n\n" +
+      PilotTotals(report) + "\n\n" + MdRows(dims) + "\n### Per entry\n\n" +
+      MdRows(PilotIncidentRows(report)) + "\n";
+  const auto decisions = PilotDecisionRows(report);
+  if (!decisions.empty()) {
+    out += "### Decisions: engine and process\n\n" + MdRows(decisions) + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderMarkdown(const v1::EvalReport& report) {
@@ -100,6 +122,7 @@ std::string RenderMarkdown(const v1::EvalReport& report) {
     for (const auto& f : report.run().failures()) out += "- " + f + "\n";
     out += "\n";
   }
+  out += Pilot(report);
   for (const auto& kind : GroupKinds(report)) out += Section(report, kind);
   return out + Shapes(report) + Incidents(report);
 }

@@ -29,7 +29,7 @@ struct Acc {
   Mean rank, node, top3, owner, cls, recall, precision, coverage, precision_committed;
   Mean compression, purity, ckpt_correct, ckpt_unsafe, excess, rewind, newest_safe, avoided;
   Mean recurrence, link, wrong_rate;
-  int unsafe_resumes = 0, wrong = 0;
+  int unsafe_resumes = 0, wrong = 0, drafts = 0;
   Mean diagnose, answer, cascade_gh, recovered_gh, triage_gh;
   double diagnose_max = 0, weight = 0;
 
@@ -52,6 +52,7 @@ struct Acc {
       wrong_rate.Add(s.committed_wrong(), w);
     }
     wrong += s.committed_wrong() ? 1 : 0;
+    drafts += s.expected_draft() ? 1 : 0;
     if (s.has_cascade_compression()) compression.Add(s.cascade_compression(), w);
     if (s.has_cascade_purity()) purity.Add(s.cascade_purity(), w);
     if (s.has_checkpoint_correct()) {
@@ -92,6 +93,7 @@ struct Acc {
     g.set_precision_committed(precision_committed.Value());
     g.set_committed_wrong(wrong);
     g.set_committed_wrong_rate(wrong_rate.Value());
+    g.set_drafts(drafts);
     g.set_cascade_compression(compression.Value());
     g.set_cascade_incidents(compression.n);
     g.set_cascade_purity(purity.Value());

@@ -66,6 +66,7 @@ Result<v1::EvalReport> MergeReports(const std::vector<v1::EvalReport>& shards) {
     for (const auto& d : shard.details()) *merged.add_details() = d;
     for (const auto& r : shard.shape_results()) *merged.add_shape_results() = r;
     for (const auto& r : shard.watch_results()) *merged.add_watch_results() = r;
+    for (const auto& p : shard.pilot_incidents()) *merged.add_pilot_incidents() = p;
     MergeRun(shard.run(), run);
   }
 
@@ -94,6 +95,14 @@ Result<v1::EvalReport> MergeReports(const std::vector<v1::EvalReport>& shards) {
   std::stable_sort(merged.mutable_details()->begin(), merged.mutable_details()->end(), by_incident);
   std::stable_sort(merged.mutable_watch_results()->begin(), merged.mutable_watch_results()->end(),
                    by_incident);
+  if (merged.pilot_incidents_size() > 0) {
+    std::stable_sort(merged.mutable_pilot_incidents()->begin(),
+                     merged.mutable_pilot_incidents()->end(), [](const auto& a, const auto& b) {
+                       return std::tie(a.suite(), a.incident()) < std::tie(b.suite(), b.incident());
+                     });
+    *merged.mutable_pilot() =
+        SummarizePilot({merged.pilot_incidents().begin(), merged.pilot_incidents().end()});
+  }
   return merged;
 }
 

@@ -266,6 +266,7 @@ v1::IncidentScore ScoreIncident(const v1::Truth& truth, const v1::Diagnosis& d,
   s.set_scale(ScaleBucket(truth.job().world_size()));
   s.set_weight(1.0);
   s.set_diagnose_seconds(options.diagnose_seconds);
+  s.set_expected_draft(truth.corpus_entry().draft());
   ScoreInitiator(truth, d, &s);
   s.set_evidence_recall(EvidenceRecall(truth, d));
   if (s.inconclusive()) {

@@ -176,13 +176,24 @@ TEST(EvalPlan, CorpusDirectoriesBecomeOneJobPerIncident) {
   EXPECT_FALSE(plan->jobs[0].scenario.has_value());
 }
 
-TEST(EvalPlan, CorpusWithMalformedExpectedNamesTheFile) {
+// A broken entry is reported (naming the file) and skipped; the rest of the corpus is planned.
+TEST(EvalPlan, CorpusEntryWithMalformedOrMissingExpectedIsSkippedAndNamed) {
   TempDir tmp;
   fs::create_directories(tmp.path() / "c/x/incident");
   tmp.Write("c/x/expected.json", "{\"no_such_field\": 1}");
+  fs::create_directories(tmp.path() / "c/y/incident");  // no expected.json at all
+  fs::create_directories(tmp.path() / "c/z/incident");
+  tmp.Write("c/z/expected.json", "{\"scenario\": \"z\"}");
   auto plan = PlanEval({}, {tmp.path() / "c"}, 1);
-  ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.status().message().find("expected.json"), std::string::npos);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan->jobs.size(), 1u);
+  EXPECT_EQ(plan->jobs[0].id, "z");
+  ASSERT_EQ(plan->broken.size(), 2u);
+  EXPECT_EQ(plan->broken[0].rfind("corpus:c/x: skipped: ", 0), 0u) << plan->broken[0];
+  EXPECT_NE(plan->broken[0].find("expected.json"), std::string::npos);
+  EXPECT_NE(plan->broken[0].find("no_such_field"), std::string::npos);
+  EXPECT_EQ(plan->broken[1].rfind("corpus:c/y: skipped: ", 0), 0u) << plan->broken[1];
+  EXPECT_NE(plan->broken[1].find("expected.json"), std::string::npos);
 }
 
 TEST(EvalShard, ParsesIndexOverCountAndRejectsTheRest) {

@@ -199,7 +199,7 @@ Status Confirm(const ConfirmOptions& o) {
     }
     pm->set_operator_minutes(*o.operator_minutes);
   } else if (!pm->investigation_started().empty() && !pm->investigation_ended().empty() &&
-             pm->operator_minutes() == 0) {
+             !pm->has_operator_minutes()) {
     // Without a recorded figure: the investigation's wall time.
     const auto a = ParseRfc3339(pm->investigation_started()),
                b = ParseRfc3339(pm->investigation_ended());

@@ -67,6 +67,27 @@ v1::GateBaseline MakeGateBaseline(const v1::EvalReport& report, double tolerance
 std::vector<std::string> CheckGate(const v1::GateBaseline& baseline,
                                    const v1::EvalReport& report);
 
+// Pilot (`denpex eval --corpus`, docs/evaluation.md "Pilot"): the engine's diagnosis of a corpus
+// entry beside the team's recorded process (Truth.corpus_entry.postmortem), the entry's expected
+// outcome the arbiter. Each dimension is unset where the entry does not record it. `score` is
+// ScoreIncident's for the same diagnosis, its suite and incident already set (they are copied).
+v1::PilotIncident ScorePilot(const v1::Truth& expected, const v1::Diagnosis& diagnosis,
+                             const v1::IncidentScore& score);
+
+// The totals: per dimension, how many entries record it, the engine's and the process's right
+// answers; the decisions that differed and who was right.
+v1::PilotSummary SummarizePilot(const std::vector<v1::PilotIncident>& incidents);
+
+// "engine", "process", "both", "neither", "not compared".
+std::string PilotRightName(v1::PilotRight right);
+
+// One dimension's engine figure with its count of recorded entries, e.g. "12/16 (16 of 16 entries
+// recorded)", "not recorded (0 of 16 entries recorded)".
+std::string PilotDimensionScore(const v1::PilotDimension& dimension, int entries);
+
+// The pilot's totals as text for the terminal; empty without a pilot.
+std::string RenderPilotTable(const v1::EvalReport& report);
+
 // Collection shapes (`denpex eval --shapes`). Names a copy gives the canonical layout's nodes:
 // lower-case name in the copy -> the canonical node names it stands for.
 using NodeAliases = std::map<std::string, std::vector<std::string>>;
