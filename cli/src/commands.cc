@@ -194,9 +194,20 @@ int RunSimulate(const SimulateArgs& args, std::ostream& out, std::ostream& err) 
     }
   }
   const auto t0 = std::chrono::steady_clock::now();
-  auto result = sim::Simulate(
-      *scenario,
-      {.out_dir = args.out, .incident_dir = replay ? staging : fs::path(), .seed = args.seed});
+  auto simulate = [&] {
+    // The model stage of a large scenario (a call every 65,536 events: none for a small one);
+    // the line is cleared when the simulation returns.
+    ProgressLine progress(ChooseProgress(args.progress), err, "denpex simulate", "", 1000,
+                          args.progress.interval_s);
+    return sim::Simulate(*scenario, {.out_dir = args.out,
+                                     .incident_dir = replay ? staging : fs::path(),
+                                     .seed = args.seed,
+                                     .on_model_progress = [&progress](double f) {
+                                       progress.Update(static_cast<std::uint64_t>(1000 * f),
+                                                       "modelling the job");
+                                     }});
+  };
+  auto result = simulate();
   if (!result.ok()) return Fail(err, "simulate", result.status());
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (replay) {

@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
       "missing_node_fraction,truncated_node_fraction,damage_initiator_node,missing_initiator_node,"
       "interleaved_line_rate} "
       "(docs/scenario_format.md)");
-  AddProgressFlags(sim, sim_args.progress, "a --replay");
+  AddProgressFlags(sim, sim_args.progress, "the model stage of a large scenario and of a --replay");
   sim->footer(kExitCodes);
   sim->callback([&] { rc = RunSimulate(sim_args, std::cout, std::cerr); });
 

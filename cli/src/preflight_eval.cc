@@ -8,6 +8,7 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "denpex/engine/preflight.h"
 #include "denpex/sim/preflight.h"
 #include "eval_internal.h"
+#include "progress.h"
 
 namespace denpex::cli {
 namespace {
@@ -246,9 +248,20 @@ int RunPreflightEval(const EvalArgs& args, std::ostream& out, std::ostream& err)
       fs::remove_all(dir, ec);
     }
   };
-  tbb::task_arena arena(args.jobs > 0 ? args.jobs : tbb::task_arena::automatic);
-  arena.execute(
-      [&] { tbb::parallel_for(std::size_t{0}, jobs.size(), [&](std::size_t j) { run(j); }); });
+  {
+    // The jobs done so far on stderr, as `denpex eval` shows its own (progress.h).
+    ProgressLine progress(ChooseProgress(args.progress), err, "denpex eval --preflight", "jobs",
+                          jobs.size(), args.progress.interval_s);
+    std::atomic<std::size_t> done{0};
+    tbb::task_arena arena(args.jobs > 0 ? args.jobs : tbb::task_arena::automatic);
+    arena.execute([&] {
+      tbb::parallel_for(std::size_t{0}, jobs.size(), [&](std::size_t j) {
+        run(j);
+        progress.Update(
+            ++done, scenarios[jobs[j].scenario].name() + " seed " + std::to_string(jobs[j].seed));
+      });
+    });
+  }
   if (args.work_dir.empty()) {
     std::error_code ec;
     fs::remove_all(work, ec);

@@ -2,7 +2,8 @@
 // line redrawn in place. Elsewhere (a Slurm array's log, CI): one line at a time, each with an
 // ETA, when at least `interval` has passed and at least 10 % more of the work is done since the
 // last (whichever is rarer), so that a log gains at most ten lines however long the work.
-// `eval`, `simulate --replay` and `checkpoint verify --deep` show it; `--progress` and
+// `eval` (and `eval --preflight`), `simulate` (the model stage, `--replay`) and `checkpoint verify
+// --deep` show it; `--progress` and
 // `--no-progress` choose (README.md, "Progress").
 #pragma once
 

@@ -3,6 +3,7 @@
 // that wires model, formatter, writer and truth together.
 #include "denpex/sim/simulator.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <system_error>
@@ -64,6 +65,26 @@ struct RestartedAttempt {
   Outcome outcome;
 };
 
+// The model's progress as a share of its work, estimated from the plan: the steps up to the
+// fault hold most of the events (9/10 at 131,072 ranks), the cascade after it the rest, over the
+// watchdog timeout and the teardown's grace.
+ModelProgress ProgressOf(const Job& job, const FaultPlan& fault,
+                         const std::function<void(double)>& report) {
+  if (!report) return {};
+  constexpr double kBeforeFault = 0.9;
+  const double steps = std::max(1, fault.step + fault.slow_steps);
+  const double after = std::max<double>(
+      1.0, static_cast<double>(job.nccl_timeout + job.sigterm_grace + job.kill_wait));
+  return [steps, after, &report](const ModelPoint& p) {
+    const double done =
+        p.fault_time < 0
+            ? kBeforeFault * std::min(1.0, p.step / steps)
+            : kBeforeFault + (1 - kBeforeFault) *
+                                 std::min(1.0, static_cast<double>(p.now - p.fault_time) / after);
+    report(std::min(done, 0.99));
+  };
+}
+
 }  // namespace
 
 Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions& options) {
@@ -90,7 +111,7 @@ Result<SimulateResult> Simulate(const v1::Scenario& input, const SimulateOptions
 
   EmitKernelBoot(job, writer);
   Model model(job, fault, writer);
-  const Outcome outcome = model.Run();
+  const Outcome outcome = model.Run(ProgressOf(job, fault, options.on_model_progress));
   EmitNvidiaSmi(job, fault, outcome.end_time, writer);
   DENPEX_RETURN_IF_ERROR(writer.Finish());
 

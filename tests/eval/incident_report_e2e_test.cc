@@ -166,4 +166,38 @@ TEST(ProgressE2e, EvalAndReplayPrintStatusLinesOnANonTerminalStderrOnly) {
   EXPECT_EQ(replay.output.find("denpex simulate --replay:"), std::string::npos);
 }
 
+// The model stage of a large simulation (562,819 events at 4,096 ranks) and `eval --preflight`
+// print the same status lines; the simulated incident's truth is the same with them or without.
+TEST(ProgressE2e, SimulateModelStageAndPreflightEvalPrintStatusLines) {
+  TempDir tmp;
+  const std::string scenario = Source("scenarios/smoke/sigkill_4096.textproto");
+  ASSERT_EQ(Shell(std::string("(") + DENPEX_BINARY + " simulate " + scenario + " --out " +
+                  tmp / "a" + " --progress-interval 0 >" + tmp / "a.out" + " 2>" + tmp / "a.err)")
+                .code,
+            0);
+  ASSERT_EQ(Shell(std::string("(") + DENPEX_BINARY + " simulate " + scenario + " --out " +
+                  tmp / "b" + " --no-progress 2>" + tmp / "b.err)")
+                .code,
+            0);
+  const std::string err = ReadAll(tmp.path() / "a.err");
+  EXPECT_NE(err.find("Z denpex simulate: "), std::string::npos) << err;
+  EXPECT_NE(err.find(", ETA "), std::string::npos) << err;
+  EXPECT_NE(err.find("modelling the job"), std::string::npos) << err;
+  EXPECT_EQ(err.find('\r'), std::string::npos);
+  EXPECT_TRUE(ReadAll(tmp.path() / "b.err").empty());
+  EXPECT_EQ(ReadAll(tmp.path() / "a.out").find("denpex simulate:"), std::string::npos);
+  EXPECT_EQ(ReadAll(tmp.path() / "a" / "truth.json"), ReadAll(tmp.path() / "b" / "truth.json"));
+
+  ASSERT_EQ(
+      Shell(std::string("(") + DENPEX_BINARY + " eval --preflight " +
+            Source("scenarios/preflight/healthy_256.textproto") +
+            " --seeds 2 --jobs 1 --progress-interval 0 >" + tmp / "p.out" + " 2>" + tmp / "p.err)")
+          .code,
+      0);
+  const std::string perr = ReadAll(tmp.path() / "p.err");
+  EXPECT_NE(perr.find("Z denpex eval --preflight: 50% (1/2 jobs), "), std::string::npos) << perr;
+  EXPECT_NE(perr.find("Z denpex eval --preflight: 100% (2/2 jobs)"), std::string::npos) << perr;
+  EXPECT_EQ(ReadAll(tmp.path() / "p.out").find("denpex eval --preflight:"), std::string::npos);
+}
+
 }  // namespace

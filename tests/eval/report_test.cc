@@ -174,4 +174,48 @@ TEST(EvalReportShapes, MarkdownAndHtmlShowTheShapeRowsAndTheWrongPairs) {
   EXPECT_EQ(RenderMarkdown(Report()).find("Collection shapes"), std::string::npos);
 }
 
+namespace {
+
+// A simulated-only report has no pilot section; a corpus entry's scores add one, a draft marked.
+TEST(EvalReportPilot, OnlyCorpusEntriesAddThePilotSectionAndDraftsAreMarked) {
+  v1::EvalReport plain = Report();
+  EXPECT_EQ(RenderMarkdown(plain).find("## Pilot"), std::string::npos);
+  EXPECT_EQ(RenderHtml(plain).find("id=\"pilot\""), std::string::npos);
+  EXPECT_TRUE(PilotDimensionRows(plain).empty());
+
+  v1::Truth t = Truth();
+  t.set_owner(v1::OWNER_HOST);
+  t.mutable_corpus_entry()->set_draft(true);
+  v1::Diagnosis d = Diagnosis("engine", 3);
+  d.set_owner(v1::OWNER_HOST);
+  v1::IncidentScore s = scorer::ScoreIncident(t, d, {.diagnose_seconds = 0.3});
+  s.set_suite("corpus:mine");
+  s.set_incident("job1");
+  v1::EvalReport r;
+  r.mutable_run()->add_strategies("engine");
+  *r.add_incidents() = s;
+  auto* detail = r.add_details();
+  detail->set_suite("corpus:mine");
+  detail->set_incident("job1");
+  for (const auto& a : scorer::Aggregate({s})) *r.add_aggregates() = a;
+  *r.add_pilot_incidents() = scorer::ScorePilot(t, d, s);
+  *r.mutable_pilot() = scorer::SummarizePilot({r.pilot_incidents(0)});
+
+  const std::string md = RenderMarkdown(r);
+  EXPECT_NE(md.find("## Pilot"), std::string::npos);
+  EXPECT_NE(md.find("| causal owner | 1 of 1 entries | 1/1 (100.0%) right | not recorded |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| operator time | 0 of 1 entries | not recorded | not recorded |"),
+            std::string::npos);
+  EXPECT_NE(md.find("| corpus:mine/job1 (draft) | right |"), std::string::npos);
+  EXPECT_NE(md.find("| corpus:mine | job1 (draft) |"), std::string::npos);
+  EXPECT_NE(md.find("**Drafts:** 1 of 1 incidents"), std::string::npos);
+  EXPECT_NE(md.find("1 corpus entries scored, 1 of them drafts"), std::string::npos);
+  const std::string html = RenderHtml(r);
+  EXPECT_NE(html.find("<table class=\"pilot-dimensions\">"), std::string::npos);
+  EXPECT_NE(html.find("job1 <span class=\"draft\">(draft)</span>"), std::string::npos);
+}
+
+}  // namespace
 }  // namespace denpex::cli

@@ -42,7 +42,7 @@ TimeNs Model::Horizon() const {
   return horizon < 4e18 ? static_cast<TimeNs>(horizon) : static_cast<TimeNs>(4e18);
 }
 
-Outcome Model::Run() {
+Outcome Model::Run(const ModelProgress& progress) {
   workers_.ScheduleStarts();
   if (job_.deepspeed_runner) pdsh_.StartRunnerOnly();  // `deepspeed --launcher openmpi|slurm`
   if (job_.launcher == v1::LAUNCHER_SRUN) {
@@ -73,6 +73,12 @@ Outcome Model::Run() {
     }
     Dispatch(queue_.Pop());
     ++out.events;
+    if (progress && out.events % kProgressEvery == 0 && !queue_.empty()) {
+      progress({.now = queue_.top().time,
+                .events = out.events,
+                .step = workers_.step(0),
+                .fault_time = workers_.fault_time()});
+    }
   }
   // A run nothing ended (fail-slow logs collected from the running job) ends at its last step.
   out.end_time = out.reached_horizon ? horizon : workers_.last_step_end();

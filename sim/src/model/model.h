@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "event_queue.h"
 #include "faults.h"
@@ -24,10 +25,21 @@ struct Outcome {
   bool reached_horizon = false;  // stopped with processes still alive
 };
 
+// Where a run stands, as Run reports it every kProgressEvery events to a watcher (a progress
+// line) that changes nothing in the model.
+struct ModelPoint {
+  TimeNs now = 0;            // the simulated time reached
+  std::uint64_t events = 0;  // events run so far
+  int step = 0;              // rank 0's current step
+  TimeNs fault_time = -1;    // when the fault fired; -1 before
+};
+using ModelProgress = std::function<void(const ModelPoint&)>;
+inline constexpr std::uint64_t kProgressEvery = std::uint64_t{1} << 16;
+
 class Model {
  public:
   Model(const Job& job, const FaultPlan& fault, RecordSink& sink);
-  Outcome Run();
+  Outcome Run(const ModelProgress& progress = {});
 
   const Workers& workers() const { return workers_; }
   const Launcher& launcher() const { return launcher_; }

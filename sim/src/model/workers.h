@@ -80,6 +80,7 @@ class Workers {
   int exit_code(int rank) const { return exit_code_[rank]; }
   TimeNs exit_time(int rank) const { return exit_time_[rank]; }
   TimeNs fault_time() const { return fault_time_; }
+  int step(int rank) const { return step_[static_cast<std::size_t>(rank)]; }  // its current step
   void NoteFault(TimeNs t) { fault_time_ = t; }  // a fault the launcher saw (a rendezvous timeout)
   // The rank the kernel OOM killer took (host OOM), or -1.
   int oom_killed() const { return oom_killed_; }

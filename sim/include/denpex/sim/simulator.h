@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,6 +39,11 @@ struct SimulateOptions {
   std::filesystem::path incident_dir;
   std::optional<std::uint64_t> seed;  // overrides scenario.seed
   int writer_threads = 1;             // threads writing files (0: inline); bytes are the same
+  // Called now and then while the job is modelled (the model stage, most of a large scenario's
+  // time): the share of the job's expected simulated span reached, in [0, 1]. An estimate from
+  // the plan (the fault's step, the watchdog timeout, the teardown), for a progress line; it
+  // never changes the output.
+  std::function<void(double fraction)> on_model_progress;
 };
 
 struct SimulateStats {
