@@ -71,8 +71,8 @@ struct EvalJob {
 struct EvalPlan {
   std::vector<EvalJob> jobs;  // sorted by (suite, id, seed): the order shards index
   std::vector<std::string> inputs;
-  // Corpus entries left out because their expected.json cannot be read, each
-  // "<suite>/<id>: skipped: <why>"; the rest of the corpus is planned.
+  // Corpus entries left out because their expected.json cannot be read (or has no incident/
+  // beside it), each "<suite>/<id>: skipped: <why>"; the rest of the corpus is planned.
   std::vector<std::string> broken;
 };
 

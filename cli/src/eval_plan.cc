@@ -131,15 +131,20 @@ struct Planner {
   Status AddCorpus(const fs::path& dir) {
     std::error_code ec;
     std::vector<fs::path> incidents;
+    std::vector<fs::path> without_incident;  // an expected.json with no incident/ beside it
     if (fs::is_directory(dir / "incident", ec)) {
       incidents.push_back(dir);
     } else {
       for (const auto& e : fs::directory_iterator(dir, ec)) {
-        if (fs::is_directory(e.path() / "incident", ec)) incidents.push_back(e.path());
+        if (fs::is_directory(e.path() / "incident", ec)) {
+          incidents.push_back(e.path());
+        } else if (fs::exists(e.path() / "expected.json", ec)) {
+          without_incident.push_back(e.path());
+        }
       }
       if (ec) return Status::NotFound(dir.string() + ": " + ec.message());
     }
-    if (incidents.empty()) {
+    if (incidents.empty() && without_incident.empty()) {
       return Status::InvalidInput(dir.string() +
                                   ": no incident here (a corpus holds <id>/incident/ and "
                                   "<id>/expected.json; see docs/evaluation.md)");
@@ -147,6 +152,12 @@ struct Planner {
     fs::path name = dir.lexically_normal();
     if (name.filename().empty()) name = name.parent_path();  // "corpora/real/"
     const std::string suite = "corpus:" + name.filename().string();
+    std::sort(without_incident.begin(), without_incident.end());
+    for (const auto& e : without_incident) {
+      plan.broken.push_back(suite + "/" + e.filename().string() +
+                            ": skipped: " + (e / "incident").string() +
+                            ": no such directory (an entry holds incident/ beside expected.json)");
+    }
     std::sort(incidents.begin(), incidents.end());
     for (const auto& inc : incidents) {
       EvalJob job{.suite = suite, .id = inc.filename().string(), .corpus_dir = inc};

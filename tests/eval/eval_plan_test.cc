@@ -184,11 +184,16 @@ TEST(EvalPlan, CorpusEntryWithMalformedOrMissingExpectedIsSkippedAndNamed) {
   fs::create_directories(tmp.path() / "c/y/incident");  // no expected.json at all
   fs::create_directories(tmp.path() / "c/z/incident");
   tmp.Write("c/z/expected.json", "{\"scenario\": \"z\"}");
+  tmp.Write("c/w/expected.json", "{\"scenario\": \"w\"}");  // no incident/ beside it
+  fs::create_directories(tmp.path() / "c/notes");           // not an entry: left alone
   auto plan = PlanEval({}, {tmp.path() / "c"}, 1);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   ASSERT_EQ(plan->jobs.size(), 1u);
   EXPECT_EQ(plan->jobs[0].id, "z");
-  ASSERT_EQ(plan->broken.size(), 2u);
+  ASSERT_EQ(plan->broken.size(), 3u);
+  EXPECT_EQ(plan->broken[0].rfind("corpus:c/w: skipped: ", 0), 0u) << plan->broken[0];
+  EXPECT_NE(plan->broken[0].find("incident: no such directory"), std::string::npos);
+  plan->broken.erase(plan->broken.begin());
   EXPECT_EQ(plan->broken[0].rfind("corpus:c/x: skipped: ", 0), 0u) << plan->broken[0];
   EXPECT_NE(plan->broken[0].find("expected.json"), std::string::npos);
   EXPECT_NE(plan->broken[0].find("no_such_field"), std::string::npos);
