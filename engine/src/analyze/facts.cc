@@ -1,3 +1,5 @@
+#include "stage_clock.h"
+#include <optional>
 #include "analyze/facts.h"
 
 #include <algorithm>
@@ -659,27 +661,41 @@ void FinishRequeue(JobFacts* jf) {
 
 JobFacts CollectFacts(const Incident& inc) {
   JobFacts jf;
+  std::optional<StageClock> cst;
   jf.nodes.resize(inc.nodes.size());
+  cst.reset(); cst.emplace("  F:jf.unranked.worker_files");
   jf.unranked.worker_files = UnnamedWorkerFiles(inc);
   jf.scheduler.tasks_are_agents =
       std::any_of(inc.files.begin(), inc.files.end(), [](const LogFile& f) { return f.agent; });
+  cst.reset(); cst.emplace("  F:PlaceRanksByFiles");
   PlaceRanksByFiles(inc, &jf);
+  cst.reset(); cst.emplace("  F:CollectEvent loop");
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     CollectEvent(inc, i, &jf);
     const Event& e = inc.events[i];
     if (e.rank < 0 && std::holds_alternative<WatchdogTimeout>(e.detail))
       jf.wave.unranked_timeouts.push_back(i);
   }
+  cst.reset(); cst.emplace("  F:PlaceRanksByLayout");
   PlaceRanksByLayout(inc, &jf);
+  cst.reset(); cst.emplace("  F:MarkBuildWaiters");
   MarkBuildWaiters(inc, &jf);
+  cst.reset(); cst.emplace("  F:ApplyLauncherEvidence");
   ApplyLauncherEvidence(inc, &jf);
+  cst.reset(); cst.emplace("  F:AttributeUnprefixedPeerErrors");
   AttributeUnprefixedPeerErrors(inc, &jf);
+  cst.reset(); cst.emplace("  F:ApplyRayDriver");
   ApplyRayDriver(inc, &jf);
+  cst.reset(); cst.emplace("  F:MapSignalledPids");
   MapSignalledPids(inc, &jf);
+  cst.reset(); cst.emplace("  F:ApplyHostEvidence");
   ApplyHostEvidence(inc, &jf);
+  cst.reset(); cst.emplace("  F:CountTableOnlyReports");
   CountTableOnlyReports(inc, &jf);
+  cst.reset(); cst.emplace("  F:FinishRequeue");
   FinishRequeue(&jf);
 
+  cst.reset(); cst.emplace("  F:tail");
   auto key = [&](std::int32_t i) { return std::make_tuple(inc.events[i].time, inc.events[i].rank, i); };
   std::sort(jf.wave.timeouts.begin(), jf.wave.timeouts.end(),
             [&](auto a, auto b) { return key(a) < key(b); });

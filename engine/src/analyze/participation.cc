@@ -1,6 +1,8 @@
 // The engine strategy. Reasons about who stopped participating, not about who complained
 // first: launcher exits and group progress are scored (scoring.h), the leader is named only
 // when it clearly leads, and everything cited is a line an operator can open.
+#include "stage_clock.h"
+#include <optional>
 #include "analyze/participation.h"
 
 #include <algorithm>
@@ -1118,20 +1120,23 @@ void DiagnoseStalledStraggler(const Analysis& a, const Straggler& s, Finding* f)
 
 Analysis BuildAnalysis(const Incident& inc, JobFacts facts, const Incident* control) {
   Analysis a{.inc = inc, .control = control, .facts = std::move(facts)};
-  a.clocks = AlignClocks(inc, a.facts);
+  { DENPEX_STAGE("AlignClocks"); a.clocks = AlignClocks(inc, a.facts);
+  ApplyOffsets(inc, a.clocks, &a.facts); }
+  if (false)
   ApplyOffsets(inc, a.clocks, &a.facts);
 
-  a.groups = InferGroups(inc, a.facts);
+  { DENPEX_STAGE("InferGroups"); a.groups = InferGroups(inc, a.facts); }
   for (const auto& g : a.groups) {
     for (std::int32_t m : g.members) a.facts.EnsureRank(m);  // silent members beyond the logs
   }
+  DENPEX_STAGE("rest of BuildAnalysis");
   a.recorder = AnalyzeFlightRecorder(inc);
   for (const FrBlocker& b : a.recorder.roots) a.facts.EnsureRank(b.rank);
   a.ras = AnalyzeNcclRas(inc);
   for (const RasBlocker& b : a.ras.roots) a.facts.EnsureRank(b.rank);
   PlaceUnloggedRanks(&a.facts);
-  a.waits = AnalyzeWaits(a.facts, a.groups);
-  a.mismatches = FindMismatches(inc, a.facts);
+  { DENPEX_STAGE("AnalyzeWaits"); a.waits = AnalyzeWaits(a.facts, a.groups); }
+  { DENPEX_STAGE("FindMismatches"); a.mismatches = FindMismatches(inc, a.facts); }
   for (const FrBlocker& b : a.recorder.roots) {
     if (b.why == FrBlocker::Why::kOddCollective && a.MismatchOf(b.rank) == nullptr)
       a.mismatches.push_back({.rank = b.rank, .event = b.own, .peer_event = b.waiter});
@@ -1142,12 +1147,13 @@ Analysis BuildAnalysis(const Incident& inc, JobFacts facts, const Incident* cont
   }
   std::vector<std::int32_t> odd;
   for (const Mismatch& m : a.mismatches) odd.push_back(m.rank);
+  DENPEX_STAGE("ScoreRanks+");
   a.scores = ScoreRanks(a.facts, a.waits, odd, a.recorder, a.ras);
   a.unplaced = DropUnplacedWhenTimeoutsAreUnranked(a.facts, &a.scores);
   a.leads = a.scores.size() == 1 ||
             (!a.scores.empty() && a.scores[1].total() * kLeadRatio < a.scores[0].total());
   a.lost_node = LostNode(inc, a.facts, Leaders(a, a.leads));
-  a.straggler = FindFailSlow(inc, a.facts, control);
+  { DENPEX_STAGE("FindFailSlow"); a.straggler = FindFailSlow(inc, a.facts, control); }
   return a;
 }
 
@@ -1231,16 +1237,21 @@ bool AnswerUndecided(const Analysis& a, Finding* f) {
 // Facts first; the rows that need no wait analysis; the wait analysis; the rows after it (the
 // first that answers decides: detectors.cc); then what every answer after the wait analysis gets.
 Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
-  JobFacts facts = CollectFacts(inc);
+  JobFacts facts = [&]{ DENPEX_STAGE("CollectFacts"); return CollectFacts(inc); }();
   Finding f;
   f.strategy = "engine";
   f.ranks_seen = facts.world.ranks_seen;
   f.world_size = static_cast<std::int32_t>(facts.ranks.size());
   f.problems = facts.world.notes;
+  std::optional<StageClock> before("DetectorsBeforeWaits");
   for (const FactsDetector& d : DetectorsBeforeWaits()) {
     if (d.diagnose(inc, facts, &f)) return f;
   }
+  before.reset();
+  std::optional<StageClock> ba("BuildAnalysis");
   const Analysis a = BuildAnalysis(inc, std::move(facts), control);
+  ba.reset();
+  DENPEX_STAGE("after waits");
   f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
   f.clock_offsets = a.clocks.by_node;
   for (std::size_t i = 0; i < a.scores.size() && i < kMaxCandidates; ++i) {
