@@ -122,6 +122,17 @@ void DataLoaderPids(std::string_view msg, std::vector<std::int64_t>* pids) {
 struct NodePairs {
   std::vector<std::pair<std::int32_t, std::int32_t>> ranks, gpu_ranks;
   std::vector<std::pair<std::int32_t, StrId>> gpus;
+  // Whether rank's last NCCL line named this node and GPU as well (nothing new to gather); notes
+  // them as its last.
+  bool GpuAgain(std::int32_t rank, std::int32_t node, StrId pci) {
+    if (rank < 0 || rank >= (1 << 22)) return false;
+    if (static_cast<std::size_t>(rank) >= last_gpu.size()) last_gpu.resize(static_cast<std::size_t>(rank) + 1, {-1, kNoStr});
+    auto& last = last_gpu[static_cast<std::size_t>(rank)];
+    if (last.first == node && last.second == pci) return true;
+    last = {node, pci};
+    return false;
+  }
+  std::vector<std::pair<std::int32_t, StrId>> last_gpu;  // by rank
 };
 
 // Whether rank's last line named `node` as well (its lines mostly name one node: the pair is then
@@ -151,7 +162,7 @@ void NoteProcess(const Incident& inc, const Event& e, NodePairs* pairs, JobView*
   std::int64_t pid = 0;
   if (const auto* c = std::get_if<CommInit>(&e.detail)) {
     pid = c->pid;
-    if (pairs != nullptr && c->pci != kNoStr && e.node >= 0) {
+    if (pairs != nullptr && c->pci != kNoStr && e.node >= 0 && !pairs->GpuAgain(e.rank, e.node, c->pci)) {
       pairs->gpus.emplace_back(e.node, c->pci);
       if (e.rank >= 0) pairs->gpu_ranks.emplace_back(e.node, e.rank);
     }
