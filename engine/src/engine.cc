@@ -71,6 +71,7 @@ Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
   // and only this job's lines of daemon and host logs (other jobs', nodes', processes' left out).
   sa.reset(); sa.emplace("Scope");
   if (options.strategy == Strategy::kEngine) ScopeToJob(&*incident);
+  incident->IndexKinds();  // the events are final: the detectors read the few of the kinds they look for
   // Only the engine and the checkpoint baseline judge checkpoints; the log baselines leave
   // them NOT_EVALUATED.
   const bool judges_checkpoints =
