@@ -64,9 +64,8 @@ std::vector<std::int32_t> StoreErrors(const Incident& inc, const JobFacts& facts
                                       std::int32_t initiator_node) {
   std::vector<std::int32_t> out;
   std::set<std::int32_t> nodes, ranks;
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kRendezvousError, Kind::kStoreError})) {
     const Event& e = inc.events[i];
-    if (e.kind != Kind::kRendezvousError && e.kind != Kind::kStoreError) continue;
     const std::int32_t node = NodeOf(facts, e);
     if (node >= 0 && node == initiator_node) continue;
     if (e.kind == Kind::kStoreError) {
