@@ -240,9 +240,9 @@ std::vector<std::uint8_t> NodesWhoseRanksSpoke(const Incident& inc, const JobFac
 // 120 seconds.`: its ranks blocked before they could join, a hung mount) is the one to name first.
 void PreferHungNode(const Incident& inc, StoreJoinGap* g) {
   std::vector<std::int32_t> first(inc.nodes.size(), -1), count(inc.nodes.size(), 0);
-  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kHungTask})) {
     const Event& e = inc.events[i];
-    if (e.kind != Kind::kHungTask || e.node < 0) continue;
+    if (e.node < 0) continue;
     if (first[e.node] < 0 || Earlier(inc, static_cast<std::int32_t>(i), first[e.node])) first[e.node] = static_cast<std::int32_t>(i);
     ++count[e.node];
   }
