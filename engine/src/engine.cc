@@ -1,6 +1,4 @@
 // Diagnose: ingest + parse (LoadIncident), one strategy (analyze/), report (report/).
-#include "stage_clock.h"
-#include <optional>
 #include "denpex/engine/engine.h"
 
 #include <malloc.h>
@@ -19,6 +17,7 @@
 #include "report/cascade_times.h"
 #include "report/diagnosis.h"
 #include "report/events_json.h"
+#include "stages.h"
 
 namespace denpex::engine {
 
@@ -61,22 +60,22 @@ namespace {
 // The diagnosis, and with `times` each rank's first error from the same incident read.
 Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
                                    const DiagnoseOptions& options, CascadeTimes* times) {
-  std::optional<StageClock> li("LoadIncident");
+  Stage load("LoadIncident");
   auto incident = LoadIncident(incident_dir, options.threads, options.checkpoint_dir, false, options.chunk_bytes);
-  li.reset();
-  std::optional<StageClock> sa("SetAside");
+  load.End();
   if (!incident.ok()) return incident.status();
+  Stage scope("ScopeToJob");  // with the later attempts set aside and the kind index built
   // The engine looks for patient zero in a restarted job's first attempt; the baselines read all.
   if (options.strategy == Strategy::kEngine) SetAsideLaterAttempts(&*incident);
   // and only this job's lines of daemon and host logs (other jobs', nodes', processes' left out).
-  sa.reset(); sa.emplace("Scope");
   if (options.strategy == Strategy::kEngine) ScopeToJob(&*incident);
-  incident->IndexKinds();  // the events are final: the detectors read the few of the kinds they look for
+  incident->IndexKinds();  // the events are final: the detectors read the few of the kinds they
+                           // look for
+  scope.End();
   // Only the engine and the checkpoint baseline judge checkpoints; the log baselines leave
   // them NOT_EVALUATED.
   const bool judges_checkpoints =
       options.strategy == Strategy::kEngine || options.strategy == Strategy::kNewestCheckpoint;
-  sa.reset();
   auto ckpt_dir = FindCheckpointDir(incident->root, options.checkpoint_dir);
   if (!ckpt_dir.ok()) return ckpt_dir.status();
   std::optional<Incident> control;
@@ -89,7 +88,7 @@ Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
     control = std::move(*loaded);
   }
   Finding finding;
-  std::optional<StageClock> an("Analyze");
+  Stage analyze("Analyze");
   switch (options.strategy) {
     case Strategy::kEngine: finding = AnalyzeParticipation(*incident, control ? &*control : nullptr); break;
     case Strategy::kFirstError: finding = AnalyzeFirstError(*incident); break;
@@ -109,10 +108,10 @@ Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
       finding.strategy = "newest-checkpoint";
       break;
   }
-  an.reset();
-  std::optional<StageClock> td("ToDiagnosis");
+  analyze.End();
+  Stage report("ToDiagnosis");
   v1::Diagnosis d = ToDiagnosis(*incident, finding);
-  td.reset();
+  report.End();
   if (judges_checkpoints && *ckpt_dir) {
     AttachCheckpoints(*incident, finding, **ckpt_dir,
                       options.strategy == Strategy::kNewestCheckpoint, &d);

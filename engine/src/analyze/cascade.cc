@@ -13,7 +13,8 @@ namespace {
 struct Accumulator {
   const char* family = "";
   std::int32_t count = 0;
-  std::vector<std::int32_t> ranks;  // as they come: counted distinct once (a 131k-rank wave adds 150 k)
+  std::vector<std::int32_t>
+      ranks;  // as they come: counted distinct once (a 131k-rank wave adds 150 k)
   TimeNs first_time = 0;
   bool timed = false;
 };

@@ -1,5 +1,3 @@
-#include "stage_clock.h"
-#include <optional>
 #include "analyze/facts.h"
 
 #include <algorithm>
@@ -661,45 +659,33 @@ void FinishRequeue(JobFacts* jf) {
 
 JobFacts CollectFacts(const Incident& inc) {
   JobFacts jf;
-  std::optional<StageClock> cst;
   jf.nodes.resize(inc.nodes.size());
-  cst.reset(); cst.emplace("  F:jf.unranked.worker_files");
   jf.unranked.worker_files = UnnamedWorkerFiles(inc);
   jf.scheduler.tasks_are_agents =
       std::any_of(inc.files.begin(), inc.files.end(), [](const LogFile& f) { return f.agent; });
-  cst.reset(); cst.emplace("  F:PlaceRanksByFiles");
   PlaceRanksByFiles(inc, &jf);
-  cst.reset(); cst.emplace("  F:CollectEvent loop");
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     CollectEvent(inc, i, &jf);
     const Event& e = inc.events[i];
     if (e.rank < 0 && std::holds_alternative<WatchdogTimeout>(e.detail))
       jf.wave.unranked_timeouts.push_back(i);
   }
-  cst.reset(); cst.emplace("  F:PlaceRanksByLayout");
   PlaceRanksByLayout(inc, &jf);
-  cst.reset(); cst.emplace("  F:MarkBuildWaiters");
   MarkBuildWaiters(inc, &jf);
-  cst.reset(); cst.emplace("  F:ApplyLauncherEvidence");
   ApplyLauncherEvidence(inc, &jf);
-  cst.reset(); cst.emplace("  F:AttributeUnprefixedPeerErrors");
   AttributeUnprefixedPeerErrors(inc, &jf);
-  cst.reset(); cst.emplace("  F:ApplyRayDriver");
   ApplyRayDriver(inc, &jf);
-  cst.reset(); cst.emplace("  F:MapSignalledPids");
   MapSignalledPids(inc, &jf);
-  cst.reset(); cst.emplace("  F:ApplyHostEvidence");
   ApplyHostEvidence(inc, &jf);
-  cst.reset(); cst.emplace("  F:CountTableOnlyReports");
   CountTableOnlyReports(inc, &jf);
-  cst.reset(); cst.emplace("  F:FinishRequeue");
   FinishRequeue(&jf);
 
-  cst.reset(); cst.emplace("  F:tail");
-  {  // by (time, rank, index): the keys read once, not per comparison (150 k timeouts at 131k ranks)
+  {  // by (time, rank, index): the keys read once, not per comparison (150 k timeouts at 131k
+     // ranks)
     std::vector<std::tuple<TimeNs, std::int32_t, std::int32_t>> keys;
     keys.reserve(jf.wave.timeouts.size());
-    for (std::int32_t i : jf.wave.timeouts) keys.emplace_back(inc.events[i].time, inc.events[i].rank, i);
+    for (std::int32_t i : jf.wave.timeouts)
+      keys.emplace_back(inc.events[i].time, inc.events[i].rank, i);
     std::sort(keys.begin(), keys.end());
     for (std::size_t k = 0; k < keys.size(); ++k) jf.wave.timeouts[k] = std::get<2>(keys[k]);
   }

@@ -36,8 +36,10 @@ std::vector<ProcessGroup> CollectReports(const Incident& inc, const JobFacts& fa
   }
   for (auto& g : groups) {
     // A rank's first report in the group (the stable sort keeps time order within a rank).
-    std::stable_sort(g.reports.begin(), g.reports.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
-    g.reports.erase(std::unique(g.reports.begin(), g.reports.end(), [](const auto& a, const auto& b) { return a.rank == b.rank; }),
+    std::stable_sort(g.reports.begin(), g.reports.end(),
+                     [](const auto& a, const auto& b) { return a.rank < b.rank; });
+    g.reports.erase(std::unique(g.reports.begin(), g.reports.end(),
+                                [](const auto& a, const auto& b) { return a.rank == b.rank; }),
                     g.reports.end());
     std::sort(g.reports.begin(), g.reports.end(), [](const auto& a, const auto& b) {
       return std::tie(a.group_rank, a.rank) < std::tie(b.group_rank, b.rank);

@@ -32,12 +32,14 @@ std::vector<Mismatch> FindMismatches(const Incident& inc, const JobFacts& facts)
     const std::int64_t base = w.pg == kNoStr ? std::int64_t{e.rank} - w.group_rank : 0;
     if (w.seq >= 0) keyed.emplace_back(Key{w.pg, w.pg_desc, w.seq, base}, i);
   }
-  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Mismatch> out;
   std::vector<std::int32_t> events;
   for (std::size_t begin = 0, end = 0; begin < keyed.size(); begin = end) {
     events.clear();
-    for (end = begin; end < keyed.size() && keyed[end].first == keyed[begin].first; ++end) events.push_back(keyed[end].second);
+    for (end = begin; end < keyed.size() && keyed[end].first == keyed[begin].first; ++end)
+      events.push_back(keyed[end].second);
     // A line cut before its op or sizes (a truncated log's last line) says nothing of its shape
     // where its peers' lines print them (torch >= 2.0 prints NumelIn and NumelOut).
     auto partial = [&](std::int32_t i) {

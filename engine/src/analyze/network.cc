@@ -166,7 +166,8 @@ bool IsConnectFailure(std::string_view text) {
 }  // namespace
 
 std::optional<NetworkFault> FindNetworkFault(const Incident& inc, const JobFacts& facts) {
-  if (inc.OfKinds({Kind::kIbCompletionError, Kind::kSocketError}).empty()) return std::nullopt;  // no reporter
+  if (inc.OfKinds({Kind::kIbCompletionError, Kind::kSocketError}).empty())
+    return std::nullopt;  // no reporter
   std::map<std::int32_t, Reporter> reporters;
   std::map<std::string, std::int32_t> node_of_address = Addresses(inc, facts).node;  // and the reporters' localGid
   std::vector<std::pair<std::string, std::int32_t>> named;  // (peer address, event) of status 12
@@ -415,7 +416,8 @@ std::int32_t UnrankedLinkError(const Incident& inc) {
 }
 
 std::optional<LinkFault> FindLinkFault(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks) {
-  const std::vector<std::int32_t> warns = inc.OfKinds({Kind::kIbCompletionError, Kind::kSocketError});
+  const std::vector<std::int32_t> warns =
+      inc.OfKinds({Kind::kIbCompletionError, Kind::kSocketError});
   if (warns.empty()) return std::nullopt;  // no reporter
   std::map<std::int32_t, LinkReporter> reporters;
   AddressBook book = Addresses(inc, facts);
@@ -643,7 +645,8 @@ std::int32_t SetupOrder(const Event& e) { return e.local_rank >= 0 ? e.local_ran
 
 std::optional<SetupFailure> FindNcclSetup(const Incident& inc, const JobFacts& facts) {
   std::map<std::int32_t, SetupFailure> by_node;
-  for (const std::int32_t i : inc.OfKinds({Kind::kDuplicateGpu, Kind::kSocketError, Kind::kNcclWarn})) {
+  for (const std::int32_t i :
+       inc.OfKinds({Kind::kDuplicateGpu, Kind::kSocketError, Kind::kNcclWarn})) {
     const Event& e = inc.events[i];
     if (e.family != Family::kNccl || (e.rank < 0 && e.node < 0)) continue;
     const bool duplicate = e.kind == Kind::kDuplicateGpu;

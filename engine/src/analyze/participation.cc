@@ -1,8 +1,6 @@
 // The engine strategy. Reasons about who stopped participating, not about who complained
 // first: launcher exits and group progress are scored (scoring.h), the leader is named only
 // when it clearly leads, and everything cited is a line an operator can open.
-#include "stage_clock.h"
-#include <optional>
 #include "analyze/participation.h"
 
 #include <algorithm>
@@ -30,6 +28,7 @@
 #include "analyze/strategies.h"
 #include "analyze/unranked.h"
 #include "analyze/wait_graph.h"
+#include "stages.h"
 
 namespace denpex::engine {
 namespace {
@@ -1120,23 +1119,28 @@ void DiagnoseStalledStraggler(const Analysis& a, const Straggler& s, Finding* f)
 
 Analysis BuildAnalysis(const Incident& inc, JobFacts facts, const Incident* control) {
   Analysis a{.inc = inc, .control = control, .facts = std::move(facts)};
-  { DENPEX_STAGE("AlignClocks"); a.clocks = AlignClocks(inc, a.facts);
-  ApplyOffsets(inc, a.clocks, &a.facts); }
-  if (false)
+  Stage stage("AlignClocks");
+  a.clocks = AlignClocks(inc, a.facts);
   ApplyOffsets(inc, a.clocks, &a.facts);
+  stage.End();
 
-  { DENPEX_STAGE("InferGroups"); a.groups = InferGroups(inc, a.facts); }
+  Stage groups("InferGroups");
+  a.groups = InferGroups(inc, a.facts);
+  groups.End();
   for (const auto& g : a.groups) {
     for (std::int32_t m : g.members) a.facts.EnsureRank(m);  // silent members beyond the logs
   }
-  DENPEX_STAGE("rest of BuildAnalysis");
   a.recorder = AnalyzeFlightRecorder(inc);
   for (const FrBlocker& b : a.recorder.roots) a.facts.EnsureRank(b.rank);
   a.ras = AnalyzeNcclRas(inc);
   for (const RasBlocker& b : a.ras.roots) a.facts.EnsureRank(b.rank);
   PlaceUnloggedRanks(&a.facts);
-  { DENPEX_STAGE("AnalyzeWaits"); a.waits = AnalyzeWaits(a.facts, a.groups); }
-  { DENPEX_STAGE("FindMismatches"); a.mismatches = FindMismatches(inc, a.facts); }
+  Stage waits("AnalyzeWaits");
+  a.waits = AnalyzeWaits(a.facts, a.groups);
+  waits.End();
+  Stage mismatches("FindMismatches");
+  a.mismatches = FindMismatches(inc, a.facts);
+  mismatches.End();
   for (const FrBlocker& b : a.recorder.roots) {
     if (b.why == FrBlocker::Why::kOddCollective && a.MismatchOf(b.rank) == nullptr)
       a.mismatches.push_back({.rank = b.rank, .event = b.own, .peer_event = b.waiter});
@@ -1147,13 +1151,15 @@ Analysis BuildAnalysis(const Incident& inc, JobFacts facts, const Incident* cont
   }
   std::vector<std::int32_t> odd;
   for (const Mismatch& m : a.mismatches) odd.push_back(m.rank);
-  DENPEX_STAGE("ScoreRanks+");
+  Stage scores("ScoreRanks");
   a.scores = ScoreRanks(a.facts, a.waits, odd, a.recorder, a.ras);
   a.unplaced = DropUnplacedWhenTimeoutsAreUnranked(a.facts, &a.scores);
   a.leads = a.scores.size() == 1 ||
             (!a.scores.empty() && a.scores[1].total() * kLeadRatio < a.scores[0].total());
   a.lost_node = LostNode(inc, a.facts, Leaders(a, a.leads));
-  { DENPEX_STAGE("FindFailSlow"); a.straggler = FindFailSlow(inc, a.facts, control); }
+  scores.End();
+  Stage slow("FindFailSlow");
+  a.straggler = FindFailSlow(inc, a.facts, control);
   return a;
 }
 
@@ -1237,21 +1243,23 @@ bool AnswerUndecided(const Analysis& a, Finding* f) {
 // Facts first; the rows that need no wait analysis; the wait analysis; the rows after it (the
 // first that answers decides: detectors.cc); then what every answer after the wait analysis gets.
 Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
-  JobFacts facts = [&]{ DENPEX_STAGE("CollectFacts"); return CollectFacts(inc); }();
+  Stage stage("CollectFacts");
+  JobFacts facts = CollectFacts(inc);
+  stage.End();
   Finding f;
   f.strategy = "engine";
   f.ranks_seen = facts.world.ranks_seen;
   f.world_size = static_cast<std::int32_t>(facts.ranks.size());
   f.problems = facts.world.notes;
-  std::optional<StageClock> before("DetectorsBeforeWaits");
+  Stage before("DetectorsBeforeWaits");
   for (const FactsDetector& d : DetectorsBeforeWaits()) {
     if (d.diagnose(inc, facts, &f)) return f;
   }
-  before.reset();
-  std::optional<StageClock> ba("BuildAnalysis");
+  before.End();
+  Stage build("BuildAnalysis");
   const Analysis a = BuildAnalysis(inc, std::move(facts), control);
-  ba.reset();
-  DENPEX_STAGE("after waits");
+  build.End();
+  Stage after("DetectorsAfterWaits");
   f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
   f.clock_offsets = a.clocks.by_node;
   for (std::size_t i = 0; i < a.scores.size() && i < kMaxCandidates; ++i) {

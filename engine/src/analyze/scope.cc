@@ -1,5 +1,3 @@
-#include "stage_clock.h"
-#include <optional>
 #include "analyze/scope.h"
 
 #include <algorithm>
@@ -126,7 +124,8 @@ struct NodePairs {
   // them as its last.
   bool GpuAgain(std::int32_t rank, std::int32_t node, StrId pci) {
     if (rank < 0 || rank >= (1 << 22)) return false;
-    if (static_cast<std::size_t>(rank) >= last_gpu.size()) last_gpu.resize(static_cast<std::size_t>(rank) + 1, {-1, kNoStr});
+    if (static_cast<std::size_t>(rank) >= last_gpu.size())
+      last_gpu.resize(static_cast<std::size_t>(rank) + 1, {-1, kNoStr});
     auto& last = last_gpu[static_cast<std::size_t>(rank)];
     if (last.first == node && last.second == pci) return true;
     last = {node, pci};
@@ -140,7 +139,8 @@ struct NodePairs {
 bool NamedAgain(std::int32_t rank, std::int32_t node, std::vector<std::int32_t>* last_node) {
   constexpr std::int32_t kRanksNoted = 1 << 22;  // a bigger number is kept as it comes
   if (rank >= kRanksNoted) return false;
-  if (static_cast<std::size_t>(rank) >= last_node->size()) last_node->resize(static_cast<std::size_t>(rank) + 1, 0);
+  if (static_cast<std::size_t>(rank) >= last_node->size())
+    last_node->resize(static_cast<std::size_t>(rank) + 1, 0);
   std::int32_t& last = (*last_node)[static_cast<std::size_t>(rank)];
   if (last == node + 1) return true;
   last = node + 1;
@@ -148,7 +148,8 @@ bool NamedAgain(std::int32_t rank, std::int32_t node, std::vector<std::int32_t>*
 }
 
 // Each node's second members of `pairs`, sorted and distinct.
-std::vector<std::vector<std::int32_t>> ByNode(std::vector<std::pair<std::int32_t, std::int32_t>>&& pairs, std::size_t nodes) {
+std::vector<std::vector<std::int32_t>> ByNode(
+    std::vector<std::pair<std::int32_t, std::int32_t>>&& pairs, std::size_t nodes) {
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   std::vector<std::vector<std::int32_t>> by_node(nodes);
@@ -162,7 +163,8 @@ void NoteProcess(const Incident& inc, const Event& e, NodePairs* pairs, JobView*
   std::int64_t pid = 0;
   if (const auto* c = std::get_if<CommInit>(&e.detail)) {
     pid = c->pid;
-    if (pairs != nullptr && c->pci != kNoStr && e.node >= 0 && !pairs->GpuAgain(e.rank, e.node, c->pci)) {
+    if (pairs != nullptr && c->pci != kNoStr && e.node >= 0 &&
+        !pairs->GpuAgain(e.rank, e.node, c->pci)) {
       pairs->gpus.emplace_back(e.node, c->pci);
       if (e.rank >= 0) pairs->gpu_ranks.emplace_back(e.node, e.rank);
     }
@@ -245,8 +247,10 @@ JobView ViewJob(const Incident& inc) {
     if (!v.own[e.file]) continue;
     if (const std::int64_t job = SlurmJob(e); job >= 0) v.ids.insert(job);
     if (e.node >= 0) named_node[static_cast<std::size_t>(e.node)] = 1;
-    if (gpus && e.node >= 0 && e.rank >= 0 && !NamedAgain(e.rank, e.node, &last_node)) pairs.ranks.emplace_back(e.node, e.rank);
-    if (const auto* n = std::get_if<SlurmNote>(&e.detail); n != nullptr && n->node != kNoStr) named_hosts.push_back(n->node);
+    if (gpus && e.node >= 0 && e.rank >= 0 && !NamedAgain(e.rank, e.node, &last_node))
+      pairs.ranks.emplace_back(e.node, e.rank);
+    if (const auto* n = std::get_if<SlurmNote>(&e.detail); n != nullptr && n->node != kNoStr)
+      named_hosts.push_back(n->node);
     NoteProcess(inc, e, gpus ? &pairs : nullptr, &v);
     if (e.clock == Clock::kNone || e.time_borrowed) continue;
     if (!v.first || e.time < *v.first) v.first = e.time;
@@ -264,7 +268,8 @@ JobView ViewJob(const Incident& inc) {
     std::sort(pairs.gpus.begin(), pairs.gpus.end());
     pairs.gpus.erase(std::unique(pairs.gpus.begin(), pairs.gpus.end()), pairs.gpus.end());
     v.gpus.resize(inc.nodes.size());
-    for (const auto& [node, pci] : pairs.gpus) v.gpus[static_cast<std::size_t>(node)].emplace(inc.str(pci));
+    for (const auto& [node, pci] : pairs.gpus)
+      v.gpus[static_cast<std::size_t>(node)].emplace(inc.str(pci));
   }
   std::sort(v.pids.begin(), v.pids.end());
   v.pids.erase(std::unique(v.pids.begin(), v.pids.end()), v.pids.end());
@@ -453,9 +458,7 @@ void NoteUnknownKills(const JobView& v, Incident* inc) {
 }  // namespace
 
 void ScopeToJob(Incident* inc) {
-  std::optional<StageClock> sst("  S:ViewJob");
   const JobView v = ViewJob(*inc);
-  sst.reset(); sst.emplace("  S:JobIds+alloc");
   std::string note;
   const std::set<std::int64_t> ids = JobIds(*inc, v, &note);
   if (!note.empty()) AddProblem(&inc->input, std::move(note));
@@ -465,7 +468,6 @@ void ScopeToJob(Incident* inc) {
     const std::vector<std::string> hosts = ExpandHostlist(inc->str(std::get<SlurmNote>(e.detail).node));
     allocated.insert(hosts.begin(), hosts.end());
   }
-  sst.reset(); sst.emplace("  S:OutOfScope loop");
   std::vector<LeftOut> left(inc->files.size());
   std::vector<char> drop(inc->events.size(), 0);
   for (std::size_t i = 0; i < inc->events.size(); ++i) {
@@ -474,7 +476,6 @@ void ScopeToJob(Incident* inc) {
     drop[i] = 1;
     ++left[e.file].lines;
   }
-  sst.reset(); sst.emplace("  S:rest");
   NoteUnknownKills(v, inc);
   std::int64_t dropped = 0;
   for (std::size_t f = 0; f < left.size(); ++f) {

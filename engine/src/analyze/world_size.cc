@@ -54,7 +54,8 @@ void FromLauncherLayout(const Incident& inc, std::vector<Statement>* out) {
 // last agent that logged one (an elastic restart may have changed the size: they then differ).
 void FromRendezvous(const Incident& inc, std::vector<Statement>* out) {
   const std::vector<std::int32_t> results = inc.OfKinds({Kind::kAgentRanks});
-  const std::int32_t first = results.empty() ? -1 : results.front(), last = results.empty() ? -1 : results.back();
+  const std::int32_t first = results.empty() ? -1 : results.front(),
+                     last = results.empty() ? -1 : results.back();
   std::map<std::int32_t, std::int32_t> sizes;
   for (std::int32_t i : {first, last}) {
     if (i < 0) continue;

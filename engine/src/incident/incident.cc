@@ -8,7 +8,8 @@ std::vector<std::int32_t> Incident::OfKinds(std::initializer_list<Kind> kinds) c
   std::vector<std::int32_t> out;
   if (indexed_data_ != events.data() || indexed_size_ != events.size()) {
     for (std::size_t i = 0; i < events.size(); ++i) {
-      if (std::find(kinds.begin(), kinds.end(), events[i].kind) != kinds.end()) out.push_back(static_cast<std::int32_t>(i));
+      if (std::find(kinds.begin(), kinds.end(), events[i].kind) != kinds.end())
+        out.push_back(static_cast<std::int32_t>(i));
     }
     return out;
   }
@@ -24,7 +25,8 @@ std::vector<std::int32_t> Incident::OfKinds(std::initializer_list<Kind> kinds) c
 
 void Incident::IndexKinds() {
   by_kind_.assign(256, {});  // Kind is a uint8_t
-  for (std::size_t i = 0; i < events.size(); ++i) by_kind_[static_cast<std::size_t>(events[i].kind)].push_back(static_cast<std::int32_t>(i));
+  for (std::size_t i = 0; i < events.size(); ++i)
+    by_kind_[static_cast<std::size_t>(events[i].kind)].push_back(static_cast<std::int32_t>(i));
   indexed_data_ = events.data();
   indexed_size_ = events.size();
 }

@@ -119,7 +119,8 @@ std::vector<char> ManyHostFolders(const std::vector<std::string>& path_node, con
 // folder names that host only.
 void InheritAncestorHost(const std::vector<std::string>& path_node, const std::vector<Seen>& seen, const Incident& inc,
                          FileIdentity* out) {
-  std::unordered_map<std::string_view, Seen> dirs;  // what the lines of each directory's own files name
+  std::unordered_map<std::string_view, Seen>
+      dirs;  // what the lines of each directory's own files name
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     if (!inc.files[i].readable || inc.files[i].copy) continue;
     Seen& d = dirs[FolderOf(inc.files[i].path)];
@@ -215,7 +216,8 @@ StrId SoleSlurmNode(const Incident& inc) {
 // where they name it, still place them: RenameFolders, InheritAncestorHost).
 void NestedNodeFolders(const std::vector<std::string>& path_node, const Incident& inc, FileIdentity* out) {
   const auto last = [](std::string_view dir) { return dir.substr(dir.rfind('/') + 1); };
-  std::unordered_set<std::string_view> node_dirs;  // folders whose own files take the folder for their node
+  std::unordered_set<std::string_view>
+      node_dirs;  // folders whose own files take the folder for their node
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     const std::string_view dir = FolderOf(inc.files[i].path);
     if (!path_node[i].empty() && !dir.empty() && last(dir) == path_node[i]) node_dirs.insert(dir);

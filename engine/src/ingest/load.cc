@@ -1,5 +1,3 @@
-#include "stage_clock.h"
-#include <optional>
 #include "ingest/load.h"
 
 #include <oneapi/tbb/blocked_range.h>
@@ -22,6 +20,7 @@
 #include "ingest/resolve.h"
 #include "ingest/walk.h"
 #include "parse/parse_log.h"
+#include "stages.h"
 
 namespace denpex::engine {
 namespace {
@@ -495,12 +494,9 @@ namespace {
 void ResolveIncident(const std::vector<SourceFile>& files, tbb::task_arena* arena, Incident* inc) {
   OrderRotatedStreams(files, inc);
   arena->execute([&] {  // the steps' passes over the events run in parallel (resolve.cc)
-    std::optional<StageClock> st("DropCopies+Census");
     DropCopies(inc);
     const EventCensus census = TakeCensus(*inc);
-    st.reset(); st.emplace("ResolveNodes");
     ResolveNodes(files, census, inc);
-    st.reset(); st.emplace("Resolve rest");
     ResolveRayWorkers(census, inc);
     ResolveOwnRanks(inc);
     ResolveRanks(census, inc);
@@ -517,7 +513,9 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
                               const std::filesystem::path& skip, bool every_line, std::size_t chunk_bytes) {
   tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
   Result<Listing> listing = Status::Internal("not listed");
-  { DENPEX_STAGE("ListIncident"); arena.execute([&] { listing = ListIncident(dir, skip); }); }  // its folders are walked in parallel
+  Stage list("ListIncident");
+  arena.execute([&] { listing = ListIncident(dir, skip); });  // its folders are walked in parallel
+  list.End();
   if (!listing.ok()) return listing.status();
   const std::string hint = ": pass the directory that holds the job's logs";
   if (listing->files.empty()) {
@@ -537,17 +535,19 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
       if (stream_of[i] >= 0) end = std::max(end, *std::max_element(streams[static_cast<std::size_t>(stream_of[i])].begin(),
                                                                    streams[static_cast<std::size_t>(stream_of[i])].end()) + 1);
     }
-    std::optional<StageClock> pb("ParseBatch");
+    Stage parse("ParseBatch");
     std::vector<ParsedFile> batch =
         ParseBatch(listing->files, begin, end, streams, stream_of, &arena, every_line,
                    chunk_bytes > 0 ? chunk_bytes : kChunkBytes);
-    pb.reset();
-    { DENPEX_STAGE("AddBatch"); readable += AddBatch(&*listing, begin, std::move(batch), &arena, &inc); }
+    parse.End();
+    Stage add("AddBatch");
+    readable += AddBatch(&*listing, begin, std::move(batch), &arena, &inc);
   }
   if (readable == 0) {
     return Status::InvalidInput("no readable log files under " + dir.string() + hint);
   }
-  { DENPEX_STAGE("ResolveIncident"); ResolveIncident(listing->files, &arena, &inc); }
+  Stage resolve("ResolveIncident");
+  ResolveIncident(listing->files, &arena, &inc);
   return inc;
 }
 
