@@ -142,6 +142,7 @@ namespace {
 // the index is built or the events are read whole; a copy of the incident, whose events live
 // elsewhere, and events added after the index was built are read whole, never from a stale index.
 TEST(Merge, OfKindsListsEventsOfTheKindsInOrderIndexedOrNot) {
+  EXPECT_TRUE(Incident{}.OfKinds({Kind::kXid}).empty());  // no events, never indexed
   Incident inc;
   const Kind kinds[] = {Kind::kXid, Kind::kSocketError, Kind::kIbCompletionError, Kind::kCommInit};
   for (std::size_t i = 0; i < 10'000; ++i) {
