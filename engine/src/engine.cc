@@ -17,6 +17,7 @@
 #include "report/cascade_times.h"
 #include "report/diagnosis.h"
 #include "report/events_json.h"
+#include "stages.h"
 
 namespace denpex::engine {
 
@@ -59,12 +60,18 @@ namespace {
 // The diagnosis, and with `times` each rank's first error from the same incident read.
 Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
                                    const DiagnoseOptions& options, CascadeTimes* times) {
+  Stage load("LoadIncident");
   auto incident = LoadIncident(incident_dir, options.threads, options.checkpoint_dir, false, options.chunk_bytes);
+  load.End();
   if (!incident.ok()) return incident.status();
+  Stage scope("ScopeToJob");  // with the later attempts set aside and the kind index built
   // The engine looks for patient zero in a restarted job's first attempt; the baselines read all.
   if (options.strategy == Strategy::kEngine) SetAsideLaterAttempts(&*incident);
   // and only this job's lines of daemon and host logs (other jobs', nodes', processes' left out).
   if (options.strategy == Strategy::kEngine) ScopeToJob(&*incident);
+  incident->IndexKinds();  // the events are final: the detectors read the few of the kinds they
+                           // look for
+  scope.End();
   // Only the engine and the checkpoint baseline judge checkpoints; the log baselines leave
   // them NOT_EVALUATED.
   const bool judges_checkpoints =
@@ -81,6 +88,7 @@ Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
     control = std::move(*loaded);
   }
   Finding finding;
+  Stage analyze("Analyze");
   switch (options.strategy) {
     case Strategy::kEngine: finding = AnalyzeParticipation(*incident, control ? &*control : nullptr); break;
     case Strategy::kFirstError: finding = AnalyzeFirstError(*incident); break;
@@ -100,7 +108,10 @@ Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
       finding.strategy = "newest-checkpoint";
       break;
   }
+  analyze.End();
+  Stage report("ToDiagnosis");
   v1::Diagnosis d = ToDiagnosis(*incident, finding);
+  report.End();
   if (judges_checkpoints && *ckpt_dir) {
     AttachCheckpoints(*incident, finding, **ckpt_dir,
                       options.strategy == Strategy::kNewestCheckpoint, &d);

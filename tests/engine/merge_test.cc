@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "incident_dump.h"
 #include "ingest/load.h"
@@ -128,6 +130,48 @@ TEST(Merge, EventCensusListsEachKindInEventOrderAtAnyThreadCount) {
     EXPECT_EQ(c.named[slurm_node], 2);  // a Slurm node
     EXPECT_EQ(c.named[kNoStr], 0);
   }
+}
+
+}  // namespace
+}  // namespace denpex::engine
+
+namespace denpex::engine {
+namespace {
+
+// The index of the events by kind (Incident::OfKinds): the same indices, in event order, whether
+// the index is built or the events are read whole; a copy of the incident, whose events live
+// elsewhere, and events added after the index was built are read whole, never from a stale index.
+TEST(Merge, OfKindsListsEventsOfTheKindsInOrderIndexedOrNot) {
+  EXPECT_TRUE(Incident{}.OfKinds({Kind::kXid}).empty());  // no events, never indexed
+  Incident inc;
+  const Kind kinds[] = {Kind::kXid, Kind::kSocketError, Kind::kIbCompletionError, Kind::kCommInit};
+  for (std::size_t i = 0; i < 10'000; ++i) {
+    Event e;
+    e.kind = i % 7 == 0 ? kinds[(i / 7) % 4] : Kind::kUnknownError;
+    inc.events.push_back(e);
+  }
+  const auto whole = [&](std::initializer_list<Kind> of) {
+    std::vector<std::int32_t> out;
+    for (std::size_t i = 0; i < inc.events.size(); ++i) {
+      if (std::find(of.begin(), of.end(), inc.events[i].kind) != of.end())
+        out.push_back(static_cast<std::int32_t>(i));
+    }
+    return out;
+  };
+  const std::vector<std::int32_t> expected = whole({Kind::kSocketError, Kind::kIbCompletionError});
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(inc.OfKinds({Kind::kSocketError, Kind::kIbCompletionError}), expected);  // not indexed
+  inc.IndexKinds();
+  EXPECT_EQ(inc.OfKinds({Kind::kIbCompletionError, Kind::kSocketError}),
+            expected);  // merged in event order
+  EXPECT_EQ(inc.OfKinds({Kind::kSocketError, Kind::kSocketError}), whole({Kind::kSocketError}));
+  EXPECT_TRUE(inc.OfKinds({Kind::kOomKill}).empty());
+  const Incident copy = inc;
+  EXPECT_EQ(copy.OfKinds({Kind::kXid}), whole({Kind::kXid}));
+  Event late;
+  late.kind = Kind::kXid;
+  inc.events.push_back(late);
+  EXPECT_EQ(inc.OfKinds({Kind::kXid}).back(), static_cast<std::int32_t>(inc.events.size() - 1));
 }
 
 }  // namespace

@@ -680,9 +680,15 @@ JobFacts CollectFacts(const Incident& inc) {
   CountTableOnlyReports(inc, &jf);
   FinishRequeue(&jf);
 
-  auto key = [&](std::int32_t i) { return std::make_tuple(inc.events[i].time, inc.events[i].rank, i); };
-  std::sort(jf.wave.timeouts.begin(), jf.wave.timeouts.end(),
-            [&](auto a, auto b) { return key(a) < key(b); });
+  {  // by (time, rank, index): the keys read once, not per comparison (150 k timeouts at 131k
+     // ranks)
+    std::vector<std::tuple<TimeNs, std::int32_t, std::int32_t>> keys;
+    keys.reserve(jf.wave.timeouts.size());
+    for (std::int32_t i : jf.wave.timeouts)
+      keys.emplace_back(inc.events[i].time, inc.events[i].rank, i);
+    std::sort(keys.begin(), keys.end());
+    for (std::size_t k = 0; k < keys.size(); ++k) jf.wave.timeouts[k] = std::get<2>(keys[k]);
+  }
   for (std::int32_t i : jf.wave.timeouts) {
     RankFacts& r = jf.ranks[inc.events[i].rank];
     if (!r.first_timeout) r.first_timeout = i;

@@ -19,9 +19,9 @@ using Series = std::vector<std::vector<std::int32_t>>;
 
 Series TimerSeries(const Incident& inc) {
   Series series;
-  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kStepTimers})) {
     const Event& e = inc.events[i];
-    if (e.kind != Kind::kStepTimers || e.rank < 0) continue;
+    if (e.rank < 0) continue;
     if (e.rank >= static_cast<std::int32_t>(series.size())) series.resize(e.rank + 1);
     series[e.rank].push_back(static_cast<std::int32_t>(i));
   }

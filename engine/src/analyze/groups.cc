@@ -21,15 +21,13 @@ bool Unnamed(const WatchdogTimeout& w) { return w.pg == kNoStr && w.pg_desc == k
 
 std::vector<ProcessGroup> CollectReports(const Incident& inc, const JobFacts& facts) {
   std::vector<ProcessGroup> groups;
-  std::map<std::pair<StrId, StrId>, std::size_t> index;
-  std::set<std::pair<std::size_t, std::int32_t>> seen;  // (group, rank)
+  std::unordered_map<std::uint64_t, std::size_t> index;  // (uid, desc) -> group
   for (std::int32_t i : facts.wave.timeouts) {  // time order: a rank's first timeout per group wins
     const Event& e = inc.events[i];
     const auto& w = std::get<WatchdogTimeout>(e.detail);
     if (Unnamed(w)) continue;
-    auto [it, added] = index.try_emplace({w.pg, w.pg_desc}, groups.size());
+    auto [it, added] = index.try_emplace(std::uint64_t{w.pg} << 32 | w.pg_desc, groups.size());
     if (added) groups.push_back({.uid = w.pg, .desc = w.pg_desc});
-    if (!seen.insert({it->second, e.rank}).second) continue;
     groups[it->second].reports.push_back({.rank = e.rank,
                                           .group_rank = w.group_rank,
                                           .seq = w.seq,
@@ -37,6 +35,12 @@ std::vector<ProcessGroup> CollectReports(const Incident& inc, const JobFacts& fa
                                           .event = i});
   }
   for (auto& g : groups) {
+    // A rank's first report in the group (the stable sort keeps time order within a rank).
+    std::stable_sort(g.reports.begin(), g.reports.end(),
+                     [](const auto& a, const auto& b) { return a.rank < b.rank; });
+    g.reports.erase(std::unique(g.reports.begin(), g.reports.end(),
+                                [](const auto& a, const auto& b) { return a.rank == b.rank; }),
+                    g.reports.end());
     std::sort(g.reports.begin(), g.reports.end(), [](const auto& a, const auto& b) {
       return std::tie(a.group_rank, a.rank) < std::tie(b.group_rank, b.rank);
     });

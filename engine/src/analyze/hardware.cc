@@ -61,8 +61,6 @@ const XidMeaning* MeaningOf(std::int32_t code) {
   return nullptr;
 }
 
-bool IsXidLine(const Event& e) { return e.kind == Kind::kXid || e.kind == Kind::kFallenOffBus; }
-
 // When an Xid must have been logged to explain the failure (aligned times, inclusive).
 struct Window {
   TimeNs lo = 0;
@@ -255,9 +253,9 @@ std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, 
   const XidMeaning* best_m = nullptr;
   std::string best_pci;
   std::set<std::string_view> candidates;  // with no topology: the GPUs with an initiating Xid
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kXid, Kind::kFallenOffBus})) {
     const Event& e = inc.events[i];
-    if (e.node != node || !IsXidLine(e) || e.clock == Clock::kNone) continue;
+    if (e.node != node || e.clock == Clock::kNone) continue;
     if (!window.Holds(clocks.Aligned(e))) continue;
     const auto& x = std::get<Xid>(e.detail);
     const std::string_view pci = inc.str(x.pci);
@@ -278,9 +276,9 @@ std::optional<KernelCause> XidCause(const Incident& inc, const JobFacts& facts, 
   // a GPU lost at the same moment) does not say which, if any, was.
   if (candidates.size() > 1) best = -1;
   if (best < 0) return HealthCause(inc, facts, rank, gpu, how, health);
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kXid, Kind::kFallenOffBus})) {
     const Event& e = inc.events[i];
-    if (e.node != node || !IsXidLine(e) || e.clock == Clock::kNone) continue;
+    if (e.node != node || e.clock == Clock::kNone) continue;
     if (inc.str(std::get<Xid>(e.detail).pci) == best_pci && window.Holds(clocks.Aligned(e))) burst.push_back(i);
   }
   const Event& e = inc.events[best];
@@ -349,8 +347,9 @@ std::string VisibleGpu(const Incident& inc, const NodeGpuHealth& health, std::in
     if (c < '0' || c > '9') return {};
     index = std::max(0, index) * 10 + (c - '0');
   }
-  for (const Event& e : inc.events) {
-    if (e.node != node || e.kind != Kind::kGpuSlot) continue;
+  for (const std::int32_t i : inc.OfKinds({Kind::kGpuSlot})) {
+    const Event& e = inc.events[i];
+    if (e.node != node) continue;
     const auto& s = std::get<GpuSlot>(e.detail);
     if (s.index == index) {
       *how = listed(ReasonId::kVisibleDeviceIndexCited,
@@ -372,8 +371,9 @@ std::string UnreachableGpuAt(const Incident& inc, std::int32_t node, std::int32_
                              Reason* how) {
   std::vector<bool> listed;
   const Event* unreachable = nullptr;
-  for (const Event& e : inc.events) {
-    if (e.node != node || (e.kind != Kind::kGpuSlot && e.kind != Kind::kGpuUnreachable)) continue;
+  for (const std::int32_t i : inc.OfKinds({Kind::kGpuSlot, Kind::kGpuUnreachable})) {
+    const Event& e = inc.events[i];
+    if (e.node != node) continue;
     const auto& s = std::get<GpuSlot>(e.detail);
     if (e.kind == Kind::kGpuUnreachable) {
       if (unreachable != nullptr && inc.str(std::get<GpuSlot>(unreachable->detail).pci) != inc.str(s.pci)) return {};
@@ -406,8 +406,9 @@ std::string GpuOfLocalRank(const Incident& inc, const RankFacts& r, Reason* how,
   // CUDA_VISIBLE_DEVICES reorders the GPUs: when it is there but does not map the local rank (a
   // UUID no table names, a list cut short by a hard wrap), the default order says nothing.
   if (health != nullptr && !health->visible.empty()) return VisibleGpu(inc, *health, r.node, r.local_rank, how);
-  for (const Event& e : inc.events) {
-    if (e.node != r.node || e.kind != Kind::kGpuSlot) continue;
+  for (const std::int32_t i : inc.OfKinds({Kind::kGpuSlot})) {
+    const Event& e = inc.events[i];
+    if (e.node != r.node) continue;
     const auto& s = std::get<GpuSlot>(e.detail);
     if (s.index == r.local_rank) {
       *how =
@@ -422,8 +423,9 @@ std::string GpuOfLocalRank(const Incident& inc, const RankFacts& r, Reason* how,
 // GPU to it, so on a shared node another GPU's Xid is not taken for its (analyze/scope.h).
 std::string GpuOfPid(const Incident& inc, const RankFacts& r, Reason* how) {
   if (r.node < 0 || r.pid <= 0) return {};
-  for (const Event& e : inc.events) {
-    if (e.node != r.node || e.kind != Kind::kXid) continue;
+  for (const std::int32_t i : inc.OfKinds({Kind::kXid})) {
+    const Event& e = inc.events[i];
+    if (e.node != r.node) continue;
     const auto& x = std::get<Xid>(e.detail);
     if (x.pid != r.pid || x.pci == kNoStr) continue;
     *how = Say(ReasonId::kPidInXidLine, {{"where", Where(inc, e)}});
@@ -437,8 +439,9 @@ std::string GpuOfPid(const Incident& inc, const RankFacts& r, Reason* how) {
 std::string GpuOfRank(const Incident& inc, const JobFacts& facts, std::int32_t rank, Reason* how,
                       const NodeGpuHealth* health) {
   const RankFacts& r = facts.ranks[rank];
-  for (const Event& e : inc.events) {
-    if (e.rank != rank || e.kind != Kind::kCommInit) continue;
+  for (const std::int32_t i : inc.OfKinds({Kind::kCommInit})) {
+    const Event& e = inc.events[i];
+    if (e.rank != rank) continue;
     const auto& c = std::get<CommInit>(e.detail);
     if (c.pci != kNoStr) {
       *how = Say(ReasonId::kNcclBusIdLine, {{"where", Where(inc, e)}});
@@ -514,8 +517,9 @@ struct NodeKernel {
 NodeKernel NodeKernelOf(const Incident& inc, const ClockOffsets& clocks, std::int32_t node, const std::optional<Window>& window) {
   NodeKernel k;
   for (const LogFile& f : inc.files) k.read |= f.kernel && f.node == node;
-  for (const Event& e : inc.events) {
-    if (e.node != node || !IsXidLine(e)) continue;
+  for (const std::int32_t i : inc.OfKinds({Kind::kXid, Kind::kFallenOffBus})) {
+    const Event& e = inc.events[i];
+    if (e.node != node) continue;
     k.read = true;
     const XidMeaning* m = MeaningOf(e.kind == Kind::kFallenOffBus ? -1 : std::get<Xid>(e.detail).code);
     const bool during = e.clock != Clock::kNone && (!window || window->Holds(clocks.Aligned(e)));

@@ -58,9 +58,9 @@ std::int32_t LastProgress(const Incident& inc, const JobFacts& facts) {
   const Event* boundary =
       facts.scheduler.next_run ? &inc.events[*facts.scheduler.next_run] : nullptr;
   std::int32_t best = -1;
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kIteration})) {
     const Event& e = inc.events[i];
-    if (e.kind != Kind::kIteration || e.clock == Clock::kNone) continue;
+    if (e.clock == Clock::kNone) continue;
     if (boundary != nullptr && e.file == boundary->file && e.line > boundary->line) continue;
     if (best < 0 || e.time > inc.events[best].time) best = i;
   }

@@ -90,8 +90,8 @@ void ReadInterfaces(std::string_view line, std::int32_t node, AddressBook* book)
 AddressBook Addresses(const Incident& inc, const JobFacts& facts) {
   AddressBook book;
   for (std::size_t n = 0; n < inc.nodes.size(); ++n) book.node.emplace(Lower(inc.nodes[n]), static_cast<std::int32_t>(n));
-  for (const Event& e : inc.events) {
-    if (e.kind != Kind::kSocketInterface) continue;
+  for (const std::int32_t i : inc.OfKinds({Kind::kSocketInterface})) {
+    const Event& e = inc.events[i];
     const std::int32_t node = NodeOf(inc, facts, e);
     if (node >= 0) ReadInterfaces(inc.str(std::get<Note>(e.detail).text), node, &book);
   }
@@ -166,13 +166,15 @@ bool IsConnectFailure(std::string_view text) {
 }  // namespace
 
 std::optional<NetworkFault> FindNetworkFault(const Incident& inc, const JobFacts& facts) {
+  if (inc.OfKinds({Kind::kIbCompletionError, Kind::kSocketError}).empty())
+    return std::nullopt;  // no reporter
   std::map<std::int32_t, Reporter> reporters;
   std::map<std::string, std::int32_t> node_of_address = Addresses(inc, facts).node;  // and the reporters' localGid
   std::vector<std::pair<std::string, std::int32_t>> named;  // (peer address, event) of status 12
   bool socket = false;
-  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kIbCompletionError, Kind::kSocketError})) {
     const Event& e = inc.events[i];
-    if ((e.kind != Kind::kIbCompletionError && e.kind != Kind::kSocketError) || e.rank < 0) continue;
+    if (e.rank < 0) continue;
     const auto& w = std::get<NcclWarn>(e.detail);
     std::string peer(Address(inc.str(w.peer)));
     SocketRole role = SocketRole::kNone;
@@ -403,9 +405,9 @@ std::optional<LinkFault> SeenFromOneEnd(const AddressBook& book, const LinkRepor
 }  // namespace
 
 std::int32_t UnrankedLinkError(const Incident& inc) {
-  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kIbCompletionError, Kind::kSocketError})) {
     const Event& e = inc.events[i];
-    if (e.rank >= 0 || (e.kind != Kind::kIbCompletionError && e.kind != Kind::kSocketError)) continue;
+    if (e.rank >= 0) continue;
     const auto& w = std::get<NcclWarn>(e.detail);
     const bool failed = e.kind == Kind::kSocketError ? RoleOf(inc.str(w.text)) == SocketRole::kOwn : w.status == 12;
     if (failed) return static_cast<std::int32_t>(i);
@@ -414,13 +416,15 @@ std::int32_t UnrankedLinkError(const Incident& inc) {
 }
 
 std::optional<LinkFault> FindLinkFault(const Incident& inc, const JobFacts& facts, const ClockOffsets& clocks) {
+  const std::vector<std::int32_t> warns =
+      inc.OfKinds({Kind::kIbCompletionError, Kind::kSocketError});
+  if (warns.empty()) return std::nullopt;  // no reporter
   std::map<std::int32_t, LinkReporter> reporters;
   AddressBook book = Addresses(inc, facts);
   std::vector<std::int32_t> closed;  // socket: `Connection closed by remote peer` WARNs
   bool socket = false;
-  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+  for (const std::int32_t i : warns) {
     const Event& e = inc.events[i];
-    if (e.kind != Kind::kIbCompletionError && e.kind != Kind::kSocketError) continue;
     const auto& w = std::get<NcclWarn>(e.detail);
     const std::int32_t node = NodeOf(inc, facts, e);
     if (e.kind == Kind::kSocketError) {  // a closed connection counts by its node, its rank may be unknown
@@ -641,7 +645,8 @@ std::int32_t SetupOrder(const Event& e) { return e.local_rank >= 0 ? e.local_ran
 
 std::optional<SetupFailure> FindNcclSetup(const Incident& inc, const JobFacts& facts) {
   std::map<std::int32_t, SetupFailure> by_node;
-  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+  for (const std::int32_t i :
+       inc.OfKinds({Kind::kDuplicateGpu, Kind::kSocketError, Kind::kNcclWarn})) {
     const Event& e = inc.events[i];
     if (e.family != Family::kNccl || (e.rank < 0 && e.node < 0)) continue;
     const bool duplicate = e.kind == Kind::kDuplicateGpu;

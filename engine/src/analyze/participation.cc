@@ -28,6 +28,7 @@
 #include "analyze/strategies.h"
 #include "analyze/unranked.h"
 #include "analyze/wait_graph.h"
+#include "stages.h"
 
 namespace denpex::engine {
 namespace {
@@ -1118,10 +1119,14 @@ void DiagnoseStalledStraggler(const Analysis& a, const Straggler& s, Finding* f)
 
 Analysis BuildAnalysis(const Incident& inc, JobFacts facts, const Incident* control) {
   Analysis a{.inc = inc, .control = control, .facts = std::move(facts)};
+  Stage stage("AlignClocks");
   a.clocks = AlignClocks(inc, a.facts);
   ApplyOffsets(inc, a.clocks, &a.facts);
+  stage.End();
 
+  Stage groups("InferGroups");
   a.groups = InferGroups(inc, a.facts);
+  groups.End();
   for (const auto& g : a.groups) {
     for (std::int32_t m : g.members) a.facts.EnsureRank(m);  // silent members beyond the logs
   }
@@ -1130,8 +1135,12 @@ Analysis BuildAnalysis(const Incident& inc, JobFacts facts, const Incident* cont
   a.ras = AnalyzeNcclRas(inc);
   for (const RasBlocker& b : a.ras.roots) a.facts.EnsureRank(b.rank);
   PlaceUnloggedRanks(&a.facts);
+  Stage waits("AnalyzeWaits");
   a.waits = AnalyzeWaits(a.facts, a.groups);
+  waits.End();
+  Stage mismatches("FindMismatches");
   a.mismatches = FindMismatches(inc, a.facts);
+  mismatches.End();
   for (const FrBlocker& b : a.recorder.roots) {
     if (b.why == FrBlocker::Why::kOddCollective && a.MismatchOf(b.rank) == nullptr)
       a.mismatches.push_back({.rank = b.rank, .event = b.own, .peer_event = b.waiter});
@@ -1142,11 +1151,14 @@ Analysis BuildAnalysis(const Incident& inc, JobFacts facts, const Incident* cont
   }
   std::vector<std::int32_t> odd;
   for (const Mismatch& m : a.mismatches) odd.push_back(m.rank);
+  Stage scores("ScoreRanks");
   a.scores = ScoreRanks(a.facts, a.waits, odd, a.recorder, a.ras);
   a.unplaced = DropUnplacedWhenTimeoutsAreUnranked(a.facts, &a.scores);
   a.leads = a.scores.size() == 1 ||
             (!a.scores.empty() && a.scores[1].total() * kLeadRatio < a.scores[0].total());
   a.lost_node = LostNode(inc, a.facts, Leaders(a, a.leads));
+  scores.End();
+  Stage slow("FindFailSlow");
   a.straggler = FindFailSlow(inc, a.facts, control);
   return a;
 }
@@ -1231,16 +1243,23 @@ bool AnswerUndecided(const Analysis& a, Finding* f) {
 // Facts first; the rows that need no wait analysis; the wait analysis; the rows after it (the
 // first that answers decides: detectors.cc); then what every answer after the wait analysis gets.
 Finding AnalyzeParticipation(const Incident& inc, const Incident* control) {
+  Stage stage("CollectFacts");
   JobFacts facts = CollectFacts(inc);
+  stage.End();
   Finding f;
   f.strategy = "engine";
   f.ranks_seen = facts.world.ranks_seen;
   f.world_size = static_cast<std::int32_t>(facts.ranks.size());
   f.problems = facts.world.notes;
+  Stage before("DetectorsBeforeWaits");
   for (const FactsDetector& d : DetectorsBeforeWaits()) {
     if (d.diagnose(inc, facts, &f)) return f;
   }
+  before.End();
+  Stage build("BuildAnalysis");
   const Analysis a = BuildAnalysis(inc, std::move(facts), control);
+  build.End();
+  Stage after("DetectorsAfterWaits");
   f.world_size = static_cast<std::int32_t>(a.facts.ranks.size());
   f.clock_offsets = a.clocks.by_node;
   for (std::size_t i = 0; i < a.scores.size() && i < kMaxCandidates; ++i) {

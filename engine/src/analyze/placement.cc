@@ -44,10 +44,14 @@ void RanksOfLocalFolders(const Incident& inc, JobFacts* jf) {
       base.emplace(f.node, f.prefix_ranks[0] - f.local_rank);
     }
   }
+  const auto folder = [](const LogFile& f) {
+    return f.local_rank >= 0 && f.node >= 0 && f.prefix_ranks.empty() && !f.agent;
+  };
+  const bool any_folder = std::any_of(inc.files.begin(), inc.files.end(), folder);
   for (const Event& e : inc.events) {
+    if (!any_folder) break;
     const LogFile& f = inc.files[e.file];
-    if (e.rank >= f.local_rank && f.local_rank >= 0 && f.node >= 0 && f.prefix_ranks.empty() &&
-        !f.agent) {
+    if (e.rank >= f.local_rank && folder(f)) {
       base.emplace(f.node, e.rank - f.local_rank);
     }
   }
@@ -73,6 +77,9 @@ void RanksOfTaggedConsoles(const Incident& inc, JobFacts* jf) {
     std::int32_t first = -1, top = -1, node = -1;  // node: the lines' (a pod's file names none)
     bool conflict = false;
   };
+  if (std::none_of(inc.files.begin(), inc.files.end(),
+                   [](const LogFile& f) { return f.agent && f.local_tags; }))
+    return;
   std::vector<Base> bases(inc.files.size());
   for (const Event& e : inc.events) {
     const LogFile& f = inc.files[e.file];
@@ -105,6 +112,9 @@ void RanksOfTaggedConsoles(const Incident& inc, JobFacts* jf) {
 // has its log here, and had it raised or timed out, it would be here too (ingest's resolve made
 // these lines' rank their task id).
 void RanksOfLabelledTasks(const Incident& inc, JobFacts* jf) {
+  if (std::none_of(inc.files.begin(), inc.files.end(),
+                   [](const LogFile& f) { return f.task_labels && !f.local_tags && !f.agent; }))
+    return;
   for (const Event& e : inc.events) {
     const LogFile& f = inc.files[e.file];
     if (!f.task_labels || f.local_tags || f.agent || e.task < 0 || e.rank != e.task) continue;
@@ -393,6 +403,13 @@ void PlaceLastBlockOnLastAgent(JobFacts* jf) {
 }  // namespace
 
 void PlaceRanksByFiles(const Incident& inc, JobFacts* jf) {
+  std::int32_t top = -1;  // the ranks the files name, made room for at once
+  for (const LogFile& f : inc.files) {
+    top = std::max(top, f.own_rank);
+    if (!f.prefix_ranks.empty())
+      top = std::max(top, *std::max_element(f.prefix_ranks.begin(), f.prefix_ranks.end()));
+  }
+  if (top >= 0) jf->EnsureRank(top);
   for (const LogFile& f : inc.files) {
     if (f.own_rank >= 0) {
       jf->EnsureRank(f.own_rank);

@@ -277,7 +277,9 @@ Reason Times(std::int32_t n) {
 void NoteRestarts(const Incident& inc, Finding* f) {
   std::int32_t restart = -1, last_restart = -1, unplaced = -1, end = -1, counted = -1;
   std::int32_t crash_loops = 0, attempts = 0, in_place = 0;
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+  for (const std::int32_t i :
+       inc.OfKinds({Kind::kJobRestarting, Kind::kRestartCount, Kind::kCrashLoop, Kind::kJobFailed,
+                    Kind::kFailedScheduling})) {
     const Event& e = inc.events[i];
     if (e.family != Family::kKubernetes) continue;
     const std::string_view row = NoteText(inc, e);

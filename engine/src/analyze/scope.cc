@@ -85,10 +85,12 @@ struct JobView {
   std::vector<char> own;                  // by file: it holds a line of the job's own
   std::set<std::int64_t> ids;             // Slurm job ids its lines name
   std::set<std::string> hosts;            // hosts its lines name (lower-cased)
-  std::set<std::int64_t> pids;            // its processes
-  std::map<std::int32_t, std::set<std::string>> gpus;  // node -> PCI bus ids its NCCL lines name
-  std::map<std::int32_t, std::set<std::int32_t>> ranks_on;   // node -> ranks whose lines name it
-  std::map<std::int32_t, std::set<std::int32_t>> gpu_ranks;  // node -> those of them whose GPU is named
+  std::vector<std::int64_t> pids;         // its processes, sorted and distinct
+  // Gathered only when an Xid asks (ViewJob), by node: the PCI bus ids its NCCL lines name, the
+  // ranks whose lines name it and those of them whose GPU is named (sorted, distinct; empty: none).
+  std::vector<std::set<std::string>> gpus;
+  std::vector<std::vector<std::int32_t>> ranks_on;
+  std::vector<std::vector<std::int32_t>> gpu_ranks;
   std::optional<TimeNs> first;            // its earliest stamped line
   // The same of the lines whose stamp is the time they state (a collector's stamp on a line that
   // states none is when it was read: no later than that the job had begun, but maybe much later).
@@ -97,7 +99,7 @@ struct JobView {
 };
 
 // The DataLoader worker pids of `DataLoader worker (pid(s) 123, 456) is killed by signal`.
-void DataLoaderPids(std::string_view msg, std::set<std::int64_t>* pids) {
+void DataLoaderPids(std::string_view msg, std::vector<std::int64_t>* pids) {
   const std::size_t at = msg.find("(pid");
   if (at == std::string_view::npos) return;
   std::int64_t v = -1;
@@ -106,20 +108,65 @@ void DataLoaderPids(std::string_view msg, std::set<std::int64_t>* pids) {
     if (c >= '0' && c <= '9') {
       v = (v < 0 ? 0 : v * 10) + (c - '0');
     } else if (v >= 0) {
-      pids->insert(v);
+      pids->push_back(v);
       v = -1;
     }
   }
-  if (v >= 0) pids->insert(v);
+  if (v >= 0) pids->push_back(v);
 }
 
-void NoteProcess(const Incident& inc, const Event& e, JobView* v) {
+// What ViewJob gathers per event before it makes sets of it: (node, rank) and (node, string id)
+// pairs, sorted and made distinct once.
+struct NodePairs {
+  std::vector<std::pair<std::int32_t, std::int32_t>> ranks, gpu_ranks;
+  std::vector<std::pair<std::int32_t, StrId>> gpus;
+  // Whether rank's last NCCL line named this node and GPU as well (nothing new to gather); notes
+  // them as its last.
+  bool GpuAgain(std::int32_t rank, std::int32_t node, StrId pci) {
+    if (rank < 0 || rank >= (1 << 22)) return false;
+    if (static_cast<std::size_t>(rank) >= last_gpu.size())
+      last_gpu.resize(static_cast<std::size_t>(rank) + 1, {-1, kNoStr});
+    auto& last = last_gpu[static_cast<std::size_t>(rank)];
+    if (last.first == node && last.second == pci) return true;
+    last = {node, pci};
+    return false;
+  }
+  std::vector<std::pair<std::int32_t, StrId>> last_gpu;  // by rank
+};
+
+// Whether rank's last line named `node` as well (its lines mostly name one node: the pair is then
+// not gathered again); notes `node` as its last.
+bool NamedAgain(std::int32_t rank, std::int32_t node, std::vector<std::int32_t>* last_node) {
+  constexpr std::int32_t kRanksNoted = 1 << 22;  // a bigger number is kept as it comes
+  if (rank >= kRanksNoted) return false;
+  if (static_cast<std::size_t>(rank) >= last_node->size())
+    last_node->resize(static_cast<std::size_t>(rank) + 1, 0);
+  std::int32_t& last = (*last_node)[static_cast<std::size_t>(rank)];
+  if (last == node + 1) return true;
+  last = node + 1;
+  return false;
+}
+
+// Each node's second members of `pairs`, sorted and distinct.
+std::vector<std::vector<std::int32_t>> ByNode(
+    std::vector<std::pair<std::int32_t, std::int32_t>>&& pairs, std::size_t nodes) {
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  std::vector<std::vector<std::int32_t>> by_node(nodes);
+  for (const auto& [node, rank] : pairs) by_node[static_cast<std::size_t>(node)].push_back(rank);
+  return by_node;
+}
+
+// The pids of `e` (unsorted, maybe repeated: ViewJob makes them distinct); with `pairs`, the GPU
+// its NCCL line names, and its rank as one whose GPU is named.
+void NoteProcess(const Incident& inc, const Event& e, NodePairs* pairs, JobView* v) {
   std::int64_t pid = 0;
   if (const auto* c = std::get_if<CommInit>(&e.detail)) {
     pid = c->pid;
-    if (c->pci != kNoStr && e.node >= 0) {
-      v->gpus[e.node].emplace(inc.str(c->pci));
-      if (e.rank >= 0) v->gpu_ranks[e.node].insert(e.rank);
+    if (pairs != nullptr && c->pci != kNoStr && e.node >= 0 &&
+        !pairs->GpuAgain(e.rank, e.node, c->pci)) {
+      pairs->gpus.emplace_back(e.node, c->pci);
+      if (e.rank >= 0) pairs->gpu_ranks.emplace_back(e.node, e.rank);
     }
   } else if (const auto* w = std::get_if<NcclWarn>(&e.detail)) {
     pid = w->pid;
@@ -132,7 +179,7 @@ void NoteProcess(const Incident& inc, const Event& e, JobView* v) {
   } else if (e.kind == Kind::kDataLoaderKilled) {
     DataLoaderPids(inc.str(std::get<PythonError>(e.detail).message), &v->pids);
   }
-  if (pid > 0) v->pids.insert(pid);
+  if (pid > 0 && (v->pids.empty() || v->pids.back() != pid)) v->pids.push_back(pid);
 }
 
 // The file's first line starts with an srun label (`12: `): a job's workers' output, even when
@@ -185,17 +232,47 @@ JobView ViewJob(const Incident& inc) {
       for (const std::uint32_t f : files) v.own[f] = 1;
     }
   }
+  // The GPUs of the job's lines are asked about only for an Xid of a node's GPU in a file that is
+  // not the job's own (OutOfScope): without one, they are not gathered.
+  const bool gpus = std::any_of(inc.events.begin(), inc.events.end(), [&](const Event& e) {
+    return (e.kind == Kind::kXid || e.kind == Kind::kFallenOffBus) && e.node >= 0 && !v.own[e.file];
+  });
+  // Per event only what is cheap: marks by node and string id, pids appended; the sets are made
+  // once from them (a 131k-rank job's output has a million events and 16k nodes).
+  std::vector<char> named_node(inc.nodes.size(), 0);
+  std::vector<StrId> named_hosts;
+  NodePairs pairs;
+  std::vector<std::int32_t> last_node;  // by rank: the node its last line named, plus 1
   for (const Event& e : inc.events) {
     if (!v.own[e.file]) continue;
     if (const std::int64_t job = SlurmJob(e); job >= 0) v.ids.insert(job);
-    if (e.node >= 0) v.hosts.insert(Lower(inc.nodes[static_cast<std::size_t>(e.node)]));
-    if (e.node >= 0 && e.rank >= 0) v.ranks_on[e.node].insert(e.rank);
-    if (const auto* n = std::get_if<SlurmNote>(&e.detail); n != nullptr && n->node != kNoStr) v.hosts.insert(Lower(inc.str(n->node)));
-    NoteProcess(inc, e, &v);
+    if (e.node >= 0) named_node[static_cast<std::size_t>(e.node)] = 1;
+    if (gpus && e.node >= 0 && e.rank >= 0 && !NamedAgain(e.rank, e.node, &last_node))
+      pairs.ranks.emplace_back(e.node, e.rank);
+    if (const auto* n = std::get_if<SlurmNote>(&e.detail); n != nullptr && n->node != kNoStr)
+      named_hosts.push_back(n->node);
+    NoteProcess(inc, e, gpus ? &pairs : nullptr, &v);
     if (e.clock == Clock::kNone || e.time_borrowed) continue;
     if (!v.first || e.time < *v.first) v.first = e.time;
     if (!e.time_collected && (!v.first_written || e.time < *v.first_written)) v.first_written = e.time;
   }
+  for (std::size_t n = 0; n < named_node.size(); ++n) {
+    if (named_node[n]) v.hosts.insert(Lower(inc.nodes[n]));
+  }
+  std::sort(named_hosts.begin(), named_hosts.end());
+  named_hosts.erase(std::unique(named_hosts.begin(), named_hosts.end()), named_hosts.end());
+  for (const StrId h : named_hosts) v.hosts.insert(Lower(inc.str(h)));
+  if (gpus) {
+    v.ranks_on = ByNode(std::move(pairs.ranks), inc.nodes.size());
+    v.gpu_ranks = ByNode(std::move(pairs.gpu_ranks), inc.nodes.size());
+    std::sort(pairs.gpus.begin(), pairs.gpus.end());
+    pairs.gpus.erase(std::unique(pairs.gpus.begin(), pairs.gpus.end()), pairs.gpus.end());
+    v.gpus.resize(inc.nodes.size());
+    for (const auto& [node, pci] : pairs.gpus)
+      v.gpus[static_cast<std::size_t>(node)].emplace(inc.str(pci));
+  }
+  std::sort(v.pids.begin(), v.pids.end());
+  v.pids.erase(std::unique(v.pids.begin(), v.pids.end()), v.pids.end());
   return v;
 }
 
@@ -320,7 +397,7 @@ bool OutOfScope(const Incident& inc, const JobView& v, const std::set<std::int64
   }
   if (e.kind == Kind::kOomKill && !v.pids.empty()) {
     const std::int64_t pid = std::get<OomKill>(e.detail).pid;
-    if (pid <= 0 || v.pids.contains(pid)) return false;
+    if (pid <= 0 || std::binary_search(v.pids.begin(), v.pids.end(), pid)) return false;
     out->pids.insert(pid);
     return true;
   }
@@ -337,11 +414,11 @@ bool OutOfScope(const Incident& inc, const JobView& v, const std::set<std::int64
   // An Xid of a GPU the job did not use, when the node's GPUs of the job are all known: every
   // rank whose lines name the node has its GPU named by a NCCL line.
   if ((e.kind == Kind::kXid || e.kind == Kind::kFallenOffBus) && e.node >= 0) {
-    const auto it = v.gpus.find(e.node);
-    const auto named = v.gpu_ranks.find(e.node), seen = v.ranks_on.find(e.node);
-    if (it == v.gpus.end() || named == v.gpu_ranks.end() || seen == v.ranks_on.end() || named->second != seen->second) return false;
+    const auto n = static_cast<std::size_t>(e.node);
+    const std::vector<std::int32_t>& named = v.gpu_ranks[n];
+    if (v.gpus[n].empty() || named.empty() || named != v.ranks_on[n]) return false;
     const std::string pci(inc.str(std::get<Xid>(e.detail).pci));
-    if (pci.empty() || it->second.contains(pci)) return false;
+    if (pci.empty() || v.gpus[n].contains(pci)) return false;
     out->gpus.insert(pci);
     return true;
   }

@@ -22,9 +22,9 @@ std::string Seconds(double ns) {
 
 std::map<std::int32_t, ProgressMark> LatestProgress(const Incident& inc) {
   std::map<std::int32_t, ProgressMark> marks;
-  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kIteration})) {
     const Event& e = inc.events[i];
-    if (e.kind != Kind::kIteration || e.rank < 0 || e.clock == Clock::kNone) continue;
+    if (e.rank < 0 || e.clock == Clock::kNone) continue;
     const auto& it = std::get<Iteration>(e.detail);
     ProgressMark& m = marks[e.rank];
     if (it.iteration > m.iteration || (it.iteration == m.iteration && e.time > m.time)) {

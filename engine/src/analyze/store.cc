@@ -61,6 +61,8 @@ bool LostStore(const Incident& inc, const Event& e) {
 }
 
 std::optional<StoreLoss> FindStoreLoss(const Incident& inc, const JobFacts& facts) {
+  const std::vector<std::int32_t> errors = inc.OfKinds({Kind::kRendezvousError, Kind::kStoreError});
+  if (errors.empty()) return std::nullopt;  // no reporter
   std::map<std::string, std::int32_t> node_of_name;
   for (std::size_t n = 0; n < inc.nodes.size(); ++n) {
     std::string name = inc.nodes[n];
@@ -70,9 +72,8 @@ std::optional<StoreLoss> FindStoreLoss(const Incident& inc, const JobFacts& fact
   std::set<std::int32_t> reporters;                  // nodes with a store error of their own
   std::map<std::int32_t, std::int32_t> named, first;  // store host -> errors naming it, the earliest
   std::int32_t first_agent = -1;
-  for (std::size_t i = 0; i < inc.events.size(); ++i) {
-    const Event& e = inc.events[i];
-    const auto index = static_cast<std::int32_t>(i);
+  for (const std::int32_t index : errors) {
+    const Event& e = inc.events[index];
     if (e.kind == Kind::kRendezvousError) {
       const std::int32_t node = NodeOfEvent(facts, e);
       if (node < 0 || !LostStore(inc, e)) continue;
@@ -130,12 +131,10 @@ std::optional<RendezvousGap> FindRendezvousGap(const Incident& inc, const JobFac
   std::set<std::int32_t> timed_out;
   std::map<std::int32_t, std::int32_t> connect;  // node -> its first other rendezvous error
   RendezvousGap g;
-  for (std::size_t i = 0; i < inc.events.size(); ++i) {
-    const Event& e = inc.events[i];
-    if (e.kind != Kind::kRendezvousError) continue;
+  for (const std::int32_t index : inc.OfKinds({Kind::kRendezvousError})) {
+    const Event& e = inc.events[index];
     const std::int32_t node = NodeOfEvent(facts, e);
     if (node < 0) continue;
-    const auto index = static_cast<std::int32_t>(i);
     if (IsJoinTimeout(inc, e)) {
       timed_out.insert(node);
       if (Earlier(inc, index, g.first_timeout)) g.first_timeout = index;
@@ -241,9 +240,9 @@ std::vector<std::uint8_t> NodesWhoseRanksSpoke(const Incident& inc, const JobFac
 // 120 seconds.`: its ranks blocked before they could join, a hung mount) is the one to name first.
 void PreferHungNode(const Incident& inc, StoreJoinGap* g) {
   std::vector<std::int32_t> first(inc.nodes.size(), -1), count(inc.nodes.size(), 0);
-  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kHungTask})) {
     const Event& e = inc.events[i];
-    if (e.kind != Kind::kHungTask || e.node < 0) continue;
+    if (e.node < 0) continue;
     if (first[e.node] < 0 || Earlier(inc, static_cast<std::int32_t>(i), first[e.node])) first[e.node] = static_cast<std::int32_t>(i);
     ++count[e.node];
   }

@@ -305,8 +305,8 @@ bool DiagnoseSilentPeerOnOneNode(const Incident& inc, const JobFacts& facts, Fin
   }
   // Slurm's allocation: one node, the same in every allocation line in hand.
   std::string host;
-  for (const Event& e : inc.events) {
-    if (e.kind != Kind::kJobAllocated) continue;
+  for (const std::int32_t i : inc.OfKinds({Kind::kJobAllocated})) {
+    const Event& e = inc.events[i];
     const std::vector<std::string> hosts = ExpandHostlist(inc.str(std::get<SlurmNote>(e.detail).node));
     if (hosts.size() != 1 || (!host.empty() && hosts.front() != host)) return false;
     host = hosts.front();

@@ -33,19 +33,16 @@ void FromWorldInfo(const Incident& inc, std::vector<Statement>* out) {
   std::int32_t size = 0;
   for (const WorldHost& h : inc.world) size = std::max(size, h.first_rank + h.procs);
   if (size <= 0) return;
-  std::int32_t event = -1;
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()) && event < 0; ++i) {
-    if (inc.events[i].kind == Kind::kWorldInfo) event = i;
-  }
+  const std::vector<std::int32_t> infos = inc.OfKinds({Kind::kWorldInfo});
+  const std::int32_t event = infos.empty() ? -1 : infos.front();
   out->push_back({size, event, "DeepSpeed's runner's --world_info"});
 }
 
 // DeepSpeed launch.py's `nnodes=N, num_local_procs=P` (every node prints it): N * P.
 void FromLauncherLayout(const Incident& inc, std::vector<Statement>* out) {
   std::map<std::int32_t, std::int32_t> sizes;  // size -> its first line
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kLauncherLayout})) {
     const Event& e = inc.events[i];
-    if (e.kind != Kind::kLauncherLayout) continue;
     const auto& nl = std::get<NodeLayout>(e.detail);
     if (nl.nnodes > 0 && nl.local_procs > 0) sizes.emplace(nl.nnodes * nl.local_procs, i);
   }
@@ -56,12 +53,9 @@ void FromLauncherLayout(const Incident& inc, std::vector<Statement>* out) {
 // `global_ranks=[...]` line the parser recognised; re-read from the file for the first and the
 // last agent that logged one (an elastic restart may have changed the size: they then differ).
 void FromRendezvous(const Incident& inc, std::vector<Statement>* out) {
-  std::int32_t first = -1, last = -1;
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
-    if (inc.events[i].kind != Kind::kAgentRanks) continue;
-    if (first < 0) first = i;
-    last = i;
-  }
+  const std::vector<std::int32_t> results = inc.OfKinds({Kind::kAgentRanks});
+  const std::int32_t first = results.empty() ? -1 : results.front(),
+                     last = results.empty() ? -1 : results.back();
   std::map<std::int32_t, std::int32_t> sizes;
   for (std::int32_t i : {first, last}) {
     if (i < 0) continue;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -96,6 +97,19 @@ struct Incident {
   std::vector<std::int32_t> world_node;
 
   std::string_view str(StrId id) const { return strings.Get(id); }
+
+  // The indices of the events of any of `kinds`, in event order. Read from the index IndexKinds
+  // built when it is current (built for these events), else found by a pass over the events: a
+  // detector that looks for a rare kind then reads its few events, not a million.
+  std::vector<std::int32_t> OfKinds(std::initializer_list<Kind> kinds) const;
+  // Builds that index; the events must not change while it is used (the analysis reads a const
+  // Incident). An edit that leaves the events' count and storage alone must build it again.
+  void IndexKinds();
+
+ private:
+  std::vector<std::vector<std::int32_t>> by_kind_;  // by Kind: its events' indices
+  const Event* indexed_data_ = nullptr;             // the events by_kind_ was built for
+  std::size_t indexed_size_ = 0;
 };
 
 }  // namespace denpex::engine

@@ -4,6 +4,8 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace denpex::engine {
 namespace {
@@ -98,7 +100,7 @@ void RenameFolders(const std::vector<std::string>& path_node, const std::vector<
 // A folder whose files' lines name different hosts, each file one (a folder of many pods' or
 // agents' logs under an opaque name), is no node: its files are each the node their lines name.
 std::vector<char> ManyHostFolders(const std::vector<std::string>& path_node, const std::vector<Seen>& seen, const Incident& inc) {
-  std::map<std::string_view, std::set<StrId>> hosts;
+  std::unordered_map<std::string_view, std::set<StrId>> hosts;  // looked up only: no order needed
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     if (path_node[i].empty() || !inc.files[i].readable || inc.files[i].copy) continue;
     if (seen[i].host != kNoStr && !seen[i].many) hosts[path_node[i]].insert(seen[i].host);
@@ -117,7 +119,8 @@ std::vector<char> ManyHostFolders(const std::vector<std::string>& path_node, con
 // folder names that host only.
 void InheritAncestorHost(const std::vector<std::string>& path_node, const std::vector<Seen>& seen, const Incident& inc,
                          FileIdentity* out) {
-  std::map<std::string_view, Seen> dirs;  // what the lines of each directory's own files name
+  std::unordered_map<std::string_view, Seen>
+      dirs;  // what the lines of each directory's own files name
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     if (!inc.files[i].readable || inc.files[i].copy) continue;
     Seen& d = dirs[FolderOf(inc.files[i].path)];
@@ -125,7 +128,7 @@ void InheritAncestorHost(const std::vector<std::string>& path_node, const std::v
     d.Host(seen[i].host);
   }
   // Every host named under each directory (its subtree), kNoStr standing for "several".
-  std::map<std::string_view, std::set<StrId>> under;
+  std::unordered_map<std::string_view, std::set<StrId>> under;
   for (const auto& [dir, d] : dirs) {
     if (d.host == kNoStr && !d.many) continue;
     for (std::string_view up = dir; !up.empty(); up = FolderOf(up))
@@ -213,7 +216,8 @@ StrId SoleSlurmNode(const Incident& inc) {
 // where they name it, still place them: RenameFolders, InheritAncestorHost).
 void NestedNodeFolders(const std::vector<std::string>& path_node, const Incident& inc, FileIdentity* out) {
   const auto last = [](std::string_view dir) { return dir.substr(dir.rfind('/') + 1); };
-  std::set<std::string_view> node_dirs;  // folders whose own files take the folder for their node
+  std::unordered_set<std::string_view>
+      node_dirs;  // folders whose own files take the folder for their node
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     const std::string_view dir = FolderOf(inc.files[i].path);
     if (!path_node[i].empty() && !dir.empty() && last(dir) == path_node[i]) node_dirs.insert(dir);

@@ -20,6 +20,7 @@
 #include "ingest/resolve.h"
 #include "ingest/walk.h"
 #include "parse/parse_log.h"
+#include "stages.h"
 
 namespace denpex::engine {
 namespace {
@@ -512,7 +513,9 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
                               const std::filesystem::path& skip, bool every_line, std::size_t chunk_bytes) {
   tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
   Result<Listing> listing = Status::Internal("not listed");
+  Stage list("ListIncident");
   arena.execute([&] { listing = ListIncident(dir, skip); });  // its folders are walked in parallel
+  list.End();
   if (!listing.ok()) return listing.status();
   const std::string hint = ": pass the directory that holds the job's logs";
   if (listing->files.empty()) {
@@ -532,14 +535,18 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
       if (stream_of[i] >= 0) end = std::max(end, *std::max_element(streams[static_cast<std::size_t>(stream_of[i])].begin(),
                                                                    streams[static_cast<std::size_t>(stream_of[i])].end()) + 1);
     }
+    Stage parse("ParseBatch");
     std::vector<ParsedFile> batch =
         ParseBatch(listing->files, begin, end, streams, stream_of, &arena, every_line,
                    chunk_bytes > 0 ? chunk_bytes : kChunkBytes);
+    parse.End();
+    Stage add("AddBatch");
     readable += AddBatch(&*listing, begin, std::move(batch), &arena, &inc);
   }
   if (readable == 0) {
     return Status::InvalidInput("no readable log files under " + dir.string() + hint);
   }
+  Stage resolve("ResolveIncident");
   ResolveIncident(listing->files, &arena, &inc);
   return inc;
 }

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The scale benchmark of docs/benchmarks.md ("Engine at scale"): `denpex diagnose` on each
+# shipped scale scenario, beside `grep -c` and `rg -c` of a rare literal over the same files,
+# in the same run. From the repository root:
+#   cmake -S . -B build-bench -DDENPEX_BUILD_BENCHMARKS=ON -DDENPEX_BUILD_TESTS=OFF
+#   cmake --build build-bench -j2 --target denpex
+#   bench/engine/scale_bench.sh build-bench [RUNS] [SCENARIO...]
+# RUNS (default 3): each tool runs that many times, in turn (engine, grep, rg, engine, ...), and
+# the best wall time of each is kept with its CPU time; the engine's peak RSS is the largest seen.
+# The incidents are simulated under $TMPDIR (default /tmp) once and kept there
+# (denpex-scale-bench/<ranks>/); delete the folder to simulate again. Needs ripgrep (Debian's
+# `ripgrep`) for the rg column; without it that column says "-".
+set -euo pipefail
+BUILD=${1:-build-bench}
+RUNS=${2:-3}
+shift $(( $# > 2 ? 2 : $# ))
+SCENARIOS=("$@")
+[[ ${#SCENARIOS[@]} -gt 0 ]] || SCENARIOS=(scenarios/scale/crash_16384.textproto scenarios/scale/crash_65536.textproto
+                                         scenarios/scale/crash_131072.textproto)
+DENPEX=$BUILD/cli/denpex
+WORK=${TMPDIR:-/tmp}/denpex-scale-bench
+LITERAL="Killed"  # srun's line for the SIGKILLed task: once in each incident (checked below)
+mkdir -p "$WORK"
+
+run() {  # "wall cpu rss_kib" of one run of "$@", its output discarded
+  /usr/bin/time -o "$WORK/time.txt" -f "%e %U %S %M" "$@" >/dev/null 2>&1 || true
+  read -r w u s m < <(tail -1 "$WORK/time.txt")
+  awk -v w="$w" -v u="$u" -v s="$s" -v m="$m" 'BEGIN {printf "%s %.2f %s\n", w, u + s, m}'
+}
+keep_best() {  # keep_best NAME "wall cpu rss": the best wall (and its CPU) and the largest RSS so far
+  local name=$1 w c m
+  read -r w c m <<<"$2"
+  if [[ -z ${best_wall[$name]:-} ]] || awk -v a="$w" -v b="${best_wall[$name]}" 'BEGIN {exit !(a < b)}'; then
+    best_wall[$name]=$w
+    best_cpu[$name]=$c
+  fi
+  if [[ -z ${peak[$name]:-} ]] || (( m > ${peak[$name]} )); then peak[$name]=$m; fi
+}
+
+printf '| scenario | size, lines | events | `denpex diagnose` (wall, CPU, peak RSS) | `grep -c %s` | `rg -c %s` | engine / grep |\n' "$LITERAL" "$LITERAL"
+printf '|---|---|---:|---|---|---|---:|\n'
+for scenario in "${SCENARIOS[@]}"; do
+  name=$(basename "$scenario" .textproto)
+  dir=$WORK/$name
+  if [[ ! -f $dir/truth.json ]]; then
+    rm -rf "$dir"
+    "$DENPEX" simulate "$scenario" --out "$dir" >/dev/null
+  fi
+  mapfile -t files < <(find "$dir/incident" -type f | sort)
+  cat "${files[@]}" >/dev/null  # warm the page cache
+  # The answer first: the engine must name the truth's rank, and the literal occur once.
+  want=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['initiator']['rank'])" "$dir/truth.json")
+  got=$("$DENPEX" diagnose "$dir/incident" --json - | python3 -c "import json,sys; print(json.load(sys.stdin)['initiator'].get('rank', -1))")
+  [[ $got == "$want" ]] || { echo "$name: the engine names rank $got, the truth $want" >&2; exit 1; }
+  hits=$(cat "${files[@]}" | grep -c "$LITERAL" || true)
+  [[ $hits == 1 ]] || { echo "$name: \"$LITERAL\" occurs on $hits lines, not once" >&2; exit 1; }
+  declare -A best_wall=() best_cpu=() peak=()
+  for ((k = 0; k < RUNS; ++k)); do
+    keep_best engine "$(run "$DENPEX" diagnose "$dir/incident")"
+    keep_best grep "$(run grep -c "$LITERAL" "${files[@]}")"
+    if command -v rg >/dev/null; then keep_best rg "$(run rg -c "$LITERAL" "${files[@]}")"; fi
+  done
+  bytes=$(cat "${files[@]}" | wc -c)
+  lines=$(cat "${files[@]}" | wc -l)
+  events=$("$DENPEX" events "$dir/incident" | wc -l)
+  rgcol="-"
+  [[ -n ${best_wall[rg]:-} ]] && rgcol="${best_wall[rg]} s, ${best_cpu[rg]} CPU-s"
+  awk -v n="$name" -v b="$bytes" -v l="$lines" -v ev="$events" -v ew="${best_wall[engine]}" -v ec="${best_cpu[engine]}" \
+      -v em="${peak[engine]}" -v gw="${best_wall[grep]}" -v gc="${best_cpu[grep]}" -v r="$rgcol" \
+      'BEGIN {printf "| %s | %.2f GB, %.1f M lines | %s | %s s, %s CPU-s, %.0f MiB | %s s, %s CPU-s | %s | %.2f |\n",
+              n, b / 1e9, l / 1e6, ev, ew, ec, em / 1024, gw, gc, r, ew / gw}'
+done
+uptime  # the load the numbers were taken under
