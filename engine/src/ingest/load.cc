@@ -33,6 +33,9 @@ class ShiftedRelease final : public ReadBehind {
  public:
   ShiftedRelease(const ReadBehind& file, std::uint64_t shift) : file_(file), shift_(shift) {}
   void Release(std::uint64_t offset, std::uint64_t length) const override { file_.Release(offset + shift_, length); }
+  void Fetch(std::uint64_t offset, std::uint64_t length) const override {
+    file_.Fetch(offset + shift_, length);
+  }
 
  private:
   const ReadBehind& file_;
