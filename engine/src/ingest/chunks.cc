@@ -1,17 +1,19 @@
 #include "ingest/chunks.h"
 
-#include "parse/progress.h"
-
 #include <oneapi/tbb/parallel_for.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
+
+#include "parse/progress.h"
 
 namespace denpex::engine {
 
@@ -331,10 +333,28 @@ void JoinOpenRecords(std::string_view text, const FileContext& ctx, std::vector<
 // other workers go on parsing, so the merge is no serial tail after the parallel parse. It stops at
 // the first chunk that ends inside an open record: that one and the rest are joined and merged once
 // all are parsed.
+// The merged events' storage in transparent huge pages where the kernel has them (`madvise`
+// mode): a 131k-rank job's srun log makes ~1 M events, 140 MB written once and then handed to
+// the incident (ingest/load.cc), and its ~34 k first-touch faults of 4 KiB pages (each dear in a
+// VM) become ~70 (docs/benchmarks.md, "The load stage at 131k ranks"). Only the whole 2 MiB
+// pages inside the block are advised, and only for a block glibc mapped on its own.
+void AdviseHugePages(const void* data, std::size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  if (bytes < (std::size_t{32} << 20)) return;
+  const auto at = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t begin = (at + kHuge - 1) & ~(kHuge - 1), end = (at + bytes) & ~(kHuge - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#endif
+}
+
 class OrderedMerge {
  public:
-  OrderedMerge(const FileContext& ctx, std::vector<ParsedLog>* parts)
-      : ctx_(ctx), parts_(*parts), parsed_(std::make_unique<std::atomic<bool>[]>(parts->size())) {}
+  OrderedMerge(const FileContext& ctx, std::vector<ParsedLog>* parts, std::size_t text_bytes)
+      : ctx_(ctx),
+        text_bytes_(text_bytes),
+        parts_(*parts),
+        parsed_(std::make_unique<std::atomic<bool>[]>(parts->size())) {}
 
   // Chunk i is parsed (i == size: none, only merge what is ready).
   void Parsed(std::size_t i) {
@@ -390,22 +410,33 @@ class OrderedMerge {
     part = ParsedLog();
     merged_.fetch_add(1);
   }
-  // Room for `part`'s events and records (the records become events once placed). When it
-  // runs out, room for as many again for each chunk still to come, as the merge of a whole
-  // parsed file reserved for the sum of its chunks at once: address space, touched only as
-  // events arrive (growing by doubling instead copied them and faulted in fresh pages). The
-  // first chunk's own capacity is no plan: the first merge makes one, else a 2 GB file's room
-  // ran out twice, and the merge of its densest chunk copied the ~90 k events before it.
+  // Room for `part`'s events and records (the records become events once placed). The first
+  // merge makes room for one event per kPlannedBytesPerEvent of the file; when that runs out,
+  // room for as many again as `part` has for each chunk still to come. Address space, touched
+  // only as events arrive: growing by doubling instead copied them and faulted in fresh pages,
+  // and a plan from the first chunks alone ran out at a failed job's end, where its events are
+  // densest (the 131k-rank scale incident: 70 % of its 1.07 M events in the file's last fifth).
   void Reserve(const ParsedLog& part, ParsedLog* out) {
     const std::size_t adds = part.events.size() + part.progress.size();
     const std::size_t need = out->events.size() + adds;
     if (need <= out->events.capacity() && planned_) return;
-    planned_ = true;
     const std::size_t after = parts_.size() - std::min(parts_.size(), merged_.load() + 1);
-    out->events.reserve(std::max(need + adds * after, 2 * out->events.capacity()));
+    const std::size_t plan = planned_ ? 0 : text_bytes_ / kPlannedBytesPerEvent;
+    planned_ = true;
+    // The new block advised before the events so far are copied in, so the copy faults in huge
+    // pages too.
+    std::vector<Event> grown;
+    grown.reserve(std::max({plan, need + adds * after, 2 * out->events.capacity()}));
+    AdviseHugePages(grown.data(), grown.capacity() * sizeof(Event));
+    grown.insert(grown.end(), out->events.begin(), out->events.end());
+    out->events = std::move(grown);
   }
 
+  // The 131k-rank scale incident's srun log: one event per 1.9 KiB; the 16k-rank one's, per 1.9.
+  static constexpr std::size_t kPlannedBytesPerEvent = 1024;
+
   const FileContext& ctx_;
+  std::size_t text_bytes_;
   std::vector<ParsedLog>& parts_;
   std::unique_ptr<std::atomic<bool>[]> parsed_;
   std::mutex mu_;  // held while merging
@@ -438,7 +469,7 @@ ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_
   if (text.size() <= chunk_bytes) return ParseLog(text, ctx);  // progress placed
   std::vector<std::size_t> starts = ChunkStarts(text, chunk_bytes);
   std::vector<ParsedLog> parts(starts.size());
-  OrderedMerge merge(ctx, &parts);
+  OrderedMerge merge(ctx, &parts, text.size());
   // Chunks are taken in file order, whatever order the loop's iterations run in, so the
   // merge of the chunks parsed so far runs beside the parsing of the later ones.
   std::atomic<std::size_t> next{0};

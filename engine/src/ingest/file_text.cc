@@ -136,6 +136,21 @@ void FileText::Release(std::uint64_t offset, std::uint64_t length) const {
   if (end > begin) ::madvise(static_cast<char*>(map_) + begin, end - begin, MADV_DONTNEED);
 }
 
+// MADV_POPULATE_READ (Linux 5.14) maps the range's pages from the page cache in one call: no
+// fault per 64 KiB of fault-around, each of which costs an exception (dear in a VM: half the
+// system time of a 2 GB parse there). An older kernel says EINVAL and the faults map them.
+void FileText::Fetch(std::uint64_t offset, std::uint64_t length) const {
+#ifdef MADV_POPULATE_READ
+  if (!map_ || offset >= size_) return;
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t begin = offset / page * page;
+  const std::size_t end = std::min<std::uint64_t>(offset + length, size_);
+  if (end > begin) ::madvise(static_cast<char*>(map_) + begin, end - begin, MADV_POPULATE_READ);
+#else
+  (void)offset, (void)length;
+#endif
+}
+
 FileText::FileText(FileText&& other) noexcept { *this = std::move(other); }
 
 FileText& FileText::operator=(FileText&& other) noexcept {

@@ -59,6 +59,7 @@ class FileText final : public ReadBehind {
   // Drops the mapped pages of [offset, offset + length) from this process once parsed, so a
   // 2 GB file never sits whole in its resident set (the page cache keeps them). No-op when read.
   void Release(std::uint64_t offset, std::uint64_t length) const override;
+  void Fetch(std::uint64_t offset, std::uint64_t length) const override;
 
  private:
   FileText() = default;

@@ -34,6 +34,9 @@ class ShiftedRelease final : public ReadBehind {
  public:
   ShiftedRelease(const ReadBehind& file, std::uint64_t shift) : file_(file), shift_(shift) {}
   void Release(std::uint64_t offset, std::uint64_t length) const override { file_.Release(offset + shift_, length); }
+  void Fetch(std::uint64_t offset, std::uint64_t length) const override {
+    file_.Fetch(offset + shift_, length);
+  }
 
  private:
   const ReadBehind& file_;
@@ -291,11 +294,14 @@ std::vector<ParsedFile> ParseBatch(const std::vector<SourceFile>& files, std::si
 
 // The batch's events, in file order, appended to the incident's with their strings still their
 // file's (RemapStrings re-interns them). Event is trivially copyable: each file's events are one
-// memmove. When the incident holds none yet and one file's vector has room for the whole batch
-// (a combined srun log's: the chunk merge reserves address space for the chunks to come), that
-// vector becomes the incident's, the other files' events inserted before and after it, instead
-// of a copy of its events into fresh pages and the unmapping of the vector (16k-rank benchmark
-// incident: 149,773 of its 149,778 events in one file; measured in docs/benchmarks.md).
+// memmove. When one file's vector has room for the incident's events and the whole batch (a
+// combined srun log's: the chunk merge reserves address space for the chunks to come), that
+// vector becomes the incident's, the events before it (the incident's so far, the batch's files
+// before it) moved in at its front and the files after it appended, instead of a copy of its
+// events into fresh pages and the unmapping of the vector (16k-rank benchmark incident: 149,773
+// of its 149,778 events in one file; 131k-rank scale incident: ~1.07 M of them in its last batch,
+// after 2 from the kernel logs of the batches before: a copy of 140 MB into 34 k fresh pages.
+// Measured in docs/benchmarks.md).
 void AppendEvents(std::vector<ParsedFile>& batch, Incident* inc) {
   static_assert(std::is_trivially_copyable_v<Event>);
   std::size_t total = inc->events.size(), largest = 0;
@@ -306,8 +312,9 @@ void AppendEvents(std::vector<ParsedFile>& batch, Incident* inc) {
   const auto append = [](std::vector<Event>* to, const ParsedFile& r) {
     to->insert(to->end(), r.log.events.begin(), r.log.events.end());
   };
-  if (inc->events.empty() && !batch.empty() && batch[largest].log.events.capacity() >= total) {
-    std::vector<Event> before;
+  if (!batch.empty() && batch[largest].log.events.capacity() >= total &&
+      batch[largest].log.events.size() >= inc->events.size()) {
+    std::vector<Event> before = std::move(inc->events);
     for (std::size_t i = 0; i < largest; ++i) append(&before, batch[i]);
     inc->events = std::move(batch[largest].log.events);
     inc->events.insert(inc->events.begin(), before.begin(), before.end());

@@ -18,6 +18,9 @@ namespace {
 // looks back through (reading a released page again is correct: it faults it in again).
 constexpr std::size_t kReleaseStep = std::size_t{2} << 20;
 constexpr std::size_t kReleaseLag = std::size_t{256} << 10;
+// The text is mapped ahead of the line being read in kReleaseStep pieces, at least this far ahead
+// (ReadBehind::Fetch).
+constexpr std::size_t kFetchAhead = std::size_t{1} << 20;
 
 // Walks one text: lines with a trigger (and every line while a record is open) go to the
 // parser whole; the others are counted, and handed over as gaps only for their stamps.
@@ -33,7 +36,10 @@ class Driver {
       } else {
         Jump();
       }
-      if (ctx_.read_behind != nullptr && pos_ - released_ >= kReleaseStep + kReleaseLag) ReleaseBehind();
+      if (ctx_.read_behind != nullptr) {
+        if (pos_ - released_ >= kReleaseStep + kReleaseLag) ReleaseBehind();
+        if (fetched_ < text_.size() && fetched_ < pos_ + kFetchAhead) FetchAhead();
+      }
     }
     NoteLastLine();
     if (read_end_ < text_.size()) parser_.Gap(text_.substr(read_end_));  // for the text's last stamp
@@ -104,6 +110,13 @@ class Driver {
     }
   }
 
+  // The next kReleaseStep of text, mapped before the parse reaches it.
+  void FetchAhead() {
+    const std::size_t from = std::max(fetched_, pos_);
+    const std::size_t to = std::min(text_.size(), from + kReleaseStep);
+    ctx_.read_behind->Fetch(base_ + from, to - from);
+    fetched_ = to;
+  }
   void ReleaseBehind() {
     const std::size_t upto = pos_ - kReleaseLag;
     ctx_.read_behind->Release(base_ + released_, upto - released_);
@@ -144,6 +157,7 @@ class Driver {
   std::size_t pos_ = 0;        // the next line's start
   std::size_t read_end_ = 0;   // just past the last line read whole
   std::size_t released_ = 0;   // ctx_.read_behind has been given the text before this
+  std::size_t fetched_ = 0;    // ... and asked to map the text before this
   std::uint32_t number_;       // the last line's number so far
   std::uint32_t first_;        // the text's first line number
   std::uint64_t base_;

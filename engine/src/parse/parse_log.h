@@ -37,6 +37,9 @@ class ReadBehind {
   // [offset, offset + length) of the file (whole pages inside it) will not be read again soon;
   // reading it again stays correct, it only costs the page faults.
   virtual void Release(std::uint64_t offset, std::uint64_t length) const = 0;
+  // [offset, offset + length) will be read next: its pages may be mapped in one call now rather
+  // than one fault at a time (a hint; a file that is not mapped ignores it).
+  virtual void Fetch(std::uint64_t /*offset*/, std::uint64_t /*length*/) const {}
 
  protected:
   ~ReadBehind() = default;
