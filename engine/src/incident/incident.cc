@@ -6,7 +6,8 @@ namespace denpex::engine {
 
 std::vector<std::int32_t> Incident::OfKinds(std::initializer_list<Kind> kinds) const {
   std::vector<std::int32_t> out;
-  if (by_kind_.empty() || indexed_data_ != events.data() || indexed_size_ != events.size()) {  // none, or stale
+  // Not indexed, or indexed for other events: read them whole.
+  if (by_kind_.empty() || indexed_data_ != events.data() || indexed_size_ != events.size()) {
     for (std::size_t i = 0; i < events.size(); ++i) {
       if (std::find(kinds.begin(), kinds.end(), events[i].kind) != kinds.end())
         out.push_back(static_cast<std::int32_t>(i));
