@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <memory>
 #include <mutex>
@@ -23,14 +24,32 @@ namespace denpex::engine {
 // worker waits for the other at the end. A failed job's log is densest at its end (the 2 GB
 // benchmark file's last chunks take 2-3 times as long as the others), so its chunks shrink there
 // (docs/benchmarks.md, "Chunk size, again").
-std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_bytes) {
+namespace {
+
+// The first newline of `text` at or after `at` (npos: none), read through `file` when it can copy
+// its bytes: a look through the mapping maps the whole folio it lands in (ext4 keeps a large file
+// in folios of up to 2 MiB), 2 MiB of resident set for each chunk of a file otherwise read by copy.
+std::size_t NewlineFrom(std::string_view text, std::size_t at, const ReadBehind* file) {
+  if (file == nullptr) return text.find('\n', at);
+  char piece[4096];
+  for (std::size_t from = at; from < text.size(); from += sizeof piece) {
+    const std::size_t n = std::min(sizeof piece, text.size() - from);
+    if (!file->Copy(from, n, piece)) return text.find('\n', at);
+    if (const void* nl = std::memchr(piece, '\n', n)) return from + static_cast<std::size_t>(static_cast<const char*>(nl) - piece);
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_bytes, const ReadBehind* file) {
   const std::size_t least = std::min(chunk_bytes, kTailChunkBytes);
   std::vector<std::size_t> starts{0};
   for (std::size_t at = 0;;) {
     const std::size_t left = text.size() - at;
     at += std::clamp(left / 4, least, chunk_bytes);
     if (at >= text.size()) break;
-    const std::size_t nl = text.find('\n', at);
+    const std::size_t nl = NewlineFrom(text, at, file);
     if (nl == std::string_view::npos || nl + 1 >= text.size()) break;
     starts.push_back(nl + 1);
     at = nl + 1;
@@ -463,11 +482,74 @@ void Finish(ParsedLog* out) {
                            out->barrier_ranks.end());
 }
 
+// A worker's buffer for the copy of the chunk it parses, kept for its next chunk (a fresh buffer
+// each time would be first-touch faults each time), in transparent huge pages where the kernel
+// has them (`madvise` mode).
+class ChunkBuffer {
+ public:
+  ChunkBuffer() = default;
+  ChunkBuffer(const ChunkBuffer&) = delete;
+  ChunkBuffer& operator=(const ChunkBuffer&) = delete;
+  ~ChunkBuffer() {
+    if (data_ != nullptr) ::munmap(data_, capacity_);
+  }
+  // Room for `size` bytes (nullptr when there is no memory for it).
+  char* Get(std::size_t size) {
+    if (size <= capacity_) return data_;
+    if (data_ != nullptr) ::munmap(data_, capacity_);
+    constexpr std::size_t kHugePage = std::size_t{2} << 20;
+    capacity_ = (size + kHugePage - 1) / kHugePage * kHugePage;
+    void* p = ::mmap(nullptr, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      data_ = nullptr;
+      capacity_ = 0;
+      return nullptr;
+    }
+    ::madvise(p, capacity_, MADV_HUGEPAGE);
+    data_ = static_cast<char*>(p);
+    return data_;
+  }
+
+ private:
+  char* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+// Bytes [begin, end) of `text`, parsed (`place`: ParseLog, progress placed; else ParseLogPart).
+// A mapped file's bytes are read (pread) into the worker's buffer and parsed there, not through
+// the mapping: each mapped page costs a fault (or a slot of MADV_POPULATE_READ), a page-table walk
+// at each TLB miss and an unmap, and in this VM the 131k-rank scale incident's 2 GB srun log took
+// ~1.2 CPU-s more to parse mapped (docs/benchmarks.md, "Read, not mapped"). The part's view of its
+// text (its stamp gap) is moved onto `text`, which holds the same bytes. A file that no longer
+// holds them all is parsed from the mapping, whose guard reads what is gone as NUL bytes
+// (ingest/file_text.h).
+ParsedLog ParseChunk(std::string_view text, std::size_t begin, std::size_t end, const FileContext& ctx, bool place) {
+  const std::size_t size = end - begin;
+  if (ctx.read_behind != nullptr) {
+    thread_local ChunkBuffer buffer;
+    char* copy = buffer.Get(size);
+    if (copy != nullptr && ctx.read_behind->Copy(begin, size, copy)) {
+      FileContext from_copy = ctx;
+      from_copy.read_behind = nullptr;
+      const std::string_view bytes(copy, size);
+      ParsedLog part = place ? ParseLog(bytes, from_copy, 1, begin) : ParseLogPart(bytes, from_copy, 1, begin);
+      if (!part.stamp_gap.empty()) {
+        part.stamp_gap = text.substr(begin + static_cast<std::size_t>(part.stamp_gap.data() - copy), part.stamp_gap.size());
+      }
+      return part;
+    }
+  }
+  const std::string_view bytes = text.substr(begin, size);
+  ParsedLog part = place ? ParseLog(bytes, ctx, 1, begin) : ParseLogPart(bytes, ctx, 1, begin);
+  if (ctx.read_behind != nullptr) ctx.read_behind->Release(begin, size);
+  return part;
+}
+
 }  // namespace
 
 ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes) {
-  if (text.size() <= chunk_bytes) return ParseLog(text, ctx);  // progress placed
-  std::vector<std::size_t> starts = ChunkStarts(text, chunk_bytes);
+  if (text.size() <= chunk_bytes) return ParseChunk(text, 0, text.size(), ctx, true);  // progress placed
+  std::vector<std::size_t> starts = ChunkStarts(text, chunk_bytes, ctx.read_behind);
   std::vector<ParsedLog> parts(starts.size());
   OrderedMerge merge(ctx, &parts, text.size());
   // Chunks are taken in file order, whatever order the loop's iterations run in, so the
@@ -476,8 +558,7 @@ ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_
   tbb::parallel_for(std::size_t{0}, starts.size(), [&](std::size_t) {
     const std::size_t i = next.fetch_add(1);
     const std::size_t end = i + 1 < starts.size() ? starts[i + 1] : text.size();
-    parts[i] = ParseLogPart(text.substr(starts[i], end - starts[i]), ctx, 1, starts[i]);
-    if (ctx.read_behind != nullptr) ctx.read_behind->Release(starts[i], end - starts[i]);
+    parts[i] = ParseChunk(text, starts[i], end, ctx, false);
     merge.Parsed(i);
   });
   merge.Parsed(starts.size());  // whatever the workers left (none when the last chunk's worker merged it)

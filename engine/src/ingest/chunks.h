@@ -19,15 +19,18 @@
 
 namespace denpex::engine {
 
-// 64 MiB: each chunk leaves one iteration record per srun task to fold into the others, so
-// fewer chunks fold fewer; the last chunks shrink (below), so one worker does not wait long on
-// the other's dense last chunk (docs/benchmarks.md, "Chunk size, again").
-inline constexpr std::size_t kChunkBytes = 64 << 20;
+// 16 MiB: each worker reads its chunk into a buffer of this size (ParseChunk, ingest/chunks.cc),
+// whose first touch this VM makes dear (64 MiB buffers cost the 16k-rank scale incident more than
+// the copy saved); each chunk also leaves one iteration record per srun task to fold into the
+// others, so fewer chunks fold fewer. The last chunks shrink (below), so one worker does not wait
+// long on the other's dense last chunk (docs/benchmarks.md, "Read, not mapped").
+inline constexpr std::size_t kChunkBytes = 16 << 20;
 inline constexpr std::size_t kTailChunkBytes = 4 << 20;  // the least a file's last chunks shrink to
 
 // Where `text`'s chunks start (the first at 0): every `chunk_bytes` after a newline, smaller
-// over the last four (ingest/chunks.cc). Only the bytes decide, never the thread count.
-std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_bytes);
+// over the last four (ingest/chunks.cc). Only the bytes decide, never the thread count; `file`,
+// when set, is the file `text` maps, whose bytes are read (ReadBehind::Copy) rather than mapped.
+std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_bytes, const ReadBehind* file = nullptr);
 
 // ParseLog over `text`, in parallel chunks when it is larger than kChunkBytes.
 // `chunk_bytes` is a parameter for the tests. `ctx.read_behind`, when set, is given each chunk's

@@ -151,6 +151,17 @@ void FileText::Fetch(std::uint64_t offset, std::uint64_t length) const {
 #endif
 }
 
+bool FileText::Copy(std::uint64_t offset, std::size_t length, char* into) const {
+  if (!map_ || offset > size_ || length > size_ - offset) return false;
+  for (std::size_t got = 0; got < length;) {
+    const ssize_t n = ::pread(fd_, into + got, length - got, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;  // an error, or the file is shorter now: the mapping says how
+    got += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
 FileText::FileText(FileText&& other) noexcept { *this = std::move(other); }
 
 FileText& FileText::operator=(FileText&& other) noexcept {

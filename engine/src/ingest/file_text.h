@@ -60,6 +60,9 @@ class FileText final : public ReadBehind {
   // 2 GB file never sits whole in its resident set (the page cache keeps them). No-op when read.
   void Release(std::uint64_t offset, std::uint64_t length) const override;
   void Fetch(std::uint64_t offset, std::uint64_t length) const override;
+  // A mapped file's bytes read with pread(2) (false for a file read into memory, or when the
+  // file no longer holds every byte of the range).
+  bool Copy(std::uint64_t offset, std::size_t length, char* into) const override;
 
  private:
   FileText() = default;

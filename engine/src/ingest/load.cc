@@ -37,6 +37,9 @@ class ShiftedRelease final : public ReadBehind {
   void Fetch(std::uint64_t offset, std::uint64_t length) const override {
     file_.Fetch(offset + shift_, length);
   }
+  bool Copy(std::uint64_t offset, std::size_t length, char* into) const override {
+    return file_.Copy(offset + shift_, length, into);
+  }
 
  private:
   const ReadBehind& file_;

@@ -40,6 +40,11 @@ class ReadBehind {
   // [offset, offset + length) will be read next: its pages may be mapped in one call now rather
   // than one fault at a time (a hint; a file that is not mapped ignores it).
   virtual void Fetch(std::uint64_t /*offset*/, std::uint64_t /*length*/) const {}
+  // Reads [offset, offset + length) of the file into `into` (read(2), not through the mapping):
+  // a copy the parse may read instead of the mapped pages (ingest/chunks.cc, ParseChunk). False
+  // when it cannot give every byte (a file read into memory, or one shorter now than when it was
+  // opened): the caller reads the text it was given.
+  virtual bool Copy(std::uint64_t /*offset*/, std::size_t /*length*/, char* /*into*/) const { return false; }
 
  protected:
   ~ReadBehind() = default;
