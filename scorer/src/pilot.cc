@@ -12,12 +12,9 @@ namespace denpex::scorer {
 namespace {
 
 // "OWNER_HOST" -> "host", "FAILURE_CLASS_HOST_OOM" -> "host_oom".
-std::string Short(const std::string& name, std::string_view prefix) {
-  return Lower(name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name);
-}
-std::string OwnerText(v1::Owner o) { return Short(v1::Owner_Name(o), "OWNER_"); }
+std::string OwnerText(v1::Owner o) { return Lower(WithoutPrefix(v1::Owner_Name(o), "OWNER_")); }
 std::string ClassText(v1::FailureClass c) {
-  return Short(v1::FailureClass_Name(c), "FAILURE_CLASS_");
+  return Lower(WithoutPrefix(v1::FailureClass_Name(c), "FAILURE_CLASS_"));
 }
 
 // A checkpoint as a path (relative to the checkpoint directory, or as a team names it) and a

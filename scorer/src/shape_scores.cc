@@ -147,16 +147,12 @@ std::string ShapeAnswerText(const v1::ShapeAnswer& a) {
   if (!a.committed()) return "INCONCLUSIVE";
   std::string out = a.rank() >= 0 ? "rank " + std::to_string(a.rank()) : "no rank";
   out += a.node().empty() ? ", no node" : " @" + a.node();
-  std::string cls = v1::FailureClass_Name(a.failure_class());
-  if (cls.rfind("FAILURE_CLASS_", 0) == 0) cls = cls.substr(14);
-  std::string owner = v1::Owner_Name(a.owner());
-  if (owner.rfind("OWNER_", 0) == 0) owner = owner.substr(6);
-  return out + ", " + cls + "/" + owner;
+  return out + ", " + WithoutPrefix(v1::FailureClass_Name(a.failure_class()), "FAILURE_CLASS_") +
+         "/" + WithoutPrefix(v1::Owner_Name(a.owner()), "OWNER_");
 }
 
 std::string ShapeOutcomeName(v1::ShapeOutcome o) {
-  std::string n = v1::ShapeOutcome_Name(o);
-  return Lower(n.rfind("SHAPE_OUTCOME_", 0) == 0 ? n.substr(14) : n);
+  return Lower(WithoutPrefix(v1::ShapeOutcome_Name(o), "SHAPE_OUTCOME_"));
 }
 
 std::string RenderShapeTable(const v1::EvalReport& report) {

@@ -4,8 +4,16 @@
 #include <cctype>
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 namespace denpex::scorer {
+
+// An enum value's name without its prefix: ("OWNER_HOST", "OWNER_") -> "HOST" (a name without
+// the prefix as it is).
+inline std::string WithoutPrefix(std::string name, std::string_view prefix) {
+  if (name.starts_with(prefix)) name.erase(0, prefix.size());
+  return name;
+}
 
 inline std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
