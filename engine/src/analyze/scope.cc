@@ -115,37 +115,36 @@ void DataLoaderPids(std::string_view msg, std::vector<std::int64_t>* pids) {
   if (v >= 0) pids->push_back(v);
 }
 
+// Per rank, the last value its lines named (they mostly name one node and one GPU: a pair already
+// gathered is then not gathered again).
+template <typename T>
+class LastPerRank {
+ public:
+  // Whether rank's last line named `value` as well; notes `value` as its last. A rank below 0 or
+  // from kRanksNoted on is never noted (its pairs are gathered as they come).
+  bool Again(std::int32_t rank, const T& value) {
+    if (rank < 0 || rank >= kRanksNoted) return false;
+    if (static_cast<std::size_t>(rank) >= last_.size())
+      last_.resize(static_cast<std::size_t>(rank) + 1);
+    std::optional<T>& last = last_[static_cast<std::size_t>(rank)];
+    if (last == value) return true;
+    last = value;
+    return false;
+  }
+
+ private:
+  static constexpr std::int32_t kRanksNoted = 1 << 22;
+  std::vector<std::optional<T>> last_;  // by rank
+};
+
 // What ViewJob gathers per event before it makes sets of it: (node, rank) and (node, string id)
 // pairs, sorted and made distinct once.
 struct NodePairs {
   std::vector<std::pair<std::int32_t, std::int32_t>> ranks, gpu_ranks;
   std::vector<std::pair<std::int32_t, StrId>> gpus;
-  // Whether rank's last NCCL line named this node and GPU as well (nothing new to gather); notes
-  // them as its last.
-  bool GpuAgain(std::int32_t rank, std::int32_t node, StrId pci) {
-    if (rank < 0 || rank >= (1 << 22)) return false;
-    if (static_cast<std::size_t>(rank) >= last_gpu.size())
-      last_gpu.resize(static_cast<std::size_t>(rank) + 1, {-1, kNoStr});
-    auto& last = last_gpu[static_cast<std::size_t>(rank)];
-    if (last.first == node && last.second == pci) return true;
-    last = {node, pci};
-    return false;
-  }
-  std::vector<std::pair<std::int32_t, StrId>> last_gpu;  // by rank
+  LastPerRank<std::int32_t> last_node;                   // the node a rank's last line named
+  LastPerRank<std::pair<std::int32_t, StrId>> last_gpu;  // the node and GPU of its last NCCL line
 };
-
-// Whether rank's last line named `node` as well (its lines mostly name one node: the pair is then
-// not gathered again); notes `node` as its last.
-bool NamedAgain(std::int32_t rank, std::int32_t node, std::vector<std::int32_t>* last_node) {
-  constexpr std::int32_t kRanksNoted = 1 << 22;  // a bigger number is kept as it comes
-  if (rank >= kRanksNoted) return false;
-  if (static_cast<std::size_t>(rank) >= last_node->size())
-    last_node->resize(static_cast<std::size_t>(rank) + 1, 0);
-  std::int32_t& last = (*last_node)[static_cast<std::size_t>(rank)];
-  if (last == node + 1) return true;
-  last = node + 1;
-  return false;
-}
 
 // Each node's second members of `pairs`, sorted and distinct.
 std::vector<std::vector<std::int32_t>> ByNode(
@@ -164,7 +163,7 @@ void NoteProcess(const Incident& inc, const Event& e, NodePairs* pairs, JobView*
   if (const auto* c = std::get_if<CommInit>(&e.detail)) {
     pid = c->pid;
     if (pairs != nullptr && c->pci != kNoStr && e.node >= 0 &&
-        !pairs->GpuAgain(e.rank, e.node, c->pci)) {
+        !pairs->last_gpu.Again(e.rank, {e.node, c->pci})) {
       pairs->gpus.emplace_back(e.node, c->pci);
       if (e.rank >= 0) pairs->gpu_ranks.emplace_back(e.node, e.rank);
     }
@@ -242,12 +241,11 @@ JobView ViewJob(const Incident& inc) {
   std::vector<char> named_node(inc.nodes.size(), 0);
   std::vector<StrId> named_hosts;
   NodePairs pairs;
-  std::vector<std::int32_t> last_node;  // by rank: the node its last line named, plus 1
   for (const Event& e : inc.events) {
     if (!v.own[e.file]) continue;
     if (const std::int64_t job = SlurmJob(e); job >= 0) v.ids.insert(job);
     if (e.node >= 0) named_node[static_cast<std::size_t>(e.node)] = 1;
-    if (gpus && e.node >= 0 && e.rank >= 0 && !NamedAgain(e.rank, e.node, &last_node))
+    if (gpus && e.node >= 0 && e.rank >= 0 && !pairs.last_node.Again(e.rank, e.node))
       pairs.ranks.emplace_back(e.node, e.rank);
     if (const auto* n = std::get_if<SlurmNote>(&e.detail); n != nullptr && n->node != kNoStr)
       named_hosts.push_back(n->node);
