@@ -133,9 +133,13 @@ std::string RunSummary(const v1::EvalRun& run) {
   std::string inputs, strategies;
   for (const auto& s : run.inputs()) inputs += (inputs.empty() ? "" : ", ") + s;
   for (const auto& s : run.strategies()) strategies += (strategies.empty() ? "" : ", ") + s;
-  std::string out = "Inputs: " + inputs + ". Strategies: " + strategies + ". Seeds per scenario: " +
-                    std::to_string(run.seeds()) + ". Jobs: " + std::to_string(run.jobs_run()) +
-                    " of " + std::to_string(run.jobs_total());
+  // Seeds are a simulated suite's: a run of frozen corpora alone (`--corpus DIR`) has none.
+  const bool simulated =
+      std::any_of(run.inputs().begin(), run.inputs().end(),
+                  [](const std::string& in) { return !in.starts_with("--corpus "); });
+  std::string out = "Inputs: " + inputs + ". Strategies: " + strategies;
+  if (simulated) out += ". Seeds per scenario: " + std::to_string(run.seeds());
+  out += ". Jobs: " + std::to_string(run.jobs_run()) + " of " + std::to_string(run.jobs_total());
   if (!run.shard().empty()) out += " (shard " + run.shard() + ")";
   if (run.shapes_size() > 0) {
     std::string shapes;
