@@ -35,14 +35,16 @@ std::size_t NewlineFrom(std::string_view text, std::size_t at, const ReadBehind*
   for (std::size_t from = at; from < text.size(); from += sizeof piece) {
     const std::size_t n = std::min(sizeof piece, text.size() - from);
     if (!file->Copy(from, n, piece)) return text.find('\n', at);
-    if (const void* nl = std::memchr(piece, '\n', n)) return from + static_cast<std::size_t>(static_cast<const char*>(nl) - piece);
+    if (const void* nl = std::memchr(piece, '\n', n))
+      return from + static_cast<std::size_t>(static_cast<const char*>(nl) - piece);
   }
   return std::string_view::npos;
 }
 
 }  // namespace
 
-std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_bytes, const ReadBehind* file) {
+std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_bytes,
+                                     const ReadBehind* file) {
   const std::size_t least = std::min(chunk_bytes, kTailChunkBytes);
   std::vector<std::size_t> starts{0};
   for (std::size_t at = 0;;) {
@@ -499,7 +501,8 @@ class ChunkBuffer {
     if (data_ != nullptr) ::munmap(data_, capacity_);
     constexpr std::size_t kHugePage = std::size_t{2} << 20;
     capacity_ = (size + kHugePage - 1) / kHugePage * kHugePage;
-    void* p = ::mmap(nullptr, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* p =
+        ::mmap(nullptr, capacity_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
       data_ = nullptr;
       capacity_ = 0;
@@ -523,7 +526,8 @@ class ChunkBuffer {
 // text (its stamp gap) is moved onto `text`, which holds the same bytes. A file that no longer
 // holds them all is parsed from the mapping, whose guard reads what is gone as NUL bytes
 // (ingest/file_text.h).
-ParsedLog ParseChunk(std::string_view text, std::size_t begin, std::size_t end, const FileContext& ctx, bool place) {
+ParsedLog ParseChunk(std::string_view text, std::size_t begin, std::size_t end,
+                     const FileContext& ctx, bool place) {
   const std::size_t size = end - begin;
   if (ctx.read_behind != nullptr) {
     thread_local ChunkBuffer buffer;
@@ -532,9 +536,11 @@ ParsedLog ParseChunk(std::string_view text, std::size_t begin, std::size_t end, 
       FileContext from_copy = ctx;
       from_copy.read_behind = nullptr;
       const std::string_view bytes(copy, size);
-      ParsedLog part = place ? ParseLog(bytes, from_copy, 1, begin) : ParseLogPart(bytes, from_copy, 1, begin);
+      ParsedLog part =
+          place ? ParseLog(bytes, from_copy, 1, begin) : ParseLogPart(bytes, from_copy, 1, begin);
       if (!part.stamp_gap.empty()) {
-        part.stamp_gap = text.substr(begin + static_cast<std::size_t>(part.stamp_gap.data() - copy), part.stamp_gap.size());
+        part.stamp_gap = text.substr(begin + static_cast<std::size_t>(part.stamp_gap.data() - copy),
+                                     part.stamp_gap.size());
       }
       return part;
     }
@@ -548,7 +554,8 @@ ParsedLog ParseChunk(std::string_view text, std::size_t begin, std::size_t end, 
 }  // namespace
 
 ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes) {
-  if (text.size() <= chunk_bytes) return ParseChunk(text, 0, text.size(), ctx, true);  // progress placed
+  if (text.size() <= chunk_bytes)
+    return ParseChunk(text, 0, text.size(), ctx, true);  // progress placed
   std::vector<std::size_t> starts = ChunkStarts(text, chunk_bytes, ctx.read_behind);
   std::vector<ParsedLog> parts(starts.size());
   OrderedMerge merge(ctx, &parts, text.size());

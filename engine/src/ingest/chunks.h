@@ -30,7 +30,8 @@ inline constexpr std::size_t kTailChunkBytes = 4 << 20;  // the least a file's l
 // Where `text`'s chunks start (the first at 0): every `chunk_bytes` after a newline, smaller
 // over the last four (ingest/chunks.cc). Only the bytes decide, never the thread count; `file`,
 // when set, is the file `text` maps, whose bytes are read (ReadBehind::Copy) rather than mapped.
-std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_bytes, const ReadBehind* file = nullptr);
+std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_bytes,
+                                     const ReadBehind* file = nullptr);
 
 // ParseLog over `text`, in parallel chunks when it is larger than kChunkBytes.
 // `chunk_bytes` is a parameter for the tests. `ctx.read_behind`, when set, is given each chunk's

@@ -44,7 +44,9 @@ class ReadBehind {
   // a copy the parse may read instead of the mapped pages (ingest/chunks.cc, ParseChunk). False
   // when it cannot give every byte (a file read into memory, or one shorter now than when it was
   // opened): the caller reads the text it was given.
-  virtual bool Copy(std::uint64_t /*offset*/, std::size_t /*length*/, char* /*into*/) const { return false; }
+  virtual bool Copy(std::uint64_t /*offset*/, std::size_t /*length*/, char* /*into*/) const {
+    return false;
+  }
 
  protected:
   ~ReadBehind() = default;
