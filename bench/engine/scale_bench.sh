@@ -9,7 +9,9 @@
 # the best wall time of each is kept with its CPU time; the engine's peak RSS is the largest seen.
 # The incidents are simulated under $TMPDIR (default /tmp) once and kept there
 # (denpex-scale-bench/<ranks>/); delete the folder to simulate again. Needs ripgrep (Debian's
-# `ripgrep`) for the rg column; without it that column says "-".
+# `ripgrep`) for the rg column; without it that column says "-". With BASE_BUILD=DIR (another
+# build, e.g. of main before a change) its `denpex diagnose` runs in each round too, beside the
+# engine's, and gets a column of its own: a before/after taken under one load.
 set -euo pipefail
 BUILD=${1:-build-bench}
 RUNS=${2:-3}
@@ -18,6 +20,7 @@ SCENARIOS=("$@")
 [[ ${#SCENARIOS[@]} -gt 0 ]] || SCENARIOS=(scenarios/scale/crash_16384.textproto scenarios/scale/crash_65536.textproto
                                          scenarios/scale/crash_131072.textproto)
 DENPEX=$BUILD/cli/denpex
+BASE=${BASE_BUILD:+$BASE_BUILD/cli/denpex}
 WORK=${TMPDIR:-/tmp}/denpex-scale-bench
 LITERAL="Killed"  # srun's line for the SIGKILLed task: once in each incident (checked below)
 mkdir -p "$WORK"
@@ -37,8 +40,10 @@ keep_best() {  # keep_best NAME "wall cpu rss": the best wall (and its CPU) and 
   if [[ -z ${peak[$name]:-} ]] || (( m > ${peak[$name]} )); then peak[$name]=$m; fi
 }
 
-printf '| scenario | size, lines | events | `denpex diagnose` (wall, CPU, peak RSS) | `grep -c %s` | `rg -c %s` | engine / grep |\n' "$LITERAL" "$LITERAL"
-printf '|---|---|---:|---|---|---|---:|\n'
+basecol=""
+[[ -n $BASE ]] && basecol='`denpex diagnose` of BASE_BUILD | '
+printf '| scenario | size, lines | events | %s`denpex diagnose` (wall, CPU, peak RSS) | `grep -c %s` | `rg -c %s` | engine / grep |\n' "$basecol" "$LITERAL" "$LITERAL"
+printf '|---|---|---:|%s---|---|---|---:|\n' "${basecol:+---|}"
 for scenario in "${SCENARIOS[@]}"; do
   name=$(basename "$scenario" .textproto)
   dir=$WORK/$name
@@ -56,6 +61,7 @@ for scenario in "${SCENARIOS[@]}"; do
   [[ $hits == 1 ]] || { echo "$name: \"$LITERAL\" occurs on $hits lines, not once" >&2; exit 1; }
   declare -A best_wall=() best_cpu=() peak=()
   for ((k = 0; k < RUNS; ++k)); do
+    if [[ -n $BASE ]]; then keep_best base "$(run "$BASE" diagnose "$dir/incident")"; fi
     keep_best engine "$(run "$DENPEX" diagnose "$dir/incident")"
     keep_best grep "$(run grep -c "$LITERAL" "${files[@]}")"
     if command -v rg >/dev/null; then keep_best rg "$(run rg -c "$LITERAL" "${files[@]}")"; fi
@@ -65,9 +71,12 @@ for scenario in "${SCENARIOS[@]}"; do
   events=$("$DENPEX" events "$dir/incident" | wc -l)
   rgcol="-"
   [[ -n ${best_wall[rg]:-} ]] && rgcol="${best_wall[rg]} s, ${best_cpu[rg]} CPU-s"
+  basecol=""
+  [[ -n $BASE ]] && basecol=$(awk -v w="${best_wall[base]}" -v c="${best_cpu[base]}" -v m="${peak[base]}" \
+                               'BEGIN {printf "%s s, %s CPU-s, %.0f MiB | ", w, c, m / 1024}')
   awk -v n="$name" -v b="$bytes" -v l="$lines" -v ev="$events" -v ew="${best_wall[engine]}" -v ec="${best_cpu[engine]}" \
-      -v em="${peak[engine]}" -v gw="${best_wall[grep]}" -v gc="${best_cpu[grep]}" -v r="$rgcol" \
-      'BEGIN {printf "| %s | %.2f GB, %.1f M lines | %s | %s s, %s CPU-s, %.0f MiB | %s s, %s CPU-s | %s | %.2f |\n",
-              n, b / 1e9, l / 1e6, ev, ew, ec, em / 1024, gw, gc, r, ew / gw}'
+      -v em="${peak[engine]}" -v gw="${best_wall[grep]}" -v gc="${best_cpu[grep]}" -v r="$rgcol" -v bc="$basecol" \
+      'BEGIN {printf "| %s | %.2f GB, %.1f M lines | %s | %s%s s, %s CPU-s, %.0f MiB | %s s, %s CPU-s | %s | %.2f |\n",
+              n, b / 1e9, l / 1e6, ev, bc, ew, ec, em / 1024, gw, gc, r, ew / gw}'
 done
 uptime  # the load the numbers were taken under
