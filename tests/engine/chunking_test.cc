@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -25,6 +27,7 @@
 #include "ingest/file_text.h"
 #include "ingest/load.h"
 #include "parse/prefix.h"
+#include "parse/triggers.h"
 #include "report/events_json.h"
 
 namespace denpex::engine {
@@ -242,8 +245,9 @@ TEST(Chunking, ReadBehindGivesBackOnlyWhatTheParseHasPassed) {
   }
 }
 
-// The same through a real mapping: released pages read again are the file's bytes.
-TEST(Chunking, MappedFileReleasedWhileParsedIsTheSame) {
+// The same through a real mapped file: its chunks read with pread into the workers' buffers, the
+// mapping where the merge looks back into a chunk's last lines; the text is the file's bytes.
+TEST(Chunking, MappedFileReadByChunksIsTheSame) {
   const std::string text = LongText();
   const fs::path path = fs::temp_directory_path() / ("denpex_read_behind_" + std::to_string(::getpid()) + ".log");
   {
@@ -256,6 +260,73 @@ TEST(Chunking, MappedFileReleasedWhileParsedIsTheSame) {
   ASSERT_EQ(file->view(), text);
   for (const std::size_t chunk : {std::size_t{4} << 20, std::size_t{1} << 20}) ExpectSameParse(file->view(), chunk, &*file);
   EXPECT_EQ(file->view(), text);
+}
+
+// Reads a file's bytes from `file` as FileText::Copy reads them with pread (a copy the parse reads
+// instead of the text it was given), up to `readable` bytes: past them it cannot (a file
+// shorter now).
+class Copier final : public ReadBehind {
+ public:
+  explicit Copier(std::string_view file,
+                  std::size_t readable = std::numeric_limits<std::size_t>::max())
+      : file_(file), readable_(readable) {}
+  void Release(std::uint64_t, std::uint64_t) const override {}
+  bool Copy(std::uint64_t offset, std::size_t length, char* into) const override {
+    if (offset + length > std::min(readable_, file_.size())) {
+      ++refused_;
+      return false;
+    }
+    std::memcpy(into, file_.data() + offset, length);
+    copied_ += length;
+    return true;
+  }
+  std::size_t copied() const { return copied_; }
+  std::size_t refused() const { return refused_; }
+
+ private:
+  std::string_view file_;
+  std::size_t readable_;
+  mutable std::atomic<std::size_t> copied_{0}, refused_{0};
+};
+
+// Each chunk parsed from a copy of its bytes in the worker's buffer (ingest/chunks.cc,
+// ParseChunk) is the one-pass parse. An untimed line at a chunk's start borrows a stamp that the
+// chunk before held on a line the parse skipped: the merge finds it in the file's text, not in the
+// buffer, which holds the next chunk by then (one worker, so its buffer is reused). A file that
+// no longer gives a chunk's bytes has that chunk read from the text.
+TEST(Chunking, ChunksReadFromCopiesOfTheFileAreTheOnePassParse) {
+  std::string text;
+  for (int i = 0; i < 400; ++i) {
+    const std::string r = std::to_string(i % 8),
+                      ss = std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60);
+    text += r + ": [rank" + r + "]:[E302 09:10:" + ss +
+            ".100000000 ProcessGroupNCCL.cpp:607] [PG 1 Rank " + r +
+            "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=21, OpType=ALLREDUCE, "
+            "NumelIn=5, "
+            "NumelOut=5, Timeout(ms)=600000) ran for 600100 milliseconds before timing out.\n";
+    // a later stamp on a line no recogniser reads, then an untimed line that borrows it
+    const std::string skipped = r + ": I0302 09:" + std::to_string(20 + i % 30) + ":" + ss +
+                                ".123000 12345 data.py:10] heartbeat ok" +
+                                std::string(static_cast<std::size_t>(i * 7 % 53),
+                                            '.');  // chunks start on each kind of line
+    ASSERT_EQ(LineFilter::Default().Classify(skipped), TriggerLevel::kNone)
+        << skipped;  // the parse skips it
+    text += skipped + "\n";
+    text += "srun: error: gpu-01: task " + r + ": Exited with exit code 1\n";
+  }
+  for (const int threads : {1, 2}) {
+    tbb::task_arena arena(threads);
+    arena.execute([&] {
+      for (const std::size_t chunk : {std::size_t{512}, std::size_t{4096}}) {
+        const Copier copier(text);
+        ExpectSameParse(text, chunk, &copier);
+        EXPECT_GE(copier.copied(), text.size()) << chunk;  // every chunk from a copy
+        const Copier shrunk(text, text.size() / 2);
+        ExpectSameParse(text, chunk, &shrunk);
+        EXPECT_GT(shrunk.refused(), 0u) << chunk;
+      }
+    });
+  }
 }
 
 // A file's last chunks shrink (a quarter of what is left, not below kTailChunkBytes) so the
