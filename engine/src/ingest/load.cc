@@ -1,8 +1,10 @@
 #include "ingest/load.h"
 
+#include <fcntl.h>
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -50,10 +52,31 @@ void ShiftOffsets(std::uint64_t shift, ParsedLog* log) {
   if (log->last_line.line > 0) log->last_line.offset += shift;
 }
 
-ParsedFile ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_line,
-                        std::size_t chunk_bytes) {
+// The incident directory, open while its files are read: each is opened by its path inside it,
+// a lookup of a few components rather than of its whole absolute path (16k small logs:
+// docs/benchmarks.md, "Per-file cost").
+class IncidentDir {
+ public:
+  explicit IncidentDir(const std::filesystem::path& root)
+      : fd_(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
+  ~IncidentDir() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  IncidentDir(const IncidentDir&) = delete;
+  IncidentDir& operator=(const IncidentDir&) = delete;
+
+  Result<FileText> Open(const SourceFile& f) const {
+    return fd_ >= 0 ? FileText::OpenAt(fd_, f.rel.c_str(), f.path) : FileText::Open(f.path);
+  }
+
+ private:
+  int fd_;
+};
+
+ParsedFile ReadAndParse(const IncidentDir& dir, const SourceFile& f, std::uint32_t index,
+                        bool every_line, std::size_t chunk_bytes) {
   ParsedFile r;
-  auto text = FileText::Open(f.path);
+  auto text = dir.Open(f);
   if (!text.ok()) {
     r.problem = f.rel + ": unreadable: " + text.status().message();
     return r;
@@ -89,6 +112,7 @@ ParsedFile ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_lin
   }
   r.shrank = KeepReadable(*text, f.rel, &r.log, &r.cut);
   if (!r.shrank.empty()) r.bytes = static_cast<std::int64_t>(text->Readable());
+  r.no_ib_counters = !MayHoldIbCounters(text->view().substr(0, text->Readable()));
   return r;
 }
 
@@ -177,21 +201,22 @@ struct Piece {
 // A stream's pieces read as one log, oldest first (what borrows a stamp, a record that goes on
 // across a rotation, the last line), each event then given back to the piece that holds its line,
 // at its line and offset there: a rotated log is one stream of lines, cited where they are.
-void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stream,
-                        std::size_t begin, bool every_line, std::size_t chunk_bytes,
-                        std::vector<ParsedFile>* results) {
+void ReadAndParseStream(const IncidentDir& dir, const std::vector<SourceFile>& files,
+                        const Stream& stream, std::size_t begin, bool every_line,
+                        std::size_t chunk_bytes, std::vector<ParsedFile>* results) {
   std::string joined;
   std::vector<Piece> pieces;
   for (const std::size_t i : stream) {
     ParsedFile& r = (*results)[i - begin];
     const SourceFile& f = files[i];
-    auto text = FileText::Open(f.path);
+    auto text = dir.Open(f);
     if (!text.ok()) {
       r.problem = f.rel + ": unreadable: " + text.status().message();
       continue;
     }
     r.bytes = static_cast<std::int64_t>(text->view().size());
     r.cut = !text->view().empty() && text->view().back() != '\n';
+    r.no_ib_counters = !MayHoldIbCounters(text->view().substr(0, text->Readable()));
     if (!text->problem().empty()) r.inflate = f.rel + ": " + text->problem();
     if (text->LooksBinary()) {
       r.problem = f.rel + ": binary file (NUL bytes), skipped";
@@ -271,8 +296,9 @@ void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stre
 
 // Files [begin, end) parsed in parallel; results in file order. A rotated log's pieces are all
 // parsed by its live piece's task (the batch holds them all).
-std::vector<ParsedFile> ParseBatch(const std::vector<SourceFile>& files, std::size_t begin,
-                                   std::size_t end, const std::vector<Stream>& streams,
+std::vector<ParsedFile> ParseBatch(const IncidentDir& dir, const std::vector<SourceFile>& files,
+                                   std::size_t begin, std::size_t end,
+                                   const std::vector<Stream>& streams,
                                    const std::vector<std::int32_t>& stream_of,
                                    tbb::task_arena* arena, bool every_line,
                                    std::size_t chunk_bytes) {
@@ -282,10 +308,12 @@ std::vector<ParsedFile> ParseBatch(const std::vector<SourceFile>& files, std::si
       for (std::size_t i = range.begin(); i != range.end(); ++i) {
         if (stream_of[i] >= 0) {
           const Stream& stream = streams[static_cast<std::size_t>(stream_of[i])];
-          if (stream.back() == i) ReadAndParseStream(files, stream, begin, every_line, chunk_bytes, &results);
+          if (stream.back() == i)
+            ReadAndParseStream(dir, files, stream, begin, every_line, chunk_bytes, &results);
           continue;
         }
-        results[i - begin] = ReadAndParse(files[i], static_cast<std::uint32_t>(i), every_line, chunk_bytes);
+        results[i - begin] =
+            ReadAndParse(dir, files[i], static_cast<std::uint32_t>(i), every_line, chunk_bytes);
       }
     });
   });
@@ -405,6 +433,7 @@ int AddFile(const SourceFile& src, ParsedFile&& r, Incident* inc, std::vector<St
     f.barrier_ranks = std::move(r.log.barrier_ranks);
     f.last_line = r.log.last_line;
     f.cut = r.cut;
+    f.no_ib_counters = r.no_ib_counters;
     if (r.log.first_dated != 0 && (inc->first_dated == 0 || r.log.first_dated < inc->first_dated)) {
       inc->first_dated = r.log.first_dated;
     }
@@ -533,6 +562,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
   for (auto& p : listing->problems) AddProblem(&inc.input, std::move(p));
 
   int readable = 0;
+  const IncidentDir root(listing->root);
   std::vector<std::int32_t> stream_of;
   const std::vector<Stream> streams = RotatedStreams(listing->files, &stream_of);
   for (std::size_t begin = 0, end = 0; begin < listing->files.size(); begin = end) {
@@ -544,7 +574,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
     }
     Stage parse("ParseBatch");
     std::vector<ParsedFile> batch =
-        ParseBatch(listing->files, begin, end, streams, stream_of, &arena, every_line,
+        ParseBatch(root, listing->files, begin, end, streams, stream_of, &arena, every_line,
                    chunk_bytes > 0 ? chunk_bytes : kChunkBytes);
     parse.End();
     Stage add("AddBatch");
