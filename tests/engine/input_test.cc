@@ -249,6 +249,31 @@ TEST(EngineInput, AnUnreadableDirectoryIsCountedAndNamed) {
   EXPECT_NE(RenderText(*d).find("problem: gpu-0004/: unreadable directory"), std::string::npos) << RenderText(*d);
 }
 
+// A folder the reader may list but not enter (read permission without search) is as unreadable:
+// its files' names are known, but none of them can be opened. Named once, as the folder.
+TEST(EngineInput, AFolderThatCanBeListedButNotEnteredIsUnreadable) {
+  TempDir tmp;
+  testing::WriteIncident(tmp.path(), testing::Incident{});
+  std::optional<v1::Diagnosis> d;
+  if (::geteuid() == 0) {
+    fs::permissions(tmp.path() / "gpu-0004",
+                    fs::perms::owner_all | fs::perms::others_read);  // nobody: r--
+    const std::optional<std::string> json = DiagnoseAsNobody(tmp.path());
+    if (!json) GTEST_SKIP() << "root, but cannot become nobody to be refused";
+    d.emplace();
+    ASSERT_TRUE(proto::FromJson(*json, "stdout", &*d).ok()) << *json;
+  } else {
+    fs::permissions(tmp.path() / "gpu-0004", fs::perms::owner_read);
+    auto r = Diagnose(tmp.path(), {.threads = 1});
+    fs::permissions(tmp.path() / "gpu-0004", fs::perms::owner_all);
+    ASSERT_TRUE(r.ok());
+    d = *r;
+  }
+  EXPECT_TRUE(HasProblem(*d, "gpu-0004/: unreadable directory (Permission denied)"));
+  EXPECT_FALSE(HasProblem(*d, "gpu-0004/rank_")) << "its files are not listed one by one";
+  EXPECT_EQ(d->input().unreadable_files(), 0);
+}
+
 }  // namespace
 }  // namespace denpex::engine
 

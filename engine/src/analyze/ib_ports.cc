@@ -77,17 +77,15 @@ void ReadLine(std::string_view line, const Cited& at, std::int32_t node,
 // */counters` lines), whatever its name; the ports of one node are gathered over its files (a
 // rotated copy's pieces each hold some of the counters).
 std::vector<Port> ReadPorts(const Incident& inc) {
-  constexpr std::string_view kRoot = "/sys/class/infiniband/";
-  constexpr std::size_t kSniffBytes = 4096;
   std::map<std::pair<std::int32_t, std::int32_t>, Port> ports;  // (node, device)
   for (std::size_t i = 0; i < inc.files.size(); ++i) {
     const LogFile& f = inc.files[i];
-    if (f.node < 0 || !f.readable || f.own_rank >= 0) continue;
+    if (f.node < 0 || !f.readable || f.own_rank >= 0 || f.no_ib_counters) continue;
     // Through the ingest's reader: mapped, no symbolic link followed, a shrinking file cut.
     auto file = FileText::Open(inc.root / f.path);
     if (!file.ok()) continue;
     const std::string_view text = file->view().substr(0, file->Readable());
-    if (text.substr(0, kSniffBytes).find(kRoot) == std::string_view::npos) continue;
+    if (!MayHoldIbCounters(text)) continue;
     std::size_t at = 0;
     std::uint32_t number = 0;
     while (at < text.size()) {

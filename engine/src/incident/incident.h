@@ -25,6 +25,13 @@ inline std::string_view FolderOf(std::string_view path) {
   return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
 }
 
+// A file of IB port counters (`grep -r . /sys/class/infiniband/*/ports/*/counters` lines,
+// analyze/ib_ports.h) is known by what it holds, whatever its name: such a path in its first
+// 4 KiB of text.
+inline bool MayHoldIbCounters(std::string_view text) {
+  return text.substr(0, 4096).find("/sys/class/infiniband/") != std::string_view::npos;
+}
+
 struct LogFile {
   std::string path;              // relative to the incident dir
   std::int32_t node = -1;        // index into Incident::nodes; -1 when neither its path nor its lines name one
@@ -48,6 +55,9 @@ struct LogFile {
   bool cut = false;              // it ends mid-line (no final newline): a truncated file
   bool later_attempt = false;    // a restarted attempt's pod log, set aside (ingest/attempts.h)
   bool world_info = false;       // holds DeepSpeed's runner `--world_info` naming more than one rank
+  // Ingest read its text and it fails MayHoldIbCounters: not opened again to look for counters
+  // (16k kernel logs were read a second time for that alone).
+  bool no_ib_counters = false;
   // An older piece of a rotated log (`X.log.1` beside `X.log`): the index of its live piece, with
   // which it was read as one stream (ingest/load.cc); -1 for the live piece and any other file.
   std::int32_t rotated_into = -1;

@@ -44,8 +44,9 @@ Status Errno(const std::filesystem::path& path, const char* what) {
   return Status::IoError(path.string() + ": cannot " + what + " (" + std::strerror(errno) + ")");
 }
 
-Fd OpenReadOnly(const std::filesystem::path& path) {
-  return Fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+// `name` relative to the open directory `dir` (AT_FDCWD: as a path).
+Fd OpenReadOnly(int dir, const char* name) {
+  return Fd(::openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
 }
 
 // Up to `size` bytes of `fd` from `offset` (fewer when the file is shorter now).
@@ -72,28 +73,55 @@ Compression CompressionOfFile(int fd) {
 }  // namespace
 
 Result<FileText> FileText::Open(const std::filesystem::path& path) {
-  Fd fd = OpenReadOnly(path);
+  return OpenAt(AT_FDCWD, path.c_str(), path);
+}
+
+Result<FileText> FileText::OpenAt(int dir, const char* name, const std::filesystem::path& path) {
+  Fd fd = OpenReadOnly(dir, name);
   if (fd.get() < 0) return Errno(path, "open");
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Errno(path, "stat");
   if (!S_ISREG(st.st_mode)) return Status::IoError(path.string() + ": not a regular file");
   FileText text;
   const auto size = static_cast<std::size_t>(st.st_size);
-  if (const Compression c = CompressionOfFile(fd.get()); c != Compression::kNone) {
-    auto bytes = ReadAll(fd.get(), size, path);
-    if (!bytes.ok()) return bytes.status();
-    const std::size_t cap = InflateCap(bytes->size());
-    Inflated inflated = Inflate(std::string_view(bytes->data(), bytes->size()), c, cap);
+  // A small file is read whole at once, and its first bytes say whether it is compressed: one
+  // read, not a sniff of the magic bytes and then a read (the per-file cost of 16k kernel logs:
+  // docs/benchmarks.md).
+  std::vector<char> bytes;
+  if (size < kMapThreshold) {
+    auto read = ReadAll(fd.get(), size, path);
+    if (!read.ok()) return read.status();
+    bytes = std::move(*read);
+  }
+  const Compression c =
+      size < kMapThreshold
+          ? CompressionOf(std::string_view(bytes.data(), std::min<std::size_t>(bytes.size(), 6)))
+          : CompressionOfFile(fd.get());
+  if (c != Compression::kNone) {
+    if (size >= kMapThreshold) {
+      auto read = ReadAll(fd.get(), size, path);
+      if (!read.ok()) return read.status();
+      bytes = std::move(*read);
+    }
+    const std::size_t cap = InflateCap(bytes.size());
+    Inflated inflated = Inflate(std::string_view(bytes.data(), bytes.size()), c, cap);
     const std::string kind(CompressionName(c));
     if (!inflated.error.empty()) {
       text.problem_ = "compressed (" + kind + ") but " + inflated.error + ": read the " +
                       std::to_string(inflated.text.size()) + " bytes of text before the break";
     } else if (inflated.capped) {
-      text.problem_ = "compressed (" + kind + "): its text is read up to " + std::to_string(cap) + " bytes (" +
-                      std::to_string(bytes->size()) + " compressed bytes); the rest is not read";
+      text.problem_ = "compressed (" + kind + "): its text is read up to " + std::to_string(cap) +
+                      " bytes (" + std::to_string(bytes.size()) +
+                      " compressed bytes); the rest is not read";
     }
     text.compression_ = kind;
     text.buffer_ = std::move(inflated.text);
+    text.data_ = text.buffer_.data();
+    text.size_ = text.buffer_.size();
+    return text;
+  }
+  if (size < kMapThreshold) {
+    text.buffer_ = std::move(bytes);
     text.data_ = text.buffer_.data();
     text.size_ = text.buffer_.size();
     return text;
@@ -298,7 +326,7 @@ void SetMappedHookForTest(MappedHook hook) { g_mapped_hook.store(hook); }
 
 Result<std::string> ReadSpan(const std::filesystem::path& path, std::uint64_t offset,
                              std::uint32_t length) {
-  Fd fd = OpenReadOnly(path);
+  Fd fd = OpenReadOnly(AT_FDCWD, path.c_str());
   if (fd.get() < 0) return Errno(path, "open");
   if (const Compression c = CompressionOfFile(fd.get()); c != Compression::kNone) {  // cited in its text
     struct stat st;

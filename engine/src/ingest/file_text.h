@@ -27,6 +27,9 @@ namespace denpex::engine {
 class FileText final : public ReadBehind {
  public:
   static Result<FileText> Open(const std::filesystem::path& path);
+  // `name` relative to the open directory `dir` (a lookup of its own few components, not of a
+  // whole absolute path: the per-file cost of 16k small logs); `path` names it in messages.
+  static Result<FileText> OpenAt(int dir, const char* name, const std::filesystem::path& path);
 
   FileText(FileText&& other) noexcept;
   FileText& operator=(FileText&& other) noexcept;

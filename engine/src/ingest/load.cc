@@ -1,8 +1,11 @@
 #include "ingest/load.h"
 
+#include <fcntl.h>
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -20,6 +23,7 @@
 #include "ingest/resolve.h"
 #include "ingest/walk.h"
 #include "parse/parse_log.h"
+#include "parse/triggers.h"
 #include "stages.h"
 
 namespace denpex::engine {
@@ -53,10 +57,31 @@ void ShiftOffsets(std::uint64_t shift, ParsedLog* log) {
   if (log->last_line.line > 0) log->last_line.offset += shift;
 }
 
-ParsedFile ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_line,
-                        std::size_t chunk_bytes) {
+// The incident directory, open while its files are read: each is opened by its path inside it,
+// a lookup of a few components rather than of its whole absolute path (16k small logs:
+// docs/benchmarks.md, "Per-file cost").
+class IncidentDir {
+ public:
+  explicit IncidentDir(const std::filesystem::path& root)
+      : fd_(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
+  ~IncidentDir() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  IncidentDir(const IncidentDir&) = delete;
+  IncidentDir& operator=(const IncidentDir&) = delete;
+
+  Result<FileText> Open(const SourceFile& f) const {
+    return fd_ >= 0 ? FileText::OpenAt(fd_, f.rel.c_str(), f.path) : FileText::Open(f.path);
+  }
+
+ private:
+  int fd_;
+};
+
+ParsedFile ReadAndParse(const IncidentDir& dir, const SourceFile& f, std::uint32_t index,
+                        bool every_line, std::size_t chunk_bytes) {
   ParsedFile r;
-  auto text = FileText::Open(f.path);
+  auto text = dir.Open(f);
   if (!text.ok()) {
     r.problem = f.rel + ": unreadable: " + text.status().message();
     return r;
@@ -92,6 +117,7 @@ ParsedFile ReadAndParse(const SourceFile& f, std::uint32_t index, bool every_lin
   }
   r.shrank = KeepReadable(*text, f.rel, &r.log, &r.cut);
   if (!r.shrank.empty()) r.bytes = static_cast<std::int64_t>(text->Readable());
+  r.no_ib_counters = !MayHoldIbCounters(text->view().substr(0, text->Readable()));
   return r;
 }
 
@@ -180,21 +206,22 @@ struct Piece {
 // A stream's pieces read as one log, oldest first (what borrows a stamp, a record that goes on
 // across a rotation, the last line), each event then given back to the piece that holds its line,
 // at its line and offset there: a rotated log is one stream of lines, cited where they are.
-void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stream,
-                        std::size_t begin, bool every_line, std::size_t chunk_bytes,
-                        std::vector<ParsedFile>* results) {
+void ReadAndParseStream(const IncidentDir& dir, const std::vector<SourceFile>& files,
+                        const Stream& stream, std::size_t begin, bool every_line,
+                        std::size_t chunk_bytes, std::vector<ParsedFile>* results) {
   std::string joined;
   std::vector<Piece> pieces;
   for (const std::size_t i : stream) {
     ParsedFile& r = (*results)[i - begin];
     const SourceFile& f = files[i];
-    auto text = FileText::Open(f.path);
+    auto text = dir.Open(f);
     if (!text.ok()) {
       r.problem = f.rel + ": unreadable: " + text.status().message();
       continue;
     }
     r.bytes = static_cast<std::int64_t>(text->view().size());
     r.cut = !text->view().empty() && text->view().back() != '\n';
+    r.no_ib_counters = !MayHoldIbCounters(text->view().substr(0, text->Readable()));
     if (!text->problem().empty()) r.inflate = f.rel + ": " + text->problem();
     if (text->LooksBinary()) {
       r.problem = f.rel + ": binary file (NUL bytes), skipped";
@@ -274,8 +301,9 @@ void ReadAndParseStream(const std::vector<SourceFile>& files, const Stream& stre
 
 // Files [begin, end) parsed in parallel; results in file order. A rotated log's pieces are all
 // parsed by its live piece's task (the batch holds them all).
-std::vector<ParsedFile> ParseBatch(const std::vector<SourceFile>& files, std::size_t begin,
-                                   std::size_t end, const std::vector<Stream>& streams,
+std::vector<ParsedFile> ParseBatch(const IncidentDir& dir, const std::vector<SourceFile>& files,
+                                   std::size_t begin, std::size_t end,
+                                   const std::vector<Stream>& streams,
                                    const std::vector<std::int32_t>& stream_of,
                                    tbb::task_arena* arena, bool every_line,
                                    std::size_t chunk_bytes) {
@@ -285,10 +313,12 @@ std::vector<ParsedFile> ParseBatch(const std::vector<SourceFile>& files, std::si
       for (std::size_t i = range.begin(); i != range.end(); ++i) {
         if (stream_of[i] >= 0) {
           const Stream& stream = streams[static_cast<std::size_t>(stream_of[i])];
-          if (stream.back() == i) ReadAndParseStream(files, stream, begin, every_line, chunk_bytes, &results);
+          if (stream.back() == i)
+            ReadAndParseStream(dir, files, stream, begin, every_line, chunk_bytes, &results);
           continue;
         }
-        results[i - begin] = ReadAndParse(files[i], static_cast<std::uint32_t>(i), every_line, chunk_bytes);
+        results[i - begin] =
+            ReadAndParse(dir, files[i], static_cast<std::uint32_t>(i), every_line, chunk_bytes);
       }
     });
   });
@@ -408,6 +438,7 @@ int AddFile(const SourceFile& src, ParsedFile&& r, Incident* inc, std::vector<St
     f.barrier_ranks = std::move(r.log.barrier_ranks);
     f.last_line = r.log.last_line;
     f.cut = r.cut;
+    f.no_ib_counters = r.no_ib_counters;
     if (r.log.first_dated != 0 && (inc->first_dated == 0 || r.log.first_dated < inc->first_dated)) {
       inc->first_dated = r.log.first_dated;
     }
@@ -523,9 +554,16 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
                               const std::filesystem::path& skip, bool every_line, std::size_t chunk_bytes) {
   tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
   Result<Listing> listing = Status::Internal("not listed");
+  // The trigger pre-filter's tables, built once per process (~15 ms of one thread: all of a
+  // one-file incident's parse), are built while the directory is listed, not by the first parse.
+  tbb::task_group filter;
+  arena.execute([&] { filter.run([] { (void)LineFilter::Default(); }); });
   Stage list("ListIncident");
   arena.execute([&] { listing = ListIncident(dir, skip); });  // its folders are walked in parallel
   list.End();
+  Stage built("LineFilter");  // what is left of the build once the listing is done
+  arena.execute([&] { filter.wait(); });
+  built.End();
   if (!listing.ok()) return listing.status();
   const std::string hint = ": pass the directory that holds the job's logs";
   if (listing->files.empty()) {
@@ -536,6 +574,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
   for (auto& p : listing->problems) AddProblem(&inc.input, std::move(p));
 
   int readable = 0;
+  const IncidentDir root(listing->root);
   std::vector<std::int32_t> stream_of;
   const std::vector<Stream> streams = RotatedStreams(listing->files, &stream_of);
   for (std::size_t begin = 0, end = 0; begin < listing->files.size(); begin = end) {
@@ -547,7 +586,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
     }
     Stage parse("ParseBatch");
     std::vector<ParsedFile> batch =
-        ParseBatch(listing->files, begin, end, streams, stream_of, &arena, every_line,
+        ParseBatch(root, listing->files, begin, end, streams, stream_of, &arena, every_line,
                    chunk_bytes > 0 ? chunk_bytes : kChunkBytes);
     parse.End();
     Stage add("AddBatch");

@@ -38,6 +38,7 @@ struct ParsedFile {
   std::string hole;     // set when the file starts with a hole of NUL bytes: read from after it
   std::string inflate;  // set when a compressed file's stream broke or was capped
   std::int32_t rotated_into = -1;  // an older piece of a rotated log: its live piece (LogFile)
+  bool no_ib_counters = false;     // its text fails MayHoldIbCounters (LogFile)
   // A Flight Recorder dump (ingest/flight_recorder.h), not a text log: `log` holds its events
   // only; `problem` says why it could not be read, `rankless` that its name ends in no rank.
   bool flight_recorder = false;

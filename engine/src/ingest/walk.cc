@@ -1,12 +1,16 @@
 #include "ingest/walk.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <oneapi/tbb/parallel_for.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iterator>
+#include <memory>
 #include <system_error>
 
 #include "parse/event.h"
@@ -22,10 +26,10 @@ bool IsInside(const fs::path& p, const fs::path& root) {
 
 // A symbolic link is never followed: one that points inside the directory is skipped (its
 // target is read where it lies), one that points outside is reported.
-void NoteLink(const fs::directory_entry& entry, const fs::path& root, const std::string& rel,
+void NoteLink(const fs::path& link, const fs::path& root, const std::string& rel,
               std::vector<std::string>* problems) {
   std::error_code ec;
-  const fs::path target = fs::canonical(entry.path(), ec);
+  const fs::path target = fs::canonical(link, ec);
   if (ec) {
     problems->push_back(rel + ": dangling symbolic link, skipped");
   } else if (!IsInside(target, root)) {
@@ -35,8 +39,11 @@ void NoteLink(const fs::directory_entry& entry, const fs::path& root, const std:
 
 // A simulated run's ground truth (written beside the incident dir) and a frozen incident's
 // expected outcome are never opened, even when someone copies them inside.
-bool IsGroundTruth(const fs::path& p) {
-  return (p.stem() == "truth" || p.stem() == "expected") && p.extension() == ".json";
+bool IsGroundTruth(std::string_view name) {
+  constexpr std::string_view kJson = ".json";
+  if (!name.ends_with(kJson)) return false;
+  name.remove_suffix(kJson.size());
+  return name == "truth" || name == "expected";
 }
 
 bool AllDigits(std::string_view s) {
@@ -73,10 +80,10 @@ bool IsKernelLogName(std::string_view name) {
 
 // The job's checkpoints are verified separately (analyze/checkpoint_outcome.cc), never read as
 // logs.
-bool IsCheckpointDir(const fs::path& p, int depth, const fs::path& skip) {
-  if (!skip.empty() && p == skip) return true;
+bool IsCheckpointDir(const fs::path& root, const std::string& rel, std::string_view name, int depth,
+                     const fs::path& skip) {
+  if (!skip.empty() && root / rel == skip) return true;
   if (depth != 0) return false;
-  const std::string name = p.filename().string();
   return std::find(std::begin(kCheckpointFolders), std::end(kCheckpointFolders), name) !=
          std::end(kCheckpointFolders);
 }
@@ -159,57 +166,142 @@ struct Segment {
   bool stopped = false;  // the listing broke off here: nothing after it is listed
 };
 
-// One entry at `depth` (0: directly inside the incident directory); true when the walk should
-// descend into it.
-bool Visit(const fs::directory_entry& entry, int depth, const fs::path& root, const fs::path& skip, Segment* out) {
-  std::error_code ec;
-  const fs::path& p = entry.path();
-  const std::string rel = p.lexically_relative(root).generic_string();
-  if (entry.is_symlink(ec)) {
-    NoteLink(entry, root, rel, &out->problems);
-  } else if (entry.is_directory(ec)) {
-    if (IsCheckpointDir(p, depth, skip)) return false;
-    // The iterators skip a folder they may not open without a word: named here instead.
-    if (::access(p.c_str(), R_OK | X_OK) != 0) {
+// What the walk needs of the incident directory. Folders are opened relative to their parent's
+// descriptor and entries typed by getdents' d_type: a 131k-rank incident's 16k node folders
+// listed with no stat, access or path lookup from `/` per folder or file (docs/benchmarks.md,
+// "Per-file cost").
+struct Walk {
+  const fs::path& root;
+  const fs::path& skip;
+  const std::string& shown;  // the incident directory as it was given, for problems
+};
+
+class DirFd {
+ public:
+  explicit DirFd(int fd) : fd_(fd) {}
+  ~DirFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  DirFd(const DirFd&) = delete;
+  DirFd& operator=(const DirFd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+enum class Type { kFile, kFolder, kLink, kOther };
+
+// The entry's type from its d_type; from an lstat when the file system gives none.
+Type TypeOf(int dir, const char* name, unsigned char d_type) {
+  if (d_type == DT_UNKNOWN) {
+    struct stat st;
+    if (::fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return Type::kOther;
+    return S_ISREG(st.st_mode)   ? Type::kFile
+           : S_ISDIR(st.st_mode) ? Type::kFolder
+           : S_ISLNK(st.st_mode) ? Type::kLink
+                                 : Type::kOther;
+  }
+  return d_type == DT_REG   ? Type::kFile
+         : d_type == DT_DIR ? Type::kFolder
+         : d_type == DT_LNK ? Type::kLink
+                            : Type::kOther;
+}
+
+struct Entry {
+  std::string name;
+  Type type;
+};
+
+// The entries of the open folder `dir` but `.` and `..`, in the order readdir gives them (which
+// std::filesystem's iterators give too), appended to `*out`; returns 0, or the errno of a read of
+// the folder that failed (the entries read before it are kept). Read into one buffer per thread:
+// a buffer allocated per folder made every small allocation of the walk after it slower.
+int ReadEntries(int dir, std::vector<Entry>* out) {
+  constexpr std::size_t kBytes = 32 * 1024;
+  thread_local const std::unique_ptr<char[]> buffer =
+      std::make_unique_for_overwrite<char[]>(kBytes);
+  for (;;) {
+    const ssize_t n = ::getdents64(dir, buffer.get(), kBytes);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return 0;
+    for (std::size_t at = 0; at < static_cast<std::size_t>(n);) {
+      const auto* d = reinterpret_cast<const struct dirent64*>(buffer.get() + at);
+      at += d->d_reclen;
+      const std::string_view name(d->d_name);
+      if (name == "." || name == "..") continue;
+      out->push_back({std::string(name), TypeOf(dir, d->d_name, d->d_type)});
+    }
+  }
+}
+
+// The folder `name` of the open folder `dir`, opened to be listed. Through `name/.`: that needs
+// search permission on the folder as well as read (what its files need to be opened), so a
+// folder the reader may not list or enter fails here, with the errno access() would give.
+int OpenFolder(int dir, const char* name) {
+  const std::string dot = std::string(name) + "/.";
+  return ::openat(dir, dot.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+bool ListFolder(const Walk& w, int dir, const std::string& rel, int depth, Segment* out);
+
+// One entry `name` of the open folder `dir` (`rel`: its path in the incident dir; `depth` 0:
+// directly inside it); false when the listing broke off below it.
+bool Visit(const Walk& w, int dir, const char* name, Type type, std::string rel, int depth,
+           Segment* out) {
+  if (type == Type::kLink) {
+    NoteLink(w.root / rel, w.root, rel, &out->problems);
+  } else if (type == Type::kFolder) {
+    if (IsCheckpointDir(w.root, rel, name, depth, w.skip)) return true;
+    // A folder the reader may not open or enter is named here, not skipped without a word.
+    const DirFd sub(OpenFolder(dir, name));
+    if (sub.get() < 0) {
       out->problems.push_back(rel + "/: unreadable directory (" + std::strerror(errno) +
                               "), not listed: the logs in it are missing from the diagnosis");
-      return false;
+      return true;
     }
-    return true;
-  } else if (!entry.is_regular_file(ec)) {
+    return ListFolder(w, sub.get(), rel, depth + 1, out);
+  } else if (type != Type::kFile) {
     out->problems.push_back(rel + ": not a regular file, skipped");
-  } else if (IsGroundTruth(p)) {
+  } else if (IsGroundTruth(name)) {
     out->problems.push_back(rel + ": ground truth of a simulated run, never read by the engine");
   } else if (rel.ends_with(kTaskSuffix)) {
     // `denpex run`'s identity record: its facts are in the rank's own log too
   } else {
-    const std::string file_name = p.filename().string();
     std::int64_t age = 0;
-    const std::string_view name = RotationBase(file_name, &age);  // what the name hints, as the live file's
-    out->files.push_back({.path = p,
-                          .rel = rel,
-                          .node = NodeOfPath(rel),
-                          .name_rank = RankFromFileName(name),
-                          .local_rank = LocalRankOfPath(rel),
-                          .kernel = IsKernelLogName(name),
-                          .copy = name.ends_with(kErrorsSuffix),
-                          .stream = rel.substr(0, rel.size() - file_name.size()) + std::string(name),
-                          .age = age});
+    const std::string_view name_base =
+        RotationBase(name, &age);  // what the name hints, as the live file's
+    SourceFile f{.path = w.root / rel,
+                 .node = NodeOfPath(rel),
+                 .name_rank = RankFromFileName(name_base),
+                 .local_rank = LocalRankOfPath(rel),
+                 .kernel = IsKernelLogName(name_base),
+                 .copy = name_base.ends_with(kErrorsSuffix),
+                 .stream = rel.substr(0, rel.size() - std::strlen(name)).append(name_base),
+                 .age = age};
+    f.rel = std::move(rel);
+    out->files.push_back(std::move(f));
   }
-  return false;
+  return true;
 }
 
-// Everything below the folder `top` (itself at depth 0).
-void WalkBelow(const fs::path& top, const fs::path& root, const fs::path& skip, const std::string& shown, Segment* out) {
-  std::error_code ec;
-  fs::recursive_directory_iterator it(top, fs::directory_options::skip_permission_denied, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (!Visit(*it, it.depth() + 1, root, skip, out)) it.disable_recursion_pending();
+// Everything below the open folder `dir` (`rel` in the incident dir), depth first; false when
+// the listing broke off (a read of a folder failed: nothing after it is listed).
+bool ListFolder(const Walk& w, int dir, const std::string& rel, int depth, Segment* out) {
+  std::vector<Entry> entries;
+  const int error = ReadEntries(dir, &entries);
+  for (const Entry& e : entries) {
+    std::string sub;
+    sub.reserve(rel.size() + 1 + e.name.size());
+    sub.append(rel).append("/").append(e.name);
+    if (!Visit(w, dir, e.name.c_str(), e.type, std::move(sub), depth, out)) return false;
   }
-  if (ec) {
-    out->problems.push_back(shown + ": listing stopped early: " + ec.message());
-    out->stopped = true;
+  if (error != 0) {
+    out->problems.push_back(w.shown + ": listing stopped early: " + std::strerror(error));
+    return false;
   }
+  return true;
 }
 
 }  // namespace
@@ -227,33 +319,31 @@ Result<Listing> ListIncident(const fs::path& dir, const fs::path& skip) {
   Listing out;
   out.root = fs::canonical(dir, ec);
   if (ec) return Status::IoError("cannot resolve " + dir.string() + ": " + ec.message());
-  if (::access(out.root.c_str(), R_OK | X_OK) != 0) {
+  const DirFd root(OpenFolder(AT_FDCWD, out.root.c_str()));
+  if (root.get() < 0)
     return Status::IoError("cannot list " + dir.string() + ": " + std::strerror(errno));
-  }
   const fs::path skip_canonical = skip.empty() ? fs::path() : fs::weakly_canonical(skip, ec);
+  const std::string shown = dir.string();
+  const Walk walk{.root = out.root, .skip = skip_canonical, .shown = shown};
 
   // The incident directory's own entries first; then the folders among them are walked in
   // parallel (a 16k-rank job's 2,048 node folders took 17 ms to list on one core, before any
   // file was parsed), and the segments joined in the order one walk would have found them.
-  fs::directory_iterator it(out.root, fs::directory_options::skip_permission_denied, ec);
-  if (ec) return Status::IoError("cannot list " + dir.string() + ": " + ec.message());
-  std::vector<Segment> segments;
-  std::vector<fs::path> folders(1);  // segments[i] is below folders[i] when that is not empty
-  for (; it != fs::directory_iterator(); it.increment(ec)) {
-    if (ec) break;
+  std::vector<Entry> entries;
+  const int error = ReadEntries(root.get(), &entries);
+  std::vector<Segment> segments(entries.size());
+  tbb::parallel_for(std::size_t{0}, entries.size(), [&](std::size_t i) {
+    segments[i].stopped = !Visit(walk, root.get(), entries[i].name.c_str(), entries[i].type,
+                                 entries[i].name, 0, &segments[i]);
+  });
+  if (error != 0) {
     segments.emplace_back();
-    folders.resize(segments.size());
-    if (Visit(*it, 0, out.root, skip_canonical, &segments.back())) folders.back() = it->path();
-  }
-  if (ec) {
-    segments.emplace_back();
-    segments.back().problems.push_back(dir.string() + ": listing stopped early: " + ec.message());
+    segments.back().problems.push_back(shown + ": listing stopped early: " + std::strerror(error));
     segments.back().stopped = true;
   }
-  folders.resize(segments.size());
-  tbb::parallel_for(std::size_t{0}, segments.size(), [&](std::size_t i) {
-    if (!folders[i].empty()) WalkBelow(folders[i], out.root, skip_canonical, dir.string(), &segments[i]);
-  });
+  std::size_t files = 0;
+  for (const Segment& seg : segments) files += seg.files.size();
+  out.files.reserve(files);
   for (Segment& seg : segments) {
     std::move(seg.files.begin(), seg.files.end(), std::back_inserter(out.files));
     std::move(seg.problems.begin(), seg.problems.end(), std::back_inserter(out.problems));
