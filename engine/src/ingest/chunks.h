@@ -20,10 +20,10 @@
 namespace denpex::engine {
 
 // 16 MiB: each worker reads its chunk into a buffer of this size (ParseChunk, ingest/chunks.cc),
-// whose first touch this VM makes dear (64 MiB buffers cost the 16k-rank scale incident more than
-// the copy saved); each chunk also leaves one iteration record per srun task to fold into the
-// others, so fewer chunks fold fewer. The last chunks shrink (below), so one worker does not wait
-// long on the other's dense last chunk (docs/benchmarks.md, "Read, not mapped").
+// kept for the process's life, so the chunk size is resident memory twice over; 16, 32 and
+// 64 MiB parse the scale incidents in the same time (docs/benchmarks.md, "Read, not mapped"),
+// 64 MiB with ~90 MiB more peak RSS. The last chunks shrink (below), so one worker does not wait
+// long on the other's dense last chunk.
 inline constexpr std::size_t kChunkBytes = 16 << 20;
 inline constexpr std::size_t kTailChunkBytes = 4 << 20;  // the least a file's last chunks shrink to
 
