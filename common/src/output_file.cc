@@ -12,43 +12,18 @@
 #include <vector>
 
 #include "denpex/common/input_file.h"
+#include "denpex/common/unique_fd.h"
 
 namespace denpex {
 namespace fs = std::filesystem;
 namespace {
 
-// Owns one descriptor.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  void Reset(int fd) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-  // Closes now and returns close()'s errno (0 when it succeeded): a failed close can be a
-  // failed write (NFS, a full quota).
-  int Close() {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd >= 0 && ::close(fd) != 0 ? errno : 0;
-  }
-
- private:
-  int fd_;
-};
 
 std::string Errno(int e) { return std::strerror(e); }
 
 // The directory that will hold `path`, opened, and the name `path` has in it.
 struct Parent {
-  Fd dir;
+  UniqueFd dir;
   std::string name;
 };
 
@@ -103,7 +78,7 @@ Status CheckOutside(int dir, const fs::path& path, std::span<const fs::path> rea
     if (!t.empty() && ::stat(t.c_str(), &st) == 0) trees.push_back({st.st_dev, st.st_ino, &t});
   }
   if (trees.empty()) return Status::Ok();
-  Fd cur(::dup(dir));
+  UniqueFd cur(::dup(dir));
   for (int depth = 0; cur.valid() && depth < 4096; ++depth) {
     struct stat st;
     if (::fstat(cur.get(), &st) != 0) break;
@@ -115,7 +90,7 @@ Status CheckOutside(int dir, const fs::path& path, std::span<const fs::path> rea
             t.path->string() + "), which denpex never modifies; choose a path outside it");
       }
     }
-    Fd up(::openat(cur.get(), "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd up(::openat(cur.get(), "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     struct stat ust;
     if (!up.valid() || ::fstat(up.get(), &ust) != 0) break;
     if (ust.st_dev == st.st_dev && ust.st_ino == st.st_ino) break;  // the root
@@ -183,7 +158,7 @@ Status WriteOutputFile(const fs::path& path, std::string_view data,
   std::string tmp;
   auto created = CreateTemporary(p, path, &tmp);
   if (!created.ok()) return created.status();
-  Fd fd(*created);
+  UniqueFd fd(*created);
   int e = WriteAll(fd.get(), data);
   if (e == 0 && ::fsync(fd.get()) != 0) e = errno;
   if (const int c = fd.Close(); e == 0) e = c;
@@ -202,7 +177,7 @@ Status AppendOutputFile(const fs::path& path, std::string_view data,
   struct stat st;
   bool exists = false;
   DENPEX_RETURN_IF_ERROR(PrepareOutput(path, read_only, &p, &st, &exists));
-  Fd fd(::openat(p.dir.get(), p.name.c_str(),
+  UniqueFd fd(::openat(p.dir.get(), p.name.c_str(),
                  O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666));
   if (!fd.valid()) return Status::IoError(path.string() + ": cannot open to append: " + Errno(errno));
   struct stat now;

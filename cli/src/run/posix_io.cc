@@ -9,23 +9,6 @@
 
 namespace denpex::cli::run {
 
-Fd& Fd::operator=(Fd&& o) noexcept {
-  if (this != &o) Reset(o.Release());
-  return *this;
-}
-
-int Fd::Release() {
-  const int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-
-void Fd::Reset(int fd) {
-  // close(2) is not retried on EINTR: on Linux the descriptor is released either way.
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
 Status WriteAll(int fd, std::string_view data) {
   while (!data.empty()) {
     const ssize_t n = ::write(fd, data.data(), data.size());

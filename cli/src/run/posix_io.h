@@ -1,4 +1,4 @@
-// Small POSIX I/O helpers for the `denpex run` wrapper: an owning file descriptor, writes
+// Small POSIX I/O helpers for the `denpex run` wrapper: an owning file descriptor (UniqueFd), writes
 // that retry on EINTR and partial writes, and the wall clock. Nothing here buffers: a byte
 // handed to WriteAll is in the kernel when it returns.
 #pragma once
@@ -9,28 +9,12 @@
 
 #include "denpex/common/status.h"
 #include "denpex/common/time.h"
+#include "denpex/common/unique_fd.h"
 
 namespace denpex::cli::run {
 
 // Owns one file descriptor; closes it on destruction.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.Release()) {}
-  Fd& operator=(Fd&& o) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { Reset(); }
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int Release();
-  void Reset(int fd = -1);
-
- private:
-  int fd_ = -1;
-};
+using Fd = UniqueFd;
 
 // Writes all of `data`, retrying on EINTR and partial writes. Fails with the errno text.
 Status WriteAll(int fd, std::string_view data);

@@ -12,6 +12,7 @@
 #include <limits>
 #include <utility>
 
+#include "denpex/common/unique_fd.h"
 #include "ingest/compressed.h"
 #include "ingest/sigbus_guard.h"
 
@@ -25,28 +26,14 @@ constexpr std::size_t kBinaryProbeBytes = 8 * 1024;
 
 std::atomic<MappedHook> g_mapped_hook{nullptr};
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 Status Errno(const std::filesystem::path& path, const char* what) {
   return Status::IoError(path.string() + ": cannot " + what + " (" + std::strerror(errno) + ")");
 }
 
 // `name` relative to the open directory `dir` (AT_FDCWD: as a path).
-Fd OpenReadOnly(int dir, const char* name) {
-  return Fd(::openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+UniqueFd OpenReadOnly(int dir, const char* name) {
+  return UniqueFd(::openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
 }
 
 // Up to `size` bytes of `fd` from `offset` (fewer when the file is shorter now).
@@ -77,7 +64,7 @@ Result<FileText> FileText::Open(const std::filesystem::path& path) {
 }
 
 Result<FileText> FileText::OpenAt(int dir, const char* name, const std::filesystem::path& path) {
-  Fd fd = OpenReadOnly(dir, name);
+  UniqueFd fd = OpenReadOnly(dir, name);
   if (fd.get() < 0) return Errno(path, "open");
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Errno(path, "stat");
@@ -134,7 +121,7 @@ Result<FileText> FileText::OpenAt(int dir, const char* name, const std::filesyst
       text.map_ = p;
       text.data_ = static_cast<const char*>(p);
       text.size_ = size;
-      text.fd_ = fd.release();
+      text.fd_ = fd.Release();
       text.guard_ = guard;
       if (const MappedHook hook = g_mapped_hook.load()) hook(path);
       return text;
@@ -326,7 +313,7 @@ void SetMappedHookForTest(MappedHook hook) { g_mapped_hook.store(hook); }
 
 Result<std::string> ReadSpan(const std::filesystem::path& path, std::uint64_t offset,
                              std::uint32_t length) {
-  Fd fd = OpenReadOnly(AT_FDCWD, path.c_str());
+  UniqueFd fd = OpenReadOnly(AT_FDCWD, path.c_str());
   if (fd.get() < 0) return Errno(path, "open");
   if (const Compression c = CompressionOfFile(fd.get()); c != Compression::kNone) {  // cited in its text
     struct stat st;

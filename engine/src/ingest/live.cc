@@ -9,6 +9,7 @@
 #include <cstring>
 #include <utility>
 
+#include "denpex/common/unique_fd.h"
 #include "ingest/compressed.h"
 #include "ingest/file_text.h"
 #include "ingest/flight_recorder.h"
@@ -23,19 +24,6 @@ constexpr std::size_t kReadBlock = 4 << 20;
 // Its first bytes hold a NUL: not a text log (as FileText::LooksBinary probes).
 constexpr std::size_t kBinaryProbe = 8 * 1024;
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 FileContext ContextOf(const SourceFile& src) {
   return FileContext{
@@ -76,7 +64,7 @@ void LiveIncident::Read(File* f) {
       st.st_ino == f->inode && st.st_dev == f->device) {
     return;  // unchanged: one system call (a whole look at 16k files makes 16k of them)
   }
-  const Fd fd(::open(f->src.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  const UniqueFd fd(::open(f->src.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) {
     if (f->read == 0) f->problem = std::string("unreadable: ") + std::strerror(errno);
     return;  // gone after it was read: what was read stays

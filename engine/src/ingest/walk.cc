@@ -13,6 +13,7 @@
 #include <memory>
 #include <system_error>
 
+#include "denpex/common/unique_fd.h"
 #include "parse/event.h"
 
 namespace denpex::engine {
@@ -176,19 +177,6 @@ struct Walk {
   const std::string& shown;  // the incident directory as it was given, for problems
 };
 
-class DirFd {
- public:
-  explicit DirFd(int fd) : fd_(fd) {}
-  ~DirFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  DirFd(const DirFd&) = delete;
-  DirFd& operator=(const DirFd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 enum class Type { kFile, kFolder, kLink, kOther };
 
@@ -255,7 +243,7 @@ bool Visit(const Walk& w, int dir, const char* name, Type type, std::string rel,
   } else if (type == Type::kFolder) {
     if (IsCheckpointDir(w.root, rel, name, depth, w.skip)) return true;
     // A folder the reader may not open or enter is named here, not skipped without a word.
-    const DirFd sub(OpenFolder(dir, name));
+    const UniqueFd sub(OpenFolder(dir, name));
     if (sub.get() < 0) {
       out->problems.push_back(rel + "/: unreadable directory (" + std::strerror(errno) +
                               "), not listed: the logs in it are missing from the diagnosis");
@@ -319,7 +307,7 @@ Result<Listing> ListIncident(const fs::path& dir, const fs::path& skip) {
   Listing out;
   out.root = fs::canonical(dir, ec);
   if (ec) return Status::IoError("cannot resolve " + dir.string() + ": " + ec.message());
-  const DirFd root(OpenFolder(AT_FDCWD, out.root.c_str()));
+  const UniqueFd root(OpenFolder(AT_FDCWD, out.root.c_str()));
   if (root.get() < 0)
     return Status::IoError("cannot list " + dir.string() + ": " + std::strerror(errno));
   const fs::path skip_canonical = skip.empty() ? fs::path() : fs::weakly_canonical(skip, ec);
