@@ -178,7 +178,7 @@ Status AppendOutputFile(const fs::path& path, std::string_view data,
   bool exists = false;
   DENPEX_RETURN_IF_ERROR(PrepareOutput(path, read_only, &p, &st, &exists));
   UniqueFd fd(::openat(p.dir.get(), p.name.c_str(),
-                 O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666));
+                       O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666));
   if (!fd.valid()) return Status::IoError(path.string() + ": cannot open to append: " + Errno(errno));
   struct stat now;
   if (::fstat(fd.get(), &now) != 0) return Status::IoError(path.string() + ": " + Errno(errno));

@@ -1,5 +1,5 @@
-// Small POSIX I/O helpers for the `denpex run` wrapper: an owning file descriptor (UniqueFd), writes
-// that retry on EINTR and partial writes, and the wall clock. Nothing here buffers: a byte
+// Small POSIX I/O helpers for the `denpex run` wrapper: an owning file descriptor (UniqueFd),
+// writes that retry on EINTR and partial writes, and the wall clock. Nothing here buffers: a byte
 // handed to WriteAll is in the kernel when it returns.
 #pragma once
 

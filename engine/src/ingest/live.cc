@@ -24,7 +24,6 @@ constexpr std::size_t kReadBlock = 4 << 20;
 // Its first bytes hold a NUL: not a text log (as FileText::LooksBinary probes).
 constexpr std::size_t kBinaryProbe = 8 * 1024;
 
-
 FileContext ContextOf(const SourceFile& src) {
   return FileContext{
       .name_rank = src.name_rank, .local_rank = src.local_rank, .kernel = src.kernel};

@@ -177,7 +177,6 @@ struct Walk {
   const std::string& shown;  // the incident directory as it was given, for problems
 };
 
-
 enum class Type { kFile, kFolder, kLink, kOther };
 
 // The entry's type from its d_type; from an lstat when the file system gives none.
