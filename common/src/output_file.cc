@@ -18,7 +18,6 @@ namespace denpex {
 namespace fs = std::filesystem;
 namespace {
 
-
 std::string Errno(int e) { return std::strerror(e); }
 
 // The directory that will hold `path`, opened, and the name `path` has in it.

@@ -18,12 +18,6 @@
 
 namespace denpex::engine {
 
-// Chunk starts: every `chunk_bytes`, moved forward past the next newline; then, once less than
-// four chunks are left, a quarter of what is left (never less than kTailChunkBytes), so the
-// workers finish together: chunks are taken in order, and the last ones bound how long one
-// worker waits for the other at the end. A failed job's log is densest at its end (the 2 GB
-// benchmark file's last chunks take 2-3 times as long as the others), so its chunks shrink there
-// (docs/benchmarks.md, "Chunk size, again").
 namespace {
 
 // The first newline of `text` at or after `at` (npos: none), read through `file` when it can copy
@@ -43,6 +37,12 @@ std::size_t NewlineFrom(std::string_view text, std::size_t at, const ReadBehind*
 
 }  // namespace
 
+// Chunk starts: every `chunk_bytes`, moved forward past the next newline; then, once less than
+// four chunks are left, a quarter of what is left (never less than kTailChunkBytes), so the
+// workers finish together: chunks are taken in order, and the last ones bound how long one
+// worker waits for the other at the end. A failed job's log is densest at its end (the 2 GB
+// benchmark file's last chunks take 2-3 times as long as the others), so its chunks shrink there
+// (docs/benchmarks.md, "Chunk size, again").
 std::vector<std::size_t> ChunkStarts(std::string_view text, std::size_t chunk_bytes,
                                      const ReadBehind* file) {
   const std::size_t least = std::min(chunk_bytes, kTailChunkBytes);

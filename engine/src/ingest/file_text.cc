@@ -26,7 +26,6 @@ constexpr std::size_t kBinaryProbeBytes = 8 * 1024;
 
 std::atomic<MappedHook> g_mapped_hook{nullptr};
 
-
 Status Errno(const std::filesystem::path& path, const char* what) {
   return Status::IoError(path.string() + ": cannot " + what + " (" + std::strerror(errno) + ")");
 }
@@ -113,21 +112,19 @@ Result<FileText> FileText::OpenAt(int dir, const char* name, const std::filesyst
     text.size_ = text.buffer_.size();
     return text;
   }
-  if (size >= kMapThreshold) {
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-    const int guard = p != MAP_FAILED ? GuardMapping(p, size) : -1;
-    if (guard >= 0) {
-      ::madvise(p, size, MADV_SEQUENTIAL);
-      text.map_ = p;
-      text.data_ = static_cast<const char*>(p);
-      text.size_ = size;
-      text.fd_ = fd.Release();
-      text.guard_ = guard;
-      if (const MappedHook hook = g_mapped_hook.load()) hook(path);
-      return text;
-    }
-    if (p != MAP_FAILED) ::munmap(p, size);  // unguarded, a truncation would kill us: read it
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+  const int guard = p != MAP_FAILED ? GuardMapping(p, size) : -1;
+  if (guard >= 0) {
+    ::madvise(p, size, MADV_SEQUENTIAL);
+    text.map_ = p;
+    text.data_ = static_cast<const char*>(p);
+    text.size_ = size;
+    text.fd_ = fd.Release();
+    text.guard_ = guard;
+    if (const MappedHook hook = g_mapped_hook.load()) hook(path);
+    return text;
   }
+  if (p != MAP_FAILED) ::munmap(p, size);  // unguarded, a truncation would kill us: read it
   text.buffer_.resize(size);
   std::size_t got = 0;
   while (got < size) {
