@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "denpex/common/unique_fd.h"
 #include "ingest/chunks.h"
 #include "ingest/file_text.h"
 #include "ingest/flight_recorder.h"
@@ -64,18 +65,14 @@ class IncidentDir {
  public:
   explicit IncidentDir(const std::filesystem::path& root)
       : fd_(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
-  ~IncidentDir() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  IncidentDir(const IncidentDir&) = delete;
-  IncidentDir& operator=(const IncidentDir&) = delete;
 
   Result<FileText> Open(const SourceFile& f) const {
-    return fd_ >= 0 ? FileText::OpenAt(fd_, f.rel.c_str(), f.path) : FileText::Open(f.path);
+    return fd_.valid() ? FileText::OpenAt(fd_.get(), f.rel.c_str(), f.path)
+                       : FileText::Open(f.path);
   }
 
  private:
-  int fd_;
+  UniqueFd fd_;
 };
 
 ParsedFile ReadAndParse(const IncidentDir& dir, const SourceFile& f, std::uint32_t index,
