@@ -72,23 +72,32 @@ Result<FileText> FileText::OpenAt(int dir, const char* name, const std::filesyst
   const auto size = static_cast<std::size_t>(st.st_size);
   // A small file is read whole at once, and its first bytes say whether it is compressed: one
   // read, not a sniff of the magic bytes and then a read (the per-file cost of 16k kernel logs:
-  // docs/benchmarks.md).
-  std::vector<char> bytes;
-  if (size < kMapThreshold) {
-    auto read = ReadAll(fd.get(), size, path);
-    if (!read.ok()) return read.status();
-    bytes = std::move(*read);
-  }
-  const Compression c =
-      size < kMapThreshold
-          ? CompressionOf(std::string_view(bytes.data(), std::min<std::size_t>(bytes.size(), 6)))
-          : CompressionOfFile(fd.get());
-  if (c != Compression::kNone) {
-    if (size >= kMapThreshold) {
-      auto read = ReadAll(fd.get(), size, path);
-      if (!read.ok()) return read.status();
-      bytes = std::move(*read);
+  // docs/benchmarks.md). A large one is sniffed and mapped; read whole only when it is compressed
+  // or cannot be mapped safely.
+  const bool small = size < kMapThreshold;
+  const Compression sniffed = small ? Compression::kNone : CompressionOfFile(fd.get());
+  if (!small && sniffed == Compression::kNone) {
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    const int guard = p != MAP_FAILED ? GuardMapping(p, size) : -1;
+    if (guard >= 0) {
+      ::madvise(p, size, MADV_SEQUENTIAL);
+      text.map_ = p;
+      text.data_ = static_cast<const char*>(p);
+      text.size_ = size;
+      text.fd_ = fd.Release();
+      text.guard_ = guard;
+      if (const MappedHook hook = g_mapped_hook.load()) hook(path);
+      return text;
     }
+    if (p != MAP_FAILED) ::munmap(p, size);  // unguarded, a truncation would kill us: read it
+  }
+  auto read = ReadAll(fd.get(), size, path);
+  if (!read.ok()) return read.status();
+  std::vector<char> bytes = std::move(*read);
+  const Compression c =
+      small ? CompressionOf(std::string_view(bytes.data(), std::min<std::size_t>(bytes.size(), 6)))
+            : sniffed;
+  if (c != Compression::kNone) {
     const std::size_t cap = InflateCap(bytes.size());
     Inflated inflated = Inflate(std::string_view(bytes.data(), bytes.size()), c, cap);
     const std::string kind(CompressionName(c));
@@ -102,41 +111,11 @@ Result<FileText> FileText::OpenAt(int dir, const char* name, const std::filesyst
     }
     text.compression_ = kind;
     text.buffer_ = std::move(inflated.text);
-    text.data_ = text.buffer_.data();
-    text.size_ = text.buffer_.size();
-    return text;
-  }
-  if (size < kMapThreshold) {
+  } else {
     text.buffer_ = std::move(bytes);
-    text.data_ = text.buffer_.data();
-    text.size_ = text.buffer_.size();
-    return text;
   }
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-  const int guard = p != MAP_FAILED ? GuardMapping(p, size) : -1;
-  if (guard >= 0) {
-    ::madvise(p, size, MADV_SEQUENTIAL);
-    text.map_ = p;
-    text.data_ = static_cast<const char*>(p);
-    text.size_ = size;
-    text.fd_ = fd.Release();
-    text.guard_ = guard;
-    if (const MappedHook hook = g_mapped_hook.load()) hook(path);
-    return text;
-  }
-  if (p != MAP_FAILED) ::munmap(p, size);  // unguarded, a truncation would kill us: read it
-  text.buffer_.resize(size);
-  std::size_t got = 0;
-  while (got < size) {
-    const ssize_t n = ::read(fd.get(), text.buffer_.data() + got, size - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Errno(path, "read");
-    if (n == 0) break;  // the file shrank while we read it
-    got += static_cast<std::size_t>(n);
-  }
-  text.buffer_.resize(got);
   text.data_ = text.buffer_.data();
-  text.size_ = got;
+  text.size_ = text.buffer_.size();
   return text;
 }
 
