@@ -226,25 +226,35 @@ std::optional<std::string> DiagnoseAsNobody(const fs::path& dir) {
   return text;
 }
 
+// The diagnosis of `dir` by a reader that `folder` refuses. As root (refused nothing), the binary
+// run as nobody, the folder's mode `for_others`; else this process, the folder's mode `for_owner`
+// (given back after). nullopt: root, but nobody could not be become (the test is skipped).
+std::optional<v1::Diagnosis> DiagnoseRefused(const fs::path& dir, const fs::path& folder,
+                                             fs::perms for_others, fs::perms for_owner) {
+  if (::geteuid() == 0) {
+    fs::permissions(folder, for_others);
+    const std::optional<std::string> json = DiagnoseAsNobody(dir);
+    if (!json) return std::nullopt;
+    v1::Diagnosis d;
+    EXPECT_TRUE(proto::FromJson(*json, "stdout", &d).ok()) << *json;
+    return d;
+  }
+  fs::permissions(folder, for_owner);
+  auto r = Diagnose(dir, {.threads = 1});
+  fs::permissions(folder, fs::perms::owner_all);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : v1::Diagnosis();
+}
+
 // A folder the reader may not open is counted and named, not skipped silently (which would
 // leave "0 unreadable files", no problem, and a reason that says the node's logs are missing).
 TEST(EngineInput, AnUnreadableDirectoryIsCountedAndNamed) {
   TempDir tmp;
   testing::WriteIncident(tmp.path(), testing::Incident{});
-  fs::permissions(tmp.path() / "gpu-0004", fs::perms::owner_all);  // 0700: only its owner
-  std::optional<v1::Diagnosis> d;
-  if (::geteuid() == 0) {
-    const std::optional<std::string> json = DiagnoseAsNobody(tmp.path());
-    if (!json) GTEST_SKIP() << "root, but cannot become nobody to be refused";
-    d.emplace();
-    ASSERT_TRUE(proto::FromJson(*json, "stdout", &*d).ok()) << *json;
-  } else {
-    fs::permissions(tmp.path() / "gpu-0004", fs::perms::none);
-    auto r = Diagnose(tmp.path(), {.threads = 1});
-    fs::permissions(tmp.path() / "gpu-0004", fs::perms::owner_all);
-    ASSERT_TRUE(r.ok());
-    d = *r;
-  }
+  // 0700 for nobody (only its owner); nothing for the owner
+  const auto d =
+      DiagnoseRefused(tmp.path(), tmp.path() / "gpu-0004", fs::perms::owner_all, fs::perms::none);
+  if (!d) GTEST_SKIP() << "root, but cannot become nobody to be refused";
   EXPECT_TRUE(HasProblem(*d, "gpu-0004/: unreadable directory (Permission denied)"));
   EXPECT_NE(RenderText(*d).find("problem: gpu-0004/: unreadable directory"), std::string::npos) << RenderText(*d);
 }
@@ -254,21 +264,11 @@ TEST(EngineInput, AnUnreadableDirectoryIsCountedAndNamed) {
 TEST(EngineInput, AFolderThatCanBeListedButNotEnteredIsUnreadable) {
   TempDir tmp;
   testing::WriteIncident(tmp.path(), testing::Incident{});
-  std::optional<v1::Diagnosis> d;
-  if (::geteuid() == 0) {
-    fs::permissions(tmp.path() / "gpu-0004",
-                    fs::perms::owner_all | fs::perms::others_read);  // nobody: r--
-    const std::optional<std::string> json = DiagnoseAsNobody(tmp.path());
-    if (!json) GTEST_SKIP() << "root, but cannot become nobody to be refused";
-    d.emplace();
-    ASSERT_TRUE(proto::FromJson(*json, "stdout", &*d).ok()) << *json;
-  } else {
-    fs::permissions(tmp.path() / "gpu-0004", fs::perms::owner_read);
-    auto r = Diagnose(tmp.path(), {.threads = 1});
-    fs::permissions(tmp.path() / "gpu-0004", fs::perms::owner_all);
-    ASSERT_TRUE(r.ok());
-    d = *r;
-  }
+  // r-- for nobody, r-- for the owner
+  const auto d =
+      DiagnoseRefused(tmp.path(), tmp.path() / "gpu-0004",
+                      fs::perms::owner_all | fs::perms::others_read, fs::perms::owner_read);
+  if (!d) GTEST_SKIP() << "root, but cannot become nobody to be refused";
   EXPECT_TRUE(HasProblem(*d, "gpu-0004/: unreadable directory (Permission denied)"));
   EXPECT_FALSE(HasProblem(*d, "gpu-0004/rank_")) << "its files are not listed one by one";
   EXPECT_EQ(d->input().unreadable_files(), 0);
