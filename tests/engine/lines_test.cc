@@ -386,6 +386,44 @@ TEST(LogParser, WatchdogBlockIsOneEventWithItsStatus) {
   EXPECT_EQ(log.prefix_ranks, std::vector<std::int32_t>{9});
 }
 
+// libstdc++'s abort line and c10's backtrace are read past; the same shapes with a message after
+// them (a paste that collapsed the lines) are read, and the message behind them is found.
+TEST(LogParser, AnAbortsBacktraceIsReadPastUnlessAMessageFollowsIt) {
+  const std::string abort =
+      "[rank9]:terminate called after throwing an instance of 'c10::DistBackendError'\n"
+      "[rank9]:  what():  [PG 5 (DATA_PARALLEL_GROUP) Rank 1] Process group watchdog thread "
+      "terminated with exception: x\n"
+      "[rank9]:Exception raised from checkTimeout at "
+      "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:609 (most "
+      "recent call first):\n"
+      "[rank9]:frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 "
+      "(0x7f1b02a47897 in "
+      "/usr/local/lib/python3.10/dist-packages/torch/lib/libc10.so)\n"
+      "[rank9]:frame #12: <unknown function> + 0x94ac3 (0x7fc19d74aac3 in "
+      "/lib/x86_64-linux-gnu/libc.so.6)\n";
+  const ParsedLog log = ParseLog(abort, FileContext{.prefixes = SniffPrefixes(abort)});
+  ASSERT_EQ(log.events.size(), 1u);  // the what() line's
+  EXPECT_EQ(log.events[0].kind, Kind::kWatchdogTerminated);
+  EXPECT_EQ(log.events[0].line, 2u);
+  EXPECT_EQ(log.prefix_ranks, std::vector<std::int32_t>{9});
+  EXPECT_EQ(log.trigger_lines, 4);  // the last frame holds no record trigger
+  EXPECT_EQ(log.idle_trigger_lines, 3);
+  for (const std::string collapsed :
+       {"frame #3: <unknown function> + 0x94ac3 (0x7fc19d74aac3 in /lib/libc.so.6) RuntimeError: "
+        "CUDA error: an "
+        "illegal memory access was encountered (code 700)\n",
+        "terminate called after throwing an instance of 'c10::Error'  what():  CUDA error: an "
+        "illegal memory access "
+        "was encountered\n",
+        "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:43 "
+        "(most recent call "
+        "first): RuntimeError: CUDA error: an illegal memory access was encountered\n"}) {
+    const ParsedLog read = ParseLog(collapsed, FileContext{.prefixes = SniffPrefixes(collapsed)});
+    ASSERT_EQ(read.events.size(), 1u) << collapsed;
+    EXPECT_EQ(read.events[0].kind, Kind::kCudaError) << collapsed;
+  }
+}
+
 TEST(LogParser, ChildFailedErrorTableEntriesCiteTheirRankLine) {
   const std::string text =
       "E0302 09:17:03.512000 139872 torch/distributed/elastic/multiprocessing/api.py:833] failed (exitcode: -9) "

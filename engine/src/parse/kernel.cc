@@ -6,7 +6,6 @@
 namespace denpex::engine {
 namespace {
 
-bool IsHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // `N (comm)` as the OOM killer prints a victim; comm may hold spaces (`GC Thread#9`).
@@ -117,7 +116,7 @@ std::string_view NormalisePci(std::string_view id, char (&buf)[16]) {
   std::size_t n = 0;
   for (std::string_view part : {domain, std::string_view(":"), bus, std::string_view(":"), dev}) {
     for (char c : part) {
-      if (c != ':' && !IsHex(c)) return {};
+      if (c != ':' && !IsHexDigit(c)) return {};
       buf[n++] = Lower(c);
     }
   }
@@ -128,7 +127,7 @@ std::string_view NcclBusIdToPci(std::string_view id, char (&buf)[16]) {
   const std::size_t n = id.size();
   if (n < 5 || n > 13) return {};
   for (char c : id) {
-    if (!IsHex(c)) return {};
+    if (!IsHexDigit(c)) return {};
   }
   // domain (the digits before the last five, zero-padded to 4), bus, device; the function
   // digit is dropped as in an Xid's `PCI:dddd:bb:dd`.

@@ -412,12 +412,6 @@ bool ParsePythonErrorLine(std::string_view line, std::string_view* type) {
 
 namespace {
 
-bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-
-}  // namespace
-
-namespace {
-
 // The first digit of s[from, end), or `end`. 16 bytes a step (SSE2, which every x86-64 has):
 // the plain text between numbers is most of a signature, and the byte loop that copied it one
 // character at a time was the largest part of masking.

@@ -14,6 +14,9 @@ namespace denpex::engine {
 enum class Match { kNo, kYes, kMalformed };
 
 inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+inline bool IsHexDigit(char c) {
+  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
 inline bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 inline bool IsSeverity(char c) { return c == 'I' || c == 'W' || c == 'E' || c == 'F'; }
 
