@@ -10,6 +10,7 @@
 #include "parse/headers.h"
 #include "parse/lines.h"
 #include "parse/parse_log.h"
+#include "parse/scan.h"
 
 namespace denpex::engine {
 namespace {
@@ -276,6 +277,30 @@ TEST(Lines, MaskSignatureAgreesWithTheByteLoop) {
   }
   EXPECT_EQ(MaskSignature(std::string(300, 'a') + "123"), std::string(kMaxSignature, 'a'));
   EXPECT_EQ(MaskSignature(std::string(239, 'a') + "0x1f tail"), std::string(239, 'a') + "<hex>");
+}
+
+// Find skips a key's leading spaces in its search; where it finds a key is where find does.
+TEST(Lines, FindAgreesWithStringViewFind) {
+  const std::string_view texts[] = {
+      "",
+      " ",
+      "  rank 3 nranks 8",
+      "a rank  rank 9 ",
+      "rank",
+      " rank",
+      "x  rank",
+      "   ",
+      "gpu-1:2:3 [0] NCCL INFO comm 0x1 rank 4 nranks 8 cudaDev 0 commId 0x2"};
+  const std::string_view keys[] = {" rank ", " rank",    "  rank",   "rank", " ",
+                                   "  ",     " nranks ", " commId ", "x"};
+  for (std::string_view text : texts) {
+    for (std::string_view key : keys) {
+      for (std::size_t from = 0; from <= text.size() + 1; ++from) {
+        EXPECT_EQ(Find(text, key, from), text.find(key, from))
+            << '"' << text << "\" \"" << key << "\" " << from;
+      }
+    }
+  }
 }
 
 TEST(Lines, StringTableInternsEveryLengthApart) {

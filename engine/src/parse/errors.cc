@@ -10,8 +10,6 @@
 namespace denpex::engine {
 namespace {
 
-bool Has(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
-
 // `... (GPU 0; 79.15 GiB total capacity ...` (≤ 2.0) and `... GPU 0 has a total capacity ...`.
 std::int32_t OomGpu(std::string_view msg) {
   std::int64_t gpu = -1;

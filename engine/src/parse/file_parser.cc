@@ -18,7 +18,6 @@ constexpr std::string_view kChildFailed = "torch.distributed.elastic.multiproces
 constexpr int kMaxJoins = 3;                 // physical lines one wrapped watchdog line may span
 constexpr std::uint32_t kNoticeSpan = 4;     // lines a multi-line NVRM notice may span
 
-bool Has(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
 
 // The banner torchrun prints at start (torch/distributed/run.py), with no logging prefix, even
 // in an agent log that says nothing else (its node was lost before any worker failed).

@@ -12,8 +12,6 @@
 namespace denpex::engine {
 namespace {
 
-bool Has(std::string_view s, std::string_view what) { return s.find(what) != std::string_view::npos; }
-
 // The Slurm job id that opens `s` (`4250`, `4250.0`, `4250.batch`); an array task's
 // `<array>_<task>(<id>)` gives its own id; -1 when `s` opens with no digits.
 std::int64_t JobIdAt(std::string_view s) {
