@@ -247,12 +247,13 @@ void AttributeUnprefixedPeerErrors(const Incident& inc, JobFacts* jf) {
 }
 
 // What the agents said about their workers: who exited first, with what code, and who was
-// torn down after it.
-void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+// torn down after it. `entries`: the events of their failure tables, in event order.
+void ApplyLauncherEvidence(const Incident& inc, const std::vector<std::int32_t>& entries,
+                           JobFacts* jf) {
+  for (const std::int32_t i : entries) {
     const Event& e = inc.events[i];
     const auto* fe = std::get_if<FailureEntry>(&e.detail);
-    if (!fe || jf->ranks[e.rank].exit_event) continue;
+    if (jf->ranks[e.rank].exit_event) continue;
     RankFacts& r = jf->ranks[e.rank];
     r.exit_event = i;
     r.exit_code = fe->exit_code;
@@ -296,16 +297,18 @@ void ApplyLauncherEvidence(const Incident& inc, JobFacts* jf) {
 void ApplyRayDriver(const Incident& inc, JobFacts* jf) {
   std::map<std::pair<std::int32_t, std::int64_t>, std::int32_t> table;  // (node, pid) -> rank
   std::int32_t failure = -1;
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+  const std::vector<std::int32_t> ray =
+      inc.OfKinds({Kind::kRayWorker, Kind::kRayTaskError, Kind::kActorDied});
+  for (const std::int32_t i : ray) {
     const Event& e = inc.events[i];
     const auto* w = std::get_if<WorkerSignalled>(&e.detail);
     if (e.kind == Kind::kRayWorker && w && e.rank >= 0) table[{e.node, w->pid}] = e.rank;
     if ((e.kind == Kind::kRayTaskError || e.kind == Kind::kActorDied) && failure < 0) failure = i;
   }
   if (failure < 0) return;
-  for (std::int32_t i = failure; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+  for (const std::int32_t i : ray) {
     const Event& e = inc.events[i];
-    if (e.kind != Kind::kRayTaskError) continue;
+    if (i < failure || e.kind != Kind::kRayTaskError) continue;
     const auto it = table.find({e.node, std::get<WorkerSignalled>(e.detail).pid});
     if (it == table.end() || it->second >= static_cast<std::int32_t>(jf->ranks.size())) continue;
     RankFacts& r = jf->ranks[it->second];
@@ -402,13 +405,15 @@ void MapSignalledPids(const Incident& inc, JobFacts* jf) {
   }
 }
 
-// An agent log whose `failed` line is missing still counts one report per table.
-void CountTableOnlyReports(const Incident& inc, JobFacts* jf) {
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+// An agent log whose `failed` line is missing still counts one report per table (`entries` as
+// ApplyLauncherEvidence's).
+void CountTableOnlyReports(const Incident& inc, const std::vector<std::int32_t>& entries,
+                           JobFacts* jf) {
+  for (const std::int32_t i : entries) {
     const Event& e = inc.events[i];
     const auto* fe = std::get_if<FailureEntry>(&e.detail);
     const std::int32_t node = e.node;
-    if (fe && fe->root_cause && node >= 0 && !jf->nodes[node].first_failure) {
+    if (fe->root_cause && node >= 0 && !jf->nodes[node].first_failure) {
       jf->nodes[node].reports.push_back(i);
     }
   }
@@ -440,7 +445,8 @@ bool MayBeOn(const Incident& inc, const RankFacts& rf, std::int32_t node) {
 }
 
 void ApplyHostEvidence(const Incident& inc, JobFacts* jf) {
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+  for (const std::int32_t i :
+       inc.OfKinds({Kind::kOomKill, Kind::kSlurmOom})) {  // HostCauseOf's kinds
     const Event& e = inc.events[i];
     v1::FailureClass cls;
     v1::Owner owner;
@@ -664,20 +670,22 @@ JobFacts CollectFacts(const Incident& inc) {
   jf.scheduler.tasks_are_agents =
       std::any_of(inc.files.begin(), inc.files.end(), [](const LogFile& f) { return f.agent; });
   PlaceRanksByFiles(inc, &jf);
+  std::vector<std::int32_t> table_entries;  // the agents' failure tables' events
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     CollectEvent(inc, i, &jf);
     const Event& e = inc.events[i];
     if (e.rank < 0 && std::holds_alternative<WatchdogTimeout>(e.detail))
       jf.wave.unranked_timeouts.push_back(i);
+    if (std::holds_alternative<FailureEntry>(e.detail)) table_entries.push_back(i);
   }
   PlaceRanksByLayout(inc, &jf);
   MarkBuildWaiters(inc, &jf);
-  ApplyLauncherEvidence(inc, &jf);
+  ApplyLauncherEvidence(inc, table_entries, &jf);
   AttributeUnprefixedPeerErrors(inc, &jf);
   ApplyRayDriver(inc, &jf);
   MapSignalledPids(inc, &jf);
   ApplyHostEvidence(inc, &jf);
-  CountTableOnlyReports(inc, &jf);
+  CountTableOnlyReports(inc, table_entries, &jf);
   FinishRequeue(&jf);
 
   {  // by (time, rank, index): the keys read once, not per comparison (150 k timeouts at 131k
