@@ -68,9 +68,13 @@ Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
   // The engine looks for patient zero in a restarted job's first attempt; the baselines read all.
   if (options.strategy == Strategy::kEngine) SetAsideLaterAttempts(&*incident);
   // and only this job's lines of daemon and host logs (other jobs', nodes', processes' left out).
-  if (options.strategy == Strategy::kEngine) ScopeToJob(&*incident);
-  incident->IndexKinds();  // the events are final: the detectors read the few of the kinds they
-                           // look for
+  // The events are then final, and indexed by kind: the detectors read the few of the kinds they
+  // look for.
+  if (options.strategy == Strategy::kEngine) {
+    ScopeToJob(&*incident);  // builds the index
+  } else {
+    incident->IndexKinds();
+  }
   scope.End();
   // Only the engine and the checkpoint baseline judge checkpoints; the log baselines leave
   // them NOT_EVALUATED.
