@@ -663,6 +663,22 @@ void FinishRequeue(JobFacts* jf) {
   jf->scheduler.requeued = true;
 }
 
+namespace {
+
+// The ranks of a big job's events come in no order: CollectFacts has the facts of the rank of
+// the event this many ahead fetched into the cache while it reads the current one (a 131k-rank
+// job's RankFacts are 17 MB; a cache miss per event was most of its pass, ~20 ms).
+constexpr std::int32_t kPrefetchAhead = 16;
+
+void PrefetchRank(const JobFacts& jf, std::int32_t rank) {
+  if (rank < 0 || rank >= static_cast<std::int32_t>(jf.ranks.size())) return;
+  const auto* first = reinterpret_cast<const char*>(jf.ranks.data() + rank);
+  __builtin_prefetch(first);
+  __builtin_prefetch(first + sizeof(RankFacts) - 1);  // it may span two cache lines
+}
+
+}  // namespace
+
 JobFacts CollectFacts(const Incident& inc) {
   JobFacts jf;
   jf.nodes.resize(inc.nodes.size());
@@ -671,7 +687,9 @@ JobFacts CollectFacts(const Incident& inc) {
       std::any_of(inc.files.begin(), inc.files.end(), [](const LogFile& f) { return f.agent; });
   PlaceRanksByFiles(inc, &jf);
   std::vector<std::int32_t> table_entries;  // the agents' failure tables' events
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+  const auto events = static_cast<std::int32_t>(inc.events.size());
+  for (std::int32_t i = 0; i < events; ++i) {
+    if (i + kPrefetchAhead < events) PrefetchRank(jf, inc.events[i + kPrefetchAhead].rank);
     CollectEvent(inc, i, &jf);
     const Event& e = inc.events[i];
     if (e.rank < 0 && std::holds_alternative<WatchdogTimeout>(e.detail))
