@@ -151,7 +151,10 @@ struct NodePairs {
 template <typename T>
 std::vector<std::vector<T>> ByNode(const std::vector<std::pair<std::int32_t, T>>& pairs,
                                    std::size_t nodes) {
+  std::vector<std::size_t> count(nodes, 0);
+  for (const auto& pair : pairs) ++count[static_cast<std::size_t>(pair.first)];
   std::vector<std::vector<T>> by_node(nodes);
+  for (std::size_t n = 0; n < nodes; ++n) by_node[n].reserve(count[n]);
   for (const auto& [node, value] : pairs) by_node[static_cast<std::size_t>(node)].push_back(value);
   for (std::vector<T>& values : by_node) {
     std::sort(values.begin(), values.end());
@@ -160,9 +163,11 @@ std::vector<std::vector<T>> ByNode(const std::vector<std::pair<std::int32_t, T>>
   return by_node;
 }
 
-// The pids of `e` (unsorted, maybe repeated: ViewJob makes them distinct); with `pairs`, the GPU
-// its NCCL line names, and its rank as one whose GPU is named.
-void NoteProcess(const Incident& inc, const Event& e, NodePairs* pairs, JobView* v) {
+// The pids of `e` (unsorted, maybe repeated: ViewJob makes them distinct; the one its rank's
+// last line named is not noted again); with `pairs`, the GPU its NCCL line names, and its rank
+// as one whose GPU is named.
+void NoteProcess(const Incident& inc, const Event& e, NodePairs* pairs,
+                 LastPerRank<std::int64_t>* last_pid, JobView* v) {
   std::int64_t pid = 0;
   if (const auto* c = std::get_if<CommInit>(&e.detail)) {
     pid = c->pid;
@@ -182,7 +187,7 @@ void NoteProcess(const Incident& inc, const Event& e, NodePairs* pairs, JobView*
   } else if (e.kind == Kind::kDataLoaderKilled) {
     DataLoaderPids(inc.str(std::get<PythonError>(e.detail).message), &v->pids);
   }
-  if (pid > 0 && (v->pids.empty() || v->pids.back() != pid)) v->pids.push_back(pid);
+  if (pid > 0 && !last_pid->Again(e.rank, pid)) v->pids.push_back(pid);
 }
 
 // The file's first line starts with an srun label (`12: `): a job's workers' output, even when
@@ -247,6 +252,7 @@ JobView ViewJob(const Incident& inc) {
   std::vector<char> named_node(inc.nodes.size(), 0);
   std::vector<StrId> named_hosts;
   NodePairs pairs;
+  LastPerRank<std::int64_t> last_pid;  // a rank's process, named by most of its lines
   for (const Event& e : inc.events) {
     if (!v.own[e.file]) continue;
     if (const std::int64_t job = SlurmJob(e); job >= 0) v.ids.insert(job);
@@ -255,7 +261,7 @@ JobView ViewJob(const Incident& inc) {
       pairs.ranks.emplace_back(e.node, e.rank);
     if (const auto* n = std::get_if<SlurmNote>(&e.detail); n != nullptr && n->node != kNoStr)
       named_hosts.push_back(n->node);
-    NoteProcess(inc, e, gpus ? &pairs : nullptr, &v);
+    NoteProcess(inc, e, gpus ? &pairs : nullptr, &last_pid, &v);
     if (e.clock == Clock::kNone || e.time_borrowed) continue;
     if (!v.first || e.time < *v.first) v.first = e.time;
     if (!e.time_collected && (!v.first_written || e.time < *v.first_written)) v.first_written = e.time;
