@@ -125,10 +125,10 @@ void RanksOfLabelledTasks(const Incident& inc, JobFacts* jf) {
       labelled.resize(static_cast<std::size_t>(e.rank) + 1, 0);
     labelled[static_cast<std::size_t>(e.rank)] = 1;
   }
+  if (labelled.empty()) return;
+  jf->EnsureRank(static_cast<std::int32_t>(labelled.size()) - 1);  // the highest, at once
   for (std::int32_t r = 0; r < static_cast<std::int32_t>(labelled.size()); ++r) {
-    if (!labelled[static_cast<std::size_t>(r)]) continue;
-    jf->EnsureRank(r);
-    jf->ranks[r].has_log = true;
+    if (labelled[static_cast<std::size_t>(r)]) jf->ranks[r].has_log = true;
   }
 }
 
