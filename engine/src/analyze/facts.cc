@@ -14,18 +14,19 @@ namespace {
 
 // UnrankedFacts::worker_files.
 std::int32_t UnnamedWorkerFiles(const Incident& inc) {
+  const auto worker_file = [](const LogFile& f) {
+    return f.readable && f.local_tags && f.prefix_ranks.empty() && f.own_rank < 0 &&
+           !f.later_attempt && f.rotated_into < 0;
+  };
+  // The pass over the events only when some file may count.
+  if (std::none_of(inc.files.begin(), inc.files.end(), worker_file)) return 0;
   std::vector<char> named(inc.files.size(), 0);
   for (const Event& e : inc.events) {
     if (e.rank >= 0) named[e.file] = 1;
   }
   std::int32_t n = 0;
-  for (std::size_t i = 0; i < inc.files.size(); ++i) {
-    const LogFile& f = inc.files[i];
-    n += f.readable && f.local_tags && f.prefix_ranks.empty() && f.own_rank < 0 &&
-                 !f.later_attempt && !named[i] && f.rotated_into < 0
-             ? 1
-             : 0;
-  }
+  for (std::size_t i = 0; i < inc.files.size(); ++i)
+    n += worker_file(inc.files[i]) && !named[i] ? 1 : 0;
   return n;
 }
 
@@ -728,7 +729,17 @@ JobFacts CollectFacts(const Incident& inc) {
       r.python_error.reset();
   }
   jf.wave.start = EarliestTimed(inc, jf.WaveTimeouts(), [](const Event& e) { return e.time; });
-  for (RankFacts& r : jf.ranks) r.exit_timed = r.exit_event && HasOwnTime(inc, *r.exit_event);
+  {  // srun's one line names the exit of many tasks: looked at once for each run of them
+    EventRef looked;
+    bool timed = false;
+    for (RankFacts& r : jf.ranks) {
+      if (r.exit_event && r.exit_event != looked) {
+        looked = r.exit_event;
+        timed = HasOwnTime(inc, *looked);
+      }
+      r.exit_timed = r.exit_event && timed;
+    }
+  }
   for (const RankFacts& r : jf.ranks) {
     jf.world.ranks_seen += r.has_log ? 1 : 0;
     jf.wave.peer_reporters += r.peer_error && r.timeouts == 0 ? 1 : 0;
