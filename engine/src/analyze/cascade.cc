@@ -104,12 +104,12 @@ CascadeSummary SummarizeCascade(const Incident& inc, const JobFacts& facts,
     }
   }
   std::map<StrId, Accumulator> groups;
-  for (std::int32_t i : facts.wave.timeouts) {
+  VisitEvents(inc, facts.wave.timeouts, [&](std::int32_t i) {
     const Event& e = inc.events[i];
-    if (is_excluded(e.rank)) continue;
+    if (is_excluded(e.rank)) return;
     Add(&groups, e.signature, "nccl_watchdog", e.rank, e);
     ++out.secondary_errors;
-  }
+  });
   // Timeouts no rank could be given to are secondary errors all the same; none can be told to
   // be an excluded rank's (an initiator's own timeout printed without a rank is counted too).
   for (std::int32_t i : facts.wave.unranked_timeouts) {

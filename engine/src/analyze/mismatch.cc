@@ -27,12 +27,12 @@ std::vector<Mismatch> FindMismatches(const Incident& inc,
   using Key = std::tuple<StrId, StrId, std::int64_t, std::int64_t>;
   std::vector<std::pair<Key, std::int32_t>> keyed;
   keyed.reserve(timeouts.size());
-  for (std::int32_t i : timeouts) {
+  VisitEvents(inc, timeouts, [&](std::int32_t i) {
     const Event& e = inc.events[i];
     const auto& w = std::get<WatchdogTimeout>(e.detail);
     const std::int64_t base = w.pg == kNoStr ? std::int64_t{e.rank} - w.group_rank : 0;
     if (w.seq >= 0) keyed.emplace_back(Key{w.pg, w.pg_desc, w.seq, base}, i);
-  }
+  });
   std::stable_sort(keyed.begin(), keyed.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Mismatch> out;
