@@ -2,6 +2,7 @@
 #include "denpex/engine/engine.h"
 
 #include <malloc.h>
+#include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
 #include <limits>
@@ -57,6 +58,32 @@ void KeepFreedMemory() {
 
 namespace {
 
+// The finding of one strategy.
+Finding Analyze(Strategy strategy, const Incident& incident, const Incident* control) {
+  switch (strategy) {
+    case Strategy::kEngine:
+      return AnalyzeParticipation(incident, control);
+    case Strategy::kFirstError:
+      return AnalyzeFirstError(incident);
+    case Strategy::kLoudest:
+      return AnalyzeLoudest(incident);
+    case Strategy::kElasticRootCause:
+      return AnalyzeElasticRootCause(incident);
+    case Strategy::kFrTrace:
+      return AnalyzeFrTrace(incident);
+    case Strategy::kFrWavefront:
+      return AnalyzeFrWavefront(incident);
+    case Strategy::kRas:
+      return AnalyzeRas(incident);
+    case Strategy::kNewestCheckpoint: {
+      Finding finding = AnalyzeFirstError(incident);
+      finding.strategy = "newest-checkpoint";
+      return finding;
+    }
+  }
+  return {};
+}
+
 // The diagnosis, and with `times` each rank's first error from the same incident read.
 Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
                                    const DiagnoseOptions& options, CascadeTimes* times) {
@@ -68,9 +95,13 @@ Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
   // The engine looks for patient zero in a restarted job's first attempt; the baselines read all.
   if (options.strategy == Strategy::kEngine) SetAsideLaterAttempts(&*incident);
   // and only this job's lines of daemon and host logs (other jobs', nodes', processes' left out).
-  if (options.strategy == Strategy::kEngine) ScopeToJob(&*incident);
-  incident->IndexKinds();  // the events are final: the detectors read the few of the kinds they
-                           // look for
+  // The events are then final, and indexed by kind: the detectors read the few of the kinds they
+  // look for.
+  if (options.strategy == Strategy::kEngine) {
+    ScopeToJob(&*incident);  // builds the index
+  } else {
+    incident->IndexKinds();
+  }
   scope.End();
   // Only the engine and the checkpoint baseline judge checkpoints; the log baselines leave
   // them NOT_EVALUATED.
@@ -87,27 +118,12 @@ Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
     }
     control = std::move(*loaded);
   }
-  Finding finding;
   Stage analyze("Analyze");
-  switch (options.strategy) {
-    case Strategy::kEngine: finding = AnalyzeParticipation(*incident, control ? &*control : nullptr); break;
-    case Strategy::kFirstError: finding = AnalyzeFirstError(*incident); break;
-    case Strategy::kLoudest: finding = AnalyzeLoudest(*incident); break;
-    case Strategy::kElasticRootCause: finding = AnalyzeElasticRootCause(*incident); break;
-    case Strategy::kFrTrace:
-      finding = AnalyzeFrTrace(*incident);
-      break;
-    case Strategy::kFrWavefront:
-      finding = AnalyzeFrWavefront(*incident);
-      break;
-    case Strategy::kRas:
-      finding = AnalyzeRas(*incident);
-      break;
-    case Strategy::kNewestCheckpoint:
-      finding = AnalyzeFirstError(*incident);
-      finding.strategy = "newest-checkpoint";
-      break;
-  }
+  // What the analysis runs in parallel runs on as many threads as the load did.
+  tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
+  Finding finding;
+  arena.execute(
+      [&] { finding = Analyze(options.strategy, *incident, control ? &*control : nullptr); });
   analyze.End();
   Stage report("ToDiagnosis");
   v1::Diagnosis d = ToDiagnosis(*incident, finding);

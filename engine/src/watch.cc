@@ -98,8 +98,7 @@ Result<v1::Diagnosis> Watcher::Evaluate(TimeNs wall) {
     if (!incident.ok()) return incident.status();
     s.bytes_evaluated = s.live.bytes();
     SetAsideLaterAttempts(&*incident);
-    ScopeToJob(&*incident);
-    incident->IndexKinds();  // the events are final (Incident::OfKinds)
+    ScopeToJob(&*incident);  // the events are final, and indexed by kind (Incident::OfKinds)
     s.finding = AnalyzeParticipation(*incident, nullptr);
     // The step lines: each rank's newest, and its pace since the step before.
     s.marks = LatestProgress(*incident);

@@ -19,10 +19,18 @@ struct Accumulator {
   bool timed = false;
 };
 
-// The distinct ranks of `a`.
-std::int32_t DistinctRanks(Accumulator& a) {
-  std::sort(a.ranks.begin(), a.ranks.end());
-  return static_cast<std::int32_t>(std::unique(a.ranks.begin(), a.ranks.end()) - a.ranks.begin());
+// How many distinct ranks `a` holds, marked off by rank (a sort of a 131k-rank wave's ranks
+// took ~6 ms).
+std::int32_t DistinctRanks(const Accumulator& a) {
+  if (a.ranks.empty()) return 0;
+  std::vector<char> seen(
+      static_cast<std::size_t>(*std::max_element(a.ranks.begin(), a.ranks.end())) + 1, 0);
+  std::int32_t distinct = 0;
+  for (const std::int32_t r : a.ranks) {
+    distinct += seen[static_cast<std::size_t>(r)] ? 0 : 1;
+    seen[static_cast<std::size_t>(r)] = 1;
+  }
+  return distinct;
 }
 
 void Add(std::map<StrId, Accumulator>* groups, StrId signature, const char* family,
@@ -96,12 +104,12 @@ CascadeSummary SummarizeCascade(const Incident& inc, const JobFacts& facts,
     }
   }
   std::map<StrId, Accumulator> groups;
-  for (std::int32_t i : facts.wave.timeouts) {
+  VisitEvents(inc, facts.wave.timeouts, [&](std::int32_t i) {
     const Event& e = inc.events[i];
-    if (is_excluded(e.rank)) continue;
+    if (is_excluded(e.rank)) return;
     Add(&groups, e.signature, "nccl_watchdog", e.rank, e);
     ++out.secondary_errors;
-  }
+  });
   // Timeouts no rank could be given to are secondary errors all the same; none can be told to
   // be an excluded rank's (an initiator's own timeout printed without a rank is counted too).
   for (std::int32_t i : facts.wave.unranked_timeouts) {

@@ -221,12 +221,11 @@ bool HasOwnTime(const Incident& inc, std::int32_t i);
 template <class TimeOf>
 std::optional<TimeNs> EarliestTimed(const Incident& inc, const std::vector<std::int32_t>& timeouts, TimeOf time_of) {
   std::optional<TimeNs> first;
-  for (std::int32_t i : timeouts) {
-    const Event& e = inc.events[i];
-    if (!HasOwnTime(inc, i)) continue;
-    const TimeNs t = time_of(e);
+  VisitEvents(inc, timeouts, [&](std::int32_t i) {
+    if (!HasOwnTime(inc, i)) return;
+    const TimeNs t = time_of(inc.events[i]);
     if (!first || t < *first) first = t;
-  }
+  });
   return first;
 }
 

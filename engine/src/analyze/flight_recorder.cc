@@ -33,7 +33,7 @@ struct Dumps {
 Dumps Collect(const Incident& inc) {
   Dumps d;
   std::map<std::pair<StrId, StrId>, std::size_t> index;  // (pg name, ranks) -> group
-  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kFrDump, Kind::kFrGroup})) {
     const Event& e = inc.events[i];
     if (e.family != Family::kFlightRecorder || e.rank < 0) continue;
     if (e.kind == Kind::kFrDump) d.ranks.insert(e.rank);
@@ -41,24 +41,21 @@ Dumps Collect(const Incident& inc) {
     if (g == nullptr) continue;
     auto [it, added] = index.try_emplace({g->pg, g->ranks}, d.groups.size());
     if (added) {
-      d.groups.push_back({.pg = g->pg,
-                          .members = ParseFrRanks(inc.str(g->ranks)),
-                          .first_event = static_cast<std::int32_t>(i)});
+      d.groups.push_back(
+          {.pg = g->pg, .members = ParseFrRanks(inc.str(g->ranks)), .first_event = i});
     }
-    d.groups[it->second].dumped[e.rank] = {.group_event = static_cast<std::int32_t>(i),
-                                           .state = *g};
+    d.groups[it->second].dumped[e.rank] = {.group_event = i, .state = *g};
   }
   // Entries by the group their rank's dump names (a dump lists each group once).
   std::map<std::pair<StrId, std::int32_t>, Member*> of;
   for (Group& g : d.groups) {
     for (auto& [rank, m] : g.dumped) of.emplace(std::pair{g.pg, rank}, &m);
   }
-  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kFrCollective})) {
     const Event& e = inc.events[i];
     const auto* c = std::get_if<FrCollective>(&e.detail);
     if (c == nullptr || e.rank < 0 || c->p2p || c->seq < 0) continue;
-    if (const auto it = of.find({c->pg, e.rank}); it != of.end())
-      it->second->entries.push_back(static_cast<std::int32_t>(i));
+    if (const auto it = of.find({c->pg, e.rank}); it != of.end()) it->second->entries.push_back(i);
   }
   return d;
 }

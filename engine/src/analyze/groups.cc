@@ -22,10 +22,11 @@ bool Unnamed(const WatchdogTimeout& w) { return w.pg == kNoStr && w.pg_desc == k
 std::vector<ProcessGroup> CollectReports(const Incident& inc, const JobFacts& facts) {
   std::vector<ProcessGroup> groups;
   std::unordered_map<std::uint64_t, std::size_t> index;  // (uid, desc) -> group
-  for (std::int32_t i : facts.wave.timeouts) {  // time order: a rank's first timeout per group wins
+  // In time order: a rank's first timeout per group wins.
+  VisitEvents(inc, facts.wave.timeouts, [&](std::int32_t i) {
     const Event& e = inc.events[i];
     const auto& w = std::get<WatchdogTimeout>(e.detail);
-    if (Unnamed(w)) continue;
+    if (Unnamed(w)) return;
     auto [it, added] = index.try_emplace(std::uint64_t{w.pg} << 32 | w.pg_desc, groups.size());
     if (added) groups.push_back({.uid = w.pg, .desc = w.pg_desc});
     groups[it->second].reports.push_back({.rank = e.rank,
@@ -33,7 +34,7 @@ std::vector<ProcessGroup> CollectReports(const Incident& inc, const JobFacts& fa
                                           .seq = w.seq,
                                           .last_enqueued = w.last_enqueued,
                                           .event = i});
-  }
+  });
   for (auto& g : groups) {
     // A rank's first report in the group (the stable sort keeps time order within a rank).
     std::stable_sort(g.reports.begin(), g.reports.end(),

@@ -17,7 +17,8 @@ Shape ShapeOf(const WatchdogTimeout& w) { return {w.op, w.numel_in, w.numel_out}
 
 }  // namespace
 
-std::vector<Mismatch> FindMismatches(const Incident& inc, const JobFacts& facts) {
+std::vector<Mismatch> FindMismatches(const Incident& inc,
+                                     const std::vector<std::int32_t>& timeouts) {
   // (group uid, description, SeqNum, base) -> the reporters' timeout events. A group printed
   // without a uid (torch ≤ 2.3 `[Rank r]`) is told apart by its base, global - group rank: the
   // contiguous groups (tensor parallel) whose members sit next to each other.
@@ -25,13 +26,13 @@ std::vector<Mismatch> FindMismatches(const Incident& inc, const JobFacts& facts)
   // of 30 k keys over 150 k timeouts cost more than the rest of the search).
   using Key = std::tuple<StrId, StrId, std::int64_t, std::int64_t>;
   std::vector<std::pair<Key, std::int32_t>> keyed;
-  keyed.reserve(facts.wave.timeouts.size());
-  for (std::int32_t i : facts.wave.timeouts) {
+  keyed.reserve(timeouts.size());
+  VisitEvents(inc, timeouts, [&](std::int32_t i) {
     const Event& e = inc.events[i];
     const auto& w = std::get<WatchdogTimeout>(e.detail);
     const std::int64_t base = w.pg == kNoStr ? std::int64_t{e.rank} - w.group_rank : 0;
     if (w.seq >= 0) keyed.emplace_back(Key{w.pg, w.pg_desc, w.seq, base}, i);
-  }
+  });
   std::stable_sort(keyed.begin(), keyed.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Mismatch> out;

@@ -18,7 +18,9 @@ struct Mismatch {
 };
 
 // One entry per rank whose line disagrees with every other reporter of its collective (at
-// least two peers that agree among themselves).
-std::vector<Mismatch> FindMismatches(const Incident& inc, const JobFacts& facts);
+// least two peers that agree among themselves). `timeouts`: the wave's watchdog timeouts
+// (WaveFacts::timeouts), the only facts it reads.
+std::vector<Mismatch> FindMismatches(const Incident& inc,
+                                     const std::vector<std::int32_t>& timeouts);
 
 }  // namespace denpex::engine

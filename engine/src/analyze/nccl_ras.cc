@@ -20,14 +20,14 @@ struct Report {
 
 std::vector<Report> Reports(const Incident& inc) {
   std::vector<Report> out;
-  for (std::size_t i = 0; i < inc.events.size(); ++i) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kRasReport, Kind::kRasRank})) {
     const Event& e = inc.events[i];
     if (e.family != Family::kNcclRas) continue;
     if (e.kind == Kind::kRasReport) {
-      out.push_back({.event = static_cast<std::int32_t>(i), .time = e.time});
+      out.push_back({.event = i, .time = e.time});
     } else if (e.kind == Kind::kRasRank && !out.empty() &&
                inc.events[out.back().event].file == e.file) {
-      out.back().ranks.push_back(static_cast<std::int32_t>(i));
+      out.back().ranks.push_back(i);
     }
   }
   std::stable_sort(out.begin(), out.end(),

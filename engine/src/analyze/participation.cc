@@ -3,6 +3,8 @@
 // when it clearly leads, and everything cited is a line an operator can open.
 #include "analyze/participation.h"
 
+#include <oneapi/tbb/task_group.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -1119,6 +1121,15 @@ void DiagnoseStalledStraggler(const Analysis& a, const Straggler& s, Finding* f)
 
 Analysis BuildAnalysis(const Incident& inc, JobFacts facts, const Incident* control) {
   Analysis a{.inc = inc, .control = control, .facts = std::move(facts)};
+  // The mismatch search reads only the events and the wave's timeouts, which nothing below
+  // changes: it runs beside the clocks, the groups and the wait analysis (its result is the same
+  // whichever thread runs it, or when one thread runs both).
+  std::vector<Mismatch> mismatches;
+  tbb::task_group beside;
+  beside.run([&inc, &timeouts = a.facts.wave.timeouts, &mismatches] {
+    Stage stage("FindMismatches");
+    mismatches = FindMismatches(inc, timeouts);
+  });
   Stage stage("AlignClocks");
   a.clocks = AlignClocks(inc, a.facts);
   ApplyOffsets(inc, a.clocks, &a.facts);
@@ -1138,9 +1149,8 @@ Analysis BuildAnalysis(const Incident& inc, JobFacts facts, const Incident* cont
   Stage waits("AnalyzeWaits");
   a.waits = AnalyzeWaits(a.facts, a.groups);
   waits.End();
-  Stage mismatches("FindMismatches");
-  a.mismatches = FindMismatches(inc, a.facts);
-  mismatches.End();
+  beside.wait();
+  a.mismatches = std::move(mismatches);
   for (const FrBlocker& b : a.recorder.roots) {
     if (b.why == FrBlocker::Why::kOddCollective && a.MismatchOf(b.rank) == nullptr)
       a.mismatches.push_back({.rank = b.rank, .event = b.own, .peer_event = b.waiter});

@@ -26,7 +26,8 @@ struct PodWord {
 
 std::vector<PodWord> CollectPodWords(const Incident& inc) {
   std::vector<PodWord> w(inc.nodes.size());
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+  for (const std::int32_t i : inc.OfKinds(
+           {Kind::kAgentSignalled, Kind::kEvicted, Kind::kOomKilled, Kind::kNodeNotReady})) {
     const Event& e = inc.events[i];
     if (e.node < 0 || e.node >= static_cast<std::int32_t>(w.size())) continue;
     PodWord& p = w[e.node];
@@ -143,13 +144,12 @@ std::int32_t NamedNode(const Incident& inc, const Event& e) {
 std::optional<ActorDeath> FirstActorDeath(const Incident& inc) {
   constexpr std::uint32_t kBlockLines = 12;
   ActorDeath d;
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+  const std::vector<std::int32_t> died = inc.OfKinds({Kind::kActorDied});
+  if (died.empty()) return std::nullopt;
+  d.error = died.front();
+  const Event& head = inc.events[d.error];
+  for (auto i = d.error + 1; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
     const Event& e = inc.events[i];
-    if (d.error < 0) {
-      if (e.kind == Kind::kActorDied) d.error = i;
-      continue;
-    }
-    const Event& head = inc.events[d.error];
     if (e.file != head.file || e.line <= head.line) continue;
     if (e.line > head.line + kBlockLines) break;
     if (e.kind == Kind::kActorField) {
@@ -160,11 +160,11 @@ std::optional<ActorDeath> FirstActorDeath(const Incident& inc) {
       if (d.node < 0 && e.host != kNoStr) d.node = NamedNode(inc, e);
     }
   }
-  if (d.error < 0) return std::nullopt;
   // The trainer's worker table maps the actor's (node, pid) to its world rank.
-  for (const Event& e : inc.events) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kRayWorker})) {
+    const Event& e = inc.events[i];
     const auto* w = std::get_if<WorkerSignalled>(&e.detail);
-    if (e.kind == Kind::kRayWorker && w && w->pid == d.pid && NamedNode(inc, e) == d.node && e.rank >= 0) d.rank = e.rank;
+    if (w && w->pid == d.pid && NamedNode(inc, e) == d.node && e.rank >= 0) d.rank = e.rank;
   }
   return d;
 }

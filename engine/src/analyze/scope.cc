@@ -146,19 +146,28 @@ struct NodePairs {
   LastPerRank<std::pair<std::int32_t, StrId>> last_gpu;  // the node and GPU of its last NCCL line
 };
 
-// Each node's second members of `pairs`, sorted and distinct.
-std::vector<std::vector<std::int32_t>> ByNode(
-    std::vector<std::pair<std::int32_t, std::int32_t>>&& pairs, std::size_t nodes) {
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  std::vector<std::vector<std::int32_t>> by_node(nodes);
-  for (const auto& [node, rank] : pairs) by_node[static_cast<std::size_t>(node)].push_back(rank);
+// Each node's second members of `pairs`, sorted and distinct (each node's few sorted, not all
+// the pairs at once: a 131k-rank job's pairs sorted whole took ~10 ms each).
+template <typename T>
+std::vector<std::vector<T>> ByNode(const std::vector<std::pair<std::int32_t, T>>& pairs,
+                                   std::size_t nodes) {
+  std::vector<std::size_t> count(nodes, 0);
+  for (const auto& pair : pairs) ++count[static_cast<std::size_t>(pair.first)];
+  std::vector<std::vector<T>> by_node(nodes);
+  for (std::size_t n = 0; n < nodes; ++n) by_node[n].reserve(count[n]);
+  for (const auto& [node, value] : pairs) by_node[static_cast<std::size_t>(node)].push_back(value);
+  for (std::vector<T>& values : by_node) {
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+  }
   return by_node;
 }
 
-// The pids of `e` (unsorted, maybe repeated: ViewJob makes them distinct); with `pairs`, the GPU
-// its NCCL line names, and its rank as one whose GPU is named.
-void NoteProcess(const Incident& inc, const Event& e, NodePairs* pairs, JobView* v) {
+// The pids of `e` (unsorted, maybe repeated: ViewJob makes them distinct; the one its rank's
+// last line named is not noted again); with `pairs`, the GPU its NCCL line names, and its rank
+// as one whose GPU is named.
+void NoteProcess(const Incident& inc, const Event& e, NodePairs* pairs,
+                 LastPerRank<std::int64_t>* last_pid, JobView* v) {
   std::int64_t pid = 0;
   if (const auto* c = std::get_if<CommInit>(&e.detail)) {
     pid = c->pid;
@@ -178,7 +187,7 @@ void NoteProcess(const Incident& inc, const Event& e, NodePairs* pairs, JobView*
   } else if (e.kind == Kind::kDataLoaderKilled) {
     DataLoaderPids(inc.str(std::get<PythonError>(e.detail).message), &v->pids);
   }
-  if (pid > 0 && (v->pids.empty() || v->pids.back() != pid)) v->pids.push_back(pid);
+  if (pid > 0 && !last_pid->Again(e.rank, pid)) v->pids.push_back(pid);
 }
 
 // The file's first line starts with an srun label (`12: `): a job's workers' output, even when
@@ -233,14 +242,17 @@ JobView ViewJob(const Incident& inc) {
   }
   // The GPUs of the job's lines are asked about only for an Xid of a node's GPU in a file that is
   // not the job's own (OutOfScope): without one, they are not gathered.
-  const bool gpus = std::any_of(inc.events.begin(), inc.events.end(), [&](const Event& e) {
-    return (e.kind == Kind::kXid || e.kind == Kind::kFallenOffBus) && e.node >= 0 && !v.own[e.file];
+  const std::vector<std::int32_t> xids = inc.OfKinds({Kind::kXid, Kind::kFallenOffBus});
+  const bool gpus = std::any_of(xids.begin(), xids.end(), [&](std::int32_t i) {
+    const Event& e = inc.events[i];
+    return e.node >= 0 && !v.own[e.file];
   });
   // Per event only what is cheap: marks by node and string id, pids appended; the sets are made
   // once from them (a 131k-rank job's output has a million events and 16k nodes).
   std::vector<char> named_node(inc.nodes.size(), 0);
   std::vector<StrId> named_hosts;
   NodePairs pairs;
+  LastPerRank<std::int64_t> last_pid;  // a rank's process, named by most of its lines
   for (const Event& e : inc.events) {
     if (!v.own[e.file]) continue;
     if (const std::int64_t job = SlurmJob(e); job >= 0) v.ids.insert(job);
@@ -249,7 +261,7 @@ JobView ViewJob(const Incident& inc) {
       pairs.ranks.emplace_back(e.node, e.rank);
     if (const auto* n = std::get_if<SlurmNote>(&e.detail); n != nullptr && n->node != kNoStr)
       named_hosts.push_back(n->node);
-    NoteProcess(inc, e, gpus ? &pairs : nullptr, &v);
+    NoteProcess(inc, e, gpus ? &pairs : nullptr, &last_pid, &v);
     if (e.clock == Clock::kNone || e.time_borrowed) continue;
     if (!v.first || e.time < *v.first) v.first = e.time;
     if (!e.time_collected && (!v.first_written || e.time < *v.first_written)) v.first_written = e.time;
@@ -261,13 +273,13 @@ JobView ViewJob(const Incident& inc) {
   named_hosts.erase(std::unique(named_hosts.begin(), named_hosts.end()), named_hosts.end());
   for (const StrId h : named_hosts) v.hosts.insert(Lower(inc.str(h)));
   if (gpus) {
-    v.ranks_on = ByNode(std::move(pairs.ranks), inc.nodes.size());
-    v.gpu_ranks = ByNode(std::move(pairs.gpu_ranks), inc.nodes.size());
-    std::sort(pairs.gpus.begin(), pairs.gpus.end());
-    pairs.gpus.erase(std::unique(pairs.gpus.begin(), pairs.gpus.end()), pairs.gpus.end());
+    v.ranks_on = ByNode(pairs.ranks, inc.nodes.size());
+    v.gpu_ranks = ByNode(pairs.gpu_ranks, inc.nodes.size());
+    const std::vector<std::vector<StrId>> pcis = ByNode(pairs.gpus, inc.nodes.size());
     v.gpus.resize(inc.nodes.size());
-    for (const auto& [node, pci] : pairs.gpus)
-      v.gpus[static_cast<std::size_t>(node)].emplace(inc.str(pci));
+    for (std::size_t n = 0; n < pcis.size(); ++n) {
+      for (const StrId pci : pcis[n]) v.gpus[n].emplace(inc.str(pci));
+    }
   }
   std::sort(v.pids.begin(), v.pids.end());
   v.pids.erase(std::unique(v.pids.begin(), v.pids.end()), v.pids.end());
@@ -277,8 +289,9 @@ JobView ViewJob(const Incident& inc) {
 // When slurmctld says each job ended (its `_job_complete`, time limit, kill or preemption).
 std::map<std::int64_t, TimeNs> JobEnds(const Incident& inc, const JobView& v) {
   std::map<std::int64_t, TimeNs> ended;
-  for (const Event& e : inc.events) {
-    if (v.own[e.file] || e.clock == Clock::kNone || (e.kind != Kind::kJobComplete && e.kind != Kind::kCancelled)) continue;
+  for (const std::int32_t i : inc.OfKinds({Kind::kJobComplete, Kind::kCancelled})) {
+    const Event& e = inc.events[i];
+    if (v.own[e.file] || e.clock == Clock::kNone) continue;
     const std::int64_t job = SlurmJob(e);
     if (job < 0) continue;
     const auto [it, fresh] = ended.emplace(job, e.time);
@@ -311,8 +324,9 @@ std::int64_t AllocatedJob(const Incident& inc, const JobView& v,
   if (job_hosts.empty()) return -1;
   const std::map<std::int64_t, TimeNs> ended = JobEnds(inc, v);
   std::set<std::int64_t> covering, live;
-  for (const Event& e : inc.events) {
-    if (e.kind != Kind::kJobAllocated || v.own[e.file] || SlurmJob(e) < 0) continue;
+  for (const std::int32_t i : inc.OfKinds({Kind::kJobAllocated})) {
+    const Event& e = inc.events[i];
+    if (v.own[e.file] || SlurmJob(e) < 0) continue;
     const std::vector<std::string> hosts = ExpandHostlist(inc.str(std::get<SlurmNote>(e.detail).node));
     const std::set<std::string> listed(hosts.begin(), hosts.end());
     if (!std::includes(listed.begin(), listed.end(), job_hosts.begin(), job_hosts.end())) continue;
@@ -442,8 +456,8 @@ std::string Describe(const LeftOut& l) {
 // whose they may be (facts.cc's ApplyHostEvidence does not take them as a rank's death alone).
 void NoteUnknownKills(const JobView& v, Incident* inc) {
   if (!v.pids.empty()) return;
-  for (const Event& e : inc->events) {
-    if (e.kind != Kind::kOomKill) continue;
+  for (const std::int32_t i : inc->OfKinds({Kind::kOomKill})) {
+    const Event& e = inc->events[i];
     const auto& k = std::get<OomKill>(e.detail);
     AddProblem(&inc->input,
                inc->files[e.file].path + ":" + std::to_string(e.line) + ": the kernel OOM-killed pid " + std::to_string(k.pid) + " (" +
@@ -456,13 +470,15 @@ void NoteUnknownKills(const JobView& v, Incident* inc) {
 }  // namespace
 
 void ScopeToJob(Incident* inc) {
+  inc->IndexKinds();  // the few events of the kinds it looks for, out of a million
   const JobView v = ViewJob(*inc);
   std::string note;
   const std::set<std::int64_t> ids = JobIds(*inc, v, &note);
   if (!note.empty()) AddProblem(&inc->input, std::move(note));
   std::set<std::string> allocated;  // the hosts of the job's allocation
-  for (const Event& e : inc->events) {
-    if (e.kind != Kind::kJobAllocated || !ids.contains(SlurmJob(e))) continue;
+  for (const std::int32_t i : inc->OfKinds({Kind::kJobAllocated})) {
+    const Event& e = inc->events[i];
+    if (!ids.contains(SlurmJob(e))) continue;
     const std::vector<std::string> hosts = ExpandHostlist(inc->str(std::get<SlurmNote>(e.detail).node));
     allocated.insert(hosts.begin(), hosts.end());
   }
@@ -488,6 +504,7 @@ void ScopeToJob(Incident* inc) {
     if (!drop[i]) inc->events[kept++] = std::move(inc->events[i]);
   }
   inc->events.resize(kept);
+  inc->IndexKinds();
 }
 
 }  // namespace denpex::engine

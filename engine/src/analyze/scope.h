@@ -13,7 +13,8 @@ namespace denpex::engine {
 
 // Drops the events of daemon and host logs that belong to other jobs, other nodes or other
 // processes, counts them (InputCounts::out_of_scope) and says what was left out, and what could
-// not be decided, in InputCounts::problems. The job's own output is never touched.
+// not be decided, in InputCounts::problems. The job's own output is never touched. Leaves the
+// kind index (Incident::IndexKinds) built for the events it keeps.
 void ScopeToJob(Incident* inc);
 
 }  // namespace denpex::engine

@@ -122,4 +122,20 @@ struct Incident {
   std::size_t indexed_size_ = 0;
 };
 
+// Calls f(i) for each event index of `indices`, in their order, the event a few indices ahead
+// asked into the cache meanwhile: for a pass over events in an order of their own (the wave's
+// watchdog timeouts by time, whose ranks' lines lie anywhere in a 2 GB log: a cache miss per
+// event at 131k ranks).
+template <typename F>
+void VisitEvents(const Incident& inc, const std::vector<std::int32_t>& indices, F&& f) {
+  constexpr std::size_t kAhead = 16;
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    if (k + kAhead < indices.size()) {
+      const auto* ahead = reinterpret_cast<const char*>(inc.events.data() + indices[k + kAhead]);
+      for (std::size_t at = 0; at < sizeof(Event); at += 64) __builtin_prefetch(ahead + at);
+    }
+    f(indices[k]);
+  }
+}
+
 }  // namespace denpex::engine

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -284,8 +285,12 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident
     if (out.no_node_folder[i]) path_node[i].clear();
   }
   // An agent's console that names no host (`host : localhost`) in a job Slurm ran on one node:
-  // that node's.
-  const StrId slurm_node = SoleSlurmNode(inc);
+  // that node's. Found only when such a console asks (three passes over the events).
+  std::optional<StrId> sole_slurm_node;
+  const auto slurm_node = [&] {
+    if (!sole_slurm_node) sole_slurm_node = SoleSlurmNode(inc);
+    return *sole_slurm_node;
+  };
   std::map<StrId, std::vector<std::size_t>> agents_of;  // host -> the agents' consoles naming it
   for (std::size_t i = 0; i < n; ++i) {
     const LogFile& f = inc.files[i];
@@ -299,9 +304,10 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident
     if (s.host != kNoStr && !s.many) {
       out.node[i] = std::string(inc.str(s.host));
       if (agent) agents_of[s.host].push_back(i);
-    } else if (s.host == kNoStr && agent && !f.task_labels && !f.world_info && slurm_node != kNoStr && !s.many) {
-      out.node[i] = std::string(inc.str(slurm_node));
-      agents_of[slurm_node].push_back(i);
+    } else if (s.host == kNoStr && agent && !f.task_labels && !f.world_info && !s.many &&
+               slurm_node() != kNoStr) {
+      out.node[i] = std::string(inc.str(slurm_node()));
+      agents_of[slurm_node()].push_back(i);
     } else if (s.host == kNoStr && agent && !f.task_labels && !f.world_info) {
       out.node[i] = std::string(kUnnamed) + f.path;  // one console, one agent: its own node
     }

@@ -508,6 +508,9 @@ int AddBatch(Listing* listing, std::size_t begin, std::vector<ParsedFile>&& batc
 // first by name: `X.log`, `X.log.1`, `X.log.2.gz`): what a rank raised first, its last line, are
 // then found where the stream has them. Events stay cited in their piece.
 void OrderRotatedStreams(const std::vector<SourceFile>& files, Incident* inc) {
+  if (std::none_of(inc->files.begin(), inc->files.end(),
+                   [](const LogFile& f) { return f.rotated_into >= 0; }))
+    return;
   const auto stream = [&](const Event& e) {
     const std::int32_t into = inc->files[e.file].rotated_into;
     return into >= 0 ? static_cast<std::uint32_t>(into) : e.file;

@@ -36,6 +36,18 @@ void EachEvent(std::vector<Event>& events, F f) {
   });
 }
 
+// Whether p(e) holds for some event, looked for in parallel (p reads its event only).
+template <typename P>
+bool AnyEvent(const std::vector<Event>& events, P p) {
+  return tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, events.size(), kGrain), false,
+      [&](const auto& range, bool found) {
+        for (std::size_t i = range.begin(); i != range.end() && !found; ++i) found = p(events[i]);
+        return found;
+      },
+      [](bool a, bool b) { return a || b; });
+}
+
 // How events name a string (EventCensus::named): a host (kEventHost too when it is the event's
 // own `host`), a Slurm node.
 constexpr std::uint8_t kAsHost = 1, kAsSlurmNode = 2, kEventHost = 4;
@@ -558,14 +570,12 @@ void ResolveRanks(const EventCensus& census, Incident* inc) {
 
 void ResolveNcclPids(Incident* inc) {
   // Most incidents have no unranked NCCL line: look before building the table.
-  bool unranked = false;
+  if (!AnyEvent(inc->events, [](const Event& e) { return e.rank < 0 && NcclPid(e) > 0; })) return;
   std::int32_t world_comm = 0;  // the largest communicator's nranks
   for (const Event& e : inc->events) {
     if (const auto* c = std::get_if<CommInit>(&e.detail))
       world_comm = std::max(world_comm, c->nranks);
-    unranked |= e.rank < 0 && NcclPid(e) > 0;
   }
-  if (!unranked) return;
   std::map<std::pair<std::int32_t, std::int64_t>, std::int32_t>
       by_pid;  // (node, pid) -> rank; -1: claimed twice
   const auto claim = [&](std::int32_t node, std::int64_t pid, std::int32_t rank) {
@@ -608,7 +618,7 @@ std::pair<StrId, std::int32_t> GroupPlace(const Event& e) {
 
 void ResolvePgRanks(Incident* inc) {
   // Most incidents have no such line: look before building the places.
-  if (std::none_of(inc->events.begin(), inc->events.end(), [](const Event& e) {
+  if (!AnyEvent(inc->events, [](const Event& e) {
         const auto place = GroupPlace(e);
         return e.rank < 0 && place.first != kNoStr && place.second >= 0;
       }))
