@@ -74,7 +74,17 @@ bool LooksKernel(std::string_view msg) {
 
 }  // namespace
 
-LogParser::LogParser(const FileContext& ctx, std::string_view text, std::uint64_t base) : ctx_(ctx), text_(text), base_(base) {}
+// A large text's events get room at the start for as many as a large job's abort holds (one per
+// ~560 bytes at the end of the 131k-rank srun log), so that a chunk's vector is not copied at
+// each doubling (half of the time of Emit, ~4 % of the parse). It is address space: the pages past
+// the events written are never touched. A small file grows as it needs.
+constexpr std::size_t kBytesPerEventAtMost = 512;
+constexpr std::size_t kReservedFrom = std::size_t{1} << 20;  // bytes
+
+LogParser::LogParser(const FileContext& ctx, std::string_view text, std::uint64_t base)
+    : ctx_(ctx), text_(text), base_(base) {
+  if (text.size() >= kReservedFrom) out_.events.reserve(text.size() / kBytesPerEventAtMost);
+}
 
 void LogParser::Line(const LineRef& raw, TriggerLevel level, bool opening) {
   level_ = level;
