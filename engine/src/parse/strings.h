@@ -43,6 +43,12 @@ class StringTable {
     return remap;
   }
   std::string_view Get(StrId id) const { return views_[id]; }
+  // Room for `n` strings' ids, so that the id vectors are not copied as they grow (address space;
+  // the slots still grow with what is stored).
+  void Reserve(std::size_t n) {
+    views_.reserve(n);
+    hashes_.reserve(n);
+  }
   std::size_t size() const { return views_.size(); }
 
   // 16 bytes a step, each pair of 8-byte words folded by one 64x64->128-bit multiply (as
