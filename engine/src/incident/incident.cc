@@ -38,7 +38,8 @@ void Incident::IndexKinds() {
   const std::size_t blocks = (events.size() + kBlock - 1) / kBlock;
   using PerKind = std::array<std::int32_t, kKinds>;
   std::vector<PerKind> at(blocks);  // by block: its count of each kind, then its place in each list
-  std::vector<std::uint8_t> kinds(events.size());  // read once from the events (~100 bytes each)
+  // The kinds, read from the events once: the scatter reads these bytes, not the events again.
+  std::vector<std::uint8_t> kinds(events.size());
   const auto each_block = [&](auto&& f) {
     tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
       const std::size_t end = std::min(events.size(), (b + 1) * kBlock);
