@@ -91,17 +91,22 @@ Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
   auto incident = LoadIncident(incident_dir, options.threads, options.checkpoint_dir, false, options.chunk_bytes);
   load.End();
   if (!incident.ok()) return incident.status();
+  // What the scoping and the analysis run in parallel runs on as many threads as the load did.
+  tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
   Stage scope("ScopeToJob");  // with the later attempts set aside and the kind index built
-  // The engine looks for patient zero in a restarted job's first attempt; the baselines read all.
-  if (options.strategy == Strategy::kEngine) SetAsideLaterAttempts(&*incident);
-  // and only this job's lines of daemon and host logs (other jobs', nodes', processes' left out).
-  // The events are then final, and indexed by kind: the detectors read the few of the kinds they
-  // look for.
-  if (options.strategy == Strategy::kEngine) {
-    ScopeToJob(&*incident);  // builds the index
-  } else {
-    incident->IndexKinds();
-  }
+  arena.execute([&] {
+    // The engine looks for patient zero in a restarted job's first attempt; the baselines read
+    // all,
+    if (options.strategy == Strategy::kEngine) SetAsideLaterAttempts(&*incident);
+    // and only this job's lines of daemon and host logs (other jobs', nodes', processes' left
+    // out). The events are then final, and indexed by kind: the detectors read the few of the
+    // kinds they look for.
+    if (options.strategy == Strategy::kEngine) {
+      ScopeToJob(&*incident);  // builds the index
+    } else {
+      incident->IndexKinds();
+    }
+  });
   scope.End();
   // Only the engine and the checkpoint baseline judge checkpoints; the log baselines leave
   // them NOT_EVALUATED.
@@ -119,8 +124,6 @@ Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
     control = std::move(*loaded);
   }
   Stage analyze("Analyze");
-  // What the analysis runs in parallel runs on as many threads as the load did.
-  tbb::task_arena arena(options.threads > 0 ? options.threads : tbb::task_arena::automatic);
   Finding finding;
   arena.execute(
       [&] { finding = Analyze(options.strategy, *incident, control ? &*control : nullptr); });

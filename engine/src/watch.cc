@@ -2,6 +2,8 @@
 // stall (analyze/stall.h) + report.
 #include "denpex/engine/watch.h"
 
+#include <oneapi/tbb/task_arena.h>
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -98,8 +100,12 @@ Result<v1::Diagnosis> Watcher::Evaluate(TimeNs wall) {
     if (!incident.ok()) return incident.status();
     s.bytes_evaluated = s.live.bytes();
     SetAsideLaterAttempts(&*incident);
-    ScopeToJob(&*incident);  // the events are final, and indexed by kind (Incident::OfKinds)
-    s.finding = AnalyzeParticipation(*incident, nullptr);
+    // What the scoping and the analysis run in parallel runs on as many threads as the reading did.
+    tbb::task_arena arena(s.options.threads > 0 ? s.options.threads : tbb::task_arena::automatic);
+    arena.execute([&] {
+      ScopeToJob(&*incident);  // the events are final, and indexed by kind (Incident::OfKinds)
+      s.finding = AnalyzeParticipation(*incident, nullptr);
+    });
     // The step lines: each rank's newest, and its pace since the step before.
     s.marks = LatestProgress(*incident);
     TimeNs newest = 0;

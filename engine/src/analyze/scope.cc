@@ -1,5 +1,9 @@
 #include "analyze/scope.h"
 
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/parallel_invoke.h>
+#include <oneapi/tbb/task_arena.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -167,7 +171,7 @@ std::vector<std::vector<T>> ByNode(const std::vector<std::pair<std::int32_t, T>>
 // last line named is not noted again); with `pairs`, the GPU its NCCL line names, and its rank
 // as one whose GPU is named.
 void NoteProcess(const Incident& inc, const Event& e, NodePairs* pairs,
-                 LastPerRank<std::int64_t>* last_pid, JobView* v) {
+                 LastPerRank<std::int64_t>* last_pid, std::vector<std::int64_t>* pids) {
   std::int64_t pid = 0;
   if (const auto* c = std::get_if<CommInit>(&e.detail)) {
     pid = c->pid;
@@ -185,9 +189,9 @@ void NoteProcess(const Incident& inc, const Event& e, NodePairs* pairs,
   } else if (const auto* s = std::get_if<WorkerSignalled>(&e.detail)) {
     pid = s->pid;
   } else if (e.kind == Kind::kDataLoaderKilled) {
-    DataLoaderPids(inc.str(std::get<PythonError>(e.detail).message), &v->pids);
+    DataLoaderPids(inc.str(std::get<PythonError>(e.detail).message), pids);
   }
-  if (pid > 0 && !last_pid->Again(e.rank, pid)) v->pids.push_back(pid);
+  if (pid > 0 && !last_pid->Again(e.rank, pid)) pids->push_back(pid);
 }
 
 // The file's first line starts with an srun label (`12: `): a job's workers' output, even when
@@ -202,6 +206,61 @@ bool StartsWithTaskLabel(const std::filesystem::path& path) {
   return digits > 0 && h.substr(digits).starts_with(": ");
 }
 
+// What ViewJob's pass over the job's own events gathers from one part of them: marks, pairs and
+// values that become sets (or minima) once the parts are put together, so what the parts are
+// changes nothing.
+struct OwnPart {
+  std::set<std::int64_t> ids;
+  std::vector<char> named_node;  // by node
+  std::vector<StrId> named_hosts;
+  NodePairs pairs;
+  LastPerRank<std::int64_t> last_pid;  // a rank's process, named by most of its lines
+  std::vector<std::int64_t> pids;      // sorted and distinct once gathered
+  std::optional<TimeNs> first, first_written;
+};
+
+void GatherOwn(const Incident& inc, const std::vector<char>& own, bool gpus, std::size_t begin,
+               std::size_t end, OwnPart* p) {
+  p->named_node.assign(inc.nodes.size(), 0);
+  for (std::size_t i = begin; i < end; ++i) {
+    const Event& e = inc.events[i];
+    if (!own[e.file]) continue;
+    if (const std::int64_t job = SlurmJob(e); job >= 0) p->ids.insert(job);
+    if (e.node >= 0) p->named_node[static_cast<std::size_t>(e.node)] = 1;
+    if (gpus && e.node >= 0 && e.rank >= 0 && !p->pairs.last_node.Again(e.rank, e.node))
+      p->pairs.ranks.emplace_back(e.node, e.rank);
+    if (const auto* n = std::get_if<SlurmNote>(&e.detail); n != nullptr && n->node != kNoStr)
+      p->named_hosts.push_back(n->node);
+    NoteProcess(inc, e, gpus ? &p->pairs : nullptr, &p->last_pid, &p->pids);
+    if (e.clock == Clock::kNone || e.time_borrowed) continue;
+    if (!p->first || e.time < *p->first) p->first = e.time;
+    if (!e.time_collected && (!p->first_written || e.time < *p->first_written))
+      p->first_written = e.time;
+  }
+  std::sort(p->pids.begin(), p->pids.end());
+  p->pids.erase(std::unique(p->pids.begin(), p->pids.end()), p->pids.end());
+}
+
+// Appends `from` to `to`.
+template <typename T>
+void Append(const std::vector<T>& from, std::vector<T>* to) {
+  to->insert(to->end(), from.begin(), from.end());
+}
+
+// The earlier of two times, either maybe unknown.
+std::optional<TimeNs> Earlier(std::optional<TimeNs> a, std::optional<TimeNs> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::min(*a, *b);
+}
+
+// Runs f(p, begin, end) for `parts` even parts of `n` indices, in parallel.
+template <typename F>
+void EachPart(std::size_t n, std::size_t parts, F&& f) {
+  tbb::parallel_for(std::size_t{0}, parts,
+                    [&](std::size_t p) { f(p, n * p / parts, n * (p + 1) / parts); });
+}
+
 JobView ViewJob(const Incident& inc) {
   JobView v;
   v.own.assign(inc.files.size(), 0);
@@ -209,8 +268,18 @@ JobView ViewJob(const Incident& inc) {
   for (const LogFile& f : inc.files) {
     if (f.node >= 0 && f.node < static_cast<std::int32_t>(v.filed.size())) v.filed[static_cast<std::size_t>(f.node)] = 1;
   }
-  for (const Event& e : inc.events) {
-    if (JobLine(e)) v.own[e.file] = 1;
+  // The events in as many parts as there are threads: each part marks its own files, the marks
+  // are then put together (a mark is the same whichever part made it).
+  const auto parts = static_cast<std::size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+  std::vector<std::vector<char>> own_of(parts);
+  EachPart(inc.events.size(), parts, [&](std::size_t p, std::size_t begin, std::size_t end) {
+    own_of[p].assign(inc.files.size(), 0);
+    for (std::size_t i = begin; i < end; ++i) {
+      if (JobLine(inc.events[i])) own_of[p][inc.events[i].file] = 1;
+    }
+  });
+  for (const std::vector<char>& own : own_of) {
+    for (std::size_t f = 0; f < own.size(); ++f) v.own[f] |= own[f];
   }
   // slurmstepd's `*** JOB N ON <node> CANCELLED ***` as it writes it into a job's output is some
   // job's: this job's where its file holds the job's other lines (above), or where no file does
@@ -248,40 +317,51 @@ JobView ViewJob(const Incident& inc) {
     return e.node >= 0 && !v.own[e.file];
   });
   // Per event only what is cheap: marks by node and string id, pids appended; the sets are made
-  // once from them (a 131k-rank job's output has a million events and 16k nodes).
+  // once from them (a 131k-rank job's output has a million events and 16k nodes). The parts are
+  // gathered in parallel and put together in their order.
+  std::vector<OwnPart> own_parts(parts);
+  EachPart(inc.events.size(), parts, [&](std::size_t p, std::size_t begin, std::size_t end) {
+    GatherOwn(inc, v.own, gpus, begin, end, &own_parts[p]);
+  });
   std::vector<char> named_node(inc.nodes.size(), 0);
   std::vector<StrId> named_hosts;
   NodePairs pairs;
-  LastPerRank<std::int64_t> last_pid;  // a rank's process, named by most of its lines
-  for (const Event& e : inc.events) {
-    if (!v.own[e.file]) continue;
-    if (const std::int64_t job = SlurmJob(e); job >= 0) v.ids.insert(job);
-    if (e.node >= 0) named_node[static_cast<std::size_t>(e.node)] = 1;
-    if (gpus && e.node >= 0 && e.rank >= 0 && !pairs.last_node.Again(e.rank, e.node))
-      pairs.ranks.emplace_back(e.node, e.rank);
-    if (const auto* n = std::get_if<SlurmNote>(&e.detail); n != nullptr && n->node != kNoStr)
-      named_hosts.push_back(n->node);
-    NoteProcess(inc, e, gpus ? &pairs : nullptr, &last_pid, &v);
-    if (e.clock == Clock::kNone || e.time_borrowed) continue;
-    if (!v.first || e.time < *v.first) v.first = e.time;
-    if (!e.time_collected && (!v.first_written || e.time < *v.first_written)) v.first_written = e.time;
+  for (OwnPart& p : own_parts) {
+    v.ids.merge(p.ids);
+    for (std::size_t n = 0; n < named_node.size(); ++n) named_node[n] |= p.named_node[n];
+    Append(p.named_hosts, &named_hosts);
+    Append(p.pairs.ranks, &pairs.ranks);
+    Append(p.pairs.gpu_ranks, &pairs.gpu_ranks);
+    Append(p.pairs.gpus, &pairs.gpus);
+    const auto middle = static_cast<std::ptrdiff_t>(v.pids.size());
+    Append(p.pids, &v.pids);  // each part's sorted: merged into the sorted whole
+    std::inplace_merge(v.pids.begin(), v.pids.begin() + middle, v.pids.end());
+    v.first = Earlier(v.first, p.first);
+    v.first_written = Earlier(v.first_written, p.first_written);
   }
-  for (std::size_t n = 0; n < named_node.size(); ++n) {
-    if (named_node[n]) v.hosts.insert(Lower(inc.nodes[n]));
-  }
-  std::sort(named_hosts.begin(), named_hosts.end());
-  named_hosts.erase(std::unique(named_hosts.begin(), named_hosts.end()), named_hosts.end());
-  for (const StrId h : named_hosts) v.hosts.insert(Lower(inc.str(h)));
-  if (gpus) {
-    v.ranks_on = ByNode(pairs.ranks, inc.nodes.size());
-    v.gpu_ranks = ByNode(pairs.gpu_ranks, inc.nodes.size());
+  // The sets, each made on its own from what the parts gathered, in parallel.
+  const auto hosts = [&] {
+    for (std::size_t n = 0; n < named_node.size(); ++n) {
+      if (named_node[n]) v.hosts.insert(Lower(inc.nodes[n]));
+    }
+    std::sort(named_hosts.begin(), named_hosts.end());
+    named_hosts.erase(std::unique(named_hosts.begin(), named_hosts.end()), named_hosts.end());
+    for (const StrId h : named_hosts) v.hosts.insert(Lower(inc.str(h)));
+  };
+  const auto gpu_names = [&] {
     const std::vector<std::vector<StrId>> pcis = ByNode(pairs.gpus, inc.nodes.size());
     v.gpus.resize(inc.nodes.size());
     for (std::size_t n = 0; n < pcis.size(); ++n) {
       for (const StrId pci : pcis[n]) v.gpus[n].emplace(inc.str(pci));
     }
+  };
+  if (gpus) {
+    tbb::parallel_invoke(
+        hosts, gpu_names, [&] { v.ranks_on = ByNode(pairs.ranks, inc.nodes.size()); },
+        [&] { v.gpu_ranks = ByNode(pairs.gpu_ranks, inc.nodes.size()); });
+  } else {
+    hosts();
   }
-  std::sort(v.pids.begin(), v.pids.end());
   v.pids.erase(std::unique(v.pids.begin(), v.pids.end()), v.pids.end());
   return v;
 }
@@ -482,13 +562,24 @@ void ScopeToJob(Incident* inc) {
     const std::vector<std::string> hosts = ExpandHostlist(inc->str(std::get<SlurmNote>(e.detail).node));
     allocated.insert(hosts.begin(), hosts.end());
   }
+  // The events of files that are not the job's own, found in parallel (the parts' in their
+  // order), are judged one by one in event order.
+  const auto parts = static_cast<std::size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+  std::vector<std::vector<std::int32_t>> others_of(parts);
+  EachPart(inc->events.size(), parts, [&](std::size_t p, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      if (!v.own[inc->events[i].file]) others_of[p].push_back(static_cast<std::int32_t>(i));
+    }
+  });
   std::vector<LeftOut> left(inc->files.size());
   std::vector<char> drop(inc->events.size(), 0);
-  for (std::size_t i = 0; i < inc->events.size(); ++i) {
-    const Event& e = inc->events[i];
-    if (v.own[e.file] || !OutOfScope(*inc, v, ids, allocated, e, &left[e.file])) continue;
-    drop[i] = 1;
-    ++left[e.file].lines;
+  for (const std::vector<std::int32_t>& others : others_of) {
+    for (const std::int32_t i : others) {
+      const Event& e = inc->events[i];
+      if (!OutOfScope(*inc, v, ids, allocated, e, &left[e.file])) continue;
+      drop[i] = 1;
+      ++left[e.file].lines;
+    }
   }
   NoteUnknownKills(v, inc);
   std::int64_t dropped = 0;

@@ -1,11 +1,15 @@
 #include "ingest/attempts.h"
 
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_reduce.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace denpex::engine {
 namespace {
@@ -42,13 +46,30 @@ std::string_view Hostname(std::string_view pod) {
 
 // The earliest stamped time of each file's own lines (none: no stamped line).
 std::vector<std::optional<TimeNs>> FirstStamps(const Incident& inc) {
-  std::vector<std::optional<TimeNs>> first(inc.files.size());
-  for (const Event& e : inc.events) {
-    if (e.clock == Clock::kNone || e.time_borrowed) continue;
-    auto& t = first[e.file];
-    if (!t || e.time < *t) t = e.time;
-  }
-  return first;
+  using Firsts = std::vector<std::optional<TimeNs>>;
+  const auto earliest = [](const std::optional<TimeNs>& t, TimeNs time) { return !t || time < *t; };
+  // Each range of events finds its files' earliest stamps, the ranges' are then put together: the
+  // earliest is the same however the events were split.
+  Firsts firsts = tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, inc.events.size(), std::size_t{1} << 16), Firsts(),
+      [&](const tbb::blocked_range<std::size_t>& r, Firsts first) {
+        if (first.empty()) first.resize(inc.files.size());
+        for (std::size_t i = r.begin(); i < r.end(); ++i) {
+          const Event& e = inc.events[i];
+          if (e.clock == Clock::kNone || e.time_borrowed) continue;
+          if (earliest(first[e.file], e.time)) first[e.file] = e.time;
+        }
+        return first;
+      },
+      [&](Firsts a, const Firsts& b) {
+        if (a.empty()) return b;
+        for (std::size_t f = 0; f < b.size(); ++f) {
+          if (b[f] && earliest(a[f], *b[f])) a[f] = b[f];
+        }
+        return a;
+      });
+  firsts.resize(inc.files.size());  // no events: none has a stamp
+  return firsts;
 }
 
 }  // namespace
