@@ -18,7 +18,6 @@ constexpr std::string_view kChildFailed = "torch.distributed.elastic.multiproces
 constexpr int kMaxJoins = 3;                 // physical lines one wrapped watchdog line may span
 constexpr std::uint32_t kNoticeSpan = 4;     // lines a multi-line NVRM notice may span
 
-
 // The banner torchrun prints at start (torch/distributed/run.py), with no logging prefix, even
 // in an agent log that says nothing else (its node was lost before any worker failed).
 constexpr std::string_view kTorchrunBanner = "Setting OMP_NUM_THREADS environment variable for each process";
@@ -85,8 +84,7 @@ LogParser::LogParser(const FileContext& ctx, std::string_view text, std::uint64_
     : ctx_(ctx), text_(text), base_(base) {
   if (text.size() >= kReservedFrom) {
     out_.events.reserve(text.size() / kBytesPerEventAtMost);
-    out_.strings.Reserve(text.size() /
-                         kBytesPerEventAtMost);  // about as many new strings as events
+    out_.strings.Reserve(text.size() / kBytesPerEventAtMost);  // about as many new strings
   }
 }
 
