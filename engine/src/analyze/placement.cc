@@ -1,13 +1,9 @@
 #include "analyze/placement.h"
 
-#include <oneapi/tbb/parallel_for.h>
-#include <oneapi/tbb/task_arena.h>
-
 #include <algorithm>
 #include <limits>
 #include <map>
 #include <set>
-#include <vector>
 
 #include "analyze/world_size.h"
 #include "ingest/identity.h"
@@ -121,26 +117,13 @@ void RanksOfLabelledTasks(const Incident& inc, JobFacts* jf) {
     return;
   // Marked by rank first, then the facts of each marked rank set once: a mark per line, in a
   // million lines of ranks in no order, in the facts (17 MB at 131k ranks) missed the cache.
-  // The events are marked in parts in parallel, one mark vector each, then put together (a mark
-  // is the same whichever part made it).
-  const auto parts = static_cast<std::size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
-  const std::size_t n = inc.events.size();
-  std::vector<std::vector<char>> marks(parts);
-  tbb::parallel_for(std::size_t{0}, parts, [&](std::size_t p) {
-    std::vector<char>& labelled = marks[p];
-    for (std::size_t i = n * p / parts; i < n * (p + 1) / parts; ++i) {
-      const Event& e = inc.events[i];
-      const LogFile& f = inc.files[e.file];
-      if (!f.task_labels || f.local_tags || f.agent || e.task < 0 || e.rank != e.task) continue;
-      if (static_cast<std::size_t>(e.rank) >= labelled.size())
-        labelled.resize(static_cast<std::size_t>(e.rank) + 1, 0);
-      labelled[static_cast<std::size_t>(e.rank)] = 1;
-    }
-  });
   std::vector<char> labelled;
-  for (const std::vector<char>& m : marks) {
-    if (m.size() > labelled.size()) labelled.resize(m.size(), 0);
-    for (std::size_t r = 0; r < m.size(); ++r) labelled[r] |= m[r];
+  for (const Event& e : inc.events) {
+    const LogFile& f = inc.files[e.file];
+    if (!f.task_labels || f.local_tags || f.agent || e.task < 0 || e.rank != e.task) continue;
+    if (static_cast<std::size_t>(e.rank) >= labelled.size())
+      labelled.resize(static_cast<std::size_t>(e.rank) + 1, 0);
+    labelled[static_cast<std::size_t>(e.rank)] = 1;
   }
   if (labelled.empty()) return;
   jf->EnsureRank(static_cast<std::int32_t>(labelled.size()) - 1);  // the highest, at once
