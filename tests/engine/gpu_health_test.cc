@@ -660,7 +660,7 @@ TEST(GpuHealth, ABigSparseSyslogIsSearchedMappedNotCopied) {
   EXPECT_EQ(h.ByUuid(h.visible[0])->pci, "0000:db:00");
   EXPECT_EQ(h.visible_line.span.line, 203u);  // after the hole: 201 lines, the NULs' line, this
   EXPECT_LT(peak - rss, 24 << 10) << "KiB over the RSS before";  // the whole file would be 64 MiB, twice
-  EXPECT_LT(secs, 1.0);
+  EXPECT_LT(secs, testing::CpuBound(1.0));
 }
 
 }  // namespace
