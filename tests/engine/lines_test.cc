@@ -345,6 +345,42 @@ TEST(Lines, StringTableAbsorbsAnotherAsInterningEachWould) {
   EXPECT_EQ(moved.Get(remap[3]), "another long text, unique to this chunk: [PG <n> Rank <n>]");
 }
 
+// Absorbing a larger table keeps that table's storage and renumbers it (StringTable::Adopt): the
+// ids are still those of interning each string in turn, whichever table is larger, whatever the
+// overlap, and across the slot table's growth.
+TEST(Lines, StringTableAbsorbsALargerTableWithTheSameIds) {
+  const auto text = [](int k) {
+    return "string " + std::to_string(k) + (k % 7 == 0 ? " with a longer tail" : "");
+  };
+  for (const auto& [into_size, from_size, overlap] : {std::tuple{3, 10, 1},
+                                                      {20, 21, 20},
+                                                      {100, 5000, 50},
+                                                      {1000, 1500, 0},
+                                                      {31, 5000, 31},
+                                                      {2, 100000, 1}}) {
+    StringTable into, expected, from;
+    for (int k = 0; k < into_size; ++k) into.Intern(text(k)), expected.Intern(text(k));
+    // from's strings: the last `overlap` of into's, interleaved with new ones, and the empty one
+    std::vector<std::string> from_texts;
+    for (int k = 0; k < from_size; ++k) {
+      from_texts.push_back(k < overlap ? text(into_size - 1 - k) : text(1'000'000 + k));
+    }
+    std::swap(from_texts[0], from_texts[from_texts.size() / 2]);
+    from.Intern("x"), from.Intern("");
+    for (const std::string& t : from_texts) from.Intern(t);
+    std::vector<StrId> want(from.size());
+    for (StrId id = 0; id < from.size(); ++id) want[id] = expected.Intern(from.Get(id));
+    const std::vector<StrId> remap = into.Absorb(std::move(from));
+    ASSERT_EQ(remap, want) << into_size << " into, " << from_size << " from";
+    ASSERT_EQ(into.size(), expected.size());
+    for (StrId id = 0; id < into.size(); ++id) ASSERT_EQ(into.Get(id), expected.Get(id));
+    for (StrId id = 0; id < into.size(); ++id)
+      ASSERT_EQ(into.Intern(expected.Get(id)), id);  // every one found
+    EXPECT_EQ(into.Intern("one more"), expected.Intern("one more"));
+    EXPECT_EQ(into.size(), expected.size());
+  }
+}
+
 // The `[rank<G>]:` ranks a file holds come out sorted and once each (a bit per rank, across the
 // 64-bit words), and a rank's last watchdog timeout stays open to its status line while other
 // ranks' blocks interleave with it.

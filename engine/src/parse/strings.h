@@ -36,6 +36,7 @@ class StringTable {
   // merge of a dense chunk's ~19 k strings (a watchdog note per rank, their texts unique)
   // re-hashed and copied each one. `from` is left empty.
   std::vector<StrId> Absorb(StringTable&& from) {
+    if (from.views_.size() > views_.size()) return Adopt(std::move(from));
     std::vector<StrId> remap(from.views_.size());
     for (StrId id = 0; id < remap.size(); ++id) remap[id] = Insert(from.views_[id], from.hashes_[id], &from);
     for (auto& block : from.blocks_) blocks_.push_back(std::move(block));
@@ -111,6 +112,71 @@ class StringTable {
       }
     }
   }
+  // Absorb of a larger table, with the same ids: `from`'s vectors and slots are kept and renumbered
+  // in one pass each, and only this table's strings are looked up (in `from`) and placed. A 131k-
+  // rank srun log's 0.8 M strings joined the incident's ~20 k by 0.8 M probes into a fresh table
+  // of 2 M slots, ~75 ms of the load's serial part (docs/benchmarks.md).
+  std::vector<StrId> Adopt(StringTable&& from) {
+    constexpr StrId kUnset = ~StrId{0};
+    const std::size_t n = views_.size(), m = from.views_.size();
+    std::vector<StrId> remap(m, kUnset);  // from's id -> the id it gets
+    std::vector<StrId> missing;           // this table's ids whose strings `from` lacks
+    for (StrId id = 0; id < n; ++id) {
+      const StrId j = from.Find(views_[id], hashes_[id]);
+      if (j != kUnset) {
+        remap[j] = id;
+      } else {
+        missing.push_back(id);
+      }
+    }
+    StrId next = static_cast<StrId>(n);  // from's new strings follow this table's, in from's order
+    for (StrId& id : remap) {
+      if (id == kUnset) id = next++;
+    }
+    // Each new string moves to a higher index (n is at least the strings of `from` found here):
+    // placed from the back, none is overwritten before it is read.
+    from.views_.resize(next);
+    from.hashes_.resize(next);
+    for (std::size_t j = m; j-- > 0;) {
+      if (remap[j] >= n) {
+        from.views_[remap[j]] = from.views_[j];
+        from.hashes_[remap[j]] = from.hashes_[j];
+      }
+    }
+    std::copy(views_.begin(), views_.end(), from.views_.begin());
+    std::copy(hashes_.begin(), hashes_.end(), from.hashes_.begin());
+    for (Slot& slot : from.slots_) {
+      if (slot.id_plus_one != 0) slot.id_plus_one = remap[slot.id_plus_one - 1] + 1;
+    }
+    views_ = std::move(from.views_);
+    hashes_ = std::move(from.hashes_);
+    slots_ = std::move(from.slots_);
+    if ((views_.size() + 1) * 2 > slots_.size()) {
+      Grow();  // every id placed from hashes_
+    } else {
+      const std::size_t mask = slots_.size() - 1;
+      for (const StrId id : missing) {
+        std::size_t i = hashes_[id] & mask;
+        while (slots_[i].id_plus_one != 0) i = (i + 1) & mask;
+        slots_[i] = {id + 1, static_cast<std::uint32_t>(hashes_[id] >> 32)};
+      }
+    }
+    for (auto& block : from.blocks_) blocks_.push_back(std::move(block));
+    from = StringTable();
+    return remap;
+  }
+  // The id of `s` (hashed `hash`), or ~0 when it is not interned.
+  StrId Find(std::string_view s, std::uint64_t hash) const {
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+      const Slot& slot = slots_[i];
+      if (slot.id_plus_one == 0) return ~StrId{0};
+      if (slot.hash_high == static_cast<std::uint32_t>(hash >> 32) &&
+          views_[slot.id_plus_one - 1] == s) {
+        return slot.id_plus_one - 1;
+      }
+    }
+  }
   // A copy of `s` in the current block (a new one when it does not fit): blocks grow from
   // 512 bytes to 64 KiB, so the table of a file with a few strings stays small.
   std::string_view Store(std::string_view s) {
@@ -128,8 +194,11 @@ class StringTable {
     left_ -= s.size();
     return stored;
   }
+  // Twice the slots (more if need be, so that the ids stored and one more fill at most half).
   void Grow() {
-    std::vector<Slot> slots(slots_.empty() ? 64 : slots_.size() * 2);
+    std::size_t size = slots_.empty() ? 64 : slots_.size() * 2;
+    while ((views_.size() + 1) * 2 > size) size *= 2;
+    std::vector<Slot> slots(size);
     const std::size_t mask = slots.size() - 1;
     for (StrId id = 0; id < hashes_.size(); ++id) {
       std::size_t i = hashes_[id] & mask;
