@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: engine_bench INCIDENT_DIR [--threads N] [--repeat K] [--parse-only]\n");
     return 2;
   }
-  denpex::engine::KeepFreedMemory();  // as the denpex binary does
+  denpex::engine::RestartWithHugePageHeap(argv);  // as `denpex diagnose` does
+  denpex::engine::KeepFreedMemory();
   const std::string dir = argv[1];
   int threads = 0, repeat = 3;
   bool parse_only = false;

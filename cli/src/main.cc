@@ -126,6 +126,14 @@ extern const char* const kBuildCommit;  // generated at build time (cmake/BuildI
 
 int main(int argc, char** argv) {
   using namespace denpex::cli;
+  // The commands that read or write whole incidents: their heap in huge pages (engine.h).
+  if (argc > 1) {
+    const std::string_view command = argv[1];
+    if (command == "diagnose" || command == "eval" || command == "events" ||
+        command == "simulate" || command == "demo" || command == "merge") {
+      denpex::engine::RestartWithHugePageHeap(argv);
+    }
+  }
   denpex::engine::KeepFreedMemory();
   CLI::App app{"denpex: find patient zero of a failed distributed training job"};
   app.footer(kExitCodes);

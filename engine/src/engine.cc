@@ -3,8 +3,12 @@
 
 #include <malloc.h>
 #include <oneapi/tbb/task_arena.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <ostream>
@@ -54,6 +58,43 @@ std::string_view StrategyName(Strategy s) {
 void KeepFreedMemory() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest; above it a block is mapped on its own
   mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+}
+
+void RestartWithHugePageHeap(char** argv) {
+  static constexpr const char* kTunables = "GLIBC_TUNABLES";
+  static constexpr const char* kSaved =
+      "DENPEX_SAVED_GLIBC_TUNABLES";  // "=<value>", or "" if unset
+  const auto restore = [](const char* saved) {
+    if (saved[0] == '=') {
+      ::setenv(kTunables, saved + 1, 1);
+    } else {
+      ::unsetenv(kTunables);
+    }
+    ::unsetenv(kSaved);
+  };
+  if (const char* saved = std::getenv(kSaved)) {  // the second start
+    restore(std::string(saved).c_str());
+    return;
+  }
+  const char* tunables = std::getenv(kTunables);
+  if (tunables != nullptr && std::strstr(tunables, "glibc.malloc.hugetlb") != nullptr) return;
+  if (const char* preload = std::getenv("LD_PRELOAD");
+      preload != nullptr && std::strstr(preload, "vgpreload") != nullptr) {
+    return;
+  }
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  if (!std::getline(thp, modes) || modes.find("[madvise]") == std::string::npos) return;
+  std::string saved, with;
+  if (tunables != nullptr) {
+    saved.append("=").append(tunables);
+    if (*tunables != '\0') with.append(tunables).append(":");
+  }
+  with.append("glibc.malloc.hugetlb=1");
+  ::setenv(kSaved, saved.c_str(), 1);
+  ::setenv(kTunables, with.c_str(), 1);
+  ::execv("/proc/self/exe", argv);
+  restore(saved.c_str());  // not restarted: go on as it was
 }
 
 namespace {

@@ -62,6 +62,20 @@ struct DiagnoseOptions {
 // docs/benchmarks.md "Memory reuse" has the figures.
 void KeepFreedMemory();
 
+// Starts the program once more with glibc's heap in transparent huge pages, where that is to be
+// had and not yet decided; returns at once otherwise (and in the second start, after putting the
+// environment back as it was). glibc grows its heaps in 4 KiB pages unless the dynamic loader
+// reads `glibc.malloc.hugetlb=1` from GLIBC_TUNABLES at start; no call can ask it later. A
+// 131k-rank diagnosis touches ~190 MB of heap: ~47 k first-touch faults in 4 KiB pages, each
+// 10+ us under a hypervisor, against ~17 k with the tunable (docs/benchmarks.md, "Huge pages for
+// the heap"). The restart happens only when the kernel hands out huge pages on request
+// (transparent_hugepage `madvise` mode; under `always` the heap has them already), GLIBC_TUNABLES
+// does not name the tunable (`glibc.malloc.hugetlb=0` keeps the 4 KiB heap), the program does
+// not run under valgrind (which would not follow the restart) and /proc/self/exe can be run.
+// GLIBC_TUNABLES is restored in the second start, so the processes the program starts see the
+// environment it was given. Call first thing in main(), before any thread exists.
+void RestartWithHugePageHeap(char** argv);
+
 // kNotFound / kInvalidInput when the directory is missing, not a directory, or holds no
 // readable log; kNotFound when an explicit `checkpoint_dir` does not exist. Unreadable or
 // malformed files inside it are counted in Diagnosis.input.

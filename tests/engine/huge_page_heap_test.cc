@@ -1,0 +1,126 @@
+// RestartWithHugePageHeap (denpex/engine/engine.h): the program starts once more with glibc's
+// heap advised for transparent huge pages, and the restarted program sees the environment it was
+// given. The test runs this test binary again as the program: a child process calls the restart
+// with an argv that names the probe below, which reports what it sees into a file.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "denpex/engine/engine.h"
+
+namespace denpex::engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool HugePagesOnRequest() {
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  return std::getline(thp, modes) && modes.find("[madvise]") != std::string::npos;
+}
+
+// Whether the mapping that holds `p` is advised for huge pages ("hg" in smaps' VmFlags).
+bool AdvisedHuge(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    std::uintptr_t begin = 0, end = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> begin >> dash >> end && dash == '-') {
+      inside = begin <= at && at < end;
+    } else if (inside && line.starts_with("VmFlags:")) {
+      return line.find(" hg") != std::string::npos;
+    }
+  }
+  return false;
+}
+
+// Runs only as the restarted program (DENPEX_TEST_PROBE_OUT names its report).
+TEST(HugePageHeap, Probe) {
+  const char* out = std::getenv("DENPEX_TEST_PROBE_OUT");
+  if (out == nullptr) GTEST_SKIP() << "the restarted program's probe";
+  if (std::getenv("DENPEX_SAVED_GLIBC_TUNABLES") == nullptr) {
+    std::ofstream(out) << "not restarted\n";
+    return;
+  }
+  RestartWithHugePageHeap(nullptr);    // the second start: puts the environment back
+  void* block = std::malloc(8 << 20);  // glibc maps a block this size on its own
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  std::string seen = "unset";
+  if (tunables != nullptr) seen = std::string("=").append(tunables);
+  std::ofstream(out) << seen << "\n"
+                     << (AdvisedHuge(block) ? "huge" : "4k") << "\n"
+                     << (std::getenv("DENPEX_SAVED_GLIBC_TUNABLES") == nullptr ? "clean" : "marked")
+                     << "\n";
+  std::free(block);
+}
+
+// What the restarted probe reported, GLIBC_TUNABLES as given (nullptr: unset).
+std::string RestartedReport(const char* tunables) {
+  const fs::path out =
+      fs::temp_directory_path() / ("denpex-huge-heap-" + std::to_string(::getpid()));
+  fs::remove(out);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (tunables == nullptr) {
+      ::unsetenv("GLIBC_TUNABLES");
+    } else {
+      ::setenv("GLIBC_TUNABLES", tunables, 1);
+    }
+    ::setenv("DENPEX_TEST_PROBE_OUT", out.c_str(), 1);
+    ::unsetenv("LD_PRELOAD");
+    if (const int null = ::open("/dev/null", O_WRONLY); null >= 0)
+      ::dup2(null, STDOUT_FILENO);  // its gtest report
+    std::string self = fs::read_symlink("/proc/self/exe").string(),
+                filter = "--gtest_filter=HugePageHeap.Probe";
+    char* argv[] = {self.data(), filter.data(), nullptr};
+    RestartWithHugePageHeap(argv);
+    ::_exit(3);  // not restarted
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  std::ifstream in(out);
+  std::stringstream report;
+  report << in.rdbuf();
+  fs::remove(out);
+  return WIFEXITED(status) ? report.str() : "killed";
+}
+
+TEST(HugePageHeap, TheRestartedProgramHasAHugePageHeapAndTheEnvironmentItWasGiven) {
+  if (!HugePagesOnRequest())
+    GTEST_SKIP() << "this kernel's transparent huge pages are not in madvise mode";
+  EXPECT_EQ(RestartedReport(nullptr), "unset\nhuge\nclean\n");
+  EXPECT_EQ(RestartedReport("glibc.malloc.tcache_count=7"),
+            "=glibc.malloc.tcache_count=7\nhuge\nclean\n");
+  EXPECT_EQ(RestartedReport(""), "=\nhuge\nclean\n");
+}
+
+// A GLIBC_TUNABLES that names the tunable is the user's choice: no restart.
+TEST(HugePageHeap, ATunableAlreadySetIsLeftAlone) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0", 1);
+    char self[] = "/proc/self/exe", filter[] = "--gtest_filter=HugePageHeap.Probe";
+    char* argv[] = {self, filter, nullptr};
+    RestartWithHugePageHeap(argv);
+    const char* tunables = std::getenv("GLIBC_TUNABLES");
+    ::_exit(tunables != nullptr && std::strcmp(tunables, "glibc.malloc.hugetlb=0") == 0 ? 0 : 4);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);  // returned: not restarted, the environment untouched
+}
+
+}  // namespace
+}  // namespace denpex::engine
