@@ -69,6 +69,21 @@ TEST(Prefixes, HostNamesNeedTheFilePolicyButAddressesDoNot) {
   EXPECT_EQ(s.count, 0);
 }
 
+// The first tag is found behind any number of `<` that open no tag (NCCL's `ib0:10.1.2.3<0>`,
+// `]<` that is not `]<std`), wherever it falls against the search's 32-byte steps.
+TEST(Prefixes, TheFirstOpenMpiTagIsFoundBehindOtherAngleBrackets) {
+  const std::string chatter = "gpu-0001:7:7 [1] NCCL INFO Bootstrap : Using ib0:10.64.5.182<0>\n[x]<y> [a]<st\n";
+  for (std::size_t pad = 0; pad < 70; ++pad) {
+    std::string text = std::string(pad, 'x') + "\n";
+    for (int i = 0; i < 50; ++i) text += chatter;
+    text += "[1,0]<stderr>: a\n[1,1]<stdout>: b\n[1,2]<stdout>: c\n";
+    EXPECT_TRUE(SniffPrefixes(text).mpi_tag_space) << pad;
+    text.resize(text.size() - 1);  // the tag's line last, unterminated
+    EXPECT_TRUE(SniffPrefixes(text).mpi_tag_space) << pad;
+  }
+  EXPECT_FALSE(SniffPrefixes("[1,0]<std").mpi_tag_space);  // cut short: no tag
+}
+
 TEST(Prefixes, SniffTakesHostsOnlyWhenMostLinesCarryOne) {
   EXPECT_TRUE(SniffPrefixes("rdma-test-gpu-worker-1: a\nrdma-test-gpu-worker-0: b\nrdma-test-gpu-worker-1: c\n").hosts);
   EXPECT_FALSE(SniffPrefixes("RuntimeError: a\nplain line\nanother: b\n").hosts);
