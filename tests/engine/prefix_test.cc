@@ -72,7 +72,8 @@ TEST(Prefixes, HostNamesNeedTheFilePolicyButAddressesDoNot) {
 // The first tag is found behind any number of `<` that open no tag (NCCL's `ib0:10.1.2.3<0>`,
 // `]<` that is not `]<std`), wherever it falls against the search's 32-byte steps.
 TEST(Prefixes, TheFirstOpenMpiTagIsFoundBehindOtherAngleBrackets) {
-  const std::string chatter = "gpu-0001:7:7 [1] NCCL INFO Bootstrap : Using ib0:10.64.5.182<0>\n[x]<y> [a]<st\n";
+  const std::string chatter =
+      "gpu-0001:7:7 [1] NCCL INFO Bootstrap : Using ib0:10.64.5.182<0>\n[x]<y> [a]<st\n";
   for (std::size_t pad = 0; pad < 70; ++pad) {
     std::string text = std::string(pad, 'x') + "\n";
     for (int i = 0; i < 50; ++i) text += chatter;

@@ -275,21 +275,25 @@ void PreferHungNode(const Incident& inc, StoreJoinGap* g) {
 
 std::optional<StoreJoinGap> FindStoreJoinGap(const Incident& inc, const JobFacts& facts) {
   StoreJoinGap g;
-  for (std::size_t i = 0; i < inc.events.size(); ++i) {
-    const Event& e = inc.events[i];
-    const auto index = static_cast<std::int32_t>(i);
-    const auto* p = std::get_if<PythonError>(&e.detail);
-    if (p == nullptr) continue;
+  for (std::size_t i = 0; i < inc.events.size() && g.server_error < 0;
+       ++i) {  // the first server's count
+    const auto* p = std::get_if<PythonError>(&inc.events[i].detail);
     std::int32_t joined = 0, world = 0;
-    if (g.server_error < 0 && JoinCounts(inc.str(p->message), &joined, &world) && joined < world) {
-      g.server_error = index;
+    if (p != nullptr && JoinCounts(inc.str(p->message), &joined, &world) && joined < world) {
+      g.server_error = static_cast<std::int32_t>(i);
       g.joined = joined;
       g.world = world;
-    } else if (ClientStoreError(inc, e) && Earlier(inc, index, g.first_client_error)) {
+    }
+  }
+  if (g.server_error < 0) return std::nullopt;  // a failed job's million errors need no second look
+  for (std::size_t i = 0; i < inc.events.size();
+       ++i) {  // the earliest client's error, not the server's
+    const auto index = static_cast<std::int32_t>(i);
+    if (index != g.server_error && ClientStoreError(inc, inc.events[i]) &&
+        Earlier(inc, index, g.first_client_error)) {
       g.first_client_error = index;
     }
   }
-  if (g.server_error < 0) return std::nullopt;
   // A node is silent when none of its ranks printed a line of its own: the launcher may still
   // have named it (srun's teardown of its tasks and slurmstepd's CANCELLED line, mpirun's
   // --report-bindings, DeepSpeed's --world_info), which says it was part of the job, not that
