@@ -571,7 +571,6 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
   }
   Incident inc;
   inc.root = listing->root;
-  inc.files.reserve(listing->files.size());  // one LogFile per listed file (AddFile)
   for (auto& p : listing->problems) AddProblem(&inc.input, std::move(p));
 
   int readable = 0;
