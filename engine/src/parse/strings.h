@@ -114,8 +114,8 @@ class StringTable {
   }
   // Absorb of a larger table, with the same ids: `from`'s vectors and slots are kept and renumbered
   // in one pass each, and only this table's strings are looked up (in `from`) and placed. A 131k-
-  // rank srun log's 0.8 M strings joined the incident's ~20 k by 0.8 M probes into a fresh table
-  // of 2 M slots, ~75 ms of the load's serial part (docs/benchmarks.md).
+  // rank srun log's ~0.3 M strings joined the incident's kernel logs' few by as many probes into
+  // a fresh table of 1 M slots, ~60 ms of the load's serial part (docs/benchmarks.md).
   std::vector<StrId> Adopt(StringTable&& from) {
     constexpr StrId kUnset = ~StrId{0};
     const std::size_t n = views_.size(), m = from.views_.size();
