@@ -226,7 +226,12 @@ std::string ManPage(const CLI::App& root, std::string_view version) {
   s += ".SH EXIT STATUS\n" + Roff(top.footer) + "\n";
   s += ".SH ENVIRONMENT\n.TP\n.B DENPEX_DATA_DIR\n"
        "The directory holding the shipped \\fIscenarios/\\fR and \\fIcorpora/\\fR, instead of "
-       "the one beside the binary.\n";
+       "the one beside the binary.\n"
+       ".TP\n.B GLIBC_TUNABLES\n"
+       "Where the kernel gives transparent huge pages on request, \\fBdiagnose\\fR, \\fBeval\\fR, "
+       "\\fBevents\\fR, \\fBsimulate\\fR, \\fBdemo\\fR and \\fBmerge\\fR start once more with "
+       "\\fIglibc.malloc.hugetlb=1\\fR added (their heap in huge pages) and put the variable back "
+       "for the processes they start; \\fIglibc.malloc.hugetlb=0\\fR keeps the plain heap.\n";
   s += ".SH FILES\n.TP\n.I <prefix>/share/denpex/scenarios\n"
        "The shipped scenarios and suites. A relative path under \\fIscenarios/\\fR or "
        "\\fIcorpora/\\fR that does not exist in the working directory is read from here "
