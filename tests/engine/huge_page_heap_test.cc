@@ -1,8 +1,7 @@
 // RestartWithHugePageHeap (denpex/engine/engine.h): the program starts once more with glibc's
 // heap advised for transparent huge pages, and the restarted program sees the environment it was
-// given. The test runs this test binary again as the program: a child process calls the restart
-// with an argv that names the probe below, which reports what it sees into a file.
-#include <fcntl.h>
+// given. The test runs this test binary again as the program: a child process calls the restart,
+// and the restarted binary's probe (below, before any test) reports what it sees into a file.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +14,7 @@
 #include <string>
 
 #include "denpex/engine/engine.h"
+#include "support/sanitizers.h"
 
 namespace denpex::engine {
 namespace {
@@ -45,42 +45,36 @@ bool AdvisedHuge(const void* p) {
   return false;
 }
 
-// Runs only as the restarted program (DENPEX_TEST_PROBE_OUT names its report).
-TEST(HugePageHeap, Probe) {
+// The restarted program's probe, before any test: with DENPEX_TEST_PROBE_OUT set (only the child
+// below sets it), it reports into that file what the program sees and ends the process.
+[[maybe_unused]] const bool kProbed = [] {
   const char* out = std::getenv("DENPEX_TEST_PROBE_OUT");
-  if (out == nullptr) GTEST_SKIP() << "the restarted program's probe";
+  if (out == nullptr) return false;
   if (std::getenv("DENPEX_SAVED_GLIBC_TUNABLES") == nullptr) {
     std::ofstream(out) << "not restarted\n";
-    return;
+    ::_exit(0);
   }
   RestartWithHugePageHeap(nullptr);    // the second start: puts the environment back
   void* block = std::malloc(8 << 20);  // glibc maps a block this size on its own
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   std::string seen = "unset";
   if (tunables != nullptr) seen = std::string("=").append(tunables);
-  std::ofstream(out) << seen << "\n"
-                     << (AdvisedHuge(block) ? "huge" : "4k") << "\n"
-                     << (std::getenv("DENPEX_SAVED_GLIBC_TUNABLES") == nullptr ? "clean" : "marked")
-                     << "\n";
+  {
+    std::ofstream report(out);
+    report << seen << "\n"
+           << (testing::kAddressSanitizer ? "-"
+               : AdvisedHuge(block)       ? "huge"
+                                          : "4k")
+           << "\n"
+           << (std::getenv("DENPEX_SAVED_GLIBC_TUNABLES") == nullptr ? "clean" : "marked") << "\n";
+  }
   std::free(block);
-}
+  ::_exit(0);
+}();
 
-// Under AddressSanitizer the heap is ASan's, not glibc's: the tunable has nothing to advise, and
-// the report's heap line is not compared.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kGlibcHeap = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kGlibcHeap = false;
-#else
-constexpr bool kGlibcHeap = true;
-#endif
-#else
-constexpr bool kGlibcHeap = true;
-#endif
-
-// What the restarted probe reported, GLIBC_TUNABLES as given (nullptr: unset); the heap line
-// "-" where the heap is not glibc's.
+// What the restarted probe reported, GLIBC_TUNABLES as given (nullptr: unset). Under
+// AddressSanitizer the heap is ASan's, not glibc's: the tunable has nothing to advise, and the
+// heap line is "-".
 std::string RestartedReport(const char* tunables) {
   const fs::path out =
       fs::temp_directory_path() / ("denpex-huge-heap-" + std::to_string(::getpid()));
@@ -94,11 +88,8 @@ std::string RestartedReport(const char* tunables) {
     }
     ::setenv("DENPEX_TEST_PROBE_OUT", out.c_str(), 1);
     ::unsetenv("LD_PRELOAD");
-    if (const int null = ::open("/dev/null", O_WRONLY); null >= 0)
-      ::dup2(null, STDOUT_FILENO);  // its gtest report
-    std::string self = fs::read_symlink("/proc/self/exe").string(),
-                filter = "--gtest_filter=HugePageHeap.Probe";
-    char* argv[] = {self.data(), filter.data(), nullptr};
+    std::string self = fs::read_symlink("/proc/self/exe").string();
+    char* argv[] = {self.data(), nullptr};
     RestartWithHugePageHeap(argv);
     ::_exit(3);  // not restarted
   }
@@ -108,17 +99,13 @@ std::string RestartedReport(const char* tunables) {
   std::stringstream report;
   report << in.rdbuf();
   fs::remove(out);
-  std::string text = report.str();
-  if (const std::size_t heap = text.find('\n'); !kGlibcHeap && heap != std::string::npos) {
-    text.replace(heap + 1, text.find('\n', heap + 1) - heap - 1, "-");
-  }
-  return WIFEXITED(status) ? text : "killed";
+  return WIFEXITED(status) ? report.str() : "killed";
 }
 
 TEST(HugePageHeap, TheRestartedProgramHasAHugePageHeapAndTheEnvironmentItWasGiven) {
   if (!HugePagesOnRequest())
     GTEST_SKIP() << "this kernel's transparent huge pages are not in madvise mode";
-  const std::string heap = kGlibcHeap ? "huge" : "-";
+  const std::string heap = testing::kAddressSanitizer ? "-" : "huge";
   EXPECT_EQ(RestartedReport(nullptr), "unset\n" + heap + "\nclean\n");
   EXPECT_EQ(RestartedReport("glibc.malloc.tcache_count=7"),
             "=glibc.malloc.tcache_count=7\n" + heap + "\nclean\n");
@@ -130,8 +117,8 @@ TEST(HugePageHeap, ATunableAlreadySetIsLeftAlone) {
   const pid_t child = ::fork();
   if (child == 0) {
     ::setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0", 1);
-    char self[] = "/proc/self/exe", filter[] = "--gtest_filter=HugePageHeap.Probe";
-    char* argv[] = {self, filter, nullptr};
+    char self[] = "/proc/self/exe";
+    char* argv[] = {self, nullptr};
     RestartWithHugePageHeap(argv);
     const char* tunables = std::getenv("GLIBC_TUNABLES");
     ::_exit(tunables != nullptr && std::strcmp(tunables, "glibc.malloc.hugetlb=0") == 0 ? 0 : 4);

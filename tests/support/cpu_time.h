@@ -5,6 +5,8 @@
 
 #include <time.h>
 
+#include "support/sanitizers.h"
+
 namespace denpex::testing {
 
 inline double CpuSeconds() {
@@ -18,17 +20,7 @@ inline double CpuSeconds() {
 // sanitized). A bound is written for the plain build; `CpuBound` scales it where the test runs
 // sanitized, so that it still tells a linear read from a quadratic one without failing on the
 // instrumentation's own cost.
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr double kSanitizedCpuScale = 10;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr double kSanitizedCpuScale = 10;
-#else
-inline constexpr double kSanitizedCpuScale = 1;
-#endif
-#else
-inline constexpr double kSanitizedCpuScale = 1;
-#endif
+inline constexpr double kSanitizedCpuScale = kAddressSanitizer ? 10 : 1;
 
 inline double CpuBound(double plain_seconds) { return plain_seconds * kSanitizedCpuScale; }
 
