@@ -206,6 +206,13 @@ bool StartsWithTaskLabel(const std::filesystem::path& path) {
   return digits > 0 && h.substr(digits).starts_with(": ");
 }
 
+// The earlier of two times, either maybe unknown.
+std::optional<TimeNs> Earlier(std::optional<TimeNs> a, std::optional<TimeNs> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::min(*a, *b);
+}
+
 // What ViewJob's pass over the job's own events gathers from one part of them: marks, pairs and
 // values that become sets (or minima) once the parts are put together, so what the parts are
 // changes nothing.
@@ -233,9 +240,8 @@ void GatherOwn(const Incident& inc, const std::vector<char>& own, bool gpus, std
       p->named_hosts.push_back(n->node);
     NoteProcess(inc, e, gpus ? &p->pairs : nullptr, &p->last_pid, &p->pids);
     if (e.clock == Clock::kNone || e.time_borrowed) continue;
-    if (!p->first || e.time < *p->first) p->first = e.time;
-    if (!e.time_collected && (!p->first_written || e.time < *p->first_written))
-      p->first_written = e.time;
+    p->first = Earlier(p->first, e.time);
+    if (!e.time_collected) p->first_written = Earlier(p->first_written, e.time);
   }
   std::sort(p->pids.begin(), p->pids.end());
   p->pids.erase(std::unique(p->pids.begin(), p->pids.end()), p->pids.end());
@@ -247,11 +253,9 @@ void Append(const std::vector<T>& from, std::vector<T>* to) {
   to->insert(to->end(), from.begin(), from.end());
 }
 
-// The earlier of two times, either maybe unknown.
-std::optional<TimeNs> Earlier(std::optional<TimeNs> a, std::optional<TimeNs> b) {
-  if (!a) return b;
-  if (!b) return a;
-  return std::min(*a, *b);
+// As many parts as the arena has threads: a pass over the events split that way.
+std::size_t ThreadParts() {
+  return static_cast<std::size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
 }
 
 // Runs f(p, begin, end) for `parts` even parts of `n` indices, in parallel.
@@ -270,7 +274,7 @@ JobView ViewJob(const Incident& inc) {
   }
   // The events in as many parts as there are threads: each part marks its own files, the marks
   // are then put together (a mark is the same whichever part made it).
-  const auto parts = static_cast<std::size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+  const std::size_t parts = ThreadParts();
   std::vector<std::vector<char>> own_of(parts);
   EachPart(inc.events.size(), parts, [&](std::size_t p, std::size_t begin, std::size_t end) {
     own_of[p].assign(inc.files.size(), 0);
@@ -564,7 +568,7 @@ void ScopeToJob(Incident* inc) {
   }
   // The events of files that are not the job's own, found in parallel (the parts' in their
   // order), are judged one by one in event order.
-  const auto parts = static_cast<std::size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+  const std::size_t parts = ThreadParts();
   std::vector<std::vector<std::int32_t>> others_of(parts);
   EachPart(inc->events.size(), parts, [&](std::size_t p, std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {

@@ -154,12 +154,7 @@ class StringTable {
     if ((views_.size() + 1) * 2 > slots_.size()) {
       Grow();  // every id placed from hashes_
     } else {
-      const std::size_t mask = slots_.size() - 1;
-      for (const StrId id : missing) {
-        std::size_t i = hashes_[id] & mask;
-        while (slots_[i].id_plus_one != 0) i = (i + 1) & mask;
-        slots_[i] = {id + 1, static_cast<std::uint32_t>(hashes_[id] >> 32)};
-      }
+      for (const StrId id : missing) Place(id, &slots_);
     }
     for (auto& block : from.blocks_) blocks_.push_back(std::move(block));
     from = StringTable();
@@ -199,13 +194,15 @@ class StringTable {
     std::size_t size = slots_.empty() ? 64 : slots_.size() * 2;
     while ((views_.size() + 1) * 2 > size) size *= 2;
     std::vector<Slot> slots(size);
-    const std::size_t mask = slots.size() - 1;
-    for (StrId id = 0; id < hashes_.size(); ++id) {
-      std::size_t i = hashes_[id] & mask;
-      while (slots[i].id_plus_one != 0) i = (i + 1) & mask;
-      slots[i] = {id + 1, static_cast<std::uint32_t>(hashes_[id] >> 32)};
-    }
+    for (StrId id = 0; id < hashes_.size(); ++id) Place(id, &slots);
     slots_ = std::move(slots);
+  }
+  // `id` in the first free slot from its hash's (the string is known not to be there).
+  void Place(StrId id, std::vector<Slot>* slots) const {
+    const std::size_t mask = slots->size() - 1;
+    std::size_t i = hashes_[id] & mask;
+    while ((*slots)[i].id_plus_one != 0) i = (i + 1) & mask;
+    (*slots)[i] = {id + 1, static_cast<std::uint32_t>(hashes_[id] >> 32)};
   }
 
   static constexpr std::size_t kFirstBlock = 512;
