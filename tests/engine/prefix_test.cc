@@ -85,6 +85,39 @@ TEST(Prefixes, TheFirstOpenMpiTagIsFoundBehindOtherAngleBrackets) {
   EXPECT_FALSE(SniffPrefixes("[1,0]<std").mpi_tag_space);  // cut short: no tag
 }
 
+// A mapped file's probe for its first OpenMPI tag reads the file (ReadBehind::Copy) in 256 KiB
+// windows, not through the mapping: a tag that spans two windows is found whole, and a file that
+// cannot give its bytes is probed in its text.
+TEST(Prefixes, TheFirstOpenMpiTagIsFoundAcrossTheProbesReads) {
+  struct Bytes final : ReadBehind {
+    std::string_view text;
+    bool readable = true;
+    void Release(std::uint64_t, std::uint64_t) const override {}
+    bool Copy(std::uint64_t offset, std::size_t length, char* into) const override {
+      if (!readable || offset + length > text.size()) return false;
+      text.copy(into, length, offset);
+      return true;
+    }
+  };
+  constexpr std::size_t kWindow = 256 << 10;
+  for (std::size_t bracket = kWindow - 8; bracket <= kWindow + 8; ++bracket) {
+    const std::size_t line_start = bracket - 4;  // `[1,0]` puts its `]` 4 bytes in
+    std::string text(line_start % 64 == 0 ? 64 : line_start % 64, 'x');
+    text.back() = '\n';
+    while (text.size() < line_start) text += std::string(63, 'x') + "\n";
+    text += "[1,0]<stdout>: a\nb\n";  // the only tag
+    ASSERT_EQ(text.substr(bracket, 5), "]<std");
+    Bytes file;
+    file.text = text;
+    EXPECT_TRUE(SniffPrefixes(text, &file).mpi_tag_space) << bracket;
+    file.readable = false;
+    EXPECT_TRUE(SniffPrefixes(text, &file).mpi_tag_space) << bracket;
+    file.readable = true;
+    text[bracket + 2] = 'S';  // no tag
+    EXPECT_FALSE(SniffPrefixes(text, &file).mpi_tag_space) << bracket;
+  }
+}
+
 TEST(Prefixes, SniffTakesHostsOnlyWhenMostLinesCarryOne) {
   EXPECT_TRUE(SniffPrefixes("rdma-test-gpu-worker-1: a\nrdma-test-gpu-worker-0: b\nrdma-test-gpu-worker-1: c\n").hosts);
   EXPECT_FALSE(SniffPrefixes("RuntimeError: a\nplain line\nanother: b\n").hosts);

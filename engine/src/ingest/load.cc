@@ -98,13 +98,14 @@ ParsedFile ReadAndParse(const IncidentDir& dir, const SourceFile& f, std::uint32
   const std::size_t hole = text->LeadingHole();
   const std::string_view body = text->view().substr(hole);
   const ShiftedRelease shifted(*text, hole);
+  const ReadBehind* read_behind = hole > 0 ? static_cast<const ReadBehind*>(&shifted) : &*text;
   const FileContext ctx{.file = index,
                         .name_rank = f.name_rank,
                         .local_rank = f.local_rank,
                         .kernel = f.kernel,
-                        .prefixes = SniffPrefixes(body),
+                        .prefixes = SniffPrefixes(body, read_behind),
                         .every_line = every_line,
-                        .read_behind = hole > 0 ? static_cast<const ReadBehind*>(&shifted) : &*text};
+                        .read_behind = read_behind};
   r.log = ParseChunked(body, ctx, chunk_bytes);
   if (hole > 0) {
     ShiftOffsets(hole, &r.log);

@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "parse/event.h"
 #include "parse/headers.h"
 #include "parse/lines.h"
+#include "parse/parse_log.h"
 #include "parse/scan.h"
 #include "parse/triggers.h"
 
@@ -372,6 +375,8 @@ namespace {
 // Whether the file's OpenMPI tags are followed by a space (PRRTE) on most of the first tagged
 // lines. The tags may start far into the file (mpirun --report-bindings prints a line per rank
 // first), so the first one is looked for in the first kTagProbeBytes.
+constexpr std::size_t kTagProbeBytes = 32 << 20;
+
 // The first `]<std` of `probe` (npos: none), found by its `<`, which few log lines hold: glibc's
 // memmem read the 2 GB benchmark's first 32 MiB at ~2 GB/s (~1.5 % of its parse), memchr reads
 // at memory speed.
@@ -383,10 +388,32 @@ std::size_t FirstTag(std::string_view probe) {
   return std::string_view::npos;
 }
 
-bool MpiTagsSpaced(std::string_view text) {
-  constexpr std::size_t kTagProbeBytes = 32 << 20;
+// The same for text[0, size) of a mapped file, read through `file` a window at a time into one
+// buffer the cache keeps, not through the mapping: on the 16k-rank scale incident's srun log,
+// the probe's 32 MiB took 12-20 ms through 4 KiB mapped pages (a fault per 64 KiB, a page walk
+// per page), ~4 ms read (docs/benchmarks.md, "The MPI-tag probe"). Each window repeats the 4
+// bytes before it, so a tag across two windows is found whole. nullopt: the file could not give
+// its bytes (read into memory, or shorter now): the caller probes the text.
+std::optional<std::size_t> FirstTagRead(const ReadBehind& file, std::size_t size) {
+  constexpr std::size_t kWindow = 256 << 10, kOverlap = 4;
+  thread_local std::unique_ptr<char[]> buffer;
+  if (!buffer) buffer = std::make_unique<char[]>(kWindow + kOverlap);
+  for (std::size_t from = 0; from < size; from += kWindow) {
+    const std::size_t begin = from < kOverlap ? 0 : from - kOverlap,
+                      end = std::min(size, from + kWindow);
+    if (!file.Copy(begin, end - begin, buffer.get())) return std::nullopt;
+    const std::size_t at = FirstTag(std::string_view(buffer.get(), end - begin));
+    if (at != std::string_view::npos) return begin + at;
+  }
+  return std::string_view::npos;
+}
+
+bool MpiTagsSpaced(std::string_view text, const ReadBehind* file) {
   constexpr int kSample = 64, kMaxLines = 4096;
-  const std::size_t first = FirstTag(text.substr(0, kTagProbeBytes));
+  const std::size_t probe = std::min(text.size(), kTagProbeBytes);
+  std::optional<std::size_t> read;
+  if (file != nullptr) read = FirstTagRead(*file, probe);
+  const std::size_t first = read ? *read : FirstTag(text.substr(0, probe));
   if (first == std::string_view::npos) return false;
   const std::size_t line_start = text.rfind('\n', first);
   std::string_view rest = text.substr(line_start == std::string_view::npos ? 0 : line_start + 1);
@@ -649,8 +676,8 @@ std::size_t SampleLines(std::string_view text, std::uint32_t wrap_width, std::sp
 
 }  // namespace
 
-PrefixPolicy SniffPrefixes(std::string_view text) {
-  PrefixPolicy policy{.mpi_tag_space = MpiTagsSpaced(text)};
+PrefixPolicy SniffPrefixes(std::string_view text, const ReadBehind* file) {
+  PrefixPolicy policy{.mpi_tag_space = MpiTagsSpaced(text, file)};
   constexpr std::size_t kSample = 64;
   std::array<std::string_view, kSample> sample;
   std::size_t n = SampleLines(text, 0, sample);

@@ -14,6 +14,8 @@
 
 namespace denpex::engine {
 
+class ReadBehind;  // parse/parse_log.h
+
 struct LineOrigin {
   std::int32_t rank = -1;        // global rank: `[rank13]:`, OpenMPI `[1,13]<stdout>:`
   std::int32_t task = -1;        // srun `13: ` (a rank, or a node when srun starts torchrun)
@@ -91,8 +93,10 @@ std::size_t VisibleSize(std::string_view line);
 // `line` without its ANSI control sequences (`\x1b[31m`, `\x1b[0m`, `\x1b[K`), in `*store`.
 std::string_view WithoutEscapes(std::string_view line, std::string* store);
 
-// The policy for a file, from its first lines.
-PrefixPolicy SniffPrefixes(std::string_view text);
+// The policy for a file, from its first lines. `file`, where `text` is a mapped file's: the
+// bytes its long probe reads (the first OpenMPI tag, up to 32 MiB in) are read through it, not
+// through the mapping (parse/parse_log.h, ReadBehind::Copy).
+PrefixPolicy SniffPrefixes(std::string_view text, const ReadBehind* file = nullptr);
 
 // A CRI log line `<RFC 3339 nano> stdout F <text>` / `... stderr P <text>`: its stream ('o',
 // 'e'), whether it is partial, and where its text starts. Read apart from StripPrefixes:
