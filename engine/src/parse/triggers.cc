@@ -530,6 +530,15 @@ void LineFilter::IndexFingerprints() {
     by_fingerprint_[h] = {fp, static_cast<std::uint16_t>(g), static_cast<std::uint16_t>(end - g)};
     g = end;
   }
+  const auto may_start = [&](std::uint32_t bytes) {
+    const std::size_t h = FingerprintHash(bytes, std::size_t{1} << 16);
+    may_start_[h >> 6] |= std::uint64_t{1} << (h & 63);
+  };
+  for (const std::uint16_t i : order) may_start(literals_[i].fingerprint);
+  for (const std::uint16_t i : short_literals_) {
+    for (std::uint32_t third = 0; third < 256; ++third)
+      may_start(literals_[i].fingerprint | third << 16);
+  }
 }
 
 namespace {
@@ -766,13 +775,14 @@ struct LineFilterScan {
 };
 
 bool LineFilterScan::FirstHit::Try(const LineFilter& f, std::string_view text, std::size_t q) const {
-  *level = f.Verify(text, q, from, text.size());
+  *level = f.MayStart(text, q) ? f.Verify(text, q, from, text.size()) : TriggerLevel::kNone;
   if (*level != TriggerLevel::kNone) return true;
   ++*misses;
   return false;
 }
 
 bool LineFilterScan::AnyHit::Try(const LineFilter& f, std::string_view text, std::size_t q) const {
+  if (!f.MayStart(text, q)) return false;
   const TriggerLevel l = f.Verify(text, q, 0, text.size());
   if (static_cast<int>(l) > static_cast<int>(*level)) *level = l;
   return IsRecord(*level);  // stop at the first record trigger
