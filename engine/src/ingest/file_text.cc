@@ -65,18 +65,38 @@ Result<FileText> FileText::Open(const std::filesystem::path& path) {
 Result<FileText> FileText::OpenAt(int dir, const char* name, const std::filesystem::path& path) {
   UniqueFd fd = OpenReadOnly(dir, name);
   if (fd.get() < 0) return Errno(path, "open");
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return Errno(path, "stat");
-  if (!S_ISREG(st.st_mode)) return Status::IoError(path.string() + ": not a regular file");
+  // Its first kMapThreshold bytes are read before anything else is asked of it: a read that
+  // returns fewer reached the end of a regular file, which is then read whole, and its first
+  // bytes say whether it is compressed (one read, no fstat: the per-file cost of 16k kernel logs,
+  // docs/benchmarks.md). A larger one is stat'ed and mapped; read whole only when it is
+  // compressed or cannot be mapped safely. An empty or failed read is told apart by an fstat: an
+  // empty file, or not a regular file (a directory, a FIFO).
+  thread_local const std::unique_ptr<char[]> head =
+      std::make_unique_for_overwrite<char[]>(kMapThreshold);
+  ssize_t got;
+  do {
+    got = ::pread(fd.get(), head.get(), kMapThreshold, 0);
+  } while (got < 0 && errno == EINTR);
+  const int read_error = got < 0 ? errno : 0;
+  std::size_t size = got > 0 ? static_cast<std::size_t>(got) : 0;
+  if (got <= 0 || size == kMapThreshold) {
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) return Errno(path, "stat");
+    if (!S_ISREG(st.st_mode)) return Status::IoError(path.string() + ": not a regular file");
+    if (read_error != 0) {
+      errno = read_error;
+      return Errno(path, "read");
+    }
+    if (size == kMapThreshold) size = std::max(size, static_cast<std::size_t>(st.st_size));
+  }
+  const Compression compression =
+      CompressionOf(std::string_view(head.get(), std::min<std::size_t>(size, 6)));
   FileText text;
-  const auto size = static_cast<std::size_t>(st.st_size);
-  // A small file is read whole at once, and its first bytes say whether it is compressed: one
-  // read, not a sniff of the magic bytes and then a read (the per-file cost of 16k kernel logs:
-  // docs/benchmarks.md). A large one is sniffed and mapped; read whole only when it is compressed
-  // or cannot be mapped safely.
-  const bool small = size < kMapThreshold;
-  const Compression sniffed = small ? Compression::kNone : CompressionOfFile(fd.get());
-  if (!small && sniffed == Compression::kNone) {
+  if (size < kMapThreshold) {
+    text.Take(std::vector<char>(head.get(), head.get() + size), compression);
+    return text;
+  }
+  if (compression == Compression::kNone) {
     void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
     const int guard = p != MAP_FAILED ? GuardMapping(p, size) : -1;
     if (guard >= 0) {
@@ -93,30 +113,30 @@ Result<FileText> FileText::OpenAt(int dir, const char* name, const std::filesyst
   }
   auto read = ReadAll(fd.get(), size, path);
   if (!read.ok()) return read.status();
-  std::vector<char> bytes = std::move(*read);
-  const Compression c =
-      small ? CompressionOf(std::string_view(bytes.data(), std::min<std::size_t>(bytes.size(), 6)))
-            : sniffed;
-  if (c != Compression::kNone) {
-    const std::size_t cap = InflateCap(bytes.size());
-    Inflated inflated = Inflate(std::string_view(bytes.data(), bytes.size()), c, cap);
-    const std::string kind(CompressionName(c));
-    if (!inflated.error.empty()) {
-      text.problem_ = "compressed (" + kind + ") but " + inflated.error + ": read the " +
-                      std::to_string(inflated.text.size()) + " bytes of text before the break";
-    } else if (inflated.capped) {
-      text.problem_ = "compressed (" + kind + "): its text is read up to " + std::to_string(cap) +
-                      " bytes (" + std::to_string(bytes.size()) +
-                      " compressed bytes); the rest is not read";
-    }
-    text.compression_ = kind;
-    text.buffer_ = std::move(inflated.text);
-  } else {
-    text.buffer_ = std::move(bytes);
-  }
-  text.data_ = text.buffer_.data();
-  text.size_ = text.buffer_.size();
+  text.Take(std::move(*read), compression);
   return text;
+}
+
+void FileText::Take(std::vector<char> bytes, Compression compression) {
+  if (compression != Compression::kNone) {
+    const std::size_t cap = InflateCap(bytes.size());
+    Inflated inflated = Inflate(std::string_view(bytes.data(), bytes.size()), compression, cap);
+    const std::string kind(CompressionName(compression));
+    if (!inflated.error.empty()) {
+      problem_ = "compressed (" + kind + ") but " + inflated.error + ": read the " +
+                 std::to_string(inflated.text.size()) + " bytes of text before the break";
+    } else if (inflated.capped) {
+      problem_ = "compressed (" + kind + "): its text is read up to " + std::to_string(cap) +
+                 " bytes (" + std::to_string(bytes.size()) +
+                 " compressed bytes); the rest is not read";
+    }
+    compression_ = kind;
+    buffer_ = std::move(inflated.text);
+  } else {
+    buffer_ = std::move(bytes);
+  }
+  data_ = buffer_.data();
+  size_ = buffer_.size();
 }
 
 void FileText::Release(std::uint64_t offset, std::uint64_t length) const {

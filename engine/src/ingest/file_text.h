@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "denpex/common/status.h"
+#include "ingest/compressed.h"
 #include "parse/parse_log.h"
 
 namespace denpex::engine {
@@ -70,6 +71,8 @@ class FileText final : public ReadBehind {
  private:
   FileText() = default;
   void Release();
+  // Holds `bytes` as its text, inflated first when `compression` says so.
+  void Take(std::vector<char> bytes, Compression compression);
 
   const char* data_ = nullptr;
   std::size_t size_ = 0;
