@@ -36,6 +36,19 @@ struct Seen {
 // A host an event names as the place its own line was written: NCCL's `host:pid:tid`, a syslog,
 // journal or pdsh prefix, an agent's failure table. Kubernetes, Ray and Slurm lines name other
 // objects (pods, workers' ips, the nodes of a job).
+// What a set of hosts is asked here: whether it holds one, and which (a std::set per folder
+// was most of this step's allocations at 16k node folders).
+struct OneHost {
+  bool any = false;
+  bool several = false;
+  StrId host = kNoStr;
+  void Add(StrId h) {
+    several |= any && h != host;
+    if (!any) any = true, host = h;
+  }
+  bool One() const { return any && !several; }
+};
+
 StrId OwnHost(const Event& e, const LogFile& f) {
   if (const auto* fe = std::get_if<FailureEntry>(&e.detail); fe && f.agent) return fe->host;
   if (e.family == Family::kKubernetes || e.family == Family::kRay || e.family == Family::kSlurm) return kNoStr;
@@ -77,14 +90,14 @@ bool NamedElsewhere(const Incident& inc, StrId host, const std::vector<char>& sp
 // named for the job's step). Two folders whose lines name one host stay two nodes (two agents).
 void RenameFolders(const std::vector<std::string>& path_node, const std::vector<Seen>& seen, const Incident& inc,
                    FileIdentity* out) {
-  std::map<std::string_view, Seen> folder;  // what the lines of each folder's files name
+  std::unordered_map<std::string_view, Seen> folder;  // what the lines of each folder's files name
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     if (path_node[i].empty() || !inc.files[i].readable || inc.files[i].copy) continue;
     Seen& s = folder[path_node[i]];
     s.many |= seen[i].many;
     s.Host(seen[i].host);
   }
-  std::map<StrId, std::int32_t> folders_of;
+  std::unordered_map<StrId, std::int32_t> folders_of;
   for (const auto& [name, s] : folder) {
     if (s.host != kNoStr && !s.many) ++folders_of[s.host];
   }
@@ -101,15 +114,15 @@ void RenameFolders(const std::vector<std::string>& path_node, const std::vector<
 // A folder whose files' lines name different hosts, each file one (a folder of many pods' or
 // agents' logs under an opaque name), is no node: its files are each the node their lines name.
 std::vector<char> ManyHostFolders(const std::vector<std::string>& path_node, const std::vector<Seen>& seen, const Incident& inc) {
-  std::unordered_map<std::string_view, std::set<StrId>> hosts;  // looked up only: no order needed
+  std::unordered_map<std::string_view, OneHost> hosts;  // looked up only: no order needed
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     if (path_node[i].empty() || !inc.files[i].readable || inc.files[i].copy) continue;
-    if (seen[i].host != kNoStr && !seen[i].many) hosts[path_node[i]].insert(seen[i].host);
+    if (seen[i].host != kNoStr && !seen[i].many) hosts[path_node[i]].Add(seen[i].host);
   }
   std::vector<char> out(path_node.size(), 0);
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     const auto it = hosts.find(path_node[i]);
-    out[i] = it != hosts.end() && it->second.size() > 1;
+    out[i] = it != hosts.end() && it->second.several;
   }
   return out;
 }
@@ -129,11 +142,11 @@ void InheritAncestorHost(const std::vector<std::string>& path_node, const std::v
     d.Host(seen[i].host);
   }
   // Every host named under each directory (its subtree), kNoStr standing for "several".
-  std::unordered_map<std::string_view, std::set<StrId>> under;
+  std::unordered_map<std::string_view, OneHost> under;
   for (const auto& [dir, d] : dirs) {
     if (d.host == kNoStr && !d.many) continue;
     for (std::string_view up = dir; !up.empty(); up = FolderOf(up))
-      under[up].insert(d.many ? kNoStr : d.host);
+      under[up].Add(d.many ? kNoStr : d.host);
   }
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     if (path_node[i].empty() || !out->node[i].empty() || !inc.files[i].readable || inc.files[i].copy) continue;
@@ -143,8 +156,8 @@ void InheritAncestorHost(const std::vector<std::string>& path_node, const std::v
     for (std::string_view up = FolderOf(dir); !up.empty(); up = FolderOf(up)) {
       const auto d = dirs.find(up);
       if (d == dirs.end() || (d->second.host == kNoStr && !d->second.many)) continue;
-      const std::set<StrId>& named = under[up];
-      if (d->second.many || named.size() != 1 || *named.begin() == kNoStr) break;
+      const OneHost& named = under[up];
+      if (d->second.many || !named.One() || named.host == kNoStr) break;
       if (inc.str(d->second.host) != path_node[i]) out->node[i] = std::string(inc.str(d->second.host));
       break;
     }
