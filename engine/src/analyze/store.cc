@@ -1,6 +1,9 @@
 // The c10d store's host lost (see store.h).
 #include "analyze/store.h"
 
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_reduce.h>
+
 #include <algorithm>
 #include <cctype>
 #include <functional>
@@ -60,6 +63,24 @@ std::string RendezvousText(const Incident& inc, const Event& e) {
 bool CouldNotConnect(const Incident& inc, const Event& e) {
   const std::string text = RendezvousText(inc, e);
   return text.find("RendezvousConnectionError") != std::string::npos || text.find("client socket has timed out") != std::string::npos;
+}
+
+// The first event for which p holds (-1: none), looked for in parallel: a blocks' search stops at
+// its first, and a block after one already found is not searched (p reads its event only).
+template <typename P>
+std::int32_t FirstEventWhere(const std::vector<Event>& events, P p) {
+  constexpr std::size_t kGrain = 1 << 14;
+  const auto first = [](std::int32_t a, std::int32_t b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); };
+  return tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, events.size(), kGrain), std::int32_t{-1},
+      [&](const auto& range, std::int32_t found) {
+        if (found >= 0 && static_cast<std::size_t>(found) < range.begin()) return found;
+        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+          if (p(events[i])) return first(found, static_cast<std::int32_t>(i));
+        }
+        return found;
+      },
+      first);
 }
 
 bool Earlier(const Incident& inc, std::int32_t a, std::int32_t b) {
@@ -275,17 +296,17 @@ void PreferHungNode(const Incident& inc, StoreJoinGap* g) {
 
 std::optional<StoreJoinGap> FindStoreJoinGap(const Incident& inc, const JobFacts& facts) {
   StoreJoinGap g;
-  for (std::size_t i = 0; i < inc.events.size() && g.server_error < 0;
-       ++i) {  // the first server's count
-    const auto* p = std::get_if<PythonError>(&inc.events[i].detail);
+  const auto short_count = [&](const Event& e, std::int32_t* joined, std::int32_t* world) {
+    const auto* p = std::get_if<PythonError>(&e.detail);
+    return p != nullptr && JoinCounts(inc.str(p->message), joined, world) && *joined < *world;
+  };
+  // the first server's count (a failed job's million errors: ~20 ms of one thread at 131k ranks)
+  g.server_error = FirstEventWhere(inc.events, [&](const Event& e) {
     std::int32_t joined = 0, world = 0;
-    if (p != nullptr && JoinCounts(inc.str(p->message), &joined, &world) && joined < world) {
-      g.server_error = static_cast<std::int32_t>(i);
-      g.joined = joined;
-      g.world = world;
-    }
-  }
+    return short_count(e, &joined, &world);
+  });
   if (g.server_error < 0) return std::nullopt;  // a failed job's million errors need no second look
+  short_count(inc.events[g.server_error], &g.joined, &g.world);
   for (std::size_t i = 0; i < inc.events.size();
        ++i) {  // the earliest client's error, not the server's
     const auto index = static_cast<std::int32_t>(i);
