@@ -119,35 +119,45 @@ void DataLoaderPids(std::string_view msg, std::vector<std::int64_t>* pids) {
   if (v >= 0) pids->push_back(v);
 }
 
-// Per rank, the last value its lines named (they mostly name one node and one GPU: a pair already
-// gathered is then not gathered again).
-template <typename T>
+// Per rank, the last node, GPU and process its lines named (they mostly name one of each: a value
+// already gathered is then not gathered again). One record a rank, so that an event's look-ups
+// are one cache line, not one for each: a 131k-rank job's events come in no order of rank.
 class LastPerRank {
  public:
-  // Whether rank's last line named `value` as well; notes `value` as its last. A rank below 0 or
-  // from kRanksNoted on is never noted (its pairs are gathered as they come).
-  bool Again(std::int32_t rank, const T& value) {
-    if (rank < 0 || rank >= kRanksNoted) return false;
+  struct Last {
+    std::int64_t pid = 0;                            // 0: none yet (a pid is noted above 0)
+    std::int32_t node = -1;                          // -1: none yet
+    std::pair<std::int32_t, StrId> gpu{-1, kNoStr};  // the node and GPU of its last NCCL line
+  };
+  // The record of `rank`; nullptr for a rank below 0 or from kRanksNoted on (its values are
+  // gathered as they come).
+  Last* Of(std::int32_t rank) {
+    if (rank < 0 || rank >= kRanksNoted) return nullptr;
     if (static_cast<std::size_t>(rank) >= last_.size())
       last_.resize(static_cast<std::size_t>(rank) + 1);
-    std::optional<T>& last = last_[static_cast<std::size_t>(rank)];
-    if (last == value) return true;
-    last = value;
-    return false;
+    return &last_[static_cast<std::size_t>(rank)];
   }
 
  private:
   static constexpr std::int32_t kRanksNoted = 1 << 22;
-  std::vector<std::optional<T>> last_;  // by rank
+  std::vector<Last> last_;  // by rank
 };
+
+// Whether the rank's last line named `value` as well (`last`: its record's field; nullptr: a rank
+// not noted); notes `value` as its last.
+template <typename T>
+bool Again(T* last, const T& value) {
+  if (last == nullptr) return false;
+  if (*last == value) return true;
+  *last = value;
+  return false;
+}
 
 // What ViewJob gathers per event before it makes sets of it: (node, rank) and (node, string id)
 // pairs, sorted and made distinct once.
 struct NodePairs {
   std::vector<std::pair<std::int32_t, std::int32_t>> ranks, gpu_ranks;
   std::vector<std::pair<std::int32_t, StrId>> gpus;
-  LastPerRank<std::int32_t> last_node;                   // the node a rank's last line named
-  LastPerRank<std::pair<std::int32_t, StrId>> last_gpu;  // the node and GPU of its last NCCL line
 };
 
 // Each node's second members of `pairs`, sorted and distinct (each node's few sorted, not all
@@ -170,13 +180,13 @@ std::vector<std::vector<T>> ByNode(const std::vector<std::pair<std::int32_t, T>>
 // The pids of `e` (unsorted, maybe repeated: ViewJob makes them distinct; the one its rank's
 // last line named is not noted again); with `pairs`, the GPU its NCCL line names, and its rank
 // as one whose GPU is named.
-void NoteProcess(const Incident& inc, const Event& e, NodePairs* pairs,
-                 LastPerRank<std::int64_t>* last_pid, std::vector<std::int64_t>* pids) {
+void NoteProcess(const Incident& inc, const Event& e, NodePairs* pairs, LastPerRank::Last* last,
+                 std::vector<std::int64_t>* pids) {
   std::int64_t pid = 0;
   if (const auto* c = std::get_if<CommInit>(&e.detail)) {
     pid = c->pid;
     if (pairs != nullptr && c->pci != kNoStr && e.node >= 0 &&
-        !pairs->last_gpu.Again(e.rank, {e.node, c->pci})) {
+        !Again(last != nullptr ? &last->gpu : nullptr, {e.node, c->pci})) {
       pairs->gpus.emplace_back(e.node, c->pci);
       if (e.rank >= 0) pairs->gpu_ranks.emplace_back(e.node, e.rank);
     }
@@ -191,7 +201,7 @@ void NoteProcess(const Incident& inc, const Event& e, NodePairs* pairs,
   } else if (e.kind == Kind::kDataLoaderKilled) {
     DataLoaderPids(inc.str(std::get<PythonError>(e.detail).message), pids);
   }
-  if (pid > 0 && !last_pid->Again(e.rank, pid)) pids->push_back(pid);
+  if (pid > 0 && !Again(last != nullptr ? &last->pid : nullptr, pid)) pids->push_back(pid);
 }
 
 // The file's first line starts with an srun label (`12: `): a job's workers' output, even when
@@ -221,8 +231,8 @@ struct OwnPart {
   std::vector<char> named_node;  // by node
   std::vector<StrId> named_hosts;
   NodePairs pairs;
-  LastPerRank<std::int64_t> last_pid;  // a rank's process, named by most of its lines
-  std::vector<std::int64_t> pids;      // sorted and distinct once gathered
+  LastPerRank last;  // a rank's node, GPU and process, each named by most of its lines
+  std::vector<std::int64_t> pids;  // sorted and distinct once gathered
   std::optional<TimeNs> first, first_written;
 };
 
@@ -234,11 +244,13 @@ void GatherOwn(const Incident& inc, const std::vector<char>& own, bool gpus, std
     if (!own[e.file]) continue;
     if (const std::int64_t job = SlurmJob(e); job >= 0) p->ids.insert(job);
     if (e.node >= 0) p->named_node[static_cast<std::size_t>(e.node)] = 1;
-    if (gpus && e.node >= 0 && e.rank >= 0 && !p->pairs.last_node.Again(e.rank, e.node))
+    LastPerRank::Last* last = p->last.Of(e.rank);
+    if (gpus && e.node >= 0 && e.rank >= 0 &&
+        !Again(last != nullptr ? &last->node : nullptr, e.node))
       p->pairs.ranks.emplace_back(e.node, e.rank);
     if (const auto* n = std::get_if<SlurmNote>(&e.detail); n != nullptr && n->node != kNoStr)
       p->named_hosts.push_back(n->node);
-    NoteProcess(inc, e, gpus ? &p->pairs : nullptr, &p->last_pid, &p->pids);
+    NoteProcess(inc, e, gpus ? &p->pairs : nullptr, last, &p->pids);
     if (e.clock == Clock::kNone || e.time_borrowed) continue;
     p->first = Earlier(p->first, e.time);
     if (!e.time_collected) p->first_written = Earlier(p->first_written, e.time);

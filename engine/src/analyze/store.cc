@@ -70,7 +70,9 @@ bool CouldNotConnect(const Incident& inc, const Event& e) {
 template <typename P>
 std::int32_t FirstEventWhere(const std::vector<Event>& events, P p) {
   constexpr std::size_t kGrain = 1 << 14;
-  const auto first = [](std::int32_t a, std::int32_t b) { return a < 0 ? b : b < 0 ? a : std::min(a, b); };
+  const auto first = [](std::int32_t a, std::int32_t b) {
+    return a < 0 ? b : b < 0 ? a : std::min(a, b);
+  };
   return tbb::parallel_reduce(
       tbb::blocked_range<std::size_t>(0, events.size(), kGrain), std::int32_t{-1},
       [&](const auto& range, std::int32_t found) {
