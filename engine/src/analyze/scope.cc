@@ -90,9 +90,10 @@ struct JobView {
   std::set<std::int64_t> ids;             // Slurm job ids its lines name
   std::set<std::string> hosts;            // hosts its lines name (lower-cased)
   std::vector<std::int64_t> pids;         // its processes, sorted and distinct
-  // Gathered only when an Xid asks (ViewJob), by node: the PCI bus ids its NCCL lines name, the
-  // ranks whose lines name it and those of them whose GPU is named (sorted, distinct; empty: none).
-  std::vector<std::set<std::string>> gpus;
+  // Gathered only when an Xid asks (ViewJob), by node: the PCI bus ids its NCCL lines name (their
+  // string ids: one id a distinct string in the incident's table), the ranks whose lines name it
+  // and those of them whose GPU is named (sorted, distinct; empty: none).
+  std::vector<std::vector<StrId>> gpus;
   std::vector<std::vector<std::int32_t>> ranks_on;
   std::vector<std::vector<std::int32_t>> gpu_ranks;
   std::optional<TimeNs> first;            // its earliest stamped line
@@ -364,13 +365,7 @@ JobView ViewJob(const Incident& inc) {
     named_hosts.erase(std::unique(named_hosts.begin(), named_hosts.end()), named_hosts.end());
     for (const StrId h : named_hosts) v.hosts.insert(Lower(inc.str(h)));
   };
-  const auto gpu_names = [&] {
-    const std::vector<std::vector<StrId>> pcis = ByNode(pairs.gpus, inc.nodes.size());
-    v.gpus.resize(inc.nodes.size());
-    for (std::size_t n = 0; n < pcis.size(); ++n) {
-      for (const StrId pci : pcis[n]) v.gpus[n].emplace(inc.str(pci));
-    }
-  };
+  const auto gpu_names = [&] { v.gpus = ByNode(pairs.gpus, inc.nodes.size()); };
   if (gpus) {
     tbb::parallel_invoke(
         hosts, gpu_names, [&] { v.ranks_on = ByNode(pairs.ranks, inc.nodes.size()); },
@@ -525,9 +520,9 @@ bool OutOfScope(const Incident& inc, const JobView& v, const std::set<std::int64
     const auto n = static_cast<std::size_t>(e.node);
     const std::vector<std::int32_t>& named = v.gpu_ranks[n];
     if (v.gpus[n].empty() || named.empty() || named != v.ranks_on[n]) return false;
-    const std::string pci(inc.str(std::get<Xid>(e.detail).pci));
-    if (pci.empty() || v.gpus[n].contains(pci)) return false;
-    out->gpus.insert(pci);
+    const StrId pci = std::get<Xid>(e.detail).pci;
+    if (pci == kNoStr || std::binary_search(v.gpus[n].begin(), v.gpus[n].end(), pci)) return false;
+    out->gpus.emplace(inc.str(pci));
     return true;
   }
   return false;
