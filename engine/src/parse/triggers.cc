@@ -137,7 +137,10 @@ class CostModel {
     }
     std::sort(windows_.begin(), windows_.end(), [](const Counted& a, const Counted& b) { return a.bytes < b.bytes; });
   }
-  double operator()(const NibbleSets& s) const {
+  double operator()(const NibbleSets& s) const { return WithChance(s, Chance(s)); }
+  // The chance part alone: a bucket's cost is never below it (its sample hits only add), so a
+  // choice whose chance already costs more than the best so far is passed without the hits.
+  double Chance(const NibbleSets& s) const {
     double p = 1;
     for (int k = 0; k < 3; ++k) {
       double q = 0;
@@ -146,6 +149,10 @@ class CostModel {
       }
       p *= q;
     }
+    return p;
+  }
+  // The cost of `s`, whose Chance is `p`.
+  double WithChance(const NibbleSets& s, double p) const {
     if (p == 0) return 0;
     Bits accepted;
     accepted.fill(~std::uint64_t{0});
@@ -382,8 +389,11 @@ bool ImproveOnce(const CostModel& cost_of, std::vector<Placement>* placed, std::
       const double matches = cost_of.Matches(lit, off);
       if (matches >= best) continue;
       for (std::size_t b = 0; b < 8; ++b) {
-        const double d = cost_of(With(others[b], lit, off)) - base[b] + matches;
-        if (d < best - 1e-12 * (1 + now)) best = d, best_offset = off, best_bucket = b;
+        const NibbleSets with = With(others[b], lit, off);
+        const double chance = cost_of.Chance(with), bar = best - 1e-12 * (1 + now);
+        if (chance - base[b] + matches >= bar) continue;  // no better, whatever its hits
+        const double d = cost_of.WithChance(with, chance) - base[b] + matches;
+        if (d < bar) best = d, best_offset = off, best_bucket = b;
       }
     }
     if (best_offset == p.offset && best_bucket == p.bucket) continue;
@@ -413,19 +423,25 @@ LineFilter::LineFilter(std::span<const Trigger> triggers, Search search) {
     if (t.literal.size() < 2) continue;  // too short to be selective; the tables never hold one
     // Every fingerprint of the literal, rarest first (in the sample, then by byte frequency: the
     // order breaks ties), in the bucket where it adds least. The sample's bit sets make one
-    // evaluation cheap enough to try them all (the filter is built once per process, in ~13 ms
-    // of CPU with the passes of ImproveOnce below, on the shared machine).
+    // evaluation cheap enough to try them all (the filter is built once per process: `scan_bench
+    // --build`, docs/benchmarks.md).
     std::vector<std::size_t> offsets(t.literal.size() >= 3 ? t.literal.size() - 2 : 1);
-    for (std::size_t i = 0; i < offsets.size(); ++i) offsets[i] = i;
+    std::vector<double> exact(offsets.size());
+    for (std::size_t i = 0; i < offsets.size(); ++i)
+      offsets[i] = i, exact[i] = cost_of.Exact(t.literal, i);
     std::stable_sort(offsets.begin(), offsets.end(),
-                     [&](std::size_t a, std::size_t b) { return cost_of.Exact(t.literal, a) < cost_of.Exact(t.literal, b); });
+                     [&](std::size_t a, std::size_t b) { return exact[a] < exact[b]; });
     std::size_t best_offset = 0, best_bucket = 0;
     double best = 1e300;
     for (std::size_t off : offsets) {
+      const double matches = cost_of.Matches(t.literal, off);
       for (std::size_t b = 0; b < 8; ++b) {
         // What the bucket's fingerprints add, plus the compares of this exact fingerprint:
         // a bucket that already fires on `Service` would otherwise take `vic` for free.
-        const double delta = cost_of(With(sets[b], t.literal, off)) - cost[b] + cost_of.Matches(t.literal, off);
+        const NibbleSets with = With(sets[b], t.literal, off);
+        const double chance = cost_of.Chance(with);
+        if (chance - cost[b] + matches >= best) continue;  // no better, whatever its hits
+        const double delta = cost_of.WithChance(with, chance) - cost[b] + matches;
         if (delta < best) best = delta, best_offset = off, best_bucket = b;
       }
     }
