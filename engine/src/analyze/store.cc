@@ -65,7 +65,7 @@ bool CouldNotConnect(const Incident& inc, const Event& e) {
   return text.find("RendezvousConnectionError") != std::string::npos || text.find("client socket has timed out") != std::string::npos;
 }
 
-// The first event for which p holds (-1: none), looked for in parallel: a blocks' search stops at
+// The first event for which p holds (-1: none), looked for in parallel: a block's search stops at
 // its first, and a block after one already found is not searched (p reads its event only).
 template <typename P>
 std::int32_t FirstEventWhere(const std::vector<Event>& events, P p) {

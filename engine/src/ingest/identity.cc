@@ -33,9 +33,6 @@ struct Seen {
   }
 };
 
-// A host an event names as the place its own line was written: NCCL's `host:pid:tid`, a syslog,
-// journal or pdsh prefix, an agent's failure table. Kubernetes, Ray and Slurm lines name other
-// objects (pods, workers' ips, the nodes of a job).
 // What a set of hosts is asked here: whether it holds one, and which (a std::set per folder
 // was most of this step's allocations at 16k node folders).
 struct OneHost {
@@ -49,6 +46,9 @@ struct OneHost {
   bool One() const { return any && !several; }
 };
 
+// A host an event names as the place its own line was written: NCCL's `host:pid:tid`, a syslog,
+// journal or pdsh prefix, an agent's failure table. Kubernetes, Ray and Slurm lines name other
+// objects (pods, workers' ips, the nodes of a job).
 StrId OwnHost(const Event& e, const LogFile& f) {
   if (const auto* fe = std::get_if<FailureEntry>(&e.detail); fe && f.agent) return fe->host;
   if (e.family == Family::kKubernetes || e.family == Family::kRay || e.family == Family::kSlurm) return kNoStr;

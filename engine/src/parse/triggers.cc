@@ -521,7 +521,7 @@ const LineFilter& LineFilter::Default() {
 namespace {
 
 std::size_t FingerprintHash(std::uint32_t fingerprint, std::size_t slots) {
-  return (fingerprint * 0x9e3779b1u >> 16) & (slots - 1);
+  return LineFilter::FingerprintHash16(fingerprint) & (slots - 1);
 }
 
 }  // namespace

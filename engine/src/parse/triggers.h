@@ -83,6 +83,9 @@ class LineFilter {
   TriggerLevel Classify(std::string_view line) const;
 
   std::size_t size() const { return literals_.size(); }
+  // 16 bits of a fingerprint's bytes (little-endian), by Fibonacci hashing: the filter's table of
+  // the fingerprints' first bytes is by these bits, its table of the literals by their low bits.
+  static std::uint32_t FingerprintHash16(std::uint32_t bytes) { return bytes * 0x9e3779b1u >> 16; }
   // Buckets and fingerprints, one line per literal (to see what the cost model chose).
   std::string Describe() const;
   // Each literal's fingerprint (its 2 or 3 bytes the SIMD search looks for).
@@ -132,7 +135,7 @@ class LineFilter {
     if (q + 4 > text.size()) return true;  // Verify reads the last bytes one at a time
     std::uint32_t word;
     std::memcpy(&word, text.data() + q, 4);
-    const std::uint32_t h = (word & 0xffffffu) * 0x9e3779b1u >> 16;
+    const std::uint32_t h = FingerprintHash16(word & 0xffffffu);
     return (may_start_[h >> 6] >> (h & 63) & 1) != 0;
   }
   std::vector<FingerprintSlot> by_fingerprint_;  // open addressing, a power of two in size
