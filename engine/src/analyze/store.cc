@@ -1,9 +1,6 @@
 // The c10d store's host lost (see store.h).
 #include "analyze/store.h"
 
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_reduce.h>
-
 #include <algorithm>
 #include <cctype>
 #include <functional>
@@ -14,6 +11,7 @@
 #include "analyze/cascade.h"
 #include "analyze/describe.h"
 #include "analyze/job_end.h"
+#include "incident/each_event.h"
 
 namespace denpex::engine {
 namespace {
@@ -63,26 +61,6 @@ std::string RendezvousText(const Incident& inc, const Event& e) {
 bool CouldNotConnect(const Incident& inc, const Event& e) {
   const std::string text = RendezvousText(inc, e);
   return text.find("RendezvousConnectionError") != std::string::npos || text.find("client socket has timed out") != std::string::npos;
-}
-
-// The first event for which p holds (-1: none), looked for in parallel: a block's search stops at
-// its first, and a block after one already found is not searched (p reads its event only).
-template <typename P>
-std::int32_t FirstEventWhere(const std::vector<Event>& events, P p) {
-  constexpr std::size_t kGrain = 1 << 14;
-  const auto first = [](std::int32_t a, std::int32_t b) {
-    return a < 0 ? b : b < 0 ? a : std::min(a, b);
-  };
-  return tbb::parallel_reduce(
-      tbb::blocked_range<std::size_t>(0, events.size(), kGrain), std::int32_t{-1},
-      [&](const auto& range, std::int32_t found) {
-        if (found >= 0 && static_cast<std::size_t>(found) < range.begin()) return found;
-        for (std::size_t i = range.begin(); i != range.end(); ++i) {
-          if (p(events[i])) return first(found, static_cast<std::int32_t>(i));
-        }
-        return found;
-      },
-      first);
 }
 
 bool Earlier(const Incident& inc, std::int32_t a, std::int32_t b) {

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <utility>
 
+#include "incident/each_event.h"
 #include "ingest/file_text.h"
 #include "ingest/identity.h"
 
@@ -23,30 +24,6 @@ namespace denpex::engine {
 namespace {
 
 constexpr std::size_t kMaxProblems = 40;
-
-// The steps' passes over the events run over blocks of events in parallel (the caller's task
-// arena); what they collect is joined in event order, so nothing depends on the thread count.
-constexpr std::size_t kGrain = 8192;
-
-// f(Event&) for every event, in parallel: f must touch nothing but its event (or read-only state).
-template <typename F>
-void EachEvent(std::vector<Event>& events, F f) {
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, events.size(), kGrain), [&](const auto& range) {
-    for (std::size_t i = range.begin(); i != range.end(); ++i) f(events[i]);
-  });
-}
-
-// Whether p(e) holds for some event, looked for in parallel (p reads its event only).
-template <typename P>
-bool AnyEvent(const std::vector<Event>& events, P p) {
-  return tbb::parallel_reduce(
-      tbb::blocked_range<std::size_t>(0, events.size(), kGrain), false,
-      [&](const auto& range, bool found) {
-        for (std::size_t i = range.begin(); i != range.end() && !found; ++i) found = p(events[i]);
-        return found;
-      },
-      [](bool a, bool b) { return a || b; });
-}
 
 // How events name a string (EventCensus::named): a host (kEventHost too when it is the event's
 // own `host`), a Slurm node.
@@ -109,7 +86,7 @@ EventCensus TakeCensus(const Incident& inc) {
   const std::size_t strings = inc.strings.size();
   Marks marks([&] { return std::vector<std::uint8_t>(strings, 0); });
   CensusBody body(inc, &marks);
-  tbb::parallel_reduce(tbb::blocked_range<std::size_t>(0, inc.events.size(), kGrain), body);
+  tbb::parallel_reduce(tbb::blocked_range<std::size_t>(0, inc.events.size(), kEventGrain), body);
   EventCensus census = std::move(body.census);
   census.named.assign(strings, 0);
   for (const std::vector<std::uint8_t>& mine : marks) {
@@ -149,26 +126,28 @@ void ResolveYears(const EventCensus& census, Incident* inc) {
   const int year = *inc->year;
   constexpr TimeNs kLaterAtMost = 31LL * 86400 * kNsPerSec;
   constexpr TimeNs kDay = 86400 * kNsPerSec;
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, inc->events.size(), kGrain), [&](const auto& range) {
-    // The shift from the placeholder year to the year and the year before is one per calendar
-    // day: worked out once per day (a 16k-rank job's ~100 k yearless events fall on a few days).
-    TimeNs day = -1, shift = 0, shift_before = 0;
-    for (std::size_t i = range.begin(); i != range.end(); ++i) {
-      Event& e = inc->events[i];
-      if (e.clock != Clock::kNoYear) continue;
-      const TimeNs midnight = e.time - ((e.time % kDay) + kDay) % kDay;
-      if (midnight != day) {
-        CivilTime c = ToCivil(midnight);
-        c.year = year;
-        shift = FromCivil(c) - midnight;
-        c.year -= 1;
-        shift_before = FromCivil(c) - midnight;
-        day = midnight;
-      }
-      e.time += e.time + shift > *latest + kLaterAtMost ? shift_before : shift;
-      e.clock = Clock::kFull;
-    }
-  });
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, inc->events.size(), kEventGrain),
+                    [&](const auto& range) {
+                      // The shift from the placeholder year to the year and the year before is one
+                      // per calendar day: worked out once per day (a 16k-rank job's ~100 k yearless
+                      // events fall on a few days).
+                      TimeNs day = -1, shift = 0, shift_before = 0;
+                      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                        Event& e = inc->events[i];
+                        if (e.clock != Clock::kNoYear) continue;
+                        const TimeNs midnight = e.time - ((e.time % kDay) + kDay) % kDay;
+                        if (midnight != day) {
+                          CivilTime c = ToCivil(midnight);
+                          c.year = year;
+                          shift = FromCivil(c) - midnight;
+                          c.year -= 1;
+                          shift_before = FromCivil(c) - midnight;
+                          day = midnight;
+                        }
+                        e.time += e.time + shift > *latest + kLaterAtMost ? shift_before : shift;
+                        e.clock = Clock::kFull;
+                      }
+                    });
 }
 
 namespace {

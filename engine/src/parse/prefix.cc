@@ -396,8 +396,7 @@ std::size_t FirstTag(std::string_view probe) {
 // its bytes (read into memory, or shorter now): the caller probes the text.
 std::optional<std::size_t> FirstTagRead(const ReadBehind& file, std::size_t size) {
   constexpr std::size_t kWindow = 256 << 10, kOverlap = 4;
-  thread_local std::unique_ptr<char[]> buffer;
-  if (!buffer) buffer = std::make_unique<char[]>(kWindow + kOverlap);
+  const auto buffer = std::make_unique_for_overwrite<char[]>(kWindow + kOverlap);
   for (std::size_t from = 0; from < size; from += kWindow) {
     const std::size_t begin = from < kOverlap ? 0 : from - kOverlap,
                       end = std::min(size, from + kWindow);
