@@ -58,6 +58,55 @@ TEST(Lines, StepMetricsKeyValueLine) {
   EXPECT_EQ(ParseStepMetrics("step=x data_ms=1 step_ms=2", &f), Match::kMalformed);
 }
 
+// Two processes printing to one descriptor, each line in two writes (python -u: the text, then
+// its newline), glue one's line to the other's. The second record starts with the first one's
+// date right after a word; a date a message quotes (after a space, `=`, `/`, a quote) is no glue.
+TEST(Lines, GluedRecordStartsAtTheSecondWritersStamp) {
+  const std::string_view glued =
+      "2026-12-05 12:56:27.826 rank=0 step=2/40 loss=13.62115 data_ms=0.1 "
+      "step_ms=110.62026-12-05 12:56:27.826 rank=1 step=2/40 loss=10.38081 data_ms=0.2 "
+      "step_ms=110.3";
+  EXPECT_EQ(GluedRecord(glued), glued.find("2026-12-05", 1));
+  EXPECT_EQ(glued.substr(GluedRecord(glued), 30), "2026-12-05 12:56:27.826 rank=1");
+  const std::string_view tagged = "[default0]:2026-12-05T12:56:27 a b)2026-12-05T12:56:28 c";
+  EXPECT_EQ(GluedRecord(tagged), tagged.find(")2026") + 1);
+  for (std::string_view whole : {
+           "2026-12-05 12:56:27.826 rank=0 step=2/40 loss=13.62 data_ms=0.1 step_ms=110.6",
+           "2026-12-05 12:56:27 saved at 2026-12-05 12:56:27 to /ck",
+           "2026-12-05 12:56:27 run=2026-12-05T12:56:27 path=/ck/2026-12-05 12:56:27",
+           "2026-12-05 12:56:27 stamp '2026-12-05 12:56:27' (2026-12-05 12:56:27)",
+           "2026-12-05 12:56:27 next day a2026-12-06 00:00:01",  // another date: not the line's
+           "2026-12-05 12:56:27 a2026-12-05 12:5",               // no whole stamp after it
+           "no stamp a2026-12-05 12:56:27",                      // the first stamp is the only one
+           "",
+       }) {
+    EXPECT_EQ(GluedRecord(whole), std::string_view::npos) << whole;
+  }
+}
+
+// A step line glued to another rank's (GluedRecord) is both ranks' steps: each rank's last step
+// is its own, the second cited at the same line.
+TEST(LogParser, AStepLineGluedToAnotherRanksIsBothSteps) {
+  const std::string text =
+      "2026-12-05 12:56:27.716 rank=0 step=1/40 loss=12.47824 data_ms=2.2 step_ms=110.2\n"
+      "2026-12-05 12:56:27.716 rank=1 step=1/40 loss=12.1 data_ms=2.2 step_ms=110.2\n"
+      "2026-12-05 12:56:27.826 rank=0 step=2/40 loss=13.62115 data_ms=0.1 step_ms=110.62026-12-05 "
+      "12:56:27.826 rank=1 step=2/40 loss=10.38081 data_ms=0.2 step_ms=110.3\n"
+      "\n";
+  const ParsedLog log = ParseLog(text, FileContext{.prefixes = SniffPrefixes(text)});
+  EXPECT_EQ(log.malformed, 0);
+  ASSERT_EQ(log.events.size(), 2u);
+  for (const Event& e : log.events) {
+    EXPECT_EQ(e.kind, Kind::kIteration);
+    EXPECT_EQ(std::get<Iteration>(e.detail).iteration, 2) << e.rank;
+    EXPECT_EQ(e.line, 3u);
+  }
+  EXPECT_EQ(log.events[0].rank + log.events[1].rank, 1);
+  const Event& second = log.events[0].rank == 1 ? log.events[0] : log.events[1];
+  EXPECT_EQ(second.offset, text.find("2026-12-05 12:56:27.826 rank=1"));
+  EXPECT_EQ(std::get<Iteration>(second.detail).step_us, 110300);
+}
+
 TEST(Lines, PgPrefixVariants) {
   struct Case {
     const char* text;

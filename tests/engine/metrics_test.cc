@@ -259,6 +259,30 @@ TEST(Metrics, ReadsTheRealTrainPyCapture) {
   EXPECT_EQ(job.last_step, 20);
 }
 
+// Two ranks under torchrun print to one console, unbuffered (print() writes the text, then its
+// newline): rank 0's step line runs into rank 1's. Each is its rank's step, at the same line.
+TEST(Metrics, ReadsEachRanksStepFromTwoLinesGluedIntoOne) {
+  const auto m = Read(
+      "2026-12-05 12:56:27.716 rank=0 step=1/40 loss=12.47824 data_ms=2.2 step_ms=110.2\n"
+      "2026-12-05 12:56:27.716 rank=1 step=1/40 loss=12.1 data_ms=2.2 step_ms=110.2\n"
+      "2026-12-05 12:56:27.826 rank=0 step=2/40 loss=13.62115 data_ms=0.1 step_ms=110.62026-12-05 "
+      "12:56:27.826 rank=1 step=2/40 loss=10.38081 data_ms=0.2 step_ms=110.3\n"
+      "\n");
+  EXPECT_EQ(m.malformed, 0);
+  ASSERT_EQ(m.series.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    const TrainingSeries& s = m.series[r];
+    EXPECT_EQ(s.rank, r);
+    ASSERT_EQ(s.steps.size(), 2u);
+    EXPECT_EQ(s.steps[1].step, 2);
+    EXPECT_EQ(s.steps[1].Cite(), "console.log:3");
+    EXPECT_EQ(*s.steps[1].time, *ParseRfc3339("2026-12-05T12:56:27.826Z"));
+  }
+  EXPECT_DOUBLE_EQ(*m.series[0].steps[1].loss, 13.62115);
+  EXPECT_DOUBLE_EQ(*m.series[0].steps[1].seconds_per_step, 0.1106);
+  EXPECT_DOUBLE_EQ(*m.series[1].steps[1].loss, 10.38081);
+}
+
 // corpora/real2/sl_slow_task1: train2.py's `step N loss L` through `srun --label`: no rank, no
 // time; one series for the file's task 0.
 TEST(Metrics, ReadsTheRealTrain2CaptureBehindSrunLabels) {

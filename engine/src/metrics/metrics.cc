@@ -10,6 +10,7 @@
 #include "ingest/file_text.h"
 #include "ingest/walk.h"
 #include "metrics/metric_lines.h"
+#include "parse/lines.h"
 #include "parse/prefix.h"
 
 namespace denpex::engine {
@@ -128,17 +129,28 @@ struct Reader {
       ++out.lines;
       if (raw.size() > (1u << 20) || !metrics::MayHoldMetric(raw)) continue;
       if (raw.find('\x1b') != std::string_view::npos) raw = WithoutEscapes(raw, &clean);
-      LineOrigin origin;
-      std::string_view body = raw;
-      StripPrefixes(&body, policy, &origin);
-      // A tqdm bar rewrites its line with `\r`: each piece is a line of its own.
-      for (std::size_t at = 0; at <= body.size();) {
-        std::size_t cr = body.find('\r', at);
-        if (cr == std::string_view::npos) cr = body.size();
-        const std::string_view piece = body.substr(at, cr - at);
-        at = cr + 1;
-        if (!piece.empty()) Piece(piece, origin, rel, number);
-      }
+      Line(raw, policy, rel, number);
+    }
+  }
+
+  void Line(std::string_view raw, const PrefixPolicy& policy, const std::string& rel,
+            std::uint32_t number) {
+    // Two processes' lines glued into one (GluedRecord): each a line of its own.
+    if (const std::size_t glued = GluedRecord(raw); glued != std::string_view::npos) {
+      Line(raw.substr(0, glued), policy, rel, number);
+      Line(raw.substr(glued), policy, rel, number);
+      return;
+    }
+    LineOrigin origin;
+    std::string_view body = raw;
+    StripPrefixes(&body, policy, &origin);
+    // A tqdm bar rewrites its line with `\r`: each piece is a line of its own.
+    for (std::size_t at = 0; at <= body.size();) {
+      std::size_t cr = body.find('\r', at);
+      if (cr == std::string_view::npos) cr = body.size();
+      const std::string_view piece = body.substr(at, cr - at);
+      at = cr + 1;
+      if (!piece.empty()) Piece(piece, origin, rel, number);
     }
   }
 

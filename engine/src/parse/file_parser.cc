@@ -1350,13 +1350,35 @@ bool LogParser::JoinWrapped(const LineRef& line) {
   return true;
 }
 
+// A step line with another process's line glued to its end (GluedRecord), its last value run
+// into the other's stamp (`step_ms=110.62026-12-05 12:56:27.826 rank=1 ...`): the step up to the
+// glue, then the rest read as a line of its own, cited at its byte.
+bool LogParser::GluedStepLine(const Parsed& line) {
+  const std::string_view text = line.ref.text, msg = line.header.message;
+  const std::size_t glued = GluedRecord(text);
+  if (glued == std::string_view::npos) return false;
+  const char* cut = text.data() + glued;
+  if (cut <= msg.data() || cut > msg.data() + msg.size()) return false;  // not in this message
+  Parsed first = line;
+  first.header.message = msg.substr(0, static_cast<std::size_t>(cut - msg.data()));
+  StepMetricsFields f;
+  if (ParseStepMetrics(first.header.message, &f) != Match::kYes) return false;
+  StepLine(first);
+  if (glued < line.cite_length) {  // a line as the file holds it, not a joined copy's tail
+    Process({text.substr(glued), line.ref.offset + glued, line.ref.number},
+            static_cast<std::uint32_t>(line.cite_length - glued), 0);
+  }
+  return true;
+}
+
 // A key=value step line (`rank=2 step=8/20 ... data_ms=1502.4 step_ms=1760.0`): one event per
 // rank, its last step line, tracking since when the rank's own part has been most of each step.
 bool LogParser::StepLine(const Parsed& line) {
   StepMetricsFields f;
-  if (!Has(line.header.message, "data_ms=") ||
-      ParseStepMetrics(line.header.message, &f) != Match::kYes)
-    return false;
+  if (!Has(line.header.message, "data_ms=")) return false;
+  const Match read = ParseStepMetrics(line.header.message, &f);
+  if (read == Match::kMalformed) return GluedStepLine(line);
+  if (read != Match::kYes) return false;
   // The line's `rank=<R>` says whose step it is where no prefix or file name does (a node's
   // files merged into one).
   Parsed ranked;

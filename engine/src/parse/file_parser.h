@@ -243,6 +243,7 @@ class LogParser {
   ProgressIndex last_step_;  // key=value step lines (index into out_.events), by ProgressKey
   IterationStampCache iteration_stamps_;  // progress lines of a run share their date
   bool StepLine(const Parsed& p);
+  bool GluedStepLine(const Parsed& p);
   // A watchdog timeout line cut by a terminal: kept until the next line says whether it goes on.
   std::string wrapped_;
   LineRef wrapped_line_{};

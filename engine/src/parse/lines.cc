@@ -371,6 +371,42 @@ Match ParseStepMetrics(std::string_view msg, StepMetricsFields* out) {
   return out->step >= 0 && out->data_us >= 0 && out->step_us >= 0 ? Match::kYes : Match::kNo;
 }
 
+namespace {
+
+// `YYYY-MM-DD hh:mm:ss` (a `T` or a space between date and time) at `at` of `s`.
+bool IsoStampAt(std::string_view s, std::size_t at) {
+  constexpr std::string_view kShape = "0000-00-00 00:00:00";
+  if (at > s.size() || s.size() - at < kShape.size()) return false;
+  for (std::size_t i = 0; i < kShape.size(); ++i) {
+    const char c = s[at + i], k = kShape[i];
+    const bool ok = k == '0' ? IsDigit(c) : k == ' ' ? (c == ' ' || c == 'T') : c == k;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::size_t GluedRecord(std::string_view line) {
+  std::size_t first = std::string_view::npos;
+  for (std::size_t dash = line.find('-', 4); dash != std::string_view::npos;
+       dash = line.find('-', dash + 1)) {
+    if (IsoStampAt(line, dash - 4)) {
+      first = dash - 4;
+      break;
+    }
+  }
+  if (first == std::string_view::npos) return first;
+  constexpr std::string_view kInsideMessage = " \t\"'([{<=/-_:,";
+  const std::string_view date = line.substr(first, 10);
+  for (std::size_t at = line.find(date, first + 19); at != std::string_view::npos;
+       at = line.find(date, at + 1)) {
+    if (kInsideMessage.find(line[at - 1]) == std::string_view::npos && IsoStampAt(line, at))
+      return at;
+  }
+  return std::string_view::npos;
+}
+
 Match ParseCommInit(std::string_view line, CommInitFields* out) {
   // The end first: every communicator prints an `Init START` line of the same shape (half of a
   // large job's comm lines), rejected here without a search.
