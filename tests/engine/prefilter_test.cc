@@ -241,6 +241,25 @@ TEST(LineFilter, FindsLiteralsThatAreNotAscii) {
   EXPECT_EQ(f.level, TriggerLevel::kRecord);
 }
 
+// A candidate verifies only where every byte of the literal matches: one byte changed anywhere
+// (the middle words of a literal over 16 bytes, the last byte of a 2-byte one) is no hit.
+TEST(LineFilter, ALiteralOfAnyLengthVerifiesOnlyWhenEveryByteMatches) {
+  const std::string alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP";
+  for (std::size_t n = 2; n <= 40; ++n) {
+    const std::string literal = alphabet.substr(0, n);
+    const Trigger triggers[] = {{literal, TriggerLevel::kRecord}};
+    const LineFilter filter(triggers);
+    const std::string line = "x " + literal + " y";
+    const LineFilter::Found whole = filter.Next(line, 0, kMaxLineBytes);
+    EXPECT_TRUE(whole.found && whole.level == TriggerLevel::kRecord) << n;
+    for (std::size_t k = 0; k < n; ++k) {
+      std::string changed = line;
+      changed[2 + k] = '#';
+      EXPECT_FALSE(filter.Next(changed, 0, kMaxLineBytes).found) << n << " byte " << k;
+    }
+  }
+}
+
 TEST(LineFilter, FindsTheLastTimeOrDateAnywhere) {
   EXPECT_EQ(LastStampPattern("no stamp here: 1:2 and 12-x", 27), std::string_view::npos);
   for (std::size_t pad = 0; pad < 160; ++pad) {  // across the 64-byte blocks of the search
