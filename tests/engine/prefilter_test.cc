@@ -276,6 +276,34 @@ TEST(LineFilter, FindsTheLastTimeOrDateAnywhere) {
   }
 }
 
+// The search agrees with reading every place: random text dense in digits, colons and hyphens,
+// every end, across the 64-byte blocks and the zero-padded first one.
+TEST(LineFilter, TheLastTimeOrDateIsTheOneReadingEveryPlaceFinds) {
+  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  const auto reference = [&](std::string_view t, std::size_t end) {
+    for (std::size_t j = end; j-- > 0;) {
+      const auto d = [&](std::size_t k) { return j + k < end && is_digit(t[j + k]); };
+      const auto is = [&](std::size_t k, char c) { return j + k < end && t[j + k] == c; };
+      const bool both = d(0) && d(1) && d(3) && d(4);
+      if (both && (is(2, '-') || (is(2, ':') && is(5, ':') && d(6) && d(7)))) return j;
+    }
+    return std::string_view::npos;
+  };
+  std::uint64_t state = 12345;
+  const auto next = [&] {
+    return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33;
+  };
+  const std::string alphabet = "0123456789::--- x\n";
+  for (int round = 0; round < 300; ++round) {
+    std::string text(next() % 300, ' ');
+    for (char& c : text) c = next() % 4 == 0 ? 'y' : alphabet[next() % alphabet.size()];
+    for (std::size_t end = 0; end <= text.size(); ++end) {
+      ASSERT_EQ(LastStampPattern(text, end), reference(text, end))
+          << "round " << round << " end " << end << ": " << text;
+    }
+  }
+}
+
 TEST(LineFilter, ParsedLineNumbersStayExact) {
   std::string text;
   for (int i = 0; i < 3000; ++i) {
