@@ -309,6 +309,57 @@ std::string MaskSignatureByBytes(std::string_view message) {
   return out;
 }
 
+// NCCL's `Init COMPLETE` line in its fields' order is read field after field; in another order,
+// or with a bus id before `comm` (a prefix), by a search for each field: the same fields either
+// way.
+TEST(Lines, CommInitFieldsInAnyOrder) {
+  struct Case {
+    std::string_view line;
+    Match match;
+    std::int32_t rank, nranks, dev;
+    std::string_view bus, id;
+  };
+  const Case cases[] = {
+      {"g:1:1 [3] NCCL INFO comm 0x5581 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId 4e000 commId "
+       "0x9f2c - Init COMPLETE",
+       Match::kYes, 3, 8, 3, "4e000", "0x9f2c"},
+      {"g:1:1 [3] NCCL INFO comm 0x5581 rank 3 nranks 8 cudaDev 3 busId 4e000 commId 0x9f2c - Init "
+       "COMPLETE",  // no nvmlDev
+       Match::kYes, 3, 8, 3, "4e000", "0x9f2c"},
+      {"g:1:1 [3] NCCL INFO comm 0x5581 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId 4e000 commId "
+       "0x9f2c localRank 3 "
+       "localRanks 8 localRanks 8 - Init COMPLETE",
+       Match::kYes, 3, 8, 3, "4e000", "0x9f2c"},
+      {"g:1:1 [3] NCCL INFO comm 0x5581 commId 0x9f2c rank 3 nranks 8 cudaDev 3 busId 4e000 - Init "
+       "COMPLETE",  // reordered
+       Match::kYes, 3, 8, 3, "4e000", "0x9f2c"},
+      {" busId 1 NCCL INFO comm 0x5581 rank 3 nranks 8 cudaDev 3 busId 4e000 commId 0x9f2c - Init "
+       "COMPLETE",
+       Match::kYes, 3, 8, 3, "1",
+       "0x9f2c"},  // the first ` busId ` is the head's, as the search finds it
+      {"g:1:1 [3] NCCL INFO comm 0x5581 rank 3 nranks 8 cudaDev 3 busId 4e000 commId  - Init "
+       "COMPLETE",
+       Match::kMalformed, 0, 0, 0, "", ""},
+      {"g:1:1 [3] NCCL INFO comm 0x5581 rank x nranks 8 cudaDev 3 busId 4e000 commId 0x9f2c - Init "
+       "COMPLETE",
+       Match::kMalformed, 0, 0, 0, "", ""},
+      {"g:1:1 [3] NCCL INFO comm 0x5581 rank 3 nranks 8 cudaDev 3 busId 4e000 commId 0x9f2c - Init "
+       "START",
+       Match::kNo, 0, 0, 0, "", ""},
+  };
+  for (const Case& c : cases) {
+    CommInitFields f;
+    const Match m = ParseCommInit(c.line, &f);
+    ASSERT_EQ(m, c.match) << c.line;
+    if (m != Match::kYes) continue;
+    EXPECT_EQ(f.comm_rank, c.rank) << c.line;
+    EXPECT_EQ(f.nranks, c.nranks) << c.line;
+    EXPECT_EQ(f.cuda_dev, c.dev) << c.line;
+    EXPECT_EQ(f.bus_id, c.bus) << c.line;
+    EXPECT_EQ(f.comm_id, c.id) << c.line;
+  }
+}
+
 TEST(Lines, MaskSignatureAgreesWithTheByteLoop) {
   std::uint64_t state = 42;
   const auto next = [&] { return state = state * 6364136223846793005ull + 1442695040888963407ull, state >> 33; };

@@ -407,12 +407,47 @@ std::size_t GluedRecord(std::string_view line) {
   return std::string_view::npos;
 }
 
+namespace {
+
+// The fields in NCCL's order, `<ptr> rank <r> nranks <n> cudaDev <d> [nvmlDev <m>] busId <b> commId
+// <id> `, read one after another from `rest` (the line past `comm 0x`): what ParseCommInit's
+// searches give on such a line (each key's first place is where the order puts it: no key occurs
+// inside a number or a token before it), without the six searches. False on any other order.
+bool CommInitInOrder(std::string_view rest, CommInitFields* out) {
+  Scanner q(rest);
+  std::int64_t rank, nranks, dev, nvml;
+  std::size_t hex = 0;
+  while (hex < rest.size() && IsHexDigit(rest[hex])) ++hex;
+  q.Skip(hex);
+  if (hex == 0 || !q.Lit(" rank ") || !q.Int(&rank) || !q.Lit(" nranks ") || !q.Int(&nranks) ||
+      !q.Lit(" cudaDev ") || !q.Int(&dev)) {
+    return false;
+  }
+  if (q.Lit(" nvmlDev ") && !q.Int(&nvml)) return false;
+  if (!q.Lit(" busId ")) return false;
+  const std::string_view bus = q.Token(" ");
+  if (!q.Lit(" commId ")) return false;
+  const std::string_view id = q.Token(" ");
+  if (id.empty()) return false;
+  out->comm_id = id;
+  out->comm_rank = static_cast<std::int32_t>(rank);
+  out->nranks = static_cast<std::int32_t>(nranks);
+  out->cuda_dev = static_cast<std::int32_t>(dev);
+  out->bus_id = bus;
+  return true;
+}
+
+}  // namespace
+
 Match ParseCommInit(std::string_view line, CommInitFields* out) {
   // The end first: every communicator prints an `Init START` line of the same shape (half of a
   // large job's comm lines), rejected here without a search.
   if (!line.ends_with("Init COMPLETE")) return Match::kNo;
   Scanner s(line);
   if (!s.SkipPast(" NCCL INFO comm 0x")) return Match::kNo;
+  // The bus id is searched from the line's start: in order only where the head holds none.
+  const std::string_view head = line.substr(0, line.size() - s.Rest().size());
+  if (!Has(head, " busId ") && CommInitInOrder(s.Rest(), out)) return Match::kYes;
   std::int64_t rank, nranks, dev;
   if (!IntAfter(s.Rest(), " rank ", &rank) || !IntAfter(s.Rest(), " nranks ", &nranks) ||
       !IntAfter(s.Rest(), " cudaDev ", &dev) || !s.SkipPast(" commId ")) {
