@@ -102,6 +102,10 @@ class Scanner {
   // The text up to (not including) the first character of `stops`, or to the end.
   std::string_view Token(std::string_view stops) {
     const std::size_t start = pos_;
+    if (stops.size() == 1) {  // most callers stop at a space: one compare a byte
+      while (pos_ < s_.size() && s_[pos_] != stops[0]) ++pos_;
+      return s_.substr(start, pos_ - start);
+    }
     for (; pos_ < s_.size(); ++pos_) {
       const char c = s_[pos_];
       bool stop = false;

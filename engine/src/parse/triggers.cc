@@ -563,7 +563,7 @@ namespace {
 // millions of progress lines once). 4..16 bytes compare as two overlapping words, a longer literal
 // word by word with its last word overlapping, a 2- or 3-byte one byte by byte. Through memcmp,
 // the 131k-rank scale incident's candidates made ~5 M calls for literals of 2 bytes and over 16.
-bool SameBytes(const char* a, const char* b, std::size_t n) {
+__attribute__((always_inline)) inline bool SameBytes(const char* a, const char* b, std::size_t n) {
   const auto word = [](const char* p) {
     std::uint64_t w;
     std::memcpy(&w, p, 8);
