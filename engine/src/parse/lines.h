@@ -95,7 +95,6 @@ bool ParseExitcodeField(std::string_view value, std::int32_t* exit_code, std::in
 // `[<k>]:` opening a table entry.
 bool IsTableEntryStart(std::string_view line);
 
-// Megatron ` [YYYY-MM-DD hh:mm:ss] iteration <i>/<N> | ...`.
 // A key=value step line of a trainer (`rank=2 step=8/20 loss=10.1 data_ms=1502.4 step_ms=1760.0`,
 // corpora/real/FORMATS-OBSERVED.md): the step, the total when printed, and the two durations in
 // microseconds (`data_ms`: the rank's own time before the step's collectives, `step_ms`: the
@@ -142,6 +141,7 @@ struct IterationStampCache {
   TimeNs midnight = 0;
   bool valid = false;
 };
+// Megatron ` [YYYY-MM-DD hh:mm:ss] iteration <i>/<N> | ...`.
 Match ParseIteration(std::string_view line, TimeNs* time, std::int64_t* iteration,
                      std::int64_t* total, IterationStampCache* cache = nullptr);
 
