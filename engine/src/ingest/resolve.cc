@@ -126,28 +126,28 @@ void ResolveYears(const EventCensus& census, Incident* inc) {
   const int year = *inc->year;
   constexpr TimeNs kLaterAtMost = 31LL * 86400 * kNsPerSec;
   constexpr TimeNs kDay = 86400 * kNsPerSec;
+  // The shift from the placeholder year to the year and the year before is one per calendar day:
+  // worked out once per day and block (a 16k-rank job's ~100 k yearless events fall on a few days).
+  const auto place_block = [&](const tbb::blocked_range<std::size_t>& range) {
+    TimeNs day = -1, shift = 0, shift_before = 0;
+    for (std::size_t i = range.begin(); i != range.end(); ++i) {
+      Event& e = inc->events[i];
+      if (e.clock != Clock::kNoYear) continue;
+      const TimeNs midnight = e.time - ((e.time % kDay) + kDay) % kDay;
+      if (midnight != day) {
+        CivilTime c = ToCivil(midnight);
+        c.year = year;
+        shift = FromCivil(c) - midnight;
+        c.year -= 1;
+        shift_before = FromCivil(c) - midnight;
+        day = midnight;
+      }
+      e.time += e.time + shift > *latest + kLaterAtMost ? shift_before : shift;
+      e.clock = Clock::kFull;
+    }
+  };
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, inc->events.size(), kEventGrain),
-                    [&](const auto& range) {
-                      // The shift from the placeholder year to the year and the year before is one
-                      // per calendar day: worked out once per day (a 16k-rank job's ~100 k yearless
-                      // events fall on a few days).
-                      TimeNs day = -1, shift = 0, shift_before = 0;
-                      for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                        Event& e = inc->events[i];
-                        if (e.clock != Clock::kNoYear) continue;
-                        const TimeNs midnight = e.time - ((e.time % kDay) + kDay) % kDay;
-                        if (midnight != day) {
-                          CivilTime c = ToCivil(midnight);
-                          c.year = year;
-                          shift = FromCivil(c) - midnight;
-                          c.year -= 1;
-                          shift_before = FromCivil(c) - midnight;
-                          day = midnight;
-                        }
-                        e.time += e.time + shift > *latest + kLaterAtMost ? shift_before : shift;
-                        e.clock = Clock::kFull;
-                      }
-                    });
+                    place_block);
 }
 
 namespace {

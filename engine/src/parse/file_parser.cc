@@ -1363,7 +1363,7 @@ bool LogParser::GluedStepLine(const Parsed& line) {
   first.header.message = msg.substr(0, static_cast<std::size_t>(cut - msg.data()));
   StepMetricsFields f;
   if (ParseStepMetrics(first.header.message, &f) != Match::kYes) return false;
-  StepLine(first);
+  Step(first, f);
   if (glued < line.cite_length) {  // a line as the file holds it, not a joined copy's tail
     Process({text.substr(glued), line.ref.offset + glued, line.ref.number},
             static_cast<std::uint32_t>(line.cite_length - glued), 0);
@@ -1379,6 +1379,11 @@ bool LogParser::StepLine(const Parsed& line) {
   const Match read = ParseStepMetrics(line.header.message, &f);
   if (read == Match::kMalformed) return GluedStepLine(line);
   if (read != Match::kYes) return false;
+  Step(line, f);
+  return true;
+}
+
+void LogParser::Step(const Parsed& line, const StepMetricsFields& f) {
   // The line's `rank=<R>` says whose step it is where no prefix or file name does (a node's
   // files merged into one).
   Parsed ranked;
@@ -1413,11 +1418,10 @@ bool LogParser::StepLine(const Parsed& line) {
     e = NewEvent(p, it);
     e.family = Family::kTrainer;
     e.kind = Kind::kIteration;
-    return true;
+    return;
   }
   last_step_.Set(key, out_.events.size());
   Emit(p, Recognised{.family = Family::kTrainer, .kind = Kind::kIteration, .detail = it, .error = false});
-  return true;
 }
 
 // The cut line had no continuation: read what it holds, and count it.

@@ -244,6 +244,7 @@ class LogParser {
   IterationStampCache iteration_stamps_;  // progress lines of a run share their date
   bool StepLine(const Parsed& p);
   bool GluedStepLine(const Parsed& p);
+  void Step(const Parsed& p, const StepMetricsFields& f);  // a step line read: its event
   // A watchdog timeout line cut by a terminal: kept until the next line says whether it goes on.
   std::string wrapped_;
   LineRef wrapped_line_{};

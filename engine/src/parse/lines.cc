@@ -373,16 +373,11 @@ Match ParseStepMetrics(std::string_view msg, StepMetricsFields* out) {
 
 namespace {
 
-// `YYYY-MM-DD hh:mm:ss` (a `T` or a space between date and time) at `at` of `s`.
+// A date and time (ScanDateTime: `YYYY-MM-DD hh:mm:ss`, a `T` or `_` between them) at `at` of `s`.
 bool IsoStampAt(std::string_view s, std::size_t at) {
-  constexpr std::string_view kShape = "0000-00-00 00:00:00";
-  if (at > s.size() || s.size() - at < kShape.size()) return false;
-  for (std::size_t i = 0; i < kShape.size(); ++i) {
-    const char c = s[at + i], k = kShape[i];
-    const bool ok = k == '0' ? IsDigit(c) : k == ' ' ? (c == ' ' || c == 'T') : c == k;
-    if (!ok) return false;
-  }
-  return true;
+  Scanner scan(s.substr(at));
+  TimeNs time;
+  return ScanDateTime(&scan, &time);
 }
 
 }  // namespace

@@ -129,8 +129,9 @@ inline bool NextKeyValue(std::string_view* msg, std::string_view* key, std::stri
 // write a line in two calls (python -u, PYTHONUNBUFFERED=1: print() writes its text, then its
 // newline) glue one writer's line to the other's and leave a newline alone on the next line:
 //   `2026-12-05 12:56:27.826 rank=0 step=2/40 ... step_ms=110.62026-12-05 12:56:27.826 rank=1 ...`
-// The second record starts with the date of the line's first ISO stamp (`YYYY-MM-DD hh:mm:ss`,
-// or a `T` between them) right after the end of a word: not after a space, a quote, a bracket,
+// The second record starts with the date of the line's first date and time (ScanDateTime's:
+// `YYYY-MM-DD hh:mm:ss`, a `T` or `_` between them) right after the end of a word: not after a
+// space, a quote, a bracket,
 // `=`, `/`, `-`, `_`, `:` or `,`, which put a date inside a message.
 std::size_t GluedRecord(std::string_view line);
 
