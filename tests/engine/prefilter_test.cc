@@ -263,8 +263,10 @@ TEST(LineFilter, ALiteralOfAnyLengthVerifiesOnlyWhenEveryByteMatches) {
 TEST(LineFilter, FindsTheLastTimeOrDateAnywhere) {
   EXPECT_EQ(LastStampPattern("no stamp here: 1:2 and 12-x", 27), std::string_view::npos);
   for (std::size_t pad = 0; pad < 160; ++pad) {  // across the 64-byte blocks of the search
-    for (const std::string stamp : {"09:27:14", "2026-03", "E0302 23:59:60"}) {
-      const std::string text = std::string(pad, 'x') + stamp + " tail 1:2 gpu-01 12-x" + std::string(pad % 70, 'y');
+    for (const std::string stamp : {"09:27:14", "2026-03-02", "E0302 23:59:60"}) {
+      // near misses after it: a lone colon, lone hyphens, a month without its day
+      const std::string text = std::string(pad, 'x') + stamp +
+                               " tail 1:2 gpu-01 12-x 12-34 2026-03" + std::string(pad % 70, 'y');
       const std::size_t at = LastStampPattern(text, text.size());
       ASSERT_NE(at, std::string_view::npos) << stamp << " at " << pad;
       EXPECT_GE(at, pad) << stamp;  // inside the stamp, not in the tail's near misses
@@ -284,8 +286,8 @@ TEST(LineFilter, TheLastTimeOrDateIsTheOneReadingEveryPlaceFinds) {
     for (std::size_t j = end; j-- > 0;) {
       const auto d = [&](std::size_t k) { return j + k < end && is_digit(t[j + k]); };
       const auto is = [&](std::size_t k, char c) { return j + k < end && t[j + k] == c; };
-      const bool both = d(0) && d(1) && d(3) && d(4);
-      if (both && (is(2, '-') || (is(2, ':') && is(5, ':') && d(6) && d(7)))) return j;
+      const bool digits = d(0) && d(1) && d(3) && d(4) && d(6) && d(7);
+      if (digits && ((is(2, '-') && is(5, '-')) || (is(2, ':') && is(5, ':')))) return j;
     }
     return std::string_view::npos;
   };

@@ -48,8 +48,9 @@ std::span<const Trigger> WatchdogTriggers();  // watchdog.cc: ProcessGroupNCCL t
 // Those three tables and every recogniser's triggers (the list ParseLog uses).
 std::vector<Trigger> AllTriggers();
 
-// The last place in text[0, end) where a time of day `dd:dd:dd` or a date `dd-dd` starts
-// (npos: none). Every stamp the parser reads holds one, so a line without one has no stamp.
+// The last place in text[0, end) where a time of day `dd:dd:dd` or a date `dd-dd-dd` (of
+// `YYYY-MM-DD`) starts (npos: none). Every stamp the parser reads holds one, so a line without
+// one has no stamp.
 std::size_t LastStampPattern(std::string_view text, std::size_t end);
 
 class LineFilter {
