@@ -792,6 +792,7 @@ struct LineFilterScan {
     std::size_t from;
     TriggerLevel* level;
     std::int64_t* misses;  // candidates that did not verify
+    std::size_t* at;       // where the hit's fingerprint starts
     bool Try(const LineFilter& f, std::string_view text, std::size_t q) const;
   };
   struct AnyHit {
@@ -802,7 +803,7 @@ struct LineFilterScan {
 
 bool LineFilterScan::FirstHit::Try(const LineFilter& f, std::string_view text, std::size_t q) const {
   *level = f.MayStart(text, q) ? f.Verify(text, q, from, text.size()) : TriggerLevel::kNone;
-  if (*level != TriggerLevel::kNone) return true;
+  if (*level != TriggerLevel::kNone) return *at = q, true;
   ++*misses;
   return false;
 }
@@ -825,10 +826,12 @@ DENPEX_AVX2 __attribute__((flatten)) bool ScanAvx2(const LineFilter& f, const Ta
                                                    std::size_t* line_end, std::size_t* colon_free) {
   return ScanFrom(f, Avx2Block(lo, hi), text, from, limit, count, hit, line_end, colon_free);
 }
-DENPEX_AVX2 __attribute__((flatten)) void ClassifyAvx2(const LineFilter& f, const Tables& lo, const Tables& hi,
-                                                       std::string_view line, const LineFilterScan::AnyHit& hit) {
+DENPEX_AVX2 __attribute__((flatten)) void ClassifyAvx2(const LineFilter& f, const Tables& lo,
+                                                       const Tables& hi, std::string_view line,
+                                                       std::size_t from,
+                                                       const LineFilterScan::AnyHit& hit) {
   LineCount count;
-  ScanFrom(f, Avx2Block(lo, hi), line, 0, ~std::size_t{0}, &count, hit);
+  ScanFrom(f, Avx2Block(lo, hi), line, from, ~std::size_t{0}, &count, hit);
 }
 #endif
 // The byte-at-a-time twins, out of line so that Next and Classify stay small.
@@ -838,10 +841,11 @@ __attribute__((noinline)) bool ScanScalar(const LineFilter& f, const Tables& lo,
                                           std::size_t* colon_free) {
   return ScanFrom(f, ScalarBlock{lo, hi}, text, from, limit, count, hit, line_end, colon_free);
 }
-__attribute__((noinline)) void ClassifyScalar(const LineFilter& f, const Tables& lo, const Tables& hi,
-                                              std::string_view line, const LineFilterScan::AnyHit& hit) {
+__attribute__((noinline)) void ClassifyScalar(const LineFilter& f, const Tables& lo,
+                                              const Tables& hi, std::string_view line,
+                                              std::size_t from, const LineFilterScan::AnyHit& hit) {
   LineCount count;
-  ScanFrom(f, ScalarBlock{lo, hi}, line, 0, ~std::size_t{0}, &count, hit);
+  ScanFrom(f, ScalarBlock{lo, hi}, line, from, ~std::size_t{0}, &count, hit);
 }
 
 }  // namespace
@@ -850,7 +854,8 @@ LineFilter::Found LineFilter::Next(std::string_view text, std::size_t from, std:
   LineCount count{.line_start = from};
   TriggerLevel first = TriggerLevel::kNone;
   std::int64_t misses = 0;
-  const LineFilterScan::FirstHit hit{from, &first, &misses};
+  std::size_t at = 0;
+  const LineFilterScan::FirstHit hit{from, &first, &misses, &at};
   bool found;
   std::size_t end = text.size(), colon_free = std::string_view::npos;
   std::size_t* colons = label_colons ? &colon_free : nullptr;
@@ -870,21 +875,25 @@ LineFilter::Found LineFilter::Next(std::string_view text, std::size_t from, std:
     return r;
   }
   r.end = end;
-  // A record trigger is the highest level; a prefix trigger may share its line with one.
-  r.level = IsRecord(first) ? first : Classify(text.substr(r.begin, r.end - r.begin));
+  // A record trigger is the highest level; a prefix trigger may share its line with one, after
+  // it: before it the scan found none (a literal found within the line is found within the text:
+  // none holds a newline).
+  r.level = IsRecord(first)
+                ? first
+                : Classify(text.substr(r.begin, r.end - r.begin), at + 1 - r.begin, first);
   return r;
 }
 
-TriggerLevel LineFilter::Classify(std::string_view line) const {
-  TriggerLevel level = TriggerLevel::kNone;
+TriggerLevel LineFilter::Classify(std::string_view line, std::size_t from,
+                                  TriggerLevel level) const {
   const LineFilterScan::AnyHit hit{&level};
 #ifdef DENPEX_X86
   if (avx2_) {
-    ClassifyAvx2(*this, lo_, hi_, line, hit);
+    ClassifyAvx2(*this, lo_, hi_, line, from, hit);
     return level;
   }
 #endif
-  ClassifyScalar(*this, lo_, hi_, line, hit);
+  ClassifyScalar(*this, lo_, hi_, line, from, hit);
   return level;
 }
 

@@ -81,7 +81,12 @@ class LineFilter {
   // say where it holds no label colon (Found::no_label_colon_from; ~5 ns a line found).
   Found Next(std::string_view text, std::size_t from, std::size_t long_line, bool label_colons = false) const;
   // The highest level of any trigger in `line` (kNone: none).
-  TriggerLevel Classify(std::string_view line) const;
+  TriggerLevel Classify(std::string_view line) const {
+    return Classify(line, 0, TriggerLevel::kNone);
+  }
+  // The higher of `level` and the highest level of a trigger whose fingerprint starts at or after
+  // `from` in `line` (the literal itself may start before it).
+  TriggerLevel Classify(std::string_view line, std::size_t from, TriggerLevel level) const;
 
   std::size_t size() const { return literals_.size(); }
   // 16 bits of a fingerprint's bytes (little-endian), by Fibonacci hashing: the filter's table of
