@@ -207,6 +207,35 @@ TEST(Families, SrunInterleavedLineIsSplitByItsLabelAndRejoined) {
   EXPECT_EQ(log.interleaved, 0);
 }
 
+// A terminal copy's colour codes: the label colon of the second task's line (`100<ESC>[0m: `)
+// is one only once they are read past, so what the trigger scan saw of the raw line does not
+// spare the search for it.
+TEST(Families, SrunInterleavedLabelBehindAColourCodeIsFound) {
+  const std::string head =
+      " 423: [rank423]:[E302 09:10:22.380742497 ProcessGroupNCCL.cpp:607] [PG 12 "
+      "(TENSOR_MODEL_PARALLEL_GROUP) Rank 1] "
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpT";
+  const std::string other =
+      " 100\x1b[0m: [rank100]:[E302 09:10:22.381004211 ProcessGroupNCCL.cpp:607] [PG 5 "
+      "(TENSOR_MODEL_PARALLEL_GROUP) "
+      "Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, "
+      "NumelIn=5, "
+      "NumelOut=5, Timeout(ms)=600000) ran for 600045 milliseconds before timing out.\n";
+  const std::string tail =
+      " 423: ype=ALLREDUCE, NumelIn=5, NumelOut=5, Timeout(ms)=600000) ran for 600046 milliseconds "
+      "before timing out.\n";
+  // (past the file's opening lines, each read on its own, where the trigger scan runs)
+  std::string opening;
+  for (std::uint32_t i = 0; i <= kOpeningLines; ++i)
+    opening += " 423: step " + std::to_string(i) + "\n";
+  const ParsedLog log = Parse(opening + head + other + tail);
+  ASSERT_EQ(log.events.size(), 2u);
+  EXPECT_EQ(log.events[0].rank, 100);
+  EXPECT_EQ(log.events[1].rank, 423);
+  EXPECT_EQ(log.interleaved, 1);
+  EXPECT_EQ(log.malformed, 0);
+}
+
 // srun's combined output: progress lines carry a task label and no rank yet. Each task keeps its
 // own latest progress event (two tasks' lines never collapse into one, the last task's).
 TEST(Families, SrunLabelledProgressLinesStayOneEventPerTask) {

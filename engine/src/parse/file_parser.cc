@@ -110,7 +110,10 @@ void LogParser::Line(const LineRef& raw, TriggerLevel level, bool opening) {
   if (progress && FastProgress(raw)) return;
   // Colour codes a terminal copy kept are read past (a progress line's fast path above needs none).
   LineRef line = raw;
-  if (raw.text.find('\x1b') != std::string_view::npos) line.text = WithoutEscapes(raw.text, &clean_[clean_turn_ ^= 1]);
+  if (raw.text.find('\x1b') != std::string_view::npos) {
+    line.text = WithoutEscapes(raw.text, &clean_[clean_turn_ ^= 1]);
+    line.no_label_colon_from = LineRef{}.no_label_colon_from;  // the scan's places were raw's
+  }
   if (level != TriggerLevel::kRecord) {
     if (!SplitInterleaved(line)) Process(line, cite, 0);
     return;

@@ -148,6 +148,10 @@ bool LogParser::SplitInterleaved(const LineRef& line) {
   std::int32_t own = -1;
   const std::size_t width = LeadingLabelWidth(line.text, &own);
   if (width == 0) return false;
+  // Another task's label would end in a label colon past the line's own `<label>: `: where the
+  // trigger scan found none from there on (a `[rank<G>]:` line's first trigger stands right
+  // after the label), there is none to look for.
+  if (line.no_label_colon_from <= width + 2) return false;
   const std::size_t at = EmbeddedLabel(line.text, width, own, 0);
   if (at == std::string_view::npos) return false;
   fragment_.assign(line.text.substr(0, at));
