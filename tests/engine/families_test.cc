@@ -177,18 +177,25 @@ TEST(Families, AsyncErrorHandlingBlockingWaitAndHeartbeatShapes) {
 }
 
 // srun relays output in pieces: task 100's whole line lands inside task 423's, whose tail
-// comes next with its own label (docs/log_formats.md §1c). Each line goes to its own rank.
+// comes next with its own label (docs/log_formats.md §1c). Task 423's head, task 100's line
+// after its label, task 423's tail.
+constexpr std::string_view kCutHead =
+    " 423: [rank423]:[E302 09:10:22.380742497 ProcessGroupNCCL.cpp:607] "
+    "[PG 12 (TENSOR_MODEL_PARALLEL_GROUP) Rank 1] "
+    "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpT";
+constexpr std::string_view kWholeLine =
+    "[rank100]:[E302 09:10:22.381004211 ProcessGroupNCCL.cpp:607] "
+    "[PG 5 (TENSOR_MODEL_PARALLEL_GROUP) Rank 0] "
+    "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, "
+    "NumelIn=5, NumelOut=5, Timeout(ms)=600000) ran for 600045 milliseconds before timing out.\n";
+constexpr std::string_view kCutTail =
+    " 423: ype=ALLREDUCE, NumelIn=5, NumelOut=5, Timeout(ms)=600000) "
+    "ran for 600046 milliseconds before timing out.\n";
+
+// Each line goes to its own rank.
 TEST(Families, SrunInterleavedLineIsSplitByItsLabelAndRejoined) {
-  const std::string head =
-      " 423: [rank423]:[E302 09:10:22.380742497 ProcessGroupNCCL.cpp:607] [PG 12 (TENSOR_MODEL_PARALLEL_GROUP) Rank 1] "
-      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpT";
-  const std::string other =
-      " 100: [rank100]:[E302 09:10:22.381004211 ProcessGroupNCCL.cpp:607] [PG 5 (TENSOR_MODEL_PARALLEL_GROUP) Rank 0] "
-      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=5, NumelOut=5, "
-      "Timeout(ms)=600000) ran for 600045 milliseconds before timing out.\n";
-  const std::string tail =
-      " 423: ype=ALLREDUCE, NumelIn=5, NumelOut=5, Timeout(ms)=600000) ran for 600046 milliseconds before timing out.\n";
-  ParsedLog log = Parse(head + other + tail);
+  ParsedLog log =
+      Parse(std::string(kCutHead) + " 100: " + std::string(kWholeLine) + std::string(kCutTail));
   ASSERT_EQ(log.events.size(), 2u);
   EXPECT_EQ(log.events[0].rank, 100);
   EXPECT_EQ(std::get<WatchdogTimeout>(log.events[0].detail).ran_for_ms, 600045);
@@ -200,7 +207,8 @@ TEST(Families, SrunInterleavedLineIsSplitByItsLabelAndRejoined) {
 
   // The tail never comes (the next line is another task's): the head is counted, never read
   // as task 423's or task 100's.
-  log = Parse(head + other + " 512: [rank512]: done\n");
+  log =
+      Parse(std::string(kCutHead) + " 100: " + std::string(kWholeLine) + " 512: [rank512]: done\n");
   ASSERT_EQ(log.events.size(), 1u);
   EXPECT_EQ(log.events[0].rank, 100);
   EXPECT_EQ(log.malformed, 1);
@@ -209,26 +217,14 @@ TEST(Families, SrunInterleavedLineIsSplitByItsLabelAndRejoined) {
 
 // A terminal copy's colour codes: the label colon of the second task's line (`100<ESC>[0m: `)
 // is one only once they are read past, so what the trigger scan saw of the raw line does not
-// spare the search for it.
+// spare the search for it (past the file's opening lines, each read on its own, where the scan
+// runs).
 TEST(Families, SrunInterleavedLabelBehindAColourCodeIsFound) {
-  const std::string head =
-      " 423: [rank423]:[E302 09:10:22.380742497 ProcessGroupNCCL.cpp:607] [PG 12 "
-      "(TENSOR_MODEL_PARALLEL_GROUP) Rank 1] "
-      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpT";
-  const std::string other =
-      " 100\x1b[0m: [rank100]:[E302 09:10:22.381004211 ProcessGroupNCCL.cpp:607] [PG 5 "
-      "(TENSOR_MODEL_PARALLEL_GROUP) "
-      "Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, "
-      "NumelIn=5, "
-      "NumelOut=5, Timeout(ms)=600000) ran for 600045 milliseconds before timing out.\n";
-  const std::string tail =
-      " 423: ype=ALLREDUCE, NumelIn=5, NumelOut=5, Timeout(ms)=600000) ran for 600046 milliseconds "
-      "before timing out.\n";
-  // (past the file's opening lines, each read on its own, where the trigger scan runs)
   std::string opening;
   for (std::uint32_t i = 0; i <= kOpeningLines; ++i)
     opening += " 423: step " + std::to_string(i) + "\n";
-  const ParsedLog log = Parse(opening + head + other + tail);
+  const ParsedLog log = Parse(opening + std::string(kCutHead) +
+                              " 100\x1b[0m: " + std::string(kWholeLine) + std::string(kCutTail));
   ASSERT_EQ(log.events.size(), 2u);
   EXPECT_EQ(log.events[0].rank, 100);
   EXPECT_EQ(log.events[1].rank, 423);
