@@ -131,8 +131,7 @@ inline bool NextKeyValue(std::string_view* msg, std::string_view* key, std::stri
 //   `2026-12-05 12:56:27.826 rank=0 step=2/40 ... step_ms=110.62026-12-05 12:56:27.826 rank=1 ...`
 // The second record starts with the date of the line's first date and time (ScanDateTime's:
 // `YYYY-MM-DD hh:mm:ss`, a `T` or `_` between them) right after the end of a word: not after a
-// space, a quote, a bracket,
-// `=`, `/`, `-`, `_`, `:` or `,`, which put a date inside a message.
+// space, a quote, a bracket, `=`, `/`, `-`, `_`, `:` or `,`, which put a date inside a message.
 std::size_t GluedRecord(std::string_view line);
 
 // The date of the last stamp ParseIteration read: the lines of a run share it, so only their
