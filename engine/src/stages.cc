@@ -1,6 +1,7 @@
 #include "stages.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -19,12 +20,31 @@ double ThreadCpuSeconds() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
+double ProcessCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// The process's resident memory now, in MiB (/proc/self/statm's second field, in pages).
+double ResidentMiB() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long size = 0, resident = 0;
+  const int read = std::fscanf(f, "%lu %lu", &size, &resident);
+  std::fclose(f);
+  return read == 2 ? static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) /
+                         (1 << 20)
+                   : 0;
+}
+
 }  // namespace
 
 Stage::Stage(const char* name) : name_(name), on_(StagesOn()) {
   if (!on_) return;
   wall_ = std::chrono::steady_clock::now();
   cpu_ = ThreadCpuSeconds();
+  process_cpu_ = ProcessCpuSeconds();
 }
 
 void Stage::End() {
@@ -32,7 +52,9 @@ void Stage::End() {
   on_ = false;
   const double wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_).count();
-  std::fprintf(stderr, "stage %s %.1f %.1f\n", name_, wall_ms, (ThreadCpuSeconds() - cpu_) * 1e3);
+  std::fprintf(stderr, "stage %s %.1f %.1f %.1f %.0f\n", name_, wall_ms,
+               (ThreadCpuSeconds() - cpu_) * 1e3, (ProcessCpuSeconds() - process_cpu_) * 1e3,
+               ResidentMiB());
 }
 
 }  // namespace denpex::engine
