@@ -129,7 +129,10 @@ Finding Analyze(Strategy strategy, const Incident& incident, const Incident* con
 Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
                                    const DiagnoseOptions& options, CascadeTimes* times) {
   Stage load("LoadIncident");
-  auto incident = LoadIncident(incident_dir, options.threads, options.checkpoint_dir, false, options.chunk_bytes);
+  // A diagnosis reads no text that is only shown (`denpex events` shows them).
+  const Texts texts = options.shown_texts ? Texts::kAll : Texts::kAnalysed;
+  auto incident = LoadIncident(incident_dir, options.threads, options.checkpoint_dir, false,
+                               options.chunk_bytes, texts);
   load.End();
   if (!incident.ok()) return incident.status();
   // What the scoping and the analysis run in parallel runs on as many threads as the load did.
@@ -157,7 +160,8 @@ Result<v1::Diagnosis> DiagnoseInto(const std::filesystem::path& incident_dir,
   if (!ckpt_dir.ok()) return ckpt_dir.status();
   std::optional<Incident> control;
   if (!options.control.empty()) {
-    auto loaded = LoadIncident(options.control, options.threads, {}, false, options.chunk_bytes);
+    auto loaded =
+        LoadIncident(options.control, options.threads, {}, false, options.chunk_bytes, texts);
     if (!loaded.ok()) {
       return Status::InvalidArgument("--control " + options.control.string() + ": " + loaded.status().message() +
                                      " (give the incident directory of a healthy run of the same job)");

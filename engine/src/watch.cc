@@ -50,7 +50,7 @@ Watcher& Watcher::operator=(Watcher&&) noexcept = default;
 Watcher::~Watcher() = default;
 
 Result<Watcher> Watcher::Open(const std::filesystem::path& dir, const WatchOptions& options) {
-  auto live = LiveIncident::Open(dir);
+  auto live = LiveIncident::Open(dir, {}, Texts::kAnalysed);  // a diagnosis's texts only
   if (!live.ok()) return live.status();
   Watcher w;
   w.state_ = std::make_unique<State>(State{.options = options, .live = std::move(*live)});

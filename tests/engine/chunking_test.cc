@@ -1,10 +1,11 @@
 // Results never depend on the chunk size large files are parsed in (ingest/chunks.h): every
 // frozen incident of corpora/real and simulated incidents across launchers and torch versions,
 // parsed in chunks of 4 KiB, 64 KiB and 1 MiB and as whole files, give the same events, the same
-// per-file facts and the same diagnosis. What a boundary must not change: an untimed line at a
-// chunk's start borrows the stamp before it, a watchdog's status line in the next chunk is kept,
-// only the file's first lines date the file, and a ChildFailedError table (or a traceback) cut by
-// a boundary keeps its entries.
+// per-file facts and the same diagnosis; nor does the diagnosis depend on the texts that are only
+// shown (parse/parse_log.h's Texts), which its parse leaves out. What a boundary must not change:
+// an untimed line at a chunk's start borrows the stamp before it, a watchdog's status line in the
+// next chunk is kept, only the file's first lines date the file, and a ChildFailedError table (or a
+// traceback) cut by a boundary keeps its entries.
 #include <gtest/gtest.h>
 #include <oneapi/tbb/task_arena.h>
 #include <unistd.h>
@@ -64,6 +65,13 @@ void ExpectChunkSizeIndependent(const fs::path& dir, const std::string& what) {
       ADD_FAILURE() << what << ": the diagnosis in chunks of " << chunk
                     << " bytes differs: " << FirstDifference(expected_diagnosis, d->DebugString());
     }
+  }
+  // Nor on the texts that are only shown, which a diagnosis's parse leaves out.
+  auto shown = Diagnose(dir, {.threads = 2, .chunk_bytes = kWhole, .shown_texts = true});
+  ASSERT_TRUE(shown.ok()) << what;
+  if (shown->DebugString() != expected_diagnosis) {
+    ADD_FAILURE() << what << ": the diagnosis with the texts only shown differs: "
+                  << FirstDifference(expected_diagnosis, shown->DebugString());
   }
 }
 

@@ -130,6 +130,55 @@ TEST(Families, OtherWatchdogMessages) {
   EXPECT_EQ(Only<WatchdogNote>(log).from_rank, 34);
 }
 
+// A diagnosis's parse (Texts::kAnalysed) leaves out the texts only `denpex events` shows, unique
+// per rank in a job's abort: a watchdog note's message and a watchdog error's `what():`. Every
+// other field of their events, and every other error's message, is as in a parse of every text.
+TEST(Families, AnAnalysedParseLeavesOutOnlyTheTextsThatAreShown) {
+  const std::string text =
+      "[rank3]:[E1206 18:44:12.7 ProcessGroupNCCL.cpp:1] [PG 0 Rank 3] Process group watchdog "
+      "thread terminated with "
+      "exception: [PG 0 Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, "
+      "OpType=ALLREDUCE, "
+      "NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600057 milliseconds before timing out.\n"
+      "terminate called after throwing an instance of 'c10::DistBackendError'\n"
+      "  what():  [PG 0 Rank 3] Process group watchdog thread terminated with exception: [PG 0 "
+      "Rank 3] Watchdog caught "
+      "collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, "
+      "Timeout(ms)=600000) "
+      "ran for 600057 milliseconds before timing out.\n"
+      "terminate called after throwing an instance of 'c10::Error'\n"
+      "  what():  CUDA error: an illegal memory access was encountered\n";
+  const ParsedLog all = ParseLog(text, FileContext{.prefixes = SniffPrefixes(text)});
+  const ParsedLog analysed =
+      ParseLog(text, FileContext{.prefixes = SniffPrefixes(text), .texts = Texts::kAnalysed});
+  ASSERT_EQ(all.events.size(), 4u);  // the `what():` quotes a timeout: an event of its own too
+  ASSERT_EQ(analysed.events.size(), all.events.size());
+  const auto message = [](const ParsedLog& log, std::size_t i) {
+    return std::get<PythonError>(log.events[i].detail).message;
+  };
+
+  EXPECT_EQ(KindName(all.events[0].kind), "watchdog_terminated");
+  EXPECT_TRUE(all.strings.Get(std::get<WatchdogNote>(all.events[0].detail).text)
+                  .starts_with("Process group watchdog"));
+  EXPECT_EQ(std::get<WatchdogNote>(analysed.events[0].detail).text, kNoStr);
+  EXPECT_EQ(FamilyName(all.events[1].family), "nccl_watchdog");
+  EXPECT_TRUE(all.strings.Get(message(all, 1)).starts_with("[PG 0 Rank 3] Process group watchdog"));
+  EXPECT_EQ(message(analysed, 1), kNoStr);
+  EXPECT_EQ(KindName(all.events[2].kind), "watchdog_timeout");
+  EXPECT_EQ(FamilyName(analysed.events[3].family), "cuda");
+  EXPECT_EQ(analysed.strings.Get(message(analysed, 3)),
+            "CUDA error: an illegal memory access was encountered");
+  for (std::size_t i = 0; i < all.events.size(); ++i) {
+    const Event &a = all.events[i], &b = analysed.events[i];
+    EXPECT_EQ(a.kind, b.kind) << i;
+    EXPECT_EQ(a.line, b.line) << i;
+    EXPECT_EQ(a.time, b.time) << i;
+    EXPECT_EQ(a.rank, b.rank) << i;
+    EXPECT_EQ(all.strings.Get(a.signature), analysed.strings.Get(b.signature)) << i;
+  }
+  EXPECT_EQ(analysed.strings.size() + 2, all.strings.size());
+}
+
 // The async-error-handling, blocking-wait and heartbeat-monitor shapes of each torch profile
 // (docs/log_formats.md §3), as the simulator prints them and as users pasted them.
 TEST(Families, AsyncErrorHandlingBlockingWaitAndHeartbeatShapes) {

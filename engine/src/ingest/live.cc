@@ -24,17 +24,20 @@ constexpr std::size_t kReadBlock = 4 << 20;
 // Its first bytes hold a NUL: not a text log (as FileText::LooksBinary probes).
 constexpr std::size_t kBinaryProbe = 8 * 1024;
 
-FileContext ContextOf(const SourceFile& src) {
-  return FileContext{
-      .name_rank = src.name_rank, .local_rank = src.local_rank, .kernel = src.kernel};
-}
-
 }  // namespace
 
+FileContext LiveIncident::ContextOf(const SourceFile& src) const {
+  return FileContext{.name_rank = src.name_rank,
+                     .local_rank = src.local_rank,
+                     .kernel = src.kernel,
+                     .texts = texts_};
+}
+
 Result<LiveIncident> LiveIncident::Open(const std::filesystem::path& dir,
-                                        const std::filesystem::path& skip) {
+                                        const std::filesystem::path& skip, Texts texts) {
   LiveIncident live;
   live.skip_ = skip;
+  live.texts_ = texts;
   auto listing = ListIncident(dir, skip);
   if (!listing.ok()) return listing.status();
   live.root_ = listing->root;

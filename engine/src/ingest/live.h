@@ -29,8 +29,10 @@ class LiveIncident {
   static constexpr std::size_t kHeldBytes = 64 << 20;
 
   // kNotFound / kInvalidInput as ListIncident. `skip`: a checkpoint directory inside `dir`.
+  // `texts`: which texts the files' parses intern (parse/parse_log.h).
   static Result<LiveIncident> Open(const std::filesystem::path& dir,
-                                   const std::filesystem::path& skip = {});
+                                   const std::filesystem::path& skip = {},
+                                   Texts texts = Texts::kAll);
 
   // Lists the directory again and reads what each file gained. `only`: when not null, the files
   // to read (relative paths; the others are taken to be unchanged) and no listing, unless one of
@@ -62,10 +64,12 @@ class LiveIncident {
     std::shared_ptr<const ParsedFile> dump_read;
   };
   bool ReadDump(File* f, int fd, std::uint64_t size);
+  FileContext ContextOf(const SourceFile& src) const;
   Status List();
   void Read(File* f);
 
   std::filesystem::path root_, skip_;
+  Texts texts_ = Texts::kAll;
   std::map<std::string, File> files_;  // by relative path: the listing's order
   std::vector<std::string> problems_;  // the listing's
   std::uint64_t bytes_ = 0;

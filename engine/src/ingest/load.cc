@@ -75,8 +75,15 @@ class IncidentDir {
   UniqueFd fd_;
 };
 
+// How LoadIncident's files are parsed (its arguments of the same names).
+struct ParseSettings {
+  bool every_line = false;
+  Texts texts = Texts::kAll;
+  std::size_t chunk_bytes = kChunkBytes;
+};
+
 ParsedFile ReadAndParse(const IncidentDir& dir, const SourceFile& f, std::uint32_t index,
-                        bool every_line, std::size_t chunk_bytes) {
+                        const ParseSettings& settings) {
   ParsedFile r;
   auto text = dir.Open(f);
   if (!text.ok()) {
@@ -104,9 +111,10 @@ ParsedFile ReadAndParse(const IncidentDir& dir, const SourceFile& f, std::uint32
                         .local_rank = f.local_rank,
                         .kernel = f.kernel,
                         .prefixes = SniffPrefixes(body, read_behind),
-                        .every_line = every_line,
+                        .every_line = settings.every_line,
+                        .texts = settings.texts,
                         .read_behind = read_behind};
-  r.log = ParseChunked(body, ctx, chunk_bytes);
+  r.log = ParseChunked(body, ctx, settings.chunk_bytes);
   if (hole > 0) {
     ShiftOffsets(hole, &r.log);
     r.hole = f.rel + ": starts with " + std::to_string(hole) +
@@ -205,8 +213,8 @@ struct Piece {
 // across a rotation, the last line), each event then given back to the piece that holds its line,
 // at its line and offset there: a rotated log is one stream of lines, cited where they are.
 void ReadAndParseStream(const IncidentDir& dir, const std::vector<SourceFile>& files,
-                        const Stream& stream, std::size_t begin, bool every_line,
-                        std::size_t chunk_bytes, std::vector<ParsedFile>* results) {
+                        const Stream& stream, std::size_t begin, const ParseSettings& settings,
+                        std::vector<ParsedFile>* results) {
   std::string joined;
   std::vector<Piece> pieces;
   for (const std::size_t i : stream) {
@@ -241,8 +249,9 @@ void ReadAndParseStream(const IncidentDir& dir, const std::vector<SourceFile>& f
                         .local_rank = live.local_rank,
                         .kernel = live.kernel,
                         .prefixes = SniffPrefixes(joined),
-                        .every_line = every_line};
-  ParsedLog log = ParseChunked(joined, ctx, chunk_bytes);
+                        .every_line = settings.every_line,
+                        .texts = settings.texts};
+  ParsedLog log = ParseChunked(joined, ctx, settings.chunk_bytes);
   const auto piece_of = [&](std::uint64_t offset) {
     return std::upper_bound(pieces.begin(), pieces.end(), offset, [](std::uint64_t o, const Piece& p) { return o < p.start; }) - 1;
   };
@@ -303,20 +312,17 @@ std::vector<ParsedFile> ParseBatch(const IncidentDir& dir, const std::vector<Sou
                                    std::size_t begin, std::size_t end,
                                    const std::vector<Stream>& streams,
                                    const std::vector<std::int32_t>& stream_of,
-                                   tbb::task_arena* arena, bool every_line,
-                                   std::size_t chunk_bytes) {
+                                   tbb::task_arena* arena, const ParseSettings& settings) {
   std::vector<ParsedFile> results(end - begin);
   arena->execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(begin, end), [&](const auto& range) {
       for (std::size_t i = range.begin(); i != range.end(); ++i) {
         if (stream_of[i] >= 0) {
           const Stream& stream = streams[static_cast<std::size_t>(stream_of[i])];
-          if (stream.back() == i)
-            ReadAndParseStream(dir, files, stream, begin, every_line, chunk_bytes, &results);
+          if (stream.back() == i) ReadAndParseStream(dir, files, stream, begin, settings, &results);
           continue;
         }
-        results[i - begin] =
-            ReadAndParse(dir, files[i], static_cast<std::uint32_t>(i), every_line, chunk_bytes);
+        results[i - begin] = ReadAndParse(dir, files[i], static_cast<std::uint32_t>(i), settings);
       }
     });
   });
@@ -552,7 +558,11 @@ void ResolveIncident(const std::vector<SourceFile>& files, tbb::task_arena* aren
 }  // namespace
 
 Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
-                              const std::filesystem::path& skip, bool every_line, std::size_t chunk_bytes) {
+                              const std::filesystem::path& skip, bool every_line,
+                              std::size_t chunk_bytes, Texts texts) {
+  const ParseSettings settings{.every_line = every_line,
+                               .texts = texts,
+                               .chunk_bytes = chunk_bytes > 0 ? chunk_bytes : kChunkBytes};
   tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
   Result<Listing> listing = Status::Internal("not listed");
   // The trigger pre-filter's tables, built once per process (~6 ms of one thread: most of a
@@ -587,8 +597,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
     }
     Stage parse("ParseBatch");
     std::vector<ParsedFile> batch =
-        ParseBatch(root, listing->files, begin, end, streams, stream_of, &arena, every_line,
-                   chunk_bytes > 0 ? chunk_bytes : kChunkBytes);
+        ParseBatch(root, listing->files, begin, end, streams, stream_of, &arena, settings);
     parse.End();
     Stage add("AddBatch");
     readable += AddBatch(&*listing, begin, std::move(batch), &arena, &inc);

@@ -21,10 +21,11 @@ namespace denpex::engine {
 // `skip`: a checkpoint directory inside `dir` that is not to be read as logs. `every_line`
 // turns the pre-filter off (FileContext::every_line): the same result, slower. `chunk_bytes`
 // (0: ingest/chunks.h's kChunkBytes) is the size of the chunks large files are parsed in, for
-// the tests: the result never depends on it.
+// the tests: the result never depends on it. `texts`: Texts::kAnalysed leaves out the texts that
+// are only shown (parse/parse_log.h), for a diagnosis.
 Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
                               const std::filesystem::path& skip = {}, bool every_line = false,
-                              std::size_t chunk_bytes = 0);
+                              std::size_t chunk_bytes = 0, Texts texts = Texts::kAll);
 
 // What parsing one file gave: LoadIncident's per-file result, and a growing log's snapshot
 // (ingest/live.h).

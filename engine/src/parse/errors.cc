@@ -139,6 +139,18 @@ StrId InternCapped(StringTable* strings, std::string_view text) {
   return strings->Intern(text.substr(0, kMaxKeptText));
 }
 
+namespace {
+
+// The message an error keeps (capped). A watchdog's error (its timeout or termination quoted by
+// `what():` or an exception) is a peer's failure to every analysis, which never reads its text,
+// and is unique per rank: only shown (StringTable::InternShown).
+StrId ErrorMessage(StringTable* strings, std::string_view text, const Recognised& out) {
+  text = text.substr(0, kMaxKeptText);
+  return out.family == Family::kNcclWatchdog ? strings->InternShown(text) : strings->Intern(text);
+}
+
+}  // namespace
+
 bool RecogniseException(std::string_view msg, StringTable* strings, Recognised* out) {
   std::string_view type;
   if (msg.empty() || !IsAlpha(msg[0])) return false;
@@ -166,7 +178,7 @@ bool RecogniseException(std::string_view msg, StringTable* strings, Recognised* 
   while (text.starts_with(" ")) text.remove_prefix(1);
   Classify(type, text, out);
   out->detail = PythonError{.type = strings->Intern(type),
-                            .message = InternCapped(strings, text),
+                            .message = ErrorMessage(strings, text, *out),
                             .gpu = out->kind == Kind::kCudaOom ? OomGpu(text) : -1};
   return true;
 }
@@ -178,14 +190,15 @@ bool RecogniseWhat(std::string_view msg, StringTable* strings, Recognised* out) 
   s.SkipSpaces();
   const std::string_view text = s.Rest();
   Classify("what()", text, out);
-  out->detail = PythonError{.type = strings->Intern("what()"), .message = InternCapped(strings, text)};
+  out->detail =
+      PythonError{.type = strings->Intern("what()"), .message = ErrorMessage(strings, text, *out)};
   return true;
 }
 
 bool RecogniseQuotedError(std::string_view msg, StringTable* strings, Recognised* out) {
   Classify({}, msg, out);
   if (out->family == Family::kPython || out->family == Family::kOther) return false;
-  out->detail = PythonError{.message = InternCapped(strings, msg)};
+  out->detail = PythonError{.message = ErrorMessage(strings, msg, *out)};
   return true;
 }
 

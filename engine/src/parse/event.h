@@ -206,7 +206,8 @@ struct WatchdogNote {
   StrId pg = kNoStr;
   std::int32_t group_rank = -1;
   std::int32_t from_rank = -1;  // `Received a dump signal ... from  rank N`
-  StrId text = kNoStr;          // the message after the process-group prefix (capped)
+  StrId text = kNoStr;          // the message after the process-group prefix (capped); only
+                                // shown: kNoStr in a diagnosis's parse (Texts::kAnalysed)
 };
 
 // torchrun agent: `failed (exitcode: X) local_rank: L (pid: P) of binary: ...` (§6); also
@@ -289,7 +290,8 @@ struct NcclWarn {
 // Its family says which kind (CUDA error, CUDA OOM, gloo, NCCL error, FSDP, Ray, plain Python).
 struct PythonError {
   StrId type = kNoStr;
-  StrId message = kNoStr;  // capped
+  StrId message = kNoStr;  // capped; a watchdog's error's (family nccl_watchdog) is only
+                           // shown: kNoStr in a diagnosis's parse (Texts::kAnalysed)
   std::int32_t gpu = -1;   // CUDA OOM: `GPU 0`
   // The cause of a later exception of the same chain (`The above exception was the direct cause
   // of the following exception:` / `During handling of the above exception, ...` followed it):

@@ -82,6 +82,7 @@ constexpr std::size_t kReservedFrom = std::size_t{1} << 20;  // bytes
 
 LogParser::LogParser(const FileContext& ctx, std::string_view text, std::uint64_t base)
     : ctx_(ctx), text_(text), base_(base) {
+  out_.strings.KeepShown(ctx.texts == Texts::kAll);
   if (text.size() >= kReservedFrom) {
     out_.events.reserve(text.size() / kBytesPerEventAtMost);
     out_.strings.Reserve(text.size() / kBytesPerEventAtMost);  // about as many new strings

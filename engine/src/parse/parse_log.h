@@ -52,6 +52,14 @@ class ReadBehind {
   ~ReadBehind() = default;
 };
 
+// Which texts a parse interns. A record's text that is only shown (`denpex events`), never read
+// by an analysis, is unique per rank in a large job's abort: a watchdog note's message and a
+// watchdog error's `what():` (~600 bytes a rank, ~80 MB of strings at 131k ranks).
+enum class Texts : std::uint8_t {
+  kAll,       // every text (`denpex events`, and every reader but a diagnosis)
+  kAnalysed,  // only what an analysis reads (`denpex diagnose`): shown-only texts are kNoStr
+};
+
 // What the file's name and place say about its lines.
 struct FileContext {
   std::uint32_t file = 0;         // stored in each event
@@ -60,6 +68,7 @@ struct FileContext {
   bool kernel = false;            // dmesg, kern.log, journal, syslog: read NVRM / OOM-killer lines
   PrefixPolicy prefixes;          // from SniffPrefixes on the file's first lines
   bool every_line = false;        // read every line whole: the reference the pre-filter is tested against
+  Texts texts = Texts::kAll;
   // When set, the parse releases the text it has passed, kReleaseStep at a time (parse_log.cc).
   const ReadBehind* read_behind = nullptr;
 };

@@ -31,6 +31,10 @@ class StringTable {
   StringTable& operator=(StringTable&&) = default;
 
   StrId Intern(std::string_view s) { return Insert(s, Hash(s), nullptr); }
+  // Text a record keeps only to be shown (`denpex events`), which no analysis reads: interned
+  // unless the table is set to leave it out (`KeepShown(false)`: a diagnosis's parse), then kNoStr.
+  StrId InternShown(std::string_view s) { return keep_shown_ ? Intern(s) : kNoStr; }
+  void KeepShown(bool keep) { keep_shown_ = keep; }
   // Interns every string of `from`, in id order (as Intern of each would), and takes over its
   // blocks, so no text is copied or hashed again; returns from's id -> this table's id. The
   // merge of a dense chunk's ~19 k strings (a watchdog note per rank, their texts unique)
@@ -214,6 +218,7 @@ class StringTable {
   char* free_ = nullptr;  // the current block's unused bytes
   std::size_t left_ = 0;
   std::size_t block_size_ = 0;
+  bool keep_shown_ = true;
 };
 
 }  // namespace denpex::engine

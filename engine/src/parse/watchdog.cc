@@ -47,7 +47,7 @@ bool RecogniseWatchdogNote(std::string_view msg, StringTable* strings, Recognise
   } else {
     return false;
   }
-  n.text = InternCapped(strings, msg);
+  n.text = strings->InternShown(msg.substr(0, kMaxKeptText));  // read by no analysis
   out->detail = n;
   return true;
 }

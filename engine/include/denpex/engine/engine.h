@@ -48,9 +48,13 @@ struct DiagnoseOptions {
   // each rank's step timers against that rank's own in the control, not only against its
   // peers'. Empty: none.
   std::filesystem::path control;
-  // Large files are parsed in chunks of this many bytes (0: 64 MiB). For the tests: the
+  // Large files are parsed in chunks of this many bytes (0: 16 MiB). For the tests: the
   // diagnosis never depends on it.
   std::size_t chunk_bytes = 0;
+  // A diagnosis's parse leaves out the texts that are only shown (`denpex events` prints them:
+  // a watchdog note's message, a watchdog error's `what():`, ~80 MB at 131k ranks) unless this is
+  // set. For the tests: the diagnosis never depends on them.
+  bool shown_texts = false;
 };
 
 // Tells glibc's malloc to keep freed memory for the next allocation instead of handing it back
