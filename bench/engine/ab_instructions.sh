@@ -5,8 +5,8 @@
 # times on a shared machine vary by 10 % from run to run. It says nothing of cache misses, page
 # faults or system time: time those with ab_engine_bench.sh and scale_bench.sh.
 #   bench/engine/ab_instructions.sh INPUT BASE_BUILD NEW_BUILD
-# INPUT: an incident folder or one log (engine_bench's argument). Under callgrind a run is ~50 x
-# slower: a 250 MB log takes ~1 minute per build.
+# INPUT: an incident folder (engine_bench's argument; a folder holding one log measures that log).
+# Under callgrind a run is ~50 x slower: a 250 MB log takes ~10-60 s per build.
 set -euo pipefail
 INPUT=$1
 BASE=$2/bench/engine/engine_bench

@@ -134,20 +134,23 @@ TEST(Families, OtherWatchdogMessages) {
 // per rank in a job's abort: a watchdog note's message and a watchdog error's `what():`. Every
 // other field of their events, and every other error's message, is as in a parse of every text.
 TEST(Families, AnAnalysedParseLeavesOutOnlyTheTextsThatAreShown) {
-  const std::string text =
-      "[rank3]:[E1206 18:44:12.7 ProcessGroupNCCL.cpp:1] [PG 0 Rank 3] Process group watchdog "
-      "thread terminated with "
-      "exception: [PG 0 Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, "
-      "OpType=ALLREDUCE, "
-      "NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600057 milliseconds before timing out.\n"
-      "terminate called after throwing an instance of 'c10::DistBackendError'\n"
-      "  what():  [PG 0 Rank 3] Process group watchdog thread terminated with exception: [PG 0 "
-      "Rank 3] Watchdog caught "
-      "collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, "
-      "Timeout(ms)=600000) "
-      "ran for 600057 milliseconds before timing out.\n"
-      "terminate called after throwing an instance of 'c10::Error'\n"
-      "  what():  CUDA error: an illegal memory access was encountered\n";
+  const std::string timeout =
+      "[PG 0 Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, "
+      "OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600057 milliseconds "
+      "before timing out.";
+  std::string text;
+  for (const std::string& line : {
+           "[rank3]:[E1206 18:44:12.7 ProcessGroupNCCL.cpp:1] [PG 0 Rank 3] Process group watchdog "
+           "thread terminated with exception: " +
+               timeout,
+           std::string("terminate called after throwing an instance of 'c10::DistBackendError'"),
+           "  what():  [PG 0 Rank 3] Process group watchdog thread terminated with exception: " +
+               timeout,
+           std::string("terminate called after throwing an instance of 'c10::Error'"),
+           std::string("  what():  CUDA error: an illegal memory access was encountered"),
+       }) {
+    text += line + "\n";
+  }
   const ParsedLog all = ParseLog(text, FileContext{.prefixes = SniffPrefixes(text)});
   const ParsedLog analysed =
       ParseLog(text, FileContext{.prefixes = SniffPrefixes(text), .texts = Texts::kAnalysed});
