@@ -366,7 +366,11 @@ struct Placement {
 // measured (docs/benchmarks.md, cand8 and "The pre-filter's sample").
 constexpr int kMaxPasses = 20;
 
-bool ImproveOnce(const CostModel& cost_of, std::vector<Placement>* placed, std::array<NibbleSets, 8>* sets) {
+// `costs[b]` is cost_of((*sets)[b]), kept up to date as literals move: for each literal only the
+// bucket it would leave is evaluated again, not all eight (the same placement; the filter's build,
+// once per process, 39.8 → 32.2 M instructions).
+bool ImproveOnce(const CostModel& cost_of, std::vector<Placement>* placed,
+                 std::array<NibbleSets, 8>* sets, std::array<double, 8>* costs) {
   bool moved = false;
   for (std::size_t i = 0; i < placed->size(); ++i) {
     Placement& p = (*placed)[i];
@@ -377,8 +381,8 @@ bool ImproveOnce(const CostModel& cost_of, std::vector<Placement>* placed, std::
     }
     std::array<NibbleSets, 8> others = *sets;
     others[p.bucket] = without;
-    std::array<double, 8> base{};
-    for (std::size_t b = 0; b < 8; ++b) base[b] = cost_of(others[b]);
+    std::array<double, 8> base = *costs;
+    base[p.bucket] = cost_of(without);
     const double now = cost_of(With(without, lit, p.offset)) - base[p.bucket] + cost_of.Matches(lit, p.offset);
     std::size_t best_offset = p.offset, best_bucket = p.bucket;
     double best = now;
@@ -398,8 +402,10 @@ bool ImproveOnce(const CostModel& cost_of, std::vector<Placement>* placed, std::
     }
     if (best_offset == p.offset && best_bucket == p.bucket) continue;
     (*sets)[p.bucket] = without;
+    (*costs)[p.bucket] = base[p.bucket];
     p.offset = best_offset, p.bucket = best_bucket;
     (*sets)[p.bucket] = With((*sets)[p.bucket], lit, p.offset);
+    (*costs)[p.bucket] = cost_of((*sets)[p.bucket]);
     moved = true;
   }
   return moved;
@@ -454,7 +460,7 @@ LineFilter::LineFilter(std::span<const Trigger> triggers, Search search) {
     placed.push_back({t, best_offset, best_bucket});
   }
   int passes = 1;
-  while (passes < kMaxPasses && ImproveOnce(cost_of, &placed, &sets)) ++passes;
+  while (passes < kMaxPasses && ImproveOnce(cost_of, &placed, &sets, &cost)) ++passes;
   for (const Placement& p : placed) {
     buckets_[p.bucket].push_back(static_cast<std::uint16_t>(literals_.size()));
     Literal l{std::string(p.trigger.literal), static_cast<std::uint8_t>(p.offset), p.trigger.level};
