@@ -103,6 +103,32 @@ TEST(StoreJoinGap, InconclusiveWhenSeveralNodesAreSilentAlike) {
   EXPECT_NE(d.reason().find("2 ranks never joined"), std::string::npos) << d.reason();
 }
 
+// A watchdog's error is a collective's timeout or its teardown, never a store client's error,
+// whatever its text quotes: the first client error cited is a rank's own, and the diagnosis is
+// the same whether the parse kept the watchdog's text or left it out (as a diagnosis's does).
+TEST(StoreJoinGap, AWatchdogsErrorIsNoStoreClientsErrorWhateverItQuotes) {
+  TempDir tmp;
+  const std::string log = JoinTimeoutLog(true, tmp.path());
+  const std::string quoted =
+      "gpu-0002: [rank2]:   what():  [PG 0 Rank 2] Process group watchdog thread terminated with "
+      "exception: "
+      "[2] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value "
+      "store by key "
+      "'0', but store->get('0') got error: Connection reset by peer.\n";
+  const std::size_t first_client = log.find("gpu-0001: [rank1]: Traceback");
+  ASSERT_NE(first_client, std::string::npos);
+  Write(tmp.path() / "deepspeed.log",
+        log.substr(0, first_client) + quoted + log.substr(first_client));
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.initiator().node(), "gpu-0003") << d.reason();
+  EXPECT_TRUE(Cites(d, "DistBackendError: [1] is setting up NCCL communicator",
+                    v1::EVIDENCE_ROLE_CONSEQUENCE));
+  EXPECT_FALSE(Cites(d, "watchdog thread terminated", v1::EVIDENCE_ROLE_CONSEQUENCE));
+  auto shown = Diagnose(tmp.path(), {.shown_texts = true});
+  ASSERT_TRUE(shown.ok());
+  EXPECT_EQ(shown->DebugString(), d.DebugString());
+}
+
 // DeepSpeed's launch.py names no rank (its last command, whichever failed): its node's exit line
 // is cited beside the rank's own error, not as the initiator.
 TEST(PdshLauncher, NodesLauncherExitCorroboratesTheRanksOwnError) {

@@ -234,10 +234,16 @@ bool JoinCounts(std::string_view msg, std::int32_t* joined, std::int32_t* world)
          number(rest.substr(slash + 1, space == std::string_view::npos ? std::string_view::npos : space - slash - 1), world);
 }
 
+// A watchdog's error (family nccl_watchdog) is a collective's timeout or its teardown, never a
+// store's: its message is not read here (a diagnosis's parse does not keep it: parse_log.h's
+// Texts).
+bool StoreErrorCandidate(const Event& e) { return e.family != Family::kNcclWatchdog; }
+
 bool ClientStoreError(const Incident& inc, const Event& e) {
   const auto* p = std::get_if<PythonError>(&e.detail);
   static const Phrase kByKey("via c10d key-value store by key");
-  return p != nullptr && kByKey.In(inc.str(p->message)) != std::string_view::npos;
+  return p != nullptr && StoreErrorCandidate(e) &&
+         kByKey.In(inc.str(p->message)) != std::string_view::npos;
 }
 
 // Per node: one of its ranks printed a line of its own (a `[rank<G>]:` line, an srun task's or
@@ -278,7 +284,8 @@ std::optional<StoreJoinGap> FindStoreJoinGap(const Incident& inc, const JobFacts
   StoreJoinGap g;
   const auto short_count = [&](const Event& e, std::int32_t* joined, std::int32_t* world) {
     const auto* p = std::get_if<PythonError>(&e.detail);
-    return p != nullptr && JoinCounts(inc.str(p->message), joined, world) && *joined < *world;
+    return p != nullptr && StoreErrorCandidate(e) &&
+           JoinCounts(inc.str(p->message), joined, world) && *joined < *world;
   };
   // the first server's count (a failed job's million errors: ~20 ms of one thread at 131k ranks)
   g.server_error = FirstEventWhere(inc.events, [&](const Event& e) {
