@@ -14,15 +14,10 @@ bool StagesOn() {
   return on;
 }
 
-double ThreadCpuSeconds() {
+// CLOCK_THREAD_CPUTIME_ID: the calling thread's CPU time; CLOCK_PROCESS_CPUTIME_ID: every thread's.
+double CpuSeconds(clockid_t clock) {
   timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
-double ProcessCpuSeconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  clock_gettime(clock, &t);
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
@@ -43,8 +38,8 @@ double ResidentMiB() {
 Stage::Stage(const char* name) : name_(name), on_(StagesOn()) {
   if (!on_) return;
   wall_ = std::chrono::steady_clock::now();
-  cpu_ = ThreadCpuSeconds();
-  process_cpu_ = ProcessCpuSeconds();
+  cpu_ = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+  process_cpu_ = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 void Stage::End() {
@@ -53,8 +48,8 @@ void Stage::End() {
   const double wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_).count();
   std::fprintf(stderr, "stage %s %.1f %.1f %.1f %.0f\n", name_, wall_ms,
-               (ThreadCpuSeconds() - cpu_) * 1e3, (ProcessCpuSeconds() - process_cpu_) * 1e3,
-               ResidentMiB());
+               (CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - cpu_) * 1e3,
+               (CpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - process_cpu_) * 1e3, ResidentMiB());
 }
 
 }  // namespace denpex::engine

@@ -139,14 +139,18 @@ StrId InternCapped(StringTable* strings, std::string_view text) {
   return strings->Intern(text.substr(0, kMaxKeptText));
 }
 
+StrId InternShownCapped(StringTable* strings, std::string_view text) {
+  return strings->InternShown(text.substr(0, kMaxKeptText));
+}
+
 namespace {
 
 // The message an error keeps (capped). A watchdog's error (its timeout or termination quoted by
 // `what():` or an exception) is a peer's failure to every analysis, which never reads its text,
-// and is unique per rank: only shown (StringTable::InternShown).
+// and is unique per rank: only shown.
 StrId ErrorMessage(StringTable* strings, std::string_view text, const Recognised& out) {
-  text = text.substr(0, kMaxKeptText);
-  return out.family == Family::kNcclWatchdog ? strings->InternShown(text) : strings->Intern(text);
+  return out.family == Family::kNcclWatchdog ? InternShownCapped(strings, text)
+                                             : InternCapped(strings, text);
 }
 
 }  // namespace

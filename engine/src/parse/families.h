@@ -28,6 +28,8 @@ struct Recognised {
 // Text kept in events is capped (a collapsed paste can make a 1 MiB "line").
 inline constexpr std::size_t kMaxKeptText = 512;
 StrId InternCapped(StringTable* strings, std::string_view text);
+// The same for a text that is only shown (StringTable::InternShown): kNoStr in a diagnosis's parse.
+StrId InternShownCapped(StringTable* strings, std::string_view text);
 
 // errors.cc: the `Type: message` line that ends a traceback (or stands alone), classified by
 // its content: CUDA error, CUDA OOM, NCCL error, gloo, FSDP, Ray, host allocation, Python.

@@ -47,7 +47,7 @@ bool RecogniseWatchdogNote(std::string_view msg, StringTable* strings, Recognise
   } else {
     return false;
   }
-  n.text = strings->InternShown(msg.substr(0, kMaxKeptText));  // read by no analysis
+  n.text = InternShownCapped(strings, msg);  // read by no analysis
   out->detail = n;
   return true;
 }
