@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,61 @@ TEST(LineFilter, FindsEveryTriggerAtEveryOffsetAndCountsLines) {
       ASSERT_TRUE(g.found) << t.literal << " at the end";
       EXPECT_EQ(g.newlines, 1);
     }
+  }
+}
+
+// The placement every process uses (parse/filter_placement.inc) is the one the cost model makes of
+// today's triggers: a trigger added, removed or changed without writing the file again fails here.
+TEST(LineFilter, TheShippedPlacementIsTheCostModels) {
+  const std::vector<Trigger> triggers = AllTriggers();
+  const std::string model = LineFilter(triggers).PlacementFile();
+  const fs::path shipped = fs::path(DENPEX_SOURCE_DIR) / "engine/src/parse/filter_placement.inc";
+  std::ifstream in(shipped);
+  std::stringstream file;
+  file << in.rdbuf();
+  if (file.str() != model) {
+    const fs::path wanted = fs::path(::testing::TempDir()) / "filter_placement.inc";
+    std::ofstream(wanted) << model;
+    std::istringstream a(file.str()), b(model);
+    std::string row, want;
+    int n = 1;
+    while (std::getline(a, row) && std::getline(b, want) && row == want) ++n;
+    FAIL() << shipped << " is not the cost model's placement of today's triggers (line " << n
+           << ": '" << row << "', the model's '" << want
+           << "'): write it again with `scan_bench --placement` "
+           << "(a build with -DDENPEX_BUILD_BENCHMARKS=ON), or copy " << wanted << " over it";
+  }
+  EXPECT_EQ(ShippedPlacement().size(), LineFilter::Default().size());
+  EXPECT_EQ(LineFilter::Default().PlacementFile(), model);
+}
+
+// A placement that lists every literal is the one the filter takes, whatever it is; one that
+// misses a literal or names one no longer a trigger is set aside for the cost model's. Each finds
+// every literal.
+TEST(LineFilter, TakesAWholePlacementAndSetsAsideAPartialOne) {
+  const std::vector<Trigger> triggers = AllTriggers();
+  const std::string model = LineFilter(triggers).PlacementFile();
+  std::vector<PlacedLiteral> all_in_one(ShippedPlacement().begin(), ShippedPlacement().end());
+  for (PlacedLiteral& p : all_in_one) p.offset = 0, p.bucket = 7;
+  const LineFilter crowded(triggers, all_in_one);
+  EXPECT_NE(crowded.PlacementFile(), model);
+  EXPECT_EQ(crowded.PlacementFile().find(", 0, 0},"), std::string::npos);  // every row in bucket 7
+
+  std::vector<PlacedLiteral> partial = all_in_one;
+  partial.pop_back();
+  EXPECT_EQ(LineFilter(triggers, partial).PlacementFile(), model);
+  std::vector<PlacedLiteral> renamed = all_in_one;
+  renamed.back().literal = "no such trigger";
+  EXPECT_EQ(LineFilter(triggers, renamed).PlacementFile(), model);
+
+  for (const Trigger& t : triggers) {
+    const std::string text = std::string(kChatterLine) + "\n" +
+                             std::string(kChatterLine.substr(0, 9)) + std::string(t.literal) +
+                             " tail\n";
+    const LineFilter::Found f = crowded.Next(text, 0, kMaxLineBytes);
+    ASSERT_TRUE(f.found) << t.literal;
+    EXPECT_EQ(f.begin, kChatterLine.size() + 1) << t.literal;
+    EXPECT_GE(static_cast<int>(f.level), static_cast<int>(t.level)) << t.literal;
   }
 }
 

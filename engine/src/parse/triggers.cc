@@ -411,26 +411,18 @@ bool ImproveOnce(const CostModel& cost_of, std::vector<Placement>* placed,
   return moved;
 }
 
-}  // namespace
-
-LineFilter::LineFilter(std::span<const Trigger> triggers, Search search) {
+// The cost model's placement of `order` (AllTriggers' literals in the order the filter holds
+// them).
+std::vector<Placement> PlaceByCostModel(std::span<const Trigger> triggers,
+                                        const std::vector<Trigger>& order) {
   const CostModel cost_of(triggers);
-  std::vector<Trigger> order(triggers.begin(), triggers.end());
-  // Shortest first: they have the fewest fingerprints to choose from (a 2-byte literal accepts
-  // any third byte, so it must not share a bucket with much else); then by their text, so the
-  // placement does not depend on the order the recogniser table lists them in.
-  std::sort(order.begin(), order.end(), [](const Trigger& a, const Trigger& b) {
-    return a.literal.size() != b.literal.size() ? a.literal.size() < b.literal.size() : a.literal < b.literal;
-  });
   std::array<NibbleSets, 8> sets{};
   std::array<double, 8> cost{};  // cost_of(sets[b])
   std::vector<Placement> placed;
   for (const Trigger& t : order) {
-    if (t.literal.size() < 2) continue;  // too short to be selective; the tables never hold one
     // Every fingerprint of the literal, rarest first (in the sample, then by byte frequency: the
     // order breaks ties), in the bucket where it adds least. The sample's bit sets make one
-    // evaluation cheap enough to try them all (the filter is built once per process: `scan_bench
-    // --build`, docs/benchmarks.md).
+    // evaluation cheap enough to try them all (`scan_bench --build`, docs/benchmarks.md).
     std::vector<std::size_t> offsets(t.literal.size() >= 3 ? t.literal.size() - 2 : 1);
     std::vector<double> exact(offsets.size());
     for (std::size_t i = 0; i < offsets.size(); ++i)
@@ -461,6 +453,54 @@ LineFilter::LineFilter(std::span<const Trigger> triggers, Search search) {
   }
   int passes = 1;
   while (passes < kMaxPasses && ImproveOnce(cost_of, &placed, &sets, &cost)) ++passes;
+  return placed;
+}
+
+// `order` placed as `shipped` says, when it lists exactly those literals in that order (empty
+// otherwise).
+std::vector<Placement> PlaceAsShipped(const std::vector<Trigger>& order,
+                                      std::span<const PlacedLiteral> shipped) {
+  if (shipped.size() != order.size()) return {};
+  std::vector<Placement> placed;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const PlacedLiteral& p = shipped[i];
+    const std::size_t offsets = order[i].literal.size() >= 3 ? order[i].literal.size() - 2 : 1;
+    if (p.literal != order[i].literal || p.offset >= offsets || p.bucket >= 8) return {};
+    placed.push_back({order[i], p.offset, p.bucket});
+  }
+  return placed;
+}
+
+constexpr PlacedLiteral kShippedPlacement[] = {
+#include "parse/filter_placement.inc"
+};
+
+}  // namespace
+
+std::span<const PlacedLiteral> ShippedPlacement() { return kShippedPlacement; }
+
+LineFilter::LineFilter(std::span<const Trigger> triggers, Search search)
+    : LineFilter(triggers, {}, search) {}
+
+LineFilter::LineFilter(std::span<const Trigger> triggers, std::span<const PlacedLiteral> placement,
+                       Search search) {
+  // Shortest first: they have the fewest fingerprints to choose from (a 2-byte literal accepts
+  // any third byte, so it must not share a bucket with much else); then by their text, so the
+  // placement does not depend on the order the recogniser table lists them in.
+  std::vector<Trigger> order;
+  for (const Trigger& t : triggers) {
+    // A shorter one is not selective; no table holds one.
+    if (t.literal.size() >= 2) order.push_back(t);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const Trigger& a, const Trigger& b) {
+    return a.literal.size() != b.literal.size() ? a.literal.size() < b.literal.size()
+                                                : a.literal < b.literal;
+  });
+  std::vector<Placement> placed = PlaceAsShipped(order, placement);
+  if (placed.empty()) placed = PlaceByCostModel(triggers, order);
+  std::array<NibbleSets, 8> sets{};
+  for (const Placement& p : placed)
+    sets[p.bucket] = With(sets[p.bucket], p.trigger.literal, p.offset);
   for (const Placement& p : placed) {
     buckets_[p.bucket].push_back(static_cast<std::uint16_t>(literals_.size()));
     Literal l{std::string(p.trigger.literal), static_cast<std::uint8_t>(p.offset), p.trigger.level};
@@ -502,6 +542,35 @@ std::string LineFilter::Describe() const {
   return out;
 }
 
+std::string LineFilter::PlacementFile() const {
+  std::vector<std::uint8_t> bucket_of(literals_.size());
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    for (std::uint16_t i : buckets_[b]) bucket_of[i] = static_cast<std::uint8_t>(b);
+  }
+  std::string out =
+      "// Written by `scan_bench --placement`; do not edit.\n"
+      "// The cost model's placement of the trigger literals (parse/triggers.h):\n"
+      "// {literal, fingerprint offset, bucket}.\n";
+  for (std::size_t i = 0; i < literals_.size(); ++i) {
+    out += "{\"";
+    for (const char c : literals_[i].text) {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += c;
+      } else if (u < 0x20 || u > 0x7e) {  // octal: at most three digits, unlike \x
+        out += {'\\', static_cast<char>('0' + (u >> 6)), static_cast<char>('0' + (u >> 3 & 7)),
+                static_cast<char>('0' + (u & 7))};
+      } else {
+        out += c;
+      }
+    }
+    out +=
+        "\", " + std::to_string(literals_[i].offset) + ", " + std::to_string(bucket_of[i]) + "},\n";
+  }
+  return out;
+}
+
 std::vector<std::string_view> LineFilter::Fingerprints() const {
   std::vector<std::string_view> out;
   for (const Literal& l : literals_) out.push_back(std::string_view(l.text).substr(l.offset, kWidth));
@@ -520,7 +589,7 @@ std::uint8_t LineFilter::BucketsAt(std::string_view text, std::size_t q) const {
 }
 
 const LineFilter& LineFilter::Default() {
-  static const LineFilter filter(AllTriggers());
+  static const LineFilter filter(AllTriggers(), ShippedPlacement());
   return filter;
 }
 

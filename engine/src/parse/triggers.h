@@ -53,12 +53,34 @@ std::vector<Trigger> AllTriggers();
 // one has no stamp.
 std::size_t LastStampPattern(std::string_view text, std::size_t end);
 
+// Where the filter looks for a literal: its fingerprint's offset in it and the bucket that holds
+// the fingerprint.
+struct PlacedLiteral {
+  std::string_view literal;
+  std::uint8_t offset = 0;
+  std::uint8_t bucket = 0;
+};
+
+// The cost model's placement of AllTriggers(), as it was when the code was built
+// (parse/filter_placement.inc, written by `scan_bench --placement`): each process would otherwise
+// spend ~4 ms of a core placing them (`scan_bench --build`), most of a small incident's parse.
+// `LineFilter.TheShippedPlacementIsTheCostModels` fails when a trigger changed and it was not
+// written again.
+std::span<const PlacedLiteral> ShippedPlacement();
+
 class LineFilter {
  public:
   // kScalar: the byte-at-a-time search even where the CPU has AVX2 (tests compare the two).
   enum class Search : std::uint8_t { kFastest, kScalar };
+  // The triggers placed by the cost model (triggers.cc).
   explicit LineFilter(std::span<const Trigger> triggers, Search search = Search::kFastest);
-  // The filter over AllTriggers(), built once.
+  // The triggers placed as `placement` says when it lists each of their literals of 2 bytes or
+  // more, in the filter's order (shortest first, then by text: PlacementFile), and by the cost
+  // model otherwise. Any placement finds every literal; it decides only how many false
+  // candidates the search stops at.
+  LineFilter(std::span<const Trigger> triggers, std::span<const PlacedLiteral> placement,
+             Search search = Search::kFastest);
+  // The filter over AllTriggers(), built once, placed as shipped.
   static const LineFilter& Default();
 
   struct Found {
@@ -94,6 +116,9 @@ class LineFilter {
   static std::uint32_t FingerprintHash16(std::uint32_t bytes) { return bytes * 0x9e3779b1u >> 16; }
   // Buckets and fingerprints, one line per literal (to see what the cost model chose).
   std::string Describe() const;
+  // The placement as parse/filter_placement.inc holds it: a row `{"literal", offset, bucket},`
+  // (C++ string escapes) per literal, in the filter's order.
+  std::string PlacementFile() const;
   // Each literal's fingerprint (its 2 or 3 bytes the SIMD search looks for).
   std::vector<std::string_view> Fingerprints() const;
   // For measuring the scan (scan_bench --candidates): the buckets whose tables accept the 3
