@@ -124,16 +124,27 @@ namespace denpex::cli {
 extern const char* const kBuildCommit;  // generated at build time (cmake/BuildInfo.cmake)
 }
 
+namespace {
+
+// The commands that read or write whole incidents start once more with their heap in huge pages
+// (engine.h), from the executable's pre-initialisers: before the static initialisers of the
+// program and its libraries (protobuf's descriptors, the command-line tables), so that the
+// first start costs little more than the dynamic loader's work.
+void RestartBeforeStaticInit(int argc, char** argv, char** envp) {
+  if (argc < 2) return;
+  const std::string_view command = argv[1];
+  if (command == "diagnose" || command == "eval" || command == "events" || command == "simulate" ||
+      command == "demo" || command == "merge") {
+    denpex::engine::RestartWithHugePageHeap(argv, envp);
+  }
+}
+[[gnu::used, gnu::section(".preinit_array")]] void (*const kRestartBeforeStaticInit)(
+    int, char**, char**) = RestartBeforeStaticInit;
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace denpex::cli;
-  // The commands that read or write whole incidents: their heap in huge pages (engine.h).
-  if (argc > 1) {
-    const std::string_view command = argv[1];
-    if (command == "diagnose" || command == "eval" || command == "events" ||
-        command == "simulate" || command == "demo" || command == "merge") {
-      denpex::engine::RestartWithHugePageHeap(argv);
-    }
-  }
   denpex::engine::KeepFreedMemory();
   CLI::App app{"denpex: find patient zero of a failed distributed training job"};
   app.footer(kExitCodes);

@@ -1,6 +1,7 @@
 // Diagnose: ingest + parse (LoadIncident), one strategy (analyze/), report (report/).
 #include "denpex/engine/engine.h"
 
+#include <fcntl.h>
 #include <malloc.h>
 #include <oneapi/tbb/task_arena.h>
 #include <unistd.h>
@@ -8,7 +9,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <ostream>
@@ -60,20 +60,37 @@ void KeepFreedMemory() {
   mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
 }
 
-void RestartWithHugePageHeap(char** argv) {
+namespace {
+
+// Whether the kernel gives transparent huge pages on request (`madvise` mode). Read with the C
+// library only: the restart may run before any static initialiser (engine.h).
+bool HugePagesOnRequest() {
+  const int fd = ::open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char modes[128] = {};
+  const ssize_t n = ::read(fd, modes, sizeof modes - 1);
+  ::close(fd);
+  return n > 0 && std::strstr(modes, "[madvise]") != nullptr;
+}
+
+}  // namespace
+
+void RestartWithHugePageHeap(char** argv, char** envp) {
+  // In a pre-initialiser the C library's `environ` is not set yet: its own initialiser sets it to
+  // the array the kernel passed, after. The second start's restore below changes that array in
+  // place (it replaces and removes, never adds), so what it does is kept.
+  if (envp != nullptr && environ == nullptr) environ = envp;
   static constexpr const char* kTunables = "GLIBC_TUNABLES";
   static constexpr const char* kSaved =
       "DENPEX_SAVED_GLIBC_TUNABLES";  // "=<value>", or "" if unset
-  const auto restore = [](const char* saved) {
+  static constexpr const char* kHugeHeap = "glibc.malloc.hugetlb=1";
+  if (const char* saved = std::getenv(kSaved)) {  // the second start: put the environment back
     if (saved[0] == '=') {
-      ::setenv(kTunables, saved + 1, 1);
+      ::setenv(kTunables, saved + 1, 1);  // copies the value before kSaved goes
     } else {
       ::unsetenv(kTunables);
     }
     ::unsetenv(kSaved);
-  };
-  if (const char* saved = std::getenv(kSaved)) {  // the second start
-    restore(std::string(saved).c_str());
     return;
   }
   const char* tunables = std::getenv(kTunables);
@@ -82,19 +99,30 @@ void RestartWithHugePageHeap(char** argv) {
       preload != nullptr && std::strstr(preload, "vgpreload") != nullptr) {
     return;
   }
-  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string modes;
-  if (!std::getline(thp, modes) || modes.find("[madvise]") == std::string::npos) return;
-  std::string saved, with;
+  if (!HugePagesOnRequest()) return;
+  // "=<tunables>" to put back, and the tunables with the huge-page heap added.
+  const std::size_t given = tunables != nullptr ? std::strlen(tunables) : 0;
+  char* saved = static_cast<char*>(std::malloc(given + 2));
+  char* with = static_cast<char*>(std::malloc(given + std::strlen(kHugeHeap) + 2));
+  if (saved == nullptr || with == nullptr) return;
+  saved[0] = '\0', with[0] = '\0';
   if (tunables != nullptr) {
-    saved.append("=").append(tunables);
-    if (*tunables != '\0') with.append(tunables).append(":");
+    std::strcat(std::strcat(saved, "="), tunables);
+    if (given > 0) std::strcat(std::strcat(with, tunables), ":");
   }
-  with.append("glibc.malloc.hugetlb=1");
-  ::setenv(kSaved, saved.c_str(), 1);
-  ::setenv(kTunables, with.c_str(), 1);
+  std::strcat(with, kHugeHeap);
+  ::setenv(kSaved, saved, 1);
+  ::setenv(kTunables, with, 1);
   ::execv("/proc/self/exe", argv);
-  restore(saved.c_str());  // not restarted: go on as it was
+  // Not restarted: go on as it was.
+  if (tunables != nullptr) {
+    ::setenv(kTunables, saved + 1, 1);
+  } else {
+    ::unsetenv(kTunables);
+  }
+  ::unsetenv(kSaved);
+  std::free(saved);
+  std::free(with);
 }
 
 namespace {

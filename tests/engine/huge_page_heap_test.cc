@@ -45,17 +45,29 @@ bool AdvisedHuge(const void* p) {
   return false;
 }
 
+// With DENPEX_TEST_PRE_INIT set, the program restarts from its pre-initialisers, as the `denpex`
+// binary does (cli/src/main.cc): before any static initialiser, the probe below included. Both
+// starts run it; the second puts the environment back.
+void RestartBeforeStaticInit(int /*argc*/, char** argv, char** envp) {
+  for (char** e = envp; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "DENPEX_TEST_PRE_INIT=", 21) == 0) RestartWithHugePageHeap(argv, envp);
+  }
+}
+[[gnu::used, gnu::section(".preinit_array")]] void (*const kRestartBeforeStaticInit)(
+    int, char**, char**) = RestartBeforeStaticInit;
+
 // The restarted program's probe, before any test: with DENPEX_TEST_PROBE_OUT set (only the child
 // below sets it), it reports into that file what the program sees and ends the process.
 [[maybe_unused]] const bool kProbed = [] {
   const char* out = std::getenv("DENPEX_TEST_PROBE_OUT");
   if (out == nullptr) return false;
-  if (std::getenv("DENPEX_SAVED_GLIBC_TUNABLES") == nullptr) {
+  const bool pre_init = std::getenv("DENPEX_TEST_PRE_INIT") != nullptr;  // restarted already
+  if (!pre_init && std::getenv("DENPEX_SAVED_GLIBC_TUNABLES") == nullptr) {
     std::ofstream(out) << "not restarted\n";
     ::_exit(0);
   }
-  RestartWithHugePageHeap(nullptr);    // the second start: puts the environment back
-  void* block = std::malloc(8 << 20);  // glibc maps a block this size on its own
+  if (!pre_init) RestartWithHugePageHeap(nullptr);  // the second start: puts the environment back
+  void* block = std::malloc(8 << 20);               // glibc maps a block this size on its own
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   std::string seen = "unset";
   if (tunables != nullptr) seen = std::string("=").append(tunables);
@@ -75,7 +87,9 @@ bool AdvisedHuge(const void* p) {
 // What the restarted probe reported, GLIBC_TUNABLES as given (nullptr: unset). Under
 // AddressSanitizer the heap is ASan's, not glibc's: the tunable has nothing to advise, and the
 // heap line is "-".
-std::string RestartedReport(const char* tunables) {
+// kPreInit: the child starts this binary again, which restarts from its pre-initialisers.
+enum class From { kMain, kPreInit };
+std::string RestartedReport(const char* tunables, From from = From::kMain) {
   const fs::path out =
       fs::temp_directory_path() / ("denpex-huge-heap-" + std::to_string(::getpid()));
   fs::remove(out);
@@ -90,7 +104,12 @@ std::string RestartedReport(const char* tunables) {
     ::unsetenv("LD_PRELOAD");
     std::string self = fs::read_symlink("/proc/self/exe").string();
     char* argv[] = {self.data(), nullptr};
-    RestartWithHugePageHeap(argv);
+    if (from == From::kPreInit) {
+      ::setenv("DENPEX_TEST_PRE_INIT", "1", 1);
+      ::execv(self.c_str(), argv);
+    } else {
+      RestartWithHugePageHeap(argv);
+    }
     ::_exit(3);  // not restarted
   }
   int status = 0;
@@ -110,6 +129,18 @@ TEST(HugePageHeap, TheRestartedProgramHasAHugePageHeapAndTheEnvironmentItWasGive
   EXPECT_EQ(RestartedReport("glibc.malloc.tcache_count=7"),
             "=glibc.malloc.tcache_count=7\n" + heap + "\nclean\n");
   EXPECT_EQ(RestartedReport(""), "=\n" + heap + "\nclean\n");
+}
+
+// Restarted from the pre-initialisers, before the C library has set `environ`: the same heap, and
+// the environment put back where the C library's initialiser keeps it.
+TEST(HugePageHeap, ARestartBeforeStaticInitialisersPutsTheEnvironmentBackToo) {
+  if (!HugePagesOnRequest())
+    GTEST_SKIP() << "this kernel's transparent huge pages are not in madvise mode";
+  const std::string heap = testing::kAddressSanitizer ? "-" : "huge";
+  EXPECT_EQ(RestartedReport(nullptr, From::kPreInit), "unset\n" + heap + "\nclean\n");
+  EXPECT_EQ(RestartedReport("glibc.malloc.tcache_count=7", From::kPreInit),
+            "=glibc.malloc.tcache_count=7\n" + heap + "\nclean\n");
+  EXPECT_EQ(RestartedReport("", From::kPreInit), "=\n" + heap + "\nclean\n");
 }
 
 // A GLIBC_TUNABLES that names the tunable is the user's choice: no restart.
