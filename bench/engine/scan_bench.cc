@@ -129,10 +129,11 @@ int TimeBuild(int repeat) {
     const denpex::engine::LineFilter filter(triggers, denpex::engine::ShippedPlacement());
     shipped = std::min(shipped, ThreadSeconds() - t0);
   }
-  std::printf("LineFilter of %zu literals: best of %d builds %.2f ms CPU; placement hash %016llx; "
-              "placed as shipped %.3f ms\n",
-              triggers.size(), repeat, best * 1e3,
-              static_cast<unsigned long long>(std::hash<std::string>{}(placement)), shipped * 1e3);
+  std::printf(
+      "LineFilter of %zu literals: best of %d builds %.2f ms CPU; placement hash %016llx; "
+      "placed as shipped %.3f ms\n",
+      triggers.size(), repeat, best * 1e3,
+      static_cast<unsigned long long>(std::hash<std::string>{}(placement)), shipped * 1e3);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <oneapi/tbb/task_arena.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -91,6 +92,12 @@ void RestartWithHugePageHeap(char** argv, char** envp) {
       ::unsetenv(kTunables);
     }
     ::unsetenv(kSaved);
+    // The process's name (`ps`, `top`, `pgrep -x`) is the name of the file the kernel ran:
+    // "exe", after /proc/self/exe. It is given back the name of the program as it was started.
+    if (argv != nullptr && argv[0] != nullptr) {
+      const char* slash = std::strrchr(argv[0], '/');
+      ::prctl(PR_SET_NAME, slash != nullptr ? slash + 1 : argv[0], 0, 0, 0);
+    }
     return;
   }
   const char* tunables = std::getenv(kTunables);

@@ -66,8 +66,14 @@ void RestartBeforeStaticInit(int /*argc*/, char** argv, char** envp) {
     std::ofstream(out) << "not restarted\n";
     ::_exit(0);
   }
-  if (!pre_init) RestartWithHugePageHeap(nullptr);  // the second start: puts the environment back
-  void* block = std::malloc(8 << 20);               // glibc maps a block this size on its own
+  // The second start, with its argv (the first start's): puts the environment and the name back.
+  std::string arg0;
+  std::getline(std::ifstream("/proc/self/cmdline"), arg0, '\0');
+  char* argv[] = {arg0.data(), nullptr};
+  if (!pre_init) RestartWithHugePageHeap(argv);
+  std::string comm;
+  std::getline(std::ifstream("/proc/self/comm"), comm);
+  void* block = std::malloc(8 << 20);  // glibc maps a block this size on its own
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   std::string seen = "unset";
   if (tunables != nullptr) seen = std::string("=").append(tunables);
@@ -78,7 +84,8 @@ void RestartBeforeStaticInit(int /*argc*/, char** argv, char** envp) {
                : AdvisedHuge(block)       ? "huge"
                                           : "4k")
            << "\n"
-           << (std::getenv("DENPEX_SAVED_GLIBC_TUNABLES") == nullptr ? "clean" : "marked") << "\n";
+           << (std::getenv("DENPEX_SAVED_GLIBC_TUNABLES") == nullptr ? "clean" : "marked") << "\n"
+           << comm << "\n";
   }
   std::free(block);
   ::_exit(0);
@@ -121,14 +128,19 @@ std::string RestartedReport(const char* tunables, From from = From::kMain) {
   return WIFEXITED(status) ? report.str() : "killed";
 }
 
+// The name of this binary as the kernel keeps it (15 bytes) and the probe reports it.
+constexpr const char* kName = "engine_huge_pag\n";
+
 TEST(HugePageHeap, TheRestartedProgramHasAHugePageHeapAndTheEnvironmentItWasGiven) {
   if (!HugePagesOnRequest())
     GTEST_SKIP() << "this kernel's transparent huge pages are not in madvise mode";
-  const std::string heap = testing::kAddressSanitizer ? "-" : "huge";
-  EXPECT_EQ(RestartedReport(nullptr), "unset\n" + heap + "\nclean\n");
+  // The restarted process keeps its name (the kernel's 15 bytes of it), not "exe".
+  const std::string rest =
+      (testing::kAddressSanitizer ? "-" : "huge") + std::string("\nclean\n") + kName;
+  EXPECT_EQ(RestartedReport(nullptr), "unset\n" + rest);
   EXPECT_EQ(RestartedReport("glibc.malloc.tcache_count=7"),
-            "=glibc.malloc.tcache_count=7\n" + heap + "\nclean\n");
-  EXPECT_EQ(RestartedReport(""), "=\n" + heap + "\nclean\n");
+            "=glibc.malloc.tcache_count=7\n" + rest);
+  EXPECT_EQ(RestartedReport(""), "=\n" + rest);
 }
 
 // Restarted from the pre-initialisers, before the C library has set `environ`: the same heap, and
@@ -136,11 +148,12 @@ TEST(HugePageHeap, TheRestartedProgramHasAHugePageHeapAndTheEnvironmentItWasGive
 TEST(HugePageHeap, ARestartBeforeStaticInitialisersPutsTheEnvironmentBackToo) {
   if (!HugePagesOnRequest())
     GTEST_SKIP() << "this kernel's transparent huge pages are not in madvise mode";
-  const std::string heap = testing::kAddressSanitizer ? "-" : "huge";
-  EXPECT_EQ(RestartedReport(nullptr, From::kPreInit), "unset\n" + heap + "\nclean\n");
+  const std::string rest =
+      (testing::kAddressSanitizer ? "-" : "huge") + std::string("\nclean\n") + kName;
+  EXPECT_EQ(RestartedReport(nullptr, From::kPreInit), "unset\n" + rest);
   EXPECT_EQ(RestartedReport("glibc.malloc.tcache_count=7", From::kPreInit),
-            "=glibc.malloc.tcache_count=7\n" + heap + "\nclean\n");
-  EXPECT_EQ(RestartedReport("", From::kPreInit), "=\n" + heap + "\nclean\n");
+            "=glibc.malloc.tcache_count=7\n" + rest);
+  EXPECT_EQ(RestartedReport("", From::kPreInit), "=\n" + rest);
 }
 
 // A GLIBC_TUNABLES that names the tunable is the user's choice: no restart.

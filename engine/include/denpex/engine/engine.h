@@ -77,7 +77,8 @@ void KeepFreedMemory();
 // does not name the tunable (`glibc.malloc.hugetlb=0` keeps the 4 KiB heap), the program does
 // not run under valgrind (which would not follow the restart) and /proc/self/exe can be run.
 // GLIBC_TUNABLES is restored in the second start, so the processes the program starts see the
-// environment it was given. Call first thing in main(), before any thread exists, or from the
+// environment it was given, and so is the process's name (`ps`, `pgrep -x`: the base name of
+// argv[0], not "exe"). Call first thing in main(), before any thread exists, or from the
 // program's pre-initialisers (`.preinit_array`, before the static initialisers of the program and
 // its libraries, so that the first start costs little more than the dynamic loader: the `denpex`
 // binary does) with the `envp` they are given. Uses the C library only.
