@@ -111,7 +111,11 @@ void RestartWithHugePageHeap(char** argv, char** envp) {
   const std::size_t given = tunables != nullptr ? std::strlen(tunables) : 0;
   char* saved = static_cast<char*>(std::malloc(given + 2));
   char* with = static_cast<char*>(std::malloc(given + std::strlen(kHugeHeap) + 2));
-  if (saved == nullptr || with == nullptr) return;
+  if (saved == nullptr || with == nullptr) {
+    std::free(saved);
+    std::free(with);
+    return;
+  }
   saved[0] = '\0', with[0] = '\0';
   if (tunables != nullptr) {
     std::strcat(std::strcat(saved, "="), tunables);
