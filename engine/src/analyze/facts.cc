@@ -1,5 +1,7 @@
 #include "analyze/facts.h"
 
+#include <oneapi/tbb/parallel_sort.h>
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -713,7 +715,7 @@ JobFacts CollectFacts(const Incident& inc) {
     keys.reserve(jf.wave.timeouts.size());
     for (std::int32_t i : jf.wave.timeouts)
       keys.emplace_back(inc.events[i].time, inc.events[i].rank, i);
-    std::sort(keys.begin(), keys.end());
+    tbb::parallel_sort(keys.begin(), keys.end());  // no two keys equal: one order
     for (std::size_t k = 0; k < keys.size(); ++k) jf.wave.timeouts[k] = std::get<2>(keys[k]);
   }
   for (std::int32_t i : jf.wave.timeouts) {

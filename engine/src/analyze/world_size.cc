@@ -131,7 +131,7 @@ void FromFileHeads(const Incident& inc, std::vector<Statement>* out) {
 // communicator (a lower bound of the world).
 Statement LargestCommunicator(const Incident& inc) {
   Statement best;
-  for (std::int32_t i = 0; i < static_cast<std::int32_t>(inc.events.size()); ++i) {
+  for (const std::int32_t i : inc.OfKinds({Kind::kCommInit, Kind::kRasComm, Kind::kRasRank})) {
     const EventDetail& d = inc.events[i].detail;
     std::int32_t n = 0;
     const char* source = "NCCL's largest communicator (nranks)";

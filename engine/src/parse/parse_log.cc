@@ -73,7 +73,7 @@ class Driver {
 
   void OneLine() {
     const std::size_t end = EndOf(pos_);
-    const TriggerLevel level = LineFilter::Default().Classify(text_.substr(pos_, end - pos_));
+    const TriggerLevel level = filter_.Classify(text_.substr(pos_, end - pos_));
     const bool opening = Opening();
     if (ctx_.every_line || parser_.NeedsEveryLine() || level == TriggerLevel::kRecord) {
       Whole(end, level, opening);
@@ -92,7 +92,7 @@ class Driver {
   // Past the lines without a trigger, to the next line with one.
   void Jump() {
     // Only an srun-labelled file's progress lines are searched for another task's label.
-    const LineFilter::Found f = LineFilter::Default().Next(text_, pos_, kMaxLineBytes, ctx_.prefixes.srun_labels);
+    const LineFilter::Found f = filter_.Next(text_, pos_, kMaxLineBytes, ctx_.prefixes.srun_labels);
     const std::int64_t unterminated = !f.found && f.begin < text_.size() ? 1 : 0;
     parser_.Skip(f.newlines + unterminated, f.long_lines);
     parser_.FalseCandidates(f.false_candidates);
@@ -153,6 +153,7 @@ class Driver {
 
   std::string_view text_;
   const FileContext& ctx_;
+  const LineFilter& filter_ = LineFilter::Default();  // looked up once, not at every line found
   LogParser parser_;
   std::size_t pos_ = 0;        // the next line's start
   std::size_t read_end_ = 0;   // just past the last line read whole
