@@ -91,11 +91,13 @@ void RestartBeforeStaticInit(int /*argc*/, char** argv, char** envp) {
   ::_exit(0);
 }();
 
+// Where the child restarts: in its code, as main() would, or (kPreInit) by starting this binary
+// again, which restarts from its pre-initialisers.
+enum class From { kMain, kPreInit };
+
 // What the restarted probe reported, GLIBC_TUNABLES as given (nullptr: unset). Under
 // AddressSanitizer the heap is ASan's, not glibc's: the tunable has nothing to advise, and the
 // heap line is "-".
-// kPreInit: the child starts this binary again, which restarts from its pre-initialisers.
-enum class From { kMain, kPreInit };
 std::string RestartedReport(const char* tunables, From from = From::kMain) {
   const fs::path out =
       fs::temp_directory_path() / ("denpex-huge-heap-" + std::to_string(::getpid()));
