@@ -352,6 +352,12 @@ struct ScalarBlock {
   }
 };
 
+// How many places a literal's fingerprint may start at: each 3-byte window, or the one 2-byte
+// literal's.
+std::size_t FingerprintOffsets(std::string_view literal) {
+  return literal.size() >= 3 ? literal.size() - 2 : 1;
+}
+
 // Where a literal's fingerprint starts and the bucket that holds it.
 struct Placement {
   Trigger trigger;
@@ -367,8 +373,8 @@ struct Placement {
 constexpr int kMaxPasses = 20;
 
 // `costs[b]` is cost_of((*sets)[b]), kept up to date as literals move: for each literal only the
-// bucket it would leave is evaluated again, not all eight (the same placement; the filter's build,
-// once per process, 39.8 → 32.2 M instructions).
+// bucket it would leave is evaluated again, not all eight (the same placement; the model's build
+// 39.8 → 32.2 M instructions).
 bool ImproveOnce(const CostModel& cost_of, std::vector<Placement>* placed,
                  std::array<NibbleSets, 8>* sets, std::array<double, 8>* costs) {
   bool moved = false;
@@ -386,7 +392,7 @@ bool ImproveOnce(const CostModel& cost_of, std::vector<Placement>* placed,
     const double now = cost_of(With(without, lit, p.offset)) - base[p.bucket] + cost_of.Matches(lit, p.offset);
     std::size_t best_offset = p.offset, best_bucket = p.bucket;
     double best = now;
-    const std::size_t offsets = lit.size() >= 3 ? lit.size() - 2 : 1;
+    const std::size_t offsets = FingerprintOffsets(lit);
     for (std::size_t off = 0; off < offsets; ++off) {
       // A bucket only adds to the compares of the fingerprint itself (the cost grows with the
       // nibble sets), so an offset whose compares alone cost more is no better anywhere.
@@ -423,7 +429,7 @@ std::vector<Placement> PlaceByCostModel(std::span<const Trigger> triggers,
     // Every fingerprint of the literal, rarest first (in the sample, then by byte frequency: the
     // order breaks ties), in the bucket where it adds least. The sample's bit sets make one
     // evaluation cheap enough to try them all (`scan_bench --build`, docs/benchmarks.md).
-    std::vector<std::size_t> offsets(t.literal.size() >= 3 ? t.literal.size() - 2 : 1);
+    std::vector<std::size_t> offsets(FingerprintOffsets(t.literal));
     std::vector<double> exact(offsets.size());
     for (std::size_t i = 0; i < offsets.size(); ++i)
       offsets[i] = i, exact[i] = cost_of.Exact(t.literal, i);
@@ -464,8 +470,8 @@ std::vector<Placement> PlaceAsShipped(const std::vector<Trigger>& order,
   std::vector<Placement> placed;
   for (std::size_t i = 0; i < order.size(); ++i) {
     const PlacedLiteral& p = shipped[i];
-    const std::size_t offsets = order[i].literal.size() >= 3 ? order[i].literal.size() - 2 : 1;
-    if (p.literal != order[i].literal || p.offset >= offsets || p.bucket >= 8) return {};
+    if (p.literal != order[i].literal || p.offset >= FingerprintOffsets(p.literal) || p.bucket >= 8)
+      return {};
     placed.push_back({order[i], p.offset, p.bucket});
   }
   return placed;
