@@ -43,7 +43,9 @@ v1::Diagnosis Diagnose(const fs::path& dir, const fs::path& scratch, const std::
   return d;
 }
 
-// Another job's id, printed by its one task.
+// Another job's id, printed by its one task. A task that prints and then dies at once may lose
+// the line: slurmstepd can end the step before it has sent the task's output on to srun (seen
+// on a loopback Slurm: 0 of 3 lines arrived), so a script that kills itself waits first.
 std::string OtherJob(const std::map<std::string, std::string>& env, const fs::path& out,
                      const std::string& script) {
   RunToEnd({"/usr/bin/srun", "--ntasks", "1", "sh", "-c", "echo id=$SLURM_JOB_ID; " + script}, env,
@@ -60,7 +62,7 @@ TEST(CollectE2eSlurm, GathersTheFailedJobsEvidenceAndNoLineOfAnotherJob) {
   const auto env = CleanEnv({{"SLURM_CONF", conf}});
   const fs::path out = scratch.path() / "incident";
 
-  const std::string before = OtherJob(env, scratch.path() / "before.out", "kill -9 $$");
+  const std::string before = OtherJob(env, scratch.path() / "before.out", "sleep 1; kill -9 $$");
   std::vector<std::string> argv = {
       "/usr/bin/srun",
       "--label",
