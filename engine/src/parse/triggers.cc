@@ -1064,19 +1064,19 @@ namespace {
 // most of a dense log once: marks of two bytes and digits read at candidates only take half the
 // instructions of digit masks for every byte (the 16k srun log's parse: ~11 % of its
 // instructions were this search). `inner` (when not null) gives a block's candidates at once
-// where all the bytes it reads, up to 69 past the block's start, lie before `end`: every block
-// but the last one or two.
+// where all the bytes it reads, kStampInnerReach past the block's start, lie before `end`: every
+// whole block but the first one searched, the one that ends at `end`.
 template <typename Marks, typename Inner>
 inline std::size_t LastStampPatternWith(std::string_view text, std::size_t end, Marks&& marks_at,
                                         Inner&& inner) {
+  constexpr bool kInner = !std::is_same_v<std::decay_t<Inner>, std::nullptr_t>;
   const auto* data = reinterpret_cast<const unsigned char*>(text.data());
   StampMarks next;  // of the block above the current one (none above the first)
   for (std::size_t top = end; top > 0;) {
     std::size_t i;
     std::uint64_t candidates = 0;
-    constexpr bool kInner = !std::is_same_v<std::decay_t<Inner>, std::nullptr_t>;
     if (kInner && top >= 64 && top - 64 + kStampInnerReach <= end) {
-      i = top - 64;  // `next` is not kept: only the last blocks, which come first, read it
+      i = top - 64;  // `next` is not kept: only the first block searched reads it
       if constexpr (kInner) candidates = inner(data + i);
     } else if (top >= 64) {
       i = top - 64;
