@@ -636,6 +636,8 @@ void LineFilter::IndexFingerprints() {
   for (const std::uint16_t i : short_literals_) {
     for (std::uint32_t third = 0; third < 256; ++third)
       may_start(literals_[i].fingerprint | third << 16);
+    const std::uint32_t first = literals_[i].fingerprint & 0xffu;
+    short_first_[first >> 6] |= std::uint64_t{1} << (first & 63);
   }
 }
 
@@ -702,6 +704,8 @@ __attribute__((noinline)) TriggerLevel LineFilter::Verify(std::string_view text,
     }
     break;
   }
+  const std::uint32_t first = word & 0xffu;
+  if ((short_first_[first >> 6] >> (first & 63) & 1) == 0) return level;  // most candidates
   for (std::uint16_t i : short_literals_) {
     const Literal& l = literals_[i];
     if ((word & l.mask) != l.fingerprint || !matches(l)) continue;

@@ -172,6 +172,7 @@ class LineFilter {
   std::vector<FingerprintSlot> by_fingerprint_;  // open addressing, a power of two in size
   std::vector<std::uint16_t> by_fingerprint_literals_;
   std::vector<std::uint16_t> short_literals_;  // 2-byte literals (a 2-byte fingerprint)
+  std::array<std::uint64_t, 4> short_first_{};  // a bit per byte value that starts one of them
   bool avx2_ = false;
 };
 
