@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "denpex/common/time.h"
+#include "parse/simd.h"
 
 namespace denpex::engine {
 
@@ -102,6 +103,21 @@ class Scanner {
   // The text up to (not including) the first character of `stops`, or to the end.
   std::string_view Token(std::string_view stops) {
     const std::size_t start = pos_;
+#ifdef DENPEX_X86
+    // 16 bytes a step (SSE2, which every x86-64 has) while 16 are left in the line: a host, a
+    // role or a number is read in one or two steps, not a byte and a compare per stop at a time.
+    if (stops.size() <= 8) {
+      for (; pos_ + 16 <= s_.size(); pos_ += 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s_.data() + pos_));
+        __m128i hit = _mm_setzero_si128();
+        for (char x : stops) hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8(x)));
+        if (const int mask = _mm_movemask_epi8(hit); mask != 0) {
+          pos_ += static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+          return s_.substr(start, pos_ - start);
+        }
+      }
+    }
+#endif
     if (stops.size() == 1) {  // most callers stop at a space: one compare a byte
       while (pos_ < s_.size() && s_[pos_] != stops[0]) ++pos_;
       return s_.substr(start, pos_ - start);
