@@ -2,6 +2,7 @@
 // on multi-line records.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -398,6 +399,47 @@ TEST(Lines, FindAgreesWithStringViewFind) {
       for (std::size_t from = 0; from <= text.size() + 1; ++from) {
         EXPECT_EQ(Find(text, key, from), text.find(key, from))
             << '"' << text << "\" \"" << key << "\" " << from;
+      }
+    }
+  }
+}
+
+// The same on random texts dense in spaces, every start, keys of up to 6 bytes.
+TEST(Lines, FindAgreesWithStringViewFindOnRandomTexts) {
+  std::mt19937 rng(29);
+  const std::string_view alphabet = "  ab";  // spaces common, as between a line's words
+  std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1);
+  for (int round = 0; round < 400; ++round) {
+    std::string text(std::uniform_int_distribution<std::size_t>(0, 70)(rng), ' ');
+    for (char& c : text) c = alphabet[pick(rng)];
+    std::string key(std::uniform_int_distribution<std::size_t>(0, 6)(rng), ' ');
+    for (char& c : key) c = alphabet[pick(rng)];
+    for (std::size_t from = 0; from <= text.size() + 1; ++from) {
+      ASSERT_EQ(Find(text, key, from), std::string_view(text).find(key, from))
+          << '"' << text << "\" \"" << key << "\" " << from;
+    }
+  }
+}
+
+// Scanner::Token reads 16 bytes a step while 16 are left: it stops where a byte-by-byte reading
+// stops, for one stop or several, from every start of random texts longer and shorter than a step.
+TEST(Lines, TokenStopsWhereAByteLoopStops) {
+  std::mt19937 rng(29);
+  const std::string_view alphabet = "abcdefgh: []/()";
+  const std::string_view stop_sets[] = {" ", ":", ": []()", "/ []", " :[]()", "0123456789]", "xyz"};
+  std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1);
+  for (int round = 0; round < 300; ++round) {
+    std::string text(std::uniform_int_distribution<std::size_t>(0, 90)(rng), ' ');
+    for (char& c : text) c = alphabet[pick(rng)];
+    for (std::string_view stops : stop_sets) {
+      for (std::size_t from = 0; from <= text.size(); ++from) {
+        std::size_t end = from;
+        while (end < text.size() && stops.find(text[end]) == std::string_view::npos) ++end;
+        Scanner s(text);
+        s.Skip(from);
+        ASSERT_EQ(s.Token(stops), std::string_view(text).substr(from, end - from))
+            << '"' << text << "\" \"" << stops << "\" " << from;
+        ASSERT_EQ(s.pos(), end);
       }
     }
   }
