@@ -633,12 +633,15 @@ void LineFilter::IndexFingerprints() {
     may_start_[h >> 6] |= std::uint64_t{1} << (h & 63);
   };
   for (const std::uint16_t i : order) may_start(literals_[i].fingerprint);
+  const auto first_byte = [&](std::uint16_t i) { return literals_[i].fingerprint & 0xffu; };
+  std::stable_sort(short_literals_.begin(), short_literals_.end(),
+                   [&](std::uint16_t a, std::uint16_t b) { return first_byte(a) < first_byte(b); });
   for (const std::uint16_t i : short_literals_) {
     for (std::uint32_t third = 0; third < 256; ++third)
       may_start(literals_[i].fingerprint | third << 16);
-    const std::uint32_t first = literals_[i].fingerprint & 0xffu;
-    short_first_[first >> 6] |= std::uint64_t{1} << (first & 63);
+    ++short_from_[first_byte(i) + 1];
   }
+  for (std::size_t b = 1; b < short_from_.size(); ++b) short_from_[b] += short_from_[b - 1];
 }
 
 namespace {
@@ -704,10 +707,10 @@ __attribute__((noinline)) TriggerLevel LineFilter::Verify(std::string_view text,
     }
     break;
   }
+  // The 2-byte literals that start with the candidate's first byte (none for most candidates).
   const std::uint32_t first = word & 0xffu;
-  if ((short_first_[first >> 6] >> (first & 63) & 1) == 0) return level;  // most candidates
-  for (std::uint16_t i : short_literals_) {
-    const Literal& l = literals_[i];
+  for (std::size_t k = short_from_[first]; k < short_from_[first + 1]; ++k) {
+    const Literal& l = literals_[short_literals_[k]];
     if ((word & l.mask) != l.fingerprint || !matches(l)) continue;
     if (IsRecord(l.level)) return l.level;
     level = l.level;
