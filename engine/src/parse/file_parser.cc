@@ -108,12 +108,18 @@ void LogParser::Line(const LineRef& raw, TriggerLevel level, bool opening) {
   if (raw.text.empty()) return;
   out_.last_line = {raw.number, raw.offset, cite};
   const bool progress = level == TriggerLevel::kRecord && !ctx_.every_line && !NeedsEveryLine();
-  if (progress && FastProgress(raw)) return;
+  bool shaped = progress;  // whether ProgressLine may take the line
+  if (progress) {
+    const Fast fast = FastProgress(raw);
+    if (fast == Fast::kNoted) return;
+    shaped = fast != Fast::kNoShape;
+  }
   // Colour codes a terminal copy kept are read past (a progress line's fast path above needs none).
   LineRef line = raw;
   if (raw.text.find('\x1b') != std::string_view::npos) {
     line.text = WithoutEscapes(raw.text, &clean_[clean_turn_ ^= 1]);
     line.no_label_colon_from = LineRef{}.no_label_colon_from;  // the scan's places were raw's
+    shaped = progress;  // another text than the one FastProgress read
   }
   if (level != TriggerLevel::kRecord) {
     if (!SplitInterleaved(line)) Process(line, cite, 0);
@@ -123,7 +129,7 @@ void LogParser::Line(const LineRef& raw, TriggerLevel level, bool opening) {
   const Footprint before = Now();
   const std::int64_t updates = updates_;
   const std::uint32_t touched = traceback_touched_;
-  if (!SplitInterleaved(line) && !(progress && ProgressLine(line))) Process(line, cite, 0);
+  if (!SplitInterleaved(line) && !(shaped && ProgressLine(line))) Process(line, cite, 0);
   out_.idle_trigger_lines += Now() == before && updates_ == updates && traceback_touched_ == touched ? 1 : 0;
 }
 
@@ -963,12 +969,13 @@ bool LogParser::ProgressLine(const LineRef& line) {
 // parse (and fit a ProgressTable::Noted) and that holds no other task's label; any other line
 // goes their way. Its fields are noted, and become a record only if no later line of its key
 // replaces it (a 16k-task log replaces most).
-bool LogParser::FastProgress(const LineRef& line) {
+LogParser::Fast LogParser::FastProgress(const LineRef& line) {
   const std::uint64_t offset = line.offset - base_;
   ProgressShape s;
   TimeNs t;
   std::int64_t iteration, total;
-  if (offset > ProgressTable::kMaxOffset || !ReadProgressShape(line.text, label_width_, &s)) return false;
+  if (offset > ProgressTable::kMaxOffset) return Fast::kOther;
+  if (!ReadProgressShape(line.text, label_width_, &s)) return Fast::kNoShape;
   label_width_ = s.width;
   const std::int32_t key = ProgressKey(ctx_.name_rank, s.task);
   iterations_.Prefetch(key);  // its slot arrives while the line is read
@@ -976,7 +983,7 @@ bool LogParser::FastProgress(const LineRef& line) {
   if ((!IterationFast(message, iteration_stamps_, &t, &iteration, &total) &&
        ParseIteration(message, &t, &iteration, &total, &iteration_stamps_) != Match::kYes) ||
       iteration > ProgressTable::kMaxValue || total > ProgressTable::kMaxValue) {
-    return false;
+    return Fast::kOther;
   }
   // SplitInterleaved reads the same label (LeadingLabelWidth) and splits at another one, whose
   // colon (a digit, `:`, a space) is past ` [<date> <hh:mm:ss>] iteration `: ParseIteration read
@@ -986,7 +993,7 @@ bool LogParser::FastProgress(const LineRef& line) {
   const std::size_t from = s.message + kFixed;
   if (ctx_.prefixes.srun_labels && s.task >= 0 && line.no_label_colon_from > from &&
       HasEmbeddedLabel(line.text, s.width, s.task, from)) {
-    return false;
+    return Fast::kOther;
   }
   out_.task_labels |= s.task >= 0;
   if (out_.first_dated == 0) out_.first_dated = t;
@@ -999,7 +1006,7 @@ bool LogParser::FastProgress(const LineRef& line) {
                     .total = static_cast<std::uint32_t>(total),
                     .time = t},
                    static_cast<std::uint32_t>(out_.events.size()));
-  return true;
+  return Fast::kNoted;
 }
 
 // Lines with no logging header (or only a bracketed time): tracebacks, the torchrun table, NCCL

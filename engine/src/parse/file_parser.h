@@ -110,8 +110,11 @@ class LogParser {
   // read without the general prefix and header parsers: what Process would do with it.
   bool ProgressLine(const LineRef& line);
   // ProgressLine for a line in that shape that parses, past the interleaving check: noted by its
-  // fields only (ProgressTable::Note), made a record if it is its key's last.
-  bool FastProgress(const LineRef& line);
+  // fields only (ProgressTable::Note), made a record if it is its key's last. kNoShape: the line
+  // is not in that shape, so ProgressLine would not take it either (both read it with
+  // ReadProgressShape, whose answer does not depend on the label width it tries first).
+  enum class Fast { kNoted, kNoShape, kOther };
+  Fast FastProgress(const LineRef& line);
   std::size_t label_width_ = 0;  // where the last progress line's srun label ended (0: none)
   void CloseProgress() { iterations_.Close(base_, ctx_.name_rank, ctx_.local_rank); }
   // Another task's label inside an srun-labelled line (whose own label is `width` wide), its
