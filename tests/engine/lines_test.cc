@@ -2,6 +2,7 @@
 // on multi-line records.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <random>
 #include <string>
 #include <string_view>
@@ -443,6 +444,64 @@ TEST(Lines, TokenStopsWhereAByteLoopStops) {
       }
     }
   }
+}
+
+// ScanTimeOfDay reads `hh:mm:ss` as one word where 8 bytes are left, and 8 fraction digits as
+// another: what a reading field by field gives (the answer, the time, where the scanner ends),
+// on random texts dense in digits, colons and fraction marks, from every start.
+TEST(Lines, TimeOfDayReadsWhatAFieldByFieldReadingReads) {
+  const auto by_fields = [](Scanner* s, TimeNs* out) {
+    Scanner t = *s;
+    std::int64_t h, m, sec, frac = 0;
+    if (!t.Digits(2, 2, &h) || !t.Char(':') || !t.Digits(2, 2, &m) || !t.Char(':') ||
+        !t.Digits(2, 2, &sec) || h > 23 || m > 59 || sec > 60) {
+      return false;
+    }
+    if ((t.Peek() == '.' || t.Peek() == ',') && IsDigit(t.Peek(1))) {
+      t.Skip(1);
+      int n = 0;
+      for (; n < 9 && IsDigit(t.Peek()); ++n) frac = frac * 10 + (t.Peek() - '0'), t.Skip(1);
+      while (IsDigit(t.Peek())) t.Skip(1);
+      for (; n < 9; ++n) frac *= 10;
+    }
+    *out = ((h * 60 + m) * 60 + sec) * kNsPerSec + frac;
+    *s = t;
+    return true;
+  };
+  std::mt19937 rng(7);
+  const std::string_view alphabet = "0123456789012345:::.,a ";
+  std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1);
+  int read = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string text(std::uniform_int_distribution<std::size_t>(0, 24)(rng), ' ');
+    for (char& c : text) c = alphabet[pick(rng)];
+    if (round % 3 != 0 && text.size() >= 8) {  // a clock at a random place, to be read often
+      const std::size_t at = rng() % (text.size() - 7);
+      char clock[9];
+      std::snprintf(clock, sizeof clock, "%02u:%02u:%02u", static_cast<unsigned>(rng() % 26),
+                    static_cast<unsigned>(rng() % 62), static_cast<unsigned>(rng() % 62));
+      text.replace(at, 8, clock);
+      if (round % 2 == 0) {  // a fraction of 0-12 digits, a letter among them now and then
+        std::string fraction(1, rng() % 4 == 0 ? ',' : '.');
+        for (std::size_t k = rng() % 13; k > 0; --k)
+          fraction += rng() % 15 == 0 ? 'a' : static_cast<char>('0' + rng() % 10);
+        text.insert(at + 8, fraction);
+      }
+    }
+    for (std::size_t from = 0; from <= text.size(); ++from) {
+      Scanner a(text), b(text);
+      a.Skip(from), b.Skip(from);
+      TimeNs ta = -1, tb = -1;
+      const bool ra = ScanTimeOfDay(&a, &ta), rb = by_fields(&b, &tb);
+      ASSERT_EQ(ra, rb) << '"' << text << "\" " << from;
+      ASSERT_EQ(a.pos(), b.pos()) << '"' << text << "\" " << from;
+      if (ra) {
+        ASSERT_EQ(ta, tb) << '"' << text << "\" " << from;
+      }
+      read += ra ? 1 : 0;
+    }
+  }
+  EXPECT_GT(read, 500);
 }
 
 TEST(Lines, StringTableInternsEveryLengthApart) {
