@@ -171,9 +171,9 @@ class LineFilter {
   }
   std::vector<FingerprintSlot> by_fingerprint_;  // open addressing, a power of two in size
   std::vector<std::uint16_t> by_fingerprint_literals_;
-  std::vector<std::uint16_t>
-      short_literals_;  // 2-byte literals (a 2-byte fingerprint), by first byte
-  // Those that start with byte value b: short_literals_[short_from_[b] .. short_from_[b + 1]).
+  // The 2-byte literals (a 2-byte fingerprint), by first byte; those that start with byte
+  // value b are short_literals_[short_from_[b] .. short_from_[b + 1]).
+  std::vector<std::uint16_t> short_literals_;
   std::array<std::uint16_t, 257> short_from_{};
   bool avx2_ = false;
 };
