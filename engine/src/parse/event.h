@@ -468,9 +468,10 @@ enum class Clock : std::uint8_t {
 // flags packed into bits, the header's 55 bytes and the variant's 73 make 128, not 144 (a
 // 131k-rank job's ~1 M events: 17 MB fewer to fill, merge and read). Everything that copies
 // the detail alone goes through the variant's own members, which copy its data, not its
-// padding. Aligned to a cache line, an event's fields other than the detail are all in its
-// second line: the passes that read only those (most after the parse) read one line an event.
-struct alignas(64) Event {
+// padding. (Aligned to a cache line, the fields beside the detail would share one line; the
+// passes after the parse measured slower so, and the aligned allocations held more memory:
+// docs/benchmarks.md, "Tried and not kept".)
+struct Event {
   [[no_unique_address]] EventDetail detail;
   Clock clock : 2 = Clock::kNone;
   bool time_borrowed : 1 = false;  // no stamp of its own (torch ≤ 2.3 c10, tracebacks): the time
