@@ -1,6 +1,6 @@
 // An Event keeps its 1-byte fields in its detail variant's tail padding (parse/event.h): whatever
 // is done to the detail alone (assigned from each alternative, emplaced, copied or moved from
-// another variant, compared, swapped) must leave every field beside it as it was.
+// another variant, swapped) must leave every field beside it as it was.
 #include <gtest/gtest.h>
 
 #include <cstddef>
