@@ -9,37 +9,43 @@ namespace denpex::engine {
 
 namespace {
 
+// The 8 bytes at p, the first in the lowest byte.
+std::uint64_t Word(const char* p) {
+  std::uint64_t w;
+  std::memcpy(&w, p, 8);
+  if constexpr (std::endian::native != std::endian::little) w = __builtin_bswap64(w);
+  return w;
+}
+
+// Whether the bytes of w that `mask` keeps (whole bytes) are ASCII digits: each is 0x3_, and
+// still is with 6 added (0x30..0x3f plus 6 stays under 0x100, so no sum carries into the next).
+bool DigitBytes(std::uint64_t w, std::uint64_t mask) {
+  constexpr std::uint64_t kHigh = 0xf0f0f0f0f0f0f0f0ull, kThrees = 0x3030303030303030ull;
+  w &= mask;
+  return (w & kHigh) == (kThrees & mask) &&
+         ((w + (0x0606060606060606ull & mask)) & kHigh) == (kThrees & mask);
+}
+
 // `hh:mm:ss` from the 8 bytes at p, as one word, not three Digits reads and two Char ones:
 // every c10, glog and syslog header holds one (~100 k in a 16k-rank abort). False where the
 // word is not two digits, `:`, two digits, `:`, two digits.
 bool ClockWord(const char* p, std::int64_t* h, std::int64_t* m, std::int64_t* sec) {
-  std::uint64_t w;
-  std::memcpy(&w, p, 8);
-  if constexpr (std::endian::native != std::endian::little) w = __builtin_bswap64(w);
   constexpr std::uint64_t kDigits = 0xffff00ffff00ffffull;  // bytes 0, 1, 3, 4, 6, 7
   constexpr std::uint64_t kColons = 0x00003a00003a0000ull;  // bytes 2 and 5
-  const std::uint64_t x = (w & kDigits) ^ (0x3030303030303030ull & kDigits);
-  constexpr std::uint64_t kHigh = 0xf0f0f0f0f0f0f0f0ull;
-  // A digit byte is 0..9 after the xor: no high nibble, and none after adding 6 (no byte of x
-  // is over 0x0f then, so no sum carries into the next byte).
-  if ((w & ~kDigits) != kColons || (x & kHigh) != 0 ||
-      ((x + (0x0606060606060606ull & kDigits)) & kHigh) != 0)
-    return false;
-  const auto byte = [&](int k) { return static_cast<std::int64_t>(x >> (8 * k) & 0xff); };
-  *h = byte(0) * 10 + byte(1);
-  *m = byte(3) * 10 + byte(4);
-  *sec = byte(6) * 10 + byte(7);
+  const std::uint64_t w = Word(p);
+  if ((w & ~kDigits) != kColons || !DigitBytes(w, kDigits)) return false;
+  const auto digit = [&](int k) { return static_cast<std::int64_t>(w >> (8 * k) & 0x0f); };
+  *h = digit(0) * 10 + digit(1);
+  *m = digit(3) * 10 + digit(4);
+  *sec = digit(6) * 10 + digit(7);
   return true;
 }
 
 // The 8 ASCII digits at p as a number (the first the most significant); -1 where one is no digit.
 // c10 prints nanoseconds (`08:52:02.123456789`): 8 of the 9 fraction digits in a few steps.
 std::int64_t EightDigits(const char* p) {
-  std::uint64_t w;
-  std::memcpy(&w, p, 8);
-  if constexpr (std::endian::native != std::endian::little) w = __builtin_bswap64(w);
-  constexpr std::uint64_t kHigh = 0xf0f0f0f0f0f0f0f0ull, kThrees = 0x3030303030303030ull;
-  if ((w & kHigh) != kThrees || ((w + 0x0606060606060606ull) & kHigh) != kThrees) return -1;
+  const std::uint64_t w = Word(p);
+  if (!DigitBytes(w, ~std::uint64_t{0})) return -1;
   std::uint64_t v = w & 0x0f0f0f0f0f0f0f0full;              // a digit a byte
   v = (v * (10 << 8 | 1)) >> 8 & 0x00ff00ff00ff00ffull;     // two a 16-bit lane
   v = (v * (100 << 16 | 1)) >> 16 & 0x0000ffff0000ffffull;  // four a 32-bit lane
@@ -51,18 +57,12 @@ std::int64_t EightDigits(const char* p) {
 bool ScanTimeOfDay(Scanner* s, TimeNs* ns_of_day) {
   const std::string_view r = s->Rest();
   std::int64_t h, m, sec, frac = 0;
-  std::size_t i = 8;
-  if (r.size() >= 8) {
-    if (!ClockWord(r.data(), &h, &m, &sec) || (r.size() > 8 && IsDigit(r[8]))) return false;
-  } else {
-    Scanner t = *s;
-    if (!t.Digits(2, 2, &h) || !t.Char(':') || !t.Digits(2, 2, &m) || !t.Char(':') ||
-        !t.Digits(2, 2, &sec)) {
-      return false;
-    }
-    i = t.pos() - s->pos();
+  // `hh:mm:ss` is 8 bytes: a shorter rest holds none.
+  if (r.size() < 8 || !ClockWord(r.data(), &h, &m, &sec) || (r.size() > 8 && IsDigit(r[8])) ||
+      h > 23 || m > 59 || sec > 60) {
+    return false;
   }
-  if (h > 23 || m > 59 || sec > 60) return false;
+  std::size_t i = 8;
   if (i + 1 < r.size() && (r[i] == '.' || r[i] == ',') && IsDigit(r[i + 1])) {
     ++i;
     int n = 0;
