@@ -18,38 +18,108 @@ namespace {
 // copies with other numbers, hex and words, so that a bucket is not fitted to one copy's digits
 // (the benchmark's padding writes `P2P/IPC`, `[RO]` and other hex than the first copies; a
 // window the model never saw can land in any bucket). The kinds NCCL prints per channel and peer
-// weigh no more than the others: weighting them up trades the real corpora's false candidates for
-// the benchmark's (docs/benchmarks.md, "The pre-filter's sample").
+// are kept out (`kept_out`): no bucket may accept their windows where another choice exists; a
+// larger weight instead traded other logs' false candidates for theirs. The other kinds are what
+// every rank prints once or a few times: NCCL's init lines, c10's backtrace frames, torch's
+// warnings, rules and nvidia-smi's table (docs/benchmarks.md, "The pre-filter's sample").
 struct SampleLine {
   double weight;
   std::string_view text;  // one line, without its newline
+  bool kept_out = false;  // a kind printed per channel or peer: see kKeptOutWeight
 };
 constexpr SampleLine kChatter[] = {
-    {1.0 / 4, "12493: gpu-1562:2752775:2752775 [5] NCCL INFO Channel 01/0 : 12493[5] -> 12494[6] via P2P/CUMEM/read"},
-    {1.0 / 4, "gpu-0347:1372903:1373011 [2] NCCL INFO Channel 17/0 : 2770[2] -> 2771[3] via P2P/IPC/read"},
-    {1.0 / 4, " 3491: gpu-0437:993821:993821 [3] NCCL INFO Channel 09/0 : 52[3] -> 53[3] [send] via NET/IB/3/GDRDMA"},
-    {1.0 / 4, "gpu-1093:60212:60390 [0] NCCL INFO Channel 26/1 : 8736[0] -> 8744[0] [receive] via NET/IB/0/GDRDMA"},
-    {1.0 / 3, "gpu-0860:4007:4104 [7] NCCL INFO [Proxy Service 3] Connected to proxy localRank 7 -> connection 0x7f00012345"},
-    {1.0 / 3, "gpu-1091:4007:4208 [4] NCCL INFO [Proxy Service 12] Connected to proxy localRank 4 -> connection 0x7f3c9a0bd8e0"},
-    {1.0 / 3, "gpu-0214:4003:4224 [3] NCCL INFO [Proxy Service UDS] Connected to proxy localRank 3 -> connection 0x7fa4c2d1b650"},
+    {1.0 / 4,
+     "12493: gpu-1562:2752775:2752775 [5] NCCL INFO Channel 01/0 : 12493[5] -> 12494[6] via "
+     "P2P/CUMEM/read",
+     true},
+    {1.0 / 4,
+     "gpu-0347:1372903:1373011 [2] NCCL INFO Channel 17/0 : 2770[2] -> 2771[3] via P2P/IPC/read",
+     true},
+    {1.0 / 4,
+     " 3491: gpu-0437:993821:993821 [3] NCCL INFO Channel 09/0 : 52[3] -> 53[3] [send] via "
+     "NET/IB/3/GDRDMA",
+     true},
+    {1.0 / 4,
+     "gpu-1093:60212:60390 [0] NCCL INFO Channel 26/1 : 8736[0] -> 8744[0] [receive] via "
+     "NET/IB/0/GDRDMA",
+     true},
+    {1.0 / 3,
+     "gpu-0860:4007:4104 [7] NCCL INFO [Proxy Service 3] Connected to proxy localRank 7 -> "
+     "connection 0x7f00012345",
+     true},
+    {1.0 / 3,
+     "gpu-1091:4007:4208 [4] NCCL INFO [Proxy Service 12] Connected to proxy localRank 4 -> "
+     "connection 0x7f3c9a0bd8e0",
+     true},
+    {1.0 / 3,
+     "gpu-0214:4003:4224 [3] NCCL INFO [Proxy Service UDS] Connected to proxy localRank 3 -> "
+     "connection 0x7fa4c2d1b650",
+     true},
     {1, "gpu-0218:635442:635442 [6] NCCL INFO Trees [0] 90/-1/-1->89->88"},
     {1, "gpu-0221:2777299:2777299 [3] NCCL INFO Connected all rings"},
     {1, "gpu-0816:2105886:2105886 [7] NCCL INFO Setting affinity for GPU 7 to 00000000,ffffffff"},
     {1, "gpu-0231:692725:692725 [7] NCCL INFO threadThresholds 8/8/64 | 128/8/64 | 512 | 512"},
-    {1.0 / 2, "gpu-1462:70476:70476 [1] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.64.5.155<0>"},
-    {1.0 / 2, "gpu-0419:4005:4005 [5] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [RO]; OOB ib0:10.8.3.1<0>"},
-    {1, "gpu-1558:2726437:2726437 [6] NCCL INFO comm 0x550f824207d0 rank 12462 nranks 16384 cudaDev 6 nvmlDev 6 "
-        "busId ba000 commId 0x74766af07776959e - Init START"},
-    {1, " [2026-03-02 08:52:02] iteration 2/ 100000 | consumed samples: 1024 | elapsed time per iteration (ms): 1500.2 | "
-        "learning rate: 3.0E-04 | lm loss: 2.002E+00 | loss scale: 1.0 | grad norm: 0.02 |"},
-    {1, "[I302 09:00:02.353504107 ProcessGroupNCCL.cpp:912] [PG 0 (default_pg) Rank 3] ProcessGroupNCCL initialization "
-        "options: size: 16384, global rank: 3, TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0"},
-    {1, "/usr/local/lib/python3.10/dist-packages/torch/_utils.py:831: UserWarning: TypedStorage is deprecated. It will be "
-        "removed in the future and UntypedStorage will be the only storage class."},
+    {1,
+     "gpu-0231:692725:692725 [7] NCCL INFO 32 coll channels, 32 collnet channels, 0 nvls channels, "
+     "32 p2p channels, "
+     "32 p2p channels per peer"},
+    {1, "gpu-0231:692725:692725 [7] NCCL INFO P2P Chunksize set to 524288"},
+    {1,
+     "gpu-0231:692725:692725 [7] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using "
+     "internal network plugin."},
+    {1, "gpu-0231:692725:692725 [7] NCCL INFO cudaDriverVersion 12020"},
+    {1, "gpu-0231:692725:692725 [7] NCCL INFO Bootstrap : Using eth0:10.1.2.3<0>"},
+    {1.0 / 2,
+     "gpu-1462:70476:70476 [1] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB "
+     "ib0:10.64.5.155<0>",
+     true},
+    {1.0 / 2,
+     "gpu-0419:4005:4005 [5] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB "
+     "[RO]; OOB ib0:10.8.3.1<0>",
+     true},
+    {1,
+     "gpu-1558:2726437:2726437 [6] NCCL INFO comm 0x550f824207d0 rank 12462 nranks 16384 cudaDev 6 "
+     "nvmlDev 6 "
+     "busId ba000 commId 0x74766af07776959e - Init START"},
+    {1,
+     " [2026-03-02 08:52:02] iteration 2/ 100000 | consumed samples: 1024 | elapsed time per "
+     "iteration (ms): 1500.2 | "
+     "learning rate: 3.0E-04 | lm loss: 2.002E+00 | loss scale: 1.0 | grad norm: 0.02 |"},
+    {1,
+     "[I302 09:00:02.353504107 ProcessGroupNCCL.cpp:912] [PG 0 (default_pg) Rank 3] "
+     "ProcessGroupNCCL initialization "
+     "options: size: 16384, global rank: 3, TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0"},
+    {1,
+     "/usr/local/lib/python3.10/dist-packages/torch/_utils.py:831: UserWarning: TypedStorage is "
+     "deprecated. It will be "
+     "removed in the future and UntypedStorage will be the only storage class."},
     {1, "  return self.fget.__get__(instance, owner)()"},
     {1, "frame #6: clone + 0x44 (0x7f042bd90850 in /lib/x86_64-linux-gnu/libc.so.6)"},
-    {1, "I0302 09:00:01.123000 12345 torch/distributed/run.py:792] Starting elastic_operator with launch configs:"},
-    {1, "Jan 22 12:35:09 gpu-0001 kernel: [    4.509753] mlx5_core 0000:0c:00.0: firmware version: 28.39.2048"},
+    {1,
+     "frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x7f21b2536873 in "
+     "/usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so)"},
+    {1,
+     "frame #4: <unknown function> + 0xdc253 (0x7f36ac3e4253 in "
+     "/lib/x86_64-linux-gnu/libstdc++.so.6)"},
+    {1,
+     "[W socket.cpp:697] [c10d] The client socket cannot be initialized to connect to "
+     "[localhost]:29500 (errno: 97 - "
+     "Address family not supported by protocol)."},
+    {1,
+     "I0302 09:00:01.123000 12345 torch/distributed/run.py:792] Starting elastic_operator with "
+     "launch configs:"},
+    {1, "------------------------------------------------------------"},
+    {1.0 / 4,
+     "+---------------------------------------------------------------------------------------+"},
+    {1.0 / 4,
+     "| NVIDIA-SMI 535.161.08             Driver Version: 535.161.08   CUDA Version: 12.2     |"},
+    {1.0 / 4,
+     "| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |"},
+    {1.0 / 4,
+     "| N/A   31C    P0             110W / 700W |      4MiB / 81559MiB |      0%      Default |"},
+    {1,
+     "Jan 22 12:35:09 gpu-0001 kernel: [    4.509753] mlx5_core 0000:0c:00.0: firmware version: "
+     "28.39.2048"},
 };
 
 constexpr std::size_t SampleBytes() {
@@ -66,6 +136,11 @@ constexpr std::size_t SampleBytes() {
 // twice, it keeps them out without fitting the buckets to its exact digits (the weights measured:
 // docs/benchmarks.md, "The pre-filter's sample").
 constexpr double kSampleMatchWeight = 2;
+
+// What a window of a kept-out kind weighs more than its line: these kinds are a large log's
+// commonest lines (NCCL prints them per channel and per peer, dozens per communicator and rank), so
+// a bucket that accepts one of their windows is worse than nearly any other choice.
+constexpr double kKeptOutWeight = 1000;
 
 constexpr std::uint16_t kAllNibbles = 0xffff;
 
@@ -101,7 +176,9 @@ class CostModel {
       sample_ += '\n';
       weight_.resize(sample_.size(), 0);
       const std::size_t scanned = ScannedWindows(line.text, triggers);
-      for (std::size_t i = 0; i < scanned; ++i) weight_[sample_.size() - line.text.size() - 1 + i] = line.weight;
+      const double weight = line.kept_out ? line.weight * kKeptOutWeight : line.weight;
+      for (std::size_t i = 0; i < scanned; ++i)
+        weight_[sample_.size() - line.text.size() - 1 + i] = weight;
       total_ += line.weight * static_cast<double>(line.text.size() + 1);
     }
     double total = 0;
