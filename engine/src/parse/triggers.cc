@@ -61,8 +61,7 @@ constexpr SampleLine kChatter[] = {
     {1, "gpu-0231:692725:692725 [7] NCCL INFO threadThresholds 8/8/64 | 128/8/64 | 512 | 512"},
     {1,
      "gpu-0231:692725:692725 [7] NCCL INFO 32 coll channels, 32 collnet channels, 0 nvls channels, "
-     "32 p2p channels, "
-     "32 p2p channels per peer"},
+     "32 p2p channels, 32 p2p channels per peer"},
     {1, "gpu-0231:692725:692725 [7] NCCL INFO P2P Chunksize set to 524288"},
     {1,
      "gpu-0231:692725:692725 [7] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using "
@@ -79,20 +78,19 @@ constexpr SampleLine kChatter[] = {
      true},
     {1,
      "gpu-1558:2726437:2726437 [6] NCCL INFO comm 0x550f824207d0 rank 12462 nranks 16384 cudaDev 6 "
-     "nvmlDev 6 "
-     "busId ba000 commId 0x74766af07776959e - Init START"},
+     "nvmlDev 6 busId ba000 commId 0x74766af07776959e - Init START"},
     {1,
      " [2026-03-02 08:52:02] iteration 2/ 100000 | consumed samples: 1024 | elapsed time per "
-     "iteration (ms): 1500.2 | "
-     "learning rate: 3.0E-04 | lm loss: 2.002E+00 | loss scale: 1.0 | grad norm: 0.02 |"},
+     "iteration (ms): 1500.2 | learning rate: 3.0E-04 | lm loss: 2.002E+00 | loss scale: 1.0 | "
+     "grad norm: 0.02 |"},
     {1,
      "[I302 09:00:02.353504107 ProcessGroupNCCL.cpp:912] [PG 0 (default_pg) Rank 3] "
-     "ProcessGroupNCCL initialization "
-     "options: size: 16384, global rank: 3, TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0"},
+     "ProcessGroupNCCL initialization options: size: 16384, global rank: 3, TIMEOUT(ms): 600000, "
+     "USE_HIGH_PRIORITY_STREAM: 0"},
     {1,
      "/usr/local/lib/python3.10/dist-packages/torch/_utils.py:831: UserWarning: TypedStorage is "
-     "deprecated. It will be "
-     "removed in the future and UntypedStorage will be the only storage class."},
+     "deprecated. It will be removed in the future and UntypedStorage will be the only storage "
+     "class."},
     {1, "  return self.fget.__get__(instance, owner)()"},
     {1, "frame #6: clone + 0x44 (0x7f042bd90850 in /lib/x86_64-linux-gnu/libc.so.6)"},
     {1,
@@ -103,8 +101,7 @@ constexpr SampleLine kChatter[] = {
      "/lib/x86_64-linux-gnu/libstdc++.so.6)"},
     {1,
      "[W socket.cpp:697] [c10d] The client socket cannot be initialized to connect to "
-     "[localhost]:29500 (errno: 97 - "
-     "Address family not supported by protocol)."},
+     "[localhost]:29500 (errno: 97 - Address family not supported by protocol)."},
     {1,
      "I0302 09:00:01.123000 12345 torch/distributed/run.py:792] Starting elastic_operator with "
      "launch configs:"},
