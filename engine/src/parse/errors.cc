@@ -241,7 +241,8 @@ bool RecogniseNccl(std::string_view msg, StringTable* strings, Recognised* out) 
       return true;
     }
     CommInitFields f;
-    if (!s.Rest().starts_with("comm 0x") || ParseCommInit(msg, &f) != Match::kYes) return false;
+    if (!PastCommCall(s.Rest()).starts_with("comm 0x") || ParseCommInit(msg, &f) != Match::kYes)
+      return false;
     out->family = Family::kNccl;
     out->kind = Kind::kCommInit;
     out->error = false;

@@ -434,12 +434,25 @@ bool CommInitInOrder(std::string_view rest, CommInitFields* out) {
 
 }  // namespace
 
+std::string_view PastCommCall(std::string_view text) {
+  if (!text.starts_with("ncclComm")) return text;
+  std::size_t i = 8;
+  while (i < text.size() && (IsAlpha(text[i]) || IsDigit(text[i]))) ++i;
+  return i < text.size() && text[i] == ' ' ? text.substr(i + 1) : text;
+}
+
 Match ParseCommInit(std::string_view line, CommInitFields* out) {
   // The end first: every communicator prints an `Init START` line of the same shape (half of a
   // large job's comm lines), rejected here without a search.
   if (!line.ends_with("Init COMPLETE")) return Match::kNo;
-  Scanner s(line);
-  if (!s.SkipPast(" NCCL INFO comm 0x")) return Match::kNo;
+  std::size_t info = Find(line, " NCCL INFO ", 0);
+  std::string_view comm;
+  for (; info != std::string_view::npos; info = Find(line, " NCCL INFO ", info + 1)) {
+    comm = PastCommCall(line.substr(info + 11));
+    if (comm.starts_with("comm 0x")) break;
+  }
+  if (info == std::string_view::npos) return Match::kNo;
+  Scanner s(line.substr(line.size() - comm.size() + 7));  // past `comm 0x`
   // The bus id is searched from the line's start: in order only where the head holds none.
   const std::string_view head = line.substr(0, line.size() - s.Rest().size());
   if (!Has(head, " busId ") && CommInitInOrder(s.Rest(), out)) return Match::kYes;

@@ -209,7 +209,11 @@ inline bool IterationFast(std::string_view line, const IterationStampCache& cach
 }
 
 // `<host>:<pid>:<tid> [<dev>] NCCL INFO comm 0x.. rank r nranks n cudaDev d ... commId 0x..
-// - Init COMPLETE`.
+// - Init COMPLETE`; NCCL 2.21 and later name the call first (`ncclCommInitRank comm 0x..`,
+// `ncclCommInitRankConfig`, `ncclCommSplit ... parent 0x.. color c key k commId 0x..`). NCCL 2.23
+// and later print a split communicator's line without its commId (`parent 0x.. splitCount s color
+// c key k - Init COMPLETE`): nothing in it names the communicator across ranks, so it is not read
+// (Match::kMalformed).
 struct CommInitFields {
   std::string_view comm_id;
   std::int32_t comm_rank = -1;
@@ -218,6 +222,9 @@ struct CommInitFields {
   std::string_view bus_id;  // NCCL's packed PCI id: `9b000` is 0000:9b:00.0; empty when absent
 };
 Match ParseCommInit(std::string_view line, CommInitFields* out);
+// `text` past the name of the call NCCL 2.21 and later put before `comm 0x..` (`ncclCommInitRank `,
+// `ncclCommSplit `, ...); `text` itself where it starts with no such name.
+std::string_view PastCommCall(std::string_view text);
 
 // The last line of a Python traceback: `RuntimeError: message`, `torch.OutOfMemoryError: ..`.
 bool ParsePythonErrorLine(std::string_view line, std::string_view* type);
