@@ -10,8 +10,9 @@
 # The incidents are simulated under $TMPDIR (default /tmp) once and kept there
 # (denpex-scale-bench/<ranks>/); delete the folder to simulate again. Needs ripgrep (Debian's
 # `ripgrep`) for the rg column; without it that column says "-". With BASE_BUILD=DIR (another
-# build, e.g. of main before a change) its `denpex diagnose` runs in each round too, beside the
-# engine's, and gets a column of its own: a before/after taken under one load.
+# build, e.g. of main before a change) its `denpex diagnose` runs in each round too, before the
+# engine's in even rounds and after it in odd ones, and gets a column of its own: a before/after
+# taken under one load.
 set -euo pipefail
 BUILD=${1:-build-bench}
 RUNS=${2:-3}
