@@ -31,8 +31,12 @@ echo "build-pgo: training (a 16k-rank incident, the gate suite in every shape, t
 "$denpex" simulate scenarios/scale/crash_16384.textproto --out "$work/scale" >/dev/null
 "$denpex" diagnose "$work/scale/incident" >/dev/null
 rm -rf "$work/scale"
-"$denpex" eval scenarios/suites/gate.suite.textproto --seeds 1 --strategies engine --shapes all \
-  --jobs "$jobs" >/dev/null 2>&1
+if ! "$denpex" eval scenarios/suites/gate.suite.textproto --seeds 1 --strategies engine --shapes all \
+  --jobs "$jobs" >"$work/eval.log" 2>&1; then
+  tail -20 "$work/eval.log" >&2
+  echo "build-pgo: the training run of the gate suite failed (above); no profile-guided build made" >&2
+  exit 1
+fi
 while IFS= read -r incident; do
   "$denpex" diagnose "$incident" >/dev/null
   "$denpex" diagnose "$incident" --json - >/dev/null
