@@ -361,32 +361,26 @@ TEST(Families, HardWrappedWatchdogLineIsJoinedAndABrokenOneCounted) {
 TEST(Families, NcclDebugLinesOf218And221) {
   ExpectEach({
       {"gpu-01:3309:3309 [3] NCCL INFO comm 0x55d0 rank 3 nranks 16 cudaDev 3 nvmlDev 3 busId "
-       "4b000 commId "
-       "0x1c2f - Init COMPLETE",
-       Family::kNccl, Kind::kCommInit},
-      {"gpu-01:3309:3380 [3] NCCL INFO ncclCommInitRank comm 0x55d0 rank 3 nranks 16 cudaDev 3 "
-       "nvmlDev 3 busId "
        "4b000 commId 0x1c2f - Init COMPLETE",
        Family::kNccl, Kind::kCommInit},
+      {"gpu-01:3309:3380 [3] NCCL INFO ncclCommInitRank comm 0x55d0 rank 3 nranks 16 cudaDev 3 "
+       "nvmlDev 3 busId 4b000 commId 0x1c2f - Init COMPLETE",
+       Family::kNccl, Kind::kCommInit},
       {"gpu-01:3309:3381 [3] NCCL INFO ncclCommSplit comm 0x55e0 rank 1 nranks 4 cudaDev 3 nvmlDev "
-       "3 busId "
-       "4b000 parent 0x55d0 color 2 key 3 commId 0x2d3e - Init COMPLETE",
+       "3 busId 4b000 parent 0x55d0 color 2 key 3 commId 0x2d3e - Init COMPLETE",
        Family::kNccl, Kind::kCommInit},
       {"gpu-01:3309:3412 [3] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion with error "
-       "12, opcode 0, len 0, "
-       "vendor err 129",
+       "12, opcode 0, len 0, vendor err 129",
        Family::kNccl, Kind::kIbCompletionError},
       {"gpu-01:3309:3412 [3] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer "
-       "10.0.0.2<34567> with "
-       "error 12, opcode 0, len 0, vendor err 129",
+       "10.0.0.2<34567> with error 12, opcode 0, len 0, vendor err 129",
        Family::kNccl, Kind::kIbCompletionError},
       {"gpu-01:3309:3412 [3] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer "
-       "10.0.0.2<34567> with "
-       "status=12 opcode=0 len=0 vendor err 129 (Recv) localGid fe80::1 remoteGidsfe80::2",
+       "10.0.0.2<34567> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid fe80::1 "
+       "remoteGidsfe80::2",
        Family::kNccl, Kind::kIbCompletionError},
       {"gpu-01:3309:3412 [3] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by "
-       "remote peer "
-       "gpu-02<45678>",
+       "remote peer gpu-02<45678>",
        Family::kNccl, Kind::kSocketError},
       {"gpu-01:3309:3309 [1] init.cc:1 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both "
        "on CUDA device 1000",
@@ -394,8 +388,7 @@ TEST(Families, NcclDebugLinesOf218And221) {
       {"678c7278cb2d:3309:3309 [0] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'",
        Family::kCudaOom, Kind::kCudaOom},
       {"[2025-05-12 17:31:38] gpu-01:3309:3309 [0] enqueue.cc:1 NCCL WARN Cuda failure 700 'an "
-       "illegal memory access "
-       "was encountered'",
+       "illegal memory access was encountered'",
        Family::kCuda, Kind::kCudaError},
   });
   ParsedLog log = Parse(

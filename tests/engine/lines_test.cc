@@ -357,12 +357,10 @@ TEST(Lines, CommInitFieldsInAnyOrder) {
        "busId 4e000 commId 0x9f2c - Init COMPLETE",
        Match::kYes, 3, 8, 3, "4e000", "0x9f2c"},
       {"g:1:1 [3] NCCL INFO ncclCommSplit comm 0x5590 rank 1 nranks 4 cudaDev 3 nvmlDev 3 busId "
-       "4e000 "
-       "parent 0x5581 color 7 key 3 commId 0x7a1e - Init COMPLETE",
+       "4e000 parent 0x5581 color 7 key 3 commId 0x7a1e - Init COMPLETE",
        Match::kYes, 1, 4, 3, "4e000", "0x7a1e"},
       {"g:1:1 [3] NCCL INFO ncclCommSplit comm 0x5590 rank 1 nranks 4 cudaDev 3 nvmlDev 3 busId "
-       "4e000 "
-       "parent 0x5581 splitCount 1 color 7 key 3 - Init COMPLETE",
+       "4e000 parent 0x5581 splitCount 1 color 7 key 3 - Init COMPLETE",
        Match::kMalformed, 0, 0, 0, "", ""},
       {"g:1:1 [3] NCCL INFO ncclCommInitRank: comm 0x5581 rank 3 nranks 8 cudaDev 3 busId 4e000 "
        "commId 0x9f2c - Init COMPLETE",  // not NCCL's shape: a colon after the call
