@@ -184,7 +184,7 @@ TEST(Simulator, ProcessGroupUidsAndRanksFollowMegatronCreationOrder) {
   // rank 13 = tp_rank 1, dp_rank 1, pp_rank 1: default (13/16), TP (1/4), PP (1/2), DP (1/2).
   ASSERT_EQ(lines.size() >= 4, true);
   EXPECT_THAT(lines[0], HasSubstr("gpu-0002:"));
-  EXPECT_THAT(lines[0], HasSubstr(" [5] NCCL INFO comm 0x"));
+  EXPECT_THAT(lines[0], HasSubstr(" [5] NCCL INFO ncclCommInitRank comm 0x"));  // NCCL 2.21.5
   EXPECT_THAT(lines[0], HasSubstr(" rank 13 nranks 16 cudaDev 5 nvmlDev 5 busId ab000 commId 0x"));
   EXPECT_THAT(lines[1], HasSubstr(" rank 1 nranks 4 "));
   EXPECT_THAT(lines[2], HasSubstr(" rank 1 nranks 2 "));
@@ -199,6 +199,73 @@ TEST(Simulator, ProcessGroupUidsAndRanksFollowMegatronCreationOrder) {
   EXPECT_THAT(peer[2], HasSubstr(" rank 0 nranks 4 "));
   EXPECT_EQ(comm_id(peer[0]), comm_id(lines[0]));  // default_pg
   EXPECT_EQ(comm_id(peer[2]), comm_id(lines[1]));  // their TP group
+}
+
+// What the communicator lines say before `comm 0x..` and around it, by NCCL release (init.cc of
+// each tag; docs/log_formats.md §4): nothing up to 2.20, `ncclCommInitRank` in 2.21 and 2.22, the
+// name of torch's call from 2.23 on, with its rank in the communicator before the call in 2.29's
+// `Init START`, and the set-up's seconds after `Init COMPLETE`.
+TEST(Simulator, NcclCommunicatorLinesFollowTheRelease) {
+  struct Case {
+    std::string_view nccl, torch, start, complete, bootstrap, rings, timings;
+  };
+  const Case cases[] = {
+      {"2.18.5", "2.4", "NCCL INFO comm 0x", "NCCL INFO comm 0x",
+       "NCCL INFO Bootstrap : Using ib0:", "NCCL INFO Connected all rings", ""},
+      {"2.21.5", "2.4", "NCCL INFO ncclCommInitRank comm 0x", "NCCL INFO ncclCommInitRank comm 0x",
+       "NCCL INFO Bootstrap : Using ib0:", "NCCL INFO Connected all rings", ""},
+      {"2.26.2", "2.6", "NCCL INFO ncclCommInitRankConfig comm 0x",
+       "NCCL INFO ncclCommInitRankConfig comm 0x",
+       "NCCL INFO Bootstrap: Using ib0:", "NCCL INFO Connected all rings, use ring PXN 0 GDR 1",
+       "NCCL INFO Init timings - ncclCommInitRankConfig: rank 13 nranks 16 total "},
+      {"2.29.2", "1.13", "NCCL INFO [Rank 13] ncclCommInitRank comm 0x",
+       "NCCL INFO ncclCommInitRank comm 0x",
+       "NCCL INFO Bootstrap: Using ib0:", "NCCL INFO Connected all rings, use ring PXN 0 GDR 1",
+       "NCCL INFO Init timings - ncclCommInitRank: rank 13 nranks 16 total "},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.nccl);
+    const fs::path out = FreshDir();
+    MustSimulate(
+        MustParse(kTwoNodes, {"format.nccl_debug_info=true", "format.nccl=" + std::string(c.nccl),
+                              "format.torch=" + std::string(c.torch)}),
+        out);
+    const auto lines = ReadLines(RankFile(out, "gpu-0002", 13));
+    std::vector<std::string> start, complete, bootstrap, rings, timings;
+    for (const std::string& l : lines) {
+      if (l.ends_with(" - Init START")) start.push_back(l);
+      if (l.ends_with(" - Init COMPLETE")) complete.push_back(l);
+      if (l.find(" Bootstrap") != std::string::npos) bootstrap.push_back(l);
+      if (l.find(" Connected all rings") != std::string::npos) rings.push_back(l);
+      if (l.find(" Init timings") != std::string::npos) timings.push_back(l);
+    }
+    ASSERT_EQ(start.size(), 4u);  // default_pg, TP, PP, DP
+    ASSERT_EQ(complete.size(), 4u);
+    EXPECT_THAT(start[0], HasSubstr(std::string(c.start)));
+    EXPECT_THAT(start[0],
+                HasSubstr(" rank 13 nranks 16 cudaDev 5 nvmlDev 5 busId ab000 commId 0x"));
+    EXPECT_THAT(complete[0], HasSubstr(std::string(c.complete)));
+    ASSERT_EQ(bootstrap.size(), 1u);
+    EXPECT_THAT(bootstrap[0], HasSubstr(std::string(c.bootstrap)));
+    ASSERT_EQ(rings.size(), 4u);
+    EXPECT_TRUE(rings[0].ends_with(c.rings)) << rings[0];
+    if (c.timings.empty()) {
+      EXPECT_TRUE(timings.empty());
+      continue;
+    }
+    ASSERT_EQ(timings.size(), 4u);
+    EXPECT_THAT(timings[0], HasSubstr(std::string(c.timings)));
+    // `total <s> (kernels <s>, alloc <s>, ...)`, two decimals each; only the first communicator
+    // loads the kernels.
+    const std::regex shape(
+        R"(total \d+\.\d\d \(kernels (\d+\.\d\d), alloc \d+\.\d\d, bootstrap \d+\.\d\d, allgathers \d+\.\d\d, topo )"
+        R"(\d+\.\d\d, graphs \d+\.\d\d, connections \d+\.\d\d, rest \d+\.\d\d\)$)");
+    std::smatch m0, m1;
+    ASSERT_TRUE(std::regex_search(timings[0], m0, shape)) << timings[0];
+    ASSERT_TRUE(std::regex_search(timings[1], m1, shape)) << timings[1];
+    EXPECT_NE(m0[1], "0.00");
+    EXPECT_EQ(m1[1], "0.00");
+  }
 }
 
 // The contract (docs/log_formats.md §6), line by line, on the initiator's node of a 2-node job.

@@ -283,7 +283,7 @@ void LineFormatter::Format(const NcclProcessInfo& r, LineBuilder& out) const {
   const int node = job_.NodeOf(r.rank);
   NcclPrefix(out, r.rank);
   const std::string_view iface = job_.roce ? "eth0:" : "ib0:";
-  out.Str("Bootstrap : Using ").Str(iface);
+  out.Str(nccl_.bootstrap_using).Str(iface);
   NodeAddress(out, node);
   out.Str("<0>").EndLine();
   NcclPrefix(out, r.rank);
@@ -330,14 +330,17 @@ void LineFormatter::Format(const NcclCommInit& r, LineBuilder& out) const {
       Rng(job_.seed, StreamId::kCommId, static_cast<std::uint64_t>(uid)).Next();
   const int grank = job_.GroupRank(r.rank, r.group);
   const int size = job_.GroupSize(r.group);
-  auto comm_line = [&](std::string_view what) {
+  const std::string_view call = CommCallName();
+  auto comm_line = [&](std::string_view what, bool start) {
     NcclPrefix(out, r.rank);
+    if (start && nccl_.init_start_rank_tag) out.Str("[Rank ").Int(grank).Str("] ");
+    if (!call.empty()) out.Str(call).Char(' ');
     out.Str("comm 0x").Hex(comm).Str(" rank ").Int(grank).Str(" nranks ").Int(size);
     const int nvml = job_.PhysicalGpu(r.rank);  // CUDA_VISIBLE_DEVICES renumbers cudaDev only
     out.Str(" cudaDev ").Int(dev).Str(" nvmlDev ").Int(nvml).Str(" busId ").Str(kBusIds[nvml]);
     out.Str(" commId 0x").Hex(comm_id).Str(what).EndLine();
   };
-  comm_line(" - Init START");
+  comm_line(" - Init START", true);
   NcclPrefix(out, r.rank);
   out.Str("Setting affinity for GPU ");
   out.Int(dev).Str(dev < job_.gpus_per_node / 2 ? " to ffffffff,00000000"
@@ -365,15 +368,61 @@ void LineFormatter::Format(const NcclCommInit& r, LineBuilder& out) const {
       out.Str("via ").Str(nccl_.p2p_transport).EndLine();
     }
   }
+  NcclPrefix(out, r.rank);
+  out.Str("Connected all rings");
+  if (nccl_.rings_pxn_gdr) out.Str(", use ring PXN 0 GDR ").Int(job_.nccl_socket ? 0 : 1);
+  out.EndLine();
   for (std::string_view line :
-       {std::string_view("Connected all rings"), std::string_view("Connected all trees"),
+       {std::string_view("Connected all trees"),
         std::string_view("threadThresholds 8/8/64 | 128/8/64 | 512 | 512"),
         std::string_view("16 coll channels, 16 collnet channels, 0 nvls channels, 16 p2p "
                          "channels, 2 p2p channels per peer")}) {
     NcclPrefix(out, r.rank);
     out.Str(line).EndLine();
   }
-  comm_line(" - Init COMPLETE");
+  comm_line(" - Init COMPLETE", false);
+  if (nccl_.init_timings) InitTimings(r, call, grank, size, out);
+}
+
+std::string_view LineFormatter::CommCallName() const {
+  switch (nccl_.comm_call) {
+    case CommCall::kUnnamed:
+      return {};
+    case CommCall::kInitRank:
+      return "ncclCommInitRank";
+    case CommCall::kCaller:
+      return torch_.nccl_init_call;
+  }
+  return {};
+}
+
+// NCCL >= 2.23's seconds of a communicator's set-up, right after its `Init COMPLETE`. The kernels
+// are loaded and most memory allocated for the process's first communicator; the bootstrap and
+// the allgathers grow with the communicator's size.
+void LineFormatter::InitTimings(const NcclCommInit& r, std::string_view call, int grank, int size,
+                                LineBuilder& out) const {
+  Rng rng(job_.seed, StreamId::kNcclTimings,
+          static_cast<std::uint64_t>(r.rank) * kNumPgKinds + static_cast<std::uint64_t>(r.group));
+  bool first = true;  // the process's first communicator (groups of one rank have none)
+  for (int k = 0; k < static_cast<int>(r.group); ++k)
+    first = first && job_.GroupSize(static_cast<PgKind>(k)) < 2;
+  const double kernels = first ? 0.15 + 0.45 * rng.Uniform() : 0.0;
+  const double alloc = first ? 0.05 + 0.45 * rng.Uniform() : 0.02 * rng.Uniform();
+  const double bootstrap = 0.05 * rng.Uniform() + 2e-5 * size;
+  const double allgathers = 0.02 * rng.Uniform() + 1e-5 * size;
+  const double topo = 0.05 + 0.10 * rng.Uniform();
+  const double graphs = 0.03 * rng.Uniform();
+  const double connections = 0.05 + 0.35 * rng.Uniform();
+  const double rest = 0.05 * rng.Uniform();
+  const double total =
+      kernels + alloc + bootstrap + allgathers + topo + graphs + connections + rest;
+  NcclPrefix(out, r.rank);
+  out.Str("Init timings - ").Str(call).Str(": rank ").Int(grank).Str(" nranks ").Int(size);
+  out.Str(" total ").Fixed(total, 2).Str(" (kernels ").Fixed(kernels, 2);
+  out.Str(", alloc ").Fixed(alloc, 2).Str(", bootstrap ").Fixed(bootstrap, 2);
+  out.Str(", allgathers ").Fixed(allgathers, 2).Str(", topo ").Fixed(topo, 2);
+  out.Str(", graphs ").Fixed(graphs, 2).Str(", connections ").Fixed(connections, 2);
+  out.Str(", rest ").Fixed(rest, 2).Char(')').EndLine();
 }
 
 }  // namespace denpex::sim

@@ -32,6 +32,7 @@ enum class StreamId : std::uint64_t {
   kPdsh = 150,           // index: node (launch.py's poll and teardown, ssh's exit)
   kFlightRecorder = 47,  // index: rank (its watchdog's poll phase, its dump's collection)
   kNcclRas = 48,         // index: the poll's second (the RAS collection's duration)
+  kNcclTimings = 49,     // index: rank * 4 + group (NCCL's `Init timings` line)
   // preflight/ (a cluster's health tools' outputs, not a job):
   kPreflightPlace = 160,  // index: fault (the node a fault without one lands on)
   kPreflightNode = 161,   // index: node (serials, GUIDs, idle PCIe generations, ECC, temperatures)
