@@ -61,7 +61,7 @@ class Network : public ::testing::Test {
 };
 
 TEST_F(Network, FailedNicIsNamedFromTheIbErrorMatrixInEachNcclShape) {
-  for (const std::string version : {"2.21.5", "2.18.5"}) {
+  for (const std::string version : {"2.21.5", "2.18.5", "2.24.3", "2.26.2", "2.28.9", "2.29.2"}) {
     const std::string nccl = "format.nccl=" + version;
     const fs::path incident = Simulate("nic" + version, {nccl}, 3);
     auto d = engine::Diagnose(incident, {.threads = 2});
@@ -71,7 +71,10 @@ TEST_F(Network, FailedNicIsNamedFromTheIbErrorMatrixInEachNcclShape) {
     EXPECT_EQ(d->owner(), v1::OWNER_NETWORK) << nccl;
     ASSERT_GE(d->evidence_size(), 1);
     const std::string& cited = d->evidence(0).text();
-    EXPECT_TRUE(cited.find("status=12") != std::string::npos || cited.find("with error 12,") != std::string::npos) << cited;
+    EXPECT_TRUE(cited.find("status=12") != std::string::npos ||
+                cited.find("with error 12,") != std::string::npos ||
+                cited.find("status=IBV_WC_RETRY_EXC_ERR(12)") != std::string::npos)
+        << cited;
     EXPECT_GT(d->cascade().secondary_ranks_size(), 0);
   }
 }
@@ -110,6 +113,27 @@ TEST_F(Network, NcclSetupFailureNamesTheNodeAndWhoFixesIt) {
     EXPECT_EQ(d->owner(), owner) << kind;
     ASSERT_GE(d->evidence_size(), 1);
     EXPECT_NE(d->evidence(0).text().find(" NCCL WARN "), std::string::npos) << d->evidence(0).text();
+  }
+}
+
+// The bootstrap connect that timed out, in each release's words (docs/log_formats.md §4c): NCCL
+// 2.18-2.23 name neither the peer nor the error (`socketPollConnect: exceeded timeouts (3)`),
+// 2.24-2.27 the error (`connect returned Connection timed out, exceeded error retry count (35)`),
+// 2.28 on the peer too (`connect to <ip><port> returned ...`, `ncclOsSocketPollConnect` from 2.29).
+TEST_F(Network, BootstrapTimeoutIsNamedInEachNcclShape) {
+  for (const std::string version : {"2.18.5", "2.21.5", "2.24.3", "2.26.2", "2.28.9", "2.29.2"}) {
+    const fs::path incident = Simulate("bootstrap" + version,
+                                       {"faults[0].kind=FAULT_KIND_BOOTSTRAP_TIMEOUT",
+                                        "faults[0].node=5", "format.nccl=" + version},
+                                       4);
+    auto d = engine::Diagnose(incident, {.threads = 2});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->initiator().rank(), -1) << version << ": " << d->reason();
+    EXPECT_EQ(d->initiator().node(), "gpu-0006") << version << ": " << d->reason();
+    EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NCCL_SETUP) << version;
+    EXPECT_EQ(d->owner(), v1::OWNER_NETWORK) << version;
+    ASSERT_GE(d->evidence_size(), 1);
+    EXPECT_NE(d->evidence(0).text().find("Connect"), std::string::npos) << d->evidence(0).text();
   }
 }
 
@@ -251,7 +275,7 @@ TEST_F(Network, SlowNicUnderSrunIsNamedFromTheAllocationOrder) {
 // socket WARN matrix in NCCL 2.21's wording (peers name its host) and 2.18's (peers name an
 // address the WARNs cannot map: its row alone leads).
 TEST_F(Network, ResetSocketLinkIsNamedFromTheSocketMatrixInEachNcclShape) {
-  for (const std::string version : {"2.21.5", "2.18.5"}) {
+  for (const std::string version : {"2.21.5", "2.18.5", "2.24.3", "2.26.2", "2.28.9", "2.29.2"}) {
     const std::string nccl = "format.nccl=" + version;
     const fs::path incident = Simulate("socket" + version, {"faults[0].kind=FAULT_KIND_SOCKET_RESET", "faults[0].rank=77", nccl}, 5);
     auto d = engine::Diagnose(incident, {.threads = 2});
@@ -337,7 +361,8 @@ TEST_F(Network, OneBadLinkBetweenTwoNodesNamesThePairNotARank) {
 // end's comes seconds later) or, when they come together (variant 1), from the one port whose
 // counters err; the link is the truth's. NCCL 2.21 (InfiniBand: no GIDs; RoCE: GIDs) and 2.18 shapes.
 TEST_F(Network, BadLinkIsLocalisedAndItsFirstEndNamedInEachNcclShape) {
-  for (const std::string shape : {"2.21.5", "2.21.5-roce", "2.18.5"}) {
+  for (const std::string shape :
+       {"2.21.5", "2.21.5-roce", "2.18.5", "2.26.2", "2.28.9-roce", "2.29.2"}) {
     const std::string version = shape.substr(0, 6);
     const std::string fabric = shape.ends_with("roce") ? "FABRIC_ROCE" : "FABRIC_INFINIBAND";
     for (const char* variant : {"0", "1"}) {
@@ -398,7 +423,7 @@ TEST_F(Network, BadLinkSeenFromOneEndNamesTheLinkNotTheRankThatReported) {
 // the NET/Socket lines' addresses. Variant 1: both ends reset at once: the pair, no rank. NCCL
 // 2.21 and 2.18 shapes; the ends' interface is the one their NET/Socket line names.
 TEST_F(Network, BadSocketPathIsLocalisedFromTheSocketMatrixInEachNcclShape) {
-  for (const std::string version : {"2.21.5", "2.18.5"}) {
+  for (const std::string version : {"2.21.5", "2.18.5", "2.24.3", "2.26.2", "2.28.9", "2.29.2"}) {
     for (const char* variant : {"0", "1"}) {
       const std::string name = "socklink" + version + "_" + variant;
       const fs::path incident = Simulate(name, {"faults[0].kind=FAULT_KIND_SOCKET_LINK_FAILURE", "faults[0].rank=77",

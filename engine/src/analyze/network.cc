@@ -152,14 +152,28 @@ void ReadOwnAddresses(const Incident& inc, const std::set<std::uint32_t>& files,
   }
 }
 
-// A connect that gave up (docs/log_formats.md §4c): `socketStartConnect: Connect to <ip><port>
-// failed : Connection timed out` (NCCL 2.18), `socketPollConnect: connect returned Connection
-// timed out, exceeded error retry count (35)` (2.19-2.22), `socketPollConnect: connect to
-// <ip><port> returned Connection refused, exceeded error retry count after 35 attempts` (2.23+).
+// A connect that gave up (docs/log_formats.md §4c), in each NCCL release's words:
+//   NCCL <= 2.23: `socketPollConnect: exceeded timeouts (3)`, `... exceeded retries (20000)` (the
+//     connect's own function, no peer), `socketPollConnect: Connect to <ip><port> returned
+//     110(Connection timed out) errno ...`, `socketStartConnect: Connect to <ip><port> failed :
+//     No route to host`;
+//   2.24-2.27: `socketPollConnect: connect returned Connection timed out, exceeded error retry
+//     count (35)`;
+//   2.28 on: `socketPollConnect: connect to <ip><port> returned Connection refused, exceeded error
+//     retry count after 35 attempts` (`ncclOsSocketPollConnect` from 2.29), `... connect to
+//     <ip><port> failed : ...`; and a poll of the connecting socket that failed (`socketPollConnect
+//     poll() failed with error ...`, `ncclOsSocketPollConnect to <ip><port> failed with error
+//     ...`).
 bool IsConnectFailure(std::string_view text) {
-  const bool connect = text.find("Connect to ") != std::string_view::npos || text.find("connect to ") != std::string_view::npos ||
-                       text.find("connect returned ") != std::string_view::npos;
-  const bool gave_up = text.find(" failed : ") != std::string_view::npos || text.find("exceeded error retry count") != std::string_view::npos;
+  const auto has = [&](std::string_view s) { return text.find(s) != std::string_view::npos; };
+  // The function that printed it (up to its `:` or a space): a connect's own WARNs.
+  const bool by_connect = text.substr(0, text.find_first_of(": ")).ends_with("Connect");
+  const bool connect =
+      by_connect || has("Connect to ") || has("connect to ") || has("connect returned ");
+  const bool gave_up =
+      has(" failed : ") || has("exceeded error retry count") ||
+      (by_connect && (has(": exceeded timeouts (") || has(": exceeded retries (") ||
+                      has(") errno ") || has(" failed with error ")));
   return connect && gave_up;
 }
 

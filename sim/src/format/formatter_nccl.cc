@@ -30,43 +30,60 @@ constexpr std::string_view kBusIds[] = {"18000", "2a000", "3a000", "5d000", "9a0
 constexpr int kChannels = 16;
 constexpr std::string_view kSocketProgressError = "NET/Socket : socket progress error";
 
-// The WARN lines' wording by NCCL release (profiles.h's VersionRow).
+// The WARN lines' wording by NCCL release (profiles.h's VersionRow; where each is printed is the
+// profile's, NcclProfile's sites). From each tag's transport/net_ib.cc (net_ib/p2p.cc from 2.29),
+// misc/socket.cc (os/linux.cc from 2.29).
 struct NcclWarns {
-  // The IB completion WARN: net_ib.cc's line, the text after the peer's address ({0} the
-  // status, {1} the vendor error, {2} " (Send)" / " (Recv)"), and what RoCE adds ({0} the
-  // local address, {1} the peer's; "": nothing).
-  int ib_completion_line;
-  std::string_view ib_completion, roce_gids;
-  // misc/socket.cc's sites of the reset (status 12) and closed (status 5) socket WARNs.
-  std::string_view socket_reset_site, socket_closed_site;
-  // The bootstrap connect that timed out: its WARN's site (as the line prints it after the
-  // device), the text ({0} the root's address, {1} its port), and the ncclResult the connect
-  // returns (its description after "NCCL error in: ...:<line>" and its name line).
-  std::string_view connect_timeout_site, connect_timeout;
+  // The IB completion WARN: its head ("NET/IB : " / "NET/IB: "), the text after the peer's
+  // address ({0} the status, {1} the vendor error, {2} " (Send)" / " (Recv)", {3} the status's
+  // name, {4} the request's size, {5} "Send" / "Recv", {6} the opcode's name and number), what
+  // RoCE adds ({0} the local address,
+  // {1} the peer's; the link layer is Ethernet), and what ends it ({0} the device's index; "").
+  std::string_view ib_head, ib_completion, roce_gids, ib_tail;
+  // The function whose WARN says the reporter's own socket was reset.
+  std::string_view socket_reset_function;
+  // The bootstrap connect that timed out: the text ({0} the root's address, {1} its port), and
+  // the ncclResult the connect returns (its description after "NCCL error in: ...:<line>" and
+  // its name line).
+  std::string_view connect_timeout;
   std::string_view connect_timeout_result, connect_timeout_result_name;
 };
 
-constexpr std::string_view kSystemError =
-    ", unhandled system error (run with NCCL_DEBUG=INFO for details)";
-constexpr std::string_view kSystemErrorName =
-    "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device "
-    "error. ";
+constexpr std::string_view kRemoteError = ", remote process exited or there was a network error";
+constexpr std::string_view kRemoteErrorName =
+    "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
+    "prematurely.";
+constexpr std::string_view kGids = " localGid ::ffff:{0} remoteGids::ffff:{1}";
+constexpr std::string_view kHca = " hca mlx5_{0}";
 
+// A connect that times out returns ncclRemoteError in every release (`exceeded timeouts` up to
+// 2.23, `exceeded error retry count` after: about a minute of retries from 2.24).
 constexpr VersionRow<NcclWarns> kNcclWarns[] = {
     {{"", "2.18"},
-     {1335, " with error {0}, opcode 0, len 0, vendor err {1}", "", "misc/socket.cc:29",
-      "misc/socket.cc:49", "] misc/socket.cc:484 NCCL WARN ",
-      "socketStartConnect: Connect to {0}<{1}> failed : Connection timed out", kSystemError,
-      kSystemErrorName}},
-    // 2.21 returns ncclRemoteError once the connect retries run out.
-    {{"2.19", ""},
-     {1696, " with status={0} opcode=0 len=0 vendor err {1}{2}",
-      " localGid ::ffff:{0} remoteGids::ffff:{1}", "misc/socket.cc:30", "misc/socket.cc:50",
-      "] misc/socket.cc:544 NCCL WARN ",
+     {"NET/IB : ", " with error {0}, opcode 0, len 0, vendor err {1}{2}",
+      " localGid ::ffff:{0} remoteGid ::ffff:{1}", "", "socketProgressOpt",
+      "socketPollConnect: exceeded timeouts (3)", kRemoteError, kRemoteErrorName}},
+    {{"2.19", "2.23"},
+     {"NET/IB : ", " with status={0} opcode=0 len=0 vendor err {1}{2}", kGids, "",
+      "socketProgressOpt", "socketPollConnect: exceeded timeouts (3)", kRemoteError,
+      kRemoteErrorName}},
+    {{"2.24", "2.27"},
+     {"NET/IB: ", " with status={0} opcode=0 len=0 vendor err {1}{2}", kGids, kHca,
+      "socketProgressOpt",
       "socketPollConnect: connect returned Connection timed out, exceeded error retry count (35)",
-      ", remote process exited or there was a network error",
-      "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
-      "prematurely."}},
+      kRemoteError, kRemoteErrorName}},
+    {{"2.28", "2.28"},
+     {"NET/IB: ", " with status={3}({0}) opcode={6} reqSize={4} vendor_err={1} req_type={5}", kGids,
+      kHca, "socketProgressOpt",
+      "socketPollConnect: connect to {0}<{1}> returned Connection timed out, exceeded error retry "
+      "count after 35 attempts",
+      kRemoteError, kRemoteErrorName}},
+    {{"2.29", ""},
+     {"NET/IB: ", " with status={3}({0}) opcode={6} vendor_err={1} ", kGids, kHca,
+      "ncclOsSocketProgressOpt",
+      "ncclOsSocketPollConnect: connect to {0}<{1}> returned Connection timed out, exceeded error "
+      "retry count after 35 attempts",
+      kRemoteError, kRemoteErrorName}},
 };
 static_assert(CoversEach(kNcclWarns, kNcclReleases));
 
@@ -89,19 +106,23 @@ static_assert(CoversEach(kBarrierFailure, kTorchReleases));
 
 std::string_view NcclBusId(int local_gpu) { return kBusIds[local_gpu]; }
 
-// The IB completion WARN of the profile's NCCL (docs/log_formats.md §4b):
-//   2.21: <host>:<pid>:<tid> [<dev>] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion
+// The IB completion WARN of the profile's NCCL (docs/log_formats.md §4b), e.g.
+//   2.21: <host>:<pid>:<tid> [<dev>] transport/net_ib.cc:1909 NCCL WARN NET/IB : Got completion
 //         from peer 10.64.0.12<43187> with status=12 opcode=0 len=0 vendor err 129 (Send)
 //         and, on RoCE only (net_ib.cc prints the GIDs when the link layer is Ethernet),
 //         ` localGid ::ffff:10.64.0.5 remoteGids::ffff:10.64.0.12`
-//   2.18: ... transport/net_ib.cc:1335 NCCL WARN NET/IB : Got completion from peer
-//         10.64.0.12<43187> with error 12, opcode 0, len 0, vendor err 129
+//   2.28: ... NCCL WARN NET/IB: Got completion from peer 10.64.0.12<43187> with
+//         status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_RDMA_WRITE(1) reqSize=524288
+//         vendor_err=129 req_type=Send hca mlx5_5
 void LineFormatter::Format(const NcclIbError& r, LineBuilder& out) const {
   if (r.socket) return FormatSocketError(r, out);
   const int pid = job_.worker_pid[r.rank];
   out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(pid + 7 + job_.LocalRank(r.rank));
-  out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] transport/net_ib.cc:");
-  out.Int(RowFor(kNcclWarns, nccl_.name).ib_completion_line).Str(" NCCL WARN ");
+  out.Str(" [")
+      .Int(job_.LocalRank(r.rank))
+      .Str("] ")
+      .Str(nccl_.ib_completion_site)
+      .Str(" NCCL WARN ");
   IbErrorText(r, out);
   out.EndLine();
 }
@@ -112,12 +133,19 @@ void LineFormatter::IbErrorText(const NcclIbError& r, LineBuilder& out) const {
   const int node = job_.NodeOf(r.rank), peer_node = job_.NodeOf(r.peer);
   const int port = 40000 + (r.peer * 7919 + r.rank * 104729) % 20000;
   const int vendor = r.status == 12 ? 129 : 249;
-  out.Str("NET/IB : Got completion from peer ");
+  const NcclWarns& warns = RowFor(kNcclWarns, nccl_.name);
+  out.Str(warns.ib_head).Str("Got completion from peer ");
   NodeAddress(out, peer_node);
   out.Char('<').Int(port).Char('>');
-  const NcclWarns& warns = RowFor(kNcclWarns, nccl_.name);
-  out.Fill(warns.ib_completion, {r.status, vendor, r.send ? " (Send)" : " (Recv)"});
+  // A send's size is the request's (a ring step's 512 KiB), a failed receive's the 0 bytes it got;
+  // NCCL sends by RDMA write, and receives the write's immediate data.
+  out.Fill(warns.ib_completion,
+           {r.status, vendor, r.send ? " (Send)" : " (Recv)",
+            r.status == 12 ? "IBV_WC_RETRY_EXC_ERR" : "IBV_WC_WR_FLUSH_ERR", r.send ? 524288 : 0,
+            r.send ? "Send" : "Recv",
+            r.send ? "IBV_WC_RDMA_WRITE(1)" : "IBV_WC_RECV_RDMA_WITH_IMM(129)"});
   if (job_.roce) out.Fill(warns.roce_gids, {NodeAddressText(node), NodeAddressText(peer_node)});
+  out.Fill(warns.ib_tail, {job_.LocalRank(r.rank)});  // the GPU's own NIC
 }
 
 // The text of a socket WARN after `NCCL WARN ` (docs/log_formats.md §4b), also the "Last
@@ -130,7 +158,7 @@ void LineFormatter::SocketErrorText(const NcclIbError& r, LineBuilder& out) cons
   const int peer_node = job_.NodeOf(r.peer);
   const int port = 40000 + (r.peer * 7919 + r.rank * 104729) % 20000;
   if (r.status == 12) {
-    out.Str("socketProgressOpt: Call to recv from ");
+    out.Str(RowFor(kNcclWarns, nccl_.name).socket_reset_function).Str(": Call to recv from ");
     NodeAddress(out, peer_node);
     out.Char('<').Int(port).Str("> failed : Connection reset by peer");
     return;
@@ -139,14 +167,14 @@ void LineFormatter::SocketErrorText(const NcclIbError& r, LineBuilder& out) cons
   out.Char('<').Int(port).Char('>');
 }
 
-// NCCL_IB_DISABLE=1: the socket WARN from misc/socket.cc (v2.21.5-1's source: lines 30 and 50;
-// 2.18's one line earlier, as real 2.18.x logs show `misc/socket.cc:49` for the closed peer),
-// then, where NCCL_SOCKET_NTHREADS gave the transport helper threads, the helper's own WARN
+// NCCL_IB_DISABLE=1: the socket WARN where the profile's release prints it (v2.21.5-1's source:
+// misc/socket.cc lines 30 and 50; 2.18's one line earlier, as real 2.18.x logs show
+// `misc/socket.cc:49` for the closed peer; NcclProfile's sites), then, where NCCL_SOCKET_NTHREADS
+// gave the transport helper threads, the helper's own WARN
 // (`NET/Socket : socket progress error`, persistentSocketThread in transport/net_socket.cc).
 // Without helper threads the proxy thread progresses the socket and only returns the error.
 void LineFormatter::FormatSocketError(const NcclIbError& r, LineBuilder& out) const {
   const int pid = job_.worker_pid[r.rank];
-  const NcclWarns& warns = RowFor(kNcclWarns, nccl_.name);
   // The proxy progress thread, or the helper thread (started later) that owns the data socket.
   const bool helper = job_.nccl_socket_threads > 0;
   const int tid = pid + (helper ? 71 : 7) + job_.LocalRank(r.rank);
@@ -154,7 +182,7 @@ void LineFormatter::FormatSocketError(const NcclIbError& r, LineBuilder& out) co
     out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(tid);
     out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] ").Str(where).Str(" NCCL WARN ");
   };
-  prefix(r.status == 12 ? warns.socket_reset_site : warns.socket_closed_site);
+  prefix(r.status == 12 ? nccl_.socket_reset_site : nccl_.socket_closed_site);
   SocketErrorText(r, out);
   out.EndLine();
   if (!helper) return;
@@ -182,9 +210,11 @@ void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
   if (!r.traceback) {
     const int pid = job_.worker_pid[r.rank];
     out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(pid);
-    out.Str(" [").Int(dev).Str(r.duplicate ? "] init.cc:872 NCCL WARN "
-                               : r.timeout ? warns.connect_timeout_site
-                                           : "] bootstrap.cc:108 NCCL WARN ");
+    out.Str(" [").Int(dev).Str("] ");
+    out.Str(r.duplicate ? "init.cc:872"
+            : r.timeout ? nccl_.connect_timeout_site
+                        : "bootstrap.cc:108");
+    out.Str(" NCCL WARN ");
     last_error();
     out.EndLine();
     return;

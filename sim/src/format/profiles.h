@@ -220,6 +220,10 @@ struct NcclProfile {
   // 2.23 on: `Init timings - <call>: rank <r> nranks <n> total <s> (kernels <s>, ...)` after
   // `Init COMPLETE`.
   bool init_timings;
+  // Where its WARNs are printed (`<file>:<line>`: the WARN call's first line in the tag's source;
+  // builds by older compilers print the call's last): the IB transport's failed completion, the
+  // socket's reset (status 12) and close (status 5), the bootstrap connect that timed out.
+  std::string_view ib_completion_site, socket_reset_site, socket_closed_site, connect_timeout_site;
 };
 
 // Wording that changed between Slurm releases (docs/log_formats.md §10).
