@@ -354,7 +354,9 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
         continue;
       }
     } else if (IsDigit(c) || c == ' ') {
-      stripped = (out->timed ? InnerStamp(&s, policy, out) : Stamp(&s, policy, out)) || (out->task < 0 && SrunLabel(&s, out)) ||
+      // An srun label first (most digit-led prefixes; a stamp, `YYYY-`, is never one).
+      stripped = (out->task < 0 && SrunLabel(&s, out)) ||
+                 (out->timed ? InnerStamp(&s, policy, out) : Stamp(&s, policy, out)) ||
                  (out->host.empty() && IsDigit(c) && Host(&s, policy, out));
     } else if (c == '(' || c == '\x1b') {
       stripped = RayTag(&s, out);
