@@ -538,6 +538,44 @@ TEST(Prefixes, HardWrapFirstSeenPastTheFirstMibIsFoundInTheTail) {
   EXPECT_EQ(timeouts, 3u);
 }
 
+// A terminal copy of an NCCL_DEBUG=INFO log at 113 columns: each communicator's 16 `Channel NN/0`
+// lines are one length a little below the width (a block, not sixteen lines of chance), and the
+// IB WARN cut in three is found whole, with its status and its peer.
+TEST(Prefixes, HardWrapIsFoundBesideBlocksOfLinesOfOneLength) {
+  std::string text;
+  const std::string head = "> gpu-0120:2005456:2005456 [4] NCCL INFO ";
+  const std::string warn =
+      "gpu-0120:2005456:2005467 [4] transport/net_ib.cc:1909 NCCL WARN NET/IB : Got completion "
+      "from "
+      "peer 10.64.0.119<48136> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid "
+      "::ffff:10.64.0.120 remoteGids::ffff:10.64.0.119";
+  const auto wrapped = [&](const std::string& line) {
+    std::string out;
+    for (std::size_t at = 0; at < line.size(); at += 111) out += "> " + line.substr(at, 111) + "\n";
+    return out;
+  };
+  for (int comm = 0; comm < 4; ++comm) {
+    text += wrapped(
+        "gpu-0120:2005456:2005456 [4] NCCL INFO ncclCommInitRank comm 0x55e47e45a910 rank 23 "
+        "nranks 32 "
+        "cudaDev 4 nvmlDev 4 busId 9a000 commId 0x6770526dcc2b2571 - Init START");
+    for (int c = 0; c < 16; ++c) {
+      text += head + "Channel " + (c < 10 ? "0" : "") + std::to_string(c) +
+              "/0 : 23[4] -> 24[5] via P2P/CUMEM/read padding padding pad\n";  // 97 columns
+    }
+  }
+  text += wrapped(warn);
+  text += wrapped(warn);
+  const PrefixPolicy policy = SniffPrefixes(text);
+  EXPECT_EQ(policy.wrap_width, 113u);
+  const ParsedLog log = ParseLog(text, FileContext{.name_rank = 956, .prefixes = policy});
+  ASSERT_GE(log.events.size(), 2u);
+  const Event& e = log.events.back();
+  ASSERT_TRUE(std::holds_alternative<NcclWarn>(e.detail));
+  EXPECT_EQ(std::get<NcclWarn>(e.detail).status, 12);
+  EXPECT_EQ(log.strings.Get(std::get<NcclWarn>(e.detail).peer), "10.64.0.119<48136>");
+}
+
 // DeepSpeed's timer line cut just before a bar: the tail `> | bwd_inner: ...` is no table row (a
 // row ends with the bar it starts with), so the width is found and the pieces joined; an
 // nvidia-smi row after a line of that width starts its own line.

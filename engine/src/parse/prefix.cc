@@ -628,13 +628,15 @@ std::uint32_t SniffWrapWidth(std::string_view text, const PrefixPolicy& policy) 
   if (longest < kNarrowest) return 0;
   // The wrap width stands out: lines a terminal cut are exactly W, while lines a little shorter
   // (not a cut line's tail) are as many as chance makes them; a table's or an event list's rows
-  // bunch below their longest.
+  // bunch below their longest. A block of lines of one length below W (NCCL's 16 `Channel NN/0`
+  // lines of a communicator) counts once: one length, not sixteen chances.
   constexpr std::size_t kBelow = 16, kStandsOut = 2;
   std::array<std::size_t, kBelow + 1> near{};
   for (std::size_t i = 0; i < width.size(); ++i) {
     const std::size_t w = width[i];
     const bool tail = i > 0 && width[i - 1] == longest;
-    if (longest - w <= kBelow && (w == longest || !tail)) ++near[longest - w];
+    const bool same_as_before = i > 0 && width[i - 1] == w;
+    if (longest - w <= kBelow && (w == longest || (!tail && !same_as_before))) ++near[longest - w];
   }
   if (near[0] < kStandsOut * *std::max_element(near.begin() + 1, near.end())) return 0;
   std::size_t runs = 0, wrapped = 0;
