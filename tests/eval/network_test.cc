@@ -79,6 +79,58 @@ TEST_F(Network, FailedNicIsNamedFromTheIbErrorMatrixInEachNcclShape) {
   }
 }
 
+// Where NCCL's IB async thread reported the failed NIC's port down on its node (every process
+// that opened the device prints it: `NET/IB : mlx5_5:1 Got async event : port error` up to 2.23,
+// `Got non-fatal async event: port error(10)` from 2.28), the NIC is named by that device and the
+// line is cited. A port error of another node's device changes nothing.
+TEST_F(Network, FailedNicIsNamedByThePortErrorItsNodeReported) {
+  const std::pair<const char*, const char*> shapes[] = {
+      {"2.21.5",
+       "transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_5:1 Got async event : port error"},
+      {"2.28.9",
+       "transport/net_ib.cc:253 NCCL WARN NET/IB : mlx5_5:1 Got non-fatal async event: port "
+       "error(10)"}};
+  for (const auto& [version, text] : shapes) {
+    for (const bool own_node : {true, false}) {
+      const std::string name = std::string("port") + version + (own_node ? "own" : "other");
+      const fs::path incident =
+          Simulate(name, {"format.nccl=" + std::string(version)}, 3);  // rank 77, gpu-0010
+      const std::string node = own_node ? "gpu-0010" : "gpu-0003";
+      for (const auto& entry : fs::directory_iterator(incident / node)) {
+        if (!entry.path().filename().string().starts_with("rank_")) continue;
+        std::ifstream in(entry.path());
+        std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        in.close();
+        // The process's own `host:pid:tid [dev] ` head where an NCCL line of it shows one.
+        const std::size_t at = log.find(node + ":");
+        const std::string head = at != std::string::npos
+                                     ? log.substr(at, log.find(']', at) + 2 - at)
+                                     : node + ":4242:4250 [0] ";
+        const std::size_t warn = log.find(" NCCL WARN ");
+        const std::size_t before =
+            warn == std::string::npos ? log.size() : log.rfind('\n', warn) + 1;
+        log.insert(before, head + text + "\n");
+        std::ofstream(entry.path()) << log;
+      }
+      auto d = engine::Diagnose(incident, {.threads = 2});
+      ASSERT_TRUE(d.ok()) << d.status().message();
+      const std::string what = name + ": " + d->reason();
+      EXPECT_EQ(d->initiator().rank(), 77) << what;
+      EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << what;
+      bool cited = false;
+      for (const auto& e : d->evidence())
+        cited = cited || e.text().find("port error") != std::string::npos;
+      EXPECT_EQ(cited, own_node) << what;
+      EXPECT_EQ(
+          d->reason().find(
+              "mlx5_5 on gpu-0010, whose ranks' NCCL reported it down (`port error`, 8 line(s))") !=
+              std::string::npos,
+          own_node)
+          << what;
+    }
+  }
+}
+
 // InfiniBand's WARNs carry no GIDs: the status-12 reports of other nodes naming the failed NIC's
 // node are matched by address through NCCL's INFO set-up lines (`Bootstrap : Using ib0:<ip>`,
 // `NET/IB : Using ... ; OOB ib0:<ip>`), as RoCE's `localGid` matches them: both cite them.

@@ -255,6 +255,59 @@ std::optional<NetworkFault> FindNetworkFault(const Incident& inc, const JobFacts
   return best;
 }
 
+namespace {
+
+std::string HcaOf(std::string_view text);  // below, with the links' ends
+
+// NCCL's IB async thread, one per device in every process that opened it (docs/log_formats.md
+// §4b): `NET/IB : <dev>:<port> Got async event : <event>` (2.19-2.23), `NET/IB : <dev>:<port>
+// async fatal event: <event>` and `... Got async error event: <event>` (2.24-2.27; `Got non-fatal
+// async event: <event>(<n>)` from 2.28). NCCL 2.18 and before name no device. The device, and
+// whether the event says it went down: `port error` (its link) or `local catastrophic error`.
+struct IbAsyncEvent {
+  std::string_view device, event;
+  bool down = false;
+};
+std::optional<IbAsyncEvent> IbAsyncEventOf(std::string_view text) {
+  constexpr std::string_view kHead = "NET/IB : ";
+  if (!text.starts_with(kHead) || text.find(" async ") == std::string_view::npos)
+    return std::nullopt;
+  std::string_view rest = text.substr(kHead.size());
+  const std::string_view where = rest.substr(0, rest.find(' '));  // `mlx5_3:1`
+  const std::size_t port = where.rfind(':');
+  if (port == std::string_view::npos || port == 0 || port + 1 == where.size()) return std::nullopt;
+  const std::size_t colon = rest.rfind(": ");
+  if (colon == std::string_view::npos) return std::nullopt;
+  IbAsyncEvent e{.device = where.substr(0, port), .event = rest.substr(colon + 2)};
+  e.event = e.event.substr(0, e.event.find('('));  // 2.28's `port error(10)`
+  e.down = e.event == "port error" || e.event == "local catastrophic error";
+  return e;
+}
+
+// The one device that NCCL on `node` reported down, with its first such line and how many said
+// so; nothing when none, or when several devices did.
+struct DownDevice {
+  std::string_view device, event;
+  std::int32_t first = -1, lines = 0;
+};
+std::optional<DownDevice> DeviceReportedDown(const Incident& inc, std::int32_t node) {
+  DownDevice d;
+  for (const std::int32_t i : inc.OfKinds({Kind::kNcclWarn})) {
+    const Event& e = inc.events[i];
+    if (e.node != node) continue;
+    const std::optional<IbAsyncEvent> a =
+        IbAsyncEventOf(inc.str(std::get<NcclWarn>(e.detail).text));
+    if (!a || !a->down) continue;
+    if (d.first >= 0 && a->device != d.device) return std::nullopt;  // not one device
+    if (d.first < 0) d = {a->device, a->event, i, 0};
+    ++d.lines;
+  }
+  if (d.first < 0) return std::nullopt;
+  return d;
+}
+
+}  // namespace
+
 void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const NetworkFault& n, Finding* f) {
   const std::string node = NodeName(inc, n.node);
   const std::int32_t local = n.rank < static_cast<std::int32_t>(facts.ranks.size()) ? facts.ranks[n.rank].local_rank
@@ -270,11 +323,27 @@ void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const Netw
   if (first.clock != Clock::kNone && !first.time_borrowed) f->time = first.time;
   f->candidates.push_back({n.rank, n.node, n.score});
   const std::string rank = std::to_string(n.rank);
-  const Reason nic =
-      f->local_rank >= 0
-          ? Say(ReasonId::kNicOfGpu, {{"gpu", std::to_string(f->local_rank)}, {"node", node}})
-          : Say(ReasonId::kNicOfRank, {{"rank", rank}});
+  // The NIC by its own name where a line gives one: the device NCCL's async thread reported down
+  // on the node, or the one the WARN names (` hca mlx5_3`, NCCL 2.24 on).
+  const std::optional<DownDevice> down = n.socket ? std::nullopt : DeviceReportedDown(inc, n.node);
+  const std::string hca =
+      n.socket ? std::string() : HcaOf(inc.str(std::get<NcclWarn>(first.detail).text));
+  Reason nic;
+  if (down && (hca.empty() || hca == down->device)) {
+    nic = Say(ReasonId::kHcaReportedDown, {{"hca", std::string(down->device)},
+                                           {"node", node},
+                                           {"event", std::string(down->event)},
+                                           {"count", std::to_string(down->lines)}});
+  } else if (!hca.empty()) {
+    nic = Say(ReasonId::kHcaOnNode, {{"hca", hca}, {"node", node}});
+  } else if (f->local_rank >= 0) {
+    nic = Say(ReasonId::kNicOfGpu, {{"gpu", std::to_string(f->local_rank)}, {"node", node}});
+  } else {
+    nic = Say(ReasonId::kNicOfRank, {{"rank", rank}});
+  }
   f->evidence.push_back({n.first_event, v1::EVIDENCE_ROLE_INITIATING});
+  if (down && (hca.empty() || hca == down->device))
+    f->evidence.push_back({down->first, v1::EVIDENCE_ROLE_CORROBORATING});
   for (std::size_t i = 0; i < n.named_by.size() && i < 3; ++i) f->evidence.push_back({n.named_by[i], v1::EVIDENCE_ROLE_CORROBORATING});
   f->cascade = SummarizeCascade(inc, facts, {n.rank}, n.node);
   const std::string named = std::to_string(n.named_by.size());

@@ -145,6 +145,8 @@ enum class ReasonId : std::uint16_t {
   // analyze/network.cc
   kNicOfGpu,
   kNicOfRank,
+  kHcaOnNode,
+  kHcaReportedDown,
   kSocketsReset,
   kOthersSawConnectionClosed,
   kCheckNetworkLink,

@@ -354,6 +354,9 @@ constexpr std::array kTemplates = std::to_array<Template>({
     // analyze/network.cc
     {ReasonId::kNicOfGpu, "the NIC of GPU {gpu} on {node}"},
     {ReasonId::kNicOfRank, "the NIC of rank {rank}"},
+    {ReasonId::kHcaOnNode, "{hca} on {node}"},
+    {ReasonId::kHcaReportedDown,
+     "{hca} on {node}, whose ranks' NCCL reported it down (`{event}`, {count} line(s))"},
     {ReasonId::kSocketsReset,
      "Rank {rank} ({node}, NCCL's socket transport) had its sockets to {peers} peer(s) on other "
      "nodes reset (`Connection reset by peer`){closed}: the bad row and column of the socket error "
