@@ -328,8 +328,9 @@ void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const Netw
   const std::optional<DownDevice> down = n.socket ? std::nullopt : DeviceReportedDown(inc, n.node);
   const std::string hca =
       n.socket ? std::string() : HcaOf(inc.str(std::get<NcclWarn>(first.detail).text));
+  const bool named_down = down && (hca.empty() || hca == down->device);  // the WARN's own device
   Reason nic;
-  if (down && (hca.empty() || hca == down->device)) {
+  if (named_down) {
     nic = Say(ReasonId::kHcaReportedDown, {{"hca", std::string(down->device)},
                                            {"node", node},
                                            {"event", std::string(down->event)},
@@ -342,8 +343,7 @@ void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const Netw
     nic = Say(ReasonId::kNicOfRank, {{"rank", rank}});
   }
   f->evidence.push_back({n.first_event, v1::EVIDENCE_ROLE_INITIATING});
-  if (down && (hca.empty() || hca == down->device))
-    f->evidence.push_back({down->first, v1::EVIDENCE_ROLE_CORROBORATING});
+  if (named_down) f->evidence.push_back({down->first, v1::EVIDENCE_ROLE_CORROBORATING});
   for (std::size_t i = 0; i < n.named_by.size() && i < 3; ++i) f->evidence.push_back({n.named_by[i], v1::EVIDENCE_ROLE_CORROBORATING});
   f->cascade = SummarizeCascade(inc, facts, {n.rank}, n.node);
   const std::string named = std::to_string(n.named_by.size());

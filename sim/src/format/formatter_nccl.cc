@@ -37,16 +37,14 @@ struct NcclWarns {
   // The IB completion WARN: its head ("NET/IB : " / "NET/IB: "), the text after the peer's
   // address ({0} the status, {1} the vendor error, {2} " (Send)" / " (Recv)", {3} the status's
   // name, {4} the request's size, {5} "Send" / "Recv", {6} the opcode's name and number), what
-  // RoCE adds ({0} the local address,
-  // {1} the peer's; the link layer is Ethernet), and what ends it ({0} the device's index; "").
+  // RoCE adds ({0} the local address, {1} the peer's; the link layer is Ethernet), and what ends
+  // it ({0} the device's index; "": nothing).
   std::string_view ib_head, ib_completion, roce_gids, ib_tail;
   // The function whose WARN says the reporter's own socket was reset.
   std::string_view socket_reset_function;
-  // The bootstrap connect that timed out: the text ({0} the root's address, {1} its port), and
-  // the ncclResult the connect returns (its description after "NCCL error in: ...:<line>" and
-  // its name line).
+  // The bootstrap connect that timed out ({0} the root's address, {1} its port). It returns
+  // ncclRemoteError in every release (kRemoteError).
   std::string_view connect_timeout;
-  std::string_view connect_timeout_result, connect_timeout_result_name;
 };
 
 constexpr std::string_view kRemoteError = ", remote process exited or there was a network error";
@@ -56,34 +54,30 @@ constexpr std::string_view kRemoteErrorName =
 constexpr std::string_view kGids = " localGid ::ffff:{0} remoteGids::ffff:{1}";
 constexpr std::string_view kHca = " hca mlx5_{0}";
 
-// A connect that times out returns ncclRemoteError in every release (`exceeded timeouts` up to
-// 2.23, `exceeded error retry count` after: about a minute of retries from 2.24).
+// A connect that times out: `exceeded timeouts` up to 2.23, `exceeded error retry count` after
+// (about a minute of retries from 2.24).
 constexpr VersionRow<NcclWarns> kNcclWarns[] = {
     {{"", "2.18"},
      {"NET/IB : ", " with error {0}, opcode 0, len 0, vendor err {1}{2}",
       " localGid ::ffff:{0} remoteGid ::ffff:{1}", "", "socketProgressOpt",
-      "socketPollConnect: exceeded timeouts (3)", kRemoteError, kRemoteErrorName}},
+      "socketPollConnect: exceeded timeouts (3)"}},
     {{"2.19", "2.23"},
      {"NET/IB : ", " with status={0} opcode=0 len=0 vendor err {1}{2}", kGids, "",
-      "socketProgressOpt", "socketPollConnect: exceeded timeouts (3)", kRemoteError,
-      kRemoteErrorName}},
+      "socketProgressOpt", "socketPollConnect: exceeded timeouts (3)"}},
     {{"2.24", "2.27"},
      {"NET/IB: ", " with status={0} opcode=0 len=0 vendor err {1}{2}", kGids, kHca,
       "socketProgressOpt",
-      "socketPollConnect: connect returned Connection timed out, exceeded error retry count (35)",
-      kRemoteError, kRemoteErrorName}},
+      "socketPollConnect: connect returned Connection timed out, exceeded error retry count (35)"}},
     {{"2.28", "2.28"},
      {"NET/IB: ", " with status={3}({0}) opcode={6} reqSize={4} vendor_err={1} req_type={5}", kGids,
       kHca, "socketProgressOpt",
       "socketPollConnect: connect to {0}<{1}> returned Connection timed out, exceeded error retry "
-      "count after 35 attempts",
-      kRemoteError, kRemoteErrorName}},
+      "count after 35 attempts"}},
     {{"2.29", ""},
      {"NET/IB: ", " with status={3}({0}) opcode={6} vendor_err={1} ", kGids, kHca,
       "ncclOsSocketProgressOpt",
       "ncclOsSocketPollConnect: connect to {0}<{1}> returned Connection timed out, exceeded error "
-      "retry count after 35 attempts",
-      kRemoteError, kRemoteErrorName}},
+      "retry count after 35 attempts"}},
 };
 static_assert(CoversEach(kNcclWarns, kNcclReleases));
 
@@ -245,12 +239,12 @@ void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
   out.Str(": NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:")
       .Int(barrier.pg_nccl_line);
   out.Str(r.duplicate ? ", invalid usage (run with NCCL_DEBUG=WARN for details)"
-          : r.timeout ? warns.connect_timeout_result
+          : r.timeout ? kRemoteError
                       : ", internal error - please report this issue to the NCCL developers");
   out.Str(", NCCL version ").Str(nccl_.name).EndLine();
   prefix();
   out.Str(r.duplicate ? "ncclInvalidUsage: This usually reflects invalid usage of NCCL library."
-          : r.timeout ? warns.connect_timeout_result_name
+          : r.timeout ? kRemoteErrorName
                       : "ncclInternalError: Internal check failed.")
       .EndLine();
   prefix();
