@@ -285,12 +285,15 @@ std::optional<IbAsyncEvent> IbAsyncEventOf(std::string_view text) {
 }
 
 // The one device that NCCL on `node` reported down, with its first such line and how many said
-// so; nothing when none, or when several devices did.
+// so; nothing when none, when several devices did, or when `rank`'s own process did not (each
+// process warns of every device it opened: the failing rank's saw its NIC go down).
 struct DownDevice {
   std::string_view device, event;
   std::int32_t first = -1, lines = 0;
+  bool by_rank = false;
 };
-std::optional<DownDevice> DeviceReportedDown(const Incident& inc, std::int32_t node) {
+std::optional<DownDevice> DeviceReportedDown(const Incident& inc, std::int32_t node,
+                                             std::int32_t rank) {
   DownDevice d;
   for (const std::int32_t i : inc.OfKinds({Kind::kNcclWarn})) {
     const Event& e = inc.events[i];
@@ -299,10 +302,11 @@ std::optional<DownDevice> DeviceReportedDown(const Incident& inc, std::int32_t n
         IbAsyncEventOf(inc.str(std::get<NcclWarn>(e.detail).text));
     if (!a || !a->down) continue;
     if (d.first >= 0 && a->device != d.device) return std::nullopt;  // not one device
-    if (d.first < 0) d = {a->device, a->event, i, 0};
+    if (d.first < 0) d = {a->device, a->event, i, 0, false};
     ++d.lines;
+    d.by_rank = d.by_rank || e.rank == rank;
   }
-  if (d.first < 0) return std::nullopt;
+  if (d.first < 0 || !d.by_rank) return std::nullopt;
   return d;
 }
 
@@ -325,7 +329,8 @@ void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const Netw
   const std::string rank = std::to_string(n.rank);
   // The NIC by its own name where a line gives one: the device NCCL's async thread reported down
   // on the node, or the one the WARN names (` hca mlx5_3`, NCCL 2.24 on).
-  const std::optional<DownDevice> down = n.socket ? std::nullopt : DeviceReportedDown(inc, n.node);
+  const std::optional<DownDevice> down =
+      n.socket ? std::nullopt : DeviceReportedDown(inc, n.node, n.rank);
   const std::string hca =
       n.socket ? std::string() : HcaOf(inc.str(std::get<NcclWarn>(first.detail).text));
   const bool named_down = down && (hca.empty() || hca == down->device);  // the WARN's own device

@@ -57,6 +57,7 @@ class LineFormatter {
   void Format(const TrainerIteration& r, LineBuilder& out) const;
   void Format(const RankTimers& r, LineBuilder& out) const;
   void Format(const NcclIbError& r, LineBuilder& out) const;     // formatter_nccl.cc
+  void Format(const NcclIbPortError& r, LineBuilder& out) const;         // formatter_nccl.cc
   void FormatSocketError(const NcclIbError& r, LineBuilder& out) const;  // NET/Socket
   void SocketErrorText(const NcclIbError& r, LineBuilder& out) const;
   void IbErrorText(const NcclIbError& r, LineBuilder& out) const;

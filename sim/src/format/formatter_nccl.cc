@@ -45,6 +45,8 @@ struct NcclWarns {
   // The bootstrap connect that timed out ({0} the root's address, {1} its port). It returns
   // ncclRemoteError in every release (kRemoteError).
   std::string_view connect_timeout;
+  // The IB async thread's WARN of a port going down ({0} the device's index).
+  std::string_view port_error;
 };
 
 constexpr std::string_view kRemoteError = ", remote process exited or there was a network error";
@@ -60,24 +62,28 @@ constexpr VersionRow<NcclWarns> kNcclWarns[] = {
     {{"", "2.18"},
      {"NET/IB : ", " with error {0}, opcode 0, len 0, vendor err {1}{2}",
       " localGid ::ffff:{0} remoteGid ::ffff:{1}", "", "socketProgressOpt",
-      "socketPollConnect: exceeded timeouts (3)"}},
+      "socketPollConnect: exceeded timeouts (3)", "NET/IB : Got async event : port error"}},
     {{"2.19", "2.23"},
      {"NET/IB : ", " with status={0} opcode=0 len=0 vendor err {1}{2}", kGids, "",
-      "socketProgressOpt", "socketPollConnect: exceeded timeouts (3)"}},
+      "socketProgressOpt", "socketPollConnect: exceeded timeouts (3)",
+      "NET/IB : mlx5_{0}:1 Got async event : port error"}},
     {{"2.24", "2.27"},
      {"NET/IB: ", " with status={0} opcode=0 len=0 vendor err {1}{2}", kGids, kHca,
       "socketProgressOpt",
-      "socketPollConnect: connect returned Connection timed out, exceeded error retry count (35)"}},
+      "socketPollConnect: connect returned Connection timed out, exceeded error retry count (35)",
+      "NET/IB : mlx5_{0}:1 Got async error event: port error"}},
     {{"2.28", "2.28"},
      {"NET/IB: ", " with status={3}({0}) opcode={6} reqSize={4} vendor_err={1} req_type={5}", kGids,
       kHca, "socketProgressOpt",
       "socketPollConnect: connect to {0}<{1}> returned Connection timed out, exceeded error retry "
-      "count after 35 attempts"}},
+      "count after 35 attempts",
+      "NET/IB : mlx5_{0}:1 Got non-fatal async event: port error(10)"}},
     {{"2.29", ""},
      {"NET/IB: ", " with status={3}({0}) opcode={6} vendor_err={1} ", kGids, kHca,
       "ncclOsSocketProgressOpt",
       "ncclOsSocketPollConnect: connect to {0}<{1}> returned Connection timed out, exceeded error "
-      "retry count after 35 attempts"}},
+      "retry count after 35 attempts",
+      "NET/IB : mlx5_{0}:1 Got non-fatal async event: port error(10)"}},
 };
 static_assert(CoversEach(kNcclWarns, kNcclReleases));
 
@@ -118,6 +124,22 @@ void LineFormatter::Format(const NcclIbError& r, LineBuilder& out) const {
       .Str(nccl_.ib_completion_site)
       .Str(" NCCL WARN ");
   IbErrorText(r, out);
+  out.EndLine();
+}
+
+// The failed NIC's port going down, as the IB async thread of each process of its node warns of
+// it (docs/log_formats.md §4b): `NET/IB : mlx5_5:1 Got async event : port error` (2.19-2.23; 2.18
+// names no device), `... Got async error event: port error` (2.24-2.27), `... Got non-fatal async
+// event: port error(10)` (2.28 on). The thread is the process's own, one per device.
+void LineFormatter::Format(const NcclIbPortError& r, LineBuilder& out) const {
+  const int pid = job_.worker_pid[r.rank];
+  out.Str(job_.hostnames[job_.NodeOf(r.rank)])
+      .Char(':')
+      .Int(pid)
+      .Char(':')
+      .Int(pid + 40 + r.device);
+  out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] ").Str(nccl_.ib_async_site).Str(" NCCL WARN ");
+  out.Fill(RowFor(kNcclWarns, nccl_.name).port_error, {r.device});
   out.EndLine();
 }
 

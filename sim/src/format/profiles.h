@@ -224,6 +224,8 @@ struct NcclProfile {
   // builds by older compilers print the call's last): the IB transport's failed completion, the
   // socket's reset (status 12) and close (status 5), the bootstrap connect that timed out.
   std::string_view ib_completion_site, socket_reset_site, socket_closed_site, connect_timeout_site;
+  // The IB async thread's WARN of a device event (`port error`).
+  std::string_view ib_async_site;
 };
 
 // Wording that changed between Slurm releases (docs/log_formats.md §10).

@@ -93,6 +93,14 @@ struct NcclIbError {
   bool socket = false;
 };
 
+// NCCL's IB async thread (one per HCA in every process that opened it) warning of a device event:
+// here the failed NIC's port going down (`port error`), printed by every process of its node.
+struct NcclIbPortError {
+  int rank;  // the process that prints it
+  TimeNs time;
+  int device;  // the HCA, mlx5_<device>: the failed rank's own NIC
+};
+
 // ProcessGroupNCCL's watchdog thread caught NCCL's asynchronous error on the rank's
 // communicator (after the IB error): the c10 line with NCCL's message and "Last error:", then
 // the C++ terminate. The process aborts (exit -6) right after. "Last error:" is
@@ -677,7 +685,7 @@ using Record = std::variant<
     AgentSignalled, NodeLost, StoreConnectionReset, StoreJoinTimeout, AgentStoreFailure,
     AgentRendezvousFailure, RayWorkerTable, RayActorDied, RayNodeDead, RayletOomKill, SrunTaskExits,
     SrunMessage, StepdCancelled, CtldLine, BatchBanner, CheckpointSave, CheckpointResumed,
-    ResumedIteration, MpirunNotice, PdshNotice, FlightRecorderDump, NcclRasReport>;
+    ResumedIteration, MpirunNotice, PdshNotice, FlightRecorderDump, NcclRasReport, NcclIbPortError>;
 
 // Where the model sends records (the incident writer in production, a recorder in tests).
 class RecordSink {

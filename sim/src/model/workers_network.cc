@@ -22,6 +22,15 @@ void Workers::FailNic(int rank, TimeNs t) {
   }
   if (IsLinkFault(fault_.kind())) return FailLink(rank, t, rng);
   if (job_.nccl_socket) return ResetSockets(rank, t, rng);
+  // The port goes down with the NIC: every process of the node has the device open, and its async
+  // thread warns within milliseconds.
+  // (Its own stream: the NIC's other lines draw what they drew before.)
+  Rng port(job_.seed, StreamId::kFaultBehaviour, (11ULL << 32) + static_cast<std::uint64_t>(rank));
+  const int node = job_.NodeOf(rank);
+  for (int r = 0; r < job_.world; ++r) {
+    if (job_.NodeOf(r) != node) continue;
+    sink_.Emit(NcclIbPortError{r, t + port.UniformInt(1, 20'000) * kNsPerUs, job_.LocalRank(rank)});
+  }
   const TimeNs retry = t + rng.UniformInt(2'000, 9'000) * kNsPerMs;
   Warn(NcclIbError{rank, retry, nic_peers_.front(), 12, true});
   for (std::size_t i = 1; i < nic_peers_.size(); ++i) {

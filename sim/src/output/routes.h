@@ -36,7 +36,8 @@ struct Route {
 constexpr Route RouteOf(const NcclVersionBanner&) { return {Stream::kOut, true}; }
 constexpr Route RouteOf(const NcclProcessInfo&) { return {Stream::kOut, true}; }
 constexpr Route RouteOf(const NcclCommInit&) { return {Stream::kOut, true}; }
-constexpr Route RouteOf(const NcclIbError&) { return {Stream::kOut}; }  // NCCL WARN
+constexpr Route RouteOf(const NcclIbError&) { return {Stream::kOut}; }      // NCCL WARN
+constexpr Route RouteOf(const NcclIbPortError&) { return {Stream::kOut}; }  // NCCL WARN
 // The set-up WARN on stdout; the traceback the rank raises after it on stderr.
 constexpr Route RouteOf(const NcclSetupFailure& r) {
   return {r.traceback ? Stream::kErr : Stream::kOut};
