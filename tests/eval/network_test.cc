@@ -101,8 +101,9 @@ TEST_F(Network, FailedNicIsNamedByThePortErrorItsNodeReported) {
       EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NETWORK) << what;
       const bool named = version != "2.18.5" && !second_device;
       bool cited = false;
-      for (const auto& e : d->evidence())
+      for (const auto& e : d->evidence()) {
         cited = cited || e.text().find("port error") != std::string::npos;
+      }
       EXPECT_EQ(cited, named) << what;
       EXPECT_EQ(
           d->reason().find(
@@ -110,8 +111,9 @@ TEST_F(Network, FailedNicIsNamedByThePortErrorItsNodeReported) {
               std::string::npos,
           named)
           << what;
-      if (version == "2.18.5")
+      if (version == "2.18.5") {
         EXPECT_NE(d->reason().find("the NIC of GPU 5 on gpu-0010"), std::string::npos) << what;
+      }
     }
   }
 }

@@ -133,11 +133,8 @@ void LineFormatter::Format(const NcclIbError& r, LineBuilder& out) const {
 // event: port error(10)` (2.28 on). The thread is the process's own, one per device.
 void LineFormatter::Format(const NcclIbPortError& r, LineBuilder& out) const {
   const int pid = job_.worker_pid[r.rank];
-  out.Str(job_.hostnames[job_.NodeOf(r.rank)])
-      .Char(':')
-      .Int(pid)
-      .Char(':')
-      .Int(pid + 40 + r.device);
+  const int tid = pid + 40 + r.device;  // the device's async thread
+  out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(tid);
   out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] ").Str(nccl_.ib_async_site).Str(" NCCL WARN ");
   out.Fill(RowFor(kNcclWarns, nccl_.name).port_error, {r.device});
   out.EndLine();
