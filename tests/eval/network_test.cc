@@ -137,42 +137,36 @@ TEST_F(Network, FailedNicKeepsThePeersReportsNamingItsNodeOnInfinibandAsOnRoce) 
 }
 
 // A node whose ranks fail NCCL init is named (rank -1), class NCCL_SETUP; the owner says who
-// fixes it: the network for a missing bootstrap interface, the job's launch for a shared GPU.
-TEST_F(Network, NcclSetupFailureNamesTheNodeAndWhoFixesIt) {
-  const std::pair<const char*, v1::Owner> cases[] = {{"FAULT_KIND_NCCL_BOOTSTRAP", v1::OWNER_NETWORK},
-                                                     {"FAULT_KIND_BOOTSTRAP_TIMEOUT", v1::OWNER_NETWORK},
-                                                     {"FAULT_KIND_DUPLICATE_GPU", v1::OWNER_APPLICATION}};
-  for (const auto& [kind, owner] : cases) {
-    const fs::path incident = Simulate(kind, {std::string("faults[0].kind=") + kind, "faults[0].node=5"}, 4);
-    auto d = engine::Diagnose(incident, {.threads = 2});
-    ASSERT_TRUE(d.ok()) << d.status().message();
-    EXPECT_EQ(d->initiator().rank(), -1) << kind << ": " << d->reason();
-    EXPECT_EQ(d->initiator().node(), "gpu-0006") << kind << ": " << d->reason();
-    EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NCCL_SETUP) << kind;
-    EXPECT_EQ(d->owner(), owner) << kind;
-    ASSERT_GE(d->evidence_size(), 1);
-    EXPECT_NE(d->evidence(0).text().find(" NCCL WARN "), std::string::npos) << d->evidence(0).text();
-  }
-}
-
-// The bootstrap connect that timed out, in each release's words (docs/log_formats.md §4c): NCCL
+// fixes it: the network for a missing bootstrap interface, the job's launch for a shared GPU. The
+// bootstrap connect that timed out, in each release's words (docs/log_formats.md §4c): NCCL
 // 2.18-2.23 name neither the peer nor the error (`socketPollConnect: exceeded timeouts (3)`),
 // 2.24-2.27 the error (`connect returned Connection timed out, exceeded error retry count (35)`),
 // 2.28 on the peer too (`connect to <ip><port> returned ...`, `ncclOsSocketPollConnect` from 2.29).
-TEST_F(Network, BootstrapTimeoutIsNamedInEachNcclShape) {
+TEST_F(Network, NcclSetupFailureNamesTheNodeAndWhoFixesIt) {
+  struct Case {
+    std::string kind, nccl;  // nccl "": the default profile
+    v1::Owner owner;
+    std::string cited;  // in the first evidence line
+  };
+  std::vector<Case> cases = {
+      {"FAULT_KIND_NCCL_BOOTSTRAP", "", v1::OWNER_NETWORK, " NCCL WARN "},
+      {"FAULT_KIND_DUPLICATE_GPU", "", v1::OWNER_APPLICATION, " NCCL WARN "}};
   for (const std::string version : {"2.18.5", "2.21.5", "2.24.3", "2.26.2", "2.28.9", "2.29.2"}) {
-    const fs::path incident = Simulate("bootstrap" + version,
-                                       {"faults[0].kind=FAULT_KIND_BOOTSTRAP_TIMEOUT",
-                                        "faults[0].node=5", "format.nccl=" + version},
-                                       4);
+    cases.push_back({"FAULT_KIND_BOOTSTRAP_TIMEOUT", version, v1::OWNER_NETWORK, "Connect"});
+  }
+  for (const Case& c : cases) {
+    std::vector<std::string> sets = {"faults[0].kind=" + c.kind, "faults[0].node=5"};
+    if (!c.nccl.empty()) sets.push_back("format.nccl=" + c.nccl);
+    const std::string what = c.kind + " " + c.nccl;
+    const fs::path incident = Simulate(c.kind + c.nccl, sets, 4);
     auto d = engine::Diagnose(incident, {.threads = 2});
     ASSERT_TRUE(d.ok()) << d.status().message();
-    EXPECT_EQ(d->initiator().rank(), -1) << version << ": " << d->reason();
-    EXPECT_EQ(d->initiator().node(), "gpu-0006") << version << ": " << d->reason();
-    EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NCCL_SETUP) << version;
-    EXPECT_EQ(d->owner(), v1::OWNER_NETWORK) << version;
+    EXPECT_EQ(d->initiator().rank(), -1) << what << ": " << d->reason();
+    EXPECT_EQ(d->initiator().node(), "gpu-0006") << what << ": " << d->reason();
+    EXPECT_EQ(d->initiator().failure_class(), v1::FAILURE_CLASS_NCCL_SETUP) << what;
+    EXPECT_EQ(d->owner(), c.owner) << what;
     ASSERT_GE(d->evidence_size(), 1);
-    EXPECT_NE(d->evidence(0).text().find("Connect"), std::string::npos) << d->evidence(0).text();
+    EXPECT_NE(d->evidence(0).text().find(c.cited), std::string::npos) << d->evidence(0).text();
   }
 }
 

@@ -257,7 +257,13 @@ std::optional<NetworkFault> FindNetworkFault(const Incident& inc, const JobFacts
 
 namespace {
 
-std::string HcaOf(std::string_view text);  // below, with the links' ends
+// ` hca mlx5_3` at the end of the WARN (NCCL's IB transport names its device in later releases).
+std::string HcaOf(std::string_view text) {
+  const std::size_t at = text.rfind(" hca ");
+  if (at == std::string_view::npos) return {};
+  std::string_view rest = text.substr(at + 5);
+  return std::string(rest.substr(0, rest.find(' ')));
+}
 
 // NCCL's IB async thread, one per device in every process that opened it (docs/log_formats.md
 // §4b): `NET/IB : <dev>:<port> Got async event : <event>` (2.19-2.23), `NET/IB : <dev>:<port>
@@ -377,13 +383,6 @@ void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const Netw
 
 namespace {
 
-// ` hca mlx5_3` at the end of the WARN (NCCL's IB transport names its device in later releases).
-std::string HcaOf(std::string_view text) {
-  const std::size_t at = text.rfind(" hca ");
-  if (at == std::string_view::npos) return {};
-  std::string_view rest = text.substr(at + 5);
-  return std::string(rest.substr(0, rest.find(' ')));
-}
 
 // A reporter's hot cells: its status-12 WARNs, the peer addresses they name.
 struct LinkReporter {

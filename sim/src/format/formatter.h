@@ -147,8 +147,6 @@ class LineFormatter {
   void WritePgPrefix(LineBuilder& out, int rank, PgKind group) const;
   void WorkNccl(LineBuilder& out, const WatchdogTimeout& r) const;
   void NcclPrefix(LineBuilder& out, int rank) const;  // "<host>:<pid>:<pid> [<dev>] NCCL INFO "
-  // What the communicator lines name before `comm 0x..` under the profile ("": nothing).
-  std::string_view CommCallName() const;
   void InitTimings(const NcclCommInit& r, std::string_view call, int grank, int size,
                    LineBuilder& out) const;
   void TimeoutMessage(LineBuilder& out, const WatchdogTimeout& r) const;

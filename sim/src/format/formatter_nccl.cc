@@ -87,6 +87,32 @@ constexpr VersionRow<NcclWarns> kNcclWarns[] = {
 };
 static_assert(CoversEach(kNcclWarns, kNcclReleases));
 
+// What a communicator's `Init START` / `Init COMPLETE` line says before `comm 0x..` (init.cc):
+// nothing, `ncclCommInitRank ` for every communicator not split from another (the literal,
+// whatever the program called), or the name of the function the program called (its __func__:
+// TorchProfile::nccl_init_call).
+enum class CommCall : std::uint8_t { kUnnamed, kInitRank, kCaller };
+
+// The communicator set-up lines by release (init.cc, bootstrap.cc, transport/generic.cc): the
+// call's name, `[Rank <r>] ` (the rank in the communicator) before it in `Init START`, the
+// bootstrap interface's line, `, use ring PXN <p> GDR <g>` after `Connected all rings`, and
+// `Init timings - <call>: ...` after `Init COMPLETE`.
+struct NcclInitShape {
+  CommCall call;
+  bool start_rank_tag;
+  std::string_view bootstrap_using;
+  bool rings_pxn_gdr, init_timings;
+};
+
+constexpr VersionRow<NcclInitShape> kNcclInit[] = {
+    {{"", "2.20"}, {CommCall::kUnnamed, false, "Bootstrap : Using ", false, false}},
+    {{"2.21", "2.22"}, {CommCall::kInitRank, false, "Bootstrap : Using ", false, false}},
+    {{"2.23", "2.23"}, {CommCall::kCaller, false, "Bootstrap : Using ", false, true}},
+    {{"2.24", "2.28"}, {CommCall::kCaller, false, "Bootstrap: Using ", true, true}},
+    {{"2.29", ""}, {CommCall::kCaller, true, "Bootstrap: Using ", true, true}},
+};
+static_assert(CoversEach(kNcclInit, kNcclReleases));
+
 // The traceback of the first barrier when NCCL init failed, by torch release: the
 // distributed_c10d.py frame's line and code, the exception class, ProcessGroupNCCL.cpp's line.
 struct BarrierFailure {
@@ -326,7 +352,7 @@ void LineFormatter::Format(const NcclProcessInfo& r, LineBuilder& out) const {
   const int node = job_.NodeOf(r.rank);
   NcclPrefix(out, r.rank);
   const std::string_view iface = job_.roce ? "eth0:" : "ib0:";
-  out.Str(nccl_.bootstrap_using).Str(iface);
+  out.Str(RowFor(kNcclInit, nccl_.name).bootstrap_using).Str(iface);
   NodeAddress(out, node);
   out.Str("<0>").EndLine();
   NcclPrefix(out, r.rank);
@@ -373,10 +399,14 @@ void LineFormatter::Format(const NcclCommInit& r, LineBuilder& out) const {
       Rng(job_.seed, StreamId::kCommId, static_cast<std::uint64_t>(uid)).Next();
   const int grank = job_.GroupRank(r.rank, r.group);
   const int size = job_.GroupSize(r.group);
-  const std::string_view call = CommCallName();
+  const NcclInitShape& shape = RowFor(kNcclInit, nccl_.name);
+  const std::string_view call = shape.call == CommCall::kUnnamed ? std::string_view()
+                                : shape.call == CommCall::kInitRank
+                                    ? std::string_view("ncclCommInitRank")
+                                    : torch_.nccl_init_call;
   auto comm_line = [&](std::string_view what, bool start) {
     NcclPrefix(out, r.rank);
-    if (start && nccl_.init_start_rank_tag) out.Str("[Rank ").Int(grank).Str("] ");
+    if (start && shape.start_rank_tag) out.Str("[Rank ").Int(grank).Str("] ");
     if (!call.empty()) out.Str(call).Char(' ');
     out.Str("comm 0x").Hex(comm).Str(" rank ").Int(grank).Str(" nranks ").Int(size);
     const int nvml = job_.PhysicalGpu(r.rank);  // CUDA_VISIBLE_DEVICES renumbers cudaDev only
@@ -413,7 +443,7 @@ void LineFormatter::Format(const NcclCommInit& r, LineBuilder& out) const {
   }
   NcclPrefix(out, r.rank);
   out.Str("Connected all rings");
-  if (nccl_.rings_pxn_gdr) out.Str(", use ring PXN 0 GDR ").Int(job_.nccl_socket ? 0 : 1);
+  if (shape.rings_pxn_gdr) out.Str(", use ring PXN 0 GDR ").Int(job_.nccl_socket ? 0 : 1);
   out.EndLine();
   for (std::string_view line :
        {std::string_view("Connected all trees"),
@@ -424,19 +454,7 @@ void LineFormatter::Format(const NcclCommInit& r, LineBuilder& out) const {
     out.Str(line).EndLine();
   }
   comm_line(" - Init COMPLETE", false);
-  if (nccl_.init_timings) InitTimings(r, call, grank, size, out);
-}
-
-std::string_view LineFormatter::CommCallName() const {
-  switch (nccl_.comm_call) {
-    case CommCall::kUnnamed:
-      return {};
-    case CommCall::kInitRank:
-      return "ncclCommInitRank";
-    case CommCall::kCaller:
-      return torch_.nccl_init_call;
-  }
-  return {};
+  if (shape.init_timings) InitTimings(r, call, grank, size, out);
 }
 
 // NCCL >= 2.23's seconds of a communicator's set-up, right after its `Init COMPLETE`. The kernels
@@ -446,11 +464,8 @@ void LineFormatter::InitTimings(const NcclCommInit& r, std::string_view call, in
                                 LineBuilder& out) const {
   Rng rng(job_.seed, StreamId::kNcclTimings,
           static_cast<std::uint64_t>(r.rank) * kNumPgKinds + static_cast<std::uint64_t>(r.group));
-  bool first = true;  // the process's first communicator (groups of one rank have none)
-  for (int k = 0; k < static_cast<int>(r.group); ++k)
-    first = first && job_.GroupSize(static_cast<PgKind>(k)) < 2;
-  const double kernels = first ? 0.15 + 0.45 * rng.Uniform() : 0.0;
-  const double alloc = first ? 0.05 + 0.45 * rng.Uniform() : 0.02 * rng.Uniform();
+  const double kernels = r.first ? 0.15 + 0.45 * rng.Uniform() : 0.0;
+  const double alloc = r.first ? 0.05 + 0.45 * rng.Uniform() : 0.02 * rng.Uniform();
   const double bootstrap = 0.05 * rng.Uniform() + 2e-5 * size;
   const double allgathers = 0.02 * rng.Uniform() + 1e-5 * size;
   const double topo = 0.05 + 0.10 * rng.Uniform();

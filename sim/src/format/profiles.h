@@ -146,7 +146,7 @@ struct TorchProfile {
   std::string_view exception_class;  // "c10::DistBackendError", "std::runtime_error"
   // The NCCL call that makes a process group's communicator (ProcessGroupNCCL via
   // NCCLComm::create): `ncclCommInitRankConfig` from torch 2.0 (NCCL >= 2.14), `ncclCommInitRank`
-  // before. NCCL 2.23 and later print its name in the communicator's lines (CommCall::kCaller).
+  // before. NCCL 2.23 and later print its name in the communicator's lines (formatter_nccl.cc).
   std::string_view nccl_init_call = "ncclCommInitRankConfig";
   AgentLogStyle agent_style;
   // Flight recorder (TORCH_NCCL_DUMP_ON_TIMEOUT, torch >= 2.4): ProcessGroupNCCL.cpp lines of
@@ -192,12 +192,6 @@ struct TorchProfile {
   bool barrier_device_spaced = false;  // 2.6: "incorrect. Specify ...device, or call ..."
 };
 
-// What a communicator's `Init START` / `Init COMPLETE` line says before `comm 0x..` (init.cc):
-// nothing (<= 2.20), `ncclCommInitRank ` for every communicator not split from another (2.21,
-// 2.22), the name of the function the program called (2.23 on: its __func__, which for torch
-// >= 2.0 is `ncclCommInitRankConfig`, TorchProfile::nccl_init_call).
-enum class CommCall : std::uint8_t { kUnnamed, kInitRank, kCaller };
-
 struct NcclProfile {
   std::string_view name;  // "2.21.5"
   bool supported;
@@ -208,18 +202,6 @@ struct NcclProfile {
   // transport/net_socket.cc line of persistentSocketThread's "NET/Socket : socket progress
   // error" WARN (2.16-2.18 source: 214; 2.19-2.21 adds three net-properties lines: 217).
   int line_socket_progress_error;
-  CommCall comm_call;
-  // 2.29 on: `[Rank <r>] ` (the rank in the communicator) before the call in `Init START`.
-  bool init_start_rank_tag;
-  // bootstrap.cc's line of the interface it uses: "Bootstrap : Using " (<= 2.23),
-  // "Bootstrap: Using " (2.24 on).
-  std::string_view bootstrap_using;
-  // transport's line once a communicator's rings are connected: "Connected all rings" (<= 2.23),
-  // "Connected all rings, use ring PXN <p> GDR <g>" (2.24 on).
-  bool rings_pxn_gdr;
-  // 2.23 on: `Init timings - <call>: rank <r> nranks <n> total <s> (kernels <s>, ...)` after
-  // `Init COMPLETE`.
-  bool init_timings;
   // Where its WARNs are printed (`<file>:<line>`: the WARN call's first line in the tag's source;
   // builds by older compilers print the call's last): the IB transport's failed completion, the
   // socket's reset (status 12) and close (status 5), the bootstrap connect that timed out.

@@ -49,6 +49,7 @@ struct NcclCommInit {
   int rank;
   TimeNs time;
   PgKind group;
+  bool first = false;  // the process's first communicator (NCCL loads its kernels then)
 };
 
 // Megatron's iteration line (stdout, block-buffered).

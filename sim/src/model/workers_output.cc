@@ -14,7 +14,7 @@ namespace denpex::sim {
 // in which it is rank 0 (NCCL prints it once per process).
 void Workers::EmitNcclInit(int rank, TimeNs t) {
   Rng rng(job_.seed, StreamId::kNcclInit, static_cast<std::uint64_t>(rank));
-  bool banner_printed = false;
+  bool banner_printed = false, first = true;
   sink_.Emit(NcclProcessInfo{rank, t});
   for (int k = 0; k < kNumPgKinds; ++k) {
     const auto kind = static_cast<PgKind>(k);
@@ -24,7 +24,8 @@ void Workers::EmitNcclInit(int rank, TimeNs t) {
       sink_.Emit(NcclVersionBanner{rank, t});
       banner_printed = true;
     }
-    sink_.Emit(NcclCommInit{rank, t, kind});
+    sink_.Emit(NcclCommInit{rank, t, kind, first});
+    first = false;
   }
 }
 
