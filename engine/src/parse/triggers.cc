@@ -21,7 +21,9 @@ namespace {
 // are kept out (`kept_out`): no bucket may accept their windows where another choice exists; a
 // larger weight instead traded other logs' false candidates for theirs. The other kinds are what
 // every rank prints once or a few times: NCCL's init lines, c10's backtrace frames, torch's
-// warnings, rules and nvidia-smi's table (docs/benchmarks.md, "The pre-filter's sample").
+// warnings, rules and nvidia-smi's table. The init lines NCCL prints once per communicator weigh
+// 2: a training job's rank holds several communicators (its world, tensor-, pipeline- and data-
+// parallel groups), and each prints them (docs/benchmarks.md, "The pre-filter's sample").
 struct SampleLine {
   double weight;
   std::string_view text;  // one line, without its newline
@@ -55,14 +57,14 @@ constexpr SampleLine kChatter[] = {
      "gpu-0214:4003:4224 [3] NCCL INFO [Proxy Service UDS] Connected to proxy localRank 3 -> "
      "connection 0x7fa4c2d1b650",
      true},
-    {1, "gpu-0218:635442:635442 [6] NCCL INFO Trees [0] 90/-1/-1->89->88"},
-    {1, "gpu-0221:2777299:2777299 [3] NCCL INFO Connected all rings"},
-    {1, "gpu-0816:2105886:2105886 [7] NCCL INFO Setting affinity for GPU 7 to 00000000,ffffffff"},
-    {1, "gpu-0231:692725:692725 [7] NCCL INFO threadThresholds 8/8/64 | 128/8/64 | 512 | 512"},
-    {1,
+    {2, "gpu-0218:635442:635442 [6] NCCL INFO Trees [0] 90/-1/-1->89->88"},
+    {2, "gpu-0221:2777299:2777299 [3] NCCL INFO Connected all rings"},
+    {2, "gpu-0816:2105886:2105886 [7] NCCL INFO Setting affinity for GPU 7 to 00000000,ffffffff"},
+    {2, "gpu-0231:692725:692725 [7] NCCL INFO threadThresholds 8/8/64 | 128/8/64 | 512 | 512"},
+    {2,
      "gpu-0231:692725:692725 [7] NCCL INFO 32 coll channels, 32 collnet channels, 0 nvls channels, "
      "32 p2p channels, 32 p2p channels per peer"},
-    {1, "gpu-0231:692725:692725 [7] NCCL INFO P2P Chunksize set to 524288"},
+    {2, "gpu-0231:692725:692725 [7] NCCL INFO P2P Chunksize set to 524288"},
     {1,
      "gpu-0231:692725:692725 [7] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using "
      "internal network plugin."},
@@ -76,7 +78,7 @@ constexpr SampleLine kChatter[] = {
      "gpu-0419:4005:4005 [5] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB "
      "[RO]; OOB ib0:10.8.3.1<0>",
      true},
-    {1,
+    {2,
      "gpu-1558:2726437:2726437 [6] NCCL INFO comm 0x550f824207d0 rank 12462 nranks 16384 cudaDev 6 "
      "nvmlDev 6 busId ba000 commId 0x74766af07776959e - Init START"},
     {1,
@@ -99,6 +101,14 @@ constexpr SampleLine kChatter[] = {
     {1,
      "frame #4: <unknown function> + 0xdc253 (0x7f36ac3e4253 in "
      "/lib/x86_64-linux-gnu/libstdc++.so.6)"},
+    {1,
+     "frame #1: "
+     "c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+     "std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f21b252fa92 in "
+     "/usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so)"},
+    {1,
+     "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c (0x7f21b2537b1c in "
+     "/usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so)"},
     {1,
      "[W socket.cpp:697] [c10d] The client socket cannot be initialized to connect to "
      "[localhost]:29500 (errno: 97 - Address family not supported by protocol)."},
