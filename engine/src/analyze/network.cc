@@ -383,7 +383,6 @@ void DiagnoseNetworkFault(const Incident& inc, const JobFacts& facts, const Netw
 
 namespace {
 
-
 // A reporter's hot cells: its status-12 WARNs, the peer addresses they name.
 struct LinkReporter {
   std::int32_t node = -1;

@@ -147,6 +147,7 @@ class LineFormatter {
   void WritePgPrefix(LineBuilder& out, int rank, PgKind group) const;
   void WorkNccl(LineBuilder& out, const WatchdogTimeout& r) const;
   void NcclPrefix(LineBuilder& out, int rank) const;  // "<host>:<pid>:<pid> [<dev>] NCCL INFO "
+  void NcclThreadHead(LineBuilder& out, int rank, int tid) const;  // "<host>:<pid>:<tid> [<dev>] "
   void InitTimings(const NcclCommInit& r, std::string_view call, int grank, int size,
                    LineBuilder& out) const;
   void TimeoutMessage(LineBuilder& out, const WatchdogTimeout& r) const;

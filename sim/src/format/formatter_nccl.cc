@@ -142,13 +142,10 @@ std::string_view NcclBusId(int local_gpu) { return kBusIds[local_gpu]; }
 //         vendor_err=129 req_type=Send hca mlx5_5
 void LineFormatter::Format(const NcclIbError& r, LineBuilder& out) const {
   if (r.socket) return FormatSocketError(r, out);
-  const int pid = job_.worker_pid[r.rank];
-  out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(pid + 7 + job_.LocalRank(r.rank));
-  out.Str(" [")
-      .Int(job_.LocalRank(r.rank))
-      .Str("] ")
-      .Str(nccl_.ib_completion_site)
-      .Str(" NCCL WARN ");
+  NcclThreadHead(
+      out, r.rank,
+      job_.worker_pid[r.rank] + 7 + job_.LocalRank(r.rank));  // the proxy progress thread
+  out.Str(nccl_.ib_completion_site).Str(" NCCL WARN ");
   IbErrorText(r, out);
   out.EndLine();
 }
@@ -158,10 +155,9 @@ void LineFormatter::Format(const NcclIbError& r, LineBuilder& out) const {
 // names no device), `... Got async error event: port error` (2.24-2.27), `... Got non-fatal async
 // event: port error(10)` (2.28 on). The thread is the process's own, one per device.
 void LineFormatter::Format(const NcclIbPortError& r, LineBuilder& out) const {
-  const int pid = job_.worker_pid[r.rank];
-  const int tid = pid + 40 + r.device;  // the device's async thread
-  out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(tid);
-  out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] ").Str(nccl_.ib_async_site).Str(" NCCL WARN ");
+  NcclThreadHead(out, r.rank,
+                 job_.worker_pid[r.rank] + 40 + r.device);  // the device's async thread
+  out.Str(nccl_.ib_async_site).Str(" NCCL WARN ");
   out.Fill(RowFor(kNcclWarns, nccl_.name).port_error, {r.device});
   out.EndLine();
 }
@@ -217,23 +213,22 @@ void LineFormatter::FormatSocketError(const NcclIbError& r, LineBuilder& out) co
   // The proxy progress thread, or the helper thread (started later) that owns the data socket.
   const bool helper = job_.nccl_socket_threads > 0;
   const int tid = pid + (helper ? 71 : 7) + job_.LocalRank(r.rank);
-  auto prefix = [&](std::string_view where) {
-    out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(tid);
-    out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] ").Str(where).Str(" NCCL WARN ");
-  };
-  prefix(r.status == 12 ? nccl_.socket_reset_site : nccl_.socket_closed_site);
+  NcclThreadHead(out, r.rank, tid);
+  out.Str(r.status == 12 ? nccl_.socket_reset_site : nccl_.socket_closed_site).Str(" NCCL WARN ");
   SocketErrorText(r, out);
   out.EndLine();
   if (!helper) return;
-  out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(tid);
-  out.Str(" [").Int(job_.LocalRank(r.rank)).Str("] transport/net_socket.cc:");
-  out.Int(nccl_.line_socket_progress_error).Str(" NCCL WARN ").Str(kSocketProgressError).EndLine();
+  NcclThreadHead(out, r.rank, tid);
+  out.Str("transport/net_socket.cc:")
+      .Int(nccl_.line_socket_progress_error)
+      .Str(" NCCL WARN ")
+      .Str(kSocketProgressError)
+      .EndLine();
 }
 
 // NCCL init failing on one rank (docs/log_formats.md §4c): the WARN, or the traceback of the
 // first barrier whose NCCL error carries NCCL's last error.
 void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
-  const int dev = job_.LocalRank(r.rank);
   const NcclWarns& warns = RowFor(kNcclWarns, nccl_.name);
   auto last_error = [&] {
     if (r.duplicate) {
@@ -247,9 +242,7 @@ void LineFormatter::Format(const NcclSetupFailure& r, LineBuilder& out) const {
     }
   };
   if (!r.traceback) {
-    const int pid = job_.worker_pid[r.rank];
-    out.Str(job_.hostnames[job_.NodeOf(r.rank)]).Char(':').Int(pid).Char(':').Int(pid);
-    out.Str(" [").Int(dev).Str("] ");
+    NcclThreadHead(out, r.rank, job_.worker_pid[r.rank]);
     out.Str(r.duplicate ? "init.cc:872"
             : r.timeout ? nccl_.connect_timeout_site
                         : "bootstrap.cc:108");
@@ -342,10 +335,18 @@ void LineFormatter::Format(const NcclAsyncError& r, LineBuilder& out) const {
   out.EndLine();
 }
 
+void LineFormatter::NcclThreadHead(LineBuilder& out, int rank, int tid) const {
+  out.Str(job_.hostnames[job_.NodeOf(rank)])
+      .Char(':')
+      .Int(job_.worker_pid[rank])
+      .Char(':')
+      .Int(tid);
+  out.Str(" [").Int(job_.LocalRank(rank)).Str("] ");
+}
+
 void LineFormatter::NcclPrefix(LineBuilder& out, int rank) const {
-  const int pid = job_.worker_pid[rank];
-  out.Str(job_.hostnames[job_.NodeOf(rank)]).Char(':').Int(pid).Char(':').Int(pid);
-  out.Str(" [").Int(job_.LocalRank(rank)).Str("] NCCL INFO ");
+  NcclThreadHead(out, rank, job_.worker_pid[rank]);
+  out.Str("NCCL INFO ");
 }
 
 void LineFormatter::Format(const NcclProcessInfo& r, LineBuilder& out) const {
