@@ -4,7 +4,7 @@
 # sample"): the scale incidents' srun logs where they are simulated, the frozen incidents, and
 # eighteen scenarios of the families (seven looked at while the sample was chosen, eleven held
 # out), each incident's files concatenated. The counts do not move with the machine's load.
-#   bench/engine/ab_false_candidates.sh BASE_BUILD NEW_BUILD
+#   bench/engine/ab_false_candidates.sh BASE_BUILD NEW_BUILD    (from the repository root)
 # Each build needs its `scan_bench` (cmake --build BUILD --target scan_bench); NEW_BUILD's
 # `denpex` simulates the scenarios once under $TMPDIR/denpex-fc (kept for later runs; delete the
 # folder after a change of the simulator's lines). Prints a Markdown row per log.
