@@ -7,6 +7,10 @@
 #   bench/engine/scale_bench.sh build-bench [RUNS] [SCENARIO...]
 # RUNS (default 3): each tool runs that many times, in turn (engine, grep, rg, engine, ...), and
 # the best wall time of each is kept with its CPU time; the engine's peak RSS is the largest seen.
+# The last column pairs the engine's and grep's runs of each round (engine / grep, a round's two
+# runs a few seconds apart) and gives the median and range of those ratios: this VM's speed moves
+# by a third from minute to minute, for both tools alike, so the paired ratio holds where the best
+# times of a run may come from different minutes.
 # The incidents are simulated under $TMPDIR (default /tmp) once and kept there
 # (denpex-scale-bench/<ranks>/); delete the folder to simulate again. Needs ripgrep (Debian's
 # `ripgrep`) for the rg column; without it that column says "-". With BASE_BUILD=DIR (another
@@ -34,6 +38,7 @@ run() {  # "wall cpu rss_kib" of one run of "$@", its output discarded
 keep_best() {  # keep_best NAME "wall cpu rss": the best wall (and its CPU) and the largest RSS so far
   local name=$1 w c m
   read -r w c m <<<"$2"
+  last_wall[$name]=$w
   if [[ -z ${best_wall[$name]:-} ]] || awk -v a="$w" -v b="${best_wall[$name]}" 'BEGIN {exit !(a < b)}'; then
     best_wall[$name]=$w
     best_cpu[$name]=$c
@@ -43,8 +48,8 @@ keep_best() {  # keep_best NAME "wall cpu rss": the best wall (and its CPU) and 
 
 basecol=""
 [[ -n $BASE ]] && basecol='`denpex diagnose` of BASE_BUILD | '
-printf '| scenario | size, lines | events | %s`denpex diagnose` (wall, CPU, peak RSS) | `grep -c %s` | `rg -c %s` | engine / grep |\n' "$basecol" "$LITERAL" "$LITERAL"
-printf '|---|---|---:|%s---|---|---|---:|\n' "${basecol:+---|}"
+printf '| scenario | size, lines | events | %s`denpex diagnose` (wall, CPU, peak RSS) | `grep -c %s` | `rg -c %s` | engine / grep (best) | engine / grep (per round) |\n' "$basecol" "$LITERAL" "$LITERAL"
+printf '|---|---|---:|%s---|---|---|---:|---:|\n' "${basecol:+---|}"
 for scenario in "${SCENARIOS[@]}"; do
   name=$(basename "$scenario" .textproto)
   dir=$WORK/$name
@@ -60,7 +65,8 @@ for scenario in "${SCENARIOS[@]}"; do
   [[ $got == "$want" ]] || { echo "$name: the engine names rank $got, the truth $want" >&2; exit 1; }
   hits=$(cat "${files[@]}" | grep -c "$LITERAL" || true)
   [[ $hits == 1 ]] || { echo "$name: \"$LITERAL\" occurs on $hits lines, not once" >&2; exit 1; }
-  declare -A best_wall=() best_cpu=() peak=()
+  declare -A best_wall=() best_cpu=() peak=() last_wall=()
+  ratios=()
   for ((k = 0; k < RUNS; ++k)); do
     # The two builds take turns at going first: the one run right after the other was seen slower
     # at 16k ranks in every round (0.26 against 0.32-0.33 s for builds the same within 1 %).
@@ -68,6 +74,7 @@ for scenario in "${SCENARIOS[@]}"; do
     keep_best engine "$(run "$DENPEX" diagnose "$dir/incident")"
     if [[ -n $BASE ]] && ((k % 2 == 1)); then keep_best base "$(run "$BASE" diagnose "$dir/incident")"; fi
     keep_best grep "$(run grep -c "$LITERAL" "${files[@]}")"
+    ratios+=("$(awk -v e="${last_wall[engine]}" -v g="${last_wall[grep]}" 'BEGIN {printf "%.3f", e / g}')")
     if command -v rg >/dev/null; then keep_best rg "$(run rg -c "$LITERAL" "${files[@]}")"; fi
   done
   bytes=$(cat "${files[@]}" | wc -c)
@@ -78,9 +85,12 @@ for scenario in "${SCENARIOS[@]}"; do
   basecol=""
   [[ -n $BASE ]] && basecol=$(awk -v w="${best_wall[base]}" -v c="${best_cpu[base]}" -v m="${peak[base]}" \
                                'BEGIN {printf "%s s, %s CPU-s, %.0f MiB | ", w, c, m / 1024}')
+  paired=$(printf '%s\n' "${ratios[@]}" | sort -n |
+           awk '{r[NR] = $1} END {m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+                                   printf "%.2f (%.2f-%.2f)", m, r[1], r[NR]}')
   awk -v n="$name" -v b="$bytes" -v l="$lines" -v ev="$events" -v ew="${best_wall[engine]}" -v ec="${best_cpu[engine]}" \
-      -v em="${peak[engine]}" -v gw="${best_wall[grep]}" -v gc="${best_cpu[grep]}" -v r="$rgcol" -v bc="$basecol" \
-      'BEGIN {printf "| %s | %.2f GB, %.1f M lines | %s | %s%s s, %s CPU-s, %.0f MiB | %s s, %s CPU-s | %s | %.2f |\n",
-              n, b / 1e9, l / 1e6, ev, bc, ew, ec, em / 1024, gw, gc, r, ew / gw}'
+      -v em="${peak[engine]}" -v gw="${best_wall[grep]}" -v gc="${best_cpu[grep]}" -v r="$rgcol" -v bc="$basecol" -v p="$paired" \
+      'BEGIN {printf "| %s | %.2f GB, %.1f M lines | %s | %s%s s, %s CPU-s, %.0f MiB | %s s, %s CPU-s | %s | %.2f | %s |\n",
+              n, b / 1e9, l / 1e6, ev, bc, ew, ec, em / 1024, gw, gc, r, ew / gw, p}'
 done
 uptime  # the load the numbers were taken under
