@@ -26,8 +26,8 @@ void Workers::FailNic(int rank, TimeNs t) {
   // thread warns within milliseconds.
   // (Its own stream: the NIC's other lines draw what they drew before.)
   Rng port(job_.seed, StreamId::kFaultBehaviour, (11ULL << 32) + static_cast<std::uint64_t>(rank));
-  const int first = job_.NodeOf(rank) * job_.gpus_per_node;  // the node's ranks (Job::NodeOf)
-  for (int r = first; r < first + job_.gpus_per_node && r < job_.world; ++r) {
+  const int first = job_.NodeOf(rank) * job_.gpus_per_node;  // the node's ranks
+  for (int r = first; r < first + job_.gpus_per_node; ++r) {
     sink_.Emit(NcclIbPortError{r, t + port.UniformInt(1, 20'000) * kNsPerUs, job_.LocalRank(rank)});
   }
   const TimeNs retry = t + rng.UniformInt(2'000, 9'000) * kNsPerMs;
