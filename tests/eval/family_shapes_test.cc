@@ -121,6 +121,18 @@ TEST(FamilyShapes, KubernetesPodLogsUnderAnOpaqueFolderAndOtherPodsEventsKeepThe
   }
 }
 
+TEST(FamilyShapes, ACollectionInATicketsFolderKeepsTheAnswerOfEveryLauncher) {
+  for (const char* scenario :
+       {"sigsegv_2048_srun.textproto", "exception_1024_pdsh.textproto",
+        "sigsegv_1024_mpirun.textproto", "k8s_restart_sigsegv_1024_jobset.textproto"}) {
+    ExpectNotWrong({scenario, "nested",
+                    "the folder above the collection taken as one node: every line of the job's "
+                    "console (srun, "
+                    "pdsh, mpirun) or of the pods' logs placed on it"},
+                   {"job.nodes=8"}, true);
+  }
+}
+
 TEST(FamilyShapes, RayWorkersKeepTheirRanksBehindCollectorPrefixesAndRotation) {
   for (const char* shape : {"cri", "journald", "kubectl-ts", "paste", "rotated"}) {
     ExpectNotWrong({"ray_hang_8192_torch21.textproto", shape,

@@ -134,7 +134,7 @@ TEST(Shapes, AllExpandsToEveryShapeAndUnknownNamesAreListed) {
   auto all = ParseShapes({"all"});
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), AllShapes().size());
-  EXPECT_EQ(AllShapes().size(), 13u);
+  EXPECT_EQ(AllShapes().size(), 14u);
   auto two = ParseShapes({"renamed,cri", "renamed"});
   ASSERT_TRUE(two.ok());
   ASSERT_EQ(two->size(), 2u);
@@ -240,6 +240,25 @@ TEST_F(ShapesTest, RenamedKeepsFoldersAndContentButNoName) {
   }
   EXPECT_EQ(before, after);
   EXPECT_EQ(relaid.node_aliases.size(), 2u);
+}
+
+TEST_F(ShapesTest, NestedPutsEveryLogUnderOneOpaqueFolderWithItsNameAndKeepsCheckpoints) {
+  const auto [tree, relaid] = Lay("nested");
+  std::string folder;
+  for (const auto& [rel, text] : Logs()) {
+    const auto it = std::find_if(tree.begin(), tree.end(),
+                                 [&](const auto& kv) { return kv.first.ends_with("/" + rel); });
+    ASSERT_NE(it, tree.end()) << rel;
+    EXPECT_EQ(it->second, text) << rel;
+    const std::string top = it->first.substr(0, it->first.size() - rel.size() - 1);
+    EXPECT_EQ(top.find('/'), std::string::npos) << it->first;
+    EXPECT_EQ(top.size(), 12u) << it->first;
+    if (folder.empty()) folder = top;
+    EXPECT_EQ(top, folder);  // one folder for all
+  }
+  EXPECT_EQ(tree.size(), Logs().size() + 1);
+  EXPECT_EQ(tree.at("checkpoints/latest"), "step_10.pt\n");  // where it was: not a log
+  EXPECT_TRUE(relaid.node_aliases.empty());
 }
 
 TEST_F(ShapesTest, SameHostLeavesOneHostNameInLinesAndPaths) {

@@ -26,6 +26,8 @@ const std::vector<Shape>& AllShapes() {
        "the same answer where the lines name their rank; else node-level", RelayFlat},
       {"renamed", "every file and folder name (rank_<R>.log, <host>/, slurm-<id>.out)",
        "the same answer where the lines name their rank; else node-level", RelayRenamed},
+      {"nested", "nothing: every log one folder deeper, under one opaque folder (a ticket's)",
+       "the same answer", RelayNested},
       {"same-host", "host names: every node and host name in lines and paths is one name",
        "the same rank; the node only as the one shared name", RelaySameHost},
       {"cri", "nothing: a containerd/CRI-O `<RFC 3339 nano> stdout F ` prefix on every line",
@@ -34,8 +36,9 @@ const std::vector<Shape>& AllShapes() {
        "the same answer", RelayJournald},
       {"kubectl-ts", "nothing: `kubectl logs --timestamps`' `<RFC3339Nano>Z ` prefix on every line",
        "the same answer", RelayKubectlTs},
-      {"paste", "line integrity: `> ` or indented quoting, ANSI colours, lines hard-wrapped at "
-                "80-200 columns",
+      {"paste",
+       "line integrity: `> ` or indented quoting, ANSI colours, lines hard-wrapped at "
+       "80-200 columns",
        "the same answer, or INCONCLUSIVE where the deciding line was cut", RelayPaste},
       {"one-node", "every other node: only the initiator's node's files",
        "the initiator's rank or node (node-level), or INCONCLUSIVE where the node's files hold "

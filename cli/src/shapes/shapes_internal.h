@@ -20,6 +20,7 @@ Status RelayMerged(const Source& src, const std::filesystem::path& out, Relaid* 
 Status RelayInterleaved(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayFlat(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayRenamed(const Source& src, const std::filesystem::path& out, Relaid* r);
+Status RelayNested(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayRotated(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelaySameHost(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayCri(const Source& src, const std::filesystem::path& out, Relaid* r);

@@ -1,4 +1,4 @@
-// Shapes that change where lines sit: merged, interleaved, flat, renamed, rotated.
+// Shapes that change where lines sit: merged, interleaved, flat, renamed, nested, rotated.
 #include <zlib.h>
 
 #include <algorithm>
@@ -144,6 +144,21 @@ Status RelayRenamed(const Source& src, const fs::path& out, Relaid* r) {
     auto text = ReadText(src.dir / f.rel);
     if (!text.ok()) return text.status();
     DENPEX_RETURN_IF_ERROR(WriteText(out / name, *text));
+  }
+  return CopyKept(src, out);
+}
+
+// Every log one folder deeper, under one opaque folder, names kept: the collection copied into a
+// ticket's or a day's folder and diagnosed from above it (its top-level files, the launcher's and
+// the scheduler's, now sit in a folder whose name is no node's). The kept files (the checkpoint
+// tree) stay where they were.
+Status RelayNested(const Source& src, const fs::path& out, Relaid*) {
+  const fs::path folder = out / Opaque(src, "nested");
+  for (const auto& f : src.files) {
+    if (!f.log) continue;
+    auto text = ReadText(src.dir / f.rel);
+    if (!text.ok()) return text.status();
+    DENPEX_RETURN_IF_ERROR(WriteText(folder / f.rel, *text));
   }
   return CopyKept(src, out);
 }

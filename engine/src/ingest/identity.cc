@@ -14,16 +14,28 @@ namespace {
 constexpr std::string_view kUnnamed = "the node of ";
 constexpr std::string_view kAgentOf = " (agent ";
 
+// The machine a host name stands for: the name up to its first dot (`gpu-0001.cluster.local` and
+// `gpu-0001` are one machine: torchrun's table prints the FQDN, NCCL and syslog the short name);
+// an IPv4 address whole.
+std::string_view Machine(std::string_view host) {
+  if (host.find_first_not_of("0123456789.") == std::string_view::npos) return host;
+  return host.substr(0, host.find('.'));
+}
+
 // What one file's lines say about whose they are.
 struct Seen {
   StrId host = kNoStr;  // the one host its lines name as their own
   bool many = false;    // they name more than one
+  bool machines = false;  // ... of different machines (Machine): several machines' lines
   bool kernel = false;  // it holds kernel lines (a console does not: several files merged)
   StrId pod_node = kNoStr;  // the node a `kubectl describe pod` or scheduler line placed a pod on
   std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = -1;  // the ranks its agent names
-  void Host(StrId h) {
+  void Host(StrId h, const Incident& inc) {
     if (h == kNoStr || h == host) return;
-    many |= host != kNoStr;
+    if (host != kNoStr) {
+      many = true;
+      machines |= Machine(inc.str(h)) != Machine(inc.str(host));
+    }
     host = h;
   }
   void Ranks(std::int32_t first, std::int32_t last) {
@@ -55,8 +67,9 @@ StrId OwnHost(const Event& e, const LogFile& f) {
   return e.host;
 }
 
-void NoteEvent(const Event& e, const LogFile& f, Seen* s) {
-  s->Host(OwnHost(e, f));
+void NoteEvent(const Event& e, const Incident& inc, Seen* s) {
+  const LogFile& f = inc.files[e.file];
+  s->Host(OwnHost(e, f), inc);
   if (e.kind == Kind::kPodNode && e.host != kNoStr) {
     // pods placed on two nodes: several pods' describes or the scheduler's events, no one node's
     s->many |= s->pod_node != kNoStr && s->pod_node != e.host;
@@ -85,6 +98,63 @@ bool NamedElsewhere(const Incident& inc, StrId host, const std::vector<char>& sp
   return false;
 }
 
+// The folder of `path` that gave it the node name `node` (NodeOfPath: the nearest folder so named);
+// empty when none does.
+std::string_view NodeFolder(std::string_view path, std::string_view node) {
+  const auto last = [](std::string_view dir) { return dir.substr(dir.rfind('/') + 1); };
+  std::string_view folder = FolderOf(path);
+  while (!folder.empty() && last(folder) != node) folder = FolderOf(folder);
+  return folder;
+}
+
+// Which machine, or machines, a set of files' lines name.
+struct Machines {
+  std::string_view one;
+  bool several = false;
+  void Add(std::string_view host) {
+    const std::string_view m = Machine(host);
+    several |= !one.empty() && m != one;
+    if (one.empty()) one = m;
+  }
+};
+
+// A folder that holds several machines' lines is no node, whatever its name: a file in it whose
+// lines name several machines (a job's srun, mpirun or pdsh console), or other node folders below
+// it whose lines name different machines (`<ticket>/gpu-0001/`, `<ticket>/gpu-0002/`: the
+// collection copied into a folder of its own and given from above it). Its files are the node
+// their names or lines give. Per file: 1 when the folder that gave its path node is such a one.
+std::vector<char> CollectionFolders(const std::vector<std::string>& path_node,
+                                    const std::vector<Seen>& seen, const Incident& inc) {
+  std::vector<std::string_view> folder(path_node.size());
+  std::unordered_map<std::string_view, Machines> own;  // node folder -> what its own files name
+  for (std::size_t i = 0; i < path_node.size(); ++i) {
+    if (path_node[i].empty()) continue;
+    folder[i] = NodeFolder(inc.files[i].path, path_node[i]);
+    Machines& m = own[folder[i]];
+    if (!inc.files[i].readable || inc.files[i].copy) continue;
+    m.several |= seen[i].machines;
+    if (seen[i].host != kNoStr) m.Add(inc.str(seen[i].host));
+  }
+  std::unordered_map<std::string_view, Machines>
+      below;  // node folder -> what node folders below it name
+  for (const auto& [dir, m] : own) {
+    if (m.one.empty()) continue;
+    for (std::string_view up = FolderOf(dir); !up.empty(); up = FolderOf(up)) {
+      if (!own.contains(up)) continue;
+      Machines& b = below[up];
+      b.several |= m.several;
+      b.Add(m.one);
+    }
+  }
+  std::vector<char> out(path_node.size(), 0);
+  for (std::size_t i = 0; i < path_node.size(); ++i) {
+    if (path_node[i].empty()) continue;
+    const auto b = below.find(folder[i]);
+    out[i] = own[folder[i]].several || (b != below.end() && b->second.several);
+  }
+  return out;
+}
+
 // A folder is a hint: when the lines of its files name one host, and no other folder's lines
 // name that host, its files are that host's (a re-laid incident's opaque folder names, a folder
 // named for the job's step). Two folders whose lines name one host stay two nodes (two agents).
@@ -95,7 +165,7 @@ void RenameFolders(const std::vector<std::string>& path_node, const std::vector<
     if (path_node[i].empty() || !inc.files[i].readable || inc.files[i].copy) continue;
     Seen& s = folder[path_node[i]];
     s.many |= seen[i].many;
-    s.Host(seen[i].host);
+    s.Host(seen[i].host, inc);
   }
   std::unordered_map<StrId, std::int32_t> folders_of;
   for (const auto& [name, s] : folder) {
@@ -139,7 +209,7 @@ void InheritAncestorHost(const std::vector<std::string>& path_node, const std::v
     if (!inc.files[i].readable || inc.files[i].copy) continue;
     Seen& d = dirs[FolderOf(inc.files[i].path)];
     d.many |= seen[i].many;
-    d.Host(seen[i].host);
+    d.Host(seen[i].host, inc);
   }
   // Every host named under each directory (its subtree), kNoStr standing for "several".
   std::unordered_map<std::string_view, OneHost> under;
@@ -228,7 +298,8 @@ StrId SoleSlurmNode(const Incident& inc) {
 // torchrun log dir's `<L>/` folder inside the node's folder looks like a node folder, and its
 // name would be given as the node. Its files keep no node from their path (the node's lines,
 // where they name it, still place them: RenameFolders, InheritAncestorHost).
-void NestedNodeFolders(const std::vector<std::string>& path_node, const Incident& inc, FileIdentity* out) {
+void NestedNodeFolders(const std::vector<std::string>& path_node, const Incident& inc,
+                       std::vector<char>* no_node_folder, const FileIdentity& out) {
   const auto last = [](std::string_view dir) { return dir.substr(dir.rfind('/') + 1); };
   std::unordered_set<std::string_view>
       node_dirs;  // folders whose own files take the folder for their node
@@ -237,12 +308,11 @@ void NestedNodeFolders(const std::vector<std::string>& path_node, const Incident
     if (!path_node[i].empty() && !dir.empty() && last(dir) == path_node[i]) node_dirs.insert(dir);
   }
   for (std::size_t i = 0; i < path_node.size(); ++i) {
-    if (path_node[i].empty() || !out->node[i].empty()) continue;
-    std::string_view folder = FolderOf(inc.files[i].path);  // the folder that gave the name
-    while (!folder.empty() && last(folder) != path_node[i]) folder = FolderOf(folder);
+    if (path_node[i].empty() || !out.node[i].empty()) continue;
+    const std::string_view folder = NodeFolder(inc.files[i].path, path_node[i]);
     for (std::string_view up = FolderOf(folder); !up.empty(); up = FolderOf(up)) {
       if (node_dirs.contains(up)) {
-        out->no_node_folder[i] = 1;
+        (*no_node_folder)[i] = 1;
         break;
       }
     }
@@ -251,11 +321,15 @@ void NestedNodeFolders(const std::vector<std::string>& path_node, const Incident
 
 }  // namespace
 
-FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident& inc) {
+FileIdentity IdentifyFiles(const std::vector<std::string>& folder_node,
+                           const std::vector<std::string>& name_node, const Incident& inc) {
   const std::size_t n = inc.files.size();
   FileIdentity out;
   out.node.resize(n);
-  out.no_node_folder.assign(n, 0);
+  out.path_node = folder_node;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (out.path_node[i].empty()) out.path_node[i] = name_node[i];
+  }
   std::vector<Seen> seen(n);
   std::vector<char> want(n, 0);
   bool any = false;
@@ -265,7 +339,7 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident
   }
   if (!any) return out;
   for (const Event& e : inc.events) {
-    if (want[e.file]) NoteEvent(e, inc.files[e.file], &seen[e.file]);
+    if (want[e.file]) NoteEvent(e, inc, &seen[e.file]);
   }
   // A kernel log none of whose lines is an event (boot and driver lines only) is the machine its
   // syslog lines name, whatever the file or its folder is called.
@@ -281,22 +355,30 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& given, const Incident
     if (live < 0 || !want[i]) continue;
     Seen& l = seen[static_cast<std::size_t>(live)];
     l.many |= seen[i].many;
-    l.Host(seen[i].host);
+    l.machines |= seen[i].machines;
+    l.Host(seen[i].host, inc);
     l.kernel |= seen[i].kernel;
     l.Ranks(seen[i].lo, seen[i].hi);
     stream_agent[static_cast<std::size_t>(live)] |= inc.files[i].agent;
   }
-  out.no_node_folder = ManyHostFolders(given, seen, inc);
+  // The node each file's folder gives, else the one its name gives.
+  std::vector<std::string> given = folder_node;
+  const std::vector<char> collection = CollectionFolders(folder_node, seen, inc);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (given[i].empty() || collection[i]) given[i] = name_node[i];
+  }
+  std::vector<char> no_node_folder = ManyHostFolders(given, seen, inc);
   std::vector<std::string> path_node = given;
   for (std::size_t i = 0; i < n; ++i) {
-    if (out.no_node_folder[i]) path_node[i].clear();
+    if (no_node_folder[i]) path_node[i].clear();
   }
   RenameFolders(path_node, seen, inc, &out);
   InheritAncestorHost(path_node, seen, inc, &out);
-  NestedNodeFolders(path_node, inc, &out);
+  NestedNodeFolders(path_node, inc, &no_node_folder, out);
   for (std::size_t i = 0; i < n; ++i) {
-    if (out.no_node_folder[i]) path_node[i].clear();
+    if (no_node_folder[i]) path_node[i].clear();
   }
+  out.path_node = path_node;
   // An agent's console that names no host (`host : localhost`) in a job Slurm ran on one node:
   // that node's. Found only when such a console asks (three passes over the events).
   std::optional<StrId> sole_slurm_node;

@@ -2,7 +2,8 @@
 // file whose path names no node is the node of the one host its lines name as their own (an
 // agent's ChildFailedError `host :`, NCCL's `host:pid:tid`, a syslog or pdsh prefix); a folder
 // whose files' lines name one host (no other folder's name it) is that host, and one whose files
-// name different hosts (one each) is none: each file is its own host's. Two agents'
+// name different hosts (one each), or whose file names several, or that holds node folders
+// naming different hosts, is none: each file is its own host's. Two agents'
 // consoles that name the same host are two agents (containers without distinct host names,
 // several agents on one host): each is a node of its own, labelled by the ranks it holds. An
 // agent's console that names no host is a node of its own, known by its file.
@@ -21,16 +22,22 @@ struct FileIdentity {
   // Per file: the node its lines give it (a host, or a label below); empty when they give none,
   // or name the node `path_node` names.
   std::vector<std::string> node;
+  // Per file: the node its folder gives it, else the one its name gives, where the folder is a
+  // node's: not one whose files' lines name several machines (a folder of many pods' or agents'
+  // logs under an opaque name, a job's whole console in a ticket's folder, the collection's
+  // node folders below it), nor one inside another node's folder that no line names. Empty
+  // when neither gives one.
+  std::vector<std::string> path_node;
   // Hosts that only split agents' consoles name: each of those agents is a node of its own, the
   // host alone is not one.
   std::vector<std::string> split_hosts;
-  // Per file: its folder's files name different hosts (one each), so the folder is no node and
-  // its name no hint: the file is the node its lines name, or none.
-  std::vector<char> no_node_folder;
 };
 
-// `path_node`: per file, the node its path (or its pod's describe) names; empty when none.
-FileIdentity IdentifyFiles(const std::vector<std::string>& path_node, const Incident& inc);
+// `folder_node`: per file, the node its path names (walk.h NodeOfPath); empty when none.
+// `name_node`: per file, the node its name stands for (a pod log's pod, by its describe), taken
+// where the folder gives none; empty when none.
+FileIdentity IdentifyFiles(const std::vector<std::string>& folder_node,
+                           const std::vector<std::string>& name_node, const Incident& inc);
 
 // The host a node label names: `node-a` for `node-a` and for a split agent's `node-a (agent with
 // ranks 4-7)`; empty for an unnamed agent's `the node of <file>`. What initiator.node reports.

@@ -319,15 +319,16 @@ void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& cen
     const auto it = alias.find(name);
     return it == alias.end() ? name : std::string_view(it->second);
   };
-  std::vector<std::string> file_node(sources.size());
+  std::vector<std::string> folder_node(sources.size()), name_node(sources.size());
   for (std::size_t i = 0; i < sources.size(); ++i) {
-    file_node[i] = sources[i].node.empty() && !alias.empty() ? std::string(real(Stem(sources[i].rel))) : sources[i].node;
-    if (sources[i].node.empty() && file_node[i] == Stem(sources[i].rel) && !alias.contains(file_node[i])) file_node[i].clear();
+    folder_node[i] = sources[i].node;
+    if (const auto it = alias.find(Stem(sources[i].rel)); it != alias.end())
+      name_node[i] = it->second;
   }
   // A file whose path names no node is the node its lines name (ingest/identity.h).
-  const FileIdentity identity = IdentifyFiles(file_node, *inc);
+  const FileIdentity identity = IdentifyFiles(folder_node, name_node, *inc);
+  std::vector<std::string> file_node = identity.path_node;
   for (std::size_t i = 0; i < sources.size(); ++i) {
-    if (identity.no_node_folder[i]) file_node[i].clear();
     if (identity.node[i].empty()) continue;
     // a pod's hostname (a split agent's label too: `<host> (agent with ranks 8-15)`) is its node's
     const std::string_view host = NodeHost(identity.node[i]);
