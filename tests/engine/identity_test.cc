@@ -631,6 +631,40 @@ TEST(Identity, AnOpaqueNodeFolderIsTheMachineItsKernelLogNames) {
   ExpectSameInitiator(testing::DiagnoseDir(renamed.path()), canonical);
 }
 
+// A real 2-node run copied into a ticket's folder (`INC-4242/node-a/`, `INC-4242/node-b/`, the
+// launcher's console beside them), diagnosed from above it, with node-b's agent printing its FQDN
+// in its table (`host : node-b.cluster.local`, torchrun's socket.getfqdn()) and its kernel log the
+// short name: node-b's folder is one machine's, the ticket's folder none (its console names
+// both nodes), and the answer the corpus's.
+TEST(Identity, ACollectionInATicketsFolderKeepsItsNodeFoldersAndAnFqdnIsItsShortNamesMachine) {
+  const fs::path incident = kReal / "tr_sigkill_rank3" / "incident";
+  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+  ASSERT_EQ(canonical.verdict(), v1::VERDICT_DIAGNOSED);
+  ASSERT_EQ(canonical.initiator().node(), "node-b");
+  TempDir above;
+  const fs::path ticket = above.path() / "INC-4242";
+  std::string console;
+  for (const char* node : {"node-a", "node-b"}) {
+    for (const auto& entry : fs::directory_iterator(incident / node)) {
+      std::string text = Slurp(entry.path());
+      if (std::string(node) == "node-b" && entry.path().filename() == "torchrun.log") {
+        for (std::size_t at = 0;
+             (at = text.find("host      : node-b\n", at)) != std::string::npos;) {
+          text.replace(at, 19, "host      : node-b.cluster.local\n");
+        }
+        ASSERT_NE(text.find("node-b.cluster.local"), std::string::npos);
+      }
+      Write(ticket / node / entry.path().filename(), text);
+      if (entry.path().filename() == "torchrun.log") console += text;
+    }
+  }
+  Write(ticket / "node-b" / "kern.log",
+        "Nov 29 16:20:01 node-b kernel: [    0.000000] Linux version 5.15.0-105-generic\n");
+  Write(ticket / "launcher.log", console);  // both agents' consoles, as one collector kept them
+  const v1::Diagnosis got = testing::DiagnoseDir(above.path());
+  ExpectSameInitiator(got, canonical);
+}
+
 // Every folder and file of `from` copied to `to` under an opaque name, each its own (folders
 // `d<k>`, files `f<k>.log`, k counting through the whole tree), as the `renamed` shape lays an
 // incident out.

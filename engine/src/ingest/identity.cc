@@ -14,14 +14,6 @@ namespace {
 constexpr std::string_view kUnnamed = "the node of ";
 constexpr std::string_view kAgentOf = " (agent ";
 
-// The machine a host name stands for: the name up to its first dot (`gpu-0001.cluster.local` and
-// `gpu-0001` are one machine: torchrun's table prints the FQDN, NCCL and syslog the short name);
-// an IPv4 address whole.
-std::string_view Machine(std::string_view host) {
-  if (host.find_first_not_of("0123456789.") == std::string_view::npos) return host;
-  return host.substr(0, host.find('.'));
-}
-
 // What one file's lines say about whose they are.
 struct Seen {
   StrId host = kNoStr;  // the one host its lines name as their own
@@ -429,6 +421,11 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& folder_node,
     if (live >= 0 && want[i] && path_node[i].empty()) out.node[i] = out.node[static_cast<std::size_t>(live)];
   }
   return out;
+}
+
+std::string_view Machine(std::string_view host) {
+  if (host.find_first_not_of("0123456789.") == std::string_view::npos) return host;
+  return host.substr(0, host.find('.'));
 }
 
 std::string_view NodeHost(std::string_view label) {

@@ -39,6 +39,11 @@ struct FileIdentity {
 FileIdentity IdentifyFiles(const std::vector<std::string>& folder_node,
                            const std::vector<std::string>& name_node, const Incident& inc);
 
+// The machine a host name stands for: the name up to its first dot (`gpu-0001.cluster.local` and
+// `gpu-0001` are one machine: torchrun's table prints socket.getfqdn(), NCCL, syslog and Slurm
+// the short name); an IPv4 address whole.
+std::string_view Machine(std::string_view host);
+
 // The host a node label names: `node-a` for `node-a` and for a split agent's `node-a (agent with
 // ranks 4-7)`; empty for an unnamed agent's `the node of <file>`. What initiator.node reports.
 std::string_view NodeHost(std::string_view label);

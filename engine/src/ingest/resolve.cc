@@ -282,6 +282,33 @@ std::map<std::string, std::string, std::less<>> PodAliases(const std::vector<Sou
   return alias;
 }
 
+// A host's FQDN where its short name names a host too is that host (`node-b.cluster.local` in an
+// agent's table, `node-b` in its folder, NCCL's and the kernel's lines): one machine, one node. Not
+// where two FQDNs share the short name (two domains' `gpu-1` are two machines), nor an FQDN a pod
+// alias already places.
+void AddFqdnAliases(const std::vector<SourceFile>& sources, const EventCensus& census,
+                    const Incident& inc, std::map<std::string, std::string, std::less<>>* alias) {
+  std::set<std::string_view> shorts;
+  std::map<std::string_view, std::set<std::string_view>> fqdns;  // short name -> the FQDNs with it
+  const auto note = [&](std::string_view host) {
+    if (host.empty()) return;
+    const std::string_view machine = Machine(host);
+    if (machine == host) {
+      shorts.insert(host);
+    } else if (!machine.empty()) {
+      fqdns[machine].insert(host);
+    }
+  };
+  for (const SourceFile& f : sources) note(f.node);
+  for (StrId id = 1; id < census.named.size(); ++id) {
+    if ((census.named[id] & (kAsHost | kAsSlurmNode)) != 0) note(inc.str(id));
+  }
+  for (const auto& [machine, names] : fqdns) {
+    if (names.size() == 1 && shorts.contains(machine))
+      alias->emplace(std::string(*names.begin()), std::string(machine));
+  }
+}
+
 // The describe block (of `blocks`, sorted) that holds `e`'s line; nullptr when none.
 const DescribeBlock* BlockOf(const std::vector<DescribeBlock>& blocks, const Event& e) {
   auto it = std::upper_bound(blocks.begin(), blocks.end(), std::make_pair(e.file, e.offset),
@@ -311,10 +338,11 @@ void DecodeWorld(const EventCensus& census, Incident* inc) {
 
 // Nodes are the directories files sit in plus the hosts lines name (NCCL `host:pid:tid`, pdsh
 // prefixes, torchrun table `host :` fields): a combined srun log has no directories. An event
-// belongs to its file's node, else to the host it names. Pod names resolve to their node.
+// belongs to its file's node, else to the host it names. Pod names and FQDNs resolve to their node.
 void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& census, Incident* inc) {
   const std::vector<DescribeBlock> blocks = DescribeBlocks(census, *inc);
-  const auto alias = PodAliases(sources, blocks, census, *inc);
+  auto alias = PodAliases(sources, blocks, census, *inc);
+  AddFqdnAliases(sources, census, *inc, &alias);
   auto real = [&](std::string_view name) -> std::string_view {
     const auto it = alias.find(name);
     return it == alias.end() ? name : std::string_view(it->second);
