@@ -242,10 +242,10 @@ TEST_F(ShapesTest, RenamedKeepsFoldersAndContentButNoName) {
   EXPECT_EQ(relaid.node_aliases.size(), 2u);
 }
 
-TEST_F(ShapesTest, NestedPutsEveryLogUnderOneOpaqueFolderWithItsNameAndKeepsCheckpoints) {
+TEST_F(ShapesTest, NestedPutsTheWholeCollectionUnderOneOpaqueFolderWithItsNames) {
   const auto [tree, relaid] = Lay("nested");
   std::string folder;
-  for (const auto& [rel, text] : Logs()) {
+  for (const auto& [rel, text] : kIncident) {
     const auto it = std::find_if(tree.begin(), tree.end(),
                                  [&](const auto& kv) { return kv.first.ends_with("/" + rel); });
     ASSERT_NE(it, tree.end()) << rel;
@@ -256,8 +256,8 @@ TEST_F(ShapesTest, NestedPutsEveryLogUnderOneOpaqueFolderWithItsNameAndKeepsChec
     if (folder.empty()) folder = top;
     EXPECT_EQ(top, folder);  // one folder for all
   }
-  EXPECT_EQ(tree.size(), Logs().size() + 1);
-  EXPECT_EQ(tree.at("checkpoints/latest"), "step_10.pt\n");  // where it was: not a log
+  EXPECT_EQ(tree.size(), kIncident.size());
+  EXPECT_EQ(tree.at(folder + "/checkpoints/latest"), "step_10.pt\n");  // not a log, copied as it is
   EXPECT_TRUE(relaid.node_aliases.empty());
 }
 

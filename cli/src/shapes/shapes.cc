@@ -26,7 +26,9 @@ const std::vector<Shape>& AllShapes() {
        "the same answer where the lines name their rank; else node-level", RelayFlat},
       {"renamed", "every file and folder name (rank_<R>.log, <host>/, slurm-<id>.out)",
        "the same answer where the lines name their rank; else node-level", RelayRenamed},
-      {"nested", "nothing: every log one folder deeper, under one opaque folder (a ticket's)",
+      {"nested",
+       "nothing: the whole collection one folder deeper, under one opaque folder (a tarball's, a "
+       "ticket's)",
        "the same answer", RelayNested},
       {"same-host", "host names: every node and host name in lines and paths is one name",
        "the same rank; the node only as the one shared name", RelaySameHost},

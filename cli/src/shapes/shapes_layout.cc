@@ -148,10 +148,10 @@ Status RelayRenamed(const Source& src, const fs::path& out, Relaid* r) {
   return CopyKept(src, out);
 }
 
-// Every log one folder deeper, under one opaque folder, names kept: the collection copied into a
-// ticket's or a day's folder and diagnosed from above it (its top-level files, the launcher's and
-// the scheduler's, now sit in a folder whose name is no node's). The kept files (the checkpoint
-// tree) stay where they were.
+// The whole collection one folder deeper, under one opaque folder, names kept: a tarball's top
+// folder, or the collection copied into a ticket's folder, diagnosed from above it (its top-level
+// files, the launcher's and the scheduler's, now sit in a folder whose name is no node's; its
+// checkpoint tree in that folder too).
 Status RelayNested(const Source& src, const fs::path& out, Relaid*) {
   const fs::path folder = out / Opaque(src, "nested");
   for (const auto& f : src.files) {
@@ -160,7 +160,7 @@ Status RelayNested(const Source& src, const fs::path& out, Relaid*) {
     if (!text.ok()) return text.status();
     DENPEX_RETURN_IF_ERROR(WriteText(folder / f.rel, *text));
   }
-  return CopyKept(src, out);
+  return CopyKept(src, folder);
 }
 
 namespace {

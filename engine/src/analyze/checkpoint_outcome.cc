@@ -311,11 +311,15 @@ Result<std::optional<CheckpointDir>> FindCheckpointDir(const fs::path& incident_
     return std::optional<CheckpointDir>(CheckpointDir{
         given, inside ? canon.lexically_relative(incident_root).generic_string() : given.string()});
   }
-  for (std::string_view name : kCheckpointFolders) {
-    const fs::path p = incident_root / name;
-    if (fs::is_directory(fs::symlink_status(p, ec))) {
-      return std::optional<CheckpointDir>(CheckpointDir{p, std::string(name)});
+  const std::string lone = LoneFolders(incident_root);  // a tarball's or ticket's folder
+  for (const std::string& in : {std::string(), lone}) {
+    for (std::string_view name : kCheckpointFolders) {
+      const std::string rel = in.empty() ? std::string(name) : in + "/" + std::string(name);
+      const fs::path p = incident_root / rel;
+      if (fs::is_directory(fs::symlink_status(p, ec)))
+        return std::optional<CheckpointDir>(CheckpointDir{p, rel});
     }
+    if (lone.empty()) break;
   }
   return std::optional<CheckpointDir>();
 }

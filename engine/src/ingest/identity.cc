@@ -90,15 +90,6 @@ bool NamedElsewhere(const Incident& inc, StrId host, const std::vector<char>& sp
   return false;
 }
 
-// The folder of `path` that gave it the node name `node` (NodeOfPath: the nearest folder so named);
-// empty when none does.
-std::string_view NodeFolder(std::string_view path, std::string_view node) {
-  const auto last = [](std::string_view dir) { return dir.substr(dir.rfind('/') + 1); };
-  std::string_view folder = FolderOf(path);
-  while (!folder.empty() && last(folder) != node) folder = FolderOf(folder);
-  return folder;
-}
-
 // Which machine, or machines, a set of files' lines name.
 struct Machines {
   std::string_view one;
@@ -313,8 +304,9 @@ void NestedNodeFolders(const std::vector<std::string>& path_node, const Incident
 
 }  // namespace
 
-FileIdentity IdentifyFiles(const std::vector<std::string>& folder_node,
-                           const std::vector<std::string>& name_node, const Incident& inc) {
+FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
+  const std::vector<std::string>& folder_node = hints.folder_node;
+  const std::vector<std::string>& name_node = hints.name_node;
   const std::size_t n = inc.files.size();
   FileIdentity out;
   out.node.resize(n);
@@ -370,7 +362,6 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& folder_node,
   for (std::size_t i = 0; i < n; ++i) {
     if (no_node_folder[i]) path_node[i].clear();
   }
-  out.path_node = path_node;
   // An agent's console that names no host (`host : localhost`) in a job Slurm ran on one node:
   // that node's. Found only when such a console asks (three passes over the events).
   std::optional<StrId> sole_slurm_node;
@@ -378,6 +369,23 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& folder_node,
     if (!sole_slurm_node) sole_slurm_node = SoleSlurmNode(inc);
     return *sole_slurm_node;
   };
+  // A tarball's or a ticket's folder that no line names (PathHints::wrapper) is one machine with no
+  // name of its own: the one node Slurm ran the job on, else a node known by the folder. Where it
+  // holds several agents' consoles its files are read as at the top level (each console its own
+  // node, or its host's), and only those whose lines give them no node are that machine's.
+  std::vector<char> wrapped(n, 0);
+  int wrapped_agents = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!hints.wrapper[i] || path_node[i].empty() || path_node[i] != folder_node[i] ||
+        !out.node[i].empty())
+      continue;
+    wrapped[i] = 1;
+    wrapped_agents += stream_agent[i] != 0 && inc.files[i].rotated_into < 0;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (wrapped[i] && wrapped_agents > 1) path_node[i].clear();
+  }
+  out.path_node = path_node;
   std::map<StrId, std::vector<std::size_t>> agents_of;  // host -> the agents' consoles naming it
   for (std::size_t i = 0; i < n; ++i) {
     const LogFile& f = inc.files[i];
@@ -398,6 +406,13 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& folder_node,
     } else if (s.host == kNoStr && agent && !f.task_labels && !f.world_info) {
       out.node[i] = std::string(kUnnamed) + f.path;  // one console, one agent: its own node
     }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!wrapped[i] || !out.node[i].empty()) continue;
+    out.node[i] = slurm_node() != kNoStr
+                      ? std::string(inc.str(slurm_node()))
+                      : std::string(kUnnamed) +
+                            std::string(NodeFolder(inc.files[i].path, folder_node[i])) + "/";
   }
   std::vector<char> split(n, 0);
   std::vector<StrId> hosts;
@@ -421,6 +436,13 @@ FileIdentity IdentifyFiles(const std::vector<std::string>& folder_node,
     if (live >= 0 && want[i] && path_node[i].empty()) out.node[i] = out.node[static_cast<std::size_t>(live)];
   }
   return out;
+}
+
+std::string_view NodeFolder(std::string_view path, std::string_view node) {
+  const auto last = [](std::string_view dir) { return dir.substr(dir.rfind('/') + 1); };
+  std::string_view folder = FolderOf(path);
+  while (!folder.empty() && last(folder) != node) folder = FolderOf(folder);
+  return folder;
 }
 
 std::string_view Machine(std::string_view host) {

@@ -33,11 +33,25 @@ struct FileIdentity {
   std::vector<std::string> split_hosts;
 };
 
-// `folder_node`: per file, the node its path names (walk.h NodeOfPath); empty when none.
-// `name_node`: per file, the node its name stands for (a pod log's pod, by its describe), taken
-// where the folder gives none; empty when none.
-FileIdentity IdentifyFiles(const std::vector<std::string>& folder_node,
-                           const std::vector<std::string>& name_node, const Incident& inc);
+// What each file's path and name say of its node.
+struct PathHints {
+  std::vector<std::string>
+      folder_node;  // the node its path names (walk.h NodeOfPath); empty when none
+  // The node its name stands for (a pod log's pod, by its describe), taken where the folder gives
+  // none; empty when none.
+  std::vector<std::string> name_node;
+  // 1 where the folder that gives `folder_node` holds every log of the incident and no line names
+  // it as a host (a tarball's or a ticket's folder): its files are one machine's, but that name is
+  // not the machine's. Such a file whose lines give no node is the one node Slurm ran the job on,
+  // else a node known by the folder only (`the node of <folder>/`).
+  std::vector<char> wrapper;
+};
+
+FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc);
+
+// The folder of `path` that gave it the node name `node` (walk.h NodeOfPath: the nearest folder so
+// named); empty when none does.
+std::string_view NodeFolder(std::string_view path, std::string_view node);
 
 // The machine a host name stands for: the name up to its first dot (`gpu-0001.cluster.local` and
 // `gpu-0001` are one machine: torchrun's table prints socket.getfqdn(), NCCL, syslog and Slurm

@@ -309,6 +309,45 @@ void AddFqdnAliases(const std::vector<SourceFile>& sources, const EventCensus& c
   }
 }
 
+// Every log of the incident in one folder (a tarball's top folder, a ticket's, the collection one
+// level down): per file, 1 when its path's node is that folder or one above it and no line names
+// that folder as a host (a node's folder given alone, whose kernel log names it, is the node).
+// Such a folder's name is no more a node's than a ticket's (ingest/identity.h).
+std::vector<char> WrapperFolders(const std::vector<SourceFile>& sources, const EventCensus& census,
+                                 const Incident& inc) {
+  std::vector<char> out(sources.size(), 0);
+  std::optional<std::string_view> common;  // the deepest folder every readable file sits in
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    if (!inc.files[i].readable) continue;
+    const std::string_view dir = FolderOf(sources[i].rel);
+    if (!common) {
+      common = dir;
+      continue;
+    }
+    while (!common->empty() &&
+           !(dir == *common || (dir.starts_with(*common) && dir[common->size()] == '/'))) {
+      common = FolderOf(*common);
+    }
+    if (common->empty()) return out;
+  }
+  if (!common || common->empty()) return out;
+  std::set<std::string_view> named;  // the machines lines name
+  for (StrId id = 1; id < census.named.size(); ++id) {
+    if ((census.named[id] & (kAsHost | kAsSlurmNode)) != 0) named.insert(Machine(inc.str(id)));
+  }
+  for (const LogFile& f : inc.files) {
+    if (f.kernel_host != kNoStr)
+      named.insert(Machine(inc.str(f.kernel_host)));  // a quiet kernel log's
+  }
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const std::string& node = sources[i].node;
+    if (node.empty() || named.contains(Machine(node))) continue;
+    out[i] =
+        NodeFolder(sources[i].rel, node).size() <= common->size();  // the folder or one above it
+  }
+  return out;
+}
+
 // The describe block (of `blocks`, sorted) that holds `e`'s line; nullptr when none.
 const DescribeBlock* BlockOf(const std::vector<DescribeBlock>& blocks, const Event& e) {
   auto it = std::upper_bound(blocks.begin(), blocks.end(), std::make_pair(e.file, e.offset),
@@ -354,7 +393,10 @@ void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& cen
       name_node[i] = it->second;
   }
   // A file whose path names no node is the node its lines name (ingest/identity.h).
-  const FileIdentity identity = IdentifyFiles(folder_node, name_node, *inc);
+  const FileIdentity identity = IdentifyFiles({.folder_node = std::move(folder_node),
+                                               .name_node = std::move(name_node),
+                                               .wrapper = WrapperFolders(sources, census, *inc)},
+                                              *inc);
   std::vector<std::string> file_node = identity.path_node;
   for (std::size_t i = 0; i < sources.size(); ++i) {
     if (identity.node[i].empty()) continue;

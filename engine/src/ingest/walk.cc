@@ -11,6 +11,7 @@
 #include <cstring>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <system_error>
 
 #include "denpex/common/unique_fd.h"
@@ -81,12 +82,20 @@ bool IsKernelLogName(std::string_view name) {
 
 // The job's checkpoints are verified separately (analyze/checkpoint_outcome.cc), never read as
 // logs.
-bool IsCheckpointDir(const fs::path& root, const std::string& rel, std::string_view name, int depth,
-                     const fs::path& skip) {
-  if (!skip.empty() && root / rel == skip) return true;
-  if (depth != 0) return false;
+bool IsCheckpointName(std::string_view name) {
   return std::find(std::begin(kCheckpointFolders), std::end(kCheckpointFolders), name) !=
          std::end(kCheckpointFolders);
+}
+
+// `lone`: LoneFolders of the incident dir; a checkpoint folder sits directly in it or in them.
+bool IsCheckpointDir(const fs::path& root, const std::string& rel, std::string_view name, int depth,
+                     const fs::path& skip, const std::string& lone) {
+  if (!skip.empty() && root / rel == skip) return true;
+  if (depth != 0 && !(rel.size() == lone.size() + 1 + name.size() && rel.starts_with(lone) &&
+                      rel[lone.size()] == '/')) {
+    return false;
+  }
+  return IsCheckpointName(name);
 }
 
 }  // namespace
@@ -174,6 +183,7 @@ struct Segment {
 struct Walk {
   const fs::path& root;
   const fs::path& skip;
+  const std::string& lone;   // LoneFolders(root)
   const std::string& shown;  // the incident directory as it was given, for problems
 };
 
@@ -240,7 +250,7 @@ bool Visit(const Walk& w, int dir, const char* name, Type type, std::string rel,
   if (type == Type::kLink) {
     NoteLink(w.root / rel, w.root, rel, &out->problems);
   } else if (type == Type::kFolder) {
-    if (IsCheckpointDir(w.root, rel, name, depth, w.skip)) return true;
+    if (IsCheckpointDir(w.root, rel, name, depth, w.skip, w.lone)) return true;
     // A folder the reader may not open or enter is named here, not skipped without a word.
     const UniqueFd sub(OpenFolder(dir, name));
     if (sub.get() < 0) {
@@ -293,6 +303,25 @@ bool ListFolder(const Walk& w, int dir, const std::string& rel, int depth, Segme
 
 }  // namespace
 
+std::string LoneFolders(const fs::path& dir) {
+  std::string rel;
+  for (int depth = 0; depth < 8; ++depth) {
+    std::error_code ec;
+    fs::directory_iterator it(dir / rel, ec), end;
+    std::optional<fs::directory_entry> only;
+    for (; !ec && it != end; it.increment(ec)) {
+      if (it->path().filename().string().starts_with('.')) continue;
+      if (only) return rel;  // two entries
+      only = *it;
+    }
+    if (ec || !only || only->is_symlink(ec) || !only->is_directory(ec)) return rel;
+    const std::string name = only->path().filename().string();
+    if (IsCheckpointName(name)) return rel;
+    rel += (rel.empty() ? "" : "/") + name;
+  }
+  return rel;
+}
+
 Result<Listing> ListIncident(const fs::path& dir, const fs::path& skip) {
   constexpr std::string_view kHint = ": pass the directory that holds the job's logs";
   std::error_code ec;
@@ -311,7 +340,8 @@ Result<Listing> ListIncident(const fs::path& dir, const fs::path& skip) {
     return Status::IoError("cannot list " + dir.string() + ": " + std::strerror(errno));
   const fs::path skip_canonical = skip.empty() ? fs::path() : fs::weakly_canonical(skip, ec);
   const std::string shown = dir.string();
-  const Walk walk{.root = out.root, .skip = skip_canonical, .shown = shown};
+  const std::string lone = LoneFolders(out.root);
+  const Walk walk{.root = out.root, .skip = skip_canonical, .lone = lone, .shown = shown};
 
   // The incident directory's own entries first; then the folders among them are walked in
   // parallel (a 16k-rank job's 2,048 node folders took 17 ms to list on one core, before any

@@ -37,12 +37,19 @@ struct Listing {
   std::vector<std::string> problems;  // "rel: what was wrong"
 };
 
-// Folders directly inside an incident directory that hold the job's checkpoints, not logs:
-// ingest never reads them; `denpex diagnose` verifies the first one it finds.
+// Folders directly inside an incident directory (or its LoneFolders) that hold the job's
+// checkpoints, not logs: ingest never reads them; `denpex diagnose` verifies the first one it
+// finds.
 inline constexpr std::string_view kCheckpointFolders[] = {"checkpoints", "checkpoint", "ckpt", "ckpts"};
 
+// The chain of lone folders at the top of `dir` (`INC-7` for a dir whose one entry, hidden ones
+// aside, is the folder `INC-7` holding several; `a/b` for two such; empty when none): a tarball's
+// or a ticket's folder holding the whole collection. Its checkpoint folders are the incident's.
+std::string LoneFolders(const std::filesystem::path& dir);
+
 // kNotFound when `dir` does not exist, kInvalidInput when it is not a directory. The
-// checkpoint folders and `skip` (a checkpoint directory given explicitly) are not listed.
+// checkpoint folders (directly inside `dir` or its LoneFolders) and `skip` (a checkpoint
+// directory given explicitly) are not listed.
 Result<Listing> ListIncident(const std::filesystem::path& dir, const std::filesystem::path& skip = {});
 
 // A file name without logrotate's suffixes: `.gz`, `.xz`, `.zst`, then `.N` or `-YYYYMMDD`; `*age`
