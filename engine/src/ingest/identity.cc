@@ -26,7 +26,7 @@ struct Seen {
     if (h == kNoStr || h == host) return;
     if (host != kNoStr) {
       many = true;
-      machines |= Machine(inc.str(h)) != Machine(inc.str(host));
+      if (!machines) machines = Machine(inc.str(h)) != Machine(inc.str(host));  // once is enough
     }
     host = h;
   }
@@ -436,13 +436,6 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
     if (live >= 0 && want[i] && path_node[i].empty()) out.node[i] = out.node[static_cast<std::size_t>(live)];
   }
   return out;
-}
-
-std::string_view NodeFolder(std::string_view path, std::string_view node) {
-  const auto last = [](std::string_view dir) { return dir.substr(dir.rfind('/') + 1); };
-  std::string_view folder = FolderOf(path);
-  while (!folder.empty() && last(folder) != node) folder = FolderOf(folder);
-  return folder;
 }
 
 std::string_view Machine(std::string_view host) {

@@ -51,7 +51,11 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc);
 
 // The folder of `path` that gave it the node name `node` (walk.h NodeOfPath: the nearest folder so
 // named); empty when none does.
-std::string_view NodeFolder(std::string_view path, std::string_view node);
+inline std::string_view NodeFolder(std::string_view path, std::string_view node) {
+  std::string_view folder = FolderOf(path);
+  while (!folder.empty() && folder.substr(folder.rfind('/') + 1) != node) folder = FolderOf(folder);
+  return folder;
+}
 
 // The machine a host name stands for: the name up to its first dot (`gpu-0001.cluster.local` and
 // `gpu-0001` are one machine: torchrun's table prints socket.getfqdn(), NCCL, syslog and Slurm

@@ -288,23 +288,26 @@ std::map<std::string, std::string, std::less<>> PodAliases(const std::vector<Sou
 // alias already places.
 void AddFqdnAliases(const std::vector<SourceFile>& sources, const EventCensus& census,
                     const Incident& inc, std::map<std::string, std::string, std::less<>>* alias) {
+  // Every name a path or a line gives a host, to `see`.
+  const auto each_host = [&](const auto& see) {
+    for (const SourceFile& f : sources) {
+      if (!f.node.empty()) see(std::string_view(f.node));
+    }
+    for (StrId id = 1; id < census.named.size(); ++id) {
+      if ((census.named[id] & (kAsHost | kAsSlurmNode)) != 0) see(inc.str(id));
+    }
+  };
   std::map<std::string_view, std::set<std::string_view>> fqdns;  // short name -> the FQDNs with it
-  std::vector<std::string_view> hosts;  // every name a path or a line gives a host
-  for (const SourceFile& f : sources) {
-    if (!f.node.empty()) hosts.push_back(f.node);
-  }
-  for (StrId id = 1; id < census.named.size(); ++id) {
-    if ((census.named[id] & (kAsHost | kAsSlurmNode)) != 0) hosts.push_back(inc.str(id));
-  }
-  for (const std::string_view host : hosts) {
+  each_host([&](std::string_view host) {
+    if (host.find('.') == std::string_view::npos) return;
     if (const std::string_view machine = Machine(host); machine != host && !machine.empty())
       fqdns[machine].insert(host);
-  }
+  });
   if (fqdns.empty()) return;  // no FQDN (most incidents): nothing to look up
   std::set<std::string_view> shorts;
-  for (const std::string_view host : hosts) {
+  each_host([&](std::string_view host) {
     if (fqdns.contains(host)) shorts.insert(host);
-  }
+  });
   for (const auto& [machine, names] : fqdns) {
     if (names.size() == 1 && shorts.contains(machine))
       alias->emplace(std::string(*names.begin()), std::string(machine));
