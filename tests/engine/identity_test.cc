@@ -665,32 +665,39 @@ TEST(Identity, ACollectionInATicketsFolderKeepsItsNodeFoldersAndAnFqdnIsItsShort
   ExpectSameInitiator(got, canonical);
 }
 
-// Real single-node runs, each copied whole (checkpoints too) into a ticket's folder and diagnosed
-// from above it: the folder holds every log and no line names it, so it is no node's name. The
-// Slurm jobs (sbatch, srun inside) are the one node Slurm ran them on, as at the top level; the
-// bare torchrun run (`host : localhost`) names no node, as at the top level; two agents' consoles
-// of one machine stay two agents. The checkpoint folder in it is the incident's.
+// Real single-node runs, each copied whole (checkpoints too) into a ticket's folder, or two folders
+// deep with the operator's notes beside, and diagnosed from above: the folder holds every log and
+// no line names it, so it is no node's name. The Slurm jobs (sbatch, srun inside) are the one node
+// Slurm ran them on, as at the top level; the bare torchrun run (`host : localhost`) names no node,
+// as at the top level; two agents' consoles of one machine stay two agents. The checkpoint folder
+// in it is the incident's.
 TEST(Identity, ATicketsFolderHoldingEveryLogIsNoNodesName) {
   const fs::path real2 = fs::path(DENPEX_SOURCE_DIR) / "corpora" / "real2";
   for (const char* run :
        {"sb_sigkill_rank1", "sl_sigkill_task1", "tr1_sigkill_rank1", "tr2_sigstop_rank0"}) {
-    SCOPED_TRACE(run);
     const fs::path incident = real2 / run / "incident";
     const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
-    ASSERT_EQ(canonical.verdict(), v1::VERDICT_DIAGNOSED);
-    TempDir above;
-    for (const auto& entry : fs::recursive_directory_iterator(incident)) {
-      if (entry.is_regular_file())
-        Write(above.path() / "INC-7" / fs::relative(entry.path(), incident), Slurp(entry.path()));
+    ASSERT_EQ(canonical.verdict(), v1::VERDICT_DIAGNOSED) << run;
+    ASSERT_EQ(canonical.checkpoint().dir(), "checkpoints") << run;
+    for (const char* folder : {"INC-7", "INC-7/logs-2026-12-02"}) {
+      SCOPED_TRACE(std::string(run) + " in " + folder);
+      TempDir above;
+      for (const auto& entry : fs::recursive_directory_iterator(incident)) {
+        if (entry.is_regular_file())
+          Write(above.path() / folder / fs::relative(entry.path(), incident), Slurp(entry.path()));
+      }
+      if (std::string(folder).find('/') != std::string::npos) {
+        Write(above.path() / "README.txt",
+              "INC-7: the job died overnight; collected by the on-call, rank 3 suspected.\n");
+      }
+      const v1::Diagnosis got = testing::DiagnoseDir(above.path());
+      ExpectSameInitiator(got, canonical);
+      EXPECT_EQ(got.initiator().node().find("INC-7"), std::string::npos) << got.initiator().node();
+      EXPECT_EQ(got.initiator().node().find("logs-"), std::string::npos) << got.initiator().node();
+      EXPECT_EQ(got.checkpoint().dir(), std::string(folder) + "/checkpoints");
+      EXPECT_EQ(got.checkpoint().decision(), canonical.checkpoint().decision());
+      EXPECT_EQ(got.checkpoint().path(), canonical.checkpoint().path());
     }
-    const v1::Diagnosis got = testing::DiagnoseDir(above.path());
-    ExpectSameInitiator(got, canonical);
-    EXPECT_EQ(got.initiator().node().find("INC-7"), std::string::npos) << got.initiator().node();
-    // Its checkpoint folder is the incident's, verified as at the top level.
-    ASSERT_EQ(canonical.checkpoint().dir(), "checkpoints");
-    EXPECT_EQ(got.checkpoint().dir(), "INC-7/checkpoints");
-    EXPECT_EQ(got.checkpoint().decision(), canonical.checkpoint().decision());
-    EXPECT_EQ(got.checkpoint().path(), canonical.checkpoint().path());
   }
 }
 

@@ -311,15 +311,19 @@ Result<std::optional<CheckpointDir>> FindCheckpointDir(const fs::path& incident_
     return std::optional<CheckpointDir>(CheckpointDir{
         given, inside ? canon.lexically_relative(incident_root).generic_string() : given.string()});
   }
-  const std::string lone = LoneFolders(incident_root);  // a tarball's or ticket's folder
-  for (const std::string& in : {std::string(), lone}) {
+  // The incident dir, then each of its lone folders (a tarball's or ticket's), shallowest first.
+  const std::string lone = LoneFolders(incident_root);
+  for (std::size_t end = 0;;) {
+    const std::string in = lone.substr(0, end);
     for (std::string_view name : kCheckpointFolders) {
       const std::string rel = in.empty() ? std::string(name) : in + "/" + std::string(name);
       const fs::path p = incident_root / rel;
       if (fs::is_directory(fs::symlink_status(p, ec)))
         return std::optional<CheckpointDir>(CheckpointDir{p, rel});
     }
-    if (lone.empty()) break;
+    if (end >= lone.size()) break;
+    end = lone.find('/', end + 1);
+    if (end == std::string::npos) end = lone.size();
   }
   return std::optional<CheckpointDir>();
 }

@@ -47,6 +47,7 @@ struct LogFile {
   bool local_tags = false;       // torchrun `[default<L>]:` tags
   std::int32_t top_local_tag = -1;  // the highest L of those tags
   bool readable = false;         // opened, and text
+  bool eventful = false;         // it holds an event (a notes file, a banner-only log: none)
   bool copy = false;             // `denpex run`'s `<stem>.errors.log` (SourceFile::copy)
   bool kernel = false;  // a kernel log by its name (dmesg, kern.log, journal, syslog) or its lines
                         // (ParsedLog::kernel_text)

@@ -498,11 +498,15 @@ int AddBatch(Listing* listing, std::size_t begin, std::vector<ParsedFile>&& batc
              tbb::task_arena* arena, Incident* inc) {
   const std::size_t end = begin + batch.size();
   const std::size_t first = inc->events.size();
+  std::vector<char> eventful(batch.size());  // before AppendEvents takes the events
+  for (std::size_t k = 0; k < batch.size(); ++k)
+    eventful[k] = !batch[k].log.events.empty() || !batch[k].log.progress.empty();
   AppendEvents(batch, inc);
   std::vector<std::vector<StrId>> remaps(end - begin);
   int readable = 0;
   for (std::size_t i = begin; i < end; ++i) {
     readable += AddFile(listing->files[i], std::move(batch[i - begin]), inc, &remaps[i - begin]);
+    inc->files[i].eventful = inc->files[i].readable && eventful[i - begin] != 0;
     if (!inc->files[i].readable) listing->files[i].node.clear();  // names no node (AddFile)
   }
   arena->execute([&] { RemapStrings(first, begin, remaps, inc); });

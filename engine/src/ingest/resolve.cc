@@ -315,16 +315,20 @@ void AddFqdnAliases(const std::vector<SourceFile>& sources, const EventCensus& c
 }
 
 // Every log of the incident in one folder (a tarball's top folder, a ticket's, the collection one
-// level down): per file, 1 when its path's node is that folder or one above it and no line names
-// that folder as a host (a node's folder given alone, whose kernel log names it, is the node).
-// Such a folder's name is no more a node's than a ticket's (ingest/identity.h).
+// level down; files at the top with no event, an operator's notes beside it, aside): per file, 1
+// when its path's node is that folder or one above it and no line names that folder as a host (a
+// node's folder given alone, whose kernel log names it, is the node). Such a folder's name is no
+// more a node's than a ticket's (ingest/identity.h).
 std::vector<char> WrapperFolders(const std::vector<SourceFile>& sources, const EventCensus& census,
                                  const Incident& inc) {
   std::vector<char> out(sources.size(), 0);
-  std::optional<std::string_view> common;  // the deepest folder every readable file sits in
+  // The deepest folder every file sits in, files at the top that say nothing (the operator's notes
+  // beside the folder) aside.
+  std::optional<std::string_view> common;
   for (std::size_t i = 0; i < sources.size(); ++i) {
-    if (!inc.files[i].readable) continue;
+    const LogFile& f = inc.files[i];
     const std::string_view dir = FolderOf(sources[i].rel);
+    if (!f.readable || (dir.empty() && !f.eventful && f.kernel_host == kNoStr)) continue;
     if (!common) {
       common = dir;
       continue;

@@ -11,7 +11,6 @@
 #include <cstring>
 #include <iterator>
 #include <memory>
-#include <optional>
 #include <system_error>
 
 #include "denpex/common/unique_fd.h"
@@ -308,16 +307,19 @@ std::string LoneFolders(const fs::path& dir) {
   for (int depth = 0; depth < 8; ++depth) {
     std::error_code ec;
     fs::directory_iterator it(dir / rel, ec), end;
-    std::optional<fs::directory_entry> only;
+    std::string only;
+    int folders = 0;
     for (; !ec && it != end; it.increment(ec)) {
-      if (it->path().filename().string().starts_with('.')) continue;
-      if (only) return rel;  // two entries
-      only = *it;
+      const std::string name = it->path().filename().string();
+      std::error_code kind;
+      if (name.starts_with('.') || IsCheckpointName(name) || it->is_symlink(kind) ||
+          !it->is_directory(kind))
+        continue;
+      if (++folders > 1) return rel;
+      only = name;
     }
-    if (ec || !only || only->is_symlink(ec) || !only->is_directory(ec)) return rel;
-    const std::string name = only->path().filename().string();
-    if (IsCheckpointName(name)) return rel;
-    rel += (rel.empty() ? "" : "/") + name;
+    if (ec || folders == 0) return rel;
+    rel += (rel.empty() ? "" : "/") + only;
   }
   return rel;
 }

@@ -42,9 +42,10 @@ struct Listing {
 // finds.
 inline constexpr std::string_view kCheckpointFolders[] = {"checkpoints", "checkpoint", "ckpt", "ckpts"};
 
-// The chain of lone folders at the top of `dir` (`INC-7` for a dir whose one entry, hidden ones
-// aside, is the folder `INC-7` holding several; `a/b` for two such; empty when none): a tarball's
-// or a ticket's folder holding the whole collection. Its checkpoint folders are the incident's.
+// The chain of lone folders at the top of `dir` (`INC-7` for a dir whose one folder, hidden and
+// checkpoint folders aside, is `INC-7`, files beside it or not; `a/b` for two such; empty when
+// none): a tarball's or a ticket's folder holding the whole collection. The checkpoint folders
+// directly in any of them are the incident's.
 std::string LoneFolders(const std::filesystem::path& dir);
 
 // kNotFound when `dir` does not exist, kInvalidInput when it is not a directory. The
