@@ -701,6 +701,30 @@ TEST(Identity, ATicketsFolderHoldingEveryLogIsNoNodesName) {
   }
 }
 
+// One node's folder given alone, whose lines name no machine (a straggler's step lines): read as a
+// ticket's folder, it gives no node; with `denpex run`'s identity records beside its logs
+// (`<stem>.task.json`, `"host": "node-b"`: the folder's name as the machine gave it) it is that
+// node, as the wrapper lays its output out.
+TEST(Identity, AHostFolderGivenAloneIsItsNodeWhereItsRunRecordsNameIt) {
+  const fs::path node_b = kReal / "tr_slow_rank2" / "incident" / "node-b";
+  for (const bool records : {false, true}) {
+    SCOPED_TRACE(records ? "with records" : "without");
+    TempDir out;
+    for (const auto& entry : fs::directory_iterator(node_b)) {
+      Write(out.path() / "node-b" / entry.path().filename(), Slurp(entry.path()));
+      const std::string stem = entry.path().stem().string();
+      if (records && stem.starts_with("rank_")) {
+        Write(out.path() / "node-b" / (stem + ".task.json"),
+              "{\n  \"format\": \"denpex.run.task.v1\",\n  \"host\": \"node-b\",\n  "
+              "\"host_source\": \"hostname\"\n}\n");
+      }
+    }
+    const v1::Diagnosis d = testing::DiagnoseDir(out.path());
+    EXPECT_EQ(d.initiator().rank(), 2) << d.reason();
+    EXPECT_EQ(d.initiator().node(), records ? "node-b" : "") << d.reason();
+  }
+}
+
 // Every folder and file of `from` copied to `to` under an opaque name, each its own (folders
 // `d<k>`, files `f<k>.log`, k counting through the whole tree), as the `renamed` shape lays an
 // incident out.

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <utility>
 
+#include "denpex/common/json_reader.h"
 #include "incident/each_event.h"
 #include "ingest/file_text.h"
 #include "ingest/identity.h"
@@ -314,11 +315,28 @@ void AddFqdnAliases(const std::vector<SourceFile>& sources, const EventCensus& c
   }
 }
 
+// The host `denpex run`'s identity record beside the log `rel` (`<stem>.task.json` beside
+// `<stem>.log`, docs/run_wrapper.md) names: the folder's name as the machine gave it (`--host`,
+// SLURMD_NODENAME or its hostname). Empty when there is none or it names none.
+std::string RecordedHost(const std::filesystem::path& root, std::string_view rel) {
+  if (!rel.ends_with(".log")) return {};
+  auto text = FileText::Open(root / (std::string(rel.substr(0, rel.size() - 4)) + ".task.json"));
+  if (!text.ok()) return {};
+  JsonReader r(text->view());
+  if (!r.BeginObject()) return {};
+  while (const auto key = r.NextKey()) {
+    if (*key == "host") return r.Peek() == '"' ? r.String().value_or("") : std::string();
+    if (!r.Skip()) return {};
+  }
+  return {};
+}
+
 // Every log of the incident in one folder (a tarball's top folder, a ticket's, the collection one
 // level down; files at the top with no event, an operator's notes beside it, aside): per file, 1
-// when its path's node is that folder or one above it and no line names that folder as a host (a
-// node's folder given alone, whose kernel log names it, is the node). Such a folder's name is no
-// more a node's than a ticket's (ingest/identity.h).
+// when its path's node is that folder or one above it, no line names that folder as a host (a
+// node's folder given alone, whose kernel log names it, is the node) and no `denpex run` record
+// beside its logs does. Such a folder's name is no more a node's than a ticket's
+// (ingest/identity.h).
 std::vector<char> WrapperFolders(const std::vector<SourceFile>& sources, const EventCensus& census,
                                  const Incident& inc) {
   std::vector<char> out(sources.size(), 0);
@@ -348,12 +366,22 @@ std::vector<char> WrapperFolders(const std::vector<SourceFile>& sources, const E
     if (f.kernel_host != kNoStr)
       named.insert(Machine(inc.str(f.kernel_host)));  // a quiet kernel log's
   }
+  // The wrapper's candidates: files whose path's node is the common folder or one above it, named
+  // by no line. A folder whose logs' `denpex run` records give its name as their host is the
+  // host's.
+  std::vector<std::string_view> candidate(sources.size());
+  std::set<std::string_view> recorded;
   for (std::size_t i = 0; i < sources.size(); ++i) {
     const std::string& node = sources[i].node;
     if (node.empty() || named.contains(Machine(node))) continue;
-    out[i] =
-        NodeFolder(sources[i].rel, node).size() <= common->size();  // the folder or one above it
+    const std::string_view folder = NodeFolder(sources[i].rel, node);
+    if (folder.size() > common->size()) continue;  // a node folder below it
+    candidate[i] = folder;
+    if (!recorded.contains(folder) && RecordedHost(inc.root, sources[i].rel) == node)
+      recorded.insert(folder);
   }
+  for (std::size_t i = 0; i < sources.size(); ++i)
+    out[i] = !candidate[i].empty() && !recorded.contains(candidate[i]);
   return out;
 }
 
