@@ -133,6 +133,38 @@ TEST(FamilyShapes, ACollectionInATicketsFolderKeepsTheAnswerOfEveryLauncher) {
   }
 }
 
+// A shape's copy put into a ticket's folder and diagnosed from above it gives the copy's answer:
+// the one merged file of every node's lines, which names one host only in some jobs, makes no
+// folder that host's, and its lines stay each their own host's.
+TEST(FamilyShapes, AShapesCopyInATicketsFolderGivesTheCopysAnswer) {
+  for (const auto& [scenario, shape] : std::vector<std::pair<const char*, const char*>>{
+           {"hang_8192_srun_torch21.textproto", "merged"},
+           {"straggler_1024_torchrun.textproto", "merged"},
+           {"sigsegv_2048_srun.textproto", "flat"}}) {
+    SCOPED_TRACE(std::string(scenario) + " [" + shape + "] in a folder");
+    const std::vector<std::string> overrides = {"job.nodes=8"};
+    auto loaded =
+        sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families" / scenario, overrides);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    TempDir tmp;
+    auto sim = sim::Simulate(*loaded, {.out_dir = tmp.path() / "sim"});
+    ASSERT_TRUE(sim.ok()) << sim.status().message();
+    auto relaid =
+        cli::shapes::Relay(*cli::shapes::FindShape(shape), tmp.path() / "sim" / "incident",
+                           sim->truth, tmp.path() / "copy");
+    ASSERT_TRUE(relaid.ok()) << relaid.status().message();
+    fs::create_directories(tmp.path() / "above");
+    fs::copy(tmp.path() / "copy", tmp.path() / "above" / "INC-9", fs::copy_options::recursive);
+    const v1::Diagnosis copy = DiagnoseOk(tmp.path() / "copy");
+    const v1::Diagnosis above = DiagnoseOk(tmp.path() / "above");
+    EXPECT_EQ(above.verdict(), copy.verdict());
+    EXPECT_EQ(above.initiator().rank(), copy.initiator().rank());
+    EXPECT_EQ(above.initiator().node(), copy.initiator().node()) << above.reason();
+    EXPECT_EQ(above.initiator().local_rank(), copy.initiator().local_rank());
+    EXPECT_EQ(above.initiator().failure_class(), copy.initiator().failure_class());
+  }
+}
+
 TEST(FamilyShapes, RayWorkersKeepTheirRanksBehindCollectorPrefixesAndRotation) {
   for (const char* shape : {"cri", "journald", "kubectl-ts", "paste", "rotated"}) {
     ExpectNotWrong({"ray_hang_8192_torch21.textproto", shape,

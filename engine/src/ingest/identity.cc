@@ -141,13 +141,15 @@ std::vector<char> CollectionFolders(const std::vector<std::string>& path_node,
 // A folder is a hint: when the lines of its files name one host, and no other folder's lines
 // name that host, its files are that host's (a re-laid incident's opaque folder names, a folder
 // named for the job's step). Two folders whose lines name one host stay two nodes (two agents).
-void RenameFolders(const std::vector<std::string>& path_node, const std::vector<Seen>& seen, const Incident& inc,
-                   FileIdentity* out) {
+// `merged`: per file, its lines are several processes' (MergedFile): one host they name makes no
+// folder that host's.
+void RenameFolders(const std::vector<std::string>& path_node, const std::vector<Seen>& seen,
+                   const std::vector<char>& merged, const Incident& inc, FileIdentity* out) {
   std::unordered_map<std::string_view, Seen> folder;  // what the lines of each folder's files name
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     if (path_node[i].empty() || !inc.files[i].readable || inc.files[i].copy) continue;
     Seen& s = folder[path_node[i]];
-    s.many |= seen[i].many;
+    s.many |= seen[i].many || merged[i];
     s.Host(seen[i].host, inc);
   }
   std::unordered_map<StrId, std::int32_t> folders_of;
@@ -356,7 +358,16 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
   for (std::size_t i = 0; i < n; ++i) {
     if (no_node_folder[i]) path_node[i].clear();
   }
-  RenameFolders(path_node, seen, inc, &out);
+  // Files of several processes' lines, not one process's or one agent's (several ranks' prefixes,
+  // srun labels, an agent's console beside kernel lines): the one host such a file names is not
+  // the file's, and one host it names makes no folder that host's.
+  std::vector<char> merged(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const LogFile& f = inc.files[i];
+    merged[i] =
+        f.task_labels || (stream_agent[i] != 0 ? seen[i].kernel : f.prefix_ranks.size() > 1);
+  }
+  RenameFolders(path_node, seen, merged, inc, &out);
   InheritAncestorHost(path_node, seen, inc, &out);
   NestedNodeFolders(path_node, inc, &no_node_folder, out);
   for (std::size_t i = 0; i < n; ++i) {
@@ -383,7 +394,8 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
     wrapped_agents += stream_agent[i] != 0 && inc.files[i].rotated_into < 0;
   }
   for (std::size_t i = 0; i < n; ++i) {
-    if (wrapped[i] && wrapped_agents > 1) path_node[i].clear();
+    if (wrapped[i] && (wrapped_agents > 1 || merged[i]))
+      path_node[i].clear();  // a merged file: each line its own host's
   }
   out.path_node = path_node;
   std::map<StrId, std::vector<std::size_t>> agents_of;  // host -> the agents' consoles naming it
@@ -392,9 +404,7 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
     if (!want[i] || !path_node[i].empty() || f.rotated_into >= 0) continue;  // a piece: its stream's, below
     Seen& s = seen[i];
     const bool agent = stream_agent[i] != 0;
-    // One process's or one agent's lines, not a merged file of many (several ranks' prefixes,
-    // srun labels, an agent's console beside kernel lines).
-    if (f.task_labels || (agent ? s.kernel : f.prefix_ranks.size() > 1)) continue;
+    if (merged[i]) continue;  // one process's or one agent's lines only
     if (agent && !f.prefix_ranks.empty()) s.Ranks(f.prefix_ranks.front(), f.prefix_ranks.back());
     if (s.host != kNoStr && !s.many) {
       out.node[i] = std::string(inc.str(s.host));
@@ -408,7 +418,7 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
     }
   }
   for (std::size_t i = 0; i < n; ++i) {
-    if (!wrapped[i] || !out.node[i].empty()) continue;
+    if (!wrapped[i] || merged[i] || !out.node[i].empty()) continue;
     out.node[i] = slurm_node() != kNoStr
                       ? std::string(inc.str(slurm_node()))
                       : std::string(kUnnamed) +
