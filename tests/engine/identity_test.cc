@@ -673,30 +673,41 @@ TEST(Identity, ACollectionInATicketsFolderKeepsItsNodeFoldersAndAnFqdnIsItsShort
 // in it is the incident's.
 TEST(Identity, ATicketsFolderHoldingEveryLogIsNoNodesName) {
   const fs::path real2 = fs::path(DENPEX_SOURCE_DIR) / "corpora" / "real2";
+  struct Layout {
+    const char* logs;         // the folder the logs are copied into
+    const char* checkpoints;  // the folder the checkpoint folder is copied into
+    bool readme;              // the operator's notes at the top
+  };
   for (const char* run :
        {"sb_sigkill_rank1", "sl_sigkill_task1", "tr1_sigkill_rank1", "tr2_sigstop_rank0"}) {
     const fs::path incident = real2 / run / "incident";
     const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
     ASSERT_EQ(canonical.verdict(), v1::VERDICT_DIAGNOSED) << run;
     ASSERT_EQ(canonical.checkpoint().dir(), "checkpoints") << run;
-    for (const char* folder : {"INC-7", "INC-7/logs-2026-12-02"}) {
-      SCOPED_TRACE(std::string(run) + " in " + folder);
+    for (const Layout& l : {Layout{"INC-7", "INC-7", false},
+                            Layout{"INC-7/logs-2026-12-02", "INC-7/logs-2026-12-02", true},
+                            Layout{"INC-7/logs-2026-12-02", "INC-7", true}}) {
+      SCOPED_TRACE(std::string(run) + ": logs in " + l.logs + ", checkpoints in " + l.checkpoints);
       TempDir above;
       for (const auto& entry : fs::recursive_directory_iterator(incident)) {
-        if (entry.is_regular_file())
-          Write(above.path() / folder / fs::relative(entry.path(), incident), Slurp(entry.path()));
+        if (!entry.is_regular_file()) continue;
+        const fs::path rel = fs::relative(entry.path(), incident);
+        Write(above.path() / (*rel.begin() == "checkpoints" ? l.checkpoints : l.logs) / rel,
+              Slurp(entry.path()));
       }
-      if (std::string(folder).find('/') != std::string::npos) {
+      if (l.readme)
         Write(above.path() / "README.txt",
               "INC-7: the job died overnight; collected by the on-call, rank 3 suspected.\n");
-      }
       const v1::Diagnosis got = testing::DiagnoseDir(above.path());
       ExpectSameInitiator(got, canonical);
       EXPECT_EQ(got.initiator().node().find("INC-7"), std::string::npos) << got.initiator().node();
       EXPECT_EQ(got.initiator().node().find("logs-"), std::string::npos) << got.initiator().node();
-      EXPECT_EQ(got.checkpoint().dir(), std::string(folder) + "/checkpoints");
+      EXPECT_EQ(got.checkpoint().dir(), std::string(l.checkpoints) + "/checkpoints");
       EXPECT_EQ(got.checkpoint().decision(), canonical.checkpoint().decision());
       EXPECT_EQ(got.checkpoint().path(), canonical.checkpoint().path());
+      // The checkpoint folder is not read as logs: the same files, the notes aside.
+      EXPECT_EQ(got.input().files(), canonical.input().files() + (l.readme ? 1 : 0));
+      EXPECT_EQ(got.input().unreadable_files(), canonical.input().unreadable_files());
     }
   }
 }

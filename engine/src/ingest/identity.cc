@@ -367,7 +367,12 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
     merged[i] =
         f.task_labels || (stream_agent[i] != 0 ? seen[i].kernel : f.prefix_ranks.size() > 1);
   }
-  RenameFolders(path_node, seen, merged, inc, &out);
+  // A ticket's folder (PathHints::wrapper) is no node folder to rename: its files are read below.
+  std::vector<std::string> renamable = path_node;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (hints.wrapper[i] && path_node[i] == folder_node[i]) renamable[i].clear();
+  }
+  RenameFolders(renamable, seen, merged, inc, &out);
   InheritAncestorHost(path_node, seen, inc, &out);
   NestedNodeFolders(path_node, inc, &no_node_folder, out);
   for (std::size_t i = 0; i < n; ++i) {
@@ -380,10 +385,12 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
     if (!sole_slurm_node) sole_slurm_node = SoleSlurmNode(inc);
     return *sole_slurm_node;
   };
-  // A tarball's or a ticket's folder that no line names (PathHints::wrapper) is one machine with no
-  // name of its own: the one node Slurm ran the job on, else a node known by the folder. Where it
-  // holds several agents' consoles its files are read as at the top level (each console its own
-  // node, or its host's), and only those whose lines give them no node are that machine's.
+  // A tarball's or a ticket's folder that no line names (PathHints::wrapper) is read as the top
+  // level is: a file whose own lines name one host is that host's; where it holds several agents'
+  // consoles, or a file of several processes' lines, those are read as at the top level (each
+  // console its own node, or its host's; each merged line its own host's). The rest are one
+  // machine with no name of its own: the one node Slurm ran the job on, else a node known by the
+  // folder.
   std::vector<char> wrapped(n, 0);
   int wrapped_agents = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -419,6 +426,13 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
   }
   for (std::size_t i = 0; i < n; ++i) {
     if (!wrapped[i] || merged[i] || !out.node[i].empty()) continue;
+    const Seen& own = seen[static_cast<std::size_t>(
+        inc.files[i].rotated_into >= 0 ? inc.files[i].rotated_into : i)];
+    if (own.host != kNoStr && !own.many) {
+      out.node[i] =
+          std::string(inc.str(own.host));  // the one host its own lines name, as at the top level
+      continue;
+    }
     out.node[i] = slurm_node() != kNoStr
                       ? std::string(inc.str(slurm_node()))
                       : std::string(kUnnamed) +

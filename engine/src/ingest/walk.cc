@@ -86,15 +86,16 @@ bool IsCheckpointName(std::string_view name) {
          std::end(kCheckpointFolders);
 }
 
-// `lone`: LoneFolders of the incident dir; a checkpoint folder sits directly in it or in them.
+// `lone`: LoneFolders of the incident dir; a checkpoint folder sits directly in it or in one of
+// them.
 bool IsCheckpointDir(const fs::path& root, const std::string& rel, std::string_view name, int depth,
                      const fs::path& skip, const std::string& lone) {
   if (!skip.empty() && root / rel == skip) return true;
-  if (depth != 0 && !(rel.size() == lone.size() + 1 + name.size() && rel.starts_with(lone) &&
-                      rel[lone.size()] == '/')) {
-    return false;
-  }
-  return IsCheckpointName(name);
+  if (depth == 0) return IsCheckpointName(name);
+  const std::string_view in =
+      std::string_view(rel).substr(0, rel.size() - name.size() - 1);  // its folder
+  return lone.starts_with(in) && (lone.size() == in.size() || lone[in.size()] == '/') &&
+         IsCheckpointName(name);
 }
 
 }  // namespace
