@@ -41,9 +41,9 @@ struct PathHints {
   // none; empty when none.
   std::vector<std::string> name_node;
   // 1 where the folder that gives `folder_node` holds every log of the incident and no line names
-  // it as a host (a tarball's or a ticket's folder): its files are one machine's, but that name is
-  // not the machine's. Such a file whose lines give no node is the one node Slurm ran the job on,
-  // else a node known by the folder only (`the node of <folder>/`).
+  // it as a host (a tarball's or a ticket's folder): that name is no machine's, and its files are
+  // read as at the top level. Those whose lines give no node are one machine: the one node Slurm
+  // ran the job on, else a node known by the folder only (`the node of <folder>/`).
   std::vector<char> wrapper;
 };
 
