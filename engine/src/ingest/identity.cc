@@ -141,8 +141,8 @@ std::vector<char> CollectionFolders(const std::vector<std::string>& path_node,
 // A folder is a hint: when the lines of its files name one host, and no other folder's lines
 // name that host, its files are that host's (a re-laid incident's opaque folder names, a folder
 // named for the job's step). Two folders whose lines name one host stay two nodes (two agents).
-// `merged`: per file, its lines are several processes' (MergedFile): one host they name makes no
-// folder that host's.
+// `merged`: per file, its lines are several processes' (IdentifyFiles): one host they name makes
+// no folder that host's.
 void RenameFolders(const std::vector<std::string>& path_node, const std::vector<Seen>& seen,
                    const std::vector<char>& merged, const Incident& inc, FileIdentity* out) {
   std::unordered_map<std::string_view, Seen> folder;  // what the lines of each folder's files name
