@@ -666,7 +666,8 @@ TEST(Identity, ACollectionInATicketsFolderKeepsItsNodeFoldersAndAnFqdnIsItsShort
 }
 
 // Real single-node runs, each copied whole (checkpoints too) into a ticket's folder, or two folders
-// deep with the operator's notes beside, and diagnosed from above: the folder holds every log and
+// deep with the operator's notes beside (at the top, or in the ticket's folder), and diagnosed
+// from above: the folder holds every log and
 // no line names it, so it is no node's name. The Slurm jobs (sbatch, srun inside) are the one node
 // Slurm ran them on, as at the top level; the bare torchrun run (`host : localhost`) names no node,
 // as at the top level; two agents' consoles of one machine stay two agents. The checkpoint folder
@@ -676,7 +677,7 @@ TEST(Identity, ATicketsFolderHoldingEveryLogIsNoNodesName) {
   struct Layout {
     const char* logs;         // the folder the logs are copied into
     const char* checkpoints;  // the folder the checkpoint folder is copied into
-    bool readme;              // the operator's notes at the top
+    const char* readme;       // the folder of the operator's notes (`.` the top); null: none
   };
   for (const char* run :
        {"sb_sigkill_rank1", "sl_sigkill_task1", "tr1_sigkill_rank1", "tr2_sigstop_rank0"}) {
@@ -684,9 +685,10 @@ TEST(Identity, ATicketsFolderHoldingEveryLogIsNoNodesName) {
     const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
     ASSERT_EQ(canonical.verdict(), v1::VERDICT_DIAGNOSED) << run;
     ASSERT_EQ(canonical.checkpoint().dir(), "checkpoints") << run;
-    for (const Layout& l : {Layout{"INC-7", "INC-7", false},
-                            Layout{"INC-7/logs-2026-12-02", "INC-7/logs-2026-12-02", true},
-                            Layout{"INC-7/logs-2026-12-02", "INC-7", true}}) {
+    for (const Layout& l : {Layout{"INC-7", "INC-7", nullptr},
+                            Layout{"INC-7/logs-2026-12-02", "INC-7/logs-2026-12-02", "."},
+                            Layout{"INC-7/logs-2026-12-02", "INC-7", "."},
+                            Layout{"INC-7/logs-2026-12-02", "INC-7", "INC-7"}}) {
       SCOPED_TRACE(std::string(run) + ": logs in " + l.logs + ", checkpoints in " + l.checkpoints);
       TempDir above;
       for (const auto& entry : fs::recursive_directory_iterator(incident)) {
@@ -695,8 +697,8 @@ TEST(Identity, ATicketsFolderHoldingEveryLogIsNoNodesName) {
         Write(above.path() / (*rel.begin() == "checkpoints" ? l.checkpoints : l.logs) / rel,
               Slurp(entry.path()));
       }
-      if (l.readme)
-        Write(above.path() / "README.txt",
+      if (l.readme != nullptr)
+        Write(above.path() / l.readme / "README.txt",
               "INC-7: the job died overnight; collected by the on-call, rank 3 suspected.\n");
       const v1::Diagnosis got = testing::DiagnoseDir(above.path());
       ExpectSameInitiator(got, canonical);
@@ -706,7 +708,7 @@ TEST(Identity, ATicketsFolderHoldingEveryLogIsNoNodesName) {
       EXPECT_EQ(got.checkpoint().decision(), canonical.checkpoint().decision());
       EXPECT_EQ(got.checkpoint().path(), canonical.checkpoint().path());
       // The checkpoint folder is not read as logs: the same files, the notes aside.
-      EXPECT_EQ(got.input().files(), canonical.input().files() + (l.readme ? 1 : 0));
+      EXPECT_EQ(got.input().files(), canonical.input().files() + (l.readme != nullptr ? 1 : 0));
       EXPECT_EQ(got.input().unreadable_files(), canonical.input().unreadable_files());
     }
   }

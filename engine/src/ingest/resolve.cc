@@ -20,6 +20,7 @@
 #include "incident/each_event.h"
 #include "ingest/file_text.h"
 #include "ingest/identity.h"
+#include "ingest/walk.h"
 
 namespace denpex::engine {
 namespace {
@@ -332,7 +333,8 @@ std::string RecordedHost(const std::filesystem::path& root, std::string_view rel
 }
 
 // Every log of the incident in one folder (a tarball's top folder, a ticket's, the collection one
-// level down; files at the top with no event, an operator's notes beside it, aside): per file, 1
+// level down; files of no event at the top or in a lone folder, an operator's notes beside it,
+// aside): per file, 1
 // when its path's node is that folder or one above it, no line names that folder as a host (a
 // node's folder given alone, whose kernel log names it, is the node) and no `denpex run` record
 // beside its logs does. Such a folder's name is no more a node's than a ticket's
@@ -340,13 +342,18 @@ std::string RecordedHost(const std::filesystem::path& root, std::string_view rel
 std::vector<char> WrapperFolders(const std::vector<SourceFile>& sources, const EventCensus& census,
                                  const Incident& inc) {
   std::vector<char> out(sources.size(), 0);
-  // The deepest folder every file sits in, files at the top that say nothing (the operator's notes
-  // beside the folder) aside.
+  // The deepest folder every file sits in, files that say nothing at the top or in its lone
+  // folders (the operator's notes beside the collection, walk.h LoneFolders) aside.
+  const std::string lone = LoneFolders(inc.root);
+  const auto in_lone = [&](std::string_view dir) {
+    return dir.empty() ||
+           (lone.starts_with(dir) && (lone.size() == dir.size() || lone[dir.size()] == '/'));
+  };
   std::optional<std::string_view> common;
   for (std::size_t i = 0; i < sources.size(); ++i) {
     const LogFile& f = inc.files[i];
     const std::string_view dir = FolderOf(sources[i].rel);
-    if (!f.readable || (dir.empty() && !f.eventful && f.kernel_host == kNoStr)) continue;
+    if (!f.readable || (!f.eventful && f.kernel_host == kNoStr && in_lone(dir))) continue;
     if (!common) {
       common = dir;
       continue;
