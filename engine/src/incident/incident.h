@@ -25,6 +25,13 @@ inline std::string_view FolderOf(std::string_view path) {
   return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
 }
 
+// Whether `path` is the folder `folder` or lies below it (`a/b` and `a/b/c` in `a/b`, not `a/bc`);
+// every path is in the top level's empty folder.
+inline bool InFolder(std::string_view path, std::string_view folder) {
+  return folder.empty() ||
+         (path.starts_with(folder) && (path.size() == folder.size() || path[folder.size()] == '/'));
+}
+
 // A file of IB port counters (`grep -r . /sys/class/infiniband/*/ports/*/counters` lines,
 // analyze/ib_ports.h) is known by what it holds, whatever its name: such a path in its first
 // 4 KiB of text.

@@ -334,34 +334,26 @@ std::string RecordedHost(const std::filesystem::path& root, std::string_view rel
 
 // Every log of the incident in one folder (a tarball's top folder, a ticket's, the collection one
 // level down; files of no event at the top or in a lone folder, an operator's notes beside it,
-// aside): per file, 1
-// when its path's node is that folder or one above it, no line names that folder as a host (a
-// node's folder given alone, whose kernel log names it, is the node) and no `denpex run` record
-// beside its logs does. Such a folder's name is no more a node's than a ticket's
-// (ingest/identity.h).
+// aside): per file, 1 when its path's node is that folder or one above it, no line names that
+// folder as a host (a node's folder given alone, whose kernel log names it, is the node) and no
+// `denpex run` record beside its logs does. Such a folder's name is no more a node's than a
+// ticket's (ingest/identity.h).
 std::vector<char> WrapperFolders(const std::vector<SourceFile>& sources, const EventCensus& census,
                                  const Incident& inc) {
   std::vector<char> out(sources.size(), 0);
   // The deepest folder every file sits in, files that say nothing at the top or in its lone
   // folders (the operator's notes beside the collection, walk.h LoneFolders) aside.
   const std::string lone = LoneFolders(inc.root);
-  const auto in_lone = [&](std::string_view dir) {
-    return dir.empty() ||
-           (lone.starts_with(dir) && (lone.size() == dir.size() || lone[dir.size()] == '/'));
-  };
   std::optional<std::string_view> common;
   for (std::size_t i = 0; i < sources.size(); ++i) {
     const LogFile& f = inc.files[i];
     const std::string_view dir = FolderOf(sources[i].rel);
-    if (!f.readable || (!f.eventful && f.kernel_host == kNoStr && in_lone(dir))) continue;
+    if (!f.readable || (!f.eventful && f.kernel_host == kNoStr && InFolder(lone, dir))) continue;
     if (!common) {
       common = dir;
       continue;
     }
-    while (!common->empty() &&
-           !(dir == *common || (dir.starts_with(*common) && dir[common->size()] == '/'))) {
-      common = FolderOf(*common);
-    }
+    while (!InFolder(dir, *common)) common = FolderOf(*common);
     if (common->empty()) return out;
   }
   if (!common || common->empty()) return out;

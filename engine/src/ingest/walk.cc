@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "denpex/common/unique_fd.h"
+#include "incident/incident.h"
 #include "parse/event.h"
 
 namespace denpex::engine {
@@ -94,8 +95,7 @@ bool IsCheckpointDir(const fs::path& root, const std::string& rel, std::string_v
   if (depth == 0) return IsCheckpointName(name);
   const std::string_view in =
       std::string_view(rel).substr(0, rel.size() - name.size() - 1);  // its folder
-  return lone.starts_with(in) && (lone.size() == in.size() || lone[in.size()] == '/') &&
-         IsCheckpointName(name);
+  return InFolder(lone, in) && IsCheckpointName(name);
 }
 
 }  // namespace
