@@ -622,11 +622,11 @@ long RssKib() {
   return -1;
 }
 
-// The initiator's node's files are searched mapped, never copied whole into memory (a 1 GB syslog
-// would cost seconds and its size in memory). A 64 MB syslog with a hole in the middle is searched
-// mapped and released as it is passed: the device lines on both sides of the hole are found, at
-// their line numbers, and the process's peak resident set grows by a window, not by the file.
-TEST(GpuHealth, ABigSparseSyslogIsSearchedMappedNotCopied) {
+// The initiator's node's files are searched piece by piece, never held whole in memory (a 1 GB
+// syslog would cost its size). A 64 MB syslog with a hole in the middle: the device lines on both
+// sides of the hole are found, at their line numbers, and the process's peak resident set grows
+// by a piece, not by the file.
+TEST(GpuHealth, ABigSparseSyslogIsSearchedPieceByPieceNotHeldWhole) {
   namespace fs = std::filesystem;
   std::random_device rd;
   const fs::path dir = fs::temp_directory_path() / ("denpex-gpu-health-" + std::to_string(rd()));
@@ -661,6 +661,73 @@ TEST(GpuHealth, ABigSparseSyslogIsSearchedMappedNotCopied) {
   EXPECT_EQ(h.visible_line.span.line, 203u);  // after the hole: 201 lines, the NULs' line, this
   EXPECT_LT(peak - rss, 24 << 10) << "KiB over the RSS before";  // the whole file would be 64 MiB, twice
   EXPECT_LT(secs, testing::CpuBound(1.0));
+}
+
+// A node's console is searched in pieces of 1 MiB, each key by its first and last bytes: a key
+// that starts just before a piece ends (and runs on into the next), right at its start or just
+// after, and one in the file's last bytes, are each found; the list of visible devices that
+// runs on past a piece's end is read whole, at its line's number (every newline before it
+// counted); the filler has an `N` with a `:` 16 bytes on (the driver key's two ends) everywhere.
+TEST(GpuHealth, DeviceLinesAreFoundWhereverAPieceOfTheSearchEnds) {
+  namespace fs = std::filesystem;
+  std::random_device rd;
+  const fs::path dir = fs::temp_directory_path() / ("denpex-gpu-pieces-" + std::to_string(rd()));
+  fs::create_directories(dir / "gpu-0001");
+  std::ofstream(dir / "gpu-0001" / "rank_0.log")
+      << "[rank0]:[I302 09:17:01.000000000 ProcessGroupNCCL.cpp:900] hello\n";
+  constexpr std::string_view kHead =
+      "Mar  2 09:00:01 gpu-0001 kernel: [   12.100000] ";  // before the key
+  std::string text;
+  std::uint32_t lines = 0;
+  std::vector<std::pair<std::string, std::string>> placed;  // pci, uuid
+  const auto fill_to = [&](std::size_t line_start) {        // filler lines up to a line's start
+    while (text.size() < line_start) {
+      const std::size_t n = std::min<std::size_t>(line_start - text.size(), 200);
+      std::string filler(n - 1, 'x');
+      for (std::size_t i = 0; i + 17 <= filler.size(); i += 17)
+        filler.replace(i, 17, "N123456789012345:");
+      text += filler + "\n";
+      ++lines;
+    }
+  };
+  const int shifts[] = {-40, -21, -17, -16, -1, 0, 1, 31, 32, 33};
+  int gpu = 0;
+  for (const int shift : shifts) {  // one a piece: 1 MiB + shift, 2 MiB + the next, ...
+    const std::size_t key_at = (static_cast<std::size_t>(gpu + 1) << 20) + shift;
+    fill_to(key_at - kHead.size());
+    ASSERT_EQ(text.size(), key_at - kHead.size());
+    char pci[32];
+    std::snprintf(pci, sizeof pci, "0000:%02x:00", gpu);
+    const std::string uuid = "GPU-" + std::to_string(1000 + gpu);
+    text += std::string(kHead) + "NVRM: GPU at PCI:" + pci + ": " + uuid + "\n";
+    placed.emplace_back(pci, uuid);
+    ++lines;
+    ++gpu;
+  }
+  const std::size_t visible_at = (12u << 20) - 10;  // CUDA_VISIBLE_DEVICES= runs on past 12 MiB
+  fill_to(visible_at - 6);
+  text += "+ env CUDA_VISIBLE_DEVICES=4,5,6,7\n";
+  const std::uint32_t visible_line = ++lines;
+  fill_to(text.size() + 3000);
+  text += "NVRM: GPU at PCI:0000:ff:00: GPU-last\n";  // in the file's last 32 + 21 bytes
+  placed.emplace_back("0000:ff:00", "GPU-last");
+  std::ofstream(dir / "gpu-0001" / "console.log", std::ios::binary) << text;
+  auto inc = LoadIncident(dir, 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  const auto node =
+      std::find(inc->nodes.begin(), inc->nodes.end(), "gpu-0001") - inc->nodes.begin();
+  ASSERT_LT(static_cast<std::size_t>(node), inc->nodes.size());
+  const NodeGpuHealth h = ReadNodeGpuHealth(*inc, static_cast<std::int32_t>(node));
+  fs::remove_all(dir);
+  EXPECT_EQ(h.gpus.size(), placed.size());
+  for (const auto& [pci, uuid] : placed) {
+    const GpuHealth* g = h.ByPci(pci);
+    ASSERT_NE(g, nullptr) << pci;
+    EXPECT_EQ(g->uuid, uuid);
+  }
+  ASSERT_EQ(h.visible.size(), 4u);
+  EXPECT_EQ(h.visible[0], "4");
+  EXPECT_EQ(h.visible_line.span.line, visible_line);
 }
 
 }  // namespace
