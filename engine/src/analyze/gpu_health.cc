@@ -624,26 +624,30 @@ void FindKeys(std::string_view piece, std::size_t end, std::uint32_t* lines,
   }
   std::sort(rest.begin(), rest.end());
   for (const std::size_t p : rest) {
-    *lines += static_cast<std::uint32_t>(std::count(piece.begin() + at, piece.begin() + p, '\n'));
+    *lines += static_cast<std::uint32_t>(CountNewlines(piece.substr(at, p - at)));
     at = p;
     hits->push_back({p, *lines + 1});
   }
-  *lines += static_cast<std::uint32_t>(std::count(piece.begin() + at, piece.begin() + end, '\n'));
+  *lines += static_cast<std::uint32_t>(CountNewlines(piece.substr(at, end - at)));
 }
 
-void ScanDeviceLines(const FileText& text, std::int32_t file, NodeGpuHealth* out) {
+// `buffer` is kept from file to file: a node's 2,048 small kernel logs (every agent under one
+// host name) must not each cost a fresh piece.
+void ScanDeviceLines(const FileText& text, std::int32_t file, std::vector<char>* buffer,
+                     NodeGpuHealth* out) {
   const std::string_view all = text.view();
   const std::size_t from = text.LeadingHole();
+  if (from >= all.size()) return;
+  buffer->resize(std::max(buffer->size(), std::min(kPiece + kLongestKey, all.size() - from)));
   std::uint32_t lines = 0;  // newlines in [from, the piece)
   std::size_t done = from;  // lines that start before this were read
-  std::vector<char> buffer(kPiece + kLongestKey);
   std::vector<KeyHit> hits;
   for (std::size_t w = from; w < all.size(); w += kPiece) {
     // The piece and what a key that starts in it may run on into; a file held in memory (one
     // that was compressed) is searched in place.
-    const std::size_t length = std::min(buffer.size(), all.size() - w);
-    const std::string_view piece = text.Copy(w, length, buffer.data())
-                                       ? std::string_view(buffer.data(), length)
+    const std::size_t length = std::min(kPiece + kLongestKey, all.size() - w);
+    const std::string_view piece = text.Copy(w, length, buffer->data())
+                                       ? std::string_view(buffer->data(), length)
                                        : all.substr(w, length);
     FindKeys(piece, std::min(kPiece, length), &lines, &hits);
     for (const KeyHit& hit : hits) {
@@ -672,6 +676,7 @@ void ParseVisibleDevices(std::string_view text, std::int32_t file, NodeGpuHealth
 NodeGpuHealth ReadNodeGpuHealth(const Incident& inc, std::int32_t node) {
   NodeGpuHealth out;
   if (node < 0) return out;
+  std::vector<char> buffer;  // ScanDeviceLines' pieces
   for (std::size_t i = 0; i < inc.files.size(); ++i) {
     const LogFile& f = inc.files[i];
     if (f.node != node || !f.readable || f.own_rank >= 0 || f.local_rank >= 0) continue;
@@ -685,7 +690,7 @@ NodeGpuHealth ReadNodeGpuHealth(const Incident& inc, std::int32_t node) {
       if (view.size() > kMaxHealthFileBytes) view = view.substr(0, view.rfind('\n', kMaxHealthFileBytes) + 1);
       ParseGpuHealthText(view, file, &out);
     } else {
-      ScanDeviceLines(*text, file, &out);
+      ScanDeviceLines(*text, file, &buffer, &out);
     }
   }
   return out;

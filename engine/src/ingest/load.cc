@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -24,6 +27,7 @@
 #include "ingest/resolve.h"
 #include "ingest/walk.h"
 #include "parse/parse_log.h"
+#include "parse/simd.h"
 #include "parse/triggers.h"
 #include "stages.h"
 
@@ -215,15 +219,17 @@ struct Piece {
 void ReadAndParseStream(const IncidentDir& dir, const std::vector<SourceFile>& files,
                         const Stream& stream, std::size_t begin, const ParseSettings& settings,
                         std::vector<ParsedFile>* results) {
-  std::string joined;
-  std::vector<Piece> pieces;
-  for (const std::size_t i : stream) {
-    ParsedFile& r = (*results)[i - begin];
-    const SourceFile& f = files[i];
+  // The pieces opened side by side (a compressed one is inflated as it opens), then copied into
+  // one buffer of their joined size, each with its newlines counted as it is copied: no piece
+  // read twice, no copy grown by doubling (each first touch of fresh memory is dear in a VM).
+  std::vector<std::optional<FileText>> texts(stream.size());
+  tbb::parallel_for(std::size_t{0}, stream.size(), [&](std::size_t k) {
+    const SourceFile& f = files[stream[k]];
+    ParsedFile& r = (*results)[stream[k] - begin];
     auto text = dir.Open(f);
     if (!text.ok()) {
       r.problem = f.rel + ": unreadable: " + text.status().message();
-      continue;
+      return;
     }
     r.bytes = static_cast<std::int64_t>(text->view().size());
     r.cut = !text->view().empty() && text->view().back() != '\n';
@@ -231,18 +237,44 @@ void ReadAndParseStream(const IncidentDir& dir, const std::vector<SourceFile>& f
     if (!text->problem().empty()) r.inflate = f.rel + ": " + text->problem();
     if (text->LooksBinary()) {
       r.problem = f.rel + ": binary file (NUL bytes), skipped";
-      continue;
+      return;
     }
-    const std::size_t hole = text->LeadingHole();
-    const std::string_view body = text->view().substr(hole, text->Readable() > hole ? text->Readable() - hole : 0);
-    Piece p{.file = i, .start = joined.size(), .end = 0, .skip = hole,
-            .lines_before = static_cast<std::uint32_t>(std::count(joined.begin(), joined.end(), '\n'))};
-    joined.append(body);
-    if (!body.empty() && body.back() != '\n') joined.push_back('\n');
-    p.end = joined.size();
-    pieces.push_back(p);
+    texts[k].emplace(std::move(*text));
+  });
+  std::vector<Piece> pieces;
+  std::vector<const FileText*> sources;  // each piece's file
+  std::vector<std::string_view> bodies;  // and its text
+  std::size_t size = 0;
+  for (std::size_t k = 0; k < stream.size(); ++k) {
+    if (!texts[k]) continue;
+    const FileText& text = *texts[k];
+    const std::size_t hole = text.LeadingHole();
+    const std::string_view body =
+        text.view().substr(hole, text.Readable() > hole ? text.Readable() - hole : 0);
+    const bool newline =
+        !body.empty() && body.back() != '\n';  // a piece that does not end in one gets one
+    pieces.push_back(
+        Piece{.file = stream[k], .start = size, .end = size + body.size() + newline, .skip = hole});
+    sources.push_back(&text);
+    bodies.push_back(body);
+    size = pieces.back().end;
   }
   if (pieces.empty()) return;
+  const std::unique_ptr<char[]> joined_bytes(new char[size]);  // written whole below
+  std::vector<std::uint32_t> newlines(pieces.size());
+  tbb::parallel_for(std::size_t{0}, pieces.size(), [&](std::size_t k) {
+    const Piece& p = pieces[k];
+    const std::string_view body = bodies[k];
+    char* into = joined_bytes.get() + p.start;
+    if (!sources[k]->Copy(p.skip, body.size(), into))
+      std::memcpy(into, body.data(), body.size());  // held in memory, or shrank
+    if (p.end - p.start > body.size()) into[body.size()] = '\n';
+    newlines[k] = static_cast<std::uint32_t>(CountNewlines({into, p.end - p.start}));
+  });
+  texts.clear();
+  const std::string_view joined(joined_bytes.get(), size);
+  for (std::size_t k = 1; k < pieces.size(); ++k)
+    pieces[k].lines_before = pieces[k - 1].lines_before + newlines[k - 1];
   const SourceFile& live = files[pieces.back().file];
   const FileContext ctx{.file = static_cast<std::uint32_t>(pieces.back().file),
                         .name_rank = live.name_rank,
@@ -274,8 +306,7 @@ void ReadAndParseStream(const IncidentDir& dir, const std::vector<SourceFile>& f
   std::string joined_names;
   for (const Piece& p : pieces) {
     ParsedFile& r = (*results)[p.file - begin];
-    const std::string_view text(joined.data() + p.start, p.end - p.start);
-    r.log.lines = std::count(text.begin(), text.end(), '\n');
+    r.log.lines = newlines[static_cast<std::size_t>(&p - pieces.data())];
     r.log.agent = log.agent;
     r.log.task_labels = log.task_labels;
     r.log.local_tags = log.local_tags;

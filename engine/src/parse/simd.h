@@ -4,7 +4,9 @@
 // AVX2 CPU has (POPCNT, BMI1/2, LZCNT): without them std::popcount is a libgcc call.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <string_view>
 
 namespace denpex::engine {
 
@@ -56,3 +58,32 @@ DENPEX_AVX2 inline unsigned EndBytesMask32(const unsigned char* p, char first, c
 
 }  // namespace denpex::engine
 #endif
+
+namespace denpex::engine {
+
+#if DENPEX_X86
+DENPEX_AVX2 inline std::size_t CountNewlinesAvx2(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const __m256i newline = _mm256_set1_epi8('\n');
+  std::size_t n = 0, i = 0;
+  for (; i + 32 <= text.size(); i += 32) {
+    const __m256i block = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+    n += static_cast<std::size_t>(__builtin_popcount(
+        static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(block, newline)))));
+  }
+  return n + static_cast<std::size_t>(
+                 std::count(text.begin() + static_cast<std::ptrdiff_t>(i), text.end(), '\n'));
+}
+#endif
+
+// The newlines in `text`, as std::count says, 32 bytes a step where the CPU has AVX2: the
+// compiler's loop for std::count widens each byte's match to a 64-bit sum (~1.8 GB/s here,
+// against ~10 for a mask and a popcount).
+inline std::size_t CountNewlines(std::string_view text) {
+#if DENPEX_X86
+  if (HasAvx2()) return CountNewlinesAvx2(text);
+#endif
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+}  // namespace denpex::engine
