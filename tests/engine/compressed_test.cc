@@ -2,28 +2,16 @@
 // first made the size the trailer gives (ISIZE, the last member's), then grown as the stream
 // needs (engine/src/ingest/compressed.cc).
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <string>
 
 #include "denpex/engine/compressed.h"
+#include "support/gzip.h"
 
 namespace denpex::engine {
 namespace {
 
-std::string Gzip(const std::string& text) {
-  z_stream z{};
-  deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, text.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
+using denpex::testing::Gzip;
 
 // Lines of an NCCL log, `bytes` of them (whole lines).
 std::string Log(std::size_t bytes, int seed) {

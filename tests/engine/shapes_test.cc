@@ -5,7 +5,6 @@
 // (quoting, indentation, ANSI colour, hard wraps), line numbers and other opaque prefixes,
 // compressed and rotated logs.
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -22,6 +21,7 @@
 #include "ingest/load.h"
 #include "parse/headers.h"
 #include "parse/prefix.h"
+#include "support/gzip.h"
 
 namespace denpex::engine {
 namespace {
@@ -191,19 +191,7 @@ std::string Numbered(const fs::path&, const std::string& text) {
   return Join(out);
 }
 
-std::string Gzip(const std::string& text) {
-  z_stream z{};
-  deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, text.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
+using denpex::testing::Gzip;
 
 bool IsLog(const fs::path& rel) { return rel.begin()->string() != "checkpoints"; }
 

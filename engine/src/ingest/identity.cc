@@ -304,6 +304,116 @@ void NestedNodeFolders(const std::vector<std::string>& path_node, const Incident
   }
 }
 
+// What each file's lines say (`seen`), for the files read (`want`: readable, not a copy); a
+// rotated log's pieces are one stream: what any piece's lines say is its live piece's. `agent`:
+// the file, or for a live piece any piece of its stream, holds an agent's console.
+struct FileLines {
+  std::vector<Seen> seen;
+  std::vector<char> want, agent;
+  bool any = false;  // some file is read
+};
+
+FileLines ReadFileLines(const Incident& inc) {
+  const std::size_t n = inc.files.size();
+  FileLines l{.seen = std::vector<Seen>(n),
+              .want = std::vector<char>(n, 0),
+              .agent = std::vector<char>(n, 0)};
+  for (std::size_t i = 0; i < n; ++i) {
+    l.want[i] = inc.files[i].readable && !inc.files[i].copy;
+    l.any |= l.want[i] != 0;
+  }
+  if (!l.any) return l;
+  for (const Event& e : inc.events) {
+    if (l.want[e.file]) NoteEvent(e, inc, &l.seen[e.file]);
+  }
+  // A kernel log none of whose lines is an event (boot and driver lines only) is the machine its
+  // syslog lines name, whatever the file or its folder is called.
+  for (std::size_t i = 0; i < n; ++i) {
+    if (l.want[i] && l.seen[i].host == kNoStr && !l.seen[i].many)
+      l.seen[i].host = inc.files[i].kernel_host;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int32_t live = inc.files[i].rotated_into;
+    l.agent[i] |= inc.files[i].agent;
+    if (live < 0 || !l.want[i]) continue;
+    Seen& s = l.seen[static_cast<std::size_t>(live)];
+    s.many |= l.seen[i].many;
+    s.machines |= l.seen[i].machines;
+    s.Host(l.seen[i].host, inc);
+    s.kernel |= l.seen[i].kernel;
+    s.Ranks(l.seen[i].lo, l.seen[i].hi);
+    l.agent[static_cast<std::size_t>(live)] |= inc.files[i].agent;
+  }
+  return l;
+}
+
+// Files of several processes' lines, not one process's or one agent's (several ranks' prefixes,
+// srun labels, an agent's console beside kernel lines): the one host such a file names is not
+// the file's, and one host it names makes no folder that host's.
+std::vector<char> MergedFiles(const FileLines& lines, const Incident& inc) {
+  std::vector<char> merged(inc.files.size(), 0);
+  for (std::size_t i = 0; i < merged.size(); ++i) {
+    const LogFile& f = inc.files[i];
+    merged[i] =
+        f.task_labels || (lines.agent[i] != 0 ? lines.seen[i].kernel : f.prefix_ranks.size() > 1);
+  }
+  return merged;
+}
+
+// A tarball's or a ticket's folder that no line names (PathHints::wrapper) is read as the top
+// level is: a file whose own lines name one host is that host's; where it holds several agents'
+// consoles, or a file of several processes' lines, those are read as at the top level (each
+// console its own node, or its host's; each merged line its own host's): their `path_node` is
+// cleared. Returns the files of such folders that no rule before gave a node.
+std::vector<char> ReadWrappersAsTopLevel(const PathHints& hints, const FileLines& lines,
+                                         const std::vector<char>& merged, const FileIdentity& out,
+                                         const Incident& inc, std::vector<std::string>* path_node) {
+  const std::size_t n = inc.files.size();
+  std::vector<char> wrapped(n, 0);
+  int wrapped_agents = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!hints.wrapper[i] || (*path_node)[i].empty() || (*path_node)[i] != hints.folder_node[i] ||
+        !out.node[i].empty())
+      continue;
+    wrapped[i] = 1;
+    wrapped_agents += lines.agent[i] != 0 && inc.files[i].rotated_into < 0;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (wrapped[i] && (wrapped_agents > 1 || merged[i]))
+      (*path_node)[i].clear();  // a merged file: each line its own host's
+  }
+  return wrapped;
+}
+
+// Agents' consoles that name one host (`host : gpu-0001` in each, two agents on one machine or
+// several agents given one name): each console is a node of its own, labelled by the ranks it
+// ran; the host is a node of its own only where a line of another file names it too
+// (FileIdentity::split_hosts).
+void SplitAgentsOfOneHost(const std::map<StrId, std::vector<std::size_t>>& agents_of,
+                          const FileLines& lines, const Incident& inc, FileIdentity* out) {
+  const std::size_t n = inc.files.size();
+  std::vector<char> split(n, 0);
+  std::vector<StrId> hosts;
+  for (const auto& [host, files] : agents_of) {
+    if (files.size() < 2) continue;
+    hosts.push_back(host);
+    for (const std::size_t i : files) {
+      const Seen& s = lines.seen[i];
+      out->node[i] += std::string(kAgentOf) +
+                      (s.hi >= 0 ? "with " + RankRange(s.lo, s.hi) : "of " + inc.files[i].path) +
+                      ")";
+      split[i] = 1;
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (inc.files[i].rotated_into >= 0)
+      split[i] = split[static_cast<std::size_t>(inc.files[i].rotated_into)];
+  }
+  for (const StrId host : hosts) {
+    if (!NamedElsewhere(inc, host, split)) out->split_hosts.emplace_back(inc.str(host));
+  }
+}
+
 }  // namespace
 
 FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
@@ -316,37 +426,9 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
   for (std::size_t i = 0; i < n; ++i) {
     if (out.path_node[i].empty()) out.path_node[i] = name_node[i];
   }
-  std::vector<Seen> seen(n);
-  std::vector<char> want(n, 0);
-  bool any = false;
-  for (std::size_t i = 0; i < n; ++i) {
-    want[i] = inc.files[i].readable && !inc.files[i].copy;
-    any |= want[i] != 0;
-  }
-  if (!any) return out;
-  for (const Event& e : inc.events) {
-    if (want[e.file]) NoteEvent(e, inc, &seen[e.file]);
-  }
-  // A kernel log none of whose lines is an event (boot and driver lines only) is the machine its
-  // syslog lines name, whatever the file or its folder is called.
-  for (std::size_t i = 0; i < n; ++i) {
-    if (want[i] && seen[i].host == kNoStr && !seen[i].many) seen[i].host = inc.files[i].kernel_host;
-  }
-  // The pieces of a rotated log (`X.log.1` beside `X.log`) are one stream: what any piece's
-  // lines say is the live piece's, and every piece is the node the stream is.
-  std::vector<char> stream_agent(n, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::int32_t live = inc.files[i].rotated_into;
-    stream_agent[i] |= inc.files[i].agent;
-    if (live < 0 || !want[i]) continue;
-    Seen& l = seen[static_cast<std::size_t>(live)];
-    l.many |= seen[i].many;
-    l.machines |= seen[i].machines;
-    l.Host(seen[i].host, inc);
-    l.kernel |= seen[i].kernel;
-    l.Ranks(seen[i].lo, seen[i].hi);
-    stream_agent[static_cast<std::size_t>(live)] |= inc.files[i].agent;
-  }
+  FileLines lines = ReadFileLines(inc);
+  if (!lines.any) return out;
+  const std::vector<Seen>& seen = lines.seen;
   // The node each file's folder gives, else the one its name gives.
   std::vector<std::string> given = folder_node;
   const std::vector<char> collection = CollectionFolders(folder_node, seen, inc);
@@ -358,15 +440,7 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
   for (std::size_t i = 0; i < n; ++i) {
     if (no_node_folder[i]) path_node[i].clear();
   }
-  // Files of several processes' lines, not one process's or one agent's (several ranks' prefixes,
-  // srun labels, an agent's console beside kernel lines): the one host such a file names is not
-  // the file's, and one host it names makes no folder that host's.
-  std::vector<char> merged(n, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    const LogFile& f = inc.files[i];
-    merged[i] =
-        f.task_labels || (stream_agent[i] != 0 ? seen[i].kernel : f.prefix_ranks.size() > 1);
-  }
+  const std::vector<char> merged = MergedFiles(lines, inc);
   // A ticket's folder (PathHints::wrapper) is no node folder to rename: its files are read below.
   std::vector<std::string> renamable = path_node;
   for (std::size_t i = 0; i < n; ++i) {
@@ -385,33 +459,21 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
     if (!sole_slurm_node) sole_slurm_node = SoleSlurmNode(inc);
     return *sole_slurm_node;
   };
-  // A tarball's or a ticket's folder that no line names (PathHints::wrapper) is read as the top
-  // level is: a file whose own lines name one host is that host's; where it holds several agents'
-  // consoles, or a file of several processes' lines, those are read as at the top level (each
-  // console its own node, or its host's; each merged line its own host's). The rest are one
-  // machine with no name of its own: the one node Slurm ran the job on, else a node known by the
-  // folder.
-  std::vector<char> wrapped(n, 0);
-  int wrapped_agents = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!hints.wrapper[i] || path_node[i].empty() || path_node[i] != folder_node[i] ||
-        !out.node[i].empty())
-      continue;
-    wrapped[i] = 1;
-    wrapped_agents += stream_agent[i] != 0 && inc.files[i].rotated_into < 0;
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (wrapped[i] && (wrapped_agents > 1 || merged[i]))
-      path_node[i].clear();  // a merged file: each line its own host's
-  }
+  const std::vector<char> wrapped =
+      ReadWrappersAsTopLevel(hints, lines, merged, out, inc, &path_node);
   out.path_node = path_node;
+  // The files no path gives a node: the one host their own lines name, else (an agent's console
+  // naming none) the one node Slurm ran the job on, else the console's own node.
   std::map<StrId, std::vector<std::size_t>> agents_of;  // host -> the agents' consoles naming it
   for (std::size_t i = 0; i < n; ++i) {
     const LogFile& f = inc.files[i];
-    if (!want[i] || !path_node[i].empty() || f.rotated_into >= 0) continue;  // a piece: its stream's, below
-    Seen& s = seen[i];
-    const bool agent = stream_agent[i] != 0;
+    if (!lines.want[i] || !path_node[i].empty() || f.rotated_into >= 0)
+      continue;               // a piece: its stream's, below
     if (merged[i]) continue;  // one process's or one agent's lines only
+    Seen& s =
+        lines
+            .seen[i];  // an agent's ranks, as its prefixes give them, label it if it is split below
+    const bool agent = lines.agent[i] != 0;
     if (agent && !f.prefix_ranks.empty()) s.Ranks(f.prefix_ranks.front(), f.prefix_ranks.back());
     if (s.host != kNoStr && !s.many) {
       out.node[i] = std::string(inc.str(s.host));
@@ -424,6 +486,8 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
       out.node[i] = std::string(kUnnamed) + f.path;  // one console, one agent: its own node
     }
   }
+  // The rest of a ticket's folder is one machine with no name of its own: the one node Slurm ran
+  // the job on, else a node known by the folder.
   for (std::size_t i = 0; i < n; ++i) {
     if (!wrapped[i] || merged[i] || !out.node[i].empty()) continue;
     const Seen& own = seen[static_cast<std::size_t>(
@@ -438,26 +502,11 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
                       : std::string(kUnnamed) +
                             std::string(NodeFolder(inc.files[i].path, folder_node[i])) + "/";
   }
-  std::vector<char> split(n, 0);
-  std::vector<StrId> hosts;
-  for (const auto& [host, files] : agents_of) {
-    if (files.size() < 2) continue;
-    hosts.push_back(host);
-    for (const std::size_t i : files) {
-      const Seen& s = seen[i];
-      out.node[i] += std::string(kAgentOf) + (s.hi >= 0 ? "with " + RankRange(s.lo, s.hi) : "of " + inc.files[i].path) + ")";
-      split[i] = 1;
-    }
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (inc.files[i].rotated_into >= 0) split[i] = split[static_cast<std::size_t>(inc.files[i].rotated_into)];
-  }
-  for (const StrId host : hosts) {
-    if (!NamedElsewhere(inc, host, split)) out.split_hosts.emplace_back(inc.str(host));
-  }
+  SplitAgentsOfOneHost(agents_of, lines, inc, &out);
   for (std::size_t i = 0; i < n; ++i) {
     const std::int32_t live = inc.files[i].rotated_into;
-    if (live >= 0 && want[i] && path_node[i].empty()) out.node[i] = out.node[static_cast<std::size_t>(live)];
+    if (live >= 0 && lines.want[i] && path_node[i].empty())
+      out.node[i] = out.node[static_cast<std::size_t>(live)];
   }
   return out;
 }
