@@ -3,10 +3,14 @@
 // needs (engine/src/ingest/compressed.cc).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "denpex/engine/compressed.h"
+#include "ingest/compressed.h"
+#include "ingest/file_text.h"
 #include "support/gzip.h"
+#include "support/temp_dir.h"
 
 namespace denpex::engine {
 namespace {
@@ -53,6 +57,34 @@ TEST(Compressed, AGzipLogComesBackWholeWhateverItsTrailerSays) {
   const DecompressedLog lied = DecompressLog(lying, kCap);
   EXPECT_EQ(lied.text, large);
   EXPECT_NE(lied.error.find("corrupt"), std::string::npos) << lied.error;
+}
+
+// A console of NCCL chatter compresses past 16:1 (logrotate's `.2.gz` of a large job's console:
+// the 16k-rank scale incident's srun log 22:1): it is read whole, up to the size its gzip
+// trailer gives, not cut at 16 times the file (64 MiB at least). A copy cut short (its last four
+// bytes no trailer: they say any size) is read up to its break, and says so.
+TEST(Compressed, AConsoleThatCompressesPastSixteenToOneIsReadWholeByItsTrailer) {
+  std::string text;
+  for (int i = 0; text.size() < (std::size_t{72} << 20); ++i) {
+    text += "gpu-0001:4000:" + std::to_string(4100 + i % 7) + " [0] NCCL INFO Channel " +
+            std::to_string(i % 32) + "/0 : 0[0] -> 1[1] via P2P/IPC/read\n";
+  }
+  const std::string gz = Gzip(text);
+  ASSERT_GT(text.size(), gz.size() * 16);
+  EXPECT_GE(InflateCap(gz), text.size());
+  const denpex::testing::TempDir dir;
+  std::ofstream(dir.path() / "console.log.2.gz", std::ios::binary) << gz;
+  auto whole = FileText::Open(dir.path() / "console.log.2.gz");
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  EXPECT_EQ(whole->compression(), "gzip");
+  EXPECT_EQ(whole->problem(), "");
+  EXPECT_TRUE(whole->view() == text);
+  std::ofstream(dir.path() / "cut.log.gz", std::ios::binary) << gz.substr(0, gz.size() / 2);
+  auto cut = FileText::Open(dir.path() / "cut.log.gz");
+  ASSERT_TRUE(cut.ok()) << cut.status().message();
+  EXPECT_NE(cut->problem().find("before the break"), std::string::npos) << cut->problem();
+  EXPECT_GT(cut->view().size(), 0u);
+  EXPECT_TRUE(text.starts_with(cut->view()));
 }
 
 }  // namespace

@@ -34,6 +34,13 @@ class Out {
   std::size_t cap_;
 };
 
+constexpr std::uint64_t kLeastCap = 64ull << 20, kMostCap = 1ull << 30;
+
+// 16 times a compressed file's size, at least 64 MiB, at most 1 GiB.
+std::size_t RatioCap(std::uint64_t compressed_bytes) {
+  return static_cast<std::size_t>(std::clamp(compressed_bytes * 16, kLeastCap, kMostCap));
+}
+
 // What a gzip file's trailer says its text's size is (ISIZE: the last member's, modulo 4 GiB),
 // where deflate could have made it (at most ~1,032 bytes out for each byte in); 0 when not.
 std::size_t GzipSizeHint(std::string_view data) {
@@ -55,9 +62,11 @@ void InflateGzip(std::string_view data, std::size_t cap, Inflated* out) {
   }
   // The buffer made the size the trailer gives (and a little room to see the stream end) at
   // once, not grown by doubling from 1 MiB: each step a copy into fresh pages (an 84 MB text
-  // touched 255 MB). A stream larger than the hint grows from there.
+  // touched 255 MB). A stream larger than the hint grows from there. Never past 64 times the
+  // file at once (a log compresses less: the 16k-rank console 22:1): a cut file's last four
+  // bytes are no trailer, and say any size.
   if (const std::size_t hint = GzipSizeHint(data); hint > kFirstOut)
-    out->text.resize(std::min(cap, hint + (64 << 10)));
+    out->text.resize(std::min({cap, hint + (64 << 10), data.size() * 64}));
   Out buf(&out->text, cap);
   std::size_t used = 0;
   std::size_t in = 0;
@@ -179,9 +188,9 @@ std::string_view CompressionName(Compression c) {
   return "none";
 }
 
-std::size_t InflateCap(std::uint64_t compressed_bytes) {
-  constexpr std::uint64_t kLeast = 64ull << 20, kMost = 1ull << 30, kRatio = 16;
-  return static_cast<std::size_t>(std::clamp(compressed_bytes * kRatio, kLeast, kMost));
+std::size_t InflateCap(std::string_view compressed) {
+  return std::max(RatioCap(compressed.size()),
+                  std::min<std::size_t>(kMostCap, GzipSizeHint(compressed)));
 }
 
 Inflated Inflate(std::string_view data, Compression c, std::size_t cap) {

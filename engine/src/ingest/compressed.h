@@ -17,9 +17,11 @@ enum class Compression : std::uint8_t { kNone, kGzip, kXz, kZstd };
 Compression CompressionOf(std::string_view head);
 std::string_view CompressionName(Compression c);  // "gzip", "xz", "zstd"
 
-// At most this much text is decompressed from `compressed_bytes` of a compressed file: 16 times
-// them, at least 64 MiB (a log of repeated lines compresses far better than 16:1), at most 1 GiB.
-std::size_t InflateCap(std::uint64_t compressed_bytes);
+// At most this much text is decompressed from a compressed file: 16 times its size, at least 64
+// MiB (a log of repeated lines compresses far better than 16:1), or, where it is more, the size a
+// gzip trailer gives its text (NCCL chatter compresses past 16:1: a 16k-rank console 22:1); at most
+// 1 GiB.
+std::size_t InflateCap(std::string_view compressed);
 
 struct Inflated {
   std::vector<char> text;

@@ -119,7 +119,7 @@ Result<FileText> FileText::OpenAt(int dir, const char* name, const std::filesyst
 
 void FileText::Take(std::vector<char> bytes, Compression compression) {
   if (compression != Compression::kNone) {
-    const std::size_t cap = InflateCap(bytes.size());
+    const std::size_t cap = InflateCap(std::string_view(bytes.data(), bytes.size()));
     Inflated inflated = Inflate(std::string_view(bytes.data(), bytes.size()), compression, cap);
     const std::string kind(CompressionName(compression));
     if (!inflated.error.empty()) {
@@ -316,8 +316,10 @@ Result<std::string> ReadSpan(const std::filesystem::path& path, std::uint64_t of
     if (::fstat(fd.get(), &st) != 0) return Errno(path, "stat");
     auto bytes = ReadAll(fd.get(), static_cast<std::size_t>(st.st_size), path);
     if (!bytes.ok()) return bytes.status();
-    const Inflated text = Inflate(std::string_view(bytes->data(), bytes->size()), c,
-                                  std::min<std::uint64_t>(offset + length, InflateCap(bytes->size())));
+    const Inflated text =
+        Inflate(std::string_view(bytes->data(), bytes->size()), c,
+                std::min<std::uint64_t>(
+                    offset + length, InflateCap(std::string_view(bytes->data(), bytes->size()))));
     if (offset >= text.text.size()) return std::string();
     return std::string(text.text.data() + offset, std::min<std::size_t>(length, text.text.size() - offset));
   }
