@@ -3,12 +3,16 @@
 // needs (engine/src/ingest/compressed.cc).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "denpex/engine/compressed.h"
 #include "ingest/compressed.h"
 #include "ingest/file_text.h"
+#include "ingest/load.h"
 #include "support/gzip.h"
 #include "support/temp_dir.h"
 
@@ -85,6 +89,43 @@ TEST(Compressed, AConsoleThatCompressesPastSixteenToOneIsReadWholeByItsTrailer) 
   EXPECT_NE(cut->problem().find("before the break"), std::string::npos) << cut->problem();
   EXPECT_GT(cut->view().size(), 0u);
   EXPECT_TRUE(text.starts_with(cut->view()));
+}
+
+// A gzip log cut short loses text, and its problem is listed whatever else the incident holds:
+// 48 nodes' rotated kernel logs (each stream a note that loses nothing) come after it, not
+// before, in the list the report cuts at 40.
+TEST(Compressed, AnIncompleteGzipLogIsListedBeforeTheNotesOfRotatedLogs) {
+  const denpex::testing::TempDir dir;
+  for (int n = 1; n <= 48; ++n) {
+    char node[16];
+    std::snprintf(node, sizeof node, "gpu-%04d", n);
+    std::filesystem::create_directories(dir.path() / node);
+    const std::string line =
+        std::string("Mar  2 09:00:01 ") + node +
+        " kernel: [   12.100000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module\n";
+    std::ofstream(dir.path() / node / "kern.log.1") << line;
+    std::ofstream(dir.path() / node / "kern.log") << line;
+  }
+  std::filesystem::create_directories(dir.path() / "zz-console");
+  const std::string gz = Gzip(Log(std::size_t{4} << 20, 5));
+  std::ofstream(dir.path() / "zz-console" / "train.log.gz", std::ios::binary)
+      << gz.substr(0, gz.size() / 2);
+  auto inc = LoadIncident(dir.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  const std::vector<std::string>& problems = inc->input.problems;
+  EXPECT_EQ(problems.size(), 40u);
+  const auto cut = std::find_if(problems.begin(), problems.end(), [](const std::string& p) {
+    return p.find("train.log.gz") != std::string::npos &&
+           p.find("before the break") != std::string::npos;
+  });
+  EXPECT_NE(cut, problems.end());
+  const auto note = [](const std::string& p) {
+    return p.starts_with("rotated log read as one stream");
+  };
+  EXPECT_TRUE(std::is_partitioned(problems.begin(), problems.end(),
+                                  [&](const std::string& p) { return !note(p); }));
+  EXPECT_EQ(std::count_if(problems.begin(), problems.end(), note) + inc->input.problems_omitted,
+            48);
 }
 
 }  // namespace

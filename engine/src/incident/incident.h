@@ -96,6 +96,10 @@ struct InputCounts {
   std::int64_t out_of_scope = 0;
   std::vector<std::string> problems;  // the first few dozen
   std::int32_t problems_omitted = 0;   // beyond those
+  // Notes that lose nothing (a rotated log read as one stream), listed after every problem once
+  // the load is done (ingest/resolve.h FinishProblems): a job's thousands of rotated kernel logs
+  // must not push a file that lost text out of the list.
+  std::vector<std::string> notes;
 };
 
 struct Incident {

@@ -334,7 +334,7 @@ void ReadAndParseStream(const IncidentDir& dir, const std::vector<SourceFile>& f
     (*results)[p->file - begin].log.last_line = {log.last_line.line - p->lines_before, log.last_line.offset - p->start + p->skip,
                                                  log.last_line.length};
   }
-  if (pieces.size() > 1) r.hole = "rotated log read as one stream, oldest first: " + joined_names;
+  if (pieces.size() > 1) r.stream = "rotated log read as one stream, oldest first: " + joined_names;
 }
 
 // Files [begin, end) parsed in parallel; results in file order. A rotated log's pieces are all
@@ -487,6 +487,7 @@ int AddFile(const SourceFile& src, ParsedFile&& r, Incident* inc, std::vector<St
     inc->input.trigger_lines += r.log.trigger_lines;
     inc->input.idle_trigger_lines += r.log.idle_trigger_lines;
     if (!r.hole.empty()) AddProblem(&inc->input, std::move(r.hole));
+    if (!r.stream.empty()) AddNote(&inc->input, std::move(r.stream));
     if (!r.inflate.empty()) AddProblem(&inc->input, std::move(r.inflate));
     if (!r.shrank.empty()) AddProblem(&inc->input, std::move(r.shrank));
     *remap = inc->strings.Absorb(std::move(r.log.strings));
@@ -642,6 +643,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
   }
   Stage resolve("ResolveIncident");
   ResolveIncident(listing->files, &arena, &inc);
+  FinishProblems(&inc.input);
   return inc;
 }
 
@@ -657,6 +659,7 @@ Result<Incident> AssembleIncident(Listing&& listing, std::vector<ParsedFile>&& p
                                 ": pass the directory that holds the job's logs");
   }
   ResolveIncident(listing.files, &arena, &inc);
+  FinishProblems(&inc.input);
   return inc;
 }
 

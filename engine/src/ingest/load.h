@@ -37,6 +37,7 @@ struct ParsedFile {
   std::string
       shrank;  // set when the file shrank (or a page failed) while it was read: read to the cut
   std::string hole;     // set when the file starts with a hole of NUL bytes: read from after it
+  std::string stream;   // set on a rotated log's live piece: its pieces were read as one stream
   std::string inflate;  // set when a compressed file's stream broke or was capped
   std::int32_t rotated_into = -1;  // an older piece of a rotated log: its live piece (LogFile)
   bool no_ib_counters = false;     // its text fails MayHoldIbCounters (LogFile)

@@ -106,6 +106,19 @@ void AddProblem(InputCounts* in, std::string problem) {
   }
 }
 
+void AddNote(InputCounts* in, std::string note) {
+  if (in->notes.size() < kMaxProblems) {
+    in->notes.push_back(std::move(note));
+  } else {
+    ++in->problems_omitted;
+  }
+}
+
+void FinishProblems(InputCounts* in) {
+  for (std::string& note : in->notes) AddProblem(in, std::move(note));
+  in->notes.clear();
+}
+
 // c10, glog and syslog stamps carry no year: take it from the lines that do (slurmctld, the
 // journal's ISO stamps, `dmesg -T`, torch's agent and iteration lines, Ray's driver). Logs are
 // collected after the job, so no line is much later than the incident's latest full date: a

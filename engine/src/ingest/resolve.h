@@ -14,6 +14,10 @@ namespace denpex::engine {
 
 // Appends to the report's problems (at most a few dozen; the rest are counted).
 void AddProblem(InputCounts* in, std::string problem);
+// A note that loses nothing, listed after the problems (InputCounts::notes).
+void AddNote(InputCounts* in, std::string note);
+// The notes appended to the problems, the list's length kept; once the incident is loaded.
+void FinishProblems(InputCounts* in);
 
 // What the steps below look for among the events, found in one pass over them: each step read
 // all of a 16k-rank job's ~150 k events (~20 MB) for the few of a kind, ~1 ms a pass. Taken
