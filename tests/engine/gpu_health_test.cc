@@ -663,11 +663,11 @@ TEST(GpuHealth, ABigSparseSyslogIsSearchedPieceByPieceNotHeldWhole) {
   EXPECT_LT(secs, testing::CpuBound(1.0));
 }
 
-// A node's console is searched in pieces of 1 MiB, each key by its first and last bytes: a key
-// that starts just before a piece ends (and runs on into the next), right at its start or just
-// after, and one in the file's last bytes, are each found; the list of visible devices that
-// runs on past a piece's end is read whole, at its line's number (every newline before it
-// counted); the filler has an `N` with a `:` 16 bytes on (the driver key's two ends) everywhere.
+// A node's console is searched by the line filter in pieces of whole lines up to 1 MiB, each cut
+// after its last newline: a key 40 bytes before to 33 after each MiB (where a cut falls), and
+// one in the file's last bytes, are each found; a list of visible devices that runs on past 12
+// MiB is read whole, at its line's number (every newline before it counted). The filler has an
+// `N` with a `:` 16 bytes on (the driver key's two ends) everywhere.
 TEST(GpuHealth, DeviceLinesAreFoundWhereverAPieceOfTheSearchEnds) {
   namespace fs = std::filesystem;
   std::random_device rd;

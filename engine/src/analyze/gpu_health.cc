@@ -1,12 +1,12 @@
 #include "analyze/gpu_health.h"
 
 #include <algorithm>
-#include <bit>
 #include <charconv>
 
 #include "ingest/file_text.h"
 #include "parse/families.h"
-#include "parse/simd.h"
+#include "parse/parse_log.h"
+#include "parse/triggers.h"
 
 namespace denpex::engine {
 namespace {
@@ -560,110 +560,47 @@ void VisibleDevicesLine(std::string_view line, const LineSpan& span, std::int32_
   out->visible_line = {file, span};
 }
 
-// A node's other logs (agent consoles, a 1 GB syslog) are searched for the two keys piece by
-// piece at memory speed; only the lines that hold one are looked at. Each piece is copied into
-// one small buffer (pread: in the cache, and no page of the mapping walked, as the parse reads
-// its chunks), so the file costs neither its size in memory nor a fault a page.
+// A node's other logs (agent consoles, a 1 GB syslog) are searched for the two keys by the
+// parse's own line filter (parse/triggers.h), piece by piece; only the lines that hold one are
+// looked at. Each piece, whole lines up to 1 MiB, is copied into one buffer kept from file to
+// file (pread: in the cache, no page of the mapping walked, as the parse reads its chunks; a
+// node's 2,048 small kernel logs, every agent under one host name, cost no fresh buffer each),
+// so the file costs neither its size in memory nor a fault a page.
 constexpr std::size_t kPiece = 1 << 20;
-constexpr std::string_view kDeviceKeys[] = {kVisibleKey, kGpuAtKey};
-constexpr std::size_t kLongestKey = std::max(kVisibleKey.size(), kGpuAtKey.size());
+constexpr Trigger kDeviceTriggers[] = {{kVisibleKey}, {kGpuAtKey}};
 
-struct KeyHit {
-  std::size_t at;      // where a key starts in the piece
-  std::uint32_t line;  // the number of its line in the file
-};
-
-bool KeyAt(std::string_view text, std::size_t at) {
-  for (const std::string_view key : kDeviceKeys) {
-    if (text.substr(at, key.size()) == key) return true;
-  }
-  return false;
-}
-
-#if DENPEX_X86
-// FindKeys over the 32-byte blocks of piece[0, end) that have a key's length after them in the
-// piece; returns where it stopped. Each block tests every key's first and last bytes and counts
-// its newlines: the chatter of a console (the `N` of every `NCCL INFO`) costs no compare.
-DENPEX_AVX2 std::size_t FindKeysAvx2(std::string_view piece, std::size_t end, std::uint32_t* lines,
-                                     std::vector<KeyHit>* hits) {
-  const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
-  std::size_t i = 0;
-  for (; i + 32 <= end && i + 32 + kLongestKey <= piece.size(); i += 32) {
-    unsigned found = 0;
-    for (const std::string_view key : kDeviceKeys)
-      found |= EndBytesMask32(p + i, key.front(), key.back(), key.size() - 1);
-    const __m256i block = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
-    const auto newlines = static_cast<unsigned>(
-        _mm256_movemask_epi8(_mm256_cmpeq_epi8(block, _mm256_set1_epi8('\n'))));
-    for (; found != 0; found &= found - 1) {
-      const int j = __builtin_ctz(found);
-      if (KeyAt(piece, i + j))
-        hits->push_back({i + j, *lines + std::popcount(newlines & ((1u << j) - 1)) + 1});
-    }
-    *lines += std::popcount(newlines);
-  }
-  return i;
-}
-#endif
-
-// Where a key starts in piece[0, end) (it may run on past end), in order, each with its line's
-// number; `lines` holds the file's newlines before the piece and is moved on to end.
-void FindKeys(std::string_view piece, std::size_t end, std::uint32_t* lines,
-              std::vector<KeyHit>* hits) {
-  hits->clear();
-  std::size_t at = 0;
-#if DENPEX_X86
-  if (HasAvx2()) at = FindKeysAvx2(piece, end, lines, hits);
-#endif
-  // The rest: the file's last bytes, or the whole piece on a CPU without AVX2.
-  std::vector<std::size_t> rest;
-  for (const std::string_view key : kDeviceKeys) {
-    for (std::size_t p = piece.find(key, at); p != std::string_view::npos && p < end;
-         p = piece.find(key, p + 1))
-      rest.push_back(p);
-  }
-  std::sort(rest.begin(), rest.end());
-  for (const std::size_t p : rest) {
-    *lines += static_cast<std::uint32_t>(CountNewlines(piece.substr(at, p - at)));
-    at = p;
-    hits->push_back({p, *lines + 1});
-  }
-  *lines += static_cast<std::uint32_t>(CountNewlines(piece.substr(at, end - at)));
-}
-
-// `buffer` is kept from file to file: a node's 2,048 small kernel logs (every agent under one
-// host name) must not each cost a fresh piece.
 void ScanDeviceLines(const FileText& text, std::int32_t file, std::vector<char>* buffer,
                      NodeGpuHealth* out) {
+  static const LineFilter filter(kDeviceTriggers);
   const std::string_view all = text.view();
   const std::size_t from = text.LeadingHole();
   if (from >= all.size()) return;
-  buffer->resize(std::max(buffer->size(), std::min(kPiece + kLongestKey, all.size() - from)));
-  std::uint32_t lines = 0;  // newlines in [from, the piece)
-  std::size_t done = from;  // lines that start before this were read
-  std::vector<KeyHit> hits;
-  for (std::size_t w = from; w < all.size(); w += kPiece) {
-    // The piece and what a key that starts in it may run on into; a file held in memory (one
-    // that was compressed) is searched in place.
-    const std::size_t length = std::min(kPiece + kLongestKey, all.size() - w);
-    const std::string_view piece = text.Copy(w, length, buffer->data())
-                                       ? std::string_view(buffer->data(), length)
-                                       : all.substr(w, length);
-    FindKeys(piece, std::min(kPiece, length), &lines, &hits);
-    for (const KeyHit& hit : hits) {
-      const std::size_t at = w + hit.at;
-      if (at < done) continue;  // on a line already read
-      const std::size_t nl = all.rfind('\n', at);
-      const std::size_t begin = nl == std::string_view::npos || nl < from ? from : nl + 1;
-      std::size_t end = all.find('\n', at);
-      if (end == std::string_view::npos) end = all.size();
-      std::string_view text_line = all.substr(begin, end - begin);
+  buffer->resize(std::max(buffer->size(), std::min(kPiece, all.size() - from)));
+  std::uint32_t line = 1;  // the number of the line the search is at
+  for (std::size_t w = from; w < all.size();) {
+    // The piece, cut after its last newline (a line longer than a piece is cut where it ends);
+    // a file held in memory (one that was compressed) is searched in place.
+    const std::size_t length = std::min(kPiece, all.size() - w);
+    std::string_view piece = text.Copy(w, length, buffer->data())
+                                 ? std::string_view(buffer->data(), length)
+                                 : all.substr(w, length);
+    if (const std::size_t nl = piece.rfind('\n');
+        w + length < all.size() && nl != std::string_view::npos) {
+      piece = piece.substr(0, nl + 1);
+    }
+    for (std::size_t at = 0; at < piece.size();) {
+      const LineFilter::Found f = filter.Next(piece, at, kMaxLineBytes);
+      line += static_cast<std::uint32_t>(f.newlines);
+      if (!f.found) break;
+      std::string_view text_line = piece.substr(f.begin, f.end - f.begin);
       if (!text_line.empty() && text_line.back() == '\r') text_line.remove_suffix(1);
       VisibleDevicesLine(text_line,
-                         LineSpan{hit.line, begin, static_cast<std::uint32_t>(text_line.size())},
+                         LineSpan{line, w + f.begin, static_cast<std::uint32_t>(text_line.size())},
                          file, out);
-      done = end;
+      at = f.end + 1;
+      line += f.end < piece.size() ? 1 : 0;
     }
+    w += piece.size();
   }
 }
 

@@ -44,18 +44,6 @@ DENPEX_AVX2 inline unsigned LabelColonMask32(const unsigned char* p) {
   return static_cast<unsigned>(_mm256_movemask_epi8(_mm256_and_si256(digit_before, _mm256_and_si256(colon, space_after))));
 }
 
-// Bit j: p[j] == first and p[j + span] == last, for 32 places (reads p[0..32) and
-// p[span..span + 32)): a literal's two end bytes, the filter of a search that compares the
-// literal whole only where both are in place.
-DENPEX_AVX2 inline unsigned EndBytesMask32(const unsigned char* p, char first, char last,
-                                           std::size_t span) {
-  const __m256i head = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  const __m256i tail = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + span));
-  const __m256i both = _mm256_and_si256(_mm256_cmpeq_epi8(head, _mm256_set1_epi8(first)),
-                                        _mm256_cmpeq_epi8(tail, _mm256_set1_epi8(last)));
-  return static_cast<unsigned>(_mm256_movemask_epi8(both));
-}
-
 }  // namespace denpex::engine
 #endif
 
