@@ -170,6 +170,33 @@ TEST(LineFilter, ChatterHoldsNoTrigger) {
   EXPECT_EQ(f.begin, text.size());  // no unterminated last line
 }
 
+// A journal's `unit[pid]: ` (journalctl's short format) ends in `]:`, as a torchrun tag does, but
+// its bracket is glued to the unit's name: not a tag, so a job's output collected through the
+// journal is not read line by line for its prefixes. A tag behind the journal's prefix, or one
+// opening the line, is still one.
+TEST(LineFilter, AJournalsUnitAndPidIsNoTag) {
+  const LineFilter& filter = LineFilter::Default();
+  const std::string journal = "Mar 02 09:00:02 login-01 python3[40411]: ";
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += journal + std::string(kChatterLine) + "\n";
+  const LineFilter::Found f = filter.Next(text, 0, kMaxLineBytes);
+  EXPECT_FALSE(f.found);
+  EXPECT_EQ(f.newlines, 1000);
+  for (const std::string unit :
+       {"python3[40411]: ", "torchrun[7]: ", "srun[123456]: ", "slurmd[1]: "})
+    EXPECT_EQ(filter.Classify(unit + "0: plain output"), TriggerLevel::kNone) << unit;
+  for (const std::string tagged :
+       {journal + "[default3]: plain output", journal + "11689: [default3]: plain output",
+        std::string("[default3]: plain output"), std::string("[3]: plain output"),
+        std::string("trainer/0 [3]: plain output"),
+        std::string("2026-03-02T09:00:02Z [default3]: plain output"),
+        std::string("sn01:[0]: plain output"),
+        std::string("python3[40411]:[default3]: plain output")}) {
+    EXPECT_EQ(filter.Classify(tagged), TriggerLevel::kPrefix) << tagged;
+    EXPECT_TRUE(filter.Next(tagged + "\n", 0, kMaxLineBytes).found) << tagged;
+  }
+}
+
 // The lines NCCL_DEBUG=INFO prints by the million at 16k ranks: a fingerprint found in one of
 // them sends every such line to the verifier (`Pro` of `[Proxy Service` or `han` of `Channel`
 // would make millions of false candidates on the padded 16k-rank log).

@@ -740,10 +740,13 @@ PrefixPolicy SniffPrefixes(std::string_view text, const ReadBehind* file) {
 // and OpenMPI tags, and whether torchrun's `[default<L>]:` tags are used.
 namespace {
 constexpr Trigger kPrefixTriggers[] = {
-    {"[rank", TriggerLevel::kPrefix},       // torch `[rank<G>]:` (also a broken one: counted as malformed)
-    {"]<stdout>:", TriggerLevel::kPrefix},  // OpenMPI `[<job>,<rank>]<stdout>:`
+    // torch `[rank<G>]:` (also a broken one: counted as malformed)
+    {"[rank", TriggerLevel::kPrefix},
+    // OpenMPI `[<job>,<rank>]<stdout>:`
+    {"]<stdout>:", TriggerLevel::kPrefix},
     {"]<stderr>:", TriggerLevel::kPrefix},
-    {"]:", TriggerLevel::kPrefix},          // torchrun `[default<L>]:`, TorchX `[<L>]:`
+    // torchrun `[default<L>]:`, TorchX `[<L>]:`; not a journal's `python3[40411]:`
+    {"]:", TriggerLevel::kPrefix, true},
 };
 }  // namespace
 std::span<const Trigger> PrefixTriggers() { return kPrefixTriggers; }

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "parse/recognisers.h"
+#include "parse/scan.h"
 #include "parse/simd.h"
 
 namespace denpex::engine {
@@ -595,6 +596,7 @@ LineFilter::LineFilter(std::span<const Trigger> triggers, std::span<const Placed
   for (const Placement& p : placed) {
     buckets_[p.bucket].push_back(static_cast<std::uint16_t>(literals_.size()));
     Literal l{std::string(p.trigger.literal), static_cast<std::uint8_t>(p.offset), p.trigger.level};
+    l.closes_tag = p.trigger.closes_tag;
     for (std::size_t k = 0; k < 3 && p.offset + k < p.trigger.literal.size(); ++k) {
       l.fingerprint |= static_cast<std::uint32_t>(static_cast<unsigned char>(p.trigger.literal[p.offset + k])) << (8 * k);
       l.mask |= 0xffu << (8 * k);
@@ -756,6 +758,21 @@ __attribute__((always_inline)) inline bool SameBytes(const char* a, const char* 
   return true;
 }
 
+// Whether the bracket closed at `close` (a `]`) was opened by a `[` glued to a letter or a digit
+// (`python3[40411]`), looking back no further than `lo`, the line's start or the search's. A tag
+// the parse reads (LocalTag, prefix.cc) opens at a line's start or after a prefix, which ends in a
+// space or a colon; a bracket not closed within kMaxTagBytes is taken for a tag.
+bool GluedBracket(std::string_view text, std::size_t close, std::size_t lo) {
+  constexpr std::size_t kMaxTagBytes = 32;
+  const std::size_t stop = close > lo + kMaxTagBytes ? close - kMaxTagBytes : lo;
+  for (std::size_t i = close; i > stop;) {
+    const char c = text[--i];
+    if (c == '[') return i > lo && (IsAlpha(text[i - 1]) || IsDigit(text[i - 1]));
+    if (c == ']' || c == '\n') return false;
+  }
+  return false;
+}
+
 }  // namespace
 
 // Not inlined into the scan loops (their `flatten` would): see ScanFrom.
@@ -776,7 +793,8 @@ __attribute__((noinline)) TriggerLevel LineFilter::Verify(std::string_view text,
   TriggerLevel level = TriggerLevel::kNone;
   const auto matches = [&](const Literal& l) {
     return q >= lo + l.offset && q - l.offset + l.text.size() <= hi &&
-           SameBytes(text.data() + q - l.offset, l.text.data(), l.text.size());
+           SameBytes(text.data() + q - l.offset, l.text.data(), l.text.size()) &&
+           !(l.closes_tag && GluedBracket(text, q - l.offset, lo));
   };
   const std::size_t slots = by_fingerprint_.size();
   for (std::size_t h = FingerprintHash(word, slots);; h = (h + 1) & (slots - 1)) {

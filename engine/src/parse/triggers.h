@@ -37,6 +37,10 @@ enum class TriggerLevel : std::uint8_t {
 struct Trigger {
   std::string_view literal;  // 2 bytes or more, no newline
   TriggerLevel level = TriggerLevel::kRecord;
+  // The literal closes a bracketed tag (`]:` of `[default3]:`): where the `[` it closes is glued
+  // to a letter or a digit before it, as in a journal line's `python3[40411]: `, the bracket is a
+  // word's (a unit and its pid), no tag, and the literal no trigger there.
+  bool closes_tag = false;
 };
 
 // The tables of what LogParser itself reads; each family recogniser's literals are in its row of
@@ -137,6 +141,7 @@ class LineFilter {
     TriggerLevel level = TriggerLevel::kRecord;
     std::uint32_t fingerprint = 0;  // its fingerprint bytes, little-endian (2 for a 2-byte literal)
     std::uint32_t mask = 0;
+    bool closes_tag = false;  // Trigger::closes_tag
   };
   // The level of the literals whose fingerprint is at `q` and that lie in [lo, hi).
   TriggerLevel Verify(std::string_view text, std::size_t q, std::size_t lo, std::size_t hi) const;
