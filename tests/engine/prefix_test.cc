@@ -727,6 +727,90 @@ TEST(Prefixes, ProgressLinesOfOneLengthAreNoWrapWidth) {
   EXPECT_EQ(SniffPrefixes(text).wrap_width, 0u);
 }
 
+// Ray Train's worker table, one row per worker (`world_rank=`, `local_rank=`, `node_rank=`), is
+// 160-170 columns wide, its longest rows the most numerous: a terminal's wrap by its shape, but
+// each row opens with the trainer's tag, which no cut makes by chance. Read as wrapped, the rows
+// were joined in pairs and half the workers lost their rank (the 8192-worker Ray hang then
+// INCONCLUSIVE between two ranks). A wrapped Ray log's pieces are still joined.
+TEST(Prefixes, ARayWorkerTableIsNoWrapButAWrappedRayLogIs) {
+  std::string table = "(TorchTrainer pid=428948) Started distributed worker processes: \n";
+  for (int rank = 0; rank < 4096; ++rank) {
+    const int node = rank / 8;
+    table += "(TorchTrainer pid=428948) - (node_id=" +
+             std::string(56, static_cast<char>('a' + node % 6)) + ", ip=10.64." +
+             std::to_string(node / 250) + "." + std::to_string(2 + node % 250) +
+             ", pid=" + std::to_string(1000000 + rank * 7) +
+             ") world_rank=" + std::to_string(rank) + ", local_rank=" + std::to_string(rank % 8) +
+             ", node_rank=" + std::to_string(node) + "\n";
+  }
+  const PrefixPolicy policy = SniffPrefixes(table);
+  EXPECT_EQ(policy.wrap_width, 0u);
+  EXPECT_EQ(ParseLog(table, FileContext{.prefixes = policy}).joined, 0);
+
+  std::string wrapped;
+  for (int rank = 0; rank < 8; ++rank) {
+    const std::string line =
+        "(RayTrainWorker pid=" + std::to_string(646430 + rank) +
+        ", ip=10.64.0.185) [E ProcessGroupNCCL.cpp:489] Some NCCL operations have failed or timed "
+        "out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run "
+        "on corrupted/incomplete data.";
+    for (std::size_t at = 0; at < line.size(); at += 120) wrapped += line.substr(at, 120) + "\n";
+  }
+  EXPECT_EQ(SniffPrefixes(wrapped).wrap_width, 120u);
+}
+
+// mpirun's `--report-bindings` prints a line per rank, `[<host>:<pid>] MCW rank R bound to ...`
+// with a socket's map, 160-170 columns on 24-core sockets, the longest the most numerous: read
+// as a wrap, 1,548 of 4,096 lines were joined to the next and their ranks' hosts lost.
+TEST(Prefixes, AnMpirunBindingReportIsNoWrap) {
+  std::string text;
+  for (int rank = 0; rank < 4096; ++rank) {
+    const int local = rank % 8, core = local * 3 % 24;
+    text += "[gpu-" + std::to_string(1001 + rank / 8) + ":" + std::to_string(1000000 + rank * 3) +
+            "] MCW rank " + std::to_string(rank) + " bound to socket " + std::to_string(local / 4) +
+            "[core " + std::to_string(core) + "[hwt 0]]: ";
+    for (int socket = 0; socket < 2; ++socket) {
+      std::string map(47, '/');
+      for (int c = 0; c < 24; ++c) map[2 * c] = socket == local / 4 && c == core ? 'B' : '.';
+      text += "[" + map + "]";
+    }
+    text += "\n";
+  }
+  const PrefixPolicy policy = SniffPrefixes(text);
+  EXPECT_EQ(policy.wrap_width, 0u);
+  const ParsedLog log = ParseLog(text, FileContext{.prefixes = policy});
+  EXPECT_EQ(log.joined, 0);
+  EXPECT_EQ(log.events.size(), 4096u);
+}
+
+// A rank's NCCL_DEBUG=INFO output, its `Channel` lines 100-110 columns wide by the ranks they name,
+// the longest the most numerous: read as a wrap, its lines were joined in pairs, and the NCCL
+// WARN after a line of that width was taken for a piece of it (no event). The same behind pdsh's
+// host, Open MPI's tag and a torchrun tag.
+TEST(Prefixes, NcclChatterIsNoWrap) {
+  for (const std::string prefix : {"", "gpu-0001: ", "[1,6]<stdout>:", "sn01: [default6]:"}) {
+    std::string text;
+    std::uint32_t state = 1;
+    for (int i = 0; i < 12000; ++i) {
+      state = state * 1664525u + 1013904223u;
+      const std::uint32_t from = state >> 8 & 0x1fff, to = (state >> 4) % 9000 + 1000;
+      text += prefix + "gpu-0001:2907157:2907157 [6] NCCL INFO Channel " +
+              std::to_string(10 + i % 22) + "/0 : " + std::to_string(from) + "[6] -> " +
+              std::to_string(to) + "[6] [send] via NET/IB/6/GDRDMA/Shared\n";
+    }
+    text += prefix +
+            "gpu-0001:2907157:2907157 [6] NCCL WARN NET/IB : Got completion from peer "
+            "10.0.0.2<43422> with error "
+            "12, opcode 0, len 0, vendor err 129\n";
+    const PrefixPolicy policy = SniffPrefixes(text);
+    EXPECT_EQ(policy.wrap_width, 0u) << prefix;
+    const ParsedLog log = ParseLog(text, FileContext{.prefixes = policy});
+    EXPECT_EQ(log.joined, 0) << prefix;
+    ASSERT_EQ(log.events.size(), 1u) << prefix;
+    EXPECT_EQ(log.events[0].line, 12001u) << prefix;
+  }
+}
+
 TEST(Prefixes, HighValueMessagesAreFoundBehindAnUnknownPrefix) {
   const ParsedLog log = ParseText(
       "2024-06-01 09:00:21,123 - trainer - ERROR - RuntimeError: CUDA error: an illegal memory access was encountered\n"

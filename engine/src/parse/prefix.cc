@@ -514,19 +514,36 @@ bool TeeTag(std::string_view line) {
          tag.find_first_not_of("0123456789", digits) == std::string_view::npos;
 }
 
-}  // namespace
+// An MPI daemon's `[<host>:<pid>] ` before its own lines (Open MPI, PRRTE: `[gpu-0001:123] MCW
+// rank 5 bound to ...`); a bracketed address (`[10.64.0.2]:29500`) has its colon outside.
+bool DaemonTag(std::string_view line) {
+  if (line.empty() || line[0] != '[') return false;
+  Scanner s(line.substr(1));
+  const std::string_view host = s.Token(":] ");
+  std::int64_t pid = 0;
+  return !host.empty() && s.Char(':') && s.Digits(1, 9, &pid) && s.Lit("] ");
+}
 
-bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
-  std::string clean;
-  if (line.find('\x1b') != std::string_view::npos) line = WithoutEscapes(line, &clean);
-  PeelQuote(&line, policy.Quote());
-  if (policy.numbered != 0) PeelNumber(&line, policy.numbered);
+// NCCL's head, `<host>:<pid>:<tid> [<dev>] NCCL ...` (or `... [<dev>] <file>.cc:<line> NCCL ...`).
+bool NcclHead(std::string_view line) {
+  Scanner s(line);
+  std::int64_t pid = 0, tid = 0, dev = 0;
+  return !s.Token(": [").empty() && s.Char(':') && s.Digits(1, 12, &pid) && s.Char(':') &&
+         s.Digits(1, 12, &tid) && s.Lit(" [") && s.Digits(1, 4, &dev) && s.Lit("] ") &&
+         NcclDevice(s.Rest());
+}
+
+// What opens a line, the collector's quoting and numbers peeled (StartsOwnLine). A piece of a cut
+// line starts anywhere: with a space, a bracket (`[gpu-0001]:29500` reads as half a torchrun tag),
+// a bar (DeepSpeed's `... | bwd: 1871.72 ` cut before `| bwd_inner: ...`), a word. What starts a
+// line is what no cut makes by chance: a stamp, `[rank<G>]:`, a logging header, an srun label, an
+// Open MPI tag (`[1,5]<stdout>:`), a Ray process's tag (`(RayTrainWorker pid=1346330,
+// ip=10.64.0.123) `), an MPI daemon's `[<host>:<pid>] ` (each line of mpirun's
+// `--report-bindings`), NCCL's `<host>:<pid>:<tid> [<dev>] NCCL `, a traceback or an exception
+// line, a table's rule or its row, barred at both ends; and a host's `<host>: ` (pdsh) before
+// one of those.
+bool OpensLine(std::string_view line, bool after_host) {
   if (line.empty()) return true;
-  // A piece of a cut line starts anywhere: with a space, a bracket (`[gpu-0001]:29500` reads as
-  // half a torchrun tag), a bar (DeepSpeed's `... | bwd: 1871.72 ` cut before `| bwd_inner: ...`),
-  // a word. What starts a line is what no cut makes by chance: a stamp, `[rank<G>]:`, a logging
-  // header, an srun label, a traceback or an exception line, a table's rule or its row, barred at
-  // both ends.
   const bool rule = line.size() >= 3 && std::string_view("+=*-").find(line[0]) != std::string_view::npos &&
                     (line[1] == line[0] || line[1] == '-') && line[2] == line[1];
   if (TableRow(line) || rule || line.starts_with("[rank") || line.starts_with("Traceback ")) return true;
@@ -536,15 +553,28 @@ bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
       line.substr(1, line.size() - 3).find_first_not_of("0123456789") == std::string_view::npos) {
     return true;
   }
-  if (TeeTag(line)) return true;
+  if (TeeTag(line) || DaemonTag(line) || NcclHead(line)) return true;
   LineOrigin o;
   Scanner s(line);
-  if (SrunLabel(&s, &o) || Stamp(&s, PrefixPolicy{}, &o)) return true;
+  if (SrunLabel(&s, &o) || Stamp(&s, PrefixPolicy{}, &o) || MpiTag(&s, PrefixPolicy{}, &o) ||
+      RayTag(&s, &o))
+    return true;
+  if (!after_host && Host(&s, PrefixPolicy{.hosts = true}, &o)) return OpensLine(s.Rest(), true);
   Header h;
   std::string_view type;
   // A header that only looks begun (`[144, 145, ...` of a cut list reads as a malformed bracket
   // time) starts nothing: a cut makes such shapes by chance.
   return (line[0] != ' ' && ParseHeader(line, &h) == Match::kYes) || ParsePythonErrorLine(line, &type);
+}
+
+}  // namespace
+
+bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
+  std::string clean;
+  if (line.find('\x1b') != std::string_view::npos) line = WithoutEscapes(line, &clean);
+  PeelQuote(&line, policy.Quote());
+  if (policy.numbered != 0) PeelNumber(&line, policy.numbered);
+  return OpensLine(line, false);
 }
 
 std::string_view WithoutEscapes(std::string_view line, std::string* store) {
