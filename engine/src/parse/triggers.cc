@@ -776,8 +776,9 @@ bool GluedBracket(std::string_view text, std::size_t close, std::size_t lo) {
 }  // namespace
 
 // Not inlined into the scan loops (their `flatten` would): see ScanFrom.
-__attribute__((noinline)) TriggerLevel LineFilter::Verify(std::string_view text, std::size_t q, std::size_t lo,
-                                                          std::size_t hi) const {
+__attribute__((noinline)) TriggerLevel LineFilter::Verify(std::string_view text, std::size_t q,
+                                                          std::size_t lo, std::size_t hi,
+                                                          TriggerLevel above) const {
   std::uint32_t word = 0;  // the 3 bytes at q (0 past the text)
   if (std::endian::native == std::endian::little && q + 4 <= text.size()) {
     std::memcpy(&word, text.data() + q, 4);
@@ -792,7 +793,7 @@ __attribute__((noinline)) TriggerLevel LineFilter::Verify(std::string_view text,
   // line's `] iteration `) and a record trigger there ends the search.
   TriggerLevel level = TriggerLevel::kNone;
   const auto matches = [&](const Literal& l) {
-    return q >= lo + l.offset && q - l.offset + l.text.size() <= hi &&
+    return l.level > above && q >= lo + l.offset && q - l.offset + l.text.size() <= hi &&
            SameBytes(text.data() + q - l.offset, l.text.data(), l.text.size()) &&
            !(l.closes_tag && GluedBracket(text, q - l.offset, lo));
   };
@@ -1004,7 +1005,8 @@ bool LineFilterScan::FirstHit::Try(const LineFilter& f, std::string_view text, s
 
 bool LineFilterScan::AnyHit::Try(const LineFilter& f, std::string_view text, std::size_t q) const {
   if (!f.MayStart(text, q)) return false;
-  const TriggerLevel l = f.Verify(text, q, 0, text.size());
+  // A literal no higher than the line's level so far changes nothing (a `[rank<G>]:` line's `]:`).
+  const TriggerLevel l = f.Verify(text, q, 0, text.size(), *level);
   if (static_cast<int>(l) > static_cast<int>(*level)) *level = l;
   return IsRecord(*level);  // stop at the first record trigger
 }

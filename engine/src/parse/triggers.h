@@ -143,8 +143,10 @@ class LineFilter {
     std::uint32_t mask = 0;
     bool closes_tag = false;  // Trigger::closes_tag
   };
-  // The level of the literals whose fingerprint is at `q` and that lie in [lo, hi).
-  TriggerLevel Verify(std::string_view text, std::size_t q, std::size_t lo, std::size_t hi) const;
+  // The level of the literals whose fingerprint is at `q` and that lie in [lo, hi), of those whose
+  // level is above `above` (kNone where none is: the line's classification has reached `above`).
+  TriggerLevel Verify(std::string_view text, std::size_t q, std::size_t lo, std::size_t hi,
+                      TriggerLevel above = TriggerLevel::kNone) const;
   // Files literals_ by exact fingerprint (by_fingerprint_, short_literals_).
   void IndexFingerprints();
 
