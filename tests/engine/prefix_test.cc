@@ -811,6 +811,24 @@ TEST(Prefixes, NcclChatterIsNoWrap) {
   }
 }
 
+// Lines one program prints per rank in a shape no rule knows, their widths apart by a digit or
+// two and the longest the most numerous, open alike (the same first bytes but for digits): a
+// terminal's piece opens as its head only by chance, so they are no wrap, whatever the program.
+TEST(Prefixes, LinesThatOpenAlikeAreNoWrap) {
+  std::string text;
+  std::uint32_t state = 7;
+  for (int i = 0; i < 8192; ++i) {
+    state = state * 1664525u + 1013904223u;
+    const std::uint32_t rank = state >> 19;  // in the order they came up
+    text += "worker " + std::to_string(rank) + " of 8192 ready: host gpu-" +
+            std::to_string(1001 + rank / 8) + ", device cuda:" + std::to_string(rank % 8) +
+            ", pid " + std::to_string(100000 + rank * 37) + ", store 10.64.0.2:29500 reachable\n";
+  }
+  const PrefixPolicy policy = SniffPrefixes(text);
+  EXPECT_EQ(policy.wrap_width, 0u);
+  EXPECT_EQ(ParseLog(text, FileContext{.prefixes = policy}).joined, 0);
+}
+
 TEST(Prefixes, HighValueMessagesAreFoundBehindAnUnknownPrefix) {
   const ParsedLog log = ParseText(
       "2024-06-01 09:00:21,123 - trainer - ERROR - RuntimeError: CUDA error: an illegal memory access was encountered\n"

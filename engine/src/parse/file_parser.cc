@@ -188,7 +188,7 @@ bool LogParser::JoinHardWrapped(const LineRef& raw, std::uint32_t cite) {
   LineRef line = raw;
   if (raw.text.find('\x1b') != std::string_view::npos) line.text = WithoutEscapes(raw.text, &clean_[clean_turn_ ^= 1]);
   if (wrap_.open) {
-    if (!line.text.empty() && !StartsOwnLine(line.text, ctx_.prefixes)) {
+    if (!line.text.empty() && !StartsOwnLine(line.text, ctx_.prefixes, wrap_.text)) {
       std::string_view tail = line.text;
       PeelPaste(&tail, ctx_.prefixes);
       if (ctx_.prefixes.Quote().empty()) PeelSharedIndent(wrap_.text, &tail);

@@ -567,13 +567,35 @@ bool OpensLine(std::string_view line, bool after_host) {
   return (line[0] != ' ' && ParseHeader(line, &h) == Match::kYes) || ParsePythonErrorLine(line, &type);
 }
 
-}  // namespace
-
-bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy) {
-  std::string clean;
-  if (line.find('\x1b') != std::string_view::npos) line = WithoutEscapes(line, &clean);
+// The line as StartsOwnLine reads it: past its colour codes, the paste's quoting and a log
+// viewer's numbers.
+std::string_view Peeled(std::string_view line, const PrefixPolicy& policy, std::string* clean) {
+  if (line.find('\x1b') != std::string_view::npos) line = WithoutEscapes(line, clean);
   PeelQuote(&line, policy.Quote());
   if (policy.numbered != 0) PeelNumber(&line, policy.numbered);
+  return line;
+}
+
+// Two lines that open alike, their first 8 bytes the same but for digits (`(TorchTrainer
+// pid=428948) - (node_id=`, `Rank 1234 ...` and `Rank 1240 ...`): lines one program wrote one
+// after another, whatever their shape. A terminal's cut lands anywhere in its line, so its piece
+// opens as its head line does only by chance. Indented lines are left to the other rules (a
+// paste's indent, a table's cells).
+bool OpenAlike(std::string_view a, std::string_view b) {
+  constexpr std::size_t kAlike = 8;
+  if (a.size() < kAlike || b.size() < kAlike || a[0] == ' ' || a[0] == '\t') return false;
+  for (std::size_t k = 0; k < kAlike; ++k) {
+    if (a[k] != b[k] && !(IsDigit(a[k]) && IsDigit(b[k]))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy, std::string_view before) {
+  std::string clean, clean_before;
+  line = Peeled(line, policy, &clean);
+  if (!before.empty() && OpenAlike(Peeled(before, policy, &clean_before), line)) return true;
   return OpensLine(line, false);
 }
 
@@ -677,9 +699,13 @@ std::uint32_t SniffWrapWidth(std::string_view text, const PrefixPolicy& policy) 
     }
     std::size_t j = i + 1;
     bool pieces = true;
-    for (; j < lines.size() && width[j] == longest; ++j) pieces = pieces && !StartsOwnLine(lines[j], policy);
+    for (; j < lines.size() && width[j] == longest; ++j)
+      pieces = pieces && !StartsOwnLine(lines[j], policy, lines[j - 1]);
     ++runs;
-    wrapped += pieces && j < lines.size() && width[j] > 0 && !StartsOwnLine(lines[j], policy) ? 1 : 0;
+    wrapped +=
+        pieces && j < lines.size() && width[j] > 0 && !StartsOwnLine(lines[j], policy, lines[j - 1])
+            ? 1
+            : 0;
     i = j;
   }
   return wrapped >= kLeastRuns && wrapped * 2 > runs ? static_cast<std::uint32_t>(longest) : 0;
