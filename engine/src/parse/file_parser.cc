@@ -188,10 +188,12 @@ bool LogParser::JoinHardWrapped(const LineRef& raw, std::uint32_t cite) {
   LineRef line = raw;
   if (raw.text.find('\x1b') != std::string_view::npos) line.text = WithoutEscapes(raw.text, &clean_[clean_turn_ ^= 1]);
   if (wrap_.open) {
-    if (!line.text.empty() && !StartsOwnLine(line.text, ctx_.prefixes, wrap_.text)) {
+    if (!line.text.empty() &&
+        !StartsOwnLine(line.text, ctx_.prefixes, std::string_view(wrap_.text).substr(wrap_.last))) {
       std::string_view tail = line.text;
       PeelPaste(&tail, ctx_.prefixes);
       if (ctx_.prefixes.Quote().empty()) PeelSharedIndent(wrap_.text, &tail);
+      wrap_.last = wrap_.text.size();
       wrap_.text.append(tail);
       ++wrap_.pieces;
       ++out_.joined;

@@ -183,6 +183,7 @@ class LogParser {
     std::uint32_t cite = 0;
     int pieces = 0;
     bool open = false;
+    std::size_t last = 0;  // where the last physical line's text starts in `text`
   };
   bool JoinPartial(const LineRef& line, std::uint32_t cite);
   void FlushPartial(Partial* open);

@@ -85,8 +85,8 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
 void PeelPaste(std::string_view* line, const PrefixPolicy& policy);
 
 // A line that starts a line of its own (a prefix or a header it opens with, a traceback or an
-// exception line, or the start of `before`, the line before it, digits aside), not a piece of
-// the line before it that a terminal hard-wrapped.
+// exception line, or the opening of `before`, the line it would continue, digits aside), not a
+// piece of that line that a terminal hard-wrapped.
 bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy, std::string_view before = {});
 
 // The columns a line takes on a terminal: its bytes less its ANSI control sequences.
