@@ -172,6 +172,21 @@ TEST(FamilyShapes, RayWorkersKeepTheirRanksBehindCollectorPrefixesAndRotation) {
   }
 }
 
+// Ray Train's worker table at 8k workers (160-168 columns a row, the widest the most numerous)
+// was read as a terminal's hard wrap and its rows joined in pairs: the canonical hang was
+// INCONCLUSIVE where its merged copy named the truth's rank (`differs`), and a pasted copy of a
+// memory-monitor kill took the wrong class.
+TEST(FamilyShapes, ARayWorkerTableAtEightThousandWorkersIsReadRowByRow) {
+  ExpectNotWrong(
+      {"ray_hang_8192_torch21.textproto", "merged", "the canonical worker table read as wrapped"},
+      {"seed=34"},
+      /*consistent=*/true);
+  ExpectNotWrong(
+      {"ray_memory_monitor_8192.textproto", "paste", "a Ray tag read as a wrapped piece"},
+      {"seed=6"},
+      /*consistent=*/true);
+}
+
 // A GPU's Xid that cannot be tied to the rank leaves the class of its ambiguous CUDA error open:
 // merged (the rank on no node), same-host (one node's files are several machines': two
 // CUDA_VISIBLE_DEVICES lists, a UUID on two buses), paste (the UUID list cut by a hard wrap).
