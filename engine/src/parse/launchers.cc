@@ -6,6 +6,7 @@
 
 #include "parse/families.h"
 #include "parse/lines.h"
+#include "parse/prefix.h"
 #include "parse/scan.h"
 #include "parse/world_info.h"
 
@@ -678,11 +679,10 @@ std::string_view ProcessVpid(std::string_view name, std::string_view jobid) {
 // all available processors)` (Open MPI 4, PRRTE's documented form) and `[<host>:<pid>] Rank R
 // bound to package[P][core:C]` (Open MPI 5): the daemon on <host> started rank R.
 bool RankBinding(std::string_view t, Recognised* out) {
-  if (!t.starts_with('[')) return false;
-  Scanner s(t.substr(1));
-  const std::string_view host = s.Token(":]");
-  std::int64_t pid = 0, rank = 0;
-  if (host.empty() || !s.Char(':') || !s.Digits(1, 9, &pid) || !s.Lit("] ")) return false;
+  Scanner s(t);
+  std::string_view host;
+  std::int64_t rank = 0;
+  if (!DaemonTag(&s, &host)) return false;
   if (!s.Lit("MCW rank ") && !s.Lit("Rank ")) return false;
   if (!s.Digits(1, 9, &rank) || rank > kMaxRank || !(s.Lit(" bound to ") || s.Lit(" is not bound") || s.Lit(" not bound"))) {
     return false;

@@ -514,16 +514,6 @@ bool TeeTag(std::string_view line) {
          tag.find_first_not_of("0123456789", digits) == std::string_view::npos;
 }
 
-// An MPI daemon's `[<host>:<pid>] ` before its own lines (Open MPI, PRRTE: `[gpu-0001:123] MCW
-// rank 5 bound to ...`); a bracketed address (`[10.64.0.2]:29500`) has its colon outside.
-bool DaemonTag(std::string_view line) {
-  if (line.empty() || line[0] != '[') return false;
-  Scanner s(line.substr(1));
-  const std::string_view host = s.Token(":] ");
-  std::int64_t pid = 0;
-  return !host.empty() && s.Char(':') && s.Digits(1, 9, &pid) && s.Lit("] ");
-}
-
 // NCCL's head, `<host>:<pid>:<tid> [<dev>] NCCL ...` (or `... [<dev>] <file>.cc:<line> NCCL ...`).
 bool NcclHead(std::string_view line) {
   Scanner s(line);
@@ -553,9 +543,11 @@ bool OpensLine(std::string_view line, bool after_host) {
       line.substr(1, line.size() - 3).find_first_not_of("0123456789") == std::string_view::npos) {
     return true;
   }
-  if (TeeTag(line) || DaemonTag(line) || NcclHead(line)) return true;
+  if (TeeTag(line) || NcclHead(line)) return true;
   LineOrigin o;
   Scanner s(line);
+  std::string_view daemon;
+  if (DaemonTag(&s, &daemon)) return true;
   if (SrunLabel(&s, &o) || Stamp(&s, PrefixPolicy{}, &o) || MpiTag(&s, PrefixPolicy{}, &o) ||
       RayTag(&s, &o))
     return true;
@@ -597,6 +589,16 @@ bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy, std::strin
   line = Peeled(line, policy, &clean);
   if (!before.empty() && OpenAlike(Peeled(before, policy, &clean_before), line)) return true;
   return OpensLine(line, false);
+}
+
+bool DaemonTag(Scanner* s, std::string_view* host) {
+  Scanner t = *s;
+  std::int64_t pid = 0;
+  if (!t.Char('[')) return false;
+  *host = t.Token(":] ");
+  if (host->empty() || !t.Char(':') || !t.Digits(1, 9, &pid) || !t.Lit("] ")) return false;
+  *s = t;
+  return true;
 }
 
 std::string_view WithoutEscapes(std::string_view line, std::string* store) {

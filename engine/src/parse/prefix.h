@@ -89,6 +89,10 @@ void PeelPaste(std::string_view* line, const PrefixPolicy& policy);
 // piece of that line that a terminal hard-wrapped.
 bool StartsOwnLine(std::string_view line, const PrefixPolicy& policy, std::string_view before = {});
 
+// An MPI daemon's `[<host>:<pid>] ` before its own lines (Open MPI, PRRTE: `[gpu-0001:123] MCW
+// rank 5 bound to ...`), its host; a bracketed address (`[10.64.0.2]:29500`) has its colon outside.
+bool DaemonTag(Scanner* s, std::string_view* host);
+
 // The columns a line takes on a terminal: its bytes less its ANSI control sequences.
 std::size_t VisibleSize(std::string_view line);
 // `line` without its ANSI control sequences (`\x1b[31m`, `\x1b[0m`, `\x1b[K`), in `*store`.
