@@ -182,10 +182,10 @@ TEST(LineFilter, AJournalsUnitAndPidIsNoTag) {
   const LineFilter::Found f = filter.Next(text, 0, kMaxLineBytes);
   EXPECT_FALSE(f.found);
   EXPECT_EQ(f.newlines, 1000);
-  for (const std::string unit :
+  for (const std::string_view unit :
        {"python3[40411]: ", "torchrun[7]: ", "srun[123456]: ", "slurmd[1]: "})
-    EXPECT_EQ(filter.Classify(unit + "0: plain output"), TriggerLevel::kNone) << unit;
-  for (const std::string tagged :
+    EXPECT_EQ(filter.Classify(std::string(unit) + "0: plain output"), TriggerLevel::kNone) << unit;
+  for (const std::string& tagged :
        {journal + "[default3]: plain output", journal + "11689: [default3]: plain output",
         std::string("[default3]: plain output"), std::string("[3]: plain output"),
         std::string("trainer/0 [3]: plain output"),

@@ -788,17 +788,17 @@ TEST(Prefixes, AnMpirunBindingReportIsNoWrap) {
 // WARN after a line of that width was taken for a piece of it (no event). The same behind pdsh's
 // host, Open MPI's tag and a torchrun tag.
 TEST(Prefixes, NcclChatterIsNoWrap) {
-  for (const std::string prefix : {"", "gpu-0001: ", "[1,6]<stdout>:", "sn01: [default6]:"}) {
+  for (const std::string_view prefix : {"", "gpu-0001: ", "[1,6]<stdout>:", "sn01: [default6]:"}) {
     std::string text;
     std::uint32_t state = 1;
     for (int i = 0; i < 12000; ++i) {
       state = state * 1664525u + 1013904223u;
       const std::uint32_t from = state >> 8 & 0x1fff, to = (state >> 4) % 9000 + 1000;
-      text += prefix + "gpu-0001:2907157:2907157 [6] NCCL INFO Channel " +
+      text += std::string(prefix) + "gpu-0001:2907157:2907157 [6] NCCL INFO Channel " +
               std::to_string(10 + i % 22) + "/0 : " + std::to_string(from) + "[6] -> " +
               std::to_string(to) + "[6] [send] via NET/IB/6/GDRDMA/Shared\n";
     }
-    text += prefix +
+    text += std::string(prefix) +
             "gpu-0001:2907157:2907157 [6] NCCL WARN NET/IB : Got completion from peer "
             "10.0.0.2<43422> with error "
             "12, opcode 0, len 0, vendor err 129\n";
@@ -809,6 +809,39 @@ TEST(Prefixes, NcclChatterIsNoWrap) {
     ASSERT_EQ(log.events.size(), 1u) << prefix;
     EXPECT_EQ(log.events[0].line, 12001u) << prefix;
   }
+}
+
+// Each opener a large job's one-line-per-rank output begins with starts a line on its own, after
+// any line (the tables above would be read row by row by OpenAlike alone: these are the openers
+// a line of another shape is followed by in a real log), and what a cut makes by chance does not.
+TEST(Prefixes, WhatOpensALineOfItsOwn) {
+  const PrefixPolicy policy;
+  const std::string before = "Some earlier line of another shape entirely, wrapped or not";
+  for (const std::string_view line :
+       {"(RayTrainWorker pid=1346330, ip=10.64.0.123) [E ProcessGroupNCCL.cpp:475] [Rank 0] "
+        "Watchdog caught",
+        "(raylet) [2026-03-02 09:00:21,195 E 1346330] worker_pool.cc:550: Some workers of the "
+        "worker process",
+        "[gpu-0001:1000003] MCW rank 1 bound to socket 0[core 3[hwt 0]]: [./././B/./.]",
+        "gpu-0001:2907157:2907157 [6] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<43422> "
+        "with error 12",
+        "gpu-0001:2907157:2907157 [6] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion "
+        "from peer",
+        "[1,6]<stdout>:plain output of rank 6", "gpu-0001: [1,6]<stderr>:plain output of rank 6",
+        "gpu-0001: gpu-0001:2907157:2907157 [6] NCCL INFO Channel 10/0 : 3[6] -> 4[6] via P2P"}) {
+    EXPECT_TRUE(StartsOwnLine(line, policy, before)) << line;
+  }
+  for (const std::string_view piece :
+       {"[gpu-0001]:29500 (errno: 98 - Address already in use).", "gpu-0001: task 3: Killed",
+        "pid=1346330, ip=10.64.0.123) plain", "2907157:2907157 [6] NCCL INFO Channel 10/0",
+        "[1,6] plain output"}) {
+    EXPECT_FALSE(StartsOwnLine(piece, policy, before)) << piece;
+  }
+  // Alike: the same 8 bytes but for digits, not indented.
+  EXPECT_TRUE(StartsOwnLine("worker 17 of 8192 ready", policy, "worker 9999 of 8192 ready"));
+  EXPECT_FALSE(StartsOwnLine("worker 17 of 8192 ready", policy, "workers: 9999 of 8192 ready"));
+  EXPECT_FALSE(
+      StartsOwnLine("        indented alike", policy, "        indented alike, the line before"));
 }
 
 // Lines one program prints per rank in a shape no rule knows, their widths apart by a digit or
