@@ -470,9 +470,8 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
     if (!lines.want[i] || !path_node[i].empty() || f.rotated_into >= 0)
       continue;               // a piece: its stream's, below
     if (merged[i]) continue;  // one process's or one agent's lines only
-    Seen& s =
-        lines
-            .seen[i];  // an agent's ranks, as its prefixes give them, label it if it is split below
+    // An agent's ranks, as its prefixes give them, label it if it is split below.
+    Seen& s = lines.seen[i];
     const bool agent = lines.agent[i] != 0;
     if (agent && !f.prefix_ranks.empty()) s.Ranks(f.prefix_ranks.front(), f.prefix_ranks.back());
     if (s.host != kNoStr && !s.many) {
