@@ -123,6 +123,28 @@ TEST(Prefixes, SniffTakesHostsOnlyWhenMostLinesCarryOne) {
   EXPECT_FALSE(SniffPrefixes("RuntimeError: a\nplain line\nanother: b\n").hosts);
 }
 
+// A container runtime splits a line over 16 KiB into `P` pieces (DeepSpeed's `--world_info`,
+// printed by every node's launcher behind pdsh's host, runs to 60 KB at 1,024 nodes): the pieces
+// after a head have no prefix of their own and are not counted against the file's hosts, in either
+// stream; a line after a stream's `F` piece is a head again.
+TEST(Prefixes, SniffJudgesACriFileAtTheHeadsOfItsSplitLines) {
+  std::string text;
+  for (int node = 1; node <= 6; ++node) {
+    const std::string host = "gpu-000" + std::to_string(node) + ": ";
+    text += "2026-03-02T09:00:00.5Z stdout P " + host +
+            "cmd = deepspeed.launcher.launch --world_info=eyJn\n";
+    for (int piece = 0; piece < 3; ++piece)
+      text += "2026-03-02T09:00:00.5Z stdout P " + std::string(40, 'Q') + "\n";
+    text += "2026-03-02T09:00:00.5Z stderr F " + host + "[rank0]: a warning\n";
+    text += "2026-03-02T09:00:00.5Z stdout F IjogWzAsIDFdfQ==\n";
+    text += "2026-03-02T09:00:00.6Z stdout F " + host +
+            "[INFO] launch.py: nnodes=1024, num_local_procs=8\n";
+  }
+  const PrefixPolicy policy = SniffPrefixes(text);
+  EXPECT_TRUE(policy.cri);
+  EXPECT_TRUE(policy.hosts);
+}
+
 TEST(Prefixes, OpenMpiTagGivesTheRank) {
   const auto s = Strip("[1,3]<stdout>:Epoch 1");
   EXPECT_EQ(s.origin.rank, 3);

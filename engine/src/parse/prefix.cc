@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "parse/event.h"
@@ -765,9 +766,10 @@ PrefixPolicy SniffPrefixes(std::string_view text, const ReadBehind* file) {
     if (policy.numbered == 0) SniffNumbers({sample.data(), n}, raw_labelled * 2 >= n, policy, &policy);
   }
   const std::span<const std::string_view> lines(sample.data(), n);
-  std::size_t hosted = 0, labelled = 0, journal = 0;
+  std::size_t counted = 0, hosted = 0, labelled = 0, journal = 0;
   PrefixPolicy probe{.hosts = true, .journal = true};
   std::string clean;
+  bool split[2] = {false, false};  // a stream's last line was a CRI `P` head, continued by its next
   for (std::string_view line : lines) {
     // The lines are judged as the parser reads them: past a terminal copy's colour codes.
     if (line.find('\x1b') != std::string_view::npos) line = WithoutEscapes(line, &clean);
@@ -775,7 +777,14 @@ PrefixPolicy SniffPrefixes(std::string_view text, const ReadBehind* file) {
     char stream;
     bool partial;
     std::size_t content;
-    policy.cri |= CriLine(line, &stream, &partial, &content);
+    if (CriLine(line, &stream, &partial, &content)) {
+      policy.cri = true;
+      // The pieces after a head a runtime split (a line over 16 KiB: DeepSpeed's `--world_info`
+      // at 1,024 nodes, in four) have no prefix of their own: the lines are judged at their heads.
+      const bool piece = std::exchange(split[stream == 'e'], partial);
+      if (piece) continue;
+    }
+    ++counted;
     if (policy.numbered != 0) PeelNumber(&line, policy.numbered);
     LineOrigin o;
     Scanner s(line);
@@ -785,12 +794,12 @@ PrefixPolicy SniffPrefixes(std::string_view text, const ReadBehind* file) {
     hosted += !o.host.empty() ? 1 : 0;
     journal += o.journal ? 1 : 0;
   }
-  policy.hosts = n > 0 && hosted * 4 >= n * 3;
-  policy.srun_labels = n > 0 && labelled * 2 >= n;
+  policy.hosts = counted > 0 && hosted * 4 >= counted * 3;
+  policy.srun_labels = counted > 0 && labelled * 2 >= counted;
   // A unit without `[pid]` reads like any `Word word: ` (`CUDA error: ...`): taken only when
   // several lines show it.
   constexpr std::size_t kLeastJournal = 4;
-  policy.journal = n >= kLeastJournal && journal * 4 >= n * 3;
+  policy.journal = counted >= kLeastJournal && journal * 4 >= counted * 3;
   return policy;
 }
 
