@@ -1,11 +1,16 @@
-// Fuzz target for the decompressors of compressed logs (engine/src/ingest/compressed.h): any
-// bytes as a gzip, xz and zstd stream. None may crash, hang, or return more text than the cap.
+// Fuzz target for the text encodings of a log: the decompressors of compressed logs
+// (engine/src/ingest/compressed.h), any bytes as a gzip, xz and zstd stream, and the decoder of
+// Docker's json-file records (engine/src/ingest/docker_json.h), any bytes as records. None may
+// crash, hang, or return more text than the cap; the decoder's text ends in a newline, and stops
+// at the line that passes its limit.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
 #include "ingest/compressed.h"
+#include "ingest/docker_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace denpex::engine;
@@ -16,5 +21,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (out.text.size() > kCap) std::abort();
   }
   (void)CompressionOf(bytes);
+  (void)LooksDockerJson(bytes);
+  const DockerJsonText all = DecodeDockerJson(bytes);
+  if (!all.text.empty() && all.text.back() != '\n') std::abort();
+  constexpr std::size_t kLimit = 256;
+  const DockerJsonText head = DecodeDockerJson(bytes, kLimit);
+  if (head.text.size() > all.text.size() ||
+      !std::equal(head.text.begin(), head.text.end(), all.text.begin()))
+    std::abort();
   return 0;
 }

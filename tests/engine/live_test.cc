@@ -21,6 +21,7 @@
 #include "ingest/live.h"
 #include "ingest/load.h"
 #include "parse/prefix.h"
+#include "support/docker_json.h"
 #include "support/temp_dir.h"
 
 namespace denpex::engine {
@@ -224,6 +225,41 @@ TEST(LiveIncident, FrozenIncidentsReadWhileTheyGrowAreTheIncidentReadOnce) {
     }
   }
   EXPECT_GT(compared, 60);
+}
+
+// Docker's json-file records (every log of corpora/real written as records, one a line, each
+// line's record stamped a millisecond after the one before) read while they grow: each piece's
+// records decoded as they come give what one read of the finished files gives.
+TEST(LiveIncident, DockerJsonRecordsReadWhileTheyGrowAreTheIncidentReadOnce) {
+  std::mt19937 rng(17);
+  int compared = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(DENPEX_SOURCE_DIR) / "corpora/real")) {
+    const fs::path incident = entry.path() / "incident";
+    if (!fs::is_directory(incident) || HasRotatedPieces(incident)) continue;
+    denpex::testing::TempDir tmp;
+    for (const auto& file : fs::recursive_directory_iterator(incident)) {
+      if (!file.is_regular_file()) continue;
+      const fs::path rel = fs::relative(file.path(), incident);
+      fs::create_directories((tmp.path() / rel).parent_path());
+      std::string text = Read(file.path());
+      if (rel.begin()->string() != "checkpoints") {
+        std::string records;
+        int ms = 0;
+        for (std::size_t at = 0; at < text.size();) {
+          const std::size_t nl = std::min(text.find('\n', at), text.size());
+          records += denpex::testing::DockerRecord(
+              std::string_view(text).substr(at, nl - at), nl < text.size(), "stdout",
+              FormatRfc3339(ParseRfc3339("2026-11-29T16:25:00Z").value() + (ms++) * 1000000));
+          at = nl + 1;
+        }
+        text = std::move(records);
+      }
+      std::ofstream(tmp.path() / rel, std::ios::binary) << text;
+    }
+    ExpectGrowingReadsAsOnce(tmp.path(), entry.path().filename().string() + " (Docker JSON)", &rng);
+    ++compared;
+  }
+  EXPECT_GT(compared, 10);
 }
 
 TEST(LiveIncident, SimulatedIncidentReadWhileItGrowsIsTheIncidentReadOnce) {

@@ -1,9 +1,9 @@
 // Collection shapes (issue 19): a real incident (corpora/real: torch 1.13, gloo, Slurm 22.05)
 // re-laid as operators collect it gives the same events (kinds, ranks, times, cited lines in
 // the files as they are) and the same diagnosis as the canonical layout: CRI and `kubectl logs
-// --timestamps` stamps, journal prefixes (short, short-iso, short-precise), a terminal copy
-// (quoting, indentation, ANSI colour, hard wraps), line numbers and other opaque prefixes,
-// compressed and rotated logs.
+// --timestamps` stamps, Docker's json-file records, journal prefixes (short, short-iso,
+// short-precise), a terminal copy (quoting, indentation, ANSI colour, hard wraps), line numbers and
+// other opaque prefixes, compressed and rotated logs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,11 +21,13 @@
 #include "ingest/load.h"
 #include "parse/headers.h"
 #include "parse/prefix.h"
+#include "support/docker_json.h"
 #include "support/gzip.h"
 
 namespace denpex::engine {
 namespace {
 namespace fs = std::filesystem;
+using denpex::testing::DockerRecord;
 using testing::Slurp;
 using testing::TempDir;
 using testing::Write;
@@ -141,6 +143,32 @@ std::string KubectlTimestamps(const fs::path&, const std::string& text) {
   LineClock clock(text);
   std::vector<std::string> out;
   for (const std::string& line : Lines(text)) out.push_back(FormatRfc3339(clock.Of(line)) + " " + line);
+  return Join(out);
+}
+
+// Docker's json-file records (support/docker_json.h), stamped as CRI's lines are; lines over 120
+// bytes split into records of 100 without their newline (Docker splits at 16 KiB: the engine
+// joins a split line whatever its pieces' size), and one record in five with attributes
+// (`docker run --log-opt labels=...`).
+std::string DockerJson(const fs::path&, const std::string& text) {
+  LineClock clock(text);
+  std::vector<std::string> out;
+  for (const std::string& line : Lines(text)) {
+    const std::string time = FormatRfc3339(clock.Of(line));
+    const std::string_view attrs =
+        out.size() % 5 == 0 ? R"({"job":"llama","n":[1,{"x":"}"}]})" : "";
+    if (g_map) g_map->Next(out);
+    std::size_t at = 0;
+    for (; line.size() - at > 120; at += 100) {
+      std::string r =
+          DockerRecord(std::string_view(line).substr(at, 100), false, "stderr", time, attrs);
+      r.pop_back();  // Join adds the newline
+      out.push_back(std::move(r));
+    }
+    std::string r = DockerRecord(std::string_view(line).substr(at), true, "stderr", time, attrs);
+    r.pop_back();
+    out.push_back(std::move(r));
+  }
   return Join(out);
 }
 
@@ -349,6 +377,20 @@ TEST_P(ShapesTest, CriLinesGiveTheCanonicalEvents) {
 TEST_P(ShapesTest, KubectlTimestampsGiveTheCanonicalEvents) {
   TempDir dir;
   Relay(GetParam(), dir.path(), KubectlTimestamps);
+  ExpectSameAsCanonical(GetParam(), dir.path());
+}
+
+TEST_P(ShapesTest, DockerJsonRecordsGiveTheCanonicalEvents) {
+  TempDir dir;
+  Relay(GetParam(), dir.path(), DockerJson);
+  ExpectSameAsCanonical(GetParam(), dir.path());
+}
+
+// Docker's `compress` option gzips its rotated files: the records inside are read the same.
+TEST_P(ShapesTest, GzippedDockerJsonRecordsGiveTheCanonicalEvents) {
+  TempDir dir;
+  Relay(GetParam(), dir.path(),
+        [](const fs::path& rel, const std::string& t) { return Gzip(DockerJson(rel, t)); });
   ExpectSameAsCanonical(GetParam(), dir.path());
 }
 

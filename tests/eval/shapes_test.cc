@@ -134,7 +134,7 @@ TEST(Shapes, AllExpandsToEveryShapeAndUnknownNamesAreListed) {
   auto all = ParseShapes({"all"});
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), AllShapes().size());
-  EXPECT_EQ(AllShapes().size(), 14u);
+  EXPECT_EQ(AllShapes().size(), 15u);
   auto two = ParseShapes({"renamed,cri", "renamed"});
   ASSERT_TRUE(two.ok());
   ASSERT_EQ(two->size(), 2u);
@@ -303,6 +303,42 @@ TEST_F(ShapesTest, TimestampPrefixesTakeEachLinesOwnTimeElseThePreviousLines) {
       << j3[1];
   EXPECT_TRUE(jd.at("slurmctld.log").starts_with("Nov 29 16:25:20 login-01 slurmctld["));
   EXPECT_EQ(jd.at("node-b/kern.log"), kIncident.at("node-b/kern.log"));  // already syslog
+}
+
+// Docker's json-file driver: one record a line, its time Go's RFC3339Nano (trailing zeros
+// dropped), the line JSON-escaped as moby escapes it.
+TEST_F(ShapesTest, DockerJsonWritesOneRecordALineAsTheJsonFileDriverDoes) {
+  // A line over 16 KiB is split into records of 16 KiB, the ones before its last without a newline.
+  const std::string long_line = "[rank3]: " + std::string(40000, 'y') + "\"<&>\"";
+  std::ofstream(root_ / "incident" / "node-b" / "long.log", std::ios::binary) << long_line << "\n";
+  auto tree = Lay("docker-json").first;
+  const auto long_records = SplitLines(tree.at("node-b/long.log"));
+  ASSERT_EQ(long_records.size(), 3u);
+  std::string joined;
+  for (const auto& r : long_records) {
+    const std::size_t end = r.find("\",\"stream\"");
+    EXPECT_LE(end - 8, 16384u + 5 * 6);  // 16 KiB of the line, escapes aside
+    joined += r.substr(8, end - 8);
+  }
+  EXPECT_FALSE(long_records[0].find("\\n\",") != std::string::npos);
+  EXPECT_EQ(joined, "[rank3]: " + std::string(40000, 'y') + R"(\"\u003c\u0026\u003e\"\n)");
+  tree.erase("node-b/long.log");
+  const std::regex kRecord(
+      R"(\{"log":"([^"\\]|\\.)*\\n","stream":"stdout","time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d*[1-9])?Z"\})");
+  for (const auto& [rel, text] : tree) {
+    if (rel.starts_with("checkpoints/")) continue;
+    EXPECT_EQ(SplitLines(text).size(), SplitLines(kIncident.at(rel)).size()) << rel;
+    for (const auto& l : SplitLines(text)) EXPECT_TRUE(std::regex_match(l, kRecord)) << l;
+  }
+  const auto r0 = SplitLines(tree.at("node-a/rank_0.log"));
+  EXPECT_EQ(
+      r0[0],
+      R"({"log":"WARNING: Logging before InitGoogleLogging() is written to STDERR\n","stream":"stdout","time":"2026-11-29T16:25:31.562139Z"})");
+  EXPECT_TRUE(
+      r0[2].ends_with(R"(torch=1.13.0a0\n","stream":"stdout","time":"2026-11-29T16:25:31.685Z"})"))
+      << r0[2];
+  EXPECT_TRUE(SplitLines(tree.at("node-b/rank_3.log"))[1].find(std::string(420, 'x') + "\\n") !=
+              std::string::npos);
 }
 
 TEST_F(ShapesTest, PasteQuotesColoursAndWrapsAt80To200Columns) {

@@ -38,6 +38,10 @@ const std::vector<Shape>& AllShapes() {
        "the same answer", RelayJournald},
       {"kubectl-ts", "nothing: `kubectl logs --timestamps`' `<RFC3339Nano>Z ` prefix on every line",
        "the same answer", RelayKubectlTs},
+      {"docker-json",
+       "nothing: each line a Docker json-file record `{\"log\":\"<line>\\n\",\"stream\":\"stdout\","
+       "\"time\":\"<RFC3339Nano>\"}`, JSON-escaped, lines over 16 KiB split",
+       "the same answer", RelayDockerJson},
       {"paste",
        "line integrity: `> ` or indented quoting, ANSI colours, lines hard-wrapped at "
        "80-200 columns",

@@ -1,9 +1,11 @@
-// Shapes that change the lines themselves: same-host, cri, journald, kubectl-ts, paste.
+// Shapes that change the lines themselves: same-host, cri, journald, kubectl-ts, docker-json,
+// paste.
 #include <array>
 #include <cctype>
 #include <map>
 #include <set>
 
+#include "denpex/common/text.h"
 #include "shapes_internal.h"
 
 namespace denpex::cli::shapes {
@@ -156,6 +158,105 @@ Status RelayKubectlTs(const Source& src, const fs::path& out, Relaid*) {
   return EachLog(src, out, [&src](std::string_view text, const std::string&) {
     const auto times = ArrivalTimes(Lines(text), src);
     return Prefixed(text, [&](const auto&, size_t i) { return FormatRfc3339(times[i]) + " "; });
+  });
+}
+
+namespace {
+
+constexpr std::size_t kDockerRecordBytes = 16 * 1024;  // the most text of a line one record holds
+
+// Go's RFC3339Nano, as Docker writes a record's time: the fraction's trailing zeros dropped,
+// and the point with them on a whole second.
+std::string GoRfc3339Nano(TimeNs t) {
+  std::string s = FormatRfc3339(t);  // `2024-06-01T09:00:21.972589800Z`
+  const std::size_t dot = s.find('.');
+  std::size_t end = s.size() - 1;  // the `Z`
+  while (end > dot + 1 && s[end - 1] == '0') --end;
+  if (end == dot + 1) end = dot;
+  return s.substr(0, end) + "Z";
+}
+
+// The bytes of the UTF-8 character that starts `s` (a non-ASCII byte), 0 when it starts none.
+std::size_t CharLength(std::string_view s) {
+  const auto b = static_cast<unsigned char>(s[0]);
+  const std::size_t n = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 0;
+  return n > 0 && n <= s.size() && FirstInvalidUtf8(s.substr(0, n)) == std::string_view::npos ? n
+                                                                                              : 0;
+}
+
+// `bytes` as a JSON string's content, escaped as Docker's json-file driver escapes a log
+// (moby's jsonlog: `\n`, `\r`, `\"`, `\\`; `<`, `>`, `&` and the other control bytes as
+// `\u00XX`; U+2028 and U+2029 escaped; a byte that is no UTF-8 as `\ufffd`).
+void AppendDockerEscaped(std::string_view bytes, std::string* out) {
+  constexpr char kHex[] = "0123456789abcdef";
+  for (std::size_t i = 0; i < bytes.size();) {
+    const auto b = static_cast<unsigned char>(bytes[i]);
+    if (b < 0x80) {
+      if (b >= 0x20 && b != '\\' && b != '"' && b != '<' && b != '>' && b != '&') {
+        out->push_back(static_cast<char>(b));
+      } else if (b == '\\' || b == '"') {
+        out->push_back('\\');
+        out->push_back(static_cast<char>(b));
+      } else if (b == '\n') {
+        out->append("\\n");
+      } else if (b == '\r') {
+        out->append("\\r");
+      } else {
+        out->append("\\u00");
+        out->push_back(kHex[b >> 4]);
+        out->push_back(kHex[b & 0xF]);
+      }
+      ++i;
+      continue;
+    }
+    const std::size_t n = CharLength(bytes.substr(i));
+    if (n == 0) {
+      out->append("\\ufffd");
+      ++i;
+      continue;
+    }
+    const std::string_view ch = bytes.substr(i, n);
+    if (ch == "\xe2\x80\xa8" || ch == "\xe2\x80\xa9") {
+      out->append(ch == "\xe2\x80\xa8" ? "\\u2028" : "\\u2029");
+    } else {
+      out->append(ch);
+    }
+    i += n;
+  }
+}
+
+}  // namespace
+
+// Docker's json-file driver: each line a record
+// `{"log":"<line>\n","stream":"stdout","time":"<RFC3339Nano>"}` (stderr for a `*stderr.log`, as
+// cri), written when the line arrived; a line over 16 KiB split into records of 16 KiB, the ones
+// before its last without their newline, as Docker's copier splits it; a last line without a
+// newline is such a head too.
+Status RelayDockerJson(const Source& src, const fs::path& out, Relaid*) {
+  return EachLog(src, out, [&src](std::string_view text, const std::string& rel) {
+    const auto lines = Lines(text);
+    const auto times = ArrivalTimes(lines, src);
+    const char* stream = rel.ends_with("stderr.log") ? "stderr" : "stdout";
+    std::string outtext;
+    outtext.reserve(text.size() + lines.size() * 72);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      const bool ended = i + 1 < lines.size() || text.ends_with('\n');
+      const std::string time = GoRfc3339Nano(times[i]);
+      std::string_view line = lines[i];
+      do {
+        std::size_t n = std::min(kDockerRecordBytes, line.size());
+        while (n > 0 && n < line.size() && (static_cast<unsigned char>(line[n]) & 0xC0) == 0x80)
+          --n;
+        if (n == 0) n = std::min(kDockerRecordBytes, line.size());
+        const bool last = n == line.size();
+        outtext += "{\"log\":\"";
+        AppendDockerEscaped(line.substr(0, n), &outtext);
+        if (last && ended) outtext += "\\n";
+        outtext += "\",\"stream\":\"" + std::string(stream) + "\",\"time\":\"" + time + "\"}\n";
+        line.remove_prefix(n);
+      } while (!line.empty());
+    }
+    return outtext;
   });
 }
 

@@ -354,21 +354,6 @@ void JoinOpenRecords(std::string_view text, const FileContext& ctx, std::vector<
 // other workers go on parsing, so the merge is no serial tail after the parallel parse. It stops at
 // the first chunk that ends inside an open record: that one and the rest are joined and merged once
 // all are parsed.
-// The merged events' storage in transparent huge pages where the kernel has them (`madvise`
-// mode): a 131k-rank job's srun log makes ~1 M events, 140 MB written once and then handed to
-// the incident (ingest/load.cc), and its ~34 k first-touch faults of 4 KiB pages (each dear in a
-// VM) become ~70 (docs/benchmarks.md, "The load stage at 131k ranks"). Only the whole 2 MiB
-// pages inside the block are advised, and only for a block glibc mapped on its own.
-void AdviseHugePages(const void* data, std::size_t bytes) {
-#ifdef MADV_HUGEPAGE
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  if (bytes < (std::size_t{32} << 20)) return;
-  const auto at = reinterpret_cast<std::uintptr_t>(data);
-  const std::uintptr_t begin = (at + kHuge - 1) & ~(kHuge - 1), end = (at + bytes) & ~(kHuge - 1);
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#endif
-}
-
 class OrderedMerge {
  public:
   OrderedMerge(const FileContext& ctx, std::vector<ParsedLog>* parts, std::size_t text_bytes)
@@ -444,8 +429,10 @@ class OrderedMerge {
     const std::size_t after = parts_.size() - std::min(parts_.size(), merged_.load() + 1);
     const std::size_t plan = planned_ ? 0 : text_bytes_ / kPlannedBytesPerEvent;
     planned_ = true;
-    // The new block advised before the events so far are copied in, so the copy faults in huge
-    // pages too.
+    // In huge pages: a 131k-rank job's srun log makes ~1 M events, 140 MB written once and then
+    // handed to the incident (ingest/load.cc), and its ~34 k first-touch faults of 4 KiB pages
+    // become ~70 (docs/benchmarks.md, "The load stage at 131k ranks"). The new block advised
+    // before the events so far are copied in, so the copy faults in huge pages too.
     std::vector<Event> grown;
     grown.reserve(std::max({plan, need + adds * after, 2 * out->events.capacity()}));
     AdviseHugePages(grown.data(), grown.capacity() * sizeof(Event));
@@ -552,6 +539,16 @@ ParsedLog ParseChunk(std::string_view text, std::size_t begin, std::size_t end,
 }
 
 }  // namespace
+
+void AdviseHugePages(const void* data, std::size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  if (bytes < (std::size_t{32} << 20)) return;
+  const auto at = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t begin = (at + kHuge - 1) & ~(kHuge - 1), end = (at + bytes) & ~(kHuge - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#endif
+}
 
 ParsedLog ParseChunked(std::string_view text, const FileContext& ctx, std::size_t chunk_bytes) {
   if (text.size() <= chunk_bytes)

@@ -1,6 +1,7 @@
 #include "ingest/file_text.h"
 
 #include <fcntl.h>
+#include <oneapi/tbb/parallel_pipeline.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,10 +11,14 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <utility>
 
 #include "denpex/common/unique_fd.h"
+#include "ingest/chunks.h"
 #include "ingest/compressed.h"
+#include "ingest/docker_json.h"
 #include "ingest/sigbus_guard.h"
 
 namespace denpex::engine {
@@ -56,6 +61,136 @@ Compression CompressionOfFile(int fd) {
   return n > 0 ? CompressionOf(std::string_view(head, static_cast<std::size_t>(n))) : Compression::kNone;
 }
 
+// A plain file of Docker's records read whole: pieces of whole lines (4 MiB, more for a longer
+// line) read in order, decoded in parallel, appended in order (tbb's pipeline, a few pieces in
+// flight): the decode, ~1 GB/s on one core, runs on every core, and the raw bytes are never held
+// whole.
+Result<DockerJsonText> ReadDockerJsonWhole(int fd, std::size_t size,
+                                           const std::filesystem::path& path) {
+  constexpr std::size_t kPiece = std::size_t{4} << 20;
+  struct Piece {
+    std::unique_ptr<char[]> bytes;
+    std::size_t size = 0;
+    DockerJsonText decoded;
+  };
+  DockerJsonText out;
+  out.text.reserve(size + 64);
+  AdviseHugePages(out.text.data(), out.text.capacity());
+  std::string carry;  // the bytes after the last piece's last newline
+  std::uint64_t at = 0;
+  bool end = false;
+  int error = 0;
+  const auto read = [&](tbb::flow_control& fc) -> std::shared_ptr<Piece> {
+    if (end) {
+      fc.stop();
+      return nullptr;
+    }
+    auto p = std::make_shared<Piece>();
+    std::size_t capacity = carry.size() + kPiece;
+    p->bytes = std::make_unique_for_overwrite<char[]>(capacity);
+    std::memcpy(p->bytes.get(), carry.data(), carry.size());
+    p->size = carry.size();
+    std::size_t whole = 0;  // the piece's bytes up to its last newline
+    while (!end) {
+      if (p->size == capacity) {  // a line longer than the piece
+        auto larger = std::make_unique_for_overwrite<char[]>(capacity * 2);
+        std::memcpy(larger.get(), p->bytes.get(), p->size);
+        p->bytes = std::move(larger);
+        capacity *= 2;
+      }
+      const ssize_t n =
+          ::pread(fd, p->bytes.get() + p->size, capacity - p->size, static_cast<off_t>(at));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        error = errno;
+        fc.stop();
+        return nullptr;
+      }
+      end = n == 0;
+      at += static_cast<std::uint64_t>(n);
+      p->size += static_cast<std::size_t>(n);
+      if (const void* nl = ::memrchr(p->bytes.get(), '\n', p->size)) {
+        whole = static_cast<std::size_t>(static_cast<const char*>(nl) - p->bytes.get()) + 1;
+        if (p->size == capacity || end) break;
+      }
+    }
+    if (end) whole = p->size;  // the last line, with or without its newline
+    carry.assign(p->bytes.get() + whole, p->size - whole);
+    p->size = whole;
+    return p;
+  };
+  tbb::parallel_pipeline(
+      4, tbb::make_filter<void, std::shared_ptr<Piece>>(tbb::filter_mode::serial_in_order, read) &
+             tbb::make_filter<std::shared_ptr<Piece>, std::shared_ptr<Piece>>(
+                 tbb::filter_mode::parallel,
+                 [](std::shared_ptr<Piece> p) {
+                   p->decoded.text.reserve(p->size + 64);
+                   DecodeDockerJson(std::string_view(p->bytes.get(), p->size), std::string::npos,
+                                    &p->decoded);
+                   p->bytes.reset();
+                   return p;
+                 }) &
+             tbb::make_filter<std::shared_ptr<Piece>, void>(
+                 tbb::filter_mode::serial_in_order, [&](std::shared_ptr<Piece> p) {
+                   out.text.insert(out.text.end(), p->decoded.text.begin(), p->decoded.text.end());
+                   out.records += p->decoded.records;
+                   out.other_lines += p->decoded.other_lines;
+                   out.extra_lines += p->decoded.extra_lines;
+                 }));
+  if (error != 0) {
+    errno = error;
+    return Errno(path, "read");
+  }
+  return out;
+}
+
+FileText::Identity IdentityOf(const struct stat& st) {
+  return {.dev = static_cast<std::uint64_t>(st.st_dev),
+          .ino = static_cast<std::uint64_t>(st.st_ino),
+          .size = static_cast<std::uint64_t>(st.st_size),
+          .mtime_sec = st.st_mtim.tv_sec,
+          .mtime_nsec = st.st_mtim.tv_nsec};
+}
+
+// A plain file of Docker's records, read in pieces of whole lines and decoded as it is read, up
+// to `limit` bytes of decoded text: its raw bytes are never held whole (a piece grows only for a
+// line longer than it).
+Result<DockerJsonText> ReadDockerJson(int fd, std::size_t size, const std::filesystem::path& path,
+                                      std::size_t limit) {
+  std::size_t capacity = std::size_t{4} << 20;
+  auto piece = std::make_unique_for_overwrite<char[]>(capacity);
+  DockerJsonText decoded;
+  decoded.text.reserve(std::min(size, limit) + 64);
+  AdviseHugePages(decoded.text.data(), decoded.text.capacity());
+  std::size_t carry = 0;  // bytes of a line not yet whole, at the piece's start
+  for (std::uint64_t at = 0; decoded.text.size() < limit;) {
+    const ssize_t n = ::pread(fd, piece.get() + carry, capacity - carry, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Errno(path, "read");
+    if (n == 0) {  // the end: a last line without its newline too
+      DecodeDockerJson(std::string_view(piece.get(), carry), limit, &decoded);
+      break;
+    }
+    at += static_cast<std::uint64_t>(n);
+    const std::size_t held = carry + static_cast<std::size_t>(n);
+    const void* nl = ::memrchr(piece.get(), '\n', held);
+    if (nl == nullptr) {  // one line longer than the piece
+      auto larger = std::make_unique_for_overwrite<char[]>(capacity * 2);
+      std::memcpy(larger.get(), piece.get(), held);
+      piece = std::move(larger);
+      capacity *= 2;
+      carry = held;
+      continue;
+    }
+    const std::size_t whole =
+        static_cast<std::size_t>(static_cast<const char*>(nl) - piece.get()) + 1;
+    DecodeDockerJson(std::string_view(piece.get(), whole), limit, &decoded);
+    carry = held - whole;
+    std::memmove(piece.get(), piece.get() + whole, carry);
+  }
+  return decoded;
+}
+
 }  // namespace
 
 Result<FileText> FileText::Open(const std::filesystem::path& path) {
@@ -78,6 +213,7 @@ Result<FileText> FileText::OpenAt(int dir, const char* name, const std::filesyst
     got = ::pread(fd.get(), head.get(), kMapThreshold, 0);
   } while (got < 0 && errno == EINTR);
   const int read_error = got < 0 ? errno : 0;
+  FileText::Identity identity;
   std::size_t size = got > 0 ? static_cast<std::size_t>(got) : 0;
   if (got <= 0 || size == kMapThreshold) {
     struct stat st;
@@ -88,12 +224,21 @@ Result<FileText> FileText::OpenAt(int dir, const char* name, const std::filesyst
       return Errno(path, "read");
     }
     if (size == kMapThreshold) size = std::max(size, static_cast<std::size_t>(st.st_size));
+    identity = IdentityOf(st);
   }
   const Compression compression =
       CompressionOf(std::string_view(head.get(), std::min<std::size_t>(size, 6)));
   FileText text;
+  text.identity_ = identity;
   if (size < kMapThreshold) {
     text.Take(std::vector<char>(head.get(), head.get() + size), compression);
+    return text;
+  }
+  if (compression == Compression::kNone &&
+      LooksDockerJson(std::string_view(head.get(), kMapThreshold))) {
+    auto decoded = ReadDockerJsonWhole(fd.get(), size, path);
+    if (!decoded.ok()) return decoded.status();
+    text.TakeDecoded(std::move(*decoded));
     return text;
   }
   if (compression == Compression::kNone) {
@@ -135,6 +280,16 @@ void FileText::Take(std::vector<char> bytes, Compression compression) {
   } else {
     buffer_ = std::move(bytes);
   }
+  data_ = buffer_.data();
+  size_ = buffer_.size();
+  if (LooksDockerJson(view().substr(0, kMapThreshold))) TakeDecoded(DecodeDockerJson(view()));
+}
+
+void FileText::TakeDecoded(DockerJsonText decoded) {
+  const std::string problem = DockerJsonProblem(decoded);
+  if (!problem.empty()) problem_ += (problem_.empty() ? "" : "; ") + problem;
+  encoding_ = "Docker JSON";
+  buffer_ = std::move(decoded.text);
   data_ = buffer_.data();
   size_ = buffer_.size();
 }
@@ -183,6 +338,8 @@ FileText& FileText::operator=(FileText&& other) noexcept {
   guard_ = std::exchange(other.guard_, -1);
   buffer_ = std::move(other.buffer_);
   compression_ = std::move(other.compression_);
+  encoding_ = std::move(other.encoding_);
+  identity_ = other.identity_;
   problem_ = std::move(other.problem_);
   size_ = std::exchange(other.size_, 0);
   data_ = map_ ? static_cast<const char*>(map_) : buffer_.data();
@@ -307,21 +464,92 @@ std::string KeepReadable(const FileText& text, std::string_view rel, ParsedLog* 
 
 void SetMappedHookForTest(MappedHook hook) { g_mapped_hook.store(hook); }
 
+namespace {
+
+// The text of a file that had to be produced whole (inflated, or decoded from Docker's records),
+// kept for ReadSpan (the largest one handed over: KeepForQuotes, or produced by ReadSpan itself):
+// a report cites several lines of a file, and each would otherwise inflate or decode it again (the
+// 16k-rank incident's srun log as Docker's records, 409 MB: ~0.5 s a citation).
+struct ProducedText {
+  FileText::Identity id;
+  std::shared_ptr<const std::vector<char>> text;
+};
+std::mutex g_produced_mu;
+ProducedText g_produced;
+
+// Keeps `text` of file `id` unless a larger text of another file is kept.
+void Keep(const FileText::Identity& id, std::vector<char>&& text) {
+  const std::lock_guard lock(g_produced_mu);
+  if (g_produced.text && !(g_produced.id == id) && g_produced.text->size() > text.size()) return;
+  g_produced = {.id = id, .text = std::make_shared<const std::vector<char>>(std::move(text))};
+}
+
+std::string SpanOf(const std::vector<char>& text, std::uint64_t offset, std::uint32_t length) {
+  if (offset >= text.size()) return std::string();
+  return std::string(text.data() + offset, std::min<std::size_t>(length, text.size() - offset));
+}
+
+}  // namespace
+
+void KeepForQuotes(FileText&& text) {
+  if (text.map_ != nullptr || text.identity_.size == 0 ||
+      (text.compression_.empty() && text.encoding_.empty()))
+    return;
+  std::vector<char> bytes = std::move(text.buffer_);
+  text.Release();
+  Keep(text.identity_, std::move(bytes));
+}
+
 Result<std::string> ReadSpan(const std::filesystem::path& path, std::uint64_t offset,
                              std::uint32_t length) {
   UniqueFd fd = OpenReadOnly(AT_FDCWD, path.c_str());
   if (fd.get() < 0) return Errno(path, "open");
-  if (const Compression c = CompressionOfFile(fd.get()); c != Compression::kNone) {  // cited in its text
+  // A compressed file or Docker's records are cited in their text (FileText::Open). A head (the
+  // first kMapThreshold bytes) is produced alone; a span further on, the whole text, kept.
+  const Compression c = CompressionOfFile(fd.get());
+  const std::uint64_t end = offset + length;
+  bool docker = false;
+  if (c == Compression::kNone) {
+    char head[kMapThreshold];
+    ssize_t n;
+    do {
+      n = ::pread(fd.get(), head, sizeof head, 0);
+    } while (n < 0 && errno == EINTR);
+    docker = n > 0 && LooksDockerJson(std::string_view(head, static_cast<std::size_t>(n)));
+  }
+  if (c != Compression::kNone || docker) {
     struct stat st;
     if (::fstat(fd.get(), &st) != 0) return Errno(path, "stat");
-    auto bytes = ReadAll(fd.get(), static_cast<std::size_t>(st.st_size), path);
-    if (!bytes.ok()) return bytes.status();
-    const Inflated text =
-        Inflate(std::string_view(bytes->data(), bytes->size()), c,
-                std::min<std::uint64_t>(
-                    offset + length, InflateCap(std::string_view(bytes->data(), bytes->size()))));
-    if (offset >= text.text.size()) return std::string();
-    return std::string(text.text.data() + offset, std::min<std::size_t>(length, text.text.size() - offset));
+    const auto size = static_cast<std::size_t>(st.st_size);
+    const FileText::Identity id = IdentityOf(st);
+    {
+      const std::lock_guard lock(g_produced_mu);
+      if (g_produced.text && g_produced.id == id) return SpanOf(*g_produced.text, offset, length);
+    }
+    std::vector<char> text;
+    if (docker) {
+      auto decoded = end <= kMapThreshold ? ReadDockerJson(fd.get(), size, path, end)
+                                          : ReadDockerJsonWhole(fd.get(), size, path);
+      if (!decoded.ok()) return decoded.status();
+      if (end <= kMapThreshold) return SpanOf(decoded->text, offset, length);
+      text = std::move(decoded->text);
+    } else {
+      auto bytes = ReadAll(fd.get(), size, path);
+      if (!bytes.ok()) return bytes.status();
+      const std::string_view data(bytes->data(), bytes->size());
+      const std::size_t cap = InflateCap(data);
+      if (end <= kMapThreshold) {
+        text = Inflate(data, c, std::min<std::size_t>(kMapThreshold, cap)).text;
+        if (!LooksDockerJson(std::string_view(text.data(), text.size())))
+          return SpanOf(text, offset, length);
+      }
+      text = Inflate(data, c, cap).text;
+      if (LooksDockerJson(std::string_view(text.data(), std::min(text.size(), kMapThreshold))))
+        text = DecodeDockerJson(std::string_view(text.data(), text.size())).text;
+    }
+    std::string span = SpanOf(text, offset, length);
+    Keep(id, std::move(text));
+    return span;
   }
   std::string out(length, '\0');
   std::size_t got = 0;

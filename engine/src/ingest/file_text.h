@@ -21,6 +21,7 @@
 
 #include "denpex/common/status.h"
 #include "ingest/compressed.h"
+#include "ingest/docker_json.h"
 #include "parse/parse_log.h"
 
 namespace denpex::engine {
@@ -42,6 +43,9 @@ class FileText final : public ReadBehind {
   // A compressed file (ingest/compressed.h, known by its magic bytes) is read as its text,
   // decompressed into memory: "gzip", "xz", "zstd"; empty when the file is plain.
   const std::string& compression() const { return compression_; }
+  // A file of Docker's json-file records (ingest/docker_json.h, known by its first lines, also
+  // inside a compressed file) is read as the lines they stand for: "Docker JSON"; empty when not.
+  const std::string& encoding() const { return encoding_; }
   // What went wrong reading it: a compressed stream that broke or was capped; empty when none.
   const std::string& problem() const { return problem_; }
   // The NUL bytes the file starts with, when text follows them before Readable(): a hole left by
@@ -64,6 +68,15 @@ class FileText final : public ReadBehind {
   // 2 GB file never sits whole in its resident set (the page cache keeps them). No-op when read.
   void Release(std::uint64_t offset, std::uint64_t length) const override;
   void Fetch(std::uint64_t offset, std::uint64_t length) const override;
+  // Which file this is (device, inode, size, modification time), known for a file of
+  // kMapThreshold bytes or more (stat'ed as it is opened); all zero otherwise.
+  struct Identity {
+    std::uint64_t dev = 0, ino = 0, size = 0;
+    std::int64_t mtime_sec = 0, mtime_nsec = 0;
+    bool operator==(const Identity&) const = default;
+  };
+  const Identity& identity() const { return identity_; }
+  friend void KeepForQuotes(FileText&& text);
   // A mapped file's bytes read with pread(2) (false for a file read into memory, or when the
   // file no longer holds every byte of the range).
   bool Copy(std::uint64_t offset, std::size_t length, char* into) const override;
@@ -71,8 +84,10 @@ class FileText final : public ReadBehind {
  private:
   FileText() = default;
   void Release();
-  // Holds `bytes` as its text, inflated first when `compression` says so.
+  // Holds `bytes` as its text, inflated first when `compression` says so, and decoded when it
+  // is Docker's records.
   void Take(std::vector<char> bytes, Compression compression);
+  void TakeDecoded(DockerJsonText decoded);
 
   const char* data_ = nullptr;
   std::size_t size_ = 0;
@@ -81,6 +96,8 @@ class FileText final : public ReadBehind {
   int guard_ = -1;       // the mapping's slot in ingest/sigbus_guard.h, -1 when not guarded
   std::vector<char> buffer_;
   std::string compression_;
+  std::string encoding_;
+  Identity identity_;
   std::string problem_;
 };
 
@@ -98,8 +115,14 @@ std::string KeepReadable(const FileText& text, std::string_view rel, ParsedLog* 
 using MappedHook = void (*)(const std::filesystem::path& path);
 void SetMappedHookForTest(MappedHook hook);
 
+// Hands a text that had to be produced (inflated, or decoded from Docker's records) over to
+// ReadSpan, which then quotes the file's lines from it rather than producing it again (a report
+// cites several lines of the largest log); the largest such text is kept. Nothing for a mapped
+// file, or one too small to have been stat'ed.
+void KeepForQuotes(FileText&& text);
+
 // `length` bytes at `offset` of `path` (one cited line, re-read when a report quotes it); of its
-// text when it is compressed.
+// text when it is compressed or Docker's records.
 Result<std::string> ReadSpan(const std::filesystem::path& path, std::uint64_t offset,
                              std::uint32_t length);
 

@@ -11,6 +11,7 @@
 
 #include "denpex/common/unique_fd.h"
 #include "ingest/compressed.h"
+#include "ingest/docker_json.h"
 #include "ingest/file_text.h"
 #include "ingest/flight_recorder.h"
 #include "ingest/load.h"
@@ -138,7 +139,14 @@ void LiveIncident::Read(File* f) {
   if (nl == std::string::npos) return;  // no whole line yet
   const std::uint64_t signals = f->log.signals();
   const std::size_t held = f->log.held();
-  f->log.Add(std::string_view(buffer).substr(0, nl + 1), held_ < kHeldBytes);
+  const std::string_view lines = std::string_view(buffer).substr(0, nl + 1);
+  if (f->read == 0) f->docker = LooksDockerJson(lines);
+  if (f->docker) {
+    const DockerJsonText decoded = DecodeDockerJson(lines);
+    f->log.Add(std::string_view(decoded.text.data(), decoded.text.size()), held_ < kHeldBytes);
+  } else {
+    f->log.Add(lines, held_ < kHeldBytes);
+  }
   signals_ += f->log.signals() - signals;
   held_ = held_ - held + f->log.held();
   f->read += nl + 1;

@@ -128,6 +128,7 @@ ParsedFile ReadAndParse(const IncidentDir& dir, const SourceFile& f, std::uint32
   r.shrank = KeepReadable(*text, f.rel, &r.log, &r.cut);
   if (!r.shrank.empty()) r.bytes = static_cast<std::int64_t>(text->Readable());
   r.no_ib_counters = !MayHoldIbCounters(text->view().substr(0, text->Readable()));
+  KeepForQuotes(std::move(*text));
   return r;
 }
 

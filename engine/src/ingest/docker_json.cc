@@ -1,0 +1,297 @@
+#include "ingest/docker_json.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace denpex::engine {
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+void SkipSpaces(std::string_view s, std::size_t* i) {
+  while (*i < s.size() && (s[*i] == ' ' || s[*i] == '\t' || s[*i] == '\r')) ++*i;
+}
+
+// The JSON string at s[*i] (its opening quote), its escapes left in; *i then past its closing
+// quote. False when it is no string or does not close on this line. A log line's text holds
+// few escapes: the search goes from quote to quote (memchr), looking back for a backslash.
+bool RawString(std::string_view s, std::size_t* i, std::string_view* raw) {
+  if (*i >= s.size() || s[*i] != '"') return false;
+  const std::size_t begin = *i + 1;
+  std::size_t quote = 0;
+  for (std::size_t at = begin;;) {
+    if (quote < at) quote = s.find('"', at);  // else the quote found before is still ahead
+    if (quote == std::string_view::npos) return false;
+    const std::size_t slash = s.substr(0, quote).find('\\', at);
+    if (slash == std::string_view::npos) {
+      *raw = s.substr(begin, quote - begin);
+      *i = quote + 1;
+      return true;
+    }
+    at = slash + 2;  // past the escaped character (`\"` among them)
+  }
+}
+
+// Past the JSON value at s[*i] (an object, array, string, number or literal).
+bool SkipValue(std::string_view s, std::size_t* i) {
+  if (*i >= s.size()) return false;
+  std::string_view raw;
+  if (s[*i] == '"') return RawString(s, i, &raw);
+  if (s[*i] != '{' && s[*i] != '[') {
+    const std::size_t begin = *i;
+    while (*i < s.size() && s[*i] != ',' && s[*i] != '}' && s[*i] != ']' && s[*i] != ' ') ++*i;
+    return *i > begin;
+  }
+  int depth = 0;
+  while (*i < s.size()) {
+    const char c = s[*i];
+    if (c == '"') {
+      if (!RawString(s, i, &raw)) return false;
+      continue;
+    }
+    ++*i;
+    if (c == '{' || c == '[') ++depth;
+    if ((c == '}' || c == ']') && --depth == 0) return true;
+  }
+  return false;
+}
+
+// RFC 3339 as Go's RFC3339Nano writes it: `2024-06-01T09:00:21.972589808Z`, the fraction's
+// trailing zeros dropped (none at all on a whole second), `Z` or an offset.
+bool TimeLike(std::string_view t) {
+  constexpr std::string_view kShape = "dddd-dd-ddTdd:dd:dd";
+  if (t.size() < kShape.size() + 1) return false;
+  for (std::size_t k = 0; k < kShape.size(); ++k) {
+    if (kShape[k] == 'd' ? !IsDigit(t[k]) : t[k] != kShape[k]) return false;
+  }
+  std::size_t k = kShape.size();
+  if (t[k] == '.') {
+    const std::size_t digits = ++k;
+    while (k < t.size() && IsDigit(t[k])) ++k;
+    if (k == digits || k - digits > 9) return false;
+  }
+  const std::string_view zone = t.substr(k);
+  return zone == "Z" ||
+         (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && IsDigit(zone[1]) &&
+          IsDigit(zone[2]) && zone[3] == ':' && IsDigit(zone[4]) && IsDigit(zone[5]));
+}
+
+struct Record {
+  std::string_view log, stream, time;
+  bool has_log = false, has_time = false;
+  bool docker_keys = true;  // no key but log, stream, attrs and time
+};
+
+// One line read as a JSON object of string values where Docker writes them.
+bool ParseRecord(std::string_view line, Record* r) {
+  std::size_t i = 0;
+  SkipSpaces(line, &i);
+  if (i >= line.size() || line[i] != '{') return false;
+  ++i;
+  for (;;) {
+    SkipSpaces(line, &i);
+    std::string_view key;
+    if (!RawString(line, &i, &key)) return false;
+    SkipSpaces(line, &i);
+    if (i >= line.size() || line[i] != ':') return false;
+    ++i;
+    SkipSpaces(line, &i);
+    if (key == "log") {
+      if (!RawString(line, &i, &r->log)) return false;
+      r->has_log = true;
+    } else if (key == "stream") {
+      if (!RawString(line, &i, &r->stream)) return false;
+    } else if (key == "time") {
+      if (!RawString(line, &i, &r->time)) return false;
+      r->has_time = true;
+    } else {
+      r->docker_keys &= key == "attrs";
+      if (!SkipValue(line, &i)) return false;
+    }
+    SkipSpaces(line, &i);
+    if (i < line.size() && line[i] == ',') {
+      ++i;
+      continue;
+    }
+    if (i < line.size() && line[i] == '}') break;
+    return false;
+  }
+  ++i;
+  SkipSpaces(line, &i);
+  return i == line.size() && r->has_time && TimeLike(r->time);
+}
+
+int HexDigit(char c) {
+  if (IsDigit(c)) return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The four hex digits at raw[k] (after `\u`), or -1.
+std::int32_t Hex4(std::string_view raw, std::size_t k) {
+  if (k + 4 > raw.size()) return -1;
+  std::int32_t v = 0;
+  for (std::size_t j = k; j < k + 4; ++j) {
+    const int d = HexDigit(raw[j]);
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+void AppendUtf8(std::uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// A JSON string's content with its escapes read (`\u001b` is the ESC of a colour code, `\u003c`
+// Docker's `<`); a lone surrogate or a broken escape is U+FFFD.
+void Unescape(std::string_view raw, std::string* out) {
+  constexpr std::uint32_t kReplacement = 0xFFFD;
+  std::size_t k = 0;
+  while (k < raw.size()) {
+    const std::size_t slash = raw.find('\\', k);
+    out->append(
+        raw.substr(k, slash == std::string_view::npos ? std::string_view::npos : slash - k));
+    if (slash == std::string_view::npos) return;
+    k = slash + 1;
+    if (k >= raw.size()) return;
+    const char e = raw[k++];
+    if (e != 'u') {  // `\n`, `\t`, `\r`, `\b`, `\f`; `\"`, `\\` and `\/` stand for themselves
+      constexpr std::string_view kNamed = "ntrbf", kBytes = "\n\t\r\b\f";
+      const std::size_t named = kNamed.find(e);
+      out->push_back(named == std::string_view::npos ? e : kBytes[named]);
+      continue;
+    }
+    std::int32_t cp = Hex4(raw, k);
+    if (cp < 0) {
+      AppendUtf8(kReplacement, out);
+      continue;
+    }
+    k += 4;
+    if (cp >= 0xD800 && cp <= 0xDBFF && k + 6 <= raw.size() && raw[k] == '\\' &&
+        raw[k + 1] == 'u') {
+      const std::int32_t low = Hex4(raw, k + 2);
+      if (low >= 0xDC00 && low <= 0xDFFF) {
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+        k += 6;
+      }
+    }
+    AppendUtf8(cp >= 0xD800 && cp <= 0xDFFF ? kReplacement : static_cast<std::uint32_t>(cp), out);
+  }
+}
+
+void Append(std::vector<char>* text, std::string_view s) {
+  text->insert(text->end(), s.begin(), s.end());
+}
+
+}  // namespace
+
+bool LooksDockerJson(std::string_view head) {
+  constexpr int kLines = 4;
+  int whole = 0;
+  for (std::size_t pos = 0; whole < kLines;) {
+    const std::size_t nl = head.find('\n', pos);
+    if (nl == std::string_view::npos) break;
+    Record r;
+    if (!ParseRecord(head.substr(pos, nl - pos), &r) || !r.docker_keys) return false;
+    ++whole;
+    pos = nl + 1;
+  }
+  return whole > 0;
+}
+
+DockerJsonText DecodeDockerJson(std::string_view bytes, std::size_t limit) {
+  DockerJsonText d;
+  d.text.reserve(std::min(bytes.size(), limit) + 64);
+  DecodeDockerJson(bytes, limit, &d);
+  return d;
+}
+
+void DecodeDockerJson(std::string_view bytes, std::size_t limit, DockerJsonText* into) {
+  DockerJsonText& d = *into;
+  thread_local std::string msg;
+  for (std::size_t pos = 0; pos < bytes.size() && d.text.size() < limit;) {
+    const std::size_t nl = bytes.find('\n', pos);
+    const std::string_view line =
+        bytes.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? bytes.size() : nl + 1;
+    Record r;
+    if (!ParseRecord(line, &r)) {
+      Append(&d.text, line);
+      d.text.push_back('\n');
+      ++d.other_lines;
+      continue;
+    }
+    ++d.records;
+    // Docker ends a line's record with its newline; a record without one is the head of a line
+    // it split (16 KiB at a time), continued by the next.
+    std::string_view text = r.log;
+    bool whole = !r.has_log;
+    if (text.ends_with(
+            "\\n")) {  // unless that backslash is itself escaped (`\\n`: a text ending in `\n`)
+      std::size_t slashes = 1;
+      while (slashes < text.size() - 1 && text[text.size() - 2 - slashes] == '\\') ++slashes;
+      if (slashes % 2 == 1) {
+        whole = true;
+        text.remove_suffix(2);
+      }
+    }
+    if (text.find('\\') != std::string_view::npos) {  // escapes to read, perhaps newlines inside
+      msg.clear();
+      Unescape(text, &msg);
+      text = msg;
+    }
+    const bool tagged = r.stream == "stdout" || r.stream == "stderr";
+    for (std::size_t from = 0;;) {
+      const std::size_t cut = text.find('\n', from);
+      const bool last = cut == std::string_view::npos;
+      Append(&d.text, r.time);
+      d.text.push_back(' ');
+      if (tagged) {  // CRI's `<stream> <tag> `; no stream: `kubectl logs --timestamps`' shape
+        Append(&d.text, r.stream);
+        d.text.push_back(' ');
+        d.text.push_back(last && !whole ? 'P' : 'F');
+        d.text.push_back(' ');
+      }
+      Append(&d.text, text.substr(from, last ? std::string_view::npos : cut - from));
+      d.text.push_back('\n');
+      if (last) break;
+      ++d.extra_lines;
+      from = cut + 1;
+    }
+  }
+}
+
+std::string DockerJsonProblem(const DockerJsonText& d) {
+  std::string out;
+  if (d.other_lines > 0) {
+    out = "a Docker json-file log of " + std::to_string(d.records) + " records and " +
+          std::to_string(d.other_lines) +
+          " lines that are no record (cut by a crash, or written by something else): those are "
+          "read as they are";
+  }
+  if (d.extra_lines > 0) {
+    out += (out.empty() ? "a Docker json-file log whose" : "; its") +
+           std::string(" records hold ") + std::to_string(d.extra_lines) +
+           " more lines than records (a collector's merged records): its lines are numbered in "
+           "the decoded text, one a line of a record";
+  }
+  return out;
+}
+
+}  // namespace denpex::engine

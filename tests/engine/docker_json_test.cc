@@ -1,0 +1,151 @@
+// Docker's json-file logs (engine/src/ingest/docker_json.h): known by their first lines, read as
+// the CRI lines they stand for, every escape Docker writes read back, a split line's records
+// joined, and what is no record kept as it is.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "denpex/engine/engine.h"
+#include "ingest/docker_json.h"
+#include "ingest/file_text.h"
+#include "ingest/load.h"
+#include "support/gzip.h"
+#include "support/temp_dir.h"
+
+namespace denpex::engine {
+namespace {
+
+std::string Decoded(std::string_view bytes) {
+  const DockerJsonText d = DecodeDockerJson(bytes);
+  return std::string(d.text.begin(), d.text.end());
+}
+
+TEST(DockerJson, KnownByItsFirstRecordsNotByAnyJsonLines) {
+  EXPECT_TRUE(
+      LooksDockerJson("{\"log\":\"hello\\n\",\"stream\":\"stdout\",\"time\":\"2024-06-01T09:00:21."
+                      "972589808Z\"}\n"));
+  // Docker leaves out an empty log or stream; attributes come before the time; any zone.
+  EXPECT_TRUE(LooksDockerJson(
+      "{\"stream\":\"stdout\",\"time\":\"2024-06-01T09:00:21Z\"}\n"
+      "{\"log\":\"a\\n\",\"attrs\":{\"tag\":\"x\"},\"time\":\"2024-06-01T11:00:21.5+02:00\"}\n"));
+  // A first line cut short (no newline in the head) says nothing.
+  EXPECT_FALSE(LooksDockerJson(
+      "{\"log\":\"hello\\n\",\"stream\":\"stdout\",\"time\":\"2024-06-01T09:00:21Z\"}"));
+  // A program's own JSON lines (structlog, Go's slog, a Fluent Bit record) are a log of their
+  // own, read line by line, not decoded.
+  EXPECT_FALSE(LooksDockerJson(
+      "{\"time\":\"2024-06-01T09:00:21Z\",\"level\":\"INFO\",\"msg\":\"step 10\"}\n"));
+  EXPECT_FALSE(LooksDockerJson("{\"log\":\"x\\n\",\"date\":1717232421.972}\n"));
+  EXPECT_FALSE(LooksDockerJson("{\"log\":\"x\\n\",\"time\":\"yesterday\"}\n"));
+  EXPECT_FALSE(
+      LooksDockerJson("{\"log\":\"x\\n\",\"time\":\"2024-06-01T09:00:21.1234567890Z\"}\n"));
+  // The first four lines must all be records.
+  EXPECT_FALSE(
+      LooksDockerJson("{\"log\":\"x\\n\",\"time\":\"2024-06-01T09:00:21Z\"}\nplain text\n"));
+  EXPECT_FALSE(LooksDockerJson("[rank0]:[E1206 18:44:12.715] {\"log\":\"x\"}\n"));
+}
+
+TEST(DockerJson, EveryEscapeDockerWritesIsReadBack) {
+  // moby's jsonlog escapes `<`, `>`, `&` and control bytes as \u00XX (a colour code's ESC, a
+  // tab), `"` and `\` with a backslash, U+2028 and a byte that is no UTF-8 as \u escapes.
+  const std::string in =
+      R"({"log":"\u001b[1;31mRuntimeError:\u0009CUDA error \u003cunknown\u003e \u0026 \"quoted\" C:\\path \u2028 \ufffd \ud83d\ude80 \ud83d\u001b[0m\n","stream":"stderr","time":"2024-06-01T09:00:21.97258980Z"})"
+      "\n";
+  EXPECT_EQ(Decoded(in),
+            "2024-06-01T09:00:21.97258980Z stderr F \x1b[1;31mRuntimeError:\tCUDA error <unknown> "
+            "& \"quoted\" "
+            "C:\\path \xe2\x80\xa8 \xef\xbf\xbd \xf0\x9f\x9a\x80 \xef\xbf\xbd\x1b[0m\n");
+}
+
+TEST(DockerJson, ASplitLinesRecordsAreTaggedPartialAndAStreamlessRecordHasNoTag) {
+  const std::string in =
+      "{\"log\":\"[rank3]:[E1206 18:44:12.715] first half "
+      "\",\"stream\":\"stdout\",\"time\":\"2024-06-01T09:00:21Z\"}\n"
+      "{\"log\":\"and the rest\\n\",\"stream\":\"stdout\",\"time\":\"2024-06-01T09:00:21Z\"}\n"
+      "{\"log\":\"no stream\\n\",\"time\":\"2024-06-01T09:00:22Z\"}\n"
+      "{\"stream\":\"stdout\",\"time\":\"2024-06-01T09:00:23Z\"}\n";
+  EXPECT_EQ(Decoded(in),
+            "2024-06-01T09:00:21Z stdout P [rank3]:[E1206 18:44:12.715] first half \n"
+            "2024-06-01T09:00:21Z stdout F and the rest\n"
+            "2024-06-01T09:00:22Z no stream\n"
+            "2024-06-01T09:00:23Z stdout F \n");
+}
+
+TEST(DockerJson, LinesThatAreNoRecordAreKeptAndSaidSo) {
+  // A crash cuts the last record; a collector's merged record holds several lines.
+  const std::string in =
+      "{\"log\":\"Traceback (most recent call last):\\n  File \\\"train.py\\\", line "
+      "3\\n\",\"stream\":\"stderr\",\"time\":\"2024-06-01T09:00:21Z\"}\n"
+      "{\"log\":\"RuntimeError: boom\\n\",\"stream\":\"stderr\",\"ti";
+  const DockerJsonText d = DecodeDockerJson(in);
+  EXPECT_EQ(std::string(d.text.begin(), d.text.end()),
+            "2024-06-01T09:00:21Z stderr F Traceback (most recent call last):\n"
+            "2024-06-01T09:00:21Z stderr F   File \"train.py\", line 3\n"
+            "{\"log\":\"RuntimeError: boom\\n\",\"stream\":\"stderr\",\"ti\n");
+  EXPECT_EQ(d.records, 1u);
+  EXPECT_EQ(d.other_lines, 1u);
+  EXPECT_EQ(d.extra_lines, 1u);
+  const std::string problem = DockerJsonProblem(d);
+  EXPECT_NE(problem.find("1 lines that are no record"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("numbered in the decoded text"), std::string::npos) << problem;
+  EXPECT_EQ(
+      DockerJsonProblem(DecodeDockerJson("{\"log\":\"x\\n\",\"time\":\"2024-06-01T09:00:21Z\"}\n")),
+      "");
+}
+
+// A file of records over the size the engine maps is read whole and decoded, as a compressed one
+// is inflated, and a cited line is quoted from the decoded text.
+TEST(DockerJson, ALargeFileIsDecodedAndItsLinesQuotedDecoded) {
+  std::string records;
+  for (int i = 0; records.size() < (std::size_t{1} << 20); ++i) {
+    records +=
+        "{\"log\":\"NCCL INFO step " + std::to_string(i) +
+        " \\u003cok\\u003e\\n\",\"stream\":\"stdout\",\"time\":\"2024-06-01T09:00:21.5Z\"}\n";
+  }
+  const testing::TempDir dir;
+  std::ofstream(dir.path() / "a.log", std::ios::binary) << records;
+  std::ofstream(dir.path() / "b.log", std::ios::binary) << denpex::testing::Gzip(records);
+  for (const char* name : {"a.log", "b.log"}) {
+    auto text = FileText::Open(dir.path() / name);
+    ASSERT_TRUE(text.ok()) << text.status().message();
+    EXPECT_EQ(text->encoding(), "Docker JSON");
+    EXPECT_EQ(text->problem(), "");
+    const std::string_view view = text->view();
+    EXPECT_TRUE(view.starts_with("2024-06-01T09:00:21.5Z stdout F NCCL INFO step 0 <ok>\n"))
+        << view.substr(0, 80);
+    const std::string line = "2024-06-01T09:00:21.5Z stdout F NCCL INFO step 9000 <ok>";
+    const std::size_t at = view.find(line);
+    ASSERT_NE(at, std::string_view::npos);
+    auto quoted = ReadSpan(dir.path() / name, at, static_cast<std::uint32_t>(line.size()));
+    ASSERT_TRUE(quoted.ok()) << quoted.status().message();
+    EXPECT_EQ(*quoted, line);
+  }
+}
+
+// A file read in pieces decoded in parallel is decoded as one pass over it is: pieces end at
+// newlines, a line longer than a piece (9 MiB) grows its piece, a last record without its
+// newline is read too.
+TEST(DockerJson, AFileReadInPiecesIsDecodedAsOnePass) {
+  std::string records;
+  for (int i = 0; records.size() < (std::size_t{12} << 20); ++i) {
+    const std::string text =
+        i == 2000 ? std::string(std::size_t{9} << 20, 'z') : "line " + std::to_string(i);
+    records +=
+        "{\"log\":\"" + text + "\\n\",\"stream\":\"stderr\",\"time\":\"2024-06-01T09:00:21Z\"}\n";
+  }
+  records += "{\"log\":\"cut";  // a crash cut the last record
+  const testing::TempDir dir;
+  std::ofstream(dir.path() / "c.log", std::ios::binary) << records;
+  auto text = FileText::Open(dir.path() / "c.log");
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  const DockerJsonText once = DecodeDockerJson(records);
+  EXPECT_TRUE(text->view() == std::string_view(once.text.data(), once.text.size()));
+  EXPECT_EQ(once.other_lines, 1u);
+  EXPECT_NE(text->problem().find("1 lines that are no record"), std::string::npos)
+      << text->problem();
+}
+
+}  // namespace
+}  // namespace denpex::engine
