@@ -124,6 +124,36 @@ TEST(DockerJson, ALargeFileIsDecodedAndItsLinesQuotedDecoded) {
   }
 }
 
+// The decoded text kept for quotes is the file's as it is now: a file written again (another size
+// or modification time) is decoded again, never quoted from the text of its old contents.
+TEST(DockerJson, AQuoteIsOfTheFileAsItIsNow) {
+  const auto records = [](const std::string& word) {
+    std::string out;
+    for (int i = 0; out.size() < (std::size_t{1} << 20); ++i) {
+      out += "{\"log\":\"" + word + " " + std::to_string(i) +
+             "\\n\",\"stream\":\"stdout\",\"time\":\"2024-06-01T09:00:21Z\"}\n";
+    }
+    return out;
+  };
+  const testing::TempDir dir;
+  const std::filesystem::path path = dir.path() / "d.log";
+  std::ofstream(path, std::ios::binary) << records("alpha");
+  const std::string line = "2024-06-01T09:00:21Z stdout F alpha 9000";
+  auto first = FileText::Open(path);
+  ASSERT_TRUE(first.ok());
+  const std::size_t at = first->view().find(line);
+  ASSERT_NE(at, std::string_view::npos);
+  KeepForQuotes(std::move(*first));
+  EXPECT_EQ(*ReadSpan(path, at, static_cast<std::uint32_t>(line.size())), line);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << records("omega-longer");
+  auto now = ReadSpan(path, at, 10);
+  ASSERT_TRUE(now.ok());
+  auto again = FileText::Open(path);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*now, std::string(again->view().substr(at, 10)));
+  EXPECT_EQ(now->find("alpha"), std::string::npos);
+}
+
 // A file read in pieces decoded in parallel is decoded as one pass over it is: pieces end at
 // newlines, a line longer than a piece (9 MiB) grows its piece, a last record without its
 // newline is read too.

@@ -466,10 +466,13 @@ void SetMappedHookForTest(MappedHook hook) { g_mapped_hook.store(hook); }
 
 namespace {
 
-// The text of a file that had to be produced whole (inflated, or decoded from Docker's records),
-// kept for ReadSpan (the largest one handed over: KeepForQuotes, or produced by ReadSpan itself):
-// a report cites several lines of a file, and each would otherwise inflate or decode it again (the
-// 16k-rank incident's srun log as Docker's records, 409 MB: ~0.5 s a citation).
+// The text of one file that had to be produced whole (inflated, or decoded from Docker's
+// records), kept for ReadSpan: a report cites several lines of a file, and each would otherwise
+// inflate or decode it again (the 16k-rank incident's srun log as Docker's records, 409 MB: ~0.5
+// s a citation). The largest text handed over (KeepForQuotes) or produced by ReadSpan is kept, the
+// log a report most likely cites (a kernel log's citation between two of the console's does not
+// evict it); each incident loaded starts afresh (ForgetKeptText), so a process that diagnoses many
+// (`denpex eval`) holds one incident's text at a time.
 struct ProducedText {
   FileText::Identity id;
   std::shared_ptr<const std::vector<char>> text;
@@ -490,6 +493,11 @@ std::string SpanOf(const std::vector<char>& text, std::uint64_t offset, std::uin
 }
 
 }  // namespace
+
+void ForgetKeptText() {
+  const std::lock_guard lock(g_produced_mu);
+  g_produced = {};
+}
 
 void KeepForQuotes(FileText&& text) {
   if (text.map_ != nullptr || text.identity_.size == 0 ||

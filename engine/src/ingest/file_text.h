@@ -117,9 +117,11 @@ void SetMappedHookForTest(MappedHook hook);
 
 // Hands a text that had to be produced (inflated, or decoded from Docker's records) over to
 // ReadSpan, which then quotes the file's lines from it rather than producing it again (a report
-// cites several lines of the largest log); the largest such text is kept. Nothing for a mapped
-// file, or one too small to have been stat'ed.
+// cites several lines of the largest log): one text is kept, the largest handed over or produced
+// by ReadSpan. Nothing for a mapped file, or one too small to have been stat'ed.
 void KeepForQuotes(FileText&& text);
+// Drops the text kept for quotes (LoadIncident, as it starts on an incident).
+void ForgetKeptText();
 
 // `length` bytes at `offset` of `path` (one cited line, re-read when a report quotes it); of its
 // text when it is compressed or Docker's records.

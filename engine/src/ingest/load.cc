@@ -601,6 +601,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
                                .texts = texts,
                                .chunk_bytes = chunk_bytes > 0 ? chunk_bytes : kChunkBytes};
   tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
+  ForgetKeptText();  // the last incident's text, kept for its quotes
   Result<Listing> listing = Status::Internal("not listed");
   // The trigger pre-filter's tables, built once per process (~6 ms of one thread: most of a
   // one-file incident's parse), are built while the directory is listed, not by the first parse.
