@@ -54,6 +54,22 @@ TEST(Prefixes, SrunLabelIsATaskIdPaddedToTheWidestTask) {
   EXPECT_EQ(s.body, "RuntimeError: boom");
 }
 
+// `kubectl logs --prefix` puts `[pod/<pod>/<container>] ` before each line (and `--timestamps` its
+// stamp after that): peeled, the pod not taken for the line's host; a tag of another shape is not.
+TEST(Prefixes, KubectlPodTagIsPeeledWithoutNamingAHost) {
+  auto s = Strip("[pod/llama-worker-3/pytorch] [rank27]:[E1206 18:44:12.715] x", {.hosts = true});
+  EXPECT_EQ(s.origin.rank, 27);
+  EXPECT_TRUE(s.origin.host.empty());
+  EXPECT_EQ(s.body, "[E1206 18:44:12.715] x");
+  s = Strip("[pod/llama-worker-3/pytorch] 2026-03-02T09:00:21.972589808Z 3: RuntimeError: boom");
+  EXPECT_EQ(s.origin.time, At("2026-03-02T09:00:21.972589808Z"));
+  EXPECT_EQ(s.origin.task, 3);
+  EXPECT_EQ(s.body, "RuntimeError: boom");
+  EXPECT_EQ(Strip("[pod/llama-worker-3/pytorch] ").body, "");
+  EXPECT_EQ(Strip("[pod/llama-worker-3] RuntimeError: boom").count, 0);
+  EXPECT_EQ(Strip("[pod/a b/c] RuntimeError: boom").count, 0);
+}
+
 TEST(Prefixes, HostNamesNeedTheFilePolicyButAddressesDoNot) {
   auto s = Strip("gr064: [2023-04-14 13:11:27,885] [INFO] x");
   EXPECT_TRUE(s.origin.host.empty());

@@ -3,21 +3,21 @@
 // yield the events its header expects. A block marked `known-miss` must still miss (so the list
 // of what the engine does not read yet stays exact); the recognition rate per family is printed.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <future>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <unistd.h>
-
 #include "denpex/engine/engine.h"
+#include "support/docker_json.h"
 
 namespace denpex::engine {
 namespace {
@@ -215,10 +215,14 @@ struct PrefixShape {
 };
 
 const PrefixShape kPrefixShapes[] = {
-    {"quoted `> `", false, false, true, [](std::size_t, std::string_view l) { return "> " + std::string(l); }},
-    {"indented 4", false, false, true, [](std::size_t, std::string_view l) { return "    " + std::string(l); }},
+    {"quoted `> `", false, false, true,
+     [](std::size_t, std::string_view l) { return "> " + std::string(l); }},
+    {"indented 4", false, false, true,
+     [](std::size_t, std::string_view l) { return "    " + std::string(l); }},
     {"numbered `[n] `", false, false, false,
-     [](std::size_t i, std::string_view l) { return "[" + std::to_string(1000 + i) + "] " + std::string(l); }},
+     [](std::size_t i, std::string_view l) {
+       return "[" + std::to_string(1000 + i) + "] " + std::string(l);
+     }},
     {"CRI", true, true, false,
      [](std::size_t i, std::string_view l) {
        return "2026-03-01T10:00:" + std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60) + ".123456789Z stderr F " +
@@ -233,6 +237,21 @@ const PrefixShape kPrefixShapes[] = {
      [](std::size_t i, std::string_view l) {
        return "2026-03-01T10:00:" + std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60) + ".123456789Z " +
               std::string(l);
+     }},
+    {"kubectl --prefix --timestamps", true, true, false,
+     [](std::size_t i, std::string_view l) {
+       return "[pod/llama-worker-7/pytorch] 2026-03-01T10:00:" +
+              std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60) + ".123456789Z " +
+              std::string(l);
+     }},
+    {"Docker json-file", true, true, false,
+     [](std::size_t i, std::string_view l) {
+       std::string record =
+           denpex::testing::DockerRecord(l, true, "stderr",
+                                         "2026-03-01T10:00:" + std::string(i % 60 < 10 ? "0" : "") +
+                                             std::to_string(i % 60) + ".12345Z");
+       record.pop_back();  // the shape's lines are joined with their newlines
+       return record;
      }},
 };
 

@@ -1,9 +1,9 @@
 // Collection shapes (issue 19): a real incident (corpora/real: torch 1.13, gloo, Slurm 22.05)
 // re-laid as operators collect it gives the same events (kinds, ranks, times, cited lines in
 // the files as they are) and the same diagnosis as the canonical layout: CRI and `kubectl logs
-// --timestamps` stamps, Docker's json-file records, journal prefixes (short, short-iso,
-// short-precise), a terminal copy (quoting, indentation, ANSI colour, hard wraps), line numbers and
-// other opaque prefixes, compressed and rotated logs.
+// --timestamps` stamps, `kubectl logs --prefix` pod tags, Docker's json-file records, journal
+// prefixes (short, short-iso, short-precise), a terminal copy (quoting, indentation, ANSI colour,
+// hard wraps), line numbers and other opaque prefixes, compressed and rotated logs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -169,6 +169,19 @@ std::string DockerJson(const fs::path&, const std::string& text) {
     r.pop_back();
     out.push_back(std::move(r));
   }
+  return Join(out);
+}
+
+// `kubectl logs --prefix --timestamps` of a pod named after the file's folder (TorchX runs it so).
+std::string KubectlPrefixed(const fs::path& rel, const std::string& text) {
+  std::string tag =
+      "[pod/";  // appended piece by piece: GCC 12 warns on `"literal" + std::string` (-Wrestrict)
+  tag += rel.has_parent_path() ? rel.parent_path().filename().string() : "launcher";
+  tag += "-0/trainer] ";
+  LineClock clock(text);
+  std::vector<std::string> out;
+  for (const std::string& line : Lines(text))
+    out.push_back(tag + FormatRfc3339(clock.Of(line)) + " " + line);
   return Join(out);
 }
 
@@ -377,6 +390,12 @@ TEST_P(ShapesTest, CriLinesGiveTheCanonicalEvents) {
 TEST_P(ShapesTest, KubectlTimestampsGiveTheCanonicalEvents) {
   TempDir dir;
   Relay(GetParam(), dir.path(), KubectlTimestamps);
+  ExpectSameAsCanonical(GetParam(), dir.path());
+}
+
+TEST_P(ShapesTest, KubectlPodTagsGiveTheCanonicalEvents) {
+  TempDir dir;
+  Relay(GetParam(), dir.path(), KubectlPrefixed);
   ExpectSameAsCanonical(GetParam(), dir.path());
 }
 

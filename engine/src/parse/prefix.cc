@@ -216,6 +216,25 @@ bool Role(Scanner* s) {
   return true;
 }
 
+// `[pod/<pod>/<container>] ` (`kubectl logs --prefix`: every pod a selector names in one stream;
+// `--timestamps` puts its stamp after it). Peeled; the pod is not taken for the line's host: the
+// node a pod ran on is its describe's word, and a node may hold several pods.
+bool PodTag(Scanner* s) {
+  Scanner t = *s;
+  if (!t.Lit("[pod/")) return false;
+  const std::string_view pod = t.Token("/ ]");
+  if (pod.empty() || !t.Char('/')) return false;
+  const std::string_view container = t.Token("/ ]");
+  if (container.empty() || !t.Char(']') || !(t.Char(' ') || t.AtEnd())) return false;
+  for (const std::string_view name : {pod, container}) {
+    for (const char c : name) {
+      if (!IsHostChar(c)) return false;
+    }
+  }
+  *s = t;
+  return true;
+}
+
 // `[default3]:` (torchrun --tee / --log-line-prefix: role + local rank) and TorchX `[3]:`.
 bool LocalTag(Scanner* s, LineOrigin* out) {
   Scanner t = *s;
@@ -349,7 +368,8 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
       // `host:pid:tid`) is NCCL's header, left to its recogniser.
       std::int64_t number;
       std::size_t end;
-      stripped = MpiTag(&s, policy, out) || (line->size() > 2 && !IsSeverity((*line)[1]) && LocalTag(&s, out));
+      stripped = PodTag(&s) || MpiTag(&s, policy, out) ||
+                 (line->size() > 2 && !IsSeverity((*line)[1]) && LocalTag(&s, out));
       if (!stripped && NumberAt(*line, '[', &number, &end) && !NcclDevice(line->substr(end))) {
         *line = line->substr(end);
         continue;
