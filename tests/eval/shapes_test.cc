@@ -134,7 +134,7 @@ TEST(Shapes, AllExpandsToEveryShapeAndUnknownNamesAreListed) {
   auto all = ParseShapes({"all"});
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), AllShapes().size());
-  EXPECT_EQ(AllShapes().size(), 15u);
+  EXPECT_EQ(AllShapes().size(), 16u);
   auto two = ParseShapes({"renamed,cri", "renamed"});
   ASSERT_TRUE(two.ok());
   ASSERT_EQ(two->size(), 2u);
@@ -169,8 +169,10 @@ TEST(Shapes, LineTimeReadsEveryStampShapeAndNotUptime) {
 
 TEST_F(ShapesTest, EveryShapeIsDeterministic) {
   for (const auto& s : AllShapes()) {
-    const auto a = Lay(s.name, std::string(s.name) + "-1").first;
-    const auto b = Lay(s.name, std::string(s.name) + "-2").first;
+    const auto [a, ra] = Lay(s.name, std::string(s.name) + "-1");
+    const auto [b, rb] = Lay(s.name, std::string(s.name) + "-2");
+    EXPECT_EQ(ra.applies, rb.applies) << s.name;
+    if (!ra.applies) continue;  // kubectl-prefix: no pod logs here (its own test lays it twice)
     EXPECT_FALSE(a.empty()) << s.name;
     EXPECT_EQ(a, b) << s.name;
   }
@@ -429,6 +431,40 @@ TEST_F(ShapesTest, SharedDaemonsDoesNotApplyWithoutADaemonOrKernelLog) {
   auto r = Relay(*FindShape("shared-daemons"), root_ / "incident", MakeTruth(), root_ / "sd");
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->applies);
+}
+
+// `kubectl logs --prefix`: the current pod logs in one stream in arrival order, each line behind
+// its pod's tag; `--previous` logs, describes and everything else as they are; not applicable
+// without two pod logs.
+TEST_F(ShapesTest, KubectlPrefixMergesTheCurrentPodLogsBehindTheirTags) {
+  auto none = Relay(*FindShape("kubectl-prefix"), root_ / "incident", MakeTruth(), root_ / "none");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->applies);
+  const auto put = [&](const std::string& rel, const std::string& text) {
+    fs::create_directories((root_ / "incident" / rel).parent_path());
+    std::ofstream(root_ / "incident" / rel, std::ios::binary) << text;
+  };
+  put("pods/llama-worker-0.log",
+      "2026-11-29T16:25:31.000000000Z a first\nuntimed after a\n2026-11-29T16:25:33.000000000Z a "
+      "last\n");
+  put("pods/llama-worker-1.log", "2026-11-29T16:25:32.000000000Z b only\n");
+  put("pods/llama-worker-1.previous.log", "2026-11-29T16:20:00.000000000Z b before its restart\n");
+  put("describe/llama-worker-1.txt",
+      "Name:         llama-worker-1\nNode:         node-b/10.0.0.2\n");
+  const auto [tree, relaid] = Lay("kubectl-prefix");
+  ASSERT_TRUE(relaid.applies);
+  EXPECT_EQ(Lay("kubectl-prefix", "again").first, tree);
+  EXPECT_EQ(tree.at("pods.log"),
+            "[pod/llama-worker-0/pytorch] 2026-11-29T16:25:31.000000000Z a first\n"
+            "[pod/llama-worker-0/pytorch] untimed after a\n"
+            "[pod/llama-worker-1/pytorch] 2026-11-29T16:25:32.000000000Z b only\n"
+            "[pod/llama-worker-0/pytorch] 2026-11-29T16:25:33.000000000Z a last\n");
+  EXPECT_FALSE(tree.contains("pods/llama-worker-0.log"));
+  EXPECT_EQ(tree.at("pods/llama-worker-1.previous.log"),
+            "2026-11-29T16:20:00.000000000Z b before its restart\n");
+  EXPECT_EQ(tree.at("describe/llama-worker-1.txt"),
+            "Name:         llama-worker-1\nNode:         node-b/10.0.0.2\n");
+  EXPECT_EQ(tree.at("node-b/rank_3.log"), kIncident.at("node-b/rank_3.log"));
 }
 
 std::string Gunzip(const std::string& gz) {

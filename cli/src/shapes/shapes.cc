@@ -22,6 +22,12 @@ const std::vector<Shape>& AllShapes() {
       {"interleaved", "file boundaries and each stream's order: lines sorted by their own stamps",
        "the same answer where the lines name their rank and host; else node-level or INCONCLUSIVE",
        RelayInterleaved},
+      {"kubectl-prefix",
+       "the pod logs' boundaries: every current pod log in one stream in arrival order, each "
+       "line behind `kubectl logs --prefix`'s `[pod/<pod>/<container>] `",
+       "the same answer where the pod tags or the lines name the ranks and pods; else node-level "
+       "or INCONCLUSIVE",
+       RelayKubectlPrefix},
       {"flat", "folders and file names: one file per node or agent, opaque names",
        "the same answer where the lines name their rank; else node-level", RelayFlat},
       {"renamed", "every file and folder name (rank_<R>.log, <host>/, slurm-<id>.out)",

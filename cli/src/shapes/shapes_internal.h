@@ -18,6 +18,7 @@ namespace denpex::cli::shapes {
 // The shapes' functions (one per row of AllShapes()).
 Status RelayMerged(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayInterleaved(const Source& src, const std::filesystem::path& out, Relaid* r);
+Status RelayKubectlPrefix(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayFlat(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayRenamed(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayNested(const Source& src, const std::filesystem::path& out, Relaid* r);

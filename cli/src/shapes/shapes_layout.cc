@@ -1,4 +1,5 @@
-// Shapes that change where lines sit: merged, interleaved, flat, renamed, nested, rotated.
+// Shapes that change where lines sit: merged, interleaved, kubectl-prefix, flat, renamed, nested,
+// rotated.
 #include <zlib.h>
 
 #include <algorithm>
@@ -53,9 +54,13 @@ Status RelayMerged(const Source& src, const fs::path& out, Relaid*) {
   return CopyKept(src, out);
 }
 
-// One stream in arrival order: every line at its own time, an untimed line right after the
-// line before it in its file (same time, later in the file); ties in file then line order.
-Status RelayInterleaved(const Source& src, const fs::path& out, Relaid*) {
+namespace {
+
+// `texts` as one stream in arrival order: every line at its own time, an untimed line right
+// after the line before it in its text (same time, later in the text); ties in text then line
+// order. Each line gets its text's `prefixes` entry first (none when `prefixes` is empty).
+std::string Interleave(const std::vector<std::string>& texts, const Source& src,
+                       const std::vector<std::string>& prefixes = {}) {
   struct Cursor {
     TimeNs t;
     std::uint32_t file, line;
@@ -63,15 +68,8 @@ Status RelayInterleaved(const Source& src, const fs::path& out, Relaid*) {
       return std::tie(t, file, line) > std::tie(o.t, o.file, o.line);
     }
   };
-  std::vector<std::string> texts;
   std::vector<std::vector<std::string_view>> lines;
   std::vector<std::vector<TimeNs>> times;
-  for (const auto& f : src.files) {
-    if (!f.log) continue;
-    auto text = ReadText(src.dir / f.rel);
-    if (!text.ok()) return text.status();
-    texts.push_back(std::move(*text));
-  }
   for (const auto& t : texts) {
     lines.push_back(Lines(t));
     times.push_back(ArrivalTimes(lines.back(), src));
@@ -89,11 +87,56 @@ Status RelayInterleaved(const Source& src, const fs::path& out, Relaid*) {
   while (!heap.empty()) {
     const Cursor c = heap.top();
     heap.pop();
+    if (!prefixes.empty()) all.append(prefixes[c.file]);
     all.append(lines[c.file][c.line]);
     all.push_back('\n');
     if (c.line + 1 < lines[c.file].size()) heap.push({times[c.file][c.line + 1], c.file, c.line + 1});
   }
-  DENPEX_RETURN_IF_ERROR(WriteText(out / "aggregated.log", all));
+  return all;
+}
+
+}  // namespace
+
+Status RelayInterleaved(const Source& src, const fs::path& out, Relaid*) {
+  std::vector<std::string> texts;
+  for (const auto& f : src.files) {
+    if (!f.log) continue;
+    auto text = ReadText(src.dir / f.rel);
+    if (!text.ok()) return text.status();
+    texts.push_back(std::move(*text));
+  }
+  DENPEX_RETURN_IF_ERROR(WriteText(out / "aggregated.log", Interleave(texts, src)));
+  return CopyKept(src, out);
+}
+
+// `kubectl logs -l <the job's selector> --prefix`: the current pod logs (`pods/<pod>.log`) in
+// one stream in arrival order, each line behind `[pod/<pod>/pytorch] `, as `pods.log`; every
+// other file (`--previous` logs, describes, events, kernel logs) as it is. Not applicable to an
+// incident with fewer than two pod logs.
+Status RelayKubectlPrefix(const Source& src, const fs::path& out, Relaid* r) {
+  std::vector<std::string> texts, prefixes;
+  for (const auto& f : src.files) {
+    const std::string pod = PodOf(f.rel);
+    if (!f.log || !f.rel.starts_with("pods/") || pod.empty() || f.rel.ends_with(".previous.log"))
+      continue;
+    auto text = ReadText(src.dir / f.rel);
+    if (!text.ok()) return text.status();
+    texts.push_back(std::move(*text));
+    prefixes.push_back("[pod/" + pod + "/pytorch] ");
+  }
+  if (texts.size() < 2) {
+    r->applies = false;
+    return Status::Ok();
+  }
+  DENPEX_RETURN_IF_ERROR(WriteText(out / "pods.log", Interleave(texts, src, prefixes)));
+  for (const auto& f : src.files) {
+    if (!f.log ||
+        (f.rel.starts_with("pods/") && !PodOf(f.rel).empty() && !f.rel.ends_with(".previous.log")))
+      continue;
+    auto text = ReadText(src.dir / f.rel);
+    if (!text.ok()) return text.status();
+    DENPEX_RETURN_IF_ERROR(WriteText(out / f.rel, *text));
+  }
   return CopyKept(src, out);
 }
 
