@@ -746,6 +746,39 @@ TEST(LogParser, ChildFailedErrorTableEntriesCiteTheirRankLine) {
   EXPECT_EQ(log.malformed, 0);
 }
 
+// A collector that trims its lines (Loki's `logcli query`) leaves the entries' fields unindented:
+// they are read as the table's fields (torchrun's names only, and only inside an entry).
+TEST(LogParser, ChildFailedErrorTableWithItsLinesTrimmedIsReadTheSame) {
+  const std::string text =
+      "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+      "============================================================\n"
+      "train.py FAILED\n"
+      "------------------------------------------------------------\n"
+      "Failures:\n"
+      "<NO_OTHER_FAILURES>\n"
+      "------------------------------------------------------------\n"
+      "Root Cause (first observed failure):\n"
+      "[0]:\n"
+      "time      : 2026-03-02_09:17:03\n"
+      "host      : gpu-0137\n"
+      "rank      : 1091 (local_rank: 3)\n"
+      "exitcode  : -9 (pid: 31243)\n"
+      "error_file: <N/A>\n"
+      "traceback : Signal 9 (SIGKILL) received by PID 31243\n"
+      "============================================================\n"
+      "rank      : 7 (local_rank: 7)\n";  // after the table: no field of it
+  const ParsedLog log = ParseLog(text, 0, -1);
+  ASSERT_EQ(log.events.size(), 1u);
+  const auto& root = std::get<FailureEntry>(log.events[0].detail);
+  EXPECT_TRUE(root.root_cause);
+  EXPECT_EQ(log.events[0].rank, 1091);
+  EXPECT_EQ(root.local_rank, 3);
+  EXPECT_EQ(root.exit_code, -9);
+  EXPECT_EQ(log.strings.Get(root.host), "gpu-0137");
+  EXPECT_EQ(log.events[0].time, At("2026-03-02T09:17:03Z"));
+  EXPECT_EQ(log.malformed, 0);
+}
+
 TEST(LogParser, FixtureStampsMatchTheContract) {
   const TimeNs t = At("2026-10-16T09:27:14.123456789Z");
   EXPECT_EQ(testing::C10Stamp('E', t), "E1016 09:27:14.123456789");

@@ -70,6 +70,24 @@ TEST(Prefixes, KubectlPodTagIsPeeledWithoutNamingAHost) {
   EXPECT_EQ(Strip("[pod/a b/c] RuntimeError: boom").count, 0);
 }
 
+// Loki's `logcli query` writes `<stamp> <labels padded to the widest> <line>`: the label set and
+// its padding are peeled (no label taken for a host); a JSON line's object is no label set.
+TEST(Prefixes, LokiLabelSetIsPeeledAfterItsStamp) {
+  auto s = Strip(
+      R"(2026-03-02T10:00:21+01:00 {job="trainer", pod="llama-worker-3"}     [rank27]:[E1206 18:44:12.715] x)",
+      {.hosts = true});
+  EXPECT_EQ(s.origin.time, At("2026-03-02T09:00:21Z"));
+  EXPECT_EQ(s.origin.rank, 27);
+  EXPECT_TRUE(s.origin.host.empty());
+  EXPECT_EQ(s.body, "[E1206 18:44:12.715] x");
+  s = Strip(R"(2026-03-02T10:00:21Z {} RuntimeError: boom)");
+  EXPECT_EQ(s.body, "RuntimeError: boom");
+  s = Strip(R"(2026-03-02T10:00:21Z {msg="a \"quoted\" value, {braced}"} RuntimeError: boom)");
+  EXPECT_EQ(s.body, "RuntimeError: boom");
+  EXPECT_EQ(Strip(R"({"log": "x", "time": 1})").count, 0);
+  EXPECT_EQ(Strip(R"({job="trainer" RuntimeError: boom)").count, 0);
+}
+
 TEST(Prefixes, HostNamesNeedTheFilePolicyButAddressesDoNot) {
   auto s = Strip("gr064: [2023-04-14 13:11:27,885] [INFO] x");
   EXPECT_TRUE(s.origin.host.empty());

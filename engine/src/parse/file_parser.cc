@@ -1158,6 +1158,22 @@ bool LogParser::ChainLine(const Parsed& p) {
 
 // ---- ChildFailedError table ------------------------------------------------------------
 
+namespace {
+
+// An entry's field with its indentation gone (`rank      : 3 (local_rank: 1)`: a collector that
+// trims its lines, Loki's `logcli query`): one of the fields torchrun prints, padded to a colon.
+bool UnindentedTableField(std::string_view text) {
+  TableField f;
+  if (!SplitTableField(text, &f)) return false;
+  for (const std::string_view name :
+       {"time", "host", "rank", "exitcode", "error_file", "traceback"}) {
+    if (f.name == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool LogParser::TableLine(const Parsed& p) {
   const std::string_view text = p.header.message;
   // The table's opener: the exception line (a rich console prints its type bare,
@@ -1183,7 +1199,7 @@ bool LogParser::TableLine(const Parsed& p) {
     table_.entry.rank = -1;
   } else if (text[0] == '=' || text[0] == '-') {
     FlushEntry();
-  } else if (text[0] == ' ' && table_.in_entry) {
+  } else if (table_.in_entry && (text[0] == ' ' || UnindentedTableField(text))) {
     ReadTableField(p);
   } else if (text[0] != ' ' && !text.ends_with(" FAILED")) {
     FlushEntry();

@@ -237,6 +237,28 @@ bool PodTag(Scanner* s) {
   return true;
 }
 
+// `{app="trainer", pod="llama-worker-3"}   ` after Loki's `logcli query` stamp (its default output:
+// the stream's labels, those every stream shares left out, `{}` when none is left, padded to the
+// widest): a Prometheus label set, then spaces. Peeled; no label is taken for the line's host.
+bool LabelSet(Scanner* s) {
+  Scanner t = *s;
+  if (!t.Char('{')) return false;
+  if (!t.Char('}')) {
+    for (;;) {
+      const std::string_view name = t.Token("=,{} \"");
+      if (name.empty() || !IsAlpha(name[0]) || !t.Lit("=\"")) return false;
+      while (!t.AtEnd() && t.Peek() != '"') t.Skip(t.Peek() == '\\' ? 2 : 1);
+      if (!t.Char('"')) return false;
+      if (t.Char('}')) break;
+      if (!t.Lit(", ")) return false;
+    }
+  }
+  if (!t.Char(' ') && !t.AtEnd()) return false;
+  t.SkipSpaces();
+  *s = t;
+  return true;
+}
+
 // `[default3]:` (torchrun --tee / --log-line-prefix: role + local rank) and TorchX `[3]:`.
 bool LocalTag(Scanner* s, LineOrigin* out) {
   Scanner t = *s;
@@ -383,6 +405,8 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
                  (out->host.empty() && IsDigit(c) && Host(&s, policy, out));
     } else if (c == '(' || c == '\x1b') {
       stripped = RayTag(&s, out);
+    } else if (c == '{') {
+      stripped = LabelSet(&s);
     } else if (IsAlpha(c)) {
       // A journal line can sit behind another collector's stamp (a node's journal shipped through
       // a container's log, or re-read by a second journal): the innermost names the machine.

@@ -113,7 +113,7 @@ constexpr RecogniserRow kRows[] = {
     // name             where                                 first    function                 triggers
     {"step timers",     kDeepSpeedLog | kText,                "t",     RecogniseStepTimers,     kStepTimers},
     {"torchrun agent",  kC10 | kAgentLog | kAgentQuote,       "",      RecogniseAgent,          kAgent},
-    {"what()",          kIndented,                            "",      RecogniseWhat,           kWhat},
+    {"what()",          kIndented | kText,                    "",      RecogniseWhat,           kWhat},
     {"kernel",          kKernelLog | kKernelText,             "",      RecogniseKernel,         kKernel},
     {"slurm",           kText,                                "seNKTp", RecogniseSlurm,         kSlurm},
     {"denpex-run",      kSquare,                              "",      RecogniseWrapper,        kWrapper},
