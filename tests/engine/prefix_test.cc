@@ -88,6 +88,35 @@ TEST(Prefixes, LokiLabelSetIsPeeledAfterItsStamp) {
   EXPECT_EQ(Strip(R"({job="trainer" RuntimeError: boom)").count, 0);
 }
 
+// stern's `<pod> <container> ` (every pod a query names in one stream) is learnt from most of a
+// file's first lines, or every line of a short one, with one container's name; the pod is not
+// taken for a host. Step lines differ in their second word; a first word without `-` is no pod.
+TEST(Prefixes, SternPodAndContainerAreLearntAndPeeled) {
+  const std::string text =
+      "llama-worker-0 pytorch [rank0]:[W1206 18:44:12.715] starting\n"
+      "llama-worker-3 pytorch [rank27]:[E1206 18:44:12.715] Watchdog caught collective operation "
+      "timeout\n"
+      "llama-worker-3 pytorch 2026-03-02 09:00:21,972 INFO step 10\n"
+      "llama-worker-1 pytorch Traceback (most recent call last):\n";
+  const PrefixPolicy policy = SniffPrefixes(text);
+  EXPECT_EQ(policy.PodContainer(), "pytorch");
+  auto s = Strip("llama-worker-3 pytorch [rank27]:[E1206 18:44:12.715] x", policy);
+  EXPECT_EQ(s.origin.rank, 27);
+  EXPECT_TRUE(s.origin.host.empty());
+  EXPECT_EQ(s.body, "[E1206 18:44:12.715] x");
+  EXPECT_EQ(Strip("llama-worker-3 sidecar RuntimeError: boom", policy).body,
+            "llama-worker-3 sidecar RuntimeError: boom");
+  EXPECT_EQ(SniffPrefixes("llama-worker-0 pytorch [rank0]: RuntimeError: boom\n").PodContainer(),
+            "pytorch");
+  EXPECT_EQ(SniffPrefixes("step 1 loss 2.3\nstep 2 loss 2.2\nstep 3 loss 2.1\nstep 4 loss 2.0\n")
+                .PodContainer(),
+            "");
+  EXPECT_EQ(SniffPrefixes("worker ready a\nworker ready b\nworker ready c\nworker ready d\n")
+                .PodContainer(),
+            "");
+  EXPECT_EQ(SniffPrefixes("rank-0 failed: boom\n").PodContainer(), "");
+}
+
 TEST(Prefixes, HostNamesNeedTheFilePolicyButAddressesDoNot) {
   auto s = Strip("gr064: [2023-04-14 13:11:27,885] [INFO] x");
   EXPECT_TRUE(s.origin.host.empty());

@@ -256,6 +256,8 @@ const PrefixShape kPrefixShapes[] = {
        return "2026-03-01T11:00:" + std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60) +
               "+01:00 " + labels + std::string(40 - labels.size(), ' ') + " " + std::string(l);
      }},
+    {"stern", false, true, false,
+     [](std::size_t, std::string_view l) { return "llama-worker-3 pytorch " + std::string(l); }},
     {"Docker json-file", true, true, false,
      [](std::size_t i, std::string_view l) {
        std::string record =

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -259,6 +260,29 @@ bool LabelSet(Scanner* s) {
   return true;
 }
 
+// A Kubernetes name: lower-case letters, digits, `-` and `.` (a pod's; a container's has no `.`).
+bool KubeName(std::string_view name, bool dots) {
+  if (name.empty() || name.size() > 253) return false;
+  for (const char c : name) {
+    if (!((c >= 'a' && c <= 'z') || IsDigit(c) || c == '-' || (dots && c == '.'))) return false;
+  }
+  return true;
+}
+
+// `<pod> <container> ` at a line's start (stern's output), its container's name in `*container`:
+// a pod's name holds a `-` (a controller's suffix), a container's is a name of its own.
+bool PodAndContainer(Scanner* s, std::string_view* container) {
+  Scanner t = *s;
+  const std::string_view pod = t.Token(" ");
+  if (!KubeName(pod, true) || pod.find('-') == std::string_view::npos || !t.Char(' ')) return false;
+  *container = t.Token(" ");
+  if (!KubeName(*container, false) || container->size() >= sizeof PrefixPolicy{}.pod_container ||
+      !(t.Char(' ') || t.AtEnd()))
+    return false;
+  *s = t;
+  return true;
+}
+
 // `[default3]:` (torchrun --tee / --log-line-prefix: role + local rank) and TorchX `[3]:`.
 bool LocalTag(Scanner* s, LineOrigin* out) {
   Scanner t = *s;
@@ -375,6 +399,14 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
   if (policy.quote_size > 0) PeelQuote(line, policy.Quote());
   if (policy.numbered != 0) PeelNumber(line, policy.numbered);
   int n = 0;
+  if (policy.pod_container_size > 0) {  // stern's `<pod> <container> `, the file's container
+    Scanner s(*line);
+    std::string_view container;
+    if (PodAndContainer(&s, &container) && container == policy.PodContainer()) {
+      *line = s.Rest();
+      ++n;
+    }
+  }
   for (; n < kMaxPrefixes && !line->empty(); ++n) {
     Scanner s(*line);
     const char c = line->front();
@@ -534,6 +566,27 @@ void SniffNumbers(std::span<const std::string_view> lines, bool srun_labels, con
       policy->numbered = kind;
       return;
     }
+  }
+}
+
+// stern's `<pod> <container> ` on most sampled lines (at least kLeast), or on every line of a
+// short file (`whole_file`), with one container's name on most of them: that name. Step lines
+// (`step 12 loss ...`) differ in their second word, and a pod's name holds a `-`.
+void SniffPodContainer(std::span<const std::string_view> lines, bool whole_file,
+                       const PrefixPolicy& quote, PrefixPolicy* policy) {
+  constexpr std::size_t kLeast = 4;
+  if (lines.empty() || (lines.size() < kLeast && !whole_file)) return;
+  std::map<std::string_view, std::size_t> containers;
+  for (std::string_view line : lines) {
+    PeelQuote(&line, quote.Quote());
+    Scanner s(line);
+    std::string_view container;
+    if (PodAndContainer(&s, &container)) ++containers[container];
+  }
+  for (const auto& [name, count] : containers) {
+    if (lines.size() < kLeast ? count < lines.size() : count * 4 < lines.size() * 3) continue;
+    std::memcpy(policy->pod_container, name.data(), name.size());
+    policy->pod_container_size = static_cast<std::uint8_t>(name.size());
   }
 }
 
@@ -797,6 +850,7 @@ PrefixPolicy SniffPrefixes(std::string_view text, const ReadBehind* file) {
   }
   SniffQuote({sample.data(), n}, n < kSample, raw_labelled * 2 >= n, &policy);
   SniffNumbers({sample.data(), n}, raw_labelled * 2 >= n, policy, &policy);
+  SniffPodContainer({sample.data(), n}, n < kSample, policy, &policy);
   // A terminal copy's wrapped pieces have no prefix of their own: the prefixes are sampled from
   // the lines that start after a line shorter than the wrap width.
   policy.wrap_width = SniffWrapWidth(text, policy);
@@ -810,6 +864,8 @@ PrefixPolicy SniffPrefixes(std::string_view text, const ReadBehind* file) {
     // A log viewer numbers the lines before the terminal cuts them: its numbers are on most of
     // the lines that start, not on most lines.
     if (policy.numbered == 0) SniffNumbers({sample.data(), n}, raw_labelled * 2 >= n, policy, &policy);
+    if (policy.pod_container_size == 0)
+      SniffPodContainer({sample.data(), n}, n < kSample, policy, &policy);
   }
   const std::span<const std::string_view> lines(sample.data(), n);
   std::size_t counted = 0, hosted = 0, labelled = 0, journal = 0;

@@ -74,7 +74,13 @@ struct PrefixPolicy {
   // The file was hard-wrapped at this many bytes (a terminal copy): a line of exactly this
   // length is continued by the next when that one starts no line of its own (file_parser.cc).
   std::uint32_t wrap_width = 0;
+  // Most lines open with a pod's name and one container's name (`stern`'s default output: every
+  // pod a query names in one stream, `llama-worker-3 pytorch text`): that container's name; the
+  // pod's and its are peeled from a line that opens with them. Empty: none.
+  char pod_container[32] = {};
+  std::uint8_t pod_container_size = 0;
   std::string_view Quote() const { return {quote, quote_size}; }
+  std::string_view PodContainer() const { return {pod_container, pod_container_size}; }
 };
 
 // Strips every prefix at the start of `*line`; returns how many were stripped (the policy's
