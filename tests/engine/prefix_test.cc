@@ -117,6 +117,29 @@ TEST(Prefixes, SternPodAndContainerAreLearntAndPeeled) {
   EXPECT_EQ(SniffPrefixes("rank-0 failed: boom\n").PodContainer(), "");
 }
 
+// `docker compose logs` puts a container's name padded to the widest and a bar before each line:
+// learnt from most of the first lines (or every line of a short file) and peeled, so an srun label
+// or a stamp behind it is read; a table's row (`| a | b |`) or one word and a bar now and then is
+// not.
+TEST(Prefixes, ComposeContainerTagIsLearntAndPeeled) {
+  const PrefixPolicy policy = SniffPrefixes(
+      "trainer-1       | 3: [rank3]:[E1206 18:44:12.715] Watchdog caught collective operation "
+      "timeout\n"
+      "trainer-1       | 2026-03-02T09:00:21.972589808Z RuntimeError: boom\n"
+      "store-sidecar-1 | ready\n"
+      "trainer-1       |\n");
+  EXPECT_TRUE(policy.compose);
+  auto s = Strip("trainer-1       | 3: [rank3]:[E1206 18:44:12.715] x", policy);
+  EXPECT_EQ(s.origin.task, 3);
+  EXPECT_EQ(s.origin.rank, 3);
+  EXPECT_EQ(s.body, "[E1206 18:44:12.715] x");
+  s = Strip("trainer-1       | 2026-03-02T09:00:21.972589808Z RuntimeError: boom", policy);
+  EXPECT_EQ(s.origin.time, At("2026-03-02T09:00:21.972589808Z"));
+  EXPECT_EQ(s.body, "RuntimeError: boom");
+  EXPECT_FALSE(SniffPrefixes("| GPU | Name |\n| 0 | H100 |\n| 1 | H100 |\n| 2 | H100 |\n").compose);
+  EXPECT_FALSE(SniffPrefixes("loss | 2.3\nstep 1 done\nstep 2 done\nstep 3 done\n").compose);
+}
+
 TEST(Prefixes, HostNamesNeedTheFilePolicyButAddressesDoNot) {
   auto s = Strip("gr064: [2023-04-14 13:11:27,885] [INFO] x");
   EXPECT_TRUE(s.origin.host.empty());

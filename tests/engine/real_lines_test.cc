@@ -258,6 +258,8 @@ const PrefixShape kPrefixShapes[] = {
      }},
     {"stern", false, true, false,
      [](std::size_t, std::string_view l) { return "llama-worker-3 pytorch " + std::string(l); }},
+    {"docker compose logs", false, true, false,
+     [](std::size_t, std::string_view l) { return "trainer-1            | " + std::string(l); }},
     {"Docker json-file", true, true, false,
      [](std::size_t i, std::string_view l) {
        std::string record =

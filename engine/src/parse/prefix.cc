@@ -283,6 +283,22 @@ bool PodAndContainer(Scanner* s, std::string_view* container) {
   return true;
 }
 
+// `trainer-1  | ` at a line's start (`docker compose logs`: a container's name, padded to the
+// widest, and a bar; `|` alone ends an empty line).
+bool ComposeTag(Scanner* s) {
+  Scanner t = *s;
+  const std::string_view name = t.Token(" |");
+  if (name.empty() || !(IsAlpha(name[0]) || IsDigit(name[0])) || name.size() > 128) return false;
+  for (const char c : name) {
+    if (!IsHostChar(c)) return false;
+  }
+  if (!t.Char(' ')) return false;
+  t.SkipSpaces();
+  if (!t.Char('|') || !(t.Char(' ') || t.AtEnd())) return false;
+  *s = t;
+  return true;
+}
+
 // `[default3]:` (torchrun --tee / --log-line-prefix: role + local rank) and TorchX `[3]:`.
 bool LocalTag(Scanner* s, LineOrigin* out) {
   Scanner t = *s;
@@ -399,6 +415,13 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
   if (policy.quote_size > 0) PeelQuote(line, policy.Quote());
   if (policy.numbered != 0) PeelNumber(line, policy.numbered);
   int n = 0;
+  if (policy.compose) {  // `docker compose logs`' `trainer-1  | `
+    Scanner s(*line);
+    if (ComposeTag(&s)) {
+      *line = s.Rest();
+      ++n;
+    }
+  }
   if (policy.pod_container_size > 0) {  // stern's `<pod> <container> `, the file's container
     Scanner s(*line);
     std::string_view container;
@@ -588,6 +611,21 @@ void SniffPodContainer(std::span<const std::string_view> lines, bool whole_file,
     std::memcpy(policy->pod_container, name.data(), name.size());
     policy->pod_container_size = static_cast<std::uint8_t>(name.size());
   }
+}
+
+// `docker compose logs`' `trainer-1  | ` on most sampled lines (at least 4), or on every line of a
+// short file.
+void SniffCompose(std::span<const std::string_view> lines, bool whole_file,
+                  const PrefixPolicy& quote, PrefixPolicy* policy) {
+  constexpr std::size_t kLeast = 4;
+  if (lines.empty() || (lines.size() < kLeast && !whole_file)) return;
+  std::size_t tagged = 0;
+  for (std::string_view line : lines) {
+    PeelQuote(&line, quote.Quote());
+    Scanner s(line);
+    tagged += ComposeTag(&s) ? 1 : 0;
+  }
+  policy->compose = lines.size() < kLeast ? tagged == lines.size() : tagged * 4 >= lines.size() * 3;
 }
 
 // `| GPU  Name ... |`: nvidia-smi's, tabulate's and Markdown's rows end with the bar they start with.
@@ -851,6 +889,7 @@ PrefixPolicy SniffPrefixes(std::string_view text, const ReadBehind* file) {
   SniffQuote({sample.data(), n}, n < kSample, raw_labelled * 2 >= n, &policy);
   SniffNumbers({sample.data(), n}, raw_labelled * 2 >= n, policy, &policy);
   SniffPodContainer({sample.data(), n}, n < kSample, policy, &policy);
+  SniffCompose({sample.data(), n}, n < kSample, policy, &policy);
   // A terminal copy's wrapped pieces have no prefix of their own: the prefixes are sampled from
   // the lines that start after a line shorter than the wrap width.
   policy.wrap_width = SniffWrapWidth(text, policy);
@@ -866,6 +905,7 @@ PrefixPolicy SniffPrefixes(std::string_view text, const ReadBehind* file) {
     if (policy.numbered == 0) SniffNumbers({sample.data(), n}, raw_labelled * 2 >= n, policy, &policy);
     if (policy.pod_container_size == 0)
       SniffPodContainer({sample.data(), n}, n < kSample, policy, &policy);
+    if (!policy.compose) SniffCompose({sample.data(), n}, n < kSample, policy, &policy);
   }
   const std::span<const std::string_view> lines(sample.data(), n);
   std::size_t counted = 0, hosted = 0, labelled = 0, journal = 0;

@@ -77,6 +77,9 @@ struct PrefixPolicy {
   // Most lines open with a pod's name and one container's name (`stern`'s default output: every
   // pod a query names in one stream, `llama-worker-3 pytorch text`): that container's name; the
   // pod's and its are peeled from a line that opens with them. Empty: none.
+  // Most lines open with a container's name padded to the widest and a bar (`docker compose
+  // logs`: `trainer-1  | text`): peeled from a line that opens with one.
+  bool compose = false;
   char pod_container[32] = {};
   std::uint8_t pod_container_size = 0;
   std::string_view Quote() const { return {quote, quote_size}; }
