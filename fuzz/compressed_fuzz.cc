@@ -1,8 +1,8 @@
 // Fuzz target for the text encodings of a log: the decompressors of compressed logs
 // (engine/src/ingest/compressed.h), any bytes as a gzip, xz and zstd stream, and the decoder of
-// Docker's json-file records (engine/src/ingest/docker_json.h), any bytes as records. None may
-// crash, hang, or return more text than the cap; the decoder's text ends in a newline, and stops
-// at the line that passes its limit.
+// JSON-record logs (engine/src/ingest/json_logs.h), any bytes as Docker's and as a journal's
+// records. None may crash, hang, or return more text than the cap; the decoder's text ends in a
+// newline, and stops at the line that passes its limit.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "ingest/compressed.h"
-#include "ingest/docker_json.h"
+#include "ingest/json_logs.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace denpex::engine;
@@ -21,13 +21,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (out.text.size() > kCap) std::abort();
   }
   (void)CompressionOf(bytes);
-  (void)LooksDockerJson(bytes);
-  const DockerJsonText all = DecodeDockerJson(bytes);
-  if (!all.text.empty() && all.text.back() != '\n') std::abort();
-  constexpr std::size_t kLimit = 256;
-  const DockerJsonText head = DecodeDockerJson(bytes, kLimit);
-  if (head.text.size() > all.text.size() ||
-      !std::equal(head.text.begin(), head.text.end(), all.text.begin()))
-    std::abort();
+  (void)SniffJsonLog(bytes);
+  for (const JsonLog kind : {JsonLog::kDocker, JsonLog::kJournal}) {
+    const JsonLogText all = DecodeJsonLog(bytes, kind);
+    if (!all.text.empty() && all.text.back() != '\n') std::abort();
+    constexpr std::size_t kLimit = 256;
+    const JsonLogText head = DecodeJsonLog(bytes, kind, kLimit);
+    if (head.text.size() > all.text.size() ||
+        !std::equal(head.text.begin(), head.text.end(), all.text.begin()))
+      std::abort();
+  }
   return 0;
 }

@@ -21,7 +21,7 @@
 #include "ingest/live.h"
 #include "ingest/load.h"
 #include "parse/prefix.h"
-#include "support/docker_json.h"
+#include "support/json_logs.h"
 #include "support/temp_dir.h"
 
 namespace denpex::engine {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "denpex/engine/engine.h"
-#include "support/docker_json.h"
+#include "support/json_logs.h"
 
 namespace denpex::engine {
 namespace {
@@ -260,6 +260,14 @@ const PrefixShape kPrefixShapes[] = {
      [](std::size_t, std::string_view l) { return "llama-worker-3 pytorch " + std::string(l); }},
     {"docker compose logs", false, true, false,
      [](std::size_t, std::string_view l) { return "trainer-1            | " + std::string(l); }},
+    {"journalctl -o json", true, true, false,
+     [](std::size_t i, std::string_view l) {
+       std::string record = denpex::testing::JournalRecord(
+           l, 1772359200000000LL + static_cast<long long>(i % 60) * 1000000, "gpu-node-07",
+           "python3", 4242);
+       record.pop_back();  // the shape's lines are joined with their newlines
+       return record;
+     }},
     {"Docker json-file", true, true, false,
      [](std::size_t i, std::string_view l) {
        std::string record =

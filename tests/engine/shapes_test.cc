@@ -1,9 +1,10 @@
 // Collection shapes (issue 19): a real incident (corpora/real: torch 1.13, gloo, Slurm 22.05)
 // re-laid as operators collect it gives the same events (kinds, ranks, times, cited lines in
 // the files as they are) and the same diagnosis as the canonical layout: CRI and `kubectl logs
-// --timestamps` stamps, `kubectl logs --prefix` pod tags, Docker's json-file records, journal
-// prefixes (short, short-iso, short-precise), a terminal copy (quoting, indentation, ANSI colour,
-// hard wraps), line numbers and other opaque prefixes, compressed and rotated logs.
+// --timestamps` stamps, `kubectl logs --prefix` pod tags, Docker's json-file records, a journal's
+// JSON export, journal prefixes (short, short-iso, short-precise), a terminal copy (quoting,
+// indentation, ANSI colour, hard wraps), line numbers and other opaque prefixes, compressed and
+// rotated logs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,8 +22,8 @@
 #include "ingest/load.h"
 #include "parse/headers.h"
 #include "parse/prefix.h"
-#include "support/docker_json.h"
 #include "support/gzip.h"
+#include "support/json_logs.h"
 
 namespace denpex::engine {
 namespace {
@@ -146,7 +147,7 @@ std::string KubectlTimestamps(const fs::path&, const std::string& text) {
   return Join(out);
 }
 
-// Docker's json-file records (support/docker_json.h), stamped as CRI's lines are; lines over 120
+// Docker's json-file records (support/json_logs.h), stamped as CRI's lines are; lines over 120
 // bytes split into records of 100 without their newline (Docker splits at 16 KiB: the engine
 // joins a split line whatever its pieces' size), and one record in five with attributes
 // (`docker run --log-opt labels=...`).
@@ -183,6 +184,23 @@ std::string KubectlPrefixed(const fs::path& rel, const std::string& text) {
   for (const std::string& line : Lines(text))
     out.push_back(tag + FormatRfc3339(clock.Of(line)) + " " + line);
   return Join(out);
+}
+
+std::string HostOf(const fs::path& rel);
+
+// A journal's JSON export (support/json_logs.h): each line an entry of its file's node at its
+// time, the kernel's for a kernel log (its syslog prefix left in the message, as a relay keeps it).
+std::string JournalJson(const fs::path& rel, const std::string& text) {
+  LineClock clock(text);
+  const bool kernel = rel.filename().string().find("kern") != std::string::npos ||
+                      rel.filename().string().find("dmesg") != std::string::npos;
+  std::string out;
+  for (const std::string& line : Lines(text)) {
+    out += denpex::testing::JournalRecord(line, clock.Of(line) / 1000, HostOf(rel),
+                                          kernel ? "kernel" : "python3",
+                                          4100 + static_cast<int>(rel.string().size()));
+  }
+  return out;
 }
 
 std::string HostOf(const fs::path& rel) { return rel.has_parent_path() ? rel.parent_path().filename().string() : "sn01"; }
@@ -396,6 +414,12 @@ TEST_P(ShapesTest, KubectlTimestampsGiveTheCanonicalEvents) {
 TEST_P(ShapesTest, KubectlPodTagsGiveTheCanonicalEvents) {
   TempDir dir;
   Relay(GetParam(), dir.path(), KubectlPrefixed);
+  ExpectSameAsCanonical(GetParam(), dir.path());
+}
+
+TEST_P(ShapesTest, JournalJsonEntriesGiveTheCanonicalEvents) {
+  TempDir dir;
+  Relay(GetParam(), dir.path(), JournalJson);
   ExpectSameAsCanonical(GetParam(), dir.path());
 }
 

@@ -18,7 +18,7 @@
 #include "denpex/common/unique_fd.h"
 #include "ingest/chunks.h"
 #include "ingest/compressed.h"
-#include "ingest/docker_json.h"
+#include "ingest/json_logs.h"
 #include "ingest/sigbus_guard.h"
 
 namespace denpex::engine {
@@ -61,19 +61,19 @@ Compression CompressionOfFile(int fd) {
   return n > 0 ? CompressionOf(std::string_view(head, static_cast<std::size_t>(n))) : Compression::kNone;
 }
 
-// A plain file of Docker's records read whole: pieces of whole lines (4 MiB, more for a longer
-// line) read in order, decoded in parallel, appended in order (tbb's pipeline, a few pieces in
-// flight): the decode, ~1 GB/s on one core, runs on every core, and the raw bytes are never held
-// whole.
-Result<DockerJsonText> ReadDockerJsonWhole(int fd, std::size_t size,
-                                           const std::filesystem::path& path) {
+// A plain file of JSON records (ingest/json_logs.h) read whole: pieces of whole lines (4 MiB, more
+// for a longer line) read in order, decoded in parallel, appended in order (tbb's pipeline, a few
+// pieces in flight): the decode, ~1 GB/s on one core, runs on every core, and the raw bytes are
+// never held whole.
+Result<JsonLogText> ReadJsonLogWhole(int fd, std::size_t size, JsonLog kind,
+                                     const std::filesystem::path& path) {
   constexpr std::size_t kPiece = std::size_t{4} << 20;
   struct Piece {
     std::unique_ptr<char[]> bytes;
     std::size_t size = 0;
-    DockerJsonText decoded;
+    JsonLogText decoded;
   };
-  DockerJsonText out;
+  JsonLogText out;
   out.text.reserve(size + 64);
   AdviseHugePages(out.text.data(), out.text.capacity());
   std::string carry;  // the bytes after the last piece's last newline
@@ -123,10 +123,10 @@ Result<DockerJsonText> ReadDockerJsonWhole(int fd, std::size_t size,
       4, tbb::make_filter<void, std::shared_ptr<Piece>>(tbb::filter_mode::serial_in_order, read) &
              tbb::make_filter<std::shared_ptr<Piece>, std::shared_ptr<Piece>>(
                  tbb::filter_mode::parallel,
-                 [](std::shared_ptr<Piece> p) {
+                 [kind](std::shared_ptr<Piece> p) {
                    p->decoded.text.reserve(p->size + 64);
-                   DecodeDockerJson(std::string_view(p->bytes.get(), p->size), std::string::npos,
-                                    &p->decoded);
+                   DecodeJsonLog(std::string_view(p->bytes.get(), p->size), kind, std::string::npos,
+                                 &p->decoded);
                    p->bytes.reset();
                    return p;
                  }) &
@@ -152,14 +152,14 @@ FileText::Identity IdentityOf(const struct stat& st) {
           .mtime_nsec = st.st_mtim.tv_nsec};
 }
 
-// A plain file of Docker's records, read in pieces of whole lines and decoded as it is read, up
+// A plain file of JSON records, read in pieces of whole lines and decoded as it is read, up
 // to `limit` bytes of decoded text: its raw bytes are never held whole (a piece grows only for a
 // line longer than it).
-Result<DockerJsonText> ReadDockerJson(int fd, std::size_t size, const std::filesystem::path& path,
-                                      std::size_t limit) {
+Result<JsonLogText> ReadJsonLog(int fd, std::size_t size, JsonLog kind,
+                                const std::filesystem::path& path, std::size_t limit) {
   std::size_t capacity = std::size_t{4} << 20;
   auto piece = std::make_unique_for_overwrite<char[]>(capacity);
-  DockerJsonText decoded;
+  JsonLogText decoded;
   decoded.text.reserve(std::min(size, limit) + 64);
   AdviseHugePages(decoded.text.data(), decoded.text.capacity());
   std::size_t carry = 0;  // bytes of a line not yet whole, at the piece's start
@@ -168,7 +168,7 @@ Result<DockerJsonText> ReadDockerJson(int fd, std::size_t size, const std::files
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Errno(path, "read");
     if (n == 0) {  // the end: a last line without its newline too
-      DecodeDockerJson(std::string_view(piece.get(), carry), limit, &decoded);
+      DecodeJsonLog(std::string_view(piece.get(), carry), kind, limit, &decoded);
       break;
     }
     at += static_cast<std::uint64_t>(n);
@@ -184,7 +184,7 @@ Result<DockerJsonText> ReadDockerJson(int fd, std::size_t size, const std::files
     }
     const std::size_t whole =
         static_cast<std::size_t>(static_cast<const char*>(nl) - piece.get()) + 1;
-    DecodeDockerJson(std::string_view(piece.get(), whole), limit, &decoded);
+    DecodeJsonLog(std::string_view(piece.get(), whole), kind, limit, &decoded);
     carry = held - whole;
     std::memmove(piece.get(), piece.get() + whole, carry);
   }
@@ -234,11 +234,13 @@ Result<FileText> FileText::OpenAt(int dir, const char* name, const std::filesyst
     text.Take(std::vector<char>(head.get(), head.get() + size), compression);
     return text;
   }
-  if (compression == Compression::kNone &&
-      LooksDockerJson(std::string_view(head.get(), kMapThreshold))) {
-    auto decoded = ReadDockerJsonWhole(fd.get(), size, path);
+  if (const JsonLog kind = compression == Compression::kNone
+                               ? SniffJsonLog(std::string_view(head.get(), kMapThreshold))
+                               : JsonLog::kNone;
+      kind != JsonLog::kNone) {
+    auto decoded = ReadJsonLogWhole(fd.get(), size, kind, path);
     if (!decoded.ok()) return decoded.status();
-    text.TakeDecoded(std::move(*decoded));
+    text.TakeDecoded(std::move(*decoded), kind);
     return text;
   }
   if (compression == Compression::kNone) {
@@ -282,13 +284,14 @@ void FileText::Take(std::vector<char> bytes, Compression compression) {
   }
   data_ = buffer_.data();
   size_ = buffer_.size();
-  if (LooksDockerJson(view().substr(0, kMapThreshold))) TakeDecoded(DecodeDockerJson(view()));
+  if (const JsonLog kind = SniffJsonLog(view().substr(0, kMapThreshold)); kind != JsonLog::kNone)
+    TakeDecoded(DecodeJsonLog(view(), kind), kind);
 }
 
-void FileText::TakeDecoded(DockerJsonText decoded) {
-  const std::string problem = DockerJsonProblem(decoded);
+void FileText::TakeDecoded(JsonLogText decoded, JsonLog kind) {
+  const std::string problem = JsonLogProblem(decoded, kind);
   if (!problem.empty()) problem_ += (problem_.empty() ? "" : "; ") + problem;
-  encoding_ = "Docker JSON";
+  encoding_ = JsonLogName(kind);
   buffer_ = std::move(decoded.text);
   data_ = buffer_.data();
   size_ = buffer_.size();
@@ -512,20 +515,20 @@ Result<std::string> ReadSpan(const std::filesystem::path& path, std::uint64_t of
                              std::uint32_t length) {
   UniqueFd fd = OpenReadOnly(AT_FDCWD, path.c_str());
   if (fd.get() < 0) return Errno(path, "open");
-  // A compressed file or Docker's records are cited in their text (FileText::Open). A head (the
+  // A compressed file or JSON records are cited in their text (FileText::Open). A head (the
   // first kMapThreshold bytes) is produced alone; a span further on, the whole text, kept.
   const Compression c = CompressionOfFile(fd.get());
   const std::uint64_t end = offset + length;
-  bool docker = false;
+  JsonLog kind = JsonLog::kNone;
   if (c == Compression::kNone) {
     char head[kMapThreshold];
     ssize_t n;
     do {
       n = ::pread(fd.get(), head, sizeof head, 0);
     } while (n < 0 && errno == EINTR);
-    docker = n > 0 && LooksDockerJson(std::string_view(head, static_cast<std::size_t>(n)));
+    if (n > 0) kind = SniffJsonLog(std::string_view(head, static_cast<std::size_t>(n)));
   }
-  if (c != Compression::kNone || docker) {
+  if (c != Compression::kNone || kind != JsonLog::kNone) {
     struct stat st;
     if (::fstat(fd.get(), &st) != 0) return Errno(path, "stat");
     const auto size = static_cast<std::size_t>(st.st_size);
@@ -535,9 +538,9 @@ Result<std::string> ReadSpan(const std::filesystem::path& path, std::uint64_t of
       if (g_produced.text && g_produced.id == id) return SpanOf(*g_produced.text, offset, length);
     }
     std::vector<char> text;
-    if (docker) {
-      auto decoded = end <= kMapThreshold ? ReadDockerJson(fd.get(), size, path, end)
-                                          : ReadDockerJsonWhole(fd.get(), size, path);
+    if (kind != JsonLog::kNone) {
+      auto decoded = end <= kMapThreshold ? ReadJsonLog(fd.get(), size, kind, path, end)
+                                          : ReadJsonLogWhole(fd.get(), size, kind, path);
       if (!decoded.ok()) return decoded.status();
       if (end <= kMapThreshold) return SpanOf(decoded->text, offset, length);
       text = std::move(decoded->text);
@@ -548,12 +551,14 @@ Result<std::string> ReadSpan(const std::filesystem::path& path, std::uint64_t of
       const std::size_t cap = InflateCap(data);
       if (end <= kMapThreshold) {
         text = Inflate(data, c, std::min<std::size_t>(kMapThreshold, cap)).text;
-        if (!LooksDockerJson(std::string_view(text.data(), text.size())))
+        if (SniffJsonLog(std::string_view(text.data(), text.size())) == JsonLog::kNone)
           return SpanOf(text, offset, length);
       }
       text = Inflate(data, c, cap).text;
-      if (LooksDockerJson(std::string_view(text.data(), std::min(text.size(), kMapThreshold))))
-        text = DecodeDockerJson(std::string_view(text.data(), text.size())).text;
+      const std::string_view whole(text.data(), text.size());
+      if (const JsonLog inner = SniffJsonLog(whole.substr(0, kMapThreshold));
+          inner != JsonLog::kNone)
+        text = DecodeJsonLog(whole, inner).text;
     }
     std::string span = SpanOf(text, offset, length);
     Keep(id, std::move(text));

@@ -21,7 +21,7 @@
 
 #include "denpex/common/status.h"
 #include "ingest/compressed.h"
-#include "ingest/docker_json.h"
+#include "ingest/json_logs.h"
 #include "parse/parse_log.h"
 
 namespace denpex::engine {
@@ -43,8 +43,9 @@ class FileText final : public ReadBehind {
   // A compressed file (ingest/compressed.h, known by its magic bytes) is read as its text,
   // decompressed into memory: "gzip", "xz", "zstd"; empty when the file is plain.
   const std::string& compression() const { return compression_; }
-  // A file of Docker's json-file records (ingest/docker_json.h, known by its first lines, also
-  // inside a compressed file) is read as the lines they stand for: "Docker JSON"; empty when not.
+  // A file of JSON records (ingest/json_logs.h: Docker's json-file logs, a journal's JSON export;
+  // known by its first lines, also inside a compressed file) is read as the lines they stand for:
+  // "Docker JSON", "journal JSON"; empty when not.
   const std::string& encoding() const { return encoding_; }
   // What went wrong reading it: a compressed stream that broke or was capped; empty when none.
   const std::string& problem() const { return problem_; }
@@ -87,7 +88,7 @@ class FileText final : public ReadBehind {
   // Holds `bytes` as its text, inflated first when `compression` says so, and decoded when it
   // is Docker's records.
   void Take(std::vector<char> bytes, Compression compression);
-  void TakeDecoded(DockerJsonText decoded);
+  void TakeDecoded(JsonLogText decoded, JsonLog kind);
 
   const char* data_ = nullptr;
   std::size_t size_ = 0;

@@ -11,9 +11,9 @@
 
 #include "denpex/common/unique_fd.h"
 #include "ingest/compressed.h"
-#include "ingest/docker_json.h"
 #include "ingest/file_text.h"
 #include "ingest/flight_recorder.h"
+#include "ingest/json_logs.h"
 #include "ingest/load.h"
 #include "ingest/nccl_ras.h"
 
@@ -140,9 +140,9 @@ void LiveIncident::Read(File* f) {
   const std::uint64_t signals = f->log.signals();
   const std::size_t held = f->log.held();
   const std::string_view lines = std::string_view(buffer).substr(0, nl + 1);
-  if (f->read == 0) f->docker = LooksDockerJson(lines);
-  if (f->docker) {
-    const DockerJsonText decoded = DecodeDockerJson(lines);
+  if (f->read == 0) f->json = SniffJsonLog(lines);
+  if (f->json != JsonLog::kNone) {
+    const JsonLogText decoded = DecodeJsonLog(lines, f->json);
     f->log.Add(std::string_view(decoded.text.data(), decoded.text.size()), held_ < kHeldBytes);
   } else {
     f->log.Add(lines, held_ < kHeldBytes);

@@ -19,6 +19,7 @@
 #include "denpex/common/status.h"
 #include "incident/incident.h"
 #include "ingest/chunks.h"
+#include "ingest/json_logs.h"
 #include "ingest/load.h"
 #include "ingest/walk.h"
 
@@ -55,9 +56,9 @@ class LiveIncident {
     std::uint64_t inode = 0, device = 0;
     bool compressed = false;
     std::uint64_t compressed_size = 0;  // its size when it was last read
-    // Docker's json-file records (ingest/docker_json.h), known by its first whole lines: each
-    // piece's records decoded before `log` reads them.
-    bool docker = false;
+    // JSON records (ingest/json_logs.h: Docker's, a journal's export), known by its first whole
+    // lines: each piece's records decoded before `log` reads them.
+    JsonLog json = JsonLog::kNone;
     std::string problem;  // why its text is not read (binary, unreadable); empty when it is
     // A Flight Recorder dump (ingest/flight_recorder.h) or a file of NCCL RAS reports
     // (ingest/nccl_ras.h): read whole each time it changes, its events held here instead of

@@ -1,4 +1,5 @@
-// Docker's json-file logs (engine/src/ingest/docker_json.h): known by their first lines, read as
+// Docker's json-file logs and a journal's JSON export (engine/src/ingest/json_logs.h): known by
+// their first lines, read as
 // the CRI lines they stand for, every escape Docker writes read back, a split line's records
 // joined, and what is no record kept as it is.
 #include <gtest/gtest.h>
@@ -8,43 +9,47 @@
 #include <string>
 
 #include "denpex/engine/engine.h"
-#include "ingest/docker_json.h"
 #include "ingest/file_text.h"
+#include "ingest/json_logs.h"
 #include "ingest/load.h"
 #include "support/gzip.h"
+#include "support/json_logs.h"
 #include "support/temp_dir.h"
 
 namespace denpex::engine {
 namespace {
 
+bool IsDocker(std::string_view head) { return SniffJsonLog(head) == JsonLog::kDocker; }
+JsonLogText Docker(std::string_view bytes, std::size_t limit = std::string::npos) {
+  return DecodeJsonLog(bytes, JsonLog::kDocker, limit);
+}
+
 std::string Decoded(std::string_view bytes) {
-  const DockerJsonText d = DecodeDockerJson(bytes);
+  const JsonLogText d = Docker(bytes);
   return std::string(d.text.begin(), d.text.end());
 }
 
 TEST(DockerJson, KnownByItsFirstRecordsNotByAnyJsonLines) {
   EXPECT_TRUE(
-      LooksDockerJson("{\"log\":\"hello\\n\",\"stream\":\"stdout\",\"time\":\"2024-06-01T09:00:21."
-                      "972589808Z\"}\n"));
+      IsDocker("{\"log\":\"hello\\n\",\"stream\":\"stdout\",\"time\":\"2024-06-01T09:00:21."
+               "972589808Z\"}\n"));
   // Docker leaves out an empty log or stream; attributes come before the time; any zone.
-  EXPECT_TRUE(LooksDockerJson(
+  EXPECT_TRUE(IsDocker(
       "{\"stream\":\"stdout\",\"time\":\"2024-06-01T09:00:21Z\"}\n"
       "{\"log\":\"a\\n\",\"attrs\":{\"tag\":\"x\"},\"time\":\"2024-06-01T11:00:21.5+02:00\"}\n"));
   // A first line cut short (no newline in the head) says nothing.
-  EXPECT_FALSE(LooksDockerJson(
-      "{\"log\":\"hello\\n\",\"stream\":\"stdout\",\"time\":\"2024-06-01T09:00:21Z\"}"));
+  EXPECT_FALSE(
+      IsDocker("{\"log\":\"hello\\n\",\"stream\":\"stdout\",\"time\":\"2024-06-01T09:00:21Z\"}"));
   // A program's own JSON lines (structlog, Go's slog, a Fluent Bit record) are a log of their
   // own, read line by line, not decoded.
-  EXPECT_FALSE(LooksDockerJson(
-      "{\"time\":\"2024-06-01T09:00:21Z\",\"level\":\"INFO\",\"msg\":\"step 10\"}\n"));
-  EXPECT_FALSE(LooksDockerJson("{\"log\":\"x\\n\",\"date\":1717232421.972}\n"));
-  EXPECT_FALSE(LooksDockerJson("{\"log\":\"x\\n\",\"time\":\"yesterday\"}\n"));
   EXPECT_FALSE(
-      LooksDockerJson("{\"log\":\"x\\n\",\"time\":\"2024-06-01T09:00:21.1234567890Z\"}\n"));
+      IsDocker("{\"time\":\"2024-06-01T09:00:21Z\",\"level\":\"INFO\",\"msg\":\"step 10\"}\n"));
+  EXPECT_FALSE(IsDocker("{\"log\":\"x\\n\",\"date\":1717232421.972}\n"));
+  EXPECT_FALSE(IsDocker("{\"log\":\"x\\n\",\"time\":\"yesterday\"}\n"));
+  EXPECT_FALSE(IsDocker("{\"log\":\"x\\n\",\"time\":\"2024-06-01T09:00:21.1234567890Z\"}\n"));
   // The first four lines must all be records.
-  EXPECT_FALSE(
-      LooksDockerJson("{\"log\":\"x\\n\",\"time\":\"2024-06-01T09:00:21Z\"}\nplain text\n"));
-  EXPECT_FALSE(LooksDockerJson("[rank0]:[E1206 18:44:12.715] {\"log\":\"x\"}\n"));
+  EXPECT_FALSE(IsDocker("{\"log\":\"x\\n\",\"time\":\"2024-06-01T09:00:21Z\"}\nplain text\n"));
+  EXPECT_FALSE(IsDocker("[rank0]:[E1206 18:44:12.715] {\"log\":\"x\"}\n"));
 }
 
 TEST(DockerJson, EveryEscapeDockerWritesIsReadBack) {
@@ -79,7 +84,7 @@ TEST(DockerJson, LinesThatAreNoRecordAreKeptAndSaidSo) {
       "{\"log\":\"Traceback (most recent call last):\\n  File \\\"train.py\\\", line "
       "3\\n\",\"stream\":\"stderr\",\"time\":\"2024-06-01T09:00:21Z\"}\n"
       "{\"log\":\"RuntimeError: boom\\n\",\"stream\":\"stderr\",\"ti";
-  const DockerJsonText d = DecodeDockerJson(in);
+  const JsonLogText d = Docker(in);
   EXPECT_EQ(std::string(d.text.begin(), d.text.end()),
             "2024-06-01T09:00:21Z stderr F Traceback (most recent call last):\n"
             "2024-06-01T09:00:21Z stderr F   File \"train.py\", line 3\n"
@@ -87,12 +92,12 @@ TEST(DockerJson, LinesThatAreNoRecordAreKeptAndSaidSo) {
   EXPECT_EQ(d.records, 1u);
   EXPECT_EQ(d.other_lines, 1u);
   EXPECT_EQ(d.extra_lines, 1u);
-  const std::string problem = DockerJsonProblem(d);
+  const std::string problem = JsonLogProblem(d, JsonLog::kDocker);
   EXPECT_NE(problem.find("1 lines that are no record"), std::string::npos) << problem;
   EXPECT_NE(problem.find("numbered in the decoded text"), std::string::npos) << problem;
-  EXPECT_EQ(
-      DockerJsonProblem(DecodeDockerJson("{\"log\":\"x\\n\",\"time\":\"2024-06-01T09:00:21Z\"}\n")),
-      "");
+  EXPECT_EQ(JsonLogProblem(Docker("{\"log\":\"x\\n\",\"time\":\"2024-06-01T09:00:21Z\"}\n"),
+                           JsonLog::kDocker),
+            "");
 }
 
 // A file of records over the size the engine maps is read whole and decoded, as a compressed one
@@ -170,11 +175,69 @@ TEST(DockerJson, AFileReadInPiecesIsDecodedAsOnePass) {
   std::ofstream(dir.path() / "c.log", std::ios::binary) << records;
   auto text = FileText::Open(dir.path() / "c.log");
   ASSERT_TRUE(text.ok()) << text.status().message();
-  const DockerJsonText once = DecodeDockerJson(records);
+  const JsonLogText once = Docker(records);
   EXPECT_TRUE(text->view() == std::string_view(once.text.data(), once.text.size()));
   EXPECT_EQ(once.other_lines, 1u);
   EXPECT_NE(text->problem().find("1 lines that are no record"), std::string::npos)
       << text->problem();
+}
+
+// A journal exported with `journalctl -o json` is known by its entries (`__REALTIME_TIMESTAMP`
+// and `MESSAGE` on each of the first lines) and read as `journalctl -o short-iso-precise` prints
+// them, in UTC: the kernel's as `<host> kernel: `, a process's as `<identifier>[<pid>]: `; a
+// message of bytes (no UTF-8) or of several lines is read too.
+TEST(JournalJson, EntriesAreReadAsTheJournalPrintsThem) {
+  const std::string xid =
+      "NVRM: Xid (PCI:0000:5d:00): 79, pid=4242, name=python3, GPU has fallen off the bus.";
+  const std::string in =
+      denpex::testing::JournalRecord(xid, 1732897531123456LL, "gpu-0001", "kernel", 0) +
+      denpex::testing::JournalRecord("RuntimeError: boom\n  at \"x\"", 1732897532000001LL,
+                                     "gpu-0001", "python3", 4242) +
+      "{\"__REALTIME_TIMESTAMP\":\"1732897533000000\",\"_HOSTNAME\":\"gpu-0002\",\"_COMM\":"
+      "\"slurmd\","
+      "\"MESSAGE\":[79,75,32,255]}\n"
+      "{\"__REALTIME_TIMESTAMP\":\"1732897534000000\",\"_HOSTNAME\":\"gpu-0002\",\"MESSAGE\":null}"
+      "\n";
+  EXPECT_EQ(SniffJsonLog(in), JsonLog::kJournal);
+  EXPECT_EQ(SniffJsonLog(std::string_view(in).substr(0, 40)), JsonLog::kNone);  // no whole entry
+  const JsonLogText d = DecodeJsonLog(in, JsonLog::kJournal);
+  EXPECT_EQ(std::string(d.text.begin(), d.text.end()),
+            "2024-11-29T16:25:31.123456+00:00 gpu-0001 kernel: " + xid +
+                "\n"
+                "2024-11-29T16:25:32.000001+00:00 gpu-0001 python3[4242]: RuntimeError: boom\n"
+                "2024-11-29T16:25:32.000001+00:00 gpu-0001 python3[4242]:   at \"x\"\n"
+                "2024-11-29T16:25:33.000000+00:00 gpu-0002 slurmd: OK \xff\n"
+                "2024-11-29T16:25:34.000000+00:00 gpu-0002 unknown: \n");
+  EXPECT_EQ(d.records, 4u);
+  EXPECT_EQ(d.extra_lines, 1u);
+  // Docker's records are no journal's, nor a program's JSON lines with a time and a message.
+  EXPECT_EQ(
+      SniffJsonLog("{\"log\":\"x\\n\",\"stream\":\"stdout\",\"time\":\"2024-06-01T09:00:21Z\"}\n"),
+      JsonLog::kDocker);
+  EXPECT_EQ(SniffJsonLog("{\"timestamp\":\"1732897531123456\",\"MESSAGE\":\"x\"}\n"),
+            JsonLog::kNone);
+}
+
+// The kernel's Xid read from a journal's JSON export names its GPU and node as the kernel log
+// does: an incident whose node's kernel log is such an export gives the kernel log's answer.
+TEST(JournalJson, AnXidExportedFromTheJournalIsTheKernelLogs) {
+  const testing::TempDir dir;
+  const std::string xid =
+      "NVRM: Xid (PCI:0000:5d:00): 79, pid=4242, name=python3, GPU has fallen off the bus.";
+  std::ofstream(dir.path() / "kern.json", std::ios::binary)
+      << denpex::testing::JournalRecord("Linux version 5.15.0-105-generic", 1732897000000000LL,
+                                        "gpu-0001", "kernel", 0)
+      << denpex::testing::JournalRecord(xid, 1732897531123456LL, "gpu-0001", "kernel", 0);
+  auto text = FileText::Open(dir.path() / "kern.json");
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->encoding(), "journal JSON");
+  auto inc = LoadIncident(dir.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  ASSERT_EQ(inc->events.size(), 1u);
+  EXPECT_EQ(inc->events[0].kind, Kind::kXid);
+  EXPECT_EQ(inc->events[0].line, 2u);
+  ASSERT_GE(inc->events[0].node, 0);
+  EXPECT_EQ(inc->nodes[static_cast<std::size_t>(inc->events[0].node)], "gpu-0001");
 }
 
 }  // namespace

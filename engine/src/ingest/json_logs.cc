@@ -1,7 +1,9 @@
-#include "ingest/docker_json.h"
+#include "ingest/json_logs.h"
 
 #include <algorithm>
 #include <cstdint>
+
+#include "denpex/common/time.h"
 
 namespace denpex::engine {
 namespace {
@@ -199,31 +201,151 @@ void Append(std::vector<char>* text, std::string_view s) {
   text->insert(text->end(), s.begin(), s.end());
 }
 
-}  // namespace
+// ---- journalctl -o json -------------------------------------------------------------------
 
-bool LooksDockerJson(std::string_view head) {
-  constexpr int kLines = 4;
-  int whole = 0;
-  for (std::size_t pos = 0; whole < kLines;) {
-    const std::size_t nl = head.find('\n', pos);
-    if (nl == std::string_view::npos) break;
-    Record r;
-    if (!ParseRecord(head.substr(pos, nl - pos), &r) || !r.docker_keys) return false;
-    ++whole;
-    pos = nl + 1;
+// The fields of a journal entry a line shows (`journalctl -o short-iso-precise`'s).
+struct JournalRecord {
+  std::string_view realtime, host, identifier, comm, pid, transport, message;
+  bool has_realtime = false, has_message = false;
+  bool message_bytes = false;  // MESSAGE as an array of bytes (not valid UTF-8)
+  bool message_null = false;   // MESSAGE left out as too large (`null`)
+};
+
+bool AllDigits(std::string_view s) {
+  if (s.empty()) return false;
+  for (const char c : s) {
+    if (!IsDigit(c)) return false;
   }
-  return whole > 0;
+  return true;
 }
 
-DockerJsonText DecodeDockerJson(std::string_view bytes, std::size_t limit) {
-  DockerJsonText d;
+// One line read as a journal entry: an object whose values are strings (a few are arrays of
+// bytes, or null), `__REALTIME_TIMESTAMP` and `MESSAGE` among its keys.
+bool ParseJournalRecord(std::string_view line, JournalRecord* r) {
+  std::size_t i = 0;
+  SkipSpaces(line, &i);
+  if (i >= line.size() || line[i] != '{') return false;
+  ++i;
+  for (;;) {
+    SkipSpaces(line, &i);
+    std::string_view key;
+    if (!RawString(line, &i, &key)) return false;
+    SkipSpaces(line, &i);
+    if (i >= line.size() || line[i] != ':') return false;
+    ++i;
+    SkipSpaces(line, &i);
+    std::string_view* field = key == "__REALTIME_TIMESTAMP" ? &r->realtime
+                              : key == "_HOSTNAME"          ? &r->host
+                              : key == "SYSLOG_IDENTIFIER"  ? &r->identifier
+                              : key == "_COMM"              ? &r->comm
+                              : key == "_PID"               ? &r->pid
+                              : key == "_TRANSPORT"         ? &r->transport
+                              : key == "MESSAGE"            ? &r->message
+                                                            : nullptr;
+    if (field != nullptr && i < line.size() && line[i] == '"') {
+      if (!RawString(line, &i, field)) return false;
+      r->has_realtime |= field == &r->realtime;
+      r->has_message |= field == &r->message;
+    } else {
+      const std::size_t begin = i;
+      if (!SkipValue(line, &i)) return false;
+      if (field == &r->message) {
+        r->has_message = true;
+        r->message = line.substr(begin, i - begin);
+        r->message_bytes = r->message.starts_with('[');
+        r->message_null = r->message == "null";
+      }
+    }
+    SkipSpaces(line, &i);
+    if (i < line.size() && line[i] == ',') {
+      ++i;
+      continue;
+    }
+    if (i < line.size() && line[i] == '}') break;
+    return false;
+  }
+  ++i;
+  SkipSpaces(line, &i);
+  return i == line.size() && r->has_realtime && AllDigits(r->realtime) &&
+         r->realtime.size() <= 19 && r->has_message;
+}
+
+// MESSAGE's text: a string's escapes read, an array's bytes (`[78,86,82,77,...]`) as they are.
+void JournalMessage(const JournalRecord& r, std::string* out) {
+  if (r.message_null) return;
+  if (!r.message_bytes) {
+    Unescape(r.message, out);
+    return;
+  }
+  std::int64_t byte = -1;
+  for (const char c : r.message) {
+    if (IsDigit(c)) {
+      byte = (byte < 0 ? 0 : byte * 10) + (c - '0');
+    } else if (byte >= 0) {
+      out->push_back(static_cast<char>(byte & 0xFF));
+      byte = -1;
+    }
+  }
+}
+
+// `2026-11-29T16:25:31.123456+00:00 gpu-0001 kernel: ` or `... gpu-0001 python3[4242]: `, the
+// entry's line as `journalctl -o short-iso-precise` prints it (UTC): the journal's time, host and
+// process, which the parser peels as it peels any journal's.
+void AppendJournalPrefix(const JournalRecord& r, std::vector<char>* text) {
+  std::int64_t us = 0;
+  for (const char c : r.realtime) us = us * 10 + (c - '0');
+  const std::string stamp = FormatRfc3339(us * 1000);  // `2026-11-29T16:25:31.123456000Z`
+  Append(text, std::string_view(stamp).substr(0, 26));
+  Append(text, "+00:00 ");
+  Append(text, r.host.empty() ? std::string_view("localhost") : r.host);
+  text->push_back(' ');
+  if (r.transport == "kernel") {
+    Append(text, "kernel: ");
+    return;
+  }
+  Append(text, !r.identifier.empty() ? r.identifier
+               : !r.comm.empty()     ? r.comm
+                                     : std::string_view("unknown"));
+  if (AllDigits(r.pid)) {
+    text->push_back('[');
+    Append(text, r.pid);
+    text->push_back(']');
+  }
+  Append(text, ": ");
+}
+
+}  // namespace
+
+JsonLog SniffJsonLog(std::string_view head) {
+  constexpr int kLines = 4;
+  int docker = 0, journal = 0, whole = 0;
+  for (std::size_t pos = 0; whole < kLines; ++whole) {
+    const std::size_t nl = head.find('\n', pos);
+    if (nl == std::string_view::npos) break;
+    const std::string_view line = head.substr(pos, nl - pos);
+    Record r;
+    JournalRecord j;
+    docker += ParseRecord(line, &r) && r.docker_keys ? 1 : 0;
+    journal += ParseJournalRecord(line, &j) ? 1 : 0;
+    pos = nl + 1;
+  }
+  if (whole == 0) return JsonLog::kNone;
+  return docker == whole ? JsonLog::kDocker : journal == whole ? JsonLog::kJournal : JsonLog::kNone;
+}
+
+std::string_view JsonLogName(JsonLog kind) {
+  return kind == JsonLog::kDocker ? "Docker JSON" : kind == JsonLog::kJournal ? "journal JSON" : "";
+}
+
+JsonLogText DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit) {
+  JsonLogText d;
   d.text.reserve(std::min(bytes.size(), limit) + 64);
-  DecodeDockerJson(bytes, limit, &d);
+  DecodeJsonLog(bytes, kind, limit, &d);
   return d;
 }
 
-void DecodeDockerJson(std::string_view bytes, std::size_t limit, DockerJsonText* into) {
-  DockerJsonText& d = *into;
+void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, JsonLogText* into) {
+  JsonLogText& d = *into;
   thread_local std::string msg;
   for (std::size_t pos = 0; pos < bytes.size() && d.text.size() < limit;) {
     const std::size_t nl = bytes.find('\n', pos);
@@ -231,42 +353,56 @@ void DecodeDockerJson(std::string_view bytes, std::size_t limit, DockerJsonText*
         bytes.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? bytes.size() : nl + 1;
     Record r;
-    if (!ParseRecord(line, &r)) {
+    JournalRecord j;
+    if (kind == JsonLog::kDocker ? !ParseRecord(line, &r) : !ParseJournalRecord(line, &j)) {
       Append(&d.text, line);
       d.text.push_back('\n');
       ++d.other_lines;
       continue;
     }
     ++d.records;
-    // Docker ends a line's record with its newline; a record without one is the head of a line
-    // it split (16 KiB at a time), continued by the next.
-    std::string_view text = r.log;
-    bool whole = !r.has_log;
-    if (text.ends_with(
-            "\\n")) {  // unless that backslash is itself escaped (`\\n`: a text ending in `\n`)
-      std::size_t slashes = 1;
-      while (slashes < text.size() - 1 && text[text.size() - 2 - slashes] == '\\') ++slashes;
-      if (slashes % 2 == 1) {
-        whole = true;
-        text.remove_suffix(2);
-      }
-    }
-    if (text.find('\\') != std::string_view::npos) {  // escapes to read, perhaps newlines inside
+    std::string_view text;
+    bool whole = true;  // the record ends its line (a Docker record without `\n` does not)
+    if (kind == JsonLog::kJournal) {
       msg.clear();
-      Unescape(text, &msg);
+      JournalMessage(j, &msg);
       text = msg;
+      while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    } else {
+      text = r.log;
+      whole = !r.has_log;
+      // Docker ends a line's record with its newline; a record without one is the head of a line
+      // it split (16 KiB at a time), continued by the next. An escaped backslash before the `n`
+      // (`\\n`) is a text that ends in `\n`.
+      if (text.ends_with("\\n")) {
+        std::size_t slashes = 1;
+        while (slashes < text.size() - 1 && text[text.size() - 2 - slashes] == '\\') ++slashes;
+        if (slashes % 2 == 1) {
+          whole = true;
+          text.remove_suffix(2);
+        }
+      }
+      if (text.find('\\') != std::string_view::npos) {  // escapes to read, perhaps newlines inside
+        msg.clear();
+        Unescape(text, &msg);
+        text = msg;
+      }
     }
     const bool tagged = r.stream == "stdout" || r.stream == "stderr";
     for (std::size_t from = 0;;) {
       const std::size_t cut = text.find('\n', from);
       const bool last = cut == std::string_view::npos;
-      Append(&d.text, r.time);
-      d.text.push_back(' ');
-      if (tagged) {  // CRI's `<stream> <tag> `; no stream: `kubectl logs --timestamps`' shape
-        Append(&d.text, r.stream);
+      if (kind == JsonLog::kJournal) {
+        AppendJournalPrefix(j, &d.text);
+      } else {
+        Append(&d.text, r.time);
         d.text.push_back(' ');
-        d.text.push_back(last && !whole ? 'P' : 'F');
-        d.text.push_back(' ');
+        if (tagged) {  // CRI's `<stream> <tag> `; no stream: `kubectl logs --timestamps`' shape
+          Append(&d.text, r.stream);
+          d.text.push_back(' ');
+          d.text.push_back(last && !whole ? 'P' : 'F');
+          d.text.push_back(' ');
+        }
       }
       Append(&d.text, text.substr(from, last ? std::string_view::npos : cut - from));
       d.text.push_back('\n');
@@ -277,19 +413,22 @@ void DecodeDockerJson(std::string_view bytes, std::size_t limit, DockerJsonText*
   }
 }
 
-std::string DockerJsonProblem(const DockerJsonText& d) {
+std::string JsonLogProblem(const JsonLogText& d, JsonLog kind) {
+  const std::string what =
+      kind == JsonLog::kDocker ? "a Docker json-file log" : "a journal's JSON export";
   std::string out;
   if (d.other_lines > 0) {
-    out = "a Docker json-file log of " + std::to_string(d.records) + " records and " +
+    out = what + " of " + std::to_string(d.records) + " records and " +
           std::to_string(d.other_lines) +
           " lines that are no record (cut by a crash, or written by something else): those are "
           "read as they are";
   }
   if (d.extra_lines > 0) {
-    out += (out.empty() ? "a Docker json-file log whose" : "; its") +
-           std::string(" records hold ") + std::to_string(d.extra_lines) +
-           " more lines than records (a collector's merged records): its lines are numbered in "
-           "the decoded text, one a line of a record";
+    out += (out.empty() ? what + " whose" : "; its") + std::string(" records hold ") +
+           std::to_string(d.extra_lines) +
+           " more lines than records (a message of several lines): its lines are numbered in the "
+           "decoded "
+           "text, one a line of a record";
   }
   return out;
 }

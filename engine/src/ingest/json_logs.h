@@ -1,0 +1,59 @@
+// Logs stored as one JSON record a line, known by their first lines (never by their names) and
+// read as the text lines the records stand for, in the shape the same lines take when a tool
+// prints them, whose prefixes the parser peels (docs/log_formats.md §1h):
+//
+// - Docker's json-file logs (the Docker daemon's default log driver; a pod's log under Kubernetes
+//   with dockershim, before 1.24):
+//     {"log":"[rank3]:[E1206 ...]
+//     ...\n","stream":"stderr","attrs":{...},"time":"2024-06-01T09:00:21.97258980Z"}
+//   (`log`, `stream` and `attrs` left out when empty; `time` Go's RFC3339Nano, UTC), read as the
+//   CRI line it stands for, `<time> <stream> F|P <text>`: a record whose text does not end in a
+//   newline is the head of a line Docker split (at 16 KiB), tagged `P` and joined with the records
+//   after it.
+// - A journal exported with `journalctl -o json`: {"__REALTIME_TIMESTAMP":"1732897531123456",
+//   "_HOSTNAME":"gpu-0001","SYSLOG_IDENTIFIER":"kernel","_TRANSPORT":"kernel","MESSAGE":"NVRM:
+//   Xid ...", ...} (every value a string; MESSAGE an array of bytes where it is no UTF-8), read
+//   as `journalctl -o short-iso-precise` prints the entry, `<time> <host> <identifier>[<pid>]:
+//   <message>` (`<host> kernel: ` for the kernel's), in UTC.
+//
+// Lines and offsets cited in such a file are the decoded text's; its line numbers are the file's
+// (one record a line) unless a record's text holds newlines (a journal message of several lines,
+// a collector's merged record).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace denpex::engine {
+
+enum class JsonLog : std::uint8_t { kNone, kDocker, kJournal };
+
+// What `head` (a file's first bytes) holds: each of its first four whole lines (one at least) a
+// Docker record of Docker's keys alone with an RFC 3339 `time`, or a journal entry with its
+// `__REALTIME_TIMESTAMP` and `MESSAGE`; else kNone (a program's own JSON lines are read as lines).
+JsonLog SniffJsonLog(std::string_view head);
+std::string_view JsonLogName(JsonLog kind);  // "Docker JSON", "journal JSON"
+
+struct JsonLogText {
+  std::vector<char> text;   // the decoded lines, each ending in a newline
+  std::size_t records = 0;  // lines read as records
+  std::size_t other_lines =
+      0;  // lines that are no record (a line cut by a crash): kept as they are
+  std::size_t extra_lines = 0;  // lines added by newlines inside a record's text
+};
+
+// The records of `bytes` (whole lines, or a file's last bytes) decoded and appended to `into`, in
+// order, up to the line that takes its text to `limit` bytes. A file read in pieces is decoded
+// piece by piece.
+void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, JsonLogText* into);
+JsonLogText DecodeJsonLog(std::string_view bytes, JsonLog kind,
+                          std::size_t limit = std::string::npos);
+
+// What a file's reader says of its decoded text when something in it is not one record a line
+// (`other_lines`, `extra_lines`); empty when the file was records alone.
+std::string JsonLogProblem(const JsonLogText& decoded, JsonLog kind);
+
+}  // namespace denpex::engine
