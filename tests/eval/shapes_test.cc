@@ -134,7 +134,7 @@ TEST(Shapes, AllExpandsToEveryShapeAndUnknownNamesAreListed) {
   auto all = ParseShapes({"all"});
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), AllShapes().size());
-  EXPECT_EQ(AllShapes().size(), 16u);
+  EXPECT_EQ(AllShapes().size(), 17u);
   auto two = ParseShapes({"renamed,cri", "renamed"});
   ASSERT_TRUE(two.ok());
   ASSERT_EQ(two->size(), 2u);
@@ -341,6 +341,37 @@ TEST_F(ShapesTest, DockerJsonWritesOneRecordALineAsTheJsonFileDriverDoes) {
       << r0[2];
   EXPECT_TRUE(SplitLines(tree.at("node-b/rank_3.log"))[1].find(std::string(420, 'x') + "\\n") !=
               std::string::npos);
+}
+
+// `journalctl -o json`: one entry a line, a kernel log's the kernel's (its message after
+// `kernel: `, at its own stamp), the others' a process's named after the file, on the writer's
+// host.
+TEST_F(ShapesTest, JournaldJsonWritesOneEntryALineAsJournalctlDoes) {
+  const auto tree = Lay("journald-json").first;
+  for (const auto& [rel, text] : tree) {
+    if (rel.starts_with("checkpoints/")) continue;
+    EXPECT_EQ(SplitLines(text).size(), SplitLines(kIncident.at(rel)).size()) << rel;
+    for (const auto& l : SplitLines(text)) {
+      EXPECT_TRUE(l.starts_with("{\"__CURSOR\":\"s=") && l.ends_with("\"}")) << l;
+      EXPECT_NE(l.find("\"__REALTIME_TIMESTAMP\":\"17"), std::string::npos) << l;
+    }
+  }
+  const auto k = SplitLines(tree.at("node-b/kern.log"));
+  EXPECT_NE(
+      k[2].find(
+          R"("__REALTIME_TIMESTAMP":"1795969534000000","_TRANSPORT":"kernel","SYSLOG_IDENTIFIER":"kernel","_HOSTNAME":"node-b","MESSAGE":"[ 2686.172090] NVRM: Xid (PCI:0000:5d:00): 13, pid=25758, name=python3, Graphics Exception"})"),
+      std::string::npos)
+      << k[2];
+  const auto r0 = SplitLines(tree.at("node-a/rank_0.log"));
+  EXPECT_NE(r0[3].find(R"("_TRANSPORT":"stdout","SYSLOG_IDENTIFIER":"python3","_PID":")"),
+            std::string::npos)
+      << r0[3];
+  EXPECT_TRUE(
+      r0[3].ends_with(R"("_HOSTNAME":"node-a","MESSAGE":"Traceback (most recent call last):"})"))
+      << r0[3];
+  EXPECT_NE(tree.at("slurmctld.log").find(R"("SYSLOG_IDENTIFIER":"slurmctld","_PID":")"),
+            std::string::npos);
+  EXPECT_NE(tree.at("slurmctld.log").find(R"("_HOSTNAME":"login-01")"), std::string::npos);
 }
 
 TEST_F(ShapesTest, PasteQuotesColoursAndWrapsAt80To200Columns) {

@@ -48,6 +48,10 @@ const std::vector<Shape>& AllShapes() {
        "nothing: each line a Docker json-file record `{\"log\":\"<line>\\n\",\"stream\":\"stdout\","
        "\"time\":\"<RFC3339Nano>\"}`, JSON-escaped, lines over 16 KiB split",
        "the same answer", RelayDockerJson},
+      {"journald-json",
+       "nothing: every log read back from a journal as `journalctl -o json` exports it, one entry "
+       "a line (the kernel's for a kernel log, a process's for the others)",
+       "the same answer", RelayJournaldJson},
       {"paste",
        "line integrity: `> ` or indented quoting, ANSI colours, lines hard-wrapped at "
        "80-200 columns",

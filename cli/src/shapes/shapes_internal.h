@@ -28,6 +28,7 @@ Status RelayCri(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayJournald(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayKubectlTs(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayDockerJson(const Source& src, const std::filesystem::path& out, Relaid* r);
+Status RelayJournaldJson(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayPaste(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayOneNode(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayVictimsOnly(const Source& src, const std::filesystem::path& out, Relaid* r);

@@ -1,5 +1,5 @@
 // Shapes that change the lines themselves: same-host, cri, journald, kubectl-ts, docker-json,
-// paste.
+// journald-json, paste.
 #include <array>
 #include <cctype>
 #include <map>
@@ -283,6 +283,85 @@ Status RelayJournald(const Source& src, const fs::path& out, Relaid*) {
     const std::string head = (node.empty() ? std::string("login-01") : node) + " " +
                              UnitOf(rel, src) + ": ";
     return Prefixed(text, [&](const auto&, size_t i) { return Journal(times[i]) + head; });
+  });
+}
+
+namespace {
+
+// `bytes` as a JSON string's content as systemd's JSON output writes it: `"`, `\\` and the
+// control bytes escaped (`\n`, `\t`, `\u001b`); false (nothing written) when `bytes` is no
+// UTF-8, which the journal writes as an array of bytes instead.
+bool AppendJournalEscaped(std::string_view bytes, std::string* out) {
+  if (FirstInvalidUtf8(bytes) != std::string_view::npos) return false;
+  constexpr char kHex[] = "0123456789abcdef";
+  for (const char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b == '"' || b == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (b == '\n' || b == '\t' || b == '\r') {
+      out->push_back('\\');
+      out->push_back(b == '\n' ? 'n' : b == '\t' ? 't' : 'r');
+    } else if (b < 0x20) {
+      out->append("\\u00");
+      out->push_back(kHex[b >> 4]);
+      out->push_back(kHex[b & 0xF]);
+    } else {
+      out->push_back(c);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// `journalctl -o json`: each line an entry of the journal on the writer's host (as journald's),
+// at the line's arrival time: a kernel log's lines the kernel's entries (a syslog-shaped line's
+// message after its `kernel: `, at its own stamp), every other file's lines a process's
+// (`SYSLOG_IDENTIFIER` and `_PID` from the file's name, as journald's unit), its message the line.
+Status RelayJournaldJson(const Source& src, const fs::path& out, Relaid*) {
+  const auto pods = PodNodes(src);
+  return EachLog(src, out, [&src, &pods](std::string_view text, const std::string& rel) {
+    const auto lines = Lines(text);
+    const auto times = ArrivalTimes(lines, src);
+    std::string node = NodeOf(rel);
+    if (auto pod = pods.find(PodOf(rel)); node.empty() && pod != pods.end()) node = pod->second;
+    const std::string host = node.empty() ? std::string("login-01") : node;
+    const std::string unit = UnitOf(rel, src);
+    const bool kernel = unit == "kernel";
+    const std::string identifier = unit.substr(0, unit.find('['));
+    const std::string pid =
+        kernel ? "" : unit.substr(unit.find('[') + 1, unit.size() - unit.find('[') - 2);
+    std::string outtext;
+    outtext.reserve(text.size() * 2 + lines.size() * 200);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      std::string_view message = lines[i];
+      TimeNs t = times[i];
+      if (const std::size_t k = message.find(" kernel: ");
+          kernel && k != std::string_view::npos && k < 80) {
+        if (const auto own = LineTime(message, src.year)) t = *own;
+        message.remove_prefix(k + 9);
+      }
+      outtext += "{\"__CURSOR\":\"s=" + Opaque(src, rel, 8) + ";i=" + std::to_string(i + 1) +
+                 "\",\"__REALTIME_TIMESTAMP\":\"" + std::to_string(t / 1000) +
+                 "\",\"_TRANSPORT\":\"" + (kernel ? "kernel" : "stdout") +
+                 "\",\"SYSLOG_IDENTIFIER\":\"" + identifier + "\",";
+      if (!kernel) outtext += "\"_PID\":\"" + pid + "\",";
+      outtext += "\"_HOSTNAME\":\"" + host + "\",\"MESSAGE\":";
+      std::string escaped;
+      if (AppendJournalEscaped(message, &escaped)) {
+        outtext += '"' + escaped + '"';
+      } else {
+        outtext += '[';
+        for (std::size_t b = 0; b < message.size(); ++b) {
+          if (b > 0) outtext += ',';
+          outtext += std::to_string(static_cast<unsigned char>(message[b]));
+        }
+        outtext += ']';
+      }
+      outtext += "}\n";
+    }
+    return outtext;
   });
 }
 
