@@ -136,6 +136,11 @@ TEST(Prefixes, ComposeContainerTagIsLearntAndPeeled) {
   s = Strip("trainer-1       | 2026-03-02T09:00:21.972589808Z RuntimeError: boom", policy);
   EXPECT_EQ(s.origin.time, At("2026-03-02T09:00:21.972589808Z"));
   EXPECT_EQ(s.body, "RuntimeError: boom");
+  // srun's labels behind the tag are the file's (the splice repair of a combined srun output).
+  const PrefixPolicy labelled =
+      SniffPrefixes("launcher-1 | 0: a\nlauncher-1 | 1: b\nlauncher-1 | 0: c\nlauncher-1 | 1: d\n");
+  EXPECT_TRUE(labelled.compose);
+  EXPECT_TRUE(labelled.srun_labels);
   EXPECT_FALSE(SniffPrefixes("| GPU | Name |\n| 0 | H100 |\n| 1 | H100 |\n| 2 | H100 |\n").compose);
   EXPECT_FALSE(SniffPrefixes("loss | 2.3\nstep 1 done\nstep 2 done\nstep 3 done\n").compose);
 }

@@ -299,6 +299,19 @@ bool ComposeTag(Scanner* s) {
   return true;
 }
 
+// The tag a file's policy says every line opens with: `docker compose logs`' `trainer-1  | `, or
+// stern's `<pod> <container> ` of the file's container.
+bool PeelCollectorTag(std::string_view* line, const PrefixPolicy& policy) {
+  Scanner s(*line);
+  std::string_view container;
+  if (!(policy.compose && ComposeTag(&s)) &&
+      !(policy.pod_container_size > 0 && PodAndContainer(&s, &container) &&
+        container == policy.PodContainer()))
+    return false;
+  *line = s.Rest();
+  return true;
+}
+
 // `[default3]:` (torchrun --tee / --log-line-prefix: role + local rank) and TorchX `[3]:`.
 bool LocalTag(Scanner* s, LineOrigin* out) {
   Scanner t = *s;
@@ -414,22 +427,7 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
   constexpr int kMaxPrefixes = 8;
   if (policy.quote_size > 0) PeelQuote(line, policy.Quote());
   if (policy.numbered != 0) PeelNumber(line, policy.numbered);
-  int n = 0;
-  if (policy.compose) {  // `docker compose logs`' `trainer-1  | `
-    Scanner s(*line);
-    if (ComposeTag(&s)) {
-      *line = s.Rest();
-      ++n;
-    }
-  }
-  if (policy.pod_container_size > 0) {  // stern's `<pod> <container> `, the file's container
-    Scanner s(*line);
-    std::string_view container;
-    if (PodAndContainer(&s, &container) && container == policy.PodContainer()) {
-      *line = s.Rest();
-      ++n;
-    }
-  }
+  int n = PeelCollectorTag(line, policy) ? 1 : 0;
   for (; n < kMaxPrefixes && !line->empty(); ++n) {
     Scanner s(*line);
     const char c = line->front();
@@ -592,13 +590,18 @@ void SniffNumbers(std::span<const std::string_view> lines, bool srun_labels, con
   }
 }
 
-// stern's `<pod> <container> ` on most sampled lines (at least kLeast), or on every line of a
-// short file (`whole_file`), with one container's name on most of them: that name. Step lines
-// (`step 12 loss ...`) differ in their second word, and a pod's name holds a `-`.
+// Whether `count` of a sample of `lines` lines is most of a file's lines: three quarters of at
+// least four, or every line of a short file (`whole_file`).
+bool MostLines(std::size_t count, std::size_t lines, bool whole_file) {
+  constexpr std::size_t kLeast = 4;
+  if (lines < kLeast) return whole_file && lines > 0 && count == lines;
+  return count * 4 >= lines * 3;
+}
+
+// stern's `<pod> <container> ` on most sampled lines with one container's name: that name. Step
+// lines (`step 12 loss ...`) differ in their second word, and a pod's name holds a `-`.
 void SniffPodContainer(std::span<const std::string_view> lines, bool whole_file,
                        const PrefixPolicy& quote, PrefixPolicy* policy) {
-  constexpr std::size_t kLeast = 4;
-  if (lines.empty() || (lines.size() < kLeast && !whole_file)) return;
   std::map<std::string_view, std::size_t> containers;
   for (std::string_view line : lines) {
     PeelQuote(&line, quote.Quote());
@@ -607,25 +610,22 @@ void SniffPodContainer(std::span<const std::string_view> lines, bool whole_file,
     if (PodAndContainer(&s, &container)) ++containers[container];
   }
   for (const auto& [name, count] : containers) {
-    if (lines.size() < kLeast ? count < lines.size() : count * 4 < lines.size() * 3) continue;
+    if (!MostLines(count, lines.size(), whole_file)) continue;
     std::memcpy(policy->pod_container, name.data(), name.size());
     policy->pod_container_size = static_cast<std::uint8_t>(name.size());
   }
 }
 
-// `docker compose logs`' `trainer-1  | ` on most sampled lines (at least 4), or on every line of a
-// short file.
+// `docker compose logs`' `trainer-1  | ` on most sampled lines.
 void SniffCompose(std::span<const std::string_view> lines, bool whole_file,
                   const PrefixPolicy& quote, PrefixPolicy* policy) {
-  constexpr std::size_t kLeast = 4;
-  if (lines.empty() || (lines.size() < kLeast && !whole_file)) return;
   std::size_t tagged = 0;
   for (std::string_view line : lines) {
     PeelQuote(&line, quote.Quote());
     Scanner s(line);
     tagged += ComposeTag(&s) ? 1 : 0;
   }
-  policy->compose = lines.size() < kLeast ? tagged == lines.size() : tagged * 4 >= lines.size() * 3;
+  policy->compose = MostLines(tagged, lines.size(), whole_file);
 }
 
 // `| GPU  Name ... |`: nvidia-smi's, tabulate's and Markdown's rows end with the bar they start with.
@@ -928,6 +928,7 @@ PrefixPolicy SniffPrefixes(std::string_view text, const ReadBehind* file) {
     }
     ++counted;
     if (policy.numbered != 0) PeelNumber(&line, policy.numbered);
+    PeelCollectorTag(&line, policy);
     LineOrigin o;
     Scanner s(line);
     labelled += SrunLabel(&s, &o) ? 1 : 0;
