@@ -78,14 +78,10 @@ bool TimeLike(std::string_view t) {
           IsDigit(zone[2]) && zone[3] == ':' && IsDigit(zone[4]) && IsDigit(zone[5]));
 }
 
-struct Record {
-  std::string_view log, stream, time;
-  bool has_log = false, has_time = false;
-  bool docker_keys = true;  // no key but log, stream, attrs and time
-};
-
-// One line read as a JSON object of string values where Docker writes them.
-bool ParseRecord(std::string_view line, Record* r) {
+// A line read as one JSON object: each of its keys handed to `field(key, &i)`, which reads the
+// value at line[i] (and moves i past it) or returns false; false when the line is no object.
+template <typename Field>
+bool ForEachField(std::string_view line, Field field) {
   std::size_t i = 0;
   SkipSpaces(line, &i);
   if (i >= line.size() || line[i] != '{') return false;
@@ -98,18 +94,7 @@ bool ParseRecord(std::string_view line, Record* r) {
     if (i >= line.size() || line[i] != ':') return false;
     ++i;
     SkipSpaces(line, &i);
-    if (key == "log") {
-      if (!RawString(line, &i, &r->log)) return false;
-      r->has_log = true;
-    } else if (key == "stream") {
-      if (!RawString(line, &i, &r->stream)) return false;
-    } else if (key == "time") {
-      if (!RawString(line, &i, &r->time)) return false;
-      r->has_time = true;
-    } else {
-      r->docker_keys &= key == "attrs";
-      if (!SkipValue(line, &i)) return false;
-    }
+    if (!field(key, &i)) return false;
     SkipSpaces(line, &i);
     if (i < line.size() && line[i] == ',') {
       ++i;
@@ -120,7 +105,25 @@ bool ParseRecord(std::string_view line, Record* r) {
   }
   ++i;
   SkipSpaces(line, &i);
-  return i == line.size() && r->has_time && TimeLike(r->time);
+  return i == line.size();
+}
+
+struct Record {
+  std::string_view log, stream, time;
+  bool has_log = false, has_time = false;
+  bool docker_keys = true;  // no key but log, stream, attrs and time
+};
+
+// One line read as a JSON object of string values where Docker writes them.
+bool ParseRecord(std::string_view line, Record* r) {
+  const bool object = ForEachField(line, [&](std::string_view key, std::size_t* i) {
+    if (key == "log") return r->has_log = RawString(line, i, &r->log);
+    if (key == "stream") return RawString(line, i, &r->stream);
+    if (key == "time") return r->has_time = RawString(line, i, &r->time);
+    r->docker_keys &= key == "attrs";
+    return SkipValue(line, i);
+  });
+  return object && r->has_time && TimeLike(r->time);
 }
 
 int HexDigit(char c) {
@@ -222,18 +225,7 @@ bool AllDigits(std::string_view s) {
 // One line read as a journal entry: an object whose values are strings (a few are arrays of
 // bytes, or null), `__REALTIME_TIMESTAMP` and `MESSAGE` among its keys.
 bool ParseJournalRecord(std::string_view line, JournalRecord* r) {
-  std::size_t i = 0;
-  SkipSpaces(line, &i);
-  if (i >= line.size() || line[i] != '{') return false;
-  ++i;
-  for (;;) {
-    SkipSpaces(line, &i);
-    std::string_view key;
-    if (!RawString(line, &i, &key)) return false;
-    SkipSpaces(line, &i);
-    if (i >= line.size() || line[i] != ':') return false;
-    ++i;
-    SkipSpaces(line, &i);
+  const bool object = ForEachField(line, [&](std::string_view key, std::size_t* i) {
     std::string_view* field = key == "__REALTIME_TIMESTAMP" ? &r->realtime
                               : key == "_HOSTNAME"          ? &r->host
                               : key == "SYSLOG_IDENTIFIER"  ? &r->identifier
@@ -242,32 +234,24 @@ bool ParseJournalRecord(std::string_view line, JournalRecord* r) {
                               : key == "_TRANSPORT"         ? &r->transport
                               : key == "MESSAGE"            ? &r->message
                                                             : nullptr;
-    if (field != nullptr && i < line.size() && line[i] == '"') {
-      if (!RawString(line, &i, field)) return false;
+    if (field != nullptr && *i < line.size() && line[*i] == '"') {
+      if (!RawString(line, i, field)) return false;
       r->has_realtime |= field == &r->realtime;
       r->has_message |= field == &r->message;
-    } else {
-      const std::size_t begin = i;
-      if (!SkipValue(line, &i)) return false;
-      if (field == &r->message) {
-        r->has_message = true;
-        r->message = line.substr(begin, i - begin);
-        r->message_bytes = r->message.starts_with('[');
-        r->message_null = r->message == "null";
-      }
+      return true;
     }
-    SkipSpaces(line, &i);
-    if (i < line.size() && line[i] == ',') {
-      ++i;
-      continue;
+    const std::size_t begin = *i;
+    if (!SkipValue(line, i)) return false;
+    if (field == &r->message) {  // an array of bytes, or null
+      r->has_message = true;
+      r->message = line.substr(begin, *i - begin);
+      r->message_bytes = r->message.starts_with('[');
+      r->message_null = r->message == "null";
     }
-    if (i < line.size() && line[i] == '}') break;
-    return false;
-  }
-  ++i;
-  SkipSpaces(line, &i);
-  return i == line.size() && r->has_realtime && AllDigits(r->realtime) &&
-         r->realtime.size() <= 19 && r->has_message;
+    return true;
+  });
+  return object && r->has_realtime && AllDigits(r->realtime) && r->realtime.size() <= 19 &&
+         r->has_message;
 }
 
 // MESSAGE's text: a string's escapes read, an array's bytes (`[78,86,82,77,...]`) as they are.
