@@ -93,7 +93,7 @@ TEST(DockerJson, LinesThatAreNoRecordAreKeptAndSaidSo) {
   EXPECT_EQ(d.other_lines, 1u);
   EXPECT_EQ(d.extra_lines, 1u);
   const std::string problem = JsonLogProblem(d, JsonLog::kDocker);
-  EXPECT_NE(problem.find("1 lines that are no record"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("1 line that is no record"), std::string::npos) << problem;
   EXPECT_NE(problem.find("numbered in the decoded text"), std::string::npos) << problem;
   EXPECT_EQ(JsonLogProblem(Docker("{\"log\":\"x\\n\",\"time\":\"2024-06-01T09:00:21Z\"}\n"),
                            JsonLog::kDocker),
@@ -178,8 +178,7 @@ TEST(DockerJson, AFileReadInPiecesIsDecodedAsOnePass) {
   const JsonLogText once = Docker(records);
   EXPECT_TRUE(text->view() == std::string_view(once.text.data(), once.text.size()));
   EXPECT_EQ(once.other_lines, 1u);
-  EXPECT_NE(text->problem().find("1 lines that are no record"), std::string::npos)
-      << text->problem();
+  EXPECT_NE(text->problem().find("1 line that is no record"), std::string::npos) << text->problem();
 }
 
 // A journal exported with `journalctl -o json` is known by its entries (`__REALTIME_TIMESTAMP`

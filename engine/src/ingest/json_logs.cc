@@ -398,20 +398,22 @@ void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, Json
 }
 
 std::string JsonLogProblem(const JsonLogText& d, JsonLog kind) {
+  const auto count = [](std::size_t n, const char* one, const char* many) {
+    return std::to_string(n) + (n == 1 ? one : many);
+  };
   const std::string what =
       kind == JsonLog::kDocker ? "a Docker json-file log" : "a journal's JSON export";
   std::string out;
   if (d.other_lines > 0) {
-    out = what + " of " + std::to_string(d.records) + " records and " +
-          std::to_string(d.other_lines) +
-          " lines that are no record (cut by a crash, or written by something else): those are "
-          "read as they are";
+    out = what + " of " + count(d.records, " record", " records") + " and " +
+          count(d.other_lines, " line that is no record", " lines that are no record") +
+          " (cut by a crash, or written by something else), read as " +
+          (d.other_lines == 1 ? "it stands" : "they stand");
   }
   if (d.extra_lines > 0) {
     out += (out.empty() ? what + " whose" : "; its") + std::string(" records hold ") +
-           std::to_string(d.extra_lines) +
-           " more lines than records (a message of several lines): its lines are numbered in the "
-           "decoded "
+           count(d.extra_lines, " more line", " more lines") +
+           " than records (a message of several lines): its lines are numbered in the decoded "
            "text, one a line of a record";
   }
   return out;
