@@ -236,7 +236,9 @@ Status RelayDockerJson(const Source& src, const fs::path& out, Relaid*) {
   return EachLog(src, out, [&src](std::string_view text, const std::string& rel) {
     const auto lines = Lines(text);
     const auto times = ArrivalTimes(lines, src);
-    const char* stream = rel.ends_with("stderr.log") ? "stderr" : "stdout";
+    const std::string stream =  // what every record of the file has between its text and its time
+        rel.ends_with("stderr.log") ? "\",\"stream\":\"stderr\",\"time\":\""
+                                    : "\",\"stream\":\"stdout\",\"time\":\"";
     std::string outtext;
     outtext.reserve(text.size() + lines.size() * 72);
     for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -252,7 +254,9 @@ Status RelayDockerJson(const Source& src, const fs::path& out, Relaid*) {
         outtext += "{\"log\":\"";
         AppendDockerEscaped(line.substr(0, n), &outtext);
         if (last && ended) outtext += "\\n";
-        outtext += "\",\"stream\":\"" + std::string(stream) + "\",\"time\":\"" + time + "\"}\n";
+        outtext += stream;
+        outtext += time;
+        outtext += "\"}\n";
         line.remove_prefix(n);
       } while (!line.empty());
     }
@@ -332,6 +336,14 @@ Status RelayJournaldJson(const Source& src, const fs::path& out, Relaid*) {
     const std::string identifier = unit.substr(0, unit.find('['));
     const std::string pid =
         kernel ? "" : unit.substr(unit.find('[') + 1, unit.size() - unit.find('[') - 2);
+    // What every entry of the file shares, written once: the cursor's stream, the fields after
+    // the time up to the message.
+    const std::string cursor = "{\"__CURSOR\":\"s=" + Opaque(src, rel, 8) + ";i=";
+    std::string fields = "\",\"_TRANSPORT\":\"";
+    fields += kernel ? "kernel" : "stdout";
+    fields += "\",\"SYSLOG_IDENTIFIER\":\"" + identifier + "\",";
+    if (!kernel) fields += "\"_PID\":\"" + pid + "\",";
+    fields += "\"_HOSTNAME\":\"" + host + "\",\"MESSAGE\":";
     std::string outtext;
     outtext.reserve(text.size() * 2 + lines.size() * 200);
     for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -342,16 +354,16 @@ Status RelayJournaldJson(const Source& src, const fs::path& out, Relaid*) {
         if (const auto own = LineTime(message, src.year)) t = *own;
         message.remove_prefix(k + 9);
       }
-      outtext += "{\"__CURSOR\":\"s=" + Opaque(src, rel, 8) + ";i=" + std::to_string(i + 1) +
-                 "\",\"__REALTIME_TIMESTAMP\":\"" + std::to_string(t / 1000) +
-                 "\",\"_TRANSPORT\":\"" + (kernel ? "kernel" : "stdout") +
-                 "\",\"SYSLOG_IDENTIFIER\":\"" + identifier + "\",";
-      if (!kernel) outtext += "\"_PID\":\"" + pid + "\",";
-      outtext += "\"_HOSTNAME\":\"" + host + "\",\"MESSAGE\":";
-      std::string escaped;
-      if (AppendJournalEscaped(message, &escaped)) {
-        outtext += '"' + escaped + '"';
+      outtext += cursor;
+      outtext += std::to_string(i + 1);
+      outtext += "\",\"__REALTIME_TIMESTAMP\":\"";
+      outtext += std::to_string(t / 1000);
+      outtext += fields;
+      outtext += '"';
+      if (AppendJournalEscaped(message, &outtext)) {
+        outtext += '"';
       } else {
+        outtext.pop_back();  // no UTF-8: an array of its bytes
         outtext += '[';
         for (std::size_t b = 0; b < message.size(); ++b) {
           if (b > 0) outtext += ',';

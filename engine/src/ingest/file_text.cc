@@ -61,37 +61,27 @@ Compression CompressionOfFile(int fd) {
   return n > 0 ? CompressionOf(std::string_view(head, static_cast<std::size_t>(n))) : Compression::kNone;
 }
 
-// A plain file of JSON records (ingest/json_logs.h) read whole: pieces of whole lines (4 MiB, more
-// for a longer line) read in order, decoded in parallel, appended in order (tbb's pipeline, a few
-// pieces in flight): the decode, ~1 GB/s on one core, runs on every core, and the raw bytes are
-// never held whole.
-Result<JsonLogText> ReadJsonLogWhole(int fd, std::size_t size, JsonLog kind,
-                                     const std::filesystem::path& path) {
-  constexpr std::size_t kPiece = std::size_t{4} << 20;
+// A file's whole lines in pieces of kPiece bytes, more for a line longer than that, read in order
+// from its start; the last piece ends with the file (a last line without its newline too). Each
+// piece owns its bytes: it may be decoded on another thread while the next is read.
+class LinePieces {
+ public:
+  static constexpr std::size_t kPiece = std::size_t{4} << 20;
   struct Piece {
     std::unique_ptr<char[]> bytes;
     std::size_t size = 0;
-    JsonLogText decoded;
+    std::string_view view() const { return {bytes.get(), size}; }
   };
-  JsonLogText out;
-  out.text.reserve(size + 64);
-  AdviseHugePages(out.text.data(), out.text.capacity());
-  std::string carry;  // the bytes after the last piece's last newline
-  std::uint64_t at = 0;
-  bool end = false;
-  int error = 0;
-  const auto read = [&](tbb::flow_control& fc) -> std::shared_ptr<Piece> {
-    if (end) {
-      fc.stop();
-      return nullptr;
-    }
-    auto p = std::make_shared<Piece>();
-    std::size_t capacity = carry.size() + kPiece;
+  explicit LinePieces(int fd) : fd_(fd) {}
+  // The next piece; false at the end, or on a read error (error() says which).
+  bool Next(Piece* p) {
+    if (end_) return false;
+    std::size_t capacity = carry_.size() + kPiece;
     p->bytes = std::make_unique_for_overwrite<char[]>(capacity);
-    std::memcpy(p->bytes.get(), carry.data(), carry.size());
-    p->size = carry.size();
+    std::memcpy(p->bytes.get(), carry_.data(), carry_.size());
+    p->size = carry_.size();
     std::size_t whole = 0;  // the piece's bytes up to its last newline
-    while (!end) {
+    while (!end_) {
       if (p->size == capacity) {  // a line longer than the piece
         auto larger = std::make_unique_for_overwrite<char[]>(capacity * 2);
         std::memcpy(larger.get(), p->bytes.get(), p->size);
@@ -99,46 +89,77 @@ Result<JsonLogText> ReadJsonLogWhole(int fd, std::size_t size, JsonLog kind,
         capacity *= 2;
       }
       const ssize_t n =
-          ::pread(fd, p->bytes.get() + p->size, capacity - p->size, static_cast<off_t>(at));
+          ::pread(fd_, p->bytes.get() + p->size, capacity - p->size, static_cast<off_t>(at_));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
-        error = errno;
-        fc.stop();
-        return nullptr;
+        error_ = errno;
+        end_ = true;
+        return false;
       }
-      end = n == 0;
-      at += static_cast<std::uint64_t>(n);
+      end_ = n == 0;
+      at_ += static_cast<std::uint64_t>(n);
       p->size += static_cast<std::size_t>(n);
       if (const void* nl = ::memrchr(p->bytes.get(), '\n', p->size)) {
         whole = static_cast<std::size_t>(static_cast<const char*>(nl) - p->bytes.get()) + 1;
-        if (p->size == capacity || end) break;
+        if (p->size == capacity || end_) break;
       }
     }
-    if (end) whole = p->size;  // the last line, with or without its newline
-    carry.assign(p->bytes.get() + whole, p->size - whole);
+    if (end_) whole = p->size;
+    carry_.assign(p->bytes.get() + whole, p->size - whole);
     p->size = whole;
-    return p;
+    return true;
+  }
+  int error() const { return error_; }
+
+ private:
+  int fd_;
+  std::uint64_t at_ = 0;
+  bool end_ = false;
+  int error_ = 0;
+  std::string carry_;  // the bytes after the last piece's last newline
+};
+
+// A plain file of JSON records (ingest/json_logs.h) read whole: its pieces read in order, decoded
+// in parallel, appended in order (tbb's pipeline, a few pieces in flight): the decode, ~1 GB/s on
+// one core, runs on every core, and the raw bytes are never held whole.
+Result<JsonLogText> ReadJsonLogWhole(int fd, std::size_t size, JsonLog kind,
+                                     const std::filesystem::path& path) {
+  struct Item {
+    LinePieces::Piece piece;
+    JsonLogText decoded;
   };
+  JsonLogText out;
+  out.text.reserve(size + 64);
+  AdviseHugePages(out.text.data(), out.text.capacity());
+  LinePieces pieces(fd);
   tbb::parallel_pipeline(
-      4, tbb::make_filter<void, std::shared_ptr<Piece>>(tbb::filter_mode::serial_in_order, read) &
-             tbb::make_filter<std::shared_ptr<Piece>, std::shared_ptr<Piece>>(
+      4, tbb::make_filter<void, std::shared_ptr<Item>>(tbb::filter_mode::serial_in_order,
+                                                       [&](tbb::flow_control& fc) {
+                                                         auto item = std::make_shared<Item>();
+                                                         if (!pieces.Next(&item->piece)) {
+                                                           fc.stop();
+                                                           return std::shared_ptr<Item>();
+                                                         }
+                                                         return item;
+                                                       }) &
+             tbb::make_filter<std::shared_ptr<Item>, std::shared_ptr<Item>>(
                  tbb::filter_mode::parallel,
-                 [kind](std::shared_ptr<Piece> p) {
-                   p->decoded.text.reserve(p->size + 64);
-                   DecodeJsonLog(std::string_view(p->bytes.get(), p->size), kind, std::string::npos,
-                                 &p->decoded);
-                   p->bytes.reset();
-                   return p;
+                 [kind](std::shared_ptr<Item> item) {
+                   item->decoded.text.reserve(item->piece.size + 64);
+                   DecodeJsonLog(item->piece.view(), kind, std::string::npos, &item->decoded);
+                   item->piece.bytes.reset();
+                   return item;
                  }) &
-             tbb::make_filter<std::shared_ptr<Piece>, void>(
-                 tbb::filter_mode::serial_in_order, [&](std::shared_ptr<Piece> p) {
-                   out.text.insert(out.text.end(), p->decoded.text.begin(), p->decoded.text.end());
-                   out.records += p->decoded.records;
-                   out.other_lines += p->decoded.other_lines;
-                   out.extra_lines += p->decoded.extra_lines;
+             tbb::make_filter<std::shared_ptr<Item>, void>(
+                 tbb::filter_mode::serial_in_order, [&](std::shared_ptr<Item> item) {
+                   out.text.insert(out.text.end(), item->decoded.text.begin(),
+                                   item->decoded.text.end());
+                   out.records += item->decoded.records;
+                   out.other_lines += item->decoded.other_lines;
+                   out.extra_lines += item->decoded.extra_lines;
                  }));
-  if (error != 0) {
-    errno = error;
+  if (pieces.error() != 0) {
+    errno = pieces.error();
     return Errno(path, "read");
   }
   return out;
@@ -152,41 +173,17 @@ FileText::Identity IdentityOf(const struct stat& st) {
           .mtime_nsec = st.st_mtim.tv_nsec};
 }
 
-// A plain file of JSON records, read in pieces of whole lines and decoded as it is read, up
-// to `limit` bytes of decoded text: its raw bytes are never held whole (a piece grows only for a
-// line longer than it).
-Result<JsonLogText> ReadJsonLog(int fd, std::size_t size, JsonLog kind,
-                                const std::filesystem::path& path, std::size_t limit) {
-  std::size_t capacity = std::size_t{4} << 20;
-  auto piece = std::make_unique_for_overwrite<char[]>(capacity);
+// The start of a plain file of JSON records, decoded up to `limit` bytes of text (a head), its
+// pieces read as ReadJsonLogWhole reads them, in turn.
+Result<JsonLogText> ReadJsonLogHead(int fd, JsonLog kind, const std::filesystem::path& path,
+                                    std::size_t limit) {
   JsonLogText decoded;
-  decoded.text.reserve(std::min(size, limit) + 64);
-  AdviseHugePages(decoded.text.data(), decoded.text.capacity());
-  std::size_t carry = 0;  // bytes of a line not yet whole, at the piece's start
-  for (std::uint64_t at = 0; decoded.text.size() < limit;) {
-    const ssize_t n = ::pread(fd, piece.get() + carry, capacity - carry, static_cast<off_t>(at));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Errno(path, "read");
-    if (n == 0) {  // the end: a last line without its newline too
-      DecodeJsonLog(std::string_view(piece.get(), carry), kind, limit, &decoded);
-      break;
-    }
-    at += static_cast<std::uint64_t>(n);
-    const std::size_t held = carry + static_cast<std::size_t>(n);
-    const void* nl = ::memrchr(piece.get(), '\n', held);
-    if (nl == nullptr) {  // one line longer than the piece
-      auto larger = std::make_unique_for_overwrite<char[]>(capacity * 2);
-      std::memcpy(larger.get(), piece.get(), held);
-      piece = std::move(larger);
-      capacity *= 2;
-      carry = held;
-      continue;
-    }
-    const std::size_t whole =
-        static_cast<std::size_t>(static_cast<const char*>(nl) - piece.get()) + 1;
-    DecodeJsonLog(std::string_view(piece.get(), whole), kind, limit, &decoded);
-    carry = held - whole;
-    std::memmove(piece.get(), piece.get() + whole, carry);
+  LinePieces pieces(fd);
+  for (LinePieces::Piece p; decoded.text.size() < limit && pieces.Next(&p);)
+    DecodeJsonLog(p.view(), kind, limit, &decoded);
+  if (pieces.error() != 0) {
+    errno = pieces.error();
+    return Errno(path, "read");
   }
   return decoded;
 }
@@ -539,7 +536,7 @@ Result<std::string> ReadSpan(const std::filesystem::path& path, std::uint64_t of
     }
     std::vector<char> text;
     if (kind != JsonLog::kNone) {
-      auto decoded = end <= kMapThreshold ? ReadJsonLog(fd.get(), size, kind, path, end)
+      auto decoded = end <= kMapThreshold ? ReadJsonLogHead(fd.get(), kind, path, end)
                                           : ReadJsonLogWhole(fd.get(), size, kind, path);
       if (!decoded.ok()) return decoded.status();
       if (end <= kMapThreshold) return SpanOf(decoded->text, offset, length);

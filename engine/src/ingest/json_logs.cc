@@ -4,11 +4,10 @@
 #include <cstdint>
 
 #include "denpex/common/time.h"
+#include "parse/scan.h"
 
 namespace denpex::engine {
 namespace {
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 void SkipSpaces(std::string_view s, std::size_t* i) {
   while (*i < s.size() && (s[*i] == ' ' || s[*i] == '\t' || s[*i] == '\r')) ++*i;

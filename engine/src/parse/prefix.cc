@@ -217,6 +217,15 @@ bool Role(Scanner* s) {
   return true;
 }
 
+// A Kubernetes name: lower-case letters, digits, `-` and `.` (a pod's; a container's has no `.`).
+bool KubeName(std::string_view name, bool dots) {
+  if (name.empty() || name.size() > 253) return false;
+  for (const char c : name) {
+    if (!((c >= 'a' && c <= 'z') || IsDigit(c) || c == '-' || (dots && c == '.'))) return false;
+  }
+  return true;
+}
+
 // `[pod/<pod>/<container>] ` (`kubectl logs --prefix`: every pod a selector names in one stream;
 // `--timestamps` puts its stamp after it). Peeled; the pod is not taken for the line's host: the
 // node a pod ran on is its describe's word, a node may hold several pods, and a JobSet's
@@ -228,12 +237,9 @@ bool PodTag(Scanner* s) {
   const std::string_view pod = t.Token("/ ]");
   if (pod.empty() || !t.Char('/')) return false;
   const std::string_view container = t.Token("/ ]");
-  if (container.empty() || !t.Char(']') || !(t.Char(' ') || t.AtEnd())) return false;
-  for (const std::string_view name : {pod, container}) {
-    for (const char c : name) {
-      if (!IsHostChar(c)) return false;
-    }
-  }
+  if (!KubeName(pod, true) || !KubeName(container, false) || !t.Char(']') ||
+      !(t.Char(' ') || t.AtEnd()))
+    return false;
   *s = t;
   return true;
 }
@@ -257,15 +263,6 @@ bool LabelSet(Scanner* s) {
   if (!t.Char(' ') && !t.AtEnd()) return false;
   t.SkipSpaces();
   *s = t;
-  return true;
-}
-
-// A Kubernetes name: lower-case letters, digits, `-` and `.` (a pod's; a container's has no `.`).
-bool KubeName(std::string_view name, bool dots) {
-  if (name.empty() || name.size() > 253) return false;
-  for (const char c : name) {
-    if (!((c >= 'a' && c <= 'z') || IsDigit(c) || c == '-' || (dots && c == '.'))) return false;
-  }
   return true;
 }
 
