@@ -247,12 +247,13 @@ const PrefixShape kPrefixShapes[] = {
     {"Loki logcli", true, true, false,
      [](std::size_t i, std::string_view l) {
        // `logcli query`'s default output: its RFC 3339 stamp (seconds, the local zone), the
-       // stream's labels padded to the widest, the line with its spaces trimmed.
+       // stream's labels padded to the widest, the line with its spaces trimmed. One stream: a
+       // block is one process's lines (a query over several streams is read as a stream per
+       // label set, ingest/streams.h).
        while (!l.empty() && (l.front() == ' ' || l.front() == '\t')) l.remove_prefix(1);
        while (!l.empty() && (l.back() == ' ' || l.back() == '\t' || l.back() == '\r'))
          l.remove_suffix(1);
-       const std::string labels =
-           i % 3 == 0 ? R"({job="trainer", pod="llama-worker-0"})" : R"({job="trainer"})";
+       const std::string labels = R"({job="trainer", pod="llama-worker-0"})";
        return "2026-03-01T11:00:" + std::string(i % 60 < 10 ? "0" : "") + std::to_string(i % 60) +
               "+01:00 " + labels + std::string(40 - labels.size(), ' ') + " " + std::string(l);
      }},

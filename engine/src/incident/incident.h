@@ -41,6 +41,9 @@ inline bool MayHoldIbCounters(std::string_view text) {
 
 struct LogFile {
   std::string path;              // relative to the incident dir
+  // The collector's tag of the stream it is, of a file that relays several containers' tagged
+  // lines (ingest/streams.h): each stream is a LogFile of its own, under the file's path.
+  std::string tag;
   std::int32_t node = -1;        // index into Incident::nodes; -1 when neither its path nor its lines name one
   bool node_from_content = false;  // that node is the one its lines name (ingest/identity.h)
   // The rank whose own file this is: R of its name `rank_<R>.log`, or the one rank torch's

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ingest/streams.h"
+
 namespace denpex::engine {
 namespace {
 
@@ -32,6 +34,15 @@ std::string_view Name(std::string_view rel) {
 std::string_view Stem(std::string_view rel) {
   std::string_view n = Name(rel);
   return n.substr(0, n.find('.'));
+}
+
+// The pod a current pod log is of: `<pod>` of `pods/<pod>.log`, or the pod a relayed stream's tag
+// names (ingest/streams.h: `kubectl logs --prefix` of the job's pods in one file); empty for any
+// other file.
+std::string_view PodOfLog(const LogFile& f) {
+  if (!f.tag.empty()) return TaggedPod(f.tag);
+  return Folder(f.path) == "pods" && !f.path.ends_with(kPrevious) ? Stem(f.path)
+                                                                  : std::string_view();
 }
 
 // A Job controller's pod name without its 5-character suffix (`llama-workers-0-3-x7k2p` ->
@@ -98,9 +109,10 @@ void SetAsideLaterAttempts(Incident* inc) {
   std::map<std::string_view, Host> by_host;
   for (std::size_t i = 0; i < inc->files.size(); ++i) {
     const LogFile& f = inc->files[i];
-    if (f.rotated_into >= 0 || Folder(f.path) != "pods" || f.path.ends_with(kPrevious)) continue;
-    Host& h = by_host[Hostname(Stem(f.path))];
-    if (described.contains(Stem(f.path))) {
+    const std::string_view pod = PodOfLog(f);
+    if (f.rotated_into >= 0 || pod.empty()) continue;
+    Host& h = by_host[Hostname(pod)];
+    if (described.contains(pod)) {
       ++h.now;
       continue;
     }
@@ -111,10 +123,10 @@ void SetAsideLaterAttempts(Incident* inc) {
   for (std::size_t i = 0; i < inc->files.size(); ++i) {
     const LogFile& f = inc->files[i];
     if (f.rotated_into >= 0) continue;
-    bool is_later = previous.contains(f.path);
-    if (!is_later && Folder(f.path) == "pods" && !f.path.ends_with(kPrevious)) {
-      const auto it = by_host.find(Hostname(Stem(f.path)));
-      if (it != by_host.end() && described.contains(Stem(f.path))) {
+    bool is_later = f.tag.empty() && previous.contains(f.path);
+    if (const std::string_view pod = PodOfLog(f); !is_later && !pod.empty()) {
+      const auto it = by_host.find(Hostname(pod));
+      if (it != by_host.end() && described.contains(pod)) {
         is_later = it->second.gone > 0;
       } else if (it != by_host.end() && it->second.gone > 1 && it->second.first >= 0) {
         is_later = static_cast<std::int64_t>(i) != it->second.first;

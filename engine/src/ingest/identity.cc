@@ -482,7 +482,8 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
       out.node[i] = std::string(inc.str(slurm_node()));
       agents_of[slurm_node()].push_back(i);
     } else if (s.host == kNoStr && agent && !f.task_labels && !f.world_info) {
-      out.node[i] = std::string(kUnnamed) + f.path;  // one console, one agent: its own node
+      // one console, one agent: its own node (a relayed stream's: its file's and its tag's)
+      out.node[i] = std::string(kUnnamed) + f.path + (f.tag.empty() ? "" : " [" + f.tag + "]");
     }
   }
   // The rest of a ticket's folder is one machine with no name of its own: the one node Slurm ran

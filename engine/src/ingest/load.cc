@@ -25,6 +25,7 @@
 #include "ingest/flight_recorder.h"
 #include "ingest/nccl_ras.h"
 #include "ingest/resolve.h"
+#include "ingest/streams.h"
 #include "ingest/walk.h"
 #include "parse/parse_log.h"
 #include "parse/simd.h"
@@ -86,6 +87,38 @@ struct ParseSettings {
   std::size_t chunk_bytes = kChunkBytes;
 };
 
+// A file's tagged streams (ingest/streams.h), each parsed as a file of its own beside the others,
+// into `r->tagged`: its events and last line cited at the file's lines. `r`'s bytes, cut and
+// problems go with the first.
+void ParseTagged(const std::vector<TaggedStream>& streams, const FileContext& ctx,
+                 const ParseSettings& settings, ParsedFile* r) {
+  r->tagged.resize(streams.size());
+  tbb::parallel_for(std::size_t{0}, streams.size(), [&](std::size_t k) {
+    const TaggedStream& stream = streams[k];
+    FileContext own = ctx;
+    own.prefixes = SniffPrefixes(stream.text);
+    own.read_behind = nullptr;
+    ParsedFile& t = r->tagged[k];
+    t.tag = stream.tag;
+    t.log = ParseChunked(stream.text, own, settings.chunk_bytes);
+    const auto at_file = [&](std::uint32_t line, std::uint64_t offset) {
+      const TaggedStream::Line& l = stream.lines[line - 1];
+      return std::pair{l.number, l.file_offset + (offset - l.text_offset)};
+    };
+    for (Event& e : t.log.events) std::tie(e.line, e.offset) = at_file(e.line, e.offset);
+    if (t.log.last_line.line > 0)
+      std::tie(t.log.last_line.line, t.log.last_line.offset) =
+          at_file(t.log.last_line.line, t.log.last_line.offset);
+  });
+  ParsedFile& first = r->tagged.front();
+  first.bytes = std::exchange(r->bytes, 0);
+  first.inflate = std::move(r->inflate);
+  std::size_t last = 0;  // the stream that holds the file's last line ends cut, where it does
+  for (std::size_t k = 1; k < streams.size(); ++k)
+    if (streams[k].lines.back().number > streams[last].lines.back().number) last = k;
+  r->tagged[last].cut = r->cut;
+}
+
 ParsedFile ReadAndParse(const IncidentDir& dir, const SourceFile& f, std::uint32_t index,
                         const ParseSettings& settings) {
   ParsedFile r;
@@ -118,6 +151,15 @@ ParsedFile ReadAndParse(const IncidentDir& dir, const SourceFile& f, std::uint32
                         .every_line = settings.every_line,
                         .texts = settings.texts,
                         .read_behind = read_behind};
+  if (hole == 0 && MayRelayStreams(body, ctx.prefixes)) {
+    std::vector<TaggedStream> streams = SplitTaggedStreams(body, ctx.prefixes);
+    if (!streams.empty() && text->Readable() >= text->view().size()) {  // read whole
+      ParseTagged(streams, ctx, settings, &r);
+      r.no_ib_counters = !MayHoldIbCounters(text->view());
+      KeepForQuotes(std::move(*text));
+      return r;
+    }
+  }
   r.log = ParseChunked(body, ctx, settings.chunk_bytes);
   if (hole > 0) {
     ShiftOffsets(hole, &r.log);
@@ -361,6 +403,63 @@ std::vector<ParsedFile> ParseBatch(const IncidentDir& dir, const std::vector<Sou
   return results;
 }
 
+// The files of the batch at `begin` that were split into tagged streams (ParsedFile::tagged)
+// made a file of the listing per stream, one after another under the file's path (the listing
+// stays sorted): the batch's ParsedFiles, the events' file indices, the rotated streams' indices
+// and `stream_of` follow. Returns how many files the listing gained.
+std::size_t ExpandTagged(std::size_t begin, std::vector<ParsedFile>* batch, Listing* listing,
+                         std::vector<Stream>* streams, std::vector<std::int32_t>* stream_of) {
+  if (std::all_of(batch->begin(), batch->end(),
+                  [](const ParsedFile& r) { return r.tagged.empty(); }))
+    return 0;
+  const std::size_t end = begin + batch->size();
+  std::vector<ParsedFile> parsed;
+  std::vector<SourceFile> sources;
+  std::vector<std::int32_t> of;
+  std::vector<std::size_t> moved(batch->size());  // old index - begin -> new index
+  for (std::size_t k = 0; k < batch->size(); ++k) {
+    ParsedFile& r = (*batch)[k];
+    const SourceFile& src = listing->files[begin + k];
+    moved[k] = begin + parsed.size();
+    if (r.tagged.empty()) {
+      parsed.push_back(std::move(r));
+      sources.push_back(src);
+      of.push_back((*stream_of)[begin + k]);
+      continue;
+    }
+    for (std::size_t j = 0; j < r.tagged.size(); ++j) {
+      SourceFile s = src;
+      s.tag = std::move(r.tagged[j].tag);
+      s.tag_index = static_cast<std::int32_t>(j);
+      sources.push_back(std::move(s));
+      parsed.push_back(std::move(r.tagged[j]));
+      of.push_back(-1);
+    }
+  }
+  const std::size_t added = parsed.size() - batch->size();
+  const auto index = [&](std::size_t i) {
+    return i < begin ? i : i < end ? moved[i - begin] : i + added;
+  };
+  for (std::size_t k = 0; k < parsed.size(); ++k) {
+    for (Event& e : parsed[k].log.events) e.file = static_cast<std::uint32_t>(begin + k);
+    if (parsed[k].rotated_into >= 0)
+      parsed[k].rotated_into =
+          static_cast<std::int32_t>(index(static_cast<std::size_t>(parsed[k].rotated_into)));
+  }
+  for (Stream& stream : *streams) {
+    for (std::size_t& i : stream) i = index(i);
+  }
+  const auto at = [begin](auto& v) { return v.begin() + static_cast<std::ptrdiff_t>(begin); };
+  listing->files.erase(at(listing->files),
+                       at(listing->files) + static_cast<std::ptrdiff_t>(batch->size()));
+  listing->files.insert(at(listing->files), std::make_move_iterator(sources.begin()),
+                        std::make_move_iterator(sources.end()));
+  stream_of->erase(at(*stream_of), at(*stream_of) + static_cast<std::ptrdiff_t>(batch->size()));
+  stream_of->insert(at(*stream_of), of.begin(), of.end());
+  *batch = std::move(parsed);
+  return added;
+}
+
 // The batch's events, in file order, appended to the incident's with their strings still their
 // file's (RemapStrings re-interns them). Event is trivially copyable: each file's events are one
 // memmove. When one file's vector has room for the incident's events and the whole batch (a
@@ -452,7 +551,8 @@ int AddFile(const SourceFile& src, ParsedFile&& r, Incident* inc, std::vector<St
             .copy = src.copy,
             .kernel = src.kernel,
             .rotated_into = r.rotated_into};
-  inc->input.files += 1;
+  f.tag = src.tag;
+  inc->input.files += src.tag_index > 0 ? 0 : 1;  // a file's tagged streams count once
   inc->input.bytes += r.bytes;
   if (r.flight_recorder) return AddDump(src, std::move(r), inc, remap);
   if (r.nccl_ras) return AddReports(src, std::move(r), inc, remap);
@@ -625,7 +725,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
   int readable = 0;
   const IncidentDir root(listing->root);
   std::vector<std::int32_t> stream_of;
-  const std::vector<Stream> streams = RotatedStreams(listing->files, &stream_of);
+  std::vector<Stream> streams = RotatedStreams(listing->files, &stream_of);
   for (std::size_t begin = 0, end = 0; begin < listing->files.size(); begin = end) {
     end = std::min(listing->files.size(), begin + kBatchFiles);
     while (end < listing->files.size() && stream_of[end] >= 0 && stream_of[end] == stream_of[end - 1]) ++end;
@@ -636,6 +736,7 @@ Result<Incident> LoadIncident(const std::filesystem::path& dir, int threads,
     Stage parse("ParseBatch");
     std::vector<ParsedFile> batch =
         ParseBatch(root, listing->files, begin, end, streams, stream_of, &arena, settings);
+    end += ExpandTagged(begin, &batch, &*listing, &streams, &stream_of);
     parse.End();
     Stage add("AddBatch");
     readable += AddBatch(&*listing, begin, std::move(batch), &arena, &inc);

@@ -49,6 +49,11 @@ struct ParsedFile {
   // events; `notes` what the reader says of them (a repaired JSON, older reports not read).
   bool nccl_ras = false;
   std::vector<std::string> notes;
+  // A file that relays several containers' tagged lines (ingest/streams.h): a ParsedFile per
+  // stream, each with its tag, its events cited at the file's lines; `log` is then empty. The
+  // first holds the file's bytes and problems.
+  std::vector<ParsedFile> tagged;
+  std::string tag;
 };
 
 // A Flight Recorder dump's bytes read into a ParsedFile (LoadIncident's and a growing

@@ -20,6 +20,7 @@
 #include "incident/each_event.h"
 #include "ingest/file_text.h"
 #include "ingest/identity.h"
+#include "ingest/streams.h"
 #include "ingest/walk.h"
 
 namespace denpex::engine {
@@ -438,8 +439,10 @@ void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& cen
   std::vector<std::string> folder_node(sources.size()), name_node(sources.size());
   for (std::size_t i = 0; i < sources.size(); ++i) {
     folder_node[i] = sources[i].node;
-    if (const auto it = alias.find(Stem(sources[i].rel)); it != alias.end())
-      name_node[i] = it->second;
+    // a pod log's name, or the pod a relayed stream's tag names (ingest/streams.h)
+    const std::string_view pod =
+        sources[i].tag.empty() ? Stem(sources[i].rel) : TaggedPod(sources[i].tag);
+    if (const auto it = alias.find(pod); it != alias.end()) name_node[i] = it->second;
   }
   // A file whose path names no node is the node its lines name (ingest/identity.h).
   const FileIdentity identity = IdentifyFiles({.folder_node = std::move(folder_node),

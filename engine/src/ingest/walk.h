@@ -29,6 +29,11 @@ struct SourceFile {
   // Its place in the stream: 0 the live file, higher older (`.N` is N; a `-YYYYMMDD` date is
   // older than every `.N`, an earlier date older than a later one).
   std::int64_t age = 0;
+  // One stream of a file that relays several containers' tagged lines (ingest/streams.h): its
+  // tag, and its place among the file's streams (0 the first); empty and -1 for a whole file.
+  // The file's streams are listed one after another, each under the file's path.
+  std::string tag;
+  std::int32_t tag_index = -1;
 };
 
 struct Listing {

@@ -231,7 +231,8 @@ bool KubeName(std::string_view name, bool dots) {
 // node a pod ran on is its describe's word, a node may hold several pods, and a JobSet's
 // processes print the pod name without its suffix (taken for the host, the tag gave one wrong
 // answer of 25 Kubernetes incidents in the `kubectl-prefix` shape, docs/evaluation.md).
-bool PodTag(Scanner* s) {
+// `*tag`, when given, is set to `<pod>/<container>`.
+bool PodTag(Scanner* s, std::string_view* tag = nullptr) {
   Scanner t = *s;
   if (!t.Lit("[pod/")) return false;
   const std::string_view pod = t.Token("/ ]");
@@ -240,6 +241,8 @@ bool PodTag(Scanner* s) {
   if (!KubeName(pod, true) || !KubeName(container, false) || !t.Char(']') ||
       !(t.Char(' ') || t.AtEnd()))
     return false;
+  if (tag != nullptr)
+    *tag = {pod.data(), static_cast<std::size_t>(container.data() + container.size() - pod.data())};
   *s = t;
   return true;
 }
@@ -247,8 +250,9 @@ bool PodTag(Scanner* s) {
 // `{app="trainer", pod="llama-worker-3"}   ` after Loki's `logcli query` stamp (its default output:
 // the stream's labels, those every stream shares left out, `{}` when none is left, padded to the
 // widest): a Prometheus label set, then spaces. Peeled; no label is taken for the line's host.
-bool LabelSet(Scanner* s) {
+bool LabelSet(Scanner* s, std::string_view* labels = nullptr) {
   Scanner t = *s;
+  const std::size_t from = t.pos();
   if (!t.Char('{')) return false;
   if (!t.Char('}')) {
     for (;;) {
@@ -260,6 +264,7 @@ bool LabelSet(Scanner* s) {
       if (!t.Lit(", ")) return false;
     }
   }
+  if (labels != nullptr) *labels = s->Rest().substr(0, t.pos() - from);
   if (!t.Char(' ') && !t.AtEnd()) return false;
   t.SkipSpaces();
   *s = t;
@@ -268,7 +273,7 @@ bool LabelSet(Scanner* s) {
 
 // `<pod> <container> ` at a line's start (stern's output), its container's name in `*container`:
 // a pod's name holds a `-` (a controller's suffix), a container's is a name of its own.
-bool PodAndContainer(Scanner* s, std::string_view* container) {
+bool PodAndContainer(Scanner* s, std::string_view* container, std::string_view* pod_out = nullptr) {
   Scanner t = *s;
   const std::string_view pod = t.Token(" ");
   if (!KubeName(pod, true) || pod.find('-') == std::string_view::npos || !t.Char(' ')) return false;
@@ -276,13 +281,14 @@ bool PodAndContainer(Scanner* s, std::string_view* container) {
   if (!KubeName(*container, false) || container->size() >= sizeof PrefixPolicy{}.pod_container ||
       !(t.Char(' ') || t.AtEnd()))
     return false;
+  if (pod_out != nullptr) *pod_out = pod;
   *s = t;
   return true;
 }
 
 // `trainer-1  | ` at a line's start (`docker compose logs`: a container's name, padded to the
 // widest, and a bar; `|` alone ends an empty line).
-bool ComposeTag(Scanner* s) {
+bool ComposeTag(Scanner* s, std::string_view* name_out = nullptr) {
   Scanner t = *s;
   const std::string_view name = t.Token(" |");
   if (name.empty() || !(IsAlpha(name[0]) || IsDigit(name[0])) || name.size() > 128) return false;
@@ -292,6 +298,7 @@ bool ComposeTag(Scanner* s) {
   if (!t.Char(' ')) return false;
   t.SkipSpaces();
   if (!t.Char('|') || !(t.Char(' ') || t.AtEnd())) return false;
+  if (name_out != nullptr) *name_out = name;
   *s = t;
   return true;
 }
@@ -308,6 +315,30 @@ bool PeelCollectorTag(std::string_view* line, const PrefixPolicy& policy) {
   *line = s.Rest();
   return true;
 }
+
+}  // namespace
+
+std::string_view CollectorStream(std::string_view line, const PrefixPolicy& policy) {
+  PeelPaste(&line, policy);
+  Scanner s(line);
+  std::string_view tag, container;
+  if (line.starts_with("[pod/")) return PodTag(&s, &tag) ? tag : std::string_view();
+  if (policy.pod_container_size > 0 && PodAndContainer(&s, &container, &tag) &&
+      container == policy.PodContainer())
+    return tag;
+  if (policy.compose && ComposeTag(&s, &tag)) return tag;
+  // Loki's `logcli query`: `<stamp> {labels}   <line>`, the labels that tell its streams apart
+  constexpr std::size_t kLongestStamp = 40;
+  const std::size_t space = line.substr(0, kLongestStamp).find(' ');
+  if (!line.empty() && IsDigit(line[0]) && space != std::string_view::npos &&
+      space + 1 < line.size() && line[space + 1] == '{') {
+    Scanner labels(line.substr(space + 1));
+    if (LabelSet(&labels, &tag) && tag.size() > 2) return tag;
+  }
+  return {};
+}
+
+namespace {
 
 // `[default3]:` (torchrun --tee / --log-line-prefix: role + local rank) and TorchX `[3]:`.
 bool LocalTag(Scanner* s, LineOrigin* out) {

@@ -93,6 +93,14 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
 // Peels the policy's quote and line number (what StripPrefixes peels first).
 void PeelPaste(std::string_view* line, const PrefixPolicy& policy);
 
+// The stream a line of a file that relays several containers' lines is in, by the collector's tag
+// it opens with (after the policy's quote and line number): `kubectl logs --prefix`'s
+// `[pod/<pod>/<container>] ` (`<pod>/<container>`), stern's `<pod> <container> ` of the policy's
+// container (`<pod>`), `docker compose logs`' `trainer-1  | ` (`trainer-1`), the label set after a
+// stamp of Loki's `logcli query` (`{pod="llama-worker-3"}`); empty when it opens with none
+// (ingest/streams.h splits such a file into a stream per tag).
+std::string_view CollectorStream(std::string_view line, const PrefixPolicy& policy);
+
 // A line that starts a line of its own (a prefix or a header it opens with, a traceback or an
 // exception line, or the opening of `before`, the line it would continue, digits aside), not a
 // piece of that line that a terminal hard-wrapped.

@@ -1,0 +1,164 @@
+// A file that relays several containers' tagged lines (`kubectl logs --prefix`, stern, `docker
+// compose logs`) read as a stream per tag (ingest/streams.h): each stream parsed as a file of its
+// own, its node the one its pod's describe names, its lines cited where the file has them.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fixture.h"
+#include "ingest/attempts.h"
+#include "ingest/load.h"
+#include "ingest/streams.h"
+#include "parse/prefix.h"
+
+namespace denpex::engine {
+namespace {
+using testing::Write;
+
+std::vector<TaggedStream> Split(std::string_view text) {
+  return SplitTaggedStreams(text, SniffPrefixes(text));
+}
+
+TEST(TaggedStreams, KubectlPrefixSplitsByPodAndContainerWithTheFilesLines) {
+  const std::string text =
+      "collected by ops\n"  // before any tag
+      "[pod/llama-worker-0/pytorch] [default0]:step 1\n"
+      "[pod/llama-worker-1/pytorch] [default0]:step 1\n"
+      "  a piece of the line before\n"  // no tag: the line before's
+      "\n"
+      "[pod/llama-worker-0/pytorch] [default1]:step 2\r\n"
+      "[pod/llama-worker-1/pytorch] [default0]:step 2\n"
+      "[pod/llama-worker-1/pytorch] [default0]:step 3\n"
+      "[pod/llama-worker-0/sidecar] ready";  // no final newline
+  const std::vector<TaggedStream> streams = Split(text);
+  ASSERT_EQ(streams.size(), 3u);
+  EXPECT_EQ(streams[0].tag, "llama-worker-0/pytorch");
+  EXPECT_EQ(streams[1].tag, "llama-worker-1/pytorch");
+  EXPECT_EQ(streams[2].tag, "llama-worker-0/sidecar");
+  EXPECT_EQ(TaggedPod(streams[2].tag), "llama-worker-0");
+  EXPECT_EQ(streams[0].text,
+            "collected by ops\n[pod/llama-worker-0/pytorch] [default0]:step 1\n"
+            "[pod/llama-worker-0/pytorch] [default1]:step 2\r\n");
+  EXPECT_EQ(streams[1].text,
+            "[pod/llama-worker-1/pytorch] [default0]:step 1\n  a piece of the line before\n\n"
+            "[pod/llama-worker-1/pytorch] [default0]:step 2\n[pod/llama-worker-1/pytorch] "
+            "[default0]:step 3\n");
+  EXPECT_EQ(streams[2].text, "[pod/llama-worker-0/sidecar] ready\n");
+  for (const TaggedStream& s : streams) {  // each line at its number and offset in the file
+    for (const TaggedStream::Line& l : s.lines) {
+      const std::string_view in_text = std::string_view(s.text).substr(l.text_offset);
+      const std::string_view in_file = std::string_view(text).substr(l.file_offset);
+      EXPECT_EQ(in_text.substr(0, in_text.find('\n')), in_file.substr(0, in_file.find('\n')));
+      EXPECT_EQ(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(l.file_offset),
+                           '\n') +
+                    1,
+                l.number);
+    }
+  }
+  EXPECT_EQ(streams[1].lines[2].number, 5u);
+}
+
+TEST(TaggedStreams, SternAndComposeTagsSplitToo) {
+  const std::vector<TaggedStream> stern = Split(
+      "llama-worker-0 pytorch step 1\nllama-worker-1 pytorch step 1\n"
+      "llama-worker-0 pytorch step 2\nllama-worker-1 pytorch step 2\n");
+  ASSERT_EQ(stern.size(), 2u);
+  EXPECT_EQ(stern[0].tag, "llama-worker-0");
+  EXPECT_EQ(stern[1].lines[1].number, 4u);
+  const std::vector<TaggedStream> compose =
+      Split("trainer-1  | step 1\ntrainer-10 | step 1\ntrainer-1  | step 2\ntrainer-10 | step 2\n");
+  ASSERT_EQ(compose.size(), 2u);
+  EXPECT_EQ(compose[1].tag, "trainer-10");
+  // logcli leaves out the labels every stream shares, and pads the sets to the widest
+  const std::vector<TaggedStream> loki = Split(
+      "2026-03-02T09:00:21.972589808Z {pod=\"llama-worker-0\"}    step 1\n"
+      "2026-03-02T09:00:21.972589809Z {pod=\"llama-worker-10\"}   step 1\n"
+      "2026-03-02T09:00:22.972589808Z {pod=\"llama-worker-0\"}    step 2\n");
+  ASSERT_EQ(loki.size(), 2u);
+  EXPECT_EQ(loki[1].tag, "{pod=\"llama-worker-10\"}");
+  EXPECT_EQ(TaggedPod(loki[1].tag), "llama-worker-10");
+  EXPECT_EQ(TaggedPod("{app=\"x\", kubernetes_pod_name=\"llama-worker-3\"}"), "llama-worker-3");
+  EXPECT_EQ(TaggedPod("{app=\"x\", mypod=\"y\"}"), "{app=\"x\", mypod=\"y\"}");
+}
+
+TEST(TaggedStreams, OneTagOrAFewTaggedLinesIsNoSplit) {
+  EXPECT_TRUE(Split("[pod/llama-worker-0/pytorch] a\n[pod/llama-worker-0/pytorch] b\n").empty());
+  // two pods' lines pasted into a log of other lines: read as it is
+  EXPECT_TRUE(
+      Split("a\nb\nc\n[pod/llama-worker-0/pytorch] a\n[pod/llama-worker-1/pytorch] b\n").empty());
+  EXPECT_TRUE(Split("RuntimeError: boom\nValueError: x\n").empty());
+  EXPECT_FALSE(MayRelayStreams("RuntimeError: boom\n", SniffPrefixes("RuntimeError: boom\n")));
+}
+
+const LogFile* StreamOf(const Incident& inc, std::string_view tag) {
+  for (const LogFile& f : inc.files) {
+    if (f.tag == tag) return &f;
+  }
+  return nullptr;
+}
+
+constexpr std::string_view kFailed =
+    "E0302 09:00:23.624000 1415591 torch/distributed/elastic/multiprocessing/api.py:833] failed "
+    "(exitcode: 1) "
+    "local_rank: 3 (pid: 1415637) of binary: /usr/bin/python3";
+
+std::string Tagged(std::string_view pod, std::string_view line) {
+  return "[pod/" + std::string(pod) + "/pytorch] " + std::string(line) + "\n";
+}
+
+// `kubectl logs -l job-name=llama --prefix > pods.log`: each pod's stream is the node its
+// describe names, as `pods/<pod>.log` would be, and its events cite pods.log's own lines.
+TEST(TaggedStreams, EachPodsStreamIsTheNodeItsDescribeNames) {
+  testing::TempDir dir;
+  Write(dir.path() / "pods.log", Tagged("llama-worker-0", "[default0]:step 1") +
+                                     Tagged("llama-worker-1", "[default0]:step 1") +
+                                     Tagged("llama-worker-1", kFailed) +
+                                     Tagged("llama-worker-0", "[default0]:step 2"));
+  Write(dir.path() / "describe/llama-worker-0.txt", "Node:             gpu-0005/10.128.0.6\n");
+  Write(dir.path() / "describe/llama-worker-1.txt", "Node:             gpu-0006/10.128.0.7\n");
+  auto inc = LoadIncident(dir.path(), 2);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  const LogFile* w0 = StreamOf(*inc, "llama-worker-0/pytorch");
+  const LogFile* w1 = StreamOf(*inc, "llama-worker-1/pytorch");
+  ASSERT_NE(w0, nullptr);
+  ASSERT_NE(w1, nullptr);
+  EXPECT_EQ(w0->path, "pods.log");
+  ASSERT_GE(w1->node, 0);
+  EXPECT_EQ(inc->nodes[w1->node], "gpu-0006");
+  ASSERT_GE(w0->node, 0);
+  EXPECT_EQ(inc->nodes[w0->node], "gpu-0005");
+  EXPECT_EQ(w0->last_line.line, 4u);
+  EXPECT_EQ(inc->input.files, 3);  // pods.log once, the two describes
+  bool cited = false;
+  for (const Event& e : inc->events) {
+    if (e.kind != Kind::kWorkerFailed) continue;
+    cited = true;
+    EXPECT_EQ(&inc->files[e.file], w1);
+    EXPECT_EQ(e.line, 3u);
+    EXPECT_EQ(inc->nodes[e.node], "gpu-0006");
+  }
+  EXPECT_TRUE(cited);
+}
+
+// A JobSet recreated its gang, every pod's log in one `--prefix` file: the gone pod's stream is
+// the first attempt's, the recreated pod's stream is set aside (as its `pods/<pod>.log` would be).
+TEST(TaggedStreams, RecreatedJobSetPodsStreamIsTheLaterAttempt) {
+  testing::TempDir dir;
+  Write(dir.path() / "pods.log", Tagged("llama-workers-0-1-l8l87", kFailed) +
+                                     Tagged("llama-workers-0-1-qww6k", kFailed) +
+                                     Tagged("llama-workers-0-2-bcdfg", kFailed));
+  Write(dir.path() / "describe/llama-workers-0-1-qww6k.txt",
+        "Node:             gpu-0002/10.128.0.3\n");
+  Write(dir.path() / "describe/llama-workers-0-2-bcdfg.txt",
+        "Node:             gpu-0003/10.128.0.4\n");
+  auto inc = LoadIncident(dir.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  SetAsideLaterAttempts(&*inc);
+  EXPECT_EQ(inc->later_attempt_files, 1);
+  EXPECT_FALSE(StreamOf(*inc, "llama-workers-0-1-l8l87/pytorch")->later_attempt);
+  EXPECT_TRUE(StreamOf(*inc, "llama-workers-0-1-qww6k/pytorch")->later_attempt);
+  EXPECT_FALSE(StreamOf(*inc, "llama-workers-0-2-bcdfg/pytorch")->later_attempt);
+}
+
+}  // namespace
+}  // namespace denpex::engine
