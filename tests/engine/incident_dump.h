@@ -20,9 +20,12 @@ inline std::string Dump(const Incident& inc) {
            " signature=" + std::string(inc.str(e.signature)) + "\n";
   }
   for (const LogFile& f : inc.files) {
-    out += f.path + " agent=" + std::to_string(f.agent) + " labels=" + std::to_string(f.task_labels) +
-           " tags=" + std::to_string(f.local_tags) + " last=" + std::to_string(f.last_line.line) + "@" +
-           std::to_string(f.last_line.offset) + "+" + std::to_string(f.last_line.length) + " ranks=";
+    out += f.path + (f.tag.empty() ? "" : " [" + f.tag + "]") +
+           " node=" + (f.node >= 0 ? inc.nodes[static_cast<std::size_t>(f.node)] : "-") +
+           " agent=" + std::to_string(f.agent) + " labels=" + std::to_string(f.task_labels) +
+           " tags=" + std::to_string(f.local_tags) + " last=" + std::to_string(f.last_line.line) +
+           "@" + std::to_string(f.last_line.offset) + "+" + std::to_string(f.last_line.length) +
+           " ranks=";
     for (std::int32_t r : f.prefix_ranks) out += std::to_string(r) + ",";
     out += "\n";
   }

@@ -262,6 +262,54 @@ TEST(LiveIncident, DockerJsonRecordsReadWhileTheyGrowAreTheIncidentReadOnce) {
   EXPECT_GT(compared, 10);
 }
 
+// A Kubernetes job's pod logs collected as `kubectl logs -l <selector> --prefix` into one file
+// (the pods' lines dealt round-robin, each behind its pod's tag), read while it grows: each pod's
+// stream read as its own, as one read of the finished file reads them (ingest/streams.h).
+TEST(LiveIncident, PodsTaggedStreamsReadWhileTheyGrowAreTheIncidentReadOnce) {
+  denpex::testing::TempDir tmp;
+  auto scenario = sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) /
+                                    "scenarios/families/k8s_hang_1024_pytorchjob.textproto");
+  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+  auto result = sim::Simulate(*scenario, {.out_dir = tmp.path() / "sim", .seed = 9});
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  const fs::path incident = tmp.path() / "sim" / "incident", relayed = tmp.path() / "relayed";
+  std::vector<std::vector<std::string>> pods;
+  for (const auto& entry : fs::recursive_directory_iterator(incident)) {
+    if (!entry.is_regular_file()) continue;
+    const fs::path rel = fs::relative(entry.path(), incident);
+    const std::string name = entry.path().filename().string();
+    if (rel.begin()->string() == "pods" && !name.ends_with(".previous.log")) {
+      const std::string pod = name.substr(0, name.find('.'));
+      const std::string text = Read(entry.path());
+      pods.emplace_back();
+      for (std::size_t at = 0; at < text.size();) {
+        const std::size_t nl = std::min(text.find('\n', at), text.size());
+        pods.back().push_back("[pod/" + pod + "/pytorch] " + text.substr(at, nl - at) + "\n");
+        at = nl + 1;
+      }
+      continue;
+    }
+    fs::create_directories((relayed / rel).parent_path());
+    fs::copy_file(entry.path(), relayed / rel);
+  }
+  ASSERT_GT(pods.size(), 1u);
+  std::string merged;
+  for (std::size_t line = 0, left = 1; left > 0; ++line) {
+    left = 0;
+    for (const auto& lines : pods) {
+      if (line < lines.size()) merged += lines[line], ++left;
+    }
+  }
+  std::ofstream(relayed / "pods.log", std::ios::binary) << merged;
+  auto once = LoadIncident(relayed, 2);
+  ASSERT_TRUE(once.ok()) << once.status().message();
+  EXPECT_EQ(std::count_if(once->files.begin(), once->files.end(),
+                          [](const LogFile& f) { return !f.tag.empty(); }),
+            static_cast<std::ptrdiff_t>(pods.size()));
+  std::mt19937 rng(23);
+  ExpectGrowingReadsAsOnce(relayed, "k8s_hang_1024_pytorchjob (kubectl --prefix)", &rng);
+}
+
 TEST(LiveIncident, SimulatedIncidentReadWhileItGrowsIsTheIncidentReadOnce) {
   denpex::testing::TempDir tmp;
   auto scenario = sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) /

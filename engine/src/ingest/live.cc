@@ -78,8 +78,9 @@ void LiveIncident::Read(File* f) {
   if (replaced || size < f->read ||
       (f->compressed && size != f->compressed_size)) {  // read again from its start
     bytes_ -= f->read;
-    held_ -= f->log.held();
+    held_ -= Held(*f);
     f->log = GrowingLog(ContextOf(f->src));
+    f->tagged.reset();
     f->read = 0;
     f->problem.clear();
     f->dump_read.reset();
@@ -109,7 +110,7 @@ void LiveIncident::Read(File* f) {
     }
     std::string whole(text->view());
     if (!whole.empty() && whole.back() != '\n') whole.push_back('\n');
-    f->log.Add(whole, false);
+    Feed(f, whole, false);
     signals_ += f->log.signals();
     f->read = size;
     f->compressed_size = size;
@@ -138,19 +139,49 @@ void LiveIncident::Read(File* f) {
   const std::size_t nl = buffer.rfind('\n');
   if (nl == std::string::npos) return;  // no whole line yet
   const std::uint64_t signals = f->log.signals();
-  const std::size_t held = f->log.held();
+  const std::size_t held = Held(*f);
   const std::string_view lines = std::string_view(buffer).substr(0, nl + 1);
   if (f->read == 0) f->json = SniffJsonLog(lines);
   if (f->json != JsonLog::kNone) {
     const JsonLogText decoded = DecodeJsonLog(lines, f->json);
-    f->log.Add(std::string_view(decoded.text.data(), decoded.text.size()), held_ < kHeldBytes);
+    Feed(f, std::string_view(decoded.text.data(), decoded.text.size()), held_ < kHeldBytes);
   } else {
-    f->log.Add(lines, held_ < kHeldBytes);
+    Feed(f, lines, held_ < kHeldBytes);
   }
   signals_ += f->log.signals() - signals;
-  held_ = held_ - held + f->log.held();
+  held_ = held_ - held + Held(*f);
   f->read += nl + 1;
   bytes_ += nl + 1;
+}
+
+std::size_t LiveIncident::Held(const File& f) {
+  std::size_t held = f.log.held();
+  if (f.tagged != nullptr) {
+    for (const GrowingLog& log : f.tagged->logs) held += log.held();
+  }
+  return held;
+}
+
+void LiveIncident::Feed(File* f, std::string_view text, bool may_hold) {
+  const std::uint64_t offset = f->log.bytes();  // where `text` starts in the file's text
+  f->log.Add(text, may_hold);
+  if (offset == 0) {
+    const PrefixPolicy policy = SniffPrefixes(text);
+    if (MayRelayStreams(text, policy))
+      f->tagged.reset(new File::Tagged{StreamSplitter(policy), {}});
+  }
+  if (f->tagged == nullptr) return;
+  StreamSplitter& splitter = f->tagged->splitter;
+  splitter.Add(text, offset);
+  std::vector<GrowingLog>& logs = f->tagged->logs;
+  for (std::size_t k = 0; k < splitter.streams().size(); ++k) {
+    TaggedStream& stream = splitter.streams()[k];
+    if (k == logs.size()) logs.emplace_back(ContextOf(f->src));
+    if (stream.text.empty()) continue;
+    logs[k].Add(stream.text, may_hold);
+    stream.dropped += stream.text.size();
+    stream.text.clear();
+  }
 }
 
 // A dump is read whole each time it changes (torch writes it once, when the watchdog fires; a
@@ -226,6 +257,21 @@ Result<Incident> LiveIncident::Assemble(int threads) const {
       for (Event& e : p.log.events) e.file = index;
     } else if (!f.problem.empty()) {
       p.problem = rel + ": " + f.problem;
+    } else if (f.tagged != nullptr && f.tagged->splitter.Splits()) {  // a file per stream
+      const std::vector<TaggedStream>& streams = f.tagged->splitter.streams();
+      listing.files.pop_back();
+      for (std::size_t k = 0; k < streams.size(); ++k) {
+        const auto at = static_cast<std::uint32_t>(listing.files.size());
+        listing.files.push_back(f.src);
+        listing.files.back().tag = streams[k].tag;
+        listing.files.back().tag_index = static_cast<std::int32_t>(k);
+        ParsedFile t{.log = f.tagged->logs[k].Snapshot(),
+                     .bytes = k == 0 ? static_cast<std::int64_t>(f.read) : 0};
+        CiteAtFile(streams[k], &t.log);
+        for (Event& e : t.log.events) e.file = at;
+        parsed.push_back(std::move(t));
+      }
+      continue;
     } else {
       p.log = f.log.Snapshot();
       for (Event& e : p.log.events) e.file = index;

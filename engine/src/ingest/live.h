@@ -6,7 +6,8 @@
 // again from its start; a compressed file is read whole each time it changes. Small files are held
 // whole (GrowingLog) up to kHeldBytes in all; past it, new files are parsed piece by piece from
 // their first lines. Rotated pieces are read each as its own log (LoadIncident joins them into one
-// stream).
+// stream). A file that relays several containers' tagged lines is read as its streams, as
+// LoadIncident reads it.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include "ingest/chunks.h"
 #include "ingest/json_logs.h"
 #include "ingest/load.h"
+#include "ingest/streams.h"
 #include "ingest/walk.h"
 
 namespace denpex::engine {
@@ -66,7 +68,18 @@ class LiveIncident {
     bool dump = false;
     bool ras = false;
     std::shared_ptr<const ParsedFile> dump_read;
+    // A file that relays several containers' tagged lines (ingest/streams.h), known by its first
+    // whole lines: its lines dealt to their streams as well, each a GrowingLog of its own, and read
+    // as its streams while it is one to (StreamSplitter::Splits), else as `log`.
+    struct Tagged {
+      StreamSplitter splitter;
+      std::vector<GrowingLog> logs;  // per stream of the splitter
+    };
+    std::unique_ptr<Tagged> tagged;
   };
+  // Gives `f` its next text (whole lines; decoded, when its records are): `log`, and its streams'.
+  void Feed(File* f, std::string_view text, bool may_hold);
+  static std::size_t Held(const File& f);  // the text its GrowingLogs hold whole
   bool ReadDump(File* f, int fd, std::uint64_t size);
   FileContext ContextOf(const SourceFile& src) const;
   Status List();

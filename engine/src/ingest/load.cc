@@ -101,14 +101,7 @@ void ParseTagged(const std::vector<TaggedStream>& streams, const FileContext& ct
     ParsedFile& t = r->tagged[k];
     t.tag = stream.tag;
     t.log = ParseChunked(stream.text, own, settings.chunk_bytes);
-    const auto at_file = [&](std::uint32_t line, std::uint64_t offset) {
-      const TaggedStream::Line& l = stream.lines[line - 1];
-      return std::pair{l.number, l.file_offset + (offset - l.text_offset)};
-    };
-    for (Event& e : t.log.events) std::tie(e.line, e.offset) = at_file(e.line, e.offset);
-    if (t.log.last_line.line > 0)
-      std::tie(t.log.last_line.line, t.log.last_line.offset) =
-          at_file(t.log.last_line.line, t.log.last_line.offset);
+    CiteAtFile(stream, &t.log);
   });
   ParsedFile& first = r->tagged.front();
   first.bytes = std::exchange(r->bytes, 0);

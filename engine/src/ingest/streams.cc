@@ -1,7 +1,5 @@
 #include "ingest/streams.h"
 
-#include <unordered_map>
-
 namespace denpex::engine {
 namespace {
 
@@ -29,30 +27,43 @@ bool MayRelayStreams(std::string_view text, const PrefixPolicy& policy) {
   return false;
 }
 
-std::vector<TaggedStream> SplitTaggedStreams(std::string_view text, const PrefixPolicy& policy) {
-  std::vector<TaggedStream> streams(1);  // the first holds the lines before any tag until one comes
-  std::unordered_map<std::string_view, std::size_t> index;
-  std::size_t tagged = 0, nonempty = 0, current = 0;
-  std::uint32_t number = 0;
+void StreamSplitter::Add(std::string_view text, std::uint64_t offset) {
   for (std::size_t at = 0, next = 0; at < text.size(); at = next) {
     const std::string_view line = LineAt(text, at, &next);
-    ++number;
-    const std::string_view tag = line.empty() ? std::string_view() : CollectorStream(line, policy);
-    nonempty += line.empty() ? 0 : 1;
+    ++number_;
+    const std::string_view tag = line.empty() ? std::string_view() : CollectorStream(line, policy_);
+    nonempty_ += line.empty() ? 0 : 1;
     if (!tag.empty()) {
-      ++tagged;
-      const auto [it, fresh] = index.try_emplace(tag, index.empty() ? 0 : streams.size());
-      if (fresh && it->second > 0) streams.emplace_back();
-      if (fresh) streams[it->second].tag = std::string(tag);
-      current = it->second;
+      ++tagged_;
+      if (tag != streams_[current_].tag) {
+        const auto [it, fresh] =
+            index_.try_emplace(std::string(tag), index_.empty() ? 0 : streams_.size());
+        if (fresh && it->second > 0) streams_.emplace_back();
+        if (fresh) streams_[it->second].tag = it->first;
+        current_ = it->second;
+      }
     }
-    TaggedStream& into = streams[current];
-    into.lines.push_back({into.text.size(), at, number});
+    TaggedStream& into = streams_[current_];
+    into.lines.push_back({into.dropped + into.text.size(), offset + at, number_});
     into.text.append(text.substr(at, next - at));
     if (into.text.back() != '\n') into.text.push_back('\n');
   }
-  if (streams.size() < 2 || tagged * 4 < nonempty * 3) return {};
-  return streams;
+}
+
+std::vector<TaggedStream> SplitTaggedStreams(std::string_view text, const PrefixPolicy& policy) {
+  StreamSplitter splitter(policy);
+  splitter.Add(text, 0);
+  return splitter.Splits() ? std::move(splitter.streams()) : std::vector<TaggedStream>();
+}
+
+void CiteAtFile(const TaggedStream& stream, ParsedLog* log) {
+  const auto at_file = [&](std::uint32_t* line, std::uint64_t* offset) {
+    const TaggedStream::Line& l = stream.lines[*line - 1];
+    *offset = l.file_offset + (*offset - l.text_offset);
+    *line = l.number;
+  };
+  for (Event& e : log->events) at_file(&e.line, &e.offset);
+  if (log->last_line.line > 0) at_file(&log->last_line.line, &log->last_line.offset);
 }
 
 std::string_view TaggedPod(std::string_view tag) {
