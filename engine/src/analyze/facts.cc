@@ -362,18 +362,25 @@ void MapBetweenKnownPids(const Incident& inc, const NodeFacts& n, const std::vec
   for (std::size_t k = 1; k < known.size(); ++k) {
     if (known[k].second <= known[k - 1].second) return;  // pids do not rise with the local rank
   }
-  for (std::size_t k = 1; k < known.size(); ++k) {
-    const auto [lo_local, lo_pid] = known[k - 1];
-    const auto [hi_local, hi_pid] = known[k];
-    std::vector<std::int32_t> segment_lines, segment_ranks;
-    for (std::int32_t i : lines) {
-      if (SignalledPid(inc, i) > lo_pid && SignalledPid(inc, i) < hi_pid) segment_lines.push_back(i);
-    }
-    for (std::int32_t r : running) {
-      if (jf->ranks[r].local_rank > lo_local && jf->ranks[r].local_rank < hi_local) segment_ranks.push_back(r);
-    }
-    MapInOrder(inc, segment_lines, segment_ranks, jf);
+  // Segment k lies strictly between known[k - 1] and known[k], in pid and in local rank: each line
+  // and rank found in it by a search (a console of many agents holds thousands of each).
+  const auto segment = [&](auto value, auto key) {
+    const auto it = std::lower_bound(known.begin(), known.end(), value,
+                                     [&](const auto& p, auto v) { return key(p) < v; });
+    const auto k = static_cast<std::size_t>(it - known.begin());
+    return k > 0 && k < known.size() && key(known[k - 1]) < value && value < key(*it) ? k : 0;
+  };
+  std::vector<std::vector<std::int32_t>> segment_lines(known.size()), segment_ranks(known.size());
+  for (std::int32_t i : lines) {
+    segment_lines[segment(SignalledPid(inc, i), [](const auto& p) { return p.second; })].push_back(
+        i);
   }
+  for (std::int32_t r : running) {
+    segment_ranks[segment(jf->ranks[r].local_rank, [](const auto& p) { return p.first; })]
+        .push_back(r);
+  }
+  for (std::size_t k = 1; k < known.size(); ++k)
+    MapInOrder(inc, segment_lines[k], segment_ranks[k], jf);
 }
 
 // Which worker each `Sending process <pid> closing signal SIGTERM` of an agent names. A pid the
@@ -389,10 +396,20 @@ void MapSignalledPids(const Incident& inc, JobFacts* jf) {
     std::sort(lines.begin(), lines.end(), [&](std::int32_t x, std::int32_t y) {
       return std::tie(inc.events[x].file, inc.events[x].line) < std::tie(inc.events[y].file, inc.events[y].line);
     });
+    // A line's worker by its pid: the node's ranks of known pid in a pid index (a console of many
+    // agents: 16 k lines and ranks on one node, not 16 k × 16 k comparisons).
+    std::vector<std::pair<std::int64_t, std::int32_t>> by_pid;  // within a pid, in n.ranks' order
+    for (std::int32_t r : n.ranks) {
+      if (jf->ranks[r].pid > 0) by_pid.emplace_back(jf->ranks[r].pid, r);
+    }
+    std::stable_sort(by_pid.begin(), by_pid.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
     for (std::int32_t i : lines) {
-      for (std::int32_t r : n.ranks) {
-        if (SignalledPid(inc, i) > 0 && jf->ranks[r].pid == SignalledPid(inc, i)) MarkSignalled(inc, r, i, jf);
-      }
+      const std::int64_t pid = SignalledPid(inc, i);
+      auto it = std::lower_bound(by_pid.begin(), by_pid.end(), pid,
+                                 [](const auto& p, std::int64_t v) { return p.first < v; });
+      for (; pid > 0 && it != by_pid.end() && it->first == pid; ++it)
+        MarkSignalled(inc, it->second, i, jf);
     }
     std::vector<std::int32_t> running;  // its ranks neither its table nor its `failed` line names, by local rank
     for (std::int32_t r : n.ranks) {

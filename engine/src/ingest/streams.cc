@@ -36,11 +36,15 @@ void StreamSplitter::Add(std::string_view text, std::uint64_t offset) {
     if (!tag.empty()) {
       ++tagged_;
       if (tag != streams_[current_].tag) {
-        const auto [it, fresh] =
-            index_.try_emplace(std::string(tag), index_.empty() ? 0 : streams_.size());
-        if (fresh && it->second > 0) streams_.emplace_back();
-        if (fresh) streams_[it->second].tag = it->first;
-        current_ = it->second;
+        const auto it = index_.find(tag);
+        if (it != index_.end()) {
+          current_ = it->second;
+        } else {  // a new tag: the first takes the stream of the lines before it
+          current_ = index_.empty() ? 0 : streams_.size();
+          if (current_ > 0) streams_.emplace_back();
+          streams_[current_].tag = tag;
+          index_.emplace(tag, current_);
+        }
       }
     }
     TaggedStream& into = streams_[current_];

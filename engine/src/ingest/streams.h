@@ -6,9 +6,9 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "parse/parse_log.h"
@@ -51,7 +51,11 @@ class StreamSplitter {
  private:
   PrefixPolicy policy_;
   std::vector<TaggedStream> streams_ = std::vector<TaggedStream>(1);
-  std::map<std::string, std::size_t, std::less<>> index_;  // tag -> its stream
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, std::size_t, Hash, std::equal_to<>> index_;  // tag -> its stream
   std::size_t current_ = 0;
   std::uint64_t tagged_ = 0, nonempty_ = 0;
   std::uint32_t number_ = 0;  // the last line's
