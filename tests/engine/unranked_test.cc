@@ -85,6 +85,22 @@ TEST(Unranked, WorkerItsAgentHadToSigkillIsTheHangTheOtherAgentsWorkerTimedOutOn
   EXPECT_TRUE(Cites(d, "Unable to shutdown process 8544 via 15")) << d.reason();
 }
 
+// The same with the stopped agent's log rotated right after its SIGTERM lines: its own
+// SignalException, in the live piece, is still the teardown's (the teardown began in the older
+// piece of the same stream), so the answer is the same.
+TEST(Unranked, TeardownInAnOlderPieceOfARotatedLogStillMakesTheAgentsErrorTheTeardowns) {
+  TempDir tmp;
+  const std::string stopped = kStoppedAgent;
+  const std::size_t cut = stopped.find("[default0]:step 5");
+  Write(tmp.path() / "a.out.1", stopped.substr(0, cut));
+  Write(tmp.path() / "a.out", stopped.substr(cut));
+  Write(tmp.path() / "b.out", OtherAgent(kTimedOut));
+  const v1::Diagnosis d = DiagnoseOk(tmp.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED) << d.reason();
+  EXPECT_EQ(d.initiator().failure_class(), v1::FAILURE_CLASS_HANG) << d.reason();
+  EXPECT_TRUE(Cites(d, "Unable to shutdown process 8544 via 15")) << d.reason();
+}
+
 // The other agent's worker lost its peer to a closed connection: that peer was gone, not silent,
 // so the stopped worker is not shown to be it and no hang is answered.
 TEST(Unranked, WorkerItsAgentHadToSigkillIsNoHangWhenThePeerWasGone) {
