@@ -583,6 +583,39 @@ TEST(GpuHealth, TwoDifferentLaunchListsOrOneBusWithTwoUuidsAreSeveralMachines) {
   EXPECT_TRUE(uuids.several_machines);
 }
 
+// Two machines' `nvidia-smi -L` tables and driver UUID lines under one host name: each UUID keeps
+// its own GPU, index and bus (the second machine's GPU 0 is not the first's, though both are
+// index 0 on bus 18), and the node is known to be several machines. Many machines' files (16 k
+// GPUs) are read by the same rules, each line's GPU found in the bus, UUID and index keys.
+TEST(GpuHealth, TwoMachinesTablesUnderOneNameKeepEachUuidsGpu) {
+  NodeGpuHealth h;
+  const auto machine = [&](const std::string& a, const std::string& b, std::int32_t file) {
+    ParseGpuHealthText("GPU 0: NVIDIA H100 80GB HBM3 (UUID: " + a + ")\n" +
+                           "GPU 1: NVIDIA H100 80GB HBM3 (UUID: " + b + ")\n",
+                       file, &h);
+    ParseVisibleDevices(
+        "Mar  2 09:00:15 host-0 kernel: [16.9] NVRM: GPU at PCI:0000:18:00: " + a + "\n" +
+            "Mar  2 09:00:15 host-0 kernel: [16.9] NVRM: GPU at PCI:0000:2a:00: " + b + "\n",
+        file + 1, &h);
+  };
+  machine("GPU-aaaa0000-0000-0000-0000-000000000000", "GPU-aaaa1111-0000-0000-0000-000000000000",
+          0);
+  EXPECT_FALSE(h.several_machines);
+  machine("GPU-bbbb0000-0000-0000-0000-000000000000", "GPU-bbbb1111-0000-0000-0000-000000000000",
+          2);
+  EXPECT_TRUE(h.several_machines);
+  ASSERT_EQ(h.gpus.size(), 4u);
+  for (const char* uuid :
+       {"GPU-aaaa0000-0000-0000-0000-000000000000", "GPU-bbbb0000-0000-0000-0000-000000000000"}) {
+    ASSERT_NE(h.ByUuid(uuid), nullptr);
+    EXPECT_EQ(h.ByUuid(uuid)->pci, "0000:18:00");
+    EXPECT_EQ(h.ByUuid(uuid)->index, 0);
+  }
+  ASSERT_NE(h.ByUuid("GPU-bbbb1111-0000-0000-0000-000000000000"), nullptr);
+  EXPECT_EQ(h.ByUuid("GPU-bbbb1111-0000-0000-0000-000000000000")->pci, "0000:2a:00");
+  EXPECT_EQ(h.ByPci("0000:18:00")->uuid, "GPU-aaaa0000-0000-0000-0000-000000000000");  // the first
+}
+
 TEST(GpuHealth, CudaVisibleDevicesByIndexOrUuidAndTheDriversUuidLines) {
   NodeGpuHealth h;
   ParseVisibleDevices("+ torchrun --nnodes 128\nCUDA_VISIBLE_DEVICES=4,5,6,7,0,1,2,3\n", 2, &h);

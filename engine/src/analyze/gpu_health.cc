@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <climits>
 
 #include "ingest/file_text.h"
 #include "parse/families.h"
@@ -35,27 +36,82 @@ std::string Pci(std::string_view id) {
   return std::string(NormalisePci(Trim(id), buf));
 }
 
-// The GPU the keys name, created when none matches; fills in the keys it lacked.
+// GPU k entered in (`in`) or taken out of the key sets its bus id, UUID and index put it in.
+void Key(NodeGpuHealth* h, std::int32_t k, bool in) {
+  const GpuHealth& g = h->gpus[static_cast<std::size_t>(k)];
+  NodeGpuHealth::Keys& keys = h->keys;
+  const auto put = [&](std::set<std::int32_t>& set) {
+    in ? void(set.insert(k)) : void(set.erase(k));
+  };
+  if (!g.pci.empty()) put(keys.pci[g.pci]);
+  if (!g.uuid.empty()) put(keys.uuid[g.uuid]);
+  if (g.index >= 0) put(keys.index[g.index]);
+  if (!g.pci.empty() && g.uuid.empty()) put(keys.pci_bare[g.pci]);
+  if (g.index >= 0 && g.uuid.empty()) put(keys.index_bare[g.index]);
+}
+
+// The GPU the keys name, created when none matches; fills in the keys it lacked. The one a scan
+// of `gpus` in order would stop at: the first any key names that is not another machine's (one
+// with no UUID yet, or with this UUID on no other bus); any GPU a key names before it is another
+// machine's (hosts under one name). Found in the key sets, not by a scan (16 k GPUs under one
+// host name, a lookup per line).
 GpuHealth& At(NodeGpuHealth* h, const std::string& pci, std::int32_t index, const std::string& uuid) {
-  for (GpuHealth& g : h->gpus) {
-    const bool match = (!pci.empty() && g.pci == pci) || (!uuid.empty() && g.uuid == uuid) ||
-                       (index >= 0 && g.index == index);
-    if (!match) continue;
-    // A GPU's UUID is unique: one bus or index with two UUIDs, or one UUID on two buses, are
-    // two machines' GPUs read as one node's (hosts under one name).
-    const bool other_uuid = !uuid.empty() && !g.uuid.empty() && g.uuid != uuid;
-    const bool other_bus = !uuid.empty() && g.uuid == uuid && !pci.empty() && !g.pci.empty() && g.pci != pci;
-    if (other_uuid || other_bus) {
-      h->several_machines = true;
-      continue;
+  using Set = std::set<std::int32_t>;
+  static const Set kNone;
+  const auto named = [](const auto& map, const auto& key, bool given) -> const Set& {
+    const auto it = given ? map.find(key) : map.end();
+    return it == map.end() ? kNone : it->second;
+  };
+  const auto first = [](const Set& set) { return set.empty() ? INT32_MAX : *set.begin(); };
+  NodeGpuHealth::Keys& keys = h->keys;
+  const Set& by_pci = named(keys.pci, pci, !pci.empty());
+  const Set& by_index = named(keys.index, index, index >= 0);
+  std::int32_t chosen = INT32_MAX;
+  if (uuid.empty()) {  // no UUID to tell machines apart: the first GPU a key names
+    chosen = std::min(first(by_pci), first(by_index));
+  } else {
+    bool other_bus = false;  // this UUID met on another bus before the chosen GPU
+    for (const std::int32_t k : named(keys.uuid, uuid, true)) {
+      const GpuHealth& g = h->gpus[static_cast<std::size_t>(k)];
+      if (!pci.empty() && !g.pci.empty() && g.pci != pci) {
+        other_bus = true;
+        continue;
+      }
+      chosen = k;
+      break;
     }
+    chosen = std::min({chosen, first(named(keys.pci_bare, pci, !pci.empty())),
+                       first(named(keys.index_bare, index, index >= 0))});
+    // A GPU a key names before the chosen one holds another UUID (every one with none or this
+    // one is a candidate): another machine's.
+    h->several_machines |= other_bus || first(by_pci) < chosen || first(by_index) < chosen;
+  }
+  if (chosen != INT32_MAX) {
+    GpuHealth& g = h->gpus[static_cast<std::size_t>(chosen)];
+    Key(h, chosen, false);
     if (g.pci.empty()) g.pci = pci;
     if (g.uuid.empty()) g.uuid = uuid;
     if (g.index < 0) g.index = index;
+    Key(h, chosen, true);
     return g;
   }
   h->gpus.push_back(GpuHealth{.pci = pci, .uuid = uuid, .index = index});
+  Key(h, static_cast<std::int32_t>(h->gpus.size() - 1), true);
   return h->gpus.back();
+}
+
+// GPU k's UUID as an `-q` block names it (over any it had), and its index where it had none, with
+// its keys kept in step.
+void NameUuid(NodeGpuHealth* h, std::int32_t k, std::string_view uuid) {
+  Key(h, k, false);
+  h->gpus[static_cast<std::size_t>(k)].uuid = std::string(uuid);
+  Key(h, k, true);
+}
+void NameIndex(NodeGpuHealth* h, std::int32_t k, std::int32_t index) {
+  if (h->gpus[static_cast<std::size_t>(k)].index >= 0) return;
+  Key(h, k, false);
+  h->gpus[static_cast<std::size_t>(k)].index = index;
+  Key(h, k, true);
 }
 
 // `label="value"` inside a Prometheus sample's braces.
@@ -144,9 +200,9 @@ void Reader::QueryValue(std::string_view key, std::string_view value, const Line
     if (key == "Max") g.pcie_width_max = lanes;
     if (key == "Current") g.pcie_width = lanes, g.pcie_line = Here(span);
   } else if (key == "GPU UUID") {
-    g.uuid = std::string(value);
+    NameUuid(out, static_cast<std::int32_t>(query), value);
   } else if (key == "Minor Number") {
-    if (g.index < 0) g.index = static_cast<std::int32_t>(ToInt(value, -1));
+    NameIndex(out, static_cast<std::int32_t>(query), static_cast<std::int32_t>(ToInt(value, -1)));
   } else if (section == "Clocks Event Reasons" || section == "Clocks Throttle Reasons") {
     // The most specific reason is the one to cite: HW thermal or power brake, then SW thermal,
     // then the generic HW Slowdown.
@@ -411,9 +467,9 @@ void XmlReader::GpuValue(std::string_view key, std::string_view value, const Lin
   if (key == "product_name") {
     g.name = std::string(value);
   } else if (key == "uuid") {
-    g.uuid = std::string(value);
+    NameUuid(out, static_cast<std::int32_t>(gpu), value);
   } else if (key == "minor_number") {
-    if (g.index < 0) g.index = static_cast<std::int32_t>(ToInt(value, -1));
+    NameIndex(out, static_cast<std::int32_t>(gpu), static_cast<std::int32_t>(ToInt(value, -1)));
   } else if (under("pci/pci_gpu_link_info/link_widths/")) {
     const auto lanes =
         static_cast<std::int32_t>(ToInt(value.substr(0, value.find('x')), -1));  // `16x`

@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "incident/incident.h"
@@ -66,6 +68,16 @@ struct NodeGpuHealth {
   // a GPU UUID on two buses or two UUIDs on one): hosts under one name. Which GPU a local rank
   // ran on, and which GPU an Xid hit, cannot then be told apart.
   bool several_machines = false;
+  // The GPUs each bus id, UUID and index names (indices into `gpus`, ascending): what the reader
+  // looks a line's GPU up in (gpu_health.cc `At`), not every GPU per line (2,048 machines'
+  // snapshots under one host name hold 16 k GPUs).
+  struct Keys {
+    std::unordered_map<std::string, std::set<std::int32_t>> pci, uuid;
+    std::unordered_map<std::int32_t, std::set<std::int32_t>> index;
+    // Of those, the GPUs with no UUID yet (any line's GPU they may be).
+    std::unordered_map<std::string, std::set<std::int32_t>> pci_bare;
+    std::unordered_map<std::int32_t, std::set<std::int32_t>> index_bare;
+  } keys;
 
   const GpuHealth* ByPci(std::string_view pci) const;
   const GpuHealth* ByIndex(std::int32_t index) const;
