@@ -148,7 +148,7 @@ ParsedFile ReadAndParse(const IncidentDir& dir, const SourceFile& f, std::uint32
     std::vector<TaggedStream> streams = SplitTaggedStreams(body, ctx.prefixes);
     if (!streams.empty() && text->Readable() >= text->view().size()) {  // read whole
       ParseTagged(streams, ctx, settings, &r);
-      r.no_ib_counters = !MayHoldIbCounters(text->view());
+      for (ParsedFile& t : r.tagged) t.no_ib_counters = !MayHoldIbCounters(text->view());
       KeepForQuotes(std::move(*text));
       return r;
     }
