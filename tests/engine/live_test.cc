@@ -262,16 +262,24 @@ TEST(LiveIncident, DockerJsonRecordsReadWhileTheyGrowAreTheIncidentReadOnce) {
   EXPECT_GT(compared, 10);
 }
 
+// scenarios/families/<family>.textproto simulated at `seed` into `out` (its incident in
+// `out/incident`).
+::testing::AssertionResult SimulateInto(const std::string& family, std::uint64_t seed,
+                                        const fs::path& out) {
+  auto scenario = sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families" /
+                                    (family + ".textproto"));
+  if (!scenario.ok()) return ::testing::AssertionFailure() << scenario.status().message();
+  auto result = sim::Simulate(*scenario, {.out_dir = out, .seed = seed});
+  if (!result.ok()) return ::testing::AssertionFailure() << result.status().message();
+  return ::testing::AssertionSuccess();
+}
+
 // A Kubernetes job's pod logs collected as `kubectl logs -l <selector> --prefix` into one file
 // (the pods' lines dealt round-robin, each behind its pod's tag), read while it grows: each pod's
 // stream read as its own, as one read of the finished file reads them (ingest/streams.h).
 TEST(LiveIncident, PodsTaggedStreamsReadWhileTheyGrowAreTheIncidentReadOnce) {
   denpex::testing::TempDir tmp;
-  auto scenario = sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) /
-                                    "scenarios/families/k8s_hang_1024_pytorchjob.textproto");
-  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
-  auto result = sim::Simulate(*scenario, {.out_dir = tmp.path() / "sim", .seed = 9});
-  ASSERT_TRUE(result.ok()) << result.status().message();
+  ASSERT_TRUE(SimulateInto("k8s_hang_1024_pytorchjob", 9, tmp.path() / "sim"));
   const fs::path incident = tmp.path() / "sim" / "incident", relayed = tmp.path() / "relayed";
   std::vector<std::vector<std::string>> pods;
   for (const auto& entry : fs::recursive_directory_iterator(incident)) {
@@ -312,11 +320,7 @@ TEST(LiveIncident, PodsTaggedStreamsReadWhileTheyGrowAreTheIncidentReadOnce) {
 
 TEST(LiveIncident, SimulatedIncidentReadWhileItGrowsIsTheIncidentReadOnce) {
   denpex::testing::TempDir tmp;
-  auto scenario = sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) /
-                                    "scenarios/families/hang_1024_torchrun.textproto");
-  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
-  auto result = sim::Simulate(*scenario, {.out_dir = tmp.path() / "sim", .seed = 3});
-  ASSERT_TRUE(result.ok()) << result.status().message();
+  ASSERT_TRUE(SimulateInto("hang_1024_torchrun", 3, tmp.path() / "sim"));
   std::mt19937 rng(5);
   ExpectGrowingReadsAsOnce(tmp.path() / "sim" / "incident", "hang_1024_torchrun", &rng);
 }

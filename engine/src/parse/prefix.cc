@@ -304,14 +304,17 @@ bool ComposeTag(Scanner* s, std::string_view* name_out = nullptr) {
 }
 
 // The tag a file's policy says every line opens with: `docker compose logs`' `trainer-1  | `, or
-// stern's `<pod> <container> ` of the file's container.
-bool PeelCollectorTag(std::string_view* line, const PrefixPolicy& policy) {
+// stern's `<pod> <container> ` of the file's container. `*stream`, when given, is set to the
+// container's name (compose) or the pod's (stern).
+bool PeelCollectorTag(std::string_view* line, const PrefixPolicy& policy,
+                      std::string_view* stream = nullptr) {
   Scanner s(*line);
-  std::string_view container;
-  if (!(policy.compose && ComposeTag(&s)) &&
-      !(policy.pod_container_size > 0 && PodAndContainer(&s, &container) &&
+  std::string_view container, name;
+  if (!(policy.compose && ComposeTag(&s, &name)) &&
+      !(policy.pod_container_size > 0 && PodAndContainer(&s, &container, &name) &&
         container == policy.PodContainer()))
     return false;
+  if (stream != nullptr) *stream = name;
   *line = s.Rest();
   return true;
 }
@@ -320,13 +323,12 @@ bool PeelCollectorTag(std::string_view* line, const PrefixPolicy& policy) {
 
 std::string_view CollectorStream(std::string_view line, const PrefixPolicy& policy) {
   PeelPaste(&line, policy);
-  Scanner s(line);
-  std::string_view tag, container;
-  if (line.starts_with("[pod/")) return PodTag(&s, &tag) ? tag : std::string_view();
-  if (policy.pod_container_size > 0 && PodAndContainer(&s, &container, &tag) &&
-      container == policy.PodContainer())
-    return tag;
-  if (policy.compose && ComposeTag(&s, &tag)) return tag;
+  std::string_view tag;
+  if (line.starts_with("[pod/")) {
+    Scanner s(line);
+    return PodTag(&s, &tag) ? tag : std::string_view();
+  }
+  if (PeelCollectorTag(&line, policy, &tag)) return tag;
   // Loki's `logcli query`: `<stamp> {labels}   <line>`, the labels that tell its streams apart
   constexpr std::size_t kLongestStamp = 40;
   const std::size_t space = line.substr(0, kLongestStamp).find(' ');
