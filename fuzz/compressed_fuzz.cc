@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   (void)CompressionOf(bytes);
   (void)SniffJsonLog(bytes);
-  for (const JsonLog kind : {JsonLog::kDocker, JsonLog::kJournal}) {
+  for (const JsonLog kind : {JsonLog::kDocker, JsonLog::kJournal, JsonLog::kShipper}) {
     const JsonLogText all = DecodeJsonLog(bytes, kind);
     if (!all.text.empty() && all.text.back() != '\n') std::abort();
     constexpr std::size_t kLimit = 256;

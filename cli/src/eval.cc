@@ -382,6 +382,12 @@ Result<IncidentRun> RunIncident(const v1::Scenario& scenario, std::uint64_t seed
   return run;
 }
 
+std::string CollectionShapeNames() {
+  std::string names;
+  for (const shapes::Shape& s : shapes::AllShapes()) (names += names.empty() ? "" : ", ") += s.name;
+  return names;
+}
+
 int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err) {
   if (args.preflight) return RunPreflightEval(args, out, err);
   const auto t0 = Clock::now();

@@ -41,13 +41,10 @@ void AddEvalFlags(CLI::App* eval, denpex::cli::EvalArgs& a) {
   eval->add_option("--write-gate", a.write_gate, "Write a gate baseline from this run");
   eval->add_option("--manual-triage-minutes", a.manual_triage_minutes,
                    "Also score GPU-hours saved against this manual triage time");
-  eval->add_option(
-          "--shapes", a.shapes,
-          "Also diagnose each incident re-laid in these collection shapes (LIST or all: "
-          "merged, interleaved, flat, renamed, nested, same-host, cri, journald, kubectl-ts, "
-          "paste, "
-          "one-node, victims-only, shared-daemons, rotated) and compare with the canonical "
-          "answer (docs/evaluation.md)")
+  eval->add_option("--shapes", a.shapes,
+                   "Also diagnose each incident re-laid in these collection shapes (LIST or all: " +
+                       denpex::cli::CollectionShapeNames() +
+                       ") and compare with the canonical answer (docs/evaluation.md)")
       ->delimiter(',')
       ->allow_extra_args(false);  // --shapes a,b SCENARIO: the scenario is not a shape
   eval->add_flag(

@@ -239,5 +239,92 @@ TEST(JournalJson, AnXidExportedFromTheJournalIsTheKernelLogs) {
   EXPECT_EQ(inc->nodes[static_cast<std::size_t>(inc->events[0].node)], "gpu-0001");
 }
 
+// ---- a log shipper's records --------------------------------------------------------------
+
+std::string Shipped(std::string_view bytes) {
+  const JsonLogText d = DecodeJsonLog(bytes, JsonLog::kShipper);
+  return std::string(d.text.begin(), d.text.end());
+}
+
+// Each shipper's record of a container's line: the text, its time and its pod and node under the
+// shipper's own keys, read as the line Loki's `logcli query` prints for that stream.
+TEST(ShipperJson, EachShippersRecordIsReadAsItsStreamsLine) {
+  const std::string want =
+      "{container=\"pytorch\", namespace=\"default\", node_name=\"gpu-0007\", "
+      "pod=\"llama-worker-3\"} [rank3]:[E1206 18:44:12.715] boom\n";
+  // Fluent Bit's `kubernetes` filter; `date` a double (stdout's json_lines) or ISO 8601 (s3).
+  const std::string fluent_bit =
+      R"({"date":1717232421.972589,"stream":"stderr","_p":"F","log":"[rank3]:[E1206 18:44:12.715] boom","kubernetes":{"pod_name":"llama-worker-3","namespace_name":"default","pod_id":"1c4f","labels":{"app":"x"},"host":"gpu-0007","container_name":"pytorch","docker_id":"ab12"}})"
+      "\n";
+  EXPECT_EQ(SniffJsonLog(fluent_bit), JsonLog::kShipper);
+  EXPECT_EQ(Shipped(fluent_bit), "2024-06-01T09:00:21.972589000Z " + want);
+  EXPECT_EQ(
+      Shipped(
+          R"({"date":"2024-06-01T09:00:21.972589Z","log":"[rank3]:[E1206 18:44:12.715] boom\n","kubernetes":{"pod_name":"llama-worker-3","namespace_name":"default","host":"gpu-0007","container_name":"pytorch"}})"),
+      "2024-06-01T09:00:21.972589Z " + want);
+  // Vector's `kubernetes_logs` source
+  EXPECT_EQ(
+      Shipped(
+          R"({"file":"/var/log/pods/x/pytorch/0.log","kubernetes":{"container_name":"pytorch","pod_labels":{"app":"x"},"pod_name":"llama-worker-3","pod_namespace":"default","pod_node_name":"gpu-0007"},"message":"[rank3]:[E1206 18:44:12.715] boom","source_type":"kubernetes_logs","stream":"stderr","timestamp":"2024-06-01T09:00:21.972589Z"})"),
+      "2024-06-01T09:00:21.972589Z " + want);
+  // Elastic's ECS document (Filebeat, Elastic Agent), as a search's hit exports it
+  EXPECT_EQ(
+      Shipped(
+          R"({"_index":"logs","_id":"x","_source":{"@timestamp":"2024-06-01T09:00:21.972Z","message":"[rank3]:[E1206 18:44:12.715] boom","kubernetes":{"pod":{"name":"llama-worker-3"},"namespace":"default","container":{"name":"pytorch"},"node":{"name":"gpu-0007"}},"host":{"name":"gpu-0007"}}})"),
+      "2024-06-01T09:00:21.972Z " + want);
+  // Google Cloud Logging's entry of a GKE container
+  EXPECT_EQ(
+      Shipped(
+          R"({"insertId":"x","labels":{"compute.googleapis.com/resource_name":"gpu-0007","k8s-pod/app":"x"},"logName":"projects/p/logs/stderr","resource":{"labels":{"container_name":"pytorch","namespace_name":"default","pod_name":"llama-worker-3","project_id":"p"},"type":"k8s_container"},"severity":"ERROR","textPayload":"[rank3]:[E1206 18:44:12.715] boom","timestamp":"2024-06-01T09:00:21.972589808Z"})"),
+      "2024-06-01T09:00:21.972589808Z " + want);
+  // Loki's `logcli query --output=jsonl`
+  EXPECT_EQ(
+      Shipped(
+          R"({"labels":{"container":"pytorch","namespace":"default","node_name":"gpu-0007","pod":"llama-worker-3","stream":"stderr"},"line":"[rank3]:[E1206 18:44:12.715] boom","timestamp":"2024-06-01T11:00:21.972589808+02:00"})"),
+      "2024-06-01T11:00:21.972589808+02:00 " + want);
+  // A machine's shipper outside Kubernetes names its host alone; a text of several lines (a
+  // shipper's multiline parser joined a traceback) is a line each; escapes are read.
+  const JsonLogText d = DecodeJsonLog(
+      R"({"@timestamp":"2024-06-01T09:00:21Z","message":"Traceback (most recent call last):\n  File \"train.py\", line 3\u003e\n","host":{"name":"gpu-0007"}})",
+      JsonLog::kShipper);
+  EXPECT_EQ(std::string(d.text.begin(), d.text.end()),
+            "2024-06-01T09:00:21Z {node_name=\"gpu-0007\"} Traceback (most recent call last):\n"
+            "2024-06-01T09:00:21Z {node_name=\"gpu-0007\"}   File \"train.py\", line 3>\n");
+  EXPECT_EQ(d.extra_lines, 1u);
+}
+
+// A shipper's file is known by its records: each of its first lines a record with a line, its
+// time, and the pod or node it came from. A program's own JSON lines (a time and a message, no
+// pod or node), Docker's records and journal entries are not a shipper's.
+TEST(ShipperJson, KnownByRecordsThatNameTheirPodOrNode) {
+  const auto record = [](std::string_view time, std::string_view extra) {
+    return "{\"message\":\"step 10\",\"timestamp\":" + std::string(time) + std::string(extra) +
+           "}\n";
+  };
+  const std::string pod = ",\"kubernetes\":{\"pod_name\":\"llama-worker-3\"}";
+  EXPECT_EQ(SniffJsonLog(record("\"2024-06-01T09:00:21Z\"", pod)), JsonLog::kShipper);
+  EXPECT_EQ(SniffJsonLog(record("\"2024-06-01T09:00:21Z\"", "")), JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog(record("\"2024-06-01T09:00:21Z\"", ",\"level\":\"info\"")),
+            JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog(record("\"yesterday\"", pod)), JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog(record("1717232421.5", pod)), JsonLog::kShipper);
+  EXPECT_EQ(SniffJsonLog(record("-3", pod)), JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog("{\"message\":7,\"timestamp\":\"2024-06-01T09:00:21Z\"" + pod + "}\n"),
+            JsonLog::kNone);  // no line's text
+  // every one of the first four lines
+  EXPECT_EQ(SniffJsonLog(record("\"2024-06-01T09:00:21Z\"", pod) + "plain text\n"), JsonLog::kNone);
+  EXPECT_EQ(
+      SniffJsonLog("{\"log\":\"x\\n\",\"stream\":\"stdout\",\"time\":\"2024-06-01T09:00:21Z\"}\n"),
+      JsonLog::kDocker);
+  // a line that is no record (cut by the shipper's crash) is kept and said
+  const JsonLogText d = DecodeJsonLog(
+      record("\"2024-06-01T09:00:21Z\"", pod) + "{\"message\":\"cut", JsonLog::kShipper);
+  EXPECT_EQ(d.records, 1u);
+  EXPECT_EQ(d.other_lines, 1u);
+  EXPECT_NE(JsonLogProblem(d, JsonLog::kShipper).find("a log shipper's JSON records of 1 record"),
+            std::string::npos)
+      << JsonLogProblem(d, JsonLog::kShipper);
+}
+
 }  // namespace
 }  // namespace denpex::engine

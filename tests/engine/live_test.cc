@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -20,6 +22,7 @@
 #include "ingest/chunks.h"
 #include "ingest/live.h"
 #include "ingest/load.h"
+#include "ingest/streams.h"
 #include "parse/prefix.h"
 #include "support/json_logs.h"
 #include "support/temp_dir.h"
@@ -274,25 +277,24 @@ TEST(LiveIncident, DockerJsonRecordsReadWhileTheyGrowAreTheIncidentReadOnce) {
   return ::testing::AssertionSuccess();
 }
 
-// A Kubernetes job's pod logs collected as `kubectl logs -l <selector> --prefix` into one file
-// (the pods' lines dealt round-robin, each behind its pod's tag), read while it grows: each pod's
-// stream read as its own, as one read of the finished file reads them (ingest/streams.h).
-TEST(LiveIncident, PodsTaggedStreamsReadWhileTheyGrowAreTheIncidentReadOnce) {
-  denpex::testing::TempDir tmp;
-  ASSERT_TRUE(SimulateInto("k8s_hang_1024_pytorchjob", 9, tmp.path() / "sim"));
-  const fs::path incident = tmp.path() / "sim" / "incident", relayed = tmp.path() / "relayed";
+// A simulated Kubernetes job's incident with its current pod logs relayed into one file `name`
+// (the pods' lines dealt round-robin, each line as `relay(pod, line)` makes it), everything else
+// copied: in `relayed`. The number of pods.
+std::size_t RelayPods(
+    const fs::path& incident, const fs::path& relayed, const std::string& name,
+    const std::function<std::string(const std::string&, std::string_view)>& relay) {
   std::vector<std::vector<std::string>> pods;
   for (const auto& entry : fs::recursive_directory_iterator(incident)) {
     if (!entry.is_regular_file()) continue;
     const fs::path rel = fs::relative(entry.path(), incident);
-    const std::string name = entry.path().filename().string();
-    if (rel.begin()->string() == "pods" && !name.ends_with(".previous.log")) {
-      const std::string pod = name.substr(0, name.find('.'));
+    const std::string file = entry.path().filename().string();
+    if (rel.begin()->string() == "pods" && !file.ends_with(".previous.log")) {
+      const std::string pod = file.substr(0, file.find('.'));
       const std::string text = Read(entry.path());
       pods.emplace_back();
       for (std::size_t at = 0; at < text.size();) {
         const std::size_t nl = std::min(text.find('\n', at), text.size());
-        pods.back().push_back("[pod/" + pod + "/pytorch] " + text.substr(at, nl - at) + "\n");
+        pods.back().push_back(relay(pod, std::string_view(text).substr(at, nl - at)) + "\n");
         at = nl + 1;
       }
       continue;
@@ -300,7 +302,6 @@ TEST(LiveIncident, PodsTaggedStreamsReadWhileTheyGrowAreTheIncidentReadOnce) {
     fs::create_directories((relayed / rel).parent_path());
     fs::copy_file(entry.path(), relayed / rel);
   }
-  ASSERT_GT(pods.size(), 1u);
   std::string merged;
   for (std::size_t line = 0, left = 1; left > 0; ++line) {
     left = 0;
@@ -308,14 +309,84 @@ TEST(LiveIncident, PodsTaggedStreamsReadWhileTheyGrowAreTheIncidentReadOnce) {
       if (line < lines.size()) merged += lines[line], ++left;
     }
   }
-  std::ofstream(relayed / "pods.log", std::ios::binary) << merged;
+  std::ofstream(relayed / name, std::ios::binary) << merged;
+  return pods.size();
+}
+
+std::ptrdiff_t TaggedFiles(const Incident& inc) {
+  return std::count_if(inc.files.begin(), inc.files.end(),
+                       [](const LogFile& f) { return !f.tag.empty(); });
+}
+
+// A Kubernetes job's pod logs collected as `kubectl logs -l <selector> --prefix` into one file,
+// read while it grows: each pod's stream read as its own, as one read of the finished file reads
+// them (ingest/streams.h).
+TEST(LiveIncident, PodsTaggedStreamsReadWhileTheyGrowAreTheIncidentReadOnce) {
+  denpex::testing::TempDir tmp;
+  ASSERT_TRUE(SimulateInto("k8s_hang_1024_pytorchjob", 9, tmp.path() / "sim"));
+  const fs::path relayed = tmp.path() / "relayed";
+  const std::size_t pods = RelayPods(tmp.path() / "sim" / "incident", relayed, "pods.log",
+                                     [](const std::string& pod, std::string_view line) {
+                                       return "[pod/" + pod + "/pytorch] " + std::string(line);
+                                     });
+  ASSERT_GT(pods, 1u);
   auto once = LoadIncident(relayed, 2);
   ASSERT_TRUE(once.ok()) << once.status().message();
-  EXPECT_EQ(std::count_if(once->files.begin(), once->files.end(),
-                          [](const LogFile& f) { return !f.tag.empty(); }),
-            static_cast<std::ptrdiff_t>(pods.size()));
+  EXPECT_EQ(TaggedFiles(*once), static_cast<std::ptrdiff_t>(pods));
   std::mt19937 rng(23);
   ExpectGrowingReadsAsOnce(relayed, "k8s_hang_1024_pytorchjob (kubectl --prefix)", &rng);
+}
+
+// `line` of `pod` on `node` as Fluent Bit's `kubernetes` filter ships it, one JSON record.
+std::string FluentBitRecord(const std::string& pod, const std::string& node,
+                            std::string_view line) {
+  std::string record = R"({"date":1772442021.5,"log":")";
+  for (const char c : line) {
+    if (c == '"' || c == '\\') record.push_back('\\');
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04x", c);
+      record += escape;
+    } else {
+      record.push_back(c);
+    }
+  }
+  return record + R"(","kubernetes":{"pod_name":")" + pod + R"(","host":")" + node +
+         R"(","container_name":"pytorch"}})";
+}
+
+// The node `describe/<pod>.txt` of `incident` names (`Node:  gpu-0005/10.128.0.6`).
+std::string DescribedNode(const fs::path& incident, const std::string& pod) {
+  const std::string text = Read(incident / "describe" / (pod + ".txt"));
+  const std::size_t from = text.find_first_not_of(' ', text.find("\nNode:") + 6);
+  return text.substr(from, text.find('/', from) - from);
+}
+
+// The same pod logs shipped by Fluent Bit's `kubernetes` filter, one JSON record a line (the pod
+// and its node under `kubernetes`), read while the file grows: each piece decoded as it comes,
+// each pod's stream its own and the node its records name, as one read of the finished file.
+TEST(LiveIncident, PodsShippedRecordsReadWhileTheyGrowAreTheIncidentReadOnce) {
+  denpex::testing::TempDir tmp;
+  ASSERT_TRUE(SimulateInto("k8s_hang_1024_pytorchjob", 9, tmp.path() / "sim"));
+  const fs::path incident = tmp.path() / "sim" / "incident", relayed = tmp.path() / "relayed";
+  std::map<std::string, std::string> node_of;
+  const std::size_t pods =
+      RelayPods(incident, relayed, "pods.json", [&](const std::string& pod, std::string_view line) {
+        auto [it, fresh] = node_of.try_emplace(pod);
+        if (fresh) it->second = DescribedNode(incident, pod);
+        return FluentBitRecord(pod, it->second, line);
+      });
+  ASSERT_GT(pods, 1u);
+  auto once = LoadIncident(relayed, 2);
+  ASSERT_TRUE(once.ok()) << once.status().message();
+  EXPECT_EQ(TaggedFiles(*once), static_cast<std::ptrdiff_t>(pods));
+  for (const LogFile& f : once->files) {
+    if (f.tag.empty()) continue;
+    ASSERT_GE(f.node, 0) << f.tag;
+    EXPECT_EQ(once->nodes[f.node], node_of.at(std::string(TaggedPod(f.tag)))) << f.tag;
+  }
+  std::mt19937 rng(29);
+  ExpectGrowingReadsAsOnce(relayed, "k8s_hang_1024_pytorchjob (Fluent Bit)", &rng);
 }
 
 TEST(LiveIncident, SimulatedIncidentReadWhileItGrowsIsTheIncidentReadOnce) {

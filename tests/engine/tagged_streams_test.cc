@@ -81,6 +81,28 @@ TEST(TaggedStreams, SternAndComposeTagsSplitToo) {
   EXPECT_EQ(TaggedPod("{app=\"x\", mypod=\"y\"}"), "{app=\"x\", mypod=\"y\"}");
 }
 
+// Promtail labels each line with the stream it came from: a pod's stdout and stderr are its one
+// console (as `kubectl logs` prints it), so its two label sets are one stream.
+TEST(TaggedStreams, ALokiStreamLabelMakesNoStreamOfItsOwn) {
+  const std::vector<TaggedStream> loki = Split(
+      "2026-03-02T09:00:21Z {pod=\"llama-worker-0\", stream=\"stdout\"} step 1\n"
+      "2026-03-02T09:00:21Z {pod=\"llama-worker-1\", stream=\"stderr\"} E0302 boom\n"
+      "2026-03-02T09:00:22Z {pod=\"llama-worker-0\", stream=\"stderr\"} W0302 slow\n"
+      "2026-03-02T09:00:22Z {pod=\"llama-worker-1\", stream=\"stdout\"} step 1\n"
+      "2026-03-02T09:00:23Z {stream=\"stdout\", pod=\"llama-worker-0\"} step 2\n");
+  ASSERT_EQ(loki.size(), 2u);
+  EXPECT_EQ(loki[0].tag, "{pod=\"llama-worker-0\"}");
+  EXPECT_EQ(loki[1].tag, "{pod=\"llama-worker-1\"}");
+  EXPECT_EQ(loki[0].lines.size(), 3u);
+  EXPECT_EQ(loki[1].lines.size(), 2u);
+  // a label whose name merely ends in `stream` is kept
+  const std::vector<TaggedStream> other = Split(
+      "2026-03-02T09:00:21Z {pod=\"a-1\", upstream=\"x\"} step 1\n"
+      "2026-03-02T09:00:21Z {pod=\"a-1\", upstream=\"y\"} step 1\n");
+  ASSERT_EQ(other.size(), 2u);
+  EXPECT_EQ(other[1].tag, "{pod=\"a-1\", upstream=\"y\"}");
+}
+
 TEST(TaggedStreams, OneTagOrAFewTaggedLinesIsNoSplit) {
   EXPECT_TRUE(Split("[pod/llama-worker-0/pytorch] a\n[pod/llama-worker-0/pytorch] b\n").empty());
   // two pods' lines pasted into a log of other lines: read as it is
@@ -158,6 +180,58 @@ TEST(TaggedStreams, RecreatedJobSetPodsStreamIsTheLaterAttempt) {
   EXPECT_FALSE(StreamOf(*inc, "llama-workers-0-1-l8l87/pytorch")->later_attempt);
   EXPECT_TRUE(StreamOf(*inc, "llama-workers-0-1-qww6k/pytorch")->later_attempt);
   EXPECT_FALSE(StreamOf(*inc, "llama-workers-0-2-bcdfg/pytorch")->later_attempt);
+}
+
+// A log shipper's records of two pods (Fluent Bit's `kubernetes` filter), no describe: each pod's
+// stream is the node its records name, and a line naming the pod's hostname (NCCL's
+// `<host>:<pid>:<tid>`) is that node's too.
+TEST(TaggedStreams, AShippersRecordsAreAStreamPerPodEachTheNodeTheyName) {
+  testing::TempDir dir;
+  const auto record = [](std::string_view pod, std::string_view node, std::string_view line) {
+    return R"({"date":1772442021.5,"log":")" + std::string(line) +
+           R"(","kubernetes":{"pod_name":")" + std::string(pod) +
+           R"(","namespace_name":"default","host":")" + std::string(node) +
+           R"(","container_name":"pytorch"}})" + "\n";
+  };
+  Write(dir.path() / "pods.json",
+        record("llama-worker-0", "gpu-0005", "[default0]:step 1") +
+            record("llama-worker-1", "gpu-0006", "[default0]:step 1") +
+            record("llama-worker-1", "gpu-0006",
+                   "llama-worker-1:1415637:1415700 [3] NCCL INFO comm 0x5581 rank 11 nranks 16 "
+                   "cudaDev 3 nvmlDev 3 busId 9c000 commId 0x1b2 - Init COMPLETE") +
+            record("llama-worker-1", "gpu-0006", std::string(kFailed)) +
+            record("llama-worker-0", "gpu-0005", "[default0]:step 2"));
+  EXPECT_EQ(TaggedNode("{container=\"pytorch\", node_name=\"gpu-0006\", pod=\"llama-worker-1\"}"),
+            "gpu-0006");
+  EXPECT_EQ(TaggedNode("{kubernetes_node=\"gpu-0006\"}"), "gpu-0006");
+  EXPECT_EQ(TaggedNode("{mynode=\"gpu-0006\"}"), "");
+  EXPECT_EQ(TaggedNode("llama-worker-1/pytorch"), "");
+  auto inc = LoadIncident(dir.path(), 2);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  const LogFile* w0 = StreamOf(*inc,
+                               "{container=\"pytorch\", namespace=\"default\", "
+                               "node_name=\"gpu-0005\", pod=\"llama-worker-0\"}");
+  const LogFile* w1 = StreamOf(*inc,
+                               "{container=\"pytorch\", namespace=\"default\", "
+                               "node_name=\"gpu-0006\", pod=\"llama-worker-1\"}");
+  ASSERT_NE(w0, nullptr);
+  ASSERT_NE(w1, nullptr);
+  EXPECT_EQ(w0->path, "pods.json");
+  ASSERT_GE(w0->node, 0);
+  EXPECT_EQ(inc->nodes[w0->node], "gpu-0005");
+  ASSERT_GE(w1->node, 0);
+  EXPECT_EQ(inc->nodes[w1->node], "gpu-0006");
+  EXPECT_EQ(std::count(inc->nodes.begin(), inc->nodes.end(), "llama-worker-1"), 0);
+  int seen = 0;
+  for (const Event& e : inc->events) {
+    if (e.kind != Kind::kWorkerFailed && e.kind != Kind::kCommInit) continue;
+    ++seen;
+    EXPECT_EQ(&inc->files[e.file], w1);
+    EXPECT_EQ(e.line, e.kind == Kind::kWorkerFailed ? 4u : 3u);
+    ASSERT_GE(e.node, 0);
+    EXPECT_EQ(inc->nodes[e.node], "gpu-0006");
+  }
+  EXPECT_EQ(seen, 2);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -134,7 +135,7 @@ TEST(Shapes, AllExpandsToEveryShapeAndUnknownNamesAreListed) {
   auto all = ParseShapes({"all"});
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), AllShapes().size());
-  EXPECT_EQ(AllShapes().size(), 17u);
+  EXPECT_EQ(AllShapes().size(), 18u);
   auto two = ParseShapes({"renamed,cri", "renamed"});
   ASSERT_TRUE(two.ok());
   ASSERT_EQ(two->size(), 2u);
@@ -495,6 +496,52 @@ TEST_F(ShapesTest, KubectlPrefixMergesTheCurrentPodLogsBehindTheirTags) {
             "2026-11-29T16:20:00.000000000Z b before its restart\n");
   EXPECT_EQ(tree.at("describe/llama-worker-1.txt"),
             "Name:         llama-worker-1\nNode:         node-b/10.0.0.2\n");
+  EXPECT_EQ(tree.at("node-b/rank_3.log"), kIncident.at("node-b/rank_3.log"));
+}
+
+// Fluent Bit's Kubernetes filter: the current pod logs' lines as its records, one a line in
+// arrival order, the pod (and its node, where its describe names one) under `kubernetes`.
+TEST_F(ShapesTest, FluentBitShipsTheCurrentPodLogsAsKubernetesRecords) {
+  auto none = Relay(*FindShape("fluent-bit"), root_ / "incident", MakeTruth(), root_ / "none");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->applies);
+  const auto put = [&](const std::string& rel, const std::string& text) {
+    fs::create_directories((root_ / "incident" / rel).parent_path());
+    std::ofstream(root_ / "incident" / rel, std::ios::binary) << text;
+  };
+  put("pods/llama-worker-0.log", "2026-11-29T16:25:31.000000000Z a \"first\"\nuntimed after a\n");
+  put("pods/llama-worker-1.log", "2026-11-29T16:25:32.250000000Z b only\n");
+  put("pods/llama-worker-1.previous.log", "2026-11-29T16:20:00.000000000Z b before its restart\n");
+  put("describe/llama-worker-1.txt",
+      "Name:         llama-worker-1\nNode:         node-b/10.0.0.2\n");
+  const auto [tree, relaid] = Lay("fluent-bit");
+  ASSERT_TRUE(relaid.applies);
+  EXPECT_EQ(Lay("fluent-bit", "again").first, tree);
+  const std::vector<std::string> records = [&] {
+    std::vector<std::string> v;
+    std::istringstream in(tree.at("pods.json"));
+    for (std::string line; std::getline(in, line);) v.push_back(line);
+    return v;
+  }();
+  ASSERT_EQ(records.size(), 3u);
+  const std::regex record(
+      R"re(\{"date":(\d+\.\d{6}),"stream":"stdout","_p":"F","log":"(.*)","kubernetes":\{"pod_name":"([a-z0-9-]+)","namespace_name":"default","pod_id":"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"(,"host":"[a-z-]+")?,"container_name":"pytorch","docker_id":"[0-9a-f]{64}","container_image":"[^"]+"\}\})re");
+  const std::vector<std::array<std::string, 4>> want = {
+      {"1795969531.000000", R"(2026-11-29T16:25:31.000000000Z a \"first\")", "llama-worker-0", ""},
+      {"1795969531.000000", "untimed after a", "llama-worker-0", ""},
+      {"1795969532.250000", "2026-11-29T16:25:32.250000000Z b only", "llama-worker-1",
+       R"(,"host":"node-b")"}};
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(records[i], m, record)) << records[i];
+    EXPECT_EQ(m[1], want[i][0]);
+    EXPECT_EQ(m[2], want[i][1]);
+    EXPECT_EQ(m[3], want[i][2]);
+    EXPECT_EQ(m[4], want[i][3]);
+  }
+  EXPECT_FALSE(tree.contains("pods/llama-worker-0.log"));
+  EXPECT_EQ(tree.at("pods/llama-worker-1.previous.log"),
+            "2026-11-29T16:20:00.000000000Z b before its restart\n");
   EXPECT_EQ(tree.at("node-b/rank_3.log"), kIncident.at("node-b/rank_3.log"));
 }
 

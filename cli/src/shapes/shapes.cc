@@ -28,6 +28,13 @@ const std::vector<Shape>& AllShapes() {
        "the same answer where the pod tags or the lines name the ranks and pods; else node-level "
        "or INCONCLUSIVE",
        RelayKubectlPrefix},
+      {"fluent-bit",
+       "the pod logs' boundaries and lines: every current pod log shipped by Fluent Bit's "
+       "Kubernetes filter, one JSON record a line in arrival order (`log`, `date`, the pod and "
+       "its node under `kubernetes`)",
+       "the same answer where the records or the lines name the ranks and pods; else node-level "
+       "or INCONCLUSIVE",
+       RelayFluentBit},
       {"flat", "folders and file names: one file per node or agent, opaque names",
        "the same answer where the lines name their rank; else node-level", RelayFlat},
       {"renamed", "every file and folder name (rank_<R>.log, <host>/, slurm-<id>.out)",

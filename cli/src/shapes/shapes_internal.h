@@ -19,6 +19,7 @@ namespace denpex::cli::shapes {
 Status RelayMerged(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayInterleaved(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayKubectlPrefix(const Source& src, const std::filesystem::path& out, Relaid* r);
+Status RelayFluentBit(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayFlat(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayRenamed(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayNested(const Source& src, const std::filesystem::path& out, Relaid* r);
@@ -68,6 +69,11 @@ std::string PodOf(std::string_view rel);
 // The files that are the initiator node's: below its folder, and (Kubernetes) the pod logs
 // and descriptions of the pods `describe/<pod>.txt` places on it.
 std::set<std::string> FilesOfNode(const Source& src, const std::string& node);
+
+// `bytes` as a JSON string's content, escaped as Docker's json-file driver (and Go's encoding/json)
+// escapes a log (moby's jsonlog: `\n`, `\r`, `\"`, `\\`; `<`, `>`, `&` and the other control bytes
+// as `\u00XX`; U+2028 and U+2029 escaped; a byte that is no UTF-8 as `\ufffd`).
+void AppendJsonEscaped(std::string_view bytes, std::string* out);
 
 // `len` lower-case hex characters derived from the incident and `what`.
 std::string Opaque(const Source& src, std::string_view what, int len = 12);

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <queue>
 #include <set>
@@ -56,43 +57,92 @@ Status RelayMerged(const Source& src, const fs::path& out, Relaid*) {
 
 namespace {
 
-// `texts` as one stream in arrival order: every line at its own time, an untimed line right
-// after the line before it in its text (same time, later in the text); ties in text then line
-// order. Each line gets its text's `prefixes` entry first (none when `prefixes` is empty).
-std::string Interleave(const std::vector<std::string>& texts, const Source& src,
-                       const std::vector<std::string>& prefixes = {}) {
-  struct Cursor {
-    TimeNs t;
-    std::uint32_t file, line;
-    bool operator>(const Cursor& o) const {
-      return std::tie(t, file, line) > std::tie(o.t, o.file, o.line);
-    }
-  };
-  std::vector<std::vector<std::string_view>> lines;
+// A line of one of several texts, at the time it arrived.
+struct Arrival {
+  TimeNs t;
+  std::uint32_t file, line;
+  bool operator>(const Arrival& o) const {
+    return std::tie(t, file, line) > std::tie(o.t, o.file, o.line);
+  }
+};
+
+// The lines of `lines` (each text's) in arrival order: every line at its own time, an untimed line
+// right after the line before it in its text (same time, later in the text); ties in text then
+// line order.
+std::vector<Arrival> ArrivalOrder(const std::vector<std::vector<std::string_view>>& lines,
+                                  const Source& src) {
   std::vector<std::vector<TimeNs>> times;
-  for (const auto& t : texts) {
-    lines.push_back(Lines(t));
-    times.push_back(ArrivalTimes(lines.back(), src));
+  for (const auto& l : lines) {
+    times.push_back(ArrivalTimes(l, src));
     // A file's own later stamps may run backwards (block-buffered bursts): within a file the
     // order stays the file's, so an untimed line never leaves the line before it.
     for (size_t i = 1; i < times.back().size(); ++i) {
       times.back()[i] = std::max(times.back()[i], times.back()[i - 1]);
     }
   }
-  std::priority_queue<Cursor, std::vector<Cursor>, std::greater<>> heap;
+  std::priority_queue<Arrival, std::vector<Arrival>, std::greater<>> heap;
   for (std::uint32_t f = 0; f < lines.size(); ++f) {
     if (!lines[f].empty()) heap.push({times[f][0], f, 0});
   }
-  std::string all;
+  std::vector<Arrival> order;
   while (!heap.empty()) {
-    const Cursor c = heap.top();
+    const Arrival a = heap.top();
     heap.pop();
-    if (!prefixes.empty()) all.append(prefixes[c.file]);
-    all.append(lines[c.file][c.line]);
+    order.push_back(a);
+    if (a.line + 1 < lines[a.file].size())
+      heap.push({times[a.file][a.line + 1], a.file, a.line + 1});
+  }
+  return order;
+}
+
+std::vector<std::vector<std::string_view>> LinesOf(const std::vector<std::string>& texts) {
+  std::vector<std::vector<std::string_view>> lines;
+  for (const auto& t : texts) lines.push_back(Lines(t));
+  return lines;
+}
+
+// `texts` as one stream in arrival order (ArrivalOrder), each line after its text's `prefixes`
+// entry (none when `prefixes` is empty).
+std::string Interleave(const std::vector<std::string>& texts, const Source& src,
+                       const std::vector<std::string>& prefixes = {}) {
+  const auto lines = LinesOf(texts);
+  std::string all;
+  for (const Arrival& a : ArrivalOrder(lines, src)) {
+    if (!prefixes.empty()) all.append(prefixes[a.file]);
+    all.append(lines[a.file][a.line]);
     all.push_back('\n');
-    if (c.line + 1 < lines[c.file].size()) heap.push({times[c.file][c.line + 1], c.file, c.line + 1});
   }
   return all;
+}
+
+// The current pod logs (`pods/<pod>.log`, not `--previous`' logs) with their pods' names; none
+// where fewer than two (a relayed file needs two pods).
+Status CurrentPodLogs(const Source& src, std::vector<std::string>* texts,
+                      std::vector<std::string>* pods) {
+  for (const auto& f : src.files) {
+    const std::string pod = PodOf(f.rel);
+    if (!f.log || !f.rel.starts_with("pods/") || pod.empty() || f.rel.ends_with(".previous.log"))
+      continue;
+    auto text = ReadText(src.dir / f.rel);
+    if (!text.ok()) return text.status();
+    texts->push_back(std::move(*text));
+    pods->push_back(pod);
+  }
+  if (texts->size() < 2) texts->clear();
+  return Status::Ok();
+}
+
+// Every log but the current pod logs, as it is.
+Status CopyOtherLogs(const Source& src, const fs::path& out) {
+  for (const auto& f : src.files) {
+    if (!f.log ||
+        (f.rel.starts_with("pods/") && !PodOf(f.rel).empty() && !f.rel.ends_with(".previous.log")))
+      continue;
+    auto text = ReadText(src.dir / f.rel);
+    if (!text.ok()) return text.status();
+    DENPEX_RETURN_IF_ERROR(WriteText(out / f.rel, *text));
+  }
+  return CopyKept(src, out);
 }
 
 }  // namespace
@@ -114,30 +164,58 @@ Status RelayInterleaved(const Source& src, const fs::path& out, Relaid*) {
 // other file (`--previous` logs, describes, events, kernel logs) as it is. Not applicable to an
 // incident with fewer than two pod logs.
 Status RelayKubectlPrefix(const Source& src, const fs::path& out, Relaid* r) {
-  std::vector<std::string> texts, prefixes;
-  for (const auto& f : src.files) {
-    const std::string pod = PodOf(f.rel);
-    if (!f.log || !f.rel.starts_with("pods/") || pod.empty() || f.rel.ends_with(".previous.log"))
-      continue;
-    auto text = ReadText(src.dir / f.rel);
-    if (!text.ok()) return text.status();
-    texts.push_back(std::move(*text));
-    prefixes.push_back("[pod/" + pod + "/pytorch] ");
-  }
-  if (texts.size() < 2) {
+  std::vector<std::string> texts, pods;
+  DENPEX_RETURN_IF_ERROR(CurrentPodLogs(src, &texts, &pods));
+  if (texts.empty()) {
     r->applies = false;
     return Status::Ok();
   }
-  DENPEX_RETURN_IF_ERROR(WriteText(out / "pods.log", Interleave(texts, src, prefixes)));
-  for (const auto& f : src.files) {
-    if (!f.log ||
-        (f.rel.starts_with("pods/") && !PodOf(f.rel).empty() && !f.rel.ends_with(".previous.log")))
-      continue;
-    auto text = ReadText(src.dir / f.rel);
-    if (!text.ok()) return text.status();
-    DENPEX_RETURN_IF_ERROR(WriteText(out / f.rel, *text));
+  for (std::string& pod : pods) pod = "[pod/" + pod + "/pytorch] ";
+  DENPEX_RETURN_IF_ERROR(WriteText(out / "pods.log", Interleave(texts, src, pods)));
+  return CopyOtherLogs(src, out);
+}
+
+// Fluent Bit's DaemonSet (`tail` of /var/log/containers with the CRI parser, the `kubernetes`
+// filter) shipping the current pod logs, its records kept as its `stdout` output's `json_lines`
+// print them, one a line in arrival order, as `pods.json`:
+// `{"date":1717232421.972589,"stream":"stdout","_p":"F","log":"<line>","kubernetes":{"pod_name":
+// "<pod>","namespace_name":"default","pod_id":"<uuid>","host":"<node>","container_name":
+// "pytorch","docker_id":"<id>","container_image":"<image>"}}` (`host` the node its describe names,
+// left out where none does); every other file as it is. Not applicable with fewer than two pod
+// logs.
+Status RelayFluentBit(const Source& src, const fs::path& out, Relaid* r) {
+  std::vector<std::string> texts, pods;
+  DENPEX_RETURN_IF_ERROR(CurrentPodLogs(src, &texts, &pods));
+  if (texts.empty()) {
+    r->applies = false;
+    return Status::Ok();
   }
-  return CopyKept(src, out);
+  const auto nodes = PodNodes(src);
+  std::vector<std::string> metadata;  // `"kubernetes":{...}}` of each pod's records
+  for (const std::string& pod : pods) {
+    const std::string id = Opaque(src, "pod-id/" + pod, 32);
+    std::string m = "\"kubernetes\":{\"pod_name\":\"" + pod +
+                    "\",\"namespace_name\":\"default\",\"pod_id\":\"" + id.substr(0, 8) + "-" +
+                    id.substr(8, 4) + "-" + id.substr(12, 4) + "-" + id.substr(16, 4) + "-" +
+                    id.substr(20, 12) + "\"";
+    if (const auto it = nodes.find(pod); it != nodes.end()) m += ",\"host\":\"" + it->second + "\"";
+    m += ",\"container_name\":\"pytorch\",\"docker_id\":\"" + Opaque(src, "docker-id/" + pod, 64) +
+         "\",\"container_image\":\"nvcr.io/nvidia/pytorch:24.05-py3\"}}\n";
+    metadata.push_back(std::move(m));
+  }
+  const auto lines = LinesOf(texts);
+  std::string all;
+  char date[32];
+  for (const Arrival& a : ArrivalOrder(lines, src)) {
+    std::snprintf(date, sizeof date, "%lld.%06lld", static_cast<long long>(a.t / 1'000'000'000),
+                  static_cast<long long>(a.t % 1'000'000'000 / 1000));
+    ((all += "{\"date\":") += date) += ",\"stream\":\"stdout\",\"_p\":\"F\",\"log\":\"";
+    AppendJsonEscaped(lines[a.file][a.line], &all);
+    all += "\",";
+    all += metadata[a.file];
+  }
+  DENPEX_RETURN_IF_ERROR(WriteText(out / "pods.json", all));
+  return CopyOtherLogs(src, out);
 }
 
 // One file per node folder (its files one after another), every other log its own file; all

@@ -184,10 +184,9 @@ std::size_t CharLength(std::string_view s) {
                                                                                               : 0;
 }
 
-// `bytes` as a JSON string's content, escaped as Docker's json-file driver escapes a log
-// (moby's jsonlog: `\n`, `\r`, `\"`, `\\`; `<`, `>`, `&` and the other control bytes as
-// `\u00XX`; U+2028 and U+2029 escaped; a byte that is no UTF-8 as `\ufffd`).
-void AppendDockerEscaped(std::string_view bytes, std::string* out) {
+}  // namespace
+
+void AppendJsonEscaped(std::string_view bytes, std::string* out) {
   constexpr char kHex[] = "0123456789abcdef";
   for (std::size_t i = 0; i < bytes.size();) {
     const auto b = static_cast<unsigned char>(bytes[i]);
@@ -225,8 +224,6 @@ void AppendDockerEscaped(std::string_view bytes, std::string* out) {
   }
 }
 
-}  // namespace
-
 // Docker's json-file driver: each line a record
 // `{"log":"<line>\n","stream":"stdout","time":"<RFC3339Nano>"}` (stderr for a `*stderr.log`, as
 // cri), written when the line arrived; a line over 16 KiB split into records of 16 KiB, the ones
@@ -252,7 +249,7 @@ Status RelayDockerJson(const Source& src, const fs::path& out, Relaid*) {
         if (n == 0) n = std::min(kDockerRecordBytes, line.size());
         const bool last = n == line.size();
         outtext += "{\"log\":\"";
-        AppendDockerEscaped(line.substr(0, n), &outtext);
+        AppendJsonEscaped(line.substr(0, n), &outtext);
         if (last && ended) outtext += "\\n";
         outtext += stream;
         outtext += time;

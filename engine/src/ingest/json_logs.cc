@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <optional>
 
 #include "denpex/common/time.h"
 #include "parse/scan.h"
@@ -77,32 +79,45 @@ bool TimeLike(std::string_view t) {
           IsDigit(zone[2]) && zone[3] == ':' && IsDigit(zone[4]) && IsDigit(zone[5]));
 }
 
-// A line read as one JSON object: each of its keys handed to `field(key, &i)`, which reads the
-// value at line[i] (and moves i past it) or returns false; false when the line is no object.
+// The JSON object at s[*i] (its `{`): each of its keys handed to `field(key, &i)`, which reads the
+// value at s[i] (and moves i past it) or returns false; *i then past its `}`. False when it is
+// no object.
+template <typename Field>
+bool ObjectFields(std::string_view s, std::size_t* i, Field field) {
+  SkipSpaces(s, i);
+  if (*i >= s.size() || s[*i] != '{') return false;
+  ++*i;
+  SkipSpaces(s, i);
+  if (*i < s.size() && s[*i] == '}') {
+    ++*i;
+    return true;
+  }
+  for (;;) {
+    SkipSpaces(s, i);
+    std::string_view key;
+    if (!RawString(s, i, &key)) return false;
+    SkipSpaces(s, i);
+    if (*i >= s.size() || s[*i] != ':') return false;
+    ++*i;
+    SkipSpaces(s, i);
+    if (!field(key, i)) return false;
+    SkipSpaces(s, i);
+    if (*i < s.size() && s[*i] == ',') {
+      ++*i;
+      continue;
+    }
+    if (*i < s.size() && s[*i] == '}') break;
+    return false;
+  }
+  ++*i;
+  return true;
+}
+
+// A line read as one JSON object (ObjectFields), nothing after it; false when it is none.
 template <typename Field>
 bool ForEachField(std::string_view line, Field field) {
   std::size_t i = 0;
-  SkipSpaces(line, &i);
-  if (i >= line.size() || line[i] != '{') return false;
-  ++i;
-  for (;;) {
-    SkipSpaces(line, &i);
-    std::string_view key;
-    if (!RawString(line, &i, &key)) return false;
-    SkipSpaces(line, &i);
-    if (i >= line.size() || line[i] != ':') return false;
-    ++i;
-    SkipSpaces(line, &i);
-    if (!field(key, &i)) return false;
-    SkipSpaces(line, &i);
-    if (i < line.size() && line[i] == ',') {
-      ++i;
-      continue;
-    }
-    if (i < line.size() && line[i] == '}') break;
-    return false;
-  }
-  ++i;
+  if (!ObjectFields(line, &i, field)) return false;
   SkipSpaces(line, &i);
   return i == line.size();
 }
@@ -297,27 +312,216 @@ void AppendJournalPrefix(const JournalRecord& r, std::vector<char>* text) {
   Append(text, ": ");
 }
 
+// ---- a log shipper's records -------------------------------------------------------------
+
+// What a shipper's record says of its line, each the value of one of the keys below.
+enum class Role : std::uint8_t { kText, kTime, kPod, kContainer, kNamespace, kNode };
+
+struct ShipperKey {
+  std::string_view path;  // the key's path through nested objects, `.`-joined
+  Role role;
+};
+
+// The keys the shippers that Kubernetes clusters run write (a record of another shipper may name
+// a field twice: the earlier row wins). Fluent Bit's and Fluentd's `kubernetes` filter puts the
+// pod's node in `kubernetes.host`, Vector's `kubernetes_logs` source in
+// `kubernetes.pod_node_name`, Elastic's ECS (Filebeat, Elastic Agent) in `kubernetes.node.name`
+// (and the machine in `host.name`), Google Cloud Logging in the `compute.googleapis.com/
+// resource_name` label; Loki's `logcli query --output=jsonl` holds the stream's labels.
+constexpr ShipperKey kShipperKeys[] = {
+    {"log", Role::kText},          // Fluent Bit, Fluentd (the container runtime's field)
+    {"message", Role::kText},      // Vector, ECS
+    {"textPayload", Role::kText},  // Google Cloud Logging
+    {"line", Role::kText},         // logcli
+    {"time", Role::kTime},
+    {"@timestamp", Role::kTime},
+    {"timestamp", Role::kTime},
+    {"date", Role::kTime},  // Fluent Bit's `json_date_key`: seconds since the epoch, or ISO 8601
+    {"kubernetes.pod_name", Role::kPod},
+    {"kubernetes.pod.name", Role::kPod},
+    {"resource.labels.pod_name", Role::kPod},
+    {"labels.pod", Role::kPod},
+    {"labels.pod_name", Role::kPod},
+    {"kubernetes.container_name", Role::kContainer},
+    {"kubernetes.container.name", Role::kContainer},
+    {"resource.labels.container_name", Role::kContainer},
+    {"labels.container", Role::kContainer},
+    {"kubernetes.namespace_name", Role::kNamespace},
+    {"kubernetes.pod_namespace", Role::kNamespace},
+    {"kubernetes.namespace", Role::kNamespace},
+    {"resource.labels.namespace_name", Role::kNamespace},
+    {"labels.namespace", Role::kNamespace},
+    {"kubernetes.host", Role::kNode},
+    {"kubernetes.pod_node_name", Role::kNode},
+    {"kubernetes.node.name", Role::kNode},
+    {"labels.compute.googleapis.com/resource_name", Role::kNode},
+    {"labels.node_name", Role::kNode},
+    {"labels.node", Role::kNode},
+    {"host.name", Role::kNode},
+    {"host.hostname", Role::kNode},
+};
+constexpr std::size_t kRoles = 6;
+
+struct ShipperRecord {
+  std::string_view field[kRoles];                                    // raw (escaped) values
+  std::uint8_t rank[kRoles] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};  // their rows
+  std::string_view Get(Role r) const { return field[static_cast<std::size_t>(r)]; }
+  bool Has(Role r) const { return rank[static_cast<std::size_t>(r)] != 0xFF; }
+};
+
+// The row of kShipperKeys whose path is `prefix` + `key`, or -1. An Elasticsearch hit's record
+// sits under `_source` (a search's export).
+int ShipperRow(std::string_view prefix, std::string_view key) {
+  if (prefix.starts_with("_source.")) prefix.remove_prefix(8);
+  for (std::size_t k = 0; k < std::size(kShipperKeys); ++k) {
+    const std::string_view path = kShipperKeys[k].path;
+    if (path.size() == prefix.size() + key.size() && path.starts_with(prefix) &&
+        path.ends_with(key))
+      return static_cast<int>(k);
+  }
+  return -1;
+}
+
+// Whether some row's path goes on below `prefix` (an object worth walking into).
+bool ShipperParent(std::string_view prefix) {
+  if (prefix.starts_with("_source.")) prefix.remove_prefix(8);
+  if (prefix.empty()) return true;
+  for (const ShipperKey& k : kShipperKeys)
+    if (k.path.size() > prefix.size() && k.path.starts_with(prefix)) return true;
+  return false;
+}
+
+// The object at s[*i], its keys' paths below `prefix` (`kubernetes.`): the fields of the rows it
+// holds (strings; `date` a number too), its other values skipped.
+bool ShipperFields(std::string_view s, std::size_t* i, std::string* prefix, ShipperRecord* r) {
+  return ObjectFields(s, i, [&](std::string_view key, std::size_t* at) {
+    if (*at < s.size() && s[*at] == '{') {
+      const std::size_t size = prefix->size();
+      prefix->append(key).push_back('.');
+      const bool ok = ShipperParent(*prefix) ? ShipperFields(s, at, prefix, r) : SkipValue(s, at);
+      prefix->resize(size);
+      return ok;
+    }
+    const int row = key.find('\\') == std::string_view::npos ? ShipperRow(*prefix, key) : -1;
+    if (row < 0) return SkipValue(s, at);
+    const Role role = kShipperKeys[row].role;
+    const auto k = static_cast<std::size_t>(role);
+    std::string_view value;
+    if (s[*at] == '"') {
+      if (!RawString(s, at, &value)) return false;
+    } else {
+      const std::size_t begin = *at;
+      if (!SkipValue(s, at)) return false;
+      if (role != Role::kTime) return true;  // a number or null where a name was wanted
+      value = s.substr(begin, *at - begin);
+    }
+    if (static_cast<std::uint8_t>(row) < r->rank[k]) {
+      r->rank[k] = static_cast<std::uint8_t>(row);
+      r->field[k] = value;
+    }
+    return true;
+  });
+}
+
+// `1717232421.972589`: seconds since the epoch with a fraction (Fluent Bit's `date` as a
+// double), as nanoseconds; nullopt when it is no such number.
+std::optional<TimeNs> EpochSeconds(std::string_view v) {
+  TimeNs seconds = 0, fraction = 0;
+  std::size_t k = 0, digits = 0;
+  for (; k < v.size() && IsDigit(v[k]) && k < 11; ++k) seconds = seconds * 10 + (v[k] - '0');
+  if (k == 0) return std::nullopt;
+  if (k < v.size() && v[k] == '.') {
+    for (++k; k < v.size() && IsDigit(v[k]); ++k, ++digits)
+      if (digits < 9) fraction = fraction * 10 + (v[k] - '0');
+  }
+  if (k != v.size()) return std::nullopt;
+  for (; digits < 9; ++digits) fraction *= 10;
+  return seconds * 1'000'000'000 + fraction;
+}
+
+// One line read as a shipper's record: an object with a line's text, its time (RFC 3339, or
+// seconds since the epoch), and the pod or the node it came from.
+bool ParseShipperRecord(std::string_view line, ShipperRecord* r) {
+  thread_local std::string prefix;
+  prefix.clear();
+  std::size_t i = 0;
+  if (!ShipperFields(line, &i, &prefix, r)) return false;
+  SkipSpaces(line, &i);
+  if (i != line.size() || !r->Has(Role::kText) || !r->Has(Role::kTime)) return false;
+  if (!r->Has(Role::kPod) && !r->Has(Role::kNode)) return false;
+  const std::string_view t = r->Get(Role::kTime);
+  return TimeLike(t) || EpochSeconds(t).has_value();
+}
+
+void AppendLabel(std::string_view name, std::string_view raw, std::vector<char>* text) {
+  if (raw.empty()) return;
+  if (text->back() != '{') Append(text, ", ");
+  Append(text, name);
+  Append(text, "=\"");
+  thread_local std::string value;
+  value.clear();
+  Unescape(raw, &value);
+  for (const char c : value) {  // Go's quoting of a label's value, as logcli prints it
+    if (c == '"' || c == '\\') text->push_back('\\');
+    text->push_back(c == '\n' ? ' ' : c);
+  }
+  text->push_back('"');
+}
+
+// `2024-06-01T09:00:21.972589808Z {container="pytorch", namespace="default", node_name="gpu-7",
+// pod="llama-worker-3"} `: the line as Loki's `logcli query` prints a stream's line (its labels
+// sorted, as Loki keeps them), whose label set the parser peels and the relayed-file split reads.
+void AppendShipperPrefix(const ShipperRecord& r, std::vector<char>* text) {
+  const std::string_view t = r.Get(Role::kTime);
+  if (TimeLike(t)) {
+    Append(text, t);
+  } else {
+    Append(text, FormatRfc3339(*EpochSeconds(t)));
+  }
+  Append(text, " {");
+  AppendLabel("container", r.Get(Role::kContainer), text);
+  AppendLabel("namespace", r.Get(Role::kNamespace), text);
+  AppendLabel("node_name", r.Get(Role::kNode), text);
+  AppendLabel("pod", r.Get(Role::kPod), text);
+  Append(text, "} ");
+}
+
 }  // namespace
 
 JsonLog SniffJsonLog(std::string_view head) {
   constexpr int kLines = 4;
-  int docker = 0, journal = 0, whole = 0;
+  int docker = 0, journal = 0, shipper = 0, whole = 0;
   for (std::size_t pos = 0; whole < kLines; ++whole) {
     const std::size_t nl = head.find('\n', pos);
     if (nl == std::string_view::npos) break;
     const std::string_view line = head.substr(pos, nl - pos);
     Record r;
     JournalRecord j;
+    ShipperRecord k;
     docker += ParseRecord(line, &r) && r.docker_keys ? 1 : 0;
     journal += ParseJournalRecord(line, &j) ? 1 : 0;
+    shipper += ParseShipperRecord(line, &k) ? 1 : 0;
     pos = nl + 1;
   }
   if (whole == 0) return JsonLog::kNone;
-  return docker == whole ? JsonLog::kDocker : journal == whole ? JsonLog::kJournal : JsonLog::kNone;
+  return docker == whole    ? JsonLog::kDocker
+         : journal == whole ? JsonLog::kJournal
+         : shipper == whole ? JsonLog::kShipper
+                            : JsonLog::kNone;
 }
 
 std::string_view JsonLogName(JsonLog kind) {
-  return kind == JsonLog::kDocker ? "Docker JSON" : kind == JsonLog::kJournal ? "journal JSON" : "";
+  switch (kind) {
+    case JsonLog::kDocker:
+      return "Docker JSON";
+    case JsonLog::kJournal:
+      return "journal JSON";
+    case JsonLog::kShipper:
+      return "log shipper JSON";
+    case JsonLog::kNone:
+      break;
+  }
+  return "";
 }
 
 JsonLogText DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit) {
@@ -337,7 +541,11 @@ void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, Json
     pos = nl == std::string_view::npos ? bytes.size() : nl + 1;
     Record r;
     JournalRecord j;
-    if (kind == JsonLog::kDocker ? !ParseRecord(line, &r) : !ParseJournalRecord(line, &j)) {
+    ShipperRecord k;
+    const bool record = kind == JsonLog::kDocker    ? ParseRecord(line, &r)
+                        : kind == JsonLog::kJournal ? ParseJournalRecord(line, &j)
+                                                    : ParseShipperRecord(line, &k);
+    if (!record) {
       Append(&d.text, line);
       d.text.push_back('\n');
       ++d.other_lines;
@@ -350,6 +558,14 @@ void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, Json
       msg.clear();
       JournalMessage(j, &msg);
       text = msg;
+      while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    } else if (kind == JsonLog::kShipper) {
+      text = k.Get(Role::kText);
+      if (text.find('\\') != std::string_view::npos) {
+        msg.clear();
+        Unescape(text, &msg);
+        text = msg;
+      }
       while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
     } else {
       text = r.log;
@@ -377,6 +593,8 @@ void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, Json
       const bool last = cut == std::string_view::npos;
       if (kind == JsonLog::kJournal) {
         AppendJournalPrefix(j, &d.text);
+      } else if (kind == JsonLog::kShipper) {
+        AppendShipperPrefix(k, &d.text);
       } else {
         Append(&d.text, r.time);
         d.text.push_back(' ');
@@ -400,8 +618,9 @@ std::string JsonLogProblem(const JsonLogText& d, JsonLog kind) {
   const auto count = [](std::size_t n, const char* one, const char* many) {
     return std::to_string(n) + (n == 1 ? one : many);
   };
-  const std::string what =
-      kind == JsonLog::kDocker ? "a Docker json-file log" : "a journal's JSON export";
+  const std::string what = kind == JsonLog::kDocker    ? "a Docker json-file log"
+                           : kind == JsonLog::kJournal ? "a journal's JSON export"
+                                                       : "a log shipper's JSON records";
   std::string out;
   if (d.other_lines > 0) {
     out = what + " of " + count(d.records, " record", " records") + " and " +

@@ -15,6 +15,14 @@
 //   Xid ...", ...} (every value a string; MESSAGE an array of bytes where it is no UTF-8), read
 //   as `journalctl -o short-iso-precise` prints the entry, `<time> <host> <identifier>[<pid>]:
 //   <message>` (`<host> kernel: ` for the kernel's), in UTC.
+// - A log shipper's records of the cluster's containers (Fluent Bit's and Fluentd's `kubernetes`
+//   filter, Vector's `kubernetes_logs`, Elastic's ECS documents, Google Cloud Logging's entries,
+//   Loki's `logcli --output=jsonl`): {"log":"[rank3]:[E1206 ...] ...","kubernetes":{"pod_name":
+//   "llama-worker-3","host":"gpu-node-7",...},"date":1717232421.972589}, the line's text, its time
+//   and its pod or node under each shipper's keys, read as the line Loki's `logcli query` prints
+//   for such a stream, `<time> {container="...", namespace="...", node_name="...", pod="..."}
+//   <text>`: a file of several pods' records is then read as a stream per pod (ingest/streams.h),
+//   each the node its records name.
 //
 // Lines and offsets cited in such a file are the decoded text's; its line numbers are the file's
 // (one record a line) unless a record's text holds newlines (a journal message of several lines,
@@ -29,13 +37,14 @@
 
 namespace denpex::engine {
 
-enum class JsonLog : std::uint8_t { kNone, kDocker, kJournal };
+enum class JsonLog : std::uint8_t { kNone, kDocker, kJournal, kShipper };
 
 // What `head` (a file's first bytes) holds: each of its first four whole lines (one at least) a
 // Docker record of Docker's keys alone with an RFC 3339 `time`, or a journal entry with its
-// `__REALTIME_TIMESTAMP` and `MESSAGE`; else kNone (a program's own JSON lines are read as lines).
+// `__REALTIME_TIMESTAMP` and `MESSAGE`, or a shipper's record with a line, its time and its pod or
+// node; else kNone (a program's own JSON lines are read as lines).
 JsonLog SniffJsonLog(std::string_view head);
-std::string_view JsonLogName(JsonLog kind);  // "Docker JSON", "journal JSON"
+std::string_view JsonLogName(JsonLog kind);  // "Docker JSON", "journal JSON", "log shipper JSON"
 
 struct JsonLogText {
   std::vector<char> text;   // the decoded lines, each ending in a newline

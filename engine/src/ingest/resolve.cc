@@ -294,6 +294,11 @@ std::map<std::string, std::string, std::less<>> PodAliases(const std::vector<Sou
     const Event& e = inc.events[i];
     add(ScheduledPod(inc.str(std::get<Note>(e.detail).text)), inc.str(e.host));
   }
+  // A relayed stream whose tag names its pod and its node (a shipper's record, ingest/streams.h).
+  for (const SourceFile& f : sources) {
+    const std::string_view node = TaggedNode(f.tag), pod = TaggedPod(f.tag);
+    if (!node.empty() && pod != f.tag) add(pod, node);
+  }
   for (const std::string& name : ambiguous) alias.erase(name);
   return alias;
 }
@@ -439,10 +444,14 @@ void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& cen
   std::vector<std::string> folder_node(sources.size()), name_node(sources.size());
   for (std::size_t i = 0; i < sources.size(); ++i) {
     folder_node[i] = sources[i].node;
-    // a pod log's name, or the pod a relayed stream's tag names (ingest/streams.h)
+    // a pod log's name, or the pod or node a relayed stream's tag names (ingest/streams.h)
     const std::string_view pod =
         sources[i].tag.empty() ? Stem(sources[i].rel) : TaggedPod(sources[i].tag);
-    if (const auto it = alias.find(pod); it != alias.end()) name_node[i] = it->second;
+    if (const std::string_view node = TaggedNode(sources[i].tag); !node.empty()) {
+      name_node[i] = node;
+    } else if (const auto it = alias.find(pod); it != alias.end()) {
+      name_node[i] = it->second;
+    }
   }
   // A file whose path names no node is the node its lines name (ingest/identity.h).
   const FileIdentity identity = IdentifyFiles({.folder_node = std::move(folder_node),

@@ -1,5 +1,7 @@
 #include "ingest/streams.h"
 
+#include <initializer_list>
+
 namespace denpex::engine {
 namespace {
 
@@ -11,6 +13,30 @@ std::string_view LineAt(std::string_view text, std::size_t begin, std::size_t* n
   std::string_view line = text.substr(begin, end - begin);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   return line;
+}
+
+// A tag as the key of its stream: a Loki label set without its `stream` label (Promtail's `cri` and
+// `docker` stages label each line stdout or stderr; a container's two are its one console, as
+// `kubectl logs` prints it), in `*buffer` where a label is dropped.
+std::string_view StreamKey(std::string_view tag, std::string* buffer) {
+  if (!tag.starts_with('{')) return tag;
+  for (std::size_t at = tag.find("stream=\""); at != std::string_view::npos;
+       at = tag.find("stream=\"", at + 1)) {
+    if (tag[at - 1] != '{' && tag[at - 1] != ' ') continue;
+    std::size_t end = at + 8;
+    while (end < tag.size() && tag[end] != '"') end += tag[end] == '\\' ? 2 : 1;
+    if (end >= tag.size()) return tag;
+    ++end;  // past the value's closing quote
+    std::size_t from = at;
+    if (tag.substr(end).starts_with(", ")) {
+      end += 2;  // the label and the separator after it
+    } else if (tag[at - 1] == ' ') {
+      from = at - 2;  // the separator before the last label
+    }
+    buffer->assign(tag.substr(0, from)).append(tag.substr(end));
+    return *buffer;
+  }
+  return tag;
 }
 
 }  // namespace
@@ -31,7 +57,9 @@ void StreamSplitter::Add(std::string_view text, std::uint64_t offset) {
   for (std::size_t at = 0, next = 0; at < text.size(); at = next) {
     const std::string_view line = LineAt(text, at, &next);
     ++number_;
-    const std::string_view tag = line.empty() ? std::string_view() : CollectorStream(line, policy_);
+    std::string key;
+    const std::string_view tag =
+        line.empty() ? std::string_view() : StreamKey(CollectorStream(line, policy_), &key);
     nonempty_ += line.empty() ? 0 : 1;
     if (!tag.empty()) {
       ++tagged_;
@@ -70,19 +98,34 @@ void CiteAtFile(const TaggedStream& stream, ParsedLog* log) {
   if (log->last_line.line > 0) at_file(&log->last_line.line, &log->last_line.offset);
 }
 
+namespace {
+
+// The value of the first of `labels` a Loki label set names (`{a="1", b="2"}`); empty when none.
+std::string_view LabelValue(std::string_view set, std::initializer_list<std::string_view> labels) {
+  for (const std::string_view label : labels) {
+    for (std::size_t at = set.find(label); at != std::string_view::npos;
+         at = set.find(label, at + 1)) {
+      const std::string_view rest = set.substr(at + label.size());
+      if ((set[at - 1] != '{' && set[at - 1] != ' ') || !rest.starts_with("=\"")) continue;
+      return rest.substr(2, rest.find('"', 2) - 2);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 std::string_view TaggedPod(std::string_view tag) {
   if (!tag.starts_with('{')) return tag.substr(0, tag.find('/'));
   // a Loki label set: its pod's label, as Promtail's and the Grafana agent's Kubernetes discovery
   // name it (`pod`, `pod_name`, `kubernetes_pod_name`)
-  for (const std::string_view label : {"pod", "pod_name", "kubernetes_pod_name"}) {
-    for (std::size_t at = tag.find(label); at != std::string_view::npos;
-         at = tag.find(label, at + 1)) {
-      const std::string_view rest = tag.substr(at + label.size());
-      if ((tag[at - 1] != '{' && tag[at - 1] != ' ') || !rest.starts_with("=\"")) continue;
-      return rest.substr(2, rest.find('"', 2) - 2);
-    }
-  }
-  return tag;
+  const std::string_view pod = LabelValue(tag, {"pod", "pod_name", "kubernetes_pod_name"});
+  return pod.empty() ? tag : pod;
+}
+
+std::string_view TaggedNode(std::string_view tag) {
+  if (!tag.starts_with('{')) return {};
+  return LabelValue(tag, {"node_name", "node", "kubernetes_node", "nodename", "host", "hostname"});
 }
 
 }  // namespace denpex::engine

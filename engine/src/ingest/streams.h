@@ -73,4 +73,9 @@ void CiteAtFile(const TaggedStream& stream, ParsedLog* log);
 // stream of a relayed file.
 std::string_view TaggedPod(std::string_view tag);
 
+// The node a stream's tag names: a Loki label set's node label (`node_name`, as Promtail's
+// Kubernetes discovery and a shipper's decoded records name it, ingest/json_logs.h; `node`,
+// `kubernetes_node`, `nodename`, `host`, `hostname`); empty for other tags, which name no node.
+std::string_view TaggedNode(std::string_view tag);
+
 }  // namespace denpex::engine

@@ -137,6 +137,8 @@ struct EvalArgs {
   bool preflight = false;
 };
 int RunEval(const EvalArgs& args, std::ostream& out, std::ostream& err);
+// The collection shapes `--shapes` knows, by name: "merged, interleaved, ...".
+std::string CollectionShapeNames();
 
 struct EvalMergeArgs {
   std::vector<std::filesystem::path> reports;  // EvalReport JSON files of one run's shards
