@@ -234,5 +234,41 @@ TEST(TaggedStreams, AShippersRecordsAreAStreamPerPodEachTheNodeTheyName) {
   EXPECT_EQ(seen, 2);
 }
 
+constexpr std::string_view kTimeout =
+    "[E302 09:00:21.535 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran "
+    "for 600010 milliseconds before timing out.";
+
+// A machine's shipper (Filebeat, no Kubernetes) names the host a file was read on, not the nodes
+// its lines are of: srun's console, written on the batch host, holds every node's lines. A
+// stream per host, its node what its lines say.
+TEST(TaggedStreams, AMachinesShippedLinesAreAStreamWhoseNodeItsLinesSay) {
+  testing::TempDir dir;
+  const auto record = [](std::string_view host, std::string_view line) {
+    return R"({"@timestamp":"2026-03-02T09:00:21Z","message":")" + std::string(line) +
+           R"(","host":{"name":")" + std::string(host) +
+           R"("},"log":{"file":{"path":"/var/log/x.log"}}})" + "\n";
+  };
+  Write(dir.path() / "export.ndjson",
+        record("gpu-0001", "3: " + std::string(kTimeout)) +
+            record("gpu-0002", "Mar  2 09:00:21 gpu-0002 kernel: nvidia: probe") +
+            record("gpu-0001", "5: " + std::string(kTimeout)) +
+            record("gpu-0002", "Mar  2 09:00:22 gpu-0002 kernel: nvidia: ready"));
+  auto inc = LoadIncident(dir.path(), 2);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  const LogFile* batch_host = StreamOf(*inc, "{node_name=\"gpu-0001\"}");
+  ASSERT_NE(batch_host, nullptr);
+  ASSERT_NE(StreamOf(*inc, "{node_name=\"gpu-0002\"}"), nullptr);
+  EXPECT_LT(batch_host->node, 0);  // srun's console is no one node's
+  int ranked = 0;
+  for (const Event& e : inc->events) {
+    if (e.rank < 0) continue;
+    ++ranked;
+    EXPECT_EQ(&inc->files[e.file], batch_host);
+    EXPECT_LT(e.node, 0) << e.rank;
+  }
+  EXPECT_EQ(ranked, 2);
+}
+
 }  // namespace
 }  // namespace denpex::engine

@@ -135,7 +135,7 @@ TEST(Shapes, AllExpandsToEveryShapeAndUnknownNamesAreListed) {
   auto all = ParseShapes({"all"});
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), AllShapes().size());
-  EXPECT_EQ(AllShapes().size(), 18u);
+  EXPECT_EQ(AllShapes().size(), 19u);
   auto two = ParseShapes({"renamed,cri", "renamed"});
   ASSERT_TRUE(two.ok());
   ASSERT_EQ(two->size(), 2u);
@@ -543,6 +543,35 @@ TEST_F(ShapesTest, FluentBitShipsTheCurrentPodLogsAsKubernetesRecords) {
   EXPECT_EQ(tree.at("pods/llama-worker-1.previous.log"),
             "2026-11-29T16:20:00.000000000Z b before its restart\n");
   EXPECT_EQ(tree.at("node-b/rank_3.log"), kIncident.at("node-b/rank_3.log"));
+}
+
+// Filebeat on every machine: every log's lines as its documents in one NDJSON file in arrival
+// order, each with the file's path and the host it was written on (a node folder's node, else
+// the host that collected the top-level files); the checkpoint tree as it is.
+TEST_F(ShapesTest, FilebeatShipsEveryLogAsItsMachinesDocuments) {
+  const auto [tree, relaid] = Lay("filebeat");
+  ASSERT_TRUE(relaid.applies);
+  EXPECT_EQ(tree.size(), 2u);
+  EXPECT_EQ(tree.at("checkpoints/latest"), "step_10.pt\n");
+  const std::regex doc(
+      R"re(\{"@timestamp":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z","message":"(.*)","log":\{"file":\{"path":"/var/log/collected/([^"]+)"\}\},"host":\{"name":"([a-z0-9-]+)"\},"input":\{"type":"filestream"\},"agent":\{"type":"filebeat"\},"ecs":\{"version":"8\.0\.0"\}\})re");
+  std::istringstream in(tree.at("filebeat.ndjson"));
+  std::map<std::string, int> lines_of;  // path -> its documents
+  std::size_t documents = 0;
+  for (std::string line; std::getline(in, line); ++documents) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(line, m, doc)) << line;
+    const std::string path = m[2], host = m[3];
+    ++lines_of[path];
+    EXPECT_EQ(host, path.find('/') == std::string::npos ? "login-01" : path.substr(0, 6)) << line;
+  }
+  std::size_t want = 0;
+  for (const auto& [rel, text] : Logs()) {
+    const auto n = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+    EXPECT_EQ(lines_of[rel], n) << rel;
+    want += static_cast<std::size_t>(n);
+  }
+  EXPECT_EQ(documents, want);
 }
 
 std::string Gunzip(const std::string& gz) {

@@ -35,6 +35,12 @@ const std::vector<Shape>& AllShapes() {
        "the same answer where the records or the lines name the ranks and pods; else node-level "
        "or INCONCLUSIVE",
        RelayFluentBit},
+      {"filebeat",
+       "file and folder boundaries and every line's own shape: every log shipped by Filebeat "
+       "(its host, its path, a pod's metadata) and exported as one NDJSON file in arrival order",
+       "the same answer where the lines, the pods' records or the files' streams name the rank "
+       "and node; else node-level or INCONCLUSIVE",
+       RelayFilebeat},
       {"flat", "folders and file names: one file per node or agent, opaque names",
        "the same answer where the lines name their rank; else node-level", RelayFlat},
       {"renamed", "every file and folder name (rank_<R>.log, <host>/, slurm-<id>.out)",

@@ -218,6 +218,78 @@ Status RelayFluentBit(const Source& src, const fs::path& out, Relaid* r) {
   return CopyOtherLogs(src, out);
 }
 
+namespace {
+
+// `t` as Filebeat's `@timestamp`: RFC 3339 in UTC to the millisecond.
+std::string EcsTime(TimeNs t) {
+  const std::string s = FormatRfc3339(t);  // `2024-06-01T09:00:21.972589808Z`
+  return s.substr(0, s.find('.') + 4) + "Z";
+}
+
+}  // namespace
+
+// Filebeat on every machine (`filestream` inputs over the job's log files, Kubernetes' pod logs
+// with its `kubernetes` metadata), its documents exported from Elasticsearch as one NDJSON file
+// `filebeat.ndjson` in arrival order: `{"@timestamp":"<ms>Z","message":"<line>","log":{"offset":
+// <n>,"file":{"path":"/var/log/collected/<path>"}},"host":{"name":"<host>"},...}`, the host where
+// the file was written (a node folder's node, else `login-01`, the host that collected the
+// top-level files: srun's, mpirun's, the controller's); a current pod log's documents with
+// `kubernetes.pod.name`, `kubernetes.node.name` (its describe's node, left out where none names
+// one) and the container's log path. What kubectl printed (describes, events, `--previous` logs,
+// a Kubernetes job's top-level files) stays as it is.
+Status RelayFilebeat(const Source& src, const fs::path& out, Relaid*) {
+  const auto nodes = PodNodes(src);
+  bool kubernetes = false;
+  for (const auto& f : src.files) kubernetes |= f.log && f.rel.starts_with("pods/");
+  std::vector<std::string> texts, heads;  // each shipped file's text, its documents' fields
+  std::vector<const SourceFile*> kept;
+  for (const auto& f : src.files) {
+    if (!f.log) continue;
+    const std::string pod = PodOf(f.rel);
+    const bool current_pod = f.rel.starts_with("pods/") && !f.rel.ends_with(".previous.log");
+    if ((!pod.empty() && !current_pod) || (kubernetes && NodeOf(f.rel).empty() && !current_pod)) {
+      kept.push_back(&f);
+      continue;
+    }
+    auto text = ReadText(src.dir / f.rel);
+    if (!text.ok()) return text.status();
+    texts.push_back(std::move(*text));
+    std::string head;
+    if (current_pod) {
+      const auto node = nodes.find(pod);
+      head = R"("stream":"stdout","kubernetes":{"pod":{"name":")" + pod +
+             R"("},"namespace":"default",)" +
+             (node == nodes.end() ? "" : R"("node":{"name":")" + node->second + R"("},)") +
+             R"("container":{"name":"pytorch"}},"log":{"file":{"path":"/var/log/containers/)" +
+             pod + "_default_pytorch-" + Opaque(src, "docker-id/" + pod, 64) + R"(.log"}},)" +
+             (node == nodes.end() ? "" : R"("host":{"name":")" + node->second + R"("},)");
+    } else {
+      const std::string node = NodeOf(f.rel);
+      head = R"("log":{"file":{"path":"/var/log/collected/)" + f.rel + R"("}},"host":{"name":")" +
+             (node.empty() ? std::string("login-01") : node) + R"("},)";
+    }
+    heads.push_back(head + R"("input":{"type":"filestream"},"agent":{"type":"filebeat"},)" +
+                    R"("ecs":{"version":"8.0.0"}})" + "\n");
+  }
+  if (texts.empty()) return CopyKept(src, out);
+  const auto lines = LinesOf(texts);
+  std::string all;
+  for (const Arrival& a : ArrivalOrder(lines, src)) {
+    (all += R"({"@timestamp":")") += EcsTime(a.t);
+    all += R"(","message":")";
+    AppendJsonEscaped(lines[a.file][a.line], &all);
+    all += "\",";
+    all += heads[a.file];
+  }
+  DENPEX_RETURN_IF_ERROR(WriteText(out / "filebeat.ndjson", all));
+  for (const SourceFile* f : kept) {
+    auto text = ReadText(src.dir / f->rel);
+    if (!text.ok()) return text.status();
+    DENPEX_RETURN_IF_ERROR(WriteText(out / f->rel, *text));
+  }
+  return CopyKept(src, out);
+}
+
 // One file per node folder (its files one after another), every other log its own file; all
 // at the top level under opaque names.
 Status RelayFlat(const Source& src, const fs::path& out, Relaid* r) {

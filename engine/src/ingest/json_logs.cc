@@ -359,6 +359,8 @@ constexpr ShipperKey kShipperKeys[] = {
     {"labels.node", Role::kNode},
     {"host.name", Role::kNode},
     {"host.hostname", Role::kNode},
+    {"host", Role::kNode},  // Vector's `file` and `journald` sources
+    {"hostname", Role::kNode},
 };
 constexpr std::size_t kRoles = 6;
 

@@ -444,10 +444,12 @@ void ResolveNodes(const std::vector<SourceFile>& sources, const EventCensus& cen
   std::vector<std::string> folder_node(sources.size()), name_node(sources.size());
   for (std::size_t i = 0; i < sources.size(); ++i) {
     folder_node[i] = sources[i].node;
-    // a pod log's name, or the pod or node a relayed stream's tag names (ingest/streams.h)
-    const std::string_view pod =
-        sources[i].tag.empty() ? Stem(sources[i].rel) : TaggedPod(sources[i].tag);
-    if (const std::string_view node = TaggedNode(sources[i].tag); !node.empty()) {
+    // a pod log's name, or the pod (and its node) a relayed stream's tag names (ingest/streams.h);
+    // a tag's host without a pod is no stream's node: a machine's shipper relays consoles of many
+    // nodes' lines too (srun's, written on the batch host)
+    const std::string_view tag = sources[i].tag;
+    const std::string_view pod = tag.empty() ? Stem(sources[i].rel) : TaggedPod(tag);
+    if (const std::string_view node = TaggedNode(tag); !node.empty() && pod != tag) {
       name_node[i] = node;
     } else if (const auto it = alias.find(pod); it != alias.end()) {
       name_node[i] = it->second;
