@@ -1,8 +1,9 @@
 // A file that relays several containers' lines in one stream, each line behind its collector's
 // tag (`kubectl logs -l <selector> --prefix`, stern, `docker compose logs`, Loki's `logcli query`
-// label sets: parse/prefix.h CollectorStream), read as the files it merged: a stream per tag, each
-// parsed as a file of its own (a pod's torchrun tags, its last line, its own node), its lines cited
-// where the file has them. docs/log_formats.md §1h.
+// label sets, which a log shipper's decoded records carry too: ingest/json_logs.h; parse/prefix.h
+// CollectorStream), read as the files it merged: a stream per tag (a label set's `stream` label
+// aside), each parsed as a file of its own (a pod's torchrun tags, its last line, its own node),
+// its lines cited where the file has them. docs/log_formats.md §1h.
 #pragma once
 
 #include <cstdint>
