@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "analyze/gpu_health.h"
 #include "fixture.h"
 #include "ingest/attempts.h"
 #include "ingest/load.h"
@@ -160,6 +161,25 @@ TEST(TaggedStreams, EachPodsStreamIsTheNodeItsDescribeNames) {
     EXPECT_EQ(inc->nodes[e.node], "gpu-0006");
   }
   EXPECT_TRUE(cited);
+}
+
+// A relayed file holds every pod's lines: a pod's stream, whose path is the file's, is not read
+// as its node's GPU snapshot (another pod's CUDA_VISIBLE_DEVICES would be taken for its node's).
+TEST(TaggedStreams, AStreamsFileIsNotReadAsItsNodesGpuHealth) {
+  testing::TempDir dir;
+  Write(dir.path() / "pods.log",
+        Tagged("llama-worker-0", "[default0]:step 1") +
+            Tagged("llama-worker-1", "CUDA_VISIBLE_DEVICES=4,5,6,7,0,1,2,3") +
+            Tagged("llama-worker-1", "[default0]:step 1") +
+            Tagged("llama-worker-0", "[default0]:step 2"));
+  Write(dir.path() / "describe/llama-worker-0.txt", "Node:             gpu-0005/10.128.0.6\n");
+  Write(dir.path() / "describe/llama-worker-1.txt", "Node:             gpu-0006/10.128.0.7\n");
+  auto inc = LoadIncident(dir.path(), 2);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  const LogFile* w0 = StreamOf(*inc, "llama-worker-0/pytorch");
+  ASSERT_NE(w0, nullptr);
+  ASSERT_GE(w0->node, 0);
+  EXPECT_TRUE(ReadNodeGpuHealth(*inc, w0->node).visible.empty());
 }
 
 // A JobSet recreated its gang, every pod's log in one `--prefix` file: the gone pod's stream is

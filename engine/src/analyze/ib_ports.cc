@@ -80,7 +80,9 @@ std::vector<Port> ReadPorts(const Incident& inc) {
   std::map<std::pair<std::int32_t, std::int32_t>, Port> ports;  // (node, device)
   for (std::size_t i = 0; i < inc.files.size(); ++i) {
     const LogFile& f = inc.files[i];
-    if (f.node < 0 || !f.readable || f.own_rank >= 0 || f.no_ib_counters) continue;
+    // a relayed file's stream: its file holds other nodes' lines (ingest/streams.h)
+    if (f.node < 0 || !f.readable || f.own_rank >= 0 || f.no_ib_counters || !f.tag.empty())
+      continue;
     // Through the ingest's reader: mapped, no symbolic link followed, a shrinking file cut.
     auto file = FileText::Open(inc.root / f.path);
     if (!file.ok()) continue;

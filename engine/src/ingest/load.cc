@@ -148,7 +148,6 @@ ParsedFile ReadAndParse(const IncidentDir& dir, const SourceFile& f, std::uint32
     std::vector<TaggedStream> streams = SplitTaggedStreams(body, ctx.prefixes);
     if (!streams.empty() && text->Readable() >= text->view().size()) {  // read whole
       ParseTagged(streams, ctx, settings, &r);
-      for (ParsedFile& t : r.tagged) t.no_ib_counters = !MayHoldIbCounters(text->view());
       KeepForQuotes(std::move(*text));
       return r;
     }
