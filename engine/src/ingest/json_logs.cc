@@ -375,11 +375,12 @@ struct ShipperRecord {
 // sits under `_source` (a search's export).
 int ShipperRow(std::string_view prefix, std::string_view key) {
   if (prefix.starts_with("_source.")) prefix.remove_prefix(8);
+  if (key.empty()) return -1;
   for (std::size_t k = 0; k < std::size(kShipperKeys); ++k) {
     const std::string_view path = kShipperKeys[k].path;
-    if (path.size() == prefix.size() + key.size() && path.starts_with(prefix) &&
-        path.ends_with(key))
-      return static_cast<int>(k);
+    // the sizes and the key's first byte first: most keys of a record are no row's
+    if (path.size() != prefix.size() + key.size() || path[prefix.size()] != key[0]) continue;
+    if (path.starts_with(prefix) && path.ends_with(key)) return static_cast<int>(k);
   }
   return -1;
 }
@@ -389,7 +390,8 @@ bool ShipperParent(std::string_view prefix) {
   if (prefix.starts_with("_source.")) prefix.remove_prefix(8);
   if (prefix.empty()) return true;
   for (const ShipperKey& k : kShipperKeys)
-    if (k.path.size() > prefix.size() && k.path.starts_with(prefix)) return true;
+    if (k.path.size() > prefix.size() && k.path[0] == prefix[0] && k.path.starts_with(prefix))
+      return true;
   return false;
 }
 
