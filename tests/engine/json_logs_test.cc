@@ -319,6 +319,14 @@ TEST(ShipperJson, KnownByRecordsThatNameTheirPodOrNode) {
   EXPECT_EQ(SniffJsonLog(record("\"yesterday\"", pod)), JsonLog::kNone);
   EXPECT_EQ(SniffJsonLog(record("1717232421.5", pod)), JsonLog::kShipper);
   EXPECT_EQ(SniffJsonLog(record("-3", pod)), JsonLog::kNone);
+  // a whole number of milliseconds (13 digits), microseconds (16) or nanoseconds (19)
+  EXPECT_EQ(Shipped(record("1717232421972", pod)),
+            "2024-06-01T09:00:21.972000000Z {pod=\"llama-worker-3\"} step 10\n");
+  EXPECT_EQ(Shipped(record("1717232421972589808", pod)),
+            "2024-06-01T09:00:21.972589808Z {pod=\"llama-worker-3\"} step 10\n");
+  EXPECT_EQ(SniffJsonLog(record("17172324219", pod)), JsonLog::kNone);  // 11 digits: no unit
+  EXPECT_EQ(SniffJsonLog(record("9717232421", pod)), JsonLog::kNone);   // past TimeNs' years
+  EXPECT_EQ(SniffJsonLog(record("9717232421972589808", pod)), JsonLog::kNone);
   EXPECT_EQ(SniffJsonLog("{\"message\":7,\"timestamp\":\"2024-06-01T09:00:21Z\"" + pod + "}\n"),
             JsonLog::kNone);  // no line's text
   // every one of the first four lines

@@ -322,8 +322,9 @@ struct ShipperKey {
   Role role;
 };
 
-// The keys the shippers that Kubernetes clusters run write (a record of another shipper may name
-// a field twice: the earlier row wins). Fluent Bit's and Fluentd's `kubernetes` filter puts the
+// The keys the shippers of Kubernetes clusters and of machines write (a record that names one role
+// under two rows' keys takes the earlier row's). Fluent Bit's and Fluentd's `kubernetes` filter
+// puts the
 // pod's node in `kubernetes.host`, Vector's `kubernetes_logs` source in
 // `kubernetes.pod_node_name`, Elastic's ECS (Filebeat, Elastic Agent) in `kubernetes.node.name`
 // (and the machine in `host.name`), Google Cloud Logging in the `compute.googleapis.com/
@@ -428,12 +429,23 @@ bool ShipperFields(std::string_view s, std::size_t* i, std::string* prefix, Ship
 }
 
 // `1717232421.972589`: seconds since the epoch with a fraction (Fluent Bit's `date` as a
-// double), as nanoseconds; nullopt when it is no such number.
+// double), or a whole number of milli-, micro- or nanoseconds (13, 16 or 19 digits), as
+// nanoseconds; nullopt when it is no such number, or one of its full width past 2255 (9 × 10^9
+// seconds: TimeNs holds up to 2262).
 std::optional<TimeNs> EpochSeconds(std::string_view v) {
+  if (v.size() == 13 || v.size() == 16 || v.size() == 19) {
+    if (v[0] == '9') return std::nullopt;
+    TimeNs n = 0;
+    for (const char c : v) {
+      if (!IsDigit(c)) return std::nullopt;
+      n = n * 10 + (c - '0');
+    }
+    return v.size() == 13 ? n * 1'000'000 : v.size() == 16 ? n * 1'000 : n;
+  }
   TimeNs seconds = 0, fraction = 0;
   std::size_t k = 0, digits = 0;
-  for (; k < v.size() && IsDigit(v[k]) && k < 11; ++k) seconds = seconds * 10 + (v[k] - '0');
-  if (k == 0) return std::nullopt;
+  for (; k < v.size() && IsDigit(v[k]) && k < 10; ++k) seconds = seconds * 10 + (v[k] - '0');
+  if (k == 0 || (k == 10 && v[0] == '9')) return std::nullopt;
   if (k < v.size() && v[k] == '.') {
     for (++k; k < v.size() && IsDigit(v[k]); ++k, ++digits)
       if (digits < 9) fraction = fraction * 10 + (v[k] - '0');
