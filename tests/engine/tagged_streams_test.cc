@@ -120,6 +120,22 @@ const LogFile* StreamOf(const Incident& inc, std::string_view tag) {
   return nullptr;
 }
 
+// The streams of `inc` tagged `tag0` and `tag1`, each listed under `path`, the first on gpu-0005
+// and the second on gpu-0006 (as the tests' describes or records place them); nullptr where one
+// is missing.
+std::pair<const LogFile*, const LogFile*> TwoStreamsOnTheirNodes(const Incident& inc,
+                                                                 std::string_view path,
+                                                                 std::string_view tag0,
+                                                                 std::string_view tag1) {
+  const LogFile* w[2] = {StreamOf(inc, tag0), StreamOf(inc, tag1)};
+  for (int k = 0; k < 2; ++k) {
+    if (w[k] == nullptr) continue;
+    EXPECT_EQ(w[k]->path, path);
+    EXPECT_EQ(w[k]->node >= 0 ? inc.nodes[w[k]->node] : "", k == 0 ? "gpu-0005" : "gpu-0006");
+  }
+  return {w[0], w[1]};
+}
+
 constexpr std::string_view kFailed =
     "E0302 09:00:23.624000 1415591 torch/distributed/elastic/multiprocessing/api.py:833] failed "
     "(exitcode: 1) "
@@ -141,15 +157,10 @@ TEST(TaggedStreams, EachPodsStreamIsTheNodeItsDescribeNames) {
   Write(dir.path() / "describe/llama-worker-1.txt", "Node:             gpu-0006/10.128.0.7\n");
   auto inc = LoadIncident(dir.path(), 2);
   ASSERT_TRUE(inc.ok()) << inc.status().message();
-  const LogFile* w0 = StreamOf(*inc, "llama-worker-0/pytorch");
-  const LogFile* w1 = StreamOf(*inc, "llama-worker-1/pytorch");
+  const auto [w0, w1] =
+      TwoStreamsOnTheirNodes(*inc, "pods.log", "llama-worker-0/pytorch", "llama-worker-1/pytorch");
   ASSERT_NE(w0, nullptr);
   ASSERT_NE(w1, nullptr);
-  EXPECT_EQ(w0->path, "pods.log");
-  ASSERT_GE(w1->node, 0);
-  EXPECT_EQ(inc->nodes[w1->node], "gpu-0006");
-  ASSERT_GE(w0->node, 0);
-  EXPECT_EQ(inc->nodes[w0->node], "gpu-0005");
   EXPECT_EQ(w0->last_line.line, 4u);
   EXPECT_EQ(inc->input.files, 3);  // pods.log once, the two describes
   bool cited = false;
@@ -228,19 +239,14 @@ TEST(TaggedStreams, AShippersRecordsAreAStreamPerPodEachTheNodeTheyName) {
   EXPECT_EQ(TaggedNode("llama-worker-1/pytorch"), "");
   auto inc = LoadIncident(dir.path(), 2);
   ASSERT_TRUE(inc.ok()) << inc.status().message();
-  const LogFile* w0 = StreamOf(*inc,
-                               "{container=\"pytorch\", namespace=\"default\", "
-                               "node_name=\"gpu-0005\", pod=\"llama-worker-0\"}");
-  const LogFile* w1 = StreamOf(*inc,
-                               "{container=\"pytorch\", namespace=\"default\", "
-                               "node_name=\"gpu-0006\", pod=\"llama-worker-1\"}");
+  const auto [w0, w1] = TwoStreamsOnTheirNodes(
+      *inc, "pods.json",
+      "{container=\"pytorch\", namespace=\"default\", node_name=\"gpu-0005\", "
+      "pod=\"llama-worker-0\"}",
+      "{container=\"pytorch\", namespace=\"default\", node_name=\"gpu-0006\", "
+      "pod=\"llama-worker-1\"}");
   ASSERT_NE(w0, nullptr);
   ASSERT_NE(w1, nullptr);
-  EXPECT_EQ(w0->path, "pods.json");
-  ASSERT_GE(w0->node, 0);
-  EXPECT_EQ(inc->nodes[w0->node], "gpu-0005");
-  ASSERT_GE(w1->node, 0);
-  EXPECT_EQ(inc->nodes[w1->node], "gpu-0006");
   EXPECT_EQ(std::count(inc->nodes.begin(), inc->nodes.end(), "llama-worker-1"), 0);
   int seen = 0;
   for (const Event& e : inc->events) {
