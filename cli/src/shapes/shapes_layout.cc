@@ -265,8 +265,11 @@ Status RelayFilebeat(const Source& src, const fs::path& out, Relaid*) {
              (node == nodes.end() ? "" : R"("host":{"name":")" + node->second + R"("},)");
     } else {
       const std::string node = NodeOf(f.rel);
-      head = R"("log":{"file":{"path":"/var/log/collected/)" + f.rel + R"("}},"host":{"name":")" +
-             (node.empty() ? std::string("login-01") : node) + R"("},)";
+      head = R"("log":{"file":{"path":"/var/log/collected/)";
+      AppendJsonEscaped(f.rel, &head);  // a frozen incident's names are anyone's
+      head += R"("}},"host":{"name":")";
+      AppendJsonEscaped(node.empty() ? std::string("login-01") : node, &head);
+      head += R"("},)";
     }
     heads.push_back(head + R"("input":{"type":"filestream"},"agent":{"type":"filebeat"},)" +
                     R"("ecs":{"version":"8.0.0"}})" + "\n");
