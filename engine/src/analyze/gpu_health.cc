@@ -7,6 +7,7 @@
 #include "ingest/file_text.h"
 #include "parse/families.h"
 #include "parse/parse_log.h"
+#include "parse/prefix.h"
 #include "parse/triggers.h"
 
 namespace denpex::engine {
@@ -112,16 +113,6 @@ void NameIndex(NodeGpuHealth* h, std::int32_t k, std::int32_t index) {
   Key(h, k, false);
   h->gpus[static_cast<std::size_t>(k)].index = index;
   Key(h, k, true);
-}
-
-// `label="value"` inside a Prometheus sample's braces.
-std::string_view Label(std::string_view labels, std::string_view name) {
-  const std::string key = std::string(name) + "=\"";
-  std::size_t at = labels.find(key);
-  while (at != std::string_view::npos && at > 0 && labels[at - 1] != '{' && labels[at - 1] != ',') at = labels.find(key, at + 1);
-  if (at == std::string_view::npos) return {};
-  const std::size_t from = at + key.size(), to = labels.find('"', from);
-  return to == std::string_view::npos ? std::string_view() : labels.substr(from, to - from);
 }
 
 // State while reading one file top to bottom.
@@ -297,8 +288,9 @@ void Reader::Metric(std::string_view line, const LineSpan& span) {
   std::string_view value = Trim(line.substr(close + 1));
   value = value.substr(0, value.find(' '));
   const std::int64_t v = ToInt(value.substr(0, value.find('.')));
-  GpuHealth& g = At(out, Pci(Label(labels, "pci_bus_id")), static_cast<std::int32_t>(ToInt(Label(labels, "gpu"), -1)),
-                    std::string(Label(labels, "UUID")));
+  GpuHealth& g = At(out, Pci(LabelValue(labels, "pci_bus_id")),
+                    static_cast<std::int32_t>(ToInt(LabelValue(labels, "gpu"), -1)),
+                    std::string(LabelValue(labels, "UUID")));
   if (name == "DEV_XID_ERRORS" || name == "DEV_XID_ERROR") {
     g.last_xid = static_cast<std::int32_t>(v);
   } else if (name == "DEV_ECC_DBE_VOL_TOTAL" && v > g.volatile_uncorrectable) {

@@ -218,6 +218,14 @@ void Append(std::vector<char>* text, std::string_view s) {
   text->insert(text->end(), s.begin(), s.end());
 }
 
+// `raw` (a JSON string's content) with its escapes read: itself when it holds none, else `*buffer`.
+std::string_view Unescaped(std::string_view raw, std::string* buffer) {
+  if (raw.find('\\') == std::string_view::npos) return raw;
+  buffer->clear();
+  Unescape(raw, buffer);
+  return *buffer;
+}
+
 // ---- journalctl -o json -------------------------------------------------------------------
 
 // The fields of a journal entry a line shows (`journalctl -o short-iso-precise`'s).
@@ -469,37 +477,38 @@ bool ParseShipperRecord(std::string_view line, ShipperRecord* r) {
   return TimeLike(t) || EpochSeconds(t).has_value();
 }
 
-void AppendLabel(std::string_view name, std::string_view raw, std::vector<char>* text) {
+void AppendLabel(std::string_view name, std::string_view raw, std::string* out) {
   if (raw.empty()) return;
-  if (text->back() != '{') Append(text, ", ");
-  Append(text, name);
-  Append(text, "=\"");
+  if (out->back() != '{') out->append(", ");
+  out->append(name).append("=\"");
   thread_local std::string value;
-  value.clear();
-  Unescape(raw, &value);
-  for (const char c : value) {  // Go's quoting of a label's value, as logcli prints it
-    if (c == '"' || c == '\\') text->push_back('\\');
-    text->push_back(c == '\n' ? ' ' : c);
+  for (const char c :
+       Unescaped(raw, &value)) {  // Go's quoting of a label's value, as logcli prints it
+    if (c == '"' || c == '\\') out->push_back('\\');
+    out->push_back(c == '\n' ? ' ' : c);
   }
-  text->push_back('"');
+  out->push_back('"');
 }
 
 // `2024-06-01T09:00:21.972589808Z {container="pytorch", namespace="default", node_name="gpu-7",
-// pod="llama-worker-3"} `: the line as Loki's `logcli query` prints a stream's line (its labels
-// sorted, as Loki keeps them), whose label set the parser peels and the relayed-file split reads.
-void AppendShipperPrefix(const ShipperRecord& r, std::vector<char>* text) {
+// pod="llama-worker-3"} `: what a record's lines open with, as Loki's `logcli query` prints a
+// stream's line (its labels sorted, as Loki keeps them), whose label set the parser peels and the
+// relayed-file split reads. Built once a record (a record of several lines opens each with it).
+void ShipperPrefix(const ShipperRecord& r, std::string* out) {
   const std::string_view t = r.Get(Role::kTime);
   if (TimeLike(t)) {
-    Append(text, t);
-  } else {
-    Append(text, FormatRfc3339(*EpochSeconds(t)));
+    out->assign(t);
+  } else {  // seconds since the epoch, as consecutive records often share (Fluent Bit's `date`)
+    thread_local std::string last_epoch, last_stamp;
+    if (t != last_epoch) last_epoch.assign(t), last_stamp = FormatRfc3339(*EpochSeconds(t));
+    out->assign(last_stamp);
   }
-  Append(text, " {");
-  AppendLabel("container", r.Get(Role::kContainer), text);
-  AppendLabel("namespace", r.Get(Role::kNamespace), text);
-  AppendLabel("node_name", r.Get(Role::kNode), text);
-  AppendLabel("pod", r.Get(Role::kPod), text);
-  Append(text, "} ");
+  out->append(" {");
+  AppendLabel("container", r.Get(Role::kContainer), out);
+  AppendLabel("namespace", r.Get(Role::kNamespace), out);
+  AppendLabel("node_name", r.Get(Role::kNode), out);
+  AppendLabel("pod", r.Get(Role::kPod), out);
+  out->append("} ");
 }
 
 }  // namespace
@@ -549,7 +558,7 @@ JsonLogText DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limi
 
 void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, JsonLogText* into) {
   JsonLogText& d = *into;
-  thread_local std::string msg;
+  thread_local std::string msg, prefix;  // a record's text unescaped; a shipper's line's prefix
   for (std::size_t pos = 0; pos < bytes.size() && d.text.size() < limit;) {
     const std::size_t nl = bytes.find('\n', pos);
     const std::string_view line =
@@ -576,13 +585,9 @@ void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, Json
       text = msg;
       while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
     } else if (kind == JsonLog::kShipper) {
-      text = k.Get(Role::kText);
-      if (text.find('\\') != std::string_view::npos) {
-        msg.clear();
-        Unescape(text, &msg);
-        text = msg;
-      }
+      text = Unescaped(k.Get(Role::kText), &msg);
       while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+      ShipperPrefix(k, &prefix);
     } else {
       text = r.log;
       whole = !r.has_log;
@@ -597,11 +602,7 @@ void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, Json
           text.remove_suffix(2);
         }
       }
-      if (text.find('\\') != std::string_view::npos) {  // escapes to read, perhaps newlines inside
-        msg.clear();
-        Unescape(text, &msg);
-        text = msg;
-      }
+      text = Unescaped(text, &msg);  // escapes to read, perhaps newlines inside
     }
     const bool tagged = r.stream == "stdout" || r.stream == "stderr";
     for (std::size_t from = 0;;) {
@@ -610,7 +611,7 @@ void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, Json
       if (kind == JsonLog::kJournal) {
         AppendJournalPrefix(j, &d.text);
       } else if (kind == JsonLog::kShipper) {
-        AppendShipperPrefix(k, &d.text);
+        Append(&d.text, prefix);
       } else {
         Append(&d.text, r.time);
         d.text.push_back(' ');

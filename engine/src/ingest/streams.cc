@@ -54,10 +54,10 @@ bool MayRelayStreams(std::string_view text, const PrefixPolicy& policy) {
 }
 
 void StreamSplitter::Add(std::string_view text, std::uint64_t offset) {
+  std::string key;  // a label set without its `stream` label, its capacity reused line to line
   for (std::size_t at = 0, next = 0; at < text.size(); at = next) {
     const std::string_view line = LineAt(text, at, &next);
     ++number_;
-    std::string key;
     const std::string_view tag =
         line.empty() ? std::string_view() : StreamKey(CollectorStream(line, policy_), &key);
     nonempty_ += line.empty() ? 0 : 1;
@@ -100,15 +100,10 @@ void CiteAtFile(const TaggedStream& stream, ParsedLog* log) {
 
 namespace {
 
-// The value of the first of `labels` a Loki label set names (`{a="1", b="2"}`); empty when none.
-std::string_view LabelValue(std::string_view set, std::initializer_list<std::string_view> labels) {
+// The value of the first of `labels` a Loki label set names; empty when none.
+std::string_view FirstLabel(std::string_view set, std::initializer_list<std::string_view> labels) {
   for (const std::string_view label : labels) {
-    for (std::size_t at = set.find(label); at != std::string_view::npos;
-         at = set.find(label, at + 1)) {
-      const std::string_view rest = set.substr(at + label.size());
-      if ((set[at - 1] != '{' && set[at - 1] != ' ') || !rest.starts_with("=\"")) continue;
-      return rest.substr(2, rest.find('"', 2) - 2);
-    }
+    if (const std::string_view value = LabelValue(set, label); !value.empty()) return value;
   }
   return {};
 }
@@ -119,13 +114,13 @@ std::string_view TaggedPod(std::string_view tag) {
   if (!tag.starts_with('{')) return tag.substr(0, tag.find('/'));
   // a Loki label set: its pod's label, as Promtail's and the Grafana agent's Kubernetes discovery
   // name it (`pod`, `pod_name`, `kubernetes_pod_name`)
-  const std::string_view pod = LabelValue(tag, {"pod", "pod_name", "kubernetes_pod_name"});
+  const std::string_view pod = FirstLabel(tag, {"pod", "pod_name", "kubernetes_pod_name"});
   return pod.empty() ? tag : pod;
 }
 
 std::string_view TaggedNode(std::string_view tag) {
   if (!tag.starts_with('{')) return {};
-  return LabelValue(tag, {"node_name", "node", "kubernetes_node", "nodename", "host", "hostname"});
+  return FirstLabel(tag, {"node_name", "node", "kubernetes_node", "nodename", "host", "hostname"});
 }
 
 }  // namespace denpex::engine

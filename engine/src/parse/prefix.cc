@@ -340,6 +340,18 @@ std::string_view CollectorStream(std::string_view line, const PrefixPolicy& poli
   return {};
 }
 
+std::string_view LabelValue(std::string_view set, std::string_view name) {
+  for (std::size_t at = set.find(name); at != std::string_view::npos; at = set.find(name, at + 1)) {
+    const std::string_view rest = set.substr(at + name.size());
+    if ((at > 0 && set[at - 1] != '{' && set[at - 1] != ',' && set[at - 1] != ' ') ||
+        !rest.starts_with("=\""))
+      continue;
+    const std::size_t end = rest.find('"', 2);
+    return end == std::string_view::npos ? std::string_view() : rest.substr(2, end - 2);
+  }
+  return {};
+}
+
 namespace {
 
 // `[default3]:` (torchrun --tee / --log-line-prefix: role + local rank) and TorchX `[3]:`.

@@ -101,6 +101,10 @@ void PeelPaste(std::string_view* line, const PrefixPolicy& policy);
 // (ingest/streams.h splits such a file into a stream per tag).
 std::string_view CollectorStream(std::string_view line, const PrefixPolicy& policy);
 
+// The value of label `name` in a Prometheus label set (`{app="x", pod="y"}`: a Loki stream's,
+// `{gpu="3",UUID="GPU-..."}`: a DCGM sample's), escapes left in; empty when the set names none.
+std::string_view LabelValue(std::string_view set, std::string_view name);
+
 // A line that starts a line of its own (a prefix or a header it opens with, a traceback or an
 // exception line, or the opening of `before`, the line it would continue, digits aside), not a
 // piece of that line that a terminal hard-wrapped.
