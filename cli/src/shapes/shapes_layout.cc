@@ -3,7 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cstdio>
+#include <charconv>
 #include <map>
 #include <queue>
 #include <set>
@@ -115,10 +115,10 @@ std::string Interleave(const std::vector<std::string>& texts, const Source& src,
   return all;
 }
 
-// The current pod logs (`pods/<pod>.log`, not `--previous`' logs) with their pods' names; none
-// where fewer than two (a relayed file needs two pods).
+// The current pod logs (`pods/<pod>.log`, not `--previous`' logs) with their pods' names; none,
+// and the shape not applicable, where fewer than two (a relayed file needs two pods).
 Status CurrentPodLogs(const Source& src, std::vector<std::string>* texts,
-                      std::vector<std::string>* pods) {
+                      std::vector<std::string>* pods, Relaid* r) {
   for (const auto& f : src.files) {
     const std::string pod = PodOf(f.rel);
     if (!f.log || !f.rel.starts_with("pods/") || pod.empty() || f.rel.ends_with(".previous.log"))
@@ -128,7 +128,7 @@ Status CurrentPodLogs(const Source& src, std::vector<std::string>* texts,
     texts->push_back(std::move(*text));
     pods->push_back(pod);
   }
-  if (texts->size() < 2) texts->clear();
+  if (texts->size() < 2) texts->clear(), r->applies = false;
   return Status::Ok();
 }
 
@@ -165,14 +165,20 @@ Status RelayInterleaved(const Source& src, const fs::path& out, Relaid*) {
 // incident with fewer than two pod logs.
 Status RelayKubectlPrefix(const Source& src, const fs::path& out, Relaid* r) {
   std::vector<std::string> texts, pods;
-  DENPEX_RETURN_IF_ERROR(CurrentPodLogs(src, &texts, &pods));
-  if (texts.empty()) {
-    r->applies = false;
-    return Status::Ok();
-  }
+  DENPEX_RETURN_IF_ERROR(CurrentPodLogs(src, &texts, &pods, r));
+  if (texts.empty()) return Status::Ok();
   for (std::string& pod : pods) pod = "[pod/" + pod + "/pytorch] ";
   DENPEX_RETURN_IF_ERROR(WriteText(out / "pods.log", Interleave(texts, src, pods)));
   return CopyOtherLogs(src, out);
+}
+
+// `t` as Fluent Bit's `date` double prints it: seconds since the epoch, 6 digits of fraction.
+void AppendEpochMicros(TimeNs t, std::string* out) {
+  char digits[24];
+  char* end = std::to_chars(digits, digits + sizeof digits, t / 1'000'000'000).ptr;
+  out->append(digits, end).push_back('.');
+  end = std::to_chars(digits, digits + sizeof digits, t % 1'000'000'000 / 1000 + 1'000'000).ptr;
+  out->append(digits + 1, end);  // `1dddddd` less its 1: the fraction with its leading zeros
 }
 
 // Fluent Bit's DaemonSet (`tail` of /var/log/containers with the CRI parser, the `kubernetes`
@@ -185,11 +191,8 @@ Status RelayKubectlPrefix(const Source& src, const fs::path& out, Relaid* r) {
 // logs.
 Status RelayFluentBit(const Source& src, const fs::path& out, Relaid* r) {
   std::vector<std::string> texts, pods;
-  DENPEX_RETURN_IF_ERROR(CurrentPodLogs(src, &texts, &pods));
-  if (texts.empty()) {
-    r->applies = false;
-    return Status::Ok();
-  }
+  DENPEX_RETURN_IF_ERROR(CurrentPodLogs(src, &texts, &pods, r));
+  if (texts.empty()) return Status::Ok();
   const auto nodes = PodNodes(src);
   std::vector<std::string> metadata;  // `"kubernetes":{...}}` of each pod's records
   for (const std::string& pod : pods) {
@@ -205,11 +208,10 @@ Status RelayFluentBit(const Source& src, const fs::path& out, Relaid* r) {
   }
   const auto lines = LinesOf(texts);
   std::string all;
-  char date[32];
   for (const Arrival& a : ArrivalOrder(lines, src)) {
-    std::snprintf(date, sizeof date, "%lld.%06lld", static_cast<long long>(a.t / 1'000'000'000),
-                  static_cast<long long>(a.t % 1'000'000'000 / 1000));
-    ((all += "{\"date\":") += date) += ",\"stream\":\"stdout\",\"_p\":\"F\",\"log\":\"";
+    all += "{\"date\":";
+    AppendEpochMicros(a.t, &all);
+    all += ",\"stream\":\"stdout\",\"_p\":\"F\",\"log\":\"";
     AppendJsonEscaped(lines[a.file][a.line], &all);
     all += "\",";
     all += metadata[a.file];
@@ -230,8 +232,8 @@ std::string EcsTime(TimeNs t) {
 
 // Filebeat on every machine (`filestream` inputs over the job's log files, Kubernetes' pod logs
 // with its `kubernetes` metadata), its documents exported from Elasticsearch as one NDJSON file
-// `filebeat.ndjson` in arrival order: `{"@timestamp":"<ms>Z","message":"<line>","log":{"offset":
-// <n>,"file":{"path":"/var/log/collected/<path>"}},"host":{"name":"<host>"},...}`, the host where
+// `filebeat.ndjson` in arrival order: `{"@timestamp":"<ms>Z","message":"<line>","log":{"file":
+// {"path":"/var/log/collected/<path>"}},"host":{"name":"<host>"},...}`, the host where
 // the file was written (a node folder's node, else `login-01`, the host that collected the
 // top-level files: srun's, mpirun's, the controller's); a current pod log's documents with
 // `kubernetes.pod.name`, `kubernetes.node.name` (its describe's node, left out where none names
