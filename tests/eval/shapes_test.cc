@@ -104,12 +104,22 @@ class ShapesTest : public ::testing::Test {
   void SetUp() override {
     std::random_device rd;
     root_ = fs::temp_directory_path() / ("denpex-shapes-" + std::to_string(rd()));
-    for (const auto& [rel, text] : kIncident) {
-      fs::create_directories((root_ / "incident" / rel).parent_path());
-      std::ofstream(root_ / "incident" / rel, std::ios::binary) << text;
-    }
+    for (const auto& [rel, text] : kIncident) Put(rel, text);
   }
   void TearDown() override { fs::remove_all(root_); }
+
+  // Writes `text` to the incident's file `rel`.
+  void Put(const std::string& rel, const std::string& text) {
+    fs::create_directories((root_ / "incident" / rel).parent_path());
+    std::ofstream(root_ / "incident" / rel, std::ios::binary) << text;
+  }
+
+  // Whether `shape` applies to the incident as it stands.
+  bool Applies(const char* shape) {
+    auto r = Relay(*FindShape(shape), root_ / "incident", MakeTruth(), root_ / "none");
+    EXPECT_TRUE(r.ok()) << shape;
+    return r.ok() && r->applies;
+  }
 
   // Lays the incident out in `shape` into root/<out>.
   std::pair<std::map<std::string, std::string>, Relaid> Lay(
@@ -469,19 +479,13 @@ TEST_F(ShapesTest, SharedDaemonsDoesNotApplyWithoutADaemonOrKernelLog) {
 // its pod's tag; `--previous` logs, describes and everything else as they are; not applicable
 // without two pod logs.
 TEST_F(ShapesTest, KubectlPrefixMergesTheCurrentPodLogsBehindTheirTags) {
-  auto none = Relay(*FindShape("kubectl-prefix"), root_ / "incident", MakeTruth(), root_ / "none");
-  ASSERT_TRUE(none.ok());
-  EXPECT_FALSE(none->applies);
-  const auto put = [&](const std::string& rel, const std::string& text) {
-    fs::create_directories((root_ / "incident" / rel).parent_path());
-    std::ofstream(root_ / "incident" / rel, std::ios::binary) << text;
-  };
-  put("pods/llama-worker-0.log",
+  EXPECT_FALSE(Applies("kubectl-prefix"));  // no pod logs yet
+  Put("pods/llama-worker-0.log",
       "2026-11-29T16:25:31.000000000Z a first\nuntimed after a\n2026-11-29T16:25:33.000000000Z a "
       "last\n");
-  put("pods/llama-worker-1.log", "2026-11-29T16:25:32.000000000Z b only\n");
-  put("pods/llama-worker-1.previous.log", "2026-11-29T16:20:00.000000000Z b before its restart\n");
-  put("describe/llama-worker-1.txt",
+  Put("pods/llama-worker-1.log", "2026-11-29T16:25:32.000000000Z b only\n");
+  Put("pods/llama-worker-1.previous.log", "2026-11-29T16:20:00.000000000Z b before its restart\n");
+  Put("describe/llama-worker-1.txt",
       "Name:         llama-worker-1\nNode:         node-b/10.0.0.2\n");
   const auto [tree, relaid] = Lay("kubectl-prefix");
   ASSERT_TRUE(relaid.applies);
@@ -502,17 +506,11 @@ TEST_F(ShapesTest, KubectlPrefixMergesTheCurrentPodLogsBehindTheirTags) {
 // Fluent Bit's Kubernetes filter: the current pod logs' lines as its records, one a line in
 // arrival order, the pod (and its node, where its describe names one) under `kubernetes`.
 TEST_F(ShapesTest, FluentBitShipsTheCurrentPodLogsAsKubernetesRecords) {
-  auto none = Relay(*FindShape("fluent-bit"), root_ / "incident", MakeTruth(), root_ / "none");
-  ASSERT_TRUE(none.ok());
-  EXPECT_FALSE(none->applies);
-  const auto put = [&](const std::string& rel, const std::string& text) {
-    fs::create_directories((root_ / "incident" / rel).parent_path());
-    std::ofstream(root_ / "incident" / rel, std::ios::binary) << text;
-  };
-  put("pods/llama-worker-0.log", "2026-11-29T16:25:31.000000000Z a \"first\"\nuntimed after a\n");
-  put("pods/llama-worker-1.log", "2026-11-29T16:25:32.250000000Z b only\n");
-  put("pods/llama-worker-1.previous.log", "2026-11-29T16:20:00.000000000Z b before its restart\n");
-  put("describe/llama-worker-1.txt",
+  EXPECT_FALSE(Applies("fluent-bit"));  // no pod logs yet
+  Put("pods/llama-worker-0.log", "2026-11-29T16:25:31.000000000Z a \"first\"\nuntimed after a\n");
+  Put("pods/llama-worker-1.log", "2026-11-29T16:25:32.250000000Z b only\n");
+  Put("pods/llama-worker-1.previous.log", "2026-11-29T16:20:00.000000000Z b before its restart\n");
+  Put("describe/llama-worker-1.txt",
       "Name:         llama-worker-1\nNode:         node-b/10.0.0.2\n");
   const auto [tree, relaid] = Lay("fluent-bit");
   ASSERT_TRUE(relaid.applies);
