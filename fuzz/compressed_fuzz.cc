@@ -1,8 +1,9 @@
 // Fuzz target for the text encodings of a log: the decompressors of compressed logs
 // (engine/src/ingest/compressed.h), any bytes as a gzip, xz and zstd stream, and the decoder of
-// JSON-record logs (engine/src/ingest/json_logs.h), any bytes as Docker's and as a journal's
-// records. None may crash, hang, or return more text than the cap; the decoder's text ends in a
-// newline, and stops at the line that passes its limit.
+// JSON-record logs (engine/src/ingest/json_logs.h), any bytes as Docker's, a journal's and a
+// shipper's records, and as an array of a shipper's records. None may crash, hang, or return more
+// text than the cap; the decoder's text ends in a newline, and stops at the line that passes its
+// limit.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -22,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   (void)CompressionOf(bytes);
   (void)SniffJsonLog(bytes);
-  for (const JsonLog kind : {JsonLog::kDocker, JsonLog::kJournal, JsonLog::kShipper}) {
+  for (const JsonLog kind :
+       {JsonLog::kDocker, JsonLog::kJournal, JsonLog::kShipper, JsonLog::kShipperArray}) {
     const JsonLogText all = DecodeJsonLog(bytes, kind);
     if (!all.text.empty() && all.text.back() != '\n') std::abort();
     constexpr std::size_t kLimit = 256;

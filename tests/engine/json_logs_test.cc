@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "denpex/engine/engine.h"
 #include "ingest/file_text.h"
@@ -342,6 +343,104 @@ TEST(ShipperJson, KnownByRecordsThatNameTheirPodOrNode) {
   EXPECT_NE(JsonLogProblem(d, JsonLog::kShipper).find("a log shipper's JSON records of 1 record"),
             std::string::npos)
       << JsonLogProblem(d, JsonLog::kShipper);
+}
+
+// One Cloud Logging entry of a GKE container as `gcloud logging read --format=json` prints it:
+// pretty-printed, its keys sorted, indented as an element of the array.
+std::string GcloudEntry(std::string_view time, std::string_view pod, std::string_view text) {
+  return R"(  {
+    "insertId": "1x2y3z",
+    "labels": {
+      "compute.googleapis.com/resource_name": "gpu-0007"
+    },
+    "logName": "projects/p/logs/stderr",
+    "receiveTimestamp": "2024-06-01T09:00:23.1Z",
+    "resource": {
+      "labels": {
+        "container_name": "pytorch",
+        "namespace_name": "default",
+        "pod_name": ")" +
+         std::string(pod) + R"("
+      },
+      "type": "k8s_container"
+    },
+    "severity": "ERROR",
+    "textPayload": ")" +
+         std::string(text) + R"(",
+    "timestamp": ")" +
+         std::string(time) + "\"\n  }";
+}
+
+std::string ArrayOf(const std::vector<std::string>& elements) {
+  std::string out = "[\n";
+  for (const std::string& e : elements) out += (out.size() > 2 ? ",\n" : "") + e;
+  return out + "\n]\n";
+}
+
+std::string Decoded(const JsonLogText& d) { return std::string(d.text.begin(), d.text.end()); }
+
+// `gcloud logging read --format=json` (and the Logs Explorer's download) writes the entries as one
+// pretty-printed JSON array, newest first: each read as its stream's line (ShipperJson's above),
+// in the order of their times, entries of one time as the array holds them.
+TEST(ShipperArray, ACloudLoggingExportIsReadInTimeOrder) {
+  const std::string bytes = ArrayOf({
+      GcloudEntry("2024-06-01T09:00:22.5Z", "w-3", "[rank3]:[E1206] boom"),
+      GcloudEntry("2024-06-01T09:00:22Z", "w-1", "second of two"),
+      GcloudEntry("2024-06-01T09:00:22Z", "w-1", "first of two"),
+      GcloudEntry("2024-06-01T09:00:21Z", "w-1", R"(Traceback:\n  File \"t.py\")"),
+  });
+  EXPECT_EQ(SniffJsonLog(bytes), JsonLog::kShipperArray);
+  const JsonLogText d = DecodeJsonLog(bytes, JsonLog::kShipperArray);
+  const std::string w1 =
+      " {container=\"pytorch\", namespace=\"default\", node_name=\"gpu-0007\", pod=\"w-1\"} ";
+  EXPECT_EQ(Decoded(d), "2024-06-01T09:00:21Z" + w1 + "Traceback:\n" +  //
+                            "2024-06-01T09:00:21Z" + w1 + "  File \"t.py\"\n" +
+                            "2024-06-01T09:00:22Z" + w1 + "first of two\n" +
+                            "2024-06-01T09:00:22Z" + w1 + "second of two\n" +
+                            "2024-06-01T09:00:22.5Z {container=\"pytorch\", namespace=\"default\", "
+                            "node_name=\"gpu-0007\", pod=\"w-3\"} [rank3]:[E1206] boom\n");
+  EXPECT_EQ(d.records, 4u);
+  EXPECT_NE(JsonLogProblem(d, JsonLog::kShipperArray).find("numbered in the decoded text"),
+            std::string::npos);
+  // oldest first (`--order=asc`), compact, behind a byte order mark: the same lines
+  std::string asc = "\xEF\xBB\xBF[";
+  for (const char* t : {"2024-06-01T09:00:21Z", "2024-06-01T09:00:22Z"})
+    asc += std::string(asc.size() > 4 ? "," : "") + R"({"textPayload":"x","timestamp":")" + t +
+           R"(","resource":{"labels":{"pod_name":"w-1"}}})";
+  asc += "]";
+  EXPECT_EQ(SniffJsonLog(asc), JsonLog::kShipperArray);
+  EXPECT_EQ(Decoded(DecodeJsonLog(asc, JsonLog::kShipperArray)),
+            "2024-06-01T09:00:21Z {pod=\"w-1\"} x\n2024-06-01T09:00:22Z {pod=\"w-1\"} x\n");
+}
+
+// An array is a shipper's when the elements its head holds whole are records; an element cut by
+// the head's end says nothing. What is no record is kept where it stands, as its own line; an
+// array cut short keeps its tail as lines.
+TEST(ShipperArray, KnownByItsWholeElementsAndKeepsWhatIsNoRecord) {
+  const std::string entry = GcloudEntry("2024-06-01T09:00:21Z", "w-1", "x");
+  EXPECT_EQ(SniffJsonLog(ArrayOf({entry}).substr(0, 200)), JsonLog::kNone);  // nothing whole
+  EXPECT_EQ(SniffJsonLog(ArrayOf({entry, entry}).substr(0, entry.size() + 200)),
+            JsonLog::kShipperArray);
+  EXPECT_EQ(SniffJsonLog(ArrayOf({entry, R"({"jsonPayload":{"step":3}})"})), JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog("[1, 2, 3]\n"), JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog(R"([{"message":"step 10","time":"2024-06-01T09:00:21Z"}])"),
+            JsonLog::kNone);  // a program's own JSON: no pod, no node
+  // a Cloud Logging entry of a program's JSON line (`jsonPayload.message`) is a record too
+  const std::string structured =
+      R"({"jsonPayload":{"message":"step 10","level":"info"},"resource":{"labels":{"pod_name":"w-1"}},"timestamp":"2024-06-01T09:00:22Z"})";
+  const std::string bytes = ArrayOf({entry, structured, R"({"jsonPayload":{"step":3}})"});
+  const JsonLogText d = DecodeJsonLog(bytes, JsonLog::kShipperArray);
+  EXPECT_EQ(d.records, 2u);
+  EXPECT_EQ(d.other_lines, 1u);
+  EXPECT_NE(Decoded(d).find("{pod=\"w-1\"} step 10\n{\"jsonPayload\":{\"step\":3}}\n"),
+            std::string::npos)
+      << Decoded(d);
+  const JsonLogText cut = DecodeJsonLog(bytes.substr(0, entry.size() + 40), JsonLog::kShipperArray);
+  EXPECT_EQ(cut.records, 1u);
+  EXPECT_EQ(cut.other_lines, 1u) << Decoded(cut);  // `  {"jsonPayload":{"message":"st`
+  EXPECT_NE(JsonLogProblem(cut, JsonLog::kShipperArray).find("1 line of it no record"),
+            std::string::npos)
+      << JsonLogProblem(cut, JsonLog::kShipperArray);
 }
 
 }  // namespace

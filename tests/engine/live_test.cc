@@ -389,6 +389,45 @@ TEST(LiveIncident, PodsShippedRecordsReadWhileTheyGrowAreTheIncidentReadOnce) {
   ExpectGrowingReadsAsOnce(relayed, "k8s_hang_1024_pytorchjob (Fluent Bit)", &rng);
 }
 
+// The same records exported as one JSON array, newest first (`gcloud logging read
+// --format=json`'s shape; every record of one time, so the array's order is all there is): read
+// when the array is whole, as one read of the finished file, each pod a stream on its node.
+TEST(LiveIncident, AnExportsArrayReadWhenWholeIsTheIncidentReadOnce) {
+  denpex::testing::TempDir tmp;
+  ASSERT_TRUE(SimulateInto("k8s_hang_1024_pytorchjob", 9, tmp.path() / "sim"));
+  const fs::path incident = tmp.path() / "sim" / "incident", relayed = tmp.path() / "relayed";
+  std::map<std::string, std::string> node_of;
+  const std::size_t pods =
+      RelayPods(incident, relayed, "pods.json", [&](const std::string& pod, std::string_view line) {
+        auto [it, fresh] = node_of.try_emplace(pod);
+        if (fresh) it->second = DescribedNode(incident, pod);
+        return FluentBitRecord(pod, it->second, line);
+      });
+  ASSERT_GT(pods, 1u);
+  const std::string records = Read(relayed / "pods.json");
+  std::vector<std::string_view> lines;
+  for (std::size_t at = 0; at < records.size();) {
+    const std::size_t nl = records.find('\n', at);
+    lines.push_back(std::string_view(records).substr(at, nl - at));
+    at = nl + 1;
+  }
+  std::string array = "[\n";
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it)
+    (array += array.size() > 2 ? ",\n  " : "  ") += *it;
+  fs::remove(relayed / "pods.json");
+  std::ofstream(relayed / "export.json", std::ios::binary) << array << "\n]\n";
+  auto once = LoadIncident(relayed, 2);
+  ASSERT_TRUE(once.ok()) << once.status().message();
+  EXPECT_EQ(TaggedFiles(*once), static_cast<std::ptrdiff_t>(pods));
+  for (const LogFile& f : once->files) {
+    if (f.tag.empty()) continue;
+    ASSERT_GE(f.node, 0) << f.tag;
+    EXPECT_EQ(once->nodes[f.node], node_of.at(std::string(TaggedPod(f.tag)))) << f.tag;
+  }
+  std::mt19937 rng(31);
+  ExpectGrowingReadsAsOnce(relayed, "k8s_hang_1024_pytorchjob (an export's array)", &rng);
+}
+
 TEST(LiveIncident, SimulatedIncidentReadWhileItGrowsIsTheIncidentReadOnce) {
   denpex::testing::TempDir tmp;
   ASSERT_TRUE(SimulateInto("hang_1024_torchrun", 3, tmp.path() / "sim"));

@@ -3,11 +3,14 @@
 // own, its node the one its pod's describe names, its lines cited where the file has them.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
+#include <vector>
 
 #include "analyze/gpu_health.h"
 #include "fixture.h"
 #include "ingest/attempts.h"
+#include "ingest/file_text.h"
 #include "ingest/load.h"
 #include "ingest/streams.h"
 #include "parse/prefix.h"
@@ -258,6 +261,69 @@ TEST(TaggedStreams, AShippersRecordsAreAStreamPerPodEachTheNodeTheyName) {
     EXPECT_EQ(inc->nodes[e.node], "gpu-0006");
   }
   EXPECT_EQ(seen, 2);
+}
+
+// Google Cloud Logging's export of two pods (`gcloud logging read --format=json`: one
+// pretty-printed array, newest first, larger than a file's head): each pod's stream is the node
+// its entries' label names, its lines in time order, cited and quoted in the decoded text.
+TEST(TaggedStreams, ACloudLoggingExportIsAStreamPerPodInTimeOrder) {
+  testing::TempDir dir;
+  const auto entry = [](int ms, std::string_view pod, std::string_view node,
+                        std::string_view line) {
+    char time[32];
+    std::snprintf(time, sizeof time, "2026-03-02T09:00:%02d.%03dZ", 10 + ms / 1000, ms % 1000);
+    return R"(  {
+    "labels": {
+      "compute.googleapis.com/resource_name": ")" +
+           std::string(node) + R"("
+    },
+    "resource": {
+      "labels": {
+        "container_name": "pytorch",
+        "pod_name": ")" +
+           std::string(pod) + R"("
+      },
+      "type": "k8s_container"
+    },
+    "textPayload": ")" +
+           std::string(line) + R"(",
+    "timestamp": ")" +
+           time + "\"\n  }";
+  };
+  std::vector<std::string> entries;  // oldest first; written newest first
+  for (int step = 0; step < 200; ++step)
+    entries.push_back(
+        entry(step * 10, "llama-worker-0", "gpu-0005", "[default0]:step " + std::to_string(step)));
+  entries.push_back(entry(2500, "llama-worker-1", "gpu-0006", "[default0]:step 1"));
+  entries.push_back(entry(2600, "llama-worker-1", "gpu-0006", std::string(kFailed)));
+  std::string bytes = "[\n";
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it)
+    bytes += (bytes.size() > 2 ? ",\n" : "") + *it;
+  Write(dir.path() / "downloaded-logs.json", bytes + "\n]\n");
+  ASSERT_GT(bytes.size(), 64u * 1024);  // read past its head: mapped, then decoded whole
+  auto inc = LoadIncident(dir.path(), 2);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  const auto [w0, w1] = TwoStreamsOnTheirNodes(
+      *inc, "downloaded-logs.json",
+      "{container=\"pytorch\", node_name=\"gpu-0005\", pod=\"llama-worker-0\"}",
+      "{container=\"pytorch\", node_name=\"gpu-0006\", pod=\"llama-worker-1\"}");
+  ASSERT_NE(w0, nullptr);
+  ASSERT_NE(w1, nullptr);
+  EXPECT_EQ(w0->last_line.line, 200u);  // its newest line, the array's second element
+  bool cited = false;
+  for (const Event& e : inc->events) {
+    if (e.kind != Kind::kWorkerFailed) continue;
+    cited = true;
+    EXPECT_EQ(&inc->files[e.file], w1);
+    EXPECT_EQ(e.line, 202u);  // the last line in time, the array's first element
+    auto quote = ReadSpan(dir.path() / "downloaded-logs.json", e.offset, 200);
+    ASSERT_TRUE(quote.ok()) << quote.status().message();
+    EXPECT_TRUE(
+        quote->starts_with("2026-03-02T09:00:12.600Z {container=\"pytorch\", "
+                           "node_name=\"gpu-0006\", pod=\"llama-worker-1\"} E0302"))
+        << *quote;
+  }
+  EXPECT_TRUE(cited);
 }
 
 constexpr std::string_view kTimeout =

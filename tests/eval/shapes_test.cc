@@ -145,7 +145,7 @@ TEST(Shapes, AllExpandsToEveryShapeAndUnknownNamesAreListed) {
   auto all = ParseShapes({"all"});
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), AllShapes().size());
-  EXPECT_EQ(AllShapes().size(), 19u);
+  EXPECT_EQ(AllShapes().size(), 20u);
   auto two = ParseShapes({"renamed,cri", "renamed"});
   ASSERT_TRUE(two.ok());
   ASSERT_EQ(two->size(), 2u);
@@ -537,6 +537,47 @@ TEST_F(ShapesTest, FluentBitShipsTheCurrentPodLogsAsKubernetesRecords) {
     EXPECT_EQ(m[3], want[i][2]);
     EXPECT_EQ(m[4], want[i][3]);
   }
+  EXPECT_FALSE(tree.contains("pods/llama-worker-0.log"));
+  EXPECT_EQ(tree.at("pods/llama-worker-1.previous.log"),
+            "2026-11-29T16:20:00.000000000Z b before its restart\n");
+  EXPECT_EQ(tree.at("node-b/rank_3.log"), kIncident.at("node-b/rank_3.log"));
+}
+
+// `gcloud logging read --format=json` of a GKE job's containers: the current pod logs' lines as
+// one pretty-printed array of entries, newest first, each with its pod and (where its describe
+// names one) its node; everything else as it is.
+TEST_F(ShapesTest, CloudLoggingExportsTheCurrentPodLogsNewestFirst) {
+  EXPECT_FALSE(Applies("cloud-logging"));  // no pod logs yet
+  Put("pods/llama-worker-0.log", "2026-11-29T16:25:31.000000000Z a \"first\"\nuntimed after a\n");
+  Put("pods/llama-worker-1.log", "2026-11-29T16:25:32.250000000Z b only\n");
+  Put("pods/llama-worker-1.previous.log", "2026-11-29T16:20:00.000000000Z b before its restart\n");
+  Put("describe/llama-worker-1.txt",
+      "Name:         llama-worker-1\nNode:         node-b/10.0.0.2\n");
+  const auto [tree, relaid] = Lay("cloud-logging");
+  ASSERT_TRUE(relaid.applies);
+  EXPECT_EQ(Lay("cloud-logging", "again").first, tree);
+  const std::string& array = tree.at("downloaded-logs.json");
+  ASSERT_TRUE(array.starts_with("[\n  {\n    \"insertId\": \"")) << array;
+  ASSERT_TRUE(array.ends_with("\n  }\n]\n")) << array;
+  const std::regex entry(
+      R"re(  \{\n    "insertId": "[0-9a-f]{14}",\n    "labels": \{\n(      "compute\.googleapis\.com/resource_name": "([a-z-]+)",\n)?      "k8s-pod/app": "trainer"\n    \},\n    "logName": "projects/denpex-sim/logs/stdout",\n    "receiveTimestamp": "[0-9TZ:.-]+",\n    "resource": \{\n      "labels": \{\n        "cluster_name": "train",\n        "container_name": "pytorch",\n        "location": "us-central1",\n        "namespace_name": "default",\n        "pod_name": "([a-z0-9-]+)",\n        "project_id": "denpex-sim"\n      \},\n      "type": "k8s_container"\n    \},\n    "severity": "INFO",\n    "textPayload": "(.*)",\n    "timestamp": "([0-9TZ:.-]+)"\n  \})re");
+  const std::vector<std::array<std::string, 4>> want = {
+      // node, pod, text, time: newest first
+      {"node-b", "llama-worker-1", "2026-11-29T16:25:32.250000000Z b only",
+       "2026-11-29T16:25:32.250000000Z"},
+      {"", "llama-worker-0", "untimed after a", "2026-11-29T16:25:31.000000000Z"},
+      {"", "llama-worker-0", R"(2026-11-29T16:25:31.000000000Z a \"first\")",
+       "2026-11-29T16:25:31.000000000Z"}};
+  std::size_t n = 0;
+  for (auto it = std::sregex_iterator(array.begin(), array.end(), entry);
+       it != std::sregex_iterator(); ++it, ++n) {
+    ASSERT_LT(n, want.size());
+    EXPECT_EQ((*it)[2], want[n][0]);
+    EXPECT_EQ((*it)[3], want[n][1]);
+    EXPECT_EQ((*it)[4], want[n][2]);
+    EXPECT_EQ((*it)[5], want[n][3]);
+  }
+  EXPECT_EQ(n, want.size()) << array;
   EXPECT_FALSE(tree.contains("pods/llama-worker-0.log"));
   EXPECT_EQ(tree.at("pods/llama-worker-1.previous.log"),
             "2026-11-29T16:20:00.000000000Z b before its restart\n");

@@ -41,6 +41,13 @@ const std::vector<Shape>& AllShapes() {
        "the same answer where the lines, the pods' records or the files' streams name the rank "
        "and node; else node-level or INCONCLUSIVE",
        RelayFilebeat},
+      {"cloud-logging",
+       "the pod logs' boundaries, lines and order: every current pod log as Google Cloud "
+       "Logging's entries, one pretty-printed JSON array newest first (`gcloud logging read "
+       "--format=json`: `textPayload`, `timestamp`, the pod and its node in its labels)",
+       "the same answer where the entries or the lines name the ranks and pods; else node-level "
+       "or INCONCLUSIVE",
+       RelayCloudLogging},
       {"flat", "folders and file names: one file per node or agent, opaque names",
        "the same answer where the lines name their rank; else node-level", RelayFlat},
       {"renamed", "every file and folder name (rank_<R>.log, <host>/, slurm-<id>.out)",

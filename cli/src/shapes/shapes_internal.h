@@ -21,6 +21,7 @@ Status RelayInterleaved(const Source& src, const std::filesystem::path& out, Rel
 Status RelayKubectlPrefix(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayFluentBit(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayFilebeat(const Source& src, const std::filesystem::path& out, Relaid* r);
+Status RelayCloudLogging(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayFlat(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayRenamed(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayNested(const Source& src, const std::filesystem::path& out, Relaid* r);

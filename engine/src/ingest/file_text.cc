@@ -173,6 +173,16 @@ FileText::Identity IdentityOf(const struct stat& st) {
           .mtime_nsec = st.st_mtim.tv_nsec};
 }
 
+// A plain file of JSON records read whole: an array of records (JsonLog::kShipperArray, decoded
+// whole: its records are put in time order) or one record a line (ReadJsonLogWhole).
+Result<JsonLogText> ReadJsonLog(int fd, std::size_t size, JsonLog kind,
+                                const std::filesystem::path& path) {
+  if (kind != JsonLog::kShipperArray) return ReadJsonLogWhole(fd, size, kind, path);
+  auto bytes = ReadAll(fd, size, path);
+  if (!bytes.ok()) return bytes.status();
+  return DecodeJsonLog(std::string_view(bytes->data(), bytes->size()), kind);
+}
+
 // The start of a plain file of JSON records, decoded up to `limit` bytes of text (a head), its
 // pieces read as ReadJsonLogWhole reads them, in turn.
 Result<JsonLogText> ReadJsonLogHead(int fd, JsonLog kind, const std::filesystem::path& path,
@@ -235,7 +245,7 @@ Result<FileText> FileText::OpenAt(int dir, const char* name, const std::filesyst
                                ? SniffJsonLog(std::string_view(head.get(), kMapThreshold))
                                : JsonLog::kNone;
       kind != JsonLog::kNone) {
-    auto decoded = ReadJsonLogWhole(fd.get(), size, kind, path);
+    auto decoded = ReadJsonLog(fd.get(), size, kind, path);
     if (!decoded.ok()) return decoded.status();
     text.TakeDecoded(std::move(*decoded), kind);
     return text;
@@ -536,10 +546,11 @@ Result<std::string> ReadSpan(const std::filesystem::path& path, std::uint64_t of
     }
     std::vector<char> text;
     if (kind != JsonLog::kNone) {
-      auto decoded = end <= kMapThreshold ? ReadJsonLogHead(fd.get(), kind, path, end)
-                                          : ReadJsonLogWhole(fd.get(), size, kind, path);
+      const bool head = end <= kMapThreshold && kind != JsonLog::kShipperArray;
+      auto decoded = head ? ReadJsonLogHead(fd.get(), kind, path, end)
+                          : ReadJsonLog(fd.get(), size, kind, path);
       if (!decoded.ok()) return decoded.status();
-      if (end <= kMapThreshold) return SpanOf(decoded->text, offset, length);
+      if (head) return SpanOf(decoded->text, offset, length);
       text = std::move(decoded->text);
     } else {
       auto bytes = ReadAll(fd.get(), size, path);

@@ -11,8 +11,9 @@
 namespace denpex::engine {
 namespace {
 
+// Past JSON's whitespace (a line's; a pretty-printed array's newlines too).
 void SkipSpaces(std::string_view s, std::size_t* i) {
-  while (*i < s.size() && (s[*i] == ' ' || s[*i] == '\t' || s[*i] == '\r')) ++*i;
+  while (*i < s.size() && (s[*i] == ' ' || s[*i] == '\t' || s[*i] == '\r' || s[*i] == '\n')) ++*i;
 }
 
 // The JSON string at s[*i] (its opening quote), its escapes left in; *i then past its closing
@@ -42,7 +43,9 @@ bool SkipValue(std::string_view s, std::size_t* i) {
   if (s[*i] == '"') return RawString(s, i, &raw);
   if (s[*i] != '{' && s[*i] != '[') {
     const std::size_t begin = *i;
-    while (*i < s.size() && s[*i] != ',' && s[*i] != '}' && s[*i] != ']' && s[*i] != ' ') ++*i;
+    while (*i < s.size() && s[*i] != ',' && s[*i] != '}' && s[*i] != ']' && s[*i] != ' ' &&
+           s[*i] != '\n' && s[*i] != '\r' && s[*i] != '\t')
+      ++*i;
     return *i > begin;
   }
   int depth = 0;
@@ -338,10 +341,11 @@ struct ShipperKey {
 // (and the machine in `host.name`), Google Cloud Logging in the `compute.googleapis.com/
 // resource_name` label; Loki's `logcli query --output=jsonl` holds the stream's labels.
 constexpr ShipperKey kShipperKeys[] = {
-    {"log", Role::kText},          // Fluent Bit, Fluentd (the container runtime's field)
-    {"message", Role::kText},      // Vector, ECS
-    {"textPayload", Role::kText},  // Google Cloud Logging
-    {"line", Role::kText},         // logcli
+    {"log", Role::kText},                  // Fluent Bit, Fluentd (the container runtime's field)
+    {"message", Role::kText},              // Vector, ECS
+    {"textPayload", Role::kText},          // Google Cloud Logging
+    {"jsonPayload.message", Role::kText},  // Cloud Logging's entry of a program's JSON line
+    {"line", Role::kText},                 // logcli
     {"time", Role::kTime},
     {"@timestamp", Role::kTime},
     {"timestamp", Role::kTime},
@@ -463,18 +467,31 @@ std::optional<TimeNs> EpochSeconds(std::string_view v) {
   return seconds * 1'000'000'000 + fraction;
 }
 
-// One line read as a shipper's record: an object with a line's text, its time (RFC 3339, or
-// seconds since the epoch), and the pod or the node it came from.
-bool ParseShipperRecord(std::string_view line, ShipperRecord* r) {
+// The object at s[*i] read as a shipper's record (*i then past it): a line's text, its time
+// (RFC 3339, or seconds since the epoch), and the pod or the node it came from. False when it is
+// no object, or an object without them (*i then past it where it is an object).
+bool ShipperObject(std::string_view s, std::size_t* i, ShipperRecord* r) {
   thread_local std::string prefix;
   prefix.clear();
-  std::size_t i = 0;
-  if (!ShipperFields(line, &i, &prefix, r)) return false;
-  SkipSpaces(line, &i);
-  if (i != line.size() || !r->Has(Role::kText) || !r->Has(Role::kTime)) return false;
+  if (!ShipperFields(s, i, &prefix, r)) return false;
+  if (!r->Has(Role::kText) || !r->Has(Role::kTime)) return false;
   if (!r->Has(Role::kPod) && !r->Has(Role::kNode)) return false;
   const std::string_view t = r->Get(Role::kTime);
   return TimeLike(t) || EpochSeconds(t).has_value();
+}
+
+// One line read as a shipper's record, nothing after it.
+bool ParseShipperRecord(std::string_view line, ShipperRecord* r) {
+  std::size_t i = 0;
+  if (!ShipperObject(line, &i, r)) return false;
+  SkipSpaces(line, &i);
+  return i == line.size();
+}
+
+// A record's time in nanoseconds since the epoch (ShipperObject took it for one).
+TimeNs ShipperTime(const ShipperRecord& r) {
+  const std::string_view t = r.Get(Role::kTime);
+  return TimeLike(t) ? ParseRfc3339(t).value_or(0) : EpochSeconds(t).value_or(0);
 }
 
 void AppendLabel(std::string_view name, std::string_view raw, std::string* out) {
@@ -511,9 +528,136 @@ void ShipperPrefix(const ShipperRecord& r, std::string* out) {
   out->append("} ");
 }
 
+// A shipper's record appended to `d` as its lines (a text of several lines is several), each
+// opening with the record's prefix (ShipperPrefix).
+void AppendShipperRecord(const ShipperRecord& r, JsonLogText* d) {
+  thread_local std::string msg, prefix;  // the record's text unescaped; its lines' prefix
+  std::string_view text = Unescaped(r.Get(Role::kText), &msg);
+  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  ShipperPrefix(r, &prefix);
+  ++d->records;
+  for (std::size_t from = 0;;) {
+    const std::size_t cut = text.find('\n', from);
+    Append(&d->text, prefix);
+    Append(&d->text, text.substr(from, cut == std::string_view::npos ? cut : cut - from));
+    d->text.push_back('\n');
+    if (cut == std::string_view::npos) return;
+    ++d->extra_lines;
+    from = cut + 1;
+  }
+}
+
+// `bytes`' lines appended to `d` as they are, each counted as no record's.
+void AppendOtherLines(std::string_view bytes, JsonLogText* d) {
+  for (std::size_t pos = 0; pos < bytes.size();) {
+    const std::size_t nl = bytes.find('\n', pos);
+    Append(&d->text, bytes.substr(pos, nl == std::string_view::npos ? nl : nl - pos));
+    d->text.push_back('\n');
+    ++d->other_lines;
+    pos = nl == std::string_view::npos ? bytes.size() : nl + 1;
+  }
+}
+
+// Where a JSON array of a shipper's records opens in `bytes` (past its `[`), or npos.
+std::size_t ArrayOpens(std::string_view bytes) {
+  std::size_t i = 0;
+  if (bytes.starts_with("\xEF\xBB\xBF")) i = 3;  // a byte order mark, as a download may carry
+  SkipSpaces(bytes, &i);
+  if (i >= bytes.size() || bytes[i] != '[') return std::string_view::npos;
+  ++i;
+  SkipSpaces(bytes, &i);
+  return i < bytes.size() && bytes[i] == '{' ? i : std::string_view::npos;
+}
+
+// Whether `head` opens a JSON array of a shipper's records: each object of its first four (one
+// at least) that `head` holds whole a record.
+bool SniffShipperArray(std::string_view head) {
+  std::size_t i = ArrayOpens(head);
+  if (i == std::string_view::npos) return false;
+  for (int objects = 0; objects < 4; ++objects) {
+    ShipperRecord r;
+    const std::size_t begin = i;
+    if (!ShipperObject(head, &i, &r)) {
+      // an object cut by the head's end says nothing; a whole one that is no record does
+      i = begin;
+      return objects > 0 && !SkipValue(head, &i);
+    }
+    SkipSpaces(head, &i);
+    if (i >= head.size() || head[i] != ',') return true;  // the array's end, or the head's
+    ++i;
+    SkipSpaces(head, &i);
+  }
+  return true;
+}
+
+// A JSON array of a shipper's records (`gcloud logging read --format=json`, a Logs Explorer
+// download: one pretty-printed array, newest first unless asked otherwise), its records appended
+// to `d` in time order: an array whose first record is later than its last is read from its end,
+// then every record put in order of its time (ties as the array holds them). An element that is
+// no record is kept as one line where it stands; bytes after the array's end (a download cut
+// short) as their lines.
+void DecodeShipperArray(std::string_view bytes, std::size_t limit, JsonLogText* d) {
+  struct Element {
+    TimeNs t = 0;
+    ShipperRecord r;
+    std::string_view other;  // the element's bytes where it is no record
+  };
+  std::vector<Element> elements;
+  std::size_t i = ArrayOpens(bytes);
+  while (i < bytes.size()) {
+    const std::size_t begin = i;
+    Element e;
+    if (ShipperObject(bytes, &i, &e.r)) {
+      e.t = ShipperTime(e.r);
+    } else {
+      i = begin;
+      if (!SkipValue(bytes, &i)) {
+        i = begin;
+        break;
+      }
+      e.other = bytes.substr(begin, i - begin);
+    }
+    elements.push_back(e);
+    SkipSpaces(bytes, &i);
+    if (i < bytes.size() && bytes[i] == ',') {
+      ++i;
+      SkipSpaces(bytes, &i);
+      continue;
+    }
+    if (i < bytes.size() && bytes[i] == ']') ++i;
+    break;
+  }
+  const auto record = [](const Element& e) { return e.other.empty(); };
+  const auto first = std::find_if(elements.begin(), elements.end(), record);
+  const auto last = std::find_if(elements.rbegin(), elements.rend(), record);
+  if (first != elements.end() && first->t > last->t) std::reverse(elements.begin(), elements.end());
+  for (std::size_t k = 1; k < elements.size(); ++k) {
+    if (!record(elements[k])) elements[k].t = elements[k - 1].t;  // stays after the one before it
+  }
+  std::stable_sort(elements.begin(), elements.end(),
+                   [](const Element& a, const Element& b) { return a.t < b.t; });
+  for (const Element& e : elements) {
+    if (d->text.size() >= limit) return;
+    if (record(e)) {
+      AppendShipperRecord(e.r, d);
+      continue;
+    }
+    thread_local std::string line;  // the element on one line
+    line.assign(e.other);
+    std::replace_if(
+        line.begin(), line.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    AppendOtherLines(line, d);
+  }
+  std::string_view rest = i == std::string_view::npos ? bytes : bytes.substr(i);
+  std::size_t at = 0;
+  SkipSpaces(rest, &at);
+  if (at < rest.size()) AppendOtherLines(rest.substr(at), d);
+}
+
 }  // namespace
 
 JsonLog SniffJsonLog(std::string_view head) {
+  if (SniffShipperArray(head)) return JsonLog::kShipperArray;
   constexpr int kLines = 4;
   int docker = 0, journal = 0, shipper = 0, whole = 0;
   for (std::size_t pos = 0; whole < kLines; ++whole) {
@@ -543,6 +687,8 @@ std::string_view JsonLogName(JsonLog kind) {
       return "journal JSON";
     case JsonLog::kShipper:
       return "log shipper JSON";
+    case JsonLog::kShipperArray:
+      return "log shipper JSON array";
     case JsonLog::kNone:
       break;
   }
@@ -557,8 +703,9 @@ JsonLogText DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limi
 }
 
 void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, JsonLogText* into) {
+  if (kind == JsonLog::kShipperArray) return DecodeShipperArray(bytes, limit, into);
   JsonLogText& d = *into;
-  thread_local std::string msg, prefix;  // a record's text unescaped; a shipper's line's prefix
+  thread_local std::string msg;  // a record's text unescaped
   for (std::size_t pos = 0; pos < bytes.size() && d.text.size() < limit;) {
     const std::size_t nl = bytes.find('\n', pos);
     const std::string_view line =
@@ -576,6 +723,10 @@ void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, Json
       ++d.other_lines;
       continue;
     }
+    if (kind == JsonLog::kShipper) {
+      AppendShipperRecord(k, &d);
+      continue;
+    }
     ++d.records;
     std::string_view text;
     bool whole = true;  // the record ends its line (a Docker record without `\n` does not)
@@ -584,10 +735,6 @@ void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, Json
       JournalMessage(j, &msg);
       text = msg;
       while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
-    } else if (kind == JsonLog::kShipper) {
-      text = Unescaped(k.Get(Role::kText), &msg);
-      while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
-      ShipperPrefix(k, &prefix);
     } else {
       text = r.log;
       whole = !r.has_log;
@@ -610,8 +757,6 @@ void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, Json
       const bool last = cut == std::string_view::npos;
       if (kind == JsonLog::kJournal) {
         AppendJournalPrefix(j, &d.text);
-      } else if (kind == JsonLog::kShipper) {
-        Append(&d.text, prefix);
       } else {
         Append(&d.text, r.time);
         d.text.push_back(' ');
@@ -635,6 +780,19 @@ std::string JsonLogProblem(const JsonLogText& d, JsonLog kind) {
   const auto count = [](std::size_t n, const char* one, const char* many) {
     return std::to_string(n) + (n == 1 ? one : many);
   };
+  if (kind == JsonLog::kShipperArray) {
+    std::string out = "a JSON array of " + count(d.records, " log record", " log records") +
+                      " (an export such as `gcloud logging read --format=json`'s), read in the "
+                      "order of their times, a line for each line of a record: its lines are "
+                      "numbered in the decoded text";
+    if (d.other_lines > 0) {
+      out += "; " + count(d.other_lines, " line", " lines") +
+             " of it no record (an element without a line, a time and a pod or node, or an "
+             "array cut short) read as " +
+             (d.other_lines == 1 ? "it stands" : "they stand");
+    }
+    return out;
+  }
   const std::string what = kind == JsonLog::kDocker    ? "a Docker json-file log"
                            : kind == JsonLog::kJournal ? "a journal's JSON export"
                                                        : "a log shipper's JSON records";

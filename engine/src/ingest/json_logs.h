@@ -23,10 +23,14 @@
 //   for such a stream, `<time> {container="...", namespace="...", node_name="...", pod="..."}
 //   <text>`: a file of several pods' records is then read as a stream per pod (ingest/streams.h),
 //   each the node its records name.
+// - The same records as one JSON array (`gcloud logging read --format=json`, the Logs Explorer's
+//   download: pretty-printed, its entries newest first unless asked otherwise), read whole and put
+//   in the order of their times before they are read as those lines. Not read as a file grows
+//   (`denpex watch`): an export is written once.
 //
 // Lines and offsets cited in such a file are the decoded text's; its line numbers are the file's
 // (one record a line) unless a record's text holds newlines (a journal message of several lines,
-// a collector's merged record).
+// a collector's merged record) or the records are an array's.
 #pragma once
 
 #include <cstddef>
@@ -37,14 +41,16 @@
 
 namespace denpex::engine {
 
-enum class JsonLog : std::uint8_t { kNone, kDocker, kJournal, kShipper };
+enum class JsonLog : std::uint8_t { kNone, kDocker, kJournal, kShipper, kShipperArray };
 
 // What `head` (a file's first bytes) holds: each of its first four whole lines (one at least) a
 // Docker record of Docker's keys alone with an RFC 3339 `time`, or a journal entry with its
 // `__REALTIME_TIMESTAMP` and `MESSAGE`, or a shipper's record with a line, its time and its pod or
-// node; else kNone (a program's own JSON lines are read as lines).
+// node; or a JSON array whose first four elements (those `head` holds whole, one at least) are
+// such records; else kNone (a program's own JSON lines are read as lines).
 JsonLog SniffJsonLog(std::string_view head);
-std::string_view JsonLogName(JsonLog kind);  // "Docker JSON", "journal JSON", "log shipper JSON"
+std::string_view JsonLogName(
+    JsonLog kind);  // "Docker JSON", "journal JSON", "log shipper JSON", ...
 
 struct JsonLogText {
   std::vector<char> text;   // the decoded lines, each ending in a newline
@@ -56,7 +62,7 @@ struct JsonLogText {
 
 // The records of `bytes` (whole lines, or a file's last bytes) decoded and appended to `into`, in
 // order, up to the line that takes its text to `limit` bytes. A file read in pieces is decoded
-// piece by piece.
+// piece by piece; an array (kShipperArray) only whole.
 void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, JsonLogText* into);
 JsonLogText DecodeJsonLog(std::string_view bytes, JsonLog kind,
                           std::size_t limit = std::string::npos);

@@ -108,6 +108,7 @@ void LiveIncident::Read(File* f) {
                              : "unreadable: " + text.status().message();
       return;
     }
+    f->inflated = text->problem();
     std::string whole(text->view());
     if (!whole.empty() && whole.back() != '\n') whole.push_back('\n');
     Feed(f, whole, false);
@@ -142,8 +143,16 @@ void LiveIncident::Read(File* f) {
   const std::size_t held = Held(*f);
   const std::string_view lines = std::string_view(buffer).substr(0, nl + 1);
   if (f->read == 0) f->json = SniffJsonLog(lines);
+  if (f->json == JsonLog::kShipperArray && f->read == 0) {
+    // an export's array (written once) is read when it is whole: its records are put in time order
+    const std::size_t last = lines.find_last_not_of(" \t\r\n");
+    if (last == std::string_view::npos || lines[last] != ']') return;
+  }
   if (f->json != JsonLog::kNone) {
     const JsonLogText decoded = DecodeJsonLog(lines, f->json);
+    f->decoded.records += decoded.records;
+    f->decoded.other_lines += decoded.other_lines;
+    f->decoded.extra_lines += decoded.extra_lines;
     Feed(f, std::string_view(decoded.text.data(), decoded.text.size()), held_ < kHeldBytes);
   } else {
     Feed(f, lines, held_ < kHeldBytes);
@@ -244,6 +253,13 @@ Result<Incident> LiveIncident::Assemble(int threads) const {
   for (const auto& [rel, f] : files_) {
     const auto index = static_cast<std::uint32_t>(listing.files.size());
     listing.files.push_back(f.src);
+    // what a read of the finished file says of its text (load.cc's `inflate`)
+    std::string inflated = f.inflated;
+    if (const std::string decoded =
+            f.json != JsonLog::kNone ? JsonLogProblem(f.decoded, f.json) : "";
+        !decoded.empty())
+      inflated += (inflated.empty() ? "" : "; ") + decoded;
+    if (!inflated.empty()) inflated = rel + ": " + inflated;
     ParsedFile p;
     if (f.dump_read != nullptr) {
       p.flight_recorder = f.dump_read->flight_recorder;
@@ -266,7 +282,8 @@ Result<Incident> LiveIncident::Assemble(int threads) const {
         listing.files.back().tag = streams[k].tag;
         listing.files.back().tag_index = static_cast<std::int32_t>(k);
         ParsedFile t{.log = f.tagged->logs[k].Snapshot(),
-                     .bytes = k == 0 ? static_cast<std::int64_t>(f.read) : 0};
+                     .bytes = k == 0 ? static_cast<std::int64_t>(f.read) : 0,
+                     .inflate = k == 0 ? inflated : std::string()};
         CiteAtFile(streams[k], &t.log);
         for (Event& e : t.log.events) e.file = at;
         parsed.push_back(std::move(t));
@@ -276,6 +293,7 @@ Result<Incident> LiveIncident::Assemble(int threads) const {
       p.log = f.log.Snapshot();
       for (Event& e : p.log.events) e.file = index;
       p.bytes = static_cast<std::int64_t>(f.read);
+      p.inflate = std::move(inflated);
     }
     parsed.push_back(std::move(p));
   }

@@ -59,9 +59,12 @@ class LiveIncident {
     bool compressed = false;
     std::uint64_t compressed_size = 0;  // its size when it was last read
     // JSON records (ingest/json_logs.h: Docker's, a journal's export), known by its first whole
-    // lines: each piece's records decoded before `log` reads them.
+    // lines: each piece's records decoded before `log` reads them (an array's once it is whole),
+    // what was decoded counted in `decoded` (its text not kept) for what its reader says of them.
     JsonLog json = JsonLog::kNone;
-    std::string problem;  // why its text is not read (binary, unreadable); empty when it is
+    JsonLogText decoded;
+    std::string inflated;  // what a compressed file's reader said of its text (FileText::problem)
+    std::string problem;   // why its text is not read (binary, unreadable); empty when it is
     // A Flight Recorder dump (ingest/flight_recorder.h) or a file of NCCL RAS reports
     // (ingest/nccl_ras.h): read whole each time it changes, its events held here instead of
     // `log`.
