@@ -182,6 +182,8 @@ TEST(DockerJson, AFileReadInPiecesIsDecodedAsOnePass) {
   EXPECT_NE(text->problem().find("1 line that is no record"), std::string::npos) << text->problem();
 }
 
+std::string Decoded(const JsonLogText& d) { return std::string(d.text.begin(), d.text.end()); }
+
 // A journal exported with `journalctl -o json` is known by its entries (`__REALTIME_TIMESTAMP`
 // and `MESSAGE` on each of the first lines) and read as `journalctl -o short-iso-precise` prints
 // them, in UTC: the kernel's as `<host> kernel: `, a process's as `<identifier>[<pid>]: `; a
@@ -238,6 +240,33 @@ TEST(JournalJson, AnXidExportedFromTheJournalIsTheKernelLogs) {
   EXPECT_EQ(inc->events[0].line, 2u);
   ASSERT_GE(inc->events[0].node, 0);
   EXPECT_EQ(inc->nodes[static_cast<std::size_t>(inc->events[0].node)], "gpu-0001");
+}
+
+// Fluent Bit's `systemd` input ships a journal's entries without their address fields (no
+// `__REALTIME_TIMESTAMP`): the entry's time is the output's `date`. Read as the journal prints
+// them, as an export's; a `date` and a `MESSAGE` alone (no journal field beside them) are not.
+TEST(JournalJson, EntriesFluentBitShippedAreReadByTheirDate) {
+  const std::string xid =
+      "NVRM: Xid (PCI:0000:5d:00): 79, pid=4242, name=python3, GPU has fallen off the bus.";
+  const std::string in =
+      R"({"date":1732897531.123456,"PRIORITY":"4","_TRANSPORT":"kernel","SYSLOG_IDENTIFIER":"kernel","_HOSTNAME":"gpu-0001","_BOOT_ID":"9f1c","MESSAGE":")" +
+      xid +
+      R"("})"
+      "\n"
+      R"({"date":"2024-11-29T16:25:32.000001Z","_HOSTNAME":"gpu-0001","SYSLOG_IDENTIFIER":"slurmd","_PID":"812","MESSAGE":"error: *** JOB 4242 ON gpu-0001 CANCELLED ***"})"
+      "\n";
+  EXPECT_EQ(SniffJsonLog(in), JsonLog::kJournal);
+  EXPECT_EQ(Decoded(DecodeJsonLog(in, JsonLog::kJournal)),
+            "2024-11-29T16:25:31.123456+00:00 gpu-0001 kernel: " + xid +
+                "\n"
+                "2024-11-29T16:25:32.000001+00:00 gpu-0001 slurmd[812]: error: *** JOB 4242 ON "
+                "gpu-0001 CANCELLED ***\n");
+  EXPECT_EQ(SniffJsonLog(R"({"date":1732897531.5,"MESSAGE":"x"})"
+                         "\n"),
+            JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog(R"({"date":"yesterday","_HOSTNAME":"gpu-0001","MESSAGE":"x"})"
+                         "\n"),
+            JsonLog::kNone);
 }
 
 // ---- a log shipper's records --------------------------------------------------------------
@@ -325,6 +354,9 @@ TEST(ShipperJson, KnownByRecordsThatNameTheirPodOrNode) {
             "2024-06-01T09:00:21.972000000Z {pod=\"llama-worker-3\"} step 10\n");
   EXPECT_EQ(Shipped(record("1717232421972589808", pod)),
             "2024-06-01T09:00:21.972589808Z {pod=\"llama-worker-3\"} step 10\n");
+  // seconds with a fraction of any width, whatever the number's size (16 bytes, as microseconds')
+  EXPECT_EQ(Shipped(record("1717232421.97258", pod)),
+            "2024-06-01T09:00:21.972580000Z {pod=\"llama-worker-3\"} step 10\n");
   EXPECT_EQ(SniffJsonLog(record("17172324219", pod)), JsonLog::kNone);  // 11 digits: no unit
   EXPECT_EQ(SniffJsonLog(record("9717232421", pod)), JsonLog::kNone);   // past TimeNs' years
   EXPECT_EQ(SniffJsonLog(record("9717232421972589808", pod)), JsonLog::kNone);
@@ -376,8 +408,6 @@ std::string ArrayOf(const std::vector<std::string>& elements) {
   for (const std::string& e : elements) out += (out.size() > 2 ? ",\n" : "") + e;
   return out + "\n]\n";
 }
-
-std::string Decoded(const JsonLogText& d) { return std::string(d.text.begin(), d.text.end()); }
 
 // `gcloud logging read --format=json` (and the Logs Explorer's download) writes the entries as one
 // pretty-printed JSON array, newest first: each read as its stream's line (ShipperJson's above),

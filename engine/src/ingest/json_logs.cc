@@ -82,6 +82,31 @@ bool TimeLike(std::string_view t) {
           IsDigit(zone[2]) && zone[3] == ':' && IsDigit(zone[4]) && IsDigit(zone[5]));
 }
 
+// `1717232421.972589`: seconds since the epoch with a fraction (Fluent Bit's `date` as a
+// double), or a whole number of milli-, micro- or nanoseconds (13, 16 or 19 digits), as
+// nanoseconds; nullopt when it is no such number, or one of its full width past 2255 (9 × 10^9
+// seconds: TimeNs holds up to 2262).
+std::optional<TimeNs> EpochSeconds(std::string_view v) {
+  if ((v.size() == 13 || v.size() == 16 || v.size() == 19) &&
+      std::all_of(v.begin(), v.end(), IsDigit)) {  // not `1772442617.00832`: seconds, 16 bytes
+    if (v[0] == '9') return std::nullopt;
+    TimeNs n = 0;
+    for (const char c : v) n = n * 10 + (c - '0');
+    return v.size() == 13 ? n * 1'000'000 : v.size() == 16 ? n * 1'000 : n;
+  }
+  TimeNs seconds = 0, fraction = 0;
+  std::size_t k = 0, digits = 0;
+  for (; k < v.size() && IsDigit(v[k]) && k < 10; ++k) seconds = seconds * 10 + (v[k] - '0');
+  if (k == 0 || (k == 10 && v[0] == '9')) return std::nullopt;
+  if (k < v.size() && v[k] == '.') {
+    for (++k; k < v.size() && IsDigit(v[k]); ++k, ++digits)
+      if (digits < 9) fraction = fraction * 10 + (v[k] - '0');
+  }
+  if (k != v.size()) return std::nullopt;
+  for (; digits < 9; ++digits) fraction *= 10;
+  return seconds * 1'000'000'000 + fraction;
+}
+
 // The JSON object at s[*i] (its `{`): each of its keys handed to `field(key, &i)`, which reads the
 // value at s[i] (and moves i past it) or returns false; *i then past its `}`. False when it is
 // no object.
@@ -234,6 +259,8 @@ std::string_view Unescaped(std::string_view raw, std::string* buffer) {
 // The fields of a journal entry a line shows (`journalctl -o short-iso-precise`'s).
 struct JournalRecord {
   std::string_view realtime, host, identifier, comm, pid, transport, message;
+  std::string_view date;  // a shipper's time, where its entry has no __REALTIME_TIMESTAMP
+  TimeNs time = 0;        // the entry's, from either
   bool has_realtime = false, has_message = false;
   bool message_bytes = false;  // MESSAGE as an array of bytes (not valid UTF-8)
   bool message_null = false;   // MESSAGE left out as too large (`null`)
@@ -248,10 +275,14 @@ bool AllDigits(std::string_view s) {
 }
 
 // One line read as a journal entry: an object whose values are strings (a few are arrays of
-// bytes, or null), `__REALTIME_TIMESTAMP` and `MESSAGE` among its keys.
+// bytes, or null), `__REALTIME_TIMESTAMP` and `MESSAGE` among its keys. Or an entry as Fluent
+// Bit's `systemd` input ships it: the journal's fields but its address fields (`__CURSOR`,
+// `__REALTIME_TIMESTAMP`), the entry's time in the output's `date` (seconds since the epoch, or
+// ISO 8601), one of `_HOSTNAME`, `_TRANSPORT` and `SYSLOG_IDENTIFIER` beside `MESSAGE`.
 bool ParseJournalRecord(std::string_view line, JournalRecord* r) {
   const bool object = ForEachField(line, [&](std::string_view key, std::size_t* i) {
     std::string_view* field = key == "__REALTIME_TIMESTAMP" ? &r->realtime
+                              : key == "date"               ? &r->date
                               : key == "_HOSTNAME"          ? &r->host
                               : key == "SYSLOG_IDENTIFIER"  ? &r->identifier
                               : key == "_COMM"              ? &r->comm
@@ -273,10 +304,21 @@ bool ParseJournalRecord(std::string_view line, JournalRecord* r) {
       r->message_bytes = r->message.starts_with('[');
       r->message_null = r->message == "null";
     }
+    if (field == &r->date) r->date = line.substr(begin, *i - begin);  // a number
     return true;
   });
-  return object && r->has_realtime && AllDigits(r->realtime) && r->realtime.size() <= 19 &&
-         r->has_message;
+  if (!object || !r->has_message) return false;
+  if (r->has_realtime) {
+    if (!AllDigits(r->realtime) || r->realtime.size() > 19) return false;
+    std::uint64_t us = 0;  // wraps past the year 2262, as TimeNs would (no such entry is real)
+    for (const char c : r->realtime) us = us * 10 + static_cast<std::uint64_t>(c - '0');
+    r->time = static_cast<TimeNs>(us * 1000);
+    return true;
+  }
+  if (r->host.empty() && r->transport.empty() && r->identifier.empty()) return false;
+  const std::optional<TimeNs> t = TimeLike(r->date) ? ParseRfc3339(r->date) : EpochSeconds(r->date);
+  r->time = t.value_or(0);
+  return t.has_value();
 }
 
 // MESSAGE's text: a string's escapes read, an array's bytes (`[78,86,82,77,...]`) as they are.
@@ -301,9 +343,7 @@ void JournalMessage(const JournalRecord& r, std::string* out) {
 // entry's line as `journalctl -o short-iso-precise` prints it (UTC): the journal's time, host and
 // process, which the parser peels as it peels any journal's.
 void AppendJournalPrefix(const JournalRecord& r, std::vector<char>* text) {
-  std::int64_t us = 0;
-  for (const char c : r.realtime) us = us * 10 + (c - '0');
-  const std::string stamp = FormatRfc3339(us * 1000);  // `2026-11-29T16:25:31.123456000Z`
+  const std::string stamp = FormatRfc3339(r.time);  // `2026-11-29T16:25:31.123456000Z`
   Append(text, std::string_view(stamp).substr(0, 26));
   Append(text, "+00:00 ");
   Append(text, r.host.empty() ? std::string_view("localhost") : r.host);
@@ -438,33 +478,6 @@ bool ShipperFields(std::string_view s, std::size_t* i, std::string* prefix, Ship
     }
     return true;
   });
-}
-
-// `1717232421.972589`: seconds since the epoch with a fraction (Fluent Bit's `date` as a
-// double), or a whole number of milli-, micro- or nanoseconds (13, 16 or 19 digits), as
-// nanoseconds; nullopt when it is no such number, or one of its full width past 2255 (9 × 10^9
-// seconds: TimeNs holds up to 2262).
-std::optional<TimeNs> EpochSeconds(std::string_view v) {
-  if (v.size() == 13 || v.size() == 16 || v.size() == 19) {
-    if (v[0] == '9') return std::nullopt;
-    TimeNs n = 0;
-    for (const char c : v) {
-      if (!IsDigit(c)) return std::nullopt;
-      n = n * 10 + (c - '0');
-    }
-    return v.size() == 13 ? n * 1'000'000 : v.size() == 16 ? n * 1'000 : n;
-  }
-  TimeNs seconds = 0, fraction = 0;
-  std::size_t k = 0, digits = 0;
-  for (; k < v.size() && IsDigit(v[k]) && k < 10; ++k) seconds = seconds * 10 + (v[k] - '0');
-  if (k == 0 || (k == 10 && v[0] == '9')) return std::nullopt;
-  if (k < v.size() && v[k] == '.') {
-    for (++k; k < v.size() && IsDigit(v[k]); ++k, ++digits)
-      if (digits < 9) fraction = fraction * 10 + (v[k] - '0');
-  }
-  if (k != v.size()) return std::nullopt;
-  for (; digits < 9; ++digits) fraction *= 10;
-  return seconds * 1'000'000'000 + fraction;
 }
 
 // The object at s[*i] read as a shipper's record (*i then past it): a line's text, its time
