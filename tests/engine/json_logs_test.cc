@@ -321,19 +321,16 @@ TEST(ShipperJson, EachShippersRecordIsReadAsItsStreamsLine) {
             "2024-06-01T09:00:21Z {node_name=\"gpu-0007\"} Traceback (most recent call last):\n"
             "2024-06-01T09:00:21Z {node_name=\"gpu-0007\"}   File \"train.py\", line 3>\n");
   EXPECT_EQ(d.extra_lines, 1u);
-  // A machine's files shipped (Filebeat's ECS, Vector's `file` source): a stream per file, named
-  // by its path as Promtail names a file it tails (ingest/streams.h StreamSource reads the path's
-  // hints). A pod's container log is its pod's stream, whatever its file.
+  // A machine's files shipped (Filebeat's ECS, Vector's `file` source): one stream, the
+  // machine's (read per file, a rank's file would lose what its path said of it: its name's rank,
+  // its node's folder).
   EXPECT_EQ(
       Shipped(
           R"({"@timestamp":"2024-06-01T09:00:21Z","message":"x","host":{"name":"gpu-0007"},"log":{"file":{"path":"/var/log/train/rank_5.log"},"offset":12}})"
           "\n"
-          R"({"file":"/var/log/kern.log","host":"gpu-0007","message":"y","source_type":"file","timestamp":"2024-06-01T09:00:22Z"})"
-          "\n"
-          R"({"file":"/var/log/pods/default_w-3_1c4f/pytorch/0.log","kubernetes":{"pod_name":"w-3"},"message":"z","timestamp":"2024-06-01T09:00:23Z"})"),
-      "2024-06-01T09:00:21Z {filename=\"/var/log/train/rank_5.log\", node_name=\"gpu-0007\"} x\n"
-      "2024-06-01T09:00:22Z {filename=\"/var/log/kern.log\", node_name=\"gpu-0007\"} y\n"
-      "2024-06-01T09:00:23Z {pod=\"w-3\"} z\n");
+          R"({"file":"/var/log/kern.log","host":"gpu-0007","message":"y","source_type":"file","timestamp":"2024-06-01T09:00:22Z"})"),
+      "2024-06-01T09:00:21Z {node_name=\"gpu-0007\"} x\n"
+      "2024-06-01T09:00:22Z {node_name=\"gpu-0007\"} y\n");
 }
 
 // A shipper's file is known by its records: each of its first lines a record with a line, its

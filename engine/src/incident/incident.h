@@ -44,10 +44,6 @@ struct LogFile {
   // The collector's tag of the stream it is, of a file that relays several containers' tagged
   // lines (ingest/streams.h): each stream is a LogFile of its own, under the file's path.
   std::string tag;
-  // Where the hints of its path are read from when that is not `path` (SourceFile::place: a
-  // machine's shipped file relayed as a stream, `<machine>/<its file's name>`); empty else.
-  std::string place;
-  std::string_view Place() const { return place.empty() ? path : place; }
   std::int32_t node = -1;        // index into Incident::nodes; -1 when neither its path nor its lines name one
   bool node_from_content = false;  // that node is the one its lines name (ingest/identity.h)
   // The rank whose own file this is: R of its name `rank_<R>.log`, or the one rank torch's

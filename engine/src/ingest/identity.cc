@@ -21,8 +21,6 @@ struct Seen {
   bool machines = false;  // ... of different machines (Machine): several machines' lines
   bool kernel = false;  // it holds kernel lines (a console does not: several files merged)
   StrId pod_node = kNoStr;  // the node a `kubectl describe pod` or scheduler line placed a pod on
-  StrId ray_ip = kNoStr;    // the worker a Ray driver's relayed line names (`ip=`)
-  bool ray_ips = false;     // ... two or more: the driver's console of every worker's lines
   std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = -1;  // the ranks its agent names
   void Host(StrId h, const Incident& inc) {
     if (h == kNoStr || h == host) return;
@@ -70,10 +68,6 @@ void NoteEvent(const Event& e, const Incident& inc, Seen* s) {
     s->pod_node = e.host;
   }
   s->kernel |= e.family == Family::kXid || e.family == Family::kHostOom;
-  if (e.kind == Kind::kRayWorker && e.host != kNoStr) {
-    s->ray_ips |= s->ray_ip != kNoStr && s->ray_ip != e.host;
-    s->ray_ip = e.host;
-  }
   if (!f.agent) return;
   if (std::holds_alternative<FailureEntry>(e.detail)) s->Ranks(e.rank, e.rank);
   if (const auto* nl = std::get_if<NodeLayout>(&e.detail); nl && e.kind == Kind::kAgentRanks) {
@@ -118,7 +112,7 @@ std::vector<char> CollectionFolders(const std::vector<std::string>& path_node,
   std::unordered_map<std::string_view, Machines> own;  // node folder -> what its own files name
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     if (path_node[i].empty()) continue;
-    folder[i] = NodeFolder(inc.files[i].Place(), path_node[i]);
+    folder[i] = NodeFolder(inc.files[i].path, path_node[i]);
     Machines& m = own[folder[i]];
     if (!inc.files[i].readable || inc.files[i].copy) continue;
     m.several |= seen[i].machines;
@@ -198,7 +192,7 @@ void InheritAncestorHost(const std::vector<std::string>& path_node, const std::v
       dirs;  // what the lines of each directory's own files name
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     if (!inc.files[i].readable || inc.files[i].copy) continue;
-    Seen& d = dirs[FolderOf(inc.files[i].Place())];
+    Seen& d = dirs[FolderOf(inc.files[i].path)];
     d.many |= seen[i].many;
     d.Host(seen[i].host, inc);
   }
@@ -211,7 +205,7 @@ void InheritAncestorHost(const std::vector<std::string>& path_node, const std::v
   }
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     if (path_node[i].empty() || !out->node[i].empty() || !inc.files[i].readable || inc.files[i].copy) continue;
-    const std::string_view dir = FolderOf(inc.files[i].Place());
+    const std::string_view dir = FolderOf(inc.files[i].path);
     const auto own = dirs.find(dir);
     if (own == dirs.end() || own->second.host != kNoStr || own->second.many) continue;
     for (std::string_view up = FolderOf(dir); !up.empty(); up = FolderOf(up)) {
@@ -295,12 +289,12 @@ void NestedNodeFolders(const std::vector<std::string>& path_node, const Incident
   std::unordered_set<std::string_view>
       node_dirs;  // folders whose own files take the folder for their node
   for (std::size_t i = 0; i < path_node.size(); ++i) {
-    const std::string_view dir = FolderOf(inc.files[i].Place());
+    const std::string_view dir = FolderOf(inc.files[i].path);
     if (!path_node[i].empty() && !dir.empty() && last(dir) == path_node[i]) node_dirs.insert(dir);
   }
   for (std::size_t i = 0; i < path_node.size(); ++i) {
     if (path_node[i].empty() || !out.node[i].empty()) continue;
-    const std::string_view folder = NodeFolder(inc.files[i].Place(), path_node[i]);
+    const std::string_view folder = NodeFolder(inc.files[i].path, path_node[i]);
     for (std::string_view up = FolderOf(folder); !up.empty(); up = FolderOf(up)) {
       if (node_dirs.contains(up)) {
         (*no_node_folder)[i] = 1;
@@ -438,20 +432,15 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
   // The node each file's folder gives, else the one its name gives.
   std::vector<std::string> given = folder_node;
   const std::vector<char> collection = CollectionFolders(folder_node, seen, inc);
-  const std::vector<char> merged = MergedFiles(lines, inc);
   for (std::size_t i = 0; i < n; ++i) {
-    // A machine's shipped file (LogFile::place) that relays other processes' lines (srun's
-    // console on the batch host, DeepSpeed's runner, a Ray driver's console of its workers') is no
-    // more that machine's than a top-level console is.
-    const LogFile& f = inc.files[i];
-    const bool console = !f.place.empty() && (merged[i] || f.world_info || seen[i].ray_ips);
-    if (given[i].empty() || collection[i] || console) given[i] = name_node[i];
+    if (given[i].empty() || collection[i]) given[i] = name_node[i];
   }
   std::vector<char> no_node_folder = ManyHostFolders(given, seen, inc);
   std::vector<std::string> path_node = given;
   for (std::size_t i = 0; i < n; ++i) {
     if (no_node_folder[i]) path_node[i].clear();
   }
+  const std::vector<char> merged = MergedFiles(lines, inc);
   // A ticket's folder (PathHints::wrapper) is no node folder to rename: its files are read below.
   std::vector<std::string> renamable = path_node;
   for (std::size_t i = 0; i < n; ++i) {
@@ -511,7 +500,7 @@ FileIdentity IdentifyFiles(const PathHints& hints, const Incident& inc) {
     out.node[i] = slurm_node() != kNoStr
                       ? std::string(inc.str(slurm_node()))
                       : std::string(kUnnamed) +
-                            std::string(NodeFolder(inc.files[i].Place(), folder_node[i])) + "/";
+                            std::string(NodeFolder(inc.files[i].path, folder_node[i])) + "/";
   }
   SplitAgentsOfOneHost(agents_of, lines, inc, &out);
   for (std::size_t i = 0; i < n; ++i) {

@@ -366,7 +366,7 @@ void AppendJournalPrefix(const JournalRecord& r, std::vector<char>* text) {
 // ---- a log shipper's records -------------------------------------------------------------
 
 // What a shipper's record says of its line, each the value of one of the keys below.
-enum class Role : std::uint8_t { kText, kTime, kPod, kContainer, kNamespace, kNode, kFile };
+enum class Role : std::uint8_t { kText, kTime, kPod, kContainer, kNamespace, kNode };
 
 struct ShipperKey {
   std::string_view path;  // the key's path through nested objects, `.`-joined
@@ -414,16 +414,12 @@ constexpr ShipperKey kShipperKeys[] = {
     {"host.hostname", Role::kNode},
     {"host", Role::kNode},  // Vector's `file` and `journald` sources
     {"hostname", Role::kNode},
-    {"log.file.path", Role::kFile},    // ECS: the file a machine's line was read from
-    {"file", Role::kFile},             // Vector's `file` source
-    {"filename", Role::kFile},         // Fluent Bit's `Path_Key` as commonly set
-    {"labels.filename", Role::kFile},  // Promtail's label of a file it tails
 };
-constexpr std::size_t kRoles = 7;
+constexpr std::size_t kRoles = 6;
 
 struct ShipperRecord {
-  std::string_view field[kRoles];                                          // raw (escaped) values
-  std::uint8_t rank[kRoles] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};  // their rows
+  std::string_view field[kRoles];                                    // raw (escaped) values
+  std::uint8_t rank[kRoles] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};  // their rows
   std::string_view Get(Role r) const { return field[static_cast<std::size_t>(r)]; }
   bool Has(Role r) const { return rank[static_cast<std::size_t>(r)] != 0xFF; }
 };
@@ -539,8 +535,6 @@ void ShipperPrefix(const ShipperRecord& r, std::string* out) {
   }
   out->append(" {");
   AppendLabel("container", r.Get(Role::kContainer), out);
-  // a machine's file (no pod: a pod's container log is its pod's stream whatever its file)
-  if (!r.Has(Role::kPod)) AppendLabel("filename", r.Get(Role::kFile), out);
   AppendLabel("namespace", r.Get(Role::kNamespace), out);
   AppendLabel("node_name", r.Get(Role::kNode), out);
   AppendLabel("pod", r.Get(Role::kPod), out);

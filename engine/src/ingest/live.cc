@@ -185,7 +185,7 @@ void LiveIncident::Feed(File* f, std::string_view text, bool may_hold) {
   std::vector<GrowingLog>& logs = f->tagged->logs;
   for (std::size_t k = 0; k < splitter.streams().size(); ++k) {
     TaggedStream& stream = splitter.streams()[k];
-    if (k == logs.size()) logs.emplace_back(ContextOf(StreamSource(f->src, stream.tag, k)));
+    if (k == logs.size()) logs.emplace_back(ContextOf(f->src));
     if (stream.text.empty()) continue;
     logs[k].Add(stream.text, may_hold);
     stream.dropped += stream.text.size();
@@ -278,7 +278,9 @@ Result<Incident> LiveIncident::Assemble(int threads) const {
       listing.files.pop_back();
       for (std::size_t k = 0; k < streams.size(); ++k) {
         const auto at = static_cast<std::uint32_t>(listing.files.size());
-        listing.files.push_back(StreamSource(f.src, streams[k].tag, k));
+        listing.files.push_back(f.src);
+        listing.files.back().tag = streams[k].tag;
+        listing.files.back().tag_index = static_cast<std::int32_t>(k);
         ParsedFile t{.log = f.tagged->logs[k].Snapshot(),
                      .bytes = k == 0 ? static_cast<std::int64_t>(f.read) : 0,
                      .inflate = k == 0 ? inflated : std::string()};

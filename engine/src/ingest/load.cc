@@ -90,16 +90,12 @@ struct ParseSettings {
 // A file's tagged streams (ingest/streams.h), each parsed as a file of its own beside the others,
 // into `r->tagged`: its events and last line cited at the file's lines. `r`'s bytes, cut and
 // problems go with the first.
-void ParseTagged(const std::vector<TaggedStream>& streams, const SourceFile& f,
-                 const FileContext& ctx, const ParseSettings& settings, ParsedFile* r) {
+void ParseTagged(const std::vector<TaggedStream>& streams, const FileContext& ctx,
+                 const ParseSettings& settings, ParsedFile* r) {
   r->tagged.resize(streams.size());
   tbb::parallel_for(std::size_t{0}, streams.size(), [&](std::size_t k) {
     const TaggedStream& stream = streams[k];
-    const SourceFile source = StreamSource(f, stream.tag, k);  // a shipped file's own hints
     FileContext own = ctx;
-    own.name_rank = source.name_rank;
-    own.local_rank = source.local_rank;
-    own.kernel = source.kernel;
     own.prefixes = SniffPrefixes(stream.text);
     own.read_behind = nullptr;
     ParsedFile& t = r->tagged[k];
@@ -151,7 +147,7 @@ ParsedFile ReadAndParse(const IncidentDir& dir, const SourceFile& f, std::uint32
   if (hole == 0 && MayRelayStreams(body, ctx.prefixes)) {
     std::vector<TaggedStream> streams = SplitTaggedStreams(body, ctx.prefixes);
     if (!streams.empty() && text->Readable() >= text->view().size()) {  // read whole
-      ParseTagged(streams, f, ctx, settings, &r);
+      ParseTagged(streams, ctx, settings, &r);
       KeepForQuotes(std::move(*text));
       return r;
     }
@@ -424,7 +420,10 @@ std::size_t ExpandTagged(std::size_t begin, std::vector<ParsedFile>* batch, List
       continue;
     }
     for (std::size_t j = 0; j < r.tagged.size(); ++j) {
-      sources.push_back(StreamSource(src, r.tagged[j].tag, j));
+      SourceFile s = src;
+      s.tag = std::move(r.tagged[j].tag);
+      s.tag_index = static_cast<std::int32_t>(j);
+      sources.push_back(std::move(s));
       parsed.push_back(std::move(r.tagged[j]));
       of.push_back(-1);
     }
@@ -545,7 +544,6 @@ int AddFile(const SourceFile& src, ParsedFile&& r, Incident* inc, std::vector<St
             .kernel = src.kernel,
             .rotated_into = r.rotated_into};
   f.tag = src.tag;
-  f.place = src.place;
   inc->input.files += src.tag_index > 0 ? 0 : 1;  // a file's tagged streams count once
   inc->input.bytes += r.bytes;
   if (r.flight_recorder) return AddDump(src, std::move(r), inc, remap);

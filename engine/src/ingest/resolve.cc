@@ -366,7 +366,7 @@ std::vector<char> WrapperFolders(const std::vector<SourceFile>& sources, const E
   std::optional<std::string_view> common;
   for (std::size_t i = 0; i < sources.size(); ++i) {
     const LogFile& f = inc.files[i];
-    const std::string_view dir = FolderOf(f.Place());
+    const std::string_view dir = FolderOf(sources[i].rel);
     if (!f.readable || (!f.eventful && f.kernel_host == kNoStr && InFolder(lone, dir))) continue;
     if (!common) {
       common = dir;
@@ -392,7 +392,7 @@ std::vector<char> WrapperFolders(const std::vector<SourceFile>& sources, const E
   for (std::size_t i = 0; i < sources.size(); ++i) {
     const std::string& node = sources[i].node;
     if (node.empty() || named.contains(Machine(node))) continue;
-    const std::string_view folder = NodeFolder(inc.files[i].Place(), node);
+    const std::string_view folder = NodeFolder(sources[i].rel, node);
     if (folder.size() > common->size()) continue;  // a node folder below it
     candidate[i] = folder;
     if (!recorded.contains(folder) && RecordedHost(inc.root, sources[i].rel) == node)

@@ -123,22 +123,4 @@ std::string_view TaggedNode(std::string_view tag) {
   return FirstLabel(tag, {"node_name", "node", "kubernetes_node", "nodename", "host", "hostname"});
 }
 
-std::string_view TaggedFile(std::string_view tag) {
-  return tag.starts_with('{') ? LabelValue(tag, "filename") : std::string_view();
-}
-
-SourceFile StreamSource(const SourceFile& file, std::string_view tag, std::size_t index) {
-  SourceFile s = file;
-  s.tag = tag;
-  s.tag_index = static_cast<std::int32_t>(index);
-  const std::string_view shipped = TaggedFile(tag);
-  if (shipped.empty() || TaggedPod(tag) != tag) return s;
-  const std::string_view machine = TaggedNode(tag);
-  s.place = machine.empty() ? std::string() : std::string(machine) + "/";
-  s.place += shipped.substr(shipped.rfind('/') + 1);
-  TakePathHints(s.place, &s);
-  s.local_rank = LocalRankOfPath(shipped);  // its own folders', which the place leaves out
-  return s;
-}
-
 }  // namespace denpex::engine

@@ -12,7 +12,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ingest/walk.h"
 #include "parse/parse_log.h"
 #include "parse/prefix.h"
 
@@ -74,19 +73,6 @@ void CiteAtFile(const TaggedStream& stream, ParsedLog* log);
 // tag itself otherwise): what a pod log's file name says of its node (a describe's `Name:`), for a
 // stream of a relayed file.
 std::string_view TaggedPod(std::string_view tag);
-
-// The file a stream's tag names: a Loki label set's `filename` label (Promtail's for a file it
-// tails outside Kubernetes; a machine's shipped records carry it too, ingest/json_logs.h); empty
-// for other tags.
-std::string_view TaggedFile(std::string_view tag);
-
-// The listing's entry for the stream `tag` (its `index`th) of the relayed file `file`: the file's
-// own, but a machine's shipped file (a tag that names a file and no pod) takes the hints of its
-// path as if it sat in a folder named for the machine (`<machine>/<its name>`,
-// SourceFile::place): its name's rank (`rank_<R>.log`), a kernel log's name, a torchrun log dir's
-// local rank, the machine for its folder's node (which the folder rules of ingest/identity.h may
-// still refuse: a batch host's srun console names every node).
-SourceFile StreamSource(const SourceFile& file, std::string_view tag, std::size_t index);
 
 // The node a stream's tag names: a Loki label set's node label (`node_name`, as Promtail's
 // Kubernetes discovery and a shipper's decoded records name it, ingest/json_logs.h; `node`,

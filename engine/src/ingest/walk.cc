@@ -148,16 +148,6 @@ std::int32_t RankFromFileName(std::string_view name) {
   return r <= kMaxRank ? r : -1;
 }
 
-void TakePathHints(std::string_view rel, SourceFile* f) {
-  std::int64_t age = 0;
-  const std::string_view name = RotationBase(rel.substr(rel.rfind('/') + 1), &age);
-  f->node = NodeOfPath(rel);
-  f->name_rank = RankFromFileName(name);
-  f->local_rank = LocalRankOfPath(rel);
-  f->kernel = IsKernelLogName(name);
-  f->copy = name.ends_with(kErrorsSuffix);
-}
-
 std::string NodeOfPath(std::string_view rel) {
   const std::vector<std::string_view> dirs = Folders(rel);
   for (std::size_t i = dirs.size(); i-- > 0;) {
@@ -280,9 +270,13 @@ bool Visit(const Walk& w, int dir, const char* name, Type type, std::string rel,
     const std::string_view name_base =
         RotationBase(name, &age);  // what the name hints, as the live file's
     SourceFile f{.path = w.root / rel,
+                 .node = NodeOfPath(rel),
+                 .name_rank = RankFromFileName(name_base),
+                 .local_rank = LocalRankOfPath(rel),
+                 .kernel = IsKernelLogName(name_base),
+                 .copy = name_base.ends_with(kErrorsSuffix),
                  .stream = rel.substr(0, rel.size() - std::strlen(name)).append(name_base),
                  .age = age};
-    TakePathHints(rel, &f);
     f.rel = std::move(rel);
     out->files.push_back(std::move(f));
   }

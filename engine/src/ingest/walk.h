@@ -34,10 +34,6 @@ struct SourceFile {
   // The file's streams are listed one after another, each under the file's path.
   std::string tag;
   std::int32_t tag_index = -1;
-  // Where its hints were read from when that is not `rel`: a machine's shipped file relayed as a
-  // stream (ingest/streams.h StreamSource) is read as `<machine>/<its file's name>`, a file in a
-  // folder named for the machine that shipped it. Empty for a file of the listing.
-  std::string place;
 };
 
 struct Listing {
@@ -68,11 +64,6 @@ std::string_view RotationBase(std::string_view name, std::int64_t* age);
 
 // R when `name` is `rank_<R>.log` (or `denpex run`'s `rank_<R>.errors.log`), else -1.
 std::int32_t RankFromFileName(std::string_view name);
-
-// What a log's path says of it, as the walk reads a listed file's (`rel`: its path in the
-// incident dir, its name's rotation suffixes aside): SourceFile's node, name_rank, local_rank,
-// kernel and copy.
-void TakePathHints(std::string_view rel, SourceFile* f);
 
 // The node a file belongs to: the nearest directory above it that is not part of a torchrun
 // log dir (`<run_id>_*/attempt_<N>/<L>/`) nor a generic folder name (`logs`, `kernel`, ...).
