@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -426,6 +427,55 @@ TEST(LiveIncident, AnExportsArrayReadWhenWholeIsTheIncidentReadOnce) {
   }
   std::mt19937 rng(31);
   ExpectGrowingReadsAsOnce(relayed, "k8s_hang_1024_pytorchjob (an export's array)", &rng);
+}
+
+// Every log of a Slurm job shipped by the machine that wrote it (Filebeat's ECS documents: the
+// host, the file's path; srun's console and the controller's log from the batch host), one file
+// of records, read while it grows: a stream per machine, as one read of the finished file.
+TEST(LiveIncident, MachinesShippedFilesReadWhileTheyGrowAreTheIncidentReadOnce) {
+  denpex::testing::TempDir tmp;
+  ASSERT_TRUE(SimulateInto("hang_1024_torchrun", 3, tmp.path() / "sim"));
+  const fs::path incident = tmp.path() / "sim" / "incident", relayed = tmp.path() / "relayed";
+  std::vector<std::vector<std::string>> files;  // each file's records
+  for (const auto& entry : fs::recursive_directory_iterator(incident)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string rel = fs::relative(entry.path(), incident).generic_string();
+    const std::size_t slash = rel.find('/');
+    const std::string host = slash == std::string::npos ? "login-01" : rel.substr(0, slash);
+    const std::string text = Read(entry.path());
+    files.emplace_back();
+    for (std::size_t at = 0; at < text.size();) {
+      const std::size_t nl = std::min(text.find('\n', at), text.size());
+      std::string record = R"({"@timestamp":"2026-03-02T09:00:21.5Z","message":")";
+      for (const char c : std::string_view(text).substr(at, nl - at)) {
+        if (c == '"' || c == '\\') record.push_back('\\');
+        if (static_cast<unsigned char>(c) >= 0x20) record.push_back(c);
+      }
+      files.back().push_back(record + R"(","host":{"name":")" + host +
+                             R"("},"log":{"file":{"path":"/var/log/collected/)" + rel + "\"}}}\n");
+      at = nl + 1;
+    }
+  }
+  std::string merged;
+  for (std::size_t line = 0, left = 1; left > 0; ++line) {
+    left = 0;
+    for (const auto& records : files) {
+      if (line < records.size()) merged += records[line], ++left;
+    }
+  }
+  fs::create_directories(relayed);
+  std::ofstream(relayed / "filebeat.ndjson", std::ios::binary) << merged;
+  auto once = LoadIncident(relayed, 2);
+  ASSERT_TRUE(once.ok()) << once.status().message();
+  std::set<std::string> machines;  // the hosts that shipped a file: a stream each
+  for (const auto& entry : fs::directory_iterator(incident)) {
+    if (!entry.is_directory()) machines.insert("login-01");
+  }
+  for (const auto& entry : fs::directory_iterator(incident))
+    if (entry.is_directory()) machines.insert(entry.path().filename().string());
+  EXPECT_EQ(TaggedFiles(*once), static_cast<std::ptrdiff_t>(machines.size()));
+  std::mt19937 rng(37);
+  ExpectGrowingReadsAsOnce(relayed, "hang_1024_torchrun (Filebeat)", &rng);
 }
 
 TEST(LiveIncident, SimulatedIncidentReadWhileItGrowsIsTheIncidentReadOnce) {

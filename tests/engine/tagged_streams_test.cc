@@ -193,7 +193,11 @@ TEST(TaggedStreams, AStreamsFileIsNotReadAsItsNodesGpuHealth) {
   const LogFile* w0 = StreamOf(*inc, "llama-worker-0/pytorch");
   ASSERT_NE(w0, nullptr);
   ASSERT_GE(w0->node, 0);
-  EXPECT_TRUE(ReadNodeGpuHealth(*inc, w0->node).visible.empty());
+  const NodeGpuHealth health = ReadNodeGpuHealth(*inc, w0->node);
+  EXPECT_TRUE(health.visible.empty());
+  // which says so: the node's GPUs are then not taken in their default order for its local ranks
+  // (a list in a stream may reorder them)
+  EXPECT_TRUE(health.streams_unread);
 }
 
 // A JobSet recreated its gang, every pod's log in one `--prefix` file: the gone pod's stream is

@@ -666,8 +666,11 @@ NodeGpuHealth ReadNodeGpuHealth(const Incident& inc, std::int32_t node) {
     const LogFile& f = inc.files[i];
     // A relayed file's stream (ingest/streams.h) is one pod's lines of a file of many nodes':
     // opened by its path, the file would be read whole as this node's.
-    if (f.node != node || !f.readable || f.own_rank >= 0 || f.local_rank >= 0 || !f.tag.empty())
+    if (f.node != node || !f.readable || f.own_rank >= 0 || f.local_rank >= 0) continue;
+    if (!f.tag.empty()) {
+      out.streams_unread = true;
       continue;
+    }
     // Through the ingest's reader: no link followed, regular files only, mapped, not copied.
     auto text = FileText::Open(inc.root / f.path);
     if (!text.ok() || text->LooksBinary()) continue;

@@ -68,6 +68,9 @@ struct NodeGpuHealth {
   // a GPU UUID on two buses or two UUIDs on one): hosts under one name. Which GPU a local rank
   // ran on, and which GPU an Xid hit, cannot then be told apart.
   bool several_machines = false;
+  // Some of the node's files are relayed streams (ingest/streams.h), not read here: a
+  // CUDA_VISIBLE_DEVICES list among their lines would be unknown.
+  bool streams_unread = false;
   // The GPUs each bus id, UUID and index names (indices into `gpus`, ascending): what the reader
   // looks a line's GPU up in (gpu_health.cc `At`), not every GPU per line (2,048 machines'
   // snapshots under one host name hold 16 k GPUs).

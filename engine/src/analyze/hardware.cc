@@ -406,6 +406,9 @@ std::string GpuOfLocalRank(const Incident& inc, const RankFacts& r, Reason* how,
   // CUDA_VISIBLE_DEVICES reorders the GPUs: when it is there but does not map the local rank (a
   // UUID no table names, a list cut short by a hard wrap), the default order says nothing.
   if (health != nullptr && !health->visible.empty()) return VisibleGpu(inc, *health, r.node, r.local_rank, how);
+  // The default order holds where nothing reorders it: a relayed stream of the node, not read for
+  // one, may hold the CUDA_VISIBLE_DEVICES list that does.
+  if (health != nullptr && health->streams_unread) return {};
   for (const std::int32_t i : inc.OfKinds({Kind::kGpuSlot})) {
     const Event& e = inc.events[i];
     if (e.node != r.node) continue;
