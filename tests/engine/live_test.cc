@@ -363,6 +363,36 @@ std::string DescribedNode(const fs::path& incident, const std::string& pod) {
   return text.substr(from, text.find('/', from) - from);
 }
 
+// `incident`'s pod logs shipped by Fluent Bit's `kubernetes` filter into `relayed`/pods.json (its
+// other files copied), each pod's node the one its describe names, kept in `*node_of`; the number
+// of pods.
+std::size_t RelayFluentBitPods(const fs::path& incident, const fs::path& relayed,
+                               std::map<std::string, std::string>* node_of) {
+  return RelayPods(incident, relayed, "pods.json",
+                   [&](const std::string& pod, std::string_view line) {
+                     auto [it, fresh] = node_of->try_emplace(pod);
+                     if (fresh) it->second = DescribedNode(incident, pod);
+                     return FluentBitRecord(pod, it->second, line);
+                   });
+}
+
+// `relayed` read once: a stream per pod (`pods` of them), each on the node `node_of` gives its
+// pod; and read while it grows (ExpectGrowingReadsAsOnce, `seed`'s order), alike.
+void ExpectPodStreamsReadAsOnce(const fs::path& relayed, std::size_t pods,
+                                const std::map<std::string, std::string>& node_of,
+                                const std::string& what, unsigned seed) {
+  auto once = LoadIncident(relayed, 2);
+  ASSERT_TRUE(once.ok()) << what << ": " << once.status().message();
+  EXPECT_EQ(TaggedFiles(*once), static_cast<std::ptrdiff_t>(pods)) << what;
+  for (const LogFile& f : once->files) {
+    if (f.tag.empty()) continue;
+    ASSERT_GE(f.node, 0) << f.tag;
+    EXPECT_EQ(once->nodes[f.node], node_of.at(std::string(TaggedPod(f.tag)))) << f.tag;
+  }
+  std::mt19937 rng(seed);
+  ExpectGrowingReadsAsOnce(relayed, what, &rng);
+}
+
 // The same pod logs shipped by Fluent Bit's `kubernetes` filter, one JSON record a line (the pod
 // and its node under `kubernetes`), read while the file grows: each piece decoded as it comes,
 // each pod's stream its own and the node its records name, as one read of the finished file.
@@ -371,23 +401,9 @@ TEST(LiveIncident, PodsShippedRecordsReadWhileTheyGrowAreTheIncidentReadOnce) {
   ASSERT_TRUE(SimulateInto("k8s_hang_1024_pytorchjob", 9, tmp.path() / "sim"));
   const fs::path incident = tmp.path() / "sim" / "incident", relayed = tmp.path() / "relayed";
   std::map<std::string, std::string> node_of;
-  const std::size_t pods =
-      RelayPods(incident, relayed, "pods.json", [&](const std::string& pod, std::string_view line) {
-        auto [it, fresh] = node_of.try_emplace(pod);
-        if (fresh) it->second = DescribedNode(incident, pod);
-        return FluentBitRecord(pod, it->second, line);
-      });
+  const std::size_t pods = RelayFluentBitPods(incident, relayed, &node_of);
   ASSERT_GT(pods, 1u);
-  auto once = LoadIncident(relayed, 2);
-  ASSERT_TRUE(once.ok()) << once.status().message();
-  EXPECT_EQ(TaggedFiles(*once), static_cast<std::ptrdiff_t>(pods));
-  for (const LogFile& f : once->files) {
-    if (f.tag.empty()) continue;
-    ASSERT_GE(f.node, 0) << f.tag;
-    EXPECT_EQ(once->nodes[f.node], node_of.at(std::string(TaggedPod(f.tag)))) << f.tag;
-  }
-  std::mt19937 rng(29);
-  ExpectGrowingReadsAsOnce(relayed, "k8s_hang_1024_pytorchjob (Fluent Bit)", &rng);
+  ExpectPodStreamsReadAsOnce(relayed, pods, node_of, "k8s_hang_1024_pytorchjob (Fluent Bit)", 29);
 }
 
 // The same records exported as one JSON array, newest first (`gcloud logging read
@@ -398,12 +414,7 @@ TEST(LiveIncident, AnExportsArrayReadWhenWholeIsTheIncidentReadOnce) {
   ASSERT_TRUE(SimulateInto("k8s_hang_1024_pytorchjob", 9, tmp.path() / "sim"));
   const fs::path incident = tmp.path() / "sim" / "incident", relayed = tmp.path() / "relayed";
   std::map<std::string, std::string> node_of;
-  const std::size_t pods =
-      RelayPods(incident, relayed, "pods.json", [&](const std::string& pod, std::string_view line) {
-        auto [it, fresh] = node_of.try_emplace(pod);
-        if (fresh) it->second = DescribedNode(incident, pod);
-        return FluentBitRecord(pod, it->second, line);
-      });
+  const std::size_t pods = RelayFluentBitPods(incident, relayed, &node_of);
   ASSERT_GT(pods, 1u);
   const std::string records = Read(relayed / "pods.json");
   std::vector<std::string_view> lines;
@@ -417,16 +428,8 @@ TEST(LiveIncident, AnExportsArrayReadWhenWholeIsTheIncidentReadOnce) {
     (array += array.size() > 2 ? ",\n  " : "  ") += *it;
   fs::remove(relayed / "pods.json");
   std::ofstream(relayed / "export.json", std::ios::binary) << array << "\n]\n";
-  auto once = LoadIncident(relayed, 2);
-  ASSERT_TRUE(once.ok()) << once.status().message();
-  EXPECT_EQ(TaggedFiles(*once), static_cast<std::ptrdiff_t>(pods));
-  for (const LogFile& f : once->files) {
-    if (f.tag.empty()) continue;
-    ASSERT_GE(f.node, 0) << f.tag;
-    EXPECT_EQ(once->nodes[f.node], node_of.at(std::string(TaggedPod(f.tag)))) << f.tag;
-  }
-  std::mt19937 rng(31);
-  ExpectGrowingReadsAsOnce(relayed, "k8s_hang_1024_pytorchjob (an export's array)", &rng);
+  ExpectPodStreamsReadAsOnce(relayed, pods, node_of, "k8s_hang_1024_pytorchjob (an export's array)",
+                             31);
 }
 
 // Every log of a Slurm job shipped by the machine that wrote it (Filebeat's ECS documents: the

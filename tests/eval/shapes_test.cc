@@ -114,6 +114,18 @@ class ShapesTest : public ::testing::Test {
     std::ofstream(root_ / "incident" / rel, std::ios::binary) << text;
   }
 
+  // Two pods' current logs (the second's describe placing it on node-b, a log of its restart
+  // beside), as a shipper relays them: a quoted word, an untimed line, stamps a quarter second
+  // apart.
+  void PutTwoPods() {
+    Put("pods/llama-worker-0.log", "2026-11-29T16:25:31.000000000Z a \"first\"\nuntimed after a\n");
+    Put("pods/llama-worker-1.log", "2026-11-29T16:25:32.250000000Z b only\n");
+    Put("pods/llama-worker-1.previous.log",
+        "2026-11-29T16:20:00.000000000Z b before its restart\n");
+    Put("describe/llama-worker-1.txt",
+        "Name:         llama-worker-1\nNode:         node-b/10.0.0.2\n");
+  }
+
   // Whether `shape` applies to the incident as it stands.
   bool Applies(const char* shape) {
     auto r = Relay(*FindShape(shape), root_ / "incident", MakeTruth(), root_ / "none");
@@ -507,11 +519,7 @@ TEST_F(ShapesTest, KubectlPrefixMergesTheCurrentPodLogsBehindTheirTags) {
 // arrival order, the pod (and its node, where its describe names one) under `kubernetes`.
 TEST_F(ShapesTest, FluentBitShipsTheCurrentPodLogsAsKubernetesRecords) {
   EXPECT_FALSE(Applies("fluent-bit"));  // no pod logs yet
-  Put("pods/llama-worker-0.log", "2026-11-29T16:25:31.000000000Z a \"first\"\nuntimed after a\n");
-  Put("pods/llama-worker-1.log", "2026-11-29T16:25:32.250000000Z b only\n");
-  Put("pods/llama-worker-1.previous.log", "2026-11-29T16:20:00.000000000Z b before its restart\n");
-  Put("describe/llama-worker-1.txt",
-      "Name:         llama-worker-1\nNode:         node-b/10.0.0.2\n");
+  PutTwoPods();
   const auto [tree, relaid] = Lay("fluent-bit");
   ASSERT_TRUE(relaid.applies);
   EXPECT_EQ(Lay("fluent-bit", "again").first, tree);
@@ -548,11 +556,7 @@ TEST_F(ShapesTest, FluentBitShipsTheCurrentPodLogsAsKubernetesRecords) {
 // names one) its node; everything else as it is.
 TEST_F(ShapesTest, CloudLoggingExportsTheCurrentPodLogsNewestFirst) {
   EXPECT_FALSE(Applies("cloud-logging"));  // no pod logs yet
-  Put("pods/llama-worker-0.log", "2026-11-29T16:25:31.000000000Z a \"first\"\nuntimed after a\n");
-  Put("pods/llama-worker-1.log", "2026-11-29T16:25:32.250000000Z b only\n");
-  Put("pods/llama-worker-1.previous.log", "2026-11-29T16:20:00.000000000Z b before its restart\n");
-  Put("describe/llama-worker-1.txt",
-      "Name:         llama-worker-1\nNode:         node-b/10.0.0.2\n");
+  PutTwoPods();
   const auto [tree, relaid] = Lay("cloud-logging");
   ASSERT_TRUE(relaid.applies);
   EXPECT_EQ(Lay("cloud-logging", "again").first, tree);
