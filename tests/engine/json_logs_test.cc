@@ -443,6 +443,51 @@ TEST(ShipperArray, ACloudLoggingExportIsReadInTimeOrder) {
             "2024-06-01T09:00:21Z {pod=\"w-1\"} x\n2024-06-01T09:00:22Z {pod=\"w-1\"} x\n");
 }
 
+// An Elasticsearch search response (`curl …/_search`, what Kibana's "Inspect" shows): its hits'
+// `_source` documents are the records, in the order of their times (a search sorts by score).
+TEST(ShipperArray, AnElasticsearchSearchResponsesHitsAreItsRecords) {
+  const auto hit = [](std::string_view time, std::string_view message) {
+    return R"({"_index":".ds-logs-2024.06.01","_id":"x","_score":1.0,"_source":{"@timestamp":")" +
+           std::string(time) + R"(","message":")" + std::string(message) +
+           R"(","kubernetes":{"pod":{"name":"w-1"},"node":{"name":"gpu-0007"}}}})";
+  };
+  const std::string response =
+      R"({"took":12,"timed_out":false,"_shards":{"total":1,"successful":1,"skipped":0,"failed":0},"hits":{"total":{"value":2,"relation":"eq"},"max_score":1.0,"hits":[)" +
+      hit("2024-06-01T09:00:22Z", "second") + "," + hit("2024-06-01T09:00:21Z", "first") + "," +
+      hit("2024-06-01T09:00:23Z", "third") + "]}}\n";
+  EXPECT_EQ(SniffJsonLog(response), JsonLog::kShipperArray);
+  const JsonLogText d = DecodeJsonLog(response, JsonLog::kShipperArray);
+  EXPECT_EQ(Decoded(d),
+            "2024-06-01T09:00:21Z {node_name=\"gpu-0007\", pod=\"w-1\"} first\n"
+            "2024-06-01T09:00:22Z {node_name=\"gpu-0007\", pod=\"w-1\"} second\n"
+            "2024-06-01T09:00:23Z {node_name=\"gpu-0007\", pod=\"w-1\"} third\n");
+  EXPECT_EQ(d.other_lines, 0u);
+  // hits out of time order with no place in their file: said (lines of one time keep the hits')
+  EXPECT_EQ(d.unordered, 1u);
+  EXPECT_NE(JsonLogProblem(d, JsonLog::kShipperArray).find("1 record out of time order"),
+            std::string::npos)
+      << JsonLogProblem(d, JsonLog::kShipperArray);
+  // hits of one millisecond in the order their lines stand in their file (Filebeat's `log.offset`)
+  const auto at = [](int offset, std::string_view message) {
+    return R"({"_source":{"@timestamp":"2024-06-01T09:00:21.5Z","message":")" +
+           std::string(message) + R"(","log":{"offset":)" + std::to_string(offset) +
+           R"(},"kubernetes":{"pod":{"name":"w-1"}}}})";
+  };
+  EXPECT_EQ(Decoded(DecodeJsonLog(R"({"hits":{"hits":[)" + at(30, "  File \\\"t.py\\\"") + "," +
+                                      at(0, "Traceback:") + "," + at(60, "RuntimeError") + "]}}",
+                                  JsonLog::kShipperArray)),
+            "2024-06-01T09:00:21.5Z {pod=\"w-1\"} Traceback:\n"
+            "2024-06-01T09:00:21.5Z {pod=\"w-1\"}   File \"t.py\"\n"
+            "2024-06-01T09:00:21.5Z {pod=\"w-1\"} RuntimeError\n");
+  // a response with no hits, or any other object, is no array of records
+  EXPECT_EQ(SniffJsonLog(R"({"took":3,"hits":{"total":{"value":0},"hits":[]}})"
+                         "\n"),
+            JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog(R"({"hits":3,"message":"x"})"
+                         "\n"),
+            JsonLog::kNone);
+}
+
 // An array is a shipper's when the elements its head holds whole are records; an element cut by
 // the head's end says nothing. What is no record is kept where it stands, as its own line; an
 // array cut short keeps its tail as lines.

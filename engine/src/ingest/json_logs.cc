@@ -366,7 +366,7 @@ void AppendJournalPrefix(const JournalRecord& r, std::vector<char>* text) {
 // ---- a log shipper's records -------------------------------------------------------------
 
 // What a shipper's record says of its line, each the value of one of the keys below.
-enum class Role : std::uint8_t { kText, kTime, kPod, kContainer, kNamespace, kNode };
+enum class Role : std::uint8_t { kText, kTime, kPod, kContainer, kNamespace, kNode, kOffset };
 
 struct ShipperKey {
   std::string_view path;  // the key's path through nested objects, `.`-joined
@@ -414,12 +414,13 @@ constexpr ShipperKey kShipperKeys[] = {
     {"host.hostname", Role::kNode},
     {"host", Role::kNode},  // Vector's `file` and `journald` sources
     {"hostname", Role::kNode},
+    {"log.offset", Role::kOffset},  // ECS: where the line starts in the file it was read from
 };
-constexpr std::size_t kRoles = 6;
+constexpr std::size_t kRoles = 7;
 
 struct ShipperRecord {
-  std::string_view field[kRoles];                                    // raw (escaped) values
-  std::uint8_t rank[kRoles] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};  // their rows
+  std::string_view field[kRoles];                                          // raw (escaped) values
+  std::uint8_t rank[kRoles] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};  // their rows
   std::string_view Get(Role r) const { return field[static_cast<std::size_t>(r)]; }
   bool Has(Role r) const { return rank[static_cast<std::size_t>(r)] != 0xFF; }
 };
@@ -469,7 +470,7 @@ bool ShipperFields(std::string_view s, std::size_t* i, std::string* prefix, Ship
     } else {
       const std::size_t begin = *at;
       if (!SkipValue(s, at)) return false;
-      if (role != Role::kTime) return true;  // a number or null where a name was wanted
+      if (role != Role::kTime && role != Role::kOffset) return true;  // a number, not a name
       value = s.substr(begin, *at - begin);
     }
     if (static_cast<std::uint8_t>(row) < r->rank[k]) {
@@ -571,11 +572,37 @@ void AppendOtherLines(std::string_view bytes, JsonLogText* d) {
   }
 }
 
-// Where a JSON array of a shipper's records opens in `bytes` (past its `[`), or npos.
+// Past the key `name`'s `:` in the object whose `{` is at s[*i], the keys before it skipped; false
+// when the object has no such key (or is cut before it).
+bool FindKey(std::string_view s, std::size_t* i, std::string_view name) {
+  if (*i >= s.size() || s[*i] != '{') return false;
+  ++*i;
+  for (;;) {
+    SkipSpaces(s, i);
+    std::string_view key;
+    if (!RawString(s, i, &key)) return false;
+    SkipSpaces(s, i);
+    if (*i >= s.size() || s[*i] != ':') return false;
+    ++*i;
+    SkipSpaces(s, i);
+    if (key == name) return true;
+    if (!SkipValue(s, i)) return false;
+    SkipSpaces(s, i);
+    if (*i >= s.size() || s[*i] != ',') return false;
+    ++*i;
+  }
+}
+
+// Where a JSON array of a shipper's records opens in `bytes` (at its first element's `{`), or
+// npos: the document's own array, or an Elasticsearch search response's hits
+// (`{"took":…,"hits":{"total":…,"hits":[{"_index":…,"_source":{…}},…]}}`, `curl …/_search`).
 std::size_t ArrayOpens(std::string_view bytes) {
   std::size_t i = 0;
   if (bytes.starts_with("\xEF\xBB\xBF")) i = 3;  // a byte order mark, as a download may carry
   SkipSpaces(bytes, &i);
+  if (i < bytes.size() && bytes[i] == '{' &&
+      !(FindKey(bytes, &i, "hits") && FindKey(bytes, &i, "hits")))
+    return std::string_view::npos;
   if (i >= bytes.size() || bytes[i] != '[') return std::string_view::npos;
   ++i;
   SkipSpaces(bytes, &i);
@@ -612,6 +639,7 @@ bool SniffShipperArray(std::string_view head) {
 void DecodeShipperArray(std::string_view bytes, std::size_t limit, JsonLogText* d) {
   struct Element {
     TimeNs t = 0;
+    std::uint64_t offset = 0;  // its line's place in its file (ECS `log.offset`), where given
     ShipperRecord r;
     std::string_view other;  // the element's bytes where it is no record
   };
@@ -622,6 +650,10 @@ void DecodeShipperArray(std::string_view bytes, std::size_t limit, JsonLogText* 
     Element e;
     if (ShipperObject(bytes, &i, &e.r)) {
       e.t = ShipperTime(e.r);
+      for (const char c : e.r.Get(Role::kOffset)) {
+        if (!IsDigit(c)) break;
+        e.offset = e.offset * 10 + static_cast<std::uint64_t>(c - '0');
+      }
     } else {
       i = begin;
       if (!SkipValue(bytes, &i)) {
@@ -645,10 +677,19 @@ void DecodeShipperArray(std::string_view bytes, std::size_t limit, JsonLogText* 
   const auto last = std::find_if(elements.rbegin(), elements.rend(), record);
   if (first != elements.end() && first->t > last->t) std::reverse(elements.begin(), elements.end());
   for (std::size_t k = 1; k < elements.size(); ++k) {
-    if (!record(elements[k])) elements[k].t = elements[k - 1].t;  // stays after the one before it
+    if (record(elements[k]) && elements[k].t < elements[k - 1].t && elements[k].offset == 0)
+      ++d->unordered;  // a search's hits by score: lines of one time in an order it does not say
+    if (!record(elements[k])) {  // stays after the one before it
+      elements[k].t = elements[k - 1].t;
+      elements[k].offset = elements[k - 1].offset;
+    }
   }
-  std::stable_sort(elements.begin(), elements.end(),
-                   [](const Element& a, const Element& b) { return a.t < b.t; });
+  // Lines of one time in the order they stand in their file where the records say (a search's
+  // hits of one millisecond come in any order); a stream's order is all that matters, and a
+  // stream's lines are one file's.
+  std::stable_sort(elements.begin(), elements.end(), [](const Element& a, const Element& b) {
+    return a.t != b.t ? a.t < b.t : a.offset < b.offset;
+  });
   for (const Element& e : elements) {
     if (d->text.size() >= limit) return;
     if (record(e)) {
@@ -664,6 +705,10 @@ void DecodeShipperArray(std::string_view bytes, std::size_t limit, JsonLogText* 
   std::string_view rest = i == std::string_view::npos ? bytes : bytes.substr(i);
   std::size_t at = 0;
   SkipSpaces(rest, &at);
+  // a search response's end (its objects' `}`) is no line
+  while (at < rest.size() && (rest[at] == '}' || rest[at] == ' ' || rest[at] == '\n' ||
+                              rest[at] == '\r' || rest[at] == '\t'))
+    ++at;
   if (at < rest.size()) AppendOtherLines(rest.substr(at), d);
 }
 
@@ -798,6 +843,12 @@ std::string JsonLogProblem(const JsonLogText& d, JsonLog kind) {
                       " (an export such as `gcloud logging read --format=json`'s), read in the "
                       "order of their times, a line for each line of a record: its lines are "
                       "numbered in the decoded text";
+    if (d.unordered > 0) {
+      out += "; " + count(d.unordered, " record", " records") +
+             " out of time order and with no place in their file (ECS's `log.offset`): records of "
+             "one time keep the array's order, which may not be their lines' (sort the export by "
+             "time, or keep `log.offset`)";
+    }
     if (d.other_lines > 0) {
       out += "; " + count(d.other_lines, " line", " lines") +
              " of it no record (an element without a line, a time and a pod or node, or an "

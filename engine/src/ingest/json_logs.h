@@ -24,9 +24,10 @@
 //   <text>`: a file of several pods' records is then read as a stream per pod (ingest/streams.h),
 //   each the node its records name.
 // - The same records as one JSON array (`gcloud logging read --format=json`, the Logs Explorer's
-//   download: pretty-printed, its entries newest first unless asked otherwise), read whole and put
-//   in the order of their times before they are read as those lines. Not read as a file grows
-//   (`denpex watch`): an export is written once.
+//   download: pretty-printed, its entries newest first unless asked otherwise; an Elasticsearch
+//   search response's `hits.hits`), read whole and put in the order of their times (and of their
+//   lines in their file, ECS's `log.offset`) before they are read as those lines. Read by `denpex
+//   watch` once whole: an export is written once.
 //
 // Lines and offsets cited in such a file are the decoded text's; its line numbers are the file's
 // (one record a line) unless a record's text holds newlines (a journal message of several lines,
@@ -58,6 +59,9 @@ struct JsonLogText {
   std::size_t other_lines =
       0;  // lines that are no record (a line cut by a crash): kept as they are
   std::size_t extra_lines = 0;  // lines added by newlines inside a record's text
+  // An array's (kShipperArray) records that stood out of time order (neither oldest nor newest
+  // first) and had no place in their file to keep their order within one time (`log.offset`).
+  std::size_t unordered = 0;
 };
 
 // The records of `bytes` (whole lines, or a file's last bytes) decoded and appended to `into`, in

@@ -153,6 +153,7 @@ void LiveIncident::Read(File* f) {
     f->decoded.records += decoded.records;
     f->decoded.other_lines += decoded.other_lines;
     f->decoded.extra_lines += decoded.extra_lines;
+    f->decoded.unordered += decoded.unordered;
     Feed(f, std::string_view(decoded.text.data(), decoded.text.size()), held_ < kHeldBytes);
   } else {
     Feed(f, lines, held_ < kHeldBytes);
