@@ -456,6 +456,8 @@ TEST(ShipperArray, AnElasticsearchSearchResponsesHitsAreItsRecords) {
       hit("2024-06-01T09:00:22Z", "second") + "," + hit("2024-06-01T09:00:21Z", "first") + "," +
       hit("2024-06-01T09:00:23Z", "third") + "]}}\n";
   EXPECT_EQ(SniffJsonLog(response), JsonLog::kShipperArray);
+  EXPECT_TRUE(WholeJsonValue(response));  // what `denpex watch` waits for
+  EXPECT_FALSE(WholeJsonValue(response.substr(0, response.size() - 3)));
   const JsonLogText d = DecodeJsonLog(response, JsonLog::kShipperArray);
   EXPECT_EQ(Decoded(d),
             "2024-06-01T09:00:21Z {node_name=\"gpu-0007\", pod=\"w-1\"} first\n"

@@ -834,6 +834,14 @@ void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, Json
   }
 }
 
+bool WholeJsonValue(std::string_view bytes) {
+  std::size_t i = bytes.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+  SkipSpaces(bytes, &i);
+  if (!SkipValue(bytes, &i)) return false;
+  SkipSpaces(bytes, &i);
+  return i == bytes.size();
+}
+
 std::string JsonLogProblem(const JsonLogText& d, JsonLog kind) {
   const auto count = [](std::size_t n, const char* one, const char* many) {
     return std::to_string(n) + (n == 1 ? one : many);

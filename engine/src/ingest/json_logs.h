@@ -71,6 +71,10 @@ void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, Json
 JsonLogText DecodeJsonLog(std::string_view bytes, JsonLog kind,
                           std::size_t limit = std::string::npos);
 
+// Whether `bytes` hold one whole JSON value from their start (a byte order mark and spaces around
+// it): an export's array (kShipperArray) written to its end.
+bool WholeJsonValue(std::string_view bytes);
+
 // What a file's reader says of its decoded text when something in it is not one record a line
 // (`other_lines`, `extra_lines`); empty when the file was records alone.
 std::string JsonLogProblem(const JsonLogText& decoded, JsonLog kind);

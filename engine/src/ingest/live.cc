@@ -84,6 +84,8 @@ void LiveIncident::Read(File* f) {
     f->read = 0;
     f->problem.clear();
     f->dump_read.reset();
+    f->decoded = JsonLogText();
+    f->inflated.clear();
   }
   f->inode = st.st_ino;
   f->device = st.st_dev;
@@ -145,8 +147,7 @@ void LiveIncident::Read(File* f) {
   if (f->read == 0) f->json = SniffJsonLog(lines);
   if (f->json == JsonLog::kShipperArray && f->read == 0) {
     // an export's array (written once) is read when it is whole: its records are put in time order
-    const std::size_t last = lines.find_last_not_of(" \t\r\n");
-    if (last == std::string_view::npos || lines[last] != ']') return;
+    if (!WholeJsonValue(lines)) return;
   }
   if (f->json != JsonLog::kNone) {
     const JsonLogText decoded = DecodeJsonLog(lines, f->json);
