@@ -432,6 +432,28 @@ TEST(LiveIncident, AnExportsArrayReadWhenWholeIsTheIncidentReadOnce) {
                              31);
 }
 
+// The same records as the hits of an Elasticsearch search response saved by curl: one line, no
+// final newline, its end a `}`: read once it is whole, as one read of the finished file.
+TEST(LiveIncident, ASearchResponseWithNoFinalNewlineIsReadWhenWhole) {
+  denpex::testing::TempDir tmp;
+  ASSERT_TRUE(SimulateInto("k8s_hang_1024_pytorchjob", 9, tmp.path() / "sim"));
+  const fs::path incident = tmp.path() / "sim" / "incident", relayed = tmp.path() / "relayed";
+  std::map<std::string, std::string> node_of;
+  const std::size_t pods = RelayFluentBitPods(incident, relayed, &node_of);
+  ASSERT_GT(pods, 1u);
+  const std::string records = Read(relayed / "pods.json");
+  std::string response = R"({"took":41,"timed_out":false,"hits":{"total":{"value":1},"hits":[)";
+  for (std::size_t at = 0; at < records.size();) {
+    const std::size_t nl = records.find('\n', at);
+    if (at > 0) response += ',';
+    ((response += R"({"_index":"logs","_source":)") += records.substr(at, nl - at)) += '}';
+    at = nl + 1;
+  }
+  fs::remove(relayed / "pods.json");
+  std::ofstream(relayed / "search.json", std::ios::binary) << response << "]}}";
+  ExpectPodStreamsReadAsOnce(relayed, pods, node_of, "k8s_hang_1024_pytorchjob (a search)", 41);
+}
+
 // Every log of a Slurm job shipped by the machine that wrote it (Filebeat's ECS documents: the
 // host, the file's path; srun's console and the controller's log from the batch host), one file
 // of records, read while it grows: a stream per machine, as one read of the finished file.

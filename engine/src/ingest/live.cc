@@ -139,7 +139,11 @@ void LiveIncident::Read(File* f) {
     f->problem = "binary file (NUL bytes), skipped";
     return;
   }
-  const std::size_t nl = buffer.rfind('\n');
+  std::size_t nl = buffer.rfind('\n');
+  // an export's array written with no final newline (curl's search response) is whole as it stands
+  if (f->read == 0 && !buffer.empty() && buffer.back() != '\n' &&
+      SniffJsonLog(buffer) == JsonLog::kShipperArray && WholeJsonValue(buffer))
+    nl = buffer.size() - 1;
   if (nl == std::string::npos) return;  // no whole line yet
   const std::uint64_t signals = f->log.signals();
   const std::size_t held = Held(*f);
