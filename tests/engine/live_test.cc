@@ -15,6 +15,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "denpex/engine/watch.h"
@@ -393,65 +394,60 @@ void ExpectPodStreamsReadAsOnce(const fs::path& relayed, std::size_t pods,
   ExpectGrowingReadsAsOnce(relayed, what, &rng);
 }
 
-// The same pod logs shipped by Fluent Bit's `kubernetes` filter, one JSON record a line (the pod
-// and its node under `kubernetes`), read while the file grows: each piece decoded as it comes,
-// each pod's stream its own and the node its records name, as one read of the finished file.
+// The same pod logs shipped by Fluent Bit's `kubernetes` filter (the pod and its node under
+// `kubernetes`), read while the file grows, as one read of the finished file: each pod's stream
+// its own and the node its records name. Laid out one JSON record a line (each piece decoded as it
+// comes), as one JSON array newest first (`gcloud logging read --format=json`'s shape: every
+// record of one time, so the array's order is all there is), and as the hits of an Elasticsearch
+// search response saved by curl (one line, no final newline, its end a `}`): an export is read
+// once it is whole.
 TEST(LiveIncident, PodsShippedRecordsReadWhileTheyGrowAreTheIncidentReadOnce) {
   denpex::testing::TempDir tmp;
   ASSERT_TRUE(SimulateInto("k8s_hang_1024_pytorchjob", 9, tmp.path() / "sim"));
-  const fs::path incident = tmp.path() / "sim" / "incident", relayed = tmp.path() / "relayed";
-  std::map<std::string, std::string> node_of;
-  const std::size_t pods = RelayFluentBitPods(incident, relayed, &node_of);
-  ASSERT_GT(pods, 1u);
-  ExpectPodStreamsReadAsOnce(relayed, pods, node_of, "k8s_hang_1024_pytorchjob (Fluent Bit)", 29);
-}
-
-// The same records exported as one JSON array, newest first (`gcloud logging read
-// --format=json`'s shape; every record of one time, so the array's order is all there is): read
-// when the array is whole, as one read of the finished file, each pod a stream on its node.
-TEST(LiveIncident, AnExportsArrayReadWhenWholeIsTheIncidentReadOnce) {
-  denpex::testing::TempDir tmp;
-  ASSERT_TRUE(SimulateInto("k8s_hang_1024_pytorchjob", 9, tmp.path() / "sim"));
-  const fs::path incident = tmp.path() / "sim" / "incident", relayed = tmp.path() / "relayed";
-  std::map<std::string, std::string> node_of;
-  const std::size_t pods = RelayFluentBitPods(incident, relayed, &node_of);
-  ASSERT_GT(pods, 1u);
-  const std::string records = Read(relayed / "pods.json");
-  std::vector<std::string_view> lines;
-  for (std::size_t at = 0; at < records.size();) {
-    const std::size_t nl = records.find('\n', at);
-    lines.push_back(std::string_view(records).substr(at, nl - at));
-    at = nl + 1;
+  const fs::path incident = tmp.path() / "sim" / "incident";
+  using Layout = std::string (*)(const std::vector<std::string_view>& records);
+  const std::vector<std::tuple<std::string, std::string, Layout>> layouts = {
+      {"one a line", "pods.json",
+       [](const std::vector<std::string_view>& records) {
+         std::string out;
+         for (const std::string_view r : records) (out += r) += '\n';
+         return out;
+       }},
+      {"an export's array", "export.json",
+       [](const std::vector<std::string_view>& records) {
+         std::string out = "[\n";
+         for (auto it = records.rbegin(); it != records.rend(); ++it)
+           (out += out.size() > 2 ? ",\n  " : "  ") += *it;
+         return out + "\n]\n";
+       }},
+      {"a search", "search.json",
+       [](const std::vector<std::string_view>& records) {
+         std::string out = R"({"took":41,"timed_out":false,"hits":{"total":{"value":1},"hits":[)";
+         for (const std::string_view r : records)
+           ((out += out.back() == '[' ? "" : ",") += R"({"_index":"logs","_source":)") += r,
+               out += '}';
+         return out + "]}}";
+       }},
+  };
+  unsigned seed = 29;
+  for (const auto& [what, name, layout] : layouts) {
+    const fs::path relayed = tmp.path() / ("relayed-" + name);
+    std::map<std::string, std::string> node_of;
+    const std::size_t pods = RelayFluentBitPods(incident, relayed, &node_of);
+    ASSERT_GT(pods, 1u);
+    const std::string records = Read(relayed / "pods.json");
+    std::vector<std::string_view> lines;
+    for (std::size_t at = 0; at < records.size();) {
+      const std::size_t nl = records.find('\n', at);
+      lines.push_back(std::string_view(records).substr(at, nl - at));
+      at = nl + 1;
+    }
+    const std::string laid = layout(lines);
+    fs::remove(relayed / "pods.json");
+    std::ofstream(relayed / name, std::ios::binary) << laid;
+    ExpectPodStreamsReadAsOnce(relayed, pods, node_of, "k8s_hang_1024_pytorchjob (" + what + ")",
+                               seed++);
   }
-  std::string array = "[\n";
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it)
-    (array += array.size() > 2 ? ",\n  " : "  ") += *it;
-  fs::remove(relayed / "pods.json");
-  std::ofstream(relayed / "export.json", std::ios::binary) << array << "\n]\n";
-  ExpectPodStreamsReadAsOnce(relayed, pods, node_of, "k8s_hang_1024_pytorchjob (an export's array)",
-                             31);
-}
-
-// The same records as the hits of an Elasticsearch search response saved by curl: one line, no
-// final newline, its end a `}`: read once it is whole, as one read of the finished file.
-TEST(LiveIncident, ASearchResponseWithNoFinalNewlineIsReadWhenWhole) {
-  denpex::testing::TempDir tmp;
-  ASSERT_TRUE(SimulateInto("k8s_hang_1024_pytorchjob", 9, tmp.path() / "sim"));
-  const fs::path incident = tmp.path() / "sim" / "incident", relayed = tmp.path() / "relayed";
-  std::map<std::string, std::string> node_of;
-  const std::size_t pods = RelayFluentBitPods(incident, relayed, &node_of);
-  ASSERT_GT(pods, 1u);
-  const std::string records = Read(relayed / "pods.json");
-  std::string response = R"({"took":41,"timed_out":false,"hits":{"total":{"value":1},"hits":[)";
-  for (std::size_t at = 0; at < records.size();) {
-    const std::size_t nl = records.find('\n', at);
-    if (at > 0) response += ',';
-    ((response += R"({"_index":"logs","_source":)") += records.substr(at, nl - at)) += '}';
-    at = nl + 1;
-  }
-  fs::remove(relayed / "pods.json");
-  std::ofstream(relayed / "search.json", std::ios::binary) << response << "]}}";
-  ExpectPodStreamsReadAsOnce(relayed, pods, node_of, "k8s_hang_1024_pytorchjob (a search)", 41);
 }
 
 // Every log of a Slurm job shipped by the machine that wrote it (Filebeat's ECS documents: the

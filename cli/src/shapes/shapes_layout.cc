@@ -251,11 +251,16 @@ Status RelayCloudLogging(const Source& src, const fs::path& out, Relaid* r) {
   const auto lines = LinesOf(texts);
   std::vector<Arrival> order = ArrivalOrder(lines, src);
   std::reverse(order.begin(), order.end());  // newest first
+  // an entry's insertId: the incident's opaque prefix and the entry's number, in hex (no string
+  // built per line)
+  const std::string insert = Opaque(src, "insert", 6);
+  char number[16];
   std::string all = "[\n";
-  for (const Arrival& a : order) {
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const Arrival& a = order[k];
     if (all.size() > 2) all += ",\n";
-    all += "  {\n    \"insertId\": \"";
-    all += Opaque(src, "insert/" + std::to_string(a.file) + "/" + std::to_string(a.line), 14);
+    (all += "  {\n    \"insertId\": \"") += insert;
+    all.append(number, std::to_chars(number, number + sizeof number, k + 0x10000000, 16).ptr);
     all += "\",\n";
     all += labels[a.file];
     all += "    \"receiveTimestamp\": \"";

@@ -1,6 +1,7 @@
 #include "ingest/json_logs.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <iterator>
 #include <optional>
@@ -572,25 +573,18 @@ void AppendOtherLines(std::string_view bytes, JsonLogText* d) {
   }
 }
 
-// Past the key `name`'s `:` in the object whose `{` is at s[*i], the keys before it skipped; false
-// when the object has no such key (or is cut before it).
+// Past the key `name`'s `:` in the object whose `{` is at s[*i] (ObjectFields' walk, the keys
+// before it skipped); false when the object has no such key (or is cut before it).
 bool FindKey(std::string_view s, std::size_t* i, std::string_view name) {
-  if (*i >= s.size() || s[*i] != '{') return false;
-  ++*i;
-  for (;;) {
-    SkipSpaces(s, i);
-    std::string_view key;
-    if (!RawString(s, i, &key)) return false;
-    SkipSpaces(s, i);
-    if (*i >= s.size() || s[*i] != ':') return false;
-    ++*i;
-    SkipSpaces(s, i);
-    if (key == name) return true;
-    if (!SkipValue(s, i)) return false;
-    SkipSpaces(s, i);
-    if (*i >= s.size() || s[*i] != ',') return false;
-    ++*i;
-  }
+  std::size_t value = std::string_view::npos;
+  ObjectFields(s, i, [&](std::string_view key, std::size_t* at) {
+    if (key != name) return SkipValue(s, at);
+    value = *at;
+    return false;  // found: the walk stops here
+  });
+  if (value == std::string_view::npos) return false;
+  *i = value;
+  return true;
 }
 
 // Where a JSON array of a shipper's records opens in `bytes` (at its first element's `{`), or
@@ -650,10 +644,8 @@ void DecodeShipperArray(std::string_view bytes, std::size_t limit, JsonLogText* 
     Element e;
     if (ShipperObject(bytes, &i, &e.r)) {
       e.t = ShipperTime(e.r);
-      for (const char c : e.r.Get(Role::kOffset)) {
-        if (!IsDigit(c)) break;
-        e.offset = e.offset * 10 + static_cast<std::uint64_t>(c - '0');
-      }
+      const std::string_view offset = e.r.Get(Role::kOffset);
+      std::from_chars(offset.data(), offset.data() + offset.size(), e.offset);
     } else {
       i = begin;
       if (!SkipValue(bytes, &i)) {
@@ -702,14 +694,10 @@ void DecodeShipperArray(std::string_view bytes, std::size_t limit, JsonLogText* 
         line.begin(), line.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
     AppendOtherLines(line, d);
   }
-  std::string_view rest = i == std::string_view::npos ? bytes : bytes.substr(i);
-  std::size_t at = 0;
-  SkipSpaces(rest, &at);
-  // a search response's end (its objects' `}`) is no line
-  while (at < rest.size() && (rest[at] == '}' || rest[at] == ' ' || rest[at] == '\n' ||
-                              rest[at] == '\r' || rest[at] == '\t'))
-    ++at;
-  if (at < rest.size()) AppendOtherLines(rest.substr(at), d);
+  // what follows the array but a search response's closing `}`s
+  const std::string_view rest = i == std::string_view::npos ? bytes : bytes.substr(i);
+  if (const std::size_t at = rest.find_first_not_of("} \t\r\n"); at != std::string_view::npos)
+    AppendOtherLines(rest.substr(at), d);
 }
 
 }  // namespace

@@ -139,20 +139,19 @@ void LiveIncident::Read(File* f) {
     f->problem = "binary file (NUL bytes), skipped";
     return;
   }
+  // (a file's JSON records are known by its first whole lines: a last line cut short is not read)
+  if (f->read == 0) f->json = SniffJsonLog(buffer);
   std::size_t nl = buffer.rfind('\n');
-  // an export's array written with no final newline (curl's search response) is whole as it stands
-  if (f->read == 0 && !buffer.empty() && buffer.back() != '\n' &&
-      SniffJsonLog(buffer) == JsonLog::kShipperArray && WholeJsonValue(buffer))
+  if (f->json == JsonLog::kShipperArray && f->read == 0) {
+    // an export's array (written once) is read when it is one whole JSON value, with or without
+    // a final newline (curl's search response): its records are put in time order
+    if (!WholeJsonValue(buffer)) return;
     nl = buffer.size() - 1;
+  }
   if (nl == std::string::npos) return;  // no whole line yet
   const std::uint64_t signals = f->log.signals();
   const std::size_t held = Held(*f);
   const std::string_view lines = std::string_view(buffer).substr(0, nl + 1);
-  if (f->read == 0) f->json = SniffJsonLog(lines);
-  if (f->json == JsonLog::kShipperArray && f->read == 0) {
-    // an export's array (written once) is read when it is whole: its records are put in time order
-    if (!WholeJsonValue(lines)) return;
-  }
   if (f->json != JsonLog::kNone) {
     const JsonLogText decoded = DecodeJsonLog(lines, f->json);
     f->decoded.records += decoded.records;
