@@ -126,6 +126,17 @@ class ShapesTest : public ::testing::Test {
         "Name:         llama-worker-1\nNode:         node-b/10.0.0.2\n");
   }
 
+  // PutTwoPods laid out in `shape`, which applies only once there are pod logs: the same copy
+  // twice.
+  std::map<std::string, std::string> LayTwoPods(const char* shape) {
+    EXPECT_FALSE(Applies(shape));  // no pod logs yet
+    PutTwoPods();
+    auto [tree, relaid] = Lay(shape);
+    EXPECT_TRUE(relaid.applies);
+    EXPECT_EQ(Lay(shape, "again").first, tree);
+    return tree;
+  }
+
   // Whether `shape` applies to the incident as it stands.
   bool Applies(const char* shape) {
     auto r = Relay(*FindShape(shape), root_ / "incident", MakeTruth(), root_ / "none");
@@ -518,11 +529,7 @@ TEST_F(ShapesTest, KubectlPrefixMergesTheCurrentPodLogsBehindTheirTags) {
 // Fluent Bit's Kubernetes filter: the current pod logs' lines as its records, one a line in
 // arrival order, the pod (and its node, where its describe names one) under `kubernetes`.
 TEST_F(ShapesTest, FluentBitShipsTheCurrentPodLogsAsKubernetesRecords) {
-  EXPECT_FALSE(Applies("fluent-bit"));  // no pod logs yet
-  PutTwoPods();
-  const auto [tree, relaid] = Lay("fluent-bit");
-  ASSERT_TRUE(relaid.applies);
-  EXPECT_EQ(Lay("fluent-bit", "again").first, tree);
+  const auto tree = LayTwoPods("fluent-bit");
   const std::vector<std::string> records = [&] {
     std::vector<std::string> v;
     std::istringstream in(tree.at("pods.json"));
@@ -555,11 +562,7 @@ TEST_F(ShapesTest, FluentBitShipsTheCurrentPodLogsAsKubernetesRecords) {
 // one pretty-printed array of entries, newest first, each with its pod and (where its describe
 // names one) its node; everything else as it is.
 TEST_F(ShapesTest, CloudLoggingExportsTheCurrentPodLogsNewestFirst) {
-  EXPECT_FALSE(Applies("cloud-logging"));  // no pod logs yet
-  PutTwoPods();
-  const auto [tree, relaid] = Lay("cloud-logging");
-  ASSERT_TRUE(relaid.applies);
-  EXPECT_EQ(Lay("cloud-logging", "again").first, tree);
+  const auto tree = LayTwoPods("cloud-logging");
   const std::string& array = tree.at("downloaded-logs.json");
   ASSERT_TRUE(array.starts_with("[\n  {\n    \"insertId\": \"")) << array;
   ASSERT_TRUE(array.ends_with("\n  }\n]\n")) << array;
