@@ -490,6 +490,59 @@ TEST(ShipperArray, AnElasticsearchSearchResponsesHitsAreItsRecords) {
             JsonLog::kNone);
 }
 
+// A search response's hits out of time order, with no place in their file: where two of one
+// stream share a time, the order of that stream's lines of one time is not known, and the parse
+// is told (FileContext::ties_unordered); ties of different streams, an array in time order, or
+// hits with their `log.offset` leave it known.
+TEST(ShipperArray, TiesOfOneStreamWithNoPlaceInTheirFileAreSaidUnordered) {
+  const auto hit = [](std::string_view time, std::string_view pod, std::string_view extra = "") {
+    return R"({"_source":{"@timestamp":")" + std::string(time) + R"(","message":"x",)" +
+           std::string(extra) + R"("kubernetes":{"pod":{"name":")" + std::string(pod) + R"("}}}})";
+  };
+  const auto decoded = [](const std::vector<std::string>& hits, std::string_view head = "{") {
+    std::string response = std::string(head) + R"("hits":{"hits":[)";
+    for (const std::string& h : hits) response += (response.back() == '[' ? "" : ",") + h;
+    return DecodeJsonLog(response + "]}}", JsonLog::kShipperArray);
+  };
+  const JsonLogText tied =
+      decoded({hit("2024-06-01T09:00:21Z", "w-1"), hit("2024-06-01T09:00:22Z", "w-1"),
+               hit("2024-06-01T09:00:21.5Z", "w-1"), hit("2024-06-01T09:00:21.5Z", "w-1")});
+  EXPECT_EQ(tied.unordered, 1u);
+  EXPECT_TRUE(tied.ties_unordered);
+  EXPECT_NE(JsonLogProblem(tied, JsonLog::kShipperArray).find("read each alone"), std::string::npos)
+      << JsonLogProblem(tied, JsonLog::kShipperArray);
+  // one time, two pods: each stream's order is whole
+  const JsonLogText apart =
+      decoded({hit("2024-06-01T09:00:21Z", "w-1"), hit("2024-06-01T09:00:22Z", "w-1"),
+               hit("2024-06-01T09:00:21.5Z", "w-1"), hit("2024-06-01T09:00:21.5Z", "w-2")});
+  EXPECT_EQ(apart.unordered, 1u);
+  EXPECT_FALSE(apart.ties_unordered);
+  EXPECT_EQ(JsonLogProblem(apart, JsonLog::kShipperArray).find("read each alone"),
+            std::string::npos);
+  // in time order: the array's order is the lines', unless a search sorted by time gathered them
+  // from several shards (each shard's hits of one time in their order, the shards one after
+  // another)
+  const std::vector<std::string> in_order = {hit("2024-06-01T09:00:21.5Z", "w-1"),
+                                             hit("2024-06-01T09:00:21.5Z", "w-1"),
+                                             hit("2024-06-01T09:00:22Z", "w-1")};
+  EXPECT_FALSE(decoded(in_order).ties_unordered);
+  EXPECT_FALSE(
+      decoded(in_order, R"({"took":3,"_shards":{"total":1,"successful":1},)").ties_unordered);
+  const JsonLogText shards =
+      decoded(in_order, R"({"took":3,"_shards":{"total":3,"successful":3},)");
+  EXPECT_EQ(shards.unordered, 0u);
+  EXPECT_TRUE(shards.ties_unordered);
+  EXPECT_NE(JsonLogProblem(shards, JsonLog::kShipperArray).find("several shards"),
+            std::string::npos)
+      << JsonLogProblem(shards, JsonLog::kShipperArray);
+  // each line's place in its file orders them
+  EXPECT_FALSE(decoded({hit("2024-06-01T09:00:21Z", "w-1", R"("log":{"offset":1},)"),
+                        hit("2024-06-01T09:00:22Z", "w-1", R"("log":{"offset":9},)"),
+                        hit("2024-06-01T09:00:21.5Z", "w-1", R"("log":{"offset":3},)"),
+                        hit("2024-06-01T09:00:21.5Z", "w-1", R"("log":{"offset":5},)")})
+                   .ties_unordered);
+}
+
 // An array is a shipper's when the elements its head holds whole are records; an element cut by
 // the head's end says nothing. What is no record is kept where it stands, as its own line; an
 // array cut short keeps its tail as lines.

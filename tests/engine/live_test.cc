@@ -399,8 +399,9 @@ void ExpectPodStreamsReadAsOnce(const fs::path& relayed, std::size_t pods,
 // its own and the node its records name. Laid out one JSON record a line (each piece decoded as it
 // comes), as one JSON array newest first (`gcloud logging read --format=json`'s shape: every
 // record of one time, so the array's order is all there is), and as the hits of an Elasticsearch
-// search response saved by curl (one line, no final newline, its end a `}`): an export is read
-// once it is whole.
+// search response saved by curl (one line, no final newline, its end a `}`), and as such a
+// response's hits by score (its pods' lines of one time in no known order, read each alone): an
+// export is read once it is whole.
 TEST(LiveIncident, PodsShippedRecordsReadWhileTheyGrowAreTheIncidentReadOnce) {
   denpex::testing::TempDir tmp;
   ASSERT_TRUE(SimulateInto("k8s_hang_1024_pytorchjob", 9, tmp.path() / "sim"));
@@ -428,6 +429,24 @@ TEST(LiveIncident, PodsShippedRecordsReadWhileTheyGrowAreTheIncidentReadOnce) {
                out += '}';
          return out + "]}}";
        }},
+      {"a search by score", "scored.json",
+       [](const std::vector<std::string_view>& records) {
+         // a pod's lines of one time in no order the hits say (reversed), the hits out of time
+         // order (a record a second early first, one half a second early last): read each alone
+         std::string out = R"({"took":41,"hits":{"hits":[)";
+         const auto hit = [&](std::string_view r) {
+           ((out += out.back() == '[' ? "" : ",") += R"({"_score":1.0,"_source":)") += r,
+               out += '}';
+         };
+         const auto at = [&](std::string_view date) {
+           std::string r(records.front());
+           return r.replace(r.find("1772442021.5"), 12, date);
+         };
+         hit(at("1772442020.0"));
+         for (auto it = records.rbegin(); it != records.rend(); ++it) hit(*it);
+         hit(at("1772442021.0"));
+         return out + "]}}";
+       }},
   };
   unsigned seed = 29;
   for (const auto& [what, name, layout] : layouts) {
@@ -447,6 +466,13 @@ TEST(LiveIncident, PodsShippedRecordsReadWhileTheyGrowAreTheIncidentReadOnce) {
     std::ofstream(relayed / name, std::ios::binary) << laid;
     ExpectPodStreamsReadAsOnce(relayed, pods, node_of, "k8s_hang_1024_pytorchjob (" + what + ")",
                                seed++);
+    if (name != "scored.json") continue;
+    auto once = LoadIncident(relayed, 2);
+    ASSERT_TRUE(once.ok()) << once.status().message();
+    EXPECT_TRUE(
+        std::any_of(once->input.problems.begin(), once->input.problems.end(),
+                    [](const std::string& p) { return p.find("read each alone") != p.npos; }))
+        << what;
   }
 }
 

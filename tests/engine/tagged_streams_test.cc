@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -334,6 +335,75 @@ constexpr std::string_view kTimeout =
     "[E302 09:00:21.535 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
     "timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran "
     "for 600010 milliseconds before timing out.";
+
+// A search response's hits shuffled, as a search by score leaves them, with no place in their
+// file: torchrun's failure table (printed in one millisecond) comes with its entries' fields in
+// no known order. Each `rank :` field is read alone: the rank and local rank it names (what
+// places the pod's `[default<L>]:` lines), never an exit code that may be another entry's.
+TEST(TaggedStreams, AShuffledSearchResponsesFailureTableIsReadFieldByField) {
+  testing::TempDir dir;
+  const auto hit = [](std::string_view time, std::string_view line,
+                      std::string_view pod = "llama-worker-1", std::string_view node = "gpu-0006") {
+    std::string escaped;
+    for (const char c : line) (escaped += c == '"' ? "\\" : "") += c;
+    return R"({"_index":"logs","_id":"x","_score":1.0,"_source":{"@timestamp":"2026-03-02T09:00:)" +
+           std::string(time) + R"(Z","message":")" + escaped +
+           R"(","kubernetes":{"pod":{"name":")" + std::string(pod) + R"("},"node":{"name":")" +
+           std::string(node) + R"("}}}})";
+  };
+  // the table with its two `exitcode :` lines swapped: read in this order, rank 8 would be the
+  // one killed by SIGSEGV
+  const std::vector<std::string_view> table = {
+      "[2026-03-02 09:00:23,624] torch.distributed.elastic.multiprocessing.api: [ERROR] failed "
+      "(exitcode: -11) local_rank: 3 (pid: 1415637) of binary: /usr/bin/python3",
+      "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+      "============================================================",
+      "train.py FAILED",
+      "------------------------------------------------------------",
+      "Failures:",
+      "[1]:",
+      "  time      : 2026-03-02_09:00:23",
+      "  host      : llama-worker-1",
+      "  rank      : 8 (local_rank: 0)",
+      "  exitcode  : -11 (pid: 1415637)",
+      "  error_file: <N/A>",
+      "  traceback : Signal 15 (SIGTERM) received by PID 1415634",
+      "------------------------------------------------------------",
+      "Root Cause (first observed failure):",
+      "[0]:",
+      "  time      : 2026-03-02_09:00:23",
+      "  host      : llama-worker-1",
+      "  rank      : 11 (local_rank: 3)",
+      "  exitcode  : -15 (pid: 1415634)",
+      "  error_file: <N/A>",
+      "  traceback : Signal 11 (SIGSEGV) received by PID 1415637",
+      "============================================================"};
+  std::string hits = hit("21.535", "[default0]:" + std::string(kTimeout));
+  for (const std::string_view line : table) (hits += ',') += hit("23.624", line);
+  (hits += ',') += hit("22.000", "[default3]:step 2");  // earlier than the table, after it
+  (hits += ',') += hit("22.000", "[default0]:step 2", "llama-worker-0", "gpu-0005");
+  Write(dir.path() / "search.json", R"({"took":5,"hits":{"hits":[)" + hits + "]}}\n");
+  auto inc = LoadIncident(dir.path(), 2);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  std::map<std::int32_t, std::int32_t> local_ranks;  // of the entries' ranks
+  int timeouts = 0;
+  for (const Event& e : inc->events) {
+    if (const auto* fe = std::get_if<FailureEntry>(&e.detail)) {
+      local_ranks[e.rank] = fe->local_rank;
+      ASSERT_GE(e.node, 0);
+      EXPECT_EQ(inc->nodes[e.node], "gpu-0006");
+      EXPECT_EQ(fe->exit_code, 0) << "rank " << e.rank;  // not said: no exit code guessed
+      EXPECT_FALSE(fe->root_cause);
+    } else if (e.kind == Kind::kWatchdogTimeout) {
+      ++timeouts;
+      EXPECT_EQ(e.rank, 8);  // local rank 0 of gpu-0006, as the `rank :` field alone says
+    }
+  }
+  EXPECT_EQ(local_ranks, (std::map<std::int32_t, std::int32_t>{{8, 0}, {11, 3}}));
+  EXPECT_EQ(timeouts, 1);
+  EXPECT_NE(inc->input.problems.front().find("read each alone"), std::string::npos)
+      << inc->input.problems.front();
+}
 
 // A machine's shipper (Filebeat, no Kubernetes) names the host a file was read on, not the nodes
 // its lines are of: srun's console, written on the batch host, holds every node's lines. A

@@ -256,7 +256,9 @@ void ApplyLauncherEvidence(const Incident& inc, const std::vector<std::int32_t>&
   for (const std::int32_t i : entries) {
     const Event& e = inc.events[i];
     const auto* fe = std::get_if<FailureEntry>(&e.detail);
-    if (jf->ranks[e.rank].exit_event) continue;
+    // an entry whose exit code is not said (a table cut before it, or a field read alone): torchrun
+    // lists only workers that failed, but how is not known
+    if (jf->ranks[e.rank].exit_event || fe->exit_code == 0) continue;
     RankFacts& r = jf->ranks[e.rank];
     r.exit_event = i;
     r.exit_code = fe->exit_code;

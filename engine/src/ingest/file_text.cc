@@ -299,6 +299,7 @@ void FileText::TakeDecoded(JsonLogText decoded, JsonLog kind) {
   const std::string problem = JsonLogProblem(decoded, kind);
   if (!problem.empty()) problem_ += (problem_.empty() ? "" : "; ") + problem;
   encoding_ = JsonLogName(kind);
+  ties_unordered_ = decoded.ties_unordered;
   buffer_ = std::move(decoded.text);
   data_ = buffer_.data();
   size_ = buffer_.size();
@@ -351,6 +352,7 @@ FileText& FileText::operator=(FileText&& other) noexcept {
   encoding_ = std::move(other.encoding_);
   identity_ = other.identity_;
   problem_ = std::move(other.problem_);
+  ties_unordered_ = other.ties_unordered_;
   size_ = std::exchange(other.size_, 0);
   data_ = map_ ? static_cast<const char*>(map_) : buffer_.data();
   other.data_ = nullptr;

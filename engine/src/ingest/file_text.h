@@ -49,6 +49,8 @@ class FileText final : public ReadBehind {
   const std::string& encoding() const { return encoding_; }
   // What went wrong reading it: a compressed stream that broke or was capped; empty when none.
   const std::string& problem() const { return problem_; }
+  // A decoded export's lines of one time stand in no known order (JsonLogText::ties_unordered).
+  bool ties_unordered() const { return ties_unordered_; }
   // The NUL bytes the file starts with, when text follows them before Readable(): a hole left by
   // truncating a log (`> file`, copytruncate) while its writer, which had not opened it to
   // append, went on writing at its old offset (srun's `--open-mode=truncate` output, a shell
@@ -100,6 +102,7 @@ class FileText final : public ReadBehind {
   std::string encoding_;
   Identity identity_;
   std::string problem_;
+  bool ties_unordered_ = false;
 };
 
 // After `log` was parsed from `text`: when the file shrank while it was read, or a page of it

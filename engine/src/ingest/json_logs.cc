@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <iterator>
 #include <optional>
+#include <string>
+#include <unordered_set>
 
 #include "denpex/common/time.h"
 #include "parse/scan.h"
@@ -587,6 +589,20 @@ bool FindKey(std::string_view s, std::size_t* i, std::string_view name) {
   return true;
 }
 
+// How many shards a search response's hits were gathered from (`"_shards":{"total":N,…}`); 0
+// where `bytes` are no response or do not say. A search sorted by time orders one shard's hits
+// of one time as they were indexed, and several shards' by shard: a stream's lines of one
+// millisecond may come from any of them.
+std::int64_t SearchShards(std::string_view bytes) {
+  std::size_t i = bytes.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+  SkipSpaces(bytes, &i);
+  std::int64_t total = 0;
+  if (i < bytes.size() && bytes[i] == '{' && FindKey(bytes, &i, "_shards") &&
+      FindKey(bytes, &i, "total"))
+    std::from_chars(bytes.data() + i, bytes.data() + bytes.size(), total);
+  return total;
+}
+
 // Where a JSON array of a shipper's records opens in `bytes` (at its first element's `{`), or
 // npos: the document's own array, or an Elasticsearch search response's hits
 // (`{"took":…,"hits":{"total":…,"hits":[{"_index":…,"_source":{…}},…]}}`, `curl …/_search`).
@@ -622,6 +638,28 @@ bool SniffShipperArray(std::string_view head) {
     SkipSpaces(head, &i);
   }
   return true;
+}
+
+// Whether two records of `elements` (in time order) share a time and a stream (the label set a
+// decoded line carries: pod, container, namespace, node) with no place in their file to order
+// them: the array's order of such lines is the only one there is.
+template <typename Elements, typename IsRecord>
+bool TiesInAStream(const Elements& elements, IsRecord record) {
+  std::unordered_set<std::string> streams;  // of one time
+  for (std::size_t a = 0, b; a < elements.size(); a = b) {
+    for (b = a + 1; b < elements.size() && elements[b].t == elements[a].t;) ++b;
+    if (b - a < 2) continue;
+    streams.clear();
+    for (std::size_t k = a; k < b; ++k) {
+      const ShipperRecord& r = elements[k].r;
+      if (!record(elements[k]) || elements[k].offset != 0) continue;
+      std::string key;
+      for (const Role role : {Role::kPod, Role::kContainer, Role::kNamespace, Role::kNode})
+        (key += r.Get(role)) += '\0';
+      if (!streams.insert(std::move(key)).second) return true;
+    }
+  }
+  return false;
 }
 
 // A JSON array of a shipper's records (`gcloud logging read --format=json`, a Logs Explorer
@@ -682,6 +720,8 @@ void DecodeShipperArray(std::string_view bytes, std::size_t limit, JsonLogText* 
   std::stable_sort(elements.begin(), elements.end(), [](const Element& a, const Element& b) {
     return a.t != b.t ? a.t < b.t : a.offset < b.offset;
   });
+  if (d->unordered > 0 || SearchShards(bytes) > 1)
+    d->ties_unordered = TiesInAStream(elements, record);
   for (const Element& e : elements) {
     if (d->text.size() >= limit) return;
     if (record(e)) {
@@ -844,6 +884,13 @@ std::string JsonLogProblem(const JsonLogText& d, JsonLog kind) {
              " out of time order and with no place in their file (ECS's `log.offset`): records of "
              "one time keep the array's order, which may not be their lines' (sort the export by "
              "time, or keep `log.offset`)";
+    }
+    if (d.ties_unordered) {
+      out += std::string(d.unordered > 0 ? ""
+                                         : "; records of one time gathered from several "
+                                           "shards of a search, with no place in their file") +
+             ": a stream's lines of one time are read each alone (no traceback or torchrun "
+             "failure table read across them, a failed worker's exit code not tied to its rank)";
     }
     if (d.other_lines > 0) {
       out += "; " + count(d.other_lines, " line", " lines") +

@@ -62,6 +62,9 @@ struct JsonLogText {
   // An array's (kShipperArray) records that stood out of time order (neither oldest nor newest
   // first) and had no place in their file to keep their order within one time (`log.offset`).
   std::size_t unordered = 0;
+  // Of those, two of one stream (pod, container, namespace, node) that share a time: the order of
+  // a stream's lines of one time is not known (FileContext::ties_unordered).
+  bool ties_unordered = false;
 };
 
 // The records of `bytes` (whole lines, or a file's last bytes) decoded and appended to `into`, in

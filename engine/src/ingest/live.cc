@@ -158,6 +158,7 @@ void LiveIncident::Read(File* f) {
     f->decoded.other_lines += decoded.other_lines;
     f->decoded.extra_lines += decoded.extra_lines;
     f->decoded.unordered += decoded.unordered;
+    f->decoded.ties_unordered |= decoded.ties_unordered;
     Feed(f, std::string_view(decoded.text.data(), decoded.text.size()), held_ < kHeldBytes);
   } else {
     Feed(f, lines, held_ < kHeldBytes);
@@ -190,7 +191,11 @@ void LiveIncident::Feed(File* f, std::string_view text, bool may_hold) {
   std::vector<GrowingLog>& logs = f->tagged->logs;
   for (std::size_t k = 0; k < splitter.streams().size(); ++k) {
     TaggedStream& stream = splitter.streams()[k];
-    if (k == logs.size()) logs.emplace_back(ContextOf(f->src));
+    if (k == logs.size()) {
+      FileContext ctx = ContextOf(f->src);
+      ctx.ties_unordered = f->decoded.ties_unordered;  // an export's shuffled array (read once)
+      logs.emplace_back(ctx);
+    }
     if (stream.text.empty()) continue;
     logs[k].Add(stream.text, may_hold);
     stream.dropped += stream.text.size();

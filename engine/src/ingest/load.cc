@@ -142,6 +142,7 @@ ParsedFile ReadAndParse(const IncidentDir& dir, const SourceFile& f, std::uint32
                         .kernel = f.kernel,
                         .prefixes = SniffPrefixes(body, read_behind),
                         .every_line = settings.every_line,
+                        .ties_unordered = text->ties_unordered(),
                         .texts = settings.texts,
                         .read_behind = read_behind};
   if (hole == 0 && MayRelayStreams(body, ctx.prefixes)) {

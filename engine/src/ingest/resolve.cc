@@ -637,6 +637,10 @@ void ResolveRanks(const EventCensus& census, Incident* inc) {
       } else if (e.node >= 0) {  // a pod's hostname: the table sits in the pod's own log
         claim(e.node, fe->local_rank, e.rank);
       }
+    } else if (fe && e.rank >= 0 && e.node >= 0 && !inc->files[e.file].tag.empty()) {
+      // a `rank :` field read alone (its `host :` line may be another entry's): the table sits in
+      // the relayed stream of its agent's pod, on the node the stream's labels name
+      claim(e.node, fe->local_rank, e.rank);
     }
   }
   std::map<std::int32_t, std::int32_t> bases = NodeBases(by_local);

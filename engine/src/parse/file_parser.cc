@@ -1023,7 +1023,7 @@ void LogParser::Unheaded(const Parsed& p) {
     if (RecogniseWrapper(msg, &out_.strings, &r)) Emit(p, std::move(r));
     return;
   }
-  if (TableLine(p) || Traceback(p)) return;
+  if (ctx_.ties_unordered ? LoneRankField(p) : TableLine(p) || Traceback(p)) return;
   if (msg.starts_with(" [")) {
     IterationLine(p);
     return;
@@ -1206,6 +1206,25 @@ bool LogParser::TableLine(const Parsed& p) {
     table_.open = false;
     return false;
   }
+  return true;
+}
+
+bool LogParser::LoneRankField(const Parsed& p) {
+  TableField f;
+  if (!SplitTableField(p.header.message, &f) || f.name != "rank") return false;
+  Event e = NewEvent(p, FailureEntry{});
+  e.family = Family::kTorchrun;
+  e.kind = Kind::kFailureEntry;
+  e.rank = -1;
+  auto& entry = std::get<FailureEntry>(e.detail);
+  if (!ParseRankField(f.value, &e.rank, &entry.local_rank)) {
+    ++out_.malformed;
+    return true;
+  }
+  ++updates_;
+  out_.agent = true;
+  out_.untimed += e.clock == Clock::kNone || e.time_borrowed ? 1 : 0;
+  out_.events.push_back(std::move(e));
   return true;
 }
 

@@ -62,10 +62,13 @@ class LogParser {
   // The file's last non-empty line, when it comes after every line read whole.
   void LastLine(const LineSpan& span) { out_.last_line = span; }
   // Multi-line state is open (a watchdog line cut short, a traceback, the torchrun table, an
-  // NVRM notice): every line must be read whole until it closes.
+  // NVRM notice): every line must be read whole until it closes. So must every line of a file whose
+  // lines of one time stand in no known order: a table's field is read alone there, and no
+  // trigger literal marks it.
   bool NeedsEveryLine() const {
-    return has_wrapped_ || has_fragment_ || has_pending_gpu_ || table_.open || !tracebacks_.empty() ||
-           open_partials_ > 0 || ctx_.prefixes.wrap_width > 0;
+    return ctx_.ties_unordered || has_wrapped_ || has_fragment_ || has_pending_gpu_ ||
+           table_.open || !tracebacks_.empty() || open_partials_ > 0 ||
+           ctx_.prefixes.wrap_width > 0;
   }
   bool HasFirstDated() const { return out_.first_dated != 0; }
   // The file's result; `place` puts the progress records among the events (ParseLog), or leaves
@@ -167,6 +170,9 @@ class LogParser {
   bool Traceback(const Parsed& p);
   // The ChildFailedError table (§9).
   bool TableLine(const Parsed& p);
+  // A table's `rank :` field read alone (FileContext::ties_unordered): the rank and local rank it
+  // names, no exit code (its `exitcode :` line may be another entry's).
+  bool LoneRankField(const Parsed& p);
   void ReadTableField(const Parsed& p);
   void FlushEntry();
   // The driver's multi-line "fallen off the bus" notice.

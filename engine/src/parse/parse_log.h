@@ -68,6 +68,10 @@ struct FileContext {
   bool kernel = false;            // dmesg, kern.log, journal, syslog: read NVRM / OOM-killer lines
   PrefixPolicy prefixes;          // from SniffPrefixes on the file's first lines
   bool every_line = false;        // read every line whole: the reference the pre-filter is tested against
+  // Lines of one time stand in an order the file does not say (a search response's hits, shuffled,
+  // with no place in their file: ingest/json_logs.h): no record of several lines is read across
+  // them (a traceback, torchrun's failure table), only what each line says alone.
+  bool ties_unordered = false;
   Texts texts = Texts::kAll;
   // When set, the parse releases the text it has passed, kReleaseStep at a time (parse_log.cc).
   const ReadBehind* read_behind = nullptr;
