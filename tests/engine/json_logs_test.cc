@@ -377,6 +377,59 @@ TEST(ShipperJson, KnownByRecordsThatNameTheirPodOrNode) {
       << JsonLogProblem(d, JsonLog::kShipper);
 }
 
+// Fluent Bit's `file` output in its default format: `<tag>: [<seconds>, <record>]`. The record's
+// time where it keeps one, else the event's; its pod, namespace and container from the kubernetes
+// filter's metadata, else (each) from the container log file its tail input's tag names.
+TEST(ShipperJson, FluentBitsFileOutputLinesAreRecords) {
+  const std::string id(64, 'a');
+  const std::string tag = "kube.var.log.containers.llama-worker-3_train_pytorch-" + id + ".log";
+  const std::string k8s =
+      R"("kubernetes":{"pod_name":"llama-worker-3","namespace_name":"train","host":"gpu-0007"})";
+  EXPECT_EQ(SniffJsonLog(tag + R"(: [1717232421.972589808, {"log":"step 10",)" + k8s + "}]\n"),
+            JsonLog::kShipper);
+  EXPECT_EQ(Shipped(tag + R"(: [1717232421.972589808, {"log":"step 10",)" + k8s + "}]\n"),
+            "2024-06-01T09:00:21.972589808Z {container=\"pytorch\", namespace=\"train\", "
+            "node_name=\"gpu-0007\", pod=\"llama-worker-3\"} step 10\n");
+  // the record's own time (the container runtime's, kept by the CRI parser) before the event's
+  EXPECT_EQ(Shipped(tag + R"(: [1717232499.0, {"time":"2024-06-01T09:00:21.5Z","log":"x",)" + k8s +
+                    "}]\n"),
+            "2024-06-01T09:00:21.5Z {container=\"pytorch\", namespace=\"train\", "
+            "node_name=\"gpu-0007\", pod=\"llama-worker-3\"} x\n");
+  // no kubernetes filter: the tag's file name
+  EXPECT_EQ(Shipped(tag + R"(: [1717232421.500000, {"stream":"stderr","_p":"F","log":"x"}])"
+                          "\n"),
+            "2024-06-01T09:00:21.500000000Z {container=\"pytorch\", namespace=\"train\", "
+            "pod=\"llama-worker-3\"} x\n");
+  // the record's metadata before the tag's name
+  EXPECT_EQ(Shipped(tag + R"(: [1717232421.5, {"log":"x","kubernetes":{"pod_name":"w-9"}}])"
+                          "\n"),
+            "2024-06-01T09:00:21.500000000Z {container=\"pytorch\", namespace=\"train\", "
+            "pod=\"w-9\"} x\n");
+  // a tag that names no container log, a line that is no such output, an unclosed one: no record
+  EXPECT_EQ(SniffJsonLog(R"(app.log: [1717232421.5, {"log":"x"}])"
+                         "\n"),
+            JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog(R"(note: [1717232421.5, {"log":"x","host":"gpu-0007"}] and more)"
+                         "\n"),
+            JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog(tag + R"(: [1717232421.5, {"log":"x"})"
+                               "\n"),
+            JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog("[W socket.cpp:697] [c10d] x: [1717232421.5, {\"log\":\"x\"}]\n"),
+            JsonLog::kNone);
+  // a pod name with dots (a DNS subdomain) after the tail input's path; any other tag prefix
+  EXPECT_EQ(Shipped("kube.var.log.containers.llama.worker-3_default_pytorch-" + id +
+                    R"(.log: [1717232421.5, {"log":"x"}])"
+                    "\n"),
+            "2024-06-01T09:00:21.500000000Z {container=\"pytorch\", namespace=\"default\", "
+            "pod=\"llama.worker-3\"} x\n");
+  EXPECT_EQ(Shipped("pods.llama-worker-3_default_pytorch-" + id +
+                    R"(.log: [1717232421.5, {"log":"x"}])"
+                    "\n"),
+            "2024-06-01T09:00:21.500000000Z {container=\"pytorch\", namespace=\"default\", "
+            "pod=\"llama-worker-3\"} x\n");
+}
+
 // One Cloud Logging entry of a GKE container as `gcloud logging read --format=json` prints it:
 // pretty-printed, its keys sorted, indented as an element of the array.
 std::string GcloudEntry(std::string_view time, std::string_view pod, std::string_view text) {

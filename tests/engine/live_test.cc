@@ -399,7 +399,8 @@ void ExpectPodStreamsReadAsOnce(const fs::path& relayed, std::size_t pods,
 // its own and the node its records name. Laid out one JSON record a line (each piece decoded as it
 // comes), as one JSON array newest first (`gcloud logging read --format=json`'s shape: every
 // record of one time, so the array's order is all there is), and as the hits of an Elasticsearch
-// search response saved by curl (one line, no final newline, its end a `}`), and as such a
+// search response saved by curl (one line, no final newline, its end a `}`), as Fluent Bit's
+// `file` output writes them (each record after its tag and time), and as such a
 // response's hits by score (its pods' lines of one time in no known order, read each alone): an
 // export is read once it is whole.
 TEST(LiveIncident, PodsShippedRecordsReadWhileTheyGrowAreTheIncidentReadOnce) {
@@ -428,6 +429,19 @@ TEST(LiveIncident, PodsShippedRecordsReadWhileTheyGrowAreTheIncidentReadOnce) {
            ((out += out.back() == '[' ? "" : ",") += R"({"_index":"logs","_source":)") += r,
                out += '}';
          return out + "]}}";
+       }},
+      {"Fluent Bit's file output", "fluent-bit.out",
+       [](const std::vector<std::string_view>& records) {
+         // `<tag>: [<seconds>, <record>]`, the tag the tail input's container log path
+         std::string out;
+         for (const std::string_view r : records) {
+           const std::size_t from = r.find("\"pod_name\":\"") + 12;
+           const std::string_view pod = r.substr(from, r.find('"', from) - from);
+           (((out += "kube.var.log.containers.") += pod) += "_default_pytorch-") +=
+               std::string(64, 'c');
+           ((out += ".log: [1772442021.500000000, ") += r) += "]\n";
+         }
+         return out;
        }},
       {"a search by score", "scored.json",
        [](const std::vector<std::string_view>& records) {

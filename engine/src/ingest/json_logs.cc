@@ -485,22 +485,87 @@ bool ShipperFields(std::string_view s, std::size_t* i, std::string* prefix, Ship
 }
 
 // The object at s[*i] read as a shipper's record (*i then past it): a line's text, its time
-// (RFC 3339, or seconds since the epoch), and the pod or the node it came from. False when it is
-// no object, or an object without them (*i then past it where it is an object).
-bool ShipperObject(std::string_view s, std::size_t* i, ShipperRecord* r) {
+// (RFC 3339, or seconds since the epoch; `event_time`, the time beside the record, where it has
+// none), and the pod or the node it came from. False when it is no object, or an object without
+// them (*i then past it where it is an object).
+bool ShipperObject(std::string_view s, std::size_t* i, ShipperRecord* r,
+                   std::string_view event_time = {}) {
   thread_local std::string prefix;
   prefix.clear();
   if (!ShipperFields(s, i, &prefix, r)) return false;
+  constexpr auto kTime = static_cast<std::size_t>(Role::kTime);
+  if (!r->Has(Role::kTime) && !event_time.empty()) {
+    r->field[kTime] = event_time;
+    r->rank[kTime] = std::size(kShipperKeys);  // below every key's row
+  }
   if (!r->Has(Role::kText) || !r->Has(Role::kTime)) return false;
   if (!r->Has(Role::kPod) && !r->Has(Role::kNode)) return false;
   const std::string_view t = r->Get(Role::kTime);
   return TimeLike(t) || EpochSeconds(t).has_value();
 }
 
-// One line read as a shipper's record, nothing after it.
+// The pod, namespace and container a kubelet's log file name gives
+// (`/var/log/containers/<pod>_<namespace>_<container>-<64 hex digits>.log`), as Fluent Bit's tail
+// input tags a record with it (`kube.var.log.containers.<that name>`), set in `r` below every key's
+// row; false where `tag` ends in no such name.
+bool ContainerLogName(std::string_view tag, ShipperRecord* r) {
+  constexpr std::string_view kLog = ".log";
+  constexpr std::size_t kId = 64;
+  if (!tag.ends_with(kLog) || tag.size() < kLog.size() + kId + 1) return false;
+  const std::string_view name = tag.substr(0, tag.size() - kLog.size());
+  const std::string_view id = name.substr(name.size() - kId);
+  if (name[name.size() - kId - 1] != '-' || !std::all_of(id.begin(), id.end(), [](char c) {
+        return IsDigit(c) || (c >= 'a' && c <= 'f');
+      }))
+    return false;
+  // past the tag's prefix: the tail input's path, its `/`s made `.`s (`kube.var.log.containers.`),
+  // else the prefix's last `.` (a pod name may hold dots)
+  const std::size_t underscore = name.find('_');
+  std::size_t from = name.rfind("containers.", underscore);
+  from = from != std::string_view::npos ? from + 11 : name.rfind('.', underscore) + 1;
+  const std::string_view file = name.substr(from, name.size() - kId - 1 - from);
+  const std::size_t pod_end = file.find('_'), namespace_end = file.find('_', pod_end + 1);
+  if (pod_end == 0 || pod_end == std::string_view::npos ||
+      namespace_end == std::string_view::npos || namespace_end == pod_end + 1 ||
+      namespace_end + 1 == file.size())
+    return false;
+  const auto set = [&](Role role, std::string_view value) {  // below every key's row: the
+    const auto k = static_cast<std::size_t>(role);           // record's own metadata wins
+    r->field[k] = value;
+    r->rank[k] = std::size(kShipperKeys);
+  };
+  set(Role::kPod, file.substr(0, pod_end));
+  set(Role::kNamespace, file.substr(pod_end + 1, namespace_end - pod_end - 1));
+  set(Role::kContainer, file.substr(namespace_end + 1));
+  return true;
+}
+
+// One line read as a shipper's record, nothing after it: a JSON object, or a line of Fluent Bit's
+// `file` output in its default format (`<tag>: [<seconds>.<fraction>, <record>]`: the event's
+// time, which a record without a time of its own takes, and a tag that names the container log
+// file a record without the kubernetes filter's metadata came from).
 bool ParseShipperRecord(std::string_view line, ShipperRecord* r) {
   std::size_t i = 0;
-  if (!ShipperObject(line, &i, r)) return false;
+  if (line.empty() || line[0] == '{') {
+    if (!ShipperObject(line, &i, r)) return false;
+  } else {
+    const std::size_t open = line.find(": [");
+    if (open == std::string_view::npos || open == 0 ||
+        line.substr(0, open).find_first_of(" \t\"{") != std::string_view::npos)
+      return false;
+    i = open + 3;
+    const std::size_t comma = line.find(',', i);
+    if (comma == std::string_view::npos) return false;
+    const std::string_view event_time = line.substr(i, comma - i);
+    if (!EpochSeconds(event_time)) return false;
+    i = comma + 1;
+    SkipSpaces(line, &i);
+    ContainerLogName(line.substr(0, open), r);  // where the kubernetes filter's metadata is not
+    if (!ShipperObject(line, &i, r, event_time)) return false;
+    SkipSpaces(line, &i);
+    if (i >= line.size() || line[i] != ']') return false;
+    ++i;
+  }
   SkipSpaces(line, &i);
   return i == line.size();
 }
