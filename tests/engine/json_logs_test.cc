@@ -269,6 +269,35 @@ TEST(JournalJson, EntriesFluentBitShippedAreReadByTheirDate) {
             JsonLog::kNone);
 }
 
+// A journal's entries as Vector's journald source ships them (`message` for MESSAGE, `host` for
+// _HOSTNAME, the journal's other fields beside, `__REALTIME_TIMESTAMP` kept), and as Fluent Bit's
+// `systemd` input with `Lowercase On` (every key lowered): the journal's lines, a kernel's Xid a
+// kernel log's line.
+TEST(JournalJson, EntriesVectorOrLowercasedShippedAreTheJournalsLines) {
+  const std::string xid =
+      "NVRM: Xid (PCI:0000:5d:00): 79, pid=4242, name=python3, GPU has fallen off the bus.";
+  const std::string vector =
+      R"({"__REALTIME_TIMESTAMP":"1732897531123456","__MONOTONIC_TIMESTAMP":"98694000446","_BOOT_ID":"9f1c","PRIORITY":"4","_TRANSPORT":"kernel","SYSLOG_IDENTIFIER":"kernel","host":"gpu-0001","message":")" +
+      xid +
+      R"(","source_type":"journald","timestamp":"2024-11-29T16:25:31.123456Z"})"
+      "\n";
+  EXPECT_EQ(SniffJsonLog(vector), JsonLog::kJournal);
+  EXPECT_EQ(Decoded(DecodeJsonLog(vector, JsonLog::kJournal)),
+            "2024-11-29T16:25:31.123456+00:00 gpu-0001 kernel: " + xid + "\n");
+  const std::string lowered =
+      R"({"date":1732897532.000001,"_hostname":"gpu-0001","syslog_identifier":"slurmd","_pid":"812","message":"error: *** JOB 4242 ON gpu-0001 CANCELLED ***"})"
+      "\n";
+  EXPECT_EQ(SniffJsonLog(lowered), JsonLog::kJournal);
+  EXPECT_EQ(Decoded(DecodeJsonLog(lowered, JsonLog::kJournal)),
+            "2024-11-29T16:25:32.000001+00:00 gpu-0001 slurmd[812]: error: *** JOB 4242 ON "
+            "gpu-0001 CANCELLED ***\n");
+  // a shipper's record of a machine's file (Vector's `file` source: `host`, no journal field) is
+  // no journal entry
+  EXPECT_NE(SniffJsonLog(R"({"date":1732897531.5,"host":"gpu-0001","message":"x"})"
+                         "\n"),
+            JsonLog::kJournal);
+}
+
 // ---- a log shipper's records --------------------------------------------------------------
 
 std::string Shipped(std::string_view bytes) {

@@ -262,8 +262,9 @@ std::string_view Unescaped(std::string_view raw, std::string* buffer) {
 // The fields of a journal entry a line shows (`journalctl -o short-iso-precise`'s).
 struct JournalRecord {
   std::string_view realtime, host, identifier, comm, pid, transport, message;
-  std::string_view date;  // a shipper's time, where its entry has no __REALTIME_TIMESTAMP
-  TimeNs time = 0;        // the entry's, from either
+  std::string_view shipper_host;  // Vector's `host` (its journald source's _HOSTNAME)
+  std::string_view date;          // a shipper's time, where its entry has no __REALTIME_TIMESTAMP
+  TimeNs time = 0;                // the entry's, from either
   bool has_realtime = false, has_message = false;
   bool message_bytes = false;  // MESSAGE as an array of bytes (not valid UTF-8)
   bool message_null = false;   // MESSAGE left out as too large (`null`)
@@ -277,22 +278,34 @@ bool AllDigits(std::string_view s) {
   return true;
 }
 
+// Whether `key` is the journal field `name` (upper case) in either case: Fluent Bit's `systemd`
+// input lowers every key with `Lowercase On`, Vector's journald source its `message`.
+bool JournalKey(std::string_view key, std::string_view name) {
+  if (key.size() != name.size()) return false;
+  for (std::size_t k = 0; k < key.size(); ++k) {
+    if (key[k] != name[k] && key[k] != name[k] - 'A' + 'a') return false;
+  }
+  return true;
+}
+
 // One line read as a journal entry: an object whose values are strings (a few are arrays of
-// bytes, or null), `__REALTIME_TIMESTAMP` and `MESSAGE` among its keys. Or an entry as Fluent
-// Bit's `systemd` input ships it: the journal's fields but its address fields (`__CURSOR`,
-// `__REALTIME_TIMESTAMP`), the entry's time in the output's `date` (seconds since the epoch, or
-// ISO 8601), one of `_HOSTNAME`, `_TRANSPORT` and `SYSLOG_IDENTIFIER` beside `MESSAGE`.
+// bytes, or null), `__REALTIME_TIMESTAMP` and `MESSAGE` among its keys (Vector's journald source
+// writes `message` and, for `_HOSTNAME`, `host`). Or an entry as Fluent Bit's `systemd` input
+// ships it: the journal's fields but its address fields (`__CURSOR`, `__REALTIME_TIMESTAMP`), the
+// entry's time in the output's `date` (seconds since the epoch, or ISO 8601), one of `_HOSTNAME`,
+// `_TRANSPORT` and `SYSLOG_IDENTIFIER` beside `MESSAGE` (each key in upper or lower case).
 bool ParseJournalRecord(std::string_view line, JournalRecord* r) {
   const bool object = ForEachField(line, [&](std::string_view key, std::size_t* i) {
-    std::string_view* field = key == "__REALTIME_TIMESTAMP" ? &r->realtime
-                              : key == "date"               ? &r->date
-                              : key == "_HOSTNAME"          ? &r->host
-                              : key == "SYSLOG_IDENTIFIER"  ? &r->identifier
-                              : key == "_COMM"              ? &r->comm
-                              : key == "_PID"               ? &r->pid
-                              : key == "_TRANSPORT"         ? &r->transport
-                              : key == "MESSAGE"            ? &r->message
-                                                            : nullptr;
+    std::string_view* field = JournalKey(key, "__REALTIME_TIMESTAMP") ? &r->realtime
+                              : key == "date"                         ? &r->date
+                              : JournalKey(key, "_HOSTNAME")          ? &r->host
+                              : key == "host"                         ? &r->shipper_host
+                              : JournalKey(key, "SYSLOG_IDENTIFIER")  ? &r->identifier
+                              : JournalKey(key, "_COMM")              ? &r->comm
+                              : JournalKey(key, "_PID")               ? &r->pid
+                              : JournalKey(key, "_TRANSPORT")         ? &r->transport
+                              : JournalKey(key, "MESSAGE")            ? &r->message
+                                                                      : nullptr;
     if (field != nullptr && *i < line.size() && line[*i] == '"') {
       if (!RawString(line, i, field)) return false;
       r->has_realtime |= field == &r->realtime;
@@ -316,6 +329,7 @@ bool ParseJournalRecord(std::string_view line, JournalRecord* r) {
     std::uint64_t us = 0;  // wraps past the year 2262, as TimeNs would (no such entry is real)
     for (const char c : r->realtime) us = us * 10 + static_cast<std::uint64_t>(c - '0');
     r->time = static_cast<TimeNs>(us * 1000);
+    if (r->host.empty()) r->host = r->shipper_host;  // Vector's journald source
     return true;
   }
   if (r->host.empty() && r->transport.empty() && r->identifier.empty()) return false;
