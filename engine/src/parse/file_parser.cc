@@ -1217,10 +1217,8 @@ bool LogParser::LoneRankField(const Parsed& p) {
   e.kind = Kind::kFailureEntry;
   e.rank = -1;
   auto& entry = std::get<FailureEntry>(e.detail);
-  if (!ParseRankField(f.value, &e.rank, &entry.local_rank)) {
-    ++out_.malformed;
-    return true;
-  }
+  // no table's field (`rank: 3` printed by something else): read as any other line
+  if (!ParseRankField(f.value, &e.rank, &entry.local_rank)) return false;
   ++updates_;
   out_.agent = true;
   out_.untimed += e.clock == Clock::kNone || e.time_borrowed ? 1 : 0;
