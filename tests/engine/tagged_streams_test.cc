@@ -115,6 +115,10 @@ TEST(TaggedStreams, OneTagOrAFewTaggedLinesIsNoSplit) {
       Split("a\nb\nc\n[pod/llama-worker-0/pytorch] a\n[pod/llama-worker-1/pytorch] b\n").empty());
   EXPECT_TRUE(Split("RuntimeError: boom\nValueError: x\n").empty());
   EXPECT_FALSE(MayRelayStreams("RuntimeError: boom\n", SniffPrefixes("RuntimeError: boom\n")));
+  // one label set that names no node: read as it is
+  EXPECT_TRUE(Split("2026-03-02T10:00:21Z {job=\"trainer\", pod=\"w-1\"} a\n"
+                    "2026-03-02T10:00:22Z {job=\"trainer\", pod=\"w-1\"} b\n")
+                  .empty());
 }
 
 const LogFile* StreamOf(const Incident& inc, std::string_view tag) {
@@ -266,6 +270,34 @@ TEST(TaggedStreams, AShippersRecordsAreAStreamPerPodEachTheNodeTheyName) {
     EXPECT_EQ(inc->nodes[e.node], "gpu-0006");
   }
   EXPECT_EQ(seen, 2);
+}
+
+// One pod's export (a search for one pod, Fluent Bit's records of one pod): its one label set
+// names its node, which is the stream's, not a node named for the file.
+TEST(TaggedStreams, OnePodsRecordsAreTheNodeTheyName) {
+  testing::TempDir dir;
+  Write(
+      dir.path() / "pods.json",
+      R"({"date":1772442021.5,"log":"[default3]:step 1","kubernetes":{"pod_name":"llama-worker-1","host":"gpu-0006","container_name":"pytorch"}})"
+      "\n"
+      R"({"date":1772442022.5,"log":")" +
+          std::string(kFailed) +
+          R"(","kubernetes":{"pod_name":"llama-worker-1","host":"gpu-0006","container_name":"pytorch"}})"
+          "\n");
+  auto inc = LoadIncident(dir.path(), 2);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  int seen = 0;
+  for (const Event& e : inc->events) {
+    if (e.kind != Kind::kWorkerFailed) continue;
+    ++seen;
+    EXPECT_EQ(inc->files[e.file].path, "pods.json");
+    EXPECT_EQ(inc->files[e.file].tag,
+              "{container=\"pytorch\", node_name=\"gpu-0006\", pod=\"llama-worker-1\"}");
+    ASSERT_GE(e.node, 0);
+    EXPECT_EQ(inc->nodes[e.node], "gpu-0006");
+    EXPECT_EQ(e.line, 2u);
+  }
+  EXPECT_EQ(seen, 1);
 }
 
 // Google Cloud Logging's export of two pods (`gcloud logging read --format=json`: one
