@@ -1,12 +1,13 @@
 #include "ingest/json_logs.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <iterator>
 #include <optional>
 #include <string>
-#include <unordered_set>
+#include <vector>
 
 #include "denpex/common/time.h"
 #include "parse/scan.h"
@@ -668,13 +669,20 @@ bool FindKey(std::string_view s, std::size_t* i, std::string_view name) {
   return true;
 }
 
+// Where a document's JSON value starts: past a byte order mark (as a download may carry) and
+// spaces.
+std::size_t ValueStart(std::string_view bytes) {
+  std::size_t i = bytes.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+  SkipSpaces(bytes, &i);
+  return i;
+}
+
 // How many shards a search response's hits were gathered from (`"_shards":{"total":N,…}`); 0
 // where `bytes` are no response or do not say. A search sorted by time orders one shard's hits
 // of one time as they were indexed, and several shards' by shard: a stream's lines of one
 // millisecond may come from any of them.
 std::int64_t SearchShards(std::string_view bytes) {
-  std::size_t i = bytes.starts_with("\xEF\xBB\xBF") ? 3 : 0;
-  SkipSpaces(bytes, &i);
+  std::size_t i = ValueStart(bytes);
   std::int64_t total = 0;
   if (i < bytes.size() && bytes[i] == '{' && FindKey(bytes, &i, "_shards") &&
       FindKey(bytes, &i, "total"))
@@ -686,9 +694,7 @@ std::int64_t SearchShards(std::string_view bytes) {
 // npos: the document's own array, or an Elasticsearch search response's hits
 // (`{"took":…,"hits":{"total":…,"hits":[{"_index":…,"_source":{…}},…]}}`, `curl …/_search`).
 std::size_t ArrayOpens(std::string_view bytes) {
-  std::size_t i = 0;
-  if (bytes.starts_with("\xEF\xBB\xBF")) i = 3;  // a byte order mark, as a download may carry
-  SkipSpaces(bytes, &i);
+  std::size_t i = ValueStart(bytes);
   if (i < bytes.size() && bytes[i] == '{' &&
       !(FindKey(bytes, &i, "hits") && FindKey(bytes, &i, "hits")))
     return std::string_view::npos;
@@ -724,19 +730,20 @@ bool SniffShipperArray(std::string_view head) {
 // them: the array's order of such lines is the only one there is.
 template <typename Elements, typename IsRecord>
 bool TiesInAStream(const Elements& elements, IsRecord record) {
-  std::unordered_set<std::string> streams;  // of one time
+  constexpr Role kLabels[] = {Role::kPod, Role::kContainer, Role::kNamespace, Role::kNode};
+  using Labels = std::array<std::string_view, std::size(kLabels)>;
+  std::vector<Labels> streams;  // of one time, reused from one time to the next
   for (std::size_t a = 0, b; a < elements.size(); a = b) {
     for (b = a + 1; b < elements.size() && elements[b].t == elements[a].t;) ++b;
     if (b - a < 2) continue;
     streams.clear();
     for (std::size_t k = a; k < b; ++k) {
-      const ShipperRecord& r = elements[k].r;
       if (!record(elements[k]) || elements[k].offset != 0) continue;
-      std::string key;
-      for (const Role role : {Role::kPod, Role::kContainer, Role::kNamespace, Role::kNode})
-        (key += r.Get(role)) += '\0';
-      if (!streams.insert(std::move(key)).second) return true;
+      Labels& l = streams.emplace_back();
+      for (std::size_t n = 0; n < l.size(); ++n) l[n] = elements[k].r.Get(kLabels[n]);
     }
+    std::sort(streams.begin(), streams.end());
+    if (std::adjacent_find(streams.begin(), streams.end()) != streams.end()) return true;
   }
   return false;
 }
@@ -942,8 +949,7 @@ void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, Json
 }
 
 bool WholeJsonValue(std::string_view bytes) {
-  std::size_t i = bytes.starts_with("\xEF\xBB\xBF") ? 3 : 0;
-  SkipSpaces(bytes, &i);
+  std::size_t i = ValueStart(bytes);
   if (!SkipValue(bytes, &i)) return false;
   SkipSpaces(bytes, &i);
   return i == bytes.size();

@@ -82,6 +82,11 @@ void StreamSplitter::Add(std::string_view text, std::uint64_t offset) {
   }
 }
 
+bool StreamSplitter::Splits() const {
+  return (streams_.size() >= 2 || !TaggedNode(streams_.front().tag).empty()) &&
+         tagged_ * 4 >= nonempty_ * 3;
+}
+
 std::vector<TaggedStream> SplitTaggedStreams(std::string_view text, const PrefixPolicy& policy) {
   StreamSplitter splitter(policy);
   splitter.Add(text, 0);

@@ -34,8 +34,6 @@ struct TaggedStream {
 // A cheap look before the split's pass over the whole text.
 bool MayRelayStreams(std::string_view text, const PrefixPolicy& policy);
 
-std::string_view TaggedNode(std::string_view tag);  // below
-
 // A file's lines dealt to the streams of their tags, in the order the tags first appear. A line
 // that opens with no tag (a paste's wrapped piece, an empty line) stays in the stream of the line
 // before it; the lines before the first tag go to the first tag's stream. Fed whole lines, all at
@@ -48,10 +46,7 @@ class StreamSplitter {
   // Whether the file is one to read as its streams: two tags or more, or one label set that names
   // its node (one pod's export: the node its records say, not the file's), on three quarters of
   // its non-empty lines or more.
-  bool Splits() const {
-    return (streams_.size() >= 2 || !TaggedNode(streams_.front().tag).empty()) &&
-           tagged_ * 4 >= nonempty_ * 3;
-  }
+  bool Splits() const;
   std::vector<TaggedStream>& streams() { return streams_; }
   const std::vector<TaggedStream>& streams() const { return streams_; }
 
