@@ -572,6 +572,90 @@ TEST(ShipperArray, AnElasticsearchSearchResponsesHitsAreItsRecords) {
             JsonLog::kNone);
 }
 
+// A CloudWatch Logs response as the AWS CLI prints it (`aws logs filter-log-events --output
+// json`: pretty-printed, four spaces an indent level): its events are the records, each log stream
+// a stream of its own (SageMaker's `<job>/algo-<n>-<epoch>`, the CloudWatch agent's instance),
+// naming no pod or node; an event whose message is a shipper's record (EKS Container Insights:
+// Fluent Bit's `cloudwatch_logs` output) is that record, its time the event's where it keeps none.
+// `get-log-events` gives one stream's events without its name.
+TEST(ShipperArray, ACloudWatchResponsesEventsAreItsRecords) {
+  const auto event = [](std::string_view stream, long long ms, std::string_view message) {
+    return "        {\n            \"logStreamName\": \"" + std::string(stream) +
+           "\",\n            \"timestamp\": " + std::to_string(ms) +
+           ",\n            \"message\": \"" + std::string(message) +
+           "\",\n            \"ingestionTime\": " + std::to_string(ms + 812) +
+           ",\n            \"eventId\": "
+           "\"37910516273848152829403714718211694931289317645426393088\"\n"
+           "        }";
+  };
+  const auto response = [](const std::vector<std::string>& events) {
+    std::string out = "{\n    \"events\": [\n";
+    for (const std::string& e : events) out += (out.ends_with("[\n") ? "" : ",\n") + e;
+    return out + "\n    ],\n    \"searchedLogStreams\": []\n}\n";
+  };
+  const std::string sagemaker = response({
+      event("llama/algo-1-1717232400", 1717232421972, "[default0]:step 10"),
+      event("llama/algo-2-1717232400", 1717232421972, "[default0]:step 10"),
+      event("llama/algo-2-1717232400", 1717232422001,
+            R"([default3]:RuntimeError: CUDA error: an illegal memory access was encountered)"),
+  });
+  EXPECT_EQ(SniffJsonLog(sagemaker), JsonLog::kShipperArray);
+  EXPECT_TRUE(WholeJsonValue(sagemaker));
+  const JsonLogText d = DecodeJsonLog(sagemaker, JsonLog::kShipperArray);
+  EXPECT_EQ(Decoded(d),
+            "2024-06-01T09:00:21.972000000Z {log_stream=\"llama/algo-1-1717232400\"} "
+            "[default0]:step 10\n"
+            "2024-06-01T09:00:21.972000000Z {log_stream=\"llama/algo-2-1717232400\"} "
+            "[default0]:step 10\n"
+            "2024-06-01T09:00:22.001000000Z {log_stream=\"llama/algo-2-1717232400\"} "
+            "[default3]:RuntimeError: CUDA error: an illegal memory access was encountered\n");
+  EXPECT_EQ(d.records, 3u);
+  EXPECT_EQ(d.other_lines, 0u);
+  EXPECT_FALSE(d.ties_unordered);
+
+  // Container Insights: the message is Fluent Bit's record, JSON-escaped once more
+  const std::string record =
+      R"({\"log\":\"[rank3]:[E1206] Watchdog caught\\ttimeout\",\"stream\":\"stderr\",)"
+      R"(\"kubernetes\":{\"pod_name\":\"w-3\",\"namespace_name\":\"default\",)"
+      R"(\"host\":\"ip-10-0-1-7.ec2.internal\",\"container_name\":\"pytorch\"}})";
+  const std::string insights = response({
+      event("ip-10-0-1-7.ec2.internal-application.var.log.containers.w-3_default_pytorch-"
+            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.log",
+            1717232421972, record),
+      event("ip-10-0-1-7.ec2.internal-application.var.log.containers.w-3_default_pytorch-"
+            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.log",
+            1717232421980, R"({\"step\":3})"),  // a program's own JSON line: the message itself,
+                                                // of the pod its stream's name gives
+  });
+  EXPECT_EQ(SniffJsonLog(insights), JsonLog::kShipperArray);
+  EXPECT_EQ(Decoded(DecodeJsonLog(insights, JsonLog::kShipperArray)),
+            "2024-06-01T09:00:21.972000000Z {container=\"pytorch\", namespace=\"default\", "
+            "node_name=\"ip-10-0-1-7.ec2.internal\", pod=\"w-3\"} "
+            "[rank3]:[E1206] Watchdog caught\ttimeout\n"
+            "2024-06-01T09:00:21.980000000Z {container=\"pytorch\", namespace=\"default\", "
+            "pod=\"w-3\"} {\"step\":3}\n");
+
+  // `aws logs get-log-events`: one stream, unnamed
+  const std::string one =
+      R"({"events":[{"timestamp":1717232421972,"message":"first","ingestionTime":1717232422784},)"
+      R"({"timestamp":1717232421973,"message":"second","ingestionTime":1717232422784}],)"
+      R"("nextForwardToken":"f/3791","nextBackwardToken":"b/3791"})";
+  EXPECT_EQ(SniffJsonLog(one), JsonLog::kShipperArray);
+  EXPECT_EQ(Decoded(DecodeJsonLog(one, JsonLog::kShipperArray)),
+            "2024-06-01T09:00:21.972000000Z {} first\n"
+            "2024-06-01T09:00:21.973000000Z {} second\n");
+  // no events, or events that are no log's
+  EXPECT_EQ(SniffJsonLog(R"({"events":[],"searchedLogStreams":[]})"
+                         "\n"),
+            JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog(R"({"events":[{"type":"step","step":3}]})"
+                         "\n"),
+            JsonLog::kNone);
+  // a record of a log stream's name alone, outside a CloudWatch response, is a shipper's too
+  EXPECT_EQ(SniffJsonLog(R"([{"logStreamName":"a","timestamp":1717232421972,"message":"x"}])"),
+            JsonLog::kShipperArray);
+}
+
 // A search response's hits out of time order, with no place in their file: where two of one
 // stream share a time, the order of that stream's lines of one time is not known, and the parse
 // is told (FileContext::ties_unordered); ties of different streams, an array in time order, or

@@ -168,7 +168,7 @@ TEST(Shapes, AllExpandsToEveryShapeAndUnknownNamesAreListed) {
   auto all = ParseShapes({"all"});
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), AllShapes().size());
-  EXPECT_EQ(AllShapes().size(), 20u);
+  EXPECT_EQ(AllShapes().size(), 21u);
   auto two = ParseShapes({"renamed,cri", "renamed"});
   ASSERT_TRUE(two.ok());
   ASSERT_EQ(two->size(), 2u);
@@ -585,6 +585,42 @@ TEST_F(ShapesTest, CloudLoggingExportsTheCurrentPodLogsNewestFirst) {
     EXPECT_EQ((*it)[5], want[n][3]);
   }
   EXPECT_EQ(n, want.size()) << array;
+  EXPECT_FALSE(tree.contains("pods/llama-worker-0.log"));
+  EXPECT_EQ(tree.at("pods/llama-worker-1.previous.log"),
+            "2026-11-29T16:20:00.000000000Z b before its restart\n");
+  EXPECT_EQ(tree.at("node-b/rank_3.log"), kIncident.at("node-b/rank_3.log"));
+}
+
+// `aws logs filter-log-events --output json` of an EKS cluster's Container Insights log group: the
+// current pod logs' lines as the response's events in time order, each under its container log's
+// stream (`<node>-application.var.log.containers.<pod>_default_pytorch-<id>.log`) and holding
+// Fluent Bit's record as its message, JSON-escaped once more; everything else as it is.
+TEST_F(ShapesTest, CloudWatchFetchesTheCurrentPodLogsAsContainerInsightsEvents) {
+  const auto tree = LayTwoPods("cloudwatch");
+  const std::string& response = tree.at("events.json");
+  ASSERT_TRUE(response.starts_with("{\n    \"events\": [\n        {\n")) << response;
+  ASSERT_TRUE(response.ends_with("\n    ],\n    \"searchedLogStreams\": []\n}\n")) << response;
+  const std::regex event(
+      R"re(        \{\n            "logStreamName": "(([a-z-]+)-)?application\.var\.log\.containers\.([a-z0-9-]+)_default_pytorch-[0-9a-f]{64}\.log",\n            "timestamp": (\d{13}),\n            "message": "\{\\"time\\":\\"([0-9TZ:.-]+)\\",\\"stream\\":\\"stdout\\",\\"_p\\":\\"F\\",\\"log\\":\\"(.*)\\",\\"kubernetes\\":\{\\"pod_name\\":\\"([a-z0-9-]+)\\",\\"namespace_name\\":\\"default\\",\\"pod_id\\":\\"[0-9a-f-]{36}\\"(,\\"host\\":\\"[a-z-]+\\")?,\\"container_name\\":\\"pytorch\\",\\"docker_id\\":\\"[0-9a-f]{64}\\",\\"container_image\\":\\"[^"\\]+\\"\}\}",\n            "ingestionTime": \d{13},\n            "eventId": "\d{56}"\n        \})re");
+  const std::vector<std::array<std::string, 5>> want = {
+      // node, pod, ms, text (escaped twice), the record's time: oldest first
+      {"", "llama-worker-0", "1795969531000", R"(2026-11-29T16:25:31.000000000Z a \\\"first\\\")",
+       "2026-11-29T16:25:31.000000000Z"},
+      {"", "llama-worker-0", "1795969531000", "untimed after a", "2026-11-29T16:25:31.000000000Z"},
+      {"node-b", "llama-worker-1", "1795969532250", "2026-11-29T16:25:32.250000000Z b only",
+       "2026-11-29T16:25:32.250000000Z"}};
+  std::size_t n = 0;
+  for (auto it = std::sregex_iterator(response.begin(), response.end(), event);
+       it != std::sregex_iterator(); ++it, ++n) {
+    ASSERT_LT(n, want.size());
+    EXPECT_EQ((*it)[2], want[n][0]);
+    EXPECT_EQ((*it)[3], want[n][1]);
+    EXPECT_EQ((*it)[7], want[n][1]);
+    EXPECT_EQ((*it)[4], want[n][2]);
+    EXPECT_EQ((*it)[6], want[n][3]);
+    EXPECT_EQ((*it)[5], want[n][4]);
+  }
+  EXPECT_EQ(n, want.size()) << response;
   EXPECT_FALSE(tree.contains("pods/llama-worker-0.log"));
   EXPECT_EQ(tree.at("pods/llama-worker-1.previous.log"),
             "2026-11-29T16:20:00.000000000Z b before its restart\n");

@@ -48,6 +48,15 @@ const std::vector<Shape>& AllShapes() {
        "the same answer where the entries or the lines name the ranks and pods; else node-level "
        "or INCONCLUSIVE",
        RelayCloudLogging},
+      {"cloudwatch",
+       "the pod logs' boundaries, lines and order: every current pod log shipped to CloudWatch "
+       "Logs by EKS Container Insights' Fluent Bit and fetched with `aws logs filter-log-events "
+       "--output json`: one JSON object, its `events` in time order to the millisecond, each "
+       "event's `message` the Fluent Bit record (the pod and its node under `kubernetes`) "
+       "JSON-escaped once more",
+       "the same answer where the records or the lines name the ranks and pods; else node-level "
+       "or INCONCLUSIVE",
+       RelayCloudWatch},
       {"flat", "folders and file names: one file per node or agent, opaque names",
        "the same answer where the lines name their rank; else node-level", RelayFlat},
       {"renamed", "every file and folder name (rank_<R>.log, <host>/, slurm-<id>.out)",

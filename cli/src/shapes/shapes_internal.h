@@ -22,6 +22,7 @@ Status RelayKubectlPrefix(const Source& src, const std::filesystem::path& out, R
 Status RelayFluentBit(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayFilebeat(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayCloudLogging(const Source& src, const std::filesystem::path& out, Relaid* r);
+Status RelayCloudWatch(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayFlat(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayRenamed(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayNested(const Source& src, const std::filesystem::path& out, Relaid* r);

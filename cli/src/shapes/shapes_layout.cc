@@ -278,6 +278,75 @@ Status RelayCloudLogging(const Source& src, const fs::path& out, Relaid* r) {
   return CopyOtherLogs(src, out);
 }
 
+// The current pod logs of an EKS cluster with Container Insights (Fluent Bit's DaemonSet: `tail`
+// with the CRI parser, the `kubernetes` filter, the `cloudwatch_logs` output to the log group
+// `/aws/containerinsights/<cluster>/application`) as `aws logs filter-log-events --log-group-name
+// … --output json` prints them: one file `events.json`, one JSON object pretty-printed four spaces
+// a level, its `events` in time order (to the millisecond; a stream's events of one millisecond in
+// their order), each `{"logStreamName": "<node>-application.var.log.containers.<pod>_default_
+// pytorch-<64 hex>.log", "timestamp": <ms>, "message": "<the record, JSON-escaped>",
+// "ingestionTime": <ms>, "eventId": "<56 digits>"}`, the record Fluent Bit's `{"time":"<RFC 3339,
+// 9 digits>Z","stream":"stdout","_p":"F","log":"<line>","kubernetes":{"pod_name":"<pod>",
+// "namespace_name":"default","pod_id":"<uuid>","host":"<node>","container_name":"pytorch",
+// "docker_id":"<id>","container_image":"<image>"}}` (`host` the node the pod's describe names; left
+// out, and the stream's `<node>-` with it, where none does). Every other file as it is. Not
+// applicable with fewer than two pod logs.
+Status RelayCloudWatch(const Source& src, const fs::path& out, Relaid* r) {
+  std::vector<std::string> texts, pods;
+  DENPEX_RETURN_IF_ERROR(CurrentPodLogs(src, &texts, &pods, r));
+  if (texts.empty()) return Status::Ok();
+  const auto nodes = PodNodes(src);
+  std::vector<std::string> streams, metadata;  // each pod's log stream, its records' `kubernetes`
+  for (const std::string& pod : pods) {
+    const auto node = nodes.find(pod);
+    const std::string docker_id = Opaque(src, "docker-id/" + pod, 64);
+    streams.push_back("            \"logStreamName\": \"" +
+                      (node == nodes.end() ? std::string() : node->second + "-") +
+                      "application.var.log.containers." + pod + "_default_pytorch-" + docker_id +
+                      ".log\",\n");
+    const std::string id = Opaque(src, "pod-id/" + pod, 32);
+    std::string m = "\"kubernetes\":{\"pod_name\":\"" + pod +
+                    "\",\"namespace_name\":\"default\",\"pod_id\":\"" + id.substr(0, 8) + "-" +
+                    id.substr(8, 4) + "-" + id.substr(12, 4) + "-" + id.substr(16, 4) + "-" +
+                    id.substr(20, 12) + "\"";
+    if (node != nodes.end()) m += ",\"host\":\"" + node->second + "\"";
+    m += ",\"container_name\":\"pytorch\",\"docker_id\":\"" + docker_id +
+         "\",\"container_image\":\"nvcr.io/nvidia/pytorch:24.05-py3\"}}";
+    metadata.push_back(std::move(m));
+  }
+  const auto lines = LinesOf(texts);
+  std::string all = "{\n    \"events\": [\n", record;
+  char digits[24];
+  const auto number = [&](std::int64_t n) {
+    all.append(digits, std::to_chars(digits, digits + sizeof digits, n).ptr);
+  };
+  std::int64_t k = 0;
+  for (const Arrival& a : ArrivalOrder(lines, src)) {
+    const std::int64_t ms = a.t / 1'000'000;
+    record =
+        "{\"time\":\"" + FormatRfc3339(a.t) + "\",\"stream\":\"stdout\",\"_p\":\"F\",\"log\":\"";
+    AppendJsonEscaped(lines[a.file][a.line], &record);
+    (record += "\",") += metadata[a.file];
+    if (k > 0) all += ",\n";
+    (all += "        {\n") += streams[a.file];
+    all += "            \"timestamp\": ";
+    number(ms);
+    all += ",\n            \"message\": \"";
+    AppendJsonEscaped(record, &all);
+    all += "\",\n            \"ingestionTime\": ";
+    number(ms + 1'250);  // the event reached CloudWatch Logs a little later
+    all += ",\n            \"eventId\": \"";
+    const std::size_t id = all.size();  // 56 digits, unique: the millisecond, the event's number
+    number(ms);
+    const std::string n = std::to_string(k++);
+    all.append(56 - std::min<std::size_t>(56, all.size() - id + n.size()), '0').append(n);
+    all += "\"\n        }";
+  }
+  all += "\n    ],\n    \"searchedLogStreams\": []\n}\n";
+  DENPEX_RETURN_IF_ERROR(WriteText(out / "events.json", all));
+  return CopyOtherLogs(src, out);
+}
+
 namespace {
 
 // `t` as Filebeat's `@timestamp`: RFC 3339 in UTC to the millisecond.

@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <deque>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -384,7 +385,16 @@ void AppendJournalPrefix(const JournalRecord& r, std::vector<char>* text) {
 // ---- a log shipper's records -------------------------------------------------------------
 
 // What a shipper's record says of its line, each the value of one of the keys below.
-enum class Role : std::uint8_t { kText, kTime, kPod, kContainer, kNamespace, kNode, kOffset };
+enum class Role : std::uint8_t {
+  kText,
+  kTime,
+  kPod,
+  kContainer,
+  kNamespace,
+  kNode,
+  kOffset,
+  kStream,  // a log stream's name (CloudWatch Logs): a stream of its own, no pod or node
+};
 
 struct ShipperKey {
   std::string_view path;  // the key's path through nested objects, `.`-joined
@@ -432,13 +442,14 @@ constexpr ShipperKey kShipperKeys[] = {
     {"host.hostname", Role::kNode},
     {"host", Role::kNode},  // Vector's `file` and `journald` sources
     {"hostname", Role::kNode},
-    {"log.offset", Role::kOffset},  // ECS: where the line starts in the file it was read from
+    {"log.offset", Role::kOffset},     // ECS: where the line starts in the file it was read from
+    {"logStreamName", Role::kStream},  // CloudWatch Logs (`aws logs filter-log-events`)
 };
-constexpr std::size_t kRoles = 7;
+constexpr std::size_t kRoles = 8;
 
 struct ShipperRecord {
-  std::string_view field[kRoles];                                          // raw (escaped) values
-  std::uint8_t rank[kRoles] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};  // their rows
+  std::string_view field[kRoles];  // raw (escaped) values
+  std::uint8_t rank[kRoles] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};  // their rows
   std::string_view Get(Role r) const { return field[static_cast<std::size_t>(r)]; }
   bool Has(Role r) const { return rank[static_cast<std::size_t>(r)] != 0xFF; }
 };
@@ -501,10 +512,11 @@ bool ShipperFields(std::string_view s, std::size_t* i, std::string* prefix, Ship
 
 // The object at s[*i] read as a shipper's record (*i then past it): a line's text, its time
 // (RFC 3339, or seconds since the epoch; `event_time`, the time beside the record, where it has
-// none), and the pod or the node it came from. False when it is no object, or an object without
-// them (*i then past it where it is an object).
+// none), and the pod, the node or the log stream it came from (unless `anonymous`: the events of a
+// CloudWatch response, which `aws logs get-log-events` gives of one stream without its name).
+// False when it is no object, or an object without them (*i then past it where it is an object).
 bool ShipperObject(std::string_view s, std::size_t* i, ShipperRecord* r,
-                   std::string_view event_time = {}) {
+                   std::string_view event_time = {}, bool anonymous = false) {
   thread_local std::string prefix;
   prefix.clear();
   if (!ShipperFields(s, i, &prefix, r)) return false;
@@ -514,7 +526,8 @@ bool ShipperObject(std::string_view s, std::size_t* i, ShipperRecord* r,
     r->rank[kTime] = std::size(kShipperKeys);  // below every key's row
   }
   if (!r->Has(Role::kText) || !r->Has(Role::kTime)) return false;
-  if (!r->Has(Role::kPod) && !r->Has(Role::kNode)) return false;
+  if (!anonymous && !r->Has(Role::kPod) && !r->Has(Role::kNode) && !r->Has(Role::kStream))
+    return false;
   const std::string_view t = r->Get(Role::kTime);
   return TimeLike(t) || EpochSeconds(t).has_value();
 }
@@ -585,6 +598,26 @@ bool ParseShipperRecord(std::string_view line, ShipperRecord* r) {
   return i == line.size();
 }
 
+// A CloudWatch Logs event whose message is a shipper's record, as Fluent Bit's and Fluentd's
+// `cloudwatch_logs` outputs send one (EKS Container Insights: `{"log":"…","stream":"stderr",
+// "kubernetes":{"pod_name":…,"host":…,…}}` under the log stream `<host>-application.var.log.
+// containers.<pod>_<namespace>_<container>-<id>.log`): that record, its fields viewing `*storage`
+// (the message unescaped) and taking the event's time where it keeps none. False where the message
+// is no whole record (a program's own JSON line, a line of text). A record without the kubernetes
+// filter's metadata is of the pod and container its log stream's name gives, where it names a
+// container log file (ContainerLogName).
+bool ShippedRecord(const ShipperRecord& event, std::string* storage, ShipperRecord* record) {
+  const std::string_view raw = event.Get(Role::kText);
+  if (!raw.starts_with('{') || event.Has(Role::kPod) || event.Has(Role::kNode)) return false;
+  storage->clear();
+  Unescape(raw, storage);
+  std::size_t i = 0;
+  ContainerLogName(event.Get(Role::kStream), record);
+  if (!ShipperObject(*storage, &i, record, event.Get(Role::kTime))) return false;
+  SkipSpaces(*storage, &i);
+  return i == storage->size();
+}
+
 // A record's time in nanoseconds since the epoch (ShipperObject took it for one).
 TimeNs ShipperTime(const ShipperRecord& r) {
   const std::string_view t = r.Get(Role::kTime);
@@ -619,6 +652,8 @@ void ShipperPrefix(const ShipperRecord& r, std::string* out) {
   }
   out->append(" {");
   AppendLabel("container", r.Get(Role::kContainer), out);
+  if (!r.Has(Role::kPod) && !r.Has(Role::kNode))  // a stream known by its name alone
+    AppendLabel("log_stream", r.Get(Role::kStream), out);
   AppendLabel("namespace", r.Get(Role::kNamespace), out);
   AppendLabel("node_name", r.Get(Role::kNode), out);
   AppendLabel("pod", r.Get(Role::kPod), out);
@@ -669,6 +704,32 @@ bool FindKey(std::string_view s, std::size_t* i, std::string_view name) {
   return true;
 }
 
+// Past `, "key": value` at s[*i] (spaces before each part), the next member of an object; false,
+// *i unmoved, where none is there whole.
+bool NextMember(std::string_view s, std::size_t* i) {
+  std::size_t at = *i;
+  std::string_view key;
+  SkipSpaces(s, &at);
+  if (at >= s.size() || s[at] != ',') return false;
+  SkipSpaces(s, &++at);
+  if (!RawString(s, &at, &key)) return false;
+  SkipSpaces(s, &at);
+  if (at >= s.size() || s[at] != ':') return false;
+  SkipSpaces(s, &++at);
+  if (!SkipValue(s, &at)) return false;
+  *i = at;
+  return true;
+}
+
+// Past an object's closing `}` at s[*i] (spaces before it); false, *i unmoved, where none is.
+bool CloseObject(std::string_view s, std::size_t* i) {
+  std::size_t at = *i;
+  SkipSpaces(s, &at);
+  if (at >= s.size() || s[at] != '}') return false;
+  *i = at + 1;
+  return true;
+}
+
 // Where a document's JSON value starts: past a byte order mark (as a download may carry) and
 // spaces.
 std::size_t ValueStart(std::string_view bytes) {
@@ -690,14 +751,42 @@ std::int64_t SearchShards(std::string_view bytes) {
   return total;
 }
 
+// The document a JSON array of a shipper's records stands in.
+enum class ArrayIn : std::uint8_t {
+  kItself,          // the document is the array
+  kSearchResponse,  // an Elasticsearch search response's `hits.hits`
+  kCloudWatch,      // a CloudWatch Logs response's `events`
+};
+
 // Where a JSON array of a shipper's records opens in `bytes` (at its first element's `{`), or
-// npos: the document's own array, or an Elasticsearch search response's hits
-// (`{"took":…,"hits":{"total":…,"hits":[{"_index":…,"_source":{…}},…]}}`, `curl …/_search`).
-std::size_t ArrayOpens(std::string_view bytes) {
+// npos: the document's own array, an Elasticsearch search response's hits
+// (`{"took":…,"hits":{"total":…,"hits":[{"_index":…,"_source":{…}},…]}}`, `curl …/_search`), or
+// a CloudWatch Logs response's events (`aws logs filter-log-events` or `get-log-events`:
+// `{"events":[{"logStreamName":…,"timestamp":<ms>,"message":…,…},…],…}`); `*in` says which.
+std::size_t ArrayOpens(std::string_view bytes, ArrayIn* in = nullptr) {
   std::size_t i = ValueStart(bytes);
-  if (i < bytes.size() && bytes[i] == '{' &&
-      !(FindKey(bytes, &i, "hits") && FindKey(bytes, &i, "hits")))
-    return std::string_view::npos;
+  ArrayIn found = ArrayIn::kItself;
+  if (i < bytes.size() && bytes[i] == '{') {
+    // one walk over the response's keys to the first of the two (the other may follow a whole
+    // file's array)
+    std::string_view key;
+    std::size_t value = 0;
+    ObjectFields(bytes, &i, [&](std::string_view k, std::size_t* at) {
+      if (k != "hits" && k != "events") return SkipValue(bytes, at);
+      key = k;
+      value = *at;
+      return false;  // found: the walk stops here
+    });
+    i = value;
+    if (key == "events") {
+      found = ArrayIn::kCloudWatch;
+    } else if (key == "hits" && FindKey(bytes, &i, "hits")) {
+      found = ArrayIn::kSearchResponse;
+    } else {
+      return std::string_view::npos;
+    }
+  }
+  if (in != nullptr) *in = found;
   if (i >= bytes.size() || bytes[i] != '[') return std::string_view::npos;
   ++i;
   SkipSpaces(bytes, &i);
@@ -707,12 +796,13 @@ std::size_t ArrayOpens(std::string_view bytes) {
 // Whether `head` opens a JSON array of a shipper's records: each object of its first four (one
 // at least) that `head` holds whole a record.
 bool SniffShipperArray(std::string_view head) {
-  std::size_t i = ArrayOpens(head);
+  ArrayIn in = ArrayIn::kItself;
+  std::size_t i = ArrayOpens(head, &in);
   if (i == std::string_view::npos) return false;
   for (int objects = 0; objects < 4; ++objects) {
     ShipperRecord r;
     const std::size_t begin = i;
-    if (!ShipperObject(head, &i, &r)) {
+    if (!ShipperObject(head, &i, &r, {}, in == ArrayIn::kCloudWatch)) {
       // an object cut by the head's end says nothing; a whole one that is no record does
       i = begin;
       return objects > 0 && !SkipValue(head, &i);
@@ -726,11 +816,12 @@ bool SniffShipperArray(std::string_view head) {
 }
 
 // Whether two records of `elements` (in time order) share a time and a stream (the label set a
-// decoded line carries: pod, container, namespace, node) with no place in their file to order
-// them: the array's order of such lines is the only one there is.
+// decoded line carries: pod, container, namespace, node, log stream) with no place in their file
+// to order them: the array's order of such lines is the only one there is.
 template <typename Elements, typename IsRecord>
 bool TiesInAStream(const Elements& elements, IsRecord record) {
-  constexpr Role kLabels[] = {Role::kPod, Role::kContainer, Role::kNamespace, Role::kNode};
+  constexpr Role kLabels[] = {Role::kPod, Role::kContainer, Role::kNamespace, Role::kNode,
+                              Role::kStream};
   using Labels = std::array<std::string_view, std::size(kLabels)>;
   std::vector<Labels> streams;  // of one time, reused from one time to the next
   for (std::size_t a = 0, b; a < elements.size(); a = b) {
@@ -762,11 +853,22 @@ void DecodeShipperArray(std::string_view bytes, std::size_t limit, JsonLogText* 
     std::string_view other;  // the element's bytes where it is no record
   };
   std::vector<Element> elements;
-  std::size_t i = ArrayOpens(bytes);
+  std::deque<std::string> shipped;  // CloudWatch messages that hold a record, unescaped
+  ArrayIn in = ArrayIn::kItself;
+  std::size_t i = ArrayOpens(bytes, &in);
   while (i < bytes.size()) {
     const std::size_t begin = i;
     Element e;
-    if (ShipperObject(bytes, &i, &e.r)) {
+    if (ShipperObject(bytes, &i, &e.r, {}, in == ArrayIn::kCloudWatch)) {
+      if (ShipperRecord r; in == ArrayIn::kCloudWatch) {
+        if (ShippedRecord(e.r, &shipped.emplace_back(), &r)) {
+          e.r = r;
+        } else {  // a line of text (Fluent Bit's `log_key log`): its stream's pod, where it names
+                  // one
+          shipped.pop_back();
+          ContainerLogName(e.r.Get(Role::kStream), &e.r);
+        }
+      }
       e.t = ShipperTime(e.r);
       const std::string_view offset = e.r.Get(Role::kOffset);
       std::from_chars(offset.data(), offset.data() + offset.size(), e.offset);
@@ -806,7 +908,7 @@ void DecodeShipperArray(std::string_view bytes, std::size_t limit, JsonLogText* 
   std::stable_sort(elements.begin(), elements.end(), [](const Element& a, const Element& b) {
     return a.t != b.t ? a.t < b.t : a.offset < b.offset;
   });
-  if (d->unordered > 0 || SearchShards(bytes) > 1)
+  if (d->unordered > 0 || (in == ArrayIn::kSearchResponse && SearchShards(bytes) > 1))
     d->ties_unordered = TiesInAStream(elements, record);
   for (const Element& e : elements) {
     if (d->text.size() >= limit) return;
@@ -820,9 +922,12 @@ void DecodeShipperArray(std::string_view bytes, std::size_t limit, JsonLogText* 
         line.begin(), line.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
     AppendOtherLines(line, d);
   }
-  // what follows the array but a search response's closing `}`s
+  // what follows the array but the rest of a response (its other members, its closing `}`s)
+  for (std::size_t at = i;
+       in != ArrayIn::kItself && (NextMember(bytes, &at) || CloseObject(bytes, &at));)
+    i = at;
   const std::string_view rest = i == std::string_view::npos ? bytes : bytes.substr(i);
-  if (const std::size_t at = rest.find_first_not_of("} \t\r\n"); at != std::string_view::npos)
+  if (const std::size_t at = rest.find_first_not_of(" \t\r\n"); at != std::string_view::npos)
     AppendOtherLines(rest.substr(at), d);
 }
 

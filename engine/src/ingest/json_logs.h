@@ -25,9 +25,11 @@
 //   each the node its records name.
 // - The same records as one JSON array (`gcloud logging read --format=json`, the Logs Explorer's
 //   download: pretty-printed, its entries newest first unless asked otherwise; an Elasticsearch
-//   search response's `hits.hits`), read whole and put in the order of their times (and of their
-//   lines in their file, ECS's `log.offset`) before they are read as those lines. Read by `denpex
-//   watch` once whole: an export is written once.
+//   search response's `hits.hits`; a CloudWatch Logs response's `events`, `aws logs
+//   filter-log-events`: each event's `logStreamName` a stream of its own, its `message` a line or,
+//   as EKS Container Insights' Fluent Bit sends it, a shipper's record), read whole and put in the
+//   order of their times (and of their lines in their file, ECS's `log.offset`) before they are
+//   read as those lines. Read by `denpex watch` once whole: an export is written once.
 //
 // Lines and offsets cited in such a file are the decoded text's; its line numbers are the file's
 // (one record a line) unless a record's text holds newlines (a journal message of several lines,
