@@ -491,6 +491,67 @@ TEST(Identity, AnExitTakesTheClassOfTheUnrankedErrorItsNodesFileHolds) {
   EXPECT_NE(d.reason().find("an error no line ties to a rank"), std::string::npos) << d.reason();
 }
 
+// `incident`'s logs laid out loose in `loose`: every file at the top level under an opaque name,
+// its folder gone (each log a stream of its own in a shipper's export, or files pasted into a
+// ticket one by one). A rank's file whose lines name neither its rank nor its host is then of no
+// rank and no node.
+void LayLoose(const fs::path& incident, const fs::path& loose) {
+  int n = 0;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(incident)) {
+    if (entry.is_regular_file() &&
+        !fs::relative(entry.path(), incident).string().starts_with("checkpoints"))
+      files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) Write(loose / ("x" + std::to_string(n++) + ".log"), Slurp(f));
+}
+
+// A simulated incident (`scenario` of the families, `job.nodes=4`) laid out loose in `loose`.
+fs::path SimulateLoose(const std::string& scenario, const fs::path& sim_dir,
+                       const fs::path& loose) {
+  const std::vector<std::string> overrides = {"job.nodes=4"};
+  auto s =
+      sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families" / scenario, overrides);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(sim::Simulate(*s, {.out_dir = sim_dir}).ok());
+  LayLoose(sim_dir / "incident", loose);
+  return sim_dir / "incident";
+}
+
+// The same CUDA out-of-memory laid out loose: the initiator's traceback sits in a file that names
+// no rank and no node, its exit (code 1) in its agent's table, the agent's file named by its
+// table's `host :`. That one error no line ties to a rank or node still gives the exit its class.
+TEST(Identity, AnExitTakesTheClassOfTheOneUnrankedErrorOfALogThatNamesNoNode) {
+  TempDir sim_dir, loose;
+  const fs::path incident =
+      SimulateLoose("cuda_oom_1024_torch21.textproto", sim_dir.path(), loose.path());
+  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+  ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_CUDA_OOM);
+  const v1::Diagnosis d = testing::DiagnoseDir(loose.path());
+  ExpectSameInitiator(d, canonical);
+  EXPECT_NE(d.reason().find("a log that names no node"), std::string::npos) << d.reason();
+}
+
+// DeepSpeed's cpu_adam build failing on one rank, laid out loose: the failed build and its local
+// peers' ImportErrors sit in files that name no rank and no node, and the agent's table names
+// whichever of the node's workers it saw exit first, not necessarily the one whose build failed.
+// Several errors no line ties to a rank, some perhaps the agent's node's: the answer is that node,
+// not the rank its table names.
+TEST(Identity, AnExitAmongUnrankedErrorsOfLogsThatNameNoNodeIsAnsweredByItsNode) {
+  TempDir sim_dir, loose;
+  const fs::path incident = SimulateLoose("deepspeed_offload_cpu_adam_1024_torch21.textproto",
+                                          sim_dir.path(), loose.path());
+  const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
+  ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_PYTHON_EXCEPTION);
+  ASSERT_GE(canonical.initiator().rank(), 0);
+  const v1::Diagnosis d = testing::DiagnoseDir(loose.path());
+  EXPECT_EQ(d.verdict(), v1::VERDICT_DIAGNOSED);
+  EXPECT_EQ(d.initiator().rank(), -1);
+  EXPECT_EQ(d.initiator().node(), canonical.initiator().node());
+  EXPECT_NE(d.reason().find("logs that name no node"), std::string::npos) << d.reason();
+}
+
 // NCCL's WARN lines of a failed link (`host:pid:tid [dev] ... NCCL WARN NET/IB : Got completion
 // ... status=12`) name their process, not their rank; laid out flat, no file name gives one. The
 // pid does: the agent's ChildFailedError table lists it under the rank it aborted (`exitcode : -6

@@ -146,21 +146,39 @@ std::optional<TimeNs> ExitTime(const Analysis& a, std::int32_t rank) {
 
 // The errors of their own that processes of `rank`'s node printed and no line ties to a rank (a
 // layout that lost the file names a rank's lines relied on): on its node, or on no node in the
-// file that reported its exit. One such error is the one its exit stands for; with several,
-// several of the node's processes raised, and which failed first is not known.
+// file that reported its exit, or in a file that names no node at all and not after its exit (a
+// per-rank file that lost its path: a log stream of a shipper's export, a paste; its worker may
+// have run on this node; such a file counts once, as one process's). One such error is the one
+// its exit stands for; with several, several processes raised, and which failed first is not
+// known.
 struct NodeErrors {
   std::int32_t first = -1;  // the earliest (event index); -1: none
   std::int32_t count = 0;
+  bool nodeless = false;  // some of them only in a file that names no node
 };
 NodeErrors UnrankedErrorsOfNode(const Analysis& a, std::int32_t rank) {
   const RankFacts& r = a.facts.ranks[rank];
   NodeErrors out;
   if (!r.exit_event) return out;
-  const std::uint32_t console = StreamOf(a.inc, a.inc.events[*r.exit_event].file);
+  const Event& exit = a.inc.events[*r.exit_event];
+  const std::uint32_t console = StreamOf(a.inc, exit.file);
+  std::vector<std::uint32_t> nodeless_streams;
   for (std::int32_t i : a.facts.unranked.own_errors) {
     const Event& e = a.inc.events[i];
-    if (!(r.node >= 0 && e.node == r.node) && !(e.node < 0 && StreamOf(a.inc, e.file) == console))
-      continue;
+    const bool of_node = r.node >= 0 && e.node == r.node;
+    const bool of_console = e.node < 0 && StreamOf(a.inc, e.file) == console;
+    const bool of_no_node = e.node < 0 && a.inc.files[e.file].node < 0 &&
+                            !(Stamped(e) && Stamped(exit) &&
+                              a.clocks.Aligned(e) > a.clocks.Aligned(exit) + kSkewWindow);
+    if (!of_node && !of_console && !of_no_node) continue;
+    if (!of_node && !of_console) {
+      const std::uint32_t stream = StreamOf(a.inc, e.file);
+      if (std::find(nodeless_streams.begin(), nodeless_streams.end(), stream) !=
+          nodeless_streams.end())
+        continue;  // that process's error is counted
+      nodeless_streams.push_back(stream);
+      out.nodeless = true;
+    }
     if (out.first < 0) out.first = i;
     ++out.count;
   }
@@ -314,10 +332,13 @@ Reason OwnExitReason(const Analysis& a, std::int32_t rank, const Finding& f, con
   if (r.python_error) {
     s.Add(ReasonId::kAfterRaising, {{"error", ErrorType(a, r)}});
   } else if (node.count == 1) {
-    s.Add(ReasonId::kNodePrintedUnrankedError, {{"where", Where(a.inc, a.inc.events[node.first])}});
+    s.Add(node.nodeless ? ReasonId::kNodelessLogPrintedUnrankedError
+                        : ReasonId::kNodePrintedUnrankedError,
+          {{"where", Where(a.inc, a.inc.events[node.first])}});
   } else if (node.count > 1) {
     s.Add(
-        ReasonId::kNodePrintedUnrankedErrors,
+        node.nodeless ? ReasonId::kNodelessLogsPrintedUnrankedErrors
+                      : ReasonId::kNodePrintedUnrankedErrors,
         {{"count", std::to_string(node.count)}, {"where", Where(a.inc, a.inc.events[node.first])}});
   } else {
     s.Add(ReasonId::kWithoutPrintingError);
@@ -678,8 +699,10 @@ void Diagnose(const Analysis& a, Finding* f, std::int32_t chosen = -1) {
   if (ExitAmongUnrankedErrors(a, rank)) {
     f->rank = -1;
     f->local_rank = -1;
-    f->evidence.push_back({UnrankedErrorsOfNode(a, rank).first, v1::EVIDENCE_ROLE_CORROBORATING});
-    f->reason.Add(ReasonId::kNodeIsTheAnswer, {{"rank", std::to_string(rank)}});
+    const NodeErrors node = UnrankedErrorsOfNode(a, rank);
+    f->evidence.push_back({node.first, v1::EVIDENCE_ROLE_CORROBORATING});
+    f->reason.Add(node.nodeless ? ReasonId::kNodeIsTheAnswerNodeless : ReasonId::kNodeIsTheAnswer,
+                  {{"rank", std::to_string(rank)}});
   }
   CiteBuildWaiters(a, rank, f);
   FlightRecorderPhrase(a, rank, f);

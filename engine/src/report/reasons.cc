@@ -680,6 +680,12 @@ constexpr std::array kTemplates = std::to_array<Template>({
     {ReasonId::kNodePrintedUnrankedErrors,
      " while its node's processes printed {count} errors no line ties to a rank, the first at "
      "{where}"},
+    {ReasonId::kNodelessLogPrintedUnrankedError,
+     " while a log that names no node, its node's or another's, holds an error no line ties to a "
+     "rank ({where})"},
+    {ReasonId::kNodelessLogsPrintedUnrankedErrors,
+     " while {count} errors no line ties to a rank sit in its node's logs or in logs that name no "
+     "node, the first at {where}"},
     {ReasonId::kWithoutPrintingError, " without printing an error"},
     {ReasonId::kBeforeFirstTimeout, ", {seconds} s before the first NCCL watchdog timeout"},
     {ReasonId::kWithinSkewOfFirstTimeout,
@@ -748,6 +754,10 @@ constexpr std::array kTemplates = std::to_array<Template>({
      " Several of the node's processes raised, and no line says which of them is rank {rank}: "
      "the worker its agent saw exit first need not be the one that failed first, so the answer "
      "is the node."},
+    {ReasonId::kNodeIsTheAnswerNodeless,
+     " Several processes raised that no line ties to a rank (some in logs that name no node), and "
+     "no line says which of them is rank {rank}: the worker its agent saw exit first need not be "
+     "the one that failed first, so the answer is the node whose agent saw it."},
     {ReasonId::kGpuOrCode,
      " Its CUDA error ({where}) is what a GPU failing under the rank raises as readily as a "
      "faulty kernel, and the kernel's word on {node} ties no GPU fault to the rank's GPU (no "
