@@ -162,7 +162,7 @@ NodeErrors UnrankedErrorsOfNode(const Analysis& a, std::int32_t rank) {
   if (!r.exit_event) return out;
   const Event& exit = a.inc.events[*r.exit_event];
   const std::uint32_t console = StreamOf(a.inc, exit.file);
-  std::vector<std::uint32_t> nodeless_streams;
+  std::vector<bool> nodeless_counted;  // per stream (file), once one of its errors is counted
   for (std::int32_t i : a.facts.unranked.own_errors) {
     const Event& e = a.inc.events[i];
     const bool of_node = r.node >= 0 && e.node == r.node;
@@ -173,10 +173,9 @@ NodeErrors UnrankedErrorsOfNode(const Analysis& a, std::int32_t rank) {
     if (!of_node && !of_console && !of_no_node) continue;
     if (!of_node && !of_console) {
       const std::uint32_t stream = StreamOf(a.inc, e.file);
-      if (std::find(nodeless_streams.begin(), nodeless_streams.end(), stream) !=
-          nodeless_streams.end())
-        continue;  // that process's error is counted
-      nodeless_streams.push_back(stream);
+      if (nodeless_counted.empty()) nodeless_counted.resize(a.inc.files.size());
+      if (nodeless_counted[stream]) continue;  // that process's error is counted
+      nodeless_counted[stream] = true;
       out.nodeless = true;
     }
     if (out.first < 0) out.first = i;

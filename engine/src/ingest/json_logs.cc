@@ -618,6 +618,19 @@ bool ShippedRecord(const ShipperRecord& event, std::string* storage, ShipperReco
   return i == storage->size();
 }
 
+// A CloudWatch Logs event made the record it stands for: the shipper's record its message holds
+// (the message kept, unescaped, in `*messages`), else the line of text it is, of the pod its
+// stream's container log name gives where it names one (Fluent Bit's `log_key log`).
+void ReadCloudWatchEvent(ShipperRecord* event, std::deque<std::string>* messages) {
+  ShipperRecord record;
+  if (ShippedRecord(*event, &messages->emplace_back(), &record)) {
+    *event = record;
+    return;
+  }
+  messages->pop_back();
+  ContainerLogName(event->Get(Role::kStream), event);
+}
+
 // A record's time in nanoseconds since the epoch (ShipperObject took it for one).
 TimeNs ShipperTime(const ShipperRecord& r) {
   const std::string_view t = r.Get(Role::kTime);
@@ -860,15 +873,7 @@ void DecodeShipperArray(std::string_view bytes, std::size_t limit, JsonLogText* 
     const std::size_t begin = i;
     Element e;
     if (ShipperObject(bytes, &i, &e.r, {}, in == ArrayIn::kCloudWatch)) {
-      if (ShipperRecord r; in == ArrayIn::kCloudWatch) {
-        if (ShippedRecord(e.r, &shipped.emplace_back(), &r)) {
-          e.r = r;
-        } else {  // a line of text (Fluent Bit's `log_key log`): its stream's pod, where it names
-                  // one
-          shipped.pop_back();
-          ContainerLogName(e.r.Get(Role::kStream), &e.r);
-        }
-      }
+      if (in == ArrayIn::kCloudWatch) ReadCloudWatchEvent(&e.r, &shipped);
       e.t = ShipperTime(e.r);
       const std::string_view offset = e.r.Get(Role::kOffset);
       std::from_chars(offset.data(), offset.data() + offset.size(), e.offset);
