@@ -598,36 +598,61 @@ bool ParseShipperRecord(std::string_view line, ShipperRecord* r) {
   return i == line.size();
 }
 
+// The unescaped messages of an array's CloudWatch events that hold a record, kept while the
+// records that view them are: appended to blocks reserved ahead, one allocation per 4 MiB of
+// messages rather than one per event. A message never moves once written: unescaping writes at
+// most 3 bytes for 2 (a broken `\u` made U+FFFD), and a block holds that much room for it.
+class MessageStore {
+ public:
+  // `raw` unescaped into the store.
+  std::string_view Add(std::string_view raw) {
+    const std::size_t room = raw.size() + raw.size() / 2 + 1;
+    if (blocks_.empty() || blocks_.back().capacity() - blocks_.back().size() < room)
+      blocks_.emplace_back().reserve(std::max(kBlock, room));
+    std::string& block = blocks_.back();
+    last_ = block.size();
+    Unescape(raw, &block);
+    return std::string_view(block).substr(last_);
+  }
+  void DropLast() { blocks_.back().resize(last_); }  // the message Add wrote last
+
+ private:
+  static constexpr std::size_t kBlock = std::size_t{4} << 20;
+  std::deque<std::string> blocks_;
+  std::size_t last_ = 0;
+};
+
 // A CloudWatch Logs event whose message is a shipper's record, as Fluent Bit's and Fluentd's
 // `cloudwatch_logs` outputs send one (EKS Container Insights: `{"log":"…","stream":"stderr",
 // "kubernetes":{"pod_name":…,"host":…,…}}` under the log stream `<host>-application.var.log.
-// containers.<pod>_<namespace>_<container>-<id>.log`): that record, its fields viewing `*storage`
-// (the message unescaped) and taking the event's time where it keeps none. False where the message
-// is no whole record (a program's own JSON line, a line of text). A record without the kubernetes
-// filter's metadata is of the pod and container its log stream's name gives, where it names a
-// container log file (ContainerLogName).
-bool ShippedRecord(const ShipperRecord& event, std::string* storage, ShipperRecord* record) {
+// containers.<pod>_<namespace>_<container>-<id>.log`): that record, its fields viewing the message
+// unescaped in `*messages` and taking the event's time where it keeps none. False, the store as it
+// was, where the message is no whole record (a program's own JSON line, a line of text). A record
+// without the kubernetes filter's metadata is of the pod and container its log stream's name
+// gives, where it names a container log file (ContainerLogName).
+bool ShippedRecord(const ShipperRecord& event, MessageStore* messages, ShipperRecord* record) {
   const std::string_view raw = event.Get(Role::kText);
   if (!raw.starts_with('{') || event.Has(Role::kPod) || event.Has(Role::kNode)) return false;
-  storage->clear();
-  Unescape(raw, storage);
+  const std::string_view message = messages->Add(raw);
   std::size_t i = 0;
   ContainerLogName(event.Get(Role::kStream), record);
-  if (!ShipperObject(*storage, &i, record, event.Get(Role::kTime))) return false;
-  SkipSpaces(*storage, &i);
-  return i == storage->size();
+  if (ShipperObject(message, &i, record, event.Get(Role::kTime))) {
+    SkipSpaces(message, &i);
+    if (i == message.size()) return true;
+  }
+  messages->DropLast();
+  return false;
 }
 
-// A CloudWatch Logs event made the record it stands for: the shipper's record its message holds
-// (the message kept, unescaped, in `*messages`), else the line of text it is, of the pod its
-// stream's container log name gives where it names one (Fluent Bit's `log_key log`).
-void ReadCloudWatchEvent(ShipperRecord* event, std::deque<std::string>* messages) {
+// A CloudWatch Logs event made the record it stands for: the shipper's record its message holds,
+// else the line of text it is, of the pod its stream's container log name gives where it names one
+// (Fluent Bit's `log_key log`).
+void ReadCloudWatchEvent(ShipperRecord* event, MessageStore* messages) {
   ShipperRecord record;
-  if (ShippedRecord(*event, &messages->emplace_back(), &record)) {
+  if (ShippedRecord(*event, messages, &record)) {
     *event = record;
     return;
   }
-  messages->pop_back();
   ContainerLogName(event->Get(Role::kStream), event);
 }
 
@@ -866,7 +891,10 @@ void DecodeShipperArray(std::string_view bytes, std::size_t limit, JsonLogText* 
     std::string_view other;  // the element's bytes where it is no record
   };
   std::vector<Element> elements;
-  std::deque<std::string> shipped;  // CloudWatch messages that hold a record, unescaped
+  // an element is 200 bytes of JSON or more: room for all of them, untouched until written (no
+  // copy of the elements at each doubling)
+  elements.reserve(bytes.size() / 200 + 1);
+  MessageStore shipped;  // CloudWatch messages that hold a record, unescaped
   ArrayIn in = ArrayIn::kItself;
   std::size_t i = ArrayOpens(bytes, &in);
   while (i < bytes.size()) {
