@@ -504,7 +504,10 @@ void LayLoose(const fs::path& incident, const fs::path& loose) {
       files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
-  for (const fs::path& f : files) Write(loose / ("x" + std::to_string(n++) + ".log"), Slurp(f));
+  for (const fs::path& f : files) {
+    std::string name = std::to_string(n++);  // `x<n>.log` (LayFlat's way: no `"x" + string`,
+    Write(loose / name.insert(0, 1, 'x').append(".log"), Slurp(f));  // which GCC 12 warns on)
+  }
 }
 
 // A simulated incident (`scenario` of the families, `job.nodes=4`) laid out loose in `loose`.

@@ -181,6 +181,27 @@ void AppendEpochMicros(TimeNs t, std::string* out) {
   out->append(digits + 1, end);  // `1dddddd` less its 1: the fraction with its leading zeros
 }
 
+namespace {
+
+// What Fluent Bit's `kubernetes` filter adds to a record of `pod`'s container `pytorch`:
+// `"kubernetes":{"pod_name":"<pod>","namespace_name":"default","pod_id":"<uuid>","host":"<node>",
+// "container_name":"pytorch","docker_id":"<64 hex>","container_image":"<image>"}` (`host` the node
+// the pod's describe names, left out where none does).
+std::string KubernetesMetadata(const Source& src, const std::string& pod,
+                               const std::map<std::string, std::string>& nodes) {
+  const std::string id = Opaque(src, "pod-id/" + pod, 32);
+  std::string m = "\"kubernetes\":{\"pod_name\":\"" + pod +
+                  "\",\"namespace_name\":\"default\",\"pod_id\":\"" + id.substr(0, 8) + "-" +
+                  id.substr(8, 4) + "-" + id.substr(12, 4) + "-" + id.substr(16, 4) + "-" +
+                  id.substr(20, 12) + "\"";
+  if (const auto it = nodes.find(pod); it != nodes.end()) m += ",\"host\":\"" + it->second + "\"";
+  m += ",\"container_name\":\"pytorch\",\"docker_id\":\"" + Opaque(src, "docker-id/" + pod, 64) +
+       "\",\"container_image\":\"nvcr.io/nvidia/pytorch:24.05-py3\"}";
+  return m;
+}
+
+}  // namespace
+
 // Fluent Bit's DaemonSet (`tail` of /var/log/containers with the CRI parser, the `kubernetes`
 // filter) shipping the current pod logs, its records kept as its `stdout` output's `json_lines`
 // print them, one a line in arrival order, as `pods.json`:
@@ -195,17 +216,8 @@ Status RelayFluentBit(const Source& src, const fs::path& out, Relaid* r) {
   if (texts.empty()) return Status::Ok();
   const auto nodes = PodNodes(src);
   std::vector<std::string> metadata;  // `"kubernetes":{...}}` of each pod's records
-  for (const std::string& pod : pods) {
-    const std::string id = Opaque(src, "pod-id/" + pod, 32);
-    std::string m = "\"kubernetes\":{\"pod_name\":\"" + pod +
-                    "\",\"namespace_name\":\"default\",\"pod_id\":\"" + id.substr(0, 8) + "-" +
-                    id.substr(8, 4) + "-" + id.substr(12, 4) + "-" + id.substr(16, 4) + "-" +
-                    id.substr(20, 12) + "\"";
-    if (const auto it = nodes.find(pod); it != nodes.end()) m += ",\"host\":\"" + it->second + "\"";
-    m += ",\"container_name\":\"pytorch\",\"docker_id\":\"" + Opaque(src, "docker-id/" + pod, 64) +
-         "\",\"container_image\":\"nvcr.io/nvidia/pytorch:24.05-py3\"}}\n";
-    metadata.push_back(std::move(m));
-  }
+  for (const std::string& pod : pods)
+    metadata.push_back(KubernetesMetadata(src, pod, nodes) + "}\n");
   const auto lines = LinesOf(texts);
   std::string all;
   for (const Arrival& a : ArrivalOrder(lines, src)) {
@@ -304,15 +316,7 @@ Status RelayCloudWatch(const Source& src, const fs::path& out, Relaid* r) {
                       (node == nodes.end() ? std::string() : node->second + "-") +
                       "application.var.log.containers." + pod + "_default_pytorch-" + docker_id +
                       ".log\",\n");
-    const std::string id = Opaque(src, "pod-id/" + pod, 32);
-    std::string m = "\"kubernetes\":{\"pod_name\":\"" + pod +
-                    "\",\"namespace_name\":\"default\",\"pod_id\":\"" + id.substr(0, 8) + "-" +
-                    id.substr(8, 4) + "-" + id.substr(12, 4) + "-" + id.substr(16, 4) + "-" +
-                    id.substr(20, 12) + "\"";
-    if (node != nodes.end()) m += ",\"host\":\"" + node->second + "\"";
-    m += ",\"container_name\":\"pytorch\",\"docker_id\":\"" + docker_id +
-         "\",\"container_image\":\"nvcr.io/nvidia/pytorch:24.05-py3\"}}";
-    metadata.push_back(std::move(m));
+    metadata.push_back(KubernetesMetadata(src, pod, nodes) + "}");
   }
   const auto lines = LinesOf(texts);
   std::string all = "{\n    \"events\": [\n", record;
