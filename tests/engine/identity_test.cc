@@ -433,16 +433,18 @@ void LayFlat(const fs::path& incident, const fs::path& flat) {
 }
 
 // A simulated incident laid out `flat`, as a user who kept one file per machine does: each node
-// folder's files one after another in one file under an opaque name, the other files beside it.
+// folder's files one after another in one file under an opaque name, the other files beside it
+// (or as `lay` lays it out).
 fs::path SimulateFlat(const std::string& scenario, const std::vector<std::string>& overrides,
                       const fs::path& sim_dir, const fs::path& flat,
-                      std::optional<std::uint64_t> seed = std::nullopt) {
+                      std::optional<std::uint64_t> seed = std::nullopt,
+                      void (*lay)(const fs::path&, const fs::path&) = LayFlat) {
   auto s =
       sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families" / scenario, overrides);
   EXPECT_TRUE(s.ok()) << s.status().message();
   EXPECT_TRUE(sim::Simulate(*s, {.out_dir = sim_dir, .seed = seed}).ok());
   const fs::path incident = sim_dir / "incident";
-  LayFlat(incident, flat);
+  lay(incident, flat);
   return incident;
 }
 
@@ -510,25 +512,13 @@ void LayLoose(const fs::path& incident, const fs::path& loose) {
   }
 }
 
-// A simulated incident (`scenario` of the families, `job.nodes=4`) laid out loose in `loose`.
-fs::path SimulateLoose(const std::string& scenario, const fs::path& sim_dir,
-                       const fs::path& loose) {
-  const std::vector<std::string> overrides = {"job.nodes=4"};
-  auto s =
-      sim::LoadScenario(fs::path(DENPEX_SOURCE_DIR) / "scenarios/families" / scenario, overrides);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  EXPECT_TRUE(sim::Simulate(*s, {.out_dir = sim_dir}).ok());
-  LayLoose(sim_dir / "incident", loose);
-  return sim_dir / "incident";
-}
-
 // The same CUDA out-of-memory laid out loose: the initiator's traceback sits in a file that names
 // no rank and no node, its exit (code 1) in its agent's table, the agent's file named by its
 // table's `host :`. That one error no line ties to a rank or node still gives the exit its class.
 TEST(Identity, AnExitTakesTheClassOfTheOneUnrankedErrorOfALogThatNamesNoNode) {
   TempDir sim_dir, loose;
-  const fs::path incident =
-      SimulateLoose("cuda_oom_1024_torch21.textproto", sim_dir.path(), loose.path());
+  const fs::path incident = SimulateFlat("cuda_oom_1024_torch21.textproto", {"job.nodes=4"},
+                                         sim_dir.path(), loose.path(), std::nullopt, LayLoose);
   const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
   ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_CUDA_OOM);
   const v1::Diagnosis d = testing::DiagnoseDir(loose.path());
@@ -543,8 +533,9 @@ TEST(Identity, AnExitTakesTheClassOfTheOneUnrankedErrorOfALogThatNamesNoNode) {
 // not the rank its table names.
 TEST(Identity, AnExitAmongUnrankedErrorsOfLogsThatNameNoNodeIsAnsweredByItsNode) {
   TempDir sim_dir, loose;
-  const fs::path incident = SimulateLoose("deepspeed_offload_cpu_adam_1024_torch21.textproto",
-                                          sim_dir.path(), loose.path());
+  const fs::path incident =
+      SimulateFlat("deepspeed_offload_cpu_adam_1024_torch21.textproto", {"job.nodes=4"},
+                   sim_dir.path(), loose.path(), std::nullopt, LayLoose);
   const v1::Diagnosis canonical = testing::DiagnoseDir(incident);
   ASSERT_EQ(canonical.initiator().failure_class(), v1::FAILURE_CLASS_PYTHON_EXCEPTION);
   ASSERT_GE(canonical.initiator().rank(), 0);

@@ -626,14 +626,20 @@ TEST(ShipperArray, ACloudWatchResponsesEventsAreItsRecords) {
             "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.log",
             1717232421980, R"({\"step\":3})"),  // a program's own JSON line: the message itself,
                                                 // of the pod its stream's name gives
-  });
+      event("ip-10-0-1-7.ec2.internal-application.var.log.containers.w-3_default_pytorch-"
+            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.log",
+            1717232421990,  // a record without the kubernetes filter's metadata: its own time,
+            R"({\"time\":\"2024-06-01T09:00:21.990589Z\",\"stream\":\"stderr\",\"log\":\"bare\"})"),
+  });  // the pod its stream's name gives
   EXPECT_EQ(SniffJsonLog(insights), JsonLog::kShipperArray);
   EXPECT_EQ(Decoded(DecodeJsonLog(insights, JsonLog::kShipperArray)),
             "2024-06-01T09:00:21.972000000Z {container=\"pytorch\", namespace=\"default\", "
             "node_name=\"ip-10-0-1-7.ec2.internal\", pod=\"w-3\"} "
             "[rank3]:[E1206] Watchdog caught\ttimeout\n"
             "2024-06-01T09:00:21.980000000Z {container=\"pytorch\", namespace=\"default\", "
-            "pod=\"w-3\"} {\"step\":3}\n");
+            "pod=\"w-3\"} {\"step\":3}\n"
+            "2024-06-01T09:00:21.990589Z {container=\"pytorch\", namespace=\"default\", "
+            "pod=\"w-3\"} bare\n");
 
   // `aws logs get-log-events`: one stream, unnamed
   const std::string one =

@@ -327,8 +327,8 @@ Status RelayCloudWatch(const Source& src, const fs::path& out, Relaid* r) {
   std::int64_t k = 0;
   for (const Arrival& a : ArrivalOrder(lines, src)) {
     const std::int64_t ms = a.t / 1'000'000;
-    record =
-        "{\"time\":\"" + FormatRfc3339(a.t) + "\",\"stream\":\"stdout\",\"_p\":\"F\",\"log\":\"";
+    record.assign("{\"time\":\"").append(FormatRfc3339(a.t));  // one buffer for every record
+    record += "\",\"stream\":\"stdout\",\"_p\":\"F\",\"log\":\"";
     AppendJsonEscaped(lines[a.file][a.line], &record);
     (record += "\",") += metadata[a.file];
     if (k > 0) all += ",\n";
@@ -340,10 +340,8 @@ Status RelayCloudWatch(const Source& src, const fs::path& out, Relaid* r) {
     all += "\",\n            \"ingestionTime\": ";
     number(ms + 1'250);  // the event reached CloudWatch Logs a little later
     all += ",\n            \"eventId\": \"";
-    const std::size_t id = all.size();  // 56 digits, unique: the millisecond, the event's number
-    number(ms);
-    const std::string n = std::to_string(k++);
-    all.append(56 - std::min<std::size_t>(56, all.size() - id + n.size()), '0').append(n);
+    const std::string n = std::to_string(k++);  // 56 digits, unique: the event's number
+    all.append(56 - n.size(), '0').append(n);
     all += "\"\n        }";
   }
   all += "\n    ],\n    \"searchedLogStreams\": []\n}\n";

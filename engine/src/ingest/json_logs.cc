@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -728,18 +729,25 @@ void AppendOtherLines(std::string_view bytes, JsonLogText* d) {
   }
 }
 
-// Past the key `name`'s `:` in the object whose `{` is at s[*i] (ObjectFields' walk, the keys
-// before it skipped); false when the object has no such key (or is cut before it).
-bool FindKey(std::string_view s, std::size_t* i, std::string_view name) {
-  std::size_t value = std::string_view::npos;
-  ObjectFields(s, i, [&](std::string_view key, std::size_t* at) {
-    if (key != name) return SkipValue(s, at);
-    value = *at;
+// Past the `:` of the first of `names` that the object whose `{` is at s[*i] holds (ObjectFields'
+// walk, the keys before it skipped): that name; empty, *i unmoved, when the object holds none of
+// them (or is cut before one).
+std::string_view FindKey(std::string_view s, std::size_t* i,
+                         std::initializer_list<std::string_view> names) {
+  std::string_view found;
+  std::size_t value = 0, at = *i;
+  ObjectFields(s, &at, [&](std::string_view key, std::size_t* v) {
+    const auto name = std::find(names.begin(), names.end(), key);
+    if (name == names.end()) return SkipValue(s, v);
+    found = *name;
+    value = *v;
     return false;  // found: the walk stops here
   });
-  if (value == std::string_view::npos) return false;
-  *i = value;
-  return true;
+  if (!found.empty()) *i = value;
+  return found;
+}
+bool FindKey(std::string_view s, std::size_t* i, std::string_view name) {
+  return !FindKey(s, i, {name}).empty();
 }
 
 // Past `, "key": value` at s[*i] (spaces before each part), the next member of an object; false,
@@ -805,17 +813,8 @@ std::size_t ArrayOpens(std::string_view bytes, ArrayIn* in = nullptr) {
   std::size_t i = ValueStart(bytes);
   ArrayIn found = ArrayIn::kItself;
   if (i < bytes.size() && bytes[i] == '{') {
-    // one walk over the response's keys to the first of the two (the other may follow a whole
-    // file's array)
-    std::string_view key;
-    std::size_t value = 0;
-    ObjectFields(bytes, &i, [&](std::string_view k, std::size_t* at) {
-      if (k != "hits" && k != "events") return SkipValue(bytes, at);
-      key = k;
-      value = *at;
-      return false;  // found: the walk stops here
-    });
-    i = value;
+    // one walk to the first of the two (the other may follow a whole file's array)
+    const std::string_view key = FindKey(bytes, &i, {"hits", "events"});
     if (key == "events") {
       found = ArrayIn::kCloudWatch;
     } else if (key == "hits" && FindKey(bytes, &i, "hits")) {
