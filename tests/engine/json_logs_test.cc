@@ -662,6 +662,97 @@ TEST(ShipperArray, ACloudWatchResponsesEventsAreItsRecords) {
             JsonLog::kShipperArray);
 }
 
+// `aws logs tail <group>` in its default format: each line an event's time, its log stream and its
+// message, read as the CloudWatch response's event it printed; a message's further lines as they
+// stand.
+TEST(CloudWatchTail, EachLineIsItsEventsRecord) {
+  const std::string sagemaker =
+      "2024-06-01T09:00:21.972000+00:00 llama/algo-1-1717232400 [default0]:step 10\n"
+      "2024-06-01T09:00:21.972000+00:00 llama/algo-2-1717232400 [default0]:step 10\n"
+      "2024-06-01T09:00:22.001000+00:00 llama/algo-2-1717232400 [default3]:Traceback (most "
+      "recent call last):\n"
+      "  File \"train.py\", line 7, in <module>\n"  // a message of several lines
+      "2024-06-01T09:00:22.001000+00:00 llama/algo-2-1717232400 [default3]:RuntimeError: CUDA "
+      "error: an illegal memory access was encountered\n"
+      "2024-06-01T09:00:22.002000+00:00 llama/algo-1-1717232400\n";  // an empty message
+  EXPECT_EQ(SniffJsonLog(sagemaker), JsonLog::kCloudWatchTail);
+  const JsonLogText d = DecodeJsonLog(sagemaker, JsonLog::kCloudWatchTail);
+  EXPECT_EQ(Decoded(d),
+            "2024-06-01T09:00:21.972000+00:00 {log_stream=\"llama/algo-1-1717232400\"} "
+            "[default0]:step 10\n"
+            "2024-06-01T09:00:21.972000+00:00 {log_stream=\"llama/algo-2-1717232400\"} "
+            "[default0]:step 10\n"
+            "2024-06-01T09:00:22.001000+00:00 {log_stream=\"llama/algo-2-1717232400\"} "
+            "[default3]:Traceback (most recent call last):\n"
+            "  File \"train.py\", line 7, in <module>\n"
+            "2024-06-01T09:00:22.001000+00:00 {log_stream=\"llama/algo-2-1717232400\"} "
+            "[default3]:RuntimeError: CUDA error: an illegal memory access was encountered\n"
+            "2024-06-01T09:00:22.002000+00:00 {log_stream=\"llama/algo-1-1717232400\"} \n");
+  EXPECT_EQ(d.records, 5u);
+  EXPECT_EQ(d.other_lines, 0u);
+  EXPECT_EQ(d.extra_lines, 0u);  // a line for each of the file's
+  EXPECT_EQ(JsonLogProblem(d, JsonLog::kCloudWatchTail), "");
+  // read in pieces, the same text
+  JsonLogText pieces;
+  const std::size_t cut = sagemaker.find("  File");
+  DecodeJsonLog(std::string_view(sagemaker).substr(0, cut), JsonLog::kCloudWatchTail,
+                std::string::npos, &pieces);
+  DecodeJsonLog(std::string_view(sagemaker).substr(cut), JsonLog::kCloudWatchTail,
+                std::string::npos, &pieces);
+  EXPECT_EQ(Decoded(pieces), Decoded(d));
+
+  // Container Insights: each message Fluent Bit's record, as it is (the tail prints it unescaped)
+  const std::string stream =
+      "ip-10-0-1-7.ec2.internal-application.var.log.containers.w-3_default_pytorch-"
+      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.log";
+  const std::string insights =
+      "2024-06-01T09:00:21.972000+00:00 " + stream +
+      R"( {"log":"[rank3]:[E1206] Watchdog caught\ttimeout","stream":"stderr",)"
+      R"("kubernetes":{"pod_name":"w-3","namespace_name":"default",)"
+      R"("host":"ip-10-0-1-7.ec2.internal","container_name":"pytorch"}})"
+      "\n2024-06-01T09:00:21.980000+00:00 " +
+      stream +
+      R"( {"step":3})"  // a program's own JSON line: of the pod its stream's name gives
+      "\n2024-06-01T09:00:21.990000+00:00 " +
+      stream +
+      R"( {"time":"2024-06-01T09:00:21.990589Z","stream":"stderr","log":"bare"})"
+      "\n2024-06-01T09:00:21.991000+00:00 " +
+      stream + " plain\n";  // Fluent Bit's `log_key log`
+  EXPECT_EQ(SniffJsonLog(insights), JsonLog::kCloudWatchTail);
+  EXPECT_EQ(Decoded(DecodeJsonLog(insights, JsonLog::kCloudWatchTail)),
+            "2024-06-01T09:00:21.972000+00:00 {container=\"pytorch\", namespace=\"default\", "
+            "node_name=\"ip-10-0-1-7.ec2.internal\", pod=\"w-3\"} "
+            "[rank3]:[E1206] Watchdog caught\ttimeout\n"
+            "2024-06-01T09:00:21.980000+00:00 {container=\"pytorch\", namespace=\"default\", "
+            "pod=\"w-3\"} {\"step\":3}\n"
+            "2024-06-01T09:00:21.990589Z {container=\"pytorch\", namespace=\"default\", "
+            "pod=\"w-3\"} bare\n"
+            "2024-06-01T09:00:21.991000+00:00 {container=\"pytorch\", namespace=\"default\", "
+            "pod=\"w-3\"} plain\n");
+
+  // what is no tail: a program's isoformat stamps before a level, kubectl's stamps (Go's, `Z`),
+  // logcli's lines (a label set), a file whose first line is no event's, a second's stamp
+  EXPECT_EQ(SniffJsonLog("2024-06-01T09:00:21.972000+00:00 INFO step 1\n"
+                         "2024-06-01T09:00:21.973000+00:00 WARNING slow\n"),
+            JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog("2024-06-01T09:00:21.972589808Z W0302 09:00:21.972000 71 run.py:792] x\n"
+                         "2024-06-01T09:00:21.972589808Z W0302 09:00:21.972000 71 run.py:792] y\n"),
+            JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog("2024-06-01T09:00:21+00:00 {pod=\"w-3\"} [rank3]:x\n"
+                         "2024-06-01T09:00:21+00:00 {} [rank3]:y\n"),
+            JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog("Traceback (most recent call last):\n"
+                         "2024-06-01T09:00:21.972000+00:00 llama/algo-1-1717232400 x\n"),
+            JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog("2024-06-01T09:00:21+00:00 llama/algo-1-1717232400 x\n"), JsonLog::kNone);
+  // its lines between many further ones: a message of several lines at a time
+  EXPECT_EQ(SniffJsonLog("2024-06-01T09:00:21.972000+00:00 i-0abc x\n  a\n  b\n  c\n"),
+            JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog("2024-06-01T09:00:21.972000+00:00 i-0abc x\n  a\n"
+                         "2024-06-01T09:00:21.973000+00:00 i-0abc y\n"),
+            JsonLog::kCloudWatchTail);
+}
+
 // A search response's hits out of time order, with no place in their file: where two of one
 // stream share a time, the order of that stream's lines of one time is not known, and the parse
 // is told (FileContext::ties_unordered); ties of different streams, an array in time order, or

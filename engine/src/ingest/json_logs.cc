@@ -453,7 +453,16 @@ struct ShipperRecord {
   std::uint8_t rank[kRoles] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};  // their rows
   std::string_view Get(Role r) const { return field[static_cast<std::size_t>(r)]; }
   bool Has(Role r) const { return rank[static_cast<std::size_t>(r)] != 0xFF; }
+  // A value the record's surroundings give (the event's time, a log stream's name): below every
+  // key's row, so that the record's own keys win.
+  void SetBelowKeys(Role r, std::string_view value);
 };
+
+void ShipperRecord::SetBelowKeys(Role r, std::string_view value) {
+  const auto k = static_cast<std::size_t>(r);
+  field[k] = value;
+  rank[k] = std::size(kShipperKeys);
+}
 
 // The row of kShipperKeys whose path is `prefix` + `key`, or -1. An Elasticsearch hit's record
 // sits under `_source` (a search's export).
@@ -521,11 +530,7 @@ bool ShipperObject(std::string_view s, std::size_t* i, ShipperRecord* r,
   thread_local std::string prefix;
   prefix.clear();
   if (!ShipperFields(s, i, &prefix, r)) return false;
-  constexpr auto kTime = static_cast<std::size_t>(Role::kTime);
-  if (!r->Has(Role::kTime) && !event_time.empty()) {
-    r->field[kTime] = event_time;
-    r->rank[kTime] = std::size(kShipperKeys);  // below every key's row
-  }
+  if (!r->Has(Role::kTime) && !event_time.empty()) r->SetBelowKeys(Role::kTime, event_time);
   if (!r->Has(Role::kText) || !r->Has(Role::kTime)) return false;
   if (!anonymous && !r->Has(Role::kPod) && !r->Has(Role::kNode) && !r->Has(Role::kStream))
     return false;
@@ -558,14 +563,9 @@ bool ContainerLogName(std::string_view tag, ShipperRecord* r) {
       namespace_end == std::string_view::npos || namespace_end == pod_end + 1 ||
       namespace_end + 1 == file.size())
     return false;
-  const auto set = [&](Role role, std::string_view value) {  // below every key's row: the
-    const auto k = static_cast<std::size_t>(role);           // record's own metadata wins
-    r->field[k] = value;
-    r->rank[k] = std::size(kShipperKeys);
-  };
-  set(Role::kPod, file.substr(0, pod_end));
-  set(Role::kNamespace, file.substr(pod_end + 1, namespace_end - pod_end - 1));
-  set(Role::kContainer, file.substr(namespace_end + 1));
+  r->SetBelowKeys(Role::kPod, file.substr(0, pod_end));
+  r->SetBelowKeys(Role::kNamespace, file.substr(pod_end + 1, namespace_end - pod_end - 1));
+  r->SetBelowKeys(Role::kContainer, file.substr(namespace_end + 1));
   return true;
 }
 
@@ -597,6 +597,66 @@ bool ParseShipperRecord(std::string_view line, ShipperRecord* r) {
   }
   SkipSpaces(line, &i);
   return i == line.size();
+}
+
+// ---- `aws logs tail` ----------------------------------------------------------------------
+
+// A line `aws logs tail <group>` prints of a CloudWatch Logs event in its default format
+// (`--format detailed`): the event's time as Python's `isoformat(timespec='microseconds')` writes
+// it (`2024-06-01T09:00:21.972000+00:00`, UTC), the event's log stream, its message (its trailing
+// blanks stripped; a message of several lines goes on over the lines after it, which open with no
+// stamp of their own).
+struct TailLine {
+  std::string_view time, stream, message;
+};
+
+// Whether `token` can be a CloudWatch log stream's name printed after such a stamp rather than a
+// message's first word: a SageMaker job's `<job>/algo-2-<epoch>`, an instance id, a host name,
+// Container Insights' `<host>-application.var.log.containers.<file>` hold a digit or one of
+// `-/._`; a logging level (`INFO`), a bracketed tag (`[default3]:`, `[rank3]:`), a quoted or
+// braced value, or a word ending in `:` do not pass.
+bool StreamNameLike(std::string_view token) {
+  if (token.empty() || std::string_view("[{(<\"'").find(token.front()) != std::string_view::npos ||
+      std::string_view(":],)").find(token.back()) != std::string_view::npos)
+    return false;
+  bool alnum = false, mark = false;
+  for (const char c : token) {
+    alnum |= IsDigit(c) || IsAlpha(c);
+    mark |= IsDigit(c) || c == '-' || c == '/' || c == '.' || c == '_';
+  }
+  return alnum && mark;
+}
+
+bool ParseTailLine(std::string_view line, TailLine* t) {
+  constexpr std::size_t kStamp = 32;  // 2024-06-01T09:00:21.972000+00:00
+  if (line.size() < kStamp + 2 || line[kStamp] != ' ' || line[19] != '.' ||
+      (line[26] != '+' && line[26] != '-') || !TimeLike(line.substr(0, kStamp)))
+    return false;
+  const std::size_t end = line.find(' ', kStamp + 1);
+  t->time = line.substr(0, kStamp);
+  t->stream = line.substr(kStamp + 1, end == std::string_view::npos ? end : end - kStamp - 1);
+  t->message = end == std::string_view::npos ? std::string_view() : line.substr(end + 1);
+  return StreamNameLike(t->stream);
+}
+
+// Whether `head` opens with `aws logs tail`'s lines: its first whole line one, and at least half
+// of its first 16 (four at least, where it holds 16): a message of several lines puts lines of no
+// stamp between them.
+bool SniffTail(std::string_view head) {
+  constexpr int kLines = 16, kAtLeast = 4;
+  int lines = 0, tail = 0;
+  for (std::size_t pos = 0; lines < kLines; ++lines) {
+    const std::size_t nl = head.find('\n', pos);
+    if (nl == std::string_view::npos) break;
+    TailLine t;
+    if (ParseTailLine(head.substr(pos, nl - pos), &t)) {
+      ++tail;
+    } else if (lines == 0) {
+      return false;
+    }
+    pos = nl + 1;
+  }
+  return tail > 0 && 2 * tail >= lines && (tail >= kAtLeast || lines < kLines);
 }
 
 // The unescaped messages of an array's CloudWatch events that hold a record, kept while the
@@ -699,11 +759,10 @@ void ShipperPrefix(const ShipperRecord& r, std::string* out) {
   out->append("} ");
 }
 
-// A shipper's record appended to `d` as its lines (a text of several lines is several), each
-// opening with the record's prefix (ShipperPrefix).
-void AppendShipperRecord(const ShipperRecord& r, JsonLogText* d) {
-  thread_local std::string msg, prefix;  // the record's text unescaped; its lines' prefix
-  std::string_view text = Unescaped(r.Get(Role::kText), &msg);
+// A record's `text` (its text unescaped) appended to `d` as its lines (a text of several lines is
+// several), each opening with the record's prefix (ShipperPrefix).
+void AppendShipperLines(const ShipperRecord& r, std::string_view text, JsonLogText* d) {
+  thread_local std::string prefix;
   while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
   ShipperPrefix(r, &prefix);
   ++d->records;
@@ -716,6 +775,40 @@ void AppendShipperRecord(const ShipperRecord& r, JsonLogText* d) {
     ++d->extra_lines;
     from = cut + 1;
   }
+}
+
+// A shipper's record appended to `d` as its lines (AppendShipperLines).
+void AppendShipperRecord(const ShipperRecord& r, JsonLogText* d) {
+  thread_local std::string msg;
+  AppendShipperLines(r, Unescaped(r.Get(Role::kText), &msg), d);
+}
+
+// A line of `aws logs tail` appended to `d` as its event's record: the shipper's record its
+// message holds (Container Insights: a record without the kubernetes filter's metadata of the pod
+// its stream's container log name gives), else its message as a line of its log stream's (of the
+// pod that name gives, where it names one). A line that is none (a message's further line) is
+// kept as it stands.
+void AppendTailLine(std::string_view line, JsonLogText* d) {
+  TailLine t;
+  if (!ParseTailLine(line, &t)) {
+    Append(&d->text, line);
+    d->text.push_back('\n');
+    return;
+  }
+  if (t.message.starts_with('{')) {
+    ShipperRecord record;
+    std::size_t i = 0;
+    ContainerLogName(t.stream, &record);
+    if (ShipperObject(t.message, &i, &record, t.time)) {
+      SkipSpaces(t.message, &i);
+      if (i == t.message.size()) return AppendShipperRecord(record, d);
+    }
+  }
+  ShipperRecord r;
+  r.SetBelowKeys(Role::kTime, t.time);
+  r.SetBelowKeys(Role::kStream, t.stream);
+  ContainerLogName(t.stream, &r);
+  AppendShipperLines(r, t.message, d);
 }
 
 // `bytes`' lines appended to `d` as they are, each counted as no record's.
@@ -982,6 +1075,7 @@ JsonLog SniffJsonLog(std::string_view head) {
     pos = nl + 1;
   }
   if (whole == 0) return JsonLog::kNone;
+  if (SniffTail(head)) return JsonLog::kCloudWatchTail;
   return docker == whole    ? JsonLog::kDocker
          : journal == whole ? JsonLog::kJournal
          : shipper == whole ? JsonLog::kShipper
@@ -998,6 +1092,8 @@ std::string_view JsonLogName(JsonLog kind) {
       return "log shipper JSON";
     case JsonLog::kShipperArray:
       return "log shipper JSON array";
+    case JsonLog::kCloudWatchTail:
+      return "CloudWatch Logs tail";
     case JsonLog::kNone:
       break;
   }
@@ -1020,6 +1116,10 @@ void DecodeJsonLog(std::string_view bytes, JsonLog kind, std::size_t limit, Json
     const std::string_view line =
         bytes.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? bytes.size() : nl + 1;
+    if (kind == JsonLog::kCloudWatchTail) {
+      AppendTailLine(line, &d);
+      continue;
+    }
     Record r;
     JournalRecord j;
     ShipperRecord k;
@@ -1124,7 +1224,8 @@ std::string JsonLogProblem(const JsonLogText& d, JsonLog kind) {
   }
   const std::string what = kind == JsonLog::kDocker    ? "a Docker json-file log"
                            : kind == JsonLog::kJournal ? "a journal's JSON export"
-                                                       : "a log shipper's JSON records";
+                           : kind == JsonLog::kShipper ? "a log shipper's JSON records"
+                                                       : "`aws logs tail`'s CloudWatch events";
   std::string out;
   if (d.other_lines > 0) {
     out = what + " of " + count(d.records, " record", " records") + " and " +

@@ -30,6 +30,12 @@
 //   as EKS Container Insights' Fluent Bit sends it, a shipper's record), read whole and put in the
 //   order of their times (and of their lines in their file, ECS's `log.offset`) before they are
 //   read as those lines. Read by `denpex watch` once whole: an export is written once.
+// - CloudWatch Logs events as `aws logs tail <group>` prints them (`--format detailed`, the
+//   default): `2024-06-01T09:00:21.972000+00:00 llama/algo-2-1717232400 [default3]:...`, the
+//   event's time, its log stream and its message, read as a CloudWatch response's event (each
+//   log stream a stream of its own; a message that is a shipper's record, as Container Insights
+//   sends it, read as that record); a message's further lines, which open with no stamp, as they
+//   stand.
 //
 // Lines and offsets cited in such a file are the decoded text's; its line numbers are the file's
 // (one record a line) unless a record's text holds newlines (a journal message of several lines,
@@ -44,13 +50,21 @@
 
 namespace denpex::engine {
 
-enum class JsonLog : std::uint8_t { kNone, kDocker, kJournal, kShipper, kShipperArray };
+enum class JsonLog : std::uint8_t {
+  kNone,
+  kDocker,
+  kJournal,
+  kShipper,
+  kShipperArray,
+  kCloudWatchTail,
+};
 
 // What `head` (a file's first bytes) holds: each of its first four whole lines (one at least) a
 // Docker record of Docker's keys alone with an RFC 3339 `time`, or a journal entry with its
 // `__REALTIME_TIMESTAMP` and `MESSAGE`, or a shipper's record with a line, its time and its pod or
 // node; or a JSON array whose first four elements (those `head` holds whole, one at least) are
-// such records; else kNone (a program's own JSON lines are read as lines).
+// such records; or `aws logs tail`'s lines (its first whole line one, and half of its first 16);
+// else kNone (a program's own JSON lines are read as lines).
 JsonLog SniffJsonLog(std::string_view head);
 std::string_view JsonLogName(
     JsonLog kind);  // "Docker JSON", "journal JSON", "log shipper JSON", ...
