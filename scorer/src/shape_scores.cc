@@ -158,10 +158,10 @@ std::string ShapeOutcomeName(v1::ShapeOutcome o) {
 std::string RenderShapeTable(const v1::EvalReport& report) {
   if (report.shape_aggregates_size() == 0) return "";
   std::string out =
-      "| shape          | pairs | same   | coarser | abstained | wrong  | differs |\n"
-      "|----------------|-------|--------|---------|-----------|--------|---------|\n";
+      "| shape           | pairs | same   | coarser | abstained | wrong  | differs |\n"
+      "|-----------------|-------|--------|---------|-----------|--------|---------|\n";
   for (const auto& g : report.shape_aggregates()) {
-    out += "| " + Pad(g.shape(), 14) + " | " + Pad(std::to_string(g.pairs()), 5) + " | " +
+    out += "| " + Pad(g.shape(), 15) + " | " + Pad(std::to_string(g.pairs()), 5) + " | " +
            Pct(g.same_share()) + " | " + Pad(Pct(g.coarser_share()), 7) + " | " +
            Pad(Pct(g.abstained_share()), 9) + " | " + Pct(g.wrong_share()) + " | " +
            Pad(Pct(g.differs_share()), 7) + " |\n";

@@ -168,7 +168,7 @@ TEST(Shapes, AllExpandsToEveryShapeAndUnknownNamesAreListed) {
   auto all = ParseShapes({"all"});
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), AllShapes().size());
-  EXPECT_EQ(AllShapes().size(), 21u);
+  EXPECT_EQ(AllShapes().size(), 22u);
   auto two = ParseShapes({"renamed,cri", "renamed"});
   ASSERT_TRUE(two.ok());
   ASSERT_EQ(two->size(), 2u);
@@ -622,6 +622,40 @@ TEST_F(ShapesTest, CloudWatchFetchesTheCurrentPodLogsAsContainerInsightsEvents) 
   }
   EXPECT_EQ(n, want.size()) << response;
   EXPECT_FALSE(tree.contains("pods/llama-worker-0.log"));
+  EXPECT_EQ(tree.at("pods/llama-worker-1.previous.log"),
+            "2026-11-29T16:20:00.000000000Z b before its restart\n");
+  EXPECT_EQ(tree.at("node-b/rank_3.log"), kIncident.at("node-b/rank_3.log"));
+}
+
+// `aws logs tail` of the same Container Insights events: a line an event, its time as Python's
+// isoformat writes it, its log stream, Fluent Bit's record as it is.
+TEST_F(ShapesTest, CloudWatchTailPrintsTheContainerInsightsEventsALineEach) {
+  const auto tree = LayTwoPods("cloudwatch-tail");
+  const std::regex event(
+      R"re((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6})\+00:00 (([a-z-]+)-)?application\.var\.log\.containers\.([a-z0-9-]+)_default_pytorch-[0-9a-f]{64}\.log \{"time":"([0-9TZ:.-]+)","stream":"stdout","_p":"F","log":"(.*)","kubernetes":\{"pod_name":"([a-z0-9-]+)","namespace_name":"default","pod_id":"[0-9a-f-]{36}"(,"host":"[a-z-]+")?,"container_name":"pytorch","docker_id":"[0-9a-f]{64}","container_image":"[^"\\]+"\}\})re");
+  const std::vector<std::array<std::string, 5>> want = {
+      // the event's time, node, pod, text (escaped once), the record's time: oldest first
+      {"2026-11-29T16:25:31.000000", "", "llama-worker-0",
+       R"(2026-11-29T16:25:31.000000000Z a \"first\")", "2026-11-29T16:25:31.000000000Z"},
+      {"2026-11-29T16:25:31.000000", "", "llama-worker-0", "untimed after a",
+       "2026-11-29T16:25:31.000000000Z"},
+      {"2026-11-29T16:25:32.250000", "node-b", "llama-worker-1",
+       "2026-11-29T16:25:32.250000000Z b only", "2026-11-29T16:25:32.250000000Z"}};
+  std::istringstream in(tree.at("tail.log"));
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line); ++n) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(line, m, event)) << line;
+    ASSERT_LT(n, want.size());
+    EXPECT_EQ(m[1], want[n][0]);
+    EXPECT_EQ(m[3], want[n][1]);
+    EXPECT_EQ(m[4], want[n][2]);
+    EXPECT_EQ(m[7], want[n][2]);
+    EXPECT_EQ(m[6], want[n][3]);
+    EXPECT_EQ(m[5], want[n][4]);
+  }
+  EXPECT_EQ(n, want.size()) << tree.at("tail.log");
+  EXPECT_FALSE(tree.contains("events.json"));
   EXPECT_EQ(tree.at("pods/llama-worker-1.previous.log"),
             "2026-11-29T16:20:00.000000000Z b before its restart\n");
   EXPECT_EQ(tree.at("node-b/rank_3.log"), kIncident.at("node-b/rank_3.log"));

@@ -57,6 +57,14 @@ const std::vector<Shape>& AllShapes() {
        "the same answer where the records or the lines name the ranks and pods; else node-level "
        "or INCONCLUSIVE",
        RelayCloudWatch},
+      {"cloudwatch-tail",
+       "the pod logs' boundaries and lines: every current pod log shipped to CloudWatch Logs by "
+       "EKS Container Insights' Fluent Bit and printed by `aws logs tail`: one text file, a line "
+       "an event in time order to the millisecond, `<time> <log stream> <Fluent Bit's record>` "
+       "(the pod and its node under the record's `kubernetes`)",
+       "the same answer where the records or the lines name the ranks and pods; else node-level "
+       "or INCONCLUSIVE",
+       RelayCloudWatchTail},
       {"flat", "folders and file names: one file per node or agent, opaque names",
        "the same answer where the lines name their rank; else node-level", RelayFlat},
       {"renamed", "every file and folder name (rank_<R>.log, <host>/, slurm-<id>.out)",

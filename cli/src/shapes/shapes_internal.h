@@ -23,6 +23,7 @@ Status RelayFluentBit(const Source& src, const std::filesystem::path& out, Relai
 Status RelayFilebeat(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayCloudLogging(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayCloudWatch(const Source& src, const std::filesystem::path& out, Relaid* r);
+Status RelayCloudWatchTail(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayFlat(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayRenamed(const Source& src, const std::filesystem::path& out, Relaid* r);
 Status RelayNested(const Source& src, const std::filesystem::path& out, Relaid* r);

@@ -290,62 +290,99 @@ Status RelayCloudLogging(const Source& src, const fs::path& out, Relaid* r) {
   return CopyOtherLogs(src, out);
 }
 
+namespace {
+
 // The current pod logs of an EKS cluster with Container Insights (Fluent Bit's DaemonSet: `tail`
 // with the CRI parser, the `kubernetes` filter, the `cloudwatch_logs` output to the log group
-// `/aws/containerinsights/<cluster>/application`) as `aws logs filter-log-events --log-group-name
-// … --output json` prints them: one file `events.json`, one JSON object pretty-printed four spaces
-// a level, its `events` in time order (to the millisecond; a stream's events of one millisecond in
-// their order), each `{"logStreamName": "<node>-application.var.log.containers.<pod>_default_
-// pytorch-<64 hex>.log", "timestamp": <ms>, "message": "<the record, JSON-escaped>",
-// "ingestionTime": <ms>, "eventId": "<56 digits>"}`, the record Fluent Bit's `{"time":"<RFC 3339,
-// 9 digits>Z","stream":"stdout","_p":"F","log":"<line>","kubernetes":{"pod_name":"<pod>",
-// "namespace_name":"default","pod_id":"<uuid>","host":"<node>","container_name":"pytorch",
-// "docker_id":"<id>","container_image":"<image>"}}` (`host` the node the pod's describe names; left
-// out, and the stream's `<node>-` with it, where none does). Every other file as it is. Not
-// applicable with fewer than two pod logs.
-Status RelayCloudWatch(const Source& src, const fs::path& out, Relaid* r) {
+// `/aws/containerinsights/<cluster>/application`) as CloudWatch Logs' events, in time order (to
+// the millisecond; a stream's events of one millisecond in their order), each handed to
+// `event(stream, ms, record)`: its pod's log stream, `<node>-application.var.log.containers.<pod>_
+// default_pytorch-<64 hex>.log`, and Fluent Bit's record `{"time":"<RFC 3339, 9 digits>Z",
+// "stream":"stdout","_p":"F","log":"<line>","kubernetes":{"pod_name":"<pod>","namespace_name":
+// "default","pod_id":"<uuid>","host":"<node>","container_name":"pytorch","docker_id":"<id>",
+// "container_image":"<image>"}}` (`host` the node the pod's describe names; left out, and the
+// stream's `<node>-` with it, where none does). `*events` false where there are fewer than two pod
+// logs (the shape is not applicable).
+template <typename Event>
+Status ContainerInsightsEvents(const Source& src, Relaid* r, bool* events, Event event) {
   std::vector<std::string> texts, pods;
   DENPEX_RETURN_IF_ERROR(CurrentPodLogs(src, &texts, &pods, r));
+  *events = !texts.empty();
   if (texts.empty()) return Status::Ok();
   const auto nodes = PodNodes(src);
   std::vector<std::string> streams, metadata;  // each pod's log stream, its records' `kubernetes`
   for (const std::string& pod : pods) {
     const auto node = nodes.find(pod);
-    const std::string docker_id = Opaque(src, "docker-id/" + pod, 64);
-    streams.push_back("            \"logStreamName\": \"" +
-                      (node == nodes.end() ? std::string() : node->second + "-") +
-                      "application.var.log.containers." + pod + "_default_pytorch-" + docker_id +
-                      ".log\",\n");
+    streams.push_back((node == nodes.end() ? std::string() : node->second + "-") +
+                      "application.var.log.containers." + pod + "_default_pytorch-" +
+                      Opaque(src, "docker-id/" + pod, 64) + ".log");
     metadata.push_back(KubernetesMetadata(src, pod, nodes) + "}");
   }
   const auto lines = LinesOf(texts);
-  std::string all = "{\n    \"events\": [\n", record;
+  std::string record;  // one buffer for every record
+  for (const Arrival& a : ArrivalOrder(lines, src)) {
+    record.assign("{\"time\":\"").append(FormatRfc3339(a.t));
+    record += "\",\"stream\":\"stdout\",\"_p\":\"F\",\"log\":\"";
+    AppendJsonEscaped(lines[a.file][a.line], &record);
+    (record += "\",") += metadata[a.file];
+    event(streams[a.file], a.t / 1'000'000, record);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+// Container Insights' events (ContainerInsightsEvents) as `aws logs filter-log-events
+// --log-group-name … --output json` prints them: one file `events.json`, one JSON object
+// pretty-printed four spaces a level, its `events` each `{"logStreamName": "<stream>",
+// "timestamp": <ms>, "message": "<the record, JSON-escaped>", "ingestionTime": <ms>, "eventId":
+// "<56 digits>"}`. Every other file as it is.
+Status RelayCloudWatch(const Source& src, const fs::path& out, Relaid* r) {
+  std::string all = "{\n    \"events\": [\n";
   char digits[24];
   const auto number = [&](std::int64_t n) {
     all.append(digits, std::to_chars(digits, digits + sizeof digits, n).ptr);
   };
   std::int64_t k = 0;
-  for (const Arrival& a : ArrivalOrder(lines, src)) {
-    const std::int64_t ms = a.t / 1'000'000;
-    record.assign("{\"time\":\"").append(FormatRfc3339(a.t));  // one buffer for every record
-    record += "\",\"stream\":\"stdout\",\"_p\":\"F\",\"log\":\"";
-    AppendJsonEscaped(lines[a.file][a.line], &record);
-    (record += "\",") += metadata[a.file];
-    if (k > 0) all += ",\n";
-    (all += "        {\n") += streams[a.file];
-    all += "            \"timestamp\": ";
-    number(ms);
-    all += ",\n            \"message\": \"";
-    AppendJsonEscaped(record, &all);
-    all += "\",\n            \"ingestionTime\": ";
-    number(ms + 1'250);  // the event reached CloudWatch Logs a little later
-    all += ",\n            \"eventId\": \"";
-    const std::string n = std::to_string(k++);  // 56 digits, unique: the event's number
-    all.append(56 - n.size(), '0').append(n);
-    all += "\"\n        }";
-  }
+  bool events = false;
+  DENPEX_RETURN_IF_ERROR(ContainerInsightsEvents(
+      src, r, &events, [&](const std::string& stream, std::int64_t ms, const std::string& record) {
+        if (k > 0) all += ",\n";
+        all += "        {\n            \"logStreamName\": \"";
+        (all += stream) += "\",\n            \"timestamp\": ";
+        number(ms);
+        all += ",\n            \"message\": \"";
+        AppendJsonEscaped(record, &all);
+        all += "\",\n            \"ingestionTime\": ";
+        number(ms + 1'250);  // the event reached CloudWatch Logs a little later
+        all += ",\n            \"eventId\": \"";
+        const std::string n = std::to_string(k++);  // 56 digits, unique: the event's number
+        all.append(56 - n.size(), '0').append(n);
+        all += "\"\n        }";
+      }));
+  if (!events) return Status::Ok();
   all += "\n    ],\n    \"searchedLogStreams\": []\n}\n";
   DENPEX_RETURN_IF_ERROR(WriteText(out / "events.json", all));
+  return CopyOtherLogs(src, out);
+}
+
+// Container Insights' events (ContainerInsightsEvents) as `aws logs tail
+// /aws/containerinsights/<cluster>/application --since 2h` prints them to a file, `tail.log`: a
+// line an event, `<time> <stream> <record>`, its time as Python's `isoformat(timespec=
+// 'microseconds')` writes it in UTC (`2024-06-01T09:00:21.972000+00:00`). Every other file as it
+// is.
+Status RelayCloudWatchTail(const Source& src, const fs::path& out, Relaid* r) {
+  std::string all;
+  bool events = false;
+  DENPEX_RETURN_IF_ERROR(ContainerInsightsEvents(
+      src, r, &events, [&](const std::string& stream, std::int64_t ms, const std::string& record) {
+        // `2024-06-01T09:00:21.972000000Z` to the microsecond, the zone as Python writes UTC's
+        all.append(FormatRfc3339(ms * 1'000'000), 0, 26) += "+00:00 ";
+        ((all += stream) += ' ') += record;
+        all += '\n';
+      }));
+  if (!events) return Status::Ok();
+  DENPEX_RETURN_IF_ERROR(WriteText(out / "tail.log", all));
   return CopyOtherLogs(src, out);
 }
 
