@@ -627,6 +627,8 @@ bool StreamNameLike(std::string_view token) {
   return alnum && mark;
 }
 
+// `line` read as such a line: a stamp of six fraction digits and an offset, a space, a stream's
+// name (StreamNameLike), then the message after one space (none on a line that ends with the name).
 bool ParseTailLine(std::string_view line, TailLine* t) {
   constexpr std::size_t kStamp = 32;  // 2024-06-01T09:00:21.972000+00:00
   if (line.size() < kStamp + 2 || line[kStamp] != ' ' || line[19] != '.' ||
