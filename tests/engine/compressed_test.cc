@@ -125,5 +125,58 @@ TEST(Compressed, AnIncompleteGzipLogIsListedBeforeTheNotesOfRotatedLogs) {
             48);
 }
 
+// A log in UTF-16 with its byte order mark (Windows PowerShell 5.1's `kubectl logs … > pod.log`):
+// read as its text in UTF-8, never skipped as a binary file for its NUL bytes; a pair of surrogates
+// is one character, a lone one or a last odd byte U+FFFD; UTF-32's mark is no UTF-16's.
+TEST(Compressed, AUtf16LogIsReadAsItsTextInUtf8) {
+  const auto utf16 = [](std::u16string_view text, bool big_endian) {
+    std::string out = big_endian ? "\xfe\xff" : "\xff\xfe";
+    for (const char16_t u : text) {
+      const char hi = static_cast<char>(u >> 8), lo = static_cast<char>(u & 0xFF);
+      out.push_back(big_endian ? hi : lo);
+      out.push_back(big_endian ? lo : hi);
+    }
+    return out;
+  };
+  const std::u16string text = u"[rank3]:RuntimeError: CUDA error \u2014 \U0001F525\r\nnext\r\n";
+  const std::string want = "[rank3]:RuntimeError: CUDA error \u2014 \U0001F525\r\nnext\r\n";
+  for (const bool big_endian : {false, true}) {
+    const DecompressedLog d = DecompressLog(utf16(text, big_endian), std::size_t{1} << 20);
+    EXPECT_EQ(d.codec, big_endian ? "UTF-16BE" : "UTF-16LE");
+    EXPECT_EQ(d.error, "");
+    EXPECT_EQ(d.text, want);
+  }
+  EXPECT_EQ(DecompressLog(utf16(u"a\xD800"
+                                u"b",
+                                false) +
+                              "c",
+                          1 << 20)
+                .text,
+            "a\uFFFDb\uFFFD");
+  EXPECT_EQ(CompressionOf(std::string("\xff\xfe\0\0[\0\0\0", 8)), Compression::kNone);
+
+  const denpex::testing::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "gpu-0001");
+  const std::string oom =
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 2 has a total "
+      "capacity of 79.15 GiB of which 581.00 MiB is free.";
+  std::u16string log = u"[rank2]:Traceback (most recent call last):\r\n[rank2]:";
+  for (const char c : oom) log.push_back(static_cast<char16_t>(c));
+  log += u"\r\n";
+  std::ofstream(dir.path() / "gpu-0001" / "rank_2.log", std::ios::binary) << utf16(log, false);
+  auto inc = LoadIncident(dir.path(), 1);
+  ASSERT_TRUE(inc.ok()) << inc.status().message();
+  for (const std::string& p : inc->input.problems)
+    EXPECT_EQ(p.find("binary"), std::string::npos) << p;
+  const auto at = std::find_if(inc->events.begin(), inc->events.end(),
+                               [](const Event& e) { return e.line == 2; });
+  ASSERT_NE(at, inc->events.end());
+  EXPECT_EQ(at->rank, 2);
+  auto quoted = ReadSpan(dir.path() / "gpu-0001" / "rank_2.log", at->offset,
+                         static_cast<std::uint32_t>(oom.size() + 8));
+  ASSERT_TRUE(quoted.ok());
+  EXPECT_EQ(*quoted, "[rank2]:" + oom);
+}
+
 }  // namespace
 }  // namespace denpex::engine

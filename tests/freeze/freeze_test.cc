@@ -152,7 +152,7 @@ TEST(FreezeNames, TheSameOriginalAlwaysGetsTheSameReplacementAcrossLoads) {
 
 TEST(FreezeCodec, CompressedLogsComeBackAsTheEngineReadsThem) {
   const std::string text = "line one gpu-0001\nline two\n";
-  for (const char* codec : {"gzip", "xz", "zstd"}) {
+  for (const char* codec : {"gzip", "xz", "zstd", "UTF-16LE", "UTF-16BE"}) {
     auto packed = Compress(text, codec);
     ASSERT_TRUE(packed.ok()) << codec;
     const engine::DecompressedLog d = engine::DecompressLog(*packed, 1 << 20);
@@ -161,8 +161,8 @@ TEST(FreezeCodec, CompressedLogsComeBackAsTheEngineReadsThem) {
   }
 }
 
-// A small torchrun-shaped incident with a gzip, an xz and a zstd log, a pickle naming a host
-// and a zip checkpoint naming one.
+// A small torchrun-shaped incident with a gzip, an xz and a zstd log, a UTF-16 one, a pickle
+// naming a host and a zip checkpoint naming one.
 fs::path MakeIncident(const fs::path& root) {
   const fs::path inc = root / "incident";
   Write(inc / "gpu-node-17/rank_0.log",
@@ -177,6 +177,8 @@ fs::path MakeIncident(const fs::path& root) {
         *Compress("[rank3]: step 11 loss 2.3 /home/jdoe/run\n", "xz"));
   Write(inc / "gpu-node-18/kern.log.zst",
         *Compress("Nov 29 16:25:31 gpu-node-18 kernel: hello\n", "zstd"));
+  Write(inc / "gpu-node-17/agent.log",  // PowerShell 5.1's `>`: UTF-16LE with its mark
+        *Compress("[default0]: running on gpu-node-17 as jdoe\r\n", "UTF-16LE"));
   std::string pickle("\x80\x02X\x0b\x00\x00\x00gpu-node-18q\x00.", 22);
   Write(inc / "gpu-node-18/fr_dump_2.pkl", pickle);
   Write(inc / "checkpoints/step_10.pt",
@@ -194,7 +196,7 @@ TEST(Freeze, AnonymisesEveryFileAndKeepsTheMapOutsideTheEntry) {
   EXPECT_EQ(FilesOf(inc), before);  // the incident is never written
   EXPECT_EQ(r->map, dir.path() / "corpus/inc1.map.json");
   ASSERT_TRUE(fs::exists(r->map));
-  EXPECT_EQ(r->recompressed, 3);
+  EXPECT_EQ(r->recompressed, 4);
   EXPECT_EQ(r->binary_rewritten, 1);
   const std::string map_text = ReadBytes(r->map);
   for (const auto& [rel, text] : FilesOf(dir.path() / "corpus/inc1")) {

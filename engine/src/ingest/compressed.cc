@@ -165,12 +165,62 @@ void InflateZstd(std::string_view data, std::size_t cap, Inflated* out) {
   out->text.resize(used);
 }
 
+// UTF-16 text (its byte order mark past) as UTF-8, up to `cap` bytes: a pair of surrogates is one
+// character, a lone surrogate or a last odd byte U+FFFD.
+void InflateUtf16(std::string_view data, bool big_endian, std::size_t cap, Inflated* out) {
+  out->text.reserve(std::min(cap, data.size() / 2 + 16));
+  const auto unit = [&](std::size_t k) -> std::uint32_t {
+    const auto a = static_cast<unsigned char>(data[k]), b = static_cast<unsigned char>(data[k + 1]);
+    return big_endian ? (a << 8 | b) : (b << 8 | a);
+  };
+  char utf8[4];
+  for (std::size_t k = 2; k < data.size(); k += 2) {
+    std::uint32_t cp = 0xFFFD;
+    if (k + 1 < data.size()) {
+      cp = unit(k);
+      if (cp >= 0xD800 && cp <= 0xDBFF && k + 3 < data.size() && unit(k + 2) >= 0xDC00 &&
+          unit(k + 2) <= 0xDFFF) {
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (unit(k + 2) - 0xDC00);
+        k += 2;
+      } else if (cp >= 0xD800 && cp <= 0xDFFF) {
+        cp = 0xFFFD;
+      }
+    }
+    std::size_t n = 0;
+    if (cp < 0x80) {
+      utf8[n++] = static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      utf8[n++] = static_cast<char>(0xC0 | cp >> 6);
+      utf8[n++] = static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      utf8[n++] = static_cast<char>(0xE0 | cp >> 12);
+      utf8[n++] = static_cast<char>(0x80 | (cp >> 6 & 0x3F));
+      utf8[n++] = static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      utf8[n++] = static_cast<char>(0xF0 | cp >> 18);
+      utf8[n++] = static_cast<char>(0x80 | (cp >> 12 & 0x3F));
+      utf8[n++] = static_cast<char>(0x80 | (cp >> 6 & 0x3F));
+      utf8[n++] = static_cast<char>(0x80 | (cp & 0x3F));
+    }
+    if (out->text.size() + n > cap) {
+      out->capped = true;
+      return;
+    }
+    out->text.insert(out->text.end(), utf8, utf8 + n);
+  }
+}
+
 }  // namespace
 
 Compression CompressionOf(std::string_view head) {
   if (head.size() >= 2 && head[0] == '\x1f' && head[1] == '\x8b') return Compression::kGzip;
   if (head.size() >= 6 && head.substr(0, 6) == std::string_view("\xfd" "7zXZ\0", 6)) return Compression::kXz;
   if (head.size() >= 4 && head.substr(0, 4) == std::string_view("\x28\xb5\x2f\xfd", 4)) return Compression::kZstd;
+  // UTF-16's byte order mark (not UTF-32LE's, `FF FE 00 00`)
+  if (head.size() >= 2 && head.substr(0, 2) == "\xff\xfe" &&
+      !head.substr(2).starts_with(std::string_view("\0\0", 2)))
+    return Compression::kUtf16Le;
+  if (head.size() >= 2 && head.substr(0, 2) == "\xfe\xff") return Compression::kUtf16Be;
   return Compression::kNone;
 }
 
@@ -182,6 +232,10 @@ std::string_view CompressionName(Compression c) {
       return "xz";
     case Compression::kZstd:
       return "zstd";
+    case Compression::kUtf16Le:
+      return "UTF-16LE";
+    case Compression::kUtf16Be:
+      return "UTF-16BE";
     case Compression::kNone:
       break;
   }
@@ -204,6 +258,10 @@ Inflated Inflate(std::string_view data, Compression c, std::size_t cap) {
       break;
     case Compression::kZstd:
       InflateZstd(data, cap, &out);
+      break;
+    case Compression::kUtf16Le:
+    case Compression::kUtf16Be:
+      InflateUtf16(data, c == Compression::kUtf16Be, cap, &out);
       break;
     case Compression::kNone:
       out.text.assign(data.begin(), data.end());

@@ -1,7 +1,9 @@
 // Compressed logs (logrotate's `.gz`, `.xz` and `.zst`, and whatever a user compressed), known
 // by their magic bytes, never by their names: decompressed into memory, bounded, so the parse
 // reads their text as it reads any log's. Lines and offsets cited in a compressed file are the
-// decompressed text's.
+// decompressed text's. A log in UTF-16 with its byte order mark (what Windows PowerShell 5.1's `>`
+// and `Out-File` write: `kubectl logs … > pod.log` on a Windows laptop) is read the same way, its
+// text made UTF-8.
 #pragma once
 
 #include <cstdint>
@@ -11,11 +13,11 @@
 
 namespace denpex::engine {
 
-enum class Compression : std::uint8_t { kNone, kGzip, kXz, kZstd };
+enum class Compression : std::uint8_t { kNone, kGzip, kXz, kZstd, kUtf16Le, kUtf16Be };
 
 // From the file's first bytes (6 are enough).
 Compression CompressionOf(std::string_view head);
-std::string_view CompressionName(Compression c);  // "gzip", "xz", "zstd"
+std::string_view CompressionName(Compression c);  // "gzip", "xz", "zstd", "UTF-16LE", "UTF-16BE"
 
 // At most this much text is decompressed from a compressed file: 16 times its size, at least 64
 // MiB (a log of repeated lines compresses far better than 16:1), or, where it is more, the size a
