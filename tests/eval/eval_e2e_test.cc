@@ -200,8 +200,8 @@ TEST(Eval, ShapesAddOneRowPerShapeToTheReportAndTheGate) {
                              tmp / "r.json" + " --markdown " + tmp / "r.md" + " --write-gate " +
                              tmp / "gate.json");
   ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("| renamed        | 1     |"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("| cri            | 1     |"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| renamed         | 1     |"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| cri             | 1     |"), std::string::npos) << r.output;
   const auto report = ReadReport(tmp / "r.json");
   ASSERT_EQ(report.shape_aggregates_size(), 2);
   EXPECT_EQ(report.shape_aggregates(0).shape(), "renamed");
