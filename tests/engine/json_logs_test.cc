@@ -745,6 +745,31 @@ TEST(CloudWatchTail, EachLineIsItsEventsRecord) {
                          "2024-06-01T09:00:21.972000+00:00 llama/algo-1-1717232400 x\n"),
             JsonLog::kNone);
   EXPECT_EQ(SniffJsonLog("2024-06-01T09:00:21+00:00 llama/algo-1-1717232400 x\n"), JsonLog::kNone);
+  // no stream: a time and a shipper's record, as an export to S3 writes each event (the stream
+  // its folder's name) and `--format short` prints it (UTC, to the second)
+  const std::string record =
+      R"({"time":"2024-06-01T09:00:21.972589Z","stream":"stderr","_p":"F","log":"[rank3]:x",)"
+      R"("kubernetes":{"pod_name":"w-3","namespace_name":"default","host":"gpu-7"}})";
+  for (const char* stamp : {"2024-06-01T09:00:21.972Z ", "2024-06-01T09:00:21 "}) {
+    std::string lines = std::string(stamp).append(record).append("\n");
+    lines += lines;
+    EXPECT_EQ(SniffJsonLog(lines), JsonLog::kCloudWatchTail) << stamp;
+    EXPECT_EQ(Decoded(DecodeJsonLog(lines, JsonLog::kCloudWatchTail)),
+              "2024-06-01T09:00:21.972589Z {namespace=\"default\", node_name=\"gpu-7\", "
+              "pod=\"w-3\"} [rank3]:x\n"
+              "2024-06-01T09:00:21.972589Z {namespace=\"default\", node_name=\"gpu-7\", "
+              "pod=\"w-3\"} [rank3]:x\n");
+  }
+  // ... but a program's own JSON line behind a stamp is no record, nor one whose time is only the
+  // short stamp's (no zone)
+  EXPECT_EQ(SniffJsonLog("2024-06-01T09:00:21.972Z {\"level\":\"info\",\"step\":3}\n"),
+            JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog(R"(2024-06-01T09:00:21 {"log":"x","kubernetes":{"pod_name":"w-3"}})"
+                         "\n"),
+            JsonLog::kNone);
+  EXPECT_EQ(SniffJsonLog(R"(2024-06-01T09:00:21.972Z {"log":"x","kubernetes":{"pod_name":"w-3"}})"
+                         "\n"),
+            JsonLog::kCloudWatchTail);  // the line's time is the record's
   // its lines between many further ones: a message of several lines at a time
   EXPECT_EQ(SniffJsonLog("2024-06-01T09:00:21.972000+00:00 i-0abc x\n  a\n  b\n  c\n"),
             JsonLog::kNone);

@@ -70,13 +70,20 @@ bool SkipValue(std::string_view s, std::size_t* i) {
 
 // RFC 3339 as Go's RFC3339Nano writes it: `2024-06-01T09:00:21.972589808Z`, the fraction's
 // trailing zeros dropped (none at all on a whole second), `Z` or an offset.
-bool TimeLike(std::string_view t) {
-  constexpr std::string_view kShape = "dddd-dd-ddTdd:dd:dd";
-  if (t.size() < kShape.size() + 1) return false;
-  for (std::size_t k = 0; k < kShape.size(); ++k) {
-    if (kShape[k] == 'd' ? !IsDigit(t[k]) : t[k] != kShape[k]) return false;
+constexpr std::string_view kSecondShape = "dddd-dd-ddTdd:dd:dd";
+
+// Whether `t` opens with a date and a time to the second, `2024-06-01T09:00:21`.
+bool SecondLike(std::string_view t) {
+  if (t.size() < kSecondShape.size()) return false;
+  for (std::size_t k = 0; k < kSecondShape.size(); ++k) {
+    if (kSecondShape[k] == 'd' ? !IsDigit(t[k]) : t[k] != kSecondShape[k]) return false;
   }
-  std::size_t k = kShape.size();
+  return true;
+}
+
+bool TimeLike(std::string_view t) {
+  if (t.size() < kSecondShape.size() + 1 || !SecondLike(t)) return false;
+  std::size_t k = kSecondShape.size();
   if (t[k] == '.') {
     const std::size_t digits = ++k;
     while (k < t.size() && IsDigit(t[k])) ++k;
@@ -601,13 +608,18 @@ bool ParseShipperRecord(std::string_view line, ShipperRecord* r) {
 
 // ---- `aws logs tail` ----------------------------------------------------------------------
 
-// A line `aws logs tail <group>` prints of a CloudWatch Logs event in its default format
-// (`--format detailed`): the event's time as Python's `isoformat(timespec='microseconds')` writes
-// it (`2024-06-01T09:00:21.972000+00:00`, UTC), the event's log stream, its message (its trailing
-// blanks stripped; a message of several lines goes on over the lines after it, which open with no
-// stamp of their own).
+// A line of CloudWatch Logs events printed as text: `aws logs tail <group>`'s default (`--format
+// detailed`), `<time> <log stream> <message>`, the time as Python's
+// `isoformat(timespec='microseconds')` writes it (`2024-06-01T09:00:21.972000+00:00`, UTC), the
+// message's trailing blanks stripped (a message of several lines goes on over the lines after it,
+// which open with no stamp of their own); or, with no stream, a time and a message that is a
+// shipper's record (Container Insights' Fluent Bit records): `aws logs tail --format short`'s
+// `2024-06-01T09:00:21 {…}` (UTC, to the second) and an export to S3's `2024-06-01T09:00:21.972Z
+// {…}` (each stream's objects under a folder of its name).
 struct TailLine {
   std::string_view time, stream, message;
+  ShipperRecord record;  // the message read as a shipper's record, where it is one whole
+  bool shipped = false;
 };
 
 // Whether `token` can be a CloudWatch log stream's name printed after such a stamp rather than a
@@ -627,18 +639,41 @@ bool StreamNameLike(std::string_view token) {
   return alnum && mark;
 }
 
+// Whether t->message is one whole shipper's record (t->record then holds it: its own time, else
+// the line's; without the kubernetes filter's metadata, the pod its stream's container log name
+// gives).
+bool ShippedMessage(TailLine* t) {
+  if (!t->message.starts_with('{')) return false;
+  std::size_t i = 0;
+  ContainerLogName(t->stream, &t->record);
+  if (!ShipperObject(t->message, &i, &t->record, TimeLike(t->time) ? t->time : std::string_view()))
+    return false;
+  SkipSpaces(t->message, &i);
+  return i == t->message.size();
+}
+
 // `line` read as such a line: a stamp of six fraction digits and an offset, a space, a stream's
-// name (StreamNameLike), then the message after one space (none on a line that ends with the name).
+// name (StreamNameLike), then the message after one space (none on a line that ends with the
+// name); or an RFC 3339 stamp (or one to the second with no zone), a space and a shipper's record.
 bool ParseTailLine(std::string_view line, TailLine* t) {
   constexpr std::size_t kStamp = 32;  // 2024-06-01T09:00:21.972000+00:00
-  if (line.size() < kStamp + 2 || line[kStamp] != ' ' || line[19] != '.' ||
-      (line[26] != '+' && line[26] != '-') || !TimeLike(line.substr(0, kStamp)))
-    return false;
-  const std::size_t end = line.find(' ', kStamp + 1);
-  t->time = line.substr(0, kStamp);
-  t->stream = line.substr(kStamp + 1, end == std::string_view::npos ? end : end - kStamp - 1);
-  t->message = end == std::string_view::npos ? std::string_view() : line.substr(end + 1);
-  return StreamNameLike(t->stream);
+  if (line.size() >= kStamp + 2 && line[kStamp] == ' ' && line[19] == '.' &&
+      (line[26] == '+' || line[26] == '-') && TimeLike(line.substr(0, kStamp))) {
+    const std::size_t end = line.find(' ', kStamp + 1);
+    t->time = line.substr(0, kStamp);
+    t->stream = line.substr(kStamp + 1, end == std::string_view::npos ? end : end - kStamp - 1);
+    t->message = end == std::string_view::npos ? std::string_view() : line.substr(end + 1);
+    if (!StreamNameLike(t->stream)) return false;
+    t->shipped = ShippedMessage(t);
+    return true;
+  }
+  const std::size_t space = line.find(" {");
+  if (space == std::string_view::npos || space > kStamp + 3) return false;
+  t->time = line.substr(0, space);  // `--format short`'s `2024-06-01T09:00:21` or RFC 3339
+  if (!TimeLike(t->time) && !(space == kSecondShape.size() && SecondLike(t->time))) return false;
+  t->stream = {};
+  t->message = line.substr(space + 1);
+  return t->shipped = ShippedMessage(t);
 }
 
 // Whether `head` opens with `aws logs tail`'s lines: its first whole line one, and at least half
@@ -797,15 +832,7 @@ void AppendTailLine(std::string_view line, JsonLogText* d) {
     d->text.push_back('\n');
     return;
   }
-  if (t.message.starts_with('{')) {
-    ShipperRecord record;
-    std::size_t i = 0;
-    ContainerLogName(t.stream, &record);
-    if (ShipperObject(t.message, &i, &record, t.time)) {
-      SkipSpaces(t.message, &i);
-      if (i == t.message.size()) return AppendShipperRecord(record, d);
-    }
-  }
+  if (t.shipped) return AppendShipperRecord(t.record, d);
   ShipperRecord r;
   r.SetBelowKeys(Role::kTime, t.time);
   r.SetBelowKeys(Role::kStream, t.stream);

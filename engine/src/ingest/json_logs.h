@@ -35,7 +35,8 @@
 //   event's time, its log stream and its message, read as a CloudWatch response's event (each
 //   log stream a stream of its own; a message that is a shipper's record, as Container Insights
 //   sends it, read as that record); a message's further lines, which open with no stamp, as they
-//   stand.
+//   stand. Lines of a time and a shipper's record with no stream (`--format short`'s, an export to
+//   S3's `2024-06-01T09:00:21.972Z {...}`) are read as those records.
 //
 // Lines and offsets cited in such a file are the decoded text's; its line numbers are the file's
 // (one record a line) unless a record's text holds newlines (a journal message of several lines,
