@@ -240,6 +240,13 @@ TEST(Prefixes, OpenMpiTagGivesTheRank) {
   const auto s = Strip("[1,3]<stdout>:Epoch 1");
   EXPECT_EQ(s.origin.rank, 3);
   EXPECT_EQ(s.body, "Epoch 1");
+  // SageMaker's mpirun tags a line with the rank and its host
+  const auto sm = Strip("[1,mpirank:9,algo-2]<stderr>:RuntimeError: CUDA error");
+  EXPECT_EQ(sm.origin.rank, 9);
+  EXPECT_EQ(sm.origin.host, "algo-2");
+  EXPECT_EQ(sm.body, "RuntimeError: CUDA error");
+  EXPECT_EQ(Strip("[1,mpirank:9,]<stderr>:x").origin.rank, -1);
+  EXPECT_EQ(Strip("[1,mpirank:9 algo-2]<stderr>:x").origin.rank, -1);
 }
 
 // PRRTE (Open MPI 5) writes a space after the tag; Open MPI 4 does not, and there a leading

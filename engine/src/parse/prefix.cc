@@ -190,16 +190,25 @@ bool Host(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
   return true;
 }
 
-// `[1,3]<stdout>:` / `[1,3]<stderr>:` (OpenMPI --tag-output; PRRTE adds a space).
+// `[1,3]<stdout>:` / `[1,3]<stderr>:` (OpenMPI --tag-output; PRRTE adds a space), also with the
+// rank's host, `[1,mpirank:3,algo-1]<stdout>:` (SageMaker's mpirun: the rank and its host).
 bool MpiTag(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
   Scanner t = *s;
   std::int64_t job, rank;
-  if (!t.Char('[') || !t.Digits(1, 9, &job) || !t.Char(',') || !t.Digits(1, 9, &rank) || !t.Char(']') ||
-      !(t.Lit("<stdout>:") || t.Lit("<stderr>:")) || rank > kMaxRank) {
+  if (!t.Char('[') || !t.Digits(1, 9, &job) || !t.Char(',')) return false;
+  std::string_view host;
+  if (t.Lit("mpirank:")) {
+    if (!t.Digits(1, 9, &rank) || !t.Char(',')) return false;
+    host = t.Token("]");
+    if (host.empty() || host.size() > 64 || !std::all_of(host.begin(), host.end(), IsHostChar))
+      return false;
+  } else if (!t.Digits(1, 9, &rank)) {
     return false;
   }
+  if (!t.Char(']') || !(t.Lit("<stdout>:") || t.Lit("<stderr>:")) || rank > kMaxRank) return false;
   if (policy.mpi_tag_space) t.Char(' ');
   out->rank = static_cast<std::int32_t>(rank);
+  if (!host.empty()) out->host = host;
   *s = t;
   return true;
 }
