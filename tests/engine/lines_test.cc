@@ -229,6 +229,8 @@ TEST(Lines, GlogHeaderWithItsYear) {
   ASSERT_EQ(ParseGlogHeader("E0302 09:17:03.512000 139872 api.py:833] x", &h), Match::kYes);
   EXPECT_FALSE(h.has_year);
   EXPECT_EQ(ParseGlogHeader("W20261302 10:24:08.113222 30545 socket.cpp:426] x", &h), Match::kMalformed);  // month 13
+  EXPECT_EQ(ParseGlogHeader("W38661202 10:24:08.113222 30545 socket.cpp:426] x", &h),
+            Match::kMalformed);  // past 2262
   EXPECT_EQ(ParseGlogHeader("E12345678 is no stamp", &h), Match::kNo);
 }
 

@@ -130,9 +130,14 @@ Match ParseGlogHeader(std::string_view line, GlogHeader* out) {
   const std::int64_t month = date / 100 % 100, day = date % 100;
   out->has_year = dated;
   if (dated) {
-    if (month < 1 || month > 12 || day < 1 || day > 31) return Match::kMalformed;
-    out->time = DaysFromCivil(static_cast<int>(date / 10000), static_cast<int>(month), static_cast<int>(day)) * 86400 * kNsPerSec +
-                ns_of_day;
+    // a year TimeNs holds (to 2262), not one a corrupt line makes up (W99991202)
+    const std::int64_t year = date / 10000;
+    if (year < 1970 || year > 2261 || month < 1 || month > 12 || day < 1 || day > 31)
+      return Match::kMalformed;
+    out->time =
+        DaysFromCivil(static_cast<int>(year), static_cast<int>(month), static_cast<int>(day)) *
+            86400 * kNsPerSec +
+        ns_of_day;
   } else if (!YearlessTime(month, day, ns_of_day, &out->time)) {
     return Match::kMalformed;
   }
