@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "denpex/common/text.h"
+
 namespace denpex {
 
 bool JsonReader::Fail(std::string what) {
@@ -71,24 +73,6 @@ std::optional<std::string> JsonReader::NextKey() {
 
 namespace {
 
-void AppendUtf8(std::uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | cp >> 6);
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | cp >> 12);
-    out += static_cast<char>(0x80 | (cp >> 6 & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | cp >> 18);
-    out += static_cast<char>(0x80 | (cp >> 12 & 0x3F));
-    out += static_cast<char>(0x80 | (cp >> 6 & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 std::optional<std::uint32_t> Hex4(std::string_view s) {
   if (s.size() < 4) return std::nullopt;
   std::uint32_t v = 0;
@@ -140,7 +124,7 @@ std::optional<std::string> JsonReader::String() {
             pos_ += 6;
           }
         }
-        AppendUtf8(*cp, out);
+        AppendUtf8(*cp, &out);
         continue;
       }
       default:

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 
+#include "denpex/common/text.h"
 #include "denpex/engine/compressed.h"
 
 namespace denpex::engine {
@@ -173,7 +174,6 @@ void InflateUtf16(std::string_view data, bool big_endian, std::size_t cap, Infla
     const auto a = static_cast<unsigned char>(data[k]), b = static_cast<unsigned char>(data[k + 1]);
     return big_endian ? (a << 8 | b) : (b << 8 | a);
   };
-  char utf8[4];
   for (std::size_t k = 2; k < data.size(); k += 2) {
     std::uint32_t cp = 0xFFFD;
     if (k + 1 < data.size()) {
@@ -186,27 +186,13 @@ void InflateUtf16(std::string_view data, bool big_endian, std::size_t cap, Infla
         cp = 0xFFFD;
       }
     }
-    std::size_t n = 0;
-    if (cp < 0x80) {
-      utf8[n++] = static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      utf8[n++] = static_cast<char>(0xC0 | cp >> 6);
-      utf8[n++] = static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      utf8[n++] = static_cast<char>(0xE0 | cp >> 12);
-      utf8[n++] = static_cast<char>(0x80 | (cp >> 6 & 0x3F));
-      utf8[n++] = static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      utf8[n++] = static_cast<char>(0xF0 | cp >> 18);
-      utf8[n++] = static_cast<char>(0x80 | (cp >> 12 & 0x3F));
-      utf8[n++] = static_cast<char>(0x80 | (cp >> 6 & 0x3F));
-      utf8[n++] = static_cast<char>(0x80 | (cp & 0x3F));
-    }
-    if (out->text.size() + n > cap) {
+    const std::size_t before = out->text.size();
+    AppendUtf8(cp, &out->text);
+    if (out->text.size() > cap) {
+      out->text.resize(before);
       out->capped = true;
       return;
     }
-    out->text.insert(out->text.end(), utf8, utf8 + n);
   }
 }
 

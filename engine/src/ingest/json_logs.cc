@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "denpex/common/text.h"
 #include "denpex/common/time.h"
 #include "parse/scan.h"
 
@@ -198,24 +199,6 @@ std::int32_t Hex4(std::string_view raw, std::size_t k) {
     v = v * 16 + d;
   }
   return v;
-}
-
-void AppendUtf8(std::uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 // A JSON string's content with its escapes read (`\u001b` is the ESC of a colour code, `\u003c`

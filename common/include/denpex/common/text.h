@@ -15,6 +15,27 @@ namespace denpex {
 // with nothing to escape is returned unchanged.
 std::string EscapeControlBytes(std::string_view s);
 
+// Code point `cp` (up to U+10FFFF) appended to `out` (a std::string or a std::vector<char>) in
+// UTF-8.
+template <typename Bytes>
+void AppendUtf8(char32_t cp, Bytes* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | cp >> 6));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | cp >> 12));
+    out->push_back(static_cast<char>(0x80 | (cp >> 6 & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | cp >> 18));
+    out->push_back(static_cast<char>(0x80 | (cp >> 12 & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp >> 6 & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
 // The offset of the first byte of `s` that is not part of valid UTF-8 (overlong forms,
 // surrogates and code points past U+10FFFF are invalid), or std::string_view::npos.
 std::size_t FirstInvalidUtf8(std::string_view s);
