@@ -374,6 +374,8 @@ TEST(Headers, KernelStampsOfEveryDmesgMode) {
   h = Head("[Wed Sep 29 07:12:20 2021] NVRM: Xid x");
   EXPECT_EQ(h.time, At("2021-09-29T07:12:20Z"));
   EXPECT_EQ(h.message, "NVRM: Xid x");
+  // a year past what a time holds is no stamp (a corrupt line's), not an overflow
+  EXPECT_NE(Head("[Wed Sep 29 07:12:20 9999] NVRM: Xid x").kind, HeaderKind::kKernel);
   h = Head("[  +0.000316] NVRM: x");
   EXPECT_EQ(h.message, "NVRM: x");
   h = Head("[  518.050606] [ T1946] NVRM: y");

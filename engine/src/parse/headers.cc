@@ -132,8 +132,9 @@ bool Kernel(std::string_view line, Header* out) {
     std::int64_t day, year;
     TimeNs tod;
     s.SkipSpaces();
-    if (!month || !s.Digits(1, 2, &day) || !s.Char(' ') || !ScanTimeOfDay(&s, &tod) || !s.Char(' ') ||
-        !s.Digits(4, 4, &year) || !s.Lit("] ") || day < 1 || day > 31) {
+    if (!month || !s.Digits(1, 2, &day) || !s.Char(' ') || !ScanTimeOfDay(&s, &tod) ||
+        !s.Char(' ') || !s.Digits(4, 4, &year) || !s.Lit("] ") || day < 1 || day > 31 ||
+        year < kMinYear || year > kMaxYear) {
       return false;
     }
     Timed(out, HeaderKind::kKernel, DaysFromCivil(static_cast<int>(year), month, static_cast<int>(day)) * 86400 * kNsPerSec + tod,

@@ -130,9 +130,9 @@ Match ParseGlogHeader(std::string_view line, GlogHeader* out) {
   const std::int64_t month = date / 100 % 100, day = date % 100;
   out->has_year = dated;
   if (dated) {
-    // a year TimeNs holds (to 2262), not one a corrupt line makes up (W99991202)
+    // a year TimeNs holds, not one a corrupt line makes up (W99991202)
     const std::int64_t year = date / 10000;
-    if (year < 1970 || year > 2261 || month < 1 || month > 12 || day < 1 || day > 31)
+    if (year < kMinYear || year > kMaxYear || month < 1 || month > 12 || day < 1 || day > 31)
       return Match::kMalformed;
     out->time =
         DaysFromCivil(static_cast<int>(year), static_cast<int>(month), static_cast<int>(day)) *
