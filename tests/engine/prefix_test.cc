@@ -236,6 +236,15 @@ TEST(Prefixes, SniffJudgesACriFileAtTheHeadsOfItsSplitLines) {
   EXPECT_TRUE(policy.hosts);
 }
 
+// `dmesg -x` puts the record's facility and level before the kernel's stamp.
+TEST(Prefixes, DmesgsDecodedFacilityAndLevelArePeeled) {
+  EXPECT_EQ(Strip("kern  :warn  : [Tue Dec  8 00:19:02 2026] NVRM: Xid x").body,
+            "[Tue Dec  8 00:19:02 2026] NVRM: Xid x");
+  EXPECT_EQ(Strip("daemon:info  : [  518.050606] systemd[1]: x").body,
+            "[  518.050606] systemd[1]: x");
+  EXPECT_EQ(Strip("kern  :loud  : x").body, "kern  :loud  : x");  // no level of syslog's
+}
+
 TEST(Prefixes, OpenMpiTagGivesTheRank) {
   const auto s = Strip("[1,3]<stdout>:Epoch 1");
   EXPECT_EQ(s.origin.rank, 3);

@@ -213,6 +213,30 @@ bool MpiTag(Scanner* s, const PrefixPolicy& policy, LineOrigin* out) {
   return true;
 }
 
+// `kern  :warn  : ` (util-linux's `dmesg -x`, `--decode`: the record's facility and level, each
+// padded to six columns), before the kernel's own stamp.
+bool DmesgDecode(Scanner* s) {
+  static constexpr std::string_view kFacilities[] = {
+      "kern",   "user",   "mail",     "daemon", "auth",   "syslog", "lpr",    "news",
+      "uucp",   "cron",   "authpriv", "ftp",    "res0",   "res1",   "res2",   "res3",
+      "local0", "local1", "local2",   "local3", "local4", "local5", "local6", "local7"};
+  static constexpr std::string_view kLevels[] = {"emerg", "alert",  "crit", "err",
+                                                 "warn",  "notice", "info", "debug"};
+  Scanner t = *s;
+  const std::string_view facility = t.Token(" :");
+  t.SkipSpaces();
+  if (!t.Char(':')) return false;
+  const std::string_view level = t.Token(" :");
+  t.SkipSpaces();
+  if (!t.Lit(": ") ||
+      std::find(std::begin(kFacilities), std::end(kFacilities), facility) ==
+          std::end(kFacilities) ||
+      std::find(std::begin(kLevels), std::end(kLevels), level) == std::end(kLevels))
+    return false;
+  *s = t;
+  return true;
+}
+
 // `trainer/0 ` / `nemo.collections.llm.api.pretrain/0 ` before a `[..]:` tag (TorchX, NeMo-Run).
 bool Role(Scanner* s) {
   Scanner t = *s;
@@ -515,7 +539,7 @@ int StripPrefixes(std::string_view* line, const PrefixPolicy& policy, LineOrigin
       // A journal line can sit behind another collector's stamp (a node's journal shipped through
       // a container's log, or re-read by a second journal): the innermost names the machine.
       stripped = (LooksSyslog(*line) && SyslogStamp(&s, policy, out)) ||
-                 (out->host.empty() && Host(&s, policy, out)) || Role(&s);
+                 (out->host.empty() && Host(&s, policy, out)) || Role(&s) || DmesgDecode(&s);
     }
     if (!stripped) break;
     *line = s.Rest();
