@@ -59,6 +59,29 @@ std::string EscapeControlBytes(std::string_view s) {
   return out;
 }
 
+char32_t NextUtf8(std::string_view s, std::size_t* i) {
+  const std::string_view rest = s.substr(*i);
+  const std::size_t n = SequenceLength(rest);
+  if (n == 0) {
+    ++*i;
+    return 0xFFFD;
+  }
+  *i += n;
+  const auto b = [&](std::size_t k) {
+    return static_cast<char32_t>(static_cast<unsigned char>(rest[k]));
+  };
+  switch (n) {
+    case 1:
+      return b(0);
+    case 2:
+      return (b(0) & 0x1F) << 6 | (b(1) & 0x3F);
+    case 3:
+      return (b(0) & 0x0F) << 12 | (b(1) & 0x3F) << 6 | (b(2) & 0x3F);
+    default:
+      return (b(0) & 0x07) << 18 | (b(1) & 0x3F) << 12 | (b(2) & 0x3F) << 6 | (b(3) & 0x3F);
+  }
+}
+
 std::size_t FirstInvalidUtf8(std::string_view s) {
   std::size_t i = 0;
   while (i < s.size()) {

@@ -29,5 +29,21 @@ TEST(Text, FirstInvalidUtf8FindsTheByte) {
   EXPECT_EQ(FirstInvalidUtf8("ab\xe2\x80"), 2u);              // cut short
 }
 
+// NextUtf8 reads a character a call (FirstInvalidUtf8's rules); AppendUtf8 writes it back.
+TEST(Text, NextUtf8AndAppendUtf8RoundTrip) {
+  const std::string_view text = "a\u00e9\u2014\U0001F525";
+  std::u32string cps;
+  for (std::size_t i = 0; i < text.size();) cps.push_back(NextUtf8(text, &i));
+  EXPECT_EQ(cps, U"a\u00e9\u2014\U0001F525");
+  std::string back;
+  for (const char32_t cp : cps) AppendUtf8(cp, &back);
+  EXPECT_EQ(back, text);
+  std::size_t i = 0;  // a lone continuation byte, an overlong `/`, a sequence cut short
+  const std::string_view bad = "\x80\xc0\xaf\xe2\x80";
+  std::u32string got;
+  while (i < bad.size()) got.push_back(NextUtf8(bad, &i));
+  EXPECT_EQ(got, std::u32string(5, U'\uFFFD'));
+}
+
 }  // namespace
 }  // namespace denpex

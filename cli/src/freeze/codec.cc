@@ -4,7 +4,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include <cstdint>
+#include "denpex/common/text.h"
 
 namespace denpex::freeze {
 namespace {
@@ -45,37 +45,19 @@ Result<std::string> Zstd(std::string_view text) {
   return out;
 }
 
-// UTF-8 `text` as UTF-16 with its byte order mark (a byte that starts no UTF-8 character, or a
-// character cut short, as U+FFFD).
+// UTF-8 `text` as UTF-16 with its byte order mark (a byte that starts no valid UTF-8 sequence as
+// U+FFFD).
 std::string Utf16(std::string_view text, bool big_endian) {
   std::string out;
   out.reserve(2 * text.size() + 2);
-  const auto unit = [&](std::uint32_t u) {
+  const auto unit = [&](char32_t u) {
     const char hi = static_cast<char>(u >> 8), lo = static_cast<char>(u & 0xFF);
     out.push_back(big_endian ? hi : lo);
     out.push_back(big_endian ? lo : hi);
   };
   unit(0xFEFF);
   for (std::size_t k = 0; k < text.size();) {
-    const auto b = static_cast<unsigned char>(text[k]);
-    const std::size_t n = b < 0x80         ? 1
-                          : b >> 5 == 0x6  ? 2
-                          : b >> 4 == 0xE  ? 3
-                          : b >> 3 == 0x1E ? 4
-                                           : 0;
-    std::uint32_t cp = n == 1 ? b : n == 2 ? b & 0x1F : n == 3 ? b & 0x0F : b & 0x07;
-    bool ok = n > 0 && k + n <= text.size();
-    for (std::size_t j = 1; ok && j < n; ++j) {
-      const auto c = static_cast<unsigned char>(text[k + j]);
-      ok = c >> 6 == 0x2;
-      cp = cp << 6 | (c & 0x3F);
-    }
-    if (!ok) {
-      unit(0xFFFD);
-      ++k;
-      continue;
-    }
-    k += n;
+    const char32_t cp = NextUtf8(text, &k);
     if (cp >= 0x10000) {
       unit(0xD800 + ((cp - 0x10000) >> 10));
       unit(0xDC00 + ((cp - 0x10000) & 0x3FF));

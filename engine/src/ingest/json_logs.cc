@@ -589,6 +589,20 @@ bool ParseShipperRecord(std::string_view line, ShipperRecord* r) {
   return i == line.size();
 }
 
+// Whether `message` (a CloudWatch event's, unescaped) is one whole shipper's record, as Fluent
+// Bit's and Fluentd's `cloudwatch_logs` outputs send one: read into `record`, its own time, else
+// `time`; without the kubernetes filter's metadata, of the pod and container its log stream's name
+// gives, where it names a container log file (ContainerLogName).
+bool WholeRecord(std::string_view message, std::string_view stream, std::string_view time,
+                 ShipperRecord* record) {
+  if (!message.starts_with('{')) return false;
+  std::size_t i = 0;
+  ContainerLogName(stream, record);
+  if (!ShipperObject(message, &i, record, time)) return false;
+  SkipSpaces(message, &i);
+  return i == message.size();
+}
+
 // ---- `aws logs tail` ----------------------------------------------------------------------
 
 // A line of CloudWatch Logs events printed as text: `aws logs tail <group>`'s default (`--format
@@ -622,19 +636,6 @@ bool StreamNameLike(std::string_view token) {
   return alnum && mark;
 }
 
-// Whether t->message is one whole shipper's record (t->record then holds it: its own time, else
-// the line's; without the kubernetes filter's metadata, the pod its stream's container log name
-// gives).
-bool ShippedMessage(TailLine* t) {
-  if (!t->message.starts_with('{')) return false;
-  std::size_t i = 0;
-  ContainerLogName(t->stream, &t->record);
-  if (!ShipperObject(t->message, &i, &t->record, TimeLike(t->time) ? t->time : std::string_view()))
-    return false;
-  SkipSpaces(t->message, &i);
-  return i == t->message.size();
-}
-
 // `line` read as such a line: a stamp of six fraction digits and an offset, a space, a stream's
 // name (StreamNameLike), then the message after one space (none on a line that ends with the
 // name); or an RFC 3339 stamp (or one to the second with no zone), a space and a shipper's record.
@@ -647,7 +648,7 @@ bool ParseTailLine(std::string_view line, TailLine* t) {
     t->stream = line.substr(kStamp + 1, end == std::string_view::npos ? end : end - kStamp - 1);
     t->message = end == std::string_view::npos ? std::string_view() : line.substr(end + 1);
     if (!StreamNameLike(t->stream)) return false;
-    t->shipped = ShippedMessage(t);
+    t->shipped = WholeRecord(t->message, t->stream, t->time, &t->record);
     return true;
   }
   const std::size_t space = line.find(" {");
@@ -655,8 +656,9 @@ bool ParseTailLine(std::string_view line, TailLine* t) {
   t->time = line.substr(0, space);  // `--format short`'s `2024-06-01T09:00:21` or RFC 3339
   if (!TimeLike(t->time) && !(space == kSecondShape.size() && SecondLike(t->time))) return false;
   t->stream = {};
-  t->message = line.substr(space + 1);
-  return t->shipped = ShippedMessage(t);
+  t->message =
+      line.substr(space + 1);  // a record with a time of its own: the short stamp has no zone
+  return t->shipped = WholeRecord(t->message, {}, TimeLike(t->time) ? t->time : "", &t->record);
 }
 
 // Whether `head` opens with `aws logs tail`'s lines: its first whole line one, and at least half
@@ -703,24 +705,16 @@ class MessageStore {
   std::size_t last_ = 0;
 };
 
-// A CloudWatch Logs event whose message is a shipper's record, as Fluent Bit's and Fluentd's
-// `cloudwatch_logs` outputs send one (EKS Container Insights: `{"log":"…","stream":"stderr",
-// "kubernetes":{"pod_name":…,"host":…,…}}` under the log stream `<host>-application.var.log.
-// containers.<pod>_<namespace>_<container>-<id>.log`): that record, its fields viewing the message
-// unescaped in `*messages` and taking the event's time where it keeps none. False, the store as it
-// was, where the message is no whole record (a program's own JSON line, a line of text). A record
-// without the kubernetes filter's metadata is of the pod and container its log stream's name
-// gives, where it names a container log file (ContainerLogName).
+// A CloudWatch Logs event whose message is a shipper's record (EKS Container Insights:
+// `{"log":"…","stream":"stderr","kubernetes":{"pod_name":…,"host":…,…}}` under the log stream
+// `<host>-application.var.log.containers.<pod>_<namespace>_<container>-<id>.log`): that record
+// (WholeRecord), its fields viewing the message unescaped in `*messages`. False, the store as it
+// was, where the message is no whole record (a program's own JSON line, a line of text).
 bool ShippedRecord(const ShipperRecord& event, MessageStore* messages, ShipperRecord* record) {
   const std::string_view raw = event.Get(Role::kText);
   if (!raw.starts_with('{') || event.Has(Role::kPod) || event.Has(Role::kNode)) return false;
-  const std::string_view message = messages->Add(raw);
-  std::size_t i = 0;
-  ContainerLogName(event.Get(Role::kStream), record);
-  if (ShipperObject(message, &i, record, event.Get(Role::kTime))) {
-    SkipSpaces(message, &i);
-    if (i == message.size()) return true;
-  }
+  if (WholeRecord(messages->Add(raw), event.Get(Role::kStream), event.Get(Role::kTime), record))
+    return true;
   messages->DropLast();
   return false;
 }

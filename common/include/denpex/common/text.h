@@ -36,6 +36,10 @@ void AppendUtf8(char32_t cp, Bytes* out) {
   }
 }
 
+// The code point of the UTF-8 sequence at s[*i] (*i < s.size()), *i moved past it; U+FFFD and one
+// byte for a byte that starts no valid sequence (FirstInvalidUtf8's rules).
+char32_t NextUtf8(std::string_view s, std::size_t* i);
+
 // The offset of the first byte of `s` that is not part of valid UTF-8 (overlong forms,
 // surrogates and code points past U+10FFFF are invalid), or std::string_view::npos.
 std::size_t FirstInvalidUtf8(std::string_view s);
